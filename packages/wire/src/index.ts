@@ -1,0 +1,24 @@
+/**
+ * @golem-stream/wire — the protocol's bytes, and nothing else. Every function
+ * is pure: bytes in, data out; nothing here opens a socket.
+ */
+export { parseStrictJson, type StrictJsonOptions } from "./strict-json.js";
+export { canonicalJson } from "./canonical-json.js";
+export {
+  ProtocolError,
+  isProtocolError,
+  isErrorCode,
+  defaultRetryable,
+  httpStatusFor,
+  closeCodeFor,
+  ERROR_CODES,
+  CLOSE_NORMAL,
+  CLOSE_PROTOCOL_ERROR,
+  CLOSE_MESSAGE_TOO_BIG,
+  CLOSE_INTERNAL_ERROR,
+  type ErrorCode,
+  type ProtocolErrorOptions,
+} from "./errors.js";
+export { LIMITS, KiB, MiB, MAX_BINARY_MESSAGE_BYTES, U64_MAX, CHANNEL_MAX } from "./limits.js";
+export { type JsonValue, type JsonObject, type JsonArray, type JsonPrimitive, isJsonObject, getMember } from "./json.js";
+export { decodeUtf8, encodeUtf8, utf8ByteLength, isWellFormedText, compareCodePoints } from "./utf8.js";

@@ -1,0 +1,226 @@
+/**
+ * Strict JSON for protocol section 2: RFC 8259 grammar, plus the rules that
+ * plain `JSON.parse` does not enforce. Bytes in, data out.
+ *
+ * The work is split in two so that the common case stays close to native
+ * speed: a single linear pre-scan enforces what the grammar leaves open
+ * (nesting depth, duplicate member names at any depth, lone surrogate
+ * escapes) before anything is allocated, then the engine's own parser checks
+ * the grammar and builds the value. The pre-scan never needs to understand
+ * more than strings and brackets: whatever it lets through that is not JSON,
+ * `JSON.parse` rejects.
+ */
+import { ProtocolError } from "./errors.js";
+import type { JsonValue } from "./json.js";
+import { LIMITS } from "./limits.js";
+import { decodeUtf8, isWellFormedText } from "./utf8.js";
+
+export interface StrictJsonOptions {
+  /** Largest accepted input in UTF-8 bytes. Default: 8 MiB (the text message limit). */
+  readonly maxBytes?: number;
+  /** Deepest accepted nesting of arrays and objects. Default: 128. */
+  readonly maxDepth?: number;
+  /** Names the document in error messages. Default: "message". */
+  readonly what?: string;
+}
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const OPEN_BRACE = 0x7b;
+const CLOSE_BRACE = 0x7d;
+const OPEN_BRACKET = 0x5b;
+const CLOSE_BRACKET = 0x5d;
+const COMMA = 0x2c;
+const COLON = 0x3a;
+const LOWER_E = 0x65;
+const UPPER_E = 0x45;
+
+/**
+ * Parses one JSON document strictly. Throws only `ProtocolError`:
+ * `limit-exceeded` when the input is larger than `maxBytes` (checked before
+ * decoding) or nests deeper than `maxDepth`, `invalid-message` for everything
+ * else (invalid UTF-8, invalid JSON, duplicate member names, lone surrogate
+ * escapes, numbers that overflow a double).
+ */
+export function parseStrictJson(input: string | Uint8Array, options: StrictJsonOptions = {}): JsonValue {
+  const maxBytes = options.maxBytes ?? LIMITS.maxTextMessageBytes;
+  const maxDepth = options.maxDepth ?? LIMITS.maxJsonDepth;
+  const what = options.what ?? "message";
+  let text: string;
+  if (typeof input === "string") {
+    // A UTF-16 unit never encodes to fewer than one UTF-8 byte, and never to
+    // more than three, so this bounds the byte size without encoding.
+    if (input.length > maxBytes) throw tooLarge(what, maxBytes);
+    if (!isWellFormedText(input)) {
+      throw new ProtocolError("invalid-message", `${what} is not valid UTF-8 text`);
+    }
+    if (input.length * 3 > maxBytes && new TextEncoder().encode(input).length > maxBytes) {
+      throw tooLarge(what, maxBytes);
+    }
+    text = input;
+  } else if (input instanceof Uint8Array) {
+    if (input.length > maxBytes) throw tooLarge(what, maxBytes);
+    text = decodeUtf8(input, what);
+  } else {
+    throw new ProtocolError("invalid-message", `${what} must be a string or bytes`);
+  }
+  const mayOverflow = prescan(text, maxDepth, what);
+  let value: JsonValue;
+  try {
+    value = JSON.parse(text) as JsonValue;
+  } catch (cause) {
+    throw new ProtocolError("invalid-message", `${what} is not valid JSON`, { cause });
+  }
+  if (mayOverflow && !allNumbersFinite(value)) {
+    throw new ProtocolError("invalid-message", `${what} has a number outside the range of a double`);
+  }
+  return value;
+}
+
+function tooLarge(what: string, maxBytes: number): ProtocolError {
+  return new ProtocolError("limit-exceeded", `${what} is larger than ${maxBytes} bytes`);
+}
+
+/** One open object: the member names seen so far and whether a name comes next. */
+interface ObjectFrame {
+  readonly names: Set<string>;
+  expectName: boolean;
+}
+
+/**
+ * Enforces depth, duplicate names and surrogate pairing in one pass.
+ * Returns whether a number might overflow (an exponent or a long digit run),
+ * which is rare enough to check afterwards on the parsed value.
+ */
+function prescan(text: string, maxDepth: number, what: string): boolean {
+  // Arrays push `null`; objects push their frame.
+  const stack: (ObjectFrame | null)[] = [];
+  let mayOverflow = false;
+  let digitRun = 0;
+  const length = text.length;
+  let i = 0;
+  while (i < length) {
+    const c = text.charCodeAt(i);
+    if (c === QUOTE) {
+      const start = i + 1;
+      const end = findStringEnd(text, start);
+      if (end < 0) return mayOverflow; // unterminated: JSON.parse reports it
+      const top = stack.length > 0 ? stack[stack.length - 1] : null;
+      const raw = text.slice(start, end);
+      const escaped = raw.includes("\\");
+      if (escaped) checkEscapes(raw, what);
+      if (top && top.expectName) {
+        const name = escaped ? unescapeName(text, start, end) : raw;
+        if (top.names.has(name)) {
+          throw new ProtocolError("invalid-message", `${what} has a duplicate member name`);
+        }
+        top.names.add(name);
+        top.expectName = false;
+      }
+      i = end + 1;
+      digitRun = 0;
+      continue;
+    }
+    switch (c) {
+      case OPEN_BRACE:
+      case OPEN_BRACKET:
+        if (stack.length >= maxDepth) {
+          throw new ProtocolError("limit-exceeded", `${what} nests deeper than ${maxDepth}`);
+        }
+        stack.push(c === OPEN_BRACE ? { names: new Set(), expectName: true } : null);
+        break;
+      case CLOSE_BRACE:
+      case CLOSE_BRACKET:
+        stack.pop();
+        break;
+      case COMMA: {
+        const top = stack.length > 0 ? stack[stack.length - 1] : null;
+        if (top) top.expectName = true;
+        break;
+      }
+      case COLON: {
+        const top = stack.length > 0 ? stack[stack.length - 1] : null;
+        if (top) top.expectName = false;
+        break;
+      }
+      case LOWER_E:
+      case UPPER_E:
+        // Only an exponent of a number (`1e999`), not the e of true or false.
+        if (digitRun > 0) mayOverflow = true;
+        break;
+      default:
+        if (c >= 0x30 && c <= 0x39) {
+          if (++digitRun > 300) mayOverflow = true;
+          i++;
+          continue;
+        }
+    }
+    digitRun = 0;
+    i++;
+  }
+  return mayOverflow;
+}
+
+/** Index of the closing quote of a string whose body starts at `start`, or -1. */
+function findStringEnd(text: string, start: number): number {
+  let i = start;
+  for (;;) {
+    const quote = text.indexOf('"', i);
+    if (quote < 0) return -1;
+    // The quote is escaped when an odd number of backslashes precede it.
+    let backslashes = 0;
+    for (let j = quote - 1; j >= start && text.charCodeAt(j) === BACKSLASH; j--) backslashes++;
+    if (backslashes % 2 === 0) return quote;
+    i = quote + 1;
+  }
+}
+
+/** Rejects `\u` escapes that would produce a lone surrogate. */
+function checkEscapes(raw: string, what: string): void {
+  let pendingHigh = false;
+  for (let i = 0; i < raw.length; i++) {
+    if (raw.charCodeAt(i) !== BACKSLASH) {
+      if (pendingHigh) throw loneSurrogate(what);
+      continue;
+    }
+    const kind = raw[i + 1];
+    if (kind !== "u") {
+      if (pendingHigh) throw loneSurrogate(what);
+      i++;
+      continue;
+    }
+    const unit = Number.parseInt(raw.slice(i + 2, i + 6), 16);
+    i += 5;
+    if (Number.isNaN(unit)) continue; // malformed escape: JSON.parse reports it
+    const isHigh = unit >= 0xd800 && unit <= 0xdbff;
+    const isLow = unit >= 0xdc00 && unit <= 0xdfff;
+    if (pendingHigh) {
+      if (!isLow) throw loneSurrogate(what);
+      pendingHigh = false;
+    } else if (isLow) {
+      throw loneSurrogate(what);
+    } else {
+      pendingHigh = isHigh;
+    }
+  }
+  if (pendingHigh) throw loneSurrogate(what);
+}
+
+function loneSurrogate(what: string): ProtocolError {
+  return new ProtocolError("invalid-message", `${what} has an escaped lone surrogate`);
+}
+
+function unescapeName(text: string, start: number, end: number): string {
+  try {
+    return JSON.parse(text.slice(start - 1, end + 1)) as string;
+  } catch (cause) {
+    throw new ProtocolError("invalid-message", "member name is not a valid JSON string", { cause });
+  }
+}
+
+function allNumbersFinite(value: JsonValue): boolean {
+  if (typeof value === "number") return Number.isFinite(value);
+  if (typeof value !== "object" || value === null) return true;
+  if (Array.isArray(value)) return value.every(allNumbersFinite);
+  return Object.values(value).every(allNumbersFinite);
+}

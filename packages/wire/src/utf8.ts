@@ -1,0 +1,72 @@
+/**
+ * UTF-8 helpers that never accept ill-formed text. Pure functions; no Node
+ * APIs, so the codecs also run in browsers.
+ */
+import { ProtocolError } from "./errors.js";
+
+const strictDecoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+const encoder = new TextEncoder();
+
+/** Decodes UTF-8, rejecting invalid sequences, overlongs and encoded surrogates. A BOM is kept as U+FEFF. */
+export function decodeUtf8(bytes: Uint8Array, what = "message"): string {
+  try {
+    return strictDecoder.decode(bytes);
+  } catch (cause) {
+    throw new ProtocolError("invalid-message", `${what} is not valid UTF-8`, { cause });
+  }
+}
+
+export function encodeUtf8(text: string): Uint8Array {
+  return encoder.encode(text);
+}
+
+/** True when `text` has no lone surrogate, so it encodes to UTF-8 losslessly. */
+export function isWellFormedText(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const unit = text.charCodeAt(i);
+    if (unit < 0xd800 || unit > 0xdfff) continue;
+    if (unit > 0xdbff) return false;
+    const next = text.charCodeAt(i + 1);
+    if (!(next >= 0xdc00 && next <= 0xdfff)) return false;
+    i++;
+  }
+  return true;
+}
+
+/**
+ * The UTF-8 byte length of well-formed `text`, computed without allocating.
+ * Lone surrogates count 3 bytes, as their replacement character would.
+ */
+export function utf8ByteLength(text: string): number {
+  let bytes = 0;
+  for (let i = 0; i < text.length; i++) {
+    const unit = text.charCodeAt(i);
+    if (unit < 0x80) bytes += 1;
+    else if (unit < 0x800) bytes += 2;
+    else if (unit >= 0xd800 && unit <= 0xdbff && i + 1 < text.length) {
+      const next = text.charCodeAt(i + 1);
+      if (next >= 0xdc00 && next <= 0xdfff) {
+        bytes += 4;
+        i++;
+      } else bytes += 3;
+    } else bytes += 3;
+  }
+  return bytes;
+}
+
+/** Compares two strings by Unicode code point (not UTF-16 code unit). */
+export function compareCodePoints(a: string, b: string): number {
+  const length = Math.min(a.length, b.length);
+  for (let i = 0; i < length; i++) {
+    const x = a.charCodeAt(i);
+    const y = b.charCodeAt(i);
+    if (x === y) continue;
+    // Surrogates (D800-DFFF) encode code points above U+FFFF, which sort after
+    // every BMP unit, including E000-FFFF that compares higher as a code unit.
+    const xHigh = x >= 0xd800 && x <= 0xdfff;
+    const yHigh = y >= 0xd800 && y <= 0xdfff;
+    if (xHigh !== yHigh) return xHigh ? 1 : -1;
+    return x - y;
+  }
+  return a.length - b.length;
+}
