@@ -22,3 +22,4 @@ export {
 export { LIMITS, KiB, MiB, MAX_BINARY_MESSAGE_BYTES, U64_MAX, CHANNEL_MAX } from "./limits.js";
 export { type JsonValue, type JsonObject, type JsonArray, type JsonPrimitive, isJsonObject, getMember } from "./json.js";
 export { decodeUtf8, encodeUtf8, utf8ByteLength, isWellFormedText, compareCodePoints } from "./utf8.js";
+export * from "./messages.js";
