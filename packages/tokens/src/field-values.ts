@@ -1,0 +1,173 @@
+/**
+ * One field value: its checks, its bytes, and back. Minting and verification
+ * apply the same rules from opposite sides: a value minting refuses is a
+ * value verification rejects, so a verified token always has the shape the
+ * typed view promises.
+ */
+import { isWellFormedText, utf8ByteLength, LIMITS, U64_MAX } from "@golem-stream/wire";
+import { InvalidTokenError } from "./errors.js";
+import type { FieldSpec } from "./field-table.js";
+
+const UUID_BYTES = 16;
+const U64_BYTES = 8;
+const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const SHA256_HEX_PATTERN = /^[0-9a-f]{64}$/;
+
+/** A typed value checked and ready to write: text stays a string, UUIDs become their hex digits. */
+export type PreparedValue = { readonly wire: "text"; readonly text: string; readonly byteLength: number }
+  | { readonly wire: "uuid"; readonly hex: string }
+  | { readonly wire: "u64"; readonly value: bigint };
+
+/**
+ * Checks a typed value for minting. Returns the prepared value, or a
+ * sentence saying what the field must be (never echoing the value).
+ */
+export function prepareFieldValue(spec: FieldSpec, value: unknown): PreparedValue | string {
+  switch (spec.rule) {
+    case "text":
+    case "sha256-hex":
+    case "key-id":
+    case "idempotency-key": {
+      if (typeof value !== "string") return "must be a string";
+      if (!isWellFormedText(value)) return "must be well-formed Unicode text (no lone surrogates)";
+      const byteLength = utf8ByteLength(value);
+      const problem = textRuleProblem(spec, value, byteLength);
+      return problem ?? { wire: "text", text: value, byteLength };
+    }
+    case "uuid":
+      if (typeof value !== "string" || !UUID_PATTERN.test(value)) {
+        return "must be a lower-case hyphenated UUID string";
+      }
+      return { wire: "uuid", hex: value.replace(/-/g, "") };
+    case "u64":
+      if (typeof value !== "bigint" || value < 0n || value > U64_MAX) return "must be a bigint from 0 to 2^64-1";
+      return { wire: "u64", value };
+    case "enum": {
+      const names = spec.names ?? [];
+      const index = typeof value === "string" ? names.indexOf(value) : -1;
+      if (index < 0) return `must be one of ${names.map((name) => JSON.stringify(name)).join(", ")}`;
+      return { wire: "u64", value: BigInt(index + 1) };
+    }
+  }
+}
+
+/** The rule-specific problem of well-formed text, or undefined. Shared by both directions. */
+function textRuleProblem(spec: FieldSpec, value: string, byteLength: number): string | undefined {
+  if (byteLength === 0) return "must not be empty";
+  switch (spec.rule) {
+    case "sha256-hex":
+      return SHA256_HEX_PATTERN.test(value) ? undefined : "must be 64 lower-case hex digits";
+    case "key-id":
+      return byteLength <= LIMITS.maxKeyIdBytes ? undefined : `must be at most ${LIMITS.maxKeyIdBytes} UTF-8 bytes`;
+    case "idempotency-key":
+      return byteLength <= LIMITS.maxIdempotencyKeyBytes
+        ? undefined
+        : `must be at most ${LIMITS.maxIdempotencyKeyBytes} UTF-8 bytes`;
+    default:
+      return undefined;
+  }
+}
+
+/** Bytes `value` occupies on the wire. */
+export function wireLength(value: PreparedValue): number {
+  return value.wire === "text" ? value.byteLength : value.wire === "uuid" ? UUID_BYTES : U64_BYTES;
+}
+
+/** Writes `value` at `pos` (the caller sized `out`); returns the position after it. */
+export function writeFieldValue(value: PreparedValue, out: Uint8Array, view: DataView, pos: number): number {
+  switch (value.wire) {
+    case "text":
+      return writeUtf8(value.text, out, pos);
+    case "uuid":
+      for (let i = 0; i < UUID_BYTES; i++) out[pos + i] = parseInt(value.hex.slice(2 * i, 2 * i + 2), 16);
+      return pos + UUID_BYTES;
+    case "u64":
+      view.setBigUint64(pos, value.value, false);
+      return pos + U64_BYTES;
+  }
+}
+
+/** Encodes well-formed `text` as UTF-8 into `out` at `pos`, without allocating. */
+function writeUtf8(text: string, out: Uint8Array, pos: number): number {
+  for (let i = 0; i < text.length; i++) {
+    let code = text.charCodeAt(i);
+    if (code < 0x80) {
+      out[pos++] = code;
+    } else if (code < 0x800) {
+      out[pos++] = 0xc0 | (code >> 6);
+      out[pos++] = 0x80 | (code & 0x3f);
+    } else if (code >= 0xd800 && code <= 0xdbff) {
+      // Callers checked well-formedness, so a high surrogate has its low half.
+      code = 0x10000 + ((code - 0xd800) << 10) + (text.charCodeAt(++i) - 0xdc00);
+      out[pos++] = 0xf0 | (code >> 18);
+      out[pos++] = 0x80 | ((code >> 12) & 0x3f);
+      out[pos++] = 0x80 | ((code >> 6) & 0x3f);
+      out[pos++] = 0x80 | (code & 0x3f);
+    } else {
+      out[pos++] = 0xe0 | (code >> 12);
+      out[pos++] = 0x80 | ((code >> 6) & 0x3f);
+      out[pos++] = 0x80 | (code & 0x3f);
+    }
+  }
+  return pos;
+}
+
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+
+/**
+ * Decodes `bytes[start..end)` as strict UTF-8, or returns undefined. Pure
+ * ASCII, the common case for every field, skips the TextDecoder call.
+ */
+export function readUtf8(bytes: Uint8Array, start: number, end: number): string | undefined {
+  let ascii = true;
+  for (let i = start; i < end; i++) {
+    if (bytes[i]! >= 0x80) {
+      ascii = false;
+      break;
+    }
+  }
+  const slice = bytes.subarray(start, end);
+  if (ascii) return String.fromCharCode.apply(null, slice as unknown as number[]);
+  try {
+    return strictUtf8.decode(slice);
+  } catch {
+    return undefined;
+  }
+}
+
+const HEX = Array.from({ length: 256 }, (_, byte) => byte.toString(16).padStart(2, "0"));
+
+/**
+ * Reads one field value of `spec` from `bytes[start..end)`. Throws
+ * `InvalidTokenError` naming the field id: `bad-field-length`,
+ * `empty-field`, `bad-utf8` or `bad-field-value`.
+ */
+export function readFieldValue(spec: FieldSpec, bytes: Uint8Array, view: DataView, start: number, end: number): string | bigint {
+  const length = end - start;
+  switch (spec.wire) {
+    case "text": {
+      if (length === 0) throw new InvalidTokenError("empty-field", spec.id);
+      const text = readUtf8(bytes, start, end);
+      if (text === undefined) throw new InvalidTokenError("bad-utf8", spec.id);
+      if (textRuleProblem(spec, text, length) !== undefined) throw new InvalidTokenError("bad-field-value", spec.id);
+      return text;
+    }
+    case "uuid": {
+      if (length !== UUID_BYTES) throw new InvalidTokenError("bad-field-length", spec.id);
+      let hex = "";
+      for (let i = 0; i < UUID_BYTES; i++) {
+        hex += HEX[bytes[start + i]!]!;
+        if (i === 3 || i === 5 || i === 7 || i === 9) hex += "-";
+      }
+      return hex;
+    }
+    case "u64": {
+      if (length !== U64_BYTES) throw new InvalidTokenError("bad-field-length", spec.id);
+      const value = view.getBigUint64(start, false);
+      if (spec.rule !== "enum") return value;
+      const name = value >= 1n && value <= BigInt(spec.names?.length ?? 0) ? spec.names?.[Number(value) - 1] : undefined;
+      if (name === undefined) throw new InvalidTokenError("bad-field-value", spec.id);
+      return name;
+    }
+  }
+}

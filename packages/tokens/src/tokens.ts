@@ -1,0 +1,159 @@
+/**
+ * The public token operations: mint, verify, inspect.
+ */
+import { encodeUtf8 } from "@golem-stream/wire";
+import { InvalidTokenError, usageError } from "./errors.js";
+import { FIELD_TABLE, isTokenKind } from "./field-table.js";
+import { prepareFieldValue } from "./field-values.js";
+import { assertKeyring, signerFor, type Keyring } from "./keyring.js";
+import { decodeEnvelope, layoutPayload, readFields, readHeader, tokenText, type PreparedField } from "./payload.js";
+import { constantTimeEqual, SIGNATURE_BYTES } from "./signature.js";
+import type { InspectedToken, SessionTokenFields, TokenFields, TokenKind, VerifiedToken } from "./types.js";
+
+export interface MintOptions {
+  /**
+   * Sign with this key instead of the active one. Only stream tokens may use
+   * a key other than the active one: they keep the key named by their
+   * session's field 24 (see `streamTokenKeyId`) so their text never changes.
+   */
+  readonly keyId?: string | undefined;
+}
+
+/**
+ * Mints a `kind` token carrying `fields`, signed with the keyring's active
+ * key (or `options.keyId` for stream tokens).
+ *
+ * Invalid fields are a programming error of the caller, not hostile input:
+ * they throw `ProtocolError("internal-error")` whose `path` names the field
+ * (`fields.sessionId`) and whose message says what the field must be,
+ * without echoing the value.
+ */
+export function mintToken<K extends TokenKind>(
+  kind: K,
+  fields: TokenFields<K>,
+  keyring: Keyring,
+  options: MintOptions = {},
+): string {
+  if (!isTokenKind(kind)) throw usageError('kind must be "session", "stream" or "cursor"', "kind");
+  assertKeyring(keyring);
+  if (typeof options !== "object" || options === null) throw usageError("options must be an object", "options");
+  const keyId = options.keyId ?? keyring.activeKeyId;
+  if (keyId !== keyring.activeKeyId) {
+    if (kind !== "stream") throw usageError("only stream tokens may be signed with a non-active key", "options.keyId");
+    if (typeof keyId !== "string" || !keyring.has(keyId)) throw usageError("options.keyId names no key of the keyring", "options.keyId");
+  }
+  const signer = signerFor(keyring, keyId, kind);
+  if (signer === undefined) throw usageError("options.keyId names no key of the keyring", "options.keyId");
+
+  const prepared = prepareFields(kind, fields);
+  const bytes = layoutPayload(kind, encodeUtf8(keyId), prepared);
+  const payloadEnd = bytes.length - SIGNATURE_BYTES;
+  signer.macInto(bytes.subarray(0, payloadEnd), bytes.subarray(payloadEnd));
+  return tokenText(bytes);
+}
+
+function prepareFields(kind: TokenKind, fields: unknown): PreparedField[] {
+  if (typeof fields !== "object" || fields === null || Array.isArray(fields)) {
+    throw usageError("fields must be an object", "fields");
+  }
+  const record = fields as Record<string, unknown>;
+  const specs = FIELD_TABLE[kind];
+  // An extra member is a mistake the caller wants to hear about (say, a
+  // streamKeyId passed to a stream token), not something to drop silently.
+  for (const name of Object.keys(record)) {
+    if (record[name] !== undefined && !specs.some((spec) => spec.name === name)) {
+      throw usageError(`${kind} tokens have no field ${JSON.stringify(name)}`, `fields.${name}`);
+    }
+  }
+  const prepared: PreparedField[] = [];
+  for (const spec of specs) {
+    const value = record[spec.name];
+    if (value === undefined && spec.optional) continue;
+    const result = prepareFieldValue(spec, value);
+    if (typeof result === "string") throw usageError(`${spec.name} (field ${spec.id}) ${result}`, `fields.${spec.name}`);
+    prepared.push({ id: spec.id, value: result });
+  }
+  return prepared;
+}
+
+/**
+ * Verifies a token from the network and returns its typed fields.
+ *
+ * Bounded and ordered: length (8192) before decoding, strict base64url,
+ * format version, kind byte against `expectedKind` (which also fixes the
+ * signature domain), key id and its presence in the keyring, a constant-time
+ * signature comparison, and only then the fields. Any failure throws
+ * `InvalidTokenError` (code `invalid-token`, generic message, `reason` for
+ * logs).
+ *
+ * This proves the server minted the token. Whether it belongs to this
+ * caller and this session is the caller's check (`assertTokenIdentity`).
+ */
+export function verifyToken<K extends TokenKind>(token: string, expectedKind: K, keyring: Keyring): VerifiedToken<K> {
+  if (!isTokenKind(expectedKind)) throw usageError('expectedKind must be "session", "stream" or "cursor"', "expectedKind");
+  assertKeyring(keyring);
+  const bytes = decodeEnvelope(token);
+  const header = readHeader(bytes, expectedKind);
+  const signer = signerFor(keyring, header.keyId, expectedKind);
+  if (signer === undefined) throw new InvalidTokenError("unknown-key");
+  const expected = new Uint8Array(SIGNATURE_BYTES);
+  signer.macInto(bytes.subarray(0, header.payloadEnd), expected);
+  if (!constantTimeEqual(bytes, header.payloadEnd, expected, SIGNATURE_BYTES)) {
+    throw new InvalidTokenError("bad-signature");
+  }
+  const fields = readFields(expectedKind, bytes, header.fieldsStart, header.payloadEnd);
+  return { kind: expectedKind, keyId: header.keyId, fields };
+}
+
+/**
+ * Decodes a token without trusting it, for operators and debugging: the
+ * signature is not checked (`signatureValid` is always `undefined`), so
+ * nothing returned may drive a decision. Still bounded and strict: input that
+ * does not decode throws `InvalidTokenError` like `verifyToken` would.
+ */
+export function inspectToken(token: string): InspectedToken {
+  const bytes = decodeEnvelope(token);
+  const header = readHeader(bytes, undefined);
+  const fields = readFields(header.kind, bytes, header.fieldsStart, header.payloadEnd);
+  return { kind: header.kind, keyId: header.keyId, fields, signatureValid: undefined };
+}
+
+/**
+ * The key that signs a session's stream tokens (protocol section 10.1):
+ * session field 24 when present, otherwise the session token's own signing
+ * key (tokens issued before field 24 existed).
+ */
+export function streamTokenKeyId(sessionFields: SessionTokenFields, sessionTokenKeyId: string): string {
+  if (typeof sessionFields !== "object" || sessionFields === null) throw usageError("sessionFields must be an object", "sessionFields");
+  const fromField = sessionFields.streamKeyId;
+  if (fromField !== undefined) {
+    if (typeof fromField !== "string") throw usageError("streamKeyId must be a string", "sessionFields.streamKeyId");
+    return fromField;
+  }
+  if (typeof sessionTokenKeyId !== "string" || sessionTokenKeyId.length === 0) {
+    throw usageError("sessionTokenKeyId must be a non-empty string", "sessionTokenKeyId");
+  }
+  return sessionTokenKeyId;
+}
+
+/**
+ * The fields of a refreshed session token (resume or takeover): the old
+ * token's fields with a new generation and issue time, and field 24 pinned
+ * so stream tokens keep their key even when the refreshed token is signed by
+ * a newer active key.
+ */
+export function refreshedSessionFields(
+  previous: VerifiedToken<"session">,
+  changes: { readonly generation: bigint; readonly issuedAt: bigint },
+): SessionTokenFields {
+  if (typeof previous !== "object" || previous === null || previous.kind !== "session") {
+    throw usageError("previous must be a verified session token", "previous");
+  }
+  if (typeof changes !== "object" || changes === null) throw usageError("changes must be an object", "changes");
+  return {
+    ...previous.fields,
+    generation: changes.generation,
+    issuedAt: changes.issuedAt,
+    streamKeyId: streamTokenKeyId(previous.fields, previous.keyId),
+  };
+}
