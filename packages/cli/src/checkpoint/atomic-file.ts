@@ -1,0 +1,52 @@
+/**
+ * Crash-safe file replacement. After `replaceFileAtomically` resolves, a
+ * reader (after any crash or power loss) sees either the previous contents
+ * or the new contents in full, never a mix or an empty file:
+ *
+ * 1. write a temporary file in the same directory (rename is only atomic
+ *    within one file system);
+ * 2. fsync it, so its data is on disk before it becomes visible by name;
+ * 3. rename it over the target (atomic on POSIX);
+ * 4. fsync the directory, so the rename itself survives a power loss.
+ */
+import { randomBytes } from "node:crypto";
+import { open, rename, unlink } from "node:fs/promises";
+import { basename, dirname, join } from "node:path";
+
+export async function replaceFileAtomically(path: string, contents: string | Uint8Array): Promise<void> {
+  const directory = dirname(path);
+  const temporary = join(directory, `.${basename(path)}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`);
+  const file = await open(temporary, "wx", 0o600);
+  let renamed = false;
+  try {
+    try {
+      await file.writeFile(contents);
+      await file.sync();
+    } finally {
+      await file.close();
+    }
+    await rename(temporary, path);
+    renamed = true;
+    await syncDirectory(directory);
+  } finally {
+    if (!renamed) await unlink(temporary).catch(() => undefined);
+  }
+}
+
+async function syncDirectory(directory: string): Promise<void> {
+  const handle = await open(directory, "r");
+  try {
+    await handle.sync();
+  } catch (error) {
+    // Some file systems (and Windows) refuse fsync on a directory; the rename
+    // is still atomic there, only its durability across power loss is weaker.
+    if (!isUnsupportedSync(error)) throw error;
+  } finally {
+    await handle.close();
+  }
+}
+
+function isUnsupportedSync(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return code === "EINVAL" || code === "ENOTSUP" || code === "EPERM" || code === "EISDIR";
+}

@@ -1,0 +1,45 @@
+/**
+ * The closed set of process exit codes of `golem-stream`. Scripts branch on
+ * these, so they are part of the public contract: a code never changes
+ * meaning, and new outcomes get new numbers.
+ */
+export const EXIT = {
+  /** The command did what was asked; for `invoke`/`resume`, the invocation finished successfully. */
+  success: 0,
+  /** The invocation was accepted but failed: `invocationFinished` failure or an output stream ended in error. */
+  invocationFailed: 1,
+  /** The command line, an argument value, an input file or a checkpoint is unusable. Nothing was sent. */
+  usage: 2,
+  /** The server refused: handshake failure (authentication) or `invocationRejected`. */
+  rejected: 3,
+  /** The connection was lost and could not be re-established; `resume` with the checkpoint continues. */
+  connectionLost: 4,
+  /** Interrupted by SIGINT/SIGTERM; the session keeps running on the server and can be resumed. */
+  interrupted: 130,
+} as const;
+
+export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
+
+/**
+ * A failure the CLI reports to the user: a one-line message on stderr and an
+ * exit code. Anything else that escapes a command is a bug and exits 70.
+ */
+export class CliError extends Error {
+  override readonly name = "CliError";
+  readonly exitCode: ExitCode;
+  /** The public protocol error code, when the failure came from the peer. */
+  readonly code: string | undefined;
+
+  constructor(exitCode: ExitCode, message: string, options: { code?: string; cause?: unknown } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.exitCode = exitCode;
+    this.code = options.code;
+  }
+}
+
+export function usageError(message: string, cause?: unknown): CliError {
+  return new CliError(EXIT.usage, message, { cause });
+}
+
+/** Exit status for a bug: EX_SOFTWARE from sysexits.h. */
+export const EXIT_INTERNAL = 70;

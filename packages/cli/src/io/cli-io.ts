@@ -1,0 +1,20 @@
+/**
+ * The process surroundings a command runs in. Commands never touch
+ * `process` directly, so the whole CLI can also run inside a test or
+ * another program with its own streams and environment.
+ */
+import type { Readable, Writable } from "node:stream";
+
+export interface CliIo {
+  readonly stdin: Readable & { readonly isTTY?: boolean };
+  readonly stdout: Writable & { readonly isTTY?: boolean };
+  readonly stderr: Writable & { readonly isTTY?: boolean; readonly columns?: number };
+  readonly env: Readonly<Record<string, string | undefined>>;
+  /** Aborted on SIGINT/SIGTERM: long-running commands stop cleanly when it fires. */
+  readonly signal: AbortSignal;
+}
+
+/** Writes one line of diagnostics to stderr. */
+export function report(io: CliIo, line: string): void {
+  io.stderr.write(`${line}\n`);
+}

@@ -1,0 +1,175 @@
+import { readFileSync } from "node:fs";
+import { describe, expect, it } from "vitest";
+import fc from "fast-check";
+import { ProtocolError, canonicalJson } from "@golem-stream/wire";
+import type { JsonObject, JsonValue } from "@golem-stream/wire";
+import { decodeCheckpoint, encodeCheckpoint } from "../src/checkpoint/checkpoint.js";
+import type { Checkpoint } from "../src/checkpoint/checkpoint.js";
+
+interface ValidCase {
+  name: string;
+  description: string;
+  checkpoint: JsonObject;
+}
+interface InvalidCase {
+  name: string;
+  description: string;
+  code: string;
+  path?: string;
+  checkpoint?: JsonObject;
+  text?: string;
+}
+const vectors = JSON.parse(readFileSync(new URL("./fixtures/checkpoint-v1.json", import.meta.url), "utf8")) as {
+  valid: ValidCase[];
+  invalid: InvalidCase[];
+};
+
+function thrown(run: () => unknown): unknown {
+  try {
+    run();
+  } catch (error) {
+    return error;
+  }
+  throw new Error("expected a throw");
+}
+
+describe("checkpoint v1 vectors", () => {
+  it.each(vectors.valid.map((c) => [c.name, c] as const))("accepts %s and re-encodes it canonically", (_, c) => {
+    const text = JSON.stringify(c.checkpoint, null, 2);
+    const decoded = decodeCheckpoint(text);
+    expect(encodeCheckpoint(decoded)).toBe(`${canonicalJson(c.checkpoint)}\n`);
+  });
+
+  it.each(vectors.invalid.map((c) => [c.name, c] as const))("refuses %s", (_, c) => {
+    const input = c.text ?? JSON.stringify(c.checkpoint);
+    const error = thrown(() => decodeCheckpoint(input));
+    expect(error).toBeInstanceOf(ProtocolError);
+    expect((error as ProtocolError).code).toBe(c.code);
+    if (c.path !== undefined) expect((error as ProtocolError).path).toBe(c.path);
+  });
+
+  it("accepts the same document as bytes", () => {
+    const c = vectors.valid[0]!;
+    const bytes = new TextEncoder().encode(JSON.stringify(c.checkpoint));
+    expect(encodeCheckpoint(decodeCheckpoint(bytes))).toBe(`${canonicalJson(c.checkpoint)}\n`);
+  });
+});
+
+describe("checkpoint v1 hostile input", () => {
+  const wrongTyped: unknown[] = [
+    undefined,
+    null,
+    0,
+    1n,
+    true,
+    {},
+    [],
+    Symbol("x"),
+    () => "{}",
+    new Uint16Array(4),
+    "",
+    "null",
+    "1",
+    '"text"',
+    "{}",
+    "[]",
+    new Uint8Array([0xff, 0xfe]),
+  ];
+  it.each(wrongTyped.map((v) => [String(typeof v === "symbol" ? "symbol" : typeof v === "function" ? "function" : JSON.stringify(v, (_, x: unknown) => (typeof x === "bigint" ? `${x}n` : x))), v] as const))(
+    "throws only ProtocolError for %s",
+    (_, value) => {
+      expect(thrown(() => decodeCheckpoint(value as string))).toBeInstanceOf(ProtocolError);
+    },
+  );
+
+  it("bounds the input before parsing it", () => {
+    const text = encodeCheckpoint(decodeCheckpoint(JSON.stringify(vectors.valid[1]!.checkpoint)));
+    expect(decodeCheckpoint(text, { maxBytes: text.length })).toBeDefined();
+    const error = thrown(() => decodeCheckpoint(`${text} `, { maxBytes: text.length }));
+    expect((error as ProtocolError).code).toBe("limit-exceeded");
+  });
+
+  it("refuses nesting beyond the JSON depth limit inside a selector value", () => {
+    const deep = "[".repeat(200) + "]".repeat(200);
+    const base = vectors.valid[1]!.checkpoint;
+    const text = JSON.stringify({ ...base, selector: { ...(base["selector"] as JsonObject), constructorParameters: { kind: "list", value: "X" } } }).replace('"X"', deep);
+    expect((thrown(() => decodeCheckpoint(text)) as ProtocolError).code).toBe("limit-exceeded");
+  });
+
+  it("throws only ProtocolError for any mutation of a valid checkpoint", () => {
+    const base = vectors.valid[3]!.checkpoint;
+    const text = canonicalJson(base);
+    fc.assert(
+      fc.property(fc.nat(text.length - 1), fc.string({ maxLength: 3 }), fc.nat(4), (at, insert, remove) => {
+        const mutated = text.slice(0, at) + insert + text.slice(at + remove);
+        try {
+          decodeCheckpoint(mutated);
+        } catch (error) {
+          expect(error).toBeInstanceOf(ProtocolError);
+        }
+      }),
+      { numRuns: 500 },
+    );
+  });
+});
+
+const token = fc.stringMatching(/^gai1_[A-Za-z0-9_-]{1,60}$/);
+const uuidV4 = fc.uuid({ version: 4 });
+const nonEmpty = fc.string({ minLength: 1, maxLength: 20 });
+const checkpointArbitrary: fc.Arbitrary<Checkpoint> = fc
+  .record({
+    selector: fc.record(
+      {
+        agentType: nonEmpty,
+        application: nonEmpty,
+        environment: nonEmpty,
+        method: nonEmpty,
+        constructorParameters: fc.record({ kind: fc.constant("string"), value: fc.string() as fc.Arbitrary<JsonValue> }),
+        phantomId: fc.uuid(),
+      },
+      { requiredKeys: ["agentType", "application", "environment", "method", "constructorParameters"] },
+    ),
+    idempotencyKey: fc.string({ minLength: 1, maxLength: 40, unit: "grapheme" }),
+    sessionToken: token,
+    outputCursors: fc.uniqueArray(fc.record({ streamToken: token, cursorToken: token }), {
+      selector: (c) => c.streamToken,
+      maxLength: 5,
+    }),
+    methodSchemaDigest: fc.stringMatching(/^[0-9a-f]{64}$/),
+    pending: fc.option(
+      fc.record({
+        operation: fc.constantFrom("resume" as const, "takeover" as const),
+        attemptId: uuidV4,
+        sessionToken: token,
+        outputCursors: fc.uniqueArray(token, { maxLength: 4 }),
+      }),
+      { nil: undefined },
+    ),
+  })
+  .map(({ pending, ...rest }) => (pending === undefined ? rest : { ...rest, pending }));
+
+describe("checkpoint v1 properties", () => {
+  it("decode(encode(c)) = c, and encoding is canonical", () => {
+    fc.assert(
+      fc.property(checkpointArbitrary, (checkpoint) => {
+        const text = encodeCheckpoint(checkpoint);
+        const decoded = decodeCheckpoint(text);
+        expect(decoded).toEqual(checkpoint);
+        expect(encodeCheckpoint(decoded)).toBe(text);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it("member order and whitespace do not matter", () => {
+    fc.assert(
+      fc.property(checkpointArbitrary, (checkpoint) => {
+        const text = encodeCheckpoint(checkpoint);
+        const document = JSON.parse(text) as Record<string, unknown>;
+        const reversed = Object.fromEntries(Object.entries(document).reverse());
+        expect(decodeCheckpoint(JSON.stringify(reversed, null, 3))).toEqual(checkpoint);
+      }),
+      { numRuns: 100 },
+    );
+  });
+});

@@ -1,0 +1,73 @@
+import { describe, expect, it } from "vitest";
+import fc from "fast-check";
+import { CliError } from "../src/exit-codes.js";
+import { byteChunks, textLines } from "../src/io/stdin-source.js";
+
+async function collect<T>(source: AsyncIterable<T>): Promise<T[]> {
+  const out: T[] = [];
+  for await (const item of source) out.push(item);
+  return out;
+}
+
+async function* chunked(bytes: Uint8Array, cuts: number[]): AsyncGenerator<Uint8Array> {
+  let start = 0;
+  for (const cut of [...cuts].sort((a, b) => a - b)) {
+    if (cut <= start || cut >= bytes.length) continue;
+    yield bytes.subarray(start, cut);
+    start = cut;
+  }
+  yield bytes.subarray(start);
+}
+
+/** The reference: what `split("\n")` says the lines are, with a trailing newline ending the last line. */
+function referenceLines(text: string): string[] {
+  if (text === "") return [];
+  const lines = text.split("\n").map((l) => (l.endsWith("\r") ? l.slice(0, -1) : l));
+  if (text.endsWith("\n")) lines.pop();
+  return lines;
+}
+
+describe("textLines", () => {
+  it("yields the same lines however the input is chunked", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.oneof(fc.string({ unit: "grapheme" }), fc.constantFrom("\n", "\r\n", "\r", "é", "😀")), { maxLength: 30 }).map((parts) => parts.join("")),
+        fc.array(fc.nat(200), { maxLength: 10 }),
+        async (text, cuts) => {
+          const bytes = new TextEncoder().encode(text);
+          let counted = 0;
+          const lines = await collect(textLines(chunked(bytes, cuts), (n) => (counted += n)));
+          expect(lines).toEqual(referenceLines(text));
+          expect(counted).toBe(new TextEncoder().encode(lines.join("")).length);
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  it("fails a line longer than the limit instead of truncating it", async () => {
+    const bytes = new TextEncoder().encode("short\n" + "x".repeat(100) + "\nnever");
+    const lines: string[] = [];
+    const error = await (async () => {
+      for await (const line of textLines(chunked(bytes, [3, 50, 70]), () => undefined, 64)) lines.push(line);
+    })().catch((e: unknown) => e);
+    expect(lines).toEqual(["short"]);
+    expect(error).toBeInstanceOf(CliError);
+    expect((error as CliError).message).toMatch(/line 2 is longer than 64 bytes/);
+  });
+
+  it("fails on invalid UTF-8", async () => {
+    const error = await collect(textLines(chunked(new Uint8Array([0x61, 0xff, 0x0a]), []), () => undefined)).catch((e: unknown) => e);
+    expect((error as CliError).message).toMatch(/line 1 is not valid UTF-8/);
+  });
+});
+
+describe("byteChunks", () => {
+  it("passes bytes through unchanged, skipping empty chunks, and counts them", async () => {
+    let counted = 0;
+    const chunks = await collect(byteChunks(chunked(new Uint8Array([1, 2, 3, 4, 5]), [2, 2, 4]), (n) => (counted += n)));
+    expect(Buffer.concat(chunks)).toEqual(Buffer.from([1, 2, 3, 4, 5]));
+    expect(counted).toBe(5);
+    expect(chunks.every((c) => c.length > 0)).toBe(true);
+  });
+});
