@@ -1,1 +1,21 @@
-export {};
+/**
+ * @golem-stream/schema-value — SchemaGraph and the native SchemaValue JSON
+ * codec of Golem Stream Session v1 (protocol section 3, decisions-v1
+ * sections 1-2): strict validation, canonical encoding, the byte charge of
+ * section 12, and conversions to plain JavaScript.
+ *
+ * Start here:
+ *   const graph = decodeSchemaGraph(json);
+ *   const { value, streams, byteCharge } = decodeSchemaValue(valueJson, graph, { streams: "provisional" });
+ *   encodeSchemaValue(value); // canonical text
+ */
+export { decodeSchemaGraph, extractGraph, isDirectBinary, SchemaGraph, type DecodeGraphOptions } from "./graph.js";
+export {
+  decodeSchemaValue,
+  type DecodeValueOptions,
+  type DecodedValue,
+  type StreamLeaf,
+  type StreamMode,
+} from "./value-decode.js";
+export { encodeSchemaValue, normalizeSchemaValue, schemaValuesEqual, byteCharge } from "./encode.js";
+export * from "./types.js";

@@ -1,0 +1,56 @@
+/**
+ * Canonical output, semantic equality and the byte charge as standalone
+ * entry points. All three lean on the decoder: canonical form is "strict
+ * decode, then encode with members in code-point order" (decisions-v1
+ * section 2), and the charge is counted by the same walk that validates.
+ */
+import { canonicalJson, type JsonValue } from "@golem-stream/wire";
+import { guard } from "./errors.js";
+import type { SchemaGraph } from "./graph.js";
+import type { SchemaType, SchemaValue } from "./types.js";
+import { decodeSchemaValue, type DecodeValueOptions } from "./value-decode.js";
+
+/**
+ * Canonical text of a value: no insignificant whitespace, members in
+ * code-point order. It writes what it is given; a value from
+ * `decodeSchemaValue` (or the `v` builders) is already normalized, so
+ * decode-then-encode of canonical input is byte-identical.
+ */
+export function encodeSchemaValue(value: SchemaValue): string {
+  return guard("value", () => canonicalJson(value as JsonValue));
+}
+
+/**
+ * The canonical text of `json` after strict decoding against `graph`: two
+ * values are semantically equal exactly when their normalized texts are
+ * equal (attempt equality, protocol section 9).
+ */
+export function normalizeSchemaValue(json: JsonValue | SchemaValue, graph: SchemaGraph, options?: DecodeValueOptions): string {
+  return encodeSchemaValue(decodeSchemaValue(json, graph, options).value);
+}
+
+/** Semantic equality of two values of the same type. */
+export function schemaValuesEqual(
+  a: JsonValue | SchemaValue,
+  b: JsonValue | SchemaValue,
+  graph: SchemaGraph,
+  options?: DecodeValueOptions,
+): boolean {
+  return normalizeSchemaValue(a, graph, options) === normalizeSchemaValue(b, graph, options);
+}
+
+/**
+ * The language-independent byte charge of protocol section 12, after
+ * validating `value` against `type` (default `graph.root`); stream leaves of
+ * either form are accepted. Throws `limit-exceeded` over `maxByteCharge`
+ * (default 8 MiB).
+ */
+export function byteCharge(
+  value: JsonValue | SchemaValue,
+  graph: SchemaGraph,
+  type?: SchemaType,
+  options: { readonly maxByteCharge?: number } = {},
+): number {
+  const decodeOptions: DecodeValueOptions = { streams: "any", ...options, ...(type === undefined ? {} : { type }) };
+  return decodeSchemaValue(value, graph, decodeOptions).byteCharge;
+}

@@ -1,0 +1,265 @@
+/**
+ * SchemaGraph: a root type plus named defs (decisions-v1 section 1).
+ *
+ * `decodeSchemaGraph` is the only way to obtain one, so every graph a value
+ * decoder sees has passed all structural checks: no dangling ref, no
+ * duplicate id, no ref chain that loops without a structural type, every
+ * regex compiled (once, with the `u` flag), every union discriminator
+ * applicable to its branch body.
+ */
+import { getMember, ProtocolError, type JsonObject, type JsonValue } from "@golem-stream/wire";
+import { clip, graphError, guard } from "./errors.js";
+import { decodeType, members, newTypeFacts, type TypeFacts } from "./type-decode.js";
+import type { ResolvedType, SchemaDef, SchemaGraphJson, SchemaType } from "./types.js";
+
+export interface DecodeGraphOptions {
+  /**
+   * `"allowed"` (default): stream types may appear (method parameters,
+   * results and stream elements). `"forbidden"`: any stream type anywhere in
+   * the graph is a `validation-error` (constructor parameters).
+   */
+  readonly streams?: "allowed" | "forbidden";
+}
+
+/** A validated, immutable graph. */
+export class SchemaGraph {
+  readonly root: SchemaType;
+  /** Defs in declaration order. */
+  readonly defs: readonly SchemaDef[];
+  private readonly byId: ReadonlyMap<string, SchemaDef>;
+  private readonly regexes: ReadonlyMap<string, RegExp>;
+
+  /** @internal Use `decodeSchemaGraph`. */
+  constructor(root: SchemaType, defs: readonly SchemaDef[], byId: ReadonlyMap<string, SchemaDef>, regexes: ReadonlyMap<string, RegExp>) {
+    this.root = root;
+    this.defs = defs;
+    this.byId = byId;
+    this.regexes = regexes;
+    Object.freeze(this);
+  }
+
+  /** The def named `id`, if the graph declares it. */
+  def(id: string): SchemaDef | undefined {
+    return this.byId.get(id);
+  }
+
+  /**
+   * Follows `ref`s until a non-ref type. Alias cycles were rejected when the
+   * graph was decoded, so this terminates. A type foreign to this graph that
+   * names an unknown def is a `validation-error`.
+   */
+  resolve(type: SchemaType): ResolvedType {
+    let current = type;
+    for (let hops = 0; current.kind === "ref"; hops++) {
+      const def = this.byId.get(current.value.id);
+      if (def === undefined || hops > this.byId.size) {
+        throw graphError("ref", `"${clip(current.value.id)}" does not name a def of this graph`);
+      }
+      current = def.body;
+    }
+    return current;
+  }
+
+  /** The compiled form of a regex declared by this graph (compiled once, `u` flag). */
+  regex(source: string): RegExp {
+    const compiled = this.regexes.get(source);
+    if (compiled === undefined) throw graphError("regex", "is not declared by this graph");
+    return compiled;
+  }
+
+  /** The graph's JSON form; `canonicalJson(graph.toJSON())` is its canonical text. */
+  toJSON(): SchemaGraphJson {
+    const json: SchemaGraphJson = { root: structuredClone(this.root) };
+    if (this.defs.length > 0) json.defs = structuredClone([...this.defs]);
+    return json;
+  }
+}
+
+/**
+ * Decodes and validates a SchemaGraph. Throws only `ProtocolError`, always
+ * `validation-error` (a non-object included: a graph always arrives inside a
+ * message that is already valid JSON, so a bad graph is a schema fault).
+ */
+export function decodeSchemaGraph(json: JsonValue | SchemaGraphJson, options: DecodeGraphOptions = {}): SchemaGraph {
+  return guard("schema graph", () => decodeGraph(json as JsonValue, options));
+}
+
+function decodeGraph(json: JsonValue, options: DecodeGraphOptions): SchemaGraph {
+  const top = members(json, "graph", ["defs", "root"], ["root"]);
+  const facts = newTypeFacts();
+  const defs: SchemaDef[] = [];
+  const byId = new Map<string, SchemaDef>();
+  const defsJson = getMember(top, "defs");
+  if (defsJson !== undefined) {
+    if (!Array.isArray(defsJson)) throw graphError("defs", "must be an array");
+    // "defs is omitted when empty": an explicit [] is not canonical.
+    if (defsJson.length === 0) throw graphError("defs", "must be omitted when empty");
+    defsJson.forEach((entry, i) => {
+      const path = `defs[${i}]`;
+      const d = members(entry, path, ["id", "name", "body"], ["id", "body"]);
+      const id = d["id"];
+      if (typeof id !== "string" || id.length === 0) throw graphError(`${path}.id`, "must be a non-empty string");
+      if (byId.has(id)) throw graphError(`${path}.id`, `duplicate def id "${clip(id)}"`);
+      const def: SchemaDef = { id, body: decodeType(d["body"], `${path}.body`, facts) };
+      if (d["name"] !== undefined) {
+        if (typeof d["name"] !== "string") throw graphError(`${path}.name`, "must be a string");
+        def.name = d["name"];
+      }
+      defs.push(def);
+      byId.set(id, def);
+    });
+  }
+  const root = decodeType(getMember(top, "root"), "root", facts);
+  for (const ref of facts.refs) {
+    if (!byId.has(ref.id)) throw graphError(ref.path, `dangling ref "${clip(ref.id)}"`);
+  }
+  rejectAliasCycles(byId);
+  if (options.streams === "forbidden" && facts.streams.length > 0) {
+    throw graphError(facts.streams[0]?.path ?? "root", "stream types are not allowed here");
+  }
+  const graph = new SchemaGraph(root, defs, byId, compileRegexes(facts));
+  checkDeferred(graph, facts);
+  return graph;
+}
+
+/** A def whose body is a ref chain that comes back to it can never hold a value. */
+function rejectAliasCycles(byId: ReadonlyMap<string, SchemaDef>): void {
+  for (const start of byId.values()) {
+    const seen = new Set<string>([start.id]);
+    let body = start.body;
+    while (body.kind === "ref") {
+      const id = body.value.id;
+      if (seen.has(id)) throw graphError(`def "${clip(start.id)}"`, "ref chain loops without a structural type");
+      seen.add(id);
+      const next = byId.get(id);
+      if (next === undefined) return;
+      body = next.body;
+    }
+  }
+}
+
+function compileRegexes(facts: TypeFacts): Map<string, RegExp> {
+  const compiled = new Map<string, RegExp>();
+  for (const { source, path } of facts.regexes) {
+    if (compiled.has(source)) continue;
+    try {
+      compiled.set(source, new RegExp(source, "u"));
+    } catch (cause) {
+      throw new ProtocolError("validation-error", `schema graph ${path}: not a valid regular expression`, { path, cause });
+    }
+  }
+  return compiled;
+}
+
+const STRING_LIKE: ReadonlySet<string> = new Set(["string", "text", "url", "path"]);
+
+/** Checks that need refs resolved: discriminator applicability and map keys. */
+function checkDeferred(graph: SchemaGraph, facts: TypeFacts): void {
+  for (const { type, path } of facts.unions) {
+    type.value.spec.branches.forEach((branch, i) => {
+      const at = `${path}.branches[${i}].discriminator`;
+      const body = graph.resolve(branch.body);
+      const d = branch.discriminator;
+      switch (d.rule) {
+        case "prefix":
+        case "suffix":
+        case "contains":
+        case "regex":
+          if (!STRING_LIKE.has(body.kind)) throw graphError(at, `rule ${d.rule} needs a string, text, url or path body`);
+          return;
+        case "field-equals":
+        case "field-absent": {
+          if (body.kind !== "record") throw graphError(at, `rule ${d.rule} needs a record body`);
+          const field = body.value.fields.find((f) => f.name === d.value.fieldName);
+          if (d.rule === "field-absent") {
+            if (field !== undefined) throw graphError(at, `the body declares field "${clip(d.value.fieldName)}"`);
+            return;
+          }
+          if (field === undefined) throw graphError(at, `the body does not declare field "${clip(d.value.fieldName)}"`);
+          if (d.value.literal !== undefined && !STRING_LIKE.has(graph.resolve(field.body).kind)) {
+            throw graphError(at, "a literal needs a string, text, url or path field");
+          }
+          return;
+        }
+      }
+    });
+  }
+  for (const { type, path } of facts.mapKeys) {
+    if (containsStream(graph, type, new Set())) throw graphError(path, "a map key cannot contain a stream");
+  }
+}
+
+/** True when a value of `type` can hold a stream leaf. */
+export function containsStream(graph: SchemaGraph, type: SchemaType, visitedDefs: Set<string>): boolean {
+  if (type.kind === "ref") {
+    if (visitedDefs.has(type.value.id)) return false;
+    visitedDefs.add(type.value.id);
+    const def = graph.def(type.value.id);
+    return def !== undefined && containsStream(graph, def.body, visitedDefs);
+  }
+  return childTypes(type).some((child) => child.kind === "stream" || containsStream(graph, child, visitedDefs)) || type.kind === "stream";
+}
+
+/** The direct child types of a type node (refs not followed). */
+export function childTypes(type: SchemaType): SchemaType[] {
+  switch (type.kind) {
+    case "record":
+      return type.value.fields.map((f) => f.body);
+    case "variant":
+      return type.value.cases.flatMap((c) => (c.payload === undefined ? [] : [c.payload]));
+    case "tuple":
+      return type.value.elements;
+    case "list":
+    case "fixed-list":
+      return [type.value.element];
+    case "map":
+      return [type.value.key, type.value.value];
+    case "option":
+    case "stream":
+      return [type.value.inner];
+    case "result":
+      return [type.value.spec.ok, type.value.spec.err].filter((t): t is SchemaType => t !== undefined);
+    case "union":
+      return type.value.spec.branches.map((b) => b.body);
+    default:
+      return [];
+  }
+}
+
+/**
+ * The self-contained graph rooted at `type` (protocol section 3.3): only the
+ * defs `type` reaches, ids kept, in the original declaration order.
+ */
+export function extractGraph(graph: SchemaGraph, type: SchemaType): SchemaGraph {
+  return guard("schema graph", () => {
+    if (!(graph instanceof SchemaGraph)) throw graphError("graph", "must be a decoded SchemaGraph");
+    const reached = new Set<string>();
+    const visit = (t: SchemaType): void => {
+      if (t.kind === "ref") {
+        if (reached.has(t.value.id)) return;
+        const def = graph.def(t.value.id);
+        if (def === undefined) throw graphError("ref", `"${clip(t.value.id)}" does not name a def of this graph`);
+        reached.add(t.value.id);
+        visit(def.body);
+        return;
+      }
+      childTypes(t).forEach(visit);
+    };
+    visit(type);
+    const json: JsonObject = { root: type as unknown as JsonValue };
+    const defs = graph.defs.filter((d) => reached.has(d.id));
+    if (defs.length > 0) json["defs"] = defs as unknown as JsonValue;
+    return decodeGraph(json, {});
+  });
+}
+
+/**
+ * Whether a stream of `elementType` is direct-binary (decisions-v1 section
+ * 3): its element resolves to `u8` or `binary`.
+ */
+export function isDirectBinary(graph: SchemaGraph, elementType: SchemaType): "u8" | "binary" | undefined {
+  return guard("stream element type", () => {
+    const resolved = graph.resolve(elementType);
+    return resolved.kind === "u8" || resolved.kind === "binary" ? resolved.kind : undefined;
+  });
+}
