@@ -5,21 +5,24 @@
  */
 import { ProtocolError } from "./errors.js";
 import type { JsonValue } from "./json.js";
+import { LIMITS } from "./limits.js";
 import { compareCodePoints, isWellFormedText } from "./utf8.js";
 
 /**
  * Serialises `value` canonically. Members whose value is `undefined` are
  * omitted (optional members are omitted, never null). Throws `ProtocolError`
  * (`invalid-message`) for values JSON cannot carry: non-finite numbers, lone
- * surrogates, cycles and non-JSON types.
+ * surrogates, cycles and non-JSON types, and `limit-exceeded` for nesting
+ * deeper than the JSON depth limit (no receiver would accept it, and a bound
+ * keeps a value built in memory from exhausting the stack).
  */
 export function canonicalJson(value: JsonValue): string {
   const parts: string[] = [];
-  write(value, parts, new Set());
+  write(value, parts, new Set(), 0);
   return parts.join("");
 }
 
-function write(value: unknown, out: string[], open: Set<object>): void {
+function write(value: unknown, out: string[], open: Set<object>, depth: number): void {
   switch (typeof value) {
     case "string":
       out.push(quote(value));
@@ -41,6 +44,9 @@ function write(value: unknown, out: string[], open: Set<object>): void {
     return;
   }
   if (open.has(value)) throw invalid("a cycle");
+  if (depth >= LIMITS.maxJsonDepth) {
+    throw new ProtocolError("limit-exceeded", `canonical JSON nests deeper than ${LIMITS.maxJsonDepth}`);
+  }
   open.add(value);
   if (Array.isArray(value)) {
     out.push("[");
@@ -48,7 +54,7 @@ function write(value: unknown, out: string[], open: Set<object>): void {
       if (i > 0) out.push(",");
       const element: unknown = value[i];
       if (element === undefined) throw invalid("an undefined array element");
-      write(element, out, open);
+      write(element, out, open, depth + 1);
     }
     out.push("]");
   } else {
@@ -62,7 +68,7 @@ function write(value: unknown, out: string[], open: Set<object>): void {
     names.forEach((name, index) => {
       if (index > 0) out.push(",");
       out.push(quote(name), ":");
-      write(record[name], out, open);
+      write(record[name], out, open, depth + 1);
     });
     out.push("}");
   }

@@ -1,9 +1,15 @@
 /**
  * @golem-stream/wire — the protocol's bytes, and nothing else. Every function
  * is pure: bytes in, data out; nothing here opens a socket.
+ *
+ * Start with the message codecs: `decodeClientMessage` (server side),
+ * `decodeServerMessage` (client side) and `encodeMessage` (both). Every
+ * failure is a `ProtocolError` with a stable `code`.
  */
-export { parseStrictJson, type StrictJsonOptions } from "./strict-json.js";
-export { canonicalJson } from "./canonical-json.js";
+export { decodeClientMessage, decodeServerMessage, recoverAttemptId } from "./decode.js";
+export { encodeMessage } from "./encode.js";
+export { BINARY_KINDS, type BinaryKind } from "./binary-envelope.js";
+export * from "./messages.js";
 export {
   ProtocolError,
   isProtocolError,
@@ -19,7 +25,8 @@ export {
   type ErrorCode,
   type ProtocolErrorOptions,
 } from "./errors.js";
+export { parseStrictJson, type StrictJsonOptions } from "./strict-json.js";
+export { canonicalJson } from "./canonical-json.js";
 export { LIMITS, KiB, MiB, MAX_BINARY_MESSAGE_BYTES, U64_MAX, CHANNEL_MAX } from "./limits.js";
 export { type JsonValue, type JsonObject, type JsonArray, type JsonPrimitive, isJsonObject, getMember } from "./json.js";
 export { decodeUtf8, encodeUtf8, utf8ByteLength, isWellFormedText, compareCodePoints } from "./utf8.js";
-export * from "./messages.js";

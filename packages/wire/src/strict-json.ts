@@ -7,13 +7,13 @@
  * (nesting depth, duplicate member names at any depth, lone surrogate
  * escapes) before anything is allocated, then the engine's own parser checks
  * the grammar and builds the value. The pre-scan never needs to understand
- * more than strings and brackets: whatever it lets through that is not JSON,
- * `JSON.parse` rejects.
+ * more than strings, brackets and number lexemes: whatever it lets through
+ * that is not JSON, `JSON.parse` rejects.
  */
 import { ProtocolError } from "./errors.js";
 import type { JsonValue } from "./json.js";
 import { LIMITS } from "./limits.js";
-import { decodeUtf8, isWellFormedText } from "./utf8.js";
+import { decodeUtf8, isWellFormedText, utf8ByteLength } from "./utf8.js";
 
 export interface StrictJsonOptions {
   /** Largest accepted input in UTF-8 bytes. Default: 8 MiB (the text message limit). */
@@ -24,6 +24,26 @@ export interface StrictJsonOptions {
   readonly what?: string;
 }
 
+/** Where a value sits in a document: member names and array indexes from the root. */
+export type JsonPath = readonly (string | number)[];
+
+/** A parsed document plus what `JSON.parse` forgets about its number lexemes. */
+export interface StrictJsonDocument {
+  readonly value: JsonValue;
+  /**
+   * Paths of the numbers written with a fraction or an exponent (`1.0`,
+   * `1e0`) that sit inside at most `trackNonIntegerDepth` containers.
+   * `JSON.parse` turns `1.0` into the same value as `1`; protocol members
+   * that must be JSON integers (version, channel) use this to tell them apart.
+   */
+  readonly nonIntegerNumbers: readonly JsonPath[];
+}
+
+export interface StrictJsonDocumentOptions extends StrictJsonOptions {
+  /** Record non-integer number lexemes enclosed by at most this many containers. Default: 0 (none). */
+  readonly trackNonIntegerDepth?: number;
+}
+
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 const OPEN_BRACE = 0x7b;
@@ -32,8 +52,18 @@ const OPEN_BRACKET = 0x5b;
 const CLOSE_BRACKET = 0x5d;
 const COMMA = 0x2c;
 const COLON = 0x3a;
+const MINUS = 0x2d;
+const PLUS = 0x2b;
+const DOT = 0x2e;
+const DIGIT_0 = 0x30;
+const DIGIT_9 = 0x39;
 const LOWER_E = 0x65;
 const UPPER_E = 0x45;
+
+/** A double holds at most 309 integer digits; longer lexemes may overflow to Infinity. */
+const MAX_SAFE_LEXEME_LENGTH = 300;
+
+const NO_PATHS: readonly JsonPath[] = Object.freeze([]);
 
 /**
  * Parses one JSON document strictly. Throws only `ProtocolError`:
@@ -43,60 +73,84 @@ const UPPER_E = 0x45;
  * escapes, numbers that overflow a double).
  */
 export function parseStrictJson(input: string | Uint8Array, options: StrictJsonOptions = {}): JsonValue {
+  return parseStrictJsonDocument(input, options).value;
+}
+
+/**
+ * `parseStrictJson`, also reporting non-integer number lexemes near the root
+ * (see `StrictJsonDocument`). Same limits, same errors.
+ */
+export function parseStrictJsonDocument(
+  input: string | Uint8Array,
+  options: StrictJsonDocumentOptions = {},
+): StrictJsonDocument {
   const maxBytes = options.maxBytes ?? LIMITS.maxTextMessageBytes;
   const maxDepth = options.maxDepth ?? LIMITS.maxJsonDepth;
   const what = options.what ?? "message";
-  let text: string;
-  if (typeof input === "string") {
-    // A UTF-16 unit never encodes to fewer than one UTF-8 byte, and never to
-    // more than three, so this bounds the byte size without encoding.
-    if (input.length > maxBytes) throw tooLarge(what, maxBytes);
-    if (!isWellFormedText(input)) {
-      throw new ProtocolError("invalid-message", `${what} is not valid UTF-8 text`);
-    }
-    if (input.length * 3 > maxBytes && new TextEncoder().encode(input).length > maxBytes) {
-      throw tooLarge(what, maxBytes);
-    }
-    text = input;
-  } else if (input instanceof Uint8Array) {
-    if (input.length > maxBytes) throw tooLarge(what, maxBytes);
-    text = decodeUtf8(input, what);
-  } else {
-    throw new ProtocolError("invalid-message", `${what} must be a string or bytes`);
-  }
-  const mayOverflow = prescan(text, maxDepth, what);
+  const text = toText(input, maxBytes, what);
+  const scan = prescan(text, maxDepth, options.trackNonIntegerDepth ?? 0, what);
   let value: JsonValue;
   try {
     value = JSON.parse(text) as JsonValue;
   } catch (cause) {
     throw new ProtocolError("invalid-message", `${what} is not valid JSON`, { cause });
   }
-  if (mayOverflow && !allNumbersFinite(value)) {
+  if (scan.mayOverflow && !allNumbersFinite(value)) {
     throw new ProtocolError("invalid-message", `${what} has a number outside the range of a double`);
   }
-  return value;
+  return { value, nonIntegerNumbers: scan.nonIntegerNumbers ?? NO_PATHS };
+}
+
+/** Bounds the input before any decoding, then yields well-formed text. */
+function toText(input: unknown, maxBytes: number, what: string): string {
+  if (typeof input === "string") {
+    // A UTF-16 unit never encodes to fewer than one UTF-8 byte, and never to
+    // more than three, so the length alone often settles the bound.
+    if (input.length > maxBytes) throw tooLarge(what, maxBytes);
+    if (!isWellFormedText(input)) {
+      throw new ProtocolError("invalid-message", `${what} is not valid UTF-8 text`);
+    }
+    if (input.length * 3 > maxBytes && utf8ByteLength(input) > maxBytes) throw tooLarge(what, maxBytes);
+    return input;
+  }
+  if (input instanceof Uint8Array) {
+    if (input.length > maxBytes) throw tooLarge(what, maxBytes);
+    return decodeUtf8(input, what);
+  }
+  throw new ProtocolError("invalid-message", `${what} must be a string or a Uint8Array`);
 }
 
 function tooLarge(what: string, maxBytes: number): ProtocolError {
   return new ProtocolError("limit-exceeded", `${what} is larger than ${maxBytes} bytes`);
 }
 
-/** One open object: the member names seen so far and whether a name comes next. */
-interface ObjectFrame {
-  readonly names: Set<string>;
+/**
+ * One open container. Objects keep the member names seen so far, whether a
+ * name comes next and the name of the current member; arrays keep the index
+ * of the current element. The last two only serve `nonIntegerNumbers` paths.
+ */
+interface Frame {
+  readonly names: Set<string> | null;
   expectName: boolean;
+  name: string;
+  index: number;
+}
+
+interface ScanResult {
+  readonly mayOverflow: boolean;
+  readonly nonIntegerNumbers: JsonPath[] | null;
 }
 
 /**
- * Enforces depth, duplicate names and surrogate pairing in one pass.
- * Returns whether a number might overflow (an exponent or a long digit run),
- * which is rare enough to check afterwards on the parsed value.
+ * Enforces depth, duplicate names and surrogate pairing in one pass, and
+ * looks at every number lexeme: whether it might overflow a double (an
+ * exponent or a long digit run, rare enough to check afterwards on the parsed
+ * value) and whether it is written with a fraction or an exponent.
  */
-function prescan(text: string, maxDepth: number, what: string): boolean {
-  // Arrays push `null`; objects push their frame.
-  const stack: (ObjectFrame | null)[] = [];
+function prescan(text: string, maxDepth: number, trackDepth: number, what: string): ScanResult {
+  const stack: Frame[] = [];
   let mayOverflow = false;
-  let digitRun = 0;
+  let nonIntegerNumbers: JsonPath[] | null = null;
   const length = text.length;
   let i = 0;
   while (i < length) {
@@ -104,21 +158,39 @@ function prescan(text: string, maxDepth: number, what: string): boolean {
     if (c === QUOTE) {
       const start = i + 1;
       const end = findStringEnd(text, start);
-      if (end < 0) return mayOverflow; // unterminated: JSON.parse reports it
-      const top = stack.length > 0 ? stack[stack.length - 1] : null;
+      if (end < 0) break; // unterminated: JSON.parse reports it
+      const top = stack.length > 0 ? stack[stack.length - 1] : undefined;
       const raw = text.slice(start, end);
       const escaped = raw.includes("\\");
       if (escaped) checkEscapes(raw, what);
-      if (top && top.expectName) {
+      if (top !== undefined && top.names !== null && top.expectName) {
         const name = escaped ? unescapeName(text, start, end) : raw;
         if (top.names.has(name)) {
           throw new ProtocolError("invalid-message", `${what} has a duplicate member name`);
         }
         top.names.add(name);
+        top.name = name;
         top.expectName = false;
       }
       i = end + 1;
-      digitRun = 0;
+      continue;
+    }
+    if (c === MINUS || (c >= DIGIT_0 && c <= DIGIT_9)) {
+      // A number lexeme, or garbage that JSON.parse will reject.
+      const start = i;
+      let fractionOrExponent = false;
+      let exponent = false;
+      for (i++; i < length; i++) {
+        const d = text.charCodeAt(i);
+        if (d >= DIGIT_0 && d <= DIGIT_9) continue;
+        if (d === DOT) fractionOrExponent = true;
+        else if (d === LOWER_E || d === UPPER_E) fractionOrExponent = exponent = true;
+        else if (d !== PLUS && d !== MINUS) break;
+      }
+      if (exponent || i - start > MAX_SAFE_LEXEME_LENGTH) mayOverflow = true;
+      if (fractionOrExponent && stack.length > 0 && stack.length <= trackDepth) {
+        (nonIntegerNumbers ??= []).push(pathOf(stack));
+      }
       continue;
     }
     switch (c) {
@@ -127,38 +199,33 @@ function prescan(text: string, maxDepth: number, what: string): boolean {
         if (stack.length >= maxDepth) {
           throw new ProtocolError("limit-exceeded", `${what} nests deeper than ${maxDepth}`);
         }
-        stack.push(c === OPEN_BRACE ? { names: new Set(), expectName: true } : null);
+        stack.push({ names: c === OPEN_BRACE ? new Set() : null, expectName: c === OPEN_BRACE, name: "", index: 0 });
         break;
       case CLOSE_BRACE:
       case CLOSE_BRACKET:
         stack.pop();
         break;
       case COMMA: {
-        const top = stack.length > 0 ? stack[stack.length - 1] : null;
-        if (top) top.expectName = true;
+        const top = stack.length > 0 ? stack[stack.length - 1] : undefined;
+        if (top !== undefined) {
+          if (top.names !== null) top.expectName = true;
+          else top.index++;
+        }
         break;
       }
       case COLON: {
-        const top = stack.length > 0 ? stack[stack.length - 1] : null;
-        if (top) top.expectName = false;
+        const top = stack.length > 0 ? stack[stack.length - 1] : undefined;
+        if (top !== undefined) top.expectName = false;
         break;
       }
-      case LOWER_E:
-      case UPPER_E:
-        // Only an exponent of a number (`1e999`), not the e of true or false.
-        if (digitRun > 0) mayOverflow = true;
-        break;
-      default:
-        if (c >= 0x30 && c <= 0x39) {
-          if (++digitRun > 300) mayOverflow = true;
-          i++;
-          continue;
-        }
     }
-    digitRun = 0;
     i++;
   }
-  return mayOverflow;
+  return { mayOverflow, nonIntegerNumbers };
+}
+
+function pathOf(stack: readonly Frame[]): JsonPath {
+  return stack.map((frame) => (frame.names !== null ? frame.name : frame.index));
 }
 
 /** Index of the closing quote of a string whose body starts at `start`, or -1. */
@@ -168,6 +235,7 @@ function findStringEnd(text: string, start: number): number {
     const quote = text.indexOf('"', i);
     if (quote < 0) return -1;
     // The quote is escaped when an odd number of backslashes precede it.
+    // Each backslash run is counted once, so the whole scan stays linear.
     let backslashes = 0;
     for (let j = quote - 1; j >= start && text.charCodeAt(j) === BACKSLASH; j--) backslashes++;
     if (backslashes % 2 === 0) return quote;

@@ -1,0 +1,212 @@
+/**
+ * The small machinery every message codec is built from: a `Codec` turns
+ * one wire JSON value into its typed form and back, and `objectCodec`
+ * enforces the common member rules of protocol section 2 (unknown, missing,
+ * illegal members; optional members omitted rather than null).
+ *
+ * Each variant is described once, as a table of members; decoding and
+ * encoding both read the same table, so they cannot disagree about a rule.
+ */
+import { ProtocolError } from "./errors.js";
+import { type JsonObject, type JsonValue, getMember, isJsonObject } from "./json.js";
+
+/** Decodes one wire JSON value, and encodes its typed form back. */
+export interface Codec<T> {
+  /** Wire JSON to typed value; throws `ProtocolError` naming `at`. */
+  decode(json: JsonValue, at: string): T;
+  /**
+   * Typed value to wire JSON, checking the same rules as `decode`. The
+   * argument is `unknown` because encoders are public and callers may pass
+   * anything; a wrong value is a `ProtocolError`, never a `TypeError`.
+   */
+  encode(value: unknown, at: string): JsonValue;
+}
+
+export interface Member<V, Optional extends boolean> {
+  readonly codec: Codec<V>;
+  readonly optional: Optional;
+}
+
+/** A required member. */
+export function required<V>(codec: Codec<V>): Member<V, false> {
+  return { codec, optional: false };
+}
+
+/** An optional member: omitted when absent, never `null`. */
+export function optional<V>(codec: Codec<V>): Member<V, true> {
+  return { codec, optional: true };
+}
+
+type IsOptional<T, K extends keyof T> = {} extends Pick<T, K> ? true : false;
+
+/** The member table of a typed object: one entry per member, optional exactly where `T` says so. */
+export type MembersOf<T> = {
+  readonly [K in keyof T]-?: Member<Exclude<T[K], undefined>, IsOptional<T, K>>;
+};
+
+interface AnyMember {
+  readonly codec: Codec<unknown>;
+  readonly optional: boolean;
+}
+
+/** `parent.name`, or `name` at the root. */
+export function memberPath(parent: string, name: string): string {
+  return parent === "" ? name : `${parent}.${name}`;
+}
+
+/** `parent[index]`. */
+export function elementPath(parent: string, index: number): string {
+  return `${parent}[${index}]`;
+}
+
+/** A strict-decoding failure at `at` (`invalid-message`). */
+export function invalidAt(at: string, problem: string): ProtocolError {
+  return new ProtocolError("invalid-message", `${at === "" ? "message" : at} ${problem}`, { path: at });
+}
+
+/** A section-6 limit exceeded at `at` (`limit-exceeded`). */
+export function limitAt(at: string, problem: string): ProtocolError {
+  return new ProtocolError("limit-exceeded", `${at === "" ? "message" : at} ${problem}`, { path: at });
+}
+
+/** A member name quoted for an error message, cut short: names come from the peer. */
+export function quoteName(name: string): string {
+  return JSON.stringify(name.length > 64 ? `${name.slice(0, 64)}...` : name);
+}
+
+/**
+ * Reads the members of `json` listed in `members` into `into` (in table
+ * order). `reserved` names members the caller has already checked (`version`,
+ * `type`, `kind`); any other member is rejected. `what` names the object
+ * in the error for an unknown member.
+ */
+export function decodeMembers<T>(
+  json: JsonObject,
+  members: MembersOf<T>,
+  at: string,
+  what: string,
+  into: Record<string, unknown>,
+  reserved: readonly string[] = [],
+): void {
+  const table = members as unknown as Readonly<Record<string, AnyMember>>;
+  let known = 0;
+  for (const name in table) {
+    const member = table[name] as AnyMember;
+    const raw = getMember(json, name);
+    if (raw === undefined) {
+      if (!member.optional) throw invalidAt(memberPath(at, name), `is required in ${what}`);
+      continue;
+    }
+    known++;
+    if (raw === null && member.optional) {
+      throw invalidAt(memberPath(at, name), "must be omitted rather than null");
+    }
+    into[name] = member.codec.decode(raw, memberPath(at, name));
+  }
+  for (const name of reserved) if (getMember(json, name) !== undefined) known++;
+  // Counting first keeps the common case (no stranger) to one pass over the table.
+  const names = Object.keys(json);
+  if (names.length === known) return;
+  for (const name of names) {
+    if (!Object.prototype.hasOwnProperty.call(table, name) && !reserved.includes(name)) {
+      throw invalidAt(at, `has member ${quoteName(name)}, which is not allowed in ${what}`);
+    }
+  }
+}
+
+/**
+ * Writes the members listed in `members` from the typed `value` into `into`.
+ * Members absent from the table are ignored: typed objects may carry more.
+ */
+export function encodeMembers<T>(
+  value: unknown,
+  members: MembersOf<T>,
+  at: string,
+  what: string,
+  into: JsonObject,
+): void {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    throw invalidAt(at, `must be an object (${what})`);
+  }
+  const source = value as Readonly<Record<string, unknown>>;
+  const table = members as unknown as Readonly<Record<string, AnyMember>>;
+  for (const name in table) {
+    const member = table[name] as AnyMember;
+    const raw = source[name];
+    if (raw === undefined) {
+      if (!member.optional) throw invalidAt(memberPath(at, name), `is required in ${what}`);
+      continue;
+    }
+    if (raw === null && member.optional) {
+      throw invalidAt(memberPath(at, name), "must be omitted rather than null");
+    }
+    into[name] = member.codec.encode(raw, memberPath(at, name));
+  }
+}
+
+/**
+ * A codec for a JSON object with exactly the members of `members`. `check`
+ * enforces rules that span members; it runs on the typed value in both
+ * directions.
+ */
+export function objectCodec<T>(
+  what: string,
+  members: MembersOf<T>,
+  check?: (value: T, at: string) => void,
+): Codec<T> {
+  return {
+    decode(json, at) {
+      if (!isJsonObject(json)) throw invalidAt(at, `must be an object (${what})`);
+      const into: Record<string, unknown> = {};
+      decodeMembers(json, members, at, what, into);
+      const value = into as T;
+      check?.(value, at);
+      return value;
+    },
+    encode(value, at) {
+      const into: JsonObject = {};
+      encodeMembers(value, members, at, what, into);
+      check?.(value as T, at);
+      return into;
+    },
+  };
+}
+
+export interface ArrayBounds {
+  /** Fewest elements; fewer is `invalid-message`. Default 0. */
+  readonly min?: number;
+  /** Most elements; more is `limit-exceeded` (a count limit of decisions section 6). */
+  readonly max?: number;
+}
+
+/** A codec for a JSON array whose elements all use `element`. */
+export function arrayCodec<T>(
+  element: Codec<T>,
+  bounds: ArrayBounds = {},
+  check?: (value: readonly T[], at: string) => void,
+): Codec<readonly T[]> {
+  const min = bounds.min ?? 0;
+  const max = bounds.max ?? Number.POSITIVE_INFINITY;
+  const checkLength = (length: number, at: string): void => {
+    if (length < min) throw invalidAt(at, `must have at least ${min} element${min === 1 ? "" : "s"}`);
+    if (length > max) throw limitAt(at, `has more than ${max} elements`);
+  };
+  return {
+    decode(json, at) {
+      if (!Array.isArray(json)) throw invalidAt(at, "must be an array");
+      checkLength(json.length, at);
+      const out = new Array<T>(json.length);
+      for (let i = 0; i < json.length; i++) out[i] = element.decode(json[i] as JsonValue, elementPath(at, i));
+      check?.(out, at);
+      return out;
+    },
+    encode(value, at) {
+      if (!Array.isArray(value)) throw invalidAt(at, "must be an array");
+      checkLength(value.length, at);
+      const out = new Array<JsonValue>(value.length);
+      for (let i = 0; i < value.length; i++) out[i] = element.encode(value[i], elementPath(at, i));
+      check?.(value as readonly T[], at);
+      return out;
+    },
+  };
+}

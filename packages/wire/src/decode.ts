@@ -1,0 +1,95 @@
+/**
+ * The decoding entry points: one WebSocket message in, one typed protocol
+ * message out. Each rule of protocol section 2 and of every variant's text
+ * is enforced; the only error is `ProtocolError` (`invalid-message`, or
+ * `limit-exceeded` for a size or count over decisions section 6).
+ */
+import { decodeBinaryMessage } from "./binary-envelope.js";
+import { invalidAt } from "./codec.js";
+import { isUuidV4 } from "./fields.js";
+import { INTEGER_MEMBER_DEPTH, rejectNonIntegerLexemes } from "./integer-lexemes.js";
+import { type JsonObject, getMember, isJsonObject } from "./json.js";
+import { LIMITS } from "./limits.js";
+import type { ClientMessage, ClientTextMessage, ServerMessage, ServerTextMessage } from "./messages.js";
+import { parseStrictJson, parseStrictJsonDocument } from "./strict-json.js";
+import { CLIENT_TEXT_VARIANTS, SERVER_TEXT_VARIANTS, type TextVariant } from "./text-messages.js";
+
+type Direction = "client" | "server";
+
+const CLIENT_VARIANTS = new Map(CLIENT_TEXT_VARIANTS.map((variant) => [variant.type as string, variant]));
+const SERVER_VARIANTS = new Map(SERVER_TEXT_VARIANTS.map((variant) => [variant.type as string, variant]));
+
+/**
+ * Decodes a message the client sent. `data` is the complete WebSocket
+ * message; `isBinary` says which frame type carried it (text frames may
+ * arrive as bytes, as `ws` delivers them). A binary message's `payload` is a
+ * view of `data`, not a copy. A server-to-client message is `invalid-message`.
+ */
+export function decodeClientMessage(data: string | Uint8Array, isBinary: boolean): ClientMessage {
+  if (checkFrameType(isBinary)) return decodeBinaryMessage(data, "client") as ClientMessage;
+  return decodeText(data, "client", CLIENT_VARIANTS);
+}
+
+/** Decodes a message the server sent; the mirror of `decodeClientMessage`. */
+export function decodeServerMessage(data: string | Uint8Array, isBinary: boolean): ServerMessage {
+  if (checkFrameType(isBinary)) return decodeBinaryMessage(data, "server") as ServerMessage;
+  return decodeText(data, "server", SERVER_VARIANTS);
+}
+
+function checkFrameType(isBinary: unknown): boolean {
+  if (typeof isBinary !== "boolean") throw invalidAt("", "frame type (isBinary) must be a boolean");
+  return isBinary;
+}
+
+function decodeText<M extends ClientTextMessage | ServerTextMessage>(
+  data: unknown,
+  direction: Direction,
+  variants: ReadonlyMap<string, TextVariant<M>>,
+): M {
+  const document = parseStrictJsonDocument(data as string | Uint8Array, {
+    maxBytes: LIMITS.maxTextMessageBytes,
+    what: "text message",
+    trackNonIntegerDepth: INTEGER_MEMBER_DEPTH,
+  });
+  const root = document.value;
+  if (!isJsonObject(root)) throw invalidAt("", "must be a JSON object");
+  rejectNonIntegerLexemes(document.nonIntegerNumbers);
+  checkVersion(root);
+  const type = getMember(root, "type");
+  if (typeof type !== "string") throw invalidAt("type", "must be a string naming the message variant");
+  const variant = variants.get(type);
+  if (variant === undefined) {
+    const other = direction === "client" ? SERVER_VARIANTS : CLIENT_VARIANTS;
+    if (other.has(type)) throw invalidAt("type", `${type} is sent by the ${direction === "client" ? "server" : "client"}, not the ${direction}`);
+    throw invalidAt("type", "is not a message variant of protocol v1");
+  }
+  return variant.decode(root);
+}
+
+function checkVersion(root: JsonObject): void {
+  const version = getMember(root, "version");
+  if (version === undefined) throw invalidAt("version", "is required");
+  if (version !== 1) throw invalidAt("version", "must be the number 1");
+}
+
+/**
+ * The `attemptId` of a first message that failed to decode, when it can be
+ * recovered: the message is strict JSON, its `type` is `invocationStart` or
+ * `resumeAttach`, and its `attemptId` is a lower-case UUIDv4. The server puts
+ * it in `invocationRejected` (section 6.2). Never throws; anything else
+ * gives `undefined`.
+ */
+export function recoverAttemptId(data: string | Uint8Array, isBinary = false): string | undefined {
+  if (isBinary !== false) return undefined;
+  let root;
+  try {
+    root = parseStrictJson(data, { maxBytes: LIMITS.maxTextMessageBytes });
+  } catch {
+    return undefined;
+  }
+  if (!isJsonObject(root)) return undefined;
+  const type = getMember(root, "type");
+  if (type !== "invocationStart" && type !== "resumeAttach") return undefined;
+  const attemptId = getMember(root, "attemptId");
+  return isUuidV4(attemptId) ? attemptId : undefined;
+}

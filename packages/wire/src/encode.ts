@@ -1,0 +1,42 @@
+/**
+ * The encoding entry point: a typed message in, the exact bytes a conforming
+ * peer expects out. Text messages are canonical JSON (section 2); binary
+ * messages are one envelope (section 7). Encoding checks every rule decoding
+ * checks, so what `encodeMessage` returns always decodes.
+ */
+import { encodeBinaryMessage, isBinaryKind } from "./binary-envelope.js";
+import { canonicalJson } from "./canonical-json.js";
+import { invalidAt } from "./codec.js";
+import type { BinaryMessage, Message, ServerTextMessage, ClientTextMessage } from "./messages.js";
+import { CLIENT_TEXT_VARIANTS, SERVER_TEXT_VARIANTS, type TextVariant } from "./text-messages.js";
+
+type TextMessage = ClientTextMessage | ServerTextMessage;
+
+/**
+ * Text variants by type. `streamCancel` exists in both directions; the
+ * server's variant accepts every reason of the client's and more, so the
+ * encoder uses it (the receiving decoder applies the direction's own set).
+ */
+const VARIANTS = new Map<string, TextVariant<TextMessage>>([
+  ...CLIENT_TEXT_VARIANTS.map((variant) => [variant.type, variant] as const),
+  ...SERVER_TEXT_VARIANTS.map((variant) => [variant.type, variant] as const),
+]);
+
+/** Encodes a text message as canonical JSON text. */
+export function encodeMessage(message: TextMessage): string;
+/** Encodes a binary message as one envelope (a single allocation). */
+export function encodeMessage(message: BinaryMessage): Uint8Array;
+export function encodeMessage(message: Message): string | Uint8Array;
+export function encodeMessage(message: Message): string | Uint8Array {
+  if (typeof message !== "object" || message === null || Array.isArray(message)) {
+    throw invalidAt("", "to encode must be a message object");
+  }
+  const type: unknown = (message as { readonly type?: unknown }).type;
+  if (isBinaryKind(type)) return encodeBinaryMessage(message);
+  const variant = typeof type === "string" ? VARIANTS.get(type) : undefined;
+  if (variant === undefined) throw invalidAt("type", "is not a message variant of protocol v1");
+  const wire = variant.encode(message);
+  wire["type"] = variant.type;
+  wire["version"] = 1;
+  return canonicalJson(wire);
+}
