@@ -1,1 +1,29 @@
-export {};
+/**
+ * @golem-stream/client — invoke agent methods whose parameters and results
+ * contain streams, over one WebSocket per invocation that survives
+ * disconnects without losing, duplicating or skipping data.
+ *
+ *   const client = createClient({ url, token });
+ *   const call = client.invoke({ …, methodParameters: record([inputStream.strings(lines)]) });
+ *   const result = await call.result;
+ *   for await (const item of result.streams[0]) …
+ *   await call.finished;
+ */
+export { createClient, sessionUrl, type Client, type ClientOptions, type InvokeOptions, type AttachOptions } from "./client.js";
+export {
+  Invocation,
+  type InvocationResult,
+  type InvocationEvents,
+  type AcceptedEvent,
+  type ReconnectingEvent,
+  type CheckpointCallback,
+} from "./invocation.js";
+export { inputStream, InputStream, type BinaryBlob, type InputElementKind, type ParamNode, type ParamPayload } from "./input-stream.js";
+export { OutputStream, type OutputChunk } from "./output-stream.js";
+export type { ResumeState } from "./checkpoint.js";
+export { ClientError, isClientError, CLIENT_ERROR_KINDS, type ClientErrorKind } from "./errors.js";
+export { DEFAULT_RECONNECT_POLICY, reconnectDelay, type ReconnectPolicy } from "./reconnect-policy.js";
+export type { Transport, Connection, ConnectionHandlers, ConnectRequest, CloseInfo } from "./transport.js";
+export { wsTransport, type WsTransportOptions } from "./ws-transport.js";
+export type { Source, ByteSource } from "./sources.js";
+export { findStreamTokens, type StreamLeaf } from "./values.js";

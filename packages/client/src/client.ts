@@ -1,0 +1,126 @@
+/**
+ * `createClient()`: where an application starts. A client holds the endpoint,
+ * credentials, transport and limits; each `invoke`/`resume`/`takeover` makes
+ * one invocation handle with its own WebSocket session.
+ */
+import { randomUUID } from "node:crypto";
+import { LIMITS, SESSION_PATH, utf8ByteLength, type ConfigEntry, type SchemaValueJson, type Selector } from "@golem-stream/wire";
+import type { ResumeState } from "./checkpoint.js";
+import { ClientError } from "./errors.js";
+import type { ParamNode } from "./input-stream.js";
+import { Invocation, type CheckpointCallback } from "./invocation.js";
+import { resolvePolicy, type ReconnectPolicy } from "./reconnect-policy.js";
+import type { Transport } from "./transport.js";
+import { wsTransport } from "./ws-transport.js";
+
+export interface ClientOptions {
+  /** Server base URL (`http://`, `https://`, `ws://` or `wss://`); the session path is appended when absent. */
+  readonly url: string;
+  /** A fixed bearer token… */
+  readonly token?: string;
+  /** …or a function asked before every connection, so tokens can rotate during reconnects. */
+  readonly getToken?: () => string | Promise<string>;
+  /** Defaults to `ws` (`wsTransport()`). */
+  readonly transport?: Transport;
+  readonly reconnect?: ReconnectPolicy;
+  /** Unacknowledged input kept per stream for resends; the source pauses when it is full. Default 8 MiB (decisions §6). */
+  readonly maxUnackedInputBytes?: number;
+  /** Output items queued per stream before the session is paused. Default 256 (decisions §6). */
+  readonly maxQueuedEntriesPerStream?: number;
+  /** Output bytes queued per session before it is paused. Default 64 MiB (decisions §6). */
+  readonly maxQueuedBytes?: number;
+}
+
+export interface InvokeOptions {
+  readonly application: string;
+  readonly environment: string;
+  readonly agentType: string;
+  /** Native SchemaValue; must not contain streams. */
+  readonly constructorParameters: SchemaValueJson;
+  readonly method: string;
+  /** Native SchemaValue whose stream leaves are `inputStream.*(source)` bindings. */
+  readonly methodParameters: ParamNode;
+  readonly config?: readonly ConfigEntry[];
+  /** Makes retries of the whole call safe; default: a fresh UUID. */
+  readonly idempotencyKey?: string;
+  readonly phantomId?: string;
+  /** Aborting cancels every stream and detaches (see `Invocation.cancel`). */
+  readonly signal?: AbortSignal;
+  /** Called after every delivery with the full current state (the CLI's checkpoint). */
+  readonly onCheckpoint?: CheckpointCallback;
+}
+
+export interface AttachOptions {
+  readonly signal?: AbortSignal;
+  readonly onCheckpoint?: CheckpointCallback;
+}
+
+export interface Client {
+  invoke(options: InvokeOptions): Invocation;
+  /** Continues with the session token of the current generation (the same owner reconnecting). */
+  resume(state: ResumeState, options?: AttachOptions): Invocation;
+  /** Claims the session from any generation — another process, a restarted CLI. */
+  takeover(state: ResumeState, options?: AttachOptions): Invocation;
+}
+
+export function createClient(options: ClientOptions): Client {
+  const { token, getToken } = options;
+  if ((token === undefined) === (getToken === undefined)) {
+    throw new ClientError("invalid-argument", "give exactly one of token or getToken");
+  }
+  const config = {
+    url: sessionUrl(options.url),
+    getToken: getToken ?? (() => token as string),
+    transport: options.transport ?? wsTransport(),
+    policy: resolvePolicy(options.reconnect),
+    maxUnackedInputBytes: positive(options.maxUnackedInputBytes, LIMITS.defaultClientUnackedInputBytes, "maxUnackedInputBytes"),
+    maxQueuedEntriesPerStream: positive(options.maxQueuedEntriesPerStream, LIMITS.maxQueuedEntriesPerStream, "maxQueuedEntriesPerStream"),
+    maxQueuedBytes: positive(options.maxQueuedBytes, LIMITS.maxQueuedBytesPerSession, "maxQueuedBytes"),
+  };
+  return {
+    invoke(invoke) {
+      const idempotencyKey = invoke.idempotencyKey ?? randomUUID();
+      const keyBytes = utf8ByteLength(idempotencyKey);
+      if (keyBytes === 0 || keyBytes > LIMITS.maxIdempotencyKeyBytes) {
+        throw new ClientError("invalid-argument", "idempotencyKey must be 1 byte .. 1 KiB of UTF-8", { code: "validation-error" });
+      }
+      const selector: Selector = {
+        agentType: invoke.agentType,
+        application: invoke.application,
+        constructorParameters: invoke.constructorParameters,
+        environment: invoke.environment,
+        method: invoke.method,
+        ...(invoke.phantomId === undefined ? {} : { phantomId: invoke.phantomId }),
+      };
+      const template = { type: "invocationStart" as const, config: invoke.config ?? [], idempotencyKey, selector };
+      return new Invocation(config, { kind: "start", template, params: invoke.methodParameters }, invoke.onCheckpoint, invoke.signal);
+    },
+    resume(state, attach = {}) {
+      return new Invocation(config, { kind: "attach", operation: "resume", state }, attach.onCheckpoint, attach.signal);
+    },
+    takeover(state, attach = {}) {
+      return new Invocation(config, { kind: "attach", operation: "takeover", state }, attach.onCheckpoint, attach.signal);
+    },
+  };
+}
+
+/** `http://h:p` → `ws://h:p/v1/agents/invoke-agent-session`; an explicit path is kept. */
+export function sessionUrl(base: string): string {
+  let url: URL;
+  try {
+    url = new URL(base);
+  } catch (cause) {
+    throw new ClientError("invalid-argument", `not a URL: ${base}`, { cause });
+  }
+  if (url.protocol === "http:") url.protocol = "ws:";
+  else if (url.protocol === "https:") url.protocol = "wss:";
+  else if (url.protocol !== "ws:" && url.protocol !== "wss:") throw new ClientError("invalid-argument", `unsupported URL scheme ${url.protocol}`);
+  if (url.pathname === "/" || url.pathname === "") url.pathname = SESSION_PATH;
+  return url.toString();
+}
+
+function positive(value: number | undefined, fallback: number, name: string): number {
+  if (value === undefined) return fallback;
+  if (!Number.isSafeInteger(value) || value <= 0) throw new ClientError("invalid-argument", `${name} must be a positive integer`);
+  return value;
+}

@@ -1,0 +1,78 @@
+/**
+ * The one error class of the client. A `ClientError` says *what happened to
+ * the invocation* (`kind`, a closed set owned by this package) and, when the
+ * server or the protocol supplied one, the stable public `code` (the closed
+ * v1 set of `@golem-stream/wire`). Client-side failures such as running out of
+ * reconnect attempts have a kind but no public code: they never crossed the
+ * wire, so inventing a public code for them would lie about the server.
+ */
+import type { ErrorCode, ServerCancelReason } from "@golem-stream/wire";
+import { ProtocolError } from "@golem-stream/wire";
+
+export const CLIENT_ERROR_KINDS = [
+  /** The server rejected the attempt (`invocationRejected` or an HTTP handshake error). */
+  "rejected",
+  /** Another transport took the session over (`attachmentRevoked`). */
+  "revoked",
+  /** Reconnecting failed more often than the reconnect policy allows. */
+  "connection-lost",
+  /** The invocation finished with a failure outcome (`invocationFinished`). */
+  "invocation-failed",
+  /** One output stream ended with an error outcome (`outputStreamEnd`). */
+  "stream-failed",
+  /** One output stream was cancelled (by the server, or by this client). */
+  "stream-cancelled",
+  /** The server sent bytes or a message sequence the protocol forbids. */
+  "server-violation",
+  /** The caller aborted the invocation (`signal`, `cancel()`). */
+  "aborted",
+  /** A caller-supplied argument is unusable (thrown synchronously, before any I/O). */
+  "invalid-argument",
+] as const;
+export type ClientErrorKind = (typeof CLIENT_ERROR_KINDS)[number];
+
+export interface ClientErrorOptions {
+  readonly code?: ErrorCode;
+  readonly retryable?: boolean;
+  readonly reason?: ServerCancelReason;
+  readonly cause?: unknown;
+}
+
+export class ClientError extends Error {
+  override readonly name = "ClientError";
+  readonly kind: ClientErrorKind;
+  /** The public protocol code, when the failure has one. */
+  readonly code: ErrorCode | undefined;
+  /** The server's `retryable` flag of a rejection (false otherwise). */
+  readonly retryable: boolean;
+  /** The cancellation reason of a `stream-cancelled` error. */
+  readonly reason: ServerCancelReason | undefined;
+
+  constructor(kind: ClientErrorKind, message: string, options: ClientErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.kind = kind;
+    this.code = options.code;
+    this.retryable = options.retryable ?? false;
+    this.reason = options.reason;
+  }
+}
+
+export function isClientError(value: unknown): value is ClientError {
+  return value instanceof ClientError;
+}
+
+/** Wraps a `ProtocolError` raised while reading server bytes. */
+export function serverViolation(error: unknown): ClientError {
+  if (error instanceof ClientError) return error;
+  if (error instanceof ProtocolError) {
+    return new ClientError("server-violation", `server sent an invalid message: ${error.message}`, {
+      code: error.code,
+      cause: error,
+    });
+  }
+  return new ClientError("server-violation", "server sent an invalid message", { code: "protocol-error", cause: error });
+}
+
+export function violation(message: string): ClientError {
+  return new ClientError("server-violation", message, { code: "protocol-error" });
+}

@@ -1,0 +1,255 @@
+/**
+ * Feeds one input stream: pulls its source, numbers the logical items, keeps
+ * every item the server has not durably acknowledged in a byte-bounded buffer
+ * and resends exactly the suffix beyond the server's high-water after a
+ * reconnect (protocol section 9). When the buffer is full the source is simply
+ * not pulled — the producer is paused, nothing is queued without bound.
+ */
+import { LIMITS, type ClientCancelReason, type ClientMessage, type SchemaValueJson } from "@golem-stream/wire";
+import { ClientError, violation } from "./errors.js";
+import type { InputStream, BinaryBlob } from "./input-stream.js";
+import { toBytes, type PullIterator } from "./sources.js";
+
+export interface FeederLink {
+  readonly channel: number;
+  send(message: ClientMessage): void;
+}
+
+export interface FeederHost {
+  /** Freezes an item value: replaces nested bindings by provisional refs and registers them. */
+  freezeValue(binding: InputStream, item: unknown): SchemaValueJson;
+  /** The source failed; the server is told `source-unavailable`. */
+  onSourceFailure(binding: InputStream, error: unknown): void;
+}
+
+type Pending =
+  | { readonly kind: "u8"; readonly sequence: bigint; readonly payload: Uint8Array }
+  | { readonly kind: "binary"; readonly sequence: bigint; readonly payload: Uint8Array; readonly mimeType?: string }
+  | { readonly kind: "value"; readonly sequence: bigint; readonly value: SchemaValueJson; readonly bytes: number };
+
+type Terminal = { readonly kind: "end" } | { readonly kind: "cancel"; readonly reason: ClientCancelReason };
+
+const countOf = (entry: Pending): bigint => (entry.kind === "u8" ? BigInt(entry.payload.byteLength) : 1n);
+const bytesOf = (entry: Pending): number => (entry.kind === "value" ? entry.bytes : entry.payload.byteLength);
+
+export class InputFeeder {
+  readonly binding: InputStream;
+  /** The provisional reference frozen into the message that introduced this stream. */
+  /** Changes only when a start is re-attempted under a new attempt id (protocol 3.2). */
+  provisionalRef: string;
+  streamToken: string | undefined;
+
+  readonly #host: FeederHost;
+  readonly #maxUnackedBytes: number;
+  readonly #source: PullIterator<unknown>;
+  /** Unacknowledged items in sequence order; `#head` skips acknowledged ones without shifting. */
+  #pending: Pending[] = [];
+  #head = 0;
+  #unackedBytes = 0;
+  #nextSequence = 0n;
+  #acked = 0n;
+  #terminal: Terminal | undefined;
+  #terminalAcked = false;
+  #link: FeederLink | undefined;
+  #pumping = false;
+  #wakePump: (() => void) | undefined;
+  #settle!: () => void;
+  /** Resolves once the server has durably recorded this stream's terminal. */
+  readonly settled: Promise<void>;
+
+  constructor(binding: InputStream, provisionalRef: string, host: FeederHost, maxUnackedBytes: number = LIMITS.defaultClientUnackedInputBytes) {
+    this.binding = binding;
+    this.provisionalRef = provisionalRef;
+    this.#host = host;
+    this.#maxUnackedBytes = maxUnackedBytes;
+    this.#source = binding.claim();
+    binding.onCancel((reason) => this.cancel(reason));
+    this.settled = new Promise((resolve) => (this.#settle = resolve));
+  }
+
+  get done(): boolean {
+    return this.#terminalAcked;
+  }
+
+  /** Bytes held for a possible resend. */
+  get unackedBytes(): number {
+    return this.#unackedBytes;
+  }
+
+  /** A connection mapped this stream to `channel`; `highWater` is the server's durable state. */
+  attach(link: FeederLink, highWater: { readonly sequence: bigint; readonly terminal: boolean }): void {
+    this.#link = link;
+    this.acknowledge(highWater.sequence, highWater.terminal);
+    if (this.#terminalAcked) return;
+    for (let i = this.#head; i < this.#pending.length; i++) this.#send(this.#pending[i]!);
+    if (this.#terminal !== undefined) this.#sendTerminal();
+    if (!this.#pumping) void this.#pump();
+  }
+
+  detach(): void {
+    this.#link = undefined;
+  }
+
+  /** `count` items are durably accepted; `terminal` when the stream's end or cancel is. */
+  acknowledge(count: bigint, terminal: boolean): void {
+    if (this.#terminalAcked) return;
+    if (count > this.#nextSequence) throw violation(`server acknowledged ${count} input items; only ${this.#nextSequence} were sent`);
+    if (count < this.#acked) throw violation(`server acknowledgement went back from ${this.#acked} to ${count}`);
+    while (this.#head < this.#pending.length) {
+      const entry = this.#pending[this.#head]!;
+      const end = entry.sequence + countOf(entry);
+      if (end <= count) {
+        this.#unackedBytes -= bytesOf(entry);
+        this.#pending[this.#head++] = undefined as unknown as Pending;
+        continue;
+      }
+      if (entry.kind === "u8" && entry.sequence < count) {
+        // Part of a packed batch is durable: keep only the suffix for a resend.
+        const cut = Number(count - entry.sequence);
+        this.#unackedBytes -= cut;
+        this.#pending[this.#head] = { kind: "u8", sequence: count, payload: entry.payload.subarray(cut) };
+      }
+      break;
+    }
+    if (this.#head > 256 && this.#head * 2 > this.#pending.length) {
+      this.#pending = this.#pending.slice(this.#head);
+      this.#head = 0;
+    }
+    this.#acked = count;
+    if (terminal) {
+      this.#terminalAcked = true;
+      this.#pending = [];
+      this.#head = 0;
+      this.#unackedBytes = 0;
+      void this.#source.close().catch(() => undefined);
+      this.#settle();
+    }
+    this.#wake();
+  }
+
+  /** The application cancels this input (`cancelled`). */
+  cancel(reason: ClientCancelReason = "cancelled"): void {
+    if (this.#terminal !== undefined || this.#terminalAcked) return;
+    this.#terminal = { kind: "cancel", reason };
+    void this.#source.close().catch(() => undefined);
+    this.#sendTerminal();
+    this.#wake();
+  }
+
+  /** The server cancelled this input; its terminal ACK follows. Stop reading the source now. */
+  serverCancelled(): void {
+    if (this.#terminal === undefined) this.#terminal = { kind: "cancel", reason: "cancelled" };
+    void this.#source.close().catch(() => undefined);
+    this.#wake();
+  }
+
+  /** The invocation is over: release the source. */
+  stop(): void {
+    this.#terminalAcked = true;
+    void this.#source.close().catch(() => undefined);
+    this.#settle();
+    this.#wake();
+  }
+
+  async #pump(): Promise<void> {
+    this.#pumping = true;
+    try {
+      while (this.#terminal === undefined && !this.#terminalAcked) {
+        if (this.#unackedBytes >= this.#maxUnackedBytes) {
+          await new Promise<void>((resolve) => (this.#wakePump = resolve));
+          continue;
+        }
+        const result = await this.#source.next();
+        if (this.#terminal !== undefined || this.#terminalAcked) break;
+        if (result.done) {
+          this.#terminal = { kind: "end" };
+          this.#sendTerminal();
+          break;
+        }
+        for (const entry of this.#toEntries(result.value)) {
+          this.#pending.push(entry);
+          this.#unackedBytes += bytesOf(entry);
+          this.#nextSequence = entry.sequence + countOf(entry);
+          this.#send(entry);
+        }
+      }
+    } catch (error) {
+      if (this.#terminal === undefined && !this.#terminalAcked) {
+        this.binding.recordFailure(error);
+        this.#host.onSourceFailure(this.binding, error);
+        this.#terminal = { kind: "cancel", reason: "source-unavailable" };
+        void this.#source.close().catch(() => undefined);
+        this.#sendTerminal();
+      }
+    }
+  }
+
+  #toEntries(item: unknown): Pending[] {
+    switch (this.binding.element) {
+      case "u8": {
+        const bytes = toBytes(item);
+        const out: Pending[] = [];
+        let sequence = this.#nextSequence;
+        for (let at = 0; at < bytes.byteLength; at += LIMITS.maxPackedU8PayloadBytes) {
+          const payload = bytes.subarray(at, at + LIMITS.maxPackedU8PayloadBytes);
+          out.push({ kind: "u8", sequence, payload });
+          sequence += BigInt(payload.byteLength);
+        }
+        return out;
+      }
+      case "binary": {
+        const blob: BinaryBlob = item instanceof Uint8Array || ArrayBuffer.isView(item) || item instanceof ArrayBuffer
+          ? { bytes: toBytes(item) }
+          : (item as BinaryBlob);
+        const payload = toBytes(blob.bytes);
+        if (payload.byteLength > LIMITS.maxBinaryPayloadBytes) {
+          throw new ClientError("invalid-argument", `a binary item of ${payload.byteLength} bytes exceeds ${LIMITS.maxBinaryPayloadBytes}`, { code: "limit-exceeded" });
+        }
+        const mimeType = blob.mimeType ?? this.binding.mimeType;
+        return [{ kind: "binary", sequence: this.#nextSequence, payload, ...(mimeType === undefined ? {} : { mimeType }) }];
+      }
+      case "value": {
+        const value = this.#host.freezeValue(this.binding, item);
+        // Charge roughly the item's wire size; exact accounting would encode twice.
+        return [{ kind: "value", sequence: this.#nextSequence, value, bytes: 64 + JSON.stringify(value).length }];
+      }
+    }
+  }
+
+  #send(entry: Pending): void {
+    const link = this.#link;
+    if (link === undefined) return;
+    const { channel } = link;
+    switch (entry.kind) {
+      case "u8":
+        link.send({ type: "input-u8", channel, sequence: entry.sequence, payload: entry.payload });
+        return;
+      case "binary":
+        link.send({
+          type: "input-binary",
+          channel,
+          sequence: entry.sequence,
+          payload: entry.payload,
+          ...(entry.mimeType === undefined ? {} : { mimeType: entry.mimeType }),
+        });
+        return;
+      case "value":
+        link.send({ type: "inputStreamItem", channel, sequence: entry.sequence, value: entry.value });
+        return;
+    }
+  }
+
+  #sendTerminal(): void {
+    const link = this.#link;
+    const terminal = this.#terminal;
+    if (link === undefined || terminal === undefined || this.#terminalAcked) return;
+    if (terminal.kind === "end") link.send({ type: "inputStreamEnd", channel: link.channel, sequence: this.#nextSequence });
+    else link.send({ type: "streamCancel", channel: link.channel, reason: terminal.reason });
+  }
+
+  #wake(): void {
+    const wake = this.#wakePump;
+    this.#wakePump = undefined;
+    wake?.();
+  }
+}

@@ -1,0 +1,110 @@
+/**
+ * Input stream bindings: how an application puts a source where a stream
+ * leaf belongs in the method parameters. A binding is affine — it can be
+ * placed at one structural coordinate of one invocation only, exactly like
+ * the stream reference it becomes (protocol 3.2).
+ */
+import type { ClientCancelReason, JsonPrimitive, SchemaValueJson } from "@golem-stream/wire";
+import { ClientError } from "./errors.js";
+import { pullFrom, type ByteSource, type PullIterator, type Source } from "./sources.js";
+
+/** How items of the stream travel: packed bytes, one binary message per item, or JSON items. */
+export type InputElementKind = "u8" | "binary" | "value";
+
+/** One item of a `stream<binary>` source: bytes, optionally with a MIME type. */
+export interface BinaryBlob {
+  readonly bytes: Uint8Array;
+  readonly mimeType?: string;
+}
+
+/**
+ * A native SchemaValue in which any node may be an `InputStream` binding. The
+ * runtime replaces each binding by `{"kind":"stream","value":{"provisionalRef":…}}`.
+ */
+export type ParamNode = InputStream | { readonly kind: string; readonly value: ParamPayload };
+export type ParamPayload =
+  | JsonPrimitive
+  | InputStream
+  | readonly ParamPayload[]
+  | { readonly [member: string]: ParamPayload };
+
+export class InputStream {
+  readonly element: InputElementKind;
+  /** For `value` streams: turns one source item into a native node (may contain nested bindings). */
+  readonly encode: ((item: unknown) => ParamNode) | undefined;
+  readonly mimeType: string | undefined;
+  readonly #source: Source<unknown> | NodeJS.ReadableStream;
+  #claimed = false;
+  #failure: unknown;
+  #cancel: ((reason: ClientCancelReason) => void) | undefined;
+
+  constructor(
+    element: InputElementKind,
+    source: Source<unknown> | NodeJS.ReadableStream,
+    options: { encode?: (item: unknown) => ParamNode; mimeType?: string } = {},
+  ) {
+    this.element = element;
+    this.#source = source;
+    this.encode = options.encode;
+    this.mimeType = options.mimeType;
+  }
+
+  /** The error the source threw, once it failed (the server saw `source-unavailable`). */
+  get failure(): unknown {
+    return this.#failure;
+  }
+
+  /** @internal Claims the binding for one coordinate; a second claim is an affine violation. */
+  claim(): PullIterator<unknown> {
+    if (this.#claimed) {
+      throw new ClientError("invalid-argument", "an input stream can be placed at one coordinate of one invocation only", {
+        code: "stream-already-consumed",
+      });
+    }
+    this.#claimed = true;
+    return pullFrom(this.#source);
+  }
+
+  /**
+   * Ends this input early: the server records the stream as cancelled and the
+   * agent sees its source fail. A no-op before the invocation claimed it or
+   * after its terminal.
+   */
+  cancel(reason: ClientCancelReason = "cancelled"): void {
+    this.#cancel?.(reason);
+  }
+
+  /** @internal */
+  recordFailure(error: unknown): void {
+    this.#failure ??= error;
+  }
+
+  /** @internal Set by the feeder that owns this binding. */
+  onCancel(handler: (reason: ClientCancelReason) => void): void {
+    this.#cancel = handler;
+  }
+}
+
+const asNative = (item: unknown): ParamNode => item as ParamNode;
+
+/** Constructors for the three element kinds, plus string and JS conveniences. */
+export const inputStream = {
+  /** `stream<u8>`: each chunk is sent as packed batches of at most 1 MiB. */
+  bytes(source: ByteSource): InputStream {
+    return new InputStream("u8", source);
+  },
+  /** `stream<binary>`: each chunk (bytes, or `{bytes, mimeType}`) is one item. */
+  binary(source: Source<Uint8Array | BinaryBlob>, options: { mimeType?: string } = {}): InputStream {
+    return new InputStream("binary", source, options);
+  },
+  /** Any other element type: each item is a native SchemaValue node, or `encode(item)` makes one. */
+  values<T = SchemaValueJson>(source: Source<T>, encode?: (item: T) => ParamNode): InputStream {
+    return new InputStream("value", source as Source<unknown>, {
+      encode: encode === undefined ? asNative : (item) => encode(item as T),
+    });
+  },
+  /** `stream<string>` from JS strings. */
+  strings(source: Source<string>): InputStream {
+    return inputStream.values(source, (text) => ({ kind: "string", value: text }));
+  },
+};

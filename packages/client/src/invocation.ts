@@ -1,0 +1,198 @@
+/**
+ * The handle `client.invoke()` returns: promises for acceptance, the result
+ * and the outcome; the output streams; cancellation; events. All protocol
+ * work happens in `session.ts`; this file only shapes it for applications.
+ */
+import type { InvocationResultBody, SchemaGraphJson, SchemaValueJson } from "@golem-stream/wire";
+import { ClientError } from "./errors.js";
+import type { ResumeState } from "./checkpoint.js";
+import type { InputStream } from "./input-stream.js";
+import type { OutputStream } from "./output-stream.js";
+import { Session, type SessionConfig, type SessionEvent, type SessionStart } from "./session.js";
+
+/** The method's result. Output streams found in `value` are listed in document order. */
+export type InvocationResult =
+  | { readonly kind: "none" }
+  | {
+      readonly kind: "value";
+      readonly graph: SchemaGraphJson;
+      readonly value: SchemaValueJson;
+      /** Every output stream the result exposes; `stream.coordinate` is its JSON pointer in `value`. */
+      readonly streams: readonly OutputStream[];
+    };
+
+export interface AcceptedEvent {
+  readonly operation: "start" | "resume" | "takeover";
+  readonly attemptId: string;
+  /** The server replayed a committed acceptance for a re-sent descriptor. */
+  readonly replayed: boolean;
+}
+export interface ReconnectingEvent {
+  /** Consecutive failures so far. */
+  readonly failures: number;
+  readonly delayMs: number;
+  /** What ended the previous connection: a close, a rejection code, `revoked`. */
+  readonly cause: string;
+}
+
+export interface InvocationEvents {
+  accepted: AcceptedEvent;
+  reconnecting: ReconnectingEvent;
+  /** Our attachment was replaced by a replayed one; the runtime resumes. A hostile takeover fails the invocation instead. */
+  revoked: Record<string, never>;
+  /** An output stream became known (result, nested in an item, or re-announced after a takeover). */
+  stream: OutputStream;
+  /** An input source threw; the server was told `source-unavailable`. */
+  inputFailed: { readonly input: InputStream; readonly error: unknown };
+}
+
+export type CheckpointCallback = (state: ResumeState) => void | Promise<void>;
+
+export class Invocation {
+  /** Resolves when the server first accepts the invocation. */
+  readonly accepted: Promise<AcceptedEvent>;
+  /** Resolves with the method's result; rejects with a `ClientError` if the invocation fails first. */
+  readonly result: Promise<InvocationResult>;
+  /** Resolves when the invocation finished successfully; rejects with a `ClientError` otherwise. */
+  readonly finished: Promise<void>;
+  /** Aborted (with the `ClientError` as reason) when the invocation fails or is cancelled. */
+  readonly signal: AbortSignal;
+
+  readonly #session: Session;
+  readonly #controller = new AbortController();
+  readonly #listeners = new Map<keyof InvocationEvents, Set<(event: never) => void>>();
+
+  /** @internal Use `client.invoke`, `client.resume` or `client.takeover`. */
+  constructor(config: SessionConfig, start: SessionStart, onCheckpoint: CheckpointCallback | undefined, signal: AbortSignal | undefined) {
+    this.signal = this.#controller.signal;
+    const accepted = deferred<AcceptedEvent>();
+    const result = deferred<InvocationResult>();
+    const finished = deferred<void>();
+    this.accepted = accepted.promise;
+    this.result = result.promise;
+    this.finished = finished.promise;
+    const resolveAccepted = accepted.resolve;
+    const resolveResult = result.resolve;
+    const resolveFinished = (): void => finished.resolve();
+    const rejectAll = (error: ClientError): void => {
+      accepted.reject(error);
+      result.reject(error);
+      finished.reject(error);
+    };
+
+    this.#session = new Session(config, start, {
+      onEvent: (event) => this.#dispatch(event, resolveAccepted),
+      onResult: (result, streams) => resolveResult(shapeResult(result, streams)),
+      onFinished: (outcome) => {
+        if (outcome.kind === "success") {
+          resolveFinished();
+          return;
+        }
+        const error = new ClientError("invocation-failed", outcome.message, { code: outcome.code });
+        rejectAll(error);
+        this.#controller.abort(error);
+      },
+      onFailed: (error) => {
+        rejectAll(error);
+        this.#controller.abort(error);
+      },
+      onCheckpoint: (state) => onCheckpoint?.(state),
+    });
+    if (signal !== undefined) {
+      if (signal.aborted) queueMicrotask(() => this.cancel("aborted by the caller's signal"));
+      else signal.addEventListener("abort", () => this.cancel("aborted by the caller's signal"), { once: true });
+    }
+    void this.#session.run();
+  }
+
+  /** The latest session token, once accepted. */
+  get sessionToken(): string | undefined {
+    return this.#session.sessionToken;
+  }
+
+  /** What `client.resume`/`client.takeover` need to continue this invocation elsewhere. */
+  get state(): ResumeState | undefined {
+    return this.#session.state;
+  }
+
+  /** Every output stream known so far. */
+  get streams(): readonly OutputStream[] {
+    return [...this.#session.outputs.values()];
+  }
+
+  /** The output stream a `{"kind":"stream","value":{"streamToken":…}}` node refers to (nested streams). */
+  stream(reference: string | SchemaValueJson): OutputStream | undefined {
+    const token =
+      typeof reference === "string"
+        ? reference
+        : typeof reference.value === "object" && reference.value !== null && !Array.isArray(reference.value)
+          ? reference.value["streamToken"]
+          : undefined;
+    return typeof token === "string" ? this.#session.outputs.get(token) : undefined;
+  }
+
+  /**
+   * Cancels every open stream of the invocation (the server sees `cancelled`),
+   * then detaches. The promises reject with a `ClientError` of kind `aborted`.
+   */
+  cancel(reason = "cancelled by the caller"): void {
+    this.#session.abort(reason);
+  }
+
+  on<E extends keyof InvocationEvents>(event: E, listener: (payload: InvocationEvents[E]) => void): () => void {
+    let set = this.#listeners.get(event);
+    if (set === undefined) this.#listeners.set(event, (set = new Set()));
+    set.add(listener as (event: never) => void);
+    return () => set.delete(listener as (event: never) => void);
+  }
+
+  #emit<E extends keyof InvocationEvents>(event: E, payload: InvocationEvents[E]): void {
+    for (const listener of this.#listeners.get(event) ?? []) (listener as (payload: InvocationEvents[E]) => void)(payload);
+  }
+
+  #dispatch(event: SessionEvent, resolveAccepted: (event: AcceptedEvent) => void): void {
+    switch (event.type) {
+      case "accepted": {
+        const payload = { operation: event.operation, attemptId: event.attemptId, replayed: event.replayed };
+        resolveAccepted(payload);
+        this.#emit("accepted", payload);
+        return;
+      }
+      case "reconnecting":
+        this.#emit("reconnecting", { failures: event.failures, delayMs: event.delayMs, cause: event.cause });
+        return;
+      case "revoked":
+        this.#emit("revoked", {});
+        return;
+      case "stream":
+        this.#emit("stream", event.stream);
+        return;
+      case "input-failed":
+        this.#emit("inputFailed", { input: event.input, error: event.error });
+        return;
+    }
+  }
+}
+
+function shapeResult(result: InvocationResultBody, streams: OutputStream[]): InvocationResult {
+  if (result.kind === "none") return { kind: "none" };
+  return { kind: "value", graph: result.graph, value: result.value, streams };
+}
+
+interface Deferred<T> {
+  readonly promise: Promise<T>;
+  resolve(value: T): void;
+  reject(error: unknown): void;
+}
+
+/** A promise settled from outside; an unobserved rejection never crashes the process. */
+function deferred<T>(): Deferred<T> {
+  let resolve!: (value: T) => void;
+  let reject!: (error: unknown) => void;
+  const promise = new Promise<T>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  promise.catch(() => undefined);
+  return { promise, resolve, reject };
+}

@@ -1,0 +1,295 @@
+/**
+ * One output stream as the application sees it: an async iterable (and a Web
+ * `ReadableStream`) of items, with the cursor discipline of protocol 6.4/6.5
+ * and section 7 built in.
+ *
+ * Cursor rule (exact): the value handed out by `next()` is *delivered* when
+ * the consumer comes back for more — the next `next()` call, a `return()`
+ * (leaving a `for await` loop) or `cancel()`. Only then does its cursor
+ * become the stream's retained cursor and reach the persistence callback. A
+ * packed `stream<u8>` batch is one `Uint8Array` chunk, so its cursor moves
+ * only once the whole batch has been handed over and the consumer asks again.
+ * The terminal cursor is retained when the consumer observes the end (`done`,
+ * the thrown stream error) or cancels. A crash while the consumer holds an
+ * item therefore replays that item: at-least-once, never a gap.
+ */
+import type { OutputOutcome, SchemaValueJson, ServerCancelReason, ClientCancelReason } from "@golem-stream/wire";
+import { ClientError, violation } from "./errors.js";
+import type { BinaryBlob } from "./input-stream.js";
+
+/** What an output stream yields: a native value, a packed byte batch, or one binary item. */
+export type OutputChunk = SchemaValueJson | Uint8Array | BinaryBlob;
+
+/** The runtime's side of a stream: queue accounting, cursor persistence, cancellation. */
+export interface OutputStreamHost {
+  /** Queue size changed; the host pauses or resumes the connection. */
+  onQueueChange(deltaEntries: number, deltaBytes: number): void;
+  /** A cursor became retained; resolves once the persistence callback has run. */
+  onCommit(): Promise<void> | void;
+  /** The consumer cancelled or dropped the stream. */
+  sendCancel(stream: OutputStream, reason: ClientCancelReason): void;
+}
+
+interface Entry {
+  readonly chunk: OutputChunk;
+  readonly cursorToken: string;
+  readonly bytes: number;
+}
+
+interface Ending {
+  readonly outcome: OutputOutcome;
+  readonly cursorToken: string | undefined;
+}
+
+export class OutputStream implements AsyncIterable<OutputChunk> {
+  readonly streamToken: string;
+  /** JSON pointer of the stream inside the value that first exposed it to this process, if known. */
+  coordinate: string | undefined;
+
+  readonly #host: OutputStreamHost;
+  readonly #queue: Entry[] = [];
+  #head = 0;
+  /** Next logical sequence expected from the server; `undefined` until known (streams inherited from a checkpoint). */
+  #nextSequence: bigint | undefined;
+  #ending: Ending | undefined;
+  #retained: string | undefined;
+  /** Cursor of the value most recently handed out, not yet delivered. */
+  #handedOut: string | undefined;
+  #cancelReason: ClientCancelReason | undefined;
+  #finished = false;
+  #iterating = false;
+  #wake: (() => void) | undefined;
+  #doneResolve!: (outcome: OutputOutcome) => void;
+  /** Resolves with the terminal outcome once the server has sent it. */
+  readonly ended: Promise<OutputOutcome>;
+
+  constructor(streamToken: string, host: OutputStreamHost, options: { retainedCursor?: string; knownStart?: boolean } = {}) {
+    this.streamToken = streamToken;
+    this.#host = host;
+    this.#retained = options.retainedCursor;
+    this.#nextSequence = options.knownStart === false ? undefined : 0n;
+    this.ended = new Promise((resolve) => (this.#doneResolve = resolve));
+  }
+
+  /** The retained (delivered) cursor, sent on resume. */
+  get retainedCursor(): string | undefined {
+    return this.#retained;
+  }
+
+  /** The client asked to cancel and is waiting for the terminal. */
+  get cancelRequested(): ClientCancelReason | undefined {
+    return this.#ending === undefined ? this.#cancelReason : undefined;
+  }
+
+  get terminalReceived(): boolean {
+    return this.#ending !== undefined;
+  }
+
+  get queuedEntries(): number {
+    return this.#queue.length - this.#head;
+  }
+
+  // ---- fed by the session ----
+
+  /** One item (count 1) or packed batch (count = bytes) at `sequence`. Replays are dropped, overlaps trimmed. */
+  pushItem(sequence: bigint, count: bigint, chunk: OutputChunk, cursorToken: string, wireBytes: number): void {
+    if (this.#ending !== undefined) return; // replay after the terminal: already have everything
+    const expected = this.#nextSequence ?? sequence;
+    const end = sequence + count;
+    if (end <= expected) return; // an identical replay of something already queued or delivered
+    if (sequence > expected) throw violation(`output stream skipped from sequence ${expected} to ${sequence}`);
+    if (sequence < expected) {
+      // A replayed packed batch overlapping what we hold: keep only the unseen suffix.
+      if (!(chunk instanceof Uint8Array)) throw violation("a non-batch output item overlaps a delivered one");
+      chunk = chunk.subarray(Number(expected - sequence));
+    }
+    this.#nextSequence = end;
+    if (this.#cancelReason !== undefined || this.#finished) return; // dropped by the consumer: discard
+    const bytes = Math.max(wireBytes, chunkBytes(chunk));
+    this.#queue.push({ chunk, cursorToken, bytes });
+    this.#host.onQueueChange(1, bytes);
+    this.#notify();
+  }
+
+  pushEnd(sequence: bigint, outcome: OutputOutcome, cursorToken: string | undefined): void {
+    if (this.#ending !== undefined) return;
+    if (this.#nextSequence !== undefined && sequence !== this.#nextSequence && this.#cancelReason === undefined) {
+      throw violation(`output stream ended at sequence ${sequence}, expected ${this.#nextSequence}`);
+    }
+    this.#ending = { outcome, cursorToken };
+    this.#doneResolve(outcome);
+    if (this.#cancelReason !== undefined || this.#finished) {
+      // The consumer already observed its own cancellation: the terminal is delivered.
+      this.#finished = true;
+      void this.#retain(cursorToken);
+    }
+    this.#notify();
+  }
+
+  // ---- the consumer side ----
+
+  [Symbol.asyncIterator](): AsyncIterator<OutputChunk, undefined> {
+    if (this.#iterating) throw new ClientError("invalid-argument", "an output stream has one consumer; it is already being read");
+    this.#iterating = true;
+    return {
+      next: () => this.#next(),
+      return: async () => {
+        await this.cancel("consumer-drop");
+        return { done: true, value: undefined };
+      },
+    };
+  }
+
+  /** Native values of a non-binary stream. */
+  values(): AsyncIterable<SchemaValueJson> {
+    return this.#typed((chunk) => !(chunk instanceof Uint8Array) && !("bytes" in chunk), "native values");
+  }
+
+  /** Packed batches of a `stream<u8>`. */
+  bytes(): AsyncIterable<Uint8Array> {
+    return this.#typed((chunk) => chunk instanceof Uint8Array, "byte batches");
+  }
+
+  /** Items of a `stream<binary>`. */
+  blobs(): AsyncIterable<BinaryBlob> {
+    return this.#typed((chunk) => !(chunk instanceof Uint8Array) && "bytes" in chunk, "binary items");
+  }
+
+  /** A Web `ReadableStream` view; pulling it follows the same cursor rule as `next()`. */
+  readable(): ReadableStream<OutputChunk> {
+    const iterator = this[Symbol.asyncIterator]();
+    return new ReadableStream<OutputChunk>(
+      {
+        async pull(controller) {
+          const result = await iterator.next();
+          if (result.done) controller.close();
+          else controller.enqueue(result.value);
+        },
+        async cancel() {
+          await iterator.return?.();
+        },
+      },
+      { highWaterMark: 0 },
+    );
+  }
+
+  /**
+   * Stops reading: the value handed out last counts as delivered, queued items
+   * are released, the server ends the stream as `cancelled` (or
+   * `consumer-drop`). Idempotent; a no-op after the terminal was observed.
+   */
+  async cancel(reason: ClientCancelReason = "cancelled"): Promise<void> {
+    if (this.#finished) return;
+    this.#finished = true;
+    await this.#retain(this.#handedOut);
+    this.#handedOut = undefined;
+    this.#release();
+    if (this.#ending !== undefined) {
+      await this.#retain(this.#ending.cursorToken);
+    } else {
+      this.#cancelReason = reason;
+      this.#host.sendCancel(this, reason);
+    }
+    this.#notify();
+  }
+
+  async #next(): Promise<IteratorResult<OutputChunk, undefined>> {
+    if (this.#handedOut !== undefined) {
+      const cursor = this.#handedOut;
+      this.#handedOut = undefined;
+      await this.#retain(cursor);
+    }
+    for (;;) {
+      if (this.#finished) return { done: true, value: undefined };
+      const entry = this.#queue[this.#head];
+      if (entry !== undefined) {
+        this.#queue[this.#head++] = undefined as unknown as Entry;
+        if (this.#head > 1024 && this.#head * 2 > this.#queue.length) {
+          this.#queue.splice(0, this.#head);
+          this.#head = 0;
+        }
+        this.#host.onQueueChange(-1, -entry.bytes);
+        this.#handedOut = entry.cursorToken;
+        return { done: false, value: entry.chunk };
+      }
+      if (this.#ending !== undefined) {
+        this.#finished = true;
+        await this.#retain(this.#ending.cursorToken);
+        if (this.#abortError !== undefined) throw this.#abortError;
+        const outcome = this.#ending.outcome;
+        if (outcome.kind === "ok") return { done: true, value: undefined };
+        throw outcomeError(outcome);
+      }
+      await new Promise<void>((resolve) => (this.#wake = resolve));
+    }
+  }
+
+  #typed<T extends OutputChunk>(accept: (chunk: OutputChunk) => boolean, what: string): AsyncIterable<T> {
+    return {
+      [Symbol.asyncIterator]: () => {
+        const inner = this[Symbol.asyncIterator]();
+        return {
+          next: async () => {
+            const result = await inner.next();
+            if (!result.done && !accept(result.value)) {
+              await inner.return?.();
+              throw new ClientError("invalid-argument", `stream does not carry ${what}`);
+            }
+            return result as IteratorResult<T, undefined>;
+          },
+          return: async () => {
+            await inner.return?.();
+            return { done: true, value: undefined };
+          },
+        };
+      },
+    };
+  }
+
+  async #retain(cursor: string | undefined): Promise<void> {
+    if (cursor === undefined || cursor === this.#retained) return;
+    this.#retained = cursor;
+    await this.#host.onCommit();
+  }
+
+  #release(): void {
+    let bytes = 0;
+    const entries = this.#queue.length - this.#head;
+    for (let i = this.#head; i < this.#queue.length; i++) bytes += this.#queue[i]?.bytes ?? 0;
+    this.#queue.length = 0;
+    this.#head = 0;
+    if (entries > 0) this.#host.onQueueChange(-entries, -bytes);
+  }
+
+  /**
+   * @internal The invocation failed before this stream's terminal arrived.
+   * Items already queued are still delivered; then the consumer gets `error`.
+   */
+  abort(error: ClientError): void {
+    if (this.#ending !== undefined) return;
+    this.#ending = { outcome: { kind: "error", code: error.code ?? "protocol-error", message: error.message }, cursorToken: undefined };
+    this.#abortError = error;
+    this.#doneResolve(this.#ending.outcome);
+    this.#notify();
+  }
+  #abortError: ClientError | undefined;
+
+  #notify(): void {
+    const wake = this.#wake;
+    this.#wake = undefined;
+    wake?.();
+  }
+}
+
+function chunkBytes(chunk: OutputChunk): number {
+  if (chunk instanceof Uint8Array) return chunk.byteLength;
+  if ("bytes" in chunk) return chunk.bytes.byteLength;
+  return 0; // a decoded native value: the session charges its wire size
+}
+
+function outcomeError(outcome: Exclude<OutputOutcome, { kind: "ok" }>): ClientError {
+  if (outcome.kind === "error") {
+    return new ClientError("stream-failed", outcome.message, { code: outcome.code });
+  }
+  return new ClientError("stream-cancelled", `stream cancelled: ${outcome.reason}`, { reason: outcome.reason as ServerCancelReason });
+}

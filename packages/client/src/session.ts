@@ -1,0 +1,608 @@
+/**
+ * The session engine behind one invocation handle: it connects, sends the
+ * frozen attach descriptor, installs channel tables, routes messages to the
+ * output streams and input feeders, and decides after every connection what
+ * the next attach is (protocol section 9):
+ *
+ * | connection ended with…                   | next attach                          |
+ * |------------------------------------------|--------------------------------------|
+ * | loss before accept/reject (uncertain)    | the same descriptor, same attempt id |
+ * | loss after acceptance                    | a fresh `resume`, new attempt id     |
+ * | rejection, retryable                     | a fresh attempt (start or resume)    |
+ * | rejection, definitive                    | none: fails with `rejected` + code   |
+ * | `attachmentRevoked` after a replayed     | a fresh `resume` (protocol 6.1)      |
+ * |   acceptance of a re-sent descriptor     |                                      |
+ * | `attachmentRevoked` otherwise            | none: fails with `revoked`           |
+ * | `invocationFinished`                     | none: done                           |
+ *
+ * Waits between attempts follow the reconnect policy; its failure count
+ * resets whenever an attach is accepted.
+ */
+import { randomUUID } from "node:crypto";
+import type {
+  ClientCancelReason,
+  ClientMessage,
+  InvocationOutcome,
+  InvocationResultBody,
+  InvocationStart,
+  ResumeAttach,
+  SchemaValueJson,
+  ServerMessage,
+  StreamMapping,
+} from "@golem-stream/wire";
+import { ProtocolError } from "@golem-stream/wire";
+import { ClientError, serverViolation, violation } from "./errors.js";
+import { InputFeeder, type FeederHost } from "./input-feeder.js";
+import type { InputStream, ParamNode } from "./input-stream.js";
+import { OutputStream, type OutputStreamHost } from "./output-stream.js";
+import { reconnectDelay, type ReconnectPolicy } from "./reconnect-policy.js";
+import { streamIdentityOf } from "./token-peek.js";
+import type { Connection, Transport } from "./transport.js";
+import { bindProvisionalRefs, findStreamTokens } from "./values.js";
+import type { ResumeState } from "./checkpoint.js";
+
+export interface SessionConfig {
+  readonly url: string;
+  readonly getToken: () => string | Promise<string>;
+  readonly transport: Transport;
+  readonly policy: Required<ReconnectPolicy>;
+  readonly maxUnackedInputBytes: number;
+  readonly maxQueuedEntriesPerStream: number;
+  readonly maxQueuedBytes: number;
+}
+
+export type SessionEvent =
+  | { readonly type: "accepted"; readonly operation: "start" | "resume" | "takeover"; readonly attemptId: string; readonly replayed: boolean }
+  | { readonly type: "reconnecting"; readonly failures: number; readonly delayMs: number; readonly cause: string }
+  | { readonly type: "revoked" }
+  | { readonly type: "stream"; readonly stream: OutputStream }
+  | { readonly type: "input-failed"; readonly input: InputStream; readonly error: unknown };
+
+export interface SessionCallbacks {
+  onEvent(event: SessionEvent): void;
+  onResult(result: InvocationResultBody, streams: OutputStream[]): void;
+  onFinished(outcome: InvocationOutcome): void;
+  onFailed(error: ClientError): void;
+  onCheckpoint(state: ResumeState): Promise<void> | void;
+}
+
+/** How the session begins: a new start, or attaching to an existing session from saved state. */
+export type SessionStart =
+  | { readonly kind: "start"; readonly template: Omit<InvocationStart, "attemptId" | "methodParameters">; readonly params: ParamNode }
+  | { readonly kind: "attach"; readonly operation: "resume" | "takeover"; readonly state: ResumeState };
+
+type Outcome =
+  | { readonly kind: "lost"; readonly cause: string }
+  | { readonly kind: "rejected"; readonly error: ProtocolError }
+  | { readonly kind: "revoked" }
+  | { readonly kind: "finished" }
+  | { readonly kind: "fatal"; readonly error: ClientError };
+
+interface Operation {
+  readonly message: InvocationStart | ResumeAttach;
+  sends: number;
+}
+
+type ChannelEntry =
+  | { readonly direction: "input"; readonly feeder: InputFeeder | undefined }
+  | { readonly direction: "output"; readonly stream: OutputStream };
+
+/** One connection attempt and its connection-local channel table (protocol section 8). */
+interface Attachment {
+  connection: Connection | undefined;
+  accepted: boolean;
+  readonly channels: Map<number, ChannelEntry>;
+  readonly channelOf: Map<OutputStream | InputFeeder, number>;
+  settle(outcome: Outcome): void;
+}
+
+export class Session {
+  readonly #config: SessionConfig;
+  readonly #callbacks: SessionCallbacks;
+  readonly #start: SessionStart;
+  readonly #abort = new AbortController();
+
+  #operation: Operation;
+  #sessionToken: string | undefined;
+  #selector: InvocationStart["selector"] | undefined;
+  #idempotencyKey: string | undefined;
+  #attachment: Attachment | undefined;
+  #done = false;
+  #resultSeen = false;
+
+  readonly #outputs = new Map<string, OutputStream>();
+  readonly #feedersByBinding = new Map<InputStream, InputFeeder>();
+  readonly #feedersByRef = new Map<string, InputFeeder>();
+  readonly #feedersByToken = new Map<string, InputFeeder>();
+  /** Cursors from a checkpoint whose stream this process has not seen yet, keyed by stream identity. */
+  readonly #inheritedCursors = new Map<string, string>();
+
+  // Output backpressure: the connection is paused while any stream's queue is full or the session's bytes are.
+  readonly #fullStreams = new Set<OutputStream>();
+  #queuedBytes = 0;
+  #paused = false;
+  #checkpointChain: Promise<void> = Promise.resolve();
+
+  constructor(config: SessionConfig, start: SessionStart, callbacks: SessionCallbacks) {
+    this.#config = config;
+    this.#callbacks = callbacks;
+    this.#start = start;
+    if (start.kind === "start") {
+      this.#selector = start.template.selector;
+      this.#idempotencyKey = start.template.idempotencyKey;
+      this.#operation = { message: this.#freshStart(), sends: 0 };
+    } else {
+      const { state } = start;
+      this.#selector = state.selector;
+      this.#idempotencyKey = state.idempotencyKey;
+      this.#sessionToken = state.sessionToken;
+      for (const cursor of state.outputCursors) this.#inheritedCursors.set(streamIdentityOf(cursor) ?? cursor, cursor);
+      // A checkpoint's in-flight operation had an uncertain outcome: retry it exactly first.
+      const message: ResumeAttach = state.pendingOperation ?? {
+        type: "resumeAttach",
+        attemptId: randomUUID(),
+        operation: start.operation,
+        outputCursors: [...state.outputCursors],
+        sessionToken: state.sessionToken,
+      };
+      this.#operation = { message, sends: 0 };
+    }
+  }
+
+  get sessionToken(): string | undefined {
+    return this.#sessionToken;
+  }
+
+  get outputs(): ReadonlyMap<string, OutputStream> {
+    return this.#outputs;
+  }
+
+  /** The state `client.resume`/`client.takeover` continue from, once the session has a token. */
+  get state(): ResumeState | undefined {
+    if (this.#sessionToken === undefined || this.#selector === undefined || this.#idempotencyKey === undefined) return undefined;
+    const pending = this.#operation.message.type === "resumeAttach" && !this.#attachment?.accepted ? this.#operation.message : undefined;
+    return {
+      sessionToken: this.#sessionToken,
+      outputCursors: this.#cursorSet(),
+      selector: this.#selector,
+      idempotencyKey: this.#idempotencyKey,
+      ...(pending === undefined ? {} : { pendingOperation: pending }),
+    };
+  }
+
+  async run(): Promise<void> {
+    let failures = 0;
+    while (!this.#done) {
+      const outcome = await this.#connectOnce();
+      if (this.#done) return;
+      const accepted = this.#attachment?.accepted ?? false;
+      if (accepted) failures = 0;
+      switch (outcome.kind) {
+        case "finished":
+          return;
+        case "fatal":
+          this.#fail(outcome.error);
+          return;
+        case "revoked":
+          if (!accepted || this.#operation.sends <= 1) {
+            this.#fail(new ClientError("revoked", "another connection took this invocation over"));
+            return;
+          }
+          this.#callbacks.onEvent({ type: "revoked" });
+          this.#operation = { message: this.#freshResume(), sends: 0 };
+          break;
+        case "rejected": {
+          const { error } = outcome;
+          if (!error.retryable) {
+            this.#fail(new ClientError("rejected", error.message, { code: error.code, cause: error }));
+            return;
+          }
+          this.#operation = { message: this.#sessionToken === undefined ? this.#freshStart() : this.#freshResume(), sends: 0 };
+          break;
+        }
+        case "lost":
+          // Uncertain before acceptance: keep the exact descriptor. After it, the attach is
+          // complete and a reconnect is a new operation.
+          if (accepted) this.#operation = { message: this.#freshResume(), sends: 0 };
+          break;
+      }
+      this.#checkpoint();
+      failures++;
+      const delayMs = reconnectDelay(this.#config.policy, failures);
+      if (delayMs === undefined) {
+        this.#fail(
+          new ClientError("connection-lost", `gave up after ${failures - 1} reconnect attempts`, {
+            cause: outcome.kind === "rejected" ? outcome.error : undefined,
+          }),
+        );
+        return;
+      }
+      const cause = outcome.kind === "rejected" ? outcome.error.code : outcome.kind === "lost" ? outcome.cause : outcome.kind;
+      this.#callbacks.onEvent({ type: "reconnecting", failures, delayMs, cause });
+      await sleep(delayMs, this.#abort.signal);
+    }
+  }
+
+  /** Ends the invocation from this side: cancels every open stream, detaches, fails with `aborted`. */
+  abort(reason: string): void {
+    if (this.#done) return;
+    for (const feeder of this.#feedersByBinding.values()) feeder.cancel("cancelled");
+    for (const stream of this.#outputs.values()) void stream.cancel("cancelled");
+    this.#fail(new ClientError("aborted", reason));
+  }
+
+  // ---- one connection ----
+
+  #connectOnce(): Promise<Outcome> {
+    return new Promise<Outcome>((resolve) => {
+      let settled = false;
+      const attachment: Attachment = {
+        connection: undefined,
+        accepted: false,
+        channels: new Map(),
+        channelOf: new Map(),
+        settle: (outcome) => {
+          if (settled) return;
+          settled = true;
+          for (const feeder of this.#feedersByBinding.values()) feeder.detach();
+          attachment.connection?.close(1000, outcome.kind);
+          resolve(outcome);
+        },
+      };
+      this.#attachment = attachment;
+      void (async () => {
+        let token: string;
+        try {
+          token = await this.#config.getToken();
+        } catch (cause) {
+          attachment.settle({ kind: "fatal", error: new ClientError("invalid-argument", "getToken failed", { cause }) });
+          return;
+        }
+        try {
+          const connection = await this.#config.transport.connect(
+            { url: this.#config.url, token, signal: this.#abort.signal },
+            {
+              onMessage: (message, wireBytes) => {
+                if (settled) return;
+                try {
+                  this.#handle(attachment, message, wireBytes);
+                } catch (error) {
+                  attachment.settle({ kind: "fatal", error: serverViolation(error) });
+                }
+              },
+              onClose: (info) => {
+                if (info.error !== undefined) attachment.settle({ kind: "fatal", error: serverViolation(info.error) });
+                else attachment.settle({ kind: "lost", cause: `connection closed (${info.code})` });
+              },
+            },
+          );
+          if (settled) {
+            connection.close(1000, "settled");
+            return;
+          }
+          attachment.connection = connection;
+          this.#operation.sends++;
+          connection.send(this.#operation.message);
+        } catch (error) {
+          if (error instanceof ProtocolError && !error.retryable) attachment.settle({ kind: "rejected", error });
+          else attachment.settle({ kind: "lost", cause: error instanceof Error ? error.message : "connect failed" });
+        }
+      })();
+    });
+  }
+
+  #handle(attachment: Attachment, message: ServerMessage, wireBytes: number): void {
+    if (!attachment.accepted) {
+      switch (message.type) {
+        case "invocationAccepted":
+          this.#onAccepted(attachment, message.attemptId, message.idempotencyKey, message.sessionToken, message.mappings);
+          return;
+        case "invocationRejected":
+          if (message.attemptId !== undefined && message.attemptId !== this.#operation.message.attemptId) {
+            throw violation("rejection names another attempt");
+          }
+          attachment.settle({ kind: "rejected", error: new ProtocolError(message.code, message.message, { retryable: message.retryable }) });
+          return;
+        default:
+          throw violation(`${message.type} before invocationAccepted`);
+      }
+    }
+    switch (message.type) {
+      case "invocationAccepted":
+        throw violation("a second invocationAccepted on one connection");
+      case "invocationRejected":
+        attachment.settle({
+          kind: "rejected",
+          error: new ProtocolError(message.code, message.message, { retryable: message.retryable }),
+        });
+        return;
+      case "invocationResult":
+        this.#install(attachment, message.mappings, false);
+        this.#onResult(message.result);
+        return;
+      case "outputStreamItem":
+        this.#install(attachment, message.mappings, false);
+        this.#outputOn(attachment, message.channel).pushItem(message.sequence, 1n, message.value, message.cursorToken, wireBytes);
+        this.#locateNested(message.value);
+        return;
+      case "output-u8":
+        this.#outputOn(attachment, message.channel).pushItem(
+          message.sequence,
+          BigInt(message.payload.byteLength),
+          message.payload,
+          message.cursorToken,
+          wireBytes,
+        );
+        return;
+      case "output-binary":
+        this.#outputOn(attachment, message.channel).pushItem(
+          message.sequence,
+          1n,
+          message.mimeType === undefined ? { bytes: message.payload } : { bytes: message.payload, mimeType: message.mimeType },
+          message.cursorToken,
+          wireBytes,
+        );
+        return;
+      case "outputStreamEnd":
+        this.#outputOn(attachment, message.channel).pushEnd(message.sequence, message.outcome, message.cursorToken);
+        return;
+      case "inputStreamAck": {
+        this.#install(attachment, message.mappings, false);
+        const entry = attachment.channels.get(message.channel);
+        if (entry?.direction !== "input") throw violation(`inputStreamAck on channel ${message.channel}, not an input`);
+        entry.feeder?.acknowledge(message.highestContiguousSequence, message.terminal);
+        return;
+      }
+      case "streamCancel": {
+        const entry = attachment.channels.get(message.channel);
+        if (entry === undefined) throw violation(`streamCancel on unknown channel ${message.channel}`);
+        // Output: the outputStreamEnd that follows carries the outcome. Input: stop reading the source.
+        if (entry.direction === "input") entry.feeder?.serverCancelled();
+        return;
+      }
+      case "attachmentRevoked":
+        attachment.settle({ kind: "revoked" });
+        return;
+      case "invocationFinished":
+        this.#onFinished(message.outcome);
+        attachment.settle({ kind: "finished" });
+        return;
+    }
+  }
+
+  #onAccepted(
+    attachment: Attachment,
+    attemptId: string,
+    idempotencyKey: string,
+    sessionToken: string,
+    mappings: readonly StreamMapping[],
+  ): void {
+    const sent = this.#operation.message;
+    if (attemptId !== sent.attemptId) throw violation("invocationAccepted names another attempt");
+    if (sent.type === "invocationStart" && idempotencyKey !== sent.idempotencyKey) {
+      throw violation("invocationAccepted carries another idempotency key");
+    }
+    attachment.accepted = true;
+    this.#sessionToken = sessionToken;
+    this.#idempotencyKey = idempotencyKey;
+    if (this.#paused) attachment.connection?.pause();
+    this.#install(attachment, mappings, true);
+    // Cancellations that were in flight when the previous connection died.
+    for (const stream of this.#outputs.values()) {
+      const reason = stream.cancelRequested;
+      if (reason !== undefined) this.#sendOutputCancel(stream, reason);
+    }
+    const operation = sent.type === "invocationStart" ? "start" : sent.operation;
+    this.#callbacks.onEvent({ type: "accepted", operation, attemptId, replayed: this.#operation.sends > 1 });
+    this.#checkpoint();
+  }
+
+  /** Installs mappings before anything can use their channels (protocol section 8). */
+  #install(attachment: Attachment, mappings: readonly StreamMapping[], atAcceptance: boolean): void {
+    for (const mapping of mappings) {
+      if (attachment.channels.has(mapping.channel)) throw violation(`channel ${mapping.channel} mapped twice`);
+      if (mapping.direction === "input") this.#installInput(attachment, mapping, atAcceptance);
+      else this.#installOutput(attachment, mapping);
+    }
+  }
+
+  #installInput(attachment: Attachment, mapping: StreamMapping, atAcceptance: boolean): void {
+    const highWater = mapping.inputHighWater ?? { sequence: 0n, terminal: false };
+    let feeder: InputFeeder | undefined;
+    if (mapping.provisionalRef !== undefined) {
+      feeder = this.#feedersByRef.get(mapping.provisionalRef);
+      if (feeder === undefined) throw violation("mapping resolves a provisional reference this client never sent");
+    } else {
+      feeder = this.#feedersByToken.get(mapping.streamToken);
+    }
+    attachment.channels.set(mapping.channel, { direction: "input", feeder });
+    const connection = attachment.connection;
+    if (feeder === undefined) {
+      // An input of a session taken over from another process: its source is gone (protocol 13).
+      if (!atAcceptance) throw violation("an input mapping for an unknown stream");
+      if (!highWater.terminal) connection?.send({ type: "streamCancel", channel: mapping.channel, reason: "source-unavailable" });
+      return;
+    }
+    feeder.streamToken = mapping.streamToken;
+    this.#feedersByToken.set(mapping.streamToken, feeder);
+    attachment.channelOf.set(feeder, mapping.channel);
+    if (connection === undefined) return;
+    feeder.attach({ channel: mapping.channel, send: (message) => connection.send(message) }, highWater);
+  }
+
+  #installOutput(attachment: Attachment, mapping: StreamMapping): void {
+    const stream = this.#outputFor(mapping.streamToken);
+    attachment.channels.set(mapping.channel, { direction: "output", stream });
+    attachment.channelOf.set(stream, mapping.channel);
+  }
+
+  #outputFor(streamToken: string): OutputStream {
+    const known = this.#outputs.get(streamToken);
+    if (known !== undefined) return known;
+    const identity = streamIdentityOf(streamToken) ?? streamToken;
+    const inherited = this.#inheritedCursors.get(identity);
+    if (inherited !== undefined) this.#inheritedCursors.delete(identity);
+    // A stream inherited from a checkpoint resumes after a cursor whose position we do not read.
+    const knownStart = inherited === undefined && this.#inheritedCursors.size === 0;
+    let stream: OutputStream | undefined;
+    const host: OutputStreamHost = {
+      onQueueChange: (entries, bytes) => this.#queueChanged(stream!, entries, bytes),
+      onCommit: () => this.#checkpoint(),
+      sendCancel: (target, reason) => this.#sendOutputCancel(target, reason),
+    };
+    stream = new OutputStream(streamToken, host, {
+      ...(inherited === undefined ? {} : { retainedCursor: inherited }),
+      knownStart,
+    });
+    this.#outputs.set(streamToken, stream);
+    this.#callbacks.onEvent({ type: "stream", stream });
+    return stream;
+  }
+
+  #outputOn(attachment: Attachment, channel: number): OutputStream {
+    const entry = attachment.channels.get(channel);
+    if (entry?.direction !== "output") throw violation(`output message on channel ${channel}, which is not a mapped output`);
+    return entry.stream;
+  }
+
+  #locateNested(value: SchemaValueJson): void {
+    for (const leaf of findStreamTokens(value as unknown as import("@golem-stream/wire").JsonValue)) {
+      const stream = this.#outputFor(leaf.streamToken);
+      stream.coordinate ??= leaf.coordinate;
+    }
+  }
+
+  #onResult(result: InvocationResultBody): void {
+    if (this.#resultSeen) return; // every attachment receives it again (decisions §8)
+    this.#resultSeen = true;
+    const streams: OutputStream[] = [];
+    if (result.kind === "value") {
+      for (const leaf of findStreamTokens(result.value as unknown as import("@golem-stream/wire").JsonValue)) {
+        const stream = this.#outputFor(leaf.streamToken);
+        stream.coordinate ??= leaf.coordinate;
+        streams.push(stream);
+      }
+    }
+    this.#callbacks.onResult(result, streams);
+  }
+
+  #onFinished(outcome: InvocationOutcome): void {
+    this.#done = true;
+    const missing = new ClientError("server-violation", "invocation finished before this stream's terminal", { code: "protocol-error" });
+    for (const stream of this.#outputs.values()) stream.abort(missing);
+    for (const feeder of this.#feedersByBinding.values()) feeder.stop();
+    this.#abort.abort();
+    this.#callbacks.onFinished(outcome);
+  }
+
+  #fail(error: ClientError): void {
+    if (this.#done) return;
+    this.#done = true;
+    for (const stream of this.#outputs.values()) stream.abort(error);
+    for (const feeder of this.#feedersByBinding.values()) feeder.stop();
+    this.#attachment?.settle({ kind: "fatal", error });
+    this.#abort.abort();
+    this.#callbacks.onFailed(error);
+  }
+
+  // ---- outputs: backpressure, cancel, cursors ----
+
+  #queueChanged(stream: OutputStream, entries: number, bytes: number): void {
+    this.#queuedBytes += bytes;
+    if (stream.queuedEntries >= this.#config.maxQueuedEntriesPerStream) this.#fullStreams.add(stream);
+    else this.#fullStreams.delete(stream);
+    const pause = this.#fullStreams.size > 0 || this.#queuedBytes >= this.#config.maxQueuedBytes;
+    if (pause === this.#paused) return;
+    this.#paused = pause;
+    const connection = this.#attachment?.accepted ? this.#attachment.connection : undefined;
+    if (pause) connection?.pause();
+    else connection?.resume();
+    void entries;
+  }
+
+  #sendOutputCancel(stream: OutputStream, reason: ClientCancelReason): void {
+    // Dropping a stream also releases its share of the backpressure.
+    this.#fullStreams.delete(stream);
+    const attachment = this.#attachment;
+    const channel = attachment?.channelOf.get(stream);
+    if (attachment?.accepted && channel !== undefined) attachment.connection?.send({ type: "streamCancel", channel, reason });
+    if (this.#paused && this.#fullStreams.size === 0 && this.#queuedBytes < this.#config.maxQueuedBytes) {
+      this.#paused = false;
+      attachment?.connection?.resume();
+    }
+  }
+
+  #cursorSet(): string[] {
+    const cursors: string[] = [];
+    for (const stream of this.#outputs.values()) {
+      const cursor = stream.retainedCursor;
+      if (cursor !== undefined) cursors.push(cursor);
+    }
+    for (const cursor of this.#inheritedCursors.values()) cursors.push(cursor);
+    return cursors;
+  }
+
+  /** Runs the persistence callback with the full current state, one call at a time, in order. */
+  #checkpoint(): Promise<void> {
+    const state = this.state;
+    if (state === undefined) return this.#checkpointChain;
+    this.#checkpointChain = this.#checkpointChain.then(() => this.#callbacks.onCheckpoint(state)).catch(() => undefined);
+    return this.#checkpointChain;
+  }
+
+  // ---- descriptors ----
+
+  #freshStart(): InvocationStart {
+    if (this.#start.kind !== "start") throw new Error("unreachable: a fresh start for an attach session");
+    // A new attempt must not reuse provisional references (protocol 3.2).
+    for (const feeder of this.#feedersByBinding.values()) {
+      this.#feedersByRef.delete(feeder.provisionalRef);
+      feeder.provisionalRef = randomUUID();
+      this.#feedersByRef.set(feeder.provisionalRef, feeder);
+    }
+    const methodParameters = bindProvisionalRefs(this.#start.params, (binding) => this.#feederFor(binding).provisionalRef);
+    return { ...this.#start.template, attemptId: randomUUID(), methodParameters };
+  }
+
+  #freshResume(): ResumeAttach {
+    if (this.#sessionToken === undefined) throw new Error("unreachable: resume without a session token");
+    return {
+      type: "resumeAttach",
+      attemptId: randomUUID(),
+      operation: "resume",
+      outputCursors: this.#cursorSet(),
+      sessionToken: this.#sessionToken,
+    };
+  }
+
+  #feederFor(binding: InputStream): InputFeeder {
+    const known = this.#feedersByBinding.get(binding);
+    if (known !== undefined) return known;
+    const host: FeederHost = {
+      freezeValue: (_owner, item) => {
+        const encode = _owner.encode ?? ((value: unknown) => value as ParamNode);
+        return bindProvisionalRefs(encode(item), (nested) => this.#feederFor(nested).provisionalRef);
+      },
+      onSourceFailure: (input, error) => this.#callbacks.onEvent({ type: "input-failed", input, error }),
+    };
+    const feeder = new InputFeeder(binding, randomUUID(), host, this.#config.maxUnackedInputBytes);
+    this.#feedersByBinding.set(binding, feeder);
+    this.#feedersByRef.set(feeder.provisionalRef, feeder);
+    return feeder;
+  }
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted || ms <= 0) return resolve();
+    const timer = setTimeout(done, ms);
+    signal.addEventListener("abort", done, { once: true });
+    function done(): void {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", done);
+      resolve();
+    }
+  });
+}
+
+export type { ClientMessage };

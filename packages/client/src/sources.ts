@@ -1,0 +1,98 @@
+/**
+ * Adapts what applications have at hand — async iterables, sync iterables,
+ * Web `ReadableStream`s, Node `Readable`s — to one pull-based iterator, so
+ * the input feeder reads a source only when its unacknowledged buffer has
+ * room (a paused producer, not an unbounded queue).
+ */
+
+/** Anything the runtime can pull items from. */
+export type Source<T> = AsyncIterable<T> | Iterable<T> | ReadableStream<T>;
+
+/** A source of byte chunks for `stream<u8>`; Node `Readable`s are async iterables of `Buffer`s. */
+export type ByteSource = Source<Uint8Array> | NodeJS.ReadableStream;
+
+export interface PullIterator<T> {
+  next(): Promise<IteratorResult<T, undefined>>;
+  /** Releases the source early (cancel, server-side cancel, invocation end). Idempotent. */
+  close(): Promise<void>;
+}
+
+function isReadableStream<T>(source: unknown): source is ReadableStream<T> {
+  return typeof source === "object" && source !== null && typeof (source as ReadableStream<T>).getReader === "function";
+}
+
+export function isSource(value: unknown): boolean {
+  if (typeof value !== "object" || value === null) return false;
+  return (
+    isReadableStream(value) ||
+    typeof (value as AsyncIterable<unknown>)[Symbol.asyncIterator] === "function" ||
+    typeof (value as Iterable<unknown>)[Symbol.iterator] === "function"
+  );
+}
+
+export function pullFrom<T>(source: Source<T> | NodeJS.ReadableStream): PullIterator<T> {
+  if (isReadableStream<T>(source)) return fromReadableStream(source);
+  const asyncIterable = (source as Partial<AsyncIterable<T>>)[Symbol.asyncIterator];
+  if (typeof asyncIterable === "function") {
+    return fromIterator(asyncIterable.call(source));
+  }
+  const iterable = (source as Partial<Iterable<T>>)[Symbol.iterator];
+  if (typeof iterable === "function") {
+    const it = iterable.call(source);
+    return fromIterator({
+      next: async () => it.next(),
+      return: async () => it.return?.() ?? { done: true, value: undefined },
+    });
+  }
+  throw new TypeError("an input stream source must be an async iterable, an iterable or a ReadableStream");
+}
+
+function fromIterator<T>(iterator: AsyncIterator<T>): PullIterator<T> {
+  let closed = false;
+  return {
+    async next() {
+      if (closed) return { done: true, value: undefined };
+      const result = await iterator.next();
+      if (result.done) {
+        closed = true;
+        return { done: true, value: undefined };
+      }
+      return result;
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      await iterator.return?.();
+    },
+  };
+}
+
+function fromReadableStream<T>(stream: ReadableStream<T>): PullIterator<T> {
+  const reader = stream.getReader();
+  let closed = false;
+  return {
+    async next() {
+      if (closed) return { done: true, value: undefined };
+      const result = await reader.read();
+      if (result.done) {
+        closed = true;
+        reader.releaseLock();
+        return { done: true, value: undefined };
+      }
+      return { done: false, value: result.value };
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      await reader.cancel();
+    },
+  };
+}
+
+/** Normalises one chunk of a byte source (`Buffer`, `Uint8Array`, `ArrayBuffer`, any typed array view). */
+export function toBytes(chunk: unknown): Uint8Array {
+  if (chunk instanceof Uint8Array) return chunk;
+  if (chunk instanceof ArrayBuffer) return new Uint8Array(chunk);
+  if (ArrayBuffer.isView(chunk)) return new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+  throw new TypeError("a byte source yielded a chunk that is not bytes (Uint8Array, Buffer or ArrayBuffer)");
+}

@@ -1,0 +1,56 @@
+/**
+ * The seam between the session runtime and the network. The runtime speaks
+ * typed protocol messages; a `Transport` turns them into WebSocket messages
+ * (`ws-transport.ts` does so with `ws` and the wire codecs) — or, in tests,
+ * hands them to an in-memory server without any bytes at all.
+ *
+ * A transport owns hostile-input handling: it bounds and decodes every
+ * inbound message with `@golem-stream/wire` and reports a decoding failure as
+ * a close carrying the `ProtocolError`, never as a message.
+ */
+import type { ClientMessage, ServerMessage, ProtocolError } from "@golem-stream/wire";
+
+export interface ConnectRequest {
+  /** The session endpoint, `ws://host:port/v1/agents/invoke-agent-session`. */
+  readonly url: string;
+  /** Bearer token for this connection (authentication repeats on every attach). */
+  readonly token: string;
+  readonly signal: AbortSignal;
+}
+
+export interface CloseInfo {
+  /** WebSocket close status, 1006 when the connection simply vanished. */
+  readonly code: number;
+  readonly reason: string;
+  /** Set when this side closed because the server's bytes failed decoding. */
+  readonly error?: ProtocolError;
+}
+
+export interface ConnectionHandlers {
+  /** `wireBytes` is the size of the WebSocket message, charged against the session's byte budget. */
+  onMessage(message: ServerMessage, wireBytes: number): void;
+  /** Called exactly once, after which no message is delivered. */
+  onClose(info: CloseInfo): void;
+}
+
+export interface Connection {
+  /** Queues one protocol message. Messages sent after close are dropped silently. */
+  send(message: ClientMessage): void;
+  /**
+   * Stops delivering inbound messages (and, on a real socket, stops reading
+   * it, so TCP pushes back on the server) until `resume()`. A few messages
+   * already read may still arrive; the runtime accounts for them.
+   */
+  pause(): void;
+  resume(): void;
+  close(code?: number, reason?: string): void;
+}
+
+export interface Transport {
+  /**
+   * Opens one connection. Rejects with a `ProtocolError` carrying the public
+   * code when the server refused the handshake (its HTTP error envelope), and
+   * with any other error when the outcome is uncertain (network failure).
+   */
+  connect(request: ConnectRequest, handlers: ConnectionHandlers): Promise<Connection>;
+}

@@ -1,0 +1,79 @@
+/**
+ * Walks native SchemaValue JSON without a schema. The native form is
+ * self-describing at stream leaves (`{"kind":"stream","value":{…}}`), and no
+ * other payload holds arbitrary JSON objects, so a structural walk finds every
+ * stream reference exactly. Coordinates are JSON pointers into the native JSON.
+ */
+import { LIMITS, type JsonValue, type SchemaValueJson } from "@golem-stream/wire";
+import { ClientError } from "./errors.js";
+import { InputStream, type ParamNode } from "./input-stream.js";
+
+export interface StreamLeaf {
+  /** JSON pointer of the stream node inside the value, `""` for the root. */
+  readonly coordinate: string;
+  readonly streamToken: string;
+}
+
+const escapePointer = (segment: string): string => segment.replace(/~/g, "~0").replace(/\//g, "~1");
+
+/**
+ * Replaces every `InputStream` binding in `node` by a provisional reference
+ * node. `refFor` decides the reference (fresh for a new attempt, the frozen
+ * one for an exact retry) and records the binding.
+ */
+export function bindProvisionalRefs(
+  node: ParamNode,
+  refFor: (binding: InputStream, coordinate: string) => string,
+): SchemaValueJson {
+  return replace(node, "", 0, refFor) as unknown as SchemaValueJson;
+}
+
+function replace(
+  value: unknown,
+  pointer: string,
+  depth: number,
+  refFor: (binding: InputStream, coordinate: string) => string,
+): JsonValue {
+  if (depth > LIMITS.maxJsonDepth) {
+    throw new ClientError("invalid-argument", `value nests deeper than ${LIMITS.maxJsonDepth} levels`, { code: "limit-exceeded" });
+  }
+  if (value instanceof InputStream) {
+    return { kind: "stream", value: { provisionalRef: refFor(value, pointer) } };
+  }
+  if (Array.isArray(value)) {
+    return value.map((child, index) => replace(child, `${pointer}/${index}`, depth + 1, refFor));
+  }
+  if (typeof value === "object" && value !== null) {
+    const out: Record<string, JsonValue> = {};
+    for (const [name, child] of Object.entries(value)) {
+      out[name] = replace(child, `${pointer}/${escapePointer(name)}`, depth + 1, refFor);
+    }
+    return out;
+  }
+  if (value === undefined || typeof value === "function" || typeof value === "symbol" || typeof value === "bigint") {
+    throw new ClientError("invalid-argument", `value at "${pointer}" is not JSON`, { code: "validation-error" });
+  }
+  return value as JsonValue;
+}
+
+/** Every stable stream reference in a server-sent native value, in document order. */
+export function findStreamTokens(value: JsonValue): StreamLeaf[] {
+  const found: StreamLeaf[] = [];
+  visit(value, "", found);
+  return found;
+}
+
+function visit(value: JsonValue, pointer: string, found: StreamLeaf[]): void {
+  if (Array.isArray(value)) {
+    value.forEach((child, index) => visit(child, `${pointer}/${index}`, found));
+    return;
+  }
+  if (typeof value !== "object" || value === null) return;
+  const payload = value["value"];
+  if (value["kind"] === "stream" && typeof payload === "object" && payload !== null && !Array.isArray(payload)) {
+    const token = payload["streamToken"];
+    if (typeof token === "string") found.push({ coordinate: pointer, streamToken: token });
+    return;
+  }
+  for (const [name, child] of Object.entries(value)) visit(child, `${pointer}/${escapePointer(name)}`, found);
+}

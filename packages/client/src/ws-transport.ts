@@ -1,0 +1,160 @@
+/**
+ * The Node transport: one `ws` WebSocket per connection, messages encoded and
+ * decoded by `@golem-stream/wire`. Inbound bytes are bounded before
+ * allocation (`maxPayload`: the largest legal binary message) and decoded
+ * strictly; a message that fails decoding closes the socket with the error's
+ * close status and is reported through `onClose`, never delivered.
+ */
+import WebSocket from "ws";
+import type { IncomingMessage } from "node:http";
+import {
+  KiB,
+  MAX_BINARY_MESSAGE_BYTES,
+  ProtocolError,
+  SUBPROTOCOL,
+  decodeServerMessage,
+  encodeMessage,
+  isErrorCode,
+  parseStrictJson,
+  getMember,
+  isJsonObject,
+  type ClientMessage,
+} from "@golem-stream/wire";
+import type { CloseInfo, Connection, ConnectionHandlers, ConnectRequest, Transport } from "./transport.js";
+
+export interface WsTransportOptions {
+  /** Abandon a handshake that takes longer, ms. Default 10 000. */
+  readonly handshakeTimeoutMs?: number;
+  /** Largest inbound WebSocket message accepted, bytes. Default: the protocol's largest binary message. */
+  readonly maxPayloadBytes?: number;
+}
+
+/** Bound on an HTTP error envelope read from a refused handshake. */
+const MAX_ERROR_BODY_BYTES = 64 * KiB;
+
+export function wsTransport(options: WsTransportOptions = {}): Transport {
+  const handshakeTimeout = options.handshakeTimeoutMs ?? 10_000;
+  const maxPayload = options.maxPayloadBytes ?? MAX_BINARY_MESSAGE_BYTES;
+  return {
+    connect(request: ConnectRequest, handlers: ConnectionHandlers): Promise<Connection> {
+      return new Promise<Connection>((resolve, reject) => {
+        const socket = new WebSocket(request.url, SUBPROTOCOL, {
+          headers: { Authorization: `Bearer ${request.token}` },
+          perMessageDeflate: false,
+          maxPayload,
+          handshakeTimeout,
+        });
+        let opened = false;
+        let closed = false;
+        let decodeError: ProtocolError | undefined;
+        const onAbort = (): void => socket.terminate();
+        request.signal.addEventListener("abort", onAbort, { once: true });
+
+        socket.on("unexpected-response", (_req, response) => {
+          readErrorEnvelope(response).then(reject, reject);
+          socket.terminate();
+        });
+        socket.on("error", (error) => {
+          if (!opened) reject(error);
+        });
+        socket.on("open", () => {
+          request.signal.removeEventListener("abort", onAbort);
+          if (socket.protocol !== SUBPROTOCOL) {
+            socket.terminate();
+            reject(new ProtocolError("unsupported-subprotocol", "server did not select golem.agent-invocation.v1"));
+            return;
+          }
+          opened = true;
+          resolve(connectionOf(socket));
+        });
+        socket.on("message", (data, isBinary) => {
+          if (closed || decodeError !== undefined) return;
+          const bytes = toUint8Array(data);
+          let message;
+          try {
+            message = decodeServerMessage(bytes, isBinary);
+          } catch (error) {
+            decodeError =
+              error instanceof ProtocolError ? error : new ProtocolError("invalid-message", "undecodable server message", { cause: error });
+            socket.close(decodeError.closeCode, decodeError.code);
+            return;
+          }
+          handlers.onMessage(message, bytes.byteLength);
+        });
+        socket.on("close", (code, reason) => {
+          if (closed) return;
+          closed = true;
+          request.signal.removeEventListener("abort", onAbort);
+          if (!opened) {
+            reject(new Error(`connection closed before the handshake completed (${code})`));
+            return;
+          }
+          const info: CloseInfo = { code, reason: reason.toString("utf8"), ...(decodeError === undefined ? {} : { error: decodeError }) };
+          handlers.onClose(info);
+        });
+      });
+    },
+  };
+}
+
+function connectionOf(socket: WebSocket): Connection {
+  return {
+    send(message: ClientMessage): void {
+      if (socket.readyState !== WebSocket.OPEN) return;
+      socket.send(encodeMessage(message));
+    },
+    pause: () => socket.pause(),
+    resume: () => socket.resume(),
+    close(code = 1000, reason = ""): void {
+      if (socket.readyState === WebSocket.CLOSED || socket.readyState === WebSocket.CLOSING) return;
+      socket.close(code, reason.slice(0, 120));
+    },
+  };
+}
+
+function toUint8Array(data: WebSocket.RawData): Uint8Array {
+  if (Array.isArray(data)) return Buffer.concat(data);
+  if (data instanceof ArrayBuffer) return new Uint8Array(data);
+  return data;
+}
+
+/**
+ * Turns a refused handshake into a `ProtocolError` with the server's public
+ * code (decisions §5 envelope: `{"code":C,"error":m}` or `{"code":C,"errors":[m]}`).
+ * A body that is missing, too large or not an envelope becomes a retryable
+ * `internal-error` for 5xx statuses and a definitive `protocol-error` otherwise.
+ */
+function readErrorEnvelope(response: IncomingMessage): Promise<ProtocolError> {
+  return new Promise((resolve) => {
+    const status = response.statusCode ?? 0;
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const fallback = (): ProtocolError =>
+      status >= 500
+        ? new ProtocolError("internal-error", `handshake failed with HTTP ${status}`, { retryable: true })
+        : new ProtocolError("protocol-error", `handshake failed with HTTP ${status}`, { retryable: false });
+    response.on("data", (chunk: Buffer) => {
+      size += chunk.byteLength;
+      if (size > MAX_ERROR_BODY_BYTES) {
+        response.destroy();
+        resolve(fallback());
+        return;
+      }
+      chunks.push(chunk);
+    });
+    response.on("error", () => resolve(fallback()));
+    response.on("end", () => {
+      try {
+        const body = parseStrictJson(Buffer.concat(chunks), { maxBytes: MAX_ERROR_BODY_BYTES, what: "error envelope" });
+        if (!isJsonObject(body)) return resolve(fallback());
+        const code = getMember(body, "code");
+        const error = getMember(body, "error");
+        const errors = getMember(body, "errors");
+        const message = typeof error === "string" ? error : Array.isArray(errors) && typeof errors[0] === "string" ? errors[0] : `HTTP ${status}`;
+        resolve(isErrorCode(code) ? new ProtocolError(code, message) : fallback());
+      } catch {
+        resolve(fallback());
+      }
+    });
+  });
+}
