@@ -19,3 +19,7 @@ export {
 } from "./value-decode.js";
 export { encodeSchemaValue, normalizeSchemaValue, schemaValuesEqual, byteCharge } from "./encode.js";
 export * from "./types.js";
+export { toJs, fromJs, jsCodec, isStreamRef, type ToJsHooks, type FromJsHooks, type StreamContext, type JsCodec } from "./js.js";
+export type { JsOf } from "./js-types.js";
+export { v } from "./value-builders.js";
+export { t, type RecordOf, type VariantOf, type EnumOf, type FlagsOf, type TupleOf, type ListOf, type FixedListOf, type MapOf, type OptionOf, type ResultOf, type StreamOf, type UnionBranchSpec } from "./type-builders.js";

@@ -150,31 +150,47 @@ export type ProvisionalRef = { provisionalRef: string };
 export type StableRef = { streamToken: string };
 export type StreamRef = ProvisionalRef | StableRef;
 
-export type SchemaValue =
-  | { kind: "bool"; value: boolean }
-  | { kind: "s8" | "s16" | "s32" | "u8" | "u16" | "u32"; value: number }
-  /** Canonical decimal string. */
-  | { kind: "s64" | "u64"; value: string }
-  | { kind: "f32" | "f64"; value: number | ExceptionalFloat }
-  | { kind: "char" | "string"; value: string }
-  | { kind: "record"; value: { fields: SchemaValue[] } }
-  | { kind: "variant"; value: { case: number; payload?: SchemaValue } }
-  | { kind: "enum"; value: { case: number } }
-  | { kind: "flags"; value: { bits: boolean[] } }
-  | { kind: "tuple" | "list" | "fixed-list"; value: { elements: SchemaValue[] } }
-  | { kind: "map"; value: { entries: [SchemaValue, SchemaValue][] } }
-  | { kind: "option"; value: { inner: SchemaValue | null } }
-  | { kind: "result"; value: { tag: "ok" | "err"; value: SchemaValue | null } }
-  | { kind: "text"; value: { text: string; language?: string } }
-  | { kind: "binary"; value: { bytes: number[]; mimeType?: string } }
-  | { kind: "path"; value: { path: string } }
-  | { kind: "url"; value: { url: string } }
+/** The payload of each value kind (decisions-v1 section 2). */
+export type SchemaValuePayloads = {
+  bool: boolean;
+  s8: number;
+  s16: number;
+  s32: number;
+  u8: number;
+  u16: number;
+  u32: number;
+  /** Canonical signed decimal string. */
+  s64: string;
+  /** Canonical unsigned decimal string. */
+  u64: string;
+  f32: number | ExceptionalFloat;
+  f64: number | ExceptionalFloat;
+  char: string;
+  string: string;
+  record: { fields: SchemaValue[] };
+  variant: { case: number; payload?: SchemaValue };
+  enum: { case: number };
+  flags: { bits: boolean[] };
+  tuple: { elements: SchemaValue[] };
+  list: { elements: SchemaValue[] };
+  "fixed-list": { elements: SchemaValue[] };
+  map: { entries: [SchemaValue, SchemaValue][] };
+  option: { inner: SchemaValue | null };
+  result: { tag: "ok" | "err"; value: SchemaValue | null };
+  text: { text: string; language?: string };
+  binary: { bytes: number[]; mimeType?: string };
+  path: { path: string };
+  url: { url: string };
   /** RFC 3339 UTC, canonical form (see docs/protocol/schema-value.md). */
-  | { kind: "datetime"; value: { value: string } }
-  | { kind: "duration"; value: { nanoseconds: string } }
-  | { kind: "quantity"; value: { mantissa: string; scale: number; unit: string } }
-  | { kind: "union"; value: { tag: string; body: SchemaValue } }
-  | { kind: "stream"; value: StreamRef };
+  datetime: { value: string };
+  duration: { nanoseconds: string };
+  quantity: { mantissa: string; scale: number; unit: string };
+  union: { tag: string; body: SchemaValue };
+  stream: StreamRef;
+};
+
+/** A native SchemaValue node: one member per kind, so `switch (value.kind)` narrows. */
+export type SchemaValue = { [K in keyof SchemaValuePayloads]: { kind: K; value: SchemaValuePayloads[K] } }[keyof SchemaValuePayloads];
 
 export type SchemaValueKind = SchemaValue["kind"];
 /** The value node of one kind, e.g. `ValueOf<"record">`. */
