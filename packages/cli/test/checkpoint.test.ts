@@ -97,7 +97,7 @@ describe("checkpoint v1 hostile input", () => {
   });
 
   it("throws only ProtocolError for any mutation of a valid checkpoint", () => {
-    const base = vectors.valid[3]!.checkpoint;
+    const base = vectors.valid[2]!.checkpoint;
     const text = canonicalJson(base);
     fc.assert(
       fc.property(fc.nat(text.length - 1), fc.string({ maxLength: 3 }), fc.nat(4), (at, insert, remove) => {
@@ -131,10 +131,7 @@ const checkpointArbitrary: fc.Arbitrary<Checkpoint> = fc
     ),
     idempotencyKey: fc.string({ minLength: 1, maxLength: 40, unit: "grapheme" }),
     sessionToken: token,
-    outputCursors: fc.uniqueArray(fc.record({ streamToken: token, cursorToken: token }), {
-      selector: (c) => c.streamToken,
-      maxLength: 5,
-    }),
+    outputCursors: fc.uniqueArray(token, { maxLength: 5 }),
     methodSchemaDigest: fc.stringMatching(/^[0-9a-f]{64}$/),
     pending: fc.option(
       fc.record({

@@ -5,8 +5,8 @@
  *
  * It holds only public protocol data: the selector, the idempotency key, the
  * opaque session token, the cursor of the last output event delivered on
- * each output stream, the frozen operation in flight, and evidence of the
- * protocol and method schema it was written against. Never attachment ids,
+ * each output stream, the frozen resume/takeover in flight, and evidence of
+ * the protocol and method schema it was written against. Never attachment ids,
  * generations, offsets, internal stream ids, fingerprints or key material:
  * those stay inside the opaque tokens the server signed.
  *
@@ -20,47 +20,37 @@ import { expectArray, expectLiteral, expectObject, expectString, invalid } from 
 
 export const CHECKPOINT_VERSION = 1;
 
-/** The cursor of the last output event (item, packed batch or terminal) written to the user. */
-export interface DeliveredCursor {
-  /** The stable opaque token of the output stream (protocol 4.3). */
-  readonly streamToken: string;
-  /** The opaque cursor token of the last delivered event of that stream. */
-  readonly cursorToken: string;
-}
-
 /**
- * The frozen first message of an operation that may be in flight. A
- * restarted CLI resends exactly this, with the same attempt id (protocol
- * section 9): a start is kept as its complete wire JSON, a resume or
- * takeover as its descriptor.
+ * A resume or takeover that was sent but neither accepted nor rejected: its
+ * outcome is uncertain, so a restarted CLI resends exactly this descriptor
+ * with the same attempt id (protocol section 9).
  */
-export type PendingOperation =
-  | { readonly operation: "start"; readonly attemptId: string; readonly message: JsonObject }
-  | {
-      readonly operation: "resume" | "takeover";
-      readonly attemptId: string;
-      readonly sessionToken: string;
-      readonly outputCursors: readonly string[];
-    };
+export interface PendingOperation {
+  readonly operation: "resume" | "takeover";
+  readonly attemptId: string;
+  readonly sessionToken: string;
+  readonly outputCursors: readonly string[];
+}
 
 export interface Checkpoint {
   readonly selector: Selector;
   readonly idempotencyKey: string;
-  /** Absent until the server accepted the start. */
-  readonly sessionToken?: string;
-  /** At most one per output stream, in the order streams were first delivered. */
-  readonly outputCursors: readonly DeliveredCursor[];
+  /** The session token of the latest accepted attach. */
+  readonly sessionToken: string;
+  /** The cursor of the last delivered event of each output stream that delivered anything. */
+  readonly outputCursors: readonly string[];
   readonly pending?: PendingOperation;
   /** Lower-case hex SHA-256 of the canonical method signature the arguments were encoded against. */
   readonly methodSchemaDigest: string;
 }
 
 /**
- * Size of the largest valid checkpoint: a frozen start is at most one text
- * message, plus two maximal tokens for each of the session's streams.
+ * Size of the largest valid checkpoint: the selector is bounded by the text
+ * message it travelled in, plus two lists of at most one maximal cursor token
+ * per stream.
  */
 export const MAX_CHECKPOINT_BYTES =
-  LIMITS.maxTextMessageBytes + LIMITS.maxStreamsPerSession * 2 * (LIMITS.maxTokenBytes + 64) + 64 * 1024;
+  LIMITS.maxTextMessageBytes + 2 * LIMITS.maxStreamsPerSession * (LIMITS.maxTokenBytes + 8);
 
 const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 const TOKEN = /^gai1_[A-Za-z0-9_-]+$/;
@@ -74,9 +64,9 @@ export function encodeCheckpoint(checkpoint: Checkpoint): string {
     schema: { methodDigest: checkpoint.methodSchemaDigest },
     selector: selectorJson(checkpoint.selector),
     idempotencyKey: checkpoint.idempotencyKey,
-    outputCursors: checkpoint.outputCursors.map((c) => ({ streamToken: c.streamToken, cursorToken: c.cursorToken })),
+    sessionToken: checkpoint.sessionToken,
+    outputCursors: [...checkpoint.outputCursors],
   };
-  if (checkpoint.sessionToken !== undefined) document["sessionToken"] = checkpoint.sessionToken;
   if (checkpoint.pending !== undefined) document["pending"] = pendingJson(checkpoint.pending);
   // Round-trip through the decoder so an invalid checkpoint is never written.
   const text = canonicalJson(document);
@@ -94,14 +84,14 @@ export function decodeCheckpoint(input: string | Uint8Array, options: DecodeChec
   const root = expectObject(
     parseStrictJson(input, { maxBytes: options.maxBytes ?? MAX_CHECKPOINT_BYTES, what: "checkpoint" }),
     "checkpoint",
-    ["version", "protocol", "schema", "selector", "idempotencyKey", "outputCursors"],
-    ["sessionToken", "pending"],
+    ["version", "protocol", "schema", "selector", "idempotencyKey", "sessionToken", "outputCursors"],
+    ["pending"],
   );
   const version = getMember(root, "version");
   if (version !== CHECKPOINT_VERSION) {
     throw new ProtocolError(
       "invalid-message",
-      `checkpoint.version: this CLI reads checkpoint version 1, the file says ${JSON.stringify(version)}`,
+      "checkpoint.version: this CLI reads checkpoint version 1 only",
       { path: "checkpoint.version" },
     );
   }
@@ -114,25 +104,16 @@ export function decodeCheckpoint(input: string | Uint8Array, options: DecodeChec
 
   const selector = decodeSelector(getMember(root, "selector"), "checkpoint.selector");
   const idempotencyKey = decodeIdempotencyKey(getMember(root, "idempotencyKey"), "checkpoint.idempotencyKey");
-  const sessionTokenJson = getMember(root, "sessionToken");
-  const sessionToken = sessionTokenJson === undefined ? undefined : decodeToken(sessionTokenJson, "checkpoint.sessionToken");
-  const outputCursors = decodeCursors(getMember(root, "outputCursors"), "checkpoint.outputCursors");
+  const sessionToken = decodeToken(getMember(root, "sessionToken"), "checkpoint.sessionToken");
+  const outputCursors = decodeCursorList(getMember(root, "outputCursors"), "checkpoint.outputCursors");
   const pendingJsonValue = getMember(root, "pending");
   const pending = pendingJsonValue === undefined ? undefined : decodePending(pendingJsonValue, "checkpoint.pending");
-
-  if (sessionToken === undefined && (pending === undefined || pending.operation !== "start")) {
-    throw invalid("checkpoint.sessionToken", "is required once the start is no longer pending");
-  }
-  if (sessionToken === undefined && outputCursors.length > 0) {
-    throw invalid("checkpoint.outputCursors", "cannot exist before the start was accepted");
-  }
-  if (pending?.operation === "start") checkStartMatches(pending.message, selector, idempotencyKey);
   return {
     selector,
     idempotencyKey,
     outputCursors,
     methodSchemaDigest,
-    ...(sessionToken === undefined ? {} : { sessionToken }),
+    sessionToken,
     ...(pending === undefined ? {} : { pending }),
   };
 }
@@ -181,69 +162,25 @@ function decodeUuid(value: JsonValue | undefined, path: string, requireV4: boole
   return text;
 }
 
-function decodeCursors(value: JsonValue | undefined, path: string): DeliveredCursor[] {
-  const entries = expectArray(value, path, LIMITS.maxStreamsPerSession);
-  const seenStreams = new Set<string>();
-  return entries.map((entry, index) => {
-    const at = `${path}[${index}]`;
-    const object = expectObject(entry, at, ["streamToken", "cursorToken"]);
-    const streamToken = decodeToken(getMember(object, "streamToken"), `${at}.streamToken`);
-    const cursorToken = decodeToken(getMember(object, "cursorToken"), `${at}.cursorToken`);
-    if (seenStreams.has(streamToken)) throw invalid(`${at}.streamToken`, "repeats an earlier stream");
-    seenStreams.add(streamToken);
-    return { streamToken, cursorToken };
-  });
+/** At most one cursor per output stream, so never more than the session's streams, and no duplicates (protocol 5.2). */
+function decodeCursorList(value: JsonValue | undefined, path: string): string[] {
+  const cursors = expectArray(value, path, LIMITS.maxStreamsPerSession).map((c, i) => decodeToken(c, `${path}[${i}]`));
+  if (new Set(cursors).size !== cursors.length) throw invalid(path, "has duplicates");
+  return cursors;
 }
 
 function decodePending(value: JsonValue, path: string): PendingOperation {
-  const operation = expectObject(value, path, ["operation"], [
-    "attemptId",
-    "message",
-    "outputCursors",
-    "sessionToken",
-  ]);
-  const kind = getMember(operation, "operation");
-  if (kind === "start") {
-    const object = expectObject(value, path, ["operation", "attemptId", "message"]);
-    const attemptId = decodeUuid(getMember(object, "attemptId"), `${path}.attemptId`, true);
-    const message = expectObject(getMember(object, "message"), `${path}.message`, [
-      "attemptId",
-      "config",
-      "idempotencyKey",
-      "methodParameters",
-      "selector",
-      "type",
-      "version",
-    ]);
-    expectLiteral(getMember(message, "type"), `${path}.message.type`, "invocationStart");
-    expectLiteral(getMember(message, "version"), `${path}.message.version`, 1);
-    if (getMember(message, "attemptId") !== attemptId) throw invalid(`${path}.message.attemptId`, "must equal pending.attemptId");
-    return { operation: "start", attemptId, message };
+  const object = expectObject(value, path, ["operation", "attemptId", "sessionToken", "outputCursors"]);
+  const operation = getMember(object, "operation");
+  if (operation !== "resume" && operation !== "takeover") {
+    throw invalid(`${path}.operation`, 'must be "resume" or "takeover"');
   }
-  if (kind === "resume" || kind === "takeover") {
-    const object = expectObject(value, path, ["operation", "attemptId", "sessionToken", "outputCursors"]);
-    const cursors = expectArray(getMember(object, "outputCursors"), `${path}.outputCursors`, LIMITS.maxStreamsPerSession);
-    const outputCursors = cursors.map((c, i) => decodeToken(c, `${path}.outputCursors[${i}]`));
-    if (new Set(outputCursors).size !== outputCursors.length) throw invalid(`${path}.outputCursors`, "has duplicates");
-    return {
-      operation: kind,
-      attemptId: decodeUuid(getMember(object, "attemptId"), `${path}.attemptId`, true),
-      sessionToken: decodeToken(getMember(object, "sessionToken"), `${path}.sessionToken`),
-      outputCursors,
-    };
-  }
-  throw invalid(`${path}.operation`, 'must be "start", "resume" or "takeover"');
-}
-
-/** A pending start must be the start of this checkpoint's invocation, not another one. */
-function checkStartMatches(message: JsonObject, selector: Selector, idempotencyKey: string): void {
-  if (getMember(message, "idempotencyKey") !== idempotencyKey) {
-    throw invalid("checkpoint.pending.message.idempotencyKey", "must equal checkpoint.idempotencyKey");
-  }
-  const messageSelector = getMember(message, "selector");
-  if (messageSelector === undefined || canonicalJson(messageSelector) !== canonicalJson(selectorJson(selector))) {
-    throw invalid("checkpoint.pending.message.selector", "must equal checkpoint.selector");
-  }
+  return {
+    operation,
+    attemptId: decodeUuid(getMember(object, "attemptId"), `${path}.attemptId`, true),
+    sessionToken: decodeToken(getMember(object, "sessionToken"), `${path}.sessionToken`),
+    outputCursors: decodeCursorList(getMember(object, "outputCursors"), `${path}.outputCursors`),
+  };
 }
 
 export function selectorJson(selector: Selector): JsonObject {
@@ -259,9 +196,6 @@ export function selectorJson(selector: Selector): JsonObject {
 }
 
 function pendingJson(pending: PendingOperation): JsonObject {
-  if (pending.operation === "start") {
-    return { operation: "start", attemptId: pending.attemptId, message: pending.message };
-  }
   return {
     operation: pending.operation,
     attemptId: pending.attemptId,
@@ -270,8 +204,8 @@ function pendingJson(pending: PendingOperation): JsonObject {
   };
 }
 
-/** The resumeAttach a pending resume or takeover freezes (protocol 5.2). */
-export function pendingAsResumeAttach(pending: Extract<PendingOperation, { operation: "resume" | "takeover" }>): ResumeAttach {
+/** The resumeAttach a pending resume or takeover froze (protocol 5.2). */
+export function pendingAsResumeAttach(pending: PendingOperation): ResumeAttach {
   return {
     type: "resumeAttach",
     attemptId: pending.attemptId,
