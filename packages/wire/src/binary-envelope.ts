@@ -19,8 +19,7 @@ import type {
   OutputBinaryItem,
   OutputU8Batch,
 } from "./messages.js";
-import { rejectNonIntegerLexemes } from "./integer-lexemes.js";
-import { parseStrictJsonDocument } from "./strict-json.js";
+import { parseStrictJson } from "./strict-json.js";
 import { encodeUtf8 } from "./utf8.js";
 
 /** The metadata `kind`s, which are also the binary messages' `type`s. */
@@ -107,14 +106,11 @@ export function decodeBinaryMessage(data: unknown, direction: "client" | "server
     throw limitAt("", `has a payload larger than ${LIMITS.maxBinaryPayloadBytes} bytes`);
   }
 
-  const document = parseStrictJsonDocument(data.subarray(LENGTH_PREFIX_BYTES, payloadStart), {
+  const root = parseStrictJson(data.subarray(LENGTH_PREFIX_BYTES, payloadStart), {
     maxBytes: LIMITS.maxBinaryMetadataBytes,
     what: "binary metadata",
-    trackNonIntegerDepth: 1,
   });
-  const root = document.value;
   if (!isJsonObject(root)) throw invalidAt("", "metadata must be a JSON object");
-  rejectNonIntegerLexemes(document.nonIntegerNumbers);
   if (getMember(root, "version") !== 1) throw invalidAt("version", "must be the number 1");
   const kind = getMember(root, "kind");
   const rules = rulesOf(kind);

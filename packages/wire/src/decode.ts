@@ -7,11 +7,10 @@
 import { decodeBinaryMessage } from "./binary-envelope.js";
 import { invalidAt } from "./codec.js";
 import { isUuidV4 } from "./fields.js";
-import { INTEGER_MEMBER_DEPTH, rejectNonIntegerLexemes } from "./integer-lexemes.js";
 import { type JsonObject, getMember, isJsonObject } from "./json.js";
 import { LIMITS } from "./limits.js";
 import type { ClientMessage, ClientTextMessage, ServerMessage, ServerTextMessage } from "./messages.js";
-import { parseStrictJson, parseStrictJsonDocument } from "./strict-json.js";
+import { parseStrictJson } from "./strict-json.js";
 import { CLIENT_TEXT_VARIANTS, SERVER_TEXT_VARIANTS, type TextVariant } from "./text-messages.js";
 
 type Direction = "client" | "server";
@@ -46,14 +45,11 @@ function decodeText<M extends ClientTextMessage | ServerTextMessage>(
   direction: Direction,
   variants: ReadonlyMap<string, TextVariant<M>>,
 ): M {
-  const document = parseStrictJsonDocument(data as string | Uint8Array, {
+  const root = parseStrictJson(data as string | Uint8Array, {
     maxBytes: LIMITS.maxTextMessageBytes,
     what: "text message",
-    trackNonIntegerDepth: INTEGER_MEMBER_DEPTH,
   });
-  const root = document.value;
   if (!isJsonObject(root)) throw invalidAt("", "must be a JSON object");
-  rejectNonIntegerLexemes(document.nonIntegerNumbers);
   checkVersion(root);
   const type = getMember(root, "type");
   if (typeof type !== "string") throw invalidAt("type", "must be a string naming the message variant");

@@ -24,26 +24,6 @@ export interface StrictJsonOptions {
   readonly what?: string;
 }
 
-/** Where a value sits in a document: member names and array indexes from the root. */
-export type JsonPath = readonly (string | number)[];
-
-/** A parsed document plus what `JSON.parse` forgets about its number lexemes. */
-export interface StrictJsonDocument {
-  readonly value: JsonValue;
-  /**
-   * Paths of the numbers written with a fraction or an exponent (`1.0`,
-   * `1e0`) that sit inside at most `trackNonIntegerDepth` containers.
-   * `JSON.parse` turns `1.0` into the same value as `1`; protocol members
-   * that must be JSON integers (version, channel) use this to tell them apart.
-   */
-  readonly nonIntegerNumbers: readonly JsonPath[];
-}
-
-export interface StrictJsonDocumentOptions extends StrictJsonOptions {
-  /** Record non-integer number lexemes enclosed by at most this many containers. Default: 0 (none). */
-  readonly trackNonIntegerDepth?: number;
-}
-
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 const OPEN_BRACE = 0x7b;
@@ -63,8 +43,6 @@ const UPPER_E = 0x45;
 /** A double holds at most 309 integer digits; longer lexemes may overflow to Infinity. */
 const MAX_SAFE_LEXEME_LENGTH = 300;
 
-const NO_PATHS: readonly JsonPath[] = Object.freeze([]);
-
 /**
  * Parses one JSON document strictly. Throws only `ProtocolError`:
  * `limit-exceeded` when the input is larger than `maxBytes` (checked before
@@ -73,32 +51,21 @@ const NO_PATHS: readonly JsonPath[] = Object.freeze([]);
  * escapes, numbers that overflow a double).
  */
 export function parseStrictJson(input: string | Uint8Array, options: StrictJsonOptions = {}): JsonValue {
-  return parseStrictJsonDocument(input, options).value;
-}
-
-/**
- * `parseStrictJson`, also reporting non-integer number lexemes near the root
- * (see `StrictJsonDocument`). Same limits, same errors.
- */
-export function parseStrictJsonDocument(
-  input: string | Uint8Array,
-  options: StrictJsonDocumentOptions = {},
-): StrictJsonDocument {
   const maxBytes = options.maxBytes ?? LIMITS.maxTextMessageBytes;
   const maxDepth = options.maxDepth ?? LIMITS.maxJsonDepth;
   const what = options.what ?? "message";
   const text = toText(input, maxBytes, what);
-  const scan = prescan(text, maxDepth, options.trackNonIntegerDepth ?? 0, what);
+  const mayOverflow = prescan(text, maxDepth, what);
   let value: JsonValue;
   try {
     value = JSON.parse(text) as JsonValue;
   } catch (cause) {
     throw new ProtocolError("invalid-message", `${what} is not valid JSON`, { cause });
   }
-  if (scan.mayOverflow && !allNumbersFinite(value)) {
+  if (mayOverflow && !allNumbersFinite(value)) {
     throw new ProtocolError("invalid-message", `${what} has a number outside the range of a double`);
   }
-  return { value, nonIntegerNumbers: scan.nonIntegerNumbers ?? NO_PATHS };
+  return value;
 }
 
 /** Bounds the input before any decoding, then yields well-formed text. */
@@ -124,33 +91,21 @@ function tooLarge(what: string, maxBytes: number): ProtocolError {
   return new ProtocolError("limit-exceeded", `${what} is larger than ${maxBytes} bytes`);
 }
 
-/**
- * One open container. Objects keep the member names seen so far, whether a
- * name comes next and the name of the current member; arrays keep the index
- * of the current element. The last two only serve `nonIntegerNumbers` paths.
- */
-interface Frame {
-  readonly names: Set<string> | null;
+/** One open object: the member names seen so far and whether a name comes next. */
+interface ObjectFrame {
+  readonly names: Set<string>;
   expectName: boolean;
-  name: string;
-  index: number;
-}
-
-interface ScanResult {
-  readonly mayOverflow: boolean;
-  readonly nonIntegerNumbers: JsonPath[] | null;
 }
 
 /**
- * Enforces depth, duplicate names and surrogate pairing in one pass, and
- * looks at every number lexeme: whether it might overflow a double (an
- * exponent or a long digit run, rare enough to check afterwards on the parsed
- * value) and whether it is written with a fraction or an exponent.
+ * Enforces depth, duplicate names and surrogate pairing in one pass.
+ * Returns whether a number might overflow a double (an exponent or a long
+ * digit run), which is rare enough to check afterwards on the parsed value.
  */
-function prescan(text: string, maxDepth: number, trackDepth: number, what: string): ScanResult {
-  const stack: Frame[] = [];
+function prescan(text: string, maxDepth: number, what: string): boolean {
+  // Arrays push `null`; objects push their frame.
+  const stack: (ObjectFrame | null)[] = [];
   let mayOverflow = false;
-  let nonIntegerNumbers: JsonPath[] | null = null;
   const length = text.length;
   let i = 0;
   while (i < length) {
@@ -159,38 +114,32 @@ function prescan(text: string, maxDepth: number, trackDepth: number, what: strin
       const start = i + 1;
       const end = findStringEnd(text, start);
       if (end < 0) break; // unterminated: JSON.parse reports it
-      const top = stack.length > 0 ? stack[stack.length - 1] : undefined;
+      const top = stack.length > 0 ? stack[stack.length - 1] : null;
       const raw = text.slice(start, end);
       const escaped = raw.includes("\\");
       if (escaped) checkEscapes(raw, what);
-      if (top !== undefined && top.names !== null && top.expectName) {
+      if (top && top.expectName) {
         const name = escaped ? unescapeName(text, start, end) : raw;
         if (top.names.has(name)) {
           throw new ProtocolError("invalid-message", `${what} has a duplicate member name`);
         }
         top.names.add(name);
-        top.name = name;
         top.expectName = false;
       }
       i = end + 1;
       continue;
     }
     if (c === MINUS || (c >= DIGIT_0 && c <= DIGIT_9)) {
-      // A number lexeme, or garbage that JSON.parse will reject.
+      // A number lexeme, or garbage that JSON.parse will reject. Letters of
+      // true/false/null never get here, so an `e` below is an exponent.
       const start = i;
-      let fractionOrExponent = false;
-      let exponent = false;
       for (i++; i < length; i++) {
         const d = text.charCodeAt(i);
         if (d >= DIGIT_0 && d <= DIGIT_9) continue;
-        if (d === DOT) fractionOrExponent = true;
-        else if (d === LOWER_E || d === UPPER_E) fractionOrExponent = exponent = true;
-        else if (d !== PLUS && d !== MINUS) break;
+        if (d === LOWER_E || d === UPPER_E) mayOverflow = true;
+        else if (d !== DOT && d !== PLUS && d !== MINUS) break;
       }
-      if (exponent || i - start > MAX_SAFE_LEXEME_LENGTH) mayOverflow = true;
-      if (fractionOrExponent && stack.length > 0 && stack.length <= trackDepth) {
-        (nonIntegerNumbers ??= []).push(pathOf(stack));
-      }
+      if (i - start > MAX_SAFE_LEXEME_LENGTH) mayOverflow = true;
       continue;
     }
     switch (c) {
@@ -199,33 +148,26 @@ function prescan(text: string, maxDepth: number, trackDepth: number, what: strin
         if (stack.length >= maxDepth) {
           throw new ProtocolError("limit-exceeded", `${what} nests deeper than ${maxDepth}`);
         }
-        stack.push({ names: c === OPEN_BRACE ? new Set() : null, expectName: c === OPEN_BRACE, name: "", index: 0 });
+        stack.push(c === OPEN_BRACE ? { names: new Set(), expectName: true } : null);
         break;
       case CLOSE_BRACE:
       case CLOSE_BRACKET:
         stack.pop();
         break;
       case COMMA: {
-        const top = stack.length > 0 ? stack[stack.length - 1] : undefined;
-        if (top !== undefined) {
-          if (top.names !== null) top.expectName = true;
-          else top.index++;
-        }
+        const top = stack.length > 0 ? stack[stack.length - 1] : null;
+        if (top) top.expectName = true;
         break;
       }
       case COLON: {
-        const top = stack.length > 0 ? stack[stack.length - 1] : undefined;
-        if (top !== undefined) top.expectName = false;
+        const top = stack.length > 0 ? stack[stack.length - 1] : null;
+        if (top) top.expectName = false;
         break;
       }
     }
     i++;
   }
-  return { mayOverflow, nonIntegerNumbers };
-}
-
-function pathOf(stack: readonly Frame[]): JsonPath {
-  return stack.map((frame) => (frame.names !== null ? frame.name : frame.index));
+  return mayOverflow;
 }
 
 /** Index of the closing quote of a string whose body starts at `start`, or -1. */
