@@ -38,6 +38,9 @@ export function assertTokenIdentity(
   if (typeof expected !== "object" || expected === null) throw usageError("expected must be an object", "expected");
   for (const [name, id] of CHECKED) {
     const want = expected[name];
-    if (want !== undefined && fields[name] !== want) throw new InvalidTokenError("identity-mismatch", id);
+    if (want === undefined) continue;
+    const have: unknown = fields[name];
+    if (typeof have !== "string") throw usageError(`fields.${name} must be a string`, `fields.${name}`);
+    if (have !== want) throw new InvalidTokenError("identity-mismatch", id);
   }
 }

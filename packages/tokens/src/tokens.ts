@@ -1,7 +1,7 @@
 /**
  * The public token operations: mint, verify, inspect.
  */
-import { encodeUtf8 } from "@golem-stream/wire";
+import { encodeUtf8, U64_MAX } from "@golem-stream/wire";
 import { InvalidTokenError, usageError } from "./errors.js";
 import { FIELD_TABLE, isTokenKind } from "./field-table.js";
 import { prepareFieldValue } from "./field-values.js";
@@ -150,6 +150,12 @@ export function refreshedSessionFields(
     throw usageError("previous must be a verified session token", "previous");
   }
   if (typeof changes !== "object" || changes === null) throw usageError("changes must be an object", "changes");
+  for (const name of ["generation", "issuedAt"] as const) {
+    const value: unknown = changes[name];
+    if (typeof value !== "bigint" || value < 0n || value > U64_MAX) {
+      throw usageError(`${name} must be a bigint from 0 to 2^64-1`, `changes.${name}`);
+    }
+  }
   return {
     ...previous.fields,
     generation: changes.generation,

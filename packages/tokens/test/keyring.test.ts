@@ -1,0 +1,167 @@
+/**
+ * The keyring: its file format, its strictness, key rotation, and that no
+ * way of printing or serialising it shows a secret except the one export
+ * meant for that.
+ */
+import { inspect } from "node:util";
+import { ProtocolError } from "@golem-stream/wire";
+import { describe, expect, it } from "vitest";
+import { KEYRING_LIMITS, Keyring, mintToken, verifyToken } from "../src/index.js";
+import { CURSOR_FIELDS, SESSION_FIELDS, STREAM_FIELDS, vectorFile } from "./support/fixtures.js";
+import { SECRETS } from "./support/vectors.js";
+
+const secret2025 = SECRETS["k-2025"]!.toString("base64url");
+const secret2026 = SECRETS["k-2026"]!.toString("base64url");
+
+function configError(run: () => unknown): ProtocolError {
+  try {
+    run();
+  } catch (error) {
+    expect(error).toBeInstanceOf(ProtocolError);
+    expect((error as ProtocolError).code).toBe("internal-error");
+    return error as ProtocolError;
+  }
+  throw new Error("expected a configuration error");
+}
+
+describe("Keyring file", () => {
+  it("round-trips through exportKeyringJson", () => {
+    const keyring = Keyring.fromJSON(JSON.stringify(vectorFile.keyrings.after));
+    const exported = keyring.exportKeyringJson();
+    expect(JSON.parse(exported)).toStrictEqual(vectorFile.keyrings.after);
+    const again = Keyring.fromJSON(exported);
+    expect(again.activeKeyId).toBe("k-2026");
+    expect(again.keyIds).toStrictEqual(["k-2026", "k-2025"]);
+    const token = mintToken("session", SESSION_FIELDS, keyring);
+    expect(verifyToken(token, "session", again).fields).toStrictEqual(SESSION_FIELDS);
+  });
+
+  it("accepts text, UTF-8 bytes or parsed JSON", () => {
+    const text = JSON.stringify(vectorFile.keyrings.before);
+    for (const input of [text, new TextEncoder().encode(text), JSON.parse(text)]) {
+      expect(Keyring.fromJSON(input).activeKeyId).toBe("k-2025");
+    }
+  });
+
+  const file = (change: Record<string, unknown>, keys?: unknown[]) =>
+    JSON.stringify({ version: 1, active: "k-2026", keys: keys ?? [{ id: "k-2026", secret: secret2026 }, { id: "k-2025", secret: secret2025, verifyOnly: true }], ...change });
+
+  it.each([
+    ["not JSON", "{"],
+    ["a duplicate member", '{"version":1,"version":1,"active":"a","keys":[]}'],
+    ["version 2", file({ version: 2 })],
+    ["an unknown top-level member", file({ comment: "x" })],
+    ["no keys", file({}, [])],
+    ["an active id naming no key", file({ active: "k-2030" })],
+    ["an unknown key member", file({}, [{ id: "k-2026", secret: secret2026, note: "x" }])],
+    ["a non-active key without verifyOnly", file({}, [{ id: "k-2026", secret: secret2026 }, { id: "k-2025", secret: secret2025 }])],
+    ["the active key marked verifyOnly", file({}, [{ id: "k-2026", secret: secret2026, verifyOnly: true }])],
+    ["verifyOnly false", file({}, [{ id: "k-2026", secret: secret2026, verifyOnly: false }])],
+    ["duplicate key ids", file({}, [{ id: "k-2026", secret: secret2026 }, { id: "k-2026", secret: secret2025, verifyOnly: true }])],
+    ["an empty key id", file({ active: "" }, [{ id: "", secret: secret2026 }])],
+    ["a 65-byte key id", file({ active: "k".repeat(65) }, [{ id: "k".repeat(65), secret: secret2026 }])],
+    ["a padded secret", file({}, [{ id: "k-2026", secret: `${Buffer.alloc(32).toString("base64")}` }])],
+    ["a secret in the standard alphabet", file({}, [{ id: "k-2026", secret: Buffer.alloc(33, 0xfb).toString("base64") }])],
+    ["a 31-byte secret", file({}, [{ id: "k-2026", secret: Buffer.alloc(31, 1).toString("base64url") }])],
+    ["a numeric secret", file({}, [{ id: "k-2026", secret: 12 }])],
+  ])("rejects %s as internal-error", (_, text) => {
+    const error = configError(() => Keyring.fromJSON(text));
+    // Nothing from the file is echoed: not a secret, not a member name.
+    expect(error.message).not.toContain(secret2026);
+    expect(error.message).not.toContain(secret2025);
+    expect(error.message).not.toContain("comment");
+  });
+
+  it(`rejects more than ${KEYRING_LIMITS.maxKeys} keys and files over 1 MiB`, () => {
+    const keys = Array.from({ length: KEYRING_LIMITS.maxKeys + 1 }, (_, i) => ({ id: `k${i}`, secret: secret2026, ...(i > 0 ? { verifyOnly: true } : {}) }));
+    configError(() => Keyring.fromJSON(JSON.stringify({ version: 1, active: "k0", keys })));
+    configError(() => Keyring.fromJSON(" ".repeat(KEYRING_LIMITS.maxFileBytes + 1)));
+  });
+
+  it("accepts the boundaries: a 64-byte key id, 32- and 1024-byte secrets", () => {
+    const id = "é".repeat(32);
+    const keyring = new Keyring({
+      active: id,
+      keys: [
+        { id, secret: new Uint8Array(32) },
+        { id: "long", secret: new Uint8Array(1024) },
+      ],
+    });
+    expect(keyring.isVerifyOnly("long")).toBe(true);
+    expect(verifyToken(mintToken("cursor", CURSOR_FIELDS, keyring), "cursor", keyring).keyId).toBe(id);
+    configError(() => new Keyring({ active: "k", keys: [{ id: "k", secret: new Uint8Array(1025) }] }));
+  });
+});
+
+describe("Keyring never shows a secret", () => {
+  const keyring = Keyring.fromJSON(JSON.stringify(vectorFile.keyrings.after));
+  const secretHex = [SECRETS["k-2025"]!.toString("hex"), SECRETS["k-2026"]!.toString("hex")];
+
+  it.each([
+    ["String()", () => String(keyring)],
+    ["template literal", () => `${keyring}`],
+    ["util.inspect", () => inspect(keyring, { depth: 10, showHidden: true })],
+    ["util.inspect without custom inspectors", () => inspect(keyring, { depth: 10, showHidden: true, customInspect: false })],
+    ["JSON.stringify", () => JSON.stringify(keyring)],
+    ["JSON.stringify nested", () => JSON.stringify({ config: { keyring } })],
+    ["Object.entries", () => JSON.stringify(Object.entries(keyring))],
+    ["structuredClone", () => inspect(structuredClone({ ...keyring }), { depth: 10 })],
+  ])("%s", (_, show) => {
+    const shown = show();
+    for (const secret of [secret2025, secret2026, ...secretHex]) expect(shown).not.toContain(secret);
+    expect(shown).not.toContain("<Buffer");
+    expect(shown).not.toMatch(/\b(?:iHash|oHash|Uint8Array|buffer)\b/);
+  });
+
+  it("JSON.stringify shows only the key ids", () => {
+    expect(JSON.parse(JSON.stringify(keyring))).toStrictEqual({ active: "k-2026", keyIds: ["k-2026", "k-2025"], secrets: "<redacted>" });
+  });
+
+  it("copies secrets given as bytes, so the caller's buffer cannot change a key", () => {
+    const bytes = new Uint8Array(32).fill(9);
+    const mine = new Keyring({ active: "k", keys: [{ id: "k", secret: bytes }] });
+    const token = mintToken("stream", STREAM_FIELDS, mine);
+    bytes.fill(0);
+    expect(verifyToken(token, "stream", mine).fields).toStrictEqual(STREAM_FIELDS);
+  });
+});
+
+describe("generate and rotate", () => {
+  it("generate makes a usable keyring with a random 32-byte secret", () => {
+    const a = Keyring.generate();
+    const b = Keyring.generate("first");
+    expect(b.activeKeyId).toBe("first");
+    expect(a.activeKeyId).not.toBe(Keyring.generate().activeKeyId);
+    const secretOf = (keyring: Keyring) => (JSON.parse(keyring.exportKeyringJson()) as { keys: { secret: string }[] }).keys[0]!.secret;
+    expect(Buffer.from(secretOf(a), "base64url")).toHaveLength(32);
+    expect(secretOf(a)).not.toBe(secretOf(b));
+    expect(verifyToken(mintToken("cursor", CURSOR_FIELDS, a), "cursor", a).keyId).toBe(a.activeKeyId);
+  });
+
+  it("rotate adds a new active key and keeps the old ones verify-only", () => {
+    const old = Keyring.generate("k-old");
+    const oldSession = mintToken("session", SESSION_FIELDS, old);
+    const rotated = old.rotate("k-new");
+    expect(rotated.activeKeyId).toBe("k-new");
+    expect(rotated.isVerifyOnly("k-old")).toBe(true);
+    expect(old.activeKeyId).toBe("k-old"); // keyrings are immutable
+    expect(verifyToken(oldSession, "session", rotated).keyId).toBe("k-old");
+    expect(verifyToken(mintToken("session", SESSION_FIELDS, rotated), "session", rotated).keyId).toBe("k-new");
+    configError(() => rotated.rotate("k-old"));
+  });
+});
+
+describe("minting with a chosen key", () => {
+  const keyring = Keyring.fromJSON(JSON.stringify(vectorFile.keyrings.after));
+
+  it("lets stream tokens use a verify-only key (field 24)", () => {
+    expect(verifyToken(mintToken("stream", STREAM_FIELDS, keyring, { keyId: "k-2025" }), "stream", keyring).keyId).toBe("k-2025");
+  });
+
+  it("refuses a non-active key for session and cursor tokens, and an unknown key for any", () => {
+    configError(() => mintToken("session", SESSION_FIELDS, keyring, { keyId: "k-2025" }));
+    configError(() => mintToken("cursor", CURSOR_FIELDS, keyring, { keyId: "k-2025" }));
+    configError(() => mintToken("stream", STREAM_FIELDS, keyring, { keyId: "k-1999" }));
+    expect(mintToken("session", SESSION_FIELDS, keyring, { keyId: "k-2026" })).toBe(mintToken("session", SESSION_FIELDS, keyring));
+  });
+});
