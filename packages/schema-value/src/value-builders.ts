@@ -5,7 +5,7 @@
  * one-scalar chars, UUIDs) and emit the canonical form; checking against a
  * schema is `decodeSchemaValue`'s job.
  */
-import { validationError } from "./errors.js";
+import { guard, validationError } from "./errors.js";
 import { I64_MAX, I64_MIN, U64_MAX } from "./decimal.js";
 import { canonicalDatetime, canonicalF32, isOneScalar, isUuidV4, SMALL_INTEGER_RANGES } from "./scalars.js";
 import type { SchemaValue, ValueOf } from "./types.js";
@@ -16,13 +16,13 @@ const small =
   <K extends SmallIntegerKind>(kind: K) =>
   (value: number): { kind: K; value: number } => {
     const [min, max] = SMALL_INTEGER_RANGES[kind];
-    if (!Number.isInteger(value) || value < min || value > max) throw validationError(`v.${kind}`, `${value} is not a ${kind}`);
+    if (!Number.isInteger(value) || value < min || value > max) throw validationError(`v.${kind}`, `not a ${kind}`);
     return { kind, value: value === 0 ? 0 : value };
   };
 
 function wide(kind: "s64" | "u64", value: bigint): ValueOf<"s64" | "u64"> {
   const [min, max] = kind === "s64" ? [I64_MIN, I64_MAX] : [0n, U64_MAX];
-  if (typeof value !== "bigint" || value < min || value > max) throw validationError(`v.${kind}`, `${String(value)} is not a ${kind}`);
+  if (typeof value !== "bigint" || value < min || value > max) throw validationError(`v.${kind}`, `not a ${kind}`);
   return { kind, value: value.toString() };
 }
 
@@ -35,7 +35,15 @@ function float(kind: "f32" | "f64", value: number): ValueOf<"f32" | "f64"> {
   return { kind, value: normalized };
 }
 
-export const v = {
+/**
+ * Builders are called with developer data, not network bytes, but keep the
+ * package's promise anyway: a wrong argument is a ProtocolError.
+ */
+function guarded<A extends unknown[], R>(name: string, build: (...args: A) => R): (...args: A) => R {
+  return (...args: A) => guard(`v.${name}`, () => build(...args));
+}
+
+const builders = {
   bool: (value: boolean): ValueOf<"bool"> => ({ kind: "bool", value }),
   s8: small("s8"),
   s16: small("s16"),
@@ -48,7 +56,7 @@ export const v = {
   f32: (value: number) => float("f32", value),
   f64: (value: number) => float("f64", value),
   char: (value: string): ValueOf<"char"> => {
-    if (!isOneScalar(value)) throw validationError("v.char", "a char is exactly one Unicode scalar value");
+    if (typeof value !== "string" || !isOneScalar(value)) throw validationError("v.char", "a char is exactly one Unicode scalar value");
     return { kind: "char", value };
   },
   string: (value: string): ValueOf<"string"> => ({ kind: "string", value }),
@@ -76,7 +84,7 @@ export const v = {
   /** A `Date` (millisecond precision) or an RFC 3339 UTC string (up to nanoseconds). */
   datetime: (value: Date | string): ValueOf<"datetime"> => {
     const text = value instanceof Date ? (Number.isNaN(value.getTime()) ? "" : value.toISOString()) : value;
-    const canonical = canonicalDatetime(text);
+    const canonical = typeof text === "string" ? canonicalDatetime(text) : undefined;
     if (canonical === undefined) throw validationError("v.datetime", "not an RFC 3339 UTC timestamp");
     return { kind: "datetime", value: { value: canonical } };
   },
@@ -87,8 +95,12 @@ export const v = {
   }),
   union: (tag: string, body: SchemaValue): ValueOf<"union"> => ({ kind: "union", value: { tag, body } }),
   streamProvisional: (provisionalRef: string): ValueOf<"stream"> => {
-    if (!isUuidV4(provisionalRef)) throw validationError("v.streamProvisional", "a provisional reference is a lower-case UUIDv4");
+    if (typeof provisionalRef !== "string" || !isUuidV4(provisionalRef)) throw validationError("v.streamProvisional", "a provisional reference is a lower-case UUIDv4");
     return { kind: "stream", value: { provisionalRef } };
   },
   streamToken: (streamToken: string): ValueOf<"stream"> => ({ kind: "stream", value: { streamToken } }),
 };
+
+export const v: typeof builders = Object.fromEntries(
+  Object.entries(builders).map(([name, build]) => [name, guarded(name, build as (...args: unknown[]) => unknown)]),
+) as typeof builders;

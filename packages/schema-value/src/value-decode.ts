@@ -99,8 +99,9 @@ const MAX_VALUE_DEPTH = LIMITS.maxJsonDepth;
 const HOST_MANAGED: ReadonlySet<string> = new Set(HOST_MANAGED_KINDS);
 
 export function decodeSchemaValue(json: JsonValue | SchemaValue, graph: SchemaGraph, options: DecodeValueOptions = {}): DecodedValue {
-  const prefix = options.path ?? "value";
-  return guard(prefix, () => {
+  return guard("value", () => {
+    const prefix = options.path ?? "value";
+    if (typeof prefix !== "string") throw validationError("value", "options.path must be a string");
     if (!(graph instanceof SchemaGraph)) throw validationError(prefix, "needs a graph from decodeSchemaGraph");
     const decoder = new ValueDecoder(graph, options, prefix);
     const value = decoder.node(json as JsonValue, options.type ?? graph.root);
