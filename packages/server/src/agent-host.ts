@@ -1,0 +1,137 @@
+/**
+ * The agent host: the catalogue of agent types a server exposes and the code
+ * that runs their methods. Method implementations are ordinary async
+ * TypeScript: they read input streams as async iterables and return values,
+ * with output streams created by `context.output(source)`.
+ *
+ * Values cross this boundary in their native SchemaValue JSON form
+ * (`{kind, value}`), already validated against the method's schemas; what a
+ * method returns is validated again before anything is recorded or sent.
+ */
+import type { ConfigEntry, JsonValue, SchemaGraphJson, SchemaValueJson } from "@golem-stream/wire";
+
+/** A declared configuration entry of an agent type (protocol section 4.2). */
+export interface ConfigDeclaration {
+  readonly path: readonly string[];
+  /** Returns false for an application-JSON value this entry does not accept. */
+  readonly accepts?: (value: JsonValue) => boolean;
+}
+
+export interface MethodDescriptor {
+  readonly name: string;
+  /** Graph whose root is the record of the method's parameters. */
+  readonly parameters: SchemaGraphJson;
+  /** Graph rooted at the result type; omitted for a method without a result. */
+  readonly result?: SchemaGraphJson;
+}
+
+export interface AgentTypeDescriptor {
+  readonly name: string;
+  /** Graph whose root is the record of the constructor parameters. */
+  readonly constructorParameters: SchemaGraphJson;
+  readonly methods: readonly MethodDescriptor[];
+  readonly config: readonly ConfigDeclaration[];
+}
+
+/** One binary stream item (`stream<binary>`). */
+export interface BinaryItem {
+  readonly bytes: Uint8Array;
+  readonly mimeType?: string;
+}
+
+/**
+ * What an output stream yields: a SchemaValue for ordinary elements, byte
+ * chunks of any size for `stream<u8>` (the server packs them), a
+ * `BinaryItem` or bare bytes for `stream<binary>`.
+ */
+export type OutputItem = SchemaValueJson | Uint8Array | BinaryItem;
+
+/** A push-style producer; `write` resolves when the item is durably recorded and backpressure allows more. */
+export interface OutputWriter {
+  write(item: OutputItem): Promise<void>;
+  /** Aborted when the client cancels the stream or the invocation fails. */
+  readonly signal: AbortSignal;
+}
+
+export type OutputSource =
+  | AsyncIterable<OutputItem>
+  | Iterable<OutputItem>
+  | ((writer: OutputWriter) => Promise<void>);
+
+export interface InvocationContext {
+  readonly application: string;
+  readonly environment: string;
+  readonly agentType: string;
+  readonly method: string;
+  readonly constructorParameters: SchemaValueJson;
+  /** Method parameters; stream leaves carry their stable stream tokens. */
+  readonly parameters: SchemaValueJson;
+  readonly config: readonly ConfigEntry[];
+  /** Aborted when the invocation fails or the server shuts down. */
+  readonly signal: AbortSignal;
+  /** The items of an input stream of any non-binary element type. */
+  inputValues(stream: JsonValue | undefined): AsyncIterable<SchemaValueJson>;
+  /** The bytes of a `stream<u8>` input, in the chunks the client sent. */
+  inputBytes(stream: JsonValue | undefined): AsyncIterable<Uint8Array>;
+  /** The items of a `stream<binary>` input. */
+  inputBlobs(stream: JsonValue | undefined): AsyncIterable<BinaryItem>;
+  /**
+   * Declares an output stream and returns the stream leaf to place in the
+   * result (or in an item of another output stream). The source starts
+   * when the value that exposes it has been recorded.
+   */
+  output(source: OutputSource): SchemaValueJson;
+}
+
+/** Thrown by an input iterator when the client cancelled that input. */
+export class InputCancelledError extends Error {
+  override readonly name = "InputCancelledError";
+  constructor(readonly reason: string) {
+    super(`input stream cancelled: ${reason}`);
+  }
+}
+
+/**
+ * An error whose message is safe to show the client as the outcome message
+ * of a failed output stream. Any other error is reported as "producer failed".
+ */
+export class PublicProducerError extends Error {
+  override readonly name = "PublicProducerError";
+}
+
+export interface AgentHost {
+  /** The agent types of an application environment, or undefined if it does not exist. */
+  agentTypes(application: string, environment: string): readonly AgentTypeDescriptor[] | undefined;
+  /** Runs a method; resolves to its result value (undefined for a method without a result). */
+  invoke(context: InvocationContext): Promise<SchemaValueJson | undefined>;
+}
+
+export type MethodImplementation = (context: InvocationContext) => Promise<SchemaValueJson | undefined>;
+
+export interface AgentTypeDefinition extends AgentTypeDescriptor {
+  readonly implementations: Readonly<Record<string, MethodImplementation>>;
+}
+
+/** An `AgentHost` over a fixed set of definitions: `{ application: { environment: [types] } }`. */
+export class StaticAgentHost implements AgentHost {
+  readonly #applications: ReadonlyMap<string, ReadonlyMap<string, readonly AgentTypeDefinition[]>>;
+
+  constructor(applications: Readonly<Record<string, Readonly<Record<string, readonly AgentTypeDefinition[]>>>>) {
+    const byApplication = new Map<string, Map<string, readonly AgentTypeDefinition[]>>();
+    for (const [application, environments] of Object.entries(applications)) {
+      byApplication.set(application, new Map(Object.entries(environments)));
+    }
+    this.#applications = byApplication;
+  }
+
+  agentTypes(application: string, environment: string): readonly AgentTypeDescriptor[] | undefined {
+    return this.#applications.get(application)?.get(environment);
+  }
+
+  invoke(context: InvocationContext): Promise<SchemaValueJson | undefined> {
+    const types = this.#applications.get(context.application)?.get(context.environment) ?? [];
+    const implementation = types.find((type) => type.name === context.agentType)?.implementations[context.method];
+    if (implementation === undefined) return Promise.reject(new Error("method has no implementation"));
+    return implementation(context);
+  }
+}

@@ -1,0 +1,524 @@
+/**
+ * One transport's attachment to a live session: the connection-local
+ * channel table, the output pumps that replay the durable log to this
+ * client, and the handling of the client's stream messages after
+ * acceptance.
+ *
+ * Everything sent is read back from the store, so a first attachment, an
+ * exact-attempt replay and a resume are the same code with different
+ * starting cursors. Announcement before use (section 8) is kept by
+ * construction: a stream's pump starts only after the message that carries
+ * its mapping has been handed to the transport.
+ */
+import {
+  encodeUtf8,
+  ProtocolError,
+  type ClientBinaryMessage,
+  type ClientStreamCancel,
+  type InputStreamEnd,
+  type InputStreamItem,
+  type InvocationResultBody,
+  type JsonValue,
+  type OutputOutcome,
+  type SchemaValueJson,
+  type ServerCancelReason,
+  type ServerMessage,
+  type StreamMapping,
+} from "@golem-stream/wire";
+import { ChannelTable } from "./channel-table.js";
+import type { AttachmentSink, LiveSession } from "./live-session.js";
+import type { CursorPosition } from "./token-service.js";
+import type { InputChunk, OutputEvent } from "./store/session-store.js";
+import type { StreamState, InputItem } from "./stream-state.js";
+import type { SessionTransport } from "./transport.js";
+import { canonicalValue, checkBinaryItem, decodeValue, substituteStreamRefs } from "./values.js";
+import { CLOSE_NORMAL } from "@golem-stream/wire";
+
+/** How many log events a pump reads per store query. */
+const PUMP_BATCH = 64;
+
+interface Pump {
+  readonly stream: StreamState;
+  /** Next sequence to read from the log. */
+  next: bigint;
+  state: "waiting" | "active" | "done";
+  running: boolean;
+  /** Set when more events may exist while the pump is running. */
+  dirty: boolean;
+}
+
+export interface AttachPlan {
+  /** The client's verified cursors, by stream id. */
+  readonly cursors: ReadonlyMap<string, CursorPosition>;
+  /** Whether mappings resolve the start's provisional references (start and its replay). */
+  readonly resolveProvisionalRefs: boolean;
+}
+
+export class Attachment implements AttachmentSink {
+  readonly session: LiveSession;
+  readonly attemptId: string;
+  readonly #transport: SessionTransport;
+  readonly #channels = new ChannelTable();
+  readonly #pumps = new Map<string, Pump>();
+  readonly #onEnd: (attachment: Attachment) => void;
+  #resultSent = false;
+  #finishedSent = false;
+  #ended = false;
+
+  constructor(session: LiveSession, attemptId: string, transport: SessionTransport, onEnd: (attachment: Attachment) => void) {
+    this.session = session;
+    this.attemptId = attemptId;
+    this.#transport = transport;
+    this.#onEnd = onEnd;
+  }
+
+  get ended(): boolean {
+    return this.#ended;
+  }
+
+  // ------------------------------------------------------------ opening
+
+  /**
+   * Sends `invocationAccepted` with the complete channel table for this
+   * connection, then everything the client has not seen yet.
+   */
+  async open(plan: AttachPlan, idempotencyKey: string, owner: boolean): Promise<void> {
+    const mappings: StreamMapping[] = [];
+    const announcedNow: StreamState[] = [];
+    for (const stream of this.session.streams()) {
+      if (stream.direction === "input") {
+        mappings.push(this.#mapping(stream, plan.resolveProvisionalRefs && stream.parent.kind === "params"));
+        announcedNow.push(stream);
+        continue;
+      }
+      const cursor = plan.cursors.get(stream.streamId);
+      const pump: Pump = {
+        stream,
+        next: cursor === undefined ? 0n : cursor.position + 1n,
+        state: cursor?.event === "terminal" ? "done" : "waiting",
+        running: false,
+        dirty: false,
+      };
+      this.#pumps.set(stream.streamId, pump);
+      if (pump.state === "done" || this.#exposedByReplay(stream)) continue;
+      mappings.push(this.#mapping(stream, false));
+      announcedNow.push(stream);
+    }
+    await this.#send({
+      type: "invocationAccepted",
+      attemptId: this.attemptId,
+      idempotencyKey,
+      mappings,
+      sessionToken: this.session.record.sessionToken,
+    });
+    for (const stream of announcedNow) this.#announced(stream);
+    if (!owner) {
+      // An exact replay of an attempt whose attachment was superseded: the
+      // client learns the current token and mappings, then resumes anew.
+      this.revoke();
+      return;
+    }
+    if (this.session.record.result !== undefined) await this.#sendResult();
+    this.#maybeFinish();
+  }
+
+  /**
+   * Whether a replayed message on this connection will carry the stream's
+   * mapping: the result (always re-sent) or an item its parent's pump
+   * will replay.
+   */
+  #exposedByReplay(stream: StreamState): boolean {
+    const parent = stream.parent;
+    if (parent.kind === "result") return true;
+    if (parent.kind !== "item") return false;
+    const pump = this.#pumps.get(parent.streamId);
+    return pump !== undefined && pump.state !== "done" && pump.next <= parent.sequence;
+  }
+
+  #mapping(stream: StreamState, withProvisionalRef: boolean): StreamMapping {
+    const entry = this.#channels.assign(stream.streamId, stream.direction);
+    if (stream.direction === "output") {
+      return { channel: entry.channel, direction: "output", streamToken: stream.token };
+    }
+    return {
+      channel: entry.channel,
+      direction: "input",
+      streamToken: stream.token,
+      ...(withProvisionalRef && stream.provisionalRef !== undefined ? { provisionalRef: stream.provisionalRef } : {}),
+      inputHighWater: { sequence: stream.count, terminal: stream.inputTerminal !== undefined },
+    };
+  }
+
+  /** The mapping has been handed to the transport: the channel is usable and output may flow. */
+  #announced(stream: StreamState): void {
+    this.#channels.announce(stream.streamId);
+    if (stream.direction !== "output") return;
+    let pump = this.#pumps.get(stream.streamId);
+    if (pump === undefined) {
+      pump = { stream, next: 0n, state: "waiting", running: false, dirty: false };
+      this.#pumps.set(stream.streamId, pump);
+    }
+    if (pump.state === "waiting") {
+      pump.state = "active";
+      this.#kick(pump);
+    }
+  }
+
+  // ------------------------------------------------------------ output
+
+  async #sendResult(): Promise<void> {
+    if (this.#resultSent || this.#ended) return;
+    const text = this.session.record.result;
+    if (text === undefined) return;
+    this.#resultSent = true;
+    const streams = this.session.resultStreams();
+    const mappings = streams.map((stream) => this.#mapping(stream, false));
+    await this.#send({ type: "invocationResult", mappings, result: JSON.parse(text) as InvocationResultBody });
+    for (const stream of streams) this.#announced(stream);
+    this.#maybeFinish();
+  }
+
+  #kick(pump: Pump): void {
+    if (pump.state !== "active" || this.#ended) return;
+    if (pump.running) {
+      pump.dirty = true;
+      return;
+    }
+    pump.running = true;
+    void this.#runPump(pump)
+      .catch((error: unknown) => this.#fault(error))
+      .finally(() => {
+        pump.running = false;
+      });
+  }
+
+  async #runPump(pump: Pump): Promise<void> {
+    const store = this.session.deps.store;
+    for (;;) {
+      pump.dirty = false;
+      const events = await store.readOutput(pump.stream.streamId, pump.next, PUMP_BATCH);
+      if (this.#ended) return;
+      for (const event of events) {
+        await this.#sendEvent(pump, event);
+        if (this.#ended) return;
+        this.session.delivered(pump.stream);
+        if (event.event === "terminal") {
+          pump.state = "done";
+          this.#channels.close(pump.stream.streamId);
+          this.#maybeFinish();
+          return;
+        }
+        pump.next = event.sequence + event.itemCount;
+      }
+      if (events.length < PUMP_BATCH && !pump.dirty) return;
+    }
+  }
+
+  async #sendEvent(pump: Pump, event: OutputEvent): Promise<void> {
+    const stream = pump.stream;
+    const channel = this.#channels.forStream(stream.streamId)?.channel ?? 0;
+    const cursorToken = this.session.deps.tokens.mintCursor(this.session.owner, this.session.sessionId, {
+      streamId: stream.streamId,
+      position: event.sequence,
+      event: event.event,
+    });
+    if (event.event === "terminal") {
+      await this.#send({
+        type: "outputStreamEnd",
+        channel,
+        cursorToken,
+        outcome: JSON.parse(event.outcome) as OutputOutcome,
+        sequence: event.sequence,
+      });
+      return;
+    }
+    if (stream.elementKind === "u8") {
+      await this.#send({ type: "output-u8", channel, sequence: event.sequence, cursorToken, payload: event.data });
+      return;
+    }
+    if (stream.elementKind === "binary") {
+      await this.#send({
+        type: "output-binary",
+        channel,
+        sequence: event.sequence,
+        cursorToken,
+        payload: event.data,
+        ...(event.mimeType === undefined ? {} : { mimeType: event.mimeType }),
+      });
+      return;
+    }
+    const children = this.session.childrenOf(stream.streamId, event.sequence);
+    const mappings = children.map((child) => this.#mapping(child, false));
+    await this.#send({
+      type: "outputStreamItem",
+      channel,
+      cursorToken,
+      mappings,
+      sequence: event.sequence,
+      value: JSON.parse(new TextDecoder().decode(event.data)) as SchemaValueJson,
+    });
+    for (const child of children) this.#announced(child);
+  }
+
+  /** `invocationFinished` goes last: after the result and every output terminal on this connection. */
+  #maybeFinish(): void {
+    if (this.#finishedSent || this.#ended || !this.session.finished) return;
+    if (this.session.record.result !== undefined && !this.#resultSent) return;
+    for (const stream of this.session.streams()) {
+      if (stream.direction !== "output") continue;
+      const pump = this.#pumps.get(stream.streamId);
+      if (pump === undefined || pump.state !== "done") return;
+    }
+    this.#finishedSent = true;
+    const outcome = JSON.parse(this.session.record.outcome ?? '{"kind":"success"}') as JsonValue;
+    void this.#send({ type: "invocationFinished", outcome: outcome as never }).then(() => {
+      this.#end();
+      this.#transport.close(CLOSE_NORMAL, "");
+    });
+  }
+
+  // ------------------------------------------------------------ sink (session → client)
+
+  outputAppended(stream: StreamState): void {
+    const pump = this.#pumps.get(stream.streamId);
+    if (pump !== undefined) this.#kick(pump);
+  }
+
+  resultCommitted(): void {
+    void this.#sendResult().catch((error: unknown) => this.#fault(error));
+  }
+
+  inputCancelledByServer(stream: StreamState, reason: ServerCancelReason): void {
+    const entry = this.#channels.forStream(stream.streamId);
+    if (entry === undefined || entry.state === "reserved") return;
+    void this.#send({ type: "streamCancel", channel: entry.channel, reason })
+      .then(() => this.#send(this.#ack(stream, [])))
+      .catch((error: unknown) => this.#fault(error));
+  }
+
+  finished(): void {
+    this.#maybeFinish();
+  }
+
+  revoke(): void {
+    if (this.#ended) return;
+    this.#end();
+    void this.#transport.send({ type: "attachmentRevoked", reason: "replaced" }).finally(() => {
+      this.#transport.close(CLOSE_NORMAL, "replaced");
+    });
+  }
+
+  // ------------------------------------------------------------ input (client → session)
+
+  /**
+   * Handles one decoded client message after acceptance. `permitBytes` are
+   * the session byte permits taken for the raw message; this call owns
+   * them (they move to the input queue or are released).
+   */
+  async handle(message: InputStreamItem | InputStreamEnd | ClientStreamCancel | ClientBinaryMessage, permitBytes: number): Promise<void> {
+    let kept = false;
+    try {
+      switch (message.type) {
+        case "inputStreamItem":
+          kept = await this.#inputItem(message, permitBytes);
+          return;
+        case "input-u8":
+        case "input-binary":
+          kept = await this.#inputBinary(message, permitBytes);
+          return;
+        case "inputStreamEnd":
+          await this.#inputEnd(message);
+          return;
+        case "streamCancel":
+          await this.#cancel(message);
+          return;
+      }
+    } finally {
+      if (!kept) this.session.permits.release(permitBytes);
+    }
+  }
+
+  /** The input stream on `channel`, or undefined when the server already ended it (late data is ignored). */
+  #inputStream(channel: number, what: string): StreamState | undefined {
+    const entry = this.#channels.require(channel, "input", what);
+    const stream = this.session.stream(entry.streamId);
+    if (stream === undefined) throw new ProtocolError("invalid-channel", `${what} uses an unknown channel`);
+    const terminal = stream.inputTerminal;
+    if (terminal === undefined) return stream;
+    if (terminal.kind === "cancelled" && terminal.by === "server") return undefined;
+    throw new ProtocolError("invalid-channel", `${what} uses a channel whose input has ended`);
+  }
+
+  async #inputItem(message: InputStreamItem, permitBytes: number): Promise<boolean> {
+    const stream = this.#inputStream(message.channel, "inputStreamItem");
+    if (stream === undefined) return false;
+    if (stream.elementKind !== "value") {
+      throw new ProtocolError("protocol-error", "items of a direct-binary stream travel as binary messages", { retryable: true });
+    }
+    const decoded = decodeValue(message.value as unknown as JsonValue, stream.graph, "provisional", "value");
+    const canonical = encodeUtf8(canonicalValue(decoded));
+    if (await this.#isDuplicate(stream, message.sequence, 1n, canonical, undefined)) return false;
+    const introduced = this.session.prepareStreams(
+      decoded.streams,
+      stream.graph,
+      "input",
+      { kind: "item", streamId: stream.streamId, sequence: message.sequence },
+      "/value",
+    );
+    const tokens = new Map(introduced.map((p) => [p.state.provisionalRef ?? "", p.state.token]));
+    const value = substituteStreamRefs(decoded.value as unknown as SchemaValueJson, tokens);
+    const chunk: InputChunk = { streamId: stream.streamId, sequence: message.sequence, itemCount: 1n, data: canonical, mimeType: undefined };
+    const accepted = await this.session.acceptInput(stream, chunk, { kind: "value", value }, introduced, permitBytes);
+    if (accepted) await this.#send(this.#ack(stream, introduced.map((p) => p.state)));
+    return true;
+  }
+
+  async #inputBinary(message: ClientBinaryMessage, permitBytes: number): Promise<boolean> {
+    const stream = this.#inputStream(message.channel, message.type);
+    if (stream === undefined) return false;
+    const expected = message.type === "input-u8" ? "u8" : "binary";
+    if (stream.elementKind !== expected) {
+      throw new ProtocolError("protocol-error", `${message.type} does not match the stream's element type`, { retryable: true });
+    }
+    let sequence = message.sequence;
+    let payload = message.payload;
+    const mimeType = message.type === "input-binary" ? message.mimeType : undefined;
+    if (message.type === "input-binary") checkBinaryItem(stream.graph, payload.length, mimeType);
+    const itemCount = message.type === "input-u8" ? BigInt(payload.length) : 1n;
+    if (await this.#isDuplicate(stream, sequence, itemCount, payload, mimeType)) return false;
+    if (message.type === "input-u8" && sequence < stream.count) {
+      // A resend that overlaps the high-water: the overlap matched, keep the suffix.
+      payload = payload.subarray(Number(stream.count - sequence));
+      sequence = stream.count;
+    }
+    const data = payload.slice(); // ws may reuse its buffers; the queue and store keep a private copy
+    const item: InputItem = message.type === "input-u8" ? { kind: "bytes", bytes: data } : { kind: "blob", blob: mimeType === undefined ? { bytes: data } : { bytes: data, mimeType } };
+    const chunk: InputChunk = { streamId: stream.streamId, sequence, itemCount: message.type === "input-u8" ? BigInt(data.length) : 1n, data, mimeType };
+    const accepted = await this.session.acceptInput(stream, chunk, item, [], permitBytes);
+    if (accepted) await this.#send(this.#ack(stream, []));
+    return true;
+  }
+
+  /**
+   * Resend handling (section 9): a range entirely below the high-water must
+   * match what was accepted (then it is re-ACKed); a range starting above it
+   * is a gap. A range straddling it must match on the overlap.
+   */
+  async #isDuplicate(stream: StreamState, sequence: bigint, itemCount: bigint, data: Uint8Array, mimeType: string | undefined): Promise<boolean> {
+    const highWater = stream.count;
+    if (sequence > highWater) throw new ProtocolError("input-gap", "input skips items that were never accepted");
+    if (sequence === highWater) return false;
+    const overlapEnd = sequence + itemCount < highWater ? sequence + itemCount : highWater;
+    const stored = await this.session.deps.store.readInput(stream.streamId, sequence, overlapEnd);
+    if (!sameInput(stored, sequence, overlapEnd, data, stream.elementKind === "u8", mimeType)) {
+      throw new ProtocolError("input-conflict", "a resent input item differs from the accepted one");
+    }
+    if (sequence + itemCount > highWater) return false;
+    await this.#send(this.#ack(stream, []));
+    return true;
+  }
+
+  async #inputEnd(message: InputStreamEnd): Promise<void> {
+    const stream = this.#inputStream(message.channel, "inputStreamEnd");
+    if (stream === undefined) return;
+    if (message.sequence < stream.count) throw new ProtocolError("input-conflict", "inputStreamEnd claims fewer items than were accepted");
+    if (message.sequence > stream.count) throw new ProtocolError("input-gap", "inputStreamEnd claims items that were never accepted");
+    await this.session.endInput(stream);
+    this.#channels.close(stream.streamId);
+    await this.#send(this.#ack(stream, []));
+  }
+
+  async #cancel(message: ClientStreamCancel): Promise<void> {
+    const entry = this.#channels.get(message.channel);
+    if (entry === undefined || entry.state === "reserved") {
+      throw new ProtocolError("invalid-channel", "streamCancel uses an unknown channel");
+    }
+    const stream = this.session.stream(entry.streamId);
+    if (stream === undefined) throw new ProtocolError("invalid-channel", "streamCancel uses an unknown channel");
+    if (stream.terminal) {
+      // A cancel that crossed the terminal in flight is accepted once and ignored.
+      if (stream.lateCancelAccepted) throw new ProtocolError("invalid-channel", "the stream was already cancelled");
+      stream.lateCancelAccepted = true;
+      return;
+    }
+    if (stream.direction === "input") {
+      await this.session.cancelInputByClient(stream, message.reason);
+      this.#channels.close(stream.streamId);
+      await this.#send(this.#ack(stream, []));
+      return;
+    }
+    await this.session.cancelOutput(stream, message.reason);
+  }
+
+  #ack(stream: StreamState, introduced: readonly StreamState[]): ServerMessage {
+    const mappings = introduced.map((child) => this.#mapping(child, true));
+    for (const child of introduced) this.#channels.announce(child.streamId);
+    return {
+      type: "inputStreamAck",
+      channel: this.#channels.forStream(stream.streamId)?.channel ?? 0,
+      highestContiguousSequence: stream.count,
+      mappings,
+      terminal: stream.inputTerminal !== undefined,
+    };
+  }
+
+  // ------------------------------------------------------------ lifecycle
+
+  async #send(message: ServerMessage): Promise<void> {
+    if (this.#ended && message.type !== "invocationFinished") return;
+    await this.#transport.send(message);
+  }
+
+  /** The transport closed or was replaced: stop sending, keep the session running. */
+  #end(): void {
+    if (this.#ended) return;
+    this.#ended = true;
+    this.session.detach(this);
+    this.#onEnd(this);
+  }
+
+  transportClosed(): void {
+    this.#end();
+  }
+
+  #fault(error: unknown): void {
+    this.session.deps.logger.error("attachment failed", { session: this.session.sessionId, error: String(error) });
+    if (this.#ended) return;
+    this.#end();
+    void this.#transport
+      .send({ type: "invocationRejected", attemptId: this.attemptId, code: "internal-error", message: "internal error", retryable: true })
+      .finally(() => this.#transport.close(1011, ""));
+  }
+}
+
+/** Compares a resent range with the accepted chunks covering `[from, to)`. */
+function sameInput(
+  stored: readonly InputChunk[],
+  from: bigint,
+  to: bigint,
+  data: Uint8Array,
+  packed: boolean,
+  mimeType: string | undefined,
+): boolean {
+  if (!packed) {
+    const chunk = stored[0];
+    return chunk !== undefined && chunk.sequence === from && chunk.mimeType === mimeType && bytesEqual(chunk.data, data);
+  }
+  let position = from;
+  for (const chunk of stored) {
+    const start = position - chunk.sequence;
+    const end = (to < chunk.sequence + chunk.itemCount ? to : chunk.sequence + chunk.itemCount) - chunk.sequence;
+    if (start < 0n) return false;
+    const part = chunk.data.subarray(Number(start), Number(end));
+    const resent = data.subarray(Number(position - from), Number(position - from) + part.length);
+    if (!bytesEqual(part, resent)) return false;
+    position += BigInt(part.length);
+  }
+  return position === to;
+}
+
+function bytesEqual(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}

@@ -1,0 +1,81 @@
+/**
+ * Session byte permits (protocol section 12): a counting semaphore over bytes.
+ *
+ * A permit is acquired before a large payload is decoded or copied and
+ * released only when its downstream owner has consumed it, so the bytes a
+ * session holds in memory never exceed `capacity`. Waiters are served in
+ * FIFO order so a large request is not starved by a stream of small ones.
+ */
+import { ProtocolError } from "@golem-stream/wire";
+
+interface Waiter {
+  readonly bytes: number;
+  readonly resolve: () => void;
+}
+
+export class BytePermits {
+  readonly capacity: number;
+  #available: number;
+  readonly #waiters: Waiter[] = [];
+
+  constructor(capacity: number) {
+    if (!Number.isSafeInteger(capacity) || capacity <= 0) {
+      throw new RangeError("byte permit capacity must be a positive safe integer");
+    }
+    this.capacity = capacity;
+    this.#available = capacity;
+  }
+
+  get available(): number {
+    return this.#available;
+  }
+
+  /** Bytes currently held by owners that have not released them. */
+  get held(): number {
+    return this.capacity - this.#available;
+  }
+
+  get waiting(): number {
+    return this.#waiters.length;
+  }
+
+  /** Takes `bytes` now if possible, without waiting and without queue-jumping. */
+  tryAcquire(bytes: number): boolean {
+    this.#check(bytes);
+    if (this.#waiters.length === 0 && bytes <= this.#available) {
+      this.#available -= bytes;
+      return true;
+    }
+    return false;
+  }
+
+  /** Resolves once `bytes` are held by the caller. */
+  acquire(bytes: number): Promise<void> {
+    if (this.tryAcquire(bytes)) return Promise.resolve();
+    return new Promise<void>((resolve) => this.#waiters.push({ bytes, resolve }));
+  }
+
+  release(bytes: number): void {
+    this.#check(bytes);
+    if (bytes > this.held) throw new RangeError("released more byte permits than were held");
+    this.#available += bytes;
+    while (this.#waiters.length > 0) {
+      const next = this.#waiters[0]!;
+      if (next.bytes > this.#available) break;
+      this.#waiters.shift();
+      this.#available -= next.bytes;
+      next.resolve();
+    }
+  }
+
+  #check(bytes: number): void {
+    if (!Number.isSafeInteger(bytes) || bytes < 0) {
+      throw new RangeError("byte permit size must be a non-negative safe integer");
+    }
+    if (bytes > this.capacity) {
+      // A single payload larger than the whole session budget can never be
+      // admitted; waiting would deadlock, so it is a limit violation.
+      throw new ProtocolError("limit-exceeded", "payload exceeds the session byte budget");
+    }
+  }
+}

@@ -1,0 +1,128 @@
+/**
+ * The bounded queue between durable acceptance of input and the agent that
+ * reads it. At most `capacity` entries wait here (protocol section 12: 256
+ * per stream); the connection waits for space before it accepts the next
+ * item, which stops it reading the socket, which backpressures the client.
+ *
+ * Each entry holds the session byte permits of the message that carried it;
+ * they are released when the agent takes the entry, or when the queue is
+ * discarded (cancellation, consumer drop, failure).
+ */
+import type { BytePermits } from "./byte-permits.js";
+import { InputCancelledError } from "./agent-host.js";
+
+interface Entry<T> {
+  readonly item: T;
+  readonly permitBytes: number;
+}
+
+type Ending = { kind: "end" } | { kind: "cancelled"; reason: string };
+
+export class InputQueue<T> {
+  readonly #entries: Entry<T>[] = [];
+  readonly #capacity: number;
+  readonly #permits: BytePermits;
+  /** Called once when the consumer stops reading before the end. */
+  readonly #onConsumerDrop: () => void;
+  #ending: Ending | undefined;
+  #discarded = false;
+  #taken = false;
+  #wakeConsumer: (() => void) | undefined;
+  readonly #spaceWaiters: (() => void)[] = [];
+
+  constructor(capacity: number, permits: BytePermits, onConsumerDrop: () => void) {
+    this.#capacity = capacity;
+    this.#permits = permits;
+    this.#onConsumerDrop = onConsumerDrop;
+  }
+
+  get length(): number {
+    return this.#entries.length;
+  }
+
+  /** True once the consumer went away or the queue was cancelled: pushes are dropped by the caller's choice. */
+  get closed(): boolean {
+    return this.#discarded || this.#ending !== undefined;
+  }
+
+  /** Resolves when one more entry fits (or the queue no longer takes entries). */
+  async waitForSpace(): Promise<void> {
+    while (this.#entries.length >= this.#capacity && !this.#discarded) {
+      await new Promise<void>((resolve) => this.#spaceWaiters.push(resolve));
+    }
+  }
+
+  /** Adds an accepted entry; its permits are released when consumed. */
+  push(item: T, permitBytes: number): void {
+    if (this.#discarded || this.#ending !== undefined) {
+      this.#permits.release(permitBytes);
+      return;
+    }
+    this.#entries.push({ item, permitBytes });
+    this.#wake();
+  }
+
+  /** Natural end: the consumer sees the end after the queued entries. */
+  end(): void {
+    if (this.#ending === undefined) this.#ending = { kind: "end" };
+    this.#wake();
+  }
+
+  /** Cancellation: queued entries are dropped and the consumer sees an error. */
+  cancel(reason: string): void {
+    if (this.#ending === undefined) this.#ending = { kind: "cancelled", reason };
+    this.#discard();
+    this.#wake();
+  }
+
+  #discard(): void {
+    this.#discarded = true;
+    for (const entry of this.#entries.splice(0)) this.#permits.release(entry.permitBytes);
+    for (const waiter of this.#spaceWaiters.splice(0)) waiter();
+  }
+
+  #wake(): void {
+    const consumer = this.#wakeConsumer;
+    this.#wakeConsumer = undefined;
+    consumer?.();
+  }
+
+  /** The single consumer's view. A second call throws: an input stream is read once. */
+  consume(): AsyncIterable<T> {
+    if (this.#taken) throw new Error("this input stream is already being read");
+    this.#taken = true;
+    return { [Symbol.asyncIterator]: () => this.#iterate() };
+  }
+
+  async *#iterate(): AsyncGenerator<T, void, undefined> {
+    let finished = false;
+    try {
+      for (;;) {
+        const entry = this.#entries.shift();
+        if (entry !== undefined) {
+          this.#permits.release(entry.permitBytes);
+          this.#spaceWaiters.shift()?.();
+          yield entry.item;
+          continue;
+        }
+        const ending = this.#ending;
+        if (ending?.kind === "end") {
+          finished = true;
+          return;
+        }
+        if (ending?.kind === "cancelled") {
+          finished = true;
+          throw new InputCancelledError(ending.reason);
+        }
+        await new Promise<void>((resolve) => (this.#wakeConsumer = resolve));
+      }
+    } finally {
+      if (!finished) {
+        // The agent stopped reading (break, return, throw): drop what is
+        // queued and let the session cancel the input with consumer-drop.
+        this.#discard();
+        this.#onConsumerDrop();
+      }
+    }
+  }
+}

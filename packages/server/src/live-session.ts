@@ -1,0 +1,669 @@
+/**
+ * One durable session loaded in memory: it runs the invocation (if this
+ * process is executing it), records everything it produces in the store
+ * before anyone is told, and tells the one live attachment (if any) what
+ * changed. Transports come and go; the session does not notice beyond
+ * `attach` and `detach` (transport loss only detaches, section 8).
+ *
+ * Order of every change: validate, register in memory, commit to the store,
+ * then notify the attachment. The attachment only sends what it reads back
+ * from the store, so nothing reaches a client before it is durable.
+ */
+import { randomUUID } from "node:crypto";
+import {
+  canonicalJson,
+  encodeUtf8,
+  LIMITS,
+  ProtocolError,
+  type ClientCancelReason,
+  type ConfigEntry,
+  type InvocationOutcome,
+  type JsonValue,
+  type OutputOutcome,
+  type SchemaValueJson,
+  type ServerCancelReason,
+} from "@golem-stream/wire";
+import type { SchemaType, StreamLeaf } from "@golem-stream/schema-value";
+import {
+  PublicProducerError,
+  type AgentHost,
+  type BinaryItem,
+  type InvocationContext,
+  type MethodDescriptor,
+  type OutputItem,
+  type OutputSource,
+} from "./agent-host.js";
+import { BytePermits } from "./byte-permits.js";
+import { InputQueue } from "./input-queue.js";
+import type { Logger, Principal, ServerLimits } from "./options.js";
+import { driveOutputSource, isBinaryItem } from "./output-source.js";
+import type {
+  InputChunk,
+  InputTerminal,
+  NewStream,
+  OutputEvent,
+  SessionRecord,
+  SessionStore,
+  StreamParent,
+} from "./store/session-store.js";
+import { StreamState, type InputItem } from "./stream-state.js";
+import type { TokenService } from "./token-service.js";
+import {
+  catalogueGraph,
+  checkBinaryItem,
+  decodeValue,
+  describeElement,
+  substituteStreamRefs,
+  type SchemaGraph,
+} from "./values.js";
+
+export interface RuntimeDeps {
+  readonly store: SessionStore;
+  readonly host: AgentHost;
+  readonly tokens: TokenService;
+  readonly limits: ServerLimits;
+  readonly logger: Logger;
+  readonly now: () => number;
+}
+
+/** What a live session tells the attachment that currently owns it. */
+export interface AttachmentSink {
+  outputAppended(stream: StreamState): void;
+  resultCommitted(): void;
+  /** The server made an input terminal (cancel); the client must be told. */
+  inputCancelledByServer(stream: StreamState, reason: ServerCancelReason): void;
+  finished(): void;
+  /** Another transport took the session over. */
+  revoke(): void;
+}
+
+/** A stream leaf about to become a stream, before its token exists. */
+interface PendingStream {
+  readonly state: StreamState;
+  readonly record: NewStream;
+}
+
+const PRODUCER_FAILED = "producer failed";
+const INVOCATION_FAILED = "invocation failed";
+
+export class LiveSession {
+  readonly deps: RuntimeDeps;
+  record: SessionRecord;
+  readonly owner: Principal;
+  readonly permits: BytePermits;
+  readonly #streams = new Map<string, StreamState>();
+  readonly #byToken = new Map<string, StreamState>();
+  /** Children by parent stream id, then by the sequence of the item that exposed them. */
+  readonly #children = new Map<string, Map<bigint, StreamState[]>>();
+  readonly #usedProvisionalRefs = new Set<string>();
+  #attachment: AttachmentSink | undefined;
+  /** Output sources declared by `context.output`, until a recorded value exposes them. */
+  readonly #pendingOutputs = new Map<string, OutputSource>();
+  #activeProducers = 0;
+  #idleWaiters: (() => void)[] = [];
+  readonly #invocationAbort = new AbortController();
+  #failing = false;
+  #running = false;
+  #nextOrdinal = 0;
+
+  constructor(deps: RuntimeDeps, record: SessionRecord, streams: readonly StreamState[]) {
+    this.deps = deps;
+    this.record = record;
+    this.owner = { account: record.account, principal: record.principal };
+    this.permits = new BytePermits(deps.limits.maxQueuedBytesPerSession);
+    for (const stream of streams) this.#register(stream);
+    this.#nextOrdinal = streams.reduce((next, s) => Math.max(next, s.ordinal + 1), 0);
+  }
+
+  get sessionId(): string {
+    return this.record.sessionId;
+  }
+
+  get finished(): boolean {
+    return this.record.state === "finished";
+  }
+
+  get attachment(): AttachmentSink | undefined {
+    return this.#attachment;
+  }
+
+  /** Streams in creation order (the order mappings list them). */
+  streams(): StreamState[] {
+    return [...this.#streams.values()].sort((a, b) => a.ordinal - b.ordinal);
+  }
+
+  stream(streamId: string): StreamState | undefined {
+    return this.#streams.get(streamId);
+  }
+
+  streamByToken(token: string): StreamState | undefined {
+    return this.#byToken.get(token);
+  }
+
+  childrenOf(streamId: string, sequence: bigint): readonly StreamState[] {
+    return this.#children.get(streamId)?.get(sequence) ?? [];
+  }
+
+  resultStreams(): StreamState[] {
+    return this.streams().filter((s) => s.parent.kind === "result");
+  }
+
+  #register(stream: StreamState): void {
+    this.#streams.set(stream.streamId, stream);
+    this.#byToken.set(stream.token, stream);
+    if (stream.provisionalRef !== undefined) this.#usedProvisionalRefs.add(stream.provisionalRef);
+    if (stream.parent.kind === "item") {
+      let bySequence = this.#children.get(stream.parent.streamId);
+      if (bySequence === undefined) this.#children.set(stream.parent.streamId, (bySequence = new Map()));
+      const siblings = bySequence.get(stream.parent.sequence) ?? [];
+      siblings.push(stream);
+      bySequence.set(stream.parent.sequence, siblings);
+    }
+  }
+
+  // ------------------------------------------------------------ attachments
+
+  /** Makes `sink` the sole owner; the previous owner is revoked first. */
+  attach(sink: AttachmentSink): void {
+    const previous = this.#attachment;
+    this.#attachment = sink;
+    if (previous !== undefined && previous !== sink) previous.revoke();
+    for (const stream of this.#streams.values()) {
+      // Everything recorded is about to be replayed to the new owner.
+      stream.backlog = 0;
+      this.#wakeWindow(stream);
+    }
+  }
+
+  detach(sink: AttachmentSink): void {
+    if (this.#attachment === sink) this.#attachment = undefined;
+  }
+
+  /** The attachment sent one output event of `stream`: the producer may run further ahead. */
+  delivered(stream: StreamState): void {
+    if (stream.backlog > 0) stream.backlog--;
+    this.#wakeWindow(stream);
+  }
+
+  #wakeWindow(stream: StreamState): void {
+    for (const waiter of stream.backlogWaiters.splice(0)) waiter();
+  }
+
+  // ------------------------------------------------------------ streams
+
+  /**
+   * Turns the stream leaves of a validated value into new streams (not yet
+   * committed). `graph` is the graph the value was validated against.
+   */
+  prepareStreams(
+    leaves: readonly StreamLeaf[],
+    graph: SchemaGraph,
+    direction: "input" | "output",
+    parent: StreamParent,
+    coordinatePrefix: string,
+  ): PendingStream[] {
+    if (this.#streams.size + leaves.length > this.deps.limits.maxStreamsPerSession) {
+      throw new ProtocolError("limit-exceeded", "the session has reached its stream limit");
+    }
+    const seen = new Set<string>();
+    const pending = leaves.map((leaf, index) => {
+      const ref = "provisionalRef" in leaf.ref ? leaf.ref.provisionalRef : undefined;
+      if (ref === undefined) throw new ProtocolError("validation-error", "a new stream must use a provisional reference");
+      if (seen.has(ref) || this.#usedProvisionalRefs.has(ref)) {
+        throw new ProtocolError("stream-already-consumed", "the stream reference was already used");
+      }
+      seen.add(ref);
+      return this.#pendingStream(leaf.elementType, graph, direction, parent, `${coordinatePrefix}${leaf.coordinate}`, ref, index);
+    });
+    this.#nextOrdinal += pending.length;
+    return pending;
+  }
+
+  #pendingStream(
+    elementType: SchemaType,
+    graph: SchemaGraph,
+    direction: "input" | "output",
+    parent: StreamParent,
+    coordinate: string,
+    provisionalRef: string,
+    index: number,
+  ): PendingStream {
+    const element = describeElement(graph, elementType);
+    const streamId = randomUUID();
+    const token = this.deps.tokens.mintStream(this.owner, this.sessionId, this.record.streamKeyId, {
+      streamId,
+      direction,
+      elementSchemaDigest: element.digest,
+      coordinate,
+    });
+    const record: NewStream = {
+      streamId,
+      sessionId: this.sessionId,
+      direction,
+      elementKind: element.kind,
+      elementGraph: element.canonicalGraph,
+      coordinate,
+      // Only client references are kept: they resolve in mappings.
+      provisionalRef: direction === "input" ? provisionalRef : undefined,
+      parent,
+      token,
+    };
+    const state = new StreamState({
+      ...record,
+      ordinal: this.#nextOrdinal + index,
+      count: 0n,
+      inputTerminal: undefined,
+      outputTerminal: false,
+    });
+    return { state, record };
+  }
+
+  /** Registers prepared streams in memory (just before their commit; see the file comment). */
+  #adopt(pending: readonly PendingStream[]): void {
+    for (const { state } of pending) {
+      this.#register(state);
+      if (state.direction === "input" && this.#running) this.#openQueue(state);
+    }
+  }
+
+  #openQueue(state: StreamState): void {
+    state.queue = new InputQueue<InputItem>(this.deps.limits.maxQueuedEntriesPerStream, this.permits, () => {
+      void this.cancelInputByServer(state, "consumer-drop");
+    });
+  }
+
+  // ------------------------------------------------------------ input
+
+  /**
+   * Durably accepts the next chunk of `stream` and hands `item` to the
+   * agent. `introduced` are the nested input streams of the item.
+   * Returns false if the stream became terminal meanwhile (the chunk is dropped).
+   */
+  async acceptInput(
+    stream: StreamState,
+    chunk: InputChunk,
+    item: InputItem,
+    introduced: readonly PendingStream[],
+    permitBytes: number,
+  ): Promise<boolean> {
+    await stream.queue?.waitForSpace();
+    return stream.serialize(async () => {
+      if (stream.inputTerminal !== undefined || chunk.sequence !== stream.count) {
+        this.permits.release(permitBytes);
+        return false;
+      }
+      this.#adopt(introduced);
+      await this.deps.store.acceptInput(
+        chunk,
+        introduced.map((p) => p.record),
+      );
+      stream.count += chunk.itemCount;
+      if (stream.queue !== undefined) stream.queue.push(item, permitBytes);
+      else this.permits.release(permitBytes);
+      return true;
+    });
+  }
+
+  /** Natural end of an input, from the client. */
+  endInput(stream: StreamState): Promise<boolean> {
+    return this.#terminateInput(stream, { kind: "end" }, (queue) => queue.end());
+  }
+
+  /** A client `streamCancel` on an input (decisions section 8). */
+  cancelInputByClient(stream: StreamState, reason: ClientCancelReason): Promise<boolean> {
+    return this.#terminateInput(stream, { kind: "cancelled", reason, by: "client" }, (queue) =>
+      // consumer-drop says nobody wants the rest: a normal end for the agent.
+      reason === "consumer-drop" ? queue.end() : queue.cancel(reason),
+    );
+  }
+
+  /** The server ends an input: the agent stopped reading, or the invocation failed. */
+  async cancelInputByServer(stream: StreamState, reason: ServerCancelReason): Promise<void> {
+    const changed = await this.#terminateInput(stream, { kind: "cancelled", reason, by: "server" }, (queue) => queue.cancel(reason));
+    if (changed) this.#attachment?.inputCancelledByServer(stream, reason);
+  }
+
+  /** Records an input terminal once; resolves to whether this call recorded it. */
+  #terminateInput(stream: StreamState, terminal: InputTerminal, onQueue: (queue: InputQueue<InputItem>) => void): Promise<boolean> {
+    return stream.serialize(async () => {
+      if (stream.inputTerminal !== undefined) return false;
+      stream.inputTerminal = terminal;
+      await this.deps.store.endInput(stream.streamId, terminal);
+      if (stream.queue !== undefined) onQueue(stream.queue);
+      return true;
+    });
+  }
+
+  // ------------------------------------------------------------ output
+
+  /** A client `streamCancel` on an output: the stream ends `cancelled` with the client's reason. */
+  async cancelOutput(stream: StreamState, reason: ClientCancelReason): Promise<void> {
+    stream.producer?.abort(new Error("output cancelled"));
+    await this.#appendTerminal(stream, { kind: "cancelled", reason });
+  }
+
+  async #appendTerminal(stream: StreamState, outcome: OutputOutcome): Promise<void> {
+    await stream.serialize(async () => {
+      if (stream.outputTerminal) return;
+      stream.outputTerminal = true;
+      const event: OutputEvent = {
+        event: "terminal",
+        streamId: stream.streamId,
+        sequence: stream.count,
+        outcome: canonicalJson(outcome as unknown as JsonValue),
+      };
+      await this.deps.store.appendOutput(event, []);
+    });
+    this.#attachment?.outputAppended(stream);
+  }
+
+  /** Waits until the live attachment is less than a window behind this stream. */
+  async #awaitWindow(stream: StreamState, signal: AbortSignal): Promise<void> {
+    while (stream.backlog >= this.deps.limits.maxQueuedEntriesPerStream && !signal.aborted) {
+      await new Promise<void>((resolve) => {
+        stream.backlogWaiters.push(resolve);
+        signal.addEventListener("abort", () => resolve(), { once: true });
+      });
+    }
+  }
+
+  async #appendItem(stream: StreamState, item: OutputItem, signal: AbortSignal): Promise<void> {
+    for (const prepared of this.#prepareOutput(stream, item)) {
+      await this.#awaitWindow(stream, signal);
+      if (signal.aborted) throw signal.reason;
+      let introduced: readonly PendingStream[] = [];
+      const appended = await stream.serialize(async () => {
+        if (stream.outputTerminal) return false;
+        const sequence = stream.count;
+        const built = prepared(sequence);
+        introduced = built.introduced;
+        this.#adopt(introduced);
+        await this.deps.store.appendOutput(
+          built.event,
+          introduced.map((p) => p.record),
+        );
+        stream.count += built.event.event === "item" ? built.event.itemCount : 0n;
+        stream.backlog++;
+        return true;
+      });
+      if (!appended) throw new Error("output stream already ended");
+      this.#attachment?.outputAppended(stream);
+      for (const child of introduced) this.#startProducer(child.state);
+    }
+  }
+
+  /**
+   * Validates one produced item and splits it into events (a large u8 chunk
+   * becomes several packed batches). Each event is built once its sequence
+   * is known, under the stream's lock.
+   */
+  #prepareOutput(
+    stream: StreamState,
+    item: OutputItem,
+  ): ((sequence: bigint) => { event: OutputEvent; introduced: readonly PendingStream[] })[] {
+    const itemEvent = (sequence: bigint, itemCount: bigint, data: Uint8Array, mimeType?: string): OutputEvent => ({
+      event: "item",
+      streamId: stream.streamId,
+      sequence,
+      itemCount,
+      data,
+      mimeType,
+    });
+    switch (stream.elementKind) {
+      case "u8": {
+        if (!(item instanceof Uint8Array)) throw new PublicProducerError("a stream<u8> producer must yield bytes");
+        const batches: Uint8Array[] = [];
+        for (let at = 0; at < item.length; at += LIMITS.maxPackedU8PayloadBytes) {
+          batches.push(item.slice(at, at + LIMITS.maxPackedU8PayloadBytes));
+        }
+        return batches.map((batch) => (sequence) => ({
+          event: itemEvent(sequence, BigInt(batch.length), batch),
+          introduced: [],
+        }));
+      }
+      case "binary": {
+        const blob: BinaryItem = item instanceof Uint8Array ? { bytes: item } : isBinaryItem(item) ? item : { bytes: new Uint8Array() };
+        if (!(item instanceof Uint8Array) && !isBinaryItem(item)) {
+          throw new PublicProducerError("a stream<binary> producer must yield bytes");
+        }
+        if (blob.bytes.length > LIMITS.maxBinaryPayloadBytes) throw new PublicProducerError("a binary item exceeds 16 MiB");
+        checkBinaryItem(stream.graph, blob.bytes.length, blob.mimeType);
+        const copy = blob.bytes.slice();
+        return [(sequence) => ({ event: itemEvent(sequence, 1n, copy, blob.mimeType), introduced: [] })];
+      }
+      case "value": {
+        if (item instanceof Uint8Array || isBinaryItem(item)) {
+          throw new PublicProducerError("this stream's producer must yield schema values");
+        }
+        const decoded = decodeValue(item as unknown as JsonValue, stream.graph, "provisional", "item");
+        this.#checkPlaceholders(decoded.streams);
+        return [
+          (sequence) => {
+            const introduced = this.prepareStreams(decoded.streams, stream.graph, "output", {
+              kind: "item",
+              streamId: stream.streamId,
+              sequence,
+            }, "/value");
+            const value = this.#exposeOutputs(decoded.value as unknown as SchemaValueJson, decoded.streams, introduced);
+            return { event: itemEvent(sequence, 1n, encodeUtf8(canonicalJson(value as unknown as JsonValue))), introduced };
+          },
+        ];
+      }
+    }
+  }
+
+  #checkPlaceholders(leaves: readonly StreamLeaf[]): void {
+    for (const leaf of leaves) {
+      const ref = "provisionalRef" in leaf.ref ? leaf.ref.provisionalRef : undefined;
+      if (ref === undefined || !this.#pendingOutputs.has(ref)) {
+        throw new PublicProducerError("an output stream must be created with context.output");
+      }
+    }
+  }
+
+  /** Swaps placeholders for stream tokens and binds each new stream to its source. */
+  #exposeOutputs(value: SchemaValueJson, leaves: readonly StreamLeaf[], introduced: readonly PendingStream[]): SchemaValueJson {
+    const tokens = new Map<string, string>();
+    leaves.forEach((leaf, i) => {
+      const ref = "provisionalRef" in leaf.ref ? leaf.ref.provisionalRef : "";
+      const stream = introduced[i];
+      if (stream === undefined) return;
+      tokens.set(ref, stream.state.token);
+      const source = this.#pendingOutputs.get(ref);
+      this.#pendingOutputs.delete(ref);
+      if (source !== undefined) this.#sources.set(stream.state.streamId, source);
+    });
+    return substituteStreamRefs(value, tokens);
+  }
+
+  readonly #sources = new Map<string, OutputSource>();
+
+  #startProducer(stream: StreamState): void {
+    const source = this.#sources.get(stream.streamId);
+    this.#sources.delete(stream.streamId);
+    if (source === undefined || stream.outputTerminal) return;
+    const abort = new AbortController();
+    stream.producer = abort;
+    this.#activeProducers++;
+    const onInvocationAbort = (): void => abort.abort(this.#invocationAbort.signal.reason);
+    this.#invocationAbort.signal.addEventListener("abort", onInvocationAbort, { once: true });
+    void driveOutputSource(source, (item) => this.#appendItem(stream, item, abort.signal), abort.signal)
+      .then(
+        () => (abort.signal.aborted ? undefined : this.#appendTerminal(stream, { kind: "ok" })),
+        (error: unknown) => {
+          if (abort.signal.aborted) return undefined;
+          const message = error instanceof PublicProducerError ? error.message : PRODUCER_FAILED;
+          if (!(error instanceof PublicProducerError)) this.deps.logger.warn("output producer failed", { error: String(error) });
+          return this.#appendTerminal(stream, { kind: "error", code: "producer-error", message });
+        },
+      )
+      .catch((error: unknown) => this.#fail(error))
+      .finally(() => {
+        this.#invocationAbort.signal.removeEventListener("abort", onInvocationAbort);
+        stream.producer = undefined;
+        this.#activeProducers--;
+        if (this.#activeProducers === 0) for (const waiter of this.#idleWaiters.splice(0)) waiter();
+      });
+  }
+
+  #whenProducersIdle(): Promise<void> {
+    if (this.#activeProducers === 0) return Promise.resolve();
+    return new Promise((resolve) => this.#idleWaiters.push(resolve));
+  }
+
+  // ------------------------------------------------------------ execution
+
+  /**
+   * Runs the method. Resolves when the invocation has finished (durably),
+   * never rejects: every failure becomes an `invocation-failed` finish.
+   */
+  run(method: MethodDescriptor, context: { constructorParameters: SchemaValueJson; parameters: SchemaValueJson; config: readonly ConfigEntry[] }): Promise<void> {
+    this.#running = true;
+    for (const stream of this.#streams.values()) {
+      if (stream.direction === "input" && stream.inputTerminal === undefined) this.#openQueue(stream);
+    }
+    return this.#execute(method, context).catch((error: unknown) => this.#fail(error));
+  }
+
+  async #execute(
+    method: MethodDescriptor,
+    input: { constructorParameters: SchemaValueJson; parameters: SchemaValueJson; config: readonly ConfigEntry[] },
+  ): Promise<void> {
+    const context = this.#context(input);
+    const result = await this.deps.host.invoke(context);
+    if (this.#failing) return;
+    await this.#commitResult(method, result);
+    await this.#whenProducersIdle();
+    if (this.#failing) return;
+    // Before a successful finish every input is terminal (decisions section 8).
+    for (const stream of this.streams()) {
+      if (stream.direction === "input" && stream.inputTerminal === undefined) {
+        await this.cancelInputByServer(stream, "consumer-drop");
+      }
+    }
+    await this.#finish({ kind: "success" });
+  }
+
+  async #commitResult(method: MethodDescriptor, result: SchemaValueJson | undefined): Promise<void> {
+    let body: JsonValue;
+    let introduced: PendingStream[] = [];
+    if (method.result === undefined) {
+      if (result !== undefined) throw new Error("a method without a result returned a value");
+      body = { kind: "none" };
+    } else {
+      if (result === undefined) throw new Error("the method returned no result");
+      const graph = catalogueGraph(method.result);
+      const decoded = decodeValue(result as unknown as JsonValue, graph, "provisional", "result");
+      this.#checkPlaceholders(decoded.streams);
+      introduced = this.prepareStreams(decoded.streams, graph, "output", { kind: "result" }, "/result/value");
+      const value = this.#exposeOutputs(decoded.value as unknown as SchemaValueJson, decoded.streams, introduced);
+      body = { kind: "value", graph: method.result, value: value as unknown as JsonValue };
+    }
+    const text = canonicalJson(body);
+    this.#adopt(introduced);
+    await this.deps.store.setResult(
+      this.sessionId,
+      text,
+      introduced.map((p) => p.record),
+    );
+    this.record = { ...this.record, result: text };
+    this.#attachment?.resultCommitted();
+    for (const stream of introduced) this.#startProducer(stream.state);
+  }
+
+  #context(input: { constructorParameters: SchemaValueJson; parameters: SchemaValueJson; config: readonly ConfigEntry[] }): InvocationContext {
+    const record = this.record;
+    const inputOf = (node: JsonValue | undefined, kind: "value" | "u8" | "binary"): AsyncIterable<InputItem> => {
+      const token =
+        node !== null && typeof node === "object" && !Array.isArray(node) && node["kind"] === "stream"
+          ? (node["value"] as { streamToken?: unknown } | null)?.streamToken
+          : undefined;
+      const stream = typeof token === "string" ? this.#byToken.get(token) : undefined;
+      if (stream === undefined || stream.direction !== "input") throw new TypeError("not an input stream of this invocation");
+      if (stream.elementKind !== kind) throw new TypeError(`this input stream carries ${stream.elementKind} items`);
+      if (stream.queue === undefined) {
+        return (async function* () {})();
+      }
+      return stream.queue.consume();
+    };
+    return {
+      application: record.application,
+      environment: record.environment,
+      agentType: record.agentType,
+      method: record.method,
+      constructorParameters: input.constructorParameters,
+      parameters: input.parameters,
+      config: input.config,
+      signal: this.#invocationAbort.signal,
+      inputValues: (node) => mapItems(inputOf(node, "value"), (item) => (item.kind === "value" ? item.value : undefined)),
+      inputBytes: (node) => mapItems(inputOf(node, "u8"), (item) => (item.kind === "bytes" ? item.bytes : undefined)),
+      inputBlobs: (node) => mapItems(inputOf(node, "binary"), (item) => (item.kind === "blob" ? item.blob : undefined)),
+      output: (source) => {
+        const ref = randomUUID();
+        this.#pendingOutputs.set(ref, source);
+        return { kind: "stream", value: { provisionalRef: ref } };
+      },
+    };
+  }
+
+  /**
+   * Fatal failure (section 6.9): every open stream is terminalized first,
+   * then the invocation finishes with `invocation-failed`.
+   */
+  async #fail(error: unknown): Promise<void> {
+    if (this.#failing || this.finished) return;
+    this.#failing = true;
+    this.deps.logger.warn("invocation failed", { session: this.sessionId, error: String(error) });
+    this.#invocationAbort.abort(new Error(INVOCATION_FAILED));
+    try {
+      await this.terminalizeAll("invocation-failed");
+      await this.#finish({ kind: "failure", code: "invocation-failed", message: INVOCATION_FAILED });
+    } catch (storeError) {
+      this.deps.logger.error("could not record an invocation failure", { session: this.sessionId, error: String(storeError) });
+    }
+  }
+
+  /** Cancels every open input and output with `reason` (used by failure and restart recovery). */
+  async terminalizeAll(reason: ServerCancelReason): Promise<void> {
+    for (const stream of this.streams()) {
+      if (stream.direction === "output") {
+        stream.producer?.abort(new Error(reason));
+        if (!stream.outputTerminal) await this.#appendTerminal(stream, { kind: "cancelled", reason });
+      } else if (stream.inputTerminal === undefined) {
+        await this.cancelInputByServer(stream, reason);
+      }
+    }
+  }
+
+  /** Marks a session that was running when the process stopped as failed (embedded host; see docs). */
+  async failInterrupted(): Promise<void> {
+    this.#failing = true;
+    await this.terminalizeAll("invocation-failed");
+    await this.#finish({ kind: "failure", code: "invocation-failed", message: INVOCATION_FAILED });
+  }
+
+  async #finish(outcome: InvocationOutcome): Promise<void> {
+    if (this.finished) return;
+    const text = canonicalJson(outcome as unknown as JsonValue);
+    const at = this.deps.now();
+    await this.deps.store.finish(this.sessionId, text, at);
+    this.record = { ...this.record, state: "finished", outcome: text, finishedAt: at };
+    this.#running = false;
+    this.#attachment?.finished();
+  }
+
+  /** Aborts the running invocation without recording anything (server shutdown). */
+  abortForShutdown(): void {
+    // Nothing more is recorded: on the next start the session is found
+    // running and finished as failed (see docs/protocol/server.md).
+    this.#failing = true;
+    this.#invocationAbort.abort(new Error("server shutting down"));
+  }
+}
+
+async function* mapItems<T>(items: AsyncIterable<InputItem>, pick: (item: InputItem) => T | undefined): AsyncGenerator<T> {
+  for await (const item of items) {
+    const picked = pick(item);
+    if (picked !== undefined) yield picked;
+  }
+}

@@ -1,0 +1,103 @@
+/**
+ * Server options, each limit with its default written down (decisions-v1
+ * section 6). A deployment may lower a limit, never raise it above the
+ * protocol's value: `resolveLimits` clamps.
+ */
+import type { IncomingMessage } from "node:http";
+import { LIMITS, MAX_BINARY_MESSAGE_BYTES } from "@golem-stream/wire";
+
+/** Who is calling, as established by the authenticator. */
+export interface Principal {
+  /** The account sessions belong to; bound into every token. */
+  readonly account: string;
+  /** The effective principal; bound into every token. */
+  readonly principal: string;
+}
+
+/**
+ * Checks the bearer token of an HTTP request (before any upgrade). Returns
+ * the principal, or undefined for `unauthenticated`. Must not throw for a bad
+ * token; a thrown error is answered as `internal-error`.
+ */
+export type Authenticator = (
+  bearerToken: string,
+  request: IncomingMessage,
+) => Principal | undefined | Promise<Principal | undefined>;
+
+export type AuthorizedOperation = "start" | "resume" | "takeover" | "discover";
+
+export interface AuthorizationRequest {
+  readonly caller: Principal;
+  readonly operation: AuthorizedOperation;
+  readonly application: string;
+  readonly environment: string;
+  /** Absent only for `discover`. */
+  readonly agentType?: string;
+  /** Lower-case hex SHA-256 of the canonical constructor parameters and phantom id. */
+  readonly agentIdentity?: string;
+  readonly method?: string;
+}
+
+/** Returns true when the caller may perform the operation; false is `forbidden`. */
+export type Authorizer = (request: AuthorizationRequest) => boolean | Promise<boolean>;
+
+export interface Logger {
+  info(message: string, fields?: Readonly<Record<string, unknown>>): void;
+  warn(message: string, fields?: Readonly<Record<string, unknown>>): void;
+  error(message: string, fields?: Readonly<Record<string, unknown>>): void;
+}
+
+export const silentLogger: Logger = { info() {}, warn() {}, error() {} };
+
+export interface ServerLimits {
+  /** Largest text message (default 8 MiB). */
+  readonly maxTextMessageBytes: number;
+  /** Largest binary message including its prefix and metadata (default 16 MiB + 64 KiB + 4). */
+  readonly maxBinaryMessageBytes: number;
+  /** Queued entries per stream before the session is backpressured (default 256). */
+  readonly maxQueuedEntriesPerStream: number;
+  /** Byte permits per session (default 64 MiB). */
+  readonly maxQueuedBytesPerSession: number;
+  /** Streams per session over its life (default 4096). */
+  readonly maxStreamsPerSession: number;
+  /** How long a finished session stays resumable (default 24 h). */
+  readonly sessionRetentionMs: number;
+  /** Bytes buffered in a socket before senders wait for it to drain (default 1 MiB). */
+  readonly sendHighWaterBytes: number;
+  /** Received messages held before the socket stops being read (default 16). */
+  readonly maxPendingInboundMessages: number;
+}
+
+export const DEFAULT_LIMITS: ServerLimits = {
+  maxTextMessageBytes: LIMITS.maxTextMessageBytes,
+  maxBinaryMessageBytes: MAX_BINARY_MESSAGE_BYTES,
+  maxQueuedEntriesPerStream: LIMITS.maxQueuedEntriesPerStream,
+  maxQueuedBytesPerSession: LIMITS.maxQueuedBytesPerSession,
+  maxStreamsPerSession: LIMITS.maxStreamsPerSession,
+  sessionRetentionMs: LIMITS.defaultSessionRetentionMs,
+  sendHighWaterBytes: 1024 * 1024,
+  maxPendingInboundMessages: 16,
+};
+
+const PROTOCOL_CEILINGS: Partial<Record<keyof ServerLimits, number>> = {
+  maxTextMessageBytes: LIMITS.maxTextMessageBytes,
+  maxBinaryMessageBytes: MAX_BINARY_MESSAGE_BYTES,
+  maxQueuedEntriesPerStream: LIMITS.maxQueuedEntriesPerStream,
+  maxQueuedBytesPerSession: LIMITS.maxQueuedBytesPerSession,
+  maxStreamsPerSession: LIMITS.maxStreamsPerSession,
+};
+
+/** Fills defaults and clamps every limit to the protocol's ceiling. */
+export function resolveLimits(overrides: Partial<ServerLimits> = {}): ServerLimits {
+  const resolved: Record<string, number> = { ...DEFAULT_LIMITS };
+  for (const [name, value] of Object.entries(overrides)) {
+    if (value === undefined) continue;
+    if (!(name in DEFAULT_LIMITS)) throw new TypeError(`unknown limit ${JSON.stringify(name)}`);
+    if (typeof value !== "number" || !Number.isSafeInteger(value) || value <= 0) {
+      throw new TypeError(`limit ${name} must be a positive safe integer`);
+    }
+    const ceiling = PROTOCOL_CEILINGS[name as keyof ServerLimits];
+    resolved[name] = ceiling === undefined ? value : Math.min(value, ceiling);
+  }
+  return resolved as unknown as ServerLimits;
+}

@@ -1,0 +1,40 @@
+/**
+ * Drives an agent's `OutputSource` (async iterable, iterable or push-style
+ * producer) into a `write` function, one item at a time, so every item is
+ * durably recorded before the next is pulled: a producer never runs ahead
+ * of what the session can hold.
+ */
+import type { OutputItem, OutputSource } from "./agent-host.js";
+
+export async function driveOutputSource(
+  source: OutputSource,
+  write: (item: OutputItem) => Promise<void>,
+  signal: AbortSignal,
+): Promise<void> {
+  if (typeof source === "function") {
+    await source({
+      signal,
+      write: async (item) => {
+        if (signal.aborted) throw signal.reason;
+        await write(item);
+      },
+    });
+    return;
+  }
+  if (Symbol.asyncIterator in source) {
+    for await (const item of source) {
+      if (signal.aborted) return;
+      await write(item);
+    }
+    return;
+  }
+  for (const item of source) {
+    if (signal.aborted) return;
+    await write(item);
+  }
+}
+
+/** Distinguishes the three item shapes an agent may yield. */
+export function isBinaryItem(item: OutputItem): item is { bytes: Uint8Array; mimeType?: string } {
+  return !(item instanceof Uint8Array) && "bytes" in item && (item as { bytes: unknown }).bytes instanceof Uint8Array;
+}

@@ -1,0 +1,165 @@
+/**
+ * The durable state of invocation sessions, behind a small interface so a
+ * deployment can put it in its own database. `SqliteSessionStore` is the
+ * embedded default.
+ *
+ * Contract: every mutating call is atomic and durable when its promise
+ * resolves; the runtime sends `invocationAccepted`, an `inputStreamAck` or an
+ * output event only after the call that recorded it has resolved.
+ * Payload bytes are opaque to the store: UTF-8 canonical JSON for values,
+ * raw bytes for direct-binary items.
+ */
+import type { ServerCancelReason, StreamDirection } from "@golem-stream/wire";
+
+/** How items of a stream travel: JSON values, packed u8 or binary blobs. */
+export type ElementKind = "value" | "u8" | "binary";
+
+/** Which message exposed a stream first (for re-announcement on resume). */
+export type StreamParent =
+  | { readonly kind: "params" }
+  | { readonly kind: "result" }
+  | { readonly kind: "item"; readonly streamId: string; readonly sequence: bigint };
+
+export type InputTerminal =
+  | { readonly kind: "end" }
+  | { readonly kind: "cancelled"; readonly reason: ServerCancelReason; readonly by: "client" | "server" };
+
+export interface StreamRecord {
+  readonly streamId: string;
+  readonly sessionId: string;
+  /** Creation order within the session; mappings are listed in this order. */
+  readonly ordinal: number;
+  readonly direction: StreamDirection;
+  readonly elementKind: ElementKind;
+  /** Canonical JSON of the self-contained element SchemaGraph. */
+  readonly elementGraph: string;
+  readonly coordinate: string;
+  /** The client's provisional reference, for input streams it introduced. */
+  readonly provisionalRef: string | undefined;
+  readonly parent: StreamParent;
+  /** The stable stream token (minted once, never re-signed). */
+  readonly token: string;
+  /** Input: durably accepted logical items. Output: items produced. */
+  readonly count: bigint;
+  readonly inputTerminal: InputTerminal | undefined;
+  readonly outputTerminal: boolean;
+}
+
+export type NewStream = Omit<StreamRecord, "ordinal" | "count" | "inputTerminal" | "outputTerminal">;
+
+export type SessionState = "running" | "finished";
+
+export interface SessionRecord {
+  readonly sessionId: string;
+  readonly account: string;
+  readonly principal: string;
+  readonly application: string;
+  readonly environment: string;
+  readonly agentType: string;
+  readonly agentIdentity: string;
+  readonly method: string;
+  readonly idempotencyKey: string;
+  /** Canonical JSON of the selector, config and method parameters (stable tokens substituted). */
+  readonly selector: string;
+  readonly config: string;
+  readonly parameters: string;
+  readonly generation: bigint;
+  /** The session token of the current generation. */
+  readonly sessionToken: string;
+  readonly streamKeyId: string;
+  readonly state: SessionState;
+  /** Canonical JSON of the `invocationResult.result` body, once produced. */
+  readonly result: string | undefined;
+  /** Canonical JSON of the `invocationFinished.outcome`, once finished. */
+  readonly outcome: string | undefined;
+  readonly createdAt: number;
+  readonly finishedAt: number | undefined;
+}
+
+export type AttemptOperation = "start" | "resume" | "takeover";
+
+export interface AttemptRecord {
+  readonly attemptId: string;
+  readonly operation: AttemptOperation;
+  /** SHA-256 of the canonical descriptor (protocol section 9). */
+  readonly descriptorDigest: string;
+  readonly sessionId: string;
+  /** The attachment generation this attempt created (or, for a start, 0). */
+  readonly generation: bigint;
+}
+
+export interface InputChunk {
+  readonly streamId: string;
+  readonly sequence: bigint;
+  readonly itemCount: bigint;
+  readonly data: Uint8Array;
+  readonly mimeType: string | undefined;
+}
+
+export type OutputEvent =
+  | {
+      readonly event: "item";
+      readonly streamId: string;
+      readonly sequence: bigint;
+      readonly itemCount: bigint;
+      readonly data: Uint8Array;
+      readonly mimeType: string | undefined;
+    }
+  | {
+      readonly event: "terminal";
+      readonly streamId: string;
+      /** The next expected sequence, i.e. the stream's item count. */
+      readonly sequence: bigint;
+      /** Canonical JSON of the `outputStreamEnd.outcome`. */
+      readonly outcome: string;
+    };
+
+export type CreateSessionResult =
+  | { readonly kind: "created" }
+  | { readonly kind: "idempotency-conflict" }
+  | { readonly kind: "attempt-exists" };
+
+export type AttachResult =
+  | { readonly kind: "attached"; readonly generation: bigint }
+  | { readonly kind: "superseded" }
+  | { readonly kind: "attempt-exists" };
+
+export interface SessionStore {
+  /** Atomically records a new session, its parameter streams and its start attempt. */
+  createSession(session: SessionRecord, streams: readonly NewStream[], attempt: AttemptRecord): Promise<CreateSessionResult>;
+
+  getAttempt(attemptId: string): Promise<AttemptRecord | undefined>;
+  getSession(sessionId: string): Promise<SessionRecord | undefined>;
+  listStreams(sessionId: string): Promise<StreamRecord[]>;
+  getStream(streamId: string): Promise<StreamRecord | undefined>;
+
+  /**
+   * Records a resume or takeover: moves the session to `attempt.generation`
+   * and stores `sessionToken` for it. With `expectedGeneration` (resume) the
+   * move happens only if that is still the current generation.
+   */
+  attach(
+    attempt: AttemptRecord,
+    sessionToken: string,
+    expectedGeneration: bigint | undefined,
+  ): Promise<AttachResult>;
+
+  /** Appends the next input chunk (its sequence must equal the stream's count) and the streams it introduced. */
+  acceptInput(chunk: InputChunk, introduced: readonly NewStream[]): Promise<void>;
+  /** Chunks overlapping `[from, to)`, in order, to compare a resend with what was accepted. */
+  readInput(streamId: string, from: bigint, to: bigint): Promise<InputChunk[]>;
+  endInput(streamId: string, terminal: InputTerminal): Promise<void>;
+
+  /** Appends the next output event and the streams it introduced. */
+  appendOutput(event: OutputEvent, introduced: readonly NewStream[]): Promise<void>;
+  /** Up to `limit` events of a stream with `sequence >= from` (terminal last). */
+  readOutput(streamId: string, from: bigint, limit: number): Promise<OutputEvent[]>;
+
+  setResult(sessionId: string, result: string, introduced: readonly NewStream[]): Promise<void>;
+  finish(sessionId: string, outcome: string, at: number): Promise<void>;
+
+  listRunningSessions(): Promise<SessionRecord[]>;
+  /** Deletes sessions finished before `finishedBefore`; returns how many. */
+  purgeFinished(finishedBefore: number): Promise<number>;
+  close(): Promise<void>;
+}

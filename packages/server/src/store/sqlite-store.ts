@@ -1,0 +1,496 @@
+/**
+ * The embedded `SessionStore` on SQLite (better-sqlite3).
+ *
+ * Durability: WAL journal with `synchronous = FULL` by default, so a commit
+ * is on disk before the promise resolves and before the runtime acknowledges
+ * anything to a client. `synchronous: "normal"` trades the last commits
+ * before a power loss (never a process crash) for speed; it is an option,
+ * not the default.
+ *
+ * Every statement is prepared once; every mutation is one short transaction.
+ * Output and input logs are keyed by (stream, sequence) so replay from a
+ * cursor and duplicate comparison are indexed range queries.
+ */
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import type { ServerCancelReason, StreamDirection } from "@golem-stream/wire";
+import type {
+  AttachResult,
+  AttemptOperation,
+  AttemptRecord,
+  CreateSessionResult,
+  ElementKind,
+  InputChunk,
+  InputTerminal,
+  NewStream,
+  OutputEvent,
+  SessionRecord,
+  SessionState,
+  SessionStore,
+  StreamParent,
+  StreamRecord,
+} from "./session-store.js";
+
+export interface SqliteSessionStoreOptions {
+  /** Directory that holds `sessions.db`; created if missing. */
+  readonly dataDir: string;
+  /** `full` (default): every commit is synced. `normal`: WAL default durability. */
+  readonly synchronous?: "full" | "normal";
+}
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS sessions (
+  session_id TEXT PRIMARY KEY,
+  account TEXT NOT NULL, principal TEXT NOT NULL,
+  application TEXT NOT NULL, environment TEXT NOT NULL, agent_type TEXT NOT NULL,
+  agent_identity TEXT NOT NULL, method TEXT NOT NULL, idempotency_key TEXT NOT NULL,
+  selector TEXT NOT NULL, config TEXT NOT NULL, parameters TEXT NOT NULL,
+  generation INTEGER NOT NULL, session_token TEXT NOT NULL, stream_key_id TEXT NOT NULL,
+  state TEXT NOT NULL, result TEXT, outcome TEXT,
+  created_at INTEGER NOT NULL, finished_at INTEGER
+);
+CREATE UNIQUE INDEX IF NOT EXISTS sessions_idempotency ON sessions
+  (account, application, environment, agent_type, agent_identity, idempotency_key);
+CREATE INDEX IF NOT EXISTS sessions_state ON sessions (state, finished_at);
+CREATE TABLE IF NOT EXISTS attempts (
+  attempt_id TEXT PRIMARY KEY,
+  operation TEXT NOT NULL, descriptor_digest TEXT NOT NULL,
+  session_id TEXT NOT NULL REFERENCES sessions(session_id) ON DELETE CASCADE,
+  generation INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS attempts_session ON attempts (session_id);
+CREATE TABLE IF NOT EXISTS streams (
+  stream_id TEXT PRIMARY KEY,
+  session_id TEXT NOT NULL REFERENCES sessions(session_id) ON DELETE CASCADE,
+  ordinal INTEGER NOT NULL, direction TEXT NOT NULL, element_kind TEXT NOT NULL,
+  element_graph TEXT NOT NULL, coordinate TEXT NOT NULL, provisional_ref TEXT,
+  parent_kind TEXT NOT NULL, parent_stream_id TEXT, parent_sequence INTEGER,
+  token TEXT NOT NULL, count INTEGER NOT NULL DEFAULT 0,
+  input_terminal TEXT, output_terminal INTEGER NOT NULL DEFAULT 0,
+  UNIQUE (session_id, ordinal)
+);
+CREATE TABLE IF NOT EXISTS input_chunks (
+  stream_id TEXT NOT NULL REFERENCES streams(stream_id) ON DELETE CASCADE,
+  sequence INTEGER NOT NULL, item_count INTEGER NOT NULL, data BLOB NOT NULL, mime_type TEXT,
+  PRIMARY KEY (stream_id, sequence)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS output_events (
+  stream_id TEXT NOT NULL REFERENCES streams(stream_id) ON DELETE CASCADE,
+  sequence INTEGER NOT NULL, event TEXT NOT NULL, item_count INTEGER NOT NULL,
+  data BLOB, mime_type TEXT, outcome TEXT,
+  PRIMARY KEY (stream_id, sequence, event)
+) WITHOUT ROWID;
+`;
+
+interface SessionRow {
+  session_id: string;
+  account: string;
+  principal: string;
+  application: string;
+  environment: string;
+  agent_type: string;
+  agent_identity: string;
+  method: string;
+  idempotency_key: string;
+  selector: string;
+  config: string;
+  parameters: string;
+  generation: bigint;
+  session_token: string;
+  stream_key_id: string;
+  state: string;
+  result: string | null;
+  outcome: string | null;
+  created_at: bigint;
+  finished_at: bigint | null;
+}
+
+interface StreamRow {
+  stream_id: string;
+  session_id: string;
+  ordinal: bigint;
+  direction: string;
+  element_kind: string;
+  element_graph: string;
+  coordinate: string;
+  provisional_ref: string | null;
+  parent_kind: string;
+  parent_stream_id: string | null;
+  parent_sequence: bigint | null;
+  token: string;
+  count: bigint;
+  input_terminal: string | null;
+  output_terminal: bigint;
+}
+
+interface AttemptRow {
+  attempt_id: string;
+  operation: string;
+  descriptor_digest: string;
+  session_id: string;
+  generation: bigint;
+}
+
+interface InputRow {
+  stream_id: string;
+  sequence: bigint;
+  item_count: bigint;
+  data: Buffer;
+  mime_type: string | null;
+}
+
+interface OutputRow {
+  stream_id: string;
+  sequence: bigint;
+  event: string;
+  item_count: bigint;
+  data: Buffer | null;
+  mime_type: string | null;
+  outcome: string | null;
+}
+
+function toSession(row: SessionRow): SessionRecord {
+  return {
+    sessionId: row.session_id,
+    account: row.account,
+    principal: row.principal,
+    application: row.application,
+    environment: row.environment,
+    agentType: row.agent_type,
+    agentIdentity: row.agent_identity,
+    method: row.method,
+    idempotencyKey: row.idempotency_key,
+    selector: row.selector,
+    config: row.config,
+    parameters: row.parameters,
+    generation: row.generation,
+    sessionToken: row.session_token,
+    streamKeyId: row.stream_key_id,
+    state: row.state as SessionState,
+    result: row.result ?? undefined,
+    outcome: row.outcome ?? undefined,
+    createdAt: Number(row.created_at),
+    finishedAt: row.finished_at === null ? undefined : Number(row.finished_at),
+  };
+}
+
+function toParent(row: StreamRow): StreamParent {
+  if (row.parent_kind === "item" && row.parent_stream_id !== null && row.parent_sequence !== null) {
+    return { kind: "item", streamId: row.parent_stream_id, sequence: row.parent_sequence };
+  }
+  return row.parent_kind === "result" ? { kind: "result" } : { kind: "params" };
+}
+
+function toStream(row: StreamRow): StreamRecord {
+  return {
+    streamId: row.stream_id,
+    sessionId: row.session_id,
+    ordinal: Number(row.ordinal),
+    direction: row.direction as StreamDirection,
+    elementKind: row.element_kind as ElementKind,
+    elementGraph: row.element_graph,
+    coordinate: row.coordinate,
+    provisionalRef: row.provisional_ref ?? undefined,
+    parent: toParent(row),
+    token: row.token,
+    count: row.count,
+    inputTerminal: row.input_terminal === null ? undefined : decodeInputTerminal(row.input_terminal),
+    outputTerminal: row.output_terminal !== 0n,
+  };
+}
+
+function encodeInputTerminal(terminal: InputTerminal): string {
+  return terminal.kind === "end" ? "end" : `cancelled:${terminal.by}:${terminal.reason}`;
+}
+
+function decodeInputTerminal(text: string): InputTerminal {
+  if (text === "end") return { kind: "end" };
+  const [, by, reason] = text.split(":");
+  return { kind: "cancelled", by: by === "client" ? "client" : "server", reason: reason as ServerCancelReason };
+}
+
+function toChunk(row: InputRow): InputChunk {
+  return {
+    streamId: row.stream_id,
+    sequence: row.sequence,
+    itemCount: row.item_count,
+    data: new Uint8Array(row.data.buffer, row.data.byteOffset, row.data.byteLength),
+    mimeType: row.mime_type ?? undefined,
+  };
+}
+
+function toEvent(row: OutputRow): OutputEvent {
+  if (row.event === "terminal") {
+    return { event: "terminal", streamId: row.stream_id, sequence: row.sequence, outcome: row.outcome ?? "" };
+  }
+  const data = row.data ?? Buffer.alloc(0);
+  return {
+    event: "item",
+    streamId: row.stream_id,
+    sequence: row.sequence,
+    itemCount: row.item_count,
+    data: new Uint8Array(data.buffer, data.byteOffset, data.byteLength),
+    mimeType: row.mime_type ?? undefined,
+  };
+}
+
+export class SqliteSessionStore implements SessionStore {
+  readonly #db: Database.Database;
+  readonly #statements;
+
+  constructor(options: SqliteSessionStoreOptions) {
+    mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
+    const db = new Database(join(options.dataDir, "sessions.db"));
+    db.defaultSafeIntegers(true);
+    db.pragma("journal_mode = WAL");
+    db.pragma(`synchronous = ${options.synchronous === "normal" ? "NORMAL" : "FULL"}`);
+    db.pragma("foreign_keys = ON");
+    db.exec(SCHEMA);
+    this.#db = db;
+    this.#statements = {
+      insertSession: db.prepare(`INSERT INTO sessions VALUES (@session_id, @account, @principal,
+        @application, @environment, @agent_type, @agent_identity, @method, @idempotency_key,
+        @selector, @config, @parameters, @generation, @session_token, @stream_key_id, @state,
+        @result, @outcome, @created_at, @finished_at)`),
+      findByIdempotency: db.prepare(`SELECT session_id FROM sessions WHERE account = ? AND application = ?
+        AND environment = ? AND agent_type = ? AND agent_identity = ? AND idempotency_key = ?`),
+      getSession: db.prepare("SELECT * FROM sessions WHERE session_id = ?"),
+      runningSessions: db.prepare("SELECT * FROM sessions WHERE state = 'running'"),
+      insertAttempt: db.prepare(`INSERT INTO attempts VALUES (@attempt_id, @operation,
+        @descriptor_digest, @session_id, @generation)`),
+      getAttempt: db.prepare("SELECT * FROM attempts WHERE attempt_id = ?"),
+      nextOrdinal: db.prepare("SELECT COALESCE(MAX(ordinal), -1) + 1 AS next FROM streams WHERE session_id = ?"),
+      insertStream: db.prepare(`INSERT INTO streams (stream_id, session_id, ordinal, direction,
+        element_kind, element_graph, coordinate, provisional_ref, parent_kind, parent_stream_id,
+        parent_sequence, token) VALUES (@stream_id, @session_id, @ordinal, @direction, @element_kind,
+        @element_graph, @coordinate, @provisional_ref, @parent_kind, @parent_stream_id,
+        @parent_sequence, @token)`),
+      listStreams: db.prepare("SELECT * FROM streams WHERE session_id = ? ORDER BY ordinal"),
+      getStream: db.prepare("SELECT * FROM streams WHERE stream_id = ?"),
+      attach: db.prepare(`UPDATE sessions SET generation = ?, session_token = ? WHERE session_id = ?`),
+      insertInput: db.prepare("INSERT INTO input_chunks VALUES (?, ?, ?, ?, ?)"),
+      advanceCount: db.prepare("UPDATE streams SET count = count + ? WHERE stream_id = ? AND count = ?"),
+      readInput: db.prepare(`SELECT * FROM input_chunks WHERE stream_id = ? AND sequence < ?
+        AND sequence + item_count > ? ORDER BY sequence`),
+      endInput: db.prepare("UPDATE streams SET input_terminal = ? WHERE stream_id = ? AND input_terminal IS NULL"),
+      insertOutput: db.prepare("INSERT INTO output_events VALUES (?, ?, ?, ?, ?, ?, ?)"),
+      endOutput: db.prepare("UPDATE streams SET output_terminal = 1 WHERE stream_id = ? AND count = ?"),
+      readOutput: db.prepare(`SELECT * FROM output_events WHERE stream_id = ? AND sequence >= ?
+        ORDER BY sequence, event DESC LIMIT ?`),
+      setResult: db.prepare("UPDATE sessions SET result = ? WHERE session_id = ? AND result IS NULL"),
+      finish: db.prepare(`UPDATE sessions SET state = 'finished', outcome = ?, finished_at = ?
+        WHERE session_id = ? AND state = 'running'`),
+      purge: db.prepare("DELETE FROM sessions WHERE state = 'finished' AND finished_at < ?"),
+    };
+  }
+
+  #insertStreams(streams: readonly NewStream[]): void {
+    for (const stream of streams) {
+      const next = (this.#statements.nextOrdinal.get(stream.sessionId) as { next: bigint }).next;
+      const parent = stream.parent;
+      this.#statements.insertStream.run({
+        stream_id: stream.streamId,
+        session_id: stream.sessionId,
+        ordinal: next,
+        direction: stream.direction,
+        element_kind: stream.elementKind,
+        element_graph: stream.elementGraph,
+        coordinate: stream.coordinate,
+        provisional_ref: stream.provisionalRef ?? null,
+        parent_kind: parent.kind,
+        parent_stream_id: parent.kind === "item" ? parent.streamId : null,
+        parent_sequence: parent.kind === "item" ? parent.sequence : null,
+        token: stream.token,
+      });
+    }
+  }
+
+  createSession(session: SessionRecord, streams: readonly NewStream[], attempt: AttemptRecord): Promise<CreateSessionResult> {
+    return this.#run(() =>
+      this.#db.transaction((): CreateSessionResult => {
+        if (this.#statements.getAttempt.get(attempt.attemptId) !== undefined) return { kind: "attempt-exists" };
+        const bound = this.#statements.findByIdempotency.get(
+          session.account,
+          session.application,
+          session.environment,
+          session.agentType,
+          session.agentIdentity,
+          session.idempotencyKey,
+        );
+        if (bound !== undefined) return { kind: "idempotency-conflict" };
+        this.#statements.insertSession.run({
+          session_id: session.sessionId,
+          account: session.account,
+          principal: session.principal,
+          application: session.application,
+          environment: session.environment,
+          agent_type: session.agentType,
+          agent_identity: session.agentIdentity,
+          method: session.method,
+          idempotency_key: session.idempotencyKey,
+          selector: session.selector,
+          config: session.config,
+          parameters: session.parameters,
+          generation: session.generation,
+          session_token: session.sessionToken,
+          stream_key_id: session.streamKeyId,
+          state: session.state,
+          result: session.result ?? null,
+          outcome: session.outcome ?? null,
+          created_at: session.createdAt,
+          finished_at: session.finishedAt ?? null,
+        });
+        this.#insertAttempt(attempt);
+        this.#insertStreams(streams);
+        return { kind: "created" };
+      })(),
+    );
+  }
+
+  #insertAttempt(attempt: AttemptRecord): void {
+    this.#statements.insertAttempt.run({
+      attempt_id: attempt.attemptId,
+      operation: attempt.operation,
+      descriptor_digest: attempt.descriptorDigest,
+      session_id: attempt.sessionId,
+      generation: attempt.generation,
+    });
+  }
+
+  getAttempt(attemptId: string): Promise<AttemptRecord | undefined> {
+    return this.#run(() => {
+      const row = this.#statements.getAttempt.get(attemptId) as AttemptRow | undefined;
+      if (row === undefined) return undefined;
+      return {
+        attemptId: row.attempt_id,
+        operation: row.operation as AttemptOperation,
+        descriptorDigest: row.descriptor_digest,
+        sessionId: row.session_id,
+        generation: row.generation,
+      };
+    });
+  }
+
+  getSession(sessionId: string): Promise<SessionRecord | undefined> {
+    return this.#run(() => {
+      const row = this.#statements.getSession.get(sessionId) as SessionRow | undefined;
+      return row === undefined ? undefined : toSession(row);
+    });
+  }
+
+  listStreams(sessionId: string): Promise<StreamRecord[]> {
+    return this.#run(() => (this.#statements.listStreams.all(sessionId) as StreamRow[]).map(toStream));
+  }
+
+  getStream(streamId: string): Promise<StreamRecord | undefined> {
+    return this.#run(() => {
+      const row = this.#statements.getStream.get(streamId) as StreamRow | undefined;
+      return row === undefined ? undefined : toStream(row);
+    });
+  }
+
+  attach(attempt: AttemptRecord, sessionToken: string, expectedGeneration: bigint | undefined): Promise<AttachResult> {
+    return this.#run(() =>
+      this.#db.transaction((): AttachResult => {
+        if (this.#statements.getAttempt.get(attempt.attemptId) !== undefined) return { kind: "attempt-exists" };
+        const row = this.#statements.getSession.get(attempt.sessionId) as SessionRow | undefined;
+        if (row === undefined) return { kind: "superseded" };
+        if (expectedGeneration !== undefined && row.generation !== expectedGeneration) return { kind: "superseded" };
+        if (attempt.generation !== row.generation + 1n) return { kind: "superseded" };
+        this.#statements.attach.run(attempt.generation, sessionToken, attempt.sessionId);
+        this.#insertAttempt(attempt);
+        return { kind: "attached", generation: attempt.generation };
+      })(),
+    );
+  }
+
+  acceptInput(chunk: InputChunk, introduced: readonly NewStream[]): Promise<void> {
+    return this.#run(() =>
+      this.#db.transaction(() => {
+        const moved = this.#statements.advanceCount.run(chunk.itemCount, chunk.streamId, chunk.sequence);
+        if (moved.changes !== 1) throw new Error("input chunk does not continue the stream");
+        this.#statements.insertInput.run(chunk.streamId, chunk.sequence, chunk.itemCount, chunk.data, chunk.mimeType ?? null);
+        this.#insertStreams(introduced);
+      })(),
+    );
+  }
+
+  readInput(streamId: string, from: bigint, to: bigint): Promise<InputChunk[]> {
+    return this.#run(() => (this.#statements.readInput.all(streamId, to, from) as InputRow[]).map(toChunk));
+  }
+
+  endInput(streamId: string, terminal: InputTerminal): Promise<void> {
+    return this.#run(() => {
+      this.#statements.endInput.run(encodeInputTerminal(terminal), streamId);
+    });
+  }
+
+  appendOutput(event: OutputEvent, introduced: readonly NewStream[]): Promise<void> {
+    return this.#run(() =>
+      this.#db.transaction(() => {
+        if (event.event === "item") {
+          const moved = this.#statements.advanceCount.run(event.itemCount, event.streamId, event.sequence);
+          if (moved.changes !== 1) throw new Error("output event does not continue the stream");
+          this.#statements.insertOutput.run(
+            event.streamId,
+            event.sequence,
+            "item",
+            event.itemCount,
+            event.data,
+            event.mimeType ?? null,
+            null,
+          );
+        } else {
+          const ended = this.#statements.endOutput.run(event.streamId, event.sequence);
+          if (ended.changes !== 1) throw new Error("output terminal does not continue the stream");
+          this.#statements.insertOutput.run(event.streamId, event.sequence, "terminal", 0, null, null, event.outcome);
+        }
+        this.#insertStreams(introduced);
+      })(),
+    );
+  }
+
+  readOutput(streamId: string, from: bigint, limit: number): Promise<OutputEvent[]> {
+    return this.#run(() => (this.#statements.readOutput.all(streamId, from, limit) as OutputRow[]).map(toEvent));
+  }
+
+  setResult(sessionId: string, result: string, introduced: readonly NewStream[]): Promise<void> {
+    return this.#run(() =>
+      this.#db.transaction(() => {
+        const set = this.#statements.setResult.run(result, sessionId);
+        if (set.changes !== 1) throw new Error("the invocation result was already recorded");
+        this.#insertStreams(introduced);
+      })(),
+    );
+  }
+
+  finish(sessionId: string, outcome: string, at: number): Promise<void> {
+    return this.#run(() => {
+      this.#statements.finish.run(outcome, at, sessionId);
+    });
+  }
+
+  listRunningSessions(): Promise<SessionRecord[]> {
+    return this.#run(() => (this.#statements.runningSessions.all() as SessionRow[]).map(toSession));
+  }
+
+  purgeFinished(finishedBefore: number): Promise<number> {
+    return this.#run(() => this.#statements.purge.run(finishedBefore).changes);
+  }
+
+  close(): Promise<void> {
+    return this.#run(() => {
+      if (this.#db.open) this.#db.close();
+    });
+  }
+
+  /** Runs synchronous SQLite work and reports its outcome as a promise. */
+  #run<T>(work: () => T): Promise<T> {
+    try {
+      return Promise.resolve(work());
+    } catch (error) {
+      return Promise.reject(error instanceof Error ? error : new Error(String(error)));
+    }
+  }
+}

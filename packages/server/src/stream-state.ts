@@ -1,0 +1,80 @@
+/**
+ * The in-memory view of one durable stream while its session is loaded:
+ * the store record's fields that change (count, terminal state) plus what
+ * only a running invocation has (the input queue, the producer's abort
+ * controller, the output backlog window). Bounded by the session's stream
+ * limit (4096).
+ */
+import type { BinaryItem } from "./agent-host.js";
+import type { InputQueue } from "./input-queue.js";
+import type { ElementKind, InputTerminal, StreamParent, StreamRecord } from "./store/session-store.js";
+import type { SchemaValueJson, StreamDirection } from "@golem-stream/wire";
+import { storedGraph, type SchemaGraph } from "./values.js";
+
+/** What an agent reads from an input stream. */
+export type InputItem =
+  | { readonly kind: "value"; readonly value: SchemaValueJson }
+  | { readonly kind: "bytes"; readonly bytes: Uint8Array }
+  | { readonly kind: "blob"; readonly blob: BinaryItem };
+
+export class StreamState {
+  readonly streamId: string;
+  readonly ordinal: number;
+  readonly direction: StreamDirection;
+  readonly elementKind: ElementKind;
+  readonly elementGraphText: string;
+  readonly coordinate: string;
+  readonly provisionalRef: string | undefined;
+  readonly parent: StreamParent;
+  readonly token: string;
+  /** Input: durably accepted items. Output: durably produced items. */
+  count: bigint;
+  inputTerminal: InputTerminal | undefined;
+  outputTerminal: boolean;
+  /** Input only, while the invocation runs. */
+  queue: InputQueue<InputItem> | undefined;
+  /** Output only, while its producer runs. */
+  producer: AbortController | undefined;
+  /** Output events recorded but not yet sent by the live attachment. */
+  backlog = 0;
+  readonly backlogWaiters: (() => void)[] = [];
+  /** Serializes mutations of this stream (appends, terminals, input acceptance). */
+  lock: Promise<void> = Promise.resolve();
+  /** One client cancel may cross the terminal in flight; it is ignored once. */
+  lateCancelAccepted = false;
+  #graph: SchemaGraph | undefined;
+
+  constructor(record: StreamRecord) {
+    this.streamId = record.streamId;
+    this.ordinal = record.ordinal;
+    this.direction = record.direction;
+    this.elementKind = record.elementKind;
+    this.elementGraphText = record.elementGraph;
+    this.coordinate = record.coordinate;
+    this.provisionalRef = record.provisionalRef;
+    this.parent = record.parent;
+    this.token = record.token;
+    this.count = record.count;
+    this.inputTerminal = record.inputTerminal;
+    this.outputTerminal = record.outputTerminal;
+  }
+
+  get graph(): SchemaGraph {
+    this.#graph ??= storedGraph(this.elementGraphText);
+    return this.#graph;
+  }
+
+  get terminal(): boolean {
+    return this.direction === "input" ? this.inputTerminal !== undefined : this.outputTerminal;
+  }
+
+  /** Runs `work` after every earlier mutation of this stream has settled. */
+  serialize<T>(work: () => Promise<T>): Promise<T> {
+    const run = this.lock.then(work);
+    this.lock = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    return run;
+  }
+}

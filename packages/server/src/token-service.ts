@@ -1,0 +1,126 @@
+/**
+ * Minting and checking the three opaque tokens for one deployment. The
+ * keyring is held here and nowhere else; nothing in this file logs a token.
+ *
+ * Identity checks (protocol section 10.2): issuer, audience, account and
+ * effective principal must match the deployment and the authenticated
+ * caller; the parent session must match; kind is fixed by the call.
+ */
+import { ProtocolError, type StreamDirection } from "@golem-stream/wire";
+import {
+  assertTokenIdentity,
+  mintToken,
+  verifyToken,
+  type CursorEvent,
+  type Keyring,
+  type SessionTokenFields,
+  type VerifiedToken,
+} from "@golem-stream/tokens";
+import type { Principal } from "./options.js";
+
+export interface TokenIdentity {
+  readonly issuer: string;
+  readonly audience: string;
+}
+
+export interface SessionTokenInput {
+  readonly sessionId: string;
+  readonly application: string;
+  readonly environment: string;
+  readonly agentType: string;
+  readonly agentIdentity: string;
+  readonly method: string;
+  readonly generation: bigint;
+  readonly idempotencyKey: string;
+  readonly streamKeyId: string;
+}
+
+export interface CursorPosition {
+  readonly streamId: string;
+  readonly position: bigint;
+  readonly event: CursorEvent;
+}
+
+export class TokenService {
+  #keyring: Keyring;
+  readonly #identity: TokenIdentity;
+  readonly #now: () => number;
+
+  constructor(keyring: Keyring, identity: TokenIdentity, now: () => number = Date.now) {
+    this.#keyring = keyring;
+    this.#identity = identity;
+    this.#now = now;
+  }
+
+  /** Replaces the keyring (rotation): new tokens use its active key. */
+  setKeyring(keyring: Keyring): void {
+    this.#keyring = keyring;
+  }
+
+  get activeKeyId(): string {
+    return this.#keyring.activeKeyId;
+  }
+
+  #common(caller: Principal) {
+    return {
+      issuer: this.#identity.issuer,
+      audience: this.#identity.audience,
+      account: caller.account,
+      principal: caller.principal,
+      issuedAt: BigInt(this.#now()),
+    };
+  }
+
+  mintSession(caller: Principal, input: SessionTokenInput): string {
+    return mintToken("session", { ...this.#common(caller), ...input }, this.#keyring);
+  }
+
+  /** Stream tokens are minted once per stream with the session's stream key, and stored. */
+  mintStream(
+    caller: Principal,
+    sessionId: string,
+    streamKeyId: string,
+    stream: { streamId: string; direction: StreamDirection; elementSchemaDigest: string; coordinate: string },
+  ): string {
+    const keyId = this.#keyring.has(streamKeyId) ? streamKeyId : this.#keyring.activeKeyId;
+    return mintToken("stream", { ...this.#common(caller), sessionId, ...stream }, this.#keyring, { keyId });
+  }
+
+  mintCursor(caller: Principal, sessionId: string, cursor: CursorPosition): string {
+    return mintToken("cursor", { ...this.#common(caller), sessionId, ...cursor }, this.#keyring);
+  }
+
+  /** Verifies a session token presented by `caller`; throws `invalid-token`. */
+  verifySession(token: string, caller: Principal): VerifiedToken<"session"> {
+    const verified = verifyToken(token, "session", this.#keyring);
+    this.#checkIdentity(verified.fields, caller, undefined);
+    return verified;
+  }
+
+  /** Verifies an output cursor of `sessionId` presented by `caller`; throws `invalid-token`. */
+  verifyCursor(token: string, caller: Principal, sessionId: string): CursorPosition {
+    const { fields } = verifyToken(token, "cursor", this.#keyring);
+    this.#checkIdentity(fields, caller, sessionId);
+    return { streamId: fields.streamId, position: fields.position, event: fields.event };
+  }
+
+  #checkIdentity(
+    fields: SessionTokenFields | VerifiedToken<"cursor">["fields"],
+    caller: Principal,
+    sessionId: string | undefined,
+  ): void {
+    assertTokenIdentity(fields, {
+      issuer: this.#identity.issuer,
+      audience: this.#identity.audience,
+      account: caller.account,
+      principal: caller.principal,
+      sessionId,
+    });
+  }
+}
+
+/** Re-throws anything a token check raised as a safe `invalid-token`. */
+export function asInvalidToken(error: unknown): ProtocolError {
+  if (error instanceof ProtocolError && error.code === "invalid-token") return error;
+  return new ProtocolError("invalid-token", "the token is not valid here", { cause: error });
+}

@@ -1,0 +1,60 @@
+/**
+ * The transport seen by the protocol runtime: send one complete message,
+ * close with a status, stop and resume reading. `WsTransport` is the real
+ * one; tests may supply an in-memory one. Encoding happens here so the
+ * runtime works with typed messages only.
+ */
+import type { WebSocket } from "ws";
+import { encodeMessage, type ServerMessage } from "@golem-stream/wire";
+
+export interface SessionTransport {
+  /** Sends one message; resolves when more may be sent without unbounded buffering. */
+  send(message: ServerMessage): Promise<void>;
+  /** Closes after everything already sent has been flushed. */
+  close(code: number, reason?: string): void;
+  pauseReading(): void;
+  resumeReading(): void;
+  readonly isOpen: boolean;
+}
+
+export class WsTransport implements SessionTransport {
+  readonly #socket: WebSocket;
+  readonly #highWaterBytes: number;
+
+  constructor(socket: WebSocket, highWaterBytes: number) {
+    this.#socket = socket;
+    this.#highWaterBytes = highWaterBytes;
+  }
+
+  get isOpen(): boolean {
+    return this.#socket.readyState === this.#socket.OPEN;
+  }
+
+  send(message: ServerMessage): Promise<void> {
+    if (!this.isOpen) return Promise.resolve();
+    const data = encodeMessage(message);
+    const binary = typeof data !== "string";
+    // Below the high-water mark the caller may go on at once; above it, it
+    // waits until this message has been handed to the kernel, so a client
+    // that does not read stops producers instead of growing a buffer.
+    if (this.#socket.bufferedAmount < this.#highWaterBytes) {
+      this.#socket.send(data, { binary });
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => this.#socket.send(data, { binary }, () => resolve()));
+  }
+
+  close(code: number, reason = ""): void {
+    if (this.#socket.readyState === this.#socket.OPEN || this.#socket.readyState === this.#socket.CONNECTING) {
+      this.#socket.close(code, reason);
+    }
+  }
+
+  pauseReading(): void {
+    if (this.isOpen) this.#socket.pause();
+  }
+
+  resumeReading(): void {
+    if (this.isOpen) this.#socket.resume();
+  }
+}
