@@ -1,0 +1,343 @@
+/**
+ * The session runtime against an in-memory server that speaks through the
+ * real wire codecs. Each test scripts the server side message by message.
+ */
+import { describe, expect, it } from "vitest";
+import type { ClientMessage, InputU8Batch, InvocationStart, ResumeAttach } from "@golem-stream/wire";
+import { ProtocolError } from "@golem-stream/wire";
+import { ClientError, inputStream, type ResumeState } from "../src/index.js";
+import {
+  SESSION,
+  STREAM_OUT,
+  cursor,
+  echo,
+  inputMapping,
+  isResume,
+  isStart,
+  memoryClient,
+  outputMapping,
+  provisionalRefOf,
+  streamResult,
+  tick,
+} from "./support/fixtures.js";
+
+const noParams = { kind: "record", value: { fields: [] } } as const;
+
+async function acceptStart(transport: ReturnType<typeof memoryClient>["transport"]) {
+  const server = await transport.nextConnection();
+  const start = (await server.waitUntil(isStart)) as InvocationStart;
+  return { server, start };
+}
+
+describe("start and delivery", () => {
+  it("delivers output items in order and retains a cursor only when the consumer comes back", async () => {
+    const { client, transport } = memoryClient();
+    const checkpoints: ResumeState[] = [];
+    const call = client.invoke({ ...echo, method: "count", methodParameters: noParams, onCheckpoint: (s) => void checkpoints.push(s) });
+    const { server, start } = await acceptStart(transport);
+    expect(start.selector.method).toBe("count");
+    server.send({ type: "invocationAccepted", attemptId: start.attemptId, idempotencyKey: start.idempotencyKey, mappings: [], sessionToken: SESSION });
+    await call.accepted;
+    server.send({ type: "invocationResult", mappings: [outputMapping(2)], result: streamResult() });
+    const result = await call.result;
+    if (result.kind !== "value") throw new Error("expected a value result");
+    const [stream] = result.streams;
+    expect(stream?.coordinate).toBe("");
+    for (let i = 0; i < 3; i++) {
+      server.send({ type: "outputStreamItem", channel: 2, cursorToken: cursor("o", i), mappings: [], sequence: BigInt(i), value: { kind: "u32", value: i } });
+    }
+    server.send({ type: "outputStreamEnd", channel: 2, cursorToken: cursor("o", "end"), outcome: { kind: "ok" }, sequence: 3n });
+    server.send({ type: "invocationFinished", outcome: { kind: "success" } });
+
+    const iterator = stream![Symbol.asyncIterator]();
+    expect((await iterator.next()).value).toEqual({ kind: "u32", value: 0 });
+    await tick();
+    // Item 0 is handed out but not yet delivered: no cursor retained.
+    expect(checkpoints.at(-1)?.outputCursors).toEqual([]);
+    expect((await iterator.next()).value).toEqual({ kind: "u32", value: 1 });
+    expect(checkpoints.at(-1)?.outputCursors).toEqual([cursor("o", 0)]);
+    expect((await iterator.next()).value).toEqual({ kind: "u32", value: 2 });
+    expect((await iterator.next()).done).toBe(true);
+    // Observing the end retains the terminal cursor.
+    expect(checkpoints.at(-1)?.outputCursors).toEqual([cursor("o", "end")]);
+    await call.finished;
+    expect(checkpoints.at(-1)?.sessionToken).toBe(SESSION);
+  });
+
+  it("reports a stream's error end as a typed error after its items", async () => {
+    const { client, transport } = memoryClient();
+    const call = client.invoke({ ...echo, method: "fail", methodParameters: noParams });
+    const { server, start } = await acceptStart(transport);
+    server.send({ type: "invocationAccepted", attemptId: start.attemptId, idempotencyKey: start.idempotencyKey, mappings: [], sessionToken: SESSION });
+    server.send({ type: "invocationResult", mappings: [outputMapping(2)], result: streamResult() });
+    server.send({ type: "outputStreamItem", channel: 2, cursorToken: cursor("o", 0), mappings: [], sequence: 0n, value: { kind: "u32", value: 0 } });
+    server.send({ type: "outputStreamEnd", channel: 2, cursorToken: cursor("o", 1), outcome: { kind: "error", code: "producer-error", message: "boom" }, sequence: 1n });
+    const result = await call.result;
+    const seen: unknown[] = [];
+    const error = await (async () => {
+      try {
+        for await (const item of result.kind === "value" ? result.streams[0]! : []) seen.push(item);
+      } catch (e) {
+        return e;
+      }
+    })();
+    expect(seen).toEqual([{ kind: "u32", value: 0 }]);
+    expect(error).toBeInstanceOf(ClientError);
+    expect((error as ClientError).kind).toBe("stream-failed");
+    expect((error as ClientError).code).toBe("producer-error");
+  });
+});
+
+describe("attempts and reconnects", () => {
+  it("retries the exact frozen start with the same attempt id after an uncertain loss", async () => {
+    const { client, transport } = memoryClient();
+    const call = client.invoke({ ...echo, method: "reverse", methodParameters: { kind: "record", value: { fields: [inputStream.strings(["a"])] } } });
+    const first = await acceptStart(transport);
+    first.server.drop();
+    const second = await acceptStart(transport);
+    expect(second.start).toEqual(first.start);
+    second.server.send({ type: "invocationAccepted", attemptId: second.start.attemptId, idempotencyKey: second.start.idempotencyKey, mappings: [], sessionToken: SESSION });
+    const accepted = await call.accepted;
+    expect(accepted).toMatchObject({ operation: "start", replayed: true });
+    call.cancel();
+  });
+
+  it("starts a new attempt with fresh provisional references after a retryable rejection", async () => {
+    const { client, transport } = memoryClient();
+    const call = client.invoke({ ...echo, method: "reverse", methodParameters: { kind: "record", value: { fields: [inputStream.strings(["a"])] } } });
+    const first = await acceptStart(transport);
+    first.server.send({ type: "invocationRejected", attemptId: first.start.attemptId, code: "overloaded", message: "busy", retryable: true });
+    const second = await acceptStart(transport);
+    expect(second.start.attemptId).not.toBe(first.start.attemptId);
+    expect(provisionalRefOf(second.start)).not.toBe(provisionalRefOf(first.start));
+    expect(second.start.idempotencyKey).toBe(first.start.idempotencyKey);
+    call.cancel();
+    await expect(call.finished).rejects.toMatchObject({ kind: "aborted" });
+  });
+
+  it("surfaces a definitive rejection with its public code", async () => {
+    const { client, transport } = memoryClient();
+    const call = client.invoke({ ...echo, method: "nope", methodParameters: noParams });
+    const { server, start } = await acceptStart(transport);
+    server.send({ type: "invocationRejected", attemptId: start.attemptId, code: "not-found", message: "no such method", retryable: false });
+    await expect(call.accepted).rejects.toMatchObject({ kind: "rejected", code: "not-found" });
+    await expect(call.finished).rejects.toBeInstanceOf(ClientError);
+    expect(call.signal.aborted).toBe(true);
+  });
+
+  it("fails with connection-lost once the reconnect policy is exhausted", async () => {
+    const { client, transport } = memoryClient({ reconnect: { random: () => 0, maxAttempts: 2 } });
+    transport.refusals.push(new Error("ECONNREFUSED"), new Error("ECONNREFUSED"), new Error("ECONNREFUSED"));
+    const call = client.invoke({ ...echo, method: "count", methodParameters: noParams });
+    const reconnects: number[] = [];
+    call.on("reconnecting", (event) => reconnects.push(event.failures));
+    await expect(call.finished).rejects.toMatchObject({ kind: "connection-lost", code: undefined });
+    expect(reconnects).toEqual([1, 2]);
+  });
+
+  it("fails with the handshake's code when the server refuses the upgrade", async () => {
+    const { client, transport } = memoryClient();
+    transport.refusals.push(new ProtocolError("unauthenticated", "bad token"));
+    const call = client.invoke({ ...echo, method: "count", methodParameters: noParams });
+    await expect(call.finished).rejects.toMatchObject({ kind: "rejected", code: "unauthenticated" });
+  });
+
+  it("resumes after acceptance with a fresh attempt id, the delivered cursors, and drops replayed items", async () => {
+    const { client, transport } = memoryClient();
+    const call = client.invoke({ ...echo, method: "count", methodParameters: noParams });
+    const { server, start } = await acceptStart(transport);
+    server.send({ type: "invocationAccepted", attemptId: start.attemptId, idempotencyKey: start.idempotencyKey, mappings: [], sessionToken: SESSION });
+    server.send({ type: "invocationResult", mappings: [outputMapping(2)], result: streamResult() });
+    for (let i = 0; i < 3; i++) {
+      server.send({ type: "outputStreamItem", channel: 2, cursorToken: cursor("o", i), mappings: [], sequence: BigInt(i), value: { kind: "u32", value: i } });
+    }
+    const result = await call.result;
+    const iterator = (result.kind === "value" ? result.streams[0]! : undefined)![Symbol.asyncIterator]();
+    await iterator.next();
+    await iterator.next(); // item 0 delivered now; item 1 handed out; item 2 queued
+    server.drop();
+
+    const again = await transport.nextConnection();
+    const resume = (await again.waitUntil(isResume)) as ResumeAttach;
+    expect(resume.attemptId).not.toBe(start.attemptId);
+    expect(resume).toMatchObject({ operation: "resume", sessionToken: SESSION, outputCursors: [cursor("o", 0)] });
+    // The server replays everything after the cursor, on a new channel number.
+    again.send({ type: "invocationAccepted", attemptId: resume.attemptId, idempotencyKey: start.idempotencyKey, mappings: [outputMapping(7)], sessionToken: "session-token-2" });
+    for (let i = 1; i < 4; i++) {
+      again.send({ type: "outputStreamItem", channel: 7, cursorToken: cursor("o", i), mappings: [], sequence: BigInt(i), value: { kind: "u32", value: i } });
+    }
+    again.send({ type: "outputStreamEnd", channel: 7, cursorToken: cursor("o", "end"), outcome: { kind: "ok" }, sequence: 4n });
+    again.send({ type: "invocationResult", mappings: [outputMapping(8)], result: streamResult() });
+    again.send({ type: "invocationFinished", outcome: { kind: "success" } });
+    const rest: unknown[] = [];
+    for (let r = await iterator.next(); !r.done; r = await iterator.next()) rest.push(r.value);
+    expect(rest).toEqual([2, 3].map((value) => ({ kind: "u32", value })));
+    await call.finished;
+    expect(call.sessionToken).toBe("session-token-2");
+  });
+
+  it("fails with revoked when another connection takes the session over", async () => {
+    const { client, transport } = memoryClient();
+    const call = client.invoke({ ...echo, method: "count", methodParameters: noParams });
+    const { server, start } = await acceptStart(transport);
+    server.send({ type: "invocationAccepted", attemptId: start.attemptId, idempotencyKey: start.idempotencyKey, mappings: [], sessionToken: SESSION });
+    server.send({ type: "attachmentRevoked", reason: "replaced" });
+    await expect(call.finished).rejects.toMatchObject({ kind: "revoked" });
+  });
+
+  it("resumes when a replayed acceptance is revoked (its attachment had detached)", async () => {
+    const { client, transport } = memoryClient();
+    const call = client.invoke({ ...echo, method: "count", methodParameters: noParams });
+    const first = await acceptStart(transport);
+    first.server.drop();
+    const second = await acceptStart(transport);
+    second.server.send({ type: "invocationAccepted", attemptId: second.start.attemptId, idempotencyKey: second.start.idempotencyKey, mappings: [], sessionToken: SESSION });
+    second.server.send({ type: "attachmentRevoked", reason: "replaced" });
+    const third = await transport.nextConnection();
+    const resume = (await third.waitUntil(isResume)) as ResumeAttach;
+    expect(resume.attemptId).not.toBe(second.start.attemptId);
+    expect(resume.sessionToken).toBe(SESSION);
+    call.cancel();
+  });
+});
+
+describe("input discipline", () => {
+  it("pauses the source at the unacknowledged byte bound and resends only the suffix beyond the high-water", async () => {
+    const { client, transport } = memoryClient({ maxUnackedInputBytes: 4096 });
+    let pulled = 0;
+    async function* chunks() {
+      for (let i = 0; i < 16; i++) {
+        pulled++;
+        yield new Uint8Array(1024).fill(i);
+      }
+    }
+    const call = client.invoke({ ...echo, method: "digest", methodParameters: { kind: "record", value: { fields: [inputStream.bytes(chunks())] } } });
+    const { server, start } = await acceptStart(transport);
+    const ref = provisionalRefOf(start);
+    server.send({ type: "invocationAccepted", attemptId: start.attemptId, idempotencyKey: start.idempotencyKey, mappings: [inputMapping(1, ref)], sessionToken: SESSION });
+    await server.waitFor(5); // start + 4 batches
+    await tick();
+    expect(pulled).toBe(4);
+    const sent = server.received.filter((m): m is InputU8Batch => m.type === "input-u8");
+    expect(sent.map((m) => m.sequence)).toEqual([0n, 1024n, 2048n, 3072n]);
+
+    // The server durably took 1.5 batches, then the connection dies.
+    server.send({ type: "inputStreamAck", channel: 1, highestContiguousSequence: 1536n, mappings: [], terminal: false });
+    await server.waitFor(6);
+    server.drop();
+    const again = await transport.nextConnection();
+    const resume = (await again.waitUntil(isResume)) as ResumeAttach;
+    again.send({ type: "invocationAccepted", attemptId: resume.attemptId, idempotencyKey: start.idempotencyKey, mappings: [inputMapping(3, undefined, 2048n)], sessionToken: SESSION });
+    const resent = (await again.waitUntil((m: ClientMessage) => m.type === "input-u8")) as InputU8Batch;
+    expect(resent.sequence).toBe(2048n);
+    expect(resent.channel).toBe(3);
+    expect(resent.payload[0]).toBe(2);
+    call.cancel();
+  });
+
+  it("splits chunks into packed batches of at most 1 MiB and ends with the next sequence", async () => {
+    const { client, transport } = memoryClient();
+    const call = client.invoke({ ...echo, method: "digest", methodParameters: { kind: "record", value: { fields: [inputStream.bytes([new Uint8Array(1024 * 1024 + 10)])] } } });
+    const { server, start } = await acceptStart(transport);
+    server.send({ type: "invocationAccepted", attemptId: start.attemptId, idempotencyKey: start.idempotencyKey, mappings: [inputMapping(1, provisionalRefOf(start))], sessionToken: SESSION });
+    const end = await server.waitUntil((m: ClientMessage) => m.type === "inputStreamEnd");
+    const batches = server.received.filter((m): m is InputU8Batch => m.type === "input-u8");
+    expect(batches.map((b) => [b.sequence, b.payload.byteLength])).toEqual([
+      [0n, 1024 * 1024],
+      [1048576n, 10],
+    ]);
+    expect(end).toMatchObject({ sequence: 1048586n });
+    call.cancel();
+  });
+
+  it("tells the server source-unavailable when the source throws", async () => {
+    const { client, transport } = memoryClient();
+    async function* failing() {
+      yield "a";
+      throw new Error("disk gone");
+    }
+    const call = client.invoke({ ...echo, method: "reverse", methodParameters: { kind: "record", value: { fields: [inputStream.strings(failing())] } } });
+    const failures: unknown[] = [];
+    call.on("inputFailed", (event) => failures.push(event.error));
+    const { server, start } = await acceptStart(transport);
+    server.send({ type: "invocationAccepted", attemptId: start.attemptId, idempotencyKey: start.idempotencyKey, mappings: [inputMapping(1, provisionalRefOf(start))], sessionToken: SESSION });
+    const cancel = await server.waitUntil((m: ClientMessage) => m.type === "streamCancel");
+    expect(cancel).toMatchObject({ channel: 1, reason: "source-unavailable" });
+    expect(server.received.filter((m) => m.type === "inputStreamItem")).toHaveLength(1);
+    expect(failures).toHaveLength(1);
+    call.cancel();
+  });
+});
+
+describe("backpressure and cancellation", () => {
+  it("pauses reading when one stream's queue is full and resumes as the consumer drains", async () => {
+    const { client, transport } = memoryClient({ maxQueuedEntriesPerStream: 8 });
+    const call = client.invoke({ ...echo, method: "count", methodParameters: noParams });
+    const { server, start } = await acceptStart(transport);
+    server.send({ type: "invocationAccepted", attemptId: start.attemptId, idempotencyKey: start.idempotencyKey, mappings: [], sessionToken: SESSION });
+    server.send({ type: "invocationResult", mappings: [outputMapping(2)], result: streamResult() });
+    for (let i = 0; i < 20; i++) {
+      server.send({ type: "outputStreamItem", channel: 2, cursorToken: cursor("o", i), mappings: [], sequence: BigInt(i), value: { kind: "u32", value: i } });
+    }
+    expect(server.paused).toBe(true);
+    expect(server.held).toBe(12);
+    const result = await call.result;
+    const values: unknown[] = [];
+    for await (const item of result.kind === "value" ? result.streams[0]!.values() : []) {
+      values.push(item);
+      if (values.length === 20) break;
+    }
+    expect(values).toHaveLength(20);
+    expect(server.held).toBe(0);
+    // Leaving the loop dropped the stream.
+    expect(server.received.at(-1)).toEqual({ type: "streamCancel", channel: 2, reason: "consumer-drop" });
+  });
+
+  it("sends cancel for an output stream and ends the iteration", async () => {
+    const { client, transport } = memoryClient();
+    const call = client.invoke({ ...echo, method: "count", methodParameters: noParams });
+    const { server, start } = await acceptStart(transport);
+    server.send({ type: "invocationAccepted", attemptId: start.attemptId, idempotencyKey: start.idempotencyKey, mappings: [], sessionToken: SESSION });
+    server.send({ type: "invocationResult", mappings: [outputMapping(2)], result: streamResult() });
+    const result = await call.result;
+    const stream = result.kind === "value" ? result.streams[0]! : undefined;
+    await stream!.cancel();
+    expect(server.received.at(-1)).toEqual({ type: "streamCancel", channel: 2, reason: "cancelled" });
+    server.send({ type: "outputStreamItem", channel: 2, cursorToken: cursor("o", 0), mappings: [], sequence: 0n, value: { kind: "u32", value: 0 } });
+    server.send({ type: "outputStreamEnd", channel: 2, cursorToken: cursor("o", "end"), outcome: { kind: "cancelled", reason: "cancelled" }, sequence: 1n });
+    expect(await stream![Symbol.asyncIterator]().next()).toEqual({ done: true, value: undefined });
+    expect(await stream!.ended).toEqual({ kind: "cancelled", reason: "cancelled" });
+    expect(call.state?.outputCursors).toEqual([cursor("o", "end")]);
+  });
+});
+
+describe("a hostile server", () => {
+  it("fails the invocation when an item names an unmapped channel", async () => {
+    const { client, transport } = memoryClient();
+    const call = client.invoke({ ...echo, method: "count", methodParameters: noParams });
+    const { server, start } = await acceptStart(transport);
+    server.send({ type: "invocationAccepted", attemptId: start.attemptId, idempotencyKey: start.idempotencyKey, mappings: [], sessionToken: SESSION });
+    server.send({ type: "outputStreamItem", channel: 9, cursorToken: cursor("o", 0), mappings: [], sequence: 0n, value: { kind: "u32", value: 0 } });
+    await expect(call.finished).rejects.toMatchObject({ kind: "server-violation", code: "protocol-error" });
+  });
+
+  it("fails when an output stream skips a sequence", async () => {
+    const { client, transport } = memoryClient();
+    const call = client.invoke({ ...echo, method: "count", methodParameters: noParams });
+    const { server, start } = await acceptStart(transport);
+    server.send({ type: "invocationAccepted", attemptId: start.attemptId, idempotencyKey: start.idempotencyKey, mappings: [], sessionToken: SESSION });
+    server.send({ type: "invocationResult", mappings: [outputMapping(2)], result: streamResult() });
+    server.send({ type: "outputStreamItem", channel: 2, cursorToken: cursor("o", 1), mappings: [], sequence: 1n, value: { kind: "u32", value: 1 } });
+    await expect(call.finished).rejects.toMatchObject({ kind: "server-violation" });
+  });
+
+  it("fails when an acceptance names another attempt", async () => {
+    const { client, transport } = memoryClient();
+    const call = client.invoke({ ...echo, method: "count", methodParameters: noParams });
+    const { server, start } = await acceptStart(transport);
+    server.send({ type: "invocationAccepted", attemptId: "0dff1c71-f12f-4bb1-996c-23d693bdc825", idempotencyKey: start.idempotencyKey, mappings: [], sessionToken: SESSION });
+    await expect(call.finished).rejects.toMatchObject({ kind: "server-violation" });
+  });
+});
+
+void STREAM_OUT;
