@@ -138,7 +138,7 @@ export function compareQuantity(mantissa: bigint, scale: number, bound: Quantity
   const sign = (x: bigint) => (x > 0n ? 1 : x < 0n ? -1 : 0);
   const a = sign(mantissa);
   const b = sign(other);
-  if (a !== b || a === 0) return a - b;
+  if (a !== b || a === 0) return Math.sign(a - b);
   if (Math.abs(scale - bound.scale) > 40) {
     // Decimal exponent of the leading digit: digits - 1 - scale.
     const exponent = (m: bigint, s: number) => (m < 0n ? -m : m).toString().length - s;

@@ -1,0 +1,223 @@
+/**
+ * Unit tests beyond the shared vectors: options, paths, normalization,
+ * stream leaves, the byte-charge bound and the corners of each restriction.
+ */
+import { parseStrictJson, type JsonValue } from "@golem-stream/wire";
+import { describe, expect, it } from "vitest";
+import {
+  byteCharge,
+  decodeSchemaGraph,
+  decodeSchemaValue,
+  encodeSchemaValue,
+  normalizeSchemaValue,
+  schemaValuesEqual,
+  t,
+  v,
+  type SchemaType,
+  type SchemaValue,
+} from "../src/index.js";
+import { canonicalF32 } from "../src/scalars.js";
+import { compareQuantity } from "../src/restrictions.js";
+import { thrown } from "./helpers.js";
+
+const P1 = "0dff1c71-f12f-4bb1-996c-23d693bdc825";
+const P2 = "7c9e6679-7425-40de-944b-e07fc1f90ae7";
+
+function decode(type: SchemaType, value: JsonValue | SchemaValue, options: Parameters<typeof decodeSchemaValue>[2] = {}) {
+  return decodeSchemaValue(value, decodeSchemaGraph(t.graph(type)), options);
+}
+
+describe("options", () => {
+  it("prefixes error paths with options.path", () => {
+    const error = thrown(() => decode(t.record({ a: t.list(t.u8()) }), v.record(v.list(v.u8(1), v.u16(2))), { path: "params" }));
+    expect(error.path).toBe("params.fields[0].elements[1]");
+    expect(error.message).toContain("params.fields[0].elements[1]");
+  });
+
+  it("validates against options.type instead of the root", () => {
+    const graph = decodeSchemaGraph(t.graph(t.string(), { n: t.u8() }));
+    expect(decodeSchemaValue(v.u8(3), graph, { type: t.ref("n") }).value).toEqual(v.u8(3));
+    expect(thrown(() => decodeSchemaValue(v.u8(3), graph)).code).toBe("validation-error");
+  });
+
+  it("accepts a charge exactly at maxByteCharge and refuses one byte more", () => {
+    const value = v.list(v.u8(1), v.u8(2)); // 5 + 2 + 2
+    expect(decode(t.list(t.u8()), value, { maxByteCharge: 9 }).byteCharge).toBe(9);
+    expect(thrown(() => decode(t.list(t.u8()), value, { maxByteCharge: 8 })).code).toBe("limit-exceeded");
+    expect(thrown(() => byteCharge(value, decodeSchemaGraph(t.graph(t.list(t.u8()))), undefined, { maxByteCharge: 8 })).code).toBe("limit-exceeded");
+  });
+
+  it("refuses a binary array longer than the remaining charge before reading it", () => {
+    const bytes = new Array<number>(100).fill(300); // invalid bytes, but the bound trips first
+    expect(thrown(() => decode(t.binary(), { kind: "binary", value: { bytes } }, { maxByteCharge: 50 })).code).toBe("limit-exceeded");
+  });
+
+  it("defaults to the 8 MiB limit", () => {
+    const big = v.binary(new Uint8Array(8 * 1024 * 1024));
+    expect(thrown(() => decode(t.binary(), big)).code).toBe("limit-exceeded");
+    expect(decode(t.binary(), v.binary(new Uint8Array(8 * 1024 * 1024 - 1))).byteCharge).toBe(8 * 1024 * 1024);
+  });
+});
+
+describe("normalization and equality", () => {
+  it("ignores member order and whitespace", () => {
+    const graph = decodeSchemaGraph(t.graph(t.record({ a: t.text(), b: t.option(t.u8()) })));
+    const a = parseStrictJson('{"value":{"fields":[{"value":{"language":"en","text":"x"},"kind":"text"},{"kind":"option","value":{"inner":null}}]},"kind":"record"}');
+    const b = parseStrictJson(' { "kind" : "record" , "value" : { "fields" : [ {"kind":"text","value":{"text":"x","language":"en"}} , {"kind":"option","value":{"inner":null}} ] } } ');
+    expect(schemaValuesEqual(a, b, graph)).toBe(true);
+    expect(normalizeSchemaValue(a, graph)).toBe(
+      '{"kind":"record","value":{"fields":[{"kind":"text","value":{"language":"en","text":"x"}},{"kind":"option","value":{"inner":null}}]}}',
+    );
+  });
+
+  it("treats equivalent spellings of one f32 or datetime as equal, and different values as different", () => {
+    const graph = decodeSchemaGraph(t.graph(t.tuple(t.f32(), t.datetime())));
+    const a = v.tuple({ kind: "f32", value: 0.10000000149011612 }, { kind: "datetime", value: { value: "2026-01-01t00:00:00.000z" } });
+    const b = v.tuple(v.f32(0.1), v.datetime("2026-01-01T00:00:00Z"));
+    expect(schemaValuesEqual(a, b, graph)).toBe(true);
+    expect(schemaValuesEqual(a, v.tuple(v.f32(0.2), v.datetime("2026-01-01T00:00:00Z")), graph)).toBe(false);
+  });
+
+  it("returns a fresh value: mutating the input afterwards changes nothing", () => {
+    const input = v.record(v.list(v.u8(1)));
+    const decoded = decode(t.record({ a: t.list(t.u8()) }), input);
+    (input.value.fields[0] as { value: { elements: SchemaValue[] } }).value.elements.push(v.u8(2));
+    expect(encodeSchemaValue(decoded.value)).toBe('{"kind":"record","value":{"fields":[{"kind":"list","value":{"elements":[{"kind":"u8","value":1}]}}]}}');
+  });
+
+  it("keeps -0 for floats (a distinct value) and drops it for integers", () => {
+    expect(encodeSchemaValue(decode(t.f64(), { kind: "f64", value: -0 }).value)).toBe('{"kind":"f64","value":-0}');
+    expect(encodeSchemaValue(decode(t.u8(), { kind: "u8", value: -0 }).value)).toBe('{"kind":"u8","value":0}');
+  });
+});
+
+describe("scalars", () => {
+  it("f32: the canonical number rounds to the same f32 and is a fixed point", () => {
+    for (const bits of [0x3dcccccd, 0x7f7fffff, 0x00000001, 0x80800000, 0x4b000001, 0x3f800000]) {
+      const single = new Float32Array(new Uint32Array([bits]).buffer)[0] as number;
+      const canonical = canonicalF32(single) as number;
+      expect(Math.fround(canonical)).toBe(single);
+      expect(canonicalF32(canonical)).toBe(canonical);
+    }
+    expect(canonicalF32(3.5e38)).toBeUndefined();
+  });
+
+  it.each([
+    ["2024-02-29T00:00:00Z", true],
+    ["2000-02-29T23:59:59.999999999Z", true],
+    ["0000-01-01T00:00:00Z", true],
+    ["1900-02-29T00:00:00Z", false],
+    ["2026-13-01T00:00:00Z", false],
+    ["2026-01-01T24:00:00Z", false],
+    ["2026-01-01T00:00:00.1234567890Z", false],
+    ["2026-01-01 00:00:00Z", false],
+    ["2026-01-01T00:00:00", false],
+  ])("datetime %s valid: %s", (text, valid) => {
+    const run = () => decode(t.datetime(), { kind: "datetime", value: { value: text } });
+    if (valid) expect(run().value.kind).toBe("datetime");
+    else expect(thrown(run).code).toBe("validation-error");
+  });
+
+  it("rejects lone surrogates in strings and chars built in JavaScript", () => {
+    expect(thrown(() => decode(t.string(), { kind: "string", value: "a\ud800" })).code).toBe("validation-error");
+    expect(thrown(() => decode(t.char(), { kind: "char", value: "\udc00" })).code).toBe("validation-error");
+  });
+
+  it("accepts a MIME type without an allow-list, and a text language without one", () => {
+    expect(decode(t.binary(), v.binary([1], "application/octet-stream")).byteCharge).toBe(1 + 1 + 24);
+    expect(decode(t.text({ languages: ["en"] }), v.text("x")).byteCharge).toBe(2);
+  });
+});
+
+describe("restrictions", () => {
+  it("compares quantities exactly, with bounded work for any i32 scale", () => {
+    const bound = { mantissa: "1", scale: 0, unit: "m" };
+    expect(compareQuantity(1n, 0, bound)).toBe(0);
+    expect(compareQuantity(10n, 1, bound)).toBe(0);
+    expect(compareQuantity(11n, 1, bound)).toBe(1);
+    expect(compareQuantity(9223372036854775807n, 2147483647, bound)).toBe(-1);
+    expect(compareQuantity(1n, -2147483648, bound)).toBe(1);
+    expect(compareQuantity(-1n, -2147483648, bound)).toBe(-1);
+    expect(compareQuantity(0n, 5, { mantissa: "0", scale: -7, unit: "m" })).toBe(0);
+  });
+
+  it("compares URL scheme and host case-insensitively, IPv6 hosts included", () => {
+    const type = t.url({ allowedSchemes: ["https"], allowedHosts: ["[::1]", "example.com"] });
+    expect(() => decode(type, v.url("HTTPS://EXAMPLE.com:8443/a"))).not.toThrow();
+    expect(() => decode(type, v.url("https://[::1]/"))).not.toThrow();
+    expect(thrown(() => decode(type, v.url("https://example.org/"))).code).toBe("validation-error");
+  });
+
+  it("checks the extension of the last path segment only", () => {
+    const type = t.path({ direction: "input", kind: "file", allowedExtensions: ["txt"] });
+    expect(() => decode(type, v.path("dir.exe/notes.txt"))).not.toThrow();
+    expect(() => decode(type, v.path("dir.exe/Makefile"))).not.toThrow();
+    expect(() => decode(type, v.path("trailing."))).not.toThrow();
+    expect(thrown(() => decode(type, v.path("a.tar.gz"))).code).toBe("validation-error");
+  });
+
+  it("applies numeric bounds exactly for 64-bit values", () => {
+    const type = t.u64({ max: { kind: "unsigned", value: "9007199254740993" } });
+    expect(() => decode(type, v.u64(9007199254740993n))).not.toThrow();
+    expect(thrown(() => decode(type, v.u64(9007199254740994n))).code).toBe("validation-error");
+  });
+
+  it("checks union discriminators on bodies reached through refs", () => {
+    const graph = decodeSchemaGraph(
+      t.graph(t.union({ tag: "s", body: t.ref("shape"), discriminator: { rule: "field-equals", value: { fieldName: "kind", literal: "sq" } } }), {
+        shape: t.record({ kind: t.ref("label") }),
+        label: t.text(),
+      }),
+    );
+    expect(() => decodeSchemaValue(v.union("s", v.record(v.text("sq"))), graph)).not.toThrow();
+    expect(thrown(() => decodeSchemaValue(v.union("s", v.record(v.text("tri"))), graph)).code).toBe("validation-error");
+  });
+
+  it("applies restrictions inside a ref'd def to every use", () => {
+    const graph = decodeSchemaGraph(t.graph(t.list(t.ref("small")), { small: t.u8({ max: { kind: "unsigned", value: "9" } }) }));
+    expect(thrown(() => decodeSchemaValue(v.list(v.u8(1), v.u8(10)), graph)).path).toBe("value.elements[1]");
+  });
+});
+
+describe("stream leaves", () => {
+  const type = t.record({
+    v: t.variant({ a: t.stream(t.u8()), none: null }),
+    r: t.result({ ok: t.stream(t.string()) }),
+    u: t.union({ tag: "x", body: t.record({ s: t.stream(t.u8()) }), discriminator: { rule: "field-absent", value: { fieldName: "kind" } } }),
+  });
+  const value = v.record(v.variant(0, v.streamProvisional(P1)), v.ok(v.streamProvisional(P2)), v.union("x", v.record(v.streamToken("tok"))));
+
+  it("reports coordinates through variant payloads, results and union bodies, in document order", () => {
+    const decoded = decode(type, value, { streams: "any", direction: "input" });
+    expect(decoded.streams.map((s) => s.coordinate)).toEqual([
+      "/value/fields/0/value/payload",
+      "/value/fields/1/value/value",
+      "/value/fields/2/value/body/value/fields/0",
+    ]);
+    expect(decoded.streams.map((s) => s.direction)).toEqual(["input", "input", "input"]);
+    expect(decoded.streams[1]?.elementType).toEqual(t.string());
+  });
+
+  it("defaults to forbidding streams", () => {
+    expect(thrown(() => decode(type, value)).code).toBe("validation-error");
+  });
+
+  it("bounds the number of leaves", () => {
+    const many = v.list(v.streamToken("a"), v.streamToken("b"), v.streamToken("c"));
+    expect(thrown(() => decode(t.list(t.stream(t.u8())), many, { streams: "stable", maxStreams: 2 })).code).toBe("limit-exceeded");
+  });
+
+  it("rejects the same provisional reference at two coordinates, whatever the types", () => {
+    const pair = v.tuple(v.streamProvisional(P1), v.streamProvisional(P1));
+    const error = thrown(() => decode(t.tuple(t.stream(t.u8()), t.stream(t.string())), pair, { streams: "provisional" }));
+    expect(error.code).toBe("stream-already-consumed");
+    expect(error.path).toBe("value.elements[1]");
+  });
+
+  it("refuses a token that is empty, too long or not visible ASCII", () => {
+    for (const token of ["", "a b", "é", "x".repeat(8193)]) {
+      expect(thrown(() => decode(t.stream(t.u8()), v.streamToken(token), { streams: "stable" })).code).toBe("validation-error");
+    }
+    expect(decode(t.stream(t.u8()), v.streamToken("x".repeat(8192)), { streams: "stable" }).byteCharge).toBe(8193);
+  });
+});
