@@ -1,13 +1,13 @@
-import type { InvocationStart, ResumeAttach, ClientMessage, StreamMapping } from "@golem-stream/wire";
+import type { SchemaValueJson, InvocationStart, ResumeAttach, ClientMessage, StreamMapping } from "@golem-stream/wire";
 import { createClient, type Client, type ClientOptions } from "../../src/index.js";
 import { MemoryTransport } from "./memory-transport.js";
 
-export const echo = {
+export const echo: { application: string; environment: string; agentType: string; constructorParameters: SchemaValueJson } = {
   application: "demo",
   environment: "default",
   agentType: "echo",
   constructorParameters: { kind: "record", value: { fields: [{ kind: "string", value: "test" }] } },
-} as const;
+};
 
 /** Tokens only need to be opaque strings for the in-memory server. */
 export const SESSION = "session-token-1";
