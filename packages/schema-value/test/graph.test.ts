@@ -55,8 +55,8 @@ describe("decodeSchemaGraph", () => {
   });
 
   it("rejects metadata that does not match Golem's envelope", () => {
-    expect(thrown(() => decodeSchemaGraph({ root: { kind: "u8", value: { metadata: { doc: 1 } } } })).path).toBe("root.metadata.doc");
-    expect(thrown(() => decodeSchemaGraph({ root: { kind: "u8", value: { metadata: { role: { tag: "multimodal", value: "x" } } } } })).code).toBe(
+    expect(thrown(() => decodeSchemaGraph(JSON.parse('{"root":{"kind":"u8","value":{"metadata":{"doc":1}}}}') as JsonValue)).path).toBe("root.metadata.doc");
+    expect(thrown(() => decodeSchemaGraph(JSON.parse('{"root":{"kind":"u8","value":{"metadata":{"role":{"tag":"multimodal","value":"x"}}}}}') as JsonValue)).code).toBe(
       "validation-error",
     );
   });

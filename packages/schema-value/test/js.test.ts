@@ -1,0 +1,167 @@
+import { describe, expect, it } from "vitest";
+import { decodeSchemaGraph, encodeSchemaValue, fromJs, jsCodec, t, toJs, v, type SchemaType, type StreamLeaf } from "../src/index.js";
+import { thrown } from "./helpers.js";
+
+const P1 = "0dff1c71-f12f-4bb1-996c-23d693bdc825";
+
+function roundTrip(type: SchemaType, data: unknown): unknown {
+  const graph = decodeSchemaGraph(t.graph(type));
+  return toJs(fromJs(data, graph), graph);
+}
+
+describe("JavaScript mapping", () => {
+  it.each([
+    ["bool", t.bool(), true],
+    ["s8", t.s8(), -5],
+    ["u32", t.u32(), 4294967295],
+    ["f64", t.f64(), 1.25],
+    ["f64 NaN", t.f64(), Number.NaN],
+    ["f32 -Infinity", t.f32(), -Infinity],
+    ["s64", t.s64(), -9223372036854775808n],
+    ["u64", t.u64(), 18446744073709551615n],
+    ["char", t.char(), "😀"],
+    ["string", t.string(), "hello"],
+    ["record", t.record({ name: t.string(), age: t.u8() }), { name: "ada", age: 36 }],
+    ["variant with value", t.variant({ none: null, some: t.u8() }), { case: "some", value: 3 }],
+    ["variant without value", t.variant({ none: null, some: t.u8() }), { case: "none" }],
+    ["enum", t.enum(["a", "b"]), "b"],
+    ["flags", t.flags(["r", "w", "x"]), new Set(["r", "x"])],
+    ["tuple", t.tuple(t.u8(), t.string()), [1, "a"]],
+    ["list", t.list(t.u16()), [1, 2, 3]],
+    ["fixed-list", t.fixedList(t.bool(), 2), [true, false]],
+    ["map", t.map(t.string(), t.u8()), new Map([["a", 1]])],
+    ["option none", t.option(t.u8()), undefined],
+    ["option some", t.option(t.u8()), 4],
+    ["nested option Some(None)", t.option(t.option(t.u8())), { some: undefined }],
+    ["nested option Some(Some)", t.option(t.option(t.u8())), { some: 1 }],
+    ["result ok", t.result({ ok: t.u8(), err: t.string() }), { ok: 1 }],
+    ["result err", t.result({ ok: t.u8(), err: t.string() }), { err: "no" }],
+    ["result unit ok", t.result({}), { ok: undefined }],
+    ["text", t.text(), { text: "hi", language: "en" }],
+    ["binary", t.binary(), new Uint8Array([1, 2])],
+    ["binary with MIME", t.binary(), { bytes: new Uint8Array([1]), mimeType: "image/png" }],
+    ["path", t.path(), "/tmp/x"],
+    ["url", t.url(), "https://example.com/"],
+    ["datetime", t.datetime(), "2026-11-30T12:00:00.123456789Z"],
+    ["duration", t.duration(), -1500n],
+    ["quantity", t.quantity({ baseUnit: "m", allowedSuffixes: [] }), { mantissa: 15n, scale: 1, unit: "m" }],
+    ["union", t.union({ tag: "n", body: t.string(), discriminator: { rule: "prefix", value: { prefix: "" } } }), { tag: "n", body: "x" }],
+  ] as const)("%s round-trips", (_, type, data) => {
+    expect(roundTrip(type, data)).toEqual(data);
+  });
+
+  it("accepts alternative spellings in fromJs", () => {
+    const graph = decodeSchemaGraph(
+      t.graph(t.record({ when: t.datetime(), n: t.u64(), f: t.flags(["a", "b"]), m: t.map(t.u8(), t.u8()), txt: t.text(), bin: t.binary(), bytes: t.list(t.u8()) })),
+    );
+    const value = fromJs(
+      { when: new Date(Date.UTC(2026, 0, 1)), n: 5, f: ["b"], m: [[1, 2]], txt: "plain", bin: [9], bytes: new Uint8Array([7]) },
+      graph,
+    );
+    expect(toJs(value, graph)).toEqual({
+      when: "2026-01-01T00:00:00Z",
+      n: 5n,
+      f: new Set(["b"]),
+      m: new Map([[1, 2]]),
+      txt: { text: "plain" },
+      bin: new Uint8Array([9]),
+      bytes: [7],
+    });
+    expect(toJs(fromJs({ when: "2026-01-01T00:00:00Z", n: 1n, f: { a: true, b: false }, m: new Map(), txt: { text: "" }, bin: { bytes: [] }, bytes: [] }, graph), graph)).toMatchObject({
+      f: new Set(["a"]),
+    });
+  });
+
+  it("keeps a field called __proto__ as a plain field", () => {
+    const graph = decodeSchemaGraph(t.graph(t.recordOf([["__proto__", t.u8()]])));
+    const out = toJs(v.record(v.u8(1)), graph) as Record<string, unknown>;
+    expect(Object.getPrototypeOf(out)).toBe(Object.prototype);
+    expect(Object.getOwnPropertyDescriptor(out, "__proto__")?.value).toBe(1);
+  });
+
+  it("never produces an invalid value: restrictions and ranges are checked", () => {
+    const graph = decodeSchemaGraph(t.graph(t.record({ small: t.u8({ max: { kind: "unsigned", value: "9" } }), n: t.u64() })));
+    expect(thrown(() => fromJs({ small: 10, n: 1n }, graph)).path).toBe("value.fields[0]");
+    expect(thrown(() => fromJs({ small: 1, n: -1n }, graph)).path).toBe("value.fields[1]");
+    expect(thrown(() => fromJs({ small: "1", n: 1n }, graph)).path).toBe("value.fields[0]");
+    expect(thrown(() => fromJs({ small: 1 }, graph)).path).toBe("value.fields[1]");
+  });
+
+  it("names unknown cases, flags and tags", () => {
+    const graph = decodeSchemaGraph(t.graph(t.tuple(t.enum(["a"]), t.flags(["r"]), t.variant({ x: null }))));
+    expect(thrown(() => fromJs(["b", new Set(), { case: "x" }], graph)).path).toBe("value.elements[0]");
+    expect(thrown(() => fromJs(["a", new Set(["w"]), { case: "x" }], graph)).path).toBe("value.elements[1]");
+    expect(thrown(() => fromJs(["a", new Set(), { case: "y" }], graph)).path).toBe("value.elements[2]");
+  });
+
+  it("refuses host-managed types", () => {
+    const graph = decodeSchemaGraph({ root: { kind: "secret", value: {} } });
+    expect(thrown(() => fromJs("x", graph)).code).toBe("validation-error");
+    expect(thrown(() => toJs({ kind: "secret", value: {} }, graph)).code).toBe("unsupported-value");
+  });
+});
+
+describe("stream hooks", () => {
+  const type = t.record({ input: t.stream(t.string()), groups: t.list(t.stream(t.u8())) });
+  const graph = decodeSchemaGraph(t.graph(type));
+
+  it("fromJs asks the hook for a reference at each stream position", () => {
+    const seen: string[] = [];
+    let n = 0;
+    const value = fromJs({ input: "source-a", groups: ["source-b"] }, graph, undefined, {
+      streams: "provisional",
+      stream: (data, context) => {
+        seen.push(`${String(data)}@${context.coordinate}:${context.elementType.kind}`);
+        n++;
+        return { provisionalRef: `0dff1c71-f12f-4bb1-996c-23d693bdc82${n}` };
+      },
+    });
+    expect(seen).toEqual(["source-a@/value/fields/0:string", "source-b@/value/fields/1/value/elements/0:u8"]);
+    expect(encodeSchemaValue(value)).toContain("0dff1c71-f12f-4bb1-996c-23d693bdc822");
+  });
+
+  it("fromJs rejects a hook that hands out one reference twice", () => {
+    const error = thrown(() => fromJs({ input: 1, groups: [2] }, graph, undefined, { stream: () => ({ provisionalRef: P1 }) }));
+    expect(error.code).toBe("stream-already-consumed");
+  });
+
+  it("toJs hands each leaf to the hook", () => {
+    const leaves: StreamLeaf[] = [];
+    const out = toJs(v.record(v.streamToken("a"), v.list(v.streamToken("b"))), graph, undefined, {
+      stream: (leaf) => {
+        leaves.push(leaf);
+        return `iterable:${leaf.coordinate}`;
+      },
+    });
+    expect(out).toEqual({ input: "iterable:/value/fields/0", groups: ["iterable:/value/fields/1/value/elements/0"] });
+    expect(leaves.map((l) => l.ref)).toEqual([{ streamToken: "a" }, { streamToken: "b" }]);
+  });
+
+  it("toJs without a hook returns the references", () => {
+    expect(toJs(v.record(v.streamToken("a"), v.list()), graph)).toEqual({ input: { streamToken: "a" }, groups: [] });
+  });
+});
+
+describe("jsCodec types", () => {
+  it("maps builder types to JavaScript data at compile time", () => {
+    const point = t.record({ x: t.s32(), y: t.s32(), label: t.option(t.string()), big: t.u64() });
+    const codec = jsCodec(decodeSchemaGraph(t.graph(point)), point);
+    const value = codec.fromJs({ x: 1, y: 2, label: undefined, big: 3n });
+    const back = codec.toJs(value);
+    const x: number = back.x;
+    const big: bigint = back.big;
+    expect([x, big, back.label]).toEqual([1, 3n, undefined]);
+    // @ts-expect-error y must be a number
+    expect(() => codec.fromJs({ x: 1, y: "2", label: undefined, big: 3n })).toThrow();
+    // @ts-expect-error big must be a bigint
+    expect(() => codec.fromJs({ x: 1, y: 2, label: undefined, big: 3 })).not.toThrow();
+  });
+
+  it("types variants, enums and flags by their names", () => {
+    const shape = t.tuple(t.variant({ circle: t.f64(), empty: null }), t.enum(["red", "green"]), t.flags(["bold"]));
+    const codec = jsCodec(decodeSchemaGraph(t.graph(shape)), shape);
+    expect(() => codec.fromJs([{ case: "circle", value: 1 }, "red", new Set(["bold"] as const)])).not.toThrow();
+    // @ts-expect-error "blue" is not a case
+    expect(() => codec.fromJs([{ case: "empty" }, "blue", new Set()])).toThrow();
+  });
+});
