@@ -31,6 +31,10 @@ export function isSource(value: unknown): boolean {
 }
 
 export function pullFrom<T>(source: Source<T> | NodeJS.ReadableStream): PullIterator<T> {
+  // Strings are iterable, but a string where a source belongs is a mistake, not a stream of characters.
+  if (typeof source !== "object" || source === null) {
+    throw new TypeError("an input stream source must be an async iterable, an iterable or a ReadableStream");
+  }
   if (isReadableStream<T>(source)) return fromReadableStream(source);
   const asyncIterable = (source as Partial<AsyncIterable<T>>)[Symbol.asyncIterator];
   if (typeof asyncIterable === "function") {

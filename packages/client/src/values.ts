@@ -25,7 +25,16 @@ export function bindProvisionalRefs(
   node: ParamNode,
   refFor: (binding: InputStream, coordinate: string) => string,
 ): SchemaValueJson {
-  return replace(node, "", 0, refFor) as unknown as SchemaValueJson;
+  const placed = new Set<InputStream>();
+  return replace(node, "", 0, (binding, coordinate) => {
+    if (placed.has(binding)) {
+      throw new ClientError("invalid-argument", `an input stream is placed twice (again at "${coordinate}")`, {
+        code: "stream-already-consumed",
+      });
+    }
+    placed.add(binding);
+    return refFor(binding, coordinate);
+  }) as unknown as SchemaValueJson;
 }
 
 function replace(

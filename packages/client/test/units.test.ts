@@ -1,0 +1,159 @@
+/** The small pure pieces: sources, reconnect delays, URL handling, token peeking, argument checks. */
+import { Readable } from "node:stream";
+import { describe, expect, it } from "vitest";
+import type { JsonValue } from "@golem-stream/wire";
+import { ClientError, createClient, inputStream, reconnectDelay, sessionUrl, DEFAULT_RECONNECT_POLICY } from "../src/index.js";
+import { pullFrom, toBytes } from "../src/sources.js";
+import { streamIdentityOf } from "../src/token-peek.js";
+import { findStreamTokens } from "../src/values.js";
+import { echo, memoryClient } from "./support/fixtures.js";
+
+async function drain<T>(source: Parameters<typeof pullFrom<T>>[0]): Promise<T[]> {
+  const iterator = pullFrom<T>(source);
+  const out: T[] = [];
+  for (let r = await iterator.next(); !r.done; r = await iterator.next()) out.push(r.value);
+  return out;
+}
+
+describe("sources", () => {
+  it("reads async iterables, iterables, Web ReadableStreams and Node Readables alike", async () => {
+    async function* gen() {
+      yield 1;
+      yield 2;
+    }
+    expect(await drain(gen())).toEqual([1, 2]);
+    expect(await drain([1, 2])).toEqual([1, 2]);
+    expect(await drain(new ReadableStream({ start: (c) => (c.enqueue(1), c.enqueue(2), c.close()) }))).toEqual([1, 2]);
+    expect(await drain(Readable.from([1, 2]))).toEqual([1, 2]);
+  });
+
+  it("pulls lazily: nothing is read before next()", async () => {
+    let pulled = 0;
+    const stream = new ReadableStream({ pull: (c) => void (pulled++, c.enqueue(pulled)) }, { highWaterMark: 0 });
+    const iterator = pullFrom(stream);
+    await new Promise((r) => setImmediate(r));
+    expect(pulled).toBe(0);
+    await iterator.next();
+    expect(pulled).toBe(1);
+    await iterator.close();
+  });
+
+  it("normalises byte chunks and rejects anything else", () => {
+    expect([...toBytes(Buffer.from([1, 2]))]).toEqual([1, 2]);
+    expect(toBytes(new Uint16Array([0x0101]).buffer)).toEqual(new Uint8Array([1, 1]));
+    expect(toBytes(new DataView(new Uint8Array([7, 8, 9]).buffer, 1, 2))).toEqual(new Uint8Array([8, 9]));
+    for (const bad of ["text", 1, null, undefined, {}, [1, 2]]) expect(() => toBytes(bad)).toThrow(TypeError);
+  });
+});
+
+describe("reconnect policy", () => {
+  const policy = { ...DEFAULT_RECONNECT_POLICY, random: () => 0.999999 };
+  it("grows exponentially to the cap and stops after maxAttempts", () => {
+    const delays = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10].map((n) => reconnectDelay(policy, n));
+    expect(delays.slice(0, 4)).toEqual([99, 199, 399, 799]);
+    expect(Math.max(...(delays as number[]))).toBe(4999);
+    expect(reconnectDelay(policy, 11)).toBeUndefined();
+  });
+  it("applies full jitter", () => {
+    expect(reconnectDelay({ ...policy, random: () => 0 }, 5)).toBe(0);
+    expect(reconnectDelay({ ...policy, random: () => 0.5 }, 1)).toBe(50);
+  });
+});
+
+describe("session URL", () => {
+  it.each([
+    ["http://127.0.0.1:8080", "ws://127.0.0.1:8080/v1/agents/invoke-agent-session"],
+    ["https://h", "wss://h/v1/agents/invoke-agent-session"],
+    ["ws://h:1/", "ws://h:1/v1/agents/invoke-agent-session"],
+    ["ws://h:1/custom/path", "ws://h:1/custom/path"],
+  ])("%s → %s", (input, expected) => expect(sessionUrl(input)).toBe(expected));
+  it.each(["ftp://h", "not a url", ""])("rejects %j", (input) => expect(() => sessionUrl(input)).toThrow(ClientError));
+});
+
+describe("token peeking (resume from another process)", () => {
+  /** A token with the decisions §4 layout; the signature is not checked by the client. */
+  function token(kind: number, fields: [number, Uint8Array][]): string {
+    const parts: Uint8Array[] = [Uint8Array.of(1, kind, 2), Buffer.from("k1")];
+    for (const [id, bytes] of fields) {
+      const header = Buffer.alloc(5);
+      header.writeUInt8(id, 0);
+      header.writeUInt32BE(bytes.length, 1);
+      parts.push(header, bytes);
+    }
+    parts.push(new Uint8Array(32));
+    return `gai1_${Buffer.concat(parts).toString("base64url")}`;
+  }
+  const session = new Uint8Array(16).fill(1);
+  const stream = new Uint8Array(16).fill(0xab);
+  it("finds the same stream identity in a stream token and a cursor token", () => {
+    const streamToken = token(2, [[1, Buffer.from("iss")], [16, session], [32, stream], [33, new Uint8Array(8)]]);
+    const cursorToken = token(3, [[1, Buffer.from("iss")], [16, session], [32, stream], [48, new Uint8Array(8)]]);
+    expect(streamIdentityOf(streamToken)).toBe("ab".repeat(16));
+    expect(streamIdentityOf(cursorToken)).toBe(streamIdentityOf(streamToken));
+  });
+  it.each(["", "gai1_", "gai1_!!!", "xyz", "gai1_" + "A".repeat(9000), token(3, [[1, Buffer.from("x")]])])(
+    "returns undefined for %#",
+    (input) => expect(streamIdentityOf(input)).toBeUndefined(),
+  );
+  it("never reads past a truncated field", () => {
+    const broken = Buffer.concat([Uint8Array.of(1, 3, 1), Buffer.from("k"), Uint8Array.of(32, 0, 0, 1, 0), new Uint8Array(40)]);
+    expect(streamIdentityOf(`gai1_${broken.toString("base64url")}`)).toBeUndefined();
+  });
+});
+
+describe("stream leaves in server values", () => {
+  it("finds nested stream tokens with their JSON pointers", () => {
+    const value: JsonValue = {
+      kind: "record",
+      value: { fields: [{ kind: "stream", value: { streamToken: "a" } }, { kind: "list", value: { elements: [{ kind: "stream", value: { streamToken: "b" } }] } }] },
+    };
+    expect(findStreamTokens(value)).toEqual([
+      { coordinate: "/value/fields/0", streamToken: "a" },
+      { coordinate: "/value/fields/1/value/elements/0", streamToken: "b" },
+    ]);
+  });
+});
+
+describe("wrong-typed arguments", () => {
+  it.each([
+    [{ url: "ws://h" }],
+    [{ url: "ws://h", token: "t", getToken: () => "t" }],
+    [{ url: "gopher://h", token: "t" }],
+    [{ url: "ws://h", token: "t", maxUnackedInputBytes: 0 }],
+    [{ url: "ws://h", token: "t", maxQueuedBytes: -1 }],
+    [{ url: "ws://h", token: "t", maxQueuedEntriesPerStream: 1.5 }],
+  ])("createClient(%j) throws invalid-argument", (options) => {
+    expect(() => createClient(options)).toThrow(expect.objectContaining({ kind: "invalid-argument" }));
+  });
+
+  it.each([1, "x", null, {}])("inputStream.bytes(%j) is rejected when claimed", (bad) => {
+    const { client } = memoryClient();
+    expect(() =>
+      client.invoke({ ...echo, method: "digest", methodParameters: { kind: "record", value: { fields: [inputStream.bytes(bad as never)] } } }),
+    ).toThrow(TypeError);
+  });
+
+  it("rejects an empty or oversized idempotency key", () => {
+    const { client } = memoryClient();
+    for (const idempotencyKey of ["", "x".repeat(1025)]) {
+      expect(() => client.invoke({ ...echo, method: "count", methodParameters: { kind: "bool", value: true }, idempotencyKey })).toThrow(
+        expect.objectContaining({ kind: "invalid-argument", code: "validation-error" }),
+      );
+    }
+  });
+
+  it("rejects one input stream at two coordinates (affine ownership)", () => {
+    const { client } = memoryClient();
+    const shared = inputStream.strings(["a"]);
+    expect(() => client.invoke({ ...echo, method: "reverse", methodParameters: { kind: "tuple", value: { elements: [shared, shared] } } })).toThrow(
+      expect.objectContaining({ code: "stream-already-consumed" }),
+    );
+  });
+
+  it("rejects parameters that are not JSON", () => {
+    const { client } = memoryClient();
+    for (const bad of [undefined, () => 1, 1n, Symbol("s")]) {
+      expect(() => client.invoke({ ...echo, method: "count", methodParameters: { kind: "x", value: { v: bad } } as never })).toThrow(ClientError);
+    }
+  });
+});
