@@ -4,7 +4,5 @@ export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
     testTimeout: 30_000,
-    // TODO(remove with the first test): the package has no tests yet.
-    passWithNoTests: true,
   },
 });

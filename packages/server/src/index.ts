@@ -1,1 +1,49 @@
-export {};
+/**
+ * @golem-stream/server — the server side of Golem Stream Session v1.
+ *
+ * Quick start (demo catalogue, SQLite in `./data`, one bearer token):
+ *
+ *   const server = await startEmbeddedServer({ dataDir: "./data", tokens: ["secret"] });
+ *   console.log(server.url); // ws://127.0.0.1:<port>
+ *
+ * Your own agents: implement `AgentHost` (or use `StaticAgentHost`) and call
+ * `createSessionServer({ store, host, keyring, authenticator })`.
+ */
+export { startEmbeddedServer, loadOrCreateKeyring, type EmbeddedServer, type EmbeddedServerOptions } from "./embedded.js";
+export { createSessionServer, type SessionServer, type SessionServerOptions, type ListeningAddress } from "./server.js";
+export {
+  StaticAgentHost,
+  InputCancelledError,
+  PublicProducerError,
+  type AgentHost,
+  type AgentTypeDefinition,
+  type AgentTypeDescriptor,
+  type MethodDescriptor,
+  type MethodImplementation,
+  type ConfigDeclaration,
+  type InvocationContext,
+  type OutputSource,
+  type OutputItem,
+  type OutputWriter,
+  type BinaryItem,
+} from "./agent-host.js";
+export {
+  DEFAULT_LIMITS,
+  resolveLimits,
+  silentLogger,
+  type ServerLimits,
+  type Principal,
+  type Authenticator,
+  type Authorizer,
+  type AuthorizationRequest,
+  type AuthorizedOperation,
+  type Logger,
+} from "./options.js";
+export { SqliteSessionStore, type SqliteSessionStoreOptions } from "./store/sqlite-store.js";
+export type * from "./store/session-store.js";
+export { createDemoHost } from "./demo/host.js";
+export { DEMO_APPLICATION, DEMO_ENVIRONMENT, DEMO_AGENT_TYPE, ECHO_CONSTRUCTOR, ECHO_METHODS } from "./demo/catalogue.js";
+export { demoBlob, reverseScalars } from "./demo/methods.js";
+export { DISCOVERY_PATH } from "./discovery.js";
+export { BytePermits } from "./byte-permits.js";
+export { ChannelTable } from "./channel-table.js";

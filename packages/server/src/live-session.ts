@@ -78,7 +78,7 @@ export interface AttachmentSink {
 }
 
 /** A stream leaf about to become a stream, before its token exists. */
-interface PendingStream {
+export interface PendingStream {
   readonly state: StreamState;
   readonly record: NewStream;
 }
@@ -256,6 +256,11 @@ export class LiveSession {
       outputTerminal: false,
     });
     return { state, record };
+  }
+
+  /** Registers the streams of the start's parameters once the session is committed. */
+  adoptInitial(pending: readonly PendingStream[]): void {
+    this.#adopt(pending);
   }
 
   /** Registers prepared streams in memory (just before their commit; see the file comment). */

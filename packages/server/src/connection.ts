@@ -1,0 +1,196 @@
+/**
+ * One WebSocket's protocol state machine (sections 1, 6.2, 11, 12):
+ * first message, then stream traffic routed to its attachment. It reads
+ * through a bounded inbound queue: when the runtime is slow (a full input
+ * queue, no byte permits) the queue fills and the socket stops being read,
+ * which backpressures the client through TCP.
+ *
+ * Failure rules: a failure before acceptance answers `invocationRejected`
+ * when the attempt id is known, then closes 1002 (1009 for limits); a
+ * message that cannot even name its attempt closes 1002 directly. After
+ * acceptance a client violation is reported with the accepted attempt id
+ * and closes the socket; the session keeps running (only detached).
+ */
+import {
+  CLOSE_MESSAGE_TOO_BIG,
+  CLOSE_PROTOCOL_ERROR,
+  decodeClientMessage,
+  ProtocolError,
+  recoverAttemptId,
+  type ClientMessage,
+} from "@golem-stream/wire";
+import type { Attachment } from "./attachment.js";
+import type { Logger, Principal, ServerLimits } from "./options.js";
+import type { SessionRuntime } from "./session-runtime.js";
+import type { SessionTransport } from "./transport.js";
+
+interface Inbound {
+  readonly data: Uint8Array;
+  readonly isBinary: boolean;
+}
+
+export class Connection {
+  readonly #transport: SessionTransport;
+  readonly #caller: Principal;
+  readonly #runtime: SessionRuntime;
+  readonly #limits: ServerLimits;
+  readonly #logger: Logger;
+  readonly #inbound: Inbound[] = [];
+  #processing = false;
+  #paused = false;
+  #state: "awaiting-first" | "starting" | "attached" | "closed" = "awaiting-first";
+  #attachment: Attachment | undefined;
+
+  constructor(transport: SessionTransport, caller: Principal, runtime: SessionRuntime) {
+    this.#transport = transport;
+    this.#caller = caller;
+    this.#runtime = runtime;
+    this.#limits = runtime.deps.limits;
+    this.#logger = runtime.deps.logger;
+  }
+
+  /** One complete WebSocket message. */
+  receive(data: Uint8Array, isBinary: boolean): void {
+    if (this.#state === "closed") return;
+    const limit = isBinary ? this.#limits.maxBinaryMessageBytes : this.#limits.maxTextMessageBytes;
+    if (data.length > limit) {
+      this.#close(CLOSE_MESSAGE_TOO_BIG);
+      return;
+    }
+    this.#inbound.push({ data, isBinary });
+    if (this.#inbound.length >= this.#limits.maxPendingInboundMessages && !this.#paused) {
+      this.#paused = true;
+      this.#transport.pauseReading();
+    }
+    if (!this.#processing) void this.#drain();
+  }
+
+  /** The socket closed (either side): the session is only detached. */
+  transportClosed(): void {
+    this.#state = "closed";
+    this.#inbound.length = 0;
+    this.#attachment?.transportClosed();
+  }
+
+  async #drain(): Promise<void> {
+    this.#processing = true;
+    try {
+      for (;;) {
+        const next = this.#inbound.shift();
+        if (next === undefined) break;
+        if (this.#paused && this.#inbound.length <= this.#limits.maxPendingInboundMessages / 2) {
+          this.#paused = false;
+          this.#transport.resumeReading();
+        }
+        await this.#process(next);
+        if (this.#state === "closed") break;
+      }
+    } finally {
+      this.#processing = false;
+    }
+  }
+
+  async #process(inbound: Inbound): Promise<void> {
+    if (this.#state === "awaiting-first") {
+      await this.#first(inbound);
+      return;
+    }
+    const attachment = this.#attachment;
+    if (this.#state !== "attached" || attachment === undefined || attachment.ended) return;
+    const permits = attachment.session.permits;
+    const permitBytes = Math.min(inbound.data.length, permits.capacity);
+    // Permits before decoding (section 12): a session holding its budget in
+    // unconsumed input stops decoding here, and the socket stops being read.
+    await permits.acquire(permitBytes);
+    let message: ClientMessage;
+    try {
+      message = decodeClientMessage(inbound.data, inbound.isBinary);
+      if (message.type === "invocationStart" || message.type === "resumeAttach") {
+        throw new ProtocolError("protocol-error", `${message.type} is only valid as the first message`, { retryable: true });
+      }
+    } catch (error) {
+      permits.release(permitBytes);
+      this.#failAttached(error, attachment);
+      return;
+    }
+    try {
+      await attachment.handle(message, permitBytes);
+    } catch (error) {
+      this.#failAttached(error, attachment);
+    }
+  }
+
+  async #first(inbound: Inbound): Promise<void> {
+    this.#state = "starting";
+    if (inbound.isBinary) {
+      // No attempt identity can be recovered from a binary message.
+      this.#close(CLOSE_PROTOCOL_ERROR);
+      return;
+    }
+    let message: ClientMessage;
+    try {
+      message = decodeClientMessage(inbound.data, false);
+    } catch (error) {
+      const attemptId = recoverAttemptId(inbound.data, false);
+      if (attemptId === undefined) this.#close(closeCodeOf(error));
+      else this.#reject(error, attemptId, false);
+      return;
+    }
+    if (message.type !== "invocationStart" && message.type !== "resumeAttach") {
+      // Stream traffic before acceptance has no attempt to report against.
+      this.#close(CLOSE_PROTOCOL_ERROR);
+      return;
+    }
+    try {
+      const attachment =
+        message.type === "invocationStart"
+          ? await this.#runtime.start(message, this.#caller, this.#transport)
+          : await this.#runtime.resume(message, this.#caller, this.#transport);
+      if (this.#closed()) {
+        attachment.transportClosed();
+        return;
+      }
+      this.#attachment = attachment;
+      this.#state = attachment.ended ? "closed" : "attached";
+    } catch (error) {
+      this.#reject(error, message.attemptId, false);
+    }
+  }
+
+  /** The state may change while a first message is being handled (the socket can close). */
+  #closed(): boolean {
+    return this.#state === "closed";
+  }
+
+  #failAttached(error: unknown, attachment: Attachment): void {
+    this.#reject(error, attachment.attemptId, true);
+    attachment.transportClosed();
+  }
+
+  /** `invocationRejected` with safe text, then the close status of its code. */
+  #reject(error: unknown, attemptId: string, afterAcceptance: boolean): void {
+    const failure = toProtocolError(error, this.#logger);
+    const retryable = failure.code === "protocol-error" ? afterAcceptance : failure.retryable;
+    void this.#transport
+      .send({ type: "invocationRejected", attemptId, code: failure.code, message: failure.message, retryable })
+      .finally(() => this.#close(failure.closeCode));
+    this.#state = "closed";
+  }
+
+  #close(code: number): void {
+    this.#state = "closed";
+    this.#inbound.length = 0;
+    this.#transport.close(code, "");
+  }
+}
+
+/** Any failure as a public error: unexpected ones become a bare `internal-error`. */
+function toProtocolError(error: unknown, logger: Logger): ProtocolError {
+  if (error instanceof ProtocolError) return error;
+  logger.error("unexpected failure while handling a message", { error: String(error) });
+  return new ProtocolError("internal-error", "internal error", { cause: error });
+}
+
+function closeCodeOf(error: unknown): number {
+  return error instanceof ProtocolError ? error.closeCode : CLOSE_PROTOCOL_ERROR;
+}

@@ -1,0 +1,58 @@
+/**
+ * `GET /v1/agents/types?application=..&environment=..`: the read-only
+ * catalogue the CLI uses to build typed invocations. It is outside the
+ * frozen session protocol (see docs/protocol/server.md for the format).
+ * Authenticated like the session endpoint and authorized as `discover`.
+ */
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { ProtocolError, type JsonValue } from "@golem-stream/wire";
+import { canonicalJson } from "@golem-stream/wire";
+import type { AgentHost } from "./agent-host.js";
+import { authenticate, sendHttpError, sendJson } from "./http-handshake.js";
+import type { Authenticator, Authorizer, Logger } from "./options.js";
+
+export const DISCOVERY_PATH = "/v1/agents/types";
+
+export interface DiscoveryDeps {
+  readonly host: AgentHost;
+  readonly authenticator: Authenticator;
+  readonly authorizer: Authorizer;
+  readonly logger: Logger;
+}
+
+export async function handleDiscovery(request: IncomingMessage, response: ServerResponse, url: URL, deps: DiscoveryDeps): Promise<void> {
+  try {
+    if (request.method !== "GET") throw new ProtocolError("invalid-message", "only GET is supported here");
+    const caller = await authenticate(request, deps.authenticator, deps.logger);
+    const application = url.searchParams.get("application");
+    const environment = url.searchParams.get("environment");
+    if (application === null || environment === null || application === "" || environment === "") {
+      throw new ProtocolError("validation-error", "application and environment query parameters are required");
+    }
+    const allowed = await deps.authorizer({ caller, operation: "discover", application, environment });
+    if (allowed !== true) throw new ProtocolError("forbidden", "the caller may not read this catalogue");
+    const types = deps.host.agentTypes(application, environment);
+    if (types === undefined) throw new ProtocolError("not-found", "the application or environment does not exist");
+    const body: JsonValue = {
+      application,
+      environment,
+      agentTypes: types.map((type) => ({
+        name: type.name,
+        constructorParameters: type.constructorParameters,
+        methods: type.methods.map((method) => ({
+          name: method.name,
+          parameters: method.parameters,
+          ...(method.result === undefined ? {} : { result: method.result }),
+        })),
+        config: type.config.map((entry) => ({ path: [...entry.path] })),
+      })),
+    };
+    sendJson(response, 200, canonicalJson(body));
+  } catch (error) {
+    if (error instanceof ProtocolError) sendHttpError(response, error);
+    else {
+      deps.logger.error("discovery failed", { error: String(error) });
+      sendHttpError(response, new ProtocolError("internal-error", "internal error"));
+    }
+  }
+}

@@ -1,0 +1,238 @@
+/**
+ * `createSessionServer`: the session endpoint and the discovery endpoint on
+ * a Node HTTP server, with `ws` in no-server mode so the same handlers can
+ * be mounted on a user's `http.Server` (`attach`) or on one of our own
+ * (`listen`). Per-message compression is never negotiated; `maxPayload`
+ * bounds every message before `ws` buffers it.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import type { Duplex } from "node:stream";
+import { WebSocketServer, type RawData, type WebSocket } from "ws";
+import { ProtocolError, SESSION_PATH, SUBPROTOCOL } from "@golem-stream/wire";
+import type { Keyring } from "@golem-stream/tokens";
+import type { AgentHost } from "./agent-host.js";
+import { Connection } from "./connection.js";
+import { DISCOVERY_PATH, handleDiscovery } from "./discovery.js";
+import { checkUpgrade, rejectUpgrade, sendHttpError } from "./http-handshake.js";
+import type { RuntimeDeps } from "./live-session.js";
+import { resolveLimits, silentLogger, type Authenticator, type Authorizer, type Logger, type ServerLimits } from "./options.js";
+import { SessionRuntime } from "./session-runtime.js";
+import type { SessionStore } from "./store/session-store.js";
+import { TokenService } from "./token-service.js";
+import { WsTransport } from "./transport.js";
+
+export interface SessionServerOptions {
+  readonly store: SessionStore;
+  readonly host: AgentHost;
+  /** Signs and verifies tokens; replace it with `rotateKeyring`. */
+  readonly keyring: Keyring;
+  readonly authenticator: Authenticator;
+  /** Default: every authenticated caller may do everything. */
+  readonly authorizer?: Authorizer;
+  /** Token field 1 (default `golem-stream`). */
+  readonly issuer?: string;
+  /** Token field 2 (default `golem-stream-session`). */
+  readonly audience?: string;
+  readonly limits?: Partial<ServerLimits>;
+  readonly logger?: Logger;
+  /** Clock in ms since the epoch (tests). */
+  readonly now?: () => number;
+}
+
+export interface ListeningAddress {
+  readonly host: string;
+  readonly port: number;
+  /** `ws://host:port` */
+  readonly url: string;
+  /** `http://host:port` */
+  readonly httpUrl: string;
+}
+
+export interface SessionServer {
+  /** Listens on an HTTP server of its own (port 0 picks a free port). */
+  listen(port?: number, host?: string): Promise<ListeningAddress>;
+  /** Serves the session and discovery endpoints on an existing server; other paths are left alone. */
+  attach(server: Server): void;
+  /** New tokens use the new keyring's active key; its verify-only keys keep old tokens valid. */
+  rotateKeyring(keyring: Keyring): void;
+  /** Closes every connection and stops every invocation (they fail on the next start). */
+  close(): Promise<void>;
+  /** Resolves when sessions left running by an earlier process have been finished. */
+  readonly ready: Promise<void>;
+}
+
+const allowAll: Authorizer = () => true;
+
+export function createSessionServer(options: SessionServerOptions): SessionServer {
+  return new NodeSessionServer(options);
+}
+
+class NodeSessionServer implements SessionServer {
+  readonly ready: Promise<void>;
+  readonly #options: SessionServerOptions;
+  readonly #limits: ServerLimits;
+  readonly #logger: Logger;
+  readonly #authorizer: Authorizer;
+  readonly #tokens: TokenService;
+  readonly #runtime: SessionRuntime;
+  readonly #wss: WebSocketServer;
+  readonly #attached: {
+    server: Server;
+    upgrade: (request: IncomingMessage, socket: Duplex, head: Buffer) => void;
+    request: (request: IncomingMessage, response: ServerResponse) => void;
+  }[] = [];
+  #owned: Server | undefined;
+  #sweeper: NodeJS.Timeout | undefined;
+  #closing = false;
+
+  constructor(options: SessionServerOptions) {
+    this.#options = options;
+    this.#limits = resolveLimits(options.limits);
+    this.#logger = options.logger ?? silentLogger;
+    this.#authorizer = options.authorizer ?? allowAll;
+    const now = options.now ?? Date.now;
+    this.#tokens = new TokenService(
+      options.keyring,
+      { issuer: options.issuer ?? "golem-stream", audience: options.audience ?? "golem-stream-session" },
+      now,
+    );
+    const deps: RuntimeDeps = {
+      store: options.store,
+      host: options.host,
+      tokens: this.#tokens,
+      limits: this.#limits,
+      logger: this.#logger,
+      now,
+    };
+    this.#runtime = new SessionRuntime(deps, this.#authorizer);
+    this.#wss = new WebSocketServer({
+      noServer: true,
+      perMessageDeflate: false,
+      maxPayload: Math.max(this.#limits.maxBinaryMessageBytes, this.#limits.maxTextMessageBytes),
+      handleProtocols: (protocols) => (protocols.has(SUBPROTOCOL) ? SUBPROTOCOL : false),
+    });
+    this.ready = this.#runtime.recoverInterrupted().then(
+      (count) => {
+        if (count > 0) this.#logger.warn("finished sessions interrupted by a restart", { count });
+      },
+      (error: unknown) => this.#logger.error("could not recover interrupted sessions", { error: String(error) }),
+    );
+    const sweepEvery = Math.min(this.#limits.sessionRetentionMs, 60_000);
+    this.#sweeper = setInterval(() => void this.#sweep(), sweepEvery);
+    this.#sweeper.unref();
+  }
+
+  async #sweep(): Promise<void> {
+    try {
+      const now = (this.#options.now ?? Date.now)();
+      await this.#options.store.purgeFinished(now - this.#limits.sessionRetentionMs);
+    } catch (error) {
+      this.#logger.error("retention sweep failed", { error: String(error) });
+    }
+  }
+
+  rotateKeyring(keyring: Keyring): void {
+    this.#tokens.setKeyring(keyring);
+  }
+
+  attach(server: Server): void {
+    const upgrade = (request: IncomingMessage, socket: Duplex, head: Buffer): void =>
+      void this.#onUpgrade(request, socket, head, false);
+    const request = (req: IncomingMessage, res: ServerResponse): void => void this.#onRequest(req, res, false);
+    server.on("upgrade", upgrade);
+    server.on("request", request);
+    this.#attached.push({ server, upgrade, request });
+  }
+
+  async listen(port = 0, host = "127.0.0.1"): Promise<ListeningAddress> {
+    await this.ready;
+    const server = createServer((req, res) => void this.#onRequest(req, res, true));
+    server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => void this.#onUpgrade(req, socket, head, true));
+    this.#owned = server;
+    await new Promise<void>((resolve, reject) => {
+      server.once("error", reject);
+      server.listen(port, host, () => {
+        server.off("error", reject);
+        resolve();
+      });
+    });
+    const address = server.address() as AddressInfo;
+    const shownHost = address.family === "IPv6" ? `[${address.address}]` : address.address;
+    return {
+      host: address.address,
+      port: address.port,
+      url: `ws://${shownHost}:${address.port}`,
+      httpUrl: `http://${shownHost}:${address.port}`,
+    };
+  }
+
+  async #onRequest(request: IncomingMessage, response: ServerResponse, owned: boolean): Promise<void> {
+    const url = new URL(request.url ?? "/", "http://localhost");
+    if (url.pathname === SESSION_PATH) {
+      sendHttpError(response, new ProtocolError("not-a-websocket", "this endpoint requires a WebSocket upgrade"));
+    } else if (url.pathname === DISCOVERY_PATH) {
+      await handleDiscovery(request, response, url, {
+        host: this.#options.host,
+        authenticator: this.#options.authenticator,
+        authorizer: this.#authorizer,
+        logger: this.#logger,
+      });
+    } else if (owned) {
+      sendHttpError(response, new ProtocolError("not-found", "no such endpoint"));
+    }
+  }
+
+  async #onUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer, owned: boolean): Promise<void> {
+    socket.on("error", () => socket.destroy());
+    const url = new URL(request.url ?? "/", "http://localhost");
+    if (url.pathname !== SESSION_PATH) {
+      if (owned) rejectUpgrade(socket, new ProtocolError("not-found", "no such endpoint"));
+      return;
+    }
+    try {
+      await this.ready;
+      if (this.#closing) throw new ProtocolError("overloaded", "the server is shutting down");
+      const caller = await checkUpgrade(request, this.#options.authenticator, this.#logger);
+      this.#wss.handleUpgrade(request, socket, head, (ws) => this.#onSocket(ws, caller));
+    } catch (error) {
+      const failure = error instanceof ProtocolError ? error : new ProtocolError("internal-error", "internal error");
+      rejectUpgrade(socket, failure);
+    }
+  }
+
+  #onSocket(ws: WebSocket, caller: { account: string; principal: string }): void {
+    const connection = new Connection(new WsTransport(ws, this.#limits.sendHighWaterBytes), caller, this.#runtime);
+    ws.on("message", (data: RawData, isBinary: boolean) => connection.receive(toBytes(data), isBinary));
+    ws.on("close", () => connection.transportClosed());
+    ws.on("error", (error) => this.#logger.warn("websocket error", { error: String(error) }));
+  }
+
+  async close(): Promise<void> {
+    if (this.#closing) return;
+    this.#closing = true;
+    if (this.#sweeper !== undefined) clearInterval(this.#sweeper);
+    this.#runtime.shutdown();
+    for (const client of this.#wss.clients) client.terminate();
+    await new Promise<void>((resolve) => this.#wss.close(() => resolve()));
+    for (const { server, upgrade, request } of this.#attached.splice(0)) {
+      server.off("upgrade", upgrade);
+      server.off("request", request);
+    }
+    const owned = this.#owned;
+    if (owned !== undefined) {
+      owned.closeAllConnections();
+      await new Promise<void>((resolve) => owned.close(() => resolve()));
+    }
+  }
+}
+
+/** `ws` delivers Buffers; the runtime works on plain Uint8Array views (so `slice` copies). */
+function toBytes(data: RawData): Uint8Array {
+  if (Array.isArray(data)) {
+    const joined = Buffer.concat(data);
+    return new Uint8Array(joined.buffer, joined.byteOffset, joined.byteLength);
+  }
+  if (data instanceof ArrayBuffer) return new Uint8Array(data);
+  return new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+}

@@ -1,0 +1,423 @@
+/**
+ * The protocol's first-message rules (sections 5.1, 5.2, 9, 10): starting
+ * an invocation, exact-attempt replay, resume and takeover. It owns the map
+ * of sessions loaded in memory and hands each accepted transport an
+ * `Attachment`. Nothing here touches a socket.
+ */
+import { randomUUID } from "node:crypto";
+import {
+  canonicalJson,
+  ProtocolError,
+  type ConfigEntry,
+  type InvocationStart,
+  type JsonValue,
+  type ResumeAttach,
+  type SchemaValueJson,
+} from "@golem-stream/wire";
+import { refreshedSessionFields } from "@golem-stream/tokens";
+import type { AgentTypeDescriptor, MethodDescriptor } from "./agent-host.js";
+import { Attachment } from "./attachment.js";
+import { LiveSession, type RuntimeDeps } from "./live-session.js";
+import type { AuthorizationRequest, Authorizer, Principal } from "./options.js";
+import type { AttemptRecord, SessionRecord } from "./store/session-store.js";
+import { StreamState } from "./stream-state.js";
+import { asInvalidToken, type CursorPosition } from "./token-service.js";
+import type { SessionTransport } from "./transport.js";
+import { canonicalValue, catalogueGraph, decodeValue, digestOf, substituteStreamRefs } from "./values.js";
+
+/** Everything about a start that does not depend on the store. */
+interface ValidatedStart {
+  readonly type: AgentTypeDescriptor;
+  readonly method: MethodDescriptor;
+  readonly agentIdentity: string;
+  readonly constructorParameters: SchemaValueJson;
+}
+
+export class SessionRuntime {
+  readonly deps: RuntimeDeps;
+  readonly #authorize: Authorizer;
+  readonly #live = new Map<string, LiveSession>();
+  /** Loads in flight, so two attaches of one session share one `LiveSession`. */
+  readonly #loading = new Map<string, Promise<LiveSession | undefined>>();
+
+  constructor(deps: RuntimeDeps, authorizer: Authorizer) {
+    this.deps = deps;
+    this.#authorize = authorizer;
+  }
+
+  get liveSessions(): number {
+    return this.#live.size;
+  }
+
+  // ------------------------------------------------------------ start
+
+  async start(message: InvocationStart, caller: Principal, transport: SessionTransport): Promise<Attachment> {
+    const descriptorDigest = digestOf(startDescriptor(message));
+    const existing = await this.deps.store.getAttempt(message.attemptId);
+    if (existing !== undefined) {
+      return this.#replay(existing, descriptorDigest, "start", caller, transport, new Map());
+    }
+    const validated = await this.#validateStart(message, caller);
+    const graph = catalogueGraph(validated.method.parameters);
+    const decoded = decodeValue(message.methodParameters as unknown as JsonValue, graph, "provisional", "methodParameters");
+
+    const sessionId = randomUUID();
+    const selector = message.selector;
+    const streamKeyId = this.deps.tokens.activeKeyId;
+    const sessionToken = this.deps.tokens.mintSession(caller, {
+      sessionId,
+      application: selector.application,
+      environment: selector.environment,
+      agentType: selector.agentType,
+      agentIdentity: validated.agentIdentity,
+      method: selector.method,
+      generation: 1n,
+      idempotencyKey: message.idempotencyKey,
+      streamKeyId,
+    });
+    const now = this.deps.now();
+    const provisionalRecord: SessionRecord = {
+      sessionId,
+      account: caller.account,
+      principal: caller.principal,
+      application: selector.application,
+      environment: selector.environment,
+      agentType: selector.agentType,
+      agentIdentity: validated.agentIdentity,
+      method: selector.method,
+      idempotencyKey: message.idempotencyKey,
+      selector: canonicalJson({ ...selector, constructorParameters: validated.constructorParameters } as unknown as JsonValue),
+      config: canonicalJson(message.config as unknown as JsonValue),
+      parameters: "",
+      generation: 1n,
+      sessionToken,
+      streamKeyId,
+      state: "running",
+      result: undefined,
+      outcome: undefined,
+      createdAt: now,
+      finishedAt: undefined,
+    };
+    const live = new LiveSession(this.deps, provisionalRecord, []);
+    const pending = live.prepareStreams(decoded.streams, graph, "input", { kind: "params" }, "/methodParameters");
+    const tokens = new Map(pending.map((p) => [p.state.provisionalRef ?? "", p.state.token]));
+    const parameters = substituteStreamRefs(decoded.value as unknown as SchemaValueJson, tokens);
+    const record: SessionRecord = { ...provisionalRecord, parameters: canonicalJson(parameters as unknown as JsonValue) };
+    live.record = record;
+    const attempt: AttemptRecord = { attemptId: message.attemptId, operation: "start", descriptorDigest, sessionId, generation: 1n };
+
+    const created = await this.deps.store.createSession(
+      record,
+      pending.map((p) => p.record),
+      attempt,
+    );
+    if (created.kind === "attempt-exists") {
+      const raced = await this.deps.store.getAttempt(message.attemptId);
+      if (raced === undefined) throw new ProtocolError("internal-error", "internal error");
+      return this.#replay(raced, descriptorDigest, "start", caller, transport, new Map());
+    }
+    if (created.kind === "idempotency-conflict") {
+      throw new ProtocolError("idempotency-conflict", "the idempotency key is already bound to another invocation of this agent");
+    }
+    live.adoptInitial(pending);
+    this.#live.set(sessionId, live);
+
+    const attachment = this.#newAttachment(live, message.attemptId, transport);
+    live.attach(attachment);
+    // Acceptance (with the complete channel table) goes out before execution starts.
+    await attachment.open({ cursors: new Map(), resolveProvisionalRefs: true }, message.idempotencyKey, true);
+    void live
+      .run(validated.method, { constructorParameters: validated.constructorParameters, parameters, config: message.config })
+      .finally(() => this.#evictIfIdle(live));
+    return attachment;
+  }
+
+  /**
+   * Catalogue lookup, constructor validation, authorization, method lookup,
+   * config validation, in that order: the authorizer sees the agent identity,
+   * and a caller who may not invoke learns nothing about methods.
+   */
+  async #validateStart(message: InvocationStart, caller: Principal): Promise<ValidatedStart> {
+    const selector = message.selector;
+    const type = this.deps.host.agentTypes(selector.application, selector.environment)?.find((t) => t.name === selector.agentType);
+    if (type === undefined) throw new ProtocolError("not-found", "the application, environment or agent type does not exist");
+    const constructorGraph = catalogueGraph(type.constructorParameters);
+    const constructor = decodeValue(
+      selector.constructorParameters as unknown as JsonValue,
+      constructorGraph,
+      "forbidden",
+      "selector.constructorParameters",
+    );
+    const constructorParameters = JSON.parse(canonicalValue(constructor)) as SchemaValueJson;
+    const agentIdentity = agentIdentityOf(constructorParameters, selector.phantomId);
+    await this.#authorizeOrThrow({
+      caller,
+      operation: "start",
+      application: selector.application,
+      environment: selector.environment,
+      agentType: selector.agentType,
+      agentIdentity,
+      method: selector.method,
+    });
+    const method = type.methods.find((m) => m.name === selector.method);
+    if (method === undefined) throw new ProtocolError("not-found", "the agent type has no such method");
+    checkConfig(type, message.config);
+    return { type, method, agentIdentity, constructorParameters };
+  }
+
+  async #authorizeOrThrow(request: AuthorizationRequest): Promise<void> {
+    let allowed: boolean;
+    try {
+      allowed = await this.#authorize(request);
+    } catch (error) {
+      throw new ProtocolError("internal-error", "internal error", { cause: error });
+    }
+    if (allowed !== true) throw new ProtocolError("forbidden", "the caller may not perform this operation");
+  }
+
+  // ------------------------------------------------------------ resume and takeover
+
+  async resume(message: ResumeAttach, caller: Principal, transport: SessionTransport): Promise<Attachment> {
+    const descriptorDigest = digestOf(resumeDescriptor(message));
+    let verified;
+    try {
+      verified = this.deps.tokens.verifySession(message.sessionToken, caller);
+    } catch (error) {
+      throw asInvalidToken(error);
+    }
+    const fields = verified.fields;
+    const existing = await this.deps.store.getAttempt(message.attemptId);
+    const live = await this.#load(fields.sessionId);
+    if (live === undefined) throw new ProtocolError("session-expired", "the session is no longer retained");
+    const record = live.record;
+    if (
+      record.application !== fields.application ||
+      record.environment !== fields.environment ||
+      record.agentType !== fields.agentType ||
+      record.agentIdentity !== fields.agentIdentity ||
+      record.method !== fields.method ||
+      record.idempotencyKey !== fields.idempotencyKey ||
+      record.account !== caller.account ||
+      record.principal !== caller.principal
+    ) {
+      throw new ProtocolError("invalid-token", "the token is not valid here");
+    }
+    const cursors = await this.#verifyCursors(message.outputCursors, caller, live);
+    if (existing !== undefined) {
+      return this.#replay(existing, descriptorDigest, message.operation, caller, transport, cursors);
+    }
+    this.#checkRetained(live);
+    await this.#authorizeOrThrow({
+      caller,
+      operation: message.operation,
+      application: record.application,
+      environment: record.environment,
+      agentType: record.agentType,
+      agentIdentity: record.agentIdentity,
+      method: record.method,
+    });
+    if (message.operation === "resume" && fields.generation !== record.generation) {
+      throw new ProtocolError("superseded", "a newer attachment of this session exists; use takeover");
+    }
+    if (fields.generation > record.generation) throw new ProtocolError("invalid-token", "the token is not valid here");
+
+    const generation = record.generation + 1n;
+    const sessionToken = this.deps.tokens.mintSession(caller, {
+      ...refreshedSessionFields(verified, { generation, issuedAt: BigInt(this.deps.now()) }),
+      streamKeyId: record.streamKeyId,
+    });
+    const attempt: AttemptRecord = {
+      attemptId: message.attemptId,
+      operation: message.operation,
+      descriptorDigest,
+      sessionId: record.sessionId,
+      generation,
+    };
+    const expected = message.operation === "resume" ? fields.generation : record.generation;
+    const attached = await this.deps.store.attach(attempt, sessionToken, expected);
+    if (attached.kind === "superseded") throw new ProtocolError("superseded", "a newer attachment of this session exists; use takeover");
+    if (attached.kind === "attempt-exists") {
+      const raced = await this.deps.store.getAttempt(message.attemptId);
+      if (raced === undefined) throw new ProtocolError("internal-error", "internal error");
+      return this.#replay(raced, descriptorDigest, message.operation, caller, transport, cursors);
+    }
+    live.record = { ...live.record, generation, sessionToken };
+    const attachment = this.#newAttachment(live, message.attemptId, transport);
+    live.attach(attachment);
+    await attachment.open({ cursors, resolveProvisionalRefs: false }, record.idempotencyKey, true);
+    return attachment;
+  }
+
+  /**
+   * Output cursors (section 9): each verified, of this session, naming an
+   * output stream at an event the log holds, at most one per stream.
+   */
+  async #verifyCursors(tokens: readonly string[], caller: Principal, live: LiveSession): Promise<Map<string, CursorPosition>> {
+    const cursors = new Map<string, CursorPosition>();
+    for (const token of tokens) {
+      let cursor: CursorPosition;
+      try {
+        cursor = this.deps.tokens.verifyCursor(token, caller, live.sessionId);
+      } catch (error) {
+        throw asInvalidToken(error);
+      }
+      const stream = live.stream(cursor.streamId);
+      if (stream === undefined || stream.direction !== "output") throw new ProtocolError("invalid-token", "the token is not valid here");
+      if (cursors.has(cursor.streamId)) {
+        throw new ProtocolError("invalid-message", "outputCursors holds two cursors for one stream");
+      }
+      const [event] = await this.deps.store.readOutput(cursor.streamId, cursor.position, 1);
+      if (event === undefined || event.sequence !== cursor.position || event.event !== cursor.event) {
+        throw new ProtocolError("invalid-token", "the token is not valid here");
+      }
+      cursors.set(cursor.streamId, cursor);
+    }
+    return cursors;
+  }
+
+  // ------------------------------------------------------------ exact-attempt replay
+
+  /**
+   * Section 9: acceptance is replayable by exact attempt. The replay does not
+   * create a generation; it takes the session over in memory if its
+   * generation is still current, and otherwise reports the current token
+   * and mappings, then revokes this transport.
+   */
+  async #replay(
+    attempt: AttemptRecord,
+    descriptorDigest: string,
+    operation: AttemptRecord["operation"],
+    caller: Principal,
+    transport: SessionTransport,
+    cursors: Map<string, CursorPosition>,
+  ): Promise<Attachment> {
+    if (attempt.descriptorDigest !== descriptorDigest || attempt.operation !== operation) {
+      throw new ProtocolError("attempt-conflict", "the attempt id was already used with a different request");
+    }
+    const live = await this.#load(attempt.sessionId);
+    if (live === undefined) throw new ProtocolError("session-expired", "the session is no longer retained");
+    const record = live.record;
+    if (record.account !== caller.account || record.principal !== caller.principal) {
+      throw new ProtocolError("forbidden", "the caller may not perform this operation");
+    }
+    this.#checkRetained(live);
+    await this.#authorizeOrThrow({
+      caller,
+      operation,
+      application: record.application,
+      environment: record.environment,
+      agentType: record.agentType,
+      agentIdentity: record.agentIdentity,
+      method: record.method,
+    });
+    const owner = attempt.generation === record.generation;
+    const attachment = this.#newAttachment(live, attempt.attemptId, transport);
+    if (owner) live.attach(attachment);
+    await attachment.open({ cursors, resolveProvisionalRefs: operation === "start" }, record.idempotencyKey, owner);
+    return attachment;
+  }
+
+  #checkRetained(live: LiveSession): void {
+    const finishedAt = live.record.finishedAt;
+    if (finishedAt !== undefined && finishedAt + this.deps.limits.sessionRetentionMs < this.deps.now()) {
+      throw new ProtocolError("session-expired", "the session is no longer retained");
+    }
+  }
+
+  // ------------------------------------------------------------ memory
+
+  #newAttachment(live: LiveSession, attemptId: string, transport: SessionTransport): Attachment {
+    return new Attachment(live, attemptId, transport, () => this.#evictIfIdle(live));
+  }
+
+  #evictIfIdle(live: LiveSession): void {
+    if (live.finished && live.attachment === undefined && this.#live.get(live.sessionId) === live) {
+      this.#live.delete(live.sessionId);
+    }
+  }
+
+  /** The session in memory, loading it from the store if needed. */
+  #load(sessionId: string): Promise<LiveSession | undefined> {
+    const loaded = this.#live.get(sessionId);
+    if (loaded !== undefined) return Promise.resolve(loaded);
+    let loading = this.#loading.get(sessionId);
+    if (loading === undefined) {
+      loading = this.#loadFromStore(sessionId).finally(() => this.#loading.delete(sessionId));
+      this.#loading.set(sessionId, loading);
+    }
+    return loading;
+  }
+
+  async #loadFromStore(sessionId: string): Promise<LiveSession | undefined> {
+    const record = await this.deps.store.getSession(sessionId);
+    if (record === undefined) return undefined;
+    const streams = await this.deps.store.listStreams(sessionId);
+    const live = new LiveSession(this.deps, record, streams.map((s) => new StreamState(s)));
+    // A running session that is not in memory was interrupted (this process
+    // restarted): the embedded host cannot continue it, so it fails now.
+    if (record.state === "running") await live.failInterrupted();
+    this.#live.set(sessionId, live);
+    return live;
+  }
+
+  /** Finishes every session a previous process left running (see docs/protocol/server.md). */
+  async recoverInterrupted(): Promise<number> {
+    const running = await this.deps.store.listRunningSessions();
+    for (const record of running) {
+      if (this.#live.has(record.sessionId)) continue;
+      const live = await this.#load(record.sessionId);
+      if (live !== undefined) this.#evictIfIdle(live);
+    }
+    return running.length;
+  }
+
+  /** Stops every invocation without recording anything; the store stays consistent. */
+  shutdown(): void {
+    for (const live of this.#live.values()) live.abortForShutdown();
+    this.#live.clear();
+  }
+}
+
+function startDescriptor(message: InvocationStart): JsonValue {
+  return {
+    attemptId: message.attemptId,
+    config: message.config as unknown as JsonValue,
+    idempotencyKey: message.idempotencyKey,
+    methodParameters: message.methodParameters as unknown as JsonValue,
+    selector: message.selector as unknown as JsonValue,
+  };
+}
+
+function resumeDescriptor(message: ResumeAttach): JsonValue {
+  return {
+    attemptId: message.attemptId,
+    operation: message.operation,
+    // The cursor set is a set: order does not change the descriptor.
+    outputCursors: [...message.outputCursors].sort(),
+    sessionToken: message.sessionToken,
+  };
+}
+
+/** Decisions section 4, field 20: SHA-256 of the canonical constructor parameters and phantom id. */
+export function agentIdentityOf(constructorParameters: SchemaValueJson, phantomId: string | undefined): string {
+  const identity: Record<string, JsonValue> = { constructorParameters: constructorParameters as unknown as JsonValue };
+  if (phantomId !== undefined) identity["phantomId"] = phantomId;
+  return digestOf(identity);
+}
+
+/** Configuration entries must be declared by the agent type and accepted by it; paths are unique. */
+function checkConfig(type: AgentTypeDescriptor, config: readonly ConfigEntry[]): void {
+  const seen = new Set<string>();
+  config.forEach((entry, index) => {
+    const key = JSON.stringify(entry.path);
+    if (seen.has(key)) throw new ProtocolError("validation-error", `config[${index}] repeats a path`, { path: `config[${index}]` });
+    seen.add(key);
+    const declaration = type.config.find((d) => d.path.length === entry.path.length && d.path.every((s, i) => s === entry.path[i]));
+    if (declaration === undefined) {
+      throw new ProtocolError("validation-error", `config[${index}] is not a configuration entry of this agent type`, { path: `config[${index}]` });
+    }
+    if (declaration.accepts !== undefined && !declaration.accepts(entry.value)) {
+      throw new ProtocolError("validation-error", `config[${index}] has a value this agent type does not accept`, { path: `config[${index}]` });
+    }
+  });
+}
