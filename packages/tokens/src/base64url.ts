@@ -1,11 +1,18 @@
 /**
  * Strict base64url without padding (RFC 4648 section 5), the token's outer
- * encoding. Pure functions; no Node `Buffer`, whose decoder silently skips
- * stray characters and accepts padding and non-canonical final bits.
+ * encoding.
  *
  * Strictness is what makes the token text canonical: exactly one string
  * decodes to a given byte sequence, so a token's text can serve as its
  * identity (stream tokens are compared as text by clients).
+ *
+ * Two implementations with one contract. On Node, `Buffer`'s native codec is
+ * about three times faster than any JavaScript loop, which matters because
+ * it is a third of a token's cost; but its decoder is lenient (it skips
+ * stray characters and accepts padding, the standard alphabet and non-zero
+ * final bits), so its output is only accepted when re-encoding it gives back
+ * the exact input. Elsewhere the portable functions below run; the tests
+ * hold both to the same answers.
  */
 
 const ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
@@ -19,7 +26,32 @@ const DECODE_TABLE: Uint8Array = (() => {
 
 const ENCODE_TABLE: readonly string[] = Array.from(ALPHABET);
 
+/** Node's Buffer when present; the package also runs where it is not. */
+const NodeBuffer: typeof Buffer | undefined = typeof globalThis.Buffer === "function" ? globalThis.Buffer : undefined;
+
 export function encodeBase64Url(bytes: Uint8Array): string {
+  if (NodeBuffer !== undefined) return NodeBuffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("base64url");
+  return encodeBase64UrlPortable(bytes);
+}
+
+/**
+ * Decodes `text.slice(start)` as strict unpadded base64url. Returns
+ * `undefined` (never throws) on any character outside the alphabet,
+ * including `=`, on an impossible length, and on non-zero unused bits in the
+ * final character. The caller bounds `text.length` first: the output is
+ * allocated once, from the length alone.
+ */
+export function decodeBase64Url(text: string, start = 0): Uint8Array | undefined {
+  if (NodeBuffer === undefined) return decodeBase64UrlPortable(text, start);
+  if (decodedBase64UrlLength(text.length - start) < 0) return undefined;
+  const body = start === 0 ? text : text.slice(start);
+  const bytes = NodeBuffer.from(body, "base64url");
+  // The one check that makes the lenient native decoder strict.
+  if (bytes.toString("base64url") !== body) return undefined;
+  return new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
+
+export function encodeBase64UrlPortable(bytes: Uint8Array): string {
   const table = ENCODE_TABLE;
   let out = "";
   const whole = bytes.length - (bytes.length % 3);
@@ -46,14 +78,8 @@ export function decodedBase64UrlLength(length: number): number {
   return Math.floor(length / 4) * 3 + (rest === 0 ? 0 : rest - 1);
 }
 
-/**
- * Decodes `text.slice(start)` as strict unpadded base64url. Returns
- * `undefined` (never throws) on any character outside the alphabet,
- * including `=`, on an impossible length, and on non-zero unused bits in the
- * final character. The caller bounds `text.length` first: the output is
- * allocated once, from the length alone.
- */
-export function decodeBase64Url(text: string, start = 0): Uint8Array | undefined {
+/** `decodeBase64Url` in plain JavaScript, for runtimes without `Buffer`. */
+export function decodeBase64UrlPortable(text: string, start = 0): Uint8Array | undefined {
   const length = text.length - start;
   const size = decodedBase64UrlLength(length);
   if (size < 0) return undefined;

@@ -4,7 +4,7 @@
  * value verification rejects, so a verified token always has the shape the
  * typed view promises.
  */
-import { isWellFormedText, utf8ByteLength, LIMITS, U64_MAX } from "@golem-stream/wire";
+import { LIMITS, U64_MAX } from "@golem-stream/wire";
 import { InvalidTokenError } from "./errors.js";
 import type { FieldSpec } from "./field-table.js";
 
@@ -15,7 +15,7 @@ const SHA256_HEX_PATTERN = /^[0-9a-f]{64}$/;
 
 /** A typed value checked and ready to write: text stays a string, UUIDs become their hex digits. */
 export type PreparedValue = { readonly wire: "text"; readonly text: string; readonly byteLength: number }
-  | { readonly wire: "uuid"; readonly hex: string }
+  | { readonly wire: "uuid"; readonly bytes: Uint8Array }
   | { readonly wire: "u64"; readonly value: bigint };
 
 /**
@@ -29,8 +29,8 @@ export function prepareFieldValue(spec: FieldSpec, value: unknown): PreparedValu
     case "key-id":
     case "idempotency-key": {
       if (typeof value !== "string") return "must be a string";
-      if (!isWellFormedText(value)) return "must be well-formed Unicode text (no lone surrogates)";
-      const byteLength = utf8ByteLength(value);
+      const byteLength = wellFormedUtf8Length(value);
+      if (byteLength < 0) return "must be well-formed Unicode text (no lone surrogates)";
       const problem = textRuleProblem(spec, value, byteLength);
       return problem ?? { wire: "text", text: value, byteLength };
     }
@@ -38,7 +38,7 @@ export function prepareFieldValue(spec: FieldSpec, value: unknown): PreparedValu
       if (typeof value !== "string" || !UUID_PATTERN.test(value)) {
         return "must be a lower-case hyphenated UUID string";
       }
-      return { wire: "uuid", hex: value.replace(/-/g, "") };
+      return { wire: "uuid", bytes: uuidBytes(value) };
     case "u64":
       if (typeof value !== "bigint" || value < 0n || value > U64_MAX) return "must be a bigint from 0 to 2^64-1";
       return { wire: "u64", value };
@@ -49,6 +49,40 @@ export function prepareFieldValue(spec: FieldSpec, value: unknown): PreparedValu
       return { wire: "u64", value: BigInt(index + 1) };
     }
   }
+}
+
+/**
+ * The UTF-8 byte length of `text`, or -1 when it holds a lone surrogate
+ * (which has no UTF-8 encoding). One pass for both answers.
+ */
+function wellFormedUtf8Length(text: string): number {
+  let bytes = 0;
+  for (let i = 0; i < text.length; i++) {
+    const unit = text.charCodeAt(i);
+    if (unit < 0x80) bytes += 1;
+    else if (unit < 0x800) bytes += 2;
+    else if (unit < 0xd800 || unit > 0xdfff) bytes += 3;
+    else if (unit <= 0xdbff && i + 1 < text.length && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+      bytes += 4;
+      i++;
+    } else return -1;
+  }
+  return bytes;
+}
+
+/** The 16 bytes of a UUID string already matched by UUID_PATTERN. */
+function uuidBytes(value: string): Uint8Array {
+  const out = new Uint8Array(UUID_BYTES);
+  let o = 0;
+  for (let i = 0; i < value.length; i += 2) {
+    if (value.charCodeAt(i) === 0x2d) i++; // hyphen
+    out[o++] = (hexDigit(value.charCodeAt(i)) << 4) | hexDigit(value.charCodeAt(i + 1));
+  }
+  return out;
+}
+
+function hexDigit(code: number): number {
+  return code <= 0x39 ? code - 0x30 : code - 0x57; // 0-9, a-f (lower case only, checked by the pattern)
 }
 
 /** The rule-specific problem of well-formed text, or undefined. Shared by both directions. */
@@ -79,7 +113,7 @@ export function writeFieldValue(value: PreparedValue, out: Uint8Array, view: Dat
     case "text":
       return writeUtf8(value.text, out, pos);
     case "uuid":
-      for (let i = 0; i < UUID_BYTES; i++) out[pos + i] = parseInt(value.hex.slice(2 * i, 2 * i + 2), 16);
+      out.set(value.bytes, pos);
       return pos + UUID_BYTES;
     case "u64":
       view.setBigUint64(pos, value.value, false);

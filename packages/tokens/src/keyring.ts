@@ -209,7 +209,11 @@ function checkKeyId(id: unknown, path: string): string {
 function secretBytes(secret: unknown, path: string): Uint8Array {
   let bytes: Uint8Array | undefined;
   if (secret instanceof Uint8Array) bytes = Uint8Array.from(secret); // a private copy the caller cannot change
-  else if (typeof secret === "string" && secret.length <= 2 * KEYRING_LIMITS.maxSecretBytes) bytes = decodeBase64Url(secret);
+  else if (typeof secret === "string" && secret.length <= 2 * KEYRING_LIMITS.maxSecretBytes) {
+    // Copied: the decoder may return a view into a buffer shared with other data.
+    const decoded = decodeBase64Url(secret);
+    bytes = decoded === undefined ? undefined : Uint8Array.from(decoded);
+  }
   else if (typeof secret !== "string") throw usageError("a secret must be bytes or unpadded base64url text", path);
   if (bytes === undefined) throw usageError("a secret must be unpadded base64url text (RFC 4648 section 5)", path);
   if (bytes.length < KEYRING_LIMITS.minSecretBytes || bytes.length > KEYRING_LIMITS.maxSecretBytes) {
