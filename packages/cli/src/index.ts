@@ -1,1 +1,18 @@
-export {};
+/**
+ * @golem-stream/cli — the `golem-stream` command, and the pieces a program
+ * embedding it needs: run the CLI in-process, and read or write checkpoint v1.
+ */
+export { runCli, buildProgram } from "./program.js";
+export type { CliIo } from "./io/cli-io.js";
+export { EXIT, EXIT_INTERNAL, CliError, type ExitCode } from "./exit-codes.js";
+export {
+  CHECKPOINT_VERSION,
+  MAX_CHECKPOINT_BYTES,
+  encodeCheckpoint,
+  decodeCheckpoint,
+  type Checkpoint,
+  type PendingOperation,
+} from "./checkpoint/checkpoint.js";
+export { readCheckpointFile, writeCheckpointFile } from "./checkpoint/checkpoint-file.js";
+export { replaceFileAtomically } from "./checkpoint/atomic-file.js";
+export { defaultDataDir } from "./paths.js";

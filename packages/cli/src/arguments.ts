@@ -1,0 +1,172 @@
+/**
+ * Turns `invoke`'s command-line arguments into native values: one argument
+ * per method parameter, in declaration order; `-` binds stdin to a stream
+ * parameter. Every failure is a usage error naming the argument, raised
+ * before anything is sent.
+ */
+import { inputStream } from "@golem-stream/client";
+import type { InputStream, ParamNode, ParamPayload } from "@golem-stream/client";
+import { decodeSchemaValue, isDirectBinary } from "@golem-stream/schema-value";
+import type { SchemaGraph, SchemaType, SchemaValue } from "@golem-stream/schema-value";
+import { LIMITS, isProtocolError, parseStrictJson } from "@golem-stream/wire";
+import type { JsonValue, SchemaValueJson } from "@golem-stream/wire";
+import type { CliIo } from "./io/cli-io.js";
+import { byteChunks, readAllBounded, textLines } from "./io/stdin-source.js";
+import type { StreamProgress } from "./io/progress.js";
+import { usageError } from "./exit-codes.js";
+import { plainToNative } from "./plain-json.js";
+
+/** Types whose plain-JSON argument may be written without JSON quotes. */
+const STRING_LIKE = new Set(["string", "char", "text", "path", "url", "enum", "datetime"]);
+
+export interface ArgumentOptions {
+  /** Arguments are native SchemaValue JSON instead of plain JSON. */
+  readonly native: boolean;
+}
+
+/** Describes a type briefly for messages: `u32`, `stream<u8>`, `record`. */
+export function describeType(graph: SchemaGraph, type: SchemaType): string {
+  const resolved = graph.resolve(type);
+  if (resolved.kind === "stream") return `stream<${describeType(graph, resolved.value.inner)}>`;
+  if (resolved.kind === "list" || resolved.kind === "fixed-list") return `list<${describeType(graph, resolved.value.element)}>`;
+  if (resolved.kind === "option") return `option<${describeType(graph, resolved.value.inner)}>`;
+  return resolved.kind;
+}
+
+/** A record's fields, or a usage error: parameters and constructors are records. */
+function recordFields(graph: SchemaGraph, what: string): { name: string; body: SchemaType }[] {
+  const root = graph.resolve(graph.root);
+  if (root.kind !== "record") throw usageError(`${what} is not a record of parameters; use --native`);
+  return root.value.fields;
+}
+
+export function signatureText(graph: SchemaGraph): string {
+  const fields = recordFields(graph, "the signature");
+  return fields.map((f) => `${f.name}: ${describeType(graph, f.body)}`).join(", ");
+}
+
+/** One value argument (not `-`): strict JSON, converted and validated against `type`. */
+export function parseValueArgument(text: string, graph: SchemaGraph, type: SchemaType, what: string, options: ArgumentOptions): SchemaValue {
+  try {
+    if (options.native) {
+      const json = parseStrictJson(text, { what });
+      return decodeSchemaValue(json, graph, { type, streams: "forbidden", path: what }).value;
+    }
+    return plainToNative(plainJsonOf(text, graph, type, what), graph, type, what);
+  } catch (error) {
+    if (isProtocolError(error)) throw usageError(`${what}: ${error.message}`, error);
+    throw error;
+  }
+}
+
+/** Plain JSON of an argument; a string-like parameter also takes its text verbatim. */
+function plainJsonOf(text: string, graph: SchemaGraph, type: SchemaType, what: string): JsonValue {
+  const stringLike = STRING_LIKE.has(graph.resolve(type).kind);
+  let json: JsonValue;
+  try {
+    json = parseStrictJson(text, { what });
+  } catch (error) {
+    if (stringLike) return text;
+    throw error;
+  }
+  return stringLike && typeof json !== "string" ? text : json;
+}
+
+/** Constructor parameters from `--constructor`: an object by field name, an array in order, or native. */
+export function constructorValue(text: string | undefined, graph: SchemaGraph, options: ArgumentOptions): SchemaValue {
+  if (text === undefined) {
+    const fields = options.native ? [] : recordFields(graph, "the constructor");
+    if (fields.length > 0) {
+      throw usageError(`this agent type needs --constructor with ${signatureText(graph)}, e.g. -c '{"${fields[0]!.name}":...}'`);
+    }
+    return { kind: "record", value: { fields: [] } };
+  }
+  if (!options.native) {
+    const fields = recordFields(graph, "the constructor");
+    try {
+      const json = parseStrictJson(text, { what: "--constructor" });
+      if (Array.isArray(json) && json.length === fields.length) {
+        const byName = Object.fromEntries(fields.map((f, i) => [f.name, json[i] as JsonValue]));
+        return plainToNative(byName, graph, graph.root, "--constructor");
+      }
+    } catch (error) {
+      if (isProtocolError(error)) throw usageError(`--constructor: ${error.message}`, error);
+      throw error;
+    }
+  }
+  return parseValueArgument(text, graph, graph.root, "--constructor", options);
+}
+
+export interface BoundParameters {
+  readonly methodParameters: ParamNode;
+  /** The parameter stdin is bound to, if any. */
+  readonly stdinParameter: string | undefined;
+}
+
+/**
+ * Builds the method parameters. A stream parameter takes `-` (stdin); the
+ * items are cut by its element type (see docs/protocol/cli.md).
+ */
+export function bindMethodParameters(
+  args: readonly string[],
+  graph: SchemaGraph,
+  io: CliIo,
+  options: ArgumentOptions,
+  stdinProgress: (name: string) => StreamProgress,
+): BoundParameters {
+  const fields = recordFields(graph, "the method's parameters");
+  if (args.length !== fields.length) {
+    throw usageError(
+      `expected ${fields.length} argument${fields.length === 1 ? "" : "s"} (${signatureText(graph) || "none"}), got ${args.length}`,
+    );
+  }
+  let stdinParameter: string | undefined;
+  const values = fields.map((field, index): ParamPayload => {
+    const arg = args[index] as string;
+    const what = `argument ${index + 1} (${field.name})`;
+    const resolved = graph.resolve(field.body);
+    if (resolved.kind === "stream") {
+      if (arg !== "-") throw usageError(`${what} is a ${describeType(graph, field.body)}: pass - to stream stdin into it`);
+      if (stdinParameter !== undefined) throw usageError(`stdin is already bound to ${stdinParameter}; only one - is possible`);
+      stdinParameter = field.name;
+      return stdinStream(graph, resolved.value.inner, io, options, stdinProgress(field.name), field.name);
+    }
+    if (arg === "-") throw usageError(`${what} is a ${describeType(graph, field.body)}, not a stream; - binds stdin to stream parameters only`);
+    return parseValueArgument(arg, graph, field.body, what, options) as unknown as ParamPayload;
+  });
+  return { methodParameters: { kind: "record", value: { fields: values } }, stdinParameter };
+}
+
+function stdinStream(
+  graph: SchemaGraph,
+  elementType: SchemaType,
+  io: CliIo,
+  options: ArgumentOptions,
+  bar: StreamProgress,
+  name: string,
+): InputStream {
+  const direct = isDirectBinary(graph, elementType);
+  if (direct === "u8") return inputStream.bytes(byteChunks(io.stdin, (bytes) => bar.add(bytes, bytes)));
+  if (direct === "binary") {
+    return inputStream.binary(
+      (async function* () {
+        const bytes = await readAllBounded(io.stdin, LIMITS.maxBinaryPayloadBytes, `stdin for ${name}`);
+        bar.add(1, bytes.length);
+        yield bytes;
+      })(),
+    );
+  }
+  if (graph.resolve(elementType).kind === "string") {
+    return inputStream.strings(textLines(io.stdin, (bytes) => bar.add(1, bytes)));
+  }
+  // Any other element type: one JSON value per line, converted like an argument.
+  let line = 0;
+  return inputStream.values(textLines(io.stdin, (bytes) => bar.add(1, bytes)), (text: string): ParamNode => {
+    line += 1;
+    return parseValueArgument(text, graph, elementType, `stdin line ${line}`, options) as unknown as ParamNode;
+  });
+}
+
+export function nativeAsJson(value: SchemaValue): SchemaValueJson {
+  return value as unknown as SchemaValueJson;
+}

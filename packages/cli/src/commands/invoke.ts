@@ -1,0 +1,71 @@
+/**
+ * `golem-stream invoke`: discover the method's schema, build the arguments,
+ * start the invocation and print its output (see output/session-runner.ts).
+ */
+import { createClient, isClientError } from "@golem-stream/client";
+import type { Invocation } from "@golem-stream/client";
+import { bindMethodParameters, constructorValue, nativeAsJson } from "../arguments.js";
+import { createCheckpointSink } from "../checkpoint/checkpoint-sink.js";
+import { resolveConnection } from "../connection.js";
+import { fetchCatalogue, findMethod, methodSchemaDigest } from "../discovery.js";
+import { usageError } from "../exit-codes.js";
+import type { ExitCode } from "../exit-codes.js";
+import type { CliIo } from "../io/cli-io.js";
+import { report } from "../io/cli-io.js";
+import { createProgress } from "../io/progress.js";
+import { failureOf } from "../output/exit-status.js";
+import { runSession } from "../output/session-runner.js";
+import type { InvokeOptions } from "../program.js";
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+export interface InvokeTarget {
+  readonly agentType: string;
+  readonly method: string;
+  readonly args: readonly string[];
+}
+
+export async function runInvoke(target: InvokeTarget, options: InvokeOptions, io: CliIo): Promise<ExitCode> {
+  if (options.phantomId !== undefined && !UUID.test(options.phantomId)) {
+    throw usageError("--phantom-id must be a lower-case UUID");
+  }
+  const connection = resolveConnection(options, io.env);
+  const catalogue = await fetchCatalogue(connection, options.application, options.environment, io.signal);
+  const { agentType, method } = findMethod(catalogue, target.agentType, target.method);
+  const argumentOptions = { native: options.native };
+  const constructorParameters = constructorValue(options.constructorJson, agentType.constructorParameters, argumentOptions);
+  const progress = createProgress(io, options.progress);
+  const { methodParameters } = bindMethodParameters(target.args, method.parameters, io, argumentOptions, (name) =>
+    progress.stream(name, "in"),
+  );
+  const sink = createCheckpointSink(options.checkpoint, methodSchemaDigest(agentType, method), io);
+
+  let call: Invocation;
+  try {
+    const client = createClient({ url: connection.url, token: connection.token });
+    call = client.invoke({
+      application: options.application,
+      environment: options.environment,
+      agentType: agentType.name,
+      constructorParameters: nativeAsJson(constructorParameters),
+      method: method.name,
+      methodParameters,
+      ...(options.idempotencyKey === undefined ? {} : { idempotencyKey: options.idempotencyKey }),
+      ...(options.phantomId === undefined ? {} : { phantomId: options.phantomId }),
+      ...(options.checkpoint === undefined ? {} : { onCheckpoint: sink.onCheckpoint }),
+    });
+  } catch (error) {
+    if (isClientError(error)) throw usageError(failureOf(error).message, error);
+    throw error;
+  }
+  call.on("inputFailed", ({ error }) => {
+    progress.stop();
+    report(io, `golem-stream: reading stdin failed, the input stream was cancelled: ${error instanceof Error ? error.message : String(error)}`);
+  });
+  return runSession(call, io, {
+    format: options.output,
+    progress,
+    // Without a checkpoint nothing could ever resume the invocation, so Ctrl-C means "stop it".
+    cancelOnInterrupt: options.checkpoint === undefined,
+  });
+}

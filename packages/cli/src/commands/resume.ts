@@ -1,0 +1,40 @@
+/**
+ * `golem-stream resume FILE`: claims the session recorded in a checkpoint
+ * (a `takeover`, decisions-v1 §8, or the exact retry of a frozen pending
+ * resume/takeover) and continues its output after the delivered cursors.
+ */
+import { createClient, isClientError } from "@golem-stream/client";
+import type { Invocation } from "@golem-stream/client";
+import { isProtocolError } from "@golem-stream/wire";
+import { createCheckpointSink, stateFromCheckpoint } from "../checkpoint/checkpoint-sink.js";
+import { readCheckpointFile } from "../checkpoint/checkpoint-file.js";
+import type { Checkpoint } from "../checkpoint/checkpoint.js";
+import { resolveConnection } from "../connection.js";
+import { usageError } from "../exit-codes.js";
+import type { ExitCode } from "../exit-codes.js";
+import type { CliIo } from "../io/cli-io.js";
+import { createProgress } from "../io/progress.js";
+import { failureOf } from "../output/exit-status.js";
+import { runSession } from "../output/session-runner.js";
+import type { ResumeOptions } from "../program.js";
+
+export async function runResume(file: string, options: ResumeOptions, io: CliIo): Promise<ExitCode> {
+  let checkpoint: Checkpoint;
+  try {
+    checkpoint = await readCheckpointFile(file);
+  } catch (error) {
+    if (isProtocolError(error)) throw usageError(`${file} is not a usable checkpoint: ${error.message}`, error);
+    throw usageError(`cannot read checkpoint ${file}: ${error instanceof Error ? error.message : String(error)}`, error);
+  }
+  const connection = resolveConnection(options, io.env);
+  const sink = createCheckpointSink(file, checkpoint.methodSchemaDigest, io);
+  let call: Invocation;
+  try {
+    const client = createClient({ url: connection.url, token: connection.token });
+    call = client.takeover(stateFromCheckpoint(checkpoint), { onCheckpoint: sink.onCheckpoint });
+  } catch (error) {
+    if (isClientError(error)) throw usageError(failureOf(error).message, error);
+    throw error;
+  }
+  return runSession(call, io, { format: options.output, progress: createProgress(io, options.progress), cancelOnInterrupt: false });
+}

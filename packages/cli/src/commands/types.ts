@@ -1,0 +1,67 @@
+/**
+ * `golem-stream types`: what can be invoked, from the discovery endpoint.
+ */
+import type { SchemaGraph, SchemaType } from "@golem-stream/schema-value";
+import { canonicalJson } from "@golem-stream/wire";
+import { describeType } from "../arguments.js";
+import { resolveConnection } from "../connection.js";
+import { fetchCatalogue } from "../discovery.js";
+import type { Catalogue } from "../discovery.js";
+import { EXIT } from "../exit-codes.js";
+import type { ExitCode } from "../exit-codes.js";
+import type { CliIo } from "../io/cli-io.js";
+import type { TypesOptions } from "../program.js";
+
+export async function runTypes(options: TypesOptions, io: CliIo): Promise<ExitCode> {
+  const connection = resolveConnection(options, io.env);
+  const catalogue = await fetchCatalogue(connection, options.application, options.environment, io.signal);
+  if (options.json) {
+    const document = {
+      application: catalogue.application,
+      environment: catalogue.environment,
+      agentTypes: catalogue.agentTypes.map((t) => t.json),
+    };
+    io.stdout.write(`${canonicalJson(document)}\n`);
+  } else {
+    io.stdout.write(formatCatalogue(catalogue));
+  }
+  return EXIT.success;
+}
+
+export function formatCatalogue(catalogue: Catalogue): string {
+  const lines = [`${catalogue.application}/${catalogue.environment}`];
+  if (catalogue.agentTypes.length === 0) lines.push("  (no agent types)");
+  for (const agentType of catalogue.agentTypes) {
+    lines.push(`  ${agentType.name}(${parameterList(agentType.constructorParameters)})`);
+    for (const method of agentType.methods) {
+      const result = method.result === undefined ? "" : ` -> ${typeText(method.result, method.result.root, 0)}`;
+      lines.push(`    ${method.name}(${parameterList(method.parameters)})${result}`);
+    }
+  }
+  return `${lines.join("\n")}\n`;
+}
+
+function parameterList(graph: SchemaGraph): string {
+  const root = graph.resolve(graph.root);
+  if (root.kind !== "record") return typeText(graph, graph.root, 0);
+  return root.value.fields.map((f) => `${f.name}: ${typeText(graph, f.body, 0)}`).join(", ");
+}
+
+/** A compact type signature; records show their fields a few levels deep. */
+function typeText(graph: SchemaGraph, type: SchemaType, depth: number): string {
+  const resolved = graph.resolve(type);
+  if (depth > 3) return resolved.kind;
+  switch (resolved.kind) {
+    case "record":
+      return `record{${resolved.value.fields.map((f) => `${f.name}: ${typeText(graph, f.body, depth + 1)}`).join(", ")}}`;
+    case "stream":
+      return `stream<${typeText(graph, resolved.value.inner, depth + 1)}>`;
+    case "list":
+    case "fixed-list":
+      return `list<${typeText(graph, resolved.value.element, depth + 1)}>`;
+    case "option":
+      return `option<${typeText(graph, resolved.value.inner, depth + 1)}>`;
+    default:
+      return describeType(graph, type);
+  }
+}

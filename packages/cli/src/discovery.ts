@@ -1,0 +1,193 @@
+/**
+ * The server's discovery endpoint, `GET /v1/agents/types?application=&environment=`:
+ * which agent types and methods exist and their schemas. `invoke` needs it to
+ * convert plain JSON arguments and to know what `-` binds stdin to; `types`
+ * prints it.
+ *
+ * The response is hostile input like any other: bounded before it is read,
+ * strictly parsed, and every graph validated. Members this CLI does not use
+ * are ignored, so the endpoint can grow without breaking older CLIs.
+ */
+import { decodeSchemaGraph } from "@golem-stream/schema-value";
+import type { SchemaGraph } from "@golem-stream/schema-value";
+import { ProtocolError, canonicalJson, getMember, isJsonObject, parseStrictJson } from "@golem-stream/wire";
+import type { JsonObject, JsonValue } from "@golem-stream/wire";
+import { createHash } from "node:crypto";
+import type { Connection } from "./connection.js";
+import { CliError, EXIT, usageError } from "./exit-codes.js";
+
+export const DISCOVERY_PATH = "/v1/agents/types";
+/** Largest discovery document read. */
+export const MAX_DISCOVERY_BYTES = 8 * 1024 * 1024;
+
+export interface MethodSignature {
+  readonly name: string;
+  readonly parameters: SchemaGraph;
+  /** Undefined for a method without a result. */
+  readonly result: SchemaGraph | undefined;
+  /** The JSON the server sent, kept for `types --json` and the checkpoint's schema digest. */
+  readonly json: JsonObject;
+}
+
+export interface AgentTypeSignature {
+  readonly name: string;
+  readonly constructorParameters: SchemaGraph;
+  readonly methods: readonly MethodSignature[];
+  readonly json: JsonObject;
+}
+
+export interface Catalogue {
+  readonly application: string;
+  readonly environment: string;
+  readonly agentTypes: readonly AgentTypeSignature[];
+}
+
+export async function fetchCatalogue(
+  connection: Connection,
+  application: string,
+  environment: string,
+  signal: AbortSignal,
+): Promise<Catalogue> {
+  const url = new URL(DISCOVERY_PATH, connection.httpOrigin);
+  url.searchParams.set("application", application);
+  url.searchParams.set("environment", environment);
+  let response: Response;
+  try {
+    response = await fetch(url, { headers: { authorization: `Bearer ${connection.token}` }, signal });
+  } catch (cause) {
+    throw new CliError(EXIT.connectionLost, `cannot reach ${connection.httpOrigin}: ${describeFetchError(cause)}`, { cause });
+  }
+  const body = await readBounded(response, MAX_DISCOVERY_BYTES);
+  if (!response.ok) throw httpFailure(response.status, body);
+  return { application, environment, agentTypes: decodeCatalogue(body) };
+}
+
+/** Decodes a discovery document. Throws only `ProtocolError`. */
+export function decodeCatalogue(body: Uint8Array | string): AgentTypeSignature[] {
+  const root = parseStrictJson(body, { maxBytes: MAX_DISCOVERY_BYTES, what: "discovery response" });
+  const agentTypes = member(root, "agentTypes", "discovery");
+  if (!Array.isArray(agentTypes)) throw malformed("discovery.agentTypes", "must be an array");
+  return agentTypes.map((agentType, i) => {
+    const at = `discovery.agentTypes[${i}]`;
+    if (!isJsonObject(agentType)) throw malformed(at, "must be an object");
+    const methods = member(agentType, "methods", at);
+    if (!Array.isArray(methods)) throw malformed(`${at}.methods`, "must be an array");
+    return {
+      name: text(member(agentType, "name", at), `${at}.name`),
+      constructorParameters: graph(member(agentType, "constructorParameters", at), `${at}.constructorParameters`, "forbidden"),
+      methods: methods.map((method, j) => {
+        const mt = `${at}.methods[${j}]`;
+        if (!isJsonObject(method)) throw malformed(mt, "must be an object");
+        const result = getMember(method, "result");
+        return {
+          name: text(member(method, "name", mt), `${mt}.name`),
+          parameters: graph(member(method, "parameters", mt), `${mt}.parameters`, "allowed"),
+          result: result === undefined || result === null ? undefined : graph(result, `${mt}.result`, "allowed"),
+          json: method,
+        };
+      }),
+      json: agentType,
+    };
+  });
+}
+
+/**
+ * Evidence of the schema arguments were encoded against (checkpoint
+ * `schema.methodDigest`): SHA-256 of the canonical JSON of the constructor,
+ * parameter and result graphs and the method name.
+ */
+export function methodSchemaDigest(agentType: AgentTypeSignature, method: MethodSignature): string {
+  const evidence: JsonObject = {
+    constructor: agentType.constructorParameters.toJSON() as JsonValue,
+    method: method.name,
+    parameters: method.parameters.toJSON() as JsonValue,
+  };
+  if (method.result !== undefined) evidence["result"] = method.result.toJSON() as JsonValue;
+  return createHash("sha256").update(canonicalJson(evidence)).digest("hex");
+}
+
+export function findMethod(catalogue: Catalogue, agentTypeName: string, methodName: string): { agentType: AgentTypeSignature; method: MethodSignature } {
+  const agentType = catalogue.agentTypes.find((t) => t.name === agentTypeName);
+  const where = `${catalogue.application}/${catalogue.environment}`;
+  if (agentType === undefined) {
+    const known = catalogue.agentTypes.map((t) => t.name).join(", ") || "none";
+    throw usageError(`no agent type "${agentTypeName}" in ${where} (known: ${known}); see golem-stream types`);
+  }
+  const method = agentType.methods.find((m) => m.name === methodName);
+  if (method === undefined) {
+    const known = agentType.methods.map((m) => m.name).join(", ") || "none";
+    throw usageError(`agent type "${agentTypeName}" has no method "${methodName}" (methods: ${known})`);
+  }
+  return { agentType, method };
+}
+
+function member(object: JsonValue, name: string, at: string): JsonValue {
+  if (!isJsonObject(object)) throw malformed(at, "must be an object");
+  const value = getMember(object, name);
+  if (value === undefined) throw malformed(`${at}.${name}`, "is required");
+  return value;
+}
+
+function text(value: JsonValue, at: string): string {
+  if (typeof value !== "string" || value === "") throw malformed(at, "must be a non-empty string");
+  return value;
+}
+
+function graph(value: JsonValue, at: string, streams: "allowed" | "forbidden"): SchemaGraph {
+  try {
+    return decodeSchemaGraph(value, { streams });
+  } catch (error) {
+    throw malformed(at, `is not a valid SchemaGraph (${error instanceof Error ? error.message : String(error)})`);
+  }
+}
+
+function malformed(path: string, message: string): ProtocolError {
+  return new ProtocolError("invalid-message", `${path}: ${message}`, { path });
+}
+
+async function readBounded(response: Response, maxBytes: number): Promise<Uint8Array> {
+  const declared = Number(response.headers.get("content-length") ?? "0");
+  if (declared > maxBytes) throw new ProtocolError("limit-exceeded", `discovery response is larger than ${maxBytes} bytes`);
+  if (response.body === null) return new Uint8Array(0);
+  const parts: Uint8Array[] = [];
+  let total = 0;
+  const reader = response.body.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.length;
+    if (total > maxBytes) {
+      await reader.cancel();
+      throw new ProtocolError("limit-exceeded", `discovery response is larger than ${maxBytes} bytes`);
+    }
+    parts.push(value);
+  }
+  return new Uint8Array(Buffer.concat(parts, total));
+}
+
+/** The public HTTP error envelope (decisions §5): `{"code","error"}`, or `{"code","errors":[..]}` for 400. */
+function httpFailure(status: number, body: Uint8Array): CliError {
+  let code = "";
+  let message = `HTTP ${status}`;
+  try {
+    const envelope = parseStrictJson(body, { maxBytes: 64 * 1024, what: "error response" });
+    if (isJsonObject(envelope)) {
+      const c = getMember(envelope, "code");
+      const error = getMember(envelope, "error");
+      const errors = getMember(envelope, "errors");
+      if (typeof c === "string") code = c;
+      if (typeof error === "string") message = error;
+      else if (Array.isArray(errors) && typeof errors[0] === "string") message = errors[0];
+    }
+  } catch {
+    // Not the envelope (a proxy's HTML page, say): the status says enough.
+  }
+  const exitCode = status === 401 || status === 403 ? EXIT.rejected : status === 404 ? EXIT.usage : EXIT.connectionLost;
+  return new CliError(exitCode, `discovery failed: ${code === "" ? "" : `${code}: `}${message.slice(0, 500)}`, { code });
+}
+
+function describeFetchError(error: unknown): string {
+  const cause = (error as { cause?: { code?: unknown; message?: unknown } } | null)?.cause;
+  if (typeof cause?.code === "string") return cause.code;
+  return error instanceof Error ? error.message : String(error);
+}

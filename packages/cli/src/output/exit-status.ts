@@ -1,0 +1,37 @@
+/**
+ * How a client failure maps to the CLI's exit codes and a one-line message.
+ */
+import { isClientError } from "@golem-stream/client";
+import { EXIT } from "../exit-codes.js";
+import type { ExitCode } from "../exit-codes.js";
+
+export interface Failure {
+  readonly exitCode: ExitCode;
+  readonly message: string;
+}
+
+export function failureOf(error: unknown): Failure {
+  if (!isClientError(error)) {
+    return { exitCode: EXIT.connectionLost, message: error instanceof Error ? error.message : String(error) };
+  }
+  const code = error.code === undefined ? "" : ` (${error.code})`;
+  switch (error.kind) {
+    case "rejected":
+      return { exitCode: EXIT.rejected, message: `rejected${code}: ${error.message}` };
+    case "invocation-failed":
+      return { exitCode: EXIT.invocationFailed, message: `invocation failed${code}: ${error.message}` };
+    case "stream-failed":
+    case "stream-cancelled":
+      return { exitCode: EXIT.invocationFailed, message: error.message };
+    case "revoked":
+      return { exitCode: EXIT.connectionLost, message: "another process took this session over" };
+    case "server-violation":
+      return { exitCode: EXIT.connectionLost, message: `the server broke the protocol: ${error.message}` };
+    case "aborted":
+      return { exitCode: EXIT.interrupted, message: "interrupted" };
+    case "invalid-argument":
+      return { exitCode: EXIT.usage, message: error.message };
+    case "connection-lost":
+      return { exitCode: EXIT.connectionLost, message: `connection lost: ${error.message}` };
+  }
+}

@@ -1,0 +1,287 @@
+/**
+ * Runs one invocation handle (from `invoke` or `resume`) to its end: prints
+ * every output stream to stdout as items are delivered, the result last,
+ * and turns the outcome into an exit code.
+ *
+ * Delivery discipline: an item is written and its write acknowledged before
+ * the consumer asks the client runtime for the next one, and only that ask
+ * advances the stream's cursor and rewrites the checkpoint. So the
+ * checkpoint never runs ahead of stdout.
+ */
+import type { Invocation, InvocationResult, OutputChunk, OutputStream } from "@golem-stream/client";
+import { decodeSchemaGraph, isDirectBinary } from "@golem-stream/schema-value";
+import type { SchemaGraph, SchemaType } from "@golem-stream/schema-value";
+import { canonicalJson } from "@golem-stream/wire";
+import type { JsonObject, JsonValue, OutputOutcome, SchemaValueJson } from "@golem-stream/wire";
+import { EXIT } from "../exit-codes.js";
+import type { ExitCode } from "../exit-codes.js";
+import type { CliIo } from "../io/cli-io.js";
+import { report } from "../io/cli-io.js";
+import { deliver } from "../io/delivery.js";
+import type { Progress } from "../io/progress.js";
+import type { OutputFormat } from "../program.js";
+import { failureOf } from "./exit-status.js";
+import { renderWithStreamNames } from "./stream-names.js";
+
+export interface SessionRunOptions {
+  readonly format: OutputFormat;
+  /** Shared with whoever draws input progress, so all bars live in one block. */
+  readonly progress: Progress;
+  /**
+   * On SIGINT/SIGTERM: true cancels the invocation (nothing could resume it),
+   * false only detaches, so `resume` can continue from the checkpoint.
+   */
+  readonly cancelOnInterrupt: boolean;
+}
+
+interface StreamInfo {
+  readonly name: string;
+  readonly elementType: SchemaType | undefined;
+}
+
+type Mode = "raw" | "lines" | "json";
+
+export async function runSession(call: Invocation, io: CliIo, options: SessionRunOptions): Promise<ExitCode> {
+  const runner = new SessionRunner(call, io, options);
+  return runner.run();
+}
+
+class SessionRunner {
+  readonly #call: Invocation;
+  readonly #io: CliIo;
+  readonly #options: SessionRunOptions;
+  readonly #progress: Progress;
+  readonly #names = new Map<string, StreamInfo>();
+  readonly #consumers = new Map<string, Promise<void>>();
+  #graph: SchemaGraph | undefined;
+  #mode: Mode;
+  #unnamed = 0;
+  #streamFailure: string | undefined;
+  readonly #resultKnown: Promise<void>;
+  #markResultKnown!: () => void;
+
+  constructor(call: Invocation, io: CliIo, options: SessionRunOptions) {
+    this.#call = call;
+    this.#io = io;
+    this.#options = options;
+    this.#progress = options.progress;
+    this.#mode = options.format === "json" ? "json" : "lines";
+    this.#resultKnown = new Promise((resolve) => (this.#markResultKnown = resolve));
+  }
+
+  async run(): Promise<ExitCode> {
+    const call = this.#call;
+    call.on("accepted", (event) => {
+      if (this.#mode === "json") {
+        void this.#emit({ event: "accepted", operation: event.operation, attemptId: event.attemptId, replayed: event.replayed });
+      }
+    });
+    call.on("reconnecting", (event) => {
+      this.#progress.stop();
+      report(this.#io, `golem-stream: connection lost (${event.cause}); reconnecting in ${event.delayMs} ms`);
+    });
+    call.on("stream", (stream) => this.#consume(stream));
+
+    const interrupted = new Promise<"interrupted">((resolve) => {
+      if (this.#io.signal.aborted) resolve("interrupted");
+      this.#io.signal.addEventListener("abort", () => resolve("interrupted"), { once: true });
+    });
+    const outcome = await Promise.race([this.#complete(), interrupted]);
+    this.#progress.stop();
+    if (outcome !== "interrupted") return outcome;
+    if (this.#options.cancelOnInterrupt) {
+      call.cancel("interrupted");
+      report(this.#io, "golem-stream: interrupted; the invocation was cancelled");
+    } else {
+      report(this.#io, "golem-stream: interrupted; the invocation keeps running, `golem-stream resume <checkpoint>` continues it");
+    }
+    return EXIT.interrupted;
+  }
+
+  async #complete(): Promise<ExitCode> {
+    let result: InvocationResult;
+    try {
+      result = await this.#call.result;
+    } catch (error) {
+      return this.#fail(error);
+    }
+    this.#onResult(result);
+    let finishError: unknown;
+    await this.#call.finished.catch((error: unknown) => (finishError = error));
+    await this.#allConsumers();
+    if (finishError !== undefined) return this.#fail(finishError);
+    await this.#printResult(result);
+    if (this.#streamFailure !== undefined) {
+      report(this.#io, `golem-stream: ${this.#streamFailure}`);
+      return EXIT.invocationFailed;
+    }
+    return EXIT.success;
+  }
+
+  #fail(error: unknown): ExitCode {
+    const failure = failureOf(error);
+    this.#progress.stop();
+    if (this.#mode === "json") void this.#emit({ event: "failed", message: failure.message });
+    report(this.#io, `golem-stream: ${failure.message}`);
+    return failure.exitCode;
+  }
+
+  #onResult(result: InvocationResult): void {
+    if (result.kind === "value") {
+      const graph = decodeSchemaGraph(result.graph, { streams: "allowed" });
+      this.#graph = graph;
+      const rendered = renderWithStreamNames(nativeJson(result.value), graph, graph.root, "$");
+      for (const stream of rendered.streams) this.#name(stream.streamToken, stream.name, stream.elementType);
+      const only = rendered.streams.length === 1 ? rendered.streams[0] : undefined;
+      if (this.#mode === "lines" && only !== undefined && isDirectBinary(graph, only.elementType) !== undefined) {
+        this.#mode = "raw";
+      }
+      if (this.#mode === "json") void this.#emit({ event: "result", kind: "value", graph: result.graph, value: nativeJson(result.value) });
+    } else if (this.#mode === "json") {
+      void this.#emit({ event: "result", kind: "none" });
+    }
+    this.#markResultKnown();
+    if (result.kind === "value") for (const stream of result.streams) this.#consume(stream);
+  }
+
+  async #printResult(result: InvocationResult): Promise<void> {
+    if (this.#mode === "json") {
+      await this.#emit({ event: "finished", outcome: "success" });
+      return;
+    }
+    if (result.kind === "none") {
+      if (this.#mode === "lines") await this.#emit({ result: null });
+      return;
+    }
+    const graph = this.#graph as SchemaGraph;
+    const rendered = renderWithStreamNames(nativeJson(result.value), graph, graph.root, "$");
+    if (this.#mode === "lines") {
+      await this.#emit({ result: rendered.plain });
+    } else if (rendered.plain !== "$") {
+      // Raw bytes own stdout; the rest of the result goes where people see it.
+      report(this.#io, `result: ${canonicalJson(rendered.plain)}`);
+    }
+  }
+
+  #name(streamToken: string, name: string, elementType: SchemaType | undefined): void {
+    if (!this.#names.has(streamToken)) this.#names.set(streamToken, { name, elementType });
+  }
+
+  /** Starts reading a stream once; every stream must be read, or its queue would stall the session. */
+  #consume(stream: OutputStream): void {
+    if (this.#consumers.has(stream.streamToken)) return;
+    this.#consumers.set(stream.streamToken, this.#read(stream));
+  }
+
+  async #allConsumers(): Promise<void> {
+    // Reading one stream can reveal more (nested streams), so settle until no new reader appeared.
+    let settled = 0;
+    while (settled !== this.#consumers.size) {
+      settled = this.#consumers.size;
+      await Promise.all(this.#consumers.values());
+    }
+  }
+
+  async #read(stream: OutputStream): Promise<void> {
+    await this.#resultKnown;
+    const info = await this.#infoOf(stream.streamToken);
+    const bar = this.#progress.stream(info.name, "out");
+    let index = 0;
+    try {
+      for await (const chunk of stream) {
+        const { items, bytes } = await this.#print(info, stream.streamToken, chunk, index);
+        index += 1;
+        bar.add(items, bytes);
+      }
+      bar.finish("done");
+    } catch (error) {
+      bar.finish("failed");
+      this.#streamFailure ??= `stream ${info.name}: ${failureOf(error).message}`;
+    }
+    if (this.#mode === "json") {
+      const outcome = await Promise.race([stream.ended, Promise.resolve(undefined)]);
+      await this.#emit({ event: "end", stream: info.name, outcome: outcome === undefined ? null : outcomeJson(outcome) });
+    }
+  }
+
+  /**
+   * A nested stream is named by the item that exposed it, which its parent's
+   * reader renders; give that reader a few turns. A stream whose parent item
+   * is not replayed (taken over past it) gets a numbered name.
+   */
+  async #infoOf(streamToken: string): Promise<StreamInfo> {
+    for (let turn = 0; turn < 5 && !this.#names.has(streamToken); turn++) {
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    const known = this.#names.get(streamToken);
+    if (known !== undefined) return known;
+    const info = { name: `$?${++this.#unnamed}`, elementType: undefined };
+    this.#names.set(streamToken, info);
+    return info;
+  }
+
+  async #print(info: StreamInfo, streamToken: string, chunk: OutputChunk, index: number): Promise<{ items: number; bytes: number }> {
+    if (chunk instanceof Uint8Array) {
+      if (this.#mode === "raw") await deliver(this.#io.stdout, chunk);
+      else if (this.#mode === "json") await this.#emit({ event: "bytes", stream: info.name, base64: base64(chunk) });
+      else await this.#emit({ stream: info.name, base64: base64(chunk) });
+      return { items: chunk.length, bytes: chunk.length };
+    }
+    if ("bytes" in chunk && chunk.bytes instanceof Uint8Array) {
+      const mime: JsonObject = chunk.mimeType === undefined ? {} : { mimeType: chunk.mimeType };
+      if (this.#mode === "raw") await deliver(this.#io.stdout, chunk.bytes);
+      else if (this.#mode === "json") await this.#emit({ event: "blob", stream: info.name, base64: base64(chunk.bytes), ...mime });
+      else await this.#emit({ stream: info.name, base64: base64(chunk.bytes), ...mime });
+      return { items: 1, bytes: chunk.bytes.length };
+    }
+    const value = chunk as SchemaValueJson;
+    const plain = this.#render(info, value, index);
+    const line: JsonObject =
+      this.#mode === "json"
+        ? { event: "item", stream: info.name, streamToken, value: nativeJson(value) }
+        : plain === undefined
+          ? { stream: info.name, native: nativeJson(value) }
+          : { stream: info.name, item: plain };
+    const text = await this.#emit(line);
+    return { items: 1, bytes: text.length };
+  }
+
+  /** Plain JSON of an item, naming the streams it exposes; undefined when its type is unknown. */
+  #render(info: StreamInfo, value: SchemaValueJson, index: number): JsonValue | undefined {
+    const graph = this.#graph;
+    if (graph === undefined || info.elementType === undefined) return undefined;
+    try {
+      const rendered = renderWithStreamNames(nativeJson(value), graph, info.elementType, `${info.name}[${index}]`);
+      for (const stream of rendered.streams) this.#name(stream.streamToken, stream.name, stream.elementType);
+      return rendered.plain;
+    } catch {
+      return undefined;
+    }
+  }
+
+  async #emit(line: JsonObject): Promise<string> {
+    const text = `${canonicalJson(line)}\n`;
+    await deliver(this.#io.stdout, text);
+    return text;
+  }
+}
+
+function outcomeJson(outcome: OutputOutcome): JsonObject {
+  switch (outcome.kind) {
+    case "ok":
+      return { kind: "ok" };
+    case "error":
+      return { kind: "error", code: outcome.code, message: outcome.message };
+    case "cancelled":
+      return { kind: "cancelled", reason: outcome.reason };
+  }
+}
+
+/** A native value node as a JSON object (the wire model types it apart from JSON). */
+function nativeJson(value: SchemaValueJson): JsonObject {
+  return { kind: value.kind, value: value.value };
+}
+
+function base64(bytes: Uint8Array): string {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("base64");
+}

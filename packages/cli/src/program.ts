@@ -1,0 +1,294 @@
+/**
+ * The command line of `golem-stream`: every command, option, default and
+ * example in one place. Actions load their implementation lazily, so
+ * `--help` works (and is fast) even where the server's native SQLite module
+ * cannot load.
+ */
+import { createRequire } from "node:module";
+import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
+import { CliError, EXIT, EXIT_INTERNAL } from "./exit-codes.js";
+import type { ExitCode } from "./exit-codes.js";
+import type { CliIo } from "./io/cli-io.js";
+import { report } from "./io/cli-io.js";
+
+export const DEFAULT_URL = "http://127.0.0.1:8080";
+export const DEFAULT_PORT = 8080;
+export const DEFAULT_HOST = "127.0.0.1";
+export const LOG_LEVELS = ["error", "warn", "info", "debug"] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+const CONNECTION_HELP = `
+Connection (invoke, resume, types):
+  --url defaults to $GOLEM_STREAM_URL, then ${DEFAULT_URL}
+  --token defaults to $GOLEM_STREAM_TOKEN (a static bearer token the server accepts)`;
+
+const EXIT_HELP = `
+Exit codes:
+  0    success
+  1    the invocation was accepted but failed (or an output stream ended in error)
+  2    usage error: bad option, argument, input file or checkpoint; nothing was sent
+  3    rejected by the server (authentication or invocationRejected)
+  4    connection lost; \`golem-stream resume <checkpoint>\` continues
+  130  interrupted (SIGINT/SIGTERM); the invocation keeps running on the server`;
+
+export interface ConnectionOptions {
+  readonly url?: string;
+  readonly token?: string;
+}
+
+export interface ServeOptions {
+  readonly port: number;
+  readonly host: string;
+  readonly token: readonly string[];
+  readonly tokenFile?: string;
+  readonly dataDir?: string;
+  readonly logLevel: LogLevel;
+}
+
+export type OutputFormat = "lines" | "json";
+
+export interface InvokeOptions extends ConnectionOptions {
+  readonly application: string;
+  readonly environment: string;
+  /** `--constructor`; renamed because `constructor` is inherited by every object. */
+  readonly constructorJson?: string;
+  readonly native: boolean;
+  readonly idempotencyKey?: string;
+  readonly phantomId?: string;
+  readonly checkpoint?: string;
+  readonly output: OutputFormat;
+  readonly progress: boolean;
+}
+
+export interface ResumeOptions extends ConnectionOptions {
+  readonly output: OutputFormat;
+  readonly progress: boolean;
+}
+
+export interface TypesOptions extends ConnectionOptions {
+  readonly application: string;
+  readonly environment: string;
+  readonly json: boolean;
+}
+
+function parsePort(value: string): number {
+  if (!/^(0|[1-9][0-9]{0,4})$/.test(value) || Number(value) > 65535) {
+    throw new InvalidArgumentError("a port is an integer from 0 (any free port) to 65535");
+  }
+  return Number(value);
+}
+
+function collect(value: string, previous: readonly string[]): string[] {
+  return [...previous, value];
+}
+
+const urlOption = () => new Option("--url <url>", "server base URL (http://, https://, ws:// or wss://)");
+const tokenOption = () => new Option("--token <token>", "bearer token sent to the server");
+const outputOption = () =>
+  new Option("--output <format>", "lines: output items as they come; json: one JSON event per line for everything")
+    .choices(["lines", "json"])
+    .default("lines");
+
+/**
+ * Builds the program. `setExitCode` receives the outcome of the action that
+ * ran; commander's own exits (help, usage errors) surface as CommanderError.
+ */
+export function buildProgram(io: CliIo, setExitCode: (code: ExitCode) => void): Command {
+  const program = new Command("golem-stream")
+    .description(
+      "Serve the Golem Stream Session protocol, invoke streaming agent methods, and resume them after a crash.",
+    )
+    .version(VERSION, "-V, --version")
+    .exitOverride()
+    .configureOutput({
+      writeOut: (text) => io.stdout.write(text),
+      writeErr: (text) => io.stderr.write(text),
+    })
+    .showHelpAfterError("(run with --help for usage and examples)")
+    .addHelpText(
+      "after",
+      `
+Examples:
+  $ golem-stream serve --token s3cret
+  $ export GOLEM_STREAM_URL=http://127.0.0.1:8080 GOLEM_STREAM_TOKEN=s3cret
+  $ golem-stream types
+  $ golem-stream invoke echo digest -c '{"name":"me"}' - < big.iso
+  $ printf 'one\\ntwo\\n' | golem-stream invoke echo split -c '{"name":"me"}' -
+  $ golem-stream invoke echo count -c '{"name":"me"}' 100 50 --checkpoint count.ckpt
+  $ golem-stream resume count.ckpt
+${EXIT_HELP}`,
+    );
+
+  const run = <T>(load: () => Promise<(options: T, io: CliIo) => Promise<ExitCode>>) =>
+    async (options: T): Promise<void> => {
+      const action = await load();
+      setExitCode(await action(options, io));
+    };
+
+  program
+    .command("serve")
+    .description(
+      "Start the session server with the embedded SQLite store, the demo catalogue and a signing keyring kept in the data directory.",
+    )
+    .addOption(new Option("--port <port>", "TCP port; 0 picks a free one").argParser(parsePort).default(DEFAULT_PORT))
+    .option("--host <host>", "interface to listen on", DEFAULT_HOST)
+    .addOption(
+      new Option("--token <token>", "accept this static bearer token (repeatable)").argParser(collect).default([]),
+    )
+    .option("--token-file <file>", "accept every token in this file (one per line, # comments)")
+    .option("--data-dir <dir>", "store, keyring and generated token live here (default: $XDG_STATE_HOME/golem-stream or ~/.local/state/golem-stream)")
+    .addOption(new Option("--log-level <level>", "how much to log on stderr").choices(LOG_LEVELS).default("info"))
+    .addHelpText(
+      "after",
+      `
+Tokens: every --token, $GOLEM_STREAM_TOKEN and every line of --token-file are accepted.
+With none of them, a random token is created on first start and kept in <data-dir>/bearer-token.
+The server stops cleanly on SIGINT or SIGTERM; sessions survive a restart on the same data directory.
+
+Examples:
+  $ golem-stream serve
+  $ golem-stream serve --port 9000 --token s3cret --data-dir ./state
+  $ GOLEM_STREAM_TOKEN=s3cret golem-stream serve --host 0.0.0.0 --log-level debug
+  $ golem-stream serve --port 0 --token-file tokens.txt   # prints the URL it picked`,
+    )
+    .action(run<ServeOptions>(async () => (await import("./commands/serve.js")).runServe));
+
+  program
+    .command("invoke")
+    .description("Call an agent method, streaming stdin into it and its output streams to stdout.")
+    .argument("<agent-type>", "agent type, for example echo")
+    .argument("<method>", "method name, for example digest")
+    .argument("[arguments...]", "one per method parameter, in order: JSON, or - to bind stdin to a stream parameter")
+    .option("-a, --application <name>", "application", "demo")
+    .option("-e, --environment <name>", "environment", "default")
+    .option("-c, --constructor <json>", "constructor parameters as JSON (an object by field name, or an array)")
+    .option("--native", "arguments and --constructor are native SchemaValue JSON ({\"kind\":..,\"value\":..})", false)
+    .option("--idempotency-key <key>", "invocation idempotency key (default: a fresh UUID)")
+    .option("--phantom-id <uuid>", "phantom agent id")
+    .option("--checkpoint <file>", "write checkpoint v1 here after every delivered output event")
+    .addOption(outputOption())
+    .option("--no-progress", "never draw the progress bar (it is drawn only when stderr is a terminal)")
+    .addOption(urlOption())
+    .addOption(tokenOption())
+    .addHelpText(
+      "after",
+      `
+Arguments are plain JSON converted with the method's schema from the server's discovery endpoint
+(u64/s64 may be given as strings), or native SchemaValue JSON with --native.
+"-" binds stdin to a stream parameter: raw bytes for stream<u8> and stream<binary>, one item per line
+for stream<string>. Output: raw bytes on stdout when the result is a single stream<u8>/stream<binary>,
+otherwise one JSON line per item ({"stream":name,"item":value}); the result is printed last.
+--output json prints one JSON event per line for everything (acceptance, items, ends, result, finish).
+${CONNECTION_HELP}
+
+Examples:
+  $ golem-stream invoke echo digest -c '{"name":"me"}' - < big.iso
+  $ printf 'one\\ntwo\\n' | golem-stream invoke echo split -c '{"name":"me"}' -
+  $ golem-stream invoke echo reverse -c '["me"]' - < lines.txt
+  $ golem-stream invoke echo count -c '{"name":"me"}' 10 100 --checkpoint count.ckpt
+  $ golem-stream invoke echo blobs -c '{"name":"me"}' 1 4096 > blob.bin
+  $ golem-stream invoke echo count --native -c '{"kind":"record","value":{"fields":[{"kind":"string","value":"me"}]}}' \\
+      '{"kind":"u32","value":3}' '{"kind":"u32","value":0}' --output json
+${EXIT_HELP}`,
+    )
+    .action(async (agentType: string, method: string, args: string[], parsed: Record<string, unknown>) => {
+      const { runInvoke } = await import("./commands/invoke.js");
+      const constructorJson = Object.hasOwn(parsed, "constructor") ? (parsed["constructor"] as string) : undefined;
+      const { constructor: _ignored, ...rest } = parsed;
+      const options = { ...rest, ...(constructorJson === undefined ? {} : { constructorJson }) } as unknown as InvokeOptions;
+      setExitCode(await runInvoke({ agentType, method, args }, options, io));
+    });
+
+  program
+    .command("resume")
+    .description("Continue an invocation from a checkpoint after a crash or lost connection, without skipping output.")
+    .argument("<checkpoint>", "checkpoint file written by invoke --checkpoint (it is kept up to date)")
+    .addOption(outputOption())
+    .option("--no-progress", "never draw the progress bar")
+    .addOption(urlOption())
+    .addOption(tokenOption())
+    .addHelpText(
+      "after",
+      `
+Output continues after the last item the checkpoint records as delivered; at most the item that was
+being written when the process stopped is repeated. Input read from stdin cannot be replayed after a
+crash: an input stream that had not ended is cancelled with source-unavailable.
+${CONNECTION_HELP}
+
+Examples:
+  $ golem-stream invoke echo count -c '{"name":"me"}' 1000 10 --checkpoint run.ckpt >> out.txt
+  $ golem-stream resume run.ckpt >> out.txt
+  $ golem-stream resume run.ckpt --url http://other-host:8080 --output json
+${EXIT_HELP}`,
+    )
+    .action(async (file: string, options: ResumeOptions) => {
+      const { runResume } = await import("./commands/resume.js");
+      setExitCode(await runResume(file, options, io));
+    });
+
+  const token = program.command("token").description("Operator aids for opaque gai1_ tokens.");
+  token
+    .command("inspect")
+    .description("Decode a gai1_ token and show its fields. The signature is NOT verified: do not trust the output.")
+    .argument("<token>", "a gai1_ session, stream or cursor token, or - to read it from stdin")
+    .option("--json", "print the fields as JSON", false)
+    .addHelpText(
+      "after",
+      `
+Examples:
+  $ golem-stream token inspect gai1_AQEC...
+  $ jq -r .sessionToken run.ckpt | golem-stream token inspect - --json`,
+    )
+    .action(async (value: string, options: { json: boolean }) => {
+      const { runTokenInspect } = await import("./commands/token-inspect.js");
+      setExitCode(await runTokenInspect(value, options, io));
+    });
+
+  program
+    .command("types")
+    .description("List the agent types and methods the server offers (its discovery endpoint).")
+    .option("-a, --application <name>", "application", "demo")
+    .option("-e, --environment <name>", "environment", "default")
+    .option("--json", "print the discovery document as JSON", false)
+    .addOption(urlOption())
+    .addOption(tokenOption())
+    .addHelpText(
+      "after",
+      `${CONNECTION_HELP}
+
+Examples:
+  $ golem-stream types
+  $ golem-stream types --application demo --environment default --json`,
+    )
+    .action(run<TypesOptions>(async () => (await import("./commands/types.js")).runTypes));
+
+  return program;
+}
+
+const VERSION = (createRequire(import.meta.url)("../package.json") as { version: string }).version;
+
+/**
+ * Runs the CLI and resolves with the process exit code. Never throws: a
+ * CliError becomes its message and code, anything else is reported as a bug.
+ */
+export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
+  let exitCode: number = EXIT.success;
+  const program = buildProgram(io, (code) => {
+    exitCode = code;
+  });
+  try {
+    await program.parseAsync([...argv], { from: "user" });
+    return exitCode;
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      // Help and version exit 0; every parse failure is a usage error.
+      return error.exitCode === 0 ? EXIT.success : EXIT.usage;
+    }
+    if (error instanceof CliError) {
+      report(io, `golem-stream: ${error.message}`);
+      return error.exitCode;
+    }
+    report(io, `golem-stream: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+    return EXIT_INTERNAL;
+  }
+}
