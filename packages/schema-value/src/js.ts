@@ -109,7 +109,15 @@ export function toJs(value: JsonValue | SchemaValue, graph: SchemaGraph, type?: 
         }
         case "map": {
           const m = (resolved as Extract<ResolvedType, { kind: "map" }>).value;
-          return new Map(v.value.entries.map(([k, x], i) => [into(k, m.key, "entries", i, 0), into(x, m.value, "entries", i, 1)]));
+          const out = new Map<unknown, unknown>();
+          v.value.entries.forEach(([k, x], i) => {
+            const key = into(k, m.key, "entries", i, 0);
+            // The native form allows repeated keys (Golem does not forbid
+            // them); a Map would silently keep only the last one.
+            if (out.has(key)) throw validationError(`${location.path()}.entries[${i}][0]`, "a repeated map key has no JavaScript Map form");
+            out.set(key, into(x, m.value, "entries", i, 1));
+          });
+          return out;
         }
         case "option": {
           const inner = (resolved as Extract<ResolvedType, { kind: "option" }>).value.inner;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { decodeSchemaGraph, encodeSchemaValue, fromJs, jsCodec, t, toJs, v, type SchemaType, type StreamLeaf } from "../src/index.js";
+import { decodeSchemaGraph, decodeSchemaValue, encodeSchemaValue, fromJs, jsCodec, t, toJs, v, type SchemaType, type StreamLeaf } from "../src/index.js";
 import { thrown } from "./helpers.js";
 
 const P1 = "0dff1c71-f12f-4bb1-996c-23d693bdc825";
@@ -92,6 +92,13 @@ describe("JavaScript mapping", () => {
     expect(thrown(() => fromJs(["b", new Set(), { case: "x" }], graph)).path).toBe("value.elements[0]");
     expect(thrown(() => fromJs(["a", new Set(["w"]), { case: "x" }], graph)).path).toBe("value.elements[1]");
     expect(thrown(() => fromJs(["a", new Set(), { case: "y" }], graph)).path).toBe("value.elements[2]");
+  });
+
+  it("decodes a map with a repeated key (as Golem does) but refuses to lose an entry in toJs", () => {
+    const graph = decodeSchemaGraph(t.graph(t.map(t.string(), t.u8())));
+    const value = v.map([v.string("k"), v.u8(1)], [v.string("k"), v.u8(2)]);
+    expect(() => decodeSchemaValue(value, graph)).not.toThrow();
+    expect(thrown(() => toJs(value, graph)).path).toBe("value.entries[1][0]");
   });
 
   it("refuses host-managed types", () => {
