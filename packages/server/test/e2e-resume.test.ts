@@ -1,0 +1,204 @@
+/** Section 9 and decisions section 8: exact replay, resume, takeover, superseded, restart. */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { randomUUID } from "node:crypto";
+import type { ServerMessage } from "@golem-stream/wire";
+import { RawClient, demoStart, outputValues, startTestServer, v, type TestServer } from "./helpers.js";
+
+let server: TestServer;
+beforeAll(async () => {
+  server = await startTestServer();
+});
+afterAll(async () => {
+  await server.dispose();
+});
+
+/** Waits until `client` has received `count` items on the result's first stream; returns that stream's channel. */
+async function readItems(client: RawClient, count: number): Promise<{ channel: number; cursor: string }> {
+  const result = await client.nextOf("invocationResult");
+  const channel = result.mappings[0]!.channel;
+  let cursor = "";
+  for (let seen = 0; seen < count; ) {
+    const message = await client.next();
+    if (message.type === "outputStreamItem" && message.channel === channel) {
+      seen++;
+      cursor = message.cursorToken;
+    }
+  }
+  return { channel, cursor };
+}
+
+function resumeMessage(operation: "resume" | "takeover", sessionToken: string, outputCursors: string[] = []) {
+  return { type: "resumeAttach" as const, attemptId: randomUUID(), operation, outputCursors, sessionToken };
+}
+
+function counts(messages: readonly ServerMessage[]): number[] {
+  const result = messages.find((m) => m.type === "invocationResult");
+  if (result?.type !== "invocationResult") return [];
+  return outputValues(messages, result.mappings[0]!.channel).map((item) => item.value as number);
+}
+
+describe("resume", () => {
+  it("after transport loss, resume from an item cursor replays exactly the rest and the terminal", async () => {
+    const first = await RawClient.connect(server.url);
+    first.send(demoStart("count", v.record(v.u32(30), v.u32(2))));
+    const accepted = await first.nextOf("invocationAccepted");
+    const { cursor } = await readItems(first, 5);
+    first.socket.terminate();
+
+    const second = await RawClient.connect(server.url);
+    second.send(resumeMessage("resume", accepted.sessionToken, [cursor]));
+    const reaccepted = await second.nextOf("invocationAccepted");
+    expect(reaccepted.sessionToken).not.toBe(accepted.sessionToken);
+    expect(reaccepted.idempotencyKey).toBe(accepted.idempotencyKey);
+    const { messages, closed } = await second.all();
+    expect(closed.code).toBe(1000);
+    expect(counts(messages)).toEqual(Array.from({ length: 25 }, (_, i) => i + 5));
+    expect(messages.filter((m) => m.type === "outputStreamEnd")).toHaveLength(1);
+    expect(messages.at(-1)).toEqual({ type: "invocationFinished", outcome: { kind: "success" } });
+  });
+
+  it("resume from a terminal cursor replays no event of that stream; without cursors everything replays", async () => {
+    const client = await RawClient.connect(server.url);
+    client.send(demoStart("count", v.record(v.u32(3), v.u32(0))));
+    const accepted = await client.nextOf("invocationAccepted");
+    const { messages: firstRun } = await client.all();
+    const end = firstRun.find((m) => m.type === "outputStreamEnd");
+    if (end?.type !== "outputStreamEnd" || end.cursorToken === undefined) throw new Error("no terminal cursor");
+
+    const fromTerminal = await RawClient.connect(server.url);
+    fromTerminal.send(resumeMessage("resume", accepted.sessionToken, [end.cursorToken]));
+    const { messages: replay } = await fromTerminal.all();
+    const types = replay.map((m) => m.type);
+    expect(types).toEqual(["invocationAccepted", "invocationResult", "invocationFinished"]);
+
+    const reaccepted = replay[0];
+    if (reaccepted?.type !== "invocationAccepted") throw new Error("unreachable");
+    const fromStart = await RawClient.connect(server.url);
+    fromStart.send(resumeMessage("resume", reaccepted.sessionToken));
+    const { messages: full } = await fromStart.all();
+    expect(counts(full)).toEqual([0, 1, 2]);
+    expect(full.at(-1)?.type).toBe("invocationFinished");
+  });
+
+  it("input high-water survives a reconnect; the client resends only the suffix; duplicates are re-ACKed", async () => {
+    const first = await RawClient.connect(server.url);
+    first.send(demoStart("reverse", v.record(v.stream(randomUUID()))));
+    const accepted = await first.nextOf("invocationAccepted");
+    const channel = accepted.mappings[0]!.channel;
+    first.send({ type: "inputStreamItem", channel, sequence: 0n, value: v.str("one") });
+    first.send({ type: "inputStreamItem", channel, sequence: 1n, value: v.str("two") });
+    await first.nextOf("inputStreamAck");
+    await first.nextOf("inputStreamAck");
+    first.socket.terminate();
+
+    const second = await RawClient.connect(server.url);
+    second.send(resumeMessage("resume", accepted.sessionToken));
+    const reaccepted = await second.nextOf("invocationAccepted");
+    const input = reaccepted.mappings.find((m) => m.direction === "input")!;
+    expect(input.inputHighWater).toEqual({ sequence: 2n, terminal: false });
+    expect(input.provisionalRef).toBeUndefined();
+    expect(input.streamToken).toBe(accepted.mappings[0]!.streamToken);
+    // An identical duplicate is idempotent and re-ACKed with the same cumulative count.
+    second.send({ type: "inputStreamItem", channel: input.channel, sequence: 1n, value: v.str("two") });
+    expect(await second.nextOf("inputStreamAck")).toMatchObject({ highestContiguousSequence: 2n, terminal: false });
+    second.send({ type: "inputStreamItem", channel: input.channel, sequence: 2n, value: v.str("three") });
+    second.send({ type: "inputStreamEnd", channel: input.channel, sequence: 3n });
+    const { messages } = await second.all();
+    const result = messages.find((m) => m.type === "invocationResult");
+    if (result?.type !== "invocationResult") throw new Error("no result");
+    expect(outputValues(messages, result.mappings[0]!.channel)).toEqual([v.str("eno"), v.str("owt"), v.str("eerht")]);
+  });
+});
+
+describe("takeover and replacement", () => {
+  it("takeover with two live transports: the old one gets attachmentRevoked, the new one the rest", async () => {
+    const a = await RawClient.connect(server.url);
+    a.send(demoStart("count", v.record(v.u32(20), v.u32(3))));
+    const accepted = await a.nextOf("invocationAccepted");
+    await readItems(a, 2);
+
+    const b = await RawClient.connect(server.url);
+    b.send(resumeMessage("takeover", accepted.sessionToken));
+    const { messages: aMessages, closed: aClosed } = await a.all();
+    expect(aMessages.at(-1)).toEqual({ type: "attachmentRevoked", reason: "replaced" });
+    expect(aClosed.code).toBe(1000);
+    const { messages: bMessages, closed: bClosed } = await b.all();
+    expect(bClosed.code).toBe(1000);
+    expect(counts(bMessages)).toEqual(Array.from({ length: 20 }, (_, i) => i));
+    expect(bMessages.at(-1)?.type).toBe("invocationFinished");
+  });
+
+  it("resume with a superseded generation is rejected with superseded; takeover with it works", async () => {
+    const a = await RawClient.connect(server.url);
+    a.send(demoStart("count", v.record(v.u32(3), v.u32(0))));
+    const accepted = await a.nextOf("invocationAccepted");
+    await a.all();
+    const b = await RawClient.connect(server.url);
+    b.send(resumeMessage("resume", accepted.sessionToken));
+    await b.all();
+
+    const stale = await RawClient.connect(server.url);
+    const attempt = resumeMessage("resume", accepted.sessionToken);
+    stale.send(attempt);
+    const { messages, closed } = await stale.all();
+    expect(messages).toEqual([
+      { type: "invocationRejected", attemptId: attempt.attemptId, code: "superseded", message: expect.any(String), retryable: false },
+    ]);
+    expect(closed.code).toBe(1002);
+
+    const taker = await RawClient.connect(server.url);
+    taker.send(resumeMessage("takeover", accepted.sessionToken));
+    const taken = await taker.all();
+    expect(taken.messages.at(-1)?.type).toBe("invocationFinished");
+  });
+
+  it("an exact start replay takes the session over; a changed descriptor is attempt-conflict", async () => {
+    const start = demoStart("count", v.record(v.u32(15), v.u32(3)));
+    const a = await RawClient.connect(server.url);
+    a.send(start);
+    const accepted = await a.nextOf("invocationAccepted");
+
+    const b = await RawClient.connect(server.url);
+    b.send(start);
+    const replayed = await b.nextOf("invocationAccepted");
+    expect(replayed.sessionToken).toBe(accepted.sessionToken);
+    expect((await a.all()).messages.at(-1)).toEqual({ type: "attachmentRevoked", reason: "replaced" });
+    const { messages } = await b.all();
+    expect(counts(messages)).toEqual(Array.from({ length: 15 }, (_, i) => i));
+
+    const c = await RawClient.connect(server.url);
+    c.send({ ...start, methodParameters: v.record(v.u32(16), v.u32(3)) });
+    const conflict = await c.next();
+    expect(conflict).toMatchObject({ type: "invocationRejected", attemptId: start.attemptId, code: "attempt-conflict", retryable: false });
+    expect((await c.closed).code).toBe(1002);
+  });
+
+  it("a replay of a superseded start attempt reports the current token and mappings, then revokes", async () => {
+    const start = demoStart("count", v.record(v.u32(2), v.u32(0)));
+    const a = await RawClient.connect(server.url);
+    a.send(start);
+    const accepted = await a.nextOf("invocationAccepted");
+    await a.all();
+    const b = await RawClient.connect(server.url);
+    b.send(resumeMessage("resume", accepted.sessionToken));
+    const resumed = await b.nextOf("invocationAccepted");
+    await b.all();
+
+    const c = await RawClient.connect(server.url);
+    c.send(start);
+    const { messages } = await c.all();
+    expect(messages.map((m) => m.type)).toEqual(["invocationAccepted", "attachmentRevoked"]);
+    expect(messages[0]).toMatchObject({ attemptId: start.attemptId, sessionToken: resumed.sessionToken });
+  });
+
+  it("a second start with the same idempotency key for the same agent is idempotency-conflict", async () => {
+    const first = demoStart("count", v.record(v.u32(1), v.u32(0)));
+    const a = await RawClient.connect(server.url);
+    a.send(first);
+    await a.all();
+    const b = await RawClient.connect(server.url);
+    const second = demoStart("count", v.record(v.u32(1), v.u32(0)), { idempotencyKey: first.idempotencyKey });
+    b.send(second);
+    expect(await b.next()).toMatchObject({ type: "invocationRejected", attemptId: second.attemptId, code: "idempotency-conflict" });
+  });
+});
