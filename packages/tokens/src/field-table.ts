@@ -96,6 +96,13 @@ export const FIELD_TABLE: Readonly<Record<TokenKind, readonly FieldSpec[]>> = {
   ],
 };
 
+/** Per kind, the typed member names it has. */
+export const FIELD_NAMES: Readonly<Record<TokenKind, ReadonlySet<string>>> = {
+  session: new Set(FIELD_TABLE.session.map((spec) => spec.name)),
+  stream: new Set(FIELD_TABLE.stream.map((spec) => spec.name)),
+  cursor: new Set(FIELD_TABLE.cursor.map((spec) => spec.name)),
+};
+
 /** Field ids are one byte. */
 const FIELD_ID_SPACE = 256;
 

@@ -3,7 +3,7 @@
  */
 import { encodeUtf8, U64_MAX } from "@golem-stream/wire";
 import { InvalidTokenError, usageError } from "./errors.js";
-import { FIELD_TABLE, isTokenKind } from "./field-table.js";
+import { FIELD_NAMES, FIELD_TABLE, isTokenKind } from "./field-table.js";
 import { prepareFieldValue } from "./field-values.js";
 import { assertKeyring, signerFor, type Keyring } from "./keyring.js";
 import { decodeEnvelope, layoutPayload, readFields, readHeader, tokenText, type PreparedField } from "./payload.js";
@@ -60,8 +60,9 @@ function prepareFields(kind: TokenKind, fields: unknown): PreparedField[] {
   const specs = FIELD_TABLE[kind];
   // An extra member is a mistake the caller wants to hear about (say, a
   // streamKeyId passed to a stream token), not something to drop silently.
+  const names = FIELD_NAMES[kind];
   for (const name of Object.keys(record)) {
-    if (record[name] !== undefined && !specs.some((spec) => spec.name === name)) {
+    if (record[name] !== undefined && !names.has(name)) {
       throw usageError(`${kind} tokens have no field ${JSON.stringify(name)}`, `fields.${name}`);
     }
   }
@@ -115,7 +116,8 @@ export function inspectToken(token: string): InspectedToken {
   const bytes = decodeEnvelope(token);
   const header = readHeader(bytes, undefined);
   const fields = readFields(header.kind, bytes, header.fieldsStart, header.payloadEnd);
-  return { kind: header.kind, keyId: header.keyId, fields, signatureValid: undefined };
+  // readFields built `fields` for `header.kind`; TypeScript cannot correlate the two.
+  return { kind: header.kind, keyId: header.keyId, fields, signatureValid: undefined } as InspectedToken;
 }
 
 /**

@@ -91,11 +91,16 @@ export interface VerifiedToken<K extends TokenKind> {
   readonly fields: TokenFields<K>;
 }
 
-/** A token decoded without checking its signature: for operators, never for decisions. */
-export interface InspectedToken {
-  readonly kind: TokenKind;
-  readonly keyId: string;
-  readonly fields: TokenFields<TokenKind>;
-  /** Always `undefined`: inspection does not know the keys, so it says nothing about authenticity. */
-  readonly signatureValid: undefined;
-}
+/**
+ * A token decoded without checking its signature: for operators, never for
+ * decisions. Discriminated by `kind`, so `fields` narrows with it.
+ */
+export type InspectedToken = {
+  readonly [K in TokenKind]: {
+    readonly kind: K;
+    readonly keyId: string;
+    readonly fields: TokenFields<K>;
+    /** Always `undefined`: inspection does not know the keys, so it says nothing about authenticity. */
+    readonly signatureValid: undefined;
+  };
+}[TokenKind];

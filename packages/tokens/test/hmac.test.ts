@@ -67,6 +67,14 @@ describe("PreparedHmac", () => {
     expect(toHex(out)).toBe(mac);
   });
 
+  it.each(RFC_4231)("RFC 4231 $name, with the data split between the prepared prefix and the message", ({ key, data, mac }) => {
+    // Tokens absorb the domain prefix into the keyed state; the answer must not depend on where the split falls.
+    for (const split of [0, 1, Math.floor(data.length / 2), data.length - 1, data.length]) {
+      const prepared = new PreparedHmac(key, data.subarray(0, split));
+      expect(toHex(prepared.mac(data.subarray(split)))).toBe(mac);
+    }
+  });
+
   it("RFC 4231 answers hold when the vectors share one instance per key, interleaved", () => {
     const instances = RFC_4231.map(({ key }) => new PreparedHmac(key));
     for (let round = 0; round < 3; round++) {
