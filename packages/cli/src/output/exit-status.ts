@@ -21,8 +21,9 @@ export function failureOf(error: unknown): Failure {
     case "invocation-failed":
       return { exitCode: EXIT.invocationFailed, message: `invocation failed${code}: ${error.message}` };
     case "stream-failed":
+      return { exitCode: EXIT.invocationFailed, message: `ended with an error${code}: ${error.message}` };
     case "stream-cancelled":
-      return { exitCode: EXIT.invocationFailed, message: error.message };
+      return { exitCode: EXIT.invocationFailed, message: `was cancelled${error.reason === undefined ? "" : ` (${error.reason})`}` };
     case "revoked":
       return { exitCode: EXIT.connectionLost, message: "another process took this session over" };
     case "server-violation":

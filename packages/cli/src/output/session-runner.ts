@@ -146,7 +146,7 @@ class SessionRunner {
 
   async #printResult(result: InvocationResult): Promise<void> {
     if (this.#mode === "json") {
-      await this.#emit({ event: "finished", outcome: "success" });
+      await this.#emit({ event: "finished", outcome: { kind: "success" } });
       return;
     }
     if (result.kind === "none") {
@@ -259,8 +259,13 @@ class SessionRunner {
     }
   }
 
+  /**
+   * One line of output. Event lines (`--output json`) are canonical JSON;
+   * item lines keep the order they were built in (`stream` first), which
+   * reads better and is still one JSON object per line.
+   */
   async #emit(line: JsonObject): Promise<string> {
-    const text = `${canonicalJson(line)}\n`;
+    const text = `${this.#mode === "json" ? canonicalJson(line) : JSON.stringify(line)}\n`;
     await deliver(this.#io.stdout, text);
     return text;
   }
