@@ -139,6 +139,15 @@ export class Invocation {
     this.#session.abort(reason);
   }
 
+  /**
+   * Stops this handle without cancelling anything: the invocation keeps
+   * running on the server. Returns the state to continue with
+   * `client.takeover(state)` — in this process or another one.
+   */
+  detach(): ResumeState | undefined {
+    return this.#session.detach();
+  }
+
   on<E extends keyof InvocationEvents>(event: E, listener: (payload: InvocationEvents[E]) => void): () => void {
     let set = this.#listeners.get(event);
     if (set === undefined) this.#listeners.set(event, (set = new Set()));

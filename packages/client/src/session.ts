@@ -231,6 +231,17 @@ export class Session {
     this.#fail(new ClientError("aborted", reason));
   }
 
+  /**
+   * Leaves the invocation running on the server and stops here: no stream is
+   * cancelled (transport loss only detaches, protocol section 8). The returned
+   * state continues it with `client.takeover`.
+   */
+  detach(): ResumeState | undefined {
+    const state = this.state;
+    if (!this.#done) this.#fail(new ClientError("aborted", "detached; the invocation continues on the server"));
+    return state;
+  }
+
   // ---- one connection ----
 
   #connectOnce(): Promise<Outcome> {

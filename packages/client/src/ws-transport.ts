@@ -50,12 +50,17 @@ export function wsTransport(options: WsTransportOptions = {}): Transport {
         const onAbort = (): void => socket.terminate();
         request.signal.addEventListener("abort", onAbort, { once: true });
 
+        let refused = false;
         socket.on("unexpected-response", (_req, response) => {
-          readErrorEnvelope(response).then(reject, reject);
-          socket.terminate();
+          // The HTTP refusal carries the public code; read it before tearing the socket down.
+          refused = true;
+          void readErrorEnvelope(response).then((error) => {
+            reject(error);
+            socket.terminate();
+          });
         });
         socket.on("error", (error) => {
-          if (!opened) reject(error);
+          if (!opened && !refused) reject(error);
         });
         socket.on("open", () => {
           request.signal.removeEventListener("abort", onAbort);
@@ -86,7 +91,7 @@ export function wsTransport(options: WsTransportOptions = {}): Transport {
           closed = true;
           request.signal.removeEventListener("abort", onAbort);
           if (!opened) {
-            reject(new Error(`connection closed before the handshake completed (${code})`));
+            if (!refused) reject(new Error(`connection closed before the handshake completed (${code})`));
             return;
           }
           const info: CloseInfo = { code, reason: reason.toString("utf8"), ...(decodeError === undefined ? {} : { error: decodeError }) };

@@ -1,0 +1,19 @@
+/** The real server on loopback, in a fresh temporary data directory per test file. */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { startEmbeddedServer, type EmbeddedServer } from "@golem-stream/server";
+
+export const TOKEN = "t";
+
+export async function startServer(): Promise<EmbeddedServer & { dispose(): Promise<void> }> {
+  const dataDir = mkdtempSync(join(tmpdir(), "golem-stream-client-"));
+  // `normal` durability keeps the suite fast; crash safety is the server's own test subject.
+  const server = await startEmbeddedServer({ port: 0, host: "127.0.0.1", dataDir, tokens: [TOKEN], synchronous: "normal" });
+  return Object.assign(server, {
+    async dispose() {
+      await server.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  });
+}
