@@ -8,7 +8,7 @@
  * can reach them. `exportKeyringJson()` is the one, explicitly named, place
  * that serialises secrets.
  */
-import { canonicalJson, getMember, isJsonObject, parseStrictJson, isWellFormedText, utf8ByteLength, LIMITS } from "@golem-stream/wire";
+import { canonicalJson, encodeUtf8, getMember, isJsonObject, parseStrictJson, isWellFormedText, utf8ByteLength, LIMITS } from "@golem-stream/wire";
 import type { JsonObject, JsonValue } from "@golem-stream/wire";
 import { decodeBase64Url, encodeBase64Url } from "./base64url.js";
 import { usageError } from "./errors.js";
@@ -50,6 +50,8 @@ export interface KeyringInit {
 
 interface KeyEntry {
   readonly secret: Uint8Array;
+  /** The key id as written into every payload it signs, encoded once. */
+  readonly keyIdBytes: Uint8Array;
   /** One prepared signer per kind, each with its kind's domain prefix already absorbed. */
   readonly signers: Readonly<Record<TokenKind, PreparedHmac>>;
 }
@@ -83,7 +85,7 @@ export class Keyring {
       if (key.verifyOnly === true && id === active) {
         throw usageError("the active key cannot be verify-only", `${path}.verifyOnly`);
       }
-      entries.set(id, prepareKey(secretBytes(key.secret, `${path}.secret`)));
+      entries.set(id, prepareKey(id, secretBytes(key.secret, `${path}.secret`)));
     });
     if (typeof active !== "string" || !entries.has(active)) {
       throw usageError("active must name one of the keys", "keyring.active");
@@ -186,15 +188,25 @@ export function signerFor(keyring: Keyring, keyId: string, kind: TokenKind): Pre
   return entriesOf(keyring).get(keyId)?.signers[kind];
 }
 
+/** Like `signerFor`, with the encoded key id that minting writes into the payload. */
+export function mintingKeyFor(
+  keyring: Keyring,
+  keyId: string,
+  kind: TokenKind,
+): { readonly signer: PreparedHmac; readonly keyIdBytes: Uint8Array } | undefined {
+  const entry = entriesOf(keyring).get(keyId);
+  return entry === undefined ? undefined : { signer: entry.signers[kind], keyIdBytes: entry.keyIdBytes };
+}
+
 /** Throws unless `keyring` is a Keyring made by this package. */
 export function assertKeyring(keyring: unknown): asserts keyring is Keyring {
   entriesOf(keyring as Keyring);
 }
 
-function prepareKey(secret: Uint8Array): KeyEntry {
+function prepareKey(id: string, secret: Uint8Array): KeyEntry {
   const signers = {} as Record<TokenKind, PreparedHmac>;
   for (const kind of TOKEN_KINDS) signers[kind] = new PreparedHmac(secret, signaturePrefix(kind));
-  return { secret, signers };
+  return { secret, keyIdBytes: encodeUtf8(id), signers };
 }
 
 function checkKeyId(id: unknown, path: string): string {

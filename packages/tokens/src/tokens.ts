@@ -1,11 +1,11 @@
 /**
  * The public token operations: mint, verify, inspect.
  */
-import { encodeUtf8, U64_MAX } from "@golem-stream/wire";
+import { U64_MAX } from "@golem-stream/wire";
 import { InvalidTokenError, usageError } from "./errors.js";
 import { FIELD_NAMES, FIELD_TABLE, isTokenKind } from "./field-table.js";
 import { prepareFieldValue } from "./field-values.js";
-import { assertKeyring, signerFor, type Keyring } from "./keyring.js";
+import { assertKeyring, mintingKeyFor, signerFor, type Keyring } from "./keyring.js";
 import { decodeEnvelope, layoutPayload, readFields, readHeader, tokenText, type PreparedField } from "./payload.js";
 import { constantTimeEqual, SIGNATURE_BYTES } from "./signature.js";
 import type { InspectedToken, SessionTokenFields, TokenFields, TokenKind, VerifiedToken } from "./types.js";
@@ -42,13 +42,13 @@ export function mintToken<K extends TokenKind>(
     if (kind !== "stream") throw usageError("only stream tokens may be signed with a non-active key", "options.keyId");
     if (typeof keyId !== "string" || !keyring.has(keyId)) throw usageError("options.keyId names no key of the keyring", "options.keyId");
   }
-  const signer = signerFor(keyring, keyId, kind);
-  if (signer === undefined) throw usageError("options.keyId names no key of the keyring", "options.keyId");
+  const key = mintingKeyFor(keyring, keyId, kind);
+  if (key === undefined) throw usageError("options.keyId names no key of the keyring", "options.keyId");
 
   const prepared = prepareFields(kind, fields);
-  const bytes = layoutPayload(kind, encodeUtf8(keyId), prepared);
+  const bytes = layoutPayload(kind, key.keyIdBytes, prepared);
   const payloadEnd = bytes.length - SIGNATURE_BYTES;
-  signer.macInto(bytes.subarray(0, payloadEnd), bytes.subarray(payloadEnd));
+  key.signer.macInto(bytes.subarray(0, payloadEnd), bytes.subarray(payloadEnd));
   return tokenText(bytes);
 }
 
