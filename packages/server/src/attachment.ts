@@ -63,6 +63,7 @@ export class Attachment implements AttachmentSink {
   readonly #onEnd: (attachment: Attachment) => void;
   #resultSent = false;
   #finishedSent = false;
+  #handling = 0;
   #ended = false;
 
   constructor(session: LiveSession, attemptId: string, transport: SessionTransport, onEnd: (attachment: Attachment) => void) {
@@ -262,7 +263,7 @@ export class Attachment implements AttachmentSink {
 
   /** `invocationFinished` goes last: after the result and every output terminal on this connection. */
   #maybeFinish(): void {
-    if (this.#finishedSent || this.#ended || !this.session.finished) return;
+    if (this.#finishedSent || this.#ended || !this.session.finished || this.#handling > 0) return;
     if (this.session.record.result !== undefined && !this.#resultSent) return;
     for (const stream of this.session.streams()) {
       if (stream.direction !== "output") continue;
@@ -291,9 +292,10 @@ export class Attachment implements AttachmentSink {
   inputCancelledByServer(stream: StreamState, reason: ServerCancelReason): void {
     const entry = this.#channels.forStream(stream.streamId);
     if (entry === undefined || entry.state === "reserved") return;
-    void this.#send({ type: "streamCancel", channel: entry.channel, reason })
-      .then(() => this.#send(this.#ack(stream, [])))
-      .catch((error: unknown) => this.#fault(error));
+    // Both sends are issued now, in order: the transport keeps call order,
+    // so the terminal ACK cannot fall behind a later invocationFinished.
+    void this.#send({ type: "streamCancel", channel: entry.channel, reason }).catch((error: unknown) => this.#fault(error));
+    void this.#send(this.#ack(stream, [])).catch((error: unknown) => this.#fault(error));
   }
 
   finished(): void {
@@ -317,6 +319,8 @@ export class Attachment implements AttachmentSink {
    */
   async handle(message: InputStreamItem | InputStreamEnd | ClientStreamCancel | ClientBinaryMessage, permitBytes: number): Promise<void> {
     let kept = false;
+    // invocationFinished waits for the ACK of a message being handled.
+    this.#handling++;
     try {
       switch (message.type) {
         case "inputStreamItem":
@@ -335,6 +339,8 @@ export class Attachment implements AttachmentSink {
       }
     } finally {
       if (!kept) this.session.permits.release(permitBytes);
+      this.#handling--;
+      this.#maybeFinish();
     }
   }
 
