@@ -79,7 +79,7 @@ const brokenHost: AgentHost = {
   invoke: () => Promise.reject(new Error("unreachable")),
 };
 
-export async function startProbeServer(limits: Partial<ServerLimits> = {}) {
+export async function startProbeServer(limits: Partial<ServerLimits> = {}, now?: () => number, keyring: Keyring = Keyring.generate("k1")) {
   const dataDir = mkdtempSync(join(tmpdir(), "golem-stream-probe-"));
   const store = new SqliteSessionStore({ dataDir, synchronous: "normal" });
   const demo = createDemoHost();
@@ -92,10 +92,11 @@ export async function startProbeServer(limits: Partial<ServerLimits> = {}) {
   const server = createSessionServer({
     store,
     host,
-    keyring: Keyring.generate("k1"),
+    keyring,
     authenticator: (token) => (token === TOKEN ? { account: "acme", principal: "alice" } : token === "bob" ? { account: "acme", principal: "bob" } : undefined),
     authorizer: (request) => request.method !== "forbidden" && request.environment !== "secret",
     limits,
+    ...(now === undefined ? {} : { now }),
   });
   const address = await server.listen();
   return {

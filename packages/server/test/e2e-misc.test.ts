@@ -1,0 +1,120 @@
+/** Discovery endpoint, retention and session-expired, keyring rotation, output cursor checks. */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { randomUUID } from "node:crypto";
+import { inspectToken, Keyring } from "@golem-stream/tokens";
+import { RawClient, TOKEN, demoStart, v } from "./helpers.js";
+import { startProbeServer } from "./probe-server.js";
+import { ECHO_METHODS } from "../src/index.js";
+
+let clock = Date.now();
+let server: Awaited<ReturnType<typeof startProbeServer>>;
+beforeAll(async () => {
+  server = await startProbeServer({ sessionRetentionMs: 60_000 }, () => clock);
+});
+afterAll(async () => {
+  await server.dispose();
+});
+
+async function getJson(path: string, token: string | null = TOKEN): Promise<{ status: number; body: unknown }> {
+  const response = await fetch(`${server.httpUrl}${path}`, { headers: token === null ? {} : { authorization: `Bearer ${token}` } });
+  return { status: response.status, body: await response.json() };
+}
+
+function resume(operation: "resume" | "takeover", sessionToken: string, outputCursors: string[] = []) {
+  return { type: "resumeAttach" as const, attemptId: randomUUID(), operation, outputCursors, sessionToken };
+}
+
+describe("discovery endpoint", () => {
+  it("returns the catalogue of an application environment", async () => {
+    const { status, body } = await getJson("/v1/agents/types?application=demo&environment=default");
+    expect(status).toBe(200);
+    expect(body).toMatchObject({ application: "demo", environment: "default", agentTypes: [{ name: "echo", config: [] }] });
+    const methods = (body as { agentTypes: { methods: { name: string }[] }[] }).agentTypes[0]!.methods;
+    expect(methods.map((m) => m.name)).toEqual(ECHO_METHODS.map((m) => m.name));
+  });
+
+  it("answers failures with the HTTP error envelope", async () => {
+    expect(await getJson("/v1/agents/types?application=demo&environment=default", null)).toMatchObject({ status: 401, body: { code: "unauthenticated" } });
+    expect(await getJson("/v1/agents/types?application=demo")).toMatchObject({ status: 400, body: { code: "validation-error", errors: [expect.any(String)] } });
+    expect(await getJson("/v1/agents/types?application=nope&environment=default")).toMatchObject({ status: 404, body: { code: "not-found" } });
+    expect(await getJson("/v1/agents/types?application=demo&environment=secret")).toMatchObject({ status: 403, body: { code: "forbidden" } });
+  });
+});
+
+describe("retention", () => {
+  it("a finished session past its retention is session-expired", async () => {
+    const client = await RawClient.connect(server.url);
+    client.send(demoStart("count", v.record(v.u32(1), v.u32(0))));
+    const accepted = await client.nextOf("invocationAccepted");
+    await client.all();
+    clock += 60_001;
+    try {
+      const late = await RawClient.connect(server.url);
+      const attempt = resume("takeover", accepted.sessionToken);
+      late.send(attempt);
+      const { messages, closed } = await late.all();
+      expect(messages).toEqual([
+        { type: "invocationRejected", attemptId: attempt.attemptId, code: "session-expired", message: expect.any(String), retryable: false },
+      ]);
+      expect(closed.code).toBe(1002);
+    } finally {
+      clock -= 60_001;
+    }
+  });
+});
+
+describe("keyring rotation", () => {
+  it("old tokens keep verifying, refreshed session tokens use the new key, stream tokens never change", async () => {
+    const original = Keyring.generate("k1");
+    const rotating = await startProbeServer({}, undefined, original);
+    try {
+      const client = await RawClient.connect(rotating.url);
+      client.send(demoStart("reverse", v.record(v.stream(randomUUID()))));
+      const accepted = await client.nextOf("invocationAccepted");
+      client.close();
+      await client.closed;
+      expect(inspectToken(accepted.sessionToken).keyId).toBe("k1");
+
+      rotating.server.rotateKeyring(original.rotate("k2"));
+      const resumed = await RawClient.connect(rotating.url);
+      resumed.send(resume("resume", accepted.sessionToken));
+      const reaccepted = await resumed.nextOf("invocationAccepted");
+      expect(inspectToken(reaccepted.sessionToken).keyId).toBe("k2");
+      expect(reaccepted.mappings[0]!.streamToken).toBe(accepted.mappings[0]!.streamToken);
+      expect(inspectToken(reaccepted.mappings[0]!.streamToken).keyId).toBe("k1");
+      resumed.close();
+      await resumed.closed;
+
+      // A keyring without k1 no longer verifies tokens it signed.
+      rotating.server.rotateKeyring(Keyring.generate("k9"));
+      const stranger = await RawClient.connect(rotating.url);
+      stranger.send(resume("resume", accepted.sessionToken));
+      expect((await stranger.all()).messages[0]).toMatchObject({ code: "invalid-token" });
+    } finally {
+      await rotating.dispose();
+    }
+  });
+});
+
+describe("output cursors", () => {
+  it("two cursors for one stream are invalid-message; a cursor of another session is invalid-token", async () => {
+    const a = await RawClient.connect(server.url);
+    a.send(demoStart("count", v.record(v.u32(2), v.u32(0))));
+    const acceptedA = await a.nextOf("invocationAccepted");
+    const { messages } = await a.all();
+    const cursors = messages.flatMap((m) => (m.type === "outputStreamItem" ? [m.cursorToken] : []));
+    expect(cursors).toHaveLength(2);
+
+    const twice = await RawClient.connect(server.url);
+    twice.send(resume("takeover", acceptedA.sessionToken, cursors));
+    expect((await twice.all()).messages[0]).toMatchObject({ code: "invalid-message" });
+
+    const b = await RawClient.connect(server.url);
+    b.send(demoStart("count", v.record(v.u32(1), v.u32(0))));
+    const acceptedB = await b.nextOf("invocationAccepted");
+    await b.all();
+    const foreign = await RawClient.connect(server.url);
+    foreign.send(resume("takeover", acceptedB.sessionToken, [cursors[0]!]));
+    expect((await foreign.all()).messages[0]).toMatchObject({ code: "invalid-token" });
+  });
+});
