@@ -32,6 +32,14 @@ function streamField(ctx: InvocationContext, index: number) {
   return fields[index];
 }
 
+/** `gate` reads nothing until the test opens the gate, then drains its input. */
+let openGate: () => void = () => undefined;
+let gate = new Promise<void>((resolve) => (openGate = resolve));
+export function resetGate(): () => void {
+  gate = new Promise<void>((resolve) => (openGate = resolve));
+  return () => openGate();
+}
+
 export const PROBE: AgentTypeDefinition = {
   name: "probe",
   constructorParameters: ECHO_CONSTRUCTOR,
@@ -41,6 +49,7 @@ export const PROBE: AgentTypeDefinition = {
     { name: "boom", parameters: graph(record()) },
     { name: "forbidden", parameters: graph(record()) },
     { name: "ignore", parameters: graph(record(["a", stream(string)])) },
+    { name: "gate", parameters: graph(record(["a", stream(string)])) },
     { name: "nested", parameters: graph(record(["outer", stream(record(["name", string], ["inner", stream(string)]))])), result: graph(stream(string)) },
   ],
   implementations: {
@@ -55,6 +64,12 @@ export const PROBE: AgentTypeDefinition = {
     forbidden: async () => undefined,
     // Returns at once without reading its input: the server cancels it with consumer-drop.
     ignore: async () => undefined,
+    gate: async (ctx) => {
+      const input = ctx.inputValues(streamField(ctx, 0));
+      await gate;
+      for await (const _ of input);
+      return undefined;
+    },
     // Reads the outer stream; for each item, reads its nested input stream and echoes its items.
     nested: async (ctx) => {
       const outer = ctx.inputValues(streamField(ctx, 0));
