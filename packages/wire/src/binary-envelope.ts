@@ -7,7 +7,7 @@
  * read. Decoding never copies the payload: the message's `payload` is a view
  * of the input bytes.
  */
-import { type MembersOf, decodeMembers, encodeMembers, invalidAt, limitAt, optional, required } from "./codec.js";
+import { MemberTable, invalidAt, limitAt, optional, required } from "./codec.js";
 import { canonicalJson } from "./canonical-json.js";
 import { channelCodec, mimeTypeCodec, tokenCodec, u64Codec } from "./fields.js";
 import { type JsonObject, getMember, isJsonObject } from "./json.js";
@@ -33,44 +33,42 @@ interface KindRules<M extends BinaryMessage> {
   /** Packed u8: one item per payload byte. Otherwise one item per message. */
   readonly packed: boolean;
   /** Metadata members besides version, kind and itemCount (which is derived). */
-  readonly members: MembersOf<MetadataOf<M>>;
+  readonly members: MemberTable<MetadataOf<M>>;
 }
 
 const KINDS: { readonly [K in BinaryKind]: KindRules<Extract<BinaryMessage, { type: K }>> } = {
   "input-u8": {
     direction: "client",
     packed: true,
-    members: { channel: required(channelCodec), sequence: required(u64Codec) } satisfies MembersOf<
-      MetadataOf<InputU8Batch>
-    >,
+    members: new MemberTable<MetadataOf<InputU8Batch>>({ channel: required(channelCodec), sequence: required(u64Codec) }),
   },
   "input-binary": {
     direction: "client",
     packed: false,
-    members: {
+    members: new MemberTable<MetadataOf<InputBinaryItem>>({
       channel: required(channelCodec),
       mimeType: optional(mimeTypeCodec),
       sequence: required(u64Codec),
-    } satisfies MembersOf<MetadataOf<InputBinaryItem>>,
+    }),
   },
   "output-u8": {
     direction: "server",
     packed: true,
-    members: {
+    members: new MemberTable<MetadataOf<OutputU8Batch>>({
       channel: required(channelCodec),
       cursorToken: required(tokenCodec),
       sequence: required(u64Codec),
-    } satisfies MembersOf<MetadataOf<OutputU8Batch>>,
+    }),
   },
   "output-binary": {
     direction: "server",
     packed: false,
-    members: {
+    members: new MemberTable<MetadataOf<OutputBinaryItem>>({
       channel: required(channelCodec),
       cursorToken: required(tokenCodec),
       mimeType: optional(mimeTypeCodec),
       sequence: required(u64Codec),
-    } satisfies MembersOf<MetadataOf<OutputBinaryItem>>,
+    }),
   },
 };
 
@@ -87,7 +85,7 @@ export function isBinaryKind(value: unknown): value is BinaryKind {
 }
 
 const LENGTH_PREFIX_BYTES = 4;
-const METADATA_RESERVED = ["itemCount", "kind", "version"] as const;
+const METADATA_RESERVED: ReadonlySet<string> = new Set(["itemCount", "kind", "version"]);
 
 /**
  * Decodes one binary WebSocket message sent by `direction`. The returned
@@ -122,7 +120,7 @@ export function decodeBinaryMessage(data: unknown, direction: "client" | "server
   const payload = data.subarray(payloadStart);
   checkPayloadSize(rules, payload.length);
   const into: Record<string, unknown> = { type: kind };
-  decodeMembers(root, rules.members, "", `${String(kind)} metadata`, into, METADATA_RESERVED);
+  rules.members.decode(root, "", `${String(kind)} metadata`, into, METADATA_RESERVED);
   const itemCountJson = getMember(root, "itemCount");
   if (itemCountJson === undefined) throw invalidAt("itemCount", "is required in binary metadata");
   const itemCount = u64Codec.decode(itemCountJson, "itemCount");
@@ -145,7 +143,7 @@ export function encodeBinaryMessage(message: object): Uint8Array {
   checkPayloadSize(rules, payload.length);
 
   const metadata: JsonObject = { kind: kind as string, version: 1 };
-  encodeMembers(message, rules.members, "", `${String(kind)} metadata`, metadata);
+  rules.members.encode(message, "", `${String(kind)} metadata`, metadata);
   const itemCount = itemCountOf(rules, payload.length);
   checkSequenceRoom((message as { readonly sequence: bigint }).sequence, itemCount);
   metadata["itemCount"] = itemCount.toString();

@@ -49,6 +49,79 @@ interface AnyMember {
   readonly optional: boolean;
 }
 
+/**
+ * A member table prepared for decoding: a map from member name (immune to
+ * names such as `__proto__` or `constructor`) and the count of required
+ * members, so one pass over the incoming object checks everything.
+ */
+export class MemberTable<T> {
+  private readonly byName: ReadonlyMap<string, AnyMember>;
+  private readonly requiredCount: number;
+
+  constructor(readonly members: MembersOf<T>) {
+    const entries = Object.entries(members as unknown as Readonly<Record<string, AnyMember>>);
+    this.byName = new Map(entries);
+    this.requiredCount = entries.filter(([, member]) => !member.optional).length;
+  }
+
+  /**
+   * Reads the members of `json` into `into`. `reserved` names members the
+   * caller has already checked (`version`, `type`, `kind`); any other member
+   * not in the table is rejected. `what` names the object in errors.
+   */
+  decode(
+    json: JsonObject,
+    at: string,
+    what: string,
+    into: Record<string, unknown>,
+    reserved: ReadonlySet<string> | null = null,
+  ): void {
+    let required = 0;
+    for (const name in json) {
+      const member = this.byName.get(name);
+      if (member === undefined) {
+        if (reserved !== null && reserved.has(name)) continue;
+        throw invalidAt(at, `has member ${quoteName(name)}, which is not allowed in ${what}`);
+      }
+      const raw = json[name] as JsonValue;
+      if (member.optional) {
+        if (raw === null) throw invalidAt(memberPath(at, name), "must be omitted rather than null");
+      } else {
+        required++;
+      }
+      into[name] = member.codec.decode(raw, memberPath(at, name));
+    }
+    if (required === this.requiredCount) return;
+    for (const [name, member] of this.byName) {
+      if (!member.optional && getMember(json, name) === undefined) {
+        throw invalidAt(memberPath(at, name), `is required in ${what}`);
+      }
+    }
+  }
+
+  /**
+   * Writes the members of the typed `value` into `into`. Properties absent
+   * from the table are ignored: typed objects may carry more.
+   */
+  encode(value: unknown, at: string, what: string, into: JsonObject): void {
+    if (typeof value !== "object" || value === null || Array.isArray(value)) {
+      throw invalidAt(at, `must be an object (${what})`);
+    }
+    const source = value as Readonly<Record<string, unknown>>;
+    for (const [name, member] of this.byName) {
+      const raw = source[name];
+      if (raw === undefined) {
+        if (!member.optional) throw invalidAt(memberPath(at, name), `is required in ${what}`);
+        continue;
+      }
+      if (raw === null && member.optional) {
+        throw invalidAt(memberPath(at, name), "must be omitted rather than null");
+      }
+      into[name] = member.codec.encode(raw, memberPath(at, name));
+    }
+  }
+}
+
 /** `parent.name`, or `name` at the root. */
 export function memberPath(parent: string, name: string): string {
   return parent === "" ? name : `${parent}.${name}`;
@@ -75,76 +148,6 @@ export function quoteName(name: string): string {
 }
 
 /**
- * Reads the members of `json` listed in `members` into `into` (in table
- * order). `reserved` names members the caller has already checked (`version`,
- * `type`, `kind`); any other member is rejected. `what` names the object
- * in the error for an unknown member.
- */
-export function decodeMembers<T>(
-  json: JsonObject,
-  members: MembersOf<T>,
-  at: string,
-  what: string,
-  into: Record<string, unknown>,
-  reserved: readonly string[] = [],
-): void {
-  const table = members as unknown as Readonly<Record<string, AnyMember>>;
-  let known = 0;
-  for (const name in table) {
-    const member = table[name] as AnyMember;
-    const raw = getMember(json, name);
-    if (raw === undefined) {
-      if (!member.optional) throw invalidAt(memberPath(at, name), `is required in ${what}`);
-      continue;
-    }
-    known++;
-    if (raw === null && member.optional) {
-      throw invalidAt(memberPath(at, name), "must be omitted rather than null");
-    }
-    into[name] = member.codec.decode(raw, memberPath(at, name));
-  }
-  for (const name of reserved) if (getMember(json, name) !== undefined) known++;
-  // Counting first keeps the common case (no stranger) to one pass over the table.
-  const names = Object.keys(json);
-  if (names.length === known) return;
-  for (const name of names) {
-    if (!Object.prototype.hasOwnProperty.call(table, name) && !reserved.includes(name)) {
-      throw invalidAt(at, `has member ${quoteName(name)}, which is not allowed in ${what}`);
-    }
-  }
-}
-
-/**
- * Writes the members listed in `members` from the typed `value` into `into`.
- * Members absent from the table are ignored: typed objects may carry more.
- */
-export function encodeMembers<T>(
-  value: unknown,
-  members: MembersOf<T>,
-  at: string,
-  what: string,
-  into: JsonObject,
-): void {
-  if (typeof value !== "object" || value === null || Array.isArray(value)) {
-    throw invalidAt(at, `must be an object (${what})`);
-  }
-  const source = value as Readonly<Record<string, unknown>>;
-  const table = members as unknown as Readonly<Record<string, AnyMember>>;
-  for (const name in table) {
-    const member = table[name] as AnyMember;
-    const raw = source[name];
-    if (raw === undefined) {
-      if (!member.optional) throw invalidAt(memberPath(at, name), `is required in ${what}`);
-      continue;
-    }
-    if (raw === null && member.optional) {
-      throw invalidAt(memberPath(at, name), "must be omitted rather than null");
-    }
-    into[name] = member.codec.encode(raw, memberPath(at, name));
-  }
-}
-
-/**
  * A codec for a JSON object with exactly the members of `members`. `check`
  * enforces rules that span members; it runs on the typed value in both
  * directions.
@@ -154,18 +157,19 @@ export function objectCodec<T>(
   members: MembersOf<T>,
   check?: (value: T, at: string) => void,
 ): Codec<T> {
+  const table = new MemberTable(members);
   return {
     decode(json, at) {
       if (!isJsonObject(json)) throw invalidAt(at, `must be an object (${what})`);
       const into: Record<string, unknown> = {};
-      decodeMembers(json, members, at, what, into);
+      table.decode(json, at, what, into);
       const value = into as T;
       check?.(value, at);
       return value;
     },
     encode(value, at) {
       const into: JsonObject = {};
-      encodeMembers(value, members, at, what, into);
+      table.encode(value, at, what, into);
       check?.(value as T, at);
       return into;
     },

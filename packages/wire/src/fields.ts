@@ -77,6 +77,8 @@ export const uuidV4Codec: Codec<string> = identity((value, at) => {
   return value;
 });
 
+const VISIBLE_ASCII = /^[\x21-\x7e]+$/;
+
 /**
  * An opaque token (section 10): 1..8192 visible ASCII characters. Whether it
  * is a well-formed, correctly signed `gai1_` token is the tokens package's
@@ -86,10 +88,7 @@ export const tokenCodec: Codec<string> = identity((value, at) => {
   if (typeof value !== "string") throw invalidAt(at, "must be a token string");
   if (value.length === 0) throw invalidAt(at, "must not be empty");
   if (value.length > LIMITS.maxTokenBytes) throw limitAt(at, `is longer than ${LIMITS.maxTokenBytes} bytes`);
-  for (let i = 0; i < value.length; i++) {
-    const c = value.charCodeAt(i);
-    if (c < 0x21 || c > 0x7e) throw invalidAt(at, "must contain only visible ASCII characters");
-  }
+  if (!VISIBLE_ASCII.test(value)) throw invalidAt(at, "must contain only visible ASCII characters");
   return value;
 });
 
@@ -140,15 +139,14 @@ export const schemaValueCodec: Codec<SchemaValueJson> = identity((value, at) => 
 });
 
 function isSchemaValueShape(value: unknown): value is SchemaValueJson & JsonObject {
-  if (!isJsonObject(value as JsonValue)) return false;
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return false;
   const node = value as Readonly<Record<string, unknown>>;
   let members = 0;
   for (const name in node) {
-    if (!Object.prototype.hasOwnProperty.call(node, name)) continue;
-    if ((name !== "kind" && name !== "value") || node[name] === undefined) return false;
+    if (name !== "kind" && name !== "value") return false;
     members++;
   }
-  return members === 2 && typeof node["kind"] === "string";
+  return members === 2 && typeof node["kind"] === "string" && node["value"] !== undefined;
 }
 
 /** A result graph (decisions section 1): a JSON object, checked by schema-value. */

@@ -39,6 +39,7 @@ const DIGIT_0 = 0x30;
 const DIGIT_9 = 0x39;
 const LOWER_E = 0x65;
 const UPPER_E = 0x45;
+const LOWER_U = 0x75;
 
 /** A double holds at most 309 integer digits; longer lexemes may overflow to Infinity. */
 const MAX_SAFE_LEXEME_LENGTH = 300;
@@ -91,10 +92,72 @@ function tooLarge(what: string, maxBytes: number): ProtocolError {
   return new ProtocolError("limit-exceeded", `${what} is larger than ${maxBytes} bytes`);
 }
 
-/** One open object: the member names seen so far and whether a name comes next. */
-interface ObjectFrame {
-  readonly names: Set<string>;
-  expectName: boolean;
+/** Objects with more members than this track their names in a `Set` instead of by position. */
+const SMALL_OBJECT_MEMBERS = 16;
+
+/**
+ * One open container. Frames are reused level by level, so a document
+ * allocates at most one per nesting level rather than one per container.
+ *
+ * An object remembers its member names. While it is small (a protocol
+ * object has a handful of members) and its names have no escapes, it keeps
+ * only their positions in the text and compares names in place: distinct
+ * names usually differ in length, so the check rarely reads a character and
+ * never allocates. Past that it keeps the names themselves in a `Set`.
+ */
+class Frame {
+  isObject = false;
+  expectName = false;
+  private count = 0;
+  private readonly starts = new Int32Array(SMALL_OBJECT_MEMBERS);
+  private readonly ends = new Int32Array(SMALL_OBJECT_MEMBERS);
+  private names: Set<string> | null = null;
+
+  open(isObject: boolean): void {
+    this.isObject = isObject;
+    this.expectName = isObject;
+    this.count = 0;
+    this.names = null;
+  }
+
+  /** Records the unescaped name `text[start, end)`; false if the object already has it. */
+  addRange(text: string, start: number, end: number): boolean {
+    if (this.names === null && this.count < SMALL_OBJECT_MEMBERS) {
+      const length = end - start;
+      for (let k = 0; k < this.count; k++) {
+        const other = this.starts[k] as number;
+        if ((this.ends[k] as number) - other === length && sameText(text, other, start, length)) return false;
+      }
+      this.starts[this.count] = start;
+      this.ends[this.count] = end;
+      this.count++;
+      return true;
+    }
+    return this.addName(text, text.slice(start, end));
+  }
+
+  /** Records a name given as a string (an escaped or a late one); false if already there. */
+  addName(text: string, name: string): boolean {
+    let names = this.names;
+    if (names === null) {
+      names = this.names = new Set();
+      for (let k = 0; k < this.count; k++) names.add(text.slice(this.starts[k], this.ends[k]));
+    }
+    if (names.has(name)) return false;
+    names.add(name);
+    return true;
+  }
+}
+
+/**
+ * Frames shared by every parse: parsing is synchronous and calls no user
+ * code, so one set serves all documents and a small message allocates none.
+ */
+const framePool: Frame[] = [];
+
+function sameText(text: string, a: number, b: number, length: number): boolean {
+  for (let k = 0; k < length; k++) if (text.charCodeAt(a + k) !== text.charCodeAt(b + k)) return false;
+  return true;
 }
 
 /**
@@ -103,27 +166,45 @@ interface ObjectFrame {
  * digit run), which is rare enough to check afterwards on the parsed value.
  */
 function prescan(text: string, maxDepth: number, what: string): boolean {
-  // Arrays push `null`; objects push their frame.
-  const stack: (ObjectFrame | null)[] = [];
+  try {
+    return scan(text, maxDepth, what);
+  } finally {
+    // Let go of the names of large objects: a pooled frame must not keep a document alive.
+    for (const frame of framePool) frame.open(false);
+  }
+}
+
+/** The single pass of `prescan`, over frames from the shared pool. */
+function scan(text: string, maxDepth: number, what: string): boolean {
+  const frames = framePool;
+  let depth = 0;
+  let top: Frame | null = null;
   let mayOverflow = false;
   const length = text.length;
+  // The next backslash at or after the current string, found lazily: most
+  // documents have none, and the search only ever moves forward, so it
+  // costs one pass over the text in total.
+  let nextBackslash = -1;
   let i = 0;
   while (i < length) {
     const c = text.charCodeAt(i);
     if (c === QUOTE) {
       const start = i + 1;
-      const end = findStringEnd(text, start);
+      let end = text.indexOf('"', start);
       if (end < 0) break; // unterminated: JSON.parse reports it
-      const top = stack.length > 0 ? stack[stack.length - 1] : null;
-      const raw = text.slice(start, end);
-      const escaped = raw.includes("\\");
-      if (escaped) checkEscapes(raw, what);
-      if (top && top.expectName) {
-        const name = escaped ? unescapeName(text, start, end) : raw;
-        if (top.names.has(name)) {
-          throw new ProtocolError("invalid-message", `${what} has a duplicate member name`);
-        }
-        top.names.add(name);
+      if (nextBackslash < start && nextBackslash !== length) {
+        nextBackslash = text.indexOf("\\", start);
+        if (nextBackslash < 0) nextBackslash = length;
+      }
+      const escaped = nextBackslash < end;
+      if (escaped) {
+        end = findStringEnd(text, start);
+        if (end < 0) break;
+        checkEscapes(text, start, end, what);
+      }
+      if (top !== null && top.expectName) {
+        const added = escaped ? top.addName(text, unescapeName(text, start, end)) : top.addRange(text, start, end);
+        if (!added) throw new ProtocolError("invalid-message", `${what} has a duplicate member name`);
         top.expectName = false;
       }
       i = end + 1;
@@ -144,26 +225,26 @@ function prescan(text: string, maxDepth: number, what: string): boolean {
     }
     switch (c) {
       case OPEN_BRACE:
-      case OPEN_BRACKET:
-        if (stack.length >= maxDepth) {
-          throw new ProtocolError("limit-exceeded", `${what} nests deeper than ${maxDepth}`);
-        }
-        stack.push(c === OPEN_BRACE ? { names: new Set(), expectName: true } : null);
+      case OPEN_BRACKET: {
+        if (depth >= maxDepth) throw new ProtocolError("limit-exceeded", `${what} nests deeper than ${maxDepth}`);
+        let frame = frames[depth];
+        if (frame === undefined) frames.push((frame = new Frame()));
+        frame.open(c === OPEN_BRACE);
+        depth++;
+        top = frame;
         break;
+      }
       case CLOSE_BRACE:
       case CLOSE_BRACKET:
-        stack.pop();
+        if (depth > 0) depth--;
+        top = depth > 0 ? (frames[depth - 1] as Frame) : null;
         break;
-      case COMMA: {
-        const top = stack.length > 0 ? stack[stack.length - 1] : null;
-        if (top) top.expectName = true;
+      case COMMA:
+        if (top !== null && top.isObject) top.expectName = true;
         break;
-      }
-      case COLON: {
-        const top = stack.length > 0 ? stack[stack.length - 1] : null;
-        if (top) top.expectName = false;
+      case COLON:
+        if (top !== null) top.expectName = false;
         break;
-      }
     }
     i++;
   }
@@ -185,21 +266,20 @@ function findStringEnd(text: string, start: number): number {
   }
 }
 
-/** Rejects `\u` escapes that would produce a lone surrogate. */
-function checkEscapes(raw: string, what: string): void {
+/** Rejects `\u` escapes in `text[start, end)` that would produce a lone surrogate. */
+function checkEscapes(text: string, start: number, end: number, what: string): void {
   let pendingHigh = false;
-  for (let i = 0; i < raw.length; i++) {
-    if (raw.charCodeAt(i) !== BACKSLASH) {
+  for (let i = start; i < end; i++) {
+    if (text.charCodeAt(i) !== BACKSLASH) {
       if (pendingHigh) throw loneSurrogate(what);
       continue;
     }
-    const kind = raw[i + 1];
-    if (kind !== "u") {
+    if (text.charCodeAt(i + 1) !== LOWER_U) {
       if (pendingHigh) throw loneSurrogate(what);
       i++;
       continue;
     }
-    const unit = Number.parseInt(raw.slice(i + 2, i + 6), 16);
+    const unit = Number.parseInt(text.slice(i + 2, i + 6), 16);
     i += 5;
     if (Number.isNaN(unit)) continue; // malformed escape: JSON.parse reports it
     const isHigh = unit >= 0xd800 && unit <= 0xdbff;

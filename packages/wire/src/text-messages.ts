@@ -6,9 +6,8 @@
 import {
   type Codec,
   type MembersOf,
+  MemberTable,
   arrayCodec,
-  decodeMembers,
-  encodeMembers,
   invalidAt,
   objectCodec,
   optional,
@@ -53,25 +52,26 @@ export interface TextVariant<M extends { readonly type: string }> {
   encode(message: unknown): JsonObject;
 }
 
-const RESERVED = ["type", "version"] as const;
+const RESERVED: ReadonlySet<string> = new Set(["type", "version"]);
 
 function variant<M extends { readonly type: string }>(
   type: M["type"],
   members: MembersOf<Omit<M, "type">>,
   check?: (message: M) => void,
 ): TextVariant<M> {
+  const table = new MemberTable(members);
   return {
     type,
     decode(root) {
       const into: Record<string, unknown> = { type };
-      decodeMembers(root, members, "", type, into, RESERVED);
+      table.decode(root, "", type, into, RESERVED);
       const message = into as unknown as M;
       check?.(message);
       return message;
     },
     encode(message) {
       const into: JsonObject = {};
-      encodeMembers(message, members, "", type, into);
+      table.encode(message, "", type, into);
       check?.(message as M);
       return into;
     },
