@@ -12,6 +12,8 @@ export interface CuttingProxy {
   readonly connections: number;
   /** Connections cut so far. */
   readonly cuts: number;
+  /** Bytes relayed so far, both directions, all connections. */
+  readonly bytes: number;
   close(): Promise<void>;
 }
 
@@ -21,6 +23,7 @@ export async function startCuttingProxy(upstreamUrl: string, cutAfter: (index: n
   const sockets = new Set<net.Socket>();
   let connections = 0;
   let cuts = 0;
+  let bytes = 0;
   const server = net.createServer((client) => {
     const index = connections++;
     const budget = cutAfter(index);
@@ -47,6 +50,7 @@ export async function startCuttingProxy(upstreamUrl: string, cutAfter: (index: n
           return;
         }
         seen += chunk.length;
+        bytes += chunk.length;
         if (!to.write(chunk)) {
           from.pause();
           to.once("drain", () => from.resume());
@@ -71,6 +75,9 @@ export async function startCuttingProxy(upstreamUrl: string, cutAfter: (index: n
     },
     get cuts() {
       return cuts;
+    },
+    get bytes() {
+      return bytes;
     },
     close: () =>
       new Promise<void>((resolve) => {
