@@ -148,22 +148,30 @@ function writeUtf8(text: string, out: Uint8Array, pos: number): number {
 
 const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
+/** Up to this many bytes, building the string in JavaScript beats a TextDecoder call. */
+const SHORT_TEXT_BYTES = 64;
+
 /**
- * Decodes `bytes[start..end)` as strict UTF-8, or returns undefined. Pure
- * ASCII, the common case for every field, skips the TextDecoder call.
+ * Decodes `bytes[start..end)` as strict UTF-8, or returns undefined. Short
+ * ASCII text, the common case for almost every field, is built directly:
+ * a TextDecoder call costs more than the string.
  */
 export function readUtf8(bytes: Uint8Array, start: number, end: number): string | undefined {
-  let ascii = true;
-  for (let i = start; i < end; i++) {
-    if (bytes[i]! >= 0x80) {
-      ascii = false;
-      break;
+  if (end - start <= SHORT_TEXT_BYTES) {
+    let text = "";
+    for (let i = start; i < end; i++) {
+      const byte = bytes[i]!;
+      if (byte >= 0x80) return decodeStrictUtf8(bytes, start, end);
+      text += String.fromCharCode(byte);
     }
+    return text;
   }
-  const slice = bytes.subarray(start, end);
-  if (ascii) return String.fromCharCode.apply(null, slice as unknown as number[]);
+  return decodeStrictUtf8(bytes, start, end);
+}
+
+function decodeStrictUtf8(bytes: Uint8Array, start: number, end: number): string | undefined {
   try {
-    return strictUtf8.decode(slice);
+    return strictUtf8.decode(bytes.subarray(start, end));
   } catch {
     return undefined;
   }

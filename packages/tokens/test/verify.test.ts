@@ -144,6 +144,35 @@ describe("verifyToken", () => {
   });
 });
 
+describe("text fields", () => {
+  const keyring = keyringBefore();
+  const signedStream = (coordinate: Uint8Array) => {
+    const fields = rawFields("stream", jsonFields(STREAM_FIELDS)).map((field) => (field.id === 35 ? { id: 35, bytes: coordinate } : field));
+    const payload = rawPayload({ kindByte: 2, keyId: "k-2025", fields });
+    return rawToken(payload, rawSignature(SECRETS["k-2025"]!, "stream", payload));
+  };
+
+  it.each([
+    ["short ASCII", "result"],
+    ["long ASCII", "x".repeat(500)],
+    ["short non-ASCII", "zoë"],
+    ["long non-ASCII", "é🔑".repeat(100)],
+    ["a leading byte-order mark, kept", "\ufeffresult"],
+  ])("round-trips %s", (_, coordinate) => {
+    const token = mintToken("stream", { ...STREAM_FIELDS, coordinate }, keyring);
+    expect(verifyToken(token, "stream", keyring).fields.coordinate).toBe(coordinate);
+    expect(verifyToken(signedStream(Buffer.from(coordinate, "utf8")), "stream", keyring).fields.coordinate).toBe(coordinate);
+  });
+
+  it.each([
+    ["short text ending in a truncated sequence", Buffer.from([0x61, 0xc3])],
+    ["long text ending in a truncated sequence", Buffer.concat([Buffer.alloc(200, 0x61), Buffer.from([0xe2, 0x82])])],
+    ["long text with a lone continuation byte", Buffer.concat([Buffer.alloc(100, 0x61), Buffer.from([0x80]), Buffer.alloc(100, 0x61)])],
+  ])("rejects %s as bad-utf8", (_, bytes) => {
+    expect(reasonOf(() => verifyToken(signedStream(bytes), "stream", keyring))).toBe("bad-utf8");
+  });
+});
+
 describe("inspectToken", () => {
   it("decodes without keys and promises nothing about authenticity", () => {
     const token = mintToken("cursor", CURSOR_FIELDS, keyringAfter());
