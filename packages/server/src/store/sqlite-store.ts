@@ -270,12 +270,17 @@ export class SqliteSessionStore implements SessionStore {
       getStream: db.prepare("SELECT * FROM streams WHERE stream_id = ?"),
       attach: db.prepare(`UPDATE sessions SET generation = ?, session_token = ? WHERE session_id = ?`),
       insertInput: db.prepare("INSERT INTO input_chunks VALUES (?, ?, ?, ?, ?)"),
-      advanceCount: db.prepare("UPDATE streams SET count = count + ? WHERE stream_id = ? AND count = ?"),
+      // A log only grows at its end, and never past its terminal.
+      advanceInput: db.prepare(`UPDATE streams SET count = count + ? WHERE stream_id = ? AND count = ?
+        AND direction = 'input' AND input_terminal IS NULL`),
+      advanceOutput: db.prepare(`UPDATE streams SET count = count + ? WHERE stream_id = ? AND count = ?
+        AND direction = 'output' AND output_terminal = 0`),
       readInput: db.prepare(`SELECT * FROM input_chunks WHERE stream_id = ? AND sequence < ?
         AND sequence + item_count > ? ORDER BY sequence`),
       endInput: db.prepare("UPDATE streams SET input_terminal = ? WHERE stream_id = ? AND input_terminal IS NULL"),
       insertOutput: db.prepare("INSERT INTO output_events VALUES (?, ?, ?, ?, ?, ?, ?)"),
-      endOutput: db.prepare("UPDATE streams SET output_terminal = 1 WHERE stream_id = ? AND count = ?"),
+      endOutput: db.prepare(`UPDATE streams SET output_terminal = 1 WHERE stream_id = ? AND count = ?
+        AND direction = 'output' AND output_terminal = 0`),
       readOutput: db.prepare(`SELECT * FROM output_events WHERE stream_id = ? AND sequence >= ?
         ORDER BY sequence, event DESC LIMIT ?`),
       setResult: db.prepare("UPDATE sessions SET result = ? WHERE session_id = ? AND result IS NULL"),
@@ -408,7 +413,7 @@ export class SqliteSessionStore implements SessionStore {
   acceptInput(chunk: InputChunk, introduced: readonly NewStream[]): Promise<void> {
     return this.#run(() =>
       this.#db.transaction(() => {
-        const moved = this.#statements.advanceCount.run(chunk.itemCount, chunk.streamId, chunk.sequence);
+        const moved = this.#statements.advanceInput.run(chunk.itemCount, chunk.streamId, chunk.sequence);
         if (moved.changes !== 1) throw new Error("input chunk does not continue the stream");
         this.#statements.insertInput.run(chunk.streamId, chunk.sequence, chunk.itemCount, chunk.data, chunk.mimeType ?? null);
         this.#insertStreams(introduced);
@@ -430,7 +435,7 @@ export class SqliteSessionStore implements SessionStore {
     return this.#run(() =>
       this.#db.transaction(() => {
         if (event.event === "item") {
-          const moved = this.#statements.advanceCount.run(event.itemCount, event.streamId, event.sequence);
+          const moved = this.#statements.advanceOutput.run(event.itemCount, event.streamId, event.sequence);
           if (moved.changes !== 1) throw new Error("output event does not continue the stream");
           this.#statements.insertOutput.run(
             event.streamId,

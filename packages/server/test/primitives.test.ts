@@ -1,0 +1,183 @@
+/** Unit tests of the in-memory building blocks: byte permits, channel table, input queue, limits, HTTP envelope. */
+import { describe, expect, it } from "vitest";
+import fc from "fast-check";
+import type { IncomingMessage } from "node:http";
+import { ProtocolError, LIMITS } from "@golem-stream/wire";
+import { BytePermits, ChannelTable, DEFAULT_LIMITS, InputCancelledError, resolveLimits } from "../src/index.js";
+import { InputQueue } from "../src/input-queue.js";
+import { bearerToken, errorEnvelope, offersSubprotocol } from "../src/http-handshake.js";
+
+const WRONG_TYPES: readonly unknown[] = [undefined, null, -1, 1.5, Number.NaN, Infinity, "1", 1n, {}, [], () => 1];
+
+describe("BytePermits", () => {
+  it("never lets held bytes exceed capacity, and serves waiters in FIFO order", async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(fc.integer({ min: 0, max: 100 }), { minLength: 1, maxLength: 40 }), async (sizes) => {
+        const permits = new BytePermits(100);
+        const served: number[] = [];
+        const pending = sizes.map((size, index) =>
+          permits.acquire(size).then(() => {
+            served.push(index);
+            expect(permits.held).toBeLessThanOrEqual(100);
+          }),
+        );
+        // Release in service order until everyone was served.
+        for (let released = 0; released < sizes.length; released++) {
+          await Promise.resolve();
+          while (served.length <= released) await new Promise((resolve) => setImmediate(resolve));
+          permits.release(sizes[served[released]!]!);
+        }
+        await Promise.all(pending);
+        expect(served).toEqual(sizes.map((_, i) => i));
+        expect(permits.held).toBe(0);
+      }),
+      { numRuns: 50 },
+    );
+  });
+
+  it("a request larger than the whole budget is limit-exceeded, not a deadlock", () => {
+    const permits = new BytePermits(10);
+    expect(() => permits.tryAcquire(11)).toThrow(ProtocolError);
+    expect(() => permits.tryAcquire(11)).toThrow(expect.objectContaining({ code: "limit-exceeded" }));
+  });
+
+  it("rejects wrong-typed sizes and over-release", () => {
+    const permits = new BytePermits(10);
+    for (const wrong of WRONG_TYPES) {
+      if (wrong === undefined) continue;
+      expect(() => permits.tryAcquire(wrong as number)).toThrow();
+      expect(() => new BytePermits(wrong as number)).toThrow(RangeError);
+    }
+    expect(() => permits.release(1)).toThrow(RangeError);
+  });
+});
+
+describe("ChannelTable", () => {
+  it("assigns 1, 2, 3 … across both directions and never reuses a number", () => {
+    const table = new ChannelTable();
+    expect(table.assign("a", "input").channel).toBe(1);
+    expect(table.assign("b", "output").channel).toBe(2);
+    expect(table.assign("a", "input").channel).toBe(1);
+    table.close("a");
+    expect(table.assign("c", "input").channel).toBe(3);
+  });
+
+  it("tells every invalid use apart, all as invalid-channel", () => {
+    const table = new ChannelTable();
+    table.assign("in", "input");
+    const cases: [number, "input" | "output", RegExp][] = [
+      [9, "input", /unknown/],
+      [1, "input", /before its mapping/],
+    ];
+    for (const [channel, direction, message] of cases) {
+      expect(() => table.require(channel, direction, "x")).toThrow(message);
+    }
+    table.announce("in");
+    expect(table.require(1, "input", "x").streamId).toBe("in");
+    expect(() => table.require(1, "output", "x")).toThrow(/other direction/);
+    table.close("in");
+    expect(() => table.require(1, "input", "x")).toThrow(/has ended/);
+    expect(table.require(1, "input", "x", true).state).toBe("closed");
+    try {
+      table.require(0, "input", "x");
+    } catch (error) {
+      expect(error).toMatchObject({ code: "invalid-channel", retryable: true });
+    }
+  });
+});
+
+describe("InputQueue", () => {
+  it("holds at most `capacity` entries; space opens as the consumer reads; permits follow entries", async () => {
+    const permits = new BytePermits(1000);
+    const queue = new InputQueue<number>(2, permits, () => undefined);
+    for (const item of [1, 2]) {
+      await permits.acquire(10);
+      queue.push(item, 10);
+    }
+    let spaced = false;
+    const space = queue.waitForSpace().then(() => (spaced = true));
+    await Promise.resolve();
+    expect(spaced).toBe(false);
+    const iterator = queue.consume()[Symbol.asyncIterator]();
+    expect(await iterator.next()).toEqual({ value: 1, done: false });
+    await space;
+    expect(permits.held).toBe(10);
+    queue.end();
+    expect(await iterator.next()).toEqual({ value: 2, done: false });
+    expect(await iterator.next()).toEqual({ value: undefined, done: true });
+    expect(permits.held).toBe(0);
+  });
+
+  it("cancel drops queued entries, releases their permits and fails the reader", async () => {
+    const permits = new BytePermits(100);
+    const queue = new InputQueue<string>(10, permits, () => undefined);
+    await permits.acquire(30);
+    queue.push("x", 30);
+    queue.cancel("source-unavailable");
+    expect(permits.held).toBe(0);
+    await expect(queue.consume()[Symbol.asyncIterator]().next()).rejects.toBeInstanceOf(InputCancelledError);
+  });
+
+  it("a reader that stops early reports a consumer drop once; a queue is read once", async () => {
+    const permits = new BytePermits(100);
+    let drops = 0;
+    const queue = new InputQueue<string>(10, permits, () => drops++);
+    queue.push("a", 0);
+    queue.push("b", 0);
+    for await (const item of queue.consume()) {
+      expect(item).toBe("a");
+      break;
+    }
+    expect(drops).toBe(1);
+    expect(queue.closed).toBe(true);
+    expect(() => queue.consume()).toThrow();
+  });
+});
+
+describe("resolveLimits", () => {
+  it("defaults to the protocol's limits and clamps larger values down", () => {
+    expect(resolveLimits()).toEqual(DEFAULT_LIMITS);
+    expect(resolveLimits({ maxQueuedEntriesPerStream: 10_000 }).maxQueuedEntriesPerStream).toBe(LIMITS.maxQueuedEntriesPerStream);
+    expect(resolveLimits({ maxQueuedEntriesPerStream: 8 }).maxQueuedEntriesPerStream).toBe(8);
+  });
+
+  it("rejects unknown names and wrong-typed values", () => {
+    expect(() => resolveLimits({ bogus: 1 } as never)).toThrow(TypeError);
+    for (const wrong of WRONG_TYPES) {
+      if (wrong === undefined) continue;
+      expect(() => resolveLimits({ sessionRetentionMs: wrong as number })).toThrow(TypeError);
+    }
+  });
+});
+
+describe("HTTP handshake helpers", () => {
+  const request = (headers: Record<string, string>) => ({ headers }) as unknown as IncomingMessage;
+
+  it("writes Golem's envelope: errors[] on 400, error otherwise", () => {
+    expect(errorEnvelope("unsupported-subprotocol", "m")).toEqual({ status: 400, body: '{"code":"unsupported-subprotocol","errors":["m"]}' });
+    expect(errorEnvelope("unauthenticated", "m")).toEqual({ status: 401, body: '{"code":"unauthenticated","error":"m"}' });
+    expect(errorEnvelope("not-a-websocket", "m").status).toBe(426);
+  });
+
+  it("parses bearer tokens strictly", () => {
+    const table: [string | undefined, string | undefined][] = [
+      ["Bearer abc", "abc"],
+      ["bearer abc", undefined],
+      ["Bearer  abc", undefined],
+      ["Bearer abc def", undefined],
+      ["Basic abc", undefined],
+      ["Bearer ", undefined],
+      [`Bearer ${"a".repeat(20_000)}`, undefined],
+      [undefined, undefined],
+    ];
+    for (const [header, expected] of table) {
+      expect(bearerToken(request(header === undefined ? {} : { authorization: header }))).toBe(expected);
+    }
+  });
+
+  it("finds the subprotocol in a list", () => {
+    expect(offersSubprotocol(request({ "sec-websocket-protocol": "a, golem.agent-invocation.v1" }))).toBe(true);
+    expect(offersSubprotocol(request({ "sec-websocket-protocol": "golem.agent-invocation.v2" }))).toBe(false);
+    expect(offersSubprotocol(request({}))).toBe(false);
+  });
+});

@@ -1,0 +1,148 @@
+/** The SQLite store's contract: atomic creation, generations, input and output logs, retention, reopening. */
+import { afterEach, describe, expect, it } from "vitest";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { randomUUID } from "node:crypto";
+import { SqliteSessionStore, type NewStream, type SessionRecord } from "../src/index.js";
+
+const dirs: string[] = [];
+function openStore(dataDir = mkdtempSync(join(tmpdir(), "golem-stream-store-"))) {
+  dirs.push(dataDir);
+  return { dataDir, store: new SqliteSessionStore({ dataDir }) };
+}
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+function session(overrides: Partial<SessionRecord> = {}): SessionRecord {
+  return {
+    sessionId: randomUUID(),
+    account: "acme",
+    principal: "alice",
+    application: "demo",
+    environment: "default",
+    agentType: "echo",
+    agentIdentity: "ab".repeat(32),
+    method: "reverse",
+    idempotencyKey: "key-1",
+    selector: "{}",
+    config: "[]",
+    parameters: "{}",
+    generation: 1n,
+    sessionToken: "gai1_session",
+    streamKeyId: "k1",
+    state: "running",
+    result: undefined,
+    outcome: undefined,
+    createdAt: 1000,
+    finishedAt: undefined,
+    ...overrides,
+  };
+}
+
+function stream(sessionId: string, direction: "input" | "output", overrides: Partial<NewStream> = {}): NewStream {
+  return {
+    streamId: randomUUID(),
+    sessionId,
+    direction,
+    elementKind: "u8",
+    elementGraph: '{"root":{"kind":"u8","value":{}}}',
+    coordinate: "/methodParameters/value/fields/0",
+    provisionalRef: direction === "input" ? randomUUID() : undefined,
+    parent: { kind: "params" },
+    token: `gai1_${randomUUID()}`,
+    ...overrides,
+  };
+}
+
+const bytes = (text: string) => new TextEncoder().encode(text);
+
+describe("SqliteSessionStore", () => {
+  it("creates a session with its streams and start attempt atomically; idempotency keys are unique per agent", async () => {
+    const { store } = openStore();
+    const first = session();
+    const input = stream(first.sessionId, "input");
+    const attempt = { attemptId: randomUUID(), operation: "start" as const, descriptorDigest: "d1", sessionId: first.sessionId, generation: 1n };
+    expect(await store.createSession(first, [input], attempt)).toEqual({ kind: "created" });
+    expect(await store.getSession(first.sessionId)).toEqual(first);
+    expect(await store.getAttempt(attempt.attemptId)).toEqual(attempt);
+    const [saved] = await store.listStreams(first.sessionId);
+    expect(saved).toMatchObject({ streamId: input.streamId, ordinal: 0, count: 0n, inputTerminal: undefined, outputTerminal: false });
+
+    expect(await store.createSession(session(), [], attempt)).toEqual({ kind: "attempt-exists" });
+    const again = session();
+    expect(await store.createSession(again, [], { ...attempt, attemptId: randomUUID(), sessionId: again.sessionId })).toEqual({ kind: "idempotency-conflict" });
+    const otherAgent = session({ agentIdentity: "cd".repeat(32) });
+    expect(await store.createSession(otherAgent, [], { ...attempt, attemptId: randomUUID(), sessionId: otherAgent.sessionId })).toEqual({ kind: "created" });
+    await store.close();
+  });
+
+  it("moves generations only forward and only from the expected one", async () => {
+    const { store } = openStore();
+    const s = session();
+    await store.createSession(s, [], { attemptId: randomUUID(), operation: "start", descriptorDigest: "d", sessionId: s.sessionId, generation: 1n });
+    const resume = { attemptId: randomUUID(), operation: "resume" as const, descriptorDigest: "r", sessionId: s.sessionId, generation: 2n };
+    expect(await store.attach(resume, "gai1_two", 1n)).toEqual({ kind: "attached", generation: 2n });
+    expect(await store.attach(resume, "gai1_two", 1n)).toEqual({ kind: "attempt-exists" });
+    const stale = { ...resume, attemptId: randomUUID(), generation: 2n };
+    expect(await store.attach(stale, "gai1_x", 1n)).toEqual({ kind: "superseded" });
+    const takeover = { ...resume, attemptId: randomUUID(), operation: "takeover" as const, generation: 3n };
+    expect(await store.attach(takeover, "gai1_three", undefined)).toEqual({ kind: "attached", generation: 3n });
+    expect((await store.getSession(s.sessionId))?.sessionToken).toBe("gai1_three");
+    await store.close();
+  });
+
+  it("input chunks must continue the stream; ranges are read back across chunk boundaries", async () => {
+    const { store } = openStore();
+    const s = session();
+    const input = stream(s.sessionId, "input");
+    await store.createSession(s, [input], { attemptId: randomUUID(), operation: "start", descriptorDigest: "d", sessionId: s.sessionId, generation: 1n });
+    await store.acceptInput({ streamId: input.streamId, sequence: 0n, itemCount: 3n, data: bytes("abc"), mimeType: undefined }, []);
+    await store.acceptInput({ streamId: input.streamId, sequence: 3n, itemCount: 2n, data: bytes("de"), mimeType: undefined }, []);
+    await expect(store.acceptInput({ streamId: input.streamId, sequence: 9n, itemCount: 1n, data: bytes("z"), mimeType: undefined }, [])).rejects.toThrow();
+    const overlap = await store.readInput(input.streamId, 2n, 4n);
+    expect(overlap.map((c) => c.sequence)).toEqual([0n, 3n]);
+    await store.endInput(input.streamId, { kind: "cancelled", reason: "source-unavailable", by: "client" });
+    const [saved] = await store.listStreams(s.sessionId);
+    expect(saved).toMatchObject({ count: 5n, inputTerminal: { kind: "cancelled", reason: "source-unavailable", by: "client" } });
+    await store.close();
+  });
+
+  it("output events replay from any sequence; the terminal comes last; nested streams are recorded with their parent", async () => {
+    const { dataDir, store } = openStore();
+    const s = session();
+    await store.createSession(s, [], { attemptId: randomUUID(), operation: "start", descriptorDigest: "d", sessionId: s.sessionId, generation: 1n });
+    const out = stream(s.sessionId, "output", { parent: { kind: "result" } });
+    await store.setResult(s.sessionId, '{"kind":"none"}', [out]);
+    await expect(store.setResult(s.sessionId, '{"kind":"none"}', [])).rejects.toThrow();
+    const child = stream(s.sessionId, "output", { parent: { kind: "item", streamId: out.streamId, sequence: 1n } });
+    await store.appendOutput({ event: "item", streamId: out.streamId, sequence: 0n, itemCount: 2n, data: bytes("ab"), mimeType: undefined }, []);
+    await store.appendOutput({ event: "item", streamId: out.streamId, sequence: 2n, itemCount: 1n, data: bytes("c"), mimeType: "text/plain" }, [child]);
+    await store.appendOutput({ event: "terminal", streamId: out.streamId, sequence: 3n, outcome: '{"kind":"ok"}' }, []);
+    await expect(store.appendOutput({ event: "item", streamId: out.streamId, sequence: 3n, itemCount: 1n, data: bytes("d"), mimeType: undefined }, [])).rejects.toThrow();
+    expect((await store.readOutput(out.streamId, 0n, 10)).map((e) => [e.event, e.sequence])).toEqual([
+      ["item", 0n],
+      ["item", 2n],
+      ["terminal", 3n],
+    ]);
+    expect((await store.readOutput(out.streamId, 1n, 10)).map((e) => e.sequence)).toEqual([2n, 3n]);
+    expect(await store.readOutput(out.streamId, 4n, 10)).toEqual([]);
+    await store.finish(s.sessionId, '{"kind":"success"}', 5000);
+    await store.close();
+
+    // Everything survives reopening the directory.
+    const reopened = new SqliteSessionStore({ dataDir });
+    const streams = await reopened.listStreams(s.sessionId);
+    expect(streams.map((x) => x.parent)).toEqual([{ kind: "result" }, { kind: "item", streamId: out.streamId, sequence: 1n }]);
+    expect(streams[0]).toMatchObject({ count: 3n, outputTerminal: true });
+    expect(await reopened.getSession(s.sessionId)).toMatchObject({ state: "finished", outcome: '{"kind":"success"}', finishedAt: 5000 });
+    expect(await reopened.listRunningSessions()).toEqual([]);
+    // Retention: purging before the finish time keeps it, after removes session, streams and logs.
+    expect(await reopened.purgeFinished(5000)).toBe(0);
+    expect(await reopened.purgeFinished(5001)).toBe(1);
+    expect(await reopened.getSession(s.sessionId)).toBeUndefined();
+    expect(await reopened.readOutput(out.streamId, 0n, 10)).toEqual([]);
+    await reopened.close();
+  });
+});
