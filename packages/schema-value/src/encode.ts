@@ -5,6 +5,7 @@
  * section 2), and the charge is counted by the same walk that validates.
  */
 import { canonicalJson, type JsonValue } from "@golem-stream/wire";
+import { writeCanonical } from "./canonical-writer.js";
 import { guard } from "./errors.js";
 import type { SchemaGraph } from "./graph.js";
 import type { SchemaType, SchemaValue } from "./types.js";
@@ -17,7 +18,7 @@ import { decodeSchemaValue, type DecodeValueOptions } from "./value-decode.js";
  * decode-then-encode of canonical input is byte-identical.
  */
 export function encodeSchemaValue(value: SchemaValue): string {
-  return guard("value", () => canonicalJson(value as JsonValue));
+  return guard("value", () => writeCanonical(value) ?? canonicalJson(value as JsonValue));
 }
 
 /**

@@ -134,11 +134,11 @@ class ValueDecoder {
   node(json: JsonValue, type: SchemaType): SchemaValue {
     if (this.location.depth > MAX_VALUE_DEPTH) throw limitError(this.location.path(), "value nests too deeply");
     this.add(1);
-    const resolved = this.graph.resolve(type);
+    const resolved = type.kind === "ref" ? this.graph.resolve(type) : type;
     if (!isJsonObject(json)) throw this.invalid("must be an object with kind and value");
     const kind = getMember(json, "kind");
     const payload = getMember(json, "value");
-    if (typeof kind !== "string" || payload === undefined || Object.keys(json).length !== 2) {
+    if (typeof kind !== "string" || payload === undefined || !hasTwoMembers(json)) {
       throw this.invalid("must be an object with exactly kind and value");
     }
     if (HOST_MANAGED.has(resolved.kind) || HOST_MANAGED.has(kind)) {
@@ -460,7 +460,7 @@ class ValueDecoder {
 
   private object(json: JsonValue, allowed: readonly string[], required: readonly string[]): JsonObject {
     if (!isJsonObject(json)) throw this.invalid("the payload must be an object");
-    for (const name of Object.keys(json)) {
+    for (const name in json) {
       if (!allowed.includes(name)) throw this.invalid(`unknown payload member "${clip(name)}"`);
     }
     for (const name of required) {
@@ -510,6 +510,20 @@ class ValueDecoder {
     this.location.leave(entered);
     return error;
   }
+}
+
+/**
+ * Exactly two enumerable members (kind and value, already read as own).
+ * Counted with for-in to avoid allocating a key array per node; an
+ * inherited enumerable member also counts, and so is refused.
+ */
+function hasTwoMembers(json: JsonObject): boolean {
+  let count = 0;
+  for (const name in json) {
+    void name;
+    if (++count > 2) return false;
+  }
+  return count === 2;
 }
 
 /** The text a prefix/suffix/contains/regex discriminator looks at. */

@@ -10,6 +10,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { decodeSchemaGraph, decodeSchemaValue, encodeSchemaValue, fromJs, t, toJs, type SchemaType, type SchemaValue } from "../src/index.js";
 import { canonicalF32 } from "../src/scalars.js";
+import { writeCanonical } from "../src/canonical-writer.js";
 
 // ---------------------------------------------------------------- independent byte charge (protocol section 12)
 
@@ -261,6 +262,8 @@ describe("properties", () => {
         const text = canonicalJson(value as JsonValue);
         const decoded = decodeAny(parseStrictJson(text), graph);
         expect(encodeSchemaValue(decoded.value)).toBe(text);
+        // The specialised writer agrees with the general canonical JSON writer.
+        expect(writeCanonical(value)).toBe(text);
         expect(decoded.byteCharge).toBe(independentCharge(value));
       }),
       RUNS,
@@ -296,6 +299,9 @@ describe("properties", () => {
           if (replacement === undefined && !Array.isArray(parent)) delete parent[key as string];
           else (parent as Record<string | number, unknown>)[key] = replacement ?? null;
         }
+        // On any JSON at all, the specialised writer either agrees with the general one or defers to it.
+        const fast = writeCanonical(json as SchemaValue);
+        if (fast !== undefined) expect(fast).toBe(canonicalJson(json));
         try {
           const decoded = decodeAny(json, graph);
           // Still valid: normalization is idempotent.

@@ -1,0 +1,224 @@
+/**
+ * A canonical-text writer specialised for SchemaValue trees. It knows each
+ * payload's members, so it writes them in code-point order without sorting
+ * and without the cycle bookkeeping of the general `canonicalJson`; the
+ * output is byte-identical to `canonicalJson(value)` (a property test checks
+ * it). Anything that is not exactly a native value (an extra member, a
+ * foreign type) makes it return undefined, and the caller falls back to the
+ * general writer, so no member is ever silently dropped.
+ */
+import { isWellFormedText } from "@golem-stream/wire";
+import type { SchemaValue } from "./types.js";
+
+/** Stops the walk on the first node that is not exactly a native value. */
+class NotNative extends Error {}
+
+const MAX_DEPTH = 256;
+
+/** Appends by `+=`: engines build ropes, far cheaper than joining a huge array of fragments. */
+class Sink {
+  text = "";
+}
+
+export function writeCanonical(value: SchemaValue): string | undefined {
+  const out = new Sink();
+  try {
+    node(value, out, 0);
+  } catch (error) {
+    if (error instanceof NotNative || error instanceof RangeError) return undefined;
+    throw error;
+  }
+  return out.text;
+}
+
+function node(value: unknown, out: Sink, depth: number): void {
+  if (depth > MAX_DEPTH || !isPlain(value) || !hasExactly(value, 2)) throw new NotNative();
+  const kind = value["kind"];
+  const p = value["value"];
+  if (typeof kind !== "string") throw new NotNative();
+  out.text += '{"kind":' + quote(kind) + ',"value":';
+  const d = depth + 1;
+  switch (kind) {
+    case "bool":
+      if (typeof p !== "boolean") throw new NotNative();
+      out.text += p ? "true" : "false";
+      break;
+    case "s8":
+    case "s16":
+    case "s32":
+    case "u8":
+    case "u16":
+    case "u32":
+    case "s64":
+    case "u64":
+    case "f32":
+    case "f64":
+    case "char":
+    case "string":
+      out.text += scalar(p);
+      break;
+    case "record":
+      list(payload(p, ["fields"]), "fields", out, d);
+      break;
+    case "tuple":
+    case "list":
+    case "fixed-list":
+      list(payload(p, ["elements"]), "elements", out, d);
+      break;
+    case "variant": {
+      const q = payload(p, ["case", "payload"], ["case"]);
+      out.text += '{"case":' + number(q["case"]);
+      if (q["payload"] !== undefined) {
+        out.text += ',"payload":';
+        node(q["payload"], out, d);
+      } else if (!hasExactly(q, 1)) throw new NotNative();
+      out.text += "}";
+      break;
+    }
+    case "enum":
+      out.text += '{"case":' + number(payload(p, ["case"])["case"]) + "}";
+      break;
+    case "flags": {
+      const bits = payload(p, ["bits"])["bits"];
+      if (!Array.isArray(bits)) throw new NotNative();
+      out.text += '{"bits":[';
+      bits.forEach((bit, i) => {
+        if (typeof bit !== "boolean") throw new NotNative();
+        out.text += (i === 0 ? "" : ",") + (bit ? "true" : "false");
+      });
+      out.text += "]}";
+      break;
+    }
+    case "map": {
+      const entries = payload(p, ["entries"])["entries"];
+      if (!Array.isArray(entries)) throw new NotNative();
+      out.text += '{"entries":[';
+      entries.forEach((entry, i) => {
+        if (!Array.isArray(entry) || entry.length !== 2) throw new NotNative();
+        out.text += i === 0 ? "[" : ",[";
+        node(entry[0], out, d);
+        out.text += ",";
+        node(entry[1], out, d);
+        out.text += "]";
+      });
+      out.text += "]}";
+      break;
+    }
+    case "option": {
+      const inner = payload(p, ["inner"])["inner"];
+      out.text += '{"inner":';
+      if (inner === null) out.text += "null";
+      else node(inner, out, d);
+      out.text += "}";
+      break;
+    }
+    case "result": {
+      const q = payload(p, ["tag", "value"]);
+      out.text += '{"tag":' + quote(q["tag"]) + ',"value":';
+      if (q["value"] === null) out.text += "null";
+      else node(q["value"], out, d);
+      out.text += "}";
+      break;
+    }
+    case "text": {
+      const q = payload(p, ["language", "text"], ["text"]);
+      if (q["language"] !== undefined) out.text += '{"language":' + quote(q["language"]) + ',"text":';
+      else if (!hasExactly(q, 1)) throw new NotNative();
+      else out.text += '{"text":';
+      out.text += quote(q["text"]) + "}";
+      break;
+    }
+    case "binary": {
+      const q = payload(p, ["bytes", "mimeType"], ["bytes"]);
+      const bytes = q["bytes"];
+      if (!Array.isArray(bytes)) throw new NotNative();
+      out.text += '{"bytes":[';
+      for (let i = 0; i < bytes.length; i++) out.text += (i === 0 ? "" : ",") + number(bytes[i]);
+      out.text += "]";
+      if (q["mimeType"] !== undefined) out.text += ',"mimeType":' + quote(q["mimeType"]);
+      else if (!hasExactly(q, 1)) throw new NotNative();
+      out.text += "}";
+      break;
+    }
+    case "path":
+    case "url":
+    case "duration":
+    case "datetime": {
+      const member = kind === "datetime" ? "value" : kind === "duration" ? "nanoseconds" : kind;
+      out.text += `{"${member}":` + quote(payload(p, [member])[member]) + "}";
+      break;
+    }
+    case "quantity": {
+      const q = payload(p, ["mantissa", "scale", "unit"]);
+      out.text += '{"mantissa":' + quote(q["mantissa"]) + ',"scale":' + number(q["scale"]) + ',"unit":' + quote(q["unit"]) + "}";
+      break;
+    }
+    case "union": {
+      const q = payload(p, ["body", "tag"]);
+      out.text += '{"body":';
+      node(q["body"], out, d);
+      out.text += ',"tag":' + quote(q["tag"]) + "}";
+      break;
+    }
+    case "stream": {
+      if (!isPlain(p) || !hasExactly(p, 1)) throw new NotNative();
+      if (typeof p["provisionalRef"] === "string") out.text += '{"provisionalRef":' + quote(p["provisionalRef"]) + "}";
+      else if (typeof p["streamToken"] === "string") out.text += '{"streamToken":' + quote(p["streamToken"]) + "}";
+      else throw new NotNative();
+      break;
+    }
+    default:
+      throw new NotNative();
+  }
+  out.text += "}";
+}
+
+function list(p: Record<string, unknown>, member: string, out: Sink, depth: number): void {
+  const items = p[member];
+  if (!Array.isArray(items)) throw new NotNative();
+  out.text += `{"${member}":[`;
+  for (let i = 0; i < items.length; i++) {
+    if (i > 0) out.text += ",";
+    node(items[i], out, depth);
+  }
+  out.text += "]}";
+}
+
+/** A payload object with only `allowed` members and every `required` one. */
+function payload(p: unknown, allowed: readonly string[], required: readonly string[] = allowed): Record<string, unknown> {
+  if (!isPlain(p)) throw new NotNative();
+  for (const name in p) if (!allowed.includes(name)) throw new NotNative();
+  for (const name of required) if (p[name] === undefined) throw new NotNative();
+  return p;
+}
+
+function scalar(p: unknown): string {
+  if (typeof p === "string") return quote(p);
+  return number(p);
+}
+
+function number(p: unknown): string {
+  if (typeof p !== "number" || !Number.isFinite(p)) throw new NotNative();
+  return Object.is(p, -0) ? "-0" : String(p);
+}
+
+function quote(text: unknown): string {
+  if (typeof text !== "string" || !isWellFormedText(text)) throw new NotNative();
+  return JSON.stringify(text);
+}
+
+function isPlain(x: unknown): x is Record<string, unknown> {
+  if (typeof x !== "object" || x === null || Array.isArray(x)) return false;
+  const proto: unknown = Object.getPrototypeOf(x);
+  return proto === Object.prototype || proto === null;
+}
+
+/** Exactly `count` own enumerable members, none of them inherited through for-in. */
+function hasExactly(x: Record<string, unknown>, count: number): boolean {
+  let n = 0;
+  for (const name in x) {
+    if (!Object.hasOwn(x, name)) return false;
+    n++;
+  }
+  return n === count;
+}
