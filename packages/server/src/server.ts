@@ -109,6 +109,9 @@ class NodeSessionServer implements SessionServer {
     this.#wss = new WebSocketServer({
       noServer: true,
       perMessageDeflate: false,
+      // The strict decoder checks UTF-8 itself, so invalid text is answered
+      // with invalid-message and 1002 (section 11) rather than ws's bare 1007.
+      skipUTF8Validation: true,
       maxPayload: Math.max(this.#limits.maxBinaryMessageBytes, this.#limits.maxTextMessageBytes),
       handleProtocols: (protocols) => (protocols.has(SUBPROTOCOL) ? SUBPROTOCOL : false),
     });
