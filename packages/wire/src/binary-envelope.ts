@@ -86,6 +86,8 @@ export function isBinaryKind(value: unknown): value is BinaryKind {
 
 const LENGTH_PREFIX_BYTES = 4;
 const METADATA_RESERVED: ReadonlySet<string> = new Set(["itemCount", "kind", "version"]);
+/** Typed binary messages carry `type` (the kind) and `payload` beside their metadata members. */
+const TYPED_RESERVED: ReadonlySet<string> = new Set(["type", "payload"]);
 
 /**
  * Decodes one binary WebSocket message sent by `direction`. The returned
@@ -143,7 +145,7 @@ export function encodeBinaryMessage(message: object): Uint8Array {
   checkPayloadSize(rules, payload.length);
 
   const metadata: JsonObject = { kind: kind as string, version: 1 };
-  rules.members.encode(message, "", `${String(kind)} metadata`, metadata);
+  rules.members.encode(message, "", String(kind), metadata, TYPED_RESERVED);
   const itemCount = itemCountOf(rules, payload.length);
   checkSequenceRoom((message as { readonly sequence: bigint }).sequence, itemCount);
   metadata["itemCount"] = itemCount.toString();

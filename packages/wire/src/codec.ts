@@ -100,14 +100,21 @@ export class MemberTable<T> {
   }
 
   /**
-   * Writes the members of the typed `value` into `into`. Properties absent
-   * from the table are ignored: typed objects may carry more.
+   * Writes the members of the typed `value` into `into`. A property the
+   * table does not define (other than `reserved` ones) is an error rather
+   * than silently dropped: a `mimeType` on a u8 batch is a caller's mistake
+   * worth hearing about, not metadata to lose.
    */
-  encode(value: unknown, at: string, what: string, into: JsonObject): void {
+  encode(value: unknown, at: string, what: string, into: JsonObject, reserved: ReadonlySet<string> | null = null): void {
     if (typeof value !== "object" || value === null || Array.isArray(value)) {
       throw invalidAt(at, `must be an object (${what})`);
     }
     const source = value as Readonly<Record<string, unknown>>;
+    for (const name of Object.keys(source)) {
+      if (!this.byName.has(name) && (reserved === null || !reserved.has(name)) && source[name] !== undefined) {
+        throw invalidAt(at, `has member ${quoteName(name)}, which is not allowed in ${what}`);
+      }
+    }
     for (const [name, member] of this.byName) {
       const raw = source[name];
       if (raw === undefined) {

@@ -53,6 +53,8 @@ export interface TextVariant<M extends { readonly type: string }> {
 }
 
 const RESERVED: ReadonlySet<string> = new Set(["type", "version"]);
+/** The typed form keeps `type` and leaves `version` implicit. */
+const TYPED_RESERVED: ReadonlySet<string> = new Set(["type"]);
 
 function variant<M extends { readonly type: string }>(
   type: M["type"],
@@ -71,7 +73,7 @@ function variant<M extends { readonly type: string }>(
     },
     encode(message) {
       const into: JsonObject = {};
-      table.encode(message, "", type, into);
+      table.encode(message, "", type, into, TYPED_RESERVED);
       check?.(message as M);
       return into;
     },

@@ -1,0 +1,99 @@
+/**
+ * A table of wrong-typed inputs fed to every public entry point, in every
+ * argument position: each is refused with a ProtocolError (or, for
+ * recoverAttemptId, with `undefined`), never a TypeError or RangeError.
+ */
+import { describe, expect, it } from "vitest";
+import {
+  ProtocolError,
+  canonicalJson,
+  decodeClientMessage,
+  decodeServerMessage,
+  encodeMessage,
+  parseStrictJson,
+  recoverAttemptId,
+} from "../src/index.js";
+
+const cyclic: Record<string, unknown> = { type: "inputStreamEnd" };
+cyclic["self"] = cyclic;
+
+const WRONG: readonly (readonly [string, unknown])[] = [
+  ["undefined", undefined],
+  ["null", null],
+  ["zero", 0],
+  ["NaN", Number.NaN],
+  ["a number", 42],
+  ["a bigint", 1n],
+  ["true", true],
+  ["a symbol", Symbol("frame")],
+  ["a function", () => "{}"],
+  ["an empty object", {}],
+  ["an array", [1, 2]],
+  ["an array of bytes", [0x7b, 0x7d]],
+  ["an ArrayBuffer", new ArrayBuffer(8)],
+  ["a DataView", new DataView(new ArrayBuffer(8))],
+  ["a Uint16Array", new Uint16Array([0x7b, 0x7d])],
+  ["a Date", new Date(0)],
+  ["a Map", new Map([["type", "inputStreamEnd"]])],
+  ["a String object", new String('{"type":"inputStreamEnd"}')],
+  ["an object with a cycle", cyclic],
+  ["a Promise", Promise.resolve("{}")],
+];
+
+function expectProtocolError(run: () => unknown): void {
+  try {
+    run();
+  } catch (error) {
+    expect(error).toBeInstanceOf(ProtocolError);
+    expect((error as ProtocolError).code).toMatch(/^(invalid-message|limit-exceeded)$/);
+    return;
+  }
+  throw new Error("expected a ProtocolError");
+}
+
+const validText = '{"channel":1,"sequence":"1","type":"inputStreamEnd","version":1}';
+
+describe.each(WRONG.map(([name, value]) => [name, value] as const))("%s", (_name, value) => {
+  it("as parseStrictJson input", () => expectProtocolError(() => parseStrictJson(value as string)));
+
+  it("as decodeClientMessage / decodeServerMessage data, text and binary", () => {
+    for (const decode of [decodeClientMessage, decodeServerMessage]) {
+      expectProtocolError(() => decode(value as string, false));
+      expectProtocolError(() => decode(value as string, true));
+    }
+  });
+
+  it("as the isBinary flag", () => {
+    if (typeof value === "boolean") return;
+    expectProtocolError(() => decodeClientMessage(validText, value as boolean));
+    expectProtocolError(() => decodeServerMessage(validText, value as boolean));
+  });
+
+  it("as encodeMessage input", () => expectProtocolError(() => encodeMessage(value as never)));
+
+  it("as a member of an otherwise valid message to encode", () => {
+    // Two entries of the table are right for one member: 42 is a channel, 1n a sequence.
+    const fits = (member: string) => (member === "channel" && value === 42) || (member === "sequence" && value === 1n);
+    for (const member of ["channel", "sequence", "type"].filter((m) => !fits(m))) {
+      expectProtocolError(() => encodeMessage({ type: "inputStreamEnd", channel: 1, sequence: 1n, [member]: value } as never));
+    }
+    expectProtocolError(() => encodeMessage({ type: "input-u8", channel: 1, sequence: 0n, payload: value } as never));
+  });
+
+  it("as canonicalJson input (where it is not JSON)", () => {
+    if (Array.isArray(value) || value === null || typeof value === "number" && Number.isFinite(value) || typeof value === "boolean") {
+      expect(typeof canonicalJson(value as never)).toBe("string");
+      return;
+    }
+    if (typeof value === "object" && Object.getPrototypeOf(value) === Object.prototype && value !== cyclic) {
+      expect(canonicalJson(value as never)).toBe("{}");
+      return;
+    }
+    expectProtocolError(() => canonicalJson(value as never));
+  });
+
+  it("as recoverAttemptId input", () => {
+    expect(recoverAttemptId(value as string)).toBeUndefined();
+    expect(recoverAttemptId(validText, value as boolean)).toBeUndefined();
+  });
+});
