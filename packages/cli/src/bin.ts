@@ -27,6 +27,7 @@ const code = await runCli(process.argv.slice(2), {
   env: process.env,
   signal: controller.signal,
 });
-process.exitCode = code;
-// Handles such as a paused stdin must not keep a finished command alive.
-process.stdin.destroy();
+// Every output write was awaited, so nothing is lost by exiting now; an open
+// socket, a reconnect timer or a paused stdin must not keep a finished
+// command alive.
+process.exit(code);

@@ -57,6 +57,7 @@ class SessionRunner {
   #mode: Mode;
   #unnamed = 0;
   #streamFailure: string | undefined;
+  #interrupted = false;
   readonly #resultKnown: Promise<void>;
   #markResultKnown!: () => void;
 
@@ -89,6 +90,7 @@ class SessionRunner {
     const outcome = await Promise.race([this.#complete(), interrupted]);
     this.#progress.stop();
     if (outcome !== "interrupted") return outcome;
+    this.#interrupted = true;
     if (this.#options.cancelOnInterrupt) {
       call.cancel("interrupted");
       report(this.#io, "golem-stream: interrupted; the invocation was cancelled");
@@ -120,6 +122,8 @@ class SessionRunner {
 
   #fail(error: unknown): ExitCode {
     const failure = failureOf(error);
+    // After an interrupt the outcome was already reported; the invocation's own ending is noise.
+    if (this.#interrupted) return failure.exitCode;
     this.#progress.stop();
     if (this.#mode === "json") void this.#emit({ event: "failed", message: failure.message });
     report(this.#io, `golem-stream: ${failure.message}`);

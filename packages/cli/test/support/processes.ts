@@ -1,0 +1,139 @@
+/**
+ * Runs the real `golem-stream` executable (dist/bin.js) as child processes:
+ * a server, and CLI commands against it. Tests see exactly what a user sees:
+ * stdout bytes, stderr text and the exit code.
+ */
+import { spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+export const BIN = fileURLToPath(new URL("../../dist/bin.js", import.meta.url));
+export const TOKEN = "test-token-0123456789";
+
+export function scratchDir(): string {
+  return mkdtempSync(join(tmpdir(), "golem-stream-cli-test-"));
+}
+
+export interface RunResult {
+  readonly code: number | null;
+  readonly signal: NodeJS.Signals | null;
+  readonly stdout: Buffer;
+  readonly stderr: string;
+}
+
+export interface Running {
+  readonly child: ChildProcess;
+  /** Everything written to stdout so far. */
+  stdout(): Buffer;
+  stderr(): string;
+  readonly done: Promise<RunResult>;
+}
+
+export function start(args: readonly string[], options: { env?: Record<string, string>; stdin?: Buffer | string } = {}): Running {
+  const child = spawn(process.execPath, [BIN, ...args], {
+    env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "/tmp", ...options.env },
+    stdio: ["pipe", "pipe", "pipe"],
+  });
+  const out: Buffer[] = [];
+  let err = "";
+  child.stdout?.on("data", (chunk: Buffer) => out.push(chunk));
+  child.stderr?.on("data", (chunk: Buffer) => (err += chunk.toString("utf8")));
+  // A child killed with input still queued would otherwise fail the test with EPIPE.
+  child.stdin?.on("error", () => undefined);
+  if (options.stdin !== undefined) child.stdin?.end(options.stdin);
+  else child.stdin?.end();
+  const done = new Promise<RunResult>((resolve) => {
+    child.on("close", (code, signal) => resolve({ code, signal, stdout: Buffer.concat(out), stderr: err }));
+  });
+  return { child, stdout: () => Buffer.concat(out), stderr: () => err, done };
+}
+
+export function run(args: readonly string[], options: { env?: Record<string, string>; stdin?: Buffer | string } = {}): Promise<RunResult> {
+  return start(args, options).done;
+}
+
+/** Resolves once `predicate` holds for the process's output, checking on every chunk. */
+export function waitFor(running: Running, predicate: () => boolean, what: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const check = () => {
+      if (predicate()) {
+        cleanup();
+        resolve();
+      }
+    };
+    const onClose = () => {
+      cleanup();
+      if (predicate()) resolve();
+      else reject(new Error(`process exited before ${what}; stderr: ${running.stderr()}`));
+    };
+    const cleanup = () => {
+      running.child.stdout?.off("data", check);
+      running.child.stderr?.off("data", check);
+      running.child.off("close", onClose);
+    };
+    running.child.stdout?.on("data", check);
+    running.child.stderr?.on("data", check);
+    running.child.on("close", onClose);
+    check();
+  });
+}
+
+export interface ServerProcess {
+  readonly running: Running;
+  readonly url: string;
+  readonly port: number;
+  readonly dataDir: string;
+  /** Environment that points CLI commands at this server. */
+  readonly env: Record<string, string>;
+  /** SIGTERM and wait: the clean stop. */
+  stop(): Promise<RunResult>;
+  /** SIGKILL: the crash. */
+  kill(): Promise<RunResult>;
+}
+
+export async function startServer(dataDir: string, port = 0): Promise<ServerProcess> {
+  const running = start(["serve", "--port", String(port), "--token", TOKEN, "--data-dir", dataDir, "--log-level", "warn"]);
+  let url = "";
+  await waitFor(
+    running,
+    () => {
+      const match = /^listening on (http:\/\/\S+)$/m.exec(running.stdout().toString("utf8"));
+      if (match !== null) url = match[1] as string;
+      return match !== null;
+    },
+    "the server listened",
+  );
+  return {
+    running,
+    url,
+    port: Number(new URL(url).port),
+    dataDir,
+    env: { GOLEM_STREAM_URL: url, GOLEM_STREAM_TOKEN: TOKEN },
+    stop: async () => {
+      running.child.kill("SIGTERM");
+      return running.done;
+    },
+    kill: async () => {
+      running.child.kill("SIGKILL");
+      return running.done;
+    },
+  };
+}
+
+/** The `item` of every `{"stream":name,"item":..}` line of `name`, in order. */
+export function itemsOf(stdout: Buffer | string, name: string): unknown[] {
+  return lines(stdout)
+    .map((line) => JSON.parse(line) as { stream?: string; item?: unknown })
+    .filter((line) => line.stream === name)
+    .map((line) => line.item);
+}
+
+export function lines(stdout: Buffer | string): string[] {
+  return stdout
+    .toString()
+    .split("\n")
+    .filter((line) => line !== "");
+}
