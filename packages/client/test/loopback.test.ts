@@ -62,7 +62,7 @@ describe("demo methods", () => {
   });
 
   it("split: one u8 input, two output streams (u8 and string) read concurrently", async () => {
-    const lines = Array.from({ length: 5000 }, (_, i) => `line ${i} of the text ${"x".repeat(i % 200)}`);
+    const lines = Array.from({ length: 2000 }, (_, i) => `line ${i} of the text ${"x".repeat(i % 200)}`);
     const text = new TextEncoder().encode(lines.join("\n"));
     const { chunks } = (() => {
       const out: Uint8Array[] = [];
