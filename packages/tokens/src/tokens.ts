@@ -77,6 +77,9 @@ function prepareFields(kind: TokenKind, fields: unknown): PreparedField[] {
   return prepared;
 }
 
+/** Scratch for the computed signature: verification is synchronous, so one buffer serves every call. */
+const expectedSignature = new Uint8Array(SIGNATURE_BYTES);
+
 /**
  * Verifies a token from the network and returns its typed fields.
  *
@@ -97,9 +100,8 @@ export function verifyToken<K extends TokenKind>(token: string, expectedKind: K,
   const header = readHeader(bytes, expectedKind);
   const signer = signerFor(keyring, header.keyId, expectedKind);
   if (signer === undefined) throw new InvalidTokenError("unknown-key");
-  const expected = new Uint8Array(SIGNATURE_BYTES);
-  signer.macInto(bytes.subarray(0, header.payloadEnd), expected);
-  if (!constantTimeEqual(bytes, header.payloadEnd, expected, SIGNATURE_BYTES)) {
+  signer.macInto(bytes.subarray(0, header.payloadEnd), expectedSignature);
+  if (!constantTimeEqual(bytes, header.payloadEnd, expectedSignature, SIGNATURE_BYTES)) {
     throw new InvalidTokenError("bad-signature");
   }
   const fields = readFields(expectedKind, bytes, header.fieldsStart, header.payloadEnd);
