@@ -28,6 +28,10 @@ export class SchemaGraph {
   readonly defs: readonly SchemaDef[];
   private readonly byId: ReadonlyMap<string, SchemaDef>;
   private readonly regexes: ReadonlyMap<string, RegExp>;
+  /** Every type node of this graph: a type handed back by the graph needs no re-validation. */
+  private readonly nodes = new WeakSet<object>();
+  /** Graphs re-rooted at foreign types (see `rootedAt`), validated once per type object. */
+  private readonly rerooted = new WeakMap<object, SchemaGraph>();
 
   /** @internal Use `decodeSchemaGraph`. */
   constructor(root: SchemaType, defs: readonly SchemaDef[], byId: ReadonlyMap<string, SchemaDef>, regexes: ReadonlyMap<string, RegExp>) {
@@ -35,7 +39,35 @@ export class SchemaGraph {
     this.defs = defs;
     this.byId = byId;
     this.regexes = regexes;
+    // Decoded types are private copies; freezing them keeps the graph's
+    // invariants true for as long as the graph lives.
+    const own = (type: SchemaType) => deepFreeze(type, this.nodes);
+    own(root);
+    defs.forEach((def) => (Object.freeze(def), own(def.body)));
+    Object.freeze(defs);
     Object.freeze(this);
+  }
+
+  /** True when `type` is a node of this graph (so it was validated with it). */
+  owns(type: SchemaType): boolean {
+    return this.nodes.has(type);
+  }
+
+  /**
+   * This graph with `type` as its root: `this` when the type is one of its
+   * nodes, otherwise the defs plus `type`, validated like any graph (its
+   * refs must name defs of this graph). Cached per type object.
+   */
+  rootedAt(type: SchemaType): SchemaGraph {
+    if (type === this.root) return this;
+    let graph = this.rerooted.get(type);
+    if (graph === undefined) {
+      const json: JsonObject = { root: type as unknown as JsonValue };
+      if (this.defs.length > 0) json["defs"] = this.defs as unknown as JsonValue;
+      graph = decodeGraph(json, {});
+      if (typeof type === "object" && type !== null) this.rerooted.set(type, graph);
+    }
+    return graph;
   }
 
   /** The def named `id`, if the graph declares it. */
@@ -120,6 +152,13 @@ function decodeGraph(json: JsonValue, options: DecodeGraphOptions): SchemaGraph 
   const graph = new SchemaGraph(root, defs, byId, compileRegexes(facts));
   checkDeferred(graph, facts);
   return graph;
+}
+
+function deepFreeze(value: unknown, nodes: WeakSet<object>): void {
+  if (typeof value !== "object" || value === null || Object.isFrozen(value)) return;
+  nodes.add(value);
+  for (const member of Object.values(value)) deepFreeze(member, nodes);
+  Object.freeze(value);
 }
 
 /** A def whose body is a ref chain that comes back to it can never hold a value. */
@@ -224,6 +263,19 @@ export function childTypes(type: SchemaType): SchemaType[] {
     default:
       return [];
   }
+}
+
+/**
+ * The graph and type a value of `type` (default: the root) is checked
+ * against: a foreign type (one not taken from `graph`) is validated first,
+ * so a value is never decoded against an unchecked type.
+ */
+export function checkedType(graph: SchemaGraph, type: SchemaType | undefined): [SchemaGraph, SchemaType] {
+  if (!(graph instanceof SchemaGraph)) throw graphError("graph", "must come from decodeSchemaGraph");
+  if (type === undefined) return [graph, graph.root];
+  if (graph.owns(type)) return [graph, type];
+  const rooted = graph.rootedAt(type);
+  return [rooted, rooted.root];
 }
 
 /**

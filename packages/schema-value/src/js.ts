@@ -19,7 +19,7 @@
  */
 import { isJsonObject, type JsonValue } from "@golem-stream/wire";
 import { clip, guard, validationError } from "./errors.js";
-import { SchemaGraph } from "./graph.js";
+import { checkedType, type SchemaGraph } from "./graph.js";
 import { Location } from "./location.js";
 import { floatValue } from "./scalars.js";
 import type { ResolvedType, SchemaType, SchemaValue, StreamRef } from "./types.js";
@@ -49,7 +49,8 @@ export interface FromJsHooks {
 /** Validates `value` against `type` (default `graph.root`) and converts it to JavaScript data. */
 export function toJs(value: JsonValue | SchemaValue, graph: SchemaGraph, type?: SchemaType, hooks: ToJsHooks = {}): unknown {
   return guard("value", () => {
-    const expected = type ?? graph.root;
+    const [checked, expected] = checkedType(graph, type);
+    graph = checked;
     const decoded = decodeSchemaValue(value, graph, { type: expected, streams: "any" });
     const leaves = new Map(decoded.streams.map((leaf) => [leaf.coordinate, leaf]));
     const location = new Location("value");
@@ -166,8 +167,8 @@ export function toJs(value: JsonValue | SchemaValue, graph: SchemaGraph, type?: 
 /** Builds the native value of JavaScript `data` for `type` (default `graph.root`), validated. */
 export function fromJs(data: unknown, graph: SchemaGraph, type?: SchemaType, hooks: FromJsHooks = {}): SchemaValue {
   return guard("value", () => {
-    if (!(graph instanceof SchemaGraph)) throw validationError("value", "needs a graph from decodeSchemaGraph");
-    const expected = type ?? graph.root;
+    const [checked, expected] = checkedType(graph, type);
+    graph = checked;
     const location = new Location("value");
     const fail = (message: string) => validationError(location.path(), message);
     const walk = (x: unknown, declared: SchemaType): SchemaValue => {

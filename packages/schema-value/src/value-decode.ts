@@ -21,7 +21,7 @@ import {
 } from "@golem-stream/wire";
 import { parseSigned, parseUnsigned } from "./decimal.js";
 import { clip, guard, limitError, validationError } from "./errors.js";
-import { SchemaGraph } from "./graph.js";
+import { checkedType, type SchemaGraph } from "./graph.js";
 import { Location } from "./location.js";
 import {
   canonicalDatetime,
@@ -97,14 +97,32 @@ export interface DecodedValue {
 const MAX_VALUE_DEPTH = LIMITS.maxJsonDepth;
 
 const HOST_MANAGED: ReadonlySet<string> = new Set(HOST_MANAGED_KINDS);
+const STREAM_MODES = ["provisional", "stable", "forbidden", "any"] as const;
+
+/**
+ * Options are the caller's, not the peer's: a wrong one is a programming
+ * error, reported as `internal-error` rather than blamed on the value. A
+ * NaN limit in particular must never switch the bound off.
+ */
+function count(value: unknown, name: string): number {
+  if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 0) {
+    throw new ProtocolError("internal-error", `decodeSchemaValue option ${name} must be a non-negative integer`);
+  }
+  return value;
+}
+
+function oneOf<T extends string>(value: unknown, options: readonly T[], name: string): T {
+  if (!options.includes(value as T)) throw new ProtocolError("internal-error", `decodeSchemaValue option ${name} must be one of ${options.join(", ")}`);
+  return value as T;
+}
 
 export function decodeSchemaValue(json: JsonValue | SchemaValue, graph: SchemaGraph, options: DecodeValueOptions = {}): DecodedValue {
   return guard("value", () => {
     const prefix = options.path ?? "value";
     if (typeof prefix !== "string") throw validationError("value", "options.path must be a string");
-    if (!(graph instanceof SchemaGraph)) throw validationError(prefix, "needs a graph from decodeSchemaGraph");
-    const decoder = new ValueDecoder(graph, options, prefix);
-    const value = decoder.node(json as JsonValue, options.type ?? graph.root);
+    const [checkedGraph, type] = checkedType(graph, options.type);
+    const decoder = new ValueDecoder(checkedGraph, options, prefix);
+    const value = decoder.node(json as JsonValue, type);
     return { value, streams: decoder.streams, byteCharge: decoder.charge };
   });
 }
@@ -124,9 +142,9 @@ class ValueDecoder {
     prefix: string,
   ) {
     this.location = new Location(prefix);
-    this.mode = options.streams ?? "forbidden";
-    this.maxCharge = options.maxByteCharge ?? LIMITS.maxValueByteCharge;
-    this.maxStreams = options.maxStreams ?? LIMITS.maxStreamsPerSession;
+    this.mode = oneOf(options.streams ?? "forbidden", STREAM_MODES, "streams");
+    this.maxCharge = count(options.maxByteCharge ?? LIMITS.maxValueByteCharge, "maxByteCharge");
+    this.maxStreams = count(options.maxStreams ?? LIMITS.maxStreamsPerSession, "maxStreams");
   }
 
   // ---------------------------------------------------------------- walk

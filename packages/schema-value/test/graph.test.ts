@@ -49,6 +49,15 @@ describe("decodeSchemaGraph", () => {
     expect(graph.root.kind).toBe("record");
   });
 
+  it("freezes its types, so a decoded graph cannot be changed behind a decoder's back", () => {
+    const graph = decodeSchemaGraph(json);
+    expect(Object.isFrozen(graph.root)).toBe(true);
+    expect(Object.isFrozen(graph.defs)).toBe(true);
+    expect(() => (graph.root.value as { fields: unknown[] }).fields.push(t.u8())).toThrow(TypeError);
+    expect(graph.owns(graph.root)).toBe(true);
+    expect(graph.owns(t.u8())).toBe(false);
+  });
+
   it("accepts host-managed and future types in a graph (only their values are refused)", () => {
     const graph = decodeSchemaGraph({ root: { kind: "secret", value: { category: "api-key" } } });
     expect(graph.root.kind).toBe("secret");

@@ -40,6 +40,21 @@ describe("options", () => {
     expect(thrown(() => decodeSchemaValue(v.u8(3), graph)).code).toBe("validation-error");
   });
 
+  it("validates a foreign options.type against the graph before using it", () => {
+    const graph = decodeSchemaGraph(t.graph(t.string(), { n: t.u8() }));
+    expect(thrown(() => decodeSchemaValue(v.text("x"), graph, { type: t.text({ regex: "(" }) })).code).toBe("validation-error");
+    expect(thrown(() => decodeSchemaValue(v.u8(1), graph, { type: t.ref("missing") })).code).toBe("validation-error");
+    expect(decodeSchemaValue(v.text("ab"), graph, { type: t.text({ regex: "^a" }) }).byteCharge).toBe(3);
+    expect(thrown(() => decodeSchemaValue(v.text("b"), graph, { type: t.text({ regex: "^a" }) })).code).toBe("validation-error");
+  });
+
+  it("refuses nonsensical options as the caller's error, never switching a bound off", () => {
+    const graph = decodeSchemaGraph(t.graph(t.u8()));
+    for (const options of [{ maxByteCharge: Number.NaN }, { maxByteCharge: -1 }, { maxStreams: 1.5 }, { streams: "maybe" }]) {
+      expect(thrown(() => decodeSchemaValue(v.u8(1), graph, options as never)).code).toBe("internal-error");
+    }
+  });
+
   it("accepts a charge exactly at maxByteCharge and refuses one byte more", () => {
     const value = v.list(v.u8(1), v.u8(2)); // 5 + 2 + 2
     expect(decode(t.list(t.u8()), value, { maxByteCharge: 9 }).byteCharge).toBe(9);
