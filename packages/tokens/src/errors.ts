@@ -15,7 +15,9 @@
 import { ProtocolError } from "@golem-stream/wire";
 
 /**
- * Why a token was rejected, in the order verification checks them.
+ * Why a token was rejected, listed in the order verification reaches them
+ * (the field reasons are checked field by field, and `missing-field` after
+ * the last one; docs/protocol/tokens.md gives the exact order).
  * Stable: log pipelines and the golden vectors match on these strings.
  */
 export const INVALID_TOKEN_REASONS = [
