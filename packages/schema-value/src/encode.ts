@@ -8,7 +8,7 @@ import { canonicalJson, type JsonValue } from "@golem-stream/wire";
 import { writeCanonical } from "./canonical-writer.js";
 import { guard } from "./errors.js";
 import type { SchemaGraph } from "./graph.js";
-import type { SchemaType, SchemaValue } from "./types.js";
+import type { SchemaType, SchemaValue, SchemaValueInput } from "./types.js";
 import { decodeSchemaValue, type DecodeValueOptions } from "./value-decode.js";
 
 /**
@@ -26,14 +26,14 @@ export function encodeSchemaValue(value: SchemaValue): string {
  * values are semantically equal exactly when their normalized texts are
  * equal (attempt equality, protocol section 9).
  */
-export function normalizeSchemaValue(json: JsonValue | SchemaValue, graph: SchemaGraph, options?: DecodeValueOptions): string {
+export function normalizeSchemaValue(json: SchemaValueInput, graph: SchemaGraph, options?: DecodeValueOptions): string {
   return encodeSchemaValue(decodeSchemaValue(json, graph, options).value);
 }
 
 /** Semantic equality of two values of the same type. */
 export function schemaValuesEqual(
-  a: JsonValue | SchemaValue,
-  b: JsonValue | SchemaValue,
+  a: SchemaValueInput,
+  b: SchemaValueInput,
   graph: SchemaGraph,
   options?: DecodeValueOptions,
 ): boolean {
@@ -47,7 +47,7 @@ export function schemaValuesEqual(
  * (default 8 MiB).
  */
 export function byteCharge(
-  value: JsonValue | SchemaValue,
+  value: SchemaValueInput,
   graph: SchemaGraph,
   type?: SchemaType,
   options: { readonly maxByteCharge?: number } = {},

@@ -22,7 +22,7 @@ import { clip, guard, validationError } from "./errors.js";
 import { checkedType, type SchemaGraph } from "./graph.js";
 import { Location } from "./location.js";
 import { floatValue } from "./scalars.js";
-import type { ResolvedType, SchemaType, SchemaValue, StreamRef } from "./types.js";
+import type { ResolvedType, SchemaType, SchemaValue, SchemaValueInput, StreamRef } from "./types.js";
 import { decodeSchemaValue, type StreamLeaf, type StreamMode } from "./value-decode.js";
 import type { JsOf } from "./js-types.js";
 
@@ -47,7 +47,7 @@ export interface FromJsHooks {
 // ---------------------------------------------------------------- toJs
 
 /** Validates `value` against `type` (default `graph.root`) and converts it to JavaScript data. */
-export function toJs(value: JsonValue | SchemaValue, graph: SchemaGraph, type?: SchemaType, hooks: ToJsHooks = {}): unknown {
+export function toJs(value: SchemaValueInput, graph: SchemaGraph, type?: SchemaType, hooks: ToJsHooks = {}): unknown {
   return guard("value", () => {
     const [checked, expected] = checkedType(graph, type);
     graph = checked;
@@ -374,7 +374,7 @@ export function isStreamRef(x: unknown): x is StreamRef {
 
 /** A converter pinned to one type, whose data shape is checked at compile time (see `JsOf`). */
 export interface JsCodec<T extends SchemaType> {
-  toJs(value: JsonValue | SchemaValue, hooks?: ToJsHooks): JsOf<T>;
+  toJs(value: SchemaValueInput, hooks?: ToJsHooks): JsOf<T>;
   fromJs(data: JsOf<T>, hooks?: FromJsHooks): SchemaValue;
 }
 

@@ -8,7 +8,7 @@
  * value or type can be embedded in a wire message as is, and
  * `canonicalJson(x)` is its canonical text.
  */
-import type { JsonValue } from "@golem-stream/wire";
+import type { JsonValue, SchemaValueJson } from "@golem-stream/wire";
 
 // ---------------------------------------------------------------- metadata
 
@@ -195,3 +195,10 @@ export type SchemaValue = { [K in keyof SchemaValuePayloads]: { kind: K; value: 
 export type SchemaValueKind = SchemaValue["kind"];
 /** The value node of one kind, e.g. `ValueOf<"record">`. */
 export type ValueOf<K extends SchemaValueKind> = Extract<SchemaValue, { kind: K }>;
+
+/**
+ * What the decoders accept: parsed JSON, a typed value, or wire's
+ * `SchemaValueJson` as a decoded message carries it. Whatever its static
+ * type, the input is checked as untrusted.
+ */
+export type SchemaValueInput = JsonValue | SchemaValue | SchemaValueJson;

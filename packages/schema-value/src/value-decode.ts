@@ -43,6 +43,7 @@ import {
   type ResolvedType,
   type SchemaType,
   type SchemaValue,
+  type SchemaValueInput,
   type StreamRef,
   type UnionBranch,
 } from "./types.js";
@@ -116,7 +117,7 @@ function oneOf<T extends string>(value: unknown, options: readonly T[], name: st
   return value as T;
 }
 
-export function decodeSchemaValue(json: JsonValue | SchemaValue, graph: SchemaGraph, options: DecodeValueOptions = {}): DecodedValue {
+export function decodeSchemaValue(json: SchemaValueInput, graph: SchemaGraph, options: DecodeValueOptions = {}): DecodedValue {
   return guard("value", () => {
     const prefix = options.path ?? "value";
     if (typeof prefix !== "string") throw validationError("value", "options.path must be a string");
