@@ -21,7 +21,10 @@ export interface DecodeGraphOptions {
   readonly streams?: "allowed" | "forbidden";
 }
 
-/** A validated, immutable graph. */
+/** Only `decodeGraph` holds this, so every SchemaGraph instance was validated. */
+const VALIDATED: unique symbol = Symbol("validated SchemaGraph");
+
+/** A validated, immutable graph. Obtain one with `decodeSchemaGraph`. */
 export class SchemaGraph {
   readonly root: SchemaType;
   /** Defs in declaration order. */
@@ -34,7 +37,14 @@ export class SchemaGraph {
   private readonly rerooted = new WeakMap<object, SchemaGraph>();
 
   /** @internal Use `decodeSchemaGraph`. */
-  constructor(root: SchemaType, defs: readonly SchemaDef[], byId: ReadonlyMap<string, SchemaDef>, regexes: ReadonlyMap<string, RegExp>) {
+  constructor(
+    proof: typeof VALIDATED,
+    root: SchemaType,
+    defs: readonly SchemaDef[],
+    byId: ReadonlyMap<string, SchemaDef>,
+    regexes: ReadonlyMap<string, RegExp>,
+  ) {
+    if (proof !== VALIDATED) throw graphError("graph", "must come from decodeSchemaGraph");
     this.root = root;
     this.defs = defs;
     this.byId = byId;
@@ -149,7 +159,7 @@ function decodeGraph(json: JsonValue, options: DecodeGraphOptions): SchemaGraph 
   if (options.streams === "forbidden" && facts.streams.length > 0) {
     throw graphError(facts.streams[0]?.path ?? "root", "stream types are not allowed here");
   }
-  const graph = new SchemaGraph(root, defs, byId, compileRegexes(facts));
+  const graph = new SchemaGraph(VALIDATED, root, defs, byId, compileRegexes(facts));
   checkDeferred(graph, facts);
   return graph;
 }
