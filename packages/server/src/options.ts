@@ -66,6 +66,8 @@ export interface ServerLimits {
   readonly sendHighWaterBytes: number;
   /** Received messages held before the socket stops being read (default 16). */
   readonly maxPendingInboundMessages: number;
+  /** Open session WebSockets; further upgrades are refused with `overloaded` (default 10 000). */
+  readonly maxConnections: number;
 }
 
 export const DEFAULT_LIMITS: ServerLimits = {
@@ -77,6 +79,7 @@ export const DEFAULT_LIMITS: ServerLimits = {
   sessionRetentionMs: LIMITS.defaultSessionRetentionMs,
   sendHighWaterBytes: 1024 * 1024,
   maxPendingInboundMessages: 16,
+  maxConnections: 10_000,
 };
 
 const PROTOCOL_CEILINGS: Partial<Record<keyof ServerLimits, number>> = {

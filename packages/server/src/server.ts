@@ -114,6 +114,7 @@ class NodeSessionServer implements SessionServer {
       skipUTF8Validation: true,
       maxPayload: Math.max(this.#limits.maxBinaryMessageBytes, this.#limits.maxTextMessageBytes),
       handleProtocols: (protocols) => (protocols.has(SUBPROTOCOL) ? SUBPROTOCOL : false),
+      clientTracking: true,
     });
     this.ready = this.#runtime.recoverInterrupted().then(
       (count) => {
@@ -196,6 +197,9 @@ class NodeSessionServer implements SessionServer {
     try {
       await this.ready;
       if (this.#closing) throw new ProtocolError("overloaded", "the server is shutting down");
+      if (this.#wss.clients.size >= this.#limits.maxConnections) {
+        throw new ProtocolError("overloaded", "the server cannot take more sessions now");
+      }
       const caller = await checkUpgrade(request, this.#options.authenticator, this.#logger);
       this.#wss.handleUpgrade(request, socket, head, (ws) => this.#onSocket(ws, caller));
     } catch (error) {

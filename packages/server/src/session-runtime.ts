@@ -14,7 +14,7 @@ import {
   type ResumeAttach,
   type SchemaValueJson,
 } from "@golem-stream/wire";
-import { refreshedSessionFields } from "@golem-stream/tokens";
+import { refreshedSessionFields, type VerifiedToken } from "@golem-stream/tokens";
 import type { AgentTypeDescriptor, MethodDescriptor } from "./agent-host.js";
 import { Attachment } from "./attachment.js";
 import { LiveSession, type RuntimeDeps } from "./live-session.js";
@@ -179,16 +179,38 @@ export class SessionRuntime {
 
   async resume(message: ResumeAttach, caller: Principal, transport: SessionTransport): Promise<Attachment> {
     const descriptorDigest = digestOf(resumeDescriptor(message));
-    let verified;
+    let verified: VerifiedToken<"session">;
     try {
       verified = this.deps.tokens.verifySession(message.sessionToken, caller);
     } catch (error) {
       throw asInvalidToken(error);
     }
-    const fields = verified.fields;
     const existing = await this.deps.store.getAttempt(message.attemptId);
-    const live = await this.#load(fields.sessionId);
+    const live = await this.#load(verified.fields.sessionId);
     if (live === undefined) throw new ProtocolError("session-expired", "the session is no longer retained");
+    return this.#evictOnFailure(live, () => this.#resumeLoaded(live, message, caller, transport, verified, existing, descriptorDigest));
+  }
+
+  /** A session loaded only to answer a refused attempt does not stay in memory. */
+  async #evictOnFailure<T>(live: LiveSession, work: () => Promise<T>): Promise<T> {
+    try {
+      return await work();
+    } catch (error) {
+      this.#evictIfIdle(live);
+      throw error;
+    }
+  }
+
+  async #resumeLoaded(
+    live: LiveSession,
+    message: ResumeAttach,
+    caller: Principal,
+    transport: SessionTransport,
+    verified: VerifiedToken<"session">,
+    existing: AttemptRecord | undefined,
+    descriptorDigest: string,
+  ): Promise<Attachment> {
+    const fields = verified.fields;
     const record = live.record;
     if (
       record.application !== fields.application ||
@@ -296,6 +318,17 @@ export class SessionRuntime {
     }
     const live = await this.#load(attempt.sessionId);
     if (live === undefined) throw new ProtocolError("session-expired", "the session is no longer retained");
+    return this.#evictOnFailure(live, () => this.#replayLoaded(live, attempt, operation, caller, transport, cursors));
+  }
+
+  async #replayLoaded(
+    live: LiveSession,
+    attempt: AttemptRecord,
+    operation: AttemptRecord["operation"],
+    caller: Principal,
+    transport: SessionTransport,
+    cursors: Map<string, CursorPosition>,
+  ): Promise<Attachment> {
     const record = live.record;
     if (record.account !== caller.account || record.principal !== caller.principal) {
       throw new ProtocolError("forbidden", "the caller may not perform this operation");

@@ -2,9 +2,14 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { randomUUID } from "node:crypto";
 import { inspectToken, Keyring } from "@golem-stream/tokens";
+import WebSocket from "ws";
 import { RawClient, TOKEN, demoStart, v } from "./helpers.js";
 import { startProbeServer } from "./probe-server.js";
-import { ECHO_METHODS } from "../src/index.js";
+import { createServer } from "node:http";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { ECHO_METHODS, SqliteSessionStore, createDemoHost, createSessionServer } from "../src/index.js";
 
 let clock = Date.now();
 let server: Awaited<ReturnType<typeof startProbeServer>>;
@@ -116,5 +121,55 @@ describe("output cursors", () => {
     const foreign = await RawClient.connect(server.url);
     foreign.send(resume("takeover", acceptedB.sessionToken, [cursors[0]!]));
     expect((await foreign.all()).messages[0]).toMatchObject({ code: "invalid-token" });
+  });
+});
+
+describe("mounting and capacity", () => {
+  it("attach(server) serves the endpoints on a user's http.Server and leaves its other paths alone", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "golem-stream-attach-"));
+    const store = new SqliteSessionStore({ dataDir, synchronous: "normal" });
+    const userServer = createServer((req, res) => {
+      if (req.url === "/hello") res.end("hi from the user");
+    });
+    const sessions = createSessionServer({ store, host: createDemoHost(), keyring: Keyring.generate(), authenticator: (t) => (t === TOKEN ? { account: "a", principal: "p" } : undefined) });
+    sessions.attach(userServer);
+    await new Promise<void>((resolve) => userServer.listen(0, "127.0.0.1", resolve));
+    const port = (userServer.address() as { port: number }).port;
+    try {
+      expect(await (await fetch(`http://127.0.0.1:${port}/hello`)).text()).toBe("hi from the user");
+      const client = await RawClient.connect(`ws://127.0.0.1:${port}`);
+      client.send(demoStart("count", v.record(v.u32(2), v.u32(0))));
+      const { messages } = await client.all();
+      expect(messages.at(-1)?.type).toBe("invocationFinished");
+    } finally {
+      await sessions.close();
+      userServer.closeAllConnections();
+      await new Promise((resolve) => userServer.close(resolve));
+      await store.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it("overloaded: upgrades beyond maxConnections get 503 with the error envelope", async () => {
+    const small = await startProbeServer({ maxConnections: 1 });
+    try {
+      const first = await RawClient.connect(small.url);
+      const refused = await new Promise<{ status: number; body: string }>((resolve) => {
+        const socket = new WebSocket(`${small.url}/v1/agents/invoke-agent-session`, ["golem.agent-invocation.v1"], {
+          headers: { authorization: `Bearer ${TOKEN}` },
+        });
+        socket.on("unexpected-response", (_req, res) => {
+          let body = "";
+          res.on("data", (chunk: Buffer) => (body += chunk.toString()));
+          res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
+        });
+        socket.on("error", () => undefined);
+      });
+      expect(refused.status).toBe(503);
+      expect(JSON.parse(refused.body)).toEqual({ code: "overloaded", error: expect.any(String) });
+      first.close();
+    } finally {
+      await small.dispose();
+    }
   });
 });
