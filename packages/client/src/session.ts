@@ -557,7 +557,13 @@ export class Session {
   #checkpoint(): Promise<void> {
     const state = this.state;
     if (state === undefined) return this.#checkpointChain;
-    this.#checkpointChain = this.#checkpointChain.then(() => this.#callbacks.onCheckpoint(state)).catch(() => undefined);
+    this.#checkpointChain = this.#checkpointChain
+      .then(() => this.#callbacks.onCheckpoint(state))
+      .catch((cause: unknown) => {
+        // A checkpoint that cannot be written breaks the caller's crash guarantee: stop (without
+        // cancelling anything, so the saved state can still take the invocation over).
+        this.#fail(new ClientError("aborted", "the onCheckpoint callback failed; detached", { cause }));
+      });
     return this.#checkpointChain;
   }
 

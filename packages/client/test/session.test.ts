@@ -2,7 +2,7 @@
  * The session runtime against an in-memory server that speaks through the
  * real wire codecs. Each test scripts the server side message by message.
  */
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import type { ClientMessage, InputU8Batch, InvocationStart, ResumeAttach } from "@golem-stream/wire";
 import { ProtocolError } from "@golem-stream/wire";
 import { ClientError, inputStream, type ResumeState } from "../src/index.js";
@@ -341,3 +341,49 @@ describe("a hostile server", () => {
 });
 
 void STREAM_OUT;
+
+describe("persistence callback", () => {
+  it("detaches with aborted when onCheckpoint throws", async () => {
+    const { client, transport } = memoryClient();
+    const call = client.invoke({
+      ...echo,
+      method: "count",
+      methodParameters: noParams,
+      onCheckpoint: () => {
+        throw new Error("disk full");
+      },
+    });
+    const { server, start } = await acceptStart(transport);
+    server.send({ type: "invocationAccepted", attemptId: start.attemptId, idempotencyKey: start.idempotencyKey, mappings: [], sessionToken: SESSION });
+    await expect(call.finished).rejects.toMatchObject({ kind: "aborted", cause: new Error("disk full") });
+    // Detaching never cancels: nothing but the start went to the server.
+    expect(server.received.map((m) => m.type)).toEqual(["invocationStart"]);
+  });
+
+  it("stops feeding an input the server cancelled", async () => {
+    const { client, transport } = memoryClient();
+    let released = false;
+    const source = {
+      [Symbol.asyncIterator]: () => ({
+        next: async () => {
+          await tick();
+          return { done: false as const, value: "x" };
+        },
+        return: async () => {
+          released = true;
+          return { done: true as const, value: undefined };
+        },
+      }),
+    };
+    const call = client.invoke({ ...echo, method: "reverse", methodParameters: { kind: "record", value: { fields: [inputStream.strings(source)] } } });
+    const { server, start } = await acceptStart(transport);
+    server.send({ type: "invocationAccepted", attemptId: start.attemptId, idempotencyKey: start.idempotencyKey, mappings: [inputMapping(1, provisionalRefOf(start))], sessionToken: SESSION });
+    await server.waitFor(3);
+    server.send({ type: "streamCancel", channel: 1, reason: "consumer-drop" });
+    server.send({ type: "inputStreamAck", channel: 1, highestContiguousSequence: 2n, mappings: [], terminal: true });
+    await vi.waitFor(() => expect(released).toBe(true));
+    // No terminal of our own follows the server's cancellation.
+    expect(server.received.filter((m) => m.type === "inputStreamEnd" || m.type === "streamCancel")).toEqual([]);
+    call.cancel();
+  });
+});
