@@ -50,15 +50,15 @@ interface AnyMember {
 }
 
 /**
- * A member table prepared for decoding: a map from member name (immune to
- * names such as `__proto__` or `constructor`) and the count of required
- * members, so one pass over the incoming object checks everything.
+ * A member table prepared for use: a map from member name (immune to names
+ * such as `__proto__` or `constructor`) and the count of required members,
+ * so one pass over an incoming object checks everything.
  */
 export class MemberTable<T> {
   private readonly byName: ReadonlyMap<string, AnyMember>;
   private readonly requiredCount: number;
 
-  constructor(readonly members: MembersOf<T>) {
+  constructor(members: MembersOf<T>) {
     const entries = Object.entries(members as unknown as Readonly<Record<string, AnyMember>>);
     this.byName = new Map(entries);
     this.requiredCount = entries.filter(([, member]) => !member.optional).length;

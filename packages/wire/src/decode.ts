@@ -7,7 +7,7 @@
 import { decodeBinaryMessage } from "./binary-envelope.js";
 import { invalidAt } from "./codec.js";
 import { isUuidV4 } from "./fields.js";
-import { type JsonObject, getMember, isJsonObject } from "./json.js";
+import { type JsonObject, type JsonValue, getMember, isJsonObject } from "./json.js";
 import { LIMITS } from "./limits.js";
 import type { ClientMessage, ClientTextMessage, ServerMessage, ServerTextMessage } from "./messages.js";
 import { parseStrictJson } from "./strict-json.js";
@@ -55,8 +55,8 @@ function decodeText<M extends ClientTextMessage | ServerTextMessage>(
   if (typeof type !== "string") throw invalidAt("type", "must be a string naming the message variant");
   const variant = variants.get(type);
   if (variant === undefined) {
-    const other = direction === "client" ? SERVER_VARIANTS : CLIENT_VARIANTS;
-    if (other.has(type)) throw invalidAt("type", `${type} is sent by the ${direction === "client" ? "server" : "client"}, not the ${direction}`);
+    const [other, otherVariants] = direction === "client" ? ["server", SERVER_VARIANTS] : ["client", CLIENT_VARIANTS];
+    if (otherVariants.has(type)) throw invalidAt("type", `${type} is sent by the ${other}, not the ${direction}`);
     throw invalidAt("type", "is not a message variant of protocol v1");
   }
   return variant.decode(root);
@@ -77,7 +77,7 @@ function checkVersion(root: JsonObject): void {
  */
 export function recoverAttemptId(data: string | Uint8Array, isBinary = false): string | undefined {
   if (isBinary !== false) return undefined;
-  let root;
+  let root: JsonValue;
   try {
     root = parseStrictJson(data, { maxBytes: LIMITS.maxTextMessageBytes });
   } catch {
