@@ -92,6 +92,10 @@ const leafType: fc.Arbitrary<SchemaType> = fc.constantFrom<SchemaType>(
   t.char(), t.string(), t.datetime(), t.duration(), t.text(), t.text({ languages: ["en", "de"] }), t.binary(),
   t.path(), t.url(), t.quantity({ baseUnit: "m", allowedSuffixes: [] }), t.enum(["a", "b", "c"]), t.flags(["x", "y"]),
   t.ref(TREE), t.stream(t.u8()), t.stream(t.ref(TREE)),
+  t.u8({ min: { kind: "unsigned", value: "10" }, max: { kind: "unsigned", value: "20" } }),
+  t.s64({ min: { kind: "signed", value: "-5" }, max: { kind: "signed", value: "5" } }),
+  t.text({ maxLength: 3, regex: "^[a-z]*$" }),
+  t.binary({ maxBytes: 2, mimeTypes: ["image/png"] }),
 );
 
 const names = fc.uniqueArray(fc.constantFrom("a", "b", "c", "d", "é", "z"), { minLength: 0, maxLength: 4 });
@@ -155,14 +159,19 @@ function valueArb(defs: Map<string, SchemaType>, type: SchemaType, depth: number
       return fc.integer({ min: -32768, max: 32767 }).map(node("s16"));
     case "s32":
       return fc.integer({ min: -(2 ** 31), max: 2 ** 31 - 1 }).map(node("s32"));
-    case "u8":
-      return fc.integer({ min: 0, max: 255 }).map(node("u8"));
+    case "u8": {
+      const r = type.value.restrictions;
+      return fc.integer({ min: Number(r?.min?.value ?? 0), max: Number(r?.max?.value ?? 255) }).map(node("u8"));
+    }
     case "u16":
       return fc.integer({ min: 0, max: 65535 }).map(node("u16"));
     case "u32":
       return fc.integer({ min: 0, max: 2 ** 32 - 1 }).map(node("u32"));
-    case "s64":
-      return i64.map((x) => node("s64")(x.toString()));
+    case "s64": {
+      const r = type.value.restrictions;
+      const bounded = r === undefined ? i64 : fc.bigInt({ min: BigInt(r.min?.value ?? 0), max: BigInt(r.max?.value ?? 0) });
+      return bounded.map((x) => node("s64")(x.toString()));
+    }
     case "u64":
       return fc.bigInt({ min: 0n, max: (1n << 64n) - 1n }).map((x) => node("u64")(x.toString()));
     case "f32":
@@ -178,9 +187,10 @@ function valueArb(defs: Map<string, SchemaType>, type: SchemaType, depth: number
     case "duration":
       return i64.map((x) => node("duration")({ nanoseconds: x.toString() }));
     case "text":
+      if (type.value.restrictions.regex !== undefined) return fc.stringMatching(/^[a-z]{0,3}$/).map((s) => node("text")({ text: s }));
       return fc.tuple(text, fc.option(fc.constantFrom("en", "de"), { nil: undefined })).map(([s, language]) => node("text")(language === undefined ? { text: s } : { text: s, language }));
     case "binary":
-      return fc.tuple(fc.array(fc.integer({ min: 0, max: 255 }), { maxLength: 6 }), fc.option(fc.constantFrom("image/png", "text/plain"), { nil: undefined })).map(([b, mimeType]) =>
+      return fc.tuple(fc.array(fc.integer({ min: 0, max: 255 }), { maxLength: type.value.restrictions.maxBytes ?? 6 }), fc.option(fc.constantFrom(...(type.value.restrictions.mimeTypes ?? ["image/png", "text/plain"])), { nil: undefined })).map(([b, mimeType]) =>
         node("binary")(mimeType === undefined ? { bytes: b } : { bytes: b, mimeType }),
       );
     case "path":
@@ -276,6 +286,49 @@ describe("properties", () => {
         const graph = decodeSchemaGraph(graphJson);
         const back = fromJs(toJs(value, graph), graph);
         expect(encodeSchemaValue(back)).toBe(canonicalJson(value as JsonValue));
+      }),
+      RUNS,
+    );
+  });
+
+  it("the byte-charge limit is exact: the charge passes, one byte less fails", () => {
+    fc.assert(
+      fc.property(caseArb, ({ graphJson, value }) => {
+        const graph = decodeSchemaGraph(graphJson);
+        const charge = independentCharge(value);
+        expect(decodeSchemaValue(value, graph, { streams: "any", maxByteCharge: charge }).byteCharge).toBe(charge);
+        expect(() => decodeSchemaValue(value, graph, { streams: "any", maxByteCharge: charge - 1 })).toThrow(
+          expect.objectContaining({ code: "limit-exceeded" }) as Error,
+        );
+      }),
+      RUNS,
+    );
+  });
+
+  it("equivalent spellings (member order, widened f32, datetime case and zeroes) normalize to the canonical text", () => {
+    const respell = (x: unknown, kind?: string): unknown => {
+      if (Array.isArray(x)) return x.map((item) => respell(item));
+      if (typeof x !== "object" || x === null) return x;
+      const record = x as Record<string, unknown>;
+      const k = typeof record["kind"] === "string" ? (record["kind"] as string) : undefined;
+      const out: Record<string, unknown> = {};
+      for (const name of Object.keys(record).reverse()) {
+        let member = respell(record[name], k);
+        if (name === "value" && k === "f32" && typeof member === "number") member = Math.fround(member);
+        if (name === "value" && kind === "datetime" && typeof member === "string") {
+          // Pad the fraction with zeroes up to nanoseconds (at most 9 digits).
+          const fraction = /\.(\d+)Z$/.exec(member)?.[1] ?? "";
+          member = member.replace("T", "t").replace("Z", `${fraction === "" ? "." : ""}${"0".repeat(9 - fraction.length)}z`);
+        }
+        out[name] = member;
+      }
+      return out;
+    };
+    fc.assert(
+      fc.property(caseArb, ({ graphJson, value }) => {
+        const graph = decodeSchemaGraph(graphJson);
+        const respelled = respell(value) as JsonValue;
+        expect(encodeSchemaValue(decodeAny(respelled, graph).value)).toBe(canonicalJson(value as JsonValue));
       }),
       RUNS,
     );

@@ -66,6 +66,24 @@ describe("schema-values.json", () => {
     expect(new Set(all.map((c) => c.name)).size).toBe(all.length);
   });
 
+  it("covers every value kind with a valid case, and every value error code with an invalid one", () => {
+    const kinds = new Set<string>();
+    const collect = (x: unknown): void => {
+      if (Array.isArray(x)) x.forEach(collect);
+      else if (typeof x === "object" && x !== null) {
+        const node = x as Record<string, unknown>;
+        if (typeof node["kind"] === "string" && "value" in node) kinds.add(node["kind"]);
+        Object.values(node).forEach(collect);
+      }
+    };
+    vectors.valid.forEach((c) => collect(c.value));
+    const expected = ["bool", "s8", "s16", "s32", "s64", "u8", "u16", "u32", "u64", "f32", "f64", "char", "string", "record", "variant", "enum", "flags",
+      "tuple", "list", "fixed-list", "map", "option", "result", "text", "binary", "path", "url", "datetime", "duration", "quantity", "union", "stream"];
+    expect([...kinds].sort()).toEqual([...expected].sort());
+    expect(new Set(vectors.invalid.map((c) => c.code))).toEqual(new Set(["validation-error", "unsupported-value", "stream-already-consumed", "limit-exceeded"]));
+    expect(vectors.valid.some((c) => c.graph !== null && typeof c.graph === "object" && "defs" in c.graph)).toBe(true);
+  });
+
   describe("valid", () => {
     it.each(vectors.valid.map((c) => [c.name, c] as const))("%s", (_, c) => {
       const graph = decodeSchemaGraph(c.graph);
