@@ -1,0 +1,130 @@
+/**
+ * The protocol state machine without sockets: `Connection` and
+ * `SessionRuntime` driven through an in-memory `SessionTransport`. The same
+ * rules the loopback tests check, with full control of interleavings.
+ */
+import { afterEach, describe, expect, it } from "vitest";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { randomUUID } from "node:crypto";
+import { Keyring } from "@golem-stream/tokens";
+import { encodeMessage, type ClientMessage, type ServerMessage } from "@golem-stream/wire";
+import { Connection } from "../src/connection.js";
+import { SessionRuntime } from "../src/session-runtime.js";
+import { TokenService } from "../src/token-service.js";
+import { createDemoHost, resolveLimits, silentLogger, SqliteSessionStore } from "../src/index.js";
+import type { SessionTransport } from "../src/transport.js";
+import { demoStart, v } from "./helpers.js";
+
+class MemoryTransport implements SessionTransport {
+  readonly sent: ServerMessage[] = [];
+  closedWith: number | undefined;
+  paused = false;
+  #waiters: (() => void)[] = [];
+
+  get isOpen(): boolean {
+    return this.closedWith === undefined;
+  }
+  send(message: ServerMessage): Promise<void> {
+    if (this.isOpen) this.sent.push(message);
+    for (const waiter of this.#waiters.splice(0)) waiter();
+    return Promise.resolve();
+  }
+  close(code: number): void {
+    this.closedWith ??= code;
+    for (const waiter of this.#waiters.splice(0)) waiter();
+  }
+  pauseReading(): void {
+    this.paused = true;
+  }
+  resumeReading(): void {
+    this.paused = false;
+  }
+  async until(predicate: (sent: readonly ServerMessage[]) => boolean): Promise<void> {
+    while (!predicate(this.sent) && this.closedWith === undefined) await new Promise<void>((resolve) => this.#waiters.push(resolve));
+  }
+}
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+function harness() {
+  const dataDir = mkdtempSync(join(tmpdir(), "golem-stream-memory-"));
+  dirs.push(dataDir);
+  const store = new SqliteSessionStore({ dataDir, synchronous: "normal" });
+  const runtime = new SessionRuntime(
+    {
+      store,
+      host: createDemoHost(),
+      tokens: new TokenService(Keyring.generate(), { issuer: "test", audience: "test" }),
+      limits: resolveLimits(),
+      logger: silentLogger,
+      now: Date.now,
+    },
+    () => true,
+  );
+  const open = () => {
+    const transport = new MemoryTransport();
+    const connection = new Connection(transport, { account: "a", principal: "p" }, runtime);
+    const send = (message: ClientMessage) => {
+      const data = encodeMessage(message);
+      connection.receive(typeof data === "string" ? new TextEncoder().encode(data) : data, typeof data !== "string");
+    };
+    return { transport, connection, send };
+  };
+  return { store, runtime, open };
+}
+
+describe("Connection + SessionRuntime in memory", () => {
+  it("runs reverse end to end and closes with 1000 after invocationFinished", async () => {
+    const { open, store } = harness();
+    const { transport, send } = open();
+    send(demoStart("reverse", v.record(v.stream(randomUUID()))));
+    await transport.until((sent) => sent.length > 0);
+    const accepted = transport.sent[0];
+    if (accepted?.type !== "invocationAccepted") throw new Error("not accepted");
+    const channel = accepted.mappings[0]!.channel;
+    send({ type: "inputStreamItem", channel, sequence: 0n, value: v.str("xy") });
+    send({ type: "inputStreamEnd", channel, sequence: 1n });
+    await transport.until(() => transport.closedWith !== undefined);
+    expect(transport.closedWith).toBe(1000);
+    expect(transport.sent.map((m) => m.type)).toContain("outputStreamItem");
+    expect(transport.sent.at(-1)?.type).toBe("invocationFinished");
+    await store.close();
+  });
+
+  it("a transport that closes mid-invocation only detaches; a second transport takes the session over", async () => {
+    const { open, store } = harness();
+    const first = open();
+    first.send(demoStart("count", v.record(v.u32(50), v.u32(1))));
+    await first.transport.until((sent) => sent.some((m) => m.type === "outputStreamItem"));
+    const accepted = first.transport.sent[0];
+    if (accepted?.type !== "invocationAccepted") throw new Error("not accepted");
+    first.connection.transportClosed();
+
+    const second = open();
+    second.send({ type: "resumeAttach", attemptId: randomUUID(), operation: "resume", outputCursors: [], sessionToken: accepted.sessionToken });
+    await second.transport.until(() => second.transport.closedWith !== undefined);
+    const items = second.transport.sent.filter((m) => m.type === "outputStreamItem");
+    expect(items).toHaveLength(50);
+    expect(second.transport.sent.at(-1)).toEqual({ type: "invocationFinished", outcome: { kind: "success" } });
+    await store.close();
+  });
+
+  it("pauses reading when messages pile up behind a slow step", async () => {
+    const { open, store } = harness();
+    const { transport, send } = open();
+    send(demoStart("reverse", v.record(v.stream(randomUUID()))));
+    // Sent synchronously before the start is processed: they queue, and reading pauses.
+    for (let i = 0; i < 20; i++) send({ type: "inputStreamItem", channel: 1, sequence: BigInt(i), value: v.str(`${i}`) });
+    expect(transport.paused).toBe(true);
+    send({ type: "inputStreamEnd", channel: 1, sequence: 20n });
+    await transport.until(() => transport.closedWith !== undefined);
+    expect(transport.paused).toBe(false);
+    expect(transport.sent.filter((m) => m.type === "outputStreamItem")).toHaveLength(20);
+    await store.close();
+  });
+});
