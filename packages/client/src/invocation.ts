@@ -85,6 +85,8 @@ export class Invocation {
       onResult: (result, streams) => resolveResult(shapeResult(result, streams)),
       onFinished: (outcome) => {
         if (outcome.kind === "success") {
+          // A success always follows a result (decisions §8); a server that skips it is broken.
+          result.reject(new ClientError("server-violation", "invocation finished without a result", { code: "protocol-error" }));
           resolveFinished();
           return;
         }

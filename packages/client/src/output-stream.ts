@@ -181,16 +181,18 @@ export class OutputStream implements AsyncIterable<OutputChunk> {
   async cancel(reason: ClientCancelReason = "cancelled"): Promise<void> {
     if (this.#finished) return;
     this.#finished = true;
-    await this.#retain(this.#handedOut);
+    const handedOut = this.#handedOut;
     this.#handedOut = undefined;
     this.#release();
-    if (this.#ending !== undefined) {
-      await this.#retain(this.#ending.cursorToken);
-    } else {
+    // Tell the server first and synchronously: a caller may close the connection right after.
+    const ending = this.#ending;
+    if (ending === undefined) {
       this.#cancelReason = reason;
       this.#host.sendCancel(this, reason);
     }
     this.#notify();
+    await this.#retain(handedOut);
+    if (ending !== undefined) await this.#retain(ending.cursorToken);
   }
 
   async #next(): Promise<IteratorResult<OutputChunk, undefined>> {

@@ -387,3 +387,34 @@ describe("persistence callback", () => {
     call.cancel();
   });
 });
+
+describe("nested input streams", () => {
+  it("maps a stream inside an input item through the item's ACK, then feeds it", async () => {
+    const { client, transport } = memoryClient();
+    const inner = inputStream.strings(["deep"]);
+    const outer = inputStream.values([{ kind: "record", value: { fields: [{ kind: "string", value: "g" }, inner] } }]);
+    const call = client.invoke({ ...echo, method: "nested", methodParameters: { kind: "record", value: { fields: [outer] } } });
+    const { server, start } = await acceptStart(transport);
+    server.send({ type: "invocationAccepted", attemptId: start.attemptId, idempotencyKey: start.idempotencyKey, mappings: [inputMapping(1, provisionalRefOf(start))], sessionToken: SESSION });
+    const item = await server.waitUntil((m: ClientMessage) => m.type === "inputStreamItem");
+    const innerRef = /"provisionalRef":"([0-9a-f-]{36})"/.exec(JSON.stringify(item.type === "inputStreamItem" ? item.value : null))![1]!;
+    // The nested stream has no channel until its mapping arrives with this ACK.
+    server.send({ type: "inputStreamAck", channel: 1, highestContiguousSequence: 1n, mappings: [inputMapping(5, innerRef, 0n, false, "stream-token-inner")], terminal: false });
+    const nested = await server.waitUntil((m: ClientMessage) => m.type === "inputStreamItem" && m.channel === 5);
+    expect(nested).toMatchObject({ sequence: 0n, value: { kind: "string", value: "deep" } });
+    call.cancel();
+  });
+
+  it("sends the cancellations of invocation.cancel() before closing", async () => {
+    const { client, transport } = memoryClient();
+    const call = client.invoke({ ...echo, method: "count", methodParameters: noParams });
+    const { server, start } = await acceptStart(transport);
+    server.send({ type: "invocationAccepted", attemptId: start.attemptId, idempotencyKey: start.idempotencyKey, mappings: [], sessionToken: SESSION });
+    server.send({ type: "invocationResult", mappings: [outputMapping(2)], result: streamResult() });
+    await call.result;
+    call.cancel();
+    expect(server.received.at(-1)).toEqual({ type: "streamCancel", channel: 2, reason: "cancelled" });
+    expect(server.closed).toBe(true);
+    await expect(call.finished).rejects.toMatchObject({ kind: "aborted" });
+  });
+});
