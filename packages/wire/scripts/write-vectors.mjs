@@ -9,13 +9,16 @@
  * against each other. Published vectors are frozen (protocol section 14):
  * add cases, never change one.
  *
- *   node packages/wire/scripts/write-vectors.mjs
+ *   node packages/wire/scripts/write-vectors.mjs [out-dir/]
  */
 import { createHash } from "node:crypto";
 import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
-const outDir = fileURLToPath(new URL("../../../fixtures/stream-session-v1/", import.meta.url));
+// The fixtures directory, or another one given as the first argument (the tests use one to check
+// that the committed files are exactly what this writer produces).
+const outDir = process.argv[2] ?? fileURLToPath(new URL("../../../fixtures/stream-session-v1/", import.meta.url));
 
 // ---- an independent canonical JSON writer (protocol section 2) ----
 
@@ -915,6 +918,6 @@ const files = {
 };
 
 for (const [name, content] of Object.entries(files)) {
-  writeFileSync(outDir + name, `${JSON.stringify(content, null, 2)}\n`);
+  writeFileSync(join(outDir, name), `${JSON.stringify(content, null, 2)}\n`);
   console.log(`${name}: ${content.cases.length} cases`);
 }

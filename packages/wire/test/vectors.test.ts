@@ -4,6 +4,11 @@
  * message decodes to its `decoded` form and re-encodes byte for byte; every
  * malformed one is rejected with its expected code.
  */
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import {
   CLIENT_CANCEL_REASONS,
@@ -120,5 +125,21 @@ describe("malformed.json", () => {
     expect(error.closeCode).toBe(testCase.expectedCode === "limit-exceeded" ? 1009 : 1002);
     // The attempt recovery helper never throws, whatever the frame.
     expect(() => recoverAttemptId(frame, testCase.binary)).not.toThrow();
+  });
+});
+
+describe("the vector files", () => {
+  it("are exactly what the independent writer produces", () => {
+    const out = mkdtempSync(join(tmpdir(), "wire-vectors-"));
+    try {
+      const writer = fileURLToPath(new URL("../scripts/write-vectors.mjs", import.meta.url));
+      execFileSync(process.execPath, [writer, out], { stdio: "pipe" });
+      const fixtures = fileURLToPath(new URL("../../../fixtures/stream-session-v1/", import.meta.url));
+      for (const name of ["json-messages.json", "binary-messages.json", "malformed.json"]) {
+        expect(readFileSync(join(out, name), "utf8"), name).toBe(readFileSync(join(fixtures, name), "utf8"));
+      }
+    } finally {
+      rmSync(out, { recursive: true, force: true });
+    }
   });
 });
