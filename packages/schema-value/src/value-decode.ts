@@ -22,6 +22,7 @@ import {
 import { parseSigned, parseUnsigned } from "./decimal.js";
 import { clip, guard, limitError, validationError } from "./errors.js";
 import { checkedType, type SchemaGraph } from "./graph.js";
+import { discriminatorHolds } from "./discriminators.js";
 import { Location } from "./location.js";
 import {
   canonicalDatetime,
@@ -38,14 +39,12 @@ import {
 import { checkBinary, checkNumeric, checkPath, checkQuantity, checkText, checkUrl } from "./restrictions.js";
 import {
   HOST_MANAGED_KINDS,
-  type Discriminator,
   type ExceptionalFloat,
   type ResolvedType,
   type SchemaType,
   type SchemaValue,
   type SchemaValueInput,
   type StreamRef,
-  type UnionBranch,
 } from "./types.js";
 
 /**
@@ -308,7 +307,7 @@ class ValueDecoder {
       }
       case "binary": {
         const p = this.object(payload, ["bytes", "mimeType"], ["bytes"]);
-        const bytes = this.elements(p, "bytes");
+        const bytes = this.array(p, "bytes");
         this.add(bytes.length);
         const out = new Array<number>(bytes.length);
         for (let i = 0; i < bytes.length; i++) {
@@ -371,7 +370,7 @@ class ValueDecoder {
         const branch = type.value.spec.branches.find((b) => b.tag === tag);
         if (branch === undefined) throw this.invalid(`no union branch is tagged "${clip(tag)}"`);
         const body = this.child(getMember(p, "body") ?? null, branch.body, "body");
-        if (!this.discriminatorHolds(branch, body)) throw this.invalid(`the body does not satisfy the discriminator of branch "${clip(tag)}"`);
+        if (!discriminatorHolds(this.graph, branch, body)) throw this.invalid(`the body does not satisfy the discriminator of branch "${clip(tag)}"`);
         return { kind: type.kind, value: { tag, body } };
       }
       case "stream":
@@ -428,38 +427,6 @@ class ValueDecoder {
     return ref;
   }
 
-  // ---------------------------------------------------------------- unions
-
-  private discriminatorHolds(branch: UnionBranch, body: SchemaValue): boolean {
-    const d: Discriminator = branch.discriminator;
-    switch (d.rule) {
-      case "prefix":
-      case "suffix":
-      case "contains":
-      case "regex": {
-        const text = stringView(body);
-        if (text === undefined) return false;
-        if (d.rule === "prefix") return text.startsWith(d.value.prefix);
-        if (d.rule === "suffix") return text.endsWith(d.value.suffix);
-        if (d.rule === "contains") return text.includes(d.value.substring);
-        return this.graph.regex(d.value.regex).test(text);
-      }
-      case "field-equals": {
-        // The graph guarantees a record body that declares the field.
-        const declared = this.graph.resolve(branch.body);
-        if (declared.kind !== "record" || body.kind !== "record") return false;
-        const index = declared.value.fields.findIndex((f) => f.name === d.value.fieldName);
-        if (index < 0) return false;
-        if (d.value.literal === undefined) return true;
-        const field = body.value.fields[index];
-        return field !== undefined && stringView(field) === d.value.literal;
-      }
-      case "field-absent":
-        // Checked on the graph: the record body never declares the field.
-        return body.kind === "record";
-    }
-  }
-
   // ---------------------------------------------------------------- payload helpers
 
   /** Adds to the byte charge, failing as soon as it passes the limit. */
@@ -489,17 +456,22 @@ class ValueDecoder {
   }
 
   /**
-   * The array under `member` of a payload object holding only that member
-   * (`bytes` lives next to `mimeType`, so it is read from an object already
-   * checked). Its element count is charged (four bytes) and bounded by the
-   * remaining charge before anything is walked: every element costs at least
-   * one byte.
+   * The array of a payload object holding only `member` (`fields`,
+   * `elements`, `entries`, `bits`), with its four-byte count charged.
    */
   private elements(payload: JsonValue, member: string): JsonValue[] {
-    const p = member === "bytes" && isJsonObject(payload) ? payload : this.object(payload, [member], [member]);
+    const p = this.object(payload, [member], [member]);
+    this.add(4);
+    return this.array(p, member);
+  }
+
+  /**
+   * An array member, bounded by the remaining charge before anything is
+   * walked or copied: every element costs at least one byte.
+   */
+  private array(p: JsonObject, member: string): JsonValue[] {
     const array = getMember(p, member);
     if (!Array.isArray(array)) throw this.invalid(`${member} must be an array`);
-    if (member !== "bytes") this.add(4);
     if (array.length > this.maxCharge - this.charge) {
       throw limitError(this.location.path(), `the value's byte charge exceeds ${this.maxCharge}`);
     }
@@ -543,20 +515,4 @@ function hasTwoMembers(json: JsonObject): boolean {
     if (++count > 2) return false;
   }
   return count === 2;
-}
-
-/** The text a prefix/suffix/contains/regex discriminator looks at. */
-function stringView(value: SchemaValue): string | undefined {
-  switch (value.kind) {
-    case "string":
-      return value.value;
-    case "text":
-      return value.value.text;
-    case "url":
-      return value.value.url;
-    case "path":
-      return value.value.path;
-    default:
-      return undefined;
-  }
 }

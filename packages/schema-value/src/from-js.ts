@@ -1,0 +1,227 @@
+/**
+ * Plain JavaScript data -> native value (the mapping table is in js.ts and
+ * docs/protocol/schema-value.md). What is built is always re-validated with
+ * `decodeSchemaValue`, so `fromJs` can never return an invalid value.
+ */
+import { clip, guard, validationError } from "./errors.js";
+import { checkedType, type SchemaGraph } from "./graph.js";
+import { Location } from "./location.js";
+import type { SchemaType, SchemaValue, StreamRef } from "./types.js";
+import { decodeSchemaValue, type StreamMode } from "./value-decode.js";
+
+export interface StreamContext {
+  readonly coordinate: string;
+  readonly elementType: SchemaType;
+  readonly graph: SchemaGraph;
+}
+
+export interface FromJsHooks {
+  /** Turns the JavaScript value found at a stream position into a stream reference. */
+  readonly stream?: (data: unknown, context: StreamContext) => StreamRef;
+  /** Which stream references the result may hold. Default `"any"`. */
+  readonly streams?: StreamMode;
+}
+
+/** Builds the native value of JavaScript `data` for `type` (default `graph.root`), validated. */
+export function fromJs(data: unknown, graph: SchemaGraph, type?: SchemaType, hooks: FromJsHooks = {}): SchemaValue {
+  return guard("value", () => {
+    const [checked, expected] = checkedType(graph, type);
+    graph = checked;
+    const location = new Location("value");
+    const fail = (message: string) => validationError(location.path(), message);
+    const walk = (x: unknown, declared: SchemaType): SchemaValue => {
+      if (location.depth > 128) throw fail("data nests too deeply");
+      const resolved = graph.resolve(declared);
+      const into = (child: unknown, childType: SchemaType, member: string, index?: number, subIndex?: number) => {
+        const entered = location.enter(member, index, subIndex);
+        const out = walk(child, childType);
+        location.leave(entered);
+        return out;
+      };
+      switch (resolved.kind) {
+        case "bool":
+          if (typeof x !== "boolean") throw fail("expected a boolean");
+          return { kind: "bool", value: x };
+        case "s8":
+        case "s16":
+        case "s32":
+        case "u8":
+        case "u16":
+        case "u32":
+          if (typeof x !== "number") throw fail("expected a number");
+          return { kind: resolved.kind, value: x };
+        case "s64":
+        case "u64":
+          return { kind: resolved.kind, value: integerText(x, fail) };
+        case "f32":
+        case "f64":
+          if (typeof x !== "number") throw fail("expected a number");
+          return { kind: resolved.kind, value: Number.isNaN(x) ? "NaN" : x === Infinity ? "Infinity" : x === -Infinity ? "-Infinity" : x };
+        case "char":
+        case "string":
+          if (typeof x !== "string") throw fail("expected a string");
+          return { kind: resolved.kind, value: x };
+        case "record": {
+          if (!isPlainObject(x)) throw fail("expected an object keyed by field name");
+          const fields = resolved.value.fields.map((f, i) => into(ownValue(x, f.name), f.body, "fields", i));
+          return { kind: "record", value: { fields } };
+        }
+        case "variant": {
+          if (!isPlainObject(x) || typeof ownValue(x, "case") !== "string") throw fail("expected {case: name, value?}");
+          const name = ownValue(x, "case");
+          const index = resolved.value.cases.findIndex((c) => c.name === name);
+          const declaredCase = resolved.value.cases[index];
+          if (declaredCase === undefined) throw fail(`unknown case "${clip(String(name))}"`);
+          if (declaredCase.payload === undefined) return { kind: "variant", value: { case: index } };
+          return { kind: "variant", value: { case: index, payload: into(ownValue(x, "value"), declaredCase.payload, "payload") } };
+        }
+        case "enum": {
+          const index = typeof x === "string" ? resolved.value.cases.indexOf(x) : -1;
+          if (index < 0) throw fail(`expected one of ${clip(resolved.value.cases.join(", "), 200)}`);
+          return { kind: "enum", value: { case: index } };
+        }
+        case "flags": {
+          const set = flagSet(x, fail);
+          for (const name of set) if (!resolved.value.flags.includes(name)) throw fail(`unknown flag "${clip(name)}"`);
+          return { kind: "flags", value: { bits: resolved.value.flags.map((name) => set.has(name)) } };
+        }
+        case "tuple": {
+          const items = arrayOf(x, fail);
+          if (items.length !== resolved.value.elements.length) throw fail(`expected ${resolved.value.elements.length} elements`);
+          return { kind: "tuple", value: { elements: resolved.value.elements.map((e, i) => into(items[i], e, "elements", i)) } };
+        }
+        case "list":
+        case "fixed-list": {
+          const items = arrayOf(x, fail);
+          return { kind: resolved.kind, value: { elements: items.map((item, i) => into(item, resolved.value.element, "elements", i)) } };
+        }
+        case "map": {
+          const pairs: [unknown, unknown][] = x instanceof Map ? [...x.entries()] : (arrayOf(x, fail) as [unknown, unknown][]);
+          const entries = pairs.map((pair, i): [SchemaValue, SchemaValue] => {
+            if (!Array.isArray(pair) || pair.length !== 2) throw fail("expected a Map or [key, value] pairs");
+            return [into(pair[0], resolved.value.key, "entries", i, 0), into(pair[1], resolved.value.value, "entries", i, 1)];
+          });
+          return { kind: "map", value: { entries } };
+        }
+        case "option": {
+          if (x === undefined || x === null) return { kind: "option", value: { inner: null } };
+          if (graph.resolve(resolved.value.inner).kind === "option") {
+            if (!isPlainObject(x) || !Object.hasOwn(x, "some")) throw fail("a nested option's value is written {some: value}");
+            return { kind: "option", value: { inner: into(ownValue(x, "some"), resolved.value.inner, "inner") } };
+          }
+          return { kind: "option", value: { inner: into(x, resolved.value.inner, "inner") } };
+        }
+        case "result": {
+          if (!isPlainObject(x)) throw fail("expected {ok: value} or {err: value}");
+          const isOk = Object.hasOwn(x, "ok");
+          if (isOk === Object.hasOwn(x, "err")) throw fail("expected exactly one of ok and err");
+          const tag = isOk ? "ok" : "err";
+          const side = resolved.value.spec[tag];
+          return { kind: "result", value: { tag, value: side === undefined ? null : into(ownValue(x, tag), side, "value") } };
+        }
+        case "text": {
+          if (typeof x === "string") return { kind: "text", value: { text: x } };
+          if (!isPlainObject(x) || typeof ownValue(x, "text") !== "string") throw fail("expected a string or {text, language?}");
+          const language = ownValue(x, "language");
+          if (language !== undefined && typeof language !== "string") throw fail("language must be a string");
+          const text = ownValue(x, "text") as string;
+          return { kind: "text", value: language === undefined ? { text } : { text, language } };
+        }
+        case "binary": {
+          const [bytes, mimeType] = binaryOf(x, fail);
+          return { kind: "binary", value: mimeType === undefined ? { bytes } : { bytes, mimeType } };
+        }
+        case "path":
+          if (typeof x !== "string") throw fail("expected a string");
+          return { kind: "path", value: { path: x } };
+        case "url":
+          if (typeof x !== "string" && !(x instanceof URL)) throw fail("expected a string or URL");
+          return { kind: "url", value: { url: String(x) } };
+        case "datetime": {
+          if (x instanceof Date) {
+            if (Number.isNaN(x.getTime())) throw fail("invalid Date");
+            return { kind: "datetime", value: { value: x.toISOString() } };
+          }
+          if (typeof x !== "string") throw fail("expected a Date or an RFC 3339 string");
+          return { kind: "datetime", value: { value: x } };
+        }
+        case "duration":
+          return { kind: "duration", value: { nanoseconds: integerText(x, fail) } };
+        case "quantity": {
+          if (!isPlainObject(x)) throw fail("expected {mantissa, scale, unit}");
+          const scale = ownValue(x, "scale");
+          const unit = ownValue(x, "unit");
+          if (typeof scale !== "number" || typeof unit !== "string") throw fail("expected {mantissa, scale, unit}");
+          return { kind: "quantity", value: { mantissa: integerText(ownValue(x, "mantissa"), fail), scale, unit } };
+        }
+        case "union": {
+          if (!isPlainObject(x) || typeof ownValue(x, "tag") !== "string") throw fail("expected {tag, body}");
+          const tag = ownValue(x, "tag") as string;
+          const branch = resolved.value.spec.branches.find((b) => b.tag === tag);
+          if (branch === undefined) throw fail(`unknown union tag "${clip(tag)}"`);
+          return { kind: "union", value: { tag, body: into(ownValue(x, "body"), branch.body, "body") } };
+        }
+        case "stream": {
+          const context: StreamContext = { coordinate: location.pointer(), elementType: resolved.value.inner, graph };
+          const ref = hooks.stream === undefined ? x : hooks.stream(x, context);
+          if (!isPlainObject(ref)) throw fail("expected a stream reference");
+          const provisional = ownValue(ref, "provisionalRef");
+          const token = ownValue(ref, "streamToken");
+          if (typeof provisional === "string" && token === undefined) return { kind: "stream", value: { provisionalRef: provisional } };
+          if (typeof token === "string" && provisional === undefined) return { kind: "stream", value: { streamToken: token } };
+          throw fail("expected {provisionalRef} or {streamToken}");
+        }
+        default:
+          throw fail(`${resolved.kind} values cannot be built here`);
+      }
+    };
+    const built = walk(data, expected);
+    return decodeSchemaValue(built, graph, { type: expected, streams: hooks.streams ?? "any" }).value;
+  });
+}
+
+function isPlainObject(x: unknown): x is Record<string, unknown> {
+  if (typeof x !== "object" || x === null || Array.isArray(x)) return false;
+  const proto: unknown = Object.getPrototypeOf(x);
+  return proto === Object.prototype || proto === null;
+}
+
+function ownValue(x: Record<string, unknown>, name: string): unknown {
+  return Object.hasOwn(x, name) ? x[name] : undefined;
+}
+
+function arrayOf(x: unknown, fail: (message: string) => Error): unknown[] {
+  if (Array.isArray(x)) return x;
+  if (x instanceof Uint8Array) return Array.from(x);
+  throw fail("expected an array");
+}
+
+/** bigint, or a safe integer number, as a decimal string (range is checked by the decoder). */
+function integerText(x: unknown, fail: (message: string) => Error): string {
+  if (typeof x === "bigint") return x.toString();
+  if (typeof x === "number" && Number.isSafeInteger(x)) return (x === 0 ? 0 : x).toString();
+  throw fail("expected a bigint or a safe integer");
+}
+
+/** Set of names, array of names, or {name: boolean}. */
+function flagSet(x: unknown, fail: (message: string) => Error): Set<string> {
+  const names: unknown[] =
+    x instanceof Set ? [...x] : Array.isArray(x) ? x : isPlainObject(x) ? Object.keys(x).filter((k) => x[k] === true) : [undefined];
+  if (!names.every((n): n is string => typeof n === "string")) throw fail("expected a Set or array of flag names");
+  return new Set(names);
+}
+
+/** Uint8Array, number[], or {bytes, mimeType?}. */
+function binaryOf(x: unknown, fail: (message: string) => Error): [number[], string | undefined] {
+  if (x instanceof Uint8Array) return [Array.from(x), undefined];
+  if (Array.isArray(x)) return [x as number[], undefined];
+  if (isPlainObject(x)) {
+    const bytes = ownValue(x, "bytes");
+    const mimeType = ownValue(x, "mimeType");
+    if (mimeType !== undefined && typeof mimeType !== "string") throw fail("mimeType must be a string");
+    if (bytes instanceof Uint8Array) return [Array.from(bytes), mimeType];
+    if (Array.isArray(bytes)) return [bytes as number[], mimeType];
+  }
+  throw fail("expected a Uint8Array or {bytes, mimeType?}");
+}
+
