@@ -127,6 +127,10 @@ export function decodeSchemaGraph(json: JsonValue | SchemaGraphJson, options: De
 }
 
 function decodeGraph(json: JsonValue, options: DecodeGraphOptions): SchemaGraph {
+  if (options.streams !== undefined && options.streams !== "allowed" && options.streams !== "forbidden") {
+    // The caller's mistake, not the peer's: never blamed on the graph.
+    throw new ProtocolError("internal-error", 'decodeSchemaGraph option streams must be "allowed" or "forbidden"');
+  }
   const top = members(json, "graph", ["defs", "root"], ["root"]);
   const facts = newTypeFacts();
   const defs: SchemaDef[] = [];

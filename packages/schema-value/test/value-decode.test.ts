@@ -53,6 +53,7 @@ describe("options", () => {
     for (const options of [{ maxByteCharge: Number.NaN }, { maxByteCharge: -1 }, { maxStreams: 1.5 }, { streams: "maybe" }]) {
       expect(thrown(() => decodeSchemaValue(v.u8(1), graph, options as never)).code).toBe("internal-error");
     }
+    expect(thrown(() => decodeSchemaGraph(t.graph(t.u8()), { streams: "maybe" as never })).code).toBe("internal-error");
   });
 
   it("accepts a charge exactly at maxByteCharge and refuses one byte more", () => {
