@@ -30,7 +30,7 @@ import type {
   ServerMessage,
   StreamMapping,
 } from "@golem-stream/wire";
-import { ProtocolError } from "@golem-stream/wire";
+import { LIMITS, ProtocolError } from "@golem-stream/wire";
 import { ClientError, serverViolation, violation } from "./errors.js";
 import { InputFeeder, type FeederHost } from "./input-feeder.js";
 import type { InputStream, ParamNode } from "./input-stream.js";
@@ -450,6 +450,10 @@ export class Session {
   #outputFor(streamToken: string): OutputStream {
     const known = this.#outputs.get(streamToken);
     if (known !== undefined) return known;
+    // Every stream costs memory here; a server announcing more than the protocol allows is hostile.
+    if (this.#outputs.size + this.#feedersByBinding.size >= LIMITS.maxStreamsPerSession) {
+      throw violation(`server announced more than ${LIMITS.maxStreamsPerSession} streams`);
+    }
     const identity = streamIdentityOf(streamToken) ?? streamToken;
     const inherited = this.#inheritedCursors.get(identity);
     if (inherited !== undefined) this.#inheritedCursors.delete(identity);

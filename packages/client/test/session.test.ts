@@ -418,3 +418,27 @@ describe("nested input streams", () => {
     await expect(call.finished).rejects.toMatchObject({ kind: "aborted" });
   });
 });
+
+describe("bounded state under a hostile server", () => {
+  it("refuses to track more streams than a session may have", async () => {
+    // A deep queue, so the parent items (which announce the streams) are all read.
+    const { client, transport } = memoryClient({ maxQueuedEntriesPerStream: 10_000 });
+    const call = client.invoke({ ...echo, method: "count", methodParameters: noParams });
+    const { server, start } = await acceptStart(transport);
+    server.send({ type: "invocationAccepted", attemptId: start.attemptId, idempotencyKey: start.idempotencyKey, mappings: [], sessionToken: SESSION });
+    server.send({ type: "invocationResult", mappings: [outputMapping(1)], result: streamResult() });
+    for (let i = 0; i < 4100 && !server.closed; i++) {
+      const token = `nested-${i}`;
+      server.send({
+        type: "outputStreamItem",
+        channel: 1,
+        cursorToken: cursor("o", i),
+        mappings: [outputMapping(i + 2, token)],
+        sequence: BigInt(i),
+        value: { kind: "stream", value: { streamToken: token } },
+      });
+    }
+    await expect(call.finished).rejects.toMatchObject({ kind: "server-violation" });
+    expect(call.streams.length).toBeLessThanOrEqual(4096);
+  });
+});
