@@ -1,12 +1,15 @@
 // Benchmarks of @golem-stream/cli against dist/ (build first: npx tsc -p tsconfig.json).
 // Every figure is a ratio to a baseline measured side by side in the same run,
 // so the numbers compare across machines. Usage: node bench/run.mjs [--quick]
+import { spawn } from "node:child_process";
+import { createHash, randomBytes } from "node:crypto";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { Readable } from "node:stream";
+import { fileURLToPath } from "node:url";
 import { decodeCheckpoint, encodeCheckpoint, writeCheckpointFile } from "../dist/index.js";
 import { textLines } from "../dist/io/stdin-source.js";
 
@@ -58,7 +61,7 @@ function row(name, ms, baselineMs, unit) {
     },
     idempotencyKey: "run-1",
     sessionToken: token("S"),
-    outputCursors: Array.from({ length: 16 }, (_, i) => ({ streamToken: token(String.fromCharCode(65 + i)), cursorToken: token(String.fromCharCode(97 + i)) })),
+    outputCursors: Array.from({ length: 16 }, (_, i) => token(String.fromCharCode(97 + i))),
     methodSchemaDigest: "0".repeat(64),
   };
   const text = encodeCheckpoint(checkpoint);
@@ -83,4 +86,56 @@ function row(name, ms, baselineMs, unit) {
   console.log("checkpoint write per delivered output event");
   row("  baseline: fs.writeFile (no fsync, not atomic)", plain, plain, "per write");
   row("  writeCheckpointFile (tmp+fsync+rename+fsync)", atomic, plain, `${(1000 / atomic).toFixed(0)} events/s max`);
+}
+
+// 4. End to end through the real CLI against a local `golem-stream serve` (child processes).
+{
+  const BIN = fileURLToPath(new URL("../dist/bin.js", import.meta.url));
+  const dir = mkdtempSync(join(tmpdir(), "golem-stream-bench-e2e-"));
+  const token = "bench-token";
+  const exec = (args, stdin) =>
+    new Promise((resolve, reject) => {
+      const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, GOLEM_STREAM_TOKEN: token, GOLEM_STREAM_URL: url } });
+      const out = [];
+      child.stdout.on("data", (c) => out.push(c));
+      child.stderr.on("data", () => {});
+      child.on("close", (code) => (code === 0 ? resolve(Buffer.concat(out)) : reject(new Error(`${args.join(" ")} exited ${code}`))));
+      child.stdin.end(stdin);
+    });
+  const server = spawn(process.execPath, [BIN, "serve", "--port", "0", "--token", token, "--data-dir", join(dir, "data"), "--log-level", "error"]);
+  let url = "";
+  await new Promise((resolve) => {
+    let text = "";
+    server.stdout.on("data", (chunk) => {
+      text += chunk;
+      const match = /^listening on (\S+)$/m.exec(text);
+      if (match) {
+        url = match[1];
+        resolve();
+      }
+    });
+  });
+  try {
+    const size = quick ? 16 << 20 : 64 << 20;
+    const data = randomBytes(size);
+    const local = await time(async () => createHash("sha256").update(data).digest("hex"), 1);
+    const viaCli = await time(() => exec(["invoke", "echo", "digest", "-c", '{"name":"bench"}', "-"], data), 1);
+    const startup = await time(() => exec(["--version"]), 3);
+    console.log(`digest of ${size >> 20} MiB through invoke (process start, discovery, WebSocket, server)`);
+    row("  baseline: sha256 in this process", local, local, `${(size / 1048576 / (local / 1000)).toFixed(0)} MiB/s`);
+    row("  golem-stream invoke echo digest - < data", viaCli, local, `${(size / 1048576 / (viaCli / 1000)).toFixed(0)} MiB/s`);
+    row("  (golem-stream --version: process start)", startup, local, "per process");
+
+    const items = quick ? 200 : 1000;
+    const plain = await time(() => exec(["invoke", "echo", "count", "-c", '{"name":"bench"}', String(items), "0"]), 1);
+    const checkpointed = await time(
+      () => exec(["invoke", "echo", "count", "-c", '{"name":"bench"}', String(items), "0", "--checkpoint", join(dir, "count.ckpt")]),
+      1,
+    );
+    console.log(`count ${items} items (one durable server event each), with and without --checkpoint`);
+    row("  baseline: invoke echo count", plain, plain, `${(items / (plain / 1000)).toFixed(0)} items/s`);
+    row("  invoke echo count --checkpoint", checkpointed, plain, `${(items / (checkpointed / 1000)).toFixed(0)} items/s`);
+  } finally {
+    server.kill("SIGTERM");
+  }
 }

@@ -21,6 +21,8 @@ process.stdout.on("error", (error: NodeJS.ErrnoException) => {
 });
 
 const code = await runCli(process.argv.slice(2), {
+  // Never fstat(0) before the first dynamic import: on Node 20.20 that was seen to make the
+  // loader skip realpath for a CommonJS dependency (cli-progress then missed its own deps).
   stdin: process.stdin,
   stdout: process.stdout,
   stderr: process.stderr,

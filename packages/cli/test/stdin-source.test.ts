@@ -63,6 +63,38 @@ describe("textLines", () => {
 });
 
 describe("byteChunks", () => {
+  it("joins chunks that are already buffered, up to the batch size, and never reorders bytes", async () => {
+    const data = Buffer.from(Array.from({ length: 10_000 }, (_, i) => i % 251));
+    // A source that reports how much more it holds, like a Node Readable's readableLength.
+    let position = 0;
+    const source = {
+      get readableLength() {
+        return data.length - position;
+      },
+      async *[Symbol.asyncIterator]() {
+        while (position < data.length) {
+          const chunk = data.subarray(position, position + 100);
+          position += 100;
+          yield chunk;
+        }
+      },
+    };
+    const batches = await collect(byteChunks(source, () => undefined, 1000));
+    expect(Buffer.concat(batches)).toEqual(data);
+    expect(batches.map((b) => b.length)).toEqual(Array.from({ length: 10 }, () => 1000));
+  });
+
+  it("sends a chunk at once when nothing more is buffered (interactive input)", async () => {
+    const source = {
+      readableLength: 0,
+      async *[Symbol.asyncIterator]() {
+        yield new Uint8Array([1]);
+        yield new Uint8Array([2]);
+      },
+    };
+    expect((await collect(byteChunks(source, () => undefined))).map((b) => [...b])).toEqual([[1], [2]]);
+  });
+
   it("passes bytes through unchanged, skipping empty chunks, and counts them", async () => {
     let counted = 0;
     const chunks = await collect(byteChunks(chunked(new Uint8Array([1, 2, 3, 4, 5]), [2, 2, 4]), (n) => (counted += n)));

@@ -11,13 +11,34 @@ const NEWLINE = 0x0a;
 const CARRIAGE_RETURN = 0x0d;
 const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
-/** Raw byte chunks for `stream<u8>`, counted as they are read. */
-export async function* byteChunks(source: AsyncIterable<unknown>, onChunk: (bytes: number) => void): AsyncGenerator<Uint8Array> {
+/**
+ * Raw bytes for `stream<u8>`, counted as they are read. Chunks already
+ * waiting in the source's buffer are joined, up to `batchBytes`: every batch
+ * is one durable event on the server, so when the network or the server is
+ * slower than stdin, batches grow (fewer, larger events), and when stdin is
+ * slow (a person typing) each chunk still goes out at once.
+ */
+export async function* byteChunks(
+  source: AsyncIterable<unknown> & { readonly readableLength?: number },
+  onChunk: (bytes: number) => void,
+  batchBytes: number = LIMITS.maxPackedU8PayloadBytes,
+): AsyncGenerator<Uint8Array> {
+  let parts: Uint8Array[] = [];
+  let size = 0;
   for await (const chunk of source) {
     const bytes = toBytes(chunk);
     if (bytes.length === 0) continue;
-    onChunk(bytes.length);
-    yield bytes;
+    parts.push(bytes);
+    size += bytes.length;
+    if (size < batchBytes && (source.readableLength ?? 0) > 0) continue;
+    onChunk(size);
+    yield parts.length === 1 ? bytes : new Uint8Array(Buffer.concat(parts, size));
+    parts = [];
+    size = 0;
+  }
+  if (size > 0) {
+    onChunk(size);
+    yield new Uint8Array(Buffer.concat(parts, size));
   }
 }
 
