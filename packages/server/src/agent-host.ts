@@ -46,7 +46,11 @@ export interface BinaryItem {
  */
 export type OutputItem = SchemaValueJson | Uint8Array | BinaryItem;
 
-/** A push-style producer; `write` resolves when the item is durably recorded and backpressure allows more. */
+/**
+ * A push-style producer. `write` validates the item and resolves when
+ * backpressure allows another; the item is committed before any client
+ * sees it.
+ */
 export interface OutputWriter {
   write(item: OutputItem): Promise<void>;
   /** Aborted when the client cancels the stream or the invocation fails. */

@@ -63,6 +63,8 @@ export class Attachment implements AttachmentSink {
   readonly #onEnd: (attachment: Attachment) => void;
   #resultSent = false;
   #finishedSent = false;
+  /** Nothing but invocationAccepted may be sent before it. */
+  #opened = false;
   #handling = 0;
   #ended = false;
 
@@ -84,6 +86,10 @@ export class Attachment implements AttachmentSink {
    * connection, then everything the client has not seen yet.
    */
   async open(plan: AttachPlan, idempotencyKey: string, owner: boolean): Promise<void> {
+    // High-waters are reported only once committed: wait for input chunks
+    // the previous owner handed to the store just before it was replaced.
+    await Promise.all(this.session.streams().map((stream) => stream.inputCommitted));
+    if (this.#ended) return;
     const mappings: StreamMapping[] = [];
     const announcedNow: StreamState[] = [];
     for (const stream of this.session.streams()) {
@@ -112,6 +118,7 @@ export class Attachment implements AttachmentSink {
       mappings,
       sessionToken: this.session.record.sessionToken,
     });
+    this.#opened = true;
     for (const stream of announcedNow) this.#announced(stream);
     if (!owner) {
       // An exact replay of an attempt whose attachment was superseded: the
@@ -168,7 +175,7 @@ export class Attachment implements AttachmentSink {
   // ------------------------------------------------------------ output
 
   async #sendResult(): Promise<void> {
-    if (this.#resultSent || this.#ended) return;
+    if (this.#resultSent || this.#ended || !this.#opened) return;
     const text = this.session.record.result;
     if (text === undefined) return;
     this.#resultSent = true;
@@ -263,7 +270,7 @@ export class Attachment implements AttachmentSink {
 
   /** `invocationFinished` goes last: after the result and every output terminal on this connection. */
   #maybeFinish(): void {
-    if (this.#finishedSent || this.#ended || !this.session.finished || this.#handling > 0) return;
+    if (this.#finishedSent || this.#ended || !this.#opened || !this.session.finished || this.#handling > 0) return;
     if (this.session.record.result !== undefined && !this.#resultSent) return;
     for (const stream of this.session.streams()) {
       if (stream.direction !== "output") continue;
@@ -290,6 +297,7 @@ export class Attachment implements AttachmentSink {
   }
 
   inputCancelledByServer(stream: StreamState, reason: ServerCancelReason): void {
+    if (!this.#opened) return; // the acceptance's mappings will report the terminal
     const entry = this.#channels.forStream(stream.streamId);
     if (entry === undefined || entry.state === "reserved") return;
     // Both sends are issued now, in order: the transport keeps call order,
@@ -374,8 +382,8 @@ export class Attachment implements AttachmentSink {
     const tokens = new Map(introduced.map((p) => [p.state.provisionalRef ?? "", p.state.token]));
     const value = substituteStreamRefs(decoded.value as unknown as SchemaValueJson, tokens);
     const chunk: InputChunk = { streamId: stream.streamId, sequence: message.sequence, itemCount: 1n, data: canonical, mimeType: undefined };
-    const accepted = await this.session.acceptInput(stream, chunk, { kind: "value", value }, introduced, permitBytes);
-    if (accepted) await this.#send(this.#ack(stream, introduced.map((p) => p.state)));
+    const accepted = await this.session.acceptInput(this, stream, chunk, { kind: "value", value }, introduced, permitBytes);
+    if (accepted !== undefined) this.#ackWhenCommitted(stream, accepted, introduced.map((p) => p.state));
     return true;
   }
 
@@ -400,8 +408,8 @@ export class Attachment implements AttachmentSink {
     const data = payload.slice(); // ws may reuse its buffers; the queue and store keep a private copy
     const item: InputItem = message.type === "input-u8" ? { kind: "bytes", bytes: data } : { kind: "blob", blob: mimeType === undefined ? { bytes: data } : { bytes: data, mimeType } };
     const chunk: InputChunk = { streamId: stream.streamId, sequence, itemCount: message.type === "input-u8" ? BigInt(data.length) : 1n, data, mimeType };
-    const accepted = await this.session.acceptInput(stream, chunk, item, [], permitBytes);
-    if (accepted) await this.#send(this.#ack(stream, []));
+    const accepted = await this.session.acceptInput(this, stream, chunk, item, [], permitBytes);
+    if (accepted !== undefined) this.#ackWhenCommitted(stream, accepted, []);
     return true;
   }
 
@@ -414,6 +422,8 @@ export class Attachment implements AttachmentSink {
     const highWater = stream.count;
     if (sequence > highWater) throw new ProtocolError("input-gap", "input skips items that were never accepted");
     if (sequence === highWater) return false;
+    // Compare with committed data only: wait for chunks still being committed.
+    await stream.inputCommitted;
     const overlapEnd = sequence + itemCount < highWater ? sequence + itemCount : highWater;
     const stored = await this.session.deps.store.readInput(stream.streamId, sequence, overlapEnd);
     if (!sameInput(stored, sequence, overlapEnd, data, stream.elementKind === "u8", mimeType)) {
@@ -454,6 +464,34 @@ export class Attachment implements AttachmentSink {
       return;
     }
     await this.session.cancelOutput(stream, message.reason);
+  }
+
+  /**
+   * The cumulative ACK of one accepted chunk, sent once its commit is done.
+   * Commits resolve in order, so ACKs leave in order; `invocationFinished`
+   * waits for ACKs still pending.
+   */
+  #ackWhenCommitted(stream: StreamState, accepted: { committed: Promise<void>; count: bigint }, introduced: readonly StreamState[]): void {
+    const mappings = introduced.map((child) => this.#mapping(child, true));
+    const ack: ServerMessage = {
+      type: "inputStreamAck",
+      channel: this.#channels.forStream(stream.streamId)?.channel ?? 0,
+      highestContiguousSequence: accepted.count,
+      mappings,
+      terminal: false,
+    };
+    this.#handling++;
+    accepted.committed
+      .then(() => {
+        // Nested channels become usable only with the ACK that announces them.
+        for (const child of introduced) this.#channels.announce(child.streamId);
+        return this.#send(ack);
+      })
+      .catch((error: unknown) => this.#fault(error))
+      .finally(() => {
+        this.#handling--;
+        this.#maybeFinish();
+      });
   }
 
   #ack(stream: StreamState, introduced: readonly StreamState[]): ServerMessage {

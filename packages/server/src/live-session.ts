@@ -77,6 +77,16 @@ export interface AttachmentSink {
   revoke(): void;
 }
 
+/** One output event, validated, waiting for its sequence. */
+interface PreparedEvent {
+  /** Bytes it will hold until committed (an estimate for values: their byte charge). */
+  readonly size: number;
+  build(sequence: bigint): { event: OutputEvent; introduced: readonly PendingStream[] };
+}
+
+/** Output bytes handed to the store but not yet committed, per session. */
+const UNCOMMITTED_OUTPUT_BYTES = 8 * 1024 * 1024;
+
 /** A stream leaf about to become a stream, before its token exists. */
 export interface PendingStream {
   readonly state: StreamState;
@@ -91,6 +101,8 @@ export class LiveSession {
   record: SessionRecord;
   readonly owner: Principal;
   readonly permits: BytePermits;
+  /** Output bytes waiting for their commit; separate from input permits so neither starves the other. */
+  readonly #uncommitted = new BytePermits(UNCOMMITTED_OUTPUT_BYTES);
   readonly #streams = new Map<string, StreamState>();
   readonly #byToken = new Map<string, StreamState>();
   /** Children by parent stream id, then by the sequence of the item that exposed them. */
@@ -280,33 +292,41 @@ export class LiveSession {
   // ------------------------------------------------------------ input
 
   /**
-   * Durably accepts the next chunk of `stream` and hands `item` to the
-   * agent. `introduced` are the nested input streams of the item.
-   * Returns false if the stream became terminal meanwhile (the chunk is dropped).
+   * Accepts the next chunk of `stream`: hands it to the store and `item` to
+   * the agent, and returns the promise of its commit, after which (and only
+   * after which) the client may be told. The connection goes on decoding
+   * while the commit is pending, so consecutive items share one sync.
+   * Returns undefined if the chunk no longer continues the stream (it
+   * became terminal meanwhile) or `owner` was replaced; its permits are
+   * then released.
    */
   async acceptInput(
+    owner: AttachmentSink,
     stream: StreamState,
     chunk: InputChunk,
     item: InputItem,
     introduced: readonly PendingStream[],
     permitBytes: number,
-  ): Promise<boolean> {
+  ): Promise<{ committed: Promise<void>; count: bigint } | undefined> {
     await stream.queue?.waitForSpace();
-    return stream.serialize(async () => {
-      if (stream.inputTerminal !== undefined || chunk.sequence !== stream.count) {
-        this.permits.release(permitBytes);
-        return false;
-      }
-      this.#adopt(introduced);
-      await this.deps.store.acceptInput(
-        chunk,
-        introduced.map((p) => p.record),
-      );
-      stream.count += chunk.itemCount;
-      if (stream.queue !== undefined) stream.queue.push(item, permitBytes);
-      else this.permits.release(permitBytes);
-      return true;
-    });
+    // A transport replaced while it waited accepts nothing more: the new
+    // owner's mappings already reported the high-water.
+    if (this.#attachment !== owner || stream.inputTerminal !== undefined || chunk.sequence !== stream.count) {
+      this.permits.release(permitBytes);
+      return undefined;
+    }
+    // From here to the store call nothing awaits: the sequence is ours.
+    this.#adopt(introduced);
+    stream.count += chunk.itemCount;
+    const committed = this.deps.store.acceptInput(
+      chunk,
+      introduced.map((p) => p.record),
+    );
+    stream.inputCommitted = committed.catch(() => undefined);
+    committed.catch((error: unknown) => this.#fail(error));
+    if (stream.queue !== undefined) stream.queue.push(item, permitBytes);
+    else this.permits.release(permitBytes);
+    return { committed, count: stream.count };
   }
 
   /** Natural end of an input, from the client. */
@@ -347,18 +367,21 @@ export class LiveSession {
     await this.#appendTerminal(stream, { kind: "cancelled", reason });
   }
 
+  /**
+   * Records the stream's terminal after every item already handed to the
+   * store (the store commits in call order). Synchronous up to the store
+   * call, so no item can slip in between the check and the terminal.
+   */
   async #appendTerminal(stream: StreamState, outcome: OutputOutcome): Promise<void> {
-    await stream.serialize(async () => {
-      if (stream.outputTerminal) return;
-      stream.outputTerminal = true;
-      const event: OutputEvent = {
-        event: "terminal",
-        streamId: stream.streamId,
-        sequence: stream.count,
-        outcome: canonicalJson(outcome as unknown as JsonValue),
-      };
-      await this.deps.store.appendOutput(event, []);
-    });
+    if (stream.outputTerminal) return;
+    stream.outputTerminal = true;
+    const event: OutputEvent = {
+      event: "terminal",
+      streamId: stream.streamId,
+      sequence: stream.count,
+      outcome: canonicalJson(outcome as unknown as JsonValue),
+    };
+    await this.deps.store.appendOutput(event, []);
     this.#attachment?.outputAppended(stream);
   }
 
@@ -366,34 +389,54 @@ export class LiveSession {
   async #awaitWindow(stream: StreamState, signal: AbortSignal): Promise<void> {
     while (stream.backlog >= this.deps.limits.maxQueuedEntriesPerStream && !signal.aborted) {
       await new Promise<void>((resolve) => {
-        stream.backlogWaiters.push(resolve);
-        signal.addEventListener("abort", () => resolve(), { once: true });
+        const onAbort = (): void => resolve();
+        signal.addEventListener("abort", onAbort, { once: true });
+        stream.backlogWaiters.push(() => {
+          signal.removeEventListener("abort", onAbort);
+          resolve();
+        });
       });
     }
   }
 
+  /**
+   * Hands one produced item to the store without waiting for its commit, so
+   * a producer can run ahead and many items share one sync (group commit).
+   * Two bounds keep that safe: the stream's window of unsent events (256)
+   * and the session's budget of uncommitted output bytes. Nothing is sent
+   * before its commit: the attachment is told only when the store resolves.
+   */
   async #appendItem(stream: StreamState, item: OutputItem, signal: AbortSignal): Promise<void> {
     for (const prepared of this.#prepareOutput(stream, item)) {
       await this.#awaitWindow(stream, signal);
-      if (signal.aborted) throw signal.reason;
-      let introduced: readonly PendingStream[] = [];
-      const appended = await stream.serialize(async () => {
-        if (stream.outputTerminal) return false;
-        const sequence = stream.count;
-        const built = prepared(sequence);
-        introduced = built.introduced;
-        this.#adopt(introduced);
-        await this.deps.store.appendOutput(
+      const permit = Math.min(prepared.size, this.#uncommitted.capacity);
+      await this.#uncommitted.acquire(permit);
+      if (signal.aborted || stream.outputTerminal) {
+        this.#uncommitted.release(permit);
+        if (signal.aborted) throw signal.reason;
+        throw new Error("output stream already ended");
+      }
+      // From here to the store call nothing awaits: the sequence is ours.
+      const built = prepared.build(stream.count);
+      this.#adopt(built.introduced);
+      stream.count += built.event.event === "item" ? built.event.itemCount : 0n;
+      stream.backlog++;
+      this.deps.store
+        .appendOutput(
           built.event,
-          introduced.map((p) => p.record),
+          built.introduced.map((p) => p.record),
+        )
+        .then(
+          () => {
+            this.#uncommitted.release(permit);
+            this.#attachment?.outputAppended(stream);
+            for (const child of built.introduced) this.#startProducer(child.state);
+          },
+          (error: unknown) => {
+            this.#uncommitted.release(permit);
+            void this.#fail(error);
+          },
         );
-        stream.count += built.event.event === "item" ? built.event.itemCount : 0n;
-        stream.backlog++;
-        return true;
-      });
-      if (!appended) throw new Error("output stream already ended");
-      this.#attachment?.outputAppended(stream);
-      for (const child of introduced) this.#startProducer(child.state);
     }
   }
 
@@ -405,7 +448,7 @@ export class LiveSession {
   #prepareOutput(
     stream: StreamState,
     item: OutputItem,
-  ): ((sequence: bigint) => { event: OutputEvent; introduced: readonly PendingStream[] })[] {
+  ): PreparedEvent[] {
     const itemEvent = (sequence: bigint, itemCount: bigint, data: Uint8Array, mimeType?: string): OutputEvent => ({
       event: "item",
       streamId: stream.streamId,
@@ -421,9 +464,9 @@ export class LiveSession {
         for (let at = 0; at < item.length; at += LIMITS.maxPackedU8PayloadBytes) {
           batches.push(item.slice(at, at + LIMITS.maxPackedU8PayloadBytes));
         }
-        return batches.map((batch) => (sequence) => ({
-          event: itemEvent(sequence, BigInt(batch.length), batch),
-          introduced: [],
+        return batches.map((batch) => ({
+          size: batch.length,
+          build: (sequence) => ({ event: itemEvent(sequence, BigInt(batch.length), batch), introduced: [] }),
         }));
       }
       case "binary": {
@@ -434,7 +477,7 @@ export class LiveSession {
         if (blob.bytes.length > LIMITS.maxBinaryPayloadBytes) throw new PublicProducerError("a binary item exceeds 16 MiB");
         checkBinaryItem(stream.graph, blob.bytes.length, blob.mimeType);
         const copy = blob.bytes.slice();
-        return [(sequence) => ({ event: itemEvent(sequence, 1n, copy, blob.mimeType), introduced: [] })];
+        return [{ size: copy.length, build: (sequence) => ({ event: itemEvent(sequence, 1n, copy, blob.mimeType), introduced: [] }) }];
       }
       case "value": {
         if (item instanceof Uint8Array || isBinaryItem(item)) {
@@ -443,7 +486,9 @@ export class LiveSession {
         const decoded = decodeValue(item as unknown as JsonValue, stream.graph, "provisional", "item");
         this.#checkPlaceholders(decoded.streams);
         return [
-          (sequence) => {
+          {
+            size: decoded.byteCharge,
+            build: (sequence) => {
             const introduced = this.prepareStreams(decoded.streams, stream.graph, "output", {
               kind: "item",
               streamId: stream.streamId,
@@ -451,6 +496,7 @@ export class LiveSession {
             }, "/value");
             const value = this.#exposeOutputs(decoded.value as unknown as SchemaValueJson, decoded.streams, introduced);
             return { event: itemEvent(sequence, 1n, encodeUtf8(canonicalJson(value as unknown as JsonValue))), introduced };
+            },
           },
         ];
       }

@@ -40,6 +40,8 @@ export class StreamState {
   readonly backlogWaiters: (() => void)[] = [];
   /** Serializes mutations of this stream (appends, terminals, input acceptance). */
   lock: Promise<void> = Promise.resolve();
+  /** Settles when every input chunk handed to the store so far is committed. */
+  inputCommitted: Promise<void> = Promise.resolve();
   /** One client cancel may cross the terminal in flight; it is ignored once. */
   lateCancelAccepted = false;
   #graph: SchemaGraph | undefined;

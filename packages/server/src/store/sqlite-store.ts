@@ -7,7 +7,9 @@
  * before a power loss (never a process crash) for speed; it is an option,
  * not the default.
  *
- * Every statement is prepared once; every mutation is one short transaction.
+ * Every statement is prepared once. Mutations are group-committed: those
+ * issued in one turn of the event loop share a transaction (and its sync),
+ * each in its own savepoint.
  * Output and input logs are keyed by (stream, sequence) so replay from a
  * cursor and duplicate comparison are indexed range queries.
  */
@@ -235,9 +237,17 @@ function toEvent(row: OutputRow): OutputEvent {
   };
 }
 
+interface PendingWrite {
+  readonly work: () => unknown;
+  readonly resolve: (value: unknown) => void;
+  readonly reject: (error: Error) => void;
+}
+
 export class SqliteSessionStore implements SessionStore {
   readonly #db: Database.Database;
   readonly #statements;
+  readonly #queue: PendingWrite[] = [];
+  #flushScheduled = false;
 
   constructor(options: SqliteSessionStoreOptions) {
     mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
@@ -312,7 +322,7 @@ export class SqliteSessionStore implements SessionStore {
   }
 
   createSession(session: SessionRecord, streams: readonly NewStream[], attempt: AttemptRecord): Promise<CreateSessionResult> {
-    return this.#run(() =>
+    return this.#write(() =>
       this.#db.transaction((): CreateSessionResult => {
         if (this.#statements.getAttempt.get(attempt.attemptId) !== undefined) return { kind: "attempt-exists" };
         const bound = this.#statements.findByIdempotency.get(
@@ -396,7 +406,7 @@ export class SqliteSessionStore implements SessionStore {
   }
 
   attach(attempt: AttemptRecord, sessionToken: string, expectedGeneration: bigint | undefined): Promise<AttachResult> {
-    return this.#run(() =>
+    return this.#write(() =>
       this.#db.transaction((): AttachResult => {
         if (this.#statements.getAttempt.get(attempt.attemptId) !== undefined) return { kind: "attempt-exists" };
         const row = this.#statements.getSession.get(attempt.sessionId) as SessionRow | undefined;
@@ -411,7 +421,7 @@ export class SqliteSessionStore implements SessionStore {
   }
 
   acceptInput(chunk: InputChunk, introduced: readonly NewStream[]): Promise<void> {
-    return this.#run(() =>
+    return this.#write(() =>
       this.#db.transaction(() => {
         const moved = this.#statements.advanceInput.run(chunk.itemCount, chunk.streamId, chunk.sequence);
         if (moved.changes !== 1) throw new Error("input chunk does not continue the stream");
@@ -426,13 +436,13 @@ export class SqliteSessionStore implements SessionStore {
   }
 
   endInput(streamId: string, terminal: InputTerminal): Promise<void> {
-    return this.#run(() => {
+    return this.#write(() => {
       this.#statements.endInput.run(encodeInputTerminal(terminal), streamId);
     });
   }
 
   appendOutput(event: OutputEvent, introduced: readonly NewStream[]): Promise<void> {
-    return this.#run(() =>
+    return this.#write(() =>
       this.#db.transaction(() => {
         if (event.event === "item") {
           const moved = this.#statements.advanceOutput.run(event.itemCount, event.streamId, event.sequence);
@@ -461,7 +471,7 @@ export class SqliteSessionStore implements SessionStore {
   }
 
   setResult(sessionId: string, result: string, introduced: readonly NewStream[]): Promise<void> {
-    return this.#run(() =>
+    return this.#write(() =>
       this.#db.transaction(() => {
         const set = this.#statements.setResult.run(result, sessionId);
         if (set.changes !== 1) throw new Error("the invocation result was already recorded");
@@ -471,7 +481,7 @@ export class SqliteSessionStore implements SessionStore {
   }
 
   finish(sessionId: string, outcome: string, at: number): Promise<void> {
-    return this.#run(() => {
+    return this.#write(() => {
       this.#statements.finish.run(outcome, at, sessionId);
     });
   }
@@ -481,12 +491,56 @@ export class SqliteSessionStore implements SessionStore {
   }
 
   purgeFinished(finishedBefore: number): Promise<number> {
-    return this.#run(() => this.#statements.purge.run(finishedBefore).changes);
+    return this.#write(() => this.#statements.purge.run(finishedBefore).changes);
   }
 
   close(): Promise<void> {
     return this.#run(() => {
+      this.#flush();
       if (this.#db.open) this.#db.close();
+    });
+  }
+
+  /**
+   * Group commit: mutations issued in the same turn of the event loop share
+   * one transaction, so one sync covers many of them. Each runs in its own
+   * savepoint, so one that fails (a stale sequence, say) rolls back alone.
+   * Every promise resolves only after the shared commit.
+   */
+  #write<T>(work: () => T): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.#queue.push({ work, resolve: resolve as (value: unknown) => void, reject });
+      if (!this.#flushScheduled) {
+        this.#flushScheduled = true;
+        setImmediate(() => this.#flush());
+      }
+    });
+  }
+
+  #flush(): void {
+    this.#flushScheduled = false;
+    const batch = this.#queue.splice(0);
+    if (batch.length === 0) return;
+    const outcomes: ({ ok: true; value: unknown } | { ok: false; error: Error })[] = [];
+    try {
+      this.#db.transaction(() => {
+        for (const item of batch) {
+          try {
+            outcomes.push({ ok: true, value: this.#db.transaction(item.work)() });
+          } catch (error) {
+            outcomes.push({ ok: false, error: toError(error) });
+          }
+        }
+      })();
+    } catch (error) {
+      // The commit itself failed: nothing of this batch is durable.
+      for (const item of batch) item.reject(toError(error));
+      return;
+    }
+    batch.forEach((item, index) => {
+      const outcome = outcomes[index];
+      if (outcome?.ok === true) item.resolve(outcome.value);
+      else item.reject(outcome?.error ?? new Error("store write lost"));
     });
   }
 
@@ -495,7 +549,11 @@ export class SqliteSessionStore implements SessionStore {
     try {
       return Promise.resolve(work());
     } catch (error) {
-      return Promise.reject(error instanceof Error ? error : new Error(String(error)));
+      return Promise.reject(toError(error));
     }
   }
+}
+
+function toError(error: unknown): Error {
+  return error instanceof Error ? error : new Error(String(error));
 }
