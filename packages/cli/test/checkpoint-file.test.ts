@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ProtocolError } from "@golem-stream/wire";
-import { replaceFileAtomically } from "../src/checkpoint/atomic-file.js";
+import { removeStaleTemporaries, replaceFileAtomically } from "../src/checkpoint/atomic-file.js";
 import { readCheckpointFile, writeCheckpointFile } from "../src/checkpoint/checkpoint-file.js";
 import { decodeCheckpoint } from "../src/checkpoint/checkpoint.js";
 
@@ -48,6 +48,17 @@ describe("replaceFileAtomically", () => {
     const dir = scratch();
     await expect(replaceFileAtomically(join(dir, "missing", "state.json"), "x")).rejects.toThrow();
     expect(readdirSync(dir)).toEqual([]);
+  });
+});
+
+describe("removeStaleTemporaries", () => {
+  it("removes what a killed writer of this file left, and nothing else", async () => {
+    const dir = scratch();
+    const path = join(dir, "run.ckpt");
+    const keep = ["run.ckpt", "other.ckpt", ".other.ckpt.123.0123abcd.tmp", ".run.ckpt.notes", "run.ckpt.123.0123abcd.tmp"];
+    for (const name of [...keep, ".run.ckpt.123.0123abcd.tmp", ".run.ckpt.9.ffffffff.tmp"]) writeFileSync(join(dir, name), "x");
+    await removeStaleTemporaries(path);
+    expect(readdirSync(dir).sort()).toEqual([...keep].sort());
   });
 });
 

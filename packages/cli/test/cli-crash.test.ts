@@ -64,7 +64,7 @@ describe("kill -9 of the CLI, then resume", () => {
     const all = expectContinuation(expectContinuation(first, second), itemsOf(third.stdout, "$") as number[]);
     expect(all).toEqual(Array.from({ length: 150 }, (_, i) => i));
     expect(third.stdout.toString().trimEnd().split("\n").at(-1)).toBe('{"result":"$"}');
-    // Atomic replacement leaves no temporary files behind, even after SIGKILL.
+    // A SIGKILL mid-write can leave a temporary file; the next writer of the checkpoint removes it.
     expect(readdirSync(dirname(checkpoint))).toEqual(["count.ckpt"]);
   });
 
@@ -91,6 +91,33 @@ describe("kill -9 of the CLI, then resume", () => {
     expect(result.code).toBe(EXIT.usage);
     expect(result.stderr).toMatch(/not a usable checkpoint/);
     expect(existsSync(checkpoint)).toBe(true);
+  });
+});
+
+describe("Ctrl-C", () => {
+  it("with --checkpoint only detaches: exit 130, and resume finishes the same invocation", async () => {
+    const s = await server(join(scratchDir(), "data"));
+    const checkpoint = join(scratchDir(), "int.ckpt");
+    const cli = start(["invoke", "echo", "count", ...ME, "60", "5", "--checkpoint", checkpoint], { env: s.env });
+    await waitFor(cli, () => itemsOf(cli.stdout(), "$").length >= 5, "5 items were printed");
+    cli.child.kill("SIGINT");
+    const interrupted = await cli.done;
+    expect(interrupted.code).toBe(EXIT.interrupted);
+    expect(interrupted.stderr).toMatch(/keeps running/);
+    const resumed = await run(["resume", checkpoint], { env: s.env });
+    expect(resumed.code).toBe(EXIT.success);
+    const all = expectContinuation(itemsOf(interrupted.stdout, "$") as number[], itemsOf(resumed.stdout, "$") as number[]);
+    expect(all).toEqual(Array.from({ length: 60 }, (_, i) => i));
+  });
+
+  it("without a checkpoint cancels the invocation: exit 130", async () => {
+    const s = await server(join(scratchDir(), "data"));
+    const cli = start(["invoke", "echo", "count", ...ME, "1000", "5"], { env: s.env });
+    await waitFor(cli, () => itemsOf(cli.stdout(), "$").length >= 3, "3 items were printed");
+    cli.child.kill("SIGINT");
+    const interrupted = await cli.done;
+    expect(interrupted.code).toBe(EXIT.interrupted);
+    expect(interrupted.stderr).toMatch(/cancelled/);
   });
 });
 

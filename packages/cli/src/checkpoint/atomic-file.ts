@@ -10,12 +10,16 @@
  * 4. fsync the directory, so the rename itself survives a power loss.
  */
 import { randomBytes } from "node:crypto";
-import { open, rename, unlink } from "node:fs/promises";
+import { open, readdir, rename, unlink } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
+
+function temporaryPrefix(path: string): string {
+  return `.${basename(path)}.`;
+}
 
 export async function replaceFileAtomically(path: string, contents: string | Uint8Array): Promise<void> {
   const directory = dirname(path);
-  const temporary = join(directory, `.${basename(path)}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`);
+  const temporary = join(directory, `${temporaryPrefix(path)}${process.pid}.${randomBytes(4).toString("hex")}.tmp`);
   const file = await open(temporary, "wx", 0o600);
   let renamed = false;
   try {
@@ -49,4 +53,17 @@ async function syncDirectory(directory: string): Promise<void> {
 function isUnsupportedSync(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
   return code === "EINVAL" || code === "ENOTSUP" || code === "EPERM" || code === "EISDIR";
+}
+
+/**
+ * Deletes temporary files a killed writer of `path` left behind (a crash
+ * between steps 1 and 3 above). Call it before the first replacement, while
+ * no other process writes `path`. Never touches `path` itself.
+ */
+export async function removeStaleTemporaries(path: string): Promise<void> {
+  const directory = dirname(path);
+  const prefix = temporaryPrefix(path);
+  const names = await readdir(directory).catch(() => [] as string[]);
+  const stale = names.filter((name) => name.startsWith(prefix) && /^\.[0-9]+\.[0-9a-f]{8}\.tmp$/.test(name.slice(prefix.length - 1)));
+  await Promise.all(stale.map((name) => unlink(join(directory, name)).catch(() => undefined)));
 }

@@ -11,6 +11,7 @@ import { report } from "../io/cli-io.js";
 import type { Checkpoint } from "./checkpoint.js";
 import { pendingAsResumeAttach } from "./checkpoint.js";
 import { writeCheckpointFile } from "./checkpoint-file.js";
+import { removeStaleTemporaries } from "./atomic-file.js";
 
 export interface CheckpointSink {
   /** The client's `onCheckpoint`. Never rejects: a failed write is reported once and the run continues. */
@@ -52,10 +53,13 @@ export function stateFromCheckpoint(checkpoint: Checkpoint): ResumeState {
 
 export function createCheckpointSink(path: string | undefined, methodSchemaDigest: string, io: CliIo): CheckpointSink {
   let failure: unknown;
+  // This process is now the checkpoint's only writer: leftovers of a killed one can go.
+  let cleaned: Promise<void> | undefined;
   return {
     onCheckpoint: async (state) => {
       if (path === undefined) return;
       try {
+        await (cleaned ??= removeStaleTemporaries(path));
         await writeCheckpointFile(path, checkpointFromState(state, methodSchemaDigest));
       } catch (error) {
         if (failure === undefined) {

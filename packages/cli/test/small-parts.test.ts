@@ -1,0 +1,121 @@
+import { mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { PassThrough } from "node:stream";
+import { describe, expect, it } from "vitest";
+import { GENERATED_TOKEN_FILE, checkBearerToken, resolveServeTokens } from "../src/bearer-tokens.js";
+import { httpOriginOf, resolveConnection } from "../src/connection.js";
+import { CliError, EXIT } from "../src/exit-codes.js";
+import type { CliIo } from "../src/io/cli-io.js";
+import { createLogger } from "../src/io/logger.js";
+import { createProgress, formatBytes } from "../src/io/progress.js";
+import { defaultDataDir } from "../src/paths.js";
+
+function fakeIo(stderrIsTty: boolean): { io: CliIo; stderr: () => string } {
+  const stderr = new PassThrough() as PassThrough & { isTTY?: boolean };
+  stderr.isTTY = stderrIsTty;
+  let text = "";
+  stderr.on("data", (chunk: Buffer) => (text += chunk.toString()));
+  const io: CliIo = { stdin: new PassThrough(), stdout: new PassThrough(), stderr, env: {}, signal: new AbortController().signal };
+  return { io, stderr: () => text };
+}
+
+describe("defaultDataDir", () => {
+  it("uses an absolute XDG_STATE_HOME, else ~/.local/state", () => {
+    expect(defaultDataDir({ XDG_STATE_HOME: "/var/state", HOME: "/home/a" })).toBe("/var/state/golem-stream");
+    expect(defaultDataDir({ XDG_STATE_HOME: "relative", HOME: "/home/a" })).toBe("/home/a/.local/state/golem-stream");
+    expect(defaultDataDir({ HOME: "/home/a" })).toBe("/home/a/.local/state/golem-stream");
+  });
+});
+
+describe("bearer tokens for serve", () => {
+  it("accepts flags, the environment and a token file, without duplicates", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "golem-stream-tokens-"));
+    const file = join(dir, "tokens.txt");
+    writeFileSync(file, "# ops\nfile-token\n\nflag-token\n");
+    const { tokens, generatedFile } = await resolveServeTokens({ flags: ["flag-token"], env: "env-token", file }, dir);
+    expect(tokens).toEqual(["flag-token", "env-token", "file-token"]);
+    expect(generatedFile).toBeUndefined();
+  });
+
+  it("generates one token on first start and keeps it (mode 0600)", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "golem-stream-tokens-"));
+    const first = await resolveServeTokens({ flags: [], env: undefined, file: undefined }, dir);
+    const second = await resolveServeTokens({ flags: [], env: "", file: undefined }, dir);
+    expect(first.tokens).toEqual(second.tokens);
+    expect(first.generatedFile).toBe(join(dir, GENERATED_TOKEN_FILE));
+    expect(readFileSync(join(dir, GENERATED_TOKEN_FILE), "utf8").trim()).toBe(first.tokens[0]);
+    expect(statSync(join(dir, GENERATED_TOKEN_FILE)).mode & 0o777).toBe(0o600);
+  });
+
+  it.each(["", "has space", "new\nline", "x".repeat(4097), "é"])("refuses %j as a bearer token", (token) => {
+    expect(() => checkBearerToken(token, "--token")).toThrow(CliError);
+  });
+});
+
+describe("connection", () => {
+  it("takes flags over the environment over the default", () => {
+    expect(resolveConnection({ url: "http://a:1", token: "t1" }, { GOLEM_STREAM_URL: "http://b:2", GOLEM_STREAM_TOKEN: "t2" })).toMatchObject({
+      url: "http://a:1",
+      token: "t1",
+    });
+    expect(resolveConnection({}, { GOLEM_STREAM_URL: "ws://b:2", GOLEM_STREAM_TOKEN: "t2" })).toMatchObject({
+      httpOrigin: "http://b:2",
+      token: "t2",
+    });
+    expect(resolveConnection({}, { GOLEM_STREAM_TOKEN: "t2" }).url).toBe("http://127.0.0.1:8080");
+  });
+
+  it("is a usage error without a token or with a bad URL", () => {
+    expect(() => resolveConnection({}, {})).toThrow(/GOLEM_STREAM_TOKEN/);
+    expect(() => httpOriginOf("ftp://x")).toThrow(CliError);
+    expect(() => httpOriginOf("not a url")).toThrow(CliError);
+    expect(httpOriginOf("wss://h:9/some/path")).toBe("https://h:9");
+  });
+});
+
+describe("logger", () => {
+  it("writes the chosen level and above, one line each", () => {
+    const { io, stderr } = fakeIo(false);
+    const logger = createLogger(io, "warn", () => new Date(0));
+    logger.debug("hidden");
+    logger.info("hidden");
+    logger.warn("careful", { count: 2n, what: "x" });
+    logger.error("broken", { error: new Error("boom") });
+    expect(stderr()).toBe('1970-01-01T00:00:00.000Z warn  careful count=2 what="x"\n1970-01-01T00:00:00.000Z error broken error="boom"\n');
+  });
+});
+
+describe("progress", () => {
+  it("draws nothing unless stderr is a terminal", () => {
+    const { io, stderr } = fakeIo(false);
+    const progress = createProgress(io, true);
+    progress.stream("$", "out").add(3, 3000);
+    progress.stop();
+    expect(stderr()).toBe("");
+  });
+
+  it("draws items and bytes per stream on a terminal, and can be disabled", () => {
+    const terminal = fakeIo(true);
+    const progress = createProgress(terminal.io, true);
+    const bar = progress.stream("$.lines", "out");
+    bar.add(2, 2048);
+    bar.finish("done");
+    progress.stop();
+    expect(terminal.stderr()).toMatch(/\$\.lines \| 2 items \| 2\.0 KiB done/);
+    const disabled = fakeIo(true);
+    createProgress(disabled.io, false).stream("$", "out").add(1, 1);
+    expect(disabled.stderr()).toBe("");
+  });
+
+  it("formats sizes with binary units", () => {
+    expect([0, 1023, 1024, 1536 * 1024, 5 * 1024 ** 3].map(formatBytes)).toEqual(["0 B", "1023 B", "1.0 KiB", "1.5 MiB", "5.0 GiB"]);
+  });
+});
+
+describe("exit codes", () => {
+  it("are distinct", () => {
+    const codes = Object.values(EXIT);
+    expect(new Set(codes).size).toBe(codes.length);
+  });
+});
