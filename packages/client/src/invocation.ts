@@ -19,6 +19,8 @@ export type InvocationResult =
       readonly value: SchemaValueJson;
       /** Every output stream the result exposes; `stream.coordinate` is its JSON pointer in `value`. */
       readonly streams: readonly OutputStream[];
+      /** The value as plain JavaScript (schema-directed); its streams become `OutputStream`s. */
+      js(): unknown;
     };
 
 export interface AcceptedEvent {
@@ -82,7 +84,7 @@ export class Invocation {
 
     this.#session = new Session(config, start, {
       onEvent: (event) => this.#dispatch(event, resolveAccepted),
-      onResult: (result, streams) => resolveResult(shapeResult(result, streams)),
+      onResult: (body, streams, toJs) => resolveResult(shapeResult(body, streams, toJs)),
       onFinished: (outcome) => {
         if (outcome.kind === "success") {
           // A success always follows a result (decisions §8); a server that skips it is broken.
@@ -185,9 +187,9 @@ export class Invocation {
   }
 }
 
-function shapeResult(result: InvocationResultBody, streams: OutputStream[]): InvocationResult {
+function shapeResult(result: InvocationResultBody, streams: OutputStream[], toJs: () => unknown): InvocationResult {
   if (result.kind === "none") return { kind: "none" };
-  return { kind: "value", graph: result.graph, value: result.value, streams };
+  return { kind: "value", graph: result.graph, value: result.value, streams, js: toJs };
 }
 
 interface Deferred<T> {

@@ -16,6 +16,7 @@
 import type { OutputOutcome, SchemaValueJson, ServerCancelReason, ClientCancelReason } from "@golem-stream/wire";
 import { ClientError, violation } from "./errors.js";
 import type { BinaryBlob } from "./input-stream.js";
+import type { ElementSchema } from "./schema.js";
 
 /** What an output stream yields: a native value, a packed byte batch, or one binary item. */
 export type OutputChunk = SchemaValueJson | Uint8Array | BinaryBlob;
@@ -69,6 +70,19 @@ export class OutputStream implements AsyncIterable<OutputChunk> {
     this.#retained = options.retainedCursor;
     this.#nextSequence = options.knownStart === false ? undefined : 0n;
     this.ended = new Promise((resolve) => (this.#doneResolve = resolve));
+  }
+
+  /** The element schema pinned by the value that exposed this stream, once known. */
+  get schema(): ElementSchema | undefined {
+    return this.#schema;
+  }
+  #schema: ElementSchema | undefined;
+  #convert: ((value: SchemaValueJson) => unknown) | undefined;
+
+  /** @internal */
+  bindSchema(schema: ElementSchema, convert: (value: SchemaValueJson) => unknown): void {
+    this.#schema = schema;
+    this.#convert = convert;
   }
 
   /** The retained (delivered) cursor, sent on resume. */
@@ -153,6 +167,36 @@ export class OutputStream implements AsyncIterable<OutputChunk> {
   /** Items of a `stream<binary>`. */
   blobs(): AsyncIterable<BinaryBlob> {
     return this.#typed((chunk) => !(chunk instanceof Uint8Array) && "bytes" in chunk, "binary items");
+  }
+
+  /**
+   * Items as plain JavaScript, converted with the stream's element schema
+   * (`@golem-stream/schema-value`'s `toJs`): records become objects, u64 a
+   * bigint, nested streams `OutputStream`s. Byte batches and binary items pass
+   * through unchanged. Needs the schema, which the result provides.
+   */
+  js(): AsyncIterable<unknown> {
+    return {
+      [Symbol.asyncIterator]: () => {
+        const inner = this[Symbol.asyncIterator]();
+        return {
+          next: async (): Promise<IteratorResult<unknown, undefined>> => {
+            const result = await inner.next();
+            if (result.done || result.value instanceof Uint8Array || "bytes" in result.value) return result;
+            const convert = this.#convert;
+            if (convert === undefined) {
+              await inner.return?.();
+              throw new ClientError("invalid-argument", "this stream's element schema is unknown (it was not exposed by a result or item seen here)");
+            }
+            return { done: false, value: convert(result.value) };
+          },
+          return: async () => {
+            await inner.return?.();
+            return { done: true, value: undefined };
+          },
+        };
+      },
+    };
   }
 
   /** A Web `ReadableStream` view; pulling it follows the same cursor rule as `next()`. */

@@ -39,6 +39,8 @@ import { reconnectDelay, type ReconnectPolicy } from "./reconnect-policy.js";
 import { streamIdentityOf } from "./token-peek.js";
 import type { Connection, Transport } from "./transport.js";
 import { bindProvisionalRefs, findStreamTokens } from "./values.js";
+import { checkItem, checkResult, valueToJs, type ElementSchema } from "./schema.js";
+import type { SchemaGraph } from "@golem-stream/schema-value";
 import type { ResumeState } from "./checkpoint.js";
 
 export interface SessionConfig {
@@ -60,7 +62,8 @@ export type SessionEvent =
 
 export interface SessionCallbacks {
   onEvent(event: SessionEvent): void;
-  onResult(result: InvocationResultBody, streams: OutputStream[]): void;
+  /** `toJs` converts the result to plain JavaScript, its streams becoming `OutputStream`s. */
+  onResult(result: InvocationResultBody, streams: OutputStream[], toJs: () => unknown): void;
   onFinished(outcome: InvocationOutcome): void;
   onFailed(error: ClientError): void;
   onCheckpoint(state: ResumeState): Promise<void> | void;
@@ -331,13 +334,20 @@ export class Session {
         this.#install(attachment, message.mappings, false);
         this.#onResult(message.result);
         return;
-      case "outputStreamItem":
+      case "outputStreamItem": {
         this.#install(attachment, message.mappings, false);
-        this.#outputOn(attachment, message.channel).pushItem(message.sequence, 1n, message.value, message.cursorToken, wireBytes);
+        const stream = this.#outputOn(attachment, message.channel);
+        const schema = stream.schema;
+        if (schema !== undefined) {
+          if (schema.direct !== undefined) throw violation(`a text item on a stream<${schema.direct}>, whose items must be binary messages`);
+          this.#adoptSchemas(checkItem(schema, message.value).streams);
+        }
+        stream.pushItem(message.sequence, 1n, message.value, message.cursorToken, wireBytes);
         this.#locateNested(message.value);
         return;
+      }
       case "output-u8":
-        this.#outputOn(attachment, message.channel).pushItem(
+        this.#outputOfKind(attachment, message.channel, "u8").pushItem(
           message.sequence,
           BigInt(message.payload.byteLength),
           message.payload,
@@ -346,7 +356,7 @@ export class Session {
         );
         return;
       case "output-binary":
-        this.#outputOn(attachment, message.channel).pushItem(
+        this.#outputOfKind(attachment, message.channel, "binary").pushItem(
           message.sequence,
           1n,
           message.mimeType === undefined ? { bytes: message.payload } : { bytes: message.payload, mimeType: message.mimeType },
@@ -480,6 +490,25 @@ export class Session {
     return entry.stream;
   }
 
+  /** A binary message is legal only on a stream whose element type is that direct-binary kind. */
+  #outputOfKind(attachment: Attachment, channel: number, kind: "u8" | "binary"): OutputStream {
+    const stream = this.#outputOn(attachment, channel);
+    const schema = stream.schema;
+    if (schema !== undefined && schema.direct !== kind) throw violation(`an output-${kind} message on a stream whose elements are not ${kind}`);
+    return stream;
+  }
+
+  #adoptSchemas(schemas: ReadonlyMap<string, ElementSchema>): void {
+    for (const [token, schema] of schemas) {
+      const stream = this.#outputFor(token);
+      if (stream.schema === undefined) stream.bindSchema(schema, (value) => this.#toJs(schema.graph, schema.elementType, value));
+    }
+  }
+
+  #toJs(graph: SchemaGraph, type: ElementSchema["elementType"] | undefined, value: SchemaValueJson): unknown {
+    return valueToJs(graph, type, value, (token) => this.#outputs.get(token));
+  }
+
   #locateNested(value: SchemaValueJson): void {
     for (const leaf of findStreamTokens(value as unknown as import("@golem-stream/wire").JsonValue)) {
       const stream = this.#outputFor(leaf.streamToken);
@@ -491,14 +520,18 @@ export class Session {
     if (this.#resultSeen) return; // every attachment receives it again (decisions §8)
     this.#resultSeen = true;
     const streams: OutputStream[] = [];
+    let toJs = (): unknown => undefined;
     if (result.kind === "value") {
+      const checked = checkResult(result.graph, result.value);
+      this.#adoptSchemas(checked.streams);
       for (const leaf of findStreamTokens(result.value as unknown as import("@golem-stream/wire").JsonValue)) {
         const stream = this.#outputFor(leaf.streamToken);
         stream.coordinate ??= leaf.coordinate;
         streams.push(stream);
       }
+      toJs = () => this.#toJs(checked.graph, undefined, result.value);
     }
-    this.#callbacks.onResult(result, streams);
+    this.#callbacks.onResult(result, streams, toJs);
   }
 
   #onFinished(outcome: InvocationOutcome): void {

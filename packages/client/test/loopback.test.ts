@@ -37,6 +37,8 @@ describe("demo methods", () => {
     const [bytes, hash] = fieldsOf(result.value);
     expect(bytes?.value).toBe(String(all.length));
     expect(hash?.value).toBe(sha256(all));
+    // The same result, schema-directed, as plain JavaScript.
+    expect(result.js()).toEqual({ bytes: BigInt(all.length), sha256: sha256(all) });
     await call.finished;
   });
 
@@ -78,6 +80,24 @@ describe("demo methods", () => {
     const upperText = Buffer.concat(upperBatches).toString("utf8");
     expect(sha256(Buffer.from(upperText))).toBe(sha256(Buffer.from(lines.join("\n").toUpperCase())));
     expect(strings(lineItems)).toEqual(lines);
+    await call.finished;
+  });
+
+  it("groups as JavaScript: records become objects, nested streams OutputStreams", async () => {
+    const call = client.invoke({ ...demo, method: "groups", methodParameters: record(u32(3), u32(5)) });
+    const result = await call.result;
+    if (result.kind !== "value") throw new Error("expected a value");
+    const outer = result.js() as OutputStream;
+    const groups: { name: string; items: unknown[] }[] = [];
+    const reads: Promise<unknown>[] = [];
+    for await (const group of outer.js()) {
+      const { name, items } = group as { name: string; items: OutputStream };
+      const entry = { name, items: [] as unknown[] };
+      groups.push(entry);
+      reads.push(collect(items.js()).then((values) => (entry.items = values)));
+    }
+    await Promise.all(reads);
+    expect(groups).toEqual([0, 1, 2].map((g) => ({ name: `group-${g}`, items: [0, 1, 2, 3, 4] })));
     await call.finished;
   });
 

@@ -426,7 +426,8 @@ describe("bounded state under a hostile server", () => {
     const call = client.invoke({ ...echo, method: "count", methodParameters: noParams });
     const { server, start } = await acceptStart(transport);
     server.send({ type: "invocationAccepted", attemptId: start.attemptId, idempotencyKey: start.idempotencyKey, mappings: [], sessionToken: SESSION });
-    server.send({ type: "invocationResult", mappings: [outputMapping(1)], result: streamResult() });
+    const streamOfStreams = { kind: "stream", value: { inner: { kind: "stream", value: { inner: { kind: "u32", value: {} } } } } };
+    server.send({ type: "invocationResult", mappings: [outputMapping(1)], result: { ...streamResult(), graph: { root: streamOfStreams } } });
     for (let i = 0; i < 4100 && !server.closed; i++) {
       const token = `nested-${i}`;
       server.send({
@@ -438,7 +439,52 @@ describe("bounded state under a hostile server", () => {
         value: { kind: "stream", value: { streamToken: token } },
       });
     }
-    await expect(call.finished).rejects.toMatchObject({ kind: "server-violation" });
+    await expect(call.finished).rejects.toMatchObject({ kind: "server-violation", message: expect.stringContaining("4096 streams") });
     expect(call.streams.length).toBeLessThanOrEqual(4096);
+  });
+});
+
+describe("schema validation of server values", () => {
+  async function started(inner = "u32") {
+    const { client, transport } = memoryClient();
+    const call = client.invoke({ ...echo, method: "count", methodParameters: noParams });
+    const { server, start } = await acceptStart(transport);
+    server.send({ type: "invocationAccepted", attemptId: start.attemptId, idempotencyKey: start.idempotencyKey, mappings: [], sessionToken: SESSION });
+    server.send({ type: "invocationResult", mappings: [outputMapping(2)], result: streamResult(STREAM_OUT, inner) });
+    return { call, server };
+  }
+
+  it("rejects an item that does not match the element schema", async () => {
+    const { call, server } = await started("u32");
+    server.send({ type: "outputStreamItem", channel: 2, cursorToken: cursor("o", 0), mappings: [], sequence: 0n, value: { kind: "string", value: "no" } });
+    await expect(call.finished).rejects.toMatchObject({ kind: "server-violation", code: "validation-error" });
+  });
+
+  it("rejects a binary message on a stream of JSON items, and a text item on a stream<u8>", async () => {
+    const first = await started("u32");
+    first.server.send({ type: "output-u8", channel: 2, cursorToken: cursor("o", 0), sequence: 0n, payload: new Uint8Array([1]) });
+    await expect(first.call.finished).rejects.toMatchObject({ kind: "server-violation" });
+    const second = await started("u8");
+    second.server.send({ type: "outputStreamItem", channel: 2, cursorToken: cursor("o", 0), mappings: [], sequence: 0n, value: { kind: "u8", value: 1 } });
+    await expect(second.call.finished).rejects.toMatchObject({ kind: "server-violation" });
+  });
+
+  it("rejects a result whose value does not match its own graph", async () => {
+    const { client, transport } = memoryClient();
+    const call = client.invoke({ ...echo, method: "count", methodParameters: noParams });
+    const { server, start } = await acceptStart(transport);
+    server.send({ type: "invocationAccepted", attemptId: start.attemptId, idempotencyKey: start.idempotencyKey, mappings: [], sessionToken: SESSION });
+    server.send({ type: "invocationResult", mappings: [], result: { kind: "value", graph: { root: { kind: "bool", value: {} } }, value: { kind: "u32", value: 1 } } });
+    await expect(call.finished).rejects.toMatchObject({ kind: "server-violation" });
+  });
+
+  it("converts items to JavaScript with js()", async () => {
+    const { call, server } = await started("u64");
+    server.send({ type: "outputStreamItem", channel: 2, cursorToken: cursor("o", 0), mappings: [], sequence: 0n, value: { kind: "u64", value: "18446744073709551615" } });
+    server.send({ type: "outputStreamEnd", channel: 2, cursorToken: cursor("o", 1), outcome: { kind: "ok" }, sequence: 1n });
+    const result = await call.result;
+    const items: unknown[] = [];
+    for await (const item of result.kind === "value" ? result.streams[0]!.js() : []) items.push(item);
+    expect(items).toEqual([18446744073709551615n]);
   });
 });

@@ -51,9 +51,10 @@ export function provisionalRefOf(start: InvocationStart): string {
   return match[1]!;
 }
 
-export const streamResult = (token = STREAM_OUT) => ({
+/** A result that is one `stream<inner>` (default `stream<u32>`). */
+export const streamResult = (token = STREAM_OUT, inner: string = "u32") => ({
   kind: "value" as const,
-  graph: { root: { kind: "stream", value: { inner: { kind: "string", value: {} } } } },
+  graph: { root: { kind: "stream", value: { inner: { kind: inner, value: {} } } } },
   value: { kind: "stream", value: { streamToken: token } },
 });
 
