@@ -82,6 +82,22 @@ describe("kill -9 of the CLI, then resume", () => {
     expect(again.stdout.toString()).toBe('{"result":"$"}\n');
   });
 
+  it("notes when the method's schema changed since the checkpoint was written", async () => {
+    const s = await server(join(scratchDir(), "data"));
+    const checkpoint = join(scratchDir(), "old.ckpt");
+    const { readFileSync, writeFileSync } = await import("node:fs");
+    const cli = start(["invoke", "echo", "count", ...ME, "100", "5", "--checkpoint", checkpoint], { env: s.env });
+    await waitFor(cli, () => itemsOf(cli.stdout(), "$").length >= 3, "3 items were printed");
+    cli.child.kill("SIGKILL");
+    await cli.done;
+    const document = JSON.parse(readFileSync(checkpoint, "utf8")) as { schema: { methodDigest: string } };
+    document.schema.methodDigest = "0".repeat(64);
+    writeFileSync(checkpoint, JSON.stringify(document));
+    const resumed = await run(["resume", checkpoint], { env: s.env });
+    expect(resumed.code).toBe(EXIT.success);
+    expect(resumed.stderr).toMatch(/echo\.count has a different schema now/);
+  });
+
   it("refuses a damaged checkpoint with a usage error and sends nothing", async () => {
     const dir = scratchDir();
     const checkpoint = join(dir, "bad.ckpt");

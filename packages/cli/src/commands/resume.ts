@@ -10,9 +10,12 @@ import { createCheckpointSink, stateFromCheckpoint } from "../checkpoint/checkpo
 import { readCheckpointFile } from "../checkpoint/checkpoint-file.js";
 import type { Checkpoint } from "../checkpoint/checkpoint.js";
 import { resolveConnection } from "../connection.js";
+import type { Connection } from "../connection.js";
+import { fetchCatalogue, findMethod, methodSchemaDigest } from "../discovery.js";
 import { usageError } from "../exit-codes.js";
 import type { ExitCode } from "../exit-codes.js";
 import type { CliIo } from "../io/cli-io.js";
+import { report } from "../io/cli-io.js";
 import { createProgress } from "../io/progress.js";
 import { failureOf } from "../output/exit-status.js";
 import { runSession } from "../output/session-runner.js";
@@ -36,5 +39,25 @@ export async function runResume(file: string, options: ResumeOptions, io: CliIo)
     if (isClientError(error)) throw usageError(failureOf(error).message, error);
     throw error;
   }
+  void warnIfSchemaChanged(checkpoint, connection, io);
   return runSession(call, io, { format: options.output, progress: createProgress(io, options.progress), cancelOnInterrupt: false });
+}
+
+/**
+ * Uses the checkpoint's schema evidence: if the server's catalogue now
+ * describes the method differently, say so. Informational only: the session
+ * itself stays pinned to the schema it was started with, and the result
+ * carries its own graph. Runs beside the takeover; any failure is silent.
+ */
+async function warnIfSchemaChanged(checkpoint: Checkpoint, connection: Connection, io: CliIo): Promise<void> {
+  try {
+    const { application, environment, agentType, method } = checkpoint.selector;
+    const catalogue = await fetchCatalogue(connection, application, environment, io.signal);
+    const found = findMethod(catalogue, agentType, method);
+    if (methodSchemaDigest(found.agentType, found.method) !== checkpoint.methodSchemaDigest) {
+      report(io, `golem-stream: note: ${agentType}.${method} has a different schema now than when this checkpoint was written; the session keeps the one it started with`);
+    }
+  } catch {
+    // No catalogue, or the method is gone: the takeover itself reports what matters.
+  }
 }
