@@ -99,9 +99,16 @@ export class OutputStream implements AsyncIterable<OutputChunk> {
     return this.#ending !== undefined;
   }
 
+  /** Items (or packed batches) received and not yet handed to the consumer. */
   get queuedEntries(): number {
     return this.#queue.length - this.#head;
   }
+
+  /** Bytes those entries hold, as charged against the session's budget. */
+  get queuedBytes(): number {
+    return this.#queuedBytes;
+  }
+  #queuedBytes = 0;
 
   // ---- fed by the session ----
 
@@ -121,6 +128,7 @@ export class OutputStream implements AsyncIterable<OutputChunk> {
     if (this.#cancelReason !== undefined || this.#finished) return; // dropped by the consumer: discard
     const bytes = Math.max(wireBytes, chunkBytes(chunk));
     this.#queue.push({ chunk, cursorToken, bytes });
+    this.#queuedBytes += bytes;
     this.#host.onQueueChange(1, bytes);
     this.#notify();
   }
@@ -254,6 +262,7 @@ export class OutputStream implements AsyncIterable<OutputChunk> {
           this.#queue.splice(0, this.#head);
           this.#head = 0;
         }
+        this.#queuedBytes -= entry.bytes;
         this.#host.onQueueChange(-1, -entry.bytes);
         this.#handedOut = entry.cursorToken;
         return { done: false, value: entry.chunk };
@@ -304,6 +313,7 @@ export class OutputStream implements AsyncIterable<OutputChunk> {
     for (let i = this.#head; i < this.#queue.length; i++) bytes += this.#queue[i]?.bytes ?? 0;
     this.#queue.length = 0;
     this.#head = 0;
+    this.#queuedBytes = 0;
     if (entries > 0) this.#host.onQueueChange(-entries, -bytes);
   }
 
