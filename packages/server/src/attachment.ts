@@ -11,6 +11,7 @@
  * its mapping has been handed to the transport.
  */
 import {
+  CLOSE_NORMAL,
   encodeUtf8,
   ProtocolError,
   type ClientBinaryMessage,
@@ -32,7 +33,7 @@ import type { InputChunk, OutputEvent } from "./store/session-store.js";
 import type { StreamState, InputItem } from "./stream-state.js";
 import type { SessionTransport } from "./transport.js";
 import { canonicalValue, checkBinaryItem, decodeValue, substituteStreamRefs } from "./values.js";
-import { CLOSE_NORMAL } from "@golem-stream/wire";
+import { sameInput } from "./input-resend.js";
 
 /** How many log events a pump reads per store query. */
 const PUMP_BATCH = 64;
@@ -533,36 +534,4 @@ export class Attachment implements AttachmentSink {
       .send({ type: "invocationRejected", attemptId: this.attemptId, code: "internal-error", message: "internal error", retryable: true })
       .finally(() => this.#transport.close(1011, ""));
   }
-}
-
-/** Compares a resent range with the accepted chunks covering `[from, to)`. */
-function sameInput(
-  stored: readonly InputChunk[],
-  from: bigint,
-  to: bigint,
-  data: Uint8Array,
-  packed: boolean,
-  mimeType: string | undefined,
-): boolean {
-  if (!packed) {
-    const chunk = stored[0];
-    return chunk !== undefined && chunk.sequence === from && chunk.mimeType === mimeType && bytesEqual(chunk.data, data);
-  }
-  let position = from;
-  for (const chunk of stored) {
-    const start = position - chunk.sequence;
-    const end = (to < chunk.sequence + chunk.itemCount ? to : chunk.sequence + chunk.itemCount) - chunk.sequence;
-    if (start < 0n) return false;
-    const part = chunk.data.subarray(Number(start), Number(end));
-    const resent = data.subarray(Number(position - from), Number(position - from) + part.length);
-    if (!bytesEqual(part, resent)) return false;
-    position += BigInt(part.length);
-  }
-  return position === to;
-}
-
-function bytesEqual(a: Uint8Array, b: Uint8Array): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
 }

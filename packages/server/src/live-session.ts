@@ -16,7 +16,6 @@ import {
   LIMITS,
   ProtocolError,
   type ClientCancelReason,
-  type ConfigEntry,
   type InvocationOutcome,
   type JsonValue,
   type OutputOutcome,
@@ -47,6 +46,7 @@ import type {
   StreamParent,
 } from "./store/session-store.js";
 import { StreamState, type InputItem } from "./stream-state.js";
+import { createInvocationContext, type InvocationInput } from "./invocation-context.js";
 import type { TokenService } from "./token-service.js";
 import {
   catalogueGraph,
@@ -568,7 +568,7 @@ export class LiveSession {
    * Runs the method. Resolves when the invocation has finished (durably),
    * never rejects: every failure becomes an `invocation-failed` finish.
    */
-  run(method: MethodDescriptor, context: { constructorParameters: SchemaValueJson; parameters: SchemaValueJson; config: readonly ConfigEntry[] }): Promise<void> {
+  run(method: MethodDescriptor, context: InvocationInput): Promise<void> {
     this.#running = true;
     for (const stream of this.#streams.values()) {
       if (stream.direction === "input" && stream.inputTerminal === undefined) this.#openQueue(stream);
@@ -578,7 +578,7 @@ export class LiveSession {
 
   async #execute(
     method: MethodDescriptor,
-    input: { constructorParameters: SchemaValueJson; parameters: SchemaValueJson; config: readonly ConfigEntry[] },
+    input: InvocationInput,
   ): Promise<void> {
     const context = this.#context(input);
     const result = await this.deps.host.invoke(context);
@@ -622,39 +622,15 @@ export class LiveSession {
     for (const stream of introduced) this.#startProducer(stream.state);
   }
 
-  #context(input: { constructorParameters: SchemaValueJson; parameters: SchemaValueJson; config: readonly ConfigEntry[] }): InvocationContext {
-    const record = this.record;
-    const inputOf = (node: JsonValue | undefined, kind: "value" | "u8" | "binary"): AsyncIterable<InputItem> => {
-      const token =
-        node !== null && typeof node === "object" && !Array.isArray(node) && node["kind"] === "stream"
-          ? (node["value"] as { streamToken?: unknown } | null)?.streamToken
-          : undefined;
-      const stream = typeof token === "string" ? this.#byToken.get(token) : undefined;
-      if (stream === undefined || stream.direction !== "input") throw new TypeError("not an input stream of this invocation");
-      if (stream.elementKind !== kind) throw new TypeError(`this input stream carries ${stream.elementKind} items`);
-      if (stream.queue === undefined) {
-        return (async function* () {})();
-      }
-      return stream.queue.consume();
-    };
-    return {
-      application: record.application,
-      environment: record.environment,
-      agentType: record.agentType,
-      method: record.method,
-      constructorParameters: input.constructorParameters,
-      parameters: input.parameters,
-      config: input.config,
-      signal: this.#invocationAbort.signal,
-      inputValues: (node) => mapItems(inputOf(node, "value"), (item) => (item.kind === "value" ? item.value : undefined)),
-      inputBytes: (node) => mapItems(inputOf(node, "u8"), (item) => (item.kind === "bytes" ? item.bytes : undefined)),
-      inputBlobs: (node) => mapItems(inputOf(node, "binary"), (item) => (item.kind === "blob" ? item.blob : undefined)),
-      output: (source) => {
+  #context(input: InvocationInput): InvocationContext {
+    return createInvocationContext(this.record, input, this.#invocationAbort.signal, {
+      inputStream: (token) => this.#byToken.get(token),
+      declareOutput: (source) => {
         const ref = randomUUID();
         this.#pendingOutputs.set(ref, source);
-        return { kind: "stream", value: { provisionalRef: ref } };
+        return ref;
       },
-    };
+    });
   }
 
   /**
@@ -709,12 +685,5 @@ export class LiveSession {
     // running and finished as failed (see docs/protocol/server.md).
     this.#failing = true;
     this.#invocationAbort.abort(new Error("server shutting down"));
-  }
-}
-
-async function* mapItems<T>(items: AsyncIterable<InputItem>, pick: (item: InputItem) => T | undefined): AsyncGenerator<T> {
-  for await (const item of items) {
-    const picked = pick(item);
-    if (picked !== undefined) yield picked;
   }
 }

@@ -1,0 +1,64 @@
+/**
+ * The `InvocationContext` a method implementation receives: its parameters,
+ * readers for its input streams and `output()` to declare output streams.
+ * Kept apart from the session so the agent-facing surface is easy to read.
+ */
+import type { ConfigEntry, JsonValue, SchemaValueJson } from "@golem-stream/wire";
+import type { InvocationContext, OutputSource } from "./agent-host.js";
+import type { SessionRecord } from "./store/session-store.js";
+import type { InputItem, StreamState } from "./stream-state.js";
+
+export interface InvocationInput {
+  readonly constructorParameters: SchemaValueJson;
+  readonly parameters: SchemaValueJson;
+  readonly config: readonly ConfigEntry[];
+}
+
+export interface ContextBindings {
+  /** The stream a stable stream token names, if any. */
+  inputStream(token: string): StreamState | undefined;
+  /** Registers an output source and returns the placeholder reference that stands for it. */
+  declareOutput(source: OutputSource): string;
+}
+
+export function createInvocationContext(
+  record: SessionRecord,
+  input: InvocationInput,
+  signal: AbortSignal,
+  bindings: ContextBindings,
+): InvocationContext {
+  const inputOf = (node: JsonValue | undefined, kind: "value" | "u8" | "binary"): AsyncIterable<InputItem> => {
+    const token =
+      node !== null && typeof node === "object" && !Array.isArray(node) && node["kind"] === "stream"
+        ? (node["value"] as { streamToken?: unknown } | null)?.streamToken
+        : undefined;
+    const stream = typeof token === "string" ? bindings.inputStream(token) : undefined;
+    if (stream === undefined || stream.direction !== "input") throw new TypeError("not an input stream of this invocation");
+    if (stream.elementKind !== kind) throw new TypeError(`this input stream carries ${stream.elementKind} items`);
+    // An input that was already terminal when the invocation started has nothing to read.
+    return stream.queue === undefined ? empty() : stream.queue.consume();
+  };
+  return {
+    application: record.application,
+    environment: record.environment,
+    agentType: record.agentType,
+    method: record.method,
+    constructorParameters: input.constructorParameters,
+    parameters: input.parameters,
+    config: input.config,
+    signal,
+    inputValues: (node) => pick(inputOf(node, "value"), (item) => (item.kind === "value" ? item.value : undefined)),
+    inputBytes: (node) => pick(inputOf(node, "u8"), (item) => (item.kind === "bytes" ? item.bytes : undefined)),
+    inputBlobs: (node) => pick(inputOf(node, "binary"), (item) => (item.kind === "blob" ? item.blob : undefined)),
+    output: (source) => ({ kind: "stream", value: { provisionalRef: bindings.declareOutput(source) } }),
+  };
+}
+
+async function* empty(): AsyncGenerator<InputItem> {}
+
+async function* pick<T>(items: AsyncIterable<InputItem>, select: (item: InputItem) => T | undefined): AsyncGenerator<T> {
+  for await (const item of items) {
+    const selected = select(item);
+    if (selected !== undefined) yield selected;
+  }
+}
