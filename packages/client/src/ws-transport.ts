@@ -59,8 +59,19 @@ export function wsTransport(options: WsTransportOptions = {}): Transport {
             socket.terminate();
           });
         });
-        socket.on("error", (error) => {
-          if (!opened && !refused) reject(error);
+        socket.on("error", (error: Error & { code?: string }) => {
+          if (!opened) {
+            if (!refused) reject(error);
+            return;
+          }
+          // After the handshake, ws reports frames it refused to read (oversized, bad UTF-8, bad
+          // opcodes) as errors and closes; those are the server's fault, not an uncertain loss.
+          if (decodeError === undefined && typeof error.code === "string" && error.code.startsWith("WS_ERR_")) {
+            decodeError =
+              error.code === "WS_ERR_UNSUPPORTED_MESSAGE_LENGTH"
+                ? new ProtocolError("limit-exceeded", "server sent a message larger than the protocol allows", { cause: error })
+                : new ProtocolError("invalid-message", "server sent an invalid WebSocket frame", { cause: error });
+          }
         });
         socket.on("open", () => {
           request.signal.removeEventListener("abort", onAbort);

@@ -1,0 +1,112 @@
+/**
+ * The `ws` transport against hand-written hostile or refusing peers: what
+ * crosses the handshake, and how bad bytes become typed, non-retried errors.
+ */
+import { createServer, type IncomingMessage } from "node:http";
+import { afterEach, describe, expect, it } from "vitest";
+import { WebSocketServer, type WebSocket } from "ws";
+import { SUBPROTOCOL } from "@golem-stream/wire";
+import { createClient } from "../src/index.js";
+import { echo } from "./support/fixtures.js";
+
+let peer: WebSocketServer | undefined;
+afterEach(async () => {
+  for (const client of peer?.clients ?? []) client.terminate();
+  await new Promise((resolve) => (peer ? peer.close(resolve) : resolve(undefined)));
+  peer = undefined;
+});
+
+async function startPeer(onConnection: (socket: WebSocket, request: IncomingMessage) => void, options: Partial<ConstructorParameters<typeof WebSocketServer>[0]> = {}) {
+  peer = new WebSocketServer({ port: 0, host: "127.0.0.1", handleProtocols: (set) => (set.has(SUBPROTOCOL) ? SUBPROTOCOL : false), ...options });
+  await new Promise((resolve) => peer!.once("listening", resolve));
+  peer.on("connection", onConnection);
+  return `ws://127.0.0.1:${(peer.address() as { port: number }).port}`;
+}
+
+const params = { kind: "record", value: { fields: [] } };
+
+describe("ws transport", () => {
+  it("sends the bearer token and the subprotocol, without compression, to the session path", async () => {
+    let seen: IncomingMessage | undefined;
+    const url = await startPeer((socket, request) => {
+      seen = request;
+      socket.close();
+    });
+    const tokens = ["first", "second"];
+    const client = createClient({ url, getToken: () => tokens.shift() ?? "later", reconnect: { maxAttempts: 0 } });
+    await client.invoke({ ...echo, method: "m", methodParameters: params }).finished.catch(() => undefined);
+    expect(seen?.url).toBe("/v1/agents/invoke-agent-session");
+    expect(seen?.headers.authorization).toBe("Bearer first");
+    expect(seen?.headers["sec-websocket-protocol"]).toBe(SUBPROTOCOL);
+    expect(seen?.headers["sec-websocket-extensions"]).toBeUndefined();
+  });
+
+  it("asks getToken again for every connection", async () => {
+    const auth: (string | undefined)[] = [];
+    const url = await startPeer((socket, request) => {
+      auth.push(request.headers.authorization);
+      socket.terminate();
+    });
+    let n = 0;
+    const client = createClient({ url, getToken: () => `token-${n++}`, reconnect: { maxAttempts: 2, random: () => 0 } });
+    await expect(client.invoke({ ...echo, method: "m", methodParameters: params }).finished).rejects.toMatchObject({ kind: "connection-lost" });
+    expect(auth).toEqual(["Bearer token-0", "Bearer token-1", "Bearer token-2"]);
+  });
+
+  it("turns an undecodable server message into a non-retried server-violation", async () => {
+    let connections = 0;
+    const url = await startPeer((socket) => {
+      connections++;
+      socket.once("message", () => socket.send('{"version":1,"type":"invocationAccepted","extra":1}'));
+    });
+    const client = createClient({ url, token: "t", reconnect: { maxAttempts: 3, random: () => 0 } });
+    await expect(client.invoke({ ...echo, method: "m", methodParameters: params }).finished).rejects.toMatchObject({
+      kind: "server-violation",
+      code: "invalid-message",
+    });
+    expect(connections).toBe(1);
+  });
+
+  it("refuses an oversized server message before buffering it (limit-exceeded)", async () => {
+    const url = await startPeer((socket) => {
+      socket.once("message", () => socket.send(new Uint8Array(17 * 1024 * 1024 + 5)));
+    });
+    const client = createClient({ url, token: "t", reconnect: { maxAttempts: 3, random: () => 0 } });
+    await expect(client.invoke({ ...echo, method: "m", methodParameters: params }).finished).rejects.toMatchObject({
+      kind: "server-violation",
+      code: "limit-exceeded",
+    });
+  });
+
+  it("reads the public code from a refused handshake; retryable codes are retried", async () => {
+    const url = await startPeer(() => undefined, {
+      verifyClient: (_info, done) => done(false, 503, "Service Unavailable", { "content-type": "application/json" }),
+    });
+    // ws writes its own plain-text body for verifyClient refusals: no envelope, a 5xx → retryable.
+    const client = createClient({ url, token: "t", reconnect: { maxAttempts: 1, random: () => 0 } });
+    const call = client.invoke({ ...echo, method: "m", methodParameters: params });
+    const causes: string[] = [];
+    call.on("reconnecting", (event) => causes.push(event.cause));
+    await expect(call.finished).rejects.toMatchObject({ kind: "connection-lost" });
+    expect(causes).toHaveLength(1);
+  });
+
+  it.each([
+    [400, { code: "unsupported-subprotocol", errors: ["pick golem.agent-invocation.v1"] }, "unsupported-subprotocol"],
+    [401, { code: "unauthenticated", error: "who are you" }, "unauthenticated"],
+    [418, { code: "not-a-real-code", error: "x" }, "protocol-error"],
+  ])("HTTP %i envelope → rejected with %j", async (status, body, code) => {
+    const http = createServer();
+    http.on("upgrade", (_request, socket) => {
+      const text = JSON.stringify(body);
+      socket.end(`HTTP/1.1 ${status} No\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(text)}\r\nconnection: close\r\n\r\n${text}`);
+    });
+    await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
+    try {
+      const client = createClient({ url: `ws://127.0.0.1:${(http.address() as { port: number }).port}`, token: "t", reconnect: { maxAttempts: 2, random: () => 0 } });
+      await expect(client.invoke({ ...echo, method: "m", methodParameters: params }).finished).rejects.toMatchObject({ kind: "rejected", code });
+    } finally {
+      await new Promise((resolve) => http.close(resolve));
+    }
+  });
+});
