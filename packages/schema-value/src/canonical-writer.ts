@@ -15,9 +15,27 @@ class NotNative extends Error {}
 
 const MAX_DEPTH = 256;
 
-/** Appends by `+=`: engines build ropes, far cheaper than joining a huge array of fragments. */
+/**
+ * Collects fragments and joins them in bounded chunks: one huge array join
+ * or a long `+=` rope both cost far more (in copying and garbage) than
+ * joining small batches.
+ */
 class Sink {
-  text = "";
+  private parts: string[] = [];
+  private readonly chunks: string[] = [];
+
+  add(fragment: string): void {
+    this.parts.push(fragment);
+    if (this.parts.length === 1024) {
+      this.chunks.push(this.parts.join(""));
+      this.parts = [];
+    }
+  }
+
+  finish(): string {
+    this.chunks.push(this.parts.join(""));
+    return this.chunks.join("");
+  }
 }
 
 export function writeCanonical(value: SchemaValue): string | undefined {
@@ -28,7 +46,7 @@ export function writeCanonical(value: SchemaValue): string | undefined {
     if (error instanceof NotNative || error instanceof RangeError) return undefined;
     throw error;
   }
-  return out.text;
+  return out.finish();
 }
 
 function node(value: unknown, out: Sink, depth: number): void {
@@ -36,12 +54,12 @@ function node(value: unknown, out: Sink, depth: number): void {
   const kind = value["kind"];
   const p = value["value"];
   if (typeof kind !== "string") throw new NotNative();
-  out.text += '{"kind":' + quote(kind) + ',"value":';
+  out.add('{"kind":' + quote(kind) + ',"value":');
   const d = depth + 1;
   switch (kind) {
     case "bool":
       if (typeof p !== "boolean") throw new NotNative();
-      out.text += p ? "true" : "false";
+      out.add(p ? "true" : "false");
       break;
     case "s8":
     case "s16":
@@ -55,7 +73,7 @@ function node(value: unknown, out: Sink, depth: number): void {
     case "f64":
     case "char":
     case "string":
-      out.text += scalar(p);
+      out.add(scalar(p));
       break;
     case "record":
       list(payload(p, ["fields"]), "fields", out, d);
@@ -67,77 +85,77 @@ function node(value: unknown, out: Sink, depth: number): void {
       break;
     case "variant": {
       const q = payload(p, ["case", "payload"], ["case"]);
-      out.text += '{"case":' + number(q["case"]);
+      out.add('{"case":' + number(q["case"]));
       if (q["payload"] !== undefined) {
-        out.text += ',"payload":';
+        out.add(',"payload":');
         node(q["payload"], out, d);
       } else if (!hasExactly(q, 1)) throw new NotNative();
-      out.text += "}";
+      out.add("}");
       break;
     }
     case "enum":
-      out.text += '{"case":' + number(payload(p, ["case"])["case"]) + "}";
+      out.add('{"case":' + number(payload(p, ["case"])["case"]) + "}");
       break;
     case "flags": {
       const bits = payload(p, ["bits"])["bits"];
       if (!Array.isArray(bits)) throw new NotNative();
-      out.text += '{"bits":[';
+      out.add('{"bits":[');
       bits.forEach((bit, i) => {
         if (typeof bit !== "boolean") throw new NotNative();
-        out.text += (i === 0 ? "" : ",") + (bit ? "true" : "false");
+        out.add((i === 0 ? "" : ",") + (bit ? "true" : "false"));
       });
-      out.text += "]}";
+      out.add("]}");
       break;
     }
     case "map": {
       const entries = payload(p, ["entries"])["entries"];
       if (!Array.isArray(entries)) throw new NotNative();
-      out.text += '{"entries":[';
+      out.add('{"entries":[');
       entries.forEach((entry, i) => {
         if (!Array.isArray(entry) || entry.length !== 2) throw new NotNative();
-        out.text += i === 0 ? "[" : ",[";
+        out.add(i === 0 ? "[" : ",[");
         node(entry[0], out, d);
-        out.text += ",";
+        out.add(",");
         node(entry[1], out, d);
-        out.text += "]";
+        out.add("]");
       });
-      out.text += "]}";
+      out.add("]}");
       break;
     }
     case "option": {
       const inner = payload(p, ["inner"])["inner"];
-      out.text += '{"inner":';
-      if (inner === null) out.text += "null";
+      out.add('{"inner":');
+      if (inner === null) out.add("null");
       else node(inner, out, d);
-      out.text += "}";
+      out.add("}");
       break;
     }
     case "result": {
       const q = payload(p, ["tag", "value"]);
-      out.text += '{"tag":' + quote(q["tag"]) + ',"value":';
-      if (q["value"] === null) out.text += "null";
+      out.add('{"tag":' + quote(q["tag"]) + ',"value":');
+      if (q["value"] === null) out.add("null");
       else node(q["value"], out, d);
-      out.text += "}";
+      out.add("}");
       break;
     }
     case "text": {
       const q = payload(p, ["language", "text"], ["text"]);
-      if (q["language"] !== undefined) out.text += '{"language":' + quote(q["language"]) + ',"text":';
+      if (q["language"] !== undefined) out.add('{"language":' + quote(q["language"]) + ',"text":');
       else if (!hasExactly(q, 1)) throw new NotNative();
-      else out.text += '{"text":';
-      out.text += quote(q["text"]) + "}";
+      else out.add('{"text":');
+      out.add(quote(q["text"]) + "}");
       break;
     }
     case "binary": {
       const q = payload(p, ["bytes", "mimeType"], ["bytes"]);
       const bytes = q["bytes"];
       if (!Array.isArray(bytes)) throw new NotNative();
-      out.text += '{"bytes":[';
-      for (let i = 0; i < bytes.length; i++) out.text += (i === 0 ? "" : ",") + number(bytes[i]);
-      out.text += "]";
-      if (q["mimeType"] !== undefined) out.text += ',"mimeType":' + quote(q["mimeType"]);
+      out.add('{"bytes":[');
+      for (let i = 0; i < bytes.length; i++) out.add((i === 0 ? "" : ",") + number(bytes[i]));
+      out.add("]");
+      if (q["mimeType"] !== undefined) out.add(',"mimeType":' + quote(q["mimeType"]));
       else if (!hasExactly(q, 1)) throw new NotNative();
-      out.text += "}";
+      out.add("}");
       break;
     }
     case "path":
@@ -145,43 +163,43 @@ function node(value: unknown, out: Sink, depth: number): void {
     case "duration":
     case "datetime": {
       const member = kind === "datetime" ? "value" : kind === "duration" ? "nanoseconds" : kind;
-      out.text += `{"${member}":` + quote(payload(p, [member])[member]) + "}";
+      out.add(`{"${member}":` + quote(payload(p, [member])[member]) + "}");
       break;
     }
     case "quantity": {
       const q = payload(p, ["mantissa", "scale", "unit"]);
-      out.text += '{"mantissa":' + quote(q["mantissa"]) + ',"scale":' + number(q["scale"]) + ',"unit":' + quote(q["unit"]) + "}";
+      out.add('{"mantissa":' + quote(q["mantissa"]) + ',"scale":' + number(q["scale"]) + ',"unit":' + quote(q["unit"]) + "}");
       break;
     }
     case "union": {
       const q = payload(p, ["body", "tag"]);
-      out.text += '{"body":';
+      out.add('{"body":');
       node(q["body"], out, d);
-      out.text += ',"tag":' + quote(q["tag"]) + "}";
+      out.add(',"tag":' + quote(q["tag"]) + "}");
       break;
     }
     case "stream": {
       if (!isPlain(p) || !hasExactly(p, 1)) throw new NotNative();
-      if (typeof p["provisionalRef"] === "string") out.text += '{"provisionalRef":' + quote(p["provisionalRef"]) + "}";
-      else if (typeof p["streamToken"] === "string") out.text += '{"streamToken":' + quote(p["streamToken"]) + "}";
+      if (typeof p["provisionalRef"] === "string") out.add('{"provisionalRef":' + quote(p["provisionalRef"]) + "}");
+      else if (typeof p["streamToken"] === "string") out.add('{"streamToken":' + quote(p["streamToken"]) + "}");
       else throw new NotNative();
       break;
     }
     default:
       throw new NotNative();
   }
-  out.text += "}";
+  out.add("}");
 }
 
 function list(p: Record<string, unknown>, member: string, out: Sink, depth: number): void {
   const items = p[member];
   if (!Array.isArray(items)) throw new NotNative();
-  out.text += `{"${member}":[`;
+  out.add(`{"${member}":[`);
   for (let i = 0; i < items.length; i++) {
-    if (i > 0) out.text += ",";
+    if (i > 0) out.add(",");
     node(items[i], out, depth);
   }
-  out.text += "]}";
+  out.add("]}");
 }
 
 /** A payload object with only `allowed` members and every `required` one. */
