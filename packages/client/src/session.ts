@@ -84,6 +84,8 @@ type Outcome =
 interface Operation {
   readonly message: InvocationStart | ResumeAttach;
   sends: number;
+  /** Accepted on some connection: its outcome is no longer uncertain. */
+  accepted?: boolean;
 }
 
 type ChannelEntry =
@@ -163,7 +165,7 @@ export class Session {
   /** The state `client.resume`/`client.takeover` continue from, once the session has a token. */
   get state(): ResumeState | undefined {
     if (this.#sessionToken === undefined || this.#selector === undefined || this.#idempotencyKey === undefined) return undefined;
-    const pending = this.#operation.message.type === "resumeAttach" && !this.#attachment?.accepted ? this.#operation.message : undefined;
+    const pending = this.#operation.message.type === "resumeAttach" && this.#operation.accepted !== true ? this.#operation.message : undefined;
     return {
       sessionToken: this.#sessionToken,
       outputCursors: this.#cursorSet(),
@@ -404,6 +406,7 @@ export class Session {
       throw violation("invocationAccepted carries another idempotency key");
     }
     attachment.accepted = true;
+    this.#operation.accepted = true;
     this.#sessionToken = sessionToken;
     this.#idempotencyKey = idempotencyKey;
     if (this.#paused) attachment.connection?.pause();

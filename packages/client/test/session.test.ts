@@ -488,3 +488,47 @@ describe("schema validation of server values", () => {
     expect(items).toEqual([18446744073709551615n]);
   });
 });
+
+describe("resume state", () => {
+  it("carries the frozen resume while it is in flight, and a takeover retries it exactly", async () => {
+    const { client, transport } = memoryClient();
+    const states: ResumeState[] = [];
+    const call = client.invoke({ ...echo, method: "count", methodParameters: noParams, onCheckpoint: (s) => void states.push(s) });
+    const { server, start } = await acceptStart(transport);
+    server.send({ type: "invocationAccepted", attemptId: start.attemptId, idempotencyKey: start.idempotencyKey, mappings: [], sessionToken: SESSION });
+    server.drop();
+    const again = await transport.nextConnection();
+    const resume = (await again.waitUntil(isResume)) as ResumeAttach;
+    expect(states.at(-1)?.pendingOperation).toEqual(resume);
+    // The process dies here; a new one continues from the last checkpoint.
+    const saved = call.detach()!;
+    expect(saved.pendingOperation).toEqual(resume);
+
+    const { client: next, transport: nextTransport } = memoryClient();
+    const taken = next.takeover(saved);
+    const third = await nextTransport.nextConnection();
+    expect(await third.waitUntil(isResume)).toEqual(resume);
+    third.send({ type: "invocationAccepted", attemptId: resume.attemptId, idempotencyKey: start.idempotencyKey, mappings: [], sessionToken: "session-token-3" });
+    await taken.accepted;
+    expect(taken.state?.pendingOperation).toBeUndefined();
+    expect(taken.state?.sessionToken).toBe("session-token-3");
+    taken.cancel();
+  });
+
+  it("a takeover cancels inputs it has no source for (source-unavailable)", async () => {
+    const { client, transport } = memoryClient();
+    const state: ResumeState = {
+      sessionToken: SESSION,
+      outputCursors: [],
+      selector: { ...echo, method: "digest" },
+      idempotencyKey: "k",
+    };
+    const call = client.takeover(state);
+    const server = await transport.nextConnection();
+    const takeover = (await server.waitUntil(isResume)) as ResumeAttach;
+    expect(takeover).toMatchObject({ operation: "takeover", sessionToken: SESSION, outputCursors: [] });
+    server.send({ type: "invocationAccepted", attemptId: takeover.attemptId, idempotencyKey: "k", mappings: [inputMapping(4, undefined, 10n)], sessionToken: SESSION });
+    expect(await server.waitUntil((m: ClientMessage) => m.type === "streamCancel")).toEqual({ type: "streamCancel", channel: 4, reason: "source-unavailable" });
+    call.cancel();
+  });
+});
