@@ -1,6 +1,6 @@
 /** Section 9 and decisions section 8: exact replay, resume, takeover, superseded, restart. */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { randomUUID } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import type { ServerMessage } from "@golem-stream/wire";
 import { RawClient, demoStart, outputValues, startTestServer, v, type TestServer } from "./helpers.js";
 
@@ -107,6 +107,39 @@ describe("resume", () => {
     const result = messages.find((m) => m.type === "invocationResult");
     if (result?.type !== "invocationResult") throw new Error("no result");
     expect(outputValues(messages, result.mappings[0]!.channel)).toEqual([v.str("eno"), v.str("owt"), v.str("eerht")]);
+  });
+});
+
+describe("packed u8 resends", () => {
+  it("a resend with other batch boundaries matches on the overlap and its suffix is accepted", async () => {
+    const client = await RawClient.connect(server.url);
+    client.send(demoStart("digest", v.record(v.stream(randomUUID()))));
+    const channel = (await client.nextOf("invocationAccepted")).mappings[0]!.channel;
+    const text = new TextEncoder().encode("hello world");
+    client.send({ type: "input-u8", channel, sequence: 0n, payload: text.subarray(0, 5) });
+    expect(await client.nextOf("inputStreamAck")).toMatchObject({ highestContiguousSequence: 5n });
+    client.send({ type: "input-u8", channel, sequence: 3n, payload: text.subarray(3, 8) });
+    expect(await client.nextOf("inputStreamAck")).toMatchObject({ highestContiguousSequence: 8n });
+    client.send({ type: "input-u8", channel, sequence: 0n, payload: text.subarray(0, 2) });
+    expect(await client.nextOf("inputStreamAck")).toMatchObject({ highestContiguousSequence: 8n });
+    client.send({ type: "input-u8", channel, sequence: 8n, payload: text.subarray(8) });
+    client.send({ type: "inputStreamEnd", channel, sequence: 11n });
+    const { messages } = await client.all();
+    const result = messages.find((m) => m.type === "invocationResult");
+    const body = JSON.stringify(result?.type === "invocationResult" ? result.result : null);
+    expect(body).toContain('"value":"11"');
+    expect(body).toContain(createHash("sha256").update("hello world").digest("hex"));
+  });
+
+  it("a resend whose overlap differs is input-conflict", async () => {
+    const client = await RawClient.connect(server.url);
+    const start = demoStart("digest", v.record(v.stream(randomUUID())));
+    client.send(start);
+    const channel = (await client.nextOf("invocationAccepted")).mappings[0]!.channel;
+    client.send({ type: "input-u8", channel, sequence: 0n, payload: new Uint8Array([1, 2, 3]) });
+    await client.nextOf("inputStreamAck");
+    client.send({ type: "input-u8", channel, sequence: 2n, payload: new Uint8Array([9, 4]) });
+    expect(await client.nextOf("invocationRejected")).toMatchObject({ attemptId: start.attemptId, code: "input-conflict", retryable: true });
   });
 });
 
