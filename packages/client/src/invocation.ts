@@ -40,7 +40,10 @@ export interface ReconnectingEvent {
 export interface InvocationEvents {
   accepted: AcceptedEvent;
   reconnecting: ReconnectingEvent;
-  /** Our attachment was replaced by a replayed one; the runtime resumes. A hostile takeover fails the invocation instead. */
+  /**
+   * The server revoked this connection's attachment. After a replayed acceptance the runtime
+   * resumes; otherwise another process took over and the invocation fails with `revoked`.
+   */
   revoked: Record<string, never>;
   /** An output stream became known (result, nested in an item, or re-announced after a takeover). */
   stream: OutputStream;

@@ -189,11 +189,11 @@ export class Session {
           this.#fail(outcome.error);
           return;
         case "revoked":
+          this.#callbacks.onEvent({ type: "revoked" });
           if (!accepted || this.#operation.sends <= 1) {
             this.#fail(new ClientError("revoked", "another connection took this invocation over"));
             return;
           }
-          this.#callbacks.onEvent({ type: "revoked" });
           this.#operation = { message: this.#freshResume(), sends: 0 };
           break;
         case "rejected": {

@@ -181,8 +181,11 @@ describe("attempts and reconnects", () => {
     const call = client.invoke({ ...echo, method: "count", methodParameters: noParams });
     const { server, start } = await acceptStart(transport);
     server.send({ type: "invocationAccepted", attemptId: start.attemptId, idempotencyKey: start.idempotencyKey, mappings: [], sessionToken: SESSION });
+    const events: unknown[] = [];
+    call.on("revoked", (event) => events.push(event));
     server.send({ type: "attachmentRevoked", reason: "replaced" });
     await expect(call.finished).rejects.toMatchObject({ kind: "revoked" });
+    expect(events).toHaveLength(1);
   });
 
   it("resumes when a replayed acceptance is revoked (its attachment had detached)", async () => {
