@@ -112,15 +112,18 @@ export class Attachment implements AttachmentSink {
       mappings.push(this.#mapping(stream, false));
       announcedNow.push(stream);
     }
-    await this.#send({
+    const sent = this.#send({
       type: "invocationAccepted",
       attemptId: this.attemptId,
       idempotencyKey,
       mappings,
       sessionToken: this.session.record.sessionToken,
     });
+    // The transport has taken the message (it keeps call order): from now on
+    // every change may be sent, and the announced channels are usable.
     this.#opened = true;
     for (const stream of announcedNow) this.#announced(stream);
+    await sent;
     if (!owner) {
       // An exact replay of an attempt whose attachment was superseded: the
       // client learns the current token and mappings, then resumes anew.
