@@ -285,7 +285,12 @@ export class LiveSession {
 
   #openQueue(state: StreamState): void {
     state.queue = new InputQueue<InputItem>(this.deps.limits.maxQueuedEntriesPerStream, this.permits, () => {
-      void this.cancelInputByServer(state, "consumer-drop");
+      // A reader also stops when the method throws out of its loop: give that
+      // failure a turn to surface, so the input ends as invocation-failed
+      // rather than as an ordinary consumer drop.
+      setImmediate(() => {
+        if (!this.#failing) void this.cancelInputByServer(state, "consumer-drop");
+      });
     });
   }
 

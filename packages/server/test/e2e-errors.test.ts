@@ -299,6 +299,21 @@ describe("failures after acceptance: invocationRejected with the accepted attemp
 });
 
 describe("fatal failure", () => {
+  it("terminalizes every open input (server streamCancel invocation-failed, terminal ACK) before invocationFinished", async () => {
+    const base = demoStart("explode", v.record(v.stream(randomUUID())));
+    const start = { ...base, selector: { ...base.selector, application: "test", agentType: "probe" } };
+    const client = await RawClient.connect(server.url);
+    client.send(start);
+    const channel = (await client.nextOf("invocationAccepted")).mappings[0]!.channel;
+    client.send({ type: "inputStreamItem", channel, sequence: 0n, value: v.str("boom") });
+    const { messages, closed } = await client.all();
+    expect(messages.map((m) => m.type)).toEqual(["invocationAccepted", "inputStreamAck", "streamCancel", "inputStreamAck", "invocationFinished"]);
+    expect(messages[2]).toEqual({ type: "streamCancel", channel, reason: "invocation-failed" });
+    expect(messages[3]).toMatchObject({ channel, highestContiguousSequence: 1n, terminal: true });
+    expect(messages[4]).toEqual({ type: "invocationFinished", outcome: { kind: "failure", code: "invocation-failed", message: "invocation failed" } });
+    expect(closed.code).toBe(1000);
+  });
+
   it("invocation-failed: a throwing method finishes with a safe failure outcome", async () => {
     const base = demoStart("boom", v.record());
     const start = { ...base, selector: { ...base.selector, application: "test", agentType: "probe" } };

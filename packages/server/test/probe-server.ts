@@ -50,6 +50,7 @@ export const PROBE: AgentTypeDefinition = {
     { name: "forbidden", parameters: graph(record()) },
     { name: "ignore", parameters: graph(record(["a", stream(string)])) },
     { name: "gate", parameters: graph(record(["a", stream(string)])) },
+    { name: "explode", parameters: graph(record(["a", stream(string)])) },
     { name: "nested", parameters: graph(record(["outer", stream(record(["name", string], ["inner", stream(string)]))])), result: graph(stream(string)) },
   ],
   implementations: {
@@ -64,6 +65,11 @@ export const PROBE: AgentTypeDefinition = {
     forbidden: async () => undefined,
     // Returns at once without reading its input: the server cancels it with consumer-drop.
     ignore: async () => undefined,
+    // Reads one item, then fails the whole invocation while its input is still open.
+    explode: async (ctx) => {
+      for await (const _ of ctx.inputValues(streamField(ctx, 0))) throw new Error("exploded");
+      return undefined;
+    },
     gate: async (ctx) => {
       const input = ctx.inputValues(streamField(ctx, 0));
       await gate;
