@@ -31,6 +31,8 @@ export class SchemaGraph {
   readonly defs: readonly SchemaDef[];
   private readonly byId: ReadonlyMap<string, SchemaDef>;
   private readonly regexes: ReadonlyMap<string, RegExp>;
+  /** The non-ref type each def id finally names. */
+  private readonly aliasTargets: ReadonlyMap<string, ResolvedType>;
   /** Every type node of this graph: a type handed back by the graph needs no re-validation. */
   private readonly nodes = new WeakSet<object>();
   /** Graphs re-rooted at foreign types (see `rootedAt`), validated once per type object. */
@@ -43,12 +45,14 @@ export class SchemaGraph {
     defs: readonly SchemaDef[],
     byId: ReadonlyMap<string, SchemaDef>,
     regexes: ReadonlyMap<string, RegExp>,
+    aliasTargets: ReadonlyMap<string, ResolvedType>,
   ) {
     if (proof !== VALIDATED) throw graphError("graph", "must come from decodeSchemaGraph");
     this.root = root;
     this.defs = defs;
     this.byId = byId;
     this.regexes = regexes;
+    this.aliasTargets = aliasTargets;
     // Decoded types are private copies; freezing them keeps the graph's
     // invariants true for as long as the graph lives.
     const own = (type: SchemaType) => deepFreeze(type, this.nodes);
@@ -86,20 +90,15 @@ export class SchemaGraph {
   }
 
   /**
-   * Follows `ref`s until a non-ref type. Alias cycles were rejected when the
-   * graph was decoded, so this terminates. A type foreign to this graph that
-   * names an unknown def is a `validation-error`.
+   * Follows `ref`s to the first non-ref type, in constant time: every def's
+   * target was computed once when the graph was decoded. A type foreign to
+   * this graph that names an unknown def is a `validation-error`.
    */
   resolve(type: SchemaType): ResolvedType {
-    let current = type;
-    for (let hops = 0; current.kind === "ref"; hops++) {
-      const def = this.byId.get(current.value.id);
-      if (def === undefined || hops > this.byId.size) {
-        throw graphError("ref", `"${clip(current.value.id)}" does not name a def of this graph`);
-      }
-      current = def.body;
-    }
-    return current;
+    if (type.kind !== "ref") return type;
+    const target = this.aliasTargets.get(type.value.id);
+    if (target === undefined) throw graphError("ref", `"${clip(type.value.id)}" does not name a def of this graph`);
+    return target;
   }
 
   /** The compiled form of a regex declared by this graph (compiled once, `u` flag). */
@@ -159,11 +158,11 @@ function decodeGraph(json: JsonValue, options: DecodeGraphOptions): SchemaGraph 
   for (const ref of facts.refs) {
     if (!byId.has(ref.id)) throw graphError(ref.path, `dangling ref "${clip(ref.id)}"`);
   }
-  rejectAliasCycles(byId);
+  const aliasTargets = resolveAliases(byId);
   if (options.streams === "forbidden" && facts.streams.length > 0) {
     throw graphError(facts.streams[0]?.path ?? "root", "stream types are not allowed here");
   }
-  const graph = new SchemaGraph(VALIDATED, root, defs, byId, compileRegexes(facts));
+  const graph = new SchemaGraph(VALIDATED, root, defs, byId, compileRegexes(facts), aliasTargets);
   checkDeferred(graph, facts);
   return graph;
 }
@@ -175,20 +174,35 @@ function deepFreeze(value: unknown, nodes: WeakSet<object>): void {
   Object.freeze(value);
 }
 
-/** A def whose body is a ref chain that comes back to it can never hold a value. */
-function rejectAliasCycles(byId: ReadonlyMap<string, SchemaDef>): void {
-  for (const start of byId.values()) {
-    const seen = new Set<string>([start.id]);
-    let body = start.body;
-    while (body.kind === "ref") {
-      const id = body.value.id;
-      if (seen.has(id)) throw graphError(`def "${clip(start.id)}"`, "ref chain loops without a structural type");
-      seen.add(id);
-      const next = byId.get(id);
-      if (next === undefined) return;
-      body = next.body;
+/**
+ * The non-ref type every def finally names, refusing a ref chain that comes
+ * back to itself without a structural type (it could never hold a value).
+ * Each def is walked once: a chain stops at the first def already resolved,
+ * so a long alias chain costs linear, not quadratic, time.
+ */
+function resolveAliases(byId: ReadonlyMap<string, SchemaDef>): Map<string, ResolvedType> {
+  const targets = new Map<string, ResolvedType>();
+  const onChain = new Set<string>();
+  for (const start of byId.keys()) {
+    const chain: string[] = [];
+    let id = start;
+    let target: ResolvedType | undefined = targets.get(id);
+    while (target === undefined) {
+      if (onChain.has(id)) throw graphError(`def "${clip(id)}"`, "ref chain loops without a structural type");
+      onChain.add(id);
+      chain.push(id);
+      const body = (byId.get(id) as SchemaDef).body; // refs were checked for dangling first
+      if (body.kind === "ref") {
+        id = body.value.id;
+        target = targets.get(id);
+      } else target = body;
+    }
+    for (const link of chain) {
+      targets.set(link, target);
+      onChain.delete(link);
     }
   }
+  return targets;
 }
 
 function compileRegexes(facts: TypeFacts): Map<string, RegExp> {
@@ -237,20 +251,54 @@ function checkDeferred(graph: SchemaGraph, facts: TypeFacts): void {
       }
     });
   }
+  if (facts.mapKeys.length === 0) return;
+  const bearing = streamBearingDefs(graph.defs);
   for (const { type, path } of facts.mapKeys) {
-    if (containsStream(graph, type, new Set())) throw graphError(path, "a map key cannot contain a stream");
+    if (holdsStream(type, bearing)) throw graphError(path, "a map key cannot contain a stream");
   }
 }
 
-/** True when a value of `type` can hold a stream leaf. */
-export function containsStream(graph: SchemaGraph, type: SchemaType, visitedDefs: Set<string>): boolean {
+/** True when `type`, walked without following refs, holds a stream or a ref to a stream-bearing def. */
+function holdsStream(type: SchemaType, bearing: ReadonlySet<string>, refs?: string[]): boolean {
+  if (type.kind === "stream") return true;
   if (type.kind === "ref") {
-    if (visitedDefs.has(type.value.id)) return false;
-    visitedDefs.add(type.value.id);
-    const def = graph.def(type.value.id);
-    return def !== undefined && containsStream(graph, def.body, visitedDefs);
+    refs?.push(type.value.id);
+    return bearing.has(type.value.id);
   }
-  return childTypes(type).some((child) => child.kind === "stream" || containsStream(graph, child, visitedDefs)) || type.kind === "stream";
+  return childTypes(type).some((child) => holdsStream(child, bearing, refs));
+}
+
+/**
+ * The defs a value of which can hold a stream leaf, in linear time: defs
+ * holding a stream inline, then, backwards along refs, every def that
+ * reaches one of them.
+ */
+function streamBearingDefs(defs: readonly SchemaDef[]): Set<string> {
+  const bearing = new Set<string>();
+  const referrers = new Map<string, string[]>();
+  const queue: string[] = [];
+  const none: ReadonlySet<string> = new Set();
+  for (const def of defs) {
+    const refs: string[] = [];
+    if (holdsStream(def.body, none, refs) && !bearing.has(def.id)) {
+      bearing.add(def.id);
+      queue.push(def.id);
+    }
+    for (const ref of refs) {
+      const list = referrers.get(ref);
+      if (list === undefined) referrers.set(ref, [def.id]);
+      else list.push(def.id);
+    }
+  }
+  while (queue.length > 0) {
+    for (const referrer of referrers.get(queue.pop() as string) ?? []) {
+      if (!bearing.has(referrer)) {
+        bearing.add(referrer);
+        queue.push(referrer);
+      }
+    }
+  }
+  return bearing;
 }
 
 /** The direct child types of a type node (refs not followed). */
@@ -299,19 +347,20 @@ export function checkedType(graph: SchemaGraph, type: SchemaType | undefined): [
 export function extractGraph(graph: SchemaGraph, type: SchemaType): SchemaGraph {
   return guard("schema graph", () => {
     if (!(graph instanceof SchemaGraph)) throw graphError("graph", "must be a decoded SchemaGraph");
+    // An explicit stack, not recursion: a long chain of defs must not exhaust the call stack.
     const reached = new Set<string>();
-    const visit = (t: SchemaType): void => {
-      if (t.kind === "ref") {
-        if (reached.has(t.value.id)) return;
-        const def = graph.def(t.value.id);
-        if (def === undefined) throw graphError("ref", `"${clip(t.value.id)}" does not name a def of this graph`);
-        reached.add(t.value.id);
-        visit(def.body);
-        return;
+    const pending: SchemaType[] = [type];
+    for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+      if (next.kind !== "ref") {
+        pending.push(...childTypes(next));
+        continue;
       }
-      childTypes(t).forEach(visit);
-    };
-    visit(type);
+      if (reached.has(next.value.id)) continue;
+      const def = graph.def(next.value.id);
+      if (def === undefined) throw graphError("ref", `"${clip(next.value.id)}" does not name a def of this graph`);
+      reached.add(next.value.id);
+      pending.push(def.body);
+    }
     const json: JsonObject = { root: type as unknown as JsonValue };
     const defs = graph.defs.filter((d) => reached.has(d.id));
     if (defs.length > 0) json["defs"] = defs as unknown as JsonValue;

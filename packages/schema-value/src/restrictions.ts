@@ -15,6 +15,7 @@ import type {
   UrlRestrictions,
 } from "./types.js";
 import { clip } from "./errors.js";
+import { listIncludes, listIncludesIgnoringCase } from "./lookup.js";
 import { floatFromBits } from "./type-decode.js";
 
 // Bounds are validated with the graph; their numeric form is cached per
@@ -58,7 +59,7 @@ export function scalarLength(text: string): number {
 }
 
 export function checkText(r: TextRestrictions, text: string, language: string | undefined, regex: (source: string) => RegExp): string | undefined {
-  if (r.languages !== undefined && language !== undefined && !r.languages.includes(language)) {
+  if (r.languages !== undefined && language !== undefined && !listIncludes(r.languages, language)) {
     return `language "${clip(language)}" is not allowed`;
   }
   if (r.minLength !== undefined || r.maxLength !== undefined) {
@@ -72,7 +73,7 @@ export function checkText(r: TextRestrictions, text: string, language: string | 
 }
 
 export function checkBinary(r: BinaryRestrictions, length: number, mimeType: string | undefined): string | undefined {
-  if (r.mimeTypes !== undefined && mimeType !== undefined && !r.mimeTypes.includes(mimeType)) {
+  if (r.mimeTypes !== undefined && mimeType !== undefined && !listIncludes(r.mimeTypes, mimeType)) {
     return `MIME type "${clip(mimeType)}" is not allowed`;
   }
   if (r.minBytes !== undefined && length < r.minBytes) return `has ${length} bytes, fewer than ${r.minBytes}`;
@@ -92,7 +93,7 @@ export function fileExtension(path: string): string | undefined {
 export function checkPath(spec: PathSpec, path: string): string | undefined {
   if (path.length === 0) return "a path must not be empty";
   const extension = fileExtension(path);
-  if (spec.allowedExtensions !== undefined && extension !== undefined && !spec.allowedExtensions.includes(extension)) {
+  if (spec.allowedExtensions !== undefined && extension !== undefined && !listIncludes(spec.allowedExtensions, extension)) {
     return `extension "${clip(extension)}" is not allowed`;
   }
   return undefined;
@@ -108,18 +109,18 @@ export function checkUrl(r: UrlRestrictions, url: string): string | undefined {
   }
   if (r.allowedSchemes !== undefined) {
     const scheme = parsed.protocol.slice(0, -1).toLowerCase();
-    if (!r.allowedSchemes.some((s) => s.toLowerCase() === scheme)) return `scheme "${clip(scheme)}" is not allowed`;
+    if (!listIncludesIgnoringCase(r.allowedSchemes, scheme)) return `scheme "${clip(scheme)}" is not allowed`;
   }
   if (r.allowedHosts !== undefined) {
     const host = parsed.hostname.toLowerCase();
     if (host.length === 0) return "a host is required";
-    if (!r.allowedHosts.some((h) => h.toLowerCase() === host)) return `host "${clip(host)}" is not allowed`;
+    if (!listIncludesIgnoringCase(r.allowedHosts, host)) return `host "${clip(host)}" is not allowed`;
   }
   return undefined;
 }
 
 export function checkQuantity(spec: QuantitySpec, mantissa: bigint, scale: number, unit: string): string | undefined {
-  const unitAllowed = spec.allowedSuffixes.length === 0 ? unit === spec.baseUnit : spec.allowedSuffixes.includes(unit);
+  const unitAllowed = spec.allowedSuffixes.length === 0 ? unit === spec.baseUnit : listIncludes(spec.allowedSuffixes, unit);
   if (!unitAllowed) return `unit "${clip(unit)}" is not allowed`;
   if (spec.min !== undefined && compareQuantity(mantissa, scale, spec.min) < 0) return "is below the minimum";
   if (spec.max !== undefined && compareQuantity(mantissa, scale, spec.max) > 0) return "is above the maximum";

@@ -6,6 +6,7 @@
 import { guard, validationError } from "./errors.js";
 import { checkedType, type SchemaGraph } from "./graph.js";
 import { Location } from "./location.js";
+import { branchByTag } from "./lookup.js";
 import { floatValue } from "./scalars.js";
 import type { ResolvedType, SchemaType, SchemaValue, SchemaValueInput } from "./types.js";
 import { decodeSchemaValue, type StreamLeaf } from "./value-decode.js";
@@ -118,7 +119,7 @@ export function toJs(value: SchemaValueInput, graph: SchemaGraph, type?: SchemaT
         case "quantity":
           return { mantissa: BigInt(v.value.mantissa), scale: v.value.scale, unit: v.value.unit };
         case "union": {
-          const branch = (resolved as Extract<ResolvedType, { kind: "union" }>).value.spec.branches.find((b) => b.tag === v.value.tag);
+          const branch = branchByTag((resolved as Extract<ResolvedType, { kind: "union" }>).value.spec.branches, v.value.tag);
           return { tag: v.value.tag, body: into(v.value.body, (branch as { body: SchemaType }).body, "body") };
         }
         case "stream": {

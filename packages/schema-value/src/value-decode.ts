@@ -24,6 +24,7 @@ import { clip, guard, limitError, validationError } from "./errors.js";
 import { checkedType, type SchemaGraph } from "./graph.js";
 import { discriminatorHolds } from "./discriminators.js";
 import { Location } from "./location.js";
+import { branchByTag } from "./lookup.js";
 import {
   canonicalDatetime,
   canonicalF32,
@@ -367,7 +368,7 @@ class ValueDecoder {
       case "union": {
         const p = this.object(payload, ["tag", "body"], ["tag", "body"]);
         const tag = this.text(getMember(p, "tag"), "tag");
-        const branch = type.value.spec.branches.find((b) => b.tag === tag);
+        const branch = branchByTag(type.value.spec.branches, tag);
         if (branch === undefined) throw this.invalid(`no union branch is tagged "${clip(tag)}"`);
         const body = this.child(getMember(p, "body") ?? null, branch.body, "body");
         if (!discriminatorHolds(this.graph, branch, body)) throw this.invalid(`the body does not satisfy the discriminator of branch "${clip(tag)}"`);

@@ -1,6 +1,6 @@
 import { canonicalJson, type JsonValue } from "@golem-stream/wire";
 import { describe, expect, it } from "vitest";
-import { decodeSchemaGraph, extractGraph, isDirectBinary, SchemaGraph, t } from "../src/index.js";
+import { decodeSchemaGraph, extractGraph, isDirectBinary, SchemaGraph, t, type SchemaType } from "../src/index.js";
 import { thrown } from "./helpers.js";
 
 const person = t.record({ name: t.ref("name"), friends: t.list(t.ref("person")) });
@@ -86,6 +86,27 @@ describe("decodeSchemaGraph", () => {
     const graph = t.graph(t.record({ a: t.ref("s") }), { s: t.stream(t.u8()) });
     expect(thrown(() => decodeSchemaGraph(graph, { streams: "forbidden" })).code).toBe("validation-error");
     expect(() => decodeSchemaGraph(graph)).not.toThrow();
+  });
+
+  it("resolves a 20k-long alias chain (each def walked once) and finds a cycle closing at its end", () => {
+    const defs: Record<string, SchemaType> = {};
+    for (let i = 0; i < 20_000; i++) defs[`d${i}`] = t.ref(`d${i + 1}`);
+    defs["d20000"] = t.u8();
+    const graph = decodeSchemaGraph(t.graph(t.list(t.ref("d0")), defs));
+    expect(graph.resolve(t.ref("d0"))).toEqual(t.u8());
+    defs["d20000"] = t.ref("d10");
+    expect(thrown(() => decodeSchemaGraph(t.graph(t.ref("d0"), defs))).message).toContain("loops");
+  });
+
+  it("finds a stream behind a long ref chain from a map key", () => {
+    const defs: Record<string, SchemaType> = {};
+    for (let i = 0; i < 5_000; i++) defs[`d${i}`] = t.record({ next: t.ref(`d${i + 1}`) });
+    defs["d5000"] = t.option(t.stream(t.u8()));
+    const maps = Array.from({ length: 50 }, () => t.map(t.ref("d4000"), t.u8()));
+    expect(thrown(() => decodeSchemaGraph(t.graph(t.tuple(...maps), defs))).path).toBe("root.elements[0].key");
+    const graph = decodeSchemaGraph(t.graph(t.tuple(t.map(t.string(), t.ref("d0"))), defs));
+    expect(extractGraph(graph, t.ref("d4990")).defs.map((d) => d.id)).toEqual(["d4990", "d4991", "d4992", "d4993", "d4994", "d4995", "d4996", "d4997", "d4998", "d4999", "d5000"]);
+    expect(extractGraph(graph, t.ref("d0")).defs).toHaveLength(5001);
   });
 
   it("allows recursion through structural types", () => {

@@ -157,6 +157,19 @@ describe("restrictions", () => {
     expect(compareQuantity(0n, 5, { mantissa: "0", scale: -7, unit: "m" })).toBe(0);
   });
 
+  it("looks up long schema lists (languages, hosts, tags) exactly", () => {
+    const languages = Array.from({ length: 50 }, (_, i) => `l${i}`);
+    expect(() => decode(t.text({ languages }), v.text("x", "l49"))).not.toThrow();
+    expect(thrown(() => decode(t.text({ languages }), v.text("x", "L49"))).code).toBe("validation-error");
+    const hosts = Array.from({ length: 50 }, (_, i) => `Host${i}.example`);
+    expect(() => decode(t.url({ allowedHosts: hosts }), v.url("https://host42.EXAMPLE/"))).not.toThrow();
+    expect(thrown(() => decode(t.url({ allowedHosts: hosts }), v.url("https://host50.example/"))).code).toBe("validation-error");
+    const branches = Array.from({ length: 50 }, (_, i) => ({ tag: `b${i}`, body: t.string(), discriminator: { rule: "prefix" as const, value: { prefix: `${i}:` } } }));
+    expect(() => decode(t.union(...branches), v.union("b33", v.string("33:x")))).not.toThrow();
+    expect(thrown(() => decode(t.union(...branches), v.union("b33", v.string("34:x")))).code).toBe("validation-error");
+    expect(thrown(() => decode(t.union(...branches), v.union("b50", v.string("50:x")))).code).toBe("validation-error");
+  });
+
   it("compares URL scheme and host case-insensitively, IPv6 hosts included", () => {
     const type = t.url({ allowedSchemes: ["https"], allowedHosts: ["[::1]", "example.com"] });
     expect(() => decode(type, v.url("HTTPS://EXAMPLE.com:8443/a"))).not.toThrow();

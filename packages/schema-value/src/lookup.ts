@@ -1,0 +1,35 @@
+/**
+ * Membership tests against lists that come from a schema (languages, MIME
+ * types, suffixes, union tags). A schema can make these lists long and a
+ * value can test them once per node, so past a few entries each list gets
+ * a Set, built once: graph types are frozen, so the cache stays true.
+ */
+import type { UnionBranch } from "./types.js";
+
+const SHORT = 8;
+const exact = new WeakMap<readonly string[], ReadonlySet<string>>();
+const folded = new WeakMap<readonly string[], ReadonlySet<string>>();
+const branches = new WeakMap<readonly UnionBranch[], ReadonlyMap<string, UnionBranch>>();
+
+export function listIncludes(list: readonly string[], item: string): boolean {
+  if (list.length <= SHORT) return list.includes(item);
+  let set = exact.get(list);
+  if (set === undefined) exact.set(list, (set = new Set(list)));
+  return set.has(item);
+}
+
+/** Case-insensitive (ASCII-lower-cased, as URL schemes and hosts compare). */
+export function listIncludesIgnoringCase(list: readonly string[], item: string): boolean {
+  const lower = item.toLowerCase();
+  if (list.length <= SHORT) return list.some((entry) => entry.toLowerCase() === lower);
+  let set = folded.get(list);
+  if (set === undefined) folded.set(list, (set = new Set(list.map((entry) => entry.toLowerCase()))));
+  return set.has(lower);
+}
+
+export function branchByTag(list: readonly UnionBranch[], tag: string): UnionBranch | undefined {
+  if (list.length <= SHORT) return list.find((branch) => branch.tag === tag);
+  let map = branches.get(list);
+  if (map === undefined) branches.set(list, (map = new Map(list.map((branch) => [branch.tag, branch]))));
+  return map.get(tag);
+}
