@@ -64,7 +64,11 @@ function staticAuthenticator(tokens: readonly string[]): (bearer: string) => Pri
 }
 
 export async function startEmbeddedServer(options: EmbeddedServerOptions): Promise<EmbeddedServer> {
-  if (options.tokens.length === 0) throw new TypeError("startEmbeddedServer needs at least one bearer token");
+  if (typeof options !== "object" || options === null) throw new TypeError("startEmbeddedServer needs an options object");
+  if (typeof options.dataDir !== "string" || options.dataDir.length === 0) throw new TypeError("options.dataDir must be a non-empty path");
+  if (!Array.isArray(options.tokens) || options.tokens.length === 0 || !options.tokens.every((t) => typeof t === "string" && t.length > 0)) {
+    throw new TypeError("options.tokens must be a non-empty array of non-empty strings");
+  }
   mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
   const keyring = options.keyring ?? loadOrCreateKeyring(options.dataDir);
   const store = new SqliteSessionStore({ dataDir: options.dataDir, synchronous: options.synchronous ?? "full" });

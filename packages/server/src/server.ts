@@ -65,7 +65,29 @@ export interface SessionServer {
 const allowAll: Authorizer = () => true;
 
 export function createSessionServer(options: SessionServerOptions): SessionServer {
+  checkOptions(options);
   return new NodeSessionServer(options);
+}
+
+/** Configuration mistakes fail at construction, with the option's name. */
+function checkOptions(options: SessionServerOptions): void {
+  if (typeof options !== "object" || options === null) throw new TypeError("createSessionServer needs an options object");
+  const required: [keyof SessionServerOptions, string][] = [
+    ["store", "object"],
+    ["host", "object"],
+    ["keyring", "object"],
+    ["authenticator", "function"],
+  ];
+  for (const [name, type] of required) {
+    if (typeof options[name] !== type || options[name] === null) throw new TypeError(`options.${name} must be a ${type === "function" ? "function" : "non-null object"}`);
+  }
+  for (const name of ["authorizer", "now"] as const) {
+    if (options[name] !== undefined && typeof options[name] !== "function") throw new TypeError(`options.${name} must be a function`);
+  }
+  for (const name of ["issuer", "audience"] as const) {
+    const value = options[name];
+    if (value !== undefined && (typeof value !== "string" || value.length === 0)) throw new TypeError(`options.${name} must be a non-empty string`);
+  }
 }
 
 class NodeSessionServer implements SessionServer {

@@ -181,3 +181,18 @@ describe("HTTP handshake helpers", () => {
     expect(offersSubprotocol(request({}))).toBe(false);
   });
 });
+
+describe("entry points refuse wrong-typed options", () => {
+  it("createSessionServer and startEmbeddedServer name the bad option", async () => {
+    const { createSessionServer, startEmbeddedServer } = await import("../src/index.js");
+    for (const wrong of WRONG_TYPES) {
+      expect(() => createSessionServer(wrong as never)).toThrow(TypeError);
+      if (typeof wrong !== "function") expect(() => createSessionServer({ store: {}, host: {}, keyring: {}, authenticator: wrong } as never)).toThrow(/authenticator/);
+      if (typeof wrong !== "string") await expect(startEmbeddedServer({ dataDir: wrong, tokens: ["t"] } as never)).rejects.toThrow(/dataDir/);
+      await expect(startEmbeddedServer({ dataDir: "/tmp/x", tokens: wrong } as never)).rejects.toThrow(/tokens/);
+    }
+    await expect(startEmbeddedServer({ dataDir: "", tokens: ["t"] })).rejects.toThrow(/dataDir/);
+    await expect(startEmbeddedServer({ dataDir: "/tmp/x", tokens: [] })).rejects.toThrow(/tokens/);
+    await expect(startEmbeddedServer({ dataDir: "/tmp/x", tokens: [""] })).rejects.toThrow(/tokens/);
+  });
+});
