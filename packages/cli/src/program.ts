@@ -29,6 +29,7 @@ Exit codes:
   2    usage error: bad option, argument, input file or checkpoint; nothing was sent
   3    rejected by the server (authentication or invocationRejected)
   4    connection lost; \`golem-stream resume <checkpoint>\` continues
+  74   stdout could not be written; \`resume\` continues after the last written item
   130  interrupted (SIGINT/SIGTERM); the invocation keeps running on the server`;
 
 export interface ConnectionOptions {

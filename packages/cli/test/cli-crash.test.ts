@@ -110,6 +110,23 @@ describe("kill -9 of the CLI, then resume", () => {
   });
 });
 
+describe("stdout that cannot be written", () => {
+  it.runIf(existsSync("/dev/full"))("exits 74 and keeps the checkpoint before the unwritten item", async () => {
+    const s = await server(join(scratchDir(), "data"));
+    const checkpoint = join(scratchDir(), "full.ckpt");
+    const { openSync, closeSync } = await import("node:fs");
+    const full = openSync("/dev/full", "w");
+    const failed = await run(["invoke", "echo", "count", ...ME, "20", "0", "--checkpoint", checkpoint], { env: s.env, stdoutFd: full });
+    closeSync(full);
+    expect(failed.code, failed.stderr).toBe(EXIT.outputFailed);
+    expect(failed.stderr).toMatch(/cannot write output/);
+    const resumed = await run(["resume", checkpoint], { env: s.env });
+    expect(resumed.stderr).toBe("");
+    expect(resumed.code).toBe(EXIT.success);
+    expect(itemsOf(resumed.stdout, "$")).toEqual(Array.from({ length: 20 }, (_, i) => i));
+  });
+});
+
 describe("Ctrl-C", () => {
   it("with --checkpoint only detaches: exit 130, and resume finishes the same invocation", async () => {
     const s = await server(join(scratchDir(), "data"));

@@ -18,6 +18,8 @@ export interface CheckpointSink {
   readonly onCheckpoint: (state: ResumeState) => Promise<void>;
   /** Set when a write failed: the file may be behind the output (it can replay more, never skip). */
   readonly failure: () => unknown;
+  /** Resolves when the writes started so far have finished, so an exiting process leaves its latest state. */
+  readonly flush: () => Promise<void>;
 }
 
 export function checkpointFromState(state: ResumeState, methodSchemaDigest: string): Checkpoint {
@@ -55,19 +57,23 @@ export function createCheckpointSink(path: string | undefined, methodSchemaDiges
   let failure: unknown;
   // This process is now the checkpoint's only writer: leftovers of a killed one can go.
   let cleaned: Promise<void> | undefined;
-  return {
-    onCheckpoint: async (state) => {
-      if (path === undefined) return;
-      try {
-        await (cleaned ??= removeStaleTemporaries(path));
-        await writeCheckpointFile(path, checkpointFromState(state, methodSchemaDigest));
-      } catch (error) {
-        if (failure === undefined) {
-          report(io, `golem-stream: warning: cannot write checkpoint ${path}: ${error instanceof Error ? error.message : String(error)}`);
-        }
-        failure ??= error;
+  let latest: Promise<void> = Promise.resolve();
+  const write = async (state: ResumeState): Promise<void> => {
+    if (path === undefined) return;
+    try {
+      await (cleaned ??= removeStaleTemporaries(path));
+      await writeCheckpointFile(path, checkpointFromState(state, methodSchemaDigest));
+    } catch (error) {
+      if (failure === undefined) {
+        report(io, `golem-stream: warning: cannot write checkpoint ${path}: ${error instanceof Error ? error.message : String(error)}`);
       }
-    },
+      failure ??= error;
+    }
+  };
+  return {
+    // The client calls one at a time; chaining keeps that true even if it did not.
+    onCheckpoint: (state) => (latest = latest.then(() => write(state))),
     failure: () => failure,
+    flush: () => latest,
   };
 }

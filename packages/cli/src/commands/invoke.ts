@@ -62,10 +62,12 @@ export async function runInvoke(target: InvokeTarget, options: InvokeOptions, io
     progress.stop();
     report(io, `golem-stream: reading stdin failed, the input stream was cancelled: ${error instanceof Error ? error.message : String(error)}`);
   });
-  return runSession(call, io, {
+  const code = await runSession(call, io, {
     format: options.output,
     progress,
     // Without a checkpoint nothing could ever resume the invocation, so Ctrl-C means "stop it".
     cancelOnInterrupt: options.checkpoint === undefined,
   });
+  await sink.flush();
+  return code;
 }

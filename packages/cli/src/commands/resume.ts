@@ -40,7 +40,9 @@ export async function runResume(file: string, options: ResumeOptions, io: CliIo)
     throw error;
   }
   void warnIfSchemaChanged(checkpoint, connection, io);
-  return runSession(call, io, { format: options.output, progress: createProgress(io, options.progress), cancelOnInterrupt: false });
+  const code = await runSession(call, io, { format: options.output, progress: createProgress(io, options.progress), cancelOnInterrupt: false });
+  await sink.flush();
+  return code;
 }
 
 /**

@@ -60,6 +60,8 @@ class SessionRunner {
   #interrupted = false;
   readonly #resultKnown: Promise<void>;
   #markResultKnown!: () => void;
+  readonly #outputFailed: Promise<unknown>;
+  #markOutputFailed!: (error: unknown) => void;
 
   constructor(call: Invocation, io: CliIo, options: SessionRunOptions) {
     this.#call = call;
@@ -68,13 +70,14 @@ class SessionRunner {
     this.#progress = options.progress;
     this.#mode = options.format === "json" ? "json" : "lines";
     this.#resultKnown = new Promise((resolve) => (this.#markResultKnown = resolve));
+    this.#outputFailed = new Promise((resolve) => (this.#markOutputFailed = resolve));
   }
 
   async run(): Promise<ExitCode> {
     const call = this.#call;
     call.on("accepted", (event) => {
       if (this.#mode === "json") {
-        void this.#emit({ event: "accepted", operation: event.operation, attemptId: event.attemptId, replayed: event.replayed });
+        this.#emitLater({ event: "accepted", operation: event.operation, attemptId: event.attemptId, replayed: event.replayed });
       }
     });
     call.on("reconnecting", (event) => {
@@ -87,9 +90,16 @@ class SessionRunner {
       if (this.#io.signal.aborted) resolve("interrupted");
       this.#io.signal.addEventListener("abort", () => resolve("interrupted"), { once: true });
     });
-    const outcome = await Promise.race([this.#complete(), interrupted]);
+    const outputFailed = this.#outputFailed.then((error) => {
+      report(this.#io, `golem-stream: cannot write output (${error instanceof Error ? error.message : String(error)}); the checkpoint, if any, stops before it`);
+      return EXIT.outputFailed;
+    });
+    const outcome = await Promise.race([this.#complete(), interrupted, outputFailed]);
     this.#progress.stop();
-    if (outcome !== "interrupted") return outcome;
+    if (outcome !== "interrupted") {
+      this.#interrupted = true; // whatever still settles in the background is not reported
+      return outcome;
+    }
     this.#interrupted = true;
     if (this.#options.cancelOnInterrupt) {
       call.cancel("interrupted");
@@ -112,7 +122,12 @@ class SessionRunner {
     await this.#call.finished.catch((error: unknown) => (finishError = error));
     await this.#allConsumers();
     if (finishError !== undefined) return this.#fail(finishError);
-    await this.#printResult(result);
+    try {
+      await this.#printResult(result);
+    } catch (error) {
+      this.#outputBroken(error);
+      return EXIT.outputFailed;
+    }
     if (this.#streamFailure !== undefined) {
       report(this.#io, `golem-stream: ${this.#streamFailure}`);
       return EXIT.invocationFailed;
@@ -125,7 +140,7 @@ class SessionRunner {
     // After an interrupt the outcome was already reported; the invocation's own ending is noise.
     if (this.#interrupted) return failure.exitCode;
     this.#progress.stop();
-    if (this.#mode === "json") void this.#emit({ event: "failed", message: failure.message });
+    if (this.#mode === "json") this.#emitLater({ event: "failed", message: failure.message });
     report(this.#io, `golem-stream: ${failure.message}`);
     return failure.exitCode;
   }
@@ -140,9 +155,9 @@ class SessionRunner {
       if (this.#mode === "lines" && only !== undefined && isDirectBinary(graph, only.elementType) !== undefined) {
         this.#mode = "raw";
       }
-      if (this.#mode === "json") void this.#emit({ event: "result", kind: "value", graph: result.graph, value: nativeJson(result.value) });
+      if (this.#mode === "json") this.#emitLater({ event: "result", kind: "value", graph: result.graph, value: nativeJson(result.value) });
     } else if (this.#mode === "json") {
-      void this.#emit({ event: "result", kind: "none" });
+      this.#emitLater({ event: "result", kind: "none" });
     }
     this.#markResultKnown();
     if (result.kind === "value") for (const stream of result.streams) this.#consume(stream);
@@ -190,22 +205,40 @@ class SessionRunner {
     await this.#resultKnown;
     const info = await this.#infoOf(stream.streamToken);
     const bar = this.#progress.stream(info.name, "out");
-    let index = 0;
-    try {
-      for await (const chunk of stream) {
-        const { items, bytes } = await this.#print(info, stream.streamToken, chunk, index);
-        index += 1;
-        bar.add(items, bytes);
+    // Iterated by hand: leaving a `for await` early calls return(), which the
+    // client counts as delivery of the item in hand — wrong when writing it
+    // just failed. Only asking for the next item may advance the cursor.
+    const iterator = stream[Symbol.asyncIterator]();
+    for (let index = 0; ; index++) {
+      let next: IteratorResult<OutputChunk, undefined>;
+      try {
+        next = await iterator.next();
+      } catch (error) {
+        bar.finish("failed");
+        this.#streamFailure ??= `stream ${info.name} ${failureOf(error).message}`;
+        break;
       }
-      bar.finish("done");
-    } catch (error) {
-      bar.finish("failed");
-      this.#streamFailure ??= `stream ${info.name}: ${failureOf(error).message}`;
+      if (next.done === true) {
+        bar.finish("done");
+        break;
+      }
+      try {
+        const { items, bytes } = await this.#print(info, stream.streamToken, next.value, index);
+        bar.add(items, bytes);
+      } catch (error) {
+        this.#outputBroken(error);
+        return;
+      }
     }
     if (this.#mode === "json") {
       const outcome = await Promise.race([stream.ended, Promise.resolve(undefined)]);
-      await this.#emit({ event: "end", stream: info.name, outcome: outcome === undefined ? null : outcomeJson(outcome) });
+      this.#emitLater({ event: "end", stream: info.name, outcome: outcome === undefined ? null : outcomeJson(outcome) });
     }
+  }
+
+  /** stdout failed (disk full, closed pipe): stop taking items, so no cursor passes what was not written. */
+  #outputBroken(error: unknown): void {
+    this.#markOutputFailed(error);
   }
 
   /**
@@ -261,6 +294,11 @@ class SessionRunner {
     } catch {
       return undefined;
     }
+  }
+
+  /** Writes a line without waiting for it; a failed write stops the run like any other. */
+  #emitLater(line: JsonObject): void {
+    this.#emit(line).catch((error: unknown) => this.#outputBroken(error));
   }
 
   /**

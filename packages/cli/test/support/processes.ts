@@ -32,10 +32,17 @@ export interface Running {
   readonly done: Promise<RunResult>;
 }
 
-export function start(args: readonly string[], options: { env?: Record<string, string>; stdin?: Buffer | string } = {}): Running {
+export interface StartOptions {
+  readonly env?: Record<string, string>;
+  readonly stdin?: Buffer | string;
+  /** A file descriptor to use as the child's stdout instead of a pipe (e.g. /dev/full). */
+  readonly stdoutFd?: number;
+}
+
+export function start(args: readonly string[], options: StartOptions = {}): Running {
   const child = spawn(process.execPath, [BIN, ...args], {
     env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "/tmp", ...options.env },
-    stdio: ["pipe", "pipe", "pipe"],
+    stdio: ["pipe", options.stdoutFd ?? "pipe", "pipe"],
   });
   const out: Buffer[] = [];
   let err = "";
@@ -51,7 +58,7 @@ export function start(args: readonly string[], options: { env?: Record<string, s
   return { child, stdout: () => Buffer.concat(out), stderr: () => err, done };
 }
 
-export function run(args: readonly string[], options: { env?: Record<string, string>; stdin?: Buffer | string } = {}): Promise<RunResult> {
+export function run(args: readonly string[], options: StartOptions = {}): Promise<RunResult> {
   return start(args, options).done;
 }
 
