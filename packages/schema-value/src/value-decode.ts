@@ -120,7 +120,7 @@ function oneOf<T extends string>(value: unknown, options: readonly T[], name: st
 export function decodeSchemaValue(json: SchemaValueInput, graph: SchemaGraph, options: DecodeValueOptions = {}): DecodedValue {
   return guard("value", () => {
     const prefix = options.path ?? "value";
-    if (typeof prefix !== "string") throw validationError("value", "options.path must be a string");
+    if (typeof prefix !== "string") throw new ProtocolError("internal-error", "decodeSchemaValue option path must be a string");
     const [checkedGraph, type] = checkedType(graph, options.type);
     const decoder = new ValueDecoder(checkedGraph, options, prefix);
     const value = decoder.node(json as JsonValue, type);
@@ -161,7 +161,8 @@ class ValueDecoder {
       throw this.invalid("must be an object with exactly kind and value");
     }
     if (HOST_MANAGED.has(resolved.kind) || HOST_MANAGED.has(kind)) {
-      throw new ProtocolError("unsupported-value", `${this.location.path()}: ${clip(kind)} values cannot cross the public boundary`, {
+      const managed = HOST_MANAGED.has(resolved.kind) ? resolved.kind : kind;
+      throw new ProtocolError("unsupported-value", `${this.location.path()}: ${managed} values cannot cross the public boundary`, {
         path: this.location.path(),
       });
     }
