@@ -5,7 +5,7 @@
  * reconnect (protocol section 9). When the buffer is full the source is simply
  * not pulled — the producer is paused, nothing is queued without bound.
  */
-import { LIMITS, type ClientCancelReason, type ClientMessage, type SchemaValueJson } from "@golem-stream/wire";
+import { LIMITS, encodeMessage, type ClientCancelReason, type ClientMessage, type SchemaValueJson } from "@golem-stream/wire";
 import { ClientError, violation } from "./errors.js";
 import type { InputStream, BinaryBlob } from "./input-stream.js";
 import { toBytes, type PullIterator } from "./sources.js";
@@ -210,8 +210,16 @@ export class InputFeeder {
       }
       case "value": {
         const value = this.#host.freezeValue(this.binding, item);
-        // Charge roughly the item's wire size; exact accounting would encode twice.
-        return [{ kind: "value", sequence: this.#nextSequence, value, bytes: 64 + JSON.stringify(value).length }];
+        const sequence = this.#nextSequence;
+        // Encoding once here both charges the exact wire size and rejects a malformed item as the
+        // source's failure now, rather than as a send error on some later reconnect.
+        let bytes: number;
+        try {
+          bytes = encodeMessage({ type: "inputStreamItem", channel: 1, sequence, value }).length;
+        } catch (cause) {
+          throw new ClientError("invalid-argument", `input item ${sequence} is not a valid SchemaValue`, { code: "invalid-message", cause });
+        }
+        return [{ kind: "value", sequence, value, bytes }];
       }
     }
   }

@@ -30,7 +30,7 @@ import type {
   ServerMessage,
   StreamMapping,
 } from "@golem-stream/wire";
-import { LIMITS, ProtocolError } from "@golem-stream/wire";
+import { LIMITS, ProtocolError, encodeMessage } from "@golem-stream/wire";
 import { ClientError, serverViolation, violation } from "./errors.js";
 import { InputFeeder, type FeederHost } from "./input-feeder.js";
 import type { InputStream, ParamNode } from "./input-stream.js";
@@ -136,6 +136,17 @@ export class Session {
       this.#selector = start.template.selector;
       this.#idempotencyKey = start.template.idempotencyKey;
       this.#operation = { message: this.#freshStart(), sends: 0 };
+      // Encode once now so that unusable arguments throw from invoke(), not as an endless
+      // series of failed connections.
+      try {
+        encodeMessage(this.#operation.message);
+      } catch (cause) {
+        const code = cause instanceof ProtocolError ? cause.code : undefined;
+        throw new ClientError("invalid-argument", cause instanceof Error ? cause.message : "invalid invocation", {
+          ...(code === undefined ? {} : { code }),
+          cause,
+        });
+      }
     } else {
       const { state } = start;
       this.#selector = state.selector;

@@ -6,7 +6,7 @@ import { ClientError, createClient, inputStream, reconnectDelay, sessionUrl, DEF
 import { pullFrom, toBytes } from "../src/sources.js";
 import { streamIdentityOf } from "../src/token-peek.js";
 import { findStreamTokens } from "../src/values.js";
-import { echo, memoryClient } from "./support/fixtures.js";
+import { echo, inputMapping, isStart, memoryClient, provisionalRefOf } from "./support/fixtures.js";
 
 async function drain<T>(source: Parameters<typeof pullFrom<T>>[0]): Promise<T[]> {
   const iterator = pullFrom<T>(source);
@@ -155,5 +155,33 @@ describe("wrong-typed arguments", () => {
     for (const bad of [undefined, () => 1, 1n, Symbol("s")]) {
       expect(() => client.invoke({ ...echo, method: "count", methodParameters: { kind: "x", value: { v: bad } } as never })).toThrow(ClientError);
     }
+  });
+
+  it.each([
+    ["a non-string application", { application: 5 }],
+    ["a malformed phantom id", { phantomId: "not-a-uuid" }],
+    ["a config entry with an empty path", { config: [{ path: [], value: 1 }] }],
+    ["constructor parameters that are no SchemaValue", { constructorParameters: { kind: "bool" } }],
+  ])("invoke() throws invalid-argument for %s, before any connection", (_label, patch) => {
+    const { client, transport } = memoryClient();
+    expect(() => client.invoke({ ...echo, method: "m", methodParameters: { kind: "bool", value: true }, ...(patch as object) })).toThrow(
+      expect.objectContaining({ kind: "invalid-argument", code: "invalid-message" }),
+    );
+    expect(transport.connections).toHaveLength(0);
+  });
+
+  it("an input item that is no SchemaValue fails its source, not the connection", async () => {
+    const { client, transport } = memoryClient();
+    const input = inputStream.values([{ kind: "string", value: "ok" }, { nope: true } as never]);
+    const call = client.invoke({ ...echo, method: "reverse", methodParameters: { kind: "record", value: { fields: [input] } } });
+    const failures: unknown[] = [];
+    call.on("inputFailed", (event) => failures.push(event.error));
+    const server = await transport.nextConnection();
+    const start = await server.waitUntil(isStart);
+    server.send({ type: "invocationAccepted", attemptId: start.attemptId, idempotencyKey: start.idempotencyKey, mappings: [inputMapping(1, provisionalRefOf(start))], sessionToken: "s" });
+    expect(await server.waitUntil((m) => m.type === "streamCancel")).toMatchObject({ reason: "source-unavailable" });
+    expect(failures).toEqual([expect.objectContaining({ kind: "invalid-argument" })]);
+    expect(input.failure).toBe(failures[0]);
+    call.cancel();
   });
 });
