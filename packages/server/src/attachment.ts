@@ -11,6 +11,7 @@
  * its mapping has been handed to the transport.
  */
 import {
+  CLOSE_INTERNAL_ERROR,
   CLOSE_NORMAL,
   encodeUtf8,
   ProtocolError,
@@ -283,10 +284,12 @@ export class Attachment implements AttachmentSink {
     }
     this.#finishedSent = true;
     const outcome = JSON.parse(this.session.record.outcome ?? '{"kind":"success"}') as JsonValue;
-    void this.#send({ type: "invocationFinished", outcome: outcome as never }).then(() => {
-      this.#end();
-      this.#transport.close(CLOSE_NORMAL, "");
-    });
+    void this.#send({ type: "invocationFinished", outcome: outcome as never })
+      .catch((error: unknown) => this.session.deps.logger.warn("could not send invocationFinished", { error: String(error) }))
+      .finally(() => {
+        this.#end();
+        this.#transport.close(CLOSE_NORMAL, "");
+      });
   }
 
   // ------------------------------------------------------------ sink (session → client)
@@ -317,9 +320,10 @@ export class Attachment implements AttachmentSink {
   revoke(): void {
     if (this.#ended) return;
     this.#end();
-    void this.#transport.send({ type: "attachmentRevoked", reason: "replaced" }).finally(() => {
-      this.#transport.close(CLOSE_NORMAL, "replaced");
-    });
+    void Promise.resolve()
+      .then(() => this.#transport.send({ type: "attachmentRevoked", reason: "replaced" }))
+      .catch(() => undefined) // the transport is being closed either way
+      .finally(() => this.#transport.close(CLOSE_NORMAL, "replaced"));
   }
 
   // ------------------------------------------------------------ input (client → session)
@@ -533,8 +537,11 @@ export class Attachment implements AttachmentSink {
     this.session.deps.logger.error("attachment failed", { session: this.session.sessionId, error: String(error) });
     if (this.#ended) return;
     this.#end();
-    void this.#transport
-      .send({ type: "invocationRejected", attemptId: this.attemptId, code: "internal-error", message: "internal error", retryable: true })
-      .finally(() => this.#transport.close(1011, ""));
+    void Promise.resolve()
+      .then(() =>
+        this.#transport.send({ type: "invocationRejected", attemptId: this.attemptId, code: "internal-error", message: "internal error", retryable: true }),
+      )
+      .catch(() => undefined)
+      .finally(() => this.#transport.close(CLOSE_INTERNAL_ERROR, ""));
   }
 }

@@ -12,6 +12,7 @@
  * and closes the socket; the session keeps running (only detached).
  */
 import {
+  CLOSE_INTERNAL_ERROR,
   CLOSE_MESSAGE_TOO_BIG,
   CLOSE_PROTOCOL_ERROR,
   decodeClientMessage,
@@ -85,6 +86,10 @@ export class Connection {
         await this.#process(next);
         if (this.#state === "closed") break;
       }
+    } catch (error) {
+      // #process reports every expected failure itself; this is a bug path.
+      this.#logger.error("connection failed", { error: String(error) });
+      this.#close(CLOSE_INTERNAL_ERROR);
     } finally {
       this.#processing = false;
     }
@@ -171,8 +176,9 @@ export class Connection {
   #reject(error: unknown, attemptId: string, afterAcceptance: boolean): void {
     const failure = toProtocolError(error, this.#logger);
     const retryable = failure.code === "protocol-error" ? afterAcceptance : failure.retryable;
-    void this.#transport
-      .send({ type: "invocationRejected", attemptId, code: failure.code, message: failure.message, retryable })
+    void Promise.resolve()
+      .then(() => this.#transport.send({ type: "invocationRejected", attemptId, code: failure.code, message: failure.message, retryable }))
+      .catch(() => undefined) // closing anyway
       .finally(() => this.#close(failure.closeCode));
     this.#state = "closed";
   }

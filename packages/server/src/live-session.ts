@@ -289,7 +289,7 @@ export class LiveSession {
       // failure a turn to surface, so the input ends as invocation-failed
       // rather than as an ordinary consumer drop.
       setImmediate(() => {
-        if (!this.#failing) void this.cancelInputByServer(state, "consumer-drop");
+        if (!this.#failing) this.cancelInputByServer(state, "consumer-drop").catch((error: unknown) => this.#fail(error));
       });
     });
   }

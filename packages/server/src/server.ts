@@ -194,8 +194,10 @@ class NodeSessionServer implements SessionServer {
   }
 
   async #onRequest(request: IncomingMessage, response: ServerResponse, owned: boolean): Promise<void> {
-    const url = new URL(request.url ?? "/", "http://localhost");
-    if (url.pathname === SESSION_PATH) {
+    const url = parseRequestUrl(request);
+    if (url === undefined) {
+      if (owned) sendHttpError(response, new ProtocolError("not-found", "no such endpoint"));
+    } else if (url.pathname === SESSION_PATH) {
       sendHttpError(response, new ProtocolError("not-a-websocket", "this endpoint requires a WebSocket upgrade"));
     } else if (url.pathname === DISCOVERY_PATH) {
       await handleDiscovery(request, response, url, {
@@ -211,8 +213,8 @@ class NodeSessionServer implements SessionServer {
 
   async #onUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer, owned: boolean): Promise<void> {
     socket.on("error", () => socket.destroy());
-    const url = new URL(request.url ?? "/", "http://localhost");
-    if (url.pathname !== SESSION_PATH) {
+    const url = parseRequestUrl(request);
+    if (url?.pathname !== SESSION_PATH) {
       if (owned) rejectUpgrade(socket, new ProtocolError("not-found", "no such endpoint"));
       return;
     }
@@ -253,6 +255,15 @@ class NodeSessionServer implements SessionServer {
       owned.closeAllConnections();
       await new Promise<void>((resolve) => owned.close(() => resolve()));
     }
+  }
+}
+
+/** The request target as a URL, or undefined when it does not parse. */
+function parseRequestUrl(request: IncomingMessage): URL | undefined {
+  try {
+    return new URL(request.url ?? "/", "http://localhost");
+  } catch {
+    return undefined;
   }
 }
 
