@@ -83,6 +83,9 @@ class SessionRunner {
     call.on("reconnecting", (event) => {
       this.#progress.stop();
       report(this.#io, `golem-stream: connection lost (${event.cause}); reconnecting in ${event.delayMs} ms`);
+      if (this.#mode === "json") {
+        this.#emitLater({ event: "reconnecting", cause: event.cause, delayMs: event.delayMs, failures: event.failures });
+      }
     });
     call.on("stream", (stream) => this.#consume(stream));
 
