@@ -535,3 +535,28 @@ describe("resume state", () => {
     call.cancel();
   });
 });
+
+describe("output stream views", () => {
+  it("reads through a Web ReadableStream with the same cursor rule, and allows one consumer only", async () => {
+    const { client, transport } = memoryClient();
+    const states: ResumeState[] = [];
+    const call = client.invoke({ ...echo, method: "count", methodParameters: noParams, onCheckpoint: (s) => void states.push(s) });
+    const { server, start } = await acceptStart(transport);
+    server.send({ type: "invocationAccepted", attemptId: start.attemptId, idempotencyKey: start.idempotencyKey, mappings: [], sessionToken: SESSION });
+    server.send({ type: "invocationResult", mappings: [outputMapping(2)], result: streamResult() });
+    for (let i = 0; i < 2; i++) {
+      server.send({ type: "outputStreamItem", channel: 2, cursorToken: cursor("o", i), mappings: [], sequence: BigInt(i), value: { kind: "u32", value: i } });
+    }
+    server.send({ type: "outputStreamEnd", channel: 2, cursorToken: cursor("o", "end"), outcome: { kind: "ok" }, sequence: 2n });
+    const result = await call.result;
+    const stream = result.kind === "value" ? result.streams[0]! : undefined;
+    const reader = stream!.readable().getReader();
+    expect(() => stream![Symbol.asyncIterator]()).toThrow(expect.objectContaining({ kind: "invalid-argument" }));
+    expect((await reader.read()).value).toEqual({ kind: "u32", value: 0 });
+    expect(states.at(-1)?.outputCursors).toEqual([]);
+    expect((await reader.read()).value).toEqual({ kind: "u32", value: 1 });
+    expect(states.at(-1)?.outputCursors).toEqual([cursor("o", 0)]);
+    expect((await reader.read()).done).toBe(true);
+    expect(states.at(-1)?.outputCursors).toEqual([cursor("o", "end")]);
+  });
+});
