@@ -27,6 +27,7 @@ export {
   type OutputWriter,
   type BinaryItem,
 } from "./agent-host.js";
+export { recordField, payloadOf } from "./agent-values.js";
 export {
   DEFAULT_LIMITS,
   resolveLimits,

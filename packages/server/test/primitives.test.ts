@@ -196,3 +196,15 @@ describe("entry points refuse wrong-typed options", () => {
     await expect(startEmbeddedServer({ dataDir: "/tmp/x", tokens: [""] })).rejects.toThrow(/tokens/);
   });
 });
+
+describe("recordField / payloadOf", () => {
+  it("navigate validated values and return undefined for anything else", async () => {
+    const { recordField, payloadOf } = await import("../src/index.js");
+    const value = { kind: "record", value: { fields: [{ kind: "u32", value: 7 }] } };
+    expect(recordField(value, 0)).toEqual({ kind: "u32", value: 7 });
+    expect(payloadOf(recordField(value, 0))).toBe(7);
+    expect(recordField(value, 1)).toBeUndefined();
+    for (const wrong of WRONG_TYPES) expect(recordField(wrong as never, 0)).toBeUndefined();
+    expect(recordField({ kind: "list", value: { fields: [] } }, 0)).toBeUndefined();
+  });
+});

@@ -57,9 +57,14 @@ class SessionRunner {
   #mode: Mode;
   #unnamed = 0;
   #streamFailure: string | undefined;
-  #interrupted = false;
+  /** Set once `run` decided the outcome. */
+  #settled = false;
   readonly #resultKnown: Promise<void>;
   #markResultKnown!: () => void;
+  /**
+   * Resolves when stdout failed (disk full, …). Readers then stop asking for
+   * items, so no cursor passes what was not written.
+   */
   readonly #outputFailed: Promise<unknown>;
   #markOutputFailed!: (error: unknown) => void;
 
@@ -99,11 +104,9 @@ class SessionRunner {
     });
     const outcome = await Promise.race([this.#complete(), interrupted, outputFailed]);
     this.#progress.stop();
-    if (outcome !== "interrupted") {
-      this.#interrupted = true; // whatever still settles in the background is not reported
-      return outcome;
-    }
-    this.#interrupted = true;
+    // The outcome is decided: whatever still ends in the background is not reported.
+    this.#settled = true;
+    if (outcome !== "interrupted") return outcome;
     if (this.#options.cancelOnInterrupt) {
       call.cancel("interrupted");
       report(this.#io, "golem-stream: interrupted; the invocation was cancelled");
@@ -120,7 +123,13 @@ class SessionRunner {
     } catch (error) {
       return this.#fail(error);
     }
-    this.#onResult(result);
+    try {
+      this.#onResult(result);
+    } catch (error) {
+      // The client checked the envelope; a graph this CLI cannot read is the server's fault.
+      this.#call.cancel("unreadable result");
+      return this.#fail(new Error(`the server sent a result this CLI cannot read: ${error instanceof Error ? error.message : String(error)}`));
+    }
     let finishError: unknown;
     await this.#call.finished.catch((error: unknown) => (finishError = error));
     await this.#allConsumers();
@@ -128,7 +137,7 @@ class SessionRunner {
     try {
       await this.#printResult(result);
     } catch (error) {
-      this.#outputBroken(error);
+      this.#markOutputFailed(error);
       return EXIT.outputFailed;
     }
     if (this.#streamFailure !== undefined) {
@@ -140,8 +149,8 @@ class SessionRunner {
 
   #fail(error: unknown): ExitCode {
     const failure = failureOf(error);
-    // After an interrupt the outcome was already reported; the invocation's own ending is noise.
-    if (this.#interrupted) return failure.exitCode;
+    // After an interrupt (or a broken stdout) the outcome was already reported; this is noise.
+    if (this.#settled) return failure.exitCode;
     this.#progress.stop();
     if (this.#mode === "json") this.#emitLater({ event: "failed", message: failure.message });
     report(this.#io, `golem-stream: ${failure.message}`);
@@ -229,19 +238,15 @@ class SessionRunner {
         const { items, bytes } = await this.#print(info, stream.streamToken, next.value, index);
         bar.add(items, bytes);
       } catch (error) {
-        this.#outputBroken(error);
+        this.#markOutputFailed(error);
         return;
       }
     }
     if (this.#mode === "json") {
+      // The terminal is known when the loop saw it; after an abort (connection lost) it never comes.
       const outcome = await Promise.race([stream.ended, Promise.resolve(undefined)]);
       this.#emitLater({ event: "end", stream: info.name, outcome: outcome === undefined ? null : outcomeJson(outcome) });
     }
-  }
-
-  /** stdout failed (disk full, closed pipe): stop taking items, so no cursor passes what was not written. */
-  #outputBroken(error: unknown): void {
-    this.#markOutputFailed(error);
   }
 
   /**
@@ -301,7 +306,7 @@ class SessionRunner {
 
   /** Writes a line without waiting for it; a failed write stops the run like any other. */
   #emitLater(line: JsonObject): void {
-    this.#emit(line).catch((error: unknown) => this.#outputBroken(error));
+    this.#emit(line).catch((error: unknown) => this.#markOutputFailed(error));
   }
 
   /**

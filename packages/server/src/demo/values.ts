@@ -1,5 +1,6 @@
 /** Tiny builders and readers for the native SchemaValue JSON the demo methods use. */
-import { ProtocolError, getMember, isJsonObject, type JsonValue, type SchemaValueJson } from "@golem-stream/wire";
+import { ProtocolError, type SchemaValueJson } from "@golem-stream/wire";
+import { payloadOf, recordField } from "../agent-values.js";
 
 export const str = (value: string): SchemaValueJson => ({ kind: "string", value });
 export const u32 = (value: number): SchemaValueJson => ({ kind: "u32", value });
@@ -10,16 +11,11 @@ export const record = (...fields: SchemaValueJson[]): SchemaValueJson => ({
 });
 
 /** The `index`-th field of a record value (already validated by the server). */
-export function field(value: SchemaValueJson, index: number): JsonValue | undefined {
-  if (!isJsonObject(value.value)) return undefined;
-  const fields = getMember(value.value, "fields");
-  return Array.isArray(fields) ? fields[index] : undefined;
-}
+export const field = recordField;
 
 /** The payload of a validated u32 field. */
 export function u32Field(value: SchemaValueJson, index: number): number {
-  const node = field(value, index);
-  const payload = isJsonObject(node) ? getMember(node, "value") : undefined;
+  const payload = payloadOf(recordField(value, index));
   if (typeof payload !== "number") throw new ProtocolError("validation-error", "expected a u32 field");
   return payload;
 }
