@@ -1,19 +1,8 @@
 /**
  * The session engine behind one invocation handle: it connects, sends the
  * frozen attach descriptor, installs channel tables, routes messages to the
- * output streams and input feeders, and decides after every connection what
- * the next attach is (protocol section 9):
- *
- * | connection ended with…                   | next attach                          |
- * |------------------------------------------|--------------------------------------|
- * | loss before accept/reject (uncertain)    | the same descriptor, same attempt id |
- * | loss after acceptance                    | a fresh `resume`, new attempt id     |
- * | rejection, retryable                     | a fresh attempt (start or resume)    |
- * | rejection, definitive                    | none: fails with `rejected` + code   |
- * | `attachmentRevoked` after a replayed     | a fresh `resume` (protocol 6.1)      |
- * |   acceptance of a re-sent descriptor     |                                      |
- * | `attachmentRevoked` otherwise            | none: fails with `revoked`           |
- * | `invocationFinished`                     | none: done                           |
+ * output streams and input feeders, and after every connection makes the
+ * next attach that `attach-policy.ts` decides (protocol section 9).
  *
  * Waits between attempts follow the reconnect policy; its failure count
  * resets whenever an attach is accepted.
@@ -40,6 +29,8 @@ import { streamIdentityOf } from "./token-peek.js";
 import type { Connection, Transport } from "./transport.js";
 import { bindProvisionalRefs, findStreamTokens } from "./values.js";
 import { checkItem, checkResult, valueToJs, type ElementSchema } from "./schema.js";
+import { nextAttach, type ConnectionOutcome } from "./attach-policy.js";
+import { OutputBudget } from "./output-budget.js";
 import type { SchemaGraph } from "@golem-stream/schema-value";
 import type { ResumeState } from "./checkpoint.js";
 
@@ -74,12 +65,7 @@ export type SessionStart =
   | { readonly kind: "start"; readonly template: Omit<InvocationStart, "attemptId" | "methodParameters">; readonly params: ParamNode }
   | { readonly kind: "attach"; readonly operation: "resume" | "takeover"; readonly state: ResumeState };
 
-type Outcome =
-  | { readonly kind: "lost"; readonly cause: string }
-  | { readonly kind: "rejected"; readonly error: ProtocolError }
-  | { readonly kind: "revoked" }
-  | { readonly kind: "finished" }
-  | { readonly kind: "fatal"; readonly error: ClientError };
+type Outcome = ConnectionOutcome;
 
 interface Operation {
   readonly message: InvocationStart | ResumeAttach;
@@ -122,16 +108,18 @@ export class Session {
   /** Cursors from a checkpoint whose stream this process has not seen yet, keyed by stream identity. */
   readonly #inheritedCursors = new Map<string, string>();
 
-  // Output backpressure: the connection is paused while any stream's queue is full or the session's bytes are.
-  readonly #fullStreams = new Set<OutputStream>();
-  #queuedBytes = 0;
-  #paused = false;
+  readonly #budget: OutputBudget<OutputStream>;
   #checkpointChain: Promise<void> = Promise.resolve();
 
   constructor(config: SessionConfig, start: SessionStart, callbacks: SessionCallbacks) {
     this.#config = config;
     this.#callbacks = callbacks;
     this.#start = start;
+    this.#budget = new OutputBudget(config.maxQueuedEntriesPerStream, config.maxQueuedBytes, (paused) => {
+      const connection = this.#attachment?.accepted ? this.#attachment.connection : undefined;
+      if (paused) connection?.pause();
+      else connection?.resume();
+    });
     if (start.kind === "start") {
       this.#selector = start.template.selector;
       this.#idempotencyKey = start.template.idempotencyKey;
@@ -193,33 +181,21 @@ export class Session {
       if (this.#done) return;
       const accepted = this.#attachment?.accepted ?? false;
       if (accepted) failures = 0;
-      switch (outcome.kind) {
-        case "finished":
+      if (outcome.kind === "revoked") this.#callbacks.onEvent({ type: "revoked" });
+      const next = nextAttach(outcome, { accepted, sends: this.#operation.sends, hasSession: this.#sessionToken !== undefined });
+      switch (next.kind) {
+        case "done":
           return;
-        case "fatal":
-          this.#fail(outcome.error);
+        case "fail":
+          this.#fail(next.error);
           return;
-        case "revoked":
-          this.#callbacks.onEvent({ type: "revoked" });
-          if (!accepted || this.#operation.sends <= 1) {
-            this.#fail(new ClientError("revoked", "another connection took this invocation over"));
-            return;
-          }
+        case "same":
+          break;
+        case "fresh-start":
+          this.#operation = { message: this.#freshStart(), sends: 0 };
+          break;
+        case "fresh-resume":
           this.#operation = { message: this.#freshResume(), sends: 0 };
-          break;
-        case "rejected": {
-          const { error } = outcome;
-          if (!error.retryable) {
-            this.#fail(new ClientError("rejected", error.message, { code: error.code, cause: error }));
-            return;
-          }
-          this.#operation = { message: this.#sessionToken === undefined ? this.#freshStart() : this.#freshResume(), sends: 0 };
-          break;
-        }
-        case "lost":
-          // Uncertain before acceptance: keep the exact descriptor. After it, the attach is
-          // complete and a reconnect is a new operation.
-          if (accepted) this.#operation = { message: this.#freshResume(), sends: 0 };
           break;
       }
       this.#checkpoint();
@@ -420,7 +396,7 @@ export class Session {
     this.#operation.accepted = true;
     this.#sessionToken = sessionToken;
     this.#idempotencyKey = idempotencyKey;
-    if (this.#paused) attachment.connection?.pause();
+    if (this.#budget.paused) attachment.connection?.pause();
     this.#install(attachment, mappings, true);
     // Cancellations that were in flight when the previous connection died.
     for (const stream of this.#outputs.values()) {
@@ -485,7 +461,7 @@ export class Session {
     const knownStart = inherited === undefined && this.#inheritedCursors.size === 0;
     let stream: OutputStream | undefined;
     const host: OutputStreamHost = {
-      onQueueChange: (entries, bytes) => this.#queueChanged(stream!, entries, bytes),
+      onQueueChange: (_entries, bytes) => this.#budget.changed(stream!, bytes),
       onCommit: () => this.#checkpoint(),
       sendCancel: (target, reason) => this.#sendOutputCancel(target, reason),
     };
@@ -567,31 +543,12 @@ export class Session {
     this.#callbacks.onFailed(error);
   }
 
-  // ---- outputs: backpressure, cancel, cursors ----
-
-  #queueChanged(stream: OutputStream, entries: number, bytes: number): void {
-    this.#queuedBytes += bytes;
-    if (stream.queuedEntries >= this.#config.maxQueuedEntriesPerStream) this.#fullStreams.add(stream);
-    else this.#fullStreams.delete(stream);
-    const pause = this.#fullStreams.size > 0 || this.#queuedBytes >= this.#config.maxQueuedBytes;
-    if (pause === this.#paused) return;
-    this.#paused = pause;
-    const connection = this.#attachment?.accepted ? this.#attachment.connection : undefined;
-    if (pause) connection?.pause();
-    else connection?.resume();
-    void entries;
-  }
+  // ---- outputs: cancel, cursors ----
 
   #sendOutputCancel(stream: OutputStream, reason: ClientCancelReason): void {
-    // Dropping a stream also releases its share of the backpressure.
-    this.#fullStreams.delete(stream);
     const attachment = this.#attachment;
     const channel = attachment?.channelOf.get(stream);
     if (attachment?.accepted && channel !== undefined) attachment.connection?.send({ type: "streamCancel", channel, reason });
-    if (this.#paused && this.#fullStreams.size === 0 && this.#queuedBytes < this.#config.maxQueuedBytes) {
-      this.#paused = false;
-      attachment?.connection?.resume();
-    }
   }
 
   #cursorSet(): string[] {

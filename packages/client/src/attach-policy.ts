@@ -1,0 +1,58 @@
+/**
+ * What to do after a connection ends — protocol section 9 as one pure
+ * function, so the whole decision table is testable without a socket.
+ */
+import type { ProtocolError } from "@golem-stream/wire";
+import { ClientError } from "./errors.js";
+
+/** How one connection ended. */
+export type ConnectionOutcome =
+  | { readonly kind: "lost"; readonly cause: string }
+  | { readonly kind: "rejected"; readonly error: ProtocolError }
+  | { readonly kind: "revoked" }
+  | { readonly kind: "finished" }
+  | { readonly kind: "fatal"; readonly error: ClientError };
+
+export interface AttachFacts {
+  /** The attach sent on this connection was accepted on it. */
+  readonly accepted: boolean;
+  /** How often the current descriptor has been sent (more than 1: the acceptance was a replay). */
+  readonly sends: number;
+  /** A session token is known (some attach was accepted at some point). */
+  readonly hasSession: boolean;
+}
+
+export type NextAttach =
+  | { readonly kind: "done" }
+  | { readonly kind: "fail"; readonly error: ClientError }
+  /** Resend the identical frozen descriptor with the same attempt id. */
+  | { readonly kind: "same" }
+  /** A new start attempt: fresh attempt id and fresh provisional references. */
+  | { readonly kind: "fresh-start" }
+  /** A new `resume` with a fresh attempt id and the current cursors. */
+  | { readonly kind: "fresh-resume" };
+
+export function nextAttach(outcome: ConnectionOutcome, facts: AttachFacts): NextAttach {
+  switch (outcome.kind) {
+    case "finished":
+      return { kind: "done" };
+    case "fatal":
+      return { kind: "fail", error: outcome.error };
+    case "revoked":
+      // Protocol 6.1: a replayed acceptance whose durable attachment had detached is revoked at
+      // once and the client resumes. Any other revocation means someone else took over.
+      return facts.accepted && facts.sends > 1
+        ? { kind: "fresh-resume" }
+        : { kind: "fail", error: new ClientError("revoked", "another connection took this invocation over") };
+    case "rejected": {
+      const { error } = outcome;
+      if (!error.retryable) return { kind: "fail", error: new ClientError("rejected", error.message, { code: error.code, cause: error }) };
+      // A rejection is definitive for its attempt; retryable means a new attempt may succeed.
+      return facts.hasSession ? { kind: "fresh-resume" } : { kind: "fresh-start" };
+    }
+    case "lost":
+      // Before acceptance the outcome is uncertain: the exact descriptor again. After it, the
+      // attach is complete and reconnecting is a new operation.
+      return facts.accepted ? { kind: "fresh-resume" } : { kind: "same" };
+  }
+}
