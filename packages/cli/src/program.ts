@@ -227,7 +227,16 @@ ${EXIT_HELP}`,
       setExitCode(await runResume(file, options, io));
     });
 
-  const token = program.command("token").description("Operator aids for opaque gai1_ tokens.");
+  const token = program
+    .command("token")
+    .description("Operator aids for opaque gai1_ tokens.")
+    .addHelpText(
+      "after",
+      `
+Examples:
+  $ golem-stream token inspect gai1_AQEC...
+  $ jq -r .sessionToken run.ckpt | golem-stream token inspect - --json`,
+    );
   token
     .command("inspect")
     .description("Decode a gai1_ token and show its fields. The signature is NOT verified: do not trust the output.")

@@ -82,6 +82,23 @@ describe("checkpoint v1 hostile input", () => {
     },
   );
 
+  it.each(wrongTyped.map((v, i) => [i, v] as const))("encodeCheckpoint throws only ProtocolError for wrong-typed input #%i", (_, value) => {
+    expect(thrown(() => encodeCheckpoint(value as Checkpoint))).toBeInstanceOf(ProtocolError);
+  });
+
+  it("encodeCheckpoint refuses a checkpoint with internal members smuggled in, or wrong-typed members", () => {
+    const valid = decodeCheckpoint(JSON.stringify(vectors.valid[1]!.checkpoint));
+    const broken: unknown[] = [
+      { ...valid, sessionToken: 42 },
+      { ...valid, outputCursors: "gai1_x" },
+      { ...valid, outputCursors: [valid.sessionToken, valid.sessionToken] },
+      { ...valid, selector: null },
+      { ...valid, methodSchemaDigest: undefined },
+      { ...valid, pending: { operation: "start" } },
+    ];
+    for (const checkpoint of broken) expect(thrown(() => encodeCheckpoint(checkpoint as Checkpoint))).toBeInstanceOf(ProtocolError);
+  });
+
   it("bounds the input before parsing it", () => {
     const text = encodeCheckpoint(decodeCheckpoint(JSON.stringify(vectors.valid[1]!.checkpoint)));
     expect(decodeCheckpoint(text, { maxBytes: text.length })).toBeDefined();

@@ -56,8 +56,26 @@ const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f
 const TOKEN = /^gai1_[A-Za-z0-9_-]+$/;
 const SHA256_HEX = /^[0-9a-f]{64}$/;
 
-/** Canonical JSON text of the checkpoint, newline-terminated so `cat` shows it cleanly. */
+/**
+ * Canonical JSON text of the checkpoint, newline-terminated so `cat` shows
+ * it cleanly. Throws only `ProtocolError` (`invalid-message`) for anything
+ * that is not a valid checkpoint, so an invalid file is never written.
+ */
 export function encodeCheckpoint(checkpoint: Checkpoint): string {
+  let document: JsonObject;
+  try {
+    document = checkpointDocument(checkpoint);
+  } catch (cause) {
+    if (cause instanceof ProtocolError) throw cause;
+    throw new ProtocolError("invalid-message", "checkpoint: not a checkpoint object", { cause, path: "checkpoint" });
+  }
+  // Round-trip through the decoder so an invalid checkpoint is never written.
+  const text = canonicalJson(document);
+  decodeCheckpoint(text);
+  return `${text}\n`;
+}
+
+function checkpointDocument(checkpoint: Checkpoint): JsonObject {
   const document: JsonObject = {
     version: CHECKPOINT_VERSION,
     protocol: { subprotocol: SUBPROTOCOL, version: 1 },
@@ -68,10 +86,7 @@ export function encodeCheckpoint(checkpoint: Checkpoint): string {
     outputCursors: [...checkpoint.outputCursors],
   };
   if (checkpoint.pending !== undefined) document["pending"] = pendingJson(checkpoint.pending);
-  // Round-trip through the decoder so an invalid checkpoint is never written.
-  const text = canonicalJson(document);
-  decodeCheckpoint(text);
-  return `${text}\n`;
+  return document;
 }
 
 export interface DecodeCheckpointOptions {
