@@ -16,8 +16,8 @@ afterEach(async () => {
   await Promise.all(servers.splice(0).map((s) => s.kill()));
 });
 
-async function server(dataDir: string): Promise<ServerProcess> {
-  const started = await startServer(dataDir);
+async function server(dataDir: string, port = 0): Promise<ServerProcess> {
+  const started = await startServer(dataDir, port);
   servers.push(started);
   return started;
 }
@@ -176,5 +176,22 @@ describe("kill -9 of the server, restart on the same data directory, then resume
       expect(resumed.code).toBe(EXIT.invocationFailed);
       expect(resumed.stderr).toMatch(/invocation-failed/);
     }
+  });
+
+  it("a running CLI reconnects to the restarted server by itself and prints the rest without gaps", async () => {
+    const dataDir = join(scratchDir(), "data");
+    const first = await server(dataDir);
+    const cli = start(["invoke", "echo", "count", ...ME, "400", "5", "--checkpoint", join(scratchDir(), "live.ckpt")], { env: first.env });
+    await waitFor(cli, () => itemsOf(cli.stdout(), "$").length >= 10, "10 items were printed");
+    await first.kill();
+    await server(dataDir, first.port);
+    const done = await cli.done;
+    expect(done.stderr).toMatch(/reconnecting/);
+    const items = itemsOf(done.stdout, "$") as number[];
+    expect(items).toEqual(items.map((_, i) => i));
+    // This server does not restart agent code after a crash, so the invocation ends failed; if a
+    // future one does, it must then deliver everything.
+    if (done.code === EXIT.success) expect(items.length).toBe(400);
+    else expect(done.code).toBe(EXIT.invocationFailed);
   });
 });
