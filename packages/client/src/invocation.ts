@@ -58,8 +58,11 @@ export class Invocation {
   readonly accepted: Promise<AcceptedEvent>;
   /** Resolves with the method's result; rejects with a `ClientError` if the invocation fails first. */
   readonly result: Promise<InvocationResult>;
-  /** Resolves when the invocation finished successfully; rejects with a `ClientError` otherwise. */
-  readonly finished: Promise<void>;
+  /**
+   * Resolves with the success outcome of `invocationFinished`; rejects with a `ClientError`
+   * otherwise (kind `invocation-failed` carries the failure outcome's code and message).
+   */
+  readonly finished: Promise<{ readonly kind: "success" }>;
   /** Aborted (with the `ClientError` as reason) when the invocation fails or is cancelled. */
   readonly signal: AbortSignal;
 
@@ -72,13 +75,13 @@ export class Invocation {
     this.signal = this.#controller.signal;
     const accepted = deferred<AcceptedEvent>();
     const result = deferred<InvocationResult>();
-    const finished = deferred<void>();
+    const finished = deferred<{ readonly kind: "success" }>();
     this.accepted = accepted.promise;
     this.result = result.promise;
     this.finished = finished.promise;
     const resolveAccepted = accepted.resolve;
     const resolveResult = result.resolve;
-    const resolveFinished = (): void => finished.resolve();
+    const resolveFinished = (): void => finished.resolve({ kind: "success" });
     const rejectAll = (error: ClientError): void => {
       accepted.reject(error);
       result.reject(error);

@@ -10,7 +10,7 @@
 import { randomUUID } from "node:crypto";
 import type {
   ClientCancelReason,
-  ClientMessage,
+  JsonValue,
   InvocationOutcome,
   InvocationResultBody,
   InvocationStart,
@@ -500,7 +500,7 @@ export class Session {
   }
 
   #locateNested(value: SchemaValueJson): void {
-    for (const leaf of findStreamTokens(value as unknown as import("@golem-stream/wire").JsonValue)) {
+    for (const leaf of findStreamTokens(value as unknown as JsonValue)) {
       const stream = this.#outputFor(leaf.streamToken);
       stream.coordinate ??= leaf.coordinate;
     }
@@ -514,7 +514,7 @@ export class Session {
     if (result.kind === "value") {
       const checked = checkResult(result.graph, result.value);
       this.#adoptSchemas(checked.streams);
-      for (const leaf of findStreamTokens(result.value as unknown as import("@golem-stream/wire").JsonValue)) {
+      for (const leaf of findStreamTokens(result.value as unknown as JsonValue)) {
         const stream = this.#outputFor(leaf.streamToken);
         stream.coordinate ??= leaf.coordinate;
         streams.push(stream);
@@ -630,4 +630,3 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
   });
 }
 
-export type { ClientMessage };

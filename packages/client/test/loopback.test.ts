@@ -26,7 +26,7 @@ describe("demo methods", () => {
     const call = client.invoke({ ...demo, method: "reverse", methodParameters: record(inputStream.strings(input)) });
     const items = await collect((await firstStream(call)).values());
     expect(strings(items)).toEqual(["cba", "olléh", "x😀", ""]);
-    await call.finished;
+    expect(await call.finished).toEqual({ kind: "success" });
   });
 
   it("digest: 24 MiB of stream<u8> in random chunks, SHA-256 equal on both sides", async () => {
