@@ -73,6 +73,15 @@ describe("digest and split through the CLI", () => {
     expect(itemsOf(plain.stdout, "$")).toEqual([0, 1, 2]);
   });
 
+  it("names nested output streams by the item that exposed them and reads them all", async () => {
+    const result = await run(["invoke", "echo", "groups", ...ME, "20", "5"], { env: server.env });
+    expect(result.code).toBe(EXIT.success);
+    const groups = itemsOf(result.stdout, "$") as { name: string; items: string }[];
+    expect(groups.map((g) => g.items)).toEqual(Array.from({ length: 20 }, (_, i) => `$[${i}].items`));
+    for (const group of groups) expect(itemsOf(result.stdout, group.items)).toEqual([0, 1, 2, 3, 4]);
+    expect(result.stdout.toString()).not.toContain("$?");
+  });
+
   it("prints a structured event stream with --output json", async () => {
     const result = await run(["invoke", "echo", "reverse", ...ME, "-", "--output", "json"], { env: server.env, stdin: "abc\nδεζ\n" });
     expect(result.code).toBe(EXIT.success);

@@ -56,6 +56,9 @@ class SessionRunner {
   #graph: SchemaGraph | undefined;
   #mode: Mode;
   #unnamed = 0;
+  /** Readers printing an item right now, and who waits for one to finish (see #infoOf). */
+  #printing = 0;
+  readonly #printed: (() => void)[] = [];
   #streamFailure: string | undefined;
   /** Set once `run` decided the outcome. */
   #settled = false;
@@ -234,12 +237,16 @@ class SessionRunner {
         bar.finish("done");
         break;
       }
+      this.#printing++;
       try {
         const { items, bytes } = await this.#print(info, stream.streamToken, next.value, index);
         bar.add(items, bytes);
       } catch (error) {
         this.#markOutputFailed(error);
         return;
+      } finally {
+        this.#printing--;
+        for (const wake of this.#printed.splice(0)) wake();
       }
     }
     if (this.#mode === "json") {
@@ -251,12 +258,20 @@ class SessionRunner {
 
   /**
    * A nested stream is named by the item that exposed it, which its parent's
-   * reader renders; give that reader a few turns. A stream whose parent item
+   * reader renders. That item arrived before the child's mapping, so it is
+   * either being printed now or about to be handed out: wait while any reader
+   * is printing, plus a few turns for hand-over. A stream whose parent item
    * is not replayed (taken over past it) gets a numbered name.
    */
   async #infoOf(streamToken: string): Promise<StreamInfo> {
-    for (let turn = 0; turn < 5 && !this.#names.has(streamToken); turn++) {
-      await new Promise((resolve) => setImmediate(resolve));
+    for (let idleTurns = 0; idleTurns < 3 && !this.#names.has(streamToken); ) {
+      if (this.#printing > 0) {
+        await new Promise<void>((resolve) => this.#printed.push(resolve));
+        idleTurns = 0;
+      } else {
+        await new Promise((resolve) => setImmediate(resolve));
+        idleTurns++;
+      }
     }
     const known = this.#names.get(streamToken);
     if (known !== undefined) return known;
