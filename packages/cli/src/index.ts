@@ -12,6 +12,7 @@ export {
   decodeCheckpoint,
   type Checkpoint,
   type PendingOperation,
+  type DecodeCheckpointOptions,
 } from "./checkpoint/checkpoint.js";
 export { readCheckpointFile, writeCheckpointFile } from "./checkpoint/checkpoint-file.js";
 export { replaceFileAtomically } from "./checkpoint/atomic-file.js";
