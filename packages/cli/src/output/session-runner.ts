@@ -12,7 +12,7 @@ import type { Invocation, InvocationResult, OutputChunk, OutputStream } from "@g
 import { decodeSchemaGraph, isDirectBinary } from "@golem-stream/schema-value";
 import type { SchemaGraph, SchemaType } from "@golem-stream/schema-value";
 import { canonicalJson } from "@golem-stream/wire";
-import type { JsonObject, JsonValue, OutputOutcome, SchemaValueJson } from "@golem-stream/wire";
+import type { JsonObject, JsonValue, SchemaValueJson } from "@golem-stream/wire";
 import { EXIT } from "../exit-codes.js";
 import type { ExitCode } from "../exit-codes.js";
 import type { CliIo } from "../io/cli-io.js";
@@ -21,6 +21,7 @@ import { deliver } from "../io/delivery.js";
 import type { Progress } from "../io/progress.js";
 import type { OutputFormat } from "../program.js";
 import { failureOf } from "./exit-status.js";
+import { chunkLine, isBytes, nativeJson, outcomeJson } from "./lines.js";
 import { renderWithStreamNames } from "./stream-names.js";
 
 export interface SessionRunOptions {
@@ -281,29 +282,15 @@ class SessionRunner {
   }
 
   async #print(info: StreamInfo, streamToken: string, chunk: OutputChunk, index: number): Promise<{ items: number; bytes: number }> {
-    if (chunk instanceof Uint8Array) {
-      if (this.#mode === "raw") await deliver(this.#io.stdout, chunk);
-      else if (this.#mode === "json") await this.#emit({ event: "bytes", stream: info.name, base64: base64(chunk) });
-      else await this.#emit({ stream: info.name, base64: base64(chunk) });
-      return { items: chunk.length, bytes: chunk.length };
+    if (this.#mode === "raw" && isBytes(chunk)) {
+      const bytes = chunk instanceof Uint8Array ? chunk : chunk.bytes;
+      await deliver(this.#io.stdout, bytes);
+      return { items: chunk instanceof Uint8Array ? bytes.length : 1, bytes: bytes.length };
     }
-    if ("bytes" in chunk && chunk.bytes instanceof Uint8Array) {
-      const mime: JsonObject = chunk.mimeType === undefined ? {} : { mimeType: chunk.mimeType };
-      if (this.#mode === "raw") await deliver(this.#io.stdout, chunk.bytes);
-      else if (this.#mode === "json") await this.#emit({ event: "blob", stream: info.name, base64: base64(chunk.bytes), ...mime });
-      else await this.#emit({ stream: info.name, base64: base64(chunk.bytes), ...mime });
-      return { items: 1, bytes: chunk.bytes.length };
-    }
-    const value = chunk as SchemaValueJson;
-    const plain = this.#render(info, value, index);
-    const line: JsonObject =
-      this.#mode === "json"
-        ? { event: "item", stream: info.name, streamToken, value: nativeJson(value) }
-        : plain === undefined
-          ? { stream: info.name, native: nativeJson(value) }
-          : { stream: info.name, item: plain };
-    const text = await this.#emit(line);
-    return { items: 1, bytes: text.length };
+    const plain = isBytes(chunk) ? undefined : this.#render(info, chunk, index);
+    const line = chunkLine(this.#mode === "json" ? "json" : "lines", info.name, streamToken, chunk, plain);
+    const text = await this.#emit(line.json);
+    return { items: line.items, bytes: line.bytes ?? text.length };
   }
 
   /** Plain JSON of an item, naming the streams it exposes; undefined when its type is unknown. */
@@ -334,24 +321,4 @@ class SessionRunner {
     await deliver(this.#io.stdout, text);
     return text;
   }
-}
-
-function outcomeJson(outcome: OutputOutcome): JsonObject {
-  switch (outcome.kind) {
-    case "ok":
-      return { kind: "ok" };
-    case "error":
-      return { kind: "error", code: outcome.code, message: outcome.message };
-    case "cancelled":
-      return { kind: "cancelled", reason: outcome.reason };
-  }
-}
-
-/** A native value node as a JSON object (the wire model types it apart from JSON). */
-function nativeJson(value: SchemaValueJson): JsonObject {
-  return { kind: value.kind, value: value.value };
-}
-
-function base64(bytes: Uint8Array): string {
-  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("base64");
 }
