@@ -20,7 +20,7 @@ let server: Awaited<ReturnType<typeof startServer>>;
 beforeAll(async () => void (server = await startServer()));
 afterAll(async () => server.dispose());
 
-const POINTS = 10;
+const POINTS = 16;
 
 const clientFor = (url: string): Client =>
   createClient({ url, token: TOKEN, reconnect: { initialDelayMs: 5, maxDelayMs: 40, maxAttempts: 30 } });
@@ -122,6 +122,40 @@ describe("TCP cuts at many points", () => {
         return { upper: sha256(Buffer.concat(batches)), lines: items.map((item) => item.value) };
       },
       (value, label) => expect(value, label).toEqual({ upper: sha256(Buffer.from(lines.join("\n").toUpperCase())), lines }),
+    );
+    expect(cuts).toBeGreaterThanOrEqual(POINTS);
+  });
+
+  it("groups: nested output streams are re-announced after every cut and deliver each item once", async () => {
+    const cuts = await acrossCuts(
+      async (client) => {
+        const call = client.invoke({ ...demo, method: "groups", methodParameters: record(u32(6), u32(40)) });
+        const outer = await firstStream(call);
+        const reads: Promise<unknown[]>[] = [];
+        const names: unknown[] = [];
+        for await (const group of outer.values()) {
+          const [name, items] = fieldsOf(group);
+          names.push(name?.value);
+          reads.push(
+            (async () => {
+              const out: unknown[] = [];
+              for await (const item of call.stream(items!)!.values()) {
+                out.push(item.value);
+                if (out.length % 8 === 0) await new Promise((resolve) => setTimeout(resolve, 1));
+              }
+              return out;
+            })(),
+          );
+        }
+        const groups = await Promise.all(reads);
+        await call.finished;
+        return { names, groups };
+      },
+      (value, label) =>
+        expect(value, label).toEqual({
+          names: Array.from({ length: 6 }, (_, g) => `group-${g}`),
+          groups: Array.from({ length: 6 }, () => Array.from({ length: 40 }, (_, i) => i)),
+        }),
     );
     expect(cuts).toBeGreaterThanOrEqual(POINTS);
   });
