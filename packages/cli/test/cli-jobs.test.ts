@@ -117,6 +117,17 @@ describe("exit codes", () => {
     expect(result.stderr).not.toBe("");
   });
 
+  it("2: a checkpoint that already exists, or cannot be written", async () => {
+    const dir = scratchDir();
+    const { writeFileSync } = await import("node:fs");
+    writeFileSync(join(dir, "taken.ckpt"), "{}");
+    const exists = await run(["invoke", "echo", "count", ...ME, "1", "0", "--checkpoint", join(dir, "taken.ckpt")], { env: server.env });
+    expect(exists.code).toBe(EXIT.usage);
+    expect(exists.stderr).toMatch(/already exists; continue that invocation with `golem-stream resume/);
+    const missing = await run(["invoke", "echo", "count", ...ME, "1", "0", "--checkpoint", join(dir, "no", "such", "dir.ckpt")], { env: server.env });
+    expect(missing.code).toBe(EXIT.usage);
+  });
+
   it("2: no token at all", async () => {
     const result = await run(["types"], { env: { GOLEM_STREAM_URL: server.url } });
     expect(result.code).toBe(EXIT.usage);

@@ -2,6 +2,9 @@
  * `golem-stream invoke`: discover the method's schema, build the arguments,
  * start the invocation and print its output (see output/session-runner.ts).
  */
+import { constants } from "node:fs";
+import { access } from "node:fs/promises";
+import { dirname, resolve } from "node:path";
 import { createClient, isClientError } from "@golem-stream/client";
 import type { Invocation } from "@golem-stream/client";
 import { bindMethodParameters, constructorValue, nativeAsJson } from "../arguments.js";
@@ -17,6 +20,24 @@ import { failureOf } from "../output/exit-status.js";
 import { runSession } from "../output/session-runner.js";
 import type { InvokeOptions } from "../program.js";
 
+/**
+ * A new checkpoint must not replace one that may still be needed to resume
+ * another invocation, and must be writable: both are found out now rather
+ * than after the invocation started.
+ */
+async function checkCheckpointPath(path: string): Promise<void> {
+  const exists = await access(path).then(
+    () => true,
+    () => false,
+  );
+  if (exists) {
+    throw usageError(`--checkpoint ${path} already exists; continue that invocation with \`golem-stream resume ${path}\`, or delete the file`);
+  }
+  await access(dirname(resolve(path)), constants.W_OK).catch((cause: unknown) => {
+    throw usageError(`--checkpoint ${path}: its directory does not exist or is not writable`, cause);
+  });
+}
+
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 export interface InvokeTarget {
@@ -29,6 +50,7 @@ export async function runInvoke(target: InvokeTarget, options: InvokeOptions, io
   if (options.phantomId !== undefined && !UUID.test(options.phantomId)) {
     throw usageError("--phantom-id must be a lower-case UUID");
   }
+  if (options.checkpoint !== undefined) await checkCheckpointPath(options.checkpoint);
   const connection = resolveConnection(options, io.env);
   const catalogue = await fetchCatalogue(connection, options.application, options.environment, io.signal);
   const { agentType, method } = findMethod(catalogue, target.agentType, target.method);
