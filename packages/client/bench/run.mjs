@@ -149,6 +149,7 @@ rmSync(dataDir, { recursive: true, force: true });
 
 const row = (label, seconds, units, unit, base) =>
   `${label.padEnd(36)} ${(units / seconds).toFixed(units / seconds >= 100 ? 0 : 1).padStart(10)} ${unit.padEnd(8)} ${(base / seconds).toFixed(2).padStart(6)}x raw`;
+console.log(`node ${process.version}, loopback; embedded server with SQLite synchronous=FULL (its default)`);
 console.log(`stream<u8>, ${TOTAL_MIB} packed batches of 1 MiB, one way`);
 console.log(row("  raw ws", u8.raw, TOTAL_MIB, "MiB/s", u8.raw));
 console.log(row("  client, ack-only peer", u8.peer, TOTAL_MIB, "MiB/s", u8.raw));

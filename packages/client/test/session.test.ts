@@ -176,6 +176,22 @@ describe("attempts and reconnects", () => {
     expect(call.sessionToken).toBe("session-token-2");
   });
 
+  it("resumes after a retryable rejection that follows acceptance", async () => {
+    const { client, transport } = memoryClient();
+    const call = client.invoke({ ...echo, method: "count", methodParameters: noParams });
+    const { server, start } = await acceptStart(transport);
+    server.send({ type: "invocationAccepted", attemptId: start.attemptId, idempotencyKey: start.idempotencyKey, mappings: [], sessionToken: SESSION });
+    const causes: string[] = [];
+    call.on("reconnecting", (event) => causes.push(event.cause));
+    server.send({ type: "invocationRejected", attemptId: start.attemptId, code: "input-gap", message: "gap", retryable: true });
+    const again = await transport.nextConnection();
+    const resume = (await again.waitUntil(isResume)) as ResumeAttach;
+    expect(resume).toMatchObject({ operation: "resume", sessionToken: SESSION });
+    expect(resume.attemptId).not.toBe(start.attemptId);
+    expect(causes).toEqual(["input-gap"]);
+    call.cancel();
+  });
+
   it("fails with revoked when another connection takes the session over", async () => {
     const { client, transport } = memoryClient();
     const call = client.invoke({ ...echo, method: "count", methodParameters: noParams });
