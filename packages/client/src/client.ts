@@ -4,7 +4,7 @@
  * one invocation handle with its own WebSocket session.
  */
 import { randomUUID } from "node:crypto";
-import { LIMITS, SESSION_PATH, utf8ByteLength, type ConfigEntry, type SchemaValueJson, type Selector } from "@golem-stream/wire";
+import { LIMITS, SESSION_PATH, encodeMessage, utf8ByteLength, type ConfigEntry, type SchemaValueJson, type Selector } from "@golem-stream/wire";
 import type { ResumeState } from "./checkpoint.js";
 import { ClientError } from "./errors.js";
 import type { ParamNode } from "./input-stream.js";
@@ -64,9 +64,15 @@ export interface Client {
 }
 
 export function createClient(options: ClientOptions): Client {
+  if (typeof options !== "object" || options === null) throw new ClientError("invalid-argument", "createClient needs an options object");
   const { token, getToken } = options;
   if ((token === undefined) === (getToken === undefined)) {
     throw new ClientError("invalid-argument", "give exactly one of token or getToken");
+  }
+  if (token !== undefined && (typeof token !== "string" || token.length === 0)) throw new ClientError("invalid-argument", "token must be a non-empty string");
+  if (getToken !== undefined && typeof getToken !== "function") throw new ClientError("invalid-argument", "getToken must be a function");
+  if (options.transport !== undefined && typeof options.transport?.connect !== "function") {
+    throw new ClientError("invalid-argument", "transport must have a connect() method");
   }
   const config = {
     url: sessionUrl(options.url),
@@ -79,7 +85,13 @@ export function createClient(options: ClientOptions): Client {
   };
   return {
     invoke(invoke) {
-      const idempotencyKey = invoke.idempotencyKey ?? randomUUID();
+      if (typeof invoke !== "object" || invoke === null) throw new ClientError("invalid-argument", "invoke needs an options object");
+      if (invoke.signal !== undefined && !(invoke.signal instanceof AbortSignal)) throw new ClientError("invalid-argument", "signal must be an AbortSignal");
+      if (invoke.onCheckpoint !== undefined && typeof invoke.onCheckpoint !== "function") {
+        throw new ClientError("invalid-argument", "onCheckpoint must be a function");
+      }
+      const idempotencyKey = invoke.idempotencyKey === undefined ? randomUUID() : invoke.idempotencyKey;
+      if (typeof idempotencyKey !== "string") throw new ClientError("invalid-argument", "idempotencyKey must be a string");
       const keyBytes = utf8ByteLength(idempotencyKey);
       if (keyBytes === 0 || keyBytes > LIMITS.maxIdempotencyKeyBytes) {
         throw new ClientError("invalid-argument", "idempotencyKey must be 1 byte .. 1 KiB of UTF-8", { code: "validation-error" });
@@ -96,9 +108,11 @@ export function createClient(options: ClientOptions): Client {
       return new Invocation(config, { kind: "start", template, params: invoke.methodParameters }, invoke.onCheckpoint, invoke.signal);
     },
     resume(state, attach = {}) {
+      checkResumeState(state);
       return new Invocation(config, { kind: "attach", operation: "resume", state }, attach.onCheckpoint, attach.signal);
     },
     takeover(state, attach = {}) {
+      checkResumeState(state);
       return new Invocation(config, { kind: "attach", operation: "takeover", state }, attach.onCheckpoint, attach.signal);
     },
   };
@@ -106,6 +120,7 @@ export function createClient(options: ClientOptions): Client {
 
 /** `http://h:p` → `ws://h:p/v1/agents/invoke-agent-session`; an explicit path is kept. */
 export function sessionUrl(base: string): string {
+  if (typeof base !== "string") throw new ClientError("invalid-argument", "url must be a string");
   let url: URL;
   try {
     url = new URL(base);
@@ -123,4 +138,30 @@ function positive(value: number | undefined, fallback: number, name: string): nu
   if (value === undefined) return fallback;
   if (!Number.isSafeInteger(value) || value <= 0) throw new ClientError("invalid-argument", `${name} must be a positive integer`);
   return value;
+}
+
+/**
+ * Saved state often comes from a file: check it before use, with the wire
+ * encoder's rules for the parts that go on the wire.
+ */
+function checkResumeState(state: ResumeState): void {
+  const bad = (what: string): ClientError => new ClientError("invalid-argument", `resume state: ${what}`);
+  if (typeof state !== "object" || state === null) throw bad("must be an object");
+  const cursors: unknown = state.outputCursors;
+  if (!Array.isArray(cursors) || !cursors.every((cursor) => typeof cursor === "string")) throw bad("outputCursors must be an array of strings");
+  if (typeof state.idempotencyKey !== "string") throw bad("idempotencyKey must be a string");
+  if (typeof state.selector !== "object" || state.selector === null) throw bad("selector must be an object");
+  if (state.pendingOperation !== undefined && state.pendingOperation?.type !== "resumeAttach") throw bad("pendingOperation must be a resumeAttach");
+  const probe = state.pendingOperation ?? {
+    type: "resumeAttach" as const,
+    attemptId: "00000000-0000-4000-8000-000000000000",
+    operation: "takeover" as const,
+    outputCursors: cursors as string[],
+    sessionToken: state.sessionToken,
+  };
+  try {
+    encodeMessage(probe);
+  } catch (cause) {
+    throw new ClientError("invalid-argument", `resume state: ${cause instanceof Error ? cause.message : "not encodable"}`, { cause });
+  }
 }

@@ -6,7 +6,7 @@
  */
 import type { ClientCancelReason, JsonPrimitive, SchemaValueJson } from "@golem-stream/wire";
 import { ClientError } from "./errors.js";
-import { pullFrom, type ByteSource, type PullIterator, type Source } from "./sources.js";
+import { assertSource, pullFrom, type ByteSource, type PullIterator, type Source } from "./sources.js";
 
 /** How items of the stream travel: packed bytes, one binary message per item, or JSON items. */
 export type InputElementKind = "u8" | "binary" | "value";
@@ -43,6 +43,10 @@ export class InputStream {
     source: Source<unknown> | NodeJS.ReadableStream,
     options: { encode?: (item: unknown) => ParamNode; mimeType?: string } = {},
   ) {
+    assertSource(source);
+    if (options.mimeType !== undefined && typeof options.mimeType !== "string") {
+      throw new ClientError("invalid-argument", "mimeType must be a string");
+    }
     this.element = element;
     this.#source = source;
     this.encode = options.encode;
@@ -95,10 +99,11 @@ export const inputStream = {
   },
   /** `stream<binary>`: each chunk (bytes, or `{bytes, mimeType}`) is one item. */
   binary(source: Source<Uint8Array | BinaryBlob>, options: { mimeType?: string } = {}): InputStream {
-    return new InputStream("binary", source, options);
+    return new InputStream("binary", source, options ?? {});
   },
   /** Any other element type: each item is a native SchemaValue node, or `encode(item)` makes one. */
   values<T = SchemaValueJson>(source: Source<T>, encode?: (item: T) => ParamNode): InputStream {
+    if (encode !== undefined && typeof encode !== "function") throw new ClientError("invalid-argument", "encode must be a function");
     return new InputStream("value", source as Source<unknown>, {
       encode: encode === undefined ? asNative : (item) => encode(item as T),
     });

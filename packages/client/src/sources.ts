@@ -5,6 +5,11 @@
  * room (a paused producer, not an unbounded queue).
  */
 
+import { ClientError } from "./errors.js";
+
+const notASource = (): ClientError =>
+  new ClientError("invalid-argument", "an input stream source must be an async iterable, an iterable or a ReadableStream");
+
 /** Anything the runtime can pull items from. */
 export type Source<T> = AsyncIterable<T> | Iterable<T> | ReadableStream<T>;
 
@@ -21,6 +26,11 @@ function isReadableStream<T>(source: unknown): source is ReadableStream<T> {
   return typeof source === "object" && source !== null && typeof (source as ReadableStream<T>).getReader === "function";
 }
 
+/** Throws `invalid-argument` unless `value` can be pulled from. */
+export function assertSource(value: unknown): void {
+  if (!isSource(value)) throw notASource();
+}
+
 export function isSource(value: unknown): boolean {
   if (typeof value !== "object" || value === null) return false;
   return (
@@ -33,7 +43,7 @@ export function isSource(value: unknown): boolean {
 export function pullFrom<T>(source: Source<T> | NodeJS.ReadableStream): PullIterator<T> {
   // Strings are iterable, but a string where a source belongs is a mistake, not a stream of characters.
   if (typeof source !== "object" || source === null) {
-    throw new TypeError("an input stream source must be an async iterable, an iterable or a ReadableStream");
+    throw notASource();
   }
   if (isReadableStream<T>(source)) return fromReadableStream(source);
   const asyncIterable = (source as Partial<AsyncIterable<T>>)[Symbol.asyncIterator];
@@ -48,7 +58,7 @@ export function pullFrom<T>(source: Source<T> | NodeJS.ReadableStream): PullIter
       return: async () => it.return?.() ?? { done: true, value: undefined },
     });
   }
-  throw new TypeError("an input stream source must be an async iterable, an iterable or a ReadableStream");
+  throw notASource();
 }
 
 function fromIterator<T>(iterator: AsyncIterator<T>): PullIterator<T> {
@@ -98,5 +108,5 @@ export function toBytes(chunk: unknown): Uint8Array {
   if (chunk instanceof Uint8Array) return chunk;
   if (chunk instanceof ArrayBuffer) return new Uint8Array(chunk);
   if (ArrayBuffer.isView(chunk)) return new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength);
-  throw new TypeError("a byte source yielded a chunk that is not bytes (Uint8Array, Buffer or ArrayBuffer)");
+  throw new ClientError("invalid-argument", "a byte source yielded a chunk that is not bytes (Uint8Array, Buffer or ArrayBuffer)");
 }

@@ -1,0 +1,83 @@
+/**
+ * Every public entry point fed the same table of wrong-typed values (the
+ * noble-hashes habit): each must refuse with a `ClientError` of kind
+ * `invalid-argument` — never a stray TypeError, never a connection attempt.
+ */
+import { describe, expect, it } from "vitest";
+import { createClient, inputStream, type ResumeState } from "../src/index.js";
+import { echo, memoryClient } from "./support/fixtures.js";
+
+const WRONG: [string, unknown][] = [
+  ["undefined", undefined],
+  ["null", null],
+  ["zero", 0],
+  ["NaN", Number.NaN],
+  ["a string", "x"],
+  ["true", true],
+  ["an array", [1]],
+  ["an empty object", {}],
+  ["a function", () => 1],
+  ["a symbol", Symbol("s")],
+  ["a bigint", 1n],
+];
+
+const refused = expect.objectContaining({ name: "ClientError", kind: "invalid-argument" });
+
+const validState: ResumeState = {
+  sessionToken: "gai1_token",
+  outputCursors: [],
+  selector: { ...echo, method: "count" },
+  idempotencyKey: "k",
+};
+
+describe.each(WRONG)("given %s", (_label, wrong) => {
+  it("createClient refuses it as options, url, token, getToken and transport", () => {
+    expect(() => createClient(wrong as never)).toThrow(refused);
+    if (typeof wrong !== "string") expect(() => createClient({ url: wrong as never, token: "t" })).toThrow(refused);
+    if (typeof wrong !== "string") expect(() => createClient({ url: "ws://h", token: wrong as never })).toThrow(refused);
+    if (wrong !== undefined && typeof wrong !== "function") expect(() => createClient({ url: "ws://h", getToken: wrong as never })).toThrow(refused);
+    if (wrong !== undefined) expect(() => createClient({ url: "ws://h", token: "t", transport: wrong as never })).toThrow(refused);
+  });
+
+  it("inputStream.* refuse it as a source", () => {
+    if (typeof wrong === "object" && wrong !== null) return; // arrays and objects: see below
+    for (const make of [inputStream.bytes, inputStream.binary, inputStream.strings, inputStream.values]) {
+      expect(() => (make as (source: unknown) => unknown)(wrong)).toThrow(refused);
+    }
+  });
+
+  it("invoke refuses it as options, selector fields, parameters and signal", () => {
+    const { client, transport } = memoryClient();
+    const base = { ...echo, method: "m", methodParameters: { kind: "bool", value: true } };
+    expect(() => client.invoke(wrong as never)).toThrow(refused);
+    for (const field of ["application", "environment", "agentType", "method", "constructorParameters", "methodParameters"]) {
+      if (typeof wrong === "string" && !field.endsWith("Parameters")) continue; // any string is a name; the server judges it
+      if (field === "methodParameters" && typeof wrong === "object" && wrong !== null && !Array.isArray(wrong)) continue; // {} is walked, then refused by the encoder below
+      expect(() => client.invoke({ ...base, [field]: wrong } as never), field).toThrow(refused);
+    }
+    if (wrong !== undefined) {
+      expect(() => client.invoke({ ...base, signal: wrong } as never)).toThrow(refused);
+      if (typeof wrong !== "function") expect(() => client.invoke({ ...base, onCheckpoint: wrong } as never)).toThrow(refused);
+      if (typeof wrong !== "string") expect(() => client.invoke({ ...base, idempotencyKey: wrong } as never)).toThrow(refused);
+    }
+    expect(transport.connections).toHaveLength(0);
+  });
+
+  it("resume and takeover refuse it as state and as any state field", () => {
+    const { client, transport } = memoryClient();
+    for (const attach of [client.resume, client.takeover]) {
+      expect(() => attach(wrong as never)).toThrow(refused);
+      for (const field of ["sessionToken", "outputCursors", "selector", "idempotencyKey"] as const) {
+        if (field === "selector" && typeof wrong === "object" && wrong !== null) continue; // any object passes the shape check; the server judges selectors
+        if (typeof wrong === "string" && field !== "outputCursors" && field !== "selector") continue; // any string is an opaque token or a key
+        expect(() => attach({ ...validState, [field]: wrong } as never), field).toThrow(refused);
+      }
+      if (wrong !== undefined) expect(() => attach({ ...validState, pendingOperation: wrong } as never)).toThrow(refused);
+    }
+    expect(transport.connections).toHaveLength(0);
+  });
+});
+
+it("an array or plain object is not a byte source either", () => {
+  expect(() => inputStream.bytes({} as never)).toThrow(refused);
+});
