@@ -42,7 +42,7 @@ describe("sources", () => {
     expect([...toBytes(Buffer.from([1, 2]))]).toEqual([1, 2]);
     expect(toBytes(new Uint16Array([0x0101]).buffer)).toEqual(new Uint8Array([1, 1]));
     expect(toBytes(new DataView(new Uint8Array([7, 8, 9]).buffer, 1, 2))).toEqual(new Uint8Array([8, 9]));
-    for (const bad of ["text", 1, null, undefined, {}, [1, 2]]) expect(() => toBytes(bad)).toThrow(TypeError);
+    for (const bad of ["text", 1, null, undefined, {}, [1, 2]]) expect(() => toBytes(bad)).toThrow(expect.objectContaining({ kind: "invalid-argument" }));
   });
 });
 
@@ -124,13 +124,6 @@ describe("wrong-typed arguments", () => {
     [{ url: "ws://h", token: "t", maxQueuedEntriesPerStream: 1.5 }],
   ])("createClient(%j) throws invalid-argument", (options) => {
     expect(() => createClient(options)).toThrow(expect.objectContaining({ kind: "invalid-argument" }));
-  });
-
-  it.each([1, "x", null, {}])("inputStream.bytes(%j) is rejected when claimed", (bad) => {
-    const { client } = memoryClient();
-    expect(() =>
-      client.invoke({ ...echo, method: "digest", methodParameters: { kind: "record", value: { fields: [inputStream.bytes(bad as never)] } } }),
-    ).toThrow(TypeError);
   });
 
   it("rejects an empty or oversized idempotency key", () => {
