@@ -45,7 +45,7 @@ interface Pump {
   next: bigint;
   state: "waiting" | "active" | "done";
   running: boolean;
-  /** Set when more events may exist while the pump is running. */
+  /** Set by every kick: there may be events the pump has not read yet. */
   dirty: boolean;
 }
 
@@ -193,37 +193,40 @@ export class Attachment implements AttachmentSink {
 
   #kick(pump: Pump): void {
     if (pump.state !== "active" || this.#ended) return;
-    if (pump.running) {
-      pump.dirty = true;
-      return;
-    }
+    pump.dirty = true;
+    if (pump.running) return;
     pump.running = true;
-    void this.#runPump(pump)
-      .catch((error: unknown) => this.#fault(error))
-      .finally(() => {
-        pump.running = false;
-      });
+    void this.#runPump(pump).catch((error: unknown) => this.#fault(error));
   }
 
+  /**
+   * Sends the log from `pump.next` on while there may be more. `dirty` is
+   * set by every kick, and `running` is cleared in the same synchronous step
+   * that sees it clear, so no kick can fall between two runs.
+   */
   async #runPump(pump: Pump): Promise<void> {
     const store = this.session.deps.store;
-    for (;;) {
-      pump.dirty = false;
-      const events = await store.readOutput(pump.stream.streamId, pump.next, PUMP_BATCH);
-      if (this.#ended) return;
-      for (const event of events) {
-        await this.#sendEvent(pump, event);
-        if (this.#ended) return;
-        this.session.delivered(pump.stream);
-        if (event.event === "terminal") {
-          pump.state = "done";
-          this.#channels.close(pump.stream.streamId);
-          this.#maybeFinish();
-          return;
+    try {
+      while (pump.dirty && pump.state === "active" && !this.#ended) {
+        pump.dirty = false;
+        const events = await store.readOutput(pump.stream.streamId, pump.next, PUMP_BATCH);
+        for (const event of events) {
+          if (this.#ended) return;
+          await this.#sendEvent(pump, event);
+          if (this.#ended) return;
+          this.session.delivered(pump.stream);
+          if (event.event === "terminal") {
+            pump.state = "done";
+            this.#channels.close(pump.stream.streamId);
+            this.#maybeFinish();
+            return;
+          }
+          pump.next = event.sequence + event.itemCount;
         }
-        pump.next = event.sequence + event.itemCount;
+        if (events.length === PUMP_BATCH) pump.dirty = true; // a full batch: there may be more
       }
-      if (events.length < PUMP_BATCH && !pump.dirty) return;
+    } finally {
+      pump.running = false;
     }
   }
 

@@ -1,19 +1,17 @@
 /**
  * The protocol state machine without sockets: `Connection` and
- * `SessionRuntime` driven through an in-memory `SessionTransport`. The same
+ * `SessionRuntime` driven through an in-memory `SessionTransport` over the
+ * in-memory store. The same
  * rules the loopback tests check, with full control of interleavings.
  */
-import { afterEach, describe, expect, it } from "vitest";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { describe, expect, it } from "vitest";
 import { randomUUID } from "node:crypto";
 import { Keyring } from "@golem-stream/tokens";
 import { encodeMessage, type ClientMessage, type ServerMessage } from "@golem-stream/wire";
 import { Connection } from "../src/connection.js";
 import { SessionRuntime } from "../src/session-runtime.js";
 import { TokenService } from "../src/token-service.js";
-import { createDemoHost, resolveLimits, silentLogger, SqliteSessionStore } from "../src/index.js";
+import { createDemoHost, MemorySessionStore, resolveLimits, silentLogger } from "../src/index.js";
 import type { SessionTransport } from "../src/transport.js";
 import { demoStart, v } from "./helpers.js";
 
@@ -46,15 +44,8 @@ class MemoryTransport implements SessionTransport {
   }
 }
 
-const dirs: string[] = [];
-afterEach(() => {
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
-
 function harness() {
-  const dataDir = mkdtempSync(join(tmpdir(), "golem-stream-memory-"));
-  dirs.push(dataDir);
-  const store = new SqliteSessionStore({ dataDir, synchronous: "normal" });
+  const store = new MemorySessionStore();
   const runtime = new SessionRuntime(
     {
       store,

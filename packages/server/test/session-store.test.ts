@@ -1,16 +1,26 @@
-/** The SQLite store's contract: atomic creation, generations, input and output logs, retention, reopening. */
+/**
+ * The `SessionStore` contract, run against both implementations: atomic
+ * creation, generations, input and output logs, retention. Reopening a
+ * directory is SQLite's alone.
+ */
 import { afterEach, describe, expect, it } from "vitest";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { randomUUID } from "node:crypto";
-import { SqliteSessionStore, type NewStream, type SessionRecord } from "../src/index.js";
+import { MemorySessionStore, SqliteSessionStore, type NewStream, type SessionRecord, type SessionStore } from "../src/index.js";
 
 const dirs: string[] = [];
-function openStore(dataDir = mkdtempSync(join(tmpdir(), "golem-stream-store-"))) {
+function sqliteDir(): string {
+  const dataDir = mkdtempSync(join(tmpdir(), "golem-stream-store-"));
   dirs.push(dataDir);
-  return { dataDir, store: new SqliteSessionStore({ dataDir }) };
+  return dataDir;
 }
+
+const IMPLEMENTATIONS: [string, () => SessionStore][] = [
+  ["SqliteSessionStore", () => new SqliteSessionStore({ dataDir: sqliteDir() })],
+  ["MemorySessionStore", () => new MemorySessionStore()],
+];
 afterEach(() => {
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
@@ -58,7 +68,9 @@ function stream(sessionId: string, direction: "input" | "output", overrides: Par
 
 const bytes = (text: string) => new TextEncoder().encode(text);
 
-describe("SqliteSessionStore", () => {
+describe.each(IMPLEMENTATIONS)("%s", (_name, createStore) => {
+  const openStore = () => ({ store: createStore() });
+
   it("creates a session with its streams and start attempt atomically; idempotency keys are unique per agent", async () => {
     const { store } = openStore();
     const first = session();
@@ -110,7 +122,7 @@ describe("SqliteSessionStore", () => {
   });
 
   it("output events replay from any sequence; the terminal comes last; nested streams are recorded with their parent", async () => {
-    const { dataDir, store } = openStore();
+    const { store } = openStore();
     const s = session();
     await store.createSession(s, [], { attemptId: randomUUID(), operation: "start", descriptorDigest: "d", sessionId: s.sessionId, generation: 1n });
     const out = stream(s.sessionId, "output", { parent: { kind: "result" } });
@@ -129,20 +141,53 @@ describe("SqliteSessionStore", () => {
     expect((await store.readOutput(out.streamId, 1n, 10)).map((e) => e.sequence)).toEqual([2n, 3n]);
     expect(await store.readOutput(out.streamId, 4n, 10)).toEqual([]);
     await store.finish(s.sessionId, '{"kind":"success"}', 5000);
+    // Retention: purging before the finish time keeps it, after removes session, streams and logs.
+    expect(await store.purgeFinished(5000)).toBe(0);
+    expect(await store.purgeFinished(5001)).toBe(1);
+    expect(await store.getSession(s.sessionId)).toBeUndefined();
+    expect(await store.readOutput(out.streamId, 0n, 10)).toEqual([]);
+    await store.close();
+  });
+});
+
+describe("SqliteSessionStore on disk", () => {
+  it("keeps everything across reopening the same directory", async () => {
+    const dataDir = sqliteDir();
+    const store = new SqliteSessionStore({ dataDir });
+    const s = session();
+    await store.createSession(s, [], { attemptId: randomUUID(), operation: "start", descriptorDigest: "d", sessionId: s.sessionId, generation: 1n });
+    const out = stream(s.sessionId, "output", { parent: { kind: "result" } });
+    await store.setResult(s.sessionId, '{"kind":"none"}', [out]);
+    const child = stream(s.sessionId, "output", { parent: { kind: "item", streamId: out.streamId, sequence: 0n } });
+    await store.appendOutput({ event: "item", streamId: out.streamId, sequence: 0n, itemCount: 3n, data: bytes("abc"), mimeType: undefined }, [child]);
+    await store.appendOutput({ event: "terminal", streamId: out.streamId, sequence: 3n, outcome: '{"kind":"ok"}' }, []);
+    await store.finish(s.sessionId, '{"kind":"success"}', 5000);
     await store.close();
 
-    // Everything survives reopening the directory.
     const reopened = new SqliteSessionStore({ dataDir });
     const streams = await reopened.listStreams(s.sessionId);
-    expect(streams.map((x) => x.parent)).toEqual([{ kind: "result" }, { kind: "item", streamId: out.streamId, sequence: 1n }]);
+    expect(streams.map((x) => x.parent)).toEqual([{ kind: "result" }, { kind: "item", streamId: out.streamId, sequence: 0n }]);
     expect(streams[0]).toMatchObject({ count: 3n, outputTerminal: true });
+    expect((await reopened.readOutput(out.streamId, 0n, 10)).map((e) => e.event)).toEqual(["item", "terminal"]);
     expect(await reopened.getSession(s.sessionId)).toMatchObject({ state: "finished", outcome: '{"kind":"success"}', finishedAt: 5000 });
     expect(await reopened.listRunningSessions()).toEqual([]);
-    // Retention: purging before the finish time keeps it, after removes session, streams and logs.
-    expect(await reopened.purgeFinished(5000)).toBe(0);
-    expect(await reopened.purgeFinished(5001)).toBe(1);
-    expect(await reopened.getSession(s.sessionId)).toBeUndefined();
-    expect(await reopened.readOutput(out.streamId, 0n, 10)).toEqual([]);
     await reopened.close();
+  });
+
+  it("group-commits writes issued together; one failing write rolls back alone", async () => {
+    const store = new SqliteSessionStore({ dataDir: sqliteDir() });
+    const s = session();
+    const input = stream(s.sessionId, "input");
+    await store.createSession(s, [input], { attemptId: randomUUID(), operation: "start", descriptorDigest: "d", sessionId: s.sessionId, generation: 1n });
+    const writes = [
+      store.acceptInput({ streamId: input.streamId, sequence: 0n, itemCount: 1n, data: bytes("a"), mimeType: undefined }, []),
+      store.acceptInput({ streamId: input.streamId, sequence: 5n, itemCount: 1n, data: bytes("x"), mimeType: undefined }, []),
+      store.acceptInput({ streamId: input.streamId, sequence: 1n, itemCount: 1n, data: bytes("b"), mimeType: undefined }, []),
+    ];
+    const settled = await Promise.allSettled(writes);
+    expect(settled.map((r) => r.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
+    expect((await store.getStream(input.streamId))?.count).toBe(2n);
+    expect((await store.readInput(input.streamId, 0n, 10n)).map((c) => c.sequence)).toEqual([0n, 1n]);
+    await store.close();
   });
 });

@@ -1,0 +1,173 @@
+/**
+ * A `SessionStore` in memory: the same contract as the SQLite store, without
+ * durability. For tests and for ephemeral deployments that accept losing
+ * every session with the process. Records are copied in and out so callers
+ * can never alias stored state.
+ */
+import type {
+  AttachResult,
+  AttemptRecord,
+  CreateSessionResult,
+  InputChunk,
+  InputTerminal,
+  NewStream,
+  OutputEvent,
+  SessionRecord,
+  SessionStore,
+  StreamRecord,
+} from "./session-store.js";
+
+type MutableStream = { -readonly [K in keyof StreamRecord]: StreamRecord[K] };
+type MutableSession = { -readonly [K in keyof SessionRecord]: SessionRecord[K] };
+
+function copyBytes<T extends { data: Uint8Array }>(value: T): T {
+  return { ...value, data: value.data.slice() };
+}
+
+export class MemorySessionStore implements SessionStore {
+  readonly #sessions = new Map<string, MutableSession>();
+  readonly #attempts = new Map<string, AttemptRecord>();
+  readonly #streams = new Map<string, MutableStream>();
+  readonly #streamsBySession = new Map<string, string[]>();
+  readonly #idempotency = new Map<string, string>();
+  readonly #input = new Map<string, InputChunk[]>();
+  readonly #output = new Map<string, OutputEvent[]>();
+
+  #idempotencyKey(s: SessionRecord): string {
+    return JSON.stringify([s.account, s.application, s.environment, s.agentType, s.agentIdentity, s.idempotencyKey]);
+  }
+
+  #addStreams(streams: readonly NewStream[]): void {
+    for (const stream of streams) {
+      const ids = this.#streamsBySession.get(stream.sessionId) ?? [];
+      this.#streams.set(stream.streamId, { ...stream, ordinal: ids.length, count: 0n, inputTerminal: undefined, outputTerminal: false });
+      ids.push(stream.streamId);
+      this.#streamsBySession.set(stream.sessionId, ids);
+    }
+  }
+
+  async createSession(session: SessionRecord, streams: readonly NewStream[], attempt: AttemptRecord): Promise<CreateSessionResult> {
+    if (this.#attempts.has(attempt.attemptId)) return { kind: "attempt-exists" };
+    const key = this.#idempotencyKey(session);
+    if (this.#idempotency.has(key)) return { kind: "idempotency-conflict" };
+    this.#sessions.set(session.sessionId, { ...session });
+    this.#idempotency.set(key, session.sessionId);
+    this.#attempts.set(attempt.attemptId, { ...attempt });
+    this.#addStreams(streams);
+    return { kind: "created" };
+  }
+
+  async getAttempt(attemptId: string): Promise<AttemptRecord | undefined> {
+    const attempt = this.#attempts.get(attemptId);
+    return attempt === undefined ? undefined : { ...attempt };
+  }
+
+  async getSession(sessionId: string): Promise<SessionRecord | undefined> {
+    const session = this.#sessions.get(sessionId);
+    return session === undefined ? undefined : { ...session };
+  }
+
+  async listStreams(sessionId: string): Promise<StreamRecord[]> {
+    return (this.#streamsBySession.get(sessionId) ?? []).flatMap((id) => {
+      const stream = this.#streams.get(id);
+      return stream === undefined ? [] : [{ ...stream }];
+    });
+  }
+
+  async getStream(streamId: string): Promise<StreamRecord | undefined> {
+    const stream = this.#streams.get(streamId);
+    return stream === undefined ? undefined : { ...stream };
+  }
+
+  async attach(attempt: AttemptRecord, sessionToken: string, expectedGeneration: bigint | undefined): Promise<AttachResult> {
+    if (this.#attempts.has(attempt.attemptId)) return { kind: "attempt-exists" };
+    const session = this.#sessions.get(attempt.sessionId);
+    if (session === undefined) return { kind: "superseded" };
+    if (expectedGeneration !== undefined && session.generation !== expectedGeneration) return { kind: "superseded" };
+    if (attempt.generation !== session.generation + 1n) return { kind: "superseded" };
+    session.generation = attempt.generation;
+    session.sessionToken = sessionToken;
+    this.#attempts.set(attempt.attemptId, { ...attempt });
+    return { kind: "attached", generation: attempt.generation };
+  }
+
+  async acceptInput(chunk: InputChunk, introduced: readonly NewStream[]): Promise<void> {
+    const stream = this.#streams.get(chunk.streamId);
+    if (stream === undefined || stream.direction !== "input" || stream.inputTerminal !== undefined || stream.count !== chunk.sequence) {
+      throw new Error("input chunk does not continue the stream");
+    }
+    stream.count += chunk.itemCount;
+    const chunks = this.#input.get(chunk.streamId) ?? [];
+    chunks.push(copyBytes(chunk));
+    this.#input.set(chunk.streamId, chunks);
+    this.#addStreams(introduced);
+  }
+
+  async readInput(streamId: string, from: bigint, to: bigint): Promise<InputChunk[]> {
+    return (this.#input.get(streamId) ?? []).filter((c) => c.sequence < to && c.sequence + c.itemCount > from).map(copyBytes);
+  }
+
+  async endInput(streamId: string, terminal: InputTerminal): Promise<void> {
+    const stream = this.#streams.get(streamId);
+    if (stream !== undefined && stream.inputTerminal === undefined) stream.inputTerminal = terminal;
+  }
+
+  async appendOutput(event: OutputEvent, introduced: readonly NewStream[]): Promise<void> {
+    const stream = this.#streams.get(event.streamId);
+    if (stream === undefined || stream.direction !== "output" || stream.outputTerminal || stream.count !== event.sequence) {
+      throw new Error("output event does not continue the stream");
+    }
+    if (event.event === "item") stream.count += event.itemCount;
+    else stream.outputTerminal = true;
+    const events = this.#output.get(event.streamId) ?? [];
+    events.push(event.event === "item" ? copyBytes(event) : { ...event });
+    this.#output.set(event.streamId, events);
+    this.#addStreams(introduced);
+  }
+
+  async readOutput(streamId: string, from: bigint, limit: number): Promise<OutputEvent[]> {
+    return (this.#output.get(streamId) ?? [])
+      .filter((e) => e.sequence >= from)
+      .slice(0, limit)
+      .map((e) => (e.event === "item" ? copyBytes(e) : { ...e }));
+  }
+
+  async setResult(sessionId: string, result: string, introduced: readonly NewStream[]): Promise<void> {
+    const session = this.#sessions.get(sessionId);
+    if (session === undefined || session.result !== undefined) throw new Error("the invocation result was already recorded");
+    session.result = result;
+    this.#addStreams(introduced);
+  }
+
+  async finish(sessionId: string, outcome: string, at: number): Promise<void> {
+    const session = this.#sessions.get(sessionId);
+    if (session === undefined || session.state !== "running") return;
+    session.state = "finished";
+    session.outcome = outcome;
+    session.finishedAt = at;
+  }
+
+  async listRunningSessions(): Promise<SessionRecord[]> {
+    return [...this.#sessions.values()].filter((s) => s.state === "running").map((s) => ({ ...s }));
+  }
+
+  async purgeFinished(finishedBefore: number): Promise<number> {
+    let purged = 0;
+    for (const session of [...this.#sessions.values()]) {
+      if (session.state !== "finished" || session.finishedAt === undefined || session.finishedAt >= finishedBefore) continue;
+      for (const id of this.#streamsBySession.get(session.sessionId) ?? []) {
+        this.#streams.delete(id);
+        this.#input.delete(id);
+        this.#output.delete(id);
+      }
+      this.#streamsBySession.delete(session.sessionId);
+      for (const [id, attempt] of this.#attempts) if (attempt.sessionId === session.sessionId) this.#attempts.delete(id);
+      this.#idempotency.delete(this.#idempotencyKey(session));
+      this.#sessions.delete(session.sessionId);
+      purged++;
+    }
+    return purged;
+  }
+
+  async close(): Promise<void> {}
+}
