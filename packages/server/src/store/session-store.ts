@@ -4,8 +4,12 @@
  * embedded default.
  *
  * Contract: every mutating call is atomic and durable when its promise
- * resolves; the runtime sends `invocationAccepted`, an `inputStreamAck` or an
- * output event only after the call that recorded it has resolved.
+ * resolves, and mutations take effect and resolve in the order they were
+ * called (the runtime hands an output stream's items and then its terminal
+ * to the store without waiting in between). The runtime sends
+ * `invocationAccepted`, an `inputStreamAck` or an output event only after
+ * the call that recorded it has resolved. A mutation that does not continue
+ * its stream (wrong sequence, after a terminal) rejects and changes nothing.
  * Payload bytes are opaque to the store: UTF-8 canonical JSON for values,
  * raw bytes for direct-binary items.
  */
