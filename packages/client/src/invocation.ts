@@ -106,7 +106,7 @@ export class Invocation {
         rejectAll(error);
         this.#controller.abort(error);
       },
-      onCheckpoint: (state) => onCheckpoint?.(state),
+      onCheckpoint,
     });
     if (signal !== undefined) {
       if (signal.aborted) queueMicrotask(() => this.cancel("aborted by the caller's signal"));

@@ -57,7 +57,8 @@ export interface SessionCallbacks {
   onResult(result: InvocationResultBody, streams: OutputStream[], toJs: () => unknown): void;
   onFinished(outcome: InvocationOutcome): void;
   onFailed(error: ClientError): void;
-  onCheckpoint(state: ResumeState): Promise<void> | void;
+  /** Absent when nobody persists: then no state is even computed. */
+  readonly onCheckpoint: ((state: ResumeState) => Promise<void> | void) | undefined;
 }
 
 /** How the session begins: a new start, or attaching to an existing session from saved state. */
@@ -563,10 +564,12 @@ export class Session {
 
   /** Runs the persistence callback with the full current state, one call at a time, in order. */
   #checkpoint(): Promise<void> {
+    const persist = this.#callbacks.onCheckpoint;
+    if (persist === undefined) return this.#checkpointChain;
     const state = this.state;
     if (state === undefined) return this.#checkpointChain;
     this.#checkpointChain = this.#checkpointChain
-      .then(() => this.#callbacks.onCheckpoint(state))
+      .then(() => persist(state))
       .catch((cause: unknown) => {
         // A checkpoint that cannot be written breaks the caller's crash guarantee: stop (without
         // cancelling anything, so the saved state can still take the invocation over).
