@@ -27,6 +27,12 @@ export interface WsTransportOptions {
   readonly handshakeTimeoutMs?: number;
   /** Largest inbound WebSocket message accepted, bytes. Default: the protocol's largest binary message. */
   readonly maxPayloadBytes?: number;
+  /**
+   * A connection that shows no sign of life (no message, no pong) for two intervals is torn
+   * down and reported as lost, so a silently dead path (no FIN, no RST) leads to a resume instead
+   * of a hang. Default 15 000 ms; 0 disables. Not counted while the client paused reading.
+   */
+  readonly keepaliveIntervalMs?: number;
 }
 
 /** Bound on an HTTP error envelope read from a refused handshake. */
@@ -35,6 +41,7 @@ const MAX_ERROR_BODY_BYTES = 64 * KiB;
 export function wsTransport(options: WsTransportOptions = {}): Transport {
   const handshakeTimeout = options.handshakeTimeoutMs ?? 10_000;
   const maxPayload = options.maxPayloadBytes ?? MAX_BINARY_MESSAGE_BYTES;
+  const keepaliveIntervalMs = options.keepaliveIntervalMs ?? 15_000;
   return {
     connect(request: ConnectRequest, handlers: ConnectionHandlers): Promise<Connection> {
       return new Promise<Connection>((resolve, reject) => {
@@ -81,7 +88,7 @@ export function wsTransport(options: WsTransportOptions = {}): Transport {
             return;
           }
           opened = true;
-          resolve(connectionOf(socket));
+          resolve(connectionOf(socket, keepaliveIntervalMs));
         });
         socket.on("message", (data, isBinary) => {
           if (closed || decodeError !== undefined) return;
@@ -113,14 +120,42 @@ export function wsTransport(options: WsTransportOptions = {}): Transport {
   };
 }
 
-function connectionOf(socket: WebSocket): Connection {
+function connectionOf(socket: WebSocket, keepaliveIntervalMs: number): Connection {
+  let paused = false;
+  let alive = true;
+  const sawLife = (): void => {
+    alive = true;
+  };
+  socket.on("message", sawLife);
+  socket.on("pong", sawLife);
+  const keepalive =
+    keepaliveIntervalMs > 0
+      ? setInterval(() => {
+          // While paused we read nothing, pongs included: silence is expected then.
+          if (!alive && !paused) {
+            socket.terminate();
+            return;
+          }
+          alive = false;
+          socket.ping();
+        }, keepaliveIntervalMs)
+      : undefined;
+  keepalive?.unref();
+  socket.once("close", () => clearInterval(keepalive));
   return {
     send(message: ClientMessage): void {
       if (socket.readyState !== WebSocket.OPEN) return;
       socket.send(encodeMessage(message));
     },
-    pause: () => socket.pause(),
-    resume: () => socket.resume(),
+    pause: () => {
+      paused = true;
+      socket.pause();
+    },
+    resume: () => {
+      paused = false;
+      alive = true;
+      socket.resume();
+    },
     close(code = 1000, reason = ""): void {
       if (socket.readyState === WebSocket.CLOSED || socket.readyState === WebSocket.CLOSING) return;
       socket.close(code, reason.slice(0, 120));

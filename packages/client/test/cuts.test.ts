@@ -11,7 +11,7 @@
  * connections, so retries of retries are exercised too.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createClient, inputStream, type Client } from "../src/index.js";
+import { createClient, inputStream, wsTransport, type Client } from "../src/index.js";
 import { demo, collect, fieldsOf, firstStream, randomChunks, record, sha256, u32 } from "./support/demo.js";
 import { startServer, TOKEN } from "./support/embedded.js";
 import { startCuttingProxy } from "./support/tcp-proxy.js";
@@ -158,5 +158,27 @@ describe("TCP cuts at many points", () => {
         }),
     );
     expect(cuts).toBeGreaterThanOrEqual(POINTS);
+  });
+});
+
+describe("a silently dead path", () => {
+  it("is detected by the keepalive and resumed, delivering every item once", async () => {
+    const proxy = await startCuttingProxy(server.url, (index) => (index === 0 ? 4000 : undefined), "stall");
+    try {
+      const client = createClient({
+        url: proxy.url,
+        token: TOKEN,
+        transport: wsTransport({ keepaliveIntervalMs: 50 }),
+        reconnect: { initialDelayMs: 5, maxDelayMs: 40 },
+      });
+      const call = client.invoke({ ...demo, method: "count", methodParameters: record(u32(300), u32(0)) });
+      const items = await collect((await firstStream(call)).values());
+      await call.finished;
+      expect(items.map((item) => item.value)).toEqual(Array.from({ length: 300 }, (_, i) => i));
+      expect(proxy.cuts).toBe(1);
+      expect(proxy.connections).toBeGreaterThanOrEqual(2);
+    } finally {
+      await proxy.close();
+    }
   });
 });

@@ -17,8 +17,15 @@ export interface CuttingProxy {
   close(): Promise<void>;
 }
 
-/** `cutAfter(index)` → bytes after which connection `index` (0-based) is cut, or undefined to leave it alone. */
-export async function startCuttingProxy(upstreamUrl: string, cutAfter: (index: number) => number | undefined): Promise<CuttingProxy> {
+/**
+ * `cutAfter(index)` → bytes after which connection `index` (0-based) is cut, or undefined to leave
+ * it alone. `mode: "stall"` stops relaying instead of resetting: a silently dead path, no FIN, no RST.
+ */
+export async function startCuttingProxy(
+  upstreamUrl: string,
+  cutAfter: (index: number) => number | undefined,
+  mode: "reset" | "stall" = "reset",
+): Promise<CuttingProxy> {
   const upstream = new URL(upstreamUrl);
   const sockets = new Set<net.Socket>();
   let connections = 0;
@@ -35,6 +42,7 @@ export async function startCuttingProxy(upstreamUrl: string, cutAfter: (index: n
       if (cut) return;
       cut = true;
       cuts++;
+      if (mode === "stall") return; // keep both sockets open and silent
       client.resetAndDestroy();
       target.resetAndDestroy();
     };
