@@ -353,15 +353,18 @@ export class LiveSession {
     if (changed) this.#attachment?.inputCancelledByServer(stream, reason);
   }
 
-  /** Records an input terminal once; resolves to whether this call recorded it. */
-  #terminateInput(stream: StreamState, terminal: InputTerminal, onQueue: (queue: InputQueue<InputItem>) => void): Promise<boolean> {
-    return stream.serialize(async () => {
-      if (stream.inputTerminal !== undefined) return false;
-      stream.inputTerminal = terminal;
-      await this.deps.store.endInput(stream.streamId, terminal);
-      if (stream.queue !== undefined) onQueue(stream.queue);
-      return true;
-    });
+  /**
+   * Records an input terminal once; resolves to whether this call recorded
+   * it. The check and the mark are synchronous, so of two concurrent
+   * terminals exactly one wins, and the store receives it after every chunk
+   * already handed to it.
+   */
+  async #terminateInput(stream: StreamState, terminal: InputTerminal, onQueue: (queue: InputQueue<InputItem>) => void): Promise<boolean> {
+    if (stream.inputTerminal !== undefined) return false;
+    stream.inputTerminal = terminal;
+    await this.deps.store.endInput(stream.streamId, terminal);
+    if (stream.queue !== undefined) onQueue(stream.queue);
+    return true;
   }
 
   // ------------------------------------------------------------ output

@@ -1,8 +1,9 @@
 /**
  * Drives an agent's `OutputSource` (async iterable, iterable or push-style
- * producer) into a `write` function, one item at a time, so every item is
- * durably recorded before the next is pulled: a producer never runs ahead
- * of what the session can hold.
+ * producer) into a `write` function, one item at a time: the next item is
+ * pulled only when `write` resolves, i.e. when the session's window and
+ * commit budget allow it, so a producer never runs ahead of what the
+ * session can hold.
  */
 import type { OutputItem, OutputSource } from "./agent-host.js";
 

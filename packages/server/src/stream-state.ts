@@ -38,8 +38,6 @@ export class StreamState {
   /** Output events recorded but not yet sent by the live attachment. */
   backlog = 0;
   readonly backlogWaiters: (() => void)[] = [];
-  /** Serializes mutations of this stream (appends, terminals, input acceptance). */
-  lock: Promise<void> = Promise.resolve();
   /** Settles when every input chunk handed to the store so far is committed. */
   inputCommitted: Promise<void> = Promise.resolve();
   /** One client cancel may cross the terminal in flight; it is ignored once. */
@@ -68,15 +66,5 @@ export class StreamState {
 
   get terminal(): boolean {
     return this.direction === "input" ? this.inputTerminal !== undefined : this.outputTerminal;
-  }
-
-  /** Runs `work` after every earlier mutation of this stream has settled. */
-  serialize<T>(work: () => Promise<T>): Promise<T> {
-    const run = this.lock.then(work);
-    this.lock = run.then(
-      () => undefined,
-      () => undefined,
-    );
-    return run;
   }
 }
