@@ -3,6 +3,7 @@
  * every demo method, large byte streams with SHA-256 on both sides, nested
  * streams, cancellation, and takeover from saved state in a second client.
  */
+import { Readable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { SchemaValueJson } from "@golem-stream/wire";
 import { ClientError, createClient, inputStream, type Client, type OutputStream, type ResumeState } from "../src/index.js";
@@ -39,6 +40,18 @@ describe("demo methods", () => {
     expect(hash?.value).toBe(sha256(all));
     // The same result, schema-directed, as plain JavaScript.
     expect(result.js()).toEqual({ bytes: BigInt(all.length), sha256: sha256(all) });
+    await call.finished;
+  });
+
+  it.each([
+    ["a Node Readable", (chunks: Uint8Array[]) => Readable.from(chunks)],
+    ["a Web ReadableStream", (chunks: Uint8Array[]) => ReadableStream.from(chunks)],
+    ["a sync iterable", (chunks: Uint8Array[]) => chunks],
+  ])("digest reads %s", async (_label, make) => {
+    const { chunks, all } = randomChunks(2 * 1024 * 1024, 100_000);
+    const call = client.invoke({ ...demo, method: "digest", methodParameters: record(inputStream.bytes(make(chunks))) });
+    const result = await call.result;
+    expect(result.kind === "value" ? result.js() : undefined).toEqual({ bytes: BigInt(all.length), sha256: sha256(all) });
     await call.finished;
   });
 
