@@ -416,7 +416,8 @@ export class Attachment implements AttachmentSink {
       payload = payload.subarray(Number(stream.count - sequence));
       sequence = stream.count;
     }
-    const data = payload.slice(); // ws may reuse its buffers; the queue and store keep a private copy
+    // A private copy: the payload is a view of the whole received message.
+    const data = payload.slice();
     const item: InputItem = message.type === "input-u8" ? { kind: "bytes", bytes: data } : { kind: "blob", blob: mimeType === undefined ? { bytes: data } : { bytes: data, mimeType } };
     const chunk: InputChunk = { streamId: stream.streamId, sequence, itemCount: message.type === "input-u8" ? BigInt(data.length) : 1n, data, mimeType };
     const accepted = await this.session.acceptInput(this, stream, chunk, item, [], permitBytes);

@@ -264,13 +264,19 @@ describe("failures after acceptance: invocationRejected with the accepted attemp
     await expectViolation(client, start.attemptId, "input-conflict");
   });
 
-  it("protocol-error: a second start after acceptance, or a binary item on a value stream", async () => {
+  it("protocol-error: a second start after acceptance, a binary item on a value stream, a text item on a u8 stream", async () => {
     const again = await acceptedReverse();
     again.client.send(demoStart("count", v.record(v.u32(1), v.u32(0))));
     await expectViolation(again.client, again.start.attemptId, "protocol-error");
     const binary = await acceptedReverse();
     binary.client.send({ type: "input-u8", channel: binary.channel, sequence: 0n, payload: new Uint8Array([1]) });
     await expectViolation(binary.client, binary.start.attemptId, "protocol-error");
+    const text = await RawClient.connect(server.url);
+    const digestStart = demoStart("digest", v.record(v.stream(randomUUID())));
+    text.send(digestStart);
+    const u8 = (await text.nextOf("invocationAccepted")).mappings[0]!.channel;
+    text.send({ type: "inputStreamItem", channel: u8, sequence: 0n, value: { kind: "u8", value: 1 } });
+    await expectViolation(text, digestStart.attemptId, "protocol-error");
   });
 
   it("validation-error after acceptance: an item that does not match the element schema", async () => {
