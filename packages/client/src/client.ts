@@ -12,6 +12,8 @@ import { Invocation, type CheckpointCallback } from "./invocation.js";
 import { resolvePolicy, type ReconnectPolicy } from "./reconnect-policy.js";
 import type { Transport } from "./transport.js";
 import { wsTransport } from "./ws-transport.js";
+import { discoveryUrl, fetchCatalogue, type AgentTypeSchema } from "./discovery.js";
+import { jsToConstructor, jsToParams } from "./typed-agent.js";
 
 export interface ClientOptions {
   /** Server base URL (`http://`, `https://`, `ws://` or `wss://`); the session path is appended when absent. */
@@ -55,8 +57,33 @@ export interface AttachOptions {
   readonly onCheckpoint?: CheckpointCallback;
 }
 
+export interface AgentOptions {
+  readonly application: string;
+  readonly environment: string;
+  readonly agentType: string;
+  /** Constructor parameters as plain JavaScript, converted with the catalogue's schema. */
+  readonly constructorArgs: unknown;
+  readonly phantomId?: string;
+  readonly signal?: AbortSignal;
+}
+
+/** Per-call options of `agent.invoke`. */
+export type AgentInvokeOptions = Pick<InvokeOptions, "config" | "idempotencyKey" | "signal" | "onCheckpoint">;
+
+/** One agent, typed by the server's catalogue: invoke its methods with plain JavaScript. */
+export interface Agent {
+  readonly schema: AgentTypeSchema;
+  /**
+   * `args` is the method's parameter record as a JavaScript object; every stream parameter is a
+   * source (async iterable, iterable, `ReadableStream`, Node `Readable`) or an `InputStream`.
+   */
+  invoke(method: string, args: unknown, options?: AgentInvokeOptions): Invocation;
+}
+
 export interface Client {
   invoke(options: InvokeOptions): Invocation;
+  /** Reads the catalogue (`GET /v1/agents/types`) and returns a typed handle for one agent. */
+  agent(options: AgentOptions): Promise<Agent>;
   /** Continues with the session token of the current generation (the same owner reconnecting). */
   resume(state: ResumeState, options?: AttachOptions): Invocation;
   /** Claims the session from any generation — another process, a restarted CLI. */
@@ -83,7 +110,32 @@ export function createClient(options: ClientOptions): Client {
     maxQueuedEntriesPerStream: positive(options.maxQueuedEntriesPerStream, LIMITS.maxQueuedEntriesPerStream, "maxQueuedEntriesPerStream"),
     maxQueuedBytes: positive(options.maxQueuedBytes, LIMITS.maxQueuedBytesPerSession, "maxQueuedBytes"),
   };
-  return {
+  const client: Client = {
+    async agent(options) {
+      if (typeof options !== "object" || options === null) throw new ClientError("invalid-argument", "agent needs an options object");
+      const { application, environment, agentType } = options;
+      const catalogue = await fetchCatalogue(discoveryUrl(config.url, application, environment), await config.getToken(), options.signal);
+      const schema = catalogue.get(agentType);
+      if (schema === undefined) throw new ClientError("rejected", `agent type ${agentType} is not in the catalogue`, { code: "not-found" });
+      const constructorParameters = jsToConstructor(options.constructorArgs, schema);
+      return {
+        schema,
+        invoke(method, args, extra = {}) {
+          const methodSchema = schema.methods.get(method);
+          if (methodSchema === undefined) throw new ClientError("invalid-argument", `agent type ${agentType} has no method ${method}`, { code: "not-found" });
+          return client.invoke({
+            ...extra,
+            application,
+            environment,
+            agentType,
+            constructorParameters,
+            method,
+            methodParameters: jsToParams(args, methodSchema.parameters),
+            ...(options.phantomId === undefined ? {} : { phantomId: options.phantomId }),
+          });
+        },
+      };
+    },
     invoke(invoke) {
       if (typeof invoke !== "object" || invoke === null) throw new ClientError("invalid-argument", "invoke needs an options object");
       if (invoke.signal !== undefined && !(invoke.signal instanceof AbortSignal)) throw new ClientError("invalid-argument", "signal must be an AbortSignal");
@@ -116,6 +168,7 @@ export function createClient(options: ClientOptions): Client {
       return new Invocation(config, { kind: "attach", operation: "takeover", state }, attach.onCheckpoint, attach.signal);
     },
   };
+  return client;
 }
 
 /** `http://h:p` → `ws://h:p/v1/agents/invoke-agent-session`; an explicit path is kept. */

@@ -9,7 +9,19 @@
  *   for await (const item of result.streams[0]) …
  *   await call.finished;
  */
-export { createClient, sessionUrl, type Client, type ClientOptions, type InvokeOptions, type AttachOptions } from "./client.js";
+export {
+  createClient,
+  sessionUrl,
+  type Client,
+  type ClientOptions,
+  type InvokeOptions,
+  type AttachOptions,
+  type Agent,
+  type AgentOptions,
+  type AgentInvokeOptions,
+} from "./client.js";
+export type { AgentTypeSchema, MethodSchema } from "./discovery.js";
+export { jsToParams } from "./typed-agent.js";
 export {
   Invocation,
   type InvocationResult,

@@ -63,6 +63,12 @@ describe.each(WRONG)("given %s", (_label, wrong) => {
     expect(transport.connections).toHaveLength(0);
   });
 
+  it("agent refuses it as options", async () => {
+    const { client, transport } = memoryClient();
+    if (typeof wrong !== "object" || wrong === null) await expect(client.agent(wrong as never)).rejects.toEqual(refused);
+    expect(transport.connections).toHaveLength(0);
+  });
+
   it("resume and takeover refuse it as state and as any state field", () => {
     const { client, transport } = memoryClient();
     for (const attach of [client.resume, client.takeover]) {

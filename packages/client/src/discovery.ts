@@ -1,0 +1,110 @@
+/**
+ * Reads the server's agent catalogue (`GET /v1/agents/types`, outside the
+ * frozen session protocol; format in docs/protocol/server.md) so callers can
+ * invoke with plain JavaScript values instead of native SchemaValue JSON.
+ * The response is bounded before it is buffered and decoded strictly.
+ */
+import { decodeSchemaGraph, type SchemaGraph } from "@golem-stream/schema-value";
+import { MiB, ProtocolError, getMember, isErrorCode, isJsonObject, parseStrictJson, type JsonValue } from "@golem-stream/wire";
+import { ClientError, serverViolation } from "./errors.js";
+
+export const DISCOVERY_PATH = "/v1/agents/types";
+/** A catalogue larger than this is refused unread. */
+const MAX_CATALOGUE_BYTES = 8 * MiB;
+
+export interface MethodSchema {
+  readonly name: string;
+  /** Rooted at the record of parameters. */
+  readonly parameters: SchemaGraph;
+  /** Absent for a method without a result. */
+  readonly result: SchemaGraph | undefined;
+}
+
+export interface AgentTypeSchema {
+  readonly name: string;
+  /** Rooted at the record of constructor parameters. */
+  readonly constructorParameters: SchemaGraph;
+  readonly methods: ReadonlyMap<string, MethodSchema>;
+}
+
+/** `ws://h:p/v1/agents/invoke-agent-session` → `http://h:p/v1/agents/types?application=…&environment=…`. */
+export function discoveryUrl(sessionUrl: string, application: string, environment: string): string {
+  const url = new URL(sessionUrl);
+  url.protocol = url.protocol === "wss:" ? "https:" : "http:";
+  url.pathname = DISCOVERY_PATH;
+  url.search = new URLSearchParams({ application, environment }).toString();
+  return url.toString();
+}
+
+export async function fetchCatalogue(url: string, token: string, signal?: AbortSignal): Promise<ReadonlyMap<string, AgentTypeSchema>> {
+  let response: Response;
+  try {
+    response = await fetch(url, { headers: { authorization: `Bearer ${token}` }, ...(signal === undefined ? {} : { signal }) });
+  } catch (cause) {
+    throw new ClientError("connection-lost", "could not reach the discovery endpoint", { cause });
+  }
+  const body = await readBounded(response);
+  let json: JsonValue;
+  try {
+    json = parseStrictJson(body, { maxBytes: MAX_CATALOGUE_BYTES, what: "agent catalogue" });
+  } catch (error) {
+    throw serverViolation(error);
+  }
+  if (!response.ok) {
+    const code = isJsonObject(json) ? getMember(json, "code") : undefined;
+    const message = isJsonObject(json) ? getMember(json, "error") : undefined;
+    throw new ClientError("rejected", typeof message === "string" ? message : `discovery failed with HTTP ${response.status}`, {
+      ...(isErrorCode(code) ? { code } : {}),
+    });
+  }
+  return decodeCatalogue(json);
+}
+
+async function readBounded(response: Response): Promise<Uint8Array> {
+  const declared = Number(response.headers.get("content-length") ?? "0");
+  if (declared > MAX_CATALOGUE_BYTES) throw serverViolation(new ProtocolError("limit-exceeded", "agent catalogue too large"));
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  if (response.body !== null) {
+    for await (const chunk of response.body) {
+      size += chunk.byteLength;
+      if (size > MAX_CATALOGUE_BYTES) throw serverViolation(new ProtocolError("limit-exceeded", "agent catalogue too large"));
+      chunks.push(chunk);
+    }
+  }
+  return Buffer.concat(chunks);
+}
+
+function decodeCatalogue(json: JsonValue): Map<string, AgentTypeSchema> {
+  const bad = (what: string): ClientError => serverViolation(new ProtocolError("invalid-message", `agent catalogue: ${what}`));
+  const types = isJsonObject(json) ? getMember(json, "agentTypes") : undefined;
+  if (!Array.isArray(types)) throw bad("agentTypes must be an array");
+  const out = new Map<string, AgentTypeSchema>();
+  try {
+    for (const type of types) {
+      if (!isJsonObject(type)) throw bad("an agent type must be an object");
+      const name = getMember(type, "name");
+      const methods = getMember(type, "methods");
+      if (typeof name !== "string" || !Array.isArray(methods)) throw bad("an agent type needs a name and methods");
+      const byName = new Map<string, MethodSchema>();
+      for (const method of methods) {
+        if (!isJsonObject(method)) throw bad("a method must be an object");
+        const methodName = getMember(method, "name");
+        const parameters = getMember(method, "parameters");
+        const result = getMember(method, "result");
+        if (typeof methodName !== "string" || parameters === undefined) throw bad("a method needs a name and parameters");
+        byName.set(methodName, {
+          name: methodName,
+          parameters: decodeSchemaGraph(parameters),
+          result: result === undefined ? undefined : decodeSchemaGraph(result),
+        });
+      }
+      const constructorParameters = getMember(type, "constructorParameters");
+      if (constructorParameters === undefined) throw bad("an agent type needs constructorParameters");
+      out.set(name, { name, constructorParameters: decodeSchemaGraph(constructorParameters), methods: byName });
+    }
+  } catch (error) {
+    throw serverViolation(error);
+  }
+  return out;
+}

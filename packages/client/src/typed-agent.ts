@@ -1,0 +1,77 @@
+/**
+ * Invoking with plain JavaScript: `client.agent({...})` reads the catalogue
+ * once, then `agent.invoke(method, args)` converts `args` with the method's
+ * parameter schema (`fromJs`). Wherever the schema has a stream, the argument
+ * is a source; its element type picks the binding (`stream<u8>` → bytes,
+ * `stream<binary>` → binary items, anything else → items converted with the
+ * element schema, which may themselves hold nested stream sources).
+ */
+import { randomUUID } from "node:crypto";
+import { encodeSchemaValue, fromJs, isDirectBinary, type SchemaGraph, type SchemaType } from "@golem-stream/schema-value";
+import type { JsonValue, SchemaValueJson } from "@golem-stream/wire";
+import { ClientError } from "./errors.js";
+import { InputStream, inputStream, type ParamNode } from "./input-stream.js";
+import type { AgentTypeSchema } from "./discovery.js";
+
+/**
+ * Converts `data` to a native value; stream positions become `InputStream`
+ * bindings made from the source found there.
+ */
+export function jsToParams(data: unknown, graph: SchemaGraph, type?: SchemaType): ParamNode {
+  const bindings = new Map<string, InputStream>();
+  let native: JsonValue;
+  try {
+    const value = fromJs(data, graph, type, {
+      streams: "provisional",
+      stream: (source, context) => {
+        const placeholder = randomUUID();
+        bindings.set(placeholder, bindingFor(source, context.graph, context.elementType));
+        return { provisionalRef: placeholder };
+      },
+    });
+    native = JSON.parse(encodeSchemaValue(value)) as JsonValue;
+  } catch (error) {
+    if (error instanceof ClientError) throw error;
+    const code = error instanceof Error && "code" in error && typeof error.code === "string" ? error.code : undefined;
+    throw new ClientError("invalid-argument", error instanceof Error ? error.message : "arguments do not match the schema", {
+      ...(code === "validation-error" || code === "unsupported-value" ? { code } : {}),
+      cause: error,
+    });
+  }
+  return substitute(native, bindings) as ParamNode;
+}
+
+function bindingFor(source: unknown, graph: SchemaGraph, elementType: SchemaType): InputStream {
+  if (source instanceof InputStream) return source;
+  const direct = isDirectBinary(graph, elementType);
+  if (direct === "u8") return inputStream.bytes(source as never);
+  if (direct === "binary") return inputStream.binary(source as never);
+  return inputStream.values(source as never, (item: unknown) => jsToParams(item, graph, elementType));
+}
+
+/** Puts each binding where fromJs left its placeholder reference. */
+function substitute(value: JsonValue, bindings: ReadonlyMap<string, InputStream>): unknown {
+  if (Array.isArray(value)) return value.map((child) => substitute(child, bindings));
+  if (typeof value !== "object" || value === null) return value;
+  const payload = value["value"];
+  if (value["kind"] === "stream" && typeof payload === "object" && payload !== null && !Array.isArray(payload)) {
+    const ref = payload["provisionalRef"];
+    const binding = typeof ref === "string" ? bindings.get(ref) : undefined;
+    if (binding !== undefined) return binding;
+  }
+  const out: Record<string, unknown> = {};
+  for (const [name, child] of Object.entries(value)) out[name] = substitute(child, bindings);
+  return out;
+}
+
+/** Constructor parameters from JavaScript (they may not contain streams). */
+export function jsToConstructor(data: unknown, type: AgentTypeSchema): SchemaValueJson {
+  try {
+    return JSON.parse(encodeSchemaValue(fromJs(data, type.constructorParameters, undefined, { streams: "forbidden" }))) as SchemaValueJson;
+  } catch (error) {
+    throw new ClientError("invalid-argument", error instanceof Error ? error.message : "constructor arguments do not match the schema", {
+      code: "validation-error",
+      cause: error,
+    });
+  }
+}

@@ -1,0 +1,56 @@
+/**
+ * Plain-JavaScript invocation through the server's catalogue, on loopback:
+ * arguments converted with the method's schema, stream parameters given as
+ * sources, results and items converted back with `js()`.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createClient, type Client, type OutputStream } from "../src/index.js";
+import { collect, sha256 } from "./support/demo.js";
+import { startServer, TOKEN } from "./support/embedded.js";
+
+let server: Awaited<ReturnType<typeof startServer>>;
+let client: Client;
+beforeAll(async () => {
+  server = await startServer();
+  client = createClient({ url: server.url, token: TOKEN });
+});
+afterAll(async () => server.dispose());
+
+const echo = (name: string) => ({ application: "demo", environment: "default", agentType: "echo", constructorArgs: { name } });
+
+describe("client.agent", () => {
+  it("invokes with JavaScript arguments, stream parameters as sources", async () => {
+    const agent = await client.agent(echo("typed"));
+    expect([...agent.schema.methods.keys()].sort()).toEqual(["blobs", "count", "digest", "fail", "groups", "reverse", "split"]);
+
+    const reverse = agent.invoke("reverse", { input: ["abc", "héllo"] });
+    const reversed = await reverse.result;
+    if (reversed.kind !== "value") throw new Error("expected a value");
+    expect(await collect((reversed.js() as OutputStream).js())).toEqual(["cba", "olléh"]);
+
+    const bytes = new TextEncoder().encode("hello world\n".repeat(1000));
+    const digest = agent.invoke("digest", { data: [bytes.subarray(0, 5000), bytes.subarray(5000)] });
+    const result = await digest.result;
+    expect(result.kind === "value" ? result.js() : undefined).toEqual({ bytes: BigInt(bytes.length), sha256: sha256(bytes) });
+    await digest.finished;
+
+    const count = agent.invoke("count", { to: 4, delayMs: 0 });
+    const counted = await count.result;
+    expect(await collect((counted.kind === "value" ? (counted.js() as OutputStream) : undefined)!.js())).toEqual([0, 1, 2, 3]);
+  });
+
+  it("refuses arguments that do not fit the schema before connecting", async () => {
+    const agent = await client.agent(echo("typed"));
+    expect(() => agent.invoke("count", { to: "four", delayMs: 0 })).toThrow(expect.objectContaining({ kind: "invalid-argument" }));
+    expect(() => agent.invoke("count", { to: 1 })).toThrow(expect.objectContaining({ kind: "invalid-argument" }));
+    expect(() => agent.invoke("nope", {})).toThrow(expect.objectContaining({ kind: "invalid-argument", code: "not-found" }));
+    await expect(client.agent({ ...echo("x"), constructorArgs: { name: 5 } })).rejects.toMatchObject({ kind: "invalid-argument" });
+  });
+
+  it("reports catalogue errors with their public code", async () => {
+    await expect(client.agent({ ...echo("x"), application: "nope" })).rejects.toMatchObject({ kind: "rejected", code: "not-found" });
+    await expect(client.agent({ ...echo("x"), agentType: "nope" })).rejects.toMatchObject({ kind: "rejected", code: "not-found" });
+    const stranger = createClient({ url: server.url, token: "wrong" });
+    await expect(stranger.agent(echo("x"))).rejects.toMatchObject({ kind: "rejected", code: "unauthenticated" });
+  });
+});
