@@ -1,8 +1,8 @@
 /**
- * One durable session loaded in memory: it runs the invocation (if this
- * process is executing it), records everything it produces in the store
- * before anyone is told, and tells the one live attachment (if any) what
- * changed. Transports come and go; the session does not notice beyond
+ * One durable session loaded in memory: its streams, its input side, and
+ * the invocation (if this process is executing it; the output side is
+ * `OutputProducers`). It records everything in the store before anyone is
+ * told, and tells the one live attachment (if any) what changed. Transports come and go; the session does not notice beyond
  * `attach` and `detach` (transport loss only detaches, section 8).
  *
  * Order of every change: validate, register in memory, commit to the store,
@@ -12,50 +12,24 @@
 import { randomUUID } from "node:crypto";
 import {
   canonicalJson,
-  encodeUtf8,
-  LIMITS,
   ProtocolError,
   type ClientCancelReason,
   type InvocationOutcome,
   type JsonValue,
-  type OutputOutcome,
   type SchemaValueJson,
   type ServerCancelReason,
 } from "@golem-stream/wire";
 import type { SchemaType, StreamLeaf } from "@golem-stream/schema-value";
-import {
-  PublicProducerError,
-  type AgentHost,
-  type BinaryItem,
-  type InvocationContext,
-  type MethodDescriptor,
-  type OutputItem,
-  type OutputSource,
-} from "./agent-host.js";
+import type { AgentHost, InvocationContext, MethodDescriptor } from "./agent-host.js";
 import { BytePermits } from "./byte-permits.js";
 import { InputQueue } from "./input-queue.js";
-import type { Logger, Principal, ServerLimits } from "./options.js";
-import { driveOutputSource, isBinaryItem } from "./output-source.js";
-import type {
-  InputChunk,
-  InputTerminal,
-  NewStream,
-  OutputEvent,
-  SessionRecord,
-  SessionStore,
-  StreamParent,
-} from "./store/session-store.js";
-import { StreamState, type InputItem } from "./stream-state.js";
 import { createInvocationContext, type InvocationInput } from "./invocation-context.js";
+import type { Logger, Principal, ServerLimits } from "./options.js";
+import { OutputProducers } from "./output-producers.js";
+import type { InputChunk, InputTerminal, NewStream, SessionRecord, SessionStore, StreamParent } from "./store/session-store.js";
+import { StreamState, type InputItem } from "./stream-state.js";
 import type { TokenService } from "./token-service.js";
-import {
-  catalogueGraph,
-  checkBinaryItem,
-  decodeValue,
-  describeElement,
-  substituteStreamRefs,
-  type SchemaGraph,
-} from "./values.js";
+import { catalogueGraph, decodeValue, describeElement, type SchemaGraph } from "./values.js";
 
 export interface RuntimeDeps {
   readonly store: SessionStore;
@@ -77,23 +51,12 @@ export interface AttachmentSink {
   revoke(): void;
 }
 
-/** One output event, validated, waiting for its sequence. */
-interface PreparedEvent {
-  /** Bytes it will hold until committed (an estimate for values: their byte charge). */
-  readonly size: number;
-  build(sequence: bigint): { event: OutputEvent; introduced: readonly PendingStream[] };
-}
-
-/** Output bytes handed to the store but not yet committed, per session. */
-const UNCOMMITTED_OUTPUT_BYTES = 8 * 1024 * 1024;
-
 /** A stream leaf about to become a stream, before its token exists. */
 export interface PendingStream {
   readonly state: StreamState;
   readonly record: NewStream;
 }
 
-const PRODUCER_FAILED = "producer failed";
 const INVOCATION_FAILED = "invocation failed";
 
 export class LiveSession {
@@ -101,18 +64,13 @@ export class LiveSession {
   record: SessionRecord;
   readonly owner: Principal;
   readonly permits: BytePermits;
-  /** Output bytes waiting for their commit; separate from input permits so neither starves the other. */
-  readonly #uncommitted = new BytePermits(UNCOMMITTED_OUTPUT_BYTES);
+  readonly #producers: OutputProducers;
   readonly #streams = new Map<string, StreamState>();
   readonly #byToken = new Map<string, StreamState>();
   /** Children by parent stream id, then by the sequence of the item that exposed them. */
   readonly #children = new Map<string, Map<bigint, StreamState[]>>();
   readonly #usedProvisionalRefs = new Set<string>();
   #attachment: AttachmentSink | undefined;
-  /** Output sources declared by `context.output`, until a recorded value exposes them. */
-  readonly #pendingOutputs = new Map<string, OutputSource>();
-  #activeProducers = 0;
-  #idleWaiters: (() => void)[] = [];
   readonly #invocationAbort = new AbortController();
   #failing = false;
   #running = false;
@@ -123,6 +81,14 @@ export class LiveSession {
     this.record = record;
     this.owner = { account: record.account, principal: record.principal };
     this.permits = new BytePermits(deps.limits.maxQueuedBytesPerSession);
+    this.#producers = new OutputProducers({
+      deps,
+      invocationSignal: this.#invocationAbort.signal,
+      prepareStreams: (...args) => this.prepareStreams(...args),
+      adopt: (pending) => this.adopt(pending),
+      outputAppended: (stream) => this.#attachment?.outputAppended(stream),
+      fail: (error) => void this.#fail(error),
+    });
     for (const stream of streams) this.#register(stream);
     this.#nextOrdinal = streams.reduce((next, s) => Math.max(next, s.ordinal + 1), 0);
   }
@@ -270,13 +236,8 @@ export class LiveSession {
     return { state, record };
   }
 
-  /** Registers the streams of the start's parameters once the session is committed. */
-  adoptInitial(pending: readonly PendingStream[]): void {
-    this.#adopt(pending);
-  }
-
   /** Registers prepared streams in memory (just before their commit; see the file comment). */
-  #adopt(pending: readonly PendingStream[]): void {
+  adopt(pending: readonly PendingStream[]): void {
     for (const { state } of pending) {
       this.#register(state);
       if (state.direction === "input" && this.#running) this.#openQueue(state);
@@ -321,7 +282,7 @@ export class LiveSession {
       return undefined;
     }
     // From here to the store call nothing awaits: the sequence is ours.
-    this.#adopt(introduced);
+    this.adopt(introduced);
     stream.count += chunk.itemCount;
     const committed = this.deps.store.acceptInput(
       chunk,
@@ -372,202 +333,7 @@ export class LiveSession {
   /** A client `streamCancel` on an output: the stream ends `cancelled` with the client's reason. */
   async cancelOutput(stream: StreamState, reason: ClientCancelReason): Promise<void> {
     stream.producer?.abort(new Error("output cancelled"));
-    await this.#appendTerminal(stream, { kind: "cancelled", reason });
-  }
-
-  /**
-   * Records the stream's terminal after every item already handed to the
-   * store (the store commits in call order). Synchronous up to the store
-   * call, so no item can slip in between the check and the terminal.
-   */
-  async #appendTerminal(stream: StreamState, outcome: OutputOutcome): Promise<void> {
-    if (stream.outputTerminal) return;
-    stream.outputTerminal = true;
-    const event: OutputEvent = {
-      event: "terminal",
-      streamId: stream.streamId,
-      sequence: stream.count,
-      outcome: canonicalJson(outcome as unknown as JsonValue),
-    };
-    await this.deps.store.appendOutput(event, []);
-    this.#attachment?.outputAppended(stream);
-  }
-
-  /** Waits until the live attachment is less than a window behind this stream. */
-  async #awaitWindow(stream: StreamState, signal: AbortSignal): Promise<void> {
-    while (stream.backlog >= this.deps.limits.maxQueuedEntriesPerStream && !signal.aborted) {
-      await new Promise<void>((resolve) => {
-        const onAbort = (): void => resolve();
-        signal.addEventListener("abort", onAbort, { once: true });
-        stream.backlogWaiters.push(() => {
-          signal.removeEventListener("abort", onAbort);
-          resolve();
-        });
-      });
-    }
-  }
-
-  /**
-   * Hands one produced item to the store without waiting for its commit, so
-   * a producer can run ahead and many items share one sync (group commit).
-   * Two bounds keep that safe: the stream's window of unsent events (256)
-   * and the session's budget of uncommitted output bytes. Nothing is sent
-   * before its commit: the attachment is told only when the store resolves.
-   */
-  async #appendItem(stream: StreamState, item: OutputItem, signal: AbortSignal): Promise<void> {
-    for (const prepared of this.#prepareOutput(stream, item)) {
-      await this.#awaitWindow(stream, signal);
-      const permit = Math.min(prepared.size, this.#uncommitted.capacity);
-      await this.#uncommitted.acquire(permit);
-      if (signal.aborted || stream.outputTerminal) {
-        this.#uncommitted.release(permit);
-        if (signal.aborted) throw signal.reason;
-        throw new Error("output stream already ended");
-      }
-      // From here to the store call nothing awaits: the sequence is ours.
-      const built = prepared.build(stream.count);
-      this.#adopt(built.introduced);
-      stream.count += built.event.event === "item" ? built.event.itemCount : 0n;
-      stream.backlog++;
-      this.deps.store
-        .appendOutput(
-          built.event,
-          built.introduced.map((p) => p.record),
-        )
-        .then(
-          () => {
-            this.#uncommitted.release(permit);
-            this.#attachment?.outputAppended(stream);
-            for (const child of built.introduced) this.#startProducer(child.state);
-          },
-          (error: unknown) => {
-            this.#uncommitted.release(permit);
-            void this.#fail(error);
-          },
-        );
-    }
-  }
-
-  /**
-   * Validates one produced item and splits it into events (a large u8 chunk
-   * becomes several packed batches). Each event is built once its sequence
-   * is known, under the stream's lock.
-   */
-  #prepareOutput(
-    stream: StreamState,
-    item: OutputItem,
-  ): PreparedEvent[] {
-    const itemEvent = (sequence: bigint, itemCount: bigint, data: Uint8Array, mimeType?: string): OutputEvent => ({
-      event: "item",
-      streamId: stream.streamId,
-      sequence,
-      itemCount,
-      data,
-      mimeType,
-    });
-    switch (stream.elementKind) {
-      case "u8": {
-        if (!(item instanceof Uint8Array)) throw new PublicProducerError("a stream<u8> producer must yield bytes");
-        const batches: Uint8Array[] = [];
-        for (let at = 0; at < item.length; at += LIMITS.maxPackedU8PayloadBytes) {
-          batches.push(item.slice(at, at + LIMITS.maxPackedU8PayloadBytes));
-        }
-        return batches.map((batch) => ({
-          size: batch.length,
-          build: (sequence) => ({ event: itemEvent(sequence, BigInt(batch.length), batch), introduced: [] }),
-        }));
-      }
-      case "binary": {
-        const blob: BinaryItem = item instanceof Uint8Array ? { bytes: item } : isBinaryItem(item) ? item : { bytes: new Uint8Array() };
-        if (!(item instanceof Uint8Array) && !isBinaryItem(item)) {
-          throw new PublicProducerError("a stream<binary> producer must yield bytes");
-        }
-        if (blob.bytes.length > LIMITS.maxBinaryPayloadBytes) throw new PublicProducerError("a binary item exceeds 16 MiB");
-        checkBinaryItem(stream.graph, blob.bytes.length, blob.mimeType);
-        const copy = blob.bytes.slice();
-        return [{ size: copy.length, build: (sequence) => ({ event: itemEvent(sequence, 1n, copy, blob.mimeType), introduced: [] }) }];
-      }
-      case "value": {
-        if (item instanceof Uint8Array || isBinaryItem(item)) {
-          throw new PublicProducerError("this stream's producer must yield schema values");
-        }
-        const decoded = decodeValue(item as unknown as JsonValue, stream.graph, "provisional", "item");
-        this.#checkPlaceholders(decoded.streams);
-        return [
-          {
-            size: decoded.byteCharge,
-            build: (sequence) => {
-            const introduced = this.prepareStreams(decoded.streams, stream.graph, "output", {
-              kind: "item",
-              streamId: stream.streamId,
-              sequence,
-            }, "/value");
-            const value = this.#exposeOutputs(decoded.value as unknown as SchemaValueJson, decoded.streams, introduced);
-            return { event: itemEvent(sequence, 1n, encodeUtf8(canonicalJson(value as unknown as JsonValue))), introduced };
-            },
-          },
-        ];
-      }
-    }
-  }
-
-  #checkPlaceholders(leaves: readonly StreamLeaf[]): void {
-    for (const leaf of leaves) {
-      const ref = "provisionalRef" in leaf.ref ? leaf.ref.provisionalRef : undefined;
-      if (ref === undefined || !this.#pendingOutputs.has(ref)) {
-        throw new PublicProducerError("an output stream must be created with context.output");
-      }
-    }
-  }
-
-  /** Swaps placeholders for stream tokens and binds each new stream to its source. */
-  #exposeOutputs(value: SchemaValueJson, leaves: readonly StreamLeaf[], introduced: readonly PendingStream[]): SchemaValueJson {
-    const tokens = new Map<string, string>();
-    leaves.forEach((leaf, i) => {
-      const ref = "provisionalRef" in leaf.ref ? leaf.ref.provisionalRef : "";
-      const stream = introduced[i];
-      if (stream === undefined) return;
-      tokens.set(ref, stream.state.token);
-      const source = this.#pendingOutputs.get(ref);
-      this.#pendingOutputs.delete(ref);
-      if (source !== undefined) this.#sources.set(stream.state.streamId, source);
-    });
-    return substituteStreamRefs(value, tokens);
-  }
-
-  readonly #sources = new Map<string, OutputSource>();
-
-  #startProducer(stream: StreamState): void {
-    const source = this.#sources.get(stream.streamId);
-    this.#sources.delete(stream.streamId);
-    if (source === undefined || stream.outputTerminal) return;
-    const abort = new AbortController();
-    stream.producer = abort;
-    this.#activeProducers++;
-    const onInvocationAbort = (): void => abort.abort(this.#invocationAbort.signal.reason);
-    this.#invocationAbort.signal.addEventListener("abort", onInvocationAbort, { once: true });
-    void driveOutputSource(source, (item) => this.#appendItem(stream, item, abort.signal), abort.signal)
-      .then(
-        () => (abort.signal.aborted ? undefined : this.#appendTerminal(stream, { kind: "ok" })),
-        (error: unknown) => {
-          if (abort.signal.aborted) return undefined;
-          const message = error instanceof PublicProducerError ? error.message : PRODUCER_FAILED;
-          if (!(error instanceof PublicProducerError)) this.deps.logger.warn("output producer failed", { error: String(error) });
-          return this.#appendTerminal(stream, { kind: "error", code: "producer-error", message });
-        },
-      )
-      .catch((error: unknown) => this.#fail(error))
-      .finally(() => {
-        this.#invocationAbort.signal.removeEventListener("abort", onInvocationAbort);
-        stream.producer = undefined;
-        this.#activeProducers--;
-        if (this.#activeProducers === 0) for (const waiter of this.#idleWaiters.splice(0)) waiter();
-      });
-  }
-
-  #whenProducersIdle(): Promise<void> {
-    if (this.#activeProducers === 0) return Promise.resolve();
-    return new Promise((resolve) => this.#idleWaiters.push(resolve));
+    await this.#producers.appendTerminal(stream, { kind: "cancelled", reason });
   }
 
   // ------------------------------------------------------------ execution
@@ -592,7 +358,7 @@ export class LiveSession {
     const result = await this.deps.host.invoke(context);
     if (this.#failing) return;
     await this.#commitResult(method, result);
-    await this.#whenProducersIdle();
+    await this.#producers.whenIdle();
     if (this.#failing) return;
     // Before a successful finish every input is terminal (decisions section 8).
     for (const stream of this.streams()) {
@@ -613,13 +379,13 @@ export class LiveSession {
       if (result === undefined) throw new Error("the method returned no result");
       const graph = catalogueGraph(method.result);
       const decoded = decodeValue(result as unknown as JsonValue, graph, "provisional", "result");
-      this.#checkPlaceholders(decoded.streams);
+      this.#producers.checkPlaceholders(decoded.streams);
       introduced = this.prepareStreams(decoded.streams, graph, "output", { kind: "result" }, "/result/value");
-      const value = this.#exposeOutputs(decoded.value as unknown as SchemaValueJson, decoded.streams, introduced);
+      const value = this.#producers.expose(decoded.value as unknown as SchemaValueJson, decoded.streams, introduced);
       body = { kind: "value", graph: method.result, value: value as unknown as JsonValue };
     }
     const text = canonicalJson(body);
-    this.#adopt(introduced);
+    this.adopt(introduced);
     await this.deps.store.setResult(
       this.sessionId,
       text,
@@ -627,17 +393,13 @@ export class LiveSession {
     );
     this.record = { ...this.record, result: text };
     this.#attachment?.resultCommitted();
-    for (const stream of introduced) this.#startProducer(stream.state);
+    for (const stream of introduced) this.#producers.start(stream.state);
   }
 
   #context(input: InvocationInput): InvocationContext {
     return createInvocationContext(this.record, input, this.#invocationAbort.signal, {
       inputStream: (token) => this.#byToken.get(token),
-      declareOutput: (source) => {
-        const ref = randomUUID();
-        this.#pendingOutputs.set(ref, source);
-        return ref;
-      },
+      declareOutput: (source) => this.#producers.declare(source),
     });
   }
 
@@ -663,7 +425,7 @@ export class LiveSession {
     for (const stream of this.streams()) {
       if (stream.direction === "output") {
         stream.producer?.abort(new Error(reason));
-        if (!stream.outputTerminal) await this.#appendTerminal(stream, { kind: "cancelled", reason });
+        if (!stream.outputTerminal) await this.#producers.appendTerminal(stream, { kind: "cancelled", reason });
       } else if (stream.inputTerminal === undefined) {
         await this.cancelInputByServer(stream, reason);
       }

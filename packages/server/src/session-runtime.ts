@@ -119,7 +119,7 @@ export class SessionRuntime {
     if (created.kind === "idempotency-conflict") {
       throw new ProtocolError("idempotency-conflict", "the idempotency key is already bound to another invocation of this agent");
     }
-    live.adoptInitial(pending);
+    live.adopt(pending);
     this.#live.set(sessionId, live);
 
     const attachment = this.#newAttachment(live, message.attemptId, transport);

@@ -1,0 +1,261 @@
+/**
+ * The output side of a live session: running the agent's output sources,
+ * validating what they yield, turning items into log events and handing
+ * them to the store with two bounds (the stream's window of unsent events,
+ * the session's budget of uncommitted bytes), and recording terminals.
+ *
+ * Output streams are declared by `context.output(source)`, which returns a
+ * placeholder stream leaf; a source starts only when a committed value (the
+ * result or an item of another output) exposes its placeholder.
+ */
+import { randomUUID } from "node:crypto";
+import { canonicalJson, encodeUtf8, LIMITS, type JsonValue, type OutputOutcome, type SchemaValueJson } from "@golem-stream/wire";
+import type { StreamLeaf } from "@golem-stream/schema-value";
+import { PublicProducerError, type BinaryItem, type OutputItem, type OutputSource } from "./agent-host.js";
+import { BytePermits } from "./byte-permits.js";
+import type { PendingStream, RuntimeDeps } from "./live-session.js";
+import { driveOutputSource, isBinaryItem } from "./output-source.js";
+import type { OutputEvent, StreamParent } from "./store/session-store.js";
+import type { StreamState } from "./stream-state.js";
+import { checkBinaryItem, decodeValue, substituteStreamRefs, type SchemaGraph } from "./values.js";
+
+/** What the producers need from their session. */
+export interface ProducerHost {
+  readonly deps: RuntimeDeps;
+  /** Aborted when the invocation fails or the server shuts down. */
+  readonly invocationSignal: AbortSignal;
+  prepareStreams(
+    leaves: readonly StreamLeaf[],
+    graph: SchemaGraph,
+    direction: "input" | "output",
+    parent: StreamParent,
+    coordinatePrefix: string,
+  ): PendingStream[];
+  /** Registers prepared streams just before their commit. */
+  adopt(pending: readonly PendingStream[]): void;
+  /** A committed event of `stream` may be sent. */
+  outputAppended(stream: StreamState): void;
+  /** A store failure: the invocation cannot go on. */
+  fail(error: unknown): void;
+}
+
+/** One output event, validated, waiting for its sequence. */
+interface PreparedEvent {
+  /** Bytes it will hold until committed (an estimate for values: their byte charge). */
+  readonly size: number;
+  build(sequence: bigint): { event: OutputEvent; introduced: readonly PendingStream[] };
+}
+
+/** Output bytes handed to the store but not yet committed, per session. */
+const UNCOMMITTED_OUTPUT_BYTES = 8 * 1024 * 1024;
+
+const PRODUCER_FAILED = "producer failed";
+
+export class OutputProducers {
+  readonly #host: ProducerHost;
+  /** Output bytes waiting for their commit; separate from input permits so neither starves the other. */
+  readonly #uncommitted = new BytePermits(UNCOMMITTED_OUTPUT_BYTES);
+  /** Sources declared by `context.output`, until a recorded value exposes them. */
+  readonly #declared = new Map<string, OutputSource>();
+  /** Sources of exposed streams whose producer has not started yet. */
+  readonly #sources = new Map<string, OutputSource>();
+  #active = 0;
+  readonly #idleWaiters: (() => void)[] = [];
+
+  constructor(host: ProducerHost) {
+    this.#host = host;
+  }
+
+  /** `context.output(source)`: the placeholder reference that stands for the new stream. */
+  declare(source: OutputSource): string {
+    const ref = randomUUID();
+    this.#declared.set(ref, source);
+    return ref;
+  }
+
+  /**
+   * Records the stream's terminal after every item already handed to the
+   * store (the store commits in call order). Synchronous up to the store
+   * call, so no item can slip in between the check and the terminal.
+   */
+  async appendTerminal(stream: StreamState, outcome: OutputOutcome): Promise<void> {
+    if (stream.outputTerminal) return;
+    stream.outputTerminal = true;
+    const event: OutputEvent = {
+      event: "terminal",
+      streamId: stream.streamId,
+      sequence: stream.count,
+      outcome: canonicalJson(outcome as unknown as JsonValue),
+    };
+    await this.#host.deps.store.appendOutput(event, []);
+    this.#host.outputAppended(stream);
+  }
+
+  /** Waits until the live attachment is less than a window behind this stream. */
+  async #awaitWindow(stream: StreamState, signal: AbortSignal): Promise<void> {
+    while (stream.backlog >= this.#host.deps.limits.maxQueuedEntriesPerStream && !signal.aborted) {
+      await new Promise<void>((resolve) => {
+        const onAbort = (): void => resolve();
+        signal.addEventListener("abort", onAbort, { once: true });
+        stream.backlogWaiters.push(() => {
+          signal.removeEventListener("abort", onAbort);
+          resolve();
+        });
+      });
+    }
+  }
+
+  /**
+   * Hands one produced item to the store without waiting for its commit, so
+   * a producer can run ahead and many items share one sync (group commit).
+   * Two bounds keep that safe: the stream's window of unsent events (256)
+   * and the session's budget of uncommitted output bytes. Nothing is sent
+   * before its commit: the attachment is told only when the store resolves.
+   */
+  async #appendItem(stream: StreamState, item: OutputItem, signal: AbortSignal): Promise<void> {
+    for (const prepared of this.#prepareOutput(stream, item)) {
+      await this.#awaitWindow(stream, signal);
+      const permit = Math.min(prepared.size, this.#uncommitted.capacity);
+      await this.#uncommitted.acquire(permit);
+      if (signal.aborted || stream.outputTerminal) {
+        this.#uncommitted.release(permit);
+        if (signal.aborted) throw signal.reason;
+        throw new Error("output stream already ended");
+      }
+      // From here to the store call nothing awaits: the sequence is ours.
+      const built = prepared.build(stream.count);
+      this.#host.adopt(built.introduced);
+      stream.count += built.event.event === "item" ? built.event.itemCount : 0n;
+      stream.backlog++;
+      this.#host.deps.store
+        .appendOutput(
+          built.event,
+          built.introduced.map((p) => p.record),
+        )
+        .then(
+          () => {
+            this.#uncommitted.release(permit);
+            this.#host.outputAppended(stream);
+            for (const child of built.introduced) this.start(child.state);
+          },
+          (error: unknown) => {
+            this.#uncommitted.release(permit);
+            this.#host.fail(error);
+          },
+        );
+    }
+  }
+
+  /**
+   * Validates one produced item and splits it into events (a large u8 chunk
+   * becomes several packed batches). Each event is built once its sequence
+   * is known.
+   */
+  #prepareOutput(
+    stream: StreamState,
+    item: OutputItem,
+  ): PreparedEvent[] {
+    const itemEvent = (sequence: bigint, itemCount: bigint, data: Uint8Array, mimeType?: string): OutputEvent => ({
+      event: "item",
+      streamId: stream.streamId,
+      sequence,
+      itemCount,
+      data,
+      mimeType,
+    });
+    switch (stream.elementKind) {
+      case "u8": {
+        if (!(item instanceof Uint8Array)) throw new PublicProducerError("a stream<u8> producer must yield bytes");
+        const batches: Uint8Array[] = [];
+        for (let at = 0; at < item.length; at += LIMITS.maxPackedU8PayloadBytes) {
+          batches.push(item.slice(at, at + LIMITS.maxPackedU8PayloadBytes));
+        }
+        return batches.map((batch) => ({
+          size: batch.length,
+          build: (sequence) => ({ event: itemEvent(sequence, BigInt(batch.length), batch), introduced: [] }),
+        }));
+      }
+      case "binary": {
+        if (!(item instanceof Uint8Array) && !isBinaryItem(item)) {
+          throw new PublicProducerError("a stream<binary> producer must yield bytes");
+        }
+        const blob: BinaryItem = item instanceof Uint8Array ? { bytes: item } : item;
+        if (blob.bytes.length > LIMITS.maxBinaryPayloadBytes) throw new PublicProducerError("a binary item exceeds 16 MiB");
+        checkBinaryItem(stream.graph, blob.bytes.length, blob.mimeType);
+        const copy = blob.bytes.slice();
+        return [{ size: copy.length, build: (sequence) => ({ event: itemEvent(sequence, 1n, copy, blob.mimeType), introduced: [] }) }];
+      }
+      case "value": {
+        if (item instanceof Uint8Array || isBinaryItem(item)) {
+          throw new PublicProducerError("this stream's producer must yield schema values");
+        }
+        const decoded = decodeValue(item as unknown as JsonValue, stream.graph, "provisional", "item");
+        this.checkPlaceholders(decoded.streams);
+        const build = (sequence: bigint): { event: OutputEvent; introduced: readonly PendingStream[] } => {
+          const parent: StreamParent = { kind: "item", streamId: stream.streamId, sequence };
+          const introduced = this.#host.prepareStreams(decoded.streams, stream.graph, "output", parent, "/value");
+          const value = this.expose(decoded.value as unknown as SchemaValueJson, decoded.streams, introduced);
+          return { event: itemEvent(sequence, 1n, encodeUtf8(canonicalJson(value as unknown as JsonValue))), introduced };
+        };
+        return [{ size: decoded.byteCharge, build }];
+      }
+    }
+  }
+
+  checkPlaceholders(leaves: readonly StreamLeaf[]): void {
+    for (const leaf of leaves) {
+      const ref = "provisionalRef" in leaf.ref ? leaf.ref.provisionalRef : undefined;
+      if (ref === undefined || !this.#declared.has(ref)) {
+        throw new PublicProducerError("an output stream must be created with context.output");
+      }
+    }
+  }
+
+  /** Swaps placeholders for stream tokens and binds each new stream to its source. */
+  expose(value: SchemaValueJson, leaves: readonly StreamLeaf[], introduced: readonly PendingStream[]): SchemaValueJson {
+    const tokens = new Map<string, string>();
+    leaves.forEach((leaf, i) => {
+      const ref = "provisionalRef" in leaf.ref ? leaf.ref.provisionalRef : "";
+      const stream = introduced[i];
+      if (stream === undefined) return;
+      tokens.set(ref, stream.state.token);
+      const source = this.#declared.get(ref);
+      this.#declared.delete(ref);
+      if (source !== undefined) this.#sources.set(stream.state.streamId, source);
+    });
+    return substituteStreamRefs(value, tokens);
+  }
+
+  start(stream: StreamState): void {
+    const source = this.#sources.get(stream.streamId);
+    this.#sources.delete(stream.streamId);
+    if (source === undefined || stream.outputTerminal) return;
+    const abort = new AbortController();
+    stream.producer = abort;
+    this.#active++;
+    const onInvocationAbort = (): void => abort.abort(this.#host.invocationSignal.reason);
+    this.#host.invocationSignal.addEventListener("abort", onInvocationAbort, { once: true });
+    void driveOutputSource(source, (item) => this.#appendItem(stream, item, abort.signal), abort.signal)
+      .then(
+        () => (abort.signal.aborted ? undefined : this.appendTerminal(stream, { kind: "ok" })),
+        (error: unknown) => {
+          if (abort.signal.aborted) return undefined;
+          const message = error instanceof PublicProducerError ? error.message : PRODUCER_FAILED;
+          if (!(error instanceof PublicProducerError)) this.#host.deps.logger.warn("output producer failed", { error: String(error) });
+          return this.appendTerminal(stream, { kind: "error", code: "producer-error", message });
+        },
+      )
+      .catch((error: unknown) => this.#host.fail(error))
+      .finally(() => {
+        this.#host.invocationSignal.removeEventListener("abort", onInvocationAbort);
+        stream.producer = undefined;
+        this.#active--;
+        if (this.#active === 0) for (const waiter of this.#idleWaiters.splice(0)) waiter();
+      });
+  }
+
+  whenIdle(): Promise<void> {
+    if (this.#active === 0) return Promise.resolve();
+    return new Promise((resolve) => this.#idleWaiters.push(resolve));
+  }
+}
