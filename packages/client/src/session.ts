@@ -106,6 +106,8 @@ export class Session {
   readonly #feedersByBinding = new Map<InputStream, InputFeeder>();
   readonly #feedersByRef = new Map<string, InputFeeder>();
   readonly #feedersByToken = new Map<string, InputFeeder>();
+  /** Bindings of the first start and their references, until their sources are claimed. */
+  readonly #unclaimed = new Map<InputStream, string>();
   /** Cursors from a checkpoint whose stream this process has not seen yet, keyed by stream identity. */
   readonly #inheritedCursors = new Map<string, string>();
 
@@ -136,6 +138,7 @@ export class Session {
           cause,
         });
       }
+      this.#claimStartSources();
     } else {
       const { state } = start;
       this.#selector = state.selector;
@@ -588,8 +591,21 @@ export class Session {
       feeder.provisionalRef = randomUUID();
       this.#feedersByRef.set(feeder.provisionalRef, feeder);
     }
-    const methodParameters = bindProvisionalRefs(this.#start.params, (binding) => this.#feederFor(binding).provisionalRef);
+    const methodParameters = bindProvisionalRefs(this.#start.params, (binding) => {
+      const feeder = this.#feedersByBinding.get(binding);
+      if (feeder !== undefined) return feeder.provisionalRef;
+      // First attempt: remember the reference; the source is claimed once the start is known to encode.
+      let ref = this.#unclaimed.get(binding);
+      if (ref === undefined) this.#unclaimed.set(binding, (ref = randomUUID()));
+      return ref;
+    });
     return { ...this.#start.template, attemptId: randomUUID(), methodParameters };
+  }
+
+  /** Claims the sources of the first start: after validation, so a refused invoke() consumes nothing. */
+  #claimStartSources(): void {
+    for (const [binding, ref] of this.#unclaimed) this.#feederFor(binding, ref);
+    this.#unclaimed.clear();
   }
 
   #freshResume(): ResumeAttach {
@@ -603,7 +619,7 @@ export class Session {
     };
   }
 
-  #feederFor(binding: InputStream): InputFeeder {
+  #feederFor(binding: InputStream, provisionalRef: string = randomUUID()): InputFeeder {
     const known = this.#feedersByBinding.get(binding);
     if (known !== undefined) return known;
     const host: FeederHost = {
@@ -613,7 +629,7 @@ export class Session {
       },
       onSourceFailure: (input, error) => this.#callbacks.onEvent({ type: "input-failed", input, error }),
     };
-    const feeder = new InputFeeder(binding, randomUUID(), host, this.#config.maxUnackedInputBytes);
+    const feeder = new InputFeeder(binding, provisionalRef, host, this.#config.maxUnackedInputBytes);
     this.#feedersByBinding.set(binding, feeder);
     this.#feedersByRef.set(feeder.provisionalRef, feeder);
     return feeder;

@@ -178,3 +178,15 @@ describe("wrong-typed arguments", () => {
     call.cancel();
   });
 });
+
+describe("a refused invoke consumes nothing", () => {
+  it("leaves the input source unclaimed, so it can be used again", () => {
+    const { client } = memoryClient();
+    const lines = inputStream.strings(["a"]);
+    expect(() => client.invoke({ ...echo, application: 5 as never, method: "reverse", methodParameters: { kind: "record", value: { fields: [lines] } } })).toThrow(
+      expect.objectContaining({ kind: "invalid-argument" }),
+    );
+    const call = client.invoke({ ...echo, method: "reverse", methodParameters: { kind: "record", value: { fields: [lines] } } });
+    call.cancel();
+  });
+});
