@@ -112,7 +112,12 @@ export class Invocation {
       if (signal.aborted) queueMicrotask(() => this.cancel("aborted by the caller's signal"));
       else signal.addEventListener("abort", () => this.cancel("aborted by the caller's signal"), { once: true });
     }
-    void this.#session.run();
+    this.#session.run().catch((cause: unknown) => {
+      // Only a defect in this package gets here; fail loudly rather than hang.
+      const error = new ClientError("aborted", "the client runtime failed unexpectedly", { cause });
+      rejectAll(error);
+      this.#controller.abort(error);
+    });
   }
 
   /** The latest session token, once accepted. */
