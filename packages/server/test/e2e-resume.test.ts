@@ -235,3 +235,47 @@ describe("takeover and replacement", () => {
     expect(await b.next()).toMatchObject({ type: "invocationRejected", attemptId: second.attemptId, code: "idempotency-conflict" });
   });
 });
+
+describe("nested output streams on resume", () => {
+  it("each stream is announced once: in the acceptance if no replayed message exposes it, else in that message", async () => {
+    const client = await RawClient.connect(server.url);
+    client.send(demoStart("groups", v.record(v.u32(3), v.u32(2))));
+    const accepted = await client.nextOf("invocationAccepted");
+    const { messages: first } = await client.all();
+    const result = first.find((m) => m.type === "invocationResult");
+    if (result?.type !== "invocationResult") throw new Error("no result");
+    const outer = result.mappings[0]!;
+    const outerItems = first.flatMap((m) => (m.type === "outputStreamItem" && m.channel === outer.channel ? [m] : []));
+    expect(outerItems).toHaveLength(3);
+    const inner = outerItems.map((item) => item.mappings[0]!);
+    const innerEnd = first.find((m) => m.type === "outputStreamEnd" && m.channel === inner[1]!.channel);
+    if (innerEnd?.type !== "outputStreamEnd" || innerEnd.cursorToken === undefined) throw new Error("no inner terminal");
+
+    // Outer delivered up to its item 0; inner stream 1 completely delivered.
+    const resumed = await RawClient.connect(server.url);
+    resumed.send(resumeMessage("resume", accepted.sessionToken, [outerItems[0]!.cursorToken, innerEnd.cursorToken]));
+    const { messages } = await resumed.all();
+    const reaccepted = messages[0];
+    if (reaccepted?.type !== "invocationAccepted") throw new Error("not accepted");
+    // Inner 0 is exposed by outer item 0, which is not replayed: the acceptance announces it.
+    expect(reaccepted.mappings.map((m) => m.streamToken)).toEqual([inner[0]!.streamToken]);
+    const replayResult = messages.find((m) => m.type === "invocationResult");
+    if (replayResult?.type !== "invocationResult") throw new Error("no replayed result");
+    expect(replayResult.mappings.map((m) => m.streamToken)).toEqual([outer.streamToken]);
+    const replayedOuter = messages.flatMap((m) => (m.type === "outputStreamItem" && m.channel === replayResult.mappings[0]!.channel ? [m] : []));
+    expect(replayedOuter.map((m) => m.sequence)).toEqual([1n, 2n]);
+    expect(replayedOuter.map((m) => m.mappings[0]!.streamToken)).toEqual([inner[1]!.streamToken, inner[2]!.streamToken]);
+
+    const channelOf = new Map<string, number>();
+    for (const m of messages) if ("mappings" in m) for (const mapping of m.mappings) channelOf.set(mapping.streamToken, mapping.channel);
+    expect(channelOf.size).toBe(4);
+    expect(new Set(channelOf.values()).size).toBe(4);
+    const itemsOn = (token: string) => outputValues(messages, channelOf.get(token)!).map((x) => x.value);
+    expect(itemsOn(inner[0]!.streamToken)).toEqual([0, 1]);
+    expect(itemsOn(inner[1]!.streamToken)).toEqual([]);
+    expect(itemsOn(inner[2]!.streamToken)).toEqual([0, 1]);
+    const ends = messages.filter((m) => m.type === "outputStreamEnd").map((m) => ("channel" in m ? m.channel : 0));
+    expect(ends.sort()).toEqual([channelOf.get(outer.streamToken)!, channelOf.get(inner[0]!.streamToken)!, channelOf.get(inner[2]!.streamToken)!].sort());
+    expect(messages.at(-1)?.type).toBe("invocationFinished");
+  });
+});
