@@ -243,11 +243,22 @@ interface PendingWrite {
   readonly reject: (error: Error) => void;
 }
 
+type WriteOutcome = { ok: true; value: unknown } | { ok: false; error: Error };
+
 export class SqliteSessionStore implements SessionStore {
   readonly #db: Database.Database;
   readonly #statements;
   readonly #queue: PendingWrite[] = [];
   #flushScheduled = false;
+  /**
+   * Mutations of several statements, as transaction functions built once
+   * (building one per call cost more than the SQL it ran). Called inside the
+   * group commit's transaction, each runs as a savepoint, so one that throws
+   * rolls back alone.
+   */
+  readonly #atomic;
+  /** The group commit's transaction: runs a batch of mutations, recording each outcome. */
+  readonly #commitBatch: (batch: readonly PendingWrite[], outcomes: WriteOutcome[]) => void;
 
   constructor(options: SqliteSessionStoreOptions) {
     mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
@@ -298,6 +309,28 @@ export class SqliteSessionStore implements SessionStore {
         WHERE session_id = ? AND state = 'running'`),
       purge: db.prepare("DELETE FROM sessions WHERE state = 'finished' AND finished_at < ?"),
     };
+    this.#atomic = {
+      createSession: db.transaction((session: SessionRecord, streams: readonly NewStream[], attempt: AttemptRecord) =>
+        this.#createSession(session, streams, attempt),
+      ),
+      attach: db.transaction((attempt: AttemptRecord, sessionToken: string, expectedGeneration: bigint | undefined) =>
+        this.#attach(attempt, sessionToken, expectedGeneration),
+      ),
+      acceptInput: db.transaction((chunk: InputChunk, introduced: readonly NewStream[]) => this.#acceptInput(chunk, introduced)),
+      appendOutput: db.transaction((event: OutputEvent, introduced: readonly NewStream[]) => this.#appendOutput(event, introduced)),
+      setResult: db.transaction((sessionId: string, result: string, introduced: readonly NewStream[]) =>
+        this.#setResult(sessionId, result, introduced),
+      ),
+    };
+    this.#commitBatch = db.transaction((batch: readonly PendingWrite[], outcomes: WriteOutcome[]) => {
+      for (const item of batch) {
+        try {
+          outcomes.push({ ok: true, value: item.work() });
+        } catch (error) {
+          outcomes.push({ ok: false, error: toError(error) });
+        }
+      }
+    });
   }
 
   #insertStreams(streams: readonly NewStream[]): void {
@@ -322,45 +355,45 @@ export class SqliteSessionStore implements SessionStore {
   }
 
   createSession(session: SessionRecord, streams: readonly NewStream[], attempt: AttemptRecord): Promise<CreateSessionResult> {
-    return this.#write(() =>
-      this.#db.transaction((): CreateSessionResult => {
-        if (this.#statements.getAttempt.get(attempt.attemptId) !== undefined) return { kind: "attempt-exists" };
-        const bound = this.#statements.findByIdempotency.get(
-          session.account,
-          session.application,
-          session.environment,
-          session.agentType,
-          session.agentIdentity,
-          session.idempotencyKey,
-        );
-        if (bound !== undefined) return { kind: "idempotency-conflict" };
-        this.#statements.insertSession.run({
-          session_id: session.sessionId,
-          account: session.account,
-          principal: session.principal,
-          application: session.application,
-          environment: session.environment,
-          agent_type: session.agentType,
-          agent_identity: session.agentIdentity,
-          method: session.method,
-          idempotency_key: session.idempotencyKey,
-          selector: session.selector,
-          config: session.config,
-          parameters: session.parameters,
-          generation: session.generation,
-          session_token: session.sessionToken,
-          stream_key_id: session.streamKeyId,
-          state: session.state,
-          result: session.result ?? null,
-          outcome: session.outcome ?? null,
-          created_at: session.createdAt,
-          finished_at: session.finishedAt ?? null,
-        });
-        this.#insertAttempt(attempt);
-        this.#insertStreams(streams);
-        return { kind: "created" };
-      })(),
+    return this.#write(() => this.#atomic.createSession(session, streams, attempt));
+  }
+
+  #createSession(session: SessionRecord, streams: readonly NewStream[], attempt: AttemptRecord): CreateSessionResult {
+    if (this.#statements.getAttempt.get(attempt.attemptId) !== undefined) return { kind: "attempt-exists" };
+    const bound = this.#statements.findByIdempotency.get(
+      session.account,
+      session.application,
+      session.environment,
+      session.agentType,
+      session.agentIdentity,
+      session.idempotencyKey,
     );
+    if (bound !== undefined) return { kind: "idempotency-conflict" };
+    this.#statements.insertSession.run({
+      session_id: session.sessionId,
+      account: session.account,
+      principal: session.principal,
+      application: session.application,
+      environment: session.environment,
+      agent_type: session.agentType,
+      agent_identity: session.agentIdentity,
+      method: session.method,
+      idempotency_key: session.idempotencyKey,
+      selector: session.selector,
+      config: session.config,
+      parameters: session.parameters,
+      generation: session.generation,
+      session_token: session.sessionToken,
+      stream_key_id: session.streamKeyId,
+      state: session.state,
+      result: session.result ?? null,
+      outcome: session.outcome ?? null,
+      created_at: session.createdAt,
+      finished_at: session.finishedAt ?? null,
+    });
+    this.#insertAttempt(attempt);
+    this.#insertStreams(streams);
+    return { kind: "created" };
   }
 
   #insertAttempt(attempt: AttemptRecord): void {
@@ -406,29 +439,29 @@ export class SqliteSessionStore implements SessionStore {
   }
 
   attach(attempt: AttemptRecord, sessionToken: string, expectedGeneration: bigint | undefined): Promise<AttachResult> {
-    return this.#write(() =>
-      this.#db.transaction((): AttachResult => {
-        if (this.#statements.getAttempt.get(attempt.attemptId) !== undefined) return { kind: "attempt-exists" };
-        const row = this.#statements.getSession.get(attempt.sessionId) as SessionRow | undefined;
-        if (row === undefined) return { kind: "superseded" };
-        if (expectedGeneration !== undefined && row.generation !== expectedGeneration) return { kind: "superseded" };
-        if (attempt.generation !== row.generation + 1n) return { kind: "superseded" };
-        this.#statements.attach.run(attempt.generation, sessionToken, attempt.sessionId);
-        this.#insertAttempt(attempt);
-        return { kind: "attached", generation: attempt.generation };
-      })(),
-    );
+    return this.#write(() => this.#atomic.attach(attempt, sessionToken, expectedGeneration));
+  }
+
+  #attach(attempt: AttemptRecord, sessionToken: string, expectedGeneration: bigint | undefined): AttachResult {
+    if (this.#statements.getAttempt.get(attempt.attemptId) !== undefined) return { kind: "attempt-exists" };
+    const row = this.#statements.getSession.get(attempt.sessionId) as SessionRow | undefined;
+    if (row === undefined) return { kind: "superseded" };
+    if (expectedGeneration !== undefined && row.generation !== expectedGeneration) return { kind: "superseded" };
+    if (attempt.generation !== row.generation + 1n) return { kind: "superseded" };
+    this.#statements.attach.run(attempt.generation, sessionToken, attempt.sessionId);
+    this.#insertAttempt(attempt);
+    return { kind: "attached", generation: attempt.generation };
   }
 
   acceptInput(chunk: InputChunk, introduced: readonly NewStream[]): Promise<void> {
-    return this.#write(() =>
-      this.#db.transaction(() => {
-        const moved = this.#statements.advanceInput.run(chunk.itemCount, chunk.streamId, chunk.sequence);
-        if (moved.changes !== 1) throw new Error("input chunk does not continue the stream");
-        this.#statements.insertInput.run(chunk.streamId, chunk.sequence, chunk.itemCount, chunk.data, chunk.mimeType ?? null);
-        this.#insertStreams(introduced);
-      })(),
-    );
+    return this.#write(() => this.#atomic.acceptInput(chunk, introduced));
+  }
+
+  #acceptInput(chunk: InputChunk, introduced: readonly NewStream[]): void {
+    const moved = this.#statements.advanceInput.run(chunk.itemCount, chunk.streamId, chunk.sequence);
+    if (moved.changes !== 1) throw new Error("input chunk does not continue the stream");
+    this.#statements.insertInput.run(chunk.streamId, chunk.sequence, chunk.itemCount, chunk.data, chunk.mimeType ?? null);
+    this.#insertStreams(introduced);
   }
 
   readInput(streamId: string, from: bigint, to: bigint): Promise<InputChunk[]> {
@@ -442,28 +475,28 @@ export class SqliteSessionStore implements SessionStore {
   }
 
   appendOutput(event: OutputEvent, introduced: readonly NewStream[]): Promise<void> {
-    return this.#write(() =>
-      this.#db.transaction(() => {
-        if (event.event === "item") {
-          const moved = this.#statements.advanceOutput.run(event.itemCount, event.streamId, event.sequence);
-          if (moved.changes !== 1) throw new Error("output event does not continue the stream");
-          this.#statements.insertOutput.run(
-            event.streamId,
-            event.sequence,
-            "item",
-            event.itemCount,
-            event.data,
-            event.mimeType ?? null,
-            null,
-          );
-        } else {
-          const ended = this.#statements.endOutput.run(event.streamId, event.sequence);
-          if (ended.changes !== 1) throw new Error("output terminal does not continue the stream");
-          this.#statements.insertOutput.run(event.streamId, event.sequence, "terminal", 0, null, null, event.outcome);
-        }
-        this.#insertStreams(introduced);
-      })(),
-    );
+    return this.#write(() => this.#atomic.appendOutput(event, introduced));
+  }
+
+  #appendOutput(event: OutputEvent, introduced: readonly NewStream[]): void {
+    if (event.event === "item") {
+      const moved = this.#statements.advanceOutput.run(event.itemCount, event.streamId, event.sequence);
+      if (moved.changes !== 1) throw new Error("output event does not continue the stream");
+      this.#statements.insertOutput.run(
+        event.streamId,
+        event.sequence,
+        "item",
+        event.itemCount,
+        event.data,
+        event.mimeType ?? null,
+        null,
+      );
+    } else {
+      const ended = this.#statements.endOutput.run(event.streamId, event.sequence);
+      if (ended.changes !== 1) throw new Error("output terminal does not continue the stream");
+      this.#statements.insertOutput.run(event.streamId, event.sequence, "terminal", 0, null, null, event.outcome);
+    }
+    this.#insertStreams(introduced);
   }
 
   readOutput(streamId: string, from: bigint, limit: number): Promise<OutputEvent[]> {
@@ -471,13 +504,13 @@ export class SqliteSessionStore implements SessionStore {
   }
 
   setResult(sessionId: string, result: string, introduced: readonly NewStream[]): Promise<void> {
-    return this.#write(() =>
-      this.#db.transaction(() => {
-        const set = this.#statements.setResult.run(result, sessionId);
-        if (set.changes !== 1) throw new Error("the invocation result was already recorded");
-        this.#insertStreams(introduced);
-      })(),
-    );
+    return this.#write(() => this.#atomic.setResult(sessionId, result, introduced));
+  }
+
+  #setResult(sessionId: string, result: string, introduced: readonly NewStream[]): void {
+    const set = this.#statements.setResult.run(result, sessionId);
+    if (set.changes !== 1) throw new Error("the invocation result was already recorded");
+    this.#insertStreams(introduced);
   }
 
   finish(sessionId: string, outcome: string, at: number): Promise<void> {
@@ -503,9 +536,10 @@ export class SqliteSessionStore implements SessionStore {
 
   /**
    * Group commit: mutations issued in the same turn of the event loop share
-   * one transaction, so one sync covers many of them. Each runs in its own
-   * savepoint, so one that fails (a stale sequence, say) rolls back alone.
-   * Every promise resolves only after the shared commit.
+   * one transaction, so one sync covers many of them. Each is atomic on its
+   * own (a single statement, or one of the `#atomic` savepoints), so one that
+   * fails (a stale sequence, say) rolls back alone. Every promise resolves
+   * only after the shared commit.
    */
   #write<T>(work: () => T): Promise<T> {
     return new Promise<T>((resolve, reject) => {
@@ -521,17 +555,9 @@ export class SqliteSessionStore implements SessionStore {
     this.#flushScheduled = false;
     const batch = this.#queue.splice(0);
     if (batch.length === 0) return;
-    const outcomes: ({ ok: true; value: unknown } | { ok: false; error: Error })[] = [];
+    const outcomes: WriteOutcome[] = [];
     try {
-      this.#db.transaction(() => {
-        for (const item of batch) {
-          try {
-            outcomes.push({ ok: true, value: this.#db.transaction(item.work)() });
-          } catch (error) {
-            outcomes.push({ ok: false, error: toError(error) });
-          }
-        }
-      })();
+      this.#commitBatch(batch, outcomes);
     } catch (error) {
       // The commit itself failed: nothing of this batch is durable.
       for (const item of batch) item.reject(toError(error));
