@@ -6,8 +6,10 @@
  */
 import { encodeBinaryMessage, isBinaryKind } from "./binary-envelope.js";
 import { canonicalJson } from "./canonical-json.js";
-import { invalidAt } from "./codec.js";
+import { invalidAt, limitAt } from "./codec.js";
+import { LIMITS } from "./limits.js";
 import type { BinaryMessage, Message, ServerTextMessage, ClientTextMessage } from "./messages.js";
+import { utf8ByteLength } from "./utf8.js";
 import { CLIENT_TEXT_VARIANTS, SERVER_TEXT_VARIANTS, type TextVariant } from "./text-messages.js";
 
 type TextMessage = ClientTextMessage | ServerTextMessage;
@@ -22,7 +24,11 @@ const VARIANTS = new Map<string, TextVariant<TextMessage>>([
   ...SERVER_TEXT_VARIANTS.map((variant) => [variant.type, variant] as const),
 ]);
 
-/** Encodes a text message as canonical JSON text. */
+/**
+ * Encodes a text message as canonical JSON text. A message whose text would
+ * exceed the 8 MiB text limit is `limit-exceeded`: every receiver would
+ * refuse it, so it is refused before it is sent.
+ */
 export function encodeMessage(message: TextMessage): string;
 /** Encodes a binary message as one envelope (a single allocation). */
 export function encodeMessage(message: BinaryMessage): Uint8Array;
@@ -38,5 +44,19 @@ export function encodeMessage(message: Message): string | Uint8Array {
   const wire = variant.encode(message);
   wire["type"] = variant.type;
   wire["version"] = 1;
-  return canonicalJson(wire);
+  const text = canonicalJson(wire);
+  checkTextSize(text);
+  return text;
+}
+
+/**
+ * The receiver's first check (protocol section 12, decisions section 6),
+ * applied by the sender. Counting UTF-8 bytes is needed only when the UTF-16
+ * length leaves the answer open.
+ */
+function checkTextSize(text: string): void {
+  const max = LIMITS.maxTextMessageBytes;
+  if (text.length > max || (text.length * 3 > max && utf8ByteLength(text) > max)) {
+    throw limitAt("", `is larger than ${max} bytes as text; no receiver would accept it`);
+  }
 }

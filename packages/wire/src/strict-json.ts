@@ -51,10 +51,8 @@ const MAX_SAFE_LEXEME_LENGTH = 300;
  * else (invalid UTF-8, invalid JSON, duplicate member names, lone surrogate
  * escapes, numbers that overflow a double).
  */
-export function parseStrictJson(input: string | Uint8Array, options: StrictJsonOptions = {}): JsonValue {
-  const maxBytes = options.maxBytes ?? LIMITS.maxTextMessageBytes;
-  const maxDepth = options.maxDepth ?? LIMITS.maxJsonDepth;
-  const what = options.what ?? "message";
+export function parseStrictJson(input: string | Uint8Array, options?: StrictJsonOptions): JsonValue {
+  const { maxBytes, maxDepth, what } = readOptions(options);
   const text = toText(input, maxBytes, what);
   const mayOverflow = prescan(text, maxDepth, what);
   let value: JsonValue;
@@ -67,6 +65,41 @@ export function parseStrictJson(input: string | Uint8Array, options: StrictJsonO
     throw new ProtocolError("invalid-message", `${what} has a number outside the range of a double`);
   }
   return value;
+}
+
+/**
+ * Options come from the calling code, never from the peer, so a wrong one is
+ * the caller's bug: `internal-error`, as in `@golem-stream/schema-value`.
+ * It must never switch a bound off (a NaN `maxBytes` compares false with
+ * every length), so each bound is checked rather than trusted.
+ */
+function readOptions(options: unknown): { maxBytes: number; maxDepth: number; what: string } {
+  if (options === undefined || options === null) {
+    return { maxBytes: LIMITS.maxTextMessageBytes, maxDepth: LIMITS.maxJsonDepth, what: "message" };
+  }
+  if (typeof options !== "object") throw badOption("options must be an object");
+  const { maxBytes, maxDepth, what } = options as Record<string, unknown>;
+  return {
+    maxBytes: bound(maxBytes, LIMITS.maxTextMessageBytes, "maxBytes"),
+    maxDepth: bound(maxDepth, LIMITS.maxJsonDepth, "maxDepth"),
+    what: what === undefined ? "message" : typeof what === "string" ? what : badOptionThrow("what must be a string"),
+  };
+}
+
+function bound(value: unknown, fallback: number, name: string): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 0) {
+    throw badOption(`${name} must be a non-negative integer`);
+  }
+  return value;
+}
+
+function badOption(problem: string): ProtocolError {
+  return new ProtocolError("internal-error", `parseStrictJson option ${problem}`);
+}
+
+function badOptionThrow(problem: string): never {
+  throw badOption(problem);
 }
 
 /** Bounds the input before any decoding, then yields well-formed text. */

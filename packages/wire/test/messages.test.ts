@@ -91,6 +91,23 @@ describe("limits at their boundary", () => {
     expect(rejection(() => encodeMessage({ type: "input-u8", channel: 1, sequence: 0n, payload: over(0) })).code).toBe("invalid-message");
   });
 
+  it("encodes a text message of exactly 8 MiB and refuses one byte more, as every decoder would", () => {
+    // An item whose string value pads the canonical text to an exact size.
+    const item = (textBytes: number) => {
+      const empty = encodeMessage({ type: "inputStreamItem", channel: 1, sequence: 0n, value: { kind: "string", value: "" } });
+      return { type: "inputStreamItem" as const, channel: 1, sequence: 0n, value: { kind: "string", value: "é".repeat((textBytes - empty.length) / 2) } };
+    };
+    const atLimit = encodeMessage(item(LIMITS.maxTextMessageBytes));
+    expect(encodeUtf8(atLimit).length).toBe(LIMITS.maxTextMessageBytes);
+    expect(decodeClientMessage(atLimit, false)).toMatchObject({ type: "inputStreamItem" });
+    // Two bytes over, counted in UTF-8: the UTF-16 length is well under the limit.
+    const over = item(LIMITS.maxTextMessageBytes + 2);
+    expect(rejection(() => decodeClientMessage(JSON.stringify({ ...over, sequence: "0", version: 1 }), false)).code).toBe("limit-exceeded");
+    const refused = rejection(() => encodeMessage(over));
+    expect(refused.code).toBe("limit-exceeded");
+    expect(refused.closeCode).toBe(1009);
+  });
+
   it("accepts 256 config entries of 32 segments, 4096 cursors and an 8192-byte token", () => {
     const config = Array.from({ length: LIMITS.maxConfigEntries }, (_, i) => ({
       path: Array.from({ length: LIMITS.maxConfigPathSegments }, (_, j) => `e${i}s${j}`),

@@ -56,6 +56,31 @@ const validText = '{"channel":1,"sequence":"1","type":"inputStreamEnd","version"
 describe.each(WRONG.map(([name, value]) => [name, value] as const))("%s", (_name, value) => {
   it("as parseStrictJson input", () => expectProtocolError(() => parseStrictJson(value as string)));
 
+  it("as parseStrictJson options or option values: internal-error (a caller's bug), never an unbounded parse", () => {
+    const expectCallerBug = (run: () => unknown): void => {
+      try {
+        run();
+      } catch (error) {
+        expect(error).toBeInstanceOf(ProtocolError);
+        expect((error as ProtocolError).code).toBe("internal-error");
+        return;
+      }
+      throw new Error("expected a ProtocolError");
+    };
+    // null and undefined mean "the defaults"; any object is read member by member.
+    if (value === undefined || value === null) {
+      expect(parseStrictJson("{}", value as never)).toEqual({});
+    } else if (typeof value !== "object" && typeof value !== "function") {
+      expectCallerBug(() => parseStrictJson("{}", value as never));
+    }
+    // 0 is a legitimate bound (nothing fits); 42 is too; everything else is not a count.
+    if (value !== undefined && value !== 0 && value !== 42) {
+      expectCallerBug(() => parseStrictJson("{}", { maxBytes: value as number }));
+      expectCallerBug(() => parseStrictJson("{}", { maxDepth: value as number }));
+    }
+    if (value !== undefined) expectCallerBug(() => parseStrictJson("{}", { what: value as string }));
+  });
+
   it("as decodeClientMessage / decodeServerMessage data, text and binary", () => {
     for (const decode of [decodeClientMessage, decodeServerMessage]) {
       expectProtocolError(() => decode(value as string, false));
