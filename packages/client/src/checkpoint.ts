@@ -1,12 +1,14 @@
 /**
  * The state a later process needs to continue an invocation (protocol
  * section 13): everything is public protocol data — opaque tokens, the
- * selector, the idempotency key — and nothing internal. The CLI stores it as
- * its checkpoint; `client.takeover(state)` continues from it.
+ * selector, the idempotency key, a frozen descriptor in flight — and nothing
+ * internal. The CLI stores it as its checkpoint; `client.takeover(state)`
+ * continues from it.
  */
-import type { ResumeAttach, Selector } from "@golem-stream/wire";
+import type { InvocationStart, ResumeAttach, Selector } from "@golem-stream/wire";
 
-export interface ResumeState {
+/** Saved once the start was accepted: the session exists and has a token. */
+export interface AcceptedState {
   /** The session token of the latest accepted attach. */
   readonly sessionToken: string;
   /** One delivered cursor per output stream that has delivered anything. */
@@ -19,3 +21,24 @@ export interface ResumeState {
    */
   readonly pendingOperation?: ResumeAttach;
 }
+
+/**
+ * Saved before the start is first sent, until it is accepted: the frozen
+ * start (attempt id, every provisional reference) whose outcome is not known.
+ * Continuing retries it exactly (protocol 9): the server replays its
+ * committed acceptance, or accepts it now. Its input sources stay behind with
+ * the process that saved it; the continuing process cancels those inputs
+ * with `source-unavailable`.
+ */
+export interface PendingStartState {
+  readonly sessionToken?: undefined;
+  /** Always empty: nothing can have been delivered before acceptance. */
+  readonly outputCursors: readonly string[];
+  /** Equal to the start's selector. */
+  readonly selector: Selector;
+  /** Equal to the start's idempotency key. */
+  readonly idempotencyKey: string;
+  readonly pendingOperation: InvocationStart;
+}
+
+export type ResumeState = AcceptedState | PendingStartState;

@@ -4,7 +4,19 @@
  * one invocation handle with its own WebSocket session.
  */
 import { randomUUID } from "node:crypto";
-import { LIMITS, SESSION_PATH, encodeMessage, utf8ByteLength, type ConfigEntry, type SchemaValueJson, type Selector } from "@golem-stream/wire";
+import {
+  LIMITS,
+  SESSION_PATH,
+  canonicalJson,
+  encodeMessage,
+  utf8ByteLength,
+  type ConfigEntry,
+  type InvocationStart,
+  type JsonValue,
+  type ResumeAttach,
+  type SchemaValueJson,
+  type Selector,
+} from "@golem-stream/wire";
 import type { ResumeState } from "./checkpoint.js";
 import { ClientError } from "./errors.js";
 import type { ParamNode } from "./input-stream.js";
@@ -204,17 +216,47 @@ function checkResumeState(state: ResumeState): void {
   if (!Array.isArray(cursors) || !cursors.every((cursor) => typeof cursor === "string")) throw bad("outputCursors must be an array of strings");
   if (typeof state.idempotencyKey !== "string") throw bad("idempotencyKey must be a string");
   if (typeof state.selector !== "object" || state.selector === null) throw bad("selector must be an object");
-  if (state.pendingOperation !== undefined && state.pendingOperation?.type !== "resumeAttach") throw bad("pendingOperation must be a resumeAttach");
-  const probe = state.pendingOperation ?? {
-    type: "resumeAttach" as const,
-    attemptId: "00000000-0000-4000-8000-000000000000",
-    operation: "takeover" as const,
-    outputCursors: cursors as string[],
-    sessionToken: state.sessionToken,
-  };
+  const pending: unknown = state.pendingOperation;
+  let probe: InvocationStart | ResumeAttach;
+  if (state.sessionToken === undefined) {
+    // Saved before acceptance: the frozen start is all there is.
+    if (!isMessageOfType(pending, "invocationStart")) throw bad("without a sessionToken, pendingOperation must be the frozen invocationStart");
+    if (cursors.length !== 0) throw bad("a pending start has no output cursors");
+    probe = pending;
+  } else {
+    if (pending !== undefined && !isMessageOfType(pending, "resumeAttach")) throw bad("pendingOperation must be a resumeAttach");
+    probe = pending ?? {
+      type: "resumeAttach",
+      attemptId: "00000000-0000-4000-8000-000000000000",
+      operation: "takeover",
+      outputCursors: cursors as string[],
+      sessionToken: state.sessionToken,
+    };
+  }
   try {
     encodeMessage(probe);
   } catch (cause) {
     throw new ClientError("invalid-argument", `resume state: ${cause instanceof Error ? cause.message : "not encodable"}`, { cause });
   }
+  if (probe.type === "invocationStart") {
+    // The state's own selector and key must be the start's, or the state contradicts itself.
+    if (probe.idempotencyKey !== state.idempotencyKey) throw bad("idempotencyKey differs from the pending start's");
+    if (!sameJson(probe.selector, state.selector)) throw bad("selector differs from the pending start's");
+  }
+}
+
+/** Semantic equality of two JSON documents (canonical form); anything that is not JSON differs. */
+function sameJson(a: unknown, b: unknown): boolean {
+  try {
+    return canonicalJson(a as JsonValue) === canonicalJson(b as JsonValue);
+  } catch {
+    return false;
+  }
+}
+
+function isMessageOfType<T extends "invocationStart" | "resumeAttach">(
+  value: unknown,
+  type: T,
+): value is T extends "invocationStart" ? InvocationStart : ResumeAttach {
+  return typeof value === "object" && value !== null && (value as { type?: unknown }).type === type;
 }

@@ -24,8 +24,13 @@ export const CLIENT_ERROR_KINDS = [
   "stream-cancelled",
   /** The server sent bytes or a message sequence the protocol forbids. */
   "server-violation",
-  /** The caller aborted the invocation (`signal`, `cancel()`). */
+  /** The caller aborted the invocation (`signal`, `cancel()`, `detach()`). */
   "aborted",
+  /**
+   * The `onCheckpoint` callback threw or rejected: delivery stopped and the
+   * handle detached (nothing was cancelled; the last saved state continues).
+   */
+  "checkpoint-failed",
   /** A caller-supplied argument is unusable (thrown synchronously, before any I/O). */
   "invalid-argument",
 ] as const;

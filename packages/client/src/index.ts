@@ -31,8 +31,8 @@ export {
   type CheckpointCallback,
 } from "./invocation.js";
 export { inputStream, InputStream, type BinaryBlob, type InputElementKind, type ParamNode, type ParamPayload } from "./input-stream.js";
-export { OutputStream, type OutputChunk } from "./output-stream.js";
-export type { ResumeState } from "./checkpoint.js";
+export { OutputStream, type OutputChunk, type StreamOutcome } from "./output-stream.js";
+export type { ResumeState, AcceptedState, PendingStartState } from "./checkpoint.js";
 export { ClientError, isClientError, CLIENT_ERROR_KINDS, type ClientErrorKind } from "./errors.js";
 export { DEFAULT_RECONNECT_POLICY, reconnectDelay, type ReconnectPolicy } from "./reconnect-policy.js";
 export type { Transport, Connection, ConnectionHandlers, ConnectRequest, CloseInfo } from "./transport.js";

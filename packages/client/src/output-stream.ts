@@ -12,11 +12,31 @@
  * The terminal cursor is retained when the consumer observes the end (`done`,
  * the thrown stream error) or cancels. A crash while the consumer holds an
  * item therefore replays that item: at-least-once, never a gap.
+ *
+ * A stream whose terminal cursor came with saved state (a takeover) is
+ * complete from the start: the server replays nothing for it (protocol 6.5),
+ * so it ends at once, without items or error, as `already-delivered`.
  */
 import type { OutputOutcome, SchemaValueJson, ServerCancelReason, ClientCancelReason } from "@golem-stream/wire";
 import { ClientError, violation } from "./errors.js";
 import type { BinaryBlob } from "./input-stream.js";
 import type { ElementSchema } from "./schema.js";
+
+/**
+ * How a stream ended, as far as this process can know:
+ *
+ * - the server's terminal outcome (`ok`, `error`, `cancelled`);
+ * - `already-delivered`: the saved state this handle continued from held the
+ *   stream's terminal cursor, so an earlier consumer already observed the end.
+ *   Cursor tokens do not say how a stream ended, so the outcome itself is not
+ *   known here; the iterator simply ends.
+ * - `detached`: this handle stopped (failure, cancel, detach) before the
+ *   terminal arrived; `error` says why. The stream may still end on the server.
+ */
+export type StreamOutcome =
+  | OutputOutcome
+  | { readonly kind: "already-delivered" }
+  | { readonly kind: "detached"; readonly error: ClientError };
 
 /** What an output stream yields: a native value, a packed byte batch, or one binary item. */
 export type OutputChunk = SchemaValueJson | Uint8Array | BinaryBlob;
@@ -25,7 +45,10 @@ export type OutputChunk = SchemaValueJson | Uint8Array | BinaryBlob;
 export interface OutputStreamHost {
   /** Queue size changed; the host pauses or resumes the connection. */
   onQueueChange(deltaEntries: number, deltaBytes: number): void;
-  /** A cursor became retained; resolves once the persistence callback has run. */
+  /**
+   * A cursor became retained; resolves once the persistence callback has run,
+   * rejects with the `checkpoint-failed` error if it could not be saved.
+   */
   onCommit(): Promise<void> | void;
   /** The consumer cancelled or dropped the stream. */
   sendCancel(stream: OutputStream, reason: ClientCancelReason): void;
@@ -38,7 +61,7 @@ interface Entry {
 }
 
 interface Ending {
-  readonly outcome: OutputOutcome;
+  readonly outcome: StreamOutcome;
   readonly cursorToken: string | undefined;
 }
 
@@ -60,16 +83,30 @@ export class OutputStream implements AsyncIterable<OutputChunk> {
   #finished = false;
   #iterating = false;
   #wake: (() => void) | undefined;
-  #doneResolve!: (outcome: OutputOutcome) => void;
-  /** Resolves with the terminal outcome once the server has sent it. */
-  readonly ended: Promise<OutputOutcome>;
+  #doneResolve!: (outcome: StreamOutcome) => void;
+  /** Set when delivery must stop at once (the persistence callback failed): thrown by the next `next()`. */
+  #halted: ClientError | undefined;
+  /** Resolves with the terminal outcome once it is known (see `StreamOutcome`). */
+  readonly ended: Promise<StreamOutcome>;
 
-  constructor(streamToken: string, host: OutputStreamHost, options: { retainedCursor?: string; knownStart?: boolean } = {}) {
+  /**
+   * `retainedCursor`: the cursor inherited from saved state; when it is the
+   * stream's terminal cursor (`terminalDelivered`) the stream starts complete.
+   */
+  constructor(
+    streamToken: string,
+    host: OutputStreamHost,
+    options: { retainedCursor?: string; knownStart?: boolean; terminalDelivered?: boolean } = {},
+  ) {
     this.streamToken = streamToken;
     this.#host = host;
     this.#retained = options.retainedCursor;
     this.#nextSequence = options.knownStart === false ? undefined : 0n;
     this.ended = new Promise((resolve) => (this.#doneResolve = resolve));
+    if (options.terminalDelivered === true && options.retainedCursor !== undefined) {
+      this.#ending = { outcome: { kind: "already-delivered" }, cursorToken: options.retainedCursor };
+      this.#doneResolve(this.#ending.outcome);
+    }
   }
 
   /** The element schema pinned by the value that exposed this stream, once known. */
@@ -143,7 +180,8 @@ export class OutputStream implements AsyncIterable<OutputChunk> {
     if (this.#cancelReason !== undefined || this.#finished) {
       // The consumer already observed its own cancellation: the terminal is delivered.
       this.#finished = true;
-      void this.#retain(cursorToken);
+      // A failure to save it fails the whole session, which reports it.
+      this.#retain(cursorToken).catch(() => undefined);
     }
     this.#notify();
   }
@@ -231,7 +269,7 @@ export class OutputStream implements AsyncIterable<OutputChunk> {
    * `consumer-drop`). Idempotent; a no-op after the terminal was observed.
    */
   async cancel(reason: ClientCancelReason = "cancelled"): Promise<void> {
-    if (this.#finished) return;
+    if (this.#finished || this.#halted !== undefined) return;
     this.#finished = true;
     const handedOut = this.#handedOut;
     this.#handedOut = undefined;
@@ -251,10 +289,20 @@ export class OutputStream implements AsyncIterable<OutputChunk> {
     if (this.#handedOut !== undefined) {
       const cursor = this.#handedOut;
       this.#handedOut = undefined;
-      await this.#retain(cursor);
+      try {
+        await this.#retain(cursor);
+      } catch (error) {
+        // Its cursor could not be saved: the stream stops here (the session halts every stream).
+        this.#finished = true;
+        throw error;
+      }
     }
     for (;;) {
       if (this.#finished) return { done: true, value: undefined };
+      if (this.#halted !== undefined) {
+        this.#finished = true;
+        throw this.#halted;
+      }
       const entry = this.#queue[this.#head];
       if (entry !== undefined) {
         this.#queue[this.#head++] = undefined as unknown as Entry;
@@ -270,9 +318,9 @@ export class OutputStream implements AsyncIterable<OutputChunk> {
       if (this.#ending !== undefined) {
         this.#finished = true;
         await this.#retain(this.#ending.cursorToken);
-        if (this.#abortError !== undefined) throw this.#abortError;
         const outcome = this.#ending.outcome;
-        if (outcome.kind === "ok") return { done: true, value: undefined };
+        if (outcome.kind === "ok" || outcome.kind === "already-delivered") return { done: true, value: undefined };
+        if (outcome.kind === "detached") throw outcome.error;
         throw outcomeError(outcome);
       }
       await new Promise<void>((resolve) => (this.#wake = resolve));
@@ -323,12 +371,26 @@ export class OutputStream implements AsyncIterable<OutputChunk> {
    */
   abort(error: ClientError): void {
     if (this.#ending !== undefined) return;
-    this.#ending = { outcome: { kind: "error", code: error.code ?? "protocol-error", message: error.message }, cursorToken: undefined };
-    this.#abortError = error;
+    this.#ending = { outcome: { kind: "detached", error }, cursorToken: undefined };
     this.#doneResolve(this.#ending.outcome);
     this.#notify();
   }
-  #abortError: ClientError | undefined;
+
+  /**
+   * @internal Delivery stops now: the persistence callback failed, so no
+   * further cursor could be saved. Queued items are released, not handed out;
+   * the consumer's next `next()` throws `error`.
+   */
+  halt(error: ClientError): void {
+    if (this.#finished || this.#halted !== undefined) return;
+    this.#halted = error;
+    this.#release();
+    if (this.#ending === undefined) {
+      this.#ending = { outcome: { kind: "detached", error }, cursorToken: undefined };
+      this.#doneResolve(this.#ending.outcome);
+    }
+    this.#notify();
+  }
 
   #notify(): void {
     const wake = this.#wake;

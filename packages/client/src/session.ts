@@ -25,9 +25,9 @@ import { InputFeeder, type FeederHost } from "./input-feeder.js";
 import type { InputStream, ParamNode } from "./input-stream.js";
 import { OutputStream, type OutputStreamHost } from "./output-stream.js";
 import { reconnectDelay, type ReconnectPolicy } from "./reconnect-policy.js";
-import { streamIdentityOf } from "./token-peek.js";
+import { isTerminalCursor, streamIdentityOf } from "./token-peek.js";
 import type { Connection, Transport } from "./transport.js";
-import { bindProvisionalRefs, findStreamTokens } from "./values.js";
+import { bindProvisionalRefs, findProvisionalRefs, findStreamTokens, renewProvisionalRefs } from "./values.js";
 import { checkItem, checkResult, valueToJs, type ElementSchema } from "./schema.js";
 import { nextAttach, type ConnectionOutcome } from "./attach-policy.js";
 import { OutputBudget } from "./output-budget.js";
@@ -71,6 +71,8 @@ type Outcome = ConnectionOutcome;
 interface Operation {
   readonly message: InvocationStart | ResumeAttach;
   sends: number;
+  /** Handed to the persistence callback (which finished) before its first send. */
+  saved?: boolean;
   /** Accepted on some connection: its outcome is no longer uncertain. */
   accepted?: boolean;
 }
@@ -110,9 +112,16 @@ export class Session {
   readonly #unclaimed = new Map<InputStream, string>();
   /** Cursors from a checkpoint whose stream this process has not seen yet, keyed by stream identity. */
   readonly #inheritedCursors = new Map<string, string>();
+  /**
+   * Provisional references of a start frozen by another process: their
+   * sources stayed behind, so the inputs they resolve to are cancelled.
+   */
+  #orphanRefs = new Set<string>();
 
   readonly #budget: OutputBudget<OutputStream>;
   #checkpointChain: Promise<void> = Promise.resolve();
+  /** Set once the persistence callback failed: nothing more is delivered or saved. */
+  #checkpointError: ClientError | undefined;
 
   constructor(config: SessionConfig, start: SessionStart, callbacks: SessionCallbacks) {
     this.#config = config;
@@ -146,13 +155,19 @@ export class Session {
       this.#sessionToken = state.sessionToken;
       for (const cursor of state.outputCursors) this.#inheritedCursors.set(streamIdentityOf(cursor) ?? cursor, cursor);
       // A checkpoint's in-flight operation had an uncertain outcome: retry it exactly first.
-      const message: ResumeAttach = state.pendingOperation ?? {
-        type: "resumeAttach",
-        attemptId: randomUUID(),
-        operation: start.operation,
-        outputCursors: [...state.outputCursors],
-        sessionToken: state.sessionToken,
-      };
+      let message: InvocationStart | ResumeAttach;
+      if (state.sessionToken === undefined) {
+        message = state.pendingOperation;
+        this.#orphanRefs = new Set(findProvisionalRefs(message.methodParameters as unknown as JsonValue));
+      } else {
+        message = state.pendingOperation ?? {
+          type: "resumeAttach",
+          attemptId: randomUUID(),
+          operation: start.operation,
+          outputCursors: [...state.outputCursors],
+          sessionToken: state.sessionToken,
+        };
+      }
       this.#operation = { message, sends: 0 };
     }
   }
@@ -165,22 +180,38 @@ export class Session {
     return this.#outputs;
   }
 
-  /** The state `client.resume`/`client.takeover` continue from, once the session has a token. */
+  /**
+   * The state `client.resume`/`client.takeover` continue from: the frozen
+   * start until it is accepted, then the session token, cursors and any
+   * resume/takeover in flight.
+   */
   get state(): ResumeState | undefined {
-    if (this.#sessionToken === undefined || this.#selector === undefined || this.#idempotencyKey === undefined) return undefined;
-    const pending = this.#operation.message.type === "resumeAttach" && this.#operation.accepted !== true ? this.#operation.message : undefined;
+    if (this.#selector === undefined || this.#idempotencyKey === undefined) return undefined;
+    const pending = this.#operation.accepted === true ? undefined : this.#operation.message;
+    if (this.#sessionToken === undefined) {
+      if (pending?.type !== "invocationStart") return undefined;
+      return { selector: this.#selector, idempotencyKey: this.#idempotencyKey, outputCursors: [], pendingOperation: pending };
+    }
     return {
       sessionToken: this.#sessionToken,
       outputCursors: this.#cursorSet(),
       selector: this.#selector,
       idempotencyKey: this.#idempotencyKey,
-      ...(pending === undefined ? {} : { pendingOperation: pending }),
+      ...(pending?.type === "resumeAttach" ? { pendingOperation: pending } : {}),
     };
   }
 
   async run(): Promise<void> {
     let failures = 0;
     while (!this.#done) {
+      // A new descriptor is saved before it is first sent, so a crash after sending always
+      // leaves a state that retries it exactly (protocol 9 and 13): for a start this is the
+      // only way back into an invocation whose acceptance this process never saw.
+      if (this.#operation.saved !== true) {
+        await this.#checkpoint();
+        this.#operation.saved = true;
+        if (this.#done) return;
+      }
       const outcome = await this.#connectOnce();
       if (this.#done) return;
       const accepted = this.#attachment?.accepted ?? false;
@@ -202,7 +233,6 @@ export class Session {
           this.#operation = { message: this.#freshResume(), sends: 0 };
           break;
       }
-      this.#checkpoint();
       failures++;
       const delayMs = reconnectDelay(this.#config.policy, failures);
       if (delayMs === undefined) {
@@ -223,7 +253,8 @@ export class Session {
   abort(reason: string): void {
     if (this.#done) return;
     for (const feeder of this.#feedersByBinding.values()) feeder.cancel("cancelled");
-    for (const stream of this.#outputs.values()) void stream.cancel("cancelled");
+    // A checkpoint failure while cancelling fails the session, which reports it.
+    for (const stream of this.#outputs.values()) stream.cancel("cancelled").catch(() => undefined);
     this.#fail(new ClientError("aborted", reason));
   }
 
@@ -426,14 +457,17 @@ export class Session {
     let feeder: InputFeeder | undefined;
     if (mapping.provisionalRef !== undefined) {
       feeder = this.#feedersByRef.get(mapping.provisionalRef);
-      if (feeder === undefined) throw violation("mapping resolves a provisional reference this client never sent");
+      if (feeder === undefined && !this.#orphanRefs.has(mapping.provisionalRef)) {
+        throw violation("mapping resolves a provisional reference this client never sent");
+      }
     } else {
       feeder = this.#feedersByToken.get(mapping.streamToken);
     }
     attachment.channels.set(mapping.channel, { direction: "input", feeder });
     const connection = attachment.connection;
     if (feeder === undefined) {
-      // An input of a session taken over from another process: its source is gone (protocol 13).
+      // An input of a session (or frozen start) taken over from another process: its source
+      // is gone (protocol 13).
       if (!atAcceptance) throw violation("an input mapping for an unknown stream");
       if (!highWater.terminal) connection?.send({ type: "streamCancel", channel: mapping.channel, reason: "source-unavailable" });
       return;
@@ -466,12 +500,14 @@ export class Session {
     let stream: OutputStream | undefined;
     const host: OutputStreamHost = {
       onQueueChange: (_entries, bytes) => this.#budget.changed(stream!, bytes),
-      onCommit: () => this.#checkpoint(),
+      onCommit: () => this.#commit(),
       sendCancel: (target, reason) => this.#sendOutputCancel(target, reason),
     };
     stream = new OutputStream(streamToken, host, {
       ...(inherited === undefined ? {} : { retainedCursor: inherited }),
       knownStart,
+      // Holding its terminal cursor, the stream is complete: the server replays nothing for it.
+      terminalDelivered: inherited !== undefined && isTerminalCursor(inherited),
     });
     this.#outputs.set(streamToken, stream);
     this.#callbacks.onEvent({ type: "stream", stream });
@@ -530,6 +566,8 @@ export class Session {
 
   #onFinished(outcome: InvocationOutcome): void {
     this.#done = true;
+    // Protocol 6.9: every declared output terminal comes first. A stream this process knows as
+    // complete (its terminal cursor was inherited) was ended at creation and is not touched.
     const missing = new ClientError("server-violation", "invocation finished before this stream's terminal", { code: "protocol-error" });
     for (const stream of this.#outputs.values()) stream.abort(missing);
     for (const feeder of this.#feedersByBinding.values()) feeder.stop();
@@ -565,26 +603,49 @@ export class Session {
     return cursors;
   }
 
-  /** Runs the persistence callback with the full current state, one call at a time, in order. */
+  /**
+   * Runs the persistence callback with the full current state, one call at a
+   * time, in order. Never rejects: a failure goes to `#checkpointFailed`.
+   */
   #checkpoint(): Promise<void> {
     const persist = this.#callbacks.onCheckpoint;
-    if (persist === undefined) return this.#checkpointChain;
+    if (persist === undefined || this.#checkpointError !== undefined) return this.#checkpointChain;
     const state = this.state;
     if (state === undefined) return this.#checkpointChain;
     this.#checkpointChain = this.#checkpointChain
-      .then(() => persist(state))
-      .catch((cause: unknown) => {
-        // A checkpoint that cannot be written breaks the caller's crash guarantee: stop (without
-        // cancelling anything, so the saved state can still take the invocation over).
-        this.#fail(new ClientError("aborted", "the onCheckpoint callback failed; detached", { cause }));
-      });
+      .then(() => (this.#checkpointError === undefined ? persist(state) : undefined))
+      .catch((cause: unknown) => this.#checkpointFailed(cause));
     return this.#checkpointChain;
+  }
+
+  /** For a stream that retained a cursor: resolves once it is saved, rejects if it cannot be. */
+  async #commit(): Promise<void> {
+    await this.#checkpoint();
+    if (this.#checkpointError !== undefined) throw this.#checkpointError;
+  }
+
+  /**
+   * A state that cannot be saved breaks the caller's crash guarantee, so
+   * delivery stops at once: every output stream throws the error instead of
+   * handing out more, and the handle fails with `checkpoint-failed` — also
+   * after `invocationFinished`, through the streams still being read. Nothing
+   * is cancelled on the server, so the last state that *was* saved can still
+   * take the invocation over.
+   */
+  #checkpointFailed(cause: unknown): void {
+    if (this.#checkpointError !== undefined) return;
+    const error = new ClientError("checkpoint-failed", `the onCheckpoint callback failed: ${cause instanceof Error ? cause.message : String(cause)}`, {
+      cause,
+    });
+    this.#checkpointError = error;
+    for (const stream of this.#outputs.values()) stream.halt(error);
+    this.#fail(error);
   }
 
   // ---- descriptors ----
 
   #freshStart(): InvocationStart {
-    if (this.#start.kind !== "start") throw new Error("unreachable: a fresh start for an attach session");
+    if (this.#start.kind !== "start") return this.#freshInheritedStart();
     // A new attempt must not reuse provisional references (protocol 3.2).
     for (const feeder of this.#feedersByBinding.values()) {
       this.#feedersByRef.delete(feeder.provisionalRef);
@@ -600,6 +661,20 @@ export class Session {
       return ref;
     });
     return { ...this.#start.template, attemptId: randomUUID(), methodParameters };
+  }
+
+  /**
+   * A new attempt of a start frozen by another process (its retry was
+   * rejected as retryable): the same invocation with a fresh attempt id and
+   * fresh provisional references (protocol 3.2). Its inputs have no source
+   * here either.
+   */
+  #freshInheritedStart(): InvocationStart {
+    const previous = this.#operation.message;
+    if (previous.type !== "invocationStart") throw new Error("unreachable: a fresh start after a resume");
+    const renewed = renewProvisionalRefs(previous.methodParameters as unknown as JsonValue, () => randomUUID());
+    this.#orphanRefs = new Set(findProvisionalRefs(renewed));
+    return { ...previous, attemptId: randomUUID(), methodParameters: renewed as unknown as SchemaValueJson };
   }
 
   /** Claims the sources of the first start: after validation, so a refused invoke() consumes nothing. */

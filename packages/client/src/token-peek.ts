@@ -1,39 +1,66 @@
 /**
- * Reads the stream identity out of a stream or cursor token — without
- * verifying it, which only the server can do. The client needs this for one
+ * Reads public-but-opaque facts out of a stream or cursor token — without
+ * verifying it, which only the server can do. The client needs them for one
  * thing: resuming from a checkpoint written by another process, where it
- * holds cursor tokens but not which stream each belongs to, and must replace a
- * stream's old cursor once it delivers a newer one (protocol 5.2 allows at most
- * one cursor per output stream). Token layout: protocol 10.1, decisions §4.
+ * holds cursor tokens but not which stream each belongs to, and must
  *
- * Returns `undefined` for anything it cannot read; callers then treat the
- * token as an identity of its own. Bounded: tokens longer than the protocol
- * limit are not decoded at all.
+ * - replace a stream's old cursor once it delivers a newer one (protocol 5.2
+ *   allows at most one cursor per output stream): the stream identity;
+ * - know that a stream whose *terminal* cursor it inherited is complete — the
+ *   server replays nothing for it (protocol 6.5) — instead of waiting for an
+ *   end that never comes: the cursor's event kind.
+ *
+ * Token layout: protocol 10.1, decisions §4. Anything unreadable yields
+ * `undefined`; callers then treat the token as an identity of its own and its
+ * event as unknown. Bounded: tokens longer than the protocol limit are not
+ * decoded at all. A forged token can only mislead this process about its own
+ * bookkeeping; the server verifies every token it is sent.
  */
 import { LIMITS } from "@golem-stream/wire";
 
 const PREFIX = "gai1_";
 const SIGNATURE_BYTES = 32;
 const STREAM_ID_FIELD = 32;
+const CURSOR_EVENT_FIELD = 49;
+const CURSOR_KIND = 3;
+const TERMINAL_EVENT = 2n;
 
+/** The stream id (field 32) as hex, from a stream or cursor token. */
 export function streamIdentityOf(token: string): string | undefined {
+  const field = readFields(token)?.fields.get(STREAM_ID_FIELD);
+  return field === undefined ? undefined : Buffer.from(field).toString("hex");
+}
+
+/** Whether a cursor token names a stream's terminal event (field 49 = 2), as far as it can be read. */
+export function isTerminalCursor(token: string): boolean {
+  const read = readFields(token);
+  if (read?.kind !== CURSOR_KIND) return false;
+  const event = read.fields.get(CURSOR_EVENT_FIELD);
+  return event !== undefined && event.length === 8 && Buffer.from(event).readBigUInt64BE(0) === TERMINAL_EVENT;
+}
+
+function readFields(token: string): { kind: number; fields: Map<number, Uint8Array> } | undefined {
   if (token.length > LIMITS.maxTokenBytes || !token.startsWith(PREFIX)) return undefined;
   const body = token.slice(PREFIX.length);
   if (!/^[A-Za-z0-9_-]*$/.test(body)) return undefined;
   const bytes = Buffer.from(body, "base64url");
   const payloadEnd = bytes.length - SIGNATURE_BYTES;
   if (payloadEnd < 3) return undefined;
+  const kind = bytes[1]!;
   let at = 2; // format version, token kind
   const keyIdLength = bytes[at++]!;
   at += keyIdLength;
+  const fields = new Map<number, Uint8Array>();
+  let previous = 0;
   while (at + 5 <= payloadEnd) {
     const field = bytes[at]!;
     const length = bytes.readUInt32BE(at + 1);
     at += 5;
-    if (at + length > payloadEnd) return undefined;
-    if (field === STREAM_ID_FIELD) return bytes.subarray(at, at + length).toString("hex");
-    if (field > STREAM_ID_FIELD) return undefined;
+    // Out of order or past the payload: not a token this client can read.
+    if (field <= previous || at + length > payloadEnd) return undefined;
+    fields.set(field, bytes.subarray(at, at + length));
+    previous = field;
     at += length;
   }
-  return undefined;
+  return at === payloadEnd ? { kind, fields } : undefined;
 }

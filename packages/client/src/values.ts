@@ -86,3 +86,27 @@ function visit(value: JsonValue, pointer: string, found: StreamLeaf[]): void {
   }
   for (const [name, child] of Object.entries(value)) visit(child, `${pointer}/${escapePointer(name)}`, found);
 }
+
+/** Every provisional reference in a frozen start's native value, in document order. */
+export function findProvisionalRefs(value: JsonValue): string[] {
+  const found: string[] = [];
+  renewProvisionalRefs(value, (ref) => (found.push(ref), ref));
+  return found;
+}
+
+/**
+ * A copy of a frozen native value with every provisional reference replaced
+ * by `renew(old)`: a new attempt of a start must not reuse them (protocol 3.2).
+ */
+export function renewProvisionalRefs(value: JsonValue, renew: (ref: string) => string): JsonValue {
+  if (Array.isArray(value)) return value.map((child) => renewProvisionalRefs(child, renew));
+  if (typeof value !== "object" || value === null) return value;
+  const payload = value["value"];
+  if (value["kind"] === "stream" && typeof payload === "object" && payload !== null && !Array.isArray(payload)) {
+    const ref = payload["provisionalRef"];
+    return typeof ref === "string" ? { kind: "stream", value: { provisionalRef: renew(ref) } } : value;
+  }
+  const out: Record<string, JsonValue> = {};
+  for (const [name, child] of Object.entries(value)) out[name] = renewProvisionalRefs(child, renew);
+  return out;
+}

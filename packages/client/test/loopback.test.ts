@@ -215,6 +215,48 @@ describe("takeover from saved state", () => {
     await second.finished;
   });
 
+  it("a finished invocation taken over again: streams already complete, success, nothing replayed", async () => {
+    let saved: ResumeState | undefined;
+    const first = client.invoke({ ...demo, method: "count", methodParameters: record(u32(5), u32(0)), onCheckpoint: (state) => void (saved = state) });
+    expect(strings(await collect((await firstStream(first)).values()))).toEqual([0, 1, 2, 3, 4]);
+    await first.finished;
+    // The saved state holds the stream's terminal cursor (signed by the real server).
+    const second = createClient({ url: server.url, token: TOKEN }).takeover(saved!);
+    const stream = await firstStream(second);
+    expect(await collect(stream.values())).toEqual([]);
+    expect(await stream.ended).toEqual({ kind: "already-delivered" });
+    expect(await second.finished).toEqual({ kind: "success" });
+  });
+
+  it("a frozen start saved before sending continues in a second client: accepted now, or its acceptance replayed", async () => {
+    const frozen = async (): Promise<ResumeState> => {
+      let saved: ResumeState | undefined;
+      const never: Client = createClient({
+        url: server.url,
+        token: TOKEN,
+        // A transport that never connects: the process "dies" right after saving its start.
+        transport: { connect: () => new Promise(() => undefined) },
+      });
+      const call = never.invoke({ ...demo, method: "count", methodParameters: record(u32(20), u32(0)), onCheckpoint: (state) => void (saved = state) });
+      await new Promise((resolve) => setImmediate(resolve));
+      call.detach();
+      expect(saved?.pendingOperation?.type).toBe("invocationStart");
+      return saved!;
+    };
+    // Never sent: the retry is the first the server sees.
+    const state = await frozen();
+    const second = createClient({ url: server.url, token: TOKEN }).takeover(state);
+    expect((await second.accepted).attemptId).toBe(state.pendingOperation?.attemptId);
+    expect(strings(await collect((await firstStream(second)).values()))).toEqual(Array.from({ length: 20 }, (_, i) => i));
+    await second.finished;
+    // Sent and accepted before: the same frozen start is answered with the committed acceptance.
+    const third = createClient({ url: server.url, token: TOKEN }).takeover(state);
+    const accepted = await third.accepted;
+    expect(accepted.attemptId).toBe(state.pendingOperation?.attemptId);
+    expect(third.sessionToken).toBeDefined();
+    await expect(third.finished).resolves.toEqual({ kind: "success" });
+  });
+
   it("the old owner is told it was replaced (revoked)", async () => {
     const first = client.invoke({ ...demo, method: "count", methodParameters: record(u32(100_000), u32(2)) });
     await first.accepted;

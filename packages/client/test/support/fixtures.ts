@@ -59,3 +59,37 @@ export const streamResult = (token = STREAM_OUT, inner: string = "u32") => ({
 });
 
 export const tick = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+/**
+ * A token with the decisions §4 layout (protocol 10.1) and a zero signature:
+ * enough for the client, which reads stream identities and cursor events
+ * from tokens but never verifies them.
+ */
+export function layoutToken(kind: 1 | 2 | 3, fields: readonly (readonly [number, Uint8Array])[]): string {
+  const parts: Uint8Array[] = [Uint8Array.of(1, kind, 2), Buffer.from("k1")];
+  for (const [id, bytes] of fields) {
+    const header = Buffer.alloc(5);
+    header.writeUInt8(id, 0);
+    header.writeUInt32BE(bytes.length, 1);
+    parts.push(header, bytes);
+  }
+  parts.push(new Uint8Array(32));
+  return `gai1_${Buffer.concat(parts).toString("base64url")}`;
+}
+
+const u64 = (n: bigint): Uint8Array => {
+  const bytes = Buffer.alloc(8);
+  bytes.writeBigUInt64BE(n);
+  return bytes;
+};
+
+/** A stream token and its cursor tokens that peek as the same stream (`streamByte` fills the stream id). */
+export function layoutStream(streamByte: number): { token: string; cursor: (position: number, event: "item" | "terminal") => string } {
+  const session = new Uint8Array(16).fill(1);
+  const stream = new Uint8Array(16).fill(streamByte);
+  return {
+    token: layoutToken(2, [[1, Buffer.from("iss")], [16, session], [32, stream], [33, u64(2n)]]),
+    cursor: (position, event) =>
+      layoutToken(3, [[1, Buffer.from("iss")], [16, session], [32, stream], [48, u64(BigInt(position))], [49, u64(event === "item" ? 1n : 2n)]]),
+  };
+}
