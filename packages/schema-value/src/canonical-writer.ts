@@ -4,16 +4,27 @@
  * and without the cycle bookkeeping of the general `canonicalJson`; the
  * output is byte-identical to `canonicalJson(value)` (a property test checks
  * it). Anything that is not exactly a native value (an extra member, a
- * foreign type) makes it return undefined, and the caller falls back to the
- * general writer, so no member is ever silently dropped.
+ * foreign type, an unknown kind) makes it return `"not-native"`, and text
+ * that would nest deeper than the JSON depth limit `"too-deep"`: no member
+ * is ever silently dropped, and nothing is written that a strict parser
+ * would refuse.
  */
-import { isWellFormedText } from "@golem-stream/wire";
+import { isWellFormedText, LIMITS } from "@golem-stream/wire";
 import type { SchemaValue } from "./types.js";
 
 /** Stops the walk on the first node that is not exactly a native value. */
 class NotNative extends Error {}
+/** Stops the walk where the text would open its 129th nested container. */
+class TooDeep extends Error {}
 
-const MAX_DEPTH = 256;
+/**
+ * Every `{` and `[` the writer opens is checked against the limit a strict
+ * parser applies (decisions section 6). `depth` below always counts the
+ * containers already open around the node being written.
+ */
+function open(containers: number): void {
+  if (containers > LIMITS.maxJsonDepth) throw new TooDeep();
+}
 
 /**
  * Collects fragments and joins them in bounded chunks: one huge array join
@@ -38,24 +49,28 @@ class Sink {
   }
 }
 
-export function writeCanonical(value: SchemaValue): string | undefined {
+export function writeCanonical(value: SchemaValue): string | "not-native" | "too-deep" {
   const out = new Sink();
   try {
     node(value, out, 0);
   } catch (error) {
-    if (error instanceof NotNative || error instanceof RangeError) return undefined;
+    if (error instanceof NotNative) return "not-native";
+    if (error instanceof TooDeep) return "too-deep";
     throw error;
   }
   return out.finish();
 }
 
 function node(value: unknown, out: Sink, depth: number): void {
-  if (depth > MAX_DEPTH || !isPlain(value) || !hasExactly(value, 2)) throw new NotNative();
+  open(depth + 1);
+  if (!isPlain(value) || !hasExactly(value, 2)) throw new NotNative();
   const kind = value["kind"];
   const p = value["value"];
   if (typeof kind !== "string") throw new NotNative();
   out.add('{"kind":' + quote(kind) + ',"value":');
-  const d = depth + 1;
+  // Payload objects open one level below the node; their arrays one more.
+  if (typeof p === "object" && p !== null) open(depth + 2);
+  const d = depth + 2;
   switch (kind) {
     case "bool":
       if (typeof p !== "boolean") throw new NotNative();
@@ -99,6 +114,7 @@ function node(value: unknown, out: Sink, depth: number): void {
     case "flags": {
       const bits = payload(p, ["bits"])["bits"];
       if (!Array.isArray(bits)) throw new NotNative();
+      open(d + 1);
       out.add('{"bits":[');
       bits.forEach((bit, i) => {
         if (typeof bit !== "boolean") throw new NotNative();
@@ -110,13 +126,15 @@ function node(value: unknown, out: Sink, depth: number): void {
     case "map": {
       const entries = payload(p, ["entries"])["entries"];
       if (!Array.isArray(entries)) throw new NotNative();
+      open(d + 1);
       out.add('{"entries":[');
       entries.forEach((entry, i) => {
         if (!Array.isArray(entry) || entry.length !== 2) throw new NotNative();
+        open(d + 2);
         out.add(i === 0 ? "[" : ",[");
-        node(entry[0], out, d);
+        node(entry[0], out, d + 2);
         out.add(",");
-        node(entry[1], out, d);
+        node(entry[1], out, d + 2);
         out.add("]");
       });
       out.add("]}");
@@ -150,6 +168,7 @@ function node(value: unknown, out: Sink, depth: number): void {
       const q = payload(p, ["bytes", "mimeType"], ["bytes"]);
       const bytes = q["bytes"];
       if (!Array.isArray(bytes)) throw new NotNative();
+      open(d + 1);
       out.add('{"bytes":[');
       for (let i = 0; i < bytes.length; i++) out.add((i === 0 ? "" : ",") + number(bytes[i]));
       out.add("]");
@@ -191,13 +210,15 @@ function node(value: unknown, out: Sink, depth: number): void {
   out.add("}");
 }
 
+/** `depth` counts the containers open around the payload's array. */
 function list(p: Record<string, unknown>, member: string, out: Sink, depth: number): void {
   const items = p[member];
   if (!Array.isArray(items)) throw new NotNative();
+  open(depth + 1);
   out.add(`{"${member}":[`);
   for (let i = 0; i < items.length; i++) {
     if (i > 0) out.add(",");
-    node(items[i], out, depth);
+    node(items[i], out, depth + 1);
   }
   out.add("]}");
 }

@@ -4,21 +4,34 @@
  * decode, then encode with members in code-point order" (decisions-v1
  * section 2), and the charge is counted by the same walk that validates.
  */
-import { canonicalJson, type JsonValue } from "@golem-stream/wire";
+import { LIMITS } from "@golem-stream/wire";
 import { writeCanonical } from "./canonical-writer.js";
-import { guard } from "./errors.js";
+import { guard, limitError, validationError } from "./errors.js";
 import type { SchemaGraph } from "./graph.js";
 import type { SchemaType, SchemaValue, SchemaValueInput } from "./types.js";
 import { decodeSchemaValue, type DecodeValueOptions } from "./value-decode.js";
 
 /**
  * Canonical text of a value: no insignificant whitespace, members in
- * code-point order. It writes what it is given; a value from
- * `decodeSchemaValue` (or the `v` builders) is already normalized, so
- * decode-then-encode of canonical input is byte-identical.
+ * code-point order. A value from `decodeSchemaValue` (or the `v` builders)
+ * is already normalized, so decode-then-encode of canonical input is
+ * byte-identical.
+ *
+ * Without a graph it cannot check a value against its schema, but it never
+ * writes what no decoder could read: anything that is not a tree of native
+ * nodes (`{kind, value}` with a known kind and that kind's payload members)
+ * is `validation-error`, and text nesting deeper than the JSON limit (128)
+ * is `limit-exceeded`.
  */
 export function encodeSchemaValue(value: SchemaValue): string {
-  return guard("value", () => writeCanonical(value) ?? canonicalJson(value as JsonValue));
+  return guard("value", () => {
+    const text = writeCanonical(value);
+    if (text === "not-native") {
+      throw validationError("value", "is not a native SchemaValue: every node is {kind, value} with a known kind and its native payload");
+    }
+    if (text === "too-deep") throw limitError("value", `nests deeper than ${LIMITS.maxJsonDepth} as JSON text`);
+    return text;
+  });
 }
 
 /**

@@ -352,9 +352,9 @@ describe("properties", () => {
           if (replacement === undefined && !Array.isArray(parent)) delete parent[key as string];
           else (parent as Record<string | number, unknown>)[key] = replacement ?? null;
         }
-        // On any JSON at all, the specialised writer either agrees with the general one or defers to it.
+        // On any JSON at all, the specialised writer either agrees with the general one or refuses it.
         const fast = writeCanonical(json as SchemaValue);
-        if (fast !== undefined) expect(fast).toBe(canonicalJson(json));
+        if (fast !== "not-native" && fast !== "too-deep") expect(fast).toBe(canonicalJson(json));
         try {
           const decoded = decodeAny(json, graph);
           // Still valid: normalization is idempotent.

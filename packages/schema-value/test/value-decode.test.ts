@@ -107,6 +107,33 @@ describe("normalization and equality", () => {
   });
 });
 
+describe("encodeSchemaValue never writes what no decoder could read", () => {
+  it.each([
+    ["null", null],
+    ["an unknown kind", { kind: "nope", value: {} }],
+    ["a node with a third member", { kind: "u8", value: 1, name: "x" }],
+    ["a child without value", { kind: "list", value: { elements: [{ kind: "u8" }] } }],
+    ["a payload member of another kind", { kind: "option", value: { inner: null, tag: "ok" } }],
+    ["a bigint payload", { kind: "u64", value: 1n }],
+  ])("refuses %s with validation-error", (_name, value) => {
+    expect(thrown(() => encodeSchemaValue(value as unknown as SchemaValue)).code).toBe("validation-error");
+  });
+
+  it("writes values built in JavaScript only while their text stays within 128 JSON levels", () => {
+    // option<...<bool>> n deep: every option adds a node object and a payload object.
+    const chain = (n: number): SchemaValue => (n === 0 ? v.bool(true) : v.option(chain(n - 1)));
+    for (const n of [63, 64]) {
+      // The decoder accepts both (its own bound counts value nodes, for JS-built values) ...
+      let inner: SchemaType = t.bool();
+      for (let i = 0; i < n; i++) inner = t.option(inner);
+      const value = decodeSchemaValue(chain(n), decodeSchemaGraph(t.graph(inner))).value;
+      // ... and 2 x 63 + 1 = 127 levels of text parse, while 129 would not.
+      if (n === 63) expect(parseStrictJson(encodeSchemaValue(value))).toBeTypeOf("object");
+      else expect(thrown(() => encodeSchemaValue(value)).code).toBe("limit-exceeded");
+    }
+  });
+});
+
 describe("scalars", () => {
   it("f32: the canonical number rounds to the same f32 and is a fixed point", () => {
     for (const bits of [0x3dcccccd, 0x7f7fffff, 0x00000001, 0x80800000, 0x4b000001, 0x3f800000]) {
