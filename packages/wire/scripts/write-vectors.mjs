@@ -428,6 +428,17 @@ valid(
     m.outcome = { code: "invocation-failed", kind: "failure", message: "invocation failed" };
   }),
 );
+// Added after publication: a phantom ID is any lower-case UUID; only attempt IDs and provisional
+// references must be UUIDv4 (protocol section 2). It replaces malformed "uuid-phantom-version-3",
+// which wrongly refused it (docs/protocol/wire.md, "Vector changes").
+valid(
+  "invocation-start-phantom-id-version-7",
+  "A start whose phantom id is a UUIDv7: the protocol requires version 4 only of attempt ids and provisional references.",
+  "client",
+  mutate(base.invocationStart, (m) => {
+    m.selector.phantomId = "019ad4c2-7b3e-7c1a-9f2d-3e4b5c6d7e8f";
+  }),
+);
 
 // ---- binary-messages.json ----
 
@@ -641,7 +652,8 @@ for (const [name, value, description] of [
   bad(`uuid-attempt-${name}`, `invocationStart.attemptId with ${description}.`, "client", mutate(base.invocationStart, (m) => (m.attemptId = value)));
 }
 bad("uuid-resume-attempt-number", "resumeAttach.attemptId as a number.", "client", mutate(base.resumeAttach, (m) => (m.attemptId = 1)));
-bad("uuid-phantom-version-3", "selector.phantomId with version nibble 3.", "client", mutate(base.invocationStart, (m) => (m.selector.phantomId = "994df72a-ebc7-30e0-a8ef-c9ce258f3da7")));
+bad("uuid-phantom-upper-case", "selector.phantomId in upper case (any version is allowed, upper case is not).", "client", mutate(base.invocationStart, (m) => (m.selector.phantomId = PHANTOM.toUpperCase())));
+bad("uuid-phantom-no-hyphens", "selector.phantomId without hyphens.", "client", mutate(base.invocationStart, (m) => (m.selector.phantomId = PHANTOM.replaceAll("-", ""))));
 bad("uuid-provisional-ref-upper", "A mapping's provisionalRef in upper case.", "server", mutate(base.invocationAccepted, (m) => (m.mappings[0].provisionalRef = PROVISIONAL.toUpperCase())));
 bad("uuid-accepted-attempt", "invocationAccepted.attemptId that is not a UUID.", "server", mutate(base.invocationAccepted, (m) => (m.attemptId = "attempt-1")));
 bad("uuid-rejected-attempt", "invocationRejected.attemptId with a version-5 UUID.", "server", mutate(base.invocationRejected, (m) => (m.attemptId = "ca7e5a82-2064-5c18-8359-806145c1562f")));

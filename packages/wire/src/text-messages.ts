@@ -27,6 +27,7 @@ import {
   textCodec,
   tokenCodec,
   u64Codec,
+  uuidCodec,
   uuidV4Codec,
 } from "./fields.js";
 import type { JsonObject } from "./json.js";
@@ -97,7 +98,7 @@ const selectorCodec = objectCodec<Selector>("a selector", {
   constructorParameters: required(schemaValueCodec),
   environment: required(nameCodec),
   method: required(nameCodec),
-  phantomId: optional(uuidV4Codec),
+  phantomId: optional(uuidCodec),
 });
 
 /** At most one cursor per output stream: no duplicates, no more than a session's streams. */
