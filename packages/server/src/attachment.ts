@@ -49,6 +49,14 @@ interface Pump {
   dirty: boolean;
 }
 
+/** Committed input of one stream not yet acknowledged (see `#queueAck`). */
+interface PendingAck {
+  count: bigint;
+  readonly mappings: StreamMapping[];
+  /** Nested streams the mappings announce: usable once the ACK is handed to the transport. */
+  readonly introduced: StreamState[];
+}
+
 export interface AttachPlan {
   /** The client's verified cursors, by stream id. */
   readonly cursors: ReadonlyMap<string, CursorPosition>;
@@ -69,6 +77,8 @@ export class Attachment implements AttachmentSink {
   #opened = false;
   #handling = 0;
   #ended = false;
+  readonly #pendingAcks = new Map<StreamState, PendingAck>();
+  #ackFlushScheduled = false;
 
   constructor(session: LiveSession, attemptId: string, transport: SessionTransport, onEnd: (attachment: Attachment) => void) {
     this.session = session;
@@ -279,6 +289,7 @@ export class Attachment implements AttachmentSink {
   /** `invocationFinished` goes last: after the result and every output terminal on this connection. */
   #maybeFinish(): void {
     if (this.#finishedSent || this.#ended || !this.#opened || !this.session.finished || this.#handling > 0) return;
+    if (this.#pendingAcks.size > 0) return;
     if (this.session.record.result !== undefined && !this.#resultSent) return;
     for (const stream of this.session.streams()) {
       if (stream.direction !== "output") continue;
@@ -310,8 +321,9 @@ export class Attachment implements AttachmentSink {
     if (!this.#opened) return; // the acceptance's mappings will report the terminal
     const entry = this.#channels.forStream(stream.streamId);
     if (entry === undefined || entry.state === "reserved") return;
-    // Both sends are issued now, in order: the transport keeps call order,
+    // The sends are issued now, in order: the transport keeps call order,
     // so the terminal ACK cannot fall behind a later invocationFinished.
+    this.#sendPendingAck(stream);
     void this.#send({ type: "streamCancel", channel: entry.channel, reason }).catch((error: unknown) => this.#fault(error));
     void this.#send(this.#ack(stream, [])).catch((error: unknown) => this.#fault(error));
   }
@@ -479,26 +491,15 @@ export class Attachment implements AttachmentSink {
   }
 
   /**
-   * The cumulative ACK of one accepted chunk, sent once its commit is done.
-   * Commits resolve in order, so ACKs leave in order; `invocationFinished`
-   * waits for ACKs still pending.
+   * Acknowledges one accepted chunk once its commit is done. Commits resolve
+   * in call order, so ACKs leave in order; `invocationFinished` waits for
+   * ACKs still pending.
    */
   #ackWhenCommitted(stream: StreamState, accepted: { committed: Promise<void>; count: bigint }, introduced: readonly StreamState[]): void {
     const mappings = introduced.map((child) => this.#mapping(child, true));
-    const ack: ServerMessage = {
-      type: "inputStreamAck",
-      channel: this.#channels.forStream(stream.streamId)?.channel ?? 0,
-      highestContiguousSequence: accepted.count,
-      mappings,
-      terminal: false,
-    };
     this.#handling++;
     accepted.committed
-      .then(() => {
-        // Nested channels become usable only with the ACK that announces them.
-        for (const child of introduced) this.#channels.announce(child.streamId);
-        return this.#send(ack);
-      })
+      .then(() => this.#queueAck(stream, accepted.count, mappings, introduced))
       .catch((error: unknown) => this.#fault(error))
       .finally(() => {
         this.#handling--;
@@ -506,7 +507,50 @@ export class Attachment implements AttachmentSink {
       });
   }
 
+  /**
+   * Group ACK: the chunks of one group commit resolve together, and ACKs
+   * are cumulative, so one `inputStreamAck` per stream covers them all
+   * (with the mappings of every nested stream they introduced). It is sent
+   * once the commit's callbacks have run (`process.nextTick`), never later:
+   * a client never waits for more input to see an ACK (decisions §8).
+   */
+  #queueAck(stream: StreamState, count: bigint, mappings: readonly StreamMapping[], introduced: readonly StreamState[]): void {
+    const pending = this.#pendingAcks.get(stream);
+    if (pending === undefined) {
+      this.#pendingAcks.set(stream, { count, mappings: [...mappings], introduced: [...introduced] });
+    } else {
+      if (count > pending.count) pending.count = count;
+      pending.mappings.push(...mappings);
+      pending.introduced.push(...introduced);
+    }
+    if (this.#ackFlushScheduled) return;
+    this.#ackFlushScheduled = true;
+    process.nextTick(() => {
+      this.#ackFlushScheduled = false;
+      for (const waiting of [...this.#pendingAcks.keys()]) this.#sendPendingAck(waiting);
+      this.#maybeFinish();
+    });
+  }
+
+  /** Sends the stream's pending ACK now; any other ACK of the stream must go after it. */
+  #sendPendingAck(stream: StreamState): void {
+    const pending = this.#pendingAcks.get(stream);
+    if (pending === undefined) return;
+    this.#pendingAcks.delete(stream);
+    // Nested channels become usable only with the ACK that announces them.
+    for (const child of pending.introduced) this.#channels.announce(child.streamId);
+    void this.#send({
+      type: "inputStreamAck",
+      channel: this.#channels.forStream(stream.streamId)?.channel ?? 0,
+      highestContiguousSequence: pending.count,
+      mappings: pending.mappings,
+      terminal: false,
+    }).catch((error: unknown) => this.#fault(error));
+  }
+
+  /** The stream's current ACK (a resend's, the terminal's), after any group ACK still pending. */
   #ack(stream: StreamState, introduced: readonly StreamState[]): ServerMessage {
+    this.#sendPendingAck(stream);
     const mappings = introduced.map((child) => this.#mapping(child, true));
     for (const child of introduced) this.#channels.announce(child.streamId);
     return {

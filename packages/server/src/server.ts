@@ -225,15 +225,15 @@ class NodeSessionServer implements SessionServer {
         throw new ProtocolError("overloaded", "the server cannot take more sessions now");
       }
       const caller = await checkUpgrade(request, this.#options.authenticator, this.#logger);
-      this.#wss.handleUpgrade(request, socket, head, (ws) => this.#onSocket(ws, caller));
+      this.#wss.handleUpgrade(request, socket, head, (ws) => this.#onSocket(ws, caller, socket));
     } catch (error) {
       const failure = error instanceof ProtocolError ? error : new ProtocolError("internal-error", "internal error");
       rejectUpgrade(socket, failure);
     }
   }
 
-  #onSocket(ws: WebSocket, caller: { account: string; principal: string }): void {
-    const connection = new Connection(new WsTransport(ws, this.#limits.sendHighWaterBytes), caller, this.#runtime);
+  #onSocket(ws: WebSocket, caller: { account: string; principal: string }, socket: Duplex): void {
+    const connection = new Connection(new WsTransport(ws, this.#limits.sendHighWaterBytes, socket), caller, this.#runtime);
     ws.on("message", (data: RawData, isBinary: boolean) => connection.receive(toBytes(data), isBinary));
     ws.on("close", () => connection.transportClosed());
     ws.on("error", (error) => this.#logger.warn("websocket error", { error: String(error) }));

@@ -4,6 +4,7 @@
  * one; tests may supply an in-memory one. Encoding happens here so the
  * runtime works with typed messages only.
  */
+import type { Writable } from "node:stream";
 import type { WebSocket } from "ws";
 import { encodeMessage, type ServerMessage } from "@golem-stream/wire";
 
@@ -20,10 +21,19 @@ export interface SessionTransport {
 export class WsTransport implements SessionTransport {
   readonly #socket: WebSocket;
   readonly #highWaterBytes: number;
+  readonly #stream: Writable | undefined;
+  #corked = false;
 
-  constructor(socket: WebSocket, highWaterBytes: number) {
+  /**
+   * `stream` is the upgraded TCP socket under `socket`. When given, the
+   * messages sent in one burst (everything until the current tick's work is
+   * done: a commit's ACKs, a pump's batch of events) leave in one write
+   * instead of one system call each.
+   */
+  constructor(socket: WebSocket, highWaterBytes: number, stream?: Writable) {
     this.#socket = socket;
     this.#highWaterBytes = highWaterBytes;
+    this.#stream = stream;
   }
 
   get isOpen(): boolean {
@@ -34,6 +44,7 @@ export class WsTransport implements SessionTransport {
     if (!this.isOpen) return Promise.resolve();
     const data = encodeMessage(message);
     const binary = typeof data !== "string";
+    this.#corkUntilNextTick();
     // Below the high-water mark the caller may go on at once; above it, it
     // waits until this message has been handed to the kernel, so a client
     // that does not read stops producers instead of growing a buffer.
@@ -42,6 +53,24 @@ export class WsTransport implements SessionTransport {
       return Promise.resolve();
     }
     return new Promise((resolve) => this.#socket.send(data, { binary }, () => resolve()));
+  }
+
+  /**
+   * Holds writes until the microtasks of this turn have run. `ws` corks the
+   * socket around each frame itself; corks nest, so the frames of a burst
+   * are written together on the outer uncork. The bytes stay counted in
+   * `bufferedAmount`, so the high-water check above still bounds a burst,
+   * and a sender waiting for its callback waits at most until this tick ends.
+   */
+  #corkUntilNextTick(): void {
+    const stream = this.#stream;
+    if (stream === undefined || this.#corked) return;
+    this.#corked = true;
+    stream.cork();
+    process.nextTick(() => {
+      this.#corked = false;
+      stream.uncork();
+    });
   }
 
   close(code: number, reason = ""): void {

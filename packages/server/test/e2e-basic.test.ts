@@ -55,4 +55,24 @@ describe("end to end over a real WebSocket", () => {
     const acks = messages.filter((m) => m.type === "inputStreamAck");
     expect(acks.at(-1)).toMatchObject({ highestContiguousSequence: 2n, terminal: true });
   });
+
+  it("reverse: a burst of items committed together is acknowledged by fewer, cumulative ACKs, in order, the terminal last", async () => {
+    const client = await RawClient.connect(server.url);
+    client.send(demoStart("reverse", v.record(v.stream(randomUUID()))));
+    const channel = (await client.nextOf("invocationAccepted")).mappings[0]!.channel;
+    const items = 200;
+    // Sent in one turn, so they reach the server in a few socket reads and share commits.
+    for (let i = 0; i < items; i++) client.send({ type: "inputStreamItem", channel, sequence: BigInt(i), value: v.str(`item ${i}`) });
+    client.send({ type: "inputStreamEnd", channel, sequence: BigInt(items) });
+    const { messages } = await client.all();
+    const acks = messages.flatMap((m) => (m.type === "inputStreamAck" ? [m] : []));
+    expect(acks.length).toBeLessThan(items / 2);
+    const highWaters = acks.map((ack) => ack.highestContiguousSequence);
+    expect(highWaters).toEqual([...highWaters].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)));
+    expect(acks.filter((ack) => ack.terminal)).toEqual([acks.at(-1)]);
+    expect(acks.at(-1)).toMatchObject({ highestContiguousSequence: BigInt(items), terminal: true });
+    const result = messages.find((m) => m.type === "invocationResult");
+    if (result?.type !== "invocationResult") throw new Error("no result");
+    expect(outputValues(messages, result.mappings[0]!.channel)).toHaveLength(items);
+  });
 });
