@@ -10,13 +10,16 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { randomUUID } from "node:crypto";
+import { Keyring } from "@golem-stream/tokens";
 import {
   SUBPROTOCOL,
+  type ClientMessage,
   type InvocationStart,
   type ResumeAttach,
   type SchemaValueJson,
   type ServerMessage,
 } from "@golem-stream/wire";
+import { createDemoHost, createSessionServer, MemorySessionStore, type AuthorizationRequest } from "../src/index.js";
 import { resetGate, startProbeServer } from "./probe-server.js";
 import { AuditClient, rawHttp, upgradeHead, type Closed } from "./support/audit-client.js";
 import { checkConnectionLog, type LogExpectations } from "./support/audit-invariants.js";
@@ -889,3 +892,55 @@ async function settle(read: () => number, stableRounds = 15): Promise<number> {
   }
   return last;
 }
+
+// ------------------------------------------------------------ 11. authorization on every attach
+
+describe("authorization (sections 1, 10.2): repeated on every resume, takeover and exact replay; a token is not a capability", () => {
+  it("once the authorizer stops allowing the caller, resume, takeover and replay are forbidden; allowed again, resume works", async () => {
+    let allowAttach = true;
+    const seen: AuthorizationRequest[] = [];
+    const store = new MemorySessionStore();
+    const sessions = createSessionServer({
+      store,
+      host: createDemoHost(),
+      keyring: Keyring.generate("audit"),
+      authenticator: (token) => (token === "test-token" ? { account: "acme", principal: "alice" } : undefined),
+      authorizer: (request) => {
+        seen.push(request);
+        return allowAttach;
+      },
+    });
+    const address = await sessions.listen();
+    try {
+      const message = start("count", v.record(v.u32(1), v.u32(0)));
+      const first = await AuditClient.connect(address.url);
+      first.send(message);
+      const accepted = await first.nextOf("invocationAccepted");
+      await finish(first);
+      expect(seen.map((r) => r.operation)).toEqual(["start"]);
+      expect(seen[0]).toMatchObject({ caller: { account: "acme", principal: "alice" }, application: "demo", environment: "default", agentType: "echo", method: "count" });
+      expect(seen[0]?.agentIdentity).toMatch(/^[0-9a-f]{64}$/);
+
+      allowAttach = false;
+      const refused: ClientMessage[] = [attach("resume", accepted.sessionToken), attach("takeover", accepted.sessionToken), message];
+      for (const attempt of refused) {
+        const client = await AuditClient.connect(address.url);
+        client.send(attempt);
+        const { messages, closed } = await finish(client);
+        expect(messages).toEqual([
+          { type: "invocationRejected", attemptId: (attempt as { attemptId: string }).attemptId, code: "forbidden", message: expect.any(String), retryable: false },
+        ]);
+        expect(closed.code).toBe(1002);
+      }
+      expect(seen.slice(1).map((r) => r.operation)).toEqual(["resume", "takeover", "start"]);
+
+      allowAttach = true;
+      const again = await AuditClient.connect(address.url);
+      again.send(attach("resume", accepted.sessionToken));
+      expect((await finish(again)).messages.at(-1)).toEqual({ type: "invocationFinished", outcome: { kind: "success" } });
+    } finally {
+      await sessions.close();
+      await store.close();
+    }
+  });
+});
