@@ -9,7 +9,7 @@
  * public text. Each test quotes the rule it audits.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { randomUUID } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import { Keyring } from "@golem-stream/tokens";
 import {
   SUBPROTOCOL,
@@ -942,5 +942,43 @@ describe("authorization (sections 1, 10.2): repeated on every resume, takeover a
       await sessions.close();
       await store.close();
     }
+  });
+});
+
+// ------------------------------------------------------------ 12. takeover with input in flight
+
+describe("takeover with input in flight (sections 9, 6.8): nothing ACKed is lost, nothing unACKed is counted", () => {
+  it("the new high-water covers every ACK the replaced transport received; resending the suffix yields the exact digest", async () => {
+    const batch = 1000;
+    const batches = 200;
+    const all = new Uint8Array(batch * batches).map((_, i) => (i * 7) & 0xff);
+    const a = await connect();
+    a.send(start("digest", v.record(v.stream(randomUUID()))));
+    const accepted = await a.nextOf("invocationAccepted");
+    const channel = accepted.mappings[0]!.channel;
+    for (let i = 0; i < batches; i++) a.send({ type: "input-u8", channel, sequence: BigInt(i * batch), payload: all.subarray(i * batch, (i + 1) * batch) });
+    await a.nextOf("inputStreamAck");
+
+    const b = await connect();
+    b.send(attach("takeover", accepted.sessionToken));
+    const reaccepted = await b.nextOf("invocationAccepted");
+    const { messages: aLog } = await finish(a);
+    expect(aLog.at(-1)).toEqual({ type: "attachmentRevoked", reason: "replaced" });
+    const input = reaccepted.mappings[0]!;
+    const highWater = input.inputHighWater!.sequence;
+    const ackedOnA = aLog.flatMap((m) => (m.type === "inputStreamAck" ? [m.highestContiguousSequence] : []));
+    for (const acked of ackedOnA) expect(acked <= highWater).toBe(true);
+    // Resend from the last ACK A saw (a client keeps everything unACKed): the overlap must match.
+    const from = Number(ackedOnA.at(-1) ?? 0n);
+    for (let at = from; at < all.length; at += batch) {
+      b.send({ type: "input-u8", channel: input.channel, sequence: BigInt(at), payload: all.subarray(at, Math.min(at + batch, all.length)) });
+    }
+    b.send({ type: "inputStreamEnd", channel: input.channel, sequence: BigInt(all.length) });
+    const { messages } = await finish(b);
+    const result = messages.find((m) => m.type === "invocationResult");
+    if (result?.type !== "invocationResult" || result.result.kind !== "value") throw new Error("no value result");
+    expect(result.result.value).toEqual(
+      v.record({ kind: "u64", value: String(all.length) }, v.str(createHash("sha256").update(all).digest("hex"))),
+    );
   });
 });
