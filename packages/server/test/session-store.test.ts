@@ -8,6 +8,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { randomUUID } from "node:crypto";
+import Database from "better-sqlite3";
 import { MemorySessionStore, SqliteSessionStore, type NewStream, type SessionRecord, type SessionStore } from "../src/index.js";
 
 const dirs: string[] = [];
@@ -189,5 +190,45 @@ describe("SqliteSessionStore on disk", () => {
     expect((await store.getStream(input.streamId))?.count).toBe(2n);
     expect((await store.readInput(input.streamId, 0n, 10n)).map((c) => c.sequence)).toEqual([0n, 1n]);
     await store.close();
+  });
+
+  it("a write whose last statement fails rolls back its earlier statements, and only those", async () => {
+    const store = new SqliteSessionStore({ dataDir: sqliteDir() });
+    const s = session();
+    const input = stream(s.sessionId, "input");
+    await store.createSession(s, [input], { attemptId: randomUUID(), operation: "start", descriptorDigest: "d", sessionId: s.sessionId, generation: 1n });
+    // The chunk continues the stream, but the stream it introduces already exists.
+    const clash = stream(s.sessionId, "input", { streamId: input.streamId });
+    const writes = [
+      store.acceptInput({ streamId: input.streamId, sequence: 0n, itemCount: 1n, data: bytes("a"), mimeType: undefined }, []),
+      store.acceptInput({ streamId: input.streamId, sequence: 1n, itemCount: 1n, data: bytes("b"), mimeType: undefined }, [clash]),
+      store.acceptInput({ streamId: input.streamId, sequence: 1n, itemCount: 1n, data: bytes("c"), mimeType: undefined }, []),
+    ];
+    expect((await Promise.allSettled(writes)).map((r) => r.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
+    expect((await store.getStream(input.streamId))?.count).toBe(2n);
+    expect((await store.readInput(input.streamId, 0n, 10n)).map((c) => new TextDecoder().decode(c.data))).toEqual(["a", "c"]);
+    await store.close();
+  });
+
+  it("creates a new database with 16 KiB pages (or pageSize); an existing one keeps its own", async () => {
+    const pageSize = (dataDir: string): number => {
+      const db = new Database(join(dataDir, "sessions.db"), { readonly: true });
+      try {
+        return Number(db.pragma("page_size", { simple: true }));
+      } finally {
+        db.close();
+      }
+    };
+    const fresh = sqliteDir();
+    await new SqliteSessionStore({ dataDir: fresh }).close();
+    expect(pageSize(fresh)).toBe(16384);
+    const large = sqliteDir();
+    await new SqliteSessionStore({ dataDir: large, pageSize: 65536 }).close();
+    expect(pageSize(large)).toBe(65536);
+    await new SqliteSessionStore({ dataDir: large, pageSize: 4096 }).close();
+    expect(pageSize(large)).toBe(65536);
+    for (const wrong of [0, 1000, 2048, 131072, 16384.5, Number.NaN]) {
+      expect(() => new SqliteSessionStore({ dataDir: sqliteDir(), pageSize: wrong })).toThrow(TypeError);
+    }
   });
 });
