@@ -133,7 +133,7 @@ describe("checkpoint v1 hostile input", () => {
 const token = fc.stringMatching(/^gai1_[A-Za-z0-9_-]{1,60}$/);
 const uuidV4 = fc.uuid({ version: 4 });
 const nonEmpty = fc.string({ minLength: 1, maxLength: 20 });
-const checkpointArbitrary: fc.Arbitrary<Checkpoint> = fc
+const acceptedArbitrary: fc.Arbitrary<Checkpoint> = fc
   .record({
     selector: fc.record(
       {
@@ -161,6 +161,35 @@ const checkpointArbitrary: fc.Arbitrary<Checkpoint> = fc
     ),
   })
   .map(({ pending, ...rest }) => (pending === undefined ? rest : { ...rest, pending }));
+
+/** Saved before acceptance: no session token, no cursors, the frozen start with its provisional references. */
+const pendingStartArbitrary: fc.Arbitrary<Checkpoint> = fc
+  .record({
+    checkpoint: acceptedArbitrary,
+    attemptId: uuidV4,
+    config: fc.array(
+      fc.record({ path: fc.array(nonEmpty, { minLength: 1, maxLength: 3 }), value: fc.oneof(fc.string(), fc.integer(), fc.boolean()) as fc.Arbitrary<JsonValue> }),
+      { maxLength: 3 },
+    ),
+    fields: fc.array(fc.oneof(fc.nat({ max: 1000 }), uuidV4), { maxLength: 5 }),
+  })
+  .filter(({ fields }) => new Set(fields).size === fields.length)
+  .map(({ checkpoint, attemptId, config, fields }) => {
+    const { sessionToken: _session, pending: _pending, outputCursors: _cursors, ...rest } = checkpoint;
+    const leaves = fields.map((field) =>
+      typeof field === "number" ? { kind: "u32", value: field } : { kind: "stream", value: { provisionalRef: field } },
+    );
+    // A frozen start is checked with the wire's rules, which want a UUIDv4 phantom id.
+    const selector = rest.selector.phantomId === undefined ? rest.selector : { ...rest.selector, phantomId: attemptId };
+    return {
+      ...rest,
+      selector,
+      outputCursors: [],
+      pending: { operation: "start" as const, attemptId, config, methodParameters: { kind: "record", value: { fields: leaves } } },
+    };
+  });
+
+const checkpointArbitrary: fc.Arbitrary<Checkpoint> = fc.oneof(acceptedArbitrary, pendingStartArbitrary);
 
 describe("checkpoint v1 properties", () => {
   it("decode(encode(c)) = c, and encoding is canonical", () => {

@@ -3,11 +3,12 @@
  * repeat the one item that was being delivered when the process died, and
  * nothing may ever be skipped (protocol section 13).
  */
-import { existsSync, readdirSync } from "node:fs";
+import { existsSync, readFileSync, readdirSync, renameSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { EXIT } from "../src/exit-codes.js";
-import { itemsOf, run, scratchDir, start, startServer, waitFor } from "./support/processes.js";
+import { itemsOf, lines, run, scratchDir, start, startServer, waitFor } from "./support/processes.js";
+import { startHoldingProxy } from "./support/holding-proxy.js";
 import type { Running, ServerProcess } from "./support/processes.js";
 
 const ME = ["-c", '{"name":"crash"}'];
@@ -68,24 +69,30 @@ describe("kill -9 of the CLI, then resume", () => {
     expect(readdirSync(dirname(checkpoint))).toEqual(["count.ckpt"]);
   });
 
-  // Known client bug (reported): after a takeover past a stream's terminal cursor the server
-  // (rightly) replays nothing for that stream, and @golem-stream/client then ends the stream with a
-  // synthetic protocol-error instead of treating it as already complete. Flip to `it` once fixed.
-  it.fails("resumes a finished invocation: the result again, no items", async () => {
+  // The checkpoint holds the stream's terminal cursor, so the server replays nothing for it: the
+  // client must treat the stream as complete, not as a stream the server forgot to end.
+  it("resumes a finished invocation: the result again, no items, exit 0", async () => {
     const s = await server(join(scratchDir(), "data"));
     const checkpoint = join(scratchDir(), "done.ckpt");
     const done = await run(["invoke", "echo", "count", ...ME, "5", "0", "--checkpoint", checkpoint], { env: s.env });
     expect(done.code).toBe(EXIT.success);
     const again = await run(["resume", checkpoint], { env: s.env });
+    expect(again.stderr).toBe("");
     expect(again.code).toBe(EXIT.success);
     expect(itemsOf(again.stdout, "$")).toEqual([]);
     expect(again.stdout.toString()).toBe('{"result":"$"}\n');
+    // In event form the stream's end says it was seen before, not how it ended.
+    const events = await run(["resume", checkpoint, "--output", "json"], { env: s.env });
+    expect(events.code).toBe(EXIT.success);
+    expect(lines(events.stdout).map((line) => JSON.parse(line) as { event: string; outcome?: unknown }).filter((e) => e.event === "end")).toEqual([
+      { event: "end", stream: "$", outcome: { kind: "already-delivered" } },
+    ]);
   });
 
   it("notes when the method's schema changed since the checkpoint was written", async () => {
     const s = await server(join(scratchDir(), "data"));
     const checkpoint = join(scratchDir(), "old.ckpt");
-    const { readFileSync, writeFileSync } = await import("node:fs");
+    const { writeFileSync } = await import("node:fs");
     const cli = start(["invoke", "echo", "count", ...ME, "100", "5", "--checkpoint", checkpoint], { env: s.env });
     await waitFor(cli, () => itemsOf(cli.stdout(), "$").length >= 3, "3 items were printed");
     cli.child.kill("SIGKILL");
@@ -107,6 +114,87 @@ describe("kill -9 of the CLI, then resume", () => {
     expect(result.code).toBe(EXIT.usage);
     expect(result.stderr).toMatch(/not a usable checkpoint/);
     expect(existsSync(checkpoint)).toBe(true);
+  });
+});
+
+describe("kill -9 after the start was saved, before its acceptance was processed, then resume", () => {
+  // "all": the start never reached the server, so the retry is the first it sees and is accepted
+  // now. "answers": the server accepted it, the CLI never heard, so the retry (same attempt id,
+  // same descriptor) gets the committed acceptance replayed.
+  it.each(["all", "answers"] as const)("holding %s: resume retries the exact start and delivers every item", async (hold) => {
+    const s = await server(join(scratchDir(), "data"));
+    const proxy = await startHoldingProxy(s.url, hold);
+    try {
+      const checkpoint = join(scratchDir(), "pending.ckpt");
+      const cli = start(["invoke", "echo", "count", ...ME, "30", "0", "--checkpoint", checkpoint], {
+        env: { ...s.env, GOLEM_STREAM_URL: proxy.url },
+      });
+      // The client saves the frozen start before it connects, so a session connection means the
+      // checkpoint is on disk; with "answers", held bytes mean the server accepted the start.
+      await proxy.until(() => (hold === "all" ? proxy.sessions > 0 : proxy.heldBytes > 0));
+      cli.child.kill("SIGKILL");
+      const killed = await cli.done;
+      expect(killed.signal).toBe("SIGKILL");
+      expect(killed.stdout.toString()).toBe("");
+      const saved = JSON.parse(readFileSync(checkpoint, "utf8")) as { sessionToken?: string; pending?: { operation: string } };
+      expect(saved.sessionToken).toBeUndefined();
+      expect(saved.pending?.operation).toBe("start");
+
+      const resumed = await run(["resume", checkpoint, "--output", "json"], { env: s.env });
+      expect(resumed.stderr).toBe("");
+      expect(resumed.code).toBe(EXIT.success);
+      const events = lines(resumed.stdout).map((line) => JSON.parse(line) as { event: string; [key: string]: unknown });
+      expect(events[0]).toMatchObject({ event: "accepted", operation: "start", attemptId: expect.any(String) });
+      expect(events.filter((e) => e.event === "item").map((e) => (e["value"] as { value: number }).value)).toEqual(
+        Array.from({ length: 30 }, (_, i) => i),
+      );
+      expect(events.at(-1)).toEqual({ event: "finished", outcome: { kind: "success" } });
+      // The checkpoint is now an accepted session's, and the invocation is complete.
+      const after = JSON.parse(readFileSync(checkpoint, "utf8")) as { sessionToken?: string; pending?: unknown };
+      expect(after.sessionToken).toMatch(/^gai1_/);
+      expect(after.pending).toBeUndefined();
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it("an input read from stdin cannot be replayed: resume cancels it (source-unavailable)", async () => {
+    const s = await server(join(scratchDir(), "data"));
+    const proxy = await startHoldingProxy(s.url, "all");
+    try {
+      const checkpoint = join(scratchDir(), "stdin.ckpt");
+      const cli = start(["invoke", "echo", "reverse", "-c", '["crash"]', "-", "--checkpoint", checkpoint], {
+        env: { ...s.env, GOLEM_STREAM_URL: proxy.url },
+        stdin: "one\ntwo\n",
+      });
+      await proxy.until(() => proxy.sessions > 0);
+      cli.child.kill("SIGKILL");
+      await cli.done;
+      const resumed = await run(["resume", checkpoint], { env: s.env });
+      // The agent saw its input fail: the invocation fails, and says why.
+      expect(resumed.code).toBe(EXIT.invocationFailed);
+      expect(itemsOf(resumed.stdout, "$")).toEqual([]);
+    } finally {
+      await proxy.close();
+    }
+  });
+});
+
+describe("a checkpoint that can no longer be written", () => {
+  it("stops the run (exit 74) instead of printing past the last saved state", async () => {
+    const s = await server(join(scratchDir(), "data"));
+    const dir = scratchDir();
+    const checkpoint = join(dir, "gone.ckpt");
+    const cli = start(["invoke", "echo", "count", ...ME, "200", "5", "--checkpoint", checkpoint], { env: s.env });
+    await waitFor(cli, () => itemsOf(cli.stdout(), "$").length >= 3, "3 items were printed");
+    // Moved away in one step (a writer may be mid-write): every later write finds no directory.
+    renameSync(dir, `${dir}.gone`);
+    const stopped = await cli.done;
+    expect(stopped.code).toBe(EXIT.outputFailed);
+    expect(stopped.stderr).toMatch(/cannot write checkpoint .*gone\.ckpt/);
+    expect(stopped.stderr).toMatch(/keeps running on the server/);
+    // It stopped at the failed save: one item at most was printed past the last cursor it saved.
+    expect(itemsOf(stopped.stdout, "$").length).toBeLessThan(200);
   });
 });
 

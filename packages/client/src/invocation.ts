@@ -26,7 +26,11 @@ export type InvocationResult =
 export interface AcceptedEvent {
   readonly operation: "start" | "resume" | "takeover";
   readonly attemptId: string;
-  /** The server replayed a committed acceptance for a re-sent descriptor. */
+  /**
+   * The descriptor had been sent before — by this handle, or, for a pending
+   * operation continued from saved state, possibly by the process that saved
+   * it — so this acceptance may be the server's replay of the committed one.
+   */
   readonly replayed: boolean;
 }
 export interface ReconnectingEvent {

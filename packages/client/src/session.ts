@@ -168,7 +168,10 @@ export class Session {
           sessionToken: state.sessionToken,
         };
       }
-      this.#operation = { message, sends: 0 };
+      // A pending operation was saved before its first send, so the process that saved it may
+      // have sent it: count that send, and an acceptance of it may be the server's replay
+      // (protocol 6.1: a replay whose attachment had detached is revoked, then resumed).
+      this.#operation = { message, sends: state.pendingOperation === undefined ? 0 : 1 };
     }
   }
 

@@ -5,8 +5,8 @@
  *
  * It holds only public protocol data: the selector, the idempotency key, the
  * opaque session token, the cursor of the last output event delivered on
- * each output stream, the frozen resume/takeover in flight, and evidence of
- * the protocol and method schema it was written against. Never attachment ids,
+ * each output stream, the frozen start/resume/takeover in flight, and
+ * evidence of the protocol and method schema it was written against. Never attachment ids,
  * generations, offsets, internal stream ids, fingerprints or key material:
  * those stay inside the opaque tokens the server signed.
  *
@@ -14,8 +14,8 @@
  * back. The decoder treats the file as hostile (it may be truncated, edited
  * or from another version) and throws only `ProtocolError`.
  */
-import { LIMITS, ProtocolError, SUBPROTOCOL, canonicalJson, getMember, parseStrictJson } from "@golem-stream/wire";
-import type { JsonObject, JsonValue, ResumeAttach, Selector, SchemaValueJson } from "@golem-stream/wire";
+import { LIMITS, ProtocolError, SUBPROTOCOL, canonicalJson, decodeClientMessage, getMember, parseStrictJson } from "@golem-stream/wire";
+import type { ConfigEntry, InvocationStart, JsonObject, JsonValue, ResumeAttach, Selector, SchemaValueJson } from "@golem-stream/wire";
 import { expectArray, expectLiteral, expectObject, expectString, invalid } from "./json-reader.js";
 
 export const CHECKPOINT_VERSION = 1;
@@ -25,18 +25,33 @@ export const CHECKPOINT_VERSION = 1;
  * outcome is uncertain, so a restarted CLI resends exactly this descriptor
  * with the same attempt id (protocol section 9).
  */
-export interface PendingOperation {
+export interface PendingAttach {
   readonly operation: "resume" | "takeover";
   readonly attemptId: string;
   readonly sessionToken: string;
   readonly outputCursors: readonly string[];
 }
 
+/**
+ * The start, frozen and saved before it was first sent, while its acceptance
+ * is uncertain. With the checkpoint's selector and idempotency key it is the
+ * complete `invocationStart` (provisional references included), resent
+ * exactly with the same attempt id.
+ */
+export interface PendingStart {
+  readonly operation: "start";
+  readonly attemptId: string;
+  readonly config: readonly ConfigEntry[];
+  readonly methodParameters: SchemaValueJson;
+}
+
+export type PendingOperation = PendingAttach | PendingStart;
+
 export interface Checkpoint {
   readonly selector: Selector;
   readonly idempotencyKey: string;
-  /** The session token of the latest accepted attach. */
-  readonly sessionToken: string;
+  /** The session token of the latest accepted attach; absent exactly while the start is pending. */
+  readonly sessionToken?: string;
   /** The cursor of the last delivered event of each output stream that delivered anything. */
   readonly outputCursors: readonly string[];
   readonly pending?: PendingOperation;
@@ -82,9 +97,9 @@ function checkpointDocument(checkpoint: Checkpoint): JsonObject {
     schema: { methodDigest: checkpoint.methodSchemaDigest },
     selector: selectorJson(checkpoint.selector),
     idempotencyKey: checkpoint.idempotencyKey,
-    sessionToken: checkpoint.sessionToken,
     outputCursors: [...checkpoint.outputCursors],
   };
+  if (checkpoint.sessionToken !== undefined) document["sessionToken"] = checkpoint.sessionToken;
   if (checkpoint.pending !== undefined) document["pending"] = pendingJson(checkpoint.pending);
   return document;
 }
@@ -99,8 +114,8 @@ export function decodeCheckpoint(input: string | Uint8Array, options: DecodeChec
   const root = expectObject(
     parseStrictJson(input, { maxBytes: options.maxBytes ?? MAX_CHECKPOINT_BYTES, what: "checkpoint" }),
     "checkpoint",
-    ["version", "protocol", "schema", "selector", "idempotencyKey", "sessionToken", "outputCursors"],
-    ["pending"],
+    ["version", "protocol", "schema", "selector", "idempotencyKey", "outputCursors"],
+    ["sessionToken", "pending"],
   );
   const version = getMember(root, "version");
   if (version !== CHECKPOINT_VERSION) {
@@ -119,10 +134,19 @@ export function decodeCheckpoint(input: string | Uint8Array, options: DecodeChec
 
   const selector = decodeSelector(getMember(root, "selector"), "checkpoint.selector");
   const idempotencyKey = decodeIdempotencyKey(getMember(root, "idempotencyKey"), "checkpoint.idempotencyKey");
-  const sessionToken = decodeToken(getMember(root, "sessionToken"), "checkpoint.sessionToken");
   const outputCursors = decodeCursorList(getMember(root, "outputCursors"), "checkpoint.outputCursors");
   const pendingJsonValue = getMember(root, "pending");
-  const pending = pendingJsonValue === undefined ? undefined : decodePending(pendingJsonValue, "checkpoint.pending");
+  const pending =
+    pendingJsonValue === undefined ? undefined : decodePending(pendingJsonValue, "checkpoint.pending", selector, idempotencyKey);
+  const sessionTokenJson = getMember(root, "sessionToken");
+  if (pending?.operation === "start") {
+    // Before acceptance there is no session yet, and nothing was delivered.
+    if (sessionTokenJson !== undefined) throw invalid("checkpoint.sessionToken", "must be absent while the start is pending");
+    if (outputCursors.length > 0) throw invalid("checkpoint.outputCursors", "must be empty while the start is pending");
+    return { selector, idempotencyKey, outputCursors, methodSchemaDigest, pending };
+  }
+  if (sessionTokenJson === undefined) throw invalid("checkpoint.sessionToken", "is required once the start was accepted");
+  const sessionToken = decodeToken(sessionTokenJson, "checkpoint.sessionToken");
   return {
     selector,
     idempotencyKey,
@@ -184,11 +208,15 @@ function decodeCursorList(value: JsonValue | undefined, path: string): string[] 
   return cursors;
 }
 
-function decodePending(value: JsonValue, path: string): PendingOperation {
+function decodePending(value: JsonValue, path: string, selector: Selector, idempotencyKey: string): PendingOperation {
+  const operation = getMember(
+    expectObject(value, path, ["operation"], ["attemptId", "sessionToken", "outputCursors", "config", "methodParameters"]),
+    "operation",
+  );
+  if (operation === "start") return decodePendingStart(value, path, selector, idempotencyKey);
   const object = expectObject(value, path, ["operation", "attemptId", "sessionToken", "outputCursors"]);
-  const operation = getMember(object, "operation");
   if (operation !== "resume" && operation !== "takeover") {
-    throw invalid(`${path}.operation`, 'must be "resume" or "takeover"');
+    throw invalid(`${path}.operation`, 'must be "start", "resume" or "takeover"');
   }
   return {
     operation,
@@ -196,6 +224,65 @@ function decodePending(value: JsonValue, path: string): PendingOperation {
     sessionToken: decodeToken(getMember(object, "sessionToken"), `${path}.sessionToken`),
     outputCursors: decodeCursorList(getMember(object, "outputCursors"), `${path}.outputCursors`),
   };
+}
+
+/**
+ * The frozen start is checked exactly as the server will check it: the
+ * complete `invocationStart` it stands for goes through the wire decoder.
+ * Its stream leaves must be provisional references, each placed once
+ * (protocol 3.2): nothing else can be in a start.
+ */
+function decodePendingStart(value: JsonValue, path: string, selector: Selector, idempotencyKey: string): PendingStart {
+  const object = expectObject(value, path, ["operation", "attemptId", "config", "methodParameters"]);
+  const attemptId = decodeUuid(getMember(object, "attemptId"), `${path}.attemptId`, true);
+  const methodParametersJson = getMember(object, "methodParameters") as JsonValue;
+  checkProvisionalLeaves(methodParametersJson, `${path}.methodParameters`);
+  let start: InvocationStart;
+  try {
+    const message = decodeClientMessage(
+      canonicalJson({
+        version: 1,
+        type: "invocationStart",
+        attemptId,
+        config: getMember(object, "config") as JsonValue,
+        idempotencyKey,
+        methodParameters: methodParametersJson,
+        selector: selectorJson(selector),
+      }),
+      false,
+    );
+    if (message.type !== "invocationStart") throw invalid(path, "is not a start");
+    start = message;
+  } catch (cause) {
+    if (!(cause instanceof ProtocolError)) throw cause;
+    throw new ProtocolError(cause.code, `${path}: not a valid frozen start: ${cause.message}`, { path, cause });
+  }
+  return { operation: "start", attemptId, config: start.config, methodParameters: start.methodParameters };
+}
+
+function checkProvisionalLeaves(value: JsonValue, path: string): void {
+  const seen = new Set<string>();
+  const visit = (node: JsonValue, depth: number): void => {
+    if (depth > LIMITS.maxJsonDepth) throw new ProtocolError("limit-exceeded", `${path}: nests deeper than ${LIMITS.maxJsonDepth}`, { path });
+    if (Array.isArray(node)) {
+      for (const child of node) visit(child, depth + 1);
+      return;
+    }
+    if (typeof node !== "object" || node === null) return;
+    const payload = getMember(node, "value");
+    if (getMember(node, "kind") === "stream" && typeof payload === "object" && payload !== null && !Array.isArray(payload)) {
+      const ref = getMember(payload, "provisionalRef");
+      if (typeof ref !== "string" || Object.keys(payload).length !== 1) {
+        throw invalid(path, "a stream in a frozen start must be a provisional reference");
+      }
+      if (!UUID_V4.test(ref)) throw invalid(path, "provisional references are lower-case UUIDv4");
+      if (seen.has(ref)) throw new ProtocolError("stream-already-consumed", `${path}: provisional reference ${ref} placed twice`, { path });
+      seen.add(ref);
+      return;
+    }
+    for (const child of Object.values(node)) visit(child, depth + 1);
+  };
+  visit(value, 0);
 }
 
 export function selectorJson(selector: Selector): JsonObject {
@@ -211,6 +298,14 @@ export function selectorJson(selector: Selector): JsonObject {
 }
 
 function pendingJson(pending: PendingOperation): JsonObject {
+  if (pending.operation === "start") {
+    return {
+      operation: "start",
+      attemptId: pending.attemptId,
+      config: pending.config.map((entry) => ({ path: [...entry.path], value: entry.value })),
+      methodParameters: { kind: pending.methodParameters.kind, value: pending.methodParameters.value },
+    };
+  }
   return {
     operation: pending.operation,
     attemptId: pending.attemptId,
@@ -219,8 +314,20 @@ function pendingJson(pending: PendingOperation): JsonObject {
   };
 }
 
+/** The complete invocationStart a pending start froze (protocol 5.1). */
+export function pendingAsInvocationStart(pending: PendingStart, selector: Selector, idempotencyKey: string): InvocationStart {
+  return {
+    type: "invocationStart",
+    attemptId: pending.attemptId,
+    config: pending.config,
+    idempotencyKey,
+    methodParameters: pending.methodParameters,
+    selector,
+  };
+}
+
 /** The resumeAttach a pending resume or takeover froze (protocol 5.2). */
-export function pendingAsResumeAttach(pending: PendingOperation): ResumeAttach {
+export function pendingAsResumeAttach(pending: PendingAttach): ResumeAttach {
   return {
     type: "resumeAttach",
     attemptId: pending.attemptId,

@@ -60,7 +60,7 @@ export async function runInvoke(target: InvokeTarget, options: InvokeOptions, io
   const { methodParameters } = bindMethodParameters(target.args, method.parameters, io, argumentOptions, (name) =>
     progress.stream(name, "in"),
   );
-  const sink = createCheckpointSink(options.checkpoint, methodSchemaDigest(agentType, method), io);
+  const sink = createCheckpointSink(options.checkpoint, methodSchemaDigest(agentType, method));
 
   let call: Invocation;
   try {

@@ -30,7 +30,7 @@ export async function runResume(file: string, options: ResumeOptions, io: CliIo)
     throw usageError(`cannot read checkpoint ${file}: ${error instanceof Error ? error.message : String(error)}`, error);
   }
   const connection = resolveConnection(options, io.env);
-  const sink = createCheckpointSink(file, checkpoint.methodSchemaDigest, io);
+  const sink = createCheckpointSink(file, checkpoint.methodSchemaDigest);
   let call: Invocation;
   try {
     const client = createClient({ url: connection.url, token: connection.token });

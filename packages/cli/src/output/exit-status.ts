@@ -28,6 +28,12 @@ export function failureOf(error: unknown): Failure {
       return { exitCode: EXIT.connectionLost, message: "another process took this session over" };
     case "server-violation":
       return { exitCode: EXIT.connectionLost, message: `the server broke the protocol: ${error.message}` };
+    case "checkpoint-failed":
+      // Like stdout failing (EX_IOERR): the run stopped before output could pass the saved state.
+      return {
+        exitCode: EXIT.outputFailed,
+        message: `${causeMessage(error)}; stopped before printing past it. The invocation keeps running on the server: \`golem-stream resume\` continues from the last checkpoint written`,
+      };
     case "aborted":
       return { exitCode: EXIT.interrupted, message: "interrupted" };
     case "invalid-argument":
@@ -35,4 +41,8 @@ export function failureOf(error: unknown): Failure {
     case "connection-lost":
       return { exitCode: EXIT.connectionLost, message: `connection lost: ${error.message}` };
   }
+}
+
+function causeMessage(error: Error): string {
+  return error.cause instanceof Error ? error.cause.message : error.message;
 }

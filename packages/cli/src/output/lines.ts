@@ -5,7 +5,8 @@
  * JSON out.
  */
 import type { OutputChunk } from "@golem-stream/client";
-import type { JsonObject, JsonValue, OutputOutcome, SchemaValueJson } from "@golem-stream/wire";
+import type { StreamOutcome } from "@golem-stream/client";
+import type { JsonObject, JsonValue, SchemaValueJson } from "@golem-stream/wire";
 
 export type LineFormat = "lines" | "json";
 
@@ -49,8 +50,17 @@ export function chunkLine(format: LineFormat, name: string, streamToken: string,
   return { json, items: 1, bytes: undefined };
 }
 
-export function outcomeJson(outcome: OutputOutcome): JsonObject {
+/**
+ * The `end` event's outcome: the server's terminal, `already-delivered` for a
+ * stream an earlier run already saw end (its outcome is not known here), or
+ * `null` when this run stopped before the terminal arrived.
+ */
+export function outcomeJson(outcome: StreamOutcome): JsonObject | null {
   switch (outcome.kind) {
+    case "already-delivered":
+      return { kind: "already-delivered" };
+    case "detached":
+      return null;
     case "ok":
       return { kind: "ok" };
     case "error":

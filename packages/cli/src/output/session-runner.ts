@@ -8,6 +8,7 @@
  * advances the stream's cursor and rewrites the checkpoint. So the
  * checkpoint never runs ahead of stdout.
  */
+import { isClientError } from "@golem-stream/client";
 import type { Invocation, InvocationResult, OutputChunk, OutputStream } from "@golem-stream/client";
 import { decodeSchemaGraph, isDirectBinary } from "@golem-stream/schema-value";
 import type { SchemaGraph, SchemaType } from "@golem-stream/schema-value";
@@ -63,6 +64,8 @@ class SessionRunner {
   #streamFailure: string | undefined;
   /** Set once `run` decided the outcome. */
   #settled = false;
+  /** A failure reaches `#fail` from the handle and from its streams; it is reported once. */
+  #failureReported = false;
   readonly #resultKnown: Promise<void>;
   #markResultKnown!: () => void;
   /**
@@ -103,6 +106,7 @@ class SessionRunner {
       this.#io.signal.addEventListener("abort", () => resolve("interrupted"), { once: true });
     });
     const outputFailed = this.#outputFailed.then((error) => {
+      if (isClientError(error)) return this.#fail(error); // the checkpoint could not be written
       report(this.#io, `golem-stream: cannot write output (${error instanceof Error ? error.message : String(error)}); the checkpoint, if any, stops before it`);
       return EXIT.outputFailed;
     });
@@ -154,7 +158,8 @@ class SessionRunner {
   #fail(error: unknown): ExitCode {
     const failure = failureOf(error);
     // After an interrupt (or a broken stdout) the outcome was already reported; this is noise.
-    if (this.#settled) return failure.exitCode;
+    if (this.#settled || this.#failureReported) return failure.exitCode;
+    this.#failureReported = true;
     this.#progress.stop();
     if (this.#mode === "json") this.#emitLater({ event: "failed", message: failure.message });
     report(this.#io, `golem-stream: ${failure.message}`);
@@ -231,6 +236,11 @@ class SessionRunner {
         next = await iterator.next();
       } catch (error) {
         bar.finish("failed");
+        if (isClientError(error) && error.kind === "checkpoint-failed") {
+          // Not this stream's outcome: the whole run stops, like a failed write to stdout.
+          this.#markOutputFailed(error);
+          return;
+        }
         this.#streamFailure ??= `stream ${info.name} ${failureOf(error).message}`;
         break;
       }
