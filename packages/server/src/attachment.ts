@@ -477,8 +477,8 @@ export class Attachment implements AttachmentSink {
     if (stream === undefined) throw new ProtocolError("invalid-channel", "streamCancel uses an unknown channel");
     if (stream.terminal) {
       // A cancel that crossed the terminal in flight is accepted once and ignored.
-      if (stream.lateCancelAccepted) throw new ProtocolError("invalid-channel", "the stream was already cancelled");
-      stream.lateCancelAccepted = true;
+      if (entry.lateCancelAccepted) throw new ProtocolError("invalid-channel", "the stream was already cancelled");
+      entry.lateCancelAccepted = true;
       return;
     }
     if (stream.direction === "input") {

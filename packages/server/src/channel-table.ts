@@ -17,6 +17,12 @@ export interface ChannelEntry {
   readonly streamId: string;
   readonly direction: StreamDirection;
   state: ChannelState;
+  /**
+   * One client cancel may cross the stream's terminal in flight on each
+   * connection (decisions section 8): the terminal is sent, or replayed,
+   * once per connection, so a crossing cancel can happen once per connection.
+   */
+  lateCancelAccepted: boolean;
 }
 
 export class ChannelTable {
@@ -34,7 +40,7 @@ export class ChannelTable {
     if (this.#next > CHANNEL_MAX) {
       throw new ProtocolError("limit-exceeded", "no channel numbers left on this connection");
     }
-    const entry: ChannelEntry = { channel: this.#next++, streamId, direction, state: "reserved" };
+    const entry: ChannelEntry = { channel: this.#next++, streamId, direction, state: "reserved", lateCancelAccepted: false };
     this.#byChannel.set(entry.channel, entry);
     this.#byStream.set(streamId, entry);
     return entry;

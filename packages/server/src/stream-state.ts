@@ -40,8 +40,6 @@ export class StreamState {
   readonly backlogWaiters: (() => void)[] = [];
   /** Settles when every input chunk handed to the store so far is committed. */
   inputCommitted: Promise<void> = Promise.resolve();
-  /** One client cancel may cross the terminal in flight; it is ignored once. */
-  lateCancelAccepted = false;
   #graph: SchemaGraph | undefined;
 
   constructor(record: StreamRecord) {

@@ -1,0 +1,95 @@
+/**
+ * Regression tests for the conformance audit's findings (issue #5), one
+ * `describe` per finding, each quoting the rule it restores. Same black-box
+ * setup as conformance-audit.test.ts: real WebSockets on loopback, the
+ * strict client-side decoder, and every connection's log checked against
+ * the general rules.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { randomUUID } from "node:crypto";
+import { SUBPROTOCOL, type InvocationStart, type ResumeAttach, type SchemaValueJson, type ServerMessage } from "@golem-stream/wire";
+import { startProbeServer } from "./probe-server.js";
+import { AuditClient, rawHttp, upgradeHead, type Closed } from "./support/audit-client.js";
+import { checkConnectionLog } from "./support/audit-invariants.js";
+
+type ProbeServer = Awaited<ReturnType<typeof startProbeServer>>;
+
+let server: ProbeServer;
+beforeAll(async () => {
+  server = await startProbeServer({ sessionRetentionMs: 60_000 });
+});
+afterAll(async () => {
+  await server.dispose();
+});
+
+const v = {
+  str: (value: string): SchemaValueJson => ({ kind: "string", value }),
+  record: (...fields: SchemaValueJson[]): SchemaValueJson => ({ kind: "record", value: { fields: fields as never } }),
+  stream: (provisionalRef: string): SchemaValueJson => ({ kind: "stream", value: { provisionalRef } }),
+};
+
+function start(method: string, methodParameters: SchemaValueJson, application: "demo" | "test" = "demo"): InvocationStart {
+  return {
+    type: "invocationStart",
+    attemptId: randomUUID(),
+    config: [],
+    idempotencyKey: randomUUID(),
+    methodParameters,
+    selector: {
+      agentType: application === "demo" ? "echo" : "probe",
+      application,
+      constructorParameters: v.record(v.str("audit")),
+      environment: "default",
+      method,
+    },
+  };
+}
+
+function attach(operation: "resume" | "takeover", sessionToken: string): ResumeAttach {
+  return { type: "resumeAttach", attemptId: randomUUID(), operation, outputCursors: [], sessionToken };
+}
+
+async function finish(client: AuditClient): Promise<{ messages: ServerMessage[]; closed: Closed }> {
+  const { messages, closed } = await client.all();
+  expect(client.undecodable).toEqual([]);
+  expect(checkConnectionLog(messages)).toEqual([]);
+  return { messages, closed };
+}
+
+function itemsOn(messages: readonly ServerMessage[], channel: number): SchemaValueJson[] {
+  return messages.flatMap((m) => (m.type === "outputStreamItem" && m.channel === channel ? [m.value] : []));
+}
+
+// ------------------------------------------------------------ finding 3
+
+describe("finding 3 (decisions section 8): a cancel crossing a terminal is accepted once per connection", () => {
+  it("after a resume, the replayed terminal can be crossed by one more cancel", async () => {
+    const first = await AuditClient.connect(server.url);
+    first.send(start("split", v.record(v.stream(randomUUID()))));
+    const accepted = await first.nextOf("invocationAccepted");
+    const input = accepted.mappings[0]!.channel;
+    const upper = (await first.nextOf("invocationResult")).mappings[0]!.channel;
+    first.send({ type: "streamCancel", channel: upper, reason: "consumer-drop" });
+    await first.waitFor((m) => m.type === "outputStreamEnd" && m.channel === upper);
+    first.send({ type: "streamCancel", channel: upper, reason: "consumer-drop" });
+    // Messages are handled in order: once this item is ACKed, the crossing cancel was handled (and ignored).
+    first.send({ type: "input-u8", channel: input, sequence: 0n, payload: new TextEncoder().encode("ab\n") });
+    await first.nextOf("inputStreamAck");
+    expect(first.received.filter((m) => m.type === "invocationRejected")).toEqual([]);
+    first.terminate();
+    await first.closed;
+
+    const second = await AuditClient.connect(server.url);
+    second.send(attach("resume", accepted.sessionToken));
+    const reaccepted = await second.nextOf("invocationAccepted");
+    const resumedInput = reaccepted.mappings.find((m) => m.direction === "input")!;
+    const resumedUpper = (await second.nextOf("invocationResult")).mappings[0]!.channel;
+    await second.waitFor((m) => m.type === "outputStreamEnd" && m.channel === resumedUpper);
+    second.send({ type: "streamCancel", channel: resumedUpper, reason: "consumer-drop" });
+    second.send({ type: "inputStreamEnd", channel: resumedInput.channel, sequence: resumedInput.inputHighWater!.sequence });
+    const { messages, closed } = await finish(second);
+    expect(messages.some((m) => m.type === "invocationRejected")).toBe(false);
+    expect(messages.at(-1)).toEqual({ type: "invocationFinished", outcome: { kind: "success" } });
+    expect(closed.code).toBe(1000);
+  });
+});
