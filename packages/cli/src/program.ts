@@ -29,7 +29,7 @@ Exit codes:
   2    usage error: bad option, argument, input file or checkpoint; nothing was sent
   3    rejected by the server (authentication or invocationRejected)
   4    connection lost; \`golem-stream resume <checkpoint>\` continues
-  74   stdout could not be written; \`resume\` continues after the last written item
+  74   stdout or the checkpoint could not be written; \`resume\` continues after the last saved item
   130  interrupted (SIGINT/SIGTERM); the invocation keeps running on the server`;
 
 export interface ConnectionOptions {
@@ -212,8 +212,14 @@ ${EXIT_HELP}`,
       "after",
       `
 Output continues after the last item the checkpoint records as delivered; at most the item that was
-being written when the process stopped is repeated. Input read from stdin cannot be replayed after a
-crash: an input stream that had not ended is cancelled with source-unavailable.
+being written when the process stopped is repeated. A checkpoint saved before the start was accepted
+holds the frozen start: resume sends exactly that start again (same attempt id), and the server either
+replays its acceptance or accepts it now. An invocation that already finished prints its result again
+and exits 0.
+
+Input read from stdin is not replayable: after a crash, resume has no source for it, and an input
+stream the server had not seen end is cancelled with source-unavailable (the invocation then usually
+fails, exit 1). Output the server produced is still delivered.
 ${CONNECTION_HELP}
 
 Examples:

@@ -173,6 +173,7 @@ describe("kill -9 after the start was saved, before its acceptance was processed
       const resumed = await run(["resume", checkpoint], { env: s.env });
       // The agent saw its input fail: the invocation fails, and says why.
       expect(resumed.code).toBe(EXIT.invocationFailed);
+      expect(resumed.stderr).toMatch(/producer-error/);
       expect(itemsOf(resumed.stdout, "$")).toEqual([]);
     } finally {
       await proxy.close();

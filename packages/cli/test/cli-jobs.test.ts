@@ -184,4 +184,11 @@ describe("operator commands", () => {
       expect(result.stdout.toString()).toMatch(/Examples:\n  \$ golem-stream/);
     },
   );
+
+  it("resume --help says that stdin is not replayable and what a pending start does", async () => {
+    const help = (await run(["resume", "--help"])).stdout.toString();
+    expect(help).toMatch(/stdin is not replayable/);
+    expect(help).toMatch(/source-unavailable/);
+    expect(help).toMatch(/same attempt id/);
+  });
 });

@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import type { JsonValue } from "@golem-stream/wire";
 import { ClientError, createClient, inputStream, reconnectDelay, sessionUrl, DEFAULT_RECONNECT_POLICY } from "../src/index.js";
 import { pullFrom, toBytes } from "../src/sources.js";
-import { streamIdentityOf } from "../src/token-peek.js";
+import { isTerminalCursor, streamIdentityOf } from "../src/token-peek.js";
 import { findStreamTokens } from "../src/values.js";
 import { echo, inputMapping, isStart, memoryClient, provisionalRefOf } from "./support/fixtures.js";
 
@@ -95,6 +95,20 @@ describe("token peeking (resume from another process)", () => {
     "returns undefined for %#",
     (input) => expect(streamIdentityOf(input)).toBeUndefined(),
   );
+  it("tells a terminal cursor from an item cursor, and knows nothing of other tokens", () => {
+    const u64 = (n: number) => Buffer.from([0, 0, 0, 0, 0, 0, 0, n]);
+    const cursorAt = (event: number) => token(3, [[1, Buffer.from("iss")], [16, session], [32, stream], [48, u64(5)], [49, u64(event)]]);
+    expect(isTerminalCursor(cursorAt(2))).toBe(true);
+    expect(isTerminalCursor(cursorAt(1))).toBe(false);
+    // A stream token with the same bytes at field 49's place is no cursor.
+    expect(isTerminalCursor(token(2, [[1, Buffer.from("iss")], [16, session], [32, stream], [49, u64(2)]]))).toBe(false);
+    // Out of order fields, a short event field, trailing bytes, garbage: unknown, so not terminal.
+    expect(isTerminalCursor(token(3, [[1, Buffer.from("iss")], [49, u64(2)], [32, stream]]))).toBe(false);
+    expect(isTerminalCursor(token(3, [[1, Buffer.from("iss")], [32, stream], [49, Buffer.from([2])]]))).toBe(false);
+    expect(isTerminalCursor(`${cursorAt(2)}AAAA`)).toBe(false);
+    for (const garbage of ["", "gai1_", "gai1_!!!", "cursor-o-end"]) expect(isTerminalCursor(garbage)).toBe(false);
+  });
+
   it("never reads past a truncated field", () => {
     const broken = Buffer.concat([Uint8Array.of(1, 3, 1), Buffer.from("k"), Uint8Array.of(32, 0, 0, 1, 0), new Uint8Array(40)]);
     expect(streamIdentityOf(`gai1_${broken.toString("base64url")}`)).toBeUndefined();

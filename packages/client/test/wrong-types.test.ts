@@ -82,6 +82,50 @@ describe.each(WRONG)("given %s", (_label, wrong) => {
     }
     expect(transport.connections).toHaveLength(0);
   });
+
+  it("resume and takeover refuse it in a pending start's state", () => {
+    const { client, transport } = memoryClient();
+    for (const attach of [client.resume, client.takeover]) {
+      expect(() => attach({ ...pendingStart, pendingOperation: wrong } as never)).toThrow(refused);
+      for (const field of ["attemptId", "config", "idempotencyKey", "methodParameters", "selector"] as const) {
+        if (field === "idempotencyKey" && typeof wrong === "string") continue; // a key, then refused below as a mismatch
+        expect(() => attach({ ...pendingStart, pendingOperation: { ...pendingStart.pendingOperation, [field]: wrong } } as never), field).toThrow(refused);
+      }
+    }
+    expect(transport.connections).toHaveLength(0);
+  });
+});
+
+const pendingStart: ResumeState = {
+  outputCursors: [],
+  selector: { ...echo, method: "count" },
+  idempotencyKey: "k",
+  pendingOperation: {
+    type: "invocationStart",
+    attemptId: "ca7e5a82-2064-4c18-8359-806145c1562f",
+    config: [],
+    idempotencyKey: "k",
+    methodParameters: { kind: "record", value: { fields: [] } },
+    selector: { ...echo, method: "count" },
+  },
+};
+
+describe("a pending start's state must agree with itself", () => {
+  it.each([
+    ["a session token beside it", { sessionToken: "gai1_token" }],
+    ["output cursors", { outputCursors: ["gai1_cursor"] }],
+    ["another idempotency key", { idempotencyKey: "other" }],
+    ["another selector", { selector: { ...echo, method: "reverse" } }],
+  ])("refuses %s", (_label, change) => {
+    const { client, transport } = memoryClient();
+    expect(() => client.takeover({ ...pendingStart, ...change } as never)).toThrow(refused);
+    expect(transport.connections).toHaveLength(0);
+  });
+
+  it("accepts the consistent state", () => {
+    const { client } = memoryClient();
+    client.takeover(pendingStart).cancel();
+  });
 });
 
 it("an array or plain object is not a byte source either", () => {
