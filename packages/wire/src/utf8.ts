@@ -6,6 +6,7 @@ import { ProtocolError } from "./errors.js";
 
 const strictDecoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 const encoder = new TextEncoder();
+const NON_ASCII = /[^\x00-\x7f]/;
 
 /** Decodes UTF-8, rejecting invalid sequences, overlongs and encoded surrogates. A BOM is kept as U+FEFF. */
 export function decodeUtf8(bytes: Uint8Array, what = "message"): string {
@@ -20,8 +21,21 @@ export function encodeUtf8(text: string): Uint8Array {
   return encoder.encode(text);
 }
 
+/**
+ * `String.prototype.isWellFormed` (ES2024, Node 20): native, and for a
+ * string the engine stores one byte per character it costs nothing at all.
+ * Older runtimes use the loop below, which gives the same answers.
+ */
+const nativeIsWellFormed = (String.prototype as { readonly isWellFormed?: (this: string) => boolean }).isWellFormed;
+
 /** True when `text` has no lone surrogate, so it encodes to UTF-8 losslessly. */
 export function isWellFormedText(text: string): boolean {
+  if (nativeIsWellFormed !== undefined) return nativeIsWellFormed.call(text);
+  return isWellFormedLoop(text);
+}
+
+/** The portable check; exported for the test that holds it to the native one. */
+export function isWellFormedLoop(text: string): boolean {
   for (let i = 0; i < text.length; i++) {
     const unit = text.charCodeAt(i);
     if (unit < 0xd800 || unit > 0xdfff) continue;
@@ -38,8 +52,12 @@ export function isWellFormedText(text: string): boolean {
  * Lone surrogates count 3 bytes, as their replacement character would.
  */
 export function utf8ByteLength(text: string): number {
-  let bytes = 0;
-  for (let i = 0; i < text.length; i++) {
+  // Protocol text is mostly ASCII: a native search skips the ASCII prefix,
+  // one byte per character, and the loop counts only from the first other one.
+  const first = text.search(NON_ASCII);
+  if (first < 0) return text.length;
+  let bytes = first;
+  for (let i = first; i < text.length; i++) {
     const unit = text.charCodeAt(i);
     if (unit < 0x80) bytes += 1;
     else if (unit < 0x800) bytes += 2;
