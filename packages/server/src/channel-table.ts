@@ -9,6 +9,7 @@
  * told apart (all of them are `invalid-channel` on the wire).
  */
 import { CHANNEL_MAX, ProtocolError, type StreamDirection } from "@golem-stream/wire";
+import { CountLimitError } from "./count-limit-error.js";
 
 export type ChannelState = "reserved" | "open" | "closed";
 
@@ -38,7 +39,7 @@ export class ChannelTable {
     const existing = this.#byStream.get(streamId);
     if (existing !== undefined) return existing;
     if (this.#next > CHANNEL_MAX) {
-      throw new ProtocolError("limit-exceeded", "no channel numbers left on this connection");
+      throw new CountLimitError("no channel numbers left on this connection");
     }
     const entry: ChannelEntry = { channel: this.#next++, streamId, direction, state: "reserved", lateCancelAccepted: false };
     this.#byChannel.set(entry.channel, entry);

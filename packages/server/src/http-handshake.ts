@@ -23,7 +23,8 @@ export function errorEnvelope(code: ErrorCode, message: string): { status: numbe
 export function bearerToken(request: IncomingMessage): string | undefined {
   const header = request.headers.authorization;
   if (typeof header !== "string" || header.length > MAX_AUTHORIZATION_BYTES) return undefined;
-  const match = /^Bearer ([\x21-\x7e]+)$/.exec(header);
+  // Auth schemes are case-insensitive (RFC 9110 section 11.1); one or more spaces follow.
+  const match = /^bearer +([\x21-\x7e]+)$/i.exec(header);
   return match?.[1];
 }
 

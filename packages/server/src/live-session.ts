@@ -22,6 +22,7 @@ import {
 import type { SchemaType, StreamLeaf } from "@golem-stream/schema-value";
 import type { AgentHost, InvocationContext, MethodDescriptor } from "./agent-host.js";
 import { BytePermits } from "./byte-permits.js";
+import { CountLimitError } from "./count-limit-error.js";
 import { InputQueue } from "./input-queue.js";
 import { createInvocationContext, type InvocationInput } from "./invocation-context.js";
 import type { Logger, Principal, ServerLimits } from "./options.js";
@@ -181,7 +182,7 @@ export class LiveSession {
     coordinatePrefix: string,
   ): PendingStream[] {
     if (this.#streams.size + leaves.length > this.deps.limits.maxStreamsPerSession) {
-      throw new ProtocolError("limit-exceeded", "the session has reached its stream limit");
+      throw new CountLimitError("the session has reached its stream limit");
     }
     const seen = new Set<string>();
     const pending = leaves.map((leaf, index) => {

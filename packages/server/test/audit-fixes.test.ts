@@ -93,3 +93,42 @@ describe("finding 3 (decisions section 8): a cancel crossing a terminal is accep
     expect(closed.code).toBe(1000);
   });
 });
+
+// ------------------------------------------------------------ finding 6
+
+describe("finding 6: the Bearer scheme is case-insensitive; a count limit closes 1002, not 1009", () => {
+  it("accepts the scheme in any case (RFC 9110 section 11.1)", async () => {
+    for (const scheme of ["bearer", "BEARER", "bEaReR"]) {
+      const answer = await rawHttp(server.httpUrl, upgradeHead(server.httpUrl, { authorization: `${scheme} test-token` }));
+      expect(answer.status).toBe(101);
+    }
+  });
+
+  it("the per-session stream limit is limit-exceeded, then 1002 (1009 is for oversized messages), before and after acceptance", async () => {
+    const small = await startProbeServer({ maxStreamsPerSession: 2 });
+    try {
+      const before = await AuditClient.connect(small.url);
+      const tooMany = start("two", v.record(v.stream(randomUUID()), v.stream(randomUUID())), "test");
+      const limited = await startProbeServer({ maxStreamsPerSession: 1 });
+      try {
+        const one = await AuditClient.connect(limited.url);
+        one.send(tooMany);
+        const { messages, closed } = await finish(one);
+        expect(messages).toEqual([{ type: "invocationRejected", attemptId: tooMany.attemptId, code: "limit-exceeded", message: expect.any(String), retryable: false }]);
+        expect(closed.code).toBe(1002);
+      } finally {
+        await limited.dispose();
+      }
+      // nested: the outer input and the result stream fill the limit; a nested input exceeds it.
+      const message = start("nested", v.record(v.stream(randomUUID())), "test");
+      before.send(message);
+      const outer = (await before.nextOf("invocationAccepted")).mappings[0]!.channel;
+      before.send({ type: "inputStreamItem", channel: outer, sequence: 0n, value: v.record(v.str("g"), v.stream(randomUUID())) });
+      const { messages, closed } = await finish(before);
+      expect(messages.at(-1)).toMatchObject({ type: "invocationRejected", attemptId: message.attemptId, code: "limit-exceeded" });
+      expect(closed.code).toBe(1002);
+    } finally {
+      await small.dispose();
+    }
+  });
+});

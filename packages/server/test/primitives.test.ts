@@ -159,11 +159,15 @@ describe("HTTP handshake helpers", () => {
     expect(errorEnvelope("not-a-websocket", "m").status).toBe(426);
   });
 
-  it("parses bearer tokens strictly", () => {
+  it("parses bearer tokens strictly (the scheme is case-insensitive, RFC 9110 section 11.1: 1*SP before the token)", () => {
     const table: [string | undefined, string | undefined][] = [
       ["Bearer abc", "abc"],
-      ["bearer abc", undefined],
-      ["Bearer  abc", undefined],
+      ["bearer abc", "abc"],
+      ["BEARER abc", "abc"],
+      ["Bearer  abc", "abc"],
+      ["Bearer\tabc", undefined],
+      ["Bearerabc", undefined],
+      [" Bearer abc", undefined],
       ["Bearer abc def", undefined],
       ["Basic abc", undefined],
       ["Bearer ", undefined],
