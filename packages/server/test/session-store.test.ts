@@ -8,7 +8,6 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { randomUUID } from "node:crypto";
-import Database from "better-sqlite3";
 import { MemorySessionStore, SqliteSessionStore, type NewStream, type SessionRecord, type SessionStore } from "../src/index.js";
 
 const dirs: string[] = [];
@@ -208,27 +207,5 @@ describe("SqliteSessionStore on disk", () => {
     expect((await store.getStream(input.streamId))?.count).toBe(2n);
     expect((await store.readInput(input.streamId, 0n, 10n)).map((c) => new TextDecoder().decode(c.data))).toEqual(["a", "c"]);
     await store.close();
-  });
-
-  it("creates a new database with 16 KiB pages (or pageSize); an existing one keeps its own", async () => {
-    const pageSize = (dataDir: string): number => {
-      const db = new Database(join(dataDir, "sessions.db"), { readonly: true });
-      try {
-        return Number(db.pragma("page_size", { simple: true }));
-      } finally {
-        db.close();
-      }
-    };
-    const fresh = sqliteDir();
-    await new SqliteSessionStore({ dataDir: fresh }).close();
-    expect(pageSize(fresh)).toBe(16384);
-    const large = sqliteDir();
-    await new SqliteSessionStore({ dataDir: large, pageSize: 65536 }).close();
-    expect(pageSize(large)).toBe(65536);
-    await new SqliteSessionStore({ dataDir: large, pageSize: 4096 }).close();
-    expect(pageSize(large)).toBe(65536);
-    for (const wrong of [0, 1000, 2048, 131072, 16384.5, Number.NaN]) {
-      expect(() => new SqliteSessionStore({ dataDir: sqliteDir(), pageSize: wrong })).toThrow(TypeError);
-    }
   });
 });

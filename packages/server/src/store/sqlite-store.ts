@@ -39,24 +39,6 @@ export interface SqliteSessionStoreOptions {
   readonly dataDir: string;
   /** `full` (default): every commit is synced. `normal`: WAL default durability. */
   readonly synchronous?: "full" | "normal";
-  /**
-   * Page size of a new database, a power of two from 4096 to 65536 (default
-   * 16384). Larger pages write large blobs (packed u8 batches, binary items)
-   * with fewer WAL frames; 65536 doubles blob throughput again but makes
-   * every small commit write more. Ignored for an existing database.
-   */
-  readonly pageSize?: number;
-}
-
-/** See `SqliteSessionStoreOptions.pageSize`. */
-const DEFAULT_SQLITE_PAGE_SIZE = 16384;
-
-function pageSizeOf(options: SqliteSessionStoreOptions): number {
-  const size = options.pageSize ?? DEFAULT_SQLITE_PAGE_SIZE;
-  if (!Number.isSafeInteger(size) || size < 4096 || size > 65536 || (size & (size - 1)) !== 0) {
-    throw new TypeError("pageSize must be a power of two from 4096 to 65536");
-  }
-  return size;
 }
 
 const SCHEMA = `
@@ -279,13 +261,9 @@ export class SqliteSessionStore implements SessionStore {
   readonly #commitBatch: (batch: readonly PendingWrite[], outcomes: WriteOutcome[]) => void;
 
   constructor(options: SqliteSessionStoreOptions) {
-    const pageSize = pageSizeOf(options);
     mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
     const db = new Database(join(options.dataDir, "sessions.db"));
     db.defaultSafeIntegers(true);
-    // Only takes effect while the file is new (before WAL is on); an
-    // existing database keeps the page size it was created with.
-    db.pragma(`page_size = ${pageSize}`);
     db.pragma("journal_mode = WAL");
     db.pragma(`synchronous = ${options.synchronous === "normal" ? "NORMAL" : "FULL"}`);
     db.pragma("foreign_keys = ON");
