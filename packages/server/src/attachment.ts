@@ -106,7 +106,7 @@ export class Attachment implements AttachmentSink {
     const announcedNow: StreamState[] = [];
     for (const stream of this.session.streams()) {
       if (stream.direction === "input") {
-        mappings.push(this.#mapping(stream, plan.resolveProvisionalRefs && stream.parent.kind === "params"));
+        mappings.push(this.#mapping(stream, this.#resolvesInAcceptance(stream, plan)));
         announcedNow.push(stream);
         continue;
       }
@@ -143,6 +143,23 @@ export class Attachment implements AttachmentSink {
     }
     if (this.session.record.result !== undefined) await this.#sendResult();
     this.#maybeFinish();
+  }
+
+  /**
+   * Whether an input's mapping in this acceptance carries its provisional
+   * reference (section 4.3: "while resolving a client provisional
+   * reference"). A parameter stream: in the acceptance of a start and of its
+   * exact replay; a client holding a session token has resolved them. A
+   * nested input: until the client is seen using it (an accepted item, its
+   * own end or cancel). Before that it may have lost the ACK that announced
+   * the stream, and the reference is its only way to find it (section 5.3).
+   */
+  #resolvesInAcceptance(stream: StreamState, plan: AttachPlan): boolean {
+    if (stream.parent.kind === "params") return plan.resolveProvisionalRefs;
+    if (stream.parent.kind !== "item") return false;
+    const terminal = stream.inputTerminal;
+    const usedByClient = stream.count > 0n || terminal?.kind === "end" || (terminal?.kind === "cancelled" && terminal.by === "client");
+    return !usedByClient;
   }
 
   /**

@@ -60,6 +60,63 @@ function itemsOn(messages: readonly ServerMessage[], channel: number): SchemaVal
   return messages.flatMap((m) => (m.type === "outputStreamItem" && m.channel === channel ? [m.value] : []));
 }
 
+// ------------------------------------------------------------ finding 1
+
+describe("finding 1 (sections 4.3, 5.3, 6.6): a nested input whose announcing ACK was lost can still be found", () => {
+  it("the resumed acceptance resolves the unused nested input's provisional reference; a resent item is re-ACKed; the stream works", async () => {
+    const first = await AuditClient.connect(server.url);
+    first.send(start("nested", v.record(v.stream(randomUUID())), "test"));
+    const accepted = await first.nextOf("invocationAccepted");
+    const outer = accepted.mappings[0]!;
+    const ref = randomUUID();
+    first.send({ type: "inputStreamItem", channel: outer.channel, sequence: 0n, value: v.record(v.str("g"), v.stream(ref)) });
+    // The ACK is committed and sent; the client "loses" it with the connection.
+    await first.nextOf("inputStreamAck");
+    first.terminate();
+    await first.closed;
+
+    const second = await AuditClient.connect(server.url);
+    second.send(attach("resume", accepted.sessionToken));
+    const reaccepted = await second.nextOf("invocationAccepted");
+    const nested = reaccepted.mappings.find((m) => m.provisionalRef === ref);
+    expect(nested).toMatchObject({ direction: "input", inputHighWater: { sequence: 0n, terminal: false } });
+    // The outer (a parameter the client resolved at the start) carries no reference.
+    expect(reaccepted.mappings.find((m) => m.streamToken === outer.streamToken)?.provisionalRef).toBeUndefined();
+    // The client resends the item it never saw ACKed: the same cumulative ACK, nothing announced twice.
+    second.send({ type: "inputStreamItem", channel: outer.channel, sequence: 0n, value: v.record(v.str("g"), v.stream(ref)) });
+    expect(await second.nextOf("inputStreamAck")).toMatchObject({ channel: outer.channel, highestContiguousSequence: 1n, mappings: [] });
+    second.send({ type: "inputStreamItem", channel: nested!.channel, sequence: 0n, value: v.str("x") });
+    second.send({ type: "inputStreamEnd", channel: nested!.channel, sequence: 1n });
+    second.send({ type: "inputStreamEnd", channel: outer.channel, sequence: 1n });
+    const { messages } = await finish(second);
+    const result = messages.find((m) => m.type === "invocationResult");
+    if (result?.type !== "invocationResult") throw new Error("no result");
+    expect(itemsOn(messages, result.mappings[0]!.channel)).toEqual([v.str("g:x")]);
+    expect(messages.at(-1)).toEqual({ type: "invocationFinished", outcome: { kind: "success" } });
+  });
+
+  it("once the client has used the nested input, a later acceptance names it by token only", async () => {
+    const first = await AuditClient.connect(server.url);
+    first.send(start("nested", v.record(v.stream(randomUUID())), "test"));
+    const accepted = await first.nextOf("invocationAccepted");
+    const outer = accepted.mappings[0]!.channel;
+    first.send({ type: "inputStreamItem", channel: outer, sequence: 0n, value: v.record(v.str("g"), v.stream(randomUUID())) });
+    const nested = (await first.nextOf("inputStreamAck")).mappings[0]!;
+    first.send({ type: "inputStreamItem", channel: nested.channel, sequence: 0n, value: v.str("x") });
+    await first.waitFor((m) => m.type === "inputStreamAck" && m.channel === nested.channel);
+    first.terminate();
+    await first.closed;
+
+    const second = await AuditClient.connect(server.url);
+    second.send(attach("resume", accepted.sessionToken));
+    const reaccepted = await second.nextOf("invocationAccepted");
+    const again = reaccepted.mappings.find((m) => m.streamToken === nested.streamToken);
+    expect(again).toMatchObject({ direction: "input", inputHighWater: { sequence: 1n, terminal: false } });
+    expect(again?.provisionalRef).toBeUndefined();
+    second.terminate();
+  });
+});
+
 // ------------------------------------------------------------ finding 3
 
 describe("finding 3 (decisions section 8): a cancel crossing a terminal is accepted once per connection", () => {
