@@ -14,6 +14,8 @@ const TOKEN = "bench";
 const U8_TOTAL = 32 * 1024 * 1024;
 const U8_BATCH = 64 * 1024;
 const COUNT_ITEMS = 5000;
+const STRING_ITEMS = 20000;
+const STRING = "x".repeat(64);
 
 function connect(url) {
   const socket = new WebSocket(`${url}${SESSION_PATH}`, [SUBPROTOCOL], { headers: { authorization: `Bearer ${TOKEN}` } });
@@ -61,6 +63,34 @@ function sendU8(socket, channel) {
   socket.send(encodeMessage({ type: "inputStreamEnd", channel, sequence: BigInt(U8_TOTAL) }));
 }
 
+function sendStrings(socket, channel) {
+  for (let i = 0; i < STRING_ITEMS; i++) {
+    socket.send(encodeMessage({ type: "inputStreamItem", channel, sequence: BigInt(i), value: { kind: "string", value: STRING } }));
+  }
+  socket.send(encodeMessage({ type: "inputStreamEnd", channel, sequence: BigInt(STRING_ITEMS) }));
+}
+
+/** Baseline for strings: the same number of 64-byte text messages to a bare ws server. */
+async function rawStringsBaseline() {
+  const wss = new WebSocketServer({ port: 0, host: "127.0.0.1", perMessageDeflate: false });
+  await new Promise((resolve) => wss.once("listening", resolve));
+  wss.on("connection", (ws) => {
+    let received = 0;
+    ws.on("message", () => {
+      if (++received === STRING_ITEMS) ws.send("done");
+    });
+  });
+  const socket = new WebSocket(`ws://127.0.0.1:${wss.address().port}`);
+  await new Promise((resolve) => socket.once("open", resolve));
+  const begin = performance.now();
+  for (let i = 0; i < STRING_ITEMS; i++) socket.send(STRING);
+  await new Promise((resolve) => socket.once("message", resolve));
+  const ms = performance.now() - begin;
+  socket.close();
+  await new Promise((resolve) => wss.close(resolve));
+  return ms;
+}
+
 /** Baseline: a bare ws server that counts the same bytes, with no protocol, no store. */
 async function rawBaseline() {
   const wss = new WebSocketServer({ port: 0, host: "127.0.0.1", perMessageDeflate: false });
@@ -97,6 +127,8 @@ async function withServer(synchronous, work) {
 
 const digest = (url) =>
   invoke(url, start("digest", [{ kind: "stream", value: { provisionalRef: randomUUID() } }]), (socket, accepted) => sendU8(socket, accepted.mappings[0].channel));
+const reverse = (url) =>
+  invoke(url, start("reverse", [{ kind: "stream", value: { provisionalRef: randomUUID() } }]), (socket, accepted) => sendStrings(socket, accepted.mappings[0].channel));
 const count = (url) => invoke(url, start("count", [{ kind: "u32", value: COUNT_ITEMS }, { kind: "u32", value: 0 }]));
 
 const best = async (runs, work) => {
@@ -109,6 +141,9 @@ const mib = U8_TOTAL / (1024 * 1024);
 const raw = Math.min(await rawBaseline(), await rawBaseline(), await rawBaseline());
 const digestNormal = await withServer("normal", (url) => best(3, () => digest(url)));
 const digestFull = await withServer("full", (url) => best(3, () => digest(url)));
+const rawStrings = Math.min(await rawStringsBaseline(), await rawStringsBaseline(), await rawStringsBaseline());
+const reverseNormal = await withServer("normal", (url) => best(3, () => reverse(url)));
+const reverseFull = await withServer("full", (url) => best(3, () => reverse(url)));
 const countNormal = await withServer("normal", (url) => best(3, () => count(url)));
 const countFull = await withServer("full", (url) => best(3, () => count(url)));
 
@@ -116,8 +151,13 @@ const rate = (ms) => `${(mib / (ms / 1000)).toFixed(0)} MiB/s`;
 const items = (ms) => `${Math.round(COUNT_ITEMS / (ms / 1000))} items/s`;
 console.log(`u8 input, ${mib} MiB in ${U8_BATCH / 1024} KiB batches (best of 3)`);
 console.log(`  bare ws, no protocol         ${raw.toFixed(0)} ms  ${rate(raw)}`);
-console.log(`  digest, synchronous=normal   ${digestNormal.toFixed(0)} ms  ${rate(digestNormal)}  ratio to bare ws ${(digestNormal / raw).toFixed(2)}x`);
-console.log(`  digest, synchronous=full     ${digestFull.toFixed(0)} ms  ${rate(digestFull)}  ratio to normal ${(digestFull / digestNormal).toFixed(2)}x`);
+console.log(`  digest, synchronous=normal   ${digestNormal.toFixed(0)} ms  ${rate(digestNormal)}  ratio to bare ws ${(raw / digestNormal).toFixed(2)}x`);
+console.log(`  digest, synchronous=full     ${digestFull.toFixed(0)} ms  ${rate(digestFull)}  ratio to bare ws ${(raw / digestFull).toFixed(2)}x`);
+const strings = (ms) => `${Math.round(STRING_ITEMS / (ms / 1000))} items/s`;
+console.log(`reverse: ${STRING_ITEMS} string items of 64 bytes in, as many out (best of 3)`);
+console.log(`  bare ws, no protocol, one way  ${rawStrings.toFixed(0)} ms  ${strings(rawStrings)}`);
+console.log(`  synchronous=normal           ${reverseNormal.toFixed(0)} ms  ${strings(reverseNormal)}  ratio to bare ws ${(rawStrings / reverseNormal).toFixed(2)}x`);
+console.log(`  synchronous=full             ${reverseFull.toFixed(0)} ms  ${strings(reverseFull)}  ratio to bare ws ${(rawStrings / reverseFull).toFixed(2)}x`);
 console.log(`output items, count to ${COUNT_ITEMS} (best of 3)`);
 console.log(`  synchronous=normal           ${countNormal.toFixed(0)} ms  ${items(countNormal)}`);
 console.log(`  synchronous=full             ${countFull.toFixed(0)} ms  ${items(countFull)}  ratio to normal ${(countFull / countNormal).toFixed(2)}x`);
