@@ -28,6 +28,8 @@ import type { SessionTransport } from "./transport.js";
 interface Inbound {
   readonly data: Uint8Array;
   readonly isBinary: boolean;
+  /** Received before invocationAccepted was handed to the socket: the client sent it without having seen it. */
+  readonly beforeAcceptance: boolean;
 }
 
 export class Connection {
@@ -41,6 +43,7 @@ export class Connection {
   #paused = false;
   #state: "awaiting-first" | "starting" | "attached" | "closed" = "awaiting-first";
   #attachment: Attachment | undefined;
+  #acceptanceSent = false;
 
   constructor(transport: SessionTransport, caller: Principal, runtime: SessionRuntime) {
     this.#transport = transport;
@@ -58,7 +61,7 @@ export class Connection {
       this.#close(CLOSE_MESSAGE_TOO_BIG);
       return;
     }
-    this.#inbound.push({ data, isBinary });
+    this.#inbound.push({ data, isBinary, beforeAcceptance: !this.#acceptanceSent });
     if (this.#inbound.length >= this.#limits.maxPendingInboundMessages && !this.#paused) {
       this.#paused = true;
       this.#transport.pauseReading();
@@ -113,6 +116,10 @@ export class Connection {
       if (message.type === "invocationStart" || message.type === "resumeAttach") {
         throw new ProtocolError("protocol-error", `${message.type} is only valid as the first message`, { retryable: true });
       }
+      if (inbound.beforeAcceptance) {
+        // Section 1: nothing is valid before invocationAccepted; its mappings announce every channel (section 8).
+        throw new ProtocolError("invalid-channel", `${message.type} was sent before invocationAccepted announced its channel`);
+      }
     } catch (error) {
       permits.release(permitBytes);
       this.#failAttached(error, attachment);
@@ -147,10 +154,11 @@ export class Connection {
       return;
     }
     try {
+      const transport = this.#noticingAcceptance();
       const attachment =
         message.type === "invocationStart"
-          ? await this.#runtime.start(message, this.#caller, this.#transport)
-          : await this.#runtime.resume(message, this.#caller, this.#transport);
+          ? await this.#runtime.start(message, this.#caller, transport)
+          : await this.#runtime.resume(message, this.#caller, transport);
       if (this.#closed()) {
         attachment.transportClosed();
         return;
@@ -160,6 +168,28 @@ export class Connection {
     } catch (error) {
       this.#reject(error, message.attemptId, false);
     }
+  }
+
+  /**
+   * The transport as the runtime sees it, noting when `invocationAccepted`
+   * is handed to the socket. A message received before that moment was sent
+   * before the client could have seen the acceptance (section 1); one
+   * received after it may be legitimate even if its bytes were still corked.
+   */
+  #noticingAcceptance(): SessionTransport {
+    const inner = this.#transport;
+    return {
+      send: (message) => {
+        if (message.type === "invocationAccepted") this.#acceptanceSent = true;
+        return inner.send(message);
+      },
+      close: (code, reason) => inner.close(code, reason),
+      pauseReading: () => inner.pauseReading(),
+      resumeReading: () => inner.resumeReading(),
+      get isOpen() {
+        return inner.isOpen;
+      },
+    };
   }
 
   /** The state may change while a first message is being handled (the socket can close). */

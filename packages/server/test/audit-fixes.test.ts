@@ -151,6 +151,38 @@ describe("finding 3 (decisions section 8): a cancel crossing a terminal is accep
   });
 });
 
+// ------------------------------------------------------------ finding 4
+
+describe("finding 4 (sections 1, 8): stream traffic sent before invocationAccepted is invalid-channel", () => {
+  it("an item and an end pipelined behind the start are refused with the attempt id, then 1002; nothing is ACKed", async () => {
+    const client = await AuditClient.connect(server.url);
+    const message = start("reverse", v.record(v.stream(randomUUID())));
+    client.send(message);
+    client.send({ type: "inputStreamItem", channel: 1, sequence: 0n, value: v.str("early") });
+    client.send({ type: "inputStreamEnd", channel: 1, sequence: 1n });
+    const { messages, closed } = await finish(client);
+    expect(messages[0]?.type).toBe("invocationAccepted");
+    expect(messages.some((m) => m.type === "inputStreamAck")).toBe(false);
+    expect(messages.at(-1)).toMatchObject({ type: "invocationRejected", attemptId: message.attemptId, code: "invalid-channel", retryable: true });
+    expect(closed.code).toBe(1002);
+  });
+
+  it("a cancel pipelined behind a resume is refused the same way", async () => {
+    const first = await AuditClient.connect(server.url);
+    first.send(start("reverse", v.record(v.stream(randomUUID()))));
+    const accepted = await first.nextOf("invocationAccepted");
+    first.terminate();
+    await first.closed;
+    const client = await AuditClient.connect(server.url);
+    const resume = attach("resume", accepted.sessionToken);
+    client.send(resume);
+    client.send({ type: "streamCancel", channel: 1, reason: "cancelled" });
+    const { messages, closed } = await finish(client);
+    expect(messages.at(-1)).toMatchObject({ type: "invocationRejected", attemptId: resume.attemptId, code: "invalid-channel" });
+    expect(closed.code).toBe(1002);
+  });
+});
+
 // ------------------------------------------------------------ finding 6
 
 describe("finding 6: the Bearer scheme is case-insensitive; a count limit closes 1002, not 1009", () => {

@@ -109,7 +109,8 @@ describe("Connection + SessionRuntime in memory", () => {
     const { open, store } = harness();
     const { transport, send } = open();
     send(demoStart("reverse", v.record(v.stream(randomUUID()))));
-    // Sent synchronously before the start is processed: they queue, and reading pauses.
+    // Nothing may be sent before the acceptance (section 1); right after it, a synchronous burst queues and reading pauses.
+    await transport.until((sent) => sent.some((m) => m.type === "invocationAccepted"));
     for (let i = 0; i < 20; i++) send({ type: "inputStreamItem", channel: 1, sequence: BigInt(i), value: v.str(`${i}`) });
     expect(transport.paused).toBe(true);
     send({ type: "inputStreamEnd", channel: 1, sequence: 20n });
