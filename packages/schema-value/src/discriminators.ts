@@ -5,6 +5,7 @@
  * field for field rules), so here only the value is looked at.
  */
 import type { SchemaGraph } from "./graph.js";
+import { fieldIndex } from "./lookup.js";
 import type { SchemaValue, UnionBranch } from "./types.js";
 
 export function discriminatorHolds(graph: SchemaGraph, branch: UnionBranch, body: SchemaValue): boolean {
@@ -24,7 +25,7 @@ export function discriminatorHolds(graph: SchemaGraph, branch: UnionBranch, body
     case "field-equals": {
       const declared = graph.resolve(branch.body);
       if (declared.kind !== "record" || body.kind !== "record") return false;
-      const index = declared.value.fields.findIndex((f) => f.name === d.value.fieldName);
+      const index = fieldIndex(declared.value.fields, d.value.fieldName);
       if (index < 0) return false;
       if (d.value.literal === undefined) return true;
       const field = body.value.fields[index];

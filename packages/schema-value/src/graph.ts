@@ -9,6 +9,7 @@
  */
 import { getMember, ProtocolError, type JsonObject, type JsonValue } from "@golem-stream/wire";
 import { clip, graphError, guard } from "./errors.js";
+import { fieldIndex } from "./lookup.js";
 import { decodeType, members, newTypeFacts, type TypeFacts } from "./type-decode.js";
 import type { ResolvedType, SchemaDef, SchemaGraphJson, SchemaType } from "./types.js";
 
@@ -237,7 +238,7 @@ function checkDeferred(graph: SchemaGraph, facts: TypeFacts): void {
         case "field-equals":
         case "field-absent": {
           if (body.kind !== "record") throw graphError(at, `rule ${d.rule} needs a record body`);
-          const field = body.value.fields.find((f) => f.name === d.value.fieldName);
+          const field = body.value.fields[fieldIndex(body.value.fields, d.value.fieldName)];
           if (d.rule === "field-absent") {
             if (field !== undefined) throw graphError(at, `the body declares field "${clip(d.value.fieldName)}"`);
             return;

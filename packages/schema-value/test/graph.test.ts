@@ -109,6 +109,46 @@ describe("decodeSchemaGraph", () => {
     expect(extractGraph(graph, t.ref("d0")).defs).toHaveLength(5001);
   });
 
+  it("checks field discriminators in linear work, even when many branches share one large record def", () => {
+    // Work is counted, not timed: every array scan of find/findIndex costs the elements it visits.
+    const counted = ["find", "findIndex"] as const;
+    const originals = counted.map((name) => Array.prototype[name]);
+    let work = 0;
+    const measure = (size: number): number => {
+      const fields: Record<string, SchemaType> = {};
+      for (let i = 0; i < size; i++) fields[`f${i}`] = t.u8();
+      const branches = Array.from({ length: size }, (_, i) => ({
+        tag: `t${i}`,
+        body: t.ref("big"),
+        discriminator:
+          i % 2 === 0
+            ? { rule: "field-equals" as const, value: { fieldName: `f${size - 1}` } }
+            : { rule: "field-absent" as const, value: { fieldName: "absent" } },
+      }));
+      const graphJson = t.graph(t.union(...branches), { big: t.record(fields) });
+      work = 0;
+      counted.forEach((name, k) => {
+        const original = originals[k] as (this: unknown[], ...args: unknown[]) => unknown;
+        Object.defineProperty(Array.prototype, name, {
+          value: function (this: unknown[], ...args: unknown[]) {
+            work += this.length;
+            return original.apply(this, args);
+          },
+          configurable: true,
+          writable: true,
+        });
+      });
+      try {
+        decodeSchemaGraph(graphJson);
+      } finally {
+        counted.forEach((name, k) => Object.defineProperty(Array.prototype, name, { value: originals[k], configurable: true, writable: true }));
+      }
+      return work + 1;
+    };
+    // A scan per branch would grow 64-fold here (8x the branches times 8x the fields).
+    expect(measure(4000) / measure(500)).toBeLessThan(16);
+  });
+
   it("allows recursion through structural types", () => {
     expect(() => decodeSchemaGraph(t.graph(t.ref("tree"), { tree: t.record({ kids: t.list(t.ref("tree")) }) }))).not.toThrow();
     expect(() => decodeSchemaGraph(t.graph(t.ref("chain"), { chain: t.option(t.ref("chain")) }))).not.toThrow();
