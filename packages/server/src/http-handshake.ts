@@ -28,11 +28,60 @@ export function bearerToken(request: IncomingMessage): string | undefined {
   return match?.[1];
 }
 
-/** Whether the client offered exactly our subprotocol among its list. */
-export function offersSubprotocol(request: IncomingMessage): boolean {
+/** `Sec-WebSocket-Key`: the base64 text of 16 bytes (RFC 6455 section 4.1). */
+const WEBSOCKET_KEY = /^[+/0-9A-Za-z]{22}==$/;
+
+/**
+ * `Sec-WebSocket-Protocol = 1#token` (RFC 6455 section 11.3.4): tokens
+ * separated by commas with optional spaces or tabs around them. The same
+ * grammar `ws` enforces; the token and separator classes are disjoint, so
+ * matching is linear.
+ */
+const SUBPROTOCOL_LIST = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+(?:[ \t]*,[ \t]*[!#$%&'*+\-.^_`|~0-9A-Za-z]+)*$/;
+
+/** Whether a comma-separated header (such as `Connection`) lists `token`, in any case. */
+function listsToken(header: string | undefined, token: string): boolean {
+  return header !== undefined && header.split(",").some((item) => item.trim().toLowerCase() === token);
+}
+
+/**
+ * That the request is a WebSocket opening handshake `ws` will complete
+ * (RFC 6455 section 4.2.1). Checked here so that every refusal is ours, in
+ * the error envelope: `ws` would otherwise answer with its own text/html.
+ * Not an upgrade to WebSocket version 13 at all: `not-a-websocket` (426,
+ * with `Upgrade: websocket` and `Sec-WebSocket-Version: 13` saying what is
+ * needed, RFC 6455 section 4.4). A WebSocket handshake with a malformed
+ * key: `invalid-message` (400).
+ */
+export function checkWebSocketHandshake(request: IncomingMessage): void {
+  const upgrade = request.headers.upgrade;
+  if (request.method !== "GET" || upgrade?.toLowerCase() !== "websocket" || !listsToken(request.headers.connection, "upgrade")) {
+    throw new ProtocolError("not-a-websocket", "this endpoint requires a GET request upgrading to WebSocket");
+  }
+  if (request.headers["sec-websocket-version"] !== "13") {
+    throw new ProtocolError("not-a-websocket", "this endpoint requires WebSocket version 13");
+  }
+  const key = request.headers["sec-websocket-key"];
+  if (key === undefined || !WEBSOCKET_KEY.test(key)) {
+    throw new ProtocolError("invalid-message", "the Sec-WebSocket-Key header must be the base64 text of 16 bytes");
+  }
+}
+
+/**
+ * The subprotocols the client offered, or undefined when the header is
+ * missing, malformed or names one subprotocol twice (`ws` refuses those).
+ */
+export function offeredSubprotocols(request: IncomingMessage): ReadonlySet<string> | undefined {
   const header = request.headers["sec-websocket-protocol"];
-  if (typeof header !== "string") return false;
-  return header.split(",").some((name) => name.trim() === SUBPROTOCOL);
+  if (typeof header !== "string" || !SUBPROTOCOL_LIST.test(header)) return undefined;
+  const names = header.split(",").map((name) => name.trim());
+  const offered = new Set(names);
+  return offered.size === names.length ? offered : undefined;
+}
+
+/** Whether the client offered exactly our subprotocol in a well-formed list. */
+export function offersSubprotocol(request: IncomingMessage): boolean {
+  return offeredSubprotocols(request)?.has(SUBPROTOCOL) === true;
 }
 
 /** Authenticates a request; throws `unauthenticated` (or `internal-error` if the authenticator fails). */
@@ -50,8 +99,9 @@ export async function authenticate(request: IncomingMessage, authenticator: Auth
   return principal;
 }
 
-/** The checks of an upgrade request, in order: subprotocol, then authentication. */
+/** The checks of an upgrade request, in order: WebSocket handshake, subprotocol, then authentication. */
 export async function checkUpgrade(request: IncomingMessage, authenticator: Authenticator, logger: Logger): Promise<Principal> {
+  checkWebSocketHandshake(request);
   if (!offersSubprotocol(request)) {
     throw new ProtocolError("unsupported-subprotocol", `the ${SUBPROTOCOL} subprotocol is required`);
   }
@@ -66,7 +116,7 @@ export function rejectUpgrade(socket: Duplex, error: ProtocolError): void {
     "Connection: close",
     "Content-Type: application/json",
     `Content-Length: ${Buffer.byteLength(body)}`,
-    ...(status === 426 ? ["Upgrade: websocket"] : []),
+    ...(status === 426 ? ["Upgrade: websocket", "Sec-WebSocket-Version: 13"] : []),
     "",
     "",
   ].join("\r\n");
@@ -79,7 +129,7 @@ export function sendHttpError(response: ServerResponse, error: ProtocolError): v
   response.writeHead(status, {
     "content-type": "application/json",
     "content-length": Buffer.byteLength(body),
-    ...(status === 426 ? { upgrade: "websocket", connection: "Upgrade" } : {}),
+    ...(status === 426 ? { upgrade: "websocket", connection: "Upgrade", "sec-websocket-version": "13" } : {}),
   });
   response.end(body);
 }

@@ -117,6 +117,53 @@ describe("finding 1 (sections 4.3, 5.3, 6.6): a nested input whose announcing AC
   });
 });
 
+// ------------------------------------------------------------ finding 2
+
+describe("finding 2 (section 11; decisions section 5): every handshake failure uses the HTTP error envelope", () => {
+  const json = /^application\/json/;
+
+  it("a request that is not a WebSocket opening handshake (POST, another Upgrade, another version) is not-a-websocket, 426", async () => {
+    const cases: [Record<string, string | null>, string][] = [
+      [{}, "POST"],
+      [{ upgrade: "h2c" }, "GET"],
+      [{ "sec-websocket-version": "12" }, "GET"],
+      [{ "sec-websocket-version": null }, "GET"],
+    ];
+    for (const [overrides, method] of cases) {
+      const answer = await rawHttp(server.httpUrl, upgradeHead(server.httpUrl, overrides, method));
+      expect(answer.status).toBe(426);
+      expect(answer.headers["content-type"]).toMatch(json);
+      expect(answer.headers["upgrade"]).toBe("websocket");
+      expect(answer.headers["sec-websocket-version"]).toBe("13");
+      expect(JSON.parse(answer.body)).toEqual({ code: "not-a-websocket", error: expect.any(String) });
+    }
+  });
+
+  it("a WebSocket handshake with a malformed key is invalid-message, 400 {code, errors}", async () => {
+    for (const key of [null, "short", "dGhlIHNhbXBsZSBub25jZQ=", "dGhlIHNhbXBsZSBub25jZQ==x"]) {
+      const answer = await rawHttp(server.httpUrl, upgradeHead(server.httpUrl, { "sec-websocket-key": key }));
+      expect(answer.status).toBe(400);
+      expect(answer.headers["content-type"]).toMatch(json);
+      expect(JSON.parse(answer.body)).toEqual({ code: "invalid-message", errors: [expect.any(String)] });
+    }
+  });
+
+  it("a malformed subprotocol list, or ours offered twice, is unsupported-subprotocol, 400", async () => {
+    for (const protocol of [`${SUBPROTOCOL},,x`, `, ${SUBPROTOCOL}`, `x y, ${SUBPROTOCOL}`, `${SUBPROTOCOL}, ${SUBPROTOCOL}`, `${SUBPROTOCOL},`, `"${SUBPROTOCOL}"`]) {
+      const answer = await rawHttp(server.httpUrl, upgradeHead(server.httpUrl, { "sec-websocket-protocol": protocol }));
+      expect(answer.status).toBe(400);
+      expect(answer.headers["content-type"]).toMatch(json);
+      expect(JSON.parse(answer.body)).toEqual({ code: "unsupported-subprotocol", errors: [expect.any(String)] });
+    }
+  });
+
+  it("a well-formed list with optional whitespace still upgrades", async () => {
+    const answer = await rawHttp(server.httpUrl, upgradeHead(server.httpUrl, { "sec-websocket-protocol": `x.a ,\t${SUBPROTOCOL}` }));
+    expect(answer.status).toBe(101);
+    expect(answer.headers["sec-websocket-protocol"]).toBe(SUBPROTOCOL);
+  });
+});
+
 // ------------------------------------------------------------ finding 3
 
 describe("finding 3 (decisions section 8): a cancel crossing a terminal is accepted once per connection", () => {

@@ -5,7 +5,7 @@ import type { IncomingMessage } from "node:http";
 import { ProtocolError, LIMITS } from "@golem-stream/wire";
 import { BytePermits, ChannelTable, DEFAULT_LIMITS, InputCancelledError, resolveLimits } from "../src/index.js";
 import { InputQueue } from "../src/input-queue.js";
-import { bearerToken, errorEnvelope, offersSubprotocol } from "../src/http-handshake.js";
+import { bearerToken, errorEnvelope, offeredSubprotocols, offersSubprotocol } from "../src/http-handshake.js";
 
 const WRONG_TYPES: readonly unknown[] = [undefined, null, -1, 1.5, Number.NaN, Infinity, "1", 1n, {}, [], () => 1];
 
@@ -183,6 +183,26 @@ describe("HTTP handshake helpers", () => {
     expect(offersSubprotocol(request({ "sec-websocket-protocol": "a, golem.agent-invocation.v1" }))).toBe(true);
     expect(offersSubprotocol(request({ "sec-websocket-protocol": "golem.agent-invocation.v2" }))).toBe(false);
     expect(offersSubprotocol(request({}))).toBe(false);
+  });
+
+  it("reads the subprotocol list with the grammar ws enforces (1#token), refusing what ws would refuse", () => {
+    const p = "golem.agent-invocation.v1";
+    const table: [string, string[] | undefined][] = [
+      [p, [p]],
+      [`a ,\t${p}`, ["a", p]],
+      [`a,,${p}`, undefined],
+      [`,${p}`, undefined],
+      [`${p},`, undefined],
+      [`a b,${p}`, undefined],
+      [`${p}, ${p}`, undefined],
+      [`"${p}"`, undefined],
+      [`${p};q=1`, undefined],
+      ["", undefined],
+    ];
+    for (const [header, expected] of table) {
+      const offered = offeredSubprotocols(request({ "sec-websocket-protocol": header }));
+      expect(offered === undefined ? undefined : [...offered]).toEqual(expected);
+    }
   });
 });
 
