@@ -128,8 +128,10 @@ function row(name, ms, baselineMs, unit) {
 
     const items = quick ? 200 : 1000;
     const plain = await time(() => exec(["invoke", "echo", "count", "-c", '{"name":"bench"}', String(items), "0"]), 1);
+    // A fresh file per run: invoke refuses to overwrite a checkpoint (it may be the only way back).
+    let run = 0;
     const checkpointed = await time(
-      () => exec(["invoke", "echo", "count", "-c", '{"name":"bench"}', String(items), "0", "--checkpoint", join(dir, "count.ckpt")]),
+      () => exec(["invoke", "echo", "count", "-c", '{"name":"bench"}', String(items), "0", "--checkpoint", join(dir, `count-${run++}.ckpt`)]),
       1,
     );
     console.log(`count ${items} items (one durable server event each), with and without --checkpoint`);
