@@ -121,6 +121,45 @@ describe.each(IMPLEMENTATIONS)("%s", (_name, createStore) => {
     await store.close();
   });
 
+  it("interleaved bursts of two streams issued together: each write succeeds or fails on its own, order within a stream kept", async () => {
+    const { store } = openStore();
+    const s = session();
+    const input = stream(s.sessionId, "input");
+    await store.createSession(s, [input], { attemptId: randomUUID(), operation: "start", descriptorDigest: "d", sessionId: s.sessionId, generation: 1n });
+    const out = stream(s.sessionId, "output", { parent: { kind: "result" } });
+    await store.setResult(s.sessionId, '{"kind":"none"}', [out]);
+    const chunk = (sequence: bigint, text: string) =>
+      store.acceptInput({ streamId: input.streamId, sequence, itemCount: BigInt(text.length), data: bytes(text), mimeType: undefined }, []);
+    const item = (sequence: bigint, text: string) =>
+      store.appendOutput({ event: "item", streamId: out.streamId, sequence, itemCount: 1n, data: bytes(text), mimeType: undefined }, []);
+    const writes = [
+      chunk(0n, "ab"),
+      item(0n, "x"),
+      chunk(2n, "c"),
+      item(1n, "y"),
+      chunk(9n, "gap"), // does not continue the input: fails alone
+      item(1n, "again"), // repeats a sequence: fails alone
+      chunk(3n, "d"),
+      item(2n, "z"),
+    ];
+    expect((await Promise.allSettled(writes)).map((r) => r.status)).toEqual([
+      "fulfilled",
+      "fulfilled",
+      "fulfilled",
+      "fulfilled",
+      "rejected",
+      "rejected",
+      "fulfilled",
+      "fulfilled",
+    ]);
+    const text = (data: Uint8Array) => new TextDecoder().decode(data);
+    expect((await store.readInput(input.streamId, 0n, 10n)).map((c) => text(c.data))).toEqual(["ab", "c", "d"]);
+    const events = await store.readOutput(out.streamId, 0n, 10);
+    expect(events.map((e) => (e.event === "item" ? text(e.data) : e.event))).toEqual(["x", "y", "z"]);
+    expect((await store.listStreams(s.sessionId)).map((x) => x.count)).toEqual([4n, 3n]);
+    await store.close();
+  });
+
   it("output events replay from any sequence; the terminal comes last; nested streams are recorded with their parent", async () => {
     const { store } = openStore();
     const s = session();

@@ -241,6 +241,18 @@ interface PendingWrite {
   readonly work: () => unknown;
   readonly resolve: (value: unknown) => void;
   readonly reject: (error: Error) => void;
+  /** Set when the write only appends one row at the end of a log (see `#commitBatch`). */
+  readonly append?: LogAppend;
+}
+
+/** An input chunk or output item that introduces no stream: one row at the end of its log. */
+interface LogAppend {
+  readonly log: "input" | "output";
+  readonly streamId: string;
+  readonly sequence: bigint;
+  readonly itemCount: bigint;
+  /** Inserts the row (the count is advanced by the caller). */
+  readonly insert: () => void;
 }
 
 type WriteOutcome = { ok: true; value: unknown } | { ok: false; error: Error };
@@ -321,16 +333,75 @@ export class SqliteSessionStore implements SessionStore {
       setResult: db.transaction((sessionId: string, result: string, introduced: readonly NewStream[]) =>
         this.#setResult(sessionId, result, introduced),
       ),
+      appendRun: db.transaction((appends: readonly LogAppend[]) => this.#appendRun(appends)),
     };
     this.#commitBatch = db.transaction((batch: readonly PendingWrite[], outcomes: WriteOutcome[]) => {
-      for (const item of batch) {
-        try {
-          outcomes.push({ ok: true, value: item.work() });
-        } catch (error) {
-          outcomes.push({ ok: false, error: toError(error) });
+      for (let at = 0; at < batch.length; ) {
+        if (batch[at]?.append === undefined) {
+          outcomes[at] = runWrite(batch[at]);
+          at++;
+          continue;
         }
+        let end = at + 1;
+        while (batch[end]?.append !== undefined) end++;
+        this.#appendSegment(batch, at, end, outcomes);
+        at = end;
       }
     });
+  }
+
+  /**
+   * Writes `batch[from..to)`, all appends, in runs: the appends of one stream
+   * that continue one another share one count update and one savepoint, so
+   * a burst costs one statement per item instead of four. Appends of
+   * different streams touch different rows, so taking one stream's run
+   * before another's changes nothing; one stream's appends keep their order.
+   * A run that fails as a whole is written one append at a time, so each
+   * failure stays its own.
+   */
+  #appendSegment(batch: readonly PendingWrite[], from: number, to: number, outcomes: WriteOutcome[]): void {
+    const byStream = new Map<string, number[]>();
+    for (let i = from; i < to; i++) {
+      const append = batch[i]?.append as LogAppend;
+      const key = `${append.log}:${append.streamId}`;
+      const indexes = byStream.get(key);
+      if (indexes === undefined) byStream.set(key, [i]);
+      else indexes.push(i);
+    }
+    for (const indexes of byStream.values()) {
+      let start = 0;
+      for (let k = 1; k <= indexes.length; k++) {
+        const previous = batch[indexes[k - 1] as number]?.append as LogAppend;
+        const next = k < indexes.length ? batch[indexes[k] as number]?.append : undefined;
+        if (next !== undefined && next.sequence === previous.sequence + previous.itemCount) continue;
+        const run = indexes.slice(start, k);
+        if (run.length > 1 && this.#tryAppendRun(run.map((i) => batch[i]?.append as LogAppend))) {
+          for (const i of run) outcomes[i] = { ok: true, value: undefined };
+        } else {
+          for (const i of run) outcomes[i] = runWrite(batch[i]);
+        }
+        start = k;
+      }
+    }
+  }
+
+  /** Writes a run of appends atomically; false (and nothing written) if any of it fails. */
+  #tryAppendRun(run: readonly LogAppend[]): boolean {
+    try {
+      this.#atomic.appendRun(run);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  #appendRun(appends: readonly LogAppend[]): void {
+    const first = appends[0];
+    if (first === undefined) return;
+    const total = appends.reduce((sum, append) => sum + append.itemCount, 0n);
+    const advance = first.log === "input" ? this.#statements.advanceInput : this.#statements.advanceOutput;
+    if (advance.run(total, first.streamId, first.sequence).changes !== 1) throw new Error("the run does not continue its stream");
+    for (const append of appends) append.insert();
   }
 
   #insertStreams(streams: readonly NewStream[]): void {
@@ -454,14 +525,28 @@ export class SqliteSessionStore implements SessionStore {
   }
 
   acceptInput(chunk: InputChunk, introduced: readonly NewStream[]): Promise<void> {
-    return this.#write(() => this.#atomic.acceptInput(chunk, introduced));
+    const append: LogAppend | undefined =
+      introduced.length > 0
+        ? undefined
+        : {
+            log: "input",
+            streamId: chunk.streamId,
+            sequence: chunk.sequence,
+            itemCount: chunk.itemCount,
+            insert: () => this.#insertInput(chunk),
+          };
+    return this.#write(() => this.#atomic.acceptInput(chunk, introduced), append);
   }
 
   #acceptInput(chunk: InputChunk, introduced: readonly NewStream[]): void {
     const moved = this.#statements.advanceInput.run(chunk.itemCount, chunk.streamId, chunk.sequence);
     if (moved.changes !== 1) throw new Error("input chunk does not continue the stream");
-    this.#statements.insertInput.run(chunk.streamId, chunk.sequence, chunk.itemCount, chunk.data, chunk.mimeType ?? null);
+    this.#insertInput(chunk);
     this.#insertStreams(introduced);
+  }
+
+  #insertInput(chunk: InputChunk): void {
+    this.#statements.insertInput.run(chunk.streamId, chunk.sequence, chunk.itemCount, chunk.data, chunk.mimeType ?? null);
   }
 
   readInput(streamId: string, from: bigint, to: bigint): Promise<InputChunk[]> {
@@ -475,28 +560,34 @@ export class SqliteSessionStore implements SessionStore {
   }
 
   appendOutput(event: OutputEvent, introduced: readonly NewStream[]): Promise<void> {
-    return this.#write(() => this.#atomic.appendOutput(event, introduced));
+    const append: LogAppend | undefined =
+      event.event !== "item" || introduced.length > 0
+        ? undefined
+        : {
+            log: "output",
+            streamId: event.streamId,
+            sequence: event.sequence,
+            itemCount: event.itemCount,
+            insert: () => this.#insertOutputItem(event),
+          };
+    return this.#write(() => this.#atomic.appendOutput(event, introduced), append);
   }
 
   #appendOutput(event: OutputEvent, introduced: readonly NewStream[]): void {
     if (event.event === "item") {
       const moved = this.#statements.advanceOutput.run(event.itemCount, event.streamId, event.sequence);
       if (moved.changes !== 1) throw new Error("output event does not continue the stream");
-      this.#statements.insertOutput.run(
-        event.streamId,
-        event.sequence,
-        "item",
-        event.itemCount,
-        event.data,
-        event.mimeType ?? null,
-        null,
-      );
+      this.#insertOutputItem(event);
     } else {
       const ended = this.#statements.endOutput.run(event.streamId, event.sequence);
       if (ended.changes !== 1) throw new Error("output terminal does not continue the stream");
       this.#statements.insertOutput.run(event.streamId, event.sequence, "terminal", 0, null, null, event.outcome);
     }
     this.#insertStreams(introduced);
+  }
+
+  #insertOutputItem(event: Extract<OutputEvent, { event: "item" }>): void {
+    this.#statements.insertOutput.run(event.streamId, event.sequence, "item", event.itemCount, event.data, event.mimeType ?? null, null);
   }
 
   readOutput(streamId: string, from: bigint, limit: number): Promise<OutputEvent[]> {
@@ -541,9 +632,9 @@ export class SqliteSessionStore implements SessionStore {
    * fails (a stale sequence, say) rolls back alone. Every promise resolves
    * only after the shared commit.
    */
-  #write<T>(work: () => T): Promise<T> {
+  #write<T>(work: () => T, append?: LogAppend): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.#queue.push({ work, resolve: resolve as (value: unknown) => void, reject });
+      this.#queue.push({ work, resolve: resolve as (value: unknown) => void, reject, ...(append === undefined ? {} : { append }) });
       if (!this.#flushScheduled) {
         this.#flushScheduled = true;
         setImmediate(() => this.#flush());
@@ -577,6 +668,16 @@ export class SqliteSessionStore implements SessionStore {
     } catch (error) {
       return Promise.reject(toError(error));
     }
+  }
+}
+
+/** Runs one write, capturing its outcome (it rolled back alone if it threw). */
+function runWrite(item: PendingWrite | undefined): WriteOutcome {
+  if (item === undefined) return { ok: false, error: new Error("store write lost") };
+  try {
+    return { ok: true, value: item.work() };
+  } catch (error) {
+    return { ok: false, error: toError(error) };
   }
 }
 
