@@ -104,10 +104,12 @@ export class Attachment implements AttachmentSink {
     if (this.#ended) return;
     const mappings: StreamMapping[] = [];
     const announcedNow: StreamState[] = [];
+    const terminalInputs: StreamState[] = [];
     for (const stream of this.session.streams()) {
       if (stream.direction === "input") {
         mappings.push(this.#mapping(stream, this.#resolvesInAcceptance(stream, plan)));
         announcedNow.push(stream);
+        if (stream.inputTerminal !== undefined) terminalInputs.push(stream);
         continue;
       }
       const cursor = plan.cursors.get(stream.streamId);
@@ -134,6 +136,11 @@ export class Attachment implements AttachmentSink {
     // every change may be sent, and the announced channels are usable.
     this.#opened = true;
     for (const stream of announcedNow) this.#announced(stream);
+    // The client learns these channels together with their terminal, so no
+    // item or end of its own can be in flight on them: any is stale
+    // (invalid-channel). Items crossing a server cancel on the connection
+    // that carried it are ignored instead (see #inputStream).
+    for (const stream of terminalInputs) this.#channels.close(stream.streamId);
     await sent;
     if (!owner) {
       // An exact replay of an attempt whose attachment was superseded: the
@@ -392,7 +399,12 @@ export class Attachment implements AttachmentSink {
     }
   }
 
-  /** The input stream on `channel`, or undefined when the server already ended it (late data is ignored). */
+  /**
+   * The input stream on `channel`, or undefined when the server cancelled it
+   * on this connection: the client may have any amount of input in flight
+   * across that cancel (its unACKed window), so late data is ignored, not a
+   * violation. Inputs already terminal at acceptance have a closed channel.
+   */
   #inputStream(channel: number, what: string): StreamState | undefined {
     const entry = this.#channels.require(channel, "input", what);
     const stream = this.session.stream(entry.streamId);

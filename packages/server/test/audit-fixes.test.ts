@@ -268,3 +268,36 @@ describe("finding 6: the Bearer scheme is case-insensitive; a count limit closes
     }
   });
 });
+
+// ------------------------------------------------------------ finding 7
+
+describe("finding 7 (section 8): data on an input the server cancelled: in flight it is ignored, after an acceptance that reported the terminal it is stale", () => {
+  it("items crossing the server's cancel are ignored; on the next connection the same use is invalid-channel", async () => {
+    const first = await AuditClient.connect(server.url);
+    first.send(start("drop", v.record(v.stream(randomUUID()), v.stream(randomUUID())), "test"));
+    const accepted = await first.nextOf("invocationAccepted");
+    const [a, b] = accepted.mappings.map((m) => m.channel);
+    first.send({ type: "inputStreamItem", channel: a!, sequence: 0n, value: v.str("one") });
+    first.send({ type: "inputStreamItem", channel: a!, sequence: 1n, value: v.str("crossing") });
+    await first.waitFor((m) => m.type === "inputStreamAck" && m.channel === a && m.terminal);
+    expect(first.received.find((m) => m.type === "streamCancel")).toMatchObject({ channel: a, reason: "consumer-drop" });
+    // Still on the connection that carried the cancel: ignored (it may have crossed it), not a violation.
+    first.send({ type: "inputStreamItem", channel: a!, sequence: 2n, value: v.str("late") });
+    first.send({ type: "inputStreamItem", channel: b!, sequence: 0n, value: v.str("b") });
+    await first.waitFor((m) => m.type === "inputStreamAck" && m.channel === b);
+    expect(first.received.filter((m) => m.type === "invocationRejected")).toEqual([]);
+    first.terminate();
+    await first.closed;
+
+    const second = await AuditClient.connect(server.url);
+    const resume = attach("resume", accepted.sessionToken);
+    second.send(resume);
+    const reaccepted = await second.nextOf("invocationAccepted");
+    const dropped = reaccepted.mappings.find((m) => m.streamToken === accepted.mappings[0]!.streamToken)!;
+    expect(dropped.inputHighWater?.terminal).toBe(true);
+    second.send({ type: "inputStreamItem", channel: dropped.channel, sequence: dropped.inputHighWater!.sequence, value: v.str("stale") });
+    const { messages, closed } = await finish(second);
+    expect(messages.at(-1)).toMatchObject({ type: "invocationRejected", attemptId: resume.attemptId, code: "invalid-channel", retryable: true });
+    expect(closed.code).toBe(1002);
+  });
+});

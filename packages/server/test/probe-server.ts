@@ -51,6 +51,7 @@ export const PROBE: AgentTypeDefinition = {
     { name: "ignore", parameters: graph(record(["a", stream(string)])) },
     { name: "gate", parameters: graph(record(["a", stream(string)])) },
     { name: "explode", parameters: graph(record(["a", stream(string)])) },
+    { name: "drop", parameters: graph(record(["a", stream(string)], ["b", stream(string)])) },
     { name: "nested", parameters: graph(record(["outer", stream(record(["name", string], ["inner", stream(string)]))])), result: graph(stream(string)) },
   ],
   implementations: {
@@ -68,6 +69,12 @@ export const PROBE: AgentTypeDefinition = {
     // Reads one item, then fails the whole invocation while its input is still open.
     explode: async (ctx) => {
       for await (const _ of ctx.inputValues(streamField(ctx, 0))) throw new Error("exploded");
+      return undefined;
+    },
+    // Leaves `a` after its first item (the server cancels it with consumer-drop) and keeps running on `b`.
+    drop: async (ctx) => {
+      for await (const _ of ctx.inputValues(streamField(ctx, 0))) break;
+      for await (const _ of ctx.inputValues(streamField(ctx, 1)));
       return undefined;
     },
     gate: async (ctx) => {
