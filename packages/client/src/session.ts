@@ -1,38 +1,42 @@
 /**
- * The session engine behind one invocation handle: it connects, sends the
- * frozen attach descriptor, installs channel tables, routes messages to the
- * output streams and input feeders, and after every connection makes the
- * next attach that `attach-policy.ts` decides (protocol section 9).
+ * The session engine behind one invocation handle: it makes the next attach
+ * that `attach-policy.ts` decides after every connection (protocol section
+ * 9), saves each new descriptor before sending it, and routes every server
+ * message to the output streams and input feeders of the current
+ * connection's channel table.
  *
- * Waits between attempts follow the reconnect policy; its failure count
- * resets whenever an attach is accepted.
+ * Its parts: `attachment.ts` (one connection), `channels.ts` (its channel
+ * table), `attach-descriptors.ts` (what is sent first), `input-registry.ts`
+ * and `output-registry.ts` (the streams), `state-persistence.ts` (the
+ * `onCheckpoint` side). Waits between attempts follow the reconnect policy;
+ * its failure count resets whenever an attach is accepted.
  */
 import { randomUUID } from "node:crypto";
 import type {
   ClientCancelReason,
-  JsonValue,
   InvocationOutcome,
   InvocationResultBody,
   InvocationStart,
   ResumeAttach,
-  SchemaValueJson,
   ServerMessage,
   StreamMapping,
 } from "@golem-stream/wire";
-import { LIMITS, ProtocolError, encodeMessage } from "@golem-stream/wire";
-import { ClientError, serverViolation, violation } from "./errors.js";
-import { InputFeeder, type FeederHost } from "./input-feeder.js";
-import type { InputStream, ParamNode } from "./input-stream.js";
-import { OutputStream, type OutputStreamHost } from "./output-stream.js";
-import { reconnectDelay, type ReconnectPolicy } from "./reconnect-policy.js";
-import { isTerminalCursor, streamIdentityOf } from "./token-peek.js";
-import type { Connection, Transport } from "./transport.js";
-import { bindProvisionalRefs, findProvisionalRefs, findStreamTokens, renewProvisionalRefs } from "./values.js";
-import { checkItem, checkResult, valueToJs, type ElementSchema } from "./schema.js";
+import { ProtocolError, encodeMessage } from "@golem-stream/wire";
+import { freshResume, initialAttach, renewedStart } from "./attach-descriptors.js";
 import { nextAttach, type ConnectionOutcome } from "./attach-policy.js";
-import { OutputBudget } from "./output-budget.js";
-import type { SchemaGraph } from "@golem-stream/schema-value";
+import { openAttachment, type Attachment } from "./attachment.js";
+import { inputOn, installMappings, outputOfKind, outputOn } from "./channels.js";
 import type { ResumeState } from "./checkpoint.js";
+import { ClientError, violation } from "./errors.js";
+import type { InputStream, ParamNode } from "./input-stream.js";
+import { InputRegistry } from "./input-registry.js";
+import { OutputBudget } from "./output-budget.js";
+import { OutputRegistry } from "./output-registry.js";
+import type { OutputStream } from "./output-stream.js";
+import { reconnectDelay, type ReconnectPolicy } from "./reconnect-policy.js";
+import { checkItem } from "./schema.js";
+import { StatePersistence } from "./state-persistence.js";
+import type { Transport } from "./transport.js";
 
 export interface SessionConfig {
   readonly url: string;
@@ -66,8 +70,6 @@ export type SessionStart =
   | { readonly kind: "start"; readonly template: Omit<InvocationStart, "attemptId" | "methodParameters">; readonly params: ParamNode }
   | { readonly kind: "attach"; readonly operation: "resume" | "takeover"; readonly state: ResumeState };
 
-type Outcome = ConnectionOutcome;
-
 interface Operation {
   readonly message: InvocationStart | ResumeAttach;
   sends: number;
@@ -75,19 +77,6 @@ interface Operation {
   saved?: boolean;
   /** Accepted on some connection: its outcome is no longer uncertain. */
   accepted?: boolean;
-}
-
-type ChannelEntry =
-  | { readonly direction: "input"; readonly feeder: InputFeeder | undefined }
-  | { readonly direction: "output"; readonly stream: OutputStream };
-
-/** One connection attempt and its connection-local channel table (protocol section 8). */
-interface Attachment {
-  connection: Connection | undefined;
-  accepted: boolean;
-  readonly channels: Map<number, ChannelEntry>;
-  readonly channelOf: Map<OutputStream | InputFeeder, number>;
-  settle(outcome: Outcome): void;
 }
 
 export class Session {
@@ -98,30 +87,16 @@ export class Session {
 
   #operation: Operation;
   #sessionToken: string | undefined;
-  #selector: InvocationStart["selector"] | undefined;
-  #idempotencyKey: string | undefined;
+  readonly #selector: InvocationStart["selector"];
+  #idempotencyKey: string;
   #attachment: Attachment | undefined;
   #done = false;
   #resultSeen = false;
 
-  readonly #outputs = new Map<string, OutputStream>();
-  readonly #feedersByBinding = new Map<InputStream, InputFeeder>();
-  readonly #feedersByRef = new Map<string, InputFeeder>();
-  readonly #feedersByToken = new Map<string, InputFeeder>();
-  /** Bindings of the first start and their references, until their sources are claimed. */
-  readonly #unclaimed = new Map<InputStream, string>();
-  /** Cursors from a checkpoint whose stream this process has not seen yet, keyed by stream identity. */
-  readonly #inheritedCursors = new Map<string, string>();
-  /**
-   * Provisional references of a start frozen by another process: their
-   * sources stayed behind, so the inputs they resolve to are cancelled.
-   */
-  #orphanRefs = new Set<string>();
-
+  readonly #inputs: InputRegistry;
+  readonly #outputs: OutputRegistry;
   readonly #budget: OutputBudget<OutputStream>;
-  #checkpointChain: Promise<void> = Promise.resolve();
-  /** Set once the persistence callback failed: nothing more is delivered or saved. */
-  #checkpointError: ClientError | undefined;
+  readonly #persistence: StatePersistence;
 
   constructor(config: SessionConfig, start: SessionStart, callbacks: SessionCallbacks) {
     this.#config = config;
@@ -132,6 +107,25 @@ export class Session {
       if (paused) connection?.pause();
       else connection?.resume();
     });
+    this.#persistence = new StatePersistence(
+      callbacks.onCheckpoint,
+      () => this.state,
+      (error) => this.#checkpointFailed(error),
+    );
+    this.#inputs = new InputRegistry({
+      maxUnackedInputBytes: config.maxUnackedInputBytes,
+      onSourceFailure: (input, error) => this.#callbacks.onEvent({ type: "input-failed", input, error }),
+    });
+    this.#outputs = new OutputRegistry(
+      {
+        onQueueChange: (stream, bytes) => this.#budget.changed(stream, bytes),
+        commit: () => this.#persistence.commit(),
+        sendCancel: (stream, reason) => this.#sendOutputCancel(stream, reason),
+        onStream: (stream) => this.#callbacks.onEvent({ type: "stream", stream }),
+        otherStreams: () => this.#inputs.size,
+      },
+      start.kind === "attach" ? start.state.outputCursors : [],
+    );
     if (start.kind === "start") {
       this.#selector = start.template.selector;
       this.#idempotencyKey = start.template.idempotencyKey;
@@ -147,27 +141,15 @@ export class Session {
           cause,
         });
       }
-      this.#claimStartSources();
+      this.#inputs.claimStartSources();
     } else {
       const { state } = start;
       this.#selector = state.selector;
       this.#idempotencyKey = state.idempotencyKey;
       this.#sessionToken = state.sessionToken;
-      for (const cursor of state.outputCursors) this.#inheritedCursors.set(streamIdentityOf(cursor) ?? cursor, cursor);
       // A checkpoint's in-flight operation had an uncertain outcome: retry it exactly first.
-      let message: InvocationStart | ResumeAttach;
-      if (state.sessionToken === undefined) {
-        message = state.pendingOperation;
-        this.#orphanRefs = new Set(findProvisionalRefs(message.methodParameters as unknown as JsonValue));
-      } else {
-        message = state.pendingOperation ?? {
-          type: "resumeAttach",
-          attemptId: randomUUID(),
-          operation: start.operation,
-          outputCursors: [...state.outputCursors],
-          sessionToken: state.sessionToken,
-        };
-      }
+      const message = initialAttach(state, start.operation);
+      if (message.type === "invocationStart") this.#inputs.adoptSourcelessStart(message.methodParameters);
       // A pending operation was saved before its first send, so the process that saved it may
       // have sent it: count that send, and an acceptance of it may be the server's replay
       // (protocol 6.1: a replay whose attachment had detached is revoked, then resumed).
@@ -180,7 +162,7 @@ export class Session {
   }
 
   get outputs(): ReadonlyMap<string, OutputStream> {
-    return this.#outputs;
+    return this.#outputs.streams;
   }
 
   /**
@@ -189,7 +171,6 @@ export class Session {
    * resume/takeover in flight.
    */
   get state(): ResumeState | undefined {
-    if (this.#selector === undefined || this.#idempotencyKey === undefined) return undefined;
     const pending = this.#operation.accepted === true ? undefined : this.#operation.message;
     if (this.#sessionToken === undefined) {
       if (pending?.type !== "invocationStart") return undefined;
@@ -197,7 +178,7 @@ export class Session {
     }
     return {
       sessionToken: this.#sessionToken,
-      outputCursors: this.#cursorSet(),
+      outputCursors: this.#outputs.cursorSet(),
       selector: this.#selector,
       idempotencyKey: this.#idempotencyKey,
       ...(pending?.type === "resumeAttach" ? { pendingOperation: pending } : {}),
@@ -211,7 +192,7 @@ export class Session {
       // leaves a state that retries it exactly (protocol 9 and 13): for a start this is the
       // only way back into an invocation whose acceptance this process never saw.
       if (this.#operation.saved !== true) {
-        await this.#checkpoint();
+        await this.#persistence.save();
         this.#operation.saved = true;
         if (this.#done) return;
       }
@@ -255,9 +236,9 @@ export class Session {
   /** Ends the invocation from this side: cancels every open stream, detaches, fails with `aborted`. */
   abort(reason: string): void {
     if (this.#done) return;
-    for (const feeder of this.#feedersByBinding.values()) feeder.cancel("cancelled");
+    for (const feeder of this.#inputs.feeders()) feeder.cancel("cancelled");
     // A checkpoint failure while cancelling fails the session, which reports it.
-    for (const stream of this.#outputs.values()) stream.cancel("cancelled").catch(() => undefined);
+    for (const stream of this.#outputs.streams.values()) stream.cancel("cancelled").catch(() => undefined);
     this.#fail(new ClientError("aborted", reason));
   }
 
@@ -274,62 +255,23 @@ export class Session {
 
   // ---- one connection ----
 
-  #connectOnce(): Promise<Outcome> {
-    return new Promise<Outcome>((resolve) => {
-      let settled = false;
-      const attachment: Attachment = {
-        connection: undefined,
-        accepted: false,
-        channels: new Map(),
-        channelOf: new Map(),
-        settle: (outcome) => {
-          if (settled) return;
-          settled = true;
-          for (const feeder of this.#feedersByBinding.values()) feeder.detach();
-          attachment.connection?.close(1000, outcome.kind);
-          resolve(outcome);
-        },
-      };
-      this.#attachment = attachment;
-      void (async () => {
-        let token: string;
-        try {
-          token = await this.#config.getToken();
-        } catch (cause) {
-          attachment.settle({ kind: "fatal", error: new ClientError("invalid-argument", "getToken failed", { cause }) });
-          return;
-        }
-        try {
-          const connection = await this.#config.transport.connect(
-            { url: this.#config.url, token, signal: this.#abort.signal },
-            {
-              onMessage: (message, wireBytes) => {
-                if (settled) return;
-                try {
-                  this.#handle(attachment, message, wireBytes);
-                } catch (error) {
-                  attachment.settle({ kind: "fatal", error: serverViolation(error) });
-                }
-              },
-              onClose: (info) => {
-                if (info.error !== undefined) attachment.settle({ kind: "fatal", error: serverViolation(info.error) });
-                else attachment.settle({ kind: "lost", cause: `connection closed (${info.code})` });
-              },
-            },
-          );
-          if (settled) {
-            connection.close(1000, "settled");
-            return;
-          }
-          attachment.connection = connection;
-          this.#operation.sends++;
-          connection.send(this.#operation.message);
-        } catch (error) {
-          if (error instanceof ProtocolError && !error.retryable) attachment.settle({ kind: "rejected", error });
-          else attachment.settle({ kind: "lost", cause: error instanceof Error ? error.message : "connect failed" });
-        }
-      })();
+  #connectOnce(): Promise<ConnectionOutcome> {
+    const { attachment, outcome } = openAttachment({
+      url: this.#config.url,
+      getToken: this.#config.getToken,
+      transport: this.#config.transport,
+      signal: this.#abort.signal,
+      firstMessage: () => {
+        this.#operation.sends++;
+        return this.#operation.message;
+      },
+      onMessage: (target, message, wireBytes) => this.#handle(target, message, wireBytes),
+      onSettle: () => {
+        for (const feeder of this.#inputs.feeders()) feeder.detach();
+      },
     });
+    this.#attachment = attachment;
+    return outcome;
   }
 
   #handle(attachment: Attachment, message: ServerMessage, wireBytes: number): void {
@@ -358,23 +300,23 @@ export class Session {
         });
         return;
       case "invocationResult":
-        this.#install(attachment, message.mappings, false);
+        installMappings(attachment, message.mappings, false, this.#inputs, this.#outputs);
         this.#onResult(message.result);
         return;
       case "outputStreamItem": {
-        this.#install(attachment, message.mappings, false);
-        const stream = this.#outputOn(attachment, message.channel);
+        installMappings(attachment, message.mappings, false, this.#inputs, this.#outputs);
+        const stream = outputOn(attachment, message.channel);
         const schema = stream.schema;
         if (schema !== undefined) {
           if (schema.direct !== undefined) throw violation(`a text item on a stream<${schema.direct}>, whose items must be binary messages`);
-          this.#adoptSchemas(checkItem(schema, message.value).streams);
+          this.#outputs.adoptSchemas(checkItem(schema, message.value).streams);
         }
         stream.pushItem(message.sequence, 1n, message.value, message.cursorToken, wireBytes);
-        this.#locateNested(message.value);
+        this.#outputs.locateNested(message.value);
         return;
       }
       case "output-u8":
-        this.#outputOfKind(attachment, message.channel, "u8").pushItem(
+        outputOfKind(attachment, message.channel, "u8").pushItem(
           message.sequence,
           BigInt(message.payload.byteLength),
           message.payload,
@@ -383,7 +325,7 @@ export class Session {
         );
         return;
       case "output-binary":
-        this.#outputOfKind(attachment, message.channel, "binary").pushItem(
+        outputOfKind(attachment, message.channel, "binary").pushItem(
           message.sequence,
           1n,
           message.mimeType === undefined ? { bytes: message.payload } : { bytes: message.payload, mimeType: message.mimeType },
@@ -392,13 +334,11 @@ export class Session {
         );
         return;
       case "outputStreamEnd":
-        this.#outputOn(attachment, message.channel).pushEnd(message.sequence, message.outcome, message.cursorToken);
+        outputOn(attachment, message.channel).pushEnd(message.sequence, message.outcome, message.cursorToken);
         return;
       case "inputStreamAck": {
-        this.#install(attachment, message.mappings, false);
-        const entry = attachment.channels.get(message.channel);
-        if (entry?.direction !== "input") throw violation(`inputStreamAck on channel ${message.channel}, not an input`);
-        entry.feeder?.acknowledge(message.highestContiguousSequence, message.terminal);
+        installMappings(attachment, message.mappings, false, this.#inputs, this.#outputs);
+        inputOn(attachment, message.channel)?.acknowledge(message.highestContiguousSequence, message.terminal);
         return;
       }
       case "streamCancel": {
@@ -435,135 +375,21 @@ export class Session {
     this.#sessionToken = sessionToken;
     this.#idempotencyKey = idempotencyKey;
     if (this.#budget.paused) attachment.connection?.pause();
-    this.#install(attachment, mappings, true);
+    installMappings(attachment, mappings, true, this.#inputs, this.#outputs);
     // Cancellations that were in flight when the previous connection died.
-    for (const stream of this.#outputs.values()) {
+    for (const stream of this.#outputs.streams.values()) {
       const reason = stream.cancelRequested;
       if (reason !== undefined) this.#sendOutputCancel(stream, reason);
     }
     const operation = sent.type === "invocationStart" ? "start" : sent.operation;
     this.#callbacks.onEvent({ type: "accepted", operation, attemptId, replayed: this.#operation.sends > 1 });
-    this.#checkpoint();
-  }
-
-  /** Installs mappings before anything can use their channels (protocol section 8). */
-  #install(attachment: Attachment, mappings: readonly StreamMapping[], atAcceptance: boolean): void {
-    for (const mapping of mappings) {
-      if (attachment.channels.has(mapping.channel)) throw violation(`channel ${mapping.channel} mapped twice`);
-      if (mapping.direction === "input") this.#installInput(attachment, mapping, atAcceptance);
-      else this.#installOutput(attachment, mapping);
-    }
-  }
-
-  #installInput(attachment: Attachment, mapping: StreamMapping, atAcceptance: boolean): void {
-    const highWater = mapping.inputHighWater ?? { sequence: 0n, terminal: false };
-    let feeder: InputFeeder | undefined;
-    if (mapping.provisionalRef !== undefined) {
-      feeder = this.#feedersByRef.get(mapping.provisionalRef);
-      if (feeder === undefined && !this.#orphanRefs.has(mapping.provisionalRef)) {
-        throw violation("mapping resolves a provisional reference this client never sent");
-      }
-    } else {
-      feeder = this.#feedersByToken.get(mapping.streamToken);
-    }
-    attachment.channels.set(mapping.channel, { direction: "input", feeder });
-    const connection = attachment.connection;
-    if (feeder === undefined) {
-      // An input of a session (or frozen start) taken over from another process: its source
-      // is gone (protocol 13).
-      if (!atAcceptance) throw violation("an input mapping for an unknown stream");
-      if (!highWater.terminal) connection?.send({ type: "streamCancel", channel: mapping.channel, reason: "source-unavailable" });
-      return;
-    }
-    feeder.streamToken = mapping.streamToken;
-    this.#feedersByToken.set(mapping.streamToken, feeder);
-    attachment.channelOf.set(feeder, mapping.channel);
-    if (connection === undefined) return;
-    feeder.attach({ channel: mapping.channel, send: (message) => connection.send(message) }, highWater);
-  }
-
-  #installOutput(attachment: Attachment, mapping: StreamMapping): void {
-    const stream = this.#outputFor(mapping.streamToken);
-    attachment.channels.set(mapping.channel, { direction: "output", stream });
-    attachment.channelOf.set(stream, mapping.channel);
-  }
-
-  #outputFor(streamToken: string): OutputStream {
-    const known = this.#outputs.get(streamToken);
-    if (known !== undefined) return known;
-    // Every stream costs memory here; a server announcing more than the protocol allows is hostile.
-    if (this.#outputs.size + this.#feedersByBinding.size >= LIMITS.maxStreamsPerSession) {
-      throw violation(`server announced more than ${LIMITS.maxStreamsPerSession} streams`);
-    }
-    const identity = streamIdentityOf(streamToken) ?? streamToken;
-    const inherited = this.#inheritedCursors.get(identity);
-    if (inherited !== undefined) this.#inheritedCursors.delete(identity);
-    // A stream inherited from a checkpoint resumes after a cursor whose position we do not read.
-    const knownStart = inherited === undefined && this.#inheritedCursors.size === 0;
-    let stream: OutputStream | undefined;
-    const host: OutputStreamHost = {
-      onQueueChange: (_entries, bytes) => this.#budget.changed(stream!, bytes),
-      onCommit: () => this.#commit(),
-      sendCancel: (target, reason) => this.#sendOutputCancel(target, reason),
-    };
-    stream = new OutputStream(streamToken, host, {
-      ...(inherited === undefined ? {} : { retainedCursor: inherited }),
-      knownStart,
-      // Holding its terminal cursor, the stream is complete: the server replays nothing for it.
-      terminalDelivered: inherited !== undefined && isTerminalCursor(inherited),
-    });
-    this.#outputs.set(streamToken, stream);
-    this.#callbacks.onEvent({ type: "stream", stream });
-    return stream;
-  }
-
-  #outputOn(attachment: Attachment, channel: number): OutputStream {
-    const entry = attachment.channels.get(channel);
-    if (entry?.direction !== "output") throw violation(`output message on channel ${channel}, which is not a mapped output`);
-    return entry.stream;
-  }
-
-  /** A binary message is legal only on a stream whose element type is that direct-binary kind. */
-  #outputOfKind(attachment: Attachment, channel: number, kind: "u8" | "binary"): OutputStream {
-    const stream = this.#outputOn(attachment, channel);
-    const schema = stream.schema;
-    if (schema !== undefined && schema.direct !== kind) throw violation(`an output-${kind} message on a stream whose elements are not ${kind}`);
-    return stream;
-  }
-
-  #adoptSchemas(schemas: ReadonlyMap<string, ElementSchema>): void {
-    for (const [token, schema] of schemas) {
-      const stream = this.#outputFor(token);
-      if (stream.schema === undefined) stream.bindSchema(schema, (value) => this.#toJs(schema.graph, schema.elementType, value));
-    }
-  }
-
-  #toJs(graph: SchemaGraph, type: ElementSchema["elementType"] | undefined, value: SchemaValueJson): unknown {
-    return valueToJs(graph, type, value, (token) => this.#outputs.get(token));
-  }
-
-  #locateNested(value: SchemaValueJson): void {
-    for (const leaf of findStreamTokens(value as unknown as JsonValue)) {
-      const stream = this.#outputFor(leaf.streamToken);
-      stream.coordinate ??= leaf.coordinate;
-    }
+    void this.#persistence.save();
   }
 
   #onResult(result: InvocationResultBody): void {
     if (this.#resultSeen) return; // every attachment receives it again (decisions §8)
     this.#resultSeen = true;
-    const streams: OutputStream[] = [];
-    let toJs = (): unknown => undefined;
-    if (result.kind === "value") {
-      const checked = checkResult(result.graph, result.value);
-      this.#adoptSchemas(checked.streams);
-      for (const leaf of findStreamTokens(result.value as unknown as JsonValue)) {
-        const stream = this.#outputFor(leaf.streamToken);
-        stream.coordinate ??= leaf.coordinate;
-        streams.push(stream);
-      }
-      toJs = () => this.#toJs(checked.graph, undefined, result.value);
-    }
+    const { streams, toJs } = this.#outputs.adoptResult(result);
     this.#callbacks.onResult(result, streams, toJs);
   }
 
@@ -572,8 +398,8 @@ export class Session {
     // Protocol 6.9: every declared output terminal comes first. A stream this process knows as
     // complete (its terminal cursor was inherited) was ended at creation and is not touched.
     const missing = new ClientError("server-violation", "invocation finished before this stream's terminal", { code: "protocol-error" });
-    for (const stream of this.#outputs.values()) stream.abort(missing);
-    for (const feeder of this.#feedersByBinding.values()) feeder.stop();
+    for (const stream of this.#outputs.streams.values()) stream.abort(missing);
+    for (const feeder of this.#inputs.feeders()) feeder.stop();
     this.#abort.abort();
     this.#callbacks.onFinished(outcome);
   }
@@ -581,50 +407,11 @@ export class Session {
   #fail(error: ClientError): void {
     if (this.#done) return;
     this.#done = true;
-    for (const stream of this.#outputs.values()) stream.abort(error);
-    for (const feeder of this.#feedersByBinding.values()) feeder.stop();
+    for (const stream of this.#outputs.streams.values()) stream.abort(error);
+    for (const feeder of this.#inputs.feeders()) feeder.stop();
     this.#attachment?.settle({ kind: "fatal", error });
     this.#abort.abort();
     this.#callbacks.onFailed(error);
-  }
-
-  // ---- outputs: cancel, cursors ----
-
-  #sendOutputCancel(stream: OutputStream, reason: ClientCancelReason): void {
-    const attachment = this.#attachment;
-    const channel = attachment?.channelOf.get(stream);
-    if (attachment?.accepted && channel !== undefined) attachment.connection?.send({ type: "streamCancel", channel, reason });
-  }
-
-  #cursorSet(): string[] {
-    const cursors: string[] = [];
-    for (const stream of this.#outputs.values()) {
-      const cursor = stream.retainedCursor;
-      if (cursor !== undefined) cursors.push(cursor);
-    }
-    for (const cursor of this.#inheritedCursors.values()) cursors.push(cursor);
-    return cursors;
-  }
-
-  /**
-   * Runs the persistence callback with the full current state, one call at a
-   * time, in order. Never rejects: a failure goes to `#checkpointFailed`.
-   */
-  #checkpoint(): Promise<void> {
-    const persist = this.#callbacks.onCheckpoint;
-    if (persist === undefined || this.#checkpointError !== undefined) return this.#checkpointChain;
-    const state = this.state;
-    if (state === undefined) return this.#checkpointChain;
-    this.#checkpointChain = this.#checkpointChain
-      .then(() => (this.#checkpointError === undefined ? persist(state) : undefined))
-      .catch((cause: unknown) => this.#checkpointFailed(cause));
-    return this.#checkpointChain;
-  }
-
-  /** For a stream that retained a cursor: resolves once it is saved, rejects if it cannot be. */
-  async #commit(): Promise<void> {
-    await this.#checkpoint();
-    if (this.#checkpointError !== undefined) throw this.#checkpointError;
   }
 
   /**
@@ -635,82 +422,36 @@ export class Session {
    * is cancelled on the server, so the last state that *was* saved can still
    * take the invocation over.
    */
-  #checkpointFailed(cause: unknown): void {
-    if (this.#checkpointError !== undefined) return;
-    const error = new ClientError("checkpoint-failed", `the onCheckpoint callback failed: ${cause instanceof Error ? cause.message : String(cause)}`, {
-      cause,
-    });
-    this.#checkpointError = error;
-    for (const stream of this.#outputs.values()) stream.halt(error);
+  #checkpointFailed(error: ClientError): void {
+    for (const stream of this.#outputs.streams.values()) stream.halt(error);
     this.#fail(error);
+  }
+
+  #sendOutputCancel(stream: OutputStream, reason: ClientCancelReason): void {
+    const attachment = this.#attachment;
+    const channel = attachment?.channelOf.get(stream);
+    if (attachment?.accepted && channel !== undefined) attachment.connection?.send({ type: "streamCancel", channel, reason });
   }
 
   // ---- descriptors ----
 
+  /** A new start attempt: fresh attempt id and provisional references (protocol 3.2). */
   #freshStart(): InvocationStart {
-    if (this.#start.kind !== "start") return this.#freshInheritedStart();
-    // A new attempt must not reuse provisional references (protocol 3.2).
-    for (const feeder of this.#feedersByBinding.values()) {
-      this.#feedersByRef.delete(feeder.provisionalRef);
-      feeder.provisionalRef = randomUUID();
-      this.#feedersByRef.set(feeder.provisionalRef, feeder);
+    if (this.#start.kind === "start") {
+      return { ...this.#start.template, attemptId: randomUUID(), methodParameters: this.#inputs.bindStart(this.#start.params) };
     }
-    const methodParameters = bindProvisionalRefs(this.#start.params, (binding) => {
-      const feeder = this.#feedersByBinding.get(binding);
-      if (feeder !== undefined) return feeder.provisionalRef;
-      // First attempt: remember the reference; the source is claimed once the start is known to encode.
-      let ref = this.#unclaimed.get(binding);
-      if (ref === undefined) this.#unclaimed.set(binding, (ref = randomUUID()));
-      return ref;
-    });
-    return { ...this.#start.template, attemptId: randomUUID(), methodParameters };
-  }
-
-  /**
-   * A new attempt of a start frozen by another process (its retry was
-   * rejected as retryable): the same invocation with a fresh attempt id and
-   * fresh provisional references (protocol 3.2). Its inputs have no source
-   * here either.
-   */
-  #freshInheritedStart(): InvocationStart {
+    // A start frozen by another process, whose retry was rejected as retryable: its inputs have no
+    // source here either.
     const previous = this.#operation.message;
     if (previous.type !== "invocationStart") throw new Error("unreachable: a fresh start after a resume");
-    const renewed = renewProvisionalRefs(previous.methodParameters as unknown as JsonValue, () => randomUUID());
-    this.#orphanRefs = new Set(findProvisionalRefs(renewed));
-    return { ...previous, attemptId: randomUUID(), methodParameters: renewed as unknown as SchemaValueJson };
-  }
-
-  /** Claims the sources of the first start: after validation, so a refused invoke() consumes nothing. */
-  #claimStartSources(): void {
-    for (const [binding, ref] of this.#unclaimed) this.#feederFor(binding, ref);
-    this.#unclaimed.clear();
+    const renewed = renewedStart(previous);
+    this.#inputs.adoptSourcelessStart(renewed.methodParameters);
+    return renewed;
   }
 
   #freshResume(): ResumeAttach {
     if (this.#sessionToken === undefined) throw new Error("unreachable: resume without a session token");
-    return {
-      type: "resumeAttach",
-      attemptId: randomUUID(),
-      operation: "resume",
-      outputCursors: this.#cursorSet(),
-      sessionToken: this.#sessionToken,
-    };
-  }
-
-  #feederFor(binding: InputStream, provisionalRef: string = randomUUID()): InputFeeder {
-    const known = this.#feedersByBinding.get(binding);
-    if (known !== undefined) return known;
-    const host: FeederHost = {
-      freezeValue: (_owner, item) => {
-        const encode = _owner.encode ?? ((value: unknown) => value as ParamNode);
-        return bindProvisionalRefs(encode(item), (nested) => this.#feederFor(nested).provisionalRef);
-      },
-      onSourceFailure: (input, error) => this.#callbacks.onEvent({ type: "input-failed", input, error }),
-    };
-    const feeder = new InputFeeder(binding, provisionalRef, host, this.#config.maxUnackedInputBytes);
-    this.#feedersByBinding.set(binding, feeder);
-    this.#feedersByRef.set(feeder.provisionalRef, feeder);
-    return feeder;
+    return freshResume("resume", this.#sessionToken, this.#outputs.cursorSet());
   }
 }
 
@@ -726,4 +467,3 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
     }
   });
 }
-

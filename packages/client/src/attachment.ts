@@ -1,0 +1,97 @@
+/**
+ * One connection attempt: open the transport, send the frozen descriptor,
+ * feed every server message to the session, and report exactly one outcome
+ * when the connection ends (protocol sections 8 and 9). The connection-local
+ * channel table lives here and dies with the connection.
+ */
+import { ProtocolError, type ClientMessage, type ServerMessage } from "@golem-stream/wire";
+import type { ConnectionOutcome } from "./attach-policy.js";
+import { ClientError, serverViolation } from "./errors.js";
+import type { InputFeeder } from "./input-feeder.js";
+import type { OutputStream } from "./output-stream.js";
+import type { Connection, Transport } from "./transport.js";
+
+export type ChannelEntry =
+  | { readonly direction: "input"; readonly feeder: InputFeeder | undefined }
+  | { readonly direction: "output"; readonly stream: OutputStream };
+
+/** One connection attempt and its connection-local channel table (protocol section 8). */
+export interface Attachment {
+  connection: Connection | undefined;
+  accepted: boolean;
+  readonly channels: Map<number, ChannelEntry>;
+  readonly channelOf: Map<OutputStream | InputFeeder, number>;
+  /** Ends the attempt with `outcome` (the first call wins) and closes the connection. */
+  settle(outcome: ConnectionOutcome): void;
+}
+
+export interface AttachmentOptions {
+  readonly url: string;
+  readonly getToken: () => string | Promise<string>;
+  readonly transport: Transport;
+  readonly signal: AbortSignal;
+  /** The descriptor to send once connected; called at the moment it is sent. */
+  readonly firstMessage: () => ClientMessage;
+  /** Handles one server message; a throw is a server violation that ends the attempt. */
+  readonly onMessage: (attachment: Attachment, message: ServerMessage, wireBytes: number) => void;
+  /** The attempt ended: stop using its channels. */
+  readonly onSettle: () => void;
+}
+
+/** Opens one attachment; `outcome` resolves when it ends, for whatever reason. */
+export function openAttachment(options: AttachmentOptions): { attachment: Attachment; outcome: Promise<ConnectionOutcome> } {
+  let resolveOutcome!: (outcome: ConnectionOutcome) => void;
+  const outcome = new Promise<ConnectionOutcome>((resolve) => (resolveOutcome = resolve));
+  let settled = false;
+  const attachment: Attachment = {
+    connection: undefined,
+    accepted: false,
+    channels: new Map(),
+    channelOf: new Map(),
+    settle: (result) => {
+      if (settled) return;
+      settled = true;
+      options.onSettle();
+      attachment.connection?.close(1000, result.kind);
+      resolveOutcome(result);
+    },
+  };
+  void (async () => {
+    let token: string;
+    try {
+      token = await options.getToken();
+    } catch (cause) {
+      attachment.settle({ kind: "fatal", error: new ClientError("invalid-argument", "getToken failed", { cause }) });
+      return;
+    }
+    try {
+      const connection = await options.transport.connect(
+        { url: options.url, token, signal: options.signal },
+        {
+          onMessage: (message, wireBytes) => {
+            if (settled) return;
+            try {
+              options.onMessage(attachment, message, wireBytes);
+            } catch (error) {
+              attachment.settle({ kind: "fatal", error: serverViolation(error) });
+            }
+          },
+          onClose: (info) => {
+            if (info.error !== undefined) attachment.settle({ kind: "fatal", error: serverViolation(info.error) });
+            else attachment.settle({ kind: "lost", cause: `connection closed (${info.code})` });
+          },
+        },
+      );
+      if (settled) {
+        connection.close(1000, "settled");
+        return;
+      }
+      attachment.connection = connection;
+      connection.send(options.firstMessage());
+    } catch (error) {
+      if (error instanceof ProtocolError && !error.retryable) attachment.settle({ kind: "rejected", error });
+      else attachment.settle({ kind: "lost", cause: error instanceof Error ? error.message : "connect failed" });
+    }
+  })();
+  return { attachment, outcome };
+}

@@ -1,0 +1,79 @@
+/**
+ * The connection-local channel table (protocol section 8): installing the
+ * server's mappings before anything may use their channels, and looking a
+ * channel up for a message that names it. Every misuse by the server —
+ * a channel mapped twice, unknown, or of the wrong direction or kind — is a
+ * violation.
+ */
+import type { StreamMapping } from "@golem-stream/wire";
+import type { Attachment } from "./attachment.js";
+import { violation } from "./errors.js";
+import type { InputFeeder } from "./input-feeder.js";
+import type { InputRegistry } from "./input-registry.js";
+import type { OutputRegistry } from "./output-registry.js";
+import type { OutputStream } from "./output-stream.js";
+
+/**
+ * Installs `mappings` on the attachment. `atAcceptance`: they came with
+ * `invocationAccepted`, the only place an input this process has no source
+ * for may appear.
+ */
+export function installMappings(
+  attachment: Attachment,
+  mappings: readonly StreamMapping[],
+  atAcceptance: boolean,
+  inputs: InputRegistry,
+  outputs: OutputRegistry,
+): void {
+  for (const mapping of mappings) {
+    if (attachment.channels.has(mapping.channel)) throw violation(`channel ${mapping.channel} mapped twice`);
+    if (mapping.direction === "input") installInput(attachment, mapping, atAcceptance, inputs);
+    else installOutput(attachment, mapping, outputs);
+  }
+}
+
+function installInput(attachment: Attachment, mapping: StreamMapping, atAcceptance: boolean, inputs: InputRegistry): void {
+  const highWater = mapping.inputHighWater ?? { sequence: 0n, terminal: false };
+  const resolved = inputs.resolve(mapping, atAcceptance);
+  const connection = attachment.connection;
+  if (resolved.kind === "sourceless") {
+    attachment.channels.set(mapping.channel, { direction: "input", feeder: undefined });
+    // An input of a session (or frozen start) taken over from another process: its source
+    // is gone (protocol 13).
+    if (!highWater.terminal) connection?.send({ type: "streamCancel", channel: mapping.channel, reason: "source-unavailable" });
+    return;
+  }
+  const { feeder } = resolved;
+  attachment.channels.set(mapping.channel, { direction: "input", feeder });
+  attachment.channelOf.set(feeder, mapping.channel);
+  if (connection === undefined) return;
+  feeder.attach({ channel: mapping.channel, send: (message) => connection.send(message) }, highWater);
+}
+
+function installOutput(attachment: Attachment, mapping: StreamMapping, outputs: OutputRegistry): void {
+  const stream = outputs.streamFor(mapping.streamToken);
+  attachment.channels.set(mapping.channel, { direction: "output", stream });
+  attachment.channelOf.set(stream, mapping.channel);
+}
+
+/** The output stream a message names. */
+export function outputOn(attachment: Attachment, channel: number): OutputStream {
+  const entry = attachment.channels.get(channel);
+  if (entry?.direction !== "output") throw violation(`output message on channel ${channel}, which is not a mapped output`);
+  return entry.stream;
+}
+
+/** A binary message is legal only on a stream whose element type is that direct-binary kind. */
+export function outputOfKind(attachment: Attachment, channel: number, kind: "u8" | "binary"): OutputStream {
+  const stream = outputOn(attachment, channel);
+  const schema = stream.schema;
+  if (schema !== undefined && schema.direct !== kind) throw violation(`an output-${kind} message on a stream whose elements are not ${kind}`);
+  return stream;
+}
+
+/** The input an `inputStreamAck` names (`undefined`: an input whose source is not in this process). */
+export function inputOn(attachment: Attachment, channel: number): InputFeeder | undefined {
+  const entry = attachment.channels.get(channel);
+  if (entry?.direction !== "input") throw violation(`inputStreamAck on channel ${channel}, not an input`);
+  return entry.feeder;
+}

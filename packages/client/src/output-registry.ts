@@ -1,0 +1,116 @@
+/**
+ * Every output stream of one session, by stream token: created on first
+ * sight (acceptance mapping, result, item), paired with the cursor it
+ * inherited from saved state, given the element schema of the value that
+ * exposed it. Also the cursor set a resume sends.
+ */
+import { LIMITS, type InvocationResultBody, type JsonValue, type SchemaValueJson, type ClientCancelReason } from "@golem-stream/wire";
+import type { SchemaGraph } from "@golem-stream/schema-value";
+import { violation } from "./errors.js";
+import { OutputStream, type OutputStreamHost } from "./output-stream.js";
+import { checkResult, valueToJs, type ElementSchema } from "./schema.js";
+import { isTerminalCursor, streamIdentityOf } from "./token-peek.js";
+import { findStreamTokens } from "./values.js";
+
+export interface OutputRegistryHost {
+  /** A stream's queue changed by `deltaBytes` (backpressure accounting). */
+  onQueueChange(stream: OutputStream, deltaBytes: number): void;
+  /** A stream retained a cursor: resolves once saved, rejects if it cannot be. */
+  commit(): Promise<void>;
+  sendCancel(stream: OutputStream, reason: ClientCancelReason): void;
+  /** A stream became known. */
+  onStream(stream: OutputStream): void;
+  /** Streams of the session not kept here (inputs), for the per-session stream limit. */
+  otherStreams(): number;
+}
+
+export class OutputRegistry {
+  readonly #host: OutputRegistryHost;
+  readonly #streams = new Map<string, OutputStream>();
+  /** Cursors from saved state whose stream this process has not seen yet, keyed by stream identity. */
+  readonly #inherited = new Map<string, string>();
+
+  constructor(host: OutputRegistryHost, inheritedCursors: readonly string[] = []) {
+    this.#host = host;
+    for (const cursor of inheritedCursors) this.#inherited.set(streamIdentityOf(cursor) ?? cursor, cursor);
+  }
+
+  get streams(): ReadonlyMap<string, OutputStream> {
+    return this.#streams;
+  }
+
+  /** The stream with this token, created on first sight. */
+  streamFor(streamToken: string): OutputStream {
+    const known = this.#streams.get(streamToken);
+    if (known !== undefined) return known;
+    // Every stream costs memory here; a server announcing more than the protocol allows is hostile.
+    if (this.#streams.size + this.#host.otherStreams() >= LIMITS.maxStreamsPerSession) {
+      throw violation(`server announced more than ${LIMITS.maxStreamsPerSession} streams`);
+    }
+    const identity = streamIdentityOf(streamToken) ?? streamToken;
+    const inherited = this.#inherited.get(identity);
+    if (inherited !== undefined) this.#inherited.delete(identity);
+    // A stream inherited from a checkpoint resumes after a cursor whose position we do not read.
+    const knownStart = inherited === undefined && this.#inherited.size === 0;
+    let stream: OutputStream | undefined;
+    const host: OutputStreamHost = {
+      onQueueChange: (_entries, bytes) => this.#host.onQueueChange(stream!, bytes),
+      onCommit: () => this.#host.commit(),
+      sendCancel: (target, reason) => this.#host.sendCancel(target, reason),
+    };
+    stream = new OutputStream(streamToken, host, {
+      ...(inherited === undefined ? {} : { retainedCursor: inherited }),
+      knownStart,
+      // Holding its terminal cursor, the stream is complete: the server replays nothing for it.
+      terminalDelivered: inherited !== undefined && isTerminalCursor(inherited),
+    });
+    this.#streams.set(streamToken, stream);
+    this.#host.onStream(stream);
+    return stream;
+  }
+
+  /** One retained cursor per stream that has one, plus inherited cursors of streams not seen yet. */
+  cursorSet(): string[] {
+    const cursors: string[] = [];
+    for (const stream of this.#streams.values()) {
+      const cursor = stream.retainedCursor;
+      if (cursor !== undefined) cursors.push(cursor);
+    }
+    for (const cursor of this.#inherited.values()) cursors.push(cursor);
+    return cursors;
+  }
+
+  /** Pins element schemas to the streams a checked value exposed (first schema wins). */
+  adoptSchemas(schemas: ReadonlyMap<string, ElementSchema>): void {
+    for (const [token, schema] of schemas) {
+      const stream = this.streamFor(token);
+      if (stream.schema === undefined) stream.bindSchema(schema, (value) => this.#toJs(schema.graph, schema.elementType, value));
+    }
+  }
+
+  /** Registers the streams an item exposes, with their coordinates inside it. */
+  locateNested(value: SchemaValueJson): void {
+    for (const leaf of findStreamTokens(value as unknown as JsonValue)) {
+      const stream = this.streamFor(leaf.streamToken);
+      stream.coordinate ??= leaf.coordinate;
+    }
+  }
+
+  /** Validates a result, registers its streams in document order, and offers its JavaScript view. */
+  adoptResult(result: InvocationResultBody): { streams: OutputStream[]; toJs: () => unknown } {
+    const streams: OutputStream[] = [];
+    if (result.kind !== "value") return { streams, toJs: () => undefined };
+    const checked = checkResult(result.graph, result.value);
+    this.adoptSchemas(checked.streams);
+    for (const leaf of findStreamTokens(result.value as unknown as JsonValue)) {
+      const stream = this.streamFor(leaf.streamToken);
+      stream.coordinate ??= leaf.coordinate;
+      streams.push(stream);
+    }
+    return { streams, toJs: () => this.#toJs(checked.graph, undefined, result.value) };
+  }
+
+  #toJs(graph: SchemaGraph, type: ElementSchema["elementType"] | undefined, value: SchemaValueJson): unknown {
+    return valueToJs(graph, type, value, (token) => this.#streams.get(token));
+  }
+}
