@@ -89,6 +89,19 @@ describe("kill -9 of the CLI, then resume", () => {
     ]);
   });
 
+  it("resumes a finished invocation with nested streams: every stream is complete, nothing is printed twice", async () => {
+    const s = await server(join(scratchDir(), "data"));
+    const checkpoint = join(scratchDir(), "groups.ckpt");
+    const done = await run(["invoke", "echo", "groups", ...ME, "2", "3", "--checkpoint", checkpoint], { env: s.env });
+    expect(done.code).toBe(EXIT.success);
+    // Parent and nested streams all hold terminal cursors.
+    expect((JSON.parse(readFileSync(checkpoint, "utf8")) as { outputCursors: string[] }).outputCursors).toHaveLength(3);
+    const again = await run(["resume", checkpoint], { env: s.env });
+    expect(again.stderr).toBe("");
+    expect(again.code).toBe(EXIT.success);
+    expect(again.stdout.toString()).toBe('{"result":"$"}\n');
+  });
+
   it("notes when the method's schema changed since the checkpoint was written", async () => {
     const s = await server(join(scratchDir(), "data"));
     const checkpoint = join(scratchDir(), "old.ckpt");
