@@ -87,7 +87,10 @@ function visit(value: JsonValue, pointer: string, found: StreamLeaf[]): void {
   for (const [name, child] of Object.entries(value)) visit(child, `${pointer}/${escapePointer(name)}`, found);
 }
 
-/** Every provisional reference in a frozen start's native value, in document order. */
+/**
+ * Every provisional reference in a frozen start's native value, in document
+ * order. The value already passed the wire encoder, so its depth is bounded.
+ */
 export function findProvisionalRefs(value: JsonValue): string[] {
   const found: string[] = [];
   renewProvisionalRefs(value, (ref) => (found.push(ref), ref));

@@ -5,7 +5,7 @@ import type { JsonValue } from "@golem-stream/wire";
 import { ClientError, createClient, inputStream, reconnectDelay, sessionUrl, DEFAULT_RECONNECT_POLICY } from "../src/index.js";
 import { pullFrom, toBytes } from "../src/sources.js";
 import { isTerminalCursor, streamIdentityOf } from "../src/token-peek.js";
-import { findStreamTokens } from "../src/values.js";
+import { findProvisionalRefs, findStreamTokens, renewProvisionalRefs } from "../src/values.js";
 import { echo, inputMapping, isStart, memoryClient, provisionalRefOf } from "./support/fixtures.js";
 
 async function drain<T>(source: Parameters<typeof pullFrom<T>>[0]): Promise<T[]> {
@@ -112,6 +112,30 @@ describe("token peeking (resume from another process)", () => {
   it("never reads past a truncated field", () => {
     const broken = Buffer.concat([Uint8Array.of(1, 3, 1), Buffer.from("k"), Uint8Array.of(32, 0, 0, 1, 0), new Uint8Array(40)]);
     expect(streamIdentityOf(`gai1_${broken.toString("base64url")}`)).toBeUndefined();
+  });
+});
+
+describe("provisional references in a frozen start", () => {
+  const a = "0dff1c71-f12f-4bb1-996c-23d693bdc825";
+  const b = "47be00cd-78aa-4e41-a41d-2517060e540e";
+  const value: JsonValue = {
+    kind: "record",
+    value: {
+      fields: [
+        { kind: "stream", value: { provisionalRef: a } },
+        { kind: "string", value: "provisionalRef" },
+        { kind: "list", value: { elements: [{ kind: "stream", value: { provisionalRef: b } }] } },
+      ],
+    },
+  };
+  it("finds every one, nested ones included, in document order", () => {
+    expect(findProvisionalRefs(value)).toEqual([a, b]);
+  });
+  it("renews every one and touches nothing else", () => {
+    const renewed = renewProvisionalRefs(value, (ref) => (ref === a ? "A" : "B"));
+    expect(findProvisionalRefs(renewed)).toEqual(["A", "B"]);
+    expect(JSON.stringify(renewed)).toBe(JSON.stringify(value).replace(a, "A").replace(b, "B"));
+    expect(findProvisionalRefs(value)).toEqual([a, b]); // the original is not modified
   });
 });
 
