@@ -206,7 +206,7 @@ describe("a checkpoint that can no longer be written", () => {
     const stopped = await cli.done;
     expect(stopped.code).toBe(EXIT.outputFailed);
     expect(stopped.stderr).toMatch(/cannot write checkpoint .*gone\.ckpt/);
-    expect(stopped.stderr).toMatch(/keeps running on the server/);
+    expect(stopped.stderr).toMatch(/without cancelling anything: `golem-stream resume` continues/);
     // It stopped at the failed save: one item at most was printed past the last cursor it saved.
     expect(itemsOf(stopped.stdout, "$").length).toBeLessThan(200);
   });

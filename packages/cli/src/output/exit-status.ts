@@ -32,7 +32,7 @@ export function failureOf(error: unknown): Failure {
       // Like stdout failing (EX_IOERR): the run stopped before output could pass the saved state.
       return {
         exitCode: EXIT.outputFailed,
-        message: `${causeMessage(error)}; stopped before printing past it. The invocation keeps running on the server: \`golem-stream resume\` continues from the last checkpoint written`,
+        message: `${causeMessage(error)}; stopped before printing past it, without cancelling anything: \`golem-stream resume\` continues from the last checkpoint written, if there is one`,
       };
     case "aborted":
       return { exitCode: EXIT.interrupted, message: "interrupted" };
