@@ -232,6 +232,19 @@ describe("finding 4 (sections 1, 8): stream traffic sent before invocationAccept
 
 // ------------------------------------------------------------ finding 6
 
+describe("finding 5 (section 11): a first message rejected for nesting too deep still names its attempt", () => {
+  it("answers invocationRejected with the attempt id and limit-exceeded, then closes 1009", async () => {
+    const client = await AuditClient.connect(server.url);
+    const attemptId = randomUUID();
+    const deep = "[".repeat(1000) + "]".repeat(1000);
+    client.sendRaw(`{"attemptId":"${attemptId}","config":${deep},"type":"invocationStart","version":1}`);
+    const { messages, closed } = await finish(client);
+    expect(messages).toHaveLength(1);
+    expect(messages[0]).toMatchObject({ type: "invocationRejected", attemptId, code: "limit-exceeded", retryable: false });
+    expect(closed.code).toBe(1009);
+  });
+});
+
 describe("finding 6: the Bearer scheme is case-insensitive; a count limit closes 1002, not 1009", () => {
   it("accepts the scheme in any case (RFC 9110 section 11.1)", async () => {
     for (const scheme of ["bearer", "BEARER", "bEaReR"]) {

@@ -6,8 +6,7 @@
  */
 import { decodeBinaryMessage } from "./binary-envelope.js";
 import { invalidAt } from "./codec.js";
-import { isUuidV4 } from "./fields.js";
-import { type JsonObject, type JsonValue, getMember, isJsonObject } from "./json.js";
+import { type JsonObject, getMember, isJsonObject } from "./json.js";
 import { LIMITS } from "./limits.js";
 import type { ClientMessage, ClientTextMessage, ServerMessage, ServerTextMessage } from "./messages.js";
 import { parseStrictJson } from "./strict-json.js";
@@ -66,26 +65,4 @@ function checkVersion(root: JsonObject): void {
   const version = getMember(root, "version");
   if (version === undefined) throw invalidAt("version", "is required");
   if (version !== 1) throw invalidAt("version", "must be the number 1");
-}
-
-/**
- * The `attemptId` of a first message that failed to decode, when it can be
- * recovered: the message is strict JSON, its `type` is `invocationStart` or
- * `resumeAttach`, and its `attemptId` is a lower-case UUIDv4. The server puts
- * it in `invocationRejected` (section 6.2). Never throws; anything else
- * gives `undefined`.
- */
-export function recoverAttemptId(data: string | Uint8Array, isBinary = false): string | undefined {
-  if (isBinary !== false) return undefined;
-  let root: JsonValue;
-  try {
-    root = parseStrictJson(data, { maxBytes: LIMITS.maxTextMessageBytes });
-  } catch {
-    return undefined;
-  }
-  if (!isJsonObject(root)) return undefined;
-  const type = getMember(root, "type");
-  if (type !== "invocationStart" && type !== "resumeAttach") return undefined;
-  const attemptId = getMember(root, "attemptId");
-  return isUuidV4(attemptId) ? attemptId : undefined;
 }

@@ -6,7 +6,8 @@
  * `decodeServerMessage` (client side) and `encodeMessage` (both). Every
  * failure is a `ProtocolError` with a stable `code`.
  */
-export { decodeClientMessage, decodeServerMessage, recoverAttemptId } from "./decode.js";
+export { decodeClientMessage, decodeServerMessage } from "./decode.js";
+export { recoverAttemptId } from "./attempt-recovery.js";
 export { encodeMessage } from "./encode.js";
 export { BINARY_KINDS, type BinaryKind } from "./binary-envelope.js";
 export * from "./messages.js";

@@ -103,7 +103,7 @@ function badOptionThrow(problem: string): never {
 }
 
 /** Bounds the input before any decoding, then yields well-formed text. */
-function toText(input: unknown, maxBytes: number, what: string): string {
+export function toText(input: unknown, maxBytes: number, what: string): string {
   if (typeof input === "string") {
     // A UTF-16 unit never encodes to fewer than one UTF-8 byte, and never to
     // more than three, so the length alone often settles the bound.
@@ -285,7 +285,7 @@ function scan(text: string, maxDepth: number, what: string): boolean {
 }
 
 /** Index of the closing quote of a string whose body starts at `start`, or -1. */
-function findStringEnd(text: string, start: number): number {
+export function findStringEnd(text: string, start: number): number {
   let i = start;
   for (;;) {
     const quote = text.indexOf('"', i);

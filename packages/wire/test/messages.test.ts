@@ -249,6 +249,24 @@ describe("recoverAttemptId", () => {
     expect(recoverAttemptId(text)).toBeUndefined();
   });
 
+  it("recovers the attempt of a start that nests too deep or is broken inside a value", () => {
+    const deep = "[".repeat(5000) + "]".repeat(5000);
+    const tooDeep = `{"attemptId":"${ATTEMPT}","config":${deep},"type":"invocationStart","version":1}`;
+    expect(rejection(() => decodeClientMessage(tooDeep, false)).code).toBe("limit-exceeded");
+    expect(recoverAttemptId(tooDeep)).toBe(ATTEMPT);
+    const brokenInside = `{"type":"resumeAttach","outputCursors":[{"a":1,"a":2}, tru],"attemptId":"${ATTEMPT}"}`;
+    expect(recoverAttemptId(brokenInside)).toBe(ATTEMPT);
+  });
+
+  it.each([
+    ["a repeated type", `{"type":"invocationStart","type":"resumeAttach","attemptId":"${ATTEMPT}"}`],
+    ["a non-string attempt id", `{"type":"invocationStart","attemptId":["${ATTEMPT}"]}`],
+    ["an unterminated nested value", `{"type":"invocationStart","attemptId":"${ATTEMPT}","config":[[[]]`],
+    ["trailing garbage in the top level", `{"type":"invocationStart","attemptId":"${ATTEMPT}" x}`],
+  ])("gives up on %s", (_name, text) => {
+    expect(recoverAttemptId(text)).toBeUndefined();
+  });
+
   it("gives up on binary frames, which cannot be a first message", () => {
     expect(recoverAttemptId(broken(start()), true)).toBeUndefined();
   });
