@@ -133,6 +133,22 @@ describe("continuing a pending start in another process", () => {
     call.cancel();
   });
 
+  it("counts the saved descriptor as sent before: a replayed acceptance that is then revoked leads to a fresh resume (protocol 6.1)", async () => {
+    const { state, start } = await frozenStart();
+    const { client, transport } = memoryClient();
+    const call = client.takeover(state);
+    const first = await transport.nextConnection();
+    await first.waitUntil(isStart);
+    first.send({ type: "invocationAccepted", attemptId: start.attemptId, idempotencyKey: start.idempotencyKey, mappings: [], sessionToken: SESSION });
+    expect(await call.accepted).toMatchObject({ replayed: true });
+    first.send({ type: "attachmentRevoked", reason: "replaced" });
+    const second = await transport.nextConnection();
+    const resume = (await second.waitUntil(isResume)) as ResumeAttach;
+    expect(resume).toMatchObject({ operation: "resume", sessionToken: SESSION, outputCursors: [] });
+    expect(resume.attemptId).not.toBe(start.attemptId);
+    call.cancel();
+  });
+
   it("still refuses a provisional reference that was never part of the start", async () => {
     const { state, start } = await frozenStart();
     const { client, transport } = memoryClient();
