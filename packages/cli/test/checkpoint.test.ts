@@ -142,7 +142,7 @@ const acceptedArbitrary: fc.Arbitrary<Checkpoint> = fc
         environment: nonEmpty,
         method: nonEmpty,
         constructorParameters: fc.record({ kind: fc.constant("string"), value: fc.string() as fc.Arbitrary<JsonValue> }),
-        phantomId: fc.uuid(),
+        phantomId: uuidV4,
       },
       { requiredKeys: ["agentType", "application", "environment", "method", "constructorParameters"] },
     ),
@@ -179,11 +179,8 @@ const pendingStartArbitrary: fc.Arbitrary<Checkpoint> = fc
     const leaves = fields.map((field) =>
       typeof field === "number" ? { kind: "u32", value: field } : { kind: "stream", value: { provisionalRef: field } },
     );
-    // A frozen start is checked with the wire's rules, which want a UUIDv4 phantom id.
-    const selector = rest.selector.phantomId === undefined ? rest.selector : { ...rest.selector, phantomId: attemptId };
     return {
       ...rest,
-      selector,
       outputCursors: [],
       pending: { operation: "start" as const, attemptId, config, methodParameters: { kind: "record", value: { fields: leaves } } },
     };

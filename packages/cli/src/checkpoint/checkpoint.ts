@@ -166,7 +166,8 @@ function decodeSelector(value: JsonValue | undefined, path: string): Selector {
   );
   const text = (name: string): string => expectString(getMember(object, name), `${path}.${name}`, { minBytes: 1 });
   const phantomId = getMember(object, "phantomId");
-  if (phantomId !== undefined) decodeUuid(phantomId, `${path}.phantomId`, false);
+  // The wire's rule (a selector reaches a checkpoint only after the wire encoder accepted it).
+  if (phantomId !== undefined) decodeUuidV4(phantomId, `${path}.phantomId`);
   return {
     agentType: text("agentType"),
     application: text("application"),
@@ -194,10 +195,10 @@ function decodeToken(value: JsonValue | undefined, path: string): string {
   return token;
 }
 
-function decodeUuid(value: JsonValue | undefined, path: string, requireV4: boolean): string {
+/** Attempt ids, provisional references and phantom ids are all lower-case UUIDv4 on the wire. */
+function decodeUuidV4(value: JsonValue | undefined, path: string): string {
   const text = expectString(value, path, { maxBytes: 36 });
-  const pattern = requireV4 ? UUID_V4 : /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-  if (!pattern.test(text)) throw invalid(path, requireV4 ? "must be a lower-case UUIDv4" : "must be a lower-case UUID");
+  if (!UUID_V4.test(text)) throw invalid(path, "must be a lower-case UUIDv4");
   return text;
 }
 
@@ -220,7 +221,7 @@ function decodePending(value: JsonValue, path: string, selector: Selector, idemp
   }
   return {
     operation,
-    attemptId: decodeUuid(getMember(object, "attemptId"), `${path}.attemptId`, true),
+    attemptId: decodeUuidV4(getMember(object, "attemptId"), `${path}.attemptId`),
     sessionToken: decodeToken(getMember(object, "sessionToken"), `${path}.sessionToken`),
     outputCursors: decodeCursorList(getMember(object, "outputCursors"), `${path}.outputCursors`),
   };
@@ -234,7 +235,7 @@ function decodePending(value: JsonValue, path: string, selector: Selector, idemp
  */
 function decodePendingStart(value: JsonValue, path: string, selector: Selector, idempotencyKey: string): PendingStart {
   const object = expectObject(value, path, ["operation", "attemptId", "config", "methodParameters"]);
-  const attemptId = decodeUuid(getMember(object, "attemptId"), `${path}.attemptId`, true);
+  const attemptId = decodeUuidV4(getMember(object, "attemptId"), `${path}.attemptId`);
   const methodParametersJson = getMember(object, "methodParameters") as JsonValue;
   checkProvisionalLeaves(methodParametersJson, `${path}.methodParameters`);
   let start: InvocationStart;
