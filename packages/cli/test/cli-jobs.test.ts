@@ -110,6 +110,7 @@ describe("exit codes", () => {
     ["malformed native JSON", ["invoke", "echo", "count", "--native", ...ME, "{", "0"]],
     ["an unknown option", ["invoke", "echo", "count", "--frobnicate"]],
     ["a missing constructor", ["invoke", "echo", "count", "1", "0"]],
+    ["a phantom id that is not a UUIDv4", ["invoke", "echo", "count", ...ME, "1", "0", "--phantom-id", "994df72a-ebc7-10e0-a8ef-c9ce258f3da7"]],
   ])("2: %s", async (_, args) => {
     const result = await run(args, { env: server.env });
     expect(result.code).toBe(EXIT.usage);

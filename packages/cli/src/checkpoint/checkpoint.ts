@@ -166,7 +166,7 @@ function decodeSelector(value: JsonValue | undefined, path: string): Selector {
   );
   const text = (name: string): string => expectString(getMember(object, name), `${path}.${name}`, { minBytes: 1 });
   const phantomId = getMember(object, "phantomId");
-  // The wire's rule (a selector reaches a checkpoint only after the wire encoder accepted it).
+  // The wire codec's rule: a selector reaches a checkpoint only after the wire encoder accepted it.
   if (phantomId !== undefined) decodeUuidV4(phantomId, `${path}.phantomId`);
   return {
     agentType: text("agentType"),

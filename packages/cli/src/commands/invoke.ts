@@ -38,7 +38,8 @@ async function checkCheckpointPath(path: string): Promise<void> {
   });
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+/** The wire codec accepts only lower-case UUIDv4 phantom ids; refuse others before any request. */
+const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
 export interface InvokeTarget {
   readonly agentType: string;
@@ -47,8 +48,8 @@ export interface InvokeTarget {
 }
 
 export async function runInvoke(target: InvokeTarget, options: InvokeOptions, io: CliIo): Promise<ExitCode> {
-  if (options.phantomId !== undefined && !UUID.test(options.phantomId)) {
-    throw usageError("--phantom-id must be a lower-case UUID");
+  if (options.phantomId !== undefined && !UUID_V4.test(options.phantomId)) {
+    throw usageError("--phantom-id must be a lower-case UUIDv4");
   }
   if (options.checkpoint !== undefined) await checkCheckpointPath(options.checkpoint);
   const connection = resolveConnection(options, io.env);
