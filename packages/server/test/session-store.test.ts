@@ -8,6 +8,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { randomUUID } from "node:crypto";
+import Database from "better-sqlite3";
 import { MemorySessionStore, SqliteSessionStore, type NewStream, type SessionRecord, type SessionStore } from "../src/index.js";
 
 const dirs: string[] = [];
@@ -246,5 +247,52 @@ describe("SqliteSessionStore on disk", () => {
     expect((await store.getStream(input.streamId))?.count).toBe(2n);
     expect((await store.readInput(input.streamId, 0n, 10n)).map((c) => new TextDecoder().decode(c.data))).toEqual(["a", "c"]);
     await store.close();
+  });
+
+  it("upgrades a database whose logs are WITHOUT ROWID tables (schema 0), keeping every row", async () => {
+    const dataDir = sqliteDir();
+    const store = new SqliteSessionStore({ dataDir });
+    const s = session();
+    const input = stream(s.sessionId, "input");
+    await store.createSession(s, [input], { attemptId: randomUUID(), operation: "start", descriptorDigest: "d", sessionId: s.sessionId, generation: 1n });
+    const out = stream(s.sessionId, "output", { parent: { kind: "result" } });
+    await store.setResult(s.sessionId, '{"kind":"none"}', [out]);
+    await store.acceptInput({ streamId: input.streamId, sequence: 0n, itemCount: 2n, data: bytes("ab"), mimeType: undefined }, []);
+    await store.appendOutput({ event: "item", streamId: out.streamId, sequence: 0n, itemCount: 1n, data: bytes("x"), mimeType: "text/plain" }, []);
+    await store.close();
+
+    // Rewrite the logs as the first schema had them.
+    const db = new Database(join(dataDir, "sessions.db"));
+    db.exec(`
+      CREATE TABLE input_v0 (stream_id TEXT NOT NULL REFERENCES streams(stream_id) ON DELETE CASCADE,
+        sequence INTEGER NOT NULL, item_count INTEGER NOT NULL, data BLOB NOT NULL, mime_type TEXT,
+        PRIMARY KEY (stream_id, sequence)) WITHOUT ROWID;
+      INSERT INTO input_v0 SELECT * FROM input_chunks; DROP TABLE input_chunks; ALTER TABLE input_v0 RENAME TO input_chunks;
+      CREATE TABLE output_v0 (stream_id TEXT NOT NULL REFERENCES streams(stream_id) ON DELETE CASCADE,
+        sequence INTEGER NOT NULL, event TEXT NOT NULL, item_count INTEGER NOT NULL, data BLOB, mime_type TEXT, outcome TEXT,
+        PRIMARY KEY (stream_id, sequence, event)) WITHOUT ROWID;
+      INSERT INTO output_v0 SELECT * FROM output_events; DROP TABLE output_events; ALTER TABLE output_v0 RENAME TO output_events;
+      PRAGMA user_version = 0;`);
+    const withoutRowid = () =>
+      (db.prepare("SELECT sql FROM sqlite_master WHERE name IN ('input_chunks', 'output_events')").all() as { sql: string }[]).filter((row) =>
+        row.sql.includes("WITHOUT ROWID"),
+      ).length;
+    expect(withoutRowid()).toBe(2);
+    db.close();
+
+    const upgraded = new SqliteSessionStore({ dataDir });
+    expect((await upgraded.readInput(input.streamId, 0n, 2n)).map((c) => [c.sequence, new TextDecoder().decode(c.data)])).toEqual([[0n, "ab"]]);
+    expect(await upgraded.readOutput(out.streamId, 0n, 10)).toMatchObject([{ event: "item", sequence: 0n, mimeType: "text/plain" }]);
+    await upgraded.acceptInput({ streamId: input.streamId, sequence: 2n, itemCount: 1n, data: bytes("c"), mimeType: undefined }, []);
+    await upgraded.close();
+    const check = new Database(join(dataDir, "sessions.db"), { readonly: true });
+    try {
+      const tables = check.prepare("SELECT sql FROM sqlite_master WHERE name IN ('input_chunks', 'output_events')").all() as { sql: string }[];
+      expect(tables).toHaveLength(2);
+      expect(tables.filter((row) => row.sql.includes("WITHOUT ROWID"))).toEqual([]);
+      expect(check.pragma("user_version", { simple: true })).toBe(1);
+    } finally {
+      check.close();
+    }
   });
 });

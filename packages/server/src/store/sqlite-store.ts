@@ -41,6 +41,31 @@ export interface SqliteSessionStoreOptions {
   readonly synchronous?: "full" | "normal";
 }
 
+/**
+ * The logs are rowid tables whose primary key is a separate index. Not
+ * WITHOUT ROWID: that stores whole rows, blobs included, in the key's
+ * B-tree, and small rows inserted beside megabyte rows there cost up to
+ * 45 times more (measured: 20 000 small chunks after 72 MiB of u8 input,
+ * 3.3 s instead of 70 ms). Here a row's bytes sit in the rowid B-tree and
+ * the key index holds only the key.
+ */
+const LOG_TABLES = `
+CREATE TABLE IF NOT EXISTS input_chunks (
+  stream_id TEXT NOT NULL REFERENCES streams(stream_id) ON DELETE CASCADE,
+  sequence INTEGER NOT NULL, item_count INTEGER NOT NULL, data BLOB NOT NULL, mime_type TEXT,
+  PRIMARY KEY (stream_id, sequence)
+);
+CREATE TABLE IF NOT EXISTS output_events (
+  stream_id TEXT NOT NULL REFERENCES streams(stream_id) ON DELETE CASCADE,
+  sequence INTEGER NOT NULL, event TEXT NOT NULL, item_count INTEGER NOT NULL,
+  data BLOB, mime_type TEXT, outcome TEXT,
+  PRIMARY KEY (stream_id, sequence, event)
+);
+`;
+
+/** `PRAGMA user_version` of this schema. 0: the first one, whose logs were WITHOUT ROWID. */
+const SCHEMA_VERSION = 1;
+
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS sessions (
   session_id TEXT PRIMARY KEY,
@@ -72,18 +97,7 @@ CREATE TABLE IF NOT EXISTS streams (
   input_terminal TEXT, output_terminal INTEGER NOT NULL DEFAULT 0,
   UNIQUE (session_id, ordinal)
 );
-CREATE TABLE IF NOT EXISTS input_chunks (
-  stream_id TEXT NOT NULL REFERENCES streams(stream_id) ON DELETE CASCADE,
-  sequence INTEGER NOT NULL, item_count INTEGER NOT NULL, data BLOB NOT NULL, mime_type TEXT,
-  PRIMARY KEY (stream_id, sequence)
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS output_events (
-  stream_id TEXT NOT NULL REFERENCES streams(stream_id) ON DELETE CASCADE,
-  sequence INTEGER NOT NULL, event TEXT NOT NULL, item_count INTEGER NOT NULL,
-  data BLOB, mime_type TEXT, outcome TEXT,
-  PRIMARY KEY (stream_id, sequence, event)
-) WITHOUT ROWID;
-`;
+${LOG_TABLES}`;
 
 interface SessionRow {
   session_id: string;
@@ -279,7 +293,7 @@ export class SqliteSessionStore implements SessionStore {
     db.pragma("journal_mode = WAL");
     db.pragma(`synchronous = ${options.synchronous === "normal" ? "NORMAL" : "FULL"}`);
     db.pragma("foreign_keys = ON");
-    db.exec(SCHEMA);
+    migrate(db);
     this.#db = db;
     this.#statements = {
       insertSession: db.prepare(`INSERT INTO sessions VALUES (@session_id, @account, @principal,
@@ -679,6 +693,24 @@ function runWrite(item: PendingWrite | undefined): WriteOutcome {
   } catch (error) {
     return { ok: false, error: toError(error) };
   }
+}
+
+/**
+ * Creates the schema, or brings a database of an earlier version to this
+ * one, in one transaction (a crash half-way leaves the old version whole).
+ */
+function migrate(db: Database.Database): void {
+  db.transaction(() => {
+    const version = Number(db.pragma("user_version", { simple: true }));
+    if (version === SCHEMA_VERSION) return;
+    if (version > SCHEMA_VERSION) throw new Error(`sessions.db has schema version ${version}; this server knows ${SCHEMA_VERSION}`);
+    // Version 0 logs were WITHOUT ROWID: copy them into rowid tables.
+    const logs = ["input_chunks", "output_events"].filter((name) => db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(name) !== undefined);
+    for (const name of logs) db.exec(`ALTER TABLE ${name} RENAME TO ${name}_v0`);
+    db.exec(SCHEMA);
+    for (const name of logs) db.exec(`INSERT INTO ${name} SELECT * FROM ${name}_v0; DROP TABLE ${name}_v0;`);
+    db.pragma(`user_version = ${SCHEMA_VERSION}`);
+  })();
 }
 
 function toError(error: unknown): Error {
