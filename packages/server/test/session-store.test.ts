@@ -295,4 +295,26 @@ describe("SqliteSessionStore on disk", () => {
       check.close();
     }
   });
+
+  it("creates a new database with 16 KiB pages (or pageSize); an existing one keeps its own", async () => {
+    const pageSize = (dataDir: string): number => {
+      const db = new Database(join(dataDir, "sessions.db"), { readonly: true });
+      try {
+        return Number(db.pragma("page_size", { simple: true }));
+      } finally {
+        db.close();
+      }
+    };
+    const fresh = sqliteDir();
+    await new SqliteSessionStore({ dataDir: fresh }).close();
+    expect(pageSize(fresh)).toBe(16384);
+    const large = sqliteDir();
+    await new SqliteSessionStore({ dataDir: large, pageSize: 65536 }).close();
+    expect(pageSize(large)).toBe(65536);
+    await new SqliteSessionStore({ dataDir: large, pageSize: 4096 }).close();
+    expect(pageSize(large)).toBe(65536);
+    for (const wrong of [0, 1000, 2048, 131072, 16384.5, Number.NaN, "16384"]) {
+      expect(() => new SqliteSessionStore({ dataDir: sqliteDir(), pageSize: wrong as number })).toThrow(TypeError);
+    }
+  });
 });
