@@ -28,6 +28,7 @@ import {
   type StreamMapping,
 } from "@golem-stream/wire";
 import { ChannelTable } from "./channel-table.js";
+import { GroupAcks, type GroupAck } from "./group-acks.js";
 import type { AttachmentSink, LiveSession } from "./live-session.js";
 import type { CursorPosition } from "./token-service.js";
 import type { InputChunk, OutputEvent } from "./store/session-store.js";
@@ -47,14 +48,6 @@ interface Pump {
   running: boolean;
   /** Set by every kick: there may be events the pump has not read yet. */
   dirty: boolean;
-}
-
-/** Committed input of one stream not yet acknowledged (see `#queueAck`). */
-interface PendingAck {
-  count: bigint;
-  readonly mappings: StreamMapping[];
-  /** Nested streams the mappings announce: usable once the ACK is handed to the transport. */
-  readonly introduced: StreamState[];
 }
 
 export interface AttachPlan {
@@ -77,8 +70,10 @@ export class Attachment implements AttachmentSink {
   #opened = false;
   #handling = 0;
   #ended = false;
-  readonly #pendingAcks = new Map<StreamState, PendingAck>();
-  #ackFlushScheduled = false;
+  readonly #groupAcks = new GroupAcks<StreamState, StreamState>(
+    (stream, ack) => this.#sendGroupAck(stream, ack),
+    () => this.#maybeFinish(),
+  );
 
   constructor(session: LiveSession, attemptId: string, transport: SessionTransport, onEnd: (attachment: Attachment) => void) {
     this.session = session;
@@ -313,7 +308,7 @@ export class Attachment implements AttachmentSink {
   /** `invocationFinished` goes last: after the result and every output terminal on this connection. */
   #maybeFinish(): void {
     if (this.#finishedSent || this.#ended || !this.#opened || !this.session.finished || this.#handling > 0) return;
-    if (this.#pendingAcks.size > 0) return;
+    if (this.#groupAcks.pending > 0) return;
     if (this.session.record.result !== undefined && !this.#resultSent) return;
     for (const stream of this.session.streams()) {
       if (stream.direction !== "output") continue;
@@ -347,7 +342,7 @@ export class Attachment implements AttachmentSink {
     if (entry === undefined || entry.state === "reserved") return;
     // The sends are issued now, in order: the transport keeps call order,
     // so the terminal ACK cannot fall behind a later invocationFinished.
-    this.#sendPendingAck(stream);
+    this.#groupAcks.flush(stream);
     void this.#send({ type: "streamCancel", channel: entry.channel, reason }).catch((error: unknown) => this.#fault(error));
     void this.#send(this.#ack(stream, [])).catch((error: unknown) => this.#fault(error));
   }
@@ -528,7 +523,7 @@ export class Attachment implements AttachmentSink {
     const mappings = introduced.map((child) => this.#mapping(child, true));
     this.#handling++;
     accepted.committed
-      .then(() => this.#queueAck(stream, accepted.count, mappings, introduced))
+      .then(() => this.#groupAcks.add(stream, accepted.count, mappings, introduced))
       .catch((error: unknown) => this.#fault(error))
       .finally(() => {
         this.#handling--;
@@ -536,36 +531,8 @@ export class Attachment implements AttachmentSink {
       });
   }
 
-  /**
-   * Group ACK: the chunks of one group commit resolve together, and ACKs
-   * are cumulative, so one `inputStreamAck` per stream covers them all
-   * (with the mappings of every nested stream they introduced). It is sent
-   * once the commit's callbacks have run (`process.nextTick`), never later:
-   * a client never waits for more input to see an ACK (decisions §8).
-   */
-  #queueAck(stream: StreamState, count: bigint, mappings: readonly StreamMapping[], introduced: readonly StreamState[]): void {
-    const pending = this.#pendingAcks.get(stream);
-    if (pending === undefined) {
-      this.#pendingAcks.set(stream, { count, mappings: [...mappings], introduced: [...introduced] });
-    } else {
-      if (count > pending.count) pending.count = count;
-      pending.mappings.push(...mappings);
-      pending.introduced.push(...introduced);
-    }
-    if (this.#ackFlushScheduled) return;
-    this.#ackFlushScheduled = true;
-    process.nextTick(() => {
-      this.#ackFlushScheduled = false;
-      for (const waiting of [...this.#pendingAcks.keys()]) this.#sendPendingAck(waiting);
-      this.#maybeFinish();
-    });
-  }
-
-  /** Sends the stream's pending ACK now; any other ACK of the stream must go after it. */
-  #sendPendingAck(stream: StreamState): void {
-    const pending = this.#pendingAcks.get(stream);
-    if (pending === undefined) return;
-    this.#pendingAcks.delete(stream);
+  /** One group ACK (see group-acks.ts). */
+  #sendGroupAck(stream: StreamState, pending: GroupAck<StreamState>): void {
     // Nested channels become usable only with the ACK that announces them.
     for (const child of pending.introduced) this.#channels.announce(child.streamId);
     void this.#send({
@@ -579,7 +546,7 @@ export class Attachment implements AttachmentSink {
 
   /** The stream's current ACK (a resend's, the terminal's), after any group ACK still pending. */
   #ack(stream: StreamState, introduced: readonly StreamState[]): ServerMessage {
-    this.#sendPendingAck(stream);
+    this.#groupAcks.flush(stream);
     const mappings = introduced.map((child) => this.#mapping(child, true));
     for (const child of introduced) this.#channels.announce(child.streamId);
     return {
