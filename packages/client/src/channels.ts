@@ -14,27 +14,30 @@ import type { OutputRegistry } from "./output-registry.js";
 import type { OutputStream } from "./output-stream.js";
 
 /**
- * Installs `mappings` on the attachment. `atAcceptance`: they came with
- * `invocationAccepted`, the only place an input this process has no source
- * for may appear.
+ * Where mappings came from. Only an acceptance may list an input this
+ * process has no source for; only the acceptance of a resume or takeover
+ * may name one by a provisional reference another process sent.
  */
+export type MappingSource = "ack-or-output" | "start-acceptance" | "attach-acceptance";
+
+/** Installs `mappings` on the attachment. */
 export function installMappings(
   attachment: Attachment,
   mappings: readonly StreamMapping[],
-  atAcceptance: boolean,
+  source: MappingSource,
   inputs: InputRegistry,
   outputs: OutputRegistry,
 ): void {
   for (const mapping of mappings) {
     if (attachment.channels.has(mapping.channel)) throw violation(`channel ${mapping.channel} mapped twice`);
-    if (mapping.direction === "input") installInput(attachment, mapping, atAcceptance, inputs);
+    if (mapping.direction === "input") installInput(attachment, mapping, source, inputs);
     else installOutput(attachment, mapping, outputs);
   }
 }
 
-function installInput(attachment: Attachment, mapping: StreamMapping, atAcceptance: boolean, inputs: InputRegistry): void {
+function installInput(attachment: Attachment, mapping: StreamMapping, source: MappingSource, inputs: InputRegistry): void {
   const highWater = mapping.inputHighWater ?? { sequence: 0n, terminal: false };
-  const resolved = inputs.resolve(mapping, atAcceptance);
+  const resolved = inputs.resolve(mapping, source);
   const connection = attachment.connection;
   if (resolved.kind === "sourceless") {
     attachment.channels.set(mapping.channel, { direction: "input", feeder: undefined });

@@ -6,6 +6,7 @@
  */
 import { randomUUID } from "node:crypto";
 import type { JsonValue, SchemaValueJson, StreamMapping } from "@golem-stream/wire";
+import type { MappingSource } from "./channels.js";
 import { violation } from "./errors.js";
 import { InputFeeder, type FeederHost } from "./input-feeder.js";
 import type { InputStream, ParamNode } from "./input-stream.js";
@@ -94,23 +95,28 @@ export class InputRegistry {
   }
 
   /**
-   * Resolves an input mapping. A provisional reference must be one this
-   * client sent; a stream token it does not know belongs to a source that
-   * is not in this process (a session taken over from another one) — legal
-   * only in an acceptance, where the server lists every input.
+   * Resolves an input mapping. A stream token this client does not know
+   * belongs to a source that is not in this process (a session taken over
+   * from another one) — legal only in an acceptance, where the server lists
+   * every input. A provisional reference must be one this client sent (or
+   * one of the frozen start it continues), except in the acceptance of a
+   * resume or takeover: there the server names a nested input that another
+   * process introduced but never used by that process's provisional
+   * reference, so that its introducer could find it after losing the ACK
+   * (docs/protocol/server.md); here its source is gone.
    */
-  resolve(mapping: StreamMapping, atAcceptance: boolean): ResolvedInput {
+  resolve(mapping: StreamMapping, source: MappingSource): ResolvedInput {
     let feeder: InputFeeder | undefined;
     if (mapping.provisionalRef !== undefined) {
       feeder = this.#byRef.get(mapping.provisionalRef);
-      if (feeder === undefined && !this.#orphanRefs.has(mapping.provisionalRef)) {
+      if (feeder === undefined && source !== "attach-acceptance" && !this.#orphanRefs.has(mapping.provisionalRef)) {
         throw violation("mapping resolves a provisional reference this client never sent");
       }
     } else {
       feeder = this.#byToken.get(mapping.streamToken);
     }
     if (feeder === undefined) {
-      if (!atAcceptance) throw violation("an input mapping for an unknown stream");
+      if (source === "ack-or-output") throw violation("an input mapping for an unknown stream");
       return { kind: "sourceless" };
     }
     feeder.streamToken = mapping.streamToken;

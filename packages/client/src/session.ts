@@ -300,11 +300,11 @@ export class Session {
         });
         return;
       case "invocationResult":
-        installMappings(attachment, message.mappings, false, this.#inputs, this.#outputs);
+        installMappings(attachment, message.mappings, "ack-or-output", this.#inputs, this.#outputs);
         this.#onResult(message.result);
         return;
       case "outputStreamItem": {
-        installMappings(attachment, message.mappings, false, this.#inputs, this.#outputs);
+        installMappings(attachment, message.mappings, "ack-or-output", this.#inputs, this.#outputs);
         const stream = outputOn(attachment, message.channel);
         const schema = stream.schema;
         if (schema !== undefined) {
@@ -337,7 +337,7 @@ export class Session {
         outputOn(attachment, message.channel).pushEnd(message.sequence, message.outcome, message.cursorToken);
         return;
       case "inputStreamAck": {
-        installMappings(attachment, message.mappings, false, this.#inputs, this.#outputs);
+        installMappings(attachment, message.mappings, "ack-or-output", this.#inputs, this.#outputs);
         inputOn(attachment, message.channel)?.acknowledge(message.highestContiguousSequence, message.terminal);
         return;
       }
@@ -375,7 +375,8 @@ export class Session {
     this.#sessionToken = sessionToken;
     this.#idempotencyKey = idempotencyKey;
     if (this.#budget.paused) attachment.connection?.pause();
-    installMappings(attachment, mappings, true, this.#inputs, this.#outputs);
+    const source = sent.type === "invocationStart" ? "start-acceptance" : "attach-acceptance";
+    installMappings(attachment, mappings, source, this.#inputs, this.#outputs);
     // Cancellations that were in flight when the previous connection died.
     for (const stream of this.#outputs.streams.values()) {
       const reason = stream.cancelRequested;

@@ -533,6 +533,18 @@ describe("resume state", () => {
     expect(await server.waitUntil((m: ClientMessage) => m.type === "streamCancel")).toEqual({ type: "streamCancel", channel: 4, reason: "source-unavailable" });
     call.cancel();
   });
+
+  it("a takeover cancels an unused nested input the acceptance names by another process's provisional reference", async () => {
+    const { client, transport } = memoryClient();
+    const state: ResumeState = { sessionToken: SESSION, outputCursors: [], selector: { ...echo, method: "digest" }, idempotencyKey: "k" };
+    const call = client.takeover(state);
+    const server = await transport.nextConnection();
+    const takeover = (await server.waitUntil(isResume)) as ResumeAttach;
+    const elsewhere = "6f1c1f0e-2a4b-4c7d-9e8f-0a1b2c3d4e5f";
+    server.send({ type: "invocationAccepted", attemptId: takeover.attemptId, idempotencyKey: "k", mappings: [inputMapping(6, elsewhere, 0n)], sessionToken: SESSION });
+    expect(await server.waitUntil((m: ClientMessage) => m.type === "streamCancel")).toEqual({ type: "streamCancel", channel: 6, reason: "source-unavailable" });
+    call.cancel();
+  });
 });
 
 describe("output stream views", () => {
