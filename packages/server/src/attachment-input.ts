@@ -1,0 +1,265 @@
+/**
+ * The input side of one attachment: the client's stream messages after
+ * acceptance (items, ends, cancels), resend handling (section 9), and the
+ * ACKs, each sent only after the commit it reports (grouped per commit, see
+ * group-acks.ts).
+ */
+import {
+  encodeUtf8,
+  ProtocolError,
+  type ClientBinaryMessage,
+  type ClientStreamCancel,
+  type InputStreamEnd,
+  type InputStreamItem,
+  type JsonValue,
+  type SchemaValueJson,
+  type ServerCancelReason,
+  type ServerMessage,
+} from "@golem-stream/wire";
+import type { AttachmentLink } from "./attachment-link.js";
+import { GroupAcks, type GroupAck } from "./group-acks.js";
+import { sameInput } from "./input-resend.js";
+import type { AttachmentSink } from "./live-session.js";
+import type { InputChunk } from "./store/session-store.js";
+import type { InputItem, StreamState } from "./stream-state.js";
+import { canonicalValue, checkBinaryItem, decodeValue, substituteStreamRefs } from "./values.js";
+
+export type ClientStreamMessage = InputStreamItem | InputStreamEnd | ClientStreamCancel | ClientBinaryMessage;
+
+export class AttachmentInput {
+  readonly #link: AttachmentLink;
+  /** The attachment, as the session's owner: input is accepted only from the current owner. */
+  readonly #owner: AttachmentSink;
+  /** Messages being handled and commits awaiting their ACK. */
+  #handling = 0;
+  readonly #groupAcks: GroupAcks<StreamState, StreamState>;
+
+  constructor(link: AttachmentLink, owner: AttachmentSink) {
+    this.#link = link;
+    this.#owner = owner;
+    this.#groupAcks = new GroupAcks<StreamState, StreamState>(
+      (stream, ack) => this.#sendGroupAck(stream, ack),
+      () => link.maybeFinish(),
+    );
+  }
+
+  /** Whether an ACK is still to be sent: `invocationFinished` waits for it. */
+  get busy(): boolean {
+    return this.#handling > 0 || this.#groupAcks.pending > 0;
+  }
+
+  /**
+   * Handles one decoded client message after acceptance. `permitBytes` are
+   * the session byte permits taken for the raw message; this call owns
+   * them (they move to the input queue or are released).
+   */
+  async handle(message: ClientStreamMessage, permitBytes: number): Promise<void> {
+    let kept = false;
+    // invocationFinished waits for the ACK of a message being handled.
+    this.#handling++;
+    try {
+      switch (message.type) {
+        case "inputStreamItem":
+          kept = await this.#inputItem(message, permitBytes);
+          return;
+        case "input-u8":
+        case "input-binary":
+          kept = await this.#inputBinary(message, permitBytes);
+          return;
+        case "inputStreamEnd":
+          await this.#inputEnd(message);
+          return;
+        case "streamCancel":
+          await this.#cancel(message);
+          return;
+      }
+    } finally {
+      if (!kept) this.#link.session.permits.release(permitBytes);
+      this.#handling--;
+      this.#link.maybeFinish();
+    }
+  }
+
+  /** The server made an input terminal: the client gets `streamCancel`, then the terminal ACK. */
+  cancelledByServer(stream: StreamState, reason: ServerCancelReason): void {
+    const link = this.#link;
+    const entry = link.channels.forStream(stream.streamId);
+    if (entry === undefined || entry.state === "reserved") return;
+    // The sends are issued now, in order: the transport keeps call order,
+    // so the terminal ACK cannot fall behind a later invocationFinished.
+    this.#groupAcks.flush(stream);
+    void link.send({ type: "streamCancel", channel: entry.channel, reason }).catch((error: unknown) => link.fault(error));
+    void link.send(this.#ack(stream, [])).catch((error: unknown) => link.fault(error));
+  }
+
+  /**
+   * The input stream on `channel`, or undefined when the server cancelled it
+   * on this connection: the client may have any amount of input in flight
+   * across that cancel (its unACKed window), so late data is ignored, not a
+   * violation. Inputs already terminal at acceptance have a closed channel.
+   */
+  #inputStream(channel: number, what: string): StreamState | undefined {
+    const entry = this.#link.channels.require(channel, "input", what);
+    const stream = this.#link.session.stream(entry.streamId);
+    if (stream === undefined) throw new ProtocolError("invalid-channel", `${what} uses an unknown channel`);
+    const terminal = stream.inputTerminal;
+    if (terminal === undefined) return stream;
+    if (terminal.kind === "cancelled" && terminal.by === "server") return undefined;
+    throw new ProtocolError("invalid-channel", `${what} uses a channel whose input has ended`);
+  }
+
+  async #inputItem(message: InputStreamItem, permitBytes: number): Promise<boolean> {
+    const session = this.#link.session;
+    const stream = this.#inputStream(message.channel, "inputStreamItem");
+    if (stream === undefined) return false;
+    if (stream.elementKind !== "value") {
+      throw new ProtocolError("protocol-error", "items of a direct-binary stream travel as binary messages", { retryable: true });
+    }
+    const decoded = decodeValue(message.value as unknown as JsonValue, stream.graph, "provisional", "value");
+    const canonical = encodeUtf8(canonicalValue(decoded));
+    if (await this.#isDuplicate(stream, message.sequence, 1n, canonical, undefined)) return false;
+    const introduced = session.prepareStreams(
+      decoded.streams,
+      stream.graph,
+      "input",
+      { kind: "item", streamId: stream.streamId, sequence: message.sequence },
+      "/value",
+    );
+    const tokens = new Map(introduced.map((p) => [p.state.provisionalRef ?? "", p.state.token]));
+    const value = substituteStreamRefs(decoded.value as unknown as SchemaValueJson, tokens);
+    const chunk: InputChunk = { streamId: stream.streamId, sequence: message.sequence, itemCount: 1n, data: canonical, mimeType: undefined };
+    const accepted = await session.acceptInput(this.#owner, stream, chunk, { kind: "value", value }, introduced, permitBytes);
+    if (accepted !== undefined) this.#ackWhenCommitted(stream, accepted, introduced.map((p) => p.state));
+    return true;
+  }
+
+  async #inputBinary(message: ClientBinaryMessage, permitBytes: number): Promise<boolean> {
+    const stream = this.#inputStream(message.channel, message.type);
+    if (stream === undefined) return false;
+    const expected = message.type === "input-u8" ? "u8" : "binary";
+    if (stream.elementKind !== expected) {
+      throw new ProtocolError("protocol-error", `${message.type} does not match the stream's element type`, { retryable: true });
+    }
+    let sequence = message.sequence;
+    let payload = message.payload;
+    const mimeType = message.type === "input-binary" ? message.mimeType : undefined;
+    if (message.type === "input-binary") checkBinaryItem(stream.graph, payload.length, mimeType);
+    const itemCount = message.type === "input-u8" ? BigInt(payload.length) : 1n;
+    if (await this.#isDuplicate(stream, sequence, itemCount, payload, mimeType)) return false;
+    if (message.type === "input-u8" && sequence < stream.count) {
+      // A resend that overlaps the high-water: the overlap matched, keep the suffix.
+      payload = payload.subarray(Number(stream.count - sequence));
+      sequence = stream.count;
+    }
+    // A private copy: the payload is a view of the whole received message.
+    const data = payload.slice();
+    const item: InputItem = message.type === "input-u8" ? { kind: "bytes", bytes: data } : { kind: "blob", blob: mimeType === undefined ? { bytes: data } : { bytes: data, mimeType } };
+    const chunk: InputChunk = { streamId: stream.streamId, sequence, itemCount: message.type === "input-u8" ? BigInt(data.length) : 1n, data, mimeType };
+    const accepted = await this.#link.session.acceptInput(this.#owner, stream, chunk, item, [], permitBytes);
+    if (accepted !== undefined) this.#ackWhenCommitted(stream, accepted, []);
+    return true;
+  }
+
+  /**
+   * Resend handling (section 9): a range entirely below the high-water must
+   * match what was accepted (then it is re-ACKed); a range starting above it
+   * is a gap. A range straddling it must match on the overlap.
+   */
+  async #isDuplicate(stream: StreamState, sequence: bigint, itemCount: bigint, data: Uint8Array, mimeType: string | undefined): Promise<boolean> {
+    const highWater = stream.count;
+    if (sequence > highWater) throw new ProtocolError("input-gap", "input skips items that were never accepted");
+    if (sequence === highWater) return false;
+    // Compare with committed data only: wait for chunks still being committed.
+    await stream.inputCommitted;
+    const overlapEnd = sequence + itemCount < highWater ? sequence + itemCount : highWater;
+    const stored = await this.#link.session.deps.store.readInput(stream.streamId, sequence, overlapEnd);
+    if (!sameInput(stored, sequence, overlapEnd, data, stream.elementKind === "u8", mimeType)) {
+      throw new ProtocolError("input-conflict", "a resent input item differs from the accepted one");
+    }
+    if (sequence + itemCount > highWater) return false;
+    await this.#link.send(this.#ack(stream, []));
+    return true;
+  }
+
+  async #inputEnd(message: InputStreamEnd): Promise<void> {
+    const stream = this.#inputStream(message.channel, "inputStreamEnd");
+    if (stream === undefined) return;
+    if (message.sequence < stream.count) throw new ProtocolError("input-conflict", "inputStreamEnd claims fewer items than were accepted");
+    if (message.sequence > stream.count) throw new ProtocolError("input-gap", "inputStreamEnd claims items that were never accepted");
+    await this.#link.session.endInput(stream);
+    this.#link.channels.close(stream.streamId);
+    await this.#link.send(this.#ack(stream, []));
+  }
+
+  async #cancel(message: ClientStreamCancel): Promise<void> {
+    const link = this.#link;
+    const entry = link.channels.get(message.channel);
+    if (entry === undefined || entry.state === "reserved") {
+      throw new ProtocolError("invalid-channel", "streamCancel uses an unknown channel");
+    }
+    const stream = link.session.stream(entry.streamId);
+    if (stream === undefined) throw new ProtocolError("invalid-channel", "streamCancel uses an unknown channel");
+    if (stream.terminal) {
+      // A cancel that crossed the terminal in flight is accepted once and ignored.
+      if (entry.lateCancelAccepted) throw new ProtocolError("invalid-channel", "the stream was already cancelled");
+      entry.lateCancelAccepted = true;
+      return;
+    }
+    if (stream.direction === "input") {
+      await link.session.cancelInputByClient(stream, message.reason);
+      link.channels.close(stream.streamId);
+      await link.send(this.#ack(stream, []));
+      return;
+    }
+    await link.session.cancelOutput(stream, message.reason);
+  }
+
+  /**
+   * Acknowledges one accepted chunk once its commit is done. Commits resolve
+   * in call order, so ACKs leave in order; `invocationFinished` waits for
+   * ACKs still pending.
+   */
+  #ackWhenCommitted(stream: StreamState, accepted: { committed: Promise<void>; count: bigint }, introduced: readonly StreamState[]): void {
+    const link = this.#link;
+    const mappings = introduced.map((child) => link.mapping(child, true));
+    this.#handling++;
+    accepted.committed
+      .then(() => this.#groupAcks.add(stream, accepted.count, mappings, introduced))
+      .catch((error: unknown) => link.fault(error))
+      .finally(() => {
+        this.#handling--;
+        link.maybeFinish();
+      });
+  }
+
+  /** One group ACK (see group-acks.ts). */
+  #sendGroupAck(stream: StreamState, pending: GroupAck<StreamState>): void {
+    const link = this.#link;
+    // Nested channels become usable only with the ACK that announces them.
+    for (const child of pending.introduced) link.channels.announce(child.streamId);
+    void link
+      .send({
+        type: "inputStreamAck",
+        channel: link.channels.forStream(stream.streamId)?.channel ?? 0,
+        highestContiguousSequence: pending.count,
+        mappings: pending.mappings,
+        terminal: false,
+      })
+      .catch((error: unknown) => link.fault(error));
+  }
+
+  /** The stream's current ACK (a resend's, the terminal's), after any group ACK still pending. */
+  #ack(stream: StreamState, introduced: readonly StreamState[]): ServerMessage {
+    const link = this.#link;
+    this.#groupAcks.flush(stream);
+    const mappings = introduced.map((child) => link.mapping(child, true));
+    for (const child of introduced) link.channels.announce(child.streamId);
+    return {
+      type: "inputStreamAck",
+      channel: link.channels.forStream(stream.streamId)?.channel ?? 0,
+      highestContiguousSequence: stream.count,
+      mappings,
+      terminal: stream.inputTerminal !== undefined,
+    };
+  }
+}

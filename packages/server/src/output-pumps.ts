@@ -1,0 +1,179 @@
+/**
+ * The output side of one attachment: a pump per output stream that reads
+ * the stream's durable log from the client's cursor on and sends each
+ * event. Everything sent is read back from the store, so a first
+ * attachment, an exact-attempt replay and a resume are the same code with
+ * different starting cursors. A pump starts only once the message carrying
+ * its stream's mapping has been handed to the transport (announcement
+ * before use, section 8).
+ */
+import type { OutputOutcome, SchemaValueJson } from "@golem-stream/wire";
+import type { AttachmentLink } from "./attachment-link.js";
+import type { OutputEvent } from "./store/session-store.js";
+import type { StreamState } from "./stream-state.js";
+import type { CursorPosition } from "./token-service.js";
+
+/** How many log events a pump reads per store query. */
+const PUMP_BATCH = 64;
+
+interface Pump {
+  readonly stream: StreamState;
+  /** Next sequence to read from the log. */
+  next: bigint;
+  state: "waiting" | "active" | "done";
+  running: boolean;
+  /** Set by every kick: there may be events the pump has not read yet. */
+  dirty: boolean;
+}
+
+export class OutputPumps {
+  readonly #link: AttachmentLink;
+  readonly #pumps = new Map<string, Pump>();
+
+  constructor(link: AttachmentLink) {
+    this.#link = link;
+  }
+
+  /** Creates the stream's pump at the client's cursor (none: from the start); false if the client has seen its terminal. */
+  place(stream: StreamState, cursor: CursorPosition | undefined): boolean {
+    const pump: Pump = {
+      stream,
+      next: cursor === undefined ? 0n : cursor.position + 1n,
+      state: cursor?.event === "terminal" ? "done" : "waiting",
+      running: false,
+      dirty: false,
+    };
+    this.#pumps.set(stream.streamId, pump);
+    return pump.state !== "done";
+  }
+
+  /**
+   * Whether a replayed message on this connection will carry the stream's
+   * mapping: the result (always re-sent) or an item its parent's pump
+   * will replay.
+   */
+  exposedByReplay(stream: StreamState): boolean {
+    const parent = stream.parent;
+    if (parent.kind === "result") return true;
+    if (parent.kind !== "item") return false;
+    const pump = this.#pumps.get(parent.streamId);
+    return pump !== undefined && pump.state !== "done" && pump.next <= parent.sequence;
+  }
+
+  /** The stream's mapping has been handed to the transport: its pump may run. */
+  start(stream: StreamState): void {
+    let pump = this.#pumps.get(stream.streamId);
+    if (pump === undefined) {
+      pump = { stream, next: 0n, state: "waiting", running: false, dirty: false };
+      this.#pumps.set(stream.streamId, pump);
+    }
+    if (pump.state === "waiting") {
+      pump.state = "active";
+      this.#kick(pump);
+    }
+  }
+
+  /** The stream's log grew. */
+  appended(stream: StreamState): void {
+    const pump = this.#pumps.get(stream.streamId);
+    if (pump !== undefined) this.#kick(pump);
+  }
+
+  /** Whether every output stream of the session has sent its terminal on this connection. */
+  allDone(): boolean {
+    for (const stream of this.#link.session.streams()) {
+      if (stream.direction !== "output") continue;
+      const pump = this.#pumps.get(stream.streamId);
+      if (pump === undefined || pump.state !== "done") return false;
+    }
+    return true;
+  }
+
+  #kick(pump: Pump): void {
+    if (pump.state !== "active" || this.#link.isEnded()) return;
+    pump.dirty = true;
+    if (pump.running) return;
+    pump.running = true;
+    void this.#run(pump).catch((error: unknown) => this.#link.fault(error));
+  }
+
+  /**
+   * Sends the log from `pump.next` on while there may be more. `dirty` is
+   * set by every kick, and `running` is cleared in the same synchronous step
+   * that sees it clear, so no kick can fall between two runs.
+   */
+  async #run(pump: Pump): Promise<void> {
+    const link = this.#link;
+    const store = link.session.deps.store;
+    try {
+      while (pump.dirty && pump.state === "active" && !link.isEnded()) {
+        pump.dirty = false;
+        const events = await store.readOutput(pump.stream.streamId, pump.next, PUMP_BATCH);
+        for (const event of events) {
+          if (link.isEnded()) return;
+          await this.#send(pump, event);
+          if (link.isEnded()) return;
+          link.session.delivered(pump.stream);
+          if (event.event === "terminal") {
+            pump.state = "done";
+            link.channels.close(pump.stream.streamId);
+            link.maybeFinish();
+            return;
+          }
+          pump.next = event.sequence + event.itemCount;
+        }
+        if (events.length === PUMP_BATCH) pump.dirty = true; // a full batch: there may be more
+      }
+    } finally {
+      pump.running = false;
+    }
+  }
+
+  async #send(pump: Pump, event: OutputEvent): Promise<void> {
+    const link = this.#link;
+    const session = link.session;
+    const stream = pump.stream;
+    const channel = link.channels.forStream(stream.streamId)?.channel ?? 0;
+    const cursorToken = session.deps.tokens.mintCursor(session.owner, session.sessionId, {
+      streamId: stream.streamId,
+      position: event.sequence,
+      event: event.event,
+    });
+    if (event.event === "terminal") {
+      await link.send({
+        type: "outputStreamEnd",
+        channel,
+        cursorToken,
+        outcome: JSON.parse(event.outcome) as OutputOutcome,
+        sequence: event.sequence,
+      });
+      return;
+    }
+    if (stream.elementKind === "u8") {
+      await link.send({ type: "output-u8", channel, sequence: event.sequence, cursorToken, payload: event.data });
+      return;
+    }
+    if (stream.elementKind === "binary") {
+      await link.send({
+        type: "output-binary",
+        channel,
+        sequence: event.sequence,
+        cursorToken,
+        payload: event.data,
+        ...(event.mimeType === undefined ? {} : { mimeType: event.mimeType }),
+      });
+      return;
+    }
+    const children = session.childrenOf(stream.streamId, event.sequence);
+    const mappings = children.map((child) => link.mapping(child, false));
+    await link.send({
+      type: "outputStreamItem",
+      channel,
+      cursorToken,
+      mappings,
+      sequence: event.sequence,
+      value: JSON.parse(new TextDecoder().decode(event.data)) as SchemaValueJson,
+    });
+    for (const child of children) link.announced(child);
+  }
+}
