@@ -57,6 +57,38 @@ describe("demo methods", () => {
     expect(messages.filter((m) => m.type === "inputStreamAck").at(-1)).toMatchObject({ highestContiguousSequence: 11n, terminal: true });
   });
 
+  it("tally: a one-way string sink; counts items and sums their UTF-8 bytes, sends nothing before the result", async () => {
+    const client = await RawClient.connect(server.url);
+    client.send(demoStart("tally", v.record(v.stream(randomUUID()))));
+    const accepted = await client.nextOf("invocationAccepted");
+    expect(accepted.mappings).toHaveLength(1);
+    const channel = accepted.mappings[0]!.channel;
+    // "é" is 2 UTF-8 bytes and "😀" 4, so a count of UTF-16 units (or of scalars) would differ.
+    const items = ["abc", "", "é", "h😀i"];
+    items.forEach((text, i) => client.send({ type: "inputStreamItem", channel, sequence: BigInt(i), value: v.str(text) }));
+    client.send({ type: "inputStreamEnd", channel, sequence: BigInt(items.length) });
+    const { messages, closed } = await client.all();
+    expect(closed.code).toBe(1000);
+    expect(messages.filter((m) => m.type.startsWith("output"))).toEqual([]);
+    expect(resultOf(messages).result).toEqual({
+      kind: "value",
+      graph: {
+        root: {
+          kind: "record",
+          value: {
+            fields: [
+              { name: "items", body: { kind: "u64", value: {} } },
+              { name: "bytes", body: { kind: "u64", value: {} } },
+            ],
+          },
+        },
+      },
+      value: { kind: "record", value: { fields: [{ kind: "u64", value: "4" }, { kind: "u64", value: "11" }] } },
+    });
+    expect(messages.filter((m) => m.type === "inputStreamAck").at(-1)).toMatchObject({ highestContiguousSequence: 4n, terminal: true });
+    expect(messages.at(-1)).toMatchObject({ type: "invocationFinished", outcome: { kind: "success" } });
+  });
+
   it("blobs: binary output items, deterministic content, one item per message", async () => {
     const client = await RawClient.connect(server.url);
     client.send(demoStart("blobs", v.record(v.u32(3), v.u32(1000))));

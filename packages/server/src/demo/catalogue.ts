@@ -45,4 +45,11 @@ export const ECHO_METHODS: readonly MethodDescriptor[] = [
     result: graph(stream(record(["name", string], ["items", stream(u32)]))),
   },
   { name: "fail", parameters: graph(record(["after", u32])), result: graph(stream(u32)) },
+  // Beyond decisions-v1 section 7: a one-way string sink, so small-item
+  // throughput can be measured without an output stream of the same size.
+  {
+    name: "tally",
+    parameters: graph(record(["input", stream(string)])),
+    result: graph(record(["items", u64], ["bytes", u64])),
+  },
 ];

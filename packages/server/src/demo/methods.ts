@@ -131,6 +131,17 @@ const groups: MethodImplementation = async (ctx) => {
   );
 };
 
+/** Counts the input's items and sums their UTF-8 byte lengths; sends nothing back until the end. */
+const tally: MethodImplementation = async (ctx) => {
+  let items = 0n;
+  let bytes = 0n;
+  for await (const item of ctx.inputValues(field(ctx.parameters, 0))) {
+    items += 1n;
+    bytes += BigInt(Buffer.byteLength(stringOf(item), "utf8"));
+  }
+  return record(u64(items), u64(bytes));
+};
+
 const fail: MethodImplementation = async (ctx) => {
   const after = u32Field(ctx.parameters, 0);
   return ctx.output(
@@ -147,5 +158,5 @@ export const ECHO_AGENT_TYPE: AgentTypeDefinition = {
   constructorParameters: ECHO_CONSTRUCTOR,
   methods: ECHO_METHODS,
   config: [],
-  implementations: { reverse, digest, count, blobs, split, groups, fail },
+  implementations: { reverse, digest, count, blobs, split, groups, fail, tally },
 };
