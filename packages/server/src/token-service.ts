@@ -12,6 +12,7 @@ import {
   mintToken,
   verifyToken,
   type CursorEvent,
+  type CommonTokenFields,
   type Keyring,
   type SessionTokenFields,
   type VerifiedToken,
@@ -23,17 +24,14 @@ export interface TokenIdentity {
   readonly audience: string;
 }
 
-export interface SessionTokenInput {
-  readonly sessionId: string;
-  readonly application: string;
-  readonly environment: string;
-  readonly agentType: string;
-  readonly agentIdentity: string;
-  readonly method: string;
-  readonly generation: bigint;
-  readonly idempotencyKey: string;
+/**
+ * What the session supplies for a session token; the common fields come from
+ * the deployment and the caller. Every session the server mints names its
+ * stream-token key (field 24), so that field is required here.
+ */
+export type SessionTokenInput = Omit<SessionTokenFields, keyof CommonTokenFields | "streamKeyId"> & {
   readonly streamKeyId: string;
-}
+};
 
 export interface CursorPosition {
   readonly streamId: string;
