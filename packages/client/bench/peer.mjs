@@ -1,0 +1,104 @@
+#!/usr/bin/env node
+/**
+ * The far end of `bench/run.mjs`, run as its own process (`child_process.fork`)
+ * so that it has its own event loop and, on a machine with two cores or more,
+ * its own core — as a server does in any real deployment.
+ *
+ *   node bench/peer.mjs raw               # bare ws sink: counts messages, replies "done"
+ *   node bench/peer.mjs ack               # minimal protocol peer that ACKs every item at once
+ *   node bench/peer.mjs server <dataDir>  # startEmbeddedServer (SQLite, synchronous = FULL)
+ *
+ * It reports `{ url }` over the IPC channel when it listens and exits when the
+ * parent sends "close" or disconnects.
+ */
+import { WebSocketServer } from "ws";
+import { SUBPROTOCOL, decodeClientMessage, encodeMessage } from "@golem-stream/wire";
+import { startEmbeddedServer } from "@golem-stream/server";
+
+const MIB = 1024 * 1024;
+const [mode, dataDir] = process.argv.slice(2);
+
+function listening(wss) {
+  return new Promise((resolve) =>
+    wss.once("listening", () =>
+      resolve({ url: `ws://127.0.0.1:${wss.address().port}`, close: () => new Promise((r) => wss.close(r)) }),
+    ),
+  );
+}
+
+/** Bare ws: the connection's URL says how many messages to expect (`/?count=N`); one reply at the end. */
+function startRawSink() {
+  const wss = new WebSocketServer({ port: 0, host: "127.0.0.1", perMessageDeflate: false, maxPayload: 32 * MIB });
+  wss.on("connection", (socket, request) => {
+    const expected = Number(new URL(request.url, "ws://x").searchParams.get("count"));
+    let seen = 0;
+    socket.on("message", () => {
+      if (++seen === expected) socket.send("done");
+    });
+  });
+  return listening(wss);
+}
+
+/** Decodes every client message strictly (as a server must) and acknowledges input at once, storing nothing. */
+function startAckPeer() {
+  const wss = new WebSocketServer({
+    port: 0,
+    host: "127.0.0.1",
+    perMessageDeflate: false,
+    maxPayload: 17 * MIB,
+    handleProtocols: (protocols) => (protocols.has(SUBPROTOCOL) ? SUBPROTOCOL : false),
+  });
+  wss.on("connection", (socket) => {
+    const send = (message) => socket.send(encodeMessage(message));
+    socket.on("message", (data, isBinary) => {
+      const message = decodeClientMessage(isBinary ? data : data.toString("utf8"), isBinary);
+      switch (message.type) {
+        case "invocationStart": {
+          const ref = /"provisionalRef":"([0-9a-f-]{36})"/.exec(JSON.stringify(message.methodParameters))[1];
+          send({
+            type: "invocationAccepted",
+            attemptId: message.attemptId,
+            idempotencyKey: message.idempotencyKey,
+            sessionToken: "session",
+            mappings: [{ channel: 1, direction: "input", streamToken: "input", provisionalRef: ref, inputHighWater: { sequence: 0n, terminal: false } }],
+          });
+          return;
+        }
+        case "input-u8":
+        case "inputStreamItem": {
+          const count = message.type === "input-u8" ? BigInt(message.payload.byteLength) : 1n;
+          send({ type: "inputStreamAck", channel: 1, highestContiguousSequence: message.sequence + count, mappings: [], terminal: false });
+          return;
+        }
+        case "inputStreamEnd":
+          send({ type: "inputStreamAck", channel: 1, highestContiguousSequence: message.sequence, mappings: [], terminal: true });
+          send({ type: "invocationResult", mappings: [], result: { kind: "none" } });
+          send({ type: "invocationFinished", outcome: { kind: "success" } });
+          socket.close(1000);
+          return;
+      }
+    });
+  });
+  return listening(wss);
+}
+
+const peer =
+  mode === "raw"
+    ? await startRawSink()
+    : mode === "ack"
+      ? await startAckPeer()
+      : mode === "server"
+        ? await startEmbeddedServer({ port: 0, host: "127.0.0.1", dataDir, tokens: ["t"] })
+        : undefined;
+if (peer === undefined) {
+  console.error("usage: peer.mjs raw | ack | server <dataDir>");
+  process.exit(2);
+}
+
+const stop = async () => {
+  await peer.close();
+  process.exit(0);
+};
+process.on("message", (message) => message === "close" && void stop());
+process.on("disconnect", () => void stop());
+process.send({ url: peer.url });
