@@ -117,7 +117,8 @@ export class AttachmentInput {
     }
     const decoded = decodeValue(message.value as unknown as JsonValue, stream.graph, "provisional", "value");
     const canonical = encodeUtf8(canonicalValue(decoded));
-    if (await this.#isDuplicate(stream, message.sequence, 1n, canonical, undefined)) return false;
+    // The next item in order (the common case) is no resend: no need to wait for #isDuplicate.
+    if (message.sequence !== stream.count && (await this.#isDuplicate(stream, message.sequence, 1n, canonical, undefined))) return false;
     const introduced = session.prepareStreams(
       decoded.streams,
       stream.graph,
@@ -125,8 +126,11 @@ export class AttachmentInput {
       { kind: "item", streamId: stream.streamId, sequence: message.sequence },
       "/value",
     );
-    const tokens = new Map(introduced.map((p) => [p.state.provisionalRef ?? "", p.state.token]));
-    const value = substituteStreamRefs(decoded.value as unknown as SchemaValueJson, tokens);
+    // The decoded value is the server's own copy; it needs rewriting only when it introduces streams.
+    const value =
+      introduced.length === 0
+        ? (decoded.value as unknown as SchemaValueJson)
+        : substituteStreamRefs(decoded.value as unknown as SchemaValueJson, new Map(introduced.map((p) => [p.state.provisionalRef ?? "", p.state.token])));
     const chunk: InputChunk = { streamId: stream.streamId, sequence: message.sequence, itemCount: 1n, data: canonical, mimeType: undefined };
     const accepted = await session.acceptInput(this.#owner, stream, chunk, { kind: "value", value }, introduced, permitBytes);
     if (accepted !== undefined) this.#ackWhenCommitted(stream, accepted, introduced.map((p) => p.state));
@@ -145,7 +149,7 @@ export class AttachmentInput {
     const mimeType = message.type === "input-binary" ? message.mimeType : undefined;
     if (message.type === "input-binary") checkBinaryItem(stream.graph, payload.length, mimeType);
     const itemCount = message.type === "input-u8" ? BigInt(payload.length) : 1n;
-    if (await this.#isDuplicate(stream, sequence, itemCount, payload, mimeType)) return false;
+    if (sequence !== stream.count && (await this.#isDuplicate(stream, sequence, itemCount, payload, mimeType))) return false;
     if (message.type === "input-u8" && sequence < stream.count) {
       // A resend that overlaps the high-water: the overlap matched, keep the suffix.
       payload = payload.subarray(Number(stream.count - sequence));

@@ -109,7 +109,7 @@ export class Connection {
     const permitBytes = Math.min(inbound.data.length, permits.capacity);
     // Permits before decoding (section 12): a session holding its budget in
     // unconsumed input stops decoding here, and the socket stops being read.
-    await permits.acquire(permitBytes);
+    if (!permits.tryAcquire(permitBytes)) await permits.acquire(permitBytes);
     let message: ClientMessage;
     try {
       message = decodeClientMessage(inbound.data, inbound.isBinary);
