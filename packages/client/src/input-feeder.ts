@@ -5,8 +5,9 @@
  * reconnect (protocol section 9). When the buffer is full the source is simply
  * not pulled — the producer is paused, nothing is queued without bound.
  */
-import { LIMITS, encodeMessage, type ClientCancelReason, type ClientMessage, type SchemaValueJson } from "@golem-stream/wire";
+import { LIMITS, type ClientCancelReason, type ClientMessage, type SchemaValueJson } from "@golem-stream/wire";
 import { ClientError, violation } from "./errors.js";
+import { checkInputItem } from "./item-encoding.js";
 import type { InputStream, BinaryBlob } from "./input-stream.js";
 import { toBytes, type PullIterator } from "./sources.js";
 
@@ -212,10 +213,11 @@ export class InputFeeder {
         const value = this.#host.freezeValue(this.binding, item);
         const sequence = this.#nextSequence;
         // Encoding once here both charges the exact wire size and rejects a malformed item as the
-        // source's failure now, rather than as a send error on some later reconnect.
+        // source's failure now, rather than as a send error on some later reconnect. The
+        // transport reuses this encoding of the value (item-encoding.ts).
         let bytes: number;
         try {
-          bytes = encodeMessage({ type: "inputStreamItem", channel: 1, sequence, value }).length;
+          bytes = checkInputItem(1, sequence, value);
         } catch (cause) {
           throw new ClientError("invalid-argument", `input item ${sequence} is not a valid SchemaValue`, { code: "invalid-message", cause });
         }

@@ -7,19 +7,20 @@
  */
 import WebSocket from "ws";
 import type { IncomingMessage } from "node:http";
+import type { Socket } from "node:net";
 import {
   KiB,
   MAX_BINARY_MESSAGE_BYTES,
   ProtocolError,
   SUBPROTOCOL,
   decodeServerMessage,
-  encodeMessage,
   isErrorCode,
   parseStrictJson,
   getMember,
   isJsonObject,
   type ClientMessage,
 } from "@golem-stream/wire";
+import { encodeClientMessage } from "./item-encoding.js";
 import type { CloseInfo, Connection, ConnectionHandlers, ConnectRequest, Transport } from "./transport.js";
 
 export interface WsTransportOptions {
@@ -57,6 +58,11 @@ export function wsTransport(options: WsTransportOptions = {}): Transport {
         const onAbort = (): void => socket.terminate();
         request.signal.addEventListener("abort", onAbort, { once: true });
 
+        // The TCP socket under the WebSocket, for corking bursts of small messages (connectionOf).
+        let tcp: Socket | undefined;
+        socket.once("upgrade", (response: IncomingMessage) => {
+          tcp = response.socket;
+        });
         let refused = false;
         socket.on("unexpected-response", (_req, response) => {
           // The HTTP refusal carries the public code; read it before tearing the socket down.
@@ -88,7 +94,7 @@ export function wsTransport(options: WsTransportOptions = {}): Transport {
             return;
           }
           opened = true;
-          resolve(connectionOf(socket, keepaliveIntervalMs));
+          resolve(connectionOf(socket, keepaliveIntervalMs, tcp));
         });
         socket.on("message", (data, isBinary) => {
           if (closed || decodeError !== undefined) return;
@@ -120,7 +126,36 @@ export function wsTransport(options: WsTransportOptions = {}): Transport {
   };
 }
 
-function connectionOf(socket: WebSocket, keepaliveIntervalMs: number): Connection {
+/**
+ * Messages sent in one burst (until the current tick's work is done) leave in
+ * one write per this many bytes, not one system call each: an input feeder
+ * sends its items from microtasks, one after another. The bound keeps the
+ * server busy while the rest of a long burst is still being encoded.
+ */
+const CORKED_BYTES_PER_WRITE = 64 * KiB;
+
+function connectionOf(socket: WebSocket, keepaliveIntervalMs: number, tcp: Socket | undefined): Connection {
+  let corked = false;
+  let corkedBytes = 0;
+  const uncorkNextTick = (): void => {
+    corked = false;
+    corkedBytes = 0;
+    tcp?.uncork();
+  };
+  /** `ws` corks around each frame itself; corks nest, so this outer one joins the frames of a burst. */
+  const corkFor = (bytes: number): void => {
+    if (tcp === undefined) return;
+    if (!corked) {
+      corked = true;
+      tcp.cork();
+      process.nextTick(uncorkNextTick);
+    } else if (corkedBytes >= CORKED_BYTES_PER_WRITE) {
+      tcp.uncork();
+      tcp.cork();
+      corkedBytes = 0;
+    }
+    corkedBytes += bytes;
+  };
   let paused = false;
   let alive = true;
   const sawLife = (): void => {
@@ -145,7 +180,9 @@ function connectionOf(socket: WebSocket, keepaliveIntervalMs: number): Connectio
   return {
     send(message: ClientMessage): void {
       if (socket.readyState !== WebSocket.OPEN) return;
-      socket.send(encodeMessage(message));
+      const data = encodeClientMessage(message);
+      corkFor(data.length);
+      socket.send(data);
     },
     pause: () => {
       paused = true;

@@ -1,0 +1,97 @@
+/**
+ * The transport's fast path for input items (src/item-encoding.ts) must be
+ * byte-identical to the checked encoder for every message it frames, and
+ * must fall back to it (same bytes, same errors) for anything it did not check.
+ */
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { CHANNEL_MAX, ProtocolError, U64_MAX, encodeMessage, type JsonValue, type SchemaValueJson } from "@golem-stream/wire";
+import { checkInputItem, encodeClientMessage } from "../src/item-encoding.js";
+
+const json = fc.jsonValue({ maxDepth: 4, stringUnit: "grapheme" }) as fc.Arbitrary<JsonValue>;
+const value = fc.record({ kind: fc.string({ maxLength: 12, unit: "grapheme" }), value: json }) as fc.Arbitrary<SchemaValueJson>;
+const channel = fc.oneof(fc.integer({ min: 1, max: 9 }), fc.integer({ min: 1, max: CHANNEL_MAX }));
+const sequence = fc.oneof(fc.bigInt({ min: 0n, max: 20n }), fc.bigInt({ min: 0n, max: U64_MAX - 1n }), fc.constant(U64_MAX - 1n));
+
+const item = (channelNumber: number, sequenceNumber: bigint, itemValue: SchemaValueJson) =>
+  ({ type: "inputStreamItem", channel: channelNumber, sequence: sequenceNumber, value: itemValue }) as const;
+
+/** What a call throws, as comparable data (or "ok"). */
+function outcome(encode: () => unknown): string {
+  try {
+    encode();
+    return "ok";
+  } catch (error) {
+    return error instanceof ProtocolError ? `${error.code} ${error.path} ${error.message}` : `not a ProtocolError: ${String(error)}`;
+  }
+}
+
+describe("input item encoding, checked once", () => {
+  it("frames a checked value byte-identically to encodeMessage, on any channel and sequence", () => {
+    fc.assert(
+      fc.property(value, channel, sequence, channel, sequence, (v, checkedChannel, checkedSequence, sendChannel, sendSequence) => {
+        const length = checkInputItem(checkedChannel, checkedSequence, v);
+        expect(length).toBe(encodeMessage(item(checkedChannel, checkedSequence, v)).length);
+        expect(encodeClientMessage(item(sendChannel, sendSequence, v))).toBe(encodeMessage(item(sendChannel, sendSequence, v)));
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it("a value nobody checked takes the checked path: same bytes, same errors", () => {
+    fc.assert(
+      fc.property(value, channel, sequence, (v, c, s) => {
+        const copy = structuredClone(v); // an equal value, but not the object that was checked
+        checkInputItem(1, 0n, v);
+        expect(encodeClientMessage(item(c, s, copy))).toBe(encodeMessage(item(c, s, copy)));
+      }),
+      { numRuns: 100 },
+    );
+    const loneSurrogate = { kind: "string", value: "\ud800" } as SchemaValueJson;
+    expect(outcome(() => encodeClientMessage(item(1, 0n, loneSurrogate)))).toBe(outcome(() => encodeMessage(item(1, 0n, loneSurrogate))));
+    expect(outcome(() => encodeClientMessage(item(1, 0n, loneSurrogate)))).not.toBe("ok");
+  });
+
+  it("refuses what the checked path refuses, and remembers nothing then", () => {
+    const bad: SchemaValueJson[] = [
+      { kind: "string", value: "\udc00" } as SchemaValueJson,
+      { kind: 7, value: 1 } as unknown as SchemaValueJson,
+      { kind: "f64", value: Number.NaN } as unknown as SchemaValueJson,
+      { kind: "x" } as unknown as SchemaValueJson,
+    ];
+    for (const v of bad) {
+      const expected = outcome(() => encodeMessage(item(1, 0n, v)));
+      expect(expected).not.toBe("ok");
+      expect(outcome(() => checkInputItem(1, 0n, v))).toBe(expected);
+      expect(outcome(() => encodeClientMessage(item(1, 0n, v)))).toBe(expected);
+    }
+  });
+
+  it("a checked value sent with an invalid channel or sequence fails exactly as encodeMessage does", () => {
+    const v: SchemaValueJson = { kind: "string", value: "ok" };
+    checkInputItem(1, 0n, v);
+    const wrong: [number, bigint][] = [
+      [0, 0n],
+      [CHANNEL_MAX + 1, 0n],
+      [1.5, 0n],
+      [Number.NaN, 0n],
+      [1, -1n],
+      [1, U64_MAX], // no room for the item
+      [1, U64_MAX + 1n],
+    ];
+    for (const [c, s] of wrong) {
+      const expected = outcome(() => encodeMessage(item(c, s, v)));
+      expect(expected).not.toBe("ok");
+      expect(outcome(() => encodeClientMessage(item(c, s, v)))).toBe(expected);
+    }
+    const notBigint = { type: "inputStreamItem", channel: 1, sequence: 0, value: v } as unknown as Parameters<typeof encodeMessage>[0];
+    expect(outcome(() => encodeClientMessage(notBigint as never))).toBe(outcome(() => encodeMessage(notBigint)));
+  });
+
+  it("other messages are encoded by encodeMessage unchanged", () => {
+    const end = { type: "inputStreamEnd", channel: 3, sequence: 9n } as const;
+    expect(encodeClientMessage(end)).toBe(encodeMessage(end));
+    const batch = { type: "input-u8", channel: 2, sequence: 5n, payload: new Uint8Array([1, 2, 3]) } as const;
+    expect(encodeClientMessage(batch)).toEqual(encodeMessage(batch));
+  });
+});
