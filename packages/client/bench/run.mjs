@@ -5,7 +5,7 @@
  * absolute targets in tests; this is where speed is measured).
  *
  *   node bench/run.mjs            # after `npx tsc -p tsconfig.json` in every package
- *   BENCH_MIB=64 BENCH_ITEMS=20000 BENCH_ROUNDS=3 node bench/run.mjs
+ *   BENCH_MIB=64 BENCH_ITEMS=50000 BENCH_ROUNDS=3 node bench/run.mjs
  *   BENCH_ONLY=strTally node --cpu-prof bench/run.mjs   # the forked peers inherit --cpu-prof
  *
  * Method. The sending side (the raw `ws` client, or @golem-stream/client)
@@ -42,7 +42,7 @@ import { createClient, inputStream } from "@golem-stream/client";
 
 const MIB = 1024 * 1024;
 const TOTAL_MIB = Number(process.env.BENCH_MIB ?? 64);
-const ITEMS = Number(process.env.BENCH_ITEMS ?? 20000);
+const ITEMS = Number(process.env.BENCH_ITEMS ?? 50000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const ITEM = "x".repeat(64);
 const ctor = { kind: "record", value: { fields: [{ kind: "string", value: "bench" }] } };

@@ -46,6 +46,11 @@ export class InputQueue<T> {
   }
 
   /** Resolves when one more entry fits (or the queue no longer takes entries). */
+  /** Whether `waitForSpace()` would resolve at once (lets the hot path skip the wait). */
+  get hasSpace(): boolean {
+    return this.#entries.length < this.#capacity || this.#discarded;
+  }
+
   async waitForSpace(): Promise<void> {
     while (this.#entries.length >= this.#capacity && !this.#discarded) {
       await new Promise<void>((resolve) => this.#spaceWaiters.push(resolve));

@@ -275,7 +275,8 @@ export class LiveSession {
     introduced: readonly PendingStream[],
     permitBytes: number,
   ): Promise<{ committed: Promise<void>; count: bigint } | undefined> {
-    await stream.queue?.waitForSpace();
+    const queue = stream.queue;
+    if (queue !== undefined && !queue.hasSpace) await queue.waitForSpace();
     // A transport replaced while it waited accepts nothing more: the new
     // owner's mappings already reported the high-water.
     if (this.#attachment !== owner || stream.inputTerminal !== undefined || chunk.sequence !== stream.count) {
