@@ -5,7 +5,7 @@
  * absolute targets in tests; this is where speed is measured).
  *
  *   node bench/run.mjs            # after `npx tsc -p tsconfig.json` in every package
- *   BENCH_MIB=64 BENCH_ITEMS=50000 BENCH_ROUNDS=3 node bench/run.mjs
+ *   BENCH_MIB=64 BENCH_ITEMS=50000 BENCH_ROUNDS=5 node bench/run.mjs
  *   BENCH_ONLY=strTally node --cpu-prof bench/run.mjs   # the forked peers inherit --cpu-prof
  *
  * Method. The sending side (the raw `ws` client, or @golem-stream/client)
@@ -16,8 +16,9 @@
  * on one core and flatter nobody fairly (the bare `ws` baseline then pays
  * twice too, but it is much cheaper per message). On a 2-core machine each
  * side gets about one core. The rows are measured in rounds, each round
- * running every row once in turn, and the best round of each row is kept, so
- * slow moments of a shared machine do not favour one row.
+ * running every row once in turn; a row's ratio is the median over the
+ * rounds of its ratio to the raw row of the same round, and its rate the
+ * median rate, so a slow moment of a shared machine favours no row.
  *
  * Rows:
  *   raw ws            — the client sends N messages of the same payload (1 MiB
@@ -43,7 +44,7 @@ import { createClient, inputStream } from "@golem-stream/client";
 const MIB = 1024 * 1024;
 const TOTAL_MIB = Number(process.env.BENCH_MIB ?? 64);
 const ITEMS = Number(process.env.BENCH_ITEMS ?? 50000);
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const ITEM = "x".repeat(64);
 const ctor = { kind: "record", value: { fields: [{ kind: "string", value: "bench" }] } };
 const demo = { application: "demo", environment: "default", agentType: "echo", constructorParameters: ctor };
@@ -139,28 +140,41 @@ await viaClient(server.url, "reverse", [inputStream.strings(items.slice(0, 2000)
 
 // BENCH_ONLY=strTally,strPeer runs only those rows (for profiling).
 const only = process.env.BENCH_ONLY?.split(",");
-const best = {};
+/** Seconds of each row, one entry per round. */
+const seconds = {};
 for (let round = 0; round < ROUNDS; round++)
   for (const [name, run] of Object.entries(rows))
-    if (only === undefined || only.includes(name)) best[name] = Math.min(best[name] ?? Infinity, await run());
+    if (only === undefined || only.includes(name)) (seconds[name] ??= []).push(await run());
 
 await Promise.all([raw.close(), peer.close(), server.close()]);
 rmSync(dataDir, { recursive: true, force: true });
 
-const row = (label, seconds, units, unit, base) =>
-  seconds === undefined
-    ? `${label.padEnd(48)} (not run)`
-    : `${label.padEnd(48)} ${(units / seconds).toFixed(units / seconds >= 100 ? 0 : 1).padStart(10)} ${unit.padEnd(8)} ${base === undefined ? "" : `${(base / seconds).toFixed(2).padStart(6)}x raw`}`;
+const median = (values) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+};
+/** Median rate over the rounds, and the median of each round's ratio to the raw row of the same round. */
+const row = (label, name, rawName, units, unit) => {
+  const times = seconds[name];
+  if (times === undefined) return `${label.padEnd(48)} (not run)`;
+  const rate = units / median(times);
+  const base = seconds[rawName];
+  const ratios = base === undefined ? [] : times.map((t, round) => base[round] / t);
+  // The spread over the rounds says how far one run of this machine can be trusted.
+  const ratio = ratios.length === 0 ? "" : `${median(ratios).toFixed(2).padStart(6)}x raw (rounds ${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)})`;
+  return `${label.padEnd(48)} ${rate.toFixed(rate >= 100 ? 0 : 1).padStart(10)} ${unit.padEnd(8)} ${ratio}`;
+};
 console.log(
   `node ${process.version}, ${availableParallelism()} cores, loopback; sender in this process, receiver in a forked process ` +
-    `(bench/peer.mjs); best of ${ROUNDS} alternating rounds; embedded server with SQLite synchronous=FULL (its default)`,
+    `(bench/peer.mjs); medians of ${ROUNDS} rounds, each running every row in turn (ratios: to raw ws of the same round); embedded server with SQLite synchronous=FULL (its default)`,
 );
 console.log(`stream<u8>, ${TOTAL_MIB} packed batches of 1 MiB, one way`);
-console.log(row("  raw ws", best.u8Raw, TOTAL_MIB, "MiB/s", best.u8Raw));
-console.log(row("  client, ack-only peer", best.u8Peer, TOTAL_MIB, "MiB/s", best.u8Raw));
-console.log(row("  client + server + SQLite (digest)", best.u8Server, TOTAL_MIB, "MiB/s", best.u8Raw));
+console.log(row("  raw ws", "u8Raw", "u8Raw", TOTAL_MIB, "MiB/s"));
+console.log(row("  client, ack-only peer", "u8Peer", "u8Raw", TOTAL_MIB, "MiB/s"));
+console.log(row("  client + server + SQLite (digest)", "u8Server", "u8Raw", TOTAL_MIB, "MiB/s"));
 console.log(`stream<string>, ${ITEMS} items of 64 bytes`);
-console.log(row("  raw ws", best.strRaw, ITEMS, "items/s", best.strRaw));
-console.log(row("  client, ack-only peer (one way)", best.strPeer, ITEMS, "items/s", best.strRaw));
-console.log(row("  client + server + SQLite (tally, one way)", best.strTally, ITEMS, "items/s", best.strRaw));
-console.log(row("  client + server + SQLite (reverse, round trip)", best.strReverse, ITEMS, "items/s", best.strRaw));
+console.log(row("  raw ws", "strRaw", "strRaw", ITEMS, "items/s"));
+console.log(row("  client, ack-only peer (one way)", "strPeer", "strRaw", ITEMS, "items/s"));
+console.log(row("  client + server + SQLite (tally, one way)", "strTally", "strRaw", ITEMS, "items/s"));
+console.log(row("  client + server + SQLite (reverse, round trip)", "strReverse", "strRaw", ITEMS, "items/s"));

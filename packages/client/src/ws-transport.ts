@@ -143,18 +143,21 @@ function connectionOf(socket: WebSocket, keepaliveIntervalMs: number, tcp: Socke
     tcp?.uncork();
   };
   /** `ws` corks around each frame itself; corks nest, so this outer one joins the frames of a burst. */
-  const corkFor = (bytes: number): void => {
-    if (tcp === undefined) return;
-    if (!corked) {
+  const write = (data: string | Uint8Array): void => {
+    // A large message is a write of its own anyway: corking it would only delay it.
+    if (tcp !== undefined && !corked && data.length < CORKED_BYTES_PER_WRITE) {
       corked = true;
       tcp.cork();
       process.nextTick(uncorkNextTick);
-    } else if (corkedBytes >= CORKED_BYTES_PER_WRITE) {
+    }
+    socket.send(data);
+    if (!corked || tcp === undefined) return;
+    corkedBytes += data.length;
+    if (corkedBytes >= CORKED_BYTES_PER_WRITE) {
       tcp.uncork();
       tcp.cork();
       corkedBytes = 0;
     }
-    corkedBytes += bytes;
   };
   let paused = false;
   let alive = true;
@@ -180,9 +183,7 @@ function connectionOf(socket: WebSocket, keepaliveIntervalMs: number, tcp: Socke
   return {
     send(message: ClientMessage): void {
       if (socket.readyState !== WebSocket.OPEN) return;
-      const data = encodeClientMessage(message);
-      corkFor(data.length);
-      socket.send(data);
+      write(encodeClientMessage(message));
     },
     pause: () => {
       paused = true;
