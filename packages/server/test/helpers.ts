@@ -42,20 +42,33 @@ export interface Closed {
   readonly reason: string;
 }
 
-/** A protocol client that records every message, decoded strictly as a real client would. */
+/**
+ * A protocol client on a bare `ws` socket that records every message the
+ * server sends, decoded strictly as a real client would. A frame the strict
+ * decoder refuses is kept in `undecodable` (a server that sends one is
+ * itself a finding) and makes `next`, `nextOf`, `waitFor` and `all` throw.
+ */
 export class RawClient {
   readonly socket: WebSocket;
   readonly received: ServerMessage[] = [];
+  /** Frames the strict decoder refused: must stay empty. */
+  readonly undecodable: string[] = [];
   readonly closed: Promise<Closed>;
   #cursor = 0;
   #waiters: (() => void)[] = [];
 
-  private constructor(socket: WebSocket) {
+  constructor(socket: WebSocket) {
     this.socket = socket;
     socket.on("message", (data: Buffer, isBinary: boolean) => {
-      this.received.push(decodeServerMessage(new Uint8Array(data.buffer, data.byteOffset, data.byteLength), isBinary));
+      try {
+        this.received.push(decodeServerMessage(new Uint8Array(data.buffer, data.byteOffset, data.byteLength), isBinary));
+      } catch (error) {
+        this.undecodable.push(String(error));
+      }
       this.#wake();
     });
+    // A server that closes abruptly must not crash the test process; `closed` reports it.
+    socket.on("error", () => undefined);
     this.closed = new Promise((resolve) => {
       socket.on("close", (code, reason) => {
         resolve({ code, reason: reason.toString() });
@@ -66,6 +79,10 @@ export class RawClient {
 
   #wake(): void {
     for (const waiter of this.#waiters.splice(0)) waiter();
+  }
+
+  #checkDecodable(): void {
+    if (this.undecodable.length > 0) throw new Error(`the server sent an undecodable frame: ${this.undecodable[0]}`);
   }
 
   static async connect(url: string, token = TOKEN): Promise<RawClient> {
@@ -89,6 +106,7 @@ export class RawClient {
   /** The next message not yet returned by `next`. */
   async next(): Promise<ServerMessage> {
     for (;;) {
+      this.#checkDecodable();
       const message = this.received[this.#cursor];
       if (message !== undefined) {
         this.#cursor++;
@@ -107,14 +125,30 @@ export class RawClient {
     }
   }
 
+  /** Waits until `predicate` holds for some received message (without consuming). */
+  async waitFor(predicate: (message: ServerMessage) => boolean): Promise<ServerMessage> {
+    for (;;) {
+      this.#checkDecodable();
+      const found = this.received.find(predicate);
+      if (found !== undefined) return found;
+      if (this.socket.readyState === WebSocket.CLOSED) throw new Error("socket closed while waiting for a message");
+      await new Promise<void>((resolve) => this.#waiters.push(resolve));
+    }
+  }
+
   /** Waits for the socket to close and returns every message received. */
   async all(): Promise<{ messages: ServerMessage[]; closed: Closed }> {
     const closed = await this.closed;
+    this.#checkDecodable();
     return { messages: this.received, closed };
   }
 
   close(): void {
     this.socket.close();
+  }
+
+  terminate(): void {
+    this.socket.terminate();
   }
 }
 
