@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { randomUUID } from "node:crypto";
 import { SUBPROTOCOL, type InvocationStart, type ResumeAttach, type SchemaValueJson, type ServerMessage } from "@golem-stream/wire";
 import { startProbeServer } from "./probe-server.js";
+import { v } from "./helpers.js";
 import { AuditClient, rawHttp, upgradeHead, type Closed } from "./support/audit-client.js";
 import { checkConnectionLog } from "./support/audit-invariants.js";
 
@@ -22,11 +23,6 @@ afterAll(async () => {
   await server.dispose();
 });
 
-const v = {
-  str: (value: string): SchemaValueJson => ({ kind: "string", value }),
-  record: (...fields: SchemaValueJson[]): SchemaValueJson => ({ kind: "record", value: { fields: fields as never } }),
-  stream: (provisionalRef: string): SchemaValueJson => ({ kind: "stream", value: { provisionalRef } }),
-};
 
 function start(method: string, methodParameters: SchemaValueJson, application: "demo" | "test" = "demo"): InvocationStart {
   return {

@@ -21,6 +21,7 @@ import {
 } from "@golem-stream/wire";
 import { createDemoHost, createSessionServer, MemorySessionStore, type AuthorizationRequest } from "../src/index.js";
 import { resetGate, startProbeServer } from "./probe-server.js";
+import { v } from "./helpers.js";
 import { AuditClient, rawHttp, upgradeHead, type Closed } from "./support/audit-client.js";
 import { checkConnectionLog, type LogExpectations } from "./support/audit-invariants.js";
 
@@ -36,12 +37,6 @@ afterAll(async () => {
 
 // ------------------------------------------------------------ vocabulary
 
-const v = {
-  str: (value: string): SchemaValueJson => ({ kind: "string", value }),
-  u32: (value: number): SchemaValueJson => ({ kind: "u32", value }),
-  record: (...fields: SchemaValueJson[]): SchemaValueJson => ({ kind: "record", value: { fields: fields as never } }),
-  stream: (provisionalRef: string): SchemaValueJson => ({ kind: "stream", value: { provisionalRef } }),
-};
 
 function start(method: string, methodParameters: SchemaValueJson, application = "demo"): InvocationStart {
   return {
