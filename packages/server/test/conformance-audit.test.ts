@@ -21,7 +21,7 @@ import {
 } from "@golem-stream/wire";
 import { createDemoHost, createSessionServer, MemorySessionStore, type AuthorizationRequest } from "../src/index.js";
 import { resetGate, startProbeServer } from "./probe-server.js";
-import { v } from "./helpers.js";
+import { settle, v } from "./helpers.js";
 import { AuditClient, rawHttp, upgradeHead, type Closed } from "./support/audit-client.js";
 import { checkConnectionLog, type LogExpectations } from "./support/audit-invariants.js";
 
@@ -896,18 +896,6 @@ describe("backpressure (section 12): a session holding its byte budget stops rea
   });
 });
 
-/** Polls `read` until it returns the same value `stableRounds` times in a row (no timing is asserted). */
-async function settle(read: () => number, stableRounds = 15): Promise<number> {
-  let last = -1;
-  let stable = 0;
-  while (stable < stableRounds) {
-    await new Promise((resolve) => setTimeout(resolve, 10));
-    const value = read();
-    stable = value === last ? stable + 1 : 0;
-    last = value;
-  }
-  return last;
-}
 
 // ------------------------------------------------------------ 11. authorization on every attach
 

@@ -8,21 +8,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { randomUUID } from "node:crypto";
 import { join } from "node:path";
 import Database from "better-sqlite3";
-import { RawClient, demoStart, startTestServer, v, type TestServer } from "./helpers.js";
+import { RawClient, demoStart, settle, startTestServer, v, type TestServer } from "./helpers.js";
 import { resetGate, startProbeServer } from "./probe-server.js";
 
-/** Polls `read` until it returns the same value `stableRounds` times in a row. */
-async function settle(read: () => number, stableRounds = 15): Promise<number> {
-  let last = -1;
-  let stable = 0;
-  while (stable < stableRounds) {
-    await new Promise((resolve) => setTimeout(resolve, 10));
-    const value = read();
-    stable = value === last ? stable + 1 : 0;
-    last = value;
-  }
-  return last;
-}
 
 describe("output backpressure", () => {
   let server: TestServer;

@@ -181,3 +181,20 @@ export function demoStart(method: string, methodParameters: SchemaValueJson, ove
 export function outputValues(messages: readonly ServerMessage[], channel: number): SchemaValueJson[] {
   return messages.flatMap((m) => (m.type === "outputStreamItem" && m.channel === channel ? [m.value] : []));
 }
+
+/**
+ * Polls `read` every 10 ms until it returns the same value `stableRounds`
+ * times in a row, and returns it: how a test waits for a bound (a queue
+ * that stopped growing) without asserting any timing.
+ */
+export async function settle(read: () => number, stableRounds = 15): Promise<number> {
+  let last = -1;
+  let stable = 0;
+  while (stable < stableRounds) {
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    const value = read();
+    stable = value === last ? stable + 1 : 0;
+    last = value;
+  }
+  return last;
+}
