@@ -6,8 +6,8 @@
  * reconnect attempts have a kind but no public code: they never crossed the
  * wire, so inventing a public code for them would lie about the server.
  */
-import type { ErrorCode, ServerCancelReason } from "@golem-stream/wire";
-import { ProtocolError } from "@golem-stream/wire";
+import type { ClientCancelReason, ErrorCode, ServerCancelReason } from "@golem-stream/wire";
+import { CLIENT_CANCEL_REASONS, ProtocolError } from "@golem-stream/wire";
 
 export const CLIENT_ERROR_KINDS = [
   /** The server rejected the attempt (`invocationRejected` or an HTTP handshake error). */
@@ -80,4 +80,13 @@ export function serverViolation(error: unknown): ClientError {
 
 export function violation(message: string): ClientError {
   return new ClientError("server-violation", message, { code: "protocol-error" });
+}
+
+/** One of the reasons a client may give in `streamCancel` (protocol 5.5). */
+export function isClientCancelReason(value: unknown): value is ClientCancelReason {
+  return (CLIENT_CANCEL_REASONS as readonly unknown[]).includes(value);
+}
+
+export function invalidCancelReason(reason: unknown): ClientError {
+  return new ClientError("invalid-argument", `a cancel reason is one of ${CLIENT_CANCEL_REASONS.join(", ")}; got ${typeof reason === "string" ? JSON.stringify(reason) : typeof reason}`);
 }

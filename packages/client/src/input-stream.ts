@@ -5,7 +5,7 @@
  * the stream reference it becomes (protocol 3.2).
  */
 import type { ClientCancelReason, JsonPrimitive, SchemaValueJson } from "@golem-stream/wire";
-import { ClientError } from "./errors.js";
+import { ClientError, invalidCancelReason, isClientCancelReason } from "./errors.js";
 import { assertSource, pullFrom, type ByteSource, type PullIterator, type Source } from "./sources.js";
 
 /** How items of the stream travel: packed bytes, one binary message per item, or JSON items. */
@@ -75,6 +75,7 @@ export class InputStream {
    * after its terminal.
    */
   cancel(reason: ClientCancelReason = "cancelled"): void {
+    if (!isClientCancelReason(reason)) throw invalidCancelReason(reason);
     this.#cancel?.(reason);
   }
 

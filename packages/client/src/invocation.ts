@@ -113,8 +113,14 @@ export class Invocation {
       onCheckpoint,
     });
     if (signal !== undefined) {
-      if (signal.aborted) queueMicrotask(() => this.cancel("aborted by the caller's signal"));
-      else signal.addEventListener("abort", () => this.cancel("aborted by the caller's signal"), { once: true });
+      const onAbort = (): void => this.cancel("aborted by the caller's signal");
+      if (signal.aborted) queueMicrotask(onAbort);
+      else {
+        signal.addEventListener("abort", onAbort, { once: true });
+        // A signal often outlives many invocations: once this one is over, let go of it.
+        const release = (): void => signal.removeEventListener("abort", onAbort);
+        finished.promise.then(release, release);
+      }
     }
     this.#session.run().catch((cause: unknown) => {
       // Only a defect in this package gets here; fail loudly rather than hang.
@@ -152,7 +158,8 @@ export class Invocation {
 
   /**
    * Cancels every open stream of the invocation (the server sees `cancelled`),
-   * then detaches. The promises reject with a `ClientError` of kind `aborted`.
+   * then detaches. The promises reject with a `ClientError` of kind `aborted`,
+   * and so does the next `next()` of every output stream still being read.
    */
   cancel(reason = "cancelled by the caller"): void {
     this.#session.abort(reason);

@@ -18,7 +18,7 @@
  * so it ends at once, without items or error, as `already-delivered`.
  */
 import type { OutputOutcome, SchemaValueJson, ServerCancelReason, ClientCancelReason } from "@golem-stream/wire";
-import { ClientError, violation } from "./errors.js";
+import { ClientError, invalidCancelReason, isClientCancelReason, violation } from "./errors.js";
 import type { BinaryBlob } from "./input-stream.js";
 import type { ElementSchema } from "./schema.js";
 
@@ -269,6 +269,9 @@ export class OutputStream implements AsyncIterable<OutputChunk> {
    * `consumer-drop`). Idempotent; a no-op after the terminal was observed.
    */
   async cancel(reason: ClientCancelReason = "cancelled"): Promise<void> {
+    // Checked before anything changes: a reason the wire cannot carry would otherwise fail
+    // deep inside the transport, or on the next reconnect as if the server had erred.
+    if (!isClientCancelReason(reason)) throw invalidCancelReason(reason);
     if (this.#finished || this.#halted !== undefined) return;
     this.#finished = true;
     const handedOut = this.#handedOut;
@@ -374,6 +377,21 @@ export class OutputStream implements AsyncIterable<OutputChunk> {
     this.#ending = { outcome: { kind: "detached", error }, cursorToken: undefined };
     this.#doneResolve(this.#ending.outcome);
     this.#notify();
+  }
+
+  /**
+   * @internal The whole invocation is being cancelled (`invocation.cancel()`, the caller's
+   * signal): the server is told `cancelled`, queued items are released, and the consumer's next
+   * `next()` throws `error` — an invocation cut short must not look like a stream that ended.
+   * The item handed out last becomes delivered only if its consumer comes back for more.
+   */
+  cancelWith(error: ClientError): void {
+    if (this.#finished || this.#halted !== undefined) return;
+    if (this.#ending === undefined && this.#cancelReason === undefined) {
+      this.#cancelReason = "cancelled";
+      this.#host.sendCancel(this, "cancelled");
+    }
+    this.halt(error);
   }
 
   /**

@@ -236,10 +236,11 @@ export class Session {
   /** Ends the invocation from this side: cancels every open stream, detaches, fails with `aborted`. */
   abort(reason: string): void {
     if (this.#done) return;
+    const error = new ClientError("aborted", reason);
     for (const feeder of this.#inputs.feeders()) feeder.cancel("cancelled");
-    // A checkpoint failure while cancelling fails the session, which reports it.
-    for (const stream of this.#outputs.streams.values()) stream.cancel("cancelled").catch(() => undefined);
-    this.#fail(new ClientError("aborted", reason));
+    // Every consumer learns that the invocation was cut short: its next() throws `aborted`.
+    for (const stream of this.#outputs.streams.values()) stream.cancelWith(error);
+    this.#fail(error);
   }
 
   /**

@@ -421,6 +421,34 @@ describe("nested input streams", () => {
   });
 });
 
+describe("cancelling the whole invocation", () => {
+  it("every consumer's next() throws aborted, queued items are released, and the item held counts as delivered only when its consumer comes back", async () => {
+    const { client, transport } = memoryClient();
+    const states: ResumeState[] = [];
+    const call = client.invoke({ ...echo, method: "count", methodParameters: noParams, onCheckpoint: (s) => void states.push(s) });
+    const { server, start } = await acceptStart(transport);
+    server.send({ type: "invocationAccepted", attemptId: start.attemptId, idempotencyKey: start.idempotencyKey, mappings: [], sessionToken: SESSION });
+    server.send({ type: "invocationResult", mappings: [outputMapping(2)], result: streamResult() });
+    for (let i = 0; i < 4; i++) {
+      server.send({ type: "outputStreamItem", channel: 2, cursorToken: cursor("o", i), mappings: [], sequence: BigInt(i), value: { kind: "u32", value: i } });
+    }
+    const result = await call.result;
+    const stream = result.kind === "value" ? result.streams[0]! : undefined;
+    const iterator = stream![Symbol.asyncIterator]();
+    await iterator.next();
+    await iterator.next(); // item 0 delivered, item 1 held, items 2 and 3 queued
+    call.cancel();
+    expect(server.received.filter((m) => m.type === "streamCancel")).toEqual([{ type: "streamCancel", channel: 2, reason: "cancelled" }]);
+    expect(stream!.queuedEntries).toBe(0);
+    expect(call.state?.outputCursors).toEqual([cursor("o", 0)]);
+    // A loop over the stream must not end as if the stream were complete.
+    await expect(iterator.next()).rejects.toMatchObject({ kind: "aborted" });
+    expect(call.state?.outputCursors).toEqual([cursor("o", 1)]);
+    expect(await stream!.ended).toMatchObject({ kind: "detached", error: { kind: "aborted" } });
+    await expect(call.finished).rejects.toMatchObject({ kind: "aborted" });
+  });
+});
+
 describe("bounded state under a hostile server", () => {
   it("refuses to track more streams than a session may have", async () => {
     // A deep queue, so the parent items (which announce the streams) are all read.

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { createClient, inputStream, type ResumeState } from "../src/index.js";
-import { echo, memoryClient } from "./support/fixtures.js";
+import { SESSION, STREAM_OUT, echo, inputMapping, isStart, memoryClient, outputMapping, provisionalRefOf, streamResult } from "./support/fixtures.js";
 
 const WRONG: [string, unknown][] = [
   ["undefined", undefined],
@@ -130,4 +130,32 @@ describe("a pending start's state must agree with itself", () => {
 
 it("an array or plain object is not a byte source either", () => {
   expect(() => inputStream.bytes({} as never)).toThrow(refused);
+});
+
+describe("cancel reasons the protocol does not have", () => {
+  it("stream.cancel and inputStream.cancel refuse them before changing anything; the session carries on", async () => {
+    const { client, transport } = memoryClient();
+    const input = inputStream.strings(["a"]);
+    const call = client.invoke({ ...echo, method: "reverse", methodParameters: { kind: "record", value: { fields: [input] } } });
+    const server = await transport.nextConnection();
+    const start = await server.waitUntil(isStart);
+    server.send({ type: "invocationAccepted", attemptId: start.attemptId, idempotencyKey: start.idempotencyKey, mappings: [inputMapping(1, provisionalRefOf(start))], sessionToken: SESSION });
+    server.send({ type: "invocationResult", mappings: [outputMapping(2)], result: streamResult(STREAM_OUT, "string") });
+    const result = await call.result;
+    const stream = result.kind === "value" ? result.streams[0]! : undefined;
+    for (const wrong of [...WRONG.map(([, value]) => value), "bored", "transport-detached"]) {
+      if (wrong === undefined) continue; // the default reason
+      await expect(stream!.cancel(wrong as never)).rejects.toEqual(refused);
+      expect(() => input.cancel(wrong as never)).toThrow(refused);
+    }
+    // Nothing was sent or half-done: the stream still delivers, and a valid cancel still works.
+    server.send({ type: "outputStreamItem", channel: 2, cursorToken: "c0", mappings: [], sequence: 0n, value: { kind: "string", value: "a" } });
+    const iterator = stream![Symbol.asyncIterator]();
+    expect((await iterator.next()).value).toEqual({ kind: "string", value: "a" });
+    expect(server.received.filter((m) => m.type === "streamCancel")).toEqual([]);
+    await stream!.cancel("consumer-drop");
+    expect(server.received.at(-1)).toEqual({ type: "streamCancel", channel: 2, reason: "consumer-drop" });
+    call.cancel();
+    await expect(call.finished).rejects.toMatchObject({ kind: "aborted" });
+  });
 });
