@@ -155,8 +155,7 @@ export class AttachmentInput {
       payload = payload.subarray(Number(stream.count - sequence));
       sequence = stream.count;
     }
-    // A private copy: the payload is a view of the whole received message.
-    const data = payload.slice();
+    const data = ownedPayload(payload);
     const item: InputItem = message.type === "input-u8" ? { kind: "bytes", bytes: data } : { kind: "blob", blob: mimeType === undefined ? { bytes: data } : { bytes: data, mimeType } };
     const chunk: InputChunk = { streamId: stream.streamId, sequence, itemCount: message.type === "input-u8" ? BigInt(data.length) : 1n, data, mimeType };
     const accepted = await this.#link.session.acceptInput(this.#owner, stream, chunk, item, [], permitBytes);
@@ -266,4 +265,14 @@ export class AttachmentInput {
       terminal: stream.inputTerminal !== undefined,
     };
   }
+}
+
+/**
+ * The payload as the item keeps it. It is a view of the received message,
+ * which nothing else writes to once `ws` has delivered it. A view that covers
+ * most of its buffer is kept as it is (a 1 MiB batch is not copied again); a
+ * small view is copied, so that it does not keep a larger buffer alive.
+ */
+function ownedPayload(payload: Uint8Array): Uint8Array {
+  return payload.byteLength * 2 >= payload.buffer.byteLength ? payload : payload.slice();
 }

@@ -29,6 +29,8 @@ export interface EmbeddedServerOptions {
   readonly logger?: Logger;
   /** SQLite durability (default `full`). */
   readonly synchronous?: "full" | "normal";
+  /** Payloads of at least this many bytes go to per-session files (default 65536; see `SqliteSessionStoreOptions`). */
+  readonly payloadFileThreshold?: number;
 }
 
 export interface EmbeddedServer {
@@ -71,7 +73,11 @@ export async function startEmbeddedServer(options: EmbeddedServerOptions): Promi
   }
   mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
   const keyring = options.keyring ?? loadOrCreateKeyring(options.dataDir);
-  const store = new SqliteSessionStore({ dataDir: options.dataDir, synchronous: options.synchronous ?? "full" });
+  const store = new SqliteSessionStore({
+    dataDir: options.dataDir,
+    synchronous: options.synchronous ?? "full",
+    ...(options.payloadFileThreshold === undefined ? {} : { payloadFileThreshold: options.payloadFileThreshold }),
+  });
   const server = createSessionServer({
     store,
     host: createDemoHost(),

@@ -4,70 +4,19 @@
  * directory is SQLite's alone.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { randomUUID } from "node:crypto";
 import Database from "better-sqlite3";
-import { MemorySessionStore, SqliteSessionStore, type NewStream, type SessionRecord, type SessionStore } from "../src/index.js";
-
-const dirs: string[] = [];
-function sqliteDir(): string {
-  const dataDir = mkdtempSync(join(tmpdir(), "golem-stream-store-"));
-  dirs.push(dataDir);
-  return dataDir;
-}
+import { MemorySessionStore, SqliteSessionStore, type SessionStore } from "../src/index.js";
+import { bytes, removeStoreDirs, session, sqliteDir, stream } from "./support/store-records.js";
 
 const IMPLEMENTATIONS: [string, () => SessionStore][] = [
   ["SqliteSessionStore", () => new SqliteSessionStore({ dataDir: sqliteDir() })],
+  // Every non-empty payload in the session's payload file instead of its row.
+  ["SqliteSessionStore, payload files", () => new SqliteSessionStore({ dataDir: sqliteDir(), payloadFileThreshold: 1 })],
   ["MemorySessionStore", () => new MemorySessionStore()],
 ];
-afterEach(() => {
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
-
-function session(overrides: Partial<SessionRecord> = {}): SessionRecord {
-  return {
-    sessionId: randomUUID(),
-    account: "acme",
-    principal: "alice",
-    application: "demo",
-    environment: "default",
-    agentType: "echo",
-    agentIdentity: "ab".repeat(32),
-    method: "reverse",
-    idempotencyKey: "key-1",
-    selector: "{}",
-    config: "[]",
-    parameters: "{}",
-    generation: 1n,
-    sessionToken: "gai1_session",
-    streamKeyId: "k1",
-    state: "running",
-    result: undefined,
-    outcome: undefined,
-    createdAt: 1000,
-    finishedAt: undefined,
-    ...overrides,
-  };
-}
-
-function stream(sessionId: string, direction: "input" | "output", overrides: Partial<NewStream> = {}): NewStream {
-  return {
-    streamId: randomUUID(),
-    sessionId,
-    direction,
-    elementKind: "u8",
-    elementGraph: '{"root":{"kind":"u8","value":{}}}',
-    coordinate: "/methodParameters/value/fields/0",
-    provisionalRef: direction === "input" ? randomUUID() : undefined,
-    parent: { kind: "params" },
-    token: `gai1_${randomUUID()}`,
-    ...overrides,
-  };
-}
-
-const bytes = (text: string) => new TextEncoder().encode(text);
+afterEach(removeStoreDirs);
 
 describe.each(IMPLEMENTATIONS)("%s", (_name, createStore) => {
   const openStore = () => ({ store: createStore() });
@@ -267,11 +216,11 @@ describe("SqliteSessionStore on disk", () => {
       CREATE TABLE input_v0 (stream_id TEXT NOT NULL REFERENCES streams(stream_id) ON DELETE CASCADE,
         sequence INTEGER NOT NULL, item_count INTEGER NOT NULL, data BLOB NOT NULL, mime_type TEXT,
         PRIMARY KEY (stream_id, sequence)) WITHOUT ROWID;
-      INSERT INTO input_v0 SELECT * FROM input_chunks; DROP TABLE input_chunks; ALTER TABLE input_v0 RENAME TO input_chunks;
+      INSERT INTO input_v0 SELECT stream_id, sequence, item_count, data, mime_type FROM input_chunks; DROP TABLE input_chunks; ALTER TABLE input_v0 RENAME TO input_chunks;
       CREATE TABLE output_v0 (stream_id TEXT NOT NULL REFERENCES streams(stream_id) ON DELETE CASCADE,
         sequence INTEGER NOT NULL, event TEXT NOT NULL, item_count INTEGER NOT NULL, data BLOB, mime_type TEXT, outcome TEXT,
         PRIMARY KEY (stream_id, sequence, event)) WITHOUT ROWID;
-      INSERT INTO output_v0 SELECT * FROM output_events; DROP TABLE output_events; ALTER TABLE output_v0 RENAME TO output_events;
+      INSERT INTO output_v0 SELECT stream_id, sequence, event, item_count, data, mime_type, outcome FROM output_events; DROP TABLE output_events; ALTER TABLE output_v0 RENAME TO output_events;
       PRAGMA user_version = 0;`);
     const withoutRowid = () =>
       (db.prepare("SELECT sql FROM sqlite_master WHERE name IN ('input_chunks', 'output_events')").all() as { sql: string }[]).filter((row) =>
@@ -290,7 +239,7 @@ describe("SqliteSessionStore on disk", () => {
       const tables = check.prepare("SELECT sql FROM sqlite_master WHERE name IN ('input_chunks', 'output_events')").all() as { sql: string }[];
       expect(tables).toHaveLength(2);
       expect(tables.filter((row) => row.sql.includes("WITHOUT ROWID"))).toEqual([]);
-      expect(check.pragma("user_version", { simple: true })).toBe(1);
+      expect(check.pragma("user_version", { simple: true })).toBe(2);
     } finally {
       check.close();
     }

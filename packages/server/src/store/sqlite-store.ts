@@ -11,28 +11,42 @@
  * issued in one turn of the event loop share a transaction (and its sync),
  * each in its own savepoint.
  * Output and input logs are keyed by (stream, sequence) so replay from a
- * cursor and duplicate comparison are indexed range queries.
+ * cursor and duplicate comparison are indexed range queries. Large payloads
+ * (packed u8 batches, binary items) live in per-session files beside the
+ * database and are synced before the rows pointing at them commit
+ * (`payload-files.ts`).
  */
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
-import type { ServerCancelReason, StreamDirection } from "@golem-stream/wire";
+import { PayloadFiles, type PendingPayload } from "./payload-files.js";
 import type {
   AttachResult,
   AttemptOperation,
   AttemptRecord,
   CreateSessionResult,
-  ElementKind,
   InputChunk,
   InputTerminal,
   NewStream,
   OutputEvent,
   SessionRecord,
-  SessionState,
   SessionStore,
-  StreamParent,
   StreamRecord,
 } from "./session-store.js";
+import { migrate } from "./sqlite-schema.js";
+import {
+  encodeInputTerminal,
+  toChunk,
+  toEvent,
+  toSession,
+  toStream,
+  type AttemptRow,
+  type InputRow,
+  type OutputRow,
+  type PayloadReader,
+  type SessionRow,
+  type StreamRow,
+} from "./sqlite-rows.js";
 
 export interface SqliteSessionStoreOptions {
   /** Directory that holds `sessions.db`; created if missing. */
@@ -47,9 +61,30 @@ export interface SqliteSessionStoreOptions {
    * least its modified pages whole. Ignored for an existing database.
    */
   readonly pageSize?: number;
+  /**
+   * Input chunks and output items of at least this many bytes (default
+   * 65536) are kept in an append-only file per session under
+   * `<dataDir>/payloads/` instead of in the database: written once, off the
+   * event loop, and synced before the row that points at them commits
+   * (SQLite would write them twice, WAL then checkpoint, blocking the event
+   * loop). `Infinity` keeps every payload in the database.
+   */
+  readonly payloadFileThreshold?: number;
 }
 
 const DEFAULT_PAGE_SIZE = 16384;
+/** Under `dataDir`: one append-only payload file per session. */
+const PAYLOAD_DIR = "payloads";
+const EMPTY = new Uint8Array(0);
+const DEFAULT_PAYLOAD_FILE_THRESHOLD = 65536;
+
+function payloadFileThresholdOf(options: SqliteSessionStoreOptions): number {
+  const threshold = options.payloadFileThreshold ?? DEFAULT_PAYLOAD_FILE_THRESHOLD;
+  if (threshold !== Number.POSITIVE_INFINITY && (!Number.isSafeInteger(threshold) || threshold < 1)) {
+    throw new TypeError("payloadFileThreshold must be a positive integer or Infinity");
+  }
+  return threshold;
+}
 
 function pageSizeOf(options: SqliteSessionStoreOptions): number {
   const size = options.pageSize ?? DEFAULT_PAGE_SIZE;
@@ -59,222 +94,14 @@ function pageSizeOf(options: SqliteSessionStoreOptions): number {
   return size;
 }
 
-/**
- * The logs are rowid tables whose primary key is a separate index. Not
- * WITHOUT ROWID: that stores whole rows, blobs included, in the key's
- * B-tree, and small rows inserted beside megabyte rows there cost up to
- * 45 times more (measured: 20 000 small chunks after 72 MiB of u8 input,
- * 3.3 s instead of 70 ms). Here a row's bytes sit in the rowid B-tree and
- * the key index holds only the key.
- */
-const LOG_TABLES = `
-CREATE TABLE IF NOT EXISTS input_chunks (
-  stream_id TEXT NOT NULL REFERENCES streams(stream_id) ON DELETE CASCADE,
-  sequence INTEGER NOT NULL, item_count INTEGER NOT NULL, data BLOB NOT NULL, mime_type TEXT,
-  PRIMARY KEY (stream_id, sequence)
-);
-CREATE TABLE IF NOT EXISTS output_events (
-  stream_id TEXT NOT NULL REFERENCES streams(stream_id) ON DELETE CASCADE,
-  sequence INTEGER NOT NULL, event TEXT NOT NULL, item_count INTEGER NOT NULL,
-  data BLOB, mime_type TEXT, outcome TEXT,
-  PRIMARY KEY (stream_id, sequence, event)
-);
-`;
-
-/** `PRAGMA user_version` of this schema. 0: the first one, whose logs were WITHOUT ROWID. */
-const SCHEMA_VERSION = 1;
-
-const SCHEMA = `
-CREATE TABLE IF NOT EXISTS sessions (
-  session_id TEXT PRIMARY KEY,
-  account TEXT NOT NULL, principal TEXT NOT NULL,
-  application TEXT NOT NULL, environment TEXT NOT NULL, agent_type TEXT NOT NULL,
-  agent_identity TEXT NOT NULL, method TEXT NOT NULL, idempotency_key TEXT NOT NULL,
-  selector TEXT NOT NULL, config TEXT NOT NULL, parameters TEXT NOT NULL,
-  generation INTEGER NOT NULL, session_token TEXT NOT NULL, stream_key_id TEXT NOT NULL,
-  state TEXT NOT NULL, result TEXT, outcome TEXT,
-  created_at INTEGER NOT NULL, finished_at INTEGER
-);
-CREATE UNIQUE INDEX IF NOT EXISTS sessions_idempotency ON sessions
-  (account, application, environment, agent_type, agent_identity, idempotency_key);
-CREATE INDEX IF NOT EXISTS sessions_state ON sessions (state, finished_at);
-CREATE TABLE IF NOT EXISTS attempts (
-  attempt_id TEXT PRIMARY KEY,
-  operation TEXT NOT NULL, descriptor_digest TEXT NOT NULL,
-  session_id TEXT NOT NULL REFERENCES sessions(session_id) ON DELETE CASCADE,
-  generation INTEGER NOT NULL
-);
-CREATE INDEX IF NOT EXISTS attempts_session ON attempts (session_id);
-CREATE TABLE IF NOT EXISTS streams (
-  stream_id TEXT PRIMARY KEY,
-  session_id TEXT NOT NULL REFERENCES sessions(session_id) ON DELETE CASCADE,
-  ordinal INTEGER NOT NULL, direction TEXT NOT NULL, element_kind TEXT NOT NULL,
-  element_graph TEXT NOT NULL, coordinate TEXT NOT NULL, provisional_ref TEXT,
-  parent_kind TEXT NOT NULL, parent_stream_id TEXT, parent_sequence INTEGER,
-  token TEXT NOT NULL, count INTEGER NOT NULL DEFAULT 0,
-  input_terminal TEXT, output_terminal INTEGER NOT NULL DEFAULT 0,
-  UNIQUE (session_id, ordinal)
-);
-${LOG_TABLES}`;
-
-interface SessionRow {
-  session_id: string;
-  account: string;
-  principal: string;
-  application: string;
-  environment: string;
-  agent_type: string;
-  agent_identity: string;
-  method: string;
-  idempotency_key: string;
-  selector: string;
-  config: string;
-  parameters: string;
-  generation: bigint;
-  session_token: string;
-  stream_key_id: string;
-  state: string;
-  result: string | null;
-  outcome: string | null;
-  created_at: bigint;
-  finished_at: bigint | null;
-}
-
-interface StreamRow {
-  stream_id: string;
-  session_id: string;
-  ordinal: bigint;
-  direction: string;
-  element_kind: string;
-  element_graph: string;
-  coordinate: string;
-  provisional_ref: string | null;
-  parent_kind: string;
-  parent_stream_id: string | null;
-  parent_sequence: bigint | null;
-  token: string;
-  count: bigint;
-  input_terminal: string | null;
-  output_terminal: bigint;
-}
-
-interface AttemptRow {
-  attempt_id: string;
-  operation: string;
-  descriptor_digest: string;
-  session_id: string;
-  generation: bigint;
-}
-
-interface InputRow {
-  stream_id: string;
-  sequence: bigint;
-  item_count: bigint;
-  data: Buffer;
-  mime_type: string | null;
-}
-
-interface OutputRow {
-  stream_id: string;
-  sequence: bigint;
-  event: string;
-  item_count: bigint;
-  data: Buffer | null;
-  mime_type: string | null;
-  outcome: string | null;
-}
-
-function toSession(row: SessionRow): SessionRecord {
-  return {
-    sessionId: row.session_id,
-    account: row.account,
-    principal: row.principal,
-    application: row.application,
-    environment: row.environment,
-    agentType: row.agent_type,
-    agentIdentity: row.agent_identity,
-    method: row.method,
-    idempotencyKey: row.idempotency_key,
-    selector: row.selector,
-    config: row.config,
-    parameters: row.parameters,
-    generation: row.generation,
-    sessionToken: row.session_token,
-    streamKeyId: row.stream_key_id,
-    state: row.state as SessionState,
-    result: row.result ?? undefined,
-    outcome: row.outcome ?? undefined,
-    createdAt: Number(row.created_at),
-    finishedAt: row.finished_at === null ? undefined : Number(row.finished_at),
-  };
-}
-
-function toParent(row: StreamRow): StreamParent {
-  if (row.parent_kind === "item" && row.parent_stream_id !== null && row.parent_sequence !== null) {
-    return { kind: "item", streamId: row.parent_stream_id, sequence: row.parent_sequence };
-  }
-  return row.parent_kind === "result" ? { kind: "result" } : { kind: "params" };
-}
-
-function toStream(row: StreamRow): StreamRecord {
-  return {
-    streamId: row.stream_id,
-    sessionId: row.session_id,
-    ordinal: Number(row.ordinal),
-    direction: row.direction as StreamDirection,
-    elementKind: row.element_kind as ElementKind,
-    elementGraph: row.element_graph,
-    coordinate: row.coordinate,
-    provisionalRef: row.provisional_ref ?? undefined,
-    parent: toParent(row),
-    token: row.token,
-    count: row.count,
-    inputTerminal: row.input_terminal === null ? undefined : decodeInputTerminal(row.input_terminal),
-    outputTerminal: row.output_terminal !== 0n,
-  };
-}
-
-function encodeInputTerminal(terminal: InputTerminal): string {
-  return terminal.kind === "end" ? "end" : `cancelled:${terminal.by}:${terminal.reason}`;
-}
-
-function decodeInputTerminal(text: string): InputTerminal {
-  if (text === "end") return { kind: "end" };
-  const [, by, reason] = text.split(":");
-  return { kind: "cancelled", by: by === "client" ? "client" : "server", reason: reason as ServerCancelReason };
-}
-
-function toChunk(row: InputRow): InputChunk {
-  return {
-    streamId: row.stream_id,
-    sequence: row.sequence,
-    itemCount: row.item_count,
-    data: new Uint8Array(row.data.buffer, row.data.byteOffset, row.data.byteLength),
-    mimeType: row.mime_type ?? undefined,
-  };
-}
-
-function toEvent(row: OutputRow): OutputEvent {
-  if (row.event === "terminal") {
-    return { event: "terminal", streamId: row.stream_id, sequence: row.sequence, outcome: row.outcome ?? "" };
-  }
-  const data = row.data ?? Buffer.alloc(0);
-  return {
-    event: "item",
-    streamId: row.stream_id,
-    sequence: row.sequence,
-    itemCount: row.item_count,
-    data: new Uint8Array(data.buffer, data.byteOffset, data.byteLength),
-    mimeType: row.mime_type ?? undefined,
-  };
-}
-
 interface PendingWrite {
   readonly work: () => unknown;
   readonly resolve: (value: unknown) => void;
   readonly reject: (error: Error) => void;
   /** Set when the write only appends one row at the end of a log (see `#commitBatch`). */
   readonly append?: LogAppend;
+  /** Bytes the write's row points at, to be on disk before the commit. */
+  readonly payload?: PendingPayload;
 }
 
 /** An input chunk or output item that introduces no stream: one row at the end of its log. */
@@ -292,8 +119,12 @@ type WriteOutcome = { ok: true; value: unknown } | { ok: false; error: Error };
 export class SqliteSessionStore implements SessionStore {
   readonly #db: Database.Database;
   readonly #statements;
+  readonly #payloads: PayloadFiles;
+  readonly #payloadFileThreshold: number;
   readonly #queue: PendingWrite[] = [];
   #flushScheduled = false;
+  /** The group commit whose payloads are being written; the next one waits for it. */
+  #flushing: Promise<void> | undefined;
   /**
    * Mutations of several statements, as transaction functions built once
    * (building one per call cost more than the SQL it ran). Called inside the
@@ -306,6 +137,7 @@ export class SqliteSessionStore implements SessionStore {
 
   constructor(options: SqliteSessionStoreOptions) {
     const pageSize = pageSizeOf(options);
+    this.#payloadFileThreshold = payloadFileThresholdOf(options);
     mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
     const db = new Database(join(options.dataDir, "sessions.db"));
     db.defaultSafeIntegers(true);
@@ -316,6 +148,7 @@ export class SqliteSessionStore implements SessionStore {
     db.pragma("foreign_keys = ON");
     migrate(db);
     this.#db = db;
+    this.#payloads = new PayloadFiles(join(options.dataDir, PAYLOAD_DIR));
     this.#statements = {
       insertSession: db.prepare(`INSERT INTO sessions VALUES (@session_id, @account, @principal,
         @application, @environment, @agent_type, @agent_identity, @method, @idempotency_key,
@@ -337,7 +170,10 @@ export class SqliteSessionStore implements SessionStore {
       listStreams: db.prepare("SELECT * FROM streams WHERE session_id = ? ORDER BY ordinal"),
       getStream: db.prepare("SELECT * FROM streams WHERE stream_id = ?"),
       attach: db.prepare(`UPDATE sessions SET generation = ?, session_token = ? WHERE session_id = ?`),
-      insertInput: db.prepare("INSERT INTO input_chunks VALUES (?, ?, ?, ?, ?)"),
+      insertInput: db.prepare("INSERT INTO input_chunks VALUES (?, ?, ?, ?, ?, ?, ?)"),
+      sessionOfStream: db.prepare("SELECT session_id FROM streams WHERE stream_id = ?").pluck(),
+      sessionExists: db.prepare("SELECT 1 FROM sessions WHERE session_id = ?").pluck(),
+      purgeable: db.prepare("SELECT session_id FROM sessions WHERE state = 'finished' AND finished_at < ?").pluck(),
       // A log only grows at its end, and never past its terminal.
       advanceInput: db.prepare(`UPDATE streams SET count = count + ? WHERE stream_id = ? AND count = ?
         AND direction = 'input' AND input_terminal IS NULL`),
@@ -346,7 +182,7 @@ export class SqliteSessionStore implements SessionStore {
       readInput: db.prepare(`SELECT * FROM input_chunks WHERE stream_id = ? AND sequence < ?
         AND sequence + item_count > ? ORDER BY sequence`),
       endInput: db.prepare("UPDATE streams SET input_terminal = ? WHERE stream_id = ? AND input_terminal IS NULL"),
-      insertOutput: db.prepare("INSERT INTO output_events VALUES (?, ?, ?, ?, ?, ?, ?)"),
+      insertOutput: db.prepare("INSERT INTO output_events VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"),
       endOutput: db.prepare(`UPDATE streams SET output_terminal = 1 WHERE stream_id = ? AND count = ?
         AND direction = 'output' AND output_terminal = 0`),
       readOutput: db.prepare(`SELECT * FROM output_events WHERE stream_id = ? AND sequence >= ?
@@ -363,8 +199,12 @@ export class SqliteSessionStore implements SessionStore {
       attach: db.transaction((attempt: AttemptRecord, sessionToken: string, expectedGeneration: bigint | undefined) =>
         this.#attach(attempt, sessionToken, expectedGeneration),
       ),
-      acceptInput: db.transaction((chunk: InputChunk, introduced: readonly NewStream[]) => this.#acceptInput(chunk, introduced)),
-      appendOutput: db.transaction((event: OutputEvent, introduced: readonly NewStream[]) => this.#appendOutput(event, introduced)),
+      acceptInput: db.transaction((chunk: InputChunk, introduced: readonly NewStream[], payload: PendingPayload | undefined) =>
+        this.#acceptInput(chunk, introduced, payload),
+      ),
+      appendOutput: db.transaction((event: OutputEvent, introduced: readonly NewStream[], payload: PendingPayload | undefined) =>
+        this.#appendOutput(event, introduced, payload),
+      ),
       setResult: db.transaction((sessionId: string, result: string, introduced: readonly NewStream[]) =>
         this.#setResult(sessionId, result, introduced),
       ),
@@ -383,6 +223,8 @@ export class SqliteSessionStore implements SessionStore {
         at = end;
       }
     });
+    // Files of sessions purged just before a crash (the purge committed, the unlink did not run).
+    this.#payloads.sweep((sessionId) => this.#statements.sessionExists.get(sessionId) !== undefined);
   }
 
   /**
@@ -560,6 +402,7 @@ export class SqliteSessionStore implements SessionStore {
   }
 
   acceptInput(chunk: InputChunk, introduced: readonly NewStream[]): Promise<void> {
+    const payload = this.#reservePayload(chunk.streamId, chunk.data);
     const append: LogAppend | undefined =
       introduced.length > 0
         ? undefined
@@ -568,24 +411,35 @@ export class SqliteSessionStore implements SessionStore {
             streamId: chunk.streamId,
             sequence: chunk.sequence,
             itemCount: chunk.itemCount,
-            insert: () => this.#insertInput(chunk),
+            insert: () => this.#insertInput(chunk, payload),
           };
-    return this.#write(() => this.#atomic.acceptInput(chunk, introduced), append);
+    return this.#write(() => this.#atomic.acceptInput(chunk, introduced, payload), append, payload);
   }
 
-  #acceptInput(chunk: InputChunk, introduced: readonly NewStream[]): void {
+  #acceptInput(chunk: InputChunk, introduced: readonly NewStream[], payload: PendingPayload | undefined): void {
     const moved = this.#statements.advanceInput.run(chunk.itemCount, chunk.streamId, chunk.sequence);
     if (moved.changes !== 1) throw new Error("input chunk does not continue the stream");
-    this.#insertInput(chunk);
+    this.#insertInput(chunk, payload);
     this.#insertStreams(introduced);
   }
 
-  #insertInput(chunk: InputChunk): void {
-    this.#statements.insertInput.run(chunk.streamId, chunk.sequence, chunk.itemCount, chunk.data, chunk.mimeType ?? null);
+  #insertInput(chunk: InputChunk, payload: PendingPayload | undefined): void {
+    this.#statements.insertInput.run(
+      chunk.streamId,
+      chunk.sequence,
+      chunk.itemCount,
+      payload === undefined ? chunk.data : EMPTY,
+      chunk.mimeType ?? null,
+      payload?.ref.offset ?? null,
+      payload?.ref.length ?? null,
+    );
   }
 
   readInput(streamId: string, from: bigint, to: bigint): Promise<InputChunk[]> {
-    return this.#run(() => (this.#statements.readInput.all(streamId, to, from) as InputRow[]).map(toChunk));
+    return this.#run(() => {
+      const read = this.#payloadReader(streamId);
+      return (this.#statements.readInput.all(streamId, to, from) as InputRow[]).map((row) => toChunk(row, read));
+    });
   }
 
   endInput(streamId: string, terminal: InputTerminal): Promise<void> {
@@ -595,6 +449,7 @@ export class SqliteSessionStore implements SessionStore {
   }
 
   appendOutput(event: OutputEvent, introduced: readonly NewStream[]): Promise<void> {
+    const payload = event.event === "item" ? this.#reservePayload(event.streamId, event.data) : undefined;
     const append: LogAppend | undefined =
       event.event !== "item" || introduced.length > 0
         ? undefined
@@ -603,30 +458,65 @@ export class SqliteSessionStore implements SessionStore {
             streamId: event.streamId,
             sequence: event.sequence,
             itemCount: event.itemCount,
-            insert: () => this.#insertOutputItem(event),
+            insert: () => this.#insertOutputItem(event, payload),
           };
-    return this.#write(() => this.#atomic.appendOutput(event, introduced), append);
+    return this.#write(() => this.#atomic.appendOutput(event, introduced, payload), append, payload);
   }
 
-  #appendOutput(event: OutputEvent, introduced: readonly NewStream[]): void {
+  #appendOutput(event: OutputEvent, introduced: readonly NewStream[], payload: PendingPayload | undefined): void {
     if (event.event === "item") {
       const moved = this.#statements.advanceOutput.run(event.itemCount, event.streamId, event.sequence);
       if (moved.changes !== 1) throw new Error("output event does not continue the stream");
-      this.#insertOutputItem(event);
+      this.#insertOutputItem(event, payload);
     } else {
       const ended = this.#statements.endOutput.run(event.streamId, event.sequence);
       if (ended.changes !== 1) throw new Error("output terminal does not continue the stream");
-      this.#statements.insertOutput.run(event.streamId, event.sequence, "terminal", 0, null, null, event.outcome);
+      this.#statements.insertOutput.run(event.streamId, event.sequence, "terminal", 0, null, null, event.outcome, null, null);
     }
     this.#insertStreams(introduced);
   }
 
-  #insertOutputItem(event: Extract<OutputEvent, { event: "item" }>): void {
-    this.#statements.insertOutput.run(event.streamId, event.sequence, "item", event.itemCount, event.data, event.mimeType ?? null, null);
+  #insertOutputItem(event: Extract<OutputEvent, { event: "item" }>, payload: PendingPayload | undefined): void {
+    this.#statements.insertOutput.run(
+      event.streamId,
+      event.sequence,
+      "item",
+      event.itemCount,
+      payload === undefined ? event.data : EMPTY,
+      event.mimeType ?? null,
+      null,
+      payload?.ref.offset ?? null,
+      payload?.ref.length ?? null,
+    );
   }
 
   readOutput(streamId: string, from: bigint, limit: number): Promise<OutputEvent[]> {
-    return this.#run(() => (this.#statements.readOutput.all(streamId, from, limit) as OutputRow[]).map(toEvent));
+    return this.#run(() => {
+      const read = this.#payloadReader(streamId);
+      return (this.#statements.readOutput.all(streamId, from, limit) as OutputRow[]).map((row) => toEvent(row, read));
+    });
+  }
+
+  /**
+   * Gives a large payload its place in its session's file. Small payloads,
+   * and those of a stream not committed yet (its session is not known
+   * here), stay in the row.
+   */
+  #reservePayload(streamId: string, data: Uint8Array): PendingPayload | undefined {
+    if (data.byteLength < this.#payloadFileThreshold) return undefined;
+    const sessionId = this.#statements.sessionOfStream.get(streamId) as string | undefined;
+    if (sessionId === undefined || !this.#payloads.accepts(sessionId)) return undefined;
+    return this.#payloads.reserve(sessionId, data);
+  }
+
+  /** Reads the file payloads of one stream's rows (the session is looked up once, if at all). */
+  #payloadReader(streamId: string): PayloadReader {
+    let sessionId: string | undefined;
+    return (row) => {
+      if (row.payload_offset === null || row.payload_length === null) return undefined;
+      sessionId ??= this.#statements.sessionOfStream.get(streamId) as string;
+      return this.#payloads.read({ sessionId, offset: Number(row.payload_offset), length: Number(row.payload_length) });
+    };
   }
 
   setResult(sessionId: string, result: string, introduced: readonly NewStream[]): Promise<void> {
@@ -649,15 +539,24 @@ export class SqliteSessionStore implements SessionStore {
     return this.#run(() => (this.#statements.runningSessions.all() as SessionRow[]).map(toSession));
   }
 
-  purgeFinished(finishedBefore: number): Promise<number> {
-    return this.#write(() => this.#statements.purge.run(finishedBefore).changes);
+  async purgeFinished(finishedBefore: number): Promise<number> {
+    const purged = await this.#write(() => {
+      const sessionIds = this.#statements.purgeable.all(finishedBefore) as string[];
+      this.#statements.purge.run(finishedBefore);
+      return sessionIds;
+    });
+    // After the commit: a crash before this leaves files that the next open sweeps.
+    await this.#payloads.remove(purged);
+    return purged.length;
   }
 
-  close(): Promise<void> {
-    return this.#run(() => {
-      this.#flush();
-      if (this.#db.open) this.#db.close();
-    });
+  async close(): Promise<void> {
+    for (;;) {
+      if (this.#flushing !== undefined) await this.#flushing;
+      else if (this.#queue.length > 0) this.#flush();
+      else break;
+    }
+    if (this.#db.open) this.#db.close();
   }
 
   /**
@@ -667,20 +566,57 @@ export class SqliteSessionStore implements SessionStore {
    * fails (a stale sequence, say) rolls back alone. Every promise resolves
    * only after the shared commit.
    */
-  #write<T>(work: () => T, append?: LogAppend): Promise<T> {
+  #write<T>(work: () => T, append?: LogAppend, payload?: PendingPayload): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.#queue.push({ work, resolve: resolve as (value: unknown) => void, reject, ...(append === undefined ? {} : { append }) });
-      if (!this.#flushScheduled) {
-        this.#flushScheduled = true;
-        setImmediate(() => this.#flush());
-      }
+      this.#queue.push({
+        work,
+        resolve: resolve as (value: unknown) => void,
+        reject,
+        ...(append === undefined ? {} : { append }),
+        ...(payload === undefined ? {} : { payload }),
+      });
+      this.#scheduleFlush();
     });
   }
 
+  #scheduleFlush(): void {
+    if (this.#flushScheduled) return;
+    this.#flushScheduled = true;
+    setImmediate(() => this.#flush());
+  }
+
+  /**
+   * Commits the queued writes. If some point at payload files, their bytes
+   * are written and synced first, off the event loop; writes issued
+   * meanwhile wait for the next group, so mutations still commit in the
+   * order they were called.
+   */
   #flush(): void {
     this.#flushScheduled = false;
+    if (this.#flushing !== undefined) return; // the group in flight schedules the next
     const batch = this.#queue.splice(0);
     if (batch.length === 0) return;
+    const payloads = batch.flatMap((item) => (item.payload === undefined ? [] : [item.payload]));
+    if (payloads.length === 0) {
+      this.#commit(batch);
+      return;
+    }
+    this.#flushing = this.#payloads
+      .writeDurably(payloads)
+      .then(
+        () => this.#commit(batch),
+        // Nothing of this group commits: its rows would point at bytes that may not be on disk.
+        (error: unknown) => {
+          for (const item of batch) item.reject(toError(error));
+        },
+      )
+      .finally(() => {
+        this.#flushing = undefined;
+        if (this.#queue.length > 0) this.#scheduleFlush();
+      });
+  }
+
+  #commit(batch: readonly PendingWrite[]): void {
     const outcomes: WriteOutcome[] = [];
     try {
       this.#commitBatch(batch, outcomes);
@@ -714,24 +650,6 @@ function runWrite(item: PendingWrite | undefined): WriteOutcome {
   } catch (error) {
     return { ok: false, error: toError(error) };
   }
-}
-
-/**
- * Creates the schema, or brings a database of an earlier version to this
- * one, in one transaction (a crash half-way leaves the old version whole).
- */
-function migrate(db: Database.Database): void {
-  db.transaction(() => {
-    const version = Number(db.pragma("user_version", { simple: true }));
-    if (version === SCHEMA_VERSION) return;
-    if (version > SCHEMA_VERSION) throw new Error(`sessions.db has schema version ${version}; this server knows ${SCHEMA_VERSION}`);
-    // Version 0 logs were WITHOUT ROWID: copy them into rowid tables.
-    const logs = ["input_chunks", "output_events"].filter((name) => db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(name) !== undefined);
-    for (const name of logs) db.exec(`ALTER TABLE ${name} RENAME TO ${name}_v0`);
-    db.exec(SCHEMA);
-    for (const name of logs) db.exec(`INSERT INTO ${name} SELECT * FROM ${name}_v0; DROP TABLE ${name}_v0;`);
-    db.pragma(`user_version = ${SCHEMA_VERSION}`);
-  })();
 }
 
 function toError(error: unknown): Error {
