@@ -33,7 +33,12 @@ export interface AuthorizationRequest {
   readonly environment: string;
   /** Absent only for `discover`. */
   readonly agentType?: string;
-  /** Lower-case hex SHA-256 of the canonical constructor parameters and phantom id. */
+  /**
+   * Lower-case hex SHA-256 of the canonical constructor parameters and phantom id.
+   * Absent for `discover`, and for a `start` whose agent type does not exist or whose
+   * constructor parameters do not validate: the authorizer is asked before that is told,
+   * so a refused caller cannot probe the catalogue.
+   */
   readonly agentIdentity?: string;
   readonly method?: string;
 }

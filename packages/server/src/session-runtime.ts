@@ -135,30 +135,40 @@ export class SessionRuntime {
   /**
    * Catalogue lookup, constructor validation, authorization, method lookup,
    * config validation, in that order: the authorizer sees the agent identity,
-   * and a caller who may not invoke learns nothing about methods.
+   * and a caller who may not invoke learns nothing about methods. When the
+   * lookup or the constructor fails, the authorizer is asked first without an
+   * identity, so a caller it refuses cannot tell a missing agent type, or its
+   * constructor's schema, from a refusal.
    */
   async #validateStart(message: InvocationStart, caller: Principal): Promise<ValidatedStart> {
     const selector = message.selector;
-    const type = this.deps.host.agentTypes(selector.application, selector.environment)?.find((t) => t.name === selector.agentType);
-    if (type === undefined) throw new ProtocolError("not-found", "the application, environment or agent type does not exist");
-    const constructorGraph = catalogueGraph(type.constructorParameters);
-    const constructor = decodeValue(
-      selector.constructorParameters as unknown as JsonValue,
-      constructorGraph,
-      "forbidden",
-      "selector.constructorParameters",
-    );
-    const constructorParameters = JSON.parse(canonicalValue(constructor)) as SchemaValueJson;
-    const agentIdentity = agentIdentityOf(constructorParameters, selector.phantomId);
-    await this.#authorizeOrThrow({
+    const request: AuthorizationRequest = {
       caller,
       operation: "start",
       application: selector.application,
       environment: selector.environment,
       agentType: selector.agentType,
-      agentIdentity,
       method: selector.method,
-    });
+    };
+    let type: AgentTypeDescriptor;
+    let constructorParameters: SchemaValueJson;
+    try {
+      const found = this.deps.host.agentTypes(selector.application, selector.environment)?.find((t) => t.name === selector.agentType);
+      if (found === undefined) throw new ProtocolError("not-found", "the application, environment or agent type does not exist");
+      type = found;
+      const constructor = decodeValue(
+        selector.constructorParameters as unknown as JsonValue,
+        catalogueGraph(type.constructorParameters),
+        "forbidden",
+        "selector.constructorParameters",
+      );
+      constructorParameters = JSON.parse(canonicalValue(constructor)) as SchemaValueJson;
+    } catch (error) {
+      await this.#authorizeOrThrow(request);
+      throw error;
+    }
+    const agentIdentity = agentIdentityOf(constructorParameters, selector.phantomId);
+    await this.#authorizeOrThrow({ ...request, agentIdentity });
     const method = type.methods.find((m) => m.name === selector.method);
     if (method === undefined) throw new ProtocolError("not-found", "the agent type has no such method");
     checkConfig(type, message.config);

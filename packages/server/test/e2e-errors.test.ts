@@ -172,6 +172,22 @@ describe("first-message failures", () => {
     expect(rejection((await firstMessage((c) => c.send(start))).messages)).toMatchObject({ code: "forbidden", retryable: false });
   });
 
+  it("forbidden before not-found: a refused caller cannot tell a missing agent type or a bad constructor from a refusal", async () => {
+    const base = demoStart("count", v.record(v.u32(1), v.u32(0)));
+    // The probe server's authorizer refuses environment "secret" and method "forbidden".
+    const missingType = { ...base, selector: { ...base.selector, environment: "secret", agentType: "nowhere" } };
+    expect(rejection((await firstMessage((c) => c.send(missingType))).messages).code).toBe("forbidden");
+    const missingTypeForbiddenMethod = { ...base, attemptId: randomUUID(), selector: { ...base.selector, agentType: "nowhere", method: "forbidden" } };
+    expect(rejection((await firstMessage((c) => c.send(missingTypeForbiddenMethod))).messages).code).toBe("forbidden");
+    const badConstructor = { ...base, attemptId: randomUUID(), selector: { ...base.selector, method: "forbidden", constructorParameters: v.record(v.u32(7)) } };
+    expect(rejection((await firstMessage((c) => c.send(badConstructor))).messages).code).toBe("forbidden");
+    // The same mistakes from an allowed caller are reported as they are.
+    const allowedMissing = { ...base, attemptId: randomUUID(), selector: { ...base.selector, agentType: "nowhere" } };
+    expect(rejection((await firstMessage((c) => c.send(allowedMissing))).messages).code).toBe("not-found");
+    const allowedBadConstructor = { ...base, attemptId: randomUUID(), selector: { ...base.selector, constructorParameters: v.record(v.u32(7)) } };
+    expect(rejection((await firstMessage((c) => c.send(allowedBadConstructor))).messages).code).toBe("validation-error");
+  });
+
   it("invalid-token: a session token that does not verify, or belongs to another principal", async () => {
     const garbage = { type: "resumeAttach" as const, attemptId: randomUUID(), operation: "resume" as const, outputCursors: [], sessionToken: "gai1_AAAA" };
     expect(rejection((await firstMessage((c) => c.send(garbage))).messages)).toMatchObject({ code: "invalid-token", retryable: false });
