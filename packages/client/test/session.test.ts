@@ -254,6 +254,26 @@ describe("input discipline", () => {
     call.cancel();
   });
 
+  it("by default holds 8 MiB of unacknowledged input per stream (decisions §6): a fast producer is not read further until an ACK frees room", async () => {
+    const { client, transport } = memoryClient();
+    let pulled = 0;
+    const chunk = new Uint8Array(64 * 1024);
+    const fast = { [Symbol.asyncIterator]: () => ({ next: async () => (pulled++, { done: false as const, value: chunk }) }) };
+    const call = client.invoke({ ...echo, method: "digest", methodParameters: { kind: "record", value: { fields: [inputStream.bytes(fast)] } } });
+    const { server, start } = await acceptStart(transport);
+    server.send({ type: "invocationAccepted", attemptId: start.attemptId, idempotencyKey: start.idempotencyKey, mappings: [inputMapping(1, provisionalRefOf(start))], sessionToken: SESSION });
+    await server.waitFor(1 + 128);
+    for (let i = 0; i < 20; i++) await tick();
+    expect(pulled).toBe(128); // 128 × 64 KiB = 8 MiB
+    expect(server.received).toHaveLength(1 + 128);
+    // The server durably took 2 MiB: exactly that much room, 32 more chunks.
+    server.send({ type: "inputStreamAck", channel: 1, highestContiguousSequence: BigInt(2 * 1024 * 1024), mappings: [], terminal: false });
+    await server.waitFor(1 + 160);
+    for (let i = 0; i < 20; i++) await tick();
+    expect(pulled).toBe(160);
+    call.cancel();
+  });
+
   it("splits chunks into packed batches of at most 1 MiB and ends with the next sequence", async () => {
     const { client, transport } = memoryClient();
     const call = client.invoke({ ...echo, method: "digest", methodParameters: { kind: "record", value: { fields: [inputStream.bytes([new Uint8Array(1024 * 1024 + 10)])] } } });
