@@ -7,16 +7,19 @@
  *   node bench/peer.mjs raw               # bare ws sink: counts messages, replies "done"
  *   node bench/peer.mjs ack               # minimal protocol peer that ACKs every item at once
  *   node bench/peer.mjs server <dataDir>  # startEmbeddedServer (SQLite, synchronous = FULL)
+ *   node bench/peer.mjs server <dataDir> inline  # the same, every payload in SQLite's pages
+ *                                                # (payloadFileThreshold: Infinity), for comparison
  *
- * It reports `{ url }` over the IPC channel when it listens and exits when the
- * parent sends "close" or disconnects.
+ * It reports `{ url }` over the IPC channel when it listens, answers "cpu"
+ * with `{ cpu: process.cpuUsage() }`, and exits when the parent sends "close"
+ * or disconnects.
  */
 import { WebSocketServer } from "ws";
 import { SUBPROTOCOL, decodeClientMessage, encodeMessage } from "@golem-stream/wire";
 import { startEmbeddedServer } from "@golem-stream/server";
 
 const MIB = 1024 * 1024;
-const [mode, dataDir] = process.argv.slice(2);
+const [mode, dataDir, payloads] = process.argv.slice(2);
 
 function listening(wss) {
   return new Promise((resolve) =>
@@ -88,10 +91,16 @@ const peer =
     : mode === "ack"
       ? await startAckPeer()
       : mode === "server"
-        ? await startEmbeddedServer({ port: 0, host: "127.0.0.1", dataDir, tokens: ["t"] })
+        ? await startEmbeddedServer({
+            port: 0,
+            host: "127.0.0.1",
+            dataDir,
+            tokens: ["t"],
+            ...(payloads === "inline" ? { payloadFileThreshold: Number.POSITIVE_INFINITY } : {}),
+          })
         : undefined;
 if (peer === undefined) {
-  console.error("usage: peer.mjs raw | ack | server <dataDir>");
+  console.error("usage: peer.mjs raw | ack | server <dataDir> [inline]");
   process.exit(2);
 }
 
@@ -99,6 +108,10 @@ const stop = async () => {
   await peer.close();
   process.exit(0);
 };
-process.on("message", (message) => message === "close" && void stop());
+process.on("message", (message) => {
+  if (message === "close") void stop();
+  // CPU time of this process (all threads), so a row can report what the receiver spent.
+  else if (message === "cpu") process.send({ cpu: process.cpuUsage() });
+});
 process.on("disconnect", () => void stop());
 process.send({ url: peer.url });

@@ -64,6 +64,12 @@ function startPeer(mode, ...args) {
     child.once("message", ({ url }) =>
       resolve({
         url,
+        /** Microseconds of CPU (user + system, all threads) the peer has used so far. */
+        cpu: () =>
+          new Promise((r) => {
+            child.once("message", ({ cpu }) => r(cpu.user + cpu.system));
+            child.send("cpu");
+          }),
         close: () => new Promise((r) => (child.once("exit", r), child.send("close"))),
       }),
     );
@@ -109,6 +115,15 @@ const tallied = (expected) => (result) => {
   if (items !== String(expected) || bytes !== String(expected * ITEM.length)) throw new Error(`tally counted ${items} items, ${bytes} bytes`);
 };
 
+/** CPU microseconds the receiver spent in each round of a row: steadier than wall time on a shared machine. */
+const receiverCpu = {};
+async function withReceiverCpu(name, receiver, run) {
+  const before = await receiver.cpu();
+  const seconds = await run();
+  (receiverCpu[name] ??= []).push((await receiver.cpu()) - before);
+  return seconds;
+}
+
 // ---- the run ----
 
 const batch = new Uint8Array(MIB).fill(7);
@@ -118,12 +133,14 @@ const items = Array.from({ length: ITEMS }, () => ITEM);
 const dataDir = mkdtempSync(join(tmpdir(), "golem-stream-bench-"));
 const raw = await startPeer("raw");
 const peer = await startPeer("ack");
-const server = await startPeer("server", dataDir);
+const server = await startPeer("server", join(dataDir, "files"));
+const inlineServer = await startPeer("server", join(dataDir, "inline"), "inline");
 
 const rows = {
   u8Raw: () => rawWs(raw.url, batches, true),
   u8Peer: () => viaClient(peer.url, "digest", [inputStream.bytes(batches)]),
-  u8Server: () => viaClient(server.url, "digest", [inputStream.bytes(batches)]),
+  u8Server: () => withReceiverCpu("u8Server", server, () => viaClient(server.url, "digest", [inputStream.bytes(batches)])),
+  u8Inline: () => withReceiverCpu("u8Inline", inlineServer, () => viaClient(inlineServer.url, "digest", [inputStream.bytes(batches)])),
   strRaw: () => rawWs(raw.url, items, false),
   strPeer: () => viaClient(peer.url, "tally", [inputStream.strings(items)]),
   strTally: () => viaClient(server.url, "tally", [inputStream.strings(items)], tallied(ITEMS)),
@@ -135,6 +152,7 @@ await rawWs(raw.url, batches.slice(0, 4), true);
 await rawWs(raw.url, items.slice(0, 2000), false);
 await viaClient(peer.url, "digest", [inputStream.bytes(batches.slice(0, 4))]);
 await viaClient(server.url, "digest", [inputStream.bytes(batches.slice(0, 4))]);
+await viaClient(inlineServer.url, "digest", [inputStream.bytes(batches.slice(0, 4))]);
 await viaClient(server.url, "tally", [inputStream.strings(items.slice(0, 2000))], tallied(2000));
 await viaClient(server.url, "reverse", [inputStream.strings(items.slice(0, 2000))]);
 
@@ -146,7 +164,7 @@ for (let round = 0; round < ROUNDS; round++)
   for (const [name, run] of Object.entries(rows))
     if (only === undefined || only.includes(name)) (seconds[name] ??= []).push(await run());
 
-await Promise.all([raw.close(), peer.close(), server.close()]);
+await Promise.all([raw.close(), peer.close(), server.close(), inlineServer.close()]);
 rmSync(dataDir, { recursive: true, force: true });
 
 const median = (values) => {
@@ -163,7 +181,8 @@ const row = (label, name, rawName, units, unit) => {
   const ratios = base === undefined ? [] : times.map((t, round) => base[round] / t);
   // The spread over the rounds says how far one run of this machine can be trusted.
   const ratio = ratios.length === 0 ? "" : `${median(ratios).toFixed(2).padStart(6)}x raw (rounds ${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)})`;
-  return `${label.padEnd(48)} ${rate.toFixed(rate >= 100 ? 0 : 1).padStart(10)} ${unit.padEnd(8)} ${ratio}`;
+  const cpu = receiverCpu[name] === undefined ? "" : `  receiver CPU ${(median(receiverCpu[name]) / 1000 / units).toFixed(2)} ms/${unit.split("/")[0]}`;
+  return `${label.padEnd(48)} ${rate.toFixed(rate >= 100 ? 0 : 1).padStart(10)} ${unit.padEnd(8)} ${ratio}${cpu}`;
 };
 console.log(
   `node ${process.version}, ${availableParallelism()} cores, loopback; sender in this process, receiver in a forked process ` +
@@ -173,6 +192,7 @@ console.log(`stream<u8>, ${TOTAL_MIB} packed batches of 1 MiB, one way`);
 console.log(row("  raw ws", "u8Raw", "u8Raw", TOTAL_MIB, "MiB/s"));
 console.log(row("  client, ack-only peer", "u8Peer", "u8Raw", TOTAL_MIB, "MiB/s"));
 console.log(row("  client + server + SQLite (digest)", "u8Server", "u8Raw", TOTAL_MIB, "MiB/s"));
+console.log(row("    the same, payloads in SQLite pages", "u8Inline", "u8Raw", TOTAL_MIB, "MiB/s"));
 console.log(`stream<string>, ${ITEMS} items of 64 bytes`);
 console.log(row("  raw ws", "strRaw", "strRaw", ITEMS, "items/s"));
 console.log(row("  client, ack-only peer (one way)", "strPeer", "strRaw", ITEMS, "items/s"));
