@@ -6,38 +6,53 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { randomUUID } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
-import Database from "better-sqlite3";
-import { RawClient, demoStart, settle, startTestServer, v, type TestServer } from "./helpers.js";
+import { Keyring } from "@golem-stream/tokens";
+import { SqliteSessionStore, createDemoHost, createSessionServer, type NewStream, type OutputEvent } from "../src/index.js";
+import { RawClient, TOKEN, demoStart, settle, v } from "./helpers.js";
 import { resetGate, startProbeServer } from "./probe-server.js";
 
+/** The embedded store, counting the output items the producers handed it. */
+class CountingStore extends SqliteSessionStore {
+  outputItems = 0;
+  override appendOutput(event: OutputEvent, introduced: readonly NewStream[]): Promise<void> {
+    if (event.event === "item") this.outputItems++;
+    return super.appendOutput(event, introduced);
+  }
+}
 
 describe("output backpressure", () => {
-  let server: TestServer;
+  const dataDir = mkdtempSync(join(tmpdir(), "golem-stream-backpressure-"));
+  const store = new CountingStore({ dataDir, synchronous: "normal" });
+  const server = createSessionServer({
+    store,
+    host: createDemoHost(),
+    keyring: Keyring.generate("k1"),
+    authenticator: (token) => (token === TOKEN ? { account: "acme", principal: "alice" } : undefined),
+  });
+  let url: string;
   beforeAll(async () => {
-    server = await startTestServer();
+    url = (await server.listen()).url;
   });
   afterAll(async () => {
-    await server.dispose();
+    await server.close();
+    await store.close();
+    rmSync(dataDir, { recursive: true, force: true });
   });
 
   it("a client that stops reading stops the producer well before the end; reading again delivers everything", async () => {
     const total = 3000;
-    const client = await RawClient.connect(server.url);
+    const client = await RawClient.connect(url);
     client.send(demoStart("blobs", v.record(v.u32(total), v.u32(8192))));
     await client.nextOf("invocationResult");
     client.socket.pause();
 
-    const db = new Database(join(server.dataDir, "sessions.db"), { readonly: true });
-    try {
-      const count = db.prepare("SELECT COUNT(*) AS n FROM output_events WHERE event = 'item'");
-      const produced = await settle(() => Number((count.get() as { n: number }).n));
-      // Bounded by the 256-entry window plus what the socket buffers took.
-      expect(produced).toBeGreaterThan(256);
-      expect(produced).toBeLessThan(total / 2);
-    } finally {
-      db.close();
-    }
+    const produced = await settle(() => store.outputItems);
+    // Bounded by the 256-entry window plus what the socket buffers took.
+    expect(produced).toBeGreaterThan(256);
+    expect(produced).toBeLessThan(total / 2);
     client.socket.resume();
     const { messages } = await client.all();
     expect(messages.filter((m) => m.type === "output-binary")).toHaveLength(total);

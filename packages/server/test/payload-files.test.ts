@@ -244,3 +244,18 @@ describe("SqliteSessionStore payload files", () => {
     check.close();
   });
 });
+
+describe("SqliteSessionStore data directory", () => {
+  it("belongs to one store at a time: a second one is refused with a clear error until the first closes", async () => {
+    const dataDir = sqliteDir();
+    const first = new SqliteSessionStore({ dataDir });
+    expect(() => new SqliteSessionStore({ dataDir })).toThrow(/sessions\.db is in use by another store/);
+    // The refused store took nothing: the first one still writes.
+    const s = session();
+    await first.createSession(s, [], { attemptId: randomUUID(), operation: "start", descriptorDigest: "d", sessionId: s.sessionId, generation: 1n });
+    await first.close();
+    const second = new SqliteSessionStore({ dataDir });
+    expect(await second.getSession(s.sessionId)).toMatchObject({ sessionId: s.sessionId });
+    await second.close();
+  }, 20_000);
+});

@@ -139,14 +139,27 @@ export class SqliteSessionStore implements SessionStore {
     const pageSize = pageSizeOf(options);
     this.#payloadFileThreshold = payloadFileThresholdOf(options);
     mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
-    const db = new Database(join(options.dataDir, "sessions.db"));
-    db.defaultSafeIntegers(true);
-    // Takes effect only while the file is new (before WAL is on).
-    db.pragma(`page_size = ${pageSize}`);
-    db.pragma("journal_mode = WAL");
-    db.pragma(`synchronous = ${options.synchronous === "normal" ? "NORMAL" : "FULL"}`);
-    db.pragma("foreign_keys = ON");
-    migrate(db);
+    const path = join(options.dataDir, "sessions.db");
+    const db = new Database(path);
+    try {
+      db.defaultSafeIntegers(true);
+      // Takes effect only while the file is new (before WAL is on).
+      db.pragma(`page_size = ${pageSize}`);
+      // One process per data directory: live sessions are held in memory and payload files are
+      // laid out by this process alone. Exclusive locking keeps a second store out (it waits
+      // for better-sqlite3's busy timeout, 5 s, then fails) and needs no shared-memory index.
+      db.pragma("locking_mode = EXCLUSIVE");
+      db.pragma("journal_mode = WAL");
+      db.pragma(`synchronous = ${options.synchronous === "normal" ? "NORMAL" : "FULL"}`);
+      db.pragma("foreign_keys = ON");
+      migrate(db);
+    } catch (error) {
+      db.close();
+      if ((error as { code?: unknown }).code === "SQLITE_BUSY") {
+        throw new Error(`${path} is in use by another store (one server process per data directory)`, { cause: error });
+      }
+      throw error;
+    }
     this.#db = db;
     this.#payloads = new PayloadFiles(join(options.dataDir, PAYLOAD_DIR));
     this.#statements = {
