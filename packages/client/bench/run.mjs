@@ -7,6 +7,7 @@
  *   node bench/run.mjs            # after `npx tsc -p tsconfig.json` in every package
  *   BENCH_MIB=64 BENCH_ITEMS=50000 BENCH_ROUNDS=5 node bench/run.mjs
  *   BENCH_ONLY=strTally node --cpu-prof bench/run.mjs   # the forked peers inherit --cpu-prof
+ *   BENCH_DEBUG=1 node bench/run.mjs                     # also prints every round's seconds
  *
  * Method. The sending side (the raw `ws` client, or @golem-stream/client)
  * runs in this process; the receiving side runs in a child process
@@ -32,6 +33,16 @@
  *                       strings (both one way: the result is one record), and
  *                       `reverse` (round trip: every item comes back as its
  *                       own outputStreamItem with its own cursor token).
+ *   the same, payloads in SQLite pages
+ *                     — `digest` against a second embedded server with
+ *                       `payloadFileThreshold: Infinity` (every batch written
+ *                       into SQLite's pages, as before payload files).
+ *
+ * The u8 rows also print the receiver's CPU per MiB (user and system, all its
+ * threads, medians over the rounds): on a shared machine it moves less than
+ * wall time. Optional native `bufferutil`, when installed, makes `ws` mask and
+ * unmask in C and moves the raw row far more than the protocol rows; see
+ * docs/protocol/throughput.md.
  */
 import { fork } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -64,10 +75,10 @@ function startPeer(mode, ...args) {
     child.once("message", ({ url }) =>
       resolve({
         url,
-        /** Microseconds of CPU (user + system, all threads) the peer has used so far. */
+        /** Microseconds of CPU (all threads) the peer has used so far: `{ user, system }`. */
         cpu: () =>
           new Promise((r) => {
-            child.once("message", ({ cpu }) => r(cpu.user + cpu.system));
+            child.once("message", ({ cpu }) => r(cpu));
             child.send("cpu");
           }),
         close: () => new Promise((r) => (child.once("exit", r), child.send("close"))),
@@ -120,7 +131,8 @@ const receiverCpu = {};
 async function withReceiverCpu(name, receiver, run) {
   const before = await receiver.cpu();
   const seconds = await run();
-  (receiverCpu[name] ??= []).push((await receiver.cpu()) - before);
+  const after = await receiver.cpu();
+  (receiverCpu[name] ??= []).push({ user: after.user - before.user, system: after.system - before.system });
   return seconds;
 }
 
@@ -137,8 +149,8 @@ const server = await startPeer("server", join(dataDir, "files"));
 const inlineServer = await startPeer("server", join(dataDir, "inline"), "inline");
 
 const rows = {
-  u8Raw: () => rawWs(raw.url, batches, true),
-  u8Peer: () => viaClient(peer.url, "digest", [inputStream.bytes(batches)]),
+  u8Raw: () => withReceiverCpu("u8Raw", raw, () => rawWs(raw.url, batches, true)),
+  u8Peer: () => withReceiverCpu("u8Peer", peer, () => viaClient(peer.url, "digest", [inputStream.bytes(batches)])),
   u8Server: () => withReceiverCpu("u8Server", server, () => viaClient(server.url, "digest", [inputStream.bytes(batches)])),
   u8Inline: () => withReceiverCpu("u8Inline", inlineServer, () => viaClient(inlineServer.url, "digest", [inputStream.bytes(batches)])),
   strRaw: () => rawWs(raw.url, items, false),
@@ -164,6 +176,7 @@ for (let round = 0; round < ROUNDS; round++)
   for (const [name, run] of Object.entries(rows))
     if (only === undefined || only.includes(name)) (seconds[name] ??= []).push(await run());
 
+if (process.env.BENCH_DEBUG) console.log(JSON.stringify(seconds));
 await Promise.all([raw.close(), peer.close(), server.close(), inlineServer.close()]);
 rmSync(dataDir, { recursive: true, force: true });
 
@@ -181,7 +194,11 @@ const row = (label, name, rawName, units, unit) => {
   const ratios = base === undefined ? [] : times.map((t, round) => base[round] / t);
   // The spread over the rounds says how far one run of this machine can be trusted.
   const ratio = ratios.length === 0 ? "" : `${median(ratios).toFixed(2).padStart(6)}x raw (rounds ${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)})`;
-  const cpu = receiverCpu[name] === undefined ? "" : `  receiver CPU ${(median(receiverCpu[name]) / 1000 / units).toFixed(2)} ms/${unit.split("/")[0]}`;
+  const cpuOf = (part) => (median(receiverCpu[name].map((round) => part(round))) / 1000 / units).toFixed(2);
+  const cpu =
+    receiverCpu[name] === undefined
+      ? ""
+      : `  receiver CPU ${cpuOf((r) => r.user + r.system)} ms/${unit.split("/")[0]} (user ${cpuOf((r) => r.user)}, system ${cpuOf((r) => r.system)})`;
   return `${label.padEnd(48)} ${rate.toFixed(rate >= 100 ? 0 : 1).padStart(10)} ${unit.padEnd(8)} ${ratio}${cpu}`;
 };
 console.log(
