@@ -6,7 +6,7 @@
  */
 import type { Writable } from "node:stream";
 import type { WebSocket } from "ws";
-import { encodeMessage, type ServerMessage } from "@golem-stream/wire";
+import { encodeServerMessage, type ServerMessage } from "@golem-stream/wire";
 
 export interface SessionTransport {
   /** Sends one message; resolves when more may be sent without unbounded buffering. */
@@ -42,7 +42,7 @@ export class WsTransport implements SessionTransport {
 
   send(message: ServerMessage): Promise<void> {
     if (!this.isOpen) return Promise.resolve();
-    const data = encodeMessage(message);
+    const data = encodeServerMessage(message);
     const binary = typeof data !== "string";
     this.#corkUntilNextTick();
     // Below the high-water mark the caller may go on at once; above it, it

@@ -8,7 +8,14 @@ import { encodeBinaryMessage, isBinaryKind } from "./binary-envelope.js";
 import { canonicalJson } from "./canonical-json.js";
 import { invalidAt, limitAt } from "./codec.js";
 import { LIMITS } from "./limits.js";
-import type { BinaryMessage, Message, ServerTextMessage, ClientTextMessage } from "./messages.js";
+import type {
+  BinaryMessage,
+  ClientMessage,
+  ClientTextMessage,
+  Message,
+  ServerMessage,
+  ServerTextMessage,
+} from "./messages.js";
 import { utf8ByteLength } from "./utf8.js";
 import { CLIENT_TEXT_VARIANTS, SERVER_TEXT_VARIANTS, type TextVariant } from "./text-messages.js";
 
@@ -23,6 +30,11 @@ const VARIANTS = new Map<string, TextVariant<TextMessage>>([
   ...CLIENT_TEXT_VARIANTS.map((variant) => [variant.type, variant] as const),
   ...SERVER_TEXT_VARIANTS.map((variant) => [variant.type, variant] as const),
 ]);
+/** One direction's text variants: `streamCancel` with that direction's reasons. */
+const CLIENT_VARIANTS = new Map<string, TextVariant<TextMessage>>(CLIENT_TEXT_VARIANTS.map((variant) => [variant.type, variant]));
+const SERVER_VARIANTS = new Map<string, TextVariant<TextMessage>>(SERVER_TEXT_VARIANTS.map((variant) => [variant.type, variant]));
+const CLIENT_BINARY: ReadonlySet<string> = new Set(["input-u8", "input-binary"]);
+const SERVER_BINARY: ReadonlySet<string> = new Set(["output-u8", "output-binary"]);
 
 /**
  * Encodes a text message as canonical JSON text. A message whose text would
@@ -34,13 +46,44 @@ export function encodeMessage(message: TextMessage): string;
 export function encodeMessage(message: BinaryMessage): Uint8Array;
 export function encodeMessage(message: Message): string | Uint8Array;
 export function encodeMessage(message: Message): string | Uint8Array {
+  return encodeWith(message, VARIANTS, undefined, "a message variant of protocol v1");
+}
+
+/**
+ * `encodeMessage` for a client: refuses what only a server may send (its
+ * messages, binary kinds, and `streamCancel` reasons such as
+ * `producer-deleted`), so what it returns is what a server's
+ * `decodeClientMessage` accepts.
+ */
+export function encodeClientMessage(message: ClientTextMessage): string;
+export function encodeClientMessage(message: ClientMessage): string | Uint8Array;
+export function encodeClientMessage(message: ClientMessage): string | Uint8Array {
+  return encodeWith(message, CLIENT_VARIANTS, CLIENT_BINARY, "a message a client sends");
+}
+
+/** `encodeMessage` for a server: refuses what only a client may send; the result is what `decodeServerMessage` accepts. */
+export function encodeServerMessage(message: ServerTextMessage): string;
+export function encodeServerMessage(message: ServerMessage): string | Uint8Array;
+export function encodeServerMessage(message: ServerMessage): string | Uint8Array {
+  return encodeWith(message, SERVER_VARIANTS, SERVER_BINARY, "a message a server sends");
+}
+
+function encodeWith(
+  message: unknown,
+  variants: ReadonlyMap<string, TextVariant<TextMessage>>,
+  binaryKinds: ReadonlySet<string> | undefined,
+  what: string,
+): string | Uint8Array {
   if (typeof message !== "object" || message === null || Array.isArray(message)) {
     throw invalidAt("", "to encode must be a message object");
   }
   const type: unknown = (message as { readonly type?: unknown }).type;
-  if (isBinaryKind(type)) return encodeBinaryMessage(message);
-  const variant = typeof type === "string" ? VARIANTS.get(type) : undefined;
-  if (variant === undefined) throw invalidAt("type", "is not a message variant of protocol v1");
+  if (isBinaryKind(type)) {
+    if (binaryKinds !== undefined && !binaryKinds.has(type)) throw invalidAt("type", `is not ${what}`);
+    return encodeBinaryMessage(message);
+  }
+  const variant = typeof type === "string" ? variants.get(type) : undefined;
+  if (variant === undefined) throw invalidAt("type", `is not ${what}`);
   const wire = variant.encode(message);
   wire["type"] = variant.type;
   wire["version"] = 1;

@@ -2,13 +2,14 @@
  * @golem-stream/wire — the protocol's bytes, and nothing else. Every function
  * is pure: bytes in, data out; nothing here opens a socket.
  *
- * Start with the message codecs: `decodeClientMessage` (server side),
- * `decodeServerMessage` (client side) and `encodeMessage` (both). Every
- * failure is a `ProtocolError` with a stable `code`.
+ * Start with the message codecs: `decodeClientMessage` and
+ * `encodeServerMessage` (server side), `decodeServerMessage` and
+ * `encodeClientMessage` (client side); `encodeMessage` encodes either
+ * direction. Every failure is a `ProtocolError` with a stable `code`.
  */
 export { decodeClientMessage, decodeServerMessage } from "./decode.js";
 export { recoverAttemptId } from "./attempt-recovery.js";
-export { encodeMessage } from "./encode.js";
+export { encodeMessage, encodeClientMessage, encodeServerMessage } from "./encode.js";
 export { BINARY_KINDS, type BinaryKind } from "./binary-envelope.js";
 export * from "./messages.js";
 export {

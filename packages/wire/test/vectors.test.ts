@@ -18,7 +18,9 @@ import {
   canonicalJson,
   decodeClientMessage,
   decodeServerMessage,
+  encodeClientMessage,
   encodeMessage,
+  encodeServerMessage,
   encodeUtf8,
   recoverAttemptId,
 } from "../src/index.js";
@@ -32,6 +34,12 @@ function decode(direction: Direction, data: string | Uint8Array, isBinary: boole
 function decodeAs(direction: Direction, data: string | Uint8Array, isBinary: boolean): ClientMessage | ServerMessage {
   return decode(direction === "client" ? "server" : "client", data, isBinary);
 }
+
+/** The encoder of the side that sends `direction`'s messages, or of the other side. */
+function encodeBy(side: Direction, message: ClientMessage | ServerMessage): string | Uint8Array {
+  return side === "client" ? encodeClientMessage(message as ClientMessage) : encodeServerMessage(message as ServerMessage);
+}
+const otherSide = (direction: Direction): Direction => (direction === "client" ? "server" : "client");
 
 function rejection(run: () => unknown): ProtocolError {
   try {
@@ -72,6 +80,7 @@ describe("json-messages.json", () => {
     // ws hands text frames over as bytes: the same message either way.
     expect(decode(testCase.direction, encodeUtf8(testCase.text), false)).toStrictEqual(fromText);
     expect(encodeMessage(fromText)).toBe(testCase.text);
+    expect(encodeBy(testCase.direction, fromText)).toBe(testCase.text);
     // The vector text itself is canonical.
     expect(canonicalJson(JSON.parse(testCase.text) as JsonValue)).toBe(testCase.text);
   });
@@ -80,8 +89,15 @@ describe("json-messages.json", () => {
     const message = JSON.parse(testCase.text) as { type: string; reason?: string };
     // streamCancel exists in both directions; only reasons of the server alone are one-sided.
     const oneSided = message.type !== "streamCancel" || !CLIENT_CANCEL_REASONS.some((reason) => reason === message.reason);
-    if (oneSided) expect(rejection(() => decodeAs(testCase.direction, testCase.text, false)).code).toBe("invalid-message");
-    else expect(decodeAs(testCase.direction, testCase.text, false).type).toBe("streamCancel");
+    const decoded = decode(testCase.direction, testCase.text, false);
+    if (oneSided) {
+      expect(rejection(() => decodeAs(testCase.direction, testCase.text, false)).code).toBe("invalid-message");
+      // The other side's encoder refuses to send it in the first place.
+      expect(rejection(() => encodeBy(otherSide(testCase.direction), decoded)).code).toBe("invalid-message");
+    } else {
+      expect(decodeAs(testCase.direction, testCase.text, false).type).toBe("streamCancel");
+      expect(encodeBy(otherSide(testCase.direction), decoded)).toBe(testCase.text);
+    }
   });
 });
 
@@ -107,6 +123,8 @@ describe("binary-messages.json", () => {
     const metadataLength = new DataView(envelope.buffer).getUint32(0);
     expect(Buffer.from(envelope.subarray(4, 4 + metadataLength)).toString("utf8")).toBe(testCase.metadataText);
     expect(toHex(encodeMessage(message) as Uint8Array)).toBe(testCase.envelopeHex);
+    expect(toHex(encodeBy(testCase.direction, message) as Uint8Array)).toBe(testCase.envelopeHex);
+    expect(rejection(() => encodeBy(otherSide(testCase.direction), message)).code).toBe("invalid-message");
     expect(rejection(() => decodeAs(testCase.direction, envelope, true)).code).toBe("invalid-message");
   });
 });

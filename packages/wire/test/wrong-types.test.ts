@@ -9,7 +9,9 @@ import {
   canonicalJson,
   decodeClientMessage,
   decodeServerMessage,
+  encodeClientMessage,
   encodeMessage,
+  encodeServerMessage,
   parseStrictJson,
   recoverAttemptId,
 } from "../src/index.js";
@@ -95,6 +97,8 @@ describe.each(WRONG.map(([name, value]) => [name, value] as const))("%s", (_name
   });
 
   it("as encodeMessage input", () => expectProtocolError(() => encodeMessage(value as never)));
+  it("as encodeClientMessage input", () => expectProtocolError(() => encodeClientMessage(value as never)));
+  it("as encodeServerMessage input", () => expectProtocolError(() => encodeServerMessage(value as never)));
 
   it("as a member of an otherwise valid message to encode", () => {
     // Two entries of the table are right for one member: 42 is a channel, 1n a sequence.
