@@ -3,10 +3,10 @@
  * what a session sends first when it continues from saved state, and the
  * fresh descriptors of genuinely new attempts. Pure: data in, data out.
  */
-import { randomUUID } from "node:crypto";
 import type { InvocationStart, JsonValue, ResumeAttach, SchemaValueJson } from "@golem-stream/wire";
 import type { ResumeState } from "./checkpoint.js";
 import { renewProvisionalRefs } from "./values.js";
+import { randomUUID } from "./uuid.js";
 
 /**
  * The first descriptor of a session continued from saved state: its pending

@@ -3,7 +3,6 @@
  * credentials, transport and limits; each `invoke`/`resume`/`takeover` makes
  * one invocation handle with its own WebSocket session.
  */
-import { randomUUID } from "node:crypto";
 import {
   LIMITS,
   SESSION_PATH,
@@ -26,6 +25,7 @@ import type { Transport } from "./transport.js";
 import { wsTransport } from "./ws-transport.js";
 import { discoveryUrl, fetchCatalogue, type AgentTypeSchema } from "./discovery.js";
 import { jsToConstructor, jsToParams } from "./typed-agent.js";
+import { randomUUID } from "./uuid.js";
 
 export interface ClientOptions {
   /** Server base URL (`http://`, `https://`, `ws://` or `wss://`); the session path is appended when absent. */

@@ -4,13 +4,13 @@
  * stream token the server gave it. It hands out provisional references for
  * starts and resolves the server's input mappings to feeders.
  */
-import { randomUUID } from "node:crypto";
 import type { JsonValue, SchemaValueJson, StreamMapping } from "@golem-stream/wire";
 import type { MappingSource } from "./channels.js";
 import { violation } from "./errors.js";
 import { InputFeeder, type FeederHost } from "./input-feeder.js";
 import type { InputStream, ParamNode } from "./input-stream.js";
 import { bindProvisionalRefs, findProvisionalRefs } from "./values.js";
+import { randomUUID } from "./uuid.js";
 
 export interface InputRegistryOptions {
   readonly maxUnackedInputBytes: number;

@@ -11,7 +11,6 @@
  * `onCheckpoint` side). Waits between attempts follow the reconnect policy;
  * its failure count resets whenever an attach is accepted.
  */
-import { randomUUID } from "node:crypto";
 import type {
   ClientCancelReason,
   InvocationOutcome,
@@ -37,6 +36,7 @@ import { reconnectDelay, type ReconnectPolicy } from "./reconnect-policy.js";
 import { checkItem } from "./schema.js";
 import { StatePersistence } from "./state-persistence.js";
 import type { Transport } from "./transport.js";
+import { randomUUID } from "./uuid.js";
 
 export interface SessionConfig {
   readonly url: string;

@@ -6,12 +6,12 @@
  * `stream<binary>` → binary items, anything else → items converted with the
  * element schema, which may themselves hold nested stream sources).
  */
-import { randomUUID } from "node:crypto";
 import { encodeSchemaValue, fromJs, isDirectBinary, type SchemaGraph, type SchemaType } from "@golem-stream/schema-value";
 import type { JsonValue, SchemaValueJson } from "@golem-stream/wire";
 import { ClientError } from "./errors.js";
 import { InputStream, inputStream, type ParamNode } from "./input-stream.js";
 import type { AgentTypeSchema } from "./discovery.js";
+import { randomUUID } from "./uuid.js";
 
 /**
  * Converts `data` to a native value; stream positions become `InputStream`
