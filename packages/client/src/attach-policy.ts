@@ -11,6 +11,8 @@ export type ConnectionOutcome =
   | { readonly kind: "rejected"; readonly error: ProtocolError }
   | { readonly kind: "revoked" }
   | { readonly kind: "finished" }
+  /** This side closed it on purpose: an invocation-wide cancel has reached the server. */
+  | { readonly kind: "released" }
   | { readonly kind: "fatal"; readonly error: ClientError };
 
 export interface AttachFacts {
@@ -35,6 +37,7 @@ export type NextAttach =
 export function nextAttach(outcome: ConnectionOutcome, facts: AttachFacts): NextAttach {
   switch (outcome.kind) {
     case "finished":
+    case "released":
       return { kind: "done" };
     case "fatal":
       return { kind: "fail", error: outcome.error };

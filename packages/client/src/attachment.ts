@@ -19,8 +19,12 @@ export type ChannelEntry =
 export interface Attachment {
   connection: Connection | undefined;
   accepted: boolean;
+  /** The attempt has ended (`settle` was called): nothing more is sent or received on it. */
+  settled: boolean;
   readonly channels: Map<number, ChannelEntry>;
   readonly channelOf: Map<OutputStream | InputFeeder, number>;
+  /** Output streams whose `streamCancel` was sent on this connection. */
+  readonly cancelsSent: Set<OutputStream>;
   /** Ends the attempt with `outcome` (the first call wins) and closes the connection. */
   settle(outcome: ConnectionOutcome): void;
 }
@@ -42,15 +46,16 @@ export interface AttachmentOptions {
 export function openAttachment(options: AttachmentOptions): { attachment: Attachment; outcome: Promise<ConnectionOutcome> } {
   let resolveOutcome!: (outcome: ConnectionOutcome) => void;
   const outcome = new Promise<ConnectionOutcome>((resolve) => (resolveOutcome = resolve));
-  let settled = false;
   const attachment: Attachment = {
     connection: undefined,
     accepted: false,
+    settled: false,
     channels: new Map(),
     channelOf: new Map(),
+    cancelsSent: new Set(),
     settle: (result) => {
-      if (settled) return;
-      settled = true;
+      if (attachment.settled) return;
+      attachment.settled = true;
       options.onSettle();
       attachment.connection?.close(1000, result.kind);
       resolveOutcome(result);
@@ -69,7 +74,7 @@ export function openAttachment(options: AttachmentOptions): { attachment: Attach
         { url: options.url, token, signal: options.signal },
         {
           onMessage: (message, wireBytes) => {
-            if (settled) return;
+            if (attachment.settled) return;
             try {
               options.onMessage(attachment, message, wireBytes);
             } catch (error) {
@@ -82,7 +87,7 @@ export function openAttachment(options: AttachmentOptions): { attachment: Attach
           },
         },
       );
-      if (settled) {
+      if (attachment.settled) {
         connection.close(1000, "settled");
         return;
       }

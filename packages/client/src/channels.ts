@@ -5,7 +5,7 @@
  * a channel mapped twice, unknown, or of the wrong direction or kind — is a
  * violation.
  */
-import type { StreamMapping } from "@golem-stream/wire";
+import type { ClientCancelReason, StreamMapping } from "@golem-stream/wire";
 import type { Attachment } from "./attachment.js";
 import { violation } from "./errors.js";
 import type { InputFeeder } from "./input-feeder.js";
@@ -20,22 +20,33 @@ import type { OutputStream } from "./output-stream.js";
  */
 export type MappingSource = "ack-or-output" | "start-acceptance" | "attach-acceptance";
 
-/** Installs `mappings` on the attachment. */
+/**
+ * Installs `mappings` on the attachment. An input whose source is not in this
+ * process is cancelled at once with `sourcelessReason`: `source-unavailable`,
+ * or `cancelled` while the whole invocation is being cancelled.
+ */
 export function installMappings(
   attachment: Attachment,
   mappings: readonly StreamMapping[],
   source: MappingSource,
   inputs: InputRegistry,
   outputs: OutputRegistry,
+  sourcelessReason: ClientCancelReason = "source-unavailable",
 ): void {
   for (const mapping of mappings) {
     if (attachment.channels.has(mapping.channel)) throw violation(`channel ${mapping.channel} mapped twice`);
-    if (mapping.direction === "input") installInput(attachment, mapping, source, inputs);
+    if (mapping.direction === "input") installInput(attachment, mapping, source, inputs, sourcelessReason);
     else installOutput(attachment, mapping, outputs);
   }
 }
 
-function installInput(attachment: Attachment, mapping: StreamMapping, source: MappingSource, inputs: InputRegistry): void {
+function installInput(
+  attachment: Attachment,
+  mapping: StreamMapping,
+  source: MappingSource,
+  inputs: InputRegistry,
+  sourcelessReason: ClientCancelReason,
+): void {
   const highWater = mapping.inputHighWater ?? { sequence: 0n, terminal: false };
   const resolved = inputs.resolve(mapping, source);
   const connection = attachment.connection;
@@ -43,7 +54,7 @@ function installInput(attachment: Attachment, mapping: StreamMapping, source: Ma
     attachment.channels.set(mapping.channel, { direction: "input", feeder: undefined });
     // An input of a session (or frozen start) taken over from another process: its source
     // is gone (protocol 13).
-    if (!highWater.terminal) connection?.send({ type: "streamCancel", channel: mapping.channel, reason: "source-unavailable" });
+    if (!highWater.terminal) connection?.send({ type: "streamCancel", channel: mapping.channel, reason: sourcelessReason });
     return;
   }
   const { feeder } = resolved;

@@ -32,6 +32,7 @@ export {
 } from "./invocation.js";
 export { inputStream, InputStream, type BinaryBlob, type InputElementKind, type ParamNode, type ParamPayload } from "./input-stream.js";
 export { OutputStream, type OutputChunk, type StreamOutcome } from "./output-stream.js";
+export type { CancelOutcome } from "./cancel-delivery.js";
 export type { ResumeState, AcceptedState, PendingStartState } from "./checkpoint.js";
 export { ClientError, isClientError, CLIENT_ERROR_KINDS, type ClientErrorKind } from "./errors.js";
 export { DEFAULT_RECONNECT_POLICY, reconnectDelay, type ReconnectPolicy } from "./reconnect-policy.js";

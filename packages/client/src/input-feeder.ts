@@ -72,6 +72,11 @@ export class InputFeeder {
     return this.#terminalAcked;
   }
 
+  /** The server recorded this stream's terminal, or it was sent on the current connection. */
+  get terminalSent(): boolean {
+    return this.#terminalAcked || (this.#link !== undefined && this.#terminal !== undefined);
+  }
+
   /** Bytes held for a possible resend. */
   get unackedBytes(): number {
     return this.#unackedBytes;
@@ -128,10 +133,17 @@ export class InputFeeder {
     this.#wake();
   }
 
-  /** The application cancels this input (`cancelled`). */
+  /**
+   * The application cancels this input (`cancelled`). Items the server has
+   * not acknowledged are dropped: a cancel carries no sequence, so after a
+   * reconnect only the cancel is sent, not the buffered input before it.
+   */
   cancel(reason: ClientCancelReason = "cancelled"): void {
     if (this.#terminal !== undefined || this.#terminalAcked) return;
     this.#terminal = { kind: "cancel", reason };
+    this.#pending = [];
+    this.#head = 0;
+    this.#unackedBytes = 0;
     void this.#source.close().catch(() => undefined);
     this.#sendTerminal();
     this.#wake();

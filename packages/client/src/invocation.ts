@@ -4,6 +4,7 @@
  * work happens in `session.ts`; this file only shapes it for applications.
  */
 import type { InvocationResultBody, SchemaGraphJson, SchemaValueJson } from "@golem-stream/wire";
+import type { CancelOutcome } from "./cancel-delivery.js";
 import { ClientError } from "./errors.js";
 import type { ResumeState } from "./checkpoint.js";
 import type { InputStream } from "./input-stream.js";
@@ -53,6 +54,19 @@ export interface InvocationEvents {
   stream: OutputStream;
   /** An input source threw; the server was told `source-unavailable`. */
   inputFailed: { readonly input: InputStream; readonly error: unknown };
+  /**
+   * An invocation-wide cancel (`cancel()`, the caller's `signal`) reached the
+   * server: every stream that had not ended was cancelled on an accepted
+   * connection (or nothing ran there). The runtime has stopped.
+   */
+  cancelDelivered: Record<string, never>;
+  /**
+   * An invocation-wide cancel could not reach the server (`error`: e.g.
+   * `connection-lost` once the reconnect policy is exhausted, `revoked`, or
+   * `aborted` after `detach()`); its streams may still be open there. The
+   * runtime has stopped; the saved state can still take the invocation over.
+   */
+  cancelUndelivered: { readonly error: ClientError };
 }
 
 export type CheckpointCallback = (state: ResumeState) => void | Promise<void>;
@@ -113,7 +127,7 @@ export class Invocation {
       onCheckpoint,
     });
     if (signal !== undefined) {
-      const onAbort = (): void => this.cancel("aborted by the caller's signal");
+      const onAbort = (): void => void this.cancel("aborted by the caller's signal");
       if (signal.aborted) queueMicrotask(onAbort);
       else {
         signal.addEventListener("abort", onAbort, { once: true });
@@ -127,6 +141,7 @@ export class Invocation {
       const error = new ClientError("aborted", "the client runtime failed unexpectedly", { cause });
       rejectAll(error);
       this.#controller.abort(error);
+      this.#session.crashed(error);
     });
   }
 
@@ -158,17 +173,24 @@ export class Invocation {
 
   /**
    * Cancels every open stream of the invocation (the server sees `cancelled`),
-   * then detaches. The promises reject with a `ClientError` of kind `aborted`,
-   * and so does the next `next()` of every output stream still being read.
+   * then detaches. The promises reject with a `ClientError` of kind `aborted`
+   * at once, and so does the next `next()` of every output stream still being
+   * read. The cancellations need an accepted connection: while there is none
+   * (a reconnect wait, a start not yet accepted) the runtime goes on
+   * reconnecting in the background, with the same policy, until they are
+   * sent. The returned promise (never rejected) says whether they reached the
+   * server — as do the `cancelDelivered` / `cancelUndelivered` events.
+   * Calling it again returns the same promise.
    */
-  cancel(reason = "cancelled by the caller"): void {
-    this.#session.abort(reason);
+  cancel(reason = "cancelled by the caller"): Promise<CancelOutcome> {
+    return this.#session.abort(reason);
   }
 
   /**
    * Stops this handle without cancelling anything: the invocation keeps
    * running on the server. Returns the state to continue with
-   * `client.takeover(state)` — in this process or another one.
+   * `client.takeover(state)` — in this process or another one. After
+   * `cancel()`, stops a delivery still under way (`cancelUndelivered`).
    */
   detach(): ResumeState | undefined {
     return this.#session.detach();
@@ -204,6 +226,12 @@ export class Invocation {
         return;
       case "input-failed":
         this.#emit("inputFailed", { input: event.input, error: event.error });
+        return;
+      case "cancel-delivered":
+        this.#emit("cancelDelivered", {});
+        return;
+      case "cancel-undelivered":
+        this.#emit("cancelUndelivered", { error: event.error });
         return;
     }
   }

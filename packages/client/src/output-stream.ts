@@ -80,6 +80,8 @@ export class OutputStream implements AsyncIterable<OutputChunk> {
   /** Cursor of the value most recently handed out, not yet delivered. */
   #handedOut: string | undefined;
   #cancelReason: ClientCancelReason | undefined;
+  /** The server's terminal arrived (or the stream was complete from the start), whatever the consumer saw. */
+  #serverEnded = false;
   #finished = false;
   #iterating = false;
   #wake: (() => void) | undefined;
@@ -105,6 +107,7 @@ export class OutputStream implements AsyncIterable<OutputChunk> {
     this.ended = new Promise((resolve) => (this.#doneResolve = resolve));
     if (options.terminalDelivered === true && options.retainedCursor !== undefined) {
       this.#ending = { outcome: { kind: "already-delivered" }, cursorToken: options.retainedCursor };
+      this.#serverEnded = true;
       this.#doneResolve(this.#ending.outcome);
     }
   }
@@ -127,13 +130,22 @@ export class OutputStream implements AsyncIterable<OutputChunk> {
     return this.#retained;
   }
 
-  /** The client asked to cancel and is waiting for the terminal. */
+  /**
+   * The client asked to cancel and the server's terminal has not arrived —
+   * also after this handle stopped reading because the whole invocation was
+   * cancelled, whose cancellations must still reach the server.
+   */
   get cancelRequested(): ClientCancelReason | undefined {
-    return this.#ending === undefined ? this.#cancelReason : undefined;
+    return this.#serverEnded ? undefined : this.#cancelReason;
   }
 
   get terminalReceived(): boolean {
     return this.#ending !== undefined;
+  }
+
+  /** The server's terminal arrived, or the stream was complete when this handle took it over. */
+  get serverEnded(): boolean {
+    return this.#serverEnded;
   }
 
   /** Items (or packed batches) received and not yet handed to the consumer. */
@@ -171,10 +183,16 @@ export class OutputStream implements AsyncIterable<OutputChunk> {
   }
 
   pushEnd(sequence: bigint, outcome: OutputOutcome, cursorToken: string | undefined): void {
-    if (this.#ending !== undefined) return;
+    if (this.#ending !== undefined) {
+      // A replay, or the terminal of a stream this handle stopped reading (an invocation-wide
+      // cancel): nothing for the consumer, but the server has ended it.
+      this.#serverEnded = true;
+      return;
+    }
     if (this.#nextSequence !== undefined && sequence !== this.#nextSequence && this.#cancelReason === undefined) {
       throw violation(`output stream ended at sequence ${sequence}, expected ${this.#nextSequence}`);
     }
+    this.#serverEnded = true;
     this.#ending = { outcome, cursorToken };
     this.#doneResolve(outcome);
     if (this.#cancelReason !== undefined || this.#finished) {

@@ -8,8 +8,9 @@
  * Its parts: `attachment.ts` (one connection), `channels.ts` (its channel
  * table), `attach-descriptors.ts` (what is sent first), `input-registry.ts`
  * and `output-registry.ts` (the streams), `state-persistence.ts` (the
- * `onCheckpoint` side). Waits between attempts follow the reconnect policy;
- * its failure count resets whenever an attach is accepted.
+ * `onCheckpoint` side), `cancel-delivery.ts` (an invocation-wide cancel on
+ * its way to the server). Waits between attempts follow the reconnect
+ * policy; its failure count resets whenever an attach is accepted.
  */
 import type {
   ClientCancelReason,
@@ -24,7 +25,8 @@ import { ProtocolError, encodeMessage } from "@golem-stream/wire";
 import { freshResume, initialAttach, renewedStart } from "./attach-descriptors.js";
 import { nextAttach, type ConnectionOutcome } from "./attach-policy.js";
 import { openAttachment, type Attachment } from "./attachment.js";
-import { inputOn, installMappings, outputOfKind, outputOn } from "./channels.js";
+import { CancelDelivery, cancelReachedServer, type CancelOutcome } from "./cancel-delivery.js";
+import { inputOn, installMappings, outputOfKind, outputOn, type MappingSource } from "./channels.js";
 import type { ResumeState } from "./checkpoint.js";
 import { ClientError, violation } from "./errors.js";
 import type { InputStream, ParamNode } from "./input-stream.js";
@@ -53,7 +55,9 @@ export type SessionEvent =
   | { readonly type: "reconnecting"; readonly failures: number; readonly delayMs: number; readonly cause: string }
   | { readonly type: "revoked" }
   | { readonly type: "stream"; readonly stream: OutputStream }
-  | { readonly type: "input-failed"; readonly input: InputStream; readonly error: unknown };
+  | { readonly type: "input-failed"; readonly input: InputStream; readonly error: unknown }
+  | { readonly type: "cancel-delivered" }
+  | { readonly type: "cancel-undelivered"; readonly error: ClientError };
 
 export interface SessionCallbacks {
   onEvent(event: SessionEvent): void;
@@ -90,8 +94,14 @@ export class Session {
   readonly #selector: InvocationStart["selector"];
   #idempotencyKey: string;
   #attachment: Attachment | undefined;
+  /** The runtime has stopped: no further connection is made. */
   #done = false;
   #resultSeen = false;
+  /**
+   * Set by an invocation-wide cancel: the caller's outcome is decided, the
+   * session runs on only until its cancellations reach the server.
+   */
+  #cancel: CancelDelivery | undefined;
 
   readonly #inputs: InputRegistry;
   readonly #outputs: OutputRegistry;
@@ -121,7 +131,11 @@ export class Session {
         onQueueChange: (stream, bytes) => this.#budget.changed(stream, bytes),
         commit: () => this.#persistence.commit(),
         sendCancel: (stream, reason) => this.#sendOutputCancel(stream, reason),
-        onStream: (stream) => this.#callbacks.onEvent({ type: "stream", stream }),
+        onStream: (stream) => {
+          // A stream first announced while the invocation is being cancelled is cancelled too.
+          if (this.#cancel !== undefined) stream.cancelWith(this.#cancel.error);
+          else this.#callbacks.onEvent({ type: "stream", stream });
+        },
         otherStreams: () => this.#inputs.size,
       },
       start.kind === "attach" ? start.state.outputCursors : [],
@@ -201,6 +215,12 @@ export class Session {
       const accepted = this.#attachment?.accepted ?? false;
       if (accepted) failures = 0;
       if (outcome.kind === "revoked") this.#callbacks.onEvent({ type: "revoked" });
+      if (this.#cancel !== undefined && outcome.kind === "rejected" && this.#sessionToken === undefined) {
+        // A cancelled call whose start attempt was rejected: that attempt runs nothing on the
+        // server (protocol 6.2), and no other attempt of it can be pending — nothing to cancel.
+        this.#endCancel({ kind: "delivered" });
+        return;
+      }
       const next = nextAttach(outcome, { accepted, sends: this.#operation.sends, hasSession: this.#sessionToken !== undefined });
       switch (next.kind) {
         case "done":
@@ -233,14 +253,29 @@ export class Session {
     }
   }
 
-  /** Ends the invocation from this side: cancels every open stream, detaches, fails with `aborted`. */
-  abort(reason: string): void {
-    if (this.#done) return;
-    const error = new ClientError("aborted", reason);
+  /**
+   * Ends the invocation from this side: the caller's outcome is `aborted` at
+   * once; every stream that has not ended is cancelled on the server — now if
+   * a connection is accepted, otherwise after reconnecting (with the same
+   * policy) — and then the session detaches. Resolves with what became of
+   * the cancellations; never rejects.
+   */
+  abort(reason: string): Promise<CancelOutcome> {
+    if (this.#cancel !== undefined) return this.#cancel.outcome;
+    if (this.#done) return Promise.resolve({ kind: "already-over" });
+    const cancel = (this.#cancel = new CancelDelivery(new ClientError("aborted", reason)));
     for (const feeder of this.#inputs.feeders()) feeder.cancel("cancelled");
     // Every consumer learns that the invocation was cut short: its next() throws `aborted`.
-    for (const stream of this.#outputs.streams.values()) stream.cancelWith(error);
-    this.#fail(error);
+    for (const stream of this.#outputs.streams.values()) stream.cancelWith(cancel.error);
+    this.#callbacks.onFailed(cancel.error);
+    if (this.#sessionToken === undefined && this.#operation.sends === 0) {
+      // The start never left this process (a connection being opened will not send it now):
+      // nothing runs on the server.
+      this.#endCancel({ kind: "delivered" });
+    } else {
+      this.#checkCancel();
+    }
+    return cancel.outcome;
   }
 
   /**
@@ -250,8 +285,16 @@ export class Session {
    */
   detach(): ResumeState | undefined {
     const state = this.state;
-    if (!this.#done) this.#fail(new ClientError("aborted", "detached; the invocation continues on the server"));
+    if (!this.#done) {
+      const message = this.#cancel === undefined ? "detached; the invocation continues on the server" : "detached before the cancellation reached the server";
+      this.#fail(new ClientError("aborted", message));
+    }
     return state;
+  }
+
+  /** A defect in this package: stop everything (an invocation-wide cancel counts as undelivered). */
+  crashed(error: ClientError): void {
+    this.#fail(error);
   }
 
   // ---- one connection ----
@@ -276,6 +319,16 @@ export class Session {
   }
 
   #handle(attachment: Attachment, message: ServerMessage, wireBytes: number): void {
+    this.#route(attachment, message, wireBytes);
+    // While an invocation-wide cancel is being delivered, whatever maps or ends a stream may
+    // complete it (an item without mappings changes nothing: checking costs a pass over the
+    // streams, and a cancelled stream's replayed backlog can be long).
+    if (this.#cancel !== undefined && !(isOutputItem(message) && !("mappings" in message && message.mappings.length > 0))) {
+      this.#checkCancel();
+    }
+  }
+
+  #route(attachment: Attachment, message: ServerMessage, wireBytes: number): void {
     if (!attachment.accepted) {
       switch (message.type) {
         case "invocationAccepted":
@@ -301,11 +354,11 @@ export class Session {
         });
         return;
       case "invocationResult":
-        installMappings(attachment, message.mappings, "ack-or-output", this.#inputs, this.#outputs);
+        this.#install(attachment, message.mappings, "ack-or-output");
         this.#onResult(message.result);
         return;
       case "outputStreamItem": {
-        installMappings(attachment, message.mappings, "ack-or-output", this.#inputs, this.#outputs);
+        this.#install(attachment, message.mappings, "ack-or-output");
         const stream = outputOn(attachment, message.channel);
         const schema = stream.schema;
         if (schema !== undefined) {
@@ -338,7 +391,7 @@ export class Session {
         outputOn(attachment, message.channel).pushEnd(message.sequence, message.outcome, message.cursorToken);
         return;
       case "inputStreamAck": {
-        installMappings(attachment, message.mappings, "ack-or-output", this.#inputs, this.#outputs);
+        this.#install(attachment, message.mappings, "ack-or-output");
         inputOn(attachment, message.channel)?.acknowledge(message.highestContiguousSequence, message.terminal);
         return;
       }
@@ -359,6 +412,24 @@ export class Session {
     }
   }
 
+  /**
+   * Installs a message's mappings, then sends the cancellations still owed
+   * on the streams they map: a consumer's cancel that the previous connection
+   * may not have carried, and every stream of an invocation being cancelled.
+   * Result streams and streams nested in replayed items get their channel
+   * only from such later messages, not from the acceptance.
+   */
+  #install(attachment: Attachment, mappings: readonly StreamMapping[], source: MappingSource): void {
+    const sourcelessReason = this.#cancel === undefined ? "source-unavailable" : "cancelled";
+    installMappings(attachment, mappings, source, this.#inputs, this.#outputs, sourcelessReason);
+    for (const mapping of mappings) {
+      if (mapping.direction !== "output") continue;
+      const stream = this.#outputs.streams.get(mapping.streamToken);
+      const reason = stream?.cancelRequested;
+      if (stream !== undefined && reason !== undefined) this.#sendOutputCancel(stream, reason);
+    }
+  }
+
   #onAccepted(
     attachment: Attachment,
     attemptId: string,
@@ -376,13 +447,7 @@ export class Session {
     this.#sessionToken = sessionToken;
     this.#idempotencyKey = idempotencyKey;
     if (this.#budget.paused) attachment.connection?.pause();
-    const source = sent.type === "invocationStart" ? "start-acceptance" : "attach-acceptance";
-    installMappings(attachment, mappings, source, this.#inputs, this.#outputs);
-    // Cancellations that were in flight when the previous connection died.
-    for (const stream of this.#outputs.streams.values()) {
-      const reason = stream.cancelRequested;
-      if (reason !== undefined) this.#sendOutputCancel(stream, reason);
-    }
+    this.#install(attachment, mappings, sent.type === "invocationStart" ? "start-acceptance" : "attach-acceptance");
     const operation = sent.type === "invocationStart" ? "start" : sent.operation;
     this.#callbacks.onEvent({ type: "accepted", operation, attemptId, replayed: this.#operation.sends > 1 });
     void this.#persistence.save();
@@ -392,10 +457,12 @@ export class Session {
     if (this.#resultSeen) return; // every attachment receives it again (decisions §8)
     this.#resultSeen = true;
     const { streams, toJs } = this.#outputs.adoptResult(result);
-    this.#callbacks.onResult(result, streams, toJs);
+    if (this.#cancel === undefined) this.#callbacks.onResult(result, streams, toJs);
   }
 
   #onFinished(outcome: InvocationOutcome): void {
+    // Every stream has its terminal (protocol 6.9): nothing is left to cancel.
+    if (this.#cancel !== undefined) return this.#endCancel({ kind: "delivered" });
     this.#done = true;
     // Protocol 6.9: every declared output terminal comes first. A stream this process knows as
     // complete (its terminal cursor was inherited) was ended at creation and is not touched.
@@ -408,6 +475,8 @@ export class Session {
 
   #fail(error: ClientError): void {
     if (this.#done) return;
+    // The caller already has its outcome (`aborted`); what failed is the cancel's delivery.
+    if (this.#cancel !== undefined) return this.#endCancel({ kind: "undelivered", error });
     this.#done = true;
     for (const stream of this.#outputs.streams.values()) stream.abort(error);
     for (const feeder of this.#inputs.feeders()) feeder.stop();
@@ -432,7 +501,33 @@ export class Session {
   #sendOutputCancel(stream: OutputStream, reason: ClientCancelReason): void {
     const attachment = this.#attachment;
     const channel = attachment?.channelOf.get(stream);
-    if (attachment?.accepted && channel !== undefined) attachment.connection?.send({ type: "streamCancel", channel, reason });
+    const connection = attachment?.accepted && !attachment.settled ? attachment.connection : undefined;
+    if (connection === undefined || channel === undefined || attachment!.cancelsSent.has(stream)) return;
+    connection.send({ type: "streamCancel", channel, reason });
+    attachment!.cancelsSent.add(stream);
+  }
+
+  // ---- an invocation-wide cancel ----
+
+  /** Ends the delivery once every cancellation is on an accepted connection (`cancel-delivery.ts`). */
+  #checkCancel(): void {
+    const attachment = this.#attachment;
+    if (this.#cancel === undefined || this.#done || attachment === undefined) return;
+    if (cancelReachedServer(attachment, this.#inputs.feeders(), this.#outputs.streams.values(), this.#resultSeen)) {
+      this.#endCancel({ kind: "delivered" });
+    }
+  }
+
+  /** The runtime stops after an invocation-wide cancel: no connection, timer or source is left. */
+  #endCancel(outcome: Exclude<CancelOutcome, { kind: "already-over" }>): void {
+    const cancel = this.#cancel;
+    if (this.#done || cancel === undefined) return;
+    this.#done = true;
+    for (const feeder of this.#inputs.feeders()) feeder.stop();
+    this.#attachment?.settle({ kind: "released" });
+    this.#abort.abort();
+    cancel.settle(outcome);
+    this.#callbacks.onEvent(outcome.kind === "delivered" ? { type: "cancel-delivered" } : { type: "cancel-undelivered", error: outcome.error });
   }
 
   // ---- descriptors ----
@@ -455,6 +550,10 @@ export class Session {
     if (this.#sessionToken === undefined) throw new Error("unreachable: resume without a session token");
     return freshResume("resume", this.#sessionToken, this.#outputs.cursorSet());
   }
+}
+
+function isOutputItem(message: ServerMessage): boolean {
+  return message.type === "outputStreamItem" || message.type === "output-u8" || message.type === "output-binary";
 }
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {

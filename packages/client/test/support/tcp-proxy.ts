@@ -14,6 +14,10 @@ export interface CuttingProxy {
   readonly cuts: number;
   /** Bytes relayed so far, both directions, all connections. */
   readonly bytes: number;
+  /** Resets every connection open now (both sides), as a dying path would. */
+  cutOpen(): void;
+  /** Resolves once no relayed socket is open (every connection ended on both sides). */
+  idle(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -28,6 +32,8 @@ export async function startCuttingProxy(
 ): Promise<CuttingProxy> {
   const upstream = new URL(upstreamUrl);
   const sockets = new Set<net.Socket>();
+  const kills = new Set<() => void>();
+  let idleWaiters: (() => void)[] = [];
   let connections = 0;
   let cuts = 0;
   let bytes = 0;
@@ -69,8 +75,15 @@ export async function startCuttingProxy(
       from.on("close", () => {
         sockets.delete(from);
         to.destroy();
+        if (sockets.size === 0) {
+          const waiters = idleWaiters;
+          idleWaiters = [];
+          for (const wake of waiters) wake();
+        }
       });
     };
+    kills.add(kill);
+    client.on("close", () => kills.delete(kill));
     relay(client, target);
     relay(target, client);
   });
@@ -87,6 +100,10 @@ export async function startCuttingProxy(
     get bytes() {
       return bytes;
     },
+    cutOpen: () => {
+      for (const kill of [...kills]) kill();
+    },
+    idle: () => (sockets.size === 0 ? Promise.resolve() : new Promise<void>((resolve) => idleWaiters.push(resolve))),
     close: () =>
       new Promise<void>((resolve) => {
         for (const socket of sockets) socket.destroy();

@@ -1,0 +1,83 @@
+/**
+ * An invocation-wide cancel on its way to the server. v1 has no
+ * invocation-level cancel message (protocol 5.5): cancelling an invocation is
+ * a `streamCancel` (`cancelled`) for each of its streams that has not ended,
+ * and a `streamCancel` needs a channel, which only an accepted connection
+ * has (protocol 8). So the caller's outcome is decided at once, while the
+ * session keeps (or starts) reconnecting until the cancellations are sent —
+ * or until that fails — and reports which (docs/protocol/client.md §10).
+ */
+import type { Attachment } from "./attachment.js";
+import type { ClientError } from "./errors.js";
+import type { InputFeeder } from "./input-feeder.js";
+import type { OutputStream } from "./output-stream.js";
+
+/**
+ * What became of an invocation-wide cancel:
+ *
+ * - `delivered`: every stream of the invocation known here that had not
+ *   ended was cancelled on an accepted connection (or the server ended it
+ *   first, or the invocation finished); also when the start never reached
+ *   the server or was rejected, so nothing runs there.
+ * - `undelivered`: the cancellations could not be sent — the reconnect
+ *   policy was exhausted (`connection-lost`), the session was rejected or
+ *   taken over by another process (`revoked`), the handle was detached — and
+ *   the streams may still be open on the server. `error` says why.
+ * - `already-over`: the handle had ended (finished, failed, detached) before
+ *   the cancel; nothing was sent.
+ */
+export type CancelOutcome =
+  | { readonly kind: "delivered" }
+  | { readonly kind: "undelivered"; readonly error: ClientError }
+  | { readonly kind: "already-over" };
+
+export class CancelDelivery {
+  /** What the caller's promises and readers reject with (kind `aborted`). */
+  readonly error: ClientError;
+  readonly outcome: Promise<CancelOutcome>;
+  #resolve!: (outcome: CancelOutcome) => void;
+
+  constructor(error: ClientError) {
+    this.error = error;
+    this.outcome = new Promise((resolve) => (this.#resolve = resolve));
+  }
+
+  settle(outcome: CancelOutcome): void {
+    this.#resolve(outcome);
+  }
+}
+
+/**
+ * Whether the cancel has reached the server on `attachment`:
+ *
+ * - the connection is accepted and still open;
+ * - the result has arrived (or `invocationFinished` would have ended the
+ *   delivery): the streams a result exposes exist on the server only from it
+ *   on, and the server sends it on every attachment once it exists
+ *   (decisions §8), so they are cancelled too instead of being left to run
+ *   unread until retention;
+ * - every input of this process that the server knows (it has a stream
+ *   token) has its terminal recorded or sent on this connection. An input
+ *   nested in an item the server has not accepted yet has no token; if that
+ *   item is accepted, its ACK maps the input before the parent's terminal
+ *   ACK, so it is found and cancelled while this waits for the parent;
+ * - every output stream known here has ended on the server or had its
+ *   `streamCancel` sent on this connection. A stream known from before whose
+ *   mapping this connection has not sent yet (one the re-sent result or a
+ *   replayed item announces) keeps the delivery waiting for it.
+ */
+export function cancelReachedServer(
+  attachment: Attachment,
+  inputs: Iterable<InputFeeder>,
+  outputs: Iterable<OutputStream>,
+  resultSeen: boolean,
+): boolean {
+  if (!attachment.accepted || attachment.settled || !resultSeen) return false;
+  for (const feeder of inputs) {
+    if (feeder.streamToken !== undefined && !feeder.terminalSent) return false;
+  }
+  for (const stream of outputs) {
+    if (!stream.serverEnded && !attachment.cancelsSent.has(stream)) return false;
+  }
+  return true;
+}
