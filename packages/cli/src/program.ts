@@ -30,7 +30,8 @@ Exit codes:
   3    rejected by the server (authentication or invocationRejected)
   4    connection lost; \`golem-stream resume <checkpoint>\` continues
   74   stdout or the checkpoint could not be written; \`resume\` continues after the last saved item
-  130  interrupted (SIGINT/SIGTERM); the invocation keeps running on the server`;
+  130  interrupted (SIGINT/SIGTERM): with --checkpoint the invocation keeps running on the
+       server (\`resume\` continues it); without, it is cancelled there (a second Ctrl-C stops waiting)`;
 
 export interface ConnectionOptions {
   readonly url?: string;

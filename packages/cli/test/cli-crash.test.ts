@@ -254,6 +254,19 @@ describe("Ctrl-C", () => {
     expect(interrupted.code).toBe(EXIT.interrupted);
     expect(interrupted.stderr).toMatch(/cancelled/);
   });
+
+  it("without a checkpoint and with the server gone: says it is cancelling, and a second Ctrl-C exits at once", async () => {
+    const s = await server(join(scratchDir(), "data"));
+    const cli = start(["invoke", "echo", "count", ...ME, "1000", "5"], { env: s.env });
+    await waitFor(cli, () => itemsOf(cli.stdout(), "$").length >= 3, "3 items were printed");
+    await s.kill();
+    cli.child.kill("SIGINT");
+    await waitFor(cli, () => /cancelling on the server/.test(cli.stderr()), "the cancelling hint");
+    cli.child.kill("SIGINT");
+    const interrupted = await cli.done;
+    expect(interrupted.code).toBe(EXIT.interrupted);
+    expect(interrupted.stderr).not.toMatch(/invocation was cancelled/);
+  });
 });
 
 describe("kill -9 of the server, restart on the same data directory, then resume", () => {

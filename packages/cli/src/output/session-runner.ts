@@ -116,8 +116,16 @@ class SessionRunner {
     this.#settled = true;
     if (outcome !== "interrupted") return outcome;
     if (this.#options.cancelOnInterrupt) {
-      call.cancel("interrupted");
-      report(this.#io, "golem-stream: interrupted; the invocation was cancelled");
+      // Wait for the cancel to reach the server (the client reconnects for it if the
+      // connection is down, within its reconnect policy); a second Ctrl-C exits at once.
+      const cancelling = call.cancel("interrupted");
+      const hint = setTimeout(() => report(this.#io, "golem-stream: interrupted; cancelling on the server (Ctrl-C again to exit without waiting)"), 500);
+      const cancelled = await cancelling.finally(() => clearTimeout(hint));
+      if (cancelled.kind === "undelivered") {
+        report(this.#io, `golem-stream: interrupted; the cancel did not reach the server (${cancelled.error.message}), the invocation may keep running`);
+      } else {
+        report(this.#io, "golem-stream: interrupted; the invocation was cancelled");
+      }
     } else {
       report(this.#io, "golem-stream: interrupted; the invocation keeps running, `golem-stream resume <checkpoint>` continues it");
     }
