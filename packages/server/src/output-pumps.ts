@@ -13,8 +13,15 @@ import type { OutputEvent } from "./store/session-store.js";
 import type { StreamState } from "./stream-state.js";
 import type { CursorPosition } from "./token-service.js";
 
-/** How many log events a pump reads per store query. */
+/** How many log events a pump reads per store query, at most. */
 const PUMP_BATCH = 64;
+/**
+ * Payload bytes a pump reads per store query: it stops after the event that
+ * reaches this. Without it a batch held up to 64 items of up to 16 MiB each
+ * (1 GiB per output stream, outside the session's byte permits) while a slow
+ * client took them one by one.
+ */
+export const PUMP_BATCH_BYTES = 1024 * 1024;
 
 interface Pump {
   readonly stream: StreamState;
@@ -108,8 +115,10 @@ export class OutputPumps {
     try {
       while (pump.dirty && pump.state === "active" && !link.isEnded()) {
         pump.dirty = false;
-        const events = await store.readOutput(pump.stream.streamId, pump.next, PUMP_BATCH);
+        const events = await store.readOutput(pump.stream.streamId, pump.next, PUMP_BATCH, PUMP_BATCH_BYTES);
+        let bytes = 0;
         for (const event of events) {
+          if (event.event === "item") bytes += event.data.length;
           if (link.isEnded()) return;
           await this.#send(pump, event);
           if (link.isEnded()) return;
@@ -122,7 +131,8 @@ export class OutputPumps {
           }
           pump.next = event.sequence + event.itemCount;
         }
-        if (events.length === PUMP_BATCH) pump.dirty = true; // a full batch: there may be more
+        // A full batch, by count or by bytes: there may be more.
+        if (events.length === PUMP_BATCH || bytes >= PUMP_BATCH_BYTES) pump.dirty = true;
       }
     } finally {
       pump.running = false;

@@ -11,15 +11,23 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Keyring } from "@golem-stream/tokens";
 import { SqliteSessionStore, createDemoHost, createSessionServer, type NewStream, type OutputEvent } from "../src/index.js";
+import { PUMP_BATCH_BYTES } from "../src/output-pumps.js";
 import { RawClient, TOKEN, demoStart, settle, v } from "./helpers.js";
 import { resetGate, startProbeServer } from "./probe-server.js";
 
-/** The embedded store, counting the output items the producers handed it. */
+/** The embedded store, counting the output items the producers handed it and the payload bytes of the largest read. */
 class CountingStore extends SqliteSessionStore {
   outputItems = 0;
+  largestRead = 0;
   override appendOutput(event: OutputEvent, introduced: readonly NewStream[]): Promise<void> {
     if (event.event === "item") this.outputItems++;
     return super.appendOutput(event, introduced);
+  }
+  override async readOutput(streamId: string, from: bigint, limit: number, maxBytes?: number): Promise<OutputEvent[]> {
+    const events = await super.readOutput(streamId, from, limit, maxBytes);
+    const bytes = events.reduce((sum, e) => sum + (e.event === "item" ? e.data.length : 0), 0);
+    this.largestRead = Math.max(this.largestRead, bytes);
+    return events;
   }
 }
 
@@ -57,6 +65,29 @@ describe("output backpressure", () => {
     const { messages } = await client.all();
     expect(messages.filter((m) => m.type === "output-binary")).toHaveLength(total);
     expect(messages.at(-1)?.type).toBe("invocationFinished");
+  });
+
+  it("the server reads a paused client's backlog from the store by bytes, not 64 large items at a time", async () => {
+    // 100 items of 256 KiB: far more than the socket holds while paused, all
+    // in the store before reading resumes. Without a byte bound a pump read
+    // took every committed event up to 64 (16 MiB here, 1 GiB with 16 MiB
+    // items), outside the session's byte permits.
+    const total = 100;
+    const size = 256 * 1024;
+    store.largestRead = 0;
+    const before = store.outputItems;
+    const client = await RawClient.connect(url);
+    client.send(demoStart("blobs", v.record(v.u32(total), v.u32(size))));
+    await client.nextOf("invocationResult");
+    client.socket.pause();
+    expect(await settle(() => store.outputItems - before)).toBe(total);
+    client.socket.resume();
+    const { messages } = await client.all();
+    const blobs = messages.filter((m) => m.type === "output-binary");
+    expect(blobs).toHaveLength(total);
+    expect(blobs.every((m) => m.type === "output-binary" && m.payload.length === size)).toBe(true);
+    expect(store.largestRead).toBeGreaterThanOrEqual(size);
+    expect(store.largestRead).toBeLessThan(PUMP_BATCH_BYTES + size);
   });
 });
 

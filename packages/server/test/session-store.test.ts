@@ -137,6 +137,30 @@ describe.each(IMPLEMENTATIONS)("%s", (_name, createStore) => {
     expect(await store.readOutput(out.streamId, 0n, 10)).toEqual([]);
     await store.close();
   });
+
+  it("readOutput with maxBytes stops after the event that reaches it, and always returns at least one", async () => {
+    const { store } = openStore();
+    const s = session();
+    await store.createSession(s, [], { attemptId: randomUUID(), operation: "start", descriptorDigest: "d", sessionId: s.sessionId, generation: 1n });
+    const out = stream(s.sessionId, "output", { parent: { kind: "result" } });
+    await store.setResult(s.sessionId, '{"kind":"none"}', [out]);
+    const items = ["aaaa", "bbbb", "cc", "dddddddd"];
+    for (const [i, text] of items.entries()) {
+      await store.appendOutput({ event: "item", streamId: out.streamId, sequence: BigInt(i), itemCount: 1n, data: bytes(text), mimeType: undefined }, []);
+    }
+    await store.appendOutput({ event: "terminal", streamId: out.streamId, sequence: 4n, outcome: '{"kind":"ok"}' }, []);
+    const read = async (from: bigint, limit: number, maxBytes?: number) =>
+      (await store.readOutput(out.streamId, from, limit, maxBytes)).map((e) => (e.event === "item" ? new TextDecoder().decode(e.data) : e.event));
+    expect(await read(0n, 10, 8)).toEqual(["aaaa", "bbbb"]);
+    expect(await read(0n, 10, 9)).toEqual(["aaaa", "bbbb", "cc"]);
+    expect(await read(0n, 10, 1)).toEqual(["aaaa"]);
+    expect(await read(3n, 10, 2)).toEqual(["dddddddd"]); // larger than the bound: alone
+    expect(await read(2n, 10, 10)).toEqual(["cc", "dddddddd"]); // the terminal waits for the next read
+    expect(await read(2n, 10, 11)).toEqual(["cc", "dddddddd", "terminal"]);
+    expect(await read(0n, 2, 100)).toEqual(["aaaa", "bbbb"]); // the count still bounds
+    expect(await read(0n, 10)).toEqual([...items, "terminal"]);
+    await store.close();
+  });
 });
 
 describe("SqliteSessionStore on disk", () => {

@@ -125,11 +125,16 @@ export class MemorySessionStore implements SessionStore {
     this.#addStreams(introduced);
   }
 
-  async readOutput(streamId: string, from: bigint, limit: number): Promise<OutputEvent[]> {
-    return (this.#output.get(streamId) ?? [])
-      .filter((e) => e.sequence >= from)
-      .slice(0, limit)
-      .map((e) => (e.event === "item" ? copyBytes(e) : { ...e }));
+  async readOutput(streamId: string, from: bigint, limit: number, maxBytes = Number.POSITIVE_INFINITY): Promise<OutputEvent[]> {
+    const events: OutputEvent[] = [];
+    let bytes = 0;
+    for (const e of this.#output.get(streamId) ?? []) {
+      if (e.sequence < from) continue;
+      if (events.length === limit || bytes >= maxBytes) break;
+      events.push(e.event === "item" ? copyBytes(e) : { ...e });
+      if (e.event === "item") bytes += e.data.length;
+    }
+    return events;
   }
 
   async setResult(sessionId: string, result: string, introduced: readonly NewStream[]): Promise<void> {

@@ -156,8 +156,13 @@ export interface SessionStore {
 
   /** Appends the next output event and the streams it introduced. */
   appendOutput(event: OutputEvent, introduced: readonly NewStream[]): Promise<void>;
-  /** Up to `limit` events of a stream with `sequence >= from` (terminal last). */
-  readOutput(streamId: string, from: bigint, limit: number): Promise<OutputEvent[]>;
+  /**
+   * Up to `limit` events of a stream with `sequence >= from` (terminal last).
+   * With `maxBytes`, the events stop after the one whose payload brings their
+   * total to `maxBytes` or more (so there is always at least one): a reader's
+   * memory is then bounded by bytes, not by `limit` times the largest item.
+   */
+  readOutput(streamId: string, from: bigint, limit: number, maxBytes?: number): Promise<OutputEvent[]>;
 
   setResult(sessionId: string, result: string, introduced: readonly NewStream[]): Promise<void>;
   finish(sessionId: string, outcome: string, at: number): Promise<void>;

@@ -503,10 +503,20 @@ export class SqliteSessionStore implements SessionStore {
     );
   }
 
-  readOutput(streamId: string, from: bigint, limit: number): Promise<OutputEvent[]> {
+  readOutput(streamId: string, from: bigint, limit: number, maxBytes = Number.POSITIVE_INFINITY): Promise<OutputEvent[]> {
     return this.#run(() => {
+      // Rows first, payloads after: the connection is busy while the iterator
+      // is open, and a row past the byte bound is never read at all (an inline
+      // row carries its payload).
+      const rows: OutputRow[] = [];
+      let bytes = 0;
+      for (const row of this.#statements.readOutput.iterate(streamId, from, limit) as IterableIterator<OutputRow>) {
+        rows.push(row);
+        bytes += row.payload_length === null ? (row.data?.length ?? 0) : Number(row.payload_length);
+        if (bytes >= maxBytes) break;
+      }
       const read = this.#payloadReader(streamId);
-      return (this.#statements.readOutput.all(streamId, from, limit) as OutputRow[]).map((row) => toEvent(row, read));
+      return rows.map((row) => toEvent(row, read));
     });
   }
 
