@@ -65,14 +65,29 @@ async function readBounded(response: Response): Promise<Uint8Array> {
   if (declared > MAX_CATALOGUE_BYTES) throw serverViolation(new ProtocolError("limit-exceeded", "agent catalogue too large"));
   const chunks: Uint8Array[] = [];
   let size = 0;
-  if (response.body !== null) {
-    for await (const chunk of response.body) {
-      size += chunk.byteLength;
-      if (size > MAX_CATALOGUE_BYTES) throw serverViolation(new ProtocolError("limit-exceeded", "agent catalogue too large"));
-      chunks.push(chunk);
+  // A reader, not `for await`: not every runtime makes a ReadableStream async-iterable.
+  const reader = response.body?.getReader();
+  if (reader !== undefined) {
+    try {
+      for (let read = await reader.read(); !read.done; read = await reader.read()) {
+        size += read.value.byteLength;
+        if (size > MAX_CATALOGUE_BYTES) {
+          await reader.cancel().catch(() => undefined); // stop the download, free the connection
+          throw serverViolation(new ProtocolError("limit-exceeded", "agent catalogue too large"));
+        }
+        chunks.push(read.value);
+      }
+    } finally {
+      reader.releaseLock();
     }
   }
-  return Buffer.concat(chunks);
+  const body = new Uint8Array(size);
+  let at = 0;
+  for (const chunk of chunks) {
+    body.set(chunk, at);
+    at += chunk.byteLength;
+  }
+  return body;
 }
 
 function decodeCatalogue(json: JsonValue): Map<string, AgentTypeSchema> {

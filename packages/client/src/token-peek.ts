@@ -28,7 +28,7 @@ const TERMINAL_EVENT = 2n;
 /** The stream id (field 32) as hex, from a stream or cursor token. */
 export function streamIdentityOf(token: string): string | undefined {
   const field = readFields(token)?.fields.get(STREAM_ID_FIELD);
-  return field === undefined ? undefined : Buffer.from(field).toString("hex");
+  return field === undefined ? undefined : Array.from(field, (byte) => byte.toString(16).padStart(2, "0")).join("");
 }
 
 /** Whether a cursor token names a stream's terminal event (field 49 = 2), as far as it can be read. */
@@ -36,14 +36,16 @@ export function isTerminalCursor(token: string): boolean {
   const read = readFields(token);
   if (read?.kind !== CURSOR_KIND) return false;
   const event = read.fields.get(CURSOR_EVENT_FIELD);
-  return event !== undefined && event.length === 8 && Buffer.from(event).readBigUInt64BE(0) === TERMINAL_EVENT;
+  return event !== undefined && event.length === 8 && viewOf(event).getBigUint64(0) === TERMINAL_EVENT;
 }
 
 function readFields(token: string): { kind: number; fields: Map<number, Uint8Array> } | undefined {
   if (token.length > LIMITS.maxTokenBytes || !token.startsWith(PREFIX)) return undefined;
   const body = token.slice(PREFIX.length);
   if (!/^[A-Za-z0-9_-]*$/.test(body)) return undefined;
-  const bytes = Buffer.from(body, "base64url");
+  const bytes = fromBase64Url(body);
+  if (bytes === undefined) return undefined;
+  const view = viewOf(bytes);
   const payloadEnd = bytes.length - SIGNATURE_BYTES;
   if (payloadEnd < 3) return undefined;
   const kind = bytes[1]!;
@@ -54,7 +56,7 @@ function readFields(token: string): { kind: number; fields: Map<number, Uint8Arr
   let previous = 0;
   while (at + 5 <= payloadEnd) {
     const field = bytes[at]!;
-    const length = bytes.readUInt32BE(at + 1);
+    const length = view.getUint32(at + 1);
     at += 5;
     // Out of order or past the payload: not a token this client can read.
     if (field <= previous || at + length > payloadEnd) return undefined;
@@ -63,4 +65,20 @@ function readFields(token: string): { kind: number; fields: Map<number, Uint8Arr
     at += length;
   }
   return at === payloadEnd ? { kind, fields } : undefined;
+}
+
+function viewOf(bytes: Uint8Array): DataView {
+  return new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
+
+/** base64url without padding (RFC 4648 §5) to bytes, with `atob` (Node, browsers, Deno, Bun alike); undefined if malformed. */
+function fromBase64Url(text: string): Uint8Array | undefined {
+  if (text.length % 4 === 1) return undefined;
+  let binary: string;
+  try {
+    binary = atob(text.replace(/-/g, "+").replace(/_/g, "/") + "=".repeat((4 - (text.length % 4)) % 4));
+  } catch {
+    return undefined;
+  }
+  return Uint8Array.from(binary, (char) => char.charCodeAt(0));
 }

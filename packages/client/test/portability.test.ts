@@ -42,4 +42,12 @@ describe("portability of the runtime", () => {
       .flatMap((name) => specifiers(readFileSync(join(SRC, name), "utf8")).filter(isNodeBuiltin).map((specifier) => `${name}: ${specifier}`));
     expect(offenders).toEqual([]);
   });
+
+  it("uses no Node Buffer API outside the files that are about Node (Buffer is not a global elsewhere)", () => {
+    const bufferApi = /\bBuffer\s*\.\s*(?:from|alloc|allocUnsafe|concat|isBuffer|byteLength|compare)\b|\bnew\s+Buffer\b|\.read(?:Big)?U?Int(?:8|16|32|64)(?:BE|LE)?\(/;
+    expect(bufferApi.test('const x = Buffer.from("a");')).toBe(true);
+    expect(bufferApi.test("bytes.readUInt32BE(0)")).toBe(true);
+    const offenders = files.filter((name) => !NODE_ONLY.has(name) && bufferApi.test(readFileSync(join(SRC, name), "utf8")));
+    expect(offenders).toEqual([]);
+  });
 });

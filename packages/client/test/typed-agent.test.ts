@@ -3,6 +3,7 @@
  * arguments converted with the method's schema, stream parameters given as
  * sources, results and items converted back with `js()`.
  */
+import { createServer } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createClient, type Client, type OutputStream } from "../src/index.js";
 import { collect, sha256 } from "./support/demo.js";
@@ -52,5 +53,34 @@ describe("client.agent", () => {
     await expect(client.agent({ ...echo("x"), agentType: "nope" })).rejects.toMatchObject({ kind: "rejected", code: "not-found" });
     const stranger = createClient({ url: server.url, token: "wrong" });
     await expect(stranger.agent(echo("x"))).rejects.toMatchObject({ kind: "rejected", code: "unauthenticated" });
+  });
+
+  it("stops downloading a catalogue past 8 MiB (no Content-Length to refuse it by) and reports limit-exceeded", async () => {
+    let sent = 0;
+    let closed!: () => void;
+    const responseClosed = new Promise<void>((resolve) => (closed = resolve));
+    const hostile = createServer((_request, response) => {
+      response.writeHead(200, { "content-type": "application/json" });
+      const chunk = Buffer.alloc(64 * 1024, 0x20);
+      const pump = (): void => {
+        while (!response.destroyed && sent < 64 * 1024 * 1024) {
+          sent += chunk.length;
+          if (!response.write(chunk)) return void response.once("drain", pump);
+        }
+      };
+      response.on("close", closed);
+      pump();
+    });
+    await new Promise<void>((resolve) => hostile.listen(0, "127.0.0.1", resolve));
+    try {
+      const { port } = hostile.address() as { port: number };
+      const victim = createClient({ url: `ws://127.0.0.1:${port}`, token: TOKEN });
+      await expect(victim.agent(echo("x"))).rejects.toMatchObject({ kind: "server-violation", code: "limit-exceeded" });
+      await responseClosed;
+      // The client hung up long before the 64 MiB the server would have sent.
+      expect(sent).toBeLessThan(32 * 1024 * 1024);
+    } finally {
+      hostile.close();
+    }
   });
 });

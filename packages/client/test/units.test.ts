@@ -1,4 +1,5 @@
 /** The small pure pieces: sources, reconnect delays, URL handling, token peeking, argument checks. */
+import { readFileSync } from "node:fs";
 import { Readable } from "node:stream";
 import { describe, expect, it } from "vitest";
 import type { JsonValue } from "@golem-stream/wire";
@@ -107,6 +108,20 @@ describe("token peeking (resume from another process)", () => {
     expect(isTerminalCursor(token(3, [[1, Buffer.from("iss")], [32, stream], [49, Buffer.from([2])]]))).toBe(false);
     expect(isTerminalCursor(`${cursorAt(2)}AAAA`)).toBe(false);
     for (const garbage of ["", "gai1_", "gai1_!!!", "cursor-o-end"]) expect(isTerminalCursor(garbage)).toBe(false);
+  });
+
+  it("reads the normative token vectors (fixtures/stream-session-v1/tokens.json) as the server writes them", () => {
+    const vectors = JSON.parse(readFileSync(new URL("../../../fixtures/stream-session-v1/tokens.json", import.meta.url), "utf8")) as {
+      valid: { name: string; kind: string; token: string; fields: { streamId?: string; event?: string } }[];
+    };
+    expect(vectors.valid.map((v) => v.kind).sort()).toEqual(expect.arrayContaining(["cursor", "session", "stream"]));
+    for (const vector of vectors.valid) {
+      const expected = vector.fields.streamId?.replace(/-/g, "");
+      expect(streamIdentityOf(vector.token), vector.name).toBe(expected);
+      expect(isTerminalCursor(vector.token), vector.name).toBe(vector.kind === "cursor" && vector.fields.event === "terminal");
+    }
+    // Base64url of an impossible length (one character past a group) is no token.
+    expect(streamIdentityOf("gai1_A")).toBeUndefined();
   });
 
   it("never reads past a truncated field", () => {
