@@ -7,7 +7,7 @@ import {
   LIMITS,
   SESSION_PATH,
   canonicalJson,
-  encodeMessage,
+  encodeClientMessage,
   utf8ByteLength,
   type ConfigEntry,
   type InvocationStart,
@@ -234,7 +234,7 @@ function checkResumeState(state: ResumeState): void {
     };
   }
   try {
-    encodeMessage(probe);
+    encodeClientMessage(probe);
   } catch (cause) {
     throw new ClientError("invalid-argument", `resume state: ${cause instanceof Error ? cause.message : "not encodable"}`, { cause });
   }

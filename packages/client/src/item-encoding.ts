@@ -4,7 +4,7 @@
  * The feeder must encode every item when the source yields it (to charge its
  * exact size to the unacknowledged buffer and to fail a malformed item as the
  * source's failure, not as a send error on some later reconnect). That
- * encoding goes through the checked path (`encodeMessage`: every rule of the
+ * encoding goes through the checked path (the wire's `encodeClientMessage`: every rule of the
  * decoder). What it proves about the value holds for every later send of the
  * same item: only `channel` (the connection's mapping) and `sequence` can
  * differ, and both are checked again here. The value's canonical text is
@@ -18,7 +18,7 @@
  * value was not checked here — any message built elsewhere — takes the
  * checked path.
  */
-import { CHANNEL_MAX, LIMITS, U64_MAX, encodeMessage, type ClientMessage, type SchemaValueJson } from "@golem-stream/wire";
+import { CHANNEL_MAX, LIMITS, U64_MAX, encodeClientMessage as encodeChecked, type ClientMessage, type SchemaValueJson } from "@golem-stream/wire";
 
 const checkedValueTexts = new WeakMap<SchemaValueJson, string>();
 
@@ -39,7 +39,7 @@ const MAX_FRAMED_VALUE_CHARS = Math.floor((LIMITS.maxTextMessageBytes - 128) / 3
  * throws.
  */
 export function checkInputItem(channel: number, sequence: bigint, value: SchemaValueJson): number {
-  const text = encodeMessage({ type: "inputStreamItem", channel, sequence, value });
+  const text = encodeChecked({ type: "inputStreamItem", channel, sequence, value });
   const prefix = head(channel, sequence);
   // Always true for canonical JSON; checked so that a future member can never be framed away.
   if (text.startsWith(prefix) && text.endsWith(TAIL)) {
@@ -49,7 +49,7 @@ export function checkInputItem(channel: number, sequence: bigint, value: SchemaV
   return text.length;
 }
 
-/** `encodeMessage(message)`, without re-validating an item value `checkInputItem` already checked. */
+/** The wire's `encodeClientMessage(message)`, without re-validating an item value `checkInputItem` already checked. */
 export function encodeClientMessage(message: ClientMessage): string | Uint8Array {
   if (message.type === "inputStreamItem") {
     const valueText = checkedValueTexts.get(message.value);
@@ -66,5 +66,5 @@ export function encodeClientMessage(message: ClientMessage): string | Uint8Array
       return head(channel, sequence) + valueText + TAIL;
     }
   }
-  return encodeMessage(message);
+  return encodeChecked(message);
 }

@@ -21,7 +21,7 @@ import type {
   ServerMessage,
   StreamMapping,
 } from "@golem-stream/wire";
-import { ProtocolError, encodeMessage } from "@golem-stream/wire";
+import { ProtocolError, encodeClientMessage } from "@golem-stream/wire";
 import { freshResume, initialAttach, renewedStart } from "./attach-descriptors.js";
 import { nextAttach, type ConnectionOutcome } from "./attach-policy.js";
 import { openAttachment, type Attachment } from "./attachment.js";
@@ -147,7 +147,7 @@ export class Session {
       // Encode once now so that unusable arguments throw from invoke(), not as an endless
       // series of failed connections.
       try {
-        encodeMessage(this.#operation.message);
+        encodeClientMessage(this.#operation.message);
       } catch (cause) {
         const code = cause instanceof ProtocolError ? cause.code : undefined;
         throw new ClientError("invalid-argument", cause instanceof Error ? cause.message : "invalid invocation", {
