@@ -8,20 +8,21 @@ import { getEventListeners } from "node:events";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createClient, inputStream, type AcceptedEvent, type Client, type OutputStream, type ResumeState } from "../src/index.js";
 import { collect, demo, fieldsOf, firstStream, record, sha256, u32 } from "./support/demo.js";
-import { startServer, TOKEN } from "./support/embedded.js";
-import { PROBE, patternBytes, startProbeServer, type ProbeServer } from "./support/probe-server.js";
+import { startDemoAndProbe, type DemoAndProbe } from "./support/demo-and-probe.js";
+import { TOKEN } from "./support/embedded.js";
+import { PROBE, patternBytes } from "./support/probe-server.js";
 
-let server: Awaited<ReturnType<typeof startServer>>;
-let probe: ProbeServer;
+let servers: DemoAndProbe;
+let server: DemoAndProbe["server"];
+let probe: DemoAndProbe["probe"];
 let client: Client;
 let probeClient: Client;
 
 beforeAll(async () => {
-  [server, probe] = await Promise.all([startServer(), startProbeServer()]);
-  client = createClient({ url: server.url, token: TOKEN, reconnect: { maxAttempts: 3 } });
-  probeClient = createClient({ url: probe.url, token: TOKEN, reconnect: { maxAttempts: 3 } });
+  servers = await startDemoAndProbe();
+  ({ server, probe, client, probeClient } = servers);
 });
-afterAll(async () => Promise.all([server.dispose(), probe.close()]));
+afterAll(async () => servers.dispose());
 
 describe("events", () => {
   it("accepted fires once; every stream, nested ones included, is announced before the item that exposes it is handed out", async () => {

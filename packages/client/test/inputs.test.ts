@@ -10,22 +10,20 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Readable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createClient, inputStream, type BinaryBlob, type Client } from "../src/index.js";
+import { inputStream, type BinaryBlob, type Client } from "../src/index.js";
 import { collect, demo, fieldsOf, firstStream, randomChunks, record, sha256, u32 } from "./support/demo.js";
-import { startServer, TOKEN } from "./support/embedded.js";
-import { PROBE, blobsDigest, startProbeServer, type ProbeServer } from "./support/probe-server.js";
+import { startDemoAndProbe, type DemoAndProbe } from "./support/demo-and-probe.js";
+import { PROBE, blobsDigest } from "./support/probe-server.js";
 
-let server: Awaited<ReturnType<typeof startServer>>;
-let probe: ProbeServer;
+let servers: DemoAndProbe;
 let client: Client;
 let probeClient: Client;
 
 beforeAll(async () => {
-  [server, probe] = await Promise.all([startServer(), startProbeServer()]);
-  client = createClient({ url: server.url, token: TOKEN, reconnect: { maxAttempts: 3 } });
-  probeClient = createClient({ url: probe.url, token: TOKEN, reconnect: { maxAttempts: 3 } });
+  servers = await startDemoAndProbe();
+  ({ client, probeClient } = servers);
 });
-afterAll(async () => Promise.all([server.dispose(), probe.close()]));
+afterAll(async () => servers.dispose());
 
 const resultFields = async (call: ReturnType<Client["invoke"]>): Promise<unknown[]> => {
   const result = await call.result;
