@@ -19,6 +19,7 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
+import { GroupCommit, runWrite, toError, type LogAppend, type PendingWrite, type WriteOutcome } from "./group-commit.js";
 import { PayloadFiles, type PendingPayload } from "./payload-files.js";
 import type {
   AttachResult,
@@ -94,37 +95,14 @@ function pageSizeOf(options: SqliteSessionStoreOptions): number {
   return size;
 }
 
-interface PendingWrite {
-  readonly work: () => unknown;
-  readonly resolve: (value: unknown) => void;
-  readonly reject: (error: Error) => void;
-  /** Set when the write only appends one row at the end of a log (see `#commitBatch`). */
-  readonly append?: LogAppend;
-  /** Bytes the write's row points at, to be on disk before the commit. */
-  readonly payload?: PendingPayload;
-}
-
-/** An input chunk or output item that introduces no stream: one row at the end of its log. */
-interface LogAppend {
-  readonly log: "input" | "output";
-  readonly streamId: string;
-  readonly sequence: bigint;
-  readonly itemCount: bigint;
-  /** Inserts the row (the count is advanced by the caller). */
-  readonly insert: () => void;
-}
-
-type WriteOutcome = { ok: true; value: unknown } | { ok: false; error: Error };
 
 export class SqliteSessionStore implements SessionStore {
   readonly #db: Database.Database;
   readonly #statements;
   readonly #payloads: PayloadFiles;
   readonly #payloadFileThreshold: number;
-  readonly #queue: PendingWrite[] = [];
-  #flushScheduled = false;
-  /** The group commit whose payloads are being written; the next one waits for it. */
-  #flushing: Promise<void> | undefined;
+  /** The write queue (`group-commit.ts`); its commit function is the transaction built in the constructor. */
+  readonly #group: GroupCommit;
   /**
    * Mutations of several statements, as transaction functions built once
    * (building one per call cost more than the SQL it ran). Called inside the
@@ -132,8 +110,6 @@ export class SqliteSessionStore implements SessionStore {
    * rolls back alone.
    */
   readonly #atomic;
-  /** The group commit's transaction: runs a batch of mutations, recording each outcome. */
-  readonly #commitBatch: (batch: readonly PendingWrite[], outcomes: WriteOutcome[]) => void;
 
   constructor(options: SqliteSessionStoreOptions) {
     const pageSize = pageSizeOf(options);
@@ -223,7 +199,8 @@ export class SqliteSessionStore implements SessionStore {
       ),
       appendRun: db.transaction((appends: readonly LogAppend[]) => this.#appendRun(appends)),
     };
-    this.#commitBatch = db.transaction((batch: readonly PendingWrite[], outcomes: WriteOutcome[]) => {
+    // The group commit's transaction: runs a batch of mutations, recording each outcome.
+    const commitGroup = db.transaction((batch: readonly PendingWrite[], outcomes: WriteOutcome[]) => {
       for (let at = 0; at < batch.length; ) {
         if (batch[at]?.append === undefined) {
           outcomes[at] = runWrite(batch[at]);
@@ -236,6 +213,7 @@ export class SqliteSessionStore implements SessionStore {
         at = end;
       }
     });
+    this.#group = new GroupCommit(commitGroup, this.#payloads);
     // Files of sessions purged just before a crash (the purge committed, the unlink did not run).
     this.#payloads.sweep((sessionId) => this.#statements.sessionExists.get(sessionId) !== undefined);
   }
@@ -316,7 +294,7 @@ export class SqliteSessionStore implements SessionStore {
   }
 
   createSession(session: SessionRecord, streams: readonly NewStream[], attempt: AttemptRecord): Promise<CreateSessionResult> {
-    return this.#write(() => this.#atomic.createSession(session, streams, attempt));
+    return this.#group.write(() => this.#atomic.createSession(session, streams, attempt));
   }
 
   #createSession(session: SessionRecord, streams: readonly NewStream[], attempt: AttemptRecord): CreateSessionResult {
@@ -400,7 +378,7 @@ export class SqliteSessionStore implements SessionStore {
   }
 
   attach(attempt: AttemptRecord, sessionToken: string, expectedGeneration: bigint | undefined): Promise<AttachResult> {
-    return this.#write(() => this.#atomic.attach(attempt, sessionToken, expectedGeneration));
+    return this.#group.write(() => this.#atomic.attach(attempt, sessionToken, expectedGeneration));
   }
 
   #attach(attempt: AttemptRecord, sessionToken: string, expectedGeneration: bigint | undefined): AttachResult {
@@ -426,7 +404,7 @@ export class SqliteSessionStore implements SessionStore {
             itemCount: chunk.itemCount,
             insert: () => this.#insertInput(chunk, payload),
           };
-    return this.#write(() => this.#atomic.acceptInput(chunk, introduced, payload), append, payload);
+    return this.#group.write(() => this.#atomic.acceptInput(chunk, introduced, payload), append, payload);
   }
 
   #acceptInput(chunk: InputChunk, introduced: readonly NewStream[], payload: PendingPayload | undefined): void {
@@ -456,7 +434,7 @@ export class SqliteSessionStore implements SessionStore {
   }
 
   endInput(streamId: string, terminal: InputTerminal): Promise<void> {
-    return this.#write(() => {
+    return this.#group.write(() => {
       this.#statements.endInput.run(encodeInputTerminal(terminal), streamId);
     });
   }
@@ -473,7 +451,7 @@ export class SqliteSessionStore implements SessionStore {
             itemCount: event.itemCount,
             insert: () => this.#insertOutputItem(event, payload),
           };
-    return this.#write(() => this.#atomic.appendOutput(event, introduced, payload), append, payload);
+    return this.#group.write(() => this.#atomic.appendOutput(event, introduced, payload), append, payload);
   }
 
   #appendOutput(event: OutputEvent, introduced: readonly NewStream[], payload: PendingPayload | undefined): void {
@@ -543,7 +521,7 @@ export class SqliteSessionStore implements SessionStore {
   }
 
   setResult(sessionId: string, result: string, introduced: readonly NewStream[]): Promise<void> {
-    return this.#write(() => this.#atomic.setResult(sessionId, result, introduced));
+    return this.#group.write(() => this.#atomic.setResult(sessionId, result, introduced));
   }
 
   #setResult(sessionId: string, result: string, introduced: readonly NewStream[]): void {
@@ -553,7 +531,7 @@ export class SqliteSessionStore implements SessionStore {
   }
 
   finish(sessionId: string, outcome: string, at: number): Promise<void> {
-    return this.#write(() => {
+    return this.#group.write(() => {
       this.#statements.finish.run(outcome, at, sessionId);
     });
   }
@@ -563,7 +541,7 @@ export class SqliteSessionStore implements SessionStore {
   }
 
   async purgeFinished(finishedBefore: number): Promise<number> {
-    const purged = await this.#write(() => {
+    const purged = await this.#group.write(() => {
       const sessionIds = this.#statements.purgeable.all(finishedBefore) as string[];
       this.#statements.purge.run(finishedBefore);
       return sessionIds;
@@ -574,85 +552,8 @@ export class SqliteSessionStore implements SessionStore {
   }
 
   async close(): Promise<void> {
-    for (;;) {
-      if (this.#flushing !== undefined) await this.#flushing;
-      else if (this.#queue.length > 0) this.#flush();
-      else break;
-    }
+    await this.#group.drain();
     if (this.#db.open) this.#db.close();
-  }
-
-  /**
-   * Group commit: mutations issued in the same turn of the event loop share
-   * one transaction, so one sync covers many of them. Each is atomic on its
-   * own (a single statement, or one of the `#atomic` savepoints), so one that
-   * fails (a stale sequence, say) rolls back alone. Every promise resolves
-   * only after the shared commit.
-   */
-  #write<T>(work: () => T, append?: LogAppend, payload?: PendingPayload): Promise<T> {
-    return new Promise<T>((resolve, reject) => {
-      this.#queue.push({
-        work,
-        resolve: resolve as (value: unknown) => void,
-        reject,
-        ...(append === undefined ? {} : { append }),
-        ...(payload === undefined ? {} : { payload }),
-      });
-      this.#scheduleFlush();
-    });
-  }
-
-  #scheduleFlush(): void {
-    if (this.#flushScheduled) return;
-    this.#flushScheduled = true;
-    setImmediate(() => this.#flush());
-  }
-
-  /**
-   * Commits the queued writes. If some point at payload files, their bytes
-   * are written and synced first, off the event loop; writes issued
-   * meanwhile wait for the next group, so mutations still commit in the
-   * order they were called.
-   */
-  #flush(): void {
-    this.#flushScheduled = false;
-    if (this.#flushing !== undefined) return; // the group in flight schedules the next
-    const batch = this.#queue.splice(0);
-    if (batch.length === 0) return;
-    const payloads = batch.flatMap((item) => (item.payload === undefined ? [] : [item.payload]));
-    if (payloads.length === 0) {
-      this.#commit(batch);
-      return;
-    }
-    this.#flushing = this.#payloads
-      .writeDurably(payloads)
-      .then(
-        () => this.#commit(batch),
-        // Nothing of this group commits: its rows would point at bytes that may not be on disk.
-        (error: unknown) => {
-          for (const item of batch) item.reject(toError(error));
-        },
-      )
-      .finally(() => {
-        this.#flushing = undefined;
-        if (this.#queue.length > 0) this.#scheduleFlush();
-      });
-  }
-
-  #commit(batch: readonly PendingWrite[]): void {
-    const outcomes: WriteOutcome[] = [];
-    try {
-      this.#commitBatch(batch, outcomes);
-    } catch (error) {
-      // The commit itself failed: nothing of this batch is durable.
-      for (const item of batch) item.reject(toError(error));
-      return;
-    }
-    batch.forEach((item, index) => {
-      const outcome = outcomes[index];
-      if (outcome?.ok === true) item.resolve(outcome.value);
-      else item.reject(outcome?.error ?? new Error("store write lost"));
-    });
   }
 
   /** Runs synchronous SQLite work and reports its outcome as a promise. */
@@ -663,18 +564,4 @@ export class SqliteSessionStore implements SessionStore {
       return Promise.reject(toError(error));
     }
   }
-}
-
-/** Runs one write, capturing its outcome (it rolled back alone if it threw). */
-function runWrite(item: PendingWrite | undefined): WriteOutcome {
-  if (item === undefined) return { ok: false, error: new Error("store write lost") };
-  try {
-    return { ok: true, value: item.work() };
-  } catch (error) {
-    return { ok: false, error: toError(error) };
-  }
-}
-
-function toError(error: unknown): Error {
-  return error instanceof Error ? error : new Error(String(error));
 }
