@@ -53,6 +53,7 @@ import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { setTimeout as sleep } from "node:timers/promises";
+import { memoryReport } from "./memory-sampler.mjs";
 
 const MIB = 1024 * 1024;
 const SMALL_MIB = Number(process.env.MEMORY_SMALL_MIB ?? 128);
@@ -65,32 +66,6 @@ const ctor = { kind: "record", value: { fields: [{ kind: "string", value: "memor
 const demo = { application: "demo", environment: "default", agentType: "echo", constructorParameters: ctor };
 const u32 = (value) => ({ kind: "u32", value });
 const params = (...fields) => ({ kind: "record", value: { fields } });
-
-// ---- the sampler: the same as bench/peer.mjs's answer to "memory" (see there) ----
-
-const peak = { rss: 0, heap: 0 };
-let sampler;
-function sample() {
-  const usage = process.memoryUsage();
-  peak.rss = Math.max(peak.rss, usage.rss);
-  peak.heap = Math.max(peak.heap, usage.heapUsed + usage.arrayBuffers);
-  return usage;
-}
-async function memoryReport() {
-  sample();
-  const report = { peak: { ...peak }, maxRSS: process.resourceUsage().maxRSS * 1024 };
-  if (globalThis.gc !== undefined) {
-    globalThis.gc();
-    await new Promise((resolve) => setImmediate(resolve));
-    globalThis.gc();
-  }
-  const now = process.memoryUsage();
-  report.now = now;
-  peak.rss = now.rss;
-  peak.heap = now.heapUsed + now.arrayBuffers;
-  sampler ??= setInterval(sample, 20).unref();
-  return report;
-}
 
 /** Resolves with the value under `key` of the next IPC message that has it. */
 function nextMessage(channel, key) {
