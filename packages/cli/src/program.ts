@@ -10,10 +10,13 @@ import { CliError, EXIT, EXIT_INTERNAL } from "./exit-codes.js";
 import type { ExitCode } from "./exit-codes.js";
 import type { CliIo } from "./io/cli-io.js";
 import { report } from "./io/cli-io.js";
+import { parseDuration } from "./duration.js";
 
 export const DEFAULT_URL = "http://127.0.0.1:8080";
 export const DEFAULT_PORT = 8080;
 export const DEFAULT_HOST = "127.0.0.1";
+/** Session retention after invocationFinished: the default of decisions §6 (the server's own default too). */
+export const DEFAULT_RETENTION_MS = 24 * 3_600_000;
 export const LOG_LEVELS = ["error", "warn", "info", "debug"] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
@@ -45,6 +48,8 @@ export interface ServeOptions {
   readonly tokenFile?: string;
   readonly dataDir?: string;
   readonly logLevel: LogLevel;
+  /** Milliseconds a finished invocation stays resumable. */
+  readonly retention: number;
 }
 
 export type OutputFormat = "lines" | "json";
@@ -78,6 +83,12 @@ function parsePort(value: string): number {
     throw new InvalidArgumentError("a port is an integer from 0 (any free port) to 65535");
   }
   return Number(value);
+}
+
+function parseRetention(value: string): number {
+  const ms = parseDuration(value);
+  if (ms === undefined) throw new InvalidArgumentError("a duration is a positive whole number and a unit: 90s, 30m, 24h, 7d");
+  return ms;
 }
 
 function collect(value: string, previous: readonly string[]): string[] {
@@ -140,12 +151,19 @@ ${EXIT_HELP}`,
     .option("--token-file <file>", "accept every token in this file (one per line, # comments)")
     .option("--data-dir <dir>", "store, keyring and generated token live here (default: $XDG_STATE_HOME/golem-stream or ~/.local/state/golem-stream)")
     .addOption(new Option("--log-level <level>", "how much to log on stderr").choices(LOG_LEVELS).default("info"))
+    .addOption(
+      new Option("--retention <duration>", "how long a finished invocation stays resumable (90s, 30m, 24h, 7d)")
+        .argParser(parseRetention)
+        .default(DEFAULT_RETENTION_MS, "24h"),
+    )
     .addHelpText(
       "after",
       `
 Tokens: every --token, $GOLEM_STREAM_TOKEN and every line of --token-file are accepted.
 With none of them, a random token is created on first start and kept in <data-dir>/bearer-token.
 The server stops cleanly on SIGINT or SIGTERM; sessions survive a restart on the same data directory.
+One server per data directory: a second one on the same directory exits with an error.
+Finished invocations are deleted (with their stored output) once --retention has passed.
 
 Examples:
   $ golem-stream serve

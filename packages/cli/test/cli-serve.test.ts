@@ -50,3 +50,41 @@ it("refuses a malformed bearer token before starting", async () => {
   expect(result.code).toBe(EXIT.usage);
   expect(result.stdout.length).toBe(0);
 });
+
+it("--retention: a finished invocation can be resumed within it, and is gone once it has passed", async () => {
+  const dataDir = join(scratchDir(), "state");
+  const server = start(["serve", "--port", "0", "--token", "t0", "--data-dir", dataDir, "--retention", "2s"]);
+  await waitFor(server, () => /^listening on /m.test(server.stdout().toString()), "serve listened");
+  const env = { GOLEM_STREAM_URL: /^listening on (\S+)$/m.exec(server.stdout().toString())?.[1] as string, GOLEM_STREAM_TOKEN: "t0" };
+  const checkpoint = join(scratchDir(), "count.ckpt");
+  const invoked = await run(["invoke", "echo", "count", "-c", '{"name":"x"}', "3", "0", "--checkpoint", checkpoint], { env });
+  expect(invoked.code).toBe(EXIT.success);
+  // Right after: the session is still there (nothing left to replay, the invocation is finished).
+  expect((await run(["resume", checkpoint], { env })).code).toBe(EXIT.success);
+  // The server sweeps every min(retention, 60 s): poll until the session is gone.
+  let resumed = await run(["resume", checkpoint], { env });
+  for (let attempt = 0; attempt < 40 && resumed.code === EXIT.success; attempt++) {
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    resumed = await run(["resume", checkpoint], { env });
+  }
+  expect(resumed.code).toBe(EXIT.rejected);
+  expect(resumed.stderr).toMatch(/session-expired/);
+  server.child.kill("SIGTERM");
+  await server.done;
+});
+
+it("refuses a bad --retention, and a second server on a data directory in use", async () => {
+  const badRetention = await run(["serve", "--port", "0", "--token", "t0", "--data-dir", join(scratchDir(), "s"), "--retention", "1.5h"]);
+  expect(badRetention.code).toBe(EXIT.usage);
+  expect(badRetention.stderr).toMatch(/duration/);
+
+  const dataDir = join(scratchDir(), "state");
+  const first = start(["serve", "--port", "0", "--token", "t0", "--data-dir", dataDir]);
+  await waitFor(first, () => /^listening on /m.test(first.stdout().toString()), "the first server listened");
+  // The second waits out SQLite's busy timeout (5 s) before it gives up.
+  const second = await run(["serve", "--port", "0", "--token", "t0", "--data-dir", dataDir]);
+  expect(second.code).toBe(EXIT.usage);
+  expect(second.stderr).toMatch(/in use by another store/);
+  first.child.kill("SIGTERM");
+  expect((await first.done).code).toBe(EXIT.success);
+}, 30_000);

@@ -10,6 +10,7 @@ import type { CliIo } from "../src/io/cli-io.js";
 import { createLogger } from "../src/io/logger.js";
 import { createProgress, formatBytes } from "../src/io/progress.js";
 import { defaultDataDir } from "../src/paths.js";
+import { parseDuration } from "../src/duration.js";
 
 function fakeIo(stderrIsTty: boolean): { io: CliIo; stderr: () => string } {
   const stderr = new PassThrough() as PassThrough & { isTTY?: boolean };
@@ -19,6 +20,20 @@ function fakeIo(stderrIsTty: boolean): { io: CliIo; stderr: () => string } {
   const io: CliIo = { stdin: new PassThrough(), stdout: new PassThrough(), stderr, env: {}, signal: new AbortController().signal };
   return { io, stderr: () => text };
 }
+
+describe("parseDuration (serve --retention)", () => {
+  it.each([
+    ["1ms", 1],
+    ["90s", 90_000],
+    ["30m", 1_800_000],
+    ["24h", 86_400_000],
+    ["7d", 604_800_000],
+  ])("%s is %d ms", (text, ms) => expect(parseDuration(text)).toBe(ms));
+
+  it.each(["", "0s", "00m", "1.5h", "1h30m", "90", "-1s", "1 h", "1H", "1w", " 1s", "1s ", "999999999999999d"])("refuses %j", (text) =>
+    expect(parseDuration(text)).toBeUndefined(),
+  );
+});
 
 describe("defaultDataDir", () => {
   it("uses an absolute XDG_STATE_HOME, else ~/.local/state", () => {

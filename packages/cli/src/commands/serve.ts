@@ -29,7 +29,14 @@ export async function runServe(options: ServeOptions, io: CliIo): Promise<ExitCo
   const logger = createLogger(io, options.logLevel);
   let server: EmbeddedServer;
   try {
-    server = await startEmbeddedServer({ port: options.port, host: options.host, dataDir, tokens, logger });
+    server = await startEmbeddedServer({
+      port: options.port,
+      host: options.host,
+      dataDir,
+      tokens,
+      logger,
+      limits: { sessionRetentionMs: options.retention },
+    });
   } catch (error) {
     const code = (error as { code?: unknown }).code;
     if (code === "EADDRINUSE") throw new CliError(EXIT.usage, `${options.host}:${options.port} is already in use; choose another --port`, { cause: error });
