@@ -135,6 +135,21 @@ export class Keyring {
     });
   }
 
+  /**
+   * A new keyring without the verify-only key `keyId`: tokens it signed stop
+   * verifying. Drop a key only once every session it signed or pinned is past
+   * retention. The active key cannot be dropped (rotate first).
+   */
+  withoutKey(keyId: string): Keyring {
+    const entries = entriesOf(this);
+    if (typeof keyId !== "string" || !entries.has(keyId)) throw usageError("no such key in the keyring", "keyId");
+    if (keyId === this.activeKeyId) throw usageError("the active key cannot be dropped; rotate first", "keyId");
+    return new Keyring({
+      active: this.activeKeyId,
+      keys: [...entries].filter(([id]) => id !== keyId).map(([id, entry]) => ({ id, secret: entry.secret })),
+    });
+  }
+
   /** True when `keyId` names a configured key (active or verify-only). */
   has(keyId: string): boolean {
     return entriesOf(this).has(keyId);

@@ -6,7 +6,7 @@
 import { inspect } from "node:util";
 import { ProtocolError } from "@golem-stream/wire";
 import { describe, expect, it } from "vitest";
-import { KEYRING_LIMITS, Keyring, mintToken, verifyToken } from "../src/index.js";
+import { InvalidTokenError, KEYRING_LIMITS, Keyring, mintToken, verifyToken } from "../src/index.js";
 import { CURSOR_FIELDS, SESSION_FIELDS, STREAM_FIELDS, vectorFile } from "./support/fixtures.js";
 import { SECRETS } from "./support/vectors.js";
 
@@ -148,6 +148,21 @@ describe("generate and rotate", () => {
     expect(verifyToken(oldSession, "session", rotated).keyId).toBe("k-old");
     expect(verifyToken(mintToken("session", SESSION_FIELDS, rotated), "session", rotated).keyId).toBe("k-new");
     configError(() => rotated.rotate("k-old"));
+  });
+
+  it("withoutKey drops a verify-only key (its tokens stop verifying), never the active one", () => {
+    const old = Keyring.generate("k-old");
+    const oldSession = mintToken("session", SESSION_FIELDS, old);
+    const rotated = old.rotate("k-new");
+    const dropped = rotated.withoutKey("k-old");
+    expect(dropped.keyIds).toEqual(["k-new"]);
+    expect(dropped.activeKeyId).toBe("k-new");
+    expect(rotated.has("k-old")).toBe(true); // keyrings are immutable
+    expect(() => verifyToken(oldSession, "session", dropped)).toThrow(InvalidTokenError);
+    expect(verifyToken(mintToken("session", SESSION_FIELDS, rotated), "session", dropped).keyId).toBe("k-new");
+    configError(() => rotated.withoutKey("k-new"));
+    configError(() => rotated.withoutKey("k-unknown"));
+    for (const wrong of [undefined, null, 1, {}, ["k-old"]]) configError(() => rotated.withoutKey(wrong as never));
   });
 });
 
