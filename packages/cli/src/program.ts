@@ -252,6 +252,51 @@ ${EXIT_HELP}`,
       setExitCode(await runResume(file, options, io));
     });
 
+  const keyring = program
+    .command("keyring")
+    .description("The signing keys of a serve data directory (keyring.json): list, rotate, drop. Secrets are never printed.")
+    .addHelpText(
+      "after",
+      `
+The server reads keyring.json when it starts: restart \`golem-stream serve\` after a change (sessions
+survive it). Rotate to sign new tokens with a fresh key; tokens signed before keep verifying as long
+as their key stays. Drop an old key only once --retention has passed since the rotation.
+
+Examples:
+  $ golem-stream keyring list
+  $ golem-stream keyring rotate --data-dir ./state
+  $ golem-stream keyring drop k-1a2b3c4d --data-dir ./state`,
+    );
+  const dataDirOption = () =>
+    new Option("--data-dir <dir>", "the serve data directory (default: $XDG_STATE_HOME/golem-stream or ~/.local/state/golem-stream)");
+  keyring
+    .command("list")
+    .description("Show the key ids and which one signs new tokens.")
+    .addOption(dataDirOption())
+    .option("--json", "print them as JSON", false)
+    .action(async (options: { dataDir?: string; json: boolean }) => {
+      const { runKeyringList } = await import("./commands/keyring.js");
+      setExitCode(await runKeyringList(options, io));
+    });
+  keyring
+    .command("rotate")
+    .description("Add a fresh active key; the current one becomes verify-only.")
+    .addOption(dataDirOption())
+    .option("--key-id <id>", "id of the new key (default: a random one)")
+    .action(async (options: { dataDir?: string; keyId?: string }) => {
+      const { runKeyringRotate } = await import("./commands/keyring.js");
+      setExitCode(await runKeyringRotate(options, io));
+    });
+  keyring
+    .command("drop")
+    .description("Remove a verify-only key: tokens it signed stop verifying.")
+    .argument("<key-id>", "the key to remove (never the active one)")
+    .addOption(dataDirOption())
+    .action(async (keyId: string, options: { dataDir?: string }) => {
+      const { runKeyringDrop } = await import("./commands/keyring.js");
+      setExitCode(await runKeyringDrop(keyId, options, io));
+    });
+
   const token = program
     .command("token")
     .description("Operator aids for opaque gai1_ tokens.")
