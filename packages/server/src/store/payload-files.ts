@@ -76,12 +76,7 @@ export class PayloadFiles {
     }
     await Promise.all([...bySession].map(([sessionId, list]) => this.#writeFile(sessionId, list)));
     if ([...bySession.keys()].some((sessionId) => this.#fresh.has(sessionId))) {
-      const directory = await open(this.#dir, "r");
-      try {
-        await directory.sync();
-      } finally {
-        await directory.close();
-      }
+      await syncDirectory(this.#dir);
       for (const sessionId of bySession.keys()) this.#fresh.delete(sessionId);
     }
   }
@@ -149,5 +144,21 @@ export class PayloadFiles {
       this.#fresh.add(sessionId);
       return 0;
     }
+  }
+}
+
+/** Makes a new file's directory entry durable. */
+async function syncDirectory(path: string): Promise<void> {
+  let directory;
+  try {
+    directory = await open(path, "r");
+    await directory.sync();
+  } catch (error) {
+    // Windows cannot open a directory for syncing, and some file systems refuse fsync on one: there
+    // the entry's durability is the file system's own (its metadata journal), as for every database.
+    const code = (error as { code?: unknown }).code;
+    if (code !== "EISDIR" && code !== "EPERM" && code !== "EINVAL" && code !== "ENOTSUP") throw error;
+  } finally {
+    await directory?.close();
   }
 }
