@@ -8,10 +8,11 @@
  * reported undelivered and nothing is left running.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ServerMessage, StreamMapping } from "@golem-stream/wire";
-import { createClient, inputStream, wsTransport, type CancelOutcome, type Invocation, type Transport } from "../src/index.js";
+import type { ServerMessage } from "@golem-stream/wire";
+import { createClient, inputStream, type CancelOutcome, type Invocation } from "../src/index.js";
 import { demo, firstStream, record, u32 } from "./support/demo.js";
 import { startServer, TOKEN } from "./support/embedded.js";
+import { acceptanceInputs, endOf, openSource, recording } from "./support/recording.js";
 import { startCuttingProxy, type CuttingProxy } from "./support/tcp-proxy.js";
 
 let server: Awaited<ReturnType<typeof startServer>>;
@@ -52,44 +53,8 @@ async function cancelWhileCut(call: Invocation, proxy: Awaited<ReturnType<typeof
 
 /** Another client takes the session over directly (no proxy), recording what the server sends it. */
 function takeOver(call: Invocation): { second: Invocation; received: ServerMessage[] } {
-  const inner = wsTransport();
-  const received: ServerMessage[] = [];
-  const transport: Transport = {
-    connect: (request, handlers) =>
-      inner.connect(request, {
-        onMessage: (message, wireBytes) => {
-          received.push(message);
-          handlers.onMessage(message, wireBytes);
-        },
-        onClose: (info) => handlers.onClose(info),
-      }),
-  };
+  const { transport, received } = recording();
   return { second: createClient({ url: server.url, token: TOKEN, transport }).takeover(call.state!), received };
-}
-
-function acceptanceInputs(received: readonly ServerMessage[]): StreamMapping[] {
-  const accepted = received.find((message) => message.type === "invocationAccepted");
-  if (accepted?.type !== "invocationAccepted") throw new Error("no acceptance recorded");
-  return accepted.mappings.filter((mapping) => mapping.direction === "input");
-}
-
-/** Reads a stream to its end; returns the error it ended with, if any. */
-async function endOf(iterable: AsyncIterable<unknown>): Promise<unknown> {
-  try {
-    for await (const _ of iterable);
-    return undefined;
-  } catch (error) {
-    return error;
-  }
-}
-
-/** An input source that yields `items`, then waits — without a timer — until it is cancelled. */
-function openSource<T>(items: readonly T[]): ReadableStream<T> {
-  return new ReadableStream<T>({
-    start(controller) {
-      for (const item of items) controller.enqueue(item);
-    },
-  });
 }
 
 async function delivered(outcome: Promise<CancelOutcome>, seen: { delivered: number; undelivered: number }, proxy: CuttingProxy): Promise<void> {

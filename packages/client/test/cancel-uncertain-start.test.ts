@@ -15,20 +15,19 @@
  *   with no further attempt.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { InvocationAccepted, InvocationStart, ServerMessage, StreamMapping } from "@golem-stream/wire";
+import type { InvocationAccepted, InvocationStart, ServerMessage } from "@golem-stream/wire";
 import {
   createClient,
   inputStream,
-  wsTransport,
   type CancelOutcome,
   type Invocation,
   type InvokeOptions,
   type ResumeState,
-  type Transport,
 } from "../src/index.js";
 import { demo, firstStream, record, u32 } from "./support/demo.js";
 import { startServer, TOKEN } from "./support/embedded.js";
 import { startMutingProxy, type MutingProxy, type ProxiedConnection } from "./support/muting-proxy.js";
+import { acceptanceInputs, endOf, openSource, recording } from "./support/recording.js";
 
 let server: Awaited<ReturnType<typeof startServer>>;
 beforeAll(async () => void (server = await startServer()));
@@ -70,35 +69,6 @@ async function unheardStart(options: InvokeOptions, run: (scene: Scene) => Promi
   } finally {
     await proxy.close();
   }
-}
-
-/** `wsTransport()`, recording every message the client receives. */
-function recording(): { transport: Transport; received: ServerMessage[]; until(predicate: () => boolean): Promise<void> } {
-  const inner = wsTransport();
-  const received: ServerMessage[] = [];
-  const waiters = new Set<() => void>();
-  const transport: Transport = {
-    connect: (request, handlers) =>
-      inner.connect(request, {
-        onMessage: (message, wireBytes) => {
-          received.push(message);
-          handlers.onMessage(message, wireBytes);
-          for (const check of [...waiters]) check();
-        },
-        onClose: (info) => handlers.onClose(info),
-      }),
-  };
-  const until = (predicate: () => boolean): Promise<void> =>
-    new Promise((resolve) => {
-      const check = (): void => {
-        if (!predicate()) return;
-        waiters.delete(check);
-        resolve();
-      };
-      waiters.add(check);
-      check();
-    });
-  return { transport, received, until };
 }
 
 /**
@@ -196,31 +166,6 @@ function takeOver(start: InvocationStart, accepted: InvocationAccepted): { secon
   const state: ResumeState = { sessionToken: accepted.sessionToken, outputCursors: [], selector: start.selector, idempotencyKey: accepted.idempotencyKey };
   const { transport, received } = recording();
   return { second: createClient({ url: server.url, token: TOKEN, transport }).takeover(state), received };
-}
-
-function acceptanceInputs(received: readonly ServerMessage[]): StreamMapping[] {
-  const accepted = received.find((message) => message.type === "invocationAccepted");
-  if (accepted?.type !== "invocationAccepted") throw new Error("no acceptance recorded");
-  return accepted.mappings.filter((mapping) => mapping.direction === "input");
-}
-
-/** Reads a stream to its end; returns the error it ended with, if any. */
-async function endOf(iterable: AsyncIterable<unknown>): Promise<unknown> {
-  try {
-    for await (const _ of iterable);
-    return undefined;
-  } catch (error) {
-    return error;
-  }
-}
-
-/** An input source that yields `items`, then waits — without a timer — until it is cancelled. */
-function openSource<T>(items: readonly T[]): ReadableStream<T> {
-  return new ReadableStream<T>({
-    start(controller) {
-      for (const item of items) controller.enqueue(item);
-    },
-  });
 }
 
 const counting = (): InvokeOptions => ({ ...demo, method: "count", methodParameters: record(u32(100_000), u32(1)) });
