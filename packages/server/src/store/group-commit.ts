@@ -28,9 +28,9 @@ export interface PendingWrite {
   readonly resolve: (value: unknown) => void;
   readonly reject: (error: Error) => void;
   /** Set when the write only appends one row at the end of a log (the store writes runs of them together). */
-  readonly append?: LogAppend;
+  readonly append: LogAppend | undefined;
   /** Bytes the write's row points at, to be on disk before the commit. */
-  readonly payload?: PendingPayload;
+  readonly payload: PendingPayload | undefined;
 }
 
 export type WriteOutcome = { ok: true; value: unknown } | { ok: false; error: Error };
@@ -54,13 +54,7 @@ export class GroupCommit {
   /** Queues `work` for the next group; resolves with its value once the group has committed. */
   write<T>(work: () => T, append?: LogAppend, payload?: PendingPayload): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.#queue.push({
-        work,
-        resolve: resolve as (value: unknown) => void,
-        reject,
-        ...(append === undefined ? {} : { append }),
-        ...(payload === undefined ? {} : { payload }),
-      });
+      this.#queue.push({ work, resolve: resolve as (value: unknown) => void, reject, append, payload });
       this.#scheduleFlush();
     });
   }
