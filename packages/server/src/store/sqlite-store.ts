@@ -162,7 +162,6 @@ export class SqliteSessionStore implements SessionStore {
       insertInput: db.prepare("INSERT INTO input_chunks VALUES (?, ?, ?, ?, ?, ?, ?)"),
       sessionOfStream: db.prepare("SELECT session_id FROM streams WHERE stream_id = ?").pluck(),
       sessionExists: db.prepare("SELECT 1 FROM sessions WHERE session_id = ?").pluck(),
-      purgeable: db.prepare("SELECT session_id FROM sessions WHERE state = 'finished' AND finished_at < ?").pluck(),
       // A log only grows at its end, and never past its terminal.
       advanceInput: db.prepare(`UPDATE streams SET count = count + ? WHERE stream_id = ? AND count = ?
         AND direction = 'input' AND input_terminal IS NULL`),
@@ -179,7 +178,8 @@ export class SqliteSessionStore implements SessionStore {
       setResult: db.prepare("UPDATE sessions SET result = ? WHERE session_id = ? AND result IS NULL"),
       finish: db.prepare(`UPDATE sessions SET state = 'finished', outcome = ?, finished_at = ?
         WHERE session_id = ? AND state = 'running'`),
-      purge: db.prepare("DELETE FROM sessions WHERE state = 'finished' AND finished_at < ?"),
+      // RETURNING: the deleted ids, for their payload files, from the one statement.
+      purge: db.prepare("DELETE FROM sessions WHERE state = 'finished' AND finished_at < ? RETURNING session_id").pluck(),
     };
     this.#atomic = {
       createSession: db.transaction((session: SessionRecord, streams: readonly NewStream[], attempt: AttemptRecord) =>
@@ -541,11 +541,7 @@ export class SqliteSessionStore implements SessionStore {
   }
 
   async purgeFinished(finishedBefore: number): Promise<number> {
-    const purged = await this.#group.write(() => {
-      const sessionIds = this.#statements.purgeable.all(finishedBefore) as string[];
-      this.#statements.purge.run(finishedBefore);
-      return sessionIds;
-    });
+    const purged = await this.#group.write(() => this.#statements.purge.all(finishedBefore) as string[]);
     // After the commit: a crash before this leaves files that the next open sweeps.
     await this.#payloads.remove(purged);
     return purged.length;
