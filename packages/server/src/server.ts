@@ -12,15 +12,15 @@ import { WebSocketServer, type RawData, type WebSocket } from "ws";
 import { ProtocolError, SESSION_PATH, SUBPROTOCOL } from "@golem-stream/wire";
 import type { Keyring } from "@golem-stream/tokens";
 import type { AgentHost } from "./agent-host.js";
-import { Connection } from "./connection.js";
-import { DISCOVERY_PATH, handleDiscovery } from "./discovery.js";
-import { checkUpgrade, rejectUpgrade, sendHttpError } from "./http-handshake.js";
-import type { RuntimeDeps } from "./live-session.js";
+import { Connection } from "./transport/connection.js";
+import { DISCOVERY_PATH, handleDiscovery } from "./transport/discovery.js";
+import { checkUpgrade, rejectUpgrade, sendHttpError } from "./transport/http-handshake.js";
+import type { RuntimeDeps } from "./invocation/live-session.js";
 import { resolveLimits, silentLogger, type Authenticator, type Authorizer, type Logger, type ServerLimits } from "./options.js";
-import { SessionRuntime } from "./session-runtime.js";
+import { SessionRuntime } from "./sessions/session-runtime.js";
 import type { SessionStore } from "./store/session-store.js";
-import { TokenService } from "./token-service.js";
-import { WsTransport } from "./transport.js";
+import { TokenService } from "./sessions/token-service.js";
+import { WsTransport } from "./transport/transport.js";
 
 export interface SessionServerOptions {
   readonly store: SessionStore;

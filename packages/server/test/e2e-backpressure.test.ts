@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Keyring } from "@golem-stream/tokens";
 import { SqliteSessionStore, createDemoHost, createSessionServer, type NewStream, type OutputEvent } from "../src/index.js";
-import { PUMP_BATCH_BYTES } from "../src/output-pumps.js";
+import { PUMP_BATCH_BYTES } from "../src/attachment/output-pumps.js";
 import { RawClient, TOKEN, demoStart, settle, v } from "./helpers.js";
 import { resetGate, startProbeServer } from "./probe-server.js";
 

@@ -1,7 +1,7 @@
 /** Group ACKs: one cumulative ACK per stream per tick; a direct flush keeps ACK order. */
 import { describe, expect, it } from "vitest";
 import type { StreamMapping } from "@golem-stream/wire";
-import { GroupAcks, type GroupAck } from "../src/group-acks.js";
+import { GroupAcks, type GroupAck } from "../src/attachment/group-acks.js";
 
 const mapping = (channel: number): StreamMapping => ({ channel, direction: "output", streamToken: `token-${channel}` });
 const nextTick = () => new Promise<void>((resolve) => process.nextTick(resolve));

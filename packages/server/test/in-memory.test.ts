@@ -8,11 +8,11 @@ import { describe, expect, it } from "vitest";
 import { randomUUID } from "node:crypto";
 import { Keyring } from "@golem-stream/tokens";
 import { encodeMessage, type ClientMessage, type ServerMessage } from "@golem-stream/wire";
-import { Connection } from "../src/connection.js";
-import { SessionRuntime } from "../src/session-runtime.js";
-import { TokenService } from "../src/token-service.js";
+import { Connection } from "../src/transport/connection.js";
+import { SessionRuntime } from "../src/sessions/session-runtime.js";
+import { TokenService } from "../src/sessions/token-service.js";
 import { createDemoHost, MemorySessionStore, resolveLimits, silentLogger } from "../src/index.js";
-import type { SessionTransport } from "../src/transport.js";
+import type { SessionTransport } from "../src/transport/transport.js";
 import { demoStart, v } from "./helpers.js";
 
 class MemoryTransport implements SessionTransport {

@@ -4,8 +4,8 @@ import fc from "fast-check";
 import type { IncomingMessage } from "node:http";
 import { ProtocolError, LIMITS } from "@golem-stream/wire";
 import { BytePermits, ChannelTable, DEFAULT_LIMITS, InputCancelledError, resolveLimits } from "../src/index.js";
-import { InputQueue } from "../src/input-queue.js";
-import { bearerToken, errorEnvelope, offeredSubprotocols, offersSubprotocol } from "../src/http-handshake.js";
+import { InputQueue } from "../src/invocation/input-queue.js";
+import { bearerToken, errorEnvelope, offeredSubprotocols, offersSubprotocol } from "../src/transport/http-handshake.js";
 
 const WRONG_TYPES: readonly unknown[] = [undefined, null, -1, 1.5, Number.NaN, Infinity, "1", 1n, {}, [], () => 1];
 

@@ -15,15 +15,15 @@ import {
   type SchemaValueJson,
 } from "@golem-stream/wire";
 import { refreshedSessionFields, type VerifiedToken } from "@golem-stream/tokens";
-import type { AgentTypeDescriptor, MethodDescriptor } from "./agent-host.js";
-import { Attachment } from "./attachment.js";
-import { LiveSession, type RuntimeDeps } from "./live-session.js";
-import type { AuthorizationRequest, Authorizer, Principal } from "./options.js";
-import type { AttemptRecord, SessionRecord } from "./store/session-store.js";
-import { StreamState } from "./stream-state.js";
+import type { AgentTypeDescriptor, MethodDescriptor } from "../agent-host.js";
+import { Attachment } from "../attachment/attachment.js";
+import { LiveSession, type RuntimeDeps } from "../invocation/live-session.js";
+import type { AuthorizationRequest, Authorizer, Principal } from "../options.js";
+import type { AttemptRecord, SessionRecord } from "../store/session-store.js";
+import { StreamState } from "../invocation/stream-state.js";
 import { asInvalidToken, type CursorPosition } from "./token-service.js";
-import type { SessionTransport } from "./transport.js";
-import { canonicalValue, catalogueGraph, decodeValue, digestOf, substituteStreamRefs } from "./values.js";
+import type { SessionTransport } from "../transport/transport.js";
+import { canonicalValue, catalogueGraph, decodeValue, digestOf, substituteStreamRefs } from "../values.js";
 
 /** Everything about a start that does not depend on the store. */
 interface ValidatedStart {

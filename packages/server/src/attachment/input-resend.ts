@@ -4,7 +4,7 @@
  * with other batch boundaries than it was accepted with, so a range is
  * compared byte by byte across chunk boundaries.
  */
-import type { InputChunk } from "./store/session-store.js";
+import type { InputChunk } from "../store/session-store.js";
 
 /**
  * Whether `data` (the resent items `[from, to)`, `to` at most the high-water)

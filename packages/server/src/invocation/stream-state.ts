@@ -5,11 +5,11 @@
  * controller, the output backlog window). Bounded by the session's stream
  * limit (4096).
  */
-import type { BinaryItem } from "./agent-host.js";
+import type { BinaryItem } from "../agent-host.js";
 import type { InputQueue } from "./input-queue.js";
-import type { ElementKind, InputTerminal, StreamParent, StreamRecord } from "./store/session-store.js";
+import type { ElementKind, InputTerminal, StreamParent, StreamRecord } from "../store/session-store.js";
 import type { SchemaValueJson, StreamDirection } from "@golem-stream/wire";
-import { storedGraph, type SchemaGraph } from "./values.js";
+import { storedGraph, type SchemaGraph } from "../values.js";
 
 /** What an agent reads from an input stream. */
 export type InputItem =

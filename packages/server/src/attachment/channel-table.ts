@@ -9,7 +9,7 @@
  * told apart (all of them are `invalid-channel` on the wire).
  */
 import { CHANNEL_MAX, ProtocolError, type StreamDirection } from "@golem-stream/wire";
-import { CountLimitError } from "./count-limit-error.js";
+import { CountLimitError } from "../count-limit-error.js";
 
 export type ChannelState = "reserved" | "open" | "closed";
 

@@ -20,17 +20,17 @@ import {
   type ServerCancelReason,
 } from "@golem-stream/wire";
 import type { SchemaType, StreamLeaf } from "@golem-stream/schema-value";
-import type { AgentHost, InvocationContext, MethodDescriptor } from "./agent-host.js";
+import type { AgentHost, InvocationContext, MethodDescriptor } from "../agent-host.js";
 import { BytePermits } from "./byte-permits.js";
-import { CountLimitError } from "./count-limit-error.js";
+import { CountLimitError } from "../count-limit-error.js";
 import { InputQueue } from "./input-queue.js";
 import { createInvocationContext, type InvocationInput } from "./invocation-context.js";
-import type { Logger, Principal, ServerLimits } from "./options.js";
+import type { Logger, Principal, ServerLimits } from "../options.js";
 import { OutputProducers } from "./output-producers.js";
-import type { InputChunk, InputTerminal, NewStream, SessionRecord, SessionStore, StreamParent } from "./store/session-store.js";
+import type { InputChunk, InputTerminal, NewStream, SessionRecord, SessionStore, StreamParent } from "../store/session-store.js";
 import { StreamState, type InputItem } from "./stream-state.js";
-import type { TokenService } from "./token-service.js";
-import { catalogueGraph, decodeValue, describeElement, type SchemaGraph } from "./values.js";
+import type { TokenService } from "../sessions/token-service.js";
+import { catalogueGraph, decodeValue, describeElement, type SchemaGraph } from "../values.js";
 
 export interface RuntimeDeps {
   readonly store: SessionStore;

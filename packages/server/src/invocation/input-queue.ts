@@ -9,7 +9,7 @@
  * discarded (cancellation, consumer drop, failure).
  */
 import type { BytePermits } from "./byte-permits.js";
-import { InputCancelledError } from "./agent-host.js";
+import { InputCancelledError } from "../agent-host.js";
 
 interface Entry<T> {
   readonly item: T;

@@ -19,10 +19,10 @@ import {
 import type { AttachmentLink } from "./attachment-link.js";
 import { GroupAcks, type GroupAck } from "./group-acks.js";
 import { sameInput } from "./input-resend.js";
-import type { AttachmentSink } from "./live-session.js";
-import type { InputChunk } from "./store/session-store.js";
-import type { InputItem, StreamState } from "./stream-state.js";
-import { canonicalValue, checkBinaryItem, decodeValue, substituteStreamRefs } from "./values.js";
+import type { AttachmentSink } from "../invocation/live-session.js";
+import type { InputChunk } from "../store/session-store.js";
+import type { InputItem, StreamState } from "../invocation/stream-state.js";
+import { canonicalValue, checkBinaryItem, decodeValue, substituteStreamRefs } from "../values.js";
 
 export type ClientStreamMessage = InputStreamItem | InputStreamEnd | ClientStreamCancel | ClientBinaryMessage;
 

@@ -4,8 +4,8 @@
  * Kept apart from the session so the agent-facing surface is easy to read.
  */
 import type { ConfigEntry, JsonValue, SchemaValueJson } from "@golem-stream/wire";
-import type { InvocationContext, OutputSource } from "./agent-host.js";
-import type { SessionRecord } from "./store/session-store.js";
+import type { InvocationContext, OutputSource } from "../agent-host.js";
+import type { SessionRecord } from "../store/session-store.js";
 import type { InputItem, StreamState } from "./stream-state.js";
 
 export interface InvocationInput {

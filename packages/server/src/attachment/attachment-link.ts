@@ -5,8 +5,8 @@
  */
 import type { ServerMessage, StreamMapping } from "@golem-stream/wire";
 import type { ChannelTable } from "./channel-table.js";
-import type { LiveSession } from "./live-session.js";
-import type { StreamState } from "./stream-state.js";
+import type { LiveSession } from "../invocation/live-session.js";
+import type { StreamState } from "../invocation/stream-state.js";
 
 export interface AttachmentLink {
   readonly session: LiveSession;

@@ -17,7 +17,7 @@ import {
   type SessionTokenFields,
   type VerifiedToken,
 } from "@golem-stream/tokens";
-import type { Principal } from "./options.js";
+import type { Principal } from "../options.js";
 
 export interface TokenIdentity {
   readonly issuer: string;

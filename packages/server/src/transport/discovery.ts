@@ -7,9 +7,9 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { ProtocolError, type JsonValue } from "@golem-stream/wire";
 import { canonicalJson } from "@golem-stream/wire";
-import type { AgentHost } from "./agent-host.js";
+import type { AgentHost } from "../agent-host.js";
 import { authenticate, sendHttpError, sendJson } from "./http-handshake.js";
-import type { Authenticator, Authorizer, Logger } from "./options.js";
+import type { Authenticator, Authorizer, Logger } from "../options.js";
 
 export const DISCOVERY_PATH = "/v1/agents/types";
 

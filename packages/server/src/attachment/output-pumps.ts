@@ -9,9 +9,9 @@
  */
 import type { OutputOutcome, SchemaValueJson } from "@golem-stream/wire";
 import type { AttachmentLink } from "./attachment-link.js";
-import type { OutputEvent } from "./store/session-store.js";
-import type { StreamState } from "./stream-state.js";
-import type { CursorPosition } from "./token-service.js";
+import type { OutputEvent } from "../store/session-store.js";
+import type { StreamState } from "../invocation/stream-state.js";
+import type { CursorPosition } from "../sessions/token-service.js";
 
 /** How many log events a pump reads per store query, at most. */
 const PUMP_BATCH = 64;

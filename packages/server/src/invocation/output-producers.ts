@@ -11,13 +11,13 @@
 import { randomUUID } from "node:crypto";
 import { canonicalJson, encodeUtf8, LIMITS, type JsonValue, type OutputOutcome, type SchemaValueJson } from "@golem-stream/wire";
 import type { StreamLeaf } from "@golem-stream/schema-value";
-import { PublicProducerError, type BinaryItem, type OutputItem, type OutputSource } from "./agent-host.js";
+import { PublicProducerError, type BinaryItem, type OutputItem, type OutputSource } from "../agent-host.js";
 import { BytePermits } from "./byte-permits.js";
 import type { PendingStream, RuntimeDeps } from "./live-session.js";
 import { driveOutputSource, isBinaryItem } from "./output-source.js";
-import type { OutputEvent, StreamParent } from "./store/session-store.js";
+import type { OutputEvent, StreamParent } from "../store/session-store.js";
 import type { StreamState } from "./stream-state.js";
-import { checkBinaryItem, decodeValue, substituteStreamRefs, type SchemaGraph } from "./values.js";
+import { checkBinaryItem, decodeValue, substituteStreamRefs, type SchemaGraph } from "../values.js";
 
 /** What the producers need from their session. */
 export interface ProducerHost {

@@ -21,11 +21,11 @@ import {
 import { AttachmentInput, type ClientStreamMessage } from "./attachment-input.js";
 import type { AttachmentLink } from "./attachment-link.js";
 import { ChannelTable } from "./channel-table.js";
-import type { AttachmentSink, LiveSession } from "./live-session.js";
+import type { AttachmentSink, LiveSession } from "../invocation/live-session.js";
 import { OutputPumps } from "./output-pumps.js";
-import type { StreamState } from "./stream-state.js";
-import type { CursorPosition } from "./token-service.js";
-import type { SessionTransport } from "./transport.js";
+import type { StreamState } from "../invocation/stream-state.js";
+import type { CursorPosition } from "../sessions/token-service.js";
+import type { SessionTransport } from "../transport/transport.js";
 
 export interface AttachPlan {
   /** The client's verified cursors, by stream id. */

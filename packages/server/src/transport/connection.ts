@@ -20,9 +20,9 @@ import {
   recoverAttemptId,
   type ClientMessage,
 } from "@golem-stream/wire";
-import type { Attachment } from "./attachment.js";
-import type { Logger, Principal, ServerLimits } from "./options.js";
-import type { SessionRuntime } from "./session-runtime.js";
+import type { Attachment } from "../attachment/attachment.js";
+import type { Logger, Principal, ServerLimits } from "../options.js";
+import type { SessionRuntime } from "../sessions/session-runtime.js";
 import type { SessionTransport } from "./transport.js";
 
 interface Inbound {

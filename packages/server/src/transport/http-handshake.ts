@@ -8,7 +8,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { STATUS_CODES } from "node:http";
 import type { Duplex } from "node:stream";
 import { httpStatusFor, ProtocolError, SUBPROTOCOL, type ErrorCode } from "@golem-stream/wire";
-import type { Authenticator, Logger, Principal } from "./options.js";
+import type { Authenticator, Logger, Principal } from "../options.js";
 
 /** Longest Authorization header considered; longer ones are unauthenticated without parsing. */
 const MAX_AUTHORIZATION_BYTES = 16 * 1024;

@@ -5,7 +5,7 @@
  * commit budget allow it, so a producer never runs ahead of what the
  * session can hold.
  */
-import type { OutputItem, OutputSource } from "./agent-host.js";
+import type { OutputItem, OutputSource } from "../agent-host.js";
 
 export async function driveOutputSource(
   source: OutputSource,
