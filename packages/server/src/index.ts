@@ -43,6 +43,8 @@ export {
 export { SqliteSessionStore, type SqliteSessionStoreOptions } from "./store/sqlite-store.js";
 export { MemorySessionStore } from "./store/memory-store.js";
 export type * from "./store/session-store.js";
+export type * from "./store/cluster-store.js";
+export { isClusterStore } from "./store/cluster-store.js";
 export { createDemoHost } from "./demo/host.js";
 export { DEMO_APPLICATION, DEMO_ENVIRONMENT, DEMO_AGENT_TYPE, ECHO_CONSTRUCTOR, ECHO_METHODS } from "./demo/catalogue.js";
 export { demoBlob, reverseScalars } from "./demo/methods.js";

@@ -121,7 +121,9 @@ export type OutputEvent =
 export type CreateSessionResult =
   | { readonly kind: "created" }
   | { readonly kind: "idempotency-conflict" }
-  | { readonly kind: "attempt-exists" };
+  | { readonly kind: "attempt-exists" }
+  /** The attempt id or the idempotency key belonged to a purged session whose tombstone is kept. */
+  | { readonly kind: "purged" };
 
 export type AttachResult =
   | { readonly kind: "attached"; readonly generation: bigint }
@@ -129,7 +131,12 @@ export type AttachResult =
   | { readonly kind: "attempt-exists" };
 
 export interface SessionStore {
-  /** Atomically records a new session, its parameter streams and its start attempt. */
+  /**
+   * Atomically records a new session, its parameter streams and its start
+   * attempt. Checked in this order: the attempt id exists (`attempt-exists`),
+   * the attempt id or idempotency key is tombstoned (`purged`), the
+   * idempotency key is bound (`idempotency-conflict`).
+   */
   createSession(session: SessionRecord, streams: readonly NewStream[], attempt: AttemptRecord): Promise<CreateSessionResult>;
 
   getAttempt(attemptId: string): Promise<AttemptRecord | undefined>;
@@ -168,7 +175,14 @@ export interface SessionStore {
   finish(sessionId: string, outcome: string, at: number): Promise<void>;
 
   listRunningSessions(): Promise<SessionRecord[]>;
-  /** Deletes sessions finished before `finishedBefore`; returns how many. */
-  purgeFinished(finishedBefore: number): Promise<number>;
+  /**
+   * Deletes sessions finished before `finishedBefore` and leaves a tombstone
+   * of each, stamped `now`: its attempt ids and its idempotency key (with
+   * the account and agent it is scoped to), so that `createSession` can
+   * answer `purged` to a late exact replay instead of running the method
+   * again. Drops tombstones stamped before `tombstonesBefore`. Returns how
+   * many sessions were purged.
+   */
+  purgeFinished(finishedBefore: number, now: number, tombstonesBefore: number): Promise<number>;
   close(): Promise<void>;
 }

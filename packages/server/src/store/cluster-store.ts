@@ -1,0 +1,61 @@
+/**
+ * What a `SessionStore` shared by several server processes adds (cluster
+ * mode, docs/cluster.md): which node owns a session's invocation, node
+ * leases, and a feed of committed changes so that the node serving a
+ * client's attachment learns promptly what the owner committed, and the
+ * owner learns what the attachment's node committed or was told.
+ *
+ * Contract, beyond `SessionStore`'s:
+ * - `createSession` records `nodeId` as the new session's owner.
+ * - Every committed write publishes its change to the session's
+ *   subscribers on every node (including this one), after its commit and
+ *   in commit order: `attach` → `attached`, `acceptInput`/`endInput` →
+ *   `input`, `appendOutput` → `output`, `setResult` → `result`, `finish` →
+ *   `finished`. A subscriber that receives a change reads the store for the
+ *   details; changes carry no payload and may be coalesced.
+ * - `publish` sends a change that is not a write (a client's cancel, an
+ *   attachment's delivery progress) to the session's subscribers on every
+ *   node; it is not durable: a node that is down misses it.
+ */
+import type { ClientCancelReason } from "@golem-stream/wire";
+import type { SessionStore } from "./session-store.js";
+
+export type SessionChange =
+  /** An output event of `streamId` was committed. */
+  | { readonly kind: "output"; readonly streamId: string }
+  /** An input chunk or terminal of `streamId` was committed. */
+  | { readonly kind: "input"; readonly streamId: string }
+  | { readonly kind: "result" }
+  | { readonly kind: "finished" }
+  /** A resume or takeover committed this attachment generation (decimal). */
+  | { readonly kind: "attached"; readonly generation: string }
+  /** A client cancelled an output stream at the node serving its attachment. */
+  | { readonly kind: "cancel"; readonly streamId: string; readonly reason: ClientCancelReason }
+  /** The attachment has sent an output stream's events below `sequence` (decimal): the owner's window moves. */
+  | { readonly kind: "delivered"; readonly streamId: string; readonly sequence: string };
+
+export type SessionChangeListener = (change: SessionChange) => void;
+
+export interface ClusterSessionStore extends SessionStore {
+  /** This node's id, recorded as the owner of the sessions it creates. */
+  readonly nodeId: string;
+  /** The node that owns (runs) the session's invocation, if the session exists. */
+  ownerOf(sessionId: string): Promise<string | undefined>;
+  /** Extends this node's lease to `ttlMs` from now by the database's clock. */
+  heartbeat(ttlMs: number): Promise<void>;
+  /**
+   * Makes this node the owner of every running session whose owner's lease
+   * has expired (or that has no live owner), atomically, so exactly one
+   * node claims each; returns their ids. The claimer then finishes them as
+   * a restart does.
+   */
+  claimOrphans(): Promise<string[]>;
+  /** Drops this node's lease (a drained node leaving). */
+  leave(): Promise<void>;
+  subscribe(sessionId: string, listener: SessionChangeListener): () => void;
+  publish(sessionId: string, change: SessionChange): Promise<void>;
+}
+
+export function isClusterStore(store: SessionStore): store is ClusterSessionStore {
+  return typeof (store as Partial<ClusterSessionStore>).subscribe === "function" && typeof (store as Partial<ClusterSessionStore>).claimOrphans === "function";
+}
