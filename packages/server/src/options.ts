@@ -67,6 +67,13 @@ export interface ServerLimits {
   readonly maxStreamsPerSession: number;
   /** How long a finished session stays resumable (default 24 h). */
   readonly sessionRetentionMs: number;
+  /**
+   * How long a purged session's tombstone (its attempt ids and idempotency
+   * key) is kept after the purge, so that a late exact replay of its start
+   * is answered `session-expired` instead of running the method again
+   * (default 30 days).
+   */
+  readonly tombstoneRetentionMs: number;
   /** Bytes buffered in a socket before senders wait for it to drain (default 1 MiB). */
   readonly sendHighWaterBytes: number;
   /** Received messages held before the socket stops being read (default 16). */
@@ -82,6 +89,7 @@ export const DEFAULT_LIMITS: ServerLimits = {
   maxQueuedBytesPerSession: LIMITS.maxQueuedBytesPerSession,
   maxStreamsPerSession: LIMITS.maxStreamsPerSession,
   sessionRetentionMs: LIMITS.defaultSessionRetentionMs,
+  tombstoneRetentionMs: 30 * 24 * 60 * 60 * 1000,
   sendHighWaterBytes: 1024 * 1024,
   maxPendingInboundMessages: 16,
   maxConnections: 10_000,

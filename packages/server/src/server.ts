@@ -152,7 +152,7 @@ class NodeSessionServer implements SessionServer {
   async #sweep(): Promise<void> {
     try {
       const now = (this.#options.now ?? Date.now)();
-      await this.#options.store.purgeFinished(now - this.#limits.sessionRetentionMs);
+      await this.#options.store.purgeFinished(now - this.#limits.sessionRetentionMs, now, now - this.#limits.tombstoneRetentionMs);
     } catch (error) {
       this.#logger.error("retention sweep failed", { error: String(error) });
     }
