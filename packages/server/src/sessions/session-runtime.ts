@@ -116,6 +116,11 @@ export class SessionRuntime {
       if (raced === undefined) throw new ProtocolError("internal-error", "internal error");
       return this.#replay(raced, descriptorDigest, "start", caller, transport, new Map());
     }
+    if (created.kind === "purged") {
+      // A late replay of a start (or a new start with the key) of a session
+      // the retention sweep purged: it must not run the method again.
+      throw new ProtocolError("session-expired", "the session is no longer retained");
+    }
     if (created.kind === "idempotency-conflict") {
       throw new ProtocolError("idempotency-conflict", "the idempotency key is already bound to another invocation of this agent");
     }
