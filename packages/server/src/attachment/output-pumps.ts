@@ -8,6 +8,7 @@
  * before use, section 8).
  */
 import type { OutputOutcome, SchemaValueJson } from "@golem-stream/wire";
+import { asSendable } from "../invocation/message-room.js";
 import type { AttachmentLink } from "./attachment-link.js";
 import type { OutputEvent } from "../store/session-store.js";
 import type { StreamState } from "../invocation/stream-state.js";
@@ -36,6 +37,8 @@ interface Pump {
 export class OutputPumps {
   readonly #link: AttachmentLink;
   readonly #pumps = new Map<string, Pump>();
+  /** Streams introduced by an item that can never be sent (see `#sendable`). */
+  readonly #unexposed = new Set<string>();
 
   constructor(link: AttachmentLink) {
     this.#link = link;
@@ -91,7 +94,7 @@ export class OutputPumps {
     for (const stream of this.#link.session.streams()) {
       if (stream.direction !== "output") continue;
       const pump = this.#pumps.get(stream.streamId);
-      if (pump === undefined || pump.state !== "done") return false;
+      if ((pump === undefined || pump.state !== "done") && !this.#neverExposed(stream)) return false;
     }
     return true;
   }
@@ -117,8 +120,9 @@ export class OutputPumps {
         pump.dirty = false;
         const events = await store.readOutput(pump.stream.streamId, pump.next, PUMP_BATCH, PUMP_BATCH_BYTES);
         let bytes = 0;
-        for (const event of events) {
-          if (event.event === "item") bytes += event.data.length;
+        for (const logged of events) {
+          if (logged.event === "item") bytes += logged.data.length;
+          const event = this.#sendable(pump.stream, logged);
           if (link.isEnded()) return;
           await this.#send(pump, event);
           if (link.isEnded()) return;
@@ -137,6 +141,30 @@ export class OutputPumps {
     } finally {
       pump.running = false;
     }
+  }
+
+  /**
+   * The event as this attachment may send it (message-room.ts): an item a
+   * log from before the size check holds but no message can carry reads as
+   * its stream's producer-error terminal, and the streams it introduced are
+   * never exposed (they and their descendants count as done).
+   */
+  #sendable(stream: StreamState, logged: OutputEvent): OutputEvent {
+    if (logged.event !== "item") return logged;
+    const children = this.#link.session.childrenOf(stream.streamId, logged.sequence);
+    const event = asSendable(logged, stream.elementKind, children.map((child) => child.token));
+    if (event !== logged) for (const child of children) this.#unexposed.add(child.streamId);
+    return event;
+  }
+
+  /** Whether the stream, or a stream it descends from, was introduced by an item that is never sent. */
+  #neverExposed(stream: StreamState): boolean {
+    for (let current: StreamState | undefined = stream; current !== undefined; ) {
+      if (this.#unexposed.has(current.streamId)) return true;
+      const parent: StreamState["parent"] = current.parent;
+      current = parent.kind === "item" ? this.#link.session.stream(parent.streamId) : undefined;
+    }
+    return false;
   }
 
   async #send(pump: Pump, event: OutputEvent): Promise<void> {

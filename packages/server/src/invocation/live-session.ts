@@ -12,6 +12,7 @@
 import { randomUUID } from "node:crypto";
 import {
   canonicalJson,
+  encodeUtf8,
   ProtocolError,
   type ClientCancelReason,
   type InvocationOutcome,
@@ -24,6 +25,7 @@ import type { AgentHost, InvocationContext, MethodDescriptor } from "../agent-ho
 import { BytePermits } from "./byte-permits.js";
 import { CountLimitError } from "../count-limit-error.js";
 import { InputQueue } from "./input-queue.js";
+import { invocationResultFits } from "./message-room.js";
 import { createInvocationContext, type InvocationInput } from "./invocation-context.js";
 import type { Logger, Principal, ServerLimits } from "../options.js";
 import { OutputProducers } from "./output-producers.js";
@@ -387,6 +389,10 @@ export class LiveSession {
       body = { kind: "value", graph: method.result, value: value as unknown as JsonValue };
     }
     const text = canonicalJson(body);
+    // A result no attachment could send is never committed: the invocation fails instead (message-room.ts).
+    if (!invocationResultFits(encodeUtf8(text).length, introduced.map((p) => p.state.token))) {
+      throw new Error("the result does not fit in one 8 MiB message");
+    }
     this.adopt(introduced);
     await this.deps.store.setResult(
       this.sessionId,

@@ -14,6 +14,7 @@ import type { StreamLeaf } from "@golem-stream/schema-value";
 import { PublicProducerError, type BinaryItem, type OutputItem, type OutputSource } from "../agent-host.js";
 import { BytePermits } from "./byte-permits.js";
 import type { PendingStream, RuntimeDeps } from "./live-session.js";
+import { ITEM_TOO_LARGE, outputItemFits } from "./message-room.js";
 import { driveOutputSource, isBinaryItem } from "./output-source.js";
 import type { OutputEvent, StreamParent } from "../store/session-store.js";
 import type { StreamState } from "./stream-state.js";
@@ -123,7 +124,13 @@ export class OutputProducers {
         throw new Error("output stream already ended");
       }
       // From here to the store call nothing awaits: the sequence is ours.
-      const built = prepared.build(stream.count);
+      let built: ReturnType<PreparedEvent["build"]>;
+      try {
+        built = prepared.build(stream.count);
+      } catch (error) {
+        this.#uncommitted.release(permit);
+        throw error;
+      }
       this.#host.adopt(built.introduced);
       stream.count += built.event.event === "item" ? built.event.itemCount : 0n;
       stream.backlog++;
@@ -195,7 +202,10 @@ export class OutputProducers {
           const parent: StreamParent = { kind: "item", streamId: stream.streamId, sequence };
           const introduced = this.#host.prepareStreams(decoded.streams, stream.graph, "output", parent, "/value");
           const value = this.expose(decoded.value as unknown as SchemaValueJson, decoded.streams, introduced);
-          return { event: itemEvent(sequence, 1n, encodeUtf8(canonicalJson(value as unknown as JsonValue))), introduced };
+          const data = encodeUtf8(canonicalJson(value as unknown as JsonValue));
+          // Never commit an event that no attachment could send (message-room.ts).
+          if (!outputItemFits(data.length, introduced.map((p) => p.state.token))) throw new PublicProducerError(ITEM_TOO_LARGE);
+          return { event: itemEvent(sequence, 1n, data), introduced };
         };
         return [{ size: decoded.byteCharge, build }];
       }

@@ -18,6 +18,7 @@ import { refreshedSessionFields, type VerifiedToken } from "@golem-stream/tokens
 import type { AgentTypeDescriptor, MethodDescriptor } from "../agent-host.js";
 import { Attachment } from "../attachment/attachment.js";
 import { LiveSession, type RuntimeDeps } from "../invocation/live-session.js";
+import { asSendable } from "../invocation/message-room.js";
 import type { AuthorizationRequest, Authorizer, Principal } from "../options.js";
 import type { AttemptRecord, SessionRecord } from "../store/session-store.js";
 import { StreamState } from "../invocation/stream-state.js";
@@ -351,7 +352,10 @@ export class SessionRuntime {
       if (cursors.has(cursor.streamId)) {
         throw new ProtocolError("invalid-message", "outputCursors holds two cursors for one stream");
       }
-      const [event] = await this.deps.store.readOutput(cursor.streamId, cursor.position, 1);
+      const [logged] = await this.deps.store.readOutput(cursor.streamId, cursor.position, 1);
+      // Read as an attachment sends it: an unsendable legacy item is its stream's terminal (message-room.ts).
+      const event =
+        logged === undefined ? undefined : asSendable(logged, stream.elementKind, live.childrenOf(stream.streamId, logged.sequence).map((child) => child.token));
       if (event === undefined || event.sequence !== cursor.position || event.event !== cursor.event) {
         throw new ProtocolError("invalid-token", "the token is not valid here");
       }
