@@ -176,7 +176,7 @@ describe("change feed", () => {
     const atA = record(a, sessionId);
     const atB = record(b, sessionId);
     const elsewhere = record(b, randomUUID());
-    const cancel: SessionChange = { kind: "cancel", streamId: "s1", reason: "client-cancelled" as never };
+    const cancel: SessionChange = { kind: "cancel", streamId: "s1", reason: "consumer-drop" };
     await b.publish(sessionId, cancel);
     await atA.until((c) => c.length === 1);
     await atB.until((c) => c.length === 1);
