@@ -122,10 +122,30 @@ describe("SqliteSessionStore on disk", () => {
       const tables = check.prepare("SELECT sql FROM sqlite_master WHERE name IN ('input_chunks', 'output_events')").all() as { sql: string }[];
       expect(tables).toHaveLength(2);
       expect(tables.filter((row) => row.sql.includes("WITHOUT ROWID"))).toEqual([]);
-      expect(check.pragma("user_version", { simple: true })).toBe(2);
+      expect(check.pragma("user_version", { simple: true })).toBe(3);
     } finally {
       check.close();
     }
+  });
+
+  it("upgrades a schema 2 database (no tombstone tables), which then keeps tombstones", async () => {
+    const dataDir = sqliteDir();
+    const store = new SqliteSessionStore({ dataDir });
+    const s = session();
+    const start = { attemptId: randomUUID(), operation: "start" as const, descriptorDigest: "d", sessionId: s.sessionId, generation: 1n };
+    await store.createSession(s, [], start);
+    await store.finish(s.sessionId, '{"kind":"success"}', 1000);
+    await store.close();
+    const db = new Database(join(dataDir, "sessions.db"));
+    db.exec("DROP TABLE attempt_tombstones; DROP TABLE idempotency_tombstones; PRAGMA user_version = 2;");
+    db.close();
+
+    const upgraded = new SqliteSessionStore({ dataDir });
+    expect(await upgraded.getAttempt(start.attemptId)).toEqual(start);
+    expect(await upgraded.purgeFinished(1001, 2000, 0)).toBe(1);
+    const again = session();
+    expect(await upgraded.createSession(again, [], { ...start, sessionId: again.sessionId })).toEqual({ kind: "purged" });
+    await upgraded.close();
   });
 
   it("creates a new database with 16 KiB pages (or pageSize); an existing one keeps its own", async () => {

@@ -1,7 +1,7 @@
 /**
  * The `SessionStore` contract as a test suite any implementation can run:
  * atomic creation, generations, input and output logs, group-committed
- * writes that fail alone, byte-bounded replay, retention. The caller hands
+ * writes that fail alone, byte-bounded replay, retention and tombstones. The caller hands
  * in its test framework's `describe`/`it`/`expect` (vitest's; only its
  * types are referenced, so the server has no runtime dependency on it) and
  * a factory for a fresh, open store; every case closes its store.
@@ -135,10 +135,43 @@ export function storeContract(api: TestApi, name: string, open: () => SessionSto
       expect(await store.readOutput(out.streamId, 4n, 10)).toEqual([]);
       await store.finish(s.sessionId, '{"kind":"success"}', 5000);
       // Retention: purging before the finish time keeps it, after removes session, streams and logs.
-      expect(await store.purgeFinished(5000, 5000, 0)).toBe(0);
-      expect(await store.purgeFinished(5001, 5001, 0)).toBe(1);
+      expect(await store.purgeFinished(5000, 6000, 0)).toBe(0);
+      expect(await store.purgeFinished(5001, 6000, 0)).toBe(1);
       expect(await store.getSession(s.sessionId)).toBeUndefined();
       expect(await store.readOutput(out.streamId, 0n, 10)).toEqual([]);
+      await store.close();
+    });
+
+    it("a purge leaves tombstones of attempt ids and idempotency keys until they are dropped", async () => {
+      const store = await open();
+      const s = session();
+      const start = { attemptId: randomUUID(), operation: "start" as const, descriptorDigest: "d", sessionId: s.sessionId, generation: 1n };
+      await store.createSession(s, [], start);
+      const resume = { attemptId: randomUUID(), operation: "resume" as const, descriptorDigest: "r", sessionId: s.sessionId, generation: 2n };
+      await store.attach(resume, "gai1_two", 1n);
+      const running = session({ idempotencyKey: "key-2" });
+      await store.createSession(running, [], { ...start, attemptId: randomUUID(), sessionId: running.sessionId });
+      await store.finish(s.sessionId, '{"kind":"success"}', 1000);
+      expect(await store.purgeFinished(1001, 2000, 0)).toBe(1);
+      expect(await store.getAttempt(start.attemptId)).toBeUndefined();
+
+      const again = session({ sessionId: randomUUID() });
+      const newAttempt = (attemptId: string) => ({ ...start, attemptId, sessionId: again.sessionId });
+      // The start's and the resume's attempt ids, and the idempotency key: purged.
+      expect(await store.createSession(again, [], newAttempt(start.attemptId))).toEqual({ kind: "purged" });
+      expect(await store.createSession(again, [], newAttempt(resume.attemptId))).toEqual({ kind: "purged" });
+      expect(await store.createSession(again, [], newAttempt(randomUUID()))).toEqual({ kind: "purged" });
+      // Another agent's key of the same text is not.
+      const other = session({ sessionId: randomUUID(), agentIdentity: "ef".repeat(32) });
+      expect(await store.createSession(other, [], { ...start, attemptId: randomUUID(), sessionId: other.sessionId })).toEqual({ kind: "created" });
+      // The running session was not purged and left no tombstone.
+      expect(await store.getSession(running.sessionId)).toBeDefined();
+
+      // Tombstones stamped before tombstonesBefore go; then the key is free again.
+      expect(await store.purgeFinished(0, 3000, 1999)).toBe(0);
+      expect(await store.createSession(again, [], newAttempt(randomUUID()))).toEqual({ kind: "purged" });
+      expect(await store.purgeFinished(0, 3000, 2001)).toBe(0);
+      expect(await store.createSession(again, [], newAttempt(start.attemptId))).toEqual({ kind: "created" });
       await store.close();
     });
 
