@@ -356,11 +356,14 @@ export class PostgresSessionStore implements ClusterSessionStore {
     return (await this.#read<SessionRow>(this.#sql.runningSessions, [])).map(toSession);
   }
 
-  purgeFinished(finishedBefore: number, now: number = Date.now(), tombstonesBefore: number = Number.NEGATIVE_INFINITY): Promise<number> {
-    const dropBefore = tombstonesBefore === Number.NEGATIVE_INFINITY ? null : tombstonesBefore;
+  purgeFinished(finishedBefore: number, now: number, tombstonesBefore: number): Promise<number> {
+    for (const [name, value] of [["finishedBefore", finishedBefore], ["now", now], ["tombstonesBefore", tombstonesBefore]] as const) {
+      if (!Number.isSafeInteger(value)) return Promise.reject(new RangeError(`purgeFinished ${name} must be an integer of milliseconds, got ${value}`));
+    }
     return this.#write(async (tx) => {
+      // Old tombstones go first, so the ones this purge leaves are kept whatever `now` is.
+      await tx.query(this.#sql.dropTombstones, [tombstonesBefore]);
       const purged = await tx.query<{ purged: string }>(this.#sql.purge, [finishedBefore, now]);
-      if (dropBefore !== null) await tx.query(this.#sql.dropTombstones, [dropBefore]);
       return Number(purged.rows[0]?.purged ?? 0);
     });
   }
