@@ -357,13 +357,13 @@ export class PostgresSessionStore implements ClusterSessionStore {
   }
 
   purgeFinished(finishedBefore: number, now: number, tombstonesBefore: number): Promise<number> {
-    for (const [name, value] of [["finishedBefore", finishedBefore], ["now", now], ["tombstonesBefore", tombstonesBefore]] as const) {
-      if (!Number.isSafeInteger(value)) return Promise.reject(new RangeError(`purgeFinished ${name} must be an integer of milliseconds, got ${value}`));
+    if ([finishedBefore, now, tombstonesBefore].some(Number.isNaN) || !Number.isFinite(now)) {
+      return Promise.reject(new RangeError(`purgeFinished needs times in milliseconds, got ${finishedBefore}, ${now}, ${tombstonesBefore}`));
     }
     return this.#write(async (tx) => {
       // Old tombstones go first, so the ones this purge leaves are kept whatever `now` is.
-      await tx.query(this.#sql.dropTombstones, [tombstonesBefore]);
-      const purged = await tx.query<{ purged: string }>(this.#sql.purge, [finishedBefore, now]);
+      await tx.query(this.#sql.dropTombstones, [before(tombstonesBefore)]);
+      const purged = await tx.query<{ purged: string }>(this.#sql.purge, [before(finishedBefore), Math.round(now)]);
       return Number(purged.rows[0]?.purged ?? 0);
     });
   }
@@ -428,6 +428,16 @@ export class PostgresSessionStore implements ClusterSessionStore {
       if (session.state === "finished") this.#feed.dispatch(sessionId, { kind: "finished" });
     }
   }
+}
+
+/**
+ * A "before" bound in whole milliseconds for a bigint column: `x < t` is
+ * `x < ceil(t)` for integers; an infinite retention (-Infinity) purges nothing.
+ */
+function before(time: number): number {
+  if (time === Number.NEGATIVE_INFINITY) return Number.MIN_SAFE_INTEGER;
+  if (time === Number.POSITIVE_INFINITY) return Number.MAX_SAFE_INTEGER;
+  return Math.min(Math.max(Math.ceil(time), Number.MIN_SAFE_INTEGER), Number.MAX_SAFE_INTEGER);
 }
 
 /** Every statement, schema-qualified. */

@@ -174,3 +174,16 @@ describe("migrations and lifecycle", () => {
     await expect(PostgresSessionStore.connect({ connectionString: "postgres://nobody:x@127.0.0.1:1/none", schema: freshSchema() })).rejects.toThrow(/ECONNREFUSED|connect/);
   });
 });
+
+describe("retention bounds", () => {
+  it("an infinite retention purges nothing; fractional times are bounds in whole milliseconds", async () => {
+    const store = await connect();
+    const s = session();
+    await store.createSession(s, [], start(s.sessionId));
+    await store.finish(s.sessionId, "{}", 5000);
+    expect(await store.purgeFinished(Number.NEGATIVE_INFINITY, 6000, Number.NEGATIVE_INFINITY)).toBe(0);
+    expect(await store.purgeFinished(5000, 6000.7, 0)).toBe(0);
+    expect(await store.purgeFinished(5000.2, 6000, 0)).toBe(1);
+    await expect(store.purgeFinished(Number.NaN, 1, 1)).rejects.toThrow(RangeError);
+  });
+});
