@@ -48,7 +48,7 @@ describe("owners and leases", () => {
   it("claims running sessions whose owner's lease expired or that have no lease row, never finished ones or live owners'", async () => {
     const [a, b] = await pair();
     const c = await connect({ schema: a.schema, nodeId: "node-c" }); // never heartbeats
-    await a.heartbeat(200);
+    await a.heartbeat(60_000);
     await b.heartbeat(60_000);
     const ofA = session({ idempotencyKey: "a" });
     const ofB = session({ idempotencyKey: "b" });
@@ -59,8 +59,10 @@ describe("owners and leases", () => {
     await c.createSession(ofC, [], start(ofC.sessionId));
     await a.createSession(done, [], start(done.sessionId));
     await a.finish(done.sessionId, "{}", 1);
-    // c has no lease row: its session is an orphan at once; a's lease is still live.
+    // c has no lease row: its session is an orphan at once; a's lease is live.
     expect(await b.claimOrphans()).toEqual([ofC.sessionId]);
+    // A short lease (200 ms) that then runs out.
+    await a.heartbeat(200);
     await sleep(300);
     expect(await b.claimOrphans()).toEqual([ofA.sessionId]);
     expect(await b.ownerOf(ofA.sessionId)).toBe("node-b");
