@@ -1,13 +1,15 @@
 /**
- * The `SessionStore` contract, run against both implementations: atomic
- * creation, generations, input and output logs, retention. Reopening a
- * directory is SQLite's alone.
+ * The `SessionStore` contract (`src/testing/store-contract.ts`, shared with
+ * other stores as `@golem-stream/server/testing`), run against both
+ * implementations; then what is SQLite's alone: reopening a directory,
+ * savepoints per write, schema upgrades, page sizes.
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { join } from "node:path";
 import { randomUUID } from "node:crypto";
 import Database from "better-sqlite3";
 import { MemorySessionStore, SqliteSessionStore, type SessionStore } from "../src/index.js";
+import { storeContract } from "../src/testing/index.js";
 import { bytes, removeStoreDirs, session, sqliteDir, stream } from "./support/store-records.js";
 
 const IMPLEMENTATIONS: [string, () => SessionStore][] = [
@@ -18,183 +20,7 @@ const IMPLEMENTATIONS: [string, () => SessionStore][] = [
 ];
 afterEach(removeStoreDirs);
 
-describe.each(IMPLEMENTATIONS)("%s", (_name, createStore) => {
-  const openStore = () => ({ store: createStore() });
-
-  it("creates a session with its streams and start attempt atomically; idempotency keys are unique per agent", async () => {
-    const { store } = openStore();
-    const first = session();
-    const input = stream(first.sessionId, "input");
-    const attempt = { attemptId: randomUUID(), operation: "start" as const, descriptorDigest: "d1", sessionId: first.sessionId, generation: 1n };
-    expect(await store.createSession(first, [input], attempt)).toEqual({ kind: "created" });
-    expect(await store.getSession(first.sessionId)).toEqual(first);
-    expect(await store.getAttempt(attempt.attemptId)).toEqual(attempt);
-    const [saved] = await store.listStreams(first.sessionId);
-    expect(saved).toMatchObject({ streamId: input.streamId, ordinal: 0, count: 0n, inputTerminal: undefined, outputTerminal: false });
-
-    expect(await store.createSession(session(), [], attempt)).toEqual({ kind: "attempt-exists" });
-    const again = session();
-    expect(await store.createSession(again, [], { ...attempt, attemptId: randomUUID(), sessionId: again.sessionId })).toEqual({ kind: "idempotency-conflict" });
-    const otherAgent = session({ agentIdentity: "cd".repeat(32) });
-    expect(await store.createSession(otherAgent, [], { ...attempt, attemptId: randomUUID(), sessionId: otherAgent.sessionId })).toEqual({ kind: "created" });
-    await store.close();
-  });
-
-  it("moves generations only forward and only from the expected one", async () => {
-    const { store } = openStore();
-    const s = session();
-    await store.createSession(s, [], { attemptId: randomUUID(), operation: "start", descriptorDigest: "d", sessionId: s.sessionId, generation: 1n });
-    const resume = { attemptId: randomUUID(), operation: "resume" as const, descriptorDigest: "r", sessionId: s.sessionId, generation: 2n };
-    expect(await store.attach(resume, "gai1_two", 1n)).toEqual({ kind: "attached", generation: 2n });
-    expect(await store.attach(resume, "gai1_two", 1n)).toEqual({ kind: "attempt-exists" });
-    const stale = { ...resume, attemptId: randomUUID(), generation: 2n };
-    expect(await store.attach(stale, "gai1_x", 1n)).toEqual({ kind: "superseded" });
-    const takeover = { ...resume, attemptId: randomUUID(), operation: "takeover" as const, generation: 3n };
-    expect(await store.attach(takeover, "gai1_three", undefined)).toEqual({ kind: "attached", generation: 3n });
-    expect((await store.getSession(s.sessionId))?.sessionToken).toBe("gai1_three");
-    await store.close();
-  });
-
-  it("input chunks must continue the stream; ranges are read back across chunk boundaries", async () => {
-    const { store } = openStore();
-    const s = session();
-    const input = stream(s.sessionId, "input");
-    await store.createSession(s, [input], { attemptId: randomUUID(), operation: "start", descriptorDigest: "d", sessionId: s.sessionId, generation: 1n });
-    await store.acceptInput({ streamId: input.streamId, sequence: 0n, itemCount: 3n, data: bytes("abc"), mimeType: undefined }, []);
-    await store.acceptInput({ streamId: input.streamId, sequence: 3n, itemCount: 2n, data: bytes("de"), mimeType: undefined }, []);
-    await expect(store.acceptInput({ streamId: input.streamId, sequence: 9n, itemCount: 1n, data: bytes("z"), mimeType: undefined }, [])).rejects.toThrow();
-    const overlap = await store.readInput(input.streamId, 2n, 4n);
-    expect(overlap.map((c) => c.sequence)).toEqual([0n, 3n]);
-    await store.endInput(input.streamId, { kind: "cancelled", reason: "source-unavailable", by: "client" });
-    const [saved] = await store.listStreams(s.sessionId);
-    expect(saved).toMatchObject({ count: 5n, inputTerminal: { kind: "cancelled", reason: "source-unavailable", by: "client" } });
-    await store.close();
-  });
-
-  it("interleaved bursts of two streams issued together: each write succeeds or fails on its own, order within a stream kept", async () => {
-    const { store } = openStore();
-    const s = session();
-    const input = stream(s.sessionId, "input");
-    await store.createSession(s, [input], { attemptId: randomUUID(), operation: "start", descriptorDigest: "d", sessionId: s.sessionId, generation: 1n });
-    const out = stream(s.sessionId, "output", { parent: { kind: "result" } });
-    await store.setResult(s.sessionId, '{"kind":"none"}', [out]);
-    const chunk = (sequence: bigint, text: string) =>
-      store.acceptInput({ streamId: input.streamId, sequence, itemCount: BigInt(text.length), data: bytes(text), mimeType: undefined }, []);
-    const item = (sequence: bigint, text: string) =>
-      store.appendOutput({ event: "item", streamId: out.streamId, sequence, itemCount: 1n, data: bytes(text), mimeType: undefined }, []);
-    const writes = [
-      chunk(0n, "ab"),
-      item(0n, "x"),
-      chunk(2n, "c"),
-      item(1n, "y"),
-      chunk(9n, "gap"), // does not continue the input: fails alone
-      item(1n, "again"), // repeats a sequence: fails alone
-      chunk(3n, "d"),
-      item(2n, "z"),
-    ];
-    expect((await Promise.allSettled(writes)).map((r) => r.status)).toEqual([
-      "fulfilled",
-      "fulfilled",
-      "fulfilled",
-      "fulfilled",
-      "rejected",
-      "rejected",
-      "fulfilled",
-      "fulfilled",
-    ]);
-    const text = (data: Uint8Array) => new TextDecoder().decode(data);
-    expect((await store.readInput(input.streamId, 0n, 10n)).map((c) => text(c.data))).toEqual(["ab", "c", "d"]);
-    const events = await store.readOutput(out.streamId, 0n, 10);
-    expect(events.map((e) => (e.event === "item" ? text(e.data) : e.event))).toEqual(["x", "y", "z"]);
-    expect((await store.listStreams(s.sessionId)).map((x) => x.count)).toEqual([4n, 3n]);
-    await store.close();
-  });
-
-  it("output events replay from any sequence; the terminal comes last; nested streams are recorded with their parent", async () => {
-    const { store } = openStore();
-    const s = session();
-    await store.createSession(s, [], { attemptId: randomUUID(), operation: "start", descriptorDigest: "d", sessionId: s.sessionId, generation: 1n });
-    const out = stream(s.sessionId, "output", { parent: { kind: "result" } });
-    await store.setResult(s.sessionId, '{"kind":"none"}', [out]);
-    await expect(store.setResult(s.sessionId, '{"kind":"none"}', [])).rejects.toThrow();
-    const child = stream(s.sessionId, "output", { parent: { kind: "item", streamId: out.streamId, sequence: 1n } });
-    await store.appendOutput({ event: "item", streamId: out.streamId, sequence: 0n, itemCount: 2n, data: bytes("ab"), mimeType: undefined }, []);
-    await store.appendOutput({ event: "item", streamId: out.streamId, sequence: 2n, itemCount: 1n, data: bytes("c"), mimeType: "text/plain" }, [child]);
-    await store.appendOutput({ event: "terminal", streamId: out.streamId, sequence: 3n, outcome: '{"kind":"ok"}' }, []);
-    await expect(store.appendOutput({ event: "item", streamId: out.streamId, sequence: 3n, itemCount: 1n, data: bytes("d"), mimeType: undefined }, [])).rejects.toThrow();
-    expect((await store.readOutput(out.streamId, 0n, 10)).map((e) => [e.event, e.sequence])).toEqual([
-      ["item", 0n],
-      ["item", 2n],
-      ["terminal", 3n],
-    ]);
-    expect((await store.readOutput(out.streamId, 1n, 10)).map((e) => e.sequence)).toEqual([2n, 3n]);
-    expect(await store.readOutput(out.streamId, 4n, 10)).toEqual([]);
-    await store.finish(s.sessionId, '{"kind":"success"}', 5000);
-    // Retention: purging before the finish time keeps it, after removes session, streams and logs.
-    expect(await store.purgeFinished(5000, 6000, 0)).toBe(0);
-    expect(await store.purgeFinished(5001, 6000, 0)).toBe(1);
-    expect(await store.getSession(s.sessionId)).toBeUndefined();
-    expect(await store.readOutput(out.streamId, 0n, 10)).toEqual([]);
-    await store.close();
-  });
-
-  it("a purge leaves tombstones of attempt ids and idempotency keys until they are dropped", async () => {
-    const { store } = openStore();
-    const s = session();
-    const start = { attemptId: randomUUID(), operation: "start" as const, descriptorDigest: "d", sessionId: s.sessionId, generation: 1n };
-    await store.createSession(s, [], start);
-    const resume = { attemptId: randomUUID(), operation: "resume" as const, descriptorDigest: "r", sessionId: s.sessionId, generation: 2n };
-    await store.attach(resume, "gai1_two", 1n);
-    const running = session({ idempotencyKey: "key-2" });
-    await store.createSession(running, [], { ...start, attemptId: randomUUID(), sessionId: running.sessionId });
-    await store.finish(s.sessionId, '{"kind":"success"}', 1000);
-    expect(await store.purgeFinished(1001, 2000, 0)).toBe(1);
-    expect(await store.getAttempt(start.attemptId)).toBeUndefined();
-
-    const again = session({ sessionId: randomUUID() });
-    const newAttempt = (attemptId: string) => ({ ...start, attemptId, sessionId: again.sessionId });
-    // The start's and the resume's attempt ids, and the idempotency key: purged.
-    expect(await store.createSession(again, [], newAttempt(start.attemptId))).toEqual({ kind: "purged" });
-    expect(await store.createSession(again, [], newAttempt(resume.attemptId))).toEqual({ kind: "purged" });
-    expect(await store.createSession(again, [], newAttempt(randomUUID()))).toEqual({ kind: "purged" });
-    // Another agent's key of the same text is not.
-    const other = session({ sessionId: randomUUID(), agentIdentity: "ef".repeat(32) });
-    expect(await store.createSession(other, [], { ...start, attemptId: randomUUID(), sessionId: other.sessionId })).toEqual({ kind: "created" });
-    // The running session was not purged and left no tombstone.
-    expect(await store.getSession(running.sessionId)).toBeDefined();
-
-    // Tombstones stamped before tombstonesBefore go; then the key is free again.
-    expect(await store.purgeFinished(0, 3000, 1999)).toBe(0);
-    expect(await store.createSession(again, [], newAttempt(randomUUID()))).toEqual({ kind: "purged" });
-    expect(await store.purgeFinished(0, 3000, 2001)).toBe(0);
-    expect(await store.createSession(again, [], newAttempt(start.attemptId))).toEqual({ kind: "created" });
-    await store.close();
-  });
-
-  it("readOutput with maxBytes stops after the event that reaches it, and always returns at least one", async () => {
-    const { store } = openStore();
-    const s = session();
-    await store.createSession(s, [], { attemptId: randomUUID(), operation: "start", descriptorDigest: "d", sessionId: s.sessionId, generation: 1n });
-    const out = stream(s.sessionId, "output", { parent: { kind: "result" } });
-    await store.setResult(s.sessionId, '{"kind":"none"}', [out]);
-    const items = ["aaaa", "bbbb", "cc", "dddddddd"];
-    for (const [i, text] of items.entries()) {
-      await store.appendOutput({ event: "item", streamId: out.streamId, sequence: BigInt(i), itemCount: 1n, data: bytes(text), mimeType: undefined }, []);
-    }
-    await store.appendOutput({ event: "terminal", streamId: out.streamId, sequence: 4n, outcome: '{"kind":"ok"}' }, []);
-    const read = async (from: bigint, limit: number, maxBytes?: number) =>
-      (await store.readOutput(out.streamId, from, limit, maxBytes)).map((e) => (e.event === "item" ? new TextDecoder().decode(e.data) : e.event));
-    expect(await read(0n, 10, 8)).toEqual(["aaaa", "bbbb"]);
-    expect(await read(0n, 10, 9)).toEqual(["aaaa", "bbbb", "cc"]);
-    expect(await read(0n, 10, 1)).toEqual(["aaaa"]);
-    expect(await read(3n, 10, 2)).toEqual(["dddddddd"]); // larger than the bound: alone
-    expect(await read(2n, 10, 10)).toEqual(["cc", "dddddddd"]); // the terminal waits for the next read
-    expect(await read(2n, 10, 11)).toEqual(["cc", "dddddddd", "terminal"]);
-    expect(await read(0n, 2, 100)).toEqual(["aaaa", "bbbb"]); // the count still bounds
-    expect(await read(0n, 10)).toEqual([...items, "terminal"]);
-    await store.close();
-  });
-});
+for (const [name, createStore] of IMPLEMENTATIONS) storeContract({ describe, it, expect }, name, createStore);
 
 describe("SqliteSessionStore on disk", () => {
   it("keeps everything across reopening the same directory", async () => {

@@ -1,0 +1,9 @@
+/**
+ * @golem-stream/server/testing — the `SessionStore` contract as reusable
+ * tests, for the stores in this package and for stores elsewhere (such as
+ * @golem-stream/store-postgres). Written for vitest and fast-check, which
+ * the caller passes in: this module refers only to their types.
+ */
+export { storeContract, type TestApi } from "./store-contract.js";
+export { checkAgainstModel, type ModelCheckOptions } from "./store-model.js";
+export { session, stream, bytes } from "./store-records.js";

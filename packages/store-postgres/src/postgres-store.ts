@@ -1,0 +1,527 @@
+/**
+ * `SessionStore` and `ClusterSessionStore` on PostgreSQL (node-postgres).
+ *
+ * Writes go through one writer connection with group commit
+ * (`write-queue.ts`): durable when their promise resolves (keep
+ * `synchronous_commit` on), committed in call order, each in its own
+ * savepoint. Reads use a pool. Committed changes are published with
+ * `pg_notify` in the writing transaction and received by one LISTEN
+ * connection per store (`change-feed.ts`).
+ */
+import { randomUUID } from "node:crypto";
+import pg from "pg";
+import type {
+  AttachResult,
+  AttemptRecord,
+  ClusterSessionStore,
+  CreateSessionResult,
+  InputChunk,
+  InputTerminal,
+  NewStream,
+  OutputEvent,
+  SessionChange,
+  SessionChangeListener,
+  SessionRecord,
+  StreamRecord,
+} from "@golem-stream/server";
+import { ChangeFeed, encodeNote } from "./change-feed.js";
+import {
+  encodeInputTerminal,
+  toAttempt,
+  toChunk,
+  toEvent,
+  toSession,
+  toStream,
+  type AttemptRow,
+  type InputRow,
+  type OutputRow,
+  type SessionRow,
+  type StreamRow,
+} from "./rows.js";
+import { checkSchemaName, migrate } from "./schema.js";
+import { Rollback, WriteQueue, type WriteContext } from "./write-queue.js";
+
+export interface PostgresSessionStoreOptions {
+  /** A libpq-style connection string, e.g. `postgres://user:pass@host:5432/db`. */
+  readonly connectionString?: string;
+  /**
+   * Further node-postgres settings (host, user, password, ssl, `max` for the
+   * read pool's size, ...), merged under `connectionString`. The writer and
+   * the listener connections use the same settings.
+   */
+  readonly pool?: pg.PoolConfig;
+  /** The schema holding the tables (created if missing). Default `golem_stream`. */
+  readonly schema?: string;
+  /** This node's id in cluster mode. Default: a random UUID per store. */
+  readonly nodeId?: string;
+  /** Called with errors that have no caller to reject (a dropped listener, a throwing subscriber). Default: ignored. */
+  readonly onError?: (error: Error) => void;
+}
+
+export const DEFAULT_SCHEMA = "golem_stream";
+
+type Event = Extract<OutputEvent, { event: "item" }>;
+
+export class PostgresSessionStore implements ClusterSessionStore {
+  readonly nodeId: string;
+  /** The schema the tables live in. */
+  readonly schema: string;
+  /** The NOTIFY channel of this schema's change feed: `<schema>_changes`. */
+  readonly channel: string;
+  readonly #config: pg.ClientConfig;
+  readonly #pool: pg.Pool;
+  readonly #writes: WriteQueue;
+  readonly #feed: ChangeFeed;
+  readonly #onError: (error: Error) => void;
+  readonly #sql;
+  #state: "new" | "opening" | "open" | "closed" = "new";
+  #opening: Promise<void> | undefined;
+
+  /**
+   * Connects, brings the schema to this version (migrations under an
+   * advisory lock) and starts listening for changes. The usual way to get a
+   * store; equivalent to `new PostgresSessionStore(options)` then `open()`.
+   */
+  static async connect(options: PostgresSessionStoreOptions): Promise<PostgresSessionStore> {
+    const store = new PostgresSessionStore(options);
+    try {
+      await store.open();
+    } catch (error) {
+      await store.close().catch(() => undefined);
+      throw error;
+    }
+    return store;
+  }
+
+  /** Opens no connection: call `open()` before any other method (or use `connect`). */
+  constructor(options: PostgresSessionStoreOptions) {
+    this.schema = checkSchemaName(options.schema ?? DEFAULT_SCHEMA);
+    this.channel = `${this.schema}_changes`;
+    const nodeId = options.nodeId ?? randomUUID();
+    if (typeof nodeId !== "string" || nodeId.length === 0 || nodeId.length > 200) throw new TypeError("nodeId must be a non-empty string of at most 200 characters");
+    this.nodeId = nodeId;
+    this.#onError = options.onError ?? (() => {});
+    this.#config = { ...options.pool, ...(options.connectionString === undefined ? {} : { connectionString: options.connectionString }) };
+    this.#pool = new pg.Pool({ ...this.#config });
+    // An idle pooled connection that breaks is replaced by the pool; the error has no caller.
+    this.#pool.on("error", (error) => this.#onError(error));
+    this.#writes = new WriteQueue(() => this.#client(), this.channel);
+    this.#feed = new ChangeFeed({
+      connect: () => this.#client(),
+      channel: this.channel,
+      onReconnect: (sessionIds) => this.#replay(sessionIds),
+      onError: (error) => this.#onError(error),
+    });
+    this.#sql = statements(this.schema);
+  }
+
+  /** Runs the migrations and starts the change feed's listener. Idempotent. */
+  open(): Promise<void> {
+    if (this.#state === "closed") return Promise.reject(new Error("the PostgresSessionStore is closed"));
+    this.#opening ??= (async () => {
+      this.#state = "opening";
+      const client = await this.#pool.connect();
+      try {
+        await migrate(client, this.schema);
+      } finally {
+        client.release();
+      }
+      await this.#feed.start();
+      if (this.#state === "opening") this.#state = "open";
+    })();
+    return this.#opening;
+  }
+
+  /** Commits the queued writes, stops the listener and ends every connection. */
+  async close(): Promise<void> {
+    if (this.#state === "closed") return;
+    const wasOpen = this.#state !== "new";
+    this.#state = "closed";
+    if (wasOpen) await this.#opening?.catch(() => undefined);
+    await this.#writes.close();
+    await this.#feed.close();
+    await this.#pool.end();
+  }
+
+  /** How often the change feed's connection was re-established. */
+  get listenerReconnects(): number {
+    return this.#feed.reconnects;
+  }
+
+  async #client(): Promise<pg.Client> {
+    const client = new pg.Client({ ...this.#config, keepAlive: true });
+    client.on("error", (error) => this.#onError(error));
+    await client.connect();
+    return client;
+  }
+
+  #checkOpen(): void {
+    if (this.#state !== "open") {
+      throw new Error(this.#state === "closed" ? "the PostgresSessionStore is closed" : "PostgresSessionStore: call open() (or use PostgresSessionStore.connect) first");
+    }
+  }
+
+  async #read<R extends pg.QueryResultRow>(text: string, values: readonly unknown[]): Promise<R[]> {
+    this.#checkOpen();
+    const result = await this.#pool.query<R>(text, values as unknown[]);
+    return result.rows;
+  }
+
+  #write<T>(work: (tx: WriteContext) => Promise<T>): Promise<T> {
+    try {
+      this.#checkOpen();
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return this.#writes.write(work);
+  }
+
+  async #insertStreams(tx: WriteContext, streams: readonly NewStream[]): Promise<void> {
+    if (streams.length === 0) return;
+    // Ordinals are per session: lock its row so two nodes cannot take the same one.
+    const sessions = [...new Set(streams.map((s) => s.sessionId))];
+    await tx.query(this.#sql.lockSessions, [sessions]);
+    for (const stream of streams) {
+      const parent = stream.parent;
+      await tx.query(this.#sql.insertStream, [
+        stream.streamId,
+        stream.sessionId,
+        stream.direction,
+        stream.elementKind,
+        stream.elementGraph,
+        stream.coordinate,
+        stream.provisionalRef ?? null,
+        parent.kind,
+        parent.kind === "item" ? parent.streamId : null,
+        parent.kind === "item" ? parent.sequence : null,
+        stream.token,
+      ]);
+    }
+  }
+
+  createSession(session: SessionRecord, streams: readonly NewStream[], attempt: AttemptRecord): Promise<CreateSessionResult> {
+    return this.#write(async (tx) => {
+      const checked = await tx.query<{ verdict: CreateSessionResult["kind"] | null }>(this.#sql.createCheck, [
+        attempt.attemptId,
+        session.account,
+        session.application,
+        session.environment,
+        session.agentType,
+        session.agentIdentity,
+        session.idempotencyKey,
+      ]);
+      const verdict = checked.rows[0]?.verdict ?? null;
+      if (verdict !== null) return { kind: verdict } as CreateSessionResult;
+      const inserted = await tx.query(this.#sql.insertSession, [
+        session.sessionId,
+        session.account,
+        session.principal,
+        session.application,
+        session.environment,
+        session.agentType,
+        session.agentIdentity,
+        session.method,
+        session.idempotencyKey,
+        session.selector,
+        session.config,
+        session.parameters,
+        session.generation,
+        session.sessionToken,
+        session.streamKeyId,
+        session.state,
+        session.result ?? null,
+        session.outcome ?? null,
+        session.createdAt,
+        session.finishedAt ?? null,
+        this.nodeId,
+      ]);
+      // Another node bound the key (or the session id) between the check and the insert.
+      if (inserted.rowCount !== 1) return { kind: "idempotency-conflict" };
+      const attempted = await tx.query(this.#sql.insertAttempt, [attempt.attemptId, attempt.operation, attempt.descriptorDigest, attempt.sessionId, attempt.generation]);
+      if (attempted.rowCount !== 1) throw new Rollback<CreateSessionResult>({ kind: "attempt-exists" });
+      await this.#insertStreams(tx, streams);
+      return { kind: "created" } as CreateSessionResult;
+    });
+  }
+
+  async getAttempt(attemptId: string): Promise<AttemptRecord | undefined> {
+    const [row] = await this.#read<AttemptRow>(this.#sql.getAttempt, [attemptId]);
+    return row === undefined ? undefined : toAttempt(row);
+  }
+
+  async getSession(sessionId: string): Promise<SessionRecord | undefined> {
+    const [row] = await this.#read<SessionRow>(this.#sql.getSession, [sessionId]);
+    return row === undefined ? undefined : toSession(row);
+  }
+
+  async listStreams(sessionId: string): Promise<StreamRecord[]> {
+    return (await this.#read<StreamRow>(this.#sql.listStreams, [sessionId])).map(toStream);
+  }
+
+  async getStream(streamId: string): Promise<StreamRecord | undefined> {
+    const [row] = await this.#read<StreamRow>(this.#sql.getStream, [streamId]);
+    return row === undefined ? undefined : toStream(row);
+  }
+
+  attach(attempt: AttemptRecord, sessionToken: string, expectedGeneration: bigint | undefined): Promise<AttachResult> {
+    return this.#write(async (tx): Promise<AttachResult> => {
+      const exists = await tx.query(this.#sql.getAttempt, [attempt.attemptId]);
+      if (exists.rowCount !== 0) return { kind: "attempt-exists" };
+      const current = await tx.query<{ generation: string }>(this.#sql.lockGeneration, [attempt.sessionId]);
+      const row = current.rows[0];
+      if (row === undefined) return { kind: "superseded" };
+      const generation = BigInt(row.generation);
+      if (expectedGeneration !== undefined && generation !== expectedGeneration) return { kind: "superseded" };
+      if (attempt.generation !== generation + 1n) return { kind: "superseded" };
+      await tx.query(this.#sql.attach, [attempt.generation, sessionToken, attempt.sessionId]);
+      const attempted = await tx.query(this.#sql.insertAttempt, [attempt.attemptId, attempt.operation, attempt.descriptorDigest, attempt.sessionId, attempt.generation]);
+      if (attempted.rowCount !== 1) throw new Rollback<AttachResult>({ kind: "attempt-exists" });
+      tx.notify(encodeNote(attempt.sessionId, { kind: "attached", generation: attempt.generation.toString() }));
+      return { kind: "attached", generation: attempt.generation };
+    });
+  }
+
+  acceptInput(chunk: InputChunk, introduced: readonly NewStream[]): Promise<void> {
+    return this.#write(async (tx) => {
+      const moved = await tx.query<{ session_id: string }>(this.#sql.advanceInput, [chunk.itemCount, chunk.streamId, chunk.sequence]);
+      const sessionId = moved.rows[0]?.session_id;
+      if (sessionId === undefined) throw new Error("input chunk does not continue the stream");
+      await tx.query(this.#sql.insertInput, [chunk.streamId, chunk.sequence, chunk.itemCount, chunk.data, chunk.mimeType ?? null]);
+      await this.#insertStreams(tx, introduced);
+      tx.notify(encodeNote(sessionId, { kind: "input", streamId: chunk.streamId }));
+    });
+  }
+
+  async readInput(streamId: string, from: bigint, to: bigint): Promise<InputChunk[]> {
+    return (await this.#read<InputRow>(this.#sql.readInput, [streamId, to, from])).map(toChunk);
+  }
+
+  endInput(streamId: string, terminal: InputTerminal): Promise<void> {
+    return this.#write(async (tx) => {
+      const ended = await tx.query<{ session_id: string }>(this.#sql.endInput, [encodeInputTerminal(terminal), streamId]);
+      const sessionId = ended.rows[0]?.session_id;
+      if (sessionId !== undefined) tx.notify(encodeNote(sessionId, { kind: "input", streamId }));
+    });
+  }
+
+  appendOutput(event: OutputEvent, introduced: readonly NewStream[]): Promise<void> {
+    return this.#write(async (tx) => {
+      let sessionId: string | undefined;
+      if (event.event === "item") {
+        const moved = await tx.query<{ session_id: string }>(this.#sql.advanceOutput, [event.itemCount, event.streamId, event.sequence]);
+        sessionId = moved.rows[0]?.session_id;
+        if (sessionId === undefined) throw new Error("output event does not continue the stream");
+        await this.#insertItem(tx, event);
+      } else {
+        const ended = await tx.query<{ session_id: string }>(this.#sql.endOutput, [event.streamId, event.sequence]);
+        sessionId = ended.rows[0]?.session_id;
+        if (sessionId === undefined) throw new Error("output terminal does not continue the stream");
+        await tx.query(this.#sql.insertOutput, [event.streamId, event.sequence, "terminal", 0, null, null, event.outcome]);
+      }
+      await this.#insertStreams(tx, introduced);
+      tx.notify(encodeNote(sessionId, { kind: "output", streamId: event.streamId }));
+    });
+  }
+
+  async #insertItem(tx: WriteContext, event: Event): Promise<void> {
+    await tx.query(this.#sql.insertOutput, [event.streamId, event.sequence, "item", event.itemCount, event.data, event.mimeType ?? null, null]);
+  }
+
+  async readOutput(streamId: string, from: bigint, limit: number, maxBytes = Number.POSITIVE_INFINITY): Promise<OutputEvent[]> {
+    if (!Number.isSafeInteger(limit) || limit < 0) throw new RangeError(`readOutput limit must be a non-negative integer, got ${limit}`);
+    if (Number.isNaN(maxBytes) || maxBytes < 0) throw new RangeError(`readOutput maxBytes must be a non-negative number, got ${maxBytes}`);
+    if (limit === 0) return [];
+    // The byte bound is applied in the database: rows past it are never sent (nor read from TOAST).
+    const bound = maxBytes === Number.POSITIVE_INFINITY ? null : Math.min(Math.ceil(maxBytes), Number.MAX_SAFE_INTEGER);
+    return (await this.#read<OutputRow>(this.#sql.readOutput, [streamId, from, limit, bound])).map(toEvent);
+  }
+
+  setResult(sessionId: string, result: string, introduced: readonly NewStream[]): Promise<void> {
+    return this.#write(async (tx) => {
+      const set = await tx.query(this.#sql.setResult, [result, sessionId]);
+      if (set.rowCount !== 1) throw new Error("the invocation result was already recorded");
+      await this.#insertStreams(tx, introduced);
+      tx.notify(encodeNote(sessionId, { kind: "result" }));
+    });
+  }
+
+  finish(sessionId: string, outcome: string, at: number): Promise<void> {
+    return this.#write(async (tx) => {
+      const finished = await tx.query(this.#sql.finish, [outcome, at, sessionId]);
+      if (finished.rowCount === 1) tx.notify(encodeNote(sessionId, { kind: "finished" }));
+    });
+  }
+
+  async listRunningSessions(): Promise<SessionRecord[]> {
+    return (await this.#read<SessionRow>(this.#sql.runningSessions, [])).map(toSession);
+  }
+
+  purgeFinished(finishedBefore: number, now: number, tombstonesBefore: number): Promise<number> {
+    if ([finishedBefore, now, tombstonesBefore].some(Number.isNaN) || !Number.isFinite(now)) {
+      return Promise.reject(new RangeError(`purgeFinished needs times in milliseconds, got ${finishedBefore}, ${now}, ${tombstonesBefore}`));
+    }
+    return this.#write(async (tx) => {
+      // Old tombstones go first, so the ones this purge leaves are kept whatever `now` is.
+      await tx.query(this.#sql.dropTombstones, [before(tombstonesBefore)]);
+      const purged = await tx.query<{ purged: string }>(this.#sql.purge, [before(finishedBefore), Math.round(now)]);
+      return Number(purged.rows[0]?.purged ?? 0);
+    });
+  }
+
+  // --- cluster mode ---
+
+  async ownerOf(sessionId: string): Promise<string | undefined> {
+    const [row] = await this.#read<{ owner_node: string | null }>(this.#sql.ownerOf, [sessionId]);
+    return row?.owner_node ?? undefined;
+  }
+
+  async heartbeat(ttlMs: number): Promise<void> {
+    if (!Number.isFinite(ttlMs) || ttlMs <= 0) throw new RangeError(`heartbeat ttlMs must be a positive number, got ${ttlMs}`);
+    await this.#read(this.#sql.heartbeat, [this.nodeId, ttlMs]);
+  }
+
+  /**
+   * Claims every running session whose owner has no live lease. Claims
+   * nothing while this node's own lease is not live (heartbeat first): a
+   * node without a lease is itself taken for gone, and requiring a live
+   * lease is what keeps a second claimer from taking a session back from
+   * the first.
+   */
+  async claimOrphans(): Promise<string[]> {
+    return (await this.#read<{ session_id: string }>(this.#sql.claimOrphans, [this.nodeId])).map((row) => row.session_id);
+  }
+
+  async leave(): Promise<void> {
+    await this.#read(this.#sql.leave, [this.nodeId]);
+  }
+
+  subscribe(sessionId: string, listener: SessionChangeListener): () => void {
+    return this.#feed.subscribe(sessionId, listener);
+  }
+
+  async publish(sessionId: string, change: SessionChange): Promise<void> {
+    await this.#read(this.#sql.notify, [this.channel, encodeNote(sessionId, change)]);
+  }
+
+  /**
+   * After the listener reconnects: notifications sent meanwhile are lost, so
+   * every subscriber of `sessionIds` gets, from the committed state, each
+   * change a write could have sent: `attached` with the current generation,
+   * `input`/`output` for every stream, then `result` and `finished` if
+   * recorded. Changes carry no payload; subscribers re-read the store.
+   */
+  async #replay(sessionIds: readonly string[]): Promise<void> {
+    for (const sessionId of sessionIds) {
+      let session: SessionRecord | undefined;
+      let streams: StreamRecord[];
+      try {
+        session = await this.getSession(sessionId);
+        streams = session === undefined ? [] : await this.listStreams(sessionId);
+      } catch (error) {
+        this.#onError(error instanceof Error ? error : new Error(String(error)));
+        continue;
+      }
+      if (session === undefined) continue;
+      this.#feed.dispatch(sessionId, { kind: "attached", generation: session.generation.toString() });
+      for (const stream of streams) this.#feed.dispatch(sessionId, { kind: stream.direction, streamId: stream.streamId });
+      if (session.result !== undefined) this.#feed.dispatch(sessionId, { kind: "result" });
+      if (session.state === "finished") this.#feed.dispatch(sessionId, { kind: "finished" });
+    }
+  }
+}
+
+/**
+ * A "before" bound in whole milliseconds for a bigint column: `x < t` is
+ * `x < ceil(t)` for integers; an infinite retention (-Infinity) purges nothing.
+ */
+function before(time: number): number {
+  if (time === Number.NEGATIVE_INFINITY) return Number.MIN_SAFE_INTEGER;
+  if (time === Number.POSITIVE_INFINITY) return Number.MAX_SAFE_INTEGER;
+  return Math.min(Math.max(Math.ceil(time), Number.MIN_SAFE_INTEGER), Number.MAX_SAFE_INTEGER);
+}
+
+/** Every statement, schema-qualified. */
+function statements(s: string) {
+  const scope = "json_build_array($2::text, $3::text, $4::text, $5::text, $6::text, $7::text)::text";
+  return {
+    // attempt-exists, then purged (attempt id or idempotency scope tombstoned), then idempotency-conflict.
+    createCheck: `SELECT CASE
+        WHEN EXISTS (SELECT 1 FROM ${s}.attempts WHERE attempt_id = $1) THEN 'attempt-exists'
+        WHEN EXISTS (SELECT 1 FROM ${s}.tombstones WHERE (kind = 'attempt' AND key = $1) OR (kind = 'idempotency' AND key = ${scope})) THEN 'purged'
+        WHEN EXISTS (SELECT 1 FROM ${s}.sessions WHERE account = $2 AND application = $3 AND environment = $4
+          AND agent_type = $5 AND agent_identity = $6 AND idempotency_key = $7) THEN 'idempotency-conflict'
+      END AS verdict`,
+    insertSession: `INSERT INTO ${s}.sessions (session_id, account, principal, application, environment, agent_type,
+        agent_identity, method, idempotency_key, selector, config, parameters, generation, session_token,
+        stream_key_id, state, result, outcome, created_at, finished_at, owner_node)
+      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21)
+      ON CONFLICT DO NOTHING`,
+    insertAttempt: `INSERT INTO ${s}.attempts (attempt_id, operation, descriptor_digest, session_id, generation)
+      VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING`,
+    getAttempt: `SELECT * FROM ${s}.attempts WHERE attempt_id = $1`,
+    getSession: `SELECT * FROM ${s}.sessions WHERE session_id = $1`,
+    runningSessions: `SELECT * FROM ${s}.sessions WHERE state = 'running' ORDER BY created_at, session_id`,
+    lockSessions: `SELECT 1 FROM ${s}.sessions WHERE session_id = ANY($1::text[]) ORDER BY session_id FOR UPDATE`,
+    insertStream: `INSERT INTO ${s}.streams (stream_id, session_id, ordinal, direction, element_kind, element_graph,
+        coordinate, provisional_ref, parent_kind, parent_stream_id, parent_sequence, token)
+      SELECT $1, $2, COALESCE(MAX(ordinal) + 1, 0), $3, $4, $5, $6, $7, $8, $9, $10, $11 FROM ${s}.streams WHERE session_id = $2`,
+    listStreams: `SELECT * FROM ${s}.streams WHERE session_id = $1 ORDER BY ordinal`,
+    getStream: `SELECT * FROM ${s}.streams WHERE stream_id = $1`,
+    lockGeneration: `SELECT generation FROM ${s}.sessions WHERE session_id = $1 FOR UPDATE`,
+    attach: `UPDATE ${s}.sessions SET generation = $1, session_token = $2 WHERE session_id = $3`,
+    // A log only grows at its end, and never past its terminal.
+    advanceInput: `UPDATE ${s}.streams SET count = count + $1 WHERE stream_id = $2 AND count = $3
+      AND direction = 'input' AND input_terminal IS NULL RETURNING session_id`,
+    advanceOutput: `UPDATE ${s}.streams SET count = count + $1 WHERE stream_id = $2 AND count = $3
+      AND direction = 'output' AND NOT output_terminal RETURNING session_id`,
+    insertInput: `INSERT INTO ${s}.input_chunks (stream_id, sequence, item_count, data, mime_type) VALUES ($1, $2, $3, $4, $5)`,
+    readInput: `SELECT * FROM ${s}.input_chunks WHERE stream_id = $1 AND sequence < $2 AND sequence + item_count > $3 ORDER BY sequence`,
+    endInput: `UPDATE ${s}.streams SET input_terminal = $1 WHERE stream_id = $2 AND input_terminal IS NULL RETURNING session_id`,
+    insertOutput: `INSERT INTO ${s}.output_events (stream_id, sequence, event, item_count, data, mime_type, outcome)
+      VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+    endOutput: `UPDATE ${s}.streams SET output_terminal = true WHERE stream_id = $1 AND count = $2
+      AND direction = 'output' AND NOT output_terminal RETURNING session_id`,
+    // Up to $3 events whose preceding payload bytes are below $4 (NULL: no bound): sizes first
+    // (octet_length reads no TOAST), payloads only of the events kept.
+    readOutput: `SELECT o.stream_id, o.sequence, o.event, o.item_count, o.data, o.mime_type, o.outcome
+      FROM (
+        SELECT sequence, event, COALESCE(SUM(size) OVER (ORDER BY sequence, event DESC
+          ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS before
+        FROM (SELECT sequence, event, COALESCE(octet_length(data), 0) AS size FROM ${s}.output_events
+              WHERE stream_id = $1 AND sequence >= $2 ORDER BY sequence, event DESC LIMIT $3) AS head
+      ) AS k
+      JOIN ${s}.output_events o ON o.stream_id = $1 AND o.sequence = k.sequence AND o.event = k.event
+      WHERE $4::bigint IS NULL OR k.before < $4
+      ORDER BY o.sequence, o.event DESC`,
+    setResult: `UPDATE ${s}.sessions SET result = $1 WHERE session_id = $2 AND result IS NULL`,
+    finish: `UPDATE ${s}.sessions SET state = 'finished', outcome = $1, finished_at = $2 WHERE session_id = $3 AND state = 'running'`,
+    // One statement: the sessions go, their attempt ids and idempotency scopes stay as tombstones
+    // (every part sees the rows as they were before the DELETE and its cascades).
+    purge: `WITH purged AS (
+        DELETE FROM ${s}.sessions WHERE state = 'finished' AND finished_at < $1
+        RETURNING session_id, account, application, environment, agent_type, agent_identity, idempotency_key
+      ), attempt_stones AS (
+        INSERT INTO ${s}.tombstones (kind, key, stamped_at)
+        SELECT 'attempt', a.attempt_id, $2 FROM ${s}.attempts a JOIN purged p ON p.session_id = a.session_id
+        ON CONFLICT (kind, key) DO UPDATE SET stamped_at = EXCLUDED.stamped_at
+      ), key_stones AS (
+        INSERT INTO ${s}.tombstones (kind, key, stamped_at)
+        SELECT 'idempotency', json_build_array(account, application, environment, agent_type, agent_identity, idempotency_key)::text, $2 FROM purged
+        ON CONFLICT (kind, key) DO UPDATE SET stamped_at = EXCLUDED.stamped_at
+      )
+      SELECT count(*) AS purged FROM purged`,
+    dropTombstones: `DELETE FROM ${s}.tombstones WHERE stamped_at < $1`,
+    ownerOf: `SELECT owner_node FROM ${s}.sessions WHERE session_id = $1`,
+    heartbeat: `INSERT INTO ${s}.nodes (node_id, lease_expires_at) VALUES ($1, clock_timestamp() + $2 * interval '1 millisecond')
+      ON CONFLICT (node_id) DO UPDATE SET lease_expires_at = EXCLUDED.lease_expires_at`,
+    // Under READ COMMITTED a concurrent claimer waiting on a row re-checks it after the first
+    // commits: the new owner's lease is live, so the row no longer qualifies.
+    claimOrphans: `UPDATE ${s}.sessions AS x SET owner_node = $1
+      WHERE x.state = 'running' AND x.owner_node IS DISTINCT FROM $1
+        AND EXISTS (SELECT 1 FROM ${s}.nodes me WHERE me.node_id = $1 AND me.lease_expires_at > clock_timestamp())
+        AND NOT EXISTS (SELECT 1 FROM ${s}.nodes n WHERE n.node_id = x.owner_node AND n.lease_expires_at > clock_timestamp())
+      RETURNING x.session_id`,
+    leave: `DELETE FROM ${s}.nodes WHERE node_id = $1`,
+    notify: `SELECT pg_notify($1, $2)`,
+  };
+}

@@ -1,0 +1,124 @@
+/**
+ * The store's tables, created and upgraded by numbered migrations.
+ *
+ * `migrate` runs in one transaction that first takes a transaction-scoped
+ * advisory lock keyed by the schema name, so nodes starting at once apply
+ * each migration exactly once (the others wait, then find it applied). The
+ * applied versions are rows of `schema_migrations`.
+ */
+import type pg from "pg";
+
+/** An identifier PostgreSQL takes unquoted: lower-case letters, digits, `_`, at most 63 bytes. */
+const IDENTIFIER = /^[a-z_][a-z0-9_]{0,62}$/;
+
+export function checkSchemaName(schema: string): string {
+  if (typeof schema !== "string" || !IDENTIFIER.test(schema)) {
+    throw new TypeError(`schema must be a lower-case SQL identifier (letters, digits, _; at most 63), got ${JSON.stringify(schema)}`);
+  }
+  return schema;
+}
+
+/** First key of the migration lock (the second is the hash of the schema name). */
+const MIGRATION_LOCK = 0x676f6c65; // "gole"
+
+interface Migration {
+  readonly version: number;
+  readonly sql: (s: string) => string;
+}
+
+/**
+ * Version 1 mirrors the SQLite store (sessions, attempts, streams, the two
+ * logs, tombstones) and adds cluster mode: `sessions.owner_node` and the
+ * `nodes` lease table. Payloads are `bytea`; sequences, counts, generations
+ * and millisecond times are `bigint`.
+ */
+const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    sql: (s) => `
+CREATE TABLE ${s}.sessions (
+  session_id text PRIMARY KEY,
+  account text NOT NULL, principal text NOT NULL,
+  application text NOT NULL, environment text NOT NULL, agent_type text NOT NULL,
+  agent_identity text NOT NULL, method text NOT NULL, idempotency_key text NOT NULL,
+  selector text NOT NULL, config text NOT NULL, parameters text NOT NULL,
+  generation bigint NOT NULL, session_token text NOT NULL, stream_key_id text NOT NULL,
+  state text NOT NULL CHECK (state IN ('running', 'finished')), result text, outcome text,
+  created_at bigint NOT NULL, finished_at bigint,
+  owner_node text,
+  CONSTRAINT sessions_idempotency UNIQUE (account, application, environment, agent_type, agent_identity, idempotency_key)
+);
+CREATE INDEX sessions_finished ON ${s}.sessions (finished_at) WHERE state = 'finished';
+CREATE INDEX sessions_running ON ${s}.sessions (owner_node) WHERE state = 'running';
+CREATE TABLE ${s}.attempts (
+  attempt_id text PRIMARY KEY,
+  operation text NOT NULL, descriptor_digest text NOT NULL,
+  session_id text NOT NULL REFERENCES ${s}.sessions (session_id) ON DELETE CASCADE,
+  generation bigint NOT NULL
+);
+CREATE INDEX attempts_session ON ${s}.attempts (session_id);
+CREATE TABLE ${s}.streams (
+  stream_id text PRIMARY KEY,
+  session_id text NOT NULL REFERENCES ${s}.sessions (session_id) ON DELETE CASCADE,
+  ordinal integer NOT NULL, direction text NOT NULL, element_kind text NOT NULL,
+  element_graph text NOT NULL, coordinate text NOT NULL, provisional_ref text,
+  parent_kind text NOT NULL, parent_stream_id text, parent_sequence bigint,
+  token text NOT NULL, count bigint NOT NULL DEFAULT 0,
+  input_terminal text, output_terminal boolean NOT NULL DEFAULT false,
+  UNIQUE (session_id, ordinal)
+);
+CREATE TABLE ${s}.input_chunks (
+  stream_id text NOT NULL REFERENCES ${s}.streams (stream_id) ON DELETE CASCADE,
+  sequence bigint NOT NULL, item_count bigint NOT NULL, data bytea NOT NULL, mime_type text,
+  PRIMARY KEY (stream_id, sequence)
+);
+CREATE TABLE ${s}.output_events (
+  stream_id text NOT NULL REFERENCES ${s}.streams (stream_id) ON DELETE CASCADE,
+  sequence bigint NOT NULL, event text NOT NULL CHECK (event IN ('item', 'terminal')), item_count bigint NOT NULL,
+  data bytea, mime_type text, outcome text,
+  PRIMARY KEY (stream_id, sequence, event)
+);
+-- kind 'attempt': key is the attempt id; kind 'idempotency': key is the JSON array
+-- [account, application, environment, agent_type, agent_identity, idempotency_key].
+CREATE TABLE ${s}.tombstones (
+  kind text NOT NULL CHECK (kind IN ('attempt', 'idempotency')),
+  key text NOT NULL,
+  stamped_at bigint NOT NULL,
+  PRIMARY KEY (kind, key)
+);
+CREATE INDEX tombstones_stamped ON ${s}.tombstones (stamped_at);
+CREATE TABLE ${s}.nodes (
+  node_id text PRIMARY KEY,
+  lease_expires_at timestamptz NOT NULL
+);
+`,
+  },
+];
+
+export const SCHEMA_VERSION = MIGRATIONS.length;
+
+/** Creates the schema or brings it to `SCHEMA_VERSION`, in one transaction under the migration lock. */
+export async function migrate(client: pg.ClientBase, schema: string): Promise<void> {
+  const s = checkSchemaName(schema);
+  await client.query("BEGIN");
+  try {
+    await client.query("SELECT pg_advisory_xact_lock($1, hashtext($2))", [MIGRATION_LOCK, s]);
+    await client.query(`CREATE SCHEMA IF NOT EXISTS ${s}`);
+    await client.query(`CREATE TABLE IF NOT EXISTS ${s}.schema_migrations (
+      version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`);
+    const { rows } = await client.query<{ version: number | null }>(`SELECT max(version) AS version FROM ${s}.schema_migrations`);
+    const current = rows[0]?.version ?? 0;
+    if (current > SCHEMA_VERSION) {
+      throw new Error(`schema ${s} has version ${current}; this @golem-stream/store-postgres knows up to ${SCHEMA_VERSION}`);
+    }
+    for (const migration of MIGRATIONS) {
+      if (migration.version <= current) continue;
+      await client.query(migration.sql(s));
+      await client.query(`INSERT INTO ${s}.schema_migrations (version) VALUES ($1)`, [migration.version]);
+    }
+    await client.query("COMMIT");
+  } catch (error) {
+    await client.query("ROLLBACK").catch(() => undefined);
+    throw error;
+  }
+}

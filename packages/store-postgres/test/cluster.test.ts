@@ -1,0 +1,219 @@
+/**
+ * Cluster mode: two stores (two node ids) on one schema, as two server
+ * processes would be: owners, leases and orphan claims, the change feed.
+ */
+import { afterAll, describe, expect, it } from "vitest";
+import { randomUUID } from "node:crypto";
+import { bytes, session, stream } from "@golem-stream/server/testing";
+import { isClusterStore, type SessionChange } from "@golem-stream/server";
+import type { PostgresSessionStore } from "../src/index.js";
+import { admin, cleanUp, connect, freshSchema } from "./support/stores.js";
+
+afterAll(cleanUp);
+
+const start = (sessionId: string) => ({ attemptId: randomUUID(), operation: "start" as const, descriptorDigest: "d", sessionId, generation: 1n });
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function pair(): Promise<[PostgresSessionStore, PostgresSessionStore]> {
+  const schema = freshSchema();
+  const a = await connect({ schema, nodeId: "node-a" });
+  const b = await connect({ schema, nodeId: "node-b" });
+  return [a, b];
+}
+
+/** Collects a session's changes; `until` waits for a predicate over them. */
+function record(store: PostgresSessionStore, sessionId: string) {
+  const changes: SessionChange[] = [];
+  const unsubscribe = store.subscribe(sessionId, (change) => changes.push(change));
+  const until = async (done: (changes: SessionChange[]) => boolean, timeoutMs = 5000) => {
+    const deadline = Date.now() + timeoutMs;
+    while (!done(changes)) {
+      if (Date.now() > deadline) throw new Error(`timed out; got ${JSON.stringify(changes)}`);
+      await sleep(10);
+    }
+  };
+  return { changes, until, unsubscribe };
+}
+
+describe("owners and leases", () => {
+  it("is a ClusterSessionStore; the creating node owns the session", async () => {
+    const [a, b] = await pair();
+    expect(isClusterStore(a)).toBe(true);
+    const s = session();
+    await a.createSession(s, [], start(s.sessionId));
+    expect(await b.ownerOf(s.sessionId)).toBe("node-a");
+    expect(await b.ownerOf(randomUUID())).toBeUndefined();
+  });
+
+  it("claims running sessions whose owner's lease expired or that have no lease row, never finished ones or live owners'", async () => {
+    const [a, b] = await pair();
+    const c = await connect({ schema: a.schema, nodeId: "node-c" }); // never heartbeats
+    await a.heartbeat(60_000);
+    await b.heartbeat(60_000);
+    const ofA = session({ idempotencyKey: "a" });
+    const ofB = session({ idempotencyKey: "b" });
+    const ofC = session({ idempotencyKey: "c" });
+    const done = session({ idempotencyKey: "done" });
+    await a.createSession(ofA, [], start(ofA.sessionId));
+    await b.createSession(ofB, [], start(ofB.sessionId));
+    await c.createSession(ofC, [], start(ofC.sessionId));
+    await a.createSession(done, [], start(done.sessionId));
+    await a.finish(done.sessionId, "{}", 1);
+    // c has no lease row: its session is an orphan at once; a's lease is live.
+    expect(await b.claimOrphans()).toEqual([ofC.sessionId]);
+    // A short lease (200 ms) that then runs out.
+    await a.heartbeat(200);
+    await sleep(300);
+    expect(await b.claimOrphans()).toEqual([ofA.sessionId]);
+    expect(await b.ownerOf(ofA.sessionId)).toBe("node-b");
+    expect(await b.ownerOf(done.sessionId)).toBe("node-a");
+    expect(await b.claimOrphans()).toEqual([]);
+    // A node without a live lease of its own claims nothing.
+    expect(await c.claimOrphans()).toEqual([]);
+  });
+
+  it("exactly one of two concurrent claimers gets each orphan", async () => {
+    const [a, b] = await pair();
+    const dead = await connect({ schema: a.schema, nodeId: "node-dead" });
+    await dead.heartbeat(150);
+    const ids: string[] = [];
+    for (let i = 0; i < 40; i++) {
+      const s = session({ idempotencyKey: `k${i}` });
+      ids.push(s.sessionId);
+      void dead.createSession(s, [], start(s.sessionId));
+    }
+    await dead.close();
+    await a.heartbeat(60_000);
+    await b.heartbeat(60_000);
+    await sleep(200);
+    const rounds = await Promise.all([a.claimOrphans(), b.claimOrphans(), a.claimOrphans(), b.claimOrphans()]);
+    const claimed = rounds.flat();
+    expect(claimed.sort()).toEqual([...ids].sort());
+    expect(new Set(claimed).size).toBe(ids.length);
+    const byA = new Set([...(rounds[0] ?? []), ...(rounds[2] ?? [])]);
+    for (const id of ids) expect(await a.ownerOf(id)).toBe(byA.has(id) ? "node-a" : "node-b");
+  });
+
+  it("leave drops the lease: the node's sessions become orphans", async () => {
+    const [a, b] = await pair();
+    await a.heartbeat(60_000);
+    await b.heartbeat(60_000);
+    const s = session();
+    await a.createSession(s, [], start(s.sessionId));
+    expect(await b.claimOrphans()).toEqual([]);
+    await a.leave();
+    expect(await b.claimOrphans()).toEqual([s.sessionId]);
+    await expect(a.heartbeat(0)).rejects.toThrow(RangeError);
+  });
+});
+
+describe("change feed", () => {
+  it("delivers every write's change to both nodes after commit, in commit order", async () => {
+    const [a, b] = await pair();
+    const s = session();
+    const input = stream(s.sessionId, "input");
+    await a.createSession(s, [input], start(s.sessionId));
+    const atA = record(a, s.sessionId);
+    const atB = record(b, s.sessionId);
+    // Read at delivery time on B: the write is committed when its change arrives.
+    let countSeen: bigint | undefined;
+    const reading = new Promise<void>((resolve) => {
+      const stop = b.subscribe(s.sessionId, (change) => {
+        if (change.kind !== "input") return;
+        stop();
+        void b.getStream(input.streamId).then((x) => {
+          countSeen = x?.count;
+          resolve();
+        });
+      });
+    });
+    const out = stream(s.sessionId, "output", { parent: { kind: "result" } });
+    await a.acceptInput({ streamId: input.streamId, sequence: 0n, itemCount: 1n, data: bytes("a"), mimeType: undefined }, []);
+    await reading;
+    expect(countSeen).toBe(1n);
+    await a.endInput(input.streamId, { kind: "end" });
+    await b.setResult(s.sessionId, '{"kind":"none"}', [out]);
+    await Promise.all([
+      a.appendOutput({ event: "item", streamId: out.streamId, sequence: 0n, itemCount: 1n, data: bytes("x"), mimeType: undefined }, []),
+      a.appendOutput({ event: "terminal", streamId: out.streamId, sequence: 1n, outcome: "{}" }, []),
+    ]);
+    expect(await b.attach({ attemptId: randomUUID(), operation: "takeover", descriptorDigest: "t", sessionId: s.sessionId, generation: 2n }, "gai1_2", undefined)).toMatchObject({ kind: "attached" });
+    await a.finish(s.sessionId, "{}", 9);
+    // Repeats in a row are folded: identical notifications of one transaction are coalesced by
+    // PostgreSQL, so the two appends (maybe one group) give one or two output changes.
+    const expected: SessionChange[] = [
+      { kind: "input", streamId: input.streamId },
+      { kind: "result" },
+      { kind: "output", streamId: out.streamId },
+      { kind: "attached", generation: "2" },
+      { kind: "finished" },
+    ];
+    const settled = (changes: SessionChange[]) => changes.some((c) => c.kind === "finished");
+    await atA.until(settled);
+    await atB.until(settled);
+    const dedupe = (changes: SessionChange[]) => changes.filter((c, i) => i === 0 || JSON.stringify(c) !== JSON.stringify(changes[i - 1]));
+    expect(atA.changes.filter((c) => c.kind === "input")).toHaveLength(2); // the chunk, the end
+    expect(dedupe(atA.changes)).toEqual(expected);
+    expect(dedupe(atB.changes)).toEqual(expected);
+  });
+
+  it("a write that fails or changes nothing publishes nothing", async () => {
+    const [a, b] = await pair();
+    const s = session();
+    const input = stream(s.sessionId, "input");
+    await a.createSession(s, [input], start(s.sessionId));
+    const atB = record(b, s.sessionId);
+    const clash = stream(s.sessionId, "input", { streamId: input.streamId });
+    await expect(a.acceptInput({ streamId: input.streamId, sequence: 0n, itemCount: 1n, data: bytes("a"), mimeType: undefined }, [clash])).rejects.toThrow();
+    await expect(a.acceptInput({ streamId: input.streamId, sequence: 7n, itemCount: 1n, data: bytes("a"), mimeType: undefined }, [])).rejects.toThrow();
+    await a.finish(randomUUID(), "{}", 1); // no such session: no change
+    await a.publish(s.sessionId, { kind: "delivered", streamId: "marker", sequence: "1" });
+    await atB.until((changes) => changes.length > 0);
+    expect(atB.changes).toEqual([{ kind: "delivered", streamId: "marker", sequence: "1" }]);
+  });
+
+  it("publish reaches the subscribers on both nodes; unsubscribe stops delivery; other sessions are not told", async () => {
+    const [a, b] = await pair();
+    const sessionId = randomUUID();
+    const atA = record(a, sessionId);
+    const atB = record(b, sessionId);
+    const elsewhere = record(b, randomUUID());
+    const cancel: SessionChange = { kind: "cancel", streamId: "s1", reason: "consumer-drop" };
+    await b.publish(sessionId, cancel);
+    await atA.until((c) => c.length === 1);
+    await atB.until((c) => c.length === 1);
+    expect(atA.changes).toEqual([cancel]);
+    atA.unsubscribe();
+    await a.publish(sessionId, { kind: "result" });
+    await atB.until((c) => c.length === 2);
+    await sleep(50);
+    expect(atA.changes).toHaveLength(1);
+    expect(elsewhere.changes).toEqual([]);
+  });
+
+  it("after its LISTEN connection is terminated, the feed reconnects, re-notifies subscribers from the store and keeps delivering", async () => {
+    const [a, b] = await pair();
+    const s = session();
+    const input = stream(s.sessionId, "input");
+    await a.createSession(s, [input], start(s.sessionId));
+    const atB = record(b, s.sessionId);
+    const client = await admin();
+    try {
+      const { rows } = await client.query<{ killed: boolean }>(
+        "SELECT pg_terminate_backend(pid) AS killed FROM pg_stat_activity WHERE query ILIKE $1 AND datname = current_database()",
+        [`LISTEN%${b.channel}%`],
+      );
+      expect(rows.filter((r) => r.killed).length).toBeGreaterThanOrEqual(2); // both stores listen on the channel
+    } finally {
+      await client.end();
+    }
+    // Written while the listeners are down: reported by the re-notification.
+    await a.acceptInput({ streamId: input.streamId, sequence: 0n, itemCount: 1n, data: bytes("a"), mimeType: undefined }, []);
+    await atB.until(() => b.listenerReconnects > 0 && atB.changes.some((c) => c.kind === "input"));
+    expect(atB.changes).toContainEqual({ kind: "attached", generation: "1" });
+    atB.changes.length = 0;
+    await a.endInput(input.streamId, { kind: "end" });
+    await atB.until((c) => c.length > 0);
+    expect(atB.changes).toEqual([{ kind: "input", streamId: input.streamId }]);
+  });
+});

@@ -1,0 +1,189 @@
+/**
+ * What the contract suite does not cover: savepoints per write, tombstones,
+ * exact bigints, bounds on reads, migrations (concurrent, versioned), the
+ * lifecycle of a store.
+ */
+import { afterAll, describe, expect, it } from "vitest";
+import { randomUUID } from "node:crypto";
+import { bytes, session, stream } from "@golem-stream/server/testing";
+import { PostgresSessionStore, SCHEMA_VERSION } from "../src/index.js";
+import { admin, cleanUp, connect, freshSchema, pgUrl } from "./support/stores.js";
+
+afterAll(cleanUp);
+
+const start = (sessionId: string) => ({ attemptId: randomUUID(), operation: "start" as const, descriptorDigest: "d", sessionId, generation: 1n });
+
+describe("writes", () => {
+  it("group-commits writes issued together; one failing write rolls back alone", async () => {
+    const store = await connect();
+    const s = session();
+    const input = stream(s.sessionId, "input");
+    await store.createSession(s, [input], start(s.sessionId));
+    const writes = [
+      store.acceptInput({ streamId: input.streamId, sequence: 0n, itemCount: 1n, data: bytes("a"), mimeType: undefined }, []),
+      store.acceptInput({ streamId: input.streamId, sequence: 5n, itemCount: 1n, data: bytes("x"), mimeType: undefined }, []),
+      store.acceptInput({ streamId: input.streamId, sequence: 1n, itemCount: 1n, data: bytes("b"), mimeType: undefined }, []),
+    ];
+    expect((await Promise.allSettled(writes)).map((r) => r.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
+    expect((await store.getStream(input.streamId))?.count).toBe(2n);
+    expect((await store.readInput(input.streamId, 0n, 10n)).map((c) => c.sequence)).toEqual([0n, 1n]);
+  });
+
+  it("a write whose last statement fails rolls back its earlier statements, and only those", async () => {
+    const store = await connect();
+    const s = session();
+    const input = stream(s.sessionId, "input");
+    await store.createSession(s, [input], start(s.sessionId));
+    // The chunk continues the stream, but the stream it introduces already exists.
+    const clash = stream(s.sessionId, "input", { streamId: input.streamId });
+    const writes = [
+      store.acceptInput({ streamId: input.streamId, sequence: 0n, itemCount: 1n, data: bytes("a"), mimeType: undefined }, []),
+      store.acceptInput({ streamId: input.streamId, sequence: 1n, itemCount: 1n, data: bytes("b"), mimeType: undefined }, [clash]),
+      store.acceptInput({ streamId: input.streamId, sequence: 1n, itemCount: 1n, data: bytes("c"), mimeType: undefined }, []),
+    ];
+    expect((await Promise.allSettled(writes)).map((r) => r.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
+    expect((await store.getStream(input.streamId))?.count).toBe(2n);
+    expect((await store.readInput(input.streamId, 0n, 10n)).map((c) => new TextDecoder().decode(c.data))).toEqual(["a", "c"]);
+  });
+
+  it("a burst of a thousand appends not awaited one by one commits in order", async () => {
+    const store = await connect();
+    const s = session();
+    await store.createSession(s, [], start(s.sessionId));
+    const out = stream(s.sessionId, "output", { parent: { kind: "result" } });
+    await store.setResult(s.sessionId, '{"kind":"none"}', [out]);
+    const writes = Array.from({ length: 1000 }, (_, i) =>
+      store.appendOutput({ event: "item", streamId: out.streamId, sequence: BigInt(i), itemCount: 1n, data: bytes(`#${i}`), mimeType: undefined }, []),
+    );
+    writes.push(store.appendOutput({ event: "terminal", streamId: out.streamId, sequence: 1000n, outcome: '{"kind":"ok"}' }, []));
+    await Promise.all(writes);
+    const events = await store.readOutput(out.streamId, 0n, 2000);
+    expect(events).toHaveLength(1001);
+    expect(events.map((e) => e.sequence)).toEqual(Array.from({ length: 1001 }, (_, i) => BigInt(i)));
+    expect(events.at(-1)?.event).toBe("terminal");
+  });
+
+  it("keeps bigints exactly and payloads byte for byte", async () => {
+    const store = await connect();
+    const big = 2n ** 62n + 7n;
+    const s = session({ generation: big, createdAt: 2 ** 52 + 1 });
+    const input = stream(s.sessionId, "input");
+    const child = stream(s.sessionId, "output", { parent: { kind: "item", streamId: input.streamId, sequence: big } });
+    await store.createSession(s, [input, child], { ...start(s.sessionId), generation: big });
+    expect(await store.getSession(s.sessionId)).toEqual(s);
+    expect((await store.listStreams(s.sessionId))[1]?.parent).toEqual({ kind: "item", streamId: input.streamId, sequence: big });
+    const data = Uint8Array.from({ length: 300_000 }, (_, i) => (i * 31) & 0xff);
+    await store.acceptInput({ streamId: input.streamId, sequence: 0n, itemCount: big, data, mimeType: "application/x" }, []);
+    const [chunk] = await store.readInput(input.streamId, big - 1n, big);
+    expect(chunk?.itemCount).toBe(big);
+    expect(chunk?.data).toEqual(data);
+    expect((await store.getStream(input.streamId))?.count).toBe(big);
+  });
+
+  it("rejects reads with nonsensical bounds, clearly", async () => {
+    const store = await connect();
+    await expect(store.readOutput(randomUUID(), 0n, -1)).rejects.toThrow(/limit/);
+    await expect(store.readOutput(randomUUID(), 0n, 1.5)).rejects.toThrow(/limit/);
+    await expect(store.readOutput(randomUUID(), 0n, 10, Number.NaN)).rejects.toThrow(/maxBytes/);
+    expect(await store.readOutput(randomUUID(), 0n, 0)).toEqual([]);
+  });
+});
+
+describe("tombstones", () => {
+  it("purging leaves the attempt ids and the idempotency scope; createSession answers purged until they are dropped", async () => {
+    const store = await connect();
+    const s = session();
+    const attempt = start(s.sessionId);
+    await store.createSession(s, [], attempt);
+    const resume = { attemptId: randomUUID(), operation: "resume" as const, descriptorDigest: "r", sessionId: s.sessionId, generation: 2n };
+    expect(await store.attach(resume, "gai1_two", 1n)).toEqual({ kind: "attached", generation: 2n });
+    await store.finish(s.sessionId, '{"kind":"success"}', 5000);
+    expect(await store.purgeFinished(6000, 10_000, 0)).toBe(1);
+
+    // The same attempt id (exact replay), a resume's attempt id, or the same key with a new attempt: purged.
+    const replay = session({ sessionId: randomUUID() });
+    expect(await store.createSession(replay, [], { ...attempt, sessionId: replay.sessionId })).toEqual({ kind: "purged" });
+    expect(await store.createSession(session({ idempotencyKey: "other" }), [], { ...resume, operation: "start", generation: 1n })).toEqual({ kind: "purged" });
+    expect(await store.createSession(replay, [], { ...start(replay.sessionId) })).toEqual({ kind: "purged" });
+    // Another agent identity is another scope.
+    const other = session({ agentIdentity: "cd".repeat(32) });
+    const otherAttempt = start(other.sessionId);
+    expect(await store.createSession(other, [], otherAttempt)).toEqual({ kind: "created" });
+    // attempt-exists is checked before purged (the replay's scope is tombstoned).
+    expect(await store.createSession(replay, [], otherAttempt)).toEqual({ kind: "attempt-exists" });
+
+    // A later purge drops tombstones stamped before tombstonesBefore.
+    expect(await store.purgeFinished(0, 20_000, 10_001)).toBe(0);
+    const fresh = session({ sessionId: randomUUID() });
+    expect(await store.createSession(fresh, [], { ...attempt, sessionId: fresh.sessionId })).toEqual({ kind: "created" });
+  });
+});
+
+describe("migrations and lifecycle", () => {
+  it("three stores migrating one fresh schema at once all succeed; the version is recorded once", async () => {
+    const schema = freshSchema();
+    const stores = await Promise.all([connect({ schema }), connect({ schema }), connect({ schema })]);
+    const client = await admin();
+    try {
+      const { rows } = await client.query<{ version: number }>(`SELECT version FROM ${schema}.schema_migrations ORDER BY version`);
+      expect(rows.map((r) => r.version)).toEqual(Array.from({ length: SCHEMA_VERSION }, (_, i) => i + 1));
+    } finally {
+      await client.end();
+    }
+    const s = session();
+    await stores[0]?.createSession(s, [], start(s.sessionId));
+    expect(await stores[2]?.getSession(s.sessionId)).toEqual(s);
+  });
+
+  it("refuses a schema written by a newer version", async () => {
+    const schema = freshSchema();
+    await (await connect({ schema })).close();
+    const client = await admin();
+    await client.query(`INSERT INTO ${schema}.schema_migrations (version) VALUES ($1)`, [SCHEMA_VERSION + 1]);
+    await client.end();
+    await expect(PostgresSessionStore.connect({ connectionString: pgUrl(), schema })).rejects.toThrow(/has version/);
+  });
+
+  it("needs open() first, refuses bad schema names, and fails after close", async () => {
+    expect(() => new PostgresSessionStore({ connectionString: pgUrl(), schema: "Robert'); DROP TABLE" })).toThrow(TypeError);
+    const unopened = new PostgresSessionStore({ connectionString: pgUrl(), schema: freshSchema() });
+    await expect(unopened.getSession("x")).rejects.toThrow(/open\(\)/);
+    await expect(unopened.finish("x", "{}", 1)).rejects.toThrow(/open\(\)/);
+    await unopened.close();
+    const store = await connect();
+    await store.close();
+    await expect(store.getSession("x")).rejects.toThrow(/closed/);
+    await store.close(); // twice is fine
+  });
+
+  it("close() commits the writes still queued", async () => {
+    const schema = freshSchema();
+    const store = await connect({ schema });
+    const s = session();
+    const input = stream(s.sessionId, "input");
+    const created = store.createSession(s, [input], start(s.sessionId));
+    const chunk = store.acceptInput({ streamId: input.streamId, sequence: 0n, itemCount: 1n, data: bytes("a"), mimeType: undefined }, []);
+    await store.close();
+    await expect(created).resolves.toEqual({ kind: "created" });
+    await expect(chunk).resolves.toBeUndefined();
+    const again = await connect({ schema });
+    expect((await again.getStream(input.streamId))?.count).toBe(1n);
+  });
+
+  it("a server that is not there fails connect with the driver's reason", async () => {
+    await expect(PostgresSessionStore.connect({ connectionString: "postgres://nobody:x@127.0.0.1:1/none", schema: freshSchema() })).rejects.toThrow(/ECONNREFUSED|connect/);
+  });
+});
+
+describe("retention bounds", () => {
+  it("an infinite retention purges nothing; fractional times are bounds in whole milliseconds", async () => {
+    const store = await connect();
+    const s = session();
+    await store.createSession(s, [], start(s.sessionId));
+    await store.finish(s.sessionId, "{}", 5000);
+    expect(await store.purgeFinished(Number.NEGATIVE_INFINITY, 6000, Number.NEGATIVE_INFINITY)).toBe(0);
+    expect(await store.purgeFinished(5000, 6000.7, 0)).toBe(0);
+    expect(await store.purgeFinished(5000.2, 6000, 0)).toBe(1);
+    await expect(store.purgeFinished(Number.NaN, 1, 1)).rejects.toThrow(RangeError);
+  });
+});

@@ -1,0 +1,10 @@
+import { defineConfig } from "vitest/config";
+
+export default defineConfig({
+  test: {
+    include: ["test/**/*.test.ts"],
+    globalSetup: ["test/support/global-setup.ts"],
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+  },
+});
