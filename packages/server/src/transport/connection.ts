@@ -25,9 +25,6 @@ import type { Logger, Principal, ServerLimits } from "../options.js";
 import type { SessionRuntime } from "../sessions/session-runtime.js";
 import type { SessionTransport } from "./transport.js";
 
-/** Text messages up to this size are decoded before taking permits (see `#process`). */
-const UNPERMITTED_TEXT_BYTES = 4096;
-
 interface Inbound {
   readonly data: Uint8Array;
   readonly isBinary: boolean;
@@ -111,23 +108,14 @@ export class Connection {
     const permits = attachment.session.permits;
     // Permits before decoding (section 12): a session holding its budget in
     // unconsumed input or unsent output stops decoding here, and the socket
-    // stops being read. A small text message is decoded first: only an item
-    // takes permits, so an end or a cancel (of the unread output holding the
-    // budget, say) is never stuck behind them.
-    // A text message (a value item) is charged twice its size: the item is
-    // held decoded for the agent and re-encoded for the store until its
-    // commit (live-session.ts, acceptInput).
-    const charge = Math.min(inbound.isBinary ? inbound.data.length : 2 * inbound.data.length, permits.capacity);
-    const small = !inbound.isBinary && inbound.data.length <= UNPERMITTED_TEXT_BYTES;
-    let permitBytes = small ? 0 : charge;
-    if (permitBytes > 0 && !permits.tryAcquire(permitBytes)) await permits.acquire(permitBytes);
+    // stops being read. A text message (a value item) is charged twice its
+    // size: the item is held decoded for the agent and re-encoded for the
+    // store until its commit (live-session.ts, acceptInput).
+    const permitBytes = Math.min(inbound.isBinary ? inbound.data.length : 2 * inbound.data.length, permits.capacity);
+    if (!permits.tryAcquire(permitBytes)) await permits.acquire(permitBytes);
     let message: ClientMessage;
     try {
       message = decodeClientMessage(inbound.data, inbound.isBinary);
-      if (small && message.type === "inputStreamItem") {
-        permitBytes = charge;
-        if (!permits.tryAcquire(permitBytes)) await permits.acquire(permitBytes);
-      }
       if (message.type === "invocationStart" || message.type === "resumeAttach") {
         throw new ProtocolError("protocol-error", `${message.type} is only valid as the first message`, { retryable: true });
       }
