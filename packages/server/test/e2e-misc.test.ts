@@ -68,6 +68,40 @@ describe("retention", () => {
   });
 });
 
+describe("tombstones of purged sessions", () => {
+  it("a late exact replay of a purged session's start is session-expired and runs nothing; so is a new start with its idempotency key", async () => {
+    const short = await startProbeServer({ sessionRetentionMs: 50 });
+    try {
+      const start = demoStart("count", v.record(v.u32(2), v.u32(0)));
+      const client = await RawClient.connect(short.url);
+      client.send(start);
+      const accepted = await client.nextOf("invocationAccepted");
+      expect((await client.all()).messages.at(-1)).toMatchObject({ type: "invocationFinished", outcome: { kind: "success" } });
+      const sessionId = (inspectToken(accepted.sessionToken).fields as { sessionId: string }).sessionId;
+      // The sweeper runs every 50 ms here: wait until it has purged the session.
+      for (let i = 0; i < 200 && (await short.store.getSession(String(sessionId))) !== undefined; i++) await new Promise((r) => setTimeout(r, 20));
+      expect(await short.store.getSession(String(sessionId))).toBeUndefined();
+
+      for (const late of [start, { ...start, attemptId: randomUUID() }]) {
+        const replay = await RawClient.connect(short.url);
+        replay.send(late);
+        const { messages, closed } = await replay.all();
+        expect(messages).toEqual([
+          { type: "invocationRejected", attemptId: late.attemptId, code: "session-expired", message: expect.any(String), retryable: false },
+        ]);
+        expect(closed.code).toBe(1002);
+      }
+      // A new key of the same agent still starts.
+      const fresh = await RawClient.connect(short.url);
+      fresh.send({ ...start, attemptId: randomUUID(), idempotencyKey: randomUUID() });
+      await fresh.nextOf("invocationAccepted");
+      await fresh.all();
+    } finally {
+      await short.dispose();
+    }
+  });
+});
+
 describe("keyring rotation", () => {
   it("old tokens keep verifying, refreshed session tokens use the new key, stream tokens never change", async () => {
     const original = Keyring.generate("k1");

@@ -166,7 +166,7 @@ describe("SqliteSessionStore payload files", () => {
     await store.acceptInput(chunk(recentInput.streamId, 0n, randomBytes(THRESHOLD)), []);
     await store.finish(recent.sessionId, '{"kind":"success"}', 9000);
 
-    expect(await store.purgeFinished(5000)).toBe(1);
+    expect(await store.purgeFinished(5000, 6000, 0)).toBe(1);
     expect(readdirSync(join(dataDir, "payloads"))).toEqual([recent.sessionId]);
     await store.close();
 
@@ -240,7 +240,7 @@ describe("SqliteSessionStore payload files", () => {
       { inline: 0, offset: 0, length: next.length },
     ]);
     const check = new Database(join(dataDir, "sessions.db"), { readonly: true });
-    expect(check.pragma("user_version", { simple: true })).toBe(2);
+    expect(check.pragma("user_version", { simple: true })).toBe(3);
     check.close();
   });
 });

@@ -131,6 +131,7 @@ export async function startProbeServer(limits: Partial<ServerLimits> = {}, now?:
     url: address.url,
     httpUrl: address.httpUrl,
     server,
+    store,
     dispose: async () => {
       await server.close();
       await store.close();

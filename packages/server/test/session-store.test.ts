@@ -131,10 +131,43 @@ describe.each(IMPLEMENTATIONS)("%s", (_name, createStore) => {
     expect(await store.readOutput(out.streamId, 4n, 10)).toEqual([]);
     await store.finish(s.sessionId, '{"kind":"success"}', 5000);
     // Retention: purging before the finish time keeps it, after removes session, streams and logs.
-    expect(await store.purgeFinished(5000)).toBe(0);
-    expect(await store.purgeFinished(5001)).toBe(1);
+    expect(await store.purgeFinished(5000, 6000, 0)).toBe(0);
+    expect(await store.purgeFinished(5001, 6000, 0)).toBe(1);
     expect(await store.getSession(s.sessionId)).toBeUndefined();
     expect(await store.readOutput(out.streamId, 0n, 10)).toEqual([]);
+    await store.close();
+  });
+
+  it("a purge leaves tombstones of attempt ids and idempotency keys until they are dropped", async () => {
+    const { store } = openStore();
+    const s = session();
+    const start = { attemptId: randomUUID(), operation: "start" as const, descriptorDigest: "d", sessionId: s.sessionId, generation: 1n };
+    await store.createSession(s, [], start);
+    const resume = { attemptId: randomUUID(), operation: "resume" as const, descriptorDigest: "r", sessionId: s.sessionId, generation: 2n };
+    await store.attach(resume, "gai1_two", 1n);
+    const running = session({ idempotencyKey: "key-2" });
+    await store.createSession(running, [], { ...start, attemptId: randomUUID(), sessionId: running.sessionId });
+    await store.finish(s.sessionId, '{"kind":"success"}', 1000);
+    expect(await store.purgeFinished(1001, 2000, 0)).toBe(1);
+    expect(await store.getAttempt(start.attemptId)).toBeUndefined();
+
+    const again = session({ sessionId: randomUUID() });
+    const newAttempt = (attemptId: string) => ({ ...start, attemptId, sessionId: again.sessionId });
+    // The start's and the resume's attempt ids, and the idempotency key: purged.
+    expect(await store.createSession(again, [], newAttempt(start.attemptId))).toEqual({ kind: "purged" });
+    expect(await store.createSession(again, [], newAttempt(resume.attemptId))).toEqual({ kind: "purged" });
+    expect(await store.createSession(again, [], newAttempt(randomUUID()))).toEqual({ kind: "purged" });
+    // Another agent's key of the same text is not.
+    const other = session({ sessionId: randomUUID(), agentIdentity: "ef".repeat(32) });
+    expect(await store.createSession(other, [], { ...start, attemptId: randomUUID(), sessionId: other.sessionId })).toEqual({ kind: "created" });
+    // The running session was not purged and left no tombstone.
+    expect(await store.getSession(running.sessionId)).toBeDefined();
+
+    // Tombstones stamped before tombstonesBefore go; then the key is free again.
+    expect(await store.purgeFinished(0, 3000, 1999)).toBe(0);
+    expect(await store.createSession(again, [], newAttempt(randomUUID()))).toEqual({ kind: "purged" });
+    expect(await store.purgeFinished(0, 3000, 2001)).toBe(0);
+    expect(await store.createSession(again, [], newAttempt(start.attemptId))).toEqual({ kind: "created" });
     await store.close();
   });
 
@@ -263,10 +296,30 @@ describe("SqliteSessionStore on disk", () => {
       const tables = check.prepare("SELECT sql FROM sqlite_master WHERE name IN ('input_chunks', 'output_events')").all() as { sql: string }[];
       expect(tables).toHaveLength(2);
       expect(tables.filter((row) => row.sql.includes("WITHOUT ROWID"))).toEqual([]);
-      expect(check.pragma("user_version", { simple: true })).toBe(2);
+      expect(check.pragma("user_version", { simple: true })).toBe(3);
     } finally {
       check.close();
     }
+  });
+
+  it("upgrades a schema 2 database (no tombstone tables), which then keeps tombstones", async () => {
+    const dataDir = sqliteDir();
+    const store = new SqliteSessionStore({ dataDir });
+    const s = session();
+    const start = { attemptId: randomUUID(), operation: "start" as const, descriptorDigest: "d", sessionId: s.sessionId, generation: 1n };
+    await store.createSession(s, [], start);
+    await store.finish(s.sessionId, '{"kind":"success"}', 1000);
+    await store.close();
+    const db = new Database(join(dataDir, "sessions.db"));
+    db.exec("DROP TABLE attempt_tombstones; DROP TABLE idempotency_tombstones; PRAGMA user_version = 2;");
+    db.close();
+
+    const upgraded = new SqliteSessionStore({ dataDir });
+    expect(await upgraded.getAttempt(start.attemptId)).toEqual(start);
+    expect(await upgraded.purgeFinished(1001, 2000, 0)).toBe(1);
+    const again = session();
+    expect(await upgraded.createSession(again, [], { ...start, sessionId: again.sessionId })).toEqual({ kind: "purged" });
+    await upgraded.close();
   });
 
   it("creates a new database with 16 KiB pages (or pageSize); an existing one keeps its own", async () => {

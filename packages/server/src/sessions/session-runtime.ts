@@ -25,6 +25,12 @@ import { asInvalidToken, type CursorPosition } from "./token-service.js";
 import type { SessionTransport } from "../transport/transport.js";
 import { canonicalValue, catalogueGraph, decodeValue, digestOf, substituteStreamRefs } from "../values.js";
 
+/** An attachment whose ownership is decided; `open` sends its acceptance. */
+interface DecidedAttachment {
+  readonly attachment: Attachment;
+  open(): Promise<void>;
+}
+
 /** Everything about a start that does not depend on the store. */
 interface ValidatedStart {
   readonly type: AgentTypeDescriptor;
@@ -39,6 +45,8 @@ export class SessionRuntime {
   readonly #live = new Map<string, LiveSession>();
   /** Loads in flight, so two attaches of one session share one `LiveSession`. */
   readonly #loading = new Map<string, Promise<LiveSession | undefined>>();
+  /** The tail of each session's queue of attach decisions (see `#exclusive`). */
+  readonly #attachQueues = new Map<string, Promise<unknown>>();
 
   constructor(deps: RuntimeDeps, authorizer: Authorizer) {
     this.deps = deps;
@@ -55,7 +63,7 @@ export class SessionRuntime {
     const descriptorDigest = digestOf(startDescriptor(message));
     const existing = await this.deps.store.getAttempt(message.attemptId);
     if (existing !== undefined) {
-      return this.#replay(existing, descriptorDigest, "start", caller, transport, new Map());
+      return this.#openDecided(this.#exclusive(existing.sessionId, () => this.#replay(existing, descriptorDigest, "start", caller, transport, new Map())));
     }
     const validated = await this.#validateStart(message, caller);
     const graph = catalogueGraph(validated.method.parameters);
@@ -106,30 +114,41 @@ export class SessionRuntime {
     live.record = record;
     const attempt: AttemptRecord = { attemptId: message.attemptId, operation: "start", descriptorDigest, sessionId, generation: 1n };
 
-    const created = await this.deps.store.createSession(
-      record,
-      pending.map((p) => p.record),
-      attempt,
-    );
+    // Creation and ownership under the session's queue: an exact replay that
+    // reads the committed attempt waits until this start holds the session.
+    const attachment = await this.#exclusive(sessionId, async () => {
+      const created = await this.deps.store.createSession(
+        record,
+        pending.map((p) => p.record),
+        attempt,
+      );
+      if (created.kind !== "created") return created;
+      live.adopt(pending);
+      this.#live.set(sessionId, live);
+      const accepted = this.#newAttachment(live, message.attemptId, transport);
+      live.attach(accepted);
+      return accepted;
+    });
+    if (attachment instanceof Attachment) {
+      // Acceptance (with the complete channel table) goes out before execution starts.
+      await attachment.open({ cursors: new Map(), resolveProvisionalRefs: true }, message.idempotencyKey, true);
+      void live
+        .run(validated.method, { constructorParameters: validated.constructorParameters, parameters, config: message.config })
+        .finally(() => this.#evictIfIdle(live));
+      return attachment;
+    }
+    const created = attachment;
     if (created.kind === "attempt-exists") {
       const raced = await this.deps.store.getAttempt(message.attemptId);
       if (raced === undefined) throw new ProtocolError("internal-error", "internal error");
-      return this.#replay(raced, descriptorDigest, "start", caller, transport, new Map());
+      return this.#openDecided(this.#exclusive(raced.sessionId, () => this.#replay(raced, descriptorDigest, "start", caller, transport, new Map())));
     }
-    if (created.kind === "idempotency-conflict") {
-      throw new ProtocolError("idempotency-conflict", "the idempotency key is already bound to another invocation of this agent");
+    if (created.kind === "purged") {
+      // A late replay of a start (or a new start with the key) of a session
+      // the retention sweep purged: it must not run the method again.
+      throw new ProtocolError("session-expired", "the session is no longer retained");
     }
-    live.adopt(pending);
-    this.#live.set(sessionId, live);
-
-    const attachment = this.#newAttachment(live, message.attemptId, transport);
-    live.attach(attachment);
-    // Acceptance (with the complete channel table) goes out before execution starts.
-    await attachment.open({ cursors: new Map(), resolveProvisionalRefs: true }, message.idempotencyKey, true);
-    void live
-      .run(validated.method, { constructorParameters: validated.constructorParameters, parameters, config: message.config })
-      .finally(() => this.#evictIfIdle(live));
-    return attachment;
+    throw new ProtocolError("idempotency-conflict", "the idempotency key is already bound to another invocation of this agent");
   }
 
   /**
@@ -195,10 +214,45 @@ export class SessionRuntime {
     } catch (error) {
       throw asInvalidToken(error);
     }
-    const existing = await this.deps.store.getAttempt(message.attemptId);
-    const live = await this.#load(verified.fields.sessionId);
-    if (live === undefined) throw new ProtocolError("session-expired", "the session is no longer retained");
-    return this.#evictOnFailure(live, () => this.#resumeLoaded(live, message, caller, transport, verified, existing, descriptorDigest));
+    return this.#openDecided(
+      this.#exclusive(verified.fields.sessionId, async () => {
+        const existing = await this.deps.store.getAttempt(message.attemptId);
+        const live = await this.#load(verified.fields.sessionId);
+        if (live === undefined) throw new ProtocolError("session-expired", "the session is no longer retained");
+        return this.#evictOnFailure(live, () => this.#resumeLoaded(live, message, caller, transport, verified, existing, descriptorDigest));
+      }),
+    );
+  }
+
+  /** Sends the acceptance of an attachment decided under `#exclusive`. */
+  async #openDecided(decided: Promise<DecidedAttachment>): Promise<Attachment> {
+    const { attachment, open } = await decided;
+    await open();
+    return attachment;
+  }
+
+  /**
+   * Runs `work` after every earlier attach decision of the session has
+   * settled. Which attachment owns a session, and which generation and token
+   * it holds, is decided here one attempt at a time: without it an exact
+   * replay could read the committed attempt while the attach that committed
+   * it has not yet moved `live.record` to its generation, and answer with the
+   * previous generation's token (issue #16). Only the decision is queued;
+   * sending the acceptance happens after it, outside the queue, so a slow
+   * transport holds no other attempt back.
+   */
+  #exclusive<T>(sessionId: string, work: () => Promise<T>): Promise<T> {
+    const previous = this.#attachQueues.get(sessionId) ?? Promise.resolve();
+    const result = previous.then(work, work);
+    const tail = result.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.#attachQueues.set(sessionId, tail);
+    void tail.then(() => {
+      if (this.#attachQueues.get(sessionId) === tail) this.#attachQueues.delete(sessionId);
+    });
+    return result;
   }
 
   /** A session loaded only to answer a refused attempt does not stay in memory. */
@@ -219,7 +273,7 @@ export class SessionRuntime {
     verified: VerifiedToken<"session">,
     existing: AttemptRecord | undefined,
     descriptorDigest: string,
-  ): Promise<Attachment> {
+  ): Promise<DecidedAttachment> {
     const fields = verified.fields;
     const record = live.record;
     if (
@@ -276,8 +330,7 @@ export class SessionRuntime {
     live.record = { ...live.record, generation, sessionToken };
     const attachment = this.#newAttachment(live, message.attemptId, transport);
     live.attach(attachment);
-    await attachment.open({ cursors, resolveProvisionalRefs: false }, record.idempotencyKey, true);
-    return attachment;
+    return { attachment, open: () => attachment.open({ cursors, resolveProvisionalRefs: false }, record.idempotencyKey, true) };
   }
 
   /**
@@ -322,7 +375,7 @@ export class SessionRuntime {
     caller: Principal,
     transport: SessionTransport,
     cursors: Map<string, CursorPosition>,
-  ): Promise<Attachment> {
+  ): Promise<DecidedAttachment> {
     if (attempt.descriptorDigest !== descriptorDigest || attempt.operation !== operation) {
       throw new ProtocolError("attempt-conflict", "the attempt id was already used with a different request");
     }
@@ -338,7 +391,7 @@ export class SessionRuntime {
     caller: Principal,
     transport: SessionTransport,
     cursors: Map<string, CursorPosition>,
-  ): Promise<Attachment> {
+  ): Promise<DecidedAttachment> {
     const record = live.record;
     if (record.account !== caller.account || record.principal !== caller.principal) {
       throw new ProtocolError("forbidden", "the caller may not perform this operation");
@@ -356,8 +409,7 @@ export class SessionRuntime {
     const owner = attempt.generation === record.generation;
     const attachment = this.#newAttachment(live, attempt.attemptId, transport);
     if (owner) live.attach(attachment);
-    await attachment.open({ cursors, resolveProvisionalRefs: operation === "start" }, record.idempotencyKey, owner);
-    return attachment;
+    return { attachment, open: () => attachment.open({ cursors, resolveProvisionalRefs: operation === "start" }, record.idempotencyKey, owner) };
   }
 
   #checkRetained(live: LiveSession): void {

@@ -32,6 +32,9 @@ export class MemorySessionStore implements SessionStore {
   readonly #idempotency = new Map<string, string>();
   readonly #input = new Map<string, InputChunk[]>();
   readonly #output = new Map<string, OutputEvent[]>();
+  /** Tombstones of purged sessions: attempt ids and idempotency keys, with when they were stamped. */
+  readonly #attemptTombstones = new Map<string, number>();
+  readonly #idempotencyTombstones = new Map<string, number>();
 
   #idempotencyKey(s: SessionRecord): string {
     return JSON.stringify([s.account, s.application, s.environment, s.agentType, s.agentIdentity, s.idempotencyKey]);
@@ -49,6 +52,7 @@ export class MemorySessionStore implements SessionStore {
   async createSession(session: SessionRecord, streams: readonly NewStream[], attempt: AttemptRecord): Promise<CreateSessionResult> {
     if (this.#attempts.has(attempt.attemptId)) return { kind: "attempt-exists" };
     const key = this.#idempotencyKey(session);
+    if (this.#attemptTombstones.has(attempt.attemptId) || this.#idempotencyTombstones.has(key)) return { kind: "purged" };
     if (this.#idempotency.has(key)) return { kind: "idempotency-conflict" };
     this.#sessions.set(session.sessionId, { ...session });
     this.#idempotency.set(key, session.sessionId);
@@ -156,7 +160,10 @@ export class MemorySessionStore implements SessionStore {
     return [...this.#sessions.values()].filter((s) => s.state === "running").map((s) => ({ ...s }));
   }
 
-  async purgeFinished(finishedBefore: number): Promise<number> {
+  async purgeFinished(finishedBefore: number, now: number, tombstonesBefore: number): Promise<number> {
+    for (const tombstones of [this.#attemptTombstones, this.#idempotencyTombstones]) {
+      for (const [key, stamped] of tombstones) if (stamped < tombstonesBefore) tombstones.delete(key);
+    }
     let purged = 0;
     for (const session of [...this.#sessions.values()]) {
       if (session.state !== "finished" || session.finishedAt === undefined || session.finishedAt >= finishedBefore) continue;
@@ -166,8 +173,13 @@ export class MemorySessionStore implements SessionStore {
         this.#output.delete(id);
       }
       this.#streamsBySession.delete(session.sessionId);
-      for (const [id, attempt] of this.#attempts) if (attempt.sessionId === session.sessionId) this.#attempts.delete(id);
+      for (const [id, attempt] of this.#attempts) {
+        if (attempt.sessionId !== session.sessionId) continue;
+        this.#attempts.delete(id);
+        this.#attemptTombstones.set(id, now);
+      }
       this.#idempotency.delete(this.#idempotencyKey(session));
+      this.#idempotencyTombstones.set(this.#idempotencyKey(session), now);
       this.#sessions.delete(session.sessionId);
       purged++;
     }

@@ -35,8 +35,9 @@ CREATE TABLE IF NOT EXISTS output_events (
  * 0: the first schema, whose logs were WITHOUT ROWID.
  * 1: rowid logs.
  * 2: logs may point into payload files.
+ * 3: tombstones of purged sessions.
  */
-export const SCHEMA_VERSION = 2;
+export const SCHEMA_VERSION = 3;
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS sessions (
@@ -69,7 +70,17 @@ CREATE TABLE IF NOT EXISTS streams (
   input_terminal TEXT, output_terminal INTEGER NOT NULL DEFAULT 0,
   UNIQUE (session_id, ordinal)
 );
-${LOG_TABLES}`;
+${LOG_TABLES}
+CREATE TABLE IF NOT EXISTS attempt_tombstones (
+  attempt_id TEXT PRIMARY KEY, stamped_at INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS idempotency_tombstones (
+  account TEXT NOT NULL, application TEXT NOT NULL, environment TEXT NOT NULL, agent_type TEXT NOT NULL,
+  agent_identity TEXT NOT NULL, idempotency_key TEXT NOT NULL, stamped_at INTEGER NOT NULL,
+  PRIMARY KEY (account, application, environment, agent_type, agent_identity, idempotency_key)
+);
+CREATE INDEX IF NOT EXISTS attempt_tombstones_stamped ON attempt_tombstones (stamped_at);
+CREATE INDEX IF NOT EXISTS idempotency_tombstones_stamped ON idempotency_tombstones (stamped_at);`;
 
 /** The columns the logs had before version 2, in table order. */
 const V1_COLUMNS = {
@@ -96,11 +107,14 @@ export function migrate(db: Database.Database): void {
       for (const name of logs) {
         db.exec(`INSERT INTO ${name} (${V1_COLUMNS[name]}) SELECT ${V1_COLUMNS[name]} FROM ${name}_v0; DROP TABLE ${name}_v0;`);
       }
-    } else {
+    } else if (version === 1) {
       // Version 1: every payload is inline; the new columns stay NULL.
       for (const name of logs) {
         db.exec(`ALTER TABLE ${name} ADD COLUMN payload_offset INTEGER; ALTER TABLE ${name} ADD COLUMN payload_length INTEGER;`);
       }
+      db.exec(SCHEMA);
+    } else {
+      // Version 2: only new tables.
       db.exec(SCHEMA);
     }
     db.pragma(`user_version = ${SCHEMA_VERSION}`);

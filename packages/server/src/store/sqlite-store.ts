@@ -180,6 +180,17 @@ export class SqliteSessionStore implements SessionStore {
         WHERE session_id = ? AND state = 'running'`),
       // RETURNING: the deleted ids, for their payload files, from the one statement.
       purge: db.prepare("DELETE FROM sessions WHERE state = 'finished' AND finished_at < ? RETURNING session_id").pluck(),
+      // Tombstones are written before the purge deletes what they name.
+      tombstoneAttempts: db.prepare(`INSERT OR REPLACE INTO attempt_tombstones (attempt_id, stamped_at)
+        SELECT attempt_id, ? FROM attempts JOIN sessions USING (session_id) WHERE state = 'finished' AND finished_at < ?`),
+      tombstoneIdempotency: db.prepare(`INSERT OR REPLACE INTO idempotency_tombstones
+        SELECT account, application, environment, agent_type, agent_identity, idempotency_key, ?
+        FROM sessions WHERE state = 'finished' AND finished_at < ?`),
+      dropAttemptTombstones: db.prepare("DELETE FROM attempt_tombstones WHERE stamped_at < ?"),
+      dropIdempotencyTombstones: db.prepare("DELETE FROM idempotency_tombstones WHERE stamped_at < ?"),
+      attemptTombstoned: db.prepare("SELECT 1 FROM attempt_tombstones WHERE attempt_id = ?").pluck(),
+      idempotencyTombstoned: db.prepare(`SELECT 1 FROM idempotency_tombstones WHERE account = ? AND application = ?
+        AND environment = ? AND agent_type = ? AND agent_identity = ? AND idempotency_key = ?`).pluck(),
     };
     this.#atomic = {
       createSession: db.transaction((session: SessionRecord, streams: readonly NewStream[], attempt: AttemptRecord) =>
@@ -299,15 +310,11 @@ export class SqliteSessionStore implements SessionStore {
 
   #createSession(session: SessionRecord, streams: readonly NewStream[], attempt: AttemptRecord): CreateSessionResult {
     if (this.#statements.getAttempt.get(attempt.attemptId) !== undefined) return { kind: "attempt-exists" };
-    const bound = this.#statements.findByIdempotency.get(
-      session.account,
-      session.application,
-      session.environment,
-      session.agentType,
-      session.agentIdentity,
-      session.idempotencyKey,
-    );
-    if (bound !== undefined) return { kind: "idempotency-conflict" };
+    const scope = [session.account, session.application, session.environment, session.agentType, session.agentIdentity, session.idempotencyKey];
+    if (this.#statements.attemptTombstoned.get(attempt.attemptId) !== undefined || this.#statements.idempotencyTombstoned.get(...scope) !== undefined) {
+      return { kind: "purged" };
+    }
+    if (this.#statements.findByIdempotency.get(...scope) !== undefined) return { kind: "idempotency-conflict" };
     this.#statements.insertSession.run({
       session_id: session.sessionId,
       account: session.account,
@@ -540,8 +547,15 @@ export class SqliteSessionStore implements SessionStore {
     return this.#run(() => (this.#statements.runningSessions.all() as SessionRow[]).map(toSession));
   }
 
-  async purgeFinished(finishedBefore: number): Promise<number> {
-    const purged = await this.#group.write(() => this.#statements.purge.all(finishedBefore) as string[]);
+  async purgeFinished(finishedBefore: number, now: number, tombstonesBefore: number): Promise<number> {
+    const purged = await this.#group.write(() => {
+      const statements = this.#statements;
+      statements.dropAttemptTombstones.run(tombstonesBefore);
+      statements.dropIdempotencyTombstones.run(tombstonesBefore);
+      statements.tombstoneAttempts.run(now, finishedBefore);
+      statements.tombstoneIdempotency.run(now, finishedBefore);
+      return statements.purge.all(finishedBefore) as string[];
+    });
     // After the commit: a crash before this leaves files that the next open sweeps.
     await this.#payloads.remove(purged);
     return purged.length;
