@@ -13,11 +13,13 @@
  * It reports `{ url }` over the IPC channel when it listens, answers "cpu"
  * with `{ cpu: process.cpuUsage() }`, answers "memory" with `{ memory }` (see
  * `memoryReport` in memory-sampler.mjs; used by bench/memory.mjs), and exits when the parent sends
- * "close" or disconnects.
+ * "close" or disconnects. In server mode it also answers "counts" with `{ counts: { input, output, usage } }`:
+ * the input and output items its store has committed since the first such request and
+ * `process.memoryUsage()` now, without a GC (used by bench/unread-output.mjs).
  */
 import { WebSocketServer } from "ws";
 import { SUBPROTOCOL, decodeClientMessage, encodeMessage } from "@golem-stream/wire";
-import { startEmbeddedServer } from "@golem-stream/server";
+import { SqliteSessionStore, startEmbeddedServer } from "@golem-stream/server";
 import { memoryReport } from "./memory-sampler.mjs";
 
 const MIB = 1024 * 1024;
@@ -115,6 +117,34 @@ process.on("message", (message) => {
   // CPU time of this process (all threads), so a row can report what the receiver spent.
   else if (message === "cpu") process.send({ cpu: process.cpuUsage() });
   else if (message === "memory") void memoryReport().then((memory) => process.send({ memory }));
+  // Durably accepted input items and recorded output items, over all streams (bench/unread-output.mjs).
+  else if (message === "counts") process.send({ counts: storeCounts() });
 });
+
+let counts;
+/**
+ * Items the store has committed since the first "counts" request. Counted by
+ * wrapping the SQLite store's two log writes (the database itself is opened
+ * in exclusive mode, so it cannot be read from outside); they resolve only
+ * after the commit, as the ACKs they lead to are sent.
+ */
+function storeCounts() {
+  if (counts === undefined) {
+    counts = { input: 0, output: 0 };
+    const proto = SqliteSessionStore.prototype;
+    const { acceptInput, appendOutput } = proto;
+    proto.acceptInput = function (chunk, ...rest) {
+      const committed = acceptInput.call(this, chunk, ...rest);
+      void committed.then(() => (counts.input += Number(chunk.itemCount)), () => undefined);
+      return committed;
+    };
+    proto.appendOutput = function (event, ...rest) {
+      const committed = appendOutput.call(this, event, ...rest);
+      if (event.event === "item") void committed.then(() => (counts.output += Number(event.itemCount)), () => undefined);
+      return committed;
+    };
+  }
+  return { ...counts, usage: process.memoryUsage() };
+}
 process.on("disconnect", () => void stop());
 process.send({ url: peer.url });

@@ -126,7 +126,7 @@ export class OutputPumps {
           if (link.isEnded()) return;
           await this.#send(pump, event);
           if (link.isEnded()) return;
-          link.session.delivered(pump.stream);
+          link.session.delivered(pump.stream, event.event === "item" ? event.data.length : 0);
           if (event.event === "terminal") {
             pump.state = "done";
             link.channels.close(pump.stream.streamId);

@@ -5,6 +5,11 @@
  * released only when its downstream owner has consumed it, so the bytes a
  * session holds in memory never exceed `capacity`. Waiters are served in
  * FIFO order so a large request is not starved by a stream of small ones.
+ *
+ * `charge` takes bytes without waiting, even past `capacity`: for holders
+ * that must not wait on this budget (output a producer has already made,
+ * whose release depends only on the client reading it), so that what they
+ * hold keeps the waiters (input) out until they release it.
  */
 import { ProtocolError } from "@golem-stream/wire";
 
@@ -30,9 +35,15 @@ export class BytePermits {
     return this.#available;
   }
 
-  /** Bytes currently held by owners that have not released them. */
+  /** Bytes currently held by owners that have not released them (more than `capacity` after a `charge`). */
   get held(): number {
     return this.capacity - this.#available;
+  }
+
+  /** Takes `bytes` at once, past the capacity if need be (see the file comment); released with `release`. */
+  charge(bytes: number): void {
+    this.#check(bytes);
+    this.#available -= bytes;
   }
 
   get waiting(): number {

@@ -6,7 +6,9 @@
  *
  * Each entry holds the session byte permits of the message that carried it;
  * they are released when the agent takes the entry, or when the queue is
- * discarded (cancellation, consumer drop, failure).
+ * discarded (cancellation, consumer drop, failure), and not before the
+ * entry's commit when one is given: until then the store holds its own copy
+ * of the bytes, which the permits cover too.
  */
 import type { BytePermits } from "./byte-permits.js";
 import { InputCancelledError } from "../agent-host.js";
@@ -14,6 +16,8 @@ import { InputCancelledError } from "../agent-host.js";
 interface Entry<T> {
   readonly item: T;
   readonly permitBytes: number;
+  /** Settles when the store no longer holds the entry's bytes (its commit). */
+  readonly committed: Promise<unknown> | undefined;
 }
 
 type Ending = { kind: "end" } | { kind: "cancelled"; reason: string };
@@ -57,14 +61,21 @@ export class InputQueue<T> {
     }
   }
 
-  /** Adds an accepted entry; its permits are released when consumed. */
-  push(item: T, permitBytes: number): void {
+  /** Adds an accepted entry; its permits are released when consumed (and `committed` has settled). */
+  push(item: T, permitBytes: number, committed?: Promise<unknown>): void {
+    const entry = { item, permitBytes, committed };
     if (this.#discarded || this.#ending !== undefined) {
-      this.#permits.release(permitBytes);
+      this.#release(entry);
       return;
     }
-    this.#entries.push({ item, permitBytes });
+    this.#entries.push(entry);
     this.#wake();
+  }
+
+  #release(entry: Entry<T>): void {
+    const release = (): void => this.#permits.release(entry.permitBytes);
+    if (entry.committed === undefined) release();
+    else entry.committed.then(release, release);
   }
 
   /** Natural end: the consumer sees the end after the queued entries. */
@@ -82,7 +93,7 @@ export class InputQueue<T> {
 
   #discard(): void {
     this.#discarded = true;
-    for (const entry of this.#entries.splice(0)) this.#permits.release(entry.permitBytes);
+    for (const entry of this.#entries.splice(0)) this.#release(entry);
     for (const waiter of this.#spaceWaiters.splice(0)) waiter();
   }
 
@@ -105,7 +116,7 @@ export class InputQueue<T> {
       for (;;) {
         const entry = this.#entries.shift();
         if (entry !== undefined) {
-          this.#permits.release(entry.permitBytes);
+          this.#release(entry);
           this.#spaceWaiters.shift()?.();
           yield entry.item;
           continue;

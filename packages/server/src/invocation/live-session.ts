@@ -90,6 +90,7 @@ export class LiveSession {
       prepareStreams: (...args) => this.prepareStreams(...args),
       adopt: (pending) => this.adopt(pending),
       outputAppended: (stream) => this.#attachment?.outputAppended(stream),
+      recorded: (stream, bytes) => this.recorded(stream, bytes),
       fail: (error) => void this.#fail(error),
     });
     for (const stream of streams) this.#register(stream);
@@ -152,6 +153,8 @@ export class LiveSession {
     for (const stream of this.#streams.values()) {
       // Everything recorded is about to be replayed to the new owner.
       stream.backlog = 0;
+      this.permits.release(stream.backlogBytes);
+      stream.backlogBytes = 0;
       this.#wakeWindow(stream);
     }
   }
@@ -160,9 +163,28 @@ export class LiveSession {
     if (this.#attachment === sink) this.#attachment = undefined;
   }
 
-  /** The attachment sent one output event of `stream`: the producer may run further ahead. */
-  delivered(stream: StreamState): void {
+  /**
+   * An output event of `bytes` payload bytes was recorded and not yet sent
+   * (protocol section 12: "a slow stream backpressures the multiplexed
+   * session"). Its bytes are charged to the session's byte permits without
+   * waiting, so unsent output keeps input out: what a session has accepted
+   * and not yet handed on, input queued plus output unsent, stays within its
+   * budget (plus one window's overshoot, one item per stream), instead of the
+   * budget for input and 256 items per output stream on top.
+   */
+  recorded(stream: StreamState, bytes: number): void {
+    const charge = Math.min(bytes, this.permits.capacity);
+    stream.backlog++;
+    stream.backlogBytes += charge;
+    this.permits.charge(charge);
+  }
+
+  /** The attachment sent one output event of `stream` (`bytes` of payload): the producer may run further ahead. */
+  delivered(stream: StreamState, bytes = 0): void {
     if (stream.backlog > 0) stream.backlog--;
+    const release = Math.min(bytes, stream.backlogBytes);
+    stream.backlogBytes -= release;
+    this.permits.release(release);
     this.#wakeWindow(stream);
   }
 
@@ -294,8 +316,17 @@ export class LiveSession {
     );
     stream.inputCommitted = committed.catch(() => undefined);
     committed.catch((error: unknown) => this.#fail(error));
-    if (stream.queue !== undefined) stream.queue.push(item, permitBytes);
-    else this.permits.release(permitBytes);
+    // The permits cover the store's copy until the commit as well as the
+    // agent's until it takes the item (released at the take alone, input
+    // outran a slow disk with nothing to stop it). A value is held twice,
+    // decoded for the agent and re-encoded for the store, and was charged
+    // twice (see connection.ts): one half goes with each. Bytes are one
+    // buffer both hold: released when both are done.
+    const storeCopy = item.kind === "value" ? Math.floor(permitBytes / 2) : 0;
+    const agentCopy = permitBytes - storeCopy;
+    if (storeCopy > 0) void stream.inputCommitted.then(() => this.permits.release(storeCopy));
+    if (stream.queue !== undefined) stream.queue.push(item, agentCopy, storeCopy > 0 ? undefined : stream.inputCommitted);
+    else void stream.inputCommitted.then(() => this.permits.release(agentCopy));
     return { committed, count: stream.count };
   }
 

@@ -1,8 +1,9 @@
 /**
  * The output side of a live session: running the agent's output sources,
  * validating what they yield, turning items into log events and handing
- * them to the store with two bounds (the stream's window of unsent events,
- * the session's budget of uncommitted bytes), and recording terminals.
+ * them to the store with two bounds (the stream's window of unsent events
+ * and bytes, the session's budget of uncommitted bytes), and recording
+ * terminals.
  *
  * Output streams are declared by `context.output(source)`, which returns a
  * placeholder stream leaf; a source starts only when a committed value (the
@@ -36,6 +37,8 @@ export interface ProducerHost {
   adopt(pending: readonly PendingStream[]): void;
   /** A committed event of `stream` may be sent. */
   outputAppended(stream: StreamState): void;
+  /** An event of `bytes` payload bytes was handed to the store: it is unsent until the attachment delivers it. */
+  recorded(stream: StreamState, bytes: number): void;
   /** A store failure: the invocation cannot go on. */
   fail(error: unknown): void;
 }
@@ -92,9 +95,15 @@ export class OutputProducers {
     this.#host.outputAppended(stream);
   }
 
-  /** Waits until the live attachment is less than a window behind this stream. */
+  /**
+   * Waits until the live attachment is less than a window behind this
+   * stream: 256 events, and the session's byte budget in payload bytes (by
+   * entries alone, 256 items of 512 KiB were 128 MiB recorded ahead of the
+   * client).
+   */
   async #awaitWindow(stream: StreamState, signal: AbortSignal): Promise<void> {
-    while (stream.backlog >= this.#host.deps.limits.maxQueuedEntriesPerStream && !signal.aborted) {
+    const limits = this.#host.deps.limits;
+    while ((stream.backlog >= limits.maxQueuedEntriesPerStream || stream.backlogBytes >= limits.maxQueuedBytesPerSession) && !signal.aborted) {
       await new Promise<void>((resolve) => {
         const onAbort = (): void => resolve();
         signal.addEventListener("abort", onAbort, { once: true });
@@ -109,8 +118,9 @@ export class OutputProducers {
   /**
    * Hands one produced item to the store without waiting for its commit, so
    * a producer can run ahead and many items share one sync (group commit).
-   * Two bounds keep that safe: the stream's window of unsent events (256)
-   * and the session's budget of uncommitted output bytes. Nothing is sent
+   * Two bounds keep that safe: the stream's window of unsent events (256,
+   * and the session's byte budget) and the session's budget of uncommitted
+   * output bytes. Nothing is sent
    * before its commit: the attachment is told only when the store resolves.
    */
   async #appendItem(stream: StreamState, item: OutputItem, signal: AbortSignal): Promise<void> {
@@ -133,7 +143,7 @@ export class OutputProducers {
       }
       this.#host.adopt(built.introduced);
       stream.count += built.event.event === "item" ? built.event.itemCount : 0n;
-      stream.backlog++;
+      this.#host.recorded(stream, built.event.event === "item" ? built.event.data.length : 0);
       this.#host.deps.store
         .appendOutput(
           built.event,

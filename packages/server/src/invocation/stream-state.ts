@@ -37,6 +37,8 @@ export class StreamState {
   producer: AbortController | undefined;
   /** Output events recorded but not yet sent by the live attachment. */
   backlog = 0;
+  /** Their payload bytes, charged to the session's byte permits until sent. */
+  backlogBytes = 0;
   readonly backlogWaiters: (() => void)[] = [];
   /** Settles when every input chunk handed to the store so far is committed. */
   inputCommitted: Promise<void> = Promise.resolve();

@@ -106,9 +106,12 @@ export class Connection {
     const attachment = this.#attachment;
     if (this.#state !== "attached" || attachment === undefined || attachment.ended) return;
     const permits = attachment.session.permits;
-    const permitBytes = Math.min(inbound.data.length, permits.capacity);
     // Permits before decoding (section 12): a session holding its budget in
-    // unconsumed input stops decoding here, and the socket stops being read.
+    // unconsumed input or unsent output stops decoding here, and the socket
+    // stops being read. A text message (a value item) is charged twice its
+    // size: the item is held decoded for the agent and re-encoded for the
+    // store until its commit (live-session.ts, acceptInput).
+    const permitBytes = Math.min(inbound.isBinary ? inbound.data.length : 2 * inbound.data.length, permits.capacity);
     if (!permits.tryAcquire(permitBytes)) await permits.acquire(permitBytes);
     let message: ClientMessage;
     try {
