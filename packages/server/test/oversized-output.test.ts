@@ -13,6 +13,7 @@ import { canonicalJson, encodeServerMessage, LIMITS, type JsonObject, type JsonV
 import { createSessionServer, MemorySessionStore, StaticAgentHost, type AgentTypeDefinition } from "../src/index.js";
 import { outputItemFits } from "../src/invocation/message-room.js";
 import { RawClient, TOKEN, demoStart, startTestServer, v, type TestServer } from "./helpers.js";
+import { PROBE } from "./probe-server.js";
 
 const MiB = 1024 * 1024;
 const PRODUCER_ERROR = { kind: "error", code: "producer-error", message: "an output item does not fit in one 8 MiB message" };
@@ -238,4 +239,59 @@ describe("property: output values of every kind around the 8 MiB message boundar
       { numRuns: 60 },
     );
   });
+});
+
+describe("acceptances that list every stream of a session", () => {
+  it("with kilobyte principals, a session stops taking new streams before its acceptance would pass 8 MiB, and every resume still fits", async () => {
+    const principal = "p".repeat(4500); // stream tokens of about 6.4 KB
+    const sessions = createSessionServer({
+      store: new MemorySessionStore(),
+      host: new StaticAgentHost({ test: { default: [PROBE] } }),
+      keyring: Keyring.generate("k1"),
+      authenticator: (token) => (token === TOKEN ? { account: "acme", principal } : undefined),
+    });
+    const { url } = await sessions.listen();
+    try {
+      const client = await RawClient.connect(url);
+      const start = demoStart("nested", v.record(v.stream(randomUUID())), {
+        selector: { agentType: "probe", application: "test", constructorParameters: v.record(v.str("t")), environment: "default", method: "nested" },
+      });
+      client.send(start);
+      const accepted = (await client.nextOf("invocationAccepted")) as Accepted;
+      const channel = accepted.mappings[0]!.channel;
+      // More nested streams than 8 MiB of mappings can list at this token size (4096 would be 26 MiB).
+      // Each inner stream is ended once its ACK announces it, so the agent reads on.
+      let acked = 0;
+      let rejected: ServerMessage | undefined;
+      for (let i = 0; i < 1400 && rejected === undefined; i++) {
+        client.send({ type: "inputStreamItem", channel, sequence: BigInt(i), value: v.record(v.str(`n${i}`), v.stream(randomUUID())) });
+        for (;;) {
+          const message = await client.next();
+          if (message.type === "invocationRejected") {
+            rejected = message;
+            break;
+          }
+          if (message.type === "inputStreamAck" && message.channel === channel) {
+            acked = Number(message.highestContiguousSequence);
+            for (const mapping of message.mappings) client.send({ type: "inputStreamEnd", channel: mapping.channel, sequence: 0n });
+            break;
+          }
+        }
+      }
+      expect(rejected).toMatchObject({ code: "limit-exceeded" });
+      expect((await client.closed).code).toBe(1002);
+      expect(acked).toBeGreaterThan(900);
+      expect(acked).toBeLessThan(1400);
+
+      // A resume lists every stream: the acceptance is sent, and it decodes (RawClient decodes strictly).
+      const again = await RawClient.connect(url);
+      again.send({ type: "resumeAttach", attemptId: randomUUID(), operation: "takeover", outputCursors: [], sessionToken: accepted.sessionToken });
+      const reaccepted = (await again.nextOf("invocationAccepted")) as Accepted;
+      expect(reaccepted.mappings.length).toBe(acked + 1);
+      expect(encodeServerMessage(reaccepted).length).toBeLessThanOrEqual(LIMITS.maxTextMessageBytes);
+      again.close();
+    } finally {
+      await sessions.close();
+    }
+  }, 60_000);
 });

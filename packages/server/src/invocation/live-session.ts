@@ -25,7 +25,7 @@ import type { AgentHost, InvocationContext, MethodDescriptor } from "../agent-ho
 import { BytePermits } from "./byte-permits.js";
 import { CountLimitError } from "../count-limit-error.js";
 import { InputQueue } from "./input-queue.js";
-import { invocationResultFits } from "./message-room.js";
+import { invocationResultFits, MAX_SESSION_MAPPING_BYTES, widestMappingBytes } from "./message-room.js";
 import { createInvocationContext, type InvocationInput } from "./invocation-context.js";
 import type { Logger, Principal, ServerLimits } from "../options.js";
 import { OutputProducers } from "./output-producers.js";
@@ -78,6 +78,8 @@ export class LiveSession {
   #failing = false;
   #running = false;
   #nextOrdinal = 0;
+  /** Sum of the widest mappings of the registered streams (message-room.ts). */
+  #mappingBytes = 0;
 
   constructor(deps: RuntimeDeps, record: SessionRecord, streams: readonly StreamState[]) {
     this.deps = deps;
@@ -132,6 +134,7 @@ export class LiveSession {
 
   #register(stream: StreamState): void {
     this.#streams.set(stream.streamId, stream);
+    this.#mappingBytes += widestMappingBytes(stream.direction, stream.token);
     this.#byToken.set(stream.token, stream);
     if (stream.provisionalRef !== undefined) this.#usedProvisionalRefs.add(stream.provisionalRef);
     if (stream.parent.kind === "item") {
@@ -218,6 +221,10 @@ export class LiveSession {
       seen.add(ref);
       return this.#pendingStream(leaf.elementType, graph, direction, parent, `${coordinatePrefix}${leaf.coordinate}`, ref, index);
     });
+    const added = pending.reduce((sum, p) => sum + widestMappingBytes(direction, p.state.token), 0);
+    if (this.#mappingBytes + added > MAX_SESSION_MAPPING_BYTES) {
+      throw new CountLimitError("the session's streams would no longer fit in one acceptance message");
+    }
     this.#nextOrdinal += pending.length;
     return pending;
   }

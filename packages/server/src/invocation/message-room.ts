@@ -84,3 +84,34 @@ export function asSendable(event: OutputEvent, elementKind: ElementKind, childTo
   if (event.event !== "item" || elementKind !== "value" || outputItemFits(event.data.length, childTokens)) return event;
   return { event: "terminal", streamId: event.streamId, sequence: event.sequence, outcome: UNSENDABLE_ITEM_OUTCOME };
 }
+
+/**
+ * Mapping bytes a session's streams may add up to. An acceptance lists a
+ * mapping for every input stream and every output stream with unseen events,
+ * so it must hold all of a session's mappings at once beside its widest
+ * envelope (a session token of 8192 bytes, an idempotency key of 1 KiB at six
+ * bytes per escaped byte). Every other message that announces streams
+ * (result, item, ACK) announces a subset. With this server's stream tokens of
+ * a few hundred bytes the 4096-stream limit is reached long before this; it
+ * binds only when an authenticator's principals make tokens kilobytes long.
+ */
+export const MAX_SESSION_MAPPING_BYTES =
+  LIMITS.maxTextMessageBytes -
+  canonicalJson({
+    attemptId: "00000000-0000-4000-8000-000000000000",
+    idempotencyKey: "x".repeat(6 * 1024),
+    mappings: [],
+    sessionToken: WIDEST_TOKEN,
+    type: "invocationAccepted",
+    version: 1,
+  }).length;
+
+/** The widest mapping a stream can have in any message (an input's carries its high-water and reference). */
+export function widestMappingBytes(direction: "input" | "output", streamToken: string): number {
+  const mapping: Record<string, JsonValue> = { channel: WIDEST_CHANNEL, direction, streamToken };
+  if (direction === "input") {
+    mapping["inputHighWater"] = { sequence: WIDEST_SEQUENCE, terminal: false };
+    mapping["provisionalRef"] = "00000000-0000-4000-8000-000000000000";
+  }
+  return canonicalJson(mapping).length + 1;
+}
