@@ -10,7 +10,7 @@
  * `createSessionServer({ store, host, keyring, authenticator })`.
  */
 export { startEmbeddedServer, loadOrCreateKeyring, type EmbeddedServer, type EmbeddedServerOptions } from "./embedded.js";
-export { createSessionServer, type SessionServer, type SessionServerOptions, type ListeningAddress } from "./server.js";
+export { createSessionServer, type SessionServer, type SessionServerOptions, type ClusterOptions, type ListeningAddress } from "./server.js";
 export {
   StaticAgentHost,
   InputCancelledError,
@@ -45,6 +45,7 @@ export { MemorySessionStore } from "./store/memory-store.js";
 export type * from "./store/session-store.js";
 export type * from "./store/cluster-store.js";
 export { isClusterStore } from "./store/cluster-store.js";
+export { MemoryCluster } from "./store/memory-cluster.js";
 export { createDemoHost } from "./demo/host.js";
 export { DEMO_APPLICATION, DEMO_ENVIRONMENT, DEMO_AGENT_TYPE, ECHO_CONSTRUCTOR, ECHO_METHODS } from "./demo/catalogue.js";
 export { demoBlob, reverseScalars } from "./demo/methods.js";

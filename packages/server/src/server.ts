@@ -18,6 +18,7 @@ import { checkUpgrade, rejectUpgrade, sendHttpError } from "./transport/http-han
 import type { RuntimeDeps } from "./invocation/live-session.js";
 import { resolveLimits, silentLogger, type Authenticator, type Authorizer, type Logger, type ServerLimits } from "./options.js";
 import { SessionRuntime } from "./sessions/session-runtime.js";
+import { isClusterStore, type ClusterSessionStore } from "./store/cluster-store.js";
 import type { SessionStore } from "./store/session-store.js";
 import { TokenService } from "./sessions/token-service.js";
 import { WsTransport } from "./transport/transport.js";
@@ -38,7 +39,20 @@ export interface SessionServerOptions {
   readonly logger?: Logger;
   /** Clock in ms since the epoch (tests). */
   readonly now?: () => number;
+  /** Cluster mode (the store is a `ClusterSessionStore`): node leases (docs/cluster.md). */
+  readonly cluster?: ClusterOptions;
 }
+
+export interface ClusterOptions {
+  /**
+   * How long a node's lease lasts without a heartbeat (default 10 s). A node
+   * heartbeats every third of it; when an owner's lease lapses, another node
+   * claims its running invocations within half of it and fails them.
+   */
+  readonly leaseTtlMs?: number;
+}
+
+const DEFAULT_LEASE_TTL_MS = 10_000;
 
 export interface ListeningAddress {
   readonly host: string;
@@ -58,6 +72,14 @@ export interface SessionServer {
   rotateKeyring(keyring: Keyring): void;
   /** Closes every connection and stops every invocation (they fail on the next start). */
   close(): Promise<void>;
+  /**
+   * Graceful stop (SIGTERM): refuses new connections with `overloaded`
+   * (a load balancer retries elsewhere), detaches every client (close 1001;
+   * clients resume on another node), lets the invocations this process runs
+   * finish until `timeoutMs` has passed, fails the rest (`invocation-failed`),
+   * leaves the cluster and closes. Resolves with how many were failed.
+   */
+  drain(timeoutMs: number): Promise<number>;
   /** Resolves when sessions left running by an earlier process have been finished. */
   readonly ready: Promise<void>;
 }
@@ -106,7 +128,10 @@ class NodeSessionServer implements SessionServer {
   }[] = [];
   #owned: Server | undefined;
   #sweeper: NodeJS.Timeout | undefined;
+  #heartbeat: NodeJS.Timeout | undefined;
+  #orphanClaims: NodeJS.Timeout | undefined;
   #closing = false;
+  #draining = false;
 
   constructor(options: SessionServerOptions) {
     this.#options = options;
@@ -121,6 +146,7 @@ class NodeSessionServer implements SessionServer {
     );
     const deps: RuntimeDeps = {
       store: options.store,
+      cluster: isClusterStore(options.store) ? options.store : undefined,
       host: options.host,
       tokens: this.#tokens,
       limits: this.#limits,
@@ -138,7 +164,17 @@ class NodeSessionServer implements SessionServer {
       handleProtocols: (protocols) => (protocols.has(SUBPROTOCOL) ? SUBPROTOCOL : false),
       clientTracking: true,
     });
-    this.ready = this.#runtime.recoverInterrupted().then(
+    const cluster = deps.cluster;
+    const leaseTtlMs = options.cluster?.leaseTtlMs ?? DEFAULT_LEASE_TTL_MS;
+    if (!Number.isSafeInteger(leaseTtlMs) || leaseTtlMs < 100) throw new TypeError("cluster.leaseTtlMs must be an integer of at least 100");
+    const joined = cluster === undefined ? Promise.resolve() : cluster.heartbeat(leaseTtlMs);
+    if (cluster !== undefined) {
+      this.#heartbeat = setInterval(() => void cluster.heartbeat(leaseTtlMs).catch((error: unknown) => this.#logger.error("lease heartbeat failed", { error: String(error) })), Math.floor(leaseTtlMs / 3));
+      this.#heartbeat.unref();
+      this.#orphanClaims = setInterval(() => void this.#claimOrphans(), Math.floor(leaseTtlMs / 2));
+      this.#orphanClaims.unref();
+    }
+    this.ready = joined.then(() => this.#runtime.recoverInterrupted()).then(
       (count) => {
         if (count > 0) this.#logger.warn("finished sessions interrupted by a restart", { count });
       },
@@ -147,6 +183,33 @@ class NodeSessionServer implements SessionServer {
     const sweepEvery = Math.min(this.#limits.sessionRetentionMs, 60_000);
     this.#sweeper = setInterval(() => void this.#sweep(), sweepEvery);
     this.#sweeper.unref();
+  }
+
+  async #claimOrphans(): Promise<void> {
+    try {
+      const claimed = await this.#runtime.claimOrphans();
+      if (claimed > 0) this.#logger.warn("finished invocations of a node whose lease lapsed", { count: claimed });
+    } catch (error) {
+      this.#logger.error("orphan claim failed", { error: String(error) });
+    }
+  }
+
+  async drain(timeoutMs: number): Promise<number> {
+    if (!Number.isSafeInteger(timeoutMs) || timeoutMs < 0) throw new TypeError("drain timeout must be a non-negative integer (ms)");
+    const deadline = (this.#options.now ?? Date.now)() + timeoutMs;
+    this.#draining = true;
+    // Clients lose only their transport: they resume, through the balancer, on another node.
+    for (const client of this.#wss.clients) client.close(1001, "server draining");
+    const failed = await this.#runtime.finishOwned(deadline);
+    if (this.#heartbeat !== undefined) clearInterval(this.#heartbeat);
+    if (this.#orphanClaims !== undefined) clearInterval(this.#orphanClaims);
+    await this.#clusterStore()?.leave();
+    await this.close();
+    return failed;
+  }
+
+  #clusterStore(): ClusterSessionStore | undefined {
+    return isClusterStore(this.#options.store) ? this.#options.store : undefined;
   }
 
   async #sweep(): Promise<void> {
@@ -221,6 +284,7 @@ class NodeSessionServer implements SessionServer {
     try {
       await this.ready;
       if (this.#closing) throw new ProtocolError("overloaded", "the server is shutting down");
+      if (this.#draining) throw new ProtocolError("overloaded", "the server is draining; connect to another node");
       if (this.#wss.clients.size >= this.#limits.maxConnections) {
         throw new ProtocolError("overloaded", "the server cannot take more sessions now");
       }
@@ -243,6 +307,8 @@ class NodeSessionServer implements SessionServer {
     if (this.#closing) return;
     this.#closing = true;
     if (this.#sweeper !== undefined) clearInterval(this.#sweeper);
+    if (this.#heartbeat !== undefined) clearInterval(this.#heartbeat);
+    if (this.#orphanClaims !== undefined) clearInterval(this.#orphanClaims);
     this.#runtime.shutdown();
     for (const client of this.#wss.clients) client.terminate();
     await new Promise<void>((resolve) => this.#wss.close(() => resolve()));

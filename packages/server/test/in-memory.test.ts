@@ -49,6 +49,7 @@ function harness() {
   const runtime = new SessionRuntime(
     {
       store,
+      cluster: undefined,
       host: createDemoHost(),
       tokens: new TokenService(Keyring.generate(), { issuer: "test", audience: "test" }),
       limits: resolveLimits(),

@@ -9,6 +9,7 @@
  * becomes usable, and a stream's pump starts, only after the message that
  * carries its mapping has been handed to the transport.
  */
+import { randomUUID } from "node:crypto";
 import {
   CLOSE_INTERNAL_ERROR,
   CLOSE_NORMAL,
@@ -37,6 +38,8 @@ export interface AttachPlan {
 export class Attachment implements AttachmentSink {
   readonly session: LiveSession;
   readonly attemptId: string;
+  readonly generation: bigint;
+  readonly attachmentId = randomUUID();
   readonly #transport: SessionTransport;
   readonly #channels = new ChannelTable();
   readonly #pumps: OutputPumps;
@@ -48,9 +51,10 @@ export class Attachment implements AttachmentSink {
   #opened = false;
   #ended = false;
 
-  constructor(session: LiveSession, attemptId: string, transport: SessionTransport, onEnd: (attachment: Attachment) => void) {
+  constructor(session: LiveSession, attemptId: string, generation: bigint, transport: SessionTransport, onEnd: (attachment: Attachment) => void) {
     this.session = session;
     this.attemptId = attemptId;
+    this.generation = generation;
     this.#transport = transport;
     this.#onEnd = onEnd;
     const link: AttachmentLink = {

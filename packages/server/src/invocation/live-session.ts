@@ -33,9 +33,13 @@ import type { InputChunk, InputTerminal, NewStream, SessionRecord, SessionStore,
 import { StreamState, type InputItem } from "./stream-state.js";
 import type { TokenService } from "../sessions/token-service.js";
 import { catalogueGraph, decodeValue, describeElement, type SchemaGraph } from "../values.js";
+import { ClusterPeer } from "../cluster/cluster-peer.js";
+import type { ClusterSessionStore } from "../store/cluster-store.js";
 
 export interface RuntimeDeps {
   readonly store: SessionStore;
+  /** Set when the store is shared by a cluster of nodes (the same object as `store`). */
+  readonly cluster: ClusterSessionStore | undefined;
   readonly host: AgentHost;
   readonly tokens: TokenService;
   readonly limits: ServerLimits;
@@ -45,6 +49,9 @@ export interface RuntimeDeps {
 
 /** What a live session tells the attachment that currently owns it. */
 export interface AttachmentSink {
+  /** The attachment generation it serves, and its id (cluster revocation names it). */
+  readonly generation: bigint;
+  readonly attachmentId: string;
   outputAppended(stream: StreamState): void;
   resultCommitted(): void;
   /** The server made an input terminal (cancel); the client must be told. */
@@ -61,6 +68,18 @@ export interface PendingStream {
 }
 
 const INVOCATION_FAILED = "invocation failed";
+
+/** The item an agent reads for a stored input chunk (what `acceptInput` handed over at the node that accepted it). */
+function inputItemOf(stream: StreamState, chunk: InputChunk): InputItem {
+  switch (stream.elementKind) {
+    case "u8":
+      return { kind: "bytes", bytes: chunk.data };
+    case "binary":
+      return { kind: "blob", blob: chunk.mimeType === undefined ? { bytes: chunk.data } : { bytes: chunk.data, mimeType: chunk.mimeType } };
+    case "value":
+      return { kind: "value", value: JSON.parse(new TextDecoder().decode(chunk.data)) as SchemaValueJson };
+  }
+}
 
 export class LiveSession {
   readonly deps: RuntimeDeps;
@@ -80,6 +99,13 @@ export class LiveSession {
   #nextOrdinal = 0;
   /** Sum of the widest mappings of the registered streams (message-room.ts). */
   #mappingBytes = 0;
+  /**
+   * Cluster mode: whether this node runs the invocation (`owner`) or only
+   * serves attachments to it while another node runs it (`mirror`).
+   */
+  role: "owner" | "mirror" = "owner";
+  /** Cluster mode: the node-to-node side (cluster/cluster-peer.ts), while the session is loaded. */
+  #peer: ClusterPeer | undefined;
 
   constructor(deps: RuntimeDeps, record: SessionRecord, streams: readonly StreamState[]) {
     this.deps = deps;
@@ -109,6 +135,41 @@ export class LiveSession {
 
   get attachment(): AttachmentSink | undefined {
     return this.#attachment;
+  }
+
+  /** A mirror of a running session: another node runs it, this one serves its attachment. */
+  get remote(): boolean {
+    return this.#peer !== undefined && this.role === "mirror" && !this.finished;
+  }
+
+  /** Cluster mode: starts following the session's changes on other nodes. */
+  follow(store: ClusterSessionStore): void {
+    this.#peer ??= new ClusterPeer(store, {
+      sessionId: this.sessionId,
+      logger: this.deps.logger,
+      syncFromStore: () => this.syncFromStore(),
+      attachedElsewhere: (generation, attachment) => this.#attachedElsewhere(generation, attachment),
+      cancelOutputById: async (streamId, reason) => {
+        const stream = this.#streams.get(streamId);
+        if (stream !== undefined && this.role === "owner" && !this.finished) await this.cancelOutput(stream, reason);
+      },
+      deliveredRemotely: (streamId, events, bytes) => {
+        const stream = this.#streams.get(streamId);
+        if (stream === undefined || this.role !== "owner") return;
+        for (let i = 0; i < events; i++) this.delivered(stream, i === 0 ? bytes : 0);
+      },
+    });
+  }
+
+  /** Stops following (the session leaves memory). */
+  unfollow(): void {
+    this.#peer?.close();
+    this.#peer = undefined;
+  }
+
+  /** Announces an exact replay's attachment as the generation's sole owner to the other nodes. */
+  async claimAttachment(sink: AttachmentSink): Promise<void> {
+    await this.#peer?.claimAttachment(sink.generation, sink.attachmentId);
   }
 
   /** Streams in creation order (the order mappings list them). */
@@ -152,14 +213,13 @@ export class LiveSession {
   attach(sink: AttachmentSink): void {
     const previous = this.#attachment;
     this.#attachment = sink;
+    // The output windows go on: events recorded and not yet sent stay
+    // charged until the new attachment sends them (it replays from its
+    // client's cursor, which no unsent event precedes). Restarting them here
+    // let a producer run a whole window ahead of a client that had just
+    // reconnected, once per reconnect. A re-sent event counts again, which
+    // only loosens the window by what was replayed.
     if (previous !== undefined && previous !== sink) previous.revoke();
-    for (const stream of this.#streams.values()) {
-      // Everything recorded is about to be replayed to the new owner.
-      stream.backlog = 0;
-      this.permits.release(stream.backlogBytes);
-      stream.backlogBytes = 0;
-      this.#wakeWindow(stream);
-    }
   }
 
   detach(sink: AttachmentSink): void {
@@ -184,6 +244,10 @@ export class LiveSession {
 
   /** The attachment sent one output event of `stream` (`bytes` of payload): the producer may run further ahead. */
   delivered(stream: StreamState, bytes = 0): void {
+    if (this.remote) {
+      this.#peer?.delivered(stream.streamId, bytes);
+      return;
+    }
     if (stream.backlog > 0) stream.backlog--;
     const release = Math.min(bytes, stream.backlogBytes);
     stream.backlogBytes -= release;
@@ -308,6 +372,7 @@ export class LiveSession {
   ): Promise<{ committed: Promise<void>; count: bigint } | undefined> {
     const queue = stream.queue;
     if (queue !== undefined && !queue.hasSpace) await queue.waitForSpace();
+    if (this.remote) await this.#peer?.waitForInputRoom(stream.streamId);
     // A transport replaced while it waited accepts nothing more: the new
     // owner's mappings already reported the high-water.
     if (this.#attachment !== owner || stream.inputTerminal !== undefined || chunk.sequence !== stream.count) {
@@ -317,6 +382,8 @@ export class LiveSession {
     // From here to the store call nothing awaits: the sequence is ours.
     this.adopt(introduced);
     stream.count += chunk.itemCount;
+    stream.fed = stream.count;
+    if (this.remote) this.#peer?.inputHandedOver(stream.streamId, stream.count);
     const committed = this.deps.store.acceptInput(
       chunk,
       introduced.map((p) => p.record),
@@ -374,8 +441,118 @@ export class LiveSession {
 
   /** A client `streamCancel` on an output: the stream ends `cancelled` with the client's reason. */
   async cancelOutput(stream: StreamState, reason: ClientCancelReason): Promise<void> {
+    if (this.remote) {
+      // The owner records the terminal; it reaches this attachment like any output.
+      await this.#peer?.forwardCancel(stream.streamId, reason);
+      return;
+    }
     stream.producer?.abort(new Error("output cancelled"));
     await this.#producers.appendTerminal(stream, { kind: "cancelled", reason });
+  }
+
+  // ------------------------------------------------------------ cluster
+
+  /**
+   * Re-reads the session from the store after another node committed to it
+   * (cluster/cluster-peer.ts) and acts on what changed. The writer of each
+   * fact is its authority: a mirror takes outputs, the result and the finish
+   * from the store; everyone takes input counts and terminals that are ahead
+   * of its own. New streams are registered before any value naming them is
+   * handed on. The owner feeds input another node committed to the agent.
+   */
+  async syncFromStore(): Promise<void> {
+    const [record, streams] = await Promise.all([this.deps.store.getSession(this.sessionId), this.deps.store.listStreams(this.sessionId)]);
+    if (record === undefined) return;
+    const mirror = this.role === "mirror";
+    const outputs: StreamState[] = [];
+    const cancelledByServer: StreamState[] = [];
+    const fed: StreamState[] = [];
+    for (const stored of streams) {
+      let stream = this.#streams.get(stored.streamId);
+      if (stream === undefined) {
+        stream = new StreamState(stored);
+        this.#register(stream);
+        this.#nextOrdinal = Math.max(this.#nextOrdinal, stored.ordinal + 1);
+        if (stream.direction === "input") {
+          stream.fed = 0n;
+          if (this.#running) this.#openQueue(stream);
+        }
+      }
+      if (stream.direction === "output") {
+        if (mirror && (stored.count !== stream.count || stored.outputTerminal !== stream.outputTerminal)) {
+          stream.count = stored.count;
+          stream.outputTerminal = stored.outputTerminal;
+          outputs.push(stream);
+        }
+        continue;
+      }
+      if (stored.count > stream.count) stream.count = stored.count;
+      if (stream.inputTerminal === undefined && stored.inputTerminal !== undefined) {
+        stream.inputTerminal = stored.inputTerminal;
+        if (stored.inputTerminal.kind === "cancelled" && stored.inputTerminal.by === "server") cancelledByServer.push(stream);
+      }
+      if (!mirror && stream.queue !== undefined) fed.push(stream);
+    }
+    const hadResult = this.record.result !== undefined;
+    const wasFinished = this.finished;
+    this.record = mirror ? record : { ...this.record, generation: record.generation, sessionToken: record.sessionToken };
+    for (const stream of fed) void this.#feed(stream).catch((error: unknown) => this.#fail(error));
+    const sink = this.#attachment;
+    if (sink === undefined) return;
+    for (const stream of outputs) sink.outputAppended(stream);
+    for (const stream of cancelledByServer) {
+      const terminal = stream.inputTerminal;
+      if (terminal?.kind === "cancelled") sink.inputCancelledByServer(stream, terminal.reason);
+    }
+    if (!hadResult && this.record.result !== undefined) sink.resultCommitted();
+    if (!wasFinished && this.finished) sink.finished();
+  }
+
+  /** Owner: hands input that another node committed to the agent, as its queue makes room. */
+  async #feed(stream: StreamState): Promise<void> {
+    if (stream.feeding) return;
+    stream.feeding = true;
+    try {
+      for (;;) {
+        const queue = stream.queue;
+        if (queue === undefined || queue.closed) return;
+        if (stream.fed >= stream.count) {
+          const terminal = stream.inputTerminal;
+          if (terminal === undefined) return;
+          if (terminal.kind === "end" || terminal.reason === "consumer-drop") queue.end();
+          else queue.cancel(terminal.reason);
+          return;
+        }
+        await queue.waitForSpace();
+        const chunks = await this.deps.store.readInput(stream.streamId, stream.fed, stream.count);
+        for (const chunk of chunks) {
+          if (chunk.sequence < stream.fed) continue;
+          await queue.waitForSpace();
+          const item = inputItemOf(stream, chunk);
+          this.permits.charge(chunk.data.length);
+          queue.push(item, chunk.data.length);
+          stream.fed = chunk.sequence + chunk.itemCount;
+          this.#peer?.consumed(stream.streamId, stream.fed);
+        }
+      }
+    } finally {
+      stream.feeding = false;
+    }
+  }
+
+  /**
+   * A resume, takeover or exact replay was committed at another node (or
+   * here): the local attachment is revoked unless it serves that generation
+   * and, for a replay, is the attachment named.
+   */
+  async #attachedElsewhere(generation: bigint, attachment: string | undefined): Promise<void> {
+    await this.syncFromStore();
+    const sink = this.#attachment;
+    if (sink === undefined) return;
+    if (sink.generation < generation || (attachment !== undefined && sink.attachmentId !== attachment)) {
+      this.#attachment = undefined;
+      sink.revoke();
+    }
   }
 
   // ------------------------------------------------------------ execution
@@ -493,6 +670,12 @@ export class LiveSession {
     this.record = { ...this.record, state: "finished", outcome: text, finishedAt: at };
     this.#running = false;
     this.#attachment?.finished();
+  }
+
+  /** Ends the running invocation now as failed (a drain's deadline): streams terminated, `invocation-failed`. */
+  async failNow(): Promise<void> {
+    if (this.#running) await this.#fail(new Error("the server stopped the invocation"));
+    else if (!this.finished) await this.failInterrupted();
   }
 
   /** Aborts the running invocation without recording anything (server shutdown). */

@@ -29,6 +29,10 @@ export class StreamState {
   readonly token: string;
   /** Input: durably accepted items. Output: durably produced items. */
   count: bigint;
+  /** Input, at the owner: items handed to the agent's queue (behind `count` while another node's attachment commits them). */
+  fed: bigint;
+  /** Set while the owner feeds `fed` up to `count`. */
+  feeding = false;
   inputTerminal: InputTerminal | undefined;
   outputTerminal: boolean;
   /** Input only, while the invocation runs. */
@@ -55,6 +59,7 @@ export class StreamState {
     this.parent = record.parent;
     this.token = record.token;
     this.count = record.count;
+    this.fed = record.count;
     this.inputTerminal = record.inputTerminal;
     this.outputTerminal = record.outputTerminal;
   }

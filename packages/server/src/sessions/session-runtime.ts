@@ -46,6 +46,8 @@ export class SessionRuntime {
   readonly #live = new Map<string, LiveSession>();
   /** Loads in flight, so two attaches of one session share one `LiveSession`. */
   readonly #loading = new Map<string, Promise<LiveSession | undefined>>();
+  /** Invocations this process runs, until they finish (a drain waits for them). */
+  readonly #runs = new Set<Promise<void>>();
   /** The tail of each session's queue of attach decisions (see `#exclusive`). */
   readonly #attachQueues = new Map<string, Promise<unknown>>();
 
@@ -126,16 +128,21 @@ export class SessionRuntime {
       if (created.kind !== "created") return created;
       live.adopt(pending);
       this.#live.set(sessionId, live);
-      const accepted = this.#newAttachment(live, message.attemptId, transport);
+      if (this.deps.cluster !== undefined) live.follow(this.deps.cluster);
+      const accepted = this.#newAttachment(live, message.attemptId, 1n, transport);
       live.attach(accepted);
       return accepted;
     });
     if (attachment instanceof Attachment) {
       // Acceptance (with the complete channel table) goes out before execution starts.
       await attachment.open({ cursors: new Map(), resolveProvisionalRefs: true }, message.idempotencyKey, true);
-      void live
+      const run = live
         .run(validated.method, { constructorParameters: validated.constructorParameters, parameters, config: message.config })
-        .finally(() => this.#evictIfIdle(live));
+        .finally(() => {
+          this.#runs.delete(run);
+          this.#evictIfIdle(live);
+        });
+      this.#runs.add(run);
       return attachment;
     }
     const created = attachment;
@@ -329,7 +336,7 @@ export class SessionRuntime {
       return this.#replay(raced, descriptorDigest, message.operation, caller, transport, cursors);
     }
     live.record = { ...live.record, generation, sessionToken };
-    const attachment = this.#newAttachment(live, message.attemptId, transport);
+    const attachment = this.#newAttachment(live, message.attemptId, generation, transport);
     live.attach(attachment);
     return { attachment, open: () => attachment.open({ cursors, resolveProvisionalRefs: false }, record.idempotencyKey, true) };
   }
@@ -411,8 +418,12 @@ export class SessionRuntime {
       method: record.method,
     });
     const owner = attempt.generation === record.generation;
-    const attachment = this.#newAttachment(live, attempt.attemptId, transport);
-    if (owner) live.attach(attachment);
+    const attachment = this.#newAttachment(live, attempt.attemptId, attempt.generation, transport);
+    if (owner) {
+      live.attach(attachment);
+      // Other nodes revoke their transports of this generation (section 9: sole owner).
+      await live.claimAttachment(attachment);
+    }
     return { attachment, open: () => attachment.open({ cursors, resolveProvisionalRefs: operation === "start" }, record.idempotencyKey, owner) };
   }
 
@@ -425,20 +436,23 @@ export class SessionRuntime {
 
   // ------------------------------------------------------------ memory
 
-  #newAttachment(live: LiveSession, attemptId: string, transport: SessionTransport): Attachment {
-    return new Attachment(live, attemptId, transport, () => this.#evictIfIdle(live));
+  #newAttachment(live: LiveSession, attemptId: string, generation: bigint, transport: SessionTransport): Attachment {
+    return new Attachment(live, attemptId, generation, transport, () => this.#evictIfIdle(live));
   }
 
+  /** A finished session, or a mirror of one another node runs, leaves memory with its last attachment. */
   #evictIfIdle(live: LiveSession): void {
-    if (live.finished && live.attachment === undefined && this.#live.get(live.sessionId) === live) {
+    if ((live.finished || live.role === "mirror") && live.attachment === undefined && this.#live.get(live.sessionId) === live) {
       this.#live.delete(live.sessionId);
+      live.unfollow();
     }
   }
 
   /** The session in memory, loading it from the store if needed. */
   #load(sessionId: string): Promise<LiveSession | undefined> {
     const loaded = this.#live.get(sessionId);
-    if (loaded !== undefined) return Promise.resolve(loaded);
+    // In a cluster another node may have committed since: decide on what is committed.
+    if (loaded !== undefined) return this.deps.cluster === undefined ? Promise.resolve(loaded) : loaded.syncFromStore().then(() => loaded);
     let loading = this.#loading.get(sessionId);
     if (loading === undefined) {
       loading = this.#loadFromStore(sessionId).finally(() => this.#loading.delete(sessionId));
@@ -452,9 +466,22 @@ export class SessionRuntime {
     if (record === undefined) return undefined;
     const streams = await this.deps.store.listStreams(sessionId);
     const live = new LiveSession(this.deps, record, streams.map((s) => new StreamState(s)));
-    // A running session that is not in memory was interrupted (this process
-    // restarted): the embedded host cannot continue it, so it fails now.
-    if (record.state === "running") await live.failInterrupted();
+    const cluster = this.deps.cluster;
+    if (cluster === undefined) {
+      // A running session that is not in memory was interrupted (this process
+      // restarted): the embedded host cannot continue it, so it fails now.
+      if (record.state === "running") await live.failInterrupted();
+    } else {
+      live.follow(cluster);
+      // Running here under this node's id but not in memory: an earlier
+      // process of this node ran it. Owned by another node: serve it.
+      if (record.state === "running") {
+        if ((await cluster.ownerOf(sessionId)) === cluster.nodeId) await live.failInterrupted();
+        else live.role = "mirror";
+      }
+      // Changes committed between the first read and the subscription.
+      await live.syncFromStore();
+    }
     this.#live.set(sessionId, live);
     return live;
   }
@@ -462,17 +489,71 @@ export class SessionRuntime {
   /** Finishes every session a previous process left running (see docs/protocol/server.md). */
   async recoverInterrupted(): Promise<number> {
     const running = await this.deps.store.listRunningSessions();
+    const cluster = this.deps.cluster;
+    let recovered = 0;
     for (const record of running) {
       if (this.#live.has(record.sessionId)) continue;
+      // In a cluster, other nodes' sessions are theirs (or, once their lease lapses, an orphan claim's).
+      if (cluster !== undefined && (await cluster.ownerOf(record.sessionId)) !== cluster.nodeId) continue;
       const live = await this.#load(record.sessionId);
       if (live !== undefined) this.#evictIfIdle(live);
+      recovered++;
     }
-    return running.length;
+    return recovered;
+  }
+
+  /**
+   * Cluster mode: claims the running sessions whose owner's lease lapsed
+   * (docs/cluster.md) and finishes them as a restart does: open streams
+   * terminated, `invocation-failed`. Clients attached at any node get their
+   * terminals through the change feed. Returns how many were claimed.
+   */
+  async claimOrphans(): Promise<number> {
+    const cluster = this.deps.cluster;
+    if (cluster === undefined) return 0;
+    const claimed = await cluster.claimOrphans();
+    for (const sessionId of claimed) {
+      await this.#exclusive(sessionId, async () => {
+        const live = this.#live.get(sessionId);
+        if (live === undefined) {
+          const loaded = await this.#load(sessionId);
+          if (loaded !== undefined) this.#evictIfIdle(loaded);
+          return;
+        }
+        live.role = "owner";
+        await live.syncFromStore();
+        if (!live.finished) await live.failInterrupted();
+        this.#evictIfIdle(live);
+      });
+    }
+    return claimed.length;
+  }
+
+  /**
+   * Waits until every invocation this process runs has finished, or until
+   * `deadline` (ms since the epoch, by `deps.now`); then fails those still
+   * running as a restart would. Returns how many had to be failed.
+   */
+  async finishOwned(deadlineMs: number): Promise<number> {
+    const remaining = Math.max(0, deadlineMs - this.deps.now());
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([Promise.all([...this.#runs]), new Promise<void>((resolve) => (timer = setTimeout(resolve, remaining)))]);
+    clearTimeout(timer);
+    let failed = 0;
+    for (const live of this.#live.values()) {
+      if (live.role !== "owner" || live.finished) continue;
+      failed++;
+      await live.failNow();
+    }
+    return failed;
   }
 
   /** Stops every invocation without recording anything; the store stays consistent. */
   shutdown(): void {
-    for (const live of this.#live.values()) live.abortForShutdown();
+    for (const live of this.#live.values()) {
+      live.abortForShutdown();
+      live.unfollow();
+    }
     this.#live.clear();
   }
 }

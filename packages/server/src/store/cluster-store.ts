@@ -27,12 +27,18 @@ export type SessionChange =
   | { readonly kind: "input"; readonly streamId: string }
   | { readonly kind: "result" }
   | { readonly kind: "finished" }
-  /** A resume or takeover committed this attachment generation (decimal). */
-  | { readonly kind: "attached"; readonly generation: string }
+  /**
+   * A resume or takeover committed this attachment generation (decimal), or
+   * (with `attachment`) an exact replay made that attachment the sole owner
+   * of the generation: every other transport of the session is revoked.
+   */
+  | { readonly kind: "attached"; readonly generation: string; readonly attachment?: string }
   /** A client cancelled an output stream at the node serving its attachment. */
   | { readonly kind: "cancel"; readonly streamId: string; readonly reason: ClientCancelReason }
-  /** The attachment has sent an output stream's events below `sequence` (decimal): the owner's window moves. */
-  | { readonly kind: "delivered"; readonly streamId: string; readonly sequence: string };
+  /** The attachment sent `events` more output events of the stream, `bytes` of payload: the owner's window moves. */
+  | { readonly kind: "delivered"; readonly streamId: string; readonly events: number; readonly bytes: number }
+  /** The owner's agent has taken the input items below `sequence` (decimal): the attachment may accept more. */
+  | { readonly kind: "consumed"; readonly streamId: string; readonly sequence: string };
 
 export type SessionChangeListener = (change: SessionChange) => void;
 

@@ -41,7 +41,14 @@ export class WsTransport implements SessionTransport {
   }
 
   send(message: ServerMessage): Promise<void> {
-    if (!this.isOpen) return Promise.resolve();
+    if (!this.isOpen) {
+      // Nothing is sent, and nothing may count as sent: a sender that went on
+      // at once would run through the whole log into a closing socket, and
+      // report every event delivered (releasing the producers' windows).
+      // It resumes after the close event has ended its attachment.
+      if (this.#socket.readyState === this.#socket.CLOSED) return Promise.resolve();
+      return new Promise((resolve) => this.#socket.once("close", () => resolve()));
+    }
     const data = encodeServerMessage(message);
     const binary = typeof data !== "string";
     this.#corkUntilNextTick();

@@ -1,0 +1,189 @@
+/**
+ * A cluster in one process: several `ClusterSessionStore` views (one per
+ * node) over one `MemorySessionStore`, with ownership, leases and the
+ * change feed kept in memory. For tests of the cluster runtime without a
+ * database (two `createSessionServer`s in one process), and as the
+ * reference the PostgreSQL store's cluster behaviour is compared with.
+ *
+ * Changes are delivered after the write resolves, on a later turn, in
+ * commit order, to every node's subscribers, as a database's notifications
+ * would be.
+ */
+import type { ClusterSessionStore, SessionChange, SessionChangeListener } from "./cluster-store.js";
+import { MemorySessionStore } from "./memory-store.js";
+import type {
+  AttachResult,
+  AttemptRecord,
+  CreateSessionResult,
+  InputChunk,
+  InputTerminal,
+  NewStream,
+  OutputEvent,
+  SessionRecord,
+  StreamRecord,
+} from "./session-store.js";
+
+export class MemoryCluster {
+  readonly store = new MemorySessionStore();
+  readonly owners = new Map<string, string>();
+  /** Lease expiry per node, ms since the epoch. */
+  readonly leases = new Map<string, number>();
+  readonly #listeners = new Map<string, Set<SessionChangeListener>>();
+  /** Deliveries in order: each runs after the previous, on a later turn. */
+  #delivery: Promise<void> = Promise.resolve();
+  readonly now: () => number;
+
+  constructor(now: () => number = Date.now) {
+    this.now = now;
+  }
+
+  node(nodeId: string): ClusterSessionStore {
+    return new MemoryClusterNode(this, nodeId);
+  }
+
+  publish(sessionId: string, change: SessionChange): void {
+    this.#delivery = this.#delivery.then(
+      () =>
+        new Promise<void>((resolve) => {
+          setImmediate(() => {
+            for (const listener of [...(this.#listeners.get(sessionId) ?? [])]) listener(change);
+            resolve();
+          });
+        }),
+    );
+  }
+
+  subscribe(sessionId: string, listener: SessionChangeListener): () => void {
+    let set = this.#listeners.get(sessionId);
+    if (set === undefined) this.#listeners.set(sessionId, (set = new Set()));
+    set.add(listener);
+    return () => {
+      set.delete(listener);
+      if (set.size === 0) this.#listeners.delete(sessionId);
+    };
+  }
+}
+
+class MemoryClusterNode implements ClusterSessionStore {
+  readonly nodeId: string;
+  readonly #cluster: MemoryCluster;
+
+  constructor(cluster: MemoryCluster, nodeId: string) {
+    this.#cluster = cluster;
+    this.nodeId = nodeId;
+  }
+
+  get #store(): MemorySessionStore {
+    return this.#cluster.store;
+  }
+
+  async #publishing<T>(sessionId: string | Promise<string | undefined>, change: SessionChange, write: () => Promise<T>): Promise<T> {
+    const result = await write();
+    const id = await sessionId;
+    if (id !== undefined) this.#cluster.publish(id, change);
+    return result;
+  }
+
+  async #sessionOf(streamId: string): Promise<string | undefined> {
+    return (await this.#store.getStream(streamId))?.sessionId;
+  }
+
+  async createSession(session: SessionRecord, streams: readonly NewStream[], attempt: AttemptRecord): Promise<CreateSessionResult> {
+    const created = await this.#store.createSession(session, streams, attempt);
+    if (created.kind === "created") this.#cluster.owners.set(session.sessionId, this.nodeId);
+    return created;
+  }
+
+  getAttempt(attemptId: string): Promise<AttemptRecord | undefined> {
+    return this.#store.getAttempt(attemptId);
+  }
+
+  getSession(sessionId: string): Promise<SessionRecord | undefined> {
+    return this.#store.getSession(sessionId);
+  }
+
+  listStreams(sessionId: string): Promise<StreamRecord[]> {
+    return this.#store.listStreams(sessionId);
+  }
+
+  getStream(streamId: string): Promise<StreamRecord | undefined> {
+    return this.#store.getStream(streamId);
+  }
+
+  async attach(attempt: AttemptRecord, sessionToken: string, expectedGeneration: bigint | undefined): Promise<AttachResult> {
+    const attached = await this.#store.attach(attempt, sessionToken, expectedGeneration);
+    if (attached.kind === "attached") this.#cluster.publish(attempt.sessionId, { kind: "attached", generation: String(attached.generation) });
+    return attached;
+  }
+
+  acceptInput(chunk: InputChunk, introduced: readonly NewStream[]): Promise<void> {
+    return this.#publishing(this.#sessionOf(chunk.streamId), { kind: "input", streamId: chunk.streamId }, () => this.#store.acceptInput(chunk, introduced));
+  }
+
+  readInput(streamId: string, from: bigint, to: bigint): Promise<InputChunk[]> {
+    return this.#store.readInput(streamId, from, to);
+  }
+
+  endInput(streamId: string, terminal: InputTerminal): Promise<void> {
+    return this.#publishing(this.#sessionOf(streamId), { kind: "input", streamId }, () => this.#store.endInput(streamId, terminal));
+  }
+
+  appendOutput(event: OutputEvent, introduced: readonly NewStream[]): Promise<void> {
+    return this.#publishing(this.#sessionOf(event.streamId), { kind: "output", streamId: event.streamId }, () => this.#store.appendOutput(event, introduced));
+  }
+
+  readOutput(streamId: string, from: bigint, limit: number, maxBytes?: number): Promise<OutputEvent[]> {
+    return this.#store.readOutput(streamId, from, limit, maxBytes);
+  }
+
+  setResult(sessionId: string, result: string, introduced: readonly NewStream[]): Promise<void> {
+    return this.#publishing(sessionId, { kind: "result" }, () => this.#store.setResult(sessionId, result, introduced));
+  }
+
+  finish(sessionId: string, outcome: string, at: number): Promise<void> {
+    return this.#publishing(sessionId, { kind: "finished" }, () => this.#store.finish(sessionId, outcome, at));
+  }
+
+  listRunningSessions(): Promise<SessionRecord[]> {
+    return this.#store.listRunningSessions();
+  }
+
+  purgeFinished(finishedBefore: number, now: number, tombstonesBefore: number): Promise<number> {
+    return this.#store.purgeFinished(finishedBefore, now, tombstonesBefore);
+  }
+
+  async close(): Promise<void> {}
+
+  async ownerOf(sessionId: string): Promise<string | undefined> {
+    return (await this.#store.getSession(sessionId)) === undefined ? undefined : this.#cluster.owners.get(sessionId);
+  }
+
+  async heartbeat(ttlMs: number): Promise<void> {
+    this.#cluster.leases.set(this.nodeId, this.#cluster.now() + ttlMs);
+  }
+
+  async claimOrphans(): Promise<string[]> {
+    const now = this.#cluster.now();
+    if ((this.#cluster.leases.get(this.nodeId) ?? 0) <= now) return [];
+    const claimed: string[] = [];
+    for (const session of await this.#store.listRunningSessions()) {
+      const owner = this.#cluster.owners.get(session.sessionId);
+      if (owner !== undefined && (this.#cluster.leases.get(owner) ?? 0) > now) continue;
+      this.#cluster.owners.set(session.sessionId, this.nodeId);
+      claimed.push(session.sessionId);
+    }
+    return claimed;
+  }
+
+  async leave(): Promise<void> {
+    this.#cluster.leases.delete(this.nodeId);
+  }
+
+  subscribe(sessionId: string, listener: SessionChangeListener): () => void {
+    return this.#cluster.subscribe(sessionId, listener);
+  }
+
+  async publish(sessionId: string, change: SessionChange): Promise<void> {
+    this.#cluster.publish(sessionId, change);
+  }
+}
