@@ -1,0 +1,208 @@
+/**
+ * Issue #11, real processes on real PostgreSQL: every demo method driven by
+ * the real client through a round-robin balancer in front of two, then
+ * three, node processes, with the balancer cutting the client's connection
+ * at several points of each run (a few byte offsets per method, the next
+ * connections cut again early). Every reconnect lands on another node, so
+ * the client's attachment moves between nodes while the invocation runs at
+ * the node that took the start.
+ *
+ * Checked: every output item delivered once, in order, no gap (values);
+ * every input item accepted once (digest's SHA-256 equals the local one,
+ * tally's counts equal); results equal to the same run without cuts.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { inputStream, type Client } from "@golem-stream/client";
+import { cleanUp } from "../support/stores.js";
+import { startBalancer, type Balancer } from "./support/balancer.js";
+import { TestCluster } from "./support/cluster.js";
+import { clientFor, collectAll, demo, fieldsOf, firstStream, randomChunks, range, record, sha256, sleep, u32 } from "./support/demo.js";
+
+const cluster = new TestCluster();
+let two: Balancer;
+let three: Balancer;
+
+beforeAll(async () => {
+  await cluster.prepare();
+  const nodes = await Promise.all(["node-a", "node-b", "node-c"].map((id) => cluster.start(id)));
+  two = await startBalancer(nodes.slice(0, 2));
+  three = await startBalancer(nodes);
+});
+
+afterAll(async () => {
+  await two?.close();
+  await three?.close();
+  await cluster.stopAll();
+  await cleanUp();
+});
+
+/** Cut points per method and balancer: spread over the bytes of an uncut run. */
+const POINTS = 3;
+
+type Scenario<T> = (client: Client) => Promise<T>;
+
+/**
+ * Runs `scenario` uncut through `balancer` (its result must equal
+ * `expected`) to learn its byte volume, then once per cut point: the first
+ * connection is reset at the point, the next two early in their own lives.
+ */
+async function acrossCuts<T>(balancer: Balancer, scenario: Scenario<T>, expected: T): Promise<void> {
+  balancer.reset();
+  balancer.setCutPlan(() => undefined);
+  const uncut = await scenario(clientFor(balancer.url));
+  expect(uncut, "uncut").toEqual(expected);
+  const total = balancer.bytes;
+  let cuts = 0;
+  for (let i = 1; i <= POINTS; i++) {
+    const first = Math.max(1, Math.round((total * i) / (POINTS + 1)));
+    const budgets = [first, Math.round(first / 3) + 600, 900];
+    balancer.reset();
+    balancer.setCutPlan((index) => budgets[index]);
+    const label = `cut at ${first} of ${total} bytes`;
+    let value: T;
+    try {
+      value = await scenario(clientFor(balancer.url));
+    } catch (error) {
+      throw new Error(`${label}: ${String(error)}\n${cluster.logs()}`, { cause: error });
+    }
+    expect(value, label).toEqual(uncut);
+    // Each reconnect landed on another node than the connection before it.
+    const nodes = balancer.connections.map((c) => c.nodeId).filter((id) => id !== undefined);
+    for (let j = 1; j < nodes.length; j++) expect(nodes[j], `${label}: connection ${j}`).not.toBe(nodes[j - 1]);
+    expect(new Set(nodes).size, label).toBeGreaterThanOrEqual(2);
+    cuts += balancer.cuts;
+  }
+  expect(cuts).toBeGreaterThanOrEqual(POINTS);
+}
+
+/** Reads a stream, pausing now and then so received items queue up and cuts force replays. */
+async function slowly<T>(source: AsyncIterable<T>, every = 8, ms = 2): Promise<T[]> {
+  const out: T[] = [];
+  for await (const item of source) {
+    out.push(item);
+    if (out.length % every === 0) await sleep(ms);
+  }
+  return out;
+}
+
+const reverseInput = range(40).map((i) => `item-${i}-${"xy".repeat(i % 13)}`);
+const tallyInput = range(300).map((i) => `t${i}-${"é".repeat(i % 9)}`);
+const digestInput = randomChunks(1024 * 1024 + 333, 64 * 1024);
+const splitLines = range(150).map((i) => `line ${i} ${"q".repeat((i * 7) % 200)}`);
+const splitText = new TextEncoder().encode(splitLines.join("\n"));
+
+const methods: [string, Scenario<unknown>, unknown][] = [
+  [
+    "reverse",
+    async (client) => {
+      const call = client.invoke({ ...demo, method: "reverse", methodParameters: record(inputStream.strings(reverseInput)) });
+      const items = await slowly((await firstStream(call)).values());
+      await call.finished;
+      return items.map((item) => item.value);
+    },
+    reverseInput.map((s) => Array.from(s).reverse().join("")),
+  ],
+  [
+    "digest",
+    async (client) => {
+      const call = client.invoke({ ...demo, method: "digest", methodParameters: record(inputStream.bytes(digestInput.chunks)) });
+      const result = await call.result;
+      await call.finished;
+      return result.kind === "value" ? fieldsOf(result.value).map((field) => field.value) : result;
+    },
+    [String(digestInput.all.length), sha256(digestInput.all)],
+  ],
+  [
+    "count",
+    async (client) => {
+      const call = client.invoke({ ...demo, method: "count", methodParameters: record(u32(120), u32(0)) });
+      const items = await slowly((await firstStream(call)).values(), 16);
+      await call.finished;
+      return items.map((item) => item.value);
+    },
+    range(120),
+  ],
+  [
+    "blobs",
+    async (client) => {
+      const call = client.invoke({ ...demo, method: "blobs", methodParameters: record(u32(12), u32(48 * 1024)) });
+      const blobs = await slowly((await firstStream(call)).blobs(), 1, 3);
+      await call.finished;
+      return blobs.map((blob) => `${blob.bytes.length}:${blob.mimeType}:${sha256(blob.bytes)}`);
+    },
+    range(12).map((i) => `${48 * 1024}:application/octet-stream:${sha256(Uint8Array.from({ length: 48 * 1024 }, (_, j) => (i + j) & 0xff))}`),
+  ],
+  [
+    "split",
+    async (client) => {
+      const chunks = range(Math.ceil(splitText.length / 3000)).map((i) => splitText.subarray(i * 3000, (i + 1) * 3000));
+      const call = client.invoke({ ...demo, method: "split", methodParameters: record(inputStream.bytes(chunks)) });
+      const result = await call.result;
+      if (result.kind !== "value") throw new Error("split returns a value");
+      const [upper, lines] = result.streams;
+      const [batches, items] = await Promise.all([slowly(upper!.bytes(), 1, 1), collectAll(lines!.values())]);
+      await call.finished;
+      return { upper: sha256(Buffer.concat(batches)), lines: items.map((item) => item.value) };
+    },
+    { upper: sha256(Buffer.from(splitLines.join("\n").toUpperCase())), lines: splitLines },
+  ],
+  [
+    "groups",
+    async (client) => {
+      const call = client.invoke({ ...demo, method: "groups", methodParameters: record(u32(4), u32(25)) });
+      const names: unknown[] = [];
+      const reads: Promise<unknown[]>[] = [];
+      for await (const group of (await firstStream(call)).values()) {
+        const [name, items] = fieldsOf(group);
+        names.push(name?.value);
+        reads.push(slowly(call.stream(items!)!.values(), 6, 1).then((out) => out.map((item) => item.value)));
+      }
+      const groups = await Promise.all(reads);
+      await call.finished;
+      return { names, groups };
+    },
+    { names: range(4).map((g) => `group-${g}`), groups: range(4).map(() => range(25)) },
+  ],
+  [
+    "fail",
+    async (client) => {
+      const call = client.invoke({ ...demo, method: "fail", methodParameters: record(u32(30)) });
+      const seen: unknown[] = [];
+      let error: unknown;
+      try {
+        for await (const item of (await firstStream(call)).values()) {
+          seen.push(item.value);
+          if (seen.length % 7 === 0) await sleep(2);
+        }
+      } catch (e) {
+        error = e;
+      }
+      const finished = await call.finished.then(
+        (outcome) => outcome.kind,
+        (e: { kind?: string; code?: string }) => `${e.kind}:${e.code}`,
+      );
+      const { kind, code } = (error ?? {}) as { kind?: string; code?: string };
+      return { seen, error: `${kind}:${code}`, finished };
+    },
+    { seen: range(30), error: "stream-failed:producer-error", finished: "success" },
+  ],
+  [
+    "tally",
+    async (client) => {
+      const call = client.invoke({ ...demo, method: "tally", methodParameters: record(inputStream.strings(tallyInput)) });
+      const result = await call.result;
+      await call.finished;
+      return result.kind === "value" ? fieldsOf(result.value).map((field) => field.value) : result;
+    },
+    [String(tallyInput.length), String(tallyInput.reduce((sum, s) => sum + Buffer.byteLength(s), 0))],
+  ],
+];
+
+describe.each([
+  ["two nodes", () => two],
+  ["three nodes", () => three],
+])("every demo method behind a round-robin balancer, %s, cut at many points", (_, balancer) => {
+  it.each(methods)("%s", async (_method, scenario, expected) => {
+    await acrossCuts(balancer(), scenario, expected);
+  }, 60_000);
+});
