@@ -10,6 +10,15 @@
  * succeeded, in their order, so PostgreSQL delivers them after the commit
  * and in commit order. Every promise settles only after the COMMIT (or its
  * failure): nothing is reported durable before it is.
+ *
+ * Nodes of a cluster each have a writer, and their groups may touch the same
+ * rows in different orders (node A finishing sessions X then Y while node B
+ * attaches Y then X), so PostgreSQL may pick a write as a deadlock victim.
+ * The other transaction waits on rows the group's earlier writes hold, so
+ * retrying the victim inside the group would deadlock again: the group
+ * commits the writes before the victim instead (releasing those rows), and
+ * the victim and every write after it go first into the next group, in
+ * their order. A write is retried this way a few times before it fails.
  */
 import pg from "pg";
 
@@ -29,6 +38,16 @@ interface Pending {
   readonly work: (context: WriteContext) => Promise<unknown>;
   readonly resolve: (value: unknown) => void;
   readonly reject: (error: Error) => void;
+  /** Times it was a deadlock victim and went on to the next group. */
+  retries: number;
+}
+
+/** Deadlock victims (40P01) and serialization failures (40001) are retried, this many times at most. */
+const MAX_RETRIES = 5;
+
+function isTransient(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return code === "40P01" || code === "40001";
 }
 
 /** At most this many writes share one transaction. */
@@ -51,7 +70,7 @@ export class WriteQueue {
   write<T>(work: (context: WriteContext) => Promise<T>): Promise<T> {
     if (this.#closed) return Promise.reject(new Error("the PostgresSessionStore is closed"));
     return new Promise<T>((resolve, reject) => {
-      this.#queue.push({ work, resolve: resolve as (value: unknown) => void, reject });
+      this.#queue.push({ work, resolve: resolve as (value: unknown) => void, reject, retries: 0 });
       this.#schedule();
     });
   }
@@ -118,9 +137,11 @@ export class WriteQueue {
     }
     const outcomes: ({ ok: true; value: unknown } | { ok: false; error: Error })[] = [];
     const notes: string[] = [];
+    /** The writes from a deadlock victim on: they go first into the next group. */
+    let retry: Pending[] = [];
     try {
       await client.query("BEGIN");
-      for (const item of group) {
+      for (const [index, item] of group.entries()) {
         const mine: string[] = [];
         const context: WriteContext = {
           query: (text, values) => client.query(text, values as unknown[] | undefined),
@@ -136,6 +157,11 @@ export class WriteQueue {
           if (this.#client !== client) throw error; // the connection is gone: the whole group fails
           await client.query("ROLLBACK TO SAVEPOINT write");
           await client.query("RELEASE SAVEPOINT write");
+          if (isTransient(error) && item.retries < MAX_RETRIES) {
+            item.retries++;
+            retry = group.slice(index);
+            break;
+          }
           outcomes.push(error instanceof Rollback ? { ok: true, value: error.value } : { ok: false, error: toError(error, "store write failed") });
         }
       }
@@ -152,7 +178,9 @@ export class WriteQueue {
       for (const item of group) item.reject(new Error(`store write not committed: ${failure.message}`, { cause: failure }));
       return;
     }
-    group.forEach((item, index) => {
+    // The victim and the writes after it run next, before anything queued meanwhile.
+    this.#queue.unshift(...retry);
+    group.slice(0, group.length - retry.length).forEach((item, index) => {
       const outcome = outcomes[index];
       if (outcome?.ok === true) item.resolve(outcome.value);
       else item.reject(outcome?.error ?? new Error("store write lost"));

@@ -107,6 +107,33 @@ describe("owners and leases", () => {
   });
 });
 
+describe("writers of several nodes", () => {
+  it("a group that PostgreSQL picks as a deadlock victim commits the writes before the victim and retries it and the rest, in order", async () => {
+    const [a] = await pair();
+    const x = session({ idempotencyKey: "x" });
+    const y = session({ idempotencyKey: "y" });
+    await a.createSession(x, [], start(x.sessionId));
+    await a.createSession(y, [], start(y.sessionId));
+    // Another node's transaction holds Y and will want X, which A's group takes first.
+    const other = await admin();
+    try {
+      await other.query("BEGIN");
+      await other.query(`SELECT 1 FROM ${a.schema}.sessions WHERE session_id = $1 FOR UPDATE`, [y.sessionId]);
+      // One group: finish X (locks X), finish Y (waits on the other transaction).
+      const finishes = [a.finish(x.sessionId, '{"kind":"success"}', 1), a.finish(y.sessionId, '{"kind":"success"}', 2)];
+      await sleep(200);
+      // The cycle: A waited first, so A's deadlock check finds it and A's write on Y is the victim.
+      await other.query(`UPDATE ${a.schema}.sessions SET finished_at = 0 WHERE session_id = $1`, [x.sessionId]);
+      await other.query("COMMIT");
+      await Promise.all(finishes);
+    } finally {
+      await other.end();
+    }
+    expect((await a.getSession(x.sessionId))?.state).toBe("finished");
+    expect((await a.getSession(y.sessionId))).toMatchObject({ state: "finished", finishedAt: 2 });
+  }, 15_000);
+});
+
 describe("change feed", () => {
   it("delivers every write's change to both nodes after commit, in commit order", async () => {
     const [a, b] = await pair();

@@ -59,10 +59,12 @@ let stopping = false;
 process.on("SIGTERM", () => {
   if (stopping) return;
   stopping = true;
+  const sigtermAt = Date.now();
   void (async () => {
     try {
       const failed = await server.drain(drainMs);
       process.stdout.write(`${JSON.stringify({ drained: failed })}\n`);
+      logger.warn("drained", { failed, sigtermAt, at: Date.now() });
       await store.close();
       process.exit(0);
     } catch (error) {
