@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { createHash, randomUUID } from "node:crypto";
 import { inspectToken, Keyring } from "@golem-stream/tokens";
 import type { ServerMessage } from "@golem-stream/wire";
-import { MemoryCluster, createDemoHost, createSessionServer, type SessionServer } from "../src/index.js";
+import { MemoryCluster, createDemoHost, createSessionServer, type ClusterSessionStore, type SessionServer } from "../src/index.js";
 import { RawClient, TOKEN, demoStart, outputValues, v } from "./helpers.js";
 
 type Accepted = Extract<ServerMessage, { type: "invocationAccepted" }>;
@@ -26,13 +26,17 @@ afterEach(async () => {
   nodes = [];
 });
 
-async function startCluster(count: number, leaseTtlMs = 10_000): Promise<{ cluster: MemoryCluster; nodes: Node[] }> {
+async function startCluster(
+  count: number,
+  leaseTtlMs = 10_000,
+  wrap: (id: string, store: ClusterSessionStore) => ClusterSessionStore = (_, store) => store,
+): Promise<{ cluster: MemoryCluster; nodes: Node[] }> {
   const cluster = new MemoryCluster();
   const keyring = Keyring.generate("k1");
   for (let i = 0; i < count; i++) {
     const id = `node-${String.fromCharCode(97 + i)}`;
     const server = createSessionServer({
-      store: cluster.node(id),
+      store: wrap(id, cluster.node(id)),
       host: createDemoHost(),
       keyring,
       authenticator: (token) => (token === TOKEN ? { account: "acme", principal: "alice" } : undefined),
@@ -111,6 +115,48 @@ describe("cluster mode (in memory)", () => {
     const fields = (result.result as unknown as { value: { value: { fields: { value: unknown }[] } } }).value.value.fields;
     expect(fields[0]!.value).toBe(String(data.length));
     expect(fields[1]!.value).toBe(createHash("sha256").update(data).digest("hex"));
+    expect(messages.at(-1)).toMatchObject({ type: "invocationFinished", outcome: { kind: "success" } });
+  });
+
+  it("input the previous attachment's node commits after the client resumed at another node (its connection cut with commits in flight) is the same input: accepted once, nothing fails", async () => {
+    // Node A's commits of input take 150 ms: the client's connection to A is cut while three are in flight.
+    const slowInput = (id: string, store: ClusterSessionStore): ClusterSessionStore =>
+      id !== "node-a"
+        ? store
+        : new Proxy(store, {
+            get(target, name) {
+              const value = Reflect.get(target, name) as unknown;
+              if (name !== "acceptInput") return typeof value === "function" ? (value as () => unknown).bind(target) : value;
+              return (...args: Parameters<ClusterSessionStore["acceptInput"]>) =>
+                new Promise((resolve) => setTimeout(resolve, 150)).then(() => target.acceptInput(...args));
+            },
+          });
+    const [a, b] = (await startCluster(2, 10_000, slowInput)).nodes;
+    const first = await RawClient.connect(a!.url);
+    first.send(demoStart("tally", v.record(v.stream(randomUUID()))));
+    const accepted = (await first.nextOf("invocationAccepted")) as Accepted;
+    const channel = accepted.mappings[0]!.channel;
+    for (const [i, text] of ["ab", "cd", "ef"].entries()) first.send({ type: "inputStreamItem", channel, sequence: BigInt(i), value: v.str(text) });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    first.terminate();
+
+    // B reads the high-water before A's commits land; the client resends from it. B commits first,
+    // A's commits of the same items are then refused by the store.
+    const second = await RawClient.connect(b!.url);
+    second.send(resume("resume", accepted.sessionToken));
+    const reaccepted = (await second.nextOf("invocationAccepted")) as Accepted;
+    const mapping = reaccepted.mappings[0]!;
+    const from = Number(mapping.inputHighWater!.sequence);
+    const texts = ["ab", "cd", "ef", "gh"];
+    for (let i = from; i < texts.length; i++) second.send({ type: "inputStreamItem", channel: mapping.channel, sequence: BigInt(i), value: v.str(texts[i]!) });
+    // The invocation is still running when A's commits land and are refused.
+    await second.waitFor((m) => m.type === "inputStreamAck" && m.highestContiguousSequence === BigInt(texts.length));
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    second.send({ type: "inputStreamEnd", channel: mapping.channel, sequence: BigInt(texts.length) });
+    const { messages } = await second.all();
+    const result = messages.find((m) => m.type === "invocationResult") as Extract<ServerMessage, { type: "invocationResult" }>;
+    const fields = (result.result as unknown as { value: { value: { fields: { value: unknown }[] } } }).value.value.fields;
+    expect(fields.map((field) => field.value)).toEqual(["4", "8"]);
     expect(messages.at(-1)).toMatchObject({ type: "invocationFinished", outcome: { kind: "success" } });
   });
 

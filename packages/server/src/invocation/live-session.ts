@@ -34,6 +34,7 @@ import { StreamState, type InputItem } from "./stream-state.js";
 import type { TokenService } from "../sessions/token-service.js";
 import { catalogueGraph, decodeValue, describeElement, type SchemaGraph } from "../values.js";
 import { ClusterPeer } from "../cluster/cluster-peer.js";
+import { sameInput } from "../attachment/input-resend.js";
 import type { ClusterSessionStore } from "../store/cluster-store.js";
 
 export interface RuntimeDeps {
@@ -68,6 +69,23 @@ export interface PendingStream {
 }
 
 const INVOCATION_FAILED = "invocation failed";
+
+/**
+ * Cluster mode: an input chunk the store refused because the stream's
+ * committed high-water is elsewhere than this node believed (the client's
+ * previous attachment, at another node, committed input this node did not
+ * know of yet). Not the invocation's failure: the attachment ends with a
+ * retryable error and the client resumes from the committed high-water.
+ */
+class InputPositionConflict extends Error {}
+
+/** The part of `item` (a chunk starting at `sequence`) from `from` on: for packed bytes a suffix, otherwise all or nothing. */
+function itemFrom(item: InputItem, sequence: bigint, from: bigint): InputItem | undefined {
+  if (from <= sequence) return item;
+  if (item.kind !== "bytes") return undefined;
+  const skip = Number(from - sequence);
+  return skip >= item.bytes.length ? undefined : { kind: "bytes", bytes: item.bytes.subarray(skip) };
+}
 
 /** The item an agent reads for a stored input chunk (what `acceptInput` handed over at the node that accepted it). */
 function inputItemOf(stream: StreamState, chunk: InputChunk): InputItem {
@@ -382,14 +400,22 @@ export class LiveSession {
     // From here to the store call nothing awaits: the sequence is ours.
     this.adopt(introduced);
     stream.count += chunk.itemCount;
-    stream.fed = stream.count;
+    // The agent gets only what it has not had yet: in a cluster, items an
+    // attachment at another node committed may have been fed to it already.
+    const fresh = itemFrom(item, chunk.sequence, stream.fed);
+    if (stream.count > stream.fed) stream.fed = stream.count;
     if (this.remote) this.#peer?.inputHandedOver(stream.streamId, stream.count);
-    const committed = this.deps.store.acceptInput(
+    const committed = this.#commitInput(
+      stream,
       chunk,
       introduced.map((p) => p.record),
     );
     stream.inputCommitted = committed.catch(() => undefined);
-    committed.catch((error: unknown) => this.#fail(error));
+    // A position conflict only ends the attachment (the client resumes); a mirror never fails the
+    // invocation it does not run: its attachment ends and the client resumes.
+    committed.catch((error: unknown) => {
+      if (!(error instanceof InputPositionConflict) && !this.remote) void this.#fail(error);
+    });
     // The permits cover the store's copy until the commit as well as the
     // agent's until it takes the item (released at the take alone, input
     // outran a slow disk with nothing to stop it). A value is held twice,
@@ -399,9 +425,39 @@ export class LiveSession {
     const storeCopy = item.kind === "value" ? Math.floor(permitBytes / 2) : 0;
     const agentCopy = permitBytes - storeCopy;
     if (storeCopy > 0) void stream.inputCommitted.then(() => this.permits.release(storeCopy));
-    if (stream.queue !== undefined) stream.queue.push(item, agentCopy, storeCopy > 0 ? undefined : stream.inputCommitted);
+    if (stream.queue !== undefined && fresh !== undefined) stream.queue.push(fresh, agentCopy, storeCopy > 0 ? undefined : stream.inputCommitted);
     else void stream.inputCommitted.then(() => this.permits.release(agentCopy));
     return { committed, count: stream.count };
+  }
+
+  /**
+   * Commits an accepted chunk. In a cluster the client's previous attachment
+   * may have been at another node, whose commits of the same items can land
+   * after this node read the stream's high-water (its connection was cut
+   * with commits in flight): the store then refuses the chunk. If the store
+   * holds the chunk's whole range with the same items (a resend is
+   * identical, section 9), the chunk is durable: the commit counts as done.
+   * Otherwise the high-water here is wrong: it is moved back to the store's
+   * and the chunk fails with a position conflict (the attachment ends, the
+   * client resumes from the committed high-water).
+   */
+  async #commitInput(stream: StreamState, chunk: InputChunk, introduced: readonly NewStream[]): Promise<void> {
+    try {
+      await this.deps.store.acceptInput(chunk, introduced);
+    } catch (error) {
+      if (this.deps.cluster === undefined) throw error;
+      const stored = await this.deps.store.getStream(stream.streamId);
+      // The high-water is where the chunk starts: the refusal was not about its position.
+      if (stored === undefined || stored.count === chunk.sequence || stored.inputTerminal !== undefined) throw error;
+      const end = chunk.sequence + chunk.itemCount;
+      // Streams an item introduces get new ids at each node: only an item without any can be the same.
+      if (stored.count >= end && introduced.length === 0) {
+        const held = await this.deps.store.readInput(stream.streamId, chunk.sequence, end);
+        if (sameInput(held, chunk.sequence, end, chunk.data, stream.elementKind === "u8", chunk.mimeType)) return;
+      }
+      if (stored.count < stream.count) stream.count = stored.count;
+      throw new InputPositionConflict(`input chunk at ${chunk.sequence} does not continue the stream's committed high-water ${stored.count}`, { cause: error });
+    }
   }
 
   /** Natural end of an input, from the client. */
@@ -526,11 +582,13 @@ export class LiveSession {
         await queue.waitForSpace();
         const chunks = await this.deps.store.readInput(stream.streamId, stream.fed, stream.count);
         for (const chunk of chunks) {
-          if (chunk.sequence < stream.fed) continue;
+          // Packed bytes may have been committed in other batches than the agent was fed: only the unfed suffix.
+          const item = chunk.sequence + chunk.itemCount <= stream.fed ? undefined : itemFrom(inputItemOf(stream, chunk), chunk.sequence, stream.fed);
+          if (item === undefined) continue;
           await queue.waitForSpace();
-          const item = inputItemOf(stream, chunk);
-          this.permits.charge(chunk.data.length);
-          queue.push(item, chunk.data.length);
+          const bytes = item.kind === "bytes" ? item.bytes.length : chunk.data.length;
+          this.permits.charge(bytes);
+          queue.push(item, bytes);
           stream.fed = chunk.sequence + chunk.itemCount;
           this.#peer?.consumed(stream.streamId, stream.fed);
         }
