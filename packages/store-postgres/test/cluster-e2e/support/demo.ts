@@ -1,8 +1,10 @@
 /** Calling the demo catalogue (decisions §7) with the real client. */
 import { createHash, randomBytes } from "node:crypto";
-import type { SchemaValueJson } from "@golem-stream/wire";
-import { createClient, type Client, type Invocation, type OutputStream, type ParamNode, type ReconnectPolicy } from "@golem-stream/client";
+import { createClient, type Client, type Invocation, type InvokeOptions, type OutputStream, type ParamNode, type ReconnectPolicy } from "@golem-stream/client";
 import { TOKEN } from "./cluster.js";
+
+/** A native SchemaValue (`@golem-stream/wire`'s, which this package does not depend on). */
+type SchemaValueJson = InvokeOptions["constructorParameters"];
 
 export const demo = {
   application: "demo",
