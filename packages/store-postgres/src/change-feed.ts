@@ -12,7 +12,18 @@
 import pg from "pg";
 import type { SessionChange, SessionChangeListener } from "@golem-stream/server";
 
-const CHANGE_KINDS = new Set(["output", "input", "result", "finished", "attached", "cancel", "delivered"]);
+/** Every kind of change, checked against `SessionChange` (a kind missing here was dropped by every node). */
+const KINDS: Record<SessionChange["kind"], true> = {
+  output: true,
+  input: true,
+  result: true,
+  finished: true,
+  attached: true,
+  cancel: true,
+  delivered: true,
+  consumed: true,
+};
+const CHANGE_KINDS: ReadonlySet<string> = new Set(Object.keys(KINDS));
 
 /** Parses a notification payload; undefined for anything that is not a change this store sent. */
 export function parseNote(payload: string | undefined): { sessionId: string; change: SessionChange } | undefined {

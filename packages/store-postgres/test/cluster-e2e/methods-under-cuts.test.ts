@@ -206,3 +206,22 @@ describe.each([
     await acrossCuts(balancer(), scenario, expected);
   }, 60_000);
 });
+
+describe("an upload continued at a node that does not run the invocation", () => {
+  it("tally of 1000 items: the start at one node, the connection cut early, every later item sent to the other node; its input window keeps opening as the owner consumes", async () => {
+    const strings = range(1000).map((i) => `w${i}`);
+    two.reset();
+    // The first connection (the owner) is cut after about 2 KB; the second (the other node) is left alone.
+    two.setCutPlan((index) => (index === 0 ? 2000 : undefined));
+    const call = clientFor(two.url).invoke({ ...demo, method: "tally", methodParameters: record(inputStream.strings(strings)) });
+    const result = await call.result;
+    await call.finished;
+    expect(result.kind === "value" ? fieldsOf(result.value).map((field) => field.value) : result).toEqual([
+      String(strings.length),
+      String(strings.reduce((sum, s) => sum + Buffer.byteLength(s), 0)),
+    ]);
+    const nodes = two.connections.map((c) => c.nodeId);
+    expect(nodes.length).toBe(2);
+    expect(nodes[1]).not.toBe(nodes[0]);
+  }, 30_000);
+});
