@@ -32,7 +32,7 @@ import pg from "pg";
 export interface LocalPostgresOptions {
   /** A database created once the server runs (default `golem_stream`); its URL is `url`. */
   readonly database?: string;
-  /** Where the temporary directory is made (default: the OS's temporary directory). */
+  /** Where the temporary directory is made (default: the OS's temporary directory); as root, the user `postgres` must be able to reach it. */
   readonly parentDir?: string;
   /** Server settings (`-c name=value`) added to the defaults, e.g. `{ max_connections: "50" }`. */
   readonly settings?: Readonly<Record<string, string>>;
