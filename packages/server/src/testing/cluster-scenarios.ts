@@ -147,6 +147,45 @@ export function clusterScenarios(api: ClusterTestApi, name: string, openStores: 
       expect(messages.at(-1)).toMatchObject({ type: "invocationFinished", outcome: { kind: "success" } });
     });
 
+    it("an uncertain start replayed exactly at node B joins the invocation A runs; A's transport is revoked", async () => {
+      const [a, b] = (await startCluster(2)).nodes;
+      const start = demoStart("reverse", v.record(v.stream(randomUUID())));
+      const atA = await RawClient.connect(a!.url);
+      atA.send(start);
+      await atA.nextOf("invocationAccepted");
+      const atB = await RawClient.connect(b!.url);
+      atB.send(start);
+      const replayed = (await atB.nextOf("invocationAccepted")) as Accepted;
+      expect(replayed.attemptId).toBe(start.attemptId);
+      // The replay's transport is the sole owner of generation 1 (protocol section 9).
+      expect((await atA.all()).messages.at(-1)).toEqual({ type: "attachmentRevoked", reason: "replaced" });
+      const input = replayed.mappings[0]!;
+      expect(input.provisionalRef).toBeDefined();
+      atB.send({ type: "inputStreamItem", channel: input.channel, sequence: 0n, value: v.str("xyz") });
+      atB.send({ type: "inputStreamEnd", channel: input.channel, sequence: 1n });
+      const { messages } = await atB.all();
+      const result = messages.find((m) => m.type === "invocationResult") as Extract<ServerMessage, { type: "invocationResult" }>;
+      expect(outputValues(messages, result.mappings[0]!.channel)).toEqual([v.str("zyx")]);
+      expect(messages.at(-1)).toMatchObject({ type: "invocationFinished", outcome: { kind: "success" } });
+    });
+
+    it("groups: nested output streams created at A are announced and delivered at B", async () => {
+      const [a, b] = (await startCluster(2)).nodes;
+      const first = await RawClient.connect(a!.url);
+      first.send(demoStart("groups", v.record(v.u32(3), v.u32(4))));
+      const accepted = (await first.nextOf("invocationAccepted")) as Accepted;
+      first.terminate();
+      const second = await RawClient.connect(b!.url);
+      second.send(resume("resume", accepted.sessionToken));
+      const { messages } = await second.all();
+      const items = messages.filter((m) => m.type === "outputStreamItem") as Extract<ServerMessage, { type: "outputStreamItem" }>[];
+      const children = items.flatMap((item) => item.mappings.map((m) => m.channel));
+      expect(children).toHaveLength(3);
+      for (const channel of children) expect(outputValues(messages, channel).map((x) => x.value)).toEqual([0, 1, 2, 3]);
+      expect(messages.filter((m) => m.type === "outputStreamEnd")).toHaveLength(4);
+      expect(messages.at(-1)).toMatchObject({ type: "invocationFinished", outcome: { kind: "success" } });
+    });
+
     it("a takeover at node C revokes the transport attached at node B", async () => {
       const [a, b, c] = (await startCluster(3)).nodes;
       const first = await RawClient.connect(a!.url);
