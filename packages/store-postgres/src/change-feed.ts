@@ -12,7 +12,7 @@
 import pg from "pg";
 import type { SessionChange, SessionChangeListener } from "@golem-stream/server";
 
-const CHANGE_KINDS = new Set(["output", "input", "result", "finished", "attached", "cancel", "delivered"]);
+const CHANGE_KINDS = new Set(["output", "input", "result", "finished", "attached", "cancel", "delivered", "consumed"]);
 
 /** Parses a notification payload; undefined for anything that is not a change this store sent. */
 export function parseNote(payload: string | undefined): { sessionId: string; change: SessionChange } | undefined {
