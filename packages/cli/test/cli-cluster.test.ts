@@ -111,14 +111,15 @@ it("SIGTERM drains a node: its invocation finishes, the client resumes at the ot
   expect(balancer.connections.some((c) => c.websocket && c.upstream === other && c.id > session.id)).toBe(true);
 }, 45_000);
 
-it("an invocation that outlasts --drain-timeout fails at the deadline; the node still exits 0 and says so", async () => {
+it("SIGINT drains too: an invocation that outlasts --drain-timeout fails at the deadline; the node still exits 0 and says so", async () => {
   const { a, b } = await cluster(["--drain-timeout", "1s"]);
   const checkpoint = join(scratchDir(), "long.ckpt");
   const invoked = start([...countArgs(200, 100), "--checkpoint", checkpoint], { env: a.env });
   await waitFor(invoked, () => itemsOf(invoked.stdout(), "$").length >= 2, "two items arrived");
-  a.running.child.kill("SIGTERM");
+  a.running.child.kill("SIGINT");
   const stopped = await a.running.done;
   expect(stopped.code).toBe(EXIT.success);
+  expect(stopped.stdout.toString()).toMatch(/^draining \(SIGINT\): .* may run for up to 1s$/m);
   expect(stopped.stdout.toString()).toMatch(/^drained in [0-9.]+m?s: 1 invocation still running at the deadline failed; left the cluster$/m);
   invoked.child.kill("SIGKILL");
   await invoked.done;
