@@ -50,6 +50,16 @@ export interface ServeOptions {
   readonly logLevel: LogLevel;
   /** Milliseconds a finished invocation stays resumable. */
   readonly retention: number;
+  /** A cluster store URL (`postgres://...`); `$GOLEM_STREAM_STORE` when absent. Validated by `serve`, never echoed. */
+  readonly store?: string;
+  /** This node's id in the cluster (default: generated). */
+  readonly nodeId?: string;
+  /** Milliseconds a drain (SIGTERM with a cluster store) lets this node's invocations run. */
+  readonly drainTimeout?: number;
+  /** Milliseconds a node's lease lasts without a heartbeat. */
+  readonly leaseTtl?: number;
+  /** The keyring file (default `<data-dir>/keyring.json`). */
+  readonly keyring?: string;
 }
 
 export type OutputFormat = "lines" | "json";
@@ -90,6 +100,18 @@ function parseRetention(value: string): number {
   if (ms === undefined) throw new InvalidArgumentError("a duration is a positive whole number and a unit: 90s, 30m, 24h, 7d");
   return ms;
 }
+
+/** A strict duration within [min, max] milliseconds (timers cannot wait longer than ~24 days). */
+function parseBoundedDuration(min: number, max: number, range: string): (value: string) => number {
+  return (value) => {
+    const ms = parseRetention(value);
+    if (ms < min || ms > max) throw new InvalidArgumentError(`must be ${range}`);
+    return ms;
+  };
+}
+
+export const DEFAULT_DRAIN_TIMEOUT_MS = 30_000;
+export const DEFAULT_LEASE_TTL_MS = 10_000;
 
 function collect(value: string, previous: readonly string[]): string[] {
   return [...previous, value];
@@ -156,6 +178,17 @@ ${EXIT_HELP}`,
         .argParser(parseRetention)
         .default(DEFAULT_RETENTION_MS, "24h"),
     )
+    .option("--keyring <file>", "the signing keyring, created on first start (default: <data-dir>/keyring.json); a cluster's nodes share one")
+    .option("--store <url>", "cluster mode: keep sessions in PostgreSQL, postgres://USER@HOST:PORT/DATABASE (default: $GOLEM_STREAM_STORE, else SQLite in the data directory)")
+    .option("--node-id <id>", "with --store: this node's id in the cluster (default: <hostname>-<random>)")
+    .addOption(
+      new Option("--drain-timeout <duration>", "with --store: on SIGTERM/SIGINT, how long this node's invocations may run before they are failed (default: 30s)")
+        .argParser(parseBoundedDuration(1, 86_400_000, "at most 24h")),
+    )
+    .addOption(
+      new Option("--lease-ttl <duration>", "with --store: how long this node's lease lasts without a heartbeat (default: 10s)")
+        .argParser(parseBoundedDuration(100, 86_400_000, "from 100ms to 24h")),
+    )
     .addHelpText(
       "after",
       `
@@ -165,11 +198,22 @@ The server stops cleanly on SIGINT or SIGTERM; sessions survive a restart on the
 One server per data directory: a second one on the same directory exits with an error.
 Finished invocations are deleted (with their stored output) once --retention has passed.
 
+Cluster mode: every serve started with the same --store (a PostgreSQL database) and the same keyring
+(--keyring, a copy of one file on every machine) and accepting the same tokens is a node of one
+cluster. Put a load balancer in front; a client may start, resume or take over at any node. The
+password may be in the URL or in $PGPASSWORD; it is never printed. On SIGTERM or SIGINT a node
+drains: it refuses new connections (overloaded), detaches its clients (they resume at another node),
+lets the invocations it runs finish until --drain-timeout, fails the rest, leaves the cluster and
+exits 0. A second signal stops it at once. Without --store (SQLite), a stop is immediate, as there
+is no other node to resume at: invocations still running are failed when it starts again.
+
 Examples:
   $ golem-stream serve
   $ golem-stream serve --port 9000 --token s3cret --data-dir ./state
   $ GOLEM_STREAM_TOKEN=s3cret golem-stream serve --host 0.0.0.0 --log-level debug
-  $ golem-stream serve --port 0 --token-file tokens.txt   # prints the URL it picked`,
+  $ golem-stream serve --port 0 --token-file tokens.txt   # prints the URL it picked
+  $ PGPASSWORD=... golem-stream serve --store postgres://golem@db:5432/golem --keyring /etc/golem/keyring.json \\
+      --token-file /etc/golem/tokens --node-id node-a --drain-timeout 2m`,
     )
     .action(run<ServeOptions>(async () => (await import("./commands/serve.js")).runServe));
 
@@ -254,7 +298,7 @@ ${EXIT_HELP}`,
 
   const keyring = program
     .command("keyring")
-    .description("The signing keys of a serve data directory (keyring.json): list, rotate, drop. Secrets are never printed.")
+    .description("The signing keys of a serve data directory (keyring.json) or of a --keyring file: list, rotate, drop. Secrets are never printed.")
     .addHelpText(
       "after",
       `
@@ -265,16 +309,22 @@ as their key stays. Drop an old key only once --retention has passed since the r
 Examples:
   $ golem-stream keyring list
   $ golem-stream keyring rotate --data-dir ./state
-  $ golem-stream keyring drop k-1a2b3c4d --data-dir ./state`,
+  $ golem-stream keyring drop k-1a2b3c4d --data-dir ./state
+  $ golem-stream keyring list --keyring /etc/golem/keyring.json   # a cluster's shared file
+
+A cluster's nodes each read their copy of the --keyring file: after a change, copy it to every node
+and restart them all; until then, tokens signed with a new key verify only at restarted nodes.`,
     );
   const dataDirOption = () =>
     new Option("--data-dir <dir>", "the serve data directory (default: $XDG_STATE_HOME/golem-stream or ~/.local/state/golem-stream)");
+  const keyringOption = () => new Option("--keyring <file>", "a keyring file (serve --keyring) instead of the data directory's").conflicts("dataDir");
   keyring
     .command("list")
     .description("Show the key ids and which one signs new tokens.")
     .addOption(dataDirOption())
+    .addOption(keyringOption())
     .option("--json", "print them as JSON", false)
-    .action(async (options: { dataDir?: string; json: boolean }) => {
+    .action(async (options: { dataDir?: string; keyring?: string; json: boolean }) => {
       const { runKeyringList } = await import("./commands/keyring.js");
       setExitCode(await runKeyringList(options, io));
     });
@@ -282,8 +332,9 @@ Examples:
     .command("rotate")
     .description("Add a fresh active key; the current one becomes verify-only.")
     .addOption(dataDirOption())
+    .addOption(keyringOption())
     .option("--key-id <id>", "id of the new key (default: a random one)")
-    .action(async (options: { dataDir?: string; keyId?: string }) => {
+    .action(async (options: { dataDir?: string; keyring?: string; keyId?: string }) => {
       const { runKeyringRotate } = await import("./commands/keyring.js");
       setExitCode(await runKeyringRotate(options, io));
     });
@@ -292,7 +343,8 @@ Examples:
     .description("Remove a verify-only key: tokens it signed stop verifying.")
     .argument("<key-id>", "the key to remove (never the active one)")
     .addOption(dataDirOption())
-    .action(async (keyId: string, options: { dataDir?: string }) => {
+    .addOption(keyringOption())
+    .action(async (keyId: string, options: { dataDir?: string; keyring?: string }) => {
       const { runKeyringDrop } = await import("./commands/keyring.js");
       setExitCode(await runKeyringDrop(keyId, options, io));
     });

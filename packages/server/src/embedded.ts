@@ -1,7 +1,8 @@
 /**
  * `startEmbeddedServer`: the demo catalogue on the SQLite store with static
  * bearer tokens, in one call. The CLI's `serve` command and outside checks
- * start the server with it.
+ * start the server with it. Given a `store` (e.g. a `ClusterSessionStore`
+ * on PostgreSQL), it serves from that instead of SQLite.
  *
  * The keyring lives in `<dataDir>/keyring.json` (created with mode 0600 on
  * first start) unless one is given, so tokens stay valid across restarts.
@@ -11,7 +12,8 @@ import { join } from "node:path";
 import { Keyring, sha256Hex } from "@golem-stream/tokens";
 import { createDemoHost } from "./demo/host.js";
 import type { Logger, Principal, ServerLimits } from "./options.js";
-import { createSessionServer, type SessionServer } from "./server.js";
+import { createSessionServer, type ClusterOptions, type SessionServer } from "./server.js";
+import type { SessionStore } from "./store/session-store.js";
 import { SqliteSessionStore } from "./store/sqlite-store.js";
 
 export interface EmbeddedServerOptions {
@@ -21,6 +23,13 @@ export interface EmbeddedServerOptions {
   readonly host?: string;
   /** Holds `sessions.db` and `keyring.json`; created if missing. */
   readonly dataDir: string;
+  /**
+   * Serve from this store instead of SQLite in `dataDir` (which then only
+   * holds the keyring, unless `keyring` is given). `close` and `drain` close it.
+   */
+  readonly store?: SessionStore;
+  /** Cluster mode options, for a `ClusterSessionStore` given as `store`. */
+  readonly cluster?: ClusterOptions;
   /** Accepted bearer tokens; each is its own principal of account `local`. */
   readonly tokens: readonly string[];
   /** Overrides the keyring file. */
@@ -40,6 +49,8 @@ export interface EmbeddedServer {
   readonly httpUrl: string;
   readonly server: SessionServer;
   close(): Promise<void>;
+  /** `SessionServer.drain`, then closes the store; resolves with how many invocations were failed. */
+  drain(timeoutMs: number): Promise<number>;
 }
 
 export const KEYRING_FILE = "keyring.json";
@@ -73,11 +84,13 @@ export async function startEmbeddedServer(options: EmbeddedServerOptions): Promi
   }
   mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
   const keyring = options.keyring ?? loadOrCreateKeyring(options.dataDir);
-  const store = new SqliteSessionStore({
-    dataDir: options.dataDir,
-    synchronous: options.synchronous ?? "full",
-    ...(options.payloadFileThreshold === undefined ? {} : { payloadFileThreshold: options.payloadFileThreshold }),
-  });
+  const store =
+    options.store ??
+    new SqliteSessionStore({
+      dataDir: options.dataDir,
+      synchronous: options.synchronous ?? "full",
+      ...(options.payloadFileThreshold === undefined ? {} : { payloadFileThreshold: options.payloadFileThreshold }),
+    });
   const server = createSessionServer({
     store,
     host: createDemoHost(),
@@ -85,6 +98,7 @@ export async function startEmbeddedServer(options: EmbeddedServerOptions): Promi
     authenticator: staticAuthenticator(options.tokens),
     ...(options.limits === undefined ? {} : { limits: options.limits }),
     ...(options.logger === undefined ? {} : { logger: options.logger }),
+    ...(options.cluster === undefined ? {} : { cluster: options.cluster }),
   });
   let address;
   try {
@@ -95,10 +109,12 @@ export async function startEmbeddedServer(options: EmbeddedServerOptions): Promi
     throw error;
   }
   let closed: Promise<void> | undefined;
+  let drained: Promise<number> | undefined;
   return {
     url: address.url,
     httpUrl: address.httpUrl,
     server,
     close: () => (closed ??= server.close().then(() => store.close())),
+    drain: (timeoutMs) => (drained ??= server.drain(timeoutMs).finally(() => (closed ??= store.close()))),
   };
 }

@@ -194,9 +194,9 @@ describe("change feed", () => {
     await expect(a.acceptInput({ streamId: input.streamId, sequence: 0n, itemCount: 1n, data: bytes("a"), mimeType: undefined }, [clash])).rejects.toThrow();
     await expect(a.acceptInput({ streamId: input.streamId, sequence: 7n, itemCount: 1n, data: bytes("a"), mimeType: undefined }, [])).rejects.toThrow();
     await a.finish(randomUUID(), "{}", 1); // no such session: no change
-    await a.publish(s.sessionId, { kind: "consumed", streamId: "marker", sequence: "1" });
+    await a.publish(s.sessionId, { kind: "delivered", streamId: "marker", events: 1, bytes: 3 });
     await atB.until((changes) => changes.length > 0);
-    expect(atB.changes).toEqual([{ kind: "consumed", streamId: "marker", sequence: "1" }]);
+    expect(atB.changes).toEqual([{ kind: "delivered", streamId: "marker", events: 1, bytes: 3 }]);
   });
 
   it("publish reaches the subscribers on both nodes; unsubscribe stops delivery; other sessions are not told", async () => {

@@ -1,41 +1,34 @@
 /**
  * `golem-stream keyring list | rotate | drop`: the signing keys of a `serve`
- * data directory (`keyring.json`). Key ids are printed, secrets never. The
+ * data directory (`keyring.json`), or of the keyring file `--keyring` names
+ * (the one a cluster's nodes share). Key ids are printed, secrets never. The
  * server reads the file when it starts, so a change takes effect at the next
  * `serve`; sessions survive that restart.
  */
-import { readFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
-import { Keyring } from "@golem-stream/tokens";
+import type { Keyring } from "@golem-stream/tokens";
 import { canonicalJson } from "@golem-stream/wire";
 import { removeStaleTemporaries, replaceFileAtomically } from "../checkpoint/atomic-file.js";
 import { EXIT, usageError } from "../exit-codes.js";
 import type { ExitCode } from "../exit-codes.js";
 import type { CliIo } from "../io/cli-io.js";
+import { KEYRING_FILE, readKeyringFile } from "../keyring-file.js";
 import { defaultDataDir } from "../paths.js";
-
-/** The file `startEmbeddedServer` keeps its keyring in. */
-const KEYRING_FILE = "keyring.json";
 
 export interface KeyringOptions {
   readonly dataDir?: string;
+  /** A keyring file (`serve --keyring`), instead of the data directory's. */
+  readonly keyring?: string;
 }
 
 async function load(options: KeyringOptions, io: CliIo): Promise<{ path: string; keyring: Keyring }> {
-  const path = join(resolve(options.dataDir ?? defaultDataDir(io.env)), KEYRING_FILE);
-  let text: string;
-  try {
-    text = await readFile(path, "utf8");
-  } catch (error) {
-    const missing = (error as { code?: unknown }).code === "ENOENT";
-    throw usageError(missing ? `no keyring at ${path}; \`golem-stream serve\` creates one on its first start` : `cannot read ${path}`, error);
+  if (options.keyring !== undefined && options.dataDir !== undefined) throw usageError("give --keyring or --data-dir, not both");
+  const path = options.keyring === undefined ? join(resolve(options.dataDir ?? defaultDataDir(io.env)), KEYRING_FILE) : resolve(options.keyring);
+  const keyring = await readKeyringFile(path);
+  if (keyring === undefined) {
+    throw usageError(`no keyring at ${path}; \`golem-stream serve${options.keyring === undefined ? "" : " --keyring <file>"}\` creates one on its first start`);
   }
-  try {
-    return { path, keyring: Keyring.fromJSON(text) };
-  } catch (error) {
-    // The parser's message never quotes the file (it holds secrets).
-    throw usageError(`${path} is not a valid keyring: ${error instanceof Error ? error.message : String(error)}`, error);
-  }
+  return { path, keyring };
 }
 
 async function save(path: string, keyring: Keyring): Promise<void> {

@@ -1,32 +1,121 @@
 /**
- * `golem-stream serve`: the embedded session server (demo catalogue, SQLite
- * store and keyring in the data directory) until SIGINT/SIGTERM.
+ * `golem-stream serve`: the embedded session server (demo catalogue) until
+ * SIGINT/SIGTERM, on the SQLite store in the data directory, or with
+ * `--store postgres://...` as one node of a cluster on PostgreSQL.
  *
  * stdout gets what a person or a script needs to call it, starting with one
- * stable line `listening on <http-url>`; the log goes to stderr.
+ * stable line `listening on <http-url>`, and (in cluster mode) what the drain
+ * did at the end; the log goes to stderr.
+ *
+ * Stopping: the SQLite server closes at once (no other node could take its
+ * clients; invocations still running are failed when it starts again). A
+ * cluster node drains: new connections are refused (overloaded), clients
+ * are detached (close 1001) to resume at another node, the invocations this
+ * node runs may finish until `--drain-timeout`, the rest are failed, and
+ * the node leaves the cluster. A second signal exits at once (bin.ts).
  */
+import { randomBytes } from "node:crypto";
 import { mkdir } from "node:fs/promises";
-import { resolve } from "node:path";
+import { hostname } from "node:os";
+import { join, resolve } from "node:path";
 import { startEmbeddedServer } from "@golem-stream/server";
-import type { EmbeddedServer } from "@golem-stream/server";
+import type { EmbeddedServer, SessionStore } from "@golem-stream/server";
+import type { Keyring } from "@golem-stream/tokens";
 import { resolveServeTokens } from "../bearer-tokens.js";
-import { CliError, EXIT } from "../exit-codes.js";
+import { CliError, EXIT, usageError } from "../exit-codes.js";
 import type { ExitCode } from "../exit-codes.js";
 import type { CliIo } from "../io/cli-io.js";
 import { createLogger } from "../io/logger.js";
+import type { CliLogger } from "../io/logger.js";
+import { KEYRING_FILE, loadOrCreateKeyringFile } from "../keyring-file.js";
 import { defaultDataDir } from "../paths.js";
+import { DEFAULT_DRAIN_TIMEOUT_MS, DEFAULT_LEASE_TTL_MS } from "../program.js";
 import type { ServeOptions } from "../program.js";
+import { parseStoreUrl, scrub } from "../store-url.js";
+import type { StoreUrl } from "../store-url.js";
+
+const NODE_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
+/** How long connecting to PostgreSQL may take before serve gives up. */
+const CONNECT_TIMEOUT_MS = 10_000;
+
+interface ClusterSettings {
+  readonly store: StoreUrl;
+  readonly nodeId: string;
+  readonly drainTimeoutMs: number;
+  readonly leaseTtlMs: number;
+}
+
+/** The cluster settings, or undefined for the SQLite server; every check happens before anything starts. */
+function clusterSettings(options: ServeOptions, io: CliIo): ClusterSettings | undefined {
+  const fromEnv = io.env["GOLEM_STREAM_STORE"];
+  const text = options.store ?? (fromEnv === undefined || fromEnv === "" ? undefined : fromEnv);
+  if (text === undefined) {
+    const clusterOnly = [
+      options.nodeId !== undefined && "--node-id",
+      options.drainTimeout !== undefined && "--drain-timeout",
+      options.leaseTtl !== undefined && "--lease-ttl",
+    ].filter((name) => name !== false);
+    if (clusterOnly.length > 0) throw usageError(`${clusterOnly.join(", ")} only ${clusterOnly.length === 1 ? "applies" : "apply"} to a cluster node: add --store postgres://USER@HOST:PORT/DATABASE`);
+    return undefined;
+  }
+  const store = parseStoreUrl(text, options.store === undefined ? "GOLEM_STREAM_STORE" : "--store");
+  const nodeId = options.nodeId ?? defaultNodeId();
+  if (!NODE_ID.test(nodeId)) throw usageError("--node-id: 1..100 of A-Z a-z 0-9 . _ - (starting with a letter or digit)");
+  return {
+    store,
+    nodeId,
+    drainTimeoutMs: options.drainTimeout ?? DEFAULT_DRAIN_TIMEOUT_MS,
+    leaseTtlMs: options.leaseTtl ?? DEFAULT_LEASE_TTL_MS,
+  };
+}
+
+function defaultNodeId(): string {
+  const host = hostname().replace(/[^A-Za-z0-9._-]/g, "").replace(/^[^A-Za-z0-9]+/, "").slice(0, 60);
+  return `${host === "" ? "node" : host}-${randomBytes(3).toString("hex")}`;
+}
+
+async function connectStore(cluster: ClusterSettings, logger: CliLogger): Promise<SessionStore> {
+  const { store, nodeId } = cluster;
+  let module: typeof import("@golem-stream/store-postgres");
+  try {
+    module = await import("@golem-stream/store-postgres");
+  } catch (error) {
+    throw usageError(`cannot load @golem-stream/store-postgres: ${error instanceof Error ? error.message : String(error)}`, error);
+  }
+  try {
+    return await module.PostgresSessionStore.connect({
+      connectionString: store.connectionString,
+      nodeId,
+      pool: { connectionTimeoutMillis: CONNECT_TIMEOUT_MS },
+      onError: (error) => logger.error("store connection error", { error: scrub(error.message, store.password) }),
+    });
+  } catch (error) {
+    const message = error instanceof Error ? error.message || (error as { code?: string }).code || error.name : String(error);
+    // Only the scrubbed message is kept: the original error may quote the password.
+    throw usageError(`cannot use the store ${store.shown}: ${scrub(message, store.password)}`);
+  }
+}
 
 export async function runServe(options: ServeOptions, io: CliIo): Promise<ExitCode> {
+  const cluster = clusterSettings(options, io);
   const dataDir = resolve(options.dataDir ?? defaultDataDir(io.env));
-  await mkdir(dataDir, { recursive: true, mode: 0o700 }).catch((cause: unknown) => {
-    throw new CliError(EXIT.usage, `cannot create the data directory ${dataDir}`, { cause });
-  });
+  if (cluster === undefined) {
+    await mkdir(dataDir, { recursive: true, mode: 0o700 }).catch((cause: unknown) => {
+      throw new CliError(EXIT.usage, `cannot create the data directory ${dataDir}`, { cause });
+    });
+  }
   const { tokens, generatedFile } = await resolveServeTokens(
     { flags: options.token, env: io.env["GOLEM_STREAM_TOKEN"], file: options.tokenFile },
     dataDir,
   );
+  // The SQLite server keeps the server's own default (<data-dir>/keyring.json); a cluster node
+  // creates that file atomically, as nodes sharing a data directory may start at once.
+  const keyringPath =
+    options.keyring !== undefined ? resolve(options.keyring) : cluster === undefined ? undefined : join(dataDir, KEYRING_FILE);
+  let keyring: Keyring | undefined;
+  if (keyringPath !== undefined) keyring = (await loadOrCreateKeyringFile(keyringPath)).keyring;
   const logger = createLogger(io, options.logLevel);
+  const store = cluster === undefined ? undefined : await connectStore(cluster, logger);
   let server: EmbeddedServer;
   try {
     server = await startEmbeddedServer({
@@ -36,19 +125,29 @@ export async function runServe(options: ServeOptions, io: CliIo): Promise<ExitCo
       tokens,
       logger,
       limits: { sessionRetentionMs: options.retention },
+      ...(keyring === undefined ? {} : { keyring }),
+      ...(store === undefined || cluster === undefined ? {} : { store, cluster: { leaseTtlMs: cluster.leaseTtlMs } }),
     });
   } catch (error) {
     const code = (error as { code?: unknown }).code;
     if (code === "EADDRINUSE") throw new CliError(EXIT.usage, `${options.host}:${options.port} is already in use; choose another --port`, { cause: error });
     if (code === "EACCES") throw new CliError(EXIT.usage, `not allowed to listen on ${options.host}:${options.port}`, { cause: error });
-    throw new CliError(EXIT.usage, `cannot start the server: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+    const message = error instanceof Error ? error.message : String(error);
+    throw new CliError(EXIT.usage, `cannot start the server: ${scrub(message, cluster?.store.password)}`);
   }
   const url = server.httpUrl;
   const tokenHint = generatedFile === undefined ? "<one of the tokens you gave>" : `$(cat ${shellQuote(generatedFile)})`;
+  const where =
+    cluster === undefined
+      ? [`data directory ${dataDir}`, ...(keyringPath === undefined ? [] : [`keyring ${keyringPath}`])]
+      : [
+          `store ${cluster.store.shown} (cluster node ${cluster.nodeId}, lease ${formatMs(cluster.leaseTtlMs)}, drain timeout ${formatMs(cluster.drainTimeoutMs)})`,
+          `keyring ${keyringPath ?? ""} (every node of the cluster needs this same keyring and the same tokens)`,
+        ];
   io.stdout.write(
     [
       `listening on ${url}`,
-      `data directory ${dataDir}`,
+      ...where,
       "",
       "Call it from another terminal:",
       `  export GOLEM_STREAM_URL=${url} GOLEM_STREAM_TOKEN=${tokenHint}`,
@@ -56,19 +155,40 @@ export async function runServe(options: ServeOptions, io: CliIo): Promise<ExitCo
       `  head -c 1000000 /dev/urandom | golem-stream invoke echo digest -c '{"name":"me"}' -`,
       `  printf 'hello\\nworld\\n' | golem-stream invoke echo split -c '{"name":"me"}' -`,
       "",
-      "Stop with Ctrl-C.",
+      cluster === undefined ? "Stop with Ctrl-C." : "Stop with Ctrl-C or SIGTERM: the node drains first (a second signal stops it at once).",
       "",
     ].join("\n"),
   );
-  logger.info("server started", { url, dataDir });
+  logger.info("server started", cluster === undefined ? { url, dataDir } : { url, store: cluster.store.shown, node: cluster.nodeId });
   await new Promise<void>((resolveStop) => {
     if (io.signal.aborted) resolveStop();
     io.signal.addEventListener("abort", () => resolveStop(), { once: true });
   });
-  logger.info("stopping", { reason: String(io.signal.reason ?? "signal") });
-  await server.close();
-  logger.info("stopped");
+  const reason = String(io.signal.reason ?? "signal");
+  if (cluster === undefined) {
+    logger.info("stopping", { reason });
+    await server.close();
+    logger.info("stopped");
+    return EXIT.success;
+  }
+  io.stdout.write(
+    `draining (${reason}): refusing new connections, clients detached to resume at other nodes; ` +
+      `this node's invocations may run for up to ${formatMs(cluster.drainTimeoutMs)}\n`,
+  );
+  logger.info("draining", { reason, timeoutMs: cluster.drainTimeoutMs });
+  const started = Date.now();
+  const failed = await server.drain(cluster.drainTimeoutMs);
+  const outcome = failed === 0 ? "every invocation this node ran has finished" : `${failed} invocation${failed === 1 ? "" : "s"} still running at the deadline failed`;
+  io.stdout.write(`drained in ${formatMs(Date.now() - started)}: ${outcome}; left the cluster\n`);
+  logger.info("stopped", { failed });
   return EXIT.success;
+}
+
+/** 30000 → `30s`, 1500 → `1.5s`, 250 → `250ms`. */
+function formatMs(ms: number): string {
+  if (ms < 1000) return `${ms}ms`;
+  if (ms % 60_000 === 0 && ms >= 60_000) return `${ms / 60_000}m`;
+  return `${Math.round(ms / 100) / 10}s`;
 }
 
 function shellQuote(text: string): string {

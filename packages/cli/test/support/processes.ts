@@ -102,7 +102,12 @@ export interface ServerProcess {
 }
 
 export async function startServer(dataDir: string, port = 0): Promise<ServerProcess> {
-  const running = start(["serve", "--port", String(port), "--token", TOKEN, "--data-dir", dataDir, "--log-level", "warn"]);
+  return startServe(["--port", String(port), "--token", TOKEN, "--data-dir", dataDir, "--log-level", "warn"], dataDir);
+}
+
+/** `golem-stream serve <args>`, once it listens; `dataDir` is only recorded. */
+export async function startServe(args: readonly string[], dataDir = "", options: StartOptions = {}): Promise<ServerProcess> {
+  const running = start(["serve", ...args], options);
   let url = "";
   await waitFor(
     running,

@@ -1,0 +1,173 @@
+/**
+ * `golem-stream serve --store postgres://…` as real processes: two nodes on
+ * one throwaway PostgreSQL (`@golem-stream/store-postgres/local`, started
+ * once for the file; each test gets a database of its own), one keyring file
+ * and one token. A CLI crashed at one node resumes at the other; a node
+ * drained by SIGTERM lets its invocation finish (or fails it at the
+ * deadline) and exits 0 while the client, through a round-robin balancer,
+ * continues at the other node; bad store URLs are refused up front.
+ *
+ * PostgreSQL that cannot start fails every test here with the reason: these
+ * tests never skip.
+ */
+import { join } from "node:path";
+import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
+import { startLocalPostgres, type LocalPostgres } from "@golem-stream/store-postgres/local";
+import { startBalancer, type Balancer } from "../examples/round-robin-balancer.mjs";
+import { EXIT } from "../src/exit-codes.js";
+import { itemsOf, run, scratchDir, start, startServe, TOKEN, waitFor, type ServerProcess } from "./support/processes.js";
+
+let postgres: LocalPostgres | undefined;
+let startFailure: unknown;
+let databases = 0;
+
+beforeAll(async () => {
+  try {
+    postgres = await startLocalPostgres({ database: "cli_cluster" });
+  } catch (error) {
+    startFailure = error;
+  }
+}, 60_000);
+afterAll(async () => {
+  await postgres?.stop();
+});
+
+const nodes: ServerProcess[] = [];
+const balancers: Balancer[] = [];
+afterEach(async () => {
+  await Promise.all(nodes.splice(0).map((node) => (node.running.child.exitCode === null ? node.kill() : undefined)));
+  await Promise.all(balancers.splice(0).map((balancer) => balancer.close()));
+});
+
+/** A fresh database on the test's PostgreSQL; fails (never skips) when PostgreSQL did not start. */
+async function freshStore(): Promise<{ url: string; password: string }> {
+  if (postgres === undefined) throw new Error(`PostgreSQL could not start: ${startFailure instanceof Error ? startFailure.message : String(startFailure)}`);
+  return { url: await postgres.createDatabase(`cluster_${++databases}`), password: postgres.password };
+}
+
+async function node(store: string, keyring: string, nodeId: string, extra: readonly string[] = []): Promise<ServerProcess> {
+  const server = await startServe(["--port", "0", "--token", TOKEN, "--store", store, "--keyring", keyring, "--node-id", nodeId, "--log-level", "warn", ...extra]);
+  nodes.push(server);
+  return server;
+}
+
+async function cluster(extra: readonly string[] = []): Promise<{ a: ServerProcess; b: ServerProcess; password: string; keyring: string }> {
+  const { url, password } = await freshStore();
+  const keyring = join(scratchDir(), "keyring.json");
+  const [a, b] = await Promise.all([node(url, keyring, "node-a", extra), node(url, keyring, "node-b", extra)]);
+  return { a: a!, b: b!, password, keyring };
+}
+
+const countArgs = (to: number, delayMs: number) => ["invoke", "echo", "count", "-c", '{"name":"c"}', String(to), String(delayMs)];
+const range = (n: number) => Array.from({ length: n }, (_, i) => i);
+
+it("two nodes, one database and one keyring: an invoke at node A killed mid-stream is resumed at node B with every item", async () => {
+  const { a, b, password, keyring } = await cluster();
+  for (const server of [a, b]) {
+    const out = server.running.stdout().toString();
+    expect(out).toMatch(/^store postgres:\/\/postgres@127\.0\.0\.1:\d+\/cluster_\d+ \(cluster node node-[ab], lease 10s, drain timeout 30s\)$/m);
+    expect(out).toContain(`keyring ${keyring}`);
+    expect(out + server.running.stderr()).not.toContain(password);
+  }
+  const checkpoint = join(scratchDir(), "count.ckpt");
+  const invoked = start([...countArgs(40, 50), "--checkpoint", checkpoint], { env: a.env });
+  await waitFor(invoked, () => itemsOf(invoked.stdout(), "$").length >= 5, "five items arrived from node A");
+  invoked.child.kill("SIGKILL");
+  const before = itemsOf((await invoked.done).stdout, "$");
+  expect(before.length).toBeLessThan(40);
+
+  const resumed = await run(["resume", checkpoint], { env: b.env });
+  expect(resumed.stderr).toBe("");
+  expect(resumed.code).toBe(EXIT.success);
+  const after = itemsOf(resumed.stdout, "$");
+  // At most the item being written at the crash repeats; none is skipped.
+  expect([...new Set([...before, ...after])]).toEqual(range(40));
+  // B verified the session token A signed: both read the one keyring file.
+  expect(after.length).toBeLessThanOrEqual(40 - before.length + 1);
+}, 45_000);
+
+it("SIGTERM drains a node: its invocation finishes, the client resumes at the other node through the balancer, the node exits 0", async () => {
+  const { a, b } = await cluster();
+  const balancer = await startBalancer([a.url, b.url]);
+  balancers.push(balancer);
+  const invoked = start(countArgs(30, 100), { env: { GOLEM_STREAM_URL: balancer.url, GOLEM_STREAM_TOKEN: TOKEN } });
+  const session = await balancer.until((connections) => connections.find((c) => c.websocket && c.upstream >= 0));
+  await waitFor(invoked, () => itemsOf(invoked.stdout(), "$").length >= 3, "three items arrived");
+  const owner = session.upstream === 0 ? a : b;
+  const drainStarted = Date.now();
+  owner.running.child.kill("SIGTERM");
+  const stopped = await owner.running.done;
+  expect(stopped.code).toBe(EXIT.success);
+  // It waited for its invocation (about 2.7 s of items were left), not for the 30 s deadline.
+  expect(Date.now() - drainStarted).toBeLessThan(20_000);
+  expect(stopped.stdout.toString()).toMatch(/^draining \(SIGTERM\): refusing new connections/m);
+  expect(stopped.stdout.toString()).toMatch(/^drained in [0-9.]+m?s: every invocation this node ran has finished; left the cluster$/m);
+
+  const done = await invoked.done;
+  expect(done.code).toBe(EXIT.success);
+  expect(itemsOf(done.stdout, "$")).toEqual(range(30));
+  // The client's session went on at the other node.
+  const other = session.upstream === 0 ? 1 : 0;
+  expect(balancer.connections.some((c) => c.websocket && c.upstream === other && c.id > session.id)).toBe(true);
+}, 45_000);
+
+it("SIGINT drains too: an invocation that outlasts --drain-timeout fails at the deadline; the node still exits 0 and says so", async () => {
+  const { a, b } = await cluster(["--drain-timeout", "1s"]);
+  const checkpoint = join(scratchDir(), "long.ckpt");
+  const invoked = start([...countArgs(200, 100), "--checkpoint", checkpoint], { env: a.env });
+  await waitFor(invoked, () => itemsOf(invoked.stdout(), "$").length >= 2, "two items arrived");
+  a.running.child.kill("SIGINT");
+  const stopped = await a.running.done;
+  expect(stopped.code).toBe(EXIT.success);
+  expect(stopped.stdout.toString()).toMatch(/^draining \(SIGINT\): .* may run for up to 1s$/m);
+  expect(stopped.stdout.toString()).toMatch(/^drained in [0-9.]+m?s: 1 invocation still running at the deadline failed; left the cluster$/m);
+  invoked.child.kill("SIGKILL");
+  await invoked.done;
+  const resumed = await run(["resume", checkpoint], { env: b.env });
+  expect(resumed.code).toBe(EXIT.invocationFailed);
+}, 45_000);
+
+it("refuses a wrong --store URL or cluster options without --store with exit 2 and a clear message, never printing the password", async () => {
+  const cases: [string[], RegExp][] = [
+    [["--store", "mysql://u:hunter2@127.0.0.1:3306/db"], /--store: unsupported store mysql:\/\/; only PostgreSQL is supported/],
+    [["--store", "postgres://u:hunter2@127.0.0.1:5432"], /--store: no database/],
+    [["--store", "postgres://127.0.0.1:5432/db"], /--store: no user/],
+    [["--store", "postgres://u:hunter2@127.0.0.1:5432/db?options=-c%20x"], /--store: unknown parameter "options"/],
+    [["--store", "hunter2"], /--store: not a URL/],
+    // Nothing listens on port 1: the connection is refused, named without the password.
+    [["--store", "postgresql://u:hunter2@127.0.0.1:1/db"], /cannot use the store postgresql:\/\/u@127\.0\.0\.1:1\/db: .*ECONNREFUSED/],
+    [["--node-id", "x", "--lease-ttl", "5s"], /--node-id, --lease-ttl only apply to a cluster node: add --store/],
+  ];
+  const keyring = join(scratchDir(), "keyring.json");
+  const results = await Promise.all(
+    cases.map(([args]) => run(["serve", "--port", "0", "--token", TOKEN, "--keyring", keyring, "--data-dir", scratchDir(), ...args])),
+  );
+  results.forEach((result, index) => {
+    expect(result.code, cases[index]![1].source).toBe(EXIT.usage);
+    expect(result.stderr).toMatch(cases[index]![1]);
+    expect(result.stdout.toString() + result.stderr).not.toContain("hunter2");
+  });
+  const fromEnv = await run(["serve", "--port", "0", "--token", TOKEN], { env: { GOLEM_STREAM_STORE: "redis://u:hunter2@h/0" } });
+  expect(fromEnv.code).toBe(EXIT.usage);
+  expect(fromEnv.stderr).toMatch(/^golem-stream: GOLEM_STREAM_STORE: unsupported store redis:\/\//m);
+  expect(fromEnv.stderr).not.toContain("hunter2");
+}, 30_000);
+
+it("keyring list/rotate work on a --keyring file, and refuse --keyring with --data-dir", async () => {
+  const keyring = join(scratchDir(), "shared", "keyring.json");
+  const missing = await run(["keyring", "list", "--keyring", keyring]);
+  expect(missing.code).toBe(EXIT.usage);
+  expect(missing.stderr).toMatch(/golem-stream serve --keyring <file>. creates one/);
+  const { url } = await freshStore();
+  const server = await node(url, keyring, "node-k");
+  const listed = await run(["keyring", "list", "--keyring", keyring, "--json"]);
+  expect(listed.code).toBe(EXIT.success);
+  const { active } = JSON.parse(listed.stdout.toString()) as { active: string };
+  const rotated = await run(["keyring", "rotate", "--keyring", keyring, "--key-id", "k-next"]);
+  expect(rotated.code).toBe(EXIT.success);
+  expect(rotated.stdout.toString()).toContain(`k-next\tactive (new)\n${active}\tverify-only (was active)\n`);
+  const both = await run(["keyring", "list", "--keyring", keyring, "--data-dir", scratchDir()]);
+  expect(both.code).toBe(EXIT.usage);
+  server.running.child.kill("SIGTERM");
+  expect((await server.running.done).code).toBe(EXIT.success);
+}, 30_000);

@@ -1,0 +1,346 @@
+/**
+ * Cluster mode as a test suite any `ClusterSessionStore` can run: nodes are
+ * `createSessionServer`s, each on its own port, over stores of one shared
+ * backend (the caller's `openStores`); a client attaches, resumes and takes
+ * over at any node while the node that accepted the start runs the agent.
+ * This package runs it on `MemoryCluster`, @golem-stream/store-postgres on
+ * PostgreSQL. The caller passes in vitest's `describe`/`it`/`expect`.
+ *
+ *   clusterScenarios({ describe, it, expect, afterEach }, "my cluster", (count) => openMyStores(count));
+ */
+import { createHash, randomUUID } from "node:crypto";
+import type { afterEach as AfterEach } from "vitest";
+import { inspectToken, Keyring } from "@golem-stream/tokens";
+import type { ServerMessage } from "@golem-stream/wire";
+import { createDemoHost } from "../demo/host.js";
+import { createSessionServer, type SessionServer } from "../server.js";
+import type { ClusterSessionStore } from "../store/cluster-store.js";
+import { demoStart, outputValues, v } from "./demo-messages.js";
+import { RawClient, TEST_TOKEN as TOKEN } from "./raw-client.js";
+import type { TestApi } from "./store-contract.js";
+
+type Accepted = Extract<ServerMessage, { type: "invocationAccepted" }>;
+
+interface Node {
+  readonly id: string;
+  readonly server: SessionServer;
+  readonly url: string;
+}
+
+export interface ClusterTestApi extends TestApi {
+  readonly afterEach: typeof AfterEach;
+}
+
+/** Opens `count` node stores (node ids of the caller's choice) on one fresh shared backend. */
+export type OpenClusterStores = (count: number) => Promise<ClusterSessionStore[]>;
+
+export function clusterScenarios(api: ClusterTestApi, name: string, openStores: OpenClusterStores): void {
+  const { describe, it, expect, afterEach } = api;
+  let nodes: Node[] = [];
+  let opened: ClusterSessionStore[] = [];
+  afterEach(async () => {
+    await Promise.all(nodes.map((node) => node.server.close()));
+    await Promise.all(opened.map((store) => store.close()));
+    nodes = [];
+    opened = [];
+  });
+
+  /** `wrap` may stand in front of a node's store (index 0 is node A). */
+  async function startCluster(
+    count: number,
+    leaseTtlMs = 10_000,
+    wrap: (index: number, store: ClusterSessionStore) => ClusterSessionStore = (_, store) => store,
+  ): Promise<{ stores: ClusterSessionStore[]; nodes: Node[] }> {
+    const stores = await openStores(count);
+    opened.push(...stores);
+    const keyring = Keyring.generate("k1");
+    for (const [index, store] of stores.entries()) {
+      const server = createSessionServer({
+        store: wrap(index, store),
+        host: createDemoHost(),
+        keyring,
+        authenticator: (token) => (token === TOKEN ? { account: "acme", principal: "alice" } : undefined),
+        cluster: { leaseTtlMs },
+      });
+      const { url } = await server.listen();
+      nodes.push({ id: store.nodeId, server, url });
+    }
+    return { stores, nodes };
+  }
+
+  function resume(operation: "resume" | "takeover", sessionToken: string, outputCursors: string[] = []) {
+    return { type: "resumeAttach" as const, attemptId: randomUUID(), operation, outputCursors, sessionToken };
+  }
+
+  describe(name, () => {
+    it("reverse: items sent at node A, the connection cut, the rest sent at node B; every output in order, no gap", async () => {
+      const [a, b] = (await startCluster(2)).nodes;
+      const first = await RawClient.connect(a!.url);
+      first.send(demoStart("reverse", v.record(v.stream(randomUUID()))));
+      const accepted = (await first.nextOf("invocationAccepted")) as Accepted;
+      const input = accepted.mappings[0]!.channel;
+      first.send({ type: "inputStreamItem", channel: input, sequence: 0n, value: v.str("abc") });
+      first.send({ type: "inputStreamItem", channel: input, sequence: 1n, value: v.str("def") });
+      const result = await first.nextOf("invocationResult");
+      const output = result.mappings[0]!.channel;
+      let cursor = "";
+      for (let seen = 0; seen < 2; ) {
+        const message = await first.next();
+        if (message.type === "outputStreamItem" && message.channel === output) {
+          seen++;
+          cursor = message.cursorToken;
+        }
+      }
+      first.terminate();
+
+      const second = await RawClient.connect(b!.url);
+      second.send(resume("resume", accepted.sessionToken, [cursor]));
+      const reaccepted = (await second.nextOf("invocationAccepted")) as Accepted;
+      const inputMapping = reaccepted.mappings.find((m) => m.direction === "input")!;
+      expect(inputMapping.inputHighWater).toEqual({ sequence: 2n, terminal: false });
+      second.send({ type: "inputStreamItem", channel: inputMapping.channel, sequence: 2n, value: v.str("ghi") });
+      second.send({ type: "inputStreamEnd", channel: inputMapping.channel, sequence: 3n });
+      const { messages, closed } = await second.all();
+      const reResult = messages.find((m) => m.type === "invocationResult") as Extract<ServerMessage, { type: "invocationResult" }>;
+      expect(outputValues(messages, reResult.mappings[0]?.channel ?? reaccepted.mappings.find((m) => m.direction === "output")!.channel)).toEqual([v.str("ihg")]);
+      expect(messages.at(-1)).toMatchObject({ type: "invocationFinished", outcome: { kind: "success" } });
+      expect(closed.code).toBe(1000);
+    });
+
+    it("digest: half the bytes uploaded at A, the rest from the high-water at B; the digest is of every byte once", async () => {
+      const [a, b] = (await startCluster(2)).nodes;
+      const data = new Uint8Array(3 * 1024 * 1024 + 17).map((_, i) => (i * 31) & 0xff);
+      const first = await RawClient.connect(a!.url);
+      first.send(demoStart("digest", v.record(v.stream(randomUUID()))));
+      const accepted = (await first.nextOf("invocationAccepted")) as Accepted;
+      const channel = accepted.mappings[0]!.channel;
+      const half = 1024 * 1024 + 5;
+      first.send({ type: "input-u8", channel, sequence: 0n, payload: data.subarray(0, 1024 * 1024) });
+      first.send({ type: "input-u8", channel, sequence: 1048576n, payload: data.subarray(1024 * 1024, half) });
+      await first.waitFor((m) => m.type === "inputStreamAck" && m.highestContiguousSequence === BigInt(half));
+      first.terminate();
+
+      const second = await RawClient.connect(b!.url);
+      second.send(resume("resume", accepted.sessionToken));
+      const reaccepted = (await second.nextOf("invocationAccepted")) as Accepted;
+      const mapping = reaccepted.mappings[0]!;
+      const from = Number(mapping.inputHighWater!.sequence);
+      expect(from).toBe(half);
+      for (let at = from; at < data.length; at += 1024 * 1024) {
+        second.send({ type: "input-u8", channel: mapping.channel, sequence: BigInt(at), payload: data.subarray(at, Math.min(at + 1024 * 1024, data.length)) });
+      }
+      second.send({ type: "inputStreamEnd", channel: mapping.channel, sequence: BigInt(data.length) });
+      const { messages } = await second.all();
+      const result = messages.find((m) => m.type === "invocationResult") as Extract<ServerMessage, { type: "invocationResult" }>;
+      const fields = (result.result as unknown as { value: { value: { fields: { value: unknown }[] } } }).value.value.fields;
+      expect(fields[0]!.value).toBe(String(data.length));
+      expect(fields[1]!.value).toBe(createHash("sha256").update(data).digest("hex"));
+      expect(messages.at(-1)).toMatchObject({ type: "invocationFinished", outcome: { kind: "success" } });
+    });
+
+    it("input the previous attachment's node commits after the client resumed at another node (its connection cut with commits in flight) is the same input: accepted once, nothing fails", async () => {
+      // Node A's commits of input take 150 ms: the client's connection to A is cut while three are in flight.
+      const slowInput = (index: number, store: ClusterSessionStore): ClusterSessionStore =>
+        index !== 0
+          ? store
+          : new Proxy(store, {
+              get(target, name) {
+                const value = Reflect.get(target, name) as unknown;
+                if (name !== "acceptInput") return typeof value === "function" ? (value as () => unknown).bind(target) : value;
+                return (...args: Parameters<ClusterSessionStore["acceptInput"]>) =>
+                  new Promise((resolve) => setTimeout(resolve, 150)).then(() => target.acceptInput(...args));
+              },
+            });
+      const [a, b] = (await startCluster(2, 10_000, slowInput)).nodes;
+      const first = await RawClient.connect(a!.url);
+      first.send(demoStart("tally", v.record(v.stream(randomUUID()))));
+      const accepted = (await first.nextOf("invocationAccepted")) as Accepted;
+      const channel = accepted.mappings[0]!.channel;
+      for (const [i, text] of ["ab", "cd", "ef"].entries()) first.send({ type: "inputStreamItem", channel, sequence: BigInt(i), value: v.str(text) });
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      first.terminate();
+
+      // B reads the high-water before A's commits land; the client resends from it. B commits first,
+      // A's commits of the same items are then refused by the store.
+      const second = await RawClient.connect(b!.url);
+      second.send(resume("resume", accepted.sessionToken));
+      const reaccepted = (await second.nextOf("invocationAccepted")) as Accepted;
+      const mapping = reaccepted.mappings[0]!;
+      const from = Number(mapping.inputHighWater!.sequence);
+      const texts = ["ab", "cd", "ef", "gh"];
+      for (let i = from; i < texts.length; i++) second.send({ type: "inputStreamItem", channel: mapping.channel, sequence: BigInt(i), value: v.str(texts[i]!) });
+      // The invocation is still running when A's commits land and are refused.
+      await second.waitFor((m) => m.type === "inputStreamAck" && m.highestContiguousSequence === BigInt(texts.length));
+      await new Promise((resolve) => setTimeout(resolve, 250));
+      second.send({ type: "inputStreamEnd", channel: mapping.channel, sequence: BigInt(texts.length) });
+      const { messages } = await second.all();
+      const result = messages.find((m) => m.type === "invocationResult") as Extract<ServerMessage, { type: "invocationResult" }>;
+      const fields = (result.result as unknown as { value: { value: { fields: { value: unknown }[] } } }).value.value.fields;
+      expect(fields.map((field) => field.value)).toEqual(["4", "8"]);
+      expect(messages.at(-1)).toMatchObject({ type: "invocationFinished", outcome: { kind: "success" } });
+    });
+
+    it("count running at A streams live to a client attached at B", async () => {
+      const [a, b] = (await startCluster(2)).nodes;
+      const first = await RawClient.connect(a!.url);
+      first.send(demoStart("count", v.record(v.u32(40), v.u32(5))));
+      const accepted = (await first.nextOf("invocationAccepted")) as Accepted;
+      first.terminate();
+      const second = await RawClient.connect(b!.url);
+      second.send(resume("resume", accepted.sessionToken));
+      const { messages } = await second.all();
+      const result = messages.find((m) => m.type === "invocationResult") as Extract<ServerMessage, { type: "invocationResult" }>;
+      expect(outputValues(messages, result.mappings[0]!.channel).map((item) => item.value)).toEqual(Array.from({ length: 40 }, (_, i) => i));
+      expect(messages.at(-1)).toMatchObject({ type: "invocationFinished", outcome: { kind: "success" } });
+    });
+
+    it("an uncertain start replayed exactly at node B joins the invocation A runs; A's transport is revoked", async () => {
+      const [a, b] = (await startCluster(2)).nodes;
+      const start = demoStart("reverse", v.record(v.stream(randomUUID())));
+      const atA = await RawClient.connect(a!.url);
+      atA.send(start);
+      await atA.nextOf("invocationAccepted");
+      const atB = await RawClient.connect(b!.url);
+      atB.send(start);
+      const replayed = (await atB.nextOf("invocationAccepted")) as Accepted;
+      expect(replayed.attemptId).toBe(start.attemptId);
+      // The replay's transport is the sole owner of generation 1 (protocol section 9).
+      expect((await atA.all()).messages.at(-1)).toEqual({ type: "attachmentRevoked", reason: "replaced" });
+      const input = replayed.mappings[0]!;
+      expect(input.provisionalRef).toBeDefined();
+      atB.send({ type: "inputStreamItem", channel: input.channel, sequence: 0n, value: v.str("xyz") });
+      atB.send({ type: "inputStreamEnd", channel: input.channel, sequence: 1n });
+      const { messages } = await atB.all();
+      const result = messages.find((m) => m.type === "invocationResult") as Extract<ServerMessage, { type: "invocationResult" }>;
+      expect(outputValues(messages, result.mappings[0]!.channel)).toEqual([v.str("zyx")]);
+      expect(messages.at(-1)).toMatchObject({ type: "invocationFinished", outcome: { kind: "success" } });
+    });
+
+    it("groups: nested output streams created at A are announced and delivered at B", async () => {
+      const [a, b] = (await startCluster(2)).nodes;
+      const first = await RawClient.connect(a!.url);
+      first.send(demoStart("groups", v.record(v.u32(3), v.u32(4))));
+      const accepted = (await first.nextOf("invocationAccepted")) as Accepted;
+      first.terminate();
+      const second = await RawClient.connect(b!.url);
+      second.send(resume("resume", accepted.sessionToken));
+      const { messages } = await second.all();
+      const items = messages.filter((m) => m.type === "outputStreamItem") as Extract<ServerMessage, { type: "outputStreamItem" }>[];
+      const children = items.flatMap((item) => item.mappings.map((m) => m.channel));
+      expect(children).toHaveLength(3);
+      for (const channel of children) expect(outputValues(messages, channel).map((x) => x.value)).toEqual([0, 1, 2, 3]);
+      expect(messages.filter((m) => m.type === "outputStreamEnd")).toHaveLength(4);
+      expect(messages.at(-1)).toMatchObject({ type: "invocationFinished", outcome: { kind: "success" } });
+    });
+
+    it("a takeover at node C revokes the transport attached at node B", async () => {
+      const [a, b, c] = (await startCluster(3)).nodes;
+      const first = await RawClient.connect(a!.url);
+      first.send(demoStart("reverse", v.record(v.stream(randomUUID()))));
+      const accepted = (await first.nextOf("invocationAccepted")) as Accepted;
+      first.terminate();
+      const atB = await RawClient.connect(b!.url);
+      atB.send(resume("resume", accepted.sessionToken));
+      await atB.nextOf("invocationAccepted");
+      const atC = await RawClient.connect(c!.url);
+      atC.send(resume("takeover", accepted.sessionToken));
+      const taken = (await atC.nextOf("invocationAccepted")) as Accepted;
+      const { messages } = await atB.all();
+      expect(messages.at(-1)).toEqual({ type: "attachmentRevoked", reason: "replaced" });
+      // C goes on: end the input, the invocation finishes there.
+      const input = taken.mappings.find((m) => m.direction === "input")!;
+      atC.send({ type: "inputStreamEnd", channel: input.channel, sequence: 0n });
+      expect((await atC.all()).messages.at(-1)).toMatchObject({ type: "invocationFinished", outcome: { kind: "success" } });
+    });
+
+    it("a stalled reader at B pauses the producer at A within the session's byte budget; reading again delivers every blob", async () => {
+      const { stores, nodes: [a, b] } = await startCluster(2);
+      const first = await RawClient.connect(a!.url);
+      first.send(demoStart("blobs", v.record(v.u32(200), v.u32(1024 * 1024))));
+      const accepted = (await first.nextOf("invocationAccepted")) as Accepted;
+      first.terminate();
+      const second = await RawClient.connect(b!.url);
+      second.send(resume("resume", accepted.sessionToken));
+      const result = await second.nextOf("invocationResult");
+      second.socket.pause();
+      const { sessionId } = inspectToken(accepted.sessionToken).fields as { sessionId: string };
+      const produced = async (): Promise<number> => Number((await stores[0]!.listStreams(sessionId)).find((s) => s.direction === "output")!.count);
+      let count = -1;
+      for (let stable = 0; stable < 15; ) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        const now = await produced();
+        stable = now === count ? stable + 1 : 0;
+        count = now;
+      }
+      // 64 MiB of unsent output (what the socket and the pump hold at B is sent, hence released) and a few in flight.
+      expect(count).toBeLessThan(200);
+      expect(count).toBeLessThanOrEqual(64 + 16);
+      second.socket.resume();
+      const { messages } = await second.all();
+      const blobs = messages.filter((m) => m.type === "output-binary" && m.channel === result.mappings[0]!.channel);
+      expect(blobs).toHaveLength(200);
+      expect(messages.at(-1)).toMatchObject({ type: "invocationFinished", outcome: { kind: "success" } });
+    });
+
+    it("a client's cancel of an output at B stops the producer at A; the cancelled terminal and the finish reach B", async () => {
+      const [a, b] = (await startCluster(2)).nodes;
+      const first = await RawClient.connect(a!.url);
+      first.send(demoStart("count", v.record(v.u32(100000), v.u32(1))));
+      const accepted = (await first.nextOf("invocationAccepted")) as Accepted;
+      first.terminate();
+      const second = await RawClient.connect(b!.url);
+      second.send(resume("resume", accepted.sessionToken));
+      const result = await second.nextOf("invocationResult");
+      const output = result.mappings[0]!.channel;
+      await second.waitFor((m) => m.type === "outputStreamItem");
+      second.send({ type: "streamCancel", channel: output, reason: "cancelled" });
+      const { messages } = await second.all();
+      expect(messages.find((m) => m.type === "outputStreamEnd")).toMatchObject({ outcome: { kind: "cancelled", reason: "cancelled" } });
+      expect(messages.at(-1)).toMatchObject({ type: "invocationFinished" });
+      expect(outputValues(messages, output).length).toBeLessThan(100000);
+    });
+
+    it("the owner's lease lapses (node A stops without a word): another node finishes its invocation; the client at B gets terminals and invocation-failed", async () => {
+      const { nodes: [a, b] } = await startCluster(2, 300);
+      const first = await RawClient.connect(a!.url);
+      first.send(demoStart("count", v.record(v.u32(100000), v.u32(5))));
+      const accepted = (await first.nextOf("invocationAccepted")) as Accepted;
+      first.terminate();
+      const second = await RawClient.connect(b!.url);
+      second.send(resume("resume", accepted.sessionToken));
+      await second.waitFor((m) => m.type === "outputStreamItem");
+      // A dies: its invocation stops, nothing more is recorded, its lease is no longer renewed.
+      await a!.server.close();
+      nodes = nodes.filter((node) => node !== a);
+      const { messages } = await second.all();
+      expect(messages.find((m) => m.type === "outputStreamEnd")).toMatchObject({ outcome: { kind: "cancelled", reason: "invocation-failed" } });
+      expect(messages.at(-1)).toMatchObject({ type: "invocationFinished", outcome: { kind: "failure", code: "invocation-failed" } });
+      // Everything produced before stays replayable.
+      const replay = await RawClient.connect(b!.url);
+      replay.send(resume("takeover", accepted.sessionToken));
+      const again = await replay.all();
+      expect(outputValues(again.messages, (again.messages.find((m) => m.type === "invocationResult") as Extract<ServerMessage, { type: "invocationResult" }>).mappings[0]!.channel)).toEqual(
+        outputValues(messages, (messages.find((m) => m.type === "invocationResult") as Extract<ServerMessage, { type: "invocationResult" }>).mappings[0]!.channel),
+      );
+    });
+
+    it("drain: A refuses new connections, detaches its client (1001), finishes what it runs; the client resumes at B and reads everything", async () => {
+      const [a, b] = (await startCluster(2)).nodes;
+      const first = await RawClient.connect(a!.url);
+      first.send(demoStart("count", v.record(v.u32(30), v.u32(10))));
+      const accepted = (await first.nextOf("invocationAccepted")) as Accepted;
+      await first.waitFor((m) => m.type === "outputStreamItem");
+      const drained = a!.server.drain(10_000);
+      expect((await first.closed).code).toBe(1001);
+      await expect(RawClient.connect(a!.url)).rejects.toThrow();
+      const second = await RawClient.connect(b!.url);
+      second.send(resume("resume", accepted.sessionToken));
+      const { messages } = await second.all();
+      const result = messages.find((m) => m.type === "invocationResult") as Extract<ServerMessage, { type: "invocationResult" }>;
+      expect(outputValues(messages, result.mappings[0]!.channel).map((item) => item.value)).toEqual(Array.from({ length: 30 }, (_, i) => i));
+      expect(messages.at(-1)).toMatchObject({ type: "invocationFinished", outcome: { kind: "success" } });
+      expect(await drained).toBe(0);
+      nodes = nodes.filter((node) => node !== a);
+    });
+  });
+}
