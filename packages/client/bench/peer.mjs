@@ -9,6 +9,10 @@
  *   node bench/peer.mjs server <dataDir>  # startEmbeddedServer (SQLite, synchronous = FULL)
  *   node bench/peer.mjs server <dataDir> inline  # the same, every payload in SQLite's pages
  *                                                # (payloadFileThreshold: Infinity), for comparison
+ *   node bench/peer.mjs store <dataDir> <module> <json>  # startEmbeddedServer on the store that
+ *                                                # `(await import(module)).createStore(JSON.parse(json))`
+ *                                                # resolves with: `{ store, cluster? }` (the PostgreSQL
+ *                                                # rows of packages/store-postgres/bench/run.mjs)
  *
  * It reports `{ url }` over the IPC channel when it listens, answers "cpu"
  * with `{ cpu: process.cpuUsage() }`, answers "memory" with `{ memory }` (see
@@ -23,7 +27,7 @@ import { SqliteSessionStore, startEmbeddedServer } from "@golem-stream/server";
 import { memoryReport } from "./memory-sampler.mjs";
 
 const MIB = 1024 * 1024;
-const [mode, dataDir, payloads] = process.argv.slice(2);
+const [mode, dataDir, payloads, storeArgs] = process.argv.slice(2);
 
 function listening(wss) {
   return new Promise((resolve) =>
@@ -89,6 +93,12 @@ function startAckPeer() {
   return listening(wss);
 }
 
+/** The embedded server (demo host, keyring in dataDir) on a store another module makes, e.g. PostgreSQL. */
+async function startOnStore() {
+  const { store, cluster } = await (await import(payloads)).createStore(JSON.parse(storeArgs));
+  return startEmbeddedServer({ port: 0, host: "127.0.0.1", dataDir, tokens: ["t"], store, ...(cluster === undefined ? {} : { cluster }) });
+}
+
 const peer =
   mode === "raw"
     ? await startRawSink()
@@ -102,9 +112,11 @@ const peer =
             tokens: ["t"],
             ...(payloads === "inline" ? { payloadFileThreshold: Number.POSITIVE_INFINITY } : {}),
           })
-        : undefined;
+        : mode === "store"
+          ? await startOnStore()
+          : undefined;
 if (peer === undefined) {
-  console.error("usage: peer.mjs raw | ack | server <dataDir> [inline]");
+  console.error("usage: peer.mjs raw | ack | server <dataDir> [inline] | store <dataDir> <module> <json>");
   process.exit(2);
 }
 

@@ -1,0 +1,166 @@
+/**
+ * The method of the throughput benches, shared by `bench/run.mjs` (this
+ * package) and `packages/store-postgres/bench/run.mjs` (the cluster rows):
+ * forked receivers (`bench/peer.mjs`), the raw `ws` baseline, one invocation
+ * through @golem-stream/client, rounds with every row once in turn, and the
+ * printed rows (median rate, median of each round's ratio to the raw row of
+ * the same round, receiver CPU). See docs/protocol/throughput.md, Method.
+ */
+import { fork } from "node:child_process";
+import { availableParallelism } from "node:os";
+import { fileURLToPath } from "node:url";
+import { WebSocket } from "ws";
+import { createClient, inputStream } from "@golem-stream/client";
+
+export const MIB = 1024 * 1024;
+export const ITEM = "x".repeat(64);
+const ctor = { kind: "record", value: { fields: [{ kind: "string", value: "bench" }] } };
+const demo = { application: "demo", environment: "default", agentType: "echo", constructorParameters: ctor };
+
+/** The sizes of a run, from BENCH_MIB, BENCH_ITEMS, BENCH_ROUNDS (defaults 64, 50000, 5), and the payloads. */
+export function benchSizes() {
+  const totalMib = Number(process.env.BENCH_MIB ?? 64);
+  const itemCount = Number(process.env.BENCH_ITEMS ?? 50000);
+  const rounds = Number(process.env.BENCH_ROUNDS ?? 5);
+  const batch = new Uint8Array(MIB).fill(7);
+  return {
+    totalMib,
+    itemCount,
+    rounds,
+    batches: Array.from({ length: totalMib }, () => batch),
+    items: Array.from({ length: itemCount }, () => ITEM),
+  };
+}
+
+export async function time(fn) {
+  const start = process.hrtime.bigint();
+  await fn();
+  return Number(process.hrtime.bigint() - start) / 1e9;
+}
+
+/** Forks `peer.mjs <mode> ...args` and resolves once it listens. */
+export function startPeer(mode, ...args) {
+  const child = fork(fileURLToPath(new URL("./peer.mjs", import.meta.url)), [mode, ...args], { stdio: "inherit" });
+  return new Promise((resolve, reject) => {
+    child.once("error", reject);
+    child.once("exit", (code) => reject(new Error(`peer ${mode} exited with ${code}`)));
+    child.once("message", ({ url }) =>
+      resolve({
+        url,
+        /** Microseconds of CPU (all threads) the peer has used so far: `{ user, system }`. */
+        cpu: () =>
+          new Promise((r) => {
+            child.once("message", ({ cpu }) => r(cpu));
+            child.send("cpu");
+          }),
+        close: () => new Promise((r) => (child.once("exit", r), child.send("close"))),
+      }),
+    );
+  });
+}
+
+// ---- raw ws: the ceiling ----
+
+export async function rawWs(url, messages, isBinary) {
+  const socket = new WebSocket(`${url}/?count=${messages.length}`, { perMessageDeflate: false });
+  await new Promise((resolve) => socket.once("open", resolve));
+  const seconds = await time(async () => {
+    const done = new Promise((resolve) => socket.once("message", resolve));
+    for (const message of messages) {
+      socket.send(message, { binary: isBinary });
+      // Respect the socket's buffer like any well-behaved producer.
+      if (socket.bufferedAmount > 8 * MIB) await new Promise((resolve) => setImmediate(resolve));
+    }
+    await done;
+  });
+  socket.close();
+  return seconds;
+}
+
+// ---- the protocol ----
+
+/** One invocation of the demo agent through @golem-stream/client; `clientOptions` are added to createClient's. */
+export async function viaClient(url, method, params, check, clientOptions = {}) {
+  const client = createClient({ url, token: "t", ...clientOptions });
+  let result;
+  const seconds = await time(async () => {
+    const call = client.invoke({ ...demo, method, methodParameters: { kind: "record", value: { fields: params } } });
+    result = await call.result;
+    if (result.kind === "value" && result.streams.length > 0) for await (const _ of result.streams[0]) void _;
+    await call.finished;
+  });
+  check?.(result);
+  return seconds;
+}
+
+export const digestOf = (batches) => [inputStream.bytes(batches)];
+export const tallyOf = (items) => [inputStream.strings(items)];
+
+/** The tally result must count every item: a bench that loses items must not look fast. */
+export const tallied = (expected) => (result) => {
+  const [items, bytes] = result.value.value.fields.map((field) => field.value);
+  if (items !== String(expected) || bytes !== String(expected * ITEM.length)) throw new Error(`tally counted ${items} items, ${bytes} bytes`);
+};
+
+// ---- rounds and the report ----
+
+/** Per row: each round's seconds, and the CPU its receivers spent in each round. */
+export function createMeasurements() {
+  const seconds = {};
+  const receiverCpu = {};
+  return {
+    seconds,
+    receiverCpu,
+    /** Runs `run` (resolving with seconds) and records what the receivers (one peer or several, e.g. two cluster nodes) spent meanwhile. */
+    async withReceiverCpu(name, receivers, run) {
+      const list = Array.isArray(receivers) ? receivers : [receivers];
+      const before = await Promise.all(list.map((r) => r.cpu()));
+      const result = await run();
+      const after = await Promise.all(list.map((r) => r.cpu()));
+      const sum = (part) => after.reduce((total, cpu, i) => total + cpu[part] - before[i][part], 0);
+      (receiverCpu[name] ??= []).push({ user: sum("user"), system: sum("system") });
+      return result;
+    },
+    /**
+     * `rounds` rounds, each running every row once in turn (BENCH_ONLY=a,b runs only those, for
+     * profiling); prints every round's seconds with BENCH_DEBUG.
+     */
+    async runRounds(rows, rounds) {
+      const only = process.env.BENCH_ONLY?.split(",");
+      for (let round = 0; round < rounds; round++)
+        for (const [name, run] of Object.entries(rows))
+          if (only === undefined || only.includes(name)) (seconds[name] ??= []).push(await run());
+      if (process.env.BENCH_DEBUG) console.log(JSON.stringify(seconds));
+    },
+    /** One printed row: median rate over the rounds, the median of each round's ratio to `rawName` of the same round, receiver CPU. */
+    row(label, name, rawName, units, unit) {
+      const times = seconds[name];
+      if (times === undefined) return `${label.padEnd(48)} (not run)`;
+      const rate = units / median(times);
+      const base = seconds[rawName];
+      const ratios = base === undefined ? [] : times.map((t, round) => base[round] / t);
+      // The spread over the rounds says how far one run of this machine can be trusted.
+      const ratio = ratios.length === 0 ? "" : `${median(ratios).toFixed(2).padStart(6)}x raw (rounds ${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)})`;
+      const cpuOf = (part) => (median(receiverCpu[name].map((round) => part(round))) / 1000 / units).toFixed(2);
+      const cpu =
+        receiverCpu[name] === undefined
+          ? ""
+          : `  receiver CPU ${cpuOf((r) => r.user + r.system)} ms/${unit.split("/")[0]} (user ${cpuOf((r) => r.user)}, system ${cpuOf((r) => r.system)})`;
+      return `${label.padEnd(48)} ${rate.toFixed(rate >= 100 ? 0 : 1).padStart(10)} ${unit.padEnd(8)} ${ratio}${cpu}`;
+    },
+  };
+}
+
+export function median(values) {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+}
+
+/** The first line of a report. */
+export function header(rounds, stores) {
+  return (
+    `node ${process.version}, ${availableParallelism()} cores, loopback; sender in this process, receiver in a forked process ` +
+    `(bench/peer.mjs); medians of ${rounds} rounds, each running every row in turn (ratios: to raw ws of the same round); ${stores}`
+  );
+}

