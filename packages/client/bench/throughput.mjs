@@ -17,11 +17,11 @@ export const ITEM = "x".repeat(64);
 const ctor = { kind: "record", value: { fields: [{ kind: "string", value: "bench" }] } };
 const demo = { application: "demo", environment: "default", agentType: "echo", constructorParameters: ctor };
 
-/** The sizes of a run, from BENCH_MIB, BENCH_ITEMS, BENCH_ROUNDS (defaults 64, 50000, 5), and the payloads. */
-export function benchSizes() {
-  const totalMib = Number(process.env.BENCH_MIB ?? 64);
-  const itemCount = Number(process.env.BENCH_ITEMS ?? 50000);
-  const rounds = Number(process.env.BENCH_ROUNDS ?? 5);
+/** The sizes of a run, from BENCH_MIB, BENCH_ITEMS, BENCH_ROUNDS (defaults 64, 50000, 5 unless given), and the payloads. */
+export function benchSizes(defaults = {}) {
+  const totalMib = Number(process.env.BENCH_MIB ?? defaults.mib ?? 64);
+  const itemCount = Number(process.env.BENCH_ITEMS ?? defaults.items ?? 50000);
+  const rounds = Number(process.env.BENCH_ROUNDS ?? defaults.rounds ?? 5);
   const batch = new Uint8Array(MIB).fill(7);
   return {
     totalMib,
