@@ -39,7 +39,7 @@ import {
   type StreamRow,
 } from "./rows.js";
 import { checkSchemaName, migrate } from "./schema.js";
-import { Rollback, WriteQueue, type WriteContext } from "./write-queue.js";
+import { Rollback, WriteQueue, type LogAppend, type WriteContext } from "./write-queue.js";
 
 export interface PostgresSessionStoreOptions {
   /** A libpq-style connection string, e.g. `postgres://user:pass@host:5432/db`. */
@@ -105,14 +105,14 @@ export class PostgresSessionStore implements ClusterSessionStore {
     this.#pool = new pg.Pool({ ...this.#config });
     // An idle pooled connection that breaks is replaced by the pool; the error has no caller.
     this.#pool.on("error", (error) => this.#onError(error));
-    this.#writes = new WriteQueue(() => this.#client(), this.channel);
+    this.#sql = statements(this.schema);
+    this.#writes = new WriteQueue(() => this.#client(), this.channel, { input: this.#sql.inputRun, output: this.#sql.outputRun });
     this.#feed = new ChangeFeed({
       connect: () => this.#client(),
       channel: this.channel,
       onReconnect: (sessionIds) => this.#replay(sessionIds),
       onError: (error) => this.#onError(error),
     });
-    this.#sql = statements(this.schema);
   }
 
   /** Runs the migrations and starts the change feed's listener. Idempotent. */
@@ -167,13 +167,13 @@ export class PostgresSessionStore implements ClusterSessionStore {
     return result.rows;
   }
 
-  #write<T>(work: (tx: WriteContext) => Promise<T>): Promise<T> {
+  #write<T>(work: (tx: WriteContext) => Promise<T>, append?: LogAppend): Promise<T> {
     try {
       this.#checkOpen();
     } catch (error) {
       return Promise.reject(error);
     }
-    return this.#writes.write(work);
+    return this.#writes.write(work, append);
   }
 
   async #insertStreams(tx: WriteContext, streams: readonly NewStream[]): Promise<void> {
@@ -289,6 +289,14 @@ export class PostgresSessionStore implements ClusterSessionStore {
       await tx.query(this.#sql.insertInput, [chunk.streamId, chunk.sequence, chunk.itemCount, chunk.data, chunk.mimeType ?? null]);
       await this.#insertStreams(tx, introduced);
       tx.notify(encodeNote(sessionId, { kind: "input", streamId: chunk.streamId }));
+    }, introduced.length > 0 ? undefined : {
+      log: "input",
+      streamId: chunk.streamId,
+      sequence: chunk.sequence,
+      itemCount: chunk.itemCount,
+      data: chunk.data,
+      mimeType: chunk.mimeType,
+      note: (sessionId: string) => encodeNote(sessionId, { kind: "input", streamId: chunk.streamId }),
     });
   }
 
@@ -320,6 +328,14 @@ export class PostgresSessionStore implements ClusterSessionStore {
       }
       await this.#insertStreams(tx, introduced);
       tx.notify(encodeNote(sessionId, { kind: "output", streamId: event.streamId }));
+    }, event.event !== "item" || introduced.length > 0 ? undefined : {
+      log: "output",
+      streamId: event.streamId,
+      sequence: event.sequence,
+      itemCount: event.itemCount,
+      data: event.data,
+      mimeType: event.mimeType,
+      note: (sessionId: string) => encodeNote(sessionId, { kind: "output", streamId: event.streamId }),
     });
   }
 
@@ -474,6 +490,26 @@ function statements(s: string) {
       AND direction = 'input' AND input_terminal IS NULL RETURNING session_id`,
     advanceOutput: `UPDATE ${s}.streams SET count = count + $1 WHERE stream_id = $2 AND count = $3
       AND direction = 'output' AND NOT output_terminal RETURNING session_id`,
+    // A run of appends (write-queue.ts): the count moves by their sum only if it is where the
+    // first starts; the rows go in only if it moved (no error, so no savepoint is spoiled).
+    inputRun: `WITH moved AS (
+        UPDATE ${s}.streams SET count = count + $1 WHERE stream_id = $2 AND count = $3
+          AND direction = 'input' AND input_terminal IS NULL RETURNING session_id
+      ), rows AS (
+        INSERT INTO ${s}.input_chunks (stream_id, sequence, item_count, data, mime_type)
+        SELECT $2, r.sequence, r.item_count, r.data, r.mime_type
+        FROM unnest($4::bigint[], $5::bigint[], $6::bytea[], $7::text[]) AS r(sequence, item_count, data, mime_type), moved
+      )
+      SELECT session_id FROM moved`,
+    outputRun: `WITH moved AS (
+        UPDATE ${s}.streams SET count = count + $1 WHERE stream_id = $2 AND count = $3
+          AND direction = 'output' AND NOT output_terminal RETURNING session_id
+      ), rows AS (
+        INSERT INTO ${s}.output_events (stream_id, sequence, event, item_count, data, mime_type, outcome)
+        SELECT $2, r.sequence, 'item', r.item_count, r.data, r.mime_type, NULL
+        FROM unnest($4::bigint[], $5::bigint[], $6::bytea[], $7::text[]) AS r(sequence, item_count, data, mime_type), moved
+      )
+      SELECT session_id FROM moved`,
     insertInput: `INSERT INTO ${s}.input_chunks (stream_id, sequence, item_count, data, mime_type) VALUES ($1, $2, $3, $4, $5)`,
     readInput: `SELECT * FROM ${s}.input_chunks WHERE stream_id = $1 AND sequence < $2 AND sequence + item_count > $3 ORDER BY sequence`,
     endInput: `UPDATE ${s}.streams SET input_terminal = $1 WHERE stream_id = $2 AND input_terminal IS NULL RETURNING session_id`,

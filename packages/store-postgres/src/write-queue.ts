@@ -34,8 +34,35 @@ export interface WriteContext {
   notify(payload: string): void;
 }
 
+/**
+ * A write that only appends one row at the end of a stream's log (an input
+ * chunk, an output item, introducing no stream). Consecutive appends of one
+ * stream in a group that continue one another are written as one run: one
+ * statement that advances the count by their sum and inserts every row, in
+ * one savepoint, instead of four round trips per row (SAVEPOINT, UPDATE,
+ * INSERT, RELEASE). A run whose stream does not continue where its first
+ * row says is written again one write at a time, so each failure stays its own.
+ */
+export interface LogAppend {
+  readonly log: "input" | "output";
+  readonly streamId: string;
+  readonly sequence: bigint;
+  readonly itemCount: bigint;
+  readonly data: Uint8Array;
+  readonly mimeType: string | undefined;
+  /** The change notification for the run, given the stream's session id. */
+  note(sessionId: string): string;
+}
+
+/** The run statements, by log (the store's schema is in them). */
+export interface RunStatements {
+  readonly input: string;
+  readonly output: string;
+}
+
 interface Pending {
   readonly work: (context: WriteContext) => Promise<unknown>;
+  readonly append: LogAppend | undefined;
   readonly resolve: (value: unknown) => void;
   readonly reject: (error: Error) => void;
   /** Times it was a deadlock victim and went on to the next group. */
@@ -50,27 +77,34 @@ function isTransient(error: unknown): boolean {
   return code === "40P01" || code === "40001";
 }
 
+/** Rows larger than this are written alone; a run carries at most `RUN_BYTES` of payload. */
+const RUN_ROW_BYTES = 16 * 1024;
+const RUN_BYTES = 1024 * 1024;
+
 /** At most this many writes share one transaction. */
 const MAX_GROUP = 512;
 
 export class WriteQueue {
   readonly #connect: () => Promise<pg.Client>;
   readonly #channel: string;
+  readonly #runs: RunStatements | undefined;
   readonly #queue: Pending[] = [];
   #client: pg.Client | undefined;
   #running: Promise<void> | undefined;
   #scheduled = false;
   #closed = false;
 
-  constructor(connect: () => Promise<pg.Client>, channel: string) {
+  constructor(connect: () => Promise<pg.Client>, channel: string, runs?: RunStatements) {
     this.#connect = connect;
     this.#channel = channel;
+    this.#runs = runs;
   }
 
-  write<T>(work: (context: WriteContext) => Promise<T>): Promise<T> {
+  /** Queues `work`; an `append` (see `LogAppend`) may be written together with its neighbours instead. */
+  write<T>(work: (context: WriteContext) => Promise<T>, append?: LogAppend): Promise<T> {
     if (this.#closed) return Promise.reject(new Error("the PostgresSessionStore is closed"));
     return new Promise<T>((resolve, reject) => {
-      this.#queue.push({ work, resolve: resolve as (value: unknown) => void, reject, retries: 0 });
+      this.#queue.push({ work, append, resolve: resolve as (value: unknown) => void, reject, retries: 0 });
       this.#schedule();
     });
   }
@@ -114,6 +148,68 @@ export class WriteQueue {
     }
   }
 
+  /**
+   * How many writes from `group[index]` on form one run of appends (1:
+   * none). Only small rows join runs: a run's payloads travel as one bytea
+   * array, which `pg` sends as hex text, so large rows (a 1 MiB batch) are
+   * cheaper as their own statements, whose round trips they amortize anyway
+   * (measured: 1 MiB batches in runs 50 MiB/s, alone 113 MiB/s).
+   */
+  #runAt(group: readonly Pending[], index: number): number {
+    const first = group[index]?.append;
+    if (first === undefined || this.#runs === undefined || first.data.length > RUN_ROW_BYTES) return 1;
+    let end = index + 1;
+    let next = first.sequence + first.itemCount;
+    let bytes = first.data.length;
+    for (;;) {
+      const append = group[end]?.append;
+      if (append === undefined || append.log !== first.log || append.streamId !== first.streamId || append.sequence !== next) break;
+      if (append.data.length > RUN_ROW_BYTES || bytes + append.data.length > RUN_BYTES) break;
+      bytes += append.data.length;
+      next += append.itemCount;
+      end++;
+    }
+    return end - index;
+  }
+
+  /**
+   * Writes a run of appends in one statement inside one savepoint. False
+   * (and nothing written) when the stream does not continue where the run
+   * starts: the caller then writes them one by one for their own outcomes.
+   */
+  async #writeRun(client: pg.Client, run: readonly Pending[], notes: string[]): Promise<boolean> {
+    const appends = run.map((item) => item.append!);
+    const first = appends[0]!;
+    const total = appends.reduce((sum, append) => sum + append.itemCount, 0n);
+    await client.query("SAVEPOINT run");
+    try {
+      const moved = await client.query<{ session_id: string }>(first.log === "input" ? this.#runs!.input : this.#runs!.output, [
+        total,
+        first.streamId,
+        first.sequence,
+        appends.map((a) => a.sequence.toString()),
+        appends.map((a) => a.itemCount.toString()),
+        appends.map((a) => Buffer.from(a.data.buffer, a.data.byteOffset, a.data.byteLength)),
+        appends.map((a) => a.mimeType ?? null),
+      ]);
+      const sessionId = moved.rows[0]?.session_id;
+      if (sessionId === undefined) {
+        await client.query("ROLLBACK TO SAVEPOINT run");
+        await client.query("RELEASE SAVEPOINT run");
+        return false;
+      }
+      await client.query("RELEASE SAVEPOINT run");
+      notes.push(first.note(sessionId));
+      return true;
+    } catch (error) {
+      if (this.#client !== client) throw error;
+      await client.query("ROLLBACK TO SAVEPOINT run");
+      await client.query("RELEASE SAVEPOINT run");
+      // Deadlocks and other failures: the writes go one by one, with their own savepoints and retries.
+      return false;
+    }
+  }
+
   async #writer(): Promise<pg.Client> {
     if (this.#client !== undefined) return this.#client;
     const client = await this.#connect();
@@ -141,7 +237,14 @@ export class WriteQueue {
     let retry: Pending[] = [];
     try {
       await client.query("BEGIN");
-      for (const [index, item] of group.entries()) {
+      for (let index = 0; index < group.length; index++) {
+        const item = group[index]!;
+        const run = this.#runAt(group, index);
+        if (run > 1 && (await this.#writeRun(client, group.slice(index, index + run), notes))) {
+          for (let i = 0; i < run; i++) outcomes.push({ ok: true, value: undefined });
+          index += run - 1;
+          continue;
+        }
         const mine: string[] = [];
         const context: WriteContext = {
           query: (text, values) => client.query(text, values as unknown[] | undefined),

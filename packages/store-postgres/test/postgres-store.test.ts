@@ -63,6 +63,38 @@ describe("writes", () => {
     expect(events.at(-1)?.event).toBe("terminal");
   });
 
+  it("appends issued together are written as runs; a write that does not continue fails alone, before, inside or after a run", async () => {
+    const store = await connect();
+    const s = session();
+    const input = stream(s.sessionId, "input");
+    await store.createSession(s, [input], start(s.sessionId));
+    const chunk = (sequence: number, text: string, mimeType?: string) =>
+      store.acceptInput({ streamId: input.streamId, sequence: BigInt(sequence), itemCount: BigInt(text.length), data: bytes(text), mimeType }, []);
+    const outcomes = await Promise.allSettled([
+      chunk(5, "zz"), // does not continue: fails alone, then the run from 0 goes on
+      chunk(0, "ab"),
+      chunk(2, "cde", "text/plain"),
+      chunk(5, "f"),
+      chunk(9, "x"), // a gap inside the burst: fails alone
+      chunk(6, "gh"),
+      chunk(8, "i"),
+    ]);
+    expect(outcomes.map((o) => o.status)).toEqual(["rejected", "fulfilled", "fulfilled", "fulfilled", "rejected", "fulfilled", "fulfilled"]);
+    const held = await store.readInput(input.streamId, 0n, 9n);
+    expect(held.map((c) => [c.sequence, new TextDecoder().decode(c.data), c.mimeType])).toEqual([
+      [0n, "ab", undefined],
+      [2n, "cde", "text/plain"],
+      [5n, "f", undefined],
+      [6n, "gh", undefined],
+      [8n, "i", undefined],
+    ]);
+    expect((await store.getStream(input.streamId))?.count).toBe(9n);
+    // A run that starts where the stream is not is written one by one: every write fails on its own.
+    const stale = await Promise.allSettled([chunk(3, "q"), chunk(4, "r")]);
+    expect(stale.map((o) => o.status)).toEqual(["rejected", "rejected"]);
+    expect((await store.getStream(input.streamId))?.count).toBe(9n);
+  });
+
   it("keeps bigints exactly and payloads byte for byte", async () => {
     const store = await connect();
     const big = 2n ** 62n + 7n;
