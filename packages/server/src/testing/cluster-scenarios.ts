@@ -72,6 +72,17 @@ export function clusterScenarios(api: ClusterTestApi, name: string, openStores: 
     return { type: "resumeAttach" as const, attemptId: randomUUID(), operation, outputCursors, sessionToken };
   }
 
+  /** Starts at `owner` (which then runs the agent), drops that connection, and resumes at `at`. */
+  async function startThenResume(owner: Node, at: Node, start: ReturnType<typeof demoStart>): Promise<{ accepted: Accepted; client: RawClient }> {
+    const first = await RawClient.connect(owner.url);
+    first.send(start);
+    const accepted = (await first.nextOf("invocationAccepted")) as Accepted;
+    first.terminate();
+    const client = await RawClient.connect(at.url);
+    client.send(resume("resume", accepted.sessionToken));
+    return { accepted, client };
+  }
+
   describe(name, () => {
     it("reverse: items sent at node A, the connection cut, the rest sent at node B; every output in order, no gap", async () => {
       const [a, b] = (await startCluster(2)).nodes;
@@ -182,12 +193,7 @@ export function clusterScenarios(api: ClusterTestApi, name: string, openStores: 
 
     it("count running at A streams live to a client attached at B", async () => {
       const [a, b] = (await startCluster(2)).nodes;
-      const first = await RawClient.connect(a!.url);
-      first.send(demoStart("count", v.record(v.u32(40), v.u32(5))));
-      const accepted = (await first.nextOf("invocationAccepted")) as Accepted;
-      first.terminate();
-      const second = await RawClient.connect(b!.url);
-      second.send(resume("resume", accepted.sessionToken));
+      const { accepted, client: second } = await startThenResume(a!, b!, demoStart("count", v.record(v.u32(40), v.u32(5))));
       const { messages } = await second.all();
       const result = messages.find((m) => m.type === "invocationResult") as Extract<ServerMessage, { type: "invocationResult" }>;
       expect(outputValues(messages, result.mappings[0]!.channel).map((item) => item.value)).toEqual(Array.from({ length: 40 }, (_, i) => i));
@@ -218,12 +224,7 @@ export function clusterScenarios(api: ClusterTestApi, name: string, openStores: 
 
     it("groups: nested output streams created at A are announced and delivered at B", async () => {
       const [a, b] = (await startCluster(2)).nodes;
-      const first = await RawClient.connect(a!.url);
-      first.send(demoStart("groups", v.record(v.u32(3), v.u32(4))));
-      const accepted = (await first.nextOf("invocationAccepted")) as Accepted;
-      first.terminate();
-      const second = await RawClient.connect(b!.url);
-      second.send(resume("resume", accepted.sessionToken));
+      const { accepted, client: second } = await startThenResume(a!, b!, demoStart("groups", v.record(v.u32(3), v.u32(4))));
       const { messages } = await second.all();
       const items = messages.filter((m) => m.type === "outputStreamItem") as Extract<ServerMessage, { type: "outputStreamItem" }>[];
       const children = items.flatMap((item) => item.mappings.map((m) => m.channel));
@@ -235,12 +236,7 @@ export function clusterScenarios(api: ClusterTestApi, name: string, openStores: 
 
     it("a takeover at node C revokes the transport attached at node B", async () => {
       const [a, b, c] = (await startCluster(3)).nodes;
-      const first = await RawClient.connect(a!.url);
-      first.send(demoStart("reverse", v.record(v.stream(randomUUID()))));
-      const accepted = (await first.nextOf("invocationAccepted")) as Accepted;
-      first.terminate();
-      const atB = await RawClient.connect(b!.url);
-      atB.send(resume("resume", accepted.sessionToken));
+      const { accepted, client: atB } = await startThenResume(a!, b!, demoStart("reverse", v.record(v.stream(randomUUID()))));
       await atB.nextOf("invocationAccepted");
       const atC = await RawClient.connect(c!.url);
       atC.send(resume("takeover", accepted.sessionToken));
@@ -255,12 +251,7 @@ export function clusterScenarios(api: ClusterTestApi, name: string, openStores: 
 
     it("a stalled reader at B pauses the producer at A within the session's byte budget; reading again delivers every blob", async () => {
       const { stores, nodes: [a, b] } = await startCluster(2);
-      const first = await RawClient.connect(a!.url);
-      first.send(demoStart("blobs", v.record(v.u32(200), v.u32(1024 * 1024))));
-      const accepted = (await first.nextOf("invocationAccepted")) as Accepted;
-      first.terminate();
-      const second = await RawClient.connect(b!.url);
-      second.send(resume("resume", accepted.sessionToken));
+      const { accepted, client: second } = await startThenResume(a!, b!, demoStart("blobs", v.record(v.u32(200), v.u32(1024 * 1024))));
       const result = await second.nextOf("invocationResult");
       second.socket.pause();
       const { sessionId } = inspectToken(accepted.sessionToken).fields as { sessionId: string };
@@ -284,12 +275,7 @@ export function clusterScenarios(api: ClusterTestApi, name: string, openStores: 
 
     it("a client's cancel of an output at B stops the producer at A; the cancelled terminal and the finish reach B", async () => {
       const [a, b] = (await startCluster(2)).nodes;
-      const first = await RawClient.connect(a!.url);
-      first.send(demoStart("count", v.record(v.u32(100000), v.u32(1))));
-      const accepted = (await first.nextOf("invocationAccepted")) as Accepted;
-      first.terminate();
-      const second = await RawClient.connect(b!.url);
-      second.send(resume("resume", accepted.sessionToken));
+      const { accepted, client: second } = await startThenResume(a!, b!, demoStart("count", v.record(v.u32(100000), v.u32(1))));
       const result = await second.nextOf("invocationResult");
       const output = result.mappings[0]!.channel;
       await second.waitFor((m) => m.type === "outputStreamItem");
@@ -302,12 +288,7 @@ export function clusterScenarios(api: ClusterTestApi, name: string, openStores: 
 
     it("the owner's lease lapses (node A stops without a word): another node finishes its invocation; the client at B gets terminals and invocation-failed", async () => {
       const { nodes: [a, b] } = await startCluster(2, 300);
-      const first = await RawClient.connect(a!.url);
-      first.send(demoStart("count", v.record(v.u32(100000), v.u32(5))));
-      const accepted = (await first.nextOf("invocationAccepted")) as Accepted;
-      first.terminate();
-      const second = await RawClient.connect(b!.url);
-      second.send(resume("resume", accepted.sessionToken));
+      const { accepted, client: second } = await startThenResume(a!, b!, demoStart("count", v.record(v.u32(100000), v.u32(5))));
       await second.waitFor((m) => m.type === "outputStreamItem");
       // A dies: its invocation stops, nothing more is recorded, its lease is no longer renewed.
       await a!.server.close();
