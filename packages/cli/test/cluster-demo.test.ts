@@ -17,7 +17,8 @@ it("runs a two-node cluster end to end, resumes a cut upload at the other node a
   child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
   child.stderr.on("data", (chunk: Buffer) => (err += chunk.toString()));
   const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
-  expect(err).toBe("");
+  // On failure the demo's own narration (stdout) says which step broke.
+  expect(err, out).toBe("");
   expect(code).toBe(0);
   expect(out).toMatch(/^ {2}postgres:\/\/postgres@127\.0\.0\.1:\d+\/golem_stream \(its random password is never printed\)$/m);
   expect(out).toMatch(/node-a listening on http:\/\/127\.0\.0\.1:\d+/);

@@ -451,7 +451,13 @@ export class LiveSession {
     }
     // One node: the store's promise as it is (no async frame per item: measured on 64-byte items).
     if (this.deps.cluster === undefined) return committed;
-    return committed.catch((error: unknown) => this.#refusedInput(stream, chunk, introduced, error));
+    // A refused chunk is checked against the store (reads), so it settles after later chunks that
+    // the store took at once. ACKs are cumulative and leave as commits settle: each chunk settles
+    // only after the one before it, or a later ACK would go out first and the next would go back.
+    const previous = stream.inputCommitted;
+    const checked = committed.catch((error: unknown) => this.#refusedInput(stream, chunk, introduced, error));
+    checked.catch(() => undefined); // handled below, once `previous` settles
+    return previous.then(() => checked);
   }
 
   /** `#commitInput` in a cluster, after the store refused the chunk: durable if the store holds the same items, else a position conflict. */

@@ -191,6 +191,65 @@ export function clusterScenarios(api: ClusterTestApi, name: string, openStores: 
       expect(messages.at(-1)).toMatchObject({ type: "invocationFinished", outcome: { kind: "success" } });
     });
 
+    it("the previous node's commits land after the new node read the high-water: the new node's own commits of those items are refused and found identical, and its ACKs never go back", async () => {
+      // A's commits wait until B first commits; B's commits wait until A's have landed. So B read
+      // high-water 0, the client resent from there, and the store refuses B's items 0..2 (A has
+      // them) and takes item 3. Checking a refused item reads the store, so it resolves after
+      // item 3's commit: the ACKs must still leave in sequence order (this failed the cluster demo).
+      let openOldGate!: () => void;
+      const oldGate = new Promise<void>((resolve) => (openOldGate = resolve));
+      let oldLanded!: () => void;
+      const landed = new Promise<void>((resolve) => (oldLanded = resolve));
+      let landedCount = 0;
+      const gated = (index: number, store: ClusterSessionStore): ClusterSessionStore =>
+        new Proxy(store, {
+          get(target, name) {
+            const value = Reflect.get(target, name) as unknown;
+            if (name === "readInput" && index === 1) {
+              // Reading back takes a while, as on a real database: longer than one turn of the event loop.
+              return (...args: Parameters<ClusterSessionStore["readInput"]>) => new Promise((resolve) => setTimeout(resolve, 30)).then(() => target.readInput(...args));
+            }
+            if (name !== "acceptInput") return typeof value === "function" ? (value as () => unknown).bind(target) : value;
+            return async (...args: Parameters<ClusterSessionStore["acceptInput"]>) => {
+              if (index === 0) {
+                await oldGate;
+                await target.acceptInput(...args);
+                if (++landedCount === 3) oldLanded();
+                return;
+              }
+              openOldGate();
+              await landed;
+              await target.acceptInput(...args);
+            };
+          },
+        });
+      const [a, b] = (await startCluster(2, 10_000, gated)).nodes;
+      const first = await RawClient.connect(a!.url);
+      first.send(demoStart("tally", v.record(v.stream(randomUUID()))));
+      const accepted = (await first.nextOf("invocationAccepted")) as Accepted;
+      const texts = ["ab", "cd", "ef", "gh"];
+      for (let i = 0; i < 3; i++) first.send({ type: "inputStreamItem", channel: accepted.mappings[0]!.channel, sequence: BigInt(i), value: v.str(texts[i]!) });
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      first.terminate();
+
+      const second = await RawClient.connect(b!.url);
+      second.send(resume("resume", accepted.sessionToken));
+      const mapping = ((await second.nextOf("invocationAccepted")) as Accepted).mappings[0]!;
+      expect(mapping.inputHighWater).toEqual({ sequence: 0n, terminal: false });
+      for (let i = 0; i < texts.length; i++) second.send({ type: "inputStreamItem", channel: mapping.channel, sequence: BigInt(i), value: v.str(texts[i]!) });
+      await second.waitFor((m) => m.type === "inputStreamAck" && m.highestContiguousSequence === BigInt(texts.length));
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      second.send({ type: "inputStreamEnd", channel: mapping.channel, sequence: BigInt(texts.length) });
+      const { messages } = await second.all();
+      const acks = messages.flatMap((m) => (m.type === "inputStreamAck" && m.channel === mapping.channel ? [m.highestContiguousSequence] : []));
+      expect(acks).toEqual([...acks].sort((x, y) => (x < y ? -1 : x > y ? 1 : 0)));
+      expect(acks.at(-1)).toBe(BigInt(texts.length));
+      const result = messages.find((m) => m.type === "invocationResult") as Extract<ServerMessage, { type: "invocationResult" }>;
+      const fields = (result.result as unknown as { value: { value: { fields: { value: unknown }[] } } }).value.value.fields;
+      expect(fields.map((field) => field.value)).toEqual(["4", "8"]);
+      expect(messages.at(-1)).toMatchObject({ type: "invocationFinished", outcome: { kind: "success" } });
+    });
+
     it("count running at A streams live to a client attached at B", async () => {
       const [a, b] = (await startCluster(2)).nodes;
       const { accepted, client: second } = await startThenResume(a!, b!, demoStart("count", v.record(v.u32(40), v.u32(5))));
