@@ -185,6 +185,11 @@ export class AttachmentInput {
   }
 
   async #inputEnd(message: InputStreamEnd): Promise<void> {
+    const before = this.#inputStream(message.channel, "inputStreamEnd");
+    if (before === undefined) return;
+    // The end is recorded after the stream's items are durable, and its ACK after theirs: in a
+    // cluster an item the store refused is still being checked against it (see live-session.ts).
+    await before.inputCommitted;
     const stream = this.#inputStream(message.channel, "inputStreamEnd");
     if (stream === undefined) return;
     if (message.sequence < stream.count) throw new ProtocolError("input-conflict", "inputStreamEnd claims fewer items than were accepted");

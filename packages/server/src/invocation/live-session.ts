@@ -463,14 +463,16 @@ export class LiveSession {
   /** `#commitInput` in a cluster, after the store refused the chunk: durable if the store holds the same items, else a position conflict. */
   async #refusedInput(stream: StreamState, chunk: InputChunk, introduced: readonly NewStream[], error: unknown): Promise<void> {
     const stored = await this.deps.store.getStream(stream.streamId);
-    // The high-water is where the chunk starts: the refusal was not about its position.
-    if (stored === undefined || stored.count === chunk.sequence || stored.inputTerminal !== undefined) throw error;
+    if (stored === undefined) throw error;
     const end = chunk.sequence + chunk.itemCount;
     // Streams an item introduces get new ids at each node: only an item without any can be the same.
+    // Checked before the terminal: the other node may also have recorded the input's end since.
     if (stored.count >= end && introduced.length === 0) {
       const held = await this.deps.store.readInput(stream.streamId, chunk.sequence, end);
       if (sameInput(held, chunk.sequence, end, chunk.data, stream.elementKind === "u8", chunk.mimeType)) return;
     }
+    // The high-water is where the chunk starts and the input is open: the refusal was not about its position.
+    if (stored.count === chunk.sequence && stored.inputTerminal === undefined) throw error;
     if (stored.count < stream.count) stream.count = stored.count;
     throw new InputPositionConflict(`input chunk at ${chunk.sequence} does not continue the stream's committed high-water ${stored.count}`, { cause: error });
   }
@@ -489,9 +491,15 @@ export class LiveSession {
   }
 
   /** The server ends an input: the agent stopped reading, or the invocation failed. */
-  async cancelInputByServer(stream: StreamState, reason: ServerCancelReason): Promise<void> {
-    const changed = await this.#terminateInput(stream, { kind: "cancelled", reason, by: "server" }, (queue) => queue.cancel(reason));
-    if (changed) this.#attachment?.inputCancelledByServer(stream, reason);
+  cancelInputByServer(stream: StreamState, reason: ServerCancelReason): Promise<void> {
+    const open = stream.inputTerminal === undefined;
+    const sent = (async () => {
+      const changed = await this.#terminateInput(stream, { kind: "cancelled", reason, by: "server" }, (queue) => queue.cancel(reason));
+      if (changed) this.#attachment?.inputCancelledByServer(stream, reason);
+    })();
+    // Only the call that records the terminal (synchronously, above) sets it: a later call returns at once.
+    if (open) stream.serverCancelSent = sent.catch(() => undefined);
+    return sent;
   }
 
   /**
@@ -736,6 +744,9 @@ export class LiveSession {
   }
 
   async #finish(outcome: InvocationOutcome): Promise<void> {
+    if (this.finished) return;
+    // The client hears of every server cancel of an input before the finish (decisions section 8).
+    await Promise.all(this.streams().map((stream) => stream.serverCancelSent));
     if (this.finished) return;
     const text = canonicalJson(outcome as unknown as JsonValue);
     const at = this.deps.now();

@@ -46,6 +46,8 @@ export class StreamState {
   readonly backlogWaiters: (() => void)[] = [];
   /** Settles when every input chunk handed to the store so far is committed. */
   inputCommitted: Promise<void> = Promise.resolve();
+  /** Input: settles once a server cancel is recorded and handed to the attachment (the finish waits for it). */
+  serverCancelSent: Promise<void> = Promise.resolve();
   #graph: SchemaGraph | undefined;
 
   constructor(record: StreamRecord) {
