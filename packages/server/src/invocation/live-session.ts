@@ -114,6 +114,10 @@ export class LiveSession {
   readonly #invocationAbort = new AbortController();
   #failing = false;
   #running = false;
+  /** The failure being recorded (see `#fail`). */
+  #failure: Promise<void> | undefined;
+  /** The outcome being recorded (see `#finish`). */
+  #finishing: Promise<void> | undefined;
   #nextOrdinal = 0;
   /** Sum of the widest mappings of the registered streams (message-room.ts). */
   #mappingBytes = 0;
@@ -711,9 +715,15 @@ export class LiveSession {
    * Fatal failure (section 6.9): every open stream is terminalized first,
    * then the invocation finishes with `invocation-failed`.
    */
-  async #fail(error: unknown): Promise<void> {
-    if (this.#failing || this.finished) return;
+  /** Fails the invocation once; a second call waits for the first (a drain counts what it failed). */
+  #fail(error: unknown): Promise<void> {
+    if (this.#failing || this.finished) return this.#failure ?? Promise.resolve();
     this.#failing = true;
+    this.#failure = this.#recordFailure(error);
+    return this.#failure;
+  }
+
+  async #recordFailure(error: unknown): Promise<void> {
     this.deps.logger.warn("invocation failed", { session: this.sessionId, error: String(error) });
     this.#invocationAbort.abort(new Error(INVOCATION_FAILED));
     try {
@@ -743,7 +753,23 @@ export class LiveSession {
     await this.#finish({ kind: "failure", code: "invocation-failed", message: INVOCATION_FAILED });
   }
 
-  async #finish(outcome: InvocationOutcome): Promise<void> {
+  /**
+   * Records the outcome once. A success being committed when a failure
+   * arrives (a drain's deadline) stays the outcome, here as in the store:
+   * the later call waits for the first instead of overwriting the record.
+   */
+  #finish(outcome: InvocationOutcome): Promise<void> {
+    if (this.#finishing !== undefined) return this.#finishing;
+    const attempt = this.#recordFinish(outcome);
+    this.#finishing = attempt;
+    // A finish the store failed to record may be tried again (as a failure).
+    attempt.catch(() => {
+      if (this.#finishing === attempt) this.#finishing = undefined;
+    });
+    return attempt;
+  }
+
+  async #recordFinish(outcome: InvocationOutcome): Promise<void> {
     if (this.finished) return;
     // The client hears of every server cancel of an input before the finish (decisions section 8).
     await Promise.all(this.streams().map((stream) => stream.serverCancelSent));

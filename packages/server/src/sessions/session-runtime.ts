@@ -48,6 +48,8 @@ export class SessionRuntime {
   readonly #loading = new Map<string, Promise<LiveSession | undefined>>();
   /** Invocations this process runs, until they finish (a drain waits for them). */
   readonly #runs = new Set<Promise<void>>();
+  /** Starts being decided or opened (see `start`). */
+  readonly #starting = new Set<Promise<void>>();
   /** The tail of each session's queue of attach decisions (see `#exclusive`). */
   readonly #attachQueues = new Map<string, Promise<unknown>>();
 
@@ -62,7 +64,20 @@ export class SessionRuntime {
 
   // ------------------------------------------------------------ start
 
-  async start(message: InvocationStart, caller: Principal, transport: SessionTransport): Promise<Attachment> {
+  start(message: InvocationStart, caller: Principal, transport: SessionTransport): Promise<Attachment> {
+    // A drain fails what this node owns: it first waits for starts in flight, whose sessions may
+    // be committed (owned here) before they run.
+    const starting = this.#start(message, caller, transport);
+    const settled = starting.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.#starting.add(settled);
+    void settled.then(() => this.#starting.delete(settled));
+    return starting;
+  }
+
+  async #start(message: InvocationStart, caller: Principal, transport: SessionTransport): Promise<Attachment> {
     const descriptorDigest = digestOf(startDescriptor(message));
     const existing = await this.deps.store.getAttempt(message.attemptId);
     if (existing !== undefined) {
@@ -537,16 +552,22 @@ export class SessionRuntime {
   async finishOwned(deadlineMs: number): Promise<number> {
     const remaining = Math.max(0, deadlineMs - this.deps.now());
     let timer: NodeJS.Timeout | undefined;
-    await Promise.race([Promise.all([...this.#runs]), new Promise<void>((resolve) => (timer = setTimeout(resolve, remaining)))]);
+    const deadline = new Promise<void>((resolve) => (timer = setTimeout(resolve, remaining)));
+    // Starts in flight first: a session committed here just before the drain would otherwise be
+    // neither run to its end nor failed by this node (another node would claim it later).
+    await Promise.all([...this.#starting]);
+    await Promise.race([Promise.all([...this.#runs]), deadline]);
     clearTimeout(timer);
-    let failed = 0;
-    for (const live of this.#live.values()) {
-      if (live.role !== "owner" || live.finished) continue;
-      await live.failNow();
-      // A success whose finish was being committed at the deadline stays a success.
-      if (live.record.outcome !== undefined && (JSON.parse(live.record.outcome) as { kind: string }).kind === "failure") failed++;
-    }
-    return failed;
+    // All at once: one after another, N invocations would keep the node N commits past its deadline.
+    const running = [...this.#live.values()].filter((live) => live.role === "owner" && !live.finished);
+    const outcomes = await Promise.all(
+      running.map(async (live) => {
+        await live.failNow();
+        // A success whose finish was being committed at the deadline stays a success.
+        return live.record.outcome !== undefined && (JSON.parse(live.record.outcome) as { kind: string }).kind === "failure";
+      }),
+    );
+    return outcomes.filter(Boolean).length;
   }
 
   /** Stops every invocation without recording anything; the store stays consistent. */

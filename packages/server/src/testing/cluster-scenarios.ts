@@ -382,5 +382,44 @@ export function clusterScenarios(api: ClusterTestApi, name: string, openStores: 
       expect(await drained).toBe(0);
       nodes = nodes.filter((node) => node !== a);
     });
+
+    it("drain: a success whose finish is being committed at the deadline stays a success, in the store, for the client and in the drain's count", async () => {
+      let openGate!: () => void;
+      const gate = new Promise<void>((resolve) => (openGate = resolve));
+      let successPending!: () => void;
+      const pending = new Promise<void>((resolve) => (successPending = resolve));
+      const slowSuccess = (_: number, store: ClusterSessionStore): ClusterSessionStore =>
+        new Proxy(store, {
+          get(target, name) {
+            const value = Reflect.get(target, name) as unknown;
+            if (name !== "finish") return typeof value === "function" ? (value as () => unknown).bind(target) : value;
+            return async (...args: Parameters<ClusterSessionStore["finish"]>) => {
+              if (args[1].includes('"success"')) {
+                successPending();
+                await gate;
+              }
+              return target.finish(...args);
+            };
+          },
+        });
+      const { stores, nodes: [a] } = await startCluster(1, 10_000, slowSuccess);
+      const client = await RawClient.connect(a!.url);
+      client.send(demoStart("tally", v.record(v.stream(randomUUID()))));
+      const accepted = (await client.nextOf("invocationAccepted")) as Accepted;
+      const channel = accepted.mappings[0]!.channel;
+      client.send({ type: "inputStreamItem", channel, sequence: 0n, value: v.str("ab") });
+      client.send({ type: "inputStreamEnd", channel, sequence: 1n });
+      await pending;
+      // The deadline is now: the drain fails what still runs, while the success is being committed.
+      const drained = a!.server.drain(0);
+      setTimeout(openGate, 50);
+      expect(await drained).toBe(0);
+      const { sessionId } = inspectToken(accepted.sessionToken).fields as { sessionId: string };
+      expect(JSON.parse((await stores[0]!.getSession(sessionId))!.outcome!)).toMatchObject({ kind: "success" });
+      const { messages } = await client.all();
+      expect(messages.map((m) => m.type)).toContain("invocationResult");
+      expect(messages.map((m) => m.type)).not.toContain("invocationRejected");
+      nodes = nodes.filter((node) => node !== a);
+    });
   });
 }

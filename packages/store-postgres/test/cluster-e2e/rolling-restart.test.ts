@@ -22,8 +22,9 @@ import { TestCluster, type NodeProcess } from "./support/cluster.js";
 import { clientFor, demo, fieldsOf, firstStream, randomChunks, range, record, sha256, sleep, u32 } from "./support/demo.js";
 
 const DRAIN_MS = 2000;
-// A lease long enough that a node slowed down by the load of this test (2 cores) keeps it: only drains end invocations here.
-const cluster = new TestCluster({ leaseTtlMs: 3000, drainMs: DRAIN_MS });
+// A lease long enough that a node slowed down by load (2 cores, other suites running) keeps it:
+// only drains end invocations here (a lapsed lease of a live node is not fenced yet; docs/cluster.md).
+const cluster = new TestCluster({ leaseTtlMs: 15_000, drainMs: DRAIN_MS });
 let balancer: Balancer;
 const live: NodeProcess[] = [];
 
@@ -114,7 +115,8 @@ describe("rolling restart with drain", () => {
     const runs: Run[] = [
       ...range(6).map((i) => countRun(`${tag}-short-${i}`, 30, 10)), // well under a second unloaded
       ...range(6).map((i) => countRun(`${tag}-medium-${i}`, 150, 20)), // about 3 s
-      ...range(4).map((i) => countRun(`${tag}-long-${i}`, 500, 20)), // about 10 s: outlives its owner
+      // About 30 s: outlives its owner (each is failed at its owner's drain deadline, so the test does not wait for it).
+      ...range(4).map((i) => countRun(`${tag}-long-${i}`, 1500, 20)),
       ...range(2).map((i) => digestRun(`${tag}-digest-${i}`)),
       ...range(2).map((i) => tallyRun(`${tag}-tally-${i}`)),
     ];
@@ -191,7 +193,8 @@ describe("rolling restart with drain", () => {
         // Everything produced before the failure reached the client, once, in order.
         const items = value as number[];
         expect(items, label).toEqual(range(items.length));
-        expect(String(items.length), label).toBe(row!.count);
+        // No output stream row when it failed before its result was committed.
+        expect(String(items.length), label).toBe(row!.count ?? "0");
       }
     });
     // The long ones outlive every drain deadline; the rest end either way, by the rules above.
