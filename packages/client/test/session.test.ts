@@ -489,7 +489,7 @@ describe("bounded state under a hostile server", () => {
         value: { kind: "stream", value: { streamToken: token } },
       });
     }
-    await expect(call.finished).rejects.toMatchObject({ kind: "server-violation", message: expect.stringContaining("4096 streams") });
+    await expect(call.finished).rejects.toMatchObject({ kind: "server-violation", code: "limit-exceeded", message: expect.stringContaining("4096 streams") });
     expect(call.streams.length).toBeLessThanOrEqual(4096);
   });
 });
