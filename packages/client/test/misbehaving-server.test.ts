@@ -200,35 +200,46 @@ describe("a server that completes the handshake and never answers (acceptance ti
       peer.send({ type: "invocationResult", mappings: [], result: { kind: "none" } });
       peer.send({ type: "invocationFinished", outcome: { kind: "success" } });
     });
-    const call = client(server.url, { acceptanceTimeoutMs: 50, reconnect: { random: () => 0 } }).invoke({ ...echo, method: "count", methodParameters: noParams });
+    const TIMEOUT_MS = 100;
+    const call = client(server.url, { acceptanceTimeoutMs: TIMEOUT_MS, reconnect: { random: () => 0 } }).invoke({ ...echo, method: "count", methodParameters: noParams });
     const reconnects = record(call);
     await call.finished;
-    const [first, second] = server.peers;
-    expect(server.peers).toHaveLength(2);
-    // The exact attempt: same attempt id, same descriptor (protocol 9).
-    expect(second!.received[0]).toEqual(first!.received[0]);
-    expect((second!.received[0] as InvocationStart).attemptId).toBe((first!.received[0] as InvocationStart).attemptId);
+    const [first, ...retries] = server.peers;
+    // On a loaded machine an answered retry may also miss the short timeout; it is then retried
+    // exactly too, so only "at least one" retry is certain.
+    expect(retries.length).toBeGreaterThanOrEqual(1);
+    for (const retry of retries) {
+      // The exact attempt: same attempt id, same descriptor (protocol 9).
+      expect(retry.received[0]).toEqual(first!.received[0]);
+      expect((retry.received[0] as InvocationStart).attemptId).toBe((first!.received[0] as InvocationStart).attemptId);
+    }
     await expect(call.accepted).resolves.toMatchObject({ operation: "start", replayed: true });
-    expect(reconnects).toEqual([{ failures: 1, maxAttempts: 10, delayMs: 0, cause: "no answer to invocationStart within 50 ms" }]);
+    expect(reconnects[0]).toEqual({ failures: 1, maxAttempts: 10, delayMs: 0, cause: `no answer to invocationStart within ${TIMEOUT_MS} ms` });
+    expect(reconnects).toHaveLength(retries.length);
     await first!.closed; // the silent connection was let go
   });
 
   it("applies to a resume as well, and counts against the attempt budget", async () => {
     server = await startFakeServer(async (peer) => {
       const attach = await nextAttach(peer);
-      if (peer.index === 1) {
+      if (attach.type === "invocationStart") {
         accept(peer, attach);
         return peer.close(1001); // a loss after acceptance: the client resumes
       }
       // Every resume goes unanswered.
     });
-    const call = client(server.url, { acceptanceTimeoutMs: 20, reconnect: { maxAttempts: 2, random: () => 0 } }).invoke({ ...echo, method: "count", methodParameters: noParams });
+    const call = client(server.url, { acceptanceTimeoutMs: 200, reconnect: { maxAttempts: 3, random: () => 0 } }).invoke({
+      ...echo,
+      method: "count",
+      methodParameters: noParams,
+    });
     await expect(call.finished).rejects.toMatchObject({ kind: "connection-lost", message: expect.stringContaining("no answer to resumeAttach") });
-    const resumes = server.peers.slice(1).map((peer) => peer.received[0] as ResumeAttach);
-    // maxAttempts 2: the loss after acceptance (no progress) and the first silent resume use it up.
-    expect(resumes).toHaveLength(2);
+    // maxAttempts 3: the loss after acceptance (no progress) and the silent resumes use it up.
+    expect(server.peers).toHaveLength(4);
+    const resumes = server.peers.map((peer) => peer.received[0]!).filter((message): message is ResumeAttach => message.type === "resumeAttach");
+    expect(resumes.length).toBeGreaterThanOrEqual(2);
     // One resume operation, retried exactly.
-    expect(resumes[1]).toEqual(resumes[0]);
+    for (const resume of resumes) expect(resume).toEqual(resumes[0]);
   });
 
   it("refuses an unusable timeout before any I/O", () => {
