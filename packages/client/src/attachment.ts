@@ -40,12 +40,21 @@ export interface AttachmentOptions {
   readonly onMessage: (attachment: Attachment, message: ServerMessage, wireBytes: number) => void;
   /** The attempt ended: stop using its channels. */
   readonly onSettle: () => void;
+  /**
+   * How long the first message may go unanswered (no `invocationAccepted`, no
+   * `invocationRejected`) before the connection is dropped as an uncertain
+   * outcome, which retries the exact descriptor. 0 waits forever.
+   */
+  readonly acceptanceTimeoutMs: number;
 }
 
 /** Opens one attachment; `outcome` resolves when it ends, for whatever reason. */
 export function openAttachment(options: AttachmentOptions): { attachment: Attachment; outcome: Promise<ConnectionOutcome> } {
   let resolveOutcome!: (outcome: ConnectionOutcome) => void;
   const outcome = new Promise<ConnectionOutcome>((resolve) => (resolveOutcome = resolve));
+  /** Pending while the first message waits for its answer (pings do not count: a server may answer those and nothing else). */
+  let unanswered: ReturnType<typeof setTimeout> | undefined;
+  let answered = false;
   const attachment: Attachment = {
     connection: undefined,
     accepted: false,
@@ -56,6 +65,7 @@ export function openAttachment(options: AttachmentOptions): { attachment: Attach
     settle: (result) => {
       if (attachment.settled) return;
       attachment.settled = true;
+      clearTimeout(unanswered);
       options.onSettle();
       attachment.connection?.close(1000, result.kind);
       resolveOutcome(result);
@@ -75,6 +85,8 @@ export function openAttachment(options: AttachmentOptions): { attachment: Attach
         {
           onMessage: (message, wireBytes) => {
             if (attachment.settled) return;
+            answered = true;
+            clearTimeout(unanswered);
             try {
               options.onMessage(attachment, message, wireBytes);
             } catch (error) {
@@ -92,7 +104,15 @@ export function openAttachment(options: AttachmentOptions): { attachment: Attach
         return;
       }
       attachment.connection = connection;
-      connection.send(options.firstMessage());
+      const first = options.firstMessage();
+      connection.send(first);
+      const timeoutMs = options.acceptanceTimeoutMs;
+      if (timeoutMs > 0 && !attachment.settled && !answered) {
+        unanswered = setTimeout(() => {
+          // Whether the server acted on the message is unknown: an uncertain outcome (protocol 9).
+          attachment.settle({ kind: "lost", cause: `no answer to ${first.type} within ${timeoutMs} ms` });
+        }, timeoutMs);
+      }
     } catch (error) {
       if (error instanceof ProtocolError && !error.retryable) attachment.settle({ kind: "rejected", error });
       else attachment.settle({ kind: "lost", cause: error instanceof Error ? error.message : "connect failed" });

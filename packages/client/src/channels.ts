@@ -1,13 +1,13 @@
 /**
  * The connection-local channel table (protocol section 8): installing the
  * server's mappings before anything may use their channels, and looking a
- * channel up for a message that names it. Every misuse by the server —
- * a channel mapped twice, unknown, or of the wrong direction or kind — is a
- * violation.
+ * channel up for a message that names it. A channel mapped twice, unknown,
+ * or of the wrong direction is `invalid-channel` (protocol 8); a binary
+ * message of the wrong kind for its stream is a `protocol-error`.
  */
 import type { ClientCancelReason, StreamMapping } from "@golem-stream/wire";
 import type { Attachment } from "./attachment.js";
-import { violation } from "./errors.js";
+import { invalidChannel, violation } from "./errors.js";
 import type { InputFeeder } from "./input-feeder.js";
 import type { InputRegistry } from "./input-registry.js";
 import type { OutputRegistry } from "./output-registry.js";
@@ -34,7 +34,7 @@ export function installMappings(
   sourcelessReason: ClientCancelReason = "source-unavailable",
 ): void {
   for (const mapping of mappings) {
-    if (attachment.channels.has(mapping.channel)) throw violation(`channel ${mapping.channel} mapped twice`);
+    if (attachment.channels.has(mapping.channel)) throw invalidChannel(`channel ${mapping.channel} mapped twice`);
     if (mapping.direction === "input") installInput(attachment, mapping, source, inputs, sourcelessReason);
     else installOutput(attachment, mapping, outputs);
   }
@@ -73,7 +73,7 @@ function installOutput(attachment: Attachment, mapping: StreamMapping, outputs: 
 /** The output stream a message names. */
 export function outputOn(attachment: Attachment, channel: number): OutputStream {
   const entry = attachment.channels.get(channel);
-  if (entry?.direction !== "output") throw violation(`output message on channel ${channel}, which is not a mapped output`);
+  if (entry?.direction !== "output") throw invalidChannel(`output message on channel ${channel}, which is not a mapped output`);
   return entry.stream;
 }
 
@@ -88,6 +88,6 @@ export function outputOfKind(attachment: Attachment, channel: number, kind: "u8"
 /** The input an `inputStreamAck` names (`undefined`: an input whose source is not in this process). */
 export function inputOn(attachment: Attachment, channel: number): InputFeeder | undefined {
   const entry = attachment.channels.get(channel);
-  if (entry?.direction !== "input") throw violation(`inputStreamAck on channel ${channel}, not an input`);
+  if (entry?.direction !== "input") throw invalidChannel(`inputStreamAck on channel ${channel}, not an input`);
   return entry.feeder;
 }

@@ -36,7 +36,15 @@ export interface ClientOptions {
   readonly getToken?: () => string | Promise<string>;
   /** Defaults to `ws` (`wsTransport()`). */
   readonly transport?: Transport;
+  /** Backoff, jitter and the budget of attempts without progress; see `ReconnectPolicy` for the defaults. */
   readonly reconnect?: ReconnectPolicy;
+  /**
+   * How long the server may leave the first message of a connection (the start, resume or
+   * takeover) unanswered before the connection is dropped and the identical descriptor is retried
+   * with the same attempt id (an uncertain outcome, protocol 9). The retry counts against
+   * `reconnect.maxAttempts`. Default 30 000 ms; 0 waits forever.
+   */
+  readonly acceptanceTimeoutMs?: number;
   /** Unacknowledged input kept per stream for resends; the source pauses when it is full. Default 8 MiB (decisions §6). */
   readonly maxUnackedInputBytes?: number;
   /** Output items queued per stream before the session is paused. Default 256 (decisions §6). */
@@ -121,6 +129,7 @@ export function createClient(options: ClientOptions): Client {
     maxUnackedInputBytes: positive(options.maxUnackedInputBytes, LIMITS.defaultClientUnackedInputBytes, "maxUnackedInputBytes"),
     maxQueuedEntriesPerStream: positive(options.maxQueuedEntriesPerStream, LIMITS.maxQueuedEntriesPerStream, "maxQueuedEntriesPerStream"),
     maxQueuedBytes: positive(options.maxQueuedBytes, LIMITS.maxQueuedBytesPerSession, "maxQueuedBytes"),
+    acceptanceTimeoutMs: nonNegative(options.acceptanceTimeoutMs, DEFAULT_ACCEPTANCE_TIMEOUT_MS, "acceptanceTimeoutMs"),
   };
   const client: Client = {
     async agent(options) {
@@ -197,6 +206,20 @@ export function sessionUrl(base: string): string {
   else if (url.protocol !== "ws:" && url.protocol !== "wss:") throw new ClientError("invalid-argument", `unsupported URL scheme ${url.protocol}`);
   if (url.pathname === "/" || url.pathname === "") url.pathname = SESSION_PATH;
   return url.toString();
+}
+
+/** Default of `ClientOptions.acceptanceTimeoutMs`. */
+export const DEFAULT_ACCEPTANCE_TIMEOUT_MS = 30_000;
+
+/** setTimeout's largest delay; beyond it Node fires at once. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+function nonNegative(value: number | undefined, fallback: number, name: string): number {
+  if (value === undefined) return fallback;
+  if (!Number.isSafeInteger(value) || value < 0 || value > MAX_TIMER_MS) {
+    throw new ClientError("invalid-argument", `${name} must be an integer from 0 to ${MAX_TIMER_MS}`);
+  }
+  return value;
 }
 
 function positive(value: number | undefined, fallback: number, name: string): number {

@@ -78,8 +78,17 @@ export function serverViolation(error: unknown): ClientError {
   return new ClientError("server-violation", "server sent an invalid message", { code: "protocol-error", cause: error });
 }
 
-export function violation(message: string): ClientError {
-  return new ClientError("server-violation", message, { code: "protocol-error" });
+/**
+ * A server message valid in form but not in the session's state. Where the
+ * protocol names the case, the function below carries that code instead.
+ */
+export function violation(message: string, code: ErrorCode = "protocol-error"): ClientError {
+  return new ClientError("server-violation", message, { code });
+}
+
+/** Protocol 8: a channel that is unknown, stale, mapped twice, of the wrong direction, or used before its mapping. */
+export function invalidChannel(message: string): ClientError {
+  return violation(message, "invalid-channel");
 }
 
 /** One of the reasons a client may give in `streamCancel` (protocol 5.5). */

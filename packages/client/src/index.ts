@@ -12,6 +12,7 @@
 export {
   createClient,
   sessionUrl,
+  DEFAULT_ACCEPTANCE_TIMEOUT_MS,
   type Client,
   type ClientOptions,
   type InvokeOptions,

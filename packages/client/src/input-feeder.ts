@@ -21,6 +21,8 @@ export interface FeederHost {
   freezeValue(binding: InputStream, item: unknown): SchemaValueJson;
   /** The source failed; the server is told `source-unavailable`. */
   onSourceFailure(binding: InputStream, error: unknown): void;
+  /** The server durably accepted more of this stream (items or its terminal): the session made progress. */
+  onAcknowledged?(): void;
 }
 
 type Pending =
@@ -101,6 +103,7 @@ export class InputFeeder {
     if (this.#terminalAcked) return;
     if (count > this.#nextSequence) throw violation(`server acknowledged ${count} input items; only ${this.#nextSequence} were sent`);
     if (count < this.#acked) throw violation(`server acknowledgement went back from ${this.#acked} to ${count}`);
+    const advanced = count > this.#acked || terminal;
     while (this.#head < this.#pending.length) {
       const entry = this.#pending[this.#head]!;
       const end = entry.sequence + countOf(entry);
@@ -122,6 +125,7 @@ export class InputFeeder {
       this.#head = 0;
     }
     this.#acked = count;
+    if (advanced) this.#host.onAcknowledged?.();
     if (terminal) {
       this.#terminalAcked = true;
       this.#pending = [];

@@ -16,6 +16,8 @@ export interface InputRegistryOptions {
   readonly maxUnackedInputBytes: number;
   /** A source threw; its feeder already told the server `source-unavailable`. */
   onSourceFailure(input: InputStream, error: unknown): void;
+  /** The server durably accepted more of some input (reconnect-policy progress). */
+  onAcknowledged(): void;
 }
 
 /** What an input mapping resolves to: this process's feeder, or a stream whose source is elsewhere. */
@@ -87,6 +89,7 @@ export class InputRegistry {
         return bindProvisionalRefs(encode(item), (nested) => this.feederFor(nested).provisionalRef);
       },
       onSourceFailure: (input, error) => this.#options.onSourceFailure(input, error),
+      onAcknowledged: () => this.#options.onAcknowledged(),
     };
     const feeder = new InputFeeder(binding, provisionalRef, host, this.#options.maxUnackedInputBytes);
     this.#byBinding.set(binding, feeder);

@@ -35,8 +35,13 @@ export interface AcceptedEvent {
   readonly replayed: boolean;
 }
 export interface ReconnectingEvent {
-  /** Consecutive failures so far. */
+  /**
+   * Connections ended since the invocation last made progress (reconnect
+   * policy): the attempt about to be made is retry number `failures` of at most `maxAttempts`.
+   */
   readonly failures: number;
+  /** The policy's `maxAttempts`: when `failures` would exceed it, the invocation fails with `connection-lost`. */
+  readonly maxAttempts: number;
   readonly delayMs: number;
   /** What ended the previous connection: a close, a rejection code, `revoked`. */
   readonly cause: string;
@@ -110,12 +115,9 @@ export class Invocation {
       onEvent: (event) => this.#dispatch(event, resolveAccepted),
       onResult: (body, streams, toJs) => resolveResult(shapeResult(body, streams, toJs)),
       onFinished: (outcome) => {
-        if (outcome.kind === "success") {
-          // A success always follows a result (decisions §8); a server that skips it is broken.
-          result.reject(new ClientError("server-violation", "invocation finished without a result", { code: "protocol-error" }));
-          resolveFinished();
-          return;
-        }
+        // A success without a result, or before an output terminal, never gets here: the session
+        // fails the invocation with the server's violation instead (decisions §8).
+        if (outcome.kind === "success") return resolveFinished();
         const error = new ClientError("invocation-failed", outcome.message, { code: outcome.code });
         rejectAll(error);
         this.#controller.abort(error);
@@ -216,7 +218,7 @@ export class Invocation {
         return;
       }
       case "reconnecting":
-        this.#emit("reconnecting", { failures: event.failures, delayMs: event.delayMs, cause: event.cause });
+        this.#emit("reconnecting", { failures: event.failures, maxAttempts: event.maxAttempts, delayMs: event.delayMs, cause: event.cause });
         return;
       case "revoked":
         this.#emit("revoked", {});

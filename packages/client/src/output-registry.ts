@@ -45,7 +45,7 @@ export class OutputRegistry {
     if (known !== undefined) return known;
     // Every stream costs memory here; a server announcing more than the protocol allows is hostile.
     if (this.#streams.size + this.#host.otherStreams() >= LIMITS.maxStreamsPerSession) {
-      throw violation(`server announced more than ${LIMITS.maxStreamsPerSession} streams`);
+      throw violation(`server announced more than ${LIMITS.maxStreamsPerSession} streams`, "limit-exceeded");
     }
     const identity = streamIdentityOf(streamToken) ?? streamToken;
     const inherited = this.#inherited.get(identity);

@@ -161,12 +161,15 @@ export class OutputStream implements AsyncIterable<OutputChunk> {
 
   // ---- fed by the session ----
 
-  /** One item (count 1) or packed batch (count = bytes) at `sequence`. Replays are dropped, overlaps trimmed. */
-  pushItem(sequence: bigint, count: bigint, chunk: OutputChunk, cursorToken: string, wireBytes: number): void {
-    if (this.#ending !== undefined) return; // replay after the terminal: already have everything
+  /**
+   * One item (count 1) or packed batch (count = bytes) at `sequence`. Replays are dropped, overlaps
+   * trimmed. True when it carried something this process had not received (reconnect progress).
+   */
+  pushItem(sequence: bigint, count: bigint, chunk: OutputChunk, cursorToken: string, wireBytes: number): boolean {
+    if (this.#ending !== undefined) return false; // replay after the terminal: already have everything
     const expected = this.#nextSequence ?? sequence;
     const end = sequence + count;
-    if (end <= expected) return; // an identical replay of something already queued or delivered
+    if (end <= expected) return false; // an identical replay of something already queued or delivered
     if (sequence > expected) throw violation(`output stream skipped from sequence ${expected} to ${sequence}`);
     if (sequence < expected) {
       // A replayed packed batch overlapping what we hold: keep only the unseen suffix.
@@ -174,20 +177,23 @@ export class OutputStream implements AsyncIterable<OutputChunk> {
       chunk = chunk.subarray(Number(expected - sequence));
     }
     this.#nextSequence = end;
-    if (this.#cancelReason !== undefined || this.#finished) return; // dropped by the consumer: discard
+    if (this.#cancelReason !== undefined || this.#finished) return true; // dropped by the consumer: discard
     const bytes = Math.max(wireBytes, chunkBytes(chunk));
     this.#queue.push({ chunk, cursorToken, bytes });
     this.#queuedBytes += bytes;
     this.#host.onQueueChange(1, bytes);
     this.#notify();
+    return true;
   }
 
-  pushEnd(sequence: bigint, outcome: OutputOutcome, cursorToken: string | undefined): void {
+  /** The stream's terminal; true the first time the server's terminal arrives (reconnect progress). */
+  pushEnd(sequence: bigint, outcome: OutputOutcome, cursorToken: string | undefined): boolean {
     if (this.#ending !== undefined) {
       // A replay, or the terminal of a stream this handle stopped reading (an invocation-wide
       // cancel): nothing for the consumer, but the server has ended it.
+      const first = !this.#serverEnded;
       this.#serverEnded = true;
-      return;
+      return first;
     }
     if (this.#nextSequence !== undefined && sequence !== this.#nextSequence && this.#cancelReason === undefined) {
       throw violation(`output stream ended at sequence ${sequence}, expected ${this.#nextSequence}`);
@@ -202,6 +208,7 @@ export class OutputStream implements AsyncIterable<OutputChunk> {
       this.#retain(cursorToken).catch(() => undefined);
     }
     this.#notify();
+    return true;
   }
 
   // ---- the consumer side ----

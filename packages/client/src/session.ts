@@ -10,7 +10,8 @@
  * and `output-registry.ts` (the streams), `state-persistence.ts` (the
  * `onCheckpoint` side), `cancel-delivery.ts` (an invocation-wide cancel on
  * its way to the server). Waits between attempts follow the reconnect
- * policy; its failure count resets whenever an attach is accepted.
+ * policy; its failure count resets only when the invocation makes progress
+ * (`reconnect-policy.ts`), never on a mere acceptance.
  */
 import type {
   ClientCancelReason,
@@ -28,7 +29,7 @@ import { openAttachment, type Attachment } from "./attachment.js";
 import { CancelDelivery, cancelReachedServer, type CancelOutcome } from "./cancel-delivery.js";
 import { inputOn, installMappings, outputOfKind, outputOn, type MappingSource } from "./channels.js";
 import type { ResumeState } from "./checkpoint.js";
-import { ClientError, violation } from "./errors.js";
+import { ClientError, invalidChannel, violation } from "./errors.js";
 import type { InputStream, ParamNode } from "./input-stream.js";
 import { InputRegistry } from "./input-registry.js";
 import { OutputBudget } from "./output-budget.js";
@@ -48,11 +49,13 @@ export interface SessionConfig {
   readonly maxUnackedInputBytes: number;
   readonly maxQueuedEntriesPerStream: number;
   readonly maxQueuedBytes: number;
+  /** See `ClientOptions.acceptanceTimeoutMs`; 0 waits forever. */
+  readonly acceptanceTimeoutMs: number;
 }
 
 export type SessionEvent =
   | { readonly type: "accepted"; readonly operation: "start" | "resume" | "takeover"; readonly attemptId: string; readonly replayed: boolean }
-  | { readonly type: "reconnecting"; readonly failures: number; readonly delayMs: number; readonly cause: string }
+  | { readonly type: "reconnecting"; readonly failures: number; readonly maxAttempts: number; readonly delayMs: number; readonly cause: string }
   | { readonly type: "revoked" }
   | { readonly type: "stream"; readonly stream: OutputStream }
   | { readonly type: "input-failed"; readonly input: InputStream; readonly error: unknown }
@@ -98,6 +101,14 @@ export class Session {
   #done = false;
   #resultSeen = false;
   /**
+   * Something new came from the server since the last connection began (an
+   * acknowledged input, a first-seen output event or result): the reconnect
+   * budget starts over.
+   */
+  #progressed = false;
+  /** `performance.now()` when the current connection was accepted. */
+  #acceptedAt: number | undefined;
+  /**
    * Set by an invocation-wide cancel: the caller's outcome is decided, the
    * session runs on only until its cancellations reach the server.
    */
@@ -125,6 +136,9 @@ export class Session {
     this.#inputs = new InputRegistry({
       maxUnackedInputBytes: config.maxUnackedInputBytes,
       onSourceFailure: (input, error) => this.#callbacks.onEvent({ type: "input-failed", input, error }),
+      onAcknowledged: () => {
+        this.#progressed = true;
+      },
     });
     this.#outputs = new OutputRegistry(
       {
@@ -200,6 +214,7 @@ export class Session {
   }
 
   async run(): Promise<void> {
+    /** Connections ended since the last progress: drives both the backoff and the budget. */
     let failures = 0;
     while (!this.#done) {
       // A new descriptor is saved before it is first sent, so a crash after sending always
@@ -210,10 +225,16 @@ export class Session {
         this.#operation.saved = true;
         if (this.#done) return;
       }
+      this.#progressed = false;
+      this.#acceptedAt = undefined;
       const outcome = await this.#connectOnce();
       if (this.#done) return;
       const accepted = this.#attachment?.accepted ?? false;
-      if (accepted) failures = 0;
+      // An acceptance alone is no progress: a server that accepts and then fails at once would
+      // otherwise be re-attached forever with no backoff (issue 13). A connection that stayed up
+      // is, so a quiet, long invocation survives well-spaced losses.
+      const stable = this.#acceptedAt !== undefined && performance.now() - this.#acceptedAt >= this.#config.policy.stableAfterMs;
+      if (this.#progressed || stable) failures = 0;
       if (outcome.kind === "revoked") this.#callbacks.onEvent({ type: "revoked" });
       if (this.#cancel !== undefined && outcome.kind === "rejected" && this.#sessionToken === undefined) {
         // A cancelled call whose start attempt was rejected: that attempt runs nothing on the
@@ -238,17 +259,19 @@ export class Session {
           break;
       }
       failures++;
+      const { maxAttempts } = this.#config.policy;
+      const cause = outcome.kind === "rejected" ? outcome.error.code : outcome.kind === "lost" ? outcome.cause : outcome.kind;
       const delayMs = reconnectDelay(this.#config.policy, failures);
       if (delayMs === undefined) {
+        const last = outcome.kind === "rejected" ? `${outcome.error.code}: ${outcome.error.message}` : cause;
         this.#fail(
-          new ClientError("connection-lost", `gave up after ${failures - 1} reconnect attempts`, {
-            cause: outcome.kind === "rejected" ? outcome.error : undefined,
+          new ClientError("connection-lost", `gave up after ${maxAttempts} reconnect attempts without progress (last: ${last})`, {
+            cause: outcome.kind === "rejected" ? outcome.error : new Error(cause),
           }),
         );
         return;
       }
-      const cause = outcome.kind === "rejected" ? outcome.error.code : outcome.kind === "lost" ? outcome.cause : outcome.kind;
-      this.#callbacks.onEvent({ type: "reconnecting", failures, delayMs, cause });
+      this.#callbacks.onEvent({ type: "reconnecting", failures, maxAttempts, delayMs, cause });
       await sleep(delayMs, this.#abort.signal);
     }
   }
@@ -313,6 +336,7 @@ export class Session {
       onSettle: () => {
         for (const feeder of this.#inputs.feeders()) feeder.detach();
       },
+      acceptanceTimeoutMs: this.#config.acceptanceTimeoutMs,
     });
     this.#attachment = attachment;
     return outcome;
@@ -365,30 +389,25 @@ export class Session {
           if (schema.direct !== undefined) throw violation(`a text item on a stream<${schema.direct}>, whose items must be binary messages`);
           this.#outputs.adoptSchemas(checkItem(schema, message.value).streams);
         }
-        stream.pushItem(message.sequence, 1n, message.value, message.cursorToken, wireBytes);
+        if (stream.pushItem(message.sequence, 1n, message.value, message.cursorToken, wireBytes)) this.#progressed = true;
         this.#outputs.locateNested(message.value);
         return;
       }
-      case "output-u8":
-        outputOfKind(attachment, message.channel, "u8").pushItem(
-          message.sequence,
-          BigInt(message.payload.byteLength),
-          message.payload,
-          message.cursorToken,
-          wireBytes,
-        );
+      case "output-u8": {
+        const stream = outputOfKind(attachment, message.channel, "u8");
+        if (stream.pushItem(message.sequence, BigInt(message.payload.byteLength), message.payload, message.cursorToken, wireBytes)) {
+          this.#progressed = true;
+        }
         return;
-      case "output-binary":
-        outputOfKind(attachment, message.channel, "binary").pushItem(
-          message.sequence,
-          1n,
-          message.mimeType === undefined ? { bytes: message.payload } : { bytes: message.payload, mimeType: message.mimeType },
-          message.cursorToken,
-          wireBytes,
-        );
+      }
+      case "output-binary": {
+        const stream = outputOfKind(attachment, message.channel, "binary");
+        const blob = message.mimeType === undefined ? { bytes: message.payload } : { bytes: message.payload, mimeType: message.mimeType };
+        if (stream.pushItem(message.sequence, 1n, blob, message.cursorToken, wireBytes)) this.#progressed = true;
         return;
+      }
       case "outputStreamEnd":
-        outputOn(attachment, message.channel).pushEnd(message.sequence, message.outcome, message.cursorToken);
+        if (outputOn(attachment, message.channel).pushEnd(message.sequence, message.outcome, message.cursorToken)) this.#progressed = true;
         return;
       case "inputStreamAck": {
         this.#install(attachment, message.mappings, "ack-or-output");
@@ -397,7 +416,7 @@ export class Session {
       }
       case "streamCancel": {
         const entry = attachment.channels.get(message.channel);
-        if (entry === undefined) throw violation(`streamCancel on unknown channel ${message.channel}`);
+        if (entry === undefined) throw invalidChannel(`streamCancel on unknown channel ${message.channel}`);
         // Output: the outputStreamEnd that follows carries the outcome. Input: stop reading the source.
         if (entry.direction === "input") entry.feeder?.serverCancelled();
         return;
@@ -443,6 +462,7 @@ export class Session {
       throw violation("invocationAccepted carries another idempotency key");
     }
     attachment.accepted = true;
+    this.#acceptedAt = performance.now();
     this.#operation.accepted = true;
     this.#sessionToken = sessionToken;
     this.#idempotencyKey = idempotencyKey;
@@ -456,6 +476,7 @@ export class Session {
   #onResult(result: InvocationResultBody): void {
     if (this.#resultSeen) return; // every attachment receives it again (decisions §8)
     this.#resultSeen = true;
+    this.#progressed = true;
     const { streams, toJs } = this.#outputs.adoptResult(result);
     if (this.#cancel === undefined) this.#callbacks.onResult(result, streams, toJs);
   }
@@ -463,11 +484,15 @@ export class Session {
   #onFinished(outcome: InvocationOutcome): void {
     // Every stream has its terminal (protocol 6.9): nothing is left to cancel.
     if (this.#cancel !== undefined) return this.#endCancel({ kind: "delivered" });
+    // Protocol 6.9 and decisions §8: every output terminal, and for a success the result, come
+    // first. A server that breaks this cannot be trusted with the outcome either, so the whole
+    // invocation fails (thrown: the attachment turns it into a fatal outcome, `#fail`). A stream
+    // this process knows as complete (its terminal cursor was inherited) counts as ended.
+    let open = 0;
+    for (const stream of this.#outputs.streams.values()) if (!stream.serverEnded) open++;
+    if (open > 0) throw violation(`invocationFinished before the terminal of ${open} output stream${open === 1 ? "" : "s"}`);
+    if (outcome.kind === "success" && !this.#resultSeen) throw violation("a successful invocationFinished without an invocationResult");
     this.#done = true;
-    // Protocol 6.9: every declared output terminal comes first. A stream this process knows as
-    // complete (its terminal cursor was inherited) was ended at creation and is not touched.
-    const missing = new ClientError("server-violation", "invocation finished before this stream's terminal", { code: "protocol-error" });
-    for (const stream of this.#outputs.streams.values()) stream.abort(missing);
     for (const feeder of this.#inputs.feeders()) feeder.stop();
     this.#abort.abort();
     this.#callbacks.onFinished(outcome);

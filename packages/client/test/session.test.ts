@@ -351,13 +351,13 @@ describe("backpressure and cancellation", () => {
 });
 
 describe("a hostile server", () => {
-  it("fails the invocation when an item names an unmapped channel", async () => {
+  it("fails the invocation with invalid-channel when an item names an unmapped channel (protocol 8)", async () => {
     const { client, transport } = memoryClient();
     const call = client.invoke({ ...echo, method: "count", methodParameters: noParams });
     const { server, start } = await acceptStart(transport);
     server.send({ type: "invocationAccepted", attemptId: start.attemptId, idempotencyKey: start.idempotencyKey, mappings: [], sessionToken: SESSION });
     server.send({ type: "outputStreamItem", channel: 9, cursorToken: cursor("o", 0), mappings: [], sequence: 0n, value: { kind: "u32", value: 0 } });
-    await expect(call.finished).rejects.toMatchObject({ kind: "server-violation", code: "protocol-error" });
+    await expect(call.finished).rejects.toMatchObject({ kind: "server-violation", code: "invalid-channel" });
   });
 
   it("fails when an output stream skips a sequence", async () => {
@@ -489,7 +489,7 @@ describe("bounded state under a hostile server", () => {
         value: { kind: "stream", value: { streamToken: token } },
       });
     }
-    await expect(call.finished).rejects.toMatchObject({ kind: "server-violation", message: expect.stringContaining("4096 streams") });
+    await expect(call.finished).rejects.toMatchObject({ kind: "server-violation", code: "limit-exceeded", message: expect.stringContaining("4096 streams") });
     expect(call.streams.length).toBeLessThanOrEqual(4096);
   });
 });

@@ -59,6 +59,21 @@ describe("reconnect policy", () => {
     expect(reconnectDelay({ ...policy, random: () => 0 }, 5)).toBe(0);
     expect(reconnectDelay({ ...policy, random: () => 0.5 }, 1)).toBe(50);
   });
+  it.each([
+    { maxAttempts: -1 },
+    { maxAttempts: 1.5 },
+    { initialDelayMs: Number.NaN },
+    { maxDelayMs: -5 },
+    { maxDelayMs: 2 ** 31 },
+    { multiplier: 0.5 },
+    { stableAfterMs: Number.POSITIVE_INFINITY },
+    { random: 0.5 },
+    { retries: 3 },
+  ])("refuses the unusable policy %j before any I/O", (reconnect) => {
+    expect(() => createClient({ url: "ws://127.0.0.1:1", token: "t", reconnect: reconnect as never })).toThrow(
+      expect.objectContaining({ kind: "invalid-argument", message: expect.stringContaining("reconnect.") }),
+    );
+  });
 });
 
 describe("session URL", () => {
