@@ -114,7 +114,7 @@ export async function runServe(options: ServeOptions, io: CliIo): Promise<ExitCo
     options.keyring !== undefined ? resolve(options.keyring) : cluster === undefined ? undefined : join(dataDir, KEYRING_FILE);
   let keyring: Keyring | undefined;
   if (keyringPath !== undefined) keyring = (await loadOrCreateKeyringFile(keyringPath)).keyring;
-  const logger = createLogger(io, options.logLevel);
+  const logger = createLogger(io, options.logLevel, undefined, options.logFormat);
   const store = cluster === undefined ? undefined : await connectStore(cluster, logger);
   let server: EmbeddedServer;
   try {
@@ -124,6 +124,8 @@ export async function runServe(options: ServeOptions, io: CliIo): Promise<ExitCo
       dataDir,
       tokens,
       logger,
+      healthEndpoints: true,
+      ...(options.metrics ? { metrics: { processMetrics: true } } : {}),
       limits: { sessionRetentionMs: options.retention },
       ...(keyring === undefined ? {} : { keyring }),
       ...(store === undefined || cluster === undefined ? {} : { store, cluster: { leaseTtlMs: cluster.leaseTtlMs } }),
@@ -144,6 +146,7 @@ export async function runServe(options: ServeOptions, io: CliIo): Promise<ExitCo
           `store ${cluster.store.shown} (cluster node ${cluster.nodeId}, lease ${formatMs(cluster.leaseTtlMs)}, drain timeout ${formatMs(cluster.drainTimeoutMs)})`,
           `keyring ${keyringPath ?? ""} (every node of the cluster needs this same keyring and the same tokens)`,
         ];
+  where.push(`health ${url}/healthz, readiness ${url}/readyz${options.metrics ? `, metrics ${url}/metrics` : ""}`);
   io.stdout.write(
     [
       `listening on ${url}`,
