@@ -5,7 +5,9 @@
  *
  * stdout gets what a person or a script needs to call it, starting with one
  * stable line `listening on <http-url>`, and (in cluster mode) what the drain
- * did at the end; the log goes to stderr.
+ * did at the end; the log goes to stderr (pino: JSON lines, readable on a
+ * terminal). `/healthz` and `/readyz` are always served, `/metrics` with
+ * `--metrics` (docs/operations.md).
  *
  * Stopping: the SQLite server closes at once (no other node could take its
  * clients; invocations still running are failed when it starts again). A

@@ -38,7 +38,7 @@ export function sample(text: string, name: string, labels: Readonly<Record<strin
 /** Scrapes `/metrics` until `predicate` holds for the text (counters move after commits, not at once); returns the text. */
 export async function scrapeUntil(httpUrl: string, predicate: (text: string) => boolean, what: string): Promise<string> {
   let text = "";
-  for (let attempt = 0; attempt < 500; attempt++) {
+  for (let attempt = 0; attempt < 2000; attempt++) {
     const answer = await get(httpUrl, "/metrics");
     if (answer.status !== 200) throw new Error(`/metrics answered ${answer.status}`);
     text = answer.body;
