@@ -11,7 +11,22 @@ import { performance } from "node:perf_hooks";
 import { Readable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import { decodeCheckpoint, encodeCheckpoint, writeCheckpointFile } from "../dist/index.js";
+import { createRequire } from "node:module";
 import { textLines } from "../dist/io/stdin-source.js";
+
+/**
+ * Whether `ws` (as @golem-stream/client, which the CLI connects with, resolves it) loads the optional native `bufferutil`,
+ * which masks and unmasks frames in C instead of JavaScript (issue #17).
+ */
+function bufferutilStatus() {
+  if (process.env.WS_NO_BUFFER_UTIL) return "disabled (WS_NO_BUFFER_UTIL)";
+  try {
+    createRequire(createRequire(import.meta.resolve("@golem-stream/client")).resolve("ws"))("bufferutil");
+    return "loaded (native frame masking)";
+  } catch (error) {
+    return `not loaded (${error.code ?? error.message}): ws masks frames in JavaScript`;
+  }
+}
 
 const quick = process.argv.includes("--quick");
 
@@ -121,7 +136,7 @@ function row(name, ms, baselineMs, unit) {
     const local = await time(async () => createHash("sha256").update(data).digest("hex"), 1);
     const viaCli = await time(() => exec(["invoke", "echo", "digest", "-c", '{"name":"bench"}', "-"], data), 1);
     const startup = await time(() => exec(["--version"]), 3);
-    console.log(`digest of ${size >> 20} MiB through invoke (process start, discovery, WebSocket, server)`);
+    console.log(`digest of ${size >> 20} MiB through invoke (process start, discovery, WebSocket, server); bufferutil ${bufferutilStatus()}`);
     row("  baseline: sha256 in this process", local, local, `${(size / 1048576 / (local / 1000)).toFixed(0)} MiB/s`);
     row("  golem-stream invoke echo digest - < data", viaCli, local, `${(size / 1048576 / (viaCli / 1000)).toFixed(0)} MiB/s`);
     row("  (golem-stream --version: process start)", startup, local, "per process");

@@ -19,6 +19,9 @@ export const DEFAULT_HOST = "127.0.0.1";
 export const DEFAULT_RETENTION_MS = 24 * 3_600_000;
 export const LOG_LEVELS = ["error", "warn", "info", "debug"] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
+/** `auto`: readable lines on a terminal, JSON lines otherwise. */
+export const LOG_FORMATS = ["auto", "json", "pretty"] as const;
+export type LogFormat = (typeof LOG_FORMATS)[number];
 
 const CONNECTION_HELP = `
 Connection (invoke, resume, types):
@@ -48,6 +51,9 @@ export interface ServeOptions {
   readonly tokenFile?: string;
   readonly dataDir?: string;
   readonly logLevel: LogLevel;
+  readonly logFormat: LogFormat;
+  /** Serve Prometheus metrics at /metrics. */
+  readonly metrics: boolean;
   /** Milliseconds a finished invocation stays resumable. */
   readonly retention: number;
   /** A cluster store URL (`postgres://...`); `$GOLEM_STREAM_STORE` when absent. Validated by `serve`, never echoed. */
@@ -173,6 +179,8 @@ ${EXIT_HELP}`,
     .option("--token-file <file>", "accept every token in this file (one per line, # comments)")
     .option("--data-dir <dir>", "store, keyring and generated token live here (default: $XDG_STATE_HOME/golem-stream or ~/.local/state/golem-stream)")
     .addOption(new Option("--log-level <level>", "how much to log on stderr").choices(LOG_LEVELS).default("info"))
+    .addOption(new Option("--log-format <format>", "log lines as JSON, or readable (auto: readable on a terminal)").choices(LOG_FORMATS).default("auto"))
+    .option("--metrics", "serve Prometheus metrics at /metrics (no bearer token; keep the port off the public internet)", false)
     .addOption(
       new Option("--retention <duration>", "how long a finished invocation stays resumable (90s, 30m, 24h, 7d)")
         .argParser(parseRetention)
@@ -196,6 +204,9 @@ Tokens: every --token, $GOLEM_STREAM_TOKEN and every line of --token-file are ac
 With none of them, a random token is created on first start and kept in <data-dir>/bearer-token.
 The server stops cleanly on SIGINT or SIGTERM; sessions survive a restart on the same data directory.
 One server per data directory: a second one on the same directory exits with an error.
+Health: GET /healthz answers 200 while the process runs; GET /readyz answers 200 when the store is
+reachable and the server takes sessions, 503 otherwise (while draining, or the store is down).
+Logs: one event per line on stderr (JSON, or readable on a terminal); never a token or a key.
 Finished invocations are deleted (with their stored output) once --retention has passed.
 
 Cluster mode: every serve started with the same --store (a PostgreSQL database) and the same keyring
@@ -212,6 +223,7 @@ Examples:
   $ golem-stream serve --port 9000 --token s3cret --data-dir ./state
   $ GOLEM_STREAM_TOKEN=s3cret golem-stream serve --host 0.0.0.0 --log-level debug
   $ golem-stream serve --port 0 --token-file tokens.txt   # prints the URL it picked
+  $ golem-stream serve --metrics --log-format json 2> server.log   # Prometheus scrapes <url>/metrics
   $ PGPASSWORD=... golem-stream serve --store postgres://golem@db:5432/golem --keyring /etc/golem/keyring.json \\
       --token-file /etc/golem/tokens --node-id node-a --drain-timeout 2m`,
     )

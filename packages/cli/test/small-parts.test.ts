@@ -97,7 +97,24 @@ describe("logger", () => {
     logger.info("hidden");
     logger.warn("careful", { count: 2n, what: "x" });
     logger.error("broken", { error: new Error("boom") });
-    expect(stderr()).toBe('1970-01-01T00:00:00.000Z warn  careful count=2 what="x"\n1970-01-01T00:00:00.000Z error broken error="boom"\n');
+    expect(stderr()).toBe(
+      '{"level":"warn","time":"1970-01-01T00:00:00.000Z","count":"2","what":"x","msg":"careful"}\n' +
+        '{"level":"error","time":"1970-01-01T00:00:00.000Z","error":"boom","msg":"broken"}\n',
+    );
+  });
+
+  it("is readable on a terminal (pino-pretty), and --log-format overrides the choice", () => {
+    const terminal = fakeIo(true);
+    createLogger(terminal.io, "info", () => new Date(0)).info("session started", { event: "session.start", session: "s-1" });
+    // eslint-disable-next-line no-control-regex -- colours on a terminal
+    const line = terminal.stderr().replace(/\x1b\[[0-9;]*m/g, "");
+    expect(line).not.toMatch(/^\{/);
+    expect(line).toMatch(/INFO/);
+    expect(line).toMatch(/session started/);
+    expect(line).toMatch(/session: "s-1"/);
+    const forced = fakeIo(true);
+    createLogger(forced.io, "info", () => new Date(0), "json").info("x");
+    expect(JSON.parse(forced.stderr())).toEqual({ level: "info", time: "1970-01-01T00:00:00.000Z", msg: "x" });
   });
 });
 

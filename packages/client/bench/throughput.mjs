@@ -6,6 +6,7 @@
  * printed rows (median rate, median of each round's ratio to the raw row of
  * the same round, receiver CPU). See docs/protocol/throughput.md, Method.
  */
+import { createRequire } from "node:module";
 import { fork } from "node:child_process";
 import { availableParallelism } from "node:os";
 import { fileURLToPath } from "node:url";
@@ -158,9 +159,24 @@ export function median(values) {
 }
 
 /** The first line of a report. */
+
+/**
+ * Whether `ws` (as the client resolves it) loads the optional native `bufferutil`,
+ * which masks and unmasks frames in C instead of JavaScript (issue #17).
+ */
+export function bufferutilStatus() {
+  if (process.env.WS_NO_BUFFER_UTIL) return "disabled (WS_NO_BUFFER_UTIL)";
+  try {
+    createRequire(createRequire(import.meta.url).resolve("ws"))("bufferutil");
+    return "loaded (native frame masking)";
+  } catch (error) {
+    return `not loaded (${error.code ?? error.message}): ws masks frames in JavaScript`;
+  }
+}
+
 export function header(rounds, stores) {
   return (
-    `node ${process.version}, ${availableParallelism()} cores, loopback; sender in this process, receiver in a forked process ` +
+    `node ${process.version}, ${availableParallelism()} cores, bufferutil ${bufferutilStatus()}, loopback; sender in this process, receiver in a forked process ` +
     `(bench/peer.mjs); medians of ${rounds} rounds, each running every row in turn (ratios: to raw ws of the same round); ${stores}`
   );
 }

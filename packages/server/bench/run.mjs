@@ -8,7 +8,22 @@ import { join } from "node:path";
 import { randomUUID } from "node:crypto";
 import WebSocket, { WebSocketServer } from "ws";
 import { decodeServerMessage, encodeMessage, SESSION_PATH, SUBPROTOCOL } from "@golem-stream/wire";
+import { createRequire } from "node:module";
 import { startEmbeddedServer } from "../dist/index.js";
+
+/**
+ * Whether `ws` (as this package resolves it) loads the optional native `bufferutil`,
+ * which masks and unmasks frames in C instead of JavaScript (issue #17).
+ */
+function bufferutilStatus() {
+  if (process.env.WS_NO_BUFFER_UTIL) return "disabled (WS_NO_BUFFER_UTIL)";
+  try {
+    createRequire(createRequire(import.meta.url).resolve("ws"))("bufferutil");
+    return "loaded (native frame masking)";
+  } catch (error) {
+    return `not loaded (${error.code ?? error.message}): ws masks frames in JavaScript`;
+  }
+}
 
 const TOKEN = "bench";
 const U8_TOTAL = 32 * 1024 * 1024;
@@ -150,6 +165,7 @@ const countFull = await withServer("full", (url) => best(3, () => count(url)));
 
 const rate = (ms) => `${(mib / (ms / 1000)).toFixed(0)} MiB/s`;
 const items = (ms) => `${Math.round(COUNT_ITEMS / (ms / 1000))} items/s`;
+console.log(`bufferutil: ${bufferutilStatus()}`);
 console.log(`u8 input, ${mib} MiB in ${U8_BATCH / 1024} KiB batches (best of 3)`);
 console.log(`  bare ws, no protocol         ${raw.toFixed(0)} ms  ${rate(raw)}`);
 console.log(`  digest, synchronous=normal   ${digestNormal.toFixed(0)} ms  ${rate(digestNormal)}  ratio to bare ws ${(raw / digestNormal).toFixed(2)}x`);

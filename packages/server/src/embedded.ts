@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { Keyring, sha256Hex } from "@golem-stream/tokens";
 import { createDemoHost } from "./demo/host.js";
 import type { Logger, Principal, ServerLimits } from "./options.js";
-import { createSessionServer, type ClusterOptions, type SessionServer } from "./server.js";
+import { createSessionServer, type ClusterOptions, type SessionServer, type SessionServerOptions } from "./server.js";
 import type { SessionStore } from "./store/session-store.js";
 import { SqliteSessionStore } from "./store/sqlite-store.js";
 
@@ -40,6 +40,12 @@ export interface EmbeddedServerOptions {
   readonly synchronous?: "full" | "normal";
   /** Payloads of at least this many bytes go to per-session files (default 65536; see `SqliteSessionStoreOptions`). */
   readonly payloadFileThreshold?: number;
+  /** `/metrics` (default off; see `SessionServerOptions.metrics`). */
+  readonly metrics?: SessionServerOptions["metrics"];
+  /** `/healthz` and `/readyz` (default off). */
+  readonly healthEndpoints?: boolean;
+  readonly readinessTimeoutMs?: number;
+  readonly tracerProvider?: SessionServerOptions["tracerProvider"];
 }
 
 export interface EmbeddedServer {
@@ -99,6 +105,10 @@ export async function startEmbeddedServer(options: EmbeddedServerOptions): Promi
     ...(options.limits === undefined ? {} : { limits: options.limits }),
     ...(options.logger === undefined ? {} : { logger: options.logger }),
     ...(options.cluster === undefined ? {} : { cluster: options.cluster }),
+    ...(options.metrics === undefined ? {} : { metrics: options.metrics }),
+    ...(options.healthEndpoints === undefined ? {} : { healthEndpoints: options.healthEndpoints }),
+    ...(options.readinessTimeoutMs === undefined ? {} : { readinessTimeoutMs: options.readinessTimeoutMs }),
+    ...(options.tracerProvider === undefined ? {} : { tracerProvider: options.tracerProvider }),
   });
   let address;
   try {

@@ -47,6 +47,8 @@ export interface AuthorizationRequest {
 export type Authorizer = (request: AuthorizationRequest) => boolean | Promise<boolean>;
 
 export interface Logger {
+  /** Optional: lines an operator rarely needs (an attachment's end). */
+  debug?(message: string, fields?: Readonly<Record<string, unknown>>): void;
   info(message: string, fields?: Readonly<Record<string, unknown>>): void;
   warn(message: string, fields?: Readonly<Record<string, unknown>>): void;
   error(message: string, fields?: Readonly<Record<string, unknown>>): void;

@@ -22,6 +22,13 @@ import { isClusterStore, type ClusterSessionStore } from "./store/cluster-store.
 import type { SessionStore } from "./store/session-store.js";
 import { TokenService } from "./sessions/token-service.js";
 import { WsTransport } from "./transport/transport.js";
+import type { TracerProvider } from "@opentelemetry/api";
+import type { Registry } from "prom-client";
+import { handleOperationsRequest, type OperationsEndpoints, type Readiness } from "./observability/http-endpoints.js";
+import { logObserver } from "./observability/log-observer.js";
+import { PrometheusMetrics, type MetricsOptions } from "./observability/prometheus-metrics.js";
+import { composeObservers, type PartialObserver, type ServerObserver } from "./observability/server-observer.js";
+import { tracingObserver } from "./observability/tracing-observer.js";
 
 export interface SessionServerOptions {
   readonly store: SessionStore;
@@ -41,6 +48,21 @@ export interface SessionServerOptions {
   readonly now?: () => number;
   /** Cluster mode (the store is a `ClusterSessionStore`): node leases (docs/cluster.md). */
   readonly cluster?: ClusterOptions;
+  /**
+   * Prometheus metrics (prom-client), served at `/metrics` on the server's
+   * HTTP listener and readable from `SessionServer.metrics`. Default off.
+   * Metric names and labels: docs/operations.md.
+   */
+  readonly metrics?: boolean | MetricsOptions;
+  /** `/healthz` and `/readyz` on the server's HTTP listener, without a bearer token (default off). */
+  readonly healthEndpoints?: boolean;
+  /** How long `/readyz` waits for the store before answering not ready (default 2000 ms). */
+  readonly readinessTimeoutMs?: number;
+  /**
+   * Where attachment spans go (default: the global provider of
+   * `@opentelemetry/api`, a no-op unless the application registered an SDK).
+   */
+  readonly tracerProvider?: TracerProvider;
 }
 
 export interface ClusterOptions {
@@ -82,6 +104,10 @@ export interface SessionServer {
   drain(timeoutMs: number): Promise<number>;
   /** Resolves when sessions left running by an earlier process have been finished. */
   readonly ready: Promise<void>;
+  /** The metrics registry, when `metrics` is on. */
+  readonly metrics: Registry | undefined;
+  /** What `/readyz` answers: the store is reachable, recovery has run, and the server is not draining or closing. */
+  readiness(): Promise<Readiness>;
 }
 
 const allowAll: Authorizer = () => true;
@@ -106,14 +132,24 @@ function checkOptions(options: SessionServerOptions): void {
   for (const name of ["authorizer", "now"] as const) {
     if (options[name] !== undefined && typeof options[name] !== "function") throw new TypeError(`options.${name} must be a function`);
   }
+  const timeout = options.readinessTimeoutMs;
+  if (timeout !== undefined && (!Number.isSafeInteger(timeout) || timeout <= 0)) throw new TypeError("options.readinessTimeoutMs must be a positive integer (ms)");
   for (const name of ["issuer", "audience"] as const) {
     const value = options[name];
     if (value !== undefined && (typeof value !== "string" || value.length === 0)) throw new TypeError(`options.${name} must be a non-empty string`);
   }
 }
 
+const DEFAULT_READINESS_TIMEOUT_MS = 2000;
+/** Read by readiness when the store has no `ping`: no session has this id. */
+const NO_SESSION = "00000000-0000-0000-0000-000000000000";
+
 class NodeSessionServer implements SessionServer {
   readonly ready: Promise<void>;
+  readonly metrics: Registry | undefined;
+  readonly #observer: ServerObserver;
+  readonly #endpoints: OperationsEndpoints;
+  #started = false;
   readonly #options: SessionServerOptions;
   readonly #limits: ServerLimits;
   readonly #logger: Logger;
@@ -144,6 +180,15 @@ class NodeSessionServer implements SessionServer {
       { issuer: options.issuer ?? "golem-stream", audience: options.audience ?? "golem-stream-session" },
       now,
     );
+    const metrics = options.metrics === undefined || options.metrics === false ? undefined : new PrometheusMetrics(options.metrics === true ? {} : options.metrics);
+    this.metrics = metrics?.registry;
+    const observers: PartialObserver[] = [tracingObserver(options.tracerProvider)];
+    if (options.logger !== undefined) observers.push(logObserver(options.logger));
+    if (metrics !== undefined) observers.push(metrics.observer);
+    this.#observer = composeObservers(observers);
+    const observer = this.#observer;
+    if (metrics !== undefined) options.store.observeCommits?.((seconds, writes) => observer.storeCommitted(seconds, writes));
+    this.#endpoints = { registry: this.metrics, health: options.healthEndpoints === true, readiness: () => this.readiness() };
     const deps: RuntimeDeps = {
       store: options.store,
       cluster: isClusterStore(options.store) ? options.store : undefined,
@@ -151,6 +196,7 @@ class NodeSessionServer implements SessionServer {
       tokens: this.#tokens,
       limits: this.#limits,
       logger: this.#logger,
+      observer,
       now,
     };
     this.#runtime = new SessionRuntime(deps, this.#authorizer);
@@ -167,15 +213,24 @@ class NodeSessionServer implements SessionServer {
     const cluster = deps.cluster;
     const leaseTtlMs = options.cluster?.leaseTtlMs ?? DEFAULT_LEASE_TTL_MS;
     if (!Number.isSafeInteger(leaseTtlMs) || leaseTtlMs < 100) throw new TypeError("cluster.leaseTtlMs must be an integer of at least 100");
-    const joined = cluster === undefined ? Promise.resolve() : cluster.heartbeat(leaseTtlMs);
+    const joined = cluster === undefined ? Promise.resolve() : cluster.heartbeat(leaseTtlMs).then(() => observer.leaseHeartbeat(true));
     if (cluster !== undefined) {
-      this.#heartbeat = setInterval(() => void cluster.heartbeat(leaseTtlMs).catch((error: unknown) => this.#logger.error("lease heartbeat failed", { error: String(error) })), Math.floor(leaseTtlMs / 3));
+      const beat = (): Promise<void> =>
+        cluster.heartbeat(leaseTtlMs).then(
+          () => observer.leaseHeartbeat(true),
+          (error: unknown) => {
+            observer.leaseHeartbeat(false);
+            this.#logger.error("lease heartbeat failed", { error: String(error) });
+          },
+        );
+      this.#heartbeat = setInterval(() => void beat(), Math.floor(leaseTtlMs / 3));
       this.#heartbeat.unref();
       this.#orphanClaims = setInterval(() => void this.#claimOrphans(), Math.floor(leaseTtlMs / 2));
       this.#orphanClaims.unref();
     }
     this.ready = joined.then(() => this.#runtime.recoverInterrupted()).then(
       (count) => {
+        this.#started = true;
         if (count > 0) this.#logger.warn("finished sessions interrupted by a restart", { count });
       },
       (error: unknown) => this.#logger.error("could not recover interrupted sessions", { error: String(error) }),
@@ -188,7 +243,7 @@ class NodeSessionServer implements SessionServer {
   async #claimOrphans(): Promise<void> {
     try {
       const claimed = await this.#runtime.claimOrphans();
-      if (claimed > 0) this.#logger.warn("finished invocations of a node whose lease lapsed", { count: claimed });
+      if (claimed > 0) this.#observer.orphansClaimed(claimed);
     } catch (error) {
       this.#logger.error("orphan claim failed", { error: String(error) });
     }
@@ -198,6 +253,7 @@ class NodeSessionServer implements SessionServer {
     if (!Number.isSafeInteger(timeoutMs) || timeoutMs < 0) throw new TypeError("drain timeout must be a non-negative integer (ms)");
     const deadline = (this.#options.now ?? Date.now)() + timeoutMs;
     this.#draining = true;
+    this.#observer.drainStarted();
     // Clients lose only their transport: they resume, through the balancer, on another node.
     for (const client of this.#wss.clients) client.close(1001, "server draining");
     const failed = await this.#runtime.finishOwned(deadline);
@@ -219,6 +275,22 @@ class NodeSessionServer implements SessionServer {
     } catch (error) {
       this.#logger.error("retention sweep failed", { error: String(error) });
     }
+  }
+
+  async readiness(): Promise<Readiness> {
+    const store = this.#options.store;
+    const timeoutMs = this.#options.readinessTimeoutMs ?? DEFAULT_READINESS_TIMEOUT_MS;
+    let timer: NodeJS.Timeout | undefined;
+    const reachable = await Promise.race([
+      (store.ping !== undefined ? store.ping() : store.getSession(NO_SESSION)).then(
+        () => true,
+        () => false,
+      ),
+      new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs))),
+    ]);
+    clearTimeout(timer);
+    const checks = { store: reachable, started: this.#started, accepting: !this.#draining && !this.#closing };
+    return { ready: checks.store && checks.started && checks.accepting, checks };
   }
 
   rotateKeyring(keyring: Keyring): void {
@@ -258,6 +330,7 @@ class NodeSessionServer implements SessionServer {
 
   async #onRequest(request: IncomingMessage, response: ServerResponse, owned: boolean): Promise<void> {
     const url = parseRequestUrl(request);
+    if (url !== undefined && (await handleOperationsRequest(url.pathname, request, response, this.#endpoints))) return;
     if (url === undefined) {
       if (owned) sendHttpError(response, new ProtocolError("not-found", "no such endpoint"));
     } else if (url.pathname === SESSION_PATH) {
@@ -292,14 +365,21 @@ class NodeSessionServer implements SessionServer {
       this.#wss.handleUpgrade(request, socket, head, (ws) => this.#onSocket(ws, caller, socket));
     } catch (error) {
       const failure = error instanceof ProtocolError ? error : new ProtocolError("internal-error", "internal error");
+      this.#observer.attachRejected(failure.code, "upgrade");
       rejectUpgrade(socket, failure);
     }
   }
 
   #onSocket(ws: WebSocket, caller: { account: string; principal: string }, socket: Duplex): void {
-    const connection = new Connection(new WsTransport(ws, this.#limits.sendHighWaterBytes, socket), caller, this.#runtime);
+    const observer = this.#observer;
+    const transport = new WsTransport(ws, this.#limits.sendHighWaterBytes, socket, () => observer.backpressure("socket-buffer"));
+    const connection = new Connection(transport, caller, this.#runtime);
+    observer.connectionOpened();
     ws.on("message", (data: RawData, isBinary: boolean) => connection.receive(toBytes(data), isBinary));
-    ws.on("close", () => connection.transportClosed());
+    ws.on("close", () => {
+      observer.connectionClosed();
+      connection.transportClosed();
+    });
     ws.on("error", (error) => this.#logger.warn("websocket error", { error: String(error) }));
   }
 

@@ -4,6 +4,7 @@
  * in-memory store. The same
  * rules the loopback tests check, with full control of interleavings.
  */
+import { NOOP_OBSERVER } from "../src/observability/server-observer.js";
 import { describe, expect, it } from "vitest";
 import { randomUUID } from "node:crypto";
 import { Keyring } from "@golem-stream/tokens";
@@ -54,6 +55,7 @@ function harness() {
       tokens: new TokenService(Keyring.generate(), { issuer: "test", audience: "test" }),
       limits: resolveLimits(),
       logger: silentLogger,
+      observer: NOOP_OBSERVER,
       now: Date.now,
     },
     () => true,

@@ -11,6 +11,7 @@
 import { randomUUID } from "node:crypto";
 import pg from "pg";
 import type {
+  CommitListener,
   AttachResult,
   AttemptRecord,
   ClusterSessionStore,
@@ -130,6 +131,17 @@ export class PostgresSessionStore implements ClusterSessionStore {
       if (this.#state === "opening") this.#state = "open";
     })();
     return this.#opening;
+  }
+
+  /** Metrics: told after each committed group of writes (`write-queue.ts`). */
+  observeCommits(listener: CommitListener): void {
+    this.#writes.observe(listener);
+  }
+
+  /** Readiness: one round trip to PostgreSQL on a pooled connection. */
+  async ping(): Promise<void> {
+    if (this.#state === "closed") throw new Error("the PostgresSessionStore is closed");
+    await this.#pool.query("SELECT 1");
   }
 
   /** Commits the queued writes, stops the listener and ends every connection. */

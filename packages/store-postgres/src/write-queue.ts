@@ -20,6 +20,7 @@
  * the victim and every write after it go first into the next group, in
  * their order. A write is retried this way a few times before it fails.
  */
+import { performance } from "node:perf_hooks";
 import pg from "pg";
 
 /** Thrown by a write to undo its statements and still resolve with `value` (e.g. `attempt-exists`). */
@@ -93,6 +94,7 @@ export class WriteQueue {
   #running: Promise<void> | undefined;
   #scheduled = false;
   #closed = false;
+  #listener: ((seconds: number, writes: number) => void) | undefined;
 
   constructor(connect: () => Promise<pg.Client>, channel: string, runs?: RunStatements) {
     this.#connect = connect;
@@ -107,6 +109,11 @@ export class WriteQueue {
       this.#queue.push({ work, append, resolve: resolve as (value: unknown) => void, reject, retries: 0 });
       this.#schedule();
     });
+  }
+
+  /** Registers the one listener told of each committed group: its time from BEGIN to COMMIT and its size (metrics). */
+  observe(listener: (seconds: number, writes: number) => void): void {
+    this.#listener = listener;
   }
 
   /** Commits everything queued, then ends the writer connection. */
@@ -235,6 +242,7 @@ export class WriteQueue {
     const notes: string[] = [];
     /** The writes from a deadlock victim on: they go first into the next group. */
     let retry: Pending[] = [];
+    const began = performance.now();
     try {
       await client.query("BEGIN");
       for (let index = 0; index < group.length; index++) {
@@ -281,6 +289,7 @@ export class WriteQueue {
       for (const item of group) item.reject(new Error(`store write not committed: ${failure.message}`, { cause: failure }));
       return;
     }
+    this.#listener?.((performance.now() - began) / 1000, group.length - retry.length);
     // The victim and the writes after it run next, before anything queued meanwhile.
     this.#queue.unshift(...retry);
     group.slice(0, group.length - retry.length).forEach((item, index) => {

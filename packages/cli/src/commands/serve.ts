@@ -5,7 +5,9 @@
  *
  * stdout gets what a person or a script needs to call it, starting with one
  * stable line `listening on <http-url>`, and (in cluster mode) what the drain
- * did at the end; the log goes to stderr.
+ * did at the end; the log goes to stderr (pino: JSON lines, readable on a
+ * terminal). `/healthz` and `/readyz` are always served, `/metrics` with
+ * `--metrics` (docs/operations.md).
  *
  * Stopping: the SQLite server closes at once (no other node could take its
  * clients; invocations still running are failed when it starts again). A
@@ -114,7 +116,7 @@ export async function runServe(options: ServeOptions, io: CliIo): Promise<ExitCo
     options.keyring !== undefined ? resolve(options.keyring) : cluster === undefined ? undefined : join(dataDir, KEYRING_FILE);
   let keyring: Keyring | undefined;
   if (keyringPath !== undefined) keyring = (await loadOrCreateKeyringFile(keyringPath)).keyring;
-  const logger = createLogger(io, options.logLevel);
+  const logger = createLogger(io, options.logLevel, undefined, options.logFormat);
   const store = cluster === undefined ? undefined : await connectStore(cluster, logger);
   let server: EmbeddedServer;
   try {
@@ -124,6 +126,8 @@ export async function runServe(options: ServeOptions, io: CliIo): Promise<ExitCo
       dataDir,
       tokens,
       logger,
+      healthEndpoints: true,
+      ...(options.metrics ? { metrics: { processMetrics: true } } : {}),
       limits: { sessionRetentionMs: options.retention },
       ...(keyring === undefined ? {} : { keyring }),
       ...(store === undefined || cluster === undefined ? {} : { store, cluster: { leaseTtlMs: cluster.leaseTtlMs } }),
@@ -144,6 +148,7 @@ export async function runServe(options: ServeOptions, io: CliIo): Promise<ExitCo
           `store ${cluster.store.shown} (cluster node ${cluster.nodeId}, lease ${formatMs(cluster.leaseTtlMs)}, drain timeout ${formatMs(cluster.drainTimeoutMs)})`,
           `keyring ${keyringPath ?? ""} (every node of the cluster needs this same keyring and the same tokens)`,
         ];
+  where.push(`health ${url}/healthz, readiness ${url}/readyz${options.metrics ? `, metrics ${url}/metrics` : ""}`);
   io.stdout.write(
     [
       `listening on ${url}`,

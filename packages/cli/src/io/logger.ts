@@ -1,11 +1,14 @@
 /**
- * The server's log on stderr, one line per event:
- * `2026-11-30T10:00:00.000Z info  message key=value ...`.
- * `--log-level` hides the less important levels. Values are printed as JSON
- * so that a line is unambiguous to parse; the server never hands tokens or
- * keys to its logger.
+ * The server's log on stderr, through pino: one JSON object per line
+ * (`{"level":"info","time":"...","msg":"session started","event":"session.start",...}`),
+ * or, when stderr is a terminal, the same events made readable by
+ * pino-pretty. `--log-level` hides the less important levels; `--log-format`
+ * overrides the choice between the two. The server never hands tokens or
+ * keys to its logger (docs/operations.md lists what each event carries).
  */
-import type { LogLevel } from "../program.js";
+import { pino, type Logger as PinoLogger } from "pino";
+import PinoPretty from "pino-pretty";
+import type { LogFormat, LogLevel } from "../program.js";
 import type { CliIo } from "./cli-io.js";
 
 export interface CliLogger {
@@ -15,24 +18,34 @@ export interface CliLogger {
   error(message: string, fields?: Readonly<Record<string, unknown>>): void;
 }
 
-const SEVERITY: Record<LogLevel, number> = { error: 0, warn: 1, info: 2, debug: 3 };
-
-export function createLogger(io: CliIo, level: LogLevel, now: () => Date = () => new Date()): CliLogger {
-  const write = (at: LogLevel) => (message: string, fields?: Readonly<Record<string, unknown>>) => {
-    if (SEVERITY[at] > SEVERITY[level]) return;
-    const parts = [now().toISOString(), at.padEnd(5), message];
-    for (const [key, value] of Object.entries(fields ?? {})) parts.push(`${key}=${formatValue(value)}`);
-    io.stderr.write(`${parts.join(" ")}\n`);
-  };
+export function createLogger(io: CliIo, level: LogLevel, now: () => Date = () => new Date(), format: LogFormat = "auto"): CliLogger {
+  const pretty = format === "pretty" || (format === "auto" && io.stderr.isTTY === true);
+  const prettify = pretty
+    ? PinoPretty.prettyFactory({ colorize: io.stderr.isTTY === true, translateTime: "SYS:HH:MM:ss.l", ignore: "pid,hostname" })
+    : undefined;
+  const destination = { write: (line: string) => void io.stderr.write(prettify === undefined ? line : prettify(line)) };
+  const logger: PinoLogger = pino(
+    {
+      level,
+      base: undefined,
+      // Level names rather than numbers: the lines are read by people and by log shippers alike.
+      formatters: { level: (label) => ({ level: label }) },
+      timestamp: () => `,"time":"${now().toISOString()}"`,
+    },
+    destination,
+  );
+  const write =
+    (at: LogLevel) =>
+    (message: string, fields?: Readonly<Record<string, unknown>>): void =>
+      logger[at](plain(fields), message);
   return { debug: write("debug"), info: write("info"), warn: write("warn"), error: write("error") };
 }
 
-function formatValue(value: unknown): string {
-  if (value instanceof Error) return JSON.stringify(value.message);
-  if (typeof value === "bigint") return value.toString();
-  try {
-    return JSON.stringify(value) ?? String(value);
-  } catch {
-    return JSON.stringify(String(value));
+/** Errors as their message (pino would serialise a stack), bigints as decimal strings. */
+function plain(fields: Readonly<Record<string, unknown>> | undefined): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(fields ?? {})) {
+    out[key] = value instanceof Error ? value.message : typeof value === "bigint" ? value.toString() : value;
   }
+  return out;
 }

@@ -13,6 +13,7 @@ import { randomUUID } from "node:crypto";
 import {
   CLOSE_INTERNAL_ERROR,
   CLOSE_NORMAL,
+  type ErrorCode,
   type InvocationResultBody,
   type JsonValue,
   type ServerCancelReason,
@@ -25,6 +26,7 @@ import { ChannelTable } from "./channel-table.js";
 import type { AttachmentSink, LiveSession } from "../invocation/live-session.js";
 import { OutputPumps } from "./output-pumps.js";
 import type { StreamState } from "../invocation/stream-state.js";
+import type { AttachmentEnd, AttachmentObserver } from "../observability/server-observer.js";
 import type { CursorPosition } from "../sessions/token-service.js";
 import type { SessionTransport } from "../transport/transport.js";
 
@@ -45,13 +47,23 @@ export class Attachment implements AttachmentSink {
   readonly #pumps: OutputPumps;
   readonly #input: AttachmentInput;
   readonly #onEnd: (attachment: Attachment) => void;
+  /** Metrics, logs and the attachment's span (observability/). */
+  readonly observed: AttachmentObserver;
   #resultSent = false;
   #finishedSent = false;
   /** Nothing but invocationAccepted may be sent before it. */
   #opened = false;
   #ended = false;
 
-  constructor(session: LiveSession, attemptId: string, generation: bigint, transport: SessionTransport, onEnd: (attachment: Attachment) => void) {
+  constructor(
+    session: LiveSession,
+    attemptId: string,
+    generation: bigint,
+    transport: SessionTransport,
+    onEnd: (attachment: Attachment) => void,
+    observed: AttachmentObserver,
+  ) {
+    this.observed = observed;
     this.session = session;
     this.attemptId = attemptId;
     this.generation = generation;
@@ -189,7 +201,7 @@ export class Attachment implements AttachmentSink {
     void this.#send({ type: "invocationFinished", outcome: outcome as never })
       .catch((error: unknown) => this.session.deps.logger.warn("could not send invocationFinished", { error: String(error) }))
       .finally(() => {
-        this.#end();
+        this.#end("finished");
         this.#transport.close(CLOSE_NORMAL, "");
       });
   }
@@ -215,7 +227,8 @@ export class Attachment implements AttachmentSink {
 
   revoke(): void {
     if (this.#ended) return;
-    this.#end();
+    this.observed.revoked();
+    this.#end("revoked");
     void Promise.resolve()
       .then(() => this.#transport.send({ type: "attachmentRevoked", reason: "replaced" }))
       .catch(() => undefined) // the transport is being closed either way
@@ -241,21 +254,29 @@ export class Attachment implements AttachmentSink {
   }
 
   /** The transport closed or was replaced: stop sending, keep the session running. */
-  #end(): void {
+  #end(reason: AttachmentEnd): void {
     if (this.#ended) return;
     this.#ended = true;
+    this.observed.ended(reason);
     this.session.detach(this);
     this.#onEnd(this);
   }
 
   transportClosed(): void {
-    this.#end();
+    this.#end("closed");
+  }
+
+  /** The client broke the protocol: reported with its code and close status, then the attachment ends. */
+  violated(code: ErrorCode, closeStatus: number): void {
+    if (this.#ended) return;
+    this.observed.violation(code, closeStatus);
+    this.#end("violation");
   }
 
   #fault(error: unknown): void {
     this.session.deps.logger.error("attachment failed", { session: this.session.sessionId, error: String(error) });
     if (this.#ended) return;
-    this.#end();
+    this.#end("fault");
     void Promise.resolve()
       .then(() =>
         this.#transport.send({ type: "invocationRejected", attemptId: this.attemptId, code: "internal-error", message: "internal error", retryable: true }),

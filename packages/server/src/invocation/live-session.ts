@@ -36,6 +36,7 @@ import { catalogueGraph, decodeValue, describeElement, type SchemaGraph } from "
 import { ClusterPeer } from "../cluster/cluster-peer.js";
 import { sameInput } from "../attachment/input-resend.js";
 import type { ClusterSessionStore } from "../store/cluster-store.js";
+import { identityOf, type ServerObserver } from "../observability/server-observer.js";
 
 export interface RuntimeDeps {
   readonly store: SessionStore;
@@ -45,6 +46,8 @@ export interface RuntimeDeps {
   readonly tokens: TokenService;
   readonly limits: ServerLimits;
   readonly logger: Logger;
+  /** Metrics, log events and spans (observability/); `NOOP_OBSERVER` when none is configured. */
+  readonly observer: ServerObserver;
   readonly now: () => number;
 }
 
@@ -408,6 +411,7 @@ export class LiveSession {
     // attachment at another node committed may have been fed to it already.
     const fresh = itemFrom(item, chunk.sequence, stream.fed);
     if (stream.count > stream.fed) stream.fed = stream.count;
+    this.deps.observer.inputAccepted(stream.elementKind, Number(chunk.itemCount), chunk.data.length);
     if (this.remote) this.#peer?.inputHandedOver(stream.streamId, stream.count);
     const committed = this.#commitInput(
       stream,
@@ -779,6 +783,7 @@ export class LiveSession {
     await this.deps.store.finish(this.sessionId, text, at);
     this.record = { ...this.record, state: "finished", outcome: text, finishedAt: at };
     this.#running = false;
+    this.deps.observer.sessionFinished(identityOf(this.record), outcome.kind === "success" ? "success" : outcome.code, at - this.record.createdAt);
     this.#attachment?.finished();
   }
 

@@ -143,7 +143,12 @@ export class OutputProducers {
       }
       this.#host.adopt(built.introduced);
       stream.count += built.event.event === "item" ? built.event.itemCount : 0n;
-      this.#host.recorded(stream, built.event.event === "item" ? built.event.data.length : 0);
+      if (built.event.event === "item") {
+        this.#host.recorded(stream, built.event.data.length);
+        this.#host.deps.observer.outputRecorded(stream.elementKind, Number(built.event.itemCount), built.event.data.length);
+      } else {
+        this.#host.recorded(stream, 0);
+      }
       this.#host.deps.store
         .appendOutput(
           built.event,

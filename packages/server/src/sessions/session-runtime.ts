@@ -24,6 +24,7 @@ import type { AttemptRecord, SessionRecord } from "../store/session-store.js";
 import { StreamState } from "../invocation/stream-state.js";
 import { asInvalidToken, type CursorPosition } from "./token-service.js";
 import type { SessionTransport } from "../transport/transport.js";
+import { identityOf, type AttachOperation } from "../observability/server-observer.js";
 import { canonicalValue, catalogueGraph, decodeValue, digestOf, substituteStreamRefs } from "../values.js";
 
 /** An attachment whose ownership is decided; `open` sends its acceptance. */
@@ -141,19 +142,22 @@ export class SessionRuntime {
         attempt,
       );
       if (created.kind !== "created") return created;
+      this.deps.observer.sessionStarted(identityOf(record));
       live.adopt(pending);
       this.#live.set(sessionId, live);
       if (this.deps.cluster !== undefined) live.follow(this.deps.cluster);
-      const accepted = this.#newAttachment(live, message.attemptId, 1n, transport);
+      const accepted = this.#newAttachment(live, message.attemptId, 1n, transport, "start");
       live.attach(accepted);
       return accepted;
     });
     if (attachment instanceof Attachment) {
       // Acceptance (with the complete channel table) goes out before execution starts.
       await attachment.open({ cursors: new Map(), resolveProvisionalRefs: true }, message.idempotencyKey, true);
+      this.deps.observer.invocationsRunning(1);
       const run = live
         .run(validated.method, { constructorParameters: validated.constructorParameters, parameters, config: message.config })
         .finally(() => {
+          this.deps.observer.invocationsRunning(-1);
           this.#runs.delete(run);
           this.#evictIfIdle(live);
         });
@@ -351,7 +355,7 @@ export class SessionRuntime {
       return this.#replay(raced, descriptorDigest, message.operation, caller, transport, cursors);
     }
     live.record = { ...live.record, generation, sessionToken };
-    const attachment = this.#newAttachment(live, message.attemptId, generation, transport);
+    const attachment = this.#newAttachment(live, message.attemptId, generation, transport, message.operation);
     live.attach(attachment);
     return { attachment, open: () => attachment.open({ cursors, resolveProvisionalRefs: false }, record.idempotencyKey, true) };
   }
@@ -433,7 +437,7 @@ export class SessionRuntime {
       method: record.method,
     });
     const owner = attempt.generation === record.generation;
-    const attachment = this.#newAttachment(live, attempt.attemptId, attempt.generation, transport);
+    const attachment = this.#newAttachment(live, attempt.attemptId, attempt.generation, transport, "replay");
     if (owner) {
       live.attach(attachment);
       // Other nodes revoke their transports of this generation (section 9: sole owner).
@@ -451,8 +455,9 @@ export class SessionRuntime {
 
   // ------------------------------------------------------------ memory
 
-  #newAttachment(live: LiveSession, attemptId: string, generation: bigint, transport: SessionTransport): Attachment {
-    return new Attachment(live, attemptId, generation, transport, () => this.#evictIfIdle(live));
+  #newAttachment(live: LiveSession, attemptId: string, generation: bigint, transport: SessionTransport, operation: AttachOperation): Attachment {
+    const observed = this.deps.observer.attached({ operation, session: identityOf(live.record), generation });
+    return new Attachment(live, attemptId, generation, transport, () => this.#evictIfIdle(live), observed);
   }
 
   /** A finished session, or a mirror of one another node runs, leaves memory with its last attachment. */

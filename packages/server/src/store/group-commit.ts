@@ -11,7 +11,9 @@
  * meanwhile wait for the next group. Nothing here knows SQL: the store hands
  * in the function that commits a group.
  */
+import { performance } from "node:perf_hooks";
 import type { PayloadFiles, PendingPayload } from "./payload-files.js";
+import type { CommitListener } from "./session-store.js";
 
 /** An input chunk or output item that introduces no stream: one row at the end of its log. */
 export interface LogAppend {
@@ -45,6 +47,7 @@ export class GroupCommit {
   #flushScheduled = false;
   /** The group whose payloads are being written; the next one waits for it. */
   #flushing: Promise<void> | undefined;
+  #listener: CommitListener | undefined;
 
   constructor(commitGroup: CommitGroup, payloads: PayloadFiles) {
     this.#commitGroup = commitGroup;
@@ -57,6 +60,11 @@ export class GroupCommit {
       this.#queue.push({ work, resolve: resolve as (value: unknown) => void, reject, append, payload });
       this.#scheduleFlush();
     });
+  }
+
+  /** Registers the one listener told of each committed group (metrics). */
+  observe(listener: CommitListener): void {
+    this.#listener = listener;
   }
 
   /** Commits everything queued, including a group whose payloads are being written. */
@@ -79,15 +87,17 @@ export class GroupCommit {
     if (this.#flushing !== undefined) return; // the group in flight schedules the next
     const batch = this.#queue.splice(0);
     if (batch.length === 0) return;
+    // The latency reported covers the payload files' writes and syncs as well as the transaction.
+    const began = this.#listener === undefined ? 0 : performance.now();
     const payloads = batch.flatMap((item) => (item.payload === undefined ? [] : [item.payload]));
     if (payloads.length === 0) {
-      this.#commit(batch);
+      this.#commit(batch, began);
       return;
     }
     this.#flushing = this.#payloads
       .writeDurably(payloads)
       .then(
-        () => this.#commit(batch),
+        () => this.#commit(batch, began),
         // Nothing of this group commits: its rows would point at bytes that may not be on disk.
         (error: unknown) => {
           for (const item of batch) item.reject(toError(error));
@@ -99,7 +109,7 @@ export class GroupCommit {
       });
   }
 
-  #commit(batch: readonly PendingWrite[]): void {
+  #commit(batch: readonly PendingWrite[], began: number): void {
     const outcomes: WriteOutcome[] = [];
     try {
       this.#commitGroup(batch, outcomes);
@@ -108,6 +118,7 @@ export class GroupCommit {
       for (const item of batch) item.reject(toError(error));
       return;
     }
+    this.#listener?.((performance.now() - began) / 1000, batch.length);
     batch.forEach((item, index) => {
       const outcome = outcomes[index];
       if (outcome?.ok === true) item.resolve(outcome.value);

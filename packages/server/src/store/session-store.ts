@@ -130,6 +130,9 @@ export type AttachResult =
   | { readonly kind: "superseded" }
   | { readonly kind: "attempt-exists" };
 
+/** Told after each committed group of writes: how long the commit took and how many writes it held. */
+export type CommitListener = (seconds: number, writes: number) => void;
+
 export interface SessionStore {
   /**
    * Atomically records a new session, its parameter streams and its start
@@ -185,4 +188,16 @@ export interface SessionStore {
    */
   purgeFinished(finishedBefore: number, now: number, tombstonesBefore: number): Promise<number>;
   close(): Promise<void>;
+
+  /**
+   * Optional (metrics): the server registers one listener, told after each
+   * group of writes the store committed together. A store without groups may
+   * report each write as a group of one, or not implement it.
+   */
+  observeCommits?(listener: CommitListener): void;
+  /**
+   * Optional (`/readyz`): resolves when the store can serve requests, rejects
+   * otherwise. Without it readiness reads a session that does not exist.
+   */
+  ping?(): Promise<void>;
 }

@@ -22,6 +22,7 @@ import Database from "better-sqlite3";
 import { GroupCommit, runWrite, toError, type LogAppend, type PendingWrite, type WriteOutcome } from "./group-commit.js";
 import { PayloadFiles, type PendingPayload } from "./payload-files.js";
 import type {
+  CommitListener,
   AttachResult,
   AttemptOperation,
   AttemptRecord,
@@ -559,6 +560,15 @@ export class SqliteSessionStore implements SessionStore {
     // After the commit: a crash before this leaves files that the next open sweeps.
     await this.#payloads.remove(purged);
     return purged.length;
+  }
+
+  observeCommits(listener: CommitListener): void {
+    this.#group.observe(listener);
+  }
+
+  async ping(): Promise<void> {
+    if (!this.#db.open) throw new Error("the store is closed");
+    this.#db.prepare("SELECT 1").get();
   }
 
   async close(): Promise<void> {

@@ -19,8 +19,10 @@ import {
   ProtocolError,
   recoverAttemptId,
   type ClientMessage,
+  type ErrorCode,
 } from "@golem-stream/wire";
 import type { Attachment } from "../attachment/attachment.js";
+import type { ServerObserver } from "../observability/server-observer.js";
 import type { Logger, Principal, ServerLimits } from "../options.js";
 import type { SessionRuntime } from "../sessions/session-runtime.js";
 import type { SessionTransport } from "./transport.js";
@@ -38,6 +40,7 @@ export class Connection {
   readonly #runtime: SessionRuntime;
   readonly #limits: ServerLimits;
   readonly #logger: Logger;
+  readonly #observer: ServerObserver;
   readonly #inbound: Inbound[] = [];
   #processing = false;
   #paused = false;
@@ -51,6 +54,7 @@ export class Connection {
     this.#runtime = runtime;
     this.#limits = runtime.deps.limits;
     this.#logger = runtime.deps.logger;
+    this.#observer = runtime.deps.observer;
   }
 
   /** One complete WebSocket message. */
@@ -58,12 +62,14 @@ export class Connection {
     if (this.#state === "closed") return;
     const limit = isBinary ? this.#limits.maxBinaryMessageBytes : this.#limits.maxTextMessageBytes;
     if (data.length > limit) {
+      this.#violation("limit-exceeded", CLOSE_MESSAGE_TOO_BIG);
       this.#close(CLOSE_MESSAGE_TOO_BIG);
       return;
     }
     this.#inbound.push({ data, isBinary, beforeAcceptance: !this.#acceptanceSent });
     if (this.#inbound.length >= this.#limits.maxPendingInboundMessages && !this.#paused) {
       this.#paused = true;
+      this.#observer.backpressure("inbound-queue");
       this.#transport.pauseReading();
     }
     if (!this.#processing) void this.#drain();
@@ -112,7 +118,10 @@ export class Connection {
     // size: the item is held decoded for the agent and re-encoded for the
     // store until its commit (live-session.ts, acceptInput).
     const permitBytes = Math.min(inbound.isBinary ? inbound.data.length : 2 * inbound.data.length, permits.capacity);
-    if (!permits.tryAcquire(permitBytes)) await permits.acquire(permitBytes);
+    if (!permits.tryAcquire(permitBytes)) {
+      this.#observer.backpressure("session-budget");
+      await permits.acquire(permitBytes);
+    }
     let message: ClientMessage;
     try {
       message = decodeClientMessage(inbound.data, inbound.isBinary);
@@ -139,6 +148,7 @@ export class Connection {
     this.#state = "starting";
     if (inbound.isBinary) {
       // No attempt identity can be recovered from a binary message.
+      this.#violation("protocol-error", CLOSE_PROTOCOL_ERROR);
       this.#close(CLOSE_PROTOCOL_ERROR);
       return;
     }
@@ -147,12 +157,18 @@ export class Connection {
       message = decodeClientMessage(inbound.data, false);
     } catch (error) {
       const attemptId = recoverAttemptId(inbound.data, false);
-      if (attemptId === undefined) this.#close(closeCodeOf(error));
-      else this.#reject(error, attemptId, false);
+      if (attemptId === undefined) {
+        this.#violation(error instanceof ProtocolError ? error.code : "invalid-message", closeCodeOf(error));
+        this.#close(closeCodeOf(error));
+      } else {
+        const failure = this.#reject(error, attemptId, false);
+        this.#observer.attachRejected(failure.code, "unknown");
+      }
       return;
     }
     if (message.type !== "invocationStart" && message.type !== "resumeAttach") {
       // Stream traffic before acceptance has no attempt to report against.
+      this.#violation("protocol-error", CLOSE_PROTOCOL_ERROR);
       this.#close(CLOSE_PROTOCOL_ERROR);
       return;
     }
@@ -169,7 +185,8 @@ export class Connection {
       this.#attachment = attachment;
       this.#state = attachment.ended ? "closed" : "attached";
     } catch (error) {
-      this.#reject(error, message.attemptId, false);
+      const failure = this.#reject(error, message.attemptId, false);
+      this.#observer.attachRejected(failure.code, message.type === "invocationStart" ? "start" : message.operation);
     }
   }
 
@@ -201,12 +218,20 @@ export class Connection {
   }
 
   #failAttached(error: unknown, attachment: Attachment): void {
-    this.#reject(error, attachment.attemptId, true);
+    const failure = this.#reject(error, attachment.attemptId, true);
+    attachment.violated(failure.code, failure.closeCode);
     attachment.transportClosed();
   }
 
+  /** A violation with no `invocationRejected`: reported against the attachment if there is one. */
+  #violation(code: ErrorCode, closeStatus: number): void {
+    const attachment = this.#attachment;
+    if (attachment !== undefined && !attachment.ended) attachment.violated(code, closeStatus);
+    else this.#observer.violation(code, closeStatus);
+  }
+
   /** `invocationRejected` with safe text, then the close status of its code. */
-  #reject(error: unknown, attemptId: string, afterAcceptance: boolean): void {
+  #reject(error: unknown, attemptId: string, afterAcceptance: boolean): ProtocolError {
     const failure = toProtocolError(error, this.#logger);
     const retryable = failure.code === "protocol-error" ? afterAcceptance : failure.retryable;
     void Promise.resolve()
@@ -214,6 +239,7 @@ export class Connection {
       .catch(() => undefined) // closing anyway
       .finally(() => this.#close(failure.closeCode));
     this.#state = "closed";
+    return failure;
   }
 
   #close(code: number): void {

@@ -22,6 +22,7 @@ export class WsTransport implements SessionTransport {
   readonly #socket: WebSocket;
   readonly #highWaterBytes: number;
   readonly #stream: Writable | undefined;
+  readonly #onBackpressure: () => void;
   #corked = false;
 
   /**
@@ -30,10 +31,11 @@ export class WsTransport implements SessionTransport {
    * done: a commit's ACKs, a pump's batch of events) leave in one write
    * instead of one system call each.
    */
-  constructor(socket: WebSocket, highWaterBytes: number, stream?: Writable) {
+  constructor(socket: WebSocket, highWaterBytes: number, stream?: Writable, onBackpressure: () => void = () => {}) {
     this.#socket = socket;
     this.#highWaterBytes = highWaterBytes;
     this.#stream = stream;
+    this.#onBackpressure = onBackpressure;
   }
 
   get isOpen(): boolean {
@@ -59,6 +61,7 @@ export class WsTransport implements SessionTransport {
       this.#socket.send(data, { binary });
       return Promise.resolve();
     }
+    this.#onBackpressure();
     return new Promise((resolve) => this.#socket.send(data, { binary }, () => resolve()));
   }
 

@@ -1,0 +1,74 @@
+/**
+ * `golem-stream serve` operations as a real process: `--metrics` serves
+ * Prometheus text that moves as the CLI invokes, `/healthz` and `/readyz`
+ * are always there, and stderr carries one JSON event per line (stderr is a
+ * pipe, not a terminal) with no token or key in any of them.
+ */
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { expect, it } from "vitest";
+import { EXIT } from "../src/exit-codes.js";
+import { TOKEN, itemsOf, run, scratchDir, startServe } from "./support/processes.js";
+
+async function get(url: string): Promise<{ status: number; body: string }> {
+  const response = await fetch(url);
+  return { status: response.status, body: await response.text() };
+}
+
+function sample(text: string, line: RegExp): number {
+  const match = line.exec(text);
+  return match === null ? 0 : Number(match[1]);
+}
+
+it("serve --metrics: counters move as invocations run; health and readiness answer; JSON log lines hold no secret", async () => {
+  const dataDir = join(scratchDir(), "state");
+  const server = await startServe(["--port", "0", "--token", TOKEN, "--data-dir", dataDir, "--metrics", "--log-level", "debug"], dataDir);
+  try {
+    expect(server.running.stdout().toString()).toContain(`metrics ${server.url}/metrics`);
+    expect(await get(`${server.url}/healthz`)).toMatchObject({ status: 200 });
+    expect(await get(`${server.url}/readyz`)).toMatchObject({ status: 200 });
+    const before = await get(`${server.url}/metrics`);
+    expect(before.status).toBe(200);
+    expect(sample(before.body, /^golem_stream_sessions_started_total (\S+)$/m)).toBe(0);
+    // --metrics in serve adds the process metrics too.
+    expect(before.body).toMatch(/^process_cpu_user_seconds_total /m);
+
+    const invoked = await run(["invoke", "echo", "count", "-c", '{"name":"x"}', "3", "0"], { env: server.env });
+    expect(itemsOf(invoked.stdout, "$")).toEqual([0, 1, 2]);
+    const digested = await run(["invoke", "echo", "digest", "-c", '{"name":"x"}', "-"], { env: server.env, stdin: Buffer.alloc(1000, 7) });
+    expect(digested.code, digested.stderr).toBe(EXIT.success);
+
+    const after = (await get(`${server.url}/metrics`)).body;
+    expect(sample(after, /^golem_stream_sessions_started_total (\S+)$/m)).toBe(2);
+    expect(sample(after, /^golem_stream_sessions_finished_total\{outcome="success"\} (\S+)$/m)).toBe(2);
+    expect(sample(after, /^golem_stream_attachments_total\{operation="start"\} (\S+)$/m)).toBe(2);
+    expect(sample(after, /^golem_stream_output_items_total\{kind="value"\} (\S+)$/m)).toBe(3);
+    expect(sample(after, /^golem_stream_input_bytes_total\{kind="u8"\} (\S+)$/m)).toBe(1000);
+  } finally {
+    const stopped = await server.stop();
+    expect(stopped.code).toBe(EXIT.success);
+  }
+  const lines = server.running.stderr().split("\n").filter((line) => line !== "");
+  const records = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
+  expect(records.map((r) => r["msg"])).toEqual(expect.arrayContaining(["server started", "session started", "session finished", "stopped"]));
+  expect(records.every((r) => typeof r["level"] === "string" && typeof r["time"] === "string")).toBe(true);
+  expect(records.filter((r) => r["event"] === "session.finish").map((r) => r["outcome"])).toEqual(["success", "success"]);
+  const secret = (JSON.parse(readFileSync(join(dataDir, "keyring.json"), "utf8")) as { keys: { secret: string }[] }).keys[0]!.secret;
+  for (const leak of [TOKEN, secret, Buffer.from(secret, "base64url").toString("hex"), Buffer.from(secret, "base64url").toString("base64")]) {
+    expect(server.running.stderr()).not.toContain(leak);
+  }
+});
+
+it("serve without --metrics: no /metrics, but /healthz and /readyz; --log-level warn keeps routine events off stderr", async () => {
+  const dataDir = join(scratchDir(), "state");
+  const server = await startServe(["--port", "0", "--token", TOKEN, "--data-dir", dataDir, "--log-level", "warn"], dataDir);
+  try {
+    expect((await get(`${server.url}/metrics`)).status).toBe(404);
+    expect((await get(`${server.url}/healthz`)).status).toBe(200);
+    expect(JSON.parse((await get(`${server.url}/readyz`)).body)).toMatchObject({ status: "ready" });
+    await run(["invoke", "echo", "count", "-c", '{"name":"x"}', "1", "0"], { env: server.env });
+  } finally {
+    expect((await server.stop()).code).toBe(EXIT.success);
+  }
+  expect(server.running.stderr()).toBe("");
+});

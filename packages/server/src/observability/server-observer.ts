@@ -1,0 +1,158 @@
+/**
+ * What the runtime tells operators about, as method calls on one small
+ * interface: metrics (prometheus-metrics.ts), log lines (log-observer.ts)
+ * and trace spans (tracing-observer.ts) each implement it, and the runtime
+ * calls whichever were configured through `composeObservers`. Nothing in the
+ * runtime imports prom-client, a logger or OpenTelemetry on its hot paths:
+ * by default every call lands on `NOOP_OBSERVER`.
+ *
+ * Arguments carry only public, bounded facts: the store's session id (a
+ * random UUID, never a token), the session's selector names, public error
+ * codes, close statuses, element kinds. No token, attempt id, idempotency
+ * key or value ever reaches an observer.
+ */
+import type { ErrorCode } from "@golem-stream/wire";
+import type { ElementKind } from "../store/session-store.js";
+
+/** How an attachment came to own (or replay) a session. */
+export type AttachOperation = "start" | "replay" | "resume" | "takeover";
+
+/** The first message an attach rejection answered; `upgrade` before any message (HTTP), `unknown` when it could not be decoded. */
+export type RejectedOperation = "start" | "resume" | "takeover" | "upgrade" | "unknown";
+
+/** Why the server paused taking more from a client or a producer (protocol section 12). */
+export type BackpressureReason =
+  /** The connection's inbound queue is full: the socket stops being read. */
+  | "inbound-queue"
+  /** The session's byte permits are spent: the next message waits before it is decoded. */
+  | "session-budget"
+  /** The socket's send buffer is above its high-water mark: the sender waits for it to drain. */
+  | "socket-buffer";
+
+/** A session's public identifiers. */
+export interface SessionIdentity {
+  /** The store's id of the session (a random UUID, not a token). */
+  readonly sessionId: string;
+  readonly application: string;
+  readonly environment: string;
+  readonly agentType: string;
+  readonly method: string;
+}
+
+export interface AttachEvent {
+  readonly operation: AttachOperation;
+  readonly session: SessionIdentity;
+  readonly generation: bigint;
+}
+
+/** Why an attachment ended. */
+export type AttachmentEnd = "finished" | "revoked" | "closed" | "violation" | "fault";
+
+/** One attachment's observations, from its acceptance to its end. */
+export interface AttachmentObserver {
+  /** Another attachment took the session over (or an exact replay found it superseded). */
+  revoked(): void;
+  /** The client broke the protocol after acceptance; the socket closes with `closeStatus`. */
+  violation(code: ErrorCode, closeStatus: number): void;
+  /** Called once, last. */
+  ended(reason: AttachmentEnd): void;
+}
+
+export interface ServerObserver {
+  /** A new session was created (its start committed). */
+  sessionStarted(session: SessionIdentity): void;
+  /** A session's finish was committed by this process; `outcome` is `success` or the failure's public code. */
+  sessionFinished(session: SessionIdentity, outcome: "success" | ErrorCode, durationMs: number): void;
+  /** An invocation began (+1) or stopped (-1) running in this process. */
+  invocationsRunning(delta: 1 | -1): void;
+  /** An attachment was decided; the returned observer follows it. */
+  attached(event: AttachEvent): AttachmentObserver;
+  /** An attach (or the upgrade before it) was refused with a public code. */
+  attachRejected(code: ErrorCode, operation: RejectedOperation): void;
+  /** A connection broke the protocol with no attachment to report it against. */
+  violation(code: ErrorCode, closeStatus: number): void;
+  /** Input accepted from a client (counted when handed to the store). */
+  inputAccepted(kind: ElementKind, items: number, bytes: number): void;
+  /** Output recorded by a producer. */
+  outputRecorded(kind: ElementKind, items: number, bytes: number): void;
+  /** The store committed a group of `writes` writes in one transaction, taking `seconds`. */
+  storeCommitted(seconds: number, writes: number): void;
+  backpressure(reason: BackpressureReason): void;
+  connectionOpened(): void;
+  connectionClosed(): void;
+  /** Cluster mode: a lease heartbeat succeeded or failed. */
+  leaseHeartbeat(ok: boolean): void;
+  /** Cluster mode: invocations of nodes whose lease lapsed were claimed and failed. */
+  orphansClaimed(count: number): void;
+  /** The server started draining (it refuses new connections from now on). */
+  drainStarted(): void;
+}
+
+const NOOP_ATTACHMENT: AttachmentObserver = { revoked() {}, violation() {}, ended() {} };
+
+export const NOOP_OBSERVER: ServerObserver = {
+  sessionStarted() {},
+  sessionFinished() {},
+  invocationsRunning() {},
+  attached: () => NOOP_ATTACHMENT,
+  attachRejected() {},
+  violation() {},
+  inputAccepted() {},
+  outputRecorded() {},
+  storeCommitted() {},
+  backpressure() {},
+  connectionOpened() {},
+  connectionClosed() {},
+  leaseHeartbeat() {},
+  orphansClaimed() {},
+  drainStarted() {},
+};
+
+/** Part of an observer: every method left out is a no-op. */
+export type PartialObserver = Partial<ServerObserver>;
+
+/** One observer that calls each of `observers` in turn (none: the no-op). */
+export function composeObservers(observers: readonly PartialObserver[]): ServerObserver {
+  if (observers.length === 0) return NOOP_OBSERVER;
+  const all = observers.map((o) => ({ ...NOOP_OBSERVER, ...o }) as ServerObserver);
+  if (all.length === 1) return all[0] as ServerObserver;
+  return {
+    sessionStarted: (s) => all.forEach((o) => o.sessionStarted(s)),
+    sessionFinished: (s, outcome, ms) => all.forEach((o) => o.sessionFinished(s, outcome, ms)),
+    invocationsRunning: (d) => all.forEach((o) => o.invocationsRunning(d)),
+    attached: (event) => {
+      const each = all.map((o) => o.attached(event));
+      return {
+        revoked: () => each.forEach((a) => a.revoked()),
+        violation: (code, status) => each.forEach((a) => a.violation(code, status)),
+        ended: (reason) => each.forEach((a) => a.ended(reason)),
+      };
+    },
+    attachRejected: (code, op) => all.forEach((o) => o.attachRejected(code, op)),
+    violation: (code, status) => all.forEach((o) => o.violation(code, status)),
+    inputAccepted: (kind, items, bytes) => {
+      for (const o of all) o.inputAccepted(kind, items, bytes);
+    },
+    outputRecorded: (kind, items, bytes) => {
+      for (const o of all) o.outputRecorded(kind, items, bytes);
+    },
+    storeCommitted: (seconds, writes) => all.forEach((o) => o.storeCommitted(seconds, writes)),
+    backpressure: (reason) => all.forEach((o) => o.backpressure(reason)),
+    connectionOpened: () => all.forEach((o) => o.connectionOpened()),
+    connectionClosed: () => all.forEach((o) => o.connectionClosed()),
+    leaseHeartbeat: (ok) => all.forEach((o) => o.leaseHeartbeat(ok)),
+    orphansClaimed: (count) => all.forEach((o) => o.orphansClaimed(count)),
+    drainStarted: () => all.forEach((o) => o.drainStarted()),
+  };
+}
+
+/** The public identifiers of a stored session. */
+export function identityOf(record: SessionIdentity): SessionIdentity {
+  return {
+    sessionId: record.sessionId,
+    application: record.application,
+    environment: record.environment,
+    agentType: record.agentType,
+    method: record.method,
+  };
+}
