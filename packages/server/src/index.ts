@@ -11,6 +11,20 @@
  */
 export { startEmbeddedServer, loadOrCreateKeyring, type EmbeddedServer, type EmbeddedServerOptions } from "./embedded.js";
 export { createSessionServer, type SessionServer, type SessionServerOptions, type ClusterOptions, type ListeningAddress } from "./server.js";
+// From the lower layers: the Keyring the options take, and the protocol types in this package's signatures.
+export { Keyring, type KeyringInit, type KeyringKeyInit } from "@golem-stream/tokens";
+export type {
+  StreamDirection,
+  ServerCancelReason,
+  ClientCancelReason,
+  ConfigEntry,
+  SchemaGraphJson,
+  SchemaValueJson,
+  JsonValue,
+  JsonObject,
+  JsonArray,
+  JsonPrimitive,
+} from "@golem-stream/wire";
 export {
   StaticAgentHost,
   InputCancelledError,
@@ -51,4 +65,4 @@ export { DEMO_APPLICATION, DEMO_ENVIRONMENT, DEMO_AGENT_TYPE, ECHO_CONSTRUCTOR, 
 export { demoBlob, reverseScalars } from "./demo/methods.js";
 export { DISCOVERY_PATH } from "./transport/discovery.js";
 export { BytePermits } from "./invocation/byte-permits.js";
-export { ChannelTable } from "./attachment/channel-table.js";
+export { ChannelTable, type ChannelEntry, type ChannelState } from "./attachment/channel-table.js";
