@@ -42,12 +42,12 @@ export { wsTransport, type WsTransportOptions } from "./ws-transport.js";
 export type { Source, ByteSource } from "./sources.js";
 export { findStreamTokens, type StreamLeaf } from "./values.js";
 // Every protocol and schema type that appears in the client's signatures (SchemaValueJson in
-// invoke's parameters, the messages a Transport carries, the SchemaGraph of a result), importable
+// invoke's parameters, the messages a Transport carries, the schema graph of a result), importable
 // from the client itself: with a strict node_modules layout its dependencies are not importable.
-// Where both layers or the client use one name, the client's own type and the parsed graph
-// (schema-value's SchemaGraphJson) keep it; the other is exported under a longer name.
+// Where both layers or the client use one name, the one in the client's own signatures keeps it
+// (the wire's SchemaGraphJson, a JSON object; the client's InvocationResult and StreamLeaf); the
+// other is exported under a longer name.
 export type * from "@golem-stream/wire";
 export type * from "@golem-stream/schema-value";
-export type { SchemaGraphJson } from "@golem-stream/schema-value";
-export type { SchemaGraphJson as WireSchemaGraphJson, InvocationResult as InvocationResultMessage } from "@golem-stream/wire";
-export type { StreamLeaf as SchemaStreamLeaf } from "@golem-stream/schema-value";
+export type { SchemaGraphJson, InvocationResult as InvocationResultMessage } from "@golem-stream/wire";
+export type { SchemaGraphJson as TypedSchemaGraphJson, StreamLeaf as SchemaStreamLeaf } from "@golem-stream/schema-value";
