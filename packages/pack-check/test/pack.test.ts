@@ -20,7 +20,7 @@ import { promisify } from "node:util";
 import { checkPackage, createPackageFromTarballData } from "@arethetypeswrong/core";
 import { publint } from "publint";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { consumerEnv, installConsumer } from "./support/consumer.js";
+import { addDependency, consumerEnv, installConsumer } from "./support/consumer.js";
 import { unexportedPublicTypes } from "./support/public-types.js";
 import { typeCheck } from "./support/type-check.js";
 import { packAll, tarballFiles, workspaceRoot, type Tarball } from "./support/tarballs.js";
@@ -43,28 +43,36 @@ beforeAll(async () => {
   await Promise.all(
     CONSUMERS.map((consumer) => installConsumer(dir(consumer), path.join(fixtures, consumer), `@golem-stream/${consumer}`, tarballs)),
   );
-  server = spawn(process.execPath, ["start.mjs"], { cwd: dir("server"), stdio: ["ignore", "pipe", "pipe"], env: consumerEnv() });
-  serverUrl = await new Promise<string>((resolve, reject) => {
-    let output = "";
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString();
-      const url = /^listening (\S+)$/m.exec(output)?.[1];
-      if (url !== undefined) resolve(url);
-    };
-    server?.stdout?.on("data", onData);
-    server?.stderr?.on("data", onData);
-    server?.once("exit", (code) => reject(new Error(`the installed server exited (${code}) before listening:\n${output}`)));
-  });
+  server = spawn(process.execPath, ["start.mjs"], { cwd: dir("server"), env: consumerEnv() });
+  serverUrl = await listeningUrl(server, /^listening (\S+)$/m);
 }, 300_000);
 
 afterAll(async () => {
-  if (server !== undefined && server.exitCode === null) {
-    const exited = new Promise((resolve) => server?.once("exit", resolve));
-    server.kill("SIGTERM");
-    await exited;
-  }
+  if (server !== undefined) await stop(server);
   if (root !== "") rmSync(root, { recursive: true, force: true });
 });
+
+/** The URL a server process prints once it listens; rejects with its output if it exits first. */
+function listeningUrl(child: ChildProcess, pattern: RegExp): Promise<string> {
+  return new Promise<string>((resolve, reject) => {
+    let output = "";
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      const url = pattern.exec(output)?.[1];
+      if (url !== undefined) resolve(url);
+    };
+    child.stdout?.on("data", onData);
+    child.stderr?.on("data", onData);
+    child.once("exit", (code) => reject(new Error(`the installed server exited (${code}) before listening:\n${output}`)));
+  });
+}
+
+async function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once("exit", resolve));
+  child.kill("SIGTERM");
+  await exited;
+}
 
 async function node(consumer: Consumer, ...args: string[]): Promise<string> {
   const { stdout } = await run(process.execPath, args, { cwd: dir(consumer), env: consumerEnv() });
@@ -85,7 +93,7 @@ describe("the tarballs", () => {
       // The registry shows the README on its own: links must be absolute, and it cannot point at files users never get.
       const readme = files.get("README.md")?.toString() ?? "";
       expect(readme.match(/\]\((?!https?:|#)[^)]*\)/g) ?? [], `${tarball.name}: relative links in README.md`).toEqual([]);
-      expect(readme.match(/\btest\/[\w./-]+/g) ?? [], `${tarball.name}: README.md mentions test files`).toEqual([]);
+      expect(readme.match(/(?<![\w/.-])test\/[\w./-]+/g) ?? [], `${tarball.name}: README.md mentions test files`).toEqual([]);
     }
   });
 
@@ -161,6 +169,19 @@ describe("installed alone with npm", () => {
     expect(failure?.stderr).toContain("golem-stream serve needs @golem-stream/server, which is not installed");
     expect(failure?.stderr).toContain("npm install -g @golem-stream/server");
     expect(existsSync(path.join(root, "cli-data")), "serve created its data directory before failing").toBe(false);
+  });
+
+  it("the CLI's serve runs once @golem-stream/server is installed beside it, as that message says", async () => {
+    await addDependency(dir("cli"), "@golem-stream/server", tarballs);
+    const bin = path.join(dir("cli"), "node_modules/.bin/golem-stream");
+    const serve = spawn(bin, ["serve", "--port", "0", "--token", "s3cret", "--data-dir", path.join(root, "cli-data")], { cwd: dir("cli"), env: consumerEnv() });
+    try {
+      const url = await listeningUrl(serve, /^listening on (\S+)$/m);
+      const { stdout } = await run(bin, ["types", "--url", url, "--token", "s3cret"], { cwd: dir("cli"), env: consumerEnv() });
+      expect(stdout).toContain("echo");
+    } finally {
+      await stop(serve);
+    }
   });
 });
 

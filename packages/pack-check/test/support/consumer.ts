@@ -40,20 +40,37 @@ export async function installConsumer(directory: string, fixtures: string, packa
     if (tarball === undefined) throw new Error(`no tarball for ${name}`);
     return `file:${tarball.file}`;
   };
-  const sqlite = workspaceBetterSqlite();
-  const overrides: Record<string, string> = { "better-sqlite3": sqlite.version };
+  const overrides: Record<string, string> = { "better-sqlite3": workspaceBetterSqlite().version };
   for (const tarball of tarballs) if (tarball.name !== packageName) overrides[tarball.name] = file(tarball.name);
   writeFileSync(
     path.join(directory, "package.json"),
     `${JSON.stringify({ name: "consumer", version: "1.0.0", private: true, type: "module", dependencies: { [packageName]: file(packageName) }, overrides }, null, 2)}\n`,
   );
-  await run("npm", ["install", "--prefer-offline", "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error"], {
-    cwd: directory,
-    env: consumerEnv(),
-  });
+  await npmInstall(directory);
+}
+
+/** Adds another of the packed packages to an installed consumer, as `npm install <name>` would. */
+export async function addDependency(directory: string, packageName: string, tarballs: readonly Tarball[]): Promise<void> {
+  const manifestFile = path.join(directory, "package.json");
+  const manifest = JSON.parse(readFileSync(manifestFile, "utf8")) as { dependencies: Record<string, string>; overrides: Record<string, string> };
+  const tarball = tarballs.find((candidate) => candidate.name === packageName);
+  if (tarball === undefined) throw new Error(`no tarball for ${packageName}`);
+  // npm refuses an override of a direct dependency: the tarball becomes the dependency itself.
+  delete manifest.overrides[packageName];
+  manifest.dependencies[packageName] = `file:${tarball.file}`;
+  writeFileSync(manifestFile, `${JSON.stringify(manifest, null, 2)}\n`);
+  await npmInstall(directory);
+}
+
+async function npmInstall(directory: string): Promise<void> {
+  await run("npm", ["install", "--prefer-offline", "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error"], { cwd: directory, env: consumerEnv() });
+  shareSqliteBinary(directory);
+}
+
+/** Gives an installed better-sqlite3 (pinned to the workspace's version) the workspace's compiled binary. */
+export function shareSqliteBinary(directory: string): void {
   const installedSqlite = path.join(directory, "node_modules/better-sqlite3");
-  if (existsSync(installedSqlite)) {
-    mkdirSync(path.join(installedSqlite, "build/Release"), { recursive: true });
-    copyFileSync(sqlite.binary, path.join(installedSqlite, "build/Release/better_sqlite3.node"));
-  }
+  if (!existsSync(installedSqlite)) return;
+  mkdirSync(path.join(installedSqlite, "build/Release"), { recursive: true });
+  copyFileSync(workspaceBetterSqlite().binary, path.join(installedSqlite, "build/Release/better_sqlite3.node"));
 }
