@@ -6,6 +6,8 @@
  * type-check under `nodenext` and `bundler`, and export every type their
  * signatures use; the client and the client-only CLI talk to the installed
  * server. publint and @arethetypeswrong/core lint every tarball.
+ * `PACK_CHECK_NODE=/path/to/node` runs the consumers on another Node (npm and the
+ * type-checks stay on this one).
  *
  * A file missing from a tarball fails here: the consumers import every
  * entry point, run a real call through dist/, and the linters resolve every
@@ -20,7 +22,7 @@ import { promisify } from "node:util";
 import { checkPackage, createPackageFromTarballData } from "@arethetypeswrong/core";
 import { publint } from "publint";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { addDependency, consumerEnv, installConsumer } from "./support/consumer.js";
+import { addDependency, consumerEnv, consumerNode, installConsumer } from "./support/consumer.js";
 import { unexportedPublicTypes } from "./support/public-types.js";
 import { typeCheck } from "./support/type-check.js";
 import { packAll, tarballFiles, workspaceRoot, type Tarball } from "./support/tarballs.js";
@@ -43,7 +45,9 @@ beforeAll(async () => {
   await Promise.all(
     CONSUMERS.map((consumer) => installConsumer(dir(consumer), path.join(fixtures, consumer), `@golem-stream/${consumer}`, tarballs)),
   );
-  server = spawn(process.execPath, ["start.mjs"], { cwd: dir("server"), env: consumerEnv() });
+  const { stdout: version } = await run(consumerNode, ["--version"]);
+  console.log(`consumers run on Node ${version.trim()} (${consumerNode})`);
+  server = spawn(consumerNode, ["start.mjs"], { cwd: dir("server"), env: consumerEnv() });
   serverUrl = await listeningUrl(server, /^listening (\S+)$/m);
 }, 300_000);
 
@@ -75,7 +79,7 @@ async function stop(child: ChildProcess): Promise<void> {
 }
 
 async function node(consumer: Consumer, ...args: string[]): Promise<string> {
-  const { stdout } = await run(process.execPath, args, { cwd: dir(consumer), env: consumerEnv() });
+  const { stdout } = await run(consumerNode, args, { cwd: dir(consumer), env: consumerEnv() });
   return stdout;
 }
 

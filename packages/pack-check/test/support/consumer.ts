@@ -27,9 +27,19 @@ function workspaceBetterSqlite(): { version: string; binary: string } {
   return { version, binary: path.join(path.dirname(manifest), "build/Release/better_sqlite3.node") };
 }
 
-/** The environment without what pnpm and turbo set for the workspace (npm_config_*, npm_package_*), which would steer npm. */
+/**
+ * The Node that runs the consumers: this one, or `PACK_CHECK_NODE` (a path to another node
+ * binary, such as the lowest version the packages claim, 20.19.0).
+ */
+export const consumerNode = process.env["PACK_CHECK_NODE"] ?? process.execPath;
+
+/**
+ * The environment without what pnpm and turbo set for the workspace (npm_config_*, npm_package_*),
+ * which would steer npm, and with `consumerNode` first on PATH (for the CLI's `#!/usr/bin/env node`).
+ */
 export function consumerEnv(): NodeJS.ProcessEnv {
-  return Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^npm_/i.test(name)));
+  const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^npm_/i.test(name)));
+  return { ...env, PATH: `${path.dirname(consumerNode)}${path.delimiter}${env["PATH"] ?? ""}` };
 }
 
 export async function installConsumer(directory: string, fixtures: string, packageName: string, tarballs: readonly Tarball[]): Promise<void> {
