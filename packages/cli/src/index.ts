@@ -12,8 +12,12 @@ export {
   decodeCheckpoint,
   type Checkpoint,
   type PendingOperation,
+  type PendingAttach,
+  type PendingStart,
   type DecodeCheckpointOptions,
 } from "./checkpoint/checkpoint.js";
 export { readCheckpointFile, writeCheckpointFile } from "./checkpoint/checkpoint-file.js";
 export { replaceFileAtomically } from "./checkpoint/atomic-file.js";
 export { defaultDataDir } from "./paths.js";
+// The protocol types a checkpoint holds.
+export type { Selector, ConfigEntry, SchemaValueJson, JsonValue, JsonObject, JsonArray, JsonPrimitive } from "@golem-stream/wire";

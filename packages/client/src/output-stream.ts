@@ -92,6 +92,7 @@ export class OutputStream implements AsyncIterable<OutputChunk> {
   readonly ended: Promise<StreamOutcome>;
 
   /**
+   * @internal The runtime creates output streams.
    * `retainedCursor`: the cursor inherited from saved state; when it is the
    * stream's terminal cursor (`terminalDelivered`) the stream starts complete.
    */

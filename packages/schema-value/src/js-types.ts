@@ -10,7 +10,7 @@
  */
 import type { SchemaType } from "./types.js";
 
-type Small = "s8" | "s16" | "s32" | "u8" | "u16" | "u32" | "f32" | "f64";
+export type Small = "s8" | "s16" | "s32" | "u8" | "u16" | "u32" | "f32" | "f64";
 
 export type JsOf<T> = T extends { kind: "bool" }
   ? boolean
@@ -56,6 +56,6 @@ export type JsOf<T> = T extends { kind: "bool" }
                                   ? { tag: string; body: unknown }
                                   : unknown;
 
-type VariantJs<C extends Record<string, SchemaType | null>> = {
+export type VariantJs<C extends Record<string, SchemaType | null>> = {
   [K in keyof C & string]: C[K] extends null ? { case: K } : { case: K; value: JsOf<C[K]> };
 }[keyof C & string];

@@ -71,7 +71,7 @@ export type Discriminator =
 
 export type UnionBranch = { tag: string; body: SchemaType; discriminator: Discriminator; metadata?: Metadata };
 
-type Node<K extends string, V> = { kind: K; value: V & { metadata?: Metadata } };
+export type Node<K extends string, V> = { kind: K; value: V & { metadata?: Metadata } };
 
 export type RefType = Node<"ref", { id: string }>;
 export type BoolType = Node<"bool", Record<never, never>>;

@@ -11,6 +11,20 @@
  */
 export { startEmbeddedServer, loadOrCreateKeyring, type EmbeddedServer, type EmbeddedServerOptions } from "./embedded.js";
 export { createSessionServer, type SessionServer, type SessionServerOptions, type ClusterOptions, type ListeningAddress } from "./server.js";
+// From the lower layers: the Keyring the options take, and the protocol types in this package's signatures.
+export { Keyring, type KeyringInit, type KeyringKeyInit } from "@golem-stream/tokens";
+export type {
+  StreamDirection,
+  ServerCancelReason,
+  ClientCancelReason,
+  ConfigEntry,
+  SchemaGraphJson,
+  SchemaValueJson,
+  JsonValue,
+  JsonObject,
+  JsonArray,
+  JsonPrimitive,
+} from "@golem-stream/wire";
 export {
   StaticAgentHost,
   InputCancelledError,
@@ -55,4 +69,4 @@ export type { MetricsOptions } from "./observability/prometheus-metrics.js";
 export { loggerFromPino, type PinoLike } from "./observability/pino-logger.js";
 export { ATTACHMENT_SPAN, TRACER_NAME } from "./observability/tracing-observer.js";
 export { BytePermits } from "./invocation/byte-permits.js";
-export { ChannelTable } from "./attachment/channel-table.js";
+export { ChannelTable, type ChannelEntry, type ChannelState } from "./attachment/channel-table.js";

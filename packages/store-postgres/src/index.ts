@@ -7,3 +7,26 @@
  */
 export { PostgresSessionStore, DEFAULT_SCHEMA, type PostgresSessionStoreOptions } from "./postgres-store.js";
 export { SCHEMA_VERSION } from "./schema.js";
+// The store contract this package implements, as @golem-stream/server declares it.
+export type {
+  SessionStore,
+  ClusterSessionStore,
+  SessionRecord,
+  SessionState,
+  NewStream,
+  StreamRecord,
+  ElementKind,
+  StreamParent,
+  InputTerminal,
+  AttemptRecord,
+  AttemptOperation,
+  CreateSessionResult,
+  AttachResult,
+  InputChunk,
+  OutputEvent,
+  SessionChangeListener,
+  SessionChange,
+  StreamDirection,
+  ServerCancelReason,
+  ClientCancelReason,
+} from "@golem-stream/server";

@@ -32,3 +32,5 @@ export {
   type VerifiedToken,
   type InspectedToken,
 } from "./types.js";
+// The wire types in this package's signatures (InvalidTokenError is a ProtocolError).
+export type { ProtocolError, ProtocolErrorOptions, ErrorCode, JsonValue, JsonObject, JsonArray, JsonPrimitive } from "@golem-stream/wire";

@@ -19,7 +19,7 @@ import type {
 import { utf8ByteLength } from "./utf8.js";
 import { CLIENT_TEXT_VARIANTS, SERVER_TEXT_VARIANTS, type TextVariant } from "./text-messages.js";
 
-type TextMessage = ClientTextMessage | ServerTextMessage;
+export type TextMessage = ClientTextMessage | ServerTextMessage;
 
 /**
  * Text variants by type. `streamCancel` exists in both directions; the

@@ -20,7 +20,6 @@ import { randomBytes } from "node:crypto";
 import { mkdir } from "node:fs/promises";
 import { hostname } from "node:os";
 import { join, resolve } from "node:path";
-import { startEmbeddedServer } from "@golem-stream/server";
 import type { EmbeddedServer, SessionStore } from "@golem-stream/server";
 import type { Keyring } from "@golem-stream/tokens";
 import { resolveServeTokens } from "../bearer-tokens.js";
@@ -30,6 +29,7 @@ import type { CliIo } from "../io/cli-io.js";
 import { createLogger } from "../io/logger.js";
 import type { CliLogger } from "../io/logger.js";
 import { KEYRING_FILE, loadOrCreateKeyringFile } from "../keyring-file.js";
+import { loadServer, loadStorePostgres } from "../optional-packages.js";
 import { defaultDataDir } from "../paths.js";
 import { DEFAULT_DRAIN_TIMEOUT_MS, DEFAULT_LEASE_TTL_MS } from "../program.js";
 import type { ServeOptions } from "../program.js";
@@ -78,12 +78,7 @@ function defaultNodeId(): string {
 
 async function connectStore(cluster: ClusterSettings, logger: CliLogger): Promise<SessionStore> {
   const { store, nodeId } = cluster;
-  let module: typeof import("@golem-stream/store-postgres");
-  try {
-    module = await import("@golem-stream/store-postgres");
-  } catch (error) {
-    throw usageError(`cannot load @golem-stream/store-postgres: ${error instanceof Error ? error.message : String(error)}`, error);
-  }
+  const module = await loadStorePostgres();
   try {
     return await module.PostgresSessionStore.connect({
       connectionString: store.connectionString,
@@ -100,6 +95,8 @@ async function connectStore(cluster: ClusterSettings, logger: CliLogger): Promis
 
 export async function runServe(options: ServeOptions, io: CliIo): Promise<ExitCode> {
   const cluster = clusterSettings(options, io);
+  // An optional peer dependency (it builds SQLite natively): loaded before anything is created.
+  const { startEmbeddedServer } = await loadServer();
   const dataDir = resolve(options.dataDir ?? defaultDataDir(io.env));
   if (cluster === undefined) {
     await mkdir(dataDir, { recursive: true, mode: 0o700 }).catch((cause: unknown) => {

@@ -1,0 +1,46 @@
+// Type-checked under nodenext and bundler: the README's kind of server, with types from the server alone.
+import {
+  createSessionServer,
+  Keyring,
+  MemorySessionStore,
+  recordField,
+  StaticAgentHost,
+  startEmbeddedServer,
+  type AgentTypeDefinition,
+  type EmbeddedServer,
+  type SchemaValueJson,
+  type SessionStore,
+  type StreamDirection,
+} from "@golem-stream/server";
+
+const text = { kind: "string", value: {} } as const;
+const shouter: AgentTypeDefinition = {
+  name: "shouter",
+  constructorParameters: { root: { kind: "record", value: { fields: [] } } },
+  config: [],
+  methods: [
+    {
+      name: "shout",
+      parameters: { root: { kind: "record", value: { fields: [{ name: "lines", body: { kind: "stream", value: { inner: text } } }] } } },
+      result: { root: { kind: "stream", value: { inner: text } } },
+    },
+  ],
+  implementations: {
+    async shout(ctx) {
+      const lines = ctx.inputValues(recordField(ctx.parameters, 0));
+      return ctx.output(
+        (async function* () {
+          for await (const line of lines) yield { kind: "string", value: String(line.value).toUpperCase() } satisfies SchemaValueJson;
+        })(),
+      );
+    },
+  },
+};
+const store: SessionStore = new MemorySessionStore();
+const direction: StreamDirection = "input";
+export const sessions = createSessionServer({
+  store, host: new StaticAgentHost({ app: { prod: [shouter] } }), keyring: Keyring.generate(),
+  authenticator: (bearer) => (bearer === "s3cret" ? { account: "acme", principal: "me" } : undefined),
+});
+export const started: Promise<EmbeddedServer> = startEmbeddedServer({ dataDir: "./data", tokens: ["s3cret"], port: 0 });
+export { direction };
