@@ -29,4 +29,5 @@ export type {
   StreamDirection,
   ServerCancelReason,
   ClientCancelReason,
+  CommitListener,
 } from "@golem-stream/server";
