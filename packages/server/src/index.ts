@@ -11,6 +11,7 @@
  */
 export { startEmbeddedServer, loadOrCreateKeyring, type EmbeddedServer, type EmbeddedServerOptions } from "./embedded.js";
 export { createSessionServer, type SessionServer, type SessionServerOptions, type ClusterOptions, type ListeningAddress } from "./server.js";
+export type { BrowserOptions } from "./transport/browser-access.js";
 export {
   StaticAgentHost,
   InputCancelledError,
