@@ -134,6 +134,8 @@ export function webSocketTransport(options: WebSocketTransportOptions = {}): Tra
 
         socket.addEventListener("open", () => {
           clearTimeout(handshakeTimer);
+          // From here the runtime closes the connection itself (as with ws-transport).
+          request.signal.removeEventListener("abort", onAbort);
           if (socket.protocol !== SUBPROTOCOL) {
             socket.close(1000, "subprotocol");
             reject(new ProtocolError("unsupported-subprotocol", "server did not select golem.agent-invocation.v1"));
