@@ -102,13 +102,11 @@ export async function authenticate(request: IncomingMessage, authenticator: Auth
   return principal;
 }
 
-/** The checks of an upgrade request, in order: WebSocket handshake, subprotocol, then authentication. */
-export async function checkUpgrade(request: IncomingMessage, authenticator: Authenticator, logger: Logger): Promise<Principal> {
-  checkUpgradeRequest(request);
-  return authenticate(request, authenticator, logger);
-}
-
-/** The checks of an upgrade request that come before its credential: WebSocket handshake, subprotocol. */
+/**
+ * The checks of an upgrade request that come before its credential, in
+ * order: WebSocket handshake, subprotocol (then server.ts checks the Origin
+ * when browsers are allowed, and authenticates).
+ */
 export function checkUpgradeRequest(request: IncomingMessage): void {
   checkWebSocketHandshake(request);
   if (!offersSubprotocol(request)) {
