@@ -19,7 +19,7 @@ const entries = ENTRIES as Record<string, string>;
 
 /**
  * Gzipped bytes `createClient` + `webSocketTransport` + `inputStream` may
- * cost a page: 36 KiB (34.4 KiB when this budget was set; about 45% of it is
+ * cost a page: 36 KiB (35.0 KiB when this budget was set; about 40% of it is
  * @golem-stream/schema-value, which validates every received value against
  * its schema as protocol section 2 requires).
  */
