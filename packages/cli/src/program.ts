@@ -66,6 +66,8 @@ export interface ServeOptions {
   readonly leaseTtl?: number;
   /** The keyring file (default `<data-dir>/keyring.json`). */
   readonly keyring?: string;
+  /** Origins whose pages may open sessions (the browser extension, docs/protocol/browser.md); none: off. */
+  readonly allowOrigin: readonly string[];
 }
 
 export type OutputFormat = "lines" | "json";
@@ -120,6 +122,19 @@ export const DEFAULT_DRAIN_TIMEOUT_MS = 30_000;
 export const DEFAULT_LEASE_TTL_MS = 10_000;
 
 function collect(value: string, previous: readonly string[]): string[] {
+  return [...previous, value];
+}
+
+/** An origin exactly as a browser sends it: `scheme://host[:port]`, nothing after. */
+function collectOrigin(value: string, previous: readonly string[]): string[] {
+  let origin: string | undefined;
+  try {
+    const url = new URL(value);
+    origin = url.protocol === "http:" || url.protocol === "https:" ? url.origin : undefined;
+  } catch {
+    origin = undefined;
+  }
+  if (origin !== value) throw new InvalidArgumentError("an origin is http(s)://host[:port], as a browser sends it (no path, no trailing slash)");
   return [...previous, value];
 }
 
@@ -187,6 +202,11 @@ ${EXIT_HELP}`,
         .default(DEFAULT_RETENTION_MS, "24h"),
     )
     .option("--keyring <file>", "the signing keyring, created on first start (default: <data-dir>/keyring.json); a cluster's nodes share one")
+    .addOption(
+      new Option("--allow-origin <origin>", "let web pages of this origin open sessions, with the bearer token in a subprotocol entry (repeatable; see Browsers below)")
+        .argParser(collectOrigin)
+        .default([]),
+    )
     .option("--store <url>", "cluster mode: keep sessions in PostgreSQL, postgres://USER@HOST:PORT/DATABASE (default: $GOLEM_STREAM_STORE, else SQLite in the data directory)")
     .option("--node-id <id>", "with --store: this node's id in the cluster (default: <hostname>-<random>)")
     .addOption(
@@ -209,6 +229,11 @@ reachable and the server takes sessions, 503 otherwise (while draining, or the s
 Logs: one event per line on stderr (JSON, or readable on a terminal); never a token or a key.
 Finished invocations are deleted (with their stored output) once --retention has passed.
 
+Browsers cannot send Authorization on a WebSocket. With --allow-origin, pages of the given origins
+may send the bearer token in a Sec-WebSocket-Protocol entry instead (what @golem-stream/client does in
+a browser); every request from any other origin is refused (403), and the catalogue answers CORS to
+those origins. Without it, browser pages cannot authenticate. Details: docs/protocol/browser.md.
+
 Cluster mode: every serve started with the same --store (a PostgreSQL database) and the same keyring
 (--keyring, a copy of one file on every machine) and accepting the same tokens is a node of one
 cluster. Put a load balancer in front; a client may start, resume or take over at any node. The
@@ -224,6 +249,7 @@ Examples:
   $ GOLEM_STREAM_TOKEN=s3cret golem-stream serve --host 0.0.0.0 --log-level debug
   $ golem-stream serve --port 0 --token-file tokens.txt   # prints the URL it picked
   $ golem-stream serve --metrics --log-format json 2> server.log   # Prometheus scrapes <url>/metrics
+  $ golem-stream serve --allow-origin http://localhost:5173   # a web app's dev server may call it
   $ PGPASSWORD=... golem-stream serve --store postgres://golem@db:5432/golem --keyring /etc/golem/keyring.json \\
       --token-file /etc/golem/tokens --node-id node-a --drain-timeout 2m`,
     )

@@ -3,8 +3,10 @@
  * token, how it stops and how it refuses a busy port.
  */
 import { readFileSync } from "node:fs";
+import { request as httpRequest } from "node:http";
 import { join } from "node:path";
 import { expect, it } from "vitest";
+import { SESSION_PATH, SUBPROTOCOL, encodeBearerSubprotocol } from "@golem-stream/wire";
 import { EXIT } from "../src/exit-codes.js";
 import { itemsOf, run, scratchDir, start, waitFor } from "./support/processes.js";
 
@@ -88,3 +90,47 @@ it("refuses a bad --retention, and a second server on a data directory in use", 
   first.child.kill("SIGTERM");
   expect((await first.done).code).toBe(EXIT.success);
 }, 30_000);
+
+/** The status of a session upgrade request offering `protocols`, from a page of `origin`. */
+function upgradeStatus(url: string, protocols: string, origin: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(`${url}${SESSION_PATH}`, {
+      headers: { connection: "Upgrade", upgrade: "websocket", "sec-websocket-version": "13", "sec-websocket-key": "dGhlIHNhbXBsZSBub25jZQ==", "sec-websocket-protocol": protocols, origin },
+    });
+    req.on("upgrade", (_res, socket) => {
+      socket.destroy();
+      resolve(101);
+    });
+    req.on("response", (res) => {
+      res.resume();
+      resolve(res.statusCode ?? 0);
+    });
+    req.on("error", reject);
+    req.end();
+  });
+}
+
+it("--allow-origin: pages of that origin authenticate with the bearer entry; other origins are refused; a malformed origin is a usage error", async () => {
+  const bad = await run(["serve", "--port", "0", "--token", "t0", "--allow-origin", "http://app.example/", "--data-dir", join(scratchDir(), "s")]);
+  expect(bad.code).toBe(EXIT.usage);
+  expect(bad.stderr).toMatch(/--allow-origin/);
+
+  const server = start(["serve", "--port", "0", "--token", "t0", "--allow-origin", "http://app.example:5173", "--data-dir", join(scratchDir(), "state")]);
+  await waitFor(server, () => /Stop with Ctrl-C/.test(server.stdout().toString()), "serve printed its instructions");
+  const out = server.stdout().toString();
+  expect(out).toContain("web pages of http://app.example:5173 may open sessions");
+  const url = /^listening on (\S+)$/m.exec(out)?.[1] as string;
+  const offered = `${SUBPROTOCOL}, ${encodeBearerSubprotocol("t0")}`;
+  expect(await upgradeStatus(url, offered, "http://app.example:5173")).toBe(101);
+  expect(await upgradeStatus(url, offered, "http://evil.example")).toBe(403);
+  server.child.kill("SIGTERM");
+  expect((await server.done).code).toBe(EXIT.success);
+
+  // Without the flag, the entry is no credential.
+  const plain = start(["serve", "--port", "0", "--token", "t0", "--data-dir", join(scratchDir(), "plain")]);
+  await waitFor(plain, () => /^listening on /m.test(plain.stdout().toString()), "serve listened");
+  const plainUrl = /^listening on (\S+)$/m.exec(plain.stdout().toString())?.[1] as string;
+  expect(await upgradeStatus(plainUrl, offered, "http://app.example:5173")).toBe(401);
+  plain.child.kill("SIGTERM");
+  await plain.done;
+});

@@ -95,6 +95,8 @@ export function openAttachment(options: AttachmentOptions): { attachment: Attach
           },
           onClose: (info) => {
             if (info.error !== undefined) attachment.settle({ kind: "fatal", error: serverViolation(info.error) });
+            else if (info.refusal !== undefined && !info.refusal.retryable) attachment.settle({ kind: "rejected", error: info.refusal });
+            else if (info.refusal !== undefined) attachment.settle({ kind: "lost", cause: `refused: ${info.refusal.code}` });
             else attachment.settle({ kind: "lost", cause: `connection closed (${info.code})` });
           },
         },

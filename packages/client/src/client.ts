@@ -22,7 +22,6 @@ import type { ParamNode } from "./input-stream.js";
 import { Invocation, type CheckpointCallback } from "./invocation.js";
 import { resolvePolicy, type ReconnectPolicy } from "./reconnect-policy.js";
 import type { Transport } from "./transport.js";
-import { wsTransport } from "./ws-transport.js";
 import { discoveryUrl, fetchCatalogue, type AgentTypeSchema } from "./discovery.js";
 import { jsToConstructor, jsToParams } from "./typed-agent.js";
 import { randomUUID } from "./uuid.js";
@@ -34,7 +33,10 @@ export interface ClientOptions {
   readonly token?: string;
   /** …or a function asked before every connection, so tokens can rotate during reconnects. */
   readonly getToken?: () => string | Promise<string>;
-  /** Defaults to `ws` (`wsTransport()`). */
+  /**
+   * Default: under Node (the package's `node` export condition) `wsTransport()`, over `ws`;
+   * elsewhere (browsers, bundles for them) `webSocketTransport()` over the global `WebSocket`.
+   */
   readonly transport?: Transport;
   /** Backoff, jitter and the budget of attempts without progress; see `ReconnectPolicy` for the defaults. */
   readonly reconnect?: ReconnectPolicy;
@@ -110,7 +112,11 @@ export interface Client {
   takeover(state: ResumeState, options?: AttachOptions): Invocation;
 }
 
-export function createClient(options: ClientOptions): Client {
+/**
+ * `createClient` of both builds; `defaultTransport` makes the transport used
+ * when the options name none (the entries differ only there: index.ts, browser.ts).
+ */
+export function createClientWith(options: ClientOptions, defaultTransport: () => Transport): Client {
   if (typeof options !== "object" || options === null) throw new ClientError("invalid-argument", "createClient needs an options object");
   const { token, getToken } = options;
   if ((token === undefined) === (getToken === undefined)) {
@@ -124,7 +130,7 @@ export function createClient(options: ClientOptions): Client {
   const config = {
     url: sessionUrl(options.url),
     getToken: getToken ?? (() => token as string),
-    transport: options.transport ?? wsTransport(),
+    transport: options.transport ?? defaultTransport(),
     policy: resolvePolicy(options.reconnect),
     maxUnackedInputBytes: positive(options.maxUnackedInputBytes, LIMITS.defaultClientUnackedInputBytes, "maxUnackedInputBytes"),
     maxQueuedEntriesPerStream: positive(options.maxQueuedEntriesPerStream, LIMITS.maxQueuedEntriesPerStream, "maxQueuedEntriesPerStream"),

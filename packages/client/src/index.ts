@@ -8,47 +8,19 @@
  *   const result = await call.result;
  *   for await (const item of result.streams[0]) …
  *   await call.finished;
+ *
+ * This is the Node build (the `node` export condition): its default
+ * transport is `ws`, which sends `Authorization`, reads a refused
+ * handshake's error envelope and lets TCP push back on a paused reader.
+ * Browsers get browser.ts, which never imports `ws`.
  */
-export {
-  createClient,
-  sessionUrl,
-  DEFAULT_ACCEPTANCE_TIMEOUT_MS,
-  type Client,
-  type ClientOptions,
-  type InvokeOptions,
-  type AttachOptions,
-  type Agent,
-  type AgentOptions,
-  type AgentInvokeOptions,
-} from "./client.js";
-export type { AgentTypeSchema, MethodSchema } from "./discovery.js";
-export { jsToParams } from "./typed-agent.js";
-export {
-  Invocation,
-  type InvocationResult,
-  type InvocationEvents,
-  type AcceptedEvent,
-  type ReconnectingEvent,
-  type CheckpointCallback,
-} from "./invocation.js";
-export { inputStream, InputStream, type BinaryBlob, type InputElementKind, type ParamNode, type ParamPayload } from "./input-stream.js";
-export { OutputStream, type OutputChunk, type StreamOutcome } from "./output-stream.js";
-export type { ElementSchema } from "./schema.js";
-export type { CancelOutcome } from "./cancel-delivery.js";
-export type { ResumeState, AcceptedState, PendingStartState } from "./checkpoint.js";
-export { ClientError, isClientError, CLIENT_ERROR_KINDS, type ClientErrorKind, type ClientErrorOptions } from "./errors.js";
-export { DEFAULT_RECONNECT_POLICY, reconnectDelay, type ReconnectPolicy } from "./reconnect-policy.js";
-export type { Transport, Connection, ConnectionHandlers, ConnectRequest, CloseInfo } from "./transport.js";
+import { createClientWith, type Client, type ClientOptions } from "./client.js";
+import { wsTransport } from "./ws-transport.js";
+
+export * from "./api.js";
 export { wsTransport, type WsTransportOptions } from "./ws-transport.js";
-export type { Source, ByteSource } from "./sources.js";
-export { findStreamTokens, type StreamLeaf } from "./values.js";
-// Every protocol and schema type that appears in the client's signatures (SchemaValueJson in
-// invoke's parameters, the messages a Transport carries, the schema graph of a result), importable
-// from the client itself: with a strict node_modules layout its dependencies are not importable.
-// Where both layers or the client use one name, the one in the client's own signatures keeps it
-// (the wire's SchemaGraphJson, a JSON object; the client's InvocationResult and StreamLeaf); the
-// other is exported under a longer name.
-export type * from "@golem-stream/wire";
-export type * from "@golem-stream/schema-value";
-export type { SchemaGraphJson, InvocationResult as InvocationResultMessage } from "@golem-stream/wire";
-export type { SchemaGraphJson as TypedSchemaGraphJson, StreamLeaf as SchemaStreamLeaf } from "@golem-stream/schema-value";
+
+/** A client; its default transport is `wsTransport()` (see `ClientOptions.transport`). */
+export function createClient(options: ClientOptions): Client {
+  return createClientWith(options, () => wsTransport());
+}

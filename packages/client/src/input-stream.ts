@@ -6,7 +6,7 @@
  */
 import type { ClientCancelReason, JsonPrimitive, SchemaValueJson } from "@golem-stream/wire";
 import { ClientError, invalidCancelReason, isClientCancelReason } from "./errors.js";
-import { assertSource, pullFrom, type ByteSource, type PullIterator, type Source } from "./sources.js";
+import { assertSource, pullFrom, readingBlobItems, type BlobLike, type ByteSource, type PullIterator, type Source } from "./sources.js";
 
 /** How items of the stream travel: packed bytes, one binary message per item, or JSON items. */
 export type InputElementKind = "u8" | "binary" | "value";
@@ -33,14 +33,14 @@ export class InputStream {
   /** For `value` streams: turns one source item into a native node (may contain nested bindings). */
   readonly encode: ((item: unknown) => ParamNode) | undefined;
   readonly mimeType: string | undefined;
-  readonly #source: Source<unknown> | NodeJS.ReadableStream;
+  readonly #source: Source<unknown> | BlobLike;
   #claimed = false;
   #failure: unknown;
   #cancel: ((reason: ClientCancelReason) => void) | undefined;
 
   constructor(
     element: InputElementKind,
-    source: Source<unknown> | NodeJS.ReadableStream,
+    source: Source<unknown> | BlobLike,
     options: { encode?: (item: unknown) => ParamNode; mimeType?: string } = {},
   ) {
     assertSource(source);
@@ -66,7 +66,8 @@ export class InputStream {
       });
     }
     this.#claimed = true;
-    return pullFrom(this.#source);
+    const items = pullFrom(this.#source);
+    return this.element === "binary" ? readingBlobItems(items) : items;
   }
 
   /**
@@ -94,12 +95,12 @@ const asNative = (item: unknown): ParamNode => item as ParamNode;
 
 /** Constructors for the three element kinds, plus string and JS conveniences. */
 export const inputStream = {
-  /** `stream<u8>`: each chunk is sent as packed batches of at most 1 MiB. */
+  /** `stream<u8>`: each chunk is sent as packed batches of at most 1 MiB; a `Blob` or `File` is read through `stream()`. */
   bytes(source: ByteSource): InputStream {
     return new InputStream("u8", source);
   },
-  /** `stream<binary>`: each chunk (bytes, or `{bytes, mimeType}`) is one item. */
-  binary(source: Source<Uint8Array | BinaryBlob>, options: { mimeType?: string } = {}): InputStream {
+  /** `stream<binary>`: each chunk (bytes, `{bytes, mimeType}`, or a `Blob`/`File` with its `type`) is one item. */
+  binary(source: Source<Uint8Array | BinaryBlob | BlobLike>, options: { mimeType?: string } = {}): InputStream {
     return new InputStream("binary", source, options ?? {});
   },
   /** Any other element type: each item is a native SchemaValue node, or `encode(item)` makes one. */

@@ -1,20 +1,33 @@
 /**
  * Adapts what applications have at hand — async iterables, sync iterables,
- * Web `ReadableStream`s, Node `Readable`s — to one pull-based iterator, so
- * the input feeder reads a source only when its unacknowledged buffer has
- * room (a paused producer, not an unbounded queue).
+ * Web `ReadableStream`s, `Blob`s and `File`s, Node `Readable`s — to one
+ * pull-based iterator, so the input feeder reads a source only when its
+ * unacknowledged buffer has room (a paused producer, not an unbounded queue).
  */
 
 import { ClientError } from "./errors.js";
 
 const notASource = (): ClientError =>
-  new ClientError("invalid-argument", "an input stream source must be an async iterable, an iterable or a ReadableStream");
+  new ClientError("invalid-argument", "an input stream source must be an async iterable, an iterable, a ReadableStream or a Blob");
 
 /** Anything the runtime can pull items from. */
 export type Source<T> = AsyncIterable<T> | Iterable<T> | ReadableStream<T>;
 
-/** A source of byte chunks for `stream<u8>`; Node `Readable`s are async iterables of `Buffer`s. */
-export type ByteSource = Source<Uint8Array> | NodeJS.ReadableStream;
+/** What the runtime needs of a `Blob` or `File` (structural, so no DOM or Node types are required). */
+export interface BlobLike {
+  readonly size: number;
+  /** The MIME type, or "" when unknown. */
+  readonly type: string;
+  stream(): ReadableStream<Uint8Array>;
+  arrayBuffer(): Promise<ArrayBuffer>;
+}
+
+/**
+ * A source of byte chunks for `stream<u8>`: a `Blob`/`File` (read through
+ * `stream()`), or chunks of bytes from any source; Node `Readable`s are async
+ * iterables of `Buffer`s.
+ */
+export type ByteSource = Source<Uint8Array | ArrayBuffer | ArrayBufferView> | BlobLike;
 
 export interface PullIterator<T> {
   next(): Promise<IteratorResult<T, undefined>>;
@@ -31,20 +44,28 @@ export function assertSource(value: unknown): void {
   if (!isSource(value)) throw notASource();
 }
 
+export function isBlobLike(value: unknown): value is BlobLike {
+  if (typeof value !== "object" || value === null) return false;
+  const blob = value as Partial<Record<keyof BlobLike, unknown>>;
+  return typeof blob.stream === "function" && typeof blob.arrayBuffer === "function" && typeof blob.size === "number";
+}
+
 export function isSource(value: unknown): boolean {
   if (typeof value !== "object" || value === null) return false;
   return (
+    isBlobLike(value) ||
     isReadableStream(value) ||
     typeof (value as AsyncIterable<unknown>)[Symbol.asyncIterator] === "function" ||
     typeof (value as Iterable<unknown>)[Symbol.iterator] === "function"
   );
 }
 
-export function pullFrom<T>(source: Source<T> | NodeJS.ReadableStream): PullIterator<T> {
+export function pullFrom<T>(source: Source<T> | BlobLike): PullIterator<T> {
   // Strings are iterable, but a string where a source belongs is a mistake, not a stream of characters.
   if (typeof source !== "object" || source === null) {
     throw notASource();
   }
+  if (isBlobLike(source)) return fromReadableStream(source.stream() as unknown as ReadableStream<T>);
   if (isReadableStream<T>(source)) return fromReadableStream(source);
   const asyncIterable = (source as Partial<AsyncIterable<T>>)[Symbol.asyncIterator];
   if (typeof asyncIterable === "function") {
@@ -100,6 +121,23 @@ function fromReadableStream<T>(stream: ReadableStream<T>): PullIterator<T> {
       closed = true;
       await reader.cancel();
     },
+  };
+}
+
+/**
+ * Items of a `stream<binary>` source that are `Blob`s or `File`s become
+ * `{bytes, mimeType}` items, read one at a time as the feeder asks for them.
+ */
+export function readingBlobItems(items: PullIterator<unknown>): PullIterator<unknown> {
+  return {
+    async next() {
+      const result = await items.next();
+      if (result.done === true || !isBlobLike(result.value)) return result;
+      const blob = result.value;
+      const bytes = new Uint8Array(await blob.arrayBuffer());
+      return { done: false, value: blob.type === "" ? { bytes } : { bytes, mimeType: blob.type } };
+    },
+    close: () => items.close(),
   };
 }
 

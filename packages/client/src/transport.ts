@@ -24,6 +24,12 @@ export interface CloseInfo {
   readonly reason: string;
   /** Set when this side closed because the server's bytes failed decoding. */
   readonly error?: ProtocolError;
+  /**
+   * Set when the server refused the connection by closing it before any
+   * message (the browser extension's `4000 + HTTP status` close, whose reason
+   * is the error code): handled like a handshake refusal with that code.
+   */
+  readonly refusal?: ProtocolError;
 }
 
 export interface ConnectionHandlers {

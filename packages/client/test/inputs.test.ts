@@ -67,6 +67,12 @@ describe("stream<u8> sources: byte chunks of any type and size", () => {
     expect(await resultFields(call)).toEqual([String(all.length), sha256(all)]);
   });
 
+  it("digest reads a Blob (as a browser's File would be read: through blob.stream())", async () => {
+    const { chunks, all } = randomChunks(5 * 1024 * 1024, 1536 * 1024);
+    const call = client.invoke({ ...demo, method: "digest", methodParameters: record(inputStream.bytes(new Blob(chunks))) });
+    expect(await resultFields(call)).toEqual([String(all.length), sha256(all)]);
+  });
+
   it("digest reads a file through fs.createReadStream (a Node Readable of 64 KiB Buffers)", async () => {
     const all = randomBytes(5 * 1024 * 1024 + 3);
     const dir = mkdtempSync(join(tmpdir(), "golem-stream-input-"));
@@ -125,6 +131,15 @@ describe("stream<binary> input of many MiB (probe agent)", () => {
     const items = blobs();
     const call = probeClient.invoke({ ...PROBE, method: "blobDigest", methodParameters: params(inputStream.binary(make(items))) });
     expect(await resultFields(call)).toEqual(expected(items));
+  });
+
+  it("Blobs and Files are one item each, with their own type or else the binding's default", async () => {
+    const items = blobs();
+    const files = items.map((item, i) =>
+      i % 2 === 0 ? new File([item.bytes], `part-${i}`, item.mimeType === undefined ? {} : { type: item.mimeType }) : new Blob([item.bytes], item.mimeType === undefined ? {} : { type: item.mimeType }),
+    );
+    const call = probeClient.invoke({ ...PROBE, method: "blobDigest", methodParameters: params(inputStream.binary(files, { mimeType: "image/png" })) });
+    expect(await resultFields(call)).toEqual(expected(items, "image/png"));
   });
 
   it("bare byte chunks become items with the binding's default MIME type", async () => {

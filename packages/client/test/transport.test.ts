@@ -1,6 +1,6 @@
 /**
- * The runtime over a transport that is not `wsTransport()`: the README's
- * example transport for WHATWG-style WebSockets, against the real server on
+ * The runtime over a transport that is not `wsTransport()`: the shipped
+ * transport for WHATWG-style WebSockets, against the real server on
  * loopback — plain calls, many MiB each way, backpressure without a socket
  * that can pause, and TCP cuts. It runs over `ws` used only through its
  * WHATWG surface, and over the `WebSocket` global where the runtime has one
@@ -8,11 +8,10 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WsWebSocket from "ws";
-import { createClient, inputStream, type Client, type Transport } from "../src/index.js";
+import { createClient, inputStream, webSocketTransport, type Client, type Transport, type WebSocketLike } from "../src/index.js";
 import { collect, demo, fieldsOf, firstStream, randomChunks, record, sha256, u32 } from "./support/demo.js";
 import { startServer, TOKEN } from "./support/embedded.js";
 import { startCuttingProxy } from "./support/tcp-proxy.js";
-import { webSocketTransport, type WebSocketLike } from "./support/web-socket-transport.js";
 
 let server: Awaited<ReturnType<typeof startServer>>;
 beforeAll(async () => void (server = await startServer()));
@@ -23,9 +22,9 @@ const GlobalWebSocket = (globalThis as { WebSocket?: new (url: string, init: obj
 
 type MakeTransport = (options?: { maxHeldBytes?: number }) => Transport;
 const implementations: [string, MakeTransport | undefined][] = [
-  ["ws through its WHATWG surface", (options) => webSocketTransport((url, protocol, token) => new WsWebSocket(url, protocol, { headers: bearer(token) }) as unknown as WebSocketLike, options)],
+  ["ws through its WHATWG surface", (options) => webSocketTransport({ open: (url, protocol, token) => new WsWebSocket(url, protocol, { headers: bearer(token) }) as unknown as WebSocketLike, ...options })],
   // undici (the global of Node ≥ 22) takes headers in its init object.
-  ["the WebSocket global", GlobalWebSocket && ((options) => webSocketTransport((url, protocol, token) => new GlobalWebSocket(url, { protocols: [protocol], headers: bearer(token) }), options))],
+  ["the WebSocket global", GlobalWebSocket && ((options) => webSocketTransport({ open: (url, protocol, token) => new GlobalWebSocket(url, { protocols: [protocol], headers: bearer(token) }), ...options }))],
 ];
 
 describe.each(implementations)("%s", (_label, make) => {

@@ -13,6 +13,7 @@ import { Keyring, sha256Hex } from "@golem-stream/tokens";
 import { createDemoHost } from "./demo/host.js";
 import type { Logger, Principal, ServerLimits } from "./options.js";
 import { createSessionServer, type ClusterOptions, type SessionServer, type SessionServerOptions } from "./server.js";
+import type { BrowserOptions } from "./transport/browser-access.js";
 import type { SessionStore } from "./store/session-store.js";
 import { SqliteSessionStore } from "./store/sqlite-store.js";
 
@@ -36,6 +37,8 @@ export interface EmbeddedServerOptions {
   readonly keyring?: Keyring;
   readonly limits?: Partial<ServerLimits>;
   readonly logger?: Logger;
+  /** The browser extension: pages of these origins may open sessions (docs/protocol/browser.md). Default: off. */
+  readonly browsers?: BrowserOptions;
   /** SQLite durability (default `full`). */
   readonly synchronous?: "full" | "normal";
   /** Payloads of at least this many bytes go to per-session files (default 65536; see `SqliteSessionStoreOptions`). */
@@ -109,6 +112,7 @@ export async function startEmbeddedServer(options: EmbeddedServerOptions): Promi
     ...(options.healthEndpoints === undefined ? {} : { healthEndpoints: options.healthEndpoints }),
     ...(options.readinessTimeoutMs === undefined ? {} : { readinessTimeoutMs: options.readinessTimeoutMs }),
     ...(options.tracerProvider === undefined ? {} : { tracerProvider: options.tracerProvider }),
+    ...(options.browsers === undefined ? {} : { browsers: options.browsers }),
   });
   let address;
   try {

@@ -25,6 +25,7 @@ export type {
   JsonArray,
   JsonPrimitive,
 } from "@golem-stream/wire";
+export type { BrowserOptions } from "./transport/browser-access.js";
 export {
   StaticAgentHost,
   InputCancelledError,

@@ -9,12 +9,13 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import type { Duplex } from "node:stream";
 import { WebSocketServer, type RawData, type WebSocket } from "ws";
-import { ProtocolError, SESSION_PATH, SUBPROTOCOL } from "@golem-stream/wire";
+import { BROWSER_REFUSAL_CLOSE_BASE, ProtocolError, SESSION_PATH, SUBPROTOCOL, httpStatusFor } from "@golem-stream/wire";
 import type { Keyring } from "@golem-stream/tokens";
 import type { AgentHost } from "./agent-host.js";
 import { Connection } from "./transport/connection.js";
 import { DISCOVERY_PATH, handleDiscovery } from "./transport/discovery.js";
-import { checkUpgrade, rejectUpgrade, sendHttpError } from "./transport/http-handshake.js";
+import { BrowserAccess, type BrowserOptions } from "./transport/browser-access.js";
+import { authenticate, checkUpgradeRequest, rejectUpgrade, sendHttpError } from "./transport/http-handshake.js";
 import type { RuntimeDeps } from "./invocation/live-session.js";
 import { resolveLimits, silentLogger, type Authenticator, type Authorizer, type Logger, type ServerLimits } from "./options.js";
 import { SessionRuntime } from "./sessions/session-runtime.js";
@@ -63,6 +64,13 @@ export interface SessionServerOptions {
    * `@opentelemetry/api`, a no-op unless the application registered an SDK).
    */
   readonly tracerProvider?: TracerProvider;
+  /**
+   * The browser extension (docs/protocol/browser.md), off by default: accept
+   * the bearer token in a `golem-stream.bearer.<base64url>` subprotocol entry
+   * from pages of these origins, refuse every request whose `Origin` is not
+   * one of them, and answer CORS for the catalogue to them.
+   */
+  readonly browsers?: BrowserOptions;
 }
 
 export interface ClusterOptions {
@@ -157,6 +165,7 @@ class NodeSessionServer implements SessionServer {
   readonly #tokens: TokenService;
   readonly #runtime: SessionRuntime;
   readonly #wss: WebSocketServer;
+  readonly #browsers: BrowserAccess | undefined;
   readonly #attached: {
     server: Server;
     upgrade: (request: IncomingMessage, socket: Duplex, head: Buffer) => void;
@@ -174,6 +183,7 @@ class NodeSessionServer implements SessionServer {
     this.#limits = resolveLimits(options.limits);
     this.#logger = options.logger ?? silentLogger;
     this.#authorizer = options.authorizer ?? allowAll;
+    this.#browsers = options.browsers === undefined ? undefined : new BrowserAccess(options.browsers, this.#logger);
     const now = options.now ?? Date.now;
     this.#tokens = new TokenService(
       options.keyring,
@@ -336,6 +346,15 @@ class NodeSessionServer implements SessionServer {
     } else if (url.pathname === SESSION_PATH) {
       sendHttpError(response, new ProtocolError("not-a-websocket", "this endpoint requires a WebSocket upgrade"));
     } else if (url.pathname === DISCOVERY_PATH) {
+      if (this.#browsers !== undefined) {
+        try {
+          this.#browsers.checkOrigin(request);
+        } catch (error) {
+          sendHttpError(response, error as ProtocolError);
+          return;
+        }
+        if (this.#browsers.answerCors(request, response)) return;
+      }
       await handleDiscovery(request, response, url, {
         host: this.#options.host,
         authenticator: this.#options.authenticator,
@@ -361,13 +380,38 @@ class NodeSessionServer implements SessionServer {
       if (this.#wss.clients.size >= this.#limits.maxConnections) {
         throw new ProtocolError("overloaded", "the server cannot take more sessions now");
       }
-      const caller = await checkUpgrade(request, this.#options.authenticator, this.#logger);
+      checkUpgradeRequest(request);
+      this.#browsers?.checkOrigin(request);
+      const viaEntry = this.#browsers?.offersBearerEntry(request) === true;
+      let caller;
+      try {
+        const credential = this.#browsers?.credential(request) ?? { from: "authorization" };
+        const token = credential.from === "subprotocol" ? credential.token : undefined;
+        caller = await authenticate(request, this.#options.authenticator, this.#logger, token);
+      } catch (error) {
+        // A page cannot read a refused handshake's status: tell it in a close it can read.
+        if (viaEntry && error instanceof ProtocolError) return this.#refuseByClose(request, socket, head, error);
+        throw error;
+      }
       this.#wss.handleUpgrade(request, socket, head, (ws) => this.#onSocket(ws, caller, socket));
     } catch (error) {
       const failure = error instanceof ProtocolError ? error : new ProtocolError("internal-error", "internal error");
       this.#observer.attachRejected(failure.code, "upgrade");
       rejectUpgrade(socket, failure);
     }
+  }
+
+  /**
+   * The browser extension's refusal: the upgrade completes (selecting only
+   * the protocol's subprotocol) and the socket closes at once with
+   * 4000 + the HTTP status, the error code as reason; nothing is read from it.
+   */
+  #refuseByClose(request: IncomingMessage, socket: Duplex, head: Buffer, error: ProtocolError): void {
+    this.#observer.attachRejected(error.code, "upgrade");
+    this.#wss.handleUpgrade(request, socket, head, (ws) => {
+      ws.on("error", () => ws.terminate());
+      ws.close(BROWSER_REFUSAL_CLOSE_BASE + httpStatusFor(error.code), error.code);
+    });
   }
 
   #onSocket(ws: WebSocket, caller: { account: string; principal: string }, socket: Duplex): void {

@@ -32,3 +32,10 @@ export { canonicalJson } from "./canonical-json.js";
 export { LIMITS, KiB, MiB, MAX_BINARY_MESSAGE_BYTES, U64_MAX, CHANNEL_MAX } from "./limits.js";
 export { type JsonValue, type JsonObject, type JsonArray, type JsonPrimitive, isJsonObject, getMember } from "./json.js";
 export { decodeUtf8, encodeUtf8, utf8ByteLength, isWellFormedText, compareCodePoints } from "./utf8.js";
+export {
+  BEARER_SUBPROTOCOL_PREFIX,
+  MAX_BEARER_SUBPROTOCOL_BYTES,
+  BROWSER_REFUSAL_CLOSE_BASE,
+  encodeBearerSubprotocol,
+  decodeBearerSubprotocol,
+} from "./browser-bearer.js";

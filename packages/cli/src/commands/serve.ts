@@ -127,6 +127,7 @@ export async function runServe(options: ServeOptions, io: CliIo): Promise<ExitCo
       ...(options.metrics ? { metrics: { processMetrics: true } } : {}),
       limits: { sessionRetentionMs: options.retention },
       ...(keyring === undefined ? {} : { keyring }),
+      ...(options.allowOrigin.length === 0 ? {} : { browsers: { allowedOrigins: options.allowOrigin } }),
       ...(store === undefined || cluster === undefined ? {} : { store, cluster: { leaseTtlMs: cluster.leaseTtlMs } }),
     });
   } catch (error) {
@@ -150,6 +151,7 @@ export async function runServe(options: ServeOptions, io: CliIo): Promise<ExitCo
     [
       `listening on ${url}`,
       ...where,
+      ...(options.allowOrigin.length === 0 ? [] : [`web pages of ${options.allowOrigin.join(", ")} may open sessions (bearer token in a subprotocol entry)`]),
       "",
       "Call it from another terminal:",
       `  export GOLEM_STREAM_URL=${url} GOLEM_STREAM_TOKEN=${tokenHint}`,

@@ -2,14 +2,14 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { startEmbeddedServer, type EmbeddedServer } from "@golem-stream/server";
+import { startEmbeddedServer, type EmbeddedServer, type EmbeddedServerOptions } from "@golem-stream/server";
 
 export const TOKEN = "t";
 
-export async function startServer(): Promise<EmbeddedServer & { dispose(): Promise<void> }> {
+export async function startServer(extra: Partial<EmbeddedServerOptions> = {}): Promise<EmbeddedServer & { dispose(): Promise<void> }> {
   const dataDir = mkdtempSync(join(tmpdir(), "golem-stream-client-"));
   // `normal` durability keeps the suite fast; crash safety is the server's own test subject.
-  const server = await startEmbeddedServer({ port: 0, host: "127.0.0.1", dataDir, tokens: [TOKEN], synchronous: "normal" });
+  const server = await startEmbeddedServer({ port: 0, host: "127.0.0.1", dataDir, tokens: [TOKEN], synchronous: "normal", ...extra });
   return Object.assign(server, {
     async dispose() {
       await server.close();

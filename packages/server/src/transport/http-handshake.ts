@@ -84,9 +84,12 @@ export function offersSubprotocol(request: IncomingMessage): boolean {
   return offeredSubprotocols(request)?.has(SUBPROTOCOL) === true;
 }
 
-/** Authenticates a request; throws `unauthenticated` (or `internal-error` if the authenticator fails). */
-export async function authenticate(request: IncomingMessage, authenticator: Authenticator, logger: Logger): Promise<Principal> {
-  const token = bearerToken(request);
+/**
+ * Authenticates a request by its `Authorization` bearer, or by `token` when
+ * given (the browser extension's subprotocol entry); throws `unauthenticated`
+ * (or `internal-error` if the authenticator fails).
+ */
+export async function authenticate(request: IncomingMessage, authenticator: Authenticator, logger: Logger, token = bearerToken(request)): Promise<Principal> {
   if (token === undefined) throw new ProtocolError("unauthenticated", "a bearer token is required");
   let principal: Principal | undefined;
   try {
@@ -99,13 +102,16 @@ export async function authenticate(request: IncomingMessage, authenticator: Auth
   return principal;
 }
 
-/** The checks of an upgrade request, in order: WebSocket handshake, subprotocol, then authentication. */
-export async function checkUpgrade(request: IncomingMessage, authenticator: Authenticator, logger: Logger): Promise<Principal> {
+/**
+ * The checks of an upgrade request that come before its credential, in
+ * order: WebSocket handshake, subprotocol (then server.ts checks the Origin
+ * when browsers are allowed, and authenticates).
+ */
+export function checkUpgradeRequest(request: IncomingMessage): void {
   checkWebSocketHandshake(request);
   if (!offersSubprotocol(request)) {
     throw new ProtocolError("unsupported-subprotocol", `the ${SUBPROTOCOL} subprotocol is required`);
   }
-  return authenticate(request, authenticator, logger);
 }
 
 /** Answers a failed upgrade on the raw socket and closes it. */

@@ -1,0 +1,47 @@
+/**
+ * A web application's bundle of the package (esbuild, `browser` export
+ * condition, minified): it never contains `ws`, the Node transport or a Node
+ * built-in, and `createClient` with its transport stays within the size
+ * budget. The numbers themselves: `node bench/browser-size.mjs`.
+ */
+import { describe, expect, it } from "vitest";
+// @ts-expect-error -- a plain .mjs module of the bench, shared so the test measures what the bench prints
+import { ENTRIES, bundle } from "../bench/bundle-size.mjs";
+
+interface Measured {
+  readonly code: Uint8Array;
+  readonly inputs: string[];
+  readonly bytes: number;
+  readonly gzip: number;
+}
+const measure = bundle as (contents: string, platform?: "browser" | "node") => Promise<Measured>;
+const entries = ENTRIES as Record<string, string>;
+
+/**
+ * Gzipped bytes `createClient` + `webSocketTransport` + `inputStream` may
+ * cost a page: 36 KiB (35.0 KiB when this budget was set; about 40% of it is
+ * @golem-stream/schema-value, which validates every received value against
+ * its schema as protocol section 2 requires).
+ */
+const BUDGET_GZIP_BYTES = 36 * 1024;
+
+const nodeOnly = (inputs: readonly string[]): string[] => inputs.filter((input) => /node_modules\/(\.pnpm\/)?ws[@/]|ws-transport\.js$|^node:/.test(input));
+
+describe("the browser bundle", () => {
+  it("createClient and its transport fit the size budget, and contain no ws, Node transport or Node built-in", async () => {
+    const measured = await measure(entries["createClient + browser transport"]!);
+    expect(nodeOnly(measured.inputs)).toEqual([]);
+    expect(measured.inputs.some((input) => input.endsWith("web-socket-transport.js"))).toBe(true);
+    expect(measured.gzip).toBeLessThanOrEqual(BUDGET_GZIP_BYTES);
+  }, 60_000);
+
+  it("the whole package imported by name has no ws either", async () => {
+    const measured = await measure(entries["the whole browser build"]!);
+    expect(nodeOnly(measured.inputs)).toEqual([]);
+  }, 60_000);
+
+  it("the check sees ws where it is: the Node build's bundle has the ws transport", async () => {
+    const measured = await measure(entries["the whole browser build"]!, "node");
+    expect(nodeOnly(measured.inputs).some((input) => input.endsWith("ws-transport.js"))).toBe(true);
+  }, 60_000);
+});

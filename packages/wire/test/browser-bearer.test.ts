@@ -1,0 +1,47 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { BEARER_SUBPROTOCOL_PREFIX, decodeBearerSubprotocol, encodeBearerSubprotocol } from "../src/index.js";
+
+const visibleAscii = fc.string({ unit: fc.integer({ min: 0x21, max: 0x7e }).map((code) => String.fromCharCode(code)), minLength: 1, maxLength: 200 });
+/** RFC 7230 `token` characters: what a Sec-WebSocket-Protocol entry may hold. */
+const HTTP_TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+
+describe("the bearer subprotocol entry", () => {
+  it("round-trips every token of visible ASCII, as an HTTP token that is base64url after the prefix", () => {
+    fc.assert(
+      fc.property(visibleAscii, (token) => {
+        const entry = encodeBearerSubprotocol(token)!;
+        expect(entry.startsWith(BEARER_SUBPROTOCOL_PREFIX)).toBe(true);
+        expect(entry).toMatch(HTTP_TOKEN);
+        expect(entry.slice(BEARER_SUBPROTOCOL_PREFIX.length)).toBe(Buffer.from(token, "latin1").toString("base64url"));
+        expect(decodeBearerSubprotocol(entry)).toBe(token);
+      }),
+    );
+  });
+
+  it("accepts exactly the canonical spelling: any other string decodes to nothing or to a token that encodes back to it", () => {
+    fc.assert(
+      fc.property(fc.string({ unit: fc.constantFrom(..."AZaz09-_+/=.x"), maxLength: 40 }), (text) => {
+        const token = decodeBearerSubprotocol(BEARER_SUBPROTOCOL_PREFIX + text);
+        if (token !== undefined) expect(encodeBearerSubprotocol(token)).toBe(BEARER_SUBPROTOCOL_PREFIX + text);
+      }),
+    );
+  });
+
+  it("refuses what is not a token entry", () => {
+    expect(decodeBearerSubprotocol("golem.agent-invocation.v1")).toBeUndefined();
+    expect(decodeBearerSubprotocol(BEARER_SUBPROTOCOL_PREFIX)).toBeUndefined();
+    // "dG9r" is "tok"; "dG9" leaves non-zero bits; padding and the standard alphabet are not base64url.
+    expect(decodeBearerSubprotocol(`${BEARER_SUBPROTOCOL_PREFIX}dG9r`)).toBe("tok");
+    expect(decodeBearerSubprotocol(`${BEARER_SUBPROTOCOL_PREFIX}dG9`)).toBeUndefined();
+    expect(decodeBearerSubprotocol(`${BEARER_SUBPROTOCOL_PREFIX}dG8=`)).toBeUndefined();
+    expect(decodeBearerSubprotocol(`${BEARER_SUBPROTOCOL_PREFIX}a+b/`)).toBeUndefined();
+    // Bytes outside visible ASCII (a space, a newline, UTF-8) are not bearer tokens.
+    expect(decodeBearerSubprotocol(BEARER_SUBPROTOCOL_PREFIX + Buffer.from("a b").toString("base64url"))).toBeUndefined();
+    expect(decodeBearerSubprotocol(BEARER_SUBPROTOCOL_PREFIX + Buffer.from("é").toString("base64url"))).toBeUndefined();
+    expect(decodeBearerSubprotocol(BEARER_SUBPROTOCOL_PREFIX + "A".repeat(16 * 1024))).toBeUndefined();
+    expect(encodeBearerSubprotocol("with space")).toBeUndefined();
+    expect(encodeBearerSubprotocol("")).toBeUndefined();
+    expect(encodeBearerSubprotocol("x".repeat(13 * 1024))).toBeUndefined();
+  });
+});
