@@ -479,14 +479,29 @@ export class LiveSession {
       const held = await this.deps.store.readInput(stream.streamId, chunk.sequence, end);
       if (sameInput(held, chunk.sequence, end, chunk.data, stream.elementKind === "u8", chunk.mimeType)) return;
     }
+    // Not durable: the high-water here goes back to the store's, so nothing (an ACK, the input's
+    // end) counts the chunk as accepted.
+    if (stored.count < stream.count) stream.count = stored.count;
     // The high-water is where the chunk starts and the input is open: the refusal was not about its position.
     if (stored.count === chunk.sequence && stored.inputTerminal === undefined) throw error;
-    if (stored.count < stream.count) stream.count = stored.count;
     throw new InputPositionConflict(`input chunk at ${chunk.sequence} does not continue the stream's committed high-water ${stored.count}`, { cause: error });
   }
 
-  /** Natural end of an input, from the client. */
-  endInput(stream: StreamState): Promise<boolean> {
+  /**
+   * Natural end of an input, from the client, at `stream.count`. In a
+   * cluster an item accepted here may have failed to commit (the store
+   * refused it): the end is recorded only where the committed items end,
+   * or a stream would end short of what the client sent. Counts only grow,
+   * so a check that passes stays true until the end is recorded.
+   */
+  async endInput(stream: StreamState): Promise<boolean> {
+    if (this.deps.cluster !== undefined) {
+      const stored = await this.deps.store.getStream(stream.streamId);
+      if (stored !== undefined && stored.inputTerminal === undefined && stored.count !== stream.count) {
+        if (stored.count < stream.count) stream.count = stored.count;
+        throw new InputPositionConflict(`the input's end at ${stream.count} is not where its committed items end (${stored.count})`);
+      }
+    }
     return this.#terminateInput(stream, { kind: "end" }, (queue) => queue.end());
   }
 

@@ -250,6 +250,46 @@ export function clusterScenarios(api: ClusterTestApi, name: string, openStores: 
       expect(messages.at(-1)).toMatchObject({ type: "invocationFinished", outcome: { kind: "success" } });
     });
 
+    it("the last input item before the end is refused by the store at B: it is not counted, the end is not recorded short of it, the client resumes and the stream ends with every item", async () => {
+      let refuseOnce = true;
+      const refusing = (index: number, store: ClusterSessionStore): ClusterSessionStore =>
+        new Proxy(store, {
+          get(target, name) {
+            const value = Reflect.get(target, name) as unknown;
+            if (name !== "acceptInput" || index !== 1) return typeof value === "function" ? (value as () => unknown).bind(target) : value;
+            return (...args: Parameters<ClusterSessionStore["acceptInput"]>) => {
+              if (args[0].sequence === 2n && refuseOnce) {
+                refuseOnce = false;
+                return Promise.reject(new Error("the write failed"));
+              }
+              return target.acceptInput(...args);
+            };
+          },
+        });
+      const [a, b] = (await startCluster(2, 10_000, refusing)).nodes;
+      const { client: atB } = await startThenResume(a!, b!, demoStart("tally", v.record(v.stream(randomUUID()))));
+      const atBAccepted = (await atB.nextOf("invocationAccepted")) as Accepted;
+      const mapping = atBAccepted.mappings[0]!;
+      const texts = ["ab", "cd", "ef"];
+      for (let i = 0; i < texts.length; i++) atB.send({ type: "inputStreamItem", channel: mapping.channel, sequence: BigInt(i), value: v.str(texts[i]!) });
+      atB.send({ type: "inputStreamEnd", channel: mapping.channel, sequence: BigInt(texts.length) });
+      const first = await atB.all();
+      expect(first.messages.map((m) => m.type)).not.toContain("invocationFinished");
+      expect(first.closed.code).not.toBe(1000);
+
+      const atA = await RawClient.connect(a!.url);
+      atA.send(resume("resume", atBAccepted.sessionToken));
+      const again = ((await atA.nextOf("invocationAccepted")) as Accepted).mappings[0]!;
+      expect(again.inputHighWater).toEqual({ sequence: 2n, terminal: false });
+      for (let i = 2; i < texts.length; i++) atA.send({ type: "inputStreamItem", channel: again.channel, sequence: BigInt(i), value: v.str(texts[i]!) });
+      atA.send({ type: "inputStreamEnd", channel: again.channel, sequence: BigInt(texts.length) });
+      const { messages } = await atA.all();
+      const result = messages.find((m) => m.type === "invocationResult") as Extract<ServerMessage, { type: "invocationResult" }>;
+      const fields = (result.result as unknown as { value: { value: { fields: { value: unknown }[] } } }).value.value.fields;
+      expect(fields.map((field) => field.value)).toEqual(["3", "6"]);
+      expect(messages.at(-1)).toMatchObject({ type: "invocationFinished", outcome: { kind: "success" } });
+    });
+
     it("count running at A streams live to a client attached at B", async () => {
       const [a, b] = (await startCluster(2)).nodes;
       const { accepted, client: second } = await startThenResume(a!, b!, demoStart("count", v.record(v.u32(40), v.u32(5))));
