@@ -187,6 +187,7 @@ function httpFailure(status: number, body: Uint8Array): CliError {
 }
 
 function describeFetchError(error: unknown): string {
+  if (error instanceof Error && error.name === "TimeoutError") return "no answer within --timeout";
   const cause = (error as { cause?: { code?: unknown; message?: unknown } } | null)?.cause;
   if (typeof cause?.code === "string") return cause.code;
   return error instanceof Error ? error.message : String(error);

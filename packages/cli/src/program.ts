@@ -11,6 +11,8 @@ import type { ExitCode } from "./exit-codes.js";
 import type { CliIo } from "./io/cli-io.js";
 import { report } from "./io/cli-io.js";
 import { parseDuration } from "./duration.js";
+import { DEFAULT_CHECKPOINT_BATCHING } from "./checkpoint/batching.js";
+import type { CheckpointBatching } from "./checkpoint/batching.js";
 
 export const DEFAULT_URL = "http://127.0.0.1:8080";
 export const DEFAULT_PORT = 8080;
@@ -70,9 +72,27 @@ export interface ServeOptions {
   readonly allowOrigin: readonly string[];
 }
 
-export type OutputFormat = "lines" | "json";
+/** `auto`: bare output for a single output stream, item lines otherwise; `lines`: always item lines; `json`: events. */
+export type OutputFormat = "auto" | "lines" | "json";
+/** Where the result goes when stdout carries bare output: stderr, or nowhere. */
+export type ResultDestination = "stderr" | "none";
 
-export interface InvokeOptions extends ConnectionOptions {
+/** What `invoke` and `resume` share: output, progress, checkpoint writes, reconnects. */
+export interface RunOptions extends ConnectionOptions {
+  readonly output: OutputFormat;
+  readonly result: ResultDestination;
+  readonly progress: boolean;
+  readonly checkpointBatching: CheckpointBatching;
+  /** Consecutive failed connection attempts before giving up (the client's `reconnect.maxAttempts`). */
+  readonly retries: number;
+  /** How long one connection attempt (and the discovery request) may take, ms. */
+  readonly timeoutMs: number;
+}
+
+export const DEFAULT_RETRIES = 10;
+export const DEFAULT_TIMEOUT_MS = 10_000;
+
+export interface InvokeOptions extends RunOptions {
   readonly application: string;
   readonly environment: string;
   /** `--constructor`; renamed because `constructor` is inherited by every object. */
@@ -81,14 +101,9 @@ export interface InvokeOptions extends ConnectionOptions {
   readonly idempotencyKey?: string;
   readonly phantomId?: string;
   readonly checkpoint?: string;
-  readonly output: OutputFormat;
-  readonly progress: boolean;
 }
 
-export interface ResumeOptions extends ConnectionOptions {
-  readonly output: OutputFormat;
-  readonly progress: boolean;
-}
+export type ResumeOptions = RunOptions;
 
 export interface TypesOptions extends ConnectionOptions {
   readonly application: string;
@@ -140,10 +155,72 @@ function collectOrigin(value: string, previous: readonly string[]): string[] {
 
 const urlOption = () => new Option("--url <url>", "server base URL (http://, https://, ws:// or wss://)");
 const tokenOption = () => new Option("--token <token>", "bearer token sent to the server");
-const outputOption = () =>
-  new Option("--output <format>", "lines: output items as they come; json: one JSON event per line for everything")
-    .choices(["lines", "json"])
-    .default("lines");
+/** The options `invoke` and `resume` share, added to `command`. */
+function addRunOptions(command: Command): Command {
+  return command
+    .addOption(
+      new Option(
+        "--output <format>",
+        "auto: a single output stream bare (strings as lines, bytes raw, other items as JSON lines), several as {\"stream\",\"item\"} lines; lines: always {\"stream\",\"item\"} lines; json: one JSON event per line for everything",
+      )
+        .choices(["auto", "lines", "json"])
+        .default("auto"),
+    )
+    .addOption(
+      new Option("--result <where>", "with bare output: print the result (what is not the stream) on stderr, or not at all")
+        .choices(["stderr", "none"])
+        .default("stderr"),
+    )
+    .option("--no-progress", "never draw progress (drawn only when stderr is a terminal and stdout is not)")
+    .addOption(
+      new Option("--checkpoint-interval <duration>", "write the checkpoint at most this long after an item was printed (0: after every item)")
+        .argParser(parseIntervalMs)
+        .default(DEFAULT_CHECKPOINT_BATCHING.intervalMs, `${DEFAULT_CHECKPOINT_BATCHING.intervalMs}ms`),
+    )
+    .addOption(
+      new Option("--checkpoint-items <n>", "write the checkpoint at least every n printed items (1: after every item)")
+        .argParser(parseCount(1, 1_000_000))
+        .default(DEFAULT_CHECKPOINT_BATCHING.maxItems),
+    )
+    .addOption(
+      new Option("--retries <n>", "consecutive failed connection attempts before giving up (0: never reconnect)")
+        .argParser(parseCount(0, 1_000))
+        .default(DEFAULT_RETRIES),
+    )
+    .addOption(
+      new Option("--timeout <duration>", "how long one connection attempt and the discovery request may take")
+        .argParser(parseBoundedDuration(1, 3_600_000, "at most 1h"))
+        .default(DEFAULT_TIMEOUT_MS, "10s"),
+    )
+    .addOption(urlOption())
+    .addOption(tokenOption());
+}
+
+/** commander's parsed values of addRunOptions, as RunOptions. */
+function runOptionsOf(parsed: Record<string, unknown>): RunOptions {
+  const { checkpointInterval, checkpointItems, timeout, ...rest } = parsed;
+  return {
+    ...(rest as Omit<RunOptions, "checkpointBatching" | "timeoutMs">),
+    checkpointBatching: { intervalMs: checkpointInterval as number, maxItems: checkpointItems as number },
+    timeoutMs: timeout as number,
+  };
+}
+
+function parseIntervalMs(value: string): number {
+  if (value === "0") return 0;
+  const ms = parseDuration(value);
+  if (ms === undefined || ms > 3_600_000) throw new InvalidArgumentError("0, or a duration up to 1h: 100ms, 2s");
+  return ms;
+}
+
+function parseCount(min: number, max: number): (value: string) => number {
+  return (value) => {
+    if (!/^(0|[1-9][0-9]{0,9})$/.test(value) || Number(value) < min || Number(value) > max) {
+      throw new InvalidArgumentError(`an integer from ${min} to ${max}`);
+    }
+    return Number(value);
+  };
+}
 
 /**
  * Builds the program. `setExitCode` receives the outcome of the action that
@@ -255,7 +332,7 @@ Examples:
     )
     .action(run<ServeOptions>(async () => (await import("./commands/serve.js")).runServe));
 
-  program
+  const invoke = program
     .command("invoke")
     .description("Call an agent method, streaming stdin into it and its output streams to stdout.")
     .argument("<agent-type>", "agent type, for example echo")
@@ -267,11 +344,8 @@ Examples:
     .option("--native", "arguments and --constructor are native SchemaValue JSON ({\"kind\":..,\"value\":..})", false)
     .option("--idempotency-key <key>", "invocation idempotency key (default: a fresh UUID)")
     .option("--phantom-id <uuid>", "phantom agent id")
-    .option("--checkpoint <file>", "write checkpoint v1 here after every delivered output event")
-    .addOption(outputOption())
-    .option("--no-progress", "never draw the progress bar (it is drawn only when stderr is a terminal)")
-    .addOption(urlOption())
-    .addOption(tokenOption())
+    .option("--checkpoint <file>", "keep checkpoint v1 here, so `resume` can continue after a crash");
+  addRunOptions(invoke)
     .addHelpText(
       "after",
       `
@@ -297,18 +371,15 @@ ${EXIT_HELP}`,
       const { runInvoke } = await import("./commands/invoke.js");
       const constructorJson = Object.hasOwn(parsed, "constructor") ? (parsed["constructor"] as string) : undefined;
       const { constructor: _ignored, ...rest } = parsed;
-      const options = { ...rest, ...(constructorJson === undefined ? {} : { constructorJson }) } as unknown as InvokeOptions;
+      const options = { ...runOptionsOf(rest), ...(constructorJson === undefined ? {} : { constructorJson }) } as InvokeOptions;
       setExitCode(await runInvoke({ agentType, method, args }, options, io));
     });
 
-  program
+  const resume = program
     .command("resume")
     .description("Continue an invocation from a checkpoint after a crash or lost connection, without skipping output.")
-    .argument("<checkpoint>", "checkpoint file written by invoke --checkpoint (it is kept up to date)")
-    .addOption(outputOption())
-    .option("--no-progress", "never draw the progress bar")
-    .addOption(urlOption())
-    .addOption(tokenOption())
+    .argument("<checkpoint>", "checkpoint file written by invoke --checkpoint (it is kept up to date)");
+  addRunOptions(resume)
     .addHelpText(
       "after",
       `
@@ -329,9 +400,9 @@ Examples:
   $ golem-stream resume run.ckpt --url http://other-host:8080 --output json
 ${EXIT_HELP}`,
     )
-    .action(async (file: string, options: ResumeOptions) => {
+    .action(async (file: string, parsed: Record<string, unknown>) => {
       const { runResume } = await import("./commands/resume.js");
-      setExitCode(await runResume(file, options, io));
+      setExitCode(await runResume(file, runOptionsOf(parsed), io));
     });
 
   const keyring = program

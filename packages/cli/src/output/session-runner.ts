@@ -20,13 +20,16 @@ import type { CliIo } from "../io/cli-io.js";
 import { report } from "../io/cli-io.js";
 import { deliver } from "../io/delivery.js";
 import type { Progress } from "../io/progress.js";
-import type { OutputFormat } from "../program.js";
+import type { OutputFormat, ResultDestination } from "../program.js";
+import { bareLine, mayHoldStreams } from "./bare-output.js";
 import { failureOf } from "./exit-status.js";
 import { chunkLine, isBytes, nativeJson, outcomeJson } from "./lines.js";
 import { renderWithStreamNames } from "./stream-names.js";
 
 export interface SessionRunOptions {
   readonly format: OutputFormat;
+  /** With bare or raw output, where the rest of the result goes. */
+  readonly result: ResultDestination;
   /** Shared with whoever draws input progress, so all bars live in one block. */
   readonly progress: Progress;
   /**
@@ -41,7 +44,8 @@ interface StreamInfo {
   readonly elementType: SchemaType | undefined;
 }
 
-type Mode = "raw" | "lines" | "json";
+/** raw: the one stream's bytes; bare: the one stream's items as lines; lines: `{"stream","item"}`; json: events. */
+type Mode = "raw" | "bare" | "lines" | "json";
 
 export async function runSession(call: Invocation, io: CliIo, options: SessionRunOptions): Promise<ExitCode> {
   const runner = new SessionRunner(call, io, options);
@@ -181,8 +185,8 @@ class SessionRunner {
       const rendered = renderWithStreamNames(nativeJson(result.value), graph, graph.root, "$");
       for (const stream of rendered.streams) this.#name(stream.streamToken, stream.name, stream.elementType);
       const only = rendered.streams.length === 1 ? rendered.streams[0] : undefined;
-      if (this.#mode === "lines" && only !== undefined && isDirectBinary(graph, only.elementType) !== undefined) {
-        this.#mode = "raw";
+      if (this.#options.format === "auto" && only !== undefined && !mayHoldStreams(graph, only.elementType)) {
+        this.#mode = isDirectBinary(graph, only.elementType) === undefined ? "bare" : "raw";
       }
       if (this.#mode === "json") this.#emitLater({ event: "result", kind: "value", graph: result.graph, value: nativeJson(result.value) });
     } else if (this.#mode === "json") {
@@ -205,8 +209,8 @@ class SessionRunner {
     const rendered = renderWithStreamNames(nativeJson(result.value), graph, graph.root, "$");
     if (this.#mode === "lines") {
       await this.#emit({ result: rendered.plain });
-    } else if (rendered.plain !== "$") {
-      // Raw bytes own stdout; the rest of the result goes where people see it.
+    } else if (rendered.plain !== "$" && this.#options.result === "stderr") {
+      // The one stream owns stdout; the rest of the result goes where people see it.
       report(this.#io, `result: ${canonicalJson(rendered.plain)}`);
     }
   }
@@ -306,6 +310,11 @@ class SessionRunner {
       return { items: chunk instanceof Uint8Array ? bytes.length : 1, bytes: bytes.length };
     }
     const plain = isBytes(chunk) ? undefined : this.#render(info, chunk, index);
+    if (this.#mode === "bare" && !isBytes(chunk)) {
+      const text = bareLine(plain ?? nativeJson(chunk));
+      await deliver(this.#io.stdout, text);
+      return { items: 1, bytes: Buffer.byteLength(text) };
+    }
     const line = chunkLine(this.#mode === "json" ? "json" : "lines", info.name, streamToken, chunk, plain);
     const text = await this.#emit(line.json);
     return { items: line.items, bytes: line.bytes ?? text.length };
