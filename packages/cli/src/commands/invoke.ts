@@ -59,8 +59,8 @@ export async function runInvoke(target: InvokeTarget, options: InvokeOptions, io
   const argumentOptions = { native: options.native };
   const constructorParameters = constructorValue(options.constructorJson, agentType.constructorParameters, argumentOptions);
   const progress = createProgress(io, options.progress);
-  const { methodParameters } = bindMethodParameters(target.args, method.parameters, io, argumentOptions, (name) =>
-    progress.stream(name, "in"),
+  const { methodParameters } = bindMethodParameters(target.args, method.parameters, io, argumentOptions, (name, barOptions) =>
+    progress.stream(name, "in", barOptions),
   );
   const sink = createCheckpointSink(options.checkpoint, methodSchemaDigest(agentType, method), options.checkpointBatching);
 

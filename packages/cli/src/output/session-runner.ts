@@ -237,7 +237,8 @@ class SessionRunner {
   async #read(stream: OutputStream): Promise<void> {
     await this.#resultKnown;
     const info = await this.#infoOf(stream.streamToken);
-    const bar = this.#progress.stream(info.name, "out");
+    const bytes = this.#graph !== undefined && info.elementType !== undefined && isDirectBinary(this.#graph, info.elementType) === "u8";
+    const bar = this.#progress.stream(info.name, "out", { unit: bytes ? "bytes" : "items" });
     // Iterated by hand: leaving a `for await` early calls return(), which the
     // client counts as delivery of the item in hand — wrong when writing it
     // just failed. Only asking for the next item may advance the cursor.
