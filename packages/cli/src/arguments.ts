@@ -54,9 +54,14 @@ export function parseValueArgument(text: string, graph: SchemaGraph, type: Schem
     }
     return plainToNative(plainJsonOf(text, graph, type, what), graph, type, what);
   } catch (error) {
-    if (isProtocolError(error)) throw usageError(`${what}: ${error.message}`, error);
+    if (isProtocolError(error)) throw usageError(about(what, error.message), error);
     throw error;
   }
+}
+
+/** `what: message`, unless the message already starts by naming `what` (no "--constructor: --constructor ..."). */
+function about(what: string, message: string): string {
+  return message.startsWith(what) ? message : `${what}: ${message}`;
 }
 
 /** Plain JSON of an argument; a string-like parameter also takes its text verbatim. */
@@ -90,7 +95,7 @@ export function constructorValue(text: string | undefined, graph: SchemaGraph, o
         return plainToNative(byName, graph, graph.root, "--constructor");
       }
     } catch (error) {
-      if (isProtocolError(error)) throw usageError(`--constructor: ${error.message}`, error);
+      if (isProtocolError(error)) throw usageError(about("--constructor", error.message), error);
       throw error;
     }
   }

@@ -236,8 +236,9 @@ export function buildProgram(io: CliIo, setExitCode: (code: ExitCode) => void): 
     .configureOutput({
       writeOut: (text) => io.stdout.write(text),
       writeErr: (text) => io.stderr.write(text),
+      // Like every other failure: one line, the program's name first, and where to look.
+      outputError: (text, write) => write(`golem-stream: ${text.replace(/^error: /, "").trim().replace(/\s*\n\s*/g, " ")} (see --help)\n`),
     })
-    .showHelpAfterError("(run with --help for usage and examples)")
     .addHelpText(
       "after",
       `

@@ -92,6 +92,7 @@ export async function runInvoke(target: InvokeTarget, options: InvokeOptions, io
     progress,
     // Without a checkpoint nothing could ever resume the invocation, so Ctrl-C means "stop it".
     cancelOnInterrupt: options.checkpoint === undefined,
+    resumed: false,
   });
   return finishCheckpoint(sink, code, io);
 }

@@ -37,6 +37,8 @@ export interface SessionRunOptions {
    * false only detaches, so `resume` can continue from the checkpoint.
    */
   readonly cancelOnInterrupt: boolean;
+  /** `resume`: this process starts away from the session (a crash, a restart may lie behind). */
+  readonly resumed: boolean;
 }
 
 interface StreamInfo {
@@ -66,6 +68,8 @@ class SessionRunner {
   #printing = 0;
   readonly #printed: (() => void)[] = [];
   #streamFailure: string | undefined;
+  /** Set once the connection was lost: a failure after it may come from a server restart. */
+  #wasAway: boolean;
   /** Set once `run` decided the outcome. */
   #settled = false;
   /** A failure reaches `#fail` from the handle and from its streams; it is reported once. */
@@ -85,6 +89,7 @@ class SessionRunner {
     this.#options = options;
     this.#progress = options.progress;
     this.#mode = options.format === "json" ? "json" : "lines";
+    this.#wasAway = options.resumed;
     this.#resultKnown = new Promise((resolve) => (this.#markResultKnown = resolve));
     this.#outputFailed = new Promise((resolve) => (this.#markOutputFailed = resolve));
   }
@@ -97,6 +102,7 @@ class SessionRunner {
       }
     });
     call.on("reconnecting", (event) => {
+      this.#wasAway = true;
       this.#progress.stop();
       report(this.#io, `golem-stream: connection lost (${event.cause}); reconnecting in ${event.delayMs} ms`);
       if (this.#mode === "json") {
@@ -168,12 +174,12 @@ class SessionRunner {
   }
 
   #fail(error: unknown): ExitCode {
-    const failure = failureOf(error);
+    const failure = failureOf(error, { wasAway: this.#wasAway });
     // After an interrupt (or a broken stdout) the outcome was already reported; this is noise.
     if (this.#settled || this.#failureReported) return failure.exitCode;
     this.#failureReported = true;
     this.#progress.stop();
-    if (this.#mode === "json") this.#emitLater({ event: "failed", message: failure.message });
+    if (this.#mode === "json") this.#emitLater({ event: "failed", ...(failure.code === undefined ? {} : { code: failure.code }), message: failure.message });
     report(this.#io, `golem-stream: ${failure.message}`);
     return failure.exitCode;
   }
