@@ -93,6 +93,7 @@ export async function runInvoke(target: InvokeTarget, options: InvokeOptions, io
     // Without a checkpoint nothing could ever resume the invocation, so Ctrl-C means "stop it".
     cancelOnInterrupt: options.checkpoint === undefined,
     resumed: false,
+    retries: options.retries,
   });
   return finishCheckpoint(sink, code, io);
 }

@@ -41,7 +41,7 @@ export async function runResume(file: string, options: ResumeOptions, io: CliIo)
     throw error;
   }
   void warnIfSchemaChanged(checkpoint, connection, io);
-  const code = await runSession(call, io, { format: options.output, result: options.result, progress: createProgress(io, options.progress), cancelOnInterrupt: false, resumed: true });
+  const code = await runSession(call, io, { format: options.output, result: options.result, progress: createProgress(io, options.progress), cancelOnInterrupt: false, resumed: true, retries: options.retries });
   return finishCheckpoint(sink, code, io);
 }
 

@@ -19,6 +19,7 @@ import type { ExitCode } from "../exit-codes.js";
 import type { CliIo } from "../io/cli-io.js";
 import { report } from "../io/cli-io.js";
 import { deliver } from "../io/delivery.js";
+import { ReconnectNotice } from "../io/reconnect-notice.js";
 import type { Progress } from "../io/progress.js";
 import type { OutputFormat, ResultDestination } from "../program.js";
 import { bareLine, mayHoldStreams } from "./bare-output.js";
@@ -39,6 +40,8 @@ export interface SessionRunOptions {
   readonly cancelOnInterrupt: boolean;
   /** `resume`: this process starts away from the session (a crash, a restart may lie behind). */
   readonly resumed: boolean;
+  /** The client's reconnect attempts (`--retries`), for the notice while the server is away. */
+  readonly retries: number;
 }
 
 interface StreamInfo {
@@ -70,6 +73,7 @@ class SessionRunner {
   #streamFailure: string | undefined;
   /** Set once the connection was lost: a failure after it may come from a server restart. */
   #wasAway: boolean;
+  readonly #reconnects: ReconnectNotice;
   /** Set once `run` decided the outcome. */
   #settled = false;
   /** A failure reaches `#fail` from the handle and from its streams; it is reported once. */
@@ -90,6 +94,7 @@ class SessionRunner {
     this.#progress = options.progress;
     this.#mode = options.format === "json" ? "json" : "lines";
     this.#wasAway = options.resumed;
+    this.#reconnects = new ReconnectNotice(io, options.retries);
     this.#resultKnown = new Promise((resolve) => (this.#markResultKnown = resolve));
     this.#outputFailed = new Promise((resolve) => (this.#markOutputFailed = resolve));
   }
@@ -97,6 +102,7 @@ class SessionRunner {
   async run(): Promise<ExitCode> {
     const call = this.#call;
     call.on("accepted", (event) => {
+      this.#reconnects.reconnected();
       if (this.#mode === "json") {
         this.#emitLater({ event: "accepted", operation: event.operation, attemptId: event.attemptId, replayed: event.replayed });
       }
@@ -104,7 +110,7 @@ class SessionRunner {
     call.on("reconnecting", (event) => {
       this.#wasAway = true;
       this.#progress.stop();
-      report(this.#io, `golem-stream: connection lost (${event.cause}); reconnecting in ${event.delayMs} ms`);
+      this.#reconnects.reconnecting(event);
       if (this.#mode === "json") {
         this.#emitLater({ event: "reconnecting", cause: event.cause, delayMs: event.delayMs, failures: event.failures });
       }
@@ -122,6 +128,7 @@ class SessionRunner {
     });
     const outcome = await Promise.race([this.#complete(), interrupted, outputFailed]);
     this.#progress.stop();
+    this.#reconnects.clear();
     // The outcome is decided: whatever still ends in the background is not reported.
     this.#settled = true;
     if (outcome !== "interrupted") return outcome;
@@ -179,6 +186,7 @@ class SessionRunner {
     if (this.#settled || this.#failureReported) return failure.exitCode;
     this.#failureReported = true;
     this.#progress.stop();
+    this.#reconnects.clear();
     if (this.#mode === "json") this.#emitLater({ event: "failed", ...(failure.code === undefined ? {} : { code: failure.code }), message: failure.message });
     report(this.#io, `golem-stream: ${failure.message}`);
     return failure.exitCode;
