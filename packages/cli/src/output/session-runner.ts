@@ -275,6 +275,9 @@ class SessionRunner {
         bar.finish("done");
         break;
       }
+      // The run is over (interrupted, or stdout failed): print nothing more, ask for nothing
+      // more, so the checkpoint flushed at exit is not overtaken by output printed after it.
+      if (this.#settled) return;
       this.#printing++;
       try {
         const { items, bytes } = await this.#print(info, stream.streamToken, next.value, index);
