@@ -353,15 +353,20 @@ Examples:
 Arguments are plain JSON converted with the method's schema from the server's discovery endpoint
 (u64/s64 may be given as strings), or native SchemaValue JSON with --native.
 "-" binds stdin to a stream parameter: raw bytes for stream<u8> and stream<binary>, one item per line
-for stream<string>. Output: raw bytes on stdout when the result is a single stream<u8>/stream<binary>,
-otherwise one JSON line per item ({"stream":name,"item":value}); the result is printed last.
---output json prints one JSON event per line for everything (acceptance, items, ends, result, finish).
+for stream<string>. Output: a result with a single output stream prints it bare (strings one per
+line, bytes raw, other items one JSON value per line; the rest of the result on stderr, or nowhere
+with --result none); several streams print one JSON line per item ({"stream":name,"item":value})
+and the result last. --output lines always uses those lines; --output json prints one JSON event
+per line for everything (acceptance, items, ends, result, finish or failure with its code).
+With --checkpoint the file is written in batches behind stdout (--checkpoint-interval,
+--checkpoint-items): a crash repeats what was printed since the last write, never skips anything.
+Progress is drawn on stderr when it is a terminal and stdout is not.
 ${CONNECTION_HELP}
 
 Examples:
   $ golem-stream invoke echo digest -c '{"name":"me"}' - < big.iso
   $ printf 'one\\ntwo\\n' | golem-stream invoke echo split -c '{"name":"me"}' -
-  $ golem-stream invoke echo reverse -c '["me"]' - < lines.txt
+  $ golem-stream invoke echo reverse -c '["me"]' - < lines.txt | sort
   $ golem-stream invoke echo count -c '{"name":"me"}' 10 100 --checkpoint count.ckpt
   $ golem-stream invoke echo blobs -c '{"name":"me"}' 1 4096 > blob.bin
   $ golem-stream invoke echo count --native -c '{"kind":"record","value":{"fields":[{"kind":"string","value":"me"}]}}' \\
@@ -384,8 +389,8 @@ ${EXIT_HELP}`,
     .addHelpText(
       "after",
       `
-Output continues after the last item the checkpoint records as delivered; at most the item that was
-being written when the process stopped is repeated. A checkpoint saved before the start was accepted
+Output continues after the last item the checkpoint records as delivered; what was printed after the
+checkpoint's last write (at most --checkpoint-interval of output) is repeated, nothing is skipped. A checkpoint saved before the start was accepted
 holds the frozen start: resume sends exactly that start again (same attempt id), and the server either
 replays its acceptance or accepts it now. An invocation that already finished prints its result again
 and exits 0.
