@@ -81,6 +81,19 @@ describe("stdout and stderr on the same terminal", () => {
   });
 });
 
+describe("a server that is down, on a terminal", () => {
+  it("one line says so, a single line counts down to each attempt, and it is removed before the final message", async () => {
+    const checkpoint = join(scratchDir(), "c.ckpt");
+    expect((await run(["invoke", "echo", "count", ...ME, "2", "0", "--checkpoint", checkpoint], { env: server.env })).code).toBe(EXIT.success);
+    const { code, screen } = await onTerminal(`${cli} resume ${shellQuote(checkpoint)} --url http://127.0.0.1:9 --retries 3`, 120);
+    expect(code).toBe(EXIT.connectionLost);
+    expect(screen.match(/cannot reach the server/g)).toHaveLength(1);
+    expect(screen).toMatch(/\r\x1b\[Kgolem-stream: attempt 3 of 3 in \ds \(/);
+    // The countdown line is cleared, then the outcome is a line of its own.
+    expect(screen).toMatch(/\r\x1b\[Kgolem-stream: connection lost: gave up after 3 reconnect attempts\r\n/);
+  });
+});
+
 describe("bare output for a single output stream", () => {
   it("reverse in a pipe: one line per item, no envelope, nothing else on stdout or stderr", async () => {
     const result = await run(["invoke", "echo", "reverse", ...ME, "-"], { env: server.env, stdin: "abc\nδεζ\n" });
