@@ -83,14 +83,15 @@ export interface RunOptions extends ConnectionOptions {
   readonly result: ResultDestination;
   readonly progress: boolean;
   readonly checkpointBatching: CheckpointBatching;
-  /** Consecutive failed connection attempts before giving up (the client's `reconnect.maxAttempts`). */
+  /** Reconnect attempts without progress before giving up (the client's `reconnect.maxAttempts`). */
   readonly retries: number;
-  /** How long one connection attempt (and the discovery request) may take, ms. */
+  /** How long the server may take to complete a handshake, answer a start/resume/takeover, or the discovery request, ms. */
   readonly timeoutMs: number;
 }
 
 export const DEFAULT_RETRIES = 10;
-export const DEFAULT_TIMEOUT_MS = 10_000;
+/** The client's own acceptance timeout default (30 s); also bounds handshakes and discovery here. */
+export const DEFAULT_TIMEOUT_MS = 30_000;
 
 export interface InvokeOptions extends RunOptions {
   readonly application: string;
@@ -183,14 +184,14 @@ function addRunOptions(command: Command): Command {
         .default(DEFAULT_CHECKPOINT_BATCHING.maxItems),
     )
     .addOption(
-      new Option("--retries <n>", "consecutive failed connection attempts before giving up (0: never reconnect)")
+      new Option("--retries <n>", "reconnect attempts without progress before giving up (0: never reconnect)")
         .argParser(parseCount(0, 1_000))
         .default(DEFAULT_RETRIES),
     )
     .addOption(
-      new Option("--timeout <duration>", "how long one connection attempt and the discovery request may take")
+      new Option("--timeout <duration>", "how long the server may take to accept a connection or answer its first message (then retried), and the discovery request")
         .argParser(parseBoundedDuration(1, 3_600_000, "at most 1h"))
-        .default(DEFAULT_TIMEOUT_MS, "10s"),
+        .default(DEFAULT_TIMEOUT_MS, "30s"),
     )
     .addOption(urlOption())
     .addOption(tokenOption());

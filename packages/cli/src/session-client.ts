@@ -11,9 +11,12 @@ export function sessionClient(connection: Connection, options: RunOptions): Clie
   return createClient({
     url: connection.url,
     token: connection.token,
+    // Retries without progress (the client's budget: an accepted connection that moves nothing
+    // does not reset it, so a server that accepts and then fails at once cannot loop forever).
     reconnect: { maxAttempts: options.retries },
-    // TODO(issue 13): also map --timeout to the client's acceptance timeout (the answer to a
-    // first message) once @golem-stream/client has one; today it bounds the WebSocket handshake.
+    // One bound for every wait on the server: the WebSocket handshake, and the answer to the
+    // first message (start, resume, takeover), after which the same descriptor is retried.
     transport: wsTransport({ handshakeTimeoutMs: options.timeoutMs }),
+    acceptanceTimeoutMs: options.timeoutMs,
   });
 }

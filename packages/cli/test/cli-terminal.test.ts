@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EXIT } from "../src/exit-codes.js";
 import { BIN, TOKEN, lines, run, scratchDir, start, startServer } from "./support/processes.js";
 import type { ServerProcess } from "./support/processes.js";
+import { startHoldingProxy } from "./support/holding-proxy.js";
 
 const ME = ["-c", '{"name":"tty"}'];
 let server: ServerProcess;
@@ -90,7 +91,7 @@ describe("a server that is down, on a terminal", () => {
     expect(screen.match(/cannot reach the server/g)).toHaveLength(1);
     expect(screen).toMatch(/\r\x1b\[Kgolem-stream: attempt 3 of 3 in \ds \(/);
     // The countdown line is cleared, then the outcome is a line of its own.
-    expect(screen).toMatch(/\r\x1b\[Kgolem-stream: connection lost: gave up after 3 reconnect attempts\r\n/);
+    expect(screen).toMatch(/\r\x1b\[Kgolem-stream: connection lost: gave up after 3 reconnect attempts without progress \(last: [^\r]*\)\r\n/);
   });
 });
 
@@ -160,6 +161,22 @@ describe("errors a person can act on", () => {
       .find((e) => e.event === "failed");
     expect(failed?.code).toMatch(/^[a-z]+(-[a-z]+)*$/);
     expect(failed?.message).toContain(`(${failed?.code})`);
+  });
+
+  it("--timeout bounds the wait for the server's answer to the start; --retries how often it is sent again", async () => {
+    const proxy = await startHoldingProxy(server.url, "answers");
+    try {
+      // The proxy passes the handshake and the start, then holds every answer: none arrives, ever.
+      const result = await run(["invoke", "echo", "count", ...ME, "1", "0", "--timeout", "300ms", "--retries", "1"], {
+        env: { ...server.env, GOLEM_STREAM_URL: proxy.url },
+      });
+      expect(result.code).toBe(EXIT.connectionLost);
+      expect(result.stderr, result.stderr).toMatch(/no answer to invocationStart within 300 ms/);
+      expect(result.stderr).toMatch(/gave up after 1 reconnect attempts without progress/);
+      expect(proxy.sessions).toBe(2);
+    } finally {
+      await proxy.close();
+    }
   });
 
   it("resume against a server that is down says so once, then retries quietly until --retries", async () => {
