@@ -11,8 +11,8 @@ import type { SchemaGraph, SchemaType, SchemaValue } from "@golem-stream/schema-
 import { LIMITS, isProtocolError, parseStrictJson } from "@golem-stream/wire";
 import type { JsonValue, SchemaValueJson } from "@golem-stream/wire";
 import type { CliIo } from "./io/cli-io.js";
-import { byteChunks, readAllBounded, textLines } from "./io/stdin-source.js";
-import type { StreamProgress } from "./io/progress.js";
+import { byteChunks, knownInputSize, readAllBounded, textLines, thenDone } from "./io/stdin-source.js";
+import type { StreamProgress, StreamProgressOptions } from "./io/progress.js";
 import { usageError } from "./exit-codes.js";
 import { plainToNative } from "./plain-json.js";
 
@@ -54,9 +54,14 @@ export function parseValueArgument(text: string, graph: SchemaGraph, type: Schem
     }
     return plainToNative(plainJsonOf(text, graph, type, what), graph, type, what);
   } catch (error) {
-    if (isProtocolError(error)) throw usageError(`${what}: ${error.message}`, error);
+    if (isProtocolError(error)) throw usageError(about(what, error.message), error);
     throw error;
   }
+}
+
+/** `what: message`, unless the message already starts by naming `what` (no "--constructor: --constructor ..."). */
+function about(what: string, message: string): string {
+  return message.startsWith(what) ? message : `${what}: ${message}`;
 }
 
 /** Plain JSON of an argument; a string-like parameter also takes its text verbatim. */
@@ -90,7 +95,7 @@ export function constructorValue(text: string | undefined, graph: SchemaGraph, o
         return plainToNative(byName, graph, graph.root, "--constructor");
       }
     } catch (error) {
-      if (isProtocolError(error)) throw usageError(`--constructor: ${error.message}`, error);
+      if (isProtocolError(error)) throw usageError(about("--constructor", error.message), error);
       throw error;
     }
   }
@@ -112,7 +117,7 @@ export function bindMethodParameters(
   graph: SchemaGraph,
   io: CliIo,
   options: ArgumentOptions,
-  stdinProgress: (name: string) => StreamProgress,
+  stdinProgress: (name: string, options: StreamProgressOptions) => StreamProgress,
 ): BoundParameters {
   const fields = recordFields(graph, "the method's parameters");
   if (args.length !== fields.length) {
@@ -129,7 +134,10 @@ export function bindMethodParameters(
       if (arg !== "-") throw usageError(`${what} is a ${describeType(graph, field.body)}: pass - to stream stdin into it`);
       if (stdinParameter !== undefined) throw usageError(`stdin is already bound to ${stdinParameter}; only one - is possible`);
       stdinParameter = field.name;
-      return stdinStream(graph, resolved.value.inner, io, options, stdinProgress(field.name), field.name);
+      const direct = isDirectBinary(graph, resolved.value.inner);
+      const totalBytes = knownInputSize(io.stdin);
+      const bar = stdinProgress(field.name, { unit: direct === "u8" ? "bytes" : "items", ...(totalBytes === undefined ? {} : { totalBytes }) });
+      return stdinStream(graph, resolved.value.inner, io, options, bar, field.name);
     }
     if (arg === "-") throw usageError(`${what} is a ${describeType(graph, field.body)}, not a stream; - binds stdin to stream parameters only`);
     return parseValueArgument(arg, graph, field.body, what, options) as unknown as ParamPayload;
@@ -146,22 +154,24 @@ function stdinStream(
   name: string,
 ): InputStream {
   const direct = isDirectBinary(graph, elementType);
-  if (direct === "u8") return inputStream.bytes(byteChunks(io.stdin, (bytes) => bar.add(bytes, bytes)));
+  const done = () => bar.finish("done");
+  if (direct === "u8") return inputStream.bytes(thenDone(byteChunks(io.stdin, (bytes) => bar.add(bytes, bytes)), done));
   if (direct === "binary") {
     return inputStream.binary(
       (async function* () {
         const bytes = await readAllBounded(io.stdin, LIMITS.maxBinaryPayloadBytes, `stdin for ${name}`);
         bar.add(1, bytes.length);
         yield bytes;
+        done();
       })(),
     );
   }
   if (graph.resolve(elementType).kind === "string") {
-    return inputStream.strings(textLines(io.stdin, (bytes) => bar.add(1, bytes)));
+    return inputStream.strings(thenDone(textLines(io.stdin, (bytes) => bar.add(1, bytes)), done));
   }
   // Any other element type: one JSON value per line, converted like an argument.
   let line = 0;
-  return inputStream.values(textLines(io.stdin, (bytes) => bar.add(1, bytes)), (text: string): ParamNode => {
+  return inputStream.values(thenDone(textLines(io.stdin, (bytes) => bar.add(1, bytes)), done), (text: string): ParamNode => {
     line += 1;
     return parseValueArgument(text, graph, elementType, `stdin line ${line}`, options) as unknown as ParamNode;
   });

@@ -187,7 +187,15 @@ function httpFailure(status: number, body: Uint8Array): CliError {
 }
 
 function describeFetchError(error: unknown): string {
-  const cause = (error as { cause?: { code?: unknown; message?: unknown } } | null)?.cause;
-  if (typeof cause?.code === "string") return cause.code;
+  if (error instanceof Error && error.name === "TimeoutError") return "no answer within --timeout";
+  // fetch says only "fetch failed"; the reason (ECONNREFUSED, ENOTFOUND, a TLS error) is its cause.
+  const cause = (error as { cause?: { code?: unknown; message?: unknown; errors?: unknown } } | null)?.cause;
+  const first = Array.isArray(cause?.errors) ? (cause.errors[0] as { message?: unknown } | undefined) : undefined;
+  const message = typeof first?.message === "string" ? first.message : typeof cause?.message === "string" ? cause.message : undefined;
+  const code = typeof cause?.code === "string" ? cause.code : undefined;
+  if (code?.startsWith("ERR_SSL") === true || code?.startsWith("ERR_TLS") === true || code?.includes("CERT") === true) return `TLS failed (${code})`;
+  const line = message?.split("\n")[0]?.trim();
+  if (line !== undefined && line !== "") return code === undefined || line.includes(code) ? line : `${line} (${code})`;
+  if (code !== undefined) return code;
   return error instanceof Error ? error.message : String(error);
 }

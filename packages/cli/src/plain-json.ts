@@ -16,6 +16,7 @@ import { fromJs, toJs } from "@golem-stream/schema-value";
 import type { SchemaGraph, SchemaType, SchemaValue, StreamLeaf } from "@golem-stream/schema-value";
 import { ProtocolError, isJsonObject } from "@golem-stream/wire";
 import type { JsonValue } from "@golem-stream/wire";
+import { plainPath } from "./plain-path.js";
 
 const DECIMAL = /^(0|-?[1-9][0-9]*)$/;
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
@@ -23,7 +24,16 @@ const MAX_DEPTH = 128;
 
 /** Builds the native value of plain JSON `json` for `type`, validated. Throws only `ProtocolError`. */
 export function plainToNative(json: JsonValue, graph: SchemaGraph, type: SchemaType, path = "value"): SchemaValue {
-  return fromJs(toJsInput(json, graph, type, path, 0), graph, type);
+  const input = toJsInput(json, graph, type, path, 0);
+  try {
+    return fromJs(input, graph, type);
+  } catch (error) {
+    // fromJs names places in the native value; say them as the plain JSON the person wrote.
+    if (!(error instanceof ProtocolError) || error.path === undefined || !error.message.startsWith(`${error.path}: `)) throw error;
+    const plain = plainPath(graph, type, error.path, path);
+    if (plain === undefined) throw error;
+    throw new ProtocolError(error.code, `${plain}: ${error.message.slice(error.path.length + 2)}`, { path: plain });
+  }
 }
 
 /** Renders a native value as plain JSON; `streamName` says what to print in place of each stream. */
@@ -60,13 +70,24 @@ function toJsInput(json: JsonValue, graph: SchemaGraph, type: SchemaType, path: 
       if (typeof json === "string") return base64Bytes(json, path);
       if (isJsonObject(json) && typeof json["bytes"] === "string") return { ...json, bytes: base64Bytes(json["bytes"], `${path}.bytes`) };
       return json;
-    case "record":
+    case "record": {
       if (!isJsonObject(json)) return json;
+      const fields = resolved.value.fields;
+      const unknown = Object.keys(json).find((key) => !fields.some((field) => field.name === key));
+      if (unknown !== undefined) {
+        throw new ProtocolError("validation-error", `${path}: unknown field ${JSON.stringify(unknown)} (fields: ${fields.map((f) => f.name).join(", ") || "none"})`, {
+          path,
+        });
+      }
+      // An option may be left out (it is then absent); every other field is required.
+      const missing = fields.find((field) => !Object.hasOwn(json, field.name) && graph.resolve(field.body).kind !== "option");
+      if (missing !== undefined) throw new ProtocolError("validation-error", `${path}: missing field ${JSON.stringify(missing.name)}`, { path });
       return Object.fromEntries(
         resolved.value.fields
           .filter((field) => Object.hasOwn(json, field.name))
           .map((field) => [field.name, into(json[field.name] as JsonValue, field.body, `${path}.${field.name}`)]),
       );
+    }
     case "variant": {
       if (!isJsonObject(json) || typeof json["case"] !== "string" || json["value"] === undefined) return json;
       const chosen = resolved.value.cases.find((c) => c.name === json["case"]);

@@ -11,6 +11,8 @@ import type { ExitCode } from "./exit-codes.js";
 import type { CliIo } from "./io/cli-io.js";
 import { report } from "./io/cli-io.js";
 import { parseDuration } from "./duration.js";
+import { DEFAULT_CHECKPOINT_BATCHING } from "./checkpoint/batching.js";
+import type { CheckpointBatching } from "./checkpoint/batching.js";
 
 export const DEFAULT_URL = "http://127.0.0.1:8080";
 export const DEFAULT_PORT = 8080;
@@ -70,9 +72,28 @@ export interface ServeOptions {
   readonly allowOrigin: readonly string[];
 }
 
-export type OutputFormat = "lines" | "json";
+/** `auto`: bare output for a single output stream, item lines otherwise; `lines`: always item lines; `json`: events. */
+export type OutputFormat = "auto" | "lines" | "json";
+/** Where the result goes when stdout carries bare output: stderr, or nowhere. */
+export type ResultDestination = "stderr" | "none";
 
-export interface InvokeOptions extends ConnectionOptions {
+/** What `invoke` and `resume` share: output, progress, checkpoint writes, reconnects. */
+export interface RunOptions extends ConnectionOptions {
+  readonly output: OutputFormat;
+  readonly result: ResultDestination;
+  readonly progress: boolean;
+  readonly checkpointBatching: CheckpointBatching;
+  /** Reconnect attempts without progress before giving up (the client's `reconnect.maxAttempts`). */
+  readonly retries: number;
+  /** How long the server may take to complete a handshake, answer a start/resume/takeover, or the discovery request, ms. */
+  readonly timeoutMs: number;
+}
+
+export const DEFAULT_RETRIES = 10;
+/** The client's own acceptance timeout default (30 s); also bounds handshakes and discovery here. */
+export const DEFAULT_TIMEOUT_MS = 30_000;
+
+export interface InvokeOptions extends RunOptions {
   readonly application: string;
   readonly environment: string;
   /** `--constructor`; renamed because `constructor` is inherited by every object. */
@@ -81,14 +102,9 @@ export interface InvokeOptions extends ConnectionOptions {
   readonly idempotencyKey?: string;
   readonly phantomId?: string;
   readonly checkpoint?: string;
-  readonly output: OutputFormat;
-  readonly progress: boolean;
 }
 
-export interface ResumeOptions extends ConnectionOptions {
-  readonly output: OutputFormat;
-  readonly progress: boolean;
-}
+export type ResumeOptions = RunOptions;
 
 export interface TypesOptions extends ConnectionOptions {
   readonly application: string;
@@ -140,10 +156,72 @@ function collectOrigin(value: string, previous: readonly string[]): string[] {
 
 const urlOption = () => new Option("--url <url>", "server base URL (http://, https://, ws:// or wss://)");
 const tokenOption = () => new Option("--token <token>", "bearer token sent to the server");
-const outputOption = () =>
-  new Option("--output <format>", "lines: output items as they come; json: one JSON event per line for everything")
-    .choices(["lines", "json"])
-    .default("lines");
+/** The options `invoke` and `resume` share, added to `command`. */
+function addRunOptions(command: Command): Command {
+  return command
+    .addOption(
+      new Option(
+        "--output <format>",
+        "auto: a single output stream bare (strings as lines, bytes raw, other items as JSON lines), several as {\"stream\",\"item\"} lines; lines: always {\"stream\",\"item\"} lines; json: one JSON event per line for everything",
+      )
+        .choices(["auto", "lines", "json"])
+        .default("auto"),
+    )
+    .addOption(
+      new Option("--result <where>", "with bare output: print the result (what is not the stream) on stderr, or not at all")
+        .choices(["stderr", "none"])
+        .default("stderr"),
+    )
+    .option("--no-progress", "never draw progress (drawn only when stderr is a terminal and stdout is not)")
+    .addOption(
+      new Option("--checkpoint-interval <duration>", "write the checkpoint at most this long after an item was printed (0: after every item)")
+        .argParser(parseIntervalMs)
+        .default(DEFAULT_CHECKPOINT_BATCHING.intervalMs, `${DEFAULT_CHECKPOINT_BATCHING.intervalMs}ms`),
+    )
+    .addOption(
+      new Option("--checkpoint-items <n>", "write the checkpoint at least every n printed items (1: after every item)")
+        .argParser(parseCount(1, 1_000_000))
+        .default(DEFAULT_CHECKPOINT_BATCHING.maxItems),
+    )
+    .addOption(
+      new Option("--retries <n>", "reconnect attempts without progress before giving up (0: never reconnect)")
+        .argParser(parseCount(0, 1_000))
+        .default(DEFAULT_RETRIES),
+    )
+    .addOption(
+      new Option("--timeout <duration>", "how long the server may take to accept a connection or answer its first message (then retried), and the discovery request")
+        .argParser(parseBoundedDuration(1, 3_600_000, "at most 1h"))
+        .default(DEFAULT_TIMEOUT_MS, "30s"),
+    )
+    .addOption(urlOption())
+    .addOption(tokenOption());
+}
+
+/** commander's parsed values of addRunOptions, as RunOptions. */
+function runOptionsOf(parsed: Record<string, unknown>): RunOptions {
+  const { checkpointInterval, checkpointItems, timeout, ...rest } = parsed;
+  return {
+    ...(rest as Omit<RunOptions, "checkpointBatching" | "timeoutMs">),
+    checkpointBatching: { intervalMs: checkpointInterval as number, maxItems: checkpointItems as number },
+    timeoutMs: timeout as number,
+  };
+}
+
+function parseIntervalMs(value: string): number {
+  if (value === "0") return 0;
+  const ms = parseDuration(value);
+  if (ms === undefined || ms > 3_600_000) throw new InvalidArgumentError("0, or a duration up to 1h: 100ms, 2s");
+  return ms;
+}
+
+function parseCount(min: number, max: number): (value: string) => number {
+  return (value) => {
+    if (!/^(0|[1-9][0-9]{0,9})$/.test(value) || Number(value) < min || Number(value) > max) {
+      throw new InvalidArgumentError(`an integer from ${min} to ${max}`);
+    }
+    return Number(value);
+  };
+}
 
 /**
  * Builds the program. `setExitCode` receives the outcome of the action that
@@ -159,8 +237,9 @@ export function buildProgram(io: CliIo, setExitCode: (code: ExitCode) => void): 
     .configureOutput({
       writeOut: (text) => io.stdout.write(text),
       writeErr: (text) => io.stderr.write(text),
+      // Like every other failure: one line, the program's name first, and where to look.
+      outputError: (text, write) => write(`golem-stream: ${text.replace(/^error: /, "").trim().replace(/\s*\n\s*/g, " ")} (see --help)\n`),
     })
-    .showHelpAfterError("(run with --help for usage and examples)")
     .addHelpText(
       "after",
       `
@@ -255,7 +334,7 @@ Examples:
     )
     .action(run<ServeOptions>(async () => (await import("./commands/serve.js")).runServe));
 
-  program
+  const invoke = program
     .command("invoke")
     .description("Call an agent method, streaming stdin into it and its output streams to stdout.")
     .argument("<agent-type>", "agent type, for example echo")
@@ -267,26 +346,28 @@ Examples:
     .option("--native", "arguments and --constructor are native SchemaValue JSON ({\"kind\":..,\"value\":..})", false)
     .option("--idempotency-key <key>", "invocation idempotency key (default: a fresh UUID)")
     .option("--phantom-id <uuid>", "phantom agent id")
-    .option("--checkpoint <file>", "write checkpoint v1 here after every delivered output event")
-    .addOption(outputOption())
-    .option("--no-progress", "never draw the progress bar (it is drawn only when stderr is a terminal)")
-    .addOption(urlOption())
-    .addOption(tokenOption())
+    .option("--checkpoint <file>", "keep checkpoint v1 here, so `resume` can continue after a crash");
+  addRunOptions(invoke)
     .addHelpText(
       "after",
       `
 Arguments are plain JSON converted with the method's schema from the server's discovery endpoint
 (u64/s64 may be given as strings), or native SchemaValue JSON with --native.
 "-" binds stdin to a stream parameter: raw bytes for stream<u8> and stream<binary>, one item per line
-for stream<string>. Output: raw bytes on stdout when the result is a single stream<u8>/stream<binary>,
-otherwise one JSON line per item ({"stream":name,"item":value}); the result is printed last.
---output json prints one JSON event per line for everything (acceptance, items, ends, result, finish).
+for stream<string>. Output: a result with a single output stream prints it bare (strings one per
+line, bytes raw, other items one JSON value per line; the rest of the result on stderr, or nowhere
+with --result none); several streams print one JSON line per item ({"stream":name,"item":value})
+and the result last. --output lines always uses those lines; --output json prints one JSON event
+per line for everything (acceptance, items, ends, result, finish or failure with its code).
+With --checkpoint the file is written in batches behind stdout (--checkpoint-interval,
+--checkpoint-items): a crash repeats what was printed since the last write, never skips anything.
+Progress is drawn on stderr when it is a terminal and stdout is not.
 ${CONNECTION_HELP}
 
 Examples:
   $ golem-stream invoke echo digest -c '{"name":"me"}' - < big.iso
   $ printf 'one\\ntwo\\n' | golem-stream invoke echo split -c '{"name":"me"}' -
-  $ golem-stream invoke echo reverse -c '["me"]' - < lines.txt
+  $ golem-stream invoke echo reverse -c '["me"]' - < lines.txt | sort
   $ golem-stream invoke echo count -c '{"name":"me"}' 10 100 --checkpoint count.ckpt
   $ golem-stream invoke echo blobs -c '{"name":"me"}' 1 4096 > blob.bin
   $ golem-stream invoke echo count --native -c '{"kind":"record","value":{"fields":[{"kind":"string","value":"me"}]}}' \\
@@ -297,23 +378,20 @@ ${EXIT_HELP}`,
       const { runInvoke } = await import("./commands/invoke.js");
       const constructorJson = Object.hasOwn(parsed, "constructor") ? (parsed["constructor"] as string) : undefined;
       const { constructor: _ignored, ...rest } = parsed;
-      const options = { ...rest, ...(constructorJson === undefined ? {} : { constructorJson }) } as unknown as InvokeOptions;
+      const options = { ...runOptionsOf(rest), ...(constructorJson === undefined ? {} : { constructorJson }) } as InvokeOptions;
       setExitCode(await runInvoke({ agentType, method, args }, options, io));
     });
 
-  program
+  const resume = program
     .command("resume")
     .description("Continue an invocation from a checkpoint after a crash or lost connection, without skipping output.")
-    .argument("<checkpoint>", "checkpoint file written by invoke --checkpoint (it is kept up to date)")
-    .addOption(outputOption())
-    .option("--no-progress", "never draw the progress bar")
-    .addOption(urlOption())
-    .addOption(tokenOption())
+    .argument("<checkpoint>", "checkpoint file written by invoke --checkpoint (it is kept up to date)");
+  addRunOptions(resume)
     .addHelpText(
       "after",
       `
-Output continues after the last item the checkpoint records as delivered; at most the item that was
-being written when the process stopped is repeated. A checkpoint saved before the start was accepted
+Output continues after the last item the checkpoint records as delivered; what was printed after the
+checkpoint's last write (at most --checkpoint-interval of output) is repeated, nothing is skipped. A checkpoint saved before the start was accepted
 holds the frozen start: resume sends exactly that start again (same attempt id), and the server either
 replays its acceptance or accepts it now. An invocation that already finished prints its result again
 and exits 0.
@@ -329,9 +407,9 @@ Examples:
   $ golem-stream resume run.ckpt --url http://other-host:8080 --output json
 ${EXIT_HELP}`,
     )
-    .action(async (file: string, options: ResumeOptions) => {
+    .action(async (file: string, parsed: Record<string, unknown>) => {
       const { runResume } = await import("./commands/resume.js");
-      setExitCode(await runResume(file, options, io));
+      setExitCode(await runResume(file, runOptionsOf(parsed), io));
     });
 
   const keyring = program

@@ -70,7 +70,8 @@ it("two nodes, one database and one keyring: an invoke at node A killed mid-stre
     expect(out + server.running.stderr()).not.toContain(password);
   }
   const checkpoint = join(scratchDir(), "count.ckpt");
-  const invoked = start([...countArgs(40, 50), "--checkpoint", checkpoint], { env: a.env });
+  // A write per item, so the bound below is exact (batching has its own tests in cli-crash).
+  const invoked = start([...countArgs(40, 50), "--checkpoint", checkpoint, "--checkpoint-interval", "0"], { env: a.env });
   await waitFor(invoked, () => itemsOf(invoked.stdout(), "$").length >= 5, "five items arrived from node A");
   invoked.child.kill("SIGKILL");
   const before = itemsOf((await invoked.done).stdout, "$");

@@ -123,3 +123,23 @@ describe("stream names", () => {
     expect(rendered.plain).toEqual({ s: "\u0000stream-0\u0000", x: "$.x" });
   });
 });
+
+describe("plain JSON errors name what the person wrote", () => {
+  const person = t.record({ name: t.string(), nick: t.option(t.string()), tags: t.list(t.record({ label: t.string() })) });
+  const people = decodeSchemaGraph(t.graph(person));
+  const convert = (json: JsonValue) => plainToNative(json, people, people.root, "--constructor");
+
+  it("refuses an unknown field by its name, with the fields there are", () => {
+    expect(() => convert({ nam: "x", tags: [] })).toThrow('--constructor: unknown field "nam" (fields: name, nick, tags)');
+  });
+
+  it("names a missing field; an option may be left out", () => {
+    expect(() => convert({ tags: [] })).toThrow('--constructor: missing field "name"');
+    expect(() => convert({ name: "x", tags: [] })).not.toThrow();
+  });
+
+  it("says where a wrong value is in plain JSON terms, not the native value's", () => {
+    expect(() => convert({ name: 5, tags: [] })).toThrow(/^--constructor\.name: expected a string$/);
+    expect(() => convert({ name: "x", tags: [{ label: "a" }, { label: 7 }] })).toThrow(/^--constructor\.tags\[1\]\.label: expected a string$/);
+  });
+});

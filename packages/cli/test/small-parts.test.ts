@@ -8,16 +8,20 @@ import { httpOriginOf, resolveConnection } from "../src/connection.js";
 import { CliError, EXIT } from "../src/exit-codes.js";
 import type { CliIo } from "../src/io/cli-io.js";
 import { createLogger } from "../src/io/logger.js";
-import { createProgress, formatBytes } from "../src/io/progress.js";
+import { createProgress } from "../src/io/progress.js";
+import { describeProgress, formatBytes, formatClock } from "../src/io/progress-line.js";
+import type { ProgressState } from "../src/io/progress-line.js";
 import { defaultDataDir } from "../src/paths.js";
 import { parseDuration } from "../src/duration.js";
 
-function fakeIo(stderrIsTty: boolean): { io: CliIo; stderr: () => string } {
+function fakeIo(stderrIsTty: boolean, stdoutIsTty = false): { io: CliIo; stderr: () => string } {
   const stderr = new PassThrough() as PassThrough & { isTTY?: boolean };
   stderr.isTTY = stderrIsTty;
+  const stdout = new PassThrough() as PassThrough & { isTTY?: boolean };
+  stdout.isTTY = stdoutIsTty;
   let text = "";
   stderr.on("data", (chunk: Buffer) => (text += chunk.toString()));
-  const io: CliIo = { stdin: new PassThrough(), stdout: new PassThrough(), stderr, env: {}, signal: new AbortController().signal };
+  const io: CliIo = { stdin: new PassThrough(), stdout, stderr, env: {}, signal: new AbortController().signal };
   return { io, stderr: () => text };
 }
 
@@ -127,17 +131,53 @@ describe("progress", () => {
     expect(stderr()).toBe("");
   });
 
-  it("draws items and bytes per stream on a terminal, and can be disabled", () => {
+  it("draws nothing when stdout is a terminal too (output and bars would be glued together)", () => {
+    const { io, stderr } = fakeIo(true, true);
+    const progress = createProgress(io, true);
+    progress.stream("$", "out").add(3, 3000);
+    progress.stop();
+    expect(stderr()).toBe("");
+  });
+
+  it("draws items, bytes, rate and elapsed per stream on a terminal, never turns wrapping off, and can be disabled", () => {
     const terminal = fakeIo(true);
-    const progress = createProgress(terminal.io, true);
+    let clock = 1_000;
+    const progress = createProgress(terminal.io, true, () => clock);
     const bar = progress.stream("$.lines", "out");
     bar.add(2, 2048);
+    clock += 2_000;
     bar.finish("done");
     progress.stop();
-    expect(terminal.stderr()).toMatch(/\$\.lines \| 2 items \| 2\.0 KiB done/);
+    expect(terminal.stderr()).toMatch(/← \$\.lines \| 2 items, 2\.0 KiB \| 1\.0 items\/s \| 0:02 \| done/);
+    // DECAWM off (ESC[?7l) would cut every output line wider than the terminal.
+    expect(terminal.stderr()).not.toContain("\x1b[?7l");
     const disabled = fakeIo(true);
     createProgress(disabled.io, false).stream("$", "out").add(1, 1);
     expect(disabled.stderr()).toBe("");
+  });
+
+  const state = (over: Partial<ProgressState>): ProgressState => ({
+    arrow: "→",
+    label: "data",
+    unit: "bytes",
+    items: 0,
+    bytes: 0,
+    startedAt: 0,
+    note: undefined,
+    finishedAt: undefined,
+    ...over,
+  });
+
+  it("counts bytes, not items, for a byte stream, with percentage and ETA when the size is known", () => {
+    expect(describeProgress(state({ items: 3, bytes: 3 * 1024 * 1024 }), 3_000)).toBe(" → data | 3.0 MiB | 1.0 MiB/s | 0:03");
+    expect(describeProgress(state({ bytes: 12 << 20, totalBytes: 48 << 20 }), 3_000)).toBe(" → data | 12.0 MiB / 48.0 MiB 25% | 4.0 MiB/s | 0:03 | ETA 0:09");
+    expect(describeProgress(state({ bytes: 48 << 20, totalBytes: 48 << 20, note: "done", finishedAt: 4_000 }), 9_000)).toBe(
+      " → data | 48.0 MiB / 48.0 MiB 100% | 12.0 MiB/s | 0:04 | done",
+    );
+  });
+
+  it("formats elapsed time as a clock", () => {
+    expect([0, 7.9, 754, 3723].map(formatClock)).toEqual(["0:00", "0:07", "12:34", "1:02:03"]);
   });
 
   it("formats sizes with binary units", () => {

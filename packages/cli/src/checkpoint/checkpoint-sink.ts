@@ -11,6 +11,12 @@ import type { Checkpoint } from "./checkpoint.js";
 import { pendingAsInvocationStart, pendingAsResumeAttach } from "./checkpoint.js";
 import { writeCheckpointFile } from "./checkpoint-file.js";
 import { removeStaleTemporaries } from "./atomic-file.js";
+import { DEFAULT_CHECKPOINT_BATCHING } from "./batching.js";
+import type { CheckpointBatching } from "./batching.js";
+import { EXIT } from "../exit-codes.js";
+import type { ExitCode } from "../exit-codes.js";
+import type { CliIo } from "../io/cli-io.js";
+import { report } from "../io/cli-io.js";
 
 export interface CheckpointSink {
   /**
@@ -20,8 +26,12 @@ export interface CheckpointSink {
    * the promise `--checkpoint` makes. The last file written stays valid.
    */
   readonly onCheckpoint: (state: ResumeState) => Promise<void>;
-  /** Resolves (never rejects) when the writes started so far have finished, so an exiting process leaves its latest state. */
-  readonly flush: () => Promise<void>;
+  /**
+   * Writes the latest state if a batch is still open and waits for every
+   * write, so an exiting process leaves its latest state. Resolves with the
+   * error of a write that failed (none: undefined); never rejects.
+   */
+  readonly flush: () => Promise<Error | undefined>;
 }
 
 export function checkpointFromState(state: ResumeState, methodSchemaDigest: string): Checkpoint {
@@ -66,11 +76,24 @@ export function stateFromCheckpoint(checkpoint: Checkpoint): ResumeState {
   };
 }
 
-export function createCheckpointSink(path: string | undefined, methodSchemaDigest: string): CheckpointSink {
+export function createCheckpointSink(
+  path: string | undefined,
+  methodSchemaDigest: string,
+  batching: CheckpointBatching = DEFAULT_CHECKPOINT_BATCHING,
+  now: () => number = Date.now,
+): CheckpointSink {
   // This process is now the checkpoint's only writer: leftovers of a killed one can go.
   let cleaned: Promise<void> | undefined;
-  let latest: Promise<void> = Promise.resolve();
-  const write = async (state: ResumeState): Promise<void> => {
+  let chain: Promise<void> = Promise.resolve();
+  let failure: Error | undefined;
+  /** The newest state not yet handed to a write, and how many deliveries it is ahead of the file. */
+  let deferred: ResumeState | undefined;
+  let unsaved = 0;
+  let lastWrite = 0;
+  let written: ResumeState | undefined;
+  let timer: NodeJS.Timeout | undefined;
+
+  const writeNow = async (state: ResumeState): Promise<void> => {
     if (path === undefined) return;
     try {
       await (cleaned ??= removeStaleTemporaries(path));
@@ -79,9 +102,65 @@ export function createCheckpointSink(path: string | undefined, methodSchemaDiges
       throw new Error(`cannot write checkpoint ${path}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
     }
   };
-  return {
-    // The client calls one at a time; chaining keeps that true even if it did not.
-    onCheckpoint: (state) => (latest = latest.then(() => write(state))),
-    flush: () => latest.catch(() => undefined),
+  /** Queues a write of `state` behind the ones before it (files are replaced in the order states came). */
+  const enqueue = (state: ResumeState): Promise<void> => {
+    if (timer !== undefined) clearTimeout(timer);
+    timer = undefined;
+    deferred = undefined;
+    unsaved = 0;
+    lastWrite = now();
+    written = state;
+    const write = chain.then(() => (failure === undefined ? writeNow(state) : Promise.reject(failure)));
+    chain = write.catch((error: unknown) => {
+      failure ??= error instanceof Error ? error : new Error(String(error));
+    });
+    return write;
   };
+
+  return {
+    onCheckpoint: async (state) => {
+      if (failure !== undefined) throw failure;
+      // A pending operation or a new session token must be on disk before the client acts on
+      // it (it sends the frozen start/resume only after this resolves); only cursor progress
+      // may wait, because an older cursor replays output and never skips any.
+      if (path === undefined || written === undefined || !onlyCursorsMoved(written, state)) return enqueue(state);
+      deferred = state;
+      unsaved++;
+      if (unsaved >= batching.maxItems || now() - lastWrite >= batching.intervalMs) return enqueue(state);
+      timer ??= setTimeout(() => {
+        timer = undefined;
+        // A failure shows at the next delivery (it rejects) or at flush.
+        if (deferred !== undefined) void enqueue(deferred).catch(() => undefined);
+      }, Math.max(0, batching.intervalMs - (now() - lastWrite)));
+      // A quiet stream must not keep the process alive just to write a checkpoint: flush does.
+      timer.unref();
+    },
+    flush: async () => {
+      if (deferred !== undefined && failure === undefined) await enqueue(deferred).catch(() => undefined);
+      await chain;
+      return failure;
+    },
+  };
+}
+
+/** Same session, nothing pending, nothing pending before: the two states differ at most in their cursors. */
+function onlyCursorsMoved(before: ResumeState, after: ResumeState): boolean {
+  return (
+    before.pendingOperation === undefined &&
+    after.pendingOperation === undefined &&
+    before.sessionToken !== undefined &&
+    before.sessionToken === after.sessionToken
+  );
+}
+
+/**
+ * The end of a run with a checkpoint: the open batch is written, and a write
+ * that failed since the last delivery turns the exit code into 74 (like a
+ * failed stdout), unless the run already stopped for that reason.
+ */
+export async function finishCheckpoint(sink: CheckpointSink, code: ExitCode, io: CliIo): Promise<ExitCode> {
+  const failure = await sink.flush();
+  if (failure === undefined || code === EXIT.outputFailed) return code;
+  report(io, `golem-stream: ${failure.message}; the file stays at the last state written: \`golem-stream resume\` continues from there`);
+  return EXIT.outputFailed;
 }

@@ -5,10 +5,11 @@
 import { constants } from "node:fs";
 import { access } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
-import { createClient, isClientError } from "@golem-stream/client";
+import { isClientError } from "@golem-stream/client";
+import { sessionClient } from "../session-client.js";
 import type { Invocation } from "@golem-stream/client";
 import { bindMethodParameters, constructorValue, nativeAsJson } from "../arguments.js";
-import { createCheckpointSink } from "../checkpoint/checkpoint-sink.js";
+import { createCheckpointSink, finishCheckpoint } from "../checkpoint/checkpoint-sink.js";
 import { resolveConnection } from "../connection.js";
 import { fetchCatalogue, findMethod, methodSchemaDigest } from "../discovery.js";
 import { usageError } from "../exit-codes.js";
@@ -53,19 +54,19 @@ export async function runInvoke(target: InvokeTarget, options: InvokeOptions, io
   }
   if (options.checkpoint !== undefined) await checkCheckpointPath(options.checkpoint);
   const connection = resolveConnection(options, io.env);
-  const catalogue = await fetchCatalogue(connection, options.application, options.environment, io.signal);
+  const catalogue = await fetchCatalogue(connection, options.application, options.environment, AbortSignal.any([io.signal, AbortSignal.timeout(options.timeoutMs)]));
   const { agentType, method } = findMethod(catalogue, target.agentType, target.method);
   const argumentOptions = { native: options.native };
   const constructorParameters = constructorValue(options.constructorJson, agentType.constructorParameters, argumentOptions);
   const progress = createProgress(io, options.progress);
-  const { methodParameters } = bindMethodParameters(target.args, method.parameters, io, argumentOptions, (name) =>
-    progress.stream(name, "in"),
+  const { methodParameters } = bindMethodParameters(target.args, method.parameters, io, argumentOptions, (name, barOptions) =>
+    progress.stream(name, "in", barOptions),
   );
-  const sink = createCheckpointSink(options.checkpoint, methodSchemaDigest(agentType, method));
+  const sink = createCheckpointSink(options.checkpoint, methodSchemaDigest(agentType, method), options.checkpointBatching);
 
   let call: Invocation;
   try {
-    const client = createClient({ url: connection.url, token: connection.token });
+    const client = sessionClient(connection, options);
     call = client.invoke({
       application: options.application,
       environment: options.environment,
@@ -87,10 +88,12 @@ export async function runInvoke(target: InvokeTarget, options: InvokeOptions, io
   });
   const code = await runSession(call, io, {
     format: options.output,
+    result: options.result,
     progress,
     // Without a checkpoint nothing could ever resume the invocation, so Ctrl-C means "stop it".
     cancelOnInterrupt: options.checkpoint === undefined,
+    resumed: false,
+    retries: options.retries,
   });
-  await sink.flush();
-  return code;
+  return finishCheckpoint(sink, code, io);
 }

@@ -3,10 +3,11 @@
  * (a `takeover`, decisions-v1 §8, or the exact retry of a frozen pending
  * resume/takeover) and continues its output after the delivered cursors.
  */
-import { createClient, isClientError } from "@golem-stream/client";
+import { isClientError } from "@golem-stream/client";
+import { sessionClient } from "../session-client.js";
 import type { Invocation } from "@golem-stream/client";
 import { isProtocolError } from "@golem-stream/wire";
-import { createCheckpointSink, stateFromCheckpoint } from "../checkpoint/checkpoint-sink.js";
+import { createCheckpointSink, finishCheckpoint, stateFromCheckpoint } from "../checkpoint/checkpoint-sink.js";
 import { readCheckpointFile } from "../checkpoint/checkpoint-file.js";
 import type { Checkpoint } from "../checkpoint/checkpoint.js";
 import { resolveConnection } from "../connection.js";
@@ -30,19 +31,18 @@ export async function runResume(file: string, options: ResumeOptions, io: CliIo)
     throw usageError(`cannot read checkpoint ${file}: ${error instanceof Error ? error.message : String(error)}`, error);
   }
   const connection = resolveConnection(options, io.env);
-  const sink = createCheckpointSink(file, checkpoint.methodSchemaDigest);
+  const sink = createCheckpointSink(file, checkpoint.methodSchemaDigest, options.checkpointBatching);
   let call: Invocation;
   try {
-    const client = createClient({ url: connection.url, token: connection.token });
+    const client = sessionClient(connection, options);
     call = client.takeover(stateFromCheckpoint(checkpoint), { onCheckpoint: sink.onCheckpoint });
   } catch (error) {
     if (isClientError(error)) throw usageError(failureOf(error).message, error);
     throw error;
   }
   void warnIfSchemaChanged(checkpoint, connection, io);
-  const code = await runSession(call, io, { format: options.output, progress: createProgress(io, options.progress), cancelOnInterrupt: false });
-  await sink.flush();
-  return code;
+  const code = await runSession(call, io, { format: options.output, result: options.result, progress: createProgress(io, options.progress), cancelOnInterrupt: false, resumed: true, retries: options.retries });
+  return finishCheckpoint(sink, code, io);
 }
 
 /**

@@ -1,10 +1,18 @@
 /**
- * Live progress on stderr: one line per stream with its items and bytes.
- * Drawn only when stderr is a terminal (and not disabled), so pipes, files
- * and CI logs stay clean; otherwise every call is a no-op.
+ * Live progress on stderr: one line per stream with what it moved, its rate
+ * and the elapsed time; for an input of known size (a regular file on
+ * stdin, as `pv` finds out) also the percentage and the time left.
+ *
+ * Drawn only when stderr is a terminal and stdout is not, as curl does:
+ * when both are the same terminal, redrawn bars and output lines would be
+ * glued together. Wrapping is never switched off (the bars cut their own
+ * lines to the terminal's width instead), so long output lines stay whole.
+ * Otherwise every call is a no-op, and pipes, files and CI logs stay clean.
  */
 import cliProgress from "cli-progress";
 import type { CliIo } from "./cli-io.js";
+import { describeProgress } from "./progress-line.js";
+import type { ProgressState } from "./progress-line.js";
 
 export interface StreamProgress {
   /** Counts `items` logical items carrying `bytes` payload bytes. */
@@ -12,8 +20,15 @@ export interface StreamProgress {
   finish(note: string): void;
 }
 
+export interface StreamProgressOptions {
+  /** `bytes`: a byte stream (counting items would count bytes twice); `items`: anything else. */
+  readonly unit: "bytes" | "items";
+  /** Bytes this stream will carry, when known in advance. */
+  readonly totalBytes?: number;
+}
+
 export interface Progress {
-  stream(label: string, direction: "in" | "out"): StreamProgress;
+  stream(label: string, direction: "in" | "out", options?: StreamProgressOptions): StreamProgress;
   /** Removes the bars, so later stderr lines are not mixed into them. */
   stop(): void;
 }
@@ -21,30 +36,45 @@ export interface Progress {
 const SILENT_STREAM: StreamProgress = { add: () => undefined, finish: () => undefined };
 export const SILENT_PROGRESS: Progress = { stream: () => SILENT_STREAM, stop: () => undefined };
 
-export function createProgress(io: CliIo, enabled: boolean): Progress {
-  if (!enabled || io.stderr.isTTY !== true) return SILENT_PROGRESS;
+/** Redraws per second: often enough to look live, rarely enough to cost nothing. */
+const FRAMES_PER_SECOND = 4;
+
+export function createProgress(io: CliIo, enabled: boolean, now: () => number = Date.now): Progress {
+  if (!enabled || io.stderr.isTTY !== true || io.stdout.isTTY === true) return SILENT_PROGRESS;
   const bars = new cliProgress.MultiBar({
     stream: io.stderr,
-    format: " {direction} {label} | {items} items | {size} {note}",
+    format: (_options, _params, payload: { state: ProgressState }) => describeProgress(payload.state, now()),
     hideCursor: true,
     clearOnComplete: false,
-    fps: 8,
-    autopadding: true,
+    fps: FRAMES_PER_SECOND,
+    // Never send the "wrapping off" sequence; lines longer than the terminal are cut by the bar itself.
+    linewrap: true,
   });
   let stopped = false;
   return {
-    stream(label, direction) {
-      let items = 0;
-      let bytes = 0;
-      const bar = bars.create(0, 0, { direction: direction === "in" ? "→" : "←", label, items: 0, size: formatBytes(0), note: "" });
+    stream(label, direction, options = { unit: "items" }) {
+      const state: ProgressState = {
+        arrow: direction === "in" ? "→" : "←",
+        label,
+        unit: options.unit,
+        ...(options.totalBytes === undefined ? {} : { totalBytes: options.totalBytes }),
+        items: 0,
+        bytes: 0,
+        startedAt: now(),
+        note: undefined,
+        finishedAt: undefined,
+      };
+      const bar = bars.create(0, 0, { state });
       return {
-        add(moreItems, moreBytes) {
-          items += moreItems;
-          bytes += moreBytes;
-          bar.update({ items, size: formatBytes(bytes) });
+        add(items, bytes) {
+          state.items += items;
+          state.bytes += bytes;
+          bar.update({ state });
         },
         finish(note) {
-          bar.update({ items, size: formatBytes(bytes), note });
+          state.note = note;
+          state.finishedAt ??= now();
+          bar.update({ state });
         },
       };
     },
@@ -54,15 +84,4 @@ export function createProgress(io: CliIo, enabled: boolean): Progress {
       bars.stop();
     },
   };
-}
-
-export function formatBytes(bytes: number): string {
-  const units = ["B", "KiB", "MiB", "GiB", "TiB"];
-  let value = bytes;
-  let unit = 0;
-  while (value >= 1024 && unit < units.length - 1) {
-    value /= 1024;
-    unit++;
-  }
-  return unit === 0 ? `${bytes} B` : `${value.toFixed(1)} ${units[unit]}`;
 }

@@ -3,6 +3,7 @@
  * chunks; these generators re-cut them into the items the parameter's
  * element type needs, with every size bounded before data accumulates.
  */
+import { fstatSync } from "node:fs";
 import type { Readable } from "node:stream";
 import { LIMITS } from "@golem-stream/wire";
 import { usageError } from "../exit-codes.js";
@@ -111,4 +112,25 @@ function toBytes(chunk: unknown): Uint8Array {
   if (chunk instanceof Uint8Array) return chunk;
   if (typeof chunk === "string") return Buffer.from(chunk, "utf8");
   throw usageError("stdin produced something that is not bytes");
+}
+
+/**
+ * The bytes a regular file on stdin still holds (`golem-stream ... < file`),
+ * as `pv` finds out; undefined for a pipe, a terminal or anything unknown.
+ */
+export function knownInputSize(source: Readable): number | undefined {
+  const fd = (source as { fd?: unknown }).fd;
+  if (typeof fd !== "number") return undefined;
+  try {
+    const stats = fstatSync(fd);
+    return stats.isFile() ? stats.size : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Passes the items of `items` through and calls `done` once they ended (not when they failed). */
+export async function* thenDone<T>(items: AsyncIterable<T>, done: () => void): AsyncGenerator<T> {
+  yield* items;
+  done();
 }

@@ -8,9 +8,24 @@ import type { ExitCode } from "../exit-codes.js";
 export interface Failure {
   readonly exitCode: ExitCode;
   readonly message: string;
+  /** The public protocol code, when the peer sent one. */
+  readonly code?: string;
 }
 
-export function failureOf(error: unknown): Failure {
+export interface FailureContext {
+  /** This process lost the session at some point (a reconnect, or `resume` after a crash). */
+  readonly wasAway?: boolean;
+}
+
+/** The server's whole explanation of a failure it does not explain (docs/protocol/server.md, "Restart"). */
+const SERVER_GENERIC_FAILURE = "invocation failed";
+
+export function failureOf(error: unknown, context: FailureContext = {}): Failure {
+  const failure = describeFailure(error, context);
+  return isClientError(error) && error.code !== undefined ? { ...failure, code: error.code } : failure;
+}
+
+function describeFailure(error: unknown, context: FailureContext): Failure {
   if (!isClientError(error)) {
     return { exitCode: EXIT.connectionLost, message: error instanceof Error ? error.message : String(error) };
   }
@@ -18,8 +33,19 @@ export function failureOf(error: unknown): Failure {
   switch (error.kind) {
     case "rejected":
       return { exitCode: EXIT.rejected, message: `rejected${code}: ${error.message}` };
-    case "invocation-failed":
-      return { exitCode: EXIT.invocationFailed, message: `invocation failed${code}: ${error.message}` };
+    case "invocation-failed": {
+      if (error.message !== "" && error.message !== SERVER_GENERIC_FAILURE) {
+        return { exitCode: EXIT.invocationFailed, message: `invocation failed${code}: ${error.message}` };
+      }
+      // The server says no more than this both for an agent that threw and for a restart
+      // (which fails every invocation it was running); only this process knows it was away.
+      return {
+        exitCode: EXIT.invocationFailed,
+        message: context.wasAway === true
+          ? `the invocation failed on the server${code} while this process was away from it: a server restart fails every invocation it was running; the output it produced before was delivered`
+          : `the invocation failed on the server${code}, which gives no reason (its log has it)`,
+      };
+    }
     case "stream-failed":
       return { exitCode: EXIT.invocationFailed, message: `ended with an error${code}: ${error.message}` };
     case "stream-cancelled":

@@ -19,14 +19,18 @@ import type { ExitCode } from "../exit-codes.js";
 import type { CliIo } from "../io/cli-io.js";
 import { report } from "../io/cli-io.js";
 import { deliver } from "../io/delivery.js";
+import { ReconnectNotice } from "../io/reconnect-notice.js";
 import type { Progress } from "../io/progress.js";
-import type { OutputFormat } from "../program.js";
+import type { OutputFormat, ResultDestination } from "../program.js";
+import { bareLine, mayHoldStreams } from "./bare-output.js";
 import { failureOf } from "./exit-status.js";
 import { chunkLine, isBytes, nativeJson, outcomeJson } from "./lines.js";
 import { renderWithStreamNames } from "./stream-names.js";
 
 export interface SessionRunOptions {
   readonly format: OutputFormat;
+  /** With bare or raw output, where the rest of the result goes. */
+  readonly result: ResultDestination;
   /** Shared with whoever draws input progress, so all bars live in one block. */
   readonly progress: Progress;
   /**
@@ -34,6 +38,10 @@ export interface SessionRunOptions {
    * false only detaches, so `resume` can continue from the checkpoint.
    */
   readonly cancelOnInterrupt: boolean;
+  /** `resume`: this process starts away from the session (a crash, a restart may lie behind). */
+  readonly resumed: boolean;
+  /** The client's reconnect attempts (`--retries`), for the notice while the server is away. */
+  readonly retries: number;
 }
 
 interface StreamInfo {
@@ -41,7 +49,8 @@ interface StreamInfo {
   readonly elementType: SchemaType | undefined;
 }
 
-type Mode = "raw" | "lines" | "json";
+/** raw: the one stream's bytes; bare: the one stream's items as lines; lines: `{"stream","item"}`; json: events. */
+type Mode = "raw" | "bare" | "lines" | "json";
 
 export async function runSession(call: Invocation, io: CliIo, options: SessionRunOptions): Promise<ExitCode> {
   const runner = new SessionRunner(call, io, options);
@@ -62,6 +71,9 @@ class SessionRunner {
   #printing = 0;
   readonly #printed: (() => void)[] = [];
   #streamFailure: string | undefined;
+  /** Set once the connection was lost: a failure after it may come from a server restart. */
+  #wasAway: boolean;
+  readonly #reconnects: ReconnectNotice;
   /** Set once `run` decided the outcome. */
   #settled = false;
   /** A failure reaches `#fail` from the handle and from its streams; it is reported once. */
@@ -81,6 +93,8 @@ class SessionRunner {
     this.#options = options;
     this.#progress = options.progress;
     this.#mode = options.format === "json" ? "json" : "lines";
+    this.#wasAway = options.resumed;
+    this.#reconnects = new ReconnectNotice(io, options.retries);
     this.#resultKnown = new Promise((resolve) => (this.#markResultKnown = resolve));
     this.#outputFailed = new Promise((resolve) => (this.#markOutputFailed = resolve));
   }
@@ -88,13 +102,15 @@ class SessionRunner {
   async run(): Promise<ExitCode> {
     const call = this.#call;
     call.on("accepted", (event) => {
+      this.#reconnects.reconnected();
       if (this.#mode === "json") {
         this.#emitLater({ event: "accepted", operation: event.operation, attemptId: event.attemptId, replayed: event.replayed });
       }
     });
     call.on("reconnecting", (event) => {
+      this.#wasAway = true;
       this.#progress.stop();
-      report(this.#io, `golem-stream: connection lost (${event.cause}); reconnecting in ${event.delayMs} ms`);
+      this.#reconnects.reconnecting(event);
       if (this.#mode === "json") {
         this.#emitLater({ event: "reconnecting", cause: event.cause, delayMs: event.delayMs, failures: event.failures });
       }
@@ -112,6 +128,7 @@ class SessionRunner {
     });
     const outcome = await Promise.race([this.#complete(), interrupted, outputFailed]);
     this.#progress.stop();
+    this.#reconnects.clear();
     // The outcome is decided: whatever still ends in the background is not reported.
     this.#settled = true;
     if (outcome !== "interrupted") return outcome;
@@ -164,12 +181,13 @@ class SessionRunner {
   }
 
   #fail(error: unknown): ExitCode {
-    const failure = failureOf(error);
+    const failure = failureOf(error, { wasAway: this.#wasAway });
     // After an interrupt (or a broken stdout) the outcome was already reported; this is noise.
     if (this.#settled || this.#failureReported) return failure.exitCode;
     this.#failureReported = true;
     this.#progress.stop();
-    if (this.#mode === "json") this.#emitLater({ event: "failed", message: failure.message });
+    this.#reconnects.clear();
+    if (this.#mode === "json") this.#emitLater({ event: "failed", ...(failure.code === undefined ? {} : { code: failure.code }), message: failure.message });
     report(this.#io, `golem-stream: ${failure.message}`);
     return failure.exitCode;
   }
@@ -181,8 +199,8 @@ class SessionRunner {
       const rendered = renderWithStreamNames(nativeJson(result.value), graph, graph.root, "$");
       for (const stream of rendered.streams) this.#name(stream.streamToken, stream.name, stream.elementType);
       const only = rendered.streams.length === 1 ? rendered.streams[0] : undefined;
-      if (this.#mode === "lines" && only !== undefined && isDirectBinary(graph, only.elementType) !== undefined) {
-        this.#mode = "raw";
+      if (this.#options.format === "auto" && only !== undefined && !mayHoldStreams(graph, only.elementType)) {
+        this.#mode = isDirectBinary(graph, only.elementType) === undefined ? "bare" : "raw";
       }
       if (this.#mode === "json") this.#emitLater({ event: "result", kind: "value", graph: result.graph, value: nativeJson(result.value) });
     } else if (this.#mode === "json") {
@@ -205,8 +223,8 @@ class SessionRunner {
     const rendered = renderWithStreamNames(nativeJson(result.value), graph, graph.root, "$");
     if (this.#mode === "lines") {
       await this.#emit({ result: rendered.plain });
-    } else if (rendered.plain !== "$") {
-      // Raw bytes own stdout; the rest of the result goes where people see it.
+    } else if (rendered.plain !== "$" && this.#options.result === "stderr") {
+      // The one stream owns stdout; the rest of the result goes where people see it.
       report(this.#io, `result: ${canonicalJson(rendered.plain)}`);
     }
   }
@@ -233,7 +251,8 @@ class SessionRunner {
   async #read(stream: OutputStream): Promise<void> {
     await this.#resultKnown;
     const info = await this.#infoOf(stream.streamToken);
-    const bar = this.#progress.stream(info.name, "out");
+    const bytes = this.#graph !== undefined && info.elementType !== undefined && isDirectBinary(this.#graph, info.elementType) === "u8";
+    const bar = this.#progress.stream(info.name, "out", { unit: bytes ? "bytes" : "items" });
     // Iterated by hand: leaving a `for await` early calls return(), which the
     // client counts as delivery of the item in hand — wrong when writing it
     // just failed. Only asking for the next item may advance the cursor.
@@ -256,6 +275,9 @@ class SessionRunner {
         bar.finish("done");
         break;
       }
+      // The run is over (interrupted, or stdout failed): print nothing more, ask for nothing
+      // more, so the checkpoint flushed at exit is not overtaken by output printed after it.
+      if (this.#settled) return;
       this.#printing++;
       try {
         const { items, bytes } = await this.#print(info, stream.streamToken, next.value, index);
@@ -306,6 +328,11 @@ class SessionRunner {
       return { items: chunk instanceof Uint8Array ? bytes.length : 1, bytes: bytes.length };
     }
     const plain = isBytes(chunk) ? undefined : this.#render(info, chunk, index);
+    if (this.#mode === "bare" && !isBytes(chunk)) {
+      const text = bareLine(plain ?? nativeJson(chunk));
+      await deliver(this.#io.stdout, text);
+      return { items: 1, bytes: Buffer.byteLength(text) };
+    }
     const line = chunkLine(this.#mode === "json" ? "json" : "lines", info.name, streamToken, chunk, plain);
     const text = await this.#emit(line.json);
     return { items: line.items, bytes: line.bytes ?? text.length };

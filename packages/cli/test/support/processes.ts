@@ -135,12 +135,21 @@ export async function startServe(args: readonly string[], dataDir = "", options:
   };
 }
 
-/** The `item` of every `{"stream":name,"item":..}` line of `name`, in order. */
+/**
+ * The `item` of every `{"stream":name,"item":..}` line of `name`, in order;
+ * for bare output (a single stream of non-strings: one JSON value per line,
+ * no envelope) every line is an item of `$`.
+ */
 export function itemsOf(stdout: Buffer | string, name: string): unknown[] {
   return lines(stdout)
-    .map((line) => JSON.parse(line) as { stream?: string; item?: unknown })
-    .filter((line) => line.stream === name)
-    .map((line) => line.item);
+    .map((line) => JSON.parse(line) as unknown)
+    .flatMap((line) => {
+      if (typeof line === "object" && line !== null && !Array.isArray(line) && ("stream" in line || "result" in line)) {
+        const enveloped = line as { stream?: string; item?: unknown };
+        return enveloped.stream === name ? [enveloped.item] : [];
+      }
+      return name === "$" ? [line] : [];
+    });
 }
 
 export function lines(stdout: Buffer | string): string[] {

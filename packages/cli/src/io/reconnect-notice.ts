@@ -1,0 +1,74 @@
+/**
+ * What a person sees while the server is unreachable: one line when the
+ * connection is lost (or cannot be made), then quiet retries; on a terminal
+ * a single line counts down to the next attempt and is cleared when the
+ * connection is back or the CLI gives up. Each retry is not worth a line of
+ * its own: a server that is down for a minute would fill the screen.
+ */
+import type { CliIo } from "./cli-io.js";
+import { report } from "./cli-io.js";
+
+export interface ReconnectAttempt {
+  /** Consecutive failures so far (1 for the first). */
+  readonly failures: number;
+  readonly delayMs: number;
+  readonly cause: string;
+}
+
+export class ReconnectNotice {
+  readonly #io: CliIo;
+  readonly #maxAttempts: number;
+  readonly #now: () => number;
+  #away = false;
+  #everConnected = false;
+  #timer: NodeJS.Timeout | undefined;
+  #countdownShown = false;
+
+  constructor(io: CliIo, maxAttempts: number, now: () => number = Date.now) {
+    this.#io = io;
+    this.#maxAttempts = maxAttempts;
+    this.#now = now;
+  }
+
+  reconnecting(attempt: ReconnectAttempt): void {
+    if (!this.#away) {
+      this.#away = true;
+      report(
+        this.#io,
+        `golem-stream: ${this.#everConnected ? "connection lost" : "cannot reach the server"} (${attempt.cause}); retrying quietly, up to ${this.#maxAttempts} time${this.#maxAttempts === 1 ? "" : "s"} (--retries)`,
+      );
+    }
+    if (this.#io.stderr.isTTY !== true) return;
+    const due = this.#now() + attempt.delayMs;
+    const draw = () => {
+      const seconds = Math.max(0, Math.ceil((due - this.#now()) / 1000));
+      this.#io.stderr.write(`\r\x1b[Kgolem-stream: attempt ${attempt.failures} of ${this.#maxAttempts} in ${seconds}s (${attempt.cause})`);
+      this.#countdownShown = true;
+    };
+    this.#stopTimer();
+    draw();
+    this.#timer = setInterval(draw, 1000);
+    this.#timer.unref();
+  }
+
+  /** The server accepted again: the streak is over. */
+  reconnected(): void {
+    this.#everConnected = true;
+    if (!this.#away) return;
+    this.#away = false;
+    this.clear();
+    report(this.#io, "golem-stream: reconnected");
+  }
+
+  /** Removes the countdown line, so the next line of stderr starts clean. */
+  clear(): void {
+    this.#stopTimer();
+    if (this.#countdownShown) this.#io.stderr.write("\r\x1b[K");
+    this.#countdownShown = false;
+  }
+
+  #stopTimer(): void {
+    if (this.#timer !== undefined) clearInterval(this.#timer);
+    this.#timer = undefined;
+  }
+}
