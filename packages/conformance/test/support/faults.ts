@@ -161,7 +161,7 @@ export const FAULTS: readonly FaultCase[] = [
       description: "resumes with the latest issued session token when the client's is unknown",
       toServer: (m, link) => (m.type === "resumeAttach" && !link.state.sessionTokens.has(m.sessionToken) && link.state.lastSessionToken !== undefined ? [{ ...m, sessionToken: link.state.lastSessionToken }] : [m]),
     },
-    caughtBy: ["resume.tampered-session-token", "resume.garbage-session-token", "resume.stream-token-as-session"],
+    caughtBy: ["resume.tampered-session-token", "resume.stream-token-as-session", "resume.cursor-as-session"],
   },
   { fault: { name: "ignore-cursors", description: "ignores the client's output cursors", toServer: (m) => (m.type === "resumeAttach" ? [{ ...m, outputCursors: [] }] : [m]) }, caughtBy: ["resume.cursor-resumes-after-item", "resume.terminal-cursor-no-replay", "revocation.new-owner-continues"] },
   {
