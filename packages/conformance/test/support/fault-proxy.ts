@@ -38,6 +38,8 @@ export interface Link {
   readonly toClientLog: ServerMessage[];
   /** Sends a frame to the client now, ahead of the message being handled. */
   sendToClient(message: Out<ServerMessage>): void;
+  /** Sends a frame to the server now (dropped once the server connection is gone). */
+  sendToServer(message: Out<ClientMessage>): void;
   readonly memo: Map<string, unknown>;
 }
 
@@ -181,7 +183,12 @@ export async function startFaultProxy(upstreamUrl: string, validToken: string, f
         if (clientBuffered <= 1024 * 1024) upstream.resume();
       });
     };
-    const connection: Link = { state, toClientLog: [], sendToClient: sendClient, memo: new Map() };
+    const sendServer = (out: Out<ClientMessage>): void => {
+      if (upstream.readyState !== WebSocket.OPEN) return;
+      const { data, binary } = encodeOut(out);
+      upstream.send(data, { binary });
+    };
+    const connection: Link = { state, toClientLog: [], sendToClient: sendClient, sendToServer: sendServer, memo: new Map() };
 
     const fromServer = (data: Buffer, binary: boolean): void => {
       toClientLane.run(async () => {
@@ -218,11 +225,7 @@ export async function startFaultProxy(upstreamUrl: string, validToken: string, f
         } catch {
           outs = fault.undecodableToServer === undefined ? [{ raw: data, binary }] : fault.undecodableToServer(data, binary);
         }
-        for (const out of outs) {
-          if (upstream.readyState !== WebSocket.OPEN) return;
-          const { data: bytes, binary: isBinary } = encodeOut(out);
-          upstream.send(bytes, { binary: isBinary });
-        }
+        for (const out of outs) sendServer(out);
       });
     });
 

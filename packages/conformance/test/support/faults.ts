@@ -212,12 +212,12 @@ export const FAULTS: readonly FaultCase[] = [
   {
     fault: {
       name: "ack-before-commit",
-      description: "acknowledges input items at once and commits them 300 ms later (lost if the server restarts meanwhile)",
-      toServer: async (m, link) => {
+      description: "acknowledges input items at once and commits them 3 s later (lost if the server restarts meanwhile)",
+      toServer: (m, link) => {
         if (m.type !== "inputStreamItem") return [m];
         link.sendToClient({ type: "inputStreamAck", channel: m.channel, highestContiguousSequence: m.sequence + 1n, mappings: [], terminal: false });
-        await new Promise((resolve) => setTimeout(resolve, 300));
-        return [m];
+        setTimeout(() => link.sendToServer(m), 3000).unref();
+        return [];
       },
     },
     caughtBy: ["restart.input-high-water-survives"],
