@@ -40,6 +40,10 @@ export interface Link {
   sendToClient(message: Out<ServerMessage>): void;
   /** Sends a frame to the server now (dropped once the server connection is gone). */
   sendToServer(message: Out<ClientMessage>): void;
+  /** Closes the client's connection with `code` (after what was already queued) and drops the server's. */
+  closeClient(code: number): void;
+  /** Bytes sent to the client and not yet written to its socket. */
+  clientBacklog(): number;
   readonly memo: Map<string, unknown>;
 }
 
@@ -62,6 +66,8 @@ export interface Fault {
   readonly toServer?: (message: ClientMessage, link: Link) => Out<ClientMessage>[] | Promise<Out<ClientMessage>[]>;
   /** Client → server, for frames the strict decoder refuses. Default: forward unchanged. */
   readonly undecodableToServer?: (data: Buffer, binary: boolean) => Out<ClientMessage>[];
+  /** Frames sent to the server when the client's transport goes away, before the server's is closed. */
+  readonly onClientClose?: (link: Link) => Out<ClientMessage>[];
   /** The close code relayed to the client when the server closes with `code`. */
   readonly closeCode?: (code: number, link: Link) => number;
 }
@@ -188,7 +194,19 @@ export async function startFaultProxy(upstreamUrl: string, validToken: string, f
       const { data, binary } = encodeOut(out);
       upstream.send(data, { binary });
     };
-    const connection: Link = { state, toClientLog: [], sendToClient: sendClient, sendToServer: sendServer, memo: new Map() };
+    const closeClient = (code: number): void => {
+      client.close(code);
+      upstream.terminate();
+    };
+    const connection: Link = {
+      state,
+      toClientLog: [],
+      sendToClient: sendClient,
+      sendToServer: sendServer,
+      closeClient,
+      clientBacklog: () => clientBuffered,
+      memo: new Map(),
+    };
 
     const fromServer = (data: Buffer, binary: boolean): void => {
       toClientLane.run(async () => {
@@ -238,6 +256,7 @@ export async function startFaultProxy(upstreamUrl: string, validToken: string, f
     });
     client.on("close", (code) => {
       if (upstream.readyState === WebSocket.OPEN) {
+        for (const out of fault.onClientClose?.(connection) ?? []) sendServer(out);
         if (sendable(code)) upstream.close(code);
         else upstream.terminate();
       } else if (upstream.readyState === WebSocket.CONNECTING) upstream.terminate();

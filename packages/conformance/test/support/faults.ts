@@ -20,7 +20,152 @@ const rewrite = (name: string, description: string, f: (m: S, link: Link) => Out
 const when = <T extends S["type"]>(type: T, f: (m: Extract<S, { type: T }>, link: Link) => Out<S>[]) => (m: S, link: Link): Out<S>[] =>
   m.type === type ? f(m as Extract<S, { type: T }>, link) : [m];
 
-export const FAULTS: readonly FaultCase[] = [
+/** Remembers every channel announced to the client on this connection, with its direction. */
+function announced(m: S, link: Link): void {
+  const table = (link.memo.get("channels") as Map<number, string> | undefined) ?? new Map<number, string>();
+  link.memo.set("channels", table);
+  if ("mappings" in m) for (const mapping of m.mappings) table.set(mapping.channel, mapping.direction);
+}
+
+function channelsOf(link: Link): Map<number, string> {
+  return (link.memo.get("channels") as Map<number, string> | undefined) ?? new Map<number, string>();
+}
+
+/** Answers the client as a server that found a violation would, and closes 1002. */
+function violate(link: Link, code: "input-conflict" | "invalid-channel" | "protocol-error"): [] {
+  const accepted = link.toClientLog.find((x) => x.type === "invocationAccepted");
+  link.sendToClient({ type: "invocationRejected", code, message: "injected", retryable: true, ...(accepted?.type === "invocationAccepted" ? { attemptId: accepted.attemptId } : {}) });
+  link.closeClient(1002);
+  return [];
+}
+
+export const MORE_FAULTS: readonly FaultCase[] = [
+  {
+    fault: {
+      name: "detach-cancels-outputs",
+      description: "cancels every output stream when the client's transport goes away",
+      toClient: (m, link) => {
+        announced(m, link);
+        return [m];
+      },
+      onClientClose: (link) => [...channelsOf(link)].filter(([, d]) => d === "output").map(([channel]) => ({ type: "streamCancel" as const, channel, reason: "cancelled" as const })),
+    },
+    caughtBy: ["cancel.detach-does-not-cancel"],
+  },
+  rewrite("truncate-large-values", "cuts string values longer than 64 KiB", when("outputStreamItem", (m) => [m.value.kind === "string" && (m.value.value as string).length > 65536 ? { ...m, value: { kind: "string", value: (m.value.value as string).slice(0, 65536) } } : m]), ["limits.large-item-within-limits"]),
+  { fault: { name: "takeover-as-resume", description: "treats takeover like resume (stale tokens refused)", toServer: (m) => (m.type === "resumeAttach" ? [{ ...m, operation: "resume" }] : [m]) }, caughtBy: ["resume.stale-takeover-accepted"] },
+  {
+    fault: {
+      name: "ignore-unknown-cursors",
+      description: "drops cursors it never issued instead of refusing them",
+      toClient: (m, link) => {
+        if ("cursorToken" in m && m.cursorToken !== undefined) link.state.memo.set(`cursor-${m.cursorToken}`, true);
+        return [m];
+      },
+      toServer: (m, link) => (m.type === "resumeAttach" ? [{ ...m, outputCursors: m.outputCursors.filter((c) => link.state.memo.has(`cursor-${c}`)) }] : [m]),
+    },
+    caughtBy: ["resume.tampered-cursor"],
+  },
+  {
+    fault: {
+      name: "duplicate-is-conflict",
+      description: "treats an identical resend of an input item as input-conflict",
+      toServer: (m, link) => {
+        if (m.type !== "inputStreamItem") return [m];
+        const key = `item-${m.channel}-${m.sequence}`;
+        if (link.memo.has(key)) return violate(link, "input-conflict");
+        link.memo.set(key, true);
+        return [m];
+      },
+    },
+    caughtBy: ["channels.identical-duplicate", "channels.duplicate-range-same-ack"],
+  },
+  {
+    fault: {
+      name: "ignore-second-first-message",
+      description: "ignores a second invocationStart or resumeAttach on a connection",
+      toServer: (m, link) => {
+        if (m.type !== "invocationStart" && m.type !== "resumeAttach") return [m];
+        if (link.memo.has("first")) return [];
+        link.memo.set("first", true);
+        return [m];
+      },
+    },
+    caughtBy: ["first-message.second-start", "first-message.resume-after-start"],
+  },
+  {
+    fault: {
+      name: "ignore-unknown-channels",
+      description: "silently drops client messages on channels that are not announced inputs",
+      toClient: (m, link) => {
+        announced(m, link);
+        return [m];
+      },
+      toServer: (m, link) => {
+        if (m.type === "invocationStart" || m.type === "resumeAttach") return [m];
+        const direction = channelsOf(link).get(m.channel);
+        return direction === "input" || (m.type === "streamCancel" && direction === "output") ? [m] : [];
+      },
+    },
+    caughtBy: ["channels.unknown-channel-item", "channels.unknown-channel-end", "channels.unknown-channel-cancel", "channels.unknown-channel-binary", "channels.input-on-output-channel"],
+  },
+  {
+    fault: {
+      name: "cancel-after-end-invalid",
+      description: "answers a cancel of an input that already ended with invalid-channel",
+      toServer: (m, link) => {
+        if (m.type === "inputStreamEnd") link.memo.set(`ended-${m.channel}`, true);
+        if (m.type === "streamCancel" && link.memo.has(`ended-${m.channel}`)) return violate(link, "invalid-channel");
+        return [m];
+      },
+    },
+    caughtBy: ["cancel.cancel-crossing-terminal"],
+  },
+  {
+    fault: {
+      name: "evict-slow-reader",
+      description: "closes a connection whose reader falls 2 MiB behind",
+      toClient: (m, link) => {
+        if (link.clientBacklog() > 2 * 1024 * 1024) {
+          link.closeClient(1008);
+          return [];
+        }
+        return [m];
+      },
+    },
+    caughtBy: ["backpressure.stalled-reader-blobs"],
+  },
+  {
+    fault: {
+      name: "skip-first-replayed-item",
+      description: "loses the first output item a resumed attachment should receive",
+      toServer: (m, link) => {
+        if (m.type === "resumeAttach") link.memo.set("resumed", true);
+        return [m];
+      },
+      toClient: (m, link) => {
+        if (m.type !== "outputStreamItem" || !link.memo.has("resumed") || link.memo.has("skipped")) return [m];
+        link.memo.set("skipped", true);
+        return [];
+      },
+    },
+    caughtBy: ["restart.output-cursor-survives", "resume.cursor-resumes-after-item", "resume.no-cursor-replays-all"],
+    restart: true,
+  },
+  rewrite("wrong-digest", "returns a digest with a wrong SHA-256", when("invocationResult", (m) => {
+    if (m.result.kind !== "value" || m.result.value.kind !== "record") return [m];
+    const fields = (m.result.value.value as { fields: { kind: string; value: unknown }[] }).fields;
+    const changed = fields.map((f) => (f.kind === "string" ? { ...f, value: `0${(f.value as string).slice(1)}` } : f));
+    return [{ ...m, result: { ...m.result, value: { kind: "record", value: { fields: changed } } } } as S];
+  }), ["methods.digest", "channels.u8-sequence-advances-by-bytes", "channels.u8-identical-resend"]),
+  rewrite("one-session-token", "hands every invocation the first session token it issued", when("invocationAccepted", (m, link) => {
+    const first = (link.state.memo.get("first-token") as string | undefined) ?? m.sessionToken;
+    link.state.memo.set("first-token", first);
+    return [{ ...m, sessionToken: first }];
+  }), ["idempotency.fresh-attempts-independent"]),
+];
+
+const BASE_FAULTS: readonly FaultCase[] = [
   // ---- handshake (section 1, decisions section 5) ----
   {
     fault: { name: "accept-any-token", description: "upgrades with a missing, tampered or extended bearer token", acceptAnyToken: true },
@@ -224,3 +369,5 @@ export const FAULTS: readonly FaultCase[] = [
     restart: true,
   },
 ];
+
+export const FAULTS: readonly FaultCase[] = [...BASE_FAULTS, ...MORE_FAULTS];
