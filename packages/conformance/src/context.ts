@@ -137,3 +137,12 @@ export async function ensureRejected(conn: Connection, codes: readonly string[],
   ensureEqual(first.retryable, false, `retryable of ${first.code} before acceptance`);
   return `invocationRejected ${first.code}`;
 }
+
+/** The answer to a first message must be a definitive rejection with `code` (retryable false before acceptance). */
+export function ensureAnswerRejected(answer: ServerMessage, code: string, attemptId?: string): string {
+  ensure(answer.type === "invocationRejected", `expected invocationRejected ${code}, saw ${show(answer)}`);
+  ensureEqual(answer.code, code, `rejection code (${answer.message})`);
+  ensureEqual(answer.retryable, false, `retryable of ${code} before acceptance`);
+  if (attemptId !== undefined) ensureEqual(answer.attemptId, attemptId, "attemptId of the rejection");
+  return `invocationRejected ${code}`;
+}

@@ -6,7 +6,7 @@
 import { spawn } from "node:child_process";
 import { SUBPROTOCOL } from "@golem-stream/wire";
 import { defineChecks, ensure, ensureEqual, show, type Check } from "../check.js";
-import { channelFor, ensureFinishedSuccess, ensureTrace, resultChannel, type SuiteContext } from "../context.js";
+import { channelFor, ensureAnswerRejected, ensureFinishedSuccess, ensureTrace, resultChannel, type SuiteContext } from "../context.js";
 import { probeUpgrade } from "../http-probe.js";
 import { countStart, countValues, range, reverseStart, val } from "../demo.js";
 
@@ -152,7 +152,7 @@ export const restartChecks: Check[] = defineChecks("restart", [
       const other = await ctx.connect();
       other.send({ ...countStart(3, 0), attemptId: start.attemptId });
       const refused = await other.next("the answer to the conflicting attempt");
-      ensureEqual(refused.type === "invocationRejected" ? refused.code : refused.type, "attempt-conflict", "answer");
+      ensureAnswerRejected(refused, "attempt-conflict");
     },
   },
 ]);

@@ -3,7 +3,7 @@ import { randomUUID } from "node:crypto";
 import type { InvocationAccepted, InvocationStart, ServerMessage } from "@golem-stream/wire";
 import { defineChecks, ensure, ensureEqual, show, type Check } from "../check.js";
 import type { Connection } from "../connection.js";
-import { channelFor, ensureFinishedSuccess, ensureRejected, ensureTrace, ensureViolation, resultChannel, type SuiteContext } from "../context.js";
+import { channelFor, ensureAnswerRejected, ensureFinishedSuccess, ensureRejected, ensureTrace, ensureViolation, resultChannel, type SuiteContext } from "../context.js";
 import { countStart, countValues, range, reverseStart, val } from "../demo.js";
 
 interface FinishedCount {
@@ -252,7 +252,7 @@ export const resumeChecks: Check[] = defineChecks("resume", [
     async run(ctx) {
       const f = await finishedCount(ctx, 1);
       const { conn, answer } = await ctx.attach(tamper(f.accepted.sessionToken), "resume");
-      ensureEqual(answer.type === "invocationRejected" ? answer.code : answer.type, "invalid-token", "answer");
+      ensureAnswerRejected(answer, "invalid-token");
       conn.terminate();
     },
   },
@@ -302,7 +302,7 @@ export const resumeChecks: Check[] = defineChecks("resume", [
       const a = await finishedCount(ctx, 1);
       const b = await finishedCount(ctx, 1);
       const { conn, answer } = await ctx.attach(a.accepted.sessionToken, "takeover", [b.cursors[0]!]);
-      ensureEqual(answer.type === "invocationRejected" ? answer.code : answer.type, "invalid-token", "answer");
+      ensureAnswerRejected(answer, "invalid-token");
       conn.terminate();
     },
   },
@@ -313,7 +313,7 @@ export const resumeChecks: Check[] = defineChecks("resume", [
     async run(ctx) {
       const f = await finishedCount(ctx, 2);
       const { conn, answer } = await ctx.attach(f.accepted.sessionToken, "takeover", [tamper(f.cursors[0]!)]);
-      ensureEqual(answer.type === "invocationRejected" ? answer.code : answer.type, "invalid-token", "answer");
+      ensureAnswerRejected(answer, "invalid-token");
       conn.terminate();
     },
   },

@@ -1,6 +1,6 @@
 /** Revocation of a replaced attachment (protocol sections 6.8, 9; decisions section 8). */
 import { defineChecks, ensure, ensureEqual, show, type Check } from "../check.js";
-import { ensureTrace, resultChannel, type SuiteContext } from "../context.js";
+import { ensureAnswerRejected, ensureTrace, resultChannel, type SuiteContext } from "../context.js";
 import { countStart, countValues } from "../demo.js";
 import type { Connection } from "../connection.js";
 
@@ -68,7 +68,7 @@ export const revocationChecks: Check[] = defineChecks("revocation", [
       const { conn, answer } = await ctx.attach(live.token, "takeover");
       ensure(answer.type === "invocationAccepted", `answer ${show(answer)}`);
       const { conn: third, answer: refused } = await ctx.attach(live.token, "resume");
-      ensureEqual(refused.type === "invocationRejected" ? refused.code : refused.type, "superseded", "answer");
+      ensureAnswerRejected(refused, "superseded");
       conn.terminate();
       third.terminate();
     },

@@ -116,6 +116,8 @@ export async function startFaultProxy(upstreamUrl: string, validToken: string, f
   const wss = new WebSocketServer({
     noServer: true,
     perMessageDeflate: fault.compression === true,
+    // Invalid UTF-8 must reach the server, whose answer the suite judges.
+    skipUTF8Validation: true,
     maxPayload: 64 * 1024 * 1024,
     handleProtocols: (offered) => {
       const list = [...offered];
@@ -146,7 +148,7 @@ export async function startFaultProxy(upstreamUrl: string, validToken: string, f
     const authorization = fault.acceptAnyToken === true ? `Bearer ${validToken}` : req.headers.authorization;
     const headers: Record<string, string> = {};
     if (authorization !== undefined) headers.authorization = authorization;
-    const upstream = new WebSocket(`${upstreamUrl}${req.url ?? SESSION_PATH}`, upstreamProtocols, { headers, perMessageDeflate: false, maxPayload: 64 * 1024 * 1024 });
+    const upstream = new WebSocket(`${upstreamUrl}${req.url ?? SESSION_PATH}`, upstreamProtocols, { headers, perMessageDeflate: false, maxPayload: 64 * 1024 * 1024, skipUTF8Validation: true });
     upstream.binaryType = "nodebuffer";
     upstream.on("error", () => socket.destroy());
     upstream.on("unexpected-response", (_r, res) => {

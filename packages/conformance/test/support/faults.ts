@@ -3,7 +3,18 @@
  * lists the checks that must fail because of it (each of them, not just one).
  */
 import type { ServerMessage } from "@golem-stream/wire";
+import { loadVectors, type MalformedCase } from "../../src/index.js";
 import type { Fault, Link, Out } from "./fault-proxy.js";
+
+/** Every decoding check whose vector the project's server refuses with close 1002 (all but the oversize cases). */
+const DECODING_1002 = loadVectors<{ cases: MalformedCase[] }>("malformed.json")
+  .cases.filter((c) => c.direction === "client" && c.expectedCode === "invalid-message")
+  .map((c) => `decoding.${c.binary ? "binary-" : ""}${c.name}`);
+
+/** The oversize vectors: refused with limit-exceeded, or (too deep, too large to read) closed 1009 at once. */
+const DECODING_LIMITS = loadVectors<{ cases: MalformedCase[] }>("malformed.json")
+  .cases.filter((c) => c.direction === "client" && c.expectedCode === "limit-exceeded")
+  .map((c) => `decoding.${c.binary ? "binary-" : ""}${c.name}`);
 
 export interface FaultCase {
   readonly fault: Fault;
@@ -158,6 +169,66 @@ export const MORE_FAULTS: readonly FaultCase[] = [
     const changed = fields.map((f) => (f.kind === "string" ? { ...f, value: `0${(f.value as string).slice(1)}` } : f));
     return [{ ...m, result: { ...m.result, value: { kind: "record", value: { fields: changed } } } } as S];
   }), ["methods.digest", "channels.u8-sequence-advances-by-bytes", "channels.u8-identical-resend"]),
+  {
+    fault: {
+      name: "short-idempotency-keys",
+      description: "refuses idempotency keys over 512 bytes with limit-exceeded",
+      toServer: (m, link) => {
+        if (m.type !== "invocationStart" || Buffer.byteLength(m.idempotencyKey) <= 512) return [m];
+        link.sendToClient({ type: "invocationRejected", attemptId: m.attemptId, code: "limit-exceeded", message: "injected", retryable: false });
+        link.closeClient(1002);
+        return [];
+      },
+    },
+    caughtBy: ["limits.idempotency-key-at-limit"],
+  },
+  { fault: { name: "omit-selected-subprotocol", description: "upgrades without selecting any subprotocol", selectProtocol: () => "" }, caughtBy: ["handshake.selects-subprotocol", "handshake.selects-among-several"] },
+  {
+    fault: {
+      name: "lose-resent-input",
+      description: "after a resume, loses the input item at sequence 2 (acknowledges around it)",
+      toServer: (m, link) => {
+        if (m.type === "resumeAttach") link.memo.set("resumed", true);
+        return m.type === "inputStreamItem" && m.sequence === 2n && link.memo.has("resumed") ? [] : [m];
+      },
+    },
+    caughtBy: ["resume.suffix-resend", "resume.overlapping-resend"],
+  },
+  rewrite("shared-output-channel", "maps a result's second output stream onto the first one's channel", when("invocationResult", (m) => {
+    const outputs = m.mappings.filter((x) => x.direction === "output");
+    if (outputs.length < 2) return [m];
+    return [{ ...m, mappings: m.mappings.map((x) => (x === outputs[1] ? { ...x, channel: outputs[0]!.channel } : x)) }];
+  }), ["channels.channels-distinct", "methods.split"]),
+  {
+    fault: {
+      name: "resend-after-restart-conflicts",
+      description: "treats an identical resend on a later connection as input-conflict (acknowledged input not kept)",
+      toServer: (m, link) => {
+        if (m.type !== "inputStreamItem") return [m];
+        const key = `resent-${m.sequence}-${JSON.stringify(m.value)}`;
+        if (link.state.memo.has(key) && !link.memo.has(key)) return violate(link, "input-conflict");
+        link.state.memo.set(key, true);
+        link.memo.set(key, true);
+        return [m];
+      },
+    },
+    caughtBy: ["restart.acknowledged-input-replayed"],
+    restart: true,
+  },
+  {
+    fault: {
+      name: "forget-attempts",
+      description: "forgets accepted attempts (an exact replay runs as a new attempt)",
+      toServer: (m, link) => {
+        if (m.type !== "invocationStart") return [m];
+        const seen = link.state.memo.get(`attempt-${m.attemptId}`) === true;
+        link.state.memo.set(`attempt-${m.attemptId}`, true);
+        return seen ? [{ ...m, attemptId: crypto.randomUUID() }] : [m];
+      },
+    },
+    caughtBy: ["restart.acceptance-survives"],
+    restart: true,
+  },
   rewrite("one-session-token", "hands every invocation the first session token it issued", when("invocationAccepted", (m, link) => {
     const first = (link.state.memo.get("first-token") as string | undefined) ?? m.sessionToken;
     link.state.memo.set("first-token", first);
@@ -227,18 +298,18 @@ const BASE_FAULTS: readonly FaultCase[] = [
   },
   {
     fault: { name: "violation-close-1000", description: "closes with 1000 instead of 1002 after a protocol violation", closeCode: (code) => (code === 1002 ? 1000 : code) },
-    caughtBy: ["channels.input-gap-first", "channels.unknown-channel-item", "decoding.trailing-comma", "schema.item-wrong-kind"],
+    caughtBy: ["channels.input-gap-first", "channels.unknown-channel-item", "decoding.trailing-comma", "schema.item-wrong-kind", "channels.end-gap", "channels.item-after-end", "channels.u8-conflict", "schema.text-item-on-binary-stream", "schema.binary-item-on-value-stream", "first-message.end-before-acceptance", "first-message.start-as-binary-frame", "first-message.rejection-definitive", "resume.conflicting-resend", ...DECODING_1002.filter((id) => id !== "decoding.trailing-comma")],
   },
   rewrite("rejection-without-attempt", "drops attemptId from every invocationRejected", when("invocationRejected", ({ attemptId: _drop, ...rest }) => [rest]), ["channels.input-conflict", "schema.item-wrong-kind", "idempotency.attempt-conflict-parameters"]),
   rewrite("gap-reported-as-conflict", "reports input-gap as input-conflict", when("invocationRejected", (m) => [m.code === "input-gap" ? { ...m, code: "input-conflict" } : m]), ["channels.input-gap-first", "channels.u8-gap", "resume.gap-after-resume"]),
   rewrite("violation-not-retryable", "marks invalid-channel, input-gap and input-conflict as not retryable", when("invocationRejected", (m) => [{ ...m, retryable: false }]), ["channels.unknown-channel-item", "channels.input-conflict", "channels.input-gap-first"]),
-  rewrite("rejection-retryable-before-accept", "marks pre-acceptance rejections retryable", when("invocationRejected", (m) => [{ ...m, retryable: true }]), ["schema.wrong-kind", "idempotency.attempt-conflict-parameters", "resume.garbage-session-token"]),
-  rewrite("validation-as-invalid-message", "answers validation-error as invalid-message", when("invocationRejected", (m) => [m.code === "validation-error" ? { ...m, code: "invalid-message" } : m]), ["schema.wrong-kind", "schema.u32-over-range", "schema.config-not-declared"]),
-  rewrite("not-found-as-forbidden", "answers not-found as forbidden", when("invocationRejected", (m) => [m.code === "not-found" ? { ...m, code: "forbidden" } : m]), ["schema.unknown-method", "schema.unknown-application"]),
+  rewrite("rejection-retryable-before-accept", "marks pre-acceptance rejections retryable", when("invocationRejected", (m) => [{ ...m, retryable: true }]), ["schema.wrong-kind", "idempotency.attempt-conflict-parameters", "resume.garbage-session-token", "idempotency.idempotency-conflict", "idempotency.attempt-conflict-constructor", "idempotency.attempt-conflict-live", "resume.foreign-cursor", "resume.duplicate-cursors"]),
+  rewrite("validation-as-invalid-message", "answers validation-error as invalid-message", when("invocationRejected", (m) => [m.code === "validation-error" ? { ...m, code: "invalid-message" } : m]), ["schema.wrong-kind", "schema.u32-over-range", "schema.config-not-declared", "schema.u32-negative", "schema.u32-fraction", "schema.record-too-few", "schema.record-too-many", "schema.not-a-record", "schema.constructor-wrong-kind", "schema.constructor-arity", "schema.stream-where-scalar", "schema.scalar-where-stream", "schema.stable-token-at-start", "schema.item-record"]),
+  rewrite("not-found-as-forbidden", "answers not-found as forbidden", when("invocationRejected", (m) => [m.code === "not-found" ? { ...m, code: "forbidden" } : m]), ["schema.unknown-method", "schema.unknown-application", "schema.unknown-agent-type", "schema.unknown-environment"]),
   rewrite("unsupported-as-validation", "answers unsupported-value as validation-error", when("invocationRejected", (m) => [m.code === "unsupported-value" ? { ...m, code: "validation-error" } : m]), ["schema.host-managed-secret", "schema.future-value"]),
   rewrite("double-rejection", "sends invocationRejected twice", when("invocationRejected", (m) => [m, m]), ["channels.input-gap-first", "first-message.second-start"]),
   // ---- input acknowledgements (sections 6.6, 9) ----
-  rewrite("skip-ack", "never sends inputStreamAck", when("inputStreamAck", () => []), ["channels.prompt-ack", "channels.terminal-ack", "channels.u8-ack-counts-bytes"]),
+  rewrite("skip-ack", "never sends inputStreamAck", when("inputStreamAck", () => []), ["channels.prompt-ack", "channels.terminal-ack", "channels.u8-ack-counts-bytes", "limits.u8-batch-at-limit"]),
   rewrite("ack-as-index", "acknowledges the last zero-based sequence instead of the count", when("inputStreamAck", (m) => [{ ...m, highestContiguousSequence: m.highestContiguousSequence > 0n ? m.highestContiguousSequence - 1n : 0n }]), ["channels.prompt-ack", "channels.u8-ack-counts-bytes"]),
   rewrite("ack-ahead", "acknowledges one item more than accepted", when("inputStreamAck", (m) => [{ ...m, highestContiguousSequence: m.highestContiguousSequence + 1n }]), ["channels.prompt-ack", "channels.acks-monotonic", "channels.terminal-ack"]),
   rewrite("terminal-ack-lost", "never reports the input terminal in an ACK", when("inputStreamAck", (m) => [{ ...m, terminal: false }]), ["channels.terminal-ack", "channels.acks-monotonic", "cancel.input-cancelled"]),
@@ -280,7 +351,7 @@ const BASE_FAULTS: readonly FaultCase[] = [
   },
   rewrite("drop-output-end", "drops outputStreamEnd", when("outputStreamEnd", () => []), ["channels.result-before-finished", "channels.output-order-and-cursors", "methods.fail"]),
   rewrite("end-sequence-off", "ends output streams one sequence too far", when("outputStreamEnd", (m) => [{ ...m, sequence: m.sequence + 1n }]), ["channels.output-order-and-cursors", "channels.producer-error-local"]),
-  rewrite("end-without-cursor", "omits the cursor of every outputStreamEnd", when("outputStreamEnd", ({ cursorToken: _c, ...rest }) => [rest]), ["channels.output-order-and-cursors", "resume.terminal-cursor-no-replay"]),
+  rewrite("end-without-cursor", "omits the cursor of every outputStreamEnd", when("outputStreamEnd", ({ cursorToken: _c, ...rest }) => [rest]), ["channels.output-order-and-cursors", "resume.terminal-cursor-no-replay", "resume.last-item-cursor-replays-terminal"]),
   rewrite("duplicate-result", "sends invocationResult twice", when("invocationResult", (m) => [m, m]), ["channels.result-before-finished", "methods.count"]),
   rewrite("drop-result", "never sends invocationResult", when("invocationResult", () => []), ["channels.result-before-finished", "resume.result-on-every-attachment"]),
   rewrite("message-after-finished", "sends invocationFinished twice", when("invocationFinished", (m) => [m, m]), ["channels.result-before-finished", "channels.terminal-ack"]),
@@ -298,7 +369,7 @@ const BASE_FAULTS: readonly FaultCase[] = [
   rewrite("drop-provisional-ref", "omits provisionalRef from the acceptance's mappings", when("invocationAccepted", (m) => [{ ...m, mappings: m.mappings.map(({ provisionalRef: _p, ...rest }) => rest) }]), ["first-message.acceptance-echoes-start", "methods.reverse"]),
   rewrite("wrong-initial-high-water", "reports an initial input high-water of 1", when("invocationAccepted", (m) => [{ ...m, mappings: m.mappings.map((x) => (x.inputHighWater ? { ...x, inputHighWater: { ...x.inputHighWater, sequence: x.inputHighWater.sequence + 1n } } : x)) }]), ["first-message.acceptance-echoes-start", "resume.input-high-water"]),
   rewrite("high-water-terminal-lost", "reports resumed inputs as not terminal", when("invocationAccepted", (m) => [{ ...m, mappings: m.mappings.map((x) => (x.inputHighWater ? { ...x, inputHighWater: { ...x.inputHighWater, terminal: false } } : x)) }]), ["resume.input-high-water-terminal"]),
-  rewrite("acceptance-wrong-attempt", "answers with a different attemptId", when("invocationAccepted", (m) => [{ ...m, attemptId: "00000000-0000-4000-8000-000000000000" }]), ["first-message.acceptance-echoes-start", "idempotency.replay-returns-acceptance", "resume.refreshed-session-token"]),
+  rewrite("acceptance-wrong-attempt", "answers with a different attemptId", when("invocationAccepted", (m) => [{ ...m, attemptId: "00000000-0000-4000-8000-000000000000" }]), ["first-message.acceptance-echoes-start", "idempotency.replay-returns-acceptance", "resume.refreshed-session-token", "idempotency.replay-semantic-equality", "resume.resume-exact-replay"]),
   // ---- resume, takeover, revocation (sections 6.8, 9, 10; decisions section 8) ----
   {
     fault: {
@@ -347,12 +418,13 @@ const BASE_FAULTS: readonly FaultCase[] = [
   },
   rewrite("attempt-conflict-as-idempotency", "answers attempt-conflict as idempotency-conflict", when("invocationRejected", (m) => [m.code === "attempt-conflict" ? { ...m, code: "idempotency-conflict" } : m]), ["idempotency.attempt-conflict-parameters", "idempotency.attempt-conflict-key", "resume.resume-attempt-conflict"]),
   // ---- cancellation (sections 5.5, 6.5; decisions section 8) ----
-  { fault: { name: "ignore-cancel", description: "ignores the client's streamCancel", toServer: (m) => (m.type === "streamCancel" ? [] : [m]) }, caughtBy: ["cancel.output-cancelled", "cancel.input-cancelled"] },
+  { fault: { name: "ignore-cancel", description: "ignores the client's streamCancel", toServer: (m) => (m.type === "streamCancel" ? [] : [m]) }, caughtBy: ["cancel.output-cancelled", "cancel.input-cancelled", "cancel.input-source-unavailable"] },
   { fault: { name: "cancel-reason-lost", description: "cancels with reason cancelled whatever the client said", toServer: (m) => (m.type === "streamCancel" ? [{ ...m, reason: "cancelled" }] : [m]) }, caughtBy: ["cancel.output-consumer-drop", "cancel.output-source-unavailable"] },
   rewrite("cancelled-end-as-ok", "ends a cancelled output with outcome ok", when("outputStreamEnd", (m) => [m.outcome.kind === "cancelled" ? { ...m, outcome: { kind: "ok" } } : m]), ["cancel.output-cancelled", "cancel.output-consumer-drop"]),
   // ---- limits (sections 11, 12) ----
-  { fault: { name: "oversize-close-1002", description: "closes oversized messages with 1002 instead of 1009", closeCode: (code) => (code === 1009 ? 1002 : code) }, caughtBy: ["limits.binary-message-too-large"] },
-  rewrite("limit-as-invalid-message", "answers limit-exceeded as invalid-message", when("invocationRejected", (m) => [m.code === "limit-exceeded" ? { ...m, code: "invalid-message" } : m]), ["limits.limit-code-not-retryable", "decoding.idempotency-key-1025-bytes", "decoding.config-too-many-entries"]),
+  { fault: { name: "oversize-close-1000", description: "closes oversized messages with 1000 instead of 1009", closeCode: (code) => (code === 1009 ? 1000 : code) }, caughtBy: ["limits.binary-message-too-large", "limits.text-message-too-large-after-acceptance", ...DECODING_LIMITS] },
+
+  rewrite("limit-as-invalid-message", "answers limit-exceeded as invalid-message", when("invocationRejected", (m) => [m.code === "limit-exceeded" ? { ...m, code: "invalid-message" } : m]), ["limits.limit-code-not-retryable", ...DECODING_LIMITS.filter((id) => id !== "decoding.too-deep" && id !== "decoding.text-too-large")]),
   // ---- restart durability (sections 6.1, 9) ----
   {
     fault: {
