@@ -11,7 +11,7 @@ import { FAULTS, type FaultCase } from "./support/faults.js";
 import { startServerUnderTest, TOKEN, type ServerUnderTest } from "./support/server.js";
 
 /** Waits are short here: a fault that makes the server silent must fail its check quickly. */
-const FAULT_TIMEOUT_MS = 2000;
+const FAULT_TIMEOUT_MS = 1500;
 
 let server: ServerUnderTest;
 let control: RestartControl;
@@ -29,7 +29,9 @@ afterAll(async () => {
 async function runThroughProxy(c: FaultCase | { fault: typeof NO_FAULT; caughtBy: readonly string[] }, timeoutMs: number) {
   const proxy = await startFaultProxy(server.url, TOKEN, c.fault);
   try {
-    return await runServerSuite({ url: proxy.url, token: TOKEN, only: c.caughtBy, timeoutMs, restartCmd: control.command, concurrency: 4 });
+    const report = await runServerSuite({ url: proxy.url, token: TOKEN, only: c.caughtBy, timeoutMs, restartCmd: control.command, concurrency: 4 });
+    expect(proxy.errors.map(String), `errors inside the proxy with fault ${c.fault.name}`).toEqual([]);
+    return report;
   } finally {
     await proxy.close();
   }

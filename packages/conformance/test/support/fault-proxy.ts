@@ -76,6 +76,8 @@ export const NO_FAULT: Fault = { name: "none", description: "transparent" };
 
 export interface FaultProxy {
   readonly url: string;
+  /** Errors inside the proxy (a fault that throws, a frame that cannot be encoded): must stay empty in a control run. */
+  readonly errors: unknown[];
   close(): Promise<void>;
 }
 
@@ -86,9 +88,18 @@ function sendable(code: number): boolean {
 
 function encodeOut<M extends ServerMessage | ClientMessage>(out: Out<M>): { data: string | Buffer; binary: boolean } {
   if (typeof out === "object" && out !== null && "raw" in out) return { data: out.raw, binary: out.binary };
-  const data = encodeMessage(out as never);
-  return typeof data === "string" ? { data, binary: false } : { data: Buffer.from(data), binary: true };
+  try {
+    const data = encodeMessage(out as never);
+    return typeof data === "string" ? { data, binary: false } : { data: Buffer.from(data), binary: true };
+  } catch (error) {
+    // A fault may build a message the strict encoder refuses (that is the point of some faults):
+    // text messages are then written as plain JSON, u64 values as decimal strings.
+    if (BINARY_TYPES.has(out.type)) throw error;
+    return { data: JSON.stringify({ version: 1, ...out }, (_key, value: unknown) => (typeof value === "bigint" ? value.toString() : value)), binary: false };
+  }
 }
+
+const BINARY_TYPES = new Set(["input-u8", "input-binary", "output-u8", "output-binary"]);
 
 function offeredProtocols(req: IncomingMessage): string[] {
   const header = req.headers["sec-websocket-protocol"];
@@ -99,11 +110,12 @@ function writeHttp(socket: Duplex, status: number, body: string): void {
   socket.end(`HTTP/1.1 ${status} Refused\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
 }
 
-/** Serialises async work per direction so that frames keep their order. */
+/** Serialises async work per direction so that frames keep their order; a failure is reported, not thrown. */
 class Lane {
   #tail: Promise<void> = Promise.resolve();
+  constructor(private readonly onError: (error: unknown) => void) {}
   run(work: () => Promise<void>): void {
-    this.#tail = this.#tail.then(work, work);
+    this.#tail = this.#tail.then(work).catch(this.onError);
   }
   get idle(): Promise<void> {
     return this.#tail;
@@ -113,6 +125,8 @@ class Lane {
 export async function startFaultProxy(upstreamUrl: string, validToken: string, fault: Fault): Promise<FaultProxy> {
   const state: ProxyState = { sessionTokens: new Set(), lastSessionToken: undefined, previousCursor: new Map(), memo: new Map() };
   const sockets = new Set<WebSocket>();
+  const errors: unknown[] = [];
+  const report = (error: unknown): void => void errors.push(error);
   const wss = new WebSocketServer({
     noServer: true,
     perMessageDeflate: fault.compression === true,
@@ -175,8 +189,8 @@ export async function startFaultProxy(upstreamUrl: string, validToken: string, f
   function link(client: WebSocket, upstream: WebSocket, early: { data: Buffer; binary: boolean }[]): void {
     sockets.add(client);
     sockets.add(upstream);
-    const toClientLane = new Lane();
-    const toServerLane = new Lane();
+    const toClientLane = new Lane(report);
+    const toServerLane = new Lane(report);
     let clientBuffered = 0;
     const sendClient = (out: Out<ServerMessage>): void => {
       if (client.readyState !== WebSocket.OPEN) return;
@@ -272,6 +286,7 @@ export async function startFaultProxy(upstreamUrl: string, validToken: string, f
   if (address === null || typeof address === "string") throw new Error("proxy has no port");
   return {
     url: `ws://127.0.0.1:${address.port}`,
+    errors,
     async close() {
       for (const socket of sockets) socket.terminate();
       wss.close();
