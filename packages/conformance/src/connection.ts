@@ -17,6 +17,9 @@ export interface ConnectOptions {
   readonly timeoutMs: number;
 }
 
+/** "silence": a wait ends after the server has sent nothing for the timeout; "total": after the timeout, whatever arrives. */
+export type WaitBound = "silence" | "total";
+
 /** Thrown when a wait outlives its deadline; its message says what was awaited. */
 export class WaitTimeout extends Error {}
 
@@ -30,6 +33,8 @@ export class Connection {
   readonly timeoutMs: number;
   #cursor = 0;
   #waiters: (() => void)[] = [];
+  /** When the server last sent something (or closed): waits are bounded by silence, not by total time. */
+  #lastActivity = Date.now();
 
   private constructor(socket: WebSocket, timeoutMs: number) {
     this.socket = socket;
@@ -40,6 +45,7 @@ export class Connection {
       } catch (error) {
         this.undecodable.push(`${isBinary ? "binary" : "text"} frame refused by the strict decoder: ${String(error)}`);
       }
+      this.#lastActivity = Date.now();
       this.#wake();
     });
     socket.on("error", () => undefined);
@@ -81,9 +87,13 @@ export class Connection {
     if (this.undecodable.length > 0) throw new Error(this.undecodable[0]);
   }
 
-  async #wait(what: string, deadline: number): Promise<void> {
-    const remaining = deadline - Date.now();
-    if (remaining <= 0) throw new WaitTimeout(`timed out waiting for ${what}`);
+  /**
+   * Waits for the next frame or close. `deadline` is extended while the
+   * server keeps sending: a long stream being read is not a silent server.
+   */
+  async #wait(what: string, deadline: number, timeoutMs: number, bound: WaitBound = "silence"): Promise<void> {
+    const remaining = (bound === "total" ? deadline : Math.max(deadline, this.#lastActivity + timeoutMs)) - Date.now();
+    if (remaining <= 0) throw new WaitTimeout(`timed out waiting for ${what} (the server sent nothing for ${timeoutMs} ms)`);
     await new Promise<void>((resolve) => {
       const timer = setTimeout(resolve, remaining);
       this.#waiters.push(() => {
@@ -113,15 +123,14 @@ export class Connection {
         return message;
       }
       if (this.closeInfo !== undefined) throw new Error(`connection closed (${this.closeInfo.code}) while waiting for ${what}`);
-      await this.#wait(what, deadline);
+      await this.#wait(what, deadline, timeoutMs);
     }
   }
 
   /** Skips messages until one of `type` arrives. */
   async nextOf<T extends ServerMessage["type"]>(type: T, timeoutMs = this.timeoutMs): Promise<Extract<ServerMessage, { type: T }>> {
-    const deadline = Date.now() + timeoutMs;
     for (;;) {
-      const message = await this.next(type, Math.max(1, deadline - Date.now()));
+      const message = await this.next(type, timeoutMs);
       if (message.type === type) return message as Extract<ServerMessage, { type: T }>;
       if (message.type === "invocationRejected" && type !== "invocationRejected") {
         throw new Error(`expected ${type}, got invocationRejected ${message.code}: ${message.message}`);
@@ -129,37 +138,28 @@ export class Connection {
     }
   }
 
-  /** Waits until some received message satisfies `predicate` (without consuming). */
-  async waitFor(what: string, predicate: (message: ServerMessage) => boolean, timeoutMs = this.timeoutMs): Promise<ServerMessage> {
+  /**
+   * Waits until some received message satisfies `predicate` (without consuming). With `bound`
+   * "total" the wait ends after `timeoutMs` even while other messages keep arriving: for a
+   * reaction the server owes promptly (a cancel's end) while a stream is still flowing.
+   */
+  async waitFor(what: string, predicate: (message: ServerMessage) => boolean, timeoutMs = this.timeoutMs, bound: WaitBound = "silence"): Promise<ServerMessage> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       this.#assertDecodable();
       const found = this.received.find(predicate);
       if (found !== undefined) return found;
       if (this.closeInfo !== undefined) throw new Error(`connection closed (${this.closeInfo.code}) while waiting for ${what}`);
-      await this.#wait(what, deadline);
+      await this.#wait(what, deadline, timeoutMs, bound);
     }
   }
 
   /** Waits for the close and returns every message received. */
   async all(timeoutMs = this.timeoutMs): Promise<{ messages: ServerMessage[]; closed: Closed }> {
     const deadline = Date.now() + timeoutMs;
-    while (this.closeInfo === undefined) await this.#wait("the server to close the connection", deadline);
+    while (this.closeInfo === undefined) await this.#wait("the server to close the connection", deadline, timeoutMs);
     this.#assertDecodable();
     return { messages: this.received, closed: this.closeInfo };
-  }
-
-  /** Resolves with the close, or undefined if the socket is still open after `ms`. */
-  async closedWithin(ms: number): Promise<Closed | undefined> {
-    const deadline = Date.now() + ms;
-    while (this.closeInfo === undefined && Date.now() < deadline) {
-      try {
-        await this.#wait("close", deadline);
-      } catch {
-        break;
-      }
-    }
-    return this.closeInfo;
   }
 
   close(): void {

@@ -13,6 +13,8 @@ function cancelOutput(reason: ClientCancelReason): CheckSpec {
       const { conn } = await ctx.start(countStart(100_000, 5));
       const first = await conn.nextOf("outputStreamItem");
       conn.send({ type: "streamCancel", channel: first.channel, reason });
+      // The stream would run for minutes: its end must follow the cancel promptly, not eventually.
+      await conn.waitFor("the end of the cancelled stream", (m) => m.type === "outputStreamEnd", ctx.timeoutMs, "total");
       const { messages, closed } = await conn.all();
       const end = messages.find((m) => m.type === "outputStreamEnd");
       ensureEqual(end?.type === "outputStreamEnd" ? end.outcome : undefined, { kind: "cancelled", reason }, "end outcome");

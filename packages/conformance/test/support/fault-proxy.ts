@@ -34,7 +34,7 @@ export interface ProxyState {
 /** Per-connection state. */
 export interface Link {
   readonly state: ProxyState;
-  /** Messages already sent to the client on this connection. */
+  /** Text messages already sent to the client on this connection. */
   readonly toClientLog: ServerMessage[];
   /** Sends a frame to the client now, ahead of the message being handled. */
   sendToClient(message: Out<ServerMessage>): void;
@@ -195,7 +195,8 @@ export async function startFaultProxy(upstreamUrl: string, validToken: string, f
     const sendClient = (out: Out<ServerMessage>): void => {
       if (client.readyState !== WebSocket.OPEN) return;
       const { data, binary } = encodeOut(out);
-      if (!(typeof out === "object" && "raw" in out)) connection.toClientLog.push(out);
+      // Text messages only: binary payloads would keep every blob of a long stream alive.
+      if (!(typeof out === "object" && "raw" in out) && !BINARY_TYPES.has(out.type)) connection.toClientLog.push(out);
       // Mirror the client's backpressure to the server: stop reading it while the client is behind.
       const size = typeof data === "string" ? Buffer.byteLength(data) : data.length;
       clientBuffered += size;
