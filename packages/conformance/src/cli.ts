@@ -39,10 +39,11 @@ program
   .option("--only <sections>", `run only these sections or check ids (comma-separated; sections: ${SECTIONS.join(", ")})`, list)
   .option("--skip <sections>", "leave out these sections or check ids (comma-separated)", list)
   .option("--restart-cmd <command>", "shell command that restarts the server in place; enables the restart section")
-  .option("--timeout <ms>", "deadline of each wait for the server", positiveInt, 5000)
+  .option("--timeout <ms>", "how long the server may stay silent while a check waits for it", positiveInt, 5000)
+  .option("--check-timeout <ms>", "hard deadline of one check", positiveInt, 60_000)
   .option("--concurrency <n>", "checks run at once (the restart section always runs alone)", positiveInt, 4)
   .option("--list", "list the checks (id, reference, expectation) without running them")
-  .action(async (options: { url: string; token: string; json?: boolean; junit?: string; only?: string[]; skip?: string[]; restartCmd?: string; timeout: number; concurrency: number; list?: boolean }) => {
+  .action(async (options: { url: string; token: string; json?: boolean; junit?: string; only?: string[]; skip?: string[]; restartCmd?: string; timeout: number; checkTimeout: number; concurrency: number; list?: boolean }) => {
     if (options.list === true) {
       const { serverChecks } = await import("./suite.js");
       for (const check of serverChecks()) process.stdout.write(`${check.id}\t${check.ref}\t${check.expectation}\n`);
@@ -54,6 +55,7 @@ program
         url: options.url,
         token: options.token,
         timeoutMs: options.timeout,
+        checkTimeoutMs: options.checkTimeout,
         concurrency: options.concurrency,
         restartCmd: options.restartCmd,
         ...(options.only ? { only: options.only } : {}),

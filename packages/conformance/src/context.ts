@@ -10,7 +10,7 @@ export interface SuiteOptions {
   readonly url: string;
   /** A bearer token the server accepts. */
   readonly token: string;
-  /** Deadline of every single wait for the server, in ms (default 5000). */
+  /** How long the server may stay silent while a check waits for it, in ms (default 5000). */
   readonly timeoutMs?: number;
   /** Shell command that restarts the server in place (same URL, same durable state); enables the restart section. */
   readonly restartCmd?: string | undefined;
