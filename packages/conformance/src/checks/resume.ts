@@ -332,18 +332,20 @@ export const resumeChecks: Check[] = defineChecks("resume", [
   {
     name: "resume-exact-replay",
     ref: "§9 (a resume is frozen for uncertain retry)",
-    expectation: "resending the same resumeAttach (same attempt id) on a new connection is accepted again, not superseded, and revokes the previous transport",
+    expectation: "resending the same resumeAttach (same attempt id) on a new connection while the first resumed transport is live is accepted again, not superseded, and the first resumed transport receives attachmentRevoked",
     async run(ctx) {
-      const f = await finishedCount(ctx, 200);
-      const { conn: first, answer, message } = await ctx.attach(f.accepted.sessionToken, "resume");
+      const { conn: original, accepted: acc } = await ctx.start(countStart(400, 10));
+      const { conn: first, answer, message } = await ctx.attach(acc.sessionToken, "resume");
       ensure(answer.type === "invocationAccepted", `answer ${show(answer)}`);
+      original.terminate();
+      await first.nextOf("outputStreamItem");
       const conn = await ctx.connect();
       conn.send(message);
       const again = await conn.next("the answer to the replayed resume");
       ensure(again.type === "invocationAccepted" && again.attemptId === message.attemptId, `answer ${show(again)}`);
       const { messages } = await first.all();
-      const last = messages.at(-1);
-      ensure(last?.type === "attachmentRevoked" || last?.type === "invocationFinished", `last message of the first transport: ${show(last)}`);
+      ensureEqual(messages.at(-1), { type: "attachmentRevoked", reason: "replaced" }, "last message of the first resumed transport");
+      conn.terminate();
     },
   },
   {

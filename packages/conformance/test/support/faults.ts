@@ -389,7 +389,7 @@ const BASE_FAULTS: readonly FaultCase[] = [
     caughtBy: ["resume.cursor-resumes-after-item", "revocation.new-owner-continues"],
   },
   rewrite("superseded-as-invalid-token", "answers a stale resume with invalid-token", when("invocationRejected", (m) => [m.code === "superseded" ? { ...m, code: "invalid-token" } : m]), ["resume.stale-resume-superseded", "revocation.revoked-token-superseded"]),
-  rewrite("no-revocation", "never sends attachmentRevoked", when("attachmentRevoked", () => []), ["revocation.resume-revokes-live", "revocation.takeover-revokes-live", "idempotency.replay-while-live-revokes"]),
+  rewrite("no-revocation", "never sends attachmentRevoked", when("attachmentRevoked", () => []), ["revocation.resume-revokes-live", "revocation.takeover-revokes-live", "idempotency.replay-while-live-revokes", "resume.resume-exact-replay"]),
   rewrite("double-revocation", "sends attachmentRevoked twice", when("attachmentRevoked", (m) => [m, m]), ["revocation.resume-revokes-live", "idempotency.replay-while-live-revokes"]),
   {
     fault: {
