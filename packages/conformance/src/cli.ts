@@ -1,0 +1,74 @@
+#!/usr/bin/env node
+/**
+ * golem-stream-conformance server --url URL --token T [--json] [--junit FILE]
+ *   [--only S,...] [--skip S,...] [--restart-cmd CMD]
+ * Exit code 0 when every selected check passed, 1 on any failure, 2 on a usage error.
+ */
+import { writeFileSync } from "node:fs";
+import { Command, InvalidArgumentError, Option } from "commander";
+import { SECTIONS } from "./check.js";
+import { formatJsonReport } from "./report/json.js";
+import { formatJunitReport } from "./report/junit.js";
+import { formatResultLine, formatTextReport } from "./report/text.js";
+import { runServerSuite } from "./runner.js";
+
+function positiveInt(value: string): number {
+  const n = Number(value);
+  if (!Number.isSafeInteger(n) || n <= 0) throw new InvalidArgumentError("must be a positive integer");
+  return n;
+}
+
+function list(value: string, previous: string[] = []): string[] {
+  return [...previous, ...value.split(",").map((s) => s.trim()).filter((s) => s.length > 0)];
+}
+
+const program = new Command()
+  .name("golem-stream-conformance")
+  .description("Black-box conformance kit for the Golem Stream Session Public Protocol v1")
+  .exitOverride((error) => {
+    process.exit(error.exitCode === 0 ? 0 : 2);
+  });
+
+program
+  .command("server")
+  .description("run the server suite against a running server that hosts the demo catalogue (decisions-v1 section 7)")
+  .requiredOption("--url <url>", "ws:// or wss:// base URL of the server (the suite appends /v1/agents/invoke-agent-session)")
+  .addOption(new Option("--token <token>", "bearer token the server accepts").env("GOLEM_STREAM_TOKEN").makeOptionMandatory())
+  .option("--json", "print the report as JSON instead of text")
+  .option("--junit <file>", "also write a JUnit XML report to FILE")
+  .option("--only <sections>", `run only these sections or check ids (comma-separated; sections: ${SECTIONS.join(", ")})`, list)
+  .option("--skip <sections>", "leave out these sections or check ids (comma-separated)", list)
+  .option("--restart-cmd <command>", "shell command that restarts the server in place; enables the restart section")
+  .option("--timeout <ms>", "how long the server may stay silent while a check waits for it", positiveInt, 5000)
+  .option("--check-timeout <ms>", "hard deadline of one check", positiveInt, 60_000)
+  .option("--concurrency <n>", "checks run at once (the restart section always runs alone)", positiveInt, 4)
+  .option("--list", "list the checks (id, reference, expectation) without running them")
+  .action(async (options: { url: string; token: string; json?: boolean; junit?: string; only?: string[]; skip?: string[]; restartCmd?: string; timeout: number; checkTimeout: number; concurrency: number; list?: boolean }) => {
+    if (options.list === true) {
+      const { serverChecks } = await import("./suite.js");
+      for (const check of serverChecks()) process.stdout.write(`${check.id}\t${check.ref}\t${check.expectation}\n`);
+      return;
+    }
+    let report;
+    try {
+      report = await runServerSuite({
+        url: options.url,
+        token: options.token,
+        timeoutMs: options.timeout,
+        checkTimeoutMs: options.checkTimeout,
+        concurrency: options.concurrency,
+        restartCmd: options.restartCmd,
+        ...(options.only ? { only: options.only } : {}),
+        ...(options.skip ? { skip: options.skip } : {}),
+        onResult: options.json === true ? undefined : (r) => process.stderr.write(`${formatResultLine(r).split("\n")[0]}\n`),
+      });
+    } catch (error) {
+      process.stderr.write(`golem-stream-conformance: ${error instanceof Error ? error.message : String(error)}\n`);
+      process.exit(2);
+    }
+    process.stdout.write(`${options.json === true ? formatJsonReport(report) : formatTextReport(report)}\n`);
+    if (options.junit !== undefined) writeFileSync(options.junit, formatJunitReport(report));
+    process.exitCode = report.failed > 0 ? 1 : 0;
+  });
+
+await program.parseAsync(process.argv);

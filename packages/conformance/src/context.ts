@@ -1,0 +1,148 @@
+/** What every check receives: where the server is, how to reach it, and helpers that clean up after themselves. */
+import type { InvocationAccepted, InvocationStart, ResumeAttach, ServerMessage } from "@golem-stream/wire";
+import { randomUUID } from "node:crypto";
+import { Connection, type Closed } from "./connection.js";
+import { ensure, ensureEqual, Mismatch, show } from "./check.js";
+import { traceViolations, type TraceOptions } from "./invariants.js";
+
+export interface SuiteOptions {
+  /** ws:// or wss:// base URL of the server under test. */
+  readonly url: string;
+  /** A bearer token the server accepts. */
+  readonly token: string;
+  /** How long the server may stay silent while a check waits for it, in ms (default 5000). */
+  readonly timeoutMs?: number;
+  /** Shell command that restarts the server in place (same URL, same durable state); enables the restart section. */
+  readonly restartCmd?: string | undefined;
+  /** How long to wait for the server to come back after the restart command, in ms (default 30 000). */
+  readonly restartTimeoutMs?: number;
+}
+
+export class SuiteContext {
+  readonly url: string;
+  readonly token: string;
+  readonly timeoutMs: number;
+  readonly restartCmd: string | undefined;
+  readonly restartTimeoutMs: number;
+  readonly #open: Connection[] = [];
+
+  constructor(options: SuiteOptions) {
+    this.url = options.url.replace(/\/+$/, "");
+    this.token = options.token;
+    this.timeoutMs = options.timeoutMs ?? 5000;
+    this.restartCmd = options.restartCmd;
+    this.restartTimeoutMs = options.restartTimeoutMs ?? 30_000;
+  }
+
+  async connect(options: { token?: string | undefined; protocols?: readonly string[] } = {}): Promise<Connection> {
+    const connection = await Connection.open(this.url, { token: options.token ?? this.token, timeoutMs: this.timeoutMs, ...(options.protocols ? { protocols: options.protocols } : {}) });
+    this.#open.push(connection);
+    return connection;
+  }
+
+  /** Opens a connection, sends `start` and waits for its acceptance. */
+  async start(start: InvocationStart): Promise<{ conn: Connection; accepted: InvocationAccepted }> {
+    const conn = await this.connect();
+    conn.send(start);
+    const accepted = await conn.nextOf("invocationAccepted");
+    return { conn, accepted };
+  }
+
+  /** Opens a connection and sends a resumeAttach; returns the first answer. */
+  async attach(sessionToken: string, operation: "resume" | "takeover", outputCursors: readonly string[] = [], attemptId = randomUUID()): Promise<{ conn: Connection; answer: ServerMessage; message: ResumeAttach }> {
+    const conn = await this.connect();
+    const message: ResumeAttach = { type: "resumeAttach", attemptId, operation, outputCursors, sessionToken };
+    conn.send(message);
+    const answer = await conn.next("the answer to resumeAttach");
+    return { conn, answer, message };
+  }
+
+  /** Closes every connection a check left open. */
+  cleanup(): void {
+    for (const connection of this.#open.splice(0)) connection.terminate();
+  }
+}
+
+/** Channel of the mapping that resolved `provisionalRef`. */
+export function channelFor(accepted: InvocationAccepted, provisionalRef: string): number {
+  const mapping = accepted.mappings.find((m) => m.provisionalRef === provisionalRef);
+  if (mapping === undefined) throw new Mismatch(`invocationAccepted has no mapping for provisional reference ${provisionalRef}: ${show(accepted.mappings)}`);
+  return mapping.channel;
+}
+
+/** The single output channel announced by the invocationResult of `messages`. */
+export function resultChannel(messages: readonly ServerMessage[]): number {
+  const result = messages.find((m) => m.type === "invocationResult");
+  if (result?.type !== "invocationResult") throw new Mismatch(`no invocationResult among ${show(messages.map((m) => m.type))}`);
+  const output = result.mappings.find((m) => m.direction === "output");
+  if (output === undefined) throw new Mismatch(`invocationResult announces no output stream: ${show(result)}`);
+  return output.channel;
+}
+
+export function ensureTrace(messages: readonly ServerMessage[], options?: TraceOptions): void {
+  const problems = traceViolations(messages, options);
+  ensure(problems.length === 0, problems.slice(0, 3).join("; "));
+}
+
+export function ensureFinishedSuccess(messages: readonly ServerMessage[], closed: Closed): void {
+  const last = messages.at(-1);
+  ensure(last?.type === "invocationFinished" && last.outcome.kind === "success", `last message: ${show(last)}`);
+  ensureEqual(closed.code, 1000, "close code after invocationFinished");
+  ensureTrace(messages);
+}
+
+export interface ViolationExpectation {
+  /** Acceptable rejection codes (the first is the one the protocol names). */
+  readonly codes: readonly string[];
+  /** Close codes accepted; default [1002]. */
+  readonly closeCodes?: readonly number[];
+  /** The rejection, if sent, must carry this attempt id. */
+  readonly attemptId?: string;
+  /** true: an invocationRejected must precede the close (enough was decodable). */
+  readonly rejectionRequired?: boolean;
+  /** Expected `retryable` flag of the rejection. */
+  readonly retryable?: boolean;
+}
+
+/**
+ * Waits for the close that must follow a violation and checks the optional
+ * invocationRejected before it (protocol section 11: diagnostic when enough
+ * is decodable, then close 1002).
+ */
+export async function ensureViolation(conn: Connection, expectation: ViolationExpectation): Promise<string> {
+  const { messages, closed } = await conn.all();
+  const closeCodes = expectation.closeCodes ?? [1002];
+  const rejections = messages.filter((m) => m.type === "invocationRejected");
+  const after = messages.filter((m) => m.type === "invocationAccepted" && rejections.length > 0 && messages.indexOf(m) > messages.indexOf(rejections[0]!));
+  ensure(after.length === 0, "the server accepted after rejecting");
+  const rejection = rejections.at(-1);
+  if (expectation.rejectionRequired === true) ensure(rejection !== undefined, `no invocationRejected before close ${closed.code}; messages: ${show(messages.map((m) => m.type))}`);
+  ensure(rejections.length <= 1, `${rejections.length} invocationRejected messages`);
+  if (rejection?.type === "invocationRejected") {
+    ensure(expectation.codes.includes(rejection.code), `invocationRejected code ${rejection.code} (${rejection.message}), expected ${expectation.codes.join(" or ")}`);
+    if (expectation.attemptId !== undefined) ensureEqual(rejection.attemptId, expectation.attemptId, "attemptId of the rejection");
+    if (expectation.retryable !== undefined) ensureEqual(rejection.retryable, expectation.retryable, `retryable of ${rejection.code}`);
+    ensure(messages.at(-1) === rejection, `messages after invocationRejected: ${show(messages.slice(messages.indexOf(rejection) + 1).map((m) => m.type))}`);
+  }
+  ensure(closeCodes.includes(closed.code), `close code ${closed.code}, expected ${closeCodes.join(" or ")}`);
+  return rejection?.type === "invocationRejected" ? `invocationRejected ${rejection.code}, close ${closed.code}` : `close ${closed.code}`;
+}
+
+/** A definitive rejection before acceptance: invocationRejected with the code and no acceptance. */
+export async function ensureRejected(conn: Connection, codes: readonly string[], attemptId?: string): Promise<string> {
+  const first = await conn.next("invocationRejected");
+  ensure(first.type === "invocationRejected", `expected invocationRejected ${codes.join("/")}, saw ${show(first)}`);
+  ensure(codes.includes(first.code), `invocationRejected code ${first.code} (${first.message}), expected ${codes.join(" or ")}`);
+  if (attemptId !== undefined) ensureEqual(first.attemptId, attemptId, "attemptId of the rejection");
+  ensureEqual(first.retryable, false, `retryable of ${first.code} before acceptance`);
+  return `invocationRejected ${first.code}`;
+}
+
+/** The answer to a first message must be a definitive rejection with `code` (retryable false before acceptance). */
+export function ensureAnswerRejected(answer: ServerMessage, code: string, attemptId?: string): string {
+  ensure(answer.type === "invocationRejected", `expected invocationRejected ${code}, saw ${show(answer)}`);
+  ensureEqual(answer.code, code, `rejection code (${answer.message})`);
+  ensureEqual(answer.retryable, false, `retryable of ${code} before acceptance`);
+  if (attemptId !== undefined) ensureEqual(answer.attemptId, attemptId, "attemptId of the rejection");
+  return `invocationRejected ${code}`;
+}

@@ -1,0 +1,52 @@
+/** Values and start messages of the demo catalogue (decisions-v1 section 7), built by hand. */
+import { randomUUID } from "node:crypto";
+import type { InvocationStart, SchemaValueJson, ServerMessage } from "@golem-stream/wire";
+
+export const val = {
+  str: (value: string): SchemaValueJson => ({ kind: "string", value }),
+  u32: (value: number): SchemaValueJson => ({ kind: "u32", value }),
+  record: (...fields: SchemaValueJson[]): SchemaValueJson => ({ kind: "record", value: { fields: fields as never } }),
+  stream: (provisionalRef: string): SchemaValueJson => ({ kind: "stream", value: { provisionalRef } }),
+};
+
+export function demoStart(method: string, methodParameters: SchemaValueJson, overrides: Partial<InvocationStart> = {}): InvocationStart {
+  return {
+    type: "invocationStart",
+    attemptId: randomUUID(),
+    config: [],
+    idempotencyKey: `conformance-${randomUUID()}`,
+    methodParameters,
+    selector: {
+      agentType: "echo",
+      application: "demo",
+      constructorParameters: val.record(val.str("conformance")),
+      environment: "default",
+      method,
+    },
+    ...overrides,
+  };
+}
+
+/** A `reverse` start with a fresh provisional reference for its input. */
+export function reverseStart(overrides: Partial<InvocationStart> = {}): { start: InvocationStart; ref: string } {
+  const ref = randomUUID();
+  return { start: demoStart("reverse", val.record(val.stream(ref)), overrides), ref };
+}
+
+export function countStart(to: number, delayMs: number, overrides: Partial<InvocationStart> = {}): InvocationStart {
+  return demoStart("count", val.record(val.u32(to), val.u32(delayMs)), overrides);
+}
+
+/** Items of a value output stream, in order. */
+export function outputValues(messages: readonly ServerMessage[], channel: number): unknown[] {
+  return messages.flatMap((m) => (m.type === "outputStreamItem" && m.channel === channel ? [m.value] : []));
+}
+
+/** The u32 payloads of a `count` output stream. */
+export function countValues(messages: readonly ServerMessage[], channel: number): number[] {
+  return outputValues(messages, channel).map((v) => (v as { value: number }).value);
+}
+
+export function range(n: number, from = 0): number[] {
+  return Array.from({ length: n }, (_, i) => from + i);
+}

@@ -1,0 +1,76 @@
+/** The built command as a real process: exit codes, --only/--skip, --json, --junit. */
+import { spawn } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startServerUnderTest, TOKEN, type ServerUnderTest } from "./support/server.js";
+
+const CLI = fileURLToPath(new URL("../dist/cli.js", import.meta.url));
+
+/** The environment without GOLEM_STREAM_TOKEN, so that --token alone decides. */
+function withoutTokenVariable(): NodeJS.ProcessEnv {
+  const env = { ...process.env };
+  delete env.GOLEM_STREAM_TOKEN;
+  return env;
+}
+
+function run(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI, ...args], { stdio: ["ignore", "pipe", "pipe"], env: withoutTokenVariable() });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+    child.on("error", reject);
+    child.on("exit", (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+let server: ServerUnderTest;
+let dir: string;
+beforeAll(async () => {
+  if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run \`pnpm build\` in packages/conformance first`);
+  server = await startServerUnderTest();
+  dir = mkdtempSync(join(tmpdir(), "golem-stream-conformance-cli-"));
+});
+afterAll(async () => {
+  await server?.dispose();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe("golem-stream-conformance server", () => {
+  it("exits 0 when the selected sections pass, and writes JUnit XML", async () => {
+    const junit = join(dir, "report.xml");
+    const result = await run(["server", "--url", server.url, "--token", TOKEN, "--only", "handshake,first-message", "--skip", "handshake.fragmentation-ignored", "--junit", junit]);
+    expect(result.stderr).not.toContain("FAIL");
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/\d+ checks: \d+ passed, 0 failed/);
+    expect(result.stdout).not.toContain("handshake.fragmentation-ignored");
+    expect(readFileSync(junit, "utf8")).toContain('<testsuite name="first-message"');
+  });
+
+  it("exits 1 when a check fails, and says what it expected and saw", async () => {
+    const result = await run(["server", "--url", server.url, "--token", "wrong-token", "--only", "channels.prompt-ack", "--json"]);
+    expect(result.code).toBe(1);
+    const report = JSON.parse(result.stdout) as { summary: { failed: number }; results: { id: string; status: string; saw: string; expectation: string }[] };
+    expect(report.summary.failed).toBe(1);
+    expect(report.results[0]).toMatchObject({ id: "channels.prompt-ack", status: "failed" });
+    expect(report.results[0]!.saw).toContain("401");
+  });
+
+  it("exits 2 on an unknown section and on a missing --token", async () => {
+    const unknown = await run(["server", "--url", server.url, "--token", TOKEN, "--only", "no-such-section"]);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain("unknown section or check");
+    const missing = await run(["server", "--url", server.url]);
+    expect(missing.code).toBe(2);
+  });
+
+  it("lists the checks without a server", async () => {
+    const result = await run(["server", "--url", "ws://127.0.0.1:1", "--token", "x", "--list"]);
+    expect(result.code).toBe(0);
+    expect(result.stdout.split("\n").filter((l) => l.startsWith("handshake.")).length).toBeGreaterThan(5);
+  });
+});
