@@ -14,6 +14,8 @@ export const EXIT = {
   rejected: 3,
   /** The connection was lost and could not be re-established; `resume` with the checkpoint continues. */
   connectionLost: 4,
+  /** `conformance`: the suite ran and at least one check failed (the report says which). */
+  checksFailed: 5,
   /** stdout or the checkpoint could not be written (EX_IOERR); with a checkpoint, `resume` continues from the last saved item. */
   outputFailed: 74,
   /** Interrupted by SIGINT/SIGTERM; the session keeps running on the server and can be resumed. */

@@ -3,7 +3,8 @@
  * compiles SQLite's native module on install) and `@golem-stream/store-postgres`
  * are optional peer dependencies, so `npm install -g @golem-stream/cli` for
  * `invoke`/`resume`/`types` installs no native code. `serve` loads them here,
- * on demand, and says how to install whichever is missing.
+ * on demand, and says how to install whichever is missing. So does
+ * `conformance` with `@golem-stream/conformance`.
  */
 import { usageError } from "./exit-codes.js";
 

@@ -234,6 +234,8 @@ export function buildProgram(io: CliIo, setExitCode: (code: ExitCode) => void): 
     )
     .version(VERSION, "-V, --version")
     .exitOverride()
+    // Options after a subcommand are its own (conformance hands them all to the kit).
+    .enablePositionalOptions()
     .configureOutput({
       writeOut: (text) => io.stdout.write(text),
       writeErr: (text) => io.stderr.write(text),
@@ -490,6 +492,27 @@ Examples:
     .action(async (value: string, options: { json: boolean }) => {
       const { runTokenInspect } = await import("./commands/token-inspect.js");
       setExitCode(await runTokenInspect(value, options, io));
+    });
+
+  program
+    .command("conformance")
+    .description("Run the protocol's black-box conformance suite against a server (needs @golem-stream/conformance).")
+    .argument("[args...]", "the suite's arguments, e.g. server --url ws://host:port --token T [--json] [--junit FILE] [--only SECTIONS]")
+    .helpOption(false)
+    .allowUnknownOption()
+    .passThroughOptions()
+    .addHelpText(
+      "after",
+      `
+Exit status: 0 every check passed, 5 a check failed, 2 usage.
+
+Examples:
+  $ golem-stream conformance server --url ws://127.0.0.1:8080 --token "$GOLEM_STREAM_TOKEN"
+  $ golem-stream conformance server --help`,
+    )
+    .action(async (args: string[]) => {
+      const { runConformance } = await import("./commands/conformance.js");
+      setExitCode(await runConformance(args, io));
     });
 
   program

@@ -1,0 +1,53 @@
+/**
+ * `golem-stream conformance …` runs the conformance kit's command
+ * (@golem-stream/conformance) with the same arguments, as real processes
+ * against a real `serve`: a passing section exits 0 with the kit's report;
+ * a failing one (a server that never accepts the token) exits 5; a usage
+ * error of the kit exits 2; an unusable lookup says how to install the kit.
+ */
+import { join } from "node:path";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { EXIT } from "../src/exit-codes.js";
+import { conformanceBin } from "../src/commands/conformance.js";
+import { run, scratchDir, start, waitFor, type Running } from "./support/processes.js";
+
+let server: Running;
+let url = "";
+
+beforeAll(async () => {
+  server = start(["serve", "--port", "0", "--token", "conformance-token", "--data-dir", join(scratchDir(), "state")]);
+  await waitFor(server, () => /^listening on /m.test(server.stdout().toString()), "serve listened");
+  url = (/^listening on (\S+)$/m.exec(server.stdout().toString())?.[1] as string).replace(/^http/, "ws");
+});
+
+afterAll(async () => {
+  server?.child.kill("SIGTERM");
+  await server?.done;
+});
+
+it("runs the kit's server suite: a section that passes exits 0 with the kit's report", async () => {
+  const result = await run(["conformance", "server", "--url", url, "--token", "conformance-token", "--only", "handshake"]);
+  const report = result.stdout.toString();
+  expect(result.code, report + result.stderr).toBe(EXIT.success);
+  expect(report).toMatch(/handshake/);
+  expect(report).not.toMatch(/FAIL/);
+}, 120_000);
+
+it("a check that fails exits 5 (a token the server does not accept)", async () => {
+  const result = await run(["conformance", "server", "--url", url, "--token", "not-the-token", "--only", "handshake"]);
+  expect(result.code).toBe(EXIT.checksFailed);
+}, 120_000);
+
+it("the kit's usage errors exit 2", async () => {
+  const result = await run(["conformance", "server", "--token", "t"]);
+  expect(result.code).toBe(EXIT.usage);
+  expect(result.stderr).toMatch(/--url/);
+});
+
+it("without the kit installed, says which package to install", () => {
+  expect(() =>
+    conformanceBin(() => {
+      throw Object.assign(new Error("Cannot find module '@golem-stream/conformance/package.json'"), { code: "MODULE_NOT_FOUND" });
+    }),
+  ).toThrow(/npm install -g @golem-stream\/conformance/);
+});
