@@ -565,6 +565,7 @@ export class LiveSession {
   async syncFromStore(): Promise<void> {
     const [record, streams] = await Promise.all([this.deps.store.getSession(this.sessionId), this.deps.store.listStreams(this.sessionId)]);
     if (record === undefined) return;
+    if (this.role === "owner" && record.state === "finished" && !this.finished && this.#finishing === undefined) this.#finishedElsewhere();
     const mirror = this.role === "mirror";
     const outputs: StreamState[] = [];
     const cancelledByServer: StreamState[] = [];
@@ -608,6 +609,23 @@ export class LiveSession {
     }
     if (!hadResult && this.record.result !== undefined) sink.resultCommitted();
     if (!wasFinished && this.finished) sink.finished();
+  }
+
+  /**
+   * The store says another node finished this session while this node
+   * still runs it: this node's lease lapsed while it was alive (a stall
+   * longer than the TTL), and the node that claimed the session failed it.
+   * The agent here stops at once and records nothing more (the store would
+   * refuse it anyway); from now on this node follows the store as a mirror,
+   * so a client attached here gets the outcome the store holds.
+   */
+  #finishedElsewhere(): void {
+    this.deps.logger.warn("session finished by another node (this node's lease had lapsed): its invocation stops here", { session: this.sessionId });
+    this.#failing = true;
+    this.#running = false;
+    this.role = "mirror";
+    this.#invocationAbort.abort(new Error("the session was finished by another node"));
+    for (const stream of this.#streams.values()) stream.producer?.abort(new Error("the session was finished by another node"));
   }
 
   /** Owner: hands input that another node committed to the agent, as its queue makes room. */

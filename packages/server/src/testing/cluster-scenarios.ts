@@ -15,6 +15,7 @@ import type { ServerMessage } from "@golem-stream/wire";
 import { createDemoHost } from "../demo/host.js";
 import { createSessionServer, type SessionServer } from "../server.js";
 import type { ClusterSessionStore } from "../store/cluster-store.js";
+import type { Logger } from "../options.js";
 import { demoStart, outputValues, v } from "./demo-messages.js";
 import { RawClient, TEST_TOKEN as TOKEN } from "./raw-client.js";
 import type { TestApi } from "./store-contract.js";
@@ -50,6 +51,7 @@ export function clusterScenarios(api: ClusterTestApi, name: string, openStores: 
     count: number,
     leaseTtlMs = 10_000,
     wrap: (index: number, store: ClusterSessionStore) => ClusterSessionStore = (_, store) => store,
+    logger?: (index: number) => Logger,
   ): Promise<{ stores: ClusterSessionStore[]; nodes: Node[] }> {
     const stores = await openStores(count);
     opened.push(...stores);
@@ -61,6 +63,7 @@ export function clusterScenarios(api: ClusterTestApi, name: string, openStores: 
         keyring,
         authenticator: (token) => (token === TOKEN ? { account: "acme", principal: "alice" } : undefined),
         cluster: { leaseTtlMs },
+        ...(logger === undefined ? {} : { logger: logger(index) }),
       });
       const { url } = await server.listen();
       nodes.push({ id: store.nodeId, server, url });
@@ -402,6 +405,41 @@ export function clusterScenarios(api: ClusterTestApi, name: string, openStores: 
       expect(outputValues(again.messages, (again.messages.find((m) => m.type === "invocationResult") as Extract<ServerMessage, { type: "invocationResult" }>).mappings[0]!.channel)).toEqual(
         outputValues(messages, (messages.find((m) => m.type === "invocationResult") as Extract<ServerMessage, { type: "invocationResult" }>).mappings[0]!.channel),
       );
+    });
+
+    it("A's lease lapses while A is alive (its heartbeats stall): B claims and fails the invocation, and A stops running it as soon as it learns so", async () => {
+      let stalled = false;
+      const stallable = (index: number, store: ClusterSessionStore): ClusterSessionStore =>
+        new Proxy(store, {
+          get(target, name) {
+            const value = Reflect.get(target, name) as unknown;
+            if (name === "heartbeat" && index === 0) return (ttlMs: number) => (stalled ? Promise.resolve() : target.heartbeat(ttlMs));
+            return typeof value === "function" ? (value as () => unknown).bind(target) : value;
+          },
+        });
+      let stoppedAtA!: () => void;
+      const stopped = new Promise<void>((resolve) => (stoppedAtA = resolve));
+      const quiet = () => undefined;
+      const watchA = (index: number): Logger => ({
+        info: quiet,
+        error: quiet,
+        warn: (message) => {
+          if (index === 0 && message.startsWith("session finished by another node")) stoppedAtA();
+        },
+      });
+      const { nodes: [a, b] } = await startCluster(2, 300, stallable, watchA);
+      // An agent that writes nothing for a minute: without learning of the claim, A would keep it running.
+      const { client: atB } = await startThenResume(a!, b!, demoStart("count", v.record(v.u32(3), v.u32(60_000))));
+      await atB.waitFor((m) => m.type === "invocationResult");
+      stalled = true;
+      const { messages } = await atB.all();
+      expect(messages.at(-1)).toMatchObject({ type: "invocationFinished", outcome: { kind: "failure", code: "invocation-failed" } });
+      // A stops the agent it no longer owns (it writes nothing for a minute, so no refused write tells it).
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error("A kept running the invocation B had finished")), 10_000)));
+      await Promise.race([stopped, late]).finally(() => clearTimeout(timer));
+      expect(await a!.server.drain(0)).toBe(0);
+      nodes = nodes.filter((node) => node !== a);
     });
 
     it("drain: A refuses new connections, detaches its client (1001), finishes what it runs; the client resumes at B and reads everything", async () => {
