@@ -16,25 +16,30 @@ import { startEmbeddedServer, type EmbeddedServer } from "@golem-stream/server";
 // The built package, as the CLI uses it: its handler serves dist/www.
 import { consoleHandler } from "../dist/node/index.js";
 import { launchBrowser } from "./support/browser.js";
+import { startFlakyNetwork, type FlakyNetwork } from "./support/flaky-network.js";
 
 const TOKEN = "console-test-token";
 const SCREENSHOT = fileURLToPath(new URL("../../../docs/console.png", import.meta.url));
 
 let dataDir: string;
 let server: EmbeddedServer;
+/** A second way to the same server, through a network that fails on purpose: its origin is allowed too. */
+let network: FlakyNetwork;
 let browser: Browser;
 /** Why the browser could not be started: every test fails with it (a failed beforeAll would only skip them). */
 let startFailure: Error | undefined;
 
 beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), "golem-stream-console-"));
+  network = await startFlakyNetwork();
   server = await startEmbeddedServer({
     dataDir,
     tokens: [TOKEN],
     synchronous: "normal",
     pages: consoleHandler(),
-    browsers: { allowedOrigins: [], allowListeningOrigins: true },
+    browsers: { allowedOrigins: [network.origin], allowListeningOrigins: true },
   });
+  network.setUpstream(Number(new URL(server.httpUrl).port));
   try {
     browser = await launchBrowser();
   } catch (error) {
@@ -46,11 +51,12 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   await server?.close();
+  await network?.close();
   if (dataDir !== undefined) rmSync(dataDir, { recursive: true, force: true });
 });
 
 /** A fresh tab (its own sessionStorage and IndexedDB) on the console. */
-async function openConsole(): Promise<{ page: Page; context: BrowserContext; errors: string[] }> {
+async function openConsole(origin = server.httpUrl): Promise<{ page: Page; context: BrowserContext; errors: string[] }> {
   if (startFailure !== undefined) throw startFailure;
   const context = await browser.newContext({ viewport: { width: 1100, height: 900 } });
   const page = await context.newPage();
@@ -59,7 +65,7 @@ async function openConsole(): Promise<{ page: Page; context: BrowserContext; err
   page.on("console", (message) => {
     if (message.type() === "error") errors.push(message.text());
   });
-  await page.goto(`${server.httpUrl}/`);
+  await page.goto(`${origin}/`);
   await page.waitForSelector("body[data-ready=true]");
   return { page, context, errors };
 }
@@ -78,6 +84,16 @@ async function chooseMethod(page: Page, method: string): Promise<void> {
 /** The text items of the first stream panel. */
 function items(page: Page): Promise<string[]> {
   return page.locator("#streams .stream").first().locator("ol.items li").allTextContents();
+}
+
+/** Every stream panel: its name, and its text items. */
+function panels(page: Page): Promise<{ name: string; items: string[] }[]> {
+  return page.locator("#streams .stream").evaluateAll((nodes) =>
+    nodes.map((node) => ({
+      name: node.querySelector(".stream-name")?.textContent ?? "",
+      items: Array.from(node.querySelectorAll("ol.items li"), (item) => item.textContent ?? ""),
+    })),
+  );
 }
 
 describe("the web console in Chromium", () => {
@@ -135,6 +151,85 @@ describe("the web console in Chromium", () => {
       await page.locator("#outcome", { hasText: "success" }).waitFor({ timeout: 60_000 });
       const sha256 = createHash("sha256").update(bytes).digest("hex");
       expect(JSON.parse((await page.locator("#result").textContent()) ?? "")).toEqual({ bytes: String(bytes.length), sha256 });
+      expect(errors).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  });
+
+  it("the network is cut mid-stream and then offline for a while: the console reconnects by itself, every item once", async () => {
+    network.setBudgets((index) => [3000, 6000][index]);
+    // After the first cut, new connections are refused for 1.5 s: the page keeps retrying.
+    let offline = false;
+    network.onCut(() => {
+      if (!offline) network.offlineFor(1500);
+      offline = true;
+    });
+    const { page, context, errors } = await openConsole(network.origin);
+    try {
+      await signIn(page, TOKEN);
+      await chooseMethod(page, "count");
+      const to = 400;
+      await page.getByLabel("to", { exact: true }).fill(String(to));
+      await page.getByLabel("delayMs", { exact: true }).fill("5");
+      await page.getByRole("button", { name: "Start" }).click();
+      await page.locator("#status", { hasText: "connection lost" }).waitFor({ timeout: 30_000 });
+      await page.locator("#outcome", { hasText: "success" }).waitFor({ timeout: 60_000 });
+      expect(network.cuts).toBe(2);
+      expect(network.refused).toBeGreaterThan(0);
+      expect(await items(page)).toEqual(Array.from({ length: to }, (_, i) => String(i)));
+      expect(errors.filter((error) => !/WebSocket|ERR_CONNECTION|net::/.test(error))).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  });
+
+  it("groups: nested streams appear as they are announced, each named after the item that announced it", async () => {
+    const { page, context, errors } = await openConsole();
+    try {
+      await signIn(page, TOKEN);
+      await chooseMethod(page, "groups");
+      await page.getByLabel("groups", { exact: true }).fill("3");
+      await page.getByLabel("per", { exact: true }).fill("4");
+      await page.getByRole("button", { name: "Start" }).click();
+      await page.locator("#outcome", { hasText: "success" }).waitFor({ timeout: 60_000 });
+      const shown = await panels(page);
+      expect(shown[0]).toEqual({
+        name: "result",
+        items: [0, 1, 2].map((g) => JSON.stringify({ name: `group-${g}`, items: `⟨stream result[${g}].items⟩` })),
+      });
+      expect(shown.slice(1)).toEqual([0, 1, 2].map((g) => ({ name: `result[${g}].items`, items: ["0", "1", "2", "3"] })));
+      expect(errors).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  });
+
+  it("split: the bytes stream shows its size and downloads exactly, the lines stream its lines", async () => {
+    const { page, context, errors } = await openConsole();
+    try {
+      await signIn(page, TOKEN);
+      await chooseMethod(page, "split");
+      const lines = Array.from({ length: 2000 }, (_, i) => `line ${i} of the console's split`);
+      const text = `${lines.join("\n")}\n`;
+      await page.getByLabel("data", { exact: true }).setInputFiles({ name: "book.txt", mimeType: "text/plain", buffer: Buffer.from(text) });
+      await page.getByRole("button", { name: "Start" }).click();
+      await page.locator("#outcome", { hasText: "success" }).waitFor({ timeout: 60_000 });
+      const shown = await panels(page);
+      expect(shown.map((panel) => panel.name)).toEqual(["upper", "lines"]);
+      expect(shown[1]!.items).toEqual(lines);
+      const upper = page.locator("#streams .stream").first();
+      expect(await upper.locator(".progress").textContent()).toMatch(new RegExp(`^\\d+ batches · ${(text.length / 1024).toFixed(1)} KiB`));
+      const [download] = await Promise.all([page.waitForEvent("download"), upper.getByRole("link", { name: "download" }).click()]);
+      const body = await new Promise<Buffer>((resolve, reject) => {
+        void download.createReadStream().then((stream) => {
+          const chunks: Buffer[] = [];
+          stream.on("data", (chunk: Buffer) => chunks.push(chunk));
+          stream.on("end", () => resolve(Buffer.concat(chunks)));
+          stream.on("error", reject);
+        }, reject);
+      });
+      expect(body.toString()).toBe(text.toUpperCase());
       expect(errors).toEqual([]);
     } finally {
       await context.close();

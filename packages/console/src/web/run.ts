@@ -37,9 +37,9 @@ export class Run {
   /** Cursor → the stream it belongs to and how many of its items it covers. */
   readonly #cursors = new Map<string, { stream: string; count: number }>();
   readonly #reading = new WeakSet<OutputStream>();
+  /** One per stream this page reads: the outcome is shown once each has shown its last item. */
+  readonly #readers: Promise<void>[] = [];
   #call: Invocation | undefined;
-  /** Saves run one after another: each stores the record as it is when its turn comes. */
-  #saving: Promise<void> = Promise.resolve();
   readonly #ticker: ReturnType<typeof setInterval>;
 
   private constructor(record: RunRecord, ui: RunElements, restored: Map<string, StoredItem[]>) {
@@ -82,7 +82,7 @@ export class Run {
   async discard(): Promise<void> {
     clearInterval(this.#ticker);
     this.#call?.detach();
-    await this.#saving.catch(() => undefined);
+    await this.#written();
     await deleteRun(this.#record.id);
   }
 
@@ -93,7 +93,7 @@ export class Run {
     ui.outcome.textContent = "running";
     ui.cancel.hidden = false;
     ui.resume.hidden = true;
-    call.on("stream", (stream) => void this.#read(stream));
+    call.on("stream", (stream) => this.#readers.push(this.#read(stream)));
     call.on("accepted", (event) => (ui.status.textContent = `running (${event.operation} accepted${event.replayed ? ", replayed" : ""})`));
     call.on("reconnecting", (event) => {
       ui.status.textContent = `connection lost (${event.cause}); reconnecting in ${event.delayMs} ms, try ${event.failures} of ${event.maxAttempts}`;
@@ -102,10 +102,19 @@ export class Run {
       (result) => this.#showResult(result),
       () => undefined, // reported by `finished`
     );
+    // `finished` can come while items are still queued for the readers: the outcome waits for them.
     call.finished.then(
-      () => this.#finish({ ok: true, text: "success" }),
-      (error: unknown) => this.#failed(error),
+      () => this.#readersDone().then(() => this.#finish({ ok: true, text: "success" })),
+      (error: unknown) => this.#readersDone().then(() => this.#failed(error)),
     );
+  }
+
+  /** Resolves once every stream known (nested ones appear while others are read) has been read to its end. */
+  async #readersDone(): Promise<void> {
+    for (let seen = -1; seen !== this.#readers.length; ) {
+      seen = this.#readers.length;
+      await Promise.all(this.#readers);
+    }
   }
 
   #failed(error: unknown): void {
@@ -227,9 +236,46 @@ export class Run {
     return this.#save(items);
   }
 
+  /**
+   * Stores the record as it is now with `items`, after every earlier save.
+   * Writes do not hold the stream back: while one is under way, later
+   * checkpoints are merged into the next (the newest record, every new
+   * item), so IndexedDB's pace never becomes the stream's. Each write is one
+   * transaction, so whatever a reload finds is consistent; a checkpoint not
+   * yet written only means its items come again from the server.
+   */
   #save(items: { stream: string; index: number; item: StoredItem }[] = []): Promise<void> {
-    const snapshot = structuredClone(this.#record);
-    this.#saving = this.#saving.catch(() => undefined).then(() => saveRun(snapshot, items));
-    return this.#saving;
+    if (this.#writeFailure !== undefined) return Promise.reject(this.#writeFailure);
+    this.#pending.push(...items);
+    this.#pendingRecord = structuredClone(this.#record);
+    this.#writing ??= this.#flush();
+    return Promise.resolve();
+  }
+
+  #pending: { stream: string; index: number; item: StoredItem }[] = [];
+  #pendingRecord: RunRecord | undefined;
+  #writing: Promise<void> | undefined;
+  #writeFailure: Error | undefined;
+
+  async #flush(): Promise<void> {
+    while (this.#pendingRecord !== undefined && this.#writeFailure === undefined) {
+      const record = this.#pendingRecord;
+      const items = this.#pending;
+      this.#pendingRecord = undefined;
+      this.#pending = [];
+      try {
+        await saveRun(record, items);
+      } catch (error) {
+        // The next checkpoint fails the call (checkpoint-failed): what is stored stays consistent.
+        this.#writeFailure = new Error(`cannot store the checkpoint in IndexedDB: ${error instanceof Error ? error.message : String(error)}`);
+        this.#ui.status.textContent = this.#writeFailure.message;
+      }
+    }
+    this.#writing = undefined;
+  }
+
+  /** Resolves once everything saved so far is written. */
+  async #written(): Promise<void> {
+    while (this.#writing !== undefined) await this.#writing;
   }
 }

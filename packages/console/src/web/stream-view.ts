@@ -40,6 +40,7 @@ export class StreamView {
     this.#progress = span("progress");
     this.#download = document.createElement("a");
     this.#download.textContent = "download";
+    this.#download.href = "#";
     this.#download.hidden = true;
     // The Blob URL is made when asked for: the bytes received so far.
     this.#download.addEventListener("click", () => this.#prepareDownload());
