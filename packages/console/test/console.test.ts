@@ -25,6 +25,8 @@ let dataDir: string;
 let server: EmbeddedServer;
 /** A second way to the same server, through a network that fails on purpose: its origin is allowed too. */
 let network: FlakyNetwork;
+/** A third way, whose origin the server does not allow (as a DNS name it was not told about). */
+let foreign: FlakyNetwork;
 let browser: Browser;
 /** Why the browser could not be started: every test fails with it (a failed beforeAll would only skip them). */
 let startFailure: Error | undefined;
@@ -32,6 +34,7 @@ let startFailure: Error | undefined;
 beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), "golem-stream-console-"));
   network = await startFlakyNetwork();
+  foreign = await startFlakyNetwork();
   server = await startEmbeddedServer({
     dataDir,
     tokens: [TOKEN],
@@ -40,6 +43,7 @@ beforeAll(async () => {
     browsers: { allowedOrigins: [network.origin], allowListeningOrigins: true },
   });
   network.setUpstream(Number(new URL(server.httpUrl).port));
+  foreign.setUpstream(Number(new URL(server.httpUrl).port));
   try {
     browser = await launchBrowser();
   } catch (error) {
@@ -52,6 +56,7 @@ afterAll(async () => {
   await browser?.close();
   await server?.close();
   await network?.close();
+  await foreign?.close();
   if (dataDir !== undefined) rmSync(dataDir, { recursive: true, force: true });
 });
 
@@ -106,6 +111,21 @@ describe("the web console in Chromium", () => {
       expect(await error.textContent()).toBe("The server refused this token (unauthenticated). Check it and sign in again.");
       expect(await page.locator("#workspace").isHidden()).toBe(true);
       expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
+    } finally {
+      await context.close();
+    }
+  });
+
+  it("a page of an origin the server does not allow is told so at sign-in, instead of retrying for minutes", async () => {
+    const { page, context } = await openConsole(foreign.origin);
+    try {
+      await signIn(page, TOKEN);
+      const error = page.locator("#sign-in-error");
+      await error.waitFor({ state: "visible" });
+      expect(await error.textContent()).toBe(
+        `This server does not let pages of ${foreign.origin} open sessions. Open the console at the address golem-stream serve printed, or start serve with --allow-origin ${foreign.origin}.`,
+      );
+      expect(await page.locator("#workspace").isHidden()).toBe(true);
     } finally {
       await context.close();
     }

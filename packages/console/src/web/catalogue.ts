@@ -27,9 +27,33 @@ export class ConsoleError extends Error {
 }
 
 const MAX_CATALOGUE_BYTES = 8 * 1024 * 1024;
+const DISCOVERY_PATH = "/v1/agents/types";
+
+/**
+ * Whether the server lets pages of this origin open sessions. A refused
+ * WebSocket handshake is unreadable for a page (it would only look like a
+ * network failure, retried for minutes), so the console asks first: an
+ * `OPTIONS` of the catalogue carries this page's `Origin`, which the server
+ * answers 403 when the origin is not allowed. (`referrerPolicy: "origin"`:
+ * under the page's no-referrer policy the browser would send `Origin: null`.)
+ */
+export async function checkOriginAllowed(): Promise<void> {
+  let response: Response;
+  try {
+    response = await fetch(DISCOVERY_PATH, { method: "OPTIONS", referrerPolicy: "origin", cache: "no-store", credentials: "omit" });
+  } catch {
+    throw new ConsoleError("The server cannot be reached.");
+  }
+  if (response.status === 403) {
+    throw new ConsoleError(
+      `This server does not let pages of ${location.origin} open sessions. Open the console at the address golem-stream serve printed, or start serve with --allow-origin ${location.origin}.`,
+      "forbidden",
+    );
+  }
+}
 
 export async function loadCatalogue(token: string, application: string, environment: string): Promise<AgentTypeEntry[]> {
-  const url = `/v1/agents/types?${new URLSearchParams({ application, environment }).toString()}`;
+  const url = `${DISCOVERY_PATH}?${new URLSearchParams({ application, environment }).toString()}`;
   let response: Response;
   try {
     response = await fetch(url, { headers: { authorization: `Bearer ${token}` }, cache: "no-store", credentials: "omit" });

@@ -6,7 +6,7 @@
  * `fetch`, sessions over the client's browser transport.
  */
 import { createClient, type Client, type ParamNode, type SchemaValueJson } from "@golem-stream/client";
-import { ConsoleError, loadCatalogue, type AgentTypeEntry } from "./catalogue.js";
+import { checkOriginAllowed, ConsoleError, loadCatalogue, type AgentTypeEntry } from "./catalogue.js";
 import { FormError, recordFields } from "./form.js";
 import { Run, type RunElements } from "./run.js";
 import { currentRunId, setCurrentRunId } from "./run-store.js";
@@ -57,6 +57,13 @@ function clientFor(): Client {
 
 async function signIn(token: string): Promise<void> {
   show("sign-in-error", undefined);
+  try {
+    await checkOriginAllowed();
+  } catch (error) {
+    signedOut();
+    show("sign-in-error", error instanceof Error ? error.message : String(error));
+    return;
+  }
   try {
     catalogue = await loadCatalogue(token, $<HTMLInputElement>("application").value, $<HTMLInputElement>("environment").value);
   } catch (error) {
