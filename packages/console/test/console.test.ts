@@ -160,6 +160,30 @@ describe("the web console in Chromium", () => {
     }
   });
 
+  it("a second run replaces the first: the page, and a reload, show only the second", async () => {
+    const { page, context, errors } = await openConsole();
+    try {
+      await signIn(page, TOKEN);
+      await chooseMethod(page, "count");
+      await page.getByLabel("to", { exact: true }).fill("100000");
+      await page.getByLabel("delayMs", { exact: true }).fill("20");
+      await page.getByRole("button", { name: "Start" }).click();
+      await page.waitForFunction(() => document.querySelectorAll("#streams ol.items li").length >= 5);
+      await page.getByLabel("to", { exact: true }).fill("3");
+      await page.getByLabel("delayMs", { exact: true }).fill("0");
+      await page.getByRole("button", { name: "Start" }).click();
+      await page.locator("#outcome", { hasText: "success" }).waitFor({ timeout: 30_000 });
+      expect(await panels(page)).toEqual([{ name: "result", items: ["0", "1", "2"] }]);
+      await page.reload();
+      await page.waitForSelector("body[data-ready=true]");
+      await page.locator("#outcome", { hasText: "success" }).waitFor();
+      expect(await panels(page)).toEqual([{ name: "result", items: ["0", "1", "2"] }]);
+      expect(errors).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  });
+
   it("digest of a file chosen in the file picker: the SHA-256 the console shows is the file's", async () => {
     const { page, context, errors } = await openConsole();
     try {

@@ -41,6 +41,7 @@ export class Run {
   readonly #readers: Promise<void>[] = [];
   #call: Invocation | undefined;
   readonly #ticker: ReturnType<typeof setInterval>;
+  #discarded = false;
 
   private constructor(record: RunRecord, ui: RunElements, restored: Map<string, StoredItem[]>) {
     this.#record = record;
@@ -78,10 +79,12 @@ export class Run {
     return run;
   }
 
-  /** Forgets the run (a new one replaces it). */
+  /** Forgets the run (a new one replaces it, or the user signed out), cancelling it if it still runs. */
   async discard(): Promise<void> {
     clearInterval(this.#ticker);
-    this.#call?.detach();
+    // From now on this run touches neither the page (another run owns it) nor the store.
+    this.#discarded = true;
+    if (this.#record.outcome === undefined) void this.#call?.cancel("replaced in the console");
     await this.#written();
     await deleteRun(this.#record.id);
   }
@@ -94,8 +97,9 @@ export class Run {
     ui.cancel.hidden = false;
     ui.resume.hidden = true;
     call.on("stream", (stream) => this.#readers.push(this.#read(stream)));
-    call.on("accepted", (event) => (ui.status.textContent = `running (${event.operation} accepted${event.replayed ? ", replayed" : ""})`));
+    call.on("accepted", (event) => !this.#discarded && (ui.status.textContent = `running (${event.operation} accepted${event.replayed ? ", replayed" : ""})`));
     call.on("reconnecting", (event) => {
+      if (this.#discarded) return;
       ui.status.textContent = `connection lost (${event.cause}); reconnecting in ${event.delayMs} ms, try ${event.failures} of ${event.maxAttempts}`;
     });
     call.result.then(
@@ -118,6 +122,7 @@ export class Run {
   }
 
   #failed(error: unknown): void {
+    if (this.#discarded) return;
     const text = isClientError(error) ? `${error.kind}${error.code === undefined ? "" : ` (${error.code})`}: ${error.message}` : String(error);
     if (isClientError(error) && (error.kind === "connection-lost" || error.kind === "checkpoint-failed")) {
       // Not an outcome: the invocation may still run on the server. The checkpoint continues it.
@@ -132,6 +137,7 @@ export class Run {
   }
 
   #finish(outcome: { ok: boolean; text: string }): void {
+    if (this.#discarded) return;
     this.#record.outcome = outcome;
     this.#showOutcome(outcome);
     this.#save();
@@ -148,6 +154,7 @@ export class Run {
   }
 
   #showResult(result: InvocationResult): void {
+    if (this.#discarded) return;
     if (result.kind === "none") {
       this.#record.result = "(no result)";
     } else {
@@ -233,7 +240,9 @@ export class Run {
     }
     this.#record.state = state;
     this.#record.cursors = cursors;
-    return this.#save(items);
+    const saved = this.#save(items);
+    // The frozen start is stored before it is sent: a reload then retries it instead of losing a run.
+    return state.sessionToken === undefined ? saved.then(() => this.#written()) : saved;
   }
 
   /**
@@ -245,6 +254,7 @@ export class Run {
    * yet written only means its items come again from the server.
    */
   #save(items: { stream: string; index: number; item: StoredItem }[] = []): Promise<void> {
+    if (this.#discarded) return Promise.resolve();
     if (this.#writeFailure !== undefined) return Promise.reject(this.#writeFailure);
     this.#pending.push(...items);
     this.#pendingRecord = structuredClone(this.#record);
