@@ -70,6 +70,8 @@ export interface ServeOptions {
   readonly keyring?: string;
   /** Origins whose pages may open sessions (the browser extension, docs/protocol/browser.md); none: off. */
   readonly allowOrigin: readonly string[];
+  /** Serve the web console at `/` (`--no-console` turns it off). */
+  readonly console: boolean;
 }
 
 /** `auto`: bare output for a single output stream, item lines otherwise; `lines`: always item lines; `json`: events. */
@@ -288,6 +290,7 @@ ${EXIT_HELP}`,
         .argParser(collectOrigin)
         .default([]),
     )
+    .option("--no-console", "do not serve the web console at / (docs/console.md)")
     .option("--store <url>", "cluster mode: keep sessions in PostgreSQL, postgres://USER@HOST:PORT/DATABASE (default: $GOLEM_STREAM_STORE, else SQLite in the data directory)")
     .option("--node-id <id>", "with --store: this node's id in the cluster (default: <hostname>-<random>)")
     .addOption(
@@ -309,6 +312,11 @@ Health: GET /healthz answers 200 while the process runs; GET /readyz answers 200
 reachable and the server takes sessions, 503 otherwise (while draining, or the store is down).
 Logs: one event per line on stderr (JSON, or readable on a terminal); never a token or a key.
 Finished invocations are deleted (with their stored output) once --retention has passed.
+
+The web console at / (open the printed URL in a browser; --no-console turns it off) signs in with
+one of the tokens, lists the catalogue, fills parameters through forms, shows every output stream live
+and resumes after a reload. Its own origin (the listening address; with localhost for loopback) is
+allowed for the browser extension; behind a proxy or a DNS name, add that origin with --allow-origin.
 
 Browsers cannot send Authorization on a WebSocket. With --allow-origin, pages of the given origins
 may send the bearer token in a Sec-WebSocket-Protocol entry instead (what @golem-stream/client does in

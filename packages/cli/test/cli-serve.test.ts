@@ -126,11 +126,46 @@ it("--allow-origin: pages of that origin authenticate with the bearer entry; oth
   server.child.kill("SIGTERM");
   expect((await server.done).code).toBe(EXIT.success);
 
-  // Without the flag, the entry is no credential.
-  const plain = start(["serve", "--port", "0", "--token", "t0", "--data-dir", join(scratchDir(), "plain")]);
+  // Without the flag and without the console, the entry is no credential.
+  const plain = start(["serve", "--port", "0", "--token", "t0", "--no-console", "--data-dir", join(scratchDir(), "plain")]);
   await waitFor(plain, () => /^listening on /m.test(plain.stdout().toString()), "serve listened");
   const plainUrl = /^listening on (\S+)$/m.exec(plain.stdout().toString())?.[1] as string;
   expect(await upgradeStatus(plainUrl, offered, "http://app.example:5173")).toBe(401);
+  expect((await get(`${plainUrl}/`)).status).toBe(404);
+  expect(plain.stdout().toString()).not.toContain("web console");
   plain.child.kill("SIGTERM");
   await plain.done;
+});
+
+function get(url: string): Promise<{ status: number; type: string | undefined; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(url);
+    req.on("response", (res) => {
+      let body = "";
+      res.on("data", (chunk: Buffer) => (body += chunk.toString()));
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, type: res.headers["content-type"], body }));
+    });
+    req.on("error", reject);
+    req.end();
+  });
+}
+
+it("serves the web console at / by default, and allows its own origin (loopback: also localhost) and no other", async () => {
+  const server = start(["serve", "--port", "0", "--token", "t0", "--data-dir", join(scratchDir(), "state")]);
+  await waitFor(server, () => /Stop with Ctrl-C/.test(server.stdout().toString()), "serve printed its instructions");
+  const out = server.stdout().toString();
+  const url = /^listening on (\S+)$/m.exec(out)?.[1] as string;
+  expect(out).toContain(`web console ${url}/ (sign in with a token)`);
+  const page = await get(`${url}/`);
+  expect(page.status).toBe(200);
+  expect(page.type).toBe("text/html; charset=utf-8");
+  expect(page.body).toContain("<title>golem-stream console</title>");
+  const script = /src="\.?(\/assets\/[^"]+\.js)"/.exec(page.body)?.[1] as string;
+  expect((await get(`${url}${script}`)).status).toBe(200);
+  const offered = `${SUBPROTOCOL}, ${encodeBearerSubprotocol("t0")}`;
+  expect(await upgradeStatus(url, offered, url)).toBe(101);
+  expect(await upgradeStatus(url, offered, url.replace("127.0.0.1", "localhost"))).toBe(101);
+  expect(await upgradeStatus(url, offered, "http://evil.example")).toBe(403);
+  server.child.kill("SIGTERM");
+  expect((await server.done).code).toBe(EXIT.success);
 });

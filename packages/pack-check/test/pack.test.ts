@@ -179,6 +179,10 @@ describe("installed alone with npm", () => {
       const url = await listeningUrl(serve, /^listening on (\S+)$/m);
       const { stdout } = await run(bin, ["types", "--url", url, "--token", "s3cret"], { cwd: dir("cli"), env: consumerEnv() });
       expect(stdout).toContain("echo");
+      // The web console comes with the CLI (@golem-stream/console, built into its tarball).
+      const page = await fetch(`${url}/`);
+      expect(page.status).toBe(200);
+      expect(await page.text()).toContain("<title>golem-stream console</title>");
     } finally {
       await stop(serve);
     }

@@ -49,6 +49,8 @@ export interface EmbeddedServerOptions {
   readonly healthEndpoints?: boolean;
   readonly readinessTimeoutMs?: number;
   readonly tracerProvider?: SessionServerOptions["tracerProvider"];
+  /** Other HTTP requests (see `SessionServerOptions.pages`), e.g. the web console. */
+  readonly pages?: SessionServerOptions["pages"];
 }
 
 export interface EmbeddedServer {
@@ -113,6 +115,7 @@ export async function startEmbeddedServer(options: EmbeddedServerOptions): Promi
     ...(options.readinessTimeoutMs === undefined ? {} : { readinessTimeoutMs: options.readinessTimeoutMs }),
     ...(options.tracerProvider === undefined ? {} : { tracerProvider: options.tracerProvider }),
     ...(options.browsers === undefined ? {} : { browsers: options.browsers }),
+    ...(options.pages === undefined ? {} : { pages: options.pages }),
   });
   let address;
   try {

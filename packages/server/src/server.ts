@@ -7,6 +7,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { networkInterfaces } from "node:os";
 import type { Duplex } from "node:stream";
 import { WebSocketServer, type RawData, type WebSocket } from "ws";
 import { BROWSER_REFUSAL_CLOSE_BASE, ProtocolError, SESSION_PATH, SUBPROTOCOL, httpStatusFor } from "@golem-stream/wire";
@@ -14,7 +15,7 @@ import type { Keyring } from "@golem-stream/tokens";
 import type { AgentHost } from "./agent-host.js";
 import { Connection } from "./transport/connection.js";
 import { DISCOVERY_PATH, handleDiscovery } from "./transport/discovery.js";
-import { BrowserAccess, type BrowserOptions } from "./transport/browser-access.js";
+import { BrowserAccess, listeningOrigins, type BrowserOptions } from "./transport/browser-access.js";
 import { authenticate, checkUpgradeRequest, rejectUpgrade, sendHttpError } from "./transport/http-handshake.js";
 import type { RuntimeDeps } from "./invocation/live-session.js";
 import { resolveLimits, silentLogger, type Authenticator, type Authorizer, type Logger, type ServerLimits } from "./options.js";
@@ -71,7 +72,17 @@ export interface SessionServerOptions {
    * one of them, and answer CORS for the catalogue to them.
    */
   readonly browsers?: BrowserOptions;
+  /**
+   * Every other HTTP request on the server's own listener (`listen`) goes
+   * here first: resolve true when it was answered, false for the server's
+   * 404. The CLI serves the web console (`@golem-stream/console`) with it.
+   * Not called for the session, discovery and operations endpoints.
+   */
+  readonly pages?: PageHandler;
 }
+
+/** Answers a request it knows (resolving true) or leaves it alone (false). */
+export type PageHandler = (request: IncomingMessage, response: ServerResponse) => boolean | Promise<boolean>;
 
 export interface ClusterOptions {
   /**
@@ -137,7 +148,7 @@ function checkOptions(options: SessionServerOptions): void {
   for (const [name, type] of required) {
     if (typeof options[name] !== type || options[name] === null) throw new TypeError(`options.${name} must be a ${type === "function" ? "function" : "non-null object"}`);
   }
-  for (const name of ["authorizer", "now"] as const) {
+  for (const name of ["authorizer", "now", "pages"] as const) {
     if (options[name] !== undefined && typeof options[name] !== "function") throw new TypeError(`options.${name} must be a function`);
   }
   const timeout = options.readinessTimeoutMs;
@@ -329,6 +340,10 @@ class NodeSessionServer implements SessionServer {
       });
     });
     const address = server.address() as AddressInfo;
+    if (this.#options.browsers?.allowListeningOrigins === true) {
+      const local = Object.values(networkInterfaces()).flatMap((entries) => (entries ?? []).map((entry) => entry.address));
+      this.#browsers?.allow(listeningOrigins(address.address, address.port, local));
+    }
     const shownHost = address.family === "IPv6" ? `[${address.address}]` : address.address;
     return {
       host: address.address,
@@ -362,7 +377,20 @@ class NodeSessionServer implements SessionServer {
         logger: this.#logger,
       });
     } else if (owned) {
+      const pages = this.#options.pages;
+      if (pages !== undefined && (await this.#servePage(pages, request, response))) return;
       sendHttpError(response, new ProtocolError("not-found", "no such endpoint"));
+    }
+  }
+
+  async #servePage(pages: PageHandler, request: IncomingMessage, response: ServerResponse): Promise<boolean> {
+    try {
+      return await pages(request, response);
+    } catch (error) {
+      this.#logger.error("page handler failed", { error: String(error) });
+      if (!response.headersSent) sendHttpError(response, new ProtocolError("internal-error", "internal error"));
+      else response.destroy();
+      return true;
     }
   }
 

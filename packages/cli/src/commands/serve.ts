@@ -17,6 +17,7 @@
  * the node leaves the cluster. A second signal exits at once (bin.ts).
  */
 import { randomBytes } from "node:crypto";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import { mkdir } from "node:fs/promises";
 import { hostname } from "node:os";
 import { join, resolve } from "node:path";
@@ -114,6 +115,7 @@ export async function runServe(options: ServeOptions, io: CliIo): Promise<ExitCo
   let keyring: Keyring | undefined;
   if (keyringPath !== undefined) keyring = (await loadOrCreateKeyringFile(keyringPath)).keyring;
   const logger = createLogger(io, options.logLevel, undefined, options.logFormat);
+  const pages = options.console ? await loadConsole() : undefined;
   const store = cluster === undefined ? undefined : await connectStore(cluster, logger);
   let server: EmbeddedServer;
   try {
@@ -127,7 +129,8 @@ export async function runServe(options: ServeOptions, io: CliIo): Promise<ExitCo
       ...(options.metrics ? { metrics: { processMetrics: true } } : {}),
       limits: { sessionRetentionMs: options.retention },
       ...(keyring === undefined ? {} : { keyring }),
-      ...(options.allowOrigin.length === 0 ? {} : { browsers: { allowedOrigins: options.allowOrigin } }),
+      ...browserAccess(options),
+      ...(pages === undefined ? {} : { pages }),
       ...(store === undefined || cluster === undefined ? {} : { store, cluster: { leaseTtlMs: cluster.leaseTtlMs } }),
     });
   } catch (error) {
@@ -146,6 +149,7 @@ export async function runServe(options: ServeOptions, io: CliIo): Promise<ExitCo
           `store ${cluster.store.shown} (cluster node ${cluster.nodeId}, lease ${formatMs(cluster.leaseTtlMs)}, drain timeout ${formatMs(cluster.drainTimeoutMs)})`,
           `keyring ${keyringPath ?? ""} (every node of the cluster needs this same keyring and the same tokens)`,
         ];
+  if (options.console) where.push(`web console ${url}/ (sign in with a token)`);
   where.push(`health ${url}/healthz, readiness ${url}/readyz${options.metrics ? `, metrics ${url}/metrics` : ""}`);
   io.stdout.write(
     [
@@ -186,6 +190,25 @@ export async function runServe(options: ServeOptions, io: CliIo): Promise<ExitCo
   io.stdout.write(`drained in ${formatMs(Date.now() - started)}: ${outcome}; left the cluster\n`);
   logger.info("stopped", { failed });
   return EXIT.success;
+}
+
+/**
+ * The browser extension: the origins given, and with the console its own
+ * origin (the listening address's, added by the server once it listens).
+ */
+function browserAccess(options: ServeOptions): { browsers?: { allowedOrigins: readonly string[]; allowListeningOrigins?: boolean } } {
+  if (options.console) return { browsers: { allowedOrigins: options.allowOrigin, allowListeningOrigins: true } };
+  return options.allowOrigin.length === 0 ? {} : { browsers: { allowedOrigins: options.allowOrigin } };
+}
+
+/** The console's request handler; its page was built with the package, so nothing is compiled here. */
+async function loadConsole(): Promise<(request: IncomingMessage, response: ServerResponse) => Promise<boolean>> {
+  const { consoleHandler } = await import("@golem-stream/console");
+  try {
+    return consoleHandler();
+  } catch (error) {
+    throw usageError(`${error instanceof Error ? error.message : String(error)} (or start with --no-console)`);
+  }
 }
 
 /** 30000 → `30s`, 1500 → `1.5s`, 250 → `250ms`. */

@@ -24,6 +24,16 @@ export interface BrowserOptions {
    * (`https://app.example.com`, `http://127.0.0.1:5173`). No wildcard.
    */
   readonly allowedOrigins: readonly string[];
+  /**
+   * Also allow the origins of the server's own listening address, added by
+   * `listen()` once the port is known (default false): `http://<host>:<port>`,
+   * and for loopback or wildcard binds `http://localhost:<port>` and every
+   * local interface address. For pages the server serves itself (the web
+   * console). A name the server cannot know (a DNS name, a TLS proxy) still
+   * needs `allowedOrigins`. No Host-header matching: a DNS-rebinding page
+   * has a foreign origin and stays refused.
+   */
+  readonly allowListeningOrigins?: boolean;
 }
 
 /** Where a request's bearer token came from. */
@@ -33,12 +43,17 @@ export type Credential =
   | { readonly from: "none" };
 
 export class BrowserAccess {
-  readonly #origins: ReadonlySet<string>;
+  readonly #origins: Set<string>;
   readonly #logger: Logger;
 
   constructor(options: BrowserOptions, logger: Logger) {
     this.#origins = new Set(checkOrigins(options));
     this.#logger = logger;
+  }
+
+  /** Origins added after construction (the listening address's, see `allowListeningOrigins`). */
+  allow(origins: Iterable<string>): void {
+    for (const origin of origins) this.#origins.add(origin);
   }
 
   /** Refuses (`forbidden`, HTTP 403, nothing upgraded) a request whose Origin is not allowed. */
@@ -96,7 +111,12 @@ function checkOrigins(options: BrowserOptions): string[] {
   if (typeof options !== "object" || options === null || !Array.isArray(options.allowedOrigins)) {
     throw new TypeError("options.browsers.allowedOrigins must be an array of origins");
   }
-  if (options.allowedOrigins.length === 0) throw new TypeError("options.browsers.allowedOrigins must name at least one origin");
+  if (options.allowListeningOrigins !== undefined && typeof options.allowListeningOrigins !== "boolean") {
+    throw new TypeError("options.browsers.allowListeningOrigins must be a boolean");
+  }
+  if (options.allowedOrigins.length === 0 && options.allowListeningOrigins !== true) {
+    throw new TypeError("options.browsers.allowedOrigins must name at least one origin");
+  }
   return options.allowedOrigins.map((origin) => {
     let parsed: URL | undefined;
     try {
@@ -109,4 +129,20 @@ function checkOrigins(options: BrowserOptions): string[] {
     }
     return origin;
   });
+}
+
+/**
+ * The origins a browser uses for pages served by a server listening on
+ * `address:port`: the address itself, and for a loopback or wildcard bind
+ * `localhost` and (wildcard) every local interface address.
+ */
+export function listeningOrigins(address: string, port: number, interfaceAddresses: readonly string[]): string[] {
+  const hostOf = (ip: string): string => (ip.includes(":") ? `[${ip}]` : ip);
+  const wildcard = address === "0.0.0.0" || address === "::";
+  const loopback = address === "127.0.0.1" || address === "::1" || address.startsWith("127.");
+  const hosts = new Set<string>();
+  if (!wildcard) hosts.add(hostOf(address));
+  if (wildcard || loopback) hosts.add("localhost");
+  if (wildcard) for (const ip of interfaceAddresses) if (!ip.startsWith("fe80:")) hosts.add(hostOf(ip));
+  return [...hosts].map((host) => new URL(`http://${host}:${port}`).origin);
 }

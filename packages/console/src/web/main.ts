@@ -1,0 +1,203 @@
+/**
+ * The console page: sign in with a bearer token, pick an application,
+ * environment, agent type and method from the catalogue, fill the parameters
+ * through forms made from their schemas, start, and watch the invocation
+ * (run.ts). The page talks only to its own origin: the catalogue with
+ * `fetch`, sessions over the client's browser transport.
+ */
+import { createClient, type Client, type ParamNode, type SchemaValueJson } from "@golem-stream/client";
+import { checkOriginAllowed, ConsoleError, loadCatalogue, type AgentTypeEntry } from "./catalogue.js";
+import { FormError, recordFields } from "./form.js";
+import { Run, type RunElements } from "./run.js";
+import { currentRunId, setCurrentRunId } from "./run-store.js";
+import { forgetToken, readToken, saveToken } from "./session-token.js";
+
+const $ = <T extends HTMLElement = HTMLElement>(id: string): T => {
+  const found = document.getElementById(id);
+  if (found === null) throw new Error(`the page has no #${id}`);
+  return found as T;
+};
+
+/** Long outages are survived in the page (about 5 minutes of retries); after that, Resume or a reload continues. */
+const RECONNECT = { maxAttempts: 60, initialDelayMs: 200, maxDelayMs: 5000 };
+
+const ui: RunElements = {
+  title: $("run-title"),
+  status: $("status"),
+  streams: $("streams"),
+  result: $("result"),
+  outcome: $("outcome"),
+  cancel: $<HTMLButtonElement>("cancel"),
+  resume: $<HTMLButtonElement>("resume"),
+};
+
+let client: Client | undefined;
+let catalogue: AgentTypeEntry[] = [];
+let readConstructor: (() => ParamNode) | undefined;
+let readMethod: (() => ParamNode) | undefined;
+let run: Run | undefined;
+
+function show(id: string, text: string | undefined): void {
+  const node = $(id);
+  node.textContent = text ?? "";
+  node.hidden = text === undefined;
+}
+
+function clientFor(): Client {
+  return (client ??= createClient({
+    url: location.origin,
+    getToken: () => {
+      const token = readToken();
+      if (token === undefined) throw new Error("signed out");
+      return token;
+    },
+    reconnect: RECONNECT,
+  }));
+}
+
+async function signIn(token: string): Promise<void> {
+  show("sign-in-error", undefined);
+  try {
+    await checkOriginAllowed();
+  } catch (error) {
+    signedOut();
+    show("sign-in-error", error instanceof Error ? error.message : String(error));
+    return;
+  }
+  try {
+    catalogue = await loadCatalogue(token, $<HTMLInputElement>("application").value, $<HTMLInputElement>("environment").value);
+  } catch (error) {
+    if (error instanceof ConsoleError && error.code === "unauthenticated") {
+      forgetToken();
+      signedOut();
+      show("sign-in-error", error.message);
+      return;
+    }
+    // The token works; the catalogue of this application does not.
+    saveToken(token);
+    signedIn();
+    show("catalogue-error", error instanceof Error ? error.message : String(error));
+    return;
+  }
+  saveToken(token);
+  signedIn();
+  fillAgentTypes();
+}
+
+function signedIn(): void {
+  $("sign-in").hidden = true;
+  $("workspace").hidden = false;
+  $("sign-out").hidden = false;
+  $("who").hidden = false;
+  $("who").textContent = "signed in";
+}
+
+function signedOut(): void {
+  $("sign-in").hidden = false;
+  $("workspace").hidden = true;
+  $("sign-out").hidden = true;
+  $("who").hidden = true;
+}
+
+function fillAgentTypes(): void {
+  show("catalogue-error", undefined);
+  const select = $<HTMLSelectElement>("agent-type");
+  select.replaceChildren(...catalogue.map((type) => new Option(type.name, type.name)));
+  $("choosers").hidden = catalogue.length === 0;
+  if (catalogue.length === 0) show("catalogue-error", "This environment has no agent types.");
+  fillMethods();
+}
+
+function fillMethods(): void {
+  const type = catalogue.find((entry) => entry.name === $<HTMLSelectElement>("agent-type").value);
+  const select = $<HTMLSelectElement>("method");
+  select.replaceChildren(...(type?.methods ?? []).map((method) => new Option(method.name, method.name)));
+  fillForms();
+}
+
+function fillForms(): void {
+  const type = catalogue.find((entry) => entry.name === $<HTMLSelectElement>("agent-type").value);
+  const method = type?.methods.find((entry) => entry.name === $<HTMLSelectElement>("method").value);
+  const constructorSet = $("constructor-parameters");
+  const methodSet = $("method-parameters");
+  constructorSet.replaceChildren(constructorSet.querySelector("legend")!);
+  methodSet.replaceChildren(methodSet.querySelector("legend")!);
+  $("invoke-form").hidden = method === undefined;
+  if (type === undefined || method === undefined) return;
+  readConstructor = recordFields(type.constructorParameters, constructorSet);
+  readMethod = recordFields(method.parameters, methodSet);
+}
+
+async function start(): Promise<void> {
+  show("invoke-error", undefined);
+  let constructorParameters: ParamNode;
+  let methodParameters: ParamNode;
+  try {
+    constructorParameters = readConstructor!();
+    methodParameters = readMethod!();
+  } catch (error) {
+    show("invoke-error", error instanceof FormError ? error.message : String(error));
+    return;
+  }
+  const application = $<HTMLInputElement>("application").value;
+  const environment = $<HTMLInputElement>("environment").value;
+  const agentType = $<HTMLSelectElement>("agent-type").value;
+  const method = $<HTMLSelectElement>("method").value;
+  await run?.discard();
+  $("run").hidden = false;
+  run = await Run.start(
+    clientFor(),
+    { application, environment, agentType, method, constructorParameters: constructorParameters as SchemaValueJson, methodParameters },
+    `${agentType}.${method} (${application}/${environment})`,
+    ui,
+  );
+}
+
+async function boot(): Promise<void> {
+  $<HTMLFormElement>("sign-in-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    const input = $<HTMLInputElement>("token");
+    const token = input.value.trim();
+    input.value = "";
+    void signIn(token);
+  });
+  $("sign-out").addEventListener("click", () => {
+    forgetToken();
+    void run?.discard();
+    run = undefined;
+    setCurrentRunId(undefined);
+    $("run").hidden = true;
+    signedOut();
+  });
+  $<HTMLFormElement>("catalogue-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    const token = readToken();
+    if (token !== undefined) void signIn(token);
+  });
+  $("agent-type").addEventListener("change", fillMethods);
+  $("method").addEventListener("change", fillForms);
+  $<HTMLFormElement>("invoke-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    void start().catch((error: unknown) => show("invoke-error", error instanceof Error ? error.message : String(error)));
+  });
+
+  const token = readToken();
+  if (token === undefined) {
+    signedOut();
+    document.body.dataset["ready"] = "true";
+    return;
+  }
+  await signIn(token);
+  const id = currentRunId();
+  if (id !== undefined && readToken() !== undefined) {
+    $("run").hidden = false;
+    run = await Run.restore(clientFor(), id, ui);
+    if (run === undefined) {
+      $("run").hidden = true;
+      setCurrentRunId(undefined);
+    }
+  }
+  document.body.dataset["ready"] = "true";
+}
+
+void boot();
