@@ -19,7 +19,10 @@ import { launchBrowser } from "./support/browser.js";
 import { startFlakyNetwork, type FlakyNetwork } from "./support/flaky-network.js";
 
 const TOKEN = "console-test-token";
-const SCREENSHOT = fileURLToPath(new URL("../../../docs/console.png", import.meta.url));
+// Every run saves the screenshot as an artifact; UPDATE_SCREENSHOT=1 also refreshes the README's copy.
+const SCREENSHOT = fileURLToPath(
+  new URL(process.env.UPDATE_SCREENSHOT === "1" ? "../../../docs/console.png" : "../test-artifacts/console.png", import.meta.url),
+);
 
 let dataDir: string;
 let server: EmbeddedServer;
