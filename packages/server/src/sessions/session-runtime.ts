@@ -329,9 +329,14 @@ export class SessionRuntime {
       agentIdentity: record.agentIdentity,
       method: record.method,
     });
-    if (message.operation === "resume" && fields.generation !== record.generation) {
+    // In a cluster the same attempt may have been decided at another node meanwhile (an exact
+    // replay racing the original): then it is that attempt's replay, not a superseded resume.
+    const supersededUnlessDecided = async (): Promise<DecidedAttachment> => {
+      const decided = await this.deps.store.getAttempt(message.attemptId);
+      if (decided !== undefined) return this.#replay(decided, descriptorDigest, message.operation, caller, transport, cursors);
       throw new ProtocolError("superseded", "a newer attachment of this session exists; use takeover");
-    }
+    };
+    if (message.operation === "resume" && fields.generation !== record.generation) return supersededUnlessDecided();
     if (fields.generation > record.generation) throw new ProtocolError("invalid-token", "the token is not valid here");
 
     const generation = record.generation + 1n;
@@ -348,7 +353,7 @@ export class SessionRuntime {
     };
     const expected = message.operation === "resume" ? fields.generation : record.generation;
     const attached = await this.deps.store.attach(attempt, sessionToken, expected);
-    if (attached.kind === "superseded") throw new ProtocolError("superseded", "a newer attachment of this session exists; use takeover");
+    if (attached.kind === "superseded") return supersededUnlessDecided();
     if (attached.kind === "attempt-exists") {
       const raced = await this.deps.store.getAttempt(message.attemptId);
       if (raced === undefined) throw new ProtocolError("internal-error", "internal error");

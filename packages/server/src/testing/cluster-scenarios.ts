@@ -293,6 +293,48 @@ export function clusterScenarios(api: ClusterTestApi, name: string, openStores: 
       expect(messages.at(-1)).toMatchObject({ type: "invocationFinished", outcome: { kind: "success" } });
     });
 
+    it("an exact replay of a resume at B races the original at A, which commits first: B answers with the replay, not superseded", async () => {
+      // B reads the attempt (not there yet), then loads the session, which is slow: meanwhile A
+      // commits the same attempt. B then sees a newer generation, and must find the attempt.
+      let openGate!: () => void;
+      const gate = new Promise<void>((resolve) => (openGate = resolve));
+      let loadingAtB!: () => void;
+      const bLoading = new Promise<void>((resolve) => (loadingAtB = resolve));
+      let armed = false;
+      const slowLoadAtB = (index: number, store: ClusterSessionStore): ClusterSessionStore =>
+        new Proxy(store, {
+          get(target, name) {
+            const value = Reflect.get(target, name) as unknown;
+            if (name !== "getSession" || index !== 1) return typeof value === "function" ? (value as () => unknown).bind(target) : value;
+            return async (...args: Parameters<ClusterSessionStore["getSession"]>) => {
+              if (armed) {
+                loadingAtB();
+                await gate;
+              }
+              return target.getSession(...args);
+            };
+          },
+        });
+      const [a, b] = (await startCluster(2, 10_000, slowLoadAtB)).nodes;
+      const first = await RawClient.connect(a!.url);
+      first.send(demoStart("count", v.record(v.u32(20), v.u32(10))));
+      const accepted = (await first.nextOf("invocationAccepted")) as Accepted;
+      first.terminate();
+      // The client sends its resume to B, loses the connection before the answer, and replays it at A.
+      const message = resume("resume", accepted.sessionToken);
+      const atB = await RawClient.connect(b!.url);
+      armed = true;
+      atB.send(message);
+      await bLoading;
+      const atA = await RawClient.connect(a!.url);
+      atA.send(message);
+      expect(await atA.nextOf("invocationAccepted")).toMatchObject({ attemptId: message.attemptId });
+      openGate();
+      expect(await atB.next()).toMatchObject({ type: "invocationAccepted", attemptId: message.attemptId });
+      atA.terminate();
+      atB.terminate();
+    });
+
     it("count running at A streams live to a client attached at B", async () => {
       const [a, b] = (await startCluster(2)).nodes;
       const { accepted, client: second } = await startThenResume(a!, b!, demoStart("count", v.record(v.u32(40), v.u32(5))));
