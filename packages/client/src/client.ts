@@ -24,6 +24,8 @@ import { resolvePolicy, type ReconnectPolicy } from "./reconnect-policy.js";
 import type { Transport } from "./transport.js";
 import { discoveryUrl, fetchCatalogue, type AgentTypeSchema } from "./discovery.js";
 import { jsToConstructor, jsToParams } from "./typed-agent.js";
+import type { AnyAgentContract } from "@golem-stream/contract";
+import { checkContract, typedAgent, type ConnectOptions, type TypedAgent } from "./contract-agent.js";
 import { randomUUID } from "./uuid.js";
 
 export interface ClientOptions {
@@ -106,6 +108,11 @@ export interface Client {
   invoke(options: InvokeOptions): Invocation;
   /** Reads the catalogue (`GET /v1/agents/types`) and returns a typed handle for one agent. */
   agent(options: AgentOptions): Promise<Agent>;
+  /**
+   * Reads the catalogue, checks that it describes `contract.name` as the contract does (a
+   * `contract-mismatch` ClientError otherwise) and returns an agent whose methods are typed by it.
+   */
+  connect<C extends AnyAgentContract>(contract: C, options: ConnectOptions<C>): Promise<TypedAgent<C>>;
   /** Continues with the session token of the current generation (the same owner reconnecting). */
   resume(state: ResumeState, options?: AttachOptions): Invocation;
   /** Claims the session from any generation — another process, a restarted CLI. */
@@ -137,31 +144,49 @@ export function createClientWith(options: ClientOptions, defaultTransport: () =>
     maxQueuedBytes: positive(options.maxQueuedBytes, LIMITS.maxQueuedBytesPerSession, "maxQueuedBytes"),
     acceptanceTimeoutMs: nonNegative(options.acceptanceTimeoutMs, DEFAULT_ACCEPTANCE_TIMEOUT_MS, "acceptanceTimeoutMs"),
   };
+  const servedType = async (application: string, environment: string, agentType: string, signal: AbortSignal | undefined): Promise<AgentTypeSchema> => {
+    const catalogue = await fetchCatalogue(discoveryUrl(config.url, application, environment), await config.getToken(), signal);
+    const schema = catalogue.get(agentType);
+    if (schema === undefined) throw new ClientError("rejected", `agent type ${agentType} is not in the catalogue`, { code: "not-found" });
+    return schema;
+  };
+  const agentOf = (schema: AgentTypeSchema, options: AgentOptions): Agent => {
+    const { application, environment, agentType } = options;
+    const constructorParameters = jsToConstructor(options.constructorArgs, schema);
+    return {
+      schema,
+      invoke(method, args, extra = {}) {
+        const methodSchema = schema.methods.get(method);
+        if (methodSchema === undefined) throw new ClientError("invalid-argument", `agent type ${agentType} has no method ${method}`, { code: "not-found" });
+        return client.invoke({
+          ...extra,
+          application,
+          environment,
+          agentType,
+          constructorParameters,
+          method,
+          methodParameters: jsToParams(args, methodSchema.parameters),
+          ...(options.phantomId === undefined ? {} : { phantomId: options.phantomId }),
+        });
+      },
+    };
+  };
   const client: Client = {
     async agent(options) {
       if (typeof options !== "object" || options === null) throw new ClientError("invalid-argument", "agent needs an options object");
-      const { application, environment, agentType } = options;
-      const catalogue = await fetchCatalogue(discoveryUrl(config.url, application, environment), await config.getToken(), options.signal);
-      const schema = catalogue.get(agentType);
-      if (schema === undefined) throw new ClientError("rejected", `agent type ${agentType} is not in the catalogue`, { code: "not-found" });
-      const constructorParameters = jsToConstructor(options.constructorArgs, schema);
-      return {
-        schema,
-        invoke(method, args, extra = {}) {
-          const methodSchema = schema.methods.get(method);
-          if (methodSchema === undefined) throw new ClientError("invalid-argument", `agent type ${agentType} has no method ${method}`, { code: "not-found" });
-          return client.invoke({
-            ...extra,
-            application,
-            environment,
-            agentType,
-            constructorParameters,
-            method,
-            methodParameters: jsToParams(args, methodSchema.parameters),
-            ...(options.phantomId === undefined ? {} : { phantomId: options.phantomId }),
-          });
-        },
-      };
+      return agentOf(await servedType(options.application, options.environment, options.agentType, options.signal), options);
+    },
+    async connect(contract, options) {
+      if (typeof contract !== "object" || contract === null || typeof contract.graphs !== "object") {
+        throw new ClientError("invalid-argument", "connect needs a contract made by defineAgentType");
+      }
+      if (typeof options !== "object" || options === null) throw new ClientError("invalid-argument", "connect needs an options object");
+      const { application, environment, signal, phantomId } = options;
+      const schema = await servedType(application, environment, contract.name, signal);
+      checkContract(contract, schema);
+      const constructorArgs: unknown = Object.hasOwn(options, "constructor") ? options.constructor : undefined;
+      const agent = agentOf(schema, { application, environment, agentType: contract.name, constructorArgs, ...(phantomId === undefined ? {} : { phantomId }) });
+      return typedAgent(contract, agent);
     },
     invoke(invoke) {
       if (typeof invoke !== "object" || invoke === null) throw new ClientError("invalid-argument", "invoke needs an options object");

@@ -17,24 +17,24 @@ import type { SchemaType, StreamRef } from "./types.js";
  * A mapping is an interface whose `type` reads `this["inner"]`, the stream's
  * element type:
  *
- *   interface Iterables extends StreamMapping { readonly type: AsyncIterable<JsOf<this["inner"], Iterables>> }
+ *   interface Iterables extends JsStreams { readonly type: AsyncIterable<JsOf<this["inner"], Iterables>> }
  */
-export interface StreamMapping {
+export interface JsStreams {
   readonly inner: unknown;
   readonly type: unknown;
 }
 
 /** The default: a stream position holds its reference, as `toJs` leaves it without a `stream` hook. */
-export interface StreamRefs extends StreamMapping {
+export interface StreamRefs extends JsStreams {
   readonly type: StreamRef;
 }
 
 /** `S` applied to the element type `I`. */
-export type MapStream<S extends StreamMapping, I> = (S & { readonly inner: I })["type"];
+export type MapStream<S extends JsStreams, I> = (S & { readonly inner: I })["type"];
 
 export type Small = "s8" | "s16" | "s32" | "u8" | "u16" | "u32" | "f32" | "f64";
 
-export type JsOf<T, S extends StreamMapping = StreamRefs> = T extends { kind: "bool" }
+export type JsOf<T, S extends JsStreams = StreamRefs> = T extends { kind: "bool" }
   ? boolean
   : T extends { kind: Small }
     ? number
@@ -58,7 +58,7 @@ export type JsOf<T, S extends StreamMapping = StreamRefs> = T extends { kind: "b
                 ? Set<NonNullable<C> extends string ? NonNullable<C> : string>
                 : T extends { kind: "tuple"; __elements?: infer E }
                   ? NonNullable<E> extends SchemaType[]
-                    ? { [I in keyof NonNullable<E>]: JsOf<NonNullable<E>[I], S> }
+                    ? TupleJs<NonNullable<E>, S>
                     : unknown[]
                   : T extends { kind: "list" | "fixed-list"; value: { element: infer E } }
                     ? JsOf<E, S>[]
@@ -80,6 +80,9 @@ export type JsOf<T, S extends StreamMapping = StreamRefs> = T extends { kind: "b
                                     ? MapStream<S, I>
                                     : unknown;
 
-export type VariantJs<C extends Record<string, SchemaType | null>, S extends StreamMapping = StreamRefs> = {
+/** Mapped over a type parameter, so the mapping keeps the tuple a tuple. */
+export type TupleJs<E extends SchemaType[], S extends JsStreams = StreamRefs> = { [I in keyof E]: JsOf<E[I], S> };
+
+export type VariantJs<C extends Record<string, SchemaType | null>, S extends JsStreams = StreamRefs> = {
   [K in keyof C & string]: C[K] extends null ? { case: K } : { case: K; value: JsOf<C[K], S> };
 }[keyof C & string];

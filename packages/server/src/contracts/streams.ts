@@ -5,14 +5,14 @@
  * host wires to the protocol. Bytes stay bytes: `stream<u8>` is read and
  * written in `Uint8Array` chunks, `stream<binary>` items are `BinaryItem`s.
  */
-import type { JsOf, StreamMapping } from "@golem-stream/schema-value";
+import type { JsOf, JsStreams } from "@golem-stream/schema-value";
 import type { BinaryItem } from "../agent-host.js";
 
 /** One element of an input stream whose element type is `I`. */
 export type InputElement<I> = I extends { kind: "u8" } ? Uint8Array : I extends { kind: "binary" } ? BinaryItem : JsOf<I, InputStreams>;
 
 /** Input streams (method parameters): `AsyncIterable<string>` for `stream<string>`, `AsyncIterable<Uint8Array>` for `stream<u8>`. */
-export interface InputStreams extends StreamMapping {
+export interface InputStreams extends JsStreams {
   readonly type: AsyncIterable<InputElement<this["inner"]>>;
 }
 
@@ -34,6 +34,6 @@ export interface TypedOutputWriter<E> {
 export type OutputSourceOf<E> = AsyncIterable<E> | Iterable<E> | ((writer: TypedOutputWriter<E>) => Promise<void>);
 
 /** Output streams (results, and items of other output streams): sources of typed items. */
-export interface OutputStreams extends StreamMapping {
+export interface OutputStreams extends JsStreams {
   readonly type: OutputSourceOf<OutputElement<this["inner"]>>;
 }
