@@ -47,7 +47,7 @@ export type TypedMethod<C extends AnyAgentContract, K extends MethodName<C>> = (
 /** One implementation per method of the contract. */
 export type ContractImplementation<C extends AnyAgentContract> = { readonly [K in MethodName<C>]: TypedMethod<C, K> };
 
-export function implement<C extends AnyAgentContract>(contract: C, methods: ContractImplementation<C>): AgentTypeDefinition {
+export function implement<C extends AnyAgentContract>(contract: C, methods: NoInfer<ContractImplementation<C>>): AgentTypeDefinition {
   if (typeof methods !== "object" || methods === null) throw new TypeError("implement needs an object of methods");
   const declared = new Set(contract.graphs.methods.map((method) => method.name));
   for (const name of Object.keys(methods)) {
