@@ -184,8 +184,13 @@ export function createClientWith(options: ClientOptions, defaultTransport: () =>
       const { application, environment, signal, phantomId } = options;
       const schema = await servedType(application, environment, contract.name, signal);
       checkContract(contract, schema);
-      const constructorArgs: unknown = Object.hasOwn(options, "constructor") ? options.constructor : undefined;
-      const agent = agentOf(schema, { application, environment, agentType: contract.name, constructorArgs, ...(phantomId === undefined ? {} : { phantomId }) });
+      const agent = agentOf(schema, {
+        application,
+        environment,
+        agentType: contract.name,
+        constructorArgs: options.constructorArgs,
+        ...(phantomId === undefined ? {} : { phantomId }),
+      });
       return typedAgent(contract, agent);
     },
     invoke(invoke) {

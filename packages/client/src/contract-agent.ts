@@ -18,8 +18,12 @@ import type { OutputStreams, SourceStreams, TypedOutput } from "./contract-strea
 export interface ConnectOptions<C extends AnyAgentContract> {
   readonly application: string;
   readonly environment: string;
-  /** Constructor parameters as plain JavaScript, typed by the contract. */
-  readonly constructor: ConstructorArgs<C>;
+  /**
+   * Constructor parameters as plain JavaScript, typed by the contract. Not `constructor`: every
+   * object has one (`Object.prototype.constructor`, a `Function` with a `name`), so a forgotten
+   * option would still compile for a constructor like `{ name: string }`.
+   */
+  readonly constructorArgs: ConstructorArgs<C>;
   readonly phantomId?: string;
   readonly signal?: AbortSignal;
 }

@@ -33,13 +33,13 @@ const concat = (chunks: Uint8Array[]): Uint8Array => {
 
 describe("client.connect(echoContract): every demo method, typed", () => {
   it("reverse: a stream<string> parameter from an array, a TypedOutput<string> result", async () => {
-    const echo = await client.connect(echoContract, { ...where, constructor: { name: "typed" } });
+    const echo = await client.connect(echoContract, { ...where, constructorArgs: { name: "typed" } });
     const reversed = await echo.reverse({ input: ["abc", "héllo", "😀x"] });
     expect(await collect(reversed)).toEqual(["cba", "olléh", "x😀"]);
   });
 
   it("digest: a stream<u8> parameter from chunks, a record with a bigint", async () => {
-    const echo = await client.connect(echoContract, { ...where, constructor: { name: "typed" } });
+    const echo = await client.connect(echoContract, { ...where, constructorArgs: { name: "typed" } });
     const { chunks, all } = randomChunks(200_000, 30_000);
     const call = echo.digest({ data: chunks });
     expect(await call).toEqual({ bytes: BigInt(all.length), sha256: sha256(all) });
@@ -47,7 +47,7 @@ describe("client.connect(echoContract): every demo method, typed", () => {
   });
 
   it("count, blobs: numbers and binary items", async () => {
-    const echo = await client.connect(echoContract, { ...where, constructor: { name: "typed" } });
+    const echo = await client.connect(echoContract, { ...where, constructorArgs: { name: "typed" } });
     expect(await collect(await echo.count({ to: 5, delayMs: 0 }))).toEqual([0, 1, 2, 3, 4]);
     const blobs = await collect(await echo.blobs({ count: 3, size: 4 }));
     expect(blobs.every((blob) => blob.bytes instanceof Uint8Array)).toBe(true);
@@ -59,7 +59,7 @@ describe("client.connect(echoContract): every demo method, typed", () => {
   });
 
   it("split: two output streams of a record result, bytes and strings, read together", async () => {
-    const echo = await client.connect(echoContract, { ...where, constructor: { name: "typed" } });
+    const echo = await client.connect(echoContract, { ...where, constructorArgs: { name: "typed" } });
     const text = Array.from({ length: 400 }, (_, i) => `line ${i} ünïcode`).join("\n");
     const bytes = new TextEncoder().encode(text);
     const { upper, lines } = await echo.split({ data: [bytes.subarray(0, 1000), bytes.subarray(1000)] });
@@ -69,7 +69,7 @@ describe("client.connect(echoContract): every demo method, typed", () => {
   });
 
   it("groups: a stream of records whose items are nested typed streams", async () => {
-    const echo = await client.connect(echoContract, { ...where, constructor: { name: "typed" } });
+    const echo = await client.connect(echoContract, { ...where, constructorArgs: { name: "typed" } });
     const groups = await echo.groups({ groups: 3, per: 4 });
     const seen: [string, number[]][] = [];
     for await (const group of groups) seen.push([group.name, await collect(group.items)]);
@@ -77,7 +77,7 @@ describe("client.connect(echoContract): every demo method, typed", () => {
   });
 
   it("fail: items, then the stream's typed error", async () => {
-    const echo = await client.connect(echoContract, { ...where, constructor: { name: "typed" } });
+    const echo = await client.connect(echoContract, { ...where, constructorArgs: { name: "typed" } });
     const failing = await echo.fail({ after: 2 });
     const seen: number[] = [];
     const error = await (async () => {
@@ -92,7 +92,7 @@ describe("client.connect(echoContract): every demo method, typed", () => {
   });
 
   it("tally: a stream<string> from an async generator, a record of bigints", async () => {
-    const echo = await client.connect(echoContract, { ...where, constructor: { name: "typed" } });
+    const echo = await client.connect(echoContract, { ...where, constructorArgs: { name: "typed" } });
     async function* words(): AsyncGenerator<string> {
       for (let i = 0; i < 100; i++) yield `wörd-${i}`;
     }
@@ -101,7 +101,7 @@ describe("client.connect(echoContract): every demo method, typed", () => {
   });
 
   it("exposes the untyped handle: the stream under a TypedOutput, cancel through it", async () => {
-    const echo = await client.connect(echoContract, { ...where, constructor: { name: "typed" } });
+    const echo = await client.connect(echoContract, { ...where, constructorArgs: { name: "typed" } });
     const call = echo.count({ to: 1_000_000, delayMs: 5 });
     const counted: TypedOutput<number> = await call;
     expect(counted.stream.coordinate).toBe("");
@@ -122,7 +122,7 @@ describe("typed calls across a connection cut", () => {
     const proxy = await startCuttingProxy(server.url, () => undefined);
     try {
       const cutting = createClient({ url: proxy.url, token: TOKEN, reconnect: { initialDelayMs: 5, maxDelayMs: 40, maxAttempts: 30 } });
-      const echo = await cutting.connect(echoContract, { ...where, constructor: { name: "cut" } });
+      const echo = await cutting.connect(echoContract, { ...where, constructorArgs: { name: "cut" } });
 
       const numbers: number[] = [];
       for await (const n of await echo.count({ to: 400, delayMs: 0 })) {
@@ -174,7 +174,7 @@ describe("the contract is checked against the catalogue", () => {
         shout: { params: t.record({ text: t.string() }), result: t.string() },
       },
     });
-    const error = await client.connect(drifted, { ...where, constructor: { name: "x" } }).catch((e: unknown) => e);
+    const error = await client.connect(drifted, { ...where, constructorArgs: { name: "x" } }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ClientError);
     expect(error).toMatchObject({ kind: "contract-mismatch" });
     const cause = (error as ClientError).cause;
@@ -184,11 +184,11 @@ describe("the contract is checked against the catalogue", () => {
 
   it("an agent type the server does not have is rejected with not-found", async () => {
     const absent = defineAgentType({ name: "nobody", constructor: t.record({}), methods: {} });
-    await expect(client.connect(absent, { ...where, constructor: {} })).rejects.toMatchObject({ kind: "rejected", code: "not-found" });
+    await expect(client.connect(absent, { ...where, constructorArgs: {} })).rejects.toMatchObject({ kind: "rejected", code: "not-found" });
   });
 
   it("constructor arguments are converted with the schema: a wrong shape is invalid-argument", async () => {
-    const wrong = { ...where, constructor: { name: 7 } } as unknown as Parameters<typeof client.connect<typeof echoContract>>[1];
+    const wrong = { ...where, constructorArgs: { name: 7 } } as unknown as Parameters<typeof client.connect<typeof echoContract>>[1];
     await expect(client.connect(echoContract, wrong)).rejects.toMatchObject({ kind: "invalid-argument", code: "validation-error" });
   });
 });
@@ -273,19 +273,19 @@ describe("a contract of its own, next to an untyped definition", () => {
   const at = { application: "app", environment: "prod" } as const;
 
   it("the constructor reaches the method as JavaScript (a bigint for u64)", async () => {
-    const agent = await labClient.connect(lab, { ...at, constructor: { owner: "ada", quota: 2n ** 40n } });
+    const agent = await labClient.connect(lab, { ...at, constructorArgs: { owner: "ada", quota: 2n ** 40n } });
     expect(await agent.whoami({})).toEqual({ owner: "ada", quota: 2n ** 40n });
   });
 
   it("stream<binary> input: bytes and blobs with MIME types; options in and out", async () => {
-    const agent = await labClient.connect(lab, { ...at, constructor: { owner: "ada", quota: 1n } });
+    const agent = await labClient.connect(lab, { ...at, constructorArgs: { owner: "ada", quota: 1n } });
     const files = [Uint8Array.from([1, 2, 3]), { bytes: Uint8Array.from([4]), mimeType: "text/plain" }];
     expect(await agent.upload({ files, label: "two" })).toEqual({ count: 2, total: 4n, types: ["", "text/plain"], label: "two" });
     expect(await agent.upload({ files: [], label: undefined })).toEqual({ count: 0, total: 0n, types: [], label: undefined });
   });
 
   it("a method without a result resolves to undefined after running", async () => {
-    const agent = await labClient.connect(lab, { ...at, constructor: { owner: "ada", quota: 1n } });
+    const agent = await labClient.connect(lab, { ...at, constructorArgs: { owner: "ada", quota: 1n } });
     const call = agent.ping({ n: 42 });
     expect(await call).toBeUndefined();
     await call.finished;
@@ -293,7 +293,7 @@ describe("a contract of its own, next to an untyped definition", () => {
   });
 
   it("a stream inside a variant, and a writer-style producer of records", async () => {
-    const agent = await labClient.connect(lab, { ...at, constructor: { owner: "ada", quota: 1n } });
+    const agent = await labClient.connect(lab, { ...at, constructorArgs: { owner: "ada", quota: 1n } });
     const some = await agent.maybeLines({ text: "a\nb" });
     if (some.case !== "lines") throw new Error("expected lines");
     expect(await collect(some.value)).toEqual(["a", "b"]);
@@ -306,7 +306,7 @@ describe("a contract of its own, next to an untyped definition", () => {
   });
 
   it("a result the schema refuses fails the invocation; nothing invalid is sent", async () => {
-    const agent = await labClient.connect(lab, { ...at, constructor: { owner: "ada", quota: 1n } });
+    const agent = await labClient.connect(lab, { ...at, constructorArgs: { owner: "ada", quota: 1n } });
     const call = agent.tooBig({});
     await expect(call.result).rejects.toMatchObject({ kind: "invocation-failed" });
   });
