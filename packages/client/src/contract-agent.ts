@@ -83,6 +83,8 @@ export function checkContract(contract: AnyAgentContract, schema: AgentTypeSchem
 export function typedAgent<C extends AnyAgentContract>(contract: C, agent: Agent): TypedAgent<C> {
   const methods: Record<string, (params: unknown, options?: AgentInvokeOptions) => TypedCall<unknown>> = {};
   for (const method of contract.graphs.methods) {
+    // `await client.connect(…)` would call it: a thenable agent never resolves to itself.
+    if (method.name === "then") throw new ClientError("invalid-argument", "a contract method named then cannot be typed (the agent would be a thenable); call it with client.agent");
     methods[method.name] = (params, options) => new TypedCall(agent.invoke(method.name, params, options));
   }
   return Object.freeze(methods) as TypedAgent<C>;

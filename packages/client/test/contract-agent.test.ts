@@ -11,6 +11,7 @@ import { ClientError, ContractError, createClient, defineAgentType, t, type Clie
 import { collect, randomChunks, sha256 } from "./support/demo.js";
 import { startServer, TOKEN } from "./support/embedded.js";
 import { startCuttingProxy } from "./support/tcp-proxy.js";
+import { typedAgent } from "../src/contract-agent.js";
 
 let server: Awaited<ReturnType<typeof startServer>>;
 let client: Client;
@@ -185,6 +186,12 @@ describe("the contract is checked against the catalogue", () => {
   it("an agent type the server does not have is rejected with not-found", async () => {
     const absent = defineAgentType({ name: "nobody", constructor: t.record({}), methods: {} });
     await expect(client.connect(absent, { ...where, constructorArgs: {} })).rejects.toMatchObject({ kind: "rejected", code: "not-found" });
+  });
+
+  it("a contract method named then is refused (the agent would be a thenable)", () => {
+    const thenable = defineAgentType({ name: "echo", constructor: t.record({}), methods: { then: { params: t.record({}) } } });
+    const untyped = { schema: undefined as never, invoke: () => undefined as never };
+    expect(() => typedAgent(thenable, untyped)).toThrow(expect.objectContaining({ kind: "invalid-argument" }));
   });
 
   it("constructor arguments are converted with the schema: a wrong shape is invalid-argument", async () => {
