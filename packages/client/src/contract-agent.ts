@@ -28,14 +28,13 @@ export interface ConnectOptions<C extends AnyAgentContract> {
   readonly signal?: AbortSignal;
 }
 
-type MethodOf<C extends AnyAgentContract, K extends MethodName<C>> = C["methods"][K];
 
 /** The arguments of a typed call: the parameter record, stream parameters as sources. */
-export type CallParams<C extends AnyAgentContract, K extends MethodName<C>> = JsOf<MethodOf<C, K>["params"], SourceStreams>;
+export type CallParams<C extends AnyAgentContract, K extends MethodName<C>> = JsOf<C["methods"][K]["params"], SourceStreams>;
 
 /** What a typed call resolves to: the result with typed output streams, `undefined` without a result. */
 export type CallResult<C extends AnyAgentContract, K extends MethodName<C>> =
-  MethodOf<C, K> extends { readonly result: infer R } ? (R extends SchemaType ? JsOf<R, OutputStreams> : undefined) : undefined;
+  C["methods"][K] extends { readonly result: infer R } ? (R extends SchemaType ? JsOf<R, OutputStreams> : undefined) : undefined;
 
 /** An agent typed by its contract: one method per contract method. */
 export type TypedAgent<C extends AnyAgentContract> = {

@@ -69,8 +69,12 @@ export {
   type ParamsIn,
   type ResultOut,
 } from "./contracts/implement.js";
-// Contracts are defined with this package's dependency; re-exported so a server needs one import.
-export { defineAgentType, ContractError, t, type AgentContract, type AnyAgentContract, type ConstructorArgs, type MethodName } from "@golem-stream/contract";
+// Contracts are defined with this package's dependency; re-exported so a server needs one import,
+// with every contract and schema type their signatures use (wire names keep the wire's types, below).
+export { defineAgentType, ContractError, CONTRACT_ERROR_CODES, t } from "@golem-stream/contract";
+export type * from "@golem-stream/contract";
+export type * from "@golem-stream/schema-value";
+export type { SchemaGraphJson as TypedSchemaGraphJson, StreamLeaf as SchemaStreamLeaf } from "@golem-stream/schema-value";
 export type { InputStreams, OutputStreams, InputElement, OutputElement, OutputSourceOf, TypedOutputWriter } from "./contracts/streams.js";
 export { createDemoHost } from "./demo/host.js";
 export { DEMO_APPLICATION, DEMO_ENVIRONMENT, DEMO_AGENT_TYPE, ECHO_CONSTRUCTOR, ECHO_METHODS, echoContract } from "./demo/catalogue.js";

@@ -30,14 +30,13 @@ export interface ContractContext<C extends AnyAgentContract> extends InvocationC
   readonly constructorArgs: ConstructorArgs<C>;
 }
 
-type MethodOf<C extends AnyAgentContract, K extends MethodName<C>> = C["methods"][K];
 
 /** The parameters a typed method receives. */
-export type ParamsIn<C extends AnyAgentContract, K extends MethodName<C>> = JsOf<MethodOf<C, K>["params"], InputStreams>;
+export type ParamsIn<C extends AnyAgentContract, K extends MethodName<C>> = JsOf<C["methods"][K]["params"], InputStreams>;
 
 /** What a typed method returns: its result as JavaScript, or nothing for a method without a result. */
 export type ResultOut<C extends AnyAgentContract, K extends MethodName<C>> =
-  MethodOf<C, K> extends { readonly result: infer R } ? (R extends SchemaType ? JsOf<R, OutputStreams> : void) : void;
+  C["methods"][K] extends { readonly result: infer R } ? (R extends SchemaType ? JsOf<R, OutputStreams> : void) : void;
 
 export type TypedMethod<C extends AnyAgentContract, K extends MethodName<C>> = (
   ctx: ContractContext<C>,
