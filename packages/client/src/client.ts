@@ -24,8 +24,6 @@ import { resolvePolicy, type ReconnectPolicy } from "./reconnect-policy.js";
 import type { Transport } from "./transport.js";
 import { discoveryUrl, fetchCatalogue, type AgentTypeSchema } from "./discovery.js";
 import { jsToConstructor, jsToParams } from "./typed-agent.js";
-import type { AnyAgentContract } from "@golem-stream/contract";
-import { checkContract, typedAgent, type ConnectOptions, type TypedAgent } from "./contract-agent.js";
 import { randomUUID } from "./uuid.js";
 
 export interface ClientOptions {
@@ -89,6 +87,11 @@ export interface AgentOptions {
   readonly constructorArgs: unknown;
   readonly phantomId?: string;
   readonly signal?: AbortSignal;
+  /**
+   * Called with the served agent type before anything else (before the constructor arguments are
+   * converted); throwing refuses it. `typedAgent` checks its contract here.
+   */
+  readonly checkSchema?: (schema: AgentTypeSchema) => void;
 }
 
 /** Per-call options of `agent.invoke`. */
@@ -108,11 +111,6 @@ export interface Client {
   invoke(options: InvokeOptions): Invocation;
   /** Reads the catalogue (`GET /v1/agents/types`) and returns a typed handle for one agent. */
   agent(options: AgentOptions): Promise<Agent>;
-  /**
-   * Reads the catalogue, checks that it describes `contract.name` as the contract does (a
-   * `contract-mismatch` ClientError otherwise) and returns an agent whose methods are typed by it.
-   */
-  connect<C extends AnyAgentContract>(contract: C, options: ConnectOptions<C>): Promise<TypedAgent<C>>;
   /** Continues with the session token of the current generation (the same owner reconnecting). */
   resume(state: ResumeState, options?: AttachOptions): Invocation;
   /** Claims the session from any generation — another process, a restarted CLI. */
@@ -174,24 +172,12 @@ export function createClientWith(options: ClientOptions, defaultTransport: () =>
   const client: Client = {
     async agent(options) {
       if (typeof options !== "object" || options === null) throw new ClientError("invalid-argument", "agent needs an options object");
-      return agentOf(await servedType(options.application, options.environment, options.agentType, options.signal), options);
-    },
-    async connect(contract, options) {
-      if (typeof contract !== "object" || contract === null || typeof contract.graphs !== "object") {
-        throw new ClientError("invalid-argument", "connect needs a contract made by defineAgentType");
+      const schema = await servedType(options.application, options.environment, options.agentType, options.signal);
+      if (options.checkSchema !== undefined) {
+        if (typeof options.checkSchema !== "function") throw new ClientError("invalid-argument", "checkSchema must be a function");
+        options.checkSchema(schema);
       }
-      if (typeof options !== "object" || options === null) throw new ClientError("invalid-argument", "connect needs an options object");
-      const { application, environment, signal, phantomId } = options;
-      const schema = await servedType(application, environment, contract.name, signal);
-      checkContract(contract, schema);
-      const agent = agentOf(schema, {
-        application,
-        environment,
-        agentType: contract.name,
-        constructorArgs: options.constructorArgs,
-        ...(phantomId === undefined ? {} : { phantomId }),
-      });
-      return typedAgent(contract, agent);
+      return agentOf(schema, options);
     },
     invoke(invoke) {
       if (typeof invoke !== "object" || invoke === null) throw new ClientError("invalid-argument", "invoke needs an options object");

@@ -1,14 +1,17 @@
 /**
- * `client.connect(contract, {...})`: an agent whose methods are typed by a
+ * `typedAgent(client, contract, {...})`: an agent whose methods are typed by a
  * contract (`@golem-stream/contract`). The contract is checked against the
  * server's catalogue first, so a client built for another schema fails with
  * `contract-mismatch` before anything is sent. Calls go through the same
  * `Invocation` as untyped ones; results are converted with `toJs` and every
  * output stream in them is wrapped in a `TypedOutput`.
+ *
+ * A function beside the client rather than a method of it, so a page that
+ * never uses contracts does not ship this code (the browser bundle budget).
  */
 import { contractDifferences, ContractError, type AnyAgentContract, type ConstructorArgs, type MethodName } from "@golem-stream/contract";
 import type { JsOf, SchemaType } from "@golem-stream/schema-value";
-import type { Agent, AgentInvokeOptions } from "./client.js";
+import type { Agent, AgentInvokeOptions, Client } from "./client.js";
 import type { AgentTypeSchema } from "./discovery.js";
 import { ClientError } from "./errors.js";
 import type { Invocation, InvocationResult } from "./invocation.js";
@@ -78,8 +81,30 @@ export function checkContract(contract: AnyAgentContract, schema: AgentTypeSchem
   throw new ClientError("contract-mismatch", cause.message, { cause });
 }
 
+/**
+ * Reads the catalogue, checks that it describes `contract.name` as the contract does (a
+ * `contract-mismatch` ClientError otherwise) and returns an agent whose methods are typed by it.
+ */
+export async function typedAgent<C extends AnyAgentContract>(client: Client, contract: C, options: ConnectOptions<C>): Promise<TypedAgent<C>> {
+  if (typeof contract !== "object" || contract === null || typeof contract.graphs !== "object") {
+    throw new ClientError("invalid-argument", "typedAgent needs a contract made by defineAgentType");
+  }
+  if (typeof options !== "object" || options === null) throw new ClientError("invalid-argument", "typedAgent needs an options object");
+  const { application, environment, phantomId, signal } = options;
+  const agent = await client.agent({
+    application,
+    environment,
+    agentType: contract.name,
+    constructorArgs: options.constructorArgs,
+    checkSchema: (schema) => checkContract(contract, schema),
+    ...(phantomId === undefined ? {} : { phantomId }),
+    ...(signal === undefined ? {} : { signal }),
+  });
+  return typedMethods(contract, agent);
+}
+
 /** The typed face of an untyped agent whose schema was checked against `contract`. */
-export function typedAgent<C extends AnyAgentContract>(contract: C, agent: Agent): TypedAgent<C> {
+export function typedMethods<C extends AnyAgentContract>(contract: C, agent: Agent): TypedAgent<C> {
   const methods: Record<string, (params: unknown, options?: AgentInvokeOptions) => TypedCall<unknown>> = {};
   for (const method of contract.graphs.methods) {
     // `await client.connect(…)` would call it: a thenable agent never resolves to itself.

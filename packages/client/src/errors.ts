@@ -34,7 +34,7 @@ export const CLIENT_ERROR_KINDS = [
   /** A caller-supplied argument is unusable (thrown synchronously, before any I/O). */
   "invalid-argument",
   /**
-   * `client.connect(contract)`: the server's catalogue describes the agent type differently
+   * `typedAgent(client, contract)`: the server's catalogue describes the agent type differently
    * from the contract; the `cause` is a `ContractError` listing each difference. Nothing was sent.
    */
   "contract-mismatch",

@@ -1,19 +1,19 @@
 /**
- * `client.connect(contract)` as types: parameters take sources where the
+ * `typedAgent(client, contract)` as types: parameters take sources where the
  * contract has input streams, results give `TypedOutput`s of typed elements,
  * and the `@ts-expect-error` table lists calls that must not compile.
  */
 import { echoContract } from "@golem-stream/contract/demo";
 import { describe, expectTypeOf, it } from "vitest";
-import { defineAgentType, t, type BinaryBlob, type Client, type InputStream, type TypedAgent, type TypedCall, type TypedOutput } from "../src/index.js";
+import { defineAgentType, t, typedAgent, type BinaryBlob, type Client, type InputStream, type TypedAgent, type TypedCall, type TypedOutput } from "../src/index.js";
 
 declare const client: Client;
 declare const echo: TypedAgent<typeof echoContract>;
 declare const file: { readonly size: number; readonly type: string; stream(): ReadableStream<Uint8Array>; arrayBuffer(): Promise<ArrayBuffer> };
 
 describe("typed calls", () => {
-  it("connect takes the constructor as typed JavaScript and gives a TypedAgent", () => {
-    expectTypeOf(client.connect(echoContract, { application: "demo", environment: "default", constructorArgs: { name: "x" } })).toEqualTypeOf<Promise<TypedAgent<typeof echoContract>>>();
+  it("typedAgent takes the constructor as typed JavaScript and gives a TypedAgent", () => {
+    expectTypeOf(typedAgent(client, echoContract, { application: "demo", environment: "default", constructorArgs: { name: "x" } })).toEqualTypeOf<Promise<TypedAgent<typeof echoContract>>>();
   });
 
   it("results: records with bigints, TypedOutputs of strings, bytes, blobs and nested records", async () => {
@@ -40,9 +40,9 @@ describe("typed calls", () => {
 
   it("what must not compile", () => {
     // @ts-expect-error the constructor's name is a string
-    void client.connect(echoContract, { application: "demo", environment: "default", constructorArgs: { name: 1 } });
+    void typedAgent(client, echoContract, { application: "demo", environment: "default", constructorArgs: { name: 1 } });
     // @ts-expect-error the constructor arguments are required
-    void client.connect(echoContract, { application: "demo", environment: "default" });
+    void typedAgent(client, echoContract, { application: "demo", environment: "default" });
     // @ts-expect-error a u32 parameter is a number
     echo.count({ to: "3", delayMs: 0 });
     // @ts-expect-error a parameter is missing

@@ -1,17 +1,17 @@
 /**
  * Typed calls from a contract over real loopback WebSockets: every demo method
- * through `client.connect(echoContract)`, a connection cut mid-stream, the
+ * through `typedAgent(client, echoContract)`, a connection cut mid-stream, the
  * contract check against the catalogue, and a contract of its own served by a
  * `StaticAgentHost` next to an untyped definition.
  */
 import { echoContract } from "@golem-stream/contract/demo";
 import { createSessionServer, implement, Keyring, MemorySessionStore, StaticAgentHost, type AgentTypeDefinition } from "@golem-stream/server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ClientError, ContractError, createClient, defineAgentType, t, type Client, type TypedOutput } from "../src/index.js";
+import { ClientError, ContractError, createClient, defineAgentType, t, typedAgent, type Client, type TypedOutput } from "../src/index.js";
 import { collect, randomChunks, sha256 } from "./support/demo.js";
 import { startServer, TOKEN } from "./support/embedded.js";
 import { startCuttingProxy } from "./support/tcp-proxy.js";
-import { typedAgent } from "../src/contract-agent.js";
+import { typedMethods } from "../src/contract-agent.js";
 
 let server: Awaited<ReturnType<typeof startServer>>;
 let client: Client;
@@ -32,15 +32,15 @@ const concat = (chunks: Uint8Array[]): Uint8Array => {
   return out;
 };
 
-describe("client.connect(echoContract): every demo method, typed", () => {
+describe("typedAgent(client, echoContract): every demo method, typed", () => {
   it("reverse: a stream<string> parameter from an array, a TypedOutput<string> result", async () => {
-    const echo = await client.connect(echoContract, { ...where, constructorArgs: { name: "typed" } });
+    const echo = await typedAgent(client, echoContract, { ...where, constructorArgs: { name: "typed" } });
     const reversed = await echo.reverse({ input: ["abc", "héllo", "😀x"] });
     expect(await collect(reversed)).toEqual(["cba", "olléh", "x😀"]);
   });
 
   it("digest: a stream<u8> parameter from chunks, a record with a bigint", async () => {
-    const echo = await client.connect(echoContract, { ...where, constructorArgs: { name: "typed" } });
+    const echo = await typedAgent(client, echoContract, { ...where, constructorArgs: { name: "typed" } });
     const { chunks, all } = randomChunks(200_000, 30_000);
     const call = echo.digest({ data: chunks });
     expect(await call).toEqual({ bytes: BigInt(all.length), sha256: sha256(all) });
@@ -48,7 +48,7 @@ describe("client.connect(echoContract): every demo method, typed", () => {
   });
 
   it("count, blobs: numbers and binary items", async () => {
-    const echo = await client.connect(echoContract, { ...where, constructorArgs: { name: "typed" } });
+    const echo = await typedAgent(client, echoContract, { ...where, constructorArgs: { name: "typed" } });
     expect(await collect(await echo.count({ to: 5, delayMs: 0 }))).toEqual([0, 1, 2, 3, 4]);
     const blobs = await collect(await echo.blobs({ count: 3, size: 4 }));
     expect(blobs.every((blob) => blob.bytes instanceof Uint8Array)).toBe(true);
@@ -60,7 +60,7 @@ describe("client.connect(echoContract): every demo method, typed", () => {
   });
 
   it("split: two output streams of a record result, bytes and strings, read together", async () => {
-    const echo = await client.connect(echoContract, { ...where, constructorArgs: { name: "typed" } });
+    const echo = await typedAgent(client, echoContract, { ...where, constructorArgs: { name: "typed" } });
     const text = Array.from({ length: 400 }, (_, i) => `line ${i} ünïcode`).join("\n");
     const bytes = new TextEncoder().encode(text);
     const { upper, lines } = await echo.split({ data: [bytes.subarray(0, 1000), bytes.subarray(1000)] });
@@ -70,7 +70,7 @@ describe("client.connect(echoContract): every demo method, typed", () => {
   });
 
   it("groups: a stream of records whose items are nested typed streams", async () => {
-    const echo = await client.connect(echoContract, { ...where, constructorArgs: { name: "typed" } });
+    const echo = await typedAgent(client, echoContract, { ...where, constructorArgs: { name: "typed" } });
     const groups = await echo.groups({ groups: 3, per: 4 });
     const seen: [string, number[]][] = [];
     for await (const group of groups) seen.push([group.name, await collect(group.items)]);
@@ -78,7 +78,7 @@ describe("client.connect(echoContract): every demo method, typed", () => {
   });
 
   it("fail: items, then the stream's typed error", async () => {
-    const echo = await client.connect(echoContract, { ...where, constructorArgs: { name: "typed" } });
+    const echo = await typedAgent(client, echoContract, { ...where, constructorArgs: { name: "typed" } });
     const failing = await echo.fail({ after: 2 });
     const seen: number[] = [];
     const error = await (async () => {
@@ -93,7 +93,7 @@ describe("client.connect(echoContract): every demo method, typed", () => {
   });
 
   it("tally: a stream<string> from an async generator, a record of bigints", async () => {
-    const echo = await client.connect(echoContract, { ...where, constructorArgs: { name: "typed" } });
+    const echo = await typedAgent(client, echoContract, { ...where, constructorArgs: { name: "typed" } });
     async function* words(): AsyncGenerator<string> {
       for (let i = 0; i < 100; i++) yield `wörd-${i}`;
     }
@@ -102,7 +102,7 @@ describe("client.connect(echoContract): every demo method, typed", () => {
   });
 
   it("exposes the untyped handle: the stream under a TypedOutput, cancel through it", async () => {
-    const echo = await client.connect(echoContract, { ...where, constructorArgs: { name: "typed" } });
+    const echo = await typedAgent(client, echoContract, { ...where, constructorArgs: { name: "typed" } });
     const call = echo.count({ to: 1_000_000, delayMs: 5 });
     const counted: TypedOutput<number> = await call;
     expect(counted.stream.coordinate).toBe("");
@@ -123,7 +123,7 @@ describe("typed calls across a connection cut", () => {
     const proxy = await startCuttingProxy(server.url, () => undefined);
     try {
       const cutting = createClient({ url: proxy.url, token: TOKEN, reconnect: { initialDelayMs: 5, maxDelayMs: 40, maxAttempts: 30 } });
-      const echo = await cutting.connect(echoContract, { ...where, constructorArgs: { name: "cut" } });
+      const echo = await typedAgent(cutting, echoContract, { ...where, constructorArgs: { name: "cut" } });
 
       const numbers: number[] = [];
       for await (const n of await echo.count({ to: 400, delayMs: 0 })) {
@@ -175,7 +175,7 @@ describe("the contract is checked against the catalogue", () => {
         shout: { params: t.record({ text: t.string() }), result: t.string() },
       },
     });
-    const error = await client.connect(drifted, { ...where, constructorArgs: { name: "x" } }).catch((e: unknown) => e);
+    const error = await typedAgent(client, drifted, { ...where, constructorArgs: { name: "x" } }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ClientError);
     expect(error).toMatchObject({ kind: "contract-mismatch" });
     const cause = (error as ClientError).cause;
@@ -183,20 +183,28 @@ describe("the contract is checked against the catalogue", () => {
     expect((cause as ContractError).differences).toEqual(["method count: the parameters differ", "method shout is not in the server's catalogue"]);
   });
 
+  it("a different constructor is a contract-mismatch, found before the arguments are converted", async () => {
+    const renamed = defineAgentType({ name: "echo", constructor: t.record({ title: t.u32() }), methods: {} });
+    // { title: 1 } does not fit the server's {name: string}: the check must come first to say why.
+    const error = await typedAgent(client, renamed, { ...where, constructorArgs: { title: 1 } }).catch((e: unknown) => e);
+    expect(error).toMatchObject({ kind: "contract-mismatch" });
+    expect(((error as ClientError).cause as ContractError).differences).toEqual(["the constructor parameters differ"]);
+  });
+
   it("an agent type the server does not have is rejected with not-found", async () => {
     const absent = defineAgentType({ name: "nobody", constructor: t.record({}), methods: {} });
-    await expect(client.connect(absent, { ...where, constructorArgs: {} })).rejects.toMatchObject({ kind: "rejected", code: "not-found" });
+    await expect(typedAgent(client, absent, { ...where, constructorArgs: {} })).rejects.toMatchObject({ kind: "rejected", code: "not-found" });
   });
 
   it("a contract method named then is refused (the agent would be a thenable)", () => {
     const thenable = defineAgentType({ name: "echo", constructor: t.record({}), methods: { then: { params: t.record({}) } } });
     const untyped = { schema: undefined as never, invoke: () => undefined as never };
-    expect(() => typedAgent(thenable, untyped)).toThrow(expect.objectContaining({ kind: "invalid-argument" }));
+    expect(() => typedMethods(thenable, untyped)).toThrow(expect.objectContaining({ kind: "invalid-argument" }));
   });
 
   it("constructor arguments are converted with the schema: a wrong shape is invalid-argument", async () => {
-    const wrong = { ...where, constructorArgs: { name: 7 } } as unknown as Parameters<typeof client.connect<typeof echoContract>>[1];
-    await expect(client.connect(echoContract, wrong)).rejects.toMatchObject({ kind: "invalid-argument", code: "validation-error" });
+    const wrong = { ...where, constructorArgs: { name: 7 } } as unknown as Parameters<typeof typedAgent<typeof echoContract>>[2];
+    await expect(typedAgent(client, echoContract, wrong)).rejects.toMatchObject({ kind: "invalid-argument", code: "validation-error" });
   });
 });
 
@@ -280,19 +288,19 @@ describe("a contract of its own, next to an untyped definition", () => {
   const at = { application: "app", environment: "prod" } as const;
 
   it("the constructor reaches the method as JavaScript (a bigint for u64)", async () => {
-    const agent = await labClient.connect(lab, { ...at, constructorArgs: { owner: "ada", quota: 2n ** 40n } });
+    const agent = await typedAgent(labClient, lab, { ...at, constructorArgs: { owner: "ada", quota: 2n ** 40n } });
     expect(await agent.whoami({})).toEqual({ owner: "ada", quota: 2n ** 40n });
   });
 
   it("stream<binary> input: bytes and blobs with MIME types; options in and out", async () => {
-    const agent = await labClient.connect(lab, { ...at, constructorArgs: { owner: "ada", quota: 1n } });
+    const agent = await typedAgent(labClient, lab, { ...at, constructorArgs: { owner: "ada", quota: 1n } });
     const files = [Uint8Array.from([1, 2, 3]), { bytes: Uint8Array.from([4]), mimeType: "text/plain" }];
     expect(await agent.upload({ files, label: "two" })).toEqual({ count: 2, total: 4n, types: ["", "text/plain"], label: "two" });
     expect(await agent.upload({ files: [], label: undefined })).toEqual({ count: 0, total: 0n, types: [], label: undefined });
   });
 
   it("a method without a result resolves to undefined after running", async () => {
-    const agent = await labClient.connect(lab, { ...at, constructorArgs: { owner: "ada", quota: 1n } });
+    const agent = await typedAgent(labClient, lab, { ...at, constructorArgs: { owner: "ada", quota: 1n } });
     const call = agent.ping({ n: 42 });
     expect(await call).toBeUndefined();
     await call.finished;
@@ -300,7 +308,7 @@ describe("a contract of its own, next to an untyped definition", () => {
   });
 
   it("a stream inside a variant, and a writer-style producer of records", async () => {
-    const agent = await labClient.connect(lab, { ...at, constructorArgs: { owner: "ada", quota: 1n } });
+    const agent = await typedAgent(labClient, lab, { ...at, constructorArgs: { owner: "ada", quota: 1n } });
     const some = await agent.maybeLines({ text: "a\nb" });
     if (some.case !== "lines") throw new Error("expected lines");
     expect(await collect(some.value)).toEqual(["a", "b"]);
@@ -313,7 +321,7 @@ describe("a contract of its own, next to an untyped definition", () => {
   });
 
   it("a result the schema refuses fails the invocation; nothing invalid is sent", async () => {
-    const agent = await labClient.connect(lab, { ...at, constructorArgs: { owner: "ada", quota: 1n } });
+    const agent = await typedAgent(labClient, lab, { ...at, constructorArgs: { owner: "ada", quota: 1n } });
     const call = agent.tooBig({});
     await expect(call.result).rejects.toMatchObject({ kind: "invocation-failed" });
   });

@@ -4,6 +4,7 @@ import {
   defineAgentType,
   inputStream,
   t,
+  typedAgent,
   type TypedOutput,
   isClientError,
   type ClientMessage,
@@ -49,7 +50,7 @@ const echo = defineAgentType({
   methods: { reverse: { params: t.record({ input: t.stream(t.string()) }), result: t.stream(t.string()) } },
 });
 export async function typed(): Promise<string[]> {
-  const agent = await client.connect(echo, { application: "demo", environment: "default", constructorArgs: { name: "typed" } });
+  const agent = await typedAgent(client, echo, { application: "demo", environment: "default", constructorArgs: { name: "typed" } });
   const reversed: TypedOutput<string> = await agent.reverse({ input: ["abc"] });
   const out: string[] = [];
   for await (const text of reversed) out.push(text);
