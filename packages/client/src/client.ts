@@ -87,6 +87,11 @@ export interface AgentOptions {
   readonly constructorArgs: unknown;
   readonly phantomId?: string;
   readonly signal?: AbortSignal;
+  /**
+   * Called with the served agent type before anything else (before the constructor arguments are
+   * converted); throwing refuses it. `typedAgent` checks its contract here.
+   */
+  readonly checkSchema?: (schema: AgentTypeSchema) => void;
 }
 
 /** Per-call options of `agent.invoke`. */
@@ -137,31 +142,42 @@ export function createClientWith(options: ClientOptions, defaultTransport: () =>
     maxQueuedBytes: positive(options.maxQueuedBytes, LIMITS.maxQueuedBytesPerSession, "maxQueuedBytes"),
     acceptanceTimeoutMs: nonNegative(options.acceptanceTimeoutMs, DEFAULT_ACCEPTANCE_TIMEOUT_MS, "acceptanceTimeoutMs"),
   };
+  const servedType = async (application: string, environment: string, agentType: string, signal: AbortSignal | undefined): Promise<AgentTypeSchema> => {
+    const catalogue = await fetchCatalogue(discoveryUrl(config.url, application, environment), await config.getToken(), signal);
+    const schema = catalogue.get(agentType);
+    if (schema === undefined) throw new ClientError("rejected", `agent type ${agentType} is not in the catalogue`, { code: "not-found" });
+    return schema;
+  };
+  const agentOf = (schema: AgentTypeSchema, options: AgentOptions): Agent => {
+    const { application, environment, agentType } = options;
+    const constructorParameters = jsToConstructor(options.constructorArgs, schema);
+    return {
+      schema,
+      invoke(method, args, extra = {}) {
+        const methodSchema = schema.methods.get(method);
+        if (methodSchema === undefined) throw new ClientError("invalid-argument", `agent type ${agentType} has no method ${method}`, { code: "not-found" });
+        return client.invoke({
+          ...extra,
+          application,
+          environment,
+          agentType,
+          constructorParameters,
+          method,
+          methodParameters: jsToParams(args, methodSchema.parameters),
+          ...(options.phantomId === undefined ? {} : { phantomId: options.phantomId }),
+        });
+      },
+    };
+  };
   const client: Client = {
     async agent(options) {
       if (typeof options !== "object" || options === null) throw new ClientError("invalid-argument", "agent needs an options object");
-      const { application, environment, agentType } = options;
-      const catalogue = await fetchCatalogue(discoveryUrl(config.url, application, environment), await config.getToken(), options.signal);
-      const schema = catalogue.get(agentType);
-      if (schema === undefined) throw new ClientError("rejected", `agent type ${agentType} is not in the catalogue`, { code: "not-found" });
-      const constructorParameters = jsToConstructor(options.constructorArgs, schema);
-      return {
-        schema,
-        invoke(method, args, extra = {}) {
-          const methodSchema = schema.methods.get(method);
-          if (methodSchema === undefined) throw new ClientError("invalid-argument", `agent type ${agentType} has no method ${method}`, { code: "not-found" });
-          return client.invoke({
-            ...extra,
-            application,
-            environment,
-            agentType,
-            constructorParameters,
-            method,
-            methodParameters: jsToParams(args, methodSchema.parameters),
-            ...(options.phantomId === undefined ? {} : { phantomId: options.phantomId }),
-          });
-        },
-      };
+      const schema = await servedType(options.application, options.environment, options.agentType, options.signal);
+      if (options.checkSchema !== undefined) {
+        if (typeof options.checkSchema !== "function") throw new ClientError("invalid-argument", "checkSchema must be a function");
+        options.checkSchema(schema);
+      }
+      return agentOf(schema, options);
     },
     invoke(invoke) {
       if (typeof invoke !== "object" || invoke === null) throw new ClientError("invalid-argument", "invoke needs an options object");

@@ -33,6 +33,11 @@ export const CLIENT_ERROR_KINDS = [
   "checkpoint-failed",
   /** A caller-supplied argument is unusable (thrown synchronously, before any I/O). */
   "invalid-argument",
+  /**
+   * `typedAgent(client, contract)`: the server's catalogue describes the agent type differently
+   * from the contract; the `cause` is a `ContractError` listing each difference. Nothing was sent.
+   */
+  "contract-mismatch",
 ] as const;
 export type ClientErrorKind = (typeof CLIENT_ERROR_KINDS)[number];
 

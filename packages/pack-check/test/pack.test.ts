@@ -138,7 +138,7 @@ describe("installed alone with npm", () => {
   });
 
   it("the client calls the installed server from ESM and from CommonJS (require)", async () => {
-    expect(await node("client", "invoke.mjs", serverUrl)).toBe("esm: cba olléh\n");
+    expect(await node("client", "invoke.mjs", serverUrl)).toBe("esm: cba olléh\nesm typed: cba olléh\n");
     expect(await node("client", "invoke.cjs", serverUrl)).toBe("cjs: cba olléh\n");
   });
 

@@ -8,11 +8,33 @@
  *   const codec = jsCodec(decodeSchemaGraph(t.graph(point)), point);
  *   codec.fromJs({ x: 1, y: "2" }); // does not compile
  */
-import type { SchemaType } from "./types.js";
+import type { SchemaType, StreamRef } from "./types.js";
+
+/**
+ * What a `stream<…>` position becomes in `JsOf`: each layer that turns
+ * streams into something (an input iterable on the server, a source on the
+ * client, …) names its own mapping, so one recursive type serves them all.
+ * A mapping is an interface whose `type` reads `this["inner"]`, the stream's
+ * element type:
+ *
+ *   interface Iterables extends JsStreams { readonly type: AsyncIterable<JsOf<this["inner"], Iterables>> }
+ */
+export interface JsStreams {
+  readonly inner: unknown;
+  readonly type: unknown;
+}
+
+/** The default: a stream position holds its reference, as `toJs` leaves it without a `stream` hook. */
+export interface StreamRefs extends JsStreams {
+  readonly type: StreamRef;
+}
+
+/** `S` applied to the element type `I`. */
+export type MapStream<S extends JsStreams, I> = (S & { readonly inner: I })["type"];
 
 export type Small = "s8" | "s16" | "s32" | "u8" | "u16" | "u32" | "f32" | "f64";
 
-export type JsOf<T> = T extends { kind: "bool" }
+export type JsOf<T, S extends JsStreams = StreamRefs> = T extends { kind: "bool" }
   ? boolean
   : T extends { kind: Small }
     ? number
@@ -22,11 +44,11 @@ export type JsOf<T> = T extends { kind: "bool" }
         ? string
         : T extends { kind: "record"; __fields?: infer F }
           ? NonNullable<F> extends Record<string, SchemaType>
-            ? { [K in keyof NonNullable<F>]: JsOf<NonNullable<F>[K]> }
+            ? { [K in keyof NonNullable<F>]: JsOf<NonNullable<F>[K], S> }
             : Record<string, unknown>
           : T extends { kind: "variant"; __cases?: infer C }
             ? NonNullable<C> extends Record<string, SchemaType | null>
-              ? VariantJs<NonNullable<C>>
+              ? VariantJs<NonNullable<C>, S>
               : { case: string; value?: unknown }
             : T extends { kind: "enum"; __cases?: infer C }
               ? NonNullable<C> extends string
@@ -36,16 +58,16 @@ export type JsOf<T> = T extends { kind: "bool" }
                 ? Set<NonNullable<C> extends string ? NonNullable<C> : string>
                 : T extends { kind: "tuple"; __elements?: infer E }
                   ? NonNullable<E> extends SchemaType[]
-                    ? { [I in keyof NonNullable<E>]: JsOf<NonNullable<E>[I]> }
+                    ? TupleJs<NonNullable<E>, S>
                     : unknown[]
                   : T extends { kind: "list" | "fixed-list"; value: { element: infer E } }
-                    ? JsOf<E>[]
+                    ? JsOf<E, S>[]
                     : T extends { kind: "map"; value: { key: infer K; value: infer V } }
-                      ? Map<JsOf<K>, JsOf<V>>
+                      ? Map<JsOf<K, S>, JsOf<V, S>>
                       : T extends { kind: "option"; value: { inner: infer I } }
-                        ? (I extends { kind: "option" } ? { some: JsOf<I> } : JsOf<I>) | undefined
+                        ? (I extends { kind: "option" } ? { some: JsOf<I, S> } : JsOf<I, S>) | undefined
                         : T extends { kind: "result"; __ok?: infer O; __err?: infer E }
-                          ? { ok: JsOf<NonNullable<O>> } | { err: JsOf<NonNullable<E>> }
+                          ? { ok: JsOf<NonNullable<O>, S> } | { err: JsOf<NonNullable<E>, S> }
                           : T extends { kind: "text" }
                             ? { text: string; language?: string }
                             : T extends { kind: "binary" }
@@ -54,8 +76,13 @@ export type JsOf<T> = T extends { kind: "bool" }
                                 ? { mantissa: bigint; scale: number; unit: string }
                                 : T extends { kind: "union" }
                                   ? { tag: string; body: unknown }
-                                  : unknown;
+                                  : T extends { kind: "stream"; value: { inner: infer I } }
+                                    ? MapStream<S, I>
+                                    : unknown;
 
-export type VariantJs<C extends Record<string, SchemaType | null>> = {
-  [K in keyof C & string]: C[K] extends null ? { case: K } : { case: K; value: JsOf<C[K]> };
+/** Mapped over a type parameter, so the mapping keeps the tuple a tuple. */
+export type TupleJs<E extends SchemaType[], S extends JsStreams = StreamRefs> = { [I in keyof E]: JsOf<E[I], S> };
+
+export type VariantJs<C extends Record<string, SchemaType | null>, S extends JsStreams = StreamRefs> = {
+  [K in keyof C & string]: C[K] extends null ? { case: K } : { case: K; value: JsOf<C[K], S> };
 }[keyof C & string];

@@ -8,14 +8,11 @@
  * (`{kind, value}`), already validated against the method's schemas; what a
  * method returns is validated again before anything is recorded or sent.
  */
+import type { ConfigDeclaration } from "@golem-stream/contract";
 import type { ConfigEntry, JsonValue, SchemaGraphJson, SchemaValueJson } from "@golem-stream/wire";
 
-/** A declared configuration entry of an agent type (protocol section 4.2). */
-export interface ConfigDeclaration {
-  readonly path: readonly string[];
-  /** Returns false for an application-JSON value this entry does not accept. */
-  readonly accepts?: (value: JsonValue) => boolean;
-}
+/** A declared configuration entry of an agent type (protocol section 4.2); one type with the contracts'. */
+export type { ConfigDeclaration };
 
 export interface MethodDescriptor {
   readonly name: string;

@@ -61,8 +61,23 @@ export type * from "./store/session-store.js";
 export type * from "./store/cluster-store.js";
 export { isClusterStore } from "./store/cluster-store.js";
 export { MemoryCluster } from "./store/memory-cluster.js";
+export {
+  implement,
+  type ContractContext,
+  type ContractImplementation,
+  type TypedMethod,
+  type ParamsIn,
+  type ResultOut,
+} from "./contracts/implement.js";
+// Contracts are defined with this package's dependency; re-exported so a server needs one import,
+// with every contract and schema type their signatures use (wire names keep the wire's types, below).
+export { defineAgentType, ContractError, CONTRACT_ERROR_CODES, t } from "@golem-stream/contract";
+export type * from "@golem-stream/contract";
+export type * from "@golem-stream/schema-value";
+export type { SchemaGraphJson as TypedSchemaGraphJson, StreamLeaf as SchemaStreamLeaf } from "@golem-stream/schema-value";
+export type { InputStreams, OutputStreams, InputElement, OutputElement, OutputSourceOf, TypedOutputWriter } from "./contracts/streams.js";
 export { createDemoHost } from "./demo/host.js";
-export { DEMO_APPLICATION, DEMO_ENVIRONMENT, DEMO_AGENT_TYPE, ECHO_CONSTRUCTOR, ECHO_METHODS } from "./demo/catalogue.js";
+export { DEMO_APPLICATION, DEMO_ENVIRONMENT, DEMO_AGENT_TYPE, ECHO_CONSTRUCTOR, ECHO_METHODS, echoContract } from "./demo/catalogue.js";
 export { demoBlob, reverseScalars } from "./demo/methods.js";
 export { DISCOVERY_PATH } from "./transport/discovery.js";
 export { METRICS_PATH, HEALTH_PATH, READY_PATH, type Readiness } from "./observability/http-endpoints.js";

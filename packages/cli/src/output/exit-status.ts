@@ -64,6 +64,9 @@ function describeFailure(error: unknown, context: FailureContext): Failure {
       return { exitCode: EXIT.interrupted, message: "interrupted" };
     case "invalid-argument":
       return { exitCode: EXIT.usage, message: error.message };
+    case "contract-mismatch":
+      // A typed contract that disagrees with the server's catalogue: nothing was sent, the caller must change.
+      return { exitCode: EXIT.usage, message: error.message };
     case "connection-lost":
       return { exitCode: EXIT.connectionLost, message: `connection lost: ${error.message}` };
   }

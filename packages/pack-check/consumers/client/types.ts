@@ -1,7 +1,11 @@
 // Type-checked under nodenext and bundler: every type a client user writes comes from the client.
 import {
   createClient,
+  defineAgentType,
   inputStream,
+  t,
+  typedAgent,
+  type TypedOutput,
   isClientError,
   type ClientMessage,
   type InvokeOptions,
@@ -38,3 +42,17 @@ export type Messages = ClientMessage | ServerMessage;
 export const empty: SchemaValueJson = { kind: "record", value: { fields: [name] } };
 export const isError = isClientError;
 export type { Transport };
+
+// A typed call from a contract, written with the client's re-exported defineAgentType and t.
+const echo = defineAgentType({
+  name: "echo",
+  constructor: t.record({ name: t.string() }),
+  methods: { reverse: { params: t.record({ input: t.stream(t.string()) }), result: t.stream(t.string()) } },
+});
+export async function typed(): Promise<string[]> {
+  const agent = await typedAgent(client, echo, { application: "demo", environment: "default", constructorArgs: { name: "typed" } });
+  const reversed: TypedOutput<string> = await agent.reverse({ input: ["abc"] });
+  const out: string[] = [];
+  for await (const text of reversed) out.push(text);
+  return out;
+}

@@ -1,6 +1,9 @@
 // Type-checked under nodenext and bundler: the README's kind of server, with types from the server alone.
 import {
   createSessionServer,
+  defineAgentType,
+  implement,
+  t,
   Keyring,
   MemorySessionStore,
   recordField,
@@ -36,6 +39,19 @@ const shouter: AgentTypeDefinition = {
     },
   },
 };
+// The same agent type as a contract: plain JavaScript in and out.
+const shouterContract = defineAgentType({
+  name: "shouter",
+  constructor: t.record({}),
+  methods: { shout: { params: t.record({ lines: t.stream(t.string()) }), result: t.stream(t.string()) } },
+});
+export const typedShouter: AgentTypeDefinition = implement(shouterContract, {
+  async shout(_ctx, { lines }) {
+    return (async function* () {
+      for await (const line of lines) yield line.toUpperCase();
+    })();
+  },
+});
 const store: SessionStore = new MemorySessionStore();
 const direction: StreamDirection = "input";
 export const sessions = createSessionServer({

@@ -1,19 +1,13 @@
 /**
- * The demo methods of decisions-v1 section 7, written against the public
- * `InvocationContext` exactly as a user's agent would be.
+ * The demo methods of decisions-v1 section 7, implementing `echoContract`
+ * with plain JavaScript exactly as a user's typed agent would.
  */
 import { createHash } from "node:crypto";
-import type { SchemaValueJson } from "@golem-stream/wire";
-import {
-  PublicProducerError,
-  type AgentTypeDefinition,
-  type InvocationContext,
-  type MethodImplementation,
-  type OutputItem,
-} from "../agent-host.js";
-import { DEMO_AGENT_TYPE, ECHO_CONSTRUCTOR, ECHO_METHODS } from "./catalogue.js";
+import { PublicProducerError, type AgentTypeDefinition } from "../agent-host.js";
+import { implement } from "../contracts/implement.js";
+import type { OutputSourceOf, TypedOutputWriter } from "../contracts/streams.js";
+import { echoContract } from "./catalogue.js";
 import { Pipe } from "./pipe.js";
-import { field, record, str, stringOf, u32, u32Field, u64 } from "./values.js";
 
 /** Resolves after `ms`, or rejects early when `signal` aborts. */
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
@@ -43,55 +37,22 @@ export function reverseScalars(text: string): string {
   return Array.from(text).reverse().join("");
 }
 
-const reverse: MethodImplementation = async (ctx) => {
-  const input = ctx.inputValues(field(ctx.parameters, 0));
-  return ctx.output(
-    (async function* () {
-      for await (const item of input) yield str(reverseScalars(stringOf(item)));
-    })(),
-  );
-};
-
-const digest: MethodImplementation = async (ctx) => {
-  // node:crypto rather than a JavaScript SHA-256: hashing runs on the
-  // server's event loop and was a third of the cost of a large upload.
-  const hash = createHash("sha256");
-  let total = 0n;
-  for await (const chunk of ctx.inputBytes(field(ctx.parameters, 0))) {
-    hash.update(chunk);
-    total += BigInt(chunk.length);
-  }
-  return record(u64(total), str(hash.digest("hex")));
-};
-
-function counter(ctx: InvocationContext, to: number, delayMs: number): SchemaValueJson {
-  return ctx.output(async (writer) => {
+/** Counts 0..to-1 with an optional delay, stopping early when the stream is cancelled. */
+function counter(to: number, delayMs: number): OutputSourceOf<number> {
+  return async (writer: TypedOutputWriter<number>) => {
     for (let i = 0; i < to; i++) {
       if (delayMs > 0) await sleep(delayMs, writer.signal);
-      await writer.write(u32(i));
+      await writer.write(i);
     }
-  });
+  };
 }
-
-const count: MethodImplementation = async (ctx) =>
-  counter(ctx, u32Field(ctx.parameters, 0), u32Field(ctx.parameters, 1));
-
-const blobs: MethodImplementation = async (ctx) => {
-  const total = u32Field(ctx.parameters, 0);
-  const size = u32Field(ctx.parameters, 1);
-  return ctx.output(
-    (function* (): Generator<OutputItem> {
-      for (let i = 0; i < total; i++) yield { bytes: demoBlob(i, size), mimeType: "application/octet-stream" };
-    })(),
-  );
-};
 
 const NEWLINE = 0x0a;
 
-const split: MethodImplementation = async (ctx) => {
-  const input = ctx.inputBytes(field(ctx.parameters, 0));
+/** Upper-cases ASCII letters of `data` into one output and splits it into lines on the other. */
+function splitBytes(input: AsyncIterable<Uint8Array>): { upper: Pipe<Uint8Array>; lines: Pipe<string> } {
   const upper = new Pipe<Uint8Array>();
-  const lines = new Pipe<SchemaValueJson>();
+  const lines = new Pipe<string>();
   // One reader feeds both outputs; each pipe is bounded, so the slower
   // output backpressures the input.
   void (async () => {
@@ -103,14 +64,14 @@ const split: MethodImplementation = async (ctx) => {
         let start = 0;
         for (let i = 0; i < chunk.length; i++) {
           if (chunk[i] !== NEWLINE) continue;
-          await lines.write(str(pending + decoder.decode(chunk.subarray(start, i))));
+          await lines.write(pending + decoder.decode(chunk.subarray(start, i)));
           pending = "";
           start = i + 1;
         }
         pending += decoder.decode(chunk.subarray(start), { stream: true });
       }
       pending += decoder.decode();
-      if (pending.length > 0) await lines.write(str(pending));
+      if (pending.length > 0) await lines.write(pending);
       upper.end();
       lines.end();
     } catch (error) {
@@ -118,45 +79,64 @@ const split: MethodImplementation = async (ctx) => {
       lines.fail(error);
     }
   })();
-  return record(ctx.output(upper), ctx.output(lines));
-};
-
-const groups: MethodImplementation = async (ctx) => {
-  const groupCount = u32Field(ctx.parameters, 0);
-  const per = u32Field(ctx.parameters, 1);
-  return ctx.output(
-    (function* (): Generator<OutputItem> {
-      for (let g = 0; g < groupCount; g++) yield record(str(`group-${g}`), counter(ctx, per, 0));
-    })(),
-  );
-};
-
-/** Counts the input's items and sums their UTF-8 byte lengths; sends nothing back until the end. */
-const tally: MethodImplementation = async (ctx) => {
-  let items = 0n;
-  let bytes = 0n;
-  for await (const item of ctx.inputValues(field(ctx.parameters, 0))) {
-    items += 1n;
-    bytes += BigInt(Buffer.byteLength(stringOf(item), "utf8"));
-  }
-  return record(u64(items), u64(bytes));
-};
-
-const fail: MethodImplementation = async (ctx) => {
-  const after = u32Field(ctx.parameters, 0);
-  return ctx.output(
-    (function* (): Generator<OutputItem> {
-      for (let i = 0; i < after; i++) yield u32(i);
-      throw new PublicProducerError("producer failed");
-    })(),
-  );
-};
+  return { upper, lines };
+}
 
 /** The `echo` agent type with its implementations. */
-export const ECHO_AGENT_TYPE: AgentTypeDefinition = {
-  name: DEMO_AGENT_TYPE,
-  constructorParameters: ECHO_CONSTRUCTOR,
-  methods: ECHO_METHODS,
-  config: [],
-  implementations: { reverse, digest, count, blobs, split, groups, fail, tally },
-};
+export const ECHO_AGENT_TYPE: AgentTypeDefinition = implement(echoContract, {
+  async reverse(_ctx, { input }) {
+    return (async function* () {
+      for await (const item of input) yield reverseScalars(item);
+    })();
+  },
+
+  async digest(_ctx, { data }) {
+    // node:crypto rather than a JavaScript SHA-256: hashing runs on the
+    // server's event loop and was a third of the cost of a large upload.
+    const hash = createHash("sha256");
+    let bytes = 0n;
+    for await (const chunk of data) {
+      hash.update(chunk);
+      bytes += BigInt(chunk.length);
+    }
+    return { bytes, sha256: hash.digest("hex") };
+  },
+
+  async count(_ctx, { to, delayMs }) {
+    return counter(to, delayMs);
+  },
+
+  async blobs(_ctx, { count, size }) {
+    return (function* () {
+      for (let i = 0; i < count; i++) yield { bytes: demoBlob(i, size), mimeType: "application/octet-stream" };
+    })();
+  },
+
+  async split(_ctx, { data }) {
+    return splitBytes(data);
+  },
+
+  async groups(_ctx, { groups, per }) {
+    return (function* () {
+      for (let g = 0; g < groups; g++) yield { name: `group-${g}`, items: counter(per, 0) };
+    })();
+  },
+
+  async fail(_ctx, { after }) {
+    return (function* () {
+      for (let i = 0; i < after; i++) yield i;
+      throw new PublicProducerError("producer failed");
+    })();
+  },
+
+  /** Counts the input's items and sums their UTF-8 byte lengths; sends nothing back until the end. */
+  async tally(_ctx, { input }) {
+    let items = 0n;
+    let bytes = 0n;
+    for await (const item of input) {
+      items += 1n;
+      bytes += BigInt(Buffer.byteLength(item, "utf8"));
+    }
+    return { items, bytes };
+  },
+});

@@ -1,0 +1,159 @@
+/**
+ * `typedAgent(client, contract, {...})`: an agent whose methods are typed by a
+ * contract (`@golem-stream/contract`). The contract is checked against the
+ * server's catalogue first, so a client built for another schema fails with
+ * `contract-mismatch` before anything is sent. Calls go through the same
+ * `Invocation` as untyped ones; results are converted with `toJs` and every
+ * output stream in them is wrapped in a `TypedOutput`.
+ *
+ * A function beside the client rather than a method of it, so a page that
+ * never uses contracts does not ship this code (the browser bundle budget).
+ */
+import { contractDifferences, ContractError, type AnyAgentContract, type ConstructorArgs, type MethodName } from "@golem-stream/contract";
+import type { JsOf, SchemaType } from "@golem-stream/schema-value";
+import type { Agent, AgentInvokeOptions, Client } from "./client.js";
+import type { AgentTypeSchema } from "./discovery.js";
+import { ClientError } from "./errors.js";
+import type { Invocation, InvocationResult } from "./invocation.js";
+import { OutputStream } from "./output-stream.js";
+import type { OutputStreams, SourceStreams, TypedOutput } from "./contract-streams.js";
+
+export interface ConnectOptions<C extends AnyAgentContract> {
+  readonly application: string;
+  readonly environment: string;
+  /**
+   * Constructor parameters as plain JavaScript, typed by the contract. Not `constructor`: every
+   * object has one (`Object.prototype.constructor`, a `Function` with a `name`), so a forgotten
+   * option would still compile for a constructor like `{ name: string }`.
+   */
+  readonly constructorArgs: ConstructorArgs<C>;
+  readonly phantomId?: string;
+  readonly signal?: AbortSignal;
+}
+
+
+/** The arguments of a typed call: the parameter record, stream parameters as sources. */
+export type CallParams<C extends AnyAgentContract, K extends MethodName<C>> = JsOf<C["methods"][K]["params"], SourceStreams>;
+
+/** What a typed call resolves to: the result with typed output streams, `undefined` without a result. */
+export type CallResult<C extends AnyAgentContract, K extends MethodName<C>> =
+  C["methods"][K] extends { readonly result: infer R } ? (R extends SchemaType ? JsOf<R, OutputStreams> : undefined) : undefined;
+
+/** An agent typed by its contract: one method per contract method. */
+export type TypedAgent<C extends AnyAgentContract> = {
+  readonly [K in MethodName<C>]: (params: CallParams<C, K>, options?: AgentInvokeOptions) => TypedCall<CallResult<C, K>>;
+};
+
+/**
+ * One typed call: awaiting it gives the result; `invocation` is the untyped
+ * handle (acceptance, `finished`, `cancel`, `detach`, checkpoints).
+ */
+export class TypedCall<R> implements PromiseLike<R> {
+  #result: Promise<R> | undefined;
+
+  constructor(readonly invocation: Invocation) {}
+
+  /** The result with typed streams; rejects with the invocation's `ClientError`. */
+  get result(): Promise<R> {
+    // Made on first use: a call whose result nobody reads must not leave a rejected promise behind.
+    this.#result ??= this.invocation.result.then((result) => typedResult(result) as R);
+    return this.#result;
+  }
+
+  /** Resolves when the invocation has finished successfully (every stream ended). */
+  get finished(): Promise<{ readonly kind: "success" }> {
+    return this.invocation.finished;
+  }
+
+  then<A = R, B = never>(onFulfilled?: ((value: R) => A | PromiseLike<A>) | null, onRejected?: ((reason: unknown) => B | PromiseLike<B>) | null): Promise<A | B> {
+    return this.result.then(onFulfilled, onRejected);
+  }
+}
+
+/** Throws `contract-mismatch` unless the served agent type agrees with the contract. */
+export function checkContract(contract: AnyAgentContract, schema: AgentTypeSchema): void {
+  const differences = contractDifferences(contract, schema);
+  if (differences.length === 0) return;
+  const cause = new ContractError(`agent type ${contract.name} does not match the server's catalogue: ${differences.join("; ")}`, {
+    code: "contract-mismatch",
+    differences,
+  });
+  throw new ClientError("contract-mismatch", cause.message, { cause });
+}
+
+/**
+ * Reads the catalogue, checks that it describes `contract.name` as the contract does (a
+ * `contract-mismatch` ClientError otherwise) and returns an agent whose methods are typed by it.
+ */
+export async function typedAgent<C extends AnyAgentContract>(client: Client, contract: C, options: ConnectOptions<C>): Promise<TypedAgent<C>> {
+  if (typeof contract !== "object" || contract === null || typeof contract.graphs !== "object") {
+    throw new ClientError("invalid-argument", "typedAgent needs a contract made by defineAgentType");
+  }
+  if (typeof options !== "object" || options === null) throw new ClientError("invalid-argument", "typedAgent needs an options object");
+  const { application, environment, phantomId, signal } = options;
+  const agent = await client.agent({
+    application,
+    environment,
+    agentType: contract.name,
+    constructorArgs: options.constructorArgs,
+    checkSchema: (schema) => checkContract(contract, schema),
+    ...(phantomId === undefined ? {} : { phantomId }),
+    ...(signal === undefined ? {} : { signal }),
+  });
+  return typedMethods(contract, agent);
+}
+
+/** The typed face of an untyped agent whose schema was checked against `contract`. */
+export function typedMethods<C extends AnyAgentContract>(contract: C, agent: Agent): TypedAgent<C> {
+  const methods: Record<string, (params: unknown, options?: AgentInvokeOptions) => TypedCall<unknown>> = {};
+  for (const method of contract.graphs.methods) {
+    // `await client.connect(…)` would call it: a thenable agent never resolves to itself.
+    if (method.name === "then") throw new ClientError("invalid-argument", "a contract method named then cannot be typed (the agent would be a thenable); call it with client.agent");
+    methods[method.name] = (params, options) => new TypedCall(agent.invoke(method.name, params, options));
+  }
+  return Object.freeze(methods) as TypedAgent<C>;
+}
+
+function typedResult(result: InvocationResult): unknown {
+  return result.kind === "none" ? undefined : typedView(result.js());
+}
+
+/** Replaces every `OutputStream` in converted data with its typed view. */
+function typedView(value: unknown): unknown {
+  if (value instanceof OutputStream) return new TypedOutputStream(value);
+  if (Array.isArray(value)) return value.map(typedView);
+  if (value instanceof Map) return new Map([...value].map(([key, item]) => [key, typedView(item)]));
+  if (typeof value !== "object" || value === null) return value;
+  const prototype: unknown = Object.getPrototypeOf(value);
+  if (prototype !== Object.prototype && prototype !== null) return value; // Uint8Array, Set: no streams inside
+  const out: Record<string, unknown> = {};
+  for (const [key, item] of Object.entries(value)) {
+    Object.defineProperty(out, key, { value: typedView(item), enumerable: true, writable: true, configurable: true });
+  }
+  return out;
+}
+
+class TypedOutputStream<E> implements TypedOutput<E> {
+  constructor(readonly stream: OutputStream) {}
+
+  cancel(reason?: Parameters<OutputStream["cancel"]>[0]): Promise<void> {
+    return this.stream.cancel(reason);
+  }
+
+  [Symbol.asyncIterator](): AsyncIterator<E> {
+    const direct = this.stream.schema?.direct;
+    if (direct === "u8") return this.stream.bytes()[Symbol.asyncIterator]() as AsyncIterator<E>;
+    if (direct === "binary") return this.stream.blobs()[Symbol.asyncIterator]() as AsyncIterator<E>;
+    const inner = this.stream.js()[Symbol.asyncIterator]();
+    return {
+      next: async (): Promise<IteratorResult<E>> => {
+        const step = await inner.next();
+        return step.done === true ? { done: true, value: undefined } : { done: false, value: typedView(step.value) as E };
+      },
+      return: async (): Promise<IteratorResult<E>> => {
+        await inner.return?.();
+        return { done: true, value: undefined };
+      },
+    };
+  }
+}

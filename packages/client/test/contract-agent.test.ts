@@ -1,0 +1,340 @@
+/**
+ * Typed calls from a contract over real loopback WebSockets: every demo method
+ * through `typedAgent(client, echoContract)`, a connection cut mid-stream, the
+ * contract check against the catalogue, and a contract of its own served by a
+ * `StaticAgentHost` next to an untyped definition.
+ */
+import { echoContract } from "@golem-stream/contract/demo";
+import { createSessionServer, implement, Keyring, MemorySessionStore, StaticAgentHost, type AgentTypeDefinition } from "@golem-stream/server";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ClientError, ContractError, createClient, defineAgentType, t, typedAgent, type Client, type TypedOutput } from "../src/index.js";
+import { collect, randomChunks, sha256 } from "./support/demo.js";
+import { startServer, TOKEN } from "./support/embedded.js";
+import { startCuttingProxy } from "./support/tcp-proxy.js";
+import { typedMethods } from "../src/contract-agent.js";
+
+let server: Awaited<ReturnType<typeof startServer>>;
+let client: Client;
+beforeAll(async () => {
+  server = await startServer();
+  client = createClient({ url: server.url, token: TOKEN });
+});
+afterAll(async () => server.dispose());
+
+const where = { application: "demo", environment: "default" } as const;
+const concat = (chunks: Uint8Array[]): Uint8Array => {
+  const out = new Uint8Array(chunks.reduce((sum, chunk) => sum + chunk.length, 0));
+  let at = 0;
+  for (const chunk of chunks) {
+    out.set(chunk, at);
+    at += chunk.length;
+  }
+  return out;
+};
+
+describe("typedAgent(client, echoContract): every demo method, typed", () => {
+  it("reverse: a stream<string> parameter from an array, a TypedOutput<string> result", async () => {
+    const echo = await typedAgent(client, echoContract, { ...where, constructorArgs: { name: "typed" } });
+    const reversed = await echo.reverse({ input: ["abc", "héllo", "😀x"] });
+    expect(await collect(reversed)).toEqual(["cba", "olléh", "x😀"]);
+  });
+
+  it("digest: a stream<u8> parameter from chunks, a record with a bigint", async () => {
+    const echo = await typedAgent(client, echoContract, { ...where, constructorArgs: { name: "typed" } });
+    const { chunks, all } = randomChunks(200_000, 30_000);
+    const call = echo.digest({ data: chunks });
+    expect(await call).toEqual({ bytes: BigInt(all.length), sha256: sha256(all) });
+    await expect(call.finished).resolves.toEqual({ kind: "success" });
+  });
+
+  it("count, blobs: numbers and binary items", async () => {
+    const echo = await typedAgent(client, echoContract, { ...where, constructorArgs: { name: "typed" } });
+    expect(await collect(await echo.count({ to: 5, delayMs: 0 }))).toEqual([0, 1, 2, 3, 4]);
+    const blobs = await collect(await echo.blobs({ count: 3, size: 4 }));
+    expect(blobs.every((blob) => blob.bytes instanceof Uint8Array)).toBe(true);
+    expect(blobs.map((blob) => ({ bytes: [...blob.bytes], mimeType: blob.mimeType }))).toEqual([
+      { bytes: [0, 1, 2, 3], mimeType: "application/octet-stream" },
+      { bytes: [1, 2, 3, 4], mimeType: "application/octet-stream" },
+      { bytes: [2, 3, 4, 5], mimeType: "application/octet-stream" },
+    ]);
+  });
+
+  it("split: two output streams of a record result, bytes and strings, read together", async () => {
+    const echo = await typedAgent(client, echoContract, { ...where, constructorArgs: { name: "typed" } });
+    const text = Array.from({ length: 400 }, (_, i) => `line ${i} ünïcode`).join("\n");
+    const bytes = new TextEncoder().encode(text);
+    const { upper, lines } = await echo.split({ data: [bytes.subarray(0, 1000), bytes.subarray(1000)] });
+    const [upperChunks, lineItems] = await Promise.all([collect(upper), collect(lines)]);
+    expect(new TextDecoder().decode(concat(upperChunks))).toBe(text.replace(/[a-z]/g, (c) => c.toUpperCase()));
+    expect(lineItems).toEqual(text.split("\n"));
+  });
+
+  it("groups: a stream of records whose items are nested typed streams", async () => {
+    const echo = await typedAgent(client, echoContract, { ...where, constructorArgs: { name: "typed" } });
+    const groups = await echo.groups({ groups: 3, per: 4 });
+    const seen: [string, number[]][] = [];
+    for await (const group of groups) seen.push([group.name, await collect(group.items)]);
+    expect(seen).toEqual([0, 1, 2].map((g) => [`group-${g}`, [0, 1, 2, 3]]));
+  });
+
+  it("fail: items, then the stream's typed error", async () => {
+    const echo = await typedAgent(client, echoContract, { ...where, constructorArgs: { name: "typed" } });
+    const failing = await echo.fail({ after: 2 });
+    const seen: number[] = [];
+    const error = await (async () => {
+      try {
+        for await (const item of failing) seen.push(item);
+      } catch (e) {
+        return e;
+      }
+    })();
+    expect(seen).toEqual([0, 1]);
+    expect(error).toMatchObject({ kind: "stream-failed", code: "producer-error" });
+  });
+
+  it("tally: a stream<string> from an async generator, a record of bigints", async () => {
+    const echo = await typedAgent(client, echoContract, { ...where, constructorArgs: { name: "typed" } });
+    async function* words(): AsyncGenerator<string> {
+      for (let i = 0; i < 100; i++) yield `wörd-${i}`;
+    }
+    const expectedBytes = Array.from({ length: 100 }, (_, i) => Buffer.byteLength(`wörd-${i}`)).reduce((a, b) => a + b, 0);
+    expect(await echo.tally({ input: words() })).toEqual({ items: 100n, bytes: BigInt(expectedBytes) });
+  });
+
+  it("exposes the untyped handle: the stream under a TypedOutput, cancel through it", async () => {
+    const echo = await typedAgent(client, echoContract, { ...where, constructorArgs: { name: "typed" } });
+    const call = echo.count({ to: 1_000_000, delayMs: 5 });
+    const counted: TypedOutput<number> = await call;
+    expect(counted.stream.coordinate).toBe("");
+    const first: number[] = [];
+    for await (const item of counted) {
+      first.push(item);
+      if (first.length === 3) break;
+    }
+    expect(first).toEqual([0, 1, 2]);
+    await counted.cancel();
+    await call.finished.catch(() => undefined);
+    expect(call.invocation.streams).toHaveLength(1);
+  });
+});
+
+describe("typed calls across a connection cut", () => {
+  it("count and split deliver every item exactly once, in order, when the connection dies mid-stream", async () => {
+    const proxy = await startCuttingProxy(server.url, () => undefined);
+    try {
+      const cutting = createClient({ url: proxy.url, token: TOKEN, reconnect: { initialDelayMs: 5, maxDelayMs: 40, maxAttempts: 30 } });
+      const echo = await typedAgent(cutting, echoContract, { ...where, constructorArgs: { name: "cut" } });
+
+      const numbers: number[] = [];
+      for await (const n of await echo.count({ to: 400, delayMs: 0 })) {
+        numbers.push(n);
+        if (n === 100 || n === 250) proxy.cutOpen();
+      }
+      expect(numbers).toEqual(Array.from({ length: 400 }, (_, i) => i));
+
+      const { chunks, all } = randomChunks(600_000, 40_000);
+      const text = new TextDecoder().decode(all);
+      const call = echo.split({ data: chunks });
+      const { upper, lines } = await call;
+      let cutDone = false;
+      const [upperChunks, lineCount] = await Promise.all([
+        (async () => {
+          const out: Uint8Array[] = [];
+          for await (const chunk of upper) {
+            out.push(chunk);
+            if (!cutDone && out.length === 3) {
+              cutDone = true;
+              proxy.cutOpen();
+            }
+          }
+          return out;
+        })(),
+        (async () => {
+          let count = 0;
+          for await (const _line of lines) count++;
+          return count;
+        })(),
+      ]);
+      await call.finished;
+      expect(sha256(concat(upperChunks))).toBe(sha256(all.map((b) => (b >= 0x61 && b <= 0x7a ? b - 0x20 : b))));
+      expect(lineCount).toBe(text.endsWith("\n") ? text.split("\n").length - 1 : text.split("\n").length);
+      expect(proxy.cuts).toBeGreaterThanOrEqual(3);
+    } finally {
+      await proxy.close();
+    }
+  });
+});
+
+describe("the contract is checked against the catalogue", () => {
+  it("a contract whose schema differs fails with contract-mismatch, listing each difference", async () => {
+    const drifted = defineAgentType({
+      name: "echo",
+      constructor: t.record({ name: t.string() }),
+      methods: {
+        count: { params: t.record({ to: t.u64(), delayMs: t.u32() }), result: t.stream(t.u32()) },
+        shout: { params: t.record({ text: t.string() }), result: t.string() },
+      },
+    });
+    const error = await typedAgent(client, drifted, { ...where, constructorArgs: { name: "x" } }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ClientError);
+    expect(error).toMatchObject({ kind: "contract-mismatch" });
+    const cause = (error as ClientError).cause;
+    expect(cause).toBeInstanceOf(ContractError);
+    expect((cause as ContractError).differences).toEqual(["method count: the parameters differ", "method shout is not in the server's catalogue"]);
+  });
+
+  it("a different constructor is a contract-mismatch, found before the arguments are converted", async () => {
+    const renamed = defineAgentType({ name: "echo", constructor: t.record({ title: t.u32() }), methods: {} });
+    // { title: 1 } does not fit the server's {name: string}: the check must come first to say why.
+    const error = await typedAgent(client, renamed, { ...where, constructorArgs: { title: 1 } }).catch((e: unknown) => e);
+    expect(error).toMatchObject({ kind: "contract-mismatch" });
+    expect(((error as ClientError).cause as ContractError).differences).toEqual(["the constructor parameters differ"]);
+  });
+
+  it("an agent type the server does not have is rejected with not-found", async () => {
+    const absent = defineAgentType({ name: "nobody", constructor: t.record({}), methods: {} });
+    await expect(typedAgent(client, absent, { ...where, constructorArgs: {} })).rejects.toMatchObject({ kind: "rejected", code: "not-found" });
+  });
+
+  it("a contract method named then is refused (the agent would be a thenable)", () => {
+    const thenable = defineAgentType({ name: "echo", constructor: t.record({}), methods: { then: { params: t.record({}) } } });
+    const untyped = { schema: undefined as never, invoke: () => undefined as never };
+    expect(() => typedMethods(thenable, untyped)).toThrow(expect.objectContaining({ kind: "invalid-argument" }));
+  });
+
+  it("constructor arguments are converted with the schema: a wrong shape is invalid-argument", async () => {
+    const wrong = { ...where, constructorArgs: { name: 7 } } as unknown as Parameters<typeof typedAgent<typeof echoContract>>[2];
+    await expect(typedAgent(client, echoContract, wrong)).rejects.toMatchObject({ kind: "invalid-argument", code: "validation-error" });
+  });
+});
+
+// A contract of its own: binary input, a result-less method, a stream inside a variant,
+// a push-style (writer) output, the constructor as JavaScript, a result the codec refuses.
+const lab = defineAgentType({
+  name: "lab",
+  constructor: t.record({ owner: t.string(), quota: t.u64() }),
+  methods: {
+    whoami: { params: t.record({}), result: t.record({ owner: t.string(), quota: t.u64() }) },
+    upload: {
+      params: t.record({ files: t.stream(t.binary()), label: t.option(t.string()) }),
+      result: t.record({ count: t.u32(), total: t.u64(), types: t.list(t.string()), label: t.option(t.string()) }),
+    },
+    ping: { params: t.record({ n: t.u32() }) },
+    maybeLines: { params: t.record({ text: t.option(t.string()) }), result: t.variant({ lines: t.stream(t.string()), nothing: null }) },
+    ticks: { params: t.record({ n: t.u32() }), result: t.stream(t.record({ at: t.u32(), even: t.bool() })) },
+    tooBig: { params: t.record({}), result: t.u8() },
+  },
+});
+
+const pings: number[] = [];
+const LAB = implement(lab, {
+  async whoami(ctx) {
+    return ctx.constructorArgs;
+  },
+  async upload(_ctx, { files, label }) {
+    let count = 0;
+    let total = 0n;
+    const types: string[] = [];
+    for await (const file of files) {
+      count++;
+      total += BigInt(file.bytes.length);
+      types.push(file.mimeType ?? "");
+    }
+    return { count, total, types, label };
+  },
+  async ping(_ctx, { n }) {
+    pings.push(n);
+  },
+  async maybeLines(_ctx, { text }) {
+    return text === undefined ? { case: "nothing" } : { case: "lines", value: text.split("\n") };
+  },
+  async ticks(_ctx, { n }) {
+    return async (writer) => {
+      for (let at = 0; at < n; at++) await writer.write({ at, even: at % 2 === 0 });
+    };
+  },
+  async tooBig() {
+    // A lie the compiler cannot see: the codec refuses it before anything is recorded.
+    return 300;
+  },
+});
+
+// Untyped, in the same host: the old way still works next to contracts.
+const RAW: AgentTypeDefinition = {
+  name: "raw",
+  constructorParameters: { root: { kind: "record", value: { fields: [] } } },
+  methods: [{ name: "one", parameters: { root: { kind: "record", value: { fields: [] } } }, result: { root: { kind: "u32", value: {} } } }],
+  config: [],
+  implementations: { one: async () => ({ kind: "u32", value: 1 }) },
+};
+
+describe("a contract of its own, next to an untyped definition", () => {
+  let url: string;
+  let close: () => Promise<void>;
+  let labClient: Client;
+  beforeAll(async () => {
+    const sessions = createSessionServer({
+      store: new MemorySessionStore(),
+      host: new StaticAgentHost({ app: { prod: [LAB, RAW] } }),
+      keyring: Keyring.generate("k1"),
+      authenticator: (token) => (token === TOKEN ? { account: "acme", principal: "alice" } : undefined),
+    });
+    ({ url } = await sessions.listen());
+    close = () => sessions.close();
+    labClient = createClient({ url, token: TOKEN });
+  });
+  afterAll(async () => close());
+
+  const at = { application: "app", environment: "prod" } as const;
+
+  it("the constructor reaches the method as JavaScript (a bigint for u64)", async () => {
+    const agent = await typedAgent(labClient, lab, { ...at, constructorArgs: { owner: "ada", quota: 2n ** 40n } });
+    expect(await agent.whoami({})).toEqual({ owner: "ada", quota: 2n ** 40n });
+  });
+
+  it("stream<binary> input: bytes and blobs with MIME types; options in and out", async () => {
+    const agent = await typedAgent(labClient, lab, { ...at, constructorArgs: { owner: "ada", quota: 1n } });
+    const files = [Uint8Array.from([1, 2, 3]), { bytes: Uint8Array.from([4]), mimeType: "text/plain" }];
+    expect(await agent.upload({ files, label: "two" })).toEqual({ count: 2, total: 4n, types: ["", "text/plain"], label: "two" });
+    expect(await agent.upload({ files: [], label: undefined })).toEqual({ count: 0, total: 0n, types: [], label: undefined });
+  });
+
+  it("a method without a result resolves to undefined after running", async () => {
+    const agent = await typedAgent(labClient, lab, { ...at, constructorArgs: { owner: "ada", quota: 1n } });
+    const call = agent.ping({ n: 42 });
+    expect(await call).toBeUndefined();
+    await call.finished;
+    expect(pings).toContain(42);
+  });
+
+  it("a stream inside a variant, and a writer-style producer of records", async () => {
+    const agent = await typedAgent(labClient, lab, { ...at, constructorArgs: { owner: "ada", quota: 1n } });
+    const some = await agent.maybeLines({ text: "a\nb" });
+    if (some.case !== "lines") throw new Error("expected lines");
+    expect(await collect(some.value)).toEqual(["a", "b"]);
+    expect(await agent.maybeLines({ text: undefined })).toEqual({ case: "nothing" });
+    expect(await collect(await agent.ticks({ n: 3 }))).toEqual([
+      { at: 0, even: true },
+      { at: 1, even: false },
+      { at: 2, even: true },
+    ]);
+  });
+
+  it("a result the schema refuses fails the invocation; nothing invalid is sent", async () => {
+    const agent = await typedAgent(labClient, lab, { ...at, constructorArgs: { owner: "ada", quota: 1n } });
+    const call = agent.tooBig({});
+    await expect(call.result).rejects.toMatchObject({ kind: "invocation-failed" });
+  });
+
+  it("the untyped definition in the same host answers untyped calls", async () => {
+    const call = labClient.invoke({
+      ...at,
+      agentType: "raw",
+      constructorParameters: { kind: "record", value: { fields: [] } },
+      method: "one",
+      methodParameters: { kind: "record", value: { fields: [] } },
+    });
+    const result = await call.result;
+    expect(result.kind === "value" ? result.value : undefined).toEqual({ kind: "u32", value: 1 });
+  });
+});

@@ -1,0 +1,122 @@
+/**
+ * `defineAgentType`: one declaration of an agent type — its name, constructor
+ * record, configuration entries and methods — written with schema-value's `t`
+ * builders. The declaration keeps the builders' compile-time types, so the
+ * server (`implement`) and the client (`typedAgent`) derive their JavaScript
+ * signatures from the same object; at run time it carries the SchemaGraph JSON
+ * the agent host and the discovery endpoint already speak.
+ */
+import { decodeSchemaGraph, t, type JsonValue, type SchemaGraphJson, type SchemaType } from "@golem-stream/schema-value";
+import { ContractError } from "./errors.js";
+
+/** A record type, as `t.record({...})` builds it: constructors and method parameters are records. */
+export type RecordSchema = SchemaType & { readonly kind: "record" };
+
+export interface MethodSpec {
+  /** The method's parameters, one record field per parameter. */
+  readonly params: RecordSchema;
+  /** The result type; omit it for a method without a result. */
+  readonly result?: SchemaType;
+}
+
+/** A declared configuration entry (protocol section 4.2); `accepts` runs on the server only. */
+export interface ConfigDeclaration {
+  readonly path: readonly string[];
+  /** Returns false for an application-JSON value this entry does not accept. */
+  readonly accepts?: (value: JsonValue) => boolean;
+}
+
+export interface AgentTypeSpec<N extends string, C extends RecordSchema, M extends Readonly<Record<string, MethodSpec>>> {
+  readonly name: N;
+  readonly constructor: C;
+  readonly config?: readonly ConfigDeclaration[];
+  /** Methods in declaration order (the order the catalogue lists them in). */
+  readonly methods: M;
+}
+
+/** One method in the catalogue's form: graphs rooted at the parameter record and at the result. */
+export interface MethodGraphs {
+  readonly name: string;
+  readonly parameters: SchemaGraphJson;
+  readonly result?: SchemaGraphJson;
+}
+
+/** The agent type in the form the agent host and the discovery endpoint carry. */
+export interface AgentTypeGraphs {
+  readonly name: string;
+  readonly constructorParameters: SchemaGraphJson;
+  readonly methods: readonly MethodGraphs[];
+  readonly config: readonly ConfigDeclaration[];
+}
+
+export interface AgentContract<
+  N extends string = string,
+  C extends RecordSchema = RecordSchema,
+  M extends Readonly<Record<string, MethodSpec>> = Readonly<Record<string, MethodSpec>>,
+> {
+  readonly name: N;
+  readonly constructor: C;
+  readonly config: readonly ConfigDeclaration[];
+  readonly methods: M;
+  /** The same agent type as SchemaGraph JSON, validated when the contract was defined. */
+  readonly graphs: AgentTypeGraphs;
+}
+
+/** Any contract; what functions that accept every contract take. */
+export type AnyAgentContract = AgentContract<string, RecordSchema, Readonly<Record<string, MethodSpec>>>;
+
+/** The method names of a contract. */
+export type MethodName<C extends AnyAgentContract> = keyof C["methods"] & string;
+
+/**
+ * Declares an agent type. Every schema is checked with `decodeSchemaGraph`
+ * here, so a contract that exists is one the protocol accepts; a bad one
+ * throws `ContractError` (`invalid-contract`) naming the part at fault.
+ */
+export function defineAgentType<
+  const N extends string,
+  C extends RecordSchema,
+  M extends Readonly<Record<string, MethodSpec>>,
+>(spec: AgentTypeSpec<N, C, M>): AgentContract<N, C, M> {
+  if (typeof spec !== "object" || spec === null) throw new ContractError("defineAgentType needs a specification object");
+  const { name, methods } = spec;
+  const constructorType: unknown = Object.hasOwn(spec, "constructor") ? spec.constructor : undefined;
+  if (typeof name !== "string" || name.length === 0) throw new ContractError("an agent type needs a non-empty name");
+  const config = spec.config ?? [];
+  if (!Array.isArray(config) || config.some((entry) => !Array.isArray(entry?.path) || entry.path.some((part: unknown) => typeof part !== "string"))) {
+    throw new ContractError(`agent type ${name}: config must be a list of {path: string[]}`);
+  }
+  const constructorParameters = recordGraph(constructorType, `agent type ${name}: constructor`);
+  if (typeof methods !== "object" || methods === null) throw new ContractError(`agent type ${name}: methods must be an object`);
+  const methodGraphs: MethodGraphs[] = Object.entries(methods).map(([method, body]) => {
+    const where = `agent type ${name}: method ${method}`;
+    if (typeof body !== "object" || body === null) throw new ContractError(`${where} must be {params, result?}`);
+    const parameters = recordGraph(body.params, `${where}: params`);
+    if (body.result === undefined) return { name: method, parameters };
+    return { name: method, parameters, result: checkedGraph(body.result, `${where}: result`) };
+  });
+  return Object.freeze({
+    name,
+    constructor: constructorType as C,
+    config,
+    methods,
+    graphs: Object.freeze({ name, constructorParameters, methods: Object.freeze(methodGraphs), config }),
+  });
+}
+
+function recordGraph(type: unknown, where: string): SchemaGraphJson {
+  if (typeof type !== "object" || type === null || (type as { kind?: unknown }).kind !== "record") {
+    throw new ContractError(`${where} must be a record type (t.record({...}))`);
+  }
+  return checkedGraph(type as SchemaType, where);
+}
+
+function checkedGraph(type: SchemaType, where: string): SchemaGraphJson {
+  const graph = t.graph(type);
+  try {
+    decodeSchemaGraph(graph);
+  } catch (cause) {
+    throw new ContractError(`${where}: ${cause instanceof Error ? cause.message : "not a valid schema"}`, { cause });
+  }
+  return graph;
+}

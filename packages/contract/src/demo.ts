@@ -1,0 +1,34 @@
+/**
+ * The demo catalogue's `echo` agent type (decisions-v1 section 7) as a
+ * contract: the server implements it (`@golem-stream/server`'s demo host) and
+ * clients call it with the same types. Its graphs are exactly the ones the
+ * demo served before contracts existed, so its wire behaviour is unchanged.
+ */
+import { t } from "@golem-stream/schema-value";
+import { defineAgentType } from "./contract.js";
+
+export const DEMO_APPLICATION = "demo";
+export const DEMO_ENVIRONMENT = "default";
+
+export const echoContract = defineAgentType({
+  name: "echo",
+  constructor: t.record({ name: t.string() }),
+  methods: {
+    reverse: { params: t.record({ input: t.stream(t.string()) }), result: t.stream(t.string()) },
+    digest: { params: t.record({ data: t.stream(t.u8()) }), result: t.record({ bytes: t.u64(), sha256: t.string() }) },
+    count: { params: t.record({ to: t.u32(), delayMs: t.u32() }), result: t.stream(t.u32()) },
+    blobs: { params: t.record({ count: t.u32(), size: t.u32() }), result: t.stream(t.binary()) },
+    split: {
+      params: t.record({ data: t.stream(t.u8()) }),
+      result: t.record({ upper: t.stream(t.u8()), lines: t.stream(t.string()) }),
+    },
+    groups: {
+      params: t.record({ groups: t.u32(), per: t.u32() }),
+      result: t.stream(t.record({ name: t.string(), items: t.stream(t.u32()) })),
+    },
+    fail: { params: t.record({ after: t.u32() }), result: t.stream(t.u32()) },
+    // Beyond decisions-v1 section 7: a one-way string sink, so small-item
+    // throughput can be measured without an output stream of the same size.
+    tally: { params: t.record({ input: t.stream(t.string()) }), result: t.record({ items: t.u64(), bytes: t.u64() }) },
+  },
+});

@@ -1,0 +1,71 @@
+/** `contractDifferences`: a contract against the decoded graphs a catalogue holds. */
+import { decodeSchemaGraph, type SchemaGraphJson } from "@golem-stream/schema-value";
+import { describe, expect, it } from "vitest";
+import { assertContractMatches, ContractError, contractDifferences, defineAgentType, t, type CatalogueAgentType } from "../src/index.js";
+import { echoContract } from "../src/demo.js";
+
+/** The catalogue a server built from `graphs` would serve, decoded as the client decodes it. */
+function served(graphs: { constructorParameters: SchemaGraphJson; methods: readonly { name: string; parameters: SchemaGraphJson; result?: SchemaGraphJson }[] }): CatalogueAgentType {
+  return {
+    constructorParameters: decodeSchemaGraph(JSON.parse(JSON.stringify(graphs.constructorParameters))),
+    methods: new Map(
+      graphs.methods.map((method) => [
+        method.name,
+        {
+          parameters: decodeSchemaGraph(JSON.parse(JSON.stringify(method.parameters))),
+          result: method.result === undefined ? undefined : decodeSchemaGraph(JSON.parse(JSON.stringify(method.result))),
+        },
+      ]),
+    ),
+  };
+}
+
+describe("contractDifferences", () => {
+  it("finds none between a contract and the catalogue made from it, member order aside", () => {
+    expect(contractDifferences(echoContract, served(echoContract.graphs))).toEqual([]);
+    const reordered = JSON.parse(JSON.stringify(echoContract.graphs, (_key, value: unknown) =>
+      typeof value === "object" && value !== null && !Array.isArray(value) ? Object.fromEntries(Object.entries(value).reverse()) : value,
+    ));
+    expect(contractDifferences(echoContract, served(reordered))).toEqual([]);
+  });
+
+  it("accepts a contract that declares only some of the served methods", () => {
+    const partial = defineAgentType({ name: "echo", constructor: t.record({ name: t.string() }), methods: { count: echoContract.methods.count } });
+    expect(contractDifferences(partial, served(echoContract.graphs))).toEqual([]);
+  });
+
+  it("lists every difference: constructor, parameters, result, result presence, missing method", () => {
+    const other = defineAgentType({
+      name: "echo",
+      constructor: t.record({ name: t.string(), extra: t.u8() }),
+      methods: {
+        count: { params: t.record({ to: t.u64(), delayMs: t.u32() }), result: t.stream(t.u32()) },
+        digest: { params: echoContract.methods.digest.params, result: t.record({ bytes: t.u64(), sha256: t.binary() }) },
+        fail: { params: echoContract.methods.fail.params },
+        missing: { params: t.record({}) },
+      },
+    });
+    expect(contractDifferences(other, served(echoContract.graphs))).toEqual([
+      "the constructor parameters differ",
+      "method count: the parameters differ",
+      "method digest: the result differs",
+      "method fail: the server's has a result",
+      "method missing is not in the server's catalogue",
+    ]);
+    let thrown: unknown;
+    try {
+      assertContractMatches(other, served(echoContract.graphs));
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toBeInstanceOf(ContractError);
+    expect((thrown as ContractError).code).toBe("contract-mismatch");
+    expect((thrown as ContractError).differences).toHaveLength(5);
+  });
+
+  it("tells a served result the contract lacks", () => {
+    const served1 = served({ constructorParameters: t.graph(t.record({})), methods: [{ name: "m", parameters: t.graph(t.record({})) }] });
+    const withResult = defineAgentType({ name: "a", constructor: t.record({}), methods: { m: { params: t.record({}), result: t.bool() } } });
+    expect(contractDifferences(withResult, served1)).toEqual(["method m: the server's has no result"]);
+  });
+});

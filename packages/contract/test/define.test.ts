@@ -1,0 +1,79 @@
+/**
+ * `defineAgentType` at run time: the graphs it produces, the contracts it
+ * refuses, and the demo contract's graphs, which must equal the literal
+ * decisions-v1 section 7 catalogue the server served before contracts.
+ */
+import { decodeSchemaGraph, type JsonObject, type SchemaGraphJson } from "@golem-stream/schema-value";
+import { describe, expect, it } from "vitest";
+import { ContractError, defineAgentType, t, type RecordSchema } from "../src/index.js";
+import { echoContract } from "../src/demo.js";
+
+// The catalogue as it was written out literally in packages/server/src/demo/catalogue.ts.
+const string: JsonObject = { kind: "string", value: {} };
+const u8: JsonObject = { kind: "u8", value: {} };
+const u32: JsonObject = { kind: "u32", value: {} };
+const u64: JsonObject = { kind: "u64", value: {} };
+const binary: JsonObject = { kind: "binary", value: { restrictions: {} } };
+const stream = (inner: JsonObject): JsonObject => ({ kind: "stream", value: { inner } });
+const record = (...fields: [string, JsonObject][]): JsonObject => ({ kind: "record", value: { fields: fields.map(([name, body]) => ({ name, body })) } });
+const graph = (root: JsonObject): SchemaGraphJson => ({ root }) as unknown as SchemaGraphJson;
+const LITERAL_METHODS = [
+  { name: "reverse", parameters: graph(record(["input", stream(string)])), result: graph(stream(string)) },
+  { name: "digest", parameters: graph(record(["data", stream(u8)])), result: graph(record(["bytes", u64], ["sha256", string])) },
+  { name: "count", parameters: graph(record(["to", u32], ["delayMs", u32])), result: graph(stream(u32)) },
+  { name: "blobs", parameters: graph(record(["count", u32], ["size", u32])), result: graph(stream(binary)) },
+  { name: "split", parameters: graph(record(["data", stream(u8)])), result: graph(record(["upper", stream(u8)], ["lines", stream(string)])) },
+  { name: "groups", parameters: graph(record(["groups", u32], ["per", u32])), result: graph(stream(record(["name", string], ["items", stream(u32)]))) },
+  { name: "fail", parameters: graph(record(["after", u32])), result: graph(stream(u32)) },
+  { name: "tally", parameters: graph(record(["input", stream(string)])), result: graph(record(["items", u64], ["bytes", u64])) },
+];
+
+describe("the demo contract", () => {
+  it("has exactly the literal section 7 graphs, in order, member for member", () => {
+    expect(echoContract.name).toBe("echo");
+    expect(echoContract.graphs.constructorParameters).toStrictEqual(graph(record(["name", string])));
+    // JSON text too: the discovery endpoint serialises these objects as they are.
+    expect(JSON.stringify(echoContract.graphs.methods)).toBe(JSON.stringify(LITERAL_METHODS));
+    expect(echoContract.graphs.config).toEqual([]);
+  });
+});
+
+describe("defineAgentType", () => {
+  it("builds one graph per method, a result only where one is declared, config kept", () => {
+    const contract = defineAgentType({
+      name: "store",
+      constructor: t.record({ bucket: t.string() }),
+      config: [{ path: ["limits", "size"] }],
+      methods: {
+        put: { params: t.record({ key: t.string(), body: t.stream(t.u8()) }) },
+        size: { params: t.record({}), result: t.u64() },
+      },
+    });
+    expect(contract.graphs.methods.map((method) => method.name)).toEqual(["put", "size"]);
+    expect(contract.graphs.methods[0]).not.toHaveProperty("result");
+    expect(contract.graphs.methods[1]?.result).toEqual({ root: { kind: "u64", value: {} } });
+    expect(contract.graphs.config).toEqual([{ path: ["limits", "size"] }]);
+    for (const method of contract.graphs.methods) expect(() => decodeSchemaGraph(method.parameters)).not.toThrow();
+    expect(Object.isFrozen(contract)).toBe(true);
+  });
+
+  const refusals: [string, () => unknown, RegExp][] = [
+    ["an empty name", () => defineAgentType({ name: "", constructor: t.record({}), methods: {} }), /non-empty name/],
+    ["a constructor that is not a record", () => defineAgentType({ name: "x", constructor: t.string() as unknown as RecordSchema, methods: {} }), /constructor must be a record/],
+    ["method params that are not a record", () => defineAgentType({ name: "x", constructor: t.record({}), methods: { m: { params: t.u8() as unknown as RecordSchema } } }), /method m: params must be a record/],
+    ["a dangling ref", () => defineAgentType({ name: "x", constructor: t.record({}), methods: { m: { params: t.record({ a: t.ref("nowhere") }) } } }), /method m: params/],
+    ["an invalid result type", () => defineAgentType({ name: "x", constructor: t.record({}), methods: { m: { params: t.record({}), result: t.fixedList(t.u8(), -1) } } }), /method m: result.*length/],
+    ["a bad config entry", () => defineAgentType({ name: "x", constructor: t.record({}), config: [{ path: "a" as unknown as string[] }], methods: {} }), /config/],
+  ];
+  it.each(refusals)("refuses %s with invalid-contract", (_label, define, message) => {
+    let thrown: unknown;
+    try {
+      define();
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toBeInstanceOf(ContractError);
+    expect((thrown as ContractError).code).toBe("invalid-contract");
+    expect((thrown as ContractError).message).toMatch(message);
+  });
+});

@@ -1,0 +1,172 @@
+/**
+ * `implement(contract, methods)`: an agent type definition for the agent
+ * host whose methods take and return plain JavaScript typed by the contract.
+ * Values are converted with schema-value's `toJs`/`fromJs` (which validate),
+ * never by hand; streams become async iterables on the way in and are wired
+ * to `context.output` on the way out. The definition registers with
+ * `StaticAgentHost` next to untyped ones.
+ */
+import type { AnyAgentContract, ConstructorArgs, MethodName } from "@golem-stream/contract";
+import {
+  decodeSchemaGraph,
+  fromJs,
+  isDirectBinary,
+  toJs,
+  type FromJsHooks,
+  type JsOf,
+  type SchemaGraph,
+  type SchemaType,
+  type StreamContext,
+  type StreamLeaf,
+  type StreamRef,
+  type ToJsHooks,
+} from "@golem-stream/schema-value";
+import type { JsonValue, SchemaValueJson } from "@golem-stream/wire";
+import type { AgentTypeDefinition, InvocationContext, MethodImplementation, OutputItem, OutputSource } from "../agent-host.js";
+import type { InputStreams, OutputStreams } from "./streams.js";
+
+/** The invocation context of a typed method: the untyped one plus the constructor arguments as JavaScript. */
+export interface ContractContext<C extends AnyAgentContract> extends InvocationContext {
+  readonly constructorArgs: ConstructorArgs<C>;
+}
+
+
+/** The parameters a typed method receives. */
+export type ParamsIn<C extends AnyAgentContract, K extends MethodName<C>> = JsOf<C["methods"][K]["params"], InputStreams>;
+
+/** What a typed method returns: its result as JavaScript, or nothing for a method without a result. */
+export type ResultOut<C extends AnyAgentContract, K extends MethodName<C>> =
+  C["methods"][K] extends { readonly result: infer R } ? (R extends SchemaType ? JsOf<R, OutputStreams> : void) : void;
+
+export type TypedMethod<C extends AnyAgentContract, K extends MethodName<C>> = (
+  ctx: ContractContext<C>,
+  params: ParamsIn<C, K>,
+) => Promise<ResultOut<C, K>> | ResultOut<C, K>;
+
+/** One implementation per method of the contract. */
+export type ContractImplementation<C extends AnyAgentContract> = { readonly [K in MethodName<C>]: TypedMethod<C, K> };
+
+export function implement<C extends AnyAgentContract>(contract: C, methods: NoInfer<ContractImplementation<C>>): AgentTypeDefinition {
+  if (typeof methods !== "object" || methods === null) throw new TypeError("implement needs an object of methods");
+  const declared = new Set(contract.graphs.methods.map((method) => method.name));
+  for (const name of Object.keys(methods)) {
+    if (!declared.has(name)) throw new TypeError(`agent type ${contract.name} declares no method ${name}`);
+  }
+  const constructorGraph = decodeSchemaGraph(contract.graphs.constructorParameters);
+  const implementations: Record<string, MethodImplementation> = {};
+  for (const method of contract.graphs.methods) {
+    const handler: unknown = (methods as Record<string, unknown>)[method.name];
+    if (typeof handler !== "function") throw new TypeError(`agent type ${contract.name}: method ${method.name} has no implementation`);
+    implementations[method.name] = typedMethod(
+      handler as (ctx: InvocationContext, params: unknown) => unknown,
+      constructorGraph,
+      decodeSchemaGraph(method.parameters),
+      method.result === undefined ? undefined : decodeSchemaGraph(method.result),
+    );
+  }
+  const { name, constructorParameters, methods: descriptors, config } = contract.graphs;
+  return { name, constructorParameters, methods: descriptors, config, implementations };
+}
+
+function typedMethod(
+  handler: (ctx: InvocationContext, params: unknown) => unknown,
+  constructorGraph: SchemaGraph,
+  parameters: SchemaGraph,
+  result: SchemaGraph | undefined,
+): MethodImplementation {
+  return async (ctx) => {
+    const params = toJs(ctx.parameters, parameters, undefined, inputHooks(ctx, parameters));
+    const returned = await handler(withConstructorArgs(ctx, constructorGraph), params);
+    if (result === undefined) return undefined;
+    return toNative(returned, result, undefined, ctx);
+  };
+}
+
+/** The context with `constructorArgs`, converted on first use (most methods never look). */
+function withConstructorArgs(ctx: InvocationContext, graph: SchemaGraph): InvocationContext {
+  let converted: { value: unknown } | undefined;
+  return {
+    application: ctx.application,
+    environment: ctx.environment,
+    agentType: ctx.agentType,
+    method: ctx.method,
+    constructorParameters: ctx.constructorParameters,
+    parameters: ctx.parameters,
+    config: ctx.config,
+    signal: ctx.signal,
+    inputValues: (stream) => ctx.inputValues(stream),
+    inputBytes: (stream) => ctx.inputBytes(stream),
+    inputBlobs: (stream) => ctx.inputBlobs(stream),
+    output: (source) => ctx.output(source),
+    get constructorArgs(): unknown {
+      converted ??= { value: toJs(ctx.constructorParameters, graph) };
+      return converted.value;
+    },
+  } as InvocationContext;
+}
+
+/** Input stream leaves become async iterables of bytes, binary items or converted elements. */
+function inputHooks(ctx: InvocationContext, graph: SchemaGraph): ToJsHooks {
+  const hooks: ToJsHooks = {
+    stream: (leaf: StreamLeaf) => {
+      const node = { kind: "stream", value: { ...leaf.ref } } as JsonValue;
+      const direct = isDirectBinary(graph, leaf.elementType);
+      // Opened on first iteration, as an untyped method opens its inputs when it reads them.
+      if (direct === "u8") return lazy(() => ctx.inputBytes(node));
+      if (direct === "binary") return lazy(() => ctx.inputBlobs(node));
+      return lazy(() => convertInput(ctx.inputValues(node), graph, leaf.elementType, hooks));
+    },
+  };
+  return hooks;
+}
+
+function lazy<T>(open: () => AsyncIterable<T>): AsyncIterable<T> {
+  return { [Symbol.asyncIterator]: () => open()[Symbol.asyncIterator]() };
+}
+
+async function* convertInput(items: AsyncIterable<SchemaValueJson>, graph: SchemaGraph, type: SchemaType, hooks: ToJsHooks): AsyncGenerator<unknown> {
+  for await (const item of items) yield toJs(item, graph, type, hooks);
+}
+
+/** Plain JavaScript -> native value, each stream position declared as an output of this invocation. */
+function toNative(data: unknown, graph: SchemaGraph, type: SchemaType | undefined, ctx: InvocationContext): SchemaValueJson {
+  const hooks: FromJsHooks = {
+    streams: "provisional",
+    stream: (source: unknown, context: StreamContext): StreamRef => {
+      const leaf = ctx.output(outputSource(source, context, ctx));
+      return leaf.value as StreamRef;
+    },
+  };
+  // A SchemaValue is JSON already: the payload types are the wire's.
+  return fromJs(data, graph, type, hooks) as unknown as SchemaValueJson;
+}
+
+/**
+ * Adapts a typed source to the host's `OutputSource`: bytes and binary items
+ * pass through untouched (the server packs them); anything else is converted
+ * item by item with the element schema. The adapter keeps the source's form
+ * (sync, async, push), so pacing and cancellation reach it exactly as they
+ * would reach an untyped source.
+ */
+function outputSource(source: unknown, context: StreamContext, ctx: InvocationContext): OutputSource {
+  const direct = isDirectBinary(context.graph, context.elementType);
+  const convert = direct === undefined ? (item: unknown) => toNative(item, context.graph, context.elementType, ctx) : (item: unknown) => item as OutputItem;
+  if (typeof source === "function") {
+    const produce = source as (writer: { write(item: unknown): Promise<void>; signal: AbortSignal }) => Promise<void>;
+    return (writer) => produce({ write: (item) => writer.write(convert(item)), signal: writer.signal });
+  }
+  if (typeof source === "object" && source !== null) {
+    if (direct !== undefined && (Symbol.asyncIterator in source || Symbol.iterator in source)) return source as OutputSource;
+    if (Symbol.asyncIterator in source) return mapAsync(source as AsyncIterable<unknown>, convert);
+    if (Symbol.iterator in source) return mapSync(source as Iterable<unknown>, convert);
+  }
+  throw new TypeError(`an output stream at ${context.coordinate || "the result"} must be an async iterable, an iterable or a function of a writer`);
+}
+
+async function* mapAsync(source: AsyncIterable<unknown>, convert: (item: unknown) => OutputItem): AsyncGenerator<OutputItem> {
+  for await (const item of source) yield convert(item);
+}
+
+function* mapSync(source: Iterable<unknown>, convert: (item: unknown) => OutputItem): Generator<OutputItem> {
+  for (const item of source) yield convert(item);
+}
