@@ -9,6 +9,8 @@
  *   node bench/peer.mjs server <dataDir>  # startEmbeddedServer (SQLite, synchronous = FULL)
  *   node bench/peer.mjs server <dataDir> inline  # the same, every payload in SQLite's pages
  *                                                # (payloadFileThreshold: Infinity), for comparison
+ *   node bench/peer.mjs server <dataDir> files <module>  # the same, with `startEmbeddedServer` from another build
+ *                                                # of @golem-stream/server (bench/compare.mjs: before/after)
  *   node bench/peer.mjs store <dataDir> <module> <json>  # startEmbeddedServer on the store that
  *                                                # `(await import(module)).createStore(JSON.parse(json))`
  *                                                # resolves with: `{ store, cluster? }` (the PostgreSQL
@@ -105,7 +107,7 @@ const peer =
     : mode === "ack"
       ? await startAckPeer()
       : mode === "server"
-        ? await startEmbeddedServer({
+        ? await (storeArgs === undefined ? startEmbeddedServer : (await import(storeArgs)).startEmbeddedServer)({
             port: 0,
             host: "127.0.0.1",
             dataDir,
