@@ -11,6 +11,7 @@
  *                                                # (payloadFileThreshold: Infinity), for comparison
  *   node bench/peer.mjs server <dataDir> files <module>  # the same, with `startEmbeddedServer` from another build
  *                                                # of @golem-stream/server (bench/compare.mjs: before/after)
+ *   node bench/peer.mjs timed <dataDir>   # the embedded server, its `count` agent noting when it yields each item
  *   node bench/peer.mjs store <dataDir> <module> <json>  # startEmbeddedServer on the store that
  *                                                # `(await import(module)).createStore(JSON.parse(json))`
  *                                                # resolves with: `{ store, cluster? }` (the PostgreSQL
@@ -101,6 +102,35 @@ async function startOnStore() {
   return startEmbeddedServer({ port: 0, host: "127.0.0.1", dataDir, tokens: ["t"], store, ...(cluster === undefined ? {} : { cluster }) });
 }
 
+/**
+ * The embedded server whose `count` agent notes, for every item, when it called `writer.write`
+ * (`process.hrtime.bigint()`: the system's monotonic clock, comparable across processes);
+ * answers "yields" with `{ yields: [[value, ns], ...] }` since the last request (bench/latency.mjs).
+ */
+let yields = [];
+async function startTimedServer() {
+  const { StaticAgentHost } = await import("@golem-stream/server");
+  const invoke = StaticAgentHost.prototype.invoke;
+  StaticAgentHost.prototype.invoke = function (context) {
+    if (context.method !== "count") return invoke.call(this, context);
+    const output = (source) =>
+      context.output(async (writer) =>
+        source({
+          signal: writer.signal,
+          write: (item) => {
+            yields.push([item.value, String(process.hrtime.bigint())]);
+            return writer.write(item);
+          },
+        }),
+      );
+    const timed = new Proxy(context, {
+      get: (target, key) => (key === "output" ? output : typeof target[key] === "function" ? target[key].bind(target) : target[key]),
+    });
+    return invoke.call(this, timed);
+  };
+  return startEmbeddedServer({ port: 0, host: "127.0.0.1", dataDir, tokens: ["t"] });
+}
+
 const peer =
   mode === "raw"
     ? await startRawSink()
@@ -114,6 +144,8 @@ const peer =
             tokens: ["t"],
             ...(payloads === "inline" ? { payloadFileThreshold: Number.POSITIVE_INFINITY } : {}),
           })
+        : mode === "timed"
+          ? await startTimedServer()
         : mode === "store"
           ? await startOnStore()
           : undefined;
@@ -133,6 +165,7 @@ process.on("message", (message) => {
   else if (message === "memory") void memoryReport().then((memory) => process.send({ memory }));
   // Durably accepted input items and recorded output items, over all streams (bench/unread-output.mjs).
   else if (message === "counts") process.send({ counts: storeCounts() });
+  else if (message === "yields") process.send({ yields: yields.splice(0) });
 });
 
 let counts;

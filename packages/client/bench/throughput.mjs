@@ -54,6 +54,12 @@ export function startPeer(mode, ...args) {
             child.once("message", ({ cpu }) => r(cpu));
             child.send("cpu");
           }),
+        /** Sends `name` and resolves with the `name` member of the peer's answer (e.g. "yields" of `peer.mjs timed`). */
+        request: (name) =>
+          new Promise((r) => {
+            child.once("message", (answer) => r(answer[name]));
+            child.send(name);
+          }),
         close: () => new Promise((r) => (child.once("exit", r), child.send("close"))),
       }),
     );
