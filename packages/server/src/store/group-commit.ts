@@ -10,6 +10,14 @@
  * bytes written and synced first, off the event loop; writes issued
  * meanwhile wait for the next group. Nothing here knows SQL: the store hands
  * in the function that commits a group.
+ *
+ * With `syncCommitted` (the SQLite store at `synchronous: "full"`), a commit
+ * itself does not sync: the store's journal is synced afterwards by that
+ * function, off the event loop, and a write's promise resolves only once a
+ * sync that began after its commit has completed. One sync is in flight at a
+ * time; groups committed meanwhile share the next one. Reads go through
+ * `durable()`, so that nothing a read returns can be lost to a power failure
+ * either.
  */
 import { performance } from "node:perf_hooks";
 import type { PayloadFiles, PendingPayload } from "./payload-files.js";
@@ -48,10 +56,31 @@ export class GroupCommit {
   /** The group whose payloads are being written; the next one waits for it. */
   #flushing: Promise<void> | undefined;
   #listener: CommitListener | undefined;
+  readonly #syncCommitted: (() => Promise<void>) | undefined;
+  /** Committed groups whose outcomes wait for the next sync. */
+  #unsynced: CommittedGroup[] = [];
+  /** The sync in flight, if any. */
+  #syncing: Promise<void> | undefined;
+  /** Groups committed so far, and how many of them a completed sync covers. */
+  #committedGroups = 0;
+  #syncedGroups = 0;
+  /** `durable()` callers: each resolves once `#syncedGroups` reaches its target. */
+  #durableWaiters: { readonly target: number; readonly resolve: () => void; readonly reject: (error: Error) => void }[] = [];
 
-  constructor(commitGroup: CommitGroup, payloads: PayloadFiles) {
+  constructor(commitGroup: CommitGroup, payloads: PayloadFiles, syncCommitted?: () => Promise<void>) {
     this.#commitGroup = commitGroup;
     this.#payloads = payloads;
+    this.#syncCommitted = syncCommitted;
+  }
+
+  /**
+   * Resolves once everything committed so far is synced (at once without
+   * `syncCommitted`, or when nothing waits for a sync). A read taken now and
+   * released after this cannot show a client anything a power failure loses.
+   */
+  durable(): Promise<void> {
+    if (this.#syncedGroups >= this.#committedGroups) return Promise.resolve();
+    return new Promise<void>((resolve, reject) => this.#durableWaiters.push({ target: this.#committedGroups, resolve, reject }));
   }
 
   /** Queues `work` for the next group; resolves with its value once the group has committed. */
@@ -72,6 +101,7 @@ export class GroupCommit {
     for (;;) {
       if (this.#flushing !== undefined) await this.#flushing;
       else if (this.#queue.length > 0) this.#flush();
+      else if (this.#syncing !== undefined) await this.#syncing;
       else return;
     }
   }
@@ -118,13 +148,67 @@ export class GroupCommit {
       for (const item of batch) item.reject(toError(error));
       return;
     }
-    this.#listener?.((performance.now() - began) / 1000, batch.length);
-    batch.forEach((item, index) => {
-      const outcome = outcomes[index];
-      if (outcome?.ok === true) item.resolve(outcome.value);
-      else item.reject(outcome?.error ?? new Error("store write lost"));
-    });
+    this.#committedGroups++;
+    if (this.#syncCommitted === undefined) {
+      this.#syncedGroups = this.#committedGroups;
+      settle({ batch, outcomes, began }, this.#listener);
+      return;
+    }
+    this.#unsynced.push({ batch, outcomes, began });
+    this.#startSync();
   }
+
+  /** Syncs what is committed (one sync at a time), then settles the groups it covers, in commit order. */
+  #startSync(): void {
+    const sync = this.#syncCommitted;
+    if (sync === undefined || this.#syncing !== undefined || this.#unsynced.length === 0) return;
+    const groups = this.#unsynced;
+    this.#unsynced = [];
+    const covered = this.#committedGroups;
+    this.#syncing = sync()
+      .then(
+        () => {
+          this.#syncedGroups = covered;
+          for (const group of groups) settle(group, this.#listener);
+          this.#wakeDurable(undefined);
+        },
+        (error: unknown) => {
+          // Committed, but not known to be on disk: nothing of it may be acknowledged.
+          for (const group of groups) for (const item of group.batch) item.reject(toError(error));
+          this.#wakeDurable(toError(error));
+        },
+      )
+      .finally(() => {
+        this.#syncing = undefined;
+        this.#startSync();
+      });
+  }
+
+  #wakeDurable(error: Error | undefined): void {
+    const waiting = this.#durableWaiters;
+    this.#durableWaiters = [];
+    for (const waiter of waiting) {
+      if (error !== undefined) waiter.reject(error);
+      else if (waiter.target <= this.#syncedGroups) waiter.resolve();
+      else this.#durableWaiters.push(waiter);
+    }
+  }
+}
+
+interface CommittedGroup {
+  readonly batch: readonly PendingWrite[];
+  readonly outcomes: readonly WriteOutcome[];
+  readonly began: number;
+}
+
+/** Resolves or rejects every write of a committed (and, where it applies, synced) group. */
+function settle({ batch, outcomes, began }: CommittedGroup, listener: CommitListener | undefined): void {
+  listener?.((performance.now() - began) / 1000, batch.length);
+  batch.forEach((item, index) => {
+    const outcome = outcomes[index];
+    if (outcome?.ok === true) item.resolve(outcome.value);
+    else item.reject(outcome?.error ?? new Error("store write lost"));
+  });
 }
 
 /** Runs one write, capturing its outcome (it rolled back alone if it threw). */
