@@ -1,9 +1,9 @@
 /**
  * The group commit at `synchronous: "full"` (group-commit.ts): commits do not
  * sync on the event loop; a write resolves only after a journal sync that
- * began after its commit, groups committed while a sync runs wait for the
- * next one, reads (`durable()`) wait the same way, and a failed sync fails
- * every write it covered. The sync is a controlled promise here, so nothing
+ * began after its commit (at most two syncs run at once), reads
+ * (`durable()`) wait the same way, and a failed sync fails every write it
+ * covered. The sync is a controlled promise here, so nothing
  * depends on timing.
  */
 import { randomUUID } from "node:crypto";
@@ -35,7 +35,7 @@ function track<T>(promise: Promise<T>): { state: () => string } {
   return { state: () => state };
 }
 
-it("a write resolves only after the sync that follows its commit; writes committed during a sync wait for the next", async () => {
+it("a write resolves only after a sync that began after its commit; at most two syncs run, a third commit waits for one", async () => {
   const { sync, pending } = controlledSyncs();
   const group = new GroupCommit(commitGroup, noPayloads, sync);
   let committed = 0;
@@ -49,20 +49,28 @@ it("a write resolves only after the sync that follows its commit; writes committ
   const second = track(group.write(() => ++committed));
   await turn();
   expect(committed).toBe(2);
-  expect(pending).toHaveLength(1); // one sync at a time: the second waits
+  expect(pending).toHaveLength(2); // its own sync: the first began before its commit
+  const third = track(group.write(() => ++committed));
+  await turn();
+  expect(committed).toBe(3);
+  expect(pending).toHaveLength(2); // two in flight: the third commit waits for a free slot
   const read = track(group.durable());
 
   pending[0]!.resolve();
   await turn();
   expect(first.state()).toBe("resolved");
   expect(second.state()).toBe("pending"); // its commit came after the first sync began
+  expect(third.state()).toBe("pending");
   expect(read.state()).toBe("pending");
-  expect(pending).toHaveLength(2);
+  expect(pending).toHaveLength(3); // the freed slot syncs the third commit
 
-  pending[1]!.resolve();
+  pending[2]!.resolve(); // the later sync finishes first: it covers the second commit too
   await turn();
   expect(second.state()).toBe("resolved");
+  expect(third.state()).toBe("resolved");
   expect(read.state()).toBe("resolved");
+  pending[1]!.resolve(); // the slower one settles nothing more
+  await turn();
   await expect(group.durable()).resolves.toBeUndefined(); // nothing unsynced
 });
 

@@ -14,8 +14,8 @@
  * With `syncCommitted` (the SQLite store at `synchronous: "full"`), a commit
  * itself does not sync: the store's journal is synced afterwards by that
  * function, off the event loop, and a write's promise resolves only once a
- * sync that began after its commit has completed. One sync is in flight at a
- * time; groups committed meanwhile share the next one. Reads go through
+ * sync that began after its commit has completed. Up to two syncs run at
+ * once; groups committed while both run share the next one. Reads go through
  * `durable()`, so that nothing a read returns can be lost to a power failure
  * either.
  */
@@ -48,6 +48,14 @@ export type WriteOutcome = { ok: true; value: unknown } | { ok: false; error: Er
 /** Commits one group in one transaction, recording each write's outcome at its index; throws if the commit itself fails. */
 export type CommitGroup = (batch: readonly PendingWrite[], outcomes: WriteOutcome[]) => void;
 
+/**
+ * Journal syncs that may run at once. One at a time made a commit wait up to
+ * two sync times (the one running, then its own), which slowed the round-trip
+ * `reverse` row; two keep a thread of libuv's pool (4 by default) free for
+ * payload files.
+ */
+const MAX_SYNCS_IN_FLIGHT = 2;
+
 export class GroupCommit {
   readonly #commitGroup: CommitGroup;
   readonly #payloads: PayloadFiles;
@@ -59,8 +67,9 @@ export class GroupCommit {
   readonly #syncCommitted: (() => Promise<void>) | undefined;
   /** Committed groups whose outcomes wait for the next sync. */
   #unsynced: CommittedGroup[] = [];
-  /** The sync in flight, if any. */
-  #syncing: Promise<void> | undefined;
+  /** The syncs running, and how many committed groups the latest one started covers. */
+  readonly #syncsInFlight = new Set<Promise<void>>();
+  #syncStartedAt = 0;
   /** Groups committed so far, and how many of them a completed sync covers. */
   #committedGroups = 0;
   #syncedGroups = 0;
@@ -101,7 +110,7 @@ export class GroupCommit {
     for (;;) {
       if (this.#flushing !== undefined) await this.#flushing;
       else if (this.#queue.length > 0) this.#flush();
-      else if (this.#syncing !== undefined) await this.#syncing;
+      else if (this.#syncsInFlight.size > 0) await Promise.all(this.#syncsInFlight);
       else return;
     }
   }
@@ -151,37 +160,51 @@ export class GroupCommit {
     this.#committedGroups++;
     if (this.#syncCommitted === undefined) {
       this.#syncedGroups = this.#committedGroups;
-      settle({ batch, outcomes, began }, this.#listener);
+      settle({ batch, outcomes, began, ordinal: this.#committedGroups }, this.#listener);
       return;
     }
-    this.#unsynced.push({ batch, outcomes, began });
+    this.#unsynced.push({ batch, outcomes, began, ordinal: this.#committedGroups });
     this.#startSync();
   }
 
-  /** Syncs what is committed (one sync at a time), then settles the groups it covers, in commit order. */
+  /**
+   * Starts a sync of everything committed so far, unless `MAX_SYNCS_IN_FLIGHT`
+   * are running (then the next one to finish starts it). A sync covers every
+   * group committed before it began, so whichever sync completes settles all
+   * the groups up to its point, in commit order, even those an earlier,
+   * slower sync was started for.
+   */
   #startSync(): void {
     const sync = this.#syncCommitted;
-    if (sync === undefined || this.#syncing !== undefined || this.#unsynced.length === 0) return;
-    const groups = this.#unsynced;
-    this.#unsynced = [];
+    if (sync === undefined || this.#syncsInFlight.size >= MAX_SYNCS_IN_FLIGHT || this.#syncStartedAt >= this.#committedGroups) return;
     const covered = this.#committedGroups;
-    this.#syncing = sync()
+    this.#syncStartedAt = covered;
+    const running: Promise<void> = sync()
       .then(
-        () => {
-          this.#syncedGroups = covered;
-          for (const group of groups) settle(group, this.#listener);
-          this.#wakeDurable(undefined);
-        },
-        (error: unknown) => {
-          // Committed, but not known to be on disk: nothing of it may be acknowledged.
-          for (const group of groups) for (const item of group.batch) item.reject(toError(error));
-          this.#wakeDurable(toError(error));
-        },
+        () => this.#synced(covered),
+        (error: unknown) => this.#syncFailed(covered, toError(error)),
       )
       .finally(() => {
-        this.#syncing = undefined;
+        this.#syncsInFlight.delete(running);
         this.#startSync();
       });
+    this.#syncsInFlight.add(running);
+  }
+
+  /** Groups 1..covered are on disk: settle those not settled yet. */
+  #synced(covered: number): void {
+    if (covered <= this.#syncedGroups) return;
+    this.#syncedGroups = covered;
+    while (this.#unsynced.length > 0 && (this.#unsynced[0] as CommittedGroup).ordinal <= covered) settle(this.#unsynced.shift() as CommittedGroup, this.#listener);
+    this.#wakeDurable(undefined);
+  }
+
+  /** Committed, but not known to be on disk: nothing of these groups may be acknowledged. */
+  #syncFailed(covered: number, error: Error): void {
+    while (this.#unsynced.length > 0 && (this.#unsynced[0] as CommittedGroup).ordinal <= covered) {
+      for (const item of (this.#unsynced.shift() as CommittedGroup).batch) item.reject(error);
+    }
+    this.#wakeDurable(error);
   }
 
   #wakeDurable(error: Error | undefined): void {
@@ -199,6 +222,8 @@ interface CommittedGroup {
   readonly batch: readonly PendingWrite[];
   readonly outcomes: readonly WriteOutcome[];
   readonly began: number;
+  /** Its place in commit order (1 for the first group). */
+  readonly ordinal: number;
 }
 
 /** Resolves or rejects every write of a committed (and, where it applies, synced) group. */
