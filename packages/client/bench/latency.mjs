@@ -6,6 +6,7 @@
  *
  *   node bench/latency.mjs                          # build first
  *   BENCH_LATENCY_ITEMS=5000 BENCH_ROUNDS=3 node bench/latency.mjs
+ *   BENCH_SERVER_MODULE=/other/checkout/packages/server/dist/index.js node bench/latency.mjs
  *
  * The server runs in a forked process (`peer.mjs timed`): the embedded
  * server with SQLite at synchronous = FULL, whose `count` agent notes when it
@@ -42,7 +43,9 @@ const SLOW_ITEMS = Math.min(ITEMS, Number(process.env.BENCH_SLOW_ITEMS ?? 1000))
 const PACED_ITEMS = Math.min(ITEMS, Number(process.env.BENCH_PACED_ITEMS ?? 1000));
 
 const dataDir = mkdtempSync(join(tmpdir(), "golem-stream-latency-"));
-const server = await startPeer("timed", dataDir);
+// BENCH_SERVER_MODULE=<another build's packages/server/dist/index.js>: measure that server instead (before/after).
+const serverModule = process.env.BENCH_SERVER_MODULE;
+const server = await (serverModule === undefined ? startPeer("timed", dataDir) : startPeer("timed", dataDir, serverModule));
 const client = createClient({ url: server.url, token: "t" });
 const u32 = (value) => ({ kind: "u32", value });
 const ctor = { kind: "record", value: { fields: [{ kind: "string", value: "bench" }] } };
@@ -87,7 +90,7 @@ console.log(
   `node ${process.version}, ${availableParallelism()} cores, bufferutil ${bufferutilStatus()}; client in this process, embedded server ` +
     `(SQLite synchronous=FULL) forked; ${ROUNDS} rounds; latency = the agent's writer.write of an item to the consumer's for-await receiving it`,
 );
-console.log(`count, ${ITEMS} u32 items unless said`);
+console.log(`count, ${ITEMS} u32 items unless said; server: ${serverModule ?? "this checkout"}`);
 for (const [name, values] of Object.entries(samples)) {
   const sorted = values.sort((a, b) => a - b);
   const fmt = (ms) => `${ms.toFixed(2).padStart(8)} ms`;

@@ -11,7 +11,7 @@
  *                                                # (payloadFileThreshold: Infinity), for comparison
  *   node bench/peer.mjs server <dataDir> files <module>  # the same, with `startEmbeddedServer` from another build
  *                                                # of @golem-stream/server (bench/compare.mjs: before/after)
- *   node bench/peer.mjs timed <dataDir>   # the embedded server, its `count` agent noting when it yields each item
+ *   node bench/peer.mjs timed <dataDir> [module]  # the embedded server, its `count` agent noting when it yields each item
  *   node bench/peer.mjs store <dataDir> <module> <json>  # startEmbeddedServer on the store that
  *                                                # `(await import(module)).createStore(JSON.parse(json))`
  *                                                # resolves with: `{ store, cluster? }` (the PostgreSQL
@@ -109,7 +109,8 @@ async function startOnStore() {
  */
 let yields = [];
 async function startTimedServer() {
-  const { StaticAgentHost } = await import("@golem-stream/server");
+  // Another build of the server (bench/latency.mjs with BENCH_SERVER_MODULE) when given.
+  const { StaticAgentHost, startEmbeddedServer } = await import(payloads ?? "@golem-stream/server");
   const invoke = StaticAgentHost.prototype.invoke;
   StaticAgentHost.prototype.invoke = function (context) {
     if (context.method !== "count") return invoke.call(this, context);
