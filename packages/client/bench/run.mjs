@@ -38,6 +38,11 @@
  *                       `payloadFileThreshold: Infinity` (every batch written
  *                       into SQLite's pages, as before payload files).
  *
+ *   disk              — 1 MiB appends to a file, each fdatasync'd: the disk's own
+ *                       ceiling for a durable `digest`. Per round the lower of
+ *                       it and raw ws is the durable bound `digest` is also
+ *                       compared with; the report ends with issue #17's targets.
+ *
  * The u8 rows also print the receiver's CPU per MiB (user and system, all its
  * threads, medians over the rounds): on a shared machine it moves less than
  * wall time. Optional native `bufferutil`, when installed, makes `ws` mask and
