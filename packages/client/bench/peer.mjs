@@ -9,6 +9,9 @@
  *   node bench/peer.mjs server <dataDir>  # startEmbeddedServer (SQLite, synchronous = FULL)
  *   node bench/peer.mjs server <dataDir> inline  # the same, every payload in SQLite's pages
  *                                                # (payloadFileThreshold: Infinity), for comparison
+ *   node bench/peer.mjs server <dataDir> files <module>  # the same, with `startEmbeddedServer` from another build
+ *                                                # of @golem-stream/server (bench/compare.mjs: before/after)
+ *   node bench/peer.mjs timed <dataDir> [module]  # the embedded server, its `count` agent noting when it yields each item
  *   node bench/peer.mjs store <dataDir> <module> <json>  # startEmbeddedServer on the store that
  *                                                # `(await import(module)).createStore(JSON.parse(json))`
  *                                                # resolves with: `{ store, cluster? }` (the PostgreSQL
@@ -99,19 +102,51 @@ async function startOnStore() {
   return startEmbeddedServer({ port: 0, host: "127.0.0.1", dataDir, tokens: ["t"], store, ...(cluster === undefined ? {} : { cluster }) });
 }
 
+/**
+ * The embedded server whose `count` agent notes, for every item, when it called `writer.write`
+ * (`process.hrtime.bigint()`: the system's monotonic clock, comparable across processes);
+ * answers "yields" with `{ yields: [[value, ns], ...] }` since the last request (bench/latency.mjs).
+ */
+let yields = [];
+async function startTimedServer() {
+  // Another build of the server (bench/latency.mjs with BENCH_SERVER_MODULE) when given.
+  const { StaticAgentHost, startEmbeddedServer } = await import(payloads ?? "@golem-stream/server");
+  const invoke = StaticAgentHost.prototype.invoke;
+  StaticAgentHost.prototype.invoke = function (context) {
+    if (context.method !== "count") return invoke.call(this, context);
+    const output = (source) =>
+      context.output(async (writer) =>
+        source({
+          signal: writer.signal,
+          write: (item) => {
+            yields.push([item.value, String(process.hrtime.bigint())]);
+            return writer.write(item);
+          },
+        }),
+      );
+    const timed = new Proxy(context, {
+      get: (target, key) => (key === "output" ? output : typeof target[key] === "function" ? target[key].bind(target) : target[key]),
+    });
+    return invoke.call(this, timed);
+  };
+  return startEmbeddedServer({ port: 0, host: "127.0.0.1", dataDir, tokens: ["t"] });
+}
+
 const peer =
   mode === "raw"
     ? await startRawSink()
     : mode === "ack"
       ? await startAckPeer()
       : mode === "server"
-        ? await startEmbeddedServer({
+        ? await (storeArgs === undefined ? startEmbeddedServer : (await import(storeArgs)).startEmbeddedServer)({
             port: 0,
             host: "127.0.0.1",
             dataDir,
             tokens: ["t"],
             ...(payloads === "inline" ? { payloadFileThreshold: Number.POSITIVE_INFINITY } : {}),
           })
+        : mode === "timed"
+          ? await startTimedServer()
         : mode === "store"
           ? await startOnStore()
           : undefined;
@@ -131,6 +166,7 @@ process.on("message", (message) => {
   else if (message === "memory") void memoryReport().then((memory) => process.send({ memory }));
   // Durably accepted input items and recorded output items, over all streams (bench/unread-output.mjs).
   else if (message === "counts") process.send({ counts: storeCounts() });
+  else if (message === "yields") process.send({ yields: yields.splice(0) });
 });
 
 let counts;

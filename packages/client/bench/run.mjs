@@ -38,6 +38,11 @@
  *                       `payloadFileThreshold: Infinity` (every batch written
  *                       into SQLite's pages, as before payload files).
  *
+ *   disk              — 1 MiB appends to a file, each fdatasync'd: the disk's own
+ *                       ceiling for a durable `digest`. Per round the lower of
+ *                       it and raw ws is the durable bound `digest` is also
+ *                       compared with; the report ends with issue #17's targets.
+ *
  * The u8 rows also print the receiver's CPU per MiB (user and system, all its
  * threads, medians over the rounds): on a shared machine it moves less than
  * wall time. Optional native `bufferutil`, when installed, makes `ws` mask and
@@ -45,10 +50,10 @@
  * docs/protocol/throughput.md. The PostgreSQL and cluster rows are
  * packages/store-postgres/bench/run.mjs (the same method, imported).
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { closeSync, fdatasyncSync, mkdtempSync, openSync, rmSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { benchSizes, createMeasurements, digestOf, header, rawWs, startPeer, tallied, tallyOf, viaClient } from "./throughput.mjs";
+import { benchSizes, bufferutilStatus, createMeasurements, digestOf, header, median, rawWs, startPeer, tallied, tallyOf, time, viaClient } from "./throughput.mjs";
 
 const { totalMib: TOTAL_MIB, itemCount: ITEMS, rounds: ROUNDS, batches, items } = benchSizes();
 const bench = createMeasurements();
@@ -60,7 +65,25 @@ const peer = await startPeer("ack");
 const server = await startPeer("server", join(dataDir, "files"));
 const inlineServer = await startPeer("server", join(dataDir, "inline"), "inline");
 
+/**
+ * The disk's own ceiling for a durable `digest`: append the same 1 MiB batches to one file,
+ * `fdatasync` after each (what the store does per payload file append, without anything else).
+ * A fresh file per round, in the data directory the servers use.
+ */
+let diskRound = 0;
+function syncedAppends(count) {
+  const path = join(dataDir, `disk-${diskRound++}.bin`);
+  const fd = openSync(path, "a");
+  return time(async () => {
+    for (let i = 0; i < count; i++) {
+      writeSync(fd, batches[i]);
+      fdatasyncSync(fd);
+    }
+  }).finally(() => (closeSync(fd), rmSync(path)));
+}
+
 const rows = {
+  u8Disk: () => syncedAppends(TOTAL_MIB),
   u8Raw: () => withReceiverCpu("u8Raw", raw, () => rawWs(raw.url, batches, true)),
   u8Peer: () => withReceiverCpu("u8Peer", peer, () => viaClient(peer.url, "digest", digestOf(batches))),
   u8Server: () => withReceiverCpu("u8Server", server, () => viaClient(server.url, "digest", digestOf(batches))),
@@ -87,15 +110,38 @@ await bench.runRounds(rows, ROUNDS);
 await Promise.all([raw.close(), peer.close(), server.close(), inlineServer.close()]);
 rmSync(dataDir, { recursive: true, force: true });
 
+// Per round, the lower of raw ws and the disk's synced appends (the longer time) is the durable ceiling.
+if (bench.seconds.u8Raw !== undefined && bench.seconds.u8Disk !== undefined)
+  bench.seconds.u8Bound = bench.seconds.u8Raw.map((raw, round) => Math.max(raw, bench.seconds.u8Disk[round]));
+
 const { row } = bench;
 console.log(header(ROUNDS, "embedded server with SQLite synchronous=FULL (its default)"));
 console.log(`stream<u8>, ${TOTAL_MIB} packed batches of 1 MiB, one way`);
 console.log(row("  raw ws", "u8Raw", "u8Raw", TOTAL_MIB, "MiB/s"));
+console.log(row("  disk: 1 MiB appends, each fdatasync'd", "u8Disk", "u8Raw", TOTAL_MIB, "MiB/s"));
+console.log(row("  lower of the two, per round (durable bound)", "u8Bound", "u8Bound", TOTAL_MIB, "MiB/s"));
 console.log(row("  client, ack-only peer", "u8Peer", "u8Raw", TOTAL_MIB, "MiB/s"));
 console.log(row("  client + server + SQLite (digest)", "u8Server", "u8Raw", TOTAL_MIB, "MiB/s"));
 console.log(row("    the same, payloads in SQLite pages", "u8Inline", "u8Raw", TOTAL_MIB, "MiB/s"));
+console.log(row("  digest against the durable bound", "u8Server", "u8Bound", TOTAL_MIB, "MiB/s"));
 console.log(`stream<string>, ${ITEMS} items of 64 bytes`);
 console.log(row("  raw ws", "strRaw", "strRaw", ITEMS, "items/s"));
 console.log(row("  client, ack-only peer (one way)", "strPeer", "strRaw", ITEMS, "items/s"));
 console.log(row("  client + server + SQLite (tally, one way)", "strTally", "strRaw", ITEMS, "items/s"));
 console.log(row("  client + server + SQLite (reverse, round trip)", "strReverse", "strRaw", ITEMS, "items/s"));
+
+// Issue #17's targets: medians of the per-round ratios, baselines from the same round.
+const ratioOf = (name, base) => {
+  const times = bench.seconds[name];
+  const baseTimes = bench.seconds[base];
+  return times === undefined || baseTimes === undefined ? undefined : median(times.map((t, round) => baseTimes[round] / t));
+};
+console.log(`targets (issue #17; bufferutil ${bufferutilStatus()})`);
+for (const [label, name, base, target] of [
+  ["  durable digest / lower of raw ws and disk", "u8Server", "u8Bound", 0.9],
+  ["  tally (64-byte items) / raw ws messages", "strTally", "strRaw", 0.4],
+  ["  reverse (round trip) / raw ws messages", "strReverse", "strRaw", 0.2],
+]) {
+  const ratio = ratioOf(name, base);
+  console.log(`${label.padEnd(48)} ${ratio === undefined ? "(not run)" : `${ratio.toFixed(2)}x, target >= ${target}x: ${ratio >= target ? "met" : "NOT met"}`}`);
+}

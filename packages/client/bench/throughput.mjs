@@ -54,6 +54,12 @@ export function startPeer(mode, ...args) {
             child.once("message", ({ cpu }) => r(cpu));
             child.send("cpu");
           }),
+        /** Sends `name` and resolves with the `name` member of the peer's answer (e.g. "yields" of `peer.mjs timed`). */
+        request: (name) =>
+          new Promise((r) => {
+            child.once("message", (answer) => r(answer[name]));
+            child.send(name);
+          }),
         close: () => new Promise((r) => (child.once("exit", r), child.send("close"))),
       }),
     );
@@ -142,11 +148,13 @@ export function createMeasurements() {
       const ratios = base === undefined ? [] : times.map((t, round) => base[round] / t);
       // The spread over the rounds says how far one run of this machine can be trusted.
       const ratio = ratios.length === 0 ? "" : `${median(ratios).toFixed(2).padStart(6)}x raw (rounds ${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)})`;
-      const cpuOf = (part) => (median(receiverCpu[name].map((round) => part(round))) / 1000 / units).toFixed(2);
+      // Per MiB in milliseconds; per item (far less) in microseconds.
+      const perItem = unit.startsWith("items");
+      const cpuOf = (part) => (median(receiverCpu[name].map((round) => part(round))) / (perItem ? 1 : 1000) / units).toFixed(perItem ? 1 : 2);
       const cpu =
         receiverCpu[name] === undefined
           ? ""
-          : `  receiver CPU ${cpuOf((r) => r.user + r.system)} ms/${unit.split("/")[0]} (user ${cpuOf((r) => r.user)}, system ${cpuOf((r) => r.system)})`;
+          : `  receiver CPU ${cpuOf((r) => r.user + r.system)} ${perItem ? "µs/item" : `ms/${unit.split("/")[0]}`} (user ${cpuOf((r) => r.user)}, system ${cpuOf((r) => r.system)})`;
       return `${label.padEnd(48)} ${rate.toFixed(rate >= 100 ? 0 : 1).padStart(10)} ${unit.padEnd(8)} ${ratio}${cpu}`;
     },
   };

@@ -882,7 +882,7 @@ describe("backpressure (section 12): a session holding its byte budget stops rea
         const last = acks.at(-1);
         return last?.type === "inputStreamAck" ? Number(last.highestContiguousSequence) : 0;
       };
-      const held = await settle(acked);
+      const held = await settle(acked, 50);
       // About 1 MiB of ~100 KiB items is held for the agent; the rest waits unread.
       expect(held).toBeGreaterThan(0);
       expect(held).toBeLessThan(items);

@@ -33,7 +33,11 @@ export { v, demoStart, outputValues } from "../src/testing/demo-messages.js";
 /**
  * Polls `read` every 10 ms until it returns the same value `stableRounds`
  * times in a row, and returns it: how a test waits for a bound (a queue
- * that stopped growing) without asserting any timing.
+ * that stopped growing) without asserting any timing. A plateau of
+ * committed items must outlast a WAL sync: the SQLite store syncs off the
+ * event loop (group-commit.ts), so on a loaded machine a sync of 100 ms or
+ * more leaves such counters still while this loop runs; those tests pass
+ * 50 rounds (500 ms).
  */
 export async function settle(read: () => number, stableRounds = 15): Promise<number> {
   let last = -1;

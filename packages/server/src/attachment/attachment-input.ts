@@ -19,7 +19,8 @@ import {
 import type { AttachmentLink } from "./attachment-link.js";
 import { GroupAcks, type GroupAck } from "./group-acks.js";
 import { sameInput } from "./input-resend.js";
-import type { AttachmentSink } from "../invocation/live-session.js";
+import type { AcceptedInput, AttachmentSink } from "../invocation/live-session.js";
+import type { DecodedValue } from "@golem-stream/schema-value";
 import type { InputChunk } from "../store/session-store.js";
 import type { InputItem, StreamState } from "../invocation/stream-state.js";
 import { canonicalValue, checkBinaryItem, decodeValue, substituteStreamRefs } from "../values.js";
@@ -53,31 +54,49 @@ export class AttachmentInput {
    * the session byte permits taken for the raw message; this call owns
    * them (they move to the input queue or are released).
    */
-  async handle(message: ClientStreamMessage, permitBytes: number): Promise<void> {
-    let kept = false;
+  handle(message: ClientStreamMessage, permitBytes: number): Promise<void> | undefined {
     // invocationFinished waits for the ACK of a message being handled.
     this.#handling++;
+    let outcome: boolean | Promise<boolean>;
     try {
-      switch (message.type) {
-        case "inputStreamItem":
-          kept = await this.#inputItem(message, permitBytes);
-          return;
-        case "input-u8":
-        case "input-binary":
-          kept = await this.#inputBinary(message, permitBytes);
-          return;
-        case "inputStreamEnd":
-          await this.#inputEnd(message);
-          return;
-        case "streamCancel":
-          await this.#cancel(message);
-          return;
-      }
-    } finally {
-      if (!kept) this.#link.session.permits.release(permitBytes);
-      this.#handling--;
-      this.#link.maybeFinish();
+      outcome = this.#dispatch(message, permitBytes);
+    } catch (error) {
+      this.#handled(false, permitBytes);
+      throw error;
     }
+    // An item that waited for nothing was handled here and now: no promise per item.
+    if (typeof outcome === "boolean") {
+      this.#handled(outcome, permitBytes);
+      return undefined;
+    }
+    return outcome.then(
+      (kept) => this.#handled(kept, permitBytes),
+      (error: unknown) => {
+        this.#handled(false, permitBytes);
+        throw error;
+      },
+    );
+  }
+
+  /** Whether the message's permits were kept (moved to the input queue); a promise if it had to wait. */
+  #dispatch(message: ClientStreamMessage, permitBytes: number): boolean | Promise<boolean> {
+    switch (message.type) {
+      case "inputStreamItem":
+        return this.#inputItem(message, permitBytes);
+      case "input-u8":
+      case "input-binary":
+        return this.#inputBinary(message, permitBytes);
+      case "inputStreamEnd":
+        return this.#inputEnd(message).then(() => false);
+      case "streamCancel":
+        return this.#cancel(message).then(() => false);
+    }
+  }
+
+  #handled(kept: boolean, permitBytes: number): void {
+    if (!kept) this.#link.session.permits.release(permitBytes);
+    this.#handling--;
+    this.#link.maybeFinish();
   }
 
   /** The server made an input terminal: the client gets `streamCancel`, then the terminal ACK. */
@@ -108,8 +127,7 @@ export class AttachmentInput {
     throw new ProtocolError("invalid-channel", `${what} uses a channel whose input has ended`);
   }
 
-  async #inputItem(message: InputStreamItem, permitBytes: number): Promise<boolean> {
-    const session = this.#link.session;
+  #inputItem(message: InputStreamItem, permitBytes: number): boolean | Promise<boolean> {
     const stream = this.#inputStream(message.channel, "inputStreamItem");
     if (stream === undefined) return false;
     if (stream.elementKind !== "value") {
@@ -118,7 +136,14 @@ export class AttachmentInput {
     const decoded = decodeValue(message.value as unknown as JsonValue, stream.graph, "provisional", "value");
     const canonical = encodeUtf8(canonicalValue(decoded));
     // The next item in order (the common case) is no resend: no need to wait for #isDuplicate.
-    if (message.sequence !== stream.count && (await this.#isDuplicate(stream, message.sequence, 1n, canonical, undefined))) return false;
+    if (message.sequence === stream.count) return this.#acceptItem(stream, message, decoded, canonical, permitBytes);
+    return this.#isDuplicate(stream, message.sequence, 1n, canonical, undefined).then((duplicate) =>
+      duplicate ? false : this.#acceptItem(stream, message, decoded, canonical, permitBytes),
+    );
+  }
+
+  #acceptItem(stream: StreamState, message: InputStreamItem, decoded: DecodedValue, canonical: Uint8Array, permitBytes: number): boolean | Promise<boolean> {
+    const session = this.#link.session;
     const introduced = session.prepareStreams(
       decoded.streams,
       stream.graph,
@@ -132,8 +157,14 @@ export class AttachmentInput {
         ? (decoded.value as unknown as SchemaValueJson)
         : substituteStreamRefs(decoded.value as unknown as SchemaValueJson, new Map(introduced.map((p) => [p.state.provisionalRef ?? "", p.state.token])));
     const chunk: InputChunk = { streamId: stream.streamId, sequence: message.sequence, itemCount: 1n, data: canonical, mimeType: undefined };
-    const accepted = await session.acceptInput(this.#owner, stream, chunk, { kind: "value", value }, introduced, permitBytes);
-    if (accepted !== undefined) this.#ackWhenCommitted(stream, accepted, introduced.map((p) => p.state));
+    const accepted = session.acceptInput(this.#owner, stream, chunk, { kind: "value", value }, introduced, permitBytes);
+    const states = (): StreamState[] => introduced.map((p) => p.state);
+    if (accepted instanceof Promise) return accepted.then((a) => this.#itemAccepted(stream, a, states()));
+    return this.#itemAccepted(stream, accepted, states());
+  }
+
+  #itemAccepted(stream: StreamState, accepted: AcceptedInput | undefined, introduced: readonly StreamState[]): true {
+    if (accepted !== undefined) this.#ackWhenCommitted(stream, accepted, introduced);
     return true;
   }
 
@@ -227,17 +258,27 @@ export class AttachmentInput {
    * in call order, so ACKs leave in order; `invocationFinished` waits for
    * ACKs still pending.
    */
-  #ackWhenCommitted(stream: StreamState, accepted: { committed: Promise<void>; count: bigint }, introduced: readonly StreamState[]): void {
+  #ackWhenCommitted(stream: StreamState, accepted: AcceptedInput, introduced: readonly StreamState[]): void {
     const link = this.#link;
     const mappings = introduced.map((child) => link.mapping(child, true));
     this.#handling++;
-    accepted.committed
-      .then(() => this.#groupAcks.add(stream, accepted.count, mappings, introduced))
-      .catch((error: unknown) => link.fault(error))
-      .finally(() => {
+    // One reaction per commit (a then/catch/finally chain was three promises per item).
+    accepted.committed.then(
+      () => {
+        try {
+          this.#groupAcks.add(stream, accepted.count, mappings, introduced);
+        } catch (error) {
+          link.fault(error);
+        }
         this.#handling--;
         link.maybeFinish();
-      });
+      },
+      (error: unknown) => {
+        link.fault(error);
+        this.#handling--;
+        link.maybeFinish();
+      },
+    );
   }
 
   /** One group ACK (see group-acks.ts). */

@@ -240,9 +240,9 @@ export class Attachment implements AttachmentSink {
   /**
    * Handles one decoded client message after acceptance (see
    * AttachmentInput). `permitBytes` are the session byte permits taken for
-   * the raw message; this call owns them.
+   * the raw message; this call owns them. Returns a promise only when handling waits (undefined: done).
    */
-  handle(message: ClientStreamMessage, permitBytes: number): Promise<void> {
+  handle(message: ClientStreamMessage, permitBytes: number): Promise<void> | undefined {
     return this.#input.handle(message, permitBytes);
   }
 

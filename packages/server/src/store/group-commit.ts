@@ -10,6 +10,14 @@
  * bytes written and synced first, off the event loop; writes issued
  * meanwhile wait for the next group. Nothing here knows SQL: the store hands
  * in the function that commits a group.
+ *
+ * With `syncCommitted` (the SQLite store at `synchronous: "full"`), a commit
+ * itself does not sync: the store's journal is synced afterwards by that
+ * function, off the event loop, and a write's promise resolves only once a
+ * sync that began after its commit has completed. Up to two syncs run at
+ * once; groups committed while both run share the next one. Reads go through
+ * `durable()`, so that nothing a read returns can be lost to a power failure
+ * either.
  */
 import { performance } from "node:perf_hooks";
 import type { PayloadFiles, PendingPayload } from "./payload-files.js";
@@ -40,6 +48,14 @@ export type WriteOutcome = { ok: true; value: unknown } | { ok: false; error: Er
 /** Commits one group in one transaction, recording each write's outcome at its index; throws if the commit itself fails. */
 export type CommitGroup = (batch: readonly PendingWrite[], outcomes: WriteOutcome[]) => void;
 
+/**
+ * Journal syncs that may run at once. One at a time made a commit wait up to
+ * two sync times (the one running, then its own), which slowed the round-trip
+ * `reverse` row; two keep a thread of libuv's pool (4 by default) free for
+ * payload files.
+ */
+const MAX_SYNCS_IN_FLIGHT = 2;
+
 export class GroupCommit {
   readonly #commitGroup: CommitGroup;
   readonly #payloads: PayloadFiles;
@@ -48,10 +64,32 @@ export class GroupCommit {
   /** The group whose payloads are being written; the next one waits for it. */
   #flushing: Promise<void> | undefined;
   #listener: CommitListener | undefined;
+  readonly #syncCommitted: (() => Promise<void>) | undefined;
+  /** Committed groups whose outcomes wait for the next sync. */
+  #unsynced: CommittedGroup[] = [];
+  /** The syncs running, and how many committed groups the latest one started covers. */
+  readonly #syncsInFlight = new Set<Promise<void>>();
+  #syncStartedAt = 0;
+  /** Groups committed so far, and how many of them a completed sync covers. */
+  #committedGroups = 0;
+  #syncedGroups = 0;
+  /** `durable()` callers: each resolves once `#syncedGroups` reaches its target. */
+  #durableWaiters: { readonly target: number; readonly resolve: () => void; readonly reject: (error: Error) => void }[] = [];
 
-  constructor(commitGroup: CommitGroup, payloads: PayloadFiles) {
+  constructor(commitGroup: CommitGroup, payloads: PayloadFiles, syncCommitted?: () => Promise<void>) {
     this.#commitGroup = commitGroup;
     this.#payloads = payloads;
+    this.#syncCommitted = syncCommitted;
+  }
+
+  /**
+   * Resolves once everything committed so far is synced (at once without
+   * `syncCommitted`, or when nothing waits for a sync). A read taken now and
+   * released after this cannot show a client anything a power failure loses.
+   */
+  durable(): Promise<void> {
+    if (this.#syncedGroups >= this.#committedGroups) return Promise.resolve();
+    return new Promise<void>((resolve, reject) => this.#durableWaiters.push({ target: this.#committedGroups, resolve, reject }));
   }
 
   /** Queues `work` for the next group; resolves with its value once the group has committed. */
@@ -72,6 +110,7 @@ export class GroupCommit {
     for (;;) {
       if (this.#flushing !== undefined) await this.#flushing;
       else if (this.#queue.length > 0) this.#flush();
+      else if (this.#syncsInFlight.size > 0) await Promise.all(this.#syncsInFlight);
       else return;
     }
   }
@@ -118,13 +157,83 @@ export class GroupCommit {
       for (const item of batch) item.reject(toError(error));
       return;
     }
-    this.#listener?.((performance.now() - began) / 1000, batch.length);
-    batch.forEach((item, index) => {
-      const outcome = outcomes[index];
-      if (outcome?.ok === true) item.resolve(outcome.value);
-      else item.reject(outcome?.error ?? new Error("store write lost"));
-    });
+    this.#committedGroups++;
+    if (this.#syncCommitted === undefined) {
+      this.#syncedGroups = this.#committedGroups;
+      settle({ batch, outcomes, began, ordinal: this.#committedGroups }, this.#listener);
+      return;
+    }
+    this.#unsynced.push({ batch, outcomes, began, ordinal: this.#committedGroups });
+    this.#startSync();
   }
+
+  /**
+   * Starts a sync of everything committed so far, unless `MAX_SYNCS_IN_FLIGHT`
+   * are running (then the next one to finish starts it). A sync covers every
+   * group committed before it began, so whichever sync completes settles all
+   * the groups up to its point, in commit order, even those an earlier,
+   * slower sync was started for.
+   */
+  #startSync(): void {
+    const sync = this.#syncCommitted;
+    if (sync === undefined || this.#syncsInFlight.size >= MAX_SYNCS_IN_FLIGHT || this.#syncStartedAt >= this.#committedGroups) return;
+    const covered = this.#committedGroups;
+    this.#syncStartedAt = covered;
+    const running: Promise<void> = sync()
+      .then(
+        () => this.#synced(covered),
+        (error: unknown) => this.#syncFailed(covered, toError(error)),
+      )
+      .finally(() => {
+        this.#syncsInFlight.delete(running);
+        this.#startSync();
+      });
+    this.#syncsInFlight.add(running);
+  }
+
+  /** Groups 1..covered are on disk: settle those not settled yet. */
+  #synced(covered: number): void {
+    if (covered <= this.#syncedGroups) return;
+    this.#syncedGroups = covered;
+    while (this.#unsynced.length > 0 && (this.#unsynced[0] as CommittedGroup).ordinal <= covered) settle(this.#unsynced.shift() as CommittedGroup, this.#listener);
+    this.#wakeDurable(undefined);
+  }
+
+  /** Committed, but not known to be on disk: nothing of these groups may be acknowledged. */
+  #syncFailed(covered: number, error: Error): void {
+    while (this.#unsynced.length > 0 && (this.#unsynced[0] as CommittedGroup).ordinal <= covered) {
+      for (const item of (this.#unsynced.shift() as CommittedGroup).batch) item.reject(error);
+    }
+    this.#wakeDurable(error);
+  }
+
+  #wakeDurable(error: Error | undefined): void {
+    const waiting = this.#durableWaiters;
+    this.#durableWaiters = [];
+    for (const waiter of waiting) {
+      if (error !== undefined) waiter.reject(error);
+      else if (waiter.target <= this.#syncedGroups) waiter.resolve();
+      else this.#durableWaiters.push(waiter);
+    }
+  }
+}
+
+interface CommittedGroup {
+  readonly batch: readonly PendingWrite[];
+  readonly outcomes: readonly WriteOutcome[];
+  readonly began: number;
+  /** Its place in commit order (1 for the first group). */
+  readonly ordinal: number;
+}
+
+/** Resolves or rejects every write of a committed (and, where it applies, synced) group. */
+function settle({ batch, outcomes, began }: CommittedGroup, listener: CommitListener | undefined): void {
+  listener?.((performance.now() - began) / 1000, batch.length);
+  batch.forEach((item, index) => {
+    const outcome = outcomes[index];
+    if (outcome?.ok === true) item.resolve(outcome.value);
+    else item.reject(outcome?.error ?? new Error("store write lost"));
+  });
 }
 
 /** Runs one write, capturing its outcome (it rolled back alone if it threw). */

@@ -92,7 +92,9 @@ export class Connection {
           this.#paused = false;
           this.#transport.resumeReading();
         }
-        await this.#process(next);
+        // A message that waits for nothing is handled synchronously: no await (and its microtask hops) per item.
+        const pending = this.#process(next);
+        if (pending !== undefined) await pending;
         if (this.#state === "closed") break;
       }
     } catch (error) {
@@ -104,13 +106,10 @@ export class Connection {
     }
   }
 
-  async #process(inbound: Inbound): Promise<void> {
-    if (this.#state === "awaiting-first") {
-      await this.#first(inbound);
-      return;
-    }
+  #process(inbound: Inbound): Promise<void> | undefined {
+    if (this.#state === "awaiting-first") return this.#first(inbound);
     const attachment = this.#attachment;
-    if (this.#state !== "attached" || attachment === undefined || attachment.ended) return;
+    if (this.#state !== "attached" || attachment === undefined || attachment.ended) return undefined;
     const permits = attachment.session.permits;
     // Permits before decoding (section 12): a session holding its budget in
     // unconsumed input or unsent output stops decoding here, and the socket
@@ -120,8 +119,14 @@ export class Connection {
     const permitBytes = Math.min(inbound.isBinary ? inbound.data.length : 2 * inbound.data.length, permits.capacity);
     if (!permits.tryAcquire(permitBytes)) {
       this.#observer.backpressure("session-budget");
-      await permits.acquire(permitBytes);
+      return permits.acquire(permitBytes).then(() => this.#handle(inbound, attachment, permitBytes));
     }
+    return this.#handle(inbound, attachment, permitBytes);
+  }
+
+  /** Decodes and hands on one message whose permits are held; a promise only if handling it waits. */
+  #handle(inbound: Inbound, attachment: Attachment, permitBytes: number): Promise<void> | undefined {
+    const permits = attachment.session.permits;
     let message: ClientMessage;
     try {
       message = decodeClientMessage(inbound.data, inbound.isBinary);
@@ -135,13 +140,16 @@ export class Connection {
     } catch (error) {
       permits.release(permitBytes);
       this.#failAttached(error, attachment);
-      return;
+      return undefined;
     }
+    let pending: Promise<void> | undefined;
     try {
-      await attachment.handle(message, permitBytes);
+      pending = attachment.handle(message, permitBytes);
     } catch (error) {
       this.#failAttached(error, attachment);
+      return undefined;
     }
+    return pending?.catch((error: unknown) => this.#failAttached(error, attachment));
   }
 
   async #first(inbound: Inbound): Promise<void> {

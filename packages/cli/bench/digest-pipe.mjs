@@ -1,0 +1,159 @@
+#!/usr/bin/env node
+/**
+ * `golem-stream invoke echo digest -` of a file on stdin, against a raw `ws`
+ * pipe doing the same work (issue #17: target >= 0.5x), in alternating rounds.
+ *
+ *   node bench/digest-pipe.mjs                 # 256 MiB, 5 rounds (build first)
+ *   BENCH_MIB=64 BENCH_ROUNDS=3 node bench/digest-pipe.mjs
+ *
+ * Both rows are process to process, started fresh per round, reading the same
+ * file of random bytes from stdin:
+ *   raw ws pipe — `node digest-pipe.mjs send <url>` reads stdin, joins chunks
+ *                 into messages of up to 1 MiB (as the CLI does) and sends them
+ *                 over a bare `ws` socket to `digest-pipe.mjs sink`, which
+ *                 SHA-256s them (no durability) and replies with the hex
+ *                 digest once the sender says "end";
+ *   CLI         — `golem-stream invoke echo digest -` against `golem-stream
+ *                 serve` (SQLite, synchronous = FULL, payload files synced
+ *                 before their ACK), which prints the digest.
+ * Both digests are checked against the file's. The ratio is the median over
+ * the rounds of each round's raw time over the CLI time in the same round.
+ */
+import { fork, spawn } from "node:child_process";
+import { createHash, randomBytes } from "node:crypto";
+import { closeSync, mkdtempSync, openSync, rmSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const MIB = 1024 * 1024;
+const SELF = fileURLToPath(import.meta.url);
+const require = createRequire(createRequire(import.meta.resolve("@golem-stream/client")).resolve("ws"));
+const { WebSocket, WebSocketServer } = require("ws");
+const [mode, url] = process.argv.slice(2);
+
+if (mode === "sink") {
+  // Bare ws receiver: hashes every binary message, answers "end" with the digest.
+  const wss = new WebSocketServer({ port: 0, host: "127.0.0.1", perMessageDeflate: false, maxPayload: 32 * MIB });
+  wss.on("connection", (socket) => {
+    const hash = createHash("sha256");
+    socket.on("message", (data, isBinary) => {
+      if (isBinary) hash.update(data);
+      else socket.send(hash.digest("hex"));
+    });
+  });
+  wss.once("listening", () => process.send({ url: `ws://127.0.0.1:${wss.address().port}` }));
+  process.on("disconnect", () => process.exit(0));
+} else if (mode === "send") {
+  const socket = new WebSocket(url, { perMessageDeflate: false });
+  await new Promise((resolve) => socket.once("open", resolve));
+  let parts = [];
+  let size = 0;
+  const flush = async () => {
+    socket.send(parts.length === 1 ? parts[0] : Buffer.concat(parts, size), { binary: true });
+    parts = [];
+    size = 0;
+    if (socket.bufferedAmount > 8 * MIB) await new Promise((resolve) => setImmediate(resolve));
+  };
+  for await (const chunk of process.stdin) {
+    parts.push(chunk);
+    size += chunk.length;
+    if (size >= MIB || process.stdin.readableLength === 0) await flush();
+  }
+  if (size > 0) await flush();
+  const digest = new Promise((resolve) => socket.once("message", (data) => resolve(String(data))));
+  socket.send("end");
+  process.stdout.write(`${await digest}\n`);
+  socket.close();
+} else {
+  await main();
+}
+
+/** Whether the `ws` the client (and so the CLI) resolves loads the optional native `bufferutil`. */
+function bufferutilStatus() {
+  if (process.env.WS_NO_BUFFER_UTIL) return "disabled (WS_NO_BUFFER_UTIL)";
+  try {
+    require("bufferutil");
+    return "loaded (native frame masking)";
+  } catch (error) {
+    return `not loaded (${error.code ?? error.message}): ws masks frames in JavaScript`;
+  }
+}
+
+async function main() {
+  const mib = Number(process.env.BENCH_MIB ?? 256);
+  const rounds = Number(process.env.BENCH_ROUNDS ?? 5);
+  const BIN = fileURLToPath(new URL("../dist/bin.js", import.meta.url));
+  const dir = mkdtempSync(join(tmpdir(), "golem-stream-bench-digest-"));
+  const file = join(dir, "data.bin");
+  const data = randomBytes(mib * MIB);
+  writeFileSync(file, data);
+  const expected = createHash("sha256").update(data).digest("hex");
+  const token = "bench-token";
+
+  const sink = fork(SELF, ["sink"], { stdio: "inherit" });
+  const sinkUrl = await new Promise((resolve) => sink.once("message", (m) => resolve(m.url)));
+  const server = spawn(process.execPath, [BIN, "serve", "--port", "0", "--token", token, "--data-dir", join(dir, "data"), "--log-level", "error"]);
+  const serverUrl = await new Promise((resolve) => {
+    let text = "";
+    server.stdout.on("data", (chunk) => {
+      text += chunk;
+      const match = /^listening on (\S+)$/m.exec(text);
+      if (match) resolve(match[1]);
+    });
+  });
+
+  /** Runs `args` with the file as stdin; resolves with [seconds, stdout]. */
+  const run = (args) =>
+    new Promise((resolve, reject) => {
+      const stdin = openSync(file, "r");
+      const start = process.hrtime.bigint();
+      const child = spawn(process.execPath, args, {
+        stdio: [stdin, "pipe", "inherit"],
+        env: { ...process.env, GOLEM_STREAM_TOKEN: token, GOLEM_STREAM_URL: serverUrl },
+      });
+      closeSync(stdin);
+      const out = [];
+      child.stdout.on("data", (c) => out.push(c));
+      child.on("close", (code) =>
+        code === 0
+          ? resolve([Number(process.hrtime.bigint() - start) / 1e9, Buffer.concat(out).toString()])
+          : reject(new Error(`${args.join(" ")} exited ${code}`)),
+      );
+    });
+  const rows = {
+    raw: () => run([SELF, "send", sinkUrl]),
+    cli: () => run([BIN, "invoke", "echo", "digest", "-c", '{"name":"bench"}', "-"]),
+  };
+  const seconds = { raw: [], cli: [] };
+  try {
+    for (let round = -1; round < rounds; round++)
+      for (const [name, row] of Object.entries(rows)) {
+        const [s, out] = await row();
+        if (!out.includes(expected)) throw new Error(`${name}: digest missing from output: ${out.slice(0, 200)}`);
+        if (round >= 0) seconds[name].push(s); // round -1 warms the page cache and the server
+      }
+  } finally {
+    server.kill("SIGTERM");
+    sink.kill("SIGTERM");
+  }
+  rmSync(dir, { recursive: true, force: true });
+
+  const median = (values) => {
+    const sorted = [...values].sort((a, b) => a - b);
+    const m = sorted.length >> 1;
+    return sorted.length % 2 ? sorted[m] : (sorted[m - 1] + sorted[m]) / 2;
+  };
+  const ratios = seconds.cli.map((s, i) => seconds.raw[i] / s);
+  console.log(
+    `node ${process.version}, bufferutil ${bufferutilStatus()}; ${mib} MiB of random bytes on stdin, ` +
+      `fresh processes per round, medians of ${rounds} alternating rounds`,
+  );
+  console.log(`  raw ws pipe, SHA-256 at the sink              ${(mib / median(seconds.raw)).toFixed(0).padStart(6)} MiB/s`);
+  console.log(
+    `  golem-stream invoke echo digest -             ${(mib / median(seconds.cli)).toFixed(0).padStart(6)} MiB/s  ` +
+      `${median(ratios).toFixed(2)}x raw (rounds ${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)}), target >= 0.5x: ${median(ratios) >= 0.5 ? "met" : "NOT met"}`,
+  );
+  if (process.env.BENCH_DEBUG) console.log(JSON.stringify(seconds));
+}

@@ -1,0 +1,143 @@
+/**
+ * The group commit at `synchronous: "full"` (group-commit.ts): commits do not
+ * sync on the event loop; a write resolves only after a journal sync that
+ * began after its commit (at most two syncs run at once), reads
+ * (`durable()`) wait the same way, and a failed sync fails every write it
+ * covered. The sync is a controlled promise here, so nothing
+ * depends on timing.
+ */
+import { randomUUID } from "node:crypto";
+import { open, type FileHandle } from "node:fs/promises";
+import { afterEach, describe, expect, it } from "vitest";
+import { SqliteSessionStore } from "../src/index.js";
+import { removeStoreDirs, session, sqliteDir, stream } from "./support/store-records.js";
+import { GroupCommit, runWrite, type CommitGroup } from "../src/store/group-commit.js";
+import type { PayloadFiles } from "../src/store/payload-files.js";
+
+const commitGroup: CommitGroup = (batch, outcomes) => batch.forEach((item, i) => (outcomes[i] = runWrite(item)));
+const noPayloads = {} as PayloadFiles; // no write here has a payload
+
+function controlledSyncs() {
+  const pending: { resolve: () => void; reject: (error: Error) => void }[] = [];
+  const sync = (): Promise<void> => new Promise<void>((resolve, reject) => pending.push({ resolve, reject }));
+  return { sync, pending };
+}
+
+/** Lets the group commit's setImmediate and the promise reactions run. */
+const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+function track<T>(promise: Promise<T>): { state: () => string } {
+  let state = "pending";
+  promise.then(
+    () => (state = "resolved"),
+    () => (state = "rejected"),
+  );
+  return { state: () => state };
+}
+
+it("a write resolves only after a sync that began after its commit; at most two syncs run, a third commit waits for one", async () => {
+  const { sync, pending } = controlledSyncs();
+  const group = new GroupCommit(commitGroup, noPayloads, sync);
+  let committed = 0;
+  const first = track(group.write(() => ++committed));
+  await turn();
+  expect(committed).toBe(1); // committed at once...
+  expect(pending).toHaveLength(1); // ...and its sync started
+  await turn();
+  expect(first.state()).toBe("pending"); // not acknowledged before the sync
+
+  const second = track(group.write(() => ++committed));
+  await turn();
+  expect(committed).toBe(2);
+  expect(pending).toHaveLength(2); // its own sync: the first began before its commit
+  const third = track(group.write(() => ++committed));
+  await turn();
+  expect(committed).toBe(3);
+  expect(pending).toHaveLength(2); // two in flight: the third commit waits for a free slot
+  const read = track(group.durable());
+
+  pending[0]!.resolve();
+  await turn();
+  expect(first.state()).toBe("resolved");
+  expect(second.state()).toBe("pending"); // its commit came after the first sync began
+  expect(third.state()).toBe("pending");
+  expect(read.state()).toBe("pending");
+  expect(pending).toHaveLength(3); // the freed slot syncs the third commit
+
+  pending[2]!.resolve(); // the later sync finishes first: it covers the second commit too
+  await turn();
+  expect(second.state()).toBe("resolved");
+  expect(third.state()).toBe("resolved");
+  expect(read.state()).toBe("resolved");
+  pending[1]!.resolve(); // the slower one settles nothing more
+  await turn();
+  await expect(group.durable()).resolves.toBeUndefined(); // nothing unsynced
+});
+
+it("a failed sync fails every write it covered, and durable() with them", async () => {
+  const { sync, pending } = controlledSyncs();
+  const group = new GroupCommit(commitGroup, noPayloads, sync);
+  const write = group.write(() => 1);
+  await turn();
+  const read = group.durable();
+  pending[0]!.reject(new Error("EIO"));
+  await expect(write).rejects.toThrow("EIO");
+  await expect(read).rejects.toThrow("EIO");
+});
+
+it("drain() waits for the sync in flight", async () => {
+  const { sync, pending } = controlledSyncs();
+  const group = new GroupCommit(commitGroup, noPayloads, sync);
+  const write = track(group.write(() => 1));
+  const drained = track(group.drain());
+  await turn();
+  await turn();
+  expect(drained.state()).toBe("pending");
+  pending[0]!.resolve();
+  await turn();
+  expect(write.state()).toBe("resolved");
+  expect(drained.state()).toBe("resolved");
+});
+
+it("without a sync function a write resolves at its commit (synchronous: normal)", async () => {
+  const group = new GroupCommit(commitGroup, noPayloads);
+  await expect(group.write(() => 7)).resolves.toBe(7);
+  await expect(group.durable()).resolves.toBeUndefined();
+});
+
+describe("SqliteSessionStore", () => {
+  afterEach(removeStoreDirs);
+
+  /** Counts fdatasync calls made through FileHandle (the WAL sync) while `run` runs. */
+  async function datasyncsDuring(run: () => Promise<void>): Promise<string[]> {
+    const probe = await open(new URL(import.meta.url), "r");
+    const proto = Object.getPrototypeOf(probe) as { datasync: (this: FileHandle) => Promise<void> };
+    await probe.close();
+    const original = proto.datasync;
+    const synced: string[] = [];
+    proto.datasync = function (this: FileHandle) {
+      synced.push(String(this.fd));
+      return original.call(this);
+    };
+    try {
+      await run();
+    } finally {
+      proto.datasync = original;
+    }
+    return synced;
+  }
+
+  it("at synchronous: full (the default) a commit resolves after a sync of the WAL from the thread pool; at normal without", async () => {
+    for (const synchronous of ["full", "normal"] as const) {
+      const dataDir = sqliteDir();
+      const synced = await datasyncsDuring(async () => {
+        const store = new SqliteSessionStore({ dataDir, synchronous });
+        const s = session();
+        await store.createSession(s, [stream(s.sessionId, "input")], { attemptId: randomUUID(), operation: "start", descriptorDigest: "d", sessionId: s.sessionId, generation: 1n });
+        await store.close();
+      });
+      if (synchronous === "full") expect(synced.length).toBeGreaterThan(0);
+      else expect(synced).toEqual([]);
+    }
+  });
+});
