@@ -25,6 +25,8 @@ import type { Transport } from "./transport.js";
 import { discoveryUrl, fetchCatalogue, type AgentTypeSchema } from "./discovery.js";
 import { jsToConstructor, jsToParams } from "./typed-agent.js";
 import { randomUUID } from "./uuid.js";
+import type { AnyAgentContract } from "@golem-stream/contract";
+import { contractOptions, typedAgent, type ContractConnectOptions, type TypedAgent } from "./contract-agent.js";
 
 export interface ClientOptions {
   /** Server base URL (`http://`, `https://`, `ws://` or `wss://`); the session path is appended when absent. */
@@ -111,6 +113,13 @@ export interface Client {
   invoke(options: InvokeOptions): Invocation;
   /** Reads the catalogue (`GET /v1/agents/types`) and returns a typed handle for one agent. */
   agent(options: AgentOptions): Promise<Agent>;
+  /**
+   * An agent typed by a contract of `@golem-stream/contract` (the same as
+   * `typedAgent(client, contract, options)`): its schema is checked against
+   * the server's catalogue first (`contract-mismatch`), its methods take and
+   * return plain JavaScript, output streams as typed async iterables.
+   */
+  connect<C extends AnyAgentContract>(contract: C, options: ContractConnectOptions<C>): Promise<TypedAgent<C>>;
   /** Continues with the session token of the current generation (the same owner reconnecting). */
   resume(state: ResumeState, options?: AttachOptions): Invocation;
   /** Claims the session from any generation — another process, a restarted CLI. */
@@ -170,6 +179,9 @@ export function createClientWith(options: ClientOptions, defaultTransport: () =>
     };
   };
   const client: Client = {
+    connect(contract, connectOptions) {
+      return typedAgent(client, contract, contractOptions(connectOptions));
+    },
     async agent(options) {
       if (typeof options !== "object" || options === null) throw new ClientError("invalid-argument", "agent needs an options object");
       const schema = await servedType(options.application, options.environment, options.agentType, options.signal);

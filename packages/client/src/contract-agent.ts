@@ -32,6 +32,27 @@ export interface ConnectOptions<C extends AnyAgentContract> {
 }
 
 
+/**
+ * `client.connect`'s options: as `ConnectOptions`, with the constructor's
+ * parameters under `constructor` (the issue's spelling) or `constructorArgs`.
+ */
+export type ContractConnectOptions<C extends AnyAgentContract> = Omit<ConnectOptions<C>, "constructorArgs"> &
+  ({ readonly constructor: ConstructorArgs<C> } | { readonly constructorArgs: ConstructorArgs<C> });
+
+/**
+ * The `ConnectOptions` of `client.connect`'s options. Every object has a
+ * `constructor` (inherited from `Object.prototype`), so only an own one
+ * counts: a forgotten option fails here instead of sending `Object`.
+ */
+export function contractOptions<C extends AnyAgentContract>(options: ContractConnectOptions<C>): ConnectOptions<C> {
+  if (typeof options !== "object" || options === null) throw new ClientError("invalid-argument", "connect needs an options object");
+  const own = (name: string) => Object.prototype.hasOwnProperty.call(options, name);
+  if (own("constructorArgs")) return options as unknown as ConnectOptions<C>;
+  if (!own("constructor")) throw new ClientError("invalid-argument", "connect needs the agent's constructor parameters: { constructor: { … } }");
+  const { constructor: constructorArgs, ...rest } = options as { readonly constructor: ConstructorArgs<C> } & Omit<ConnectOptions<C>, "constructorArgs">;
+  return { ...rest, constructorArgs };
+}
+
 /** The arguments of a typed call: the parameter record, stream parameters as sources. */
 export type CallParams<C extends AnyAgentContract, K extends MethodName<C>> = JsOf<C["methods"][K]["params"], SourceStreams>;
 

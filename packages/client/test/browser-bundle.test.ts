@@ -19,11 +19,13 @@ const entries = ENTRIES as Record<string, string>;
 
 /**
  * Gzipped bytes `createClient` + `webSocketTransport` + `inputStream` may
- * cost a page: 36 KiB (35.0 KiB when this budget was set; about 40% of it is
- * @golem-stream/schema-value, which validates every received value against
- * its schema as protocol section 2 requires).
+ * cost a page: 37 KiB (35.0 KiB when a 36 KiB budget was set; 36.2 KiB once
+ * `client.connect(contract, …)`, the typed-contract entry point issue #18
+ * names, became a client method; about 40% of it is @golem-stream/schema-value,
+ * which validates every received value against its schema as protocol
+ * section 2 requires).
  */
-const BUDGET_GZIP_BYTES = 36 * 1024;
+const BUDGET_GZIP_BYTES = 37 * 1024;
 
 const nodeOnly = (inputs: readonly string[]): string[] => inputs.filter((input) => /node_modules\/(\.pnpm\/)?ws[@/]|ws-transport\.js$|^node:/.test(input));
 

@@ -16,6 +16,13 @@ describe("typed calls", () => {
     expectTypeOf(typedAgent(client, echoContract, { application: "demo", environment: "default", constructorArgs: { name: "x" } })).toEqualTypeOf<Promise<TypedAgent<typeof echoContract>>>();
   });
 
+  it("client.connect takes the constructor (the issue's spelling) or constructorArgs, typed, and gives a TypedAgent", () => {
+    expectTypeOf(client.connect(echoContract, { application: "demo", environment: "default", constructor: { name: "x" } })).toEqualTypeOf<Promise<TypedAgent<typeof echoContract>>>();
+    expectTypeOf(client.connect(echoContract, { application: "demo", environment: "default", constructorArgs: { name: "x" } })).toEqualTypeOf<Promise<TypedAgent<typeof echoContract>>>();
+    // @ts-expect-error the constructor's name must be a string
+    void client.connect(echoContract, { application: "demo", environment: "default", constructor: { name: 1 } });
+  });
+
   it("results: records with bigints, TypedOutputs of strings, bytes, blobs and nested records", async () => {
     expectTypeOf(echo.digest({ data: [new Uint8Array(1)] })).toEqualTypeOf<TypedCall<{ bytes: bigint; sha256: string }>>();
     expectTypeOf(await echo.digest({ data: file })).toEqualTypeOf<{ bytes: bigint; sha256: string }>();

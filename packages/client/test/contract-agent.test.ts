@@ -338,3 +338,20 @@ describe("a contract of its own, next to an untyped definition", () => {
     expect(result.kind === "value" ? result.value : undefined).toEqual({ kind: "u32", value: 1 });
   });
 });
+
+describe("client.connect(contract, { application, environment, constructor }): the issue's entry point", () => {
+  it("types every method from the contract, as typedAgent does: split gives typed upper and lines", async () => {
+    const echo = await client.connect(echoContract, { ...where, constructor: { name: "connected" } });
+    const { upper, lines } = await echo.split({ data: [new TextEncoder().encode("ab\ncd\n")] });
+    const [upperChunks, lineItems] = await Promise.all([collect(upper), collect(lines)]);
+    expect(new TextDecoder().decode(concat(upperChunks))).toBe("AB\nCD\n");
+    expect(lineItems).toEqual(["ab", "cd"]);
+  });
+
+  it("takes constructorArgs too, and refuses options without the constructor's parameters (every object inherits a constructor)", async () => {
+    const echo = await client.connect(echoContract, { ...where, constructorArgs: { name: "connected" } });
+    expect(await collect(await echo.count({ to: 2, delayMs: 0 }))).toEqual([0, 1]);
+    const missing = { ...where } as unknown as Parameters<Client["connect"]>[1];
+    await expect(async () => client.connect(echoContract, missing)).rejects.toMatchObject({ kind: "invalid-argument" });
+  });
+});
