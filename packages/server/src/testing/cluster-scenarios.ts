@@ -35,6 +35,20 @@ export interface ClusterTestApi extends TestApi {
 /** Opens `count` node stores (node ids of the caller's choice) on one fresh shared backend. */
 export type OpenClusterStores = (count: number) => Promise<ClusterSessionStore[]>;
 
+/** `store` with some methods replaced (a replacement calls the original on `store` itself); the rest pass through. */
+function intercepting(store: ClusterSessionStore, replacements: Partial<ClusterSessionStore>): ClusterSessionStore {
+  return new Proxy(store, {
+    get(target, name) {
+      const replacement = (replacements as Record<PropertyKey, unknown>)[name];
+      if (replacement !== undefined) return replacement;
+      const value = Reflect.get(target, name) as unknown;
+      return typeof value === "function" ? (value as () => unknown).bind(target) : value;
+    },
+  });
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
 export function clusterScenarios(api: ClusterTestApi, name: string, openStores: OpenClusterStores): void {
   const { describe, it, expect, afterEach } = api;
   let nodes: Node[] = [];
@@ -155,16 +169,7 @@ export function clusterScenarios(api: ClusterTestApi, name: string, openStores: 
     it("input the previous attachment's node commits after the client resumed at another node (its connection cut with commits in flight) is the same input: accepted once, nothing fails", async () => {
       // Node A's commits of input take 150 ms: the client's connection to A is cut while three are in flight.
       const slowInput = (index: number, store: ClusterSessionStore): ClusterSessionStore =>
-        index !== 0
-          ? store
-          : new Proxy(store, {
-              get(target, name) {
-                const value = Reflect.get(target, name) as unknown;
-                if (name !== "acceptInput") return typeof value === "function" ? (value as () => unknown).bind(target) : value;
-                return (...args: Parameters<ClusterSessionStore["acceptInput"]>) =>
-                  new Promise((resolve) => setTimeout(resolve, 150)).then(() => target.acceptInput(...args));
-              },
-            });
+        index !== 0 ? store : intercepting(store, { acceptInput: (...args) => sleep(150).then(() => store.acceptInput(...args)) });
       const [a, b] = (await startCluster(2, 10_000, slowInput)).nodes;
       const first = await RawClient.connect(a!.url);
       first.send(demoStart("tally", v.record(v.stream(randomUUID()))));
@@ -206,27 +211,24 @@ export function clusterScenarios(api: ClusterTestApi, name: string, openStores: 
       const landed = new Promise<void>((resolve) => (oldLanded = resolve));
       let landedCount = 0;
       const gated = (index: number, store: ClusterSessionStore): ClusterSessionStore =>
-        new Proxy(store, {
-          get(target, name) {
-            const value = Reflect.get(target, name) as unknown;
-            if ((name === "readInput" || name === "getStream") && index === 1) {
-              // Reading back takes a while, as on a real database: longer than one turn of the event loop.
-              return (...args: unknown[]) => new Promise((resolve) => setTimeout(resolve, 30)).then(() => (value as (...a: unknown[]) => unknown).apply(target, args));
-            }
-            if (name !== "acceptInput") return typeof value === "function" ? (value as () => unknown).bind(target) : value;
-            return async (...args: Parameters<ClusterSessionStore["acceptInput"]>) => {
-              if (index === 0) {
+        index === 0
+          ? intercepting(store, {
+              acceptInput: async (...args) => {
                 await oldGate;
-                await target.acceptInput(...args);
+                await store.acceptInput(...args);
                 if (++landedCount === 3) oldLanded();
-                return;
-              }
-              openOldGate();
-              await landed;
-              await target.acceptInput(...args);
-            };
-          },
-        });
+              },
+            })
+          : intercepting(store, {
+              acceptInput: async (...args) => {
+                openOldGate();
+                await landed;
+                await store.acceptInput(...args);
+              },
+              // Reading back takes a while, as on a real database: longer than one turn of the event loop.
+              readInput: (...args) => sleep(30).then(() => store.readInput(...args)),
+              getStream: (...args) => sleep(30).then(() => store.getStream(...args)),
+            });
       const [a, b] = (await startCluster(2, 10_000, gated)).nodes;
       const first = await RawClient.connect(a!.url);
       first.send(demoStart("tally", v.record(v.stream(randomUUID()))));
@@ -256,19 +258,17 @@ export function clusterScenarios(api: ClusterTestApi, name: string, openStores: 
     it("the last input item before the end is refused by the store at B: it is not counted, the end is not recorded short of it, the client resumes and the stream ends with every item", async () => {
       let refuseOnce = true;
       const refusing = (index: number, store: ClusterSessionStore): ClusterSessionStore =>
-        new Proxy(store, {
-          get(target, name) {
-            const value = Reflect.get(target, name) as unknown;
-            if (name !== "acceptInput" || index !== 1) return typeof value === "function" ? (value as () => unknown).bind(target) : value;
-            return (...args: Parameters<ClusterSessionStore["acceptInput"]>) => {
-              if (args[0].sequence === 2n && refuseOnce) {
-                refuseOnce = false;
-                return Promise.reject(new Error("the write failed"));
-              }
-              return target.acceptInput(...args);
-            };
-          },
-        });
+        index !== 1
+          ? store
+          : intercepting(store, {
+              acceptInput: (...args) => {
+                if (args[0].sequence === 2n && refuseOnce) {
+                  refuseOnce = false;
+                  return Promise.reject(new Error("the write failed"));
+                }
+                return store.acceptInput(...args);
+              },
+            });
       const [a, b] = (await startCluster(2, 10_000, refusing)).nodes;
       const { client: atB } = await startThenResume(a!, b!, demoStart("tally", v.record(v.stream(randomUUID()))));
       const atBAccepted = (await atB.nextOf("invocationAccepted")) as Accepted;
@@ -302,19 +302,17 @@ export function clusterScenarios(api: ClusterTestApi, name: string, openStores: 
       const bLoading = new Promise<void>((resolve) => (loadingAtB = resolve));
       let armed = false;
       const slowLoadAtB = (index: number, store: ClusterSessionStore): ClusterSessionStore =>
-        new Proxy(store, {
-          get(target, name) {
-            const value = Reflect.get(target, name) as unknown;
-            if (name !== "getSession" || index !== 1) return typeof value === "function" ? (value as () => unknown).bind(target) : value;
-            return async (...args: Parameters<ClusterSessionStore["getSession"]>) => {
-              if (armed) {
-                loadingAtB();
-                await gate;
-              }
-              return target.getSession(...args);
-            };
-          },
-        });
+        index !== 1
+          ? store
+          : intercepting(store, {
+              getSession: async (...args) => {
+                if (armed) {
+                  loadingAtB();
+                  await gate;
+                }
+                return store.getSession(...args);
+              },
+            });
       const [a, b] = (await startCluster(2, 10_000, slowLoadAtB)).nodes;
       const first = await RawClient.connect(a!.url);
       first.send(demoStart("count", v.record(v.u32(20), v.u32(10))));
@@ -452,13 +450,7 @@ export function clusterScenarios(api: ClusterTestApi, name: string, openStores: 
     it("A's lease lapses while A is alive (its heartbeats stall): B claims and fails the invocation, and A stops running it as soon as it learns so", async () => {
       let stalled = false;
       const stallable = (index: number, store: ClusterSessionStore): ClusterSessionStore =>
-        new Proxy(store, {
-          get(target, name) {
-            const value = Reflect.get(target, name) as unknown;
-            if (name === "heartbeat" && index === 0) return (ttlMs: number) => (stalled ? Promise.resolve() : target.heartbeat(ttlMs));
-            return typeof value === "function" ? (value as () => unknown).bind(target) : value;
-          },
-        });
+        index !== 0 ? store : intercepting(store, { heartbeat: (ttlMs) => (stalled ? Promise.resolve() : store.heartbeat(ttlMs)) });
       let stoppedAtA!: () => void;
       const stopped = new Promise<void>((resolve) => (stoppedAtA = resolve));
       const quiet = () => undefined;
@@ -509,17 +501,13 @@ export function clusterScenarios(api: ClusterTestApi, name: string, openStores: 
       let successPending!: () => void;
       const pending = new Promise<void>((resolve) => (successPending = resolve));
       const slowSuccess = (_: number, store: ClusterSessionStore): ClusterSessionStore =>
-        new Proxy(store, {
-          get(target, name) {
-            const value = Reflect.get(target, name) as unknown;
-            if (name !== "finish") return typeof value === "function" ? (value as () => unknown).bind(target) : value;
-            return async (...args: Parameters<ClusterSessionStore["finish"]>) => {
-              if (args[1].includes('"success"')) {
-                successPending();
-                await gate;
-              }
-              return target.finish(...args);
-            };
+        intercepting(store, {
+          finish: async (...args) => {
+            if (args[1].includes('"success"')) {
+              successPending();
+              await gate;
+            }
+            return store.finish(...args);
           },
         });
       const { stores, nodes: [a] } = await startCluster(1, 10_000, slowSuccess);
