@@ -1,20 +1,18 @@
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync, chmodSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readdirSync, readFileSync, writeFileSync, chmodSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ProtocolError } from "@golem-stream/wire";
 import { removeStaleTemporaries, replaceFileAtomically } from "../src/checkpoint/atomic-file.js";
 import { readCheckpointFile, writeCheckpointFile } from "../src/checkpoint/checkpoint-file.js";
 import { decodeCheckpoint } from "../src/checkpoint/checkpoint.js";
+import { scratchDir } from "./support/processes.js";
 
 const vectors = JSON.parse(readFileSync(new URL("./fixtures/checkpoint-v1.json", import.meta.url), "utf8")) as {
   valid: { checkpoint: unknown }[];
 };
 const sample = decodeCheckpoint(JSON.stringify(vectors.valid[2]!.checkpoint));
 
-function scratch(): string {
-  return mkdtempSync(join(tmpdir(), "golem-stream-cli-"));
-}
+const scratch = scratchDir;
 
 describe("replaceFileAtomically", () => {
   it("replaces the contents and leaves no temporary file behind", async () => {

@@ -1,5 +1,4 @@
-import { mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
 import { describe, expect, it } from "vitest";
@@ -10,6 +9,7 @@ import type { CliIo } from "../src/io/cli-io.js";
 import { createLogger } from "../src/io/logger.js";
 import { createProgress } from "../src/io/progress.js";
 import { describeProgress, formatBytes, formatClock } from "../src/io/progress-line.js";
+import { scratchDir } from "./support/processes.js";
 import type { ProgressState } from "../src/io/progress-line.js";
 import { defaultDataDir } from "../src/paths.js";
 import { parseDuration } from "../src/duration.js";
@@ -49,7 +49,7 @@ describe("defaultDataDir", () => {
 
 describe("bearer tokens for serve", () => {
   it("accepts flags, the environment and a token file, without duplicates", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "golem-stream-tokens-"));
+    const dir = scratchDir();
     const file = join(dir, "tokens.txt");
     writeFileSync(file, "# ops\nfile-token\n\nflag-token\n");
     const { tokens, generatedFile } = await resolveServeTokens({ flags: ["flag-token"], env: "env-token", file }, dir);
@@ -58,7 +58,7 @@ describe("bearer tokens for serve", () => {
   });
 
   it("generates one token on first start and keeps it (mode 0600)", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "golem-stream-tokens-"));
+    const dir = scratchDir();
     const first = await resolveServeTokens({ flags: [], env: undefined, file: undefined }, dir);
     const second = await resolveServeTokens({ flags: [], env: "", file: undefined }, dir);
     expect(first.tokens).toEqual(second.tokens);

@@ -5,16 +5,26 @@
  */
 import { spawn } from "node:child_process";
 import type { ChildProcess } from "node:child_process";
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { afterAll } from "vitest";
 
 export const BIN = fileURLToPath(new URL("../../dist/bin.js", import.meta.url));
 export const TOKEN = "test-token-0123456789";
 
+/** One temporary folder per test file, holding every scratch directory: removed after the file's tests. */
+let scratchRoot: string | undefined;
+// Registered on import, so it runs after the file's own after-hooks (which stop its processes).
+afterAll(() => {
+  if (scratchRoot !== undefined) rmSync(scratchRoot, { recursive: true, force: true });
+  scratchRoot = undefined;
+});
+
 export function scratchDir(): string {
-  return mkdtempSync(join(tmpdir(), "golem-stream-cli-test-"));
+  scratchRoot ??= mkdtempSync(join(tmpdir(), "golem-stream-cli-test-"));
+  return mkdtempSync(join(scratchRoot, "scratch-"));
 }
 
 export interface RunResult {
