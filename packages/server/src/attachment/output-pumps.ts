@@ -120,7 +120,12 @@ export class OutputPumps {
         pump.dirty = false;
         const events = await store.readOutput(pump.stream.streamId, pump.next, PUMP_BATCH, PUMP_BATCH_BYTES);
         let bytes = 0;
+        let ahead = false;
         for (const logged of events) {
+          if (!known(pump.stream, logged)) {
+            ahead = true;
+            break;
+          }
           if (logged.event === "item") bytes += logged.data.length;
           const event = this.#sendable(pump.stream, logged);
           if (link.isEnded()) return;
@@ -135,8 +140,9 @@ export class OutputPumps {
           }
           pump.next = event.sequence + event.itemCount;
         }
-        // A full batch, by count or by bytes: there may be more.
-        if (events.length === PUMP_BATCH || bytes >= PUMP_BATCH_BYTES) pump.dirty = true;
+        // A full batch, by count or by bytes: there may be more. (Not when the
+        // log ran ahead of the session: the sync that catches up kicks again.)
+        if (!ahead && (events.length === PUMP_BATCH || bytes >= PUMP_BATCH_BYTES)) pump.dirty = true;
       }
     } finally {
       pump.running = false;
@@ -214,4 +220,18 @@ export class OutputPumps {
     });
     for (const child of children) link.announced(child);
   }
+}
+
+/**
+ * Whether the session in memory knows of the logged event: the item lies
+ * within the stream's count, the terminal is recorded. The owner counts an
+ * event (and registers the streams its item introduces) before committing
+ * it, so for the owner every committed event is known. A mirror learns from
+ * its syncs, and the store's log can be ahead of its last one: an item read
+ * before the sync that registers the nested streams it introduces would go
+ * out without their mappings, and those streams would never be announced
+ * (a hang at the client). The pump stops there; the sync kicks it again.
+ */
+function known(stream: StreamState, logged: OutputEvent): boolean {
+  return logged.event === "terminal" ? stream.outputTerminal : logged.sequence + logged.itemCount <= stream.count;
 }

@@ -376,6 +376,65 @@ export function clusterScenarios(api: ClusterTestApi, name: string, openStores: 
       expect(messages.at(-1)).toMatchObject({ type: "invocationFinished", outcome: { kind: "success" } });
     });
 
+    it("groups: B reads items from the log before its sync has learned of the nested streams they introduce; every item still carries its mapping", async () => {
+      // The race seen in CI, forced: B loads the session before A commits the
+      // items that introduce nested streams, its attachment reads them back
+      // after the commit, and the change notifications reach B late.
+      let bLoaded!: () => void;
+      const loadedAtB = new Promise<void>((resolve) => (bLoaded = resolve));
+      let changesHeld = true;
+      const held: (() => void)[] = [];
+      let appendsAtA = Promise.resolve();
+      let aFinished!: () => void;
+      const finishedAtA = new Promise<void>((resolve) => (aFinished = resolve));
+      const racing = (index: number, store: ClusterSessionStore): ClusterSessionStore =>
+        index === 0
+          ? intercepting(store, {
+              // Held until B has loaded the session; later appends queue behind, in call order as the store requires.
+              appendOutput: (event, introduced) => {
+                const gate = introduced.length > 0 ? loadedAtB : Promise.resolve();
+                const appended = appendsAtA.then(() => gate).then(() => store.appendOutput(event, introduced));
+                appendsAtA = appended.catch(() => undefined);
+                return appended;
+              },
+              finish: async (...args) => {
+                await store.finish(...args);
+                aFinished();
+              },
+            })
+          : intercepting(store, {
+              subscribe: (sessionId, listener) =>
+                store.subscribe(sessionId, (change) => {
+                  if (changesHeld) held.push(() => listener(change));
+                  else listener(change);
+                }),
+              attach: async (...args) => {
+                bLoaded();
+                await finishedAtA;
+                return store.attach(...args);
+              },
+              readOutput: async (...args) => {
+                const events = await store.readOutput(...args);
+                // The attachment has read the log: only now do the notifications arrive.
+                setTimeout(() => {
+                  changesHeld = false;
+                  for (const deliver of held.splice(0)) deliver();
+                }, 50);
+                return events;
+              },
+            });
+      const [a, b] = (await startCluster(2, 10_000, racing)).nodes;
+      const { client: second } = await startThenResume(a!, b!, demoStart("groups", v.record(v.u32(3), v.u32(4))));
+      const { messages } = await second.all();
+      const items = messages.filter((m) => m.type === "outputStreamItem") as Extract<ServerMessage, { type: "outputStreamItem" }>[];
+      const groups = items.filter((item) => item.channel === items[0]!.channel);
+      expect(groups.map((item) => item.mappings.length)).toEqual([1, 1, 1]);
+      for (const channel of groups.flatMap((item) => item.mappings.map((m) => m.channel))) {
+        expect(outputValues(messages, channel).map((x) => x.value)).toEqual([0, 1, 2, 3]);
+      }
+      expect(messages.at(-1)).toMatchObject({ type: "invocationFinished", outcome: { kind: "success" } });
+    });
+
     it("a takeover at node C revokes the transport attached at node B", async () => {
       const [a, b, c] = (await startCluster(3)).nodes;
       const { accepted, client: atB } = await startThenResume(a!, b!, demoStart("reverse", v.record(v.stream(randomUUID()))));
