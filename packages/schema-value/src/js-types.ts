@@ -8,7 +8,7 @@
  *   const codec = jsCodec(decodeSchemaGraph(t.graph(point)), point);
  *   codec.fromJs({ x: 1, y: "2" }); // does not compile
  */
-import type { SchemaType, StreamRef } from "./types.js";
+import type { HostManagedKind, SchemaType, StreamRef } from "./types.js";
 
 /**
  * What a `stream<…>` position becomes in `JsOf`: each layer that turns
@@ -34,7 +34,18 @@ export type MapStream<S extends JsStreams, I> = (S & { readonly inner: I })["typ
 
 export type Small = "s8" | "s16" | "s32" | "u8" | "u16" | "u32" | "f32" | "f64";
 
-export type JsOf<T, S extends JsStreams = StreamRefs> = T extends { kind: "bool" }
+export type JsOf<T, S extends JsStreams = StreamRefs> = T extends { root: infer R }
+  ? JsOf<R, S>
+  : T extends { kind: "ref"; __target?: infer B }
+    ? RefJs<NonNullable<B>, S>
+    : T extends { kind: HostManagedKind }
+      ? never
+      : ScalarOrCompositeJs<T, S>;
+
+/** A `ref` maps like its def's body when `t.ref<typeof body>` named it; otherwise nothing is known. */
+type RefJs<B, S extends JsStreams> = SchemaType extends B ? unknown : JsOf<B, S>;
+
+type ScalarOrCompositeJs<T, S extends JsStreams> = T extends { kind: "bool" }
   ? boolean
   : T extends { kind: Small }
     ? number
