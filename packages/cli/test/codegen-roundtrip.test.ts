@@ -152,7 +152,9 @@ describe("golem-stream codegen round trip (real server, real CLI, real tsc)", ()
     expect(generated.code).toBe(0);
     const source = generated.stdout.toString("utf8");
     // tally's input becomes a stream of u32: the calls' strings no longer fit.
-    writeFileSync(join(dir, "agents.ts"), source.replace("tally: { params: t.record({ input: t.stream(t.string()) })", "tally: { params: t.record({ input: t.stream(t.u32()) })"));
+    const wrong = source.replace(/(tally: \{\s+params: t\.record\(\{ input: t\.stream\()t\.string\(\)/, "$1t.u32()");
+    expect(wrong).not.toBe(source);
+    writeFileSync(join(dir, "agents.ts"), wrong);
     writeFileSync(join(dir, "calls.ts"), CALLS);
     const compiled = tsc(dir);
     expect(compiled.code).not.toBe(0);

@@ -32,7 +32,16 @@ describe("contractSource round-trips", () => {
     expect(roundTrip([demo])).toEqual({ echo: [] });
     const { source, exports } = contractSource([demo]);
     expect(exports).toEqual([{ agentType: "echo", name: "echoContract" }]);
-    expect(source).toContain("split: { params: t.record({ data: t.stream(t.u8()) }), result: t.record({ upper: t.stream(t.u8()), lines: t.stream(t.string()) }) },");
+    expect(source).toContain(
+      [
+        "    split: {",
+        "      params: t.record({ data: t.stream(t.u8()) }),",
+        "      result: t.record({ upper: t.stream(t.u8()), lines: t.stream(t.string()) }),",
+        "    },",
+        "    groups: {",
+      ].join("\n"),
+    );
+    expect(source).toContain("    count: { params: t.record({ to: t.u32(), delayMs: t.u32() }), result: t.stream(t.u32()) },\n");
   });
 
   it("(b) every kind, restriction, metadata, recursive and shared defs, names that are not identifiers", () => {
@@ -41,13 +50,14 @@ describe("contractSource round-trips", () => {
     for (const found of Object.values(differences)) expect(found).toEqual([]);
   });
 
-  it("(c) random catalogue entries", () => {
+  // Each run transpiles a module with TypeScript: 50 runs, and time for a loaded machine.
+  it("(c) random catalogue entries", { timeout: 180_000 }, () => {
     fc.assert(
       fc.property(fc.array(catalogueEntryArb, { minLength: 1, maxLength: 3 }), (entries) => {
         const unique = entries.filter((entry, i) => entries.findIndex((other) => other.name === entry.name) === i);
         for (const found of Object.values(roundTrip(unique))) expect(found).toEqual([]);
       }),
-      { numRuns: 100 },
+      { numRuns: 50 },
     );
   });
 
@@ -85,12 +95,17 @@ describe("names", () => {
     const { source } = contractSource(kitchenSink);
     // tree -> leaf is typed; tree -> tree and even <-> odd are not.
     expect(source).toContain(
-      'const kitchenSinkRecursiveParamsTreeDef = t.record({ value: t.ref<typeof kitchenSinkRecursiveParamsLeafDef>("leaf"), kids: t.list(t.ref("tree")) });',
+      [
+        "const kitchenSinkRecursiveParamsTreeDef = t.record({",
+        '  value: t.ref<typeof kitchenSinkRecursiveParamsLeafDef>("leaf"),',
+        '  kids: t.list(t.ref("tree")),',
+        "});",
+      ].join("\n"),
     );
     expect(source).toContain('const kitchenSinkRecursiveParamsEvenDef = t.option(t.record({ next: t.ref("odd") }));');
     expect(source).toContain('const kitchenSinkRecursiveParamsOddDef = t.record({ next: t.meta(t.ref("even"), { doc: "a ref with metadata" }) });');
     expect(source).toContain('const kitchenSinkRecursiveParams0Def = t.ref<typeof kitchenSinkRecursiveParamsAliasDef>("alias");');
-    expect(source).toContain('t.graph(t.ref<typeof kitchenSinkRecursiveParamsParamsDef>("params"), [');
+    expect(source).toContain('      params: t.graph(\n        t.ref<typeof kitchenSinkRecursiveParamsParamsDef>("params"),\n        [\n          { id: "tree", name: "Tree node", body: kitchenSinkRecursiveParamsTreeDef },');
   });
 });
 

@@ -13,7 +13,7 @@
 import { decodeSchemaGraph, type SchemaDef, type SchemaGraphJson, type SchemaType } from "@golem-stream/schema-value";
 import { ContractError } from "../errors.js";
 import { camelCase, NameAllocator, propertyKey, wordsOf } from "./identifiers.js";
-import { literal, typeSource } from "./type-source.js";
+import { layout, literal, typeSource } from "./type-source.js";
 
 /** A graph as the discovery endpoint sends it, or decoded (`SchemaGraph` satisfies it). */
 export interface CatalogueGraph {
@@ -62,25 +62,27 @@ export function contractSource(agentTypes: readonly CatalogueEntry[], options: C
     const exported = names.allocate(`${camelCase(words, "agent")}Contract`);
     exports.push({ agentType: name, name: exported });
     const defConsts: string[] = [];
-    const schema = (graph: CatalogueGraph, part: string[], where: string, streams: "allowed" | "forbidden") =>
-      graphSource(checked(graph, where, streams), [...words, ...part], names, defConsts);
+    const schema = (graph: CatalogueGraph, part: string[], where: string, streams: "allowed" | "forbidden", indent: string) =>
+      graphSource(checked(graph, where, streams), [...words, ...part], names, defConsts, indent);
     const lines = [`export const ${exported} = defineAgentType({`, `  name: ${JSON.stringify(name)},`];
-    lines.push(`  constructor: ${schema(agentType.constructorParameters, ["constructor"], `agent type ${name}: constructor`, "forbidden")},`);
+    lines.push(`  constructor: ${schema(agentType.constructorParameters, ["constructor"], `agent type ${name}: constructor`, "forbidden", "  ")},`);
     const config = agentType.config ?? [];
     if (config.length > 0) lines.push(`  config: ${literal(config.map((entry) => ({ path: [...entry.path] })))},`);
     lines.push("  methods: {");
     const methodNames = new Set<string>();
     for (const method of agentType.methods) {
       const where = `agent type ${name}: method ${JSON.stringify(method.name)}`;
-      if (methodNames.has(nonEmpty(method.name, "a method name"))) throw new ContractError(`${where} appears twice`);
+      nonEmpty(method.name, "a method name");
+      if (methodNames.has(method.name)) throw new ContractError(`${where} appears twice`);
       methodNames.add(method.name);
-      const methodWords = [...wordsOf(method.name)];
-      const members = [`params: ${schema(method.parameters, [...methodWords, "params"], `${where}: parameters`, "allowed")}`];
-      if (method.result !== undefined) members.push(`result: ${schema(method.result, [...methodWords, "result"], `${where}: result`, "allowed")}`);
-      lines.push(`    ${propertyKey(method.name)}: { ${members.join(", ")} },`);
+      const methodWords = wordsOf(method.name);
+      // Members sit at six spaces when the method breaks over lines; on one line they are short anyway.
+      const members = [`params: ${schema(method.parameters, [...methodWords, "params"], `${where}: parameters`, "allowed", "      ")}`];
+      if (method.result !== undefined) members.push(`result: ${schema(method.result, [...methodWords, "result"], `${where}: result`, "allowed", "      ")}`);
+      lines.push(`    ${layout(`${propertyKey(method.name)}: { `, members, " }", "    ")},`);
     }
     lines.push("  },", "});");
-    declarations.push([...defConsts, lines.join("\n")].join("\n"));
+    declarations.push([...(defConsts.length === 0 ? [] : [defConsts.join("\n")]), lines.join("\n")].join("\n\n"));
   }
   const origin = options.origin === undefined ? "" : ` from ${options.origin.replace(/[\r\n\u2028\u2029]+/g, " ")}`;
   const header = [
@@ -112,9 +114,9 @@ function checked(graph: CatalogueGraph, where: string, streams: "allowed" | "for
  * them — except refs inside a cycle of defs, which stay untyped: a const's
  * type cannot depend on itself.
  */
-function graphSource(graph: SchemaGraphJson, words: readonly string[], names: NameAllocator, consts: string[]): string {
+function graphSource(graph: SchemaGraphJson, words: readonly string[], names: NameAllocator, consts: string[], indent: string): string {
   const defs = graph.defs ?? [];
-  if (defs.length === 0) return typeSource(graph.root, () => undefined);
+  if (defs.length === 0) return typeSource(graph.root, () => undefined, indent);
   const constOf = new Map(defs.map((def) => [def.id, names.allocate(`${camelCase([...words, ...wordsOf(def.id)], "def")}Def`)]));
   const reaches = reachability(defs);
   for (const def of defs) {
@@ -122,11 +124,12 @@ function graphSource(graph: SchemaGraphJson, words: readonly string[], names: Na
     const namer = (id: string) => (reaches.get(id)?.has(def.id) === true ? undefined : constOf.get(id));
     consts.push(`const ${constOf.get(def.id) as string} = ${typeSource(def.body, namer)};`);
   }
+  const inner = `${indent}  `;
   const list = defs.map((def) => {
     const members = [`id: ${JSON.stringify(def.id)}`, ...(def.name === undefined ? [] : [`name: ${JSON.stringify(def.name)}`]), `body: ${constOf.get(def.id) as string}`];
     return `{ ${members.join(", ")} }`;
   });
-  return `t.graph(${typeSource(graph.root, (id) => constOf.get(id))}, [${list.join(", ")}])`;
+  return layout("t.graph(", [typeSource(graph.root, (id) => constOf.get(id), inner), layout("[", list, "]", inner)], ")", indent);
 }
 
 /** For each def id, every def id its body reaches through refs (itself included when it is on a cycle). */
