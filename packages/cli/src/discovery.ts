@@ -33,6 +33,8 @@ export interface AgentTypeSignature {
   readonly name: string;
   readonly constructorParameters: SchemaGraph;
   readonly methods: readonly MethodSignature[];
+  /** The configuration entries the agent type declares (`[]` when the server lists none). */
+  readonly config: readonly { readonly path: readonly string[] }[];
   readonly json: JsonObject;
 }
 
@@ -59,7 +61,13 @@ export async function fetchCatalogue(
   }
   const body = await readBounded(response, MAX_DISCOVERY_BYTES);
   if (!response.ok) throw httpFailure(response.status, body);
-  return { application, environment, agentTypes: decodeCatalogue(body) };
+  try {
+    return { application, environment, agentTypes: decodeCatalogue(body) };
+  } catch (cause) {
+    // A document this CLI cannot read is the server breaking the protocol, not a bug here.
+    if (!(cause instanceof ProtocolError)) throw cause;
+    throw new CliError(EXIT.connectionLost, `the server's discovery document is not valid: ${cause.message}`, { code: cause.code, cause });
+  }
 }
 
 /** Decodes a discovery document. Throws only `ProtocolError`. */
@@ -86,8 +94,20 @@ export function decodeCatalogue(body: Uint8Array | string): AgentTypeSignature[]
           json: method,
         };
       }),
+      config: configEntries(getMember(agentType, "config"), `${at}.config`),
       json: agentType,
     };
+  });
+}
+
+/** `config` is optional (older servers omit it); when present, a list of `{path: [string…]}`. */
+function configEntries(value: JsonValue | undefined, at: string): { path: string[] }[] {
+  if (value === undefined) return [];
+  if (!Array.isArray(value)) throw malformed(at, "must be an array");
+  return value.map((entry, i) => {
+    const path = isJsonObject(entry) ? getMember(entry, "path") : undefined;
+    if (!Array.isArray(path) || path.some((part) => typeof part !== "string")) throw malformed(`${at}[${i}].path`, "must be an array of strings");
+    return { path: path as string[] };
   });
 }
 

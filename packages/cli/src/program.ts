@@ -26,7 +26,7 @@ export const LOG_FORMATS = ["auto", "json", "pretty"] as const;
 export type LogFormat = (typeof LOG_FORMATS)[number];
 
 const CONNECTION_HELP = `
-Connection (invoke, resume, types):
+Connection (invoke, resume, types, codegen):
   --url defaults to $GOLEM_STREAM_URL, then ${DEFAULT_URL}
   --token defaults to $GOLEM_STREAM_TOKEN (a static bearer token the server accepts)`;
 
@@ -112,6 +112,17 @@ export interface TypesOptions extends ConnectionOptions {
   readonly application: string;
   readonly environment: string;
   readonly json: boolean;
+}
+
+export interface CodegenOptions extends ConnectionOptions {
+  readonly application: string;
+  readonly environment: string;
+  /** The file to write (replaced atomically); stdout when absent or `-`. */
+  readonly out?: string;
+  /** The module the generated source imports `defineAgentType` and `t` from. */
+  readonly importFrom: string;
+  /** `--timeout`: how long the discovery request may take, ms. */
+  readonly timeout: number;
 }
 
 function parsePort(value: string): number {
@@ -540,6 +551,35 @@ Examples:
   $ golem-stream types --application demo --environment default --json`,
     )
     .action(run<TypesOptions>(async () => (await import("./commands/types.js")).runTypes));
+
+  program
+    .command("codegen")
+    .description("Write typed contracts (defineAgentType source) for every agent type in the server's catalogue.")
+    .option("-a, --application <name>", "application", "demo")
+    .option("-e, --environment <name>", "environment", "default")
+    .option("-o, --out <file>", "the TypeScript file to write, replaced atomically (default: stdout; - is stdout)")
+    .option("--import-from <module>", "the module the source imports defineAgentType and t from", "@golem-stream/contract")
+    .addOption(
+      new Option("--timeout <duration>", "how long the discovery request may take")
+        .argParser(parseBoundedDuration(1, 3_600_000, "at most 1h"))
+        .default(DEFAULT_TIMEOUT_MS, "30s"),
+    )
+    .addOption(urlOption())
+    .addOption(tokenOption())
+    .addHelpText(
+      "after",
+      `${CONNECTION_HELP}
+
+One exported contract per agent type: the name in camelCase (ASCII letters and digits) plus
+"Contract", e.g. echo -> echoContract; names that collide get _2, _3 in catalogue order.
+Exit status: 0 written, 2 usage or unknown application/environment, 3 refused (401/403),
+4 server unreachable or its catalogue invalid, 74 the file could not be written.
+
+Examples:
+  $ golem-stream codegen --url http://127.0.0.1:8080 --out src/agents.ts
+  $ golem-stream codegen --application shop --environment prod > agents.ts`,
+    )
+    .action(run<CodegenOptions>(async () => (await import("./commands/codegen.js")).runCodegen));
 
   return program;
 }

@@ -179,7 +179,7 @@ describe("operator commands", () => {
     expect(result.code).toBe(EXIT.usage);
   });
 
-  it.each([[[]], [["serve"]], [["invoke"]], [["resume"]], [["token"]], [["token", "inspect"]], [["types"]]])(
+  it.each([[[]], [["serve"]], [["invoke"]], [["resume"]], [["token"]], [["token", "inspect"]], [["types"]], [["codegen"]]])(
     "%j --help shows examples",
     async (command) => {
       const result = await run([...command, "--help"]);

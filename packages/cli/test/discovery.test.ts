@@ -1,7 +1,9 @@
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { describe, expect, it } from "vitest";
 import { t } from "@golem-stream/schema-value";
 import { ProtocolError } from "@golem-stream/wire";
-import { decodeCatalogue, findMethod, methodSchemaDigest } from "../src/discovery.js";
+import { decodeCatalogue, fetchCatalogue, findMethod, methodSchemaDigest } from "../src/discovery.js";
 import { CliError, EXIT } from "../src/exit-codes.js";
 
 const good = {
@@ -40,7 +42,29 @@ describe("decodeCatalogue", () => {
     ]);
   });
 
+  it("reads the declared configuration entries (codegen writes them into contracts); absent means none", () => {
+    const withConfig = { agentTypes: [{ ...good.agentTypes[0], config: [{ path: ["provider", "model"] }] }] };
+    expect(decodeCatalogue(JSON.stringify(withConfig))[0]?.config).toEqual([{ path: ["provider", "model"] }]);
+    const { config: _, ...without } = good.agentTypes[0]!;
+    expect(decodeCatalogue(JSON.stringify({ agentTypes: [without] }))[0]?.config).toEqual([]);
+  });
+
+  it("a discovery document it cannot read is the server breaking the protocol: exit 4, not an internal error", async () => {
+    const server = createServer((_, response) => response.end('{"agentTypes":7}'));
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    try {
+      const error = await fetchCatalogue({ url: origin, httpOrigin: origin, token: "t" }, "demo", "default", AbortSignal.timeout(10_000)).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(CliError);
+      expect(error).toMatchObject({ exitCode: EXIT.connectionLost, code: "invalid-message" });
+    } finally {
+      server.close();
+    }
+  });
+
   const broken: [string, unknown][] = [
+    ["config not an array", { agentTypes: [{ ...good.agentTypes[0], config: {} }] }],
+    ["a config path that is not strings", { agentTypes: [{ ...good.agentTypes[0], config: [{ path: [1] }] }] }],
     ["no agentTypes", { application: "demo" }],
     ["agentTypes not an array", { agentTypes: {} }],
     ["an agent type without a name", { agentTypes: [{ constructorParameters: good.agentTypes[0]!.constructorParameters, methods: [] }] }],

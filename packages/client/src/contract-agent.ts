@@ -9,8 +9,8 @@
  * A function beside the client rather than a method of it, so a page that
  * never uses contracts does not ship this code (the browser bundle budget).
  */
-import { contractDifferences, ContractError, type AnyAgentContract, type ConstructorArgs, type MethodName } from "@golem-stream/contract";
-import type { JsOf, SchemaType } from "@golem-stream/schema-value";
+import { contractDifferences, ContractError, type AnyAgentContract, type ConstructorArgs, type MethodName, type ResultSchema } from "@golem-stream/contract";
+import type { JsOf } from "@golem-stream/schema-value";
 import type { Agent, AgentInvokeOptions, Client } from "./client.js";
 import type { AgentTypeSchema } from "./discovery.js";
 import { ClientError } from "./errors.js";
@@ -58,7 +58,7 @@ export type CallParams<C extends AnyAgentContract, K extends MethodName<C>> = Js
 
 /** What a typed call resolves to: the result with typed output streams, `undefined` without a result. */
 export type CallResult<C extends AnyAgentContract, K extends MethodName<C>> =
-  C["methods"][K] extends { readonly result: infer R } ? (R extends SchemaType ? JsOf<R, OutputStreams> : undefined) : undefined;
+  C["methods"][K] extends { readonly result: infer R } ? (R extends ResultSchema ? JsOf<R, OutputStreams> : undefined) : undefined;
 
 /** An agent typed by its contract: one method per contract method. */
 export type TypedAgent<C extends AnyAgentContract> = {

@@ -6,7 +6,7 @@
  */
 import { echoContract } from "@golem-stream/contract/demo";
 import { createSessionServer, implement, Keyring, MemorySessionStore, StaticAgentHost, type AgentTypeDefinition } from "@golem-stream/server";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from "vitest";
 import { ClientError, ContractError, createClient, defineAgentType, t, typedAgent, type Client, type TypedOutput } from "../src/index.js";
 import { collect, randomChunks, sha256 } from "./support/demo.js";
 import { startServer, TOKEN } from "./support/embedded.js";
@@ -209,7 +209,11 @@ describe("the contract is checked against the catalogue", () => {
 });
 
 // A contract of its own: binary input, a result-less method, a stream inside a variant,
-// a push-style (writer) output, the constructor as JavaScript, a result the codec refuses.
+// a push-style (writer) output, the constructor as JavaScript, a result the codec refuses,
+// and graphs with defs: a parameter record behind a ref, a recursive def, a ref typed by its def.
+const treeNode = t.record({ value: t.u32(), kids: t.list(t.ref("node")) });
+const walkArgs = t.record({ tree: t.ref<typeof treeNode>("node") });
+const leaf = t.meta(t.u32(), { doc: "one node's value" });
 const lab = defineAgentType({
   name: "lab",
   constructor: t.record({ owner: t.string(), quota: t.u64() }),
@@ -223,8 +227,17 @@ const lab = defineAgentType({
     maybeLines: { params: t.record({ text: t.option(t.string()) }), result: t.variant({ lines: t.stream(t.string()), nothing: null }) },
     ticks: { params: t.record({ n: t.u32() }), result: t.stream(t.record({ at: t.u32(), even: t.bool() })) },
     tooBig: { params: t.record({}), result: t.u8() },
+    walk: {
+      params: t.graph(t.ref<typeof walkArgs>("args"), [
+        { id: "args", body: walkArgs },
+        { id: "node", name: "Tree node", body: treeNode },
+      ]),
+      result: t.graph(t.stream(t.ref<typeof leaf>("leaf")), { leaf }),
+    },
   },
 });
+
+type TreeNode = { value: number; kids: TreeNode[] };
 
 const pings: number[] = [];
 const LAB = implement(lab, {
@@ -256,6 +269,11 @@ const LAB = implement(lab, {
   async tooBig() {
     // A lie the compiler cannot see: the codec refuses it before anything is recorded.
     return 300;
+  },
+  async walk(_ctx, { tree }) {
+    // tree.kids is unknown[] to the compiler (a recursive def); the codec built it from the schema.
+    const values = (node: TreeNode): number[] => [node.value, ...node.kids.flatMap(values)];
+    return values(tree as TreeNode);
   },
 });
 
@@ -324,6 +342,23 @@ describe("a contract of its own, next to an untyped definition", () => {
     const agent = await typedAgent(labClient, lab, { ...at, constructorArgs: { owner: "ada", quota: 1n } });
     const call = agent.tooBig({});
     await expect(call.result).rejects.toMatchObject({ kind: "invocation-failed" });
+  });
+
+  it("graphs with defs: a parameter record behind a ref, a recursive def, a stream of a typed ref", async () => {
+    const agent = await typedAgent(labClient, lab, { ...at, constructorArgs: { owner: "ada", quota: 1n } });
+    const tree: TreeNode = { value: 1, kids: [{ value: 2, kids: [] }, { value: 3, kids: [{ value: 4, kids: [] }] }] };
+    const walked = await agent.walk({ tree });
+    expectTypeOf(walked).toEqualTypeOf<TypedOutput<number>>();
+    expect(await collect(walked)).toEqual([1, 2, 3, 4]);
+    // The codec checks the recursive part too.
+    const refused = (() => {
+      try {
+        return agent.walk({ tree: { value: 1, kids: [{ value: -1, kids: [] }] } });
+      } catch (error) {
+        return error;
+      }
+    })();
+    expect(refused).toMatchObject({ kind: "invalid-argument", message: expect.stringMatching(/elements\[0\]\.fields\[0\]: must be an integer/) });
   });
 
   it("the untyped definition in the same host answers untyped calls", async () => {

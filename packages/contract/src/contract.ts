@@ -6,17 +6,24 @@
  * signatures from the same object; at run time it carries the SchemaGraph JSON
  * the agent host and the discovery endpoint already speak.
  */
-import { decodeSchemaGraph, t, type JsonValue, type SchemaGraphJson, type SchemaType } from "@golem-stream/schema-value";
+import { decodeSchemaGraph, t, type GraphOf, type JsonValue, type SchemaGraphJson, type SchemaType } from "@golem-stream/schema-value";
 import { ContractError } from "./errors.js";
 
-/** A record type, as `t.record({...})` builds it: constructors and method parameters are records. */
-export type RecordSchema = SchemaType & { readonly kind: "record" };
+/**
+ * A record type, as `t.record({...})` builds it: constructors and method
+ * parameters are records. Where the schema needs definitions (`t.ref`), pass
+ * a graph instead: `t.graph(root, defs)` whose root is, or refers to, a record.
+ */
+export type RecordSchema = (SchemaType & { readonly kind: "record" }) | GraphOf;
+
+/** A method's result: a type, or a graph (`t.graph(root, defs)`) when it needs definitions. */
+export type ResultSchema = SchemaType | GraphOf;
 
 export interface MethodSpec {
   /** The method's parameters, one record field per parameter. */
   readonly params: RecordSchema;
   /** The result type; omit it for a method without a result. */
-  readonly result?: SchemaType;
+  readonly result?: ResultSchema;
 }
 
 /** A declared configuration entry (protocol section 4.2); `accepts` runs on the server only. */
@@ -104,15 +111,17 @@ export function defineAgentType<
   });
 }
 
-function recordGraph(type: unknown, where: string): SchemaGraphJson {
-  if (typeof type !== "object" || type === null || (type as { kind?: unknown }).kind !== "record") {
-    throw new ContractError(`${where} must be a record type (t.record({...}))`);
-  }
-  return checkedGraph(type as SchemaType, where);
+function recordGraph(schema: unknown, where: string): SchemaGraphJson {
+  const notRecord = () => new ContractError(`${where} must be a record type (t.record({...})), or a graph rooted at one`);
+  if (typeof schema !== "object" || schema === null) throw notRecord();
+  const graph = checkedGraph(schema as ResultSchema, where);
+  if (decodeSchemaGraph(graph).resolve(graph.root).kind !== "record") throw notRecord();
+  return graph;
 }
 
-function checkedGraph(type: SchemaType, where: string): SchemaGraphJson {
-  const graph = t.graph(type);
+/** The schema as graph JSON (a type becomes a graph without defs), validated. */
+function checkedGraph(schema: ResultSchema, where: string): SchemaGraphJson {
+  const graph: SchemaGraphJson = "root" in schema ? schema : t.graph(schema);
   try {
     decodeSchemaGraph(graph);
   } catch (cause) {

@@ -22,6 +22,7 @@ export {
   type MethodName,
   type MethodSpec,
   type RecordSchema,
+  type ResultSchema,
 } from "./contract.js";
 export { type ConstructorArgs, type MethodParams, type MethodResult } from "./js-types.js";
 export { contractDifferences, assertContractMatches, type CatalogueAgentType, type GraphShape } from "./compare.js";

@@ -4,8 +4,8 @@
  * `JsOf`): the server reads input streams as async iterables and returns
  * output sources; the client passes sources and reads typed output streams.
  */
-import type { JsOf, SchemaType, JsStreams, StreamRefs } from "@golem-stream/schema-value";
-import type { AnyAgentContract, MethodSpec } from "./contract.js";
+import type { JsOf, JsStreams, StreamRefs } from "@golem-stream/schema-value";
+import type { AnyAgentContract, MethodSpec, ResultSchema } from "./contract.js";
 
 /** The constructor parameters as JavaScript (a constructor has no streams). */
 export type ConstructorArgs<C extends AnyAgentContract> = JsOf<C["constructor"], StreamRefs>;
@@ -15,7 +15,7 @@ export type MethodParams<M extends MethodSpec, S extends JsStreams> = JsOf<M["pa
 
 /** A method's result as JavaScript, streams mapped by `S`; `undefined` for a method without a result. */
 export type MethodResult<M extends MethodSpec, S extends JsStreams> = M extends { readonly result: infer R }
-  ? R extends SchemaType
+  ? R extends ResultSchema
     ? JsOf<R, S>
     : undefined
   : undefined;

@@ -57,7 +57,22 @@ describe("defineAgentType", () => {
     expect(Object.isFrozen(contract)).toBe(true);
   });
 
+  it("takes graphs where a schema needs defs, keeping them as given; a parameter record may sit behind a ref", () => {
+    const node = t.record({ value: t.u8(), next: t.option(t.ref("node")) });
+    const params = t.graph(t.ref("args"), [
+      { id: "args", body: t.record({ head: t.ref<typeof node>("node") }) },
+      { id: "node", name: "Node", body: node },
+    ]);
+    const result = t.graph(t.list(t.ref<typeof node>("node")), { node });
+    const contract = defineAgentType({ name: "lists", constructor: t.graph(t.record({})), methods: { walk: { params, result } } });
+    expect(contract.graphs.methods[0]?.parameters).toBe(params);
+    expect(contract.graphs.methods[0]?.result).toBe(result);
+    expect(contract.graphs.constructorParameters).toEqual({ root: { kind: "record", value: { fields: [] } } });
+  });
+
   const refusals: [string, () => unknown, RegExp][] = [
+    ["a parameter graph whose root is not a record", () => defineAgentType({ name: "x", constructor: t.record({}), methods: { m: { params: t.graph(t.ref("d"), { d: t.u8() }) } } }), /method m: params must be a record type.*or a graph rooted at one/],
+    ["a graph with a dangling ref", () => defineAgentType({ name: "x", constructor: t.graph(t.record({ a: t.ref("nowhere") })), methods: {} }), /constructor.*dangling ref/],
     ["an empty name", () => defineAgentType({ name: "", constructor: t.record({}), methods: {} }), /non-empty name/],
     ["a constructor that is not a record", () => defineAgentType({ name: "x", constructor: t.string() as unknown as RecordSchema, methods: {} }), /constructor must be a record/],
     ["method params that are not a record", () => defineAgentType({ name: "x", constructor: t.record({}), methods: { m: { params: t.u8() as unknown as RecordSchema } } }), /method m: params must be a record/],

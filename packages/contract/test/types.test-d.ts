@@ -50,8 +50,39 @@ describe("JsOf maps every SchemaType kind", () => {
     const result = t.result({ ok: t.string(), err: t.u32() });
     expectTypeOf<JsOf<typeof result>>().toEqualTypeOf<{ ok: string } | { err: number }>();
     expectTypeOf<JsOf<Extract<SchemaType, { kind: "union" }>>>().toEqualTypeOf<{ tag: string; body: unknown }>();
-    // A ref names a definition only the graph knows: its JavaScript type is not known statically.
-    expectTypeOf<JsOf<ReturnType<typeof t.ref>>>().toEqualTypeOf<unknown>();
+    // A ref names a definition only the graph knows: its JavaScript type is not known statically…
+    const untyped = t.ref("d");
+    expectTypeOf<JsOf<typeof untyped>>().toEqualTypeOf<unknown>();
+    // …unless the ref names the def's body.
+    const body = t.record({ n: t.u64() });
+    const typed = t.ref<typeof body>("d");
+    expectTypeOf<JsOf<typeof typed>>().toEqualTypeOf<{ n: bigint }>();
+    const aliased = t.ref<typeof typed>("alias");
+    expectTypeOf<JsOf<typeof aliased>>().toEqualTypeOf<{ n: bigint }>();
+    // Host-managed kinds never hold a value.
+    for (const _ of [t.hostManaged("secret"), t.hostManaged("quota-token"), t.hostManaged("permission-card"), t.hostManaged("future")]) {
+      expectTypeOf<JsOf<typeof _>>().toEqualTypeOf<never>();
+    }
+    const maybeSecret = t.option(t.hostManaged("secret"));
+    expectTypeOf<JsOf<typeof maybeSecret>>().toEqualTypeOf<undefined>();
+  });
+
+  it("builders with metadata and exact order keep their types", () => {
+    const ordered = t.recordOf([["b", t.u8(), { doc: "b" }], ["1", t.string()]]);
+    expectTypeOf<JsOf<typeof ordered>>().toEqualTypeOf<{ b: number; 1: string }>();
+    const cases = t.variantOf([["0", null], ["some", t.bool(), { deprecated: "x" }]]);
+    expectTypeOf<JsOf<typeof cases>>().toEqualTypeOf<{ case: "0" } | { case: "some"; value: boolean }>();
+    const documented = t.meta(t.list(t.s64()), { doc: "d" });
+    expectTypeOf<JsOf<typeof documented>>().toEqualTypeOf<bigint[]>();
+  });
+
+  it("graphs map like their root, refs into their defs typed", () => {
+    const leaf = t.u32();
+    const graph = t.graph(t.record({ a: t.ref<typeof leaf>("leaf"), b: t.stream(t.ref<typeof leaf>("leaf")) }), [{ id: "leaf", body: leaf }]);
+    expectTypeOf<JsOf<typeof graph, Arrays>>().toEqualTypeOf<{ a: number; b: number[] }>();
+    const withDefs = defineAgentType({ name: "g", constructor: graph, methods: { m: { params: graph, result: t.graph(t.ref<typeof leaf>("leaf"), { leaf }) } } });
+    expectTypeOf<MethodParams<typeof withDefs.methods.m, Arrays>>().toEqualTypeOf<{ a: number; b: number[] }>();
+    expectTypeOf<MethodResult<typeof withDefs.methods.m, Arrays>>().toEqualTypeOf<number>();
   });
 
   it("streams: a reference by default, whatever the mapping says otherwise, nested ones included", () => {
@@ -99,6 +130,12 @@ describe("contract types", () => {
       defineAgentType({ name: "x", constructor: t.record({}), methods: { m: { params: t.string() } } }),
       // @ts-expect-error the constructor must be a record
       defineAgentType({ name: "x", constructor: t.u8(), methods: {} }),
+      // @ts-expect-error a typed ref maps like its def: a u32 is a number
+      ((): JsOf<ReturnType<typeof t.ref<ReturnType<typeof t.u32>>>> => "1")(),
+      // @ts-expect-error no value fits a host-managed kind
+      ((): JsOf<ReturnType<typeof t.hostManaged<"secret">>> => ({}))(),
+      // @ts-expect-error a graph's JavaScript is its root's: this record has a field n
+      ((): JsOf<ReturnType<typeof t.graph<ReturnType<typeof t.record<{ n: ReturnType<typeof t.u8> }>>>>> => ({ m: 1 }))(),
       // @ts-expect-error a result must be a schema type
       defineAgentType({ name: "x", constructor: t.record({}), methods: { m: { params: t.record({}), result: "string" } } }),
     ];

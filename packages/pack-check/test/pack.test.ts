@@ -147,7 +147,7 @@ describe("installed alone with npm", () => {
     expect(await node("store-postgres", "require.cjs")).toMatch(/^required PostgresSessionStore\n$/);
   });
 
-  it("the CLI invokes the installed server, and its library entry loads from ESM and CommonJS", async () => {
+  it("the CLI invokes the installed server and writes contracts for it, and its library entry loads from ESM and CommonJS", async () => {
     const bin = path.join(dir("cli"), "node_modules/.bin/golem-stream");
     const { stdout } = await run(bin, ["invoke", "echo", "count", "-c", '{"name":"cli"}', "3", "0", "--url", serverUrl, "--token", "s3cret"], {
       cwd: dir("cli"),
@@ -155,6 +155,9 @@ describe("installed alone with npm", () => {
     });
     // One output stream: bare output, one item per line (the result is the stream itself).
     expect(stdout).toBe("0\n1\n2\n");
+    // codegen needs @golem-stream/contract's ./codegen entry from its tarball.
+    const generated = await run(bin, ["codegen", "--url", serverUrl, "--token", "s3cret"], { cwd: dir("cli"), env: consumerEnv() });
+    expect(generated.stdout).toMatch(/^export const echoContract = defineAgentType\(\{$/m);
     expect(await node("cli", "embed.mjs")).toMatch(/^esm: checkpoint v1, exit codes \d+\n$/);
     expect(await node("cli", "embed.cjs")).toBe("cjs: checkpoint v1\n");
   });

@@ -8,7 +8,7 @@
  *   const codec = jsCodec(decodeSchemaGraph(t.graph(point)), point);
  *   codec.fromJs({ x: 1, y: "2" }); // does not compile
  */
-import type { SchemaType, StreamRef } from "./types.js";
+import type { HostManagedKind, SchemaType, StreamRef } from "./types.js";
 
 /**
  * What a `stream<…>` position becomes in `JsOf`: each layer that turns
@@ -34,51 +34,65 @@ export type MapStream<S extends JsStreams, I> = (S & { readonly inner: I })["typ
 
 export type Small = "s8" | "s16" | "s32" | "u8" | "u16" | "u32" | "f32" | "f64";
 
-export type JsOf<T, S extends JsStreams = StreamRefs> = T extends { kind: "bool" }
-  ? boolean
-  : T extends { kind: Small }
-    ? number
-    : T extends { kind: "s64" | "u64" | "duration" }
-      ? bigint
-      : T extends { kind: "char" | "string" | "path" | "url" | "datetime" }
-        ? string
-        : T extends { kind: "record"; __fields?: infer F }
-          ? NonNullable<F> extends Record<string, SchemaType>
-            ? { [K in keyof NonNullable<F>]: JsOf<NonNullable<F>[K], S> }
-            : Record<string, unknown>
-          : T extends { kind: "variant"; __cases?: infer C }
-            ? NonNullable<C> extends Record<string, SchemaType | null>
-              ? VariantJs<NonNullable<C>, S>
-              : { case: string; value?: unknown }
-            : T extends { kind: "enum"; __cases?: infer C }
-              ? NonNullable<C> extends string
-                ? NonNullable<C>
-                : string
-              : T extends { kind: "flags"; __flags?: infer C }
-                ? Set<NonNullable<C> extends string ? NonNullable<C> : string>
-                : T extends { kind: "tuple"; __elements?: infer E }
-                  ? NonNullable<E> extends SchemaType[]
-                    ? TupleJs<NonNullable<E>, S>
-                    : unknown[]
-                  : T extends { kind: "list" | "fixed-list"; value: { element: infer E } }
-                    ? JsOf<E, S>[]
-                    : T extends { kind: "map"; value: { key: infer K; value: infer V } }
-                      ? Map<JsOf<K, S>, JsOf<V, S>>
-                      : T extends { kind: "option"; value: { inner: infer I } }
-                        ? (I extends { kind: "option" } ? { some: JsOf<I, S> } : JsOf<I, S>) | undefined
-                        : T extends { kind: "result"; __ok?: infer O; __err?: infer E }
-                          ? { ok: JsOf<NonNullable<O>, S> } | { err: JsOf<NonNullable<E>, S> }
-                          : T extends { kind: "text" }
-                            ? { text: string; language?: string }
-                            : T extends { kind: "binary" }
-                              ? Uint8Array | { bytes: Uint8Array; mimeType: string }
-                              : T extends { kind: "quantity" }
-                                ? { mantissa: bigint; scale: number; unit: string }
-                                : T extends { kind: "union" }
-                                  ? { tag: string; body: unknown }
-                                  : T extends { kind: "stream"; value: { inner: infer I } }
-                                    ? MapStream<S, I>
-                                    : unknown;
+/**
+ * A graph maps like its root; a `ref` like its def's body when `t.ref<typeof
+ * body>` named it (otherwise nothing is known: `unknown`); host-managed kinds
+ * hold no value (`never`). One alias, no helper types, so every type a
+ * signature uses stays importable from the packages that re-export `JsOf`.
+ */
+export type JsOf<T, S extends JsStreams = StreamRefs> = T extends { root: infer R }
+  ? JsOf<R, S>
+  : T extends { kind: "ref"; __target?: infer B }
+    ? SchemaType extends NonNullable<B>
+      ? unknown
+      : JsOf<NonNullable<B>, S>
+    : T extends { kind: HostManagedKind }
+      ? never
+      : T extends { kind: "bool" }
+        ? boolean
+        : T extends { kind: Small }
+          ? number
+          : T extends { kind: "s64" | "u64" | "duration" }
+            ? bigint
+            : T extends { kind: "char" | "string" | "path" | "url" | "datetime" }
+              ? string
+              : T extends { kind: "record"; __fields?: infer F }
+                ? NonNullable<F> extends Record<string, SchemaType>
+                  ? { [K in keyof NonNullable<F>]: JsOf<NonNullable<F>[K], S> }
+                  : Record<string, unknown>
+                : T extends { kind: "variant"; __cases?: infer C }
+                  ? NonNullable<C> extends Record<string, SchemaType | null>
+                    ? VariantJs<NonNullable<C>, S>
+                    : { case: string; value?: unknown }
+                  : T extends { kind: "enum"; __cases?: infer C }
+                    ? NonNullable<C> extends string
+                      ? NonNullable<C>
+                      : string
+                    : T extends { kind: "flags"; __flags?: infer C }
+                      ? Set<NonNullable<C> extends string ? NonNullable<C> : string>
+                      : T extends { kind: "tuple"; __elements?: infer E }
+                        ? NonNullable<E> extends SchemaType[]
+                          ? TupleJs<NonNullable<E>, S>
+                          : unknown[]
+                        : T extends { kind: "list" | "fixed-list"; value: { element: infer E } }
+                          ? JsOf<E, S>[]
+                          : T extends { kind: "map"; value: { key: infer K; value: infer V } }
+                            ? Map<JsOf<K, S>, JsOf<V, S>>
+                            : T extends { kind: "option"; value: { inner: infer I } }
+                              ? (I extends { kind: "option" } ? { some: JsOf<I, S> } : JsOf<I, S>) | undefined
+                              : T extends { kind: "result"; __ok?: infer O; __err?: infer E }
+                                ? { ok: JsOf<NonNullable<O>, S> } | { err: JsOf<NonNullable<E>, S> }
+                                : T extends { kind: "text" }
+                                  ? { text: string; language?: string }
+                                  : T extends { kind: "binary" }
+                                    ? Uint8Array | { bytes: Uint8Array; mimeType: string }
+                                    : T extends { kind: "quantity" }
+                                      ? { mantissa: bigint; scale: number; unit: string }
+                                      : T extends { kind: "union" }
+                                        ? { tag: string; body: unknown }
+                                        : T extends { kind: "stream"; value: { inner: infer I } }
+                                          ? MapStream<S, I>
+                                          : unknown;
 
 /** Mapped over a type parameter, so the mapping keeps the tuple a tuple. */
 export type TupleJs<E extends SchemaType[], S extends JsStreams = StreamRefs> = { [I in keyof E]: JsOf<E[I], S> };

@@ -20,9 +20,12 @@ import type {
   FixedListType,
   FlagsType,
   FloatKind,
+  HostManagedKind,
+  HostManagedType,
   IntegerKind,
   ListType,
   MapType,
+  Metadata,
   NumericRestrictions,
   OptionType,
   PathSpec,
@@ -31,7 +34,6 @@ import type {
   QuantityType,
   RefType,
   SchemaDef,
-  SchemaGraphJson,
   SchemaType,
   StreamType,
   StringType,
@@ -40,6 +42,7 @@ import type {
   UrlRestrictions,
   UrlType,
 } from "./types.js";
+import type { JsonValue } from "@golem-stream/wire";
 
 /** A record type that remembers its field names and types. */
 export type RecordOf<F extends Record<string, SchemaType>> = {
@@ -67,9 +70,26 @@ export type ResultOf<O extends SchemaType | undefined, E extends SchemaType | un
   readonly __err?: E;
 };
 export type StreamOf<T extends SchemaType> = StreamType & { value: { inner: T } };
+/**
+ * A `ref` that remembers the body of the def it names (compile time only), so
+ * `JsOf` maps it like the body. `t.ref("id")` alone names an unknown body.
+ */
+export type RefOf<B extends SchemaType = SchemaType> = RefType & { readonly __target?: B };
+/** A graph that remembers its root type: `JsOf` of a graph is `JsOf` of its root. */
+export type GraphOf<R extends SchemaType = SchemaType> = { defs?: SchemaDef[]; root: R };
+/** One entry of `t.recordOf`: a field name, its type and, optionally, the field's metadata. */
+export type FieldEntry = readonly [name: string, body: SchemaType, metadata?: Metadata];
+/** One entry of `t.variantOf`: a case name, its payload (`null`: none) and, optionally, the case's metadata. */
+export type CaseEntry = readonly [name: string, payload: SchemaType | null, metadata?: Metadata];
+/** The field map a list of `t.recordOf` entries declares. */
+export type FieldsOf<E extends readonly FieldEntry[]> = { [P in E[number] as P[0]]: P[1] };
+/** The case map a list of `t.variantOf` entries declares. */
+export type CasesOf<E extends readonly CaseEntry[]> = { [P in E[number] as P[0]]: P[1] };
 export type IntegerOf<K extends IntegerKind> = { kind: K; value: { restrictions?: NumericRestrictions } };
 export type FloatOf<K extends FloatKind> = { kind: K; value: { restrictions?: NumericRestrictions } };
-export type UnionBranchSpec = { tag: string; body: SchemaType; discriminator: Discriminator };
+export type UnionBranchSpec = { tag: string; body: SchemaType; discriminator: Discriminator; metadata?: Metadata };
+/** A def of `t.graph` in list form: keeps the order and the def's optional display name. */
+export type DefSpec = { id: string; name?: string; body: SchemaType };
 
 const integer =
   <K extends IntegerKind>(kind: K) =>
@@ -96,7 +116,11 @@ export const t = {
   string: (): StringType => ({ kind: "string", value: {} }),
   datetime: (): DatetimeType => ({ kind: "datetime", value: {} }),
   duration: (): DurationType => ({ kind: "duration", value: {} }),
-  ref: (id: string): RefType => ({ kind: "ref", value: { id } }),
+  /**
+   * A reference to the def `id` of the graph. `t.ref<typeof body>("id")`
+   * also tells `JsOf` what the def holds (it has no effect at run time).
+   */
+  ref: <B extends SchemaType = SchemaType>(id: string): RefOf<B> => ({ kind: "ref", value: { id } }),
   /**
    * Fields in the object's own key order. JavaScript puts integer-like keys
    * ("0", "1") first; name such fields with `recordOf` instead.
@@ -105,15 +129,30 @@ export const t = {
     kind: "record",
     value: { fields: Object.entries(fields).map(([name, body]) => ({ name, body })) as RecordOf<F>["value"]["fields"] },
   }),
-  /** Fields in exactly the given order. */
-  recordOf: (fields: readonly (readonly [string, SchemaType])[]): SchemaType => ({
+  /** Fields in exactly the given order, each with optional metadata: `[name, type, metadata?]`. */
+  recordOf: <const E extends readonly FieldEntry[]>(fields: E): RecordOf<FieldsOf<E>> => ({
     kind: "record",
-    value: { fields: fields.map(([name, body]) => ({ name, body })) },
+    value: {
+      fields: fields.map(([name, body, metadata]) => (metadata === undefined ? { name, body } : { name, body, metadata })) as RecordOf<
+        FieldsOf<E>
+      >["value"]["fields"],
+    },
   }),
   /** `null` marks a case without payload. */
   variant: <C extends Record<string, SchemaType | null>>(cases: C): VariantOf<C> => ({
     kind: "variant",
     value: { cases: Object.entries(cases).map(([name, payload]) => (payload === null ? { name } : { name, payload })) },
+  }),
+  /** Cases in exactly the given order, each with optional metadata: `[name, payload | null, metadata?]`. */
+  variantOf: <const E extends readonly CaseEntry[]>(cases: E): VariantOf<CasesOf<E>> => ({
+    kind: "variant",
+    value: {
+      cases: cases.map(([name, payload, metadata]) => ({
+        name,
+        ...(payload === null ? {} : { payload }),
+        ...(metadata === undefined ? {} : { metadata }),
+      })),
+    },
   }),
   enum: <const C extends string>(cases: readonly C[]): EnumOf<C> => ({ kind: "enum", value: { cases: [...cases] } }),
   flags: <const C extends string>(flags: readonly C[]): FlagsOf<C> => ({ kind: "flags", value: { flags: [...flags] } }),
@@ -138,9 +177,21 @@ export const t = {
   quantity: (spec: QuantitySpec): QuantityType => ({ kind: "quantity", value: { spec } }),
   union: (...branches: UnionBranchSpec[]): SchemaType => ({ kind: "union", value: { spec: { branches } } }),
   stream: <T extends SchemaType>(inner: T): StreamOf<T> => ({ kind: "stream", value: { inner } }),
-  /** Graph JSON ready for `decodeSchemaGraph`; `defs` maps id to body. */
-  graph: (root: SchemaType, defs: Record<string, SchemaType> = {}): SchemaGraphJson => {
-    const list: SchemaDef[] = Object.entries(defs).map(([id, body]) => ({ id, body }));
+  /**
+   * A host-managed or future kind (`secret`, `quota-token`,
+   * `permission-card`, `future`): a graph may declare one, no value fits it.
+   */
+  hostManaged: <K extends HostManagedKind>(kind: K, value: { [member: string]: JsonValue } = {}): HostManagedType & { kind: K } => ({ kind, value }),
+  /** `type` with `metadata` (doc, aliases, examples, deprecated, role) on its node; never affects validation. */
+  meta: <T extends SchemaType>(type: T, metadata: Metadata): T => ({ ...type, value: { ...type.value, metadata } }) as T,
+  /**
+   * Graph JSON ready for `decodeSchemaGraph`. `defs` maps id to body, or is
+   * a list of `{id, name?, body}` (exact order, integer-like ids, display names).
+   */
+  graph: <R extends SchemaType>(root: R, defs: Record<string, SchemaType> | readonly DefSpec[] = {}): GraphOf<R> => {
+    const list: SchemaDef[] = Array.isArray(defs)
+      ? (defs as readonly DefSpec[]).map((def) => (def.name === undefined ? { id: def.id, body: def.body } : { id: def.id, name: def.name, body: def.body }))
+      : Object.entries(defs).map(([id, body]) => ({ id, body }));
     return list.length === 0 ? { root } : { defs: list, root };
   },
 };

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { decodeSchemaGraph, decodeSchemaValue, encodeSchemaValue, t, v, type SchemaValue } from "../src/index.js";
+import { decodeSchemaGraph, decodeSchemaValue, encodeSchemaValue, t, v, type Metadata, type SchemaValue } from "../src/index.js";
 import { thrown } from "./helpers.js";
 
 describe("v builders", () => {
@@ -96,5 +96,44 @@ describe("t builders", () => {
       kind: "record",
       value: { fields: [{ name: "b", body: t.u8() }, { name: "1", body: t.u8() }] },
     });
+  });
+
+  it("put metadata on fields and cases with recordOf and variantOf, keeping their order", () => {
+    const doc = { doc: "d" };
+    expect(t.recordOf([["b", t.u8(), doc], ["1", t.u8()]]).value.fields).toEqual([{ name: "b", body: t.u8(), metadata: doc }, { name: "1", body: t.u8() }]);
+    expect(t.variantOf([["2", null, doc], ["a", t.string()]])).toEqual({
+      kind: "variant",
+      value: { cases: [{ name: "2", metadata: doc }, { name: "a", payload: t.string() }] },
+    });
+  });
+
+  it("put metadata on any node with meta, and on union branches", () => {
+    const metadata: Metadata = { doc: "x", aliases: ["y"], examples: ["1"], deprecated: "no", role: { tag: "other", value: "v" } };
+    const json = t.graph(
+      t.meta(t.record({ r: t.meta(t.ref("d"), { doc: "ref" }) }), metadata),
+      [{ id: "d", name: "Display", body: t.union({ tag: "a", body: t.string(), discriminator: { rule: "prefix", value: { prefix: "a" } }, metadata: { doc: "branch" } }) }],
+    );
+    const graph = decodeSchemaGraph(json);
+    expect(graph.toJSON()).toEqual(json);
+    expect(graph.root.value.metadata).toEqual(metadata);
+    expect(graph.defs[0]?.name).toBe("Display");
+    // meta copies: the type it was given is unchanged.
+    const plain = t.u8();
+    t.meta(plain, { doc: "z" });
+    expect(plain).toEqual({ kind: "u8", value: {} });
+  });
+
+  it("declare host-managed kinds, which no value fits", () => {
+    const json = t.graph(t.record({ s: t.hostManaged("secret", { any: [1] }), f: t.hostManaged("future") }));
+    expect(decodeSchemaGraph(json).toJSON()).toEqual({
+      root: { kind: "record", value: { fields: [{ name: "s", body: { kind: "secret", value: { any: [1] } } }, { name: "f", body: { kind: "future", value: {} } }] } },
+    });
+  });
+
+  it("take defs as a list, keeping integer-like ids in order", () => {
+    expect(t.graph(t.ref("b"), [{ id: "b", body: t.u8() }, { id: "1", body: t.ref("b") }]).defs?.map((d) => d.id)).toEqual(["b", "1"]);
+    // A typed ref is the same JSON as an untyped one: the type argument is compile-time only.
+    const body = t.u8();
+    expect(t.ref<typeof body>("b")).toEqual(t.ref("b"));
   });
 });

@@ -6,7 +6,7 @@
  * to `context.output` on the way out. The definition registers with
  * `StaticAgentHost` next to untyped ones.
  */
-import type { AnyAgentContract, ConstructorArgs, MethodName } from "@golem-stream/contract";
+import type { AnyAgentContract, ConstructorArgs, MethodName, ResultSchema } from "@golem-stream/contract";
 import {
   decodeSchemaGraph,
   fromJs,
@@ -36,7 +36,7 @@ export type ParamsIn<C extends AnyAgentContract, K extends MethodName<C>> = JsOf
 
 /** What a typed method returns: its result as JavaScript, or nothing for a method without a result. */
 export type ResultOut<C extends AnyAgentContract, K extends MethodName<C>> =
-  C["methods"][K] extends { readonly result: infer R } ? (R extends SchemaType ? JsOf<R, OutputStreams> : void) : void;
+  C["methods"][K] extends { readonly result: infer R } ? (R extends ResultSchema ? JsOf<R, OutputStreams> : void) : void;
 
 export type TypedMethod<C extends AnyAgentContract, K extends MethodName<C>> = (
   ctx: ContractContext<C>,

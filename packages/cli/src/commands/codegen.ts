@@ -1,0 +1,45 @@
+/**
+ * `golem-stream codegen`: typed contracts for a server's catalogue. A thin
+ * shell: the discovery endpoint is read as `types` and `invoke` read it, the
+ * source comes from `contractSource` (`@golem-stream/contract/codegen`), and
+ * the file is replaced atomically, so an interrupted run never leaves half a
+ * module behind.
+ */
+import { ContractError } from "@golem-stream/contract";
+import { contractSource } from "@golem-stream/contract/codegen";
+import { replaceFileAtomically } from "../checkpoint/atomic-file.js";
+import { resolveConnection } from "../connection.js";
+import { fetchCatalogue } from "../discovery.js";
+import { CliError, EXIT } from "../exit-codes.js";
+import type { ExitCode } from "../exit-codes.js";
+import { report } from "../io/cli-io.js";
+import type { CliIo } from "../io/cli-io.js";
+import type { CodegenOptions } from "../program.js";
+
+export async function runCodegen(options: CodegenOptions, io: CliIo): Promise<ExitCode> {
+  const connection = resolveConnection(options, io.env);
+  const signal = AbortSignal.any([io.signal, AbortSignal.timeout(options.timeout)]);
+  const catalogue = await fetchCatalogue(connection, options.application, options.environment, signal);
+  let generated: ReturnType<typeof contractSource>;
+  try {
+    generated = contractSource(catalogue.agentTypes, {
+      importFrom: options.importFrom,
+      origin: `the catalogue ${catalogue.application}/${catalogue.environment}`,
+    });
+  } catch (cause) {
+    if (!(cause instanceof ContractError)) throw cause;
+    throw new CliError(EXIT.connectionLost, `the server's catalogue cannot be written as contracts: ${cause.message}`, { cause });
+  }
+  const toStdout = options.out === undefined || options.out === "-";
+  try {
+    // The process exits once this resolves: wait until the module is with the OS (a pipe writes later).
+    if (toStdout) await new Promise<void>((resolve, reject) => io.stdout.write(generated.source, (error) => (error ? reject(error) : resolve())));
+    else await replaceFileAtomically(options.out as string, generated.source);
+  } catch (cause) {
+    const where = toStdout ? "stdout" : (options.out as string);
+    throw new CliError(EXIT.outputFailed, `cannot write ${where}: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+  }
+  const names = generated.exports.map((e) => `${e.name} (${e.agentType})`).join(", ");
+  report(io, `${generated.exports.length} contract${generated.exports.length === 1 ? "" : "s"}${toStdout ? "" : ` written to ${options.out as string}`}${names === "" ? "" : `: ${names}`}`);
+  return EXIT.success;
+}

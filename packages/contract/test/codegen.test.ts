@@ -1,0 +1,125 @@
+/**
+ * `contractSource`: the golden property — for any catalogue, every graph of
+ * the generated contract decodes equal to the server's (the comparison
+ * `typedAgent` makes) — over (a) the demo catalogue, (b) hand-written graphs
+ * with every kind, restriction, metadata and recursion, (c) random graphs.
+ */
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { ContractError, type AnyAgentContract } from "../src/index.js";
+import { contractSource, type CatalogueEntry } from "../src/codegen/index.js";
+import { echoContract } from "../src/demo.js";
+import { loadGenerated, roundTripDifferences } from "./support/generated-module.js";
+import { kitchenSink } from "./support/kitchen-sink.js";
+import { catalogueEntryArb } from "./support/graph-arbitrary.js";
+
+/** Generates, runs the module, and returns every difference per agent type (none when it round-trips). */
+function roundTrip(entries: readonly CatalogueEntry[]): Record<string, string[]> {
+  const { source, exports } = contractSource(entries);
+  const module = loadGenerated(source);
+  const differences: Record<string, string[]> = {};
+  exports.forEach(({ agentType, name }, i) => {
+    const contract = module[name] as AnyAgentContract | undefined;
+    differences[agentType] = contract === undefined ? ["not exported"] : roundTripDifferences(contract, entries[i] as CatalogueEntry);
+  });
+  return differences;
+}
+
+const demo: CatalogueEntry = { ...echoContract.graphs };
+
+describe("contractSource round-trips", () => {
+  it("(a) the demo catalogue, as echoContract names it", () => {
+    expect(roundTrip([demo])).toEqual({ echo: [] });
+    const { source, exports } = contractSource([demo]);
+    expect(exports).toEqual([{ agentType: "echo", name: "echoContract" }]);
+    expect(source).toContain(
+      [
+        "    split: {",
+        "      params: t.record({ data: t.stream(t.u8()) }),",
+        "      result: t.record({ upper: t.stream(t.u8()), lines: t.stream(t.string()) }),",
+        "    },",
+        "    groups: {",
+      ].join("\n"),
+    );
+    expect(source).toContain("    count: { params: t.record({ to: t.u32(), delayMs: t.u32() }), result: t.stream(t.u32()) },\n");
+  });
+
+  it("(b) every kind, restriction, metadata, recursive and shared defs, names that are not identifiers", () => {
+    const differences = roundTrip(kitchenSink);
+    expect(Object.keys(differences)).toEqual(kitchenSink.map((entry) => entry.name));
+    for (const found of Object.values(differences)) expect(found).toEqual([]);
+  });
+
+  // Each run transpiles a module with TypeScript: 50 runs, and time for a loaded machine.
+  it("(c) random catalogue entries", { timeout: 180_000 }, () => {
+    fc.assert(
+      fc.property(fc.array(catalogueEntryArb, { minLength: 1, maxLength: 3 }), (entries) => {
+        const unique = entries.filter((entry, i) => entries.findIndex((other) => other.name === entry.name) === i);
+        for (const found of Object.values(roundTrip(unique))) expect(found).toEqual([]);
+      }),
+      { numRuns: 50 },
+    );
+  });
+
+  it("notices a generator that loses something (the check can fail)", () => {
+    const entry = kitchenSink[0] as CatalogueEntry;
+    const { source, exports } = contractSource([entry]);
+    const lossy = source.replaceAll('t.u8({ max: { kind: "unsigned", value: "9" } })', "t.u8()");
+    expect(lossy).not.toBe(source);
+    const contract = loadGenerated(lossy)[exports[0]?.name as string] as AnyAgentContract;
+    expect(roundTripDifferences(contract, entry)).toEqual(["the constructor parameters differ", "method scalars: the parameters differ", "method scalars: the result differs"]);
+  });
+});
+
+describe("names", () => {
+  it("derives stable, valid, distinct export names", () => {
+    const { exports, source } = contractSource(kitchenSink);
+    expect(exports.map((e) => e.name)).toEqual([
+      "kitchenSinkContract",
+      "myAgentContract",
+      "myAgentContract_2",
+      "myAgentContract_3",
+      "classContract",
+      "agent2faContract",
+      "agentContract",
+      "echoContract",
+    ]);
+    expect(contractSource(kitchenSink).source).toBe(source);
+    // Def bodies are module-level consts named after the agent type, the method and the def id.
+    expect(source).toContain("const kitchenSinkRecursiveParamsTreeDef = ");
+    expect(source).toContain("const kitchenSinkRecursiveParams0Def = ");
+    expect(source).toMatch(/const kitchenSinkRecursiveResultTreeDef = /);
+  });
+
+  it("types a ref by its def unless the def can reach back (a const cannot depend on itself)", () => {
+    const { source } = contractSource(kitchenSink);
+    // tree -> leaf is typed; tree -> tree and even <-> odd are not.
+    expect(source).toContain(
+      [
+        "const kitchenSinkRecursiveParamsTreeDef = t.record({",
+        '  value: t.ref<typeof kitchenSinkRecursiveParamsLeafDef>("leaf"),',
+        '  kids: t.list(t.ref("tree")),',
+        "});",
+      ].join("\n"),
+    );
+    expect(source).toContain('const kitchenSinkRecursiveParamsEvenDef = t.option(t.record({ next: t.ref("odd") }));');
+    expect(source).toContain('const kitchenSinkRecursiveParamsOddDef = t.record({ next: t.meta(t.ref("even"), { doc: "a ref with metadata" }) });');
+    expect(source).toContain('const kitchenSinkRecursiveParams0Def = t.ref<typeof kitchenSinkRecursiveParamsAliasDef>("alias");');
+    expect(source).toContain('      params: t.graph(\n        t.ref<typeof kitchenSinkRecursiveParamsParamsDef>("params"),\n        [\n          { id: "tree", name: "Tree node", body: kitchenSinkRecursiveParamsTreeDef },');
+  });
+});
+
+describe("hostile catalogues", () => {
+  const ok = { root: { kind: "record", value: { fields: [] } } } as CatalogueEntry["constructorParameters"];
+  const cases: [string, CatalogueEntry[]][] = [
+    ["an empty agent type name", [{ name: "", constructorParameters: ok, methods: [] }]],
+    ["a repeated agent type", [{ name: "a", constructorParameters: ok, methods: [] }, { name: "a", constructorParameters: ok, methods: [] }]],
+    ["a repeated method", [{ name: "a", constructorParameters: ok, methods: [{ name: "m", parameters: ok }, { name: "m", parameters: ok }] }]],
+    ["a dangling ref", [{ name: "a", constructorParameters: ok, methods: [{ name: "m", parameters: { root: { kind: "ref", value: { id: "x" } } } }] }]],
+    ["a stream in the constructor", [{ name: "a", constructorParameters: { root: { kind: "stream", value: { inner: { kind: "u8", value: {} } } } }, methods: [] }]],
+    ["an unknown kind", [{ name: "a", constructorParameters: ok, methods: [{ name: "m", parameters: { root: { kind: "nope", value: {} } as never } }] }]],
+  ];
+  it.each(cases)("refuses %s with ContractError", (_, entries) => {
+    expect(() => contractSource(entries)).toThrow(ContractError);
+  });
+});
