@@ -385,6 +385,8 @@ export function clusterScenarios(api: ClusterTestApi, name: string, openStores: 
       let changesHeld = true;
       const held: (() => void)[] = [];
       let appendsAtA = Promise.resolve();
+      let resultAtA!: () => void;
+      const committedResultAtA = new Promise<void>((resolve) => (resultAtA = resolve));
       let aFinished!: () => void;
       const finishedAtA = new Promise<void>((resolve) => (aFinished = resolve));
       const racing = (index: number, store: ClusterSessionStore): ClusterSessionStore =>
@@ -397,6 +399,10 @@ export function clusterScenarios(api: ClusterTestApi, name: string, openStores: 
                 appendsAtA = appended.catch(() => undefined);
                 return appended;
               },
+              setResult: async (...args) => {
+                await store.setResult(...args);
+                resultAtA();
+              },
               finish: async (...args) => {
                 await store.finish(...args);
                 aFinished();
@@ -408,6 +414,11 @@ export function clusterScenarios(api: ClusterTestApi, name: string, openStores: 
                   if (changesHeld) held.push(() => listener(change));
                   else listener(change);
                 }),
+              // B loads the session with its result (so the attachment starts reading at once), before the items.
+              getSession: async (...args) => {
+                await committedResultAtA;
+                return store.getSession(...args);
+              },
               attach: async (...args) => {
                 bLoaded();
                 await finishedAtA;
