@@ -1,0 +1,37 @@
+/** What several scenarios share: the demo methods they start, and a gate a script waits at until the scenario opens it. */
+import { ensureEqual } from "../../check.js";
+import type { ClientContext } from "../context.js";
+
+/** `count(to, delayMs)`: one output `stream<u32>` (the scripts decide what it carries). */
+export const COUNT = { method: "count", methodParameters: { kind: "record", value: { fields: [{ kind: "u32", value: 15 }, { kind: "u32", value: 0 }] } } } as const;
+
+/** `reverse(input: stream<string>)`: one input stream, fed by the scenario, and one output. */
+export const REVERSE = { method: "reverse", methodParameters: { kind: "record", value: { fields: [{ kind: "stream", value: { input: "in", element: "value" } }] } } } as const;
+
+export const str = (value: string) => ({ kind: "string", value }) as const;
+
+export interface Gate {
+  readonly opened: Promise<void>;
+  open(): void;
+}
+
+export function gate(): Gate {
+  let open!: () => void;
+  const opened = new Promise<void>((resolve) => (open = resolve));
+  return { opened, open };
+}
+
+/** Asks the adapter for `count` items of stream 0 and waits until they were delivered. */
+export async function deliver(ctx: ClientContext, count: number): Promise<void> {
+  const before = ctx.adapter.events.filter((e) => e.type === "readDone").length;
+  ctx.adapter.send({ type: "read", stream: 0, count });
+  await ctx.adapter.waitFor(() => ctx.adapter.events.filter((e) => e.type === "readDone").length > before, `delivery of ${count} item(s)`);
+}
+
+/** Reads stream 0 to its end and fails unless the application saw 0, 1, …, n-1 exactly once, in order. */
+export async function expectAllOnce(ctx: ClientContext, n: number): Promise<void> {
+  ctx.adapter.send({ type: "read", stream: 0 });
+  await ctx.finishedOk();
+  await ctx.adapter.waitFor((e) => e.type === "streamEnd" && e.stream === 0, "the end of output stream 0");
+  ensureEqual(ctx.numbers(0), Array.from({ length: n }, (_, i) => i), "items the application received");
+}
