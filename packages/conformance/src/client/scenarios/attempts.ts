@@ -1,0 +1,122 @@
+/**
+ * Attempts (protocol §5.1, §5.2, §9): an uncertain outcome is retried with
+ * the exact descriptor and the same attempt id; every new start, resume or
+ * takeover has a fresh UUIDv4 and uses the latest session token.
+ */
+import type { ClientMessage } from "@golem-stream/wire";
+import { ensure, ensureEqual, show } from "../../check.js";
+import type { Script } from "../scripted-server.js";
+import { FINISHED, ScriptedSession, nextAttach, type Attach } from "../session-script.js";
+import { defineScenarios } from "../scenario.js";
+import { COUNT, expectAllOnce } from "./common.js";
+
+const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+const ITEMS = 3;
+
+/**
+ * Serves connection by connection: `plan[i]` says what connection i+1 does
+ * with its first message — `cut` before answering, `stall` (never answer),
+ * `accept-cut` (accept, send one item, vanish), or `complete` the invocation.
+ */
+function planned(session: ScriptedSession, plan: readonly ("cut" | "stall" | "accept-cut" | "complete")[], attaches: Attach[]): Script {
+  const out = session.output();
+  return async (peer) => {
+    const attach = await nextAttach(peer);
+    attaches.push(attach);
+    const step = plan[Math.min(peer.index, plan.length) - 1]!;
+    if (step === "cut") return peer.cut();
+    if (step === "stall") return;
+    const resumed = attach.type === "resumeAttach";
+    session.accept(peer, attach, resumed ? [out.mapping(1)] : []);
+    peer.send(out.result(1, resumed));
+    const from = resumed ? out.resumeFrom(attach) : 0;
+    if (step === "accept-cut") {
+      if (from === 0) peer.send(out.item(1, 0));
+      // Let the client see the item before the connection goes.
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      return peer.cut();
+    }
+    if (from !== "ended") out.send(peer, 1, from, ITEMS);
+    peer.send(out.end(1, ITEMS));
+    peer.send(FINISHED);
+  };
+}
+
+const withoutNothing = (message: ClientMessage): string => JSON.stringify(message, (_k, v: unknown) => (typeof v === "bigint" ? v.toString() : v));
+
+export const attemptScenarios = defineScenarios("attempts", [
+  {
+    name: "exact-retry-after-cut",
+    ref: "§5.1, §9",
+    expectation: "a start cut before any answer is retried on a new connection with the exact same message, attempt id included",
+    run: async (ctx) => {
+      const attaches: Attach[] = [];
+      await ctx.begin(planned(new ScriptedSession(ctx.tokens), ["cut", "complete"], attaches), COUNT);
+      await expectAllOnce(ctx, ITEMS);
+      ensure(attaches.length >= 2, `${attaches.length} attach(es)`);
+      ensureEqual(withoutNothing(attaches[1]!), withoutNothing(attaches[0]!), "the retried start");
+      return `attempt ${attaches[0]!.attemptId} retried exactly`;
+    },
+  },
+  {
+    name: "exact-retry-after-stall",
+    ref: "§5.1, §9",
+    expectation: "a start the server never answers is, after the client's acceptance timeout (500 ms here), retried exactly with the same attempt id",
+    run: async (ctx) => {
+      const attaches: Attach[] = [];
+      await ctx.begin(planned(new ScriptedSession(ctx.tokens), ["stall", "complete"], attaches), { ...COUNT, acceptanceTimeoutMs: 500 });
+      await expectAllOnce(ctx, ITEMS);
+      ensure(attaches.length >= 2, `${attaches.length} attach(es)`);
+      ensureEqual(withoutNothing(attaches[1]!), withoutNothing(attaches[0]!), "the retried start");
+      return "retried exactly after the stall";
+    },
+  },
+  {
+    name: "fresh-attempt-for-resume",
+    ref: "§9, §5.2",
+    expectation: "after an accepted start is cut, the client resumes with a fresh UUIDv4 attempt id and the session token of the acceptance",
+    run: async (ctx) => {
+      const attaches: Attach[] = [];
+      await ctx.begin(planned(new ScriptedSession(ctx.tokens), ["accept-cut", "complete"], attaches), COUNT);
+      await expectAllOnce(ctx, ITEMS);
+      const [start, resume] = attaches;
+      ensure(resume?.type === "resumeAttach", `the second attach is ${show(resume?.type)}, expected a resumeAttach`);
+      ensure(resume.operation === "resume", `operation ${resume.operation}, expected resume`);
+      ensure(resume.attemptId !== start!.attemptId, "the resume reuses the start's attempt id");
+      ensure(UUID_V4.test(resume.attemptId), `attempt id ${resume.attemptId} is not a lower-case UUIDv4`);
+      ensure(ctx.tokens.isSession(resume.sessionToken), "the resume's session token is not one the server issued");
+      return `resume attempt ${resume.attemptId}`;
+    },
+  },
+  {
+    name: "exact-retry-of-resume",
+    ref: "§5.2, §9",
+    expectation: "a resume cut before any answer is retried exactly: same attempt id, session token and cursors",
+    run: async (ctx) => {
+      const attaches: Attach[] = [];
+      await ctx.begin(planned(new ScriptedSession(ctx.tokens), ["accept-cut", "cut", "complete"], attaches), COUNT);
+      await expectAllOnce(ctx, ITEMS);
+      ensure(attaches.length >= 3, `${attaches.length} attaches`);
+      ensure(attaches[1]!.type === "resumeAttach", `the second attach is ${attaches[1]!.type}`);
+      ensureEqual(withoutNothing(attaches[2]!), withoutNothing(attaches[1]!), "the retried resume");
+      return "resume retried exactly";
+    },
+  },
+  {
+    name: "refreshed-session-token",
+    ref: "§6.1, §9, decisions §8",
+    expectation: "each resume uses the session token of the latest acceptance (a resumed acceptance refreshes it) and a fresh attempt id",
+    run: async (ctx) => {
+      const attaches: Attach[] = [];
+      const session = new ScriptedSession(ctx.tokens);
+      await ctx.begin(planned(session, ["accept-cut", "accept-cut", "complete"], attaches), COUNT);
+      await expectAllOnce(ctx, ITEMS);
+      const [, first, second] = attaches;
+      ensure(first?.type === "resumeAttach" && second?.type === "resumeAttach", `attaches ${show(attaches.map((a) => a.type))}`);
+      ensure(first.sessionToken === session.sessionTokens[0], "the first resume does not carry the start's session token");
+      ensure(second.sessionToken === session.sessionTokens[1], "the second resume does not carry the token the first resume's acceptance refreshed");
+      ensure(first.attemptId !== second.attemptId, "two resumes share an attempt id");
+      return "the refreshed token used";
+    },
+  },
+]);
