@@ -68,7 +68,7 @@ export const CLIENT_FAULTS = {
     const sent = new Map(); // stream token -> sequences sent on earlier connections (and this one)
     return {
       outbound(message, conn) {
-        if (message.type !== "inputStreamItem" && message.type !== "inputStreamEnd") return message;
+        if (message.type !== "inputStreamItem" && message.type !== "inputStreamEnd" && message.type !== "input-u8") return message;
         const token = conn.channels.get(message.channel);
         const key = `${message.type}:${message.sequence}`;
         const seen = sent.get(token) ?? new Map();
