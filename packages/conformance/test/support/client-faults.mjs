@@ -20,7 +20,8 @@ function wrap(transport, hooks) {
       const conn = { index: ++index, channels: new Map() };
       const connection = await transport.connect(request, {
         onMessage(message, wireBytes) {
-          for (const mapping of message.mappings ?? []) conn.channels.set(mapping.channel, mapping.streamToken);
+          // A channel keeps its first stream: rebinding one is the server's violation, for the client to catch.
+          for (const mapping of message.mappings ?? []) if (!conn.channels.has(mapping.channel)) conn.channels.set(mapping.channel, mapping.streamToken);
           const passed = hooks.inbound ? hooks.inbound(message, conn) : message;
           if (passed !== undefined) handlers.onMessage(passed, wireBytes);
         },
@@ -87,9 +88,9 @@ export const CLIENT_FAULTS = {
     const shift = new Map();
     return {
       inbound(message, conn) {
-        if (message.type !== "outputStreamItem" && message.type !== "outputStreamEnd") return message;
+        if (message.type !== "outputStreamItem" && message.type !== "output-binary" && message.type !== "outputStreamEnd") return message;
         const token = conn.channels.get(message.channel);
-        if (message.type === "outputStreamItem") {
+        if (message.type !== "outputStreamEnd") {
           const top = highest.get(token);
           if (top !== undefined && message.sequence === top && conn.index > 1) shift.set(token, (shift.get(token) ?? 0n) + 1n);
           if (top === undefined || message.sequence > top) highest.set(token, message.sequence);
@@ -123,6 +124,15 @@ export const CLIENT_FAULTS = {
   // Messages on channels never announced are ignored instead of failing the invocation.
   "lenient-channels": () => ({
     inbound: (message, conn) => ("channel" in message && !conn.channels.has(message.channel) ? undefined : message),
+  }),
+
+  // A mapping that rebinds a channel already in use is dropped instead of failing the invocation.
+  "ignore-channel-rebinding": () => ({
+    inbound(message, conn) {
+      if (!Array.isArray(message.mappings)) return message;
+      const kept = message.mappings.filter((m) => conn.channels.get(m.channel) === m.streamToken);
+      return kept.length === message.mappings.length ? message : { ...message, mappings: kept };
+    },
   }),
 
   // The high-water of a resumed acceptance is ignored: every input is taken as starting from zero.

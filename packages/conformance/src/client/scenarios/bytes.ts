@@ -5,22 +5,13 @@
  * The methods and graphs are the demo catalogue's `split` and `digest`.
  */
 import { randomUUID } from "node:crypto";
-import { echoContract } from "@golem-stream/contract/demo";
-import type { ClientMessage, ResumeAttach, SchemaGraphJson, ServerMessage } from "@golem-stream/wire";
+import type { ClientMessage, ResumeAttach, ServerMessage } from "@golem-stream/wire";
 import { ensure, ensureEqual, Mismatch, show } from "../../check.js";
 import type { ScriptedPeer } from "../scripted-server.js";
 import { FINISHED, ScriptedSession, nextAttach, provisionalRefOf } from "../session-script.js";
 import { defineScenarios } from "../scenario.js";
-import { gate } from "./common.js";
+import { SPLIT, bytes, gate, hex, receivedHex, resultGraphOf } from "./common.js";
 
-const resultGraphOf = (method: string): SchemaGraphJson => {
-  const graph = echoContract.graphs.methods.find((m) => m.name === method)?.result;
-  if (graph === undefined) throw new Error(`the demo catalogue has no result graph for ${method}`);
-  return graph;
-};
-
-const bytes = (from: number, to: number): Uint8Array => Uint8Array.from({ length: to - from }, (_, i) => from + i);
-const hex = (from: number, to: number): string => Buffer.from(bytes(from, to)).toString("hex");
 
 /** The u8 batches a connection received on `channel`: `[sequence, payload]`. */
 function batchesOn(received: readonly ClientMessage[], channel: number): { sequence: number; payloadHex: string }[] {
@@ -85,7 +76,7 @@ export const byteScenarios = defineScenarios("bytes", [
         if (!linesDone) peer.send(linesEnd);
         peer.send(result);
         peer.send(FINISHED);
-      }, { method: "split", methodParameters: { kind: "record", value: { fields: [{ kind: "stream", value: { input: "data", element: "u8" } }] } } });
+      }, SPLIT);
       ctx.adapter.send({ type: "endInput", input: "data" });
       await ctx.adapter.waitFor((e) => e.type === "result", "the result");
       ctx.adapter.send({ type: "read", stream: 0, count: 2 });
@@ -96,8 +87,7 @@ export const byteScenarios = defineScenarios("bytes", [
       ctx.adapter.send({ type: "read", stream: 1 });
       await ctx.finishedOk();
       await ctx.adapter.waitFor((e) => e.type === "streamEnd" && e.stream === 0, "the end of the byte stream");
-      const received = ctx.adapter.events.flatMap((e) => (e.type === "item" && e.stream === 0 && e.bytesHex !== undefined ? [e.bytesHex] : [])).join("");
-      ensureEqual(received, hex(0, TOTAL), "bytes the application received");
+      ensureEqual(receivedHex(ctx, 0), hex(0, TOTAL), "bytes the application received");
       const cursor = resume === undefined ? undefined : resume.outputCursors.map((c) => ctx.tokens.readCursor(c)).find((c) => c.streamId === upper.id);
       ensure(cursor === undefined || (cursor.event === "item" && cursor.position <= 7n), `the resume's cursor names ${show(cursor)}; the application had received bytes 0-7 only`);
       return cursor === undefined ? "no cursor; bytes once" : `cursor at byte ${cursor.position}; bytes once`;
@@ -137,6 +127,55 @@ export const byteScenarios = defineScenarios("bytes", [
       }
       ensureEqual(resent.map((b) => b.payloadHex).join(""), hex(5, 12), "resent bytes");
       return `resent ${show(resent.map((b) => b.sequence))}`;
+    },
+  },
+  {
+    name: "binary-items-replay",
+    ref: "§7, §9",
+    expectation: "stream<binary> items (one binary message each) reach the application once and intact, when a resume replays them from sequence 0 after two were delivered; the resume's cursor names at most item 1",
+    run: async (ctx) => {
+      const session = new ScriptedSession(ctx.tokens);
+      const blobs = { id: randomUUID() };
+      const token = ctx.tokens.stream(blobs.id, "output");
+      const result = (announce: boolean): ServerMessage => ({
+        type: "invocationResult",
+        mappings: announce ? [{ channel: 1, direction: "output", streamToken: token }] : [],
+        result: { kind: "value", graph: resultGraphOf("blobs"), value: { kind: "stream", value: { streamToken: token } } },
+      });
+      // Item n is n + 1 bytes, each n: distinct sizes and contents.
+      const item = (channel: number, n: number): ServerMessage => ({ type: "output-binary", channel, sequence: BigInt(n), cursorToken: ctx.tokens.cursor(blobs.id, BigInt(n), "item"), payload: new Uint8Array(n + 1).fill(n) });
+      const cut = gate();
+      let resume: ResumeAttach | undefined;
+      await ctx.begin(async (peer) => {
+        const attach = await nextAttach(peer);
+        if (attach.type === "invocationStart") {
+          session.accept(peer, attach);
+          peer.send(result(true));
+          for (let n = 0; n < 4; n++) peer.send(item(1, n));
+          await cut.opened;
+          return peer.cut();
+        }
+        if (attach.type === "resumeAttach") resume = attach;
+        session.accept(peer, attach, [{ channel: 2, direction: "output", streamToken: token }]);
+        // A replay from sequence 0, whatever the cursor says.
+        for (let n = 0; n < 6; n++) peer.send(item(2, n));
+        peer.send({ type: "outputStreamEnd", channel: 2, cursorToken: ctx.tokens.cursor(blobs.id, 6n, "terminal"), outcome: { kind: "ok" }, sequence: 6n });
+        peer.send(result(false));
+        peer.send(FINISHED);
+      }, { method: "blobs", methodParameters: { kind: "record", value: { fields: [{ kind: "u32", value: 6 }, { kind: "u32", value: 1 }] } } });
+      await ctx.adapter.waitFor((e) => e.type === "result", "the result");
+      ctx.adapter.send({ type: "read", stream: 0, count: 2 });
+      await ctx.adapter.waitFor((e) => e.type === "readDone", "delivery of two items");
+      cut.open();
+      await ctx.server.connections(2, "a resume after the cut");
+      ctx.adapter.send({ type: "read", stream: 0 });
+      await ctx.finishedOk();
+      await ctx.adapter.waitFor((e) => e.type === "streamEnd", "the stream's end");
+      const items = ctx.adapter.events.flatMap((e) => (e.type === "item" ? [e.bytesHex] : []));
+      ensureEqual(items, [0, 1, 2, 3, 4, 5].map((n) => Buffer.alloc(n + 1, n).toString("hex")), "binary items the application received");
+      const cursor = resume?.outputCursors.map((c) => ctx.tokens.readCursor(c)).find((c) => c.streamId === blobs.id);
+      ensure(cursor === undefined || (cursor.event === "item" && cursor.position <= 1n), `the resume's cursor names ${show(cursor)}; the application had received items 0-1 only`);
+      return "6 binary items once";
     },
   },
 ]);

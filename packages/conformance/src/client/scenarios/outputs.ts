@@ -3,13 +3,14 @@
  * within a process, and retain a cursor only after the application has the
  * item, so that a resume asks again for everything not yet delivered.
  */
-import type { ResumeAttach } from "@golem-stream/wire";
-import { ensure, show } from "../../check.js";
+import { randomUUID } from "node:crypto";
+import type { ResumeAttach, ServerMessage } from "@golem-stream/wire";
+import { ensure, ensureEqual, Mismatch, show } from "../../check.js";
 import type { ClientContext } from "../context.js";
 import type { Script } from "../scripted-server.js";
 import { FINISHED, ScriptedSession, nextAttach, type ScriptedOutput } from "../session-script.js";
 import { defineScenarios } from "../scenario.js";
-import { COUNT, deliver, expectAllOnce, gate, type Gate } from "./common.js";
+import { COUNT, SPLIT, bytes, deliver, expectAllOnce, gate, hex, receivedHex, resultGraphOf, type Gate } from "./common.js";
 
 const TOTAL = 15;
 const FIRST_CONNECTION = 10;
@@ -176,6 +177,79 @@ export const outputScenarios = defineScenarios("outputs", [
       ensure(JSON.stringify(ctx.numbers(0)) === JSON.stringify(Array.from({ length: TOTAL }, (_, i) => i)), `items ${show(ctx.numbers(0))}`);
       const cursor = resume === undefined ? undefined : out.cursorIn(resume);
       return resume === undefined ? "finished before any resume was needed" : `resumed with ${show(cursor)}; one end`;
+    },
+  },
+  {
+    name: "cross-stream-order",
+    ref: "§8, decisions §8",
+    expectation:
+      "items of two streams interleaved in any order, one stream ending first, and after a cut the streams announced by the replayed result instead of the acceptance: each stream's items reach the application in order, once, with one end each",
+    run: async (ctx) => {
+      const session = new ScriptedSession(ctx.tokens);
+      const upper = { id: randomUUID() };
+      const lines = { id: randomUUID() };
+      const upperToken = ctx.tokens.stream(upper.id, "output");
+      const linesToken = ctx.tokens.stream(lines.id, "output");
+      const result = (upperChannel: number | undefined, linesChannel: number | undefined): ServerMessage => ({
+        type: "invocationResult",
+        mappings: [
+          ...(upperChannel === undefined ? [] : [{ channel: upperChannel, direction: "output" as const, streamToken: upperToken }]),
+          ...(linesChannel === undefined ? [] : [{ channel: linesChannel, direction: "output" as const, streamToken: linesToken }]),
+        ],
+        result: { kind: "value", graph: resultGraphOf("split"), value: { kind: "record", value: { fields: [{ kind: "stream", value: { streamToken: upperToken } }, { kind: "stream", value: { streamToken: linesToken } }] } } },
+      });
+      const batch = (channel: number, from: number, to: number): ServerMessage => ({ type: "output-u8", channel, sequence: BigInt(from), cursorToken: ctx.tokens.cursor(upper.id, BigInt(to - 1), "item"), payload: bytes(from, to) });
+      const line = (channel: number, n: number): ServerMessage => ({ type: "outputStreamItem", channel, cursorToken: ctx.tokens.cursor(lines.id, BigInt(n), "item"), mappings: [], sequence: BigInt(n), value: { kind: "string", value: `line ${n}` } });
+      const linesEnd = (channel: number): ServerMessage => ({ type: "outputStreamEnd", channel, cursorToken: ctx.tokens.cursor(lines.id, 3n, "terminal"), outcome: { kind: "ok" }, sequence: 3n });
+      const cut = gate();
+      await ctx.begin(async (peer) => {
+        const attach = await nextAttach(peer);
+        if (attach.type === "invocationStart") {
+          session.accept(peer, attach);
+          peer.send(result(1, 2));
+          peer.send(line(2, 0));
+          peer.send(batch(1, 0, 2));
+          peer.send(line(2, 1));
+          peer.send(line(2, 2));
+          peer.send(linesEnd(2));
+          peer.send(batch(1, 2, 4));
+          await cut.opened;
+          return peer.cut();
+        }
+        if (attach.type !== "resumeAttach") throw new Mismatch(`connection ${peer.index} began with a start`);
+        const cursors = attach.outputCursors.map((c) => ctx.tokens.readCursor(c));
+        const upperCursor = cursors.find((c) => c.streamId === upper.id);
+        const linesCursor = cursors.find((c) => c.streamId === lines.id);
+        const linesDone = linesCursor?.event === "terminal";
+        session.accept(peer, attach, []);
+        // Announced by the replayed result (decisions §8), lines only if it has events after its cursor.
+        peer.send(result(7, linesDone ? undefined : 5));
+        peer.send(batch(7, upperCursor === undefined ? 0 : Number(upperCursor.position) + 1, 6));
+        if (!linesDone) {
+          for (let n = linesCursor === undefined ? 0 : Number(linesCursor.position) + 1; n < 3; n++) peer.send(line(5, n));
+          peer.send(linesEnd(5));
+        }
+        peer.send({ type: "outputStreamEnd", channel: 7, cursorToken: ctx.tokens.cursor(upper.id, 6n, "terminal"), outcome: { kind: "ok" }, sequence: 6n });
+        peer.send(FINISHED);
+      }, SPLIT);
+      ctx.adapter.send({ type: "endInput", input: "data" });
+      await ctx.adapter.waitFor((e) => e.type === "result", "the result");
+      ctx.adapter.send({ type: "read", stream: 1, count: 2 });
+      ctx.adapter.send({ type: "read", stream: 0, count: 1 });
+      await ctx.adapter.waitFor((e) => e.type === "readDone" && e.stream === 1, "delivery of two lines");
+      await ctx.adapter.waitFor((e) => e.type === "readDone" && e.stream === 0, "delivery of one batch");
+      cut.open();
+      await ctx.server.connections(2, "a resume after the cut");
+      ctx.adapter.send({ type: "read", stream: 0 });
+      ctx.adapter.send({ type: "read", stream: 1 });
+      await ctx.finishedOk();
+      await ctx.adapter.waitFor((e) => e.type === "streamEnd" && e.stream === 0, "the end of the byte stream");
+      await ctx.adapter.waitFor((e) => e.type === "streamEnd" && e.stream === 1, "the end of the lines");
+      ensureEqual(receivedHex(ctx, 0), hex(0, 6), "bytes of stream 0");
+      ensureEqual(ctx.items(1), [0, 1, 2].map((n) => ({ kind: "string", value: `line ${n}` })), "items of stream 1");
+      const ends = ctx.adapter.events.filter((e) => e.type === "streamEnd").length;
+      ensure(ends === 2, `${ends} stream ends for two streams`);
+      return "each stream in order, once";
     },
   },
 ]);

@@ -162,6 +162,17 @@ const MISBEHAVIOURS: readonly Misbehaviour[] = [
       session.accept(peer, attach);
     },
   },
+  {
+    name: "channel-mapped-twice",
+    ref: "§8, §4.3",
+    what: "announces, in an output item, a second stream on the channel that item uses",
+    code: "invalid-channel",
+    act: (peer, attach, session, out) => {
+      acceptWithResult(peer, attach, session, out);
+      const other = session.output();
+      peer.send({ ...(out.item(1, 0) as Extract<ServerMessage, { type: "outputStreamItem" }>), mappings: [other.mapping(1)] });
+    },
+  },
 ];
 
 async function expectViolation(ctx: ClientContext, m: Misbehaviour): Promise<string> {
