@@ -27,6 +27,8 @@ const CAUGHT_BY: Record<string, readonly string[]> = {
   "stale-session-token": ["attempts.refreshed-session-token"],
   "retry-violations": ["violations.malformed-text-message", "violations.malformed-json", "violations.malformed-binary-envelope"],
   "ignore-revocation": ["lifecycle.revoked"],
+  "reuse-rejected-start": ["attempts.fresh-start-after-retryable-rejection"],
+  "retry-refused-handshake": ["handshake.refused-unauthenticated"],
 };
 
 describe("faulty variants of @golem-stream/client", () => {

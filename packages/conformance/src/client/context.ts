@@ -7,6 +7,9 @@ import { AdapterProcess } from "./adapter-process.js";
 import { ScriptedServer, type Script } from "./scripted-server.js";
 import { ScriptTokens } from "./script-tokens.js";
 
+/** The bearer token every adapter is given. */
+export const CONFORMANCE_TOKEN = "conformance-token";
+
 export interface ClientSuiteOptions {
   /** Shell command that starts the adapter of the client under test. */
   readonly adapter: string;
@@ -50,15 +53,19 @@ export class ClientContext {
     return this.#adapter;
   }
 
-  /** Starts the scripted server with `script`, then the adapter, and has it start one invocation of the demo agent `echo`. */
-  async begin(script: Script, start: StartSpec): Promise<void> {
+  /**
+   * Starts the scripted server with `script` (and `refuse`, which upgrades it
+   * refuses), then the adapter, and has it start one invocation of the demo agent `echo`.
+   */
+  async begin(script: Script, start: StartSpec, refuse?: Parameters<ScriptedServer["refuseUpgrades"]>[0]): Promise<void> {
     this.#server = await ScriptedServer.start(this.timeoutMs);
     this.#server.serve(script);
+    if (refuse !== undefined) this.#server.refuseUpgrades(refuse);
     this.#adapter = await AdapterProcess.spawn(this.adapterCommand, this.timeoutMs);
     this.#adapter.send({
       type: "start",
       url: this.#server.url,
-      token: "conformance-token",
+      token: CONFORMANCE_TOKEN,
       application: "demo",
       environment: "default",
       agentType: "echo",

@@ -31,13 +31,31 @@ export interface ScriptedPeer {
 
 export type Script = (peer: ScriptedPeer) => Promise<void> | void;
 
+/** What the client offered in one WebSocket upgrade request. */
+export interface UpgradeRequest {
+  /** 1 for the first upgrade, refused or not. */
+  readonly index: number;
+  /** `Sec-WebSocket-Protocol` entries, in order. */
+  readonly protocols: readonly string[];
+  readonly authorization: string | undefined;
+}
+
+/** An HTTP refusal of an upgrade, with Golem's error envelope as its body (decisions §5). */
+export interface Refusal {
+  readonly status: number;
+  readonly body: { readonly code: string; readonly error: string };
+}
+
 export class ScriptedServer {
   readonly peers: ScriptedPeer[] = [];
+  /** Every upgrade request, accepted or refused. */
+  readonly upgrades: UpgradeRequest[] = [];
   /** Failures of the script or of decoding a client message: the scenario fails with them. */
   readonly problems: string[] = [];
   readonly #wss: WebSocketServer;
   readonly #timeoutMs: number;
   #script: Script = () => undefined;
+  #refuse: (upgrade: UpgradeRequest) => Refusal | undefined = () => undefined;
   readonly #waiters = new Set<() => void>();
 
   private constructor(wss: WebSocketServer, timeoutMs: number) {
@@ -57,17 +75,36 @@ export class ScriptedServer {
   }
 
   static async start(timeoutMs: number): Promise<ScriptedServer> {
+    let server: ScriptedServer | undefined;
     const wss = new WebSocketServer({
       port: 0,
       host: "127.0.0.1",
       perMessageDeflate: false,
       handleProtocols: (set) => (set.has(SUBPROTOCOL) ? SUBPROTOCOL : false),
+      verifyClient: (info, callback) => {
+        const header = info.req.headers["sec-websocket-protocol"];
+        const upgrade: UpgradeRequest = {
+          index: (server?.upgrades.length ?? 0) + 1,
+          protocols: (header ?? "").split(",").map((p) => p.trim()).filter((p) => p !== ""),
+          authorization: info.req.headers.authorization,
+        };
+        server?.upgrades.push(upgrade);
+        const refusal = server === undefined ? undefined : server.#refuse(upgrade);
+        if (refusal === undefined) callback(true);
+        else callback(false, refusal.status, JSON.stringify(refusal.body), { "Content-Type": "application/json" });
+      },
     });
     await new Promise((resolve, reject) => {
       wss.once("listening", resolve);
       wss.once("error", reject);
     });
-    return new ScriptedServer(wss, timeoutMs);
+    server = new ScriptedServer(wss, timeoutMs);
+    return server;
+  }
+
+  /** Which upgrades to refuse, and how (default: none). */
+  refuseUpgrades(decide: (upgrade: UpgradeRequest) => Refusal | undefined): void {
+    this.#refuse = decide;
   }
 
   get url(): string {

@@ -9,7 +9,8 @@ import { randomUUID } from "node:crypto";
  * A transport that passes every message through `hooks`:
  * `inbound(message, conn)` and `outbound(message, conn)` return the message to
  * pass on (possibly changed) or `undefined` to drop it; `close(info)` may
- * change how a connection's end is reported. `conn` is per connection:
+ * change how a connection's end is reported; `connectError(error)` may
+ * replace the error of a refused handshake. `conn` is per connection:
  * `{ index, channels: Map<channel, streamToken> }`, filled from every mapping
  * the server sends.
  */
@@ -18,7 +19,7 @@ function wrap(transport, hooks) {
   return {
     async connect(request, handlers) {
       const conn = { index: ++index, channels: new Map() };
-      const connection = await transport.connect(request, {
+      const connecting = transport.connect(request, {
         onMessage(message, wireBytes) {
           // A channel keeps its first stream: rebinding one is the server's violation, for the client to catch.
           for (const mapping of message.mappings ?? []) if (!conn.channels.has(mapping.channel)) conn.channels.set(mapping.channel, mapping.streamToken);
@@ -29,6 +30,7 @@ function wrap(transport, hooks) {
           handlers.onClose(hooks.close ? hooks.close(info) : info);
         },
       });
+      const connection = hooks.connectError ? await connecting.catch((error) => Promise.reject(hooks.connectError(error))) : await connecting;
       return {
         send(message) {
           const passed = hooks.outbound ? hooks.outbound(message, conn) : message;
@@ -158,6 +160,23 @@ export const CLIENT_FAULTS = {
   // Undecodable server bytes are treated as a lost connection (retried) instead of a violation.
   "retry-violations": () => ({
     close: (info) => (info.error === undefined ? info : { code: 1006, reason: "" }),
+  }),
+
+  // A start after a retryable rejection is the rejected one again (same attempt id and provisional references).
+  "reuse-rejected-start": () => {
+    let first;
+    return {
+      outbound(message) {
+        if (message.type !== "invocationStart") return message;
+        first ??= message;
+        return first;
+      },
+    };
+  },
+
+  // A refused handshake is taken as an uncertain loss: even a definitive refusal is retried.
+  "retry-refused-handshake": () => ({
+    connectError: () => new Error("connection lost"),
   }),
 
   // attachmentRevoked is not seen: the replaced client reconnects as after a loss.

@@ -3,11 +3,11 @@
  * the exact descriptor and the same attempt id; every new start, resume or
  * takeover has a fresh UUIDv4 and uses the latest session token.
  */
-import { ensure, ensureEqual, show } from "../../check.js";
+import { ensure, ensureEqual, Mismatch, show } from "../../check.js";
 import type { Script } from "../scripted-server.js";
-import { FINISHED, ScriptedSession, nextAttach, type Attach } from "../session-script.js";
+import { FINISHED, ScriptedSession, nextAttach, provisionalRefOf, type Attach } from "../session-script.js";
 import { defineScenarios } from "../scenario.js";
-import { COUNT, expectAllOnce } from "./common.js";
+import { COUNT, REVERSE, expectAllOnce, str } from "./common.js";
 
 const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 const ITEMS = 3;
@@ -114,6 +114,45 @@ export const attemptScenarios = defineScenarios("attempts", [
       ensure(second.sessionToken === session.sessionTokens[1], "the second resume does not carry the token the first resume's acceptance refreshed");
       ensure(first.attemptId !== second.attemptId, "two resumes share an attempt id");
       return "the refreshed token used";
+    },
+  },
+  {
+    name: "fresh-start-after-retryable-rejection",
+    ref: "§6.2, §3.2, §9",
+    expectation:
+      "a start rejected before acceptance with retryable true (overloaded) is followed by a new start with a fresh attempt id and fresh provisional references (they may be reused only for an exact retry); its inputs then flow normally",
+    run: async (ctx) => {
+      const session = new ScriptedSession(ctx.tokens);
+      const input = session.input();
+      const out = session.output();
+      const starts: Extract<Attach, { type: "invocationStart" }>[] = [];
+      let inputs: unknown[] = [];
+      await ctx.begin(async (peer) => {
+        const attach = await nextAttach(peer);
+        if (attach.type !== "invocationStart") throw new Mismatch(`connection ${peer.index} began with ${attach.type}; no start was ever accepted`);
+        starts.push(attach);
+        if (peer.index === 1) {
+          peer.send({ type: "invocationRejected", attemptId: attach.attemptId, code: "overloaded", message: "try again", retryable: true });
+          return peer.close(1002);
+        }
+        session.accept(peer, attach, [input.mapping(1, 0, false, provisionalRefOf(attach))]);
+        while (!peer.received.some((m) => m.type === "inputStreamEnd")) await peer.next("the input's end");
+        inputs = peer.received.flatMap((m) => (m.type === "inputStreamItem" ? [m.value] : []));
+        peer.send(input.ack(1, 2, true));
+        peer.send(out.result(2));
+        peer.send(out.end(2, 0));
+        peer.send(FINISHED);
+      }, REVERSE);
+      ctx.adapter.send({ type: "feed", input: "in", items: [str("a"), str("b")] });
+      ctx.adapter.send({ type: "endInput", input: "in" });
+      ctx.adapter.send({ type: "read", stream: 0 });
+      await ctx.finishedOk();
+      const [first, second] = starts;
+      ensure(first !== undefined && second !== undefined, `${starts.length} start(s)`);
+      ensure(second.attemptId !== first.attemptId, "the new start reuses the rejected attempt id");
+      ensure(provisionalRefOf(second) !== provisionalRefOf(first), "the new start reuses the rejected start's provisional reference");
+      ensureEqual(inputs, [str("a"), str("b")], "input items after the new start");
+      return "fresh attempt id and provisional reference";
     },
   },
 ]);
