@@ -89,8 +89,10 @@ export type AdapterEvent =
   | { readonly type: "reconnecting"; readonly cause?: string }
   /** The server revoked a connection (attachmentRevoked). */
   | { readonly type: "revoked" }
-  /** The invocation's result; `streams` counts its output streams. */
+  /** The invocation's result; `streams` counts its output streams (indexes 0 … streams-1, in document order). */
   | { readonly type: "result"; readonly kind: "none" | "value"; readonly streams: number }
+  /** A nested output stream became known (an item exposing it arrived): its index (the next free one) and its token. */
+  | { readonly type: "stream"; readonly stream: number; readonly streamToken: string }
   /** One output item handed to the application: a SchemaValue, or the bytes of a packed u8 batch or binary item. */
   | { readonly type: "item"; readonly stream: number; readonly value?: SchemaValueJson; readonly bytesHex?: string }
   | { readonly type: "readDone"; readonly stream: number; readonly delivered: number }

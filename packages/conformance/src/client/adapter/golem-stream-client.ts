@@ -67,7 +67,10 @@ export async function runClientAdapter(options: ClientAdapterOptions = {}): Prom
   const inputs = new Map<string, InputQueue>();
   const readers: Reader[] = [];
   let call: Invocation | undefined;
-  let streams: readonly OutputStream[] | undefined;
+  /** Output streams by index: the result's in document order, then nested ones in order of discovery. */
+  let streams: OutputStream[] | undefined;
+  /** Nested streams that became known before the result (none in practice), indexed once it arrives. */
+  const early: OutputStream[] = [];
   const pendingReads: { stream: number; count: number }[] = [];
 
   const pump = async (index: number): Promise<void> => {
@@ -98,6 +101,17 @@ export async function runClientAdapter(options: ClientAdapterOptions = {}): Prom
       reader.running = false;
     }
     emit({ type: "readDone", stream: index, delivered: reader.delivered });
+  };
+
+  const register = (stream: OutputStream): void => {
+    if (streams === undefined) {
+      early.push(stream);
+      return;
+    }
+    if (streams.includes(stream)) return;
+    streams.push(stream);
+    readers.push({ iterator: stream[Symbol.asyncIterator](), credit: 0, delivered: 0, running: false, done: false });
+    emit({ type: "stream", stream: streams.length - 1, streamToken: stream.streamToken });
   };
 
   const read = (stream: number, count: number): void => {
@@ -134,12 +148,14 @@ export async function runClientAdapter(options: ClientAdapterOptions = {}): Prom
     call.on("accepted", (e) => emit({ type: "accepted", operation: e.operation, attemptId: e.attemptId, replayed: e.replayed }));
     call.on("reconnecting", (e) => emit({ type: "reconnecting", cause: e.cause }));
     call.on("revoked", () => emit({ type: "revoked" }));
+    call.on("stream", register);
     call.result.then(
       (result) => {
         const known = result.kind === "value" ? result.streams : [];
-        streams = known;
+        streams = [...known];
         for (const stream of known) readers.push({ iterator: stream[Symbol.asyncIterator](), credit: 0, delivered: 0, running: false, done: false });
         emit({ type: "result", kind: result.kind, streams: known.length });
+        for (const stream of early.splice(0)) register(stream);
         for (const pending of pendingReads.splice(0)) read(pending.stream, pending.count);
       },
       () => undefined, // reported by `finished`

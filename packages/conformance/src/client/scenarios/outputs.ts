@@ -8,6 +8,7 @@ import type { ResumeAttach, ServerMessage } from "@golem-stream/wire";
 import { ensure, ensureEqual, Mismatch, show } from "../../check.js";
 import type { ClientContext } from "../context.js";
 import type { Script } from "../scripted-server.js";
+import type { CursorPosition } from "../script-tokens.js";
 import { FINISHED, ScriptedSession, nextAttach, type ScriptedOutput } from "../session-script.js";
 import { defineScenarios } from "../scenario.js";
 import { COUNT, SPLIT, bytes, deliver, expectAllOnce, gate, hex, receivedHex, resultGraphOf, type Gate } from "./common.js";
@@ -250,6 +251,105 @@ export const outputScenarios = defineScenarios("outputs", [
       const ends = ctx.adapter.events.filter((e) => e.type === "streamEnd").length;
       ensure(ends === 2, `${ends} stream ends for two streams`);
       return "each stream in order, once";
+    },
+  },
+  {
+    name: "nested-streams",
+    ref: "§6.4, §8, decisions §8",
+    expectation:
+      "streams nested in items (groups) become known to the application before their items, each reaches it in order and once, a nested stream's resume cursor names at most its last delivered item, and after a cut those whose parent item is replayed are announced by that item, the others by the acceptance",
+    run: async (ctx) => {
+      const session = new ScriptedSession(ctx.tokens);
+      const outer = { id: randomUUID() };
+      const outerToken = ctx.tokens.stream(outer.id, "output");
+      const groups = [0, 1].map((g) => {
+        const id = randomUUID();
+        return { id, token: ctx.tokens.stream(id, "output"), name: `g${g}` };
+      });
+      const PER = 3;
+      const resumeCursors: CursorPosition[] = [];
+      const result = (announce: number | undefined): ServerMessage => ({
+        type: "invocationResult",
+        mappings: announce === undefined ? [] : [{ channel: announce, direction: "output", streamToken: outerToken }],
+        result: { kind: "value", graph: resultGraphOf("groups"), value: { kind: "stream", value: { streamToken: outerToken } } },
+      });
+      const group = (channel: number, g: number, nestedChannel: number | undefined): ServerMessage => ({
+        type: "outputStreamItem",
+        channel,
+        cursorToken: ctx.tokens.cursor(outer.id, BigInt(g), "item"),
+        mappings: nestedChannel === undefined ? [] : [{ channel: nestedChannel, direction: "output", streamToken: groups[g]!.token }],
+        sequence: BigInt(g),
+        value: { kind: "record", value: { fields: [{ kind: "string", value: groups[g]!.name }, { kind: "stream", value: { streamToken: groups[g]!.token } }] } },
+      });
+      const member = (channel: number, g: number, n: number): ServerMessage => ({ type: "outputStreamItem", channel, cursorToken: ctx.tokens.cursor(groups[g]!.id, BigInt(n), "item"), mappings: [], sequence: BigInt(n), value: { kind: "u32", value: n } });
+      const end = (channel: number, id: string, at: number): ServerMessage => ({ type: "outputStreamEnd", channel, cursorToken: ctx.tokens.cursor(id, BigInt(at), "terminal"), outcome: { kind: "ok" }, sequence: BigInt(at) });
+      const cut = gate();
+      await ctx.begin(async (peer) => {
+        const attach = await nextAttach(peer);
+        if (attach.type === "invocationStart") {
+          session.accept(peer, attach);
+          peer.send(result(1));
+          peer.send(group(1, 0, 2));
+          for (let n = 0; n < PER; n++) peer.send(member(2, 0, n));
+          peer.send(end(2, groups[0]!.id, PER));
+          peer.send(group(1, 1, 3));
+          peer.send(member(3, 1, 0));
+          peer.send(member(3, 1, 1));
+          await cut.opened;
+          return peer.cut();
+        }
+        if (attach.type !== "resumeAttach") throw new Mismatch(`connection ${peer.index} began with a start`);
+        const cursors = attach.outputCursors.map((c) => ctx.tokens.readCursor(c));
+        resumeCursors.push(...cursors);
+        const fromOf = (id: string): number | "ended" => {
+          const cursor = cursors.find((c) => c.streamId === id);
+          return cursor === undefined ? 0 : cursor.event === "terminal" ? "ended" : Number(cursor.position) + 1;
+        };
+        const outerFrom = fromOf(outer.id);
+        // Channels of this connection: outer 11, group g on 12 + g.
+        const replayedParent = (g: number) => outerFrom !== "ended" && g >= outerFrom;
+        session.accept(peer, attach, [
+          ...(outerFrom === "ended" ? [] : [{ channel: 11, direction: "output" as const, streamToken: outerToken }]),
+          ...groups.flatMap((gr, g) => (replayedParent(g) || fromOf(gr.id) === "ended" ? [] : [{ channel: 12 + g, direction: "output" as const, streamToken: gr.token }])),
+        ]);
+        if (outerFrom !== "ended") {
+          for (let g = outerFrom; g < groups.length; g++) peer.send(group(11, g, 12 + g));
+          peer.send(end(11, outer.id, groups.length));
+        }
+        groups.forEach((gr, g) => {
+          const from = fromOf(gr.id);
+          if (from === "ended") return;
+          for (let n = from; n < PER; n++) peer.send(member(12 + g, g, n));
+          peer.send(end(12 + g, gr.id, PER));
+        });
+        peer.send(result(undefined));
+        peer.send(FINISHED);
+      }, { method: "groups", methodParameters: { kind: "record", value: { fields: [{ kind: "u32", value: 2 }, { kind: "u32", value: PER }] } } });
+      await ctx.adapter.waitFor((e) => e.type === "result", "the result");
+      ctx.adapter.send({ type: "read", stream: 0, count: 2 });
+      const known = await Promise.all(groups.map((gr) => ctx.adapter.waitFor((e) => e.type === "stream" && e.streamToken === gr.token, `the nested stream of ${gr.name} to become known`)));
+      const index = known.map((e) => (e.type === "stream" ? e.stream : -1));
+      ctx.adapter.send({ type: "read", stream: index[0]! });
+      ctx.adapter.send({ type: "read", stream: index[1]!, count: 1 });
+      await ctx.adapter.waitFor((e) => e.type === "streamEnd" && e.stream === index[0], `the end of ${groups[0]!.name}`);
+      await ctx.adapter.waitFor((e) => e.type === "readDone" && e.stream === index[1], `delivery of one item of ${groups[1]!.name}`);
+      cut.open();
+      await ctx.server.connections(2, "a resume after the cut");
+      for (const i of [0, index[1]!]) ctx.adapter.send({ type: "read", stream: i });
+      await ctx.finishedOk();
+      for (const i of [0, ...index]) await ctx.adapter.waitFor((e) => e.type === "streamEnd" && e.stream === i, `the end of stream ${i}`);
+      ensureEqual(ctx.items(0).map((v) => (v as unknown as { value: { fields: { value: unknown }[] } }).value.fields[0]!.value), ["g0", "g1"], "groups the application received");
+      for (const [g, i] of index.entries()) ensureEqual(ctx.numbers(i), [0, 1, 2], `items of ${groups[g]!.name}`);
+      const ends = ctx.adapter.events.filter((e) => e.type === "streamEnd").length;
+      ensure(ends === 3, `${ends} stream ends for three streams`);
+      for (const i of index) {
+        const firstItem = ctx.adapter.events.findIndex((e) => e.type === "item" && e.stream === i);
+        const announced = ctx.adapter.events.findIndex((e) => e.type === "stream" && e.stream === i);
+        ensure(announced >= 0 && announced < firstItem, `stream ${i} was reported after its first item`);
+      }
+      const g1Cursor = resumeCursors.find((c) => c.streamId === groups[1]!.id);
+      ensure(g1Cursor === undefined || (g1Cursor.event === "item" && g1Cursor.position <= 0n), `the resume's cursor for g1 names ${show(g1Cursor)}; the application had received its item 0 only`);
+      return "two nested streams, each once and in order";
     },
   },
 ]);
