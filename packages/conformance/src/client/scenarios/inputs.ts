@@ -58,13 +58,18 @@ async function resendAfterCut(ctx: ClientContext, plan: ResendPlan): Promise<{ f
     peer.send(out.result(4));
     peer.send(out.end(4, 0));
     peer.send(FINISHED);
+    // decisions §8: the server closes after invocationFinished. The client sends whatever it
+    // resends before it answers the close, so the closed connection has received all of it.
+    peer.close(1000);
   }, REVERSE);
   ctx.adapter.send({ type: "feed", input: "in", items: WORDS.map(str) });
   ctx.adapter.send({ type: "endInput", input: "in" });
   ctx.adapter.send({ type: "read", stream: 0 });
   await ctx.finishedOk();
+  await ctx.server.connections(2, "a resume after the cut");
+  await ctx.server.peers[1]!.closed;
   // Anything sent on the channel after the script took its messages counts as resent too.
-  resent = inputsOn(ctx.server.peers[1]?.received ?? [], 3);
+  resent = inputsOn(ctx.server.peers[1]!.received, 3);
   return { first, resent };
 }
 
