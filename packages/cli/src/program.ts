@@ -515,8 +515,8 @@ Examples:
 
   program
     .command("conformance")
-    .description("Run the protocol's black-box conformance suite against a server (needs @golem-stream/conformance).")
-    .argument("[args...]", "the suite's arguments, e.g. server --url ws://host:port --token T [--json] [--junit FILE] [--only SECTIONS]")
+    .description("Run the protocol's black-box conformance suites: against a server, or against a client through its adapter (needs @golem-stream/conformance).")
+    .argument("[args...]", "the suite's arguments, e.g. server --url ws://host:port --token T [--json] [--junit FILE] [--only SECTIONS], or client --adapter CMD [...]")
     .helpOption(false)
     .allowUnknownOption()
     .passThroughOptions()
@@ -527,7 +527,9 @@ Exit status: 0 every check passed, 5 a check failed, 2 usage.
 
 Examples:
   $ golem-stream conformance server --url ws://127.0.0.1:8080 --token "$GOLEM_STREAM_TOKEN"
-  $ golem-stream conformance server --help`,
+  $ golem-stream conformance server --help
+  $ golem-stream conformance client --adapter golem-stream-conformance-client-adapter
+  $ golem-stream conformance client --help`,
     )
     .action(async (args: string[]) => {
       const { runConformance } = await import("./commands/conformance.js");

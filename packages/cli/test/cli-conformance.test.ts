@@ -5,7 +5,7 @@
  * a failing one (a server that never accepts the token) exits 5; a usage
  * error of the kit exits 2; an unusable lookup says how to install the kit.
  */
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { EXIT } from "../src/exit-codes.js";
 import { conformanceBin } from "../src/commands/conformance.js";
@@ -51,3 +51,13 @@ it("without the kit installed, says which package to install", () => {
     }),
   ).toThrow(/npm install -g @golem-stream\/conformance/);
 });
+
+it("runs the kit's client suite against an adapter: the adapter of @golem-stream/client passes (0), a failing scenario exits 5", async () => {
+  // The adapter the kit ships, found the way the CLI finds the kit.
+  const adapter = `node "${join(dirname(conformanceBin()), "client", "adapter", "bin.js")}"`;
+  const passing = await run(["conformance", "client", "--adapter", adapter, "--only", "outputs.cursor-after-delivery,inputs.suffix-resend-after-high-water"]);
+  expect(passing.code, passing.stdout.toString() + passing.stderr.toString()).toBe(EXIT.success);
+  expect(passing.stdout.toString()).toMatch(/client conformance/);
+  const failing = await run(["conformance", "client", "--adapter", "exit 3", "--only", "lifecycle.revoked"]);
+  expect(failing.code).toBe(EXIT.checksFailed);
+}, 120_000);

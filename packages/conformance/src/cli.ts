@@ -2,15 +2,19 @@
 /**
  * golem-stream-conformance server --url URL --token T [--json] [--junit FILE]
  *   [--only S,...] [--skip S,...] [--restart-cmd CMD]
+ * golem-stream-conformance client --adapter CMD [--json] [--junit FILE]
+ *   [--only S,...] [--skip S,...]
  * Exit code 0 when every selected check passed, 1 on any failure, 2 on a usage error.
  */
 import { writeFileSync } from "node:fs";
 import { Command, InvalidArgumentError, Option } from "commander";
 import { SECTIONS } from "./check.js";
+import { CLIENT_SECTIONS } from "./client/scenario.js";
 import { formatJsonReport } from "./report/json.js";
 import { formatJunitReport } from "./report/junit.js";
 import { formatResultLine, formatTextReport } from "./report/text.js";
 import { runServerSuite } from "./runner.js";
+import type { BaseReport, CheckResult } from "./run-checks.js";
 
 function positiveInt(value: string): number {
   const n = Number(value);
@@ -20,6 +24,30 @@ function positiveInt(value: string): number {
 
 function list(value: string, previous: string[] = []): string[] {
   return [...previous, ...value.split(",").map((s) => s.trim()).filter((s) => s.length > 0)];
+}
+
+interface ReportOptions {
+  readonly json?: boolean;
+  readonly junit?: string;
+}
+
+/** Progress on stderr, one line per check, unless the report itself is JSON. */
+function progress(options: ReportOptions): ((result: CheckResult) => void) | undefined {
+  return options.json === true ? undefined : (r) => process.stderr.write(`${formatResultLine(r).split("\n")[0]}\n`);
+}
+
+/** Runs a suite, prints its report, writes JUnit when asked, sets the exit code. */
+async function runAndReport(options: ReportOptions, run: () => Promise<BaseReport>): Promise<void> {
+  let report;
+  try {
+    report = await run();
+  } catch (error) {
+    process.stderr.write(`golem-stream-conformance: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.exit(2);
+  }
+  process.stdout.write(`${options.json === true ? formatJsonReport(report) : formatTextReport(report)}\n`);
+  if (options.junit !== undefined) writeFileSync(options.junit, formatJunitReport(report));
+  process.exitCode = report.failed > 0 ? 1 : 0;
 }
 
 const program = new Command()
@@ -49,9 +77,8 @@ program
       for (const check of serverChecks()) process.stdout.write(`${check.id}\t${check.ref}\t${check.expectation}\n`);
       return;
     }
-    let report;
-    try {
-      report = await runServerSuite({
+    await runAndReport(options, () =>
+      runServerSuite({
         url: options.url,
         token: options.token,
         timeoutMs: options.timeout,
@@ -60,15 +87,41 @@ program
         restartCmd: options.restartCmd,
         ...(options.only ? { only: options.only } : {}),
         ...(options.skip ? { skip: options.skip } : {}),
-        onResult: options.json === true ? undefined : (r) => process.stderr.write(`${formatResultLine(r).split("\n")[0]}\n`),
-      });
-    } catch (error) {
-      process.stderr.write(`golem-stream-conformance: ${error instanceof Error ? error.message : String(error)}\n`);
-      process.exit(2);
+        onResult: progress(options),
+      }),
+    );
+  });
+
+program
+  .command("client")
+  .description("run the client suite: a scripted server on loopback drives the client under test through its adapter (JSON lines on stdin/stdout)")
+  .requiredOption("--adapter <command>", "shell command that starts the client's adapter (for @golem-stream/client: golem-stream-conformance-client-adapter)")
+  .option("--json", "print the report as JSON instead of text")
+  .option("--junit <file>", "also write a JUnit XML report to FILE")
+  .option("--only <sections>", `run only these sections or scenario ids (comma-separated; sections: ${CLIENT_SECTIONS.join(", ")})`, list)
+  .option("--skip <sections>", "leave out these sections or scenario ids (comma-separated)", list)
+  .option("--timeout <ms>", "how long a scenario waits for the client or the adapter to do what it expects", positiveInt, 10_000)
+  .option("--check-timeout <ms>", "hard deadline of one scenario", positiveInt, 60_000)
+  .option("--concurrency <n>", "scenarios run at once, each with its own server and adapter process", positiveInt, 2)
+  .option("--list", "list the scenarios (id, reference, rule) without running them")
+  .action(async (options: { adapter: string; json?: boolean; junit?: string; only?: string[]; skip?: string[]; timeout: number; checkTimeout: number; concurrency: number; list?: boolean }) => {
+    if (options.list === true) {
+      const { clientScenarios } = await import("./client/suite.js");
+      for (const scenario of clientScenarios()) process.stdout.write(`${scenario.id}\t${scenario.ref}\t${scenario.expectation}\n`);
+      return;
     }
-    process.stdout.write(`${options.json === true ? formatJsonReport(report) : formatTextReport(report)}\n`);
-    if (options.junit !== undefined) writeFileSync(options.junit, formatJunitReport(report));
-    process.exitCode = report.failed > 0 ? 1 : 0;
+    const { runClientSuite } = await import("./client/runner.js");
+    await runAndReport(options, () =>
+      runClientSuite({
+        adapter: options.adapter,
+        timeoutMs: options.timeout,
+        checkTimeoutMs: options.checkTimeout,
+        concurrency: options.concurrency,
+        ...(options.only ? { only: options.only } : {}),
+        ...(options.skip ? { skip: options.skip } : {}),
+        onResult: progress(options),
+      }),
+    );
   });
 
 await program.parseAsync(process.argv);

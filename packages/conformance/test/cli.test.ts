@@ -74,3 +74,43 @@ describe("golem-stream-conformance server", () => {
     expect(result.stdout.split("\n").filter((l) => l.startsWith("handshake.")).length).toBeGreaterThan(5);
   });
 });
+
+describe("golem-stream-conformance client", () => {
+  const ADAPTER = `node "${fileURLToPath(new URL("../dist/client/adapter/bin.js", import.meta.url))}"`;
+  const FAULTY = (fault: string) => `node "${fileURLToPath(new URL("./support/faulty-client-adapter.mjs", import.meta.url))}" ${fault}`;
+
+  it("exits 0 when the selected scenarios pass, with the text report and JUnit XML", async () => {
+    const junit = join(dir, "client.xml");
+    const result = await run(["client", "--adapter", ADAPTER, "--only", "outputs,attempts.exact-retry-after-cut", "--skip", "outputs.terminal-replay", "--junit", junit]);
+    expect(result.code, result.stdout + result.stderr).toBe(0);
+    expect(result.stdout).toContain("Golem Stream Session v1 client conformance");
+    expect(result.stdout).toMatch(/\d+ checks: \d+ passed, 0 failed/);
+    expect(result.stdout).toContain("attempts.exact-retry-after-cut");
+    expect(result.stdout).not.toContain("outputs.terminal-replay");
+    expect(readFileSync(junit, "utf8")).toContain('<testsuites name="golem-stream-session-v1 client conformance"');
+  });
+
+  it("exits 1 when a scenario fails, and the JSON report names the adapter and what was seen", async () => {
+    const result = await run(["client", "--adapter", FAULTY("cursor-before-delivery"), "--only", "outputs.cursor-after-delivery", "--json"]);
+    expect(result.code).toBe(1);
+    const report = JSON.parse(result.stdout) as { suite: string; adapter: string; summary: { failed: number }; results: { id: string; status: string; saw: string }[] };
+    expect(report).toMatchObject({ suite: "golem-stream-session-v1/client", adapter: FAULTY("cursor-before-delivery"), summary: { failed: 1 } });
+    expect(report.results[0]!.saw).toContain("the application had received items 0-2 only");
+  });
+
+  it("exits 2 on an unknown section or a missing --adapter; lists the scenarios", async () => {
+    expect((await run(["client", "--adapter", ADAPTER, "--only", "no-such-section"])).code).toBe(2);
+    // A server section is not a client section.
+    expect((await run(["client", "--adapter", ADAPTER, "--only", "decoding"])).code).toBe(2);
+    expect((await run(["client"])).code).toBe(2);
+    const list = await run(["client", "--adapter", "unused", "--list"]);
+    expect(list.code).toBe(0);
+    expect(list.stdout.split("\n").filter((l) => l.startsWith("violations.")).length).toBeGreaterThan(5);
+  });
+
+  it("an adapter that does not start fails every selected scenario with the reason", async () => {
+    const result = await run(["client", "--adapter", "exit 3", "--only", "lifecycle.revoked", "--json"]);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toContain("the adapter exited (status 3) before the adapter's ready event");
+  });
+});

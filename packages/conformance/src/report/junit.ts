@@ -1,5 +1,5 @@
 /** JUnit XML (`--junit FILE`) for CI systems: one testsuite per section, one testcase per check. */
-import type { SuiteReport } from "../runner.js";
+import type { BaseReport } from "../run-checks.js";
 
 function escapeXml(text: string): string {
   // XML 1.0 cannot carry most control characters even escaped: they are replaced.
@@ -12,11 +12,11 @@ function escapeXml(text: string): string {
     .replaceAll("'", "&apos;");
 }
 
-export function formatJunitReport(report: SuiteReport): string {
+export function formatJunitReport(report: BaseReport): string {
   const sections = [...new Set(report.results.map((r) => r.section))];
   const out = [
     '<?xml version="1.0" encoding="UTF-8"?>',
-    `<testsuites name="golem-stream-session-v1 server conformance" tests="${report.results.length}" failures="${report.failed}" skipped="${report.skipped}" time="${(report.durationMs / 1000).toFixed(3)}">`,
+    `<testsuites name="golem-stream-session-v1 ${report.suite} conformance" tests="${report.results.length}" failures="${report.failed}" skipped="${report.skipped}" time="${(report.durationMs / 1000).toFixed(3)}">`,
   ];
   for (const section of sections) {
     const results = report.results.filter((r) => r.section === section);

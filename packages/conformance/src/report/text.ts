@@ -1,5 +1,5 @@
 /** The human-readable report: one line per check, details under each failure. */
-import type { CheckResult, SuiteReport } from "../runner.js";
+import type { BaseReport, CheckResult } from "../run-checks.js";
 
 const MARK = { passed: "PASS", failed: "FAIL", skipped: "SKIP" } as const;
 
@@ -9,8 +9,8 @@ export function formatResultLine(result: CheckResult): string {
   return `${head}\n      expected: ${result.expectation}\n      saw:      ${result.saw}`;
 }
 
-export function formatTextReport(report: SuiteReport): string {
-  const lines: string[] = [`Golem Stream Session v1 server conformance — ${report.url}`, ""];
+export function formatTextReport(report: BaseReport): string {
+  const lines: string[] = [`Golem Stream Session v1 ${report.suite} conformance — ${report.target}`, ""];
   let section = "";
   for (const result of report.results) {
     if (result.section !== section) {

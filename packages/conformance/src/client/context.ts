@@ -1,0 +1,113 @@
+/** What every client scenario receives: a scripted server, the adapter under test, and helpers that clean up after themselves. */
+import { randomUUID } from "node:crypto";
+import type { SchemaValueJson } from "@golem-stream/wire";
+import { Mismatch, show } from "../check.js";
+import type { AdapterEvent } from "./adapter-protocol.js";
+import { AdapterProcess } from "./adapter-process.js";
+import { ScriptedServer, type Script } from "./scripted-server.js";
+import { ScriptTokens } from "./script-tokens.js";
+
+/** The bearer token every adapter is given. */
+export const CONFORMANCE_TOKEN = "conformance-token";
+
+export interface ClientSuiteOptions {
+  /** Shell command that starts the adapter of the client under test. */
+  readonly adapter: string;
+  /** How long the suite waits for the client (or the adapter) to do what a scenario expects, in ms (default 10 000). */
+  readonly timeoutMs?: number;
+}
+
+export interface StartSpec {
+  readonly method: string;
+  /** Parameters; input streams as `{"kind":"stream","value":{"input":NAME,"element":…}}`. */
+  readonly methodParameters: unknown;
+  /** Default 30 000: long enough never to fire unless a scenario wants it to. */
+  readonly acceptanceTimeoutMs?: number;
+  /** Default 5. */
+  readonly maxReconnectAttempts?: number;
+}
+
+/** The end of an invocation as the adapter reported it. */
+export type Outcome = Extract<AdapterEvent, { type: "finished" | "error" }>;
+
+export class ClientContext {
+  readonly adapterCommand: string;
+  readonly timeoutMs: number;
+  readonly tokens = new ScriptTokens();
+  readonly idempotencyKey = `conformance-${randomUUID()}`;
+  #server: ScriptedServer | undefined;
+  #adapter: AdapterProcess | undefined;
+
+  constructor(options: ClientSuiteOptions) {
+    this.adapterCommand = options.adapter;
+    this.timeoutMs = options.timeoutMs ?? 10_000;
+  }
+
+  get server(): ScriptedServer {
+    if (this.#server === undefined) throw new Error("the scenario has not begun");
+    return this.#server;
+  }
+
+  get adapter(): AdapterProcess {
+    if (this.#adapter === undefined) throw new Error("the scenario has not begun");
+    return this.#adapter;
+  }
+
+  /**
+   * Starts the scripted server with `script` (and `refuse`, which upgrades it
+   * refuses), then the adapter, and has it start one invocation of the demo agent `echo`.
+   */
+  async begin(script: Script, start: StartSpec, refuse?: Parameters<ScriptedServer["refuseUpgrades"]>[0]): Promise<void> {
+    this.#server = await ScriptedServer.start(this.timeoutMs);
+    this.#server.serve(script);
+    if (refuse !== undefined) this.#server.refuseUpgrades(refuse);
+    this.#adapter = await AdapterProcess.spawn(this.adapterCommand, this.timeoutMs);
+    this.#adapter.send({
+      type: "start",
+      url: this.#server.url,
+      token: CONFORMANCE_TOKEN,
+      application: "demo",
+      environment: "default",
+      agentType: "echo",
+      constructorParameters: { kind: "record", value: { fields: [{ kind: "string", value: "conformance" }] } },
+      method: start.method,
+      methodParameters: start.methodParameters,
+      idempotencyKey: this.idempotencyKey,
+      acceptanceTimeoutMs: start.acceptanceTimeoutMs ?? 30_000,
+      maxReconnectAttempts: start.maxReconnectAttempts ?? 5,
+      maxReconnectDelayMs: 20,
+    });
+  }
+
+  /** `finished` or `error`, whichever the adapter reports first. */
+  async outcome(): Promise<Outcome> {
+    return (await this.adapter.waitFor((e) => e.type === "finished" || e.type === "error", "end of the invocation (finished or error)")) as Outcome;
+  }
+
+  /** Fails unless the invocation finished successfully. */
+  async finishedOk(): Promise<void> {
+    const outcome = await this.outcome();
+    if (outcome.type !== "finished") throw new Mismatch(`the invocation failed: ${show(outcome)}; events: ${this.adapter.summary()}`);
+  }
+
+  /** The values the application received on output stream `stream`, in order. */
+  items(stream = 0): SchemaValueJson[] {
+    return this.adapter.events.flatMap((e) => (e.type === "item" && e.stream === stream && e.value !== undefined ? [e.value] : []));
+  }
+
+  /** The u32 payloads the application received on a `stream<u32>`. */
+  numbers(stream = 0): number[] {
+    return this.items(stream).map((v) => (v as { value: number }).value);
+  }
+
+  /** Fails with what went wrong outside the scenario's own expectations: a script error, a client message the codec refuses, a broken adapter line. */
+  ensureClean(): void {
+    const problems = [...(this.#server?.problems ?? []), ...(this.#adapter?.problems ?? [])];
+    if (problems.length > 0) throw new Mismatch(problems.join("; "));
+  }
+
+  async dispose(): Promise<void> {
+    await this.#adapter?.stop();
+    await this.#server?.close();
+  }
+}

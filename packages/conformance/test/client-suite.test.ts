@@ -1,0 +1,67 @@
+/**
+ * The client suite against the adapter this package ships for
+ * @golem-stream/client: every scenario passes. The adapter runs behind `tee`,
+ * so every line of the adapter protocol the run exchanged is then validated
+ * against schemas/client-adapter.schema.json.
+ */
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { Ajv2020 } from "ajv/dist/2020.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { clientScenarios, runClientSuite, type ClientSuiteReport } from "../src/index.js";
+
+const ADAPTER = fileURLToPath(new URL("../dist/client/adapter/bin.js", import.meta.url));
+const SCHEMA = fileURLToPath(new URL("../schemas/client-adapter.schema.json", import.meta.url));
+
+let dir: string;
+let report: ClientSuiteReport;
+beforeAll(async () => {
+  if (!existsSync(ADAPTER)) throw new Error(`${ADAPTER} is missing: run \`pnpm build\` in packages/conformance first`);
+  dir = mkdtempSync(join(tmpdir(), "golem-stream-client-suite-"));
+  // One pair of files per adapter process ($$ is its shell's pid).
+  const adapter = `tee "${dir}/commands-$$.jsonl" | node "${ADAPTER}" | tee "${dir}/events-$$.jsonl"`;
+  report = await runClientSuite({ adapter });
+}, 240_000);
+afterAll(() => {
+  if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
+});
+
+describe("the client suite against @golem-stream/client", () => {
+  it("runs every scenario, and every one passes", () => {
+    expect(report.results.map((r) => r.id)).toEqual(clientScenarios().map((s) => s.id));
+    expect(report.results.filter((r) => r.status !== "passed").map((r) => `${r.id}: ${r.saw}`)).toEqual([]);
+    expect(report.results.length).toBeGreaterThanOrEqual(20);
+  });
+
+  it("exchanges only lines the adapter protocol's schema allows, in both directions", () => {
+    const ajv = new Ajv2020({ allErrors: true, strict: true, strictRequired: false });
+    const schema = JSON.parse(readFileSync(SCHEMA, "utf8")) as { $defs: object };
+    const validate = ajv.compile(schema);
+    const files = readdirSync(dir);
+    const lines = files.flatMap((file) =>
+      readFileSync(join(dir, file), "utf8")
+        .split("\n")
+        .filter((line) => line.trim() !== "")
+        .map((line) => ({ file, line })),
+    );
+    const types = new Set(lines.map(({ line }) => (JSON.parse(line) as { type: string }).type));
+    const invalid = lines.filter(({ line }) => !validate(JSON.parse(line))).map(({ file, line }) => `${file}: ${line.slice(0, 200)} ${JSON.stringify(validate.errors?.slice(0, 2))}`);
+    expect(invalid.slice(0, 5)).toEqual([]);
+    // The run used every command and the events that matter.
+    for (const type of ["start", "feed", "endInput", "read", "cancel", "close", "ready", "accepted", "reconnecting", "revoked", "result", "stream", "item", "readDone", "streamEnd", "finished", "error", "cancelled"]) {
+      expect(types, type).toContain(type);
+    }
+  });
+
+  it("the schema refuses a line with an unknown member, an unknown type, or a missing member", () => {
+    const validate = new Ajv2020({ strict: true, strictRequired: false }).compile(JSON.parse(readFileSync(SCHEMA, "utf8")) as object);
+    expect(validate({ type: "read", stream: 0 })).toBe(true);
+    expect(validate({ type: "read", stream: 0, surprise: true })).toBe(false);
+    expect(validate({ type: "teleport" })).toBe(false);
+    expect(validate({ type: "streamEnd", stream: 0 })).toBe(false);
+    expect(validate({ type: "error", category: "server-violation", code: "invalid-channel", message: "m" })).toBe(true);
+    expect(validate({ type: "error", category: "bad-luck", message: "m" })).toBe(false);
+  });
+});
