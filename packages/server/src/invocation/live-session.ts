@@ -441,8 +441,14 @@ export class LiveSession {
     stream.count += chunk.itemCount;
     // The agent gets only what it has not had yet: in a cluster, items an
     // attachment at another node committed may have been fed to it already.
-    const fresh = itemFrom(item, chunk.sequence, stream.fed);
-    if (stream.count > stream.fed) stream.fed = stream.count;
+    // And not before what it has not had yet: while the feed from the store
+    // is behind this chunk (another node's items, committed, not yet handed
+    // on), the chunk waits for its commit and reaches the agent through the
+    // feed, in order. Handed on now, it would overtake them, and the feed
+    // would then skip them as fed (a short digest, seen in methods-under-cuts).
+    const behind = stream.fed < chunk.sequence;
+    const fresh = behind ? undefined : itemFrom(item, chunk.sequence, stream.fed);
+    if (!behind && stream.count > stream.fed) stream.fed = stream.count;
     this.deps.observer.inputAccepted(stream.elementKind, Number(chunk.itemCount), chunk.data.length);
     if (this.remote) this.#peer?.inputHandedOver(stream.streamId, stream.count);
     const committed = this.#commitInput(
@@ -472,6 +478,7 @@ export class LiveSession {
     );
     if (stream.queue !== undefined && fresh !== undefined) stream.queue.push(fresh, agentCopy, storeCopy > 0 ? undefined : stream.inputCommitted);
     else void stream.inputCommitted.then(() => this.permits.release(agentCopy));
+    if (behind && stream.queue !== undefined) void this.#feed(stream).catch((error: unknown) => this.#fail(error));
     return { committed, count: stream.count };
   }
 
@@ -572,7 +579,10 @@ export class LiveSession {
     if (stream.inputTerminal !== undefined) return false;
     stream.inputTerminal = terminal;
     await this.deps.store.endInput(stream.streamId, terminal);
-    if (stream.queue !== undefined) onQueue(stream.queue);
+    // A natural end waits behind the items the feed has not handed on yet
+    // (cluster: another node's); the feed ends the queue after the last one.
+    if (terminal.kind === "end" && stream.fed < stream.count && stream.queue !== undefined) void this.#feed(stream).catch((error: unknown) => this.#fail(error));
+    else if (stream.queue !== undefined) onQueue(stream.queue);
     return true;
   }
 
@@ -682,11 +692,27 @@ export class LiveSession {
         }
         await queue.waitForSpace();
         const chunks = await this.deps.store.readInput(stream.streamId, stream.fed, stream.count);
+        if (chunks.length === 0) {
+          // The count runs ahead of the store: chunks this node accepted while
+          // the feed was behind are still being committed. Wait for their
+          // commits, then read again; if the store still has nothing and no
+          // commit began meanwhile, stop (the next accept or sync feeds again).
+          const pending = stream.inputCommitted;
+          await pending;
+          if (pending === stream.inputCommitted && stream.fed < stream.count) {
+            const committed = await this.deps.store.readInput(stream.streamId, stream.fed, stream.count);
+            if (committed.length === 0) return;
+          }
+          continue;
+        }
         for (const chunk of chunks) {
+          await queue.waitForSpace();
+          if (queue.closed) return;
           // Packed bytes may have been committed in other batches than the agent was fed: only the unfed suffix.
+          // (Read after the wait: nothing else hands this stream's items on while the feed is behind.)
+          if (chunk.sequence > stream.fed) break;
           const item = chunk.sequence + chunk.itemCount <= stream.fed ? undefined : itemFrom(inputItemOf(stream, chunk), chunk.sequence, stream.fed);
           if (item === undefined) continue;
-          await queue.waitForSpace();
           const bytes = item.kind === "bytes" ? item.bytes.length : chunk.data.length;
           this.permits.charge(bytes);
           queue.push(item, bytes);

@@ -135,6 +135,60 @@ export function clusterScenarios(api: ClusterTestApi, name: string, openStores: 
       expect(closed.code).toBe(1000);
     });
 
+    it("the client comes back to the owner while it still feeds its agent what B committed: the agent gets every item once, in order", async () => {
+      // Seen in methods-under-cuts as a short digest: A accepted the resent
+      // items directly while its feed of B's items from the store was behind,
+      // handed them to the agent first, and the feed then skipped B's items.
+      let feedHeld = true;
+      let releaseFeed!: () => void;
+      const feedReleased = new Promise<void>((resolve) => (releaseFeed = resolve));
+      const slowFeedAtA = (index: number, store: ClusterSessionStore): ClusterSessionStore =>
+        index !== 0
+          ? store
+          : intercepting(store, {
+              // A reads B's items back only after it has taken the client's next item itself.
+              readInput: async (...args) => {
+                if (feedHeld) await feedReleased;
+                return store.readInput(...args);
+              },
+              acceptInput: (chunk, introduced) => {
+                const accepted = store.acceptInput(chunk, introduced);
+                if (chunk.sequence >= 6n) setTimeout(releaseFeed, 50);
+                return accepted;
+              },
+            });
+      const [a, b] = (await startCluster(2, 10_000, slowFeedAtA)).nodes;
+      const texts = ["a", "bb", "ccc", "dddd", "eeeee", "ffffff", "ggggggg", "hhhhhhhh"];
+      const send = async (client: RawClient, channel: number, from: number, to: number): Promise<void> => {
+        for (let i = from; i < to; i++) client.send({ type: "inputStreamItem", channel, sequence: BigInt(i), value: v.str(texts[i]!) });
+        await client.waitFor((m) => m.type === "inputStreamAck" && m.channel === channel && m.highestContiguousSequence >= BigInt(to - 1));
+      };
+      const first = await RawClient.connect(a!.url);
+      first.send(demoStart("tally", v.record(v.stream(randomUUID()))));
+      const accepted = (await first.nextOf("invocationAccepted")) as Accepted;
+      await send(first, accepted.mappings[0]!.channel, 0, 3);
+      first.terminate();
+
+      const atB = await RawClient.connect(b!.url);
+      atB.send(resume("resume", accepted.sessionToken));
+      const acceptedAtB = (await atB.nextOf("invocationAccepted")) as Accepted;
+      await send(atB, acceptedAtB.mappings[0]!.channel, 3, 6);
+      atB.terminate();
+
+      const again = await RawClient.connect(a!.url);
+      again.send(resume("resume", acceptedAtB.sessionToken));
+      const mapping = ((await again.nextOf("invocationAccepted")) as Accepted).mappings[0]!;
+      expect(mapping.inputHighWater).toEqual({ sequence: 6n, terminal: false });
+      for (let i = 6; i < texts.length; i++) again.send({ type: "inputStreamItem", channel: mapping.channel, sequence: BigInt(i), value: v.str(texts[i]!) });
+      again.send({ type: "inputStreamEnd", channel: mapping.channel, sequence: BigInt(texts.length) });
+      const { messages } = await again.all();
+      feedHeld = false;
+      const result = messages.find((m) => m.type === "invocationResult") as Extract<ServerMessage, { type: "invocationResult" }>;
+      const fields = (result.result as unknown as { value: { value: { fields: { value: unknown }[] } } }).value.value.fields;
+      expect(fields.map((field) => field.value)).toEqual([String(texts.length), String(texts.join("").length)]);
+      expect(messages.at(-1)).toMatchObject({ type: "invocationFinished", outcome: { kind: "success" } });
+    });
+
     it("digest: half the bytes uploaded at A, the rest from the high-water at B; the digest is of every byte once", async () => {
       const [a, b] = (await startCluster(2)).nodes;
       const data = new Uint8Array(3 * 1024 * 1024 + 17).map((_, i) => (i * 31) & 0xff);
