@@ -239,6 +239,37 @@ describe("property: output values of every kind around the 8 MiB message boundar
       { numRuns: 60 },
     );
   });
+
+  it("the rule is exact at its boundary, with no mapping and with several: the largest value it lets through encodes, one byte more does not", () => {
+    for (const streams of [0, 1, 2, 3]) {
+      const tokens = Array.from({ length: streams }, (_, i) => `gai1_${String(i).repeat(300)}`);
+      const encodes = (bytes: number): boolean => {
+        const message = {
+          type: "outputStreamItem" as const,
+          channel: 4294967295,
+          cursorToken: `gai1_${"A".repeat(8192 - 5)}`,
+          mappings: tokens.map((streamToken, i) => ({ channel: 4294967295 - i, direction: "output" as const, streamToken })),
+          sequence: 18446744073709551614n,
+          value: { kind: "string", value: "v".repeat(bytes - canonicalJson({ kind: "string", value: "" }).length) },
+        };
+        try {
+          return encodeServerMessage(message as ServerMessage).length > 0;
+        } catch {
+          return false;
+        }
+      };
+      // The largest value the rule lets through, found by bisection.
+      let low = 0;
+      let high = LIMITS.maxTextMessageBytes;
+      while (low + 1 < high) {
+        const middle = Math.floor((low + high) / 2);
+        if (outputItemFits(middle, tokens)) low = middle;
+        else high = middle;
+      }
+      expect(encodes(low), `${streams} mappings, ${low} bytes`).toBe(true);
+      expect(encodes(low + 1), `${streams} mappings, ${low + 1} bytes`).toBe(false);
+    }
+  });
 });
 
 describe("acceptances that list every stream of a session", () => {
