@@ -85,4 +85,5 @@ export type { MetricsOptions } from "./observability/prometheus-metrics.js";
 export { loggerFromPino, type PinoLike } from "./observability/pino-logger.js";
 export { ATTACHMENT_SPAN, TRACER_NAME } from "./observability/tracing-observer.js";
 export { BytePermits } from "./invocation/byte-permits.js";
+export { NodeBudget } from "./invocation/node-budget.js";
 export { ChannelTable, type ChannelEntry, type ChannelState } from "./attachment/channel-table.js";

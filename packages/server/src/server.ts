@@ -31,6 +31,7 @@ import { logObserver } from "./observability/log-observer.js";
 import { PrometheusMetrics, type MetricsOptions } from "./observability/prometheus-metrics.js";
 import { composeObservers, type PartialObserver, type ServerObserver } from "./observability/server-observer.js";
 import { tracingObserver } from "./observability/tracing-observer.js";
+import { NodeBudget } from "./invocation/node-budget.js";
 
 export interface SessionServerOptions {
   readonly store: SessionStore;
@@ -219,6 +220,7 @@ class NodeSessionServer implements SessionServer {
       logger: this.#logger,
       observer,
       now,
+      nodeBudget: new NodeBudget(this.#limits.maxQueuedBytesPerNode),
     };
     this.#runtime = new SessionRuntime(deps, this.#authorizer);
     this.#wss = new WebSocketServer({
