@@ -10,7 +10,7 @@
  * `createSessionServer({ store, host, keyring, authenticator })`.
  */
 export { startEmbeddedServer, loadOrCreateKeyring, type EmbeddedServer, type EmbeddedServerOptions } from "./embedded.js";
-export { createSessionServer, type SessionServer, type SessionServerOptions, type ClusterOptions, type ListeningAddress, type PageHandler } from "./server.js";
+export { createSessionServer, type SessionServer, type BufferedBytes, type SessionServerOptions, type ClusterOptions, type ListeningAddress, type PageHandler } from "./server.js";
 // From the lower layers: the Keyring the options take, and the protocol types in this package's signatures.
 export { Keyring, type KeyringInit, type KeyringKeyInit } from "@golem-stream/tokens";
 export type {

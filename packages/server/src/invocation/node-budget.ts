@@ -16,6 +16,7 @@
 export class NodeBudget {
   readonly capacity: number;
   #held = 0;
+  #peak = 0;
   #onRelief: (() => void)[] = [];
 
   constructor(capacity: number) {
@@ -34,6 +35,14 @@ export class NodeBudget {
 
   charge(bytes: number): void {
     this.#held += bytes;
+    if (this.#held > this.#peak) this.#peak = this.#held;
+  }
+
+  /** The highest `held` since the previous call (or since the start); the next period starts from `held` now. */
+  takePeak(): number {
+    const peak = this.#peak;
+    this.#peak = this.#held;
+    return peak;
   }
 
   release(bytes: number): void {
