@@ -221,6 +221,7 @@ class NodeSessionServer implements SessionServer {
     const observers: PartialObserver[] = [tracingObserver(options.tracerProvider)];
     if (options.logger !== undefined) observers.push(logObserver(options.logger));
     if (metrics !== undefined) observers.push(metrics.observer);
+    metrics?.watchNodeBudget(() => this.#nodeBudget);
     this.#observer = composeObservers(observers);
     const observer = this.#observer;
     if (metrics !== undefined) options.store.observeCommits?.((seconds, writes) => observer.storeCommitted(seconds, writes));
