@@ -6,6 +6,7 @@
  *   node bench/digest-pipe.mjs                 # 256 MiB, 5 rounds (build first)
  *   BENCH_MIB=64 BENCH_ROUNDS=3 node bench/digest-pipe.mjs
  *   BENCH_CLI_BEFORE=<other build>/dist/bin.js node bench/digest-pipe.mjs   # adds that CLI as a row
+ *   BENCH_SERVE_DIR=/dev/shm node bench/digest-pipe.mjs   # the server's data (and the disk row) there: tmpfs takes the disk out
  *
  * Both rows are process to process, started fresh per round, reading the same
  * file of random bytes from stdin:
@@ -109,7 +110,9 @@ async function main() {
 
   const sink = fork(SELF, ["sink"], { stdio: "inherit" });
   const sinkUrl = await new Promise((resolve) => sink.once("message", (m) => resolve(m.url)));
-  const server = spawn(process.execPath, [BIN, "serve", "--port", "0", "--token", token, "--data-dir", join(dir, "data"), "--log-level", "error"]);
+  // Where the server keeps its data and the disk row appends (BENCH_SERVE_DIR: e.g. a tmpfs, to compare CPU without the disk).
+  const serveRoot = process.env.BENCH_SERVE_DIR ? mkdtempSync(join(process.env.BENCH_SERVE_DIR, "golem-stream-bench-serve-")) : dir;
+  const server = spawn(process.execPath, [BIN, "serve", "--port", "0", "--token", token, "--data-dir", join(serveRoot, "data"), "--log-level", "error"]);
   const serverUrl = await new Promise((resolve) => {
     let text = "";
     server.stdout.on("data", (chunk) => {
@@ -143,7 +146,7 @@ async function main() {
     raw: () => run([SELF, "send", sinkUrl]),
     // The disk's own ceiling for the durable path: the file appended 1 MiB at a time, each synced
     // (the server syncs several batches per group, so it can beat this row when the disk is slow).
-    disk: () => run(["-e", DISK_APPEND, join(dir, "disk.bin")]),
+    disk: () => run(["-e", DISK_APPEND, join(serveRoot, "disk.bin")]),
     cli: invoke(BIN),
     ...(before === undefined ? {} : { before: invoke(before) }),
   };
@@ -162,6 +165,7 @@ async function main() {
     sink.kill("SIGTERM");
   }
   rmSync(dir, { recursive: true, force: true });
+  rmSync(serveRoot, { recursive: true, force: true });
 
   const median = (values) => {
     const sorted = [...values].sort((a, b) => a - b);
