@@ -5,6 +5,8 @@
  *
  *   node bench/digest-pipe.mjs                 # 256 MiB, 5 rounds (build first)
  *   BENCH_MIB=64 BENCH_ROUNDS=3 node bench/digest-pipe.mjs
+ *   BENCH_CLI_BEFORE=<other build>/dist/bin.js node bench/digest-pipe.mjs   # adds that CLI as a row
+ *   BENCH_SERVE_DIR=/dev/shm node bench/digest-pipe.mjs   # the server's data (and the disk row) there: tmpfs takes the disk out
  *
  * Both rows are process to process, started fresh per round, reading the same
  * file of random bytes from stdin:
@@ -28,6 +30,20 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const MIB = 1024 * 1024;
+/** `node -e` body of the disk row: stdin appended to a file 1 MiB at a time, each synced; prints the file's SHA-256. */
+const DISK_APPEND = `
+const fs = require("node:fs"), { createHash } = require("node:crypto");
+const [file] = process.argv.slice(1);
+const fd = fs.openSync(file, "w"), hash = createHash("sha256"), buffer = Buffer.allocUnsafe(1 << 20);
+for (let n; (n = fs.readSync(0, buffer, 0, buffer.length, null)) > 0; ) {
+  fs.writeSync(fd, buffer, 0, n);
+  fs.fdatasyncSync(fd);
+  hash.update(buffer.subarray(0, n));
+}
+fs.closeSync(fd);
+fs.rmSync(file);
+process.stdout.write(hash.digest("hex") + "\\n");
+`;
 const SELF = fileURLToPath(import.meta.url);
 const require = createRequire(createRequire(import.meta.resolve("@golem-stream/client")).resolve("ws"));
 const { WebSocket, WebSocketServer } = require("ws");
@@ -94,7 +110,9 @@ async function main() {
 
   const sink = fork(SELF, ["sink"], { stdio: "inherit" });
   const sinkUrl = await new Promise((resolve) => sink.once("message", (m) => resolve(m.url)));
-  const server = spawn(process.execPath, [BIN, "serve", "--port", "0", "--token", token, "--data-dir", join(dir, "data"), "--log-level", "error"]);
+  // Where the server keeps its data and the disk row appends (BENCH_SERVE_DIR: e.g. a tmpfs, to compare CPU without the disk).
+  const serveRoot = process.env.BENCH_SERVE_DIR ? mkdtempSync(join(process.env.BENCH_SERVE_DIR, "golem-stream-bench-serve-")) : dir;
+  const server = spawn(process.execPath, [BIN, "serve", "--port", "0", "--token", token, "--data-dir", join(serveRoot, "data"), "--log-level", "error"]);
   const serverUrl = await new Promise((resolve) => {
     let text = "";
     server.stdout.on("data", (chunk) => {
@@ -122,14 +140,22 @@ async function main() {
           : reject(new Error(`${args.join(" ")} exited ${code}`)),
       );
     });
+  const invoke = (bin) => () => run([bin, "invoke", "echo", "digest", "-c", '{"name":"bench"}', "-"]);
+  const before = process.env.BENCH_CLI_BEFORE;
   const rows = {
     raw: () => run([SELF, "send", sinkUrl]),
-    cli: () => run([BIN, "invoke", "echo", "digest", "-c", '{"name":"bench"}', "-"]),
+    // The disk's own ceiling for the durable path: the file appended 1 MiB at a time, each synced
+    // (the server syncs several batches per group, so it can beat this row when the disk is slow).
+    disk: () => run(["-e", DISK_APPEND, join(serveRoot, "disk.bin")]),
+    cli: invoke(BIN),
+    ...(before === undefined ? {} : { before: invoke(before) }),
   };
-  const seconds = { raw: [], cli: [] };
+  const seconds = Object.fromEntries(Object.keys(rows).map((name) => [name, []]));
   try {
+    // Odd rounds run the rows in reverse order: a row that follows a durable one meets the disk
+    // still flushing (or in its slow phase) and would otherwise always pay for it.
     for (let round = -1; round < rounds; round++)
-      for (const [name, row] of Object.entries(rows)) {
+      for (const [name, row] of round % 2 === 0 ? Object.entries(rows) : Object.entries(rows).reverse()) {
         const [s, out] = await row();
         if (!out.includes(expected)) throw new Error(`${name}: digest missing from output: ${out.slice(0, 200)}`);
         if (round >= 0) seconds[name].push(s); // round -1 warms the page cache and the server
@@ -139,13 +165,15 @@ async function main() {
     sink.kill("SIGTERM");
   }
   rmSync(dir, { recursive: true, force: true });
+  rmSync(serveRoot, { recursive: true, force: true });
 
   const median = (values) => {
     const sorted = [...values].sort((a, b) => a - b);
     const m = sorted.length >> 1;
     return sorted.length % 2 ? sorted[m] : (sorted[m - 1] + sorted[m]) / 2;
   };
-  const ratios = seconds.cli.map((s, i) => seconds.raw[i] / s);
+  const ratiosOf = (name) => seconds[name].map((s, i) => seconds.raw[i] / s);
+  const ratios = ratiosOf("cli");
   console.log(
     `node ${process.version}, bufferutil ${bufferutilStatus()}; ${mib} MiB of random bytes on stdin, ` +
       `fresh processes per round, medians of ${rounds} alternating rounds`,
@@ -155,5 +183,15 @@ async function main() {
     `  golem-stream invoke echo digest -             ${(mib / median(seconds.cli)).toFixed(0).padStart(6)} MiB/s  ` +
       `${median(ratios).toFixed(2)}x raw (rounds ${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)}), target >= 0.5x: ${median(ratios) >= 0.5 ? "met" : "NOT met"}`,
   );
+  const diskRatios = ratiosOf("disk");
+  console.log(`  disk: 1 MiB appends, each fdatasync'ed        ${(mib / median(seconds.disk)).toFixed(0).padStart(6)} MiB/s  ${median(diskRatios).toFixed(2)}x raw (rounds ${Math.min(...diskRatios).toFixed(2)}–${Math.max(...diskRatios).toFixed(2)})`);
+  if (before !== undefined) {
+    const beforeRatios = ratiosOf("before");
+    const speedups = seconds.before.map((s, i) => s / seconds.cli[i]);
+    console.log(
+      `  BENCH_CLI_BEFORE                              ${(mib / median(seconds.before)).toFixed(0).padStart(6)} MiB/s  ${median(beforeRatios).toFixed(2)}x raw (rounds ${Math.min(...beforeRatios).toFixed(2)}–${Math.max(...beforeRatios).toFixed(2)}); ` +
+        `this build ${median(speedups).toFixed(2)}x of it (rounds ${Math.min(...speedups).toFixed(2)}–${Math.max(...speedups).toFixed(2)})`,
+    );
+  }
   if (process.env.BENCH_DEBUG) console.log(JSON.stringify(seconds));
 }

@@ -144,6 +144,8 @@ const peer =
             dataDir,
             tokens: ["t"],
             ...(payloads === "inline" ? { payloadFileThreshold: Number.POSITIVE_INFINITY } : {}),
+            // Server limits for a bench run (scale.mjs: the node's byte budget), as JSON.
+            ...(process.env.BENCH_SERVER_LIMITS ? { limits: JSON.parse(process.env.BENCH_SERVER_LIMITS) } : {}),
           })
         : mode === "timed"
           ? await startTimedServer()
@@ -163,7 +165,8 @@ process.on("message", (message) => {
   if (message === "close") void stop();
   // CPU time of this process (all threads), so a row can report what the receiver spent.
   else if (message === "cpu") process.send({ cpu: process.cpuUsage() });
-  else if (message === "memory") void memoryReport().then((memory) => process.send({ memory }));
+  // With the embedded server, also its node byte budget: held now, capacity, highest since the last request.
+  else if (message === "memory") void memoryReport().then((memory) => process.send({ memory: { ...memory, buffered: peer.server?.bufferedBytes?.() } }));
   // Durably accepted input items and recorded output items, over all streams (bench/unread-output.mjs).
   else if (message === "counts") process.send({ counts: storeCounts() });
   else if (message === "yields") process.send({ yields: yields.splice(0) });

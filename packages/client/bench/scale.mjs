@@ -6,6 +6,7 @@
  *
  *   node --expose-gc bench/scale.mjs        # build first; --expose-gc makes the memory figures live bytes
  *   BENCH_IDLE=1000 BENCH_UPLOADS=100 BENCH_UPLOAD_MIB=4 node --expose-gc bench/scale.mjs
+ *   BENCH_NODE_BUDGET_MIB=64 node --expose-gc bench/scale.mjs   # the server's maxQueuedBytesPerNode (default 256 MiB)
  *
  * The server is the embedded server (SQLite, synchronous = FULL) in a forked
  * process (`peer.mjs server`, which inherits --expose-gc and reports its
@@ -32,6 +33,7 @@ import { bufferutilStatus, startPeer } from "./throughput.mjs";
 const IDLE = Number(process.env.BENCH_IDLE ?? 1000);
 const UPLOADS = Number(process.env.BENCH_UPLOADS ?? 100);
 const UPLOAD_MIB = Number(process.env.BENCH_UPLOAD_MIB ?? 4);
+const NODE_BUDGET_MIB = process.env.BENCH_NODE_BUDGET_MIB === undefined ? undefined : Number(process.env.BENCH_NODE_BUDGET_MIB);
 const OPEN_AT_ONCE = 50;
 const MIB = 1024 * 1024;
 const demo = {
@@ -43,6 +45,8 @@ const demo = {
 const params = (...fields) => ({ kind: "record", value: { fields } });
 
 const dataDir = mkdtempSync(join(tmpdir(), "golem-stream-scale-"));
+// The forked server reads its limits from the environment it inherits (peer.mjs).
+if (NODE_BUDGET_MIB !== undefined) process.env.BENCH_SERVER_LIMITS = JSON.stringify({ maxQueuedBytesPerNode: NODE_BUDGET_MIB * 1024 * 1024 });
 const server = await startPeer("server", dataDir);
 const client = createClient({ url: server.url, token: "t" });
 const memory = async () => (await server.request("memory")).now;
@@ -137,5 +141,10 @@ console.log(
 console.log(
   `${UPLOADS} concurrent digest uploads of ${UPLOAD_MIB} MiB beside them: ${(UPLOADS * UPLOAD_MIB / uploadSeconds).toFixed(0)} MiB/s together, ${uploadSeconds.toFixed(1)} s; every digest correct`,
 );
-console.log(`  server peak during the uploads: RSS ${mib(duringUploads.peak.rss)} MiB, JS heap + array buffers ${mib(duringUploads.peak.heap)} MiB`);
+const { buffered } = duringUploads;
+console.log(`  server's node byte budget (maxQueuedBytesPerNode) ${mib(buffered.capacity)} MiB; the most it held during the uploads ${mib(buffered.peak)} MiB`);
+console.log(
+  `  server peak during the uploads: RSS ${mib(duringUploads.peak.rss)} MiB, JS heap + array buffers ${mib(duringUploads.peak.heap)} MiB ` +
+    `(+${mib(duringUploads.peak.heap - withIdle.heapUsed - withIdle.arrayBuffers)} MiB over the idle sessions' live heap + buffers)`,
+);
 console.log(`idle sessions released: ${IDLE} reversed outputs correct in ${releaseSeconds.toFixed(1)} s; server RSS at the end ${mib(after.rss)} MiB`);

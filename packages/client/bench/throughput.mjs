@@ -129,13 +129,15 @@ export function createMeasurements() {
       return result;
     },
     /**
-     * `rounds` rounds, each running every row once in turn (BENCH_ONLY=a,b runs only those, for
-     * profiling); prints every round's seconds with BENCH_DEBUG.
+     * `rounds` rounds, each running every row once in turn, in reverse order every other round
+     * (BENCH_ONLY=a,b runs only those, for profiling); prints every round's seconds with BENCH_DEBUG.
      */
     async runRounds(rows, rounds) {
       const only = process.env.BENCH_ONLY?.split(",");
+      // Odd rounds run the rows in reverse order, so that no row always follows the same one
+      // (a row after a durable one can meet the disk still flushing its writes).
       for (let round = 0; round < rounds; round++)
-        for (const [name, run] of Object.entries(rows))
+        for (const [name, run] of round % 2 === 0 ? Object.entries(rows) : Object.entries(rows).reverse())
           if (only === undefined || only.includes(name)) (seconds[name] ??= []).push(await run());
       if (process.env.BENCH_DEBUG) console.log(JSON.stringify(seconds));
     },

@@ -10,7 +10,7 @@
  * `createSessionServer({ store, host, keyring, authenticator })`.
  */
 export { startEmbeddedServer, loadOrCreateKeyring, type EmbeddedServer, type EmbeddedServerOptions } from "./embedded.js";
-export { createSessionServer, type SessionServer, type SessionServerOptions, type ClusterOptions, type ListeningAddress, type PageHandler } from "./server.js";
+export { createSessionServer, type SessionServer, type BufferedBytes, type SessionServerOptions, type ClusterOptions, type ListeningAddress, type PageHandler } from "./server.js";
 // From the lower layers: the Keyring the options take, and the protocol types in this package's signatures.
 export { Keyring, type KeyringInit, type KeyringKeyInit } from "@golem-stream/tokens";
 export type {
@@ -85,4 +85,5 @@ export type { MetricsOptions } from "./observability/prometheus-metrics.js";
 export { loggerFromPino, type PinoLike } from "./observability/pino-logger.js";
 export { ATTACHMENT_SPAN, TRACER_NAME } from "./observability/tracing-observer.js";
 export { BytePermits } from "./invocation/byte-permits.js";
+export { NodeBudget } from "./invocation/node-budget.js";
 export { ChannelTable, type ChannelEntry, type ChannelState } from "./attachment/channel-table.js";

@@ -65,6 +65,13 @@ export interface ServerLimits {
   readonly maxQueuedEntriesPerStream: number;
   /** Byte permits per session (default 64 MiB). */
   readonly maxQueuedBytesPerSession: number;
+  /**
+   * Bytes all sessions and connections of this server may hold in memory
+   * together: received messages not yet decoded plus what every session's
+   * byte permits hold. While it is spent no connection's socket is read
+   * (backpressure, never an error). Default 256 MiB: four sessions' budgets.
+   */
+  readonly maxQueuedBytesPerNode: number;
   /** Streams per session over its life (default 4096). */
   readonly maxStreamsPerSession: number;
   /** How long a finished session stays resumable (default 24 h). */
@@ -89,6 +96,7 @@ export const DEFAULT_LIMITS: ServerLimits = {
   maxBinaryMessageBytes: MAX_BINARY_MESSAGE_BYTES,
   maxQueuedEntriesPerStream: LIMITS.maxQueuedEntriesPerStream,
   maxQueuedBytesPerSession: LIMITS.maxQueuedBytesPerSession,
+  maxQueuedBytesPerNode: 256 * 1024 * 1024,
   maxStreamsPerSession: LIMITS.maxStreamsPerSession,
   sessionRetentionMs: LIMITS.defaultSessionRetentionMs,
   tombstoneRetentionMs: 30 * 24 * 60 * 60 * 1000,
@@ -116,6 +124,11 @@ export function resolveLimits(overrides: Partial<ServerLimits> = {}): ServerLimi
     }
     const ceiling = PROTOCOL_CEILINGS[name as keyof ServerLimits];
     resolved[name] = ceiling === undefined ? value : Math.min(value, ceiling);
+  }
+  // A node budget below one session's would let a single session spend it and stop every
+  // socket, its own included, in states its own budget allows (input it cannot consume yet).
+  if (resolved.maxQueuedBytesPerNode! < resolved.maxQueuedBytesPerSession!) {
+    throw new TypeError("limit maxQueuedBytesPerNode must be at least maxQueuedBytesPerSession");
   }
   return resolved as unknown as ServerLimits;
 }

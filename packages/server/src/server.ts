@@ -31,6 +31,7 @@ import { logObserver } from "./observability/log-observer.js";
 import { PrometheusMetrics, type MetricsOptions } from "./observability/prometheus-metrics.js";
 import { composeObservers, type PartialObserver, type ServerObserver } from "./observability/server-observer.js";
 import { tracingObserver } from "./observability/tracing-observer.js";
+import { NodeBudget } from "./invocation/node-budget.js";
 
 export interface SessionServerOptions {
   readonly store: SessionStore;
@@ -127,6 +128,18 @@ export interface SessionServer {
   readonly metrics: Registry | undefined;
   /** What `/readyz` answers: the store is reachable, recovery has run, and the server is not draining or closing. */
   readiness(): Promise<Readiness>;
+  /**
+   * The node's byte budget (`limits.maxQueuedBytesPerNode`): the bytes held now
+   * (received messages not yet decoded, and what the sessions' byte permits hold),
+   * the capacity, and the highest held since the previous call.
+   */
+  bufferedBytes(): BufferedBytes;
+}
+
+export interface BufferedBytes {
+  readonly held: number;
+  readonly capacity: number;
+  readonly peak: number;
 }
 
 const allowAll: Authorizer = () => true;
@@ -171,6 +184,7 @@ class NodeSessionServer implements SessionServer {
   #started = false;
   readonly #options: SessionServerOptions;
   readonly #limits: ServerLimits;
+  readonly #nodeBudget: NodeBudget;
   readonly #logger: Logger;
   readonly #authorizer: Authorizer;
   readonly #tokens: TokenService;
@@ -192,6 +206,7 @@ class NodeSessionServer implements SessionServer {
   constructor(options: SessionServerOptions) {
     this.#options = options;
     this.#limits = resolveLimits(options.limits);
+    this.#nodeBudget = new NodeBudget(this.#limits.maxQueuedBytesPerNode);
     this.#logger = options.logger ?? silentLogger;
     this.#authorizer = options.authorizer ?? allowAll;
     this.#browsers = options.browsers === undefined ? undefined : new BrowserAccess(options.browsers, this.#logger);
@@ -206,6 +221,7 @@ class NodeSessionServer implements SessionServer {
     const observers: PartialObserver[] = [tracingObserver(options.tracerProvider)];
     if (options.logger !== undefined) observers.push(logObserver(options.logger));
     if (metrics !== undefined) observers.push(metrics.observer);
+    metrics?.watchNodeBudget(() => this.#nodeBudget);
     this.#observer = composeObservers(observers);
     const observer = this.#observer;
     if (metrics !== undefined) options.store.observeCommits?.((seconds, writes) => observer.storeCommitted(seconds, writes));
@@ -219,6 +235,7 @@ class NodeSessionServer implements SessionServer {
       logger: this.#logger,
       observer,
       now,
+      nodeBudget: this.#nodeBudget,
     };
     this.#runtime = new SessionRuntime(deps, this.#authorizer);
     this.#wss = new WebSocketServer({
@@ -296,6 +313,10 @@ class NodeSessionServer implements SessionServer {
     } catch (error) {
       this.#logger.error("retention sweep failed", { error: String(error) });
     }
+  }
+
+  bufferedBytes(): BufferedBytes {
+    return { held: this.#nodeBudget.held, capacity: this.#nodeBudget.capacity, peak: this.#nodeBudget.takePeak() };
   }
 
   async readiness(): Promise<Readiness> {

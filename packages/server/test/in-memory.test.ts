@@ -12,7 +12,7 @@ import { encodeMessage, type ClientMessage, type ServerMessage } from "@golem-st
 import { Connection } from "../src/transport/connection.js";
 import { SessionRuntime } from "../src/sessions/session-runtime.js";
 import { TokenService } from "../src/sessions/token-service.js";
-import { createDemoHost, MemorySessionStore, resolveLimits, silentLogger } from "../src/index.js";
+import { createDemoHost, MemorySessionStore, NodeBudget, resolveLimits, silentLogger } from "../src/index.js";
 import type { SessionTransport } from "../src/transport/transport.js";
 import { demoStart, v } from "./helpers.js";
 
@@ -57,6 +57,7 @@ function harness() {
       logger: silentLogger,
       observer: NOOP_OBSERVER,
       now: Date.now,
+      nodeBudget: new NodeBudget(resolveLimits().maxQueuedBytesPerNode),
     },
     () => true,
   );

@@ -82,6 +82,8 @@ describe("a full scenario run: metrics move, logs carry events and no secrets", 
     expect(answer.contentType).toMatch(/^text\/plain; version=0\.0\.4/);
     expect(sample(answer.body, `${P}sessions_started_total`)).toBe(0);
     expect(sample(answer.body, `${P}connections_open`)).toBe(0);
+    expect(sample(answer.body, `${P}node_buffered_bytes`)).toBe(0);
+    expect(sample(answer.body, `${P}node_buffered_bytes_limit`)).toBe(256 * 1024 * 1024);
     expect(answer.body).not.toMatch(/session_id|token/);
   });
 
@@ -115,6 +117,8 @@ describe("a full scenario run: metrics move, logs carry events and no secrets", 
     text = await scrapeUntil(server.httpUrl, (t) => sample(t, `${P}sessions_running`) === 0 && sample(t, `${P}connections_open`) === 0, "the session and connection gone");
     expect(sample(text, `${P}sessions_finished_total`, { outcome: "success" })).toBe(1);
     expect(sample(text, `${P}session_duration_seconds_count`, { outcome: "success" })).toBe(1);
+    // Everything the session held in the node's budget was given back.
+    expect(sample(text, `${P}node_buffered_bytes`)).toBe(0);
   });
 
   it("count: output items, then resume, takeover and the revocation it causes", async () => {

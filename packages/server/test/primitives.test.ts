@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import type { IncomingMessage } from "node:http";
 import { ProtocolError, LIMITS } from "@golem-stream/wire";
-import { BytePermits, ChannelTable, DEFAULT_LIMITS, InputCancelledError, resolveLimits } from "../src/index.js";
+import { BytePermits, ChannelTable, DEFAULT_LIMITS, InputCancelledError, NodeBudget, resolveLimits } from "../src/index.js";
 import { InputQueue } from "../src/invocation/input-queue.js";
 import { bearerToken, errorEnvelope, offeredSubprotocols, offersSubprotocol } from "../src/transport/http-handshake.js";
 
@@ -49,6 +49,49 @@ describe("BytePermits", () => {
       expect(() => new BytePermits(wrong as number)).toThrow(RangeError);
     }
     expect(() => permits.release(1)).toThrow(RangeError);
+  });
+});
+
+describe("NodeBudget", () => {
+  it("counts everything the sessions' permits hold, waiters included once they are served", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.record({ session: fc.integer({ min: 0, max: 2 }), op: fc.constantFrom("acquire", "charge", "release"), bytes: fc.integer({ min: 0, max: 60 }) }), {
+          maxLength: 60,
+        }),
+        async (steps) => {
+          const node = new NodeBudget(100);
+          const sessions = [0, 1, 2].map(() => new BytePermits(50, node));
+          const granted = [0, 0, 0];
+          for (const { session, op, bytes } of steps) {
+            const permits = sessions[session]!;
+            if (op === "charge") permits.charge(Math.min(bytes, 50));
+            else if (op === "acquire") void permits.acquire(Math.min(bytes, 50)).then(() => (granted[session]! += 1));
+            else permits.release(Math.min(bytes, permits.held, 50));
+            await Promise.resolve();
+            expect(node.held).toBe(sessions.reduce((sum, p) => sum + p.held, 0));
+          }
+        },
+      ),
+    );
+  });
+
+  it("tells its listeners once when it stops being spent, never while it still is", () => {
+    const node = new NodeBudget(10);
+    const relieved: string[] = [];
+    node.charge(12);
+    expect(node.spent).toBe(true);
+    node.onceRelieved(() => relieved.push("a"));
+    node.onceRelieved(() => relieved.push("b"));
+    node.release(1); // 11: still spent
+    expect(relieved).toEqual([]);
+    node.release(2); // 9
+    expect(relieved).toEqual(["a", "b"]);
+    node.charge(5);
+    node.release(5);
+    expect(relieved).toEqual(["a", "b"]);
+    expect(() => node.release(10)).toThrow(RangeError);
+    expect(() => new NodeBudget(0)).toThrow(RangeError);
   });
 });
 
@@ -147,6 +190,12 @@ describe("resolveLimits", () => {
       if (wrong === undefined) continue;
       expect(() => resolveLimits({ sessionRetentionMs: wrong as number })).toThrow(TypeError);
     }
+  });
+
+  it("keeps the node's byte budget at least one session's", () => {
+    expect(DEFAULT_LIMITS.maxQueuedBytesPerNode).toBe(256 * 1024 * 1024);
+    expect(resolveLimits({ maxQueuedBytesPerSession: 1024, maxQueuedBytesPerNode: 1024 }).maxQueuedBytesPerNode).toBe(1024);
+    expect(() => resolveLimits({ maxQueuedBytesPerSession: 2048, maxQueuedBytesPerNode: 1024 })).toThrow(/maxQueuedBytesPerNode/);
   });
 });
 

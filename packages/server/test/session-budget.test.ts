@@ -7,47 +7,12 @@
  * package measures the memory).
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { randomUUID } from "node:crypto";
 import { Keyring } from "@golem-stream/tokens";
-import { MemorySessionStore, createDemoHost, createSessionServer, type InputChunk, type NewStream, type OutputEvent, type SessionServer } from "../src/index.js";
-import { RawClient, TOKEN, demoStart, outputValues, settle, v } from "./helpers.js";
+import { createDemoHost, createSessionServer, type SessionServer } from "../src/index.js";
+import { TOKEN, settle, v } from "./helpers.js";
+import { CountingStore, ITEM, expectAllReversed, item, reverse, sendAll } from "./support/counting-store.js";
 
 const BUDGET = 2 * 1024 * 1024;
-const ITEM = 32 * 1024;
-/** Item i: its number, then one letter to ITEM characters (ASCII). */
-const item = (i: number): string => `<${i}>`.padEnd(ITEM, String.fromCharCode(97 + (i % 26)));
-const reversed = (text: string): string => Array.from(text).reverse().join("");
-
-/** The in-memory store (everything it holds is process memory), counting commits and what the output pumps read. */
-class CountingStore extends MemorySessionStore {
-  /** Input items committed: what the ACK high-water reports. */
-  inputCommitted = 0;
-  /** Input payload bytes handed to the store and not yet committed. */
-  inputUncommittedBytes = 0;
-  maxInputUncommittedBytes = 0;
-  /** The end of the furthest output read (items read by the pumps, about to be sent). */
-  outputRead = 0n;
-  /** While set, input commits wait for it. */
-  gate: Promise<void> | undefined;
-
-  override async acceptInput(chunk: InputChunk, introduced: readonly NewStream[]): Promise<void> {
-    this.inputUncommittedBytes += chunk.data.length;
-    this.maxInputUncommittedBytes = Math.max(this.maxInputUncommittedBytes, this.inputUncommittedBytes);
-    if (this.gate !== undefined) await this.gate;
-    await super.acceptInput(chunk, introduced);
-    this.inputUncommittedBytes -= chunk.data.length;
-    this.inputCommitted += Number(chunk.itemCount);
-  }
-
-  override async readOutput(streamId: string, from: bigint, limit: number, maxBytes?: number): Promise<OutputEvent[]> {
-    const events = await super.readOutput(streamId, from, limit, maxBytes);
-    for (const event of events) {
-      if (event.event === "item" && event.sequence + event.itemCount > this.outputRead) this.outputRead = event.sequence + event.itemCount;
-    }
-    return events;
-  }
-}
-
 describe("session byte budget", () => {
   let server: SessionServer | undefined;
   let store: CountingStore;
@@ -66,31 +31,6 @@ describe("session byte budget", () => {
       limits: { maxQueuedBytesPerSession: BUDGET },
     });
     return (await server.listen()).url;
-  }
-
-  /** Starts `reverse`; returns the client, the input channel and the output channel. */
-  async function reverse(url: string): Promise<{ client: RawClient; input: number; output: number }> {
-    const client = await RawClient.connect(url);
-    client.send(demoStart("reverse", v.record(v.stream(randomUUID()))));
-    const accepted = await client.nextOf("invocationAccepted");
-    const result = await client.nextOf("invocationResult");
-    return { client, input: accepted.mappings[0]!.channel, output: result.mappings[0]!.channel };
-  }
-
-  function sendAll(client: RawClient, channel: number, items: number): void {
-    for (let i = 0; i < items; i++) client.send({ type: "inputStreamItem", channel, sequence: BigInt(i), value: v.str(item(i)) });
-    client.send({ type: "inputStreamEnd", channel, sequence: BigInt(items) });
-  }
-
-  function expectAllReversed(messages: Parameters<typeof outputValues>[0], channel: number, items: number): void {
-    const rejected = messages.find((m) => m.type === "invocationRejected");
-    expect(rejected).toBeUndefined();
-    const values = outputValues(messages, channel);
-    expect(values).toHaveLength(items);
-    values.forEach((value, i) => {
-      if (value.kind !== "string" || value.value !== reversed(item(i))) throw new Error(`output item ${i} is not input item ${i} reversed`);
-    });
-    expect(messages.at(-1)?.type).toBe("invocationFinished");
   }
 
   it("with its output unread, accepted input not yet sent back as output stays within the budget; reading again delivers all of it", async () => {

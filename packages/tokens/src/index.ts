@@ -6,6 +6,7 @@
  *   const { fields, keyId } = verifyToken(token, "session", keyring); // or throws InvalidTokenError
  */
 export { mintToken, verifyToken, inspectToken, streamTokenKeyId, refreshedSessionFields, type MintOptions } from "./tokens.js";
+export { cursorMinter, type CursorMinter, type CursorStreamFields } from "./cursor-minter.js";
 export { Keyring, KEYRING_LIMITS, type KeyringInit, type KeyringKeyInit } from "./keyring.js";
 export {
   InvalidTokenError,

@@ -31,6 +31,11 @@ export function signaturePrefix(kind: TokenKind): Uint8Array {
 /** noble's HMAC state over SHA-256 (what `hmac.create(sha256, key)` builds). */
 type HmacState = _HMAC<_SHA256>;
 
+/** A keyed state handed from one PreparedHmac to the next (`extended`); not exported from the package. */
+class KeyedState {
+  constructor(readonly state: HmacState) {}
+}
+
 /**
  * HMAC-SHA256 under one key with a fixed message prefix, keyed once and
  * reused. With an empty prefix it is plain HMAC-SHA256 (the RFC 4231 tests
@@ -43,10 +48,15 @@ export class PreparedHmac {
   readonly #keyed: HmacState;
   readonly #scratch: HmacState;
 
-  constructor(key: Uint8Array, prefix: Uint8Array = new Uint8Array(0)) {
-    this.#keyed = new _HMAC<_SHA256>(sha256, key);
+  constructor(key: Uint8Array | KeyedState, prefix: Uint8Array = new Uint8Array(0)) {
+    this.#keyed = key instanceof KeyedState ? key.state : new _HMAC<_SHA256>(sha256, key);
     if (prefix.length > 0) this.#keyed.update(prefix);
     this.#scratch = this.#keyed.clone();
+  }
+
+  /** HMAC under the same key with `more` appended to the prefix; this one is unchanged. */
+  extended(more: Uint8Array): PreparedHmac {
+    return new PreparedHmac(new KeyedState(this.#keyed.clone()), more);
   }
 
   /** Writes HMAC(key, prefix || message) into `out[0..32)`. */

@@ -32,6 +32,8 @@ interface Pump {
   running: boolean;
   /** Set by every kick: there may be events the pump has not read yet. */
   dirty: boolean;
+  /** The stream's cursor tokens (TokenService.cursorsOf), made at the first send. */
+  cursors?: (position: bigint, event: "item" | "terminal") => string;
 }
 
 export class OutputPumps {
@@ -178,11 +180,8 @@ export class OutputPumps {
     const session = link.session;
     const stream = pump.stream;
     const channel = link.channels.forStream(stream.streamId)?.channel ?? 0;
-    const cursorToken = session.deps.tokens.mintCursor(session.owner, session.sessionId, {
-      streamId: stream.streamId,
-      position: event.sequence,
-      event: event.event,
-    });
+    pump.cursors ??= session.deps.tokens.cursorsOf(session.owner, session.sessionId, stream.streamId);
+    const cursorToken = pump.cursors(event.sequence, event.event);
     if (event.event === "terminal") {
       await link.send({
         type: "outputStreamEnd",

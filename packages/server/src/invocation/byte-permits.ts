@@ -10,8 +10,12 @@
  * that must not wait on this budget (output a producer has already made,
  * whose release depends only on the client reading it), so that what they
  * hold keeps the waiters (input) out until they release it.
+ *
+ * Whatever the permits hold is also counted in the node's budget (`node`,
+ * node-budget.ts), which never makes anyone wait here.
  */
 import { ProtocolError } from "@golem-stream/wire";
+import type { NodeBudget } from "./node-budget.js";
 
 interface Waiter {
   readonly bytes: number;
@@ -22,13 +26,15 @@ export class BytePermits {
   readonly capacity: number;
   #available: number;
   readonly #waiters: Waiter[] = [];
+  readonly #node: NodeBudget | undefined;
 
-  constructor(capacity: number) {
+  constructor(capacity: number, node?: NodeBudget) {
     if (!Number.isSafeInteger(capacity) || capacity <= 0) {
       throw new RangeError("byte permit capacity must be a positive safe integer");
     }
     this.capacity = capacity;
     this.#available = capacity;
+    this.#node = node;
   }
 
   get available(): number {
@@ -43,7 +49,7 @@ export class BytePermits {
   /** Takes `bytes` at once, past the capacity if need be (see the file comment); released with `release`. */
   charge(bytes: number): void {
     this.#check(bytes);
-    this.#available -= bytes;
+    this.#take(bytes);
   }
 
   get waiting(): number {
@@ -54,7 +60,7 @@ export class BytePermits {
   tryAcquire(bytes: number): boolean {
     this.#check(bytes);
     if (this.#waiters.length === 0 && bytes <= this.#available) {
-      this.#available -= bytes;
+      this.#take(bytes);
       return true;
     }
     return false;
@@ -70,13 +76,21 @@ export class BytePermits {
     this.#check(bytes);
     if (bytes > this.held) throw new RangeError("released more byte permits than were held");
     this.#available += bytes;
+    // Waiters are charged to the node before it hears of the release, so a release that
+    // only passes bytes on to the next waiter never looks like relief to the node.
     while (this.#waiters.length > 0) {
       const next = this.#waiters[0]!;
       if (next.bytes > this.#available) break;
       this.#waiters.shift();
-      this.#available -= next.bytes;
+      this.#take(next.bytes);
       next.resolve();
     }
+    this.#node?.release(bytes);
+  }
+
+  #take(bytes: number): void {
+    this.#available -= bytes;
+    this.#node?.charge(bytes);
   }
 
   #check(bytes: number): void {

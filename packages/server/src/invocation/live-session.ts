@@ -23,6 +23,7 @@ import {
 import type { SchemaType, StreamLeaf } from "@golem-stream/schema-value";
 import type { AgentHost, InvocationContext, MethodDescriptor } from "../agent-host.js";
 import { BytePermits } from "./byte-permits.js";
+import type { NodeBudget } from "./node-budget.js";
 import { CountLimitError } from "../count-limit-error.js";
 import { InputQueue } from "./input-queue.js";
 import { invocationResultFits, MAX_SESSION_MAPPING_BYTES, widestMappingBytes } from "./message-room.js";
@@ -49,6 +50,8 @@ export interface RuntimeDeps {
   /** Metrics, log events and spans (observability/); `NOOP_OBSERVER` when none is configured. */
   readonly observer: ServerObserver;
   readonly now: () => number;
+  /** Bytes held in memory by all sessions and connections of this server (`limits.maxQueuedBytesPerNode`). */
+  readonly nodeBudget: NodeBudget;
 }
 
 /** What a live session tells the attachment that currently owns it. */
@@ -142,7 +145,7 @@ export class LiveSession {
     this.deps = deps;
     this.record = record;
     this.owner = { account: record.account, principal: record.principal };
-    this.permits = new BytePermits(deps.limits.maxQueuedBytesPerSession);
+    this.permits = new BytePermits(deps.limits.maxQueuedBytesPerSession, deps.nodeBudget);
     this.#producers = new OutputProducers({
       deps,
       invocationSignal: this.#invocationAbort.signal,

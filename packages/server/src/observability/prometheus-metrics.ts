@@ -37,10 +37,12 @@ interface KindCounters {
 export class PrometheusMetrics {
   readonly registry: Registry;
   readonly observer: PartialObserver;
+  readonly #prefix: string;
 
   constructor(options: MetricsOptions = {}) {
     const registry = options.registry ?? new Registry();
     const p = options.prefix ?? "golem_stream_";
+    this.#prefix = p;
     this.registry = registry;
     const registers = [registry];
     if (options.processMetrics === true) collectDefaultMetrics({ register: registry });
@@ -112,7 +114,7 @@ export class PrometheusMetrics {
     });
     const backpressure = new Counter({
       name: `${p}backpressure_pauses_total`,
-      help: "Times the server paused a client or a producer, by reason (inbound-queue, session-budget, socket-buffer).",
+      help: "Times the server paused a client or a producer, by reason (inbound-queue, session-budget, node-budget, socket-buffer).",
       labelNames: ["reason"] as const,
       registers,
     });
@@ -174,5 +176,27 @@ export class PrometheusMetrics {
       orphansClaimed: (count) => orphans.inc(count),
       drainStarted: () => draining.set(1),
     };
+  }
+
+  /** The node's byte budget (`limits.maxQueuedBytesPerNode`), read at every scrape. */
+  watchNodeBudget(read: () => { readonly held: number; readonly capacity: number }): void {
+    const p = this.#prefix;
+    const registers = [this.registry];
+    new Gauge({
+      name: `${p}node_buffered_bytes`,
+      help: "Bytes all sessions and connections hold in memory (received, undecoded; held by session byte permits); no socket is read while it is at its limit.",
+      registers,
+      collect() {
+        this.set(read().held);
+      },
+    });
+    new Gauge({
+      name: `${p}node_buffered_bytes_limit`,
+      help: "The node's byte budget (limits.maxQueuedBytesPerNode).",
+      registers,
+      collect() {
+        this.set(read().capacity);
+      },
+    });
   }
 }

@@ -26,6 +26,8 @@ export type BackpressureReason =
   | "inbound-queue"
   /** The session's byte permits are spent: the next message waits before it is decoded. */
   | "session-budget"
+  /** The node's byte budget is spent: every connection stops reading its socket until it is not. */
+  | "node-budget"
   /** The socket's send buffer is above its high-water mark: the sender waits for it to drain. */
   | "socket-buffer";
 

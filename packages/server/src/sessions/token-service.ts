@@ -9,7 +9,9 @@
 import { ProtocolError, type StreamDirection } from "@golem-stream/wire";
 import {
   assertTokenIdentity,
+  cursorMinter,
   mintToken,
+  type CursorMinter,
   verifyToken,
   type CursorEvent,
   type CommonTokenFields,
@@ -84,8 +86,23 @@ export class TokenService {
     return mintToken("stream", { ...this.#common(caller), sessionId, ...stream }, this.#keyring, { keyId });
   }
 
-  mintCursor(caller: Principal, sessionId: string, cursor: CursorPosition): string {
-    return mintToken("cursor", { ...this.#common(caller), sessionId, ...cursor }, this.#keyring);
+  /**
+   * The cursors of one output stream: the bytes `mintToken("cursor", …)` makes
+   * for the caller, the session and the stream (tokens' cursor-minter.ts), with
+   * the fields they share checked and hashed once. A new keyring (rotation) is
+   * picked up at the next token.
+   */
+  cursorsOf(caller: Principal, sessionId: string, streamId: string): (position: bigint, event: CursorEvent) => string {
+    const fields = { issuer: this.#identity.issuer, audience: this.#identity.audience, account: caller.account, principal: caller.principal, sessionId, streamId };
+    let keyring = this.#keyring;
+    let minter: CursorMinter = cursorMinter(keyring, fields);
+    return (position, event) => {
+      if (keyring !== this.#keyring) {
+        keyring = this.#keyring;
+        minter = cursorMinter(keyring, fields);
+      }
+      return minter.mint(BigInt(this.#now()), position, event);
+    };
   }
 
   /** Verifies a session token presented by `caller`; throws `invalid-token`. */

@@ -3,7 +3,9 @@
  * first message, then stream traffic routed to its attachment. It reads
  * through a bounded inbound queue: when the runtime is slow (a full input
  * queue, no byte permits) the queue fills and the socket stops being read,
- * which backpressures the client through TCP.
+ * which backpressures the client through TCP. The same happens while the
+ * node's byte budget is spent (invocation/node-budget.ts): messages received
+ * and not yet decoded count in it, until their session's permits take over.
  *
  * Failure rules: a failure before acceptance answers `invocationRejected`
  * when the attempt id is known, then closes 1002 (1009 for limits); a
@@ -24,6 +26,7 @@ import {
 import type { Attachment } from "../attachment/attachment.js";
 import type { ServerObserver } from "../observability/server-observer.js";
 import type { Logger, Principal, ServerLimits } from "../options.js";
+import type { NodeBudget } from "../invocation/node-budget.js";
 import type { SessionRuntime } from "../sessions/session-runtime.js";
 import type { SessionTransport } from "./transport.js";
 
@@ -32,6 +35,8 @@ interface Inbound {
   readonly isBinary: boolean;
   /** Received before invocationAccepted was handed to the socket: the client sent it without having seen it. */
   readonly beforeAcceptance: boolean;
+  /** What it counts in the node's budget until it is decoded: what its session's permits will take (text twice, see #process). */
+  readonly nodeBytes: number;
 }
 
 export class Connection {
@@ -41,9 +46,11 @@ export class Connection {
   readonly #limits: ServerLimits;
   readonly #logger: Logger;
   readonly #observer: ServerObserver;
+  readonly #node: NodeBudget;
   readonly #inbound: Inbound[] = [];
   #processing = false;
   #paused = false;
+  #awaitingRelief = false;
   #state: "awaiting-first" | "starting" | "attached" | "closed" = "awaiting-first";
   #attachment: Attachment | undefined;
   #acceptanceSent = false;
@@ -55,6 +62,7 @@ export class Connection {
     this.#limits = runtime.deps.limits;
     this.#logger = runtime.deps.logger;
     this.#observer = runtime.deps.observer;
+    this.#node = runtime.deps.nodeBudget;
   }
 
   /** One complete WebSocket message. */
@@ -66,19 +74,53 @@ export class Connection {
       this.#close(CLOSE_MESSAGE_TOO_BIG);
       return;
     }
-    this.#inbound.push({ data, isBinary, beforeAcceptance: !this.#acceptanceSent });
-    if (this.#inbound.length >= this.#limits.maxPendingInboundMessages && !this.#paused) {
-      this.#paused = true;
-      this.#observer.backpressure("inbound-queue");
-      this.#transport.pauseReading();
+    const nodeBytes = isBinary ? data.length : 2 * data.length;
+    this.#inbound.push({ data, isBinary, beforeAcceptance: !this.#acceptanceSent, nodeBytes });
+    this.#node.charge(nodeBytes);
+    if (!this.#paused) {
+      if (this.#inbound.length >= this.#limits.maxPendingInboundMessages) this.#pause("inbound-queue");
+      else if (this.#node.spent) this.#pause("node-budget");
     }
     if (!this.#processing) void this.#drain();
+  }
+
+  #pause(reason: "inbound-queue" | "node-budget"): void {
+    this.#paused = true;
+    this.#observer.backpressure(reason);
+    this.#transport.pauseReading();
+    if (reason === "node-budget") this.#awaitRelief();
+  }
+
+  #awaitRelief(): void {
+    if (this.#awaitingRelief) return;
+    this.#awaitingRelief = true;
+    this.#node.onceRelieved(() => {
+      this.#awaitingRelief = false;
+      this.#maybeResume();
+    });
+  }
+
+  /** Reads the socket again once the inbound queue is half empty and the node's budget is not spent. */
+  readonly #maybeResume = (): void => {
+    if (!this.#paused || this.#state === "closed") return;
+    if (this.#inbound.length > this.#limits.maxPendingInboundMessages / 2) return; // #drain calls again
+    if (this.#node.spent) {
+      this.#awaitRelief();
+      return;
+    }
+    this.#paused = false;
+    this.#transport.resumeReading();
+  };
+
+  /** The message is decoded or dropped: its bytes leave the node's count (its session's permits hold them from here). */
+  #taken(inbound: Inbound): void {
+    this.#node.release(inbound.nodeBytes);
   }
 
   /** The socket closed (either side): the session is only detached. */
   transportClosed(): void {
     this.#state = "closed";
-    this.#inbound.length = 0;
+    for (const inbound of this.#inbound.splice(0)) this.#taken(inbound);
     this.#attachment?.transportClosed();
   }
 
@@ -88,10 +130,7 @@ export class Connection {
       for (;;) {
         const next = this.#inbound.shift();
         if (next === undefined) break;
-        if (this.#paused && this.#inbound.length <= this.#limits.maxPendingInboundMessages / 2) {
-          this.#paused = false;
-          this.#transport.resumeReading();
-        }
+        this.#maybeResume();
         // A message that waits for nothing is handled synchronously: no await (and its microtask hops) per item.
         const pending = this.#process(next);
         if (pending !== undefined) await pending;
@@ -107,9 +146,15 @@ export class Connection {
   }
 
   #process(inbound: Inbound): Promise<void> | undefined {
-    if (this.#state === "awaiting-first") return this.#first(inbound);
+    if (this.#state === "awaiting-first") {
+      this.#taken(inbound);
+      return this.#first(inbound);
+    }
     const attachment = this.#attachment;
-    if (this.#state !== "attached" || attachment === undefined || attachment.ended) return undefined;
+    if (this.#state !== "attached" || attachment === undefined || attachment.ended) {
+      this.#taken(inbound);
+      return undefined;
+    }
     const permits = attachment.session.permits;
     // Permits before decoding (section 12): a session holding its budget in
     // unconsumed input or unsent output stops decoding here, and the socket
@@ -126,6 +171,7 @@ export class Connection {
 
   /** Decodes and hands on one message whose permits are held; a promise only if handling it waits. */
   #handle(inbound: Inbound, attachment: Attachment, permitBytes: number): Promise<void> | undefined {
+    this.#taken(inbound);
     const permits = attachment.session.permits;
     let message: ClientMessage;
     try {
@@ -252,7 +298,7 @@ export class Connection {
 
   #close(code: number): void {
     this.#state = "closed";
-    this.#inbound.length = 0;
+    for (const inbound of this.#inbound.splice(0)) this.#taken(inbound);
     this.#transport.close(code, "");
   }
 }

@@ -1,0 +1,60 @@
+/**
+ * The node's byte budget (`limits.maxQueuedBytesPerNode`) over real
+ * sockets: several sessions whose commits are held together hand the store
+ * no more than the node's budget allows, where each session's own budget
+ * would allow several times that; once commits go on, every socket is read
+ * again and everything arrives. Counts only, no timing.
+ */
+import { afterEach, describe, expect, it } from "vitest";
+import { Keyring } from "@golem-stream/tokens";
+import { createDemoHost, createSessionServer, type SessionServer } from "../src/index.js";
+import { TOKEN, settle } from "./helpers.js";
+import { CountingStore, ITEM, expectAllReversed, reverse, sendAll } from "./support/counting-store.js";
+
+const SESSION_BUDGET = 2 * 1024 * 1024;
+const SESSIONS = 4;
+
+describe("node byte budget", () => {
+  let server: SessionServer | undefined;
+  afterEach(async () => {
+    await server?.close();
+    server = undefined;
+  });
+
+  it("with commits held, all sessions together hand the store at most the node's budget; then every session completes", async () => {
+    // `reverse` takes each item at once, so what the store is handed is what the permits still
+    // hold: up to a session's budget each (8 MiB for the four, without the node's budget), up to
+    // the node's budget (2 MiB) for all of them together with it.
+    const store = new CountingStore();
+    server = createSessionServer({
+      store,
+      host: createDemoHost(),
+      keyring: Keyring.generate("k1"),
+      authenticator: (token) => (token === TOKEN ? { account: "acme", principal: "alice" } : undefined),
+      limits: { maxQueuedBytesPerSession: SESSION_BUDGET, maxQueuedBytesPerNode: SESSION_BUDGET },
+    });
+    const { url } = await server.listen();
+    let open!: () => void;
+    store.gate = new Promise((resolve) => (open = resolve));
+    const items = 200; // 6.25 MiB per session
+    const sessions = await Promise.all(Array.from({ length: SESSIONS }, () => reverse(url)));
+    for (const { client, input } of sessions) sendAll(client, input, items);
+
+    const handed = await settle(() => store.maxInputUncommittedBytes, 50);
+    expect(store.inputCommitted).toBe(0);
+    // Slack: messages a connection had already read when the budget ran out (a few per socket).
+    expect(handed).toBeLessThanOrEqual(SESSION_BUDGET + SESSIONS * 4 * ITEM);
+    // The budget's own count: its highest value includes what the sockets had read when it ran out.
+    expect(server.bufferedBytes().peak).toBeLessThanOrEqual(SESSION_BUDGET + SESSIONS * 4 * 2 * ITEM);
+
+    open();
+    store.gate = undefined;
+    for (const { client, output } of sessions) {
+      const { messages } = await client.all();
+      expect(messages.filter((m) => m.type === "inputStreamAck").at(-1)).toMatchObject({ highestContiguousSequence: BigInt(items), terminal: true });
+      expectAllReversed(messages, output, items);
+    }
+    // Everything it counted was given back: nothing leaks out of the budget.
+    expect(server.bufferedBytes().held).toBe(0);
+  });
+});
