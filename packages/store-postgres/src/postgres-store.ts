@@ -213,16 +213,19 @@ export class PostgresSessionStore implements ClusterSessionStore {
 
   createSession(session: SessionRecord, streams: readonly NewStream[], attempt: AttemptRecord): Promise<CreateSessionResult> {
     return this.#write(async (tx) => {
-      const checked = await tx.query<{ verdict: CreateSessionResult["kind"] | null }>(this.#sql.createCheck, [
-        attempt.attemptId,
-        session.account,
-        session.application,
-        session.environment,
-        session.agentType,
-        session.agentIdentity,
-        session.idempotencyKey,
-      ]);
-      const verdict = checked.rows[0]?.verdict ?? null;
+      const check = async (): Promise<CreateSessionResult["kind"] | null> => {
+        const checked = await tx.query<{ verdict: CreateSessionResult["kind"] | null }>(this.#sql.createCheck, [
+          attempt.attemptId,
+          session.account,
+          session.application,
+          session.environment,
+          session.agentType,
+          session.agentIdentity,
+          session.idempotencyKey,
+        ]);
+        return checked.rows[0]?.verdict ?? null;
+      };
+      const verdict = await check();
       if (verdict !== null) return { kind: verdict } as CreateSessionResult;
       const inserted = await tx.query(this.#sql.insertSession, [
         session.sessionId,
@@ -247,8 +250,11 @@ export class PostgresSessionStore implements ClusterSessionStore {
         session.finishedAt ?? null,
         this.nodeId,
       ]);
-      // Another node bound the key (or the session id) between the check and the insert.
-      if (inserted.rowCount !== 1) return { kind: "idempotency-conflict" };
+      // Another node bound the key between the check and the insert: the insert waited for its
+      // commit. Often with this very attempt (a client's exact retry racing its original at
+      // another node), which must be answered as a replay: check again (read committed, so this
+      // statement sees that commit).
+      if (inserted.rowCount !== 1) return { kind: (await check()) ?? "idempotency-conflict" } as CreateSessionResult;
       const attempted = await tx.query(this.#sql.insertAttempt, [attempt.attemptId, attempt.operation, attempt.descriptorDigest, attempt.sessionId, attempt.generation]);
       if (attempted.rowCount !== 1) throw new Rollback<CreateSessionResult>({ kind: "attempt-exists" });
       await this.#insertStreams(tx, streams);

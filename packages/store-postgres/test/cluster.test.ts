@@ -35,6 +35,65 @@ function record(store: PostgresSessionStore, sessionId: string) {
   return { changes, until, unsubscribe };
 }
 
+describe("two nodes take one start at once", () => {
+  /** Waits until `count` backends of this database wait on a lock (asked outside any transaction: its statistics are a snapshot per transaction). */
+  async function lockWaiters(count: number): Promise<void> {
+    const client = await admin();
+    try {
+      for (;;) {
+        const { rows } = await client.query<{ n: string }>("SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'");
+        if (Number(rows[0]!.n) >= count) return;
+        await sleep(10);
+      }
+    } finally {
+      await client.end();
+    }
+  }
+
+  it("the same attempt (a client's exact retry racing its original at another node): one node creates the session, the other finds the attempt, never idempotency-conflict", async () => {
+    const [a, b] = await pair();
+    const original = session({ idempotencyKey: "raced" });
+    const attempt = start(original.sessionId);
+    const blocker = await admin();
+    try {
+      // A's transaction stops after inserting the session row, before its attempt row.
+      await blocker.query("BEGIN");
+      await blocker.query(`LOCK TABLE ${a.schema}.attempts IN EXCLUSIVE MODE`);
+      const atA = a.createSession(original, [], attempt);
+      await lockWaiters(1);
+      // B checks (nothing committed yet), inserts, and waits on A's uncommitted row.
+      const replay = session({ idempotencyKey: "raced" });
+      const atB = b.createSession(replay, [], { ...attempt, sessionId: replay.sessionId });
+      await lockWaiters(2);
+      await blocker.query("COMMIT");
+      expect(await atA).toEqual({ kind: "created" });
+      expect(await atB).toEqual({ kind: "attempt-exists" });
+    } finally {
+      await blocker.end();
+    }
+  });
+
+  it("another attempt with the same key, racing: idempotency-conflict", async () => {
+    const [a, b] = await pair();
+    const first = session({ idempotencyKey: "raced" });
+    const blocker = await admin();
+    try {
+      await blocker.query("BEGIN");
+      await blocker.query(`LOCK TABLE ${a.schema}.attempts IN EXCLUSIVE MODE`);
+      const atA = a.createSession(first, [], start(first.sessionId));
+      await lockWaiters(1);
+      const second = session({ idempotencyKey: "raced" });
+      const atB = b.createSession(second, [], start(second.sessionId));
+      await lockWaiters(2);
+      await blocker.query("COMMIT");
+      expect(await atA).toEqual({ kind: "created" });
+      expect(await atB).toEqual({ kind: "idempotency-conflict" });
+    } finally {
+      await blocker.end();
+    }
+  });
+});
+
 describe("owners and leases", () => {
   it("is a ClusterSessionStore; the creating node owns the session", async () => {
     const [a, b] = await pair();
