@@ -8,7 +8,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { Keyring } from "@golem-stream/tokens";
 import { createDemoHost, createSessionServer, type SessionServer } from "../src/index.js";
-import { TOKEN, settle } from "./helpers.js";
+import { RawClient, TOKEN, demoStart, settle, v } from "./helpers.js";
 import { CountingStore, ITEM, expectAllReversed, reverse, sendAll } from "./support/counting-store.js";
 
 const SESSION_BUDGET = 2 * 1024 * 1024;
@@ -56,5 +56,33 @@ describe("node byte budget", () => {
     }
     // Everything it counted was given back: nothing leaks out of the budget.
     expect(server.bufferedBytes().held).toBe(0);
+  });
+
+  it("clients that stop reading their output do not stop the node: another client's invocation still runs to the end", async () => {
+    // Unsent output is counted in its session's permits (it keeps that session's input out), and
+    // used to be counted in the node's budget too: two stalled readers spent it, and then no
+    // connection's socket was read, a new client's start included.
+    server = createSessionServer({
+      store: new CountingStore(),
+      host: createDemoHost(),
+      keyring: Keyring.generate("k1"),
+      authenticator: (token) => (token === TOKEN ? { account: "acme", principal: "alice" } : undefined),
+      limits: { maxQueuedBytesPerSession: SESSION_BUDGET, maxQueuedBytesPerNode: SESSION_BUDGET },
+    });
+    const { url } = await server.listen();
+    const stalled: RawClient[] = [];
+    for (let i = 0; i < 2; i++) {
+      const client = await RawClient.connect(url);
+      client.socket.pause();
+      client.send(demoStart("blobs", v.record(v.u32(64), v.u32(256 * 1024))));
+      stalled.push(client);
+    }
+    // Until the stalled sessions' producers have filled their windows.
+    await settle(() => server!.bufferedBytes().held, 20);
+    const other = await RawClient.connect(url);
+    other.send(demoStart("count", v.record(v.u32(3), v.u32(0))));
+    const { messages } = await other.all();
+    expect(messages.at(-1)).toMatchObject({ type: "invocationFinished", outcome: { kind: "success" } });
+    for (const client of stalled) client.terminate();
   });
 });

@@ -11,8 +11,9 @@
  * whose release depends only on the client reading it), so that what they
  * hold keeps the waiters (input) out until they release it.
  *
- * Whatever the permits hold is also counted in the node's budget (`node`,
- * node-budget.ts), which never makes anyone wait here.
+ * Whatever the permits hold in memory is also counted in the node's budget
+ * (`node`, node-budget.ts), which never makes anyone wait here; unsent output,
+ * which is in the store, is not (`chargeUncounted`).
  */
 import { ProtocolError } from "@golem-stream/wire";
 import type { NodeBudget } from "./node-budget.js";
@@ -52,6 +53,18 @@ export class BytePermits {
     this.#take(bytes);
   }
 
+  /**
+   * `charge` for bytes that are not in memory: output recorded in the store
+   * and not yet sent, which keeps this session's input out (section 12) but
+   * is read back from the store in bounded batches. Not counted in the node's
+   * budget: clients that stop reading would otherwise spend it and stop
+   * every socket of the node. Released with `releaseUncounted`.
+   */
+  chargeUncounted(bytes: number): void {
+    this.#check(bytes);
+    this.#available -= bytes;
+  }
+
   get waiting(): number {
     return this.#waiters.length;
   }
@@ -73,6 +86,16 @@ export class BytePermits {
   }
 
   release(bytes: number): void {
+    this.#give(bytes);
+    this.#node?.release(bytes);
+  }
+
+  /** Gives back bytes taken with `chargeUncounted`. */
+  releaseUncounted(bytes: number): void {
+    this.#give(bytes);
+  }
+
+  #give(bytes: number): void {
     this.#check(bytes);
     if (bytes > this.held) throw new RangeError("released more byte permits than were held");
     this.#available += bytes;
@@ -85,7 +108,6 @@ export class BytePermits {
       this.#take(next.bytes);
       next.resolve();
     }
-    this.#node?.release(bytes);
   }
 
   #take(bytes: number): void {

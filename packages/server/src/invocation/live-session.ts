@@ -273,7 +273,8 @@ export class LiveSession {
     const charge = Math.min(bytes, this.permits.capacity);
     stream.backlog++;
     stream.backlogBytes += charge;
-    this.permits.charge(charge);
+    // In the store, not in memory: the session's budget counts it, the node's does not (byte-permits.ts).
+    this.permits.chargeUncounted(charge);
   }
 
   /** The attachment sent one output event of `stream` (`bytes` of payload): the producer may run further ahead. */
@@ -285,7 +286,7 @@ export class LiveSession {
     if (stream.backlog > 0) stream.backlog--;
     const release = Math.min(bytes, stream.backlogBytes);
     stream.backlogBytes -= release;
-    this.permits.release(release);
+    this.permits.releaseUncounted(release);
     this.#wakeWindow(stream);
   }
 

@@ -2,8 +2,9 @@
  * The node's byte budget (`limits.maxQueuedBytesPerNode`): one count, across
  * every session and connection of a server, of the bytes they hold in
  * memory between the socket and their consumer — received messages not yet
- * decoded, and everything the sessions' byte permits hold (input queued or
- * uncommitted, output recorded and unsent).
+ * decoded, and everything the sessions' byte permits hold in memory (input
+ * queued or uncommitted; not output recorded and unsent, which is in the
+ * store: see `BytePermits.chargeUncounted`).
  *
  * Nothing ever waits on it and nothing fails on it: holders only *charge*
  * and *release* it, and while it is spent every connection stops reading its
