@@ -22,5 +22,5 @@ export { ScriptTokens, type CursorPosition } from "./client/script-tokens.js";
 export { ScriptedSession, ScriptedOutput, ScriptedInput, nextAttach, provisionalRefOf, inputsOn, type Attach, type InputSeen } from "./client/session-script.js";
 export { ClientContext, CONFORMANCE_TOKEN, type ClientSuiteOptions, type StartSpec, type Outcome } from "./client/context.js";
 export { ScriptedServer, type ScriptedPeer, type Script, type UpgradeRequest, type Refusal } from "./client/scripted-server.js";
-export type { AdapterCommand, AdapterEvent, StartCommand, FeedCommand, ReadCommand, CancelCommand, EndInputCommand, CloseCommand, StreamEndOutcome, ErrorCategory, InputElement } from "./client/adapter-protocol.js";
+export type { AdapterCommand, AdapterEvent, StartCommand, AttachCommand, FeedCommand, ReadCommand, CancelCommand, EndInputCommand, CloseCommand, StreamEndOutcome, ErrorCategory, InputElement } from "./client/adapter-protocol.js";
 export { ERROR_CATEGORIES } from "./client/adapter-protocol.js";
