@@ -24,3 +24,10 @@ export { ClientContext, CONFORMANCE_TOKEN, type ClientSuiteOptions, type StartSp
 export { ScriptedServer, type ScriptedPeer, type Script, type UpgradeRequest, type Refusal } from "./client/scripted-server.js";
 export type { AdapterCommand, AdapterEvent, StartCommand, AttachCommand, FeedCommand, ReadCommand, CancelCommand, EndInputCommand, CloseCommand, StreamEndOutcome, ErrorCategory, InputElement } from "./client/adapter-protocol.js";
 export { ERROR_CATEGORIES } from "./client/adapter-protocol.js";
+export { Connection, type Closed, type ConnectOptions, type WaitBound } from "./connection.js";
+export type { RunnableCheck } from "./run-checks.js";
+export type { Part } from "./vectors.js";
+// The protocol's own types appear in the scripted server's and the checks' signatures: a consumer
+// imports them from here, since a strict node_modules layout hides this package's dependencies.
+export type * from "@golem-stream/wire";
+export type { CursorEvent } from "@golem-stream/tokens";

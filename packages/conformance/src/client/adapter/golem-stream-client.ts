@@ -14,6 +14,9 @@ import { ERROR_CATEGORIES } from "../adapter-protocol.js";
 import { AsyncQueue } from "./async-queue.js";
 import { stateFromJson, stateToJson } from "./state-json.js";
 
+/** The client's types in this entry's signatures, importable from here. */
+export type { ResumeState, AcceptedState, PendingStartState, Transport, Connection, ConnectionHandlers, ConnectRequest, CloseInfo } from "@golem-stream/client";
+
 export interface ClientAdapterOptions {
   readonly input?: NodeJS.ReadableStream;
   readonly output?: NodeJS.WritableStream;
