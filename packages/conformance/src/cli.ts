@@ -103,8 +103,14 @@ program
   .option("--timeout <ms>", "how long a scenario waits for the client or the adapter to do what it expects", positiveInt, 10_000)
   .option("--check-timeout <ms>", "hard deadline of one scenario", positiveInt, 60_000)
   .option("--concurrency <n>", "scenarios run at once, each with its own server and adapter process", positiveInt, 2)
+  .option(
+    "--socket-buffer-allowance <bytes>",
+    "what the backpressure scenario allows the kernel's socket buffers to hold beyond the client's own queue (raise it on hosts with larger TCP buffers)",
+    positiveInt,
+    48 * 1024 * 1024,
+  )
   .option("--list", "list the scenarios (id, reference, rule) without running them")
-  .action(async (options: { adapter: string; json?: boolean; junit?: string; only?: string[]; skip?: string[]; timeout: number; checkTimeout: number; concurrency: number; list?: boolean }) => {
+  .action(async (options: { adapter: string; json?: boolean; junit?: string; only?: string[]; skip?: string[]; timeout: number; checkTimeout: number; concurrency: number; socketBufferAllowance: number; list?: boolean }) => {
     if (options.list === true) {
       const { clientScenarios } = await import("./client/suite.js");
       for (const scenario of clientScenarios()) process.stdout.write(`${scenario.id}\t${scenario.ref}\t${scenario.expectation}\n`);
@@ -115,6 +121,7 @@ program
       runClientSuite({
         adapter: options.adapter,
         timeoutMs: options.timeout,
+        socketBufferAllowanceBytes: options.socketBufferAllowance,
         checkTimeoutMs: options.checkTimeout,
         concurrency: options.concurrency,
         ...(options.only ? { only: options.only } : {}),

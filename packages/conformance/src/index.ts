@@ -22,5 +22,12 @@ export { ScriptTokens, type CursorPosition } from "./client/script-tokens.js";
 export { ScriptedSession, ScriptedOutput, ScriptedInput, nextAttach, provisionalRefOf, inputsOn, type Attach, type InputSeen } from "./client/session-script.js";
 export { ClientContext, CONFORMANCE_TOKEN, type ClientSuiteOptions, type StartSpec, type Outcome } from "./client/context.js";
 export { ScriptedServer, type ScriptedPeer, type Script, type UpgradeRequest, type Refusal } from "./client/scripted-server.js";
-export type { AdapterCommand, AdapterEvent, StartCommand, FeedCommand, ReadCommand, CancelCommand, EndInputCommand, CloseCommand, StreamEndOutcome, ErrorCategory, InputElement } from "./client/adapter-protocol.js";
+export type { AdapterCommand, AdapterEvent, StartCommand, AttachCommand, FeedCommand, ReadCommand, CancelCommand, EndInputCommand, CloseCommand, StreamEndOutcome, ErrorCategory, InputElement } from "./client/adapter-protocol.js";
 export { ERROR_CATEGORIES } from "./client/adapter-protocol.js";
+export { Connection, type Closed, type ConnectOptions, type WaitBound } from "./connection.js";
+export type { RunnableCheck } from "./run-checks.js";
+export type { Part } from "./vectors.js";
+// The protocol's own types appear in the scripted server's and the checks' signatures: a consumer
+// imports them from here, since a strict node_modules layout hides this package's dependencies.
+export type * from "@golem-stream/wire";
+export type { CursorEvent } from "@golem-stream/tokens";

@@ -22,7 +22,7 @@ export function loadVectors<T>(file: VectorFile): T {
   return JSON.parse(readFileSync(`${vectorsDir()}${file}`, "utf8")) as T;
 }
 
-type Part =
+export type Part =
   | { readonly text: string }
   | { readonly hex: string }
   | { readonly repeat: string; readonly count: number }

@@ -26,7 +26,11 @@ const CAUGHT_BY: Record<string, readonly string[]> = {
   "ignore-high-water": ["inputs.suffix-resend-after-high-water", "inputs.high-water-beyond-last-ack", "inputs.terminal-high-water"],
   "stale-session-token": ["attempts.refreshed-session-token"],
   "retry-violations": ["violations.malformed-text-message", "violations.malformed-json", "violations.malformed-binary-envelope"],
-  "ignore-revocation": ["lifecycle.revoked"],
+  "ignore-revocation": ["lifecycle.revoked", "takeover.revoked-after-resume", "takeover.replaced-by-another-process"],
+  "checkpoint-before-delivery": ["restart.resume-from-checkpoint", "takeover.replaced-by-another-process"],
+  "refrozen-pending-start": ["restart.pending-start-exact-retry"],
+  "keep-orphaned-inputs": ["restart.input-source-left-behind"],
+  "unbounded-buffering": ["backpressure.stalled-reader"],
   "reuse-rejected-start": ["attempts.fresh-start-after-retryable-rejection"],
   "retry-refused-handshake": ["handshake.refused-unauthenticated"],
 };

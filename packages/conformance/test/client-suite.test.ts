@@ -50,7 +50,7 @@ describe("the client suite against @golem-stream/client", () => {
     const invalid = lines.filter(({ line }) => !validate(JSON.parse(line))).map(({ file, line }) => `${file}: ${line.slice(0, 200)} ${JSON.stringify(validate.errors?.slice(0, 2))}`);
     expect(invalid.slice(0, 5)).toEqual([]);
     // The run used every command and the events that matter.
-    for (const type of ["start", "feed", "endInput", "read", "cancel", "close", "ready", "accepted", "reconnecting", "revoked", "result", "stream", "item", "readDone", "streamEnd", "finished", "error", "cancelled"]) {
+    for (const type of ["start", "attach", "feed", "endInput", "read", "cancel", "close", "ready", "accepted", "reconnecting", "revoked", "result", "stream", "item", "readDone", "streamEnd", "finished", "error", "cancelled", "checkpoint"]) {
       expect(types, type).toContain(type);
     }
   });

@@ -1,11 +1,12 @@
 /**
  * What a consumer gets from `npm install @golem-stream/…`: every package is
- * packed, and client, server, cli and store-postgres are each installed with
- * npm from the tarballs alone into a project outside the workspace. There
- * they run as ESM and as CommonJS (`require()` of ESM, Node >= 20.19),
- * type-check under `nodenext` and `bundler`, and export every type their
- * signatures use; the client and the client-only CLI talk to the installed
- * server. publint and @arethetypeswrong/core lint every tarball.
+ * packed, and client, server, cli, store-postgres and conformance are each
+ * installed with npm from the tarballs alone into a project outside the
+ * workspace. There they run as ESM and as CommonJS (`require()` of ESM, Node
+ * >= 20.19), type-check under `nodenext` and `bundler`, and export every type
+ * their signatures use; the client and the client-only CLI talk to the
+ * installed server, and the conformance kit's two commands run its client
+ * suite against its own adapter. publint and @arethetypeswrong/core lint every tarball.
  * `PACK_CHECK_NODE=/path/to/node` runs the consumers on another Node (npm and the
  * type-checks stay on this one).
  *
@@ -30,7 +31,7 @@ import { packAll, tarballFiles, workspaceRoot, type Tarball } from "./support/ta
 const run = promisify(execFile);
 const require = createRequire(import.meta.url);
 const fixtures = path.resolve(import.meta.dirname, "../consumers");
-const CONSUMERS = ["client", "server", "cli", "store-postgres"] as const;
+const CONSUMERS = ["client", "server", "cli", "store-postgres", "conformance"] as const;
 type Consumer = (typeof CONSUMERS)[number];
 
 let root = "";
@@ -129,8 +130,8 @@ describe("the tarballs", () => {
 });
 
 describe("installed alone with npm", () => {
-  it("the client and the CLI bring no native module and no server", () => {
-    for (const consumer of ["client", "cli"] as const) {
+  it("the client, the CLI and the conformance kit bring no native module and no server", () => {
+    for (const consumer of ["client", "cli", "conformance"] as const) {
       for (const absent of ["better-sqlite3", "@golem-stream/server", "@golem-stream/store-postgres", "pg"]) {
         expect(existsSync(path.join(dir(consumer), "node_modules", absent)), `${consumer} installed ${absent}`).toBe(false);
       }
@@ -160,6 +161,22 @@ describe("installed alone with npm", () => {
     expect(generated.stdout).toMatch(/^export const echoContract = defineAgentType\(\{$/m);
     expect(await node("cli", "embed.mjs")).toMatch(/^esm: checkpoint v1, exit codes \d+\n$/);
     expect(await node("cli", "embed.cjs")).toBe("cjs: checkpoint v1\n");
+  });
+
+  it("the conformance kit's command and its client adapter run from the installed package", async () => {
+    const bin = (name: string) => path.join(dir("conformance"), "node_modules/.bin", name);
+    const options = { cwd: dir("conformance"), env: consumerEnv() };
+    const help = await run(bin("golem-stream-conformance"), ["--help"], options);
+    expect(help.stdout).toMatch(/^Usage: golem-stream-conformance/m);
+    expect(help.stdout).toMatch(/^\s+server \[options\]/m);
+    expect(help.stdout).toMatch(/^\s+client \[options\]/m);
+    const listed = await run(bin("golem-stream-conformance"), ["client", "--adapter", "unused", "--list"], options);
+    expect(listed.stdout).toMatch(/^takeover\.replaced-by-another-process\t/m);
+    expect(existsSync(bin("golem-stream-conformance-client-adapter")), "the client adapter's bin").toBe(true);
+    // The installed suite drives the installed adapter (and through it the installed client).
+    const suite = await run(bin("golem-stream-conformance"), ["client", "--adapter", bin("golem-stream-conformance-client-adapter"), "--only", "outputs.in-order-once,restart.resume-from-checkpoint", "--json"], options);
+    const report = JSON.parse(suite.stdout) as { results: { id: string; status: string }[] };
+    expect(report.results.map((r) => `${r.id} ${r.status}`)).toEqual(["outputs.in-order-once passed", "restart.resume-from-checkpoint passed"]);
   });
 
   it("the CLI's serve says how to install the server it does not have", async () => {
@@ -215,6 +232,7 @@ describe("public types", () => {
     server: { "@golem-stream/server": ["@golem-stream/server", "@golem-stream/server/testing"], "@golem-stream/tokens": ["@golem-stream/tokens"] },
     cli: { "@golem-stream/cli": ["@golem-stream/cli"] },
     "store-postgres": { "@golem-stream/store-postgres": ["@golem-stream/store-postgres", "@golem-stream/store-postgres/local"] },
+    conformance: { "@golem-stream/conformance": ["@golem-stream/conformance", "@golem-stream/conformance/client-adapter"] },
   };
   for (const consumer of CONSUMERS) {
     for (const [name, entryPoints] of Object.entries(entries[consumer])) {

@@ -104,6 +104,18 @@ export class AdapterProcess {
     return stderr === "" ? "" : `; adapter stderr: ${stderr.slice(-500)}`;
   }
 
+  /** The adapter crashes: its process group is killed at once, with no chance to say goodbye. */
+  async kill(): Promise<void> {
+    if (this.#exitStatus === undefined && this.#child.pid !== undefined) {
+      try {
+        process.kill(-this.#child.pid, "SIGKILL");
+      } catch {
+        // exited meanwhile
+      }
+    }
+    await this.#exited;
+  }
+
   /** Asks the adapter to close, and stops its process group if it does not exit promptly. */
   async stop(graceMs = 2000): Promise<void> {
     if (this.#exitStatus === undefined) {

@@ -36,6 +36,31 @@ export interface StartCommand {
   readonly maxReconnectAttempts: number;
   /** Ceiling of the delay between reconnect attempts (ms); the suite keeps it small. */
   readonly maxReconnectDelayMs: number;
+  /**
+   * Report every state the client persists (protocol §13) as a `checkpoint`
+   * event, in the order the client saves them. A client that cannot persist
+   * its state answers with `commandError` (the restart and takeover scenarios then fail).
+   */
+  readonly checkpoints?: boolean;
+}
+
+/**
+ * Continues an invocation from a state an earlier adapter process reported
+ * in a `checkpoint` event, as a fresh process would after a restart
+ * (`resume`) or to claim the session from another owner (`takeover`).
+ * Sent instead of `start`, once per adapter process.
+ */
+export interface AttachCommand {
+  readonly type: "attach";
+  readonly url: string;
+  readonly token: string;
+  readonly operation: "resume" | "takeover";
+  /** The `state` of a `checkpoint` event, exactly as reported: opaque to the suite. */
+  readonly state: unknown;
+  readonly acceptanceTimeoutMs: number;
+  readonly maxReconnectAttempts: number;
+  readonly maxReconnectDelayMs: number;
+  readonly checkpoints?: boolean;
 }
 
 /** Items for an input stream: SchemaValues (`element` "value") or bytes as hex (`element` "u8"). */
@@ -56,6 +81,11 @@ export interface ReadCommand {
   readonly type: "read";
   readonly stream: number;
   readonly count?: number;
+  /**
+   * Report the bytes of packed u8 batches and binary items by `size` and
+   * `sha256` instead of `bytesHex` (scenarios that move megabytes).
+   */
+  readonly digest?: boolean;
 }
 
 /** Cancels the invocation (every open stream). */
@@ -69,7 +99,7 @@ export interface CloseCommand {
   readonly type: "close";
 }
 
-export type AdapterCommand = StartCommand | FeedCommand | EndInputCommand | ReadCommand | CancelCommand | CloseCommand;
+export type AdapterCommand = StartCommand | AttachCommand | FeedCommand | EndInputCommand | ReadCommand | CancelCommand | CloseCommand;
 
 export type StreamEndOutcome =
   | { readonly kind: "ok" }
@@ -93,8 +123,13 @@ export type AdapterEvent =
   | { readonly type: "result"; readonly kind: "none" | "value"; readonly streams: number }
   /** A nested output stream became known (an item exposing it arrived): its index (the next free one) and its token. */
   | { readonly type: "stream"; readonly stream: number; readonly streamToken: string }
-  /** One output item handed to the application: a SchemaValue, or the bytes of a packed u8 batch or binary item. */
-  | { readonly type: "item"; readonly stream: number; readonly value?: SchemaValueJson; readonly bytesHex?: string }
+  /**
+   * One output item handed to the application: a SchemaValue, or the bytes of
+   * a packed u8 batch or binary item (as hex, or by size and SHA-256 after a `read` with `digest`).
+   */
+  | { readonly type: "item"; readonly stream: number; readonly value?: SchemaValueJson; readonly bytesHex?: string; readonly size?: number; readonly sha256?: string }
+  /** A state the client persisted (after `start` or `attach` with `checkpoints`): opaque JSON, given back in `attach`. */
+  | { readonly type: "checkpoint"; readonly state: unknown }
   | { readonly type: "readDone"; readonly stream: number; readonly delivered: number }
   | { readonly type: "streamEnd"; readonly stream: number; readonly outcome: StreamEndOutcome }
   /** The invocation finished successfully (invocationFinished success). */

@@ -15,6 +15,14 @@ export interface ClientSuiteOptions {
   readonly adapter: string;
   /** How long the suite waits for the client (or the adapter) to do what a scenario expects, in ms (default 10 000). */
   readonly timeoutMs?: number;
+  /**
+   * What the backpressure scenario allows the kernel's socket buffers (both
+   * ends of the loopback connection) to hold beyond the client's own queue,
+   * in bytes (default 48 MiB: Linux's default tcp_rmem ceiling of 32 MiB
+   * plus a 4 MiB send buffer, with room to spare). Raise it on hosts with
+   * larger socket buffers.
+   */
+  readonly socketBufferAllowanceBytes?: number;
 }
 
 export interface StartSpec {
@@ -25,7 +33,12 @@ export interface StartSpec {
   readonly acceptanceTimeoutMs?: number;
   /** Default 5. */
   readonly maxReconnectAttempts?: number;
+  /** Ask the adapter to report every state the client persists (`checkpoint` events). */
+  readonly checkpoints?: boolean;
 }
+
+/** Reconnect settings every adapter of a scenario gets: small delays, so scenarios stay quick. */
+const RECONNECT = { maxReconnectDelayMs: 20 } as const;
 
 /** The end of an invocation as the adapter reported it. */
 export type Outcome = Extract<AdapterEvent, { type: "finished" | "error" }>;
@@ -33,14 +46,18 @@ export type Outcome = Extract<AdapterEvent, { type: "finished" | "error" }>;
 export class ClientContext {
   readonly adapterCommand: string;
   readonly timeoutMs: number;
+  readonly socketBufferAllowanceBytes: number;
   readonly tokens = new ScriptTokens();
   readonly idempotencyKey = `conformance-${randomUUID()}`;
   #server: ScriptedServer | undefined;
   #adapter: AdapterProcess | undefined;
+  /** Adapters started by `continueIn`: later processes of the same invocation. */
+  readonly #later: AdapterProcess[] = [];
 
   constructor(options: ClientSuiteOptions) {
     this.adapterCommand = options.adapter;
     this.timeoutMs = options.timeoutMs ?? 10_000;
+    this.socketBufferAllowanceBytes = options.socketBufferAllowanceBytes ?? 48 * 1024 * 1024;
   }
 
   get server(): ScriptedServer {
@@ -75,39 +92,61 @@ export class ClientContext {
       idempotencyKey: this.idempotencyKey,
       acceptanceTimeoutMs: start.acceptanceTimeoutMs ?? 30_000,
       maxReconnectAttempts: start.maxReconnectAttempts ?? 5,
-      maxReconnectDelayMs: 20,
+      ...RECONNECT,
+      ...(start.checkpoints === true ? { checkpoints: true } : {}),
     });
   }
 
+  /**
+   * A fresh adapter process that continues the invocation from `state` (a
+   * `checkpoint` event's) with `operation`, as a restarted process or
+   * another owner would. It reports its own checkpoints too.
+   */
+  async continueIn(operation: "resume" | "takeover", state: unknown): Promise<AdapterProcess> {
+    const adapter = await AdapterProcess.spawn(this.adapterCommand, this.timeoutMs);
+    this.#later.push(adapter);
+    adapter.send({ type: "attach", url: this.server.url, token: CONFORMANCE_TOKEN, operation, state, acceptanceTimeoutMs: 30_000, maxReconnectAttempts: 5, ...RECONNECT, checkpoints: true });
+    return adapter;
+  }
+
+  /** The state of the latest `checkpoint` event of `adapter` (default: the first adapter); fails without one. */
+  latestCheckpoint(adapter: AdapterProcess = this.adapter): unknown {
+    const found = adapter.events.filter((e) => e.type === "checkpoint").at(-1);
+    if (found?.type !== "checkpoint") throw new Mismatch(`the adapter reported no checkpoint; events: ${adapter.summary()}`);
+    return found.state;
+  }
+
   /** `finished` or `error`, whichever the adapter reports first. */
-  async outcome(): Promise<Outcome> {
-    return (await this.adapter.waitFor((e) => e.type === "finished" || e.type === "error", "end of the invocation (finished or error)")) as Outcome;
+  async outcome(adapter: AdapterProcess = this.adapter): Promise<Outcome> {
+    return (await adapter.waitFor((e) => e.type === "finished" || e.type === "error", "end of the invocation (finished or error)")) as Outcome;
   }
 
   /** Fails unless the invocation finished successfully. */
-  async finishedOk(): Promise<void> {
-    const outcome = await this.outcome();
-    if (outcome.type !== "finished") throw new Mismatch(`the invocation failed: ${show(outcome)}; events: ${this.adapter.summary()}`);
+  async finishedOk(adapter: AdapterProcess = this.adapter): Promise<void> {
+    const outcome = await this.outcome(adapter);
+    if (outcome.type !== "finished") throw new Mismatch(`the invocation failed: ${show(outcome)}; events: ${adapter.summary()}`);
   }
 
   /** The values the application received on output stream `stream`, in order. */
-  items(stream = 0): SchemaValueJson[] {
-    return this.adapter.events.flatMap((e) => (e.type === "item" && e.stream === stream && e.value !== undefined ? [e.value] : []));
+  items(stream = 0, adapter: AdapterProcess = this.adapter): SchemaValueJson[] {
+    return adapter.events.flatMap((e) => (e.type === "item" && e.stream === stream && e.value !== undefined ? [e.value] : []));
   }
 
   /** The u32 payloads the application received on a `stream<u32>`. */
-  numbers(stream = 0): number[] {
-    return this.items(stream).map((v) => (v as { value: number }).value);
+  numbers(stream = 0, adapter: AdapterProcess = this.adapter): number[] {
+    return this.items(stream, adapter).map((v) => (v as { value: number }).value);
   }
 
   /** Fails with what went wrong outside the scenario's own expectations: a script error, a client message the codec refuses, a broken adapter line. */
   ensureClean(): void {
-    const problems = [...(this.#server?.problems ?? []), ...(this.#adapter?.problems ?? [])];
+    const adapters = [...(this.#adapter === undefined ? [] : [this.#adapter]), ...this.#later];
+    const problems = [...(this.#server?.problems ?? []), ...adapters.flatMap((a) => a.problems)];
     if (problems.length > 0) throw new Mismatch(problems.join("; "));
   }
 
   async dispose(): Promise<void> {
     await this.#adapter?.stop();
+    for (const adapter of this.#later) await adapter.stop();
     await this.#server?.close();
   }
 }

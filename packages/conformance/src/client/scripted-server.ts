@@ -27,6 +27,8 @@ export interface ScriptedPeer {
   cut(): void;
   readonly closed: Promise<void>;
   readonly isClosed: boolean;
+  /** Bytes sent that are still waiting in this process for the socket to take them: it grows while the client does not read. */
+  readonly bufferedAmount: number;
 }
 
 export type Script = (peer: ScriptedPeer) => Promise<void> | void;
@@ -209,6 +211,9 @@ export class ScriptedServer {
       closed,
       get isClosed() {
         return isClosed;
+      },
+      get bufferedAmount() {
+        return socket.bufferedAmount;
       },
     };
   }

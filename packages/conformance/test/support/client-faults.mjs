@@ -1,6 +1,7 @@
 // Faulty variants of @golem-stream/client, for the client suite's teeth
 // (client-faults.test.ts). Each wraps the client's Transport — the seam
-// between its session runtime and the network — so that the real client
+// between its session runtime and the network — and, for the rules of saved
+// state, the state it persists (`checkpoint` hook), so that the real client
 // behaves as if it had one bug, without any change to its source. Plain
 // JavaScript: the adapter runs as a child process of plain Node.
 import { randomUUID } from "node:crypto";
@@ -10,7 +11,8 @@ import { randomUUID } from "node:crypto";
  * `inbound(message, conn)` and `outbound(message, conn)` return the message to
  * pass on (possibly changed) or `undefined` to drop it; `close(info)` may
  * change how a connection's end is reported; `connectError(error)` may
- * replace the error of a refused handshake. `conn` is per connection:
+ * replace the error of a refused handshake; `pause: false` makes pausing a
+ * no-op (the client goes on reading its socket). `conn` is per connection:
  * `{ index, channels: Map<channel, streamToken> }`, filled from every mapping
  * the server sends.
  */
@@ -36,7 +38,7 @@ function wrap(transport, hooks) {
           const passed = hooks.outbound ? hooks.outbound(message, conn) : message;
           if (passed !== undefined) connection.send(passed);
         },
-        pause: () => connection.pause(),
+        pause: () => (hooks.pause === false ? undefined : connection.pause()),
         resume: () => connection.resume(),
         close: (code, reason) => connection.close(code, reason),
       };
@@ -183,10 +185,37 @@ export const CLIENT_FAULTS = {
   "ignore-revocation": () => ({
     inbound: (message) => (message.type === "attachmentRevoked" ? undefined : message),
   }),
+
+  // The saved state names the last output item that arrived, delivered or not: a restart skips the rest.
+  "checkpoint-before-delivery": () => {
+    const latest = new Map();
+    return {
+      inbound(message, conn) {
+        if (message.type === "outputStreamItem") latest.set(conn.channels.get(message.channel), message.cursorToken);
+        return message;
+      },
+      checkpoint: (state) => (state.sessionToken !== undefined && latest.size > 0 ? { ...state, outputCursors: [...latest.values()] } : state),
+    };
+  },
+
+  // A start saved while its outcome was unknown is saved with a new attempt id: the restarted process does not retry it exactly.
+  "refrozen-pending-start": () => ({
+    checkpoint: (state) => (state.pendingOperation?.type === "invocationStart" ? { ...state, pendingOperation: { ...state.pendingOperation, attemptId: randomUUID() } } : state),
+  }),
+
+  // An input whose source stayed behind with a crashed process is left open instead of cancelled.
+  "keep-orphaned-inputs": () => ({
+    outbound: (message) => (message.type === "streamCancel" && message.reason === "source-unavailable" ? undefined : message),
+  }),
+
+  // Pausing does nothing: the client reads its socket whatever its queues hold, and buffers without bound.
+  "unbounded-buffering": () => ({ pause: false }),
 };
 
-export function faultyTransport(name, transport) {
+/** The options of `runClientAdapter` that give the client fault `name`. */
+export function faultyAdapterOptions(name) {
   const fault = CLIENT_FAULTS[name];
   if (fault === undefined) throw new Error(`unknown fault ${name}`);
-  return wrap(transport, fault());
+  const hooks = fault();
+  return { wrapTransport: (transport) => wrap(transport, hooks), ...(hooks.checkpoint ? { wrapCheckpoint: hooks.checkpoint } : {}) };
 }

@@ -1,8 +1,7 @@
 // The adapter for @golem-stream/client with one fault of client-faults.mjs:
 // node faulty-client-adapter.mjs FAULT
 import { runClientAdapter } from "../../dist/client/adapter/golem-stream-client.js";
-import { faultyTransport } from "./client-faults.mjs";
+import { faultyAdapterOptions } from "./client-faults.mjs";
 
-const fault = process.argv[2] ?? "none";
-await runClientAdapter({ wrapTransport: (transport) => faultyTransport(fault, transport) });
+await runClientAdapter(faultyAdapterOptions(process.argv[2] ?? "none"));
 process.exit(0);

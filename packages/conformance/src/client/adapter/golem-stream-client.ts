@@ -5,18 +5,25 @@
  * test can wrap the client's `Transport` (the seam the kit's own teeth use to
  * build faulty variants of this client without touching its source).
  */
+import { createHash } from "node:crypto";
 import { createInterface } from "node:readline";
-import { createClient, inputStream, isClientError, wsTransport, type Invocation, type OutputStream, type ParamNode, type Transport } from "@golem-stream/client";
+import { createClient, inputStream, isClientError, wsTransport, type Client, type Invocation, type OutputStream, type ParamNode, type ResumeState, type Transport } from "@golem-stream/client";
 import type { SchemaValueJson } from "@golem-stream/wire";
-import type { AdapterCommand, AdapterEvent, ErrorCategory, StartCommand, StreamEndOutcome } from "../adapter-protocol.js";
+import type { AdapterCommand, AdapterEvent, AttachCommand, ErrorCategory, StartCommand, StreamEndOutcome } from "../adapter-protocol.js";
 import { ERROR_CATEGORIES } from "../adapter-protocol.js";
 import { AsyncQueue } from "./async-queue.js";
+import { stateFromJson, stateToJson } from "./state-json.js";
+
+/** The client's types in this entry's signatures, importable from here. */
+export type { ResumeState, AcceptedState, PendingStartState, Transport, Connection, ConnectionHandlers, ConnectRequest, CloseInfo } from "@golem-stream/client";
 
 export interface ClientAdapterOptions {
   readonly input?: NodeJS.ReadableStream;
   readonly output?: NodeJS.WritableStream;
   /** Wraps the transport the client uses (default `wsTransport()`). */
   readonly wrapTransport?: (transport: Transport) => Transport;
+  /** Changes each state the client saves before it is reported (the kit's own teeth: a client that persists the wrong state). */
+  readonly wrapCheckpoint?: (state: ResumeState) => ResumeState;
 }
 
 type InputQueue = AsyncQueue<SchemaValueJson> | AsyncQueue<Uint8Array>;
@@ -24,6 +31,8 @@ type InputQueue = AsyncQueue<SchemaValueJson> | AsyncQueue<Uint8Array>;
 interface Reader {
   iterator: AsyncIterator<unknown>;
   credit: number;
+  /** Report bytes by size and SHA-256 rather than as hex. */
+  digest: boolean;
   delivered: number;
   running: boolean;
   done: boolean;
@@ -53,9 +62,14 @@ function categoryOf(kind: string): ErrorCategory {
   return (ERROR_CATEGORIES as readonly string[]).includes(kind) ? (kind as ErrorCategory) : "other";
 }
 
-function itemEvent(stream: number, chunk: unknown): AdapterEvent {
-  if (chunk instanceof Uint8Array) return { type: "item", stream, bytesHex: Buffer.from(chunk).toString("hex") };
-  if (isObject(chunk) && chunk.bytes instanceof Uint8Array) return { type: "item", stream, bytesHex: Buffer.from(chunk.bytes).toString("hex") };
+function bytesEvent(stream: number, bytes: Uint8Array, digest: boolean): AdapterEvent {
+  if (!digest) return { type: "item", stream, bytesHex: Buffer.from(bytes).toString("hex") };
+  return { type: "item", stream, size: bytes.length, sha256: createHash("sha256").update(bytes).digest("hex") };
+}
+
+function itemEvent(stream: number, chunk: unknown, digest: boolean): AdapterEvent {
+  if (chunk instanceof Uint8Array) return bytesEvent(stream, chunk, digest);
+  if (isObject(chunk) && chunk.bytes instanceof Uint8Array) return bytesEvent(stream, chunk.bytes, digest);
   return { type: "item", stream, value: chunk as SchemaValueJson };
 }
 
@@ -71,7 +85,7 @@ export async function runClientAdapter(options: ClientAdapterOptions = {}): Prom
   let streams: OutputStream[] | undefined;
   /** Nested streams that became known before the result (none in practice), indexed once it arrives. */
   const early: OutputStream[] = [];
-  const pendingReads: { stream: number; count: number }[] = [];
+  const pendingReads: { stream: number; count: number; digest: boolean }[] = [];
 
   const pump = async (index: number): Promise<void> => {
     const reader = readers[index]!;
@@ -89,7 +103,7 @@ export async function runClientAdapter(options: ClientAdapterOptions = {}): Prom
         }
         reader.credit -= 1;
         reader.delivered += 1;
-        emit(itemEvent(index, next.value));
+        emit(itemEvent(index, next.value, reader.digest));
       }
     } catch (error) {
       reader.done = true;
@@ -110,13 +124,13 @@ export async function runClientAdapter(options: ClientAdapterOptions = {}): Prom
     }
     if (streams.includes(stream)) return;
     streams.push(stream);
-    readers.push({ iterator: stream[Symbol.asyncIterator](), credit: 0, delivered: 0, running: false, done: false });
+    readers.push({ iterator: stream[Symbol.asyncIterator](), credit: 0, digest: false, delivered: 0, running: false, done: false });
     emit({ type: "stream", stream: streams.length - 1, streamToken: stream.streamToken });
   };
 
-  const read = (stream: number, count: number): void => {
+  const read = (stream: number, count: number, digest: boolean): void => {
     if (streams === undefined) {
-      pendingReads.push({ stream, count });
+      pendingReads.push({ stream, count, digest });
       return;
     }
     const reader = readers[stream];
@@ -125,18 +139,28 @@ export async function runClientAdapter(options: ClientAdapterOptions = {}): Prom
       return;
     }
     reader.credit += count;
+    reader.digest = digest;
     void pump(stream);
   };
 
-  const start = (command: StartCommand): void => {
-    const client = createClient({
+  const clientFor = (command: StartCommand | AttachCommand): Client =>
+    createClient({
       url: command.url,
       token: command.token,
       transport: (options.wrapTransport ?? ((t) => t))(wsTransport()),
       acceptanceTimeoutMs: command.acceptanceTimeoutMs,
       reconnect: { maxAttempts: command.maxReconnectAttempts, initialDelayMs: 1, maxDelayMs: command.maxReconnectDelayMs },
     });
+  // Reported before the client goes on: the suite may stop this process as soon as it sees one.
+  const checkpointsOf = (command: StartCommand | AttachCommand) =>
+    command.checkpoints === true
+      ? { onCheckpoint: (state: ResumeState) => emit({ type: "checkpoint", state: stateToJson((options.wrapCheckpoint ?? ((s) => s))(state)) }) }
+      : {};
+
+  const start = (command: StartCommand): void => {
+    const client = clientFor(command);
     call = client.invoke({
+      ...checkpointsOf(command),
       application: command.application,
       environment: command.environment,
       agentType: command.agentType,
@@ -145,6 +169,17 @@ export async function runClientAdapter(options: ClientAdapterOptions = {}): Prom
       methodParameters: bindInputs(command.methodParameters, inputs) as ParamNode,
       idempotencyKey: command.idempotencyKey,
     });
+    observe(call);
+  };
+
+  const attach = (command: AttachCommand): void => {
+    const client = clientFor(command);
+    const state = stateFromJson(command.state);
+    call = command.operation === "takeover" ? client.takeover(state, checkpointsOf(command)) : client.resume(state, checkpointsOf(command));
+    observe(call);
+  };
+
+  const observe = (call: Invocation): void => {
     call.on("accepted", (e) => emit({ type: "accepted", operation: e.operation, attemptId: e.attemptId, replayed: e.replayed }));
     call.on("reconnecting", (e) => emit({ type: "reconnecting", cause: e.cause }));
     call.on("revoked", () => emit({ type: "revoked" }));
@@ -153,10 +188,10 @@ export async function runClientAdapter(options: ClientAdapterOptions = {}): Prom
       (result) => {
         const known = result.kind === "value" ? result.streams : [];
         streams = [...known];
-        for (const stream of known) readers.push({ iterator: stream[Symbol.asyncIterator](), credit: 0, delivered: 0, running: false, done: false });
+        for (const stream of known) readers.push({ iterator: stream[Symbol.asyncIterator](), credit: 0, digest: false, delivered: 0, running: false, done: false });
         emit({ type: "result", kind: result.kind, streams: known.length });
         for (const stream of early.splice(0)) register(stream);
-        for (const pending of pendingReads.splice(0)) read(pending.stream, pending.count);
+        for (const pending of pendingReads.splice(0)) read(pending.stream, pending.count, pending.digest);
       },
       () => undefined, // reported by `finished`
     );
@@ -177,6 +212,10 @@ export async function runClientAdapter(options: ClientAdapterOptions = {}): Prom
         if (call !== undefined) throw new Error("one start per adapter process");
         start(command);
         return true;
+      case "attach":
+        if (call !== undefined) throw new Error("one start or attach per adapter process");
+        attach(command);
+        return true;
       case "feed": {
         const queue = inputs.get(command.input);
         if (queue === undefined) throw new Error(`no input named ${JSON.stringify(command.input)}`);
@@ -191,7 +230,7 @@ export async function runClientAdapter(options: ClientAdapterOptions = {}): Prom
         return true;
       }
       case "read":
-        read(command.stream, command.count ?? Number.POSITIVE_INFINITY);
+        read(command.stream, command.count ?? Number.POSITIVE_INFINITY, command.digest === true);
         return true;
       case "cancel": {
         if (call === undefined) throw new Error("cancel before start");

@@ -2,6 +2,7 @@
 import { echoContract } from "@golem-stream/contract/demo";
 import type { SchemaGraphJson } from "@golem-stream/wire";
 import { ensureEqual } from "../../check.js";
+import type { AdapterProcess } from "../adapter-process.js";
 import type { ClientContext } from "../context.js";
 
 /** `count(to, delayMs)`: one output `stream<u32>` (the scripts decide what it carries). */
@@ -31,6 +32,11 @@ export async function deliver(ctx: ClientContext, count: number): Promise<void> 
   const before = ctx.adapter.events.filter((e) => e.type === "readDone").length;
   ctx.adapter.send({ type: "read", stream: 0, count });
   await ctx.adapter.waitFor(() => ctx.adapter.events.filter((e) => e.type === "readDone").length > before, `delivery of ${count} item(s)`);
+}
+
+/** Waits until `adapter` reported the end of output stream 0 (its items are all reported by then). */
+export async function endOfStream(adapter: AdapterProcess): Promise<void> {
+  await adapter.waitFor((e) => e.type === "streamEnd" && e.stream === 0, "the end of output stream 0");
 }
 
 /** Reads stream 0 to its end and fails unless the application saw 0, 1, …, n-1 exactly once, in order. */
