@@ -18,7 +18,7 @@ import type {
   ServerMessage,
   ServerTextMessage,
 } from "./messages.js";
-import { encodeUtf8, encodeUtf8Into, utf8ByteLength } from "./utf8.js";
+import { decodeUtf8, encodeUtf8, utf8ByteLength } from "./utf8.js";
 import { CLIENT_TEXT_VARIANTS, OUTPUT_ITEM_HEAD_VARIANT, SERVER_TEXT_VARIANTS, type TextVariant } from "./text-messages.js";
 
 export type TextMessage = ClientTextMessage | ServerTextMessage;
@@ -95,20 +95,24 @@ function encodeWith(
 }
 
 /**
- * `encodeServerMessage({...head, value})` as UTF-8 bytes, for a value that is
- * already canonical JSON: a server that keeps each output value as the
- * canonical text it recorded (decisions: canonical encoding) sends it without
+ * `encodeServerMessage({...head, value})` for a value that is already
+ * canonical JSON: a server that keeps each output value as the canonical
+ * UTF-8 text it recorded (decisions: canonical encoding) sends it without
  * parsing it back and encoding it again.
  *
  * `canonicalValue` must be the canonical UTF-8 text of a SchemaValue, exactly
- * what `canonicalJson` gives for it: it is spliced in as is, and only its
- * outline is checked (an object whose first member is `kind`), which catches
- * a wrong buffer but proves nothing about the rest. The caller vouches for
- * it; anything else goes through `encodeServerMessage`. Every other member is
- * checked as `encodeServerMessage` checks it, with the same errors, and the
- * 8 MiB text limit is applied to the exact byte count.
+ * what `canonicalJson` gives for it: it is spliced in as is. Only its outline
+ * (an object whose first member is `kind`) and its UTF-8 are checked, which
+ * catches a wrong buffer but proves nothing about the rest; the caller
+ * vouches for it, and anything else goes through `encodeServerMessage`.
+ * Every other member is checked as `encodeServerMessage` checks it, with the
+ * same errors, and the 8 MiB text limit is applied to the exact byte count.
+ *
+ * Returns text, as `encodeServerMessage` does: a socket library encodes a
+ * short string into its pooled buffers faster than a fresh byte array per
+ * message can be allocated (measured: issue #17, third pass).
  */
-export function encodeOutputStreamItemWithCanonicalValue(head: OutputStreamItemHead, canonicalValue: Uint8Array): Uint8Array {
+export function encodeOutputStreamItemWithCanonicalValue(head: OutputStreamItemHead, canonicalValue: Uint8Array): string {
   if (typeof head !== "object" || head === null || Array.isArray(head)) throw invalidAt("", "to encode must be a message object");
   if ((head as { readonly type?: unknown }).type !== OUTPUT_ITEM_HEAD_VARIANT.type) throw invalidAt("type", "must be outputStreamItem");
   if (!hasValueOutline(canonicalValue)) throw invalidAt("value", "must be the canonical text of a SchemaValue");
@@ -117,17 +121,11 @@ export function encodeOutputStreamItemWithCanonicalValue(head: OutputStreamItemH
   // Canonical member order: channel < cursorToken < mappings < sequence < type < value < version.
   const headText = canonicalJson(wire);
   const prefix = `${headText.slice(0, -1)},"value":`;
-  const prefixBytes = utf8ByteLength(prefix);
-  const size = prefixBytes + canonicalValue.length + ITEM_TAIL.length;
-  checkTextBytes(size);
-  const out = new Uint8Array(size);
-  encodeUtf8Into(prefix, out);
-  out.set(canonicalValue, prefixBytes);
-  out.set(ITEM_TAIL, prefixBytes + canonicalValue.length);
-  return out;
+  checkTextBytes(utf8ByteLength(prefix) + canonicalValue.length + ITEM_TAIL.length);
+  return prefix + decodeUtf8(canonicalValue, "value") + ITEM_TAIL;
 }
 
-const ITEM_TAIL = encodeUtf8(',"version":1}');
+const ITEM_TAIL = ',"version":1}';
 /** How every canonical SchemaValue begins: `kind` sorts before `value`. */
 const VALUE_OPENING = encodeUtf8('{"kind":"');
 

@@ -21,11 +21,6 @@ export function encodeUtf8(text: string): Uint8Array {
   return encoder.encode(text);
 }
 
-/** Writes well-formed `text` as UTF-8 at the start of `into`, which must have room for all of it. */
-export function encodeUtf8Into(text: string, into: Uint8Array): void {
-  encoder.encodeInto(text, into);
-}
-
 /**
  * `String.prototype.isWellFormed` (ES2024, Node 20): native, and for a
  * string the engine stores one byte per character it costs nothing at all.

@@ -25,7 +25,7 @@ export interface StoredValueItem extends OutputStreamItemHead {
 /** What the runtime hands a transport: a typed message, or an output item around its stored value. */
 export type OutgoingMessage = ServerMessage | StoredValueItem;
 
-/** The bytes (or text) of one outgoing message. */
+/** The text (or binary envelope) of one outgoing message. */
 export function encodeOutgoing(message: OutgoingMessage): string | Uint8Array {
   if (!("canonicalValue" in message)) return encodeServerMessage(message);
   const { canonicalValue, ...head } = message;
@@ -76,8 +76,7 @@ export class WsTransport implements SessionTransport {
       return new Promise((resolve) => this.#socket.once("close", () => resolve()));
     }
     const data = encodeOutgoing(message);
-    // A stored value's item is text as bytes; every other byte array is a binary envelope.
-    const binary = typeof data !== "string" && message.type !== "outputStreamItem";
+    const binary = typeof data !== "string";
     this.#corkUntilNextTick();
     // Below the high-water mark the caller may go on at once; above it, it
     // waits until this message has been handed to the kernel, so a client
