@@ -8,16 +8,18 @@ import { NOOP_OBSERVER } from "../src/observability/server-observer.js";
 import { describe, expect, it } from "vitest";
 import { randomUUID } from "node:crypto";
 import { Keyring } from "@golem-stream/tokens";
-import { encodeMessage, type ClientMessage, type ServerMessage } from "@golem-stream/wire";
+import { canonicalJson, decodeServerMessage, encodeMessage, type JsonValue, type ClientMessage, type ServerMessage } from "@golem-stream/wire";
 import { Connection } from "../src/transport/connection.js";
 import { SessionRuntime } from "../src/sessions/session-runtime.js";
 import { TokenService } from "../src/sessions/token-service.js";
 import { createDemoHost, MemorySessionStore, NodeBudget, resolveLimits, silentLogger } from "../src/index.js";
-import type { SessionTransport } from "../src/transport/transport.js";
+import { encodeOutgoing, type OutgoingMessage, type SessionTransport } from "../src/transport/transport.js";
 import { demoStart, v } from "./helpers.js";
 
 class MemoryTransport implements SessionTransport {
   readonly sent: ServerMessage[] = [];
+  /** The stored value bytes of the items sent without re-encoding their values. */
+  readonly storedValues: Uint8Array[] = [];
   closedWith: number | undefined;
   paused = false;
   #waiters: (() => void)[] = [];
@@ -25,8 +27,12 @@ class MemoryTransport implements SessionTransport {
   get isOpen(): boolean {
     return this.closedWith === undefined;
   }
-  send(message: ServerMessage): Promise<void> {
-    if (this.isOpen) this.sent.push(message);
+  send(message: OutgoingMessage): Promise<void> {
+    if (this.isOpen) {
+      if ("canonicalValue" in message) this.storedValues.push(message.canonicalValue);
+      // Kept as the client would decode it.
+      this.sent.push("canonicalValue" in message ? decodeServerMessage(encodeOutgoing(message), false) : message);
+    }
     for (const waiter of this.#waiters.splice(0)) waiter();
     return Promise.resolve();
   }
@@ -86,7 +92,10 @@ describe("Connection + SessionRuntime in memory", () => {
     send({ type: "inputStreamEnd", channel, sequence: 1n });
     await transport.until(() => transport.closedWith !== undefined);
     expect(transport.closedWith).toBe(1000);
-    expect(transport.sent.map((m) => m.type)).toContain("outputStreamItem");
+    const items = transport.sent.filter((m) => m.type === "outputStreamItem");
+    expect(items.map((m) => m.value)).toEqual([v.str("yx")]);
+    // The value went out as the canonical bytes the store recorded, not parsed and encoded again.
+    expect(transport.storedValues.map((bytes) => new TextDecoder().decode(bytes))).toEqual([canonicalJson(v.str("yx") as unknown as JsonValue)]);
     expect(transport.sent.at(-1)?.type).toBe("invocationFinished");
     await store.close();
   });

@@ -7,17 +7,19 @@
 import { encodeBinaryMessage, isBinaryKind } from "./binary-envelope.js";
 import { canonicalJson } from "./canonical-json.js";
 import { invalidAt, limitAt } from "./codec.js";
+import type { ProtocolError } from "./errors.js";
 import { LIMITS } from "./limits.js";
 import type {
   BinaryMessage,
   ClientMessage,
   ClientTextMessage,
   Message,
+  OutputStreamItemHead,
   ServerMessage,
   ServerTextMessage,
 } from "./messages.js";
-import { utf8ByteLength } from "./utf8.js";
-import { CLIENT_TEXT_VARIANTS, SERVER_TEXT_VARIANTS, type TextVariant } from "./text-messages.js";
+import { decodeUtf8, encodeUtf8, utf8ByteLength } from "./utf8.js";
+import { CLIENT_TEXT_VARIANTS, OUTPUT_ITEM_HEAD_VARIANT, SERVER_TEXT_VARIANTS, type TextVariant } from "./text-messages.js";
 
 export type TextMessage = ClientTextMessage | ServerTextMessage;
 
@@ -93,13 +95,61 @@ function encodeWith(
 }
 
 /**
+ * `encodeServerMessage({...head, value})` for a value that is already
+ * canonical JSON: a server that keeps each output value as the canonical
+ * UTF-8 text it recorded (decisions: canonical encoding) sends it without
+ * parsing it back and encoding it again.
+ *
+ * `canonicalValue` must be the canonical UTF-8 text of a SchemaValue, exactly
+ * what `canonicalJson` gives for it: it is spliced in as is. Only its outline
+ * (an object whose first member is `kind`) and its UTF-8 are checked, which
+ * catches a wrong buffer but proves nothing about the rest; the caller
+ * vouches for it, and anything else goes through `encodeServerMessage`.
+ * Every other member is checked as `encodeServerMessage` checks it, with the
+ * same errors, and the 8 MiB text limit is applied to the exact byte count.
+ *
+ * Returns text, as `encodeServerMessage` does: a socket library encodes a
+ * short string into its pooled buffers faster than a fresh byte array per
+ * message can be allocated (measured: issue #17, third pass).
+ */
+export function encodeOutputStreamItemWithCanonicalValue(head: OutputStreamItemHead, canonicalValue: Uint8Array): string {
+  if (typeof head !== "object" || head === null || Array.isArray(head)) throw invalidAt("", "to encode must be a message object");
+  if ((head as { readonly type?: unknown }).type !== OUTPUT_ITEM_HEAD_VARIANT.type) throw invalidAt("type", "must be outputStreamItem");
+  if (!hasValueOutline(canonicalValue)) throw invalidAt("value", "must be the canonical text of a SchemaValue");
+  const wire = OUTPUT_ITEM_HEAD_VARIANT.encode(head);
+  wire["type"] = OUTPUT_ITEM_HEAD_VARIANT.type;
+  // Canonical member order: channel < cursorToken < mappings < sequence < type < value < version.
+  const headText = canonicalJson(wire);
+  const prefix = `${headText.slice(0, -1)},"value":`;
+  checkTextBytes(utf8ByteLength(prefix) + canonicalValue.length + ITEM_TAIL.length);
+  return prefix + decodeUtf8(canonicalValue, "value") + ITEM_TAIL;
+}
+
+const ITEM_TAIL = ',"version":1}';
+/** How every canonical SchemaValue begins: `kind` sorts before `value`. */
+const VALUE_OPENING = encodeUtf8('{"kind":"');
+
+function hasValueOutline(bytes: unknown): boolean {
+  if (!(bytes instanceof Uint8Array) || bytes.length <= VALUE_OPENING.length || bytes[bytes.length - 1] !== 0x7d) return false;
+  for (let i = 0; i < VALUE_OPENING.length; i++) if (bytes[i] !== VALUE_OPENING[i]) return false;
+  return true;
+}
+
+/**
  * The receiver's first check (protocol section 12, decisions section 6),
  * applied by the sender. Counting UTF-8 bytes is needed only when the UTF-16
  * length leaves the answer open.
  */
 function checkTextSize(text: string): void {
   const max = LIMITS.maxTextMessageBytes;
-  if (text.length > max || (text.length * 3 > max && utf8ByteLength(text) > max)) {
-    throw limitAt("", `is larger than ${max} bytes as text; no receiver would accept it`);
-  }
+  if (text.length > max || (text.length * 3 > max && utf8ByteLength(text) > max)) throw tooLargeAsText();
+}
+
+/** The same check on a byte count known exactly. */
+function checkTextBytes(bytes: number): void {
+  if (bytes > LIMITS.maxTextMessageBytes) throw tooLargeAsText();
+}
+
+function tooLargeAsText(): ProtocolError {
+  return limitAt("", `is larger than ${LIMITS.maxTextMessageBytes} bytes as text; no receiver would accept it`);
 }

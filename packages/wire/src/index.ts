@@ -9,7 +9,13 @@
  */
 export { decodeClientMessage, decodeServerMessage } from "./decode.js";
 export { recoverAttemptId } from "./attempt-recovery.js";
-export { encodeMessage, encodeClientMessage, encodeServerMessage, type TextMessage } from "./encode.js";
+export {
+  encodeMessage,
+  encodeClientMessage,
+  encodeServerMessage,
+  encodeOutputStreamItemWithCanonicalValue,
+  type TextMessage,
+} from "./encode.js";
 export { BINARY_KINDS, type BinaryKind } from "./binary-envelope.js";
 export * from "./messages.js";
 export {

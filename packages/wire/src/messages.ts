@@ -147,6 +147,9 @@ export interface OutputStreamItem {
   readonly value: SchemaValueJson;
 }
 
+/** An `outputStreamItem` without its value (see `encodeOutputStreamItemWithCanonicalValue`). */
+export type OutputStreamItemHead = Omit<OutputStreamItem, "value">;
+
 export type OutputOutcome =
   | { readonly kind: "ok" }
   | { readonly kind: "error"; readonly code: ErrorCode; readonly message: string }

@@ -39,6 +39,8 @@ import {
   type InvocationOutcome,
   type InvocationResultBody,
   type OutputOutcome,
+  type OutputStreamItem,
+  type OutputStreamItemHead,
   SERVER_CANCEL_REASONS,
   type Selector,
   type ServerTextMessage,
@@ -202,6 +204,25 @@ export const CLIENT_TEXT_VARIANTS: readonly TextVariant<ClientTextMessage>[] = [
 
 // ---- server to client (section 6) ----
 
+/**
+ * The members of an `outputStreamItem` other than its value. The value comes
+ * last in the table, so the full variant and the head alone report the same
+ * first error for the same head.
+ */
+const OUTPUT_ITEM_HEAD_MEMBERS: MembersOf<Omit<OutputStreamItemHead, "type">> = {
+  channel: required(channelCodec),
+  cursorToken: required(tokenCodec),
+  mappings: required(mappingsCodec),
+  sequence: required(u64Codec),
+};
+
+/** An `outputStreamItem` without its value: the same rules as the full variant for every other member. */
+export const OUTPUT_ITEM_HEAD_VARIANT: TextVariant<OutputStreamItemHead> = variant<OutputStreamItemHead>(
+  "outputStreamItem",
+  OUTPUT_ITEM_HEAD_MEMBERS,
+  itemSequenceFits,
+);
+
 export const SERVER_TEXT_VARIANTS: readonly TextVariant<ServerTextMessage>[] = [
   variant<Extract<ServerTextMessage, { type: "invocationAccepted" }>>("invocationAccepted", {
     attemptId: required(uuidV4Codec),
@@ -219,17 +240,7 @@ export const SERVER_TEXT_VARIANTS: readonly TextVariant<ServerTextMessage>[] = [
     mappings: required(mappingsCodec),
     result: required(resultBodyCodec),
   }),
-  variant<Extract<ServerTextMessage, { type: "outputStreamItem" }>>(
-    "outputStreamItem",
-    {
-      channel: required(channelCodec),
-      cursorToken: required(tokenCodec),
-      mappings: required(mappingsCodec),
-      sequence: required(u64Codec),
-      value: required(schemaValueCodec),
-    },
-    itemSequenceFits,
-  ),
+  variant<OutputStreamItem>("outputStreamItem", { ...OUTPUT_ITEM_HEAD_MEMBERS, value: required(schemaValueCodec) }, itemSequenceFits),
   variant<Extract<ServerTextMessage, { type: "outputStreamEnd" }>>("outputStreamEnd", {
     channel: required(channelCodec),
     cursorToken: optional(tokenCodec),

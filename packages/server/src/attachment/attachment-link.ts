@@ -3,8 +3,9 @@
  * session, the connection's channel table, and the attachment's ways to
  * send, map and fail. The halves never touch the transport themselves.
  */
-import type { ServerMessage, StreamMapping } from "@golem-stream/wire";
+import type { StreamMapping } from "@golem-stream/wire";
 import type { ChannelTable } from "./channel-table.js";
+import type { OutgoingMessage } from "../transport/transport.js";
 import type { LiveSession } from "../invocation/live-session.js";
 import type { StreamState } from "../invocation/stream-state.js";
 
@@ -14,7 +15,7 @@ export interface AttachmentLink {
   /** True once the transport closed or was replaced: nothing more is sent. */
   isEnded(): boolean;
   /** Hands one message to the transport (in call order); a no-op once ended. */
-  send(message: ServerMessage): Promise<void>;
+  send(message: OutgoingMessage): Promise<void>;
   /** Assigns `stream` a channel on this connection and describes it. */
   mapping(stream: StreamState, withProvisionalRef: boolean): StreamMapping;
   /** The message carrying `stream`'s mapping has been handed to the transport. */

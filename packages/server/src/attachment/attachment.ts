@@ -28,7 +28,7 @@ import { OutputPumps } from "./output-pumps.js";
 import type { StreamState } from "../invocation/stream-state.js";
 import type { AttachmentEnd, AttachmentObserver } from "../observability/server-observer.js";
 import type { CursorPosition } from "../sessions/token-service.js";
-import type { SessionTransport } from "../transport/transport.js";
+import type { OutgoingMessage, SessionTransport } from "../transport/transport.js";
 
 export interface AttachPlan {
   /** The client's verified cursors, by stream id. */
@@ -248,7 +248,7 @@ export class Attachment implements AttachmentSink {
 
   // ------------------------------------------------------------ lifecycle
 
-  async #send(message: ServerMessage): Promise<void> {
+  async #send(message: OutgoingMessage): Promise<void> {
     if (this.#ended && message.type !== "invocationFinished") return;
     await this.#transport.send(message);
   }

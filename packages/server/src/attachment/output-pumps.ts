@@ -7,7 +7,7 @@
  * its stream's mapping has been handed to the transport (announcement
  * before use, section 8).
  */
-import type { OutputOutcome, SchemaValueJson } from "@golem-stream/wire";
+import type { OutputOutcome } from "@golem-stream/wire";
 import { asSendable } from "../invocation/message-room.js";
 import type { AttachmentLink } from "./attachment-link.js";
 import type { OutputEvent } from "../store/session-store.js";
@@ -215,7 +215,8 @@ export class OutputPumps {
       cursorToken,
       mappings,
       sequence: event.sequence,
-      value: JSON.parse(new TextDecoder().decode(event.data)) as SchemaValueJson,
+      // Recorded as canonical JSON (output-producers.ts): sent as stored, never parsed again.
+      canonicalValue: event.data,
     });
     for (const child of children) link.announced(child);
   }

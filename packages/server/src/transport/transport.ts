@@ -6,11 +6,35 @@
  */
 import type { Writable } from "node:stream";
 import type { WebSocket } from "ws";
-import { encodeServerMessage, type ServerMessage } from "@golem-stream/wire";
+import {
+  encodeOutputStreamItemWithCanonicalValue,
+  encodeServerMessage,
+  type OutputStreamItemHead,
+  type ServerMessage,
+} from "@golem-stream/wire";
+
+/**
+ * An `outputStreamItem` whose value is the canonical UTF-8 text the store
+ * recorded for it: sent as those bytes, not parsed and encoded again
+ * (throughput.md, issue #17, third pass).
+ */
+export interface StoredValueItem extends OutputStreamItemHead {
+  readonly canonicalValue: Uint8Array;
+}
+
+/** What the runtime hands a transport: a typed message, or an output item around its stored value. */
+export type OutgoingMessage = ServerMessage | StoredValueItem;
+
+/** The text (or binary envelope) of one outgoing message. */
+export function encodeOutgoing(message: OutgoingMessage): string | Uint8Array {
+  if (!("canonicalValue" in message)) return encodeServerMessage(message);
+  const { canonicalValue, ...head } = message;
+  return encodeOutputStreamItemWithCanonicalValue(head, canonicalValue);
+}
 
 export interface SessionTransport {
   /** Sends one message; resolves when more may be sent without unbounded buffering. */
-  send(message: ServerMessage): Promise<void>;
+  send(message: OutgoingMessage): Promise<void>;
   /** Closes after everything already sent has been flushed. */
   close(code: number, reason?: string): void;
   pauseReading(): void;
@@ -42,7 +66,7 @@ export class WsTransport implements SessionTransport {
     return this.#socket.readyState === this.#socket.OPEN;
   }
 
-  send(message: ServerMessage): Promise<void> {
+  send(message: OutgoingMessage): Promise<void> {
     if (!this.isOpen) {
       // Nothing is sent, and nothing may count as sent: a sender that went on
       // at once would run through the whole log into a closing socket, and
@@ -51,7 +75,7 @@ export class WsTransport implements SessionTransport {
       if (this.#socket.readyState === this.#socket.CLOSED) return Promise.resolve();
       return new Promise((resolve) => this.#socket.once("close", () => resolve()));
     }
-    const data = encodeServerMessage(message);
+    const data = encodeOutgoing(message);
     const binary = typeof data !== "string";
     this.#corkUntilNextTick();
     // Below the high-water mark the caller may go on at once; above it, it

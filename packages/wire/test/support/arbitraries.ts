@@ -122,6 +122,15 @@ export const clientMessage: fc.Arbitrary<ClientMessage> = fc.oneof(
   ),
 );
 
+export const outputStreamItem = fc.record({
+  type: fc.constant("outputStreamItem" as const),
+  channel,
+  cursorToken: token,
+  mappings,
+  sequence: itemSequence,
+  value: schemaValue,
+});
+
 export const serverMessage: fc.Arbitrary<ServerMessage> = fc.oneof(
   fc.record({
     type: fc.constant("invocationAccepted" as const),
@@ -142,14 +151,7 @@ export const serverMessage: fc.Arbitrary<ServerMessage> = fc.oneof(
       fc.record({ kind: fc.constant("value" as const), graph: fc.dictionary(fc.string(), json), value: schemaValue }),
     ),
   }),
-  fc.record({
-    type: fc.constant("outputStreamItem" as const),
-    channel,
-    cursorToken: token,
-    mappings,
-    sequence: itemSequence,
-    value: schemaValue,
-  }),
+  outputStreamItem,
   fc.record(
     {
       type: fc.constant("outputStreamEnd" as const),
