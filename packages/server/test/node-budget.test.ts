@@ -85,4 +85,36 @@ describe("node byte budget", () => {
     expect(messages.at(-1)).toMatchObject({ type: "invocationFinished", outcome: { kind: "success" } });
     for (const client of stalled) client.terminate();
   });
+
+  it("sessions stuck holding the budget stop only themselves: a new client's invocation runs to the end (its start and its close handshake are read); the stuck uploads complete once the store goes on", async () => {
+    // Uploads whose commits are held keep the node's budget spent for as long as the store waits.
+    // A connection whose session holds nothing of it is not paused (a start, a close handshake, a
+    // cancel get through), so no stuck session stops the rest of the node.
+    const store = new CountingStore();
+    server = createSessionServer({
+      store,
+      host: createDemoHost(),
+      keyring: Keyring.generate("k1"),
+      authenticator: (token) => (token === TOKEN ? { account: "acme", principal: "alice" } : undefined),
+      limits: { maxQueuedBytesPerSession: SESSION_BUDGET, maxQueuedBytesPerNode: SESSION_BUDGET },
+    });
+    const { url } = await server.listen();
+    let open!: () => void;
+    const held = new Promise<void>((resolve) => (open = resolve));
+    store.gate = held;
+    const stuck = await Promise.all(Array.from({ length: 2 }, () => reverse(url)));
+    for (const { client, input } of stuck) sendAll(client, input, 200);
+    await settle(() => server!.bufferedBytes().held, 20);
+    expect(server.bufferedBytes().held).toBeGreaterThanOrEqual(SESSION_BUDGET);
+
+    const other = await RawClient.connect(url);
+    other.send(demoStart("count", v.record(v.u32(3), v.u32(0))));
+    const { messages, closed } = await other.all();
+    expect(messages.at(-1)).toMatchObject({ type: "invocationFinished", outcome: { kind: "success" } });
+    expect(closed.code).toBe(1000);
+
+    open();
+    store.gate = undefined;
+    for (const { client, output } of stuck) expectAllReversed((await client.all()).messages, output, 200);
+  });
 });

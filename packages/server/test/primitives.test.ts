@@ -53,27 +53,58 @@ describe("BytePermits", () => {
 });
 
 describe("NodeBudget", () => {
-  it("counts everything the sessions' permits hold, waiters included once they are served", async () => {
+  it("counts everything the sessions' permits hold in memory, waiters included once they are served, unsent output (uncounted) not", async () => {
     await fc.assert(
       fc.asyncProperty(
-        fc.array(fc.record({ session: fc.integer({ min: 0, max: 2 }), op: fc.constantFrom("acquire", "charge", "release"), bytes: fc.integer({ min: 0, max: 60 }) }), {
-          maxLength: 60,
-        }),
+        fc.array(
+          fc.record({
+            session: fc.integer({ min: 0, max: 2 }),
+            op: fc.constantFrom("acquire", "charge", "release", "chargeUncounted", "releaseUncounted"),
+            bytes: fc.integer({ min: 0, max: 60 }),
+          }),
+          { maxLength: 60 },
+        ),
         async (steps) => {
           const node = new NodeBudget(100);
           const sessions = [0, 1, 2].map(() => new BytePermits(50, node));
-          const granted = [0, 0, 0];
+          const uncounted = [0, 0, 0];
           for (const { session, op, bytes } of steps) {
             const permits = sessions[session]!;
-            if (op === "charge") permits.charge(Math.min(bytes, 50));
-            else if (op === "acquire") void permits.acquire(Math.min(bytes, 50)).then(() => (granted[session]! += 1));
-            else permits.release(Math.min(bytes, permits.held, 50));
+            const size = Math.min(bytes, 50);
+            if (op === "charge") permits.charge(size);
+            else if (op === "acquire") void permits.acquire(size);
+            else if (op === "chargeUncounted") {
+              permits.chargeUncounted(size);
+              uncounted[session]! += size;
+            } else if (op === "releaseUncounted") {
+              const back = Math.min(size, uncounted[session]!);
+              permits.releaseUncounted(back);
+              uncounted[session]! -= back;
+            } else permits.release(Math.min(size, permits.countedHeld));
             await Promise.resolve();
-            expect(node.held).toBe(sessions.reduce((sum, p) => sum + p.held, 0));
+            expect(node.held).toBe(sessions.reduce((sum, p) => sum + p.countedHeld, 0));
+            sessions.forEach((p, i) => expect(p.held).toBe(p.countedHeld + uncounted[i]!));
           }
         },
       ),
     );
+  });
+
+  it("a session's permits tell their listeners once when what the node counts of them is back to zero", () => {
+    const permits = new BytePermits(50, new NodeBudget(100));
+    const drained: string[] = [];
+    permits.charge(10);
+    permits.chargeUncounted(20); // unsent output: not waited for
+    permits.onceDrained(() => drained.push("a"));
+    permits.release(4);
+    expect(drained).toEqual([]);
+    permits.release(6);
+    expect(drained).toEqual(["a"]);
+    permits.onceDrained(() => drained.push("now")); // nothing counted: at once
+    expect(drained).toEqual(["a", "now"]);
+    expect(() => permits.release(1)).toThrow(RangeError);
+    expect(() => permits.releaseUncounted(21)).toThrow(RangeError);
+    expect(permits.held).toBe(20); // a refused release changes nothing
   });
 
   it("tells its listeners once when it stops being spent, never while it still is", () => {

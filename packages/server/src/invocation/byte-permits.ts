@@ -28,6 +28,9 @@ export class BytePermits {
   #available: number;
   readonly #waiters: Waiter[] = [];
   readonly #node: NodeBudget | undefined;
+  /** Bytes held that the node's budget counts (everything but `chargeUncounted`). */
+  #counted = 0;
+  #onDrained: (() => void)[] = [];
 
   constructor(capacity: number, node?: NodeBudget) {
     if (!Number.isSafeInteger(capacity) || capacity <= 0) {
@@ -45,6 +48,17 @@ export class BytePermits {
   /** Bytes currently held by owners that have not released them (more than `capacity` after a `charge`). */
   get held(): number {
     return this.capacity - this.#available;
+  }
+
+  /** The part of `held` that the node's budget counts: bytes in memory. */
+  get countedHeld(): number {
+    return this.#counted;
+  }
+
+  /** Calls `listener` once, the next time `countedHeld` falls to 0 (at once if it is 0). */
+  onceDrained(listener: () => void): void {
+    if (this.#counted === 0) listener();
+    else this.#onDrained.push(listener);
   }
 
   /** Takes `bytes` at once, past the capacity if need be (see the file comment); released with `release`. */
@@ -86,12 +100,16 @@ export class BytePermits {
   }
 
   release(bytes: number): void {
+    if (bytes > this.#counted) throw new RangeError("released more counted byte permits than were held");
     this.#give(bytes);
+    this.#counted -= bytes;
     this.#node?.release(bytes);
+    if (this.#counted === 0) for (const listener of this.#onDrained.splice(0)) listener();
   }
 
   /** Gives back bytes taken with `chargeUncounted`. */
   releaseUncounted(bytes: number): void {
+    if (bytes > this.held - this.#counted) throw new RangeError("released more uncounted byte permits than were held");
     this.#give(bytes);
   }
 
@@ -112,6 +130,7 @@ export class BytePermits {
 
   #take(bytes: number): void {
     this.#available -= bytes;
+    this.#counted += bytes;
     this.#node?.charge(bytes);
   }
 

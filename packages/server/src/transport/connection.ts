@@ -51,6 +51,7 @@ export class Connection {
   #processing = false;
   #paused = false;
   #awaitingRelief = false;
+  #awaitingDrain = false;
   #state: "awaiting-first" | "starting" | "attached" | "closed" = "awaiting-first";
   #attachment: Attachment | undefined;
   #acceptanceSent = false;
@@ -79,7 +80,7 @@ export class Connection {
     this.#node.charge(nodeBytes);
     if (!this.#paused) {
       if (this.#inbound.length >= this.#limits.maxPendingInboundMessages) this.#pause("inbound-queue");
-      else if (this.#node.spent) this.#pause("node-budget");
+      else if (this.#node.spent && this.#holdsNodeBytes()) this.#pause("node-budget");
     }
     if (!this.#processing) void this.#drain();
   }
@@ -91,20 +92,46 @@ export class Connection {
     if (reason === "node-budget") this.#awaitRelief();
   }
 
-  #awaitRelief(): void {
-    if (this.#awaitingRelief) return;
-    this.#awaitingRelief = true;
-    this.#node.onceRelieved(() => {
-      this.#awaitingRelief = false;
-      this.#maybeResume();
-    });
+  /**
+   * Whether this connection's session holds bytes the node's budget counts.
+   * Only such a connection stops reading while the budget is spent: one whose
+   * session holds none (a new start, an idle attachment, a client that only
+   * reads) reads on, so sessions stuck holding the budget (an agent that
+   * stops taking input, a store that stalls) stop only themselves, and a
+   * start, a cancel or a close handshake still gets through. Messages it
+   * has read and not yet handed on count as holding, so what it can add
+   * before it stops is the overshoot the budget already allows (about one
+   * message per connection).
+   */
+  #holdsNodeBytes(): boolean {
+    return this.#inbound.length > 0 || (this.#attachment?.session.permits.countedHeld ?? 0) > 0;
   }
 
-  /** Reads the socket again once the inbound queue is half empty and the node's budget is not spent. */
+  /** Resumes (if still paused) when the node's budget is relieved or this session has handed on all it held: one listener of each at a time. */
+  #awaitRelief(): void {
+    if (!this.#awaitingRelief) {
+      this.#awaitingRelief = true;
+      this.#node.onceRelieved(() => {
+        this.#awaitingRelief = false;
+        this.#maybeResume();
+      });
+    }
+    // (Messages still queued here are not waited for: the drain loop resumes after taking them.)
+    const permits = this.#attachment?.session.permits;
+    if (permits !== undefined && permits.countedHeld > 0 && !this.#awaitingDrain) {
+      this.#awaitingDrain = true;
+      permits.onceDrained(() => {
+        this.#awaitingDrain = false;
+        this.#maybeResume();
+      });
+    }
+  }
+
+  /** Reads the socket again once the inbound queue is half empty and the node's budget is not spent (or its session holds none of it). */
   readonly #maybeResume = (): void => {
     if (!this.#paused || this.#state === "closed") return;
     if (this.#inbound.length > this.#limits.maxPendingInboundMessages / 2) return; // #drain calls again
-    if (this.#node.spent) {
+    if (this.#node.spent && this.#holdsNodeBytes()) {
       this.#awaitRelief();
       return;
     }
