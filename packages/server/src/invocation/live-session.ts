@@ -683,6 +683,8 @@ export class LiveSession {
   async #feed(stream: StreamState): Promise<void> {
     if (stream.feeding) return;
     stream.feeding = true;
+    /** The commits last waited for when the store had nothing beyond `fed`. */
+    let waitedFor: Promise<void> | undefined;
     try {
       for (;;) {
         const queue = stream.queue;
@@ -699,14 +701,12 @@ export class LiveSession {
         if (chunks.length === 0) {
           // The count runs ahead of the store: chunks this node accepted while
           // the feed was behind are still being committed. Wait for their
-          // commits, then read again; if the store still has nothing and no
-          // commit began meanwhile, stop (the next accept or sync feeds again).
+          // commits and read again; if the store still has nothing after every
+          // commit begun so far, stop (the next accept or sync feeds again).
           const pending = stream.inputCommitted;
+          if (pending === waitedFor) return;
+          waitedFor = pending;
           await pending;
-          if (pending === stream.inputCommitted && stream.fed < stream.count) {
-            const committed = await this.deps.store.readInput(stream.streamId, stream.fed, stream.count);
-            if (committed.length === 0) return;
-          }
           continue;
         }
         for (const chunk of chunks) {

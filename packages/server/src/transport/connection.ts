@@ -80,7 +80,9 @@ export class Connection {
     this.#node.charge(nodeBytes);
     if (!this.#paused) {
       if (this.#inbound.length >= this.#limits.maxPendingInboundMessages) this.#pause("inbound-queue");
-      else if (this.#node.spent && this.#holdsNodeBytes()) this.#pause("node-budget");
+      // This message itself holds some of the budget until it is taken: every connection stops
+      // here, and one whose session holds none reads on once it is taken (#maybeResume).
+      else if (this.#node.spent) this.#pause("node-budget");
     }
     if (!this.#processing) void this.#drain();
   }
@@ -93,8 +95,8 @@ export class Connection {
   }
 
   /**
-   * Whether this connection's session holds bytes the node's budget counts.
-   * Only such a connection stops reading while the budget is spent: one whose
+   * Whether this connection holds bytes the node's budget counts. Only such
+   * a connection stays paused while the budget is spent (#maybeResume): one whose
    * session holds none (a new start, an idle attachment, a client that only
    * reads) reads on, so sessions stuck holding the budget (an agent that
    * stops taking input, a store that stalls) stop only themselves, and a
@@ -144,10 +146,15 @@ export class Connection {
     this.#node.release(inbound.nodeBytes);
   }
 
+  /** Messages read and never to be handled (the connection closed): they leave the node's count. */
+  #dropInbound(): void {
+    for (const inbound of this.#inbound.splice(0)) this.#taken(inbound);
+  }
+
   /** The socket closed (either side): the session is only detached. */
   transportClosed(): void {
     this.#state = "closed";
-    for (const inbound of this.#inbound.splice(0)) this.#taken(inbound);
+    this.#dropInbound();
     this.#attachment?.transportClosed();
   }
 
@@ -325,7 +332,7 @@ export class Connection {
 
   #close(code: number): void {
     this.#state = "closed";
-    for (const inbound of this.#inbound.splice(0)) this.#taken(inbound);
+    this.#dropInbound();
     this.#transport.close(code, "");
   }
 }
