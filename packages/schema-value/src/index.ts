@@ -9,7 +9,7 @@
  *   const { value, streams, byteCharge } = decodeSchemaValue(valueJson, graph, { streams: "provisional" });
  *   encodeSchemaValue(value); // canonical text
  */
-export { decodeSchemaGraph, extractGraph, isDirectBinary, SchemaGraph, type DecodeGraphOptions } from "./graph.js";
+export { childTypes, decodeSchemaGraph, extractGraph, isDirectBinary, SchemaGraph, type DecodeGraphOptions } from "./graph.js";
 export {
   decodeSchemaValue,
   type DecodeValueOptions,

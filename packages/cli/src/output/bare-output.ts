@@ -5,7 +5,7 @@
  * JSON line. Several streams need the `{"stream","item"}` envelope to be
  * told apart.
  */
-import type { SchemaGraph, SchemaType } from "@golem-stream/schema-value";
+import { childTypes, type SchemaGraph, type SchemaType } from "@golem-stream/schema-value";
 import type { JsonValue } from "@golem-stream/wire";
 
 /** Whether a value of `type` can hold a stream (refs followed; recursive types visited once). */
@@ -15,31 +15,6 @@ export function mayHoldStreams(graph: SchemaGraph, type: SchemaType, seen = new 
   seen.add(resolved);
   if (resolved.kind === "stream") return true;
   return childTypes(resolved).some((child) => mayHoldStreams(graph, child, seen));
-}
-
-function childTypes(type: SchemaType): SchemaType[] {
-  switch (type.kind) {
-    case "record":
-      return type.value.fields.map((f) => f.body);
-    case "variant":
-      return type.value.cases.flatMap((c) => (c.payload === undefined ? [] : [c.payload]));
-    case "tuple":
-      return type.value.elements;
-    case "list":
-    case "fixed-list":
-      return [type.value.element];
-    case "map":
-      return [type.value.key, type.value.value];
-    case "option":
-    case "stream":
-      return [type.value.inner];
-    case "result":
-      return [type.value.spec.ok, type.value.spec.err].filter((t): t is SchemaType => t !== undefined);
-    case "union":
-      return type.value.spec.branches.map((b) => b.body);
-    default:
-      return [];
-  }
 }
 
 /**
