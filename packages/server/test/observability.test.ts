@@ -147,6 +147,8 @@ describe("a full scenario run: metrics move, logs carry events and no secrets", 
     expect(messages.at(-1)?.type).toBe("invocationFinished");
     text = await scrapeUntil(server.httpUrl, (t) => sample(t, `${P}sessions_finished_total`, { outcome: "success" }) === 2, "the second finish");
     expect(sample(text, `${P}output_items_total`, { kind: "value" })).toBe(20);
+    // Every item reached a client at least once; those the resumes sent again count again.
+    expect(sample(text, `${P}output_sent_items_total`, { kind: "value" })).toBeGreaterThanOrEqual(20);
   });
 
   it("a resume with a forged session token is rejected and counted by its public code", async () => {
@@ -180,6 +182,8 @@ describe("a full scenario run: metrics move, logs carry events and no secrets", 
     const text = await metrics();
     expect(sample(text, `${P}output_items_total`, { kind: "binary" })).toBe(64);
     expect(sample(text, `${P}output_bytes_total`, { kind: "binary" })).toBe(64 * 256 * 1024);
+    expect(sample(text, `${P}output_sent_items_total`, { kind: "binary" })).toBe(64);
+    expect(sample(text, `${P}output_sent_bytes_total`, { kind: "binary" })).toBe(64 * 256 * 1024);
   });
 
   it("every log line is JSON with an event; the run's events are there; no token or key appears in any line", async () => {

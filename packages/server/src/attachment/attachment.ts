@@ -28,6 +28,7 @@ import { OutputPumps } from "./output-pumps.js";
 import type { StreamState } from "../invocation/stream-state.js";
 import type { AttachmentEnd, AttachmentObserver } from "../observability/server-observer.js";
 import type { CursorPosition } from "../sessions/token-service.js";
+import type { OutputEvent } from "../store/session-store.js";
 import type { OutgoingMessage, SessionTransport } from "../transport/transport.js";
 
 export interface AttachPlan {
@@ -208,8 +209,8 @@ export class Attachment implements AttachmentSink {
 
   // ------------------------------------------------------------ sink (session → client)
 
-  outputAppended(stream: StreamState): void {
-    this.#pumps.appended(stream);
+  outputAppended(stream: StreamState, committed?: OutputEvent): void {
+    this.#pumps.appended(stream, committed);
   }
 
   resultCommitted(): void {

@@ -5,16 +5,19 @@
  * attachment, an exact-attempt replay and a resume are the same code with
  * different starting cursors. A pump starts only once the message carrying
  * its stream's mapping has been handed to the transport (announcement
- * before use, section 8).
+ * before use, section 8). Events committed while the attachment is live
+ * are also kept for a moment in the pump's tail (committed-tail.ts), so a
+ * pump that keeps up sends them without a store query.
  */
 import type { OutputOutcome } from "@golem-stream/wire";
 import { asSendable } from "../invocation/message-room.js";
 import type { AttachmentLink } from "./attachment-link.js";
+import { CommittedTail, TailAllowance } from "./committed-tail.js";
 import type { OutputEvent } from "../store/session-store.js";
 import type { StreamState } from "../invocation/stream-state.js";
 import type { CursorPosition } from "../sessions/token-service.js";
 
-/** How many log events a pump reads per store query, at most. */
+/** How many log events a pump reads per store query (or takes from its tail), at most. */
 const PUMP_BATCH = 64;
 /**
  * Payload bytes a pump reads per store query: it stops after the event that
@@ -34,6 +37,8 @@ interface Pump {
   dirty: boolean;
   /** The stream's cursor tokens (TokenService.cursorsOf), made at the first send. */
   cursors?: (position: bigint, event: "item" | "terminal") => string;
+  /** Events committed while this attachment was live and not sent yet (a cache of the log). */
+  readonly tail: CommittedTail;
 }
 
 export class OutputPumps {
@@ -41,6 +46,8 @@ export class OutputPumps {
   readonly #pumps = new Map<string, Pump>();
   /** Streams introduced by an item that can never be sent (see `#sendable`). */
   readonly #unexposed = new Set<string>();
+  /** What all the pumps' tails may hold together. */
+  readonly #tailAllowance = new TailAllowance();
 
   constructor(link: AttachmentLink) {
     this.#link = link;
@@ -54,6 +61,7 @@ export class OutputPumps {
       state: cursor?.event === "terminal" ? "done" : "waiting",
       running: false,
       dirty: false,
+      tail: new CommittedTail(this.#tailAllowance),
     };
     this.#pumps.set(stream.streamId, pump);
     return pump.state !== "done";
@@ -76,7 +84,7 @@ export class OutputPumps {
   start(stream: StreamState): void {
     let pump = this.#pumps.get(stream.streamId);
     if (pump === undefined) {
-      pump = { stream, next: 0n, state: "waiting", running: false, dirty: false };
+      pump = { stream, next: 0n, state: "waiting", running: false, dirty: false, tail: new CommittedTail(this.#tailAllowance) };
       this.#pumps.set(stream.streamId, pump);
     }
     if (pump.state === "waiting") {
@@ -85,10 +93,12 @@ export class OutputPumps {
     }
   }
 
-  /** The stream's log grew. */
-  appended(stream: StreamState): void {
+  /** The stream's log grew; `committed` is the event this process just committed, when it knows it. */
+  appended(stream: StreamState, committed?: OutputEvent): void {
     const pump = this.#pumps.get(stream.streamId);
-    if (pump !== undefined) this.#kick(pump);
+    if (pump === undefined) return;
+    if (committed !== undefined && pump.state !== "done" && !this.#link.isEnded()) pump.tail.offer(committed, pump.next);
+    this.#kick(pump);
   }
 
   /** Whether every output stream of the session has sent its terminal on this connection. */
@@ -120,7 +130,8 @@ export class OutputPumps {
     try {
       while (pump.dirty && pump.state === "active" && !link.isEnded()) {
         pump.dirty = false;
-        const events = await store.readOutput(pump.stream.streamId, pump.next, PUMP_BATCH, PUMP_BATCH_BYTES);
+        const cached = pump.tail.take(pump.next, PUMP_BATCH);
+        const events = cached ?? (await store.readOutput(pump.stream.streamId, pump.next, PUMP_BATCH, PUMP_BATCH_BYTES));
         let bytes = 0;
         let ahead = false;
         for (const logged of events) {
@@ -134,8 +145,10 @@ export class OutputPumps {
           await this.#send(pump, event);
           if (link.isEnded()) return;
           link.session.delivered(pump.stream, event.event === "item" ? event.data.length : 0);
+          if (event.event === "item") link.session.deps.observer.outputSent(pump.stream.elementKind, Number(event.itemCount), event.data.length);
           if (event.event === "terminal") {
             pump.state = "done";
+            pump.tail.clear();
             link.channels.close(pump.stream.streamId);
             link.maybeFinish();
             return;
@@ -144,7 +157,7 @@ export class OutputPumps {
         }
         // A full batch, by count or by bytes: there may be more. (Not when the
         // log ran ahead of the session: the sync that catches up kicks again.)
-        if (!ahead && (events.length === PUMP_BATCH || bytes >= PUMP_BATCH_BYTES)) pump.dirty = true;
+        if (!ahead && (events.length === PUMP_BATCH || bytes >= PUMP_BATCH_BYTES || (cached !== undefined && pump.tail.size > 0))) pump.dirty = true;
       }
     } finally {
       pump.running = false;

@@ -30,7 +30,7 @@ import { invocationResultFits, MAX_SESSION_MAPPING_BYTES, widestMappingBytes } f
 import { createInvocationContext, type InvocationInput } from "./invocation-context.js";
 import type { Logger, Principal, ServerLimits } from "../options.js";
 import { OutputProducers } from "./output-producers.js";
-import type { InputChunk, InputTerminal, NewStream, SessionRecord, SessionStore, StreamParent } from "../store/session-store.js";
+import type { InputChunk, InputTerminal, NewStream, OutputEvent, SessionRecord, SessionStore, StreamParent } from "../store/session-store.js";
 import { StreamState, type InputItem } from "./stream-state.js";
 import type { TokenService } from "../sessions/token-service.js";
 import { catalogueGraph, decodeValue, describeElement, type SchemaGraph } from "../values.js";
@@ -59,7 +59,8 @@ export interface AttachmentSink {
   /** The attachment generation it serves, and its id (cluster revocation names it). */
   readonly generation: bigint;
   readonly attachmentId: string;
-  outputAppended(stream: StreamState): void;
+  /** `committed`: the event this process just committed (the attachment may send it without reading the store). */
+  outputAppended(stream: StreamState, committed?: OutputEvent): void;
   resultCommitted(): void;
   /** The server made an input terminal (cancel); the client must be told. */
   inputCancelledByServer(stream: StreamState, reason: ServerCancelReason): void;
@@ -151,7 +152,7 @@ export class LiveSession {
       invocationSignal: this.#invocationAbort.signal,
       prepareStreams: (...args) => this.prepareStreams(...args),
       adopt: (pending) => this.adopt(pending),
-      outputAppended: (stream) => this.#attachment?.outputAppended(stream),
+      outputAppended: (stream, committed) => this.#attachment?.outputAppended(stream, committed),
       recorded: (stream, bytes) => this.recorded(stream, bytes),
       fail: (error) => void this.#fail(error),
     });

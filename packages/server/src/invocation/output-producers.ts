@@ -35,8 +35,8 @@ export interface ProducerHost {
   ): PendingStream[];
   /** Registers prepared streams just before their commit. */
   adopt(pending: readonly PendingStream[]): void;
-  /** A committed event of `stream` may be sent. */
-  outputAppended(stream: StreamState): void;
+  /** A committed event of `stream` may be sent: `committed`, exactly as the store was handed it. */
+  outputAppended(stream: StreamState, committed: OutputEvent): void;
   /** An event of `bytes` payload bytes was handed to the store: it is unsent until the attachment delivers it. */
   recorded(stream: StreamState, bytes: number): void;
   /** A store failure: the invocation cannot go on. */
@@ -92,7 +92,7 @@ export class OutputProducers {
       outcome: canonicalJson(outcome as unknown as JsonValue),
     };
     await this.#host.deps.store.appendOutput(event, []);
-    this.#host.outputAppended(stream);
+    this.#host.outputAppended(stream, event);
   }
 
   /**
@@ -157,7 +157,7 @@ export class OutputProducers {
         .then(
           () => {
             this.#uncommitted.release(permit);
-            this.#host.outputAppended(stream);
+            this.#host.outputAppended(stream, built.event);
             for (const child of built.introduced) this.start(child.state);
           },
           (error: unknown) => {

@@ -81,7 +81,7 @@ export class PrometheusMetrics {
       registers,
     });
     const revocations = new Counter({ name: `${p}revocations_total`, help: "Attachments revoked (attachmentRevoked sent).", registers });
-    const counters = (direction: "input" | "output", what: string): Record<ElementKind, KindCounters> => {
+    const counters = (direction: "input" | "output" | "output_sent", what: string): Record<ElementKind, KindCounters> => {
       const items = new Counter({
         name: `${p}${direction}_items_total`,
         help: `${what} items, by element kind (a u8 item is one byte).`,
@@ -100,6 +100,7 @@ export class PrometheusMetrics {
     };
     const input = counters("input", "Input accepted from clients:");
     const output = counters("output", "Output recorded by producers:");
+    const sent = counters("output_sent", "Output handed to clients' connections (again after every resume or takeover):");
     const commitSeconds = new Histogram({
       name: `${p}store_commit_seconds`,
       help: "Time to commit one group of store writes (payload files, transaction and sync).",
@@ -159,6 +160,11 @@ export class PrometheusMetrics {
       },
       outputRecorded: (kind, items, bytes) => {
         const c = output[kind];
+        c.items.inc(items);
+        c.bytes.inc(bytes);
+      },
+      outputSent: (kind, items, bytes) => {
+        const c = sent[kind];
         c.items.inc(items);
         c.bytes.inc(bytes);
       },

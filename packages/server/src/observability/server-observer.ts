@@ -77,6 +77,8 @@ export interface ServerObserver {
   inputAccepted(kind: ElementKind, items: number, bytes: number): void;
   /** Output recorded by a producer. */
   outputRecorded(kind: ElementKind, items: number, bytes: number): void;
+  /** Output handed to a client's connection (an event sent again after a resume counts again). */
+  outputSent(kind: ElementKind, items: number, bytes: number): void;
   /** The store committed a group of `writes` writes in one transaction, taking `seconds`. */
   storeCommitted(seconds: number, writes: number): void;
   backpressure(reason: BackpressureReason): void;
@@ -101,6 +103,7 @@ export const NOOP_OBSERVER: ServerObserver = {
   violation() {},
   inputAccepted() {},
   outputRecorded() {},
+  outputSent() {},
   storeCommitted() {},
   backpressure() {},
   connectionOpened() {},
@@ -137,6 +140,9 @@ export function composeObservers(observers: readonly PartialObserver[]): ServerO
     },
     outputRecorded: (kind, items, bytes) => {
       for (const o of all) o.outputRecorded(kind, items, bytes);
+    },
+    outputSent: (kind, items, bytes) => {
+      for (const o of all) o.outputSent(kind, items, bytes);
     },
     storeCommitted: (seconds, writes) => all.forEach((o) => o.storeCommitted(seconds, writes)),
     backpressure: (reason) => all.forEach((o) => o.backpressure(reason)),

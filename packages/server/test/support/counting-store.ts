@@ -4,7 +4,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { expect } from "vitest";
-import { MemorySessionStore, type InputChunk, type NewStream, type OutputEvent } from "../../src/index.js";
+import { MemorySessionStore, type InputChunk, type NewStream } from "../../src/index.js";
 import { RawClient, demoStart, outputValues, v } from "../helpers.js";
 
 export const ITEM = 32 * 1024;
@@ -12,15 +12,13 @@ export const ITEM = 32 * 1024;
 export const item = (i: number): string => `<${i}>`.padEnd(ITEM, String.fromCharCode(97 + (i % 26)));
 export const reversed = (text: string): string => Array.from(text).reverse().join("");
 
-/** The in-memory store (everything it holds is process memory), counting commits and what the output pumps read. */
+/** The in-memory store (everything it holds is process memory), counting input commits. */
 export class CountingStore extends MemorySessionStore {
   /** Input items committed: what the ACK high-water reports. */
   inputCommitted = 0;
   /** Input payload bytes handed to the store and not yet committed. */
   inputUncommittedBytes = 0;
   maxInputUncommittedBytes = 0;
-  /** The end of the furthest output read (items read by the pumps, about to be sent). */
-  outputRead = 0n;
   /** While set, input commits wait for it. */
   gate: Promise<void> | undefined;
 
@@ -31,14 +29,6 @@ export class CountingStore extends MemorySessionStore {
     await super.acceptInput(chunk, introduced);
     this.inputUncommittedBytes -= chunk.data.length;
     this.inputCommitted += Number(chunk.itemCount);
-  }
-
-  override async readOutput(streamId: string, from: bigint, limit: number, maxBytes?: number): Promise<OutputEvent[]> {
-    const events = await super.readOutput(streamId, from, limit, maxBytes);
-    for (const event of events) {
-      if (event.event === "item" && event.sequence + event.itemCount > this.outputRead) this.outputRead = event.sequence + event.itemCount;
-    }
-    return events;
   }
 }
 
