@@ -89,6 +89,15 @@ export interface ServerLimits {
   readonly maxPendingInboundMessages: number;
   /** Open session WebSockets; further upgrades are refused with `overloaded` (default 10 000). */
   readonly maxConnections: number;
+  /**
+   * UTF-8 bytes of the authenticator's `account` and `principal` together
+   * (default 2048, at most 4096). Both are bound into every token, and a token
+   * has at most 8192 characters (about 6 KiB of fields), which also hold the
+   * issuer, audience, the selector's names and an idempotency key of up to
+   * 1 KiB: a longer identity is refused at authentication with `forbidden`
+   * (403) instead of failing its first token with `internal-error`.
+   */
+  readonly maxCallerIdentityBytes: number;
 }
 
 export const DEFAULT_LIMITS: ServerLimits = {
@@ -103,6 +112,7 @@ export const DEFAULT_LIMITS: ServerLimits = {
   sendHighWaterBytes: 1024 * 1024,
   maxPendingInboundMessages: 16,
   maxConnections: 10_000,
+  maxCallerIdentityBytes: 2048,
 };
 
 const PROTOCOL_CEILINGS: Partial<Record<keyof ServerLimits, number>> = {
@@ -111,6 +121,8 @@ const PROTOCOL_CEILINGS: Partial<Record<keyof ServerLimits, number>> = {
   maxQueuedEntriesPerStream: LIMITS.maxQueuedEntriesPerStream,
   maxQueuedBytesPerSession: LIMITS.maxQueuedBytesPerSession,
   maxStreamsPerSession: LIMITS.maxStreamsPerSession,
+  // Not a protocol limit: what leaves a session token (8192 characters) room for its other fields.
+  maxCallerIdentityBytes: 4096,
 };
 
 /** Fills defaults and clamps every limit to the protocol's ceiling. */
