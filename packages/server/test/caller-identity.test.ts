@@ -78,6 +78,15 @@ describe("an authenticated identity too long for tokens", () => {
     expect(accepted.sessionToken.length).toBeGreaterThan(2700);
   });
 
+  it("a larger limit is clamped to 4096 bytes, where tokens still fit", async () => {
+    const { url } = await serve({ account: "a", principal: "p".repeat(4095) }, { maxCallerIdentityBytes: 100_000 });
+    const client = await RawClient.connect(url);
+    client.send(demoStart("count", v.record(v.u32(2), v.u32(0)), { idempotencyKey: "k".repeat(1024) }));
+    expect((await client.all()).messages.at(-1)).toMatchObject({ type: "invocationFinished", outcome: { kind: "success" } });
+    const over = await serve({ account: "a", principal: "p".repeat(4096) }, { maxCallerIdentityBytes: 100_000 });
+    expect(await handshake(over.url)).toMatchObject({ status: 403 });
+  });
+
   it("the discovery endpoint refuses it the same way", async () => {
     const { http } = await serve({ account: "a", principal: "p".repeat(7000) });
     const response = await fetch(`${http}/v1/agents/types?application=demo&environment=default`, { headers: { authorization: `Bearer ${TOKEN}` } });
