@@ -145,6 +145,10 @@ export class WriteQueue {
   #start(): void {
     this.#running = this.#loop().finally(() => {
       this.#running = undefined;
+      // A write issued after the loop found the queue empty but before this callback ran (a
+      // caller resuming a microtask or two after its previous write resolved) saw the loop still
+      // running and scheduled nothing: without this it would wait for the next write, forever.
+      if (this.#queue.length > 0) this.#schedule();
     });
   }
 
