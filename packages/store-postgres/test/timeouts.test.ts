@@ -27,7 +27,8 @@ async function failure(promise: Promise<unknown>): Promise<unknown> {
 
 describe("statementTimeoutMs", () => {
   it("a read or a write held on a lock past it fails with statement-timeout; the store then works on", async () => {
-    const store = await connect({ statementTimeoutMs: 300 });
+    // Small, but far above what the statements before the lock take on a loaded machine.
+    const store = await connect({ statementTimeoutMs: 1000 });
     const s = session();
     const input = stream(s.sessionId, "input");
     await store.createSession(s, [input], start(s.sessionId));
@@ -54,7 +55,7 @@ describe("queryTimeoutMs and connectTimeoutMs", () => {
   it("a server that stops answering: reads and writes fail with query-timeout, new connections with connect-timeout; all well once it answers", async () => {
     const proxy = await stallProxy(pgUrl());
     try {
-      const store = await connect({ connectionString: proxy.url, statementTimeoutMs: 0, queryTimeoutMs: 400, connectTimeoutMs: 400 });
+      const store = await connect({ connectionString: proxy.url, statementTimeoutMs: 0, queryTimeoutMs: 1500, connectTimeoutMs: 1500 });
       const s = session();
       const input = stream(s.sessionId, "input");
       await store.createSession(s, [input], start(s.sessionId));
