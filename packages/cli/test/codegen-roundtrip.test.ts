@@ -9,6 +9,8 @@
  */
 import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
@@ -179,3 +181,31 @@ describe("golem-stream codegen exit codes", () => {
   });
 });
 
+
+describe("golem-stream codegen of a catalogue with a method named then", () => {
+  it("exits 0 with the contract without then, and says so on stderr", async () => {
+    const graph = (root: unknown) => ({ root });
+    const record = { kind: "record", value: { fields: [] } };
+    const catalogue = {
+      application: "demo",
+      environment: "default",
+      agentTypes: [{ name: "promise", constructorParameters: graph(record), methods: [{ name: "then", parameters: graph(record) }, { name: "ping", parameters: graph(record) }], config: [] }],
+    };
+    const http = createServer((_, response) => response.setHeader("content-type", "application/json").end(JSON.stringify(catalogue)));
+    await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
+    try {
+      const url = `http://127.0.0.1:${(http.address() as AddressInfo).port}`;
+      const result = await run(["codegen", "--url", url, "--token", TOKEN]);
+      expect([result.code, result.stderr]).toEqual([
+        0,
+        "golem-stream: warning: promise.then is not in the generated contract: a typed agent with a method named then would be a thenable; call it with client.agent\n1 contract: promiseContract (promise)\n",
+      ]);
+      const source = result.stdout.toString("utf8");
+      expect(source).toContain('// "then" is left out');
+      expect(source).toContain("ping: { params: t.record({}) }");
+      expect(source).not.toMatch(/^\s*then:/m);
+    } finally {
+      http.close();
+    }
+  });
+});

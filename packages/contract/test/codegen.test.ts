@@ -6,10 +6,10 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { ContractError, type AnyAgentContract } from "../src/index.js";
+import { ContractError, contractDifferences, type AnyAgentContract } from "../src/index.js";
 import { contractSource, type CatalogueEntry } from "../src/codegen/index.js";
 import { echoContract } from "../src/demo.js";
-import { loadGenerated, roundTripDifferences } from "./support/generated-module.js";
+import { loadGenerated, roundTripDifferences, served } from "./support/generated-module.js";
 import { kitchenSink } from "./support/kitchen-sink.js";
 import { catalogueEntryArb } from "./support/graph-arbitrary.js";
 
@@ -121,5 +121,24 @@ describe("hostile catalogues", () => {
   ];
   it.each(cases)("refuses %s with ContractError", (_, entries) => {
     expect(() => contractSource(entries)).toThrow(ContractError);
+  });
+});
+
+describe("methods a typed agent cannot have", () => {
+  it("leaves out a method named then, says so in the source and in omitted, and keeps the rest", () => {
+    const entry: CatalogueEntry = { ...demo, name: "thenable", methods: [...demo.methods, { name: "then", parameters: demo.methods[0]!.parameters }] };
+    const { source, exports, omitted } = contractSource([entry]);
+    expect(omitted).toEqual([{ agentType: "thenable", method: "then", reason: expect.stringMatching(/thenable; call it with client\.agent/) }]);
+    expect(source).toContain('    // "then" is left out: a typed agent with a method named then would be a thenable; call it with client.agent.');
+    const contract = loadGenerated(source)[exports[0]!.name] as AnyAgentContract;
+    expect(contract.graphs.methods.map((m) => m.name)).toEqual(demo.methods.map((m) => m.name));
+    // What is left still passes the client's check against the catalogue that has then.
+    expect(contractDifferences(contract, served(entry))).toEqual([]);
+    expect(contractSource([demo]).omitted).toEqual([]);
+  });
+
+  it("still validates the graphs of the method it leaves out", () => {
+    const entry: CatalogueEntry = { ...demo, methods: [{ name: "then", parameters: { root: { kind: "ref", value: { id: "x" } } } as CatalogueEntry["constructorParameters"] }] };
+    expect(() => contractSource([entry])).toThrow(ContractError);
   });
 });

@@ -89,6 +89,17 @@ export interface ServerLimits {
   readonly maxPendingInboundMessages: number;
   /** Open session WebSockets; further upgrades are refused with `overloaded` (default 10 000). */
   readonly maxConnections: number;
+  /**
+   * UTF-8 bytes of the authenticator's `account` and `principal` together
+   * (default 2048, at most 4608). Both are bound into every token, and a token
+   * has at most 8192 characters (6140 bytes of payload), which also hold the
+   * issuer, audience, the selector's names and an idempotency key of up to
+   * 1 KiB: a longer identity is refused at authentication with `forbidden`
+   * (403) instead of failing its first token with `internal-error`. At the
+   * ceiling, 184 bytes are left for the issuer, audience, application,
+   * environment, agent type and method names together.
+   */
+  readonly maxCallerIdentityBytes: number;
 }
 
 export const DEFAULT_LIMITS: ServerLimits = {
@@ -103,6 +114,7 @@ export const DEFAULT_LIMITS: ServerLimits = {
   sendHighWaterBytes: 1024 * 1024,
   maxPendingInboundMessages: 16,
   maxConnections: 10_000,
+  maxCallerIdentityBytes: 2048,
 };
 
 const PROTOCOL_CEILINGS: Partial<Record<keyof ServerLimits, number>> = {
@@ -111,6 +123,10 @@ const PROTOCOL_CEILINGS: Partial<Record<keyof ServerLimits, number>> = {
   maxQueuedEntriesPerStream: LIMITS.maxQueuedEntriesPerStream,
   maxQueuedBytesPerSession: LIMITS.maxQueuedBytesPerSession,
   maxStreamsPerSession: LIMITS.maxStreamsPerSession,
+  // Not a protocol limit: 6140 payload bytes of a session token less its other fields at their
+  // largest (a 1 KiB idempotency key, 64-byte key ids, ids, digest, counters, field heads: 1348),
+  // less 184 bytes for the issuer, audience and selector names.
+  maxCallerIdentityBytes: 4608,
 };
 
 /** Fills defaults and clamps every limit to the protocol's ceiling. */

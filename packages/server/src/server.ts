@@ -396,6 +396,7 @@ class NodeSessionServer implements SessionServer {
         authenticator: this.#options.authenticator,
         authorizer: this.#authorizer,
         logger: this.#logger,
+        maxCallerIdentityBytes: this.#limits.maxCallerIdentityBytes,
       });
     } else if (owned) {
       const pages = this.#options.pages;
@@ -436,7 +437,7 @@ class NodeSessionServer implements SessionServer {
       try {
         const credential = this.#browsers?.credential(request) ?? { from: "authorization" };
         const token = credential.from === "subprotocol" ? credential.token : undefined;
-        caller = await authenticate(request, this.#options.authenticator, this.#logger, token);
+        caller = await authenticate(request, this.#options.authenticator, this.#logger, this.#limits.maxCallerIdentityBytes, token);
       } catch (error) {
         // A page cannot read a refused handshake's status: tell it in a close it can read.
         if (viaEntry && error instanceof ProtocolError) return this.#refuseByClose(request, socket, head, error);

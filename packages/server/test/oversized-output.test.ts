@@ -280,6 +280,7 @@ describe("acceptances that list every stream of a session", () => {
       host: new StaticAgentHost({ test: { default: [PROBE] } }),
       keyring: Keyring.generate("k1"),
       authenticator: (token) => (token === TOKEN ? { account: "acme", principal } : undefined),
+      limits: { maxCallerIdentityBytes: 4608 }, // the ceiling: the default (2048) refuses this identity
     });
     const { url } = await sessions.listen();
     try {

@@ -11,6 +11,7 @@
  */
 import pg from "pg";
 import type { SessionChange, SessionChangeListener } from "@golem-stream/server";
+import { asStoreError } from "./store-error.js";
 
 /** Every kind of change, checked against `SessionChange` (a kind missing here was dropped by every node). */
 const KINDS: Record<SessionChange["kind"], true> = {
@@ -138,7 +139,7 @@ export class ChangeFeed {
     } catch (error) {
       lost = true;
       await client.end().catch(() => undefined);
-      throw error;
+      throw asStoreError(error);
     }
     if (this.#closed) {
       lost = true;

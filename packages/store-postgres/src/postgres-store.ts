@@ -26,6 +26,8 @@ import type {
   StreamRecord,
 } from "@golem-stream/server";
 import { ChangeFeed, encodeNote } from "./change-feed.js";
+import { connectionSettings, type ConnectionTimeouts } from "./connection-settings.js";
+import { asStoreError } from "./store-error.js";
 import {
   encodeInputTerminal,
   toAttempt,
@@ -42,13 +44,21 @@ import {
 import { checkSchemaName, migrate } from "./schema.js";
 import { Rollback, WriteQueue, type LogAppend, type WriteContext } from "./write-queue.js";
 
-export interface PostgresSessionStoreOptions {
+/**
+ * The timeouts (`connectTimeoutMs`, `statementTimeoutMs`, `queryTimeoutMs`,
+ * `keepAliveInitialDelayMs`: `connection-settings.ts`) apply to every
+ * connection; a call that runs into one rejects with a `PostgresStoreError`.
+ */
+export interface PostgresSessionStoreOptions extends ConnectionTimeouts {
   /** A libpq-style connection string, e.g. `postgres://user:pass@host:5432/db`. */
   readonly connectionString?: string;
   /**
    * Further node-postgres settings (host, user, password, ssl, `max` for the
    * read pool's size, ...), merged under `connectionString`. The writer and
-   * the listener connections use the same settings.
+   * the listener connections use the same settings. Its `pg` timeout
+   * settings (`connectionTimeoutMillis`, `statement_timeout`, `query_timeout`,
+   * `keepAliveInitialDelayMillis`) count where the store's own option of the
+   * same meaning is not given.
    */
   readonly pool?: pg.PoolConfig;
   /** The schema holding the tables (created if missing). Default `golem_stream`. */
@@ -102,7 +112,11 @@ export class PostgresSessionStore implements ClusterSessionStore {
     if (typeof nodeId !== "string" || nodeId.length === 0 || nodeId.length > 200) throw new TypeError("nodeId must be a non-empty string of at most 200 characters");
     this.nodeId = nodeId;
     this.#onError = options.onError ?? (() => {});
-    this.#config = { ...options.pool, ...(options.connectionString === undefined ? {} : { connectionString: options.connectionString }) };
+    this.#config = {
+      ...options.pool,
+      ...connectionSettings(options, options.pool),
+      ...(options.connectionString === undefined ? {} : { connectionString: options.connectionString }),
+    };
     this.#pool = new pg.Pool({ ...this.#config });
     // An idle pooled connection that breaks is replaced by the pool; the error has no caller.
     this.#pool.on("error", (error) => this.#onError(error));
@@ -121,13 +135,22 @@ export class PostgresSessionStore implements ClusterSessionStore {
     if (this.#state === "closed") return Promise.reject(new Error("the PostgresSessionStore is closed"));
     this.#opening ??= (async () => {
       this.#state = "opening";
-      const client = await this.#pool.connect();
       try {
-        await migrate(client, this.schema);
-      } finally {
-        client.release();
+        const client = await this.#pool.connect();
+        let failure: unknown;
+        try {
+          await migrate(client, this.schema);
+        } catch (error) {
+          failure = error;
+          throw error;
+        } finally {
+          // A connection that failed (a timeout left it busy) is closed, not reused.
+          client.release(failure instanceof Error ? failure : undefined);
+        }
+        await this.#feed.start();
+      } catch (error) {
+        throw asStoreError(error, "cannot open the PostgresSessionStore");
       }
-      await this.#feed.start();
       if (this.#state === "opening") this.#state = "open";
     })();
     return this.#opening;
@@ -141,7 +164,9 @@ export class PostgresSessionStore implements ClusterSessionStore {
   /** Readiness: one round trip to PostgreSQL on a pooled connection. */
   async ping(): Promise<void> {
     if (this.#state === "closed") throw new Error("the PostgresSessionStore is closed");
-    await this.#pool.query("SELECT 1");
+    await this.#pool.query("SELECT 1").catch((error: unknown) => {
+      throw asStoreError(error);
+    });
   }
 
   /** Commits the queued writes, stops the listener and ends every connection. */
@@ -161,9 +186,11 @@ export class PostgresSessionStore implements ClusterSessionStore {
   }
 
   async #client(): Promise<pg.Client> {
-    const client = new pg.Client({ ...this.#config, keepAlive: true });
+    const client = new pg.Client({ ...this.#config });
     client.on("error", (error) => this.#onError(error));
-    await client.connect();
+    await client.connect().catch((error: unknown) => {
+      throw asStoreError(error);
+    });
     return client;
   }
 
@@ -175,8 +202,11 @@ export class PostgresSessionStore implements ClusterSessionStore {
 
   async #read<R extends pg.QueryResultRow>(text: string, values: readonly unknown[]): Promise<R[]> {
     this.#checkOpen();
-    const result = await this.#pool.query<R>(text, values as unknown[]);
-    return result.rows;
+    try {
+      return (await this.#pool.query<R>(text, values as unknown[])).rows;
+    } catch (error) {
+      throw asStoreError(error);
+    }
   }
 
   #write<T>(work: (tx: WriteContext) => Promise<T>, append?: LogAppend): Promise<T> {

@@ -22,6 +22,7 @@
  */
 import { performance } from "node:perf_hooks";
 import pg from "pg";
+import { asStoreError, PostgresStoreError, timeoutCode } from "./store-error.js";
 
 /** Thrown by a write to undo its statements and still resolve with `value` (e.g. `attempt-exists`). */
 export class Rollback<T> {
@@ -145,6 +146,10 @@ export class WriteQueue {
   #start(): void {
     this.#running = this.#loop().finally(() => {
       this.#running = undefined;
+      // A write issued after the loop found the queue empty but before this callback ran (a
+      // caller resuming a microtask or two after its previous write resolved) saw the loop still
+      // running and scheduled nothing: without this it would wait for the next write, forever.
+      if (this.#queue.length > 0) this.#schedule();
     });
   }
 
@@ -209,12 +214,24 @@ export class WriteQueue {
       notes.push(first.note(sessionId));
       return true;
     } catch (error) {
+      this.#abandonIfStalled(client, error);
       if (this.#client !== client) throw error;
       await client.query("ROLLBACK TO SAVEPOINT run");
       await client.query("RELEASE SAVEPOINT run");
       // Deadlocks and other failures: the writes go one by one, with their own savepoints and retries.
       return false;
     }
+  }
+
+  /**
+   * After a query timed out on the client (`queryTimeoutMs`), the statement
+   * may still be running and the connection cannot be trusted: it is closed,
+   * the group fails and the next one connects again.
+   */
+  #abandonIfStalled(client: pg.Client, error: unknown): void {
+    if (timeoutCode(error) !== "query-timeout") return;
+    if (this.#client === client) this.#client = undefined;
+    client.end().catch(() => undefined);
   }
 
   async #writer(): Promise<pg.Client> {
@@ -235,7 +252,7 @@ export class WriteQueue {
     try {
       client = await this.#writer();
     } catch (error) {
-      for (const item of group) item.reject(toError(error, "cannot connect the writer"));
+      for (const item of group) item.reject(toError(asStoreError(error, "cannot connect the writer"), "cannot connect the writer"));
       return;
     }
     const outcomes: ({ ok: true; value: unknown } | { ok: false; error: Error })[] = [];
@@ -265,6 +282,7 @@ export class WriteQueue {
           outcomes.push({ ok: true, value });
           notes.push(...mine);
         } catch (error) {
+          this.#abandonIfStalled(client, error);
           if (this.#client !== client) throw error; // the connection is gone: the whole group fails
           await client.query("ROLLBACK TO SAVEPOINT write");
           await client.query("RELEASE SAVEPOINT write");
@@ -273,7 +291,7 @@ export class WriteQueue {
             retry = group.slice(index);
             break;
           }
-          outcomes.push(error instanceof Rollback ? { ok: true, value: error.value } : { ok: false, error: toError(error, "store write failed") });
+          outcomes.push(error instanceof Rollback ? { ok: true, value: error.value } : { ok: false, error: toError(asStoreError(error), "store write failed") });
         }
       }
       if (notes.length > 0) {
@@ -284,9 +302,16 @@ export class WriteQueue {
       // COMMIT of a transaction that failed answers ROLLBACK.
       if (committed.command !== "COMMIT") throw new Error("the transaction was rolled back");
     } catch (error) {
+      this.#abandonIfStalled(client, error);
       await client.query("ROLLBACK").catch(() => undefined);
       const failure = toError(error, "the store's transaction failed");
-      for (const item of group) item.reject(new Error(`store write not committed: ${failure.message}`, { cause: failure }));
+      const code = timeoutCode(failure);
+      for (const item of group) {
+        // A COMMIT that got no answer may have committed: say so rather than "not committed".
+        if (code === "query-timeout") item.reject(new PostgresStoreError(code, `store write not confirmed (it may have committed): ${failure.message}`, { cause: failure }));
+        else if (code !== undefined) item.reject(new PostgresStoreError(code, `store write not committed: ${failure.message}`, { cause: failure }));
+        else item.reject(new Error(`store write not committed: ${failure.message}`, { cause: failure }));
+      }
       return;
     }
     this.#listener?.((performance.now() - began) / 1000, group.length - retry.length);

@@ -95,6 +95,29 @@ describe("writes", () => {
     expect((await store.getStream(input.streamId))?.count).toBe(9n);
   });
 
+  it("a write issued in the microtasks where the writer finds its queue empty is still committed (no lost wake-up)", async () => {
+    const store = await connect();
+    const s = session();
+    const input = stream(s.sessionId, "input");
+    await store.createSession(s, [input], start(s.sessionId));
+    const append = (sequence: bigint) => store.acceptInput({ streamId: input.streamId, sequence, itemCount: 1n, data: bytes("a"), mimeType: undefined }, []);
+    // Each round issues a write a few microtasks after the previous one resolved: one of them
+    // lands after the writer's loop saw an empty queue and before it marked itself idle (what the
+    // cluster tests did when a change arrived before the writer had read its COMMIT). A write lost
+    // there waits for the next write forever: the race names it instead of the test's timeout.
+    let sequence = 0n;
+    for (let hops = 0; hops < 6; hops++) {
+      await append(sequence++);
+      for (let i = 0; i < hops; i++) await null;
+      const outcome = await Promise.race([
+        append(sequence++).then(() => "committed"),
+        new Promise<string>((resolve) => setTimeout(resolve, 15_000, "never started")),
+      ]);
+      expect({ hops, outcome }).toEqual({ hops, outcome: "committed" });
+    }
+    expect((await store.getStream(input.streamId))?.count).toBe(sequence);
+  });
+
   it("keeps bigints exactly and payloads byte for byte", async () => {
     const store = await connect();
     const big = 2n ** 62n + 7n;

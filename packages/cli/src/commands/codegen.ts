@@ -39,6 +39,10 @@ export async function runCodegen(options: CodegenOptions, io: CliIo): Promise<Ex
     const where = toStdout ? "stdout" : (options.out as string);
     throw new CliError(EXIT.outputFailed, `cannot write ${where}: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
   }
+  // Exit 0 all the same: the module is usable, and the method is still callable untyped.
+  for (const left of generated.omitted) {
+    report(io, `golem-stream: warning: ${left.agentType}.${left.method} is not in the generated contract: ${left.reason}`);
+  }
   const names = generated.exports.map((e) => `${e.name} (${e.agentType})`).join(", ");
   report(io, `${generated.exports.length} contract${generated.exports.length === 1 ? "" : "s"}${toStdout ? "" : ` written to ${options.out as string}`}${names === "" ? "" : `: ${names}`}`);
   return EXIT.success;

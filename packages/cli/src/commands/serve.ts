@@ -84,7 +84,7 @@ async function connectStore(cluster: ClusterSettings, logger: CliLogger): Promis
     return await module.PostgresSessionStore.connect({
       connectionString: store.connectionString,
       nodeId,
-      pool: { connectionTimeoutMillis: CONNECT_TIMEOUT_MS },
+      connectTimeoutMs: CONNECT_TIMEOUT_MS,
       onError: (error) => logger.error("store connection error", { error: scrub(error.message, store.password) }),
     });
   } catch (error) {

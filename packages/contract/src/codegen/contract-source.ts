@@ -38,22 +38,44 @@ export interface ContractSourceOptions {
 
 export const DEFAULT_CONTRACT_IMPORT = "@golem-stream/contract";
 
-/** The generated module, and the exported name of each agent type's contract, in catalogue order. */
+/**
+ * Method names a typed agent cannot have, and why. `then` would make the
+ * agent a thenable (`await client.connect(…)` would call it), so the client
+ * refuses a contract that declares it.
+ */
+export const UNTYPABLE_METHODS: ReadonlyMap<string, string> = new Map([
+  ["then", "a typed agent with a method named then would be a thenable; call it with client.agent"],
+]);
+
+/** A method of the catalogue that the generated contract leaves out, and why. */
+export interface OmittedMethod {
+  readonly agentType: string;
+  readonly method: string;
+  readonly reason: string;
+}
+
+/** The generated module, the exported name of each agent type's contract, in catalogue order, and the methods left out. */
 export interface GeneratedContracts {
   readonly source: string;
   readonly exports: readonly { readonly agentType: string; readonly name: string }[];
+  /** Methods the contracts do not declare (see `UNTYPABLE_METHODS`); the rest of their agent type is typed as usual. */
+  readonly omitted: readonly OmittedMethod[];
 }
 
 /**
  * Every graph is validated with `decodeSchemaGraph` first (the catalogue is
  * someone else's data); a bad one, an empty or repeated name throws
- * `ContractError` (`invalid-contract`) naming the part at fault.
+ * `ContractError` (`invalid-contract`) naming the part at fault. A method
+ * the typed client cannot have (`then`) is validated, then left out with a
+ * comment in the source and an entry in `omitted`: a contract may declare
+ * fewer methods than the server has, so the others stay usable.
  */
 export function contractSource(agentTypes: readonly CatalogueEntry[], options: ContractSourceOptions = {}): GeneratedContracts {
   const names = new NameAllocator(["t", "defineAgentType"]);
   const agentNames = new Set<string>();
   const declarations: string[] = [];
   const exports: { agentType: string; name: string }[] = [];
+  const omitted: OmittedMethod[] = [];
   for (const agentType of agentTypes) {
     const name = nonEmpty(agentType.name, "an agent type name");
     if (agentNames.has(name)) throw new ContractError(`agent type ${JSON.stringify(name)} appears twice in the catalogue`);
@@ -79,6 +101,12 @@ export function contractSource(agentTypes: readonly CatalogueEntry[], options: C
       // Members sit at six spaces when the method breaks over lines; on one line they are short anyway.
       const members = [`params: ${schema(method.parameters, [...methodWords, "params"], `${where}: parameters`, "allowed", "      ")}`];
       if (method.result !== undefined) members.push(`result: ${schema(method.result, [...methodWords, "result"], `${where}: result`, "allowed", "      ")}`);
+      const untypable = UNTYPABLE_METHODS.get(method.name);
+      if (untypable !== undefined) {
+        omitted.push({ agentType: name, method: method.name, reason: untypable });
+        lines.push(`    // ${JSON.stringify(method.name)} is left out: ${untypable}.`);
+        continue;
+      }
       lines.push(`    ${layout(`${propertyKey(method.name)}: { `, members, " }", "    ")},`);
     }
     lines.push("  },", "});");
@@ -90,7 +118,7 @@ export function contractSource(agentTypes: readonly CatalogueEntry[], options: C
     "// Do not edit: generate it again when the server's catalogue changes.",
     `import { defineAgentType, t } from ${JSON.stringify(options.importFrom ?? DEFAULT_CONTRACT_IMPORT)};`,
   ];
-  return { source: `${[header.join("\n"), ...declarations].join("\n\n")}\n`, exports };
+  return { source: `${[header.join("\n"), ...declarations].join("\n\n")}\n`, exports, omitted };
 }
 
 function nonEmpty(name: unknown, what: string): string {

@@ -6,8 +6,10 @@
 export {
   contractSource,
   DEFAULT_CONTRACT_IMPORT,
+  UNTYPABLE_METHODS,
   type CatalogueEntry,
   type CatalogueGraph,
   type ContractSourceOptions,
   type GeneratedContracts,
+  type OmittedMethod,
 } from "./contract-source.js";

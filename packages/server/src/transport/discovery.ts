@@ -18,12 +18,14 @@ export interface DiscoveryDeps {
   readonly authenticator: Authenticator;
   readonly authorizer: Authorizer;
   readonly logger: Logger;
+  /** `limits.maxCallerIdentityBytes`: the same identity check as the session endpoint. */
+  readonly maxCallerIdentityBytes: number;
 }
 
 export async function handleDiscovery(request: IncomingMessage, response: ServerResponse, url: URL, deps: DiscoveryDeps): Promise<void> {
   try {
     if (request.method !== "GET") throw new ProtocolError("invalid-message", "only GET is supported here");
-    const caller = await authenticate(request, deps.authenticator, deps.logger);
+    const caller = await authenticate(request, deps.authenticator, deps.logger, deps.maxCallerIdentityBytes);
     const application = url.searchParams.get("application");
     const environment = url.searchParams.get("environment");
     if (application === null || environment === null || application === "" || environment === "") {

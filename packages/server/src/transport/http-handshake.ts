@@ -9,6 +9,7 @@ import { STATUS_CODES } from "node:http";
 import type { Duplex } from "node:stream";
 import { httpStatusFor, ProtocolError, SUBPROTOCOL, type ErrorCode } from "@golem-stream/wire";
 import type { Authenticator, Logger, Principal } from "../options.js";
+import { checkCallerIdentity } from "./caller-identity.js";
 
 /** Longest Authorization header considered; longer ones are unauthenticated without parsing. */
 const MAX_AUTHORIZATION_BYTES = 16 * 1024;
@@ -87,9 +88,16 @@ export function offersSubprotocol(request: IncomingMessage): boolean {
 /**
  * Authenticates a request by its `Authorization` bearer, or by `token` when
  * given (the browser extension's subprotocol entry); throws `unauthenticated`
- * (or `internal-error` if the authenticator fails).
+ * (or `internal-error` if the authenticator fails), or `forbidden` for an
+ * identity longer than `maxIdentityBytes` (`checkCallerIdentity`).
  */
-export async function authenticate(request: IncomingMessage, authenticator: Authenticator, logger: Logger, token = bearerToken(request)): Promise<Principal> {
+export async function authenticate(
+  request: IncomingMessage,
+  authenticator: Authenticator,
+  logger: Logger,
+  maxIdentityBytes: number,
+  token = bearerToken(request),
+): Promise<Principal> {
   if (token === undefined) throw new ProtocolError("unauthenticated", "a bearer token is required");
   let principal: Principal | undefined;
   try {
@@ -99,7 +107,7 @@ export async function authenticate(request: IncomingMessage, authenticator: Auth
     throw new ProtocolError("internal-error", "internal error");
   }
   if (principal === undefined) throw new ProtocolError("unauthenticated", "the bearer token is not valid");
-  return principal;
+  return checkCallerIdentity(principal, maxIdentityBytes, logger);
 }
 
 /**
