@@ -53,6 +53,17 @@ export function canonicalValue(decoded: DecodedValue): string {
   return encodeSchemaValue(decoded.value);
 }
 
+/**
+ * A value's canonical text as the bytes its log row keeps. `Buffer.from`
+ * takes small strings from Node's shared 8 KiB pool instead of giving each
+ * its own ArrayBuffer (as `TextEncoder` does): about 4x cheaper per 100-byte
+ * item, and far less for the garbage collector, on the per-item paths
+ * (input items, output items). The bytes are the same UTF-8.
+ */
+export function utf8Bytes(text: string): Uint8Array {
+  return Buffer.from(text, "utf8");
+}
+
 export interface ElementInfo {
   /** Canonical text of the self-contained element graph. */
   readonly canonicalGraph: string;

@@ -63,6 +63,38 @@ describe("SqliteSessionStore on disk", () => {
     await store.close();
   });
 
+  it("a long run of appends issued together (many rows per statement) keeps every row, in order, on both logs", async () => {
+    // 37 = 16 + 16 + 5 rows per log: full statements and a remainder; the
+    // payload-file threshold puts every third item in the file.
+    const store = new SqliteSessionStore({ dataDir: sqliteDir(), payloadFileThreshold: 64 });
+    const s = session();
+    const input = stream(s.sessionId, "input");
+    await store.createSession(s, [input], { attemptId: randomUUID(), operation: "start", descriptorDigest: "d", sessionId: s.sessionId, generation: 1n });
+    const out = stream(s.sessionId, "output", { parent: { kind: "result" } });
+    await store.setResult(s.sessionId, '{"kind":"none"}', [out]);
+    const text = (i: number): string => (i % 3 === 0 ? `${i}:`.padEnd(80, "x") : `item ${i}`);
+    const n = 37;
+    const writes: Promise<void>[] = [];
+    for (let i = 0; i < n; i++) {
+      const mimeType = i % 2 === 0 ? "text/plain" : undefined;
+      writes.push(store.acceptInput({ streamId: input.streamId, sequence: BigInt(i), itemCount: 1n, data: bytes(text(i)), mimeType }, []));
+      writes.push(store.appendOutput({ event: "item", streamId: out.streamId, sequence: BigInt(i), itemCount: 1n, data: bytes(text(i)), mimeType }, []));
+    }
+    await Promise.all(writes);
+    const decode = (data: Uint8Array): string => new TextDecoder().decode(data);
+    const chunks = await store.readInput(input.streamId, 0n, BigInt(n));
+    expect(chunks.map((c) => [c.sequence, decode(c.data), c.mimeType])).toEqual(
+      Array.from({ length: n }, (_, i) => [BigInt(i), text(i), i % 2 === 0 ? "text/plain" : undefined]),
+    );
+    const events = await store.readOutput(out.streamId, 0n, 100);
+    expect(events.map((e) => (e.event === "item" ? [e.sequence, decode(e.data), e.mimeType] : e.event))).toEqual(
+      Array.from({ length: n }, (_, i) => [BigInt(i), text(i), i % 2 === 0 ? "text/plain" : undefined]),
+    );
+    expect((await store.getStream(input.streamId))?.count).toBe(BigInt(n));
+    expect((await store.getStream(out.streamId))?.count).toBe(BigInt(n));
+    await store.close();
+  });
+
   it("a write whose last statement fails rolls back its earlier statements, and only those", async () => {
     const store = new SqliteSessionStore({ dataDir: sqliteDir() });
     const s = session();

@@ -5,7 +5,6 @@
  * group-acks.ts).
  */
 import {
-  encodeUtf8,
   ProtocolError,
   type ClientBinaryMessage,
   type ClientStreamCancel,
@@ -23,7 +22,7 @@ import type { AcceptedInput, AttachmentSink } from "../invocation/live-session.j
 import type { DecodedValue } from "@golem-stream/schema-value";
 import type { InputChunk } from "../store/session-store.js";
 import type { InputItem, StreamState } from "../invocation/stream-state.js";
-import { canonicalValue, checkBinaryItem, decodeValue, substituteStreamRefs } from "../values.js";
+import { canonicalValue, checkBinaryItem, decodeValue, substituteStreamRefs, utf8Bytes } from "../values.js";
 
 export type ClientStreamMessage = InputStreamItem | InputStreamEnd | ClientStreamCancel | ClientBinaryMessage;
 
@@ -134,7 +133,7 @@ export class AttachmentInput {
       throw new ProtocolError("protocol-error", "items of a direct-binary stream travel as binary messages", { retryable: true });
     }
     const decoded = decodeValue(message.value as unknown as JsonValue, stream.graph, "provisional", "value");
-    const canonical = encodeUtf8(canonicalValue(decoded));
+    const canonical = utf8Bytes(canonicalValue(decoded));
     // The next item in order (the common case) is no resend: no need to wait for #isDuplicate.
     if (message.sequence === stream.count) return this.#acceptItem(stream, message, decoded, canonical, permitBytes);
     return this.#isDuplicate(stream, message.sequence, 1n, canonical, undefined).then((duplicate) =>

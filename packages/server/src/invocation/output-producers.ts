@@ -10,7 +10,7 @@
  * result or an item of another output) exposes its placeholder.
  */
 import { randomUUID } from "node:crypto";
-import { canonicalJson, encodeUtf8, LIMITS, type JsonValue, type OutputOutcome, type SchemaValueJson } from "@golem-stream/wire";
+import { canonicalJson, LIMITS, type JsonValue, type OutputOutcome, type SchemaValueJson } from "@golem-stream/wire";
 import type { StreamLeaf } from "@golem-stream/schema-value";
 import { PublicProducerError, type BinaryItem, type OutputItem, type OutputSource } from "../agent-host.js";
 import { BytePermits } from "./byte-permits.js";
@@ -19,7 +19,7 @@ import { ITEM_TOO_LARGE, outputItemFits } from "./message-room.js";
 import { driveOutputSource, isBinaryItem } from "./output-source.js";
 import type { OutputEvent, StreamParent } from "../store/session-store.js";
 import type { StreamState } from "./stream-state.js";
-import { checkBinaryItem, decodeValue, substituteStreamRefs, type SchemaGraph } from "../values.js";
+import { checkBinaryItem, decodeValue, substituteStreamRefs, utf8Bytes, type SchemaGraph } from "../values.js";
 
 /** What the producers need from their session. */
 export interface ProducerHost {
@@ -217,7 +217,7 @@ export class OutputProducers {
           const parent: StreamParent = { kind: "item", streamId: stream.streamId, sequence };
           const introduced = this.#host.prepareStreams(decoded.streams, stream.graph, "output", parent, "/value");
           const value = this.expose(decoded.value as unknown as SchemaValueJson, decoded.streams, introduced);
-          const data = encodeUtf8(canonicalJson(value as unknown as JsonValue));
+          const data = utf8Bytes(canonicalJson(value as unknown as JsonValue));
           // Never commit an event that no attachment could send (message-room.ts).
           if (!outputItemFits(data.length, introduced.map((p) => p.state.token))) throw new PublicProducerError(ITEM_TOO_LARGE);
           return { event: itemEvent(sequence, 1n, data), introduced };

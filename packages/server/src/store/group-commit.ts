@@ -29,8 +29,8 @@ export interface LogAppend {
   readonly streamId: string;
   readonly sequence: bigint;
   readonly itemCount: bigint;
-  /** Inserts the row (the count is advanced by the caller). */
-  readonly insert: () => void;
+  /** The row's values in its table's column order (the count is advanced by the caller). */
+  readonly row: readonly unknown[];
 }
 
 export interface PendingWrite {

@@ -40,6 +40,7 @@ import type {
   StreamRecord,
 } from "./session-store.js";
 import { migrate } from "./sqlite-schema.js";
+import { RowInserter } from "./row-inserter.js";
 import {
   encodeInputTerminal,
   toChunk,
@@ -115,6 +116,9 @@ export class SqliteSessionStore implements SessionStore {
    * rolls back alone.
    */
   readonly #atomic;
+  /** Runs of log appends, many rows per statement. */
+  readonly #inputRows: RowInserter;
+  readonly #outputRows: RowInserter;
   readonly #walPath: string;
   /** The WAL file, opened at the first sync (`synchronous: "full"`). */
   #wal: Promise<FileHandle> | undefined;
@@ -203,6 +207,8 @@ export class SqliteSessionStore implements SessionStore {
       idempotencyTombstoned: db.prepare(`SELECT 1 FROM idempotency_tombstones WHERE account = ? AND application = ?
         AND environment = ? AND agent_type = ? AND agent_identity = ? AND idempotency_key = ?`).pluck(),
     };
+    this.#inputRows = new RowInserter(db, "input_chunks", INPUT_COLUMNS);
+    this.#outputRows = new RowInserter(db, "output_events", OUTPUT_COLUMNS);
     this.#atomic = {
       createSession: db.transaction((session: SessionRecord, streams: readonly NewStream[], attempt: AttemptRecord) =>
         this.#createSession(session, streams, attempt),
@@ -290,9 +296,10 @@ export class SqliteSessionStore implements SessionStore {
     const first = appends[0];
     if (first === undefined) return;
     const total = appends.reduce((sum, append) => sum + append.itemCount, 0n);
-    const advance = first.log === "input" ? this.#statements.advanceInput : this.#statements.advanceOutput;
+    const input = first.log === "input";
+    const advance = input ? this.#statements.advanceInput : this.#statements.advanceOutput;
     if (advance.run(total, first.streamId, first.sequence).changes !== 1) throw new Error("the run does not continue its stream");
-    for (const append of appends) append.insert();
+    (input ? this.#inputRows : this.#outputRows).insertAll(appends.map((append) => append.row));
   }
 
   #insertStreams(streams: readonly NewStream[]): void {
@@ -421,7 +428,7 @@ export class SqliteSessionStore implements SessionStore {
             streamId: chunk.streamId,
             sequence: chunk.sequence,
             itemCount: chunk.itemCount,
-            insert: () => this.#insertInput(chunk, payload),
+            row: inputRow(chunk, payload),
           };
     return this.#group.write(() => this.#atomic.acceptInput(chunk, introduced, payload), append, payload);
   }
@@ -434,15 +441,7 @@ export class SqliteSessionStore implements SessionStore {
   }
 
   #insertInput(chunk: InputChunk, payload: PendingPayload | undefined): void {
-    this.#statements.insertInput.run(
-      chunk.streamId,
-      chunk.sequence,
-      chunk.itemCount,
-      payload === undefined ? chunk.data : EMPTY,
-      chunk.mimeType ?? null,
-      payload?.ref.offset ?? null,
-      payload?.ref.length ?? null,
-    );
+    this.#statements.insertInput.run(inputRow(chunk, payload));
   }
 
   readInput(streamId: string, from: bigint, to: bigint): Promise<InputChunk[]> {
@@ -468,7 +467,7 @@ export class SqliteSessionStore implements SessionStore {
             streamId: event.streamId,
             sequence: event.sequence,
             itemCount: event.itemCount,
-            insert: () => this.#insertOutputItem(event, payload),
+            row: outputItemRow(event, payload),
           };
     return this.#group.write(() => this.#atomic.appendOutput(event, introduced, payload), append, payload);
   }
@@ -487,18 +486,9 @@ export class SqliteSessionStore implements SessionStore {
   }
 
   #insertOutputItem(event: Extract<OutputEvent, { event: "item" }>, payload: PendingPayload | undefined): void {
-    this.#statements.insertOutput.run(
-      event.streamId,
-      event.sequence,
-      "item",
-      event.itemCount,
-      payload === undefined ? event.data : EMPTY,
-      event.mimeType ?? null,
-      null,
-      payload?.ref.offset ?? null,
-      payload?.ref.length ?? null,
-    );
+    this.#statements.insertOutput.run(outputItemRow(event, payload));
   }
+
 
   readOutput(streamId: string, from: bigint, limit: number, maxBytes = Number.POSITIVE_INFINITY): Promise<OutputEvent[]> {
     return this.#run(() => {
@@ -624,4 +614,35 @@ export class SqliteSessionStore implements SessionStore {
     }
     return this.#group.durable().then(() => value);
   }
+}
+
+const INPUT_COLUMNS = 7;
+const OUTPUT_COLUMNS = 9;
+
+/** An input chunk's row of `input_chunks`, in column order (a payload in a file leaves the row's data empty). */
+function inputRow(chunk: InputChunk, payload: PendingPayload | undefined): unknown[] {
+  return [
+    chunk.streamId,
+    chunk.sequence,
+    chunk.itemCount,
+    payload === undefined ? chunk.data : EMPTY,
+    chunk.mimeType ?? null,
+    payload?.ref.offset ?? null,
+    payload?.ref.length ?? null,
+  ];
+}
+
+/** An output item's row of `output_events`, in column order. */
+function outputItemRow(event: Extract<OutputEvent, { event: "item" }>, payload: PendingPayload | undefined): unknown[] {
+  return [
+    event.streamId,
+    event.sequence,
+    "item",
+    event.itemCount,
+    payload === undefined ? event.data : EMPTY,
+    event.mimeType ?? null,
+    null,
+    payload?.ref.offset ?? null,
+    payload?.ref.length ?? null,
+  ];
 }
