@@ -17,7 +17,7 @@ import { readFileSync } from "node:fs";
 const STAGES = [
   ["garbage collection", (url, name) => name === "(garbage collector)"],
   ["program / native", (url, name) => name === "(program)"],
-  ["store: SQLite insert + commit", (url) => /better-sqlite3|sqlite-store|sqlite-rows|group-commit|payload-files/.test(url)],
+  ["store: SQLite insert + commit", (url) => /better-sqlite3|sqlite-store|sqlite-rows|row-inserter|group-commit|payload-files/.test(url)],
   ["strict decode (wire)", (url) => /wire\/dist\/(decode|json|strict|messages|client-messages|server-messages|binary)/.test(url)],
   ["encode (wire)", (url) => /wire\/dist\/(encode|canonical)/.test(url)],
   ["SchemaValue validation", (url) => /schema-value\/dist/.test(url)],

@@ -238,6 +238,8 @@ export class OutputProducers {
 
   /** Swaps placeholders for stream tokens and binds each new stream to its source. */
   expose(value: SchemaValueJson, leaves: readonly StreamLeaf[], introduced: readonly PendingStream[]): SchemaValueJson {
+    // A value with no stream in it has nothing to swap (it is the decoder's own copy either way).
+    if (leaves.length === 0) return value;
     const tokens = new Map<string, string>();
     leaves.forEach((leaf, i) => {
       const ref = "provisionalRef" in leaf.ref ? leaf.ref.provisionalRef : "";
