@@ -26,7 +26,7 @@ export function bindProvisionalRefs(
   refFor: (binding: InputStream, coordinate: string) => string,
 ): SchemaValueJson {
   const placed = new Set<InputStream>();
-  return replace(node, "", 0, (binding, coordinate) => {
+  return replace(node, [], (binding, coordinate) => {
     if (placed.has(binding)) {
       throw new ClientError("invalid-argument", `an input stream is placed twice (again at "${coordinate}")`, {
         code: "stream-already-consumed",
@@ -37,30 +37,46 @@ export function bindProvisionalRefs(
   }) as unknown as SchemaValueJson;
 }
 
+/**
+ * The JSON pointer of a path. Built only when a stream or an error needs it:
+ * escaping every member name of every input item on the way down cost more
+ * than the copy itself.
+ */
+const pointerOf = (path: readonly (string | number)[]): string =>
+  path.map((segment) => `/${typeof segment === "number" ? segment : escapePointer(segment)}`).join("");
+
+/** A copy of `value` with its stream bindings replaced; `path` (from the root, mutated on the way) locates `value`. */
 function replace(
   value: unknown,
-  pointer: string,
-  depth: number,
+  path: (string | number)[],
   refFor: (binding: InputStream, coordinate: string) => string,
 ): JsonValue {
-  if (depth > LIMITS.maxJsonDepth) {
+  if (path.length > LIMITS.maxJsonDepth) {
     throw new ClientError("invalid-argument", `value nests deeper than ${LIMITS.maxJsonDepth} levels`, { code: "limit-exceeded" });
   }
   if (value instanceof InputStream) {
-    return { kind: "stream", value: { provisionalRef: refFor(value, pointer) } };
+    return { kind: "stream", value: { provisionalRef: refFor(value, pointerOf(path)) } };
   }
   if (Array.isArray(value)) {
-    return value.map((child, index) => replace(child, `${pointer}/${index}`, depth + 1, refFor));
+    const out: JsonValue[] = new Array<JsonValue>(value.length);
+    for (let index = 0; index < value.length; index++) {
+      path.push(index);
+      out[index] = replace(value[index], path, refFor);
+      path.pop();
+    }
+    return out;
   }
   if (typeof value === "object" && value !== null) {
     const out: Record<string, JsonValue> = {};
     for (const [name, child] of Object.entries(value)) {
-      out[name] = replace(child, `${pointer}/${escapePointer(name)}`, depth + 1, refFor);
+      path.push(name);
+      out[name] = replace(child, path, refFor);
+      path.pop();
     }
     return out;
   }
   if (value === undefined || typeof value === "function" || typeof value === "symbol" || typeof value === "bigint") {
-    throw new ClientError("invalid-argument", `value at "${pointer}" is not JSON`, { code: "validation-error" });
+    throw new ClientError("invalid-argument", `value at "${pointerOf(path)}" is not JSON`, { code: "validation-error" });
   }
   return value as JsonValue;
 }
