@@ -273,7 +273,7 @@ export class SqliteSessionStore implements SessionStore {
         if (next !== undefined && next.sequence === previous.sequence + previous.itemCount) continue;
         const run = indexes.slice(start, k);
         if (run.length > 1 && this.#tryAppendRun(run.map((i) => batch[i]?.append as LogAppend))) {
-          for (const i of run) outcomes[i] = { ok: true, value: undefined };
+          for (const i of run) outcomes[i] = APPENDED;
         } else {
           for (const i of run) outcomes[i] = runWrite(batch[i]);
         }
@@ -615,6 +615,9 @@ export class SqliteSessionStore implements SessionStore {
     return this.#group.durable().then(() => value);
   }
 }
+
+/** The outcome of every append written in a run (one shared object: a burst of small items allocated one each). */
+const APPENDED: WriteOutcome = Object.freeze({ ok: true, value: undefined });
 
 const INPUT_COLUMNS = 7;
 const OUTPUT_COLUMNS = 9;
