@@ -24,6 +24,7 @@ import {
 import type { JsonValue, SchemaValueJson } from "@golem-stream/wire";
 import type { AgentTypeDefinition, InvocationContext, MethodImplementation, OutputItem, OutputSource } from "../agent-host.js";
 import type { InputStreams, OutputStreams } from "./streams.js";
+import { mapAsyncIterable } from "../invocation/mapped-iterable.js";
 
 /** The invocation context of a typed method: the untyped one plus the constructor arguments as JavaScript. */
 export interface ContractContext<C extends AnyAgentContract> extends InvocationContext {
@@ -124,8 +125,8 @@ function lazy<T>(open: () => AsyncIterable<T>): AsyncIterable<T> {
   return { [Symbol.asyncIterator]: () => open()[Symbol.asyncIterator]() };
 }
 
-async function* convertInput(items: AsyncIterable<SchemaValueJson>, graph: SchemaGraph, type: SchemaType, hooks: ToJsHooks): AsyncGenerator<unknown> {
-  for await (const item of items) yield toJs(item, graph, type, hooks);
+function convertInput(items: AsyncIterable<SchemaValueJson>, graph: SchemaGraph, type: SchemaType, hooks: ToJsHooks): AsyncIterable<unknown> {
+  return mapAsyncIterable(items, (item) => toJs(item, graph, type, hooks));
 }
 
 /** Plain JavaScript -> native value, each stream position declared as an output of this invocation. */
@@ -157,14 +158,10 @@ function outputSource(source: unknown, context: StreamContext, ctx: InvocationCo
   }
   if (typeof source === "object" && source !== null) {
     if (direct !== undefined && (Symbol.asyncIterator in source || Symbol.iterator in source)) return source as OutputSource;
-    if (Symbol.asyncIterator in source) return mapAsync(source as AsyncIterable<unknown>, convert);
+    if (Symbol.asyncIterator in source) return mapAsyncIterable(source as AsyncIterable<unknown>, convert);
     if (Symbol.iterator in source) return mapSync(source as Iterable<unknown>, convert);
   }
   throw new TypeError(`an output stream at ${context.coordinate || "the result"} must be an async iterable, an iterable or a function of a writer`);
-}
-
-async function* mapAsync(source: AsyncIterable<unknown>, convert: (item: unknown) => OutputItem): AsyncGenerator<OutputItem> {
-  for await (const item of source) yield convert(item);
 }
 
 function* mapSync(source: Iterable<unknown>, convert: (item: unknown) => OutputItem): Generator<OutputItem> {

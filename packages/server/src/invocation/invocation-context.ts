@@ -7,6 +7,7 @@ import type { ConfigEntry, JsonValue, SchemaValueJson } from "@golem-stream/wire
 import type { InvocationContext, OutputSource } from "../agent-host.js";
 import type { SessionRecord } from "../store/session-store.js";
 import type { InputItem, StreamState } from "./stream-state.js";
+import { mapAsyncIterable } from "./mapped-iterable.js";
 
 export interface InvocationInput {
   readonly constructorParameters: SchemaValueJson;
@@ -47,18 +48,16 @@ export function createInvocationContext(
     parameters: input.parameters,
     config: input.config,
     signal,
-    inputValues: (node) => pick(inputOf(node, "value"), (item) => (item.kind === "value" ? item.value : undefined)),
-    inputBytes: (node) => pick(inputOf(node, "u8"), (item) => (item.kind === "bytes" ? item.bytes : undefined)),
-    inputBlobs: (node) => pick(inputOf(node, "binary"), (item) => (item.kind === "blob" ? item.blob : undefined)),
+    inputValues: (node) => mapAsyncIterable(inputOf(node, "value"), (item) => (item.kind === "value" ? item.value : wrongKind(item))),
+    inputBytes: (node) => mapAsyncIterable(inputOf(node, "u8"), (item) => (item.kind === "bytes" ? item.bytes : wrongKind(item))),
+    inputBlobs: (node) => mapAsyncIterable(inputOf(node, "binary"), (item) => (item.kind === "blob" ? item.blob : wrongKind(item))),
     output: (source) => ({ kind: "stream", value: { provisionalRef: bindings.declareOutput(source) } }),
   };
 }
 
 async function* empty(): AsyncGenerator<InputItem> {}
 
-async function* pick<T>(items: AsyncIterable<InputItem>, select: (item: InputItem) => T | undefined): AsyncGenerator<T> {
-  for await (const item of items) {
-    const selected = select(item);
-    if (selected !== undefined) yield selected;
-  }
+/** `inputOf` checked the stream's element kind: an item of another kind is a bug here, never skipped silently. */
+function wrongKind(item: InputItem): never {
+  throw new TypeError(`an input stream yielded a ${item.kind} item where its element kind allows none`);
 }

@@ -311,6 +311,8 @@ export class LiveSession {
     if (this.#streams.size + leaves.length > this.deps.limits.maxStreamsPerSession) {
       throw new CountLimitError("the session has reached its stream limit");
     }
+    // Most items introduce no stream: nothing to check or allocate for them.
+    if (leaves.length === 0) return [];
     const seen = new Set<string>();
     const pending = leaves.map((leaf, index) => {
       const ref = "provisionalRef" in leaf.ref ? leaf.ref.provisionalRef : undefined;
