@@ -17,6 +17,7 @@ const item = (sequence: number, size: number): OutputEvent => ({
   sequence: BigInt(sequence),
   itemCount: 1n,
   data: new Uint8Array(size),
+  mimeType: undefined,
 });
 
 describe("CommittedTail", () => {
