@@ -28,7 +28,7 @@ const graph = (root: JsonObject): SchemaGraphJson => ({ root });
 const nestedType = (depth: number, inner: JsonObject): JsonObject => (depth === 0 ? inner : { kind: "list", value: { element: nestedType(depth - 1, inner) } });
 /** One element in each of `depth` nested lists: the leaf's coordinate grows by `/value/elements/0` per list. */
 const nestedValue = (depth: number, inner: SchemaValueJson): SchemaValueJson =>
-  depth === 0 ? inner : ({ kind: "list", value: { elements: [nestedValue(depth - 1, inner)] } } as SchemaValueJson);
+  depth === 0 ? inner : ({ kind: "list", value: { elements: [nestedValue(depth - 1, inner)] } } as unknown as SchemaValueJson);
 const streamOf = (inner: JsonObject): JsonObject => ({ kind: "stream", value: { inner } });
 const U32: JsonObject = { kind: "u32", value: {} };
 
