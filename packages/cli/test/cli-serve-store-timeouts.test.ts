@@ -12,9 +12,9 @@ import { afterEach, expect, it } from "vitest";
 import { EXIT } from "../src/exit-codes.js";
 import { run, scratchDir, TOKEN } from "./support/processes.js";
 
-const servers: net.Server[] = [];
+const stops: (() => Promise<void>)[] = [];
 afterEach(async () => {
-  await Promise.all(servers.splice(0).map((server) => new Promise((resolve) => server.close(resolve))));
+  await Promise.all(stops.splice(0).map((stop) => stop()));
 });
 
 interface SilentPostgres {
@@ -47,13 +47,11 @@ async function startSilentPostgres(): Promise<SilentPostgres> {
     };
     socket.on("data", readStartup);
   });
-  // close() waits for open connections: the serve process may still hold one.
-  const closeAll = server.close.bind(server);
-  server.close = (callback) => {
+  stops.push(async () => {
+    // close() waits for open connections: the serve process may still hold one.
     sockets.forEach((socket) => socket.destroy());
-    return closeAll(callback);
-  };
-  servers.push(server);
+    await new Promise((resolve) => server.close(resolve));
+  });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   return { port: (server.address() as net.AddressInfo).port, startups };
 }
