@@ -66,6 +66,11 @@ export interface ServeOptions {
   readonly drainTimeout?: number;
   /** Milliseconds a node's lease lasts without a heartbeat. */
   readonly leaseTtl?: number;
+  /** The PostgreSQL store's connection time limits, ms (0: off); each absent one keeps the store's default. */
+  readonly pgConnectTimeoutMs?: number;
+  readonly pgStatementTimeoutMs?: number;
+  readonly pgQueryTimeoutMs?: number;
+  readonly pgKeepaliveInitialDelayMs?: number;
   /** The keyring file (default `<data-dir>/keyring.json`). */
   readonly keyring?: string;
   /** Origins whose pages may open sessions (the browser extension, docs/protocol/browser.md); none: off. */
@@ -227,6 +232,17 @@ function parseIntervalMs(value: string): number {
   return ms;
 }
 
+/** Milliseconds as a bare whole number, `0` included (off); capped where Node's timers and PostgreSQL's settings stop. */
+function parseTimeoutMs(value: string): number {
+  if (!/^(0|[1-9][0-9]{0,9})$/.test(value) || Number(value) > MAX_TIMEOUT_MS) {
+    throw new InvalidArgumentError(`milliseconds, a whole number from 0 (off) to ${MAX_TIMEOUT_MS}`);
+  }
+  return Number(value);
+}
+
+/** 2^31 - 1: the largest delay of a Node timer and of PostgreSQL's statement_timeout. */
+const MAX_TIMEOUT_MS = 2_147_483_647;
+
 function parseCount(min: number, max: number): (value: string) => number {
   return (value) => {
     if (!/^(0|[1-9][0-9]{0,9})$/.test(value) || Number(value) < min || Number(value) > max) {
@@ -312,6 +328,22 @@ ${EXIT_HELP}`,
       new Option("--lease-ttl <duration>", "with --store: how long this node's lease lasts without a heartbeat (default: 10s)")
         .argParser(parseBoundedDuration(100, 86_400_000, "from 100ms to 24h")),
     )
+    .addOption(
+      new Option("--pg-connect-timeout-ms <ms>", "with --store: how long opening a PostgreSQL connection (or waiting for a free pooled one) may take; 0: forever (default: 10000)")
+        .argParser(parseTimeoutMs),
+    )
+    .addOption(
+      new Option("--pg-statement-timeout-ms <ms>", "with --store: PostgreSQL cancels a statement that runs longer (statement_timeout); 0: not sent (default: 30000)")
+        .argParser(parseTimeoutMs),
+    )
+    .addOption(
+      new Option("--pg-query-timeout-ms <ms>", "with --store: how long to wait for any answer to a query before closing its connection; keep it above the statement timeout; 0: none (default: 45000)")
+        .argParser(parseTimeoutMs),
+    )
+    .addOption(
+      new Option("--pg-keepalive-initial-delay-ms <ms>", "with --store: idle time before TCP keepalive probes on every PostgreSQL connection; 0: the system's delay (default: 10000)")
+        .argParser(parseTimeoutMs),
+    )
     .addHelpText(
       "after",
       `
@@ -342,6 +374,8 @@ drains: it refuses new connections (overloaded), detaches its clients (they resu
 lets the invocations it runs finish until --drain-timeout, fails the rest, leaves the cluster and
 exits 0. A second signal stops it at once. Without --store (SQLite), a stop is immediate, as there
 is no other node to resume at: invocations still running are failed when it starts again.
+The --pg-*-ms flags bound every wait on PostgreSQL (whole milliseconds, 0 turns one off); a limit
+that fires fails the store call, handled like PostgreSQL being unreachable (docs/cluster.md).
 
 Examples:
   $ golem-stream serve

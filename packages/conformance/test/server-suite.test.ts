@@ -28,6 +28,12 @@ describe("the project's server", () => {
     expect(report.results.filter((r) => r.section === "restart").length).toBeGreaterThan(0);
   });
 
+  it("runs demo-sessions.json end to end: a methods check for every demo method decisions §7 lists", () => {
+    const methods = serverChecks().filter((c) => c.section === "methods");
+    expect(methods.map((c) => c.expectation.slice(0, c.expectation.indexOf(":"))).sort()).toEqual(["blobs", "count", "digest", "fail", "groups", "reverse", "split"]);
+    expect(report.results.filter((r) => r.section === "methods" && r.status === "passed").length).toBe(methods.length);
+  });
+
   it("names a protocol reference and an expectation for every check, with unique ids", () => {
     const checks = serverChecks();
     expect(new Set(checks.map((c) => c.id)).size).toBe(checks.length);

@@ -71,6 +71,11 @@ export function encodeBase64UrlPortable(bytes: Uint8Array): string {
   return out;
 }
 
+/** The number of unpadded base64url characters `length` bytes encode to. */
+export function encodedBase64UrlLength(length: number): number {
+  return Math.ceil((length * 4) / 3);
+}
+
 /** The number of bytes `length` base64url characters decode to, or -1 for an impossible length (4n + 1). */
 export function decodedBase64UrlLength(length: number): number {
   const rest = length % 4;

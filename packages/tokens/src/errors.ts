@@ -11,8 +11,14 @@
  * malformed keyring file, a wrong-typed argument) fail with a plain
  * `ProtocolError("internal-error")`: they are faults of the server, never of
  * the peer, and `internal-error` is the code the peer would see for them.
+ *
+ * Well-formed fields too long together for the 8192-character token limit
+ * fail with `TokenTooLongError` (`limit-exceeded`): their length may come
+ * from a peer or an agent (a selector name, a stream's coordinate), so the
+ * caller can refuse that request instead of failing as a fault.
  */
-import { ProtocolError } from "@golem-stream/wire";
+import { CLOSE_PROTOCOL_ERROR, LIMITS, ProtocolError } from "@golem-stream/wire";
+import type { TokenKind } from "./types.js";
 
 /**
  * Why a token was rejected, listed in the order verification reaches them
@@ -91,4 +97,27 @@ export function isInvalidTokenError(value: unknown): value is InvalidTokenError 
 /** A programming or configuration mistake; the message names what is wrong, never a secret or a value. */
 export function usageError(message: string, path?: string): ProtocolError {
   return new ProtocolError("internal-error", message, path === undefined ? {} : { path });
+}
+
+/**
+ * Fields that are each valid but make the token longer than 8192 characters
+ * (decisions-v1 section 6): nothing was minted. Code `limit-exceeded`, never
+ * retryable; the message names the kind and the length, never a field value.
+ * A peer's request that caused it was not itself oversized, so its close
+ * status is 1002, not 1009.
+ */
+export class TokenTooLongError extends ProtocolError {
+  readonly kind: TokenKind;
+  /** The length the token would have had, in characters. */
+  readonly characters: number;
+
+  constructor(kind: TokenKind, characters: number, message = `the ${kind} token would be ${characters} characters long, over the limit of ${LIMITS.maxTokenBytes}`) {
+    super("limit-exceeded", message, { path: "fields" });
+    this.kind = kind;
+    this.characters = characters;
+  }
+
+  override get closeCode(): number {
+    return CLOSE_PROTOCOL_ERROR;
+  }
 }

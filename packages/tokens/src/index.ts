@@ -11,6 +11,7 @@ export { Keyring, KEYRING_LIMITS, type KeyringInit, type KeyringKeyInit } from "
 export {
   InvalidTokenError,
   isInvalidTokenError,
+  TokenTooLongError,
   INVALID_TOKEN_REASONS,
   INVALID_TOKEN_MESSAGE,
   type InvalidTokenReason,

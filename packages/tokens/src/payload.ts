@@ -12,8 +12,8 @@
  * checked before any field is parsed; fields only after.
  */
 import { LIMITS } from "@golem-stream/wire";
-import { decodeBase64Url, decodedBase64UrlLength, encodeBase64Url } from "./base64url.js";
-import { InvalidTokenError, usageError } from "./errors.js";
+import { decodeBase64Url, decodedBase64UrlLength, encodeBase64Url, encodedBase64UrlLength } from "./base64url.js";
+import { InvalidTokenError, TokenTooLongError } from "./errors.js";
 import { FIELD_BY_ID, FIELD_TABLE, KIND_BYTE, kindOfByte } from "./field-table.js";
 import { readFieldValue, readUtf8, wireLength, writeFieldValue, type PreparedValue } from "./field-values.js";
 import { SIGNATURE_BYTES } from "./signature.js";
@@ -44,9 +44,7 @@ export function layoutPayload(kind: TokenKind, keyId: Uint8Array, fields: readon
   let size = HEADER_FIXED_BYTES + keyId.length + SIGNATURE_BYTES;
   for (const field of fields) size += FIELD_HEADER_BYTES + wireLength(field.value);
   // Verification rejects anything longer, so minting it would hand out a dead token.
-  if (size > MAX_DECODED_BYTES) {
-    throw usageError(`the fields make the token longer than ${LIMITS.maxTokenBytes} characters`, "fields");
-  }
+  if (size > MAX_DECODED_BYTES) throw new TokenTooLongError(kind, TOKEN_PREFIX.length + encodedBase64UrlLength(size));
   const out = new Uint8Array(size);
   const view = new DataView(out.buffer);
   out[0] = FORMAT_VERSION;

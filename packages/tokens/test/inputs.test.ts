@@ -14,6 +14,7 @@ import {
   refreshedSessionFields,
   sha256Hex,
   streamTokenKeyId,
+  TokenTooLongError,
   verifyToken,
   type SessionTokenFields,
 } from "../src/index.js";
@@ -122,7 +123,6 @@ describe("mintToken field checks", () => {
     ["a stream key id over 64 bytes", { streamKeyId: "k".repeat(65) }, "fields.streamKeyId"],
     ["a missing required field", { method: undefined }, "fields.method"],
     ["a member no session token has", { direction: "input" }, "fields.direction"],
-    ["fields that make the token longer than 8192 characters", { method: "m".repeat(7000) }, "fields"],
   ];
 
   it.each(cases)("rejects %s as internal-error naming the field, not the value", (_, change, path) => {
@@ -166,5 +166,40 @@ describe("sha256Hex", () => {
 
   it("refuses text with a lone surrogate instead of hashing a replacement character", () => {
     expect(() => sha256Hex("\udc00")).toThrow(ProtocolError);
+  });
+});
+
+describe("mintToken with fields too long together", () => {
+  it("throws TokenTooLongError: limit-exceeded, not retryable, close 1002, naming the kind and the length but no value", () => {
+    for (const length of [6000, 7000]) {
+      let caught: unknown;
+      try {
+        mintToken("session", { ...SESSION_FIELDS, method: "m".repeat(length) } as SessionTokenFields, keyring);
+      } catch (error) {
+        caught = error;
+      }
+      expect(caught).toBeInstanceOf(TokenTooLongError);
+      const error = caught as TokenTooLongError;
+      expect([error.code, error.retryable, error.closeCode, error.kind, error.path]).toEqual(["limit-exceeded", false, 1002, "session", "fields"]);
+      expect(error.characters).toBeGreaterThan(8192);
+      expect(error.message).toBe(`the session token would be ${error.characters} characters long, over the limit of 8192`);
+    }
+  });
+
+  it("mints up to 8192 characters; one byte more is refused, with the length it would have had", () => {
+    let longest = "";
+    let refused: TokenTooLongError | undefined;
+    for (let length = 5000; refused === undefined; length++) {
+      try {
+        longest = mintToken("session", { ...SESSION_FIELDS, method: "m".repeat(length) } as SessionTokenFields, keyring);
+      } catch (error) {
+        refused = error as TokenTooLongError;
+      }
+    }
+    expect(longest.length).toBeGreaterThan(8189);
+    expect(longest.length).toBeLessThanOrEqual(8192);
+    expect(refused).toBeInstanceOf(TokenTooLongError);
+    expect(refused.characters).toBeGreaterThan(8192);
+    expect(refused.characters).toBeLessThanOrEqual(longest.length + 2);
   });
 });

@@ -38,14 +38,29 @@ import { parseStoreUrl, scrub } from "../store-url.js";
 import type { StoreUrl } from "../store-url.js";
 
 const NODE_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
-/** How long connecting to PostgreSQL may take before serve gives up. */
-const CONNECT_TIMEOUT_MS = 10_000;
+
+/** The store's connection time limits given on the command line; one left out keeps the store's default. */
+interface StoreTimeouts {
+  connectTimeoutMs?: number;
+  statementTimeoutMs?: number;
+  queryTimeoutMs?: number;
+  keepAliveInitialDelayMs?: number;
+}
+
+/** Each `--pg-*-ms` flag and the store option it sets. */
+const STORE_TIMEOUT_FLAGS = [
+  ["--pg-connect-timeout-ms", "pgConnectTimeoutMs", "connectTimeoutMs"],
+  ["--pg-statement-timeout-ms", "pgStatementTimeoutMs", "statementTimeoutMs"],
+  ["--pg-query-timeout-ms", "pgQueryTimeoutMs", "queryTimeoutMs"],
+  ["--pg-keepalive-initial-delay-ms", "pgKeepaliveInitialDelayMs", "keepAliveInitialDelayMs"],
+] as const satisfies readonly (readonly [string, keyof ServeOptions, keyof StoreTimeouts])[];
 
 interface ClusterSettings {
   readonly store: StoreUrl;
   readonly nodeId: string;
   readonly drainTimeoutMs: number;
   readonly leaseTtlMs: number;
+  readonly timeouts: StoreTimeouts;
 }
 
 /** The cluster settings, or undefined for the SQLite server; every check happens before anything starts. */
@@ -57,6 +72,7 @@ function clusterSettings(options: ServeOptions, io: CliIo): ClusterSettings | un
       options.nodeId !== undefined && "--node-id",
       options.drainTimeout !== undefined && "--drain-timeout",
       options.leaseTtl !== undefined && "--lease-ttl",
+      ...STORE_TIMEOUT_FLAGS.map(([flag, option]) => options[option] !== undefined && flag),
     ].filter((name) => name !== false);
     if (clusterOnly.length > 0) throw usageError(`${clusterOnly.join(", ")} only ${clusterOnly.length === 1 ? "applies" : "apply"} to a cluster node: add --store postgres://USER@HOST:PORT/DATABASE`);
     return undefined;
@@ -69,7 +85,17 @@ function clusterSettings(options: ServeOptions, io: CliIo): ClusterSettings | un
     nodeId,
     drainTimeoutMs: options.drainTimeout ?? DEFAULT_DRAIN_TIMEOUT_MS,
     leaseTtlMs: options.leaseTtl ?? DEFAULT_LEASE_TTL_MS,
+    timeouts: storeTimeouts(options),
   };
+}
+
+function storeTimeouts(options: ServeOptions): StoreTimeouts {
+  const timeouts: StoreTimeouts = {};
+  for (const [, option, storeOption] of STORE_TIMEOUT_FLAGS) {
+    const value = options[option];
+    if (value !== undefined) timeouts[storeOption] = value;
+  }
+  return timeouts;
 }
 
 function defaultNodeId(): string {
@@ -84,7 +110,7 @@ async function connectStore(cluster: ClusterSettings, logger: CliLogger): Promis
     return await module.PostgresSessionStore.connect({
       connectionString: store.connectionString,
       nodeId,
-      connectTimeoutMs: CONNECT_TIMEOUT_MS,
+      ...cluster.timeouts,
       onError: (error) => logger.error("store connection error", { error: scrub(error.message, store.password) }),
     });
   } catch (error) {

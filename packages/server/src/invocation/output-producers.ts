@@ -12,6 +12,7 @@
 import { randomUUID } from "node:crypto";
 import { canonicalJson, LIMITS, type JsonValue, type OutputOutcome, type SchemaValueJson } from "@golem-stream/wire";
 import type { StreamLeaf } from "@golem-stream/schema-value";
+import { TokenTooLongError } from "@golem-stream/tokens";
 import { PublicProducerError, type BinaryItem, type OutputItem, type OutputSource } from "../agent-host.js";
 import { BytePermits } from "./byte-permits.js";
 import type { PendingStream, RuntimeDeps } from "./live-session.js";
@@ -54,6 +55,8 @@ interface PreparedEvent {
 const UNCOMMITTED_OUTPUT_BYTES = 8 * 1024 * 1024;
 
 const PRODUCER_FAILED = "producer failed";
+/** The producer-error message of an item whose new stream's token would be over 8192 characters. */
+export const STREAM_TOO_DEEP = "an output item holds a stream too deeply nested for its stream token to fit 8192 characters";
 
 export class OutputProducers {
   readonly #host: ProducerHost;
@@ -221,7 +224,7 @@ export class OutputProducers {
         this.checkPlaceholders(decoded.streams);
         const build = (sequence: bigint): { event: OutputEvent; introduced: readonly PendingStream[] } => {
           const parent: StreamParent = { kind: "item", streamId: stream.streamId, sequence };
-          const introduced = this.#host.prepareStreams(decoded.streams, stream.graph, "output", parent, "/value");
+          const introduced = this.#prepareOutputStreams(decoded.streams, stream.graph, parent);
           const value = this.expose(decoded.value as unknown as SchemaValueJson, decoded.streams, introduced);
           const data = utf8Bytes(canonicalJson(value as unknown as JsonValue));
           // Never commit an event that no attachment could send (message-room.ts).
@@ -230,6 +233,20 @@ export class OutputProducers {
         };
         return [{ size: decoded.byteCharge, build }];
       }
+    }
+  }
+
+  /**
+   * The streams an output item introduces. One whose token cannot fit (it lies
+   * too deep in the item) fails the producer like an item too large to send:
+   * the agent made it, and nothing is committed (docs/protocol/server.md).
+   */
+  #prepareOutputStreams(leaves: readonly StreamLeaf[], graph: SchemaGraph, parent: StreamParent): PendingStream[] {
+    try {
+      return this.#host.prepareStreams(leaves, graph, "output", parent, "/value");
+    } catch (error) {
+      if (error instanceof TokenTooLongError) throw new PublicProducerError(STREAM_TOO_DEEP);
+      throw error;
     }
   }
 

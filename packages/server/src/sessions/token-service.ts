@@ -6,8 +6,9 @@
  * effective principal must match the deployment and the authenticated
  * caller; the parent session must match; kind is fixed by the call.
  */
-import { ProtocolError, type StreamDirection } from "@golem-stream/wire";
+import { LIMITS, ProtocolError, type StreamDirection } from "@golem-stream/wire";
 import {
+  TokenTooLongError,
   assertTokenIdentity,
   cursorMinter,
   mintToken,
@@ -71,11 +72,31 @@ export class TokenService {
     };
   }
 
+  /**
+   * Throws `TokenTooLongError` (`limit-exceeded`) when the selector's names,
+   * the idempotency key and the caller's identity are too long together:
+   * every caller mints before anything is committed, so the start, resume or
+   * takeover is refused and nothing is left behind.
+   */
   mintSession(caller: Principal, input: SessionTokenInput): string {
-    return mintToken("session", { ...this.#common(caller), ...input }, this.#keyring);
+    try {
+      return mintToken("session", { ...this.#common(caller), ...input }, this.#keyring);
+    } catch (error) {
+      if (!(error instanceof TokenTooLongError)) throw error;
+      throw new TokenTooLongError(
+        "session",
+        error.characters,
+        `the session token would be ${error.characters} characters long, over the limit of ${LIMITS.maxTokenBytes}: ` +
+          "the application, environment, agent type and method names, the idempotency key and the caller's identity are too long together",
+      );
+    }
   }
 
-  /** Stream tokens are minted once per stream with the session's stream key, and stored. */
+  /**
+   * Stream tokens are minted once per stream with the session's stream key, and stored.
+   * Throws `TokenTooLongError` (`limit-exceeded`) for a stream too deep in its value
+   * (its coordinate) for the caller's identity; nothing is committed before.
+   */
   mintStream(
     caller: Principal,
     sessionId: string,
@@ -83,7 +104,17 @@ export class TokenService {
     stream: { streamId: string; direction: StreamDirection; elementSchemaDigest: string; coordinate: string },
   ): string {
     const keyId = this.#keyring.has(streamKeyId) ? streamKeyId : this.#keyring.activeKeyId;
-    return mintToken("stream", { ...this.#common(caller), sessionId, ...stream }, this.#keyring, { keyId });
+    try {
+      return mintToken("stream", { ...this.#common(caller), sessionId, ...stream }, this.#keyring, { keyId });
+    } catch (error) {
+      if (!(error instanceof TokenTooLongError)) throw error;
+      throw new TokenTooLongError(
+        "stream",
+        error.characters,
+        `the token of an ${stream.direction} stream would be ${error.characters} characters long, over the limit of ${LIMITS.maxTokenBytes}: ` +
+          `the stream lies too deep in its value (a coordinate of ${stream.coordinate.length} characters) for the caller's identity`,
+      );
+    }
   }
 
   /**
