@@ -2,9 +2,9 @@
  * How the session token's room for free text is shared out, so that every
  * token the server must mint fits 8192 characters (docs/protocol/server.md,
  * *Tokens that would be too long*). The session token carries the most
- * bounded fields, so it binds; the stream and cursor tokens' free text (the
- * same issuer, audience and identity, and a coordinate of at least 1,096
- * bytes) fits whenever the session token's does.
+ * bounded fields, so it binds: a cursor token then always fits, and a
+ * stream token whenever its coordinate has at most 5879 − 4275 = 1604 bytes
+ * (more than a value within JSON's 128 nesting levels makes).
  *
  *   4787  bytes of free text in a session token (`textFieldBudget("session")`,
  *         every other field at its largest: a 1 KiB idempotency key, 64-byte key ids)
