@@ -10,6 +10,7 @@
  */
 import type { ConfigDeclaration } from "@golem-stream/contract";
 import type { ConfigEntry, JsonValue, SchemaGraphJson, SchemaValueJson } from "@golem-stream/wire";
+import { checkSelectorName } from "./sessions/token-budget.js";
 
 /** A declared configuration entry of an agent type (protocol section 4.2); one type with the contracts'. */
 export type { ConfigDeclaration };
@@ -113,13 +114,29 @@ export interface AgentTypeDefinition extends AgentTypeDescriptor {
   readonly implementations: Readonly<Record<string, MethodImplementation>>;
 }
 
-/** An `AgentHost` over a fixed set of definitions: `{ application: { environment: [types] } }`. */
+/**
+ * An `AgentHost` over a fixed set of definitions: `{ application: { environment: [types] } }`.
+ * Every application, environment, agent type and method name is checked here
+ * (1..128 UTF-8 bytes, `MAX_SELECTOR_NAME_BYTES`): the names are written into
+ * every session token, and a longer one could make every start of it fail
+ * `limit-exceeded`. A bad name throws a `RangeError` (a `TypeError` when it is
+ * not a non-empty well-formed string) naming where it is.
+ */
 export class StaticAgentHost implements AgentHost {
   readonly #applications: ReadonlyMap<string, ReadonlyMap<string, readonly AgentTypeDefinition[]>>;
 
   constructor(applications: Readonly<Record<string, Readonly<Record<string, readonly AgentTypeDefinition[]>>>>) {
     const byApplication = new Map<string, Map<string, readonly AgentTypeDefinition[]>>();
     for (const [application, environments] of Object.entries(applications)) {
+      checkName(application, "application", "");
+      for (const [environment, types] of Object.entries(environments)) {
+        const where = `application ${quoted(application)}: `;
+        checkName(environment, "environment", where);
+        for (const type of types) {
+          checkName(type.name, "agent type", `${where}environment ${quoted(environment)}: `);
+          for (const method of type.methods) checkName(method.name, "method", `${where}environment ${quoted(environment)}: agent type ${quoted(type.name)}: `);
+        }
+      }
       byApplication.set(application, new Map(Object.entries(environments)));
     }
     this.#applications = byApplication;
@@ -135,4 +152,13 @@ export class StaticAgentHost implements AgentHost {
     if (implementation === undefined) return Promise.reject(new Error("method has no implementation"));
     return implementation(context);
   }
+}
+
+function checkName(name: unknown, what: string, where: string): void {
+  checkSelectorName(name, `StaticAgentHost: ${where}${what} name${typeof name === "string" && name !== "" ? ` ${quoted(name)}` : ""}`);
+}
+
+/** A name in a message: JSON-quoted, cut short so a name of kilobytes does not flood the log. */
+function quoted(name: string): string {
+  return JSON.stringify(name.length > 40 ? `${name.slice(0, 40)}…` : name);
 }

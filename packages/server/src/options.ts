@@ -5,6 +5,7 @@
  */
 import type { IncomingMessage } from "node:http";
 import { LIMITS, MAX_BINARY_MESSAGE_BYTES } from "@golem-stream/wire";
+import { MAX_CALLER_IDENTITY_BYTES } from "./sessions/token-budget.js";
 
 /** Who is calling, as established by the authenticator. */
 export interface Principal {
@@ -91,13 +92,13 @@ export interface ServerLimits {
   readonly maxConnections: number;
   /**
    * UTF-8 bytes of the authenticator's `account` and `principal` together
-   * (default 2048, at most 4608). Both are bound into every token, and a token
-   * has at most 8192 characters (6140 bytes of payload), which also hold the
-   * issuer, audience, the selector's names and an idempotency key of up to
+   * (default 2048, at most 4243). Both are bound into every token, and a token
+   * has at most 8192 characters, which also hold the issuer, audience, the
+   * selector's names (128 bytes each at most) and an idempotency key of up to
    * 1 KiB: a longer identity is refused at authentication with `forbidden`
-   * (403) instead of failing its first token with `internal-error`. At the
-   * ceiling, 184 bytes are left for the issuer, audience, application,
-   * environment, agent type and method names together.
+   * (403) instead of failing its first token. The issuer and audience get
+   * what is left (4275 bytes less this limit, checked by `createSessionServer`);
+   * the ceiling leaves exactly the defaults' 32. The sum: sessions/token-budget.ts.
    */
   readonly maxCallerIdentityBytes: number;
 }
@@ -123,10 +124,9 @@ const PROTOCOL_CEILINGS: Partial<Record<keyof ServerLimits, number>> = {
   maxQueuedEntriesPerStream: LIMITS.maxQueuedEntriesPerStream,
   maxQueuedBytesPerSession: LIMITS.maxQueuedBytesPerSession,
   maxStreamsPerSession: LIMITS.maxStreamsPerSession,
-  // Not a protocol limit: 6140 payload bytes of a session token less its other fields at their
-  // largest (a 1 KiB idempotency key, 64-byte key ids, ids, digest, counters, field heads: 1348),
-  // less 184 bytes for the issuer, audience and selector names.
-  maxCallerIdentityBytes: 4608,
+  // Not a protocol limit: what a session token leaves once every other field is at its largest
+  // and the issuer and audience are the defaults (the sum is in sessions/token-budget.ts).
+  maxCallerIdentityBytes: MAX_CALLER_IDENTITY_BYTES,
 };
 
 /** Fills defaults and clamps every limit to the protocol's ceiling. */

@@ -23,6 +23,7 @@ import { SessionRuntime } from "./sessions/session-runtime.js";
 import { isClusterStore, type ClusterSessionStore } from "./store/cluster-store.js";
 import type { SessionStore } from "./store/session-store.js";
 import { TokenService } from "./sessions/token-service.js";
+import { DEFAULT_AUDIENCE, DEFAULT_ISSUER, checkIssuerAndAudience } from "./sessions/token-budget.js";
 import { WsTransport } from "./transport/transport.js";
 import type { TracerProvider } from "@opentelemetry/api";
 import type { Registry } from "prom-client";
@@ -41,7 +42,11 @@ export interface SessionServerOptions {
   readonly authenticator: Authenticator;
   /** Default: every authenticated caller may do everything. */
   readonly authorizer?: Authorizer;
-  /** Token field 1 (default `golem-stream`). */
+  /**
+   * Token field 1 (default `golem-stream`). The issuer and audience share what
+   * a session token leaves next to the caller's identity: 4275 UTF-8 bytes less
+   * `limits.maxCallerIdentityBytes` (2227 at the default); longer is a `RangeError`.
+   */
   readonly issuer?: string;
   /** Token field 2 (default `golem-stream-session`). */
   readonly audience?: string;
@@ -206,6 +211,9 @@ class NodeSessionServer implements SessionServer {
   constructor(options: SessionServerOptions) {
     this.#options = options;
     this.#limits = resolveLimits(options.limits);
+    const issuer = options.issuer ?? DEFAULT_ISSUER;
+    const audience = options.audience ?? DEFAULT_AUDIENCE;
+    checkIssuerAndAudience(issuer, audience, this.#limits.maxCallerIdentityBytes);
     this.#nodeBudget = new NodeBudget(this.#limits.maxQueuedBytesPerNode);
     this.#logger = options.logger ?? silentLogger;
     this.#authorizer = options.authorizer ?? allowAll;
@@ -213,7 +221,7 @@ class NodeSessionServer implements SessionServer {
     const now = options.now ?? Date.now;
     this.#tokens = new TokenService(
       options.keyring,
-      { issuer: options.issuer ?? "golem-stream", audience: options.audience ?? "golem-stream-session" },
+      { issuer, audience },
       now,
     );
     const metrics = options.metrics === undefined || options.metrics === false ? undefined : new PrometheusMetrics(options.metrics === true ? {} : options.metrics);

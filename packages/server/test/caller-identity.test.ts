@@ -78,12 +78,12 @@ describe("an authenticated identity too long for tokens", () => {
     expect(accepted.sessionToken.length).toBeGreaterThan(2700);
   });
 
-  it("a larger limit is clamped to 4608 bytes, where tokens still fit", async () => {
-    const { url } = await serve({ account: "a", principal: "p".repeat(4607) }, { maxCallerIdentityBytes: 100_000 });
+  it("a larger limit is clamped to 4243 bytes, where tokens still fit", async () => {
+    const { url } = await serve({ account: "a", principal: "p".repeat(4242) }, { maxCallerIdentityBytes: 100_000 });
     const client = await RawClient.connect(url);
     client.send(demoStart("count", v.record(v.u32(2), v.u32(0)), { idempotencyKey: "k".repeat(1024) }));
     expect((await client.all()).messages.at(-1)).toMatchObject({ type: "invocationFinished", outcome: { kind: "success" } });
-    const over = await serve({ account: "a", principal: "p".repeat(4608) }, { maxCallerIdentityBytes: 100_000 });
+    const over = await serve({ account: "a", principal: "p".repeat(4243) }, { maxCallerIdentityBytes: 100_000 });
     expect(await handshake(over.url)).toMatchObject({ status: 403 });
   });
 

@@ -274,13 +274,13 @@ describe("property: output values of every kind around the 8 MiB message boundar
 
 describe("acceptances that list every stream of a session", () => {
   it("with kilobyte principals, a session stops taking new streams before its acceptance would pass 8 MiB, and every resume still fits", async () => {
-    const principal = "p".repeat(4500); // stream tokens of about 6.4 KB
+    const principal = "p".repeat(4239); // stream tokens of about 6.1 KB
     const sessions = createSessionServer({
       store: new MemorySessionStore(),
       host: new StaticAgentHost({ test: { default: [PROBE] } }),
       keyring: Keyring.generate("k1"),
       authenticator: (token) => (token === TOKEN ? { account: "acme", principal } : undefined),
-      limits: { maxCallerIdentityBytes: 4608 }, // the ceiling: the default (2048) refuses this identity
+      limits: { maxCallerIdentityBytes: 4243 }, // the ceiling: the default (2048) refuses this identity
     });
     const { url } = await sessions.listen();
     try {

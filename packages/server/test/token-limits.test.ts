@@ -8,14 +8,30 @@
  * `producer-error` (docs/protocol/server.md, *Tokens that would be too
  * long*). Before, the mint threw and the client saw a retryable
  * `internal-error`, forever.
+ *
+ * A server checks its issuer and audience, and a StaticAgentHost its names,
+ * so that its session tokens and shallow streams' tokens always fit
+ * (token-budget.test.ts). What is left to reach these paths: a host of one's
+ * own that serves longer names, and streams deeper than the budget's
+ * guarantee; the stream tests below lift the issuer check (the module mock)
+ * to get there with today's JSON depth limit.
  */
 import { randomUUID } from "node:crypto";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { Keyring } from "@golem-stream/tokens";
 import type { JsonObject, SchemaGraphJson, SchemaValueJson, ServerMessage } from "@golem-stream/wire";
-import { MemorySessionStore, StaticAgentHost, createDemoHost, createSessionServer, type AgentHost, type AgentTypeDefinition, type SessionServer } from "../src/index.js";
+import { MemorySessionStore, createDemoHost, createSessionServer, type AgentHost, type AgentTypeDefinition, type SessionServer } from "../src/index.js";
+import type * as TokenBudget from "../src/sessions/token-budget.js";
 import { STREAM_TOO_DEEP } from "../src/invocation/output-producers.js";
 import { RawClient, TOKEN, demoStart, v } from "./helpers.js";
+
+/** While set, createSessionServer takes any issuer: a deployment whose tokens are near the limit before any stream. */
+const issuerCheck = vi.hoisted(() => ({ lifted: false }));
+vi.mock("../src/sessions/token-budget.js", async (importOriginal) => {
+  const actual = await importOriginal<typeof TokenBudget>();
+  const checkIssuerAndAudience: typeof actual.checkIssuerAndAudience = (...args) => (issuerCheck.lifted ? undefined : actual.checkIssuerAndAudience(...args));
+  return { ...actual, checkIssuerAndAudience };
+});
 
 const servers: { close(): Promise<void> }[] = [];
 afterEach(async () => {
@@ -66,10 +82,10 @@ const DEEP = definition(
 async function serve(test: AgentTypeDefinition, issuer?: string, keyring = Keyring.generate("k1")): Promise<{ url: string; store: MemorySessionStore; server: SessionServer }> {
   const store = new MemorySessionStore();
   const demo = createDemoHost();
-  const tests = new StaticAgentHost({ test: { default: [test] } });
+  // A host of its own, not a StaticAgentHost: it may serve names longer than 128 bytes.
   const host: AgentHost = {
-    agentTypes: (application, environment) => (application === "test" ? tests : demo).agentTypes(application, environment),
-    invoke: (ctx) => (ctx.application === "test" ? tests.invoke(ctx) : demo.invoke(ctx)),
+    agentTypes: (application, environment) => (application === "test" ? (environment === "default" ? [test] : undefined) : demo.agentTypes(application, environment)),
+    invoke: (ctx) => (ctx.application === "test" ? test.implementations[ctx.method]!(ctx) : demo.invoke(ctx)),
   };
   const server = createSessionServer({
     store,
@@ -95,7 +111,7 @@ async function rejection(client: RawClient): Promise<{ rejected: ServerMessage; 
 }
 
 describe("a session token that would be longer than 8192 characters", () => {
-  it("an agent type whose names are too long together: the start is refused limit-exceeded, not retryable, close 1002, nothing stored", async () => {
+  it("an agent type of a host of its own whose names are too long together: the start is refused limit-exceeded, not retryable, close 1002, nothing stored", async () => {
     const longName = "agent-".repeat(1000);
     const { url, store } = await serve(definition(longName, [{ name: "run", parameters: graph(EMPTY_RECORD) }], { run: async () => undefined }));
     const client = await RawClient.connect(url);
@@ -119,6 +135,12 @@ describe("a session token that would be longer than 8192 characters", () => {
 describe("a stream token that would be longer than 8192 characters (a long issuer leaves room for shallow streams only)", () => {
   // With this issuer a session token and a shallow stream's token fit, a stream 35 records deep does not.
   const ISSUER = "i".repeat(5600);
+  beforeEach(() => {
+    issuerCheck.lifted = true;
+  });
+  afterEach(() => {
+    issuerCheck.lifted = false;
+  });
 
   it("an input stream of the start too deep in the parameters: refused limit-exceeded, not retryable, close 1002, nothing stored; a shallow one starts", async () => {
     const { url, store } = await serve(DEEP, ISSUER);
@@ -179,17 +201,19 @@ describe("a stream token that would be longer than 8192 characters (a long issue
 
 describe("a refreshed session token that would be longer than 8192 characters", () => {
   it("after a rotation to a longer key id, a takeover of a session whose token was near the limit is refused limit-exceeded and attaches nothing", async () => {
-    // The issuer's length that puts the demo session's token just under the limit, measured on a first server.
-    const probe = await serve(DEEP, "i");
+    // The agent type name's length that puts the session's token just under the limit, measured on a first server.
+    const typeNamed = (name: string) => definition(name, [{ name: "run", parameters: graph(EMPTY_RECORD) }], { run: async () => undefined });
+    const probe = await serve(typeNamed("t"));
     const measuring = await RawClient.connect(probe.url);
-    measuring.send(demoStart("count", v.record(v.u32(1), v.u32(0))));
+    measuring.send(testStart("t", "run", v.record()));
     const measured = (await measuring.nextOf("invocationAccepted")).sessionToken.length;
     const bytesLeft = Math.floor(((8192 - measured) * 3) / 4);
     const keyring = Keyring.generate("k1");
-    const { url, store, server } = await serve(DEEP, "i".repeat(1 + bytesLeft - 20), keyring);
+    const longName = "t".repeat(1 + bytesLeft - 20);
+    const { url, store, server } = await serve(typeNamed(longName), undefined, keyring);
 
     const client = await RawClient.connect(url);
-    client.send(demoStart("count", v.record(v.u32(1), v.u32(0))));
+    client.send(testStart(longName, "run", v.record()));
     const { sessionToken } = await client.nextOf("invocationAccepted");
     await client.all();
     expect(sessionToken.length).toBeLessThanOrEqual(8192);

@@ -8,8 +8,8 @@ import { LIMITS, U64_MAX } from "@golem-stream/wire";
 import { InvalidTokenError } from "./errors.js";
 import type { FieldSpec } from "./field-table.js";
 
-const UUID_BYTES = 16;
-const U64_BYTES = 8;
+export const UUID_BYTES = 16;
+export const U64_BYTES = 8;
 const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const SHA256_HEX_PATTERN = /^[0-9a-f]{64}$/;
 

@@ -19,6 +19,7 @@ export {
 export { assertTokenIdentity, type ExpectedTokenIdentity } from "./identity.js";
 export { sha256Hex } from "./sha256.js";
 export { TOKEN_PREFIX } from "./payload.js";
+export { textFieldBudget } from "./text-budget.js";
 export { SIGNATURE_DOMAIN } from "./signature.js";
 export {
   TOKEN_KINDS,

@@ -22,9 +22,9 @@ import type { TokenFields, TokenKind } from "./types.js";
 export const TOKEN_PREFIX = "gai1_";
 export const FORMAT_VERSION = 1;
 /** version, kind, key-id length. */
-const HEADER_FIXED_BYTES = 3;
+export const HEADER_FIXED_BYTES = 3;
 /** field id, u32 length. */
-const FIELD_HEADER_BYTES = 5;
+export const FIELD_HEADER_BYTES = 5;
 /** The smallest decodable token: the fixed header, a one-byte key id, no fields, the signature. */
 const MIN_DECODED_BYTES = HEADER_FIXED_BYTES + 1 + SIGNATURE_BYTES;
 /** The largest decoded token the 8192-character limit allows. */
