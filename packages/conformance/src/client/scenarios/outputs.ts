@@ -11,7 +11,7 @@ import type { Script } from "../scripted-server.js";
 import type { CursorPosition } from "../script-tokens.js";
 import { FINISHED, ScriptedSession, nextAttach, type ScriptedOutput } from "../session-script.js";
 import { defineScenarios } from "../scenario.js";
-import { COUNT, SPLIT, bytes, deliver, expectAllOnce, gate, hex, receivedHex, resultGraphOf, type Gate } from "./common.js";
+import { COUNT, SPLIT, acceptWithResult, beginAccepted, bytes, deliver, expectAllOnce, gate, hex, receivedHex, resultGraphOf, sendToEnd, type Gate } from "./common.js";
 
 const TOTAL = 15;
 const FIRST_CONNECTION = 10;
@@ -37,8 +37,7 @@ function cutAndResume(ctx: ClientContext, replay: (from: number | "ended") => re
   const script: Script = async (peer) => {
     const attach = await nextAttach(peer);
     if (attach.type === "invocationStart") {
-      session.accept(peer, attach);
-      peer.send(out.result(1));
+      acceptWithResult(peer, attach, session, out);
       out.send(peer, 1, 0, FIRST_CONNECTION);
       await cut.opened;
       peer.cut();
@@ -48,8 +47,7 @@ function cutAndResume(ctx: ClientContext, replay: (from: number | "ended") => re
     const range = replay(out.resumeFrom(attach));
     session.accept(peer, attach, [out.mapping(2)]);
     if (range !== undefined) out.send(peer, 2, range[0], range[1]);
-    out.send(peer, 2, FIRST_CONNECTION, TOTAL);
-    peer.send(out.end(2, TOTAL));
+    sendToEnd(peer, out, 2, FIRST_CONNECTION, TOTAL);
     peer.send(out.result(2, true));
     peer.send(FINISHED);
   };
@@ -73,15 +71,10 @@ export const outputScenarios = defineScenarios("outputs", [
     ref: "§6.4, §8",
     expectation: "items of one stream reach the application in sequence order, each once, then the stream's end (ok) and the invocation's success",
     run: async (ctx) => {
-      const session = new ScriptedSession(ctx.tokens);
-      const out = session.output();
-      await ctx.begin(async (peer) => {
-        session.accept(peer, await nextAttach(peer));
-        peer.send(out.result(1));
-        out.send(peer, 1, 0, TOTAL);
-        peer.send(out.end(1, TOTAL));
+      await beginAccepted(ctx, (peer, out) => {
+        sendToEnd(peer, out, 1, 0, TOTAL);
         peer.send(FINISHED);
-      }, COUNT);
+      });
       await expectAllOnce(ctx, TOTAL);
       const end = await ctx.adapter.waitFor((e) => e.type === "streamEnd", "streamEnd");
       ensure(end.type === "streamEnd" && end.outcome.kind === "ok", `stream end ${show(end)}, expected ok`);
@@ -151,10 +144,8 @@ export const outputScenarios = defineScenarios("outputs", [
       await ctx.begin(async (peer) => {
         const attach = await nextAttach(peer);
         if (attach.type === "invocationStart") {
-          session.accept(peer, attach);
-          peer.send(out.result(1));
-          out.send(peer, 1, 0, TOTAL);
-          peer.send(out.end(1, TOTAL));
+          acceptWithResult(peer, attach, session, out);
+          sendToEnd(peer, out, 1, 0, TOTAL);
           await cut.opened;
           peer.cut();
           return;
@@ -162,10 +153,7 @@ export const outputScenarios = defineScenarios("outputs", [
         resume = attach;
         const from = out.resumeFrom(attach);
         session.accept(peer, attach, from === "ended" ? [] : [out.mapping(2)]);
-        if (from !== "ended") {
-          out.send(peer, 2, from, TOTAL);
-          peer.send(out.end(2, TOTAL));
-        }
+        if (from !== "ended") sendToEnd(peer, out, 2, from, TOTAL);
         peer.send(out.result(2, from !== "ended"));
         peer.send(FINISHED);
       }, COUNT);
