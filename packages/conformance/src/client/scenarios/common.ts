@@ -1,10 +1,12 @@
 /** What several scenarios share: the demo methods they start, a gate a script waits at until the scenario opens it, and the steps most scripts take. */
+import { randomUUID } from "node:crypto";
 import { echoContract } from "@golem-stream/contract/demo";
-import type { SchemaGraphJson } from "@golem-stream/wire";
+import type { SchemaGraphJson, ServerMessage, StreamMapping } from "@golem-stream/wire";
 import { ensureEqual } from "../../check.js";
 import type { AdapterProcess } from "../adapter-process.js";
 import type { ClientContext, StartSpec } from "../context.js";
 import type { Script, ScriptedPeer, ScriptedServer } from "../scripted-server.js";
+import type { ScriptTokens } from "../script-tokens.js";
 import { FINISHED, ScriptedSession, nextAttach, type Attach, type ScriptedOutput } from "../session-script.js";
 
 /** `count(to, delayMs)`: one output `stream<u32>` (the scripts decide what it carries). */
@@ -59,6 +61,31 @@ export function resultGraphOf(method: string): SchemaGraphJson {
 /** Bytes `from`, `from + 1`, … `to - 1`, and their hex. */
 export const bytes = (from: number, to: number): Uint8Array => Uint8Array.from({ length: to - from }, (_, i) => from + i);
 export const hex = (from: number, to: number): string => Buffer.from(bytes(from, to)).toString("hex");
+
+/** An output stream whose messages a script builds by hand (bytes, blobs, records): its id and the token issued for it. */
+export function outputStream(tokens: ScriptTokens): { readonly id: string; readonly token: string } {
+  const id = randomUUID();
+  return { id, token: tokens.stream(id, "output") };
+}
+
+/** The ok end of output stream `id` on `channel` at sequence `at`, with its terminal cursor. */
+export function okEnd(tokens: ScriptTokens, id: string, channel: number, at: number): ServerMessage {
+  return { type: "outputStreamEnd", channel, cursorToken: tokens.cursor(id, BigInt(at), "terminal"), outcome: { kind: "ok" }, sequence: BigInt(at) };
+}
+
+/** The packed u8 batch of bytes `from` … `to - 1` of stream `id`, its cursor naming the batch's final byte. */
+export function u8Batch(tokens: ScriptTokens, id: string, channel: number, from: number, to: number): ServerMessage {
+  return { type: "output-u8", channel, sequence: BigInt(from), cursorToken: tokens.cursor(id, BigInt(to - 1), "item"), payload: bytes(from, to) };
+}
+
+/** The result of `split`: record{upper, lines} of the two stream tokens, with `mappings` announcing any of them. */
+export function splitResult(upperToken: string, linesToken: string, mappings: readonly StreamMapping[] = []): ServerMessage {
+  return {
+    type: "invocationResult",
+    mappings: [...mappings],
+    result: { kind: "value", graph: resultGraphOf("split"), value: { kind: "record", value: { fields: [{ kind: "stream", value: { streamToken: upperToken } }, { kind: "stream", value: { streamToken: linesToken } }] } } },
+  };
+}
 
 /** Bytes the application received on output stream `stream`, as one hex string. */
 export function receivedHex(ctx: ClientContext, stream: number): string {
