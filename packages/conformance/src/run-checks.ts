@@ -42,23 +42,6 @@ export interface BaseReport {
   readonly durationMs: number;
 }
 
-/** What both suites' run options have in common: which checks run, how many at once, for how long. */
-export interface RunSelection {
-  /** Sections or ids to run (default: all). */
-  readonly only?: readonly string[];
-  /** Sections or ids to leave out. */
-  readonly skip?: readonly string[];
-  /** Checks run at once (each suite has its own default). */
-  readonly concurrency?: number;
-  /** Hard deadline of one check, in ms (default 60 000). */
-  readonly checkTimeoutMs?: number;
-  /** Called as each check finishes. */
-  readonly onResult?: (result: CheckResult) => void;
-}
-
-/** The default of `RunSelection.checkTimeoutMs`. */
-export const DEFAULT_CHECK_TIMEOUT_MS = 60_000;
-
 export interface PoolOptions<Ctx> {
   readonly concurrency: number;
   readonly checkTimeoutMs: number;

@@ -1,7 +1,7 @@
 /** Runs server checks against a server and collects one result per check. */
 import { SECTIONS, type Check } from "./check.js";
 import { SuiteContext, type SuiteOptions } from "./context.js";
-import { DEFAULT_CHECK_TIMEOUT_MS, runPool, selectChecks, summarize, validateSelectorsAgainst, type BaseReport, type CheckResult, type RunSelection, type RunnableCheck } from "./run-checks.js";
+import { runPool, selectChecks, summarize, validateSelectorsAgainst, type BaseReport, type CheckResult, type RunnableCheck } from "./run-checks.js";
 import { serverChecks } from "./suite.js";
 
 export type { Status, CheckResult, BaseReport } from "./run-checks.js";
@@ -11,9 +11,17 @@ export interface SuiteReport extends BaseReport {
   readonly url: string;
 }
 
-export interface RunOptions extends SuiteOptions, RunSelection {
+export interface RunOptions extends SuiteOptions {
+  /** Sections or check ids to run (default: all). */
+  readonly only?: readonly string[];
+  /** Sections or check ids to leave out. */
+  readonly skip?: readonly string[];
   /** Checks run at once, except the restart section, which always runs alone and last (default 4). */
   readonly concurrency?: number;
+  /** Hard deadline of one check, in ms (default 60 000). */
+  readonly checkTimeoutMs?: number;
+  /** Called as each check finishes. */
+  readonly onResult?: (result: CheckResult) => void;
   /** The checks to choose from (default: the whole server suite). */
   readonly checks?: readonly Check[];
 }
@@ -30,7 +38,7 @@ export async function runServerSuite(options: RunOptions): Promise<SuiteReport> 
   const results = new Map<RunnableCheck<SuiteContext>, CheckResult>();
   const pool = (concurrency: number) => ({
     concurrency,
-    checkTimeoutMs: options.checkTimeoutMs ?? DEFAULT_CHECK_TIMEOUT_MS,
+    checkTimeoutMs: options.checkTimeoutMs ?? 60_000,
     onResult: options.onResult,
     context: () => {
       const ctx = new SuiteContext(options);

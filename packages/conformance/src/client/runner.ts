@@ -1,5 +1,5 @@
 /** Runs client scenarios against an adapter and collects one result per scenario. */
-import { DEFAULT_CHECK_TIMEOUT_MS, runPool, selectChecks, summarize, type BaseReport, type CheckResult, type RunSelection, type RunnableCheck } from "../run-checks.js";
+import { runPool, selectChecks, summarize, type BaseReport, type CheckResult, type RunnableCheck } from "../run-checks.js";
 import { ClientContext, type ClientSuiteOptions } from "./context.js";
 import { CLIENT_SECTIONS, type Scenario } from "./scenario.js";
 import { clientScenarios } from "./suite.js";
@@ -10,9 +10,16 @@ export interface ClientSuiteReport extends BaseReport {
   readonly target: string;
 }
 
-export interface ClientRunOptions extends ClientSuiteOptions, RunSelection {
+export interface ClientRunOptions extends ClientSuiteOptions {
+  /** Sections or scenario ids to run (default: all). */
+  readonly only?: readonly string[];
+  /** Sections or scenario ids to leave out. */
+  readonly skip?: readonly string[];
   /** Scenarios run at once, each with its own server and adapter process (default 2). */
   readonly concurrency?: number;
+  /** Hard deadline of one scenario, in ms (default 60 000). */
+  readonly checkTimeoutMs?: number;
+  readonly onResult?: (result: CheckResult) => void;
   /** The scenarios to choose from (default: the whole client suite). */
   readonly scenarios?: readonly Scenario[];
 }
@@ -25,7 +32,7 @@ export async function runClientSuite(options: ClientRunOptions): Promise<ClientS
     selected,
     {
       concurrency: options.concurrency ?? 2,
-      checkTimeoutMs: options.checkTimeoutMs ?? DEFAULT_CHECK_TIMEOUT_MS,
+      checkTimeoutMs: options.checkTimeoutMs ?? 60_000,
       onResult: options.onResult,
       context: () => {
         const ctx = new ClientContext(options);
