@@ -1,5 +1,5 @@
 /** What every check receives: where the server is, how to reach it, and helpers that clean up after themselves. */
-import type { InvocationAccepted, InvocationStart, ResumeAttach, ServerMessage } from "@golem-stream/wire";
+import type { InvocationAccepted, InvocationResult, InvocationStart, ResumeAttach, SchemaValueJson, ServerMessage } from "@golem-stream/wire";
 import { randomUUID } from "node:crypto";
 import { Connection, type Closed } from "./connection.js";
 import { ensure, ensureEqual, Mismatch, show } from "./check.js";
@@ -70,10 +70,22 @@ export function channelFor(accepted: InvocationAccepted, provisionalRef: string)
   return mapping.channel;
 }
 
-/** The single output channel announced by the invocationResult of `messages`. */
-export function resultChannel(messages: readonly ServerMessage[]): number {
+/** The invocationResult among `messages`; fails without one. */
+export function invocationResult(messages: readonly ServerMessage[]): InvocationResult {
   const result = messages.find((m) => m.type === "invocationResult");
   if (result?.type !== "invocationResult") throw new Mismatch(`no invocationResult among ${show(messages.map((m) => m.type))}`);
+  return result;
+}
+
+/** The value the invocationResult among `messages` returned; undefined without one, or when it returned no value. */
+export function resultValue(messages: readonly ServerMessage[]): SchemaValueJson | undefined {
+  const result = messages.find((m) => m.type === "invocationResult");
+  return result?.type === "invocationResult" && result.result.kind === "value" ? result.result.value : undefined;
+}
+
+/** The single output channel announced by the invocationResult of `messages`. */
+export function resultChannel(messages: readonly ServerMessage[]): number {
+  const result = invocationResult(messages);
   const output = result.mappings.find((m) => m.direction === "output");
   if (output === undefined) throw new Mismatch(`invocationResult announces no output stream: ${show(result)}`);
   return output.channel;

@@ -1,5 +1,5 @@
 /** Values and start messages of the demo catalogue (decisions-v1 section 7), built by hand. */
-import { randomUUID } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import type { InvocationStart, SchemaValueJson, ServerMessage } from "@golem-stream/wire";
 
 export const val = {
@@ -27,10 +27,26 @@ export function demoStart(method: string, methodParameters: SchemaValueJson, ove
   };
 }
 
-/** A `reverse` start with a fresh provisional reference for its input. */
-export function reverseStart(overrides: Partial<InvocationStart> = {}): { start: InvocationStart; ref: string } {
+/** A start and the provisional reference of its input stream. */
+export interface StartWithInput {
+  readonly start: InvocationStart;
+  readonly ref: string;
+}
+
+/** A start of a method whose one parameter is an input stream (`reverse`, `digest`, `split`), with a fresh provisional reference. */
+export function inputStart(method: "reverse" | "digest" | "split", overrides: Partial<InvocationStart> = {}): StartWithInput {
   const ref = randomUUID();
-  return { start: demoStart("reverse", val.record(val.stream(ref)), overrides), ref };
+  return { start: demoStart(method, val.record(val.stream(ref)), overrides), ref };
+}
+
+/** A `reverse` start with a fresh provisional reference for its input. */
+export function reverseStart(overrides: Partial<InvocationStart> = {}): StartWithInput {
+  return inputStart("reverse", overrides);
+}
+
+/** What `digest` returns for `bytes`: their count (u64) and SHA-256 (hex). */
+export function digestOf(bytes: Uint8Array): SchemaValueJson {
+  return val.record({ kind: "u64", value: String(bytes.length) }, val.str(createHash("sha256").update(bytes).digest("hex")));
 }
 
 export function countStart(to: number, delayMs: number, overrides: Partial<InvocationStart> = {}): InvocationStart {

@@ -6,7 +6,8 @@
  */
 import { defineChecks, ensure, ensureEqual, show, type Check } from "../check.js";
 import { ensureFinishedSuccess, resultChannel } from "../context.js";
-import { countStart, countValues, demoStart, range, val } from "../demo.js";
+import { countStart, countValues, demoStart, range, reverseStart, val } from "../demo.js";
+import { inputEnd, inputItem, inputSession } from "./support.js";
 
 const STALL_MS = 1500;
 
@@ -55,12 +56,10 @@ export const backpressureChecks: Check[] = defineChecks("backpressure", [
     ref: "§12 (a slow stream backpressures the multiplexed session)",
     expectation: "reverse fed 3000 items while its output is not read for a while: nothing is dropped — every input is acknowledged and every output arrives once, in order",
     async run(ctx) {
-      const { start, ref } = (await import("../demo.js")).reverseStart();
-      const { conn, accepted } = await ctx.start(start);
-      const channel = accepted.mappings.find((m) => m.provisionalRef === ref)!.channel;
+      const { conn, channel } = await inputSession(ctx, reverseStart());
       conn.socket.pause();
-      for (let i = 0; i < 3000; i++) conn.send({ type: "inputStreamItem", channel, sequence: BigInt(i), value: val.str(`v${i}`) });
-      conn.send({ type: "inputStreamEnd", channel, sequence: 3000n });
+      for (let i = 0; i < 3000; i++) conn.send(inputItem(channel, i, `v${i}`));
+      conn.send(inputEnd(channel, 3000));
       await new Promise((resolve) => setTimeout(resolve, STALL_MS));
       conn.socket.resume();
       const { messages, closed } = await conn.all(ctx.timeoutMs * 4);

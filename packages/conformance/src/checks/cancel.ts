@@ -1,8 +1,9 @@
 /** Cancellation in both directions (protocol sections 5.5, 6.5, 6.7, 8; decisions section 8). */
 import type { ClientCancelReason } from "@golem-stream/wire";
 import { defineChecks, ensure, ensureEqual, show, type Check, type CheckSpec } from "../check.js";
-import { channelFor, ensureTrace } from "../context.js";
-import { countStart, reverseStart, val } from "../demo.js";
+import { ensureTrace } from "../context.js";
+import { countStart, reverseStart } from "../demo.js";
+import { inputEnd, inputItem, inputSession } from "./support.js";
 
 function cancelOutput(reason: ClientCancelReason): CheckSpec {
   return {
@@ -31,10 +32,8 @@ function cancelInput(reason: ClientCancelReason): CheckSpec {
     ref: "§5.5, decisions §8",
     expectation: `a client streamCancel ${reason} on reverse's input is acknowledged terminal true at the accepted count, and the invocation finishes`,
     async run(ctx) {
-      const { start, ref } = reverseStart();
-      const { conn, accepted } = await ctx.start(start);
-      const channel = channelFor(accepted, ref);
-      conn.send({ type: "inputStreamItem", channel, sequence: 0n, value: val.str("ab") });
+      const { conn, channel } = await inputSession(ctx, reverseStart());
+      conn.send(inputItem(channel, 0, "ab"));
       conn.send({ type: "streamCancel", channel, reason });
       const ack = await conn.waitFor("terminal ack", (m) => m.type === "inputStreamAck" && m.channel === channel && m.terminal);
       ensureEqual(ack.type === "inputStreamAck" ? ack.highestContiguousSequence : undefined, 1n, "highestContiguousSequence of the terminal ack");
@@ -56,11 +55,9 @@ export const cancelChecks: Check[] = defineChecks("cancel", [
     ref: "decisions §8",
     expectation: "a streamCancel sent right after the input's own inputStreamEnd is accepted once and ignored: no invalid-channel, the invocation succeeds",
     async run(ctx) {
-      const { start, ref } = reverseStart();
-      const { conn, accepted } = await ctx.start(start);
-      const channel = channelFor(accepted, ref);
-      conn.send({ type: "inputStreamItem", channel, sequence: 0n, value: val.str("ab") });
-      conn.send({ type: "inputStreamEnd", channel, sequence: 1n });
+      const { conn, channel } = await inputSession(ctx, reverseStart());
+      conn.send(inputItem(channel, 0, "ab"));
+      conn.send(inputEnd(channel, 1));
       conn.send({ type: "streamCancel", channel, reason: "cancelled" });
       const { messages, closed } = await conn.all();
       ensure(!messages.some((m) => m.type === "invocationRejected"), `rejected: ${show(messages.find((m) => m.type === "invocationRejected"))}`);

@@ -1,33 +1,29 @@
 /** Channels, sequences, gaps, conflicts and resends (protocol sections 4.3, 5.3-5.5, 6.4-6.6, 8, 9; decisions section 8). */
-import { randomUUID } from "node:crypto";
 import type { InputStreamAck, ServerMessage } from "@golem-stream/wire";
 import { defineChecks, ensure, ensureEqual, show, type Check } from "../check.js";
 import type { Connection } from "../connection.js";
-import { channelFor, ensureFinishedSuccess, ensureTrace, ensureViolation, resultChannel, type SuiteContext } from "../context.js";
-import { countStart, countValues, demoStart, outputValues, reverseStart, val } from "../demo.js";
+import { ensureFinishedSuccess, ensureTrace, ensureViolation, invocationResult, resultChannel, resultValue, type SuiteContext } from "../context.js";
+import { countStart, countValues, demoStart, digestOf, inputStart, outputValues, reverseStart, val } from "../demo.js";
+import { inputEnd as end, inputItem as item, inputSession, inputViolation } from "./support.js";
+
+/** A channel no mapping installs. */
+const UNMAPPED = 4242;
 
 const isAck = (channel: number, count: bigint, terminal?: boolean) => (m: ServerMessage): boolean =>
   m.type === "inputStreamAck" && m.channel === channel && m.highestContiguousSequence >= count && (terminal === undefined || m.terminal === terminal);
 
-/** Starts `reverse` and returns its connection and input channel. */
-async function reverseSession(ctx: SuiteContext): Promise<{ conn: Connection; channel: number; attemptId: string }> {
-  const { start, ref } = reverseStart();
-  const { conn, accepted } = await ctx.start(start);
-  return { conn, channel: channelFor(accepted, ref), attemptId: start.attemptId };
-}
-
-async function digestSession(ctx: SuiteContext): Promise<{ conn: Connection; channel: number; attemptId: string }> {
-  const ref = randomUUID();
-  const start = demoStart("digest", val.record(val.stream(ref)));
-  const { conn, accepted } = await ctx.start(start);
-  return { conn, channel: channelFor(accepted, ref), attemptId: start.attemptId };
-}
-
-const item = (channel: number, sequence: number, text: string) => ({ type: "inputStreamItem" as const, channel, sequence: BigInt(sequence), value: val.str(text) });
-const end = (channel: number, sequence: number) => ({ type: "inputStreamEnd" as const, channel, sequence: BigInt(sequence) });
+const reverseSession = (ctx: SuiteContext) => inputSession(ctx, reverseStart());
+const digestSession = (ctx: SuiteContext) => inputSession(ctx, inputStart("digest"));
 
 function acksOn(messages: readonly ServerMessage[], channel: number): InputStreamAck[] {
   return messages.filter((m): m is InputStreamAck => m.type === "inputStreamAck" && m.channel === channel);
+}
+
+/** Waits for the end of a digest session: it must report the count and SHA-256 of `bytes`, then succeed. */
+async function ensureDigestOf(conn: Connection, bytes: Uint8Array): Promise<void> {
+  const { messages, closed } = await conn.all();
+  ensureEqual(resultValue(messages), digestOf(bytes), "digest result");
+  ensureFinishedSuccess(messages, closed);
 }
 
 export const channelChecks: Check[] = defineChecks("channels", [
@@ -155,16 +151,14 @@ export const channelChecks: Check[] = defineChecks("channels", [
       return ensureViolation(conn, { codes: ["input-conflict"], attemptId, rejectionRequired: true, retryable: true });
     },
   },
-  {
+  inputViolation({
     name: "input-gap-first",
     ref: "§9, §6.2, decisions §5",
     expectation: "a first item at sequence 1 is input-gap: invocationRejected (attemptId, retryable true), close 1002",
-    async run(ctx) {
-      const { conn, channel, attemptId } = await reverseSession(ctx);
-      conn.send(item(channel, 1, "abc"));
-      return ensureViolation(conn, { codes: ["input-gap"], attemptId, rejectionRequired: true, retryable: true });
-    },
-  },
+    send: (channel) => [item(channel, 1, "abc")],
+    codes: ["input-gap"],
+    retryable: true,
+  }),
   {
     name: "input-gap-later",
     ref: "§9, §6.2",
@@ -180,69 +174,50 @@ export const channelChecks: Check[] = defineChecks("channels", [
       return saw;
     },
   },
-  {
+  inputViolation({
     name: "end-gap",
     ref: "§5.4, §9",
     expectation: "inputStreamEnd with sequence 2 after one item is input-gap, close 1002",
-    async run(ctx) {
-      const { conn, channel, attemptId } = await reverseSession(ctx);
-      conn.send(item(channel, 0, "a"));
-      conn.send(end(channel, 2));
-      return ensureViolation(conn, { codes: ["input-gap"], attemptId, rejectionRequired: true });
-    },
-  },
-  {
+    send: (channel) => [item(channel, 0, "a"), end(channel, 2)],
+    codes: ["input-gap"],
+  }),
+  inputViolation({
     name: "item-after-end",
     ref: "§5.4 (exactly one terminal per stream)",
     expectation: "an item after the stream's inputStreamEnd is refused (input-conflict or protocol-error), close 1002",
-    async run(ctx) {
-      const { conn, channel, attemptId } = await reverseSession(ctx);
-      conn.send(item(channel, 0, "a"));
-      conn.send(end(channel, 1));
-      conn.send(item(channel, 1, "b"));
-      return ensureViolation(conn, { codes: ["input-conflict", "protocol-error", "input-gap", "invalid-channel"], attemptId, rejectionRequired: true });
-    },
-  },
-  {
+    send: (channel) => [item(channel, 0, "a"), end(channel, 1), item(channel, 1, "b")],
+    codes: ["input-conflict", "protocol-error", "input-gap", "invalid-channel"],
+  }),
+  inputViolation({
     name: "unknown-channel-item",
     ref: "§8, decisions §5",
     expectation: "an item on a channel no mapping installed is invalid-channel: invocationRejected (attemptId, retryable true), close 1002",
-    async run(ctx) {
-      const { conn, attemptId } = await reverseSession(ctx);
-      conn.send(item(4242, 0, "a"));
-      return ensureViolation(conn, { codes: ["invalid-channel"], attemptId, rejectionRequired: true, retryable: true });
-    },
-  },
-  {
+    send: () => [item(UNMAPPED, 0, "a")],
+    codes: ["invalid-channel"],
+    retryable: true,
+  }),
+  inputViolation({
     name: "unknown-channel-end",
     ref: "§8",
     expectation: "an inputStreamEnd on an unknown channel is invalid-channel, close 1002",
-    async run(ctx) {
-      const { conn, attemptId } = await reverseSession(ctx);
-      conn.send(end(4242, 0));
-      return ensureViolation(conn, { codes: ["invalid-channel"], attemptId, rejectionRequired: true });
-    },
-  },
-  {
+    send: () => [end(UNMAPPED, 0)],
+    codes: ["invalid-channel"],
+  }),
+  inputViolation({
     name: "unknown-channel-cancel",
     ref: "§8",
     expectation: "a streamCancel on an unknown channel is invalid-channel, close 1002",
-    async run(ctx) {
-      const { conn, attemptId } = await reverseSession(ctx);
-      conn.send({ type: "streamCancel", channel: 4242, reason: "cancelled" });
-      return ensureViolation(conn, { codes: ["invalid-channel"], attemptId, rejectionRequired: true });
-    },
-  },
-  {
+    send: () => [{ type: "streamCancel", channel: UNMAPPED, reason: "cancelled" }],
+    codes: ["invalid-channel"],
+  }),
+  inputViolation({
     name: "unknown-channel-binary",
     ref: "§8",
     expectation: "an input-u8 batch on an unknown channel is invalid-channel, close 1002",
-    async run(ctx) {
-      const { conn, attemptId } = await digestSession(ctx);
-      conn.send({ type: "input-u8", channel: 4242, sequence: 0n, payload: new Uint8Array([1]) });
-      return ensureViolation(conn, { codes: ["invalid-channel"], attemptId, rejectionRequired: true });
-    },
-  },
+    method: "digest",
+    send: () => [{ type: "input-u8", channel: UNMAPPED, sequence: 0n, payload: new Uint8Array([1]) }],
+    codes: ["invalid-channel"],
+  }),
   {
     name: "input-on-output-channel",
     ref: "§8 (directionally invalid)",
@@ -276,27 +251,20 @@ export const channelChecks: Check[] = defineChecks("channels", [
       conn.send({ type: "input-u8", channel, sequence: 0n, payload: Buffer.from("abc") });
       conn.send({ type: "input-u8", channel, sequence: 3n, payload: Buffer.from("de") });
       conn.send(end(channel, 5));
-      const { messages, closed } = await conn.all();
-      const result = messages.find((m) => m.type === "invocationResult");
-      ensureEqual(
-        result?.type === "invocationResult" && result.result.kind === "value" ? result.result.value : undefined,
-        val.record({ kind: "u64", value: "5" }, val.str("36bbe50ed96841d10443bcb670d6554f0a34b761be67ec9c4a8ad2c0c44ca42c")),
-        "digest result",
-      );
-      ensureFinishedSuccess(messages, closed);
+      await ensureDigestOf(conn, Buffer.from("abcde"));
     },
   },
-  {
+  inputViolation({
     name: "u8-gap",
     ref: "§7, §9",
     expectation: "a u8 batch at sequence 4 after a 3-byte batch is input-gap, close 1002",
-    async run(ctx) {
-      const { conn, channel, attemptId } = await digestSession(ctx);
-      conn.send({ type: "input-u8", channel, sequence: 0n, payload: Buffer.from("abc") });
-      conn.send({ type: "input-u8", channel, sequence: 4n, payload: Buffer.from("e") });
-      return ensureViolation(conn, { codes: ["input-gap"], attemptId, rejectionRequired: true });
-    },
-  },
+    method: "digest",
+    send: (channel) => [
+      { type: "input-u8", channel, sequence: 0n, payload: Buffer.from("abc") },
+      { type: "input-u8", channel, sequence: 4n, payload: Buffer.from("e") },
+    ],
+    codes: ["input-gap"],
+  }),
   {
     name: "u8-conflict",
     ref: "§7, §9",
@@ -319,14 +287,7 @@ export const channelChecks: Check[] = defineChecks("channels", [
       await conn.waitFor("ack 3", isAck(channel, 3n));
       conn.send({ type: "input-u8", channel, sequence: 0n, payload: Buffer.from("abc") });
       conn.send(end(channel, 3));
-      const { messages, closed } = await conn.all();
-      const result = messages.find((m) => m.type === "invocationResult");
-      ensureEqual(
-        result?.type === "invocationResult" && result.result.kind === "value" ? result.result.value : undefined,
-        val.record({ kind: "u64", value: "3" }, val.str("ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")),
-        "digest result",
-      );
-      ensureFinishedSuccess(messages, closed);
+      await ensureDigestOf(conn, Buffer.from("abc"));
     },
   },
   {
@@ -349,15 +310,11 @@ export const channelChecks: Check[] = defineChecks("channels", [
     ref: "§4.3, §8",
     expectation: "split's two output streams get distinct non-zero channels, distinct from the input's, and distinct stream tokens",
     async run(ctx) {
-      const ref = randomUUID();
-      const { conn, accepted } = await ctx.start(demoStart("split", val.record(val.stream(ref))));
-      const input = channelFor(accepted, ref);
+      const { conn, accepted, channel: input } = await inputSession(ctx, inputStart("split"));
       conn.send({ type: "input-u8", channel: input, sequence: 0n, payload: Buffer.from("a\nb") });
       conn.send(end(input, 3));
       const { messages, closed } = await conn.all();
-      const result = messages.find((m) => m.type === "invocationResult");
-      ensure(result?.type === "invocationResult", "no result");
-      const all = [...accepted.mappings, ...result.mappings];
+      const all = [...accepted.mappings, ...invocationResult(messages).mappings];
       ensureEqual(new Set(all.map((m) => m.channel)).size, 3, "distinct channels");
       ensureEqual(new Set(all.map((m) => m.streamToken)).size, 3, "distinct stream tokens");
       ensure(all.every((m) => m.channel > 0), "channel 0 used");

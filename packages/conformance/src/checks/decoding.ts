@@ -7,9 +7,8 @@
  */
 import { defineChecks, type Check } from "../check.js";
 import { ensureViolation } from "../context.js";
-import { demoStart, val } from "../demo.js";
+import { inputStart } from "../demo.js";
 import { loadVectors, malformedBytes, type MalformedCase } from "../vectors.js";
-import { randomUUID } from "node:crypto";
 
 /** ws closes with 1007 on a text frame that is not UTF-8, before any application code sees it. */
 const UTF8_CASES = new Set(["invalid-utf8", "overlong-utf8", "encoded-surrogate-utf8", "truncated-utf8"]);
@@ -42,7 +41,7 @@ function binaryCase(c: MalformedCase): Check {
       ref: "§7, decisions §3",
       expectation: `binary message "${c.name}" (${c.description}) after acceptance: invocationRejected ${c.expectedCode} with the accepted attemptId (if diagnosed), then close ${closeCodesFor(c).join("/")}`,
       async run(ctx) {
-        const start = demoStart("digest", val.record(val.stream(randomUUID())));
+        const { start } = inputStart("digest");
         const { conn } = await ctx.start(start);
         conn.sendRaw(malformedBytes(c), true);
         return ensureViolation(conn, { codes: [c.expectedCode], closeCodes: closeCodesFor(c), attemptId: start.attemptId });

@@ -1,53 +1,35 @@
 /** First-message rules (protocol section 1, 6.2, 11; decisions section 5). */
 import { randomUUID } from "node:crypto";
-import { encodeMessage } from "@golem-stream/wire";
-import { defineChecks, ensure, ensureEqual, show, type Check } from "../check.js";
+import { encodeMessage, type ClientMessage } from "@golem-stream/wire";
+import { defineChecks, ensure, ensureEqual, show, type Check, type CheckSpec } from "../check.js";
 import { ensureViolation } from "../context.js";
 import { countStart, reverseStart } from "../demo.js";
 
 const PREMATURE = ["invalid-message", "protocol-error"];
 
+/** A first message that is not a start or a resume: refused as premature, close 1002. */
+function prematureFirst(name: string, expectation: string, message: ClientMessage): CheckSpec {
+  return {
+    name,
+    ref: "§1, §11",
+    expectation,
+    async run(ctx) {
+      const conn = await ctx.connect();
+      conn.send(message);
+      return ensureViolation(conn, { codes: PREMATURE });
+    },
+  };
+}
+
 export const firstMessageChecks: Check[] = defineChecks("first-message", [
-  {
-    name: "item-before-acceptance",
-    ref: "§1, §11",
-    expectation: "an inputStreamItem as the first message is refused (protocol-error or invalid-message if diagnosed, close 1002) and nothing is accepted",
-    async run(ctx) {
-      const conn = await ctx.connect();
-      conn.send({ type: "inputStreamItem", channel: 1, sequence: 0n, value: { kind: "string", value: "x" } });
-      return ensureViolation(conn, { codes: PREMATURE });
-    },
-  },
-  {
-    name: "end-before-acceptance",
-    ref: "§1, §11",
-    expectation: "an inputStreamEnd as the first message is refused, close 1002",
-    async run(ctx) {
-      const conn = await ctx.connect();
-      conn.send({ type: "inputStreamEnd", channel: 1, sequence: 0n });
-      return ensureViolation(conn, { codes: PREMATURE });
-    },
-  },
-  {
-    name: "cancel-before-acceptance",
-    ref: "§1, §11",
-    expectation: "a streamCancel as the first message is refused, close 1002",
-    async run(ctx) {
-      const conn = await ctx.connect();
-      conn.send({ type: "streamCancel", channel: 1, reason: "cancelled" });
-      return ensureViolation(conn, { codes: PREMATURE });
-    },
-  },
-  {
-    name: "binary-first",
-    ref: "§1, §11",
-    expectation: "a well-formed input-u8 binary message as the first message is refused, close 1002",
-    async run(ctx) {
-      const conn = await ctx.connect();
-      conn.send({ type: "input-u8", channel: 1, sequence: 0n, payload: new Uint8Array([1, 2, 3]) });
-      return ensureViolation(conn, { codes: PREMATURE });
-    },
-  },
+  prematureFirst(
+    "item-before-acceptance",
+    "an inputStreamItem as the first message is refused (protocol-error or invalid-message if diagnosed, close 1002) and nothing is accepted",
+    { type: "inputStreamItem", channel: 1, sequence: 0n, value: { kind: "string", value: "x" } },
+  ),
+  prematureFirst("end-before-acceptance", "an inputStreamEnd as the first message is refused, close 1002", { type: "inputStreamEnd", channel: 1, sequence: 0n }),
+  prematureFirst("cancel-before-acceptance", "a streamCancel as the first message is refused, close 1002", { type: "streamCancel", channel: 1, reason: "cancelled" }),
+  prematureFirst("binary-first", "a well-formed input-u8 binary message as the first message is refused, close 1002", { type: "input-u8", channel: 1, sequence: 0n, payload: new Uint8Array([1, 2, 3]) }),
   {
     name: "start-as-binary-frame",
     ref: "§1",

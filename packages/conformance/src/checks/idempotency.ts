@@ -1,9 +1,10 @@
 /** Attempts, exact-attempt replay and idempotency keys (protocol sections 5.1, 6.1, 9; decisions section 5). */
 import { randomUUID } from "node:crypto";
 import { canonicalJson, encodeMessage, type InvocationStart } from "@golem-stream/wire";
-import { defineChecks, ensure, ensureEqual, show, type Check } from "../check.js";
+import { defineChecks, ensure, ensureEqual, show, type Check, type CheckSpec } from "../check.js";
 import { ensureRejected, ensureTrace, resultChannel } from "../context.js";
 import { countStart, countValues, range } from "../demo.js";
+import { runToEnd } from "./support.js";
 
 /** The start's JSON text with members in reverse order and extra whitespace: semantically the same message. */
 function reshuffled(start: InvocationStart): string {
@@ -16,6 +17,20 @@ function reshuffled(start: InvocationStart): string {
   return JSON.stringify(reversed(canonical), null, 2);
 }
 
+/** A finished count(1)'s attempt id sent again with a start built `differently` from it: attempt-conflict. */
+function attemptConflict(spec: Omit<CheckSpec, "run">, differently: (start: InvocationStart) => InvocationStart): CheckSpec {
+  return {
+    ...spec,
+    async run(ctx) {
+      const start = countStart(1, 0);
+      await runToEnd(ctx, start);
+      const conn = await ctx.connect();
+      conn.send(differently(start));
+      return ensureRejected(conn, ["attempt-conflict"], start.attemptId);
+    },
+  };
+}
+
 export const idempotencyChecks: Check[] = defineChecks("idempotency", [
   {
     name: "replay-returns-acceptance",
@@ -23,8 +38,7 @@ export const idempotencyChecks: Check[] = defineChecks("idempotency", [
     expectation: "resending a finished start with the same attempt id on a new connection returns invocationAccepted for that attempt and idempotency key, never a second invocation's rejection",
     async run(ctx) {
       const start = countStart(2, 0);
-      const first = await ctx.start(start);
-      await first.conn.all();
+      await runToEnd(ctx, start);
       const conn = await ctx.connect();
       conn.send(start);
       const answer = await conn.next("the answer to the replayed start");
@@ -38,8 +52,7 @@ export const idempotencyChecks: Check[] = defineChecks("idempotency", [
     expectation: "the replayed acceptance of a finished start belongs to the same session: resuming with its token replays the same outputs (0, 1)",
     async run(ctx) {
       const start = countStart(2, 0);
-      const first = await ctx.start(start);
-      await first.conn.all();
+      await runToEnd(ctx, start);
       const conn = await ctx.connect();
       conn.send(start);
       const answer = await conn.nextOf("invocationAccepted");
@@ -74,50 +87,25 @@ export const idempotencyChecks: Check[] = defineChecks("idempotency", [
     expectation: "a replay with reordered members and whitespace is the same attempt: accepted, not attempt-conflict",
     async run(ctx) {
       const start = countStart(1, 0);
-      const first = await ctx.start(start);
-      await first.conn.all();
+      await runToEnd(ctx, start);
       const conn = await ctx.connect();
       conn.sendRaw(reshuffled(start), false);
       const answer = await conn.next("the answer to the reshuffled replay");
       ensure(answer.type === "invocationAccepted" && answer.attemptId === start.attemptId, `answer ${show(answer)}`);
     },
   },
-  {
-    name: "attempt-conflict-parameters",
-    ref: "§5.1, §9, decisions §5",
-    expectation: "the same attempt id with different method parameters is attempt-conflict",
-    async run(ctx) {
-      const start = countStart(1, 0);
-      await (await ctx.start(start)).conn.all();
-      const conn = await ctx.connect();
-      conn.send({ ...countStart(2, 0), attemptId: start.attemptId, idempotencyKey: start.idempotencyKey });
-      return ensureRejected(conn, ["attempt-conflict"], start.attemptId);
-    },
-  },
-  {
-    name: "attempt-conflict-key",
-    ref: "§9",
-    expectation: "the same attempt id with a different idempotency key is attempt-conflict",
-    async run(ctx) {
-      const start = countStart(1, 0);
-      await (await ctx.start(start)).conn.all();
-      const conn = await ctx.connect();
-      conn.send({ ...start, idempotencyKey: `${start.idempotencyKey}-other` });
-      return ensureRejected(conn, ["attempt-conflict"], start.attemptId);
-    },
-  },
-  {
-    name: "attempt-conflict-constructor",
-    ref: "§9 (equality covers constructor parameters)",
-    expectation: "the same attempt id with different constructor parameters is attempt-conflict",
-    async run(ctx) {
-      const start = countStart(1, 0);
-      await (await ctx.start(start)).conn.all();
-      const conn = await ctx.connect();
-      conn.send({ ...start, selector: { ...start.selector, constructorParameters: { kind: "record", value: { fields: [{ kind: "string", value: "other" }] } } } });
-      return ensureRejected(conn, ["attempt-conflict"], start.attemptId);
-    },
-  },
+  attemptConflict(
+    { name: "attempt-conflict-parameters", ref: "§5.1, §9, decisions §5", expectation: "the same attempt id with different method parameters is attempt-conflict" },
+    (start) => ({ ...countStart(2, 0), attemptId: start.attemptId, idempotencyKey: start.idempotencyKey }),
+  ),
+  attemptConflict(
+    { name: "attempt-conflict-key", ref: "§9", expectation: "the same attempt id with a different idempotency key is attempt-conflict" },
+    (start) => ({ ...start, idempotencyKey: `${start.idempotencyKey}-other` }),
+  ),
+  attemptConflict(
+    { name: "attempt-conflict-constructor", ref: "§9 (equality covers constructor parameters)", expectation: "the same attempt id with different constructor parameters is attempt-conflict" },
+    (start) => ({ ...start, selector: { ...start.selector, constructorParameters: { kind: "record", value: { fields: [{ kind: "string", value: "other" }] } } } }),
+  ),
   {
     name: "attempt-conflict-live",
     ref: "§9",
@@ -139,7 +127,7 @@ export const idempotencyChecks: Check[] = defineChecks("idempotency", [
     expectation: "a new attempt reusing an idempotency key with different parameters is idempotency-conflict",
     async run(ctx) {
       const start = countStart(1, 0);
-      await (await ctx.start(start)).conn.all();
+      await runToEnd(ctx, start);
       const conn = await ctx.connect();
       const second = { ...countStart(3, 0), idempotencyKey: start.idempotencyKey };
       conn.send(second);

@@ -2,8 +2,9 @@
 import { randomUUID } from "node:crypto";
 import { encodeMessage } from "@golem-stream/wire";
 import { defineChecks, ensureEqual, type Check } from "../check.js";
-import { channelFor, ensureFinishedSuccess, ensureRejected, ensureViolation, resultChannel } from "../context.js";
-import { countStart, demoStart, outputValues, reverseStart, val } from "../demo.js";
+import { ensureFinishedSuccess, ensureRejected, ensureViolation, resultChannel } from "../context.js";
+import { countStart, inputStart, outputValues, reverseStart } from "../demo.js";
+import { inputEnd, inputItem, inputSession } from "./support.js";
 
 const MiB = 1024 * 1024;
 
@@ -13,12 +14,9 @@ export const limitChecks: Check[] = defineChecks("limits", [
     ref: "§12 (MUST NOT accept a value and later silently discard it)",
     expectation: "a 1 MiB string item (well under 8 MiB) is accepted and echoed reversed in full",
     async run(ctx) {
-      const { start, ref } = reverseStart();
-      const { conn, accepted } = await ctx.start(start);
-      const channel = channelFor(accepted, ref);
-      const text = "ab".repeat(MiB / 2);
-      conn.send({ type: "inputStreamItem", channel, sequence: 0n, value: val.str(text) });
-      conn.send({ type: "inputStreamEnd", channel, sequence: 1n });
+      const { conn, channel } = await inputSession(ctx, reverseStart());
+      conn.send(inputItem(channel, 0, "ab".repeat(MiB / 2)));
+      conn.send(inputEnd(channel, 1));
       const { messages, closed } = await conn.all(ctx.timeoutMs * 2);
       const out = outputValues(messages, resultChannel(messages)) as { value: string }[];
       ensureEqual(out.length === 1 && out[0]!.value === "ba".repeat(MiB / 2), true, "one reversed 1 MiB item");
@@ -30,9 +28,7 @@ export const limitChecks: Check[] = defineChecks("limits", [
     ref: "§7, decisions §6",
     expectation: "a packed u8 batch of exactly 1 MiB is accepted and acknowledged with \"1048576\"",
     async run(ctx) {
-      const ref = randomUUID();
-      const { conn, accepted } = await ctx.start(demoStart("digest", val.record(val.stream(ref))));
-      const channel = channelFor(accepted, ref);
+      const { conn, channel } = await inputSession(ctx, inputStart("digest"));
       conn.send({ type: "input-u8", channel, sequence: 0n, payload: new Uint8Array(MiB) });
       const ack = await conn.waitFor("ack 1 MiB", (m) => m.type === "inputStreamAck" && m.highestContiguousSequence === BigInt(MiB));
       ensureEqual(ack.type, "inputStreamAck", "answer");
@@ -43,8 +39,7 @@ export const limitChecks: Check[] = defineChecks("limits", [
     ref: "§11, §12, decisions §6",
     expectation: "a binary message larger than 16 MiB + 64 KiB after acceptance closes the WebSocket with 1009",
     async run(ctx) {
-      const ref = randomUUID();
-      const { conn } = await ctx.start(demoStart("digest", val.record(val.stream(ref))));
+      const { conn } = await ctx.start(inputStart("digest").start);
       conn.sendRaw(new Uint8Array(16 * MiB + 64 * 1024 + 8), true);
       const { closed } = await conn.all(ctx.timeoutMs * 2);
       ensureEqual(closed.code, 1009, "close code");
@@ -55,9 +50,7 @@ export const limitChecks: Check[] = defineChecks("limits", [
     ref: "§11, §12, decisions §6",
     expectation: "a text message of 8 MiB + 1 bytes after acceptance closes the WebSocket with 1009 (or limit-exceeded then 1002)",
     async run(ctx) {
-      const { start, ref } = reverseStart();
-      const { conn, accepted } = await ctx.start(start);
-      const channel = channelFor(accepted, ref);
+      const { conn, channel } = await inputSession(ctx, reverseStart());
       const prefix = `{"channel":${channel},"sequence":"0","type":"inputStreamItem","value":{"kind":"string","value":"`;
       const suffix = `"},"version":1}`;
       conn.sendRaw(prefix + "x".repeat(8 * MiB + 1 - prefix.length - suffix.length) + suffix, false);

@@ -4,11 +4,13 @@
  * acceptance, output cursors and input high-water survived.
  */
 import { spawn } from "node:child_process";
-import { SUBPROTOCOL } from "@golem-stream/wire";
+import { SUBPROTOCOL, type InvocationAccepted } from "@golem-stream/wire";
 import { defineChecks, ensure, ensureEqual, show, type Check } from "../check.js";
-import { channelFor, ensureAnswerRejected, ensureFinishedSuccess, ensureTrace, resultChannel, type SuiteContext } from "../context.js";
+import type { Connection } from "../connection.js";
+import { ensureAnswerRejected, ensureFinishedSuccess, ensureTrace, resultChannel, type SuiteContext } from "../context.js";
 import { probeUpgrade } from "../http-probe.js";
 import { countStart, countValues, range, reverseStart, val } from "../demo.js";
+import { inputEnd, inputItem, inputSession, runToEnd } from "./support.js";
 
 /** Runs the restart command, then waits until the endpoint upgrades again. */
 export async function restartServer(ctx: SuiteContext): Promise<void> {
@@ -38,6 +40,21 @@ export async function restartServer(ctx: SuiteContext): Promise<void> {
     if (Date.now() > deadline) throw new Error(`the server did not accept upgrades within ${ctx.restartTimeoutMs} ms of the restart`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
+}
+
+/**
+ * A reverse session with 3 acknowledged items (`${prefix}0` …), then a
+ * restart, then an attach with `operation`: the new connection and its acceptance.
+ */
+async function acknowledgedThenRestarted(ctx: SuiteContext, prefix: string, operation: "resume" | "takeover"): Promise<{ resumed: Connection; answer: InvocationAccepted }> {
+  const { conn, accepted, channel } = await inputSession(ctx, reverseStart());
+  for (let i = 0; i < 3; i++) conn.send(inputItem(channel, i, `${prefix}${i}`));
+  await conn.waitFor("ack 3", (m) => m.type === "inputStreamAck" && m.highestContiguousSequence === 3n);
+  await restartServer(ctx);
+  conn.terminate();
+  const { conn: resumed, answer } = await ctx.attach(accepted.sessionToken, operation);
+  ensure(answer.type === "invocationAccepted", `answer after restart: ${show(answer)}`);
+  return { resumed, answer };
 }
 
 /**
@@ -87,15 +104,7 @@ export const restartChecks: Check[] = defineChecks("restart", [
     expectation:
       "3 acknowledged input items survive a restart: the resumed mapping reports high-water \"3\"; if not terminal, the suffix completes the invocation with 4 outputs, if terminal the invocation fails",
     async run(ctx) {
-      const { start, ref } = reverseStart();
-      const { conn, accepted } = await ctx.start(start);
-      const channel = channelFor(accepted, ref);
-      for (let i = 0; i < 3; i++) conn.send({ type: "inputStreamItem", channel, sequence: BigInt(i), value: val.str(`r${i}`) });
-      await conn.waitFor("ack 3", (m) => m.type === "inputStreamAck" && m.highestContiguousSequence === 3n);
-      await restartServer(ctx);
-      conn.terminate();
-      const { conn: resumed, answer } = await ctx.attach(accepted.sessionToken, "resume");
-      ensure(answer.type === "invocationAccepted", `answer after restart: ${show(answer)}`);
+      const { resumed, answer } = await acknowledgedThenRestarted(ctx, "r", "resume");
       const input = answer.mappings.find((m) => m.direction === "input");
       ensureEqual(input?.inputHighWater?.sequence, 3n, "inputHighWater sequence after restart");
       if (input!.inputHighWater!.terminal) {
@@ -104,8 +113,8 @@ export const restartChecks: Check[] = defineChecks("restart", [
         ensure(finished?.type === "invocationFinished" && finished.outcome.kind === "failure", `input terminal after restart but the invocation did not fail: ${show(finished)}`);
         return "input terminalized by the restart; invocation failed";
       }
-      resumed.send({ type: "inputStreamItem", channel: input!.channel, sequence: 3n, value: val.str("r3") });
-      resumed.send({ type: "inputStreamEnd", channel: input!.channel, sequence: 4n });
+      resumed.send(inputItem(input!.channel, 3, "r3"));
+      resumed.send(inputEnd(input!.channel, 4));
       const { messages, closed } = await resumed.all(ctx.timeoutMs * 2);
       const out = messages.flatMap((m) => (m.type === "outputStreamItem" ? [m.value] : []));
       ensureEqual(out, range(4).map((i) => val.str(`${i}r`)), "outputs");
@@ -118,19 +127,11 @@ export const restartChecks: Check[] = defineChecks("restart", [
     ref: "§9, §6.6",
     expectation: "after a restart, resending the 3 acknowledged items identically is accepted (idempotent), not input-conflict: the server kept what it acknowledged",
     async run(ctx) {
-      const { start, ref } = reverseStart();
-      const { conn, accepted } = await ctx.start(start);
-      const channel = channelFor(accepted, ref);
-      for (let i = 0; i < 3; i++) conn.send({ type: "inputStreamItem", channel, sequence: BigInt(i), value: val.str(`k${i}`) });
-      await conn.waitFor("ack 3", (m) => m.type === "inputStreamAck" && m.highestContiguousSequence === 3n);
-      await restartServer(ctx);
-      conn.terminate();
-      const { conn: resumed, answer } = await ctx.attach(accepted.sessionToken, "takeover");
-      ensure(answer.type === "invocationAccepted", `answer after restart: ${show(answer)}`);
+      const { resumed, answer } = await acknowledgedThenRestarted(ctx, "k", "takeover");
       const input = answer.mappings.find((m) => m.direction === "input");
       ensure(input !== undefined, "no input mapping");
-      for (let i = 0; i < 3; i++) resumed.send({ type: "inputStreamItem", channel: input.channel, sequence: BigInt(i), value: val.str(`k${i}`) });
-      if (input.inputHighWater?.terminal !== true) resumed.send({ type: "inputStreamEnd", channel: input.channel, sequence: 3n });
+      for (let i = 0; i < 3; i++) resumed.send(inputItem(input.channel, i, `k${i}`));
+      if (input.inputHighWater?.terminal !== true) resumed.send(inputEnd(input.channel, 3));
       const { messages } = await resumed.all(ctx.timeoutMs * 2);
       ensure(!messages.some((m) => m.type === "invocationRejected"), `rejected: ${show(messages.find((m) => m.type === "invocationRejected"))}`);
       ensureEqual(messages.at(-1)?.type, "invocationFinished", "last message");
@@ -142,8 +143,7 @@ export const restartChecks: Check[] = defineChecks("restart", [
     expectation: "after a restart, an exact replay of a finished start is accepted for the same attempt, and a different start under its attempt id is attempt-conflict",
     async run(ctx) {
       const start = countStart(2, 0);
-      const first = await ctx.start(start);
-      await first.conn.all();
+      await runToEnd(ctx, start);
       await restartServer(ctx);
       const conn = await ctx.connect();
       conn.send(start);

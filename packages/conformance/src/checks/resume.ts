@@ -1,10 +1,11 @@
 /** Resume and takeover with cursors and input high-water (protocol sections 5.2, 6.1, 9, 10; decisions sections 5 and 8). */
 import { randomUUID } from "node:crypto";
-import type { InvocationAccepted, InvocationStart, ServerMessage } from "@golem-stream/wire";
+import type { InvocationAccepted, InvocationStart, ResumeAttach, ServerMessage } from "@golem-stream/wire";
 import { defineChecks, ensure, ensureEqual, show, type Check } from "../check.js";
 import type { Connection } from "../connection.js";
 import { channelFor, ensureAnswerRejected, ensureFinishedSuccess, ensureRejected, ensureTrace, ensureViolation, resultChannel, type SuiteContext } from "../context.js";
 import { countStart, countValues, range, reverseStart, val } from "../demo.js";
+import { inputEnd, inputItem as item } from "./support.js";
 
 interface FinishedCount {
   readonly start: InvocationStart;
@@ -38,15 +39,13 @@ async function replayed(conn: Connection): Promise<{ messages: ServerMessage[]; 
   return { messages, values: countValues(messages, channel), channel };
 }
 
-const item = (channel: number, sequence: number, text: string) => ({ type: "inputStreamItem" as const, channel, sequence: BigInt(sequence), value: val.str(text) });
-
 /** A reverse session with `n` items acknowledged and its transport dropped. */
 async function detachedReverse(ctx: SuiteContext, n: number, end = false): Promise<{ token: string; ref: string; start: InvocationStart }> {
   const { start, ref } = reverseStart();
   const { conn, accepted: acc } = await ctx.start(start);
   const channel = channelFor(acc, ref);
   for (let i = 0; i < n; i++) conn.send(item(channel, i, `in-${i}`));
-  if (end) conn.send({ type: "inputStreamEnd", channel, sequence: BigInt(n) });
+  if (end) conn.send(inputEnd(channel, n));
   await conn.waitFor(`ack ${n}`, (m) => m.type === "inputStreamAck" && m.channel === channel && m.highestContiguousSequence === BigInt(n) && (!end || m.terminal));
   conn.terminate();
   await conn.closed;
@@ -57,6 +56,29 @@ function inputMapping(acc: InvocationAccepted): NonNullable<InvocationAccepted["
   const input = acc.mappings.find((m) => m.direction === "input");
   ensure(input !== undefined, `no input mapping in the resumed acceptance: ${show(acc.mappings)}`);
   return input;
+}
+
+/** After a resume at high-water 2, an input item at `sequence` with `text` must be refused with `code`. */
+async function refusedAfterResume(ctx: SuiteContext, sequence: number, text: string, code: string): Promise<string> {
+  const d = await detachedReverse(ctx, 2);
+  const { conn, accepted: acc } = await accepted(ctx, d.token, "resume");
+  conn.send(item(inputMapping(acc).channel, sequence, text));
+  return ensureViolation(conn, { codes: [code], attemptId: acc.attemptId, rejectionRequired: true });
+}
+
+/** A resumeAttach with a fresh attempt id on a new connection, refused before acceptance with one of `codes`. */
+async function refusedAttach(ctx: SuiteContext, attach: Pick<ResumeAttach, "operation" | "outputCursors" | "sessionToken">, codes: readonly string[]): Promise<string> {
+  const conn = await ctx.connect();
+  const attemptId = randomUUID();
+  conn.send({ type: "resumeAttach", attemptId, ...attach });
+  return ensureRejected(conn, codes, attemptId);
+}
+
+/** An attach whose session token or cursors the server did not issue for this session: invalid-token. */
+async function invalidTokenAttach(ctx: SuiteContext, sessionToken: string, operation: "resume" | "takeover", cursors: string[] = []): Promise<void> {
+  const { conn, answer } = await ctx.attach(sessionToken, operation, cursors);
+  ensureAnswerRejected(answer, "invalid-token");
+  conn.terminate();
 }
 
 /** Flips one character in the middle of a token's base64url body. */
@@ -201,7 +223,7 @@ export const resumeChecks: Check[] = defineChecks("resume", [
       const channel = inputMapping(acc).channel;
       conn.send(item(channel, 2, "in-2"));
       conn.send(item(channel, 3, "in-3"));
-      conn.send({ type: "inputStreamEnd", channel, sequence: 4n });
+      conn.send(inputEnd(channel, 4));
       const { messages, closed } = await conn.all();
       const out = messages.flatMap((m) => (m.type === "outputStreamItem" ? [m.value] : []));
       ensureEqual(out, range(4).map((i) => val.str(`${i}-ni`)), "outputs");
@@ -217,7 +239,7 @@ export const resumeChecks: Check[] = defineChecks("resume", [
       const { conn, accepted: acc } = await accepted(ctx, d.token, "resume");
       const channel = inputMapping(acc).channel;
       for (let i = 0; i < 4; i++) conn.send(item(channel, i, `in-${i}`));
-      conn.send({ type: "inputStreamEnd", channel, sequence: 4n });
+      conn.send(inputEnd(channel, 4));
       const { messages, closed } = await conn.all();
       ensureEqual(messages.filter((m) => m.type === "outputStreamItem").length, 4, "outputs");
       ensureFinishedSuccess(messages, closed);
@@ -227,23 +249,13 @@ export const resumeChecks: Check[] = defineChecks("resume", [
     name: "conflicting-resend",
     ref: "§9",
     expectation: "after resume, resending item 0 with a different value is input-conflict, close 1002",
-    async run(ctx) {
-      const d = await detachedReverse(ctx, 2);
-      const { conn, accepted: acc } = await accepted(ctx, d.token, "resume");
-      conn.send(item(inputMapping(acc).channel, 0, "changed"));
-      return ensureViolation(conn, { codes: ["input-conflict"], attemptId: acc.attemptId, rejectionRequired: true });
-    },
+    run: (ctx) => refusedAfterResume(ctx, 0, "changed", "input-conflict"),
   },
   {
     name: "gap-after-resume",
     ref: "§9",
     expectation: "after resume at high-water 2, an item at sequence 3 is input-gap, close 1002",
-    async run(ctx) {
-      const d = await detachedReverse(ctx, 2);
-      const { conn, accepted: acc } = await accepted(ctx, d.token, "resume");
-      conn.send(item(inputMapping(acc).channel, 3, "in-3"));
-      return ensureViolation(conn, { codes: ["input-gap"], attemptId: acc.attemptId, rejectionRequired: true });
-    },
+    run: (ctx) => refusedAfterResume(ctx, 3, "in-3", "input-gap"),
   },
   {
     name: "tampered-session-token",
@@ -251,21 +263,14 @@ export const resumeChecks: Check[] = defineChecks("resume", [
     expectation: "resume with a session token altered in one character is invalid-token",
     async run(ctx) {
       const f = await finishedCount(ctx, 1);
-      const { conn, answer } = await ctx.attach(tamper(f.accepted.sessionToken), "resume");
-      ensureAnswerRejected(answer, "invalid-token");
-      conn.terminate();
+      await invalidTokenAttach(ctx, tamper(f.accepted.sessionToken), "resume");
     },
   },
   {
     name: "garbage-session-token",
     ref: "§10, decisions §5",
     expectation: "resume with a syntactically wrong token (gai1_ plus a short body) is invalid-token",
-    async run(ctx) {
-      const conn = await ctx.connect();
-      const attemptId = randomUUID();
-      conn.send({ type: "resumeAttach", attemptId, operation: "resume", outputCursors: [], sessionToken: "gai1_AAAA" });
-      return ensureRejected(conn, ["invalid-token"], attemptId);
-    },
+    run: (ctx) => refusedAttach(ctx, { operation: "resume", outputCursors: [], sessionToken: "gai1_AAAA" }, ["invalid-token"]),
   },
   {
     name: "stream-token-as-session",
@@ -276,10 +281,7 @@ export const resumeChecks: Check[] = defineChecks("resume", [
       const { conn: first, accepted: acc } = await ctx.start(start);
       const streamToken = acc.mappings.find((m) => m.provisionalRef === ref)?.streamToken ?? "";
       first.terminate();
-      const conn = await ctx.connect();
-      const attemptId = randomUUID();
-      conn.send({ type: "resumeAttach", attemptId, operation: "takeover", outputCursors: [], sessionToken: streamToken });
-      return ensureRejected(conn, ["invalid-token"], attemptId);
+      return refusedAttach(ctx, { operation: "takeover", outputCursors: [], sessionToken: streamToken }, ["invalid-token"]);
     },
   },
   {
@@ -288,10 +290,7 @@ export const resumeChecks: Check[] = defineChecks("resume", [
     expectation: "resume with a cursor token in place of the session token is invalid-token",
     async run(ctx) {
       const f = await finishedCount(ctx, 1);
-      const conn = await ctx.connect();
-      const attemptId = randomUUID();
-      conn.send({ type: "resumeAttach", attemptId, operation: "takeover", outputCursors: [], sessionToken: f.cursors[0]! });
-      return ensureRejected(conn, ["invalid-token"], attemptId);
+      return refusedAttach(ctx, { operation: "takeover", outputCursors: [], sessionToken: f.cursors[0]! }, ["invalid-token"]);
     },
   },
   {
@@ -301,9 +300,7 @@ export const resumeChecks: Check[] = defineChecks("resume", [
     async run(ctx) {
       const a = await finishedCount(ctx, 1);
       const b = await finishedCount(ctx, 1);
-      const { conn, answer } = await ctx.attach(a.accepted.sessionToken, "takeover", [b.cursors[0]!]);
-      ensureAnswerRejected(answer, "invalid-token");
-      conn.terminate();
+      await invalidTokenAttach(ctx, a.accepted.sessionToken, "takeover", [b.cursors[0]!]);
     },
   },
   {
@@ -312,9 +309,7 @@ export const resumeChecks: Check[] = defineChecks("resume", [
     expectation: "resume with an altered cursor token is invalid-token",
     async run(ctx) {
       const f = await finishedCount(ctx, 2);
-      const { conn, answer } = await ctx.attach(f.accepted.sessionToken, "takeover", [tamper(f.cursors[0]!)]);
-      ensureAnswerRejected(answer, "invalid-token");
-      conn.terminate();
+      await invalidTokenAttach(ctx, f.accepted.sessionToken, "takeover", [tamper(f.cursors[0]!)]);
     },
   },
   {
@@ -323,10 +318,7 @@ export const resumeChecks: Check[] = defineChecks("resume", [
     expectation: "outputCursors with two cursors of the same output stream is refused (invalid-message), nothing replayed",
     async run(ctx) {
       const f = await finishedCount(ctx, 3);
-      const conn = await ctx.connect();
-      const attemptId = randomUUID();
-      conn.send({ type: "resumeAttach", attemptId, operation: "takeover", outputCursors: [f.cursors[0]!, f.cursors[1]!], sessionToken: f.accepted.sessionToken });
-      return ensureRejected(conn, ["invalid-message", "invalid-token"], attemptId);
+      return refusedAttach(ctx, { operation: "takeover", outputCursors: [f.cursors[0]!, f.cursors[1]!], sessionToken: f.accepted.sessionToken }, ["invalid-message", "invalid-token"]);
     },
   },
   {

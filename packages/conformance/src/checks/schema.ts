@@ -6,8 +6,9 @@
 import { randomUUID } from "node:crypto";
 import type { InvocationStart, SchemaValueJson } from "@golem-stream/wire";
 import { defineChecks, type Check, type CheckSpec } from "../check.js";
-import { channelFor, ensureRejected, ensureViolation } from "../context.js";
+import { ensureRejected } from "../context.js";
 import { demoStart, val } from "../demo.js";
+import { inputViolation } from "./support.js";
 
 const { record, u32, str, stream } = val;
 
@@ -32,19 +33,17 @@ const withSelector = (patch: Partial<InvocationStart["selector"]>): InvocationSt
 };
 
 function badInputItem(name: string, expectation: string, value: SchemaValueJson): CheckSpec {
-  return {
+  return inputViolation({
     name,
     ref: "§3.3, §6.2",
     expectation: `${expectation}: after acceptance, invocationRejected validation-error with the attemptId, close 1002`,
-    async run(ctx) {
-      const ref = randomUUID();
-      const start = demoStart("reverse", record(stream(ref)));
-      const { conn, accepted } = await ctx.start(start);
-      conn.send({ type: "inputStreamItem", channel: channelFor(accepted, ref), sequence: 0n, value });
-      return ensureViolation(conn, { codes: ["validation-error"], attemptId: start.attemptId, rejectionRequired: true });
-    },
-  };
+    send: (channel) => [{ type: "inputStreamItem", channel, sequence: 0n, value }],
+    codes: ["validation-error"],
+  });
 }
+
+/** The codes a server may use for a message of the other encoding (text or binary) than the stream's (decisions §3). */
+const WRONG_ENCODING = ["protocol-error", "invalid-message", "validation-error"];
 
 export const schemaChecks: Check[] = defineChecks("schema", [
   rejectedStart("wrong-kind", "count with a string where u32 is declared", "validation-error", () => count(record(str("3"), u32(0)))),
@@ -68,28 +67,19 @@ export const schemaChecks: Check[] = defineChecks("schema", [
   rejectedStart("unknown-environment", "an unknown environment", "not-found", () => withSelector({ environment: "no-such-environment" }), "decisions §5, §7"),
   badInputItem("item-wrong-kind", "a u32 item on reverse's stream<string> input", u32(7)),
   badInputItem("item-record", "a record item on reverse's stream<string> input", record(str("x"))),
-  {
+  inputViolation({
     name: "text-item-on-binary-stream",
     ref: "decisions §3",
     expectation: "a text inputStreamItem on digest's direct-binary stream<u8> input is a protocol violation: invocationRejected with the attemptId, close 1002",
-    async run(ctx) {
-      const ref = randomUUID();
-      const start = demoStart("digest", record(stream(ref)));
-      const { conn, accepted } = await ctx.start(start);
-      conn.send({ type: "inputStreamItem", channel: channelFor(accepted, ref), sequence: 0n, value: { kind: "u8", value: 1 } });
-      return ensureViolation(conn, { codes: ["protocol-error", "invalid-message", "validation-error"], attemptId: start.attemptId, rejectionRequired: true });
-    },
-  },
-  {
+    method: "digest",
+    send: (channel) => [{ type: "inputStreamItem", channel, sequence: 0n, value: { kind: "u8", value: 1 } }],
+    codes: WRONG_ENCODING,
+  }),
+  inputViolation({
     name: "binary-item-on-value-stream",
     ref: "decisions §3",
     expectation: "an input-u8 binary message on reverse's stream<string> input is a protocol violation: invocationRejected with the attemptId, close 1002",
-    async run(ctx) {
-      const ref = randomUUID();
-      const start = demoStart("reverse", record(stream(ref)));
-      const { conn, accepted } = await ctx.start(start);
-      conn.send({ type: "input-u8", channel: channelFor(accepted, ref), sequence: 0n, payload: new Uint8Array([65]) });
-      return ensureViolation(conn, { codes: ["protocol-error", "invalid-message", "validation-error"], attemptId: start.attemptId, rejectionRequired: true });
-    },
-  },
+    send: (channel) => [{ type: "input-u8", channel, sequence: 0n, payload: new Uint8Array([65]) }],
+    codes: WRONG_ENCODING,
+  }),
 ]);

@@ -4,42 +4,11 @@
  * takeover has a fresh UUIDv4 and uses the latest session token.
  */
 import { ensure, ensureEqual, Mismatch, show } from "../../check.js";
-import type { Script } from "../scripted-server.js";
-import { FINISHED, ScriptedSession, nextAttach, provisionalRefOf, type Attach } from "../session-script.js";
+import { ScriptedSession, nextAttach, provisionalRefOf, type Attach } from "../session-script.js";
 import { defineScenarios } from "../scenario.js";
-import { COUNT, REVERSE, expectAllOnce, str } from "./common.js";
+import { COUNT, PLANNED_ITEMS as ITEMS, REVERSE, expectAllOnce, finishWithEmptyOutput, planned, str } from "./common.js";
 
 const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
-const ITEMS = 3;
-
-/**
- * Serves connection by connection: `plan[i]` says what connection i+1 does
- * with its first message — `cut` before answering, `stall` (never answer),
- * `accept-cut` (accept, send one item, vanish), or `complete` the invocation.
- */
-function planned(session: ScriptedSession, plan: readonly ("cut" | "stall" | "accept-cut" | "complete")[], attaches: Attach[]): Script {
-  const out = session.output();
-  return async (peer) => {
-    const attach = await nextAttach(peer);
-    attaches.push(attach);
-    const step = plan[Math.min(peer.index, plan.length) - 1]!;
-    if (step === "cut") return peer.cut();
-    if (step === "stall") return;
-    const resumed = attach.type === "resumeAttach";
-    session.accept(peer, attach, resumed ? [out.mapping(1)] : []);
-    peer.send(out.result(1, resumed));
-    const from = resumed ? out.resumeFrom(attach) : 0;
-    if (step === "accept-cut") {
-      if (from === 0) peer.send(out.item(1, 0));
-      // Let the client see the item before the connection goes.
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      return peer.cut();
-    }
-    if (from !== "ended") out.send(peer, 1, from, ITEMS);
-    peer.send(out.end(1, ITEMS));
-    peer.send(FINISHED);
-  };
-}
 
 export const attemptScenarios = defineScenarios("attempts", [
   {
@@ -139,9 +108,7 @@ export const attemptScenarios = defineScenarios("attempts", [
         while (!peer.received.some((m) => m.type === "inputStreamEnd")) await peer.next("the input's end");
         inputs = peer.received.flatMap((m) => (m.type === "inputStreamItem" ? [m.value] : []));
         peer.send(input.ack(1, 2, true));
-        peer.send(out.result(2));
-        peer.send(out.end(2, 0));
-        peer.send(FINISHED);
+        finishWithEmptyOutput(peer, out, 2);
       }, REVERSE);
       ctx.adapter.send({ type: "feed", input: "in", items: [str("a"), str("b")] });
       ctx.adapter.send({ type: "endInput", input: "in" });

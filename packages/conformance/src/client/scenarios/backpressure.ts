@@ -14,13 +14,12 @@
  * takes the whole stream while the application reads nothing.
  */
 import { createHash } from "node:crypto";
-import { randomUUID } from "node:crypto";
 import { LIMITS, encodeServerMessage, type ServerMessage } from "@golem-stream/wire";
 import { Mismatch, ensure, ensureEqual, show } from "../../check.js";
 import type { ScriptedPeer } from "../scripted-server.js";
 import { FINISHED, ScriptedSession, nextAttach } from "../session-script.js";
 import { defineScenarios } from "../scenario.js";
-import { resultGraphOf } from "./common.js";
+import { okEnd, outputStream, resultGraphOf } from "./common.js";
 
 /** Payload of one binary item. */
 const ITEM_BYTES = 64 * 1024;
@@ -60,8 +59,8 @@ export const backpressureScenarios = defineScenarios("backpressure", [
       "while the application reads nothing, the client stops reading its socket after at most 256 queued entries of the stream (plus what socket buffers hold), instead of buffering the server's whole output; as the application reads, it never takes more than that ahead of it; every item then arrives once, intact and in order",
     run: async (ctx) => {
       const session = new ScriptedSession(ctx.tokens);
-      const stream = { id: randomUUID() };
-      const token = ctx.tokens.stream(stream.id, "output");
+      const stream = outputStream(ctx.tokens);
+      const token = stream.token;
       const item = (n: number): Uint8Array =>
         encodeServerMessage({ type: "output-binary", channel: 1, sequence: BigInt(n), cursorToken: ctx.tokens.cursor(stream.id, BigInt(n), "item"), payload: payload(n) }) as Uint8Array;
       const wireBytes = item(0).length;
@@ -95,7 +94,7 @@ export const backpressureScenarios = defineScenarios("backpressure", [
             peer.sendRaw(bytes);
             writer.written += bytes.length;
           }
-          peer.send({ type: "outputStreamEnd", channel: 1, cursorToken: ctx.tokens.cursor(stream.id, BigInt(total), "terminal"), outcome: { kind: "ok" }, sequence: BigInt(total) });
+          peer.send(okEnd(ctx.tokens, stream.id, 1, total));
           peer.send(FINISHED);
           writer.done = true;
         },

@@ -4,13 +4,12 @@
  * skipped; input is resent from the byte high-water, even inside a batch.
  * The methods and graphs are the demo catalogue's `split` and `digest`.
  */
-import { randomUUID } from "node:crypto";
 import type { ClientMessage, ResumeAttach, ServerMessage } from "@golem-stream/wire";
 import { ensure, ensureEqual, Mismatch, show } from "../../check.js";
 import type { ScriptedPeer } from "../scripted-server.js";
 import { FINISHED, ScriptedSession, nextAttach, provisionalRefOf } from "../session-script.js";
 import { defineScenarios } from "../scenario.js";
-import { SPLIT, bytes, gate, hex, receivedHex, resultGraphOf } from "./common.js";
+import { SPLIT, gate, hex, okEnd, outputStream, receivedHex, resultGraphOf, splitResult, u8Batch } from "./common.js";
 
 
 /** The u8 batches a connection received on `channel`: `[sequence, payload]`. */
@@ -33,28 +32,22 @@ export const byteScenarios = defineScenarios("bytes", [
       "output bytes arrive as packed batches; after a cut, the resume's cursor names at most the final byte of a delivered batch, and a replayed batch overlapping delivered bytes is trimmed: the application sees bytes 0-15 once, in order",
     run: async (ctx) => {
       const session = new ScriptedSession(ctx.tokens);
-      const upper = { id: randomUUID() };
-      const lines = { id: randomUUID() };
-      const upperToken = ctx.tokens.stream(upper.id, "output");
-      const linesToken = ctx.tokens.stream(lines.id, "output");
-      const result: ServerMessage = {
-        type: "invocationResult",
-        mappings: [],
-        result: { kind: "value", graph: resultGraphOf("split"), value: { kind: "record", value: { fields: [{ kind: "stream", value: { streamToken: upperToken } }, { kind: "stream", value: { streamToken: linesToken } }] } } },
-      };
+      const upper = outputStream(ctx.tokens);
+      const lines = outputStream(ctx.tokens);
+      const result = splitResult(upper.token, lines.token);
       const mappings = [
-        { channel: 1, direction: "output", streamToken: upperToken },
-        { channel: 2, direction: "output", streamToken: linesToken },
+        { channel: 1, direction: "output", streamToken: upper.token },
+        { channel: 2, direction: "output", streamToken: lines.token },
       ] as const;
-      const batch = (from: number, to: number): ServerMessage => ({ type: "output-u8", channel: 1, sequence: BigInt(from), cursorToken: ctx.tokens.cursor(upper.id, BigInt(to - 1), "item"), payload: bytes(from, to) });
-      const linesEnd: ServerMessage = { type: "outputStreamEnd", channel: 2, cursorToken: ctx.tokens.cursor(lines.id, 0n, "terminal"), outcome: { kind: "ok" }, sequence: 0n };
+      const batch = (from: number, to: number): ServerMessage => u8Batch(ctx.tokens, upper.id, 1, from, to);
+      const linesEnd = okEnd(ctx.tokens, lines.id, 2, 0);
       const cut = gate();
       let resume: ResumeAttach | undefined;
       await ctx.begin(async (peer) => {
         const attach = await nextAttach(peer);
         if (attach.type === "invocationStart") {
           session.accept(peer, attach);
-          peer.send({ ...result, mappings: [...mappings] } as ServerMessage);
+          peer.send(splitResult(upper.token, lines.token, mappings));
           peer.send(linesEnd);
           peer.send(batch(0, 4));
           peer.send(batch(4, 8));
@@ -72,7 +65,7 @@ export const byteScenarios = defineScenarios("bytes", [
         // Overlap: two bytes before what the cursor asks for, in one batch with new bytes.
         peer.send(batch(Math.max(0, from - 2), 12));
         peer.send(batch(12, TOTAL));
-        peer.send({ type: "outputStreamEnd", channel: 1, cursorToken: ctx.tokens.cursor(upper.id, BigInt(TOTAL), "terminal"), outcome: { kind: "ok" }, sequence: BigInt(TOTAL) });
+        peer.send(okEnd(ctx.tokens, upper.id, 1, TOTAL));
         if (!linesDone) peer.send(linesEnd);
         peer.send(result);
         peer.send(FINISHED);
@@ -135,8 +128,8 @@ export const byteScenarios = defineScenarios("bytes", [
     expectation: "stream<binary> items (one binary message each) reach the application once and intact, when a resume replays them from sequence 0 after two were delivered; the resume's cursor names at most item 1",
     run: async (ctx) => {
       const session = new ScriptedSession(ctx.tokens);
-      const blobs = { id: randomUUID() };
-      const token = ctx.tokens.stream(blobs.id, "output");
+      const blobs = outputStream(ctx.tokens);
+      const token = blobs.token;
       const result = (announce: boolean): ServerMessage => ({
         type: "invocationResult",
         mappings: announce ? [{ channel: 1, direction: "output", streamToken: token }] : [],
@@ -159,7 +152,7 @@ export const byteScenarios = defineScenarios("bytes", [
         session.accept(peer, attach, [{ channel: 2, direction: "output", streamToken: token }]);
         // A replay from sequence 0, whatever the cursor says.
         for (let n = 0; n < 6; n++) peer.send(item(2, n));
-        peer.send({ type: "outputStreamEnd", channel: 2, cursorToken: ctx.tokens.cursor(blobs.id, 6n, "terminal"), outcome: { kind: "ok" }, sequence: 6n });
+        peer.send(okEnd(ctx.tokens, blobs.id, 2, 6));
         peer.send(result(false));
         peer.send(FINISHED);
       }, { method: "blobs", methodParameters: { kind: "record", value: { fields: [{ kind: "u32", value: 6 }, { kind: "u32", value: 1 }] } } });

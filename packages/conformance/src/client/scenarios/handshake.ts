@@ -7,34 +7,9 @@
 import { SUBPROTOCOL } from "@golem-stream/wire";
 import { ensure, show } from "../../check.js";
 import { CONFORMANCE_TOKEN } from "../context.js";
-import { FINISHED, ScriptedSession, nextAttach } from "../session-script.js";
+import { FINISHED, ScriptedSession } from "../session-script.js";
 import { defineScenarios } from "../scenario.js";
-import type { ClientContext } from "../context.js";
-import type { Script } from "../scripted-server.js";
-import { COUNT, expectAllOnce } from "./common.js";
-
-const ITEMS = 3;
-
-/** A server that cuts the first accepted connection after one item and completes on the next. */
-function cutOnceThenComplete(ctx: ClientContext): Script {
-  const session = new ScriptedSession(ctx.tokens);
-  const out = session.output();
-  return async (peer) => {
-    const attach = await nextAttach(peer);
-    const resumed = attach.type === "resumeAttach";
-    session.accept(peer, attach, resumed ? [out.mapping(1)] : []);
-    peer.send(out.result(1, resumed));
-    if (peer.index === 1) {
-      peer.send(out.item(1, 0));
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      return peer.cut();
-    }
-    const from = resumed ? out.resumeFrom(attach) : 0;
-    if (from !== "ended") out.send(peer, 1, from, ITEMS);
-    peer.send(out.end(1, ITEMS));
-    peer.send(FINISHED);
-  };
-}
+import { COUNT, PLANNED_ITEMS as ITEMS, beginAccepted, expectAllOnce, planned, sendToEnd } from "./common.js";
 
 export const handshakeScenarios = defineScenarios("handshake", [
   {
@@ -42,7 +17,8 @@ export const handshakeScenarios = defineScenarios("handshake", [
     ref: "§1",
     expectation: `every connection, the first and each reconnect, offers the subprotocol ${SUBPROTOCOL} and sends Authorization: Bearer with the token`,
     run: async (ctx) => {
-      await ctx.begin(cutOnceThenComplete(ctx), COUNT);
+      // The first accepted connection is cut after one item; the next completes.
+      await ctx.begin(planned(new ScriptedSession(ctx.tokens), ["accept-cut", "complete"]), COUNT);
       await expectAllOnce(ctx, ITEMS);
       const upgrades = ctx.server.upgrades;
       ensure(upgrades.length >= 2, `${upgrades.length} upgrade(s); expected a reconnect`);
@@ -70,14 +46,10 @@ export const handshakeScenarios = defineScenarios("handshake", [
     ref: "§1, §11, decisions §5",
     expectation: "an upgrade refused with HTTP 503 and the envelope code overloaded is retried, and the invocation completes on a later connection",
     run: async (ctx) => {
-      const session = new ScriptedSession(ctx.tokens);
-      const out = session.output();
-      await ctx.begin(
-        async (peer) => {
-          session.accept(peer, await nextAttach(peer));
-          peer.send(out.result(1));
-          out.send(peer, 1, 0, ITEMS);
-          peer.send(out.end(1, ITEMS));
+      await beginAccepted(
+        ctx,
+        (peer, out) => {
+          sendToEnd(peer, out, 1, 0, ITEMS);
           peer.send(FINISHED);
         },
         COUNT,

@@ -6,9 +6,9 @@
 import { ensure, ensureEqual, Mismatch, show } from "../../check.js";
 import type { ClientContext } from "../context.js";
 import type { ScriptedPeer } from "../scripted-server.js";
-import { FINISHED, ScriptedSession, inputsOn, nextAttach, provisionalRefOf, type InputSeen } from "../session-script.js";
+import { ScriptedSession, inputsOn, nextAttach, provisionalRefOf, type InputSeen } from "../session-script.js";
 import { defineScenarios } from "../scenario.js";
-import { REVERSE, str } from "./common.js";
+import { REVERSE, finishWithEmptyOutput, str } from "./common.js";
 
 const WORDS = ["alpha", "beta", "gamma", "delta", "epsilon"];
 
@@ -16,6 +16,14 @@ const WORDS = ["alpha", "beta", "gamma", "delta", "epsilon"];
 async function awaitInputs(peer: ScriptedPeer, channel: number, count: number): Promise<InputSeen[]> {
   while (inputsOn(peer.received, channel).length < count) await peer.next(`input message ${count} on channel ${channel}`);
   return inputsOn(peer.received, channel);
+}
+
+/** The application feeds every word and ends the input, reads the output, and the invocation must succeed. */
+async function feedWordsAndFinish(ctx: ClientContext): Promise<void> {
+  ctx.adapter.send({ type: "feed", input: "in", items: WORDS.map(str) });
+  ctx.adapter.send({ type: "endInput", input: "in" });
+  ctx.adapter.send({ type: "read", stream: 0 });
+  await ctx.finishedOk();
 }
 
 interface ResendPlan {
@@ -55,17 +63,12 @@ async function resendAfterCut(ctx: ClientContext, plan: ResendPlan): Promise<{ f
       resent = inputsOn(peer.received, 3);
     }
     // What the method returns is not this scenario's concern: an empty output.
-    peer.send(out.result(4));
-    peer.send(out.end(4, 0));
-    peer.send(FINISHED);
+    finishWithEmptyOutput(peer, out, 4);
     // decisions §8: the server closes after invocationFinished. The client sends whatever it
     // resends before it answers the close, so the closed connection has received all of it.
     peer.close(1000);
   }, REVERSE);
-  ctx.adapter.send({ type: "feed", input: "in", items: WORDS.map(str) });
-  ctx.adapter.send({ type: "endInput", input: "in" });
-  ctx.adapter.send({ type: "read", stream: 0 });
-  await ctx.finishedOk();
+  await feedWordsAndFinish(ctx);
   await ctx.server.connections(2, "a resume after the cut");
   await ctx.server.peers[1]!.closed;
   // Anything sent on the channel after the script took its messages counts as resent too.
@@ -91,14 +94,9 @@ export const inputScenarios = defineScenarios("inputs", [
         session.accept(peer, attach, [input.mapping(1, 0, false, provisionalRefOf(attach))]);
         seen = await awaitInputs(peer, 1, WORDS.length + 1);
         peer.send(input.ack(1, WORDS.length, true));
-        peer.send(out.result(2));
-        peer.send(out.end(2, 0));
-        peer.send(FINISHED);
+        finishWithEmptyOutput(peer, out, 2);
       }, REVERSE);
-      ctx.adapter.send({ type: "feed", input: "in", items: WORDS.map(str) });
-      ctx.adapter.send({ type: "endInput", input: "in" });
-      ctx.adapter.send({ type: "read", stream: 0 });
-      await ctx.finishedOk();
+      await feedWordsAndFinish(ctx);
       ensureEqual(seen, expectedSuffix(0), "input messages");
       return "sequences 0-4, end at 5";
     },

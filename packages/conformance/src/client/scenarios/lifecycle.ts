@@ -5,11 +5,20 @@
  * protocol says it may be.
  */
 import { ensure, ensureEqual, show } from "../../check.js";
-import { FINISHED, ScriptedSession, nextAttach, type Attach } from "../session-script.js";
+import type { ScriptedPeer } from "../scripted-server.js";
+import { FINISHED, ScriptedSession, nextAttach, type Attach, type ScriptedOutput } from "../session-script.js";
 import { defineScenarios } from "../scenario.js";
-import { COUNT, expectAllOnce, gate } from "./common.js";
+import { COUNT, acceptWithResult, beginAccepted, expectAllOnce, gate, sendToEnd } from "./common.js";
 
 const ITEMS = 3;
+
+/** Accepts a resume with the output on channel 1 (the result only repeats it) and completes the invocation: items 0-2, the end, success. */
+function completeResumed(peer: ScriptedPeer, resume: Attach, session: ScriptedSession, out: ScriptedOutput): void {
+  session.accept(peer, resume, [out.mapping(1)]);
+  peer.send(out.result(1, true));
+  sendToEnd(peer, out, 1, 0, ITEMS);
+  peer.send(FINISHED);
+}
 
 export const lifecycleScenarios = defineScenarios("lifecycle", [
   {
@@ -17,15 +26,11 @@ export const lifecycleScenarios = defineScenarios("lifecycle", [
     ref: "§6.8, decisions §8",
     expectation: "attachmentRevoked on an accepted connection (another owner took over): the client reports the revocation, fails the invocation as revoked and does not reconnect",
     run: async (ctx) => {
-      const session = new ScriptedSession(ctx.tokens);
-      const out = session.output();
-      await ctx.begin(async (peer) => {
-        session.accept(peer, await nextAttach(peer));
-        peer.send(out.result(1));
+      await beginAccepted(ctx, (peer, out) => {
         peer.send(out.item(1, 0));
         peer.send({ type: "attachmentRevoked", reason: "replaced" });
         peer.close(1000);
-      }, COUNT);
+      });
       const outcome = await ctx.outcome();
       ensure(outcome.type === "error" && outcome.category === "revoked", `outcome ${show(outcome)}, expected an error of category revoked`);
       ensure(ctx.adapter.events.some((e) => e.type === "revoked"), "no revoked event");
@@ -52,11 +57,7 @@ export const lifecycleScenarios = defineScenarios("lifecycle", [
         }
         ensure(attach.type === "resumeAttach", `connection ${peer.index} began with ${attach.type}, expected a resumeAttach`);
         ensure(attach.sessionToken === session.sessionTokens[0], "the resume does not carry the replayed acceptance's session token");
-        session.accept(peer, attach, [out.mapping(1)]);
-        peer.send(out.result(1, true));
-        out.send(peer, 1, 0, ITEMS);
-        peer.send(out.end(1, ITEMS));
-        peer.send(FINISHED);
+        completeResumed(peer, attach, session, out);
       }, COUNT);
       await expectAllOnce(ctx, ITEMS);
       ensure(attemptIds.length === 3 && attemptIds[0] === attemptIds[1] && attemptIds[2] !== attemptIds[1], `attempt ids ${show(attemptIds)}: expected the start twice, then a fresh one`);
@@ -75,18 +76,13 @@ export const lifecycleScenarios = defineScenarios("lifecycle", [
         const attach = await nextAttach(peer);
         attemptIds.push(attach.attemptId);
         if (peer.index === 1) {
-          session.accept(peer, attach);
-          peer.send(out.result(1));
+          acceptWithResult(peer, attach, session, out);
           peer.send({ type: "invocationRejected", attemptId: attach.attemptId, code: "overloaded", message: "try again", retryable: true });
           return peer.close(1002);
         }
         const resume = await Promise.resolve(attach);
         ensure(resume.type === "resumeAttach", `connection ${peer.index} began with ${resume.type}`);
-        session.accept(peer, resume, [out.mapping(1)]);
-        peer.send(out.result(1, true));
-        out.send(peer, 1, 0, ITEMS);
-        peer.send(out.end(1, ITEMS));
-        peer.send(FINISHED);
+        completeResumed(peer, resume, session, out);
       }, COUNT);
       await expectAllOnce(ctx, ITEMS);
       ensure(new Set(attemptIds).size === attemptIds.length, `attempt ids ${show(attemptIds)}: a rejected attempt is never resent`);
@@ -114,15 +110,11 @@ export const lifecycleScenarios = defineScenarios("lifecycle", [
     ref: "§6.5, §8",
     expectation: "an output stream ending with an error outcome is reported on that stream with its code (producer-error); the invocation still finishes",
     run: async (ctx) => {
-      const session = new ScriptedSession(ctx.tokens);
-      const out = session.output();
-      await ctx.begin(async (peer) => {
-        session.accept(peer, await nextAttach(peer));
-        peer.send(out.result(1));
+      await beginAccepted(ctx, (peer, out) => {
         peer.send(out.item(1, 0));
         peer.send(out.end(1, 1, { kind: "error", code: "producer-error", message: "producer failed" }));
         peer.send(FINISHED);
-      }, COUNT);
+      });
       ctx.adapter.send({ type: "read", stream: 0 });
       const end = await ctx.adapter.waitFor((e) => e.type === "streamEnd", "the stream's end");
       ensure(end.type === "streamEnd" && end.outcome.kind === "error" && end.outcome.code === "producer-error", `stream end ${show(end)}`);
@@ -135,14 +127,10 @@ export const lifecycleScenarios = defineScenarios("lifecycle", [
     ref: "§6.9, §11",
     expectation: "invocationFinished with a failure outcome fails the invocation as invocation-failed with the outcome's code",
     run: async (ctx) => {
-      const session = new ScriptedSession(ctx.tokens);
-      const out = session.output();
-      await ctx.begin(async (peer) => {
-        session.accept(peer, await nextAttach(peer));
-        peer.send(out.result(1));
+      await beginAccepted(ctx, (peer, out) => {
         peer.send(out.end(1, 0, { kind: "cancelled", reason: "invocation-failed" }));
         peer.send({ type: "invocationFinished", outcome: { kind: "failure", code: "invocation-failed", message: "agent trapped" } });
-      }, COUNT);
+      });
       const outcome = await ctx.outcome();
       ensure(outcome.type === "error" && outcome.category === "invocation-failed" && outcome.code === "invocation-failed", `outcome ${show(outcome)}`);
       return "invocation-failed";
@@ -153,13 +141,9 @@ export const lifecycleScenarios = defineScenarios("lifecycle", [
     ref: "§5.5, decisions §8",
     expectation: "cancelling the invocation sends streamCancel with reason cancelled for the open output stream, and reports the cancellation delivered once the server ends it",
     run: async (ctx) => {
-      const session = new ScriptedSession(ctx.tokens);
-      const out = session.output();
       let reason: string | undefined;
       const seen = gate();
-      await ctx.begin(async (peer) => {
-        session.accept(peer, await nextAttach(peer));
-        peer.send(out.result(1));
+      await beginAccepted(ctx, async (peer, out) => {
         peer.send(out.item(1, 0));
         const cancel = await peer.nextOf("streamCancel", "a streamCancel");
         reason = cancel.channel === 1 ? cancel.reason : `on channel ${cancel.channel}`;
@@ -167,7 +151,7 @@ export const lifecycleScenarios = defineScenarios("lifecycle", [
         peer.send(out.end(1, 1, { kind: "cancelled", reason: cancel.reason }));
         peer.send(FINISHED);
         peer.close(1000);
-      }, COUNT);
+      });
       await ctx.adapter.waitFor((e) => e.type === "result", "the result");
       ctx.adapter.send({ type: "cancel", reason: "cancelled" });
       const answer = await ctx.adapter.waitFor((e) => e.type === "cancelled", "the answer to cancel");
@@ -189,8 +173,7 @@ export const lifecycleScenarios = defineScenarios("lifecycle", [
         await new Promise((resolve) => setTimeout(resolve, 1500));
         if (peer.isClosed) return;
         peer.send(out.result(1));
-        out.send(peer, 1, 0, ITEMS);
-        peer.send(out.end(1, ITEMS));
+        sendToEnd(peer, out, 1, 0, ITEMS);
         peer.send(FINISHED);
       }, COUNT);
       await expectAllOnce(ctx, ITEMS);

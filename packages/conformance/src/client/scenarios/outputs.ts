@@ -3,7 +3,6 @@
  * within a process, and retain a cursor only after the application has the
  * item, so that a resume asks again for everything not yet delivered.
  */
-import { randomUUID } from "node:crypto";
 import type { ResumeAttach, ServerMessage } from "@golem-stream/wire";
 import { ensure, ensureEqual, Mismatch, show } from "../../check.js";
 import type { ClientContext } from "../context.js";
@@ -11,7 +10,7 @@ import type { Script } from "../scripted-server.js";
 import type { CursorPosition } from "../script-tokens.js";
 import { FINISHED, ScriptedSession, nextAttach, type ScriptedOutput } from "../session-script.js";
 import { defineScenarios } from "../scenario.js";
-import { COUNT, SPLIT, bytes, deliver, expectAllOnce, gate, hex, receivedHex, resultGraphOf, type Gate } from "./common.js";
+import { COUNT, SPLIT, acceptWithResult, beginAccepted, deliver, expectAllOnce, gate, hex, okEnd, outputStream, receivedHex, resultGraphOf, sendToEnd, splitResult, u8Batch, type Gate } from "./common.js";
 
 const TOTAL = 15;
 const FIRST_CONNECTION = 10;
@@ -37,8 +36,7 @@ function cutAndResume(ctx: ClientContext, replay: (from: number | "ended") => re
   const script: Script = async (peer) => {
     const attach = await nextAttach(peer);
     if (attach.type === "invocationStart") {
-      session.accept(peer, attach);
-      peer.send(out.result(1));
+      acceptWithResult(peer, attach, session, out);
       out.send(peer, 1, 0, FIRST_CONNECTION);
       await cut.opened;
       peer.cut();
@@ -48,8 +46,7 @@ function cutAndResume(ctx: ClientContext, replay: (from: number | "ended") => re
     const range = replay(out.resumeFrom(attach));
     session.accept(peer, attach, [out.mapping(2)]);
     if (range !== undefined) out.send(peer, 2, range[0], range[1]);
-    out.send(peer, 2, FIRST_CONNECTION, TOTAL);
-    peer.send(out.end(2, TOTAL));
+    sendToEnd(peer, out, 2, FIRST_CONNECTION, TOTAL);
     peer.send(out.result(2, true));
     peer.send(FINISHED);
   };
@@ -73,15 +70,10 @@ export const outputScenarios = defineScenarios("outputs", [
     ref: "§6.4, §8",
     expectation: "items of one stream reach the application in sequence order, each once, then the stream's end (ok) and the invocation's success",
     run: async (ctx) => {
-      const session = new ScriptedSession(ctx.tokens);
-      const out = session.output();
-      await ctx.begin(async (peer) => {
-        session.accept(peer, await nextAttach(peer));
-        peer.send(out.result(1));
-        out.send(peer, 1, 0, TOTAL);
-        peer.send(out.end(1, TOTAL));
+      await beginAccepted(ctx, (peer, out) => {
+        sendToEnd(peer, out, 1, 0, TOTAL);
         peer.send(FINISHED);
-      }, COUNT);
+      });
       await expectAllOnce(ctx, TOTAL);
       const end = await ctx.adapter.waitFor((e) => e.type === "streamEnd", "streamEnd");
       ensure(end.type === "streamEnd" && end.outcome.kind === "ok", `stream end ${show(end)}, expected ok`);
@@ -151,10 +143,8 @@ export const outputScenarios = defineScenarios("outputs", [
       await ctx.begin(async (peer) => {
         const attach = await nextAttach(peer);
         if (attach.type === "invocationStart") {
-          session.accept(peer, attach);
-          peer.send(out.result(1));
-          out.send(peer, 1, 0, TOTAL);
-          peer.send(out.end(1, TOTAL));
+          acceptWithResult(peer, attach, session, out);
+          sendToEnd(peer, out, 1, 0, TOTAL);
           await cut.opened;
           peer.cut();
           return;
@@ -162,10 +152,7 @@ export const outputScenarios = defineScenarios("outputs", [
         resume = attach;
         const from = out.resumeFrom(attach);
         session.accept(peer, attach, from === "ended" ? [] : [out.mapping(2)]);
-        if (from !== "ended") {
-          out.send(peer, 2, from, TOTAL);
-          peer.send(out.end(2, TOTAL));
-        }
+        if (from !== "ended") sendToEnd(peer, out, 2, from, TOTAL);
         peer.send(out.result(2, from !== "ended"));
         peer.send(FINISHED);
       }, COUNT);
@@ -187,21 +174,16 @@ export const outputScenarios = defineScenarios("outputs", [
       "items of two streams interleaved in any order, one stream ending first, and after a cut the streams announced by the replayed result instead of the acceptance: each stream's items reach the application in order, once, with one end each",
     run: async (ctx) => {
       const session = new ScriptedSession(ctx.tokens);
-      const upper = { id: randomUUID() };
-      const lines = { id: randomUUID() };
-      const upperToken = ctx.tokens.stream(upper.id, "output");
-      const linesToken = ctx.tokens.stream(lines.id, "output");
-      const result = (upperChannel: number | undefined, linesChannel: number | undefined): ServerMessage => ({
-        type: "invocationResult",
-        mappings: [
-          ...(upperChannel === undefined ? [] : [{ channel: upperChannel, direction: "output" as const, streamToken: upperToken }]),
-          ...(linesChannel === undefined ? [] : [{ channel: linesChannel, direction: "output" as const, streamToken: linesToken }]),
-        ],
-        result: { kind: "value", graph: resultGraphOf("split"), value: { kind: "record", value: { fields: [{ kind: "stream", value: { streamToken: upperToken } }, { kind: "stream", value: { streamToken: linesToken } }] } } },
-      });
-      const batch = (channel: number, from: number, to: number): ServerMessage => ({ type: "output-u8", channel, sequence: BigInt(from), cursorToken: ctx.tokens.cursor(upper.id, BigInt(to - 1), "item"), payload: bytes(from, to) });
+      const upper = outputStream(ctx.tokens);
+      const lines = outputStream(ctx.tokens);
+      const result = (upperChannel: number | undefined, linesChannel: number | undefined): ServerMessage =>
+        splitResult(upper.token, lines.token, [
+          ...(upperChannel === undefined ? [] : [{ channel: upperChannel, direction: "output" as const, streamToken: upper.token }]),
+          ...(linesChannel === undefined ? [] : [{ channel: linesChannel, direction: "output" as const, streamToken: lines.token }]),
+        ]);
+      const batch = (channel: number, from: number, to: number): ServerMessage => u8Batch(ctx.tokens, upper.id, channel, from, to);
       const line = (channel: number, n: number): ServerMessage => ({ type: "outputStreamItem", channel, cursorToken: ctx.tokens.cursor(lines.id, BigInt(n), "item"), mappings: [], sequence: BigInt(n), value: { kind: "string", value: `line ${n}` } });
-      const linesEnd = (channel: number): ServerMessage => ({ type: "outputStreamEnd", channel, cursorToken: ctx.tokens.cursor(lines.id, 3n, "terminal"), outcome: { kind: "ok" }, sequence: 3n });
+      const linesEnd = (channel: number): ServerMessage => okEnd(ctx.tokens, lines.id, channel, 3);
       const cut = gate();
       await ctx.begin(async (peer) => {
         const attach = await nextAttach(peer);
@@ -230,7 +212,7 @@ export const outputScenarios = defineScenarios("outputs", [
           for (let n = linesCursor === undefined ? 0 : Number(linesCursor.position) + 1; n < 3; n++) peer.send(line(5, n));
           peer.send(linesEnd(5));
         }
-        peer.send({ type: "outputStreamEnd", channel: 7, cursorToken: ctx.tokens.cursor(upper.id, 6n, "terminal"), outcome: { kind: "ok" }, sequence: 6n });
+        peer.send(okEnd(ctx.tokens, upper.id, 7, 6));
         peer.send(FINISHED);
       }, SPLIT);
       ctx.adapter.send({ type: "endInput", input: "data" });
@@ -260,12 +242,9 @@ export const outputScenarios = defineScenarios("outputs", [
       "streams nested in items (groups) become known to the application before their items, each reaches it in order and once, a nested stream's resume cursor names at most its last delivered item, and after a cut those whose parent item is replayed are announced by that item, the others by the acceptance",
     run: async (ctx) => {
       const session = new ScriptedSession(ctx.tokens);
-      const outer = { id: randomUUID() };
-      const outerToken = ctx.tokens.stream(outer.id, "output");
-      const groups = [0, 1].map((g) => {
-        const id = randomUUID();
-        return { id, token: ctx.tokens.stream(id, "output"), name: `g${g}` };
-      });
+      const outer = outputStream(ctx.tokens);
+      const outerToken = outer.token;
+      const groups = [0, 1].map((g) => ({ ...outputStream(ctx.tokens), name: `g${g}` }));
       const PER = 3;
       const resumeCursors: CursorPosition[] = [];
       const result = (announce: number | undefined): ServerMessage => ({
@@ -282,7 +261,7 @@ export const outputScenarios = defineScenarios("outputs", [
         value: { kind: "record", value: { fields: [{ kind: "string", value: groups[g]!.name }, { kind: "stream", value: { streamToken: groups[g]!.token } }] } },
       });
       const member = (channel: number, g: number, n: number): ServerMessage => ({ type: "outputStreamItem", channel, cursorToken: ctx.tokens.cursor(groups[g]!.id, BigInt(n), "item"), mappings: [], sequence: BigInt(n), value: { kind: "u32", value: n } });
-      const end = (channel: number, id: string, at: number): ServerMessage => ({ type: "outputStreamEnd", channel, cursorToken: ctx.tokens.cursor(id, BigInt(at), "terminal"), outcome: { kind: "ok" }, sequence: BigInt(at) });
+      const end = (channel: number, id: string, at: number): ServerMessage => okEnd(ctx.tokens, id, channel, at);
       const cut = gate();
       await ctx.begin(async (peer) => {
         const attach = await nextAttach(peer);

@@ -10,7 +10,7 @@ import type { ClientMessage, InvocationStart, ResumeAttach } from "@golem-stream
 import { ensure, ensureEqual, show } from "../../check.js";
 import { FINISHED, ScriptedSession, nextAttach, provisionalRefOf, inputsOn } from "../session-script.js";
 import { defineScenarios } from "../scenario.js";
-import { COUNT, REVERSE, deliver, endOfStream, gate, str } from "./common.js";
+import { COUNT, REVERSE, acceptWithResult, deliver, endOfStream, gate, sendToEnd, str } from "./common.js";
 
 const TOTAL = 15;
 const FIRST_CONNECTION = 10;
@@ -30,8 +30,7 @@ export const restartScenarios = defineScenarios("restart", [
         async (peer) => {
           const attach = await nextAttach(peer);
           if (peer.index === 1) {
-            session.accept(peer, attach);
-            peer.send(out.result(1));
+            acceptWithResult(peer, attach, session, out);
             out.send(peer, 1, 0, FIRST_CONNECTION);
             return;
           }
@@ -42,10 +41,7 @@ export const restartScenarios = defineScenarios("restart", [
           resume = attach;
           const from = out.resumeFrom(attach);
           session.accept(peer, attach, from === "ended" ? [] : [out.mapping(2)]);
-          if (from !== "ended") {
-            out.send(peer, 2, from, TOTAL);
-            peer.send(out.end(2, TOTAL));
-          }
+          if (from !== "ended") sendToEnd(peer, out, 2, from, TOTAL);
           peer.send(out.result(2, true));
           peer.send(FINISHED);
         },
@@ -90,10 +86,8 @@ export const restartScenarios = defineScenarios("restart", [
             await crashed.opened;
             return peer.cut();
           }
-          session.accept(peer, attach);
-          peer.send(out.result(1));
-          out.send(peer, 1, 0, TOTAL);
-          peer.send(out.end(1, TOTAL));
+          acceptWithResult(peer, attach, session, out);
+          sendToEnd(peer, out, 1, 0, TOTAL);
           peer.send(FINISHED);
         },
         { ...COUNT, checkpoints: true },

@@ -13,7 +13,7 @@ import type { ClientContext } from "../context.js";
 import type { ScriptedPeer } from "../scripted-server.js";
 import { FINISHED, ScriptedSession, nextAttach, type ScriptedOutput } from "../session-script.js";
 import { defineScenarios } from "../scenario.js";
-import { COUNT, deliver, endOfStream, gate } from "./common.js";
+import { COUNT, acceptWithResult, deliver, endOfStream, gate, sendToEnd } from "./common.js";
 
 const TOTAL = 15;
 const FIRST_CONNECTION = 10;
@@ -39,8 +39,7 @@ async function expectRevoked(ctx: ClientContext, adapter: AdapterProcess): Promi
 
 /** Items `from` … TOTAL-1, the end, the result again (decisions §8) and success, on `channel`. */
 function sendRest(peer: ScriptedPeer, out: ScriptedOutput, channel: number, from: number): void {
-  out.send(peer, channel, from, TOTAL);
-  peer.send(out.end(channel, TOTAL));
+  sendToEnd(peer, out, channel, from, TOTAL);
   peer.send(out.result(channel, true));
   peer.send(FINISHED);
 }
@@ -59,8 +58,7 @@ export const takeoverScenarios = defineScenarios("takeover", [
       await ctx.begin(async (peer) => {
         const attach = await nextAttach(peer);
         if (peer.index === 1) {
-          session.accept(peer, attach);
-          peer.send(out.result(1));
+          acceptWithResult(peer, attach, session, out);
           out.send(peer, 1, 0, 3);
           await cut.opened;
           return peer.cut();
@@ -100,8 +98,7 @@ export const takeoverScenarios = defineScenarios("takeover", [
           if (peer.index === 1) {
             owner = peer;
             startAttempt = attach.attemptId;
-            session.accept(peer, attach);
-            peer.send(out.result(1));
+            acceptWithResult(peer, attach, session, out);
             out.send(peer, 1, 0, FIRST_CONNECTION);
             return;
           }

@@ -9,7 +9,7 @@ import type { ClientContext } from "../context.js";
 import type { ScriptedPeer } from "../scripted-server.js";
 import { ScriptedSession, nextAttach, provisionalRefOf, type Attach, type ScriptedOutput } from "../session-script.js";
 import { defineScenarios, type ScenarioSpec } from "../scenario.js";
-import { COUNT, REVERSE, str } from "./common.js";
+import { COUNT, REVERSE, acceptWithResult, str } from "./common.js";
 
 interface Misbehaviour {
   readonly name: string;
@@ -21,12 +21,6 @@ interface Misbehaviour {
   readonly start?: typeof COUNT | typeof REVERSE;
   /** Serves the one connection; `out` is announced on channel 1 by the result unless the script does otherwise. */
   act(peer: ScriptedPeer, attach: Attach, session: ScriptedSession, out: ScriptedOutput): void;
-}
-
-/** Accepts and sends the result (output on channel 1). */
-function acceptWithResult(peer: ScriptedPeer, attach: Attach, session: ScriptedSession, out: ScriptedOutput): void {
-  session.accept(peer, attach);
-  peer.send(out.result(1));
 }
 
 const MISBEHAVIOURS: readonly Misbehaviour[] = [
