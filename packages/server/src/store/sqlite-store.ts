@@ -116,7 +116,7 @@ export class SqliteSessionStore implements SessionStore {
    * rolls back alone.
    */
   readonly #atomic;
-  /** Runs of log appends, many rows per statement. */
+  /** Every insert into the two logs: one row, or a run of appends with many rows per statement. */
   readonly #inputRows: RowInserter;
   readonly #outputRows: RowInserter;
   readonly #walPath: string;
@@ -174,7 +174,6 @@ export class SqliteSessionStore implements SessionStore {
       listStreams: db.prepare("SELECT * FROM streams WHERE session_id = ? ORDER BY ordinal"),
       getStream: db.prepare("SELECT * FROM streams WHERE stream_id = ?"),
       attach: db.prepare(`UPDATE sessions SET generation = ?, session_token = ? WHERE session_id = ?`),
-      insertInput: db.prepare("INSERT INTO input_chunks VALUES (?, ?, ?, ?, ?, ?, ?)"),
       sessionOfStream: db.prepare("SELECT session_id FROM streams WHERE stream_id = ?").pluck(),
       sessionExists: db.prepare("SELECT 1 FROM sessions WHERE session_id = ?").pluck(),
       // A log only grows at its end, and never past its terminal.
@@ -185,7 +184,6 @@ export class SqliteSessionStore implements SessionStore {
       readInput: db.prepare(`SELECT * FROM input_chunks WHERE stream_id = ? AND sequence < ?
         AND sequence + item_count > ? ORDER BY sequence`),
       endInput: db.prepare("UPDATE streams SET input_terminal = ? WHERE stream_id = ? AND input_terminal IS NULL"),
-      insertOutput: db.prepare("INSERT INTO output_events VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"),
       endOutput: db.prepare(`UPDATE streams SET output_terminal = 1 WHERE stream_id = ? AND count = ?
         AND direction = 'output' AND output_terminal = 0`),
       readOutput: db.prepare(`SELECT * FROM output_events WHERE stream_id = ? AND sequence >= ?
@@ -436,12 +434,8 @@ export class SqliteSessionStore implements SessionStore {
   #acceptInput(chunk: InputChunk, introduced: readonly NewStream[], payload: PendingPayload | undefined): void {
     const moved = this.#statements.advanceInput.run(chunk.itemCount, chunk.streamId, chunk.sequence);
     if (moved.changes !== 1) throw new Error("input chunk does not continue the stream");
-    this.#insertInput(chunk, payload);
+    this.#inputRows.insertAll([inputRow(chunk, payload)]);
     this.#insertStreams(introduced);
-  }
-
-  #insertInput(chunk: InputChunk, payload: PendingPayload | undefined): void {
-    this.#statements.insertInput.run(inputRow(chunk, payload));
   }
 
   readInput(streamId: string, from: bigint, to: bigint): Promise<InputChunk[]> {
@@ -476,19 +470,14 @@ export class SqliteSessionStore implements SessionStore {
     if (event.event === "item") {
       const moved = this.#statements.advanceOutput.run(event.itemCount, event.streamId, event.sequence);
       if (moved.changes !== 1) throw new Error("output event does not continue the stream");
-      this.#insertOutputItem(event, payload);
+      this.#outputRows.insertAll([outputItemRow(event, payload)]);
     } else {
       const ended = this.#statements.endOutput.run(event.streamId, event.sequence);
       if (ended.changes !== 1) throw new Error("output terminal does not continue the stream");
-      this.#statements.insertOutput.run(event.streamId, event.sequence, "terminal", 0, null, null, event.outcome, null, null);
+      this.#outputRows.insertAll([outputTerminalRow(event)]);
     }
     this.#insertStreams(introduced);
   }
-
-  #insertOutputItem(event: Extract<OutputEvent, { event: "item" }>, payload: PendingPayload | undefined): void {
-    this.#statements.insertOutput.run(outputItemRow(event, payload));
-  }
-
 
   readOutput(streamId: string, from: bigint, limit: number, maxBytes = Number.POSITIVE_INFINITY): Promise<OutputEvent[]> {
     return this.#run(() => {
@@ -648,4 +637,9 @@ function outputItemRow(event: Extract<OutputEvent, { event: "item" }>, payload: 
     payload?.ref.offset ?? null,
     payload?.ref.length ?? null,
   ];
+}
+
+/** An output terminal's row of `output_events`, in column order. */
+function outputTerminalRow(event: Extract<OutputEvent, { event: "terminal" }>): unknown[] {
+  return [event.streamId, event.sequence, "terminal", 0, null, null, event.outcome, null, null];
 }
