@@ -81,7 +81,8 @@ export class PrometheusMetrics {
       registers,
     });
     const revocations = new Counter({ name: `${p}revocations_total`, help: "Attachments revoked (attachmentRevoked sent).", registers });
-    const counters = (direction: "input" | "output" | "output_sent", what: string): Record<ElementKind, KindCounters> => {
+    /** Items and payload bytes by element kind: the observer call that counts one batch of them. */
+    const counters = (direction: "input" | "output" | "output_sent", what: string): ((kind: ElementKind, items: number, bytes: number) => void) => {
       const items = new Counter({
         name: `${p}${direction}_items_total`,
         help: `${what} items, by element kind (a u8 item is one byte).`,
@@ -96,7 +97,11 @@ export class PrometheusMetrics {
       });
       const byKind = {} as Record<ElementKind, KindCounters>;
       for (const kind of KINDS) byKind[kind] = { items: items.labels(kind), bytes: bytes.labels(kind) };
-      return byKind;
+      return (kind, count, size) => {
+        const c = byKind[kind];
+        c.items.inc(count);
+        c.bytes.inc(size);
+      };
     };
     const input = counters("input", "Input accepted from clients:");
     const output = counters("output", "Output recorded by producers:");
@@ -153,21 +158,9 @@ export class PrometheusMetrics {
       },
       attachRejected: (code, operation) => rejections.inc({ code, operation }),
       violation: violated,
-      inputAccepted: (kind, items, bytes) => {
-        const c = input[kind];
-        c.items.inc(items);
-        c.bytes.inc(bytes);
-      },
-      outputRecorded: (kind, items, bytes) => {
-        const c = output[kind];
-        c.items.inc(items);
-        c.bytes.inc(bytes);
-      },
-      outputSent: (kind, items, bytes) => {
-        const c = sent[kind];
-        c.items.inc(items);
-        c.bytes.inc(bytes);
-      },
+      inputAccepted: input,
+      outputRecorded: output,
+      outputSent: sent,
       storeCommitted: (seconds, writes) => {
         commitSeconds.observe(seconds);
         groupSize.observe(writes);
