@@ -11,7 +11,7 @@
  */
 import { pathToFileURL } from "node:url";
 import * as here from "@golem-stream/client";
-import { benchSizes, createMeasurements, header, rawWs, startPeer, time } from "./throughput.mjs";
+import { benchSizes, createMeasurements, demo, header, rawWs, startPeer, time } from "./throughput.mjs";
 
 const otherPath = process.argv[2];
 if (otherPath === undefined) {
@@ -24,8 +24,6 @@ const bench = createMeasurements();
 const peer = await startPeer("ack");
 const raw = await startPeer("raw");
 
-const ctor = { kind: "record", value: { fields: [{ kind: "string", value: "bench" }] } };
-const demo = { application: "demo", environment: "default", agentType: "echo", constructorParameters: ctor };
 /** `tally` of the items through one client build, to the ACK-only peer. */
 const tally = (lib, list) => {
   const client = lib.createClient({ url: peer.url, token: "t" });

@@ -16,7 +16,8 @@ import { createClient, inputStream } from "@golem-stream/client";
 export const MIB = 1024 * 1024;
 export const ITEM = "x".repeat(64);
 const ctor = { kind: "record", value: { fields: [{ kind: "string", value: "bench" }] } };
-const demo = { application: "demo", environment: "default", agentType: "echo", constructorParameters: ctor };
+/** The demo `echo` agent every protocol row invokes. */
+export const demo = { application: "demo", environment: "default", agentType: "echo", constructorParameters: ctor };
 
 /** The sizes of a run, from BENCH_MIB, BENCH_ITEMS, BENCH_ROUNDS (defaults 64, 50000, 5 unless given), and the payloads. */
 export function benchSizes(defaults = {}) {
