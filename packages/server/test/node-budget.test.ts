@@ -14,6 +14,17 @@ import { CountingStore, ITEM, expectAllReversed, reverse, sendAll } from "./supp
 const SESSION_BUDGET = 2 * 1024 * 1024;
 const SESSIONS = 4;
 
+/** The demo server with a node budget as small as one session's. */
+function budgetServer(store: CountingStore): SessionServer {
+  return createSessionServer({
+    store,
+    host: createDemoHost(),
+    keyring: Keyring.generate("k1"),
+    authenticator: (token) => (token === TOKEN ? { account: "acme", principal: "alice" } : undefined),
+    limits: { maxQueuedBytesPerSession: SESSION_BUDGET, maxQueuedBytesPerNode: SESSION_BUDGET },
+  });
+}
+
 describe("node byte budget", () => {
   let server: SessionServer | undefined;
   afterEach(async () => {
@@ -26,13 +37,7 @@ describe("node byte budget", () => {
     // hold: up to a session's budget each (8 MiB for the four, without the node's budget), up to
     // the node's budget (2 MiB) for all of them together with it.
     const store = new CountingStore();
-    server = createSessionServer({
-      store,
-      host: createDemoHost(),
-      keyring: Keyring.generate("k1"),
-      authenticator: (token) => (token === TOKEN ? { account: "acme", principal: "alice" } : undefined),
-      limits: { maxQueuedBytesPerSession: SESSION_BUDGET, maxQueuedBytesPerNode: SESSION_BUDGET },
-    });
+    server = budgetServer(store);
     const { url } = await server.listen();
     let open!: () => void;
     store.gate = new Promise((resolve) => (open = resolve));
@@ -62,13 +67,7 @@ describe("node byte budget", () => {
     // Unsent output is counted in its session's permits (it keeps that session's input out), and
     // used to be counted in the node's budget too: two stalled readers spent it, and then no
     // connection's socket was read, a new client's start included.
-    server = createSessionServer({
-      store: new CountingStore(),
-      host: createDemoHost(),
-      keyring: Keyring.generate("k1"),
-      authenticator: (token) => (token === TOKEN ? { account: "acme", principal: "alice" } : undefined),
-      limits: { maxQueuedBytesPerSession: SESSION_BUDGET, maxQueuedBytesPerNode: SESSION_BUDGET },
-    });
+    server = budgetServer(new CountingStore());
     const { url } = await server.listen();
     const stalled: RawClient[] = [];
     for (let i = 0; i < 2; i++) {
@@ -91,13 +90,7 @@ describe("node byte budget", () => {
     // A connection whose session holds nothing of it is not paused (a start, a close handshake, a
     // cancel get through), so no stuck session stops the rest of the node.
     const store = new CountingStore();
-    server = createSessionServer({
-      store,
-      host: createDemoHost(),
-      keyring: Keyring.generate("k1"),
-      authenticator: (token) => (token === TOKEN ? { account: "acme", principal: "alice" } : undefined),
-      limits: { maxQueuedBytesPerSession: SESSION_BUDGET, maxQueuedBytesPerNode: SESSION_BUDGET },
-    });
+    server = budgetServer(store);
     const { url } = await server.listen();
     let open!: () => void;
     const held = new Promise<void>((resolve) => (open = resolve));
