@@ -55,15 +55,7 @@ export class OutputPumps {
 
   /** Creates the stream's pump at the client's cursor (none: from the start); false if the client has seen its terminal. */
   place(stream: StreamState, cursor: CursorPosition | undefined): boolean {
-    const pump: Pump = {
-      stream,
-      next: cursor === undefined ? 0n : cursor.position + 1n,
-      state: cursor?.event === "terminal" ? "done" : "waiting",
-      running: false,
-      dirty: false,
-      tail: new CommittedTail(this.#tailAllowance),
-    };
-    this.#pumps.set(stream.streamId, pump);
+    const pump = this.#add(stream, cursor === undefined ? 0n : cursor.position + 1n, cursor?.event === "terminal" ? "done" : "waiting");
     return pump.state !== "done";
   }
 
@@ -82,15 +74,17 @@ export class OutputPumps {
 
   /** The stream's mapping has been handed to the transport: its pump may run. */
   start(stream: StreamState): void {
-    let pump = this.#pumps.get(stream.streamId);
-    if (pump === undefined) {
-      pump = { stream, next: 0n, state: "waiting", running: false, dirty: false, tail: new CommittedTail(this.#tailAllowance) };
-      this.#pumps.set(stream.streamId, pump);
-    }
+    const pump = this.#pumps.get(stream.streamId) ?? this.#add(stream, 0n, "waiting");
     if (pump.state === "waiting") {
       pump.state = "active";
       this.#kick(pump);
     }
+  }
+
+  #add(stream: StreamState, next: bigint, state: "waiting" | "done"): Pump {
+    const pump: Pump = { stream, next, state, running: false, dirty: false, tail: new CommittedTail(this.#tailAllowance) };
+    this.#pumps.set(stream.streamId, pump);
+    return pump;
   }
 
   /** The stream's log grew; `committed` is the event this process just committed, when it knows it. */
