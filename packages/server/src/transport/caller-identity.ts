@@ -5,7 +5,7 @@
  * before any session exists, rather than by the first mint (which would be
  * an `internal-error` in the middle of a start).
  */
-import { ProtocolError } from "@golem-stream/wire";
+import { ProtocolError, utf8ByteLength } from "@golem-stream/wire";
 import type { Logger, Principal } from "../options.js";
 
 /**
@@ -21,8 +21,8 @@ export function checkCallerIdentity(caller: Principal, maxBytes: number, logger:
     logger.error("authenticator returned an invalid identity", { account: describe(account), principal: describe(principal) });
     throw new ProtocolError("internal-error", "internal error");
   }
-  const accountBytes = Buffer.byteLength(account, "utf8");
-  const principalBytes = Buffer.byteLength(principal, "utf8");
+  const accountBytes = utf8ByteLength(account);
+  const principalBytes = utf8ByteLength(principal);
   if (accountBytes + principalBytes > maxBytes) {
     logger.error("authenticator returned an identity longer than limits.maxCallerIdentityBytes", { accountBytes, principalBytes, limit: maxBytes });
     throw new ProtocolError(
@@ -34,5 +34,5 @@ export function checkCallerIdentity(caller: Principal, maxBytes: number, logger:
 }
 
 function describe(value: unknown): string {
-  return typeof value === "string" ? `string of ${Buffer.byteLength(value, "utf8")} bytes` : typeof value;
+  return typeof value === "string" ? `string of ${utf8ByteLength(value)} bytes` : typeof value;
 }
