@@ -112,22 +112,46 @@ export const tallied = (expected) => (result) => {
 
 // ---- rounds and the report ----
 
-/** Per row: each round's seconds, and the CPU its receivers spent in each round. */
+/** Per row: each round's seconds, and the CPU its receivers and this (sending) process spent in each round. */
 export function createMeasurements() {
   const seconds = {};
   const receiverCpu = {};
+  const senderCpu = {};
   return {
     seconds,
     receiverCpu,
-    /** Runs `run` (resolving with seconds) and records what the receivers (one peer or several, e.g. two cluster nodes) spent meanwhile. */
+    senderCpu,
+    /**
+     * Runs `run` (resolving with seconds) and records what the receivers (one peer or several, e.g. two
+     * cluster nodes) and this process (the sender: the client or the raw `ws` client) spent meanwhile,
+     * in microseconds, all threads of each process.
+     */
     async withReceiverCpu(name, receivers, run) {
       const list = Array.isArray(receivers) ? receivers : [receivers];
       const before = await Promise.all(list.map((r) => r.cpu()));
+      const senderBefore = process.cpuUsage();
       const result = await run();
+      const sender = process.cpuUsage(senderBefore);
       const after = await Promise.all(list.map((r) => r.cpu()));
       const sum = (part) => after.reduce((total, cpu, i) => total + cpu[part] - before[i][part], 0);
       (receiverCpu[name] ??= []).push({ user: sum("user"), system: sum("system") });
+      (senderCpu[name] ??= []).push(sender.user + sender.system);
       return result;
+    },
+    /**
+     * How fast the machine could run row `name` at all, as a ratio to `rawName`: the sender's and the
+     * receivers' CPU of each round can at best spread over every core, so a round cannot take less
+     * than their sum over `availableParallelism()`; the median over the rounds of the raw row's
+     * seconds over that floor. A target above it cannot be met on this machine by any overlap, only
+     * by spending less CPU.
+     */
+    cpuCeiling(name, rawName) {
+      const base = seconds[rawName];
+      const receivers = receiverCpu[name];
+      const senders = senderCpu[name];
+      if (base === undefined || receivers === undefined || senders === undefined) return undefined;
+      const floors = receivers.map((r, round) => (r.user + r.system + senders[round]) / 1e6 / availableParallelism());
+      return median(floors.map((floor, round) => base[round] / floor));
     },
     /**
      * `rounds` rounds, each running every row once in turn, in reverse order every other round
@@ -157,7 +181,8 @@ export function createMeasurements() {
       const cpu =
         receiverCpu[name] === undefined
           ? ""
-          : `  receiver CPU ${cpuOf((r) => r.user + r.system)} ${perItem ? "µs/item" : `ms/${unit.split("/")[0]}`} (user ${cpuOf((r) => r.user)}, system ${cpuOf((r) => r.system)})`;
+          : `  receiver CPU ${cpuOf((r) => r.user + r.system)} ${perItem ? "µs/item" : `ms/${unit.split("/")[0]}`} (user ${cpuOf((r) => r.user)}, system ${cpuOf((r) => r.system)})` +
+            (senderCpu[name] === undefined ? "" : `, sender ${(median(senderCpu[name]) / (perItem ? 1 : 1000) / units).toFixed(perItem ? 1 : 2)}`);
       return `${label.padEnd(48)} ${rate.toFixed(rate >= 100 ? 0 : 1).padStart(10)} ${unit.padEnd(8)} ${ratio}${cpu}`;
     },
   };
