@@ -142,6 +142,11 @@ export class SqliteSessionStore implements SessionStore {
       // sync but at checkpoints) and the group commit syncs the WAL file from the thread pool
       // before any write of the group resolves (`#syncWal`).
       db.pragma("synchronous = NORMAL");
+      // Statement journals (the undo of one savepoint: each write runs in its own inside the group's
+      // transaction) in memory. On disk they spilled past 64 KiB, four 16 KiB pages, into a temp
+      // file: about one pwrite per small item, more than the WAL itself took. Each holds the pages
+      // one write touches, so the memory is bounded by the largest single write.
+      db.pragma("temp_store = MEMORY");
       db.pragma("foreign_keys = ON");
       migrate(db);
     } catch (error) {
