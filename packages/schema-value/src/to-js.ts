@@ -22,7 +22,8 @@ export function toJs(value: SchemaValueInput, graph: SchemaGraph, type?: SchemaT
     const [checked, expected] = checkedType(graph, type);
     graph = checked;
     const decoded = decodeSchemaValue(value, graph, { type: expected, streams: "any" });
-    const leaves = new Map(decoded.streams.map((leaf) => [leaf.coordinate, leaf]));
+    // Most values carry no stream: no map to look leaves up in.
+    const leaves = decoded.streams.length === 0 ? undefined : new Map(decoded.streams.map((leaf) => [leaf.coordinate, leaf]));
     const location = new Location("value");
     const walk = (v: SchemaValue, declared: SchemaType): unknown => {
       const resolved = graph.resolve(declared);
@@ -123,7 +124,7 @@ export function toJs(value: SchemaValueInput, graph: SchemaGraph, type?: SchemaT
           return { tag: v.value.tag, body: into(v.value.body, (branch as { body: SchemaType }).body, "body") };
         }
         case "stream": {
-          const leaf = leaves.get(location.pointer()) as StreamLeaf;
+          const leaf = leaves?.get(location.pointer()) as StreamLeaf;
           return hooks.stream === undefined ? { ...v.value } : hooks.stream(leaf);
         }
       }

@@ -135,7 +135,8 @@ class ValueDecoder {
   private readonly mode: StreamMode;
   private readonly maxCharge: number;
   private readonly maxStreams: number;
-  private readonly seenRefs = new Set<string>();
+  /** Stream references met so far; made at the first one (most values carry none). */
+  private seenRefs: Set<string> | undefined;
 
   constructor(
     private readonly graph: SchemaGraph,
@@ -417,6 +418,7 @@ class ValueDecoder {
       ref = { streamToken: token };
       key = `t${token}`;
     }
+    this.seenRefs ??= new Set();
     if (this.seenRefs.has(key)) {
       throw new ProtocolError("stream-already-consumed", `${this.location.path()}: the stream reference occurs at two coordinates`, {
         path: this.location.path(),
