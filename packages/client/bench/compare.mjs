@@ -28,13 +28,13 @@ const there = await startPeer("server", join(dataDir, "there"), "files", other);
 
 const rows = {
   u8Raw: () => rawWs(raw.url, batches, true),
-  u8Other: () => bench.withReceiverCpu("u8Other", there, () => viaClient(there.url, "digest", digestOf(batches))),
-  u8Here: () => bench.withReceiverCpu("u8Here", here, () => viaClient(here.url, "digest", digestOf(batches))),
+  u8Other: () => bench.withCpu("u8Other", there, () => viaClient(there.url, "digest", digestOf(batches))),
+  u8Here: () => bench.withCpu("u8Here", here, () => viaClient(here.url, "digest", digestOf(batches))),
   strRaw: () => rawWs(raw.url, items, false),
-  tallyOther: () => bench.withReceiverCpu("tallyOther", there, () => viaClient(there.url, "tally", tallyOf(items), tallied(ITEMS))),
-  tallyHere: () => bench.withReceiverCpu("tallyHere", here, () => viaClient(here.url, "tally", tallyOf(items), tallied(ITEMS))),
-  reverseOther: () => bench.withReceiverCpu("reverseOther", there, () => viaClient(there.url, "reverse", tallyOf(items))),
-  reverseHere: () => bench.withReceiverCpu("reverseHere", here, () => viaClient(here.url, "reverse", tallyOf(items))),
+  tallyOther: () => bench.withCpu("tallyOther", there, () => viaClient(there.url, "tally", tallyOf(items), tallied(ITEMS))),
+  tallyHere: () => bench.withCpu("tallyHere", here, () => viaClient(here.url, "tally", tallyOf(items), tallied(ITEMS))),
+  reverseOther: () => bench.withCpu("reverseOther", there, () => viaClient(there.url, "reverse", tallyOf(items))),
+  reverseHere: () => bench.withCpu("reverseHere", here, () => viaClient(here.url, "reverse", tallyOf(items))),
 };
 const warm = items.slice(0, 2000);
 for (const server of [here, there]) {

@@ -57,7 +57,7 @@ import { benchSizes, bufferutilStatus, createMeasurements, digestOf, header, med
 
 const { totalMib: TOTAL_MIB, itemCount: ITEMS, rounds: ROUNDS, batches, items } = benchSizes();
 const bench = createMeasurements();
-const { withReceiverCpu } = bench;
+const { withCpu } = bench;
 
 const dataDir = mkdtempSync(join(tmpdir(), "golem-stream-bench-"));
 const raw = await startPeer("raw");
@@ -84,14 +84,14 @@ function syncedAppends(count) {
 
 const rows = {
   u8Disk: () => syncedAppends(TOTAL_MIB),
-  u8Raw: () => withReceiverCpu("u8Raw", raw, () => rawWs(raw.url, batches, true)),
-  u8Peer: () => withReceiverCpu("u8Peer", peer, () => viaClient(peer.url, "digest", digestOf(batches))),
-  u8Server: () => withReceiverCpu("u8Server", server, () => viaClient(server.url, "digest", digestOf(batches))),
-  u8Inline: () => withReceiverCpu("u8Inline", inlineServer, () => viaClient(inlineServer.url, "digest", digestOf(batches))),
-  strRaw: () => withReceiverCpu("strRaw", raw, () => rawWs(raw.url, items, false)),
-  strPeer: () => withReceiverCpu("strPeer", peer, () => viaClient(peer.url, "tally", tallyOf(items))),
-  strTally: () => withReceiverCpu("strTally", server, () => viaClient(server.url, "tally", tallyOf(items), tallied(ITEMS))),
-  strReverse: () => withReceiverCpu("strReverse", server, () => viaClient(server.url, "reverse", tallyOf(items))),
+  u8Raw: () => withCpu("u8Raw", raw, () => rawWs(raw.url, batches, true)),
+  u8Peer: () => withCpu("u8Peer", peer, () => viaClient(peer.url, "digest", digestOf(batches))),
+  u8Server: () => withCpu("u8Server", server, () => viaClient(server.url, "digest", digestOf(batches))),
+  u8Inline: () => withCpu("u8Inline", inlineServer, () => viaClient(inlineServer.url, "digest", digestOf(batches))),
+  strRaw: () => withCpu("strRaw", raw, () => rawWs(raw.url, items, false)),
+  strPeer: () => withCpu("strPeer", peer, () => viaClient(peer.url, "tally", tallyOf(items))),
+  strTally: () => withCpu("strTally", server, () => viaClient(server.url, "tally", tallyOf(items), tallied(ITEMS))),
+  strReverse: () => withCpu("strReverse", server, () => viaClient(server.url, "reverse", tallyOf(items))),
 };
 
 // Warm up JIT and SQLite once, then measure.

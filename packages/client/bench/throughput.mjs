@@ -126,7 +126,7 @@ export function createMeasurements() {
      * cluster nodes) and this process (the sender: the client or the raw `ws` client) spent meanwhile,
      * in microseconds, all threads of each process.
      */
-    async withReceiverCpu(name, receivers, run) {
+    async withCpu(name, receivers, run) {
       const list = Array.isArray(receivers) ? receivers : [receivers];
       const before = await Promise.all(list.map((r) => r.cpu()));
       const senderBefore = process.cpuUsage();

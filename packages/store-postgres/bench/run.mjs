@@ -56,7 +56,7 @@ import {
 const { totalMib: TOTAL_MIB, itemCount: ITEMS, rounds: ROUNDS, batches, items } = benchSizes({ items: 10000 });
 const fsync = process.env.BENCH_PG_FSYNC ?? "on";
 const bench = createMeasurements();
-const { withReceiverCpu } = bench;
+const { withCpu } = bench;
 
 const dataDir = mkdtempSync(join(tmpdir(), "golem-stream-bench-pg-"));
 const raw = await startPeer("raw");
@@ -136,11 +136,11 @@ async function viaAThenB(method, params, check) {
 }
 
 const rows = {
-  u8Raw: () => withReceiverCpu("u8Raw", raw, () => rawWs(raw.url, batches, true)),
-  u8Sqlite: () => withReceiverCpu("u8Sqlite", sqlite, () => viaClient(sqlite.url, "digest", digestOf(batches))),
+  u8Raw: () => withCpu("u8Raw", raw, () => rawWs(raw.url, batches, true)),
+  u8Sqlite: () => withCpu("u8Sqlite", sqlite, () => viaClient(sqlite.url, "digest", digestOf(batches))),
   ...(postgres && {
-    u8Pg: () => withReceiverCpu("u8Pg", one, () => viaClient(one.url, "digest", digestOf(batches))),
-    u8PgCross: () => withReceiverCpu("u8PgCross", [nodeA, nodeB], () => viaAThenB("digest", digestOf(batches))),
+    u8Pg: () => withCpu("u8Pg", one, () => viaClient(one.url, "digest", digestOf(batches))),
+    u8PgCross: () => withCpu("u8PgCross", [nodeA, nodeB], () => viaAThenB("digest", digestOf(batches))),
   }),
   strRaw: () => rawWs(raw.url, items, false),
   strSqlite: () => viaClient(sqlite.url, "tally", tallyOf(items), tallied(ITEMS)),
