@@ -5,7 +5,8 @@
  *
  *   node bench/digest-pipe.mjs                 # 256 MiB, 5 rounds (build first)
  *   BENCH_MIB=64 BENCH_ROUNDS=3 node bench/digest-pipe.mjs
- *   BENCH_CLI_BEFORE=<other build>/dist/bin.js node bench/digest-pipe.mjs   # adds that CLI as a row
+ *   BENCH_CLI_BEFORE=<other build>/dist/bin.js node bench/digest-pipe.mjs   # adds that build as a row:
+ *                                              # its CLI against its own `serve`, alternating with this build
  *   BENCH_SERVE_DIR=/dev/shm node bench/digest-pipe.mjs   # the server's data (and the disk row) there: tmpfs takes the disk out
  *
  * Both rows are process to process, started fresh per round, reading the same
@@ -130,21 +131,26 @@ async function main() {
   const sinkUrl = await new Promise((resolve) => sink.once("message", (m) => resolve(m.url)));
   // Where the server keeps its data and the disk row appends (BENCH_SERVE_DIR: e.g. a tmpfs, to compare CPU without the disk).
   const serveRoot = process.env.BENCH_SERVE_DIR ? mkdtempSync(join(process.env.BENCH_SERVE_DIR, "golem-stream-bench-serve-")) : dir;
-  const server = spawn(process.execPath, [BIN, "serve", "--port", "0", "--token", token, "--data-dir", join(serveRoot, "data"), "--log-level", "error"]);
-  const serverUrl = await new Promise((resolve) => {
-    let text = "";
-    server.stdout.on("data", (chunk) => {
-      text += chunk;
-      const match = /^listening on (\S+)$/m.exec(text);
-      if (match) resolve(match[1]);
+  /** `<bin> serve` with its data in `<serveRoot>/<name>`; resolves once it listens. */
+  const startServe = (bin, name) => {
+    const child = spawn(process.execPath, [bin, "serve", "--port", "0", "--token", token, "--data-dir", join(serveRoot, name), "--log-level", "error"]);
+    return new Promise((resolve) => {
+      let text = "";
+      child.stdout.on("data", (chunk) => {
+        text += chunk;
+        const match = /^listening on (\S+)$/m.exec(text);
+        if (match) resolve({ child, url: match[1] });
+      });
     });
-  });
+  };
+  const before = process.env.BENCH_CLI_BEFORE;
+  const servers = { cli: await startServe(BIN, "data"), ...(before === undefined ? {} : { before: await startServe(before, "data-before") }) };
 
   /**
    * Runs `args` with the file as stdin while `receiver` (a pid) serves it; resolves with
    * [seconds, stdout, cpu], cpu = { sender, receiver } in µs (receiver undefined without /proc).
    */
-  const run = (args, receiver) =>
+  const run = (args, receiver, serverUrl = servers.cli.url) =>
     new Promise((resolve, reject) => {
       const stdin = openSync(file, "r");
       const receiverBefore = procCpuMicros(receiver);
@@ -166,15 +172,14 @@ async function main() {
         else reject(new Error(`${args.join(" ")} exited ${code}`));
       });
     });
-  const invoke = (bin) => () => run([bin, "invoke", "echo", "digest", "-c", '{"name":"bench"}', "-"], server.pid);
-  const before = process.env.BENCH_CLI_BEFORE;
+  const invoke = (bin, server) => () => run([bin, "invoke", "echo", "digest", "-c", '{"name":"bench"}', "-"], server.child.pid, server.url);
   const rows = {
     raw: () => run([SELF, "send", sinkUrl], sink.pid),
     // The disk's own ceiling for the durable path: the file appended 1 MiB at a time, each synced
     // (the server syncs several batches per group, so it can beat this row when the disk is slow).
     disk: () => run(["-e", DISK_APPEND, join(serveRoot, "disk.bin")]),
-    cli: invoke(BIN),
-    ...(before === undefined ? {} : { before: invoke(before) }),
+    cli: invoke(BIN, servers.cli),
+    ...(before === undefined ? {} : { before: invoke(before, servers.before) }),
   };
   const seconds = Object.fromEntries(Object.keys(rows).map((name) => [name, []]));
   const cpus = Object.fromEntries(Object.keys(rows).map((name) => [name, []]));
@@ -192,7 +197,7 @@ async function main() {
         }
       }
   } finally {
-    server.kill("SIGTERM");
+    for (const server of Object.values(servers)) server.child.kill("SIGTERM");
     sink.kill("SIGTERM");
   }
   rmSync(dir, { recursive: true, force: true });
