@@ -11,8 +11,9 @@
  *
  * Both rows are process to process, started fresh per round, reading the same
  * file of random bytes from stdin:
- *   raw ws pipe — `node digest-pipe.mjs send <url>` reads stdin, joins chunks
- *                 into messages of up to 1 MiB (as the CLI does) and sends them
+ *   raw ws pipe — `node digest-pipe.mjs send <url>` reads stdin (a file 1 MiB at
+ *                 a time), joins chunks into messages of up to 1 MiB (as the CLI
+ *                 does) and sends them
  *                 over a bare `ws` socket to `digest-pipe.mjs sink`, which
  *                 SHA-256s them (no durability) and replies with the hex
  *                 digest once the sender says "end";
@@ -31,7 +32,7 @@
  */
 import { fork, spawn } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
-import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { closeSync, createReadStream, existsSync, fstatSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -89,10 +90,12 @@ if (mode === "sink") {
     size = 0;
     if (socket.bufferedAmount > 8 * MIB) await new Promise((resolve) => setImmediate(resolve));
   };
-  for await (const chunk of process.stdin) {
+  // Stdin as the CLI reads it for a stream<u8>: a regular file 1 MiB at a time (stdinBytes in src/io/stdin-source.ts).
+  const stdin = fstatSync(0).isFile() ? createReadStream("", { fd: 0, highWaterMark: MIB, autoClose: false }) : process.stdin;
+  for await (const chunk of stdin) {
     parts.push(chunk);
     size += chunk.length;
-    if (size >= MIB || process.stdin.readableLength === 0) await flush();
+    if (size >= MIB || stdin.readableLength === 0) await flush();
   }
   if (size > 0) await flush();
   const digest = new Promise((resolve) => socket.once("message", (data) => resolve(String(data))));
