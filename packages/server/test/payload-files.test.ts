@@ -4,8 +4,7 @@
  * same across reopening, that a failed file write commits nothing, and that
  * files go when their sessions go.
  */
-import { afterEach, describe, expect, it, vi } from "vitest";
-import { open } from "node:fs/promises";
+import { afterEach, describe, expect, it } from "vitest";
 import { appendFileSync, existsSync, mkdirSync, readdirSync, renameSync, rmdirSync, statSync, truncateSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createHash, randomBytes, randomUUID } from "node:crypto";
@@ -209,37 +208,6 @@ describe("SqliteSessionStore payload files", () => {
     const digest = (bytes: Uint8Array | undefined) => createHash("sha256").update(bytes ?? new Uint8Array(0)).digest("hex");
     expect(digest((await reopened.readInput(input.streamId, 0n, 1n))[0]?.data)).toBe(digest(data));
     await reopened.close();
-  });
-
-  it("writes a group's adjacent payloads of a session with one writev, not one write each", async () => {
-    const dataDir = sqliteDir();
-    const { store, input } = await openWithSession(dataDir);
-    // The file handles' own methods, counted: the store opens its files through node:fs/promises.
-    const handle = await open(join(dataDir, "probe"), "w");
-    const prototype = Object.getPrototypeOf(handle) as { write: (...args: unknown[]) => unknown; writev: (...args: unknown[]) => unknown };
-    await handle.close();
-    const write = vi.spyOn(prototype, "write");
-    const writev = vi.spyOn(prototype, "writev");
-    try {
-      const parts = Array.from({ length: 8 }, (_, i) => randomBytes(THRESHOLD + i));
-      let sequence = 0n;
-      // Issued together: one group (the first commit may take the first alone).
-      await Promise.all(
-        parts.map((data) => {
-          const accepted = store.acceptInput(chunk(input.streamId, sequence, data), []);
-          sequence += BigInt(data.length);
-          return accepted;
-        }),
-      );
-      expect(write).not.toHaveBeenCalled();
-      expect(writev.mock.calls.length).toBeGreaterThanOrEqual(1);
-      expect(writev.mock.calls.length).toBeLessThanOrEqual(2);
-      expect((await store.readInput(input.streamId, 0n, 1_000_000n)).map((c) => Buffer.from(c.data))).toEqual(parts);
-    } finally {
-      write.mockRestore();
-      writev.mockRestore();
-      await store.close();
-    }
   });
 
   it("upgrades a schema 1 database (every payload in its row), which then takes payload files", async () => {

@@ -19,7 +19,6 @@
  */
 import { closeSync, constants, mkdirSync, openSync, readdirSync, readSync, statSync, unlinkSync } from "node:fs";
 import { open, unlink } from "node:fs/promises";
-import type { FileHandle } from "node:fs/promises";
 import { join } from "node:path";
 
 /** Where a payload lives: `length` bytes at `offset` of its session's file. */
@@ -82,16 +81,15 @@ export class PayloadFiles {
     }
   }
 
-  /**
-   * One `writev` per run of payloads that lie end to end in the file (a group's payloads of a
-   * session usually all do: places are handed out in call order): each native call is a
-   * round trip through libuv's thread pool, and a 256 MiB upload in 64 KiB batches made 4 096
-   * of them, about 15 % of the event loop's time (docs/protocol/throughput.md, session 7).
-   */
   async #writeFile(sessionId: string, payloads: readonly PendingPayload[]): Promise<void> {
     const file = await open(this.#path(sessionId), constants.O_RDWR | constants.O_CREAT, 0o600);
     try {
-      for (const run of contiguousRuns(payloads)) await writeAll(file, run.parts, run.offset);
+      for (const { ref, data } of payloads) {
+        for (let written = 0; written < data.byteLength; ) {
+          const { bytesWritten } = await file.write(data, written, data.byteLength - written, ref.offset + written);
+          written += bytesWritten;
+        }
+      }
       await file.datasync();
     } finally {
       await file.close();
@@ -146,41 +144,6 @@ export class PayloadFiles {
       this.#fresh.add(sessionId);
       return 0;
     }
-  }
-}
-
-/** At most this many buffers per `writev` (POSIX guarantees IOV_MAX of at least 16; Linux has 1024). */
-const MAX_WRITEV_PARTS = 1024;
-
-/** The payloads in runs of adjacent places (each run at most MAX_WRITEV_PARTS long), in order. */
-function contiguousRuns(payloads: readonly PendingPayload[]): { offset: number; parts: Uint8Array[] }[] {
-  const runs: { offset: number; parts: Uint8Array[] }[] = [];
-  let run: { offset: number; parts: Uint8Array[] } | undefined;
-  let end = 0;
-  for (const { ref, data } of payloads) {
-    if (run === undefined || ref.offset !== end || run.parts.length === MAX_WRITEV_PARTS) {
-      run = { offset: ref.offset, parts: [] };
-      runs.push(run);
-    }
-    run.parts.push(data);
-    end = ref.offset + data.byteLength;
-  }
-  return runs;
-}
-
-/** Writes `parts` end to end from `offset`, continuing after a short write. */
-async function writeAll(file: FileHandle, parts: readonly Uint8Array[], offset: number): Promise<void> {
-  let rest = parts.filter((part) => part.byteLength > 0);
-  let position = offset;
-  while (rest.length > 0) {
-    let { bytesWritten } = await file.writev(rest, position);
-    if (bytesWritten === 0) throw new Error("a payload file write made no progress");
-    position += bytesWritten;
-    // Drop what was written: whole parts, then the front of a part written in part.
-    let first = 0;
-    while (first < rest.length && bytesWritten >= rest[first]!.byteLength) bytesWritten -= rest[first++]!.byteLength;
-    rest = rest.slice(first);
-    if (bytesWritten > 0) rest[0] = rest[0]!.subarray(bytesWritten);
   }
 }
 
