@@ -11,7 +11,7 @@ import type { SchemaGraph, SchemaType, SchemaValue } from "@golem-stream/schema-
 import { LIMITS, isProtocolError, parseStrictJson } from "@golem-stream/wire";
 import type { JsonValue, SchemaValueJson } from "@golem-stream/wire";
 import type { CliIo } from "./io/cli-io.js";
-import { byteChunks, knownInputSize, readAllBounded, textLines, thenDone } from "./io/stdin-source.js";
+import { byteChunks, knownInputSize, readAllBounded, stdinBytes, textLines, thenDone } from "./io/stdin-source.js";
 import type { StreamProgress, StreamProgressOptions } from "./io/progress.js";
 import { usageError } from "./exit-codes.js";
 import { plainToNative } from "./plain-json.js";
@@ -155,7 +155,7 @@ function stdinStream(
 ): InputStream {
   const direct = isDirectBinary(graph, elementType);
   const done = () => bar.finish("done");
-  if (direct === "u8") return inputStream.bytes(thenDone(byteChunks(io.stdin, (bytes) => bar.add(bytes, bytes)), done));
+  if (direct === "u8") return inputStream.bytes(thenDone(byteChunks(stdinBytes(io.stdin), (bytes) => bar.add(bytes, bytes)), done));
   if (direct === "binary") {
     return inputStream.binary(
       (async function* () {

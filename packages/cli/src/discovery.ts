@@ -15,6 +15,8 @@ import type { JsonObject, JsonValue } from "@golem-stream/wire";
 import { createHash } from "node:crypto";
 import type { Connection } from "./connection.js";
 import { CliError, EXIT, usageError } from "./exit-codes.js";
+import { httpGet } from "./http-get.js";
+import type { HttpResponse } from "./http-get.js";
 
 export const DISCOVERY_PATH = "/v1/agents/types";
 /** Largest discovery document read. */
@@ -53,21 +55,25 @@ export async function fetchCatalogue(
   const url = new URL(DISCOVERY_PATH, connection.httpOrigin);
   url.searchParams.set("application", application);
   url.searchParams.set("environment", environment);
-  let response: Response;
+  let response: HttpResponse;
   try {
-    response = await fetch(url, { headers: { authorization: `Bearer ${connection.token}` }, signal });
+    response = await httpGet(url, { authorization: `Bearer ${connection.token}` }, signal, MAX_DISCOVERY_BYTES);
   } catch (cause) {
-    throw new CliError(EXIT.connectionLost, `cannot reach ${connection.httpOrigin}: ${describeFetchError(cause)}`, { cause });
+    if (cause instanceof ProtocolError) throw invalidDocument(cause); // larger than MAX_DISCOVERY_BYTES
+    throw new CliError(EXIT.connectionLost, `cannot reach ${connection.httpOrigin}: ${describeConnectionError(cause, signal)}`, { cause });
   }
-  const body = await readBounded(response, MAX_DISCOVERY_BYTES);
-  if (!response.ok) throw httpFailure(response.status, body);
+  if (response.status < 200 || response.status > 299) throw httpFailure(response);
   try {
-    return { application, environment, agentTypes: decodeCatalogue(body) };
+    return { application, environment, agentTypes: decodeCatalogue(response.body) };
   } catch (cause) {
-    // A document this CLI cannot read is the server breaking the protocol, not a bug here.
     if (!(cause instanceof ProtocolError)) throw cause;
-    throw new CliError(EXIT.connectionLost, `the server's discovery document is not valid: ${cause.message}`, { code: cause.code, cause });
+    throw invalidDocument(cause);
   }
+}
+
+/** A document this CLI cannot read is the server breaking the protocol, not a bug here. */
+function invalidDocument(cause: ProtocolError): CliError {
+  return new CliError(EXIT.connectionLost, `the server's discovery document is not valid: ${cause.message}`, { code: cause.code, cause });
 }
 
 /** Decodes a discovery document. Throws only `ProtocolError`. */
@@ -165,30 +171,10 @@ function malformed(path: string, message: string): ProtocolError {
   return new ProtocolError("invalid-message", `${path}: ${message}`, { path });
 }
 
-async function readBounded(response: Response, maxBytes: number): Promise<Uint8Array> {
-  const declared = Number(response.headers.get("content-length") ?? "0");
-  if (declared > maxBytes) throw new ProtocolError("limit-exceeded", `discovery response is larger than ${maxBytes} bytes`);
-  if (response.body === null) return new Uint8Array(0);
-  const parts: Uint8Array[] = [];
-  let total = 0;
-  const reader = response.body.getReader();
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.length;
-    if (total > maxBytes) {
-      await reader.cancel();
-      throw new ProtocolError("limit-exceeded", `discovery response is larger than ${maxBytes} bytes`);
-    }
-    parts.push(value);
-  }
-  return new Uint8Array(Buffer.concat(parts, total));
-}
-
 /** The public HTTP error envelope (decisions §5): `{"code","error"}`, or `{"code","errors":[..]}` for 400. */
-function httpFailure(status: number, body: Uint8Array): CliError {
+function httpFailure({ status, body, location }: HttpResponse): CliError {
   let code = "";
-  let message = `HTTP ${status}`;
+  let message = status >= 300 && status < 400 && location !== undefined ? `HTTP ${status}, a redirect to ${location} (not followed: pass its origin as --url)` : `HTTP ${status}`;
   try {
     const envelope = parseStrictJson(body, { maxBytes: 64 * 1024, what: "error response" });
     if (isJsonObject(envelope)) {
@@ -206,16 +192,27 @@ function httpFailure(status: number, body: Uint8Array): CliError {
   return new CliError(exitCode, `discovery failed: ${code === "" ? "" : `${code}: `}${message.slice(0, 500)}`, { code });
 }
 
-function describeFetchError(error: unknown): string {
-  if (error instanceof Error && error.name === "TimeoutError") return "no answer within --timeout";
-  // fetch says only "fetch failed"; the reason (ECONNREFUSED, ENOTFOUND, a TLS error) is its cause.
-  const cause = (error as { cause?: { code?: unknown; message?: unknown; errors?: unknown } } | null)?.cause;
-  const first = Array.isArray(cause?.errors) ? (cause.errors[0] as { message?: unknown } | undefined) : undefined;
-  const message = typeof first?.message === "string" ? first.message : typeof cause?.message === "string" ? cause.message : undefined;
-  const code = typeof cause?.code === "string" ? cause.code : undefined;
-  if (code?.startsWith("ERR_SSL") === true || code?.startsWith("ERR_TLS") === true || code?.includes("CERT") === true) return `TLS failed (${code})`;
-  const line = message?.split("\n")[0]?.trim();
-  if (line !== undefined && line !== "") return code === undefined || line.includes(code) ? line : `${line} (${code})`;
-  if (code !== undefined) return code;
-  return error instanceof Error ? error.message : String(error);
+function describeConnectionError(error: unknown, signal: AbortSignal): string {
+  if (signal.aborted) {
+    const reason: unknown = signal.reason;
+    if (reason instanceof Error && reason.name === "TimeoutError") return "no answer within --timeout";
+    return reason instanceof Error ? reason.message : String(reason);
+  }
+  // Node's own errors carry the reason (ECONNREFUSED, ENOTFOUND, a TLS error) as their code.
+  const { code, message } = error as { code?: unknown; message?: unknown };
+  const codeText = typeof code === "string" ? tlsCode(code, message) : undefined;
+  if (codeText?.startsWith("ERR_SSL") === true || codeText?.startsWith("ERR_TLS") === true || codeText?.includes("CERT") === true) return `TLS failed (${codeText})`;
+  const line = typeof message === "string" ? message.split("\n")[0]?.trim() : undefined;
+  if (line !== undefined && line !== "") return codeText === undefined || line.includes(codeText) ? line : `${line} (${codeText})`;
+  if (codeText !== undefined) return codeText;
+  return String(error);
+}
+
+/**
+ * A TLS failure on a socket write comes as `EPROTO` with OpenSSL's text ("SSL routines:…:wrong
+ * version number:…"); named as Node names such reasons elsewhere (ERR_SSL_WRONG_VERSION_NUMBER).
+ */
+function tlsCode(code: string, message: unknown): string {
+  const reason = code === "EPROTO" && typeof message === "string" ? /SSL routines:[^:]*:([^:]+):/.exec(message)?.[1] : undefined;
+  return reason === undefined ? code : `ERR_SSL_${reason.toUpperCase().replace(/[^A-Z0-9]+/g, "_")}`;
 }

@@ -1,4 +1,5 @@
 import { createServer } from "node:http";
+import type { RequestListener } from "node:http";
 import type { AddressInfo } from "node:net";
 import { describe, expect, it } from "vitest";
 import { t } from "@golem-stream/schema-value";
@@ -22,6 +23,19 @@ const good = {
     },
   ],
 };
+
+/** fetchCatalogue against a local server answering with `handler`: the catalogue, or what it threw. */
+async function catalogueFrom(handler: RequestListener, signal = AbortSignal.timeout(10_000)): Promise<unknown> {
+  const server = createServer(handler);
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  try {
+    return await fetchCatalogue({ url: origin, httpOrigin: origin, token: "t" }, "demo", "default", signal).catch((e: unknown) => e);
+  } finally {
+    server.closeAllConnections();
+    server.close();
+  }
+}
 
 function thrown(run: () => unknown): unknown {
   try {
@@ -50,16 +64,53 @@ describe("decodeCatalogue", () => {
   });
 
   it("a discovery document it cannot read is the server breaking the protocol: exit 4, not an internal error", async () => {
-    const server = createServer((_, response) => response.end('{"agentTypes":7}'));
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-    const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    try {
-      const error = await fetchCatalogue({ url: origin, httpOrigin: origin, token: "t" }, "demo", "default", AbortSignal.timeout(10_000)).catch((e: unknown) => e);
-      expect(error).toBeInstanceOf(CliError);
-      expect(error).toMatchObject({ exitCode: EXIT.connectionLost, code: "invalid-message" });
-    } finally {
-      server.close();
-    }
+    const error = await catalogueFrom((_, response) => response.end('{"agentTypes":7}'));
+    expect(error).toBeInstanceOf(CliError);
+    expect(error).toMatchObject({ exitCode: EXIT.connectionLost, code: "invalid-message" });
+  });
+
+  it("sends the bearer token and reads the catalogue", async () => {
+    let authorization: string | undefined;
+    const catalogue = await catalogueFrom((request, response) => {
+      authorization = request.headers.authorization;
+      response.end(JSON.stringify(good));
+    });
+    expect(authorization).toBe("Bearer t");
+    expect((catalogue as { agentTypes: { name: string }[] }).agentTypes.map((a) => a.name)).toEqual(["echo"]);
+  });
+
+  it("refuses a document larger than its bound before buffering it, declared or streamed: exit 4, limit-exceeded", async () => {
+    const declared = await catalogueFrom((_, response) => {
+      response.writeHead(200, { "content-length": String(9 * 1024 * 1024) });
+      response.write("{");
+    });
+    expect(declared).toMatchObject({ exitCode: EXIT.connectionLost, code: "limit-exceeded" });
+    const streamed = await catalogueFrom((_, response) => {
+      // Chunked, no length: the bound is met while reading.
+      const chunk = " ".repeat(1024 * 1024);
+      const more = () => {
+        while (response.write(chunk));
+        response.once("drain", more);
+      };
+      response.on("error", () => undefined);
+      more();
+    });
+    expect(streamed).toMatchObject({ exitCode: EXIT.connectionLost, code: "limit-exceeded" });
+  });
+
+  it("does not follow a redirect (the request carries the token): says where it points", async () => {
+    const error = await catalogueFrom((_, response) => {
+      response.writeHead(301, { location: "https://elsewhere.example/v1/agents/types" });
+      response.end();
+    });
+    expect(error).toMatchObject({ exitCode: EXIT.connectionLost });
+    expect((error as Error).message).toMatch(/^discovery failed: HTTP 301, a redirect to https:\/\/elsewhere\.example\/v1\/agents\/types \(not followed/);
+  });
+
+  it("a server that does not answer in time: no answer within --timeout, exit 4", async () => {
+    const error = await catalogueFrom(() => undefined, AbortSignal.timeout(200));
+    expect(error).toMatchObject({ exitCode: EXIT.connectionLost });
+    expect((error as Error).message).toMatch(/^cannot reach http:\/\/127\.0\.0\.1:\d+: no answer within --timeout$/);
   });
 
   const broken: [string, unknown][] = [

@@ -3,7 +3,7 @@
  * chunks; these generators re-cut them into the items the parameter's
  * element type needs, with every size bounded before data accumulates.
  */
-import { fstatSync } from "node:fs";
+import { createReadStream, fstatSync } from "node:fs";
 import type { Readable } from "node:stream";
 import { LIMITS } from "@golem-stream/wire";
 import { usageError } from "../exit-codes.js";
@@ -112,6 +112,23 @@ function toBytes(chunk: unknown): Uint8Array {
   if (chunk instanceof Uint8Array) return chunk;
   if (typeof chunk === "string") return Buffer.from(chunk, "utf8");
   throw usageError("stdin produced something that is not bytes");
+}
+
+/**
+ * Stdin for `stream<u8>`, read `readBytes` at a time (default: one packed
+ * batch, 1 MiB) when it is a regular file (`golem-stream ... < file`).
+ * Node reads a file on stdin 64 KiB at a time with nothing read ahead, so
+ * `byteChunks` found nothing to join and every 64 KiB became its own message,
+ * durable event and payload write: 16 times the per-event work of 1 MiB
+ * batches on both sides (measured: docs/protocol/throughput.md, session 7).
+ * A pipe or a terminal hands over what it holds whatever is asked for, so it
+ * is read as it is.
+ */
+export function stdinBytes(stdin: Readable, readBytes: number = LIMITS.maxPackedU8PayloadBytes): Readable {
+  const fd = (stdin as { fd?: unknown }).fd;
+  if (typeof fd !== "number" || knownInputSize(stdin) === undefined) return stdin;
+  // From the file's current position, as stdin itself would read; fd 0 stays open (it is not ours).
+  return createReadStream("", { fd, highWaterMark: readBytes, autoClose: false });
 }
 
 /**

@@ -45,6 +45,8 @@ export interface Running {
 export interface StartOptions {
   readonly env?: Record<string, string>;
   readonly stdin?: Buffer | string;
+  /** A file descriptor to use as the child's stdin instead of a pipe (`< file`: open the file, pass its fd). */
+  readonly stdinFd?: number;
   /** A file descriptor to use as the child's stdout instead of a pipe (e.g. /dev/full). */
   readonly stdoutFd?: number;
 }
@@ -52,7 +54,7 @@ export interface StartOptions {
 export function start(args: readonly string[], options: StartOptions = {}): Running {
   const child = spawn(process.execPath, [BIN, ...args], {
     env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "/tmp", ...options.env },
-    stdio: ["pipe", options.stdoutFd ?? "pipe", "pipe"],
+    stdio: [options.stdinFd ?? "pipe", options.stdoutFd ?? "pipe", "pipe"],
   });
   const out: Buffer[] = [];
   let err = "";
