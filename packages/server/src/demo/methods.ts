@@ -143,12 +143,14 @@ export const ECHO_AGENT_TYPE: AgentTypeDefinition = implement(echoContract, {
 
   /** Counts the input's items and sums their UTF-8 byte lengths; sends nothing back until the end. */
   async tally(_ctx, { input }) {
-    let items = 0n;
-    let bytes = 0n;
+    // Counted in numbers (exact up to 2^53, petabytes of text) and made u64 once at the end:
+    // two BigInts per item were a measurable share of a 64-byte item's cost.
+    let items = 0;
+    let bytes = 0;
     for await (const item of input) {
-      items += 1n;
-      bytes += BigInt(Buffer.byteLength(item, "utf8"));
+      items += 1;
+      bytes += Buffer.byteLength(item, "utf8");
     }
-    return { items, bytes };
+    return { items: BigInt(items), bytes: BigInt(bytes) };
   },
 });
