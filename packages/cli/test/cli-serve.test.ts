@@ -55,7 +55,9 @@ it("refuses a malformed bearer token before starting", async () => {
 
 it("--retention: a finished invocation can be resumed within it, and is gone once it has passed", async () => {
   const dataDir = join(scratchDir(), "state");
-  const server = start(["serve", "--port", "0", "--token", "t0", "--data-dir", dataDir, "--retention", "2s"]);
+  // Long enough for an invoke and a resume (two CLI processes) on a loaded machine: with 2 s the
+  // session was sometimes swept before the first resume could reach it.
+  const server = start(["serve", "--port", "0", "--token", "t0", "--data-dir", dataDir, "--retention", "6s"]);
   await waitFor(server, () => /^listening on /m.test(server.stdout().toString()), "serve listened");
   const env = { GOLEM_STREAM_URL: /^listening on (\S+)$/m.exec(server.stdout().toString())?.[1] as string, GOLEM_STREAM_TOKEN: "t0" };
   const checkpoint = join(scratchDir(), "count.ckpt");
@@ -65,7 +67,7 @@ it("--retention: a finished invocation can be resumed within it, and is gone onc
   expect((await run(["resume", checkpoint], { env })).code).toBe(EXIT.success);
   // The server sweeps every min(retention, 60 s): poll until the session is gone.
   let resumed = await run(["resume", checkpoint], { env });
-  for (let attempt = 0; attempt < 40 && resumed.code === EXIT.success; attempt++) {
+  for (let attempt = 0; attempt < 80 && resumed.code === EXIT.success; attempt++) {
     await new Promise((resolve) => setTimeout(resolve, 250));
     resumed = await run(["resume", checkpoint], { env });
   }
@@ -73,7 +75,7 @@ it("--retention: a finished invocation can be resumed within it, and is gone onc
   expect(resumed.stderr).toMatch(/session-expired/);
   server.child.kill("SIGTERM");
   await server.done;
-});
+}, 60_000);
 
 it("refuses a bad --retention, and a second server on a data directory in use", async () => {
   const badRetention = await run(["serve", "--port", "0", "--token", "t0", "--data-dir", join(scratchDir(), "s"), "--retention", "1.5h"]);
