@@ -559,7 +559,12 @@ function statements(s: string) {
       )
       SELECT session_id FROM moved`,
     insertInput: `INSERT INTO ${s}.input_chunks (stream_id, sequence, item_count, data, mime_type) VALUES ($1, $2, $3, $4, $5)`,
-    readInput: `SELECT * FROM ${s}.input_chunks WHERE stream_id = $1 AND sequence < $2 AND sequence + item_count > $3 ORDER BY sequence`,
+    // Lower bound: where the chunk holding `from` starts (one index probe). With `sequence < to`
+    // alone the index scan began at the stream's first chunk: a resend's duplicate check near
+    // the end of a long stream read the whole stream.
+    readInput: `SELECT * FROM ${s}.input_chunks WHERE stream_id = $1
+      AND sequence >= COALESCE((SELECT max(sequence) FROM ${s}.input_chunks WHERE stream_id = $1 AND sequence <= $3), 0)
+      AND sequence < $2 AND sequence + item_count > $3 ORDER BY sequence`,
     endInput: `UPDATE ${s}.streams SET input_terminal = $1 WHERE stream_id = $2 AND input_terminal IS NULL RETURNING session_id`,
     insertOutput: `INSERT INTO ${s}.output_events (stream_id, sequence, event, item_count, data, mime_type, outcome)
       VALUES ($1, $2, $3, $4, $5, $6, $7)`,
