@@ -108,7 +108,20 @@ export class MemorySessionStore implements SessionStore {
   }
 
   async readInput(streamId: string, from: bigint, to: bigint): Promise<InputChunk[]> {
-    return (this.#input.get(streamId) ?? []).filter((c) => c.sequence < to && c.sequence + c.itemCount > from).map(copyBytes);
+    const chunks = this.#input.get(streamId) ?? [];
+    // Chunks continue one another in sequence order: binary search for the first that ends after
+    // `from` (a resend's duplicate check reads near the end of the stream, not from its start).
+    let low = 0;
+    let high = chunks.length;
+    while (low < high) {
+      const middle = (low + high) >>> 1;
+      const chunk = chunks[middle] as InputChunk;
+      if (chunk.sequence + chunk.itemCount > from) high = middle;
+      else low = middle + 1;
+    }
+    const found: InputChunk[] = [];
+    for (let at = low; at < chunks.length && (chunks[at] as InputChunk).sequence < to; at++) found.push(copyBytes(chunks[at] as InputChunk));
+    return found;
   }
 
   async endInput(streamId: string, terminal: InputTerminal): Promise<void> {

@@ -69,6 +69,11 @@ export function storeContract(api: TestApi, name: string, open: () => SessionSto
       await expect(store.acceptInput({ streamId: input.streamId, sequence: 9n, itemCount: 1n, data: bytes("z"), mimeType: undefined }, [])).rejects.toThrow();
       const overlap = await store.readInput(input.streamId, 2n, 4n);
       expect(overlap.map((c) => c.sequence)).toEqual([0n, 3n]);
+      // A range that starts where a chunk ends, or ends where one starts, leaves that chunk out.
+      expect((await store.readInput(input.streamId, 3n, 5n)).map((c) => c.sequence)).toEqual([3n]);
+      expect((await store.readInput(input.streamId, 0n, 3n)).map((c) => c.sequence)).toEqual([0n]);
+      expect((await store.readInput(input.streamId, 4n, 5n)).map((c) => c.sequence)).toEqual([3n]);
+      expect(await store.readInput(input.streamId, 5n, 9n)).toEqual([]);
       await store.endInput(input.streamId, { kind: "cancelled", reason: "source-unavailable", by: "client" });
       const [saved] = await store.listStreams(s.sessionId);
       expect(saved).toMatchObject({ count: 5n, inputTerminal: { kind: "cancelled", reason: "source-unavailable", by: "client" } });
