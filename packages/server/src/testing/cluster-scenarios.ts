@@ -421,7 +421,8 @@ export function clusterScenarios(api: ClusterTestApi, name: string, openStores: 
     it("groups: nested output streams created at A are announced and delivered at B", async () => {
       const [a, b] = (await startCluster(2)).nodes;
       const { accepted, client: second } = await startThenResume(a!, b!, demoStart("groups", v.record(v.u32(3), v.u32(4))));
-      const { messages } = await second.all();
+      // Within the test's timeout, so that a hang (seen once under a loaded machine) says which stream stopped.
+      const { messages } = await second.all({ within: 25_000 });
       const items = messages.filter((m) => m.type === "outputStreamItem") as Extract<ServerMessage, { type: "outputStreamItem" }>[];
       const children = items.flatMap((item) => item.mappings.map((m) => m.channel));
       expect(children).toHaveLength(3);

@@ -109,10 +109,27 @@ export class RawClient {
   }
 
   /** Waits for the socket to close and returns every message received. */
-  async all(): Promise<{ messages: ServerMessage[]; closed: Closed }> {
-    const closed = await this.closed;
-    this.#checkDecodable();
-    return { messages: this.received, closed };
+  /**
+   * Every message once the socket has closed. With `within`, gives up after
+   * that many milliseconds with an error that lists what did arrive (type,
+   * channel, sequence), so a hang names the stream that stopped.
+   */
+  async all(options: { readonly within?: number } = {}): Promise<{ messages: ServerMessage[]; closed: Closed }> {
+    const within = options.within;
+    let timer: NodeJS.Timeout | undefined;
+    const deadline =
+      within === undefined
+        ? undefined
+        : new Promise<never>((_, reject) => {
+            timer = setTimeout(() => reject(new Error(`the socket did not close within ${within} ms; received: ${describeReceived(this.received)}`)), within);
+          });
+    try {
+      const closed = await (deadline === undefined ? this.closed : Promise.race([this.closed, deadline]));
+      this.#checkDecodable();
+      return { messages: this.received, closed };
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   close(): void {
@@ -122,4 +139,31 @@ export class RawClient {
   terminate(): void {
     this.socket.terminate();
   }
+}
+
+/** One line per run of messages of the same type and channel, with their sequences' range. */
+function describeReceived(messages: readonly ServerMessage[]): string {
+  const runs: string[] = [];
+  let last = "";
+  let first: string | undefined;
+  let latest: string | undefined;
+  let count = 0;
+  const flush = (): void => {
+    if (count > 0) runs.push(`${last} ×${count}${first === undefined ? "" : ` (sequence ${first}..${latest})`}`);
+  };
+  for (const message of messages) {
+    const channel = "channel" in message ? ` channel ${message.channel}` : "";
+    const key = `${message.type}${channel}`;
+    const sequence = "sequence" in message ? String(message.sequence) : undefined;
+    if (key !== last) {
+      flush();
+      last = key;
+      first = sequence;
+      count = 0;
+    }
+    latest = sequence;
+    count++;
+  }
+  flush();
+  return runs.length === 0 ? "nothing" : runs.join("; ");
 }
