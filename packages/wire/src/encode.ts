@@ -166,6 +166,7 @@ function plainItemPrefix(head: OutputStreamItemHead): string | undefined {
   if (members.length !== HEAD_MEMBERS.size || !members.every((name) => HEAD_MEMBERS.has(name))) return undefined;
   return `{"channel":${channel},"cursorToken":"${cursorToken}","mappings":[],"sequence":"${sequence}","type":"outputStreamItem","value":`;
 }
+
 /** How every canonical SchemaValue begins: `kind` sorts before `value`. */
 const VALUE_OPENING = encodeUtf8('{"kind":"');
 
