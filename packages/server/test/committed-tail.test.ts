@@ -6,10 +6,9 @@
 import { randomUUID } from "node:crypto";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { Keyring } from "@golem-stream/tokens";
 import { CommittedTail, TAIL_EVENTS, TailAllowance } from "../src/attachment/committed-tail.js";
-import { createDemoHost, createSessionServer, MemorySessionStore, type OutputEvent } from "../src/index.js";
-import { RawClient, TOKEN, demoStart, outputValues, v } from "./helpers.js";
+import { MemorySessionStore, type OutputEvent } from "../src/index.js";
+import { RawClient, demoStart, outputValues, startTestServer, v } from "./helpers.js";
 
 const item = (sequence: number, size: number): OutputEvent => ({
   event: "item",
@@ -106,15 +105,9 @@ class ReadCountingStore extends MemorySessionStore {
 describe("output pumps and the tail", () => {
   it("a client that keeps up gets `reverse`'s items without a store read per item, all of them, in order", async () => {
     const store = new ReadCountingStore();
-    const server = createSessionServer({
-      store,
-      host: createDemoHost(),
-      keyring: Keyring.generate("k1"),
-      authenticator: (token) => (token === TOKEN ? { account: "acme", principal: "alice" } : undefined),
-    });
+    const server = await startTestServer({ store });
     try {
-      const { url } = await server.listen();
-      const client = await RawClient.connect(url);
+      const client = await RawClient.connect(server.url);
       client.send(demoStart("reverse", v.record(v.stream(randomUUID()))));
       const accepted = await client.nextOf("invocationAccepted");
       const result = await client.nextOf("invocationResult");
@@ -131,7 +124,7 @@ describe("output pumps and the tail", () => {
       // Without the tail every commit's events were read back: about one read per item.
       expect(store.reads).toBeLessThan(items / 4);
     } finally {
-      await server.close();
+      await server.dispose();
     }
   });
 });
