@@ -154,7 +154,7 @@ describe("SqliteSessionStore on disk", () => {
       const tables = check.prepare("SELECT sql FROM sqlite_master WHERE name IN ('input_chunks', 'output_events')").all() as { sql: string }[];
       expect(tables).toHaveLength(2);
       expect(tables.filter((row) => row.sql.includes("WITHOUT ROWID"))).toEqual([]);
-      expect(check.pragma("user_version", { simple: true })).toBe(3);
+      expect(check.pragma("user_version", { simple: true })).toBe(4);
     } finally {
       check.close();
     }
@@ -169,7 +169,8 @@ describe("SqliteSessionStore on disk", () => {
     await store.finish(s.sessionId, '{"kind":"success"}', 1000);
     await store.close();
     const db = new Database(join(dataDir, "sessions.db"));
-    db.exec("DROP TABLE attempt_tombstones; DROP TABLE idempotency_tombstones; PRAGMA user_version = 2;");
+    db.exec(`DROP TABLE attempt_tombstones; DROP TABLE idempotency_tombstones;
+      ALTER TABLE input_chunks DROP COLUMN parts; ALTER TABLE output_events DROP COLUMN parts; PRAGMA user_version = 2;`);
     db.close();
 
     const upgraded = new SqliteSessionStore({ dataDir });

@@ -31,6 +31,8 @@ export interface LogAppend {
   readonly itemCount: bigint;
   /** The row's values in its table's column order (the count is advanced by the caller). */
   readonly row: readonly unknown[];
+  /** The row's bytes, when they may share a packed row with the appends around it (`packed-rows.ts`). */
+  readonly packable: Uint8Array | undefined;
 }
 
 export interface PendingWrite {

@@ -13,6 +13,7 @@ import type {
   StreamParent,
   StreamRecord,
 } from "./session-store.js";
+import { splitPacked } from "./packed-rows.js";
 
 export interface SessionRow {
   session_id: string;
@@ -71,6 +72,8 @@ export interface InputRow {
   mime_type: string | null;
   payload_offset: bigint | null;
   payload_length: bigint | null;
+  /** Set when the row packs several appends (`packed-rows.ts`). */
+  parts: Buffer | null;
 }
 
 export interface OutputRow {
@@ -83,6 +86,8 @@ export interface OutputRow {
   outcome: string | null;
   payload_offset: bigint | null;
   payload_length: bigint | null;
+  /** Set when the row packs several items (`packed-rows.ts`). */
+  parts: Buffer | null;
 }
 
 export function toSession(row: SessionRow): SessionRecord {
@@ -160,6 +165,36 @@ export function toChunk(row: InputRow, readPayload: PayloadReader): InputChunk {
     data: readPayload(row) ?? bytesOf(row.data),
     mimeType: row.mime_type ?? undefined,
   };
+}
+
+/** Appends the chunks of `row` that overlap `[from, to)`: the row's own, or those it packs. */
+export function pushChunks(row: InputRow, readPayload: PayloadReader, from: bigint, to: bigint, out: InputChunk[]): void {
+  if (row.parts === null) {
+    if (row.sequence < to && row.sequence + row.item_count > from) out.push(toChunk(row, readPayload));
+    return;
+  }
+  for (const part of splitPacked(row.sequence, row.item_count, bytesOf(row.data), bytesOf(row.parts))) {
+    if (part.sequence < to && part.sequence + part.itemCount > from) {
+      out.push({ streamId: row.stream_id, sequence: part.sequence, itemCount: part.itemCount, data: part.data, mimeType: undefined });
+    }
+  }
+}
+
+/** The items a packed row of `output_events` holds, in order. */
+export function packedEvents(row: OutputRow, parts: Buffer): Extract<OutputEvent, { event: "item" }>[] {
+  return splitPacked(row.sequence, row.item_count, bytesOf(row.data), bytesOf(parts)).map((part) => ({
+    event: "item",
+    streamId: row.stream_id,
+    sequence: part.sequence,
+    itemCount: part.itemCount,
+    data: part.data,
+    mimeType: undefined,
+  }));
+}
+
+/** The payload bytes of a row that packs nothing, wherever they are kept. */
+export function payloadLength(row: OutputRow): number {
+  return row.payload_length === null ? (row.data?.length ?? 0) : Number(row.payload_length);
 }
 
 export function toEvent(row: OutputRow, readPayload: PayloadReader): OutputEvent {

@@ -14,19 +14,21 @@ import type Database from "better-sqlite3";
  *
  * `payload_offset`/`payload_length`, when set, say that the row's bytes are
  * in its session's payload file (`payload-files.ts`) and `data` is empty.
+ * `parts`, when set, says that the row packs several appends
+ * (`packed-rows.ts`). New columns go last: rows are inserted by position.
  */
 const LOG_TABLES = `
 CREATE TABLE IF NOT EXISTS input_chunks (
   stream_id TEXT NOT NULL REFERENCES streams(stream_id) ON DELETE CASCADE,
   sequence INTEGER NOT NULL, item_count INTEGER NOT NULL, data BLOB NOT NULL, mime_type TEXT,
-  payload_offset INTEGER, payload_length INTEGER,
+  payload_offset INTEGER, payload_length INTEGER, parts BLOB,
   PRIMARY KEY (stream_id, sequence)
 );
 CREATE TABLE IF NOT EXISTS output_events (
   stream_id TEXT NOT NULL REFERENCES streams(stream_id) ON DELETE CASCADE,
   sequence INTEGER NOT NULL, event TEXT NOT NULL, item_count INTEGER NOT NULL,
   data BLOB, mime_type TEXT, outcome TEXT,
-  payload_offset INTEGER, payload_length INTEGER,
+  payload_offset INTEGER, payload_length INTEGER, parts BLOB,
   PRIMARY KEY (stream_id, sequence, event)
 );
 `;
@@ -36,8 +38,9 @@ CREATE TABLE IF NOT EXISTS output_events (
  * 1: rowid logs.
  * 2: logs may point into payload files.
  * 3: tombstones of purged sessions.
+ * 4: a log row may pack several appends (`parts`).
  */
-export const SCHEMA_VERSION = 3;
+export const SCHEMA_VERSION = 4;
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS sessions (
@@ -113,10 +116,17 @@ export function migrate(db: Database.Database): void {
         db.exec(`ALTER TABLE ${name} ADD COLUMN payload_offset INTEGER; ALTER TABLE ${name} ADD COLUMN payload_length INTEGER;`);
       }
       db.exec(SCHEMA);
+      addPartsColumn(db, logs);
     } else {
-      // Version 2: only new tables.
+      // Versions 2 and 3: new tables, and the logs' `parts` column (NULL: every old row is one append).
       db.exec(SCHEMA);
+      addPartsColumn(db, logs);
     }
     db.pragma(`user_version = ${SCHEMA_VERSION}`);
   })();
+}
+
+/** Adds `parts` to logs made before version 4 (the version 0 path recreates its logs with it). */
+function addPartsColumn(db: Database.Database, logs: readonly string[]): void {
+  for (const name of logs) db.exec(`ALTER TABLE ${name} ADD COLUMN parts BLOB`);
 }

@@ -39,11 +39,14 @@ import type {
   SessionStore,
   StreamRecord,
 } from "./session-store.js";
+import { joinParts, packRun } from "./packed-rows.js";
 import { migrate } from "./sqlite-schema.js";
 import { RowInserter } from "./row-inserter.js";
 import {
   encodeInputTerminal,
-  toChunk,
+  packedEvents,
+  payloadLength,
+  pushChunks,
   toEvent,
   toSession,
   toStream,
@@ -77,6 +80,14 @@ export interface SqliteSessionStoreOptions {
    * loop). `Infinity` keeps every payload in the database.
    */
   readonly payloadFileThreshold?: number;
+  /**
+   * Small input chunks and output items of one stream committed in the same
+   * group share one row of their log, up to this many bytes per row
+   * (default 8192; 0 writes a row per append). A burst of 64-byte items then
+   * costs SQLite one insert per row instead of one per item
+   * (`packed-rows.ts`). Reads return the appends as they were made.
+   */
+  readonly maxPackedRowBytes?: number;
 }
 
 const DEFAULT_PAGE_SIZE = 16384;
@@ -93,6 +104,14 @@ function payloadFileThresholdOf(options: SqliteSessionStoreOptions): number {
   return threshold;
 }
 
+const DEFAULT_MAX_PACKED_ROW_BYTES = 8192;
+
+function maxPackedRowBytesOf(options: SqliteSessionStoreOptions): number {
+  const bytes = options.maxPackedRowBytes ?? DEFAULT_MAX_PACKED_ROW_BYTES;
+  if (!Number.isSafeInteger(bytes) || bytes < 0) throw new TypeError("maxPackedRowBytes must be a non-negative integer");
+  return bytes;
+}
+
 function pageSizeOf(options: SqliteSessionStoreOptions): number {
   const size = options.pageSize ?? DEFAULT_PAGE_SIZE;
   if (!Number.isSafeInteger(size) || size < 4096 || size > 65536 || (size & (size - 1)) !== 0) {
@@ -107,6 +126,7 @@ export class SqliteSessionStore implements SessionStore {
   readonly #statements;
   readonly #payloads: PayloadFiles;
   readonly #payloadFileThreshold: number;
+  readonly #maxPackedRowBytes: number;
   /** The write queue (`group-commit.ts`); its commit function is the transaction built in the constructor. */
   readonly #group: GroupCommit;
   /**
@@ -126,6 +146,7 @@ export class SqliteSessionStore implements SessionStore {
   constructor(options: SqliteSessionStoreOptions) {
     const pageSize = pageSizeOf(options);
     this.#payloadFileThreshold = payloadFileThresholdOf(options);
+    this.#maxPackedRowBytes = maxPackedRowBytesOf(options);
     mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
     const path = join(options.dataDir, "sessions.db");
     const db = new Database(path);
@@ -196,8 +217,10 @@ export class SqliteSessionStore implements SessionStore {
       endInput: db.prepare("UPDATE streams SET input_terminal = ? WHERE stream_id = ? AND input_terminal IS NULL"),
       endOutput: db.prepare(`UPDATE streams SET output_terminal = 1 WHERE stream_id = ? AND count = ?
         AND direction = 'output' AND output_terminal = 0`),
-      readOutput: db.prepare(`SELECT * FROM output_events WHERE stream_id = ? AND sequence >= ?
-        ORDER BY sequence, event DESC LIMIT ?`),
+      // From the row holding `from`, which may be a packed row that starts before it.
+      readOutput: db.prepare(`SELECT * FROM output_events WHERE stream_id = @stream
+        AND sequence >= COALESCE((SELECT MAX(sequence) FROM output_events WHERE stream_id = @stream AND sequence <= @from), @from)
+        ORDER BY sequence, event DESC LIMIT @limit`),
       setResult: db.prepare("UPDATE sessions SET result = ? WHERE session_id = ? AND result IS NULL"),
       finish: db.prepare(`UPDATE sessions SET state = 'finished', outcome = ?, finished_at = ?
         WHERE session_id = ? AND state = 'running'`),
@@ -307,7 +330,17 @@ export class SqliteSessionStore implements SessionStore {
     const input = first.log === "input";
     const advance = input ? this.#statements.advanceInput : this.#statements.advanceOutput;
     if (advance.run(total, first.streamId, first.sequence).changes !== 1) throw new Error("the run does not continue its stream");
-    (input ? this.#inputRows : this.#outputRows).insertAll(appends.map((append) => append.row));
+    const rows = this.#maxPackedRowBytes === 0
+      ? appends.map((append) => append.row)
+      : packRun(appends, this.#maxPackedRowBytes).map(([start, end]) => {
+          if (end - start === 1) return (appends[start] as LogAppend).row;
+          const part = appends[start] as LogAppend;
+          const { data, parts } = joinParts(appends, start, end);
+          let itemCount = 0n;
+          for (let i = start; i < end; i++) itemCount += (appends[i] as LogAppend).itemCount;
+          return input ? packedInputRow(part.streamId, part.sequence, itemCount, data, parts) : packedOutputRow(part.streamId, part.sequence, itemCount, data, parts);
+        });
+    (input ? this.#inputRows : this.#outputRows).insertAll(rows);
   }
 
   #insertStreams(streams: readonly NewStream[]): void {
@@ -437,6 +470,7 @@ export class SqliteSessionStore implements SessionStore {
             sequence: chunk.sequence,
             itemCount: chunk.itemCount,
             row: inputRow(chunk, payload),
+            packable: payload === undefined && chunk.mimeType === undefined ? chunk.data : undefined,
           };
     return this.#group.write(() => this.#atomic.acceptInput(chunk, introduced, payload), append, payload);
   }
@@ -451,7 +485,9 @@ export class SqliteSessionStore implements SessionStore {
   readInput(streamId: string, from: bigint, to: bigint): Promise<InputChunk[]> {
     return this.#run(() => {
       const read = this.#payloadReader(streamId);
-      return (this.#statements.readInput.all({ stream: streamId, from, to }) as InputRow[]).map((row) => toChunk(row, read));
+      const chunks: InputChunk[] = [];
+      for (const row of this.#statements.readInput.all({ stream: streamId, from, to }) as InputRow[]) pushChunks(row, read, from, to, chunks);
+      return chunks;
     });
   }
 
@@ -472,6 +508,7 @@ export class SqliteSessionStore implements SessionStore {
             sequence: event.sequence,
             itemCount: event.itemCount,
             row: outputItemRow(event, payload),
+            packable: payload === undefined && event.mimeType === undefined ? event.data : undefined,
           };
     return this.#group.write(() => this.#atomic.appendOutput(event, introduced, payload), append, payload);
   }
@@ -494,15 +531,28 @@ export class SqliteSessionStore implements SessionStore {
       // Rows first, payloads after: the connection is busy while the iterator
       // is open, and a row past the byte bound is never read at all (an inline
       // row carries its payload).
-      const rows: OutputRow[] = [];
+      // A packed row is split at once (its bytes are in it); other rows wait for their payloads.
+      const taken: (OutputRow | OutputEvent)[] = [];
+      if (limit < 1) return [];
       let bytes = 0;
-      for (const row of this.#statements.readOutput.iterate(streamId, from, limit) as IterableIterator<OutputRow>) {
-        rows.push(row);
-        bytes += row.payload_length === null ? (row.data?.length ?? 0) : Number(row.payload_length);
-        if (bytes >= maxBytes) break;
+      // One row more than `limit`: the first may hold only items before `from`.
+      rows: for (const row of this.#statements.readOutput.iterate({ stream: streamId, from, limit: limit + 1 }) as IterableIterator<OutputRow>) {
+        if (row.parts === null) {
+          if (row.sequence < from) continue;
+          taken.push(row);
+          bytes += payloadLength(row);
+          if (taken.length >= limit || bytes >= maxBytes) break;
+          continue;
+        }
+        for (const event of packedEvents(row, row.parts)) {
+          if (event.sequence < from) continue;
+          taken.push(event);
+          bytes += event.data.byteLength;
+          if (taken.length >= limit || bytes >= maxBytes) break rows;
+        }
       }
       const read = this.#payloadReader(streamId);
-      return rows.map((row) => toEvent(row, read));
+      return taken.map((entry) => ("stream_id" in entry ? toEvent(entry, read) : entry));
     });
   }
 
@@ -618,8 +668,8 @@ export class SqliteSessionStore implements SessionStore {
 /** The outcome of every append written in a run (one shared object: a burst of small items allocated one each). */
 const APPENDED: WriteOutcome = Object.freeze({ ok: true, value: undefined });
 
-const INPUT_COLUMNS = 7;
-const OUTPUT_COLUMNS = 9;
+const INPUT_COLUMNS = 8;
+const OUTPUT_COLUMNS = 10;
 
 /** An input chunk's row of `input_chunks`, in column order (a payload in a file leaves the row's data empty). */
 function inputRow(chunk: InputChunk, payload: PendingPayload | undefined): unknown[] {
@@ -631,7 +681,18 @@ function inputRow(chunk: InputChunk, payload: PendingPayload | undefined): unkno
     chunk.mimeType ?? null,
     payload?.ref.offset ?? null,
     payload?.ref.length ?? null,
+    null,
   ];
+}
+
+/** A row of `input_chunks` holding several appends (`packed-rows.ts`). */
+function packedInputRow(streamId: string, sequence: bigint, itemCount: bigint, data: Uint8Array, parts: Uint8Array): unknown[] {
+  return [streamId, sequence, itemCount, data, null, null, null, parts];
+}
+
+/** A row of `output_events` holding several items (`packed-rows.ts`). */
+function packedOutputRow(streamId: string, sequence: bigint, itemCount: bigint, data: Uint8Array, parts: Uint8Array): unknown[] {
+  return [streamId, sequence, "item", itemCount, data, null, null, null, null, parts];
 }
 
 /** An output item's row of `output_events`, in column order. */
@@ -646,10 +707,11 @@ function outputItemRow(event: Extract<OutputEvent, { event: "item" }>, payload: 
     null,
     payload?.ref.offset ?? null,
     payload?.ref.length ?? null,
+    null,
   ];
 }
 
 /** An output terminal's row of `output_events`, in column order. */
 function outputTerminalRow(event: Extract<OutputEvent, { event: "terminal" }>): unknown[] {
-  return [event.streamId, event.sequence, "terminal", 0, null, null, event.outcome, null, null];
+  return [event.streamId, event.sequence, "terminal", 0, null, null, event.outcome, null, null, null];
 }

@@ -24,6 +24,8 @@ export interface ModelCheckOptions {
   readonly reopen?: (store: SessionStore) => Promise<SessionStore>;
   /** Payload sizes are drawn below and from this size up to three times it (default 256). */
   readonly threshold?: number;
+  /** Appends issued together at most, per log write step (default 4). */
+  readonly maxBurst?: number;
   readonly numRuns?: number;
 }
 
@@ -44,7 +46,7 @@ function bytes(size: number): Uint8Array {
 export async function checkAgainstModel(options: ModelCheckOptions): Promise<void> {
   const { fc, expect } = options;
   const threshold = options.threshold ?? 256;
-  const sizes = fc.array(fc.oneof(fc.integer({ min: 1, max: threshold - 1 }), fc.integer({ min: threshold, max: 3 * threshold })), { minLength: 1, maxLength: 4 });
+  const sizes = fc.array(fc.oneof(fc.integer({ min: 1, max: threshold - 1 }), fc.integer({ min: threshold, max: 3 * threshold })), { minLength: 1, maxLength: options.maxBurst ?? 4 });
   const op: fcModule.Arbitrary<Op> = fc.oneof(
     { weight: 4, arbitrary: sizes.map((s) => ({ kind: "input" as const, sizes: s })) },
     { weight: 4, arbitrary: sizes.map((s) => ({ kind: "output" as const, sizes: s })) },

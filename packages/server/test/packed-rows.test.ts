@@ -1,0 +1,98 @@
+/**
+ * Packed log rows (`src/store/packed-rows.ts`): how a run of appends is cut
+ * into rows, and that a packed row splits back into exactly its appends or
+ * fails with `PackedRowError` when its part list does not describe it.
+ */
+import { describe, expect, it } from "vitest";
+import fc from "fast-check";
+import { encodeParts, joinParts, packRun, PackedRowError, splitPacked, type PackableAppend } from "../src/store/packed-rows.js";
+
+const U64_MAX = (1n << 64n) - 1n;
+
+/** An append of `length` bytes (or one kept out of packing) with a recognisable content. */
+const append = (itemCount: bigint, length: number, packable = true, seed = 0): PackableAppend => ({
+  itemCount,
+  packable: packable ? Uint8Array.from({ length }, (_, i) => (seed * 31 + i) & 0xff) : undefined,
+});
+
+const arbitraryRun = fc.array(
+  fc.record({ itemCount: fc.bigInt({ min: 1n, max: 1n << 40n }), length: fc.nat(300), packable: fc.boolean(), seed: fc.nat(1000) }),
+  { minLength: 1, maxLength: 40 },
+);
+
+describe("packRun", () => {
+  it("covers the run in order; a row of several appends holds only packable ones, within the byte bound", () => {
+    fc.assert(
+      fc.property(arbitraryRun, fc.integer({ min: 1, max: 1000 }), (spec, maxBytes) => {
+        const run = spec.map((a) => append(a.itemCount, a.length, a.packable, a.seed));
+        const rows = packRun(run, maxBytes);
+        expect(rows.flatMap(([start, end]) => Array.from({ length: end - start }, (_, k) => start + k))).toEqual(run.map((_, i) => i));
+        for (const [start, end] of rows) {
+          if (end - start === 1) continue;
+          const parts = run.slice(start, end);
+          expect(parts.every((a) => a.packable !== undefined)).toBe(true);
+          expect(parts.reduce((sum, a) => sum + (a.packable?.byteLength ?? 0), 0)).toBeLessThanOrEqual(maxBytes);
+        }
+        // Greedy: a row ends only where the next append could not have joined it.
+        for (let r = 0; r + 1 < rows.length; r++) {
+          const [start, end] = rows[r] as [number, number];
+          const next = run[end] as PackableAppend;
+          const held = run.slice(start, end);
+          const joinable = next.packable !== undefined && held.every((a) => a.packable !== undefined)
+            && held.reduce((sum, a) => sum + (a.packable?.byteLength ?? 0), 0) + next.packable.byteLength <= maxBytes;
+          expect(joinable).toBe(false);
+        }
+      }),
+    );
+  });
+
+  it("keeps an append larger than the bound, and every unpackable one, in a row of its own", () => {
+    const run = [append(1n, 10), append(1n, 10), append(1n, 500), append(1n, 10), append(1n, 10, false), append(1n, 10), append(1n, 10)];
+    expect(packRun(run, 100)).toEqual([[0, 2], [2, 3], [3, 4], [4, 5], [5, 7]]);
+  });
+});
+
+describe("joinParts and splitPacked", () => {
+  it("split back into exactly the appends joined, with their sequences", () => {
+    fc.assert(
+      fc.property(arbitraryRun, fc.bigInt({ min: 0n, max: 1n << 62n }), (spec, first) => {
+        const run = spec.map((a) => append(a.itemCount, a.length, true, a.seed));
+        const { data, parts } = joinParts(run, 0, run.length);
+        const total = run.reduce((sum, a) => sum + a.itemCount, 0n);
+        const split = splitPacked(first, total, data, parts);
+        let sequence = first;
+        expect(split.map((part) => [part.sequence, part.itemCount, [...part.data]])).toEqual(
+          run.map((a) => {
+            const row = [sequence, a.itemCount, [...(a.packable as Uint8Array)]];
+            sequence += a.itemCount;
+            return row;
+          }),
+        );
+      }),
+    );
+  });
+
+  it("encode item counts up to 2^64 - 1 (LEB128, at most 10 bytes each)", () => {
+    const parts = encodeParts([{ itemCount: U64_MAX, length: 0 }, { itemCount: 1n, length: 3 }]);
+    expect(parts.byteLength).toBe(10 + 1 + 1 + 1);
+    const split = splitPacked(0n, U64_MAX + 1n, Uint8Array.of(7, 8, 9), parts);
+    expect(split.map((p) => [p.sequence, p.itemCount, [...p.data]])).toEqual([[0n, U64_MAX, []], [U64_MAX, 1n, [7, 8, 9]]]);
+  });
+
+  it("refuses a part list that does not describe its row", () => {
+    const data = Uint8Array.of(1, 2, 3, 4);
+    const damaged: [string, bigint, Uint8Array][] = [
+      ["empty", 0n, new Uint8Array(0)],
+      ["truncated varint", 1n, Uint8Array.of(0x81)],
+      ["length missing", 1n, Uint8Array.of(1)],
+      ["varint longer than a u64", 1n, Uint8Array.of(0x81, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 4)],
+      ["part past the bytes", 1n, encodeParts([{ itemCount: 1n, length: 5 }])],
+      ["bytes left over", 1n, encodeParts([{ itemCount: 1n, length: 3 }])],
+      ["items do not add up", 3n, encodeParts([{ itemCount: 1n, length: 2 }, { itemCount: 1n, length: 2 }])],
+      ["a part of no items", 1n, encodeParts([{ itemCount: 0n, length: 2 }, { itemCount: 1n, length: 2 }])],
+    ];
+    for (const [name, itemCount, parts] of damaged) {
+      expect(() => splitPacked(5n, itemCount, data, parts), name).toThrow(PackedRowError);
+    }
+  });
+});
