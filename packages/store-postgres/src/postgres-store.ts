@@ -426,7 +426,7 @@ export class PostgresSessionStore implements ClusterSessionStore {
     const bound = maxBytes === Number.POSITIVE_INFINITY ? null : Math.min(Math.ceil(maxBytes), Number.MAX_SAFE_INTEGER);
     const events: OutputEvent[] = [];
     let bytes = 0;
-    for (const row of await this.#read<OutputRow>(this.#sql.readOutput, [streamId, from, limit + 1, bound])) {
+    for (const row of await this.#read<OutputRow>(this.#sql.readOutput, [streamId, from, limit, bound])) {
       for (const event of eventsFrom(row, from)) {
         if (events.length >= limit || bytes >= maxBytes) return events;
         events.push(event);
@@ -624,18 +624,21 @@ function statements(s: string) {
       VALUES ($1, $2, $3, $4, $5, $6, $7)`,
     endOutput: `UPDATE ${s}.streams SET output_terminal = true WHERE stream_id = $1 AND count = $2
       AND direction = 'output' AND NOT output_terminal RETURNING session_id`,
-    // Up to $3 rows from the one holding $2 (a packed row may start before it), whose preceding
-    // payload bytes are below $4 (NULL: no bound), a row starting before $2 counting none: sizes
-    // first (octet_length reads no TOAST), payloads only of the rows kept.
-    readOutput: `SELECT o.stream_id, o.sequence, o.event, o.item_count, o.data, o.mime_type, o.outcome, o.parts
+    // Up to $3 rows from $2 (one more when the row holding $2 starts before it: a packed row
+    // with items on both sides), whose preceding payload bytes are below $4 (NULL: no bound), a
+    // row starting before $2 counting none: sizes first (octet_length reads no TOAST), payloads
+    // only of the rows kept.
+    readOutput: `WITH start AS (
+        SELECT COALESCE(max(sequence), $2) AS at FROM ${s}.output_events WHERE stream_id = $1 AND sequence <= $2
+      )
+      SELECT o.stream_id, o.sequence, o.event, o.item_count, o.data, o.mime_type, o.outcome, o.parts
       FROM (
         SELECT sequence, event, COALESCE(SUM(size) OVER (ORDER BY sequence, event DESC
           ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS before
         FROM (SELECT sequence, event, CASE WHEN sequence < $2 THEN 0 ELSE COALESCE(octet_length(data), 0) END AS size
               FROM ${s}.output_events
-              WHERE stream_id = $1
-                AND sequence >= COALESCE((SELECT max(sequence) FROM ${s}.output_events WHERE stream_id = $1 AND sequence <= $2), $2)
-              ORDER BY sequence, event DESC LIMIT $3) AS head
+              WHERE stream_id = $1 AND sequence >= (SELECT at FROM start)
+              ORDER BY sequence, event DESC LIMIT $3 + (SELECT CASE WHEN at < $2 THEN 1 ELSE 0 END FROM start)) AS head
       ) AS k
       JOIN ${s}.output_events o ON o.stream_id = $1 AND o.sequence = k.sequence AND o.event = k.event
       WHERE $4::bigint IS NULL OR k.before < $4
