@@ -31,7 +31,6 @@ type Pending =
   | {
       readonly kind: "value";
       readonly sequence: bigint;
-      readonly value: SchemaValueJson;
       /** The value's canonical text, checked (item-encoding.ts): each send frames it. */
       readonly text: string;
       readonly bytes: number;
@@ -244,7 +243,7 @@ export class InputFeeder {
         } catch (cause) {
           throw new ClientError("invalid-argument", `input item ${sequence} is not a valid SchemaValue`, { code: "invalid-message", cause });
         }
-        return [{ kind: "value", sequence, value, text, bytes: checkedItemLength(1, sequence, text) }];
+        return [{ kind: "value", sequence, text, bytes: checkedItemLength(1, sequence, text) }];
       }
     }
   }
@@ -267,7 +266,7 @@ export class InputFeeder {
         });
         return;
       case "value":
-        link.send(new CheckedInputItem(channel, entry.sequence, entry.value, entry.text));
+        link.send(new CheckedInputItem(channel, entry.sequence, entry.text));
         return;
     }
   }

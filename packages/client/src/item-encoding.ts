@@ -8,17 +8,17 @@
  * `encodeClientMessage` makes of the message, the value's canonical text as
  * the result. What it proves about the value holds for every later send of
  * the same item: only `channel` (the connection's mapping) and `sequence` can
- * differ, and both are checked again here. The text travels with the item,
- * in a `CheckedInputItem` message, and is framed by concatenation for each
+ * differ, and both are checked again here. The text is kept with the item,
+ * sent in a `CheckedInputItem` message, and framed by concatenation for each
  * send (canonical JSON: the message's members sort as channel < sequence <
  * type < value < version). `test/item-encoding.test.ts` checks, for
  * generated values, channels and sequences, that the result is
  * byte-identical to `encodeMessage`.
  *
- * The text belongs to the value object the feeder built (a private deep copy
- * made by `bindProvisionalRefs`, never mutated afterwards). A message that is
- * not a `CheckedInputItem` — any message built elsewhere — takes the checked
- * path.
+ * The text is made from the value object the feeder built (a private deep
+ * copy made by `bindProvisionalRefs`) at once, so later changes to the
+ * application's objects cannot reach it. A message that is not a
+ * `CheckedInputItem` — any message built elsewhere — takes the checked path.
  */
 import {
   INPUT_ITEM_TAIL,
@@ -59,22 +59,29 @@ export function checkedItemLength(channel: number, sequence: bigint, valueText: 
 }
 
 /**
- * An `inputStreamItem` whose value `checkInputItem` checked, carrying that
- * value's canonical text for the transport. To anything else it is an
- * ordinary message: the text is a private field, not a member.
+ * An `inputStreamItem` whose value `checkInputItem` checked, made from that
+ * value's canonical text, which is all a pending item keeps (issue #17: the
+ * value's objects, kept for every unacknowledged item, were work for the
+ * garbage collector). To anything else it is an ordinary message: the text
+ * is a private field, not a member, and `value` parses it back — canonical
+ * JSON parses to a value equal to the one encoded (members in sorted order),
+ * and encodes back to the same text.
  */
 export class CheckedInputItem {
   readonly type = "inputStreamItem";
   readonly channel: number;
   readonly sequence: bigint;
-  readonly value: SchemaValueJson;
   readonly #valueText: string;
 
-  constructor(channel: number, sequence: bigint, value: SchemaValueJson, valueText: string) {
+  constructor(channel: number, sequence: bigint, valueText: string) {
     this.channel = channel;
     this.sequence = sequence;
-    this.value = value;
     this.#valueText = valueText;
+  }
+
+  /** Only a transport that encodes the message itself reads it. */
+  get value(): SchemaValueJson {
+    return JSON.parse(this.#valueText) as SchemaValueJson;
   }
 
   /** The message's text, or `undefined` when it must take the checked path. */

@@ -18,7 +18,7 @@ const item = (channelNumber: number, sequenceNumber: bigint, itemValue: SchemaVa
 
 /** The message the feeder sends for a value it checked at (1, 0) and now sends on `channel` at `sequence`. */
 const checked = (channelNumber: number, sequenceNumber: bigint, itemValue: SchemaValueJson) =>
-  new CheckedInputItem(channelNumber, sequenceNumber, itemValue, checkInputItem(1, 0n, itemValue));
+  new CheckedInputItem(channelNumber, sequenceNumber, checkInputItem(1, 0n, itemValue));
 
 /** What a call throws, as comparable data (or "ok"). */
 function outcome(encode: () => unknown): string {
@@ -36,9 +36,13 @@ describe("input item encoding, checked once", () => {
       fc.property(value, channel, sequence, channel, sequence, (v, checkedChannel, checkedSequence, sendChannel, sendSequence) => {
         const text = checkInputItem(checkedChannel, checkedSequence, v);
         expect(checkedItemLength(checkedChannel, checkedSequence, text)).toBe(encodeMessage(item(checkedChannel, checkedSequence, v)).length);
-        const message = new CheckedInputItem(sendChannel, sendSequence, v, text);
+        const message = new CheckedInputItem(sendChannel, sendSequence, text);
         expect(message.framed()).toBeDefined();
         expect(encodeClientMessage(message)).toBe(encodeMessage(item(sendChannel, sendSequence, v)));
+        // What a transport that encodes messages itself sees: the same value, and the same bytes.
+        expect(message.value).toEqual(v);
+        expect(encodeMessage(item(message.channel, message.sequence, message.value))).toBe(encodeMessage(item(sendChannel, sendSequence, v)));
+        expect(encodeMessage(message)).toBe(encodeMessage(item(sendChannel, sendSequence, v)));
       }),
       { numRuns: 500 },
     );
