@@ -78,7 +78,7 @@ function write(value: unknown, open: object[], depth: number): string {
       if (kept > 0 && sorted && compareCodePoints(names[kept - 1] as string, name) > 0) sorted = false;
       names[kept++] = name;
     }
-    names.length = kept;
+    if (kept !== names.length) names.length = kept;
     // Objects built in canonical order (most of those encoded here) skip the sort.
     if (!sorted) names.sort(compareCodePoints);
     out = "{";
@@ -92,8 +92,14 @@ function write(value: unknown, open: object[], depth: number): string {
   return out;
 }
 
+/** What JSON must escape in a string: the quote, the backslash and control characters. */
+const NEEDS_ESCAPE = /["\\\u0000-\u001f]/;
+
 function quote(text: string): string {
   if (!isWellFormedText(text)) throw invalid("a string with a lone surrogate");
+  // Most strings need no escape: quoting them by concatenation measured several times faster
+  // than JSON.stringify, which sets up a string builder for each call (issue #17).
+  if (!NEEDS_ESCAPE.test(text)) return '"' + text + '"';
   // JSON.stringify escapes exactly what JSON requires (quote, backslash and
   // control characters) and nothing else, with lower-case hex.
   return JSON.stringify(text);
