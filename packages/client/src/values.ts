@@ -56,6 +56,13 @@ function replace(
   if (path.length > LIMITS.maxJsonDepth) {
     throw new ClientError("invalid-argument", `value nests deeper than ${LIMITS.maxJsonDepth} levels`, { code: "limit-exceeded" });
   }
+  // Scalars first: they are most of the nodes of a typical item.
+  if (typeof value !== "object" || value === null) {
+    if (value === undefined || typeof value === "function" || typeof value === "symbol" || typeof value === "bigint") {
+      throw new ClientError("invalid-argument", `value at "${pointerOf(path)}" is not JSON`, { code: "validation-error" });
+    }
+    return value as JsonValue;
+  }
   if (value instanceof InputStream) {
     return { kind: "stream", value: { provisionalRef: refFor(value, pointerOf(path)) } };
   }
@@ -68,21 +75,15 @@ function replace(
     }
     return out;
   }
-  if (typeof value === "object" && value !== null) {
-    const out: Record<string, JsonValue> = {};
-    const record = value as Readonly<Record<string, unknown>>;
-    // Object.keys, not Object.entries: the same members in the same order, without a pair per member.
-    for (const name of Object.keys(record)) {
-      path.push(name);
-      out[name] = replace(record[name], path, refFor);
-      path.pop();
-    }
-    return out;
+  const out: Record<string, JsonValue> = {};
+  const record = value as Readonly<Record<string, unknown>>;
+  // Object.keys, not Object.entries: the same members in the same order, without a pair per member.
+  for (const name of Object.keys(record)) {
+    path.push(name);
+    out[name] = replace(record[name], path, refFor);
+    path.pop();
   }
-  if (value === undefined || typeof value === "function" || typeof value === "symbol" || typeof value === "bigint") {
-    throw new ClientError("invalid-argument", `value at "${pointerOf(path)}" is not JSON`, { code: "validation-error" });
-  }
-  return value as JsonValue;
+  return out;
 }
 
 /** Every stable stream reference in a server-sent native value, in document order. */
