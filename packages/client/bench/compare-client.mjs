@@ -2,16 +2,25 @@
 /**
  * Before/after of the client's small-item path in one run: this checkout's
  * @golem-stream/client against another build of it, alternating in every
- * round, each sending the same 64-byte strings to the same ACK-only peer
- * (`bench/peer.mjs`, forked), beside raw `ws`. The peer is the same for
- * both, so the ratio is the clients' alone.
+ * round, each sending the same 64-byte strings
+ * - one way, to the same ACK-only peer (`bench/peer.mjs ack`, forked), beside raw `ws`;
+ * - round trip (`reverse`: every item comes back), to the same embedded server
+ *   (`bench/peer.mjs server`, this checkout's server, forked).
+ * The far end is the same for both builds, so the difference is the clients'.
+ * Besides throughput it prints the sending process's CPU per item (the client's own cost, which on
+ * a machine whose cores the server shares is what the client takes from it), median over the
+ * rounds, and the median of each round's ratio other/this.
  *
  *   node bench/compare-client.mjs /path/to/other/checkout/packages/client/dist/index.js
  *   BENCH_ITEMS=50000 BENCH_ROUNDS=8 node bench/compare-client.mjs <module>
+ *   BENCH_ONLY=strRaw,other,here node bench/compare-client.mjs <module>   # one way only
  */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import * as here from "@golem-stream/client";
-import { benchSizes, createMeasurements, demo, header, rawWs, startPeer, time } from "./throughput.mjs";
+import { benchSizes, createMeasurements, demo, header, median, rawWs, startPeer, time } from "./throughput.mjs";
 
 const otherPath = process.argv[2];
 if (otherPath === undefined) {
@@ -21,31 +30,66 @@ if (otherPath === undefined) {
 const other = await import(pathToFileURL(otherPath).href);
 const { itemCount: ITEMS, rounds: ROUNDS, items } = benchSizes();
 const bench = createMeasurements();
+const { withCpu } = bench;
+const dataDir = mkdtempSync(join(tmpdir(), "golem-stream-compare-client-"));
 const peer = await startPeer("ack");
 const raw = await startPeer("raw");
+const server = await startPeer("server", join(dataDir, "files"));
 
-/** `tally` of the items through one client build, to the ACK-only peer. */
-const tally = (lib, list) => {
-  const client = lib.createClient({ url: peer.url, token: "t" });
+/** `method` over the items through one client build; a returned stream is read to its end. */
+const invoke = (lib, url, method, list) => {
+  const client = lib.createClient({ url, token: "t" });
   return time(async () => {
-    const call = client.invoke({ ...demo, method: "tally", methodParameters: { kind: "record", value: { fields: [lib.inputStream.strings(list)] } } });
-    await call.result;
+    const call = client.invoke({ ...demo, method, methodParameters: { kind: "record", value: { fields: [lib.inputStream.strings(list)] } } });
+    const result = await call.result;
+    if (result.kind === "value" && result.streams.length > 0) {
+      let count = 0;
+      for await (const _ of result.streams[0]) count++;
+      if (count !== list.length) throw new Error(`reverse returned ${count} of ${list.length} items`);
+    }
     await call.finished;
   });
 };
 const warm = items.slice(0, 2000);
-await tally(here, warm);
-await tally(other, warm);
+for (const lib of [here, other]) {
+  await invoke(lib, peer.url, "tally", warm);
+  await invoke(lib, server.url, "reverse", warm);
+}
 await rawWs(raw.url, warm, false);
 await bench.runRounds(
-  { strRaw: () => rawWs(raw.url, items, false), other: () => tally(other, items), here: () => tally(here, items) },
+  {
+    strRaw: () => withCpu("strRaw", raw, () => rawWs(raw.url, items, false)),
+    other: () => withCpu("other", peer, () => invoke(other, peer.url, "tally", items)),
+    here: () => withCpu("here", peer, () => invoke(here, peer.url, "tally", items)),
+    otherReverse: () => withCpu("otherReverse", server, () => invoke(other, server.url, "reverse", items)),
+    hereReverse: () => withCpu("hereReverse", server, () => invoke(here, server.url, "reverse", items)),
+  },
   ROUNDS,
 );
-await Promise.all([peer.close(), raw.close()]);
-const { row } = bench;
-console.log(header(ROUNDS, `this checkout's client against ${otherPath}, both to the ACK-only peer`));
-console.log(`stream<string>, ${ITEMS} items of 64 bytes, one way`);
+await Promise.all([peer.close(), raw.close(), server.close()]);
+rmSync(dataDir, { recursive: true, force: true });
+
+const { row, senderCpu } = bench;
+/** Median sender CPU per item of both builds, and the median of each round's other/this ratio. */
+const cpuLine = (label, otherName, hereName) => {
+  const [was, now] = [senderCpu[otherName], senderCpu[hereName]];
+  if (was === undefined || now === undefined) return `${label.padEnd(48)} (not run)`;
+  const ratios = now.map((cpu, round) => was[round] / cpu);
+  const perItem = (list) => (median(list) / ITEMS).toFixed(2);
+  return (
+    `${label.padEnd(48)} ${perItem(was)} → ${perItem(now)} µs/item, other/this ${median(ratios).toFixed(2)}x ` +
+    `(rounds ${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)})`
+  );
+};
+console.log(header(ROUNDS, `this checkout's client against ${otherPath}; one way to the ACK-only peer, round trip to this checkout's embedded server`));
+console.log(`stream<string>, ${ITEMS} items of 64 bytes, one way (tally)`);
 console.log(row("  raw ws", "strRaw", "strRaw", ITEMS, "items/s"));
 console.log(row("  other build", "other", "strRaw", ITEMS, "items/s"));
 console.log(row("  this checkout", "here", "strRaw", ITEMS, "items/s"));
 console.log(row("  this checkout / other build", "here", "other", ITEMS, "items/s"));
+console.log(cpuLine("  sender CPU, other → this", "other", "here"));
+console.log(`stream<string>, ${ITEMS} items of 64 bytes, round trip (reverse)`);
+console.log(row("  other build", "otherReverse", "strRaw", ITEMS, "items/s"));
+console.log(row("  this checkout", "hereReverse", "strRaw", ITEMS, "items/s"));
+console.log(row("  this checkout / other build", "hereReverse", "otherReverse", ITEMS, "items/s"));
+console.log(cpuLine("  sender CPU, other → this", "otherReverse", "hereReverse"));

@@ -7,7 +7,7 @@
  */
 import { LIMITS, type ClientCancelReason, type ClientMessage, type SchemaValueJson } from "@golem-stream/wire";
 import { ClientError, violation } from "./errors.js";
-import { checkInputItem } from "./item-encoding.js";
+import { CheckedInputItem, checkInputItem, checkedItemLength } from "./item-encoding.js";
 import type { InputStream, BinaryBlob } from "./input-stream.js";
 import { toBytes, type PullIterator } from "./sources.js";
 
@@ -28,7 +28,13 @@ export interface FeederHost {
 type Pending =
   | { readonly kind: "u8"; readonly sequence: bigint; readonly payload: Uint8Array }
   | { readonly kind: "binary"; readonly sequence: bigint; readonly payload: Uint8Array; readonly mimeType?: string }
-  | { readonly kind: "value"; readonly sequence: bigint; readonly value: SchemaValueJson; readonly bytes: number };
+  | {
+      readonly kind: "value";
+      readonly sequence: bigint;
+      /** The value's canonical text, checked (item-encoding.ts): each send frames it. */
+      readonly text: string;
+      readonly bytes: number;
+    };
 
 type Terminal = { readonly kind: "end" } | { readonly kind: "cancel"; readonly reason: ClientCancelReason };
 
@@ -231,13 +237,13 @@ export class InputFeeder {
         // Encoding once here both charges the exact wire size and rejects a malformed item as the
         // source's failure now, rather than as a send error on some later reconnect. The
         // transport reuses this encoding of the value (item-encoding.ts).
-        let bytes: number;
+        let text: string;
         try {
-          bytes = checkInputItem(1, sequence, value);
+          text = checkInputItem(1, sequence, value);
         } catch (cause) {
           throw new ClientError("invalid-argument", `input item ${sequence} is not a valid SchemaValue`, { code: "invalid-message", cause });
         }
-        return [{ kind: "value", sequence, value, bytes }];
+        return [{ kind: "value", sequence, text, bytes: checkedItemLength(1, sequence, text) }];
       }
     }
   }
@@ -260,7 +266,7 @@ export class InputFeeder {
         });
         return;
       case "value":
-        link.send({ type: "inputStreamItem", channel, sequence: entry.sequence, value: entry.value });
+        link.send(new CheckedInputItem(channel, entry.sequence, entry.text));
         return;
     }
   }

@@ -15,8 +15,8 @@ import { findStreamTokens } from "./values.js";
 export interface OutputRegistryHost {
   /** A stream's queue changed by `deltaBytes` (backpressure accounting). */
   onQueueChange(stream: OutputStream, deltaBytes: number): void;
-  /** A stream retained a cursor: resolves once saved, rejects if it cannot be. */
-  commit(): Promise<void>;
+  /** A stream retained a cursor: resolves once saved, rejects if it cannot be; `undefined` when nothing is saved. */
+  commit(): Promise<void> | undefined;
   sendCancel(stream: OutputStream, reason: ClientCancelReason): void;
   /** A stream became known. */
   onStream(stream: OutputStream): void;

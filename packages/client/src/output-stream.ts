@@ -206,7 +206,7 @@ export class OutputStream implements AsyncIterable<OutputChunk> {
       // The consumer already observed its own cancellation: the terminal is delivered.
       this.#finished = true;
       // A failure to save it fails the whole session, which reports it.
-      this.#retain(cursorToken).catch(() => undefined);
+      this.#retain(cursorToken)?.catch(() => undefined);
     }
     this.#notify();
     return true;
@@ -319,7 +319,8 @@ export class OutputStream implements AsyncIterable<OutputChunk> {
       const cursor = this.#handedOut;
       this.#handedOut = undefined;
       try {
-        await this.#retain(cursor);
+        const saving = this.#retain(cursor);
+        if (saving !== undefined) await saving;
       } catch (error) {
         // Its cursor could not be saved: the stream stops here (the session halts every stream).
         this.#finished = true;
@@ -378,10 +379,15 @@ export class OutputStream implements AsyncIterable<OutputChunk> {
     };
   }
 
-  async #retain(cursor: string | undefined): Promise<void> {
-    if (cursor === undefined || cursor === this.#retained) return;
+  /**
+   * Makes `cursor` the retained one; the promise (of the persistence callback) when there is
+   * something to wait for. Without a callback there is not, and the consumer's next item is
+   * taken without a promise and a turn of the microtask queue per item (issue #17).
+   */
+  #retain(cursor: string | undefined): Promise<void> | undefined {
+    if (cursor === undefined || cursor === this.#retained) return undefined;
     this.#retained = cursor;
-    await this.#host.onCommit();
+    return this.#host.onCommit() ?? undefined;
   }
 
   #release(): void {

@@ -59,7 +59,11 @@ export function valueToJs(graph: SchemaGraph, type: SchemaType | undefined, valu
   });
 }
 
-function schemasOf(graph: SchemaGraph, leaves: readonly DecodedLeaf[]): Map<string, ElementSchema> {
+/** What nearly every item exposes: no stream (one shared empty map, not one per item). */
+const NO_STREAMS: ReadonlyMap<string, ElementSchema> = new Map();
+
+function schemasOf(graph: SchemaGraph, leaves: readonly DecodedLeaf[]): ReadonlyMap<string, ElementSchema> {
+  if (leaves.length === 0) return NO_STREAMS;
   const out = new Map<string, ElementSchema>();
   for (const leaf of leaves) {
     if (!("streamToken" in leaf.ref)) continue;

@@ -43,8 +43,17 @@ export class StatePersistence {
     return this.#chain;
   }
 
-  /** For a stream that retained a cursor: resolves once it is saved, rejects with the failure if it cannot be. */
-  async commit(): Promise<void> {
+  /**
+   * For a stream that retained a cursor: resolves once it is saved, rejects with the failure if
+   * it cannot be. Without a callback nothing is saved, so there is nothing to wait for:
+   * `undefined`, not a promise per delivered item.
+   */
+  commit(): Promise<void> | undefined {
+    if (this.#persist === undefined) return undefined;
+    return this.#committed();
+  }
+
+  async #committed(): Promise<void> {
     await this.save();
     if (this.#failure !== undefined) throw this.#failure;
   }

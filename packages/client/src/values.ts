@@ -25,8 +25,10 @@ export function bindProvisionalRefs(
   node: ParamNode,
   refFor: (binding: InputStream, coordinate: string) => string,
 ): SchemaValueJson {
-  const placed = new Set<InputStream>();
+  // Made at the first binding: most values (every item of a plain stream) hold none.
+  let placed: Set<InputStream> | undefined;
   return replace(node, [], (binding, coordinate) => {
+    placed ??= new Set();
     if (placed.has(binding)) {
       throw new ClientError("invalid-argument", `an input stream is placed twice (again at "${coordinate}")`, {
         code: "stream-already-consumed",
@@ -54,6 +56,13 @@ function replace(
   if (path.length > LIMITS.maxJsonDepth) {
     throw new ClientError("invalid-argument", `value nests deeper than ${LIMITS.maxJsonDepth} levels`, { code: "limit-exceeded" });
   }
+  // Scalars first: they are most of the nodes of a typical item.
+  if (typeof value !== "object" || value === null) {
+    if (value === undefined || typeof value === "function" || typeof value === "symbol" || typeof value === "bigint") {
+      throw new ClientError("invalid-argument", `value at "${pointerOf(path)}" is not JSON`, { code: "validation-error" });
+    }
+    return value as JsonValue;
+  }
   if (value instanceof InputStream) {
     return { kind: "stream", value: { provisionalRef: refFor(value, pointerOf(path)) } };
   }
@@ -66,41 +75,50 @@ function replace(
     }
     return out;
   }
-  if (typeof value === "object" && value !== null) {
-    const out: Record<string, JsonValue> = {};
-    for (const [name, child] of Object.entries(value)) {
-      path.push(name);
-      out[name] = replace(child, path, refFor);
-      path.pop();
-    }
-    return out;
+  const out: Record<string, JsonValue> = {};
+  const record = value as Readonly<Record<string, unknown>>;
+  // Object.keys, not Object.entries: the same members in the same order, without a pair per member.
+  for (const name of Object.keys(record)) {
+    path.push(name);
+    out[name] = replace(record[name], path, refFor);
+    path.pop();
   }
-  if (value === undefined || typeof value === "function" || typeof value === "symbol" || typeof value === "bigint") {
-    throw new ClientError("invalid-argument", `value at "${pointerOf(path)}" is not JSON`, { code: "validation-error" });
-  }
-  return value as JsonValue;
+  return out;
 }
 
 /** Every stable stream reference in a server-sent native value, in document order. */
 export function findStreamTokens(value: JsonValue): StreamLeaf[] {
   const found: StreamLeaf[] = [];
-  visit(value, "", found);
+  visit(value, [], found);
   return found;
 }
 
-function visit(value: JsonValue, pointer: string, found: StreamLeaf[]): void {
+/** `path` (from the root, mutated on the way) locates `value`; its pointer is built only for a stream found. */
+function visit(value: JsonValue, path: (string | number)[], found: StreamLeaf[]): void {
   if (Array.isArray(value)) {
-    value.forEach((child, index) => visit(child, `${pointer}/${index}`, found));
+    for (let index = 0; index < value.length; index++) {
+      const child = value[index] as JsonValue;
+      if (typeof child !== "object" || child === null) continue; // a scalar holds no stream
+      path.push(index);
+      visit(child, path, found);
+      path.pop();
+    }
     return;
   }
   if (typeof value !== "object" || value === null) return;
   const payload = value["value"];
   if (value["kind"] === "stream" && typeof payload === "object" && payload !== null && !Array.isArray(payload)) {
     const token = payload["streamToken"];
-    if (typeof token === "string") found.push({ coordinate: pointer, streamToken: token });
+    if (typeof token === "string") found.push({ coordinate: pointerOf(path), streamToken: token });
     return;
   }
-  for (const [name, child] of Object.entries(value)) visit(child, `${pointer}/${escapePointer(name)}`, found);
+  for (const name of Object.keys(value)) {
+    const child = value[name] as JsonValue;
+    if (typeof child !== "object" || child === null) continue;
+    path.push(name);
+    visit(child, path, found);
+    path.pop();
+  }
 }
 
 /**

@@ -5,8 +5,8 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { CHANNEL_MAX, ProtocolError, U64_MAX, encodeMessage, type JsonValue, type SchemaValueJson } from "@golem-stream/wire";
-import { checkInputItem, encodeClientMessage } from "../src/item-encoding.js";
+import { CHANNEL_MAX, LIMITS, ProtocolError, U64_MAX, encodeMessage, type JsonValue, type SchemaValueJson } from "@golem-stream/wire";
+import { CheckedInputItem, checkInputItem, checkedItemLength, encodeClientMessage } from "../src/item-encoding.js";
 
 const json = fc.jsonValue({ maxDepth: 4, stringUnit: "grapheme" }) as fc.Arbitrary<JsonValue>;
 const value = fc.record({ kind: fc.string({ maxLength: 12, unit: "grapheme" }), value: json }) as fc.Arbitrary<SchemaValueJson>;
@@ -15,6 +15,10 @@ const sequence = fc.oneof(fc.bigInt({ min: 0n, max: 20n }), fc.bigInt({ min: 0n,
 
 const item = (channelNumber: number, sequenceNumber: bigint, itemValue: SchemaValueJson) =>
   ({ type: "inputStreamItem", channel: channelNumber, sequence: sequenceNumber, value: itemValue }) as const;
+
+/** The message the feeder sends for a value it checked at (1, 0) and now sends on `channel` at `sequence`. */
+const checked = (channelNumber: number, sequenceNumber: bigint, itemValue: SchemaValueJson) =>
+  new CheckedInputItem(channelNumber, sequenceNumber, checkInputItem(1, 0n, itemValue));
 
 /** What a call throws, as comparable data (or "ok"). */
 function outcome(encode: () => unknown): string {
@@ -30,20 +34,25 @@ describe("input item encoding, checked once", () => {
   it("frames a checked value byte-identically to encodeMessage, on any channel and sequence", () => {
     fc.assert(
       fc.property(value, channel, sequence, channel, sequence, (v, checkedChannel, checkedSequence, sendChannel, sendSequence) => {
-        const length = checkInputItem(checkedChannel, checkedSequence, v);
-        expect(length).toBe(encodeMessage(item(checkedChannel, checkedSequence, v)).length);
-        expect(encodeClientMessage(item(sendChannel, sendSequence, v))).toBe(encodeMessage(item(sendChannel, sendSequence, v)));
+        const text = checkInputItem(checkedChannel, checkedSequence, v);
+        expect(checkedItemLength(checkedChannel, checkedSequence, text)).toBe(encodeMessage(item(checkedChannel, checkedSequence, v)).length);
+        const message = new CheckedInputItem(sendChannel, sendSequence, text);
+        expect(message.framed()).toBeDefined();
+        expect(encodeClientMessage(message)).toBe(encodeMessage(item(sendChannel, sendSequence, v)));
+        // What a transport that encodes messages itself sees: the same value, and the same bytes.
+        expect(message.value).toEqual(v);
+        expect(encodeMessage(item(message.channel, message.sequence, message.value))).toBe(encodeMessage(item(sendChannel, sendSequence, v)));
+        expect(encodeMessage(message)).toBe(encodeMessage(item(sendChannel, sendSequence, v)));
       }),
       { numRuns: 500 },
     );
   });
 
-  it("a value nobody checked takes the checked path: same bytes, same errors", () => {
+  it("a message that is not a CheckedInputItem takes the checked path: same bytes, same errors", () => {
     fc.assert(
       fc.property(value, channel, sequence, (v, c, s) => {
-        const copy = structuredClone(v); // an equal value, but not the object that was checked
         checkInputItem(1, 0n, v);
-        expect(encodeClientMessage(item(c, s, copy))).toBe(encodeMessage(item(c, s, copy)));
+        expect(encodeClientMessage(item(c, s, v))).toBe(encodeMessage(item(c, s, v)));
       }),
       { numRuns: 100 },
     );
@@ -52,7 +61,7 @@ describe("input item encoding, checked once", () => {
     expect(outcome(() => encodeClientMessage(item(1, 0n, loneSurrogate)))).not.toBe("ok");
   });
 
-  it("refuses what the checked path refuses, and remembers nothing then", () => {
+  it("refuses what the checked path refuses", () => {
     const bad: SchemaValueJson[] = [
       { kind: "string", value: "\udc00" } as SchemaValueJson,
       { kind: 7, value: 1 } as unknown as SchemaValueJson,
@@ -69,7 +78,6 @@ describe("input item encoding, checked once", () => {
 
   it("a checked value sent with an invalid channel or sequence fails exactly as encodeMessage does", () => {
     const v: SchemaValueJson = { kind: "string", value: "ok" };
-    checkInputItem(1, 0n, v);
     const wrong: [number, bigint][] = [
       [0, 0n],
       [CHANNEL_MAX + 1, 0n],
@@ -82,10 +90,19 @@ describe("input item encoding, checked once", () => {
     for (const [c, s] of wrong) {
       const expected = outcome(() => encodeMessage(item(c, s, v)));
       expect(expected).not.toBe("ok");
-      expect(outcome(() => encodeClientMessage(item(c, s, v)))).toBe(expected);
+      expect(outcome(() => encodeClientMessage(checked(c, s, v)))).toBe(expected);
     }
     const notBigint = { type: "inputStreamItem", channel: 1, sequence: 0, value: v } as unknown as Parameters<typeof encodeMessage>[0];
-    expect(outcome(() => encodeClientMessage(notBigint as never))).toBe(outcome(() => encodeMessage(notBigint)));
+    expect(outcome(() => encodeClientMessage(checked(1, 0 as unknown as bigint, v)))).toBe(outcome(() => encodeMessage(notBigint)));
+  });
+
+  it("a value long enough to reach the text limit on another channel is not framed: the checked path encodes it", () => {
+    const long: SchemaValueJson = { kind: "string", value: "é".repeat(Math.floor((LIMITS.maxTextMessageBytes - 128) / 3)) };
+    const message = checked(CHANNEL_MAX, U64_MAX - 1n, long);
+    expect(message.framed()).toBeUndefined();
+    expect(encodeClientMessage(message)).toBe(encodeMessage(item(CHANNEL_MAX, U64_MAX - 1n, long)));
+    const short: SchemaValueJson = { kind: "string", value: "é".repeat(1000) };
+    expect(checked(CHANNEL_MAX, U64_MAX - 1n, short).framed()).toBe(encodeMessage(item(CHANNEL_MAX, U64_MAX - 1n, short)));
   });
 
   it("other messages are encoded by encodeMessage unchanged", () => {

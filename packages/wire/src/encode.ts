@@ -191,6 +191,7 @@ function checkTextBytes(bytes: number): void {
   if (bytes > LIMITS.maxTextMessageBytes) throw tooLargeAsText();
 }
 
-function tooLargeAsText(): ProtocolError {
+/** The error of a message too large to send as text. */
+export function tooLargeAsText(): ProtocolError {
   return limitAt("", `is larger than ${LIMITS.maxTextMessageBytes} bytes as text; no receiver would accept it`);
 }

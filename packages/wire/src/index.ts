@@ -16,6 +16,7 @@ export {
   encodeOutputStreamItemWithCanonicalValue,
   type TextMessage,
 } from "./encode.js";
+export { encodeInputStreamItemValue, inputStreamItemHead, isInputItemPosition, INPUT_ITEM_TAIL } from "./encode-input-item.js";
 export { BINARY_KINDS, type BinaryKind } from "./binary-envelope.js";
 export * from "./messages.js";
 export {

@@ -64,6 +64,21 @@ describe("escaping", () => {
     expect(canonicalJson(text)).toBe(expected);
     expect(parseStrictJson(expected)).toBe(text);
   });
+
+  it("quotes every well-formed string exactly as JSON.stringify does, inside objects and as names too", () => {
+    // Strings with nothing to escape are quoted by concatenation: the two paths must agree.
+    const text = fc.oneof(
+      fc.string({ unit: "grapheme" }),
+      fc.string({ unit: fc.constantFrom("a", '"', "\\", "\u0000", "\u001f", "\u0020", "\u007f", "\u2028", "é", "😀") }),
+    );
+    fc.assert(
+      fc.property(text, text, (a, b) => {
+        expect(canonicalJson(a)).toBe(JSON.stringify(a));
+        expect(canonicalJson({ [a]: b })).toBe(`{${JSON.stringify(a)}:${JSON.stringify(b)}}`);
+      }),
+      { numRuns: 2000 },
+    );
+  });
 });
 
 describe("shape", () => {

@@ -1,0 +1,126 @@
+/**
+ * `encodeInputStreamItemValue` and the frame around it must give exactly
+ * what `encodeClientMessage` gives for the whole `inputStreamItem`, byte for
+ * byte, and throw exactly what it throws, for every value, channel and
+ * sequence, valid or not.
+ */
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import {
+  CHANNEL_MAX,
+  INPUT_ITEM_TAIL,
+  LIMITS,
+  ProtocolError,
+  U64_MAX,
+  encodeClientMessage,
+  encodeInputStreamItemValue,
+  inputStreamItemHead,
+  isInputItemPosition,
+  type JsonValue,
+  type SchemaValueJson,
+} from "../src/index.js";
+
+/** What a call gives: its text, or its error as comparable data. */
+function outcome(encode: () => string): string {
+  try {
+    return `ok ${encode()}`;
+  } catch (error) {
+    return error instanceof ProtocolError ? `${error.code} ${error.path} ${error.message}` : `not a ProtocolError: ${String(error)}`;
+  }
+}
+
+/** The whole message through the parts, or the parts' error. */
+const viaParts = (channel: number, sequence: bigint, value: SchemaValueJson) => () =>
+  inputStreamItemHead(channel, sequence) + encodeInputStreamItemValue(channel, sequence, value) + INPUT_ITEM_TAIL;
+const viaTable = (channel: number, sequence: bigint, value: SchemaValueJson) => () =>
+  encodeClientMessage({ type: "inputStreamItem", channel, sequence, value });
+
+const json = fc.jsonValue({ maxDepth: 4, stringUnit: "grapheme" }) as fc.Arbitrary<JsonValue>;
+const anything = fc.oneof(json, fc.anything({ maxDepth: 3 }), fc.constant(Number.NaN), fc.constant("\ud800"), fc.constant(undefined));
+const value = fc.oneof(
+  fc.record({ kind: fc.string({ maxLength: 12, unit: "grapheme" }), value: json }),
+  fc.record({ kind: fc.oneof(fc.string(), fc.integer()), value: anything }, { requiredKeys: [] }),
+  fc.dictionary(fc.constantFrom("kind", "value", "other"), anything),
+  anything,
+) as fc.Arbitrary<SchemaValueJson>;
+const channel = fc.oneof(fc.integer({ min: 1, max: 9 }), fc.integer({ min: -2, max: CHANNEL_MAX + 2 }), fc.double());
+const sequence = fc.oneof(
+  fc.bigInt({ min: 0n, max: 20n }),
+  fc.bigInt({ min: -2n, max: U64_MAX + 2n }),
+  fc.constant(U64_MAX - 1n),
+  fc.constant(U64_MAX),
+) as fc.Arbitrary<bigint>;
+
+describe("inputStreamItem in parts", () => {
+  it("gives encodeClientMessage's bytes and errors for generated items", () => {
+    fc.assert(
+      fc.property(value, channel, sequence, (v, c, s) => {
+        expect(outcome(viaParts(c, s, v))).toBe(outcome(viaTable(c, s, v)));
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it("agrees on values JSON cannot carry and on the depth limit counted from the message's root", () => {
+    const cycle: Record<string, unknown> = { kind: "x" };
+    cycle["value"] = { back: cycle };
+    const nest = (levels: number): JsonValue => (levels === 0 ? 0 : [nest(levels - 1)]);
+    const cases = [
+      { kind: "string", value: "\udc00" },
+      { kind: "f64", value: Number.POSITIVE_INFINITY },
+      { kind: "x", value: new Date(0) },
+      { kind: "x", value: 1n },
+      cycle,
+      // The value is at depth 1: payloads nested one short of the limit and at it.
+      { kind: "list", value: nest(LIMITS.maxJsonDepth - 3) },
+      { kind: "list", value: nest(LIMITS.maxJsonDepth - 2) },
+      { kind: "list", value: nest(LIMITS.maxJsonDepth - 1) },
+      undefined,
+      null,
+    ] as unknown as SchemaValueJson[];
+    const seen = new Set<string>();
+    for (const v of cases) {
+      const expected = outcome(viaTable(3, 7n, v));
+      seen.add(expected.startsWith("ok") ? "ok" : expected.split(" ")[0]!);
+      expect(outcome(viaParts(3, 7n, v))).toBe(expected);
+    }
+    // The cases reach both outcomes and both error codes.
+    expect([...seen].sort()).toEqual(["invalid-message", "limit-exceeded", "ok"]);
+  });
+
+  it("applies the 8 MiB text limit to the whole message, counting UTF-8 bytes", () => {
+    const max = LIMITS.maxTextMessageBytes;
+    const frame = (c: number, s: bigint) => inputStreamItemHead(c, s).length + INPUT_ITEM_TAIL.length;
+    // The characters of `{"kind":"s","value":"…"}` around the string.
+    const around = '{"kind":"s","value":""}'.length;
+    for (const [c, s] of [
+      [1, 0n],
+      [CHANNEL_MAX, U64_MAX - 1n],
+    ] as const) {
+      const room = max - frame(c, s) - around;
+      for (const text of [
+        "a".repeat(room),
+        "a".repeat(room + 1),
+        "é".repeat(Math.floor(room / 2)),
+        "é".repeat(Math.floor(room / 2)) + "a".repeat((room % 2) + 1),
+        "\u{1F600}".repeat(Math.floor(room / 4)),
+      ]) {
+        const v = { kind: "s", value: text } as SchemaValueJson;
+        const expected = outcome(viaTable(c, s, v));
+        expect(outcome(viaParts(c, s, v))).toBe(expected);
+      }
+      expect(outcome(viaTable(c, s, { kind: "s", value: "a".repeat(room) } as SchemaValueJson)).startsWith("ok")).toBe(true);
+      expect(outcome(viaTable(c, s, { kind: "s", value: "a".repeat(room + 1) } as SchemaValueJson))).toMatch(/^limit-exceeded/);
+    }
+  });
+
+  it("isInputItemPosition accepts exactly the channels and sequences encodeClientMessage accepts", () => {
+    fc.assert(
+      fc.property(channel, sequence, (c, s) => {
+        const accepted = outcome(viaTable(c, s, { kind: "s", value: "x" } as SchemaValueJson)).startsWith("ok");
+        expect(isInputItemPosition(c, s)).toBe(accepted);
+      }),
+      { numRuns: 1000 },
+    );
+  });
+});
