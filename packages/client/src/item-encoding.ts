@@ -59,6 +59,20 @@ export function checkedItemLength(channel: number, sequence: bigint, valueText: 
 }
 
 /**
+ * `value` of every `CheckedInputItem`: an own, enumerable accessor (one
+ * shared descriptor), so that spreading the message, `JSON.stringify` or
+ * `structuredClone` see the value as they would a plain message's; a getter
+ * on the prototype would be dropped by all three.
+ */
+const VALUE_MEMBER: PropertyDescriptor = {
+  enumerable: true,
+  configurable: false,
+  get(this: CheckedInputItem): SchemaValueJson {
+    return this.parseValue();
+  },
+};
+
+/**
  * An `inputStreamItem` whose value `checkInputItem` checked, made from that
  * value's canonical text, which is all a pending item keeps (issue #17: the
  * value's objects, kept for every unacknowledged item, were work for the
@@ -71,16 +85,19 @@ export class CheckedInputItem {
   readonly type = "inputStreamItem";
   readonly channel: number;
   readonly sequence: bigint;
+  /** Only a transport that encodes the message itself reads it (parsed on each read). */
+  declare readonly value: SchemaValueJson;
   readonly #valueText: string;
 
   constructor(channel: number, sequence: bigint, valueText: string) {
     this.channel = channel;
     this.sequence = sequence;
     this.#valueText = valueText;
+    Object.defineProperty(this, "value", VALUE_MEMBER);
   }
 
-  /** Only a transport that encodes the message itself reads it. */
-  get value(): SchemaValueJson {
+  /** The value, parsed from its canonical text. */
+  parseValue(): SchemaValueJson {
     return JSON.parse(this.#valueText) as SchemaValueJson;
   }
 

@@ -48,6 +48,16 @@ describe("input item encoding, checked once", () => {
     );
   });
 
+  it("to a transport of one's own it is a plain message: spreading it, cloning it or listing its members keeps the value", () => {
+    const v: SchemaValueJson = { kind: "record", value: { fields: [{ kind: "string", value: "a" }] } } as unknown as SchemaValueJson;
+    const message = checked(3, 7n, v);
+    expect({ ...message }).toEqual(item(3, 7n, v));
+    expect(structuredClone(message)).toEqual(item(3, 7n, v));
+    expect(Object.keys(message).sort()).toEqual(["channel", "sequence", "type", "value"]);
+    expect(JSON.parse(JSON.stringify({ ...message, sequence: String(message.sequence) })).value).toEqual(v);
+    expect(encodeMessage({ ...message })).toBe(encodeMessage(item(3, 7n, v)));
+  });
+
   it("a message that is not a CheckedInputItem takes the checked path: same bytes, same errors", () => {
     fc.assert(
       fc.property(value, channel, sequence, (v, c, s) => {
