@@ -8,6 +8,7 @@
 import type { ClientCancelReason, StreamMapping } from "@golem-stream/wire";
 import type { Attachment } from "./attachment.js";
 import { invalidChannel, violation } from "./errors.js";
+import { senderFor } from "./item-encoding.js";
 import type { InputFeeder } from "./input-feeder.js";
 import type { InputRegistry } from "./input-registry.js";
 import type { OutputRegistry } from "./output-registry.js";
@@ -61,7 +62,7 @@ function installInput(
   attachment.channels.set(mapping.channel, { direction: "input", feeder });
   attachment.channelOf.set(feeder, mapping.channel);
   if (connection === undefined) return;
-  feeder.attach({ channel: mapping.channel, send: (message) => connection.send(message) }, highWater);
+  feeder.attach({ channel: mapping.channel, send: senderFor(connection) }, highWater);
 }
 
 function installOutput(attachment: Attachment, mapping: StreamMapping, outputs: OutputRegistry): void {

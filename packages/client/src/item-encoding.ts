@@ -30,6 +30,7 @@ import {
   type ClientMessage,
   type SchemaValueJson,
 } from "@golem-stream/wire";
+import type { Connection } from "./transport.js";
 
 /**
  * A value this large could, with a longer channel number, cross the 8 MiB
@@ -59,46 +60,34 @@ export function checkedItemLength(channel: number, sequence: bigint, valueText: 
 }
 
 /**
- * `value` of every `CheckedInputItem`: an own, enumerable accessor (one
- * shared descriptor), so that spreading the message, `JSON.stringify` or
- * `structuredClone` see the value as they would a plain message's; a getter
- * on the prototype would be dropped by all three.
- */
-const VALUE_MEMBER: PropertyDescriptor = {
-  enumerable: true,
-  configurable: false,
-  get(this: CheckedInputItem): SchemaValueJson {
-    return this.parseValue();
-  },
-};
-
-/**
  * An `inputStreamItem` whose value `checkInputItem` checked, made from that
  * value's canonical text, which is all a pending item keeps (issue #17: the
  * value's objects, kept for every unacknowledged item, were work for the
- * garbage collector). To anything else it is an ordinary message: the text
- * is a private field, not a member, and `value` parses it back — canonical
- * JSON parses to a value equal to the one encoded (members in sorted order),
- * and encodes back to the same text.
+ * garbage collector). Only this package's transports are handed one
+ * (`senderFor`); `value` (a getter: the checked path reads it) parses the
+ * text back — canonical JSON parses to a value equal to the one encoded
+ * (members in sorted order), and encodes back to the same text.
  */
 export class CheckedInputItem {
   readonly type = "inputStreamItem";
   readonly channel: number;
   readonly sequence: bigint;
-  /** Only a transport that encodes the message itself reads it (parsed on each read). */
-  declare readonly value: SchemaValueJson;
   readonly #valueText: string;
 
   constructor(channel: number, sequence: bigint, valueText: string) {
     this.channel = channel;
     this.sequence = sequence;
     this.#valueText = valueText;
-    Object.defineProperty(this, "value", VALUE_MEMBER);
   }
 
-  /** The value, parsed from its canonical text. */
-  parseValue(): SchemaValueJson {
+  /** The value, parsed from its canonical text on each read. */
+  get value(): SchemaValueJson {
     return JSON.parse(this.#valueText) as SchemaValueJson;
+  }
+
+  /** The same message as a plain object, for a transport of the application's own. */
+  plain(): ClientMessage {
+    return { type: "inputStreamItem", channel: this.channel, sequence: this.sequence, value: this.value };
   }
 
   /** The message's text, or `undefined` when it must take the checked path. */
@@ -116,4 +105,24 @@ export function encodeClientMessage(message: ClientMessage): string | Uint8Array
     if (text !== undefined) return text;
   }
   return encodeChecked(message);
+}
+
+/** Connections of this package's transports: they encode every message with `encodeClientMessage` above. */
+const framingConnections = new WeakSet<Connection>();
+
+/** Marks a connection that encodes with `encodeClientMessage` (so it may be handed a `CheckedInputItem`). */
+export function framesCheckedItems<C extends Connection>(connection: C): C {
+  framingConnections.add(connection);
+  return connection;
+}
+
+/**
+ * How the runtime sends on `connection`: as it is to this package's
+ * transports; a transport of the application's own gets every message as a
+ * plain object (a `CheckedInputItem` turned into one), which spreading,
+ * cloning or logging sees whole. Decided once per connection, not per item.
+ */
+export function senderFor(connection: Connection): (message: ClientMessage) => void {
+  if (framingConnections.has(connection)) return (message) => connection.send(message);
+  return (message) => connection.send(message instanceof CheckedInputItem ? message.plain() : message);
 }

@@ -38,7 +38,7 @@ import {
   type ServerMessage,
 } from "@golem-stream/wire";
 import { ClientError } from "./errors.js";
-import { encodeClientMessage } from "./item-encoding.js";
+import { encodeClientMessage, framesCheckedItems } from "./item-encoding.js";
 import type { Connection, ConnectionHandlers, ConnectRequest, Transport } from "./transport.js";
 
 /** The part of the WHATWG `WebSocket` interface this transport uses. */
@@ -187,7 +187,7 @@ export function webSocketTransport(options: WebSocketTransportOptions = {}): Tra
           });
         });
 
-        const connection: Connection = {
+        const connection: Connection = framesCheckedItems({
           send(message: ClientMessage): void {
             if (socket.readyState === OPEN) socket.send(encodeClientMessage(message));
           },
@@ -205,7 +205,7 @@ export function webSocketTransport(options: WebSocketTransportOptions = {}): Tra
           close(code = 1000, reason = ""): void {
             socket.close(closable(code), reason.slice(0, 120));
           },
-        };
+        });
       });
     },
   };

@@ -20,7 +20,7 @@ import {
   isJsonObject,
   type ClientMessage,
 } from "@golem-stream/wire";
-import { encodeClientMessage } from "./item-encoding.js";
+import { encodeClientMessage, framesCheckedItems } from "./item-encoding.js";
 import type { CloseInfo, Connection, ConnectionHandlers, ConnectRequest, Transport } from "./transport.js";
 
 export interface WsTransportOptions {
@@ -180,7 +180,7 @@ function connectionOf(socket: WebSocket, keepaliveIntervalMs: number, tcp: Socke
       : undefined;
   keepalive?.unref();
   socket.once("close", () => clearInterval(keepalive));
-  return {
+  return framesCheckedItems({
     send(message: ClientMessage): void {
       if (socket.readyState !== WebSocket.OPEN) return;
       write(encodeClientMessage(message));
@@ -198,7 +198,7 @@ function connectionOf(socket: WebSocket, keepaliveIntervalMs: number, tcp: Socke
       if (socket.readyState === WebSocket.CLOSED || socket.readyState === WebSocket.CLOSING) return;
       socket.close(code, reason.slice(0, 120));
     },
-  };
+  });
 }
 
 function toUint8Array(data: WebSocket.RawData): Uint8Array {

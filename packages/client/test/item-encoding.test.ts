@@ -6,7 +6,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { CHANNEL_MAX, LIMITS, ProtocolError, U64_MAX, encodeMessage, type JsonValue, type SchemaValueJson } from "@golem-stream/wire";
-import { CheckedInputItem, checkInputItem, checkedItemLength, encodeClientMessage } from "../src/item-encoding.js";
+import { CheckedInputItem, checkInputItem, checkedItemLength, encodeClientMessage, framesCheckedItems, senderFor } from "../src/item-encoding.js";
 
 const json = fc.jsonValue({ maxDepth: 4, stringUnit: "grapheme" }) as fc.Arbitrary<JsonValue>;
 const value = fc.record({ kind: fc.string({ maxLength: 12, unit: "grapheme" }), value: json }) as fc.Arbitrary<SchemaValueJson>;
@@ -48,14 +48,22 @@ describe("input item encoding, checked once", () => {
     );
   });
 
-  it("to a transport of one's own it is a plain message: spreading it, cloning it or listing its members keeps the value", () => {
+  it("a transport of one's own is sent a plain message: spreading, cloning or listing it keeps the value; this package's get the checked item", () => {
     const v: SchemaValueJson = { kind: "record", value: { fields: [{ kind: "string", value: "a" }] } } as unknown as SchemaValueJson;
-    const message = checked(3, 7n, v);
+    const sent: unknown[] = [];
+    const connection = { send: (message: unknown) => void sent.push(message), pause() {}, resume() {}, close() {} };
+    senderFor(connection)(checked(3, 7n, v));
+    const [message] = sent as Record<string, unknown>[];
+    expect(message).not.toBeInstanceOf(CheckedInputItem);
     expect({ ...message }).toEqual(item(3, 7n, v));
     expect(structuredClone(message)).toEqual(item(3, 7n, v));
-    expect(Object.keys(message).sort()).toEqual(["channel", "sequence", "type", "value"]);
-    expect(JSON.parse(JSON.stringify({ ...message, sequence: String(message.sequence) })).value).toEqual(v);
-    expect(encodeMessage({ ...message })).toBe(encodeMessage(item(3, 7n, v)));
+    expect(Object.keys(message!).sort()).toEqual(["channel", "sequence", "type", "value"]);
+    const other = { type: "inputStreamEnd", channel: 3, sequence: 8n } as const;
+    senderFor(connection)(other);
+    expect(sent[1]).toBe(other);
+    const ours = framesCheckedItems({ ...connection });
+    senderFor(ours)(checked(3, 7n, v));
+    expect(sent[2]).toBeInstanceOf(CheckedInputItem);
   });
 
   it("a message that is not a CheckedInputItem takes the checked path: same bytes, same errors", () => {
