@@ -63,8 +63,10 @@ export function writeCanonical(value: SchemaValue): string | "not-native" | "too
   }
 }
 
-/** Kinds whose payload is one JSON scalar. */
-const SCALAR_KINDS: ReadonlySet<string> = new Set(["bool", "s8", "s16", "s32", "u8", "u16", "u32", "s64", "u64", "f32", "f64", "char", "string"]);
+/** Kinds whose payload is one JSON scalar, each with its node's text up to the payload (the names need no escaping). */
+const SCALAR_OPENINGS: ReadonlyMap<string, string> = new Map(
+  ["bool", "s8", "s16", "s32", "u8", "u16", "u32", "s64", "u64", "f32", "f64", "char", "string"].map((kind) => [kind, `{"kind":"${kind}","value":`]),
+);
 
 /**
  * The whole text of a value that is one scalar node (most stream items: a
@@ -74,12 +76,13 @@ const SCALAR_KINDS: ReadonlySet<string> = new Set(["bool", "s8", "s16", "s32", "
 function scalarRoot(value: unknown): string | undefined {
   if (!isPlain(value)) return undefined;
   const kind = value["kind"];
-  if (typeof kind !== "string" || !SCALAR_KINDS.has(kind)) return undefined;
+  const opening = typeof kind === "string" ? SCALAR_OPENINGS.get(kind) : undefined;
+  if (opening === undefined) return undefined;
   if (!hasExactly(value, 2)) throw new NotNative();
-  return '{"kind":' + quote(kind) + ',"value":' + scalarPayload(kind, value["value"]) + "}";
+  return opening + scalarPayload(kind as string, value["value"]) + "}";
 }
 
-/** The payload text of a scalar kind (`SCALAR_KINDS`). */
+/** The payload text of a scalar kind (`SCALAR_OPENINGS`). */
 function scalarPayload(kind: string, p: unknown): string {
   if (kind !== "bool") return scalar(p);
   if (typeof p !== "boolean") throw new NotNative();
