@@ -129,16 +129,17 @@ export function decodeSchemaValue(json: SchemaValueInput, graph: SchemaGraph, op
 }
 
 /**
- * The common case of a stream of strings, a `string` root with default
- * limits, decoded without setting up the walk (its decoder, location and
+ * The common case of a stream of strings, a `string` root (the graph's own,
+ * or given as `options.type`) with default limits, decoded without setting up the walk (its decoder, location and
  * closure per value). Anything else, and anything wrong, is `undefined`:
  * the walk decides and reports. The result is the walk's (a test holds the
  * two to each other): a string node is charged 1, its text its UTF-8 length,
  * and a `string` carries no restriction.
  */
 function decodePlainString(json: SchemaValueInput, graph: SchemaGraph, options: DecodeValueOptions): DecodedValue | undefined {
-  if (options.type !== undefined || options.maxByteCharge !== undefined || options.maxStreams !== undefined) return undefined;
-  if (!(graph instanceof SchemaGraph) || graph.resolve(graph.root).kind !== "string") return undefined;
+  if (options.maxByteCharge !== undefined || options.maxStreams !== undefined) return undefined;
+  if (!(graph instanceof SchemaGraph) || (options.type !== undefined && options.type !== graph.root)) return undefined;
+  if (graph.resolve(graph.root).kind !== "string") return undefined;
   if (!isJsonObject(json as JsonValue) || !hasTwoMembers(json as JsonObject)) return undefined;
   const kind = getMember(json as JsonObject, "kind");
   const text = getMember(json as JsonObject, "value");
