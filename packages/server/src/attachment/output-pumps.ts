@@ -114,7 +114,12 @@ export class OutputPumps {
     pump.dirty = true;
     if (pump.running) return;
     pump.running = true;
-    void this.#run(pump).catch((error: unknown) => this.#link.fault(error));
+    // The run starts a microtask later: a commit settles a whole group of
+    // events at once, each offered to the tail by its own reaction, and a
+    // run started by the first would send it alone and end (sends no longer
+    // await), leaving one run per event. Started after them, one run takes
+    // the group in batches.
+    queueMicrotask(() => void this.#run(pump).catch((error: unknown) => this.#link.fault(error)));
   }
 
   /**
