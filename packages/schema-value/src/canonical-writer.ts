@@ -50,15 +50,43 @@ class Sink {
 }
 
 export function writeCanonical(value: SchemaValue): string | "not-native" | "too-deep" {
-  const out = new Sink();
   try {
+    const text = scalarRoot(value);
+    if (text !== undefined) return text;
+    const out = new Sink();
     node(value, out, 0);
+    return out.finish();
   } catch (error) {
     if (error instanceof NotNative) return "not-native";
     if (error instanceof TooDeep) return "too-deep";
     throw error;
   }
-  return out.finish();
+}
+
+/** Kinds whose payload is one JSON scalar, each with its node's text up to the payload (the names need no escaping). */
+const SCALAR_OPENINGS: ReadonlyMap<string, string> = new Map(
+  ["bool", "s8", "s16", "s32", "u8", "u16", "u32", "s64", "u64", "f32", "f64", "char", "string"].map((kind) => [kind, `{"kind":"${kind}","value":`]),
+);
+
+/**
+ * The whole text of a value that is one scalar node (most stream items: a
+ * string, a number), written in one concatenation instead of through a
+ * Sink; undefined for any other value. The checks are those of `node`.
+ */
+function scalarRoot(value: unknown): string | undefined {
+  if (!isPlain(value)) return undefined;
+  const kind = value["kind"];
+  const opening = typeof kind === "string" ? SCALAR_OPENINGS.get(kind) : undefined;
+  if (opening === undefined) return undefined;
+  if (!hasExactly(value, 2)) throw new NotNative();
+  return opening + scalarPayload(kind as string, value["value"]) + "}";
+}
+
+/** The payload text of a scalar kind (`SCALAR_OPENINGS`). */
+function scalarPayload(kind: string, p: unknown): string {
+  if (kind !== "bool") return scalar(p);
+  if (typeof p !== "boolean") throw new NotNative();
+  return p ? "true" : "false";
 }
 
 function node(value: unknown, out: Sink, depth: number): void {
@@ -73,9 +101,6 @@ function node(value: unknown, out: Sink, depth: number): void {
   const d = depth + 2;
   switch (kind) {
     case "bool":
-      if (typeof p !== "boolean") throw new NotNative();
-      out.add(p ? "true" : "false");
-      break;
     case "s8":
     case "s16":
     case "s32":
@@ -88,7 +113,7 @@ function node(value: unknown, out: Sink, depth: number): void {
     case "f64":
     case "char":
     case "string":
-      out.add(scalar(p));
+      out.add(scalarPayload(kind, p));
       break;
     case "record":
       list(payload(p, ["fields"]), "fields", out, d);

@@ -27,6 +27,10 @@ export function fromJs(data: unknown, graph: SchemaGraph, type?: SchemaType, hoo
   return guard("value", () => {
     const [checked, expected] = checkedType(graph, type);
     graph = checked;
+    // A string for a string (most stream items): the node the walk below would build, without setting it up.
+    if (typeof data === "string" && graph.resolve(expected).kind === "string") {
+      return decodeSchemaValue({ kind: "string", value: data }, graph, { type: expected, streams: hooks.streams ?? "any" }).value;
+    }
     const location = new Location("value");
     const fail = (message: string) => validationError(location.path(), message);
     const walk = (x: unknown, declared: SchemaType): SchemaValue => {

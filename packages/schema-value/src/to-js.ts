@@ -11,6 +11,9 @@ import { floatValue } from "./scalars.js";
 import type { ResolvedType, SchemaType, SchemaValue, SchemaValueInput } from "./types.js";
 import { decodeSchemaValue, type StreamLeaf } from "./value-decode.js";
 
+/** Kinds whose JavaScript value is their payload as it is (the first case of the walk below). */
+const IDENTITY_KINDS: ReadonlySet<string> = new Set(["bool", "s8", "s16", "s32", "u8", "u16", "u32", "char", "string"]);
+
 export interface ToJsHooks {
   /** Turns a stream leaf into the JavaScript value the caller wants (an async iterable, say). */
   readonly stream?: (leaf: StreamLeaf) => unknown;
@@ -22,6 +25,8 @@ export function toJs(value: SchemaValueInput, graph: SchemaGraph, type?: SchemaT
     const [checked, expected] = checkedType(graph, type);
     graph = checked;
     const decoded = decodeSchemaValue(value, graph, { type: expected, streams: "any" });
+    // A scalar that is its own JavaScript value (most stream items): no walk to set up.
+    if (IDENTITY_KINDS.has(decoded.value.kind)) return decoded.value.value;
     // Most values carry no stream: no map to look leaves up in.
     const leaves = decoded.streams.length === 0 ? undefined : new Map(decoded.streams.map((leaf) => [leaf.coordinate, leaf]));
     const location = new Location("value");

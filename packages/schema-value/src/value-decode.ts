@@ -21,7 +21,7 @@ import {
 } from "@golem-stream/wire";
 import { parseSigned, parseUnsigned } from "./decimal.js";
 import { clip, guard, limitError, validationError } from "./errors.js";
-import { checkedType, type SchemaGraph } from "./graph.js";
+import { checkedType, SchemaGraph } from "./graph.js";
 import { discriminatorHolds } from "./discriminators.js";
 import { Location } from "./location.js";
 import { branchByTag } from "./lookup.js";
@@ -118,6 +118,42 @@ function oneOf<T extends string>(value: unknown, options: readonly T[], name: st
 }
 
 export function decodeSchemaValue(json: SchemaValueInput, graph: SchemaGraph, options: DecodeValueOptions = {}): DecodedValue {
+  let plain: DecodedValue | undefined;
+  try {
+    plain = decodePlainString(json, graph, options);
+  } catch {
+    // A caller-built value can throw from a getter: the walk reports that as guard() does.
+    plain = undefined;
+  }
+  return plain ?? decodeSchemaValueWalk(json, graph, options);
+}
+
+/**
+ * The common case of a stream of strings, a `string` root (the graph's own,
+ * or given as `options.type`) with default limits, decoded without setting up the walk (its decoder, location and
+ * closure per value). Anything else, and anything wrong, is `undefined`:
+ * the walk decides and reports. The result is the walk's (a test holds the
+ * two to each other): a string node is charged 1, its text its UTF-8 length,
+ * and a `string` carries no restriction.
+ */
+function decodePlainString(json: SchemaValueInput, graph: SchemaGraph, options: DecodeValueOptions): DecodedValue | undefined {
+  if (options.maxByteCharge !== undefined || options.maxStreams !== undefined) return undefined;
+  if (!(graph instanceof SchemaGraph) || (options.type !== undefined && options.type !== graph.root)) return undefined;
+  if (graph.resolve(graph.root).kind !== "string") return undefined;
+  if (!isJsonObject(json as JsonValue) || !hasTwoMembers(json as JsonObject)) return undefined;
+  const kind = getMember(json as JsonObject, "kind");
+  const text = getMember(json as JsonObject, "value");
+  if (kind !== "string" || typeof text !== "string" || !isWellFormedText(text)) return undefined;
+  const charge = 1 + utf8ByteLength(text);
+  if (charge > LIMITS.maxValueByteCharge) return undefined;
+  // Options are checked as the walk checks them (a bad one is the caller's bug, reported by the walk).
+  if (options.streams !== undefined && !STREAM_MODES.includes(options.streams)) return undefined;
+  if (options.path !== undefined && typeof options.path !== "string") return undefined;
+  return { value: { kind: "string", value: text }, streams: [], byteCharge: charge };
+}
+
+/** `decodeSchemaValue` by the full walk (exported for the tests that hold the shortcut to it). */
+export function decodeSchemaValueWalk(json: SchemaValueInput, graph: SchemaGraph, options: DecodeValueOptions = {}): DecodedValue {
   return guard("value", () => {
     const prefix = options.path ?? "value";
     if (typeof prefix !== "string") throw new ProtocolError("internal-error", "decodeSchemaValue option path must be a string");

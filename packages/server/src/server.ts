@@ -477,7 +477,7 @@ class NodeSessionServer implements SessionServer {
     const transport = new WsTransport(ws, this.#limits.sendHighWaterBytes, socket, () => observer.backpressure("socket-buffer"));
     const connection = new Connection(transport, caller, this.#runtime);
     observer.connectionOpened();
-    ws.on("message", (data: RawData, isBinary: boolean) => connection.receive(toBytes(data), isBinary));
+    ws.on("message", (data: RawData, isBinary: boolean) => connection.receive(toBytes(data, isBinary), isBinary));
     ws.on("close", () => {
       observer.connectionClosed();
       connection.transportClosed();
@@ -515,8 +515,13 @@ function parseRequestUrl(request: IncomingMessage): URL | undefined {
   }
 }
 
-/** `ws` delivers Buffers; the runtime works on plain Uint8Array views (so `slice` copies). */
-function toBytes(data: RawData): Uint8Array {
+/**
+ * `ws` delivers Buffers; the runtime works on plain Uint8Array views (so
+ * `slice` copies). A text message's bytes are only decoded to text, never
+ * kept or sliced: its Buffer goes on as it is, with no view made per message.
+ */
+function toBytes(data: RawData, isBinary: boolean): Uint8Array {
+  if (!isBinary && data instanceof Uint8Array) return data;
   if (Array.isArray(data)) {
     const joined = Buffer.concat(data);
     return new Uint8Array(joined.buffer, joined.byteOffset, joined.byteLength);

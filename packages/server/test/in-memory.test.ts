@@ -13,7 +13,7 @@ import { Connection } from "../src/transport/connection.js";
 import { SessionRuntime } from "../src/sessions/session-runtime.js";
 import { TokenService } from "../src/sessions/token-service.js";
 import { createDemoHost, MemorySessionStore, NodeBudget, resolveLimits, silentLogger } from "../src/index.js";
-import { encodeOutgoing, type OutgoingMessage, type SessionTransport } from "../src/transport/transport.js";
+import { encodeOutgoing, SENT, type OutgoingMessage, type SessionTransport } from "../src/transport/transport.js";
 import { demoStart, v } from "./helpers.js";
 
 class MemoryTransport implements SessionTransport {
@@ -51,6 +51,25 @@ class MemoryTransport implements SessionTransport {
   }
 }
 
+/** A transport under backpressure for output items: each one's send settles only when the test releases it. */
+class GatedTransport extends MemoryTransport {
+  readonly #gates: (() => void)[] = [];
+  override send(message: OutgoingMessage): Promise<void> {
+    void super.send(message);
+    if (message.type !== "outputStreamItem") return SENT;
+    return new Promise((resolve) => this.#gates.push(resolve));
+  }
+  get gated(): number {
+    return this.#gates.length;
+  }
+  release(): void {
+    this.#gates.shift()?.();
+  }
+}
+
+/** Lets the store commit and the session run for a while (no assertion on time: only on what was sent). */
+const settle = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, 30));
+
 function harness() {
   const store = new MemorySessionStore();
   const runtime = new SessionRuntime(
@@ -67,8 +86,7 @@ function harness() {
     },
     () => true,
   );
-  const open = () => {
-    const transport = new MemoryTransport();
+  const open = <T extends MemoryTransport = MemoryTransport>(transport: T = new MemoryTransport() as T) => {
     const connection = new Connection(transport, { account: "a", principal: "p" }, runtime);
     const send = (message: ClientMessage) => {
       const data = encodeMessage(message);
@@ -115,6 +133,26 @@ describe("Connection + SessionRuntime in memory", () => {
     const items = second.transport.sent.filter((m) => m.type === "outputStreamItem");
     expect(items).toHaveLength(50);
     expect(second.transport.sent.at(-1)).toEqual({ type: "invocationFinished", outcome: { kind: "success" } });
+    await store.close();
+  });
+
+  it("an output pump sends its next item only when the transport has settled the previous send", async () => {
+    const { open, store } = harness();
+    const { transport, send } = open(new GatedTransport());
+    send(demoStart("count", v.record(v.u32(4), v.u32(0))));
+    const items = () => transport.sent.filter((m) => m.type === "outputStreamItem").length;
+    await transport.until(() => items() > 0);
+    for (let sent = 1; sent <= 4; sent++) {
+      await settle();
+      // All four items are committed by now; the pump waits on the one the transport holds.
+      expect(items()).toBe(sent);
+      expect(transport.gated).toBe(1);
+      transport.release();
+      if (sent < 4) await transport.until(() => items() > sent);
+    }
+    await transport.until(() => transport.closedWith !== undefined);
+    expect(transport.sent.filter((m) => m.type === "outputStreamItem").map((m) => m.sequence)).toEqual([0n, 1n, 2n, 3n]);
+    expect(transport.sent.at(-1)?.type).toBe("invocationFinished");
     await store.close();
   });
 

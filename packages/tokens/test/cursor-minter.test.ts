@@ -29,6 +29,23 @@ describe("cursorMinter", () => {
     );
   });
 
+  it("mints many tokens of one millisecond, then of another, then of the first again, each as mintToken does", () => {
+    // The minter keeps the signature state over the bytes from issuedAt to position for the
+    // current millisecond: a stale one would sign the wrong issuedAt or ids.
+    const millis = fc.array(u64, { minLength: 2, maxLength: 3 });
+    fc.assert(
+      fc.property(streamFields, millis, fc.array(fc.tuple(fc.nat({ max: 2 }), u64, event), { minLength: 4, maxLength: 24 }), (fields, issued, cursors) => {
+        const keyring = Keyring.generate("k1");
+        const minter = cursorMinter(keyring, fields);
+        for (const [pick, position, which] of cursors) {
+          const issuedAt = issued[pick % issued.length]!;
+          expect(minter.mint(issuedAt, position, which)).toBe(mintToken("cursor", { ...fields, issuedAt, position, event: which }, keyring));
+        }
+      }),
+      { numRuns: 200 },
+    );
+  });
+
   it("refuses what mintToken refuses, naming the field", () => {
     const keyring = Keyring.generate("k1");
     const fields = { issuer: "i", audience: "a", account: "acc", principal: "p", sessionId: "6f1c2b9e-8a47-4e1f-9c3d-2b7a1e5f4c6d", streamId: "0f1c2b9e-8a47-4e1f-9c3d-2b7a1e5f4c6d" };

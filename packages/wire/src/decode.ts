@@ -9,10 +9,14 @@ import { invalidAt } from "./codec.js";
 import { type JsonObject, getMember, isJsonObject } from "./json.js";
 import { LIMITS } from "./limits.js";
 import type { ClientMessage, ClientTextMessage, ServerMessage, ServerTextMessage } from "./messages.js";
-import { parseStrictJson } from "./strict-json.js";
+import { decodeCanonicalInputItem } from "./decode-input-item.js";
+import { parseStrictJson, toText } from "./strict-json.js";
 import { CLIENT_TEXT_VARIANTS, SERVER_TEXT_VARIANTS, type TextVariant } from "./text-messages.js";
 
 type Direction = "client" | "server";
+
+/** Names a text message in errors. */
+const TEXT_MESSAGE = "text message";
 
 const CLIENT_VARIANTS = new Map(CLIENT_TEXT_VARIANTS.map((variant) => [variant.type as string, variant]));
 const SERVER_VARIANTS = new Map(SERVER_TEXT_VARIANTS.map((variant) => [variant.type as string, variant]));
@@ -25,7 +29,10 @@ const SERVER_VARIANTS = new Map(SERVER_TEXT_VARIANTS.map((variant) => [variant.t
  */
 export function decodeClientMessage(data: string | Uint8Array, isBinary: boolean): ClientMessage {
   if (checkFrameType(isBinary)) return decodeBinaryMessage(data, "client") as ClientMessage;
-  return decodeText(data, "client", CLIENT_VARIANTS);
+  // Bounded and decoded once; a canonical input item (nearly every message a
+  // server reads) then takes the shortcut, anything else the full decoder.
+  const text = toText(data, LIMITS.maxTextMessageBytes, TEXT_MESSAGE);
+  return decodeCanonicalInputItem(text) ?? decodeText(text, "client", CLIENT_VARIANTS);
 }
 
 /** Decodes a message the server sent; the mirror of `decodeClientMessage`. */
@@ -46,7 +53,7 @@ function decodeText<M extends ClientTextMessage | ServerTextMessage>(
 ): M {
   const root = parseStrictJson(data as string | Uint8Array, {
     maxBytes: LIMITS.maxTextMessageBytes,
-    what: "text message",
+    what: TEXT_MESSAGE,
   });
   if (!isJsonObject(root)) throw invalidAt("", "must be a JSON object");
   checkVersion(root);

@@ -14,7 +14,7 @@ export interface AttachmentLink {
   readonly channels: ChannelTable;
   /** True once the transport closed or was replaced: nothing more is sent. */
   isEnded(): boolean;
-  /** Hands one message to the transport (in call order); a no-op once ended. */
+  /** Hands one message to the transport (in call order); a no-op once ended. Settles as `SessionTransport.send` does (`SENT`: go on at once). */
   send(message: OutgoingMessage): Promise<void>;
   /** Assigns `stream` a channel on this connection and describes it. */
   mapping(stream: StreamState, withProvisionalRef: boolean): StreamMapping;

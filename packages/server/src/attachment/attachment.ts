@@ -29,7 +29,7 @@ import type { StreamState } from "../invocation/stream-state.js";
 import type { AttachmentEnd, AttachmentObserver } from "../observability/server-observer.js";
 import type { CursorPosition } from "../sessions/token-service.js";
 import type { OutputEvent } from "../store/session-store.js";
-import type { OutgoingMessage, SessionTransport } from "../transport/transport.js";
+import { SENT, type OutgoingMessage, type SessionTransport } from "../transport/transport.js";
 
 export interface AttachPlan {
   /** The client's verified cursors, by stream id. */
@@ -249,9 +249,14 @@ export class Attachment implements AttachmentSink {
 
   // ------------------------------------------------------------ lifecycle
 
-  async #send(message: OutgoingMessage): Promise<void> {
-    if (this.#ended && message.type !== "invocationFinished") return;
-    await this.#transport.send(message);
+  /** The transport's own promise (`SENT` when the caller may go on at once); a failure to send rejects, never throws. */
+  #send(message: OutgoingMessage): Promise<void> {
+    if (this.#ended && message.type !== "invocationFinished") return SENT;
+    try {
+      return this.#transport.send(message);
+    } catch (error) {
+      return Promise.reject(error);
+    }
   }
 
   /** The transport closed or was replaced: stop sending, keep the session running. */

@@ -12,10 +12,14 @@
 import type { OutputOutcome } from "@golem-stream/wire";
 import { asSendable } from "../invocation/message-room.js";
 import type { AttachmentLink } from "./attachment-link.js";
+import { SENT } from "../transport/transport.js";
 import { CommittedTail, TailAllowance } from "./committed-tail.js";
 import type { OutputEvent } from "../store/session-store.js";
 import type { StreamState } from "../invocation/stream-state.js";
 import type { CursorPosition } from "../sessions/token-service.js";
+
+/** The mappings of an item that introduces no stream (most): one shared empty list. */
+const NO_MAPPINGS: readonly never[] = Object.freeze([]);
 
 /** How many log events a pump reads per store query (or takes from its tail), at most. */
 const PUMP_BATCH = 64;
@@ -110,7 +114,12 @@ export class OutputPumps {
     pump.dirty = true;
     if (pump.running) return;
     pump.running = true;
-    void this.#run(pump).catch((error: unknown) => this.#link.fault(error));
+    // The run starts a microtask later: a commit settles a whole group of
+    // events at once, each offered to the tail by its own reaction, and a
+    // run started by the first would send it alone and end (sends no longer
+    // await), leaving one run per event. Started after them, one run takes
+    // the group in batches.
+    queueMicrotask(() => void this.#run(pump).catch((error: unknown) => this.#link.fault(error)));
   }
 
   /**
@@ -136,7 +145,8 @@ export class OutputPumps {
           if (logged.event === "item") bytes += logged.data.length;
           const event = this.#sendable(pump.stream, logged);
           if (link.isEnded()) return;
-          await this.#send(pump, event);
+          const sent = this.#send(pump, event);
+          if (sent !== SENT) await sent;
           if (link.isEnded()) return;
           link.session.delivered(pump.stream, event.event === "item" ? event.data.length : 0);
           if (event.event === "item") link.session.deps.observer.outputSent(pump.stream.elementKind, Number(event.itemCount), event.data.length);
@@ -182,7 +192,8 @@ export class OutputPumps {
     return false;
   }
 
-  async #send(pump: Pump, event: OutputEvent): Promise<void> {
+  /** Hands the event's message to the transport; `SENT` when the pump may go on at once (no await per item). */
+  #send(pump: Pump, event: OutputEvent): Promise<void> {
     const link = this.#link;
     const session = link.session;
     const stream = pump.stream;
@@ -190,21 +201,19 @@ export class OutputPumps {
     pump.cursors ??= session.deps.tokens.cursorsOf(session.owner, session.sessionId, stream.streamId);
     const cursorToken = pump.cursors(event.sequence, event.event);
     if (event.event === "terminal") {
-      await link.send({
+      return link.send({
         type: "outputStreamEnd",
         channel,
         cursorToken,
         outcome: JSON.parse(event.outcome) as OutputOutcome,
         sequence: event.sequence,
       });
-      return;
     }
     if (stream.elementKind === "u8") {
-      await link.send({ type: "output-u8", channel, sequence: event.sequence, cursorToken, payload: event.data });
-      return;
+      return link.send({ type: "output-u8", channel, sequence: event.sequence, cursorToken, payload: event.data });
     }
     if (stream.elementKind === "binary") {
-      await link.send({
+      return link.send({
         type: "output-binary",
         channel,
         sequence: event.sequence,
@@ -212,20 +221,27 @@ export class OutputPumps {
         payload: event.data,
         ...(event.mimeType === undefined ? {} : { mimeType: event.mimeType }),
       });
-      return;
     }
     const children = session.childrenOf(stream.streamId, event.sequence);
-    const mappings = children.map((child) => link.mapping(child, false));
-    await link.send({
+    const sent = link.send({
       type: "outputStreamItem",
       channel,
       cursorToken,
-      mappings,
+      mappings: children.length === 0 ? NO_MAPPINGS : children.map((child) => link.mapping(child, false)),
       sequence: event.sequence,
       // Recorded as canonical JSON (output-producers.ts): sent as stored, never parsed again.
       canonicalValue: event.data,
     });
-    for (const child of children) link.announced(child);
+    if (children.length === 0) return sent;
+    // The children's channels open once the transport has taken their mappings.
+    const announce = (): void => {
+      for (const child of children) link.announced(child);
+    };
+    if (sent === SENT) {
+      announce();
+      return SENT;
+    }
+    return sent.then(announce);
   }
 }
 

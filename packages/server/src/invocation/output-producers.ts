@@ -20,7 +20,7 @@ import { ITEM_TOO_LARGE, outputItemFits } from "./message-room.js";
 import { driveOutputSource, isBinaryItem } from "./output-source.js";
 import type { OutputEvent, StreamParent } from "../store/session-store.js";
 import type { StreamState } from "./stream-state.js";
-import { checkBinaryItem, decodeValue, substituteStreamRefs, utf8Bytes, type SchemaGraph } from "../values.js";
+import { canonicalValue, checkBinaryItem, decodeValue, substituteStreamRefs, utf8Bytes, type SchemaGraph } from "../values.js";
 
 /** What the producers need from their session. */
 export interface ProducerHost {
@@ -225,8 +225,15 @@ export class OutputProducers {
         const build = (sequence: bigint): { event: OutputEvent; introduced: readonly PendingStream[] } => {
           const parent: StreamParent = { kind: "item", streamId: stream.streamId, sequence };
           const introduced = this.#prepareOutputStreams(decoded.streams, stream.graph, parent);
-          const value = this.expose(decoded.value as unknown as SchemaValueJson, decoded.streams, introduced);
-          const data = utf8Bytes(canonicalJson(value as unknown as JsonValue));
+          // A value with no stream is the decoder's own normalized copy: the
+          // schema-value writer gives its canonical text (byte for byte what
+          // canonicalJson gives) without the generic sort and cycle checks.
+          // One with streams has had its placeholders swapped: generic text.
+          const data = utf8Bytes(
+            decoded.streams.length === 0
+              ? canonicalValue(decoded)
+              : canonicalJson(this.expose(decoded.value as unknown as SchemaValueJson, decoded.streams, introduced) as unknown as JsonValue),
+          );
           // Never commit an event that no attachment could send (message-room.ts).
           if (!outputItemFits(data.length, introduced.map((p) => p.state.token))) throw new PublicProducerError(ITEM_TOO_LARGE);
           return { event: itemEvent(sequence, 1n, data), introduced };

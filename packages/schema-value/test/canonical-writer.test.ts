@@ -1,0 +1,45 @@
+/**
+ * The writer's one-node path (a value that is a single scalar node, as most
+ * stream items are) writes what the general JSON writer writes, and refuses
+ * what the tree walk refuses.
+ */
+import { canonicalJson, type JsonValue } from "@golem-stream/wire";
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { writeCanonical } from "../src/canonical-writer.js";
+import type { SchemaValue } from "../src/index.js";
+
+const SCALAR_KINDS = ["bool", "s8", "s16", "s32", "u8", "u16", "u32", "s64", "u64", "f32", "f64", "char", "string"] as const;
+const write = (value: unknown): string => writeCanonical(value as SchemaValue);
+
+describe("writeCanonical of a single scalar node", () => {
+  it("writes canonicalJson's text for any string or finite number payload, members in any order", () => {
+    const payload = fc.oneof(fc.string({ unit: "grapheme" }), fc.double({ noNaN: true, noDefaultInfinity: true }), fc.integer());
+    fc.assert(
+      fc.property(fc.constantFrom(...SCALAR_KINDS.filter((kind) => kind !== "bool")), payload, fc.boolean(), (kind, value, valueFirst) => {
+        const node = valueFirst ? { value, kind } : { kind, value };
+        expect(write(node)).toBe(canonicalJson(node as JsonValue));
+      }),
+    );
+    expect(write({ kind: "bool", value: false })).toBe('{"kind":"bool","value":false}');
+    expect(write({ value: true, kind: "bool" })).toBe('{"kind":"bool","value":true}');
+    expect(write({ kind: "string", value: 'a"\\\n\u2028é😀' })).toBe(canonicalJson({ kind: "string", value: 'a"\\\n\u2028é😀' }));
+    expect(write({ kind: "f64", value: -0 })).toBe('{"kind":"f64","value":-0}');
+  });
+
+  it("refuses a node that is not exactly native", () => {
+    expect(write({ kind: "string", value: "x", extra: 1 })).toBe("not-native");
+    expect(write({ kind: "string" })).toBe("not-native");
+    expect(write({ kind: "string", value: "\ud800" })).toBe("not-native");
+    expect(write({ kind: "string", value: null })).toBe("not-native");
+    expect(write({ kind: "string", value: { text: "x" } })).toBe("not-native");
+    expect(write({ kind: "s32", value: Number.POSITIVE_INFINITY })).toBe("not-native");
+    expect(write({ kind: "s32", value: Number.NaN })).toBe("not-native");
+    expect(write({ kind: "bool", value: "true" })).toBe("not-native");
+    expect(write({ kind: "bool", value: 1 })).toBe("not-native");
+    // An inherited member, a foreign prototype, an own member that is not enumerable by for-in.
+    expect(write(Object.assign(Object.create({ extra: 1 }) as object, { kind: "string", value: "x" }))).toBe("not-native");
+    expect(write(new (class Node { kind = "string"; value = "x"; })())).toBe("not-native");
+    expect(write({ kind: "string", value: "x", [Symbol("s")]: 1 })).toBe('{"kind":"string","value":"x"}');
+  });
+});

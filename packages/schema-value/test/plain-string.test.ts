@@ -1,0 +1,81 @@
+/**
+ * `decodeSchemaValue` takes a shortcut for a `string` root with default
+ * limits (a stream of strings). On anything at all it must give what the
+ * full walk gives: the same decoded value and charge, or the same error.
+ */
+import { ProtocolError, type JsonValue } from "@golem-stream/wire";
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { decodeSchemaGraph, decodeSchemaValue, t, type DecodeValueOptions } from "../src/index.js";
+import { decodeSchemaValueWalk } from "../src/value-decode.js";
+
+const graphs = [decodeSchemaGraph(t.graph(t.string())), decodeSchemaGraph(t.graph(t.ref("s"), { s: t.string() })), decodeSchemaGraph(t.graph(t.char()))];
+
+/** The outcome of a decode: its result, or the error's code, path and message. */
+function outcome(decode: () => unknown): unknown {
+  try {
+    return { ok: decode() };
+  } catch (error) {
+    if (!(error instanceof ProtocolError)) return { notProtocolError: String(error) };
+    return { code: error.code, message: error.message, path: error.path };
+  }
+}
+
+function same(json: unknown, options: DecodeValueOptions, graph = graphs[0]!): void {
+  expect(outcome(() => decodeSchemaValue(json as JsonValue, graph, options))).toEqual(outcome(() => decodeSchemaValueWalk(json as JsonValue, graph, options)));
+}
+
+const text = fc.oneof(fc.string({ unit: "grapheme" }), fc.string({ unit: "binary" }), fc.constantFrom("", "\ud800", "a\udc00b", "é😀"));
+const node = fc.oneof(
+  text.map((value) => ({ kind: "string", value })),
+  fc.record({ kind: fc.constantFrom("string", "char", "text", "bool"), value: fc.oneof(text, fc.jsonValue({ maxDepth: 1 })) }),
+  fc.record({ kind: fc.constant("string"), value: text, extra: fc.jsonValue({ maxDepth: 0 }) }),
+  fc.jsonValue({ maxDepth: 2 }),
+);
+const options = fc.record(
+  {
+    streams: fc.constantFrom("provisional", "stable", "forbidden", "any", "other" as never),
+    path: fc.oneof(fc.constant("value"), fc.string({ maxLength: 4 }), fc.constant(7 as never)),
+    maxByteCharge: fc.nat({ max: 80 }),
+  },
+  { requiredKeys: [] },
+);
+
+describe("decodeSchemaValue of a string root", () => {
+  it("gives the walk's answer for any value and options", () => {
+    fc.assert(
+      fc.property(node, options, fc.constantFrom(0, 1, 2), fc.constantFrom("none", "root", "other"), (json, opts, g, type) => {
+        const graph = graphs[g]!;
+        // The root given as options.type (as toJs and fromJs give it) is the same decode; another type is not.
+        if (type === "none") same(json, opts, graph);
+        else same(json, { ...opts, type: type === "root" ? graph.root : t.string() }, graph);
+      }),
+      { numRuns: 3000 },
+    );
+  });
+
+  it("takes the shortcut's answer for plain strings: value, no streams, charge 1 + UTF-8 bytes", () => {
+    expect(decodeSchemaValue({ kind: "string", value: "é😀" }, graphs[0]!, { streams: "provisional" })).toEqual({
+      value: { kind: "string", value: "é😀" },
+      streams: [],
+      byteCharge: 1 + 2 + 4,
+    });
+    expect(decodeSchemaValue({ kind: "string", value: "x" }, graphs[1]!)).toEqual({ value: { kind: "string", value: "x" }, streams: [], byteCharge: 2 });
+  });
+
+  it("refuses what the walk refuses, with the walk's error", () => {
+    for (const json of [{ kind: "string", value: "\ud800" }, { kind: "string", value: 1 }, { kind: "string" }, { kind: "char", value: "x" }, ["x"], null]) {
+      expect(() => decodeSchemaValue(json as JsonValue, graphs[0]!)).toThrow(ProtocolError);
+      same(json, {});
+    }
+    // Over the 8 MiB charge: 1 for the node, 8 MiB for the text.
+    const big = { kind: "string", value: "a".repeat(8 * 1024 * 1024) };
+    expect(() => decodeSchemaValue(big, graphs[0]!)).toThrow(expect.objectContaining({ code: "limit-exceeded" }));
+    // A getter that throws on a caller-built value: the walk's validation-error, not the raw error.
+    const hostile = { kind: "string", get value(): string { throw new Error("boom"); } };
+    expect(() => decodeSchemaValue(hostile as unknown as JsonValue, graphs[0]!)).toThrow(expect.objectContaining({ code: "validation-error" }));
+    // A bad option is the caller's bug, reported by the walk.
+    expect(() => decodeSchemaValue({ kind: "string", value: "x" }, graphs[0]!, { streams: "sometimes" as never })).toThrow(expect.objectContaining({ code: "internal-error" }));
+    expect(() => decodeSchemaValue({ kind: "string", value: "x" }, graphs[0]!, { path: 7 as never })).toThrow(expect.objectContaining({ code: "internal-error" }));
+  });
+});
