@@ -5,7 +5,7 @@ import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
-const bin = fileURLToPath(new URL("../packages/cli/dist/bin.js", import.meta.url));
+const bin = fileURLToPath(new URL("../packages/cli/dist/golem-stream.js", import.meta.url));
 if (!existsSync(bin)) {
   process.stderr.write("golem-stream: building the workspace first (once)…\n");
   const built = spawnSync("pnpm", ["exec", "turbo", "run", "build", "--filter=@golem-stream/cli...", "--output-logs=errors-only"], {

@@ -11,7 +11,7 @@ import { fileURLToPath } from "node:url";
 
 const items = Number(process.argv[2] ?? 2000);
 const runs = Number(process.argv[3] ?? 5);
-const BIN = fileURLToPath(new URL("../dist/bin.js", import.meta.url));
+const BIN = fileURLToPath(new URL("../dist/golem-stream.js", import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), "golem-stream-bench-ckpt-"));
 const token = "bench-token";
 

@@ -5,7 +5,8 @@
  *
  *   node bench/digest-pipe.mjs                 # 256 MiB, 5 rounds (build first)
  *   BENCH_MIB=64 BENCH_ROUNDS=3 node bench/digest-pipe.mjs
- *   BENCH_CLI_BEFORE=<other build>/dist/bin.js node bench/digest-pipe.mjs   # adds that build as a row:
+ *   BENCH_CLI_BEFORE=<other build>/dist/golem-stream.js node bench/digest-pipe.mjs   # adds that build as a row
+ *                                              # (dist/bin.js for a build before the bundled executable):
  *                                              # its CLI against its own `serve`, alternating with this build
  *   BENCH_SERVE_DIR=/dev/shm node bench/digest-pipe.mjs   # the server's data (and the disk row) there: tmpfs takes the disk out
  *
@@ -120,7 +121,7 @@ function bufferutilStatus() {
 async function main() {
   const mib = Number(process.env.BENCH_MIB ?? 256);
   const rounds = Number(process.env.BENCH_ROUNDS ?? 5);
-  const BIN = fileURLToPath(new URL("../dist/bin.js", import.meta.url));
+  const BIN = fileURLToPath(new URL("../dist/golem-stream.js", import.meta.url));
   const dir = mkdtempSync(join(tmpdir(), "golem-stream-bench-digest-"));
   const file = join(dir, "data.bin");
   const data = randomBytes(mib * MIB);

@@ -105,7 +105,7 @@ function row(name, ms, baselineMs, unit) {
 
 // 4. End to end through the real CLI against a local `golem-stream serve` (child processes).
 {
-  const BIN = fileURLToPath(new URL("../dist/bin.js", import.meta.url));
+  const BIN = fileURLToPath(new URL("../dist/golem-stream.js", import.meta.url));
   const dir = mkdtempSync(join(tmpdir(), "golem-stream-bench-e2e-"));
   const token = "bench-token";
   const exec = (args, stdin) =>

@@ -14,7 +14,7 @@ import { fileURLToPath } from "node:url";
 import { startLocalPostgres } from "@golem-stream/store-postgres/local";
 import { startBalancer } from "./round-robin-balancer.mjs";
 
-const BIN = fileURLToPath(new URL("../dist/bin.js", import.meta.url));
+const BIN = fileURLToPath(new URL("../dist/golem-stream.js", import.meta.url));
 const MiB = 1024 * 1024;
 const work = mkdtempSync(join(tmpdir(), "golem-stream-cluster-demo-"));
 const token = randomBytes(18).toString("base64url");

@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
-const BIN = fileURLToPath(new URL("../dist/bin.js", import.meta.url));
+const BIN = fileURLToPath(new URL("../dist/golem-stream.js", import.meta.url));
 const work = mkdtempSync(join(tmpdir(), "golem-stream-demo-"));
 const token = randomBytes(18).toString("base64url");
 const bold = (text) => (process.stdout.isTTY ? `\x1b[1m${text}\x1b[0m` : text);
@@ -105,7 +105,7 @@ async function main() {
     console.log(`  stopped (exit ${stopped.code})`);
     rmSync(work, { recursive: true, force: true });
   }
-  console.log(`\nNext: ${bold("golem-stream --help")} (node packages/cli/dist/bin.js --help), and packages/cli/README.md.`);
+  console.log(`\nNext: ${bold("golem-stream --help")} (node packages/cli/dist/golem-stream.js --help), and packages/cli/README.md.`);
 }
 
 main().catch((error) => {

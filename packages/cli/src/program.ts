@@ -620,7 +620,9 @@ Examples:
   return program;
 }
 
-const VERSION = (createRequire(import.meta.url)("../package.json") as { version: string }).version;
+// By the package's own name, not a relative path: the bundled executable runs this from
+// dist/chunks/, the library from dist/ (package.json exports "./package.json").
+const VERSION = (createRequire(import.meta.url)("@golem-stream/cli/package.json") as { version: string }).version;
 
 /**
  * Runs the CLI and resolves with the process exit code. Never throws: a
@@ -644,6 +646,9 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       return error.exitCode;
     }
     report(io, `golem-stream: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+    // The executable is a bundle with source maps, which Node reads only when asked: reading
+    // them on every start would cost more than a tenth of `invoke`'s start-up (docs/protocol/cli.md).
+    if (!process.sourceMapsEnabled) report(io, "golem-stream: NODE_OPTIONS=--enable-source-maps shows this stack in the TypeScript sources");
     return EXIT_INTERNAL;
   }
 }

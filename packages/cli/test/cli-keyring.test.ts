@@ -8,7 +8,7 @@ import { readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, expect, it } from "vitest";
 import { EXIT } from "../src/exit-codes.js";
-import { run, scratchDir, startServer } from "./support/processes.js";
+import { TOKEN, run, scratchDir, startServe, startServer } from "./support/processes.js";
 import type { ServerProcess } from "./support/processes.js";
 
 const servers: ServerProcess[] = [];
@@ -97,4 +97,15 @@ it("refuses to drop the active key or an unknown one, and says where a missing k
   expect(readFileSync(join(dataDir, "keyring.json"), "utf8")).toBe(before);
   const plain = await run(["keyring", "list", "--data-dir", dataDir]);
   expect(plain.stdout.toString("utf8")).toBe(`${active}\tactive\n`);
+});
+
+it("serve --keyring: the keyring the CLI loads is one the server accepts (the bundled executable shares @golem-stream/tokens with it)", async () => {
+  // The server checks `instanceof Keyring`; a copy of the tokens package inside the bundle
+  // would fail every session with "expected a Keyring" (docs/protocol/cli.md, "Start-up").
+  const dataDir = scratchDir();
+  const server = await startServe(["--port", "0", "--token", TOKEN, "--keyring", join(dataDir, "shared-keyring.json"), "--data-dir", dataDir, "--log-level", "warn"], dataDir);
+  servers.push(server);
+  const invoked = await run(["invoke", "echo", "count", "-c", '{"name":"k"}', "2", "0", "--retries", "0"], { env: server.env });
+  expect(invoked.stderr).toBe("");
+  expect(invoked.code).toBe(EXIT.success);
 });

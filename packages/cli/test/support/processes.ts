@@ -1,17 +1,20 @@
 /**
- * Runs the real `golem-stream` executable (dist/bin.js) as child processes:
+ * Runs the real `golem-stream` executable (the `bin` of package.json, the
+ * bundle dist/golem-stream.js) as child processes:
  * a server, and CLI commands against it. Tests see exactly what a user sees:
  * stdout bytes, stderr text and the exit code.
  */
 import { spawn } from "node:child_process";
 import type { ChildProcess } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll } from "vitest";
 
-export const BIN = fileURLToPath(new URL("../../dist/bin.js", import.meta.url));
+const manifest = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { bin: Record<string, string> };
+/** What `npm install` links as `golem-stream`. */
+export const BIN = fileURLToPath(new URL(`../../${manifest.bin["golem-stream"] ?? "missing bin"}`, import.meta.url));
 export const TOKEN = "test-token-0123456789";
 
 /** One temporary folder per test file, holding every scratch directory: removed after the file's tests. */
