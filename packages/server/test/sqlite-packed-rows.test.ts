@@ -7,12 +7,11 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { join } from "node:path";
-import { randomUUID } from "node:crypto";
 import Database from "better-sqlite3";
 import fc from "fast-check";
 import { MemorySessionStore, SqliteSessionStore, type SessionStore } from "../src/index.js";
-import { checkAgainstModel } from "../src/testing/index.js";
-import { bytes, removeStoreDirs, session, sqliteDir, stream } from "./support/store-records.js";
+import { burstStreams, checkAgainstModel, expectSameBurstReads, writeBurst } from "../src/testing/index.js";
+import { bytes, removeStoreDirs, sqliteDir } from "./support/store-records.js";
 
 afterEach(removeStoreDirs);
 
@@ -26,53 +25,14 @@ function rowCounts(dataDir: string, table: "input_chunks" | "output_events"): { 
   }
 }
 
-/** A session with one input and one output stream, in `stores` alike. */
-async function withStreams(stores: readonly SessionStore[]) {
-  const s = session();
-  const input = stream(s.sessionId, "input");
-  const output = stream(s.sessionId, "output", { parent: { kind: "result" } });
-  const attempt = { attemptId: randomUUID(), operation: "start" as const, descriptorDigest: "d", sessionId: s.sessionId, generation: 1n };
-  for (const store of stores) {
-    await store.createSession(s, [input], attempt);
-    await store.setResult(s.sessionId, '{"kind":"none"}', [output]);
-  }
-  return { input, output };
-}
-
-const text = (i: number): string => `"item ${i}${"x".repeat(i % 50)}"`;
-
-/** `n` value items on both logs of `store`, issued together from `first` (one group commit). */
-function burst(store: SessionStore, ids: { input: { streamId: string }; output: { streamId: string } }, first: number, n: number): Promise<unknown> {
-  const writes: Promise<void>[] = [];
-  for (let i = first; i < first + n; i++) {
-    writes.push(store.acceptInput({ streamId: ids.input.streamId, sequence: BigInt(i), itemCount: 1n, data: bytes(text(i)), mimeType: undefined }, []));
-    writes.push(store.appendOutput({ event: "item", streamId: ids.output.streamId, sequence: BigInt(i), itemCount: 1n, data: bytes(text(i)), mimeType: undefined }, []));
-  }
-  return Promise.all(writes);
-}
-
-/** Every read the runtime makes, at every boundary, answered alike by `real` and `model`. */
-async function expectSameReads(real: SessionStore, model: SessionStore, ids: { input: { streamId: string }; output: { streamId: string } }, n: number) {
-  for (let from = 0; from <= n; from++) {
-    for (const span of [1, 2, 7, n + 1]) {
-      const range = [ids.input.streamId, BigInt(from), BigInt(from + span)] as const;
-      expect(await real.readInput(...range), `readInput ${from} +${span}`).toEqual(await model.readInput(...range));
-    }
-    for (const [limit, maxBytes] of [[1, Infinity], [5, Infinity], [1000, 200], [1000, Infinity]] as const) {
-      const args = [ids.output.streamId, BigInt(from), limit, maxBytes] as const;
-      expect(await real.readOutput(...args), `readOutput ${from} limit ${limit} maxBytes ${maxBytes}`).toEqual(await model.readOutput(...args));
-    }
-  }
-}
-
 describe("SqliteSessionStore packed log rows", () => {
   it("writes a burst of small items in few rows and reads every range back as the appends were made", async () => {
     const dataDir = sqliteDir();
     let real: SessionStore = new SqliteSessionStore({ dataDir, maxPackedRowBytes: 1000 });
     const model = new MemorySessionStore();
-    const ids = await withStreams([real, model]);
+    const ids = await burstStreams([real, model]);
     const n = 150;
-    await Promise.all([burst(real, ids, 0, n), burst(model, ids, 0, n)]);
+    await Promise.all([writeBurst(real, ids, 0, n), writeBurst(model, ids, 0, n)]);
     await real.close();
     // About 60 bytes per item: 1000-byte rows hold 12 to 30 items.
     for (const table of ["input_chunks", "output_events"] as const) {
@@ -81,7 +41,7 @@ describe("SqliteSessionStore packed log rows", () => {
       expect(packed).toBe(rows);
     }
     real = new SqliteSessionStore({ dataDir, maxPackedRowBytes: 1000 });
-    await expectSameReads(real, model, ids, n);
+    await expectSameBurstReads(expect, real, model, ids, n);
     // The streams' counts moved by every item; the next append continues them.
     expect((await real.getStream(ids.input.streamId))?.count).toBe(BigInt(n));
     expect((await real.getStream(ids.output.streamId))?.count).toBe(BigInt(n));
@@ -95,8 +55,8 @@ describe("SqliteSessionStore packed log rows", () => {
   it("maxPackedRowBytes: 0 writes a row per append; the option is checked", async () => {
     const dataDir = sqliteDir();
     const store = new SqliteSessionStore({ dataDir, maxPackedRowBytes: 0 });
-    const ids = await withStreams([store]);
-    await burst(store, ids, 0, 40);
+    const ids = await burstStreams([store]);
+    await writeBurst(store, ids, 0, 40);
     await store.close();
     expect(rowCounts(dataDir, "input_chunks")).toEqual({ rows: 40, packed: 0 });
     expect(rowCounts(dataDir, "output_events")).toEqual({ rows: 40, packed: 0 });
@@ -109,16 +69,16 @@ describe("SqliteSessionStore packed log rows", () => {
     const dataDir = sqliteDir();
     const old = new SqliteSessionStore({ dataDir, maxPackedRowBytes: 0 });
     const model = new MemorySessionStore();
-    const ids = await withStreams([old, model]);
-    await Promise.all([burst(old, ids, 0, 30), burst(model, ids, 0, 30)]);
+    const ids = await burstStreams([old, model]);
+    await Promise.all([writeBurst(old, ids, 0, 30), writeBurst(model, ids, 0, 30)]);
     await old.close();
     const db = new Database(join(dataDir, "sessions.db"));
     db.exec("ALTER TABLE input_chunks DROP COLUMN parts; ALTER TABLE output_events DROP COLUMN parts; PRAGMA user_version = 3;");
     db.close();
 
     const upgraded = new SqliteSessionStore({ dataDir, maxPackedRowBytes: 1000 });
-    await Promise.all([burst(upgraded, ids, 30, 60), burst(model, ids, 30, 60)]);
-    await expectSameReads(upgraded, model, ids, 90);
+    await Promise.all([writeBurst(upgraded, ids, 30, 60), writeBurst(model, ids, 30, 60)]);
+    await expectSameBurstReads(expect, upgraded, model, ids, 90);
     await upgraded.close();
     expect(rowCounts(dataDir, "input_chunks").rows).toBeLessThan(30 + 60 / 8);
     const check = new Database(join(dataDir, "sessions.db"), { readonly: true });
@@ -129,8 +89,8 @@ describe("SqliteSessionStore packed log rows", () => {
   it("a packed row whose part list does not describe it fails the read instead of replaying wrong items", async () => {
     const dataDir = sqliteDir();
     const store = new SqliteSessionStore({ dataDir });
-    const ids = await withStreams([store]);
-    await burst(store, ids, 0, 20);
+    const ids = await burstStreams([store]);
+    await writeBurst(store, ids, 0, 20);
     await store.close();
     const db = new Database(join(dataDir, "sessions.db"));
     db.exec("UPDATE input_chunks SET parts = substr(parts, 1, length(parts) - 1) WHERE parts IS NOT NULL");

@@ -6,43 +6,13 @@
  * (which would read a packed row as one chunk) is in the `nodes` table.
  */
 import { afterAll, expect, it } from "vitest";
-import { randomUUID } from "node:crypto";
 import fc from "fast-check";
 import { MemorySessionStore, type SessionStore } from "@golem-stream/server";
-import { bytes, checkAgainstModel, session, stream } from "@golem-stream/server/testing";
+import { burstStreams, checkAgainstModel, expectSameBurstReads, writeBurst } from "@golem-stream/server/testing";
 import type { PostgresSessionStore } from "../src/index.js";
 import { admin, cleanUp, connect, freshSchema } from "./support/stores.js";
 
 afterAll(cleanUp);
-
-interface Streams {
-  readonly input: { readonly streamId: string };
-  readonly output: { readonly streamId: string };
-}
-
-async function withStreams(stores: readonly SessionStore[]): Promise<Streams> {
-  const s = session({ idempotencyKey: randomUUID() });
-  const input = stream(s.sessionId, "input");
-  const output = stream(s.sessionId, "output", { parent: { kind: "result" } });
-  const attempt = { attemptId: randomUUID(), operation: "start" as const, descriptorDigest: "d", sessionId: s.sessionId, generation: 1n };
-  for (const store of stores) {
-    await store.createSession(s, [input], attempt);
-    await store.setResult(s.sessionId, '{"kind":"none"}', [output]);
-  }
-  return { input, output };
-}
-
-const text = (i: number): string => `"item ${i}${"x".repeat(i % 50)}"`;
-
-/** Value items `first .. first + n - 1` on both logs, issued together. */
-function burst(store: SessionStore, ids: Streams, first: number, n: number): Promise<unknown> {
-  const writes: Promise<void>[] = [];
-  for (let i = first; i < first + n; i++) {
-    writes.push(store.acceptInput({ streamId: ids.input.streamId, sequence: BigInt(i), itemCount: 1n, data: bytes(text(i)), mimeType: undefined }, []));
-    writes.push(store.appendOutput({ event: "item", streamId: ids.output.streamId, sequence: BigInt(i), itemCount: 1n, data: bytes(text(i)), mimeType: undefined }, []));
-  }
-  return Promise.all(writes);
-}
 
 async function rowCounts(schema: string): Promise<{ rows: number; packed: number }> {
   const client = await admin();
@@ -57,30 +27,17 @@ async function rowCounts(schema: string): Promise<{ rows: number; packed: number
   }
 }
 
-async function expectSameReads(real: SessionStore, model: SessionStore, ids: Streams, n: number): Promise<void> {
-  for (let from = 0; from <= n; from += 3) {
-    for (const span of [1, 5, n + 1]) {
-      const range = [ids.input.streamId, BigInt(from), BigInt(from + span)] as const;
-      expect(await real.readInput(...range), `readInput ${from} +${span}`).toEqual(await model.readInput(...range));
-    }
-    for (const [limit, maxBytes] of [[1, Infinity], [7, Infinity], [1000, 150], [1000, Infinity]] as const) {
-      const args = [ids.output.streamId, BigInt(from), limit, maxBytes] as const;
-      expect(await real.readOutput(...args), `readOutput ${from} limit ${limit} maxBytes ${maxBytes}`).toEqual(await model.readOutput(...args));
-    }
-  }
-}
-
 it("writes a burst of small items in few rows and reads every range back as the appends were made", async () => {
   const schema = freshSchema();
   const real = await connect({ schema, maxPackedRowBytes: 1000 });
   const model = new MemorySessionStore();
-  const ids = await withStreams([real, model]);
+  const ids = await burstStreams([real, model]);
   const n = 120;
-  await Promise.all([burst(real, ids, 0, n), burst(model, ids, 0, n)]);
+  await Promise.all([writeBurst(real, ids, 0, n), writeBurst(model, ids, 0, n)]);
   const { rows, packed } = await rowCounts(schema);
   expect(rows).toBeLessThan((2 * n) / 8);
   expect(packed).toBe(rows);
-  await expectSameReads(real, model, ids, n);
+  await expectSameBurstReads(expect, real, model, ids, n, 3);
   expect((await real.getStream(ids.input.streamId))?.count).toBe(BigInt(n));
 });
 
@@ -92,12 +49,12 @@ it("packs nothing while a live node of an earlier version is in the cluster, and
     // What a node of schema 1 writes: no log_format.
     await client.query(`INSERT INTO ${schema}.nodes (node_id, lease_expires_at) VALUES ('old-node', clock_timestamp() + interval '1 hour')`);
     await node.heartbeat(60_000);
-    const ids = await withStreams([node]);
-    await burst(node, ids, 0, 40);
+    const ids = await burstStreams([node]);
+    await writeBurst(node, ids, 0, 40);
     expect(await rowCounts(schema)).toEqual({ rows: 80, packed: 0 });
     await client.query(`DELETE FROM ${schema}.nodes WHERE node_id = 'old-node'`);
     await node.heartbeat(60_000);
-    await burst(node, ids, 40, 40);
+    await writeBurst(node, ids, 40, 40);
     const after = await rowCounts(schema);
     expect(after.rows).toBeLessThan(80 + 80 / 8);
     expect(after.packed).toBe(after.rows - 80);
@@ -111,8 +68,8 @@ it("upgrades a schema 1 database: its rows read as before, later bursts are pack
   const schema = freshSchema();
   const old = await connect({ schema, maxPackedRowBytes: 0 });
   const model = new MemorySessionStore();
-  const ids = await withStreams([old, model]);
-  await Promise.all([burst(old, ids, 0, 30), burst(model, ids, 0, 30)]);
+  const ids = await burstStreams([old, model]);
+  await Promise.all([writeBurst(old, ids, 0, 30), writeBurst(model, ids, 0, 30)]);
   await old.close();
   const client = await admin();
   try {
@@ -122,8 +79,8 @@ it("upgrades a schema 1 database: its rows read as before, later bursts are pack
     await client.end();
   }
   const upgraded: PostgresSessionStore = await connect({ schema, maxPackedRowBytes: 1000 });
-  await Promise.all([burst(upgraded, ids, 30, 60), burst(model, ids, 30, 60)]);
-  await expectSameReads(upgraded, model, ids, 90);
+  await Promise.all([writeBurst(upgraded, ids, 30, 60), writeBurst(model, ids, 30, 60)]);
+  await expectSameBurstReads(expect, upgraded, model, ids, 90, 3);
   expect((await rowCounts(schema)).rows).toBeLessThan(60 + 120 / 8);
 });
 
