@@ -85,10 +85,6 @@ export class CheckedInputItem {
     return JSON.parse(this.#valueText) as SchemaValueJson;
   }
 
-  /** The same message as a plain object, for a transport of the application's own. */
-  plain(): ClientMessage {
-    return { type: "inputStreamItem", channel: this.channel, sequence: this.sequence, value: this.value };
-  }
 
   /** The message's text, or `undefined` when it must take the checked path. */
   framed(): string | undefined {
@@ -124,5 +120,6 @@ export function framesCheckedItems<C extends Connection>(connection: C): C {
  */
 export function senderFor(connection: Connection): (message: ClientMessage) => void {
   if (framingConnections.has(connection)) return (message) => connection.send(message);
-  return (message) => connection.send(message instanceof CheckedInputItem ? message.plain() : message);
+  return (message) =>
+    connection.send(message instanceof CheckedInputItem ? { type: message.type, channel: message.channel, sequence: message.sequence, value: message.value } : message);
 }

@@ -28,7 +28,7 @@ async function reverseThrough(transport: Transport): Promise<string[]> {
 const expected = words.map((word) => [...word].reverse().join(""));
 
 it("wsTransport and webSocketTransport are handed the checked items and never parse them back", async () => {
-  const plain = vi.spyOn(CheckedInputItem.prototype, "plain");
+  const plain = vi.spyOn(CheckedInputItem.prototype, "value", "get");
   try {
     expect(await reverseThrough(wsTransport())).toEqual(expected);
     const whatwg = webSocketTransport({
