@@ -84,12 +84,18 @@ export class PayloadFiles {
   async #writeFile(sessionId: string, payloads: readonly PendingPayload[]): Promise<void> {
     const file = await open(this.#path(sessionId), constants.O_RDWR | constants.O_CREAT, 0o600);
     try {
-      for (const { ref, data } of payloads) {
-        for (let written = 0; written < data.byteLength; ) {
-          const { bytesWritten } = await file.write(data, written, data.byteLength - written, ref.offset + written);
-          written += bytesWritten;
-        }
-      }
+      // All at once: each payload has its own place, so the positional writes may run in any
+      // order on the thread pool; the sync below waits for all of them. One after another, each
+      // write waited for a turn of an event loop busy reading the next batches (a group of 21
+      // payloads took 58 ms on tmpfs: bench/digest-latency.mjs in the client package).
+      await Promise.all(
+        payloads.map(async ({ ref, data }) => {
+          for (let written = 0; written < data.byteLength; ) {
+            const { bytesWritten } = await file.write(data, written, data.byteLength - written, ref.offset + written);
+            written += bytesWritten;
+          }
+        }),
+      );
       await file.datasync();
     } finally {
       await file.close();
