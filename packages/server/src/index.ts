@@ -64,7 +64,17 @@ export type * from "./store/cluster-store.js";
 export { isClusterStore } from "./store/cluster-store.js";
 export { MemoryCluster } from "./store/memory-cluster.js";
 // For stores of your own that pack runs of small appends into one log row, as the SQLite store does.
-export { joinParts, packRun, PackedRowError, splitPacked, type PackableAppend, type PackedPart } from "./store/packed-rows.js";
+export {
+  joinParts,
+  packedInputChunks,
+  packedOutputItems,
+  packRun,
+  PackedRowError,
+  splitPacked,
+  type PackableAppend,
+  type PackedPart,
+  type PackedRow,
+} from "./store/packed-rows.js";
 export {
   implement,
   type ContractContext,

@@ -57,8 +57,9 @@ describe("joinParts and splitPacked", () => {
     fc.assert(
       fc.property(arbitraryRun, fc.bigInt({ min: 0n, max: 1n << 62n }), (spec, first) => {
         const run = spec.map((a) => append(a.itemCount, a.length, true, a.seed));
-        const { data, parts } = joinParts(run, 0, run.length);
+        const { data, parts, itemCount } = joinParts(run, 0, run.length);
         const total = run.reduce((sum, a) => sum + a.itemCount, 0n);
+        expect(itemCount).toBe(total);
         const split = splitPacked(first, total, data, parts);
         let sequence = first;
         expect(split.map((part) => [part.sequence, part.itemCount, [...part.data]])).toEqual(

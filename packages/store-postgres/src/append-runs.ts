@@ -101,9 +101,7 @@ export function runRows(appends: readonly RunAppend[], packedRowBytes: number): 
   return packRun(packable, packedRowBytes).map(([start, end]) => {
     const head = appends[start] as RunAppend;
     if (end - start === 1) return one(head);
-    const { data, parts } = joinParts(packable, start, end);
-    let itemCount = 0n;
-    for (let i = start; i < end; i++) itemCount += (appends[i] as RunAppend).itemCount;
+    const { data, parts, itemCount } = joinParts(packable, start, end);
     return { sequence: head.sequence, itemCount, data, mimeType: undefined, parts };
   });
 }

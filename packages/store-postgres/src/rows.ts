@@ -15,7 +15,7 @@ import type {
   StreamParent,
   StreamRecord,
 } from "@golem-stream/server";
-import { splitPacked } from "@golem-stream/server";
+import { packedInputChunks, packedOutputItems, type PackedRow } from "@golem-stream/server";
 
 export interface SessionRow {
   session_id: string;
@@ -197,23 +197,16 @@ export function toEvent(row: OutputRow): OutputEvent {
 
 /** Appends the chunks of `row` that overlap `[from, to)`: the row's own, or those it packs. */
 export function pushChunks(row: InputRow, from: bigint, to: bigint, out: InputChunk[]): void {
-  if (row.parts === null) {
-    out.push(toChunk(row));
-    return;
-  }
-  for (const part of splitPacked(BigInt(row.sequence), BigInt(row.item_count), bytesOf(row.data), bytesOf(row.parts))) {
-    if (part.sequence < to && part.sequence + part.itemCount > from) {
-      out.push({ streamId: row.stream_id, sequence: part.sequence, itemCount: part.itemCount, data: part.data, mimeType: undefined });
-    }
-  }
+  if (row.parts === null) out.push(toChunk(row));
+  else out.push(...packedInputChunks(packedRow(row, row.parts), from, to));
 }
 
 /** The events of `row` from `from` on: its own (if it starts there or later), or those it packs. */
 export function eventsFrom(row: OutputRow, from: bigint): OutputEvent[] {
   if (row.parts === null) return BigInt(row.sequence) < from ? [] : [toEvent(row)];
-  const events: OutputEvent[] = [];
-  for (const part of splitPacked(BigInt(row.sequence), BigInt(row.item_count), bytesOf(row.data), bytesOf(row.parts))) {
-    if (part.sequence >= from) events.push({ event: "item", streamId: row.stream_id, sequence: part.sequence, itemCount: part.itemCount, data: part.data, mimeType: undefined });
-  }
-  return events;
+  return packedOutputItems(packedRow(row, row.parts), from);
+}
+
+function packedRow(row: InputRow | OutputRow, parts: Buffer): PackedRow {
+  return { streamId: row.stream_id, sequence: BigInt(row.sequence), itemCount: BigInt(row.item_count), data: bytesOf(row.data), parts: bytesOf(parts) };
 }

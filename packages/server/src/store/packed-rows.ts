@@ -18,6 +18,7 @@
  *
  * Pure functions: bytes in, records out.
  */
+import type { InputChunk, OutputEvent } from "./session-store.js";
 
 /** One append inside a packed row. */
 export interface PackedPart {
@@ -56,21 +57,23 @@ export function packRun(run: readonly PackableAppend[], maxBytes: number): [numb
   return rows;
 }
 
-/** The bytes of a packed row: its parts' bytes back to back. */
-export function joinParts(run: readonly PackableAppend[], start: number, end: number): { data: Uint8Array; parts: Uint8Array } {
+/** A packed row of `run[start..end)`: its parts' bytes back to back, their list, and their item count. */
+export function joinParts(run: readonly PackableAppend[], start: number, end: number): { data: Uint8Array; parts: Uint8Array; itemCount: bigint } {
   let total = 0;
   for (let i = start; i < end; i++) total += (run[i] as PackableAppend).packable?.byteLength ?? 0;
   const data = new Uint8Array(total);
   const lengths: { itemCount: bigint; length: number }[] = [];
   let at = 0;
+  let items = 0n;
   for (let i = start; i < end; i++) {
     const { itemCount, packable } = run[i] as PackableAppend;
     if (packable === undefined) throw new TypeError("only packable appends share a row");
     data.set(packable, at);
     at += packable.byteLength;
+    items += itemCount;
     lengths.push({ itemCount, length: packable.byteLength });
   }
-  return { data, parts: encodeParts(lengths) };
+  return { data, parts: encodeParts(lengths), itemCount: items };
 }
 
 /** Thrown when a packed row does not describe its own bytes (a damaged database). */
@@ -135,4 +138,35 @@ export function splitPacked(sequence: bigint, itemCount: bigint, data: Uint8Arra
     throw new PackedRowError(`the packed row at sequence ${sequence} lists parts that do not add up to it`);
   }
   return out;
+}
+
+/** A packed row as a store reads it back: the stream, its first sequence, item count, bytes and part list. */
+export interface PackedRow {
+  readonly streamId: string;
+  readonly sequence: bigint;
+  readonly itemCount: bigint;
+  readonly data: Uint8Array;
+  readonly parts: Uint8Array;
+}
+
+/** The input chunks a packed row holds that overlap `[from, to)`, as they were appended. */
+export function packedInputChunks(row: PackedRow, from: bigint, to: bigint): InputChunk[] {
+  const chunks: InputChunk[] = [];
+  for (const part of splitPacked(row.sequence, row.itemCount, row.data, row.parts)) {
+    if (part.sequence < to && part.sequence + part.itemCount > from) {
+      chunks.push({ streamId: row.streamId, sequence: part.sequence, itemCount: part.itemCount, data: part.data, mimeType: undefined });
+    }
+  }
+  return chunks;
+}
+
+/** The output items a packed row holds from sequence `from` on, as they were appended. */
+export function packedOutputItems(row: PackedRow, from: bigint): Extract<OutputEvent, { event: "item" }>[] {
+  const items: Extract<OutputEvent, { event: "item" }>[] = [];
+  for (const part of splitPacked(row.sequence, row.itemCount, row.data, row.parts)) {
+    if (part.sequence >= from) {
+      items.push({ event: "item", streamId: row.streamId, sequence: part.sequence, itemCount: part.itemCount, data: part.data, mimeType: undefined });
+    }
+  }
+  return items;
 }

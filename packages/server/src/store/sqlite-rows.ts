@@ -13,7 +13,7 @@ import type {
   StreamParent,
   StreamRecord,
 } from "./session-store.js";
-import { splitPacked } from "./packed-rows.js";
+import { packedInputChunks, packedOutputItems, type PackedRow } from "./packed-rows.js";
 
 export interface SessionRow {
   session_id: string;
@@ -173,23 +173,16 @@ export function pushChunks(row: InputRow, readPayload: PayloadReader, from: bigi
     if (row.sequence < to && row.sequence + row.item_count > from) out.push(toChunk(row, readPayload));
     return;
   }
-  for (const part of splitPacked(row.sequence, row.item_count, bytesOf(row.data), bytesOf(row.parts))) {
-    if (part.sequence < to && part.sequence + part.itemCount > from) {
-      out.push({ streamId: row.stream_id, sequence: part.sequence, itemCount: part.itemCount, data: part.data, mimeType: undefined });
-    }
-  }
+  out.push(...packedInputChunks(packedRow(row, row.parts), from, to));
 }
 
-/** The items a packed row of `output_events` holds, in order. */
-export function packedEvents(row: OutputRow, parts: Buffer): Extract<OutputEvent, { event: "item" }>[] {
-  return splitPacked(row.sequence, row.item_count, bytesOf(row.data), bytesOf(parts)).map((part) => ({
-    event: "item",
-    streamId: row.stream_id,
-    sequence: part.sequence,
-    itemCount: part.itemCount,
-    data: part.data,
-    mimeType: undefined,
-  }));
+/** The items a packed row of `output_events` holds from sequence `from` on. */
+export function packedEvents(row: OutputRow, parts: Buffer, from: bigint): Extract<OutputEvent, { event: "item" }>[] {
+  return packedOutputItems(packedRow(row, parts), from);
+}
+
+function packedRow(row: InputRow | OutputRow, parts: Buffer): PackedRow {
+  return { streamId: row.stream_id, sequence: row.sequence, itemCount: row.item_count, data: bytesOf(row.data), parts: bytesOf(parts) };
 }
 
 /** The payload bytes of a row that packs nothing, wherever they are kept. */

@@ -335,9 +335,7 @@ export class SqliteSessionStore implements SessionStore {
       : packRun(appends, this.#maxPackedRowBytes).map(([start, end]) => {
           if (end - start === 1) return (appends[start] as LogAppend).row;
           const part = appends[start] as LogAppend;
-          const { data, parts } = joinParts(appends, start, end);
-          let itemCount = 0n;
-          for (let i = start; i < end; i++) itemCount += (appends[i] as LogAppend).itemCount;
+          const { data, parts, itemCount } = joinParts(appends, start, end);
           return input ? packedInputRow(part.streamId, part.sequence, itemCount, data, parts) : packedOutputRow(part.streamId, part.sequence, itemCount, data, parts);
         });
     (input ? this.#inputRows : this.#outputRows).insertAll(rows);
@@ -544,8 +542,7 @@ export class SqliteSessionStore implements SessionStore {
           if (taken.length >= limit || bytes >= maxBytes) break;
           continue;
         }
-        for (const event of packedEvents(row, row.parts)) {
-          if (event.sequence < from) continue;
+        for (const event of packedEvents(row, row.parts, from)) {
           taken.push(event);
           bytes += event.data.byteLength;
           if (taken.length >= limit || bytes >= maxBytes) break rows;
