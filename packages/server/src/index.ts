@@ -75,6 +75,7 @@ export {
   type PackedPart,
   type PackedRow,
 } from "./store/packed-rows.js";
+export { continuesRun, writeOrder, type OrderedAppend } from "./store/write-order.js";
 export {
   implement,
   type ContractContext,

@@ -25,7 +25,8 @@
  */
 import { performance } from "node:perf_hooks";
 import pg from "pg";
-import { runLength, runRows, writeOrder, type RunAppend } from "./append-runs.js";
+import { writeOrder } from "@golem-stream/server";
+import { runLength, runRows, type RunAppend } from "./append-runs.js";
 import { asStoreError, PostgresStoreError, timeoutCode } from "./store-error.js";
 
 /** Thrown by a write to undo its statements and still resolve with `value` (e.g. `attempt-exists`). */

@@ -40,6 +40,7 @@ import type {
   StreamRecord,
 } from "./session-store.js";
 import { joinParts, packRun } from "./packed-rows.js";
+import { continuesRun, writeOrder } from "./write-order.js";
 import { migrate } from "./sqlite-schema.js";
 import { RowInserter } from "./row-inserter.js";
 import {
@@ -259,16 +260,18 @@ export class SqliteSessionStore implements SessionStore {
       appendRun: db.transaction((appends: readonly LogAppend[]) => this.#appendRun(appends)),
     };
     // The group commit's transaction: runs a batch of mutations, recording each outcome.
+    // Appends are written in runs, stream by stream between other writes (write-order.ts); outcomes
+    // stay at the writes' own indexes, so the group still settles in call order.
     const commitGroup = db.transaction((batch: readonly PendingWrite[], outcomes: WriteOutcome[]) => {
-      for (let at = 0; at < batch.length; ) {
-        if (batch[at]?.append === undefined) {
-          outcomes[at] = runWrite(batch[at]);
-          at++;
-          continue;
-        }
+      const appends = batch.map((write) => write.append);
+      const order = writeOrder(appends);
+      for (let at = 0; at < order.length; ) {
+        const first = appends[order[at] as number];
         let end = at + 1;
-        while (batch[end]?.append !== undefined) end++;
-        this.#appendSegment(batch, at, end, outcomes);
+        if (first !== undefined) {
+          while (end < order.length && continuesRun(appends[order[end - 1] as number] as LogAppend, appends[order[end] as number])) end++;
+        }
+        this.#writeRun(batch, order.slice(at, end), outcomes);
         at = end;
       }
     });
@@ -279,38 +282,18 @@ export class SqliteSessionStore implements SessionStore {
   }
 
   /**
-   * Writes `batch[from..to)`, all appends, in runs: the appends of one stream
-   * that continue one another share one count update and one savepoint, so
-   * a burst costs one statement per item instead of four. Appends of
-   * different streams touch different rows, so taking one stream's run
-   * before another's changes nothing; one stream's appends keep their order.
-   * A run that fails as a whole is written one append at a time, so each
-   * failure stays its own.
+   * Writes `batch[indexes]`: one write that is not an append, or a run of
+   * appends of one stream that continue one another, which share one count
+   * update and one savepoint, so a burst costs one statement per item
+   * instead of four. A run that fails as a whole is written one append at a
+   * time, so each failure stays its own.
    */
-  #appendSegment(batch: readonly PendingWrite[], from: number, to: number, outcomes: WriteOutcome[]): void {
-    const byStream = new Map<string, number[]>();
-    for (let i = from; i < to; i++) {
-      const append = batch[i]?.append as LogAppend;
-      const key = `${append.log}:${append.streamId}`;
-      const indexes = byStream.get(key);
-      if (indexes === undefined) byStream.set(key, [i]);
-      else indexes.push(i);
+  #writeRun(batch: readonly PendingWrite[], indexes: readonly number[], outcomes: WriteOutcome[]): void {
+    if (indexes.length > 1 && this.#tryAppendRun(indexes.map((i) => batch[i]?.append as LogAppend))) {
+      for (const i of indexes) outcomes[i] = APPENDED;
+      return;
     }
-    for (const indexes of byStream.values()) {
-      let start = 0;
-      for (let k = 1; k <= indexes.length; k++) {
-        const previous = batch[indexes[k - 1] as number]?.append as LogAppend;
-        const next = k < indexes.length ? batch[indexes[k] as number]?.append : undefined;
-        if (next !== undefined && next.sequence === previous.sequence + previous.itemCount) continue;
-        const run = indexes.slice(start, k);
-        if (run.length > 1 && this.#tryAppendRun(run.map((i) => batch[i]?.append as LogAppend))) {
-          for (const i of run) outcomes[i] = APPENDED;
-        } else {
-          for (const i of run) outcomes[i] = runWrite(batch[i]);
-        }
-        start = k;
-      }
-    }
+    for (const i of indexes) outcomes[i] = runWrite(batch[i]);
   }
 
   /** Writes a run of appends atomically; false (and nothing written) if any of it fails. */
