@@ -14,7 +14,7 @@
  */
 import { canonicalJsonAtDepth } from "./canonical-json.js";
 import { encodeClientMessage, tooLargeAsText } from "./encode.js";
-import { schemaValueCodec } from "./fields.js";
+import { isItemPosition, schemaValueCodec } from "./fields.js";
 import { CHANNEL_MAX, LIMITS, U64_MAX } from "./limits.js";
 import type { SchemaValueJson } from "./messages.js";
 import { utf8ByteLength } from "./utf8.js";
@@ -28,17 +28,7 @@ export function inputStreamItemHead(channel: number, sequence: bigint): string {
 }
 
 /** The checks the `channel` and `sequence` members of an `inputStreamItem` must pass (the item needs room: sequence + 1 <= 2^64 - 1). */
-export function isInputItemPosition(channel: unknown, sequence: unknown): boolean {
-  return (
-    typeof channel === "number" &&
-    Number.isInteger(channel) &&
-    channel >= 1 &&
-    channel <= CHANNEL_MAX &&
-    typeof sequence === "bigint" &&
-    sequence >= 0n &&
-    sequence < U64_MAX
-  );
-}
+export const isInputItemPosition: (channel: unknown, sequence: unknown) => boolean = isItemPosition;
 
 /** The longest head: every message with a value this much shorter than the limit fits. */
 const MAX_HEAD_CHARS = inputStreamItemHead(CHANNEL_MAX, U64_MAX).length;

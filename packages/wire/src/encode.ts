@@ -8,7 +8,8 @@ import { encodeBinaryMessage, isBinaryKind } from "./binary-envelope.js";
 import { canonicalJson } from "./canonical-json.js";
 import { invalidAt, limitAt } from "./codec.js";
 import type { ProtocolError } from "./errors.js";
-import { CHANNEL_MAX, LIMITS, U64_MAX } from "./limits.js";
+import { isItemPosition } from "./fields.js";
+import { LIMITS } from "./limits.js";
 import type {
   BinaryMessage,
   ClientMessage,
@@ -147,18 +148,12 @@ const TOKEN_NEEDING_NO_ESCAPE = /^[\x21\x23-\x5b\x5d-\x7e]+$/;
 function plainItemPrefix(head: OutputStreamItemHead): string | undefined {
   const { channel, cursorToken, mappings, sequence } = head;
   if (
-    typeof channel !== "number" ||
-    !Number.isInteger(channel) ||
-    channel < 1 ||
-    channel > CHANNEL_MAX ||
+    !isItemPosition(channel, sequence) ||
     typeof cursorToken !== "string" ||
     cursorToken.length > LIMITS.maxTokenBytes ||
     !TOKEN_NEEDING_NO_ESCAPE.test(cursorToken) ||
     !Array.isArray(mappings) ||
-    mappings.length !== 0 ||
-    typeof sequence !== "bigint" ||
-    sequence < 0n ||
-    sequence >= U64_MAX
+    mappings.length !== 0
   ) {
     return undefined;
   }

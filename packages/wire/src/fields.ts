@@ -15,6 +15,23 @@ function identity<T extends JsonValue>(check: (value: unknown, at: string) => T)
   return { decode: check, encode: check };
 }
 
+/**
+ * The `channel` and `sequence` of a message carrying one stream item pass
+ * `channelCodec` and `u64Codec`, and the item has room: sequence + 1 <= 2^64 - 1.
+ * (The encoders that write such messages directly check this first.)
+ */
+export function isItemPosition(channel: unknown, sequence: unknown): boolean {
+  return (
+    typeof channel === "number" &&
+    Number.isInteger(channel) &&
+    channel >= 1 &&
+    channel <= CHANNEL_MAX &&
+    typeof sequence === "bigint" &&
+    sequence >= 0n &&
+    sequence < U64_MAX
+  );
+}
+
 /** Section 4.3: a JSON integer from 1 through 4294967295. */
 export const channelCodec: Codec<number> = identity((value, at) => {
   if (typeof value !== "number" || !Number.isInteger(value) || value < 1 || value > CHANNEL_MAX) {
