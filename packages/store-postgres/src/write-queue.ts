@@ -20,7 +20,7 @@
  * the victim and every write not written yet go first into the next group,
  * in the order they were issued. A write is retried this way a few times
  * before it fails. (Appends of different streams may be written in another
- * order than issued, stream by stream: `append-runs.ts`. Each stream's
+ * order than issued, stream by stream: @golem-stream/server's `writeOrder`. Each stream's
  * appends, and every other write, keep their order.)
  */
 import { performance } from "node:perf_hooks";
@@ -45,7 +45,7 @@ export interface WriteContext {
  * A write that only appends one row at the end of a stream's log (an input
  * chunk, an output item, introducing no stream). Appends of one stream in a
  * group that continue one another (other streams' appends between them do
- * not count, `append-runs.ts`) are written as one run: one
+ * not count, `writeOrder`) are written as one run: one
  * statement that advances the count by their sum and inserts every row, in
  * one savepoint, instead of four round trips per row (SAVEPOINT, UPDATE,
  * INSERT, RELEASE). A run whose stream does not continue where its first
@@ -237,7 +237,7 @@ export class WriteQueue {
     /** The writes from a deadlock victim on: they go first into the next group. */
     let retry: Pending[] = [];
     const began = performance.now();
-    // Appends of different streams between two other writes are taken stream by stream (append-runs.ts).
+    // Appends of different streams between two other writes are taken stream by stream (`writeOrder`).
     const order = this.#runs === undefined ? group.map((_, index) => index) : writeOrder(group.map((item) => item.append));
     const ordered = order.map((index) => group[index]!);
     const appends = ordered.map((item) => item.append);
