@@ -46,6 +46,11 @@ describe("packRun", () => {
     );
   });
 
+  it("packs nothing with a bound of 0, not even empty appends", () => {
+    const run = [append(1n, 0), append(1n, 0), append(1n, 10), append(1n, 0)];
+    expect(packRun(run, 0)).toEqual([[0, 1], [1, 2], [2, 3], [3, 4]]);
+  });
+
   it("keeps an append larger than the bound, and every unpackable one, in a row of its own", () => {
     const run = [append(1n, 10), append(1n, 10), append(1n, 500), append(1n, 10), append(1n, 10, false), append(1n, 10), append(1n, 10)];
     expect(packRun(run, 100)).toEqual([[0, 2], [2, 3], [3, 4], [4, 5], [5, 7]]);

@@ -58,10 +58,9 @@ export interface RunRow {
   readonly parts: Uint8Array | undefined;
 }
 
-/** The rows of a run: appends without a MIME type share rows of up to `packedRowBytes` (0: none do). */
+/** The rows of a run: appends without a MIME type share rows of up to `packedRowBytes` (0: none do, `packRun`). */
 export function runRows(appends: readonly RunAppend[], packedRowBytes: number): RunRow[] {
   const one = ({ sequence, itemCount, data, mimeType }: RunAppend): RunRow => ({ sequence, itemCount, data, mimeType, parts: undefined });
-  if (packedRowBytes === 0) return appends.map(one);
   const packable = appends.map((append) => ({ itemCount: append.itemCount, packable: append.mimeType === undefined ? append.data : undefined }));
   return packRun(packable, packedRowBytes).map(([start, end]) => {
     const head = appends[start] as RunAppend;

@@ -37,7 +37,8 @@ export interface PackableAppend {
  * Cuts a run of consecutive appends of one stream into rows: each entry is
  * the `[start, end)` indexes of the appends one row holds. Consecutive
  * packable appends share a row while their bytes total at most `maxBytes`;
- * every other append is a row of its own.
+ * every other append is a row of its own. `maxBytes` 0 packs nothing (not
+ * even empty appends).
  */
 export function packRun(run: readonly PackableAppend[], maxBytes: number): [number, number][] {
   const rows: [number, number][] = [];
@@ -45,7 +46,7 @@ export function packRun(run: readonly PackableAppend[], maxBytes: number): [numb
   let bytes = 0;
   for (let i = 0; i < run.length; i++) {
     const packable = (run[i] as PackableAppend).packable;
-    const joins = packable !== undefined && i > start && (run[i - 1] as PackableAppend).packable !== undefined && bytes + packable.byteLength <= maxBytes;
+    const joins = maxBytes > 0 && packable !== undefined && i > start && (run[i - 1] as PackableAppend).packable !== undefined && bytes + packable.byteLength <= maxBytes;
     if (!joins && i > start) {
       rows.push([start, i]);
       start = i;

@@ -313,14 +313,12 @@ export class SqliteSessionStore implements SessionStore {
     const input = first.log === "input";
     const advance = input ? this.#statements.advanceInput : this.#statements.advanceOutput;
     if (advance.run(total, first.streamId, first.sequence).changes !== 1) throw new Error("the run does not continue its stream");
-    const rows = this.#maxPackedRowBytes === 0
-      ? appends.map((append) => append.row)
-      : packRun(appends, this.#maxPackedRowBytes).map(([start, end]) => {
-          if (end - start === 1) return (appends[start] as LogAppend).row;
-          const part = appends[start] as LogAppend;
-          const { data, parts, itemCount } = joinParts(appends, start, end);
-          return input ? packedInputRow(part.streamId, part.sequence, itemCount, data, parts) : packedOutputRow(part.streamId, part.sequence, itemCount, data, parts);
-        });
+    const rows = packRun(appends, this.#maxPackedRowBytes).map(([start, end]) => {
+      if (end - start === 1) return (appends[start] as LogAppend).row;
+      const part = appends[start] as LogAppend;
+      const { data, parts, itemCount } = joinParts(appends, start, end);
+      return input ? packedInputRow(part.streamId, part.sequence, itemCount, data, parts) : packedOutputRow(part.streamId, part.sequence, itemCount, data, parts);
+    });
     (input ? this.#inputRows : this.#outputRows).insertAll(rows);
   }
 
