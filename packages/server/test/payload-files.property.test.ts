@@ -7,9 +7,8 @@
  */
 import { afterEach, expect, it } from "vitest";
 import fc from "fast-check";
-import { SqliteSessionStore } from "../src/index.js";
 import { checkAgainstModel } from "../src/testing/index.js";
-import { removeStoreDirs, sqliteDir } from "./support/store-records.js";
+import { removeStoreDirs, sqliteModelStores } from "./support/store-records.js";
 
 afterEach(removeStoreDirs);
 
@@ -17,20 +16,11 @@ const THRESHOLD = 256;
 
 it("reads back the same as the in-memory model after any writes and reopenings", async () => {
   // One directory per run: `reopen` opens it again.
-  let dataDir = "";
-  const openDir = () => new SqliteSessionStore({ dataDir, payloadFileThreshold: THRESHOLD, synchronous: "normal" });
   await checkAgainstModel({
     fc,
     expect,
     threshold: THRESHOLD,
-    open: async () => {
-      dataDir = sqliteDir();
-      return openDir();
-    },
-    reopen: async (store) => {
-      await store.close();
-      return openDir();
-    },
+    ...sqliteModelStores({ payloadFileThreshold: THRESHOLD, synchronous: "normal" }),
     numRuns: 40,
   });
 });

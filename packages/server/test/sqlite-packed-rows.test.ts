@@ -11,7 +11,7 @@ import Database from "better-sqlite3";
 import fc from "fast-check";
 import { MemorySessionStore, SqliteSessionStore, type SessionStore } from "../src/index.js";
 import { burstStreams, checkAgainstModel, expectSameBurstReads, writeBurst } from "../src/testing/index.js";
-import { bytes, removeStoreDirs, sqliteDir } from "./support/store-records.js";
+import { bytes, removeStoreDirs, sqliteDir, sqliteModelStores } from "./support/store-records.js";
 
 afterEach(removeStoreDirs);
 
@@ -103,23 +103,14 @@ describe("SqliteSessionStore packed log rows", () => {
   });
 
   it("answers every read as the in-memory model after any writes and reopenings, with small packed rows", async () => {
-    let dataDir = "";
     // 300-byte rows: bursts of up to 12 appends cut into several packed rows, and items at or
     // above the 256-byte file threshold (or with a MIME type) break the runs.
-    const openDir = () => new SqliteSessionStore({ dataDir, payloadFileThreshold: 256, maxPackedRowBytes: 300, synchronous: "normal" });
     await checkAgainstModel({
       fc,
       expect,
       threshold: 256,
       maxBurst: 12,
-      open: async () => {
-        dataDir = sqliteDir();
-        return openDir();
-      },
-      reopen: async (store) => {
-        await store.close();
-        return openDir();
-      },
+      ...sqliteModelStores({ payloadFileThreshold: 256, maxPackedRowBytes: 300, synchronous: "normal" }),
       numRuns: 30,
     });
   });

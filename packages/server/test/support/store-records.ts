@@ -6,12 +6,34 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { SqliteSessionStore, type SqliteSessionStoreOptions } from "../../src/index.js";
+import type { SessionStore } from "../../src/store/session-store.js";
 
 const dirs: string[] = [];
 export function sqliteDir(): string {
   const dataDir = mkdtempSync(join(tmpdir(), "golem-stream-store-"));
   dirs.push(dataDir);
   return dataDir;
+}
+
+/**
+ * `open` and `reopen` for `checkAgainstModel` on SQLite stores made with
+ * `options`: each run opens a fresh directory, and `reopen` closes the
+ * store and opens that directory again.
+ */
+export function sqliteModelStores(options: Omit<SqliteSessionStoreOptions, "dataDir">) {
+  let dataDir = "";
+  const openDir = () => new SqliteSessionStore({ ...options, dataDir });
+  return {
+    open: async (): Promise<SessionStore> => {
+      dataDir = sqliteDir();
+      return openDir();
+    },
+    reopen: async (store: SessionStore): Promise<SessionStore> => {
+      await store.close();
+      return openDir();
+    },
+  };
 }
 
 /** For `afterEach`: removes the directories `sqliteDir` made. */
