@@ -5,7 +5,9 @@
  * round, each sending the same 64-byte strings
  * - one way, to the same ACK-only peer (`bench/peer.mjs ack`, forked), beside raw `ws`;
  * - round trip (`reverse`: every item comes back), to the same embedded server
- *   (`bench/peer.mjs server`, this checkout's server, forked).
+ *   (`bench/peer.mjs server`, this checkout's server, forked);
+ * - durable `digest` of BENCH_MIB (default 64) 1 MiB u8 batches, to that server,
+ *   beside raw `ws` one way.
  * The far end is the same for both builds, so the difference is the clients'.
  * Besides throughput it prints the sending process's CPU per item (the client's own cost, which on
  * a machine whose cores the server shares is what the client takes from it), median over the
@@ -14,6 +16,7 @@
  *   node bench/compare-client.mjs /path/to/other/checkout/packages/client/dist/index.js
  *   BENCH_ITEMS=50000 BENCH_ROUNDS=8 node bench/compare-client.mjs <module>
  *   BENCH_ONLY=strRaw,other,here node bench/compare-client.mjs <module>   # one way only
+ *   BENCH_ONLY=binRaw,otherDigest,hereDigest node bench/compare-client.mjs <module>   # digest only
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -28,7 +31,7 @@ if (otherPath === undefined) {
   process.exit(2);
 }
 const other = await import(pathToFileURL(otherPath).href);
-const { itemCount: ITEMS, rounds: ROUNDS, items } = benchSizes();
+const { itemCount: ITEMS, rounds: ROUNDS, items, totalMib: MIBS, batches } = benchSizes();
 const bench = createMeasurements();
 const { withCpu } = bench;
 const dataDir = mkdtempSync(join(tmpdir(), "golem-stream-compare-client-"));
@@ -50,12 +53,23 @@ const invoke = (lib, url, method, list) => {
     await call.finished;
   });
 };
+/** Durable `digest` of the 1 MiB batches through one client build. */
+const digest = (lib, list) => {
+  const client = lib.createClient({ url: server.url, token: "t" });
+  return time(async () => {
+    const call = client.invoke({ ...demo, method: "digest", methodParameters: { kind: "record", value: { fields: [lib.inputStream.bytes(list)] } } });
+    await call.result;
+    await call.finished;
+  });
+};
 const warm = items.slice(0, 2000);
 for (const lib of [here, other]) {
   await invoke(lib, peer.url, "tally", warm);
   await invoke(lib, server.url, "reverse", warm);
+  await digest(lib, batches.slice(0, 4));
 }
 await rawWs(raw.url, warm, false);
+await rawWs(raw.url, batches.slice(0, 4), true);
 await bench.runRounds(
   {
     strRaw: () => withCpu("strRaw", raw, () => rawWs(raw.url, items, false)),
@@ -63,6 +77,9 @@ await bench.runRounds(
     here: () => withCpu("here", peer, () => invoke(here, peer.url, "tally", items)),
     otherReverse: () => withCpu("otherReverse", server, () => invoke(other, server.url, "reverse", items)),
     hereReverse: () => withCpu("hereReverse", server, () => invoke(here, server.url, "reverse", items)),
+    binRaw: () => withCpu("binRaw", raw, () => rawWs(raw.url, batches, true)),
+    otherDigest: () => withCpu("otherDigest", server, () => digest(other, batches)),
+    hereDigest: () => withCpu("hereDigest", server, () => digest(here, batches)),
   },
   ROUNDS,
 );
@@ -71,13 +88,13 @@ rmSync(dataDir, { recursive: true, force: true });
 
 const { row, senderCpu } = bench;
 /** Median sender CPU per item of both builds, and the median of each round's other/this ratio. */
-const cpuLine = (label, otherName, hereName) => {
+const cpuLine = (label, otherName, hereName, per = ITEMS, unit = "µs/item") => {
   const [was, now] = [senderCpu[otherName], senderCpu[hereName]];
   if (was === undefined || now === undefined) return `${label.padEnd(48)} (not run)`;
   const ratios = now.map((cpu, round) => was[round] / cpu);
-  const perItem = (list) => (median(list) / ITEMS).toFixed(2);
+  const perItem = (list) => (median(list) / per).toFixed(2);
   return (
-    `${label.padEnd(48)} ${perItem(was)} → ${perItem(now)} µs/item, other/this ${median(ratios).toFixed(2)}x ` +
+    `${label.padEnd(48)} ${perItem(was)} → ${perItem(now)} ${unit}, other/this ${median(ratios).toFixed(2)}x ` +
     `(rounds ${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)})`
   );
 };
@@ -93,3 +110,9 @@ console.log(row("  other build", "otherReverse", "strRaw", ITEMS, "items/s"));
 console.log(row("  this checkout", "hereReverse", "strRaw", ITEMS, "items/s"));
 console.log(row("  this checkout / other build", "hereReverse", "otherReverse", ITEMS, "items/s"));
 console.log(cpuLine("  sender CPU, other → this", "otherReverse", "hereReverse"));
+console.log(`stream<u8>, ${MIBS} batches of 1 MiB, durable (digest)`);
+console.log(row("  raw ws, 1 MiB binary", "binRaw", "binRaw", MIBS, "MiB/s"));
+console.log(row("  other build", "otherDigest", "binRaw", MIBS, "MiB/s"));
+console.log(row("  this checkout", "hereDigest", "binRaw", MIBS, "MiB/s"));
+console.log(row("  this checkout / other build", "hereDigest", "otherDigest", MIBS, "MiB/s"));
+console.log(cpuLine("  sender CPU, other → this", "otherDigest", "hereDigest", MIBS * 1000, "ms/MiB"));

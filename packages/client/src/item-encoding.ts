@@ -28,6 +28,7 @@ import {
   inputStreamItemHead,
   isInputItemPosition,
   type ClientMessage,
+  type EnvelopeAllocator,
   type SchemaValueJson,
 } from "@golem-stream/wire";
 import type { Connection } from "./transport.js";
@@ -95,12 +96,12 @@ export class CheckedInputItem {
 }
 
 /** The wire's `encodeClientMessage(message)`, without re-validating an item value `checkInputItem` already checked. */
-export function encodeClientMessage(message: ClientMessage): string | Uint8Array {
+export function encodeClientMessage(message: ClientMessage, allocate?: EnvelopeAllocator): string | Uint8Array {
   if (message instanceof CheckedInputItem) {
     const text = message.framed();
     if (text !== undefined) return text;
   }
-  return encodeChecked(message);
+  return encodeChecked(message, allocate === undefined ? undefined : { allocate });
 }
 
 /** Connections of this package's transports: they encode every message with `encodeClientMessage` above. */

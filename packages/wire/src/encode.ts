@@ -4,7 +4,7 @@
  * messages are one envelope (section 7). Encoding checks every rule decoding
  * checks, so what `encodeMessage` returns always decodes.
  */
-import { encodeBinaryMessage, isBinaryKind } from "./binary-envelope.js";
+import { type EnvelopeAllocator, encodeBinaryMessage, isBinaryKind } from "./binary-envelope.js";
 import { canonicalJson } from "./canonical-json.js";
 import { invalidAt, limitAt } from "./codec.js";
 import type { ProtocolError } from "./errors.js";
@@ -23,6 +23,11 @@ import { decodeUtf8, encodeUtf8, utf8ByteLength } from "./utf8.js";
 import { CLIENT_TEXT_VARIANTS, OUTPUT_ITEM_HEAD_VARIANT, SERVER_TEXT_VARIANTS, type TextVariant } from "./text-messages.js";
 
 export type TextMessage = ClientTextMessage | ServerTextMessage;
+
+export interface EncodeOptions {
+  /** Memory for a binary message's envelope (see `EnvelopeAllocator`). Default: a fresh, zeroed `Uint8Array`. */
+  readonly allocate?: EnvelopeAllocator;
+}
 
 /**
  * Text variants by type. `streamCancel` exists in both directions; the
@@ -47,9 +52,10 @@ const SERVER_BINARY: ReadonlySet<string> = new Set(["output-u8", "output-binary"
 export function encodeMessage(message: TextMessage): string;
 /** Encodes a binary message as one envelope (a single allocation). */
 export function encodeMessage(message: BinaryMessage): Uint8Array;
-export function encodeMessage(message: Message): string | Uint8Array;
-export function encodeMessage(message: Message): string | Uint8Array {
-  return encodeWith(message, VARIANTS, undefined, "a message variant of protocol v1");
+export function encodeMessage(message: BinaryMessage, options?: EncodeOptions): Uint8Array;
+export function encodeMessage(message: Message, options?: EncodeOptions): string | Uint8Array;
+export function encodeMessage(message: Message, options?: EncodeOptions): string | Uint8Array {
+  return encodeWith(message, VARIANTS, undefined, "a message variant of protocol v1", options);
 }
 
 /**
@@ -59,16 +65,16 @@ export function encodeMessage(message: Message): string | Uint8Array {
  * `decodeClientMessage` accepts.
  */
 export function encodeClientMessage(message: ClientTextMessage): string;
-export function encodeClientMessage(message: ClientMessage): string | Uint8Array;
-export function encodeClientMessage(message: ClientMessage): string | Uint8Array {
-  return encodeWith(message, CLIENT_VARIANTS, CLIENT_BINARY, "a message a client sends");
+export function encodeClientMessage(message: ClientMessage, options?: EncodeOptions): string | Uint8Array;
+export function encodeClientMessage(message: ClientMessage, options?: EncodeOptions): string | Uint8Array {
+  return encodeWith(message, CLIENT_VARIANTS, CLIENT_BINARY, "a message a client sends", options);
 }
 
 /** `encodeMessage` for a server: refuses what only a client may send; the result is what `decodeServerMessage` accepts. */
 export function encodeServerMessage(message: ServerTextMessage): string;
-export function encodeServerMessage(message: ServerMessage): string | Uint8Array;
-export function encodeServerMessage(message: ServerMessage): string | Uint8Array {
-  return encodeWith(message, SERVER_VARIANTS, SERVER_BINARY, "a message a server sends");
+export function encodeServerMessage(message: ServerMessage, options?: EncodeOptions): string | Uint8Array;
+export function encodeServerMessage(message: ServerMessage, options?: EncodeOptions): string | Uint8Array {
+  return encodeWith(message, SERVER_VARIANTS, SERVER_BINARY, "a message a server sends", options);
 }
 
 function encodeWith(
@@ -76,6 +82,7 @@ function encodeWith(
   variants: ReadonlyMap<string, TextVariant<TextMessage>>,
   binaryKinds: ReadonlySet<string> | undefined,
   what: string,
+  options: EncodeOptions | undefined,
 ): string | Uint8Array {
   if (typeof message !== "object" || message === null || Array.isArray(message)) {
     throw invalidAt("", "to encode must be a message object");
@@ -83,7 +90,7 @@ function encodeWith(
   const type: unknown = (message as { readonly type?: unknown }).type;
   if (isBinaryKind(type)) {
     if (binaryKinds !== undefined && !binaryKinds.has(type)) throw invalidAt("type", `is not ${what}`);
-    return encodeBinaryMessage(message);
+    return encodeBinaryMessage(message, options?.allocate);
   }
   const variant = typeof type === "string" ? variants.get(type) : undefined;
   if (variant === undefined) throw invalidAt("type", `is not ${what}`);

@@ -14,10 +14,11 @@ export {
   encodeClientMessage,
   encodeServerMessage,
   encodeOutputStreamItemWithCanonicalValue,
+  type EncodeOptions,
   type TextMessage,
 } from "./encode.js";
 export { encodeInputStreamItemValue, inputStreamItemHead, isInputItemPosition, INPUT_ITEM_TAIL } from "./encode-input-item.js";
-export { BINARY_KINDS, type BinaryKind } from "./binary-envelope.js";
+export { BINARY_KINDS, type BinaryKind, type EnvelopeAllocator } from "./binary-envelope.js";
 export * from "./messages.js";
 export {
   ProtocolError,

@@ -13,7 +13,9 @@ import {
   U64_MAX,
   decodeClientMessage,
   decodeServerMessage,
+  encodeClientMessage,
   encodeMessage,
+  encodeServerMessage,
   encodeUtf8,
   recoverAttemptId,
 } from "../src/index.js";
@@ -141,6 +143,30 @@ describe("binary payloads", () => {
     expect(frame.buffer.byteLength).toBe(frame.length);
     payload[0] = 0;
     expect(frame[frame.length - 3]).toBe(4);
+  });
+
+  it("encode into memory an allocator gives, dirty and larger than needed, with the same bytes", () => {
+    const message = { type: "input-u8" as const, channel: 3, sequence: 9n, payload: new Uint8Array([1, 2, 3, 4]) };
+    const fresh = encodeMessage(message);
+    const memory = new Uint8Array(fresh.length + 50).fill(0xee);
+    const asked: number[] = [];
+    const frame = encodeClientMessage(message, {
+      allocate: (byteLength) => {
+        asked.push(byteLength);
+        return memory.subarray(10);
+      },
+    }) as Uint8Array;
+    expect(asked).toEqual([fresh.length]);
+    expect(frame.buffer).toBe(memory.buffer);
+    expect(frame.byteOffset).toBe(10);
+    expect(frame).toEqual(fresh);
+    expect(decodeClientMessage(frame, true)).toEqual(message);
+  });
+
+  it("refuse an allocator's memory that is too short or not a Uint8Array, with a TypeError", () => {
+    const message = { type: "output-binary" as const, channel: 1, sequence: 0n, cursorToken: "c", payload: new Uint8Array(8) };
+    expect(() => encodeServerMessage(message, { allocate: (n) => new Uint8Array(n - 1) })).toThrow(TypeError);
+    expect(() => encodeServerMessage(message, { allocate: () => [] as unknown as Uint8Array })).toThrow(TypeError);
   });
 
   it("accept a Node Buffer, as ws delivers it", () => {

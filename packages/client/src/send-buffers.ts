@@ -1,0 +1,86 @@
+/**
+ * Memory for the envelopes of large binary messages, reused once the socket
+ * is done with them.
+ *
+ * Why: `ws` masks a client's frame into a buffer of its own, so the envelope
+ * the wire encodes is garbage as soon as it is framed. A fresh 1 MiB
+ * envelope per batch cost the client about half a millisecond per MiB
+ * (allocation, first-touch page faults, and the external memory that drives
+ * the collector), as much as the masking itself; a reused one costs a copy.
+ *
+ * Safety: a buffer comes back only through the send callback, which `ws` calls
+ * after the frame was written (or the write failed), whatever it did with the
+ * bytes in between. Small envelopes are not pooled: they come from Node's
+ * shared slab and cost little.
+ */
+import { KiB } from "@golem-stream/wire";
+
+/** Envelopes shorter than this are allocated as before. */
+const MIN_POOLED_BYTES = 64 * KiB;
+/** Capacities are rounded up to this, so batches of slightly different sizes share buffers. */
+const CAPACITY_STEP = 64 * KiB;
+
+export class SendBuffers {
+  readonly #maxIdleBytes: number;
+  readonly #idle: Uint8Array[] = [];
+  #idleBytes = 0;
+  /** The memory this pool handed out and may take back. */
+  readonly #ours = new WeakSet<ArrayBufferLike>();
+
+  /** `maxIdleBytes`: the most memory kept between sends; 0 turns pooling off. */
+  constructor(maxIdleBytes: number) {
+    if (!Number.isSafeInteger(maxIdleBytes) || maxIdleBytes < 0) {
+      throw new RangeError(`maxIdleBytes must be a non-negative integer, got ${String(maxIdleBytes)}`);
+    }
+    this.#maxIdleBytes = maxIdleBytes;
+  }
+
+  /** An `EnvelopeAllocator`: memory for `byteLength` bytes, not zeroed (the encoder writes every byte). */
+  readonly allocate = (byteLength: number): Uint8Array => {
+    if (byteLength < MIN_POOLED_BYTES || this.#maxIdleBytes === 0) return new Uint8Array(byteLength);
+    const index = this.#smallestFitting(byteLength);
+    if (index >= 0) {
+      const [buffer] = this.#idle.splice(index, 1) as [Uint8Array];
+      this.#idleBytes -= buffer.byteLength;
+      return buffer.subarray(0, byteLength);
+    }
+    const capacity = Math.ceil(byteLength / CAPACITY_STEP) * CAPACITY_STEP;
+    // Zeroed once, on creation; a reused buffer is never zeroed again.
+    const buffer = new Uint8Array(capacity);
+    this.#ours.add(buffer.buffer);
+    return buffer.subarray(0, byteLength);
+  };
+
+  /** Takes back what `allocate` gave once nothing reads it any more; anything else is ignored. */
+  release(envelope: Uint8Array): void {
+    const memory = envelope.buffer;
+    if (!this.#ours.has(memory)) return;
+    if (this.#idleBytes + memory.byteLength > this.#maxIdleBytes) {
+      this.#ours.delete(memory);
+      return;
+    }
+    // Released twice (a bug elsewhere) would hand one buffer to two sends: refuse the second.
+    if (this.#idle.some((buffer) => buffer.buffer === memory)) return;
+    this.#idle.push(new Uint8Array(memory));
+    this.#idleBytes += memory.byteLength;
+  }
+
+  /** Whether `envelope` is memory of this pool (its send must call `release`). */
+  owns(envelope: Uint8Array): boolean {
+    return this.#ours.has(envelope.buffer);
+  }
+
+  /** Bytes kept for reuse right now. */
+  get idleBytes(): number {
+    return this.#idleBytes;
+  }
+
+  #smallestFitting(byteLength: number): number {
+    let best = -1;
+    for (let i = 0; i < this.#idle.length; i++) {
+      const capacity = (this.#idle[i] as Uint8Array).byteLength;
+      if (capacity >= byteLength && (best < 0 || capacity < (this.#idle[best] as Uint8Array).byteLength)) best = i;
+    }
+    return best;
+  }
+}
