@@ -12,6 +12,7 @@ import {
   KiB,
   MAX_BINARY_MESSAGE_BYTES,
   MiB,
+  EnvelopePool,
   ProtocolError,
   SUBPROTOCOL,
   decodeServerMessage,
@@ -22,7 +23,6 @@ import {
   type ClientMessage,
 } from "@golem-stream/wire";
 import { encodeClientMessage, framesCheckedItems } from "./item-encoding.js";
-import { SendBuffers } from "./send-buffers.js";
 import type { CloseInfo, Connection, ConnectionHandlers, ConnectRequest, Transport } from "./transport.js";
 
 export interface WsTransportOptions {
@@ -51,7 +51,7 @@ export function wsTransport(options: WsTransportOptions = {}): Transport {
   const handshakeTimeout = options.handshakeTimeoutMs ?? 10_000;
   const maxPayload = options.maxPayloadBytes ?? MAX_BINARY_MESSAGE_BYTES;
   const keepaliveIntervalMs = options.keepaliveIntervalMs ?? 15_000;
-  const sendBuffers = new SendBuffers(options.maxPooledSendBytes ?? 4 * MiB);
+  const envelopes = new EnvelopePool(options.maxPooledSendBytes ?? 4 * MiB);
   return {
     connect(request: ConnectRequest, handlers: ConnectionHandlers): Promise<Connection> {
       return new Promise<Connection>((resolve, reject) => {
@@ -103,7 +103,7 @@ export function wsTransport(options: WsTransportOptions = {}): Transport {
             return;
           }
           opened = true;
-          resolve(connectionOf(socket, keepaliveIntervalMs, tcp, sendBuffers));
+          resolve(connectionOf(socket, keepaliveIntervalMs, tcp, envelopes));
         });
         socket.on("message", (data, isBinary) => {
           if (closed || decodeError !== undefined) return;
@@ -143,7 +143,7 @@ export function wsTransport(options: WsTransportOptions = {}): Transport {
  */
 const CORKED_BYTES_PER_WRITE = 64 * KiB;
 
-function connectionOf(socket: WebSocket, keepaliveIntervalMs: number, tcp: Socket | undefined, sendBuffers: SendBuffers): Connection {
+function connectionOf(socket: WebSocket, keepaliveIntervalMs: number, tcp: Socket | undefined, envelopes: EnvelopePool): Connection {
   let corked = false;
   let corkedBytes = 0;
   const uncorkNextTick = (): void => {
@@ -159,9 +159,9 @@ function connectionOf(socket: WebSocket, keepaliveIntervalMs: number, tcp: Socke
       tcp.cork();
       process.nextTick(uncorkNextTick);
     }
-    if (typeof data !== "string" && sendBuffers.owns(data)) {
+    if (typeof data !== "string" && envelopes.owns(data)) {
       // Back to the pool only once ws is done with it: the callback comes after the write (or its failure).
-      socket.send(data, () => sendBuffers.release(data));
+      socket.send(data, () => envelopes.release(data));
     } else {
       socket.send(data);
     }
@@ -197,7 +197,7 @@ function connectionOf(socket: WebSocket, keepaliveIntervalMs: number, tcp: Socke
   return framesCheckedItems({
     send(message: ClientMessage): void {
       if (socket.readyState !== WebSocket.OPEN) return;
-      write(encodeClientMessage(message, sendBuffers.allocate));
+      write(encodeClientMessage(message, envelopes.allocate));
     },
     pause: () => {
       paused = true;

@@ -86,6 +86,13 @@ export interface ServerLimits {
   readonly tombstoneRetentionMs: number;
   /** Bytes buffered in a socket before senders wait for it to drain (default 1 MiB). */
   readonly sendHighWaterBytes: number;
+  /**
+   * Memory the server keeps between sends for the envelopes of large binary
+   * output messages (64 KiB and more), shared by all connections: an envelope's
+   * buffer is reused once its frame was written instead of allocated anew
+   * (default 8 MiB; 1 keeps none).
+   */
+  readonly maxPooledSendBytes: number;
   /** Received messages held before the socket stops being read (default 16). */
   readonly maxPendingInboundMessages: number;
   /** Open session WebSockets; further upgrades are refused with `overloaded` (default 10 000). */
@@ -113,6 +120,7 @@ export const DEFAULT_LIMITS: ServerLimits = {
   sessionRetentionMs: LIMITS.defaultSessionRetentionMs,
   tombstoneRetentionMs: 30 * 24 * 60 * 60 * 1000,
   sendHighWaterBytes: 1024 * 1024,
+  maxPooledSendBytes: 8 * 1024 * 1024,
   maxPendingInboundMessages: 16,
   maxConnections: 10_000,
   maxCallerIdentityBytes: 2048,

@@ -10,7 +10,7 @@ import type { AddressInfo } from "node:net";
 import { networkInterfaces } from "node:os";
 import type { Duplex } from "node:stream";
 import { WebSocketServer, type RawData, type WebSocket } from "ws";
-import { BROWSER_REFUSAL_CLOSE_BASE, ProtocolError, SESSION_PATH, SUBPROTOCOL, httpStatusFor } from "@golem-stream/wire";
+import { BROWSER_REFUSAL_CLOSE_BASE, EnvelopePool, ProtocolError, SESSION_PATH, SUBPROTOCOL, httpStatusFor } from "@golem-stream/wire";
 import type { Keyring } from "@golem-stream/tokens";
 import type { AgentHost } from "./agent-host.js";
 import { Connection } from "./transport/connection.js";
@@ -189,6 +189,8 @@ class NodeSessionServer implements SessionServer {
   #started = false;
   readonly #options: SessionServerOptions;
   readonly #limits: ServerLimits;
+  /** Memory of large binary output envelopes, reused across this server's connections. */
+  readonly #envelopes: EnvelopePool;
   readonly #nodeBudget: NodeBudget;
   readonly #logger: Logger;
   readonly #authorizer: Authorizer;
@@ -211,6 +213,7 @@ class NodeSessionServer implements SessionServer {
   constructor(options: SessionServerOptions) {
     this.#options = options;
     this.#limits = resolveLimits(options.limits);
+    this.#envelopes = new EnvelopePool(this.#limits.maxPooledSendBytes);
     const issuer = options.issuer ?? DEFAULT_ISSUER;
     const audience = options.audience ?? DEFAULT_AUDIENCE;
     checkIssuerAndAudience(issuer, audience, this.#limits.maxCallerIdentityBytes);
@@ -474,7 +477,7 @@ class NodeSessionServer implements SessionServer {
 
   #onSocket(ws: WebSocket, caller: { account: string; principal: string }, socket: Duplex): void {
     const observer = this.#observer;
-    const transport = new WsTransport(ws, this.#limits.sendHighWaterBytes, socket, () => observer.backpressure("socket-buffer"));
+    const transport = new WsTransport(ws, this.#limits.sendHighWaterBytes, socket, () => observer.backpressure("socket-buffer"), this.#envelopes);
     const connection = new Connection(transport, caller, this.#runtime);
     observer.connectionOpened();
     ws.on("message", (data: RawData, isBinary: boolean) => connection.receive(toBytes(data, isBinary), isBinary));

@@ -19,6 +19,7 @@ export {
 } from "./encode.js";
 export { encodeInputStreamItemValue, inputStreamItemHead, isInputItemPosition, INPUT_ITEM_TAIL } from "./encode-input-item.js";
 export { BINARY_KINDS, type BinaryKind, type EnvelopeAllocator } from "./binary-envelope.js";
+export { EnvelopePool } from "./envelope-pool.js";
 export * from "./messages.js";
 export {
   ProtocolError,

@@ -7,6 +7,7 @@
 import type { Writable } from "node:stream";
 import type { WebSocket } from "ws";
 import {
+  type EnvelopePool,
   encodeOutputStreamItemWithCanonicalValue,
   encodeServerMessage,
   type OutputStreamItemHead,
@@ -25,9 +26,9 @@ export interface StoredValueItem extends OutputStreamItemHead {
 /** What the runtime hands a transport: a typed message, or an output item around its stored value. */
 export type OutgoingMessage = ServerMessage | StoredValueItem;
 
-/** The text (or binary envelope) of one outgoing message. */
-export function encodeOutgoing(message: OutgoingMessage): string | Uint8Array {
-  if (!("canonicalValue" in message)) return encodeServerMessage(message);
+/** The text (or binary envelope, in memory from `envelopes` when given) of one outgoing message. */
+export function encodeOutgoing(message: OutgoingMessage, envelopes?: EnvelopePool): string | Uint8Array {
+  if (!("canonicalValue" in message)) return encodeServerMessage(message, envelopes === undefined ? undefined : { allocate: envelopes.allocate });
   // The head member by member: object rest (`{ canonicalValue, ...head }`)
   // took four times as long, once per output item. Every member is required,
   // so a member added to the head is a type error here, not a silent drop.
@@ -59,19 +60,28 @@ export class WsTransport implements SessionTransport {
   readonly #highWaterBytes: number;
   readonly #stream: Writable | undefined;
   readonly #onBackpressure: () => void;
+  readonly #envelopes: EnvelopePool | undefined;
   #corked = false;
 
   /**
    * `stream` is the upgraded TCP socket under `socket`. When given, the
    * messages sent in one burst (everything until the current tick's work is
    * done: a commit's ACKs, a pump's batch of events) leave in one write
-   * instead of one system call each.
+   * instead of one system call each. `envelopes`, when given, holds the
+   * memory of large binary envelopes, each returned once its frame is written.
    */
-  constructor(socket: WebSocket, highWaterBytes: number, stream?: Writable, onBackpressure: () => void = () => {}) {
+  constructor(
+    socket: WebSocket,
+    highWaterBytes: number,
+    stream?: Writable,
+    onBackpressure: () => void = () => {},
+    envelopes?: EnvelopePool,
+  ) {
     this.#socket = socket;
     this.#highWaterBytes = highWaterBytes;
     this.#stream = stream;
     this.#onBackpressure = onBackpressure;
+    this.#envelopes = envelopes;
   }
 
   get isOpen(): boolean {
@@ -87,18 +97,28 @@ export class WsTransport implements SessionTransport {
       if (this.#socket.readyState === this.#socket.CLOSED) return SENT;
       return new Promise((resolve) => this.#socket.once("close", () => resolve()));
     }
-    const data = encodeOutgoing(message);
+    const envelopes = this.#envelopes;
+    const data = encodeOutgoing(message, envelopes);
     const binary = typeof data !== "string";
+    // A server's frame is written from the envelope itself: its memory goes back to the pool
+    // only in the send callback, after the write (or its failure).
+    const pooled = binary && envelopes !== undefined && envelopes.owns(data);
     this.#corkUntilNextTick();
     // Below the high-water mark the caller may go on at once; above it, it
     // waits until this message has been handed to the kernel, so a client
     // that does not read stops producers instead of growing a buffer.
     if (this.#socket.bufferedAmount < this.#highWaterBytes) {
-      this.#socket.send(data, { binary });
+      if (pooled) this.#socket.send(data, { binary }, () => envelopes.release(data));
+      else this.#socket.send(data, { binary });
       return SENT;
     }
     this.#onBackpressure();
-    return new Promise((resolve) => this.#socket.send(data, { binary }, () => resolve()));
+    return new Promise((resolve) =>
+      this.#socket.send(data, { binary }, () => {
+        if (pooled) envelopes.release(data);
+        resolve();
+      }),
+    );
   }
 
   /**

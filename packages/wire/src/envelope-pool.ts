@@ -1,26 +1,26 @@
 /**
  * Memory for the envelopes of large binary messages, reused once the socket
- * is done with them.
+ * is done with them: an `EnvelopeAllocator` with a bounded free list. Pure
+ * memory bookkeeping; the transport that owns a pool decides when an envelope
+ * is done (its send callback) and calls `release`.
  *
- * Why: `ws` masks a client's frame into a buffer of its own, so the envelope
- * the wire encodes is garbage as soon as it is framed. A fresh 1 MiB
- * envelope per batch cost the client about half a millisecond per MiB
- * (allocation, first-touch page faults, and the external memory that drives
- * the collector), as much as the masking itself; a reused one costs a copy.
+ * Why: a fresh 1 MiB envelope per batch cost a sender about half a
+ * millisecond per MiB (allocation, first-touch page faults, and the external
+ * memory that drives the collector), as much as a client's masking; a reused
+ * one costs a copy. (`ws` masks a client's frame into a buffer of its own;
+ * a server's frame is written from the envelope itself.)
  *
- * Safety: a buffer comes back only through the send callback, which `ws` calls
- * after the frame was written (or the write failed), whatever it did with the
- * bytes in between. Small envelopes are not pooled: they come from Node's
- * shared slab and cost little.
+ * Small envelopes are not pooled: they come from the runtime's allocator
+ * and cost little.
  */
-import { KiB } from "@golem-stream/wire";
+import { KiB } from "./limits.js";
 
 /** Envelopes shorter than this are allocated as before. */
 const MIN_POOLED_BYTES = 64 * KiB;
 /** Capacities are rounded up to this, so batches of slightly different sizes share buffers. */
 const CAPACITY_STEP = 64 * KiB;
 
-export class SendBuffers {
+export class EnvelopePool {
   readonly #maxIdleBytes: number;
   readonly #idle: Uint8Array[] = [];
   #idleBytes = 0;
