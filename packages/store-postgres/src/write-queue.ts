@@ -27,6 +27,7 @@ import { performance } from "node:perf_hooks";
 import pg from "pg";
 import { writeOrder } from "@golem-stream/server";
 import { runLength, runRows, type RunAppend } from "./append-runs.js";
+import { ControlStatements } from "./control-statements.js";
 import { asStoreError, PostgresStoreError, timeoutCode } from "./store-error.js";
 
 /** Thrown by a write to undo its statements and still resolve with `value` (e.g. `attempt-exists`). */
@@ -163,12 +164,12 @@ export class WriteQueue {
    * (and nothing written) when the stream does not continue where the run
    * starts: the caller then writes them one by one for their own outcomes.
    */
-  async #writeRun(client: pg.Client, run: readonly Pending[], notes: string[]): Promise<boolean> {
+  async #writeRun(client: pg.Client, control: ControlStatements, run: readonly Pending[], notes: string[]): Promise<boolean> {
     const appends = run.map((item) => item.append!);
     const first = appends[0]!;
     const total = appends.reduce((sum, append) => sum + append.itemCount, 0n);
     const rows = runRows(appends, this.#runs!.packedRowBytes());
-    await client.query("SAVEPOINT run");
+    await control.send("SAVEPOINT run");
     try {
       const moved = await client.query<{ session_id: string }>(first.log === "input" ? this.#runs!.input : this.#runs!.output, [
         total,
@@ -182,18 +183,16 @@ export class WriteQueue {
       ]);
       const sessionId = moved.rows[0]?.session_id;
       if (sessionId === undefined) {
-        await client.query("ROLLBACK TO SAVEPOINT run");
-        await client.query("RELEASE SAVEPOINT run");
+        await control.send("ROLLBACK TO SAVEPOINT run; RELEASE SAVEPOINT run");
         return false;
       }
-      await client.query("RELEASE SAVEPOINT run");
+      control.hold("RELEASE SAVEPOINT run");
       notes.push(first.note(sessionId));
       return true;
     } catch (error) {
       this.#abandonIfStalled(client, error);
       if (this.#client !== client) throw error;
-      await client.query("ROLLBACK TO SAVEPOINT run");
-      await client.query("RELEASE SAVEPOINT run");
+      await control.send("ROLLBACK TO SAVEPOINT run; RELEASE SAVEPOINT run");
       // Deadlocks and other failures: the writes go one by one, with their own savepoints and retries.
       return false;
     }
@@ -241,13 +240,14 @@ export class WriteQueue {
     const order = this.#runs === undefined ? group.map((_, index) => index) : writeOrder(group.map((item) => item.append));
     const ordered = order.map((index) => group[index]!);
     const appends = ordered.map((item) => item.append);
+    const control = new ControlStatements(client);
     try {
-      await client.query("BEGIN");
+      control.hold("BEGIN");
       for (let at = 0; at < ordered.length; at++) {
         const item = ordered[at]!;
         const index = order[at]!;
         const run = this.#runs === undefined ? 1 : runLength(appends, at);
-        if (run > 1 && (await this.#writeRun(client, ordered.slice(at, at + run), notes))) {
+        if (run > 1 && (await this.#writeRun(client, control, ordered.slice(at, at + run), notes))) {
           for (let i = 0; i < run; i++) outcomes[order[at + i]!] = { ok: true, value: undefined };
           at += run - 1;
           continue;
@@ -257,17 +257,16 @@ export class WriteQueue {
           query: (text, values) => client.query(text, values as unknown[] | undefined),
           notify: (payload) => void mine.push(payload),
         };
-        await client.query("SAVEPOINT write");
+        await control.send("SAVEPOINT write");
         try {
           const value = await item.work(context);
-          await client.query("RELEASE SAVEPOINT write");
+          control.hold("RELEASE SAVEPOINT write");
           outcomes[index] = { ok: true, value };
           notes.push(...mine);
         } catch (error) {
           this.#abandonIfStalled(client, error);
           if (this.#client !== client) throw error; // the connection is gone: the whole group fails
-          await client.query("ROLLBACK TO SAVEPOINT write");
-          await client.query("RELEASE SAVEPOINT write");
+          await control.send("ROLLBACK TO SAVEPOINT write; RELEASE SAVEPOINT write");
           if (isTransient(error) && item.retries < MAX_RETRIES) {
             item.retries++;
             // What was not written yet, in the order it was issued.
@@ -277,11 +276,9 @@ export class WriteQueue {
           outcomes[index] = error instanceof Rollback ? { ok: true, value: error.value } : { ok: false, error: toError(asStoreError(error), "store write failed") };
         }
       }
-      if (notes.length > 0) {
-        // One statement, the notifications in array order (identical ones may be coalesced by PostgreSQL).
-        await client.query("SELECT pg_notify($1, note) FROM unnest($2::text[]) AS note", [this.#channel, notes]);
-      }
-      const committed = await client.query("COMMIT");
+      // The notifications in one statement, in array order (identical ones may be coalesced by
+      // PostgreSQL), sent with the COMMIT: one round trip.
+      const committed = await control.send(notes.length > 0 ? `${control.notifications(this.#channel, notes)}; COMMIT` : "COMMIT");
       // COMMIT of a transaction that failed answers ROLLBACK.
       if (committed.command !== "COMMIT") throw new Error("the transaction was rolled back");
     } catch (error) {
