@@ -5,6 +5,7 @@
  */
 import { afterAll, describe, expect, it } from "vitest";
 import { randomUUID } from "node:crypto";
+import pg from "pg";
 import { bytes, session, stream } from "@golem-stream/server/testing";
 import { PostgresSessionStore, SCHEMA_VERSION } from "../src/index.js";
 import { admin, cleanUp, connect, freshSchema, pgUrl } from "./support/stores.js";
@@ -93,6 +94,36 @@ describe("writes", () => {
     const stale = await Promise.allSettled([chunk(3, "q"), chunk(4, "r")]);
     expect(stale.map((o) => o.status)).toEqual(["rejected", "rejected"]);
     expect((await store.getStream(input.streamId))?.count).toBe(9n);
+  });
+
+  it("a group of one run takes three round trips: BEGIN with the SAVEPOINT, the run, the RELEASE and notifications with COMMIT", async () => {
+    const store = await connect();
+    const s = session();
+    const input = stream(s.sessionId, "input");
+    await store.createSession(s, [input], start(s.sessionId));
+    // Every query text the writer connection sends, from the group's BEGIN on.
+    const sent: string[] = [];
+    const query = pg.Client.prototype.query;
+    let writer: unknown;
+    pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+      const text = typeof args[0] === "string" ? args[0] : "";
+      if (text.startsWith("BEGIN")) writer = this;
+      if (writer === this) sent.push(text);
+      return (query as (...a: unknown[]) => unknown).apply(this, args);
+    } as typeof query;
+    try {
+      await Promise.all(
+        ["ab", "cde", "f"].map((text, i) =>
+          store.acceptInput({ streamId: input.streamId, sequence: BigInt([0, 2, 5][i]!), itemCount: BigInt(text.length), data: bytes(text), mimeType: undefined }, []),
+        ),
+      );
+    } finally {
+      pg.Client.prototype.query = query;
+    }
+    expect(sent).toHaveLength(3);
+    expect(sent[0]).toBe("BEGIN; SAVEPOINT run");
+    expect(sent[2]).toMatch(/^RELEASE SAVEPOINT run; SELECT pg_notify\('[^']+', note\) FROM unnest\(ARRAY\['[^']+'\]::text\[\]\) AS note; COMMIT$/);
+    expect((await store.readInput(input.streamId, 0n, 6n)).map((c) => new TextDecoder().decode(c.data)).join("")).toBe("abcdef");
   });
 
   it("a write issued in the microtasks where the writer finds its queue empty is still committed (no lost wake-up)", async () => {
