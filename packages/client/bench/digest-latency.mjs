@@ -39,8 +39,26 @@ export async function createStore({ dataDir, reportPath }) {
     return accepted;
   };
   store.observeCommits((seconds, writes) => groups.push([seconds * 1000, writes]));
+  // How busy the server's event loop was from the first batch to the last: near 1, its main thread is the bound.
+  let loopAtFirst;
+  let loopAtLast;
+  const timed = store.acceptInput;
+  store.acceptInput = (chunk, introduced) => {
+    loopAtFirst ??= performance.eventLoopUtilization();
+    loopAtLast = performance.eventLoopUtilization();
+    return timed(chunk, introduced);
+  };
   const report = () =>
-    writeFileSync(reportPath, JSON.stringify({ latencies, gaps, commitMs: groups.map(([ms]) => ms), writes: groups.map(([, w]) => w) }));
+    writeFileSync(
+      reportPath,
+      JSON.stringify({
+        latencies,
+        gaps,
+        commitMs: groups.map(([ms]) => ms),
+        writes: groups.map(([, w]) => w),
+        loopBusy: loopAtFirst === undefined ? undefined : performance.eventLoopUtilization(loopAtLast, loopAtFirst).utilization,
+      }),
+    );
   process.on("exit", report);
   process.on("disconnect", report);
   return { store };
@@ -61,7 +79,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   } finally {
     await peer.close();
   }
-  const { latencies, gaps, commitMs, writes } = JSON.parse(readFileSync(reportPath, "utf8"));
+  const { latencies, gaps, commitMs, writes, loopBusy } = JSON.parse(readFileSync(reportPath, "utf8"));
   rmSync(root, { recursive: true, force: true });
   const pct = (values, q) => {
     const sorted = [...values].sort((a, b) => a - b);
@@ -74,4 +92,5 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   console.log(line("1 MiB batch inter-arrival (ms)", gaps));
   console.log(line("group commit, payloads + commit (ms)", commitMs));
   console.log(line("writes per group commit", writes));
+  console.log(`  server event loop busy, first batch to last (all rounds)   ${loopBusy === undefined ? "-" : loopBusy.toFixed(2)}`);
 }
