@@ -28,7 +28,7 @@ import {
   inputStreamItemHead,
   isInputItemPosition,
   type ClientMessage,
-  type EnvelopeAllocator,
+  type EncodeOptions,
   type SchemaValueJson,
 } from "@golem-stream/wire";
 import type { Connection } from "./transport.js";
@@ -96,12 +96,12 @@ export class CheckedInputItem {
 }
 
 /** The wire's `encodeClientMessage(message)`, without re-validating an item value `checkInputItem` already checked. */
-export function encodeClientMessage(message: ClientMessage, allocate?: EnvelopeAllocator): string | Uint8Array {
+export function encodeClientMessage(message: ClientMessage, options?: EncodeOptions): string | Uint8Array {
   if (message instanceof CheckedInputItem) {
     const text = message.framed();
     if (text !== undefined) return text;
   }
-  return encodeChecked(message, allocate === undefined ? undefined : { allocate });
+  return encodeChecked(message, options);
 }
 
 /** Connections of this package's transports: they encode every message with `encodeClientMessage` above. */

@@ -144,6 +144,7 @@ export function wsTransport(options: WsTransportOptions = {}): Transport {
 const CORKED_BYTES_PER_WRITE = 64 * KiB;
 
 function connectionOf(socket: WebSocket, keepaliveIntervalMs: number, tcp: Socket | undefined, envelopes: EnvelopePool): Connection {
+  const encodeOptions = { allocate: envelopes.allocate };
   let corked = false;
   let corkedBytes = 0;
   const uncorkNextTick = (): void => {
@@ -197,7 +198,7 @@ function connectionOf(socket: WebSocket, keepaliveIntervalMs: number, tcp: Socke
   return framesCheckedItems({
     send(message: ClientMessage): void {
       if (socket.readyState !== WebSocket.OPEN) return;
-      write(encodeClientMessage(message, envelopes.allocate));
+      write(encodeClientMessage(message, encodeOptions));
     },
     pause: () => {
       paused = true;

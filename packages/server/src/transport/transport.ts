@@ -7,6 +7,7 @@
 import type { Writable } from "node:stream";
 import type { WebSocket } from "ws";
 import {
+  type EncodeOptions,
   type EnvelopePool,
   encodeOutputStreamItemWithCanonicalValue,
   encodeServerMessage,
@@ -26,9 +27,9 @@ export interface StoredValueItem extends OutputStreamItemHead {
 /** What the runtime hands a transport: a typed message, or an output item around its stored value. */
 export type OutgoingMessage = ServerMessage | StoredValueItem;
 
-/** The text (or binary envelope, in memory from `envelopes` when given) of one outgoing message. */
-export function encodeOutgoing(message: OutgoingMessage, envelopes?: EnvelopePool): string | Uint8Array {
-  if (!("canonicalValue" in message)) return encodeServerMessage(message, envelopes === undefined ? undefined : { allocate: envelopes.allocate });
+/** The text (or binary envelope, in memory `options.allocate` gives when set) of one outgoing message. */
+export function encodeOutgoing(message: OutgoingMessage, options?: EncodeOptions): string | Uint8Array {
+  if (!("canonicalValue" in message)) return encodeServerMessage(message, options);
   // The head member by member: object rest (`{ canonicalValue, ...head }`)
   // took four times as long, once per output item. Every member is required,
   // so a member added to the head is a type error here, not a silent drop.
@@ -61,6 +62,7 @@ export class WsTransport implements SessionTransport {
   readonly #stream: Writable | undefined;
   readonly #onBackpressure: () => void;
   readonly #envelopes: EnvelopePool | undefined;
+  readonly #encodeOptions: EncodeOptions | undefined;
   #corked = false;
 
   /**
@@ -82,6 +84,7 @@ export class WsTransport implements SessionTransport {
     this.#stream = stream;
     this.#onBackpressure = onBackpressure;
     this.#envelopes = envelopes;
+    this.#encodeOptions = envelopes === undefined ? undefined : { allocate: envelopes.allocate };
   }
 
   get isOpen(): boolean {
@@ -98,7 +101,7 @@ export class WsTransport implements SessionTransport {
       return new Promise((resolve) => this.#socket.once("close", () => resolve()));
     }
     const envelopes = this.#envelopes;
-    const data = encodeOutgoing(message, envelopes);
+    const data = encodeOutgoing(message, this.#encodeOptions);
     const binary = typeof data !== "string";
     // A server's frame is written from the envelope itself: its memory goes back to the pool
     // only in the send callback, after the write (or its failure).
