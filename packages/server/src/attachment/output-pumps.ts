@@ -134,6 +134,9 @@ export class OutputPumps {
       while (pump.dirty && pump.state === "active" && !link.isEnded()) {
         pump.dirty = false;
         const cached = pump.tail.take(pump.next, PUMP_BATCH);
+        // Nothing in the log from here on could be sent (see `known`): no query. The kicks of a
+        // commit's other events, after one run took them all from the tail, read nothing.
+        if (cached === undefined && !mayHaveMore(pump.stream, pump.next)) continue;
         const events = cached ?? (await store.readOutput(pump.stream.streamId, pump.next, PUMP_BATCH, PUMP_BATCH_BYTES));
         let bytes = 0;
         let ahead = false;
@@ -243,6 +246,11 @@ export class OutputPumps {
     }
     return sent.then(announce);
   }
+}
+
+/** Whether the session knows of an event at `next` or later (`known` would let one through). */
+function mayHaveMore(stream: StreamState, next: bigint): boolean {
+  return stream.outputTerminal || next < stream.count;
 }
 
 /**
