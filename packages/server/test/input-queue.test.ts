@@ -76,6 +76,15 @@ describe("InputQueue consumer", () => {
     ]);
   });
 
+  it("a reader that stops while a next waits gets done for it, and consumer-drop is reported", async () => {
+    const { queue, drops } = queueOf();
+    const iterator = queue.consume()[Symbol.asyncIterator]();
+    const waiting = iterator.next();
+    await iterator.return?.();
+    expect(await waiting).toEqual({ done: true, value: undefined });
+    expect(drops()).toBe(1);
+  });
+
   it("a second consumer is refused", () => {
     const { queue } = queueOf();
     queue.consume();

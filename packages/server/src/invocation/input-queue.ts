@@ -125,8 +125,8 @@ export class InputQueue<T> {
   #iterator(): AsyncIterator<T, void, undefined> {
     let started = false;
     let finished = false;
-    /** The last `next` still waiting for an entry: later calls answer after it. */
-    let waiting: Promise<IteratorResult<T, void>> | undefined;
+    /** Calls to `next` waiting for an entry, answered in call order. */
+    const waiting: { resolve: (result: IteratorResult<T, void>) => void; reject: (error: unknown) => void }[] = [];
     const take = (): IteratorResult<T, void> | undefined => {
       if (finished) return DONE;
       const entry = this.#entries.shift();
@@ -146,23 +146,39 @@ export class InputQueue<T> {
       }
       return undefined;
     };
-    const wait = (): Promise<IteratorResult<T, void>> =>
-      new Promise<void>((resolve) => (this.#wakeConsumer = resolve)).then(() => take() ?? wait());
-    const next = (): Promise<IteratorResult<T, void>> => {
-      if (waiting !== undefined) return waiting.then(next, next);
-      started = true;
-      let result: IteratorResult<T, void> | undefined;
-      try {
-        result = take();
-      } catch (error) {
-        return Promise.reject(error);
+    /** Answers the waiting calls at a wake (an entry, the end, the cancellation), as far as it goes. */
+    const serve = (): void => {
+      while (waiting.length > 0) {
+        let result: IteratorResult<T, void> | undefined;
+        try {
+          result = take();
+        } catch (error) {
+          waiting.shift()?.reject(error);
+          continue;
+        }
+        if (result === undefined) {
+          this.#wakeConsumer = serve;
+          return;
+        }
+        waiting.shift()?.resolve(result);
       }
-      if (result !== undefined) return Promise.resolve(result);
-      const pending: Promise<IteratorResult<T, void>> = wait().finally(() => {
-        if (waiting === pending) waiting = undefined;
+    };
+    const next = (): Promise<IteratorResult<T, void>> => {
+      started = true;
+      if (waiting.length === 0) {
+        let result: IteratorResult<T, void> | undefined;
+        try {
+          result = take();
+        } catch (error) {
+          return Promise.reject(error);
+        }
+        if (result !== undefined) return Promise.resolve(result);
+      }
+      // One promise per wait, settled by the wake itself.
+      return new Promise((resolve, reject) => {
+        waiting.push({ resolve, reject });
+        this.#wakeConsumer = serve;
       });
-      waiting = pending;
-      return pending;
     };
     return {
       next,
