@@ -51,6 +51,10 @@ interface PreparedEvent {
   build(sequence: bigint): { event: OutputEvent; introduced: readonly PendingStream[] };
 }
 
+/** What an item that introduces no stream (most) hands on: shared empty lists. */
+const NO_STREAMS: readonly PendingStream[] = Object.freeze([]);
+const NO_RECORDS: readonly PendingStream["record"][] = Object.freeze([]);
+
 /** Output bytes handed to the store but not yet committed, per session. */
 const UNCOMMITTED_OUTPUT_BYTES = 8 * 1024 * 1024;
 
@@ -179,7 +183,7 @@ export class OutputProducers {
     this.#host.deps.store
       .appendOutput(
         built.event,
-        built.introduced.map((p) => p.record),
+        built.introduced.length === 0 ? NO_RECORDS : built.introduced.map((p) => p.record),
       )
       .then(
         () => {
@@ -240,8 +244,11 @@ export class OutputProducers {
         const decoded = decodeValue(item as unknown as JsonValue, stream.graph, "provisional", "item");
         this.checkPlaceholders(decoded.streams);
         const build = (sequence: bigint): { event: OutputEvent; introduced: readonly PendingStream[] } => {
-          const parent: StreamParent = { kind: "item", streamId: stream.streamId, sequence };
-          const introduced = this.#prepareOutputStreams(decoded.streams, stream.graph, parent);
+          // Most items introduce no stream: no parent to describe, nothing to prepare.
+          const introduced =
+            decoded.streams.length === 0
+              ? NO_STREAMS
+              : this.#prepareOutputStreams(decoded.streams, stream.graph, { kind: "item", streamId: stream.streamId, sequence });
           // A value with no stream is the decoder's own normalized copy: the
           // schema-value writer gives its canonical text (byte for byte what
           // canonicalJson gives) without the generic sort and cycle checks.
