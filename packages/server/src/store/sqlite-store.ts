@@ -440,7 +440,7 @@ export class SqliteSessionStore implements SessionStore {
 
   acceptInput(chunk: InputChunk, introduced: readonly NewStream[]): Promise<void> {
     const payload = this.#reservePayload(chunk.streamId, chunk.data);
-    const append = introduced.length > 0 ? undefined : new InputAppend(chunk, payload);
+    const append = introduced.length > 0 ? undefined : new RecordAppend("input", chunk, payload);
     return this.#group.write(() => this.#atomic.acceptInput(chunk, introduced, payload), append, payload);
   }
 
@@ -468,7 +468,7 @@ export class SqliteSessionStore implements SessionStore {
 
   appendOutput(event: OutputEvent, introduced: readonly NewStream[]): Promise<void> {
     const payload = event.event === "item" ? this.#reservePayload(event.streamId, event.data) : undefined;
-    const append = event.event !== "item" || introduced.length > 0 ? undefined : new OutputAppend(event, payload);
+    const append = event.event !== "item" || introduced.length > 0 ? undefined : new RecordAppend("output", event, payload);
     return this.#group.write(() => this.#atomic.appendOutput(event, introduced, payload), append, payload);
   }
 
@@ -648,51 +648,28 @@ function packedInputRow(streamId: string, sequence: bigint, itemCount: bigint, d
   return [streamId, sequence, itemCount, data, null, null, null, parts];
 }
 
-/** An input chunk that introduces no stream, as the group commit writes it (its row made only if it is not packed). */
-class InputAppend implements LogAppend {
-  readonly log = "input";
+type OutputItemEvent = Extract<OutputEvent, { event: "item" }>;
+
+/** An input chunk or output item that introduces no stream, as the group commit writes it (its row made only if it is not packed). */
+class RecordAppend implements LogAppend {
   readonly streamId: string;
   readonly sequence: bigint;
   readonly itemCount: bigint;
   readonly packable: Uint8Array | undefined;
-  readonly #chunk: InputChunk;
-  readonly #payload: PendingPayload | undefined;
 
-  constructor(chunk: InputChunk, payload: PendingPayload | undefined) {
-    this.streamId = chunk.streamId;
-    this.sequence = chunk.sequence;
-    this.itemCount = chunk.itemCount;
-    this.packable = payload === undefined && chunk.mimeType === undefined ? chunk.data : undefined;
-    this.#chunk = chunk;
-    this.#payload = payload;
+  constructor(
+    readonly log: "input" | "output",
+    private readonly record: InputChunk | OutputItemEvent,
+    private readonly payload: PendingPayload | undefined,
+  ) {
+    this.streamId = record.streamId;
+    this.sequence = record.sequence;
+    this.itemCount = record.itemCount;
+    this.packable = payload === undefined && record.mimeType === undefined ? record.data : undefined;
   }
 
   row(): unknown[] {
-    return inputRow(this.#chunk, this.#payload);
-  }
-}
-
-/** An output item that introduces no stream, as the group commit writes it (its row made only if it is not packed). */
-class OutputAppend implements LogAppend {
-  readonly log = "output";
-  readonly streamId: string;
-  readonly sequence: bigint;
-  readonly itemCount: bigint;
-  readonly packable: Uint8Array | undefined;
-  readonly #event: Extract<OutputEvent, { event: "item" }>;
-  readonly #payload: PendingPayload | undefined;
-
-  constructor(event: Extract<OutputEvent, { event: "item" }>, payload: PendingPayload | undefined) {
-    this.streamId = event.streamId;
-    this.sequence = event.sequence;
-    this.itemCount = event.itemCount;
-    this.packable = payload === undefined && event.mimeType === undefined ? event.data : undefined;
-    this.#event = event;
-    this.#payload = payload;
-  }
-
-  row(): unknown[] {
-    return outputItemRow(this.#event, this.#payload);
+    return this.log === "input" ? inputRow(this.record as InputChunk, this.payload) : outputItemRow(this.record as OutputItemEvent, this.payload);
   }
 }
 
