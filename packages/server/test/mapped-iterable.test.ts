@@ -70,4 +70,19 @@ describe("mapAsyncIterable", () => {
     await expect(read()).rejects.toThrow("source failed");
     expect(seen).toEqual([1]);
   });
+
+  it("a mapping of a mapping applies both conversions in order, and a throw in the first still ends the source", async () => {
+    const { iterable, ended } = source([1, 2, 3]);
+    const inner = mapAsyncIterable(iterable, (n) => {
+      if (n === 3) throw new Error("not convertible");
+      return n * 10;
+    });
+    const seen: string[] = [];
+    const read = async (): Promise<void> => {
+      for await (const item of mapAsyncIterable(inner, (n) => `#${n}`)) seen.push(item);
+    };
+    await expect(read()).rejects.toThrow("not convertible");
+    expect(seen).toEqual(["#10", "#20"]);
+    expect(ended()).toBe(true);
+  });
 });

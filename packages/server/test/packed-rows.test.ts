@@ -16,7 +16,7 @@ const append = (itemCount: bigint, length: number, packable = true, seed = 0): P
 });
 
 const arbitraryRun = fc.array(
-  fc.record({ itemCount: fc.bigInt({ min: 1n, max: 1n << 40n }), length: fc.nat(300), packable: fc.boolean(), seed: fc.nat(1000) }),
+  fc.record({ itemCount: fc.bigInt({ min: 1n, max: 1n << 60n }), length: fc.nat(300), packable: fc.boolean(), seed: fc.nat(1000) }),
   { minLength: 1, maxLength: 40 },
 );
 

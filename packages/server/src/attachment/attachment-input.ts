@@ -14,15 +14,21 @@ import {
   type SchemaValueJson,
   type ServerCancelReason,
   type ServerMessage,
+  type StreamMapping,
 } from "@golem-stream/wire";
 import type { AttachmentLink } from "./attachment-link.js";
 import { GroupAcks, type GroupAck } from "./group-acks.js";
 import { sameInput } from "./input-resend.js";
-import type { AcceptedInput, AttachmentSink } from "../invocation/live-session.js";
+import type { AcceptedInput, AttachmentSink, PendingStream } from "../invocation/live-session.js";
 import type { DecodedValue } from "@golem-stream/schema-value";
 import type { InputChunk } from "../store/session-store.js";
 import type { InputItem, StreamState } from "../invocation/stream-state.js";
 import { canonicalValue, checkBinaryItem, decodeValue, substituteStreamRefs, utf8Bytes } from "../values.js";
+
+/** What an item that introduces no stream (most) carries: shared empty lists. */
+const NO_STREAMS: readonly PendingStream[] = Object.freeze([]);
+const NO_STATES: readonly StreamState[] = Object.freeze([]);
+const NO_MAPPINGS: readonly StreamMapping[] = Object.freeze([]);
 
 export type ClientStreamMessage = InputStreamItem | InputStreamEnd | ClientStreamCancel | ClientBinaryMessage;
 
@@ -143,13 +149,11 @@ export class AttachmentInput {
 
   #acceptItem(stream: StreamState, message: InputStreamItem, decoded: DecodedValue, canonical: Uint8Array, permitBytes: number): boolean | Promise<boolean> {
     const session = this.#link.session;
-    const introduced = session.prepareStreams(
-      decoded.streams,
-      stream.graph,
-      "input",
-      { kind: "item", streamId: stream.streamId, sequence: message.sequence },
-      "/value",
-    );
+    // Most items introduce no stream: no parent to describe, no lists to make (here and below).
+    const introduced =
+      decoded.streams.length === 0
+        ? NO_STREAMS
+        : session.prepareStreams(decoded.streams, stream.graph, "input", { kind: "item", streamId: stream.streamId, sequence: message.sequence }, "/value");
     // The decoded value is the server's own copy; it needs rewriting only when it introduces streams.
     const value =
       introduced.length === 0
@@ -157,9 +161,9 @@ export class AttachmentInput {
         : substituteStreamRefs(decoded.value as unknown as SchemaValueJson, new Map(introduced.map((p) => [p.state.provisionalRef ?? "", p.state.token])));
     const chunk: InputChunk = { streamId: stream.streamId, sequence: message.sequence, itemCount: 1n, data: canonical, mimeType: undefined };
     const accepted = session.acceptInput(this.#owner, stream, chunk, { kind: "value", value }, introduced, permitBytes);
-    const states = (): StreamState[] => introduced.map((p) => p.state);
-    if (accepted instanceof Promise) return accepted.then((a) => this.#itemAccepted(stream, a, states()));
-    return this.#itemAccepted(stream, accepted, states());
+    const states = introduced.length === 0 ? NO_STATES : introduced.map((p) => p.state);
+    if (accepted instanceof Promise) return accepted.then((a) => this.#itemAccepted(stream, a, states));
+    return this.#itemAccepted(stream, accepted, states);
   }
 
   #itemAccepted(stream: StreamState, accepted: AcceptedInput | undefined, introduced: readonly StreamState[]): true {
@@ -259,7 +263,7 @@ export class AttachmentInput {
    */
   #ackWhenCommitted(stream: StreamState, accepted: AcceptedInput, introduced: readonly StreamState[]): void {
     const link = this.#link;
-    const mappings = introduced.map((child) => link.mapping(child, true));
+    const mappings = introduced.length === 0 ? NO_MAPPINGS : introduced.map((child) => link.mapping(child, true));
     this.#handling++;
     // One reaction per commit (a then/catch/finally chain was three promises per item).
     accepted.committed.then(

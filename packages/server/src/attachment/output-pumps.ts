@@ -20,6 +20,8 @@ import type { CursorPosition } from "../sessions/token-service.js";
 
 /** The mappings of an item that introduces no stream (most): one shared empty list. */
 const NO_MAPPINGS: readonly never[] = Object.freeze([]);
+/** The streams a terminal introduces: none. */
+const NO_CHILDREN: readonly StreamState[] = Object.freeze([]);
 
 /** How many log events a pump reads per store query (or takes from its tail), at most. */
 const PUMP_BATCH = 64;
@@ -134,6 +136,9 @@ export class OutputPumps {
       while (pump.dirty && pump.state === "active" && !link.isEnded()) {
         pump.dirty = false;
         const cached = pump.tail.take(pump.next, PUMP_BATCH);
+        // Nothing in the log from here on could be sent (see `known`): no query. The kicks of a
+        // commit's other events, after one run took them all from the tail, read nothing.
+        if (cached === undefined && !mayHaveMore(pump.stream, pump.next)) continue;
         const events = cached ?? (await store.readOutput(pump.stream.streamId, pump.next, PUMP_BATCH, PUMP_BATCH_BYTES));
         let bytes = 0;
         let ahead = false;
@@ -143,9 +148,10 @@ export class OutputPumps {
             break;
           }
           if (logged.event === "item") bytes += logged.data.length;
-          const event = this.#sendable(pump.stream, logged);
+          const children = logged.event === "item" ? link.session.childrenOf(pump.stream.streamId, logged.sequence) : NO_CHILDREN;
+          const event = this.#sendable(pump.stream, logged, children);
           if (link.isEnded()) return;
-          const sent = this.#send(pump, event);
+          const sent = this.#send(pump, event, children);
           if (sent !== SENT) await sent;
           if (link.isEnded()) return;
           link.session.delivered(pump.stream, event.event === "item" ? event.data.length : 0);
@@ -174,9 +180,8 @@ export class OutputPumps {
    * its stream's producer-error terminal, and the streams it introduced are
    * never exposed (they and their descendants count as done).
    */
-  #sendable(stream: StreamState, logged: OutputEvent): OutputEvent {
+  #sendable(stream: StreamState, logged: OutputEvent, children: readonly StreamState[]): OutputEvent {
     if (logged.event !== "item") return logged;
-    const children = this.#link.session.childrenOf(stream.streamId, logged.sequence);
     const event = asSendable(logged, stream.elementKind, children.map((child) => child.token));
     if (event !== logged) for (const child of children) this.#unexposed.add(child.streamId);
     return event;
@@ -192,8 +197,8 @@ export class OutputPumps {
     return false;
   }
 
-  /** Hands the event's message to the transport; `SENT` when the pump may go on at once (no await per item). */
-  #send(pump: Pump, event: OutputEvent): Promise<void> {
+  /** Hands the event's message to the transport (`children`: the streams its item introduces); `SENT` when the pump may go on at once (no await per item). */
+  #send(pump: Pump, event: OutputEvent, children: readonly StreamState[]): Promise<void> {
     const link = this.#link;
     const session = link.session;
     const stream = pump.stream;
@@ -222,7 +227,6 @@ export class OutputPumps {
         ...(event.mimeType === undefined ? {} : { mimeType: event.mimeType }),
       });
     }
-    const children = session.childrenOf(stream.streamId, event.sequence);
     const sent = link.send({
       type: "outputStreamItem",
       channel,
@@ -243,6 +247,11 @@ export class OutputPumps {
     }
     return sent.then(announce);
   }
+}
+
+/** Whether the session knows of an event at `next` or later (`known` would let one through). */
+function mayHaveMore(stream: StreamState, next: bigint): boolean {
+  return stream.outputTerminal || next < stream.count;
 }
 
 /**

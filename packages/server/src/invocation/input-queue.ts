@@ -107,38 +107,96 @@ export class InputQueue<T> {
   consume(): AsyncIterable<T> {
     if (this.#taken) throw new Error("this input stream is already being read");
     this.#taken = true;
-    return { [Symbol.asyncIterator]: () => this.#iterate() };
+    const iterator = this.#iterator();
+    return { [Symbol.asyncIterator]: () => iterator };
   }
 
-  async *#iterate(): AsyncGenerator<T, void, undefined> {
+  /**
+   * The consumer's iterator, written out rather than an async generator: an
+   * item already queued (the common case under load) is handed over in one
+   * settled promise, where a generator's `yield` cost its own await, request
+   * queue and extra microtask turns for every item (throughput.md, session 9).
+   * It keeps the generator's behaviour: items in order, then the end or the
+   * cancellation's error once, then `done`; calls to `next` answer in call
+   * order; and an iteration the consumer stops (`return`, as `break` or a
+   * throw in `for await` do) after it started drops what is queued and
+   * reports consumer-drop.
+   */
+  #iterator(): AsyncIterator<T, void, undefined> {
+    let started = false;
     let finished = false;
-    try {
-      for (;;) {
-        const entry = this.#entries.shift();
-        if (entry !== undefined) {
-          this.#release(entry);
-          this.#spaceWaiters.shift()?.();
-          yield entry.item;
+    /** Calls to `next` waiting for an entry, answered in call order. */
+    const waiting: { resolve: (result: IteratorResult<T, void>) => void; reject: (error: unknown) => void }[] = [];
+    const take = (): IteratorResult<T, void> | undefined => {
+      if (finished) return DONE;
+      const entry = this.#entries.shift();
+      if (entry !== undefined) {
+        this.#release(entry);
+        this.#spaceWaiters.shift()?.();
+        return { done: false, value: entry.item };
+      }
+      const ending = this.#ending;
+      if (ending?.kind === "end") {
+        finished = true;
+        return DONE;
+      }
+      if (ending?.kind === "cancelled") {
+        finished = true;
+        throw new InputCancelledError(ending.reason);
+      }
+      return undefined;
+    };
+    /** Answers the waiting calls at a wake (an entry, the end, the cancellation), as far as it goes. */
+    const serve = (): void => {
+      while (waiting.length > 0) {
+        let result: IteratorResult<T, void> | undefined;
+        try {
+          result = take();
+        } catch (error) {
+          waiting.shift()?.reject(error);
           continue;
         }
-        const ending = this.#ending;
-        if (ending?.kind === "end") {
-          finished = true;
+        if (result === undefined) {
+          this.#wakeConsumer = serve;
           return;
         }
-        if (ending?.kind === "cancelled") {
-          finished = true;
-          throw new InputCancelledError(ending.reason);
+        waiting.shift()?.resolve(result);
+      }
+    };
+    const next = (): Promise<IteratorResult<T, void>> => {
+      started = true;
+      if (waiting.length === 0) {
+        let result: IteratorResult<T, void> | undefined;
+        try {
+          result = take();
+        } catch (error) {
+          return Promise.reject(error);
         }
-        await new Promise<void>((resolve) => (this.#wakeConsumer = resolve));
+        if (result !== undefined) return Promise.resolve(result);
       }
-    } finally {
-      if (!finished) {
-        // The agent stopped reading (break, return, throw): drop what is
-        // queued and let the session cancel the input with consumer-drop.
-        this.#discard();
-        this.#onConsumerDrop();
-      }
-    }
+      // One promise per wait, settled by the wake itself.
+      return new Promise((resolve, reject) => {
+        waiting.push({ resolve, reject });
+        this.#wakeConsumer = serve;
+      });
+    };
+    return {
+      next,
+      return: (): Promise<IteratorResult<T, void>> => {
+        if (started && !finished) {
+          // The agent stopped reading (break, return, throw): drop what is
+          // queued and let the session cancel the input with consumer-drop.
+          this.#discard();
+          this.#onConsumerDrop();
+        }
+        finished = true;
+        // A `next` still waiting answers `done`.
+        this.#wake();
+        return Promise.resolve(DONE);
+      },
+    };
   }
 }
+
+/** The iterator's end (one shared object: nothing reads it but `done`). */
+const DONE: IteratorReturnResult<void> = Object.freeze({ done: true, value: undefined });

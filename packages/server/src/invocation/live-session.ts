@@ -76,6 +76,8 @@ export interface PendingStream {
 }
 
 const INVOCATION_FAILED = "invocation failed";
+/** The new streams a chunk that introduces none (most) hands the store: one shared empty list. */
+const NO_RECORDS: readonly NewStream[] = Object.freeze([]);
 
 /**
  * Cluster mode: an input chunk the store refused because the stream's
@@ -458,11 +460,7 @@ export class LiveSession {
     if (!behind && stream.count > stream.fed) stream.fed = stream.count;
     this.deps.observer.inputAccepted(stream.elementKind, Number(chunk.itemCount), chunk.data.length);
     if (this.remote) this.#peer?.inputHandedOver(stream.streamId, stream.count);
-    const committed = this.#commitInput(
-      stream,
-      chunk,
-      introduced.map((p) => p.record),
-    );
+    const committed = this.#commitInput(stream, chunk, introduced.length === 0 ? NO_RECORDS : introduced.map((p) => p.record));
     // The permits cover the store's copy until the commit as well as the
     // agent's until it takes the item (released at the take alone, input
     // outran a slow disk with nothing to stop it). A value is held twice,

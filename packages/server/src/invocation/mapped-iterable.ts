@@ -11,26 +11,41 @@
  * reaches the reader.
  */
 export function mapAsyncIterable<S, T>(source: AsyncIterable<S>, convert: (item: S) => T): AsyncIterable<T> {
-  return {
-    [Symbol.asyncIterator](): AsyncIterator<T> {
-      const inner = source[Symbol.asyncIterator]();
-      const close = (): Promise<unknown> => Promise.resolve(inner.return?.()).catch(() => undefined);
-      return {
-        next: () =>
-          inner.next().then(
-            (result): IteratorResult<T> | Promise<IteratorResult<T>> => {
-              if (result.done === true) return { done: true, value: undefined };
-              let value: T;
-              try {
-                value = convert(result.value);
-              } catch (error) {
-                return close().then(() => Promise.reject(error));
-              }
-              return { done: false, value };
-            },
-          ),
-        return: (value?: unknown) => close().then(() => ({ done: true, value: value as T })),
-      };
-    },
-  };
+  // A mapping of a mapping is one mapping of the first source: a typed
+  // agent's input went through two (the element kind's, the contract's),
+  // each a promise and a reaction per item. A conversion that throws still
+  // ends the first source's iteration, as the inner mapping would have.
+  if (source instanceof MappedIterable) {
+    const inner = source as MappedIterable<unknown, S>;
+    return new MappedIterable(inner.source, (item: unknown) => convert(inner.convert(item)));
+  }
+  return new MappedIterable(source, convert);
+}
+
+/** `source` with `convert` applied to each item (see mapAsyncIterable). */
+class MappedIterable<S, T> implements AsyncIterable<T> {
+  constructor(
+    readonly source: AsyncIterable<S>,
+    readonly convert: (item: S) => T,
+  ) {}
+
+  [Symbol.asyncIterator](): AsyncIterator<T> {
+    const convert = this.convert;
+    const inner = this.source[Symbol.asyncIterator]();
+    const close = (): Promise<unknown> => Promise.resolve(inner.return?.()).catch(() => undefined);
+    return {
+      next: () =>
+        inner.next().then((result): IteratorResult<T> | Promise<IteratorResult<T>> => {
+          if (result.done === true) return { done: true, value: undefined };
+          let value: T;
+          try {
+            value = convert(result.value);
+          } catch (error) {
+            return close().then(() => Promise.reject(error));
+          }
+          return { done: false, value };
+        }),
+      return: (value?: unknown) => close().then(() => ({ done: true, value: value as T })),
+    };
+  }
 }

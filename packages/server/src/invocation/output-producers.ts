@@ -51,6 +51,10 @@ interface PreparedEvent {
   build(sequence: bigint): { event: OutputEvent; introduced: readonly PendingStream[] };
 }
 
+/** What an item that introduces no stream (most) hands on: shared empty lists. */
+const NO_STREAMS: readonly PendingStream[] = Object.freeze([]);
+const NO_RECORDS: readonly PendingStream["record"][] = Object.freeze([]);
+
 /** Output bytes handed to the store but not yet committed, per session. */
 const UNCOMMITTED_OUTPUT_BYTES = 8 * 1024 * 1024;
 
@@ -130,51 +134,68 @@ export class OutputProducers {
    * output bytes. Nothing is sent
    * before its commit: the attachment is told only when the store resolves.
    */
-  async #appendItem(stream: StreamState, item: OutputItem, signal: AbortSignal): Promise<void> {
-    for (const prepared of this.#prepareOutput(stream, item)) {
-      // Awaited only when there is something to wait for: an await per item
-      // (even of a settled promise) was a measurable share of small items.
+  #appendItem(stream: StreamState, item: OutputItem, signal: AbortSignal): Promise<void> | undefined {
+    const events = this.#prepareOutput(stream, item);
+    // Nothing to wait for (the common case): recorded here and now, and no
+    // promise per item (an async function's, and its caller's await of it).
+    for (let at = 0; at < events.length; at++) {
+      const prepared = events[at] as PreparedEvent;
+      const permit = Math.min(prepared.size, this.#uncommitted.capacity);
+      if (this.#windowFull(stream) || !this.#uncommitted.tryAcquire(permit)) return this.#appendAfterWaiting(stream, events, at, signal);
+      this.#record(stream, prepared, permit, signal);
+    }
+    return undefined;
+  }
+
+  /** `#appendItem` from `events[from]` on, waiting for the window and the uncommitted budget before each. */
+  async #appendAfterWaiting(stream: StreamState, events: readonly PreparedEvent[], from: number, signal: AbortSignal): Promise<void> {
+    for (let at = from; at < events.length; at++) {
+      const prepared = events[at] as PreparedEvent;
       if (this.#windowFull(stream)) await this.#awaitWindow(stream, signal);
       const permit = Math.min(prepared.size, this.#uncommitted.capacity);
       if (!this.#uncommitted.tryAcquire(permit)) await this.#uncommitted.acquire(permit);
-      if (signal.aborted || stream.outputTerminal) {
-        this.#uncommitted.release(permit);
-        if (signal.aborted) throw signal.reason;
-        throw new Error("output stream already ended");
-      }
-      // From here to the store call nothing awaits: the sequence is ours.
-      let built: ReturnType<PreparedEvent["build"]>;
-      try {
-        built = prepared.build(stream.count);
-      } catch (error) {
-        this.#uncommitted.release(permit);
-        throw error;
-      }
-      this.#host.adopt(built.introduced);
-      stream.count += built.event.event === "item" ? built.event.itemCount : 0n;
-      if (built.event.event === "item") {
-        this.#host.recorded(stream, built.event.data.length);
-        this.#host.deps.observer.outputRecorded(stream.elementKind, Number(built.event.itemCount), built.event.data.length);
-      } else {
-        this.#host.recorded(stream, 0);
-      }
-      this.#host.deps.store
-        .appendOutput(
-          built.event,
-          built.introduced.map((p) => p.record),
-        )
-        .then(
-          () => {
-            this.#uncommitted.release(permit);
-            this.#host.outputAppended(stream, built.event);
-            for (const child of built.introduced) this.start(child.state);
-          },
-          (error: unknown) => {
-            this.#uncommitted.release(permit);
-            this.#host.fail(error);
-          },
-        );
+      this.#record(stream, prepared, permit, signal);
     }
+  }
+
+  /** Builds one event whose `permit` is held and hands it to the store; nothing awaits from its sequence to the store call. */
+  #record(stream: StreamState, prepared: PreparedEvent, permit: number, signal: AbortSignal): void {
+    if (signal.aborted || stream.outputTerminal) {
+      this.#uncommitted.release(permit);
+      if (signal.aborted) throw signal.reason;
+      throw new Error("output stream already ended");
+    }
+    let built: ReturnType<PreparedEvent["build"]>;
+    try {
+      built = prepared.build(stream.count);
+    } catch (error) {
+      this.#uncommitted.release(permit);
+      throw error;
+    }
+    this.#host.adopt(built.introduced);
+    stream.count += built.event.event === "item" ? built.event.itemCount : 0n;
+    if (built.event.event === "item") {
+      this.#host.recorded(stream, built.event.data.length);
+      this.#host.deps.observer.outputRecorded(stream.elementKind, Number(built.event.itemCount), built.event.data.length);
+    } else {
+      this.#host.recorded(stream, 0);
+    }
+    this.#host.deps.store
+      .appendOutput(
+        built.event,
+        built.introduced.length === 0 ? NO_RECORDS : built.introduced.map((p) => p.record),
+      )
+      .then(
+        () => {
+          this.#uncommitted.release(permit);
+          this.#host.outputAppended(stream, built.event);
+          for (const child of built.introduced) this.start(child.state);
+        },
+        (error: unknown) => {
+          this.#uncommitted.release(permit);
+          this.#host.fail(error);
+        },
+      );
   }
 
   /**
@@ -223,8 +244,11 @@ export class OutputProducers {
         const decoded = decodeValue(item as unknown as JsonValue, stream.graph, "provisional", "item");
         this.checkPlaceholders(decoded.streams);
         const build = (sequence: bigint): { event: OutputEvent; introduced: readonly PendingStream[] } => {
-          const parent: StreamParent = { kind: "item", streamId: stream.streamId, sequence };
-          const introduced = this.#prepareOutputStreams(decoded.streams, stream.graph, parent);
+          // Most items introduce no stream: no parent to describe, nothing to prepare.
+          const introduced =
+            decoded.streams.length === 0
+              ? NO_STREAMS
+              : this.#prepareOutputStreams(decoded.streams, stream.graph, { kind: "item", streamId: stream.streamId, sequence });
           // A value with no stream is the decoder's own normalized copy: the
           // schema-value writer gives its canonical text (byte for byte what
           // canonicalJson gives) without the generic sort and cycle checks.

@@ -9,7 +9,8 @@ import type { OutputItem, OutputSource } from "../agent-host.js";
 
 export async function driveOutputSource(
   source: OutputSource,
-  write: (item: OutputItem) => Promise<void>,
+  /** Undefined when the item was taken at once: no await (and its microtask turns) per item. */
+  write: (item: OutputItem) => Promise<void> | undefined,
   signal: AbortSignal,
 ): Promise<void> {
   if (typeof source === "function") {
@@ -25,13 +26,15 @@ export async function driveOutputSource(
   if (Symbol.asyncIterator in source) {
     for await (const item of source) {
       if (signal.aborted) return;
-      await write(item);
+      const pending = write(item);
+      if (pending !== undefined) await pending;
     }
     return;
   }
   for (const item of source) {
     if (signal.aborted) return;
-    await write(item);
+    const pending = write(item);
+    if (pending !== undefined) await pending;
   }
 }
 

@@ -29,8 +29,12 @@ export interface LogAppend {
   readonly streamId: string;
   readonly sequence: bigint;
   readonly itemCount: bigint;
-  /** The row's values in its table's column order (the count is advanced by the caller). */
-  readonly row: readonly unknown[];
+  /**
+   * The row's values in its table's column order (the count is advanced by
+   * the caller), made only for an append written as a row of its own: most
+   * small appends share a packed row and never need theirs.
+   */
+  row(): readonly unknown[];
   /** The row's bytes, when they may share a packed row with the appends around it (`packed-rows.ts`). */
   readonly packable: Uint8Array | undefined;
 }

@@ -61,20 +61,27 @@ export function packRun(run: readonly PackableAppend[], maxBytes: number): [numb
 /** A packed row of `run[start..end)`: its parts' bytes back to back, their list, and their item count. */
 export function joinParts(run: readonly PackableAppend[], start: number, end: number): { data: Uint8Array; parts: Uint8Array; itemCount: bigint } {
   let total = 0;
-  for (let i = start; i < end; i++) total += (run[i] as PackableAppend).packable?.byteLength ?? 0;
-  const data = new Uint8Array(total);
-  const lengths: { itemCount: bigint; length: number }[] = [];
-  let at = 0;
-  let items = 0n;
+  let partsLength = 0;
   for (let i = start; i < end; i++) {
     const { itemCount, packable } = run[i] as PackableAppend;
     if (packable === undefined) throw new TypeError("only packable appends share a row");
+    total += packable.byteLength;
+    partsLength += varintLength(itemCount) + varintLength(packable.byteLength);
+  }
+  // Written straight into their arrays: no object or bigint per part (this runs for every small item).
+  const data = new Uint8Array(total);
+  const parts = new Uint8Array(partsLength);
+  let at = 0;
+  let partsAt = 0;
+  let items = 0n;
+  for (let i = start; i < end; i++) {
+    const { itemCount, packable } = run[i] as PackableAppend & { packable: Uint8Array };
     data.set(packable, at);
     at += packable.byteLength;
     items += itemCount;
-    lengths.push({ itemCount, length: packable.byteLength });
+    partsAt = writeVarint(parts, writeVarint(parts, partsAt, itemCount), packable.byteLength);
   }
-  return { data, parts: encodeParts(lengths), itemCount: items };
+  return { data, parts, itemCount: items };
 }
 
 /** Thrown when a packed row does not describe its own bytes (a damaged database). */
@@ -82,24 +89,49 @@ export class PackedRowError extends Error {
   override readonly name = "PackedRowError";
 }
 
-/** Appends `value` as an unsigned LEB128 varint. */
-function pushVarint(out: number[], value: bigint): void {
+/** Bytes of `value` as an unsigned LEB128 varint. */
+function varintLength(value: bigint | number): number {
+  let length = 1;
+  if (typeof value === "number") {
+    for (let rest = value; rest >= 0x80; rest = Math.floor(rest / 0x80)) length++;
+    return length;
+  }
+  for (let rest = value; rest >= 0x80n; rest >>= 7n) length++;
+  return length;
+}
+
+/** Writes `value` (a byte length or an item count) as an unsigned LEB128 varint at `at`; returns where it ends. */
+function writeVarint(out: Uint8Array, at: number, value: bigint | number): number {
+  let pos = at;
+  // Below 2^53 (byte lengths, nearly all item counts) without bigint arithmetic.
+  if (typeof value === "number" || value <= MAX_SAFE_BIGINT) {
+    let rest = Number(value);
+    while (rest >= 0x80) {
+      out[pos++] = (rest % 0x80) | 0x80;
+      rest = Math.floor(rest / 0x80);
+    }
+    out[pos++] = rest;
+    return pos;
+  }
   let rest = value;
   while (rest >= 0x80n) {
-    out.push(Number(rest & 0x7fn) | 0x80);
+    out[pos++] = Number(rest & 0x7fn) | 0x80;
     rest >>= 7n;
   }
-  out.push(Number(rest));
+  out[pos++] = Number(rest);
+  return pos;
 }
+
+const MAX_SAFE_BIGINT = BigInt(Number.MAX_SAFE_INTEGER);
 
 /** The `parts` column of a row packing `parts`, in order. */
 export function encodeParts(parts: readonly { readonly itemCount: bigint; readonly length: number }[]): Uint8Array {
-  const out: number[] = [];
-  for (const part of parts) {
-    pushVarint(out, part.itemCount);
-    pushVarint(out, BigInt(part.length));
-  }
-  return Uint8Array.from(out);
+  let length = 0;
+  for (const part of parts) length += varintLength(part.itemCount) + varintLength(part.length);
+  const out = new Uint8Array(length);
+  let at = 0;
+  for (const part of parts) at = writeVarint(out, writeVarint(out, at, part.itemCount), part.length);
+  return out;
 }
 
 /** A u64 takes at most 10 LEB128 bytes. */

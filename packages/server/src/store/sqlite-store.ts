@@ -314,7 +314,7 @@ export class SqliteSessionStore implements SessionStore {
     const advance = input ? this.#statements.advanceInput : this.#statements.advanceOutput;
     if (advance.run(total, first.streamId, first.sequence).changes !== 1) throw new Error("the run does not continue its stream");
     const rows = packRun(appends, this.#maxPackedRowBytes).map(([start, end]) => {
-      if (end - start === 1) return (appends[start] as LogAppend).row;
+      if (end - start === 1) return (appends[start] as LogAppend).row();
       const part = appends[start] as LogAppend;
       const { data, parts, itemCount } = joinParts(appends, start, end);
       return input ? packedInputRow(part.streamId, part.sequence, itemCount, data, parts) : packedOutputRow(part.streamId, part.sequence, itemCount, data, parts);
@@ -440,17 +440,7 @@ export class SqliteSessionStore implements SessionStore {
 
   acceptInput(chunk: InputChunk, introduced: readonly NewStream[]): Promise<void> {
     const payload = this.#reservePayload(chunk.streamId, chunk.data);
-    const append: LogAppend | undefined =
-      introduced.length > 0
-        ? undefined
-        : {
-            log: "input",
-            streamId: chunk.streamId,
-            sequence: chunk.sequence,
-            itemCount: chunk.itemCount,
-            row: inputRow(chunk, payload),
-            packable: payload === undefined && chunk.mimeType === undefined ? chunk.data : undefined,
-          };
+    const append = introduced.length > 0 ? undefined : new RecordAppend("input", chunk, payload);
     return this.#group.write(() => this.#atomic.acceptInput(chunk, introduced, payload), append, payload);
   }
 
@@ -478,17 +468,7 @@ export class SqliteSessionStore implements SessionStore {
 
   appendOutput(event: OutputEvent, introduced: readonly NewStream[]): Promise<void> {
     const payload = event.event === "item" ? this.#reservePayload(event.streamId, event.data) : undefined;
-    const append: LogAppend | undefined =
-      event.event !== "item" || introduced.length > 0
-        ? undefined
-        : {
-            log: "output",
-            streamId: event.streamId,
-            sequence: event.sequence,
-            itemCount: event.itemCount,
-            row: outputItemRow(event, payload),
-            packable: payload === undefined && event.mimeType === undefined ? event.data : undefined,
-          };
+    const append = event.event !== "item" || introduced.length > 0 ? undefined : new RecordAppend("output", event, payload);
     return this.#group.write(() => this.#atomic.appendOutput(event, introduced, payload), append, payload);
   }
 
@@ -666,6 +646,31 @@ function inputRow(chunk: InputChunk, payload: PendingPayload | undefined): unkno
 /** A row of `input_chunks` holding several appends (`packed-rows.ts`). */
 function packedInputRow(streamId: string, sequence: bigint, itemCount: bigint, data: Uint8Array, parts: Uint8Array): unknown[] {
   return [streamId, sequence, itemCount, data, null, null, null, parts];
+}
+
+type OutputItemEvent = Extract<OutputEvent, { event: "item" }>;
+
+/** An input chunk or output item that introduces no stream, as the group commit writes it (its row made only if it is not packed). */
+class RecordAppend implements LogAppend {
+  readonly streamId: string;
+  readonly sequence: bigint;
+  readonly itemCount: bigint;
+  readonly packable: Uint8Array | undefined;
+
+  constructor(
+    readonly log: "input" | "output",
+    private readonly record: InputChunk | OutputItemEvent,
+    private readonly payload: PendingPayload | undefined,
+  ) {
+    this.streamId = record.streamId;
+    this.sequence = record.sequence;
+    this.itemCount = record.itemCount;
+    this.packable = payload === undefined && record.mimeType === undefined ? record.data : undefined;
+  }
+
+  row(): unknown[] {
+    return this.log === "input" ? inputRow(this.record as InputChunk, this.payload) : outputItemRow(this.record as OutputItemEvent, this.payload);
+  }
 }
 
 /** A row of `output_events` holding several items (`packed-rows.ts`). */

@@ -35,16 +35,23 @@ export function writeOrder(appends: readonly (OrderedAppend | undefined)[]): num
       continue;
     }
     let end = at;
-    const byStream = new Map<string, number[]>();
+    // Per log, by stream id: no key string made per append (this runs for every item).
+    const input = new Map<string, number[]>();
+    const output = new Map<string, number[]>();
+    const streams: number[][] = [];
     for (; end < appends.length; end++) {
       const append = appends[end];
       if (append === undefined) break;
-      const key = `${append.log}:${append.streamId}`;
-      const indexes = byStream.get(key);
-      if (indexes === undefined) byStream.set(key, [end]);
-      else indexes.push(end);
+      const byStream = append.log === "input" ? input : output;
+      const indexes = byStream.get(append.streamId);
+      if (indexes !== undefined) indexes.push(end);
+      else {
+        const first = [end];
+        byStream.set(append.streamId, first);
+        streams.push(first);
+      }
     }
-    for (const indexes of byStream.values()) order.push(...indexes);
+    for (const indexes of streams) for (const index of indexes) order.push(index);
     at = end;
   }
   return order;

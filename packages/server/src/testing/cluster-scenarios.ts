@@ -451,6 +451,12 @@ export function clusterScenarios(api: ClusterTestApi, name: string, openStores: 
       const committedResultAtA = new Promise<void>((resolve) => (resultAtA = resolve));
       let aFinished!: () => void;
       const finishedAtA = new Promise<void>((resolve) => (aFinished = resolve));
+      const deliverHeldSoon = (): void => {
+        setTimeout(() => {
+          changesHeld = false;
+          for (const deliver of held.splice(0)) deliver();
+        }, 50);
+      };
       const racing = (index: number, store: ClusterSessionStore): ClusterSessionStore =>
         index === 0
           ? intercepting(store, {
@@ -484,15 +490,16 @@ export function clusterScenarios(api: ClusterTestApi, name: string, openStores: 
               attach: async (...args) => {
                 bLoaded();
                 await finishedAtA;
-                return store.attach(...args);
+                const attached = await store.attach(...args);
+                // A pump that knows of no item yet reads nothing (output-pumps.ts): the
+                // notifications arrive a moment after the attachment all the same.
+                deliverHeldSoon();
+                return attached;
               },
               readOutput: async (...args) => {
                 const events = await store.readOutput(...args);
                 // The attachment has read the log: only now do the notifications arrive.
-                setTimeout(() => {
-                  changesHeld = false;
-                  for (const deliver of held.splice(0)) deliver();
-                }, 50);
+                deliverHeldSoon();
                 return events;
               },
             });
