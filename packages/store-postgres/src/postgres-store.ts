@@ -25,6 +25,7 @@ import type {
   SessionRecord,
   StreamRecord,
 } from "@golem-stream/server";
+import { appendGroupStatement } from "./append-group.js";
 import { ChangeFeed, encodeNote } from "./change-feed.js";
 import { connectionSettings, type ConnectionTimeouts } from "./connection-settings.js";
 import { asStoreError } from "./store-error.js";
@@ -142,6 +143,7 @@ export class PostgresSessionStore implements ClusterSessionStore {
     this.#writes = new WriteQueue(() => this.#client(), this.channel, {
       input: this.#sql.inputRun,
       output: this.#sql.outputRun,
+      group: appendGroupStatement(this.schema),
       packedRowBytes: () => (this.#packing ? this.#maxPackedRowBytes : 0),
     });
     this.#feed = new ChangeFeed({

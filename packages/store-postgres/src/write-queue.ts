@@ -26,6 +26,7 @@
 import { performance } from "node:perf_hooks";
 import pg from "pg";
 import { writeOrder } from "@golem-stream/server";
+import { appendGroupValues, distinctRuns } from "./append-group.js";
 import { runLength, runRows, type RunAppend } from "./append-runs.js";
 import { ControlStatements } from "./control-statements.js";
 import { asStoreError, PostgresStoreError, timeoutCode } from "./store-error.js";
@@ -61,6 +62,8 @@ export interface LogAppend extends RunAppend {
 export interface RunStatements {
   readonly input: string;
   readonly output: string;
+  /** A group of runs, one per stream, with its notifications (`append-group.ts`). */
+  readonly group: string;
   /** Bytes per packed row for the run being written now (0: a row per append; @golem-stream/server's `packRun`). */
   readonly packedRowBytes: () => number;
 }
@@ -72,6 +75,8 @@ interface Pending {
   readonly reject: (error: Error) => void;
   /** Times it was a deadlock victim and went on to the next group. */
   retries: number;
+  /** Written the careful way (savepoints): a group statement did not write it. */
+  careful: boolean;
 }
 
 /** Deadlock victims (40P01) and serialization failures (40001) are retried, this many times at most. */
@@ -106,7 +111,7 @@ export class WriteQueue {
   write<T>(work: (context: WriteContext) => Promise<T>, append?: LogAppend): Promise<T> {
     if (this.#closed) return Promise.reject(new Error("the PostgresSessionStore is closed"));
     return new Promise<T>((resolve, reject) => {
-      this.#queue.push({ work, append, resolve: resolve as (value: unknown) => void, reject, retries: 0 });
+      this.#queue.push({ work, append, resolve: resolve as (value: unknown) => void, reject, retries: 0, careful: false });
       this.#schedule();
     });
   }
@@ -209,6 +214,47 @@ export class WriteQueue {
     client.end().catch(() => undefined);
   }
 
+  /**
+   * A group of appends, one run per stream, as one statement outside a
+   * transaction block (`append-group.ts`): committed when it answers. The
+   * writes of a run that did not move its stream changed nothing: they go
+   * first into the next group, written the careful way, for their own
+   * outcomes. After an error nothing was written and the whole group goes
+   * the careful way, unless the answer was lost (the statement may have
+   * committed).
+   */
+  async #commitAppends(client: pg.Client, group: readonly Pending[], ordered: readonly Pending[], runs: readonly [number, number][]): Promise<void> {
+    const began = performance.now();
+    const appends = ordered.map((item) => item.append!);
+    let moved: Set<number>;
+    try {
+      const answer = await client.query<{ run: number }>(this.#runs!.group, appendGroupValues(appends, runs, this.#runs!.packedRowBytes(), this.#channel));
+      moved = new Set(answer.rows.map((row) => row.run));
+    } catch (error) {
+      this.#abandonIfStalled(client, error);
+      if (this.#client === client) {
+        for (const item of group) item.careful = true;
+        this.#queue.unshift(...group);
+        return;
+      }
+      const failure = toError(error, "the store's write failed");
+      const code = timeoutCode(failure);
+      const message = `store write not confirmed (it may have committed): ${failure.message}`;
+      for (const item of group) item.reject(code === undefined ? new Error(message, { cause: failure }) : new PostgresStoreError(code, message, { cause: failure }));
+      return;
+    }
+    const again = new Set<Pending>();
+    runs.forEach(([start, end], run) => {
+      if (moved.has(run)) return;
+      for (let at = start; at < end; at++) again.add(ordered[at]!);
+    });
+    this.#listener?.((performance.now() - began) / 1000, group.length - again.size);
+    const retry = group.filter((item) => again.has(item));
+    for (const item of retry) item.careful = true;
+    this.#queue.unshift(...retry);
+    for (const item of group) if (!again.has(item)) item.resolve(undefined);
+  }
+
   async #writer(): Promise<pg.Client> {
     if (this.#client !== undefined) return this.#client;
     const client = await this.#connect();
@@ -240,6 +286,8 @@ export class WriteQueue {
     const order = this.#runs === undefined ? group.map((_, index) => index) : writeOrder(group.map((item) => item.append));
     const ordered = order.map((index) => group[index]!);
     const appends = ordered.map((item) => item.append);
+    const runs = this.#runs !== undefined && ordered.every((item) => item.append !== undefined && !item.careful) ? distinctRuns(appends as LogAppend[]) : undefined;
+    if (runs !== undefined) return this.#commitAppends(client, group, ordered, runs);
     const control = new ControlStatements(client);
     try {
       control.hold("BEGIN");
