@@ -17,14 +17,22 @@
  *
  * Pure functions: runs in, statement and parameters out.
  */
-import { runLength, runRows, type RunAppend } from "./append-runs.js";
+import { RUN_BYTES, RUN_ROW_BYTES, runLength, runRows, type RunAppend } from "./append-runs.js";
 
 /**
  * The runs of `appends` (`runLength`) as [start, end) index pairs, or
- * undefined when a stream has more than one run: one statement cannot move
- * a stream's count twice.
+ * undefined when a stream has more than one run (one statement cannot move
+ * a stream's count twice) or the appends are not small: each at most
+ * `RUN_ROW_BYTES`, together at most `RUN_BYTES` (the statement carries
+ * every payload as hex text; a large one is cheaper as its own statement).
  */
 export function distinctRuns(appends: readonly RunAppend[]): [number, number][] | undefined {
+  let bytes = 0;
+  for (const append of appends) {
+    if (append.data.length > RUN_ROW_BYTES) return undefined;
+    bytes += append.data.length;
+  }
+  if (bytes > RUN_BYTES) return undefined;
   const runs: [number, number][] = [];
   const seen = new Set<string>();
   for (let at = 0; at < appends.length; ) {
