@@ -27,7 +27,7 @@ import { performance } from "node:perf_hooks";
 import pg from "pg";
 import { writeOrder } from "@golem-stream/server";
 import { appendGroupValues, distinctRuns } from "./append-group.js";
-import { runLength, runRows, type RunAppend } from "./append-runs.js";
+import { RUN_BYTES, RUN_ROW_BYTES, runLength, runRows, type RunAppend } from "./append-runs.js";
 import { ControlStatements } from "./control-statements.js";
 import { asStoreError, PostgresStoreError, timeoutCode } from "./store-error.js";
 
@@ -87,8 +87,16 @@ function isTransient(error: unknown): boolean {
   return code === "40P01" || code === "40001";
 }
 
-/** At most this many writes share one transaction. */
+/** At most this many writes share one transaction... */
 const MAX_GROUP = 512;
+/**
+ * ...or this many small appends (each at most `RUN_ROW_BYTES`, together at
+ * most `RUN_BYTES`), written by one statement (`append-group.ts`). A busy
+ * node queues more than 512 appends during a commit: each group's statement,
+ * COMMIT (its fsync) and change notification (a read by every subscribed
+ * node) then serve eight times as many items.
+ */
+const MAX_APPEND_GROUP = 4096;
 
 export class WriteQueue {
   readonly #connect: () => Promise<pg.Client>;
@@ -159,9 +167,21 @@ export class WriteQueue {
 
   async #loop(): Promise<void> {
     while (this.#queue.length > 0) {
-      const group = this.#queue.splice(0, MAX_GROUP);
-      await this.#commit(group);
+      await this.#commit(this.#queue.splice(0, this.#groupSize()));
     }
+  }
+
+  /** How many writes from the head of the queue form the next group: `MAX_GROUP`, or up to `MAX_APPEND_GROUP` small appends. */
+  #groupSize(): number {
+    let bytes = 0;
+    let small = true;
+    let end = 0;
+    for (; end < this.#queue.length && end < MAX_APPEND_GROUP; end++) {
+      const append = this.#queue[end]!.append;
+      if (append === undefined || append.data.length > RUN_ROW_BYTES || (bytes += append.data.length) > RUN_BYTES) small = false;
+      if (!small && end >= MAX_GROUP) break;
+    }
+    return end;
   }
 
   /**

@@ -166,9 +166,11 @@ describe("writes", () => {
     const s = session();
     const [a, b] = [stream(s.sessionId, "input"), stream(s.sessionId, "input")];
     await store.createSession(s, [a, b], start(s.sessionId));
-    await store.acceptInput({ streamId: b.streamId, sequence: 0n, itemCount: 1n, data: bytes("b"), mimeType: undefined }, []);
     const changes: string[] = [];
     store.subscribe(s.sessionId, (change) => changes.push(JSON.stringify(change)));
+    await store.acceptInput({ streamId: b.streamId, sequence: 0n, itemCount: 1n, data: bytes("b"), mimeType: undefined }, []);
+    await expect.poll(() => changes).toHaveLength(1);
+    changes.length = 0;
     const chunk = (streamId: string, sequence: bigint, text: string) => store.acceptInput({ streamId, sequence, itemCount: 1n, data: bytes(text), mimeType: undefined }, []);
     const outcomes = await Promise.allSettled([chunk(a.streamId, 0n, "x"), chunk(b.streamId, 0n, "stale"), chunk(a.streamId, 1n, "y"), chunk(b.streamId, 1n, "c")]);
     // b's run starts where b is not: written again one by one, its first fails, its second continues.
@@ -178,6 +180,28 @@ describe("writes", () => {
     await expect.poll(() => changes).toEqual([JSON.stringify({ kind: "input", streamId: a.streamId }), JSON.stringify({ kind: "input", streamId: b.streamId })]);
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect(changes).toHaveLength(2);
+  });
+
+  it("a burst of small appends shares one group beyond 512 writes (up to 4096); other writes keep groups of 512", async () => {
+    const store = await connect();
+    const s = session();
+    const input = stream(s.sessionId, "input");
+    await store.createSession(s, [input], start(s.sessionId));
+    const groups: number[] = [];
+    store.observeCommits((_, writes) => groups.push(writes));
+    const appends = Array.from({ length: 3000 }, (_, i) =>
+      store.acceptInput({ streamId: input.streamId, sequence: BigInt(i), itemCount: 1n, data: bytes("a"), mimeType: undefined }, []),
+    );
+    await Promise.all(appends);
+    expect(groups).toEqual([3000]);
+    groups.length = 0;
+    // Appends of 64 KiB (above RUN_ROW_BYTES) are not small: 512 a group.
+    const large = new Uint8Array(64 * 1024);
+    await Promise.all(
+      Array.from({ length: 600 }, (_, i) => store.acceptInput({ streamId: input.streamId, sequence: BigInt(3000 + i), itemCount: 1n, data: large, mimeType: undefined }, [])),
+    );
+    expect(groups).toEqual([512, 88]);
+    expect((await store.getStream(input.streamId))?.count).toBe(3600n);
   });
 
   it("a write issued in the microtasks where the writer finds its queue empty is still committed (no lost wake-up)", async () => {
