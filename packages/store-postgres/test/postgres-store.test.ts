@@ -253,6 +253,34 @@ describe("writes", () => {
   });
 });
 
+describe("reads", () => {
+  it("getSession and listStreams asked in the same turn take one round trip, whatever the session id holds", async () => {
+    const store = await connect();
+    const awkward = `it's \\ $' $& $1 -- ${randomUUID()}`;
+    const s = session({ sessionId: awkward });
+    const input = stream(s.sessionId, "input");
+    await store.createSession(s, [input], start(s.sessionId));
+    const sent: string[] = [];
+    const query = pg.Client.prototype.query;
+    pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+      sent.push(typeof args[0] === "string" ? args[0] : "");
+      return (query as (...a: unknown[]) => unknown).apply(this, args);
+    } as typeof query;
+    let both: [Awaited<ReturnType<typeof store.getSession>>, Awaited<ReturnType<typeof store.listStreams>>];
+    try {
+      both = await Promise.all([store.getSession(awkward), store.listStreams(awkward)]);
+    } finally {
+      pg.Client.prototype.query = query;
+    }
+    expect(sent).toHaveLength(1);
+    expect(both[0]?.sessionId).toBe(awkward);
+    expect(both[1].map((x) => x.streamId)).toEqual([input.streamId]);
+    // Alone, and for a session that does not exist, as before.
+    expect((await store.getSession(awkward))?.sessionId).toBe(awkward);
+    expect(await Promise.all([store.getSession("missing"), store.listStreams("missing")])).toEqual([undefined, []]);
+  });
+});
+
 describe("tombstones", () => {
   it("purging leaves the attempt ids and the idempotency scope; createSession answers purged until they are dropped", async () => {
     const store = await connect();
