@@ -121,9 +121,11 @@ describe("writes", () => {
     const input = stream(s.sessionId, "input");
     await store.createSession(s, [input], start(s.sessionId));
     const out = stream(s.sessionId, "output", { parent: { kind: "result" } });
-    await store.setResult(s.sessionId, '{"kind":"none"}', [out]);
     const changes: string[] = [];
     store.subscribe(s.sessionId, (change) => changes.push(JSON.stringify(change)));
+    await store.setResult(s.sessionId, '{"kind":"none"}', [out]);
+    await expect.poll(() => changes).toEqual([JSON.stringify({ kind: "result" })]);
+    changes.length = 0;
     const sent = await writerQueries(/^(BEGIN|WITH moved)/, () =>
       Promise.all([
         ...["ab", "cde", "f"].map((text, i) =>
