@@ -47,9 +47,17 @@ export function distinctRuns(appends: readonly RunAppend[]): [number, number][] 
   return runs;
 }
 
-/** The statement writing every run of a group, in `schema`, notifying on `$12` (the channel). */
+/**
+ * The statement writing every run of a group, in `schema`, notifying on `$14`
+ * (the channel). The rows' payloads arrive as one `bytea` (`$13`), which
+ * `pg` sends in binary, and each row takes its slice (`$9` offsets, `$10`
+ * lengths): a `bytea[]` would travel as hex text, encoded by `pg` and parsed
+ * back by PostgreSQL (`array_in`, `byteain`) byte by byte.
+ */
 export function appendGroupStatement(schema: string): string {
   const s = schema;
+  const rows = `SELECT x.run, x.sequence, x.item_count, substring($13::bytea FROM x.at + 1 FOR x.length) AS data, x.mime_type, x.parts
+      FROM unnest($6::int[], $7::bigint[], $8::bigint[], $9::int[], $10::int[], $11::text[], $12::bytea[]) AS x(run, sequence, item_count, at, length, mime_type, parts)`;
   return `WITH moved AS (
       UPDATE ${s}.streams AS t SET count = t.count + r.total
       FROM unnest($1::int[], $2::text[], $3::text[], $4::bigint[], $5::bigint[]) AS r(run, log, stream_id, start, total)
@@ -59,15 +67,13 @@ export function appendGroupStatement(schema: string): string {
     ), input_rows AS (
       INSERT INTO ${s}.input_chunks (stream_id, sequence, item_count, data, mime_type, parts)
       SELECT m.stream_id, x.sequence, x.item_count, x.data, x.mime_type, x.parts
-      FROM unnest($6::int[], $7::bigint[], $8::bigint[], $9::bytea[], $10::text[], $11::bytea[]) AS x(run, sequence, item_count, data, mime_type, parts)
-      JOIN moved AS m ON m.run = x.run AND m.log = 'input'
+      FROM (${rows}) AS x JOIN moved AS m ON m.run = x.run AND m.log = 'input'
     ), output_rows AS (
       INSERT INTO ${s}.output_events (stream_id, sequence, event, item_count, data, mime_type, outcome, parts)
       SELECT m.stream_id, x.sequence, 'item', x.item_count, x.data, x.mime_type, NULL, x.parts
-      FROM unnest($6::int[], $7::bigint[], $8::bigint[], $9::bytea[], $10::text[], $11::bytea[]) AS x(run, sequence, item_count, data, mime_type, parts)
-      JOIN moved AS m ON m.run = x.run AND m.log = 'output'
+      FROM (${rows}) AS x JOIN moved AS m ON m.run = x.run AND m.log = 'output'
     )
-    SELECT n.run, n.session_id, pg_notify($12, json_build_object('s', n.session_id, 'c', json_build_object('kind', n.log, 'streamId', n.stream_id))::text)
+    SELECT n.run, n.session_id, pg_notify($14, json_build_object('s', n.session_id, 'c', json_build_object('kind', n.log, 'streamId', n.stream_id))::text)
     FROM (SELECT * FROM moved ORDER BY run) AS n`;
 }
 
@@ -81,9 +87,12 @@ export function appendGroupValues(appends: readonly RunAppend[], runs: readonly 
   const rowRun: number[] = [];
   const sequences: string[] = [];
   const counts: string[] = [];
-  const data: Buffer[] = [];
+  const offsets: number[] = [];
+  const lengths: number[] = [];
+  const data: Uint8Array[] = [];
   const mimeTypes: (string | null)[] = [];
   const parts: (Buffer | null)[] = [];
+  let bytes = 0;
   runs.forEach(([start, end], run) => {
     const members = appends.slice(start, end);
     const first = members[0]!;
@@ -96,10 +105,14 @@ export function appendGroupValues(appends: readonly RunAppend[], runs: readonly 
       rowRun.push(run);
       sequences.push(row.sequence.toString());
       counts.push(row.itemCount.toString());
-      data.push(Buffer.from(row.data.buffer, row.data.byteOffset, row.data.byteLength));
+      offsets.push(bytes);
+      lengths.push(row.data.length);
+      bytes += row.data.length;
+      data.push(row.data);
       mimeTypes.push(row.mimeType ?? null);
       parts.push(row.parts === undefined ? null : Buffer.from(row.parts.buffer, row.parts.byteOffset, row.parts.byteLength));
     }
   });
-  return [runIndex, logs, streams, starts, totals, rowRun, sequences, counts, data, mimeTypes, parts, channel];
+  const payload = Buffer.concat(data, bytes);
+  return [runIndex, logs, streams, starts, totals, rowRun, sequences, counts, offsets, lengths, mimeTypes, parts, payload, channel];
 }

@@ -27,12 +27,19 @@ it("one run per stream: the runs; a stream with a second run (a gap), a large ap
   expect(distinctRuns(many)).toBeUndefined();
 });
 
-it("the parameters name each row's run; packed rows carry their parts", () => {
+it("the parameters name each row's run and slice of one binary payload; packed rows carry their parts", () => {
   const group = [append("in", 0), append("in", 1), append("out", 5, 10, "output")];
-  const [runs, logs, streams, starts, totals, rowRuns, sequences, counts, data, , parts, channel] = appendGroupValues(group, distinctRuns(group)!, 8192, "ch");
+  const [runs, logs, streams, starts, totals, rowRuns, sequences, counts, offsets, lengths, , parts, payload, channel] = appendGroupValues(
+    group,
+    distinctRuns(group)!,
+    8192,
+    "ch",
+  );
   expect([runs, logs, streams, starts, totals]).toEqual([[0, 1], ["input", "output"], ["in", "out"], ["0", "5"], ["2", "1"]]);
-  expect([rowRuns, sequences, counts]).toEqual([[0, 1], ["0", "5"], ["2", "1"]]);
-  expect((data as Buffer[]).map((d) => d.length)).toEqual([20, 10]);
+  expect([rowRuns, sequences, counts, offsets, lengths]).toEqual([[0, 1], ["0", "5"], ["2", "1"], [0, 20], [20, 10]]);
+  // A Buffer parameter is what `pg` sends in binary (a bytea[] goes as hex text).
+  expect(Buffer.isBuffer(payload)).toBe(true);
+  expect([...(payload as Buffer)]).toEqual([...new Uint8Array(10).fill(0), ...new Uint8Array(10).fill(1), ...new Uint8Array(10).fill(5)]);
   expect((parts as (Buffer | null)[]).map((p) => p !== null)).toEqual([true, false]);
   expect(channel).toBe("ch");
 });
