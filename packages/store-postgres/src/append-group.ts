@@ -24,7 +24,7 @@ import { RUN_BYTES, RUN_ROW_BYTES, runLength, runRows, type RunAppend } from "./
  * undefined when a stream has more than one run (one statement cannot move
  * a stream's count twice) or the appends are not small: each at most
  * `RUN_ROW_BYTES`, together at most `RUN_BYTES` (the statement carries
- * every payload as hex text; a large one is cheaper as its own statement).
+ * every payload of the group at once; a large one goes as its own statement).
  */
 export function distinctRuns(appends: readonly RunAppend[]): [number, number][] | undefined {
   let bytes = 0;
