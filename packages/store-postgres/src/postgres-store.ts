@@ -25,6 +25,7 @@ import type {
   SessionRecord,
   StreamRecord,
 } from "@golem-stream/server";
+import { appendGroupStatement } from "./append-group.js";
 import { ChangeFeed, encodeNote } from "./change-feed.js";
 import { connectionSettings, type ConnectionTimeouts } from "./connection-settings.js";
 import { asStoreError } from "./store-error.js";
@@ -42,6 +43,7 @@ import {
   type StreamRow,
 } from "./rows.js";
 import { checkSchemaName, migrate } from "./schema.js";
+import { SessionReads } from "./session-reads.js";
 import { Rollback, WriteQueue, type LogAppend, type WriteContext } from "./write-queue.js";
 
 /**
@@ -95,6 +97,7 @@ export class PostgresSessionStore implements ClusterSessionStore {
   readonly #pool: pg.Pool;
   readonly #writes: WriteQueue;
   readonly #feed: ChangeFeed;
+  readonly #sessionReads: SessionReads;
   readonly #onError: (error: Error) => void;
   readonly #sql;
   readonly #maxPackedRowBytes: number;
@@ -142,8 +145,10 @@ export class PostgresSessionStore implements ClusterSessionStore {
     this.#writes = new WriteQueue(() => this.#client(), this.channel, {
       input: this.#sql.inputRun,
       output: this.#sql.outputRun,
+      group: appendGroupStatement(this.schema),
       packedRowBytes: () => (this.#packing ? this.#maxPackedRowBytes : 0),
     });
+    this.#sessionReads = new SessionReads((text, values) => this.#pool.query(text, values), this.#sql);
     this.#feed = new ChangeFeed({
       connect: () => this.#client(),
       channel: this.channel,
@@ -320,13 +325,21 @@ export class PostgresSessionStore implements ClusterSessionStore {
     return row === undefined ? undefined : toAttempt(row);
   }
 
+  // The two reads of a cluster node's sync: asked in the same turn, one round trip (session-reads.ts).
   async getSession(sessionId: string): Promise<SessionRecord | undefined> {
-    const [row] = await this.#read<SessionRow>(this.#sql.getSession, [sessionId]);
+    this.#checkOpen();
+    const [row] = await this.#sessionReads.session<SessionRow>(sessionId).catch((error: unknown) => {
+      throw asStoreError(error);
+    });
     return row === undefined ? undefined : toSession(row);
   }
 
   async listStreams(sessionId: string): Promise<StreamRecord[]> {
-    return (await this.#read<StreamRow>(this.#sql.listStreams, [sessionId])).map(toStream);
+    this.#checkOpen();
+    const rows = await this.#sessionReads.streams<StreamRow>(sessionId).catch((error: unknown) => {
+      throw asStoreError(error);
+    });
+    return rows.map(toStream);
   }
 
   async getStream(streamId: string): Promise<StreamRecord | undefined> {

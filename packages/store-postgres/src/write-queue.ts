@@ -9,7 +9,9 @@
  * are sent with `pg_notify` just before COMMIT, only for the writes that
  * succeeded, in their order, so PostgreSQL delivers them after the commit
  * and in commit order. Every promise settles only after the COMMIT (or its
- * failure): nothing is reported durable before it is.
+ * failure): nothing is reported durable before it is. A group of small
+ * appends only, one run per stream, skips all of that: one statement outside
+ * a transaction block (`append-group.ts`), committed when it answers.
  *
  * Nodes of a cluster each have a writer, and their groups may touch the same
  * rows in different orders (node A finishing sessions X then Y while node B
@@ -26,7 +28,8 @@
 import { performance } from "node:perf_hooks";
 import pg from "pg";
 import { writeOrder } from "@golem-stream/server";
-import { runLength, runRows, type RunAppend } from "./append-runs.js";
+import { appendGroupValues, distinctRuns } from "./append-group.js";
+import { RUN_BYTES, RUN_ROW_BYTES, runLength, runRows, type RunAppend } from "./append-runs.js";
 import { ControlStatements } from "./control-statements.js";
 import { asStoreError, PostgresStoreError, timeoutCode } from "./store-error.js";
 
@@ -61,6 +64,8 @@ export interface LogAppend extends RunAppend {
 export interface RunStatements {
   readonly input: string;
   readonly output: string;
+  /** A group of runs, one per stream, with its notifications (`append-group.ts`). */
+  readonly group: string;
   /** Bytes per packed row for the run being written now (0: a row per append; @golem-stream/server's `packRun`). */
   readonly packedRowBytes: () => number;
 }
@@ -72,6 +77,8 @@ interface Pending {
   readonly reject: (error: Error) => void;
   /** Times it was a deadlock victim and went on to the next group. */
   retries: number;
+  /** Written the careful way (savepoints): a group statement did not write it. */
+  careful: boolean;
 }
 
 /** Deadlock victims (40P01) and serialization failures (40001) are retried, this many times at most. */
@@ -82,8 +89,16 @@ function isTransient(error: unknown): boolean {
   return code === "40P01" || code === "40001";
 }
 
-/** At most this many writes share one transaction. */
+/** At most this many writes share one transaction... */
 const MAX_GROUP = 512;
+/**
+ * ...or this many small appends (each at most `RUN_ROW_BYTES`, together at
+ * most `RUN_BYTES`), written by one statement (`append-group.ts`). A busy
+ * node queues more than 512 appends during a commit: each group's statement,
+ * COMMIT (its fsync) and change notification (a read by every subscribed
+ * node) then serve eight times as many items.
+ */
+const MAX_APPEND_GROUP = 4096;
 
 export class WriteQueue {
   readonly #connect: () => Promise<pg.Client>;
@@ -106,7 +121,7 @@ export class WriteQueue {
   write<T>(work: (context: WriteContext) => Promise<T>, append?: LogAppend): Promise<T> {
     if (this.#closed) return Promise.reject(new Error("the PostgresSessionStore is closed"));
     return new Promise<T>((resolve, reject) => {
-      this.#queue.push({ work, append, resolve: resolve as (value: unknown) => void, reject, retries: 0 });
+      this.#queue.push({ work, append, resolve: resolve as (value: unknown) => void, reject, retries: 0, careful: false });
       this.#schedule();
     });
   }
@@ -154,9 +169,21 @@ export class WriteQueue {
 
   async #loop(): Promise<void> {
     while (this.#queue.length > 0) {
-      const group = this.#queue.splice(0, MAX_GROUP);
-      await this.#commit(group);
+      await this.#commit(this.#queue.splice(0, this.#groupSize()));
     }
+  }
+
+  /** How many writes from the head of the queue form the next group: `MAX_GROUP`, or up to `MAX_APPEND_GROUP` small appends. */
+  #groupSize(): number {
+    let bytes = 0;
+    let small = true;
+    let end = 0;
+    for (; end < this.#queue.length && end < MAX_APPEND_GROUP; end++) {
+      const append = this.#queue[end]!.append;
+      if (append === undefined || append.data.length > RUN_ROW_BYTES || (bytes += append.data.length) > RUN_BYTES) small = false;
+      if (!small && end >= MAX_GROUP) break;
+    }
+    return end;
   }
 
   /**
@@ -209,6 +236,47 @@ export class WriteQueue {
     client.end().catch(() => undefined);
   }
 
+  /**
+   * A group of appends, one run per stream, as one statement outside a
+   * transaction block (`append-group.ts`): committed when it answers. The
+   * writes of a run that did not move its stream changed nothing: they go
+   * first into the next group, written the careful way, for their own
+   * outcomes. After an error nothing was written and the whole group goes
+   * the careful way, unless the answer was lost (the statement may have
+   * committed).
+   */
+  async #commitAppends(client: pg.Client, group: readonly Pending[], ordered: readonly Pending[], runs: readonly [number, number][]): Promise<void> {
+    const began = performance.now();
+    const appends = ordered.map((item) => item.append!);
+    let moved: Set<number>;
+    try {
+      const answer = await client.query<{ run: number }>(this.#runs!.group, appendGroupValues(appends, runs, this.#runs!.packedRowBytes(), this.#channel));
+      moved = new Set(answer.rows.map((row) => row.run));
+    } catch (error) {
+      this.#abandonIfStalled(client, error);
+      if (this.#client === client) {
+        for (const item of group) item.careful = true;
+        this.#queue.unshift(...group);
+        return;
+      }
+      const failure = toError(error, "the store's write failed");
+      const code = timeoutCode(failure);
+      const message = `store write not confirmed (it may have committed): ${failure.message}`;
+      for (const item of group) item.reject(code === undefined ? new Error(message, { cause: failure }) : new PostgresStoreError(code, message, { cause: failure }));
+      return;
+    }
+    const again = new Set<Pending>();
+    runs.forEach(([start, end], run) => {
+      if (moved.has(run)) return;
+      for (let at = start; at < end; at++) again.add(ordered[at]!);
+    });
+    this.#listener?.((performance.now() - began) / 1000, group.length - again.size);
+    const retry = group.filter((item) => again.has(item));
+    for (const item of retry) item.careful = true;
+    this.#queue.unshift(...retry);
+    for (const item of group) if (!again.has(item)) item.resolve(undefined);
+  }
+
   async #writer(): Promise<pg.Client> {
     if (this.#client !== undefined) return this.#client;
     const client = await this.#connect();
@@ -240,6 +308,8 @@ export class WriteQueue {
     const order = this.#runs === undefined ? group.map((_, index) => index) : writeOrder(group.map((item) => item.append));
     const ordered = order.map((index) => group[index]!);
     const appends = ordered.map((item) => item.append);
+    const runs = this.#runs !== undefined && ordered.every((item) => item.append !== undefined && !item.careful) ? distinctRuns(appends as LogAppend[]) : undefined;
+    if (runs !== undefined) return this.#commitAppends(client, group, ordered, runs);
     const control = new ControlStatements(client);
     try {
       control.hold("BEGIN");

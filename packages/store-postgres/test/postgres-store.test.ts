@@ -96,34 +96,114 @@ describe("writes", () => {
     expect((await store.getStream(input.streamId))?.count).toBe(9n);
   });
 
-  it("a group of one run takes three round trips: BEGIN with the SAVEPOINT, the run, the RELEASE and notifications with COMMIT", async () => {
-    const store = await connect();
-    const s = session();
-    const input = stream(s.sessionId, "input");
-    await store.createSession(s, [input], start(s.sessionId));
-    // Every query text the writer connection sends, from the group's BEGIN on.
+  /** Every query text the writer connection sends while `work` runs (the writer: the connection that sends `first`). */
+  async function writerQueries(first: RegExp, work: () => Promise<unknown>): Promise<string[]> {
     const sent: string[] = [];
     const query = pg.Client.prototype.query;
     let writer: unknown;
     pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
       const text = typeof args[0] === "string" ? args[0] : "";
-      if (text.startsWith("BEGIN")) writer = this;
+      if (first.test(text)) writer = this;
       if (writer === this) sent.push(text);
       return (query as (...a: unknown[]) => unknown).apply(this, args);
     } as typeof query;
     try {
-      await Promise.all(
-        ["ab", "cde", "f"].map((text, i) =>
-          store.acceptInput({ streamId: input.streamId, sequence: BigInt([0, 2, 5][i]!), itemCount: BigInt(text.length), data: bytes(text), mimeType: undefined }, []),
-        ),
-      );
+      await work();
     } finally {
       pg.Client.prototype.query = query;
     }
-    expect(sent).toHaveLength(3);
-    expect(sent[0]).toBe("BEGIN; SAVEPOINT run");
-    expect(sent[2]).toMatch(/^RELEASE SAVEPOINT run; SELECT pg_notify\('[^']+', note\) FROM unnest\(ARRAY\['[^']+'\]::text\[\]\) AS note; COMMIT$/);
+    return sent;
+  }
+
+  it("a group of appends, one run per stream, takes one round trip: one statement outside a transaction block", async () => {
+    const store = await connect();
+    const s = session();
+    const input = stream(s.sessionId, "input");
+    await store.createSession(s, [input], start(s.sessionId));
+    const out = stream(s.sessionId, "output", { parent: { kind: "result" } });
+    const changes: string[] = [];
+    store.subscribe(s.sessionId, (change) => changes.push(JSON.stringify(change)));
+    await store.setResult(s.sessionId, '{"kind":"none"}', [out]);
+    await expect.poll(() => changes).toEqual([JSON.stringify({ kind: "result" })]);
+    changes.length = 0;
+    const sent = await writerQueries(/^(BEGIN|WITH moved)/, () =>
+      Promise.all([
+        ...["ab", "cde", "f"].map((text, i) =>
+          store.acceptInput({ streamId: input.streamId, sequence: BigInt([0, 2, 5][i]!), itemCount: BigInt(text.length), data: bytes(text), mimeType: undefined }, []),
+        ),
+        store.appendOutput({ event: "item", streamId: out.streamId, sequence: 0n, itemCount: 1n, data: bytes("z"), mimeType: undefined }, []),
+      ]),
+    );
+    expect(sent).toHaveLength(1);
+    expect(sent[0]).toMatch(/^WITH moved AS/);
     expect((await store.readInput(input.streamId, 0n, 6n)).map((c) => new TextDecoder().decode(c.data)).join("")).toBe("abcdef");
+    expect((await store.readOutput(out.streamId, 0n, 10)).map((e) => e.sequence)).toEqual([0n]);
+    await expect.poll(() => changes).toEqual([
+      JSON.stringify({ kind: "input", streamId: input.streamId }),
+      JSON.stringify({ kind: "output", streamId: out.streamId }),
+    ]);
+  });
+
+  it("a group with other writes than appends takes three round trips per run: BEGIN with the SAVEPOINT, the run, the RELEASE and notifications with COMMIT", async () => {
+    const store = await connect();
+    const s = session();
+    const input = stream(s.sessionId, "input");
+    await store.createSession(s, [input], start(s.sessionId));
+    const sent = await writerQueries(/^BEGIN/, () =>
+      Promise.all([
+        ...["ab", "cde", "f"].map((text, i) =>
+          store.acceptInput({ streamId: input.streamId, sequence: BigInt([0, 2, 5][i]!), itemCount: BigInt(text.length), data: bytes(text), mimeType: undefined }, []),
+        ),
+        store.endInput(input.streamId, { kind: "end" }),
+      ]),
+    );
+    expect(sent[0]).toBe("BEGIN; SAVEPOINT run");
+    expect(sent.at(-1)).toMatch(/; SELECT pg_notify\('[^']+', note\) FROM unnest\(ARRAY\['[^']+'(, '[^']+')*\]::text\[\]\) AS note; COMMIT$/);
+    expect((await store.readInput(input.streamId, 0n, 6n)).map((c) => new TextDecoder().decode(c.data)).join("")).toBe("abcdef");
+    expect((await store.getStream(input.streamId))?.inputTerminal).toEqual({ kind: "end" });
+  });
+
+  it("in a group of appends of several streams, a run that does not continue its stream fails on its own and notifies nothing; the others commit", async () => {
+    const store = await connect();
+    const s = session();
+    const [a, b] = [stream(s.sessionId, "input"), stream(s.sessionId, "input")];
+    await store.createSession(s, [a, b], start(s.sessionId));
+    const changes: string[] = [];
+    store.subscribe(s.sessionId, (change) => changes.push(JSON.stringify(change)));
+    await store.acceptInput({ streamId: b.streamId, sequence: 0n, itemCount: 1n, data: bytes("b"), mimeType: undefined }, []);
+    await expect.poll(() => changes).toHaveLength(1);
+    changes.length = 0;
+    const chunk = (streamId: string, sequence: bigint, text: string) => store.acceptInput({ streamId, sequence, itemCount: 1n, data: bytes(text), mimeType: undefined }, []);
+    const outcomes = await Promise.allSettled([chunk(a.streamId, 0n, "x"), chunk(b.streamId, 0n, "stale"), chunk(a.streamId, 1n, "y"), chunk(b.streamId, 1n, "c")]);
+    // b's run starts where b is not: written again one by one, its first fails, its second continues.
+    expect(outcomes.map((o) => o.status)).toEqual(["fulfilled", "rejected", "fulfilled", "fulfilled"]);
+    expect((await store.readInput(a.streamId, 0n, 2n)).map((c) => new TextDecoder().decode(c.data)).join("")).toBe("xy");
+    expect((await store.readInput(b.streamId, 0n, 2n)).map((c) => new TextDecoder().decode(c.data)).join("")).toBe("bc");
+    await expect.poll(() => changes).toEqual([JSON.stringify({ kind: "input", streamId: a.streamId }), JSON.stringify({ kind: "input", streamId: b.streamId })]);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(changes).toHaveLength(2);
+  });
+
+  it("a burst of small appends shares one group beyond 512 writes (up to 4096); other writes keep groups of 512", async () => {
+    const store = await connect();
+    const s = session();
+    const input = stream(s.sessionId, "input");
+    await store.createSession(s, [input], start(s.sessionId));
+    const groups: number[] = [];
+    store.observeCommits((_, writes) => groups.push(writes));
+    const appends = Array.from({ length: 3000 }, (_, i) =>
+      store.acceptInput({ streamId: input.streamId, sequence: BigInt(i), itemCount: 1n, data: bytes("a"), mimeType: undefined }, []),
+    );
+    await Promise.all(appends);
+    expect(groups).toEqual([3000]);
+    groups.length = 0;
+    // Appends of 64 KiB (above RUN_ROW_BYTES) are not small: 512 a group.
+    const large = new Uint8Array(64 * 1024);
+    await Promise.all(
+      Array.from({ length: 600 }, (_, i) => store.acceptInput({ streamId: input.streamId, sequence: BigInt(3000 + i), itemCount: 1n, data: large, mimeType: undefined }, [])),
+    );
+    expect(groups).toEqual([512, 88]);
+    expect((await store.getStream(input.streamId))?.count).toBe(3600n);
   });
 
   it("a write issued in the microtasks where the writer finds its queue empty is still committed (no lost wake-up)", async () => {
@@ -172,6 +252,34 @@ describe("writes", () => {
     await expect(store.readOutput(randomUUID(), 0n, 1.5)).rejects.toThrow(/limit/);
     await expect(store.readOutput(randomUUID(), 0n, 10, Number.NaN)).rejects.toThrow(/maxBytes/);
     expect(await store.readOutput(randomUUID(), 0n, 0)).toEqual([]);
+  });
+});
+
+describe("reads", () => {
+  it("getSession and listStreams asked in the same turn take one round trip, whatever the session id holds", async () => {
+    const store = await connect();
+    const awkward = `it's \\ $' $& $1 -- ${randomUUID()}`;
+    const s = session({ sessionId: awkward });
+    const input = stream(s.sessionId, "input");
+    await store.createSession(s, [input], start(s.sessionId));
+    const sent: string[] = [];
+    const query = pg.Client.prototype.query;
+    pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+      sent.push(typeof args[0] === "string" ? args[0] : "");
+      return (query as (...a: unknown[]) => unknown).apply(this, args);
+    } as typeof query;
+    let both: [Awaited<ReturnType<typeof store.getSession>>, Awaited<ReturnType<typeof store.listStreams>>];
+    try {
+      both = await Promise.all([store.getSession(awkward), store.listStreams(awkward)]);
+    } finally {
+      pg.Client.prototype.query = query;
+    }
+    expect(sent).toHaveLength(1);
+    expect(both[0]?.sessionId).toBe(awkward);
+    expect(both[1].map((x) => x.streamId)).toEqual([input.streamId]);
+    // Alone, and for a session that does not exist, as before.
+    expect((await store.getSession(awkward))?.sessionId).toBe(awkward);
+    expect(await Promise.all([store.getSession("missing"), store.listStreams("missing")])).toEqual([undefined, []]);
   });
 });
 
