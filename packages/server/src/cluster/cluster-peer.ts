@@ -29,8 +29,23 @@ export interface PeerSession {
   readonly logger: { warn(message: string, fields?: Record<string, unknown>): void };
 }
 
-/** Chunks an attachment's node commits beyond what the owner's agent has taken, per input stream. */
-const INPUT_WINDOW_CHUNKS = 256;
+/**
+ * What an attachment's node commits beyond what the owner's agent has taken,
+ * per input stream: this many chunks, or this many payload bytes, whichever
+ * comes first (a chunk is always accepted into an empty window, so a single
+ * chunk larger than the bytes still passes). The owner reads what is beyond
+ * its agent in one store read, so the bytes bound that read too. Small items
+ * need the count high: at 256 chunks, two nodes spent their time waiting for
+ * `consumed` changes (throughput.md, session 9).
+ */
+export const INPUT_WINDOW_CHUNKS = 1024;
+export const INPUT_WINDOW_BYTES = 64 * 1024 * 1024;
+
+/** An input chunk committed at the attachment's node and not yet taken by the owner. */
+interface HandedOver {
+  readonly end: bigint;
+  readonly bytes: number;
+}
 
 export class ClusterPeer {
   readonly #store: ClusterSessionStore;
@@ -45,8 +60,8 @@ export class ClusterPeer {
   /** Input consumption not yet published, per stream. */
   readonly #consumed = new Map<string, bigint>();
   #consumptionScheduled = false;
-  /** Attachment side: end sequences of committed chunks the owner has not taken yet, per stream. */
-  readonly #unconsumed = new Map<string, bigint[]>();
+  /** Attachment side: committed chunks the owner has not taken yet, and their bytes, per stream. */
+  readonly #unconsumed = new Map<string, { chunks: HandedOver[]; bytes: number }>();
   readonly #takenByOwner = new Map<string, bigint>();
   readonly #windowWaiters = new Map<string, (() => void)[]>();
 
@@ -136,11 +151,12 @@ export class ClusterPeer {
 
   /**
    * Waits until the owner has taken enough of the stream's input that one
-   * more chunk keeps the window (256 chunks committed and not yet taken), so
-   * an agent that stops reading stops the client at any node.
+   * more chunk keeps the window (`INPUT_WINDOW_CHUNKS` chunks or
+   * `INPUT_WINDOW_BYTES` bytes committed and not yet taken), so an agent that
+   * stops reading stops the client at any node.
    */
   async waitForInputRoom(streamId: string): Promise<void> {
-    while (!this.#closed && this.#pendingChunks(streamId).length >= INPUT_WINDOW_CHUNKS) {
+    while (!this.#closed && this.#windowFull(streamId)) {
       await new Promise<void>((resolve) => {
         const waiters = this.#windowWaiters.get(streamId) ?? [];
         waiters.push(resolve);
@@ -149,18 +165,22 @@ export class ClusterPeer {
     }
   }
 
-  /** A chunk ending at `end` was handed to the store for the owner to take. */
-  inputHandedOver(streamId: string, end: bigint): void {
-    const pending = this.#unconsumed.get(streamId) ?? [];
-    pending.push(end);
-    this.#unconsumed.set(streamId, pending);
+  /** A chunk of `bytes` payload bytes ending at `end` was handed to the store for the owner to take. */
+  inputHandedOver(streamId: string, end: bigint, bytes: number): void {
+    let pending = this.#unconsumed.get(streamId);
+    if (pending === undefined) this.#unconsumed.set(streamId, (pending = { chunks: [], bytes: 0 }));
+    pending.chunks.push({ end, bytes });
+    pending.bytes += bytes;
   }
 
-  #pendingChunks(streamId: string): bigint[] {
-    const pending = this.#unconsumed.get(streamId) ?? [];
+  #windowFull(streamId: string): boolean {
+    const pending = this.#unconsumed.get(streamId);
+    if (pending === undefined) return false;
     const taken = this.#takenByOwner.get(streamId) ?? -1n;
-    while (pending.length > 0 && pending[0]! <= taken) pending.shift();
-    return pending;
+    let first = 0;
+    while (first < pending.chunks.length && pending.chunks[first]!.end <= taken) pending.bytes -= pending.chunks[first++]!.bytes;
+    if (first > 0) pending.chunks.splice(0, first);
+    return pending.chunks.length >= INPUT_WINDOW_CHUNKS || pending.bytes >= INPUT_WINDOW_BYTES;
   }
 
   #ownerTook(streamId: string, sequence: bigint): void {

@@ -459,7 +459,7 @@ export class LiveSession {
     const fresh = behind ? undefined : itemFrom(item, chunk.sequence, stream.fed);
     if (!behind && stream.count > stream.fed) stream.fed = stream.count;
     this.deps.observer.inputAccepted(stream.elementKind, Number(chunk.itemCount), chunk.data.length);
-    if (this.remote) this.#peer?.inputHandedOver(stream.streamId, stream.count);
+    if (this.remote) this.#peer?.inputHandedOver(stream.streamId, stream.count, chunk.data.length);
     const committed = this.#commitInput(stream, chunk, introduced.length === 0 ? NO_RECORDS : introduced.map((p) => p.record));
     // The permits cover the store's copy until the commit as well as the
     // agent's until it takes the item (released at the take alone, input
