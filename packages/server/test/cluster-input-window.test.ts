@@ -33,6 +33,15 @@ function handOver(peer: ClusterPeer, count: number, bytes: number, from = 0): nu
   return from + count;
 }
 
+/** The window is full now, and the owner's taking the first chunk makes room. */
+async function expectFullUntilFirstTaken(cluster: MemoryCluster, peer: ClusterPeer): Promise<void> {
+  const waited = peer.waitForInputRoom("in");
+  expect(await roomFor(peer, waited)).toBe("waiting");
+  cluster.publish("s", { kind: "consumed", streamId: "in", sequence: "1" });
+  expect(await roomFor(peer, waited)).toBe("room");
+  peer.close();
+}
+
 describe("the cluster input window at the attachment's node", () => {
   it("holds small chunks at the chunk count", async () => {
     const cluster = new MemoryCluster();
@@ -40,12 +49,7 @@ describe("the cluster input window at the attachment's node", () => {
     const sent = handOver(peer, INPUT_WINDOW_CHUNKS - 1, 64);
     expect(await roomFor(peer)).toBe("room");
     handOver(peer, 1, 64, sent);
-    const waited = peer.waitForInputRoom("in");
-    expect(await roomFor(peer, waited)).toBe("waiting");
-    // The owner took the first chunk: one chunk of room.
-    cluster.publish("s", { kind: "consumed", streamId: "in", sequence: "1" });
-    expect(await roomFor(peer, waited)).toBe("room");
-    peer.close();
+    await expectFullUntilFirstTaken(cluster, peer);
   });
 
   it("holds large chunks at the byte bound, well before the count", async () => {
@@ -54,11 +58,7 @@ describe("the cluster input window at the attachment's node", () => {
     const sent = handOver(peer, INPUT_WINDOW_BYTES / MiB - 1, MiB);
     expect(await roomFor(peer)).toBe("room");
     handOver(peer, 1, MiB, sent);
-    const waited = peer.waitForInputRoom("in");
-    expect(await roomFor(peer, waited)).toBe("waiting");
-    cluster.publish("s", { kind: "consumed", streamId: "in", sequence: "1" });
-    expect(await roomFor(peer, waited)).toBe("room");
-    peer.close();
+    await expectFullUntilFirstTaken(cluster, peer);
   });
 
   it("takes one chunk larger than the byte bound into an empty window, then waits", async () => {
@@ -66,11 +66,7 @@ describe("the cluster input window at the attachment's node", () => {
     const peer = peerOn(cluster);
     expect(await roomFor(peer)).toBe("room");
     handOver(peer, 1, INPUT_WINDOW_BYTES + 1);
-    const waited = peer.waitForInputRoom("in");
-    expect(await roomFor(peer, waited)).toBe("waiting");
-    cluster.publish("s", { kind: "consumed", streamId: "in", sequence: "1" });
-    expect(await roomFor(peer, waited)).toBe("room");
-    peer.close();
+    await expectFullUntilFirstTaken(cluster, peer);
   });
 
   it("counts each stream on its own", async () => {
