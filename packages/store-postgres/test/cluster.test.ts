@@ -32,7 +32,15 @@ function record(store: PostgresSessionStore, sessionId: string) {
       await sleep(10);
     }
   };
-  return { changes, until, unsubscribe };
+  /** Waits until no change has come for `quietMs` (what is still on its way, such as a replay after a reconnect, has arrived). */
+  const settled = async (quietMs = 200) => {
+    let seen = -1;
+    while (seen !== changes.length) {
+      seen = changes.length;
+      await sleep(quietMs);
+    }
+  };
+  return { changes, until, settled, unsubscribe };
 }
 
 describe("two nodes take one start at once", () => {
@@ -296,6 +304,9 @@ describe("change feed", () => {
     // Written while the listeners are down: reported by the re-notification.
     await a.acceptInput({ streamId: input.streamId, sequence: 0n, itemCount: 1n, data: bytes("a"), mimeType: undefined }, []);
     await atB.until(() => b.listenerReconnects > 0 && atB.changes.some((c) => c.kind === "input"));
+    // On a loaded machine the listener can be back before the write: its own notification is the
+    // "input" seen, and the replay (attached, then each stream) is still being read from the store.
+    await atB.settled();
     expect(atB.changes).toContainEqual({ kind: "attached", generation: "1" });
     atB.changes.length = 0;
     await a.endInput(input.streamId, { kind: "end" });
