@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
-import { encodeParts, joinParts, packRun, PackedRowError, splitPacked, type PackableAppend } from "../src/store/packed-rows.js";
+import { joinParts, packRun, PackedRowError, splitPacked, type PackableAppend } from "../src/store/packed-rows.js";
 
 const U64_MAX = (1n << 64n) - 1n;
 
@@ -78,8 +78,12 @@ describe("joinParts and splitPacked", () => {
     );
   });
 
+  /** The part list `joinParts` writes for parts of these item counts and byte lengths (any, valid or not). */
+  const partList = (parts: readonly { itemCount: bigint; length: number }[]): Uint8Array =>
+    joinParts(parts.map(({ itemCount, length }) => ({ itemCount, packable: new Uint8Array(length) })), 0, parts.length).parts;
+
   it("encode item counts up to 2^64 - 1 (LEB128, at most 10 bytes each)", () => {
-    const parts = encodeParts([{ itemCount: U64_MAX, length: 0 }, { itemCount: 1n, length: 3 }]);
+    const parts = partList([{ itemCount: U64_MAX, length: 0 }, { itemCount: 1n, length: 3 }]);
     expect(parts.byteLength).toBe(10 + 1 + 1 + 1);
     const split = splitPacked(0n, U64_MAX + 1n, Uint8Array.of(7, 8, 9), parts);
     expect(split.map((p) => [p.sequence, p.itemCount, [...p.data]])).toEqual([[0n, U64_MAX, []], [U64_MAX, 1n, [7, 8, 9]]]);
@@ -92,10 +96,10 @@ describe("joinParts and splitPacked", () => {
       ["truncated varint", 1n, Uint8Array.of(0x81)],
       ["length missing", 1n, Uint8Array.of(1)],
       ["varint longer than a u64", 1n, Uint8Array.of(0x81, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 4)],
-      ["part past the bytes", 1n, encodeParts([{ itemCount: 1n, length: 5 }])],
-      ["bytes left over", 1n, encodeParts([{ itemCount: 1n, length: 3 }])],
-      ["items do not add up", 3n, encodeParts([{ itemCount: 1n, length: 2 }, { itemCount: 1n, length: 2 }])],
-      ["a part of no items", 1n, encodeParts([{ itemCount: 0n, length: 2 }, { itemCount: 1n, length: 2 }])],
+      ["part past the bytes", 1n, partList([{ itemCount: 1n, length: 5 }])],
+      ["bytes left over", 1n, partList([{ itemCount: 1n, length: 3 }])],
+      ["items do not add up", 3n, partList([{ itemCount: 1n, length: 2 }, { itemCount: 1n, length: 2 }])],
+      ["a part of no items", 1n, partList([{ itemCount: 0n, length: 2 }, { itemCount: 1n, length: 2 }])],
     ];
     for (const [name, itemCount, parts] of damaged) {
       expect(() => splitPacked(5n, itemCount, data, parts), name).toThrow(PackedRowError);

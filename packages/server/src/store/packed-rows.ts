@@ -124,16 +124,6 @@ function writeVarint(out: Uint8Array, at: number, value: bigint | number): numbe
 
 const MAX_SAFE_BIGINT = BigInt(Number.MAX_SAFE_INTEGER);
 
-/** The `parts` column of a row packing `parts`, in order. */
-export function encodeParts(parts: readonly { readonly itemCount: bigint; readonly length: number }[]): Uint8Array {
-  let length = 0;
-  for (const part of parts) length += varintLength(part.itemCount) + varintLength(part.length);
-  const out = new Uint8Array(length);
-  let at = 0;
-  for (const part of parts) at = writeVarint(out, writeVarint(out, at, part.itemCount), part.length);
-  return out;
-}
-
 /** A u64 takes at most 10 LEB128 bytes. */
 const MAX_VARINT_BYTES = 10;
 
