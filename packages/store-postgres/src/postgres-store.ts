@@ -229,9 +229,14 @@ export class PostgresSessionStore implements ClusterSessionStore {
   }
 
   async #read<R extends pg.QueryResultRow>(text: string, values: readonly unknown[]): Promise<R[]> {
+    return this.#reading(async () => (await this.#pool.query<R>(text, values as unknown[])).rows);
+  }
+
+  /** The rows `query` reads, on an open store, its failure as a store error. */
+  async #reading<R>(query: () => Promise<R[]>): Promise<R[]> {
     this.#checkOpen();
     try {
-      return (await this.#pool.query<R>(text, values as unknown[])).rows;
+      return await query();
     } catch (error) {
       throw asStoreError(error);
     }
@@ -327,19 +332,12 @@ export class PostgresSessionStore implements ClusterSessionStore {
 
   // The two reads of a cluster node's sync: asked in the same turn, one round trip (session-reads.ts).
   async getSession(sessionId: string): Promise<SessionRecord | undefined> {
-    this.#checkOpen();
-    const [row] = await this.#sessionReads.session<SessionRow>(sessionId).catch((error: unknown) => {
-      throw asStoreError(error);
-    });
+    const [row] = await this.#reading(() => this.#sessionReads.session<SessionRow>(sessionId));
     return row === undefined ? undefined : toSession(row);
   }
 
   async listStreams(sessionId: string): Promise<StreamRecord[]> {
-    this.#checkOpen();
-    const rows = await this.#sessionReads.streams<StreamRow>(sessionId).catch((error: unknown) => {
-      throw asStoreError(error);
-    });
-    return rows.map(toStream);
+    return (await this.#reading(() => this.#sessionReads.streams<StreamRow>(sessionId))).map(toStream);
   }
 
   async getStream(streamId: string): Promise<StreamRecord | undefined> {
@@ -546,8 +544,8 @@ export class PostgresSessionStore implements ClusterSessionStore {
       let session: SessionRecord | undefined;
       let streams: StreamRecord[];
       try {
-        session = await this.getSession(sessionId);
-        streams = session === undefined ? [] : await this.listStreams(sessionId);
+        // Asked together: one round trip (session-reads.ts); a session that is gone has no streams.
+        [session, streams] = await Promise.all([this.getSession(sessionId), this.listStreams(sessionId)]);
       } catch (error) {
         this.#onError(error instanceof Error ? error : new Error(String(error)));
         continue;
