@@ -86,7 +86,6 @@ export class CheckedInputItem {
     return JSON.parse(this.#valueText) as SchemaValueJson;
   }
 
-
   /** The message's text, or `undefined` when it must take the checked path. */
   framed(): string | undefined {
     const { channel, sequence } = this;

@@ -47,9 +47,10 @@ export interface OutputStreamHost {
   onQueueChange(deltaEntries: number, deltaBytes: number): void;
   /**
    * A cursor became retained; resolves once the persistence callback has run,
-   * rejects with the `checkpoint-failed` error if it could not be saved.
+   * rejects with the `checkpoint-failed` error if it could not be saved;
+   * `undefined` when nothing is saved (no persistence callback).
    */
-  onCommit(): Promise<void> | void;
+  onCommit(): Promise<void> | undefined;
   /** The consumer cancelled or dropped the stream. */
   sendCancel(stream: OutputStream, reason: ClientCancelReason): void;
 }
@@ -387,7 +388,7 @@ export class OutputStream implements AsyncIterable<OutputChunk> {
   #retain(cursor: string | undefined): Promise<void> | undefined {
     if (cursor === undefined || cursor === this.#retained) return undefined;
     this.#retained = cursor;
-    return this.#host.onCommit() ?? undefined;
+    return this.#host.onCommit();
   }
 
   #release(): void {

@@ -144,7 +144,6 @@ export function wsTransport(options: WsTransportOptions = {}): Transport {
 const CORKED_BYTES_PER_WRITE = 64 * KiB;
 
 function connectionOf(socket: WebSocket, keepaliveIntervalMs: number, tcp: Socket | undefined, envelopes: EnvelopePool): Connection {
-  const encodeOptions = { allocate: envelopes.allocate };
   let corked = false;
   let corkedBytes = 0;
   const uncorkNextTick = (): void => {
@@ -160,12 +159,8 @@ function connectionOf(socket: WebSocket, keepaliveIntervalMs: number, tcp: Socke
       tcp.cork();
       process.nextTick(uncorkNextTick);
     }
-    if (typeof data !== "string" && envelopes.owns(data)) {
-      // Back to the pool only once ws is done with it: the callback comes after the write (or its failure).
-      socket.send(data, () => envelopes.release(data));
-    } else {
-      socket.send(data);
-    }
+    // A pooled envelope goes back once ws is done with it: the callback comes after the write (or its failure).
+    socket.send(data, envelopes.whenWritten(data));
     if (!corked || tcp === undefined) return;
     corkedBytes += data.length;
     if (corkedBytes >= CORKED_BYTES_PER_WRITE) {
@@ -198,7 +193,7 @@ function connectionOf(socket: WebSocket, keepaliveIntervalMs: number, tcp: Socke
   return framesCheckedItems({
     send(message: ClientMessage): void {
       if (socket.readyState !== WebSocket.OPEN) return;
-      write(encodeClientMessage(message, encodeOptions));
+      write(encodeClientMessage(message, envelopes.encodeOptions));
     },
     pause: () => {
       paused = true;

@@ -13,6 +13,7 @@
  * Small envelopes are not pooled: they come from the runtime's allocator
  * and cost little.
  */
+import type { EncodeOptions } from "./encode.js";
 import { KiB } from "./limits.js";
 
 /** Envelopes shorter than this are allocated as before. */
@@ -68,6 +69,20 @@ export class EnvelopePool {
   /** Whether `envelope` is memory of this pool (its send must call `release`). */
   owns(envelope: Uint8Array): boolean {
     return this.#ours.has(envelope.buffer);
+  }
+
+  /** The encoders' options that write envelopes into this pool's memory (`encodeClientMessage(m, pool.encodeOptions)`). */
+  readonly encodeOptions: EncodeOptions = { allocate: this.allocate };
+
+  /**
+   * The callback for the send that writes `data`: it returns the envelope's
+   * memory to the pool, so it must run only once the socket is done with the
+   * bytes (`ws` calls a send's callback after the write, or its failure).
+   * `undefined` for data that is not this pool's (a text message, a small envelope).
+   */
+  whenWritten(data: string | Uint8Array): (() => void) | undefined {
+    if (typeof data === "string" || !this.owns(data)) return undefined;
+    return () => this.release(data);
   }
 
   /** Bytes kept for reuse right now. */

@@ -66,10 +66,22 @@ describe("EnvelopePool", () => {
     expect(() => new EnvelopePool(bound)).toThrow(RangeError);
   });
 
+  it("whenWritten gives the callback that returns a pooled envelope, and nothing for other data", () => {
+    const pool = new EnvelopePool(4 * 1024 * KiB);
+    const envelope = pool.allocate(100 * KiB);
+    const written = pool.whenWritten(envelope);
+    expect(pool.idleBytes).toBe(0);
+    written?.();
+    expect(pool.idleBytes).toBeGreaterThanOrEqual(100 * KiB);
+    expect(pool.whenWritten("text")).toBeUndefined();
+    expect(pool.whenWritten(new Uint8Array(100 * KiB))).toBeUndefined();
+    expect(pool.whenWritten(pool.allocate(10))).toBeUndefined();
+  });
+
   it("serves as the encoders' allocator: the message is the view it returns", () => {
     const pool = new EnvelopePool(4 * 1024 * KiB);
     const message = { type: "output-binary" as const, channel: 2, sequence: 7n, cursorToken: "c", payload: new Uint8Array(100 * KiB).fill(3) };
-    const first = encodeServerMessage(message, { allocate: pool.allocate }) as Uint8Array;
+    const first = encodeServerMessage(message, pool.encodeOptions) as Uint8Array;
     expect(pool.owns(first)).toBe(true);
     pool.release(first);
     const again = encodeServerMessage({ ...message, sequence: 8n }, { allocate: pool.allocate }) as Uint8Array;

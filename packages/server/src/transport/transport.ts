@@ -62,7 +62,6 @@ export class WsTransport implements SessionTransport {
   readonly #stream: Writable | undefined;
   readonly #onBackpressure: () => void;
   readonly #envelopes: EnvelopePool | undefined;
-  readonly #encodeOptions: EncodeOptions | undefined;
   #corked = false;
 
   /**
@@ -84,7 +83,6 @@ export class WsTransport implements SessionTransport {
     this.#stream = stream;
     this.#onBackpressure = onBackpressure;
     this.#envelopes = envelopes;
-    this.#encodeOptions = envelopes === undefined ? undefined : { allocate: envelopes.allocate };
   }
 
   get isOpen(): boolean {
@@ -100,25 +98,23 @@ export class WsTransport implements SessionTransport {
       if (this.#socket.readyState === this.#socket.CLOSED) return SENT;
       return new Promise((resolve) => this.#socket.once("close", () => resolve()));
     }
-    const envelopes = this.#envelopes;
-    const data = encodeOutgoing(message, this.#encodeOptions);
+    const data = encodeOutgoing(message, this.#envelopes?.encodeOptions);
     const binary = typeof data !== "string";
     // A server's frame is written from the envelope itself: its memory goes back to the pool
     // only in the send callback, after the write (or its failure).
-    const pooled = binary && envelopes !== undefined && envelopes.owns(data);
+    const written = this.#envelopes?.whenWritten(data);
     this.#corkUntilNextTick();
     // Below the high-water mark the caller may go on at once; above it, it
     // waits until this message has been handed to the kernel, so a client
     // that does not read stops producers instead of growing a buffer.
     if (this.#socket.bufferedAmount < this.#highWaterBytes) {
-      if (pooled) this.#socket.send(data, { binary }, () => envelopes.release(data));
-      else this.#socket.send(data, { binary });
+      this.#socket.send(data, { binary }, written);
       return SENT;
     }
     this.#onBackpressure();
     return new Promise((resolve) =>
       this.#socket.send(data, { binary }, () => {
-        if (pooled) envelopes.release(data);
+        written?.();
         resolve();
       }),
     );
