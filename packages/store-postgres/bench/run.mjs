@@ -213,16 +213,20 @@ console.log(row("  raw ws", "u8Raw", "u8Raw", TOTAL_MIB, "MiB/s"));
 console.log(row("  client + server + SQLite", "u8Sqlite", "u8Raw", TOTAL_MIB, "MiB/s"));
 console.log(row("  client + server + PostgreSQL, one node", "u8Pg", "u8Raw", TOTAL_MIB, "MiB/s"));
 console.log(row("  the same, start at A, attached at B", "u8PgCross", "u8Raw", TOTAL_MIB, "MiB/s"));
+/** The small-item rows of one method (`str…` for tally, `rev…` for reverse), each against raw ws messages. */
+const smallItemRows = (prefix) => {
+  for (const [label, suffix] of [
+    ["client + server + SQLite", "Sqlite"],
+    ["client + server + PostgreSQL, one node", "Pg"],
+    ["the same, start at A, attached at B", "PgCross"],
+    ["PostgreSQL, one node, BENCH_PG_BEFORE's store", "PgBefore"],
+    ["PostgreSQL, two nodes, BENCH_PG_BEFORE's store", "PgCrossBefore"],
+  ]) {
+    console.log(row(`  ${label}`, `${prefix}${suffix}`, "strRaw", ITEMS, "items/s"));
+  }
+};
 console.log(`stream<string>, ${ITEMS} items of 64 bytes, one way (tally)`);
 console.log(row("  raw ws", "strRaw", "strRaw", ITEMS, "items/s"));
-console.log(row("  client + server + SQLite", "strSqlite", "strRaw", ITEMS, "items/s"));
-console.log(row("  client + server + PostgreSQL, one node", "strPg", "strRaw", ITEMS, "items/s"));
-console.log(row("  the same, start at A, attached at B", "strPgCross", "strRaw", ITEMS, "items/s"));
-console.log(row("  PostgreSQL, one node, BENCH_PG_BEFORE's store", "strPgBefore", "strRaw", ITEMS, "items/s"));
-console.log(row("  PostgreSQL, two nodes, BENCH_PG_BEFORE's store", "strPgCrossBefore", "strRaw", ITEMS, "items/s"));
+smallItemRows("str");
 console.log(`stream<string>, ${ITEMS} items of 64 bytes, round trip (reverse)`);
-console.log(row("  client + server + SQLite", "revSqlite", "strRaw", ITEMS, "items/s"));
-console.log(row("  client + server + PostgreSQL, one node", "revPg", "strRaw", ITEMS, "items/s"));
-console.log(row("  the same, start at A, attached at B", "revPgCross", "strRaw", ITEMS, "items/s"));
-console.log(row("  PostgreSQL, one node, BENCH_PG_BEFORE's store", "revPgBefore", "strRaw", ITEMS, "items/s"));
-console.log(row("  PostgreSQL, two nodes, BENCH_PG_BEFORE's store", "revPgCrossBefore", "strRaw", ITEMS, "items/s"));
+smallItemRows("rev");
