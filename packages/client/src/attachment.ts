@@ -9,7 +9,7 @@ import type { ConnectionOutcome } from "./attach-policy.js";
 import { ClientError, serverViolation } from "./errors.js";
 import type { InputFeeder } from "./input-feeder.js";
 import type { OutputStream } from "./output-stream.js";
-import type { Connection, Transport } from "./transport.js";
+import type { CloseInfo, Connection, Transport } from "./transport.js";
 
 export type ChannelEntry =
   | { readonly direction: "input"; readonly feeder: InputFeeder | undefined }
@@ -27,6 +27,12 @@ export interface Attachment {
   readonly cancelsSent: Set<OutputStream>;
   /** Ends the attempt with `outcome` (the first call wins) and closes the connection. */
   settle(outcome: ConnectionOutcome): void;
+  /**
+   * How the connection ended, once the transport reports its close; `undefined` if it never
+   * opened. After this side's close, a close frame from the server (any code but 1006) says the
+   * server read everything sent before it: WebSocket frames arrive in order.
+   */
+  readonly closed: Promise<CloseInfo | undefined>;
 }
 
 export interface AttachmentOptions {
@@ -55,7 +61,10 @@ export function openAttachment(options: AttachmentOptions): { attachment: Attach
   /** Pending while the first message waits for its answer (pings do not count: a server may answer those and nothing else). */
   let unanswered: ReturnType<typeof setTimeout> | undefined;
   let answered = false;
+  let reportClose!: (info: CloseInfo | undefined) => void;
+  const closed = new Promise<CloseInfo | undefined>((resolve) => (reportClose = resolve));
   const attachment: Attachment = {
+    closed,
     connection: undefined,
     accepted: false,
     settled: false,
@@ -76,6 +85,7 @@ export function openAttachment(options: AttachmentOptions): { attachment: Attach
     try {
       token = await options.getToken();
     } catch (cause) {
+      reportClose(undefined);
       attachment.settle({ kind: "fatal", error: new ClientError("invalid-argument", "getToken failed", { cause }) });
       return;
     }
@@ -94,6 +104,7 @@ export function openAttachment(options: AttachmentOptions): { attachment: Attach
             }
           },
           onClose: (info) => {
+            reportClose(info);
             if (info.error !== undefined) attachment.settle({ kind: "fatal", error: serverViolation(info.error) });
             else if (info.refusal !== undefined && !info.refusal.retryable) attachment.settle({ kind: "rejected", error: info.refusal });
             else if (info.refusal !== undefined) attachment.settle({ kind: "lost", cause: `refused: ${info.refusal.code}` });
@@ -116,6 +127,7 @@ export function openAttachment(options: AttachmentOptions): { attachment: Attach
         }, timeoutMs);
       }
     } catch (error) {
+      reportClose(undefined);
       if (error instanceof ProtocolError && !error.retryable) attachment.settle({ kind: "rejected", error });
       else attachment.settle({ kind: "lost", cause: error instanceof Error ? error.message : "connect failed" });
     }

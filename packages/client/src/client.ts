@@ -49,6 +49,14 @@ export interface ClientOptions {
    * `reconnect.maxAttempts`. Default 30 000 ms; 0 waits forever.
    */
   readonly acceptanceTimeoutMs?: number;
+  /**
+   * After an invocation-wide cancel (`cancel()`) is sent, the connection is closed and the
+   * server's close frame confirms that the server read the cancellations (frames arrive in
+   * order); only then does the cancel count as `delivered`. This bounds the wait for that frame:
+   * past it, or when the connection drops instead, the cancel is `undelivered` (it may not have
+   * been read). Default 10 000 ms.
+   */
+  readonly cancelConfirmTimeoutMs?: number;
   /** Unacknowledged input kept per stream for resends; the source pauses when it is full. Default 8 MiB (decisions §6). */
   readonly maxUnackedInputBytes?: number;
   /** Output items queued per stream before the session is paused. Default 256 (decisions §6). */
@@ -150,6 +158,7 @@ export function createClientWith(options: ClientOptions, defaultTransport: () =>
     maxQueuedEntriesPerStream: positive(options.maxQueuedEntriesPerStream, LIMITS.maxQueuedEntriesPerStream, "maxQueuedEntriesPerStream"),
     maxQueuedBytes: positive(options.maxQueuedBytes, LIMITS.maxQueuedBytesPerSession, "maxQueuedBytes"),
     acceptanceTimeoutMs: nonNegative(options.acceptanceTimeoutMs, DEFAULT_ACCEPTANCE_TIMEOUT_MS, "acceptanceTimeoutMs"),
+    cancelConfirmTimeoutMs: positive(options.cancelConfirmTimeoutMs, DEFAULT_CANCEL_CONFIRM_TIMEOUT_MS, "cancelConfirmTimeoutMs"),
   };
   const servedType = async (application: string, environment: string, agentType: string, signal: AbortSignal | undefined): Promise<AgentTypeSchema> => {
     const catalogue = await fetchCatalogue(discoveryUrl(config.url, application, environment), await config.getToken(), signal);
@@ -244,6 +253,9 @@ export function sessionUrl(base: string): string {
 
 /** Default of `ClientOptions.acceptanceTimeoutMs`. */
 export const DEFAULT_ACCEPTANCE_TIMEOUT_MS = 30_000;
+
+/** Default of `ClientOptions.cancelConfirmTimeoutMs`. */
+export const DEFAULT_CANCEL_CONFIRM_TIMEOUT_MS = 10_000;
 
 /** setTimeout's largest delay; beyond it Node fires at once. */
 const MAX_TIMER_MS = 2 ** 31 - 1;

@@ -38,7 +38,7 @@ import type { OutputStream } from "./output-stream.js";
 import { reconnectDelay, type ReconnectPolicy } from "./reconnect-policy.js";
 import { checkItem } from "./schema.js";
 import { StatePersistence } from "./state-persistence.js";
-import type { Transport } from "./transport.js";
+import type { CloseInfo, Transport } from "./transport.js";
 import { randomUUID } from "./uuid.js";
 
 export interface SessionConfig {
@@ -51,6 +51,8 @@ export interface SessionConfig {
   readonly maxQueuedBytes: number;
   /** See `ClientOptions.acceptanceTimeoutMs`; 0 waits forever. */
   readonly acceptanceTimeoutMs: number;
+  /** See `ClientOptions.cancelConfirmTimeoutMs`. */
+  readonly cancelConfirmTimeoutMs: number;
 }
 
 export type SessionEvent =
@@ -539,20 +541,32 @@ export class Session {
     const attachment = this.#attachment;
     if (this.#cancel === undefined || this.#done || attachment === undefined) return;
     if (cancelReachedServer(attachment, this.#inputs.feeders(), this.#outputs.streams.values(), this.#resultSeen)) {
-      this.#endCancel({ kind: "delivered" });
+      this.#endCancel({ kind: "delivered" }, attachment);
     }
   }
 
-  /** The runtime stops after an invocation-wide cancel: no connection, timer or source is left. */
-  #endCancel(outcome: Exclude<CancelOutcome, { kind: "already-over" }>): void {
+  /**
+   * The runtime stops after an invocation-wide cancel: no connection, timer or source is left.
+   * With `sentOn`, the cancellations were sent on that connection: handed to the socket, not yet
+   * read by the server (a process that exits now can lose them, in its own buffers or to the
+   * reset its unread input provokes). The close that `settle` begins confirms them: the server's
+   * close frame comes after it read every frame before ours.
+   */
+  #endCancel(outcome: Exclude<CancelOutcome, { kind: "already-over" }>, sentOn?: Attachment): void {
     const cancel = this.#cancel;
     if (this.#done || cancel === undefined) return;
     this.#done = true;
     for (const feeder of this.#inputs.feeders()) feeder.stop();
     this.#attachment?.settle({ kind: "released" });
     this.#abort.abort();
-    cancel.settle(outcome);
-    this.#callbacks.onEvent(outcome.kind === "delivered" ? { type: "cancel-delivered" } : { type: "cancel-undelivered", error: outcome.error });
+    const report = (final: Exclude<CancelOutcome, { kind: "already-over" }>): void => {
+      cancel.settle(final);
+      this.#callbacks.onEvent(final.kind === "delivered" ? { type: "cancel-delivered" } : { type: "cancel-undelivered", error: final.error });
+    };
+    if (sentOn === undefined) return report(outcome);
+    void confirmedByClose(sentOn.closed, this.#config.cancelConfirmTimeoutMs).then((unconfirmed) =>
+      report(unconfirmed === undefined ? outcome : { kind: "undelivered", error: new ClientError("connection-lost", unconfirmed) }),
+    );
   }
 
   // ---- descriptors ----
@@ -579,6 +593,19 @@ export class Session {
 
 function isOutputItem(message: ServerMessage): boolean {
   return message.type === "outputStreamItem" || message.type === "output-u8" || message.type === "output-binary";
+}
+
+/**
+ * Waits for the close of a connection this side is closing: undefined when the server's close
+ * frame came (it read everything before ours), otherwise why the cancellations are unconfirmed.
+ */
+async function confirmedByClose(closed: Promise<CloseInfo | undefined>, timeoutMs: number): Promise<string | undefined> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<"timeout">((resolve) => (timer = setTimeout(resolve, timeoutMs, "timeout")));
+  const info = await Promise.race([closed, timeout]).finally(() => clearTimeout(timer));
+  if (info === "timeout") return `the server did not confirm the cancellations within ${timeoutMs} ms (no close frame)`;
+  if (info === undefined || info.code === 1006) return "the connection dropped before the server confirmed the cancellations";
+  return undefined;
 }
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {

@@ -206,6 +206,9 @@ function connectionOf(socket: WebSocket, keepaliveIntervalMs: number, tcp: Socke
     },
     close(code = 1000, reason = ""): void {
       if (socket.readyState === WebSocket.CLOSED || socket.readyState === WebSocket.CLOSING) return;
+      // The server's close frame ends the handshake (and confirms it read what came before ours):
+      // a paused socket would never read it and fall to ws's 30 s close timer instead.
+      if (paused) socket.resume();
       socket.close(code, reason.slice(0, 120));
     },
   });

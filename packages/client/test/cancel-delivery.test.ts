@@ -251,6 +251,49 @@ describe("a cancel on an accepted connection", () => {
     expect(server.closed).toBe(true);
   });
 
+  it("delivered only once the server answered the close behind the cancellations; a drop instead is undelivered", async () => {
+    for (const answer of ["close frame", "drop"] as const) {
+      const { client, transport } = memoryClient();
+      const call = client.invoke({ ...echo, method: "count", methodParameters: { kind: "record", value: { fields: [] } } });
+      const server = await transport.nextConnection();
+      server.unansweredClose = true;
+      const start = (await server.waitUntil(isStart)) as InvocationStart;
+      server.send({ type: "invocationAccepted", attemptId: start.attemptId, idempotencyKey: start.idempotencyKey, mappings: [], sessionToken: SESSION });
+      server.send({ type: "invocationResult", mappings: [outputMapping(2)], result: streamResult() });
+      await call.result;
+      const outcome = call.cancel();
+      const seen = watch(call, outcome);
+      await server.waitUntil((m) => m.type === "streamCancel");
+      // Sent and the close begun, but the server has not answered: nothing is known yet.
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(server.closeRequested).toBe(true);
+      expect(seen.settled).toBe(false);
+      if (answer === "close frame") {
+        server.close(1000);
+        expect(await outcome).toEqual({ kind: "delivered" });
+        expect(seen.delivered).toBe(1);
+      } else {
+        server.drop();
+        expect(await outcome).toMatchObject({ kind: "undelivered", error: { kind: "connection-lost" } });
+        expect(seen.undelivered).toHaveLength(1);
+      }
+    }
+  });
+
+  it("a close the server never answers is undelivered after cancelConfirmTimeoutMs", async () => {
+    const { client, transport } = memoryClient({ cancelConfirmTimeoutMs: 20 });
+    const call = client.invoke({ ...echo, method: "count", methodParameters: { kind: "record", value: { fields: [] } } });
+    const server = await transport.nextConnection();
+    server.unansweredClose = true;
+    const start = (await server.waitUntil(isStart)) as InvocationStart;
+    server.send({ type: "invocationAccepted", attemptId: start.attemptId, idempotencyKey: start.idempotencyKey, mappings: [], sessionToken: SESSION });
+    server.send({ type: "invocationResult", mappings: [outputMapping(2)], result: streamResult() });
+    await call.result;
+    const outcome = await call.cancel();
+    expect(outcome).toMatchObject({ kind: "undelivered", error: { kind: "connection-lost", message: expect.stringContaining("within 20 ms") } });
+    expect(cancels(server)).toEqual([{ type: "streamCancel", channel: 2, reason: "cancelled" }]);
+  });
+
   it("a cancel after the invocation is over sends nothing", async () => {
     const { client, transport } = memoryClient();
     const call = client.invoke({ ...echo, method: "count", methodParameters: { kind: "record", value: { fields: [] } } });

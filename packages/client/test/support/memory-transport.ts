@@ -52,6 +52,13 @@ export class ServerSide {
   readonly connection: Connection;
   paused = false;
   closed = false;
+  /**
+   * When set, the client's close gets no answer (a server that never sends its close frame):
+   * the connection stays open until `drop()`.
+   */
+  unansweredClose = false;
+  /** The client asked to close this connection. */
+  closeRequested = false;
   /** Messages the server wrote while the client was not reading. */
   readonly #outbox: { message: ServerMessage; bytes: number }[] = [];
   readonly #handlers: ConnectionHandlers;
@@ -78,7 +85,10 @@ export class ServerSide {
         this.paused = false;
         this.#flush();
       },
-      close: () => this.#close(1000),
+      close: () => {
+        this.closeRequested = true;
+        if (!this.unansweredClose) this.#close(1000);
+      },
     };
   }
 
@@ -93,6 +103,11 @@ export class ServerSide {
 
   get held(): number {
     return this.#outbox.length;
+  }
+
+  /** The server closes with a close frame (or answers the client's). */
+  close(code = 1000): void {
+    this.#close(code);
   }
 
   /** The connection vanishes (TCP reset): no close frame, no more messages. */

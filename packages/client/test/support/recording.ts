@@ -7,21 +7,35 @@
 import type { ServerMessage, StreamMapping } from "@golem-stream/wire";
 import { wsTransport, type Transport } from "../../src/index.js";
 
-/** A ws transport that records every message received; `until` resolves once `predicate` holds after a message. */
+/**
+ * A ws transport that records every message the runtime received: on each connection, until the
+ * runtime closed it (what arrives while the close handshake completes is not read by anyone).
+ * `until` resolves once `predicate` holds after a message.
+ */
 export function recording(): { transport: Transport; received: ServerMessage[]; until(predicate: () => boolean): Promise<void> } {
   const inner = wsTransport();
   const received: ServerMessage[] = [];
   const waiters = new Set<() => void>();
   const transport: Transport = {
-    connect: (request, handlers) =>
-      inner.connect(request, {
+    connect: async (request, handlers) => {
+      let closing = false;
+      const connection = await inner.connect(request, {
         onMessage: (message, wireBytes) => {
+          if (closing) return;
           received.push(message);
           handlers.onMessage(message, wireBytes);
           for (const check of [...waiters]) check();
         },
         onClose: (info) => handlers.onClose(info),
-      }),
+      });
+      // The same object (the runtime recognises its own transport's connections), its close noted.
+      const close = connection.close.bind(connection);
+      connection.close = (code, reason) => {
+        closing = true;
+        close(code, reason);
+      };
+      return connection;
+    },
   };
   const until = (predicate: () => boolean): Promise<void> =>
     new Promise((resolve) => {
