@@ -93,6 +93,19 @@ export class InputStream {
 
 const asNative = (item: unknown): ParamNode => item as ParamNode;
 
+function stringNode(item: unknown): ParamNode {
+  if (typeof item === "string") return { kind: "string", value: item };
+  const what =
+    item === null
+      ? "null"
+      : item instanceof Uint8Array
+        ? "bytes (decode them first, e.g. setEncoding(\"utf8\") on a Node stream, or use inputStream.bytes)"
+        : item === undefined
+          ? "undefined"
+          : `${typeof item === "object" ? "an" : "a"} ${typeof item}`;
+  throw new ClientError("invalid-argument", `a string input yielded ${what}, not a string`);
+}
+
 /** Constructors for the three element kinds, plus string and JS conveniences. */
 export const inputStream = {
   /** `stream<u8>`: each chunk is sent as packed batches of at most 1 MiB; a `Blob` or `File` is read through `stream()`. */
@@ -110,8 +123,12 @@ export const inputStream = {
       encode: encode === undefined ? asNative : (item) => encode(item as T),
     });
   },
-  /** `stream<string>` from JS strings. */
+  /**
+   * `stream<string>` from JS strings. Any other item fails the input here (`invalid-argument`,
+   * the server told `source-unavailable`) instead of reaching the server, which would close the
+   * connection over it (`validation-error`).
+   */
   strings(source: Source<string>): InputStream {
-    return inputStream.values(source, (text) => ({ kind: "string", value: text }));
+    return inputStream.values(source, stringNode);
   },
 };

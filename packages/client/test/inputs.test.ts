@@ -101,6 +101,22 @@ describe("stream<string> sources", () => {
     await call.finished;
   });
 
+  it.each([
+    ["a number", 42, "a number"],
+    ["a Buffer (a Node stream without setEncoding)", Buffer.from("abc"), "bytes"],
+  ])("an item that is %s fails the input here: the server never sees it, no violation, the invocation ends", async (_label, wrong, what) => {
+    const call = client.invoke({ ...demo, method: "reverse", methodParameters: record(inputStream.strings(["a", wrong as never, "b"])) });
+    const failures: unknown[] = [];
+    call.on("inputFailed", (event) => failures.push(event.error));
+    const items = (await firstStream(call)).values();
+    await expect(collect(items)).rejects.toMatchObject({ kind: "stream-failed" });
+    expect(failures).toEqual([expect.objectContaining({ kind: "invalid-argument", message: expect.stringContaining(what) })]);
+    // The output's producer read the input's cancel (source-unavailable) and failed its stream; the
+    // invocation is over, not left running behind a connection the server closed over a bad item
+    // (validation-error), which the client reported as a rejection.
+    expect(await call.finished).toEqual({ kind: "success" });
+  });
+
   it("tally counts what a one-way stream<string> delivered", async () => {
     const call = client.invoke({ ...demo, method: "tally", methodParameters: record(inputStream.strings(ReadableStream.from(lines))) });
     const bytes = lines.reduce((sum, line) => sum + Buffer.byteLength(line), 0);
