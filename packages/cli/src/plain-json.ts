@@ -28,12 +28,22 @@ export function plainToNative(json: JsonValue, graph: SchemaGraph, type: SchemaT
   try {
     return fromJs(input, graph, type);
   } catch (error) {
-    // fromJs names places in the native value; say them as the plain JSON the person wrote.
-    if (!(error instanceof ProtocolError) || error.path === undefined || !error.message.startsWith(`${error.path}: `)) throw error;
+    // fromJs names places in the native value (and in its JavaScript input, in parentheses); say
+    // them as the plain JSON the person wrote, under the flag that carried it.
+    if (!(error instanceof ProtocolError) || error.path === undefined) throw error;
+    const detail = detailAfter(error.message, error.path);
     const plain = plainPath(graph, type, error.path, path);
-    if (plain === undefined) throw error;
-    throw new ProtocolError(error.code, `${plain}: ${error.message.slice(error.path.length + 2)}`, { path: plain });
+    if (detail === undefined || plain === undefined) throw error;
+    throw new ProtocolError(error.code, `${plain}: ${detail}`, { path: plain });
   }
+}
+
+/** What a `fromJs` message says after its places: `<path>: detail` or `<path> (<data place>): detail`. */
+function detailAfter(message: string, path: string): string | undefined {
+  if (message.startsWith(`${path}: `)) return message.slice(path.length + 2);
+  if (!message.startsWith(`${path} (`)) return undefined;
+  const end = message.indexOf("): ", path.length);
+  return end < 0 ? undefined : message.slice(end + 3);
 }
 
 /** Renders a native value as plain JSON; `streamName` says what to print in place of each stream. */

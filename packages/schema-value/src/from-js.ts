@@ -3,7 +3,8 @@
  * docs/protocol/schema-value.md). What is built is always re-validated with
  * `decodeSchemaValue`, so `fromJs` can never return an invalid value.
  */
-import { clip, guard, validationError } from "./errors.js";
+import { ProtocolError } from "@golem-stream/wire";
+import { clip, guard } from "./errors.js";
 import { checkedType, type SchemaGraph } from "./graph.js";
 import { Location } from "./location.js";
 import type { SchemaType, SchemaValue, StreamRef } from "./types.js";
@@ -22,7 +23,11 @@ export interface FromJsHooks {
   readonly streams?: StreamMode;
 }
 
-/** Builds the native value of JavaScript `data` for `type` (default `graph.root`), validated. */
+/**
+ * Builds the native value of JavaScript `data` for `type` (default `graph.root`), validated.
+ * An error's `path` is the place in the native value (`value.fields[0]`); its message also names
+ * the place in `data` (`value.fields[0] (name): expected a string`), which is what the caller wrote.
+ */
 export function fromJs(data: unknown, graph: SchemaGraph, type?: SchemaType, hooks: FromJsHooks = {}): SchemaValue {
   return guard("value", () => {
     const [checked, expected] = checkedType(graph, type);
@@ -32,13 +37,20 @@ export function fromJs(data: unknown, graph: SchemaGraph, type?: SchemaType, hoo
       return decodeSchemaValue({ kind: "string", value: data }, graph, { type: expected, streams: hooks.streams ?? "any" }).value;
     }
     const location = new Location("value");
-    const fail = (message: string) => validationError(location.path(), message);
+    /** Where the walk is in `data`, as JavaScript: `.name`, `[3]`, `.some`, ... */
+    const dataPath: string[] = [];
+    /** Set for a second walk that only finds which place in `data` a decoder error's path is. */
+    let explaining: { readonly path: string; found?: string } | undefined;
+    const fail = (message: string) => located(location.path(), renderDataPath(dataPath), message);
     const walk = (x: unknown, declared: SchemaType): SchemaValue => {
       if (location.depth > 128) throw fail("data nests too deeply");
       const resolved = graph.resolve(declared);
-      const into = (child: unknown, childType: SchemaType, member: string, index?: number, subIndex?: number) => {
+      const into = (child: unknown, childType: SchemaType, member: string, index: number | undefined, subIndex: number | undefined, at: string) => {
         const entered = location.enter(member, index, subIndex);
+        dataPath.push(at);
+        if (explaining !== undefined && explaining.found === undefined && location.path() === explaining.path) explaining.found = renderDataPath(dataPath);
         const out = walk(child, childType);
+        dataPath.pop();
         location.leave(entered);
         return out;
       };
@@ -67,7 +79,14 @@ export function fromJs(data: unknown, graph: SchemaGraph, type?: SchemaType, hoo
           return { kind: resolved.kind, value: x };
         case "record": {
           if (!isPlainObject(x)) throw fail("expected an object keyed by field name");
-          const fields = resolved.value.fields.map((f, i) => into(ownValue(x, f.name), f.body, "fields", i));
+          const declaredFields = resolved.value.fields;
+          // A misspelt field would otherwise surface as the right name missing, far from the typo.
+          for (const key of Object.keys(x)) {
+            if (!declaredFields.some((f) => f.name === key)) {
+              throw fail(`unknown field "${clip(key)}" (the fields are ${clip(declaredFields.map((f) => f.name).join(", "), 200)})`);
+            }
+          }
+          const fields = declaredFields.map((f, i) => into(ownValue(x, f.name), f.body, "fields", i, undefined, memberPath(f.name)));
           return { kind: "record", value: { fields } };
         }
         case "variant": {
@@ -77,7 +96,7 @@ export function fromJs(data: unknown, graph: SchemaGraph, type?: SchemaType, hoo
           const declaredCase = resolved.value.cases[index];
           if (declaredCase === undefined) throw fail(`unknown case "${clip(String(name))}"`);
           if (declaredCase.payload === undefined) return { kind: "variant", value: { case: index } };
-          return { kind: "variant", value: { case: index, payload: into(ownValue(x, "value"), declaredCase.payload, "payload") } };
+          return { kind: "variant", value: { case: index, payload: into(ownValue(x, "value"), declaredCase.payload, "payload", undefined, undefined, ".value") } };
         }
         case "enum": {
           const index = typeof x === "string" ? resolved.value.cases.indexOf(x) : -1;
@@ -92,18 +111,18 @@ export function fromJs(data: unknown, graph: SchemaGraph, type?: SchemaType, hoo
         case "tuple": {
           const items = arrayOf(x, fail);
           if (items.length !== resolved.value.elements.length) throw fail(`expected ${resolved.value.elements.length} elements`);
-          return { kind: "tuple", value: { elements: resolved.value.elements.map((e, i) => into(items[i], e, "elements", i)) } };
+          return { kind: "tuple", value: { elements: resolved.value.elements.map((e, i) => into(items[i], e, "elements", i, undefined, `[${i}]`)) } };
         }
         case "list":
         case "fixed-list": {
           const items = arrayOf(x, fail);
-          return { kind: resolved.kind, value: { elements: items.map((item, i) => into(item, resolved.value.element, "elements", i)) } };
+          return { kind: resolved.kind, value: { elements: items.map((item, i) => into(item, resolved.value.element, "elements", i, undefined, `[${i}]`)) } };
         }
         case "map": {
           const pairs: [unknown, unknown][] = x instanceof Map ? [...x.entries()] : (arrayOf(x, fail) as [unknown, unknown][]);
           const entries = pairs.map((pair, i): [SchemaValue, SchemaValue] => {
             if (!Array.isArray(pair) || pair.length !== 2) throw fail("expected a Map or [key, value] pairs");
-            return [into(pair[0], resolved.value.key, "entries", i, 0), into(pair[1], resolved.value.value, "entries", i, 1)];
+            return [into(pair[0], resolved.value.key, "entries", i, 0, ` entry ${i}'s key`), into(pair[1], resolved.value.value, "entries", i, 1, ` entry ${i}'s value`)];
           });
           return { kind: "map", value: { entries } };
         }
@@ -111,9 +130,9 @@ export function fromJs(data: unknown, graph: SchemaGraph, type?: SchemaType, hoo
           if (x === undefined || x === null) return { kind: "option", value: { inner: null } };
           if (graph.resolve(resolved.value.inner).kind === "option") {
             if (!isPlainObject(x) || !Object.hasOwn(x, "some")) throw fail("a nested option's value is written {some: value}");
-            return { kind: "option", value: { inner: into(ownValue(x, "some"), resolved.value.inner, "inner") } };
+            return { kind: "option", value: { inner: into(ownValue(x, "some"), resolved.value.inner, "inner", undefined, undefined, ".some") } };
           }
-          return { kind: "option", value: { inner: into(x, resolved.value.inner, "inner") } };
+          return { kind: "option", value: { inner: into(x, resolved.value.inner, "inner", undefined, undefined, "") } };
         }
         case "result": {
           if (!isPlainObject(x)) throw fail("expected {ok: value} or {err: value}");
@@ -121,7 +140,7 @@ export function fromJs(data: unknown, graph: SchemaGraph, type?: SchemaType, hoo
           if (isOk === Object.hasOwn(x, "err")) throw fail("expected exactly one of ok and err");
           const tag = isOk ? "ok" : "err";
           const side = resolved.value.spec[tag];
-          return { kind: "result", value: { tag, value: side === undefined ? null : into(ownValue(x, tag), side, "value") } };
+          return { kind: "result", value: { tag, value: side === undefined ? null : into(ownValue(x, tag), side, "value", undefined, undefined, `.${tag}`) } };
         }
         case "text": {
           if (typeof x === "string") return { kind: "text", value: { text: x } };
@@ -163,7 +182,7 @@ export function fromJs(data: unknown, graph: SchemaGraph, type?: SchemaType, hoo
           const tag = ownValue(x, "tag") as string;
           const branch = resolved.value.spec.branches.find((b) => b.tag === tag);
           if (branch === undefined) throw fail(`unknown union tag "${clip(tag)}"`);
-          return { kind: "union", value: { tag, body: into(ownValue(x, "body"), branch.body, "body") } };
+          return { kind: "union", value: { tag, body: into(ownValue(x, "body"), branch.body, "body", undefined, undefined, ".body") } };
         }
         case "stream": {
           const context: StreamContext = { coordinate: location.pointer(), elementType: resolved.value.inner, graph };
@@ -180,8 +199,44 @@ export function fromJs(data: unknown, graph: SchemaGraph, type?: SchemaType, hoo
       }
     };
     const built = walk(data, expected);
-    return decodeSchemaValue(built, graph, { type: expected, streams: hooks.streams ?? "any" }).value;
+    try {
+      return decodeSchemaValue(built, graph, { type: expected, streams: hooks.streams ?? "any" }).value;
+    } catch (error) {
+      // A range or a restriction the walk does not check: walk again (no stream hook: nothing is
+      // bound twice) to name the place in `data` that the decoder's path points at.
+      if (!(error instanceof ProtocolError) || error.code !== "validation-error" || error.path === undefined || error.path === "value") throw error;
+      const path = error.path;
+      explaining = { path };
+      const streamHook = hooks.stream;
+      hooks = { ...hooks, stream: undefined };
+      try {
+        walk(data, expected);
+      } finally {
+        hooks = { ...hooks, stream: streamHook };
+      }
+      if (explaining.found === undefined) throw error;
+      const prefix = `${path}: `;
+      throw located(path, explaining.found, error.message.startsWith(prefix) ? error.message.slice(prefix.length) : error.message, error);
+    }
   });
+}
+
+/** A validation error at `path` in the native value, naming `at`, the same place in the JavaScript data. */
+function located(path: string, at: string, message: string, cause?: unknown): ProtocolError {
+  return new ProtocolError("validation-error", at === "" ? `${path}: ${message}` : `${path} (${at}): ${message}`, {
+    path,
+    ...(cause === undefined ? {} : { cause }),
+  });
+}
+
+function renderDataPath(segments: readonly string[]): string {
+  const text = segments.join("");
+  return text.startsWith(".") ? text.slice(1) : text.trimStart();
+}
+
+/** `.name`, or `["odd name"]` when the name is not an identifier. */
+function memberPath(name: string): string {
+  return /^[A-Za-z_$][\w$]*$/.test(name) ? `.${name}` : `[${JSON.stringify(clip(name))}]`;
 }
 
 function isPlainObject(x: unknown): x is Record<string, unknown> {
