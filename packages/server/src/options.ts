@@ -78,6 +78,16 @@ export interface ServerLimits {
   /** How long a finished session stays resumable (default 24 h). */
   readonly sessionRetentionMs: number;
   /**
+   * How long a running session may go without any attachment before the
+   * server gives it up: its open streams are cancelled with
+   * `transport-detached`, durably (protocol 6.7), so an invocation nobody
+   * will come back to ends instead of running until a restart. Any attach
+   * (resume, takeover) before then starts the wait over. Default 24 h;
+   * above 2^31-1 ms (about 24.8 days) never. One node only for now: a
+   * cluster node does not give up sessions (docs/protocol/server.md).
+   */
+  readonly detachedSessionTimeoutMs: number;
+  /**
    * How long a purged session's tombstone (its attempt ids and idempotency
    * key) is kept after the purge, so that a late exact replay of its start
    * is answered `session-expired` instead of running the method again
@@ -118,6 +128,7 @@ export const DEFAULT_LIMITS: ServerLimits = {
   maxQueuedBytesPerNode: 256 * 1024 * 1024,
   maxStreamsPerSession: LIMITS.maxStreamsPerSession,
   sessionRetentionMs: LIMITS.defaultSessionRetentionMs,
+  detachedSessionTimeoutMs: 24 * 60 * 60 * 1000,
   tombstoneRetentionMs: 30 * 24 * 60 * 60 * 1000,
   sendHighWaterBytes: 1024 * 1024,
   maxPooledSendBytes: 8 * 1024 * 1024,

@@ -76,6 +76,8 @@ export interface PendingStream {
 }
 
 const INVOCATION_FAILED = "invocation failed";
+/** setTimeout's largest delay; a longer detached timeout means never. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 /** The new streams a chunk that introduces none (most) hands the store: one shared empty list. */
 const NO_RECORDS: readonly NewStream[] = Object.freeze([]);
 
@@ -143,6 +145,8 @@ export class LiveSession {
   role: "owner" | "mirror" = "owner";
   /** Cluster mode: the node-to-node side (cluster/cluster-peer.ts), while the session is loaded. */
   #peer: ClusterPeer | undefined;
+  /** Runs while the running session has no attachment (`limits.detachedSessionTimeoutMs`). */
+  #detachedTimer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(deps: RuntimeDeps, record: SessionRecord, streams: readonly StreamState[]) {
     this.deps = deps;
@@ -250,6 +254,8 @@ export class LiveSession {
   attach(sink: AttachmentSink): void {
     const previous = this.#attachment;
     this.#attachment = sink;
+    clearTimeout(this.#detachedTimer);
+    this.#detachedTimer = undefined;
     // The output windows go on: events recorded and not yet sent stay
     // charged until the new attachment sends them (it replays from its
     // client's cursor, which no unsent event precedes). Restarting them here
@@ -260,7 +266,35 @@ export class LiveSession {
   }
 
   detach(sink: AttachmentSink): void {
-    if (this.#attachment === sink) this.#attachment = undefined;
+    if (this.#attachment !== sink) return;
+    this.#attachment = undefined;
+    this.#armDetachedTimer();
+  }
+
+  /**
+   * Starts the wait after which a running session nobody attached to is given up
+   * (`limits.detachedSessionTimeoutMs`). Only where this node alone serves the session: in a
+   * cluster a client may be attached at another node, which this node would not see.
+   */
+  #armDetachedTimer(): void {
+    const timeoutMs = this.deps.limits.detachedSessionTimeoutMs;
+    if (this.deps.cluster !== undefined || !this.#running || this.finished || timeoutMs > MAX_TIMER_MS) return;
+    clearTimeout(this.#detachedTimer);
+    this.#detachedTimer = setTimeout(() => void this.#giveUpDetached(timeoutMs), timeoutMs);
+    // A timer must not keep a process alive that has nothing else to do (tests, a closing server).
+    this.#detachedTimer.unref();
+  }
+
+  /** No client came back: every open stream ends `transport-detached` in the store, then the invocation ends as its method does. */
+  async #giveUpDetached(timeoutMs: number): Promise<void> {
+    this.#detachedTimer = undefined;
+    if (this.#attachment !== undefined || !this.#running || this.finished || this.#failing) return;
+    this.deps.observer.sessionGivenUp(identityOf(this.record), timeoutMs);
+    try {
+      await this.terminalizeAll("transport-detached");
+    } catch (error) {
+      await this.#fail(error);
+    }
   }
 
   /**
@@ -884,6 +918,7 @@ export class LiveSession {
     await this.deps.store.finish(this.sessionId, text, at);
     this.record = { ...this.record, state: "finished", outcome: text, finishedAt: at };
     this.#running = false;
+    clearTimeout(this.#detachedTimer);
     this.deps.observer.sessionFinished(identityOf(this.record), outcome.kind === "success" ? "success" : outcome.code, at - this.record.createdAt);
     this.#attachment?.finished();
   }
@@ -899,6 +934,7 @@ export class LiveSession {
     // Nothing more is recorded: on the next start the session is found
     // running and finished as failed (see docs/protocol/server.md).
     this.#failing = true;
+    clearTimeout(this.#detachedTimer);
     this.#invocationAbort.abort(new Error("server shutting down"));
   }
 }

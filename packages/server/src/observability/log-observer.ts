@@ -61,5 +61,11 @@ export function logObserver(logger: Logger): PartialObserver {
     },
     orphansClaimed: (count) => logger.warn("finished invocations of a node whose lease lapsed", { event: "cluster.orphans-claimed", count }),
     drainStarted: () => logger.info("draining", { event: "drain" }),
+    sessionGivenUp: (session, detachedMs) =>
+      logger.warn("session given up: no attachment for detachedSessionTimeoutMs; its streams end transport-detached", {
+        event: "session.given-up",
+        ...sessionFields(session),
+        detachedMs,
+      }),
   };
 }

@@ -137,6 +137,11 @@ export class PrometheusMetrics {
       registers,
     });
     const draining = new Gauge({ name: `${p}draining`, help: "1 once the server has started draining.", registers });
+    const givenUp = new Counter({
+      name: `${p}sessions_given_up_total`,
+      help: "Running sessions that had no attachment for limits.detachedSessionTimeoutMs; their streams were cancelled with transport-detached.",
+      registers,
+    });
     draining.set(0);
     connections.set(0);
     running.set(0);
@@ -174,6 +179,7 @@ export class PrometheusMetrics {
       },
       orphansClaimed: (count) => orphans.inc(count),
       drainStarted: () => draining.set(1),
+      sessionGivenUp: () => givenUp.inc(),
     };
   }
 

@@ -90,6 +90,8 @@ export interface ServerObserver {
   orphansClaimed(count: number): void;
   /** The server started draining (it refuses new connections from now on). */
   drainStarted(): void;
+  /** A running session had no attachment for `detachedMs` (`limits.detachedSessionTimeoutMs`): its streams are being cancelled. */
+  sessionGivenUp(session: SessionIdentity, detachedMs: number): void;
 }
 
 const NOOP_ATTACHMENT: AttachmentObserver = { revoked() {}, violation() {}, ended() {} };
@@ -111,6 +113,7 @@ export const NOOP_OBSERVER: ServerObserver = {
   leaseHeartbeat() {},
   orphansClaimed() {},
   drainStarted() {},
+  sessionGivenUp() {},
 };
 
 /** Part of an observer: every method left out is a no-op. */
@@ -151,6 +154,7 @@ export function composeObservers(observers: readonly PartialObserver[]): ServerO
     leaseHeartbeat: (ok) => all.forEach((o) => o.leaseHeartbeat(ok)),
     orphansClaimed: (count) => all.forEach((o) => o.orphansClaimed(count)),
     drainStarted: () => all.forEach((o) => o.drainStarted()),
+    sessionGivenUp: (s, ms) => all.forEach((o) => o.sessionGivenUp(s, ms)),
   };
 }
 
