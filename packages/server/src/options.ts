@@ -83,8 +83,9 @@ export interface ServerLimits {
    * `transport-detached`, durably (protocol 6.7), so an invocation nobody
    * will come back to ends instead of running until a restart. Any attach
    * (resume, takeover) before then starts the wait over. Default 24 h;
-   * above 2^31-1 ms (about 24.8 days) never. One node only for now: a
-   * cluster node does not give up sessions (docs/protocol/server.md).
+   * above 2^31-1 ms (about 24.8 days) never. In a cluster the owner decides,
+   * and the node serving an attachment tells it the attachment is alive
+   * (docs/cluster.md): use the same value on every node.
    */
   readonly detachedSessionTimeoutMs: number;
   /**

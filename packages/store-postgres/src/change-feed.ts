@@ -23,6 +23,7 @@ const KINDS: Record<SessionChange["kind"], true> = {
   cancel: true,
   delivered: true,
   consumed: true,
+  alive: true,
 };
 const CHANGE_KINDS: ReadonlySet<string> = new Set(Object.keys(KINDS));
 

@@ -26,6 +26,8 @@ export interface PeerSession {
   cancelOutputById(streamId: string, reason: ClientCancelReason): Promise<void>;
   /** Owner: the attachment at another node sent `events` events, `bytes` bytes, of the stream. */
   deliveredRemotely(streamId: string, events: number, bytes: number): void;
+  /** Owner: another node still serves an attachment to the session (its `alive` change). */
+  attachedRemotely(): void;
   readonly logger: { warn(message: string, fields?: Record<string, unknown>): void };
 }
 
@@ -98,6 +100,9 @@ export class ClusterPeer {
       case "consumed":
         this.#ownerTook(change.streamId, BigInt(change.sequence));
         return;
+      case "alive":
+        this.#session.attachedRemotely();
+        return;
     }
   }
 
@@ -126,6 +131,11 @@ export class ClusterPeer {
   }
 
   // ------------------------------------------------------------ attachment side
+
+  /** Tells the owner that this node still serves an attachment to the session. */
+  attachmentAlive(): void {
+    void this.#store.publish(this.#session.sessionId, { kind: "alive" }).catch((error: unknown) => this.#warn("alive", error));
+  }
 
   /** Forwards a client's cancel of an output to the owner, which records the terminal. */
   forwardCancel(streamId: string, reason: ClientCancelReason): Promise<void> {

@@ -35,6 +35,7 @@ import { StreamState, type InputItem } from "./stream-state.js";
 import type { TokenService } from "../sessions/token-service.js";
 import { catalogueGraph, decodeValue, describeElement, type SchemaGraph } from "../values.js";
 import { ClusterPeer } from "../cluster/cluster-peer.js";
+import { DetachedWatch } from "./detached-watch.js";
 import { sameInput } from "../attachment/input-resend.js";
 import type { ClusterSessionStore } from "../store/cluster-store.js";
 import { identityOf, type ServerObserver } from "../observability/server-observer.js";
@@ -76,8 +77,6 @@ export interface PendingStream {
 }
 
 const INVOCATION_FAILED = "invocation failed";
-/** setTimeout's largest delay; a longer detached timeout means never. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
 /** The new streams a chunk that introduces none (most) hands the store: one shared empty list. */
 const NO_RECORDS: readonly NewStream[] = Object.freeze([]);
 
@@ -145,8 +144,8 @@ export class LiveSession {
   role: "owner" | "mirror" = "owner";
   /** Cluster mode: the node-to-node side (cluster/cluster-peer.ts), while the session is loaded. */
   #peer: ClusterPeer | undefined;
-  /** Runs while the running session has no attachment (`limits.detachedSessionTimeoutMs`). */
-  #detachedTimer: ReturnType<typeof setTimeout> | undefined;
+  /** Gives the running session up after `limits.detachedSessionTimeoutMs` without an attachment (detached-watch.ts). */
+  readonly #detachedWatch: DetachedWatch;
 
   constructor(deps: RuntimeDeps, record: SessionRecord, streams: readonly StreamState[]) {
     this.deps = deps;
@@ -164,6 +163,11 @@ export class LiveSession {
     });
     for (const stream of streams) this.#register(stream);
     this.#nextOrdinal = streams.reduce((next, s) => Math.max(next, s.ordinal + 1), 0);
+    this.#detachedWatch = new DetachedWatch(
+      deps.limits.detachedSessionTimeoutMs,
+      () => void this.#giveUpDetached(),
+      () => this.#peer?.attachmentAlive(),
+    );
   }
 
   get sessionId(): string {
@@ -199,6 +203,7 @@ export class LiveSession {
         if (stream === undefined || this.role !== "owner") return;
         for (let i = 0; i < events; i++) this.delivered(stream, i === 0 ? bytes : 0);
       },
+      attachedRemotely: () => this.#attachmentElsewhere(),
     });
   }
 
@@ -206,6 +211,7 @@ export class LiveSession {
   unfollow(): void {
     this.#peer?.close();
     this.#peer = undefined;
+    this.#detachedWatch.stop();
   }
 
   /** Announces an exact replay's attachment as the generation's sole owner to the other nodes. */
@@ -254,8 +260,8 @@ export class LiveSession {
   attach(sink: AttachmentSink): void {
     const previous = this.#attachment;
     this.#attachment = sink;
-    clearTimeout(this.#detachedTimer);
-    this.#detachedTimer = undefined;
+    this.#detachedWatch.attached();
+    if (this.remote) this.#detachedWatch.serving();
     // The output windows go on: events recorded and not yet sent stay
     // charged until the new attachment sends them (it replays from its
     // client's cursor, which no unsent event precedes). Restarting them here
@@ -268,28 +274,24 @@ export class LiveSession {
   detach(sink: AttachmentSink): void {
     if (this.#attachment !== sink) return;
     this.#attachment = undefined;
-    this.#armDetachedTimer();
+    this.#noLocalAttachment();
   }
 
-  /**
-   * Starts the wait after which a running session nobody attached to is given up
-   * (`limits.detachedSessionTimeoutMs`). Only where this node alone serves the session: in a
-   * cluster a client may be attached at another node, which this node would not see.
-   */
-  #armDetachedTimer(): void {
-    const timeoutMs = this.deps.limits.detachedSessionTimeoutMs;
-    if (this.deps.cluster !== undefined || !this.#running || this.finished || timeoutMs > MAX_TIMER_MS) return;
-    clearTimeout(this.#detachedTimer);
-    this.#detachedTimer = setTimeout(() => void this.#giveUpDetached(timeoutMs), timeoutMs);
-    // A timer must not keep a process alive that has nothing else to do (tests, a closing server).
-    this.#detachedTimer.unref();
+  /** The local attachment is gone (detached or revoked): a serving node stops saying it serves; an owner waits. */
+  #noLocalAttachment(): void {
+    this.#detachedWatch.notServing();
+    if (this.role === "owner" && this.#running && !this.finished) this.#detachedWatch.wait();
+  }
+
+  /** Owner: another node serves an attachment (it attached there, or says it still does): the wait starts over. */
+  #attachmentElsewhere(): void {
+    if (this.#attachment === undefined && this.role === "owner" && this.#running && !this.finished) this.#detachedWatch.wait();
   }
 
   /** No client came back: every open stream ends `transport-detached` in the store, then the invocation ends as its method does. */
-  async #giveUpDetached(timeoutMs: number): Promise<void> {
-    this.#detachedTimer = undefined;
-    if (this.#attachment !== undefined || !this.#running || this.finished || this.#failing) return;
-    this.deps.observer.sessionGivenUp(identityOf(this.record), timeoutMs);
+  async #giveUpDetached(): Promise<void> {
+    if (this.#attachment !== undefined || this.role !== "owner" || !this.#running || this.finished || this.#failing) return;
+    this.deps.observer.sessionGivenUp(identityOf(this.record), this.deps.limits.detachedSessionTimeoutMs);
     try {
       await this.terminalizeAll("transport-detached");
     } catch (error) {
@@ -772,10 +774,11 @@ export class LiveSession {
   async #attachedElsewhere(generation: bigint, attachment: string | undefined): Promise<void> {
     await this.syncFromStore();
     const sink = this.#attachment;
-    if (sink === undefined) return;
+    if (sink === undefined) return this.#attachmentElsewhere();
     if (sink.generation < generation || (attachment !== undefined && sink.attachmentId !== attachment)) {
       this.#attachment = undefined;
       sink.revoke();
+      this.#noLocalAttachment();
     }
   }
 
@@ -918,7 +921,7 @@ export class LiveSession {
     await this.deps.store.finish(this.sessionId, text, at);
     this.record = { ...this.record, state: "finished", outcome: text, finishedAt: at };
     this.#running = false;
-    clearTimeout(this.#detachedTimer);
+    this.#detachedWatch.stop();
     this.deps.observer.sessionFinished(identityOf(this.record), outcome.kind === "success" ? "success" : outcome.code, at - this.record.createdAt);
     this.#attachment?.finished();
   }
@@ -934,7 +937,7 @@ export class LiveSession {
     // Nothing more is recorded: on the next start the session is found
     // running and finished as failed (see docs/protocol/server.md).
     this.#failing = true;
-    clearTimeout(this.#detachedTimer);
+    this.#detachedWatch.stop();
     this.#invocationAbort.abort(new Error("server shutting down"));
   }
 }

@@ -38,7 +38,12 @@ export type SessionChange =
   /** The attachment sent `events` more output events of the stream, `bytes` of payload: the owner's window moves. */
   | { readonly kind: "delivered"; readonly streamId: string; readonly events: number; readonly bytes: number }
   /** The owner's agent has taken the input items below `sequence` (decimal): the attachment may accept more. */
-  | { readonly kind: "consumed"; readonly streamId: string; readonly sequence: string };
+  | { readonly kind: "consumed"; readonly streamId: string; readonly sequence: string }
+  /**
+   * A node other than the owner serves an attachment to the session, still: sent while it does,
+   * every quarter of `limits.detachedSessionTimeoutMs`, so the owner does not give the session up.
+   */
+  | { readonly kind: "alive" };
 
 export type SessionChangeListener = (change: SessionChange) => void;
 

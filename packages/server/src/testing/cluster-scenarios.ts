@@ -15,7 +15,7 @@ import type { ServerMessage } from "@golem-stream/wire";
 import { createDemoHost } from "../demo/host.js";
 import { createSessionServer, type SessionServer } from "../server.js";
 import type { ClusterSessionStore } from "../store/cluster-store.js";
-import type { Logger } from "../options.js";
+import type { Logger, ServerLimits } from "../options.js";
 import { demoStart, outputValues, v } from "./demo-messages.js";
 import { RawClient, TEST_TOKEN as TOKEN } from "./raw-client.js";
 import type { TestApi } from "./store-contract.js";
@@ -74,6 +74,7 @@ export function clusterScenarios(api: ClusterTestApi, name: string, openStores: 
     leaseTtlMs = 10_000,
     wrap: (index: number, store: ClusterSessionStore) => ClusterSessionStore = (_, store) => store,
     logger?: (index: number) => Logger,
+    limits?: Partial<ServerLimits>,
   ): Promise<{ stores: ClusterSessionStore[]; nodes: Node[] }> {
     const stores = await openStores(count);
     opened.push(...stores);
@@ -86,6 +87,7 @@ export function clusterScenarios(api: ClusterTestApi, name: string, openStores: 
         authenticator: (token) => (token === TOKEN ? { account: "acme", principal: "alice" } : undefined),
         cluster: { leaseTtlMs },
         ...(logger === undefined ? {} : { logger: logger(index) }),
+        ...(limits === undefined ? {} : { limits }),
       });
       const { url } = await server.listen();
       nodes.push({ id: store.nodeId, server, url });
@@ -109,6 +111,46 @@ export function clusterScenarios(api: ClusterTestApi, name: string, openStores: 
   }
 
   describe(name, () => {
+    it("detachedSessionTimeoutMs: a client attached at another node than the owner keeps the session, even with nothing flowing; once it leaves, the owner gives the session up", async () => {
+      // Long enough that the serving node's `alive` changes (a quarter of it apart) reach the owner
+      // through a loaded database in time; the test waits three timeouts.
+      const TIMEOUT_MS = 1500;
+      const givenUp: string[] = [];
+      const waiters: (() => void)[] = [];
+      const logger = (index: number): Logger => {
+        const note = (_message: string, fields?: Readonly<Record<string, unknown>>): void => {
+          if (fields?.["event"] !== "session.given-up") return;
+          givenUp.push(String.fromCharCode(97 + index));
+          for (const wake of waiters.splice(0)) wake();
+        };
+        return { info: note, warn: note, error: note };
+      };
+      const [a, b] = (await startCluster(2, 10_000, undefined, logger, { detachedSessionTimeoutMs: TIMEOUT_MS })).nodes;
+      // reverse with its input open and nothing sent: only B's word tells A that the client is there.
+      const { client } = await startThenResume(a!, b!, demoStart("reverse", v.record(v.stream(randomUUID()))));
+      const reaccepted = (await client.nextOf("invocationAccepted")) as Accepted;
+      await sleep(3 * TIMEOUT_MS);
+      expect(givenUp).toEqual([]);
+      const input = reaccepted.mappings.find((m) => m.direction === "input")!;
+      client.send({ type: "inputStreamItem", channel: input.channel, sequence: 0n, value: v.str("abc") });
+      for (;;) {
+        const message = await client.next();
+        if (message.type === "outputStreamItem") {
+          expect(message.value).toEqual(v.str("cba"));
+          break;
+        }
+      }
+
+      const given = new Promise<void>((resolve) => waiters.push(resolve));
+      client.terminate();
+      await given;
+      expect(givenUp).toEqual(["a"]);
+      const back = await RawClient.connect(b!.url);
+      back.send(resume("resume", reaccepted.sessionToken));
+      const { messages } = await back.all(WITHIN_TEST);
+      expect(messages.find((m) => m.type === "outputStreamEnd")).toMatchObject({ outcome: { kind: "cancelled", reason: "transport-detached" } });
+    }, 30_000);
+
     it("reverse: items sent at node A, the connection cut, the rest sent at node B; every output in order, no gap", async () => {
       const [a, b] = (await startCluster(2)).nodes;
       const first = await RawClient.connect(a!.url);
