@@ -232,6 +232,19 @@ describe("a cancel before the first acceptance", () => {
   });
 });
 
+/** `count` accepted with its result's stream on channel 2, on a connection whose server does not answer the client's close. */
+async function countWithSilentClose(options: Parameters<typeof memoryClient>[0] = {}) {
+  const { client, transport } = memoryClient(options);
+  const call = client.invoke({ ...echo, method: "count", methodParameters: { kind: "record", value: { fields: [] } } });
+  const server = await transport.nextConnection();
+  server.unansweredClose = true;
+  const start = (await server.waitUntil(isStart)) as InvocationStart;
+  server.send({ type: "invocationAccepted", attemptId: start.attemptId, idempotencyKey: start.idempotencyKey, mappings: [], sessionToken: SESSION });
+  server.send({ type: "invocationResult", mappings: [outputMapping(2)], result: streamResult() });
+  await call.result;
+  return { call, server };
+}
+
 describe("a cancel on an accepted connection", () => {
   it("waits for the result (its streams exist only from it on), then cancels them too", async () => {
     const { client, transport } = memoryClient();
@@ -253,14 +266,7 @@ describe("a cancel on an accepted connection", () => {
 
   it("delivered only once the server answered the close behind the cancellations; a drop instead is undelivered", async () => {
     for (const answer of ["close frame", "drop"] as const) {
-      const { client, transport } = memoryClient();
-      const call = client.invoke({ ...echo, method: "count", methodParameters: { kind: "record", value: { fields: [] } } });
-      const server = await transport.nextConnection();
-      server.unansweredClose = true;
-      const start = (await server.waitUntil(isStart)) as InvocationStart;
-      server.send({ type: "invocationAccepted", attemptId: start.attemptId, idempotencyKey: start.idempotencyKey, mappings: [], sessionToken: SESSION });
-      server.send({ type: "invocationResult", mappings: [outputMapping(2)], result: streamResult() });
-      await call.result;
+      const { call, server } = await countWithSilentClose();
       const outcome = call.cancel();
       const seen = watch(call, outcome);
       await server.waitUntil((m) => m.type === "streamCancel");
@@ -281,14 +287,7 @@ describe("a cancel on an accepted connection", () => {
   });
 
   it("a close the server never answers is undelivered after cancelConfirmTimeoutMs", async () => {
-    const { client, transport } = memoryClient({ cancelConfirmTimeoutMs: 20 });
-    const call = client.invoke({ ...echo, method: "count", methodParameters: { kind: "record", value: { fields: [] } } });
-    const server = await transport.nextConnection();
-    server.unansweredClose = true;
-    const start = (await server.waitUntil(isStart)) as InvocationStart;
-    server.send({ type: "invocationAccepted", attemptId: start.attemptId, idempotencyKey: start.idempotencyKey, mappings: [], sessionToken: SESSION });
-    server.send({ type: "invocationResult", mappings: [outputMapping(2)], result: streamResult() });
-    await call.result;
+    const { call, server } = await countWithSilentClose({ cancelConfirmTimeoutMs: 20 });
     const outcome = await call.cancel();
     expect(outcome).toMatchObject({ kind: "undelivered", error: { kind: "connection-lost", message: expect.stringContaining("within 20 ms") } });
     expect(cancels(server)).toEqual([{ type: "streamCancel", channel: 2, reason: "cancelled" }]);

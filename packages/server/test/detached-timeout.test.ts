@@ -32,38 +32,46 @@ afterEach(async () => {
   server = undefined;
 });
 
+/** A server with `detachedSessionTimeoutMs`, and a long `count` started on it: its connection, acceptance and log. */
+async function countOn(detachedSessionTimeoutMs: number) {
+  const log = recordingLogger();
+  server = await startTestServer({ logger: log.logger, limits: { detachedSessionTimeoutMs } });
+  const first = await RawClient.connect(server.url);
+  first.send(demoStart("count", v.record(v.u32(1_000_000), v.u32(5))));
+  const accepted = await first.nextOf("invocationAccepted");
+  return { log, first, accepted, url: server.url };
+}
+
+/** Resumes the session and reads it to its end: the output ended transport-detached. */
+async function endedDetached(url: string, sessionToken: string) {
+  const back = await RawClient.connect(url);
+  back.send(resume(sessionToken));
+  const { messages } = await back.all();
+  expect(messages.find((m) => m.type === "outputStreamEnd")).toMatchObject({ outcome: { kind: "cancelled", reason: "transport-detached" } });
+  return messages;
+}
+
 const resume = (sessionToken: string) => ({ type: "resumeAttach" as const, attemptId: randomUUID(), operation: "resume" as const, outputCursors: [], sessionToken });
 
 describe("a running session without any attachment for detachedSessionTimeoutMs", () => {
   it("is given up: its output ends cancelled with transport-detached, durably; a client coming back reads that and the outcome", async () => {
-    const log = recordingLogger();
-    server = await startTestServer({ logger: log.logger, limits: { detachedSessionTimeoutMs: TIMEOUT_MS } });
-    const first = await RawClient.connect(server.url);
-    first.send(demoStart("count", v.record(v.u32(1_000_000), v.u32(5))));
-    const accepted = await first.nextOf("invocationAccepted");
+    const { log, first, accepted, url } = await countOn(TIMEOUT_MS);
     await first.nextOf("invocationResult");
     const givenUp = log.next("session.given-up");
     first.socket.terminate();
     await givenUp;
 
-    const back = await RawClient.connect(server.url);
-    back.send(resume(accepted.sessionToken));
-    const { messages } = await back.all();
-    expect(messages.find((m) => m.type === "outputStreamEnd")).toMatchObject({ outcome: { kind: "cancelled", reason: "transport-detached" } });
+    const messages = await endedDetached(url, accepted.sessionToken);
     expect(messages.at(-1)).toEqual({ type: "invocationFinished", outcome: { kind: "success" } });
     expect(log.count("session.given-up")).toBe(1);
   });
 
   it("an attach before the timeout starts the wait over: attached for longer than the timeout, nothing is given up", async () => {
-    const log = recordingLogger();
-    server = await startTestServer({ logger: log.logger, limits: { detachedSessionTimeoutMs: TIMEOUT_MS } });
-    const first = await RawClient.connect(server.url);
-    first.send(demoStart("count", v.record(v.u32(1_000_000), v.u32(5))));
-    const accepted = await first.nextOf("invocationAccepted");
+    const { log, first, accepted, url } = await countOn(TIMEOUT_MS);
     first.socket.terminate();
 
     // Back at once, and attached for three timeouts while items keep coming.
-    const back = await RawClient.connect(server.url);
+    const back = await RawClient.connect(url);
     back.send(resume(accepted.sessionToken));
     const reaccepted = await back.nextOf("invocationAccepted");
     const until = Date.now() + 3 * TIMEOUT_MS;
@@ -77,18 +85,11 @@ describe("a running session without any attachment for detachedSessionTimeoutMs"
     const givenUp = log.next("session.given-up");
     back.socket.terminate();
     await givenUp;
-    const last = await RawClient.connect(server.url);
-    last.send(resume(reaccepted.sessionToken));
-    const { messages } = await last.all();
-    expect(messages.find((m) => m.type === "outputStreamEnd")).toMatchObject({ outcome: { kind: "cancelled", reason: "transport-detached" } });
+    await endedDetached(url, reaccepted.sessionToken);
   });
 
   it("a limit above setTimeout's ceiling never gives up (no timer at all)", async () => {
-    const log = recordingLogger();
-    server = await startTestServer({ logger: log.logger, limits: { detachedSessionTimeoutMs: 2 ** 31 } });
-    const first = await RawClient.connect(server.url);
-    first.send(demoStart("count", v.record(v.u32(1_000_000), v.u32(5))));
-    await first.nextOf("invocationAccepted");
+    const { log, first } = await countOn(2 ** 31);
     first.socket.terminate();
     // Node warns and fires at once for a delay above its ceiling: a timer armed here would give the session up now.
     await new Promise((resolve) => setTimeout(resolve, 200));
