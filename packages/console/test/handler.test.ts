@@ -79,8 +79,8 @@ it("leaves everything else alone: other paths, other methods, climbing paths", a
 it("a root without a built page is refused at once, naming the fix", () => {
   const empty = mkdtempSync(join(tmpdir(), "golem-stream-console-empty-"));
   try {
-    expect(() => consoleHandler({ root: empty })).toThrow(/not built.*pnpm build/);
-    expect(() => consoleHandler({ root: join(empty, "missing") })).toThrow(/not built.*pnpm build/);
+    expect(() => consoleHandler({ root: empty })).toThrow(/not built.*incomplete; reinstall it/);
+    expect(() => consoleHandler({ root: join(empty, "missing") })).toThrow(/not built.*incomplete; reinstall it/);
   } finally {
     rmSync(empty, { recursive: true, force: true });
   }

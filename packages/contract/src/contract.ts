@@ -93,7 +93,8 @@ export function defineAgentType<
   if (!Array.isArray(config) || config.some((entry) => !Array.isArray(entry?.path) || entry.path.some((part: unknown) => typeof part !== "string"))) {
     throw new ContractError(`agent type ${name}: config must be a list of {path: string[]}`);
   }
-  const constructorParameters = recordGraph(constructorType, `agent type ${name}: constructor`);
+  // Protocol 3.1: "Constructor parameters MUST NOT contain streams".
+  const constructorParameters = recordGraph(constructorType, `agent type ${name}: constructor`, "forbidden");
   if (typeof methods !== "object" || methods === null) throw new ContractError(`agent type ${name}: methods must be an object`);
   const methodGraphs: MethodGraphs[] = Object.entries(methods).map(([method, body]) => {
     const where = `agent type ${name}: method ${method}`;
@@ -111,19 +112,19 @@ export function defineAgentType<
   });
 }
 
-function recordGraph(schema: unknown, where: string): SchemaGraphJson {
+function recordGraph(schema: unknown, where: string, streams: "allowed" | "forbidden" = "allowed"): SchemaGraphJson {
   const notRecord = () => new ContractError(`${where} must be a record type (t.record({...})), or a graph rooted at one`);
   if (typeof schema !== "object" || schema === null) throw notRecord();
-  const graph = checkedGraph(schema as ResultSchema, where);
+  const graph = checkedGraph(schema as ResultSchema, where, streams);
   if (decodeSchemaGraph(graph).resolve(graph.root).kind !== "record") throw notRecord();
   return graph;
 }
 
 /** The schema as graph JSON (a type becomes a graph without defs), validated. */
-function checkedGraph(schema: ResultSchema, where: string): SchemaGraphJson {
+function checkedGraph(schema: ResultSchema, where: string, streams: "allowed" | "forbidden" = "allowed"): SchemaGraphJson {
   const graph: SchemaGraphJson = "root" in schema ? schema : t.graph(schema);
   try {
-    decodeSchemaGraph(graph);
+    decodeSchemaGraph(graph, { streams });
   } catch (cause) {
     throw new ContractError(`${where}: ${cause instanceof Error ? cause.message : "not a valid schema"}`, { cause });
   }

@@ -1,6 +1,6 @@
 /**
- * The demo catalogue's `echo` agent type (decisions-v1 section 7) as a
- * contract: the server implements it (`@golem-stream/server`'s demo host) and
+ * The demo catalogue's `echo` agent type (decisions-v1 section 7, plus
+ * `tally`, which only this project's embedded server serves) as a contract: the server implements it (`@golem-stream/server`'s demo host) and
  * clients call it with the same types. Its graphs are exactly the ones the
  * demo served before contracts existed, so its wire behaviour is unchanged.
  */

@@ -78,6 +78,7 @@ describe("defineAgentType", () => {
     ["method params that are not a record", () => defineAgentType({ name: "x", constructor: t.record({}), methods: { m: { params: t.u8() as unknown as RecordSchema } } }), /method m: params must be a record/],
     ["a dangling ref", () => defineAgentType({ name: "x", constructor: t.record({}), methods: { m: { params: t.record({ a: t.ref("nowhere") }) } } }), /method m: params/],
     ["an invalid result type", () => defineAgentType({ name: "x", constructor: t.record({}), methods: { m: { params: t.record({}), result: t.fixedList(t.u8(), -1) } } }), /method m: result.*length/],
+    ["a constructor that holds a stream (protocol 3.1)", () => defineAgentType({ name: "x", constructor: t.record({ s: t.stream(t.u8()) }), methods: {} }), /constructor.*stream types are not allowed/],
     ["a bad config entry", () => defineAgentType({ name: "x", constructor: t.record({}), config: [{ path: "a" as unknown as string[] }], methods: {} }), /config/],
   ];
   it.each(refusals)("refuses %s with invalid-contract", (_label, define, message) => {

@@ -10,6 +10,7 @@
  */
 import type { ConfigDeclaration } from "@golem-stream/contract";
 import type { ConfigEntry, JsonValue, SchemaGraphJson, SchemaValueJson } from "@golem-stream/wire";
+import { decodeSchemaGraph } from "@golem-stream/schema-value";
 import { checkSelectorName } from "./sessions/token-budget.js";
 
 /** A declared configuration entry of an agent type (protocol section 4.2); one type with the contracts'. */
@@ -134,6 +135,7 @@ export class StaticAgentHost implements AgentHost {
         checkName(environment, "environment", where);
         for (const type of types) {
           checkName(type.name, "agent type", `${where}environment ${quoted(environment)}: `);
+          checkConstructor(type, `${where}environment ${quoted(environment)}: agent type ${quoted(type.name)}`);
           for (const method of type.methods) checkName(method.name, "method", `${where}environment ${quoted(environment)}: agent type ${quoted(type.name)}: `);
         }
       }
@@ -151,6 +153,18 @@ export class StaticAgentHost implements AgentHost {
     const implementation = types.find((type) => type.name === context.agentType)?.implementations[context.method];
     if (implementation === undefined) return Promise.reject(new Error("method has no implementation"));
     return implementation(context);
+  }
+}
+
+/**
+ * Protocol 3.1: "Constructor parameters MUST NOT contain streams". A type whose constructor holds
+ * one would be served in the catalogue and could never be invoked: refused here, at start-up.
+ */
+function checkConstructor(type: AgentTypeDescriptor, where: string): void {
+  try {
+    decodeSchemaGraph(type.constructorParameters, { streams: "forbidden" });
+  } catch (cause) {
+    throw new TypeError(`StaticAgentHost: ${where}: constructor parameters: ${cause instanceof Error ? cause.message : "not a valid schema graph"}`, { cause });
   }
 }
 

@@ -6,6 +6,7 @@
  * made every start fail `limit-exceeded` at runtime.
  */
 import { afterEach, describe, expect, it } from "vitest";
+import { t } from "@golem-stream/schema-value";
 import { Keyring } from "@golem-stream/tokens";
 import type { JsonObject } from "@golem-stream/wire";
 import {
@@ -141,6 +142,14 @@ describe("StaticAgentHost names", () => {
     expect(() => hostOf({ ...LONGEST, [part]: tooLong })).toThrow(
       new RangeError(`StaticAgentHost: ${where}${what} name ${shown(tooLong)} is 129 UTF-8 bytes long, over the 128 a selector name may have (it is written into every session token)`),
     );
+  });
+
+  it("a constructor that holds a stream is a TypeError naming the agent type (protocol 3.1: it could never be invoked)", () => {
+    const streaming: AgentTypeDefinition = {
+      ...agentType("streams", "m"),
+      constructorParameters: t.graph(t.record({ s: t.stream(t.u8()) })),
+    };
+    expect(() => new StaticAgentHost({ app: { env: [streaming] } })).toThrow(/agent type "streams": constructor parameters: .*stream types are not allowed/);
   });
 
   it("an empty name or one with a lone surrogate is a TypeError", () => {
