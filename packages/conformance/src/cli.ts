@@ -8,6 +8,9 @@
  */
 import { writeFileSync } from "node:fs";
 import { Command, InvalidArgumentError, Option } from "commander";
+import { SUBPROTOCOL } from "@golem-stream/wire";
+import { sessionEndpoint } from "./endpoint.js";
+import { probeUpgrade } from "./http-probe.js";
 import { SECTIONS } from "./check.js";
 import { CLIENT_SECTIONS } from "./client/scenario.js";
 import { formatJsonReport } from "./report/json.js";
@@ -50,6 +53,40 @@ async function runAndReport(options: ReportOptions, run: () => Promise<BaseRepor
   process.exitCode = report.failed > 0 ? 1 : 0;
 }
 
+/** A usage error: one line on stderr, exit 2 (nothing was run). */
+function usage(message: string): never {
+  process.stderr.write(`golem-stream-conformance: ${message}\n`);
+  process.exit(2);
+}
+
+/**
+ * One upgrade before the suite: a server that cannot be reached, refuses the token or has no
+ * session endpoint at the URL is one usage error, not hundreds of failed checks that all say so.
+ */
+async function checkServerReachable(url: string, token: string, timeoutMs: number): Promise<void> {
+  const endpoint = sessionEndpoint(url);
+  let status: number;
+  try {
+    ({ status } = await probeUpgrade(url, { token, protocols: [SUBPROTOCOL], timeoutMs }));
+  } catch (error) {
+    usage(`cannot reach ${endpoint}: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  if (status === 401 || status === 403) usage(`${endpoint} refused the token (HTTP ${status}): pass the one the server accepts with --token or GOLEM_STREAM_TOKEN`);
+  if (status === 404) usage(`${endpoint} answered HTTP 404: is --url the server's base URL (the suite appends the session path)?`);
+}
+
+/** Starts the adapter once and waits for its `ready`: a command that does not start one is a usage error. */
+async function checkAdapterStarts(command: string, timeoutMs: number): Promise<void> {
+  const { AdapterProcess } = await import("./client/adapter-process.js");
+  let adapter;
+  try {
+    adapter = await AdapterProcess.spawn(command, timeoutMs);
+  } catch (error) {
+    usage(`the adapter command ${JSON.stringify(command)} did not start an adapter: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  await adapter.kill();
+}
+
 const program = new Command()
   .name("golem-stream-conformance")
   .description("Black-box conformance kit for the Golem Stream Session Public Protocol v1")
@@ -60,8 +97,8 @@ const program = new Command()
 program
   .command("server")
   .description("run the server suite against a running server that hosts the demo catalogue (decisions-v1 section 7)")
-  .requiredOption("--url <url>", "ws:// or wss:// base URL of the server (the suite appends /v1/agents/invoke-agent-session)")
-  .addOption(new Option("--token <token>", "bearer token the server accepts").env("GOLEM_STREAM_TOKEN").makeOptionMandatory())
+  .option("--url <url>", "ws:// or wss:// base URL of the server (the suite appends /v1/agents/invoke-agent-session); required unless --list")
+  .addOption(new Option("--token <token>", "bearer token the server accepts; required unless --list").env("GOLEM_STREAM_TOKEN"))
   .option("--json", "print the report as JSON instead of text")
   .option("--junit <file>", "also write a JUnit XML report to FILE")
   .option("--only <sections>", `run only these sections or check ids (comma-separated; sections: ${SECTIONS.join(", ")})`, list)
@@ -71,16 +108,20 @@ program
   .option("--check-timeout <ms>", "hard deadline of one check", positiveInt, 60_000)
   .option("--concurrency <n>", "checks run at once (the restart section always runs alone)", positiveInt, 4)
   .option("--list", "list the checks (id, reference, expectation) without running them")
-  .action(async (options: { url: string; token: string; json?: boolean; junit?: string; only?: string[]; skip?: string[]; restartCmd?: string; timeout: number; checkTimeout: number; concurrency: number; list?: boolean }) => {
+  .action(async (options: { url?: string; token?: string; json?: boolean; junit?: string; only?: string[]; skip?: string[]; restartCmd?: string; timeout: number; checkTimeout: number; concurrency: number; list?: boolean }) => {
     if (options.list === true) {
       const { serverChecks } = await import("./suite.js");
       for (const check of serverChecks()) process.stdout.write(`${check.id}\t${check.ref}\t${check.expectation}\n`);
       return;
     }
+    const { url, token } = options;
+    if (url === undefined) usage("required option '--url <url>' not specified");
+    if (token === undefined) usage("required option '--token <token>' not specified (or set GOLEM_STREAM_TOKEN)");
+    await checkServerReachable(url, token, options.timeout);
     await runAndReport(options, () =>
       runServerSuite({
-        url: options.url,
-        token: options.token,
+        url,
+        token,
         timeoutMs: options.timeout,
         checkTimeoutMs: options.checkTimeout,
         concurrency: options.concurrency,
@@ -95,7 +136,7 @@ program
 program
   .command("client")
   .description("run the client suite: a scripted server on loopback drives the client under test through its adapter (JSON lines on stdin/stdout)")
-  .requiredOption("--adapter <command>", "shell command that starts the client's adapter (for @golem-stream/client: golem-stream-conformance-client-adapter)")
+  .option("--adapter <command>", "shell command that starts the client's adapter (for @golem-stream/client: golem-stream-conformance-client-adapter); required unless --list")
   .option("--json", "print the report as JSON instead of text")
   .option("--junit <file>", "also write a JUnit XML report to FILE")
   .option("--only <sections>", `run only these sections or scenario ids (comma-separated; sections: ${CLIENT_SECTIONS.join(", ")})`, list)
@@ -110,16 +151,19 @@ program
     48 * 1024 * 1024,
   )
   .option("--list", "list the scenarios (id, reference, rule) without running them")
-  .action(async (options: { adapter: string; json?: boolean; junit?: string; only?: string[]; skip?: string[]; timeout: number; checkTimeout: number; concurrency: number; socketBufferAllowance: number; list?: boolean }) => {
+  .action(async (options: { adapter?: string; json?: boolean; junit?: string; only?: string[]; skip?: string[]; timeout: number; checkTimeout: number; concurrency: number; socketBufferAllowance: number; list?: boolean }) => {
     if (options.list === true) {
       const { clientScenarios } = await import("./client/suite.js");
       for (const scenario of clientScenarios()) process.stdout.write(`${scenario.id}\t${scenario.ref}\t${scenario.expectation}\n`);
       return;
     }
+    const { adapter } = options;
+    if (adapter === undefined) usage("required option '--adapter <command>' not specified");
+    await checkAdapterStarts(adapter, options.timeout);
     const { runClientSuite } = await import("./client/runner.js");
     await runAndReport(options, () =>
       runClientSuite({
-        adapter: options.adapter,
+        adapter,
         timeoutMs: options.timeout,
         socketBufferAllowanceBytes: options.socketBufferAllowance,
         checkTimeoutMs: options.checkTimeout,

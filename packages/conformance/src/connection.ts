@@ -4,7 +4,8 @@
  * black-box suite must report a silent server, not hang on it).
  */
 import WebSocket from "ws";
-import { decodeServerMessage, encodeMessage, SESSION_PATH, SUBPROTOCOL, type ClientMessage, type ServerMessage } from "@golem-stream/wire";
+import { decodeServerMessage, encodeMessage, SUBPROTOCOL, type ClientMessage, type ServerMessage } from "@golem-stream/wire";
+import { sessionEndpoint } from "./endpoint.js";
 
 export interface Closed {
   readonly code: number;
@@ -61,7 +62,7 @@ export class Connection {
   static async open(url: string, options: ConnectOptions): Promise<Connection> {
     const headers: Record<string, string> = {};
     if (options.token !== undefined) headers.authorization = `Bearer ${options.token}`;
-    const socket = new WebSocket(`${url}${SESSION_PATH}`, [...(options.protocols ?? [SUBPROTOCOL])], {
+    const socket = new WebSocket(sessionEndpoint(url), [...(options.protocols ?? [SUBPROTOCOL])], {
       headers,
       perMessageDeflate: false,
       maxPayload: 64 * 1024 * 1024,

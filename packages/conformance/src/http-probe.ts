@@ -1,7 +1,7 @@
 /** Raw HTTP probes of the session endpoint's upgrade (protocol section 1), below any WebSocket library's checks. */
 import { request } from "node:http";
 import { randomBytes } from "node:crypto";
-import { SESSION_PATH } from "@golem-stream/wire";
+import { sessionEndpoint } from "./endpoint.js";
 
 export interface ProbeOptions {
   readonly token?: string | undefined;
@@ -21,7 +21,7 @@ export interface ProbeResult {
 
 /** Sends one upgrade request and reports the response (101 or an error status) without speaking WebSocket. */
 export function probeUpgrade(url: string, options: ProbeOptions): Promise<ProbeResult> {
-  const target = new URL(SESSION_PATH, url.replace(/^ws/, "http"));
+  const target = new URL(sessionEndpoint(url).replace(/^ws/, "http"));
   const headers: Record<string, string> = {};
   if (options.upgrade !== false) {
     headers.connection = "Upgrade";

@@ -1,11 +1,13 @@
 /** The built command as a real process: exit codes, --only/--skip, --json, --junit. */
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startServerUnderTest, TOKEN, type ServerUnderTest } from "./support/server.js";
+import { startFaultProxy } from "./support/fault-proxy.js";
+import { FAULTS } from "./support/faults.js";
 
 const CLI = fileURLToPath(new URL("../dist/cli.js", import.meta.url));
 
@@ -52,12 +54,32 @@ describe("golem-stream-conformance server", () => {
   });
 
   it("exits 1 when a check fails, and says what it expected and saw", async () => {
-    const result = await run(["server", "--url", server.url, "--token", "wrong-token", "--only", "channels.prompt-ack", "--json"]);
-    expect(result.code).toBe(1);
-    const report = JSON.parse(result.stdout) as { summary: { failed: number }; results: { id: string; status: string; saw: string; expectation: string }[] };
-    expect(report.summary.failed).toBe(1);
-    expect(report.results[0]).toMatchObject({ id: "channels.prompt-ack", status: "failed" });
-    expect(report.results[0]!.saw).toContain("401");
+    // A server one step off the protocol: it acknowledges the last zero-based sequence instead of the count.
+    const proxy = await startFaultProxy(server.url, TOKEN, FAULTS.find((c) => c.fault.name === "ack-as-index")!.fault);
+    try {
+      const result = await run(["server", "--url", proxy.url, "--token", TOKEN, "--only", "channels.prompt-ack", "--json"]);
+      expect(result.code).toBe(1);
+      const report = JSON.parse(result.stdout) as { summary: { failed: number }; results: { id: string; status: string; saw: string; expectation: string }[] };
+      expect(report.summary.failed).toBe(1);
+      expect(report.results[0]).toMatchObject({ id: "channels.prompt-ack", status: "failed" });
+      expect(report.results[0]!.saw).toBe('highestContiguousSequence: expected "1", saw "0"');
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it("exits 2 with one line, running nothing, when the server cannot be reached, refuses the token or has no session endpoint at the URL", async () => {
+    const unreachable = await run(["server", "--url", "ws://127.0.0.1:1", "--token", TOKEN]);
+    expect(unreachable.code).toBe(2);
+    expect(unreachable.stderr.trim()).toMatch(/^golem-stream-conformance: cannot reach ws:\/\/127\.0\.0\.1:1\/v1\/agents\/invoke-agent-session: .*ECONNREFUSED/);
+    const refused = await run(["server", "--url", server.url, "--token", "wrong-token"]);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain("refused the token (HTTP 401)");
+    // A base URL with a path keeps it: every check, the raw upgrade probes too, goes to <base>/v1/...
+    const prefixed = await run(["server", "--url", `${server.url}/prefix/`, "--token", TOKEN]);
+    expect(prefixed.code).toBe(2);
+    expect(prefixed.stderr).toContain(`${server.url}/prefix/v1/agents/invoke-agent-session answered HTTP 404`);
+    expect(unreachable.stdout + refused.stdout + prefixed.stdout).toBe("");
   });
 
   it("exits 2 on an unknown section and on a missing --token", async () => {
@@ -68,8 +90,8 @@ describe("golem-stream-conformance server", () => {
     expect(missing.code).toBe(2);
   });
 
-  it("lists the checks without a server", async () => {
-    const result = await run(["server", "--url", "ws://127.0.0.1:1", "--token", "x", "--list"]);
+  it("lists the checks without a server, --url or --token", async () => {
+    const result = await run(["server", "--list"]);
     expect(result.code).toBe(0);
     expect(result.stdout.split("\n").filter((l) => l.startsWith("handshake.")).length).toBeGreaterThan(5);
   });
@@ -103,14 +125,25 @@ describe("golem-stream-conformance client", () => {
     // A server section is not a client section.
     expect((await run(["client", "--adapter", ADAPTER, "--only", "decoding"])).code).toBe(2);
     expect((await run(["client"])).code).toBe(2);
-    const list = await run(["client", "--adapter", "unused", "--list"]);
+    const list = await run(["client", "--list"]);
     expect(list.code).toBe(0);
     expect(list.stdout.split("\n").filter((l) => l.startsWith("violations.")).length).toBeGreaterThan(5);
   });
 
-  it("an adapter that does not start fails every selected scenario with the reason", async () => {
-    const result = await run(["client", "--adapter", "exit 3", "--only", "lifecycle.revoked", "--json"]);
+  it("an adapter command that does not start an adapter is one usage error (exit 2), with the reason; nothing runs", async () => {
+    const result = await run(["client", "--adapter", "exit 3", "--json"]);
+    expect(result.code).toBe(2);
+    expect(result.stdout).toBe("");
+    expect(result.stderr).toContain('the adapter command "exit 3" did not start an adapter: the adapter exited (status 3) before the adapter\'s ready event');
+  });
+
+  it("a failure names the lines the adapter wrote that are not events", async () => {
+    const junk = join(dir, "junk-adapter.mjs");
+    writeFileSync(junk, 'process.stdout.write(\'{"type":"ready"}\\nnot json\\n\'); setInterval(() => {}, 1000);\n');
+    const result = await run(["client", "--adapter", `node "${junk}"`, "--only", "outputs.in-order-once", "--timeout", "500", "--json"]);
     expect(result.code).toBe(1);
-    expect(result.stdout).toContain("the adapter exited (status 3) before the adapter's ready event");
+    const report = JSON.parse(result.stdout) as { results: { saw: string }[] };
+    expect(report.results[0]!.saw).toContain("did not see");
+    expect(report.results[0]!.saw).toContain("the adapter wrote a line that is not an event: not json");
   });
 });

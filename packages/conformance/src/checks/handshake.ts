@@ -1,6 +1,7 @@
 /** Transport and handshake (protocol section 1; decisions section 5 for the HTTP error envelope). */
 import WebSocket from "ws";
-import { SESSION_PATH, SUBPROTOCOL } from "@golem-stream/wire";
+import { SUBPROTOCOL } from "@golem-stream/wire";
+import { sessionEndpoint } from "../endpoint.js";
 import { defineChecks, ensure, ensureEqual, show, type Check } from "../check.js";
 import { probeUpgrade, type ProbeResult } from "../http-probe.js";
 import { countStart } from "../demo.js";
@@ -92,7 +93,7 @@ export const handshakeChecks: Check[] = defineChecks("handshake", [
     ref: "§1",
     expectation: "a first message split across WebSocket fragments is one protocol message: the start is accepted",
     async run(ctx) {
-      const socket = new WebSocket(`${ctx.url}${SESSION_PATH}`, [SUBPROTOCOL], { headers: { authorization: `Bearer ${ctx.token}` }, perMessageDeflate: false });
+      const socket = new WebSocket(sessionEndpoint(ctx.url), [SUBPROTOCOL], { headers: { authorization: `Bearer ${ctx.token}` }, perMessageDeflate: false });
       try {
         await new Promise<void>((resolve, reject) => {
           socket.once("open", () => resolve());

@@ -79,7 +79,7 @@ export class AdapterProcess {
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         this.#waiters.delete(check);
-        reject(new Mismatch(`no ${what} within ${timeoutMs} ms; adapter events: ${this.summary()}${this.#diagnostics()}`));
+        reject(new Mismatch(`did not see ${what} within ${timeoutMs} ms; adapter events: ${this.summary()}${this.#diagnostics()}`));
       }, timeoutMs);
       const check = (): void => {
         const event = found();
@@ -101,7 +101,8 @@ export class AdapterProcess {
 
   #diagnostics(): string {
     const stderr = this.#stderr.trim();
-    return stderr === "" ? "" : `; adapter stderr: ${stderr.slice(-500)}`;
+    const problems = this.problems.length === 0 ? "" : `; ${this.problems.slice(0, 5).join("; ")}`;
+    return `${problems}${stderr === "" ? "" : `; adapter stderr: ${stderr.slice(-500)}`}`;
   }
 
   /** The adapter crashes: its process group is killed at once, with no chance to say goodbye. */

@@ -174,7 +174,7 @@ export class ScriptedServer {
       while (taken >= received.length) {
         if (isClosed) throw new Mismatch(`connection ${index} closed before ${what}`);
         const left = deadline - Date.now();
-        if (left <= 0) throw new Mismatch(`connection ${index}: no ${what} within ${timeoutMs} ms`);
+        if (left <= 0) throw new Mismatch(`connection ${index}: did not see ${what} within ${timeoutMs} ms`);
         await new Promise<void>((resolve) => {
           const timer = setTimeout(resolve, left);
           wake = () => {
