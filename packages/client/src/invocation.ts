@@ -91,6 +91,8 @@ export class Invocation {
 
   readonly #session: Session;
   readonly #controller = new AbortController();
+  /** The first input source of this call that failed here (`inputFailed`): the likely cause of a failure that follows. */
+  #inputFailure: unknown;
   readonly #listeners = new Map<keyof InvocationEvents, Set<(event: never) => void>>();
 
   /** @internal Use `client.invoke`, `client.resume` or `client.takeover`. */
@@ -118,7 +120,16 @@ export class Invocation {
         // A success without a result, or before an output terminal, never gets here: the session
         // fails the invocation with the server's violation instead (decisions §8).
         if (outcome.kind === "success") return resolveFinished();
-        const error = new ClientError("invocation-failed", outcome.message, { code: outcome.code });
+        // The server's message is public and generic; an input this process failed to feed (its
+        // source threw, or an item did not fit its type) is the usual reason, and only known here.
+        const failure = this.#inputFailure;
+        const error =
+          failure === undefined
+            ? new ClientError("invocation-failed", outcome.message, { code: outcome.code })
+            : new ClientError("invocation-failed", `${outcome.message} (after an input of this call failed here: ${failure instanceof Error ? failure.message : String(failure)})`, {
+                code: outcome.code,
+                cause: failure,
+              });
         rejectAll(error);
         this.#controller.abort(error);
       },
@@ -227,6 +238,7 @@ export class Invocation {
         this.#emit("stream", event.stream);
         return;
       case "input-failed":
+        if (this.#inputFailure === undefined) this.#inputFailure = event.error;
         this.#emit("inputFailed", { input: event.input, error: event.error });
         return;
       case "cancel-delivered":

@@ -86,6 +86,23 @@ describe("stream<u8> sources: byte chunks of any type and size", () => {
   });
 });
 
+describe("an input source that fails", () => {
+  it("the invocation that fails after it says why: its source's error is the cause", async () => {
+    const failing = new Error("the disk went away");
+    const source = (async function* () {
+      yield new Uint8Array([1, 2, 3]);
+      throw failing;
+    })();
+    const call = client.invoke({ ...demo, method: "digest", methodParameters: record(inputStream.bytes(source)) });
+    const error = await call.finished.then(
+      () => undefined,
+      (thrown: unknown) => thrown,
+    );
+    expect(error).toMatchObject({ kind: "invocation-failed", code: "invocation-failed", cause: failing });
+    expect((error as Error).message).toContain("after an input of this call failed here: the disk went away");
+  });
+});
+
 describe("stream<string> sources", () => {
   const lines = Array.from({ length: 500 }, (_, i) => `line ${i}: ${"é".repeat(i % 7)}😀`);
   const reversed = lines.map((line) => Array.from(line).reverse().join(""));

@@ -89,6 +89,23 @@ const NO_RECORDS: readonly NewStream[] = Object.freeze([]);
  */
 class InputPositionConflict extends Error {}
 
+/**
+ * The method's result cannot be committed (it does not match the method's
+ * result schema, is missing, or is too large to send). Its message is ours,
+ * with nothing of the agent's in it, so it is the failure's public message:
+ * the caller learns why, not only that the invocation failed.
+ */
+class ResultRefused extends Error {}
+
+/** The public message of an invocation's failure: ours for a refused result, otherwise nothing of the error (it may carry the agent's secrets). */
+function publicFailureMessage(error: unknown): string {
+  if (!(error instanceof ResultRefused)) return INVOCATION_FAILED;
+  // A path into a deep schema can be long: the message stays a line.
+  return error.message.length <= MAX_PUBLIC_MESSAGE ? error.message : `${error.message.slice(0, MAX_PUBLIC_MESSAGE - 1)}…`;
+}
+
+const MAX_PUBLIC_MESSAGE = 300;
+
 /** An accepted input chunk: its commit, and the stream's count after it. */
 export interface AcceptedInput {
   readonly committed: Promise<void>;
@@ -819,12 +836,19 @@ export class LiveSession {
     let body: JsonValue;
     let introduced: PendingStream[] = [];
     if (method.result === undefined) {
-      if (result !== undefined) throw new Error("a method without a result returned a value");
+      if (result !== undefined) throw new ResultRefused("the method has no result, yet returned a value");
       body = { kind: "none" };
     } else {
-      if (result === undefined) throw new Error("the method returned no result");
+      if (result === undefined) throw new ResultRefused("the method returned no result");
       const graph = catalogueGraph(method.result);
-      const decoded = decodeValue(result as unknown as JsonValue, graph, "provisional", "result");
+      let decoded: ReturnType<typeof decodeValue>;
+      try {
+        decoded = decodeValue(result as unknown as JsonValue, graph, "provisional", "result");
+      } catch (error) {
+        // The path and the rule broken name places in the declared schema, not the agent's data.
+        const reason = error instanceof ProtocolError ? `: ${error.message}` : "";
+        throw new ResultRefused(`the method's result does not match its declared schema${reason}`, { cause: error });
+      }
       this.#producers.checkPlaceholders(decoded.streams);
       introduced = this.prepareStreams(decoded.streams, graph, "output", { kind: "result" }, "/result/value");
       const value = this.#producers.expose(decoded.value as unknown as SchemaValueJson, decoded.streams, introduced);
@@ -833,7 +857,7 @@ export class LiveSession {
     const text = canonicalJson(body);
     // A result no attachment could send is never committed: the invocation fails instead (message-room.ts).
     if (!invocationResultFits(encodeUtf8(text).length, introduced.map((p) => p.state.token))) {
-      throw new Error("the result does not fit in one 8 MiB message");
+      throw new ResultRefused("the result does not fit in one 8 MiB message");
     }
     this.adopt(introduced);
     await this.deps.store.setResult(
@@ -870,7 +894,7 @@ export class LiveSession {
     this.#invocationAbort.abort(new Error(INVOCATION_FAILED));
     try {
       await this.terminalizeAll("invocation-failed");
-      await this.#finish({ kind: "failure", code: "invocation-failed", message: INVOCATION_FAILED });
+      await this.#finish({ kind: "failure", code: "invocation-failed", message: publicFailureMessage(error) });
     } catch (storeError) {
       this.deps.logger.error("could not record an invocation failure", { session: this.sessionId, error: String(storeError) });
     }
