@@ -31,6 +31,12 @@ describe("JsOf maps every SchemaType kind", () => {
   it("composites", () => {
     const record = t.record({ a: t.u8(), b: t.list(t.string()) });
     expectTypeOf<JsOf<typeof record>>().toEqualTypeOf<{ a: number; b: string[] }>();
+    // An option field may be left out (fromJs reads a missing field as an absent option).
+    const withOption = t.record({ name: t.string(), prefix: t.option(t.string()) });
+    expectTypeOf<JsOf<typeof withOption>>().toEqualTypeOf<{ name: string; prefix?: string | undefined }>();
+    expectTypeOf<{ name: "x" }>().toMatchTypeOf<JsOf<typeof withOption>>();
+    // @ts-expect-error a field that is not an option may not
+    expectTypeOf<{ prefix: "p" }>().toMatchTypeOf<JsOf<typeof withOption>>();
     const variant = t.variant({ none: null, some: t.u64() });
     expectTypeOf<JsOf<typeof variant>>().toEqualTypeOf<{ case: "none" } | { case: "some"; value: bigint }>();
     const enumType = t.enum(["red", "green"]);

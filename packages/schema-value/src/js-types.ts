@@ -58,7 +58,7 @@ export type JsOf<T, S extends JsStreams = StreamRefs> = T extends { root: infer 
               ? string
               : T extends { kind: "record"; __fields?: infer F }
                 ? NonNullable<F> extends Record<string, SchemaType>
-                  ? { [K in keyof NonNullable<F>]: JsOf<NonNullable<F>[K], S> }
+                  ? RecordJs<NonNullable<F>, S>
                   : Record<string, unknown>
                 : T extends { kind: "variant"; __cases?: infer C }
                   ? NonNullable<C> extends Record<string, SchemaType | null>
@@ -93,6 +93,21 @@ export type JsOf<T, S extends JsStreams = StreamRefs> = T extends { root: infer 
                                         : T extends { kind: "stream"; value: { inner: infer I } }
                                           ? MapStream<S, I>
                                           : unknown;
+
+/**
+ * A record's fields by name; a field whose type is an option may be left out
+ * (`{}` for `record{prefix: option<string>}`), as `fromJs` reads a missing
+ * field as an absent option. The two halves are joined into one object type,
+ * so editors show `{ name: string; prefix?: string | undefined }`.
+ */
+export type RecordJs<F extends Record<string, SchemaType>, S extends JsStreams = StreamRefs> = Flat<
+  { [K in keyof F as F[K] extends { kind: "option" } ? never : K]: JsOf<F[K], S> } & {
+    [K in keyof F as F[K] extends { kind: "option" } ? K : never]?: JsOf<F[K], S>;
+  }
+>;
+
+/** One object type from an intersection of object types (modifiers kept). */
+export type Flat<T> = { [K in keyof T]: T[K] };
 
 /** Mapped over a type parameter, so the mapping keeps the tuple a tuple. */
 export type TupleJs<E extends SchemaType[], S extends JsStreams = StreamRefs> = { [I in keyof E]: JsOf<E[I], S> };

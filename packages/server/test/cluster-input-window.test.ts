@@ -18,6 +18,7 @@ function peerOn(cluster: MemoryCluster): ClusterPeer {
     attachedElsewhere: async () => undefined,
     cancelOutputById: async () => undefined,
     deliveredRemotely: () => undefined,
+    attachedRemotely: () => undefined,
     logger: { warn: () => undefined },
   });
 }
