@@ -189,6 +189,7 @@ describe("a full scenario run: metrics move, logs carry events and no secrets", 
   it("every log line is JSON with an event; the run's events are there; no token or key appears in any line", async () => {
     await scrapeUntil(server.httpUrl, (t) => sample(t, `${P}connections_open`) === 0, "every connection closed");
     const records = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(records.filter((r) => typeof r["event"] !== "string")).toEqual([]);
     const events = records.map((r) => r["event"]);
     expect(events).toEqual(expect.arrayContaining(["session.start", "attach", "attach.revoked", "attach.rejected", "violation", "session.finish", "attach.end"]));
     const operations = records.filter((r) => r["event"] === "attach").map((r) => r["operation"]);

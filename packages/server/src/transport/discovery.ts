@@ -53,7 +53,7 @@ export async function handleDiscovery(request: IncomingMessage, response: Server
   } catch (error) {
     if (error instanceof ProtocolError) sendHttpError(response, error);
     else {
-      deps.logger.error("discovery failed", { error: String(error) });
+      deps.logger.error("discovery failed", { event: "discovery.failed", error: String(error) });
       sendHttpError(response, new ProtocolError("internal-error", "internal error"));
     }
   }
