@@ -80,7 +80,7 @@ it("serve without --metrics: no /metrics, but /healthz and /readyz; --log-level 
   expect(server.running.stderr()).toBe("");
 });
 
-it("every JSON log line has an event: start, a failed invocation, a restart's recovery, the stop", async () => {
+it("every JSON log line has an event: start, a failed invocation, a refused token, a restart's recovery, the stop", async () => {
   const dataDir = join(scratchDir(), "state");
   const serveArgs = ["--port", "0", "--token", TOKEN, "--data-dir", dataDir, "--log-level", "debug", "--log-format", "json"];
   const first = await startServe(serveArgs, dataDir);
@@ -95,6 +95,9 @@ it("every JSON log line has an event: start, a failed invocation, a restart's re
     await cli.done;
     const resumed = await run(["resume", checkpoint], { env: first.env });
     expect(resumed.code, resumed.stderr).toBe(EXIT.invocationFailed);
+    // A wrong token is refused at the catalogue, before any session: logged and counted there.
+    const refused = await run(["invoke", "echo", "count", "-c", '{"name":"x"}', "1", "0"], { env: { ...first.env, GOLEM_STREAM_TOKEN: "wrong-token-0123456789" } });
+    expect(refused.code).toBe(EXIT.rejected);
     // A crash with an invocation running: the next start finishes it as interrupted by a restart.
     const counting = start(["invoke", "echo", "count", "-c", '{"name":"x"}', "1000", "5", "--checkpoint", join(scratchDir(), "count.ckpt")], { env: first.env });
     await waitFor(counting, () => itemsOf(counting.stdout(), "$").length >= 2, "2 items were printed");
@@ -109,6 +112,7 @@ it("every JSON log line has an event: start, a failed invocation, a restart's re
   stderr.push((await second.stop()).stderr);
   const records = stderr.join("").split("\n").filter((line) => line !== "").map((line) => JSON.parse(line) as Record<string, unknown>);
   expect(records.filter((r) => typeof r["event"] !== "string")).toEqual([]);
+  expect(records.filter((r) => r["event"] === "attach.rejected")).toEqual([expect.objectContaining({ operation: "discover", code: "unauthenticated" })]);
   const events = new Set(records.map((r) => r["event"]));
   for (const event of ["server.start", "invocation.failed", "recovery.interrupted", "server.stopping", "server.stop"]) expect(events).toContain(event);
 });

@@ -397,6 +397,7 @@ class NodeSessionServer implements SessionServer {
         try {
           this.#browsers.checkOrigin(request);
         } catch (error) {
+          this.#observer.attachRejected((error as ProtocolError).code, "discover");
           sendHttpError(response, error as ProtocolError);
           return;
         }
@@ -408,6 +409,7 @@ class NodeSessionServer implements SessionServer {
         authorizer: this.#authorizer,
         logger: this.#logger,
         maxCallerIdentityBytes: this.#limits.maxCallerIdentityBytes,
+        rejected: (code) => this.#observer.attachRejected(code, "discover"),
       });
     } else if (owned) {
       const pages = this.#options.pages;
