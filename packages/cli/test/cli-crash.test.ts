@@ -7,11 +7,27 @@ import { existsSync, readFileSync, readdirSync, renameSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { EXIT } from "../src/exit-codes.js";
-import { itemsOf, lines, run, scratchDir, start, startServer, waitFor } from "./support/processes.js";
+import { TOKEN, itemsOf, lines, run, scratchDir, start, startServe, startServer, waitFor } from "./support/processes.js";
 import { startHoldingProxy } from "./support/holding-proxy.js";
 import type { Running, ServerProcess } from "./support/processes.js";
 
 const ME = ["-c", '{"name":"crash"}'];
+
+/** The value of one sample (`name` with its labels, as Prometheus prints it), NaN when absent. */
+function sampleOf(text: string, name: string): number {
+  const line = text.split("\n").find((l) => l.startsWith(`${name} `));
+  return line === undefined ? Number.NaN : Number(line.slice(name.length + 1));
+}
+
+/** Scrapes `/metrics` until `predicate` holds (never a fixed wait: the machine may be slow). */
+async function scrapeUntil(url: string, predicate: (text: string) => boolean, what: string): Promise<string> {
+  for (let tries = 0; tries < 1000; tries++) {
+    const text = await (await fetch(`${url}/metrics`)).text();
+    if (predicate(text)) return text;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  throw new Error(`gave up scraping until ${what}`);
+}
 const servers: ServerProcess[] = [];
 afterEach(async () => {
   await Promise.all(servers.splice(0).map((s) => s.kill()));
@@ -305,14 +321,20 @@ describe("Ctrl-C", () => {
     expect(all).toEqual(Array.from({ length: 60 }, (_, i) => i));
   });
 
-  it("without a checkpoint cancels the invocation: exit 130", async () => {
-    const s = await server(join(scratchDir(), "data"));
+  it("without a checkpoint cancels the invocation, and the cancel reaches the server before the CLI exits: exit 130", async () => {
+    const dataDir = join(scratchDir(), "data");
+    const s = await startServe(["--port", "0", "--token", TOKEN, "--data-dir", dataDir, "--log-level", "warn", "--metrics"], dataDir);
+    servers.push(s);
     const cli = start(["invoke", "echo", "count", ...ME, "1000", "5"], { env: s.env });
     await waitFor(cli, () => itemsOf(cli.stdout(), "$").length >= 3, "3 items were printed");
     cli.child.kill("SIGINT");
     const interrupted = await cli.done;
     expect(interrupted.code).toBe(EXIT.interrupted);
-    expect(interrupted.stderr).toMatch(/cancelled/);
+    expect(interrupted.stderr).toMatch(/interrupted; the invocation was cancelled\n$/);
+    // The server stops producing once it has the cancel; had it been lost with the exiting
+    // process, the count would run on to all 1000 items (5 s at the least).
+    const metrics = await scrapeUntil(s.url, (text) => sampleOf(text, "golem_stream_sessions_running") === 0, "the invocation stopped running");
+    expect(sampleOf(metrics, 'golem_stream_output_items_total{kind="value"}')).toBeLessThan(1000);
   });
 
   it("without a checkpoint and with the server gone: says it is cancelling, and a second Ctrl-C exits at once", async () => {

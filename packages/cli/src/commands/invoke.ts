@@ -7,6 +7,7 @@ import { access } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
 import { isClientError } from "@golem-stream/client";
 import { sessionClient } from "../session-client.js";
+import type { SessionClient } from "../session-client.js";
 import type { Invocation } from "@golem-stream/client";
 import { bindMethodParameters, constructorValue, nativeAsJson } from "../arguments.js";
 import { createCheckpointSink, finishCheckpoint } from "../checkpoint/checkpoint-sink.js";
@@ -65,9 +66,10 @@ export async function runInvoke(target: InvokeTarget, options: InvokeOptions, io
   const sink = createCheckpointSink(options.checkpoint, methodSchemaDigest(agentType, method), options.checkpointBatching);
 
   let call: Invocation;
+  let session: SessionClient;
   try {
-    const client = sessionClient(connection, options);
-    call = client.invoke({
+    session = sessionClient(connection, options);
+    call = session.client.invoke({
       application: options.application,
       environment: options.environment,
       agentType: agentType.name,
@@ -94,6 +96,7 @@ export async function runInvoke(target: InvokeTarget, options: InvokeOptions, io
     cancelOnInterrupt: options.checkpoint === undefined,
     resumed: false,
     retries: options.retries,
+    connectionsClosed: (timeoutMs) => session.transport.allClosed(timeoutMs),
   });
   return finishCheckpoint(sink, code, io);
 }

@@ -42,7 +42,15 @@ export interface SessionRunOptions {
   readonly resumed: boolean;
   /** The client's reconnect attempts (`--retries`), for the notice while the server is away. */
   readonly retries: number;
+  /** Resolves true once every connection of the client has closed, false after `timeoutMs` (closing-transport.ts). */
+  readonly connectionsClosed: (timeoutMs: number) => Promise<boolean>;
 }
+
+/**
+ * How long a cancel waits, once sent, for the server to answer the connection's close. Only
+ * then is it certain that the server read the cancel: exiting earlier can lose the last frames.
+ */
+export const CANCEL_CLOSE_WAIT_MS = 2_000;
 
 interface StreamInfo {
   readonly name: string;
@@ -133,20 +141,30 @@ class SessionRunner {
     this.#settled = true;
     if (outcome !== "interrupted") return outcome;
     if (this.#options.cancelOnInterrupt) {
-      // Wait for the cancel to reach the server (the client reconnects for it if the
-      // connection is down, within its reconnect policy); a second Ctrl-C exits at once.
-      const cancelling = call.cancel("interrupted");
-      const hint = setTimeout(() => report(this.#io, "golem-stream: interrupted; cancelling on the server (Ctrl-C again to exit without waiting)"), 500);
-      const cancelled = await cancelling.finally(() => clearTimeout(hint));
-      if (cancelled.kind === "undelivered") {
-        report(this.#io, `golem-stream: interrupted; the cancel did not reach the server (${cancelled.error.message}), the invocation may keep running`);
-      } else {
-        report(this.#io, "golem-stream: interrupted; the invocation was cancelled");
-      }
+      report(this.#io, `golem-stream: interrupted; ${await this.#cancel()}`);
     } else {
       report(this.#io, "golem-stream: interrupted; the invocation keeps running, `golem-stream resume <checkpoint>` continues it");
     }
     return EXIT.interrupted;
+  }
+
+  /**
+   * Cancels the invocation and waits until the server has it: the client's
+   * cancel (which reconnects for it if the connection is down, within its
+   * reconnect policy), then the close of its connections. A second Ctrl-C
+   * exits at once. Says what became of it.
+   */
+  async #cancel(): Promise<string> {
+    const cancelling = this.#call.cancel("interrupted");
+    const hint = setTimeout(() => report(this.#io, "golem-stream: interrupted; cancelling on the server (Ctrl-C again to exit without waiting)"), 500);
+    const cancelled = await cancelling.finally(() => clearTimeout(hint));
+    if (cancelled.kind === "undelivered") return `the cancel did not reach the server (${cancelled.error.message}), the invocation may keep running`;
+    const closed = await this.#options.connectionsClosed(CANCEL_CLOSE_WAIT_MS);
+    if (cancelled.kind === "already-over") return "the invocation had already ended";
+    if (!closed) {
+      return `the cancel was sent, but the server did not answer the connection's close within ${CANCEL_CLOSE_WAIT_MS / 1000} s: the invocation may keep running`;
+    }
+    return "the invocation was cancelled";
   }
 
   async #complete(): Promise<ExitCode> {
