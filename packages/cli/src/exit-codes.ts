@@ -20,6 +20,11 @@ export const EXIT = {
   outputFailed: 74,
   /** Interrupted by SIGINT/SIGTERM; the session keeps running on the server and can be resumed. */
   interrupted: 130,
+  /**
+   * stdout was closed by its reader (`| head`): 128 + SIGPIPE, what a shell reports for a program
+   * a closed pipe stopped. Without a checkpoint the invocation was cancelled, with one it keeps running.
+   */
+  stdoutClosed: 141,
 } as const;
 
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT];

@@ -41,7 +41,9 @@ Exit codes:
   70   internal error of the CLI (a bug: please report it with the message)
   74   stdout or the checkpoint could not be written; \`resume\` continues after the last saved item
   130  interrupted (SIGINT/SIGTERM): with --checkpoint the invocation keeps running on the
-       server (\`resume\` continues it); without, it is cancelled there (a second Ctrl-C stops waiting)`;
+       server (\`resume\` continues it); without, it is cancelled there (a second Ctrl-C stops waiting)
+  141  stdout was closed by its reader (\`| head\`): stopped quietly, like a program stopped by SIGPIPE;
+       the invocation was cancelled, or with --checkpoint keeps running (\`resume\` continues it)`;
 
 export interface ConnectionOptions {
   readonly url?: string;

@@ -337,6 +337,35 @@ describe("Ctrl-C", () => {
     expect(sampleOf(metrics, 'golem_stream_output_items_total{kind="value"}')).toBeLessThan(1000);
   });
 
+  it("a closed stdout (`| head`) cancels like Ctrl-C, quietly: exit 141, and the server stops producing", async () => {
+    const dataDir = join(scratchDir(), "data");
+    const s = await startServe(["--port", "0", "--token", TOKEN, "--data-dir", dataDir, "--log-level", "warn", "--metrics"], dataDir);
+    servers.push(s);
+    const cli = start(["invoke", "echo", "count", ...ME, "1000", "5"], { env: s.env });
+    await waitFor(cli, () => itemsOf(cli.stdout(), "$").length >= 2, "2 items were printed");
+    // What `head -2` does once it has its lines: the reader of the pipe goes away.
+    cli.child.stdout?.destroy();
+    const closed = await cli.done;
+    expect(closed.code).toBe(EXIT.stdoutClosed);
+    expect(closed.stderr).toBe("");
+    const metrics = await scrapeUntil(s.url, (text) => sampleOf(text, "golem_stream_sessions_running") === 0, "the invocation stopped running");
+    expect(sampleOf(metrics, 'golem_stream_output_items_total{kind="value"}')).toBeLessThan(1000);
+  });
+
+  it("a closed stdout with --checkpoint only detaches: exit 141, and resume finishes the same invocation", async () => {
+    const s = await server(join(scratchDir(), "data"));
+    const checkpoint = join(scratchDir(), "pipe.ckpt");
+    const cli = start(["invoke", "echo", "count", ...ME, "60", "5", "--checkpoint", checkpoint], { env: s.env });
+    await waitFor(cli, () => itemsOf(cli.stdout(), "$").length >= 2, "2 items were printed");
+    cli.child.stdout?.destroy();
+    const closed = await cli.done;
+    expect(closed.code).toBe(EXIT.stdoutClosed);
+    expect(closed.stderr).toBe("");
+    const resumed = await run(["resume", checkpoint], { env: s.env });
+    expect(resumed.code).toBe(EXIT.success);
+    expect((itemsOf(resumed.stdout, "$") as number[]).at(-1)).toBe(59);
+  });
+
   it("without a checkpoint and with the server gone: says it is cancelling, and a second Ctrl-C exits at once", async () => {
     const s = await server(join(scratchDir(), "data"));
     const cli = start(["invoke", "echo", "count", ...ME, "1000", "5"], { env: s.env });

@@ -131,6 +131,8 @@ class SessionRunner {
     });
     const outputFailed = this.#outputFailed.then((error) => {
       if (isClientError(error)) return this.#fail(error); // the checkpoint could not be written
+      // The reader went away (`| head`): not a failure, but the end of the run like a Ctrl-C.
+      if ((error as NodeJS.ErrnoException | undefined)?.code === "EPIPE") return "stdout-closed" as const;
       report(this.#io, `golem-stream: cannot write output (${error instanceof Error ? error.message : String(error)}); the checkpoint, if any, stops before it`);
       return EXIT.outputFailed;
     });
@@ -139,9 +141,17 @@ class SessionRunner {
     this.#reconnects.clear();
     // The outcome is decided: whatever still ends in the background is not reported.
     this.#settled = true;
+    if (outcome === "stdout-closed") {
+      // Quiet, as a program stopped by SIGPIPE: only a cancel that may not have arrived is news.
+      if (this.#options.cancelOnInterrupt) {
+        const cancelled = await this.#cancel("stdout was closed");
+        if (!cancelled.confirmed) report(this.#io, `golem-stream: stdout was closed; ${cancelled.message}`);
+      }
+      return EXIT.stdoutClosed;
+    }
     if (outcome !== "interrupted") return outcome;
     if (this.#options.cancelOnInterrupt) {
-      report(this.#io, `golem-stream: interrupted; ${await this.#cancel()}`);
+      report(this.#io, `golem-stream: interrupted; ${(await this.#cancel("interrupted")).message}`);
     } else {
       report(this.#io, "golem-stream: interrupted; the invocation keeps running, `golem-stream resume <checkpoint>` continues it");
     }
@@ -152,19 +162,22 @@ class SessionRunner {
    * Cancels the invocation and waits until the server has it: the client's
    * cancel (which reconnects for it if the connection is down, within its
    * reconnect policy), then the close of its connections. A second Ctrl-C
-   * exits at once. Says what became of it.
+   * exits at once. Says what became of it; `confirmed` when the server has it.
    */
-  async #cancel(): Promise<string> {
-    const cancelling = this.#call.cancel("interrupted");
-    const hint = setTimeout(() => report(this.#io, "golem-stream: interrupted; cancelling on the server (Ctrl-C again to exit without waiting)"), 500);
+  async #cancel(why: string): Promise<{ readonly confirmed: boolean; readonly message: string }> {
+    const cancelling = this.#call.cancel(why);
+    const hint = setTimeout(() => report(this.#io, `golem-stream: ${why}; cancelling on the server (Ctrl-C again to exit without waiting)`), 500);
     const cancelled = await cancelling.finally(() => clearTimeout(hint));
-    if (cancelled.kind === "undelivered") return `the cancel did not reach the server (${cancelled.error.message}), the invocation may keep running`;
-    const closed = await this.#options.connectionsClosed(CANCEL_CLOSE_WAIT_MS);
-    if (cancelled.kind === "already-over") return "the invocation had already ended";
-    if (!closed) {
-      return `the cancel was sent, but the server did not answer the connection's close within ${CANCEL_CLOSE_WAIT_MS / 1000} s: the invocation may keep running`;
+    if (cancelled.kind === "undelivered") {
+      return { confirmed: false, message: `the cancel did not reach the server (${cancelled.error.message}), the invocation may keep running` };
     }
-    return "the invocation was cancelled";
+    const closed = await this.#options.connectionsClosed(CANCEL_CLOSE_WAIT_MS);
+    if (cancelled.kind === "already-over") return { confirmed: true, message: "the invocation had already ended" };
+    if (!closed) {
+      const message = `the cancel was sent, but the server did not answer the connection's close within ${CANCEL_CLOSE_WAIT_MS / 1000} s: the invocation may keep running`;
+      return { confirmed: false, message };
+    }
+    return { confirmed: true, message: "the invocation was cancelled" };
   }
 
   async #complete(): Promise<ExitCode> {
