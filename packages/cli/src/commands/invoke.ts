@@ -60,7 +60,7 @@ export async function runInvoke(target: InvokeTarget, options: InvokeOptions, io
   const argumentOptions = { native: options.native };
   const constructorParameters = constructorValue(options.constructorJson, agentType.constructorParameters, argumentOptions);
   const progress = createProgress(io, options.progress);
-  const { methodParameters } = bindMethodParameters(target.args, method.parameters, io, argumentOptions, (name, barOptions) =>
+  const { methodParameters, stdinParameter } = bindMethodParameters(target.args, method.parameters, io, argumentOptions, (name, barOptions) =>
     progress.stream(name, "in", barOptions),
   );
   const sink = createCheckpointSink(options.checkpoint, methodSchemaDigest(agentType, method), options.checkpointBatching);
@@ -97,6 +97,8 @@ export async function runInvoke(target: InvokeTarget, options: InvokeOptions, io
     resumed: false,
     retries: options.retries,
     connectionsClosed: (timeoutMs) => session.transport.allClosed(timeoutMs),
+    ...(options.checkpoint === undefined ? {} : { checkpoint: options.checkpoint }),
+    ...(stdinParameter === undefined ? {} : { stdinParameter }),
   });
   return finishCheckpoint(sink, code, io);
 }

@@ -43,7 +43,16 @@ export async function runResume(file: string, options: ResumeOptions, io: CliIo)
     throw error;
   }
   void warnIfSchemaChanged(checkpoint, connection, io);
-  const code = await runSession(call, io, { format: options.output, result: options.result, progress: createProgress(io, options.progress), cancelOnInterrupt: false, resumed: true, retries: options.retries, connectionsClosed: (timeoutMs) => session.transport.allClosed(timeoutMs) });
+  const code = await runSession(call, io, {
+    format: options.output,
+    result: options.result,
+    progress: createProgress(io, options.progress),
+    cancelOnInterrupt: false,
+    resumed: true,
+    retries: options.retries,
+    connectionsClosed: (timeoutMs) => session.transport.allClosed(timeoutMs),
+    checkpoint: file,
+  });
   return finishCheckpoint(sink, code, io);
 }
 

@@ -42,6 +42,10 @@ export interface SessionRunOptions {
   readonly resumed: boolean;
   /** The client's reconnect attempts (`--retries`), for the notice while the server is away. */
   readonly retries: number;
+  /** The checkpoint file, named in the hint printed when an interrupt only detaches. */
+  readonly checkpoint?: string;
+  /** `invoke`: the stream parameter stdin is bound to, which no other process can continue. */
+  readonly stdinParameter?: string;
   /** Resolves true once every connection of the client has closed, false after `timeoutMs` (closing-transport.ts). */
   readonly connectionsClosed: (timeoutMs: number) => Promise<boolean>;
 }
@@ -153,7 +157,7 @@ class SessionRunner {
     if (this.#options.cancelOnInterrupt) {
       report(this.#io, `golem-stream: interrupted; ${(await this.#cancel("interrupted")).message}`);
     } else {
-      report(this.#io, "golem-stream: interrupted; the invocation keeps running, `golem-stream resume <checkpoint>` continues it");
+      report(this.#io, `golem-stream: interrupted; ${this.#detachedHint()}`);
     }
     return EXIT.interrupted;
   }
@@ -178,6 +182,18 @@ class SessionRunner {
       return { confirmed: false, message };
     }
     return { confirmed: true, message: "the invocation was cancelled" };
+  }
+
+  /** What a detached invocation's user can do next, with the real checkpoint path. */
+  #detachedHint(): string {
+    const resume = this.#options.checkpoint === undefined ? "`golem-stream resume` with its checkpoint" : `\`golem-stream resume ${shellWord(this.#options.checkpoint)}\``;
+    const stdin = this.#options.stdinParameter;
+    if (stdin === undefined) return `the invocation keeps running, ${resume} continues it`;
+    return (
+      `the invocation keeps running and ${resume} continues its output, but not its input: ${stdin} reads stdin, ` +
+      "which no other process can continue, so unless the server already had all of it, resume has it cancelled " +
+      "(source-unavailable) and the invocation then usually fails"
+    );
   }
 
   async #complete(): Promise<ExitCode> {
@@ -212,7 +228,7 @@ class SessionRunner {
   }
 
   #fail(error: unknown): ExitCode {
-    const failure = failureOf(error, { wasAway: this.#wasAway });
+    const failure = failureOf(error, { wasAway: this.#wasAway, resumed: this.#options.resumed });
     // After an interrupt (or a broken stdout) the outcome was already reported; this is noise.
     if (this.#settled || this.#failureReported) return failure.exitCode;
     this.#failureReported = true;
@@ -397,4 +413,9 @@ class SessionRunner {
     await deliver(this.#io.stdout, text);
     return text;
   }
+}
+
+/** A path as one shell word: as it is when that is safe, single-quoted otherwise. */
+function shellWord(text: string): string {
+  return /^[\w@%+=:,./-]+$/.test(text) ? text : `'${text.replaceAll("'", "'\\''")}'`;
 }
