@@ -38,11 +38,14 @@ export class CliError extends Error {
   readonly exitCode: ExitCode;
   /** The public protocol error code, when the failure came from the peer. */
   readonly code: string | undefined;
+  /** The same request may succeed if repeated (the server was unreachable, or answered 5xx). */
+  readonly retryable: boolean;
 
-  constructor(exitCode: ExitCode, message: string, options: { code?: string; cause?: unknown } = {}) {
+  constructor(exitCode: ExitCode, message: string, options: { code?: string; cause?: unknown; retryable?: boolean } = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.exitCode = exitCode;
     this.code = options.code;
+    this.retryable = options.retryable ?? false;
   }
 }
 

@@ -419,6 +419,36 @@ describe("Ctrl-C", () => {
   });
 });
 
+describe("a server that is not there yet", () => {
+  it("invoke retries the catalogue lookup (--retries) and runs once the server is up", async () => {
+    const port = await freePort();
+    const env = { GOLEM_STREAM_URL: `http://127.0.0.1:${port}`, GOLEM_STREAM_TOKEN: TOKEN };
+    const cli = start(["invoke", "echo", "count", ...ME, "3", "0", "--retries", "1000"], { env });
+    await waitFor(cli, () => /cannot reach the server \(connect ECONNREFUSED [^)]*\); retrying quietly, up to 1000 times \(--retries\)/.test(cli.stderr()), "the retry notice");
+    await server(join(scratchDir(), "data"), port);
+    const done = await cli.done;
+    expect(done.code, done.stderr).toBe(EXIT.success);
+    expect(itemsOf(done.stdout, "$")).toEqual([0, 1, 2]);
+  });
+
+  it("with --retries 0 fails at once, saying nothing was sent", async () => {
+    const port = await freePort();
+    const done = await run(["invoke", "echo", "count", ...ME, "3", "0", "--retries", "0"], { env: { GOLEM_STREAM_URL: `http://127.0.0.1:${port}`, GOLEM_STREAM_TOKEN: TOKEN } });
+    expect(done.code).toBe(EXIT.connectionLost);
+    expect(done.stderr).toMatch(/^golem-stream: cannot reach http:\/\/127\.0\.0\.1:\d+: connect ECONNREFUSED .*; not retried: --retries 0, nothing was sent\n$/);
+  });
+});
+
+/** A loopback port nothing listens on (it was free a moment ago). */
+async function freePort(): Promise<number> {
+  const { createServer } = await import("node:net");
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
+  const { port } = probe.address() as { port: number };
+  await new Promise((resolve) => probe.close(resolve));
+  return port;
+}
+
 describe("kill -9 of the server, restart on the same data directory, then resume", () => {
   it("delivers all output the server produced before it died, in order, without gaps", async () => {
     const dataDir = join(scratchDir(), "data");

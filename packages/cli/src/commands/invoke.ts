@@ -12,7 +12,8 @@ import type { Invocation } from "@golem-stream/client";
 import { bindMethodParameters, constructorValue, nativeAsJson } from "../arguments.js";
 import { createCheckpointSink, finishCheckpoint } from "../checkpoint/checkpoint-sink.js";
 import { resolveConnection } from "../connection.js";
-import { fetchCatalogue, findMethod, methodSchemaDigest } from "../discovery.js";
+import { findMethod, methodSchemaDigest } from "../discovery.js";
+import { fetchCatalogueWithRetries } from "../catalogue-retries.js";
 import { usageError } from "../exit-codes.js";
 import type { ExitCode } from "../exit-codes.js";
 import type { CliIo } from "../io/cli-io.js";
@@ -55,7 +56,7 @@ export async function runInvoke(target: InvokeTarget, options: InvokeOptions, io
   }
   if (options.checkpoint !== undefined) await checkCheckpointPath(options.checkpoint);
   const connection = resolveConnection(options, io.env);
-  const catalogue = await fetchCatalogue(connection, options.application, options.environment, AbortSignal.any([io.signal, AbortSignal.timeout(options.timeoutMs)]));
+  const catalogue = await fetchCatalogueWithRetries(connection, options, io);
   const { agentType, method } = findMethod(catalogue, target.agentType, target.method);
   const argumentOptions = { native: options.native };
   const constructorParameters = constructorValue(options.constructorJson, agentType.constructorParameters, argumentOptions);
