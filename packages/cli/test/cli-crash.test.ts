@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { EXIT } from "../src/exit-codes.js";
 import { TOKEN, itemsOf, lines, run, scratchDir, start, startServe, startServer, waitFor } from "./support/processes.js";
 import { startHoldingProxy } from "./support/holding-proxy.js";
-import type { Running, ServerProcess } from "./support/processes.js";
+import type { RunResult, Running, ServerProcess } from "./support/processes.js";
 
 const ME = ["-c", '{"name":"crash"}'];
 
@@ -44,6 +44,15 @@ async function server(dataDir: string, port = 0): Promise<ServerProcess> {
   const started = await startServer(dataDir, port);
   servers.push(started);
   return started;
+}
+
+/** Waits until `running` printed `after` items, then stops it (a signal, or its reader going away) and returns how it ended. */
+async function stopAfter(running: Running, after: number, stop: NodeJS.Signals | "close-stdout"): Promise<RunResult> {
+  await waitFor(running, () => itemsOf(running.stdout(), "$").length >= after, `${after} items were printed`);
+  // Closing the pipe is what `head -2` does once it has its lines.
+  if (stop === "close-stdout") running.child.stdout?.destroy();
+  else running.child.kill(stop);
+  return running.done;
 }
 
 /** Starts `count to delayMs` with a checkpoint and SIGKILLs the CLI once it printed `after` items. */
@@ -333,14 +342,8 @@ describe("Ctrl-C", () => {
   it("resume names its checkpoint when Ctrl-C detaches it", async () => {
     const s = await server(join(scratchDir(), "data"));
     const checkpoint = join(scratchDir(), "again it's.ckpt");
-    const first = start(["invoke", "echo", "count", ...ME, "1000", "5", "--checkpoint", checkpoint], { env: s.env });
-    await waitFor(first, () => itemsOf(first.stdout(), "$").length >= 2, "2 items were printed");
-    first.child.kill("SIGKILL");
-    await first.done;
-    const resumed = start(["resume", checkpoint], { env: s.env });
-    await waitFor(resumed, () => itemsOf(resumed.stdout(), "$").length >= 2, "the resume printed 2 items");
-    resumed.child.kill("SIGINT");
-    const interrupted = await resumed.done;
+    await stopAfter(start(["invoke", "echo", "count", ...ME, "1000", "5", "--checkpoint", checkpoint], { env: s.env }), 2, "SIGKILL");
+    const interrupted = await stopAfter(start(["resume", checkpoint], { env: s.env }), 2, "SIGINT");
     expect(interrupted.code).toBe(EXIT.interrupted);
     expect(interrupted.stderr).toContain(`\`golem-stream resume '${checkpoint.replace("it's", "it'\\''s")}'\` continues it`);
   });
@@ -348,10 +351,7 @@ describe("Ctrl-C", () => {
   it("with --checkpoint only detaches: exit 130, and resume finishes the same invocation", async () => {
     const s = await server(join(scratchDir(), "data"));
     const checkpoint = join(scratchDir(), "int.ckpt");
-    const cli = start(["invoke", "echo", "count", ...ME, "60", "5", "--checkpoint", checkpoint], { env: s.env });
-    await waitFor(cli, () => itemsOf(cli.stdout(), "$").length >= 5, "5 items were printed");
-    cli.child.kill("SIGINT");
-    const interrupted = await cli.done;
+    const interrupted = await stopAfter(start(["invoke", "echo", "count", ...ME, "60", "5", "--checkpoint", checkpoint], { env: s.env }), 5, "SIGINT");
     expect(interrupted.code).toBe(EXIT.interrupted);
     expect(interrupted.stderr).toMatch(/keeps running/);
     const resumed = await run(["resume", checkpoint], { env: s.env });
@@ -360,33 +360,18 @@ describe("Ctrl-C", () => {
     expect(all).toEqual(Array.from({ length: 60 }, (_, i) => i));
   });
 
-  it("without a checkpoint cancels the invocation, and the cancel reaches the server before the CLI exits: exit 130", async () => {
+  // The server stops producing once it has the cancel; had it been lost with the exiting
+  // process, the count would run on to all 1000 items (5 s at the least).
+  it.each([
+    ["Ctrl-C", "SIGINT", EXIT.interrupted, /^golem-stream: interrupted; the invocation was cancelled\n$/],
+    ["a closed stdout (`| head`) quietly", "close-stdout", EXIT.stdoutClosed, /^$/],
+  ] as const)("without a checkpoint, %s cancels the invocation, and the cancel reaches the server before the CLI exits", async (_, stop, code, stderr) => {
     const dataDir = join(scratchDir(), "data");
     const s = await startServe(["--port", "0", "--token", TOKEN, "--data-dir", dataDir, "--log-level", "warn", "--metrics"], dataDir);
     servers.push(s);
-    const cli = start(["invoke", "echo", "count", ...ME, "1000", "5"], { env: s.env });
-    await waitFor(cli, () => itemsOf(cli.stdout(), "$").length >= 3, "3 items were printed");
-    cli.child.kill("SIGINT");
-    const interrupted = await cli.done;
-    expect(interrupted.code).toBe(EXIT.interrupted);
-    expect(interrupted.stderr).toMatch(/interrupted; the invocation was cancelled\n$/);
-    // The server stops producing once it has the cancel; had it been lost with the exiting
-    // process, the count would run on to all 1000 items (5 s at the least).
-    const metrics = await scrapeUntil(s.url, (text) => sampleOf(text, "golem_stream_sessions_running") === 0, "the invocation stopped running");
-    expect(sampleOf(metrics, 'golem_stream_output_items_total{kind="value"}')).toBeLessThan(1000);
-  });
-
-  it("a closed stdout (`| head`) cancels like Ctrl-C, quietly: exit 141, and the server stops producing", async () => {
-    const dataDir = join(scratchDir(), "data");
-    const s = await startServe(["--port", "0", "--token", TOKEN, "--data-dir", dataDir, "--log-level", "warn", "--metrics"], dataDir);
-    servers.push(s);
-    const cli = start(["invoke", "echo", "count", ...ME, "1000", "5"], { env: s.env });
-    await waitFor(cli, () => itemsOf(cli.stdout(), "$").length >= 2, "2 items were printed");
-    // What `head -2` does once it has its lines: the reader of the pipe goes away.
-    cli.child.stdout?.destroy();
-    const closed = await cli.done;
-    expect(closed.code).toBe(EXIT.stdoutClosed);
-    expect(closed.stderr).toBe("");
+    const stopped = await stopAfter(start(["invoke", "echo", "count", ...ME, "1000", "5"], { env: s.env }), 3, stop);
+    expect(stopped.code).toBe(code);
+    expect(stopped.stderr).toMatch(stderr);
     const metrics = await scrapeUntil(s.url, (text) => sampleOf(text, "golem_stream_sessions_running") === 0, "the invocation stopped running");
     expect(sampleOf(metrics, 'golem_stream_output_items_total{kind="value"}')).toBeLessThan(1000);
   });
@@ -394,10 +379,7 @@ describe("Ctrl-C", () => {
   it("a closed stdout with --checkpoint only detaches: exit 141, and resume finishes the same invocation", async () => {
     const s = await server(join(scratchDir(), "data"));
     const checkpoint = join(scratchDir(), "pipe.ckpt");
-    const cli = start(["invoke", "echo", "count", ...ME, "60", "5", "--checkpoint", checkpoint], { env: s.env });
-    await waitFor(cli, () => itemsOf(cli.stdout(), "$").length >= 2, "2 items were printed");
-    cli.child.stdout?.destroy();
-    const closed = await cli.done;
+    const closed = await stopAfter(start(["invoke", "echo", "count", ...ME, "60", "5", "--checkpoint", checkpoint], { env: s.env }), 2, "close-stdout");
     expect(closed.code).toBe(EXIT.stdoutClosed);
     expect(closed.stderr).toBe("");
     const resumed = await run(["resume", checkpoint], { env: s.env });
