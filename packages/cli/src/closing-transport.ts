@@ -11,16 +11,24 @@
  */
 import type { Connection, ConnectionHandlers, ConnectRequest, Transport } from "@golem-stream/client";
 
+/**
+ * How this process's connections ended: `closed`, every close this side asked for was answered by
+ * the server's close frame; `broken`, one of them ended without it (the connection died, so what
+ * was sent last may not have arrived); `timeout`, one was still open after the wait.
+ */
+export type ClosingOutcome = "closed" | "broken" | "timeout";
+
 export interface ClosingTransport extends Transport {
-  /**
-   * Resolves true once no connection is open or being opened, or false
-   * after `timeoutMs` with one still open (the server did not answer the close).
-   */
-  allClosed(timeoutMs: number): Promise<boolean>;
+  /** Resolves once no connection is open or being opened, or after `timeoutMs`. */
+  allClosed(timeoutMs: number): Promise<ClosingOutcome>;
 }
+
+/** The status `ws` reports when the socket ended without a close frame from the peer. */
+const CLOSED_ABNORMALLY = 1006;
 
 export function closingTransport(inner: Transport): ClosingTransport {
   let open = 0;
+  let broken = false;
   const waiters = new Set<() => void>();
   const release = (): void => {
     open--;
@@ -30,6 +38,7 @@ export function closingTransport(inner: Transport): ClosingTransport {
     async connect(request: ConnectRequest, handlers: ConnectionHandlers): Promise<Connection> {
       open++;
       let closed = false;
+      let closing = false;
       const closedOnce = (): void => {
         if (closed) return;
         closed = true;
@@ -40,6 +49,7 @@ export function closingTransport(inner: Transport): ClosingTransport {
         connection = await inner.connect(request, {
           onMessage: (message, wireBytes) => handlers.onMessage(message, wireBytes),
           onClose: (info) => {
+            if (closing && (info.code === CLOSED_ABNORMALLY || info.error !== undefined)) broken = true;
             closedOnce();
             handlers.onClose(info);
           },
@@ -53,6 +63,7 @@ export function closingTransport(inner: Transport): ClosingTransport {
         pause: () => connection.pause(),
         resume: () => connection.resume(),
         close: (code, reason) => {
+          closing = true;
           // A paused socket would never read the server's answering close frame: read again,
           // so the close handshake completes (the runtime ignores what arrives after it).
           connection.resume();
@@ -60,16 +71,17 @@ export function closingTransport(inner: Transport): ClosingTransport {
         },
       };
     },
-    allClosed(timeoutMs: number): Promise<boolean> {
-      if (open === 0) return Promise.resolve(true);
+    allClosed(timeoutMs: number): Promise<ClosingOutcome> {
+      const outcome = (): ClosingOutcome => (broken ? "broken" : "closed");
+      if (open === 0) return Promise.resolve(outcome());
       return new Promise((resolve) => {
-        const done = (all: boolean): void => {
+        const done = (result: ClosingOutcome): void => {
           clearTimeout(timer);
           waiters.delete(wake);
-          resolve(all);
+          resolve(result);
         };
-        const wake = (): void => done(true);
-        const timer = setTimeout(() => done(false), timeoutMs);
+        const wake = (): void => done(outcome());
+        const timer = setTimeout(() => done("timeout"), timeoutMs);
         waiters.add(wake);
       });
     },

@@ -392,6 +392,9 @@ describe("Ctrl-C", () => {
     const cli = start(["invoke", "echo", "count", ...ME, "1000", "5"], { env: s.env });
     await waitFor(cli, () => itemsOf(cli.stdout(), "$").length >= 3, "3 items were printed");
     await s.kill();
+    // Until the CLI has seen the connection die, a cancel goes out on it and only the close
+    // tells (closing-transport.ts): wait, so the cancel has to wait for a reconnect.
+    await waitFor(cli, () => /connection lost/.test(cli.stderr()), "the CLI saw the connection die");
     cli.child.kill("SIGINT");
     await waitFor(cli, () => /cancelling on the server/.test(cli.stderr()), "the cancelling hint");
     cli.child.kill("SIGINT");

@@ -16,6 +16,7 @@ import { canonicalJson } from "@golem-stream/wire";
 import type { JsonObject, JsonValue, SchemaValueJson } from "@golem-stream/wire";
 import { EXIT } from "../exit-codes.js";
 import type { ExitCode } from "../exit-codes.js";
+import type { ClosingOutcome } from "../closing-transport.js";
 import type { CliIo } from "../io/cli-io.js";
 import { report } from "../io/cli-io.js";
 import { deliver } from "../io/delivery.js";
@@ -46,8 +47,8 @@ export interface SessionRunOptions {
   readonly checkpoint?: string;
   /** `invoke`: the stream parameter stdin is bound to, which no other process can continue. */
   readonly stdinParameter?: string;
-  /** Resolves true once every connection of the client has closed, false after `timeoutMs` (closing-transport.ts). */
-  readonly connectionsClosed: (timeoutMs: number) => Promise<boolean>;
+  /** Resolves once every connection of the client has closed, or after `timeoutMs`: how they ended (closing-transport.ts). */
+  readonly connectionsClosed: (timeoutMs: number) => Promise<ClosingOutcome>;
 }
 
 /**
@@ -177,10 +178,12 @@ class SessionRunner {
     }
     const closed = await this.#options.connectionsClosed(CANCEL_CLOSE_WAIT_MS);
     if (cancelled.kind === "already-over") return { confirmed: true, message: "the invocation had already ended" };
-    if (!closed) {
+    if (closed === "timeout") {
       const message = `the cancel was sent, but the server did not answer the connection's close within ${CANCEL_CLOSE_WAIT_MS / 1000} s: the invocation may keep running`;
       return { confirmed: false, message };
     }
+    // The connection died under the cancel (the server went away, say): it may never have arrived.
+    if (closed === "broken") return { confirmed: false, message: "the connection broke before the server confirmed the cancel: the invocation may keep running" };
     return { confirmed: true, message: "the invocation was cancelled" };
   }
 
