@@ -108,8 +108,11 @@ it("every JSON log line has an event: start, a failed invocation, a refused toke
     first.running.child.kill("SIGKILL");
   }
   const second = await startServe(serveArgs, dataDir);
-  await waitFor(second.running, () => second.running.stderr().includes("finished sessions interrupted by a restart"), "the restart's recovery was logged");
-  stderr.push((await second.stop()).stderr);
+  try {
+    await waitFor(second.running, () => second.running.stderr().includes("finished sessions interrupted by a restart"), "the restart's recovery was logged");
+  } finally {
+    stderr.push((await second.stop()).stderr);
+  }
   const records = stderr.join("").split("\n").filter((line) => line !== "").map((line) => JSON.parse(line) as Record<string, unknown>);
   expect(records.filter((r) => typeof r["event"] !== "string")).toEqual([]);
   expect(records.filter((r) => r["event"] === "attach.rejected")).toEqual([expect.objectContaining({ operation: "discover", code: "unauthenticated" })]);
