@@ -15,9 +15,12 @@ const onSignal = (signal: NodeJS.Signals): void => {
 };
 process.on("SIGINT", onSignal);
 process.on("SIGTERM", onSignal);
-// A closed stdout (`golem-stream ... | head`) is not a crash: stop quietly.
+// A closed stdout (`golem-stream ... | head`) is not a crash. invoke and resume see it on their
+// next write and stop as on Ctrl-C, cancelling or detaching first (output/session-runner.ts);
+// any other command has nothing to leave behind: stop quietly at once.
+const stopsItself = ["invoke", "resume"].includes(process.argv[2] ?? "");
 process.stdout.on("error", (error: NodeJS.ErrnoException) => {
-  if (error.code === "EPIPE") process.exit(process.exitCode ?? 0);
+  if (error.code === "EPIPE" && !stopsItself) process.exit(process.exitCode ?? 0);
 });
 
 const code = await runCli(process.argv.slice(2), {

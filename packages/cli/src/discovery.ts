@@ -60,7 +60,10 @@ export async function fetchCatalogue(
     response = await httpGet(url, { authorization: `Bearer ${connection.token}` }, signal, MAX_DISCOVERY_BYTES);
   } catch (cause) {
     if (cause instanceof ProtocolError) throw invalidDocument(cause); // larger than MAX_DISCOVERY_BYTES
-    throw new CliError(EXIT.connectionLost, `cannot reach ${connection.httpOrigin}: ${describeConnectionError(cause, signal)}`, { cause });
+    throw new CliError(EXIT.connectionLost, `cannot reach ${connection.httpOrigin}: ${describeConnectionError(cause, signal)}`, {
+      cause,
+      retryable: isTransient(cause, signal),
+    });
   }
   if (response.status < 200 || response.status > 299) throw httpFailure(response);
   try {
@@ -189,7 +192,20 @@ function httpFailure({ status, body, location }: HttpResponse): CliError {
     // Not the envelope (a proxy's HTML page, say): the status says enough.
   }
   const exitCode = status === 401 || status === 403 ? EXIT.rejected : status === 404 ? EXIT.usage : EXIT.connectionLost;
-  return new CliError(exitCode, `discovery failed: ${code === "" ? "" : `${code}: `}${message.slice(0, 500)}`, { code });
+  // 5xx: the server (or a proxy before it) failed or is overloaded/restarting; asking again may work.
+  return new CliError(exitCode, `discovery failed: ${code === "" ? "" : `${code}: `}${message.slice(0, 500)}`, { code, retryable: status >= 500 });
+}
+
+/**
+ * Failures a server that is restarting, or briefly unreachable, produces: worth retrying. Not a
+ * name that does not resolve, nor TLS: those are a wrong `--url`, which retrying cannot fix.
+ */
+const TRANSIENT_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "ECONNABORTED", "EPIPE", "ETIMEDOUT", "EHOSTUNREACH", "ENETUNREACH", "ENETDOWN"]);
+
+function isTransient(error: unknown, signal: AbortSignal): boolean {
+  if (signal.aborted) return signal.reason instanceof Error && signal.reason.name === "TimeoutError";
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === "string" && TRANSIENT_CODES.has(code);
 }
 
 function describeConnectionError(error: unknown, signal: AbortSignal): string {

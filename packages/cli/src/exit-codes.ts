@@ -20,6 +20,11 @@ export const EXIT = {
   outputFailed: 74,
   /** Interrupted by SIGINT/SIGTERM; the session keeps running on the server and can be resumed. */
   interrupted: 130,
+  /**
+   * stdout was closed by its reader (`| head`): 128 + SIGPIPE, what a shell reports for a program
+   * a closed pipe stopped. Without a checkpoint the invocation was cancelled, with one it keeps running.
+   */
+  stdoutClosed: 141,
 } as const;
 
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
@@ -33,11 +38,14 @@ export class CliError extends Error {
   readonly exitCode: ExitCode;
   /** The public protocol error code, when the failure came from the peer. */
   readonly code: string | undefined;
+  /** The same request may succeed if repeated (the server was unreachable, or answered 5xx). */
+  readonly retryable: boolean;
 
-  constructor(exitCode: ExitCode, message: string, options: { code?: string; cause?: unknown } = {}) {
+  constructor(exitCode: ExitCode, message: string, options: { code?: string; cause?: unknown; retryable?: boolean } = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.exitCode = exitCode;
     this.code = options.code;
+    this.retryable = options.retryable ?? false;
   }
 }
 

@@ -37,9 +37,13 @@ Exit codes:
   2    usage error: bad option, argument, input file or checkpoint; nothing was sent
   3    rejected by the server (authentication or invocationRejected)
   4    connection lost; \`golem-stream resume <checkpoint>\` continues
+  5    conformance: the suite ran and at least one check failed
+  70   internal error of the CLI (a bug: please report it with the message)
   74   stdout or the checkpoint could not be written; \`resume\` continues after the last saved item
   130  interrupted (SIGINT/SIGTERM): with --checkpoint the invocation keeps running on the
-       server (\`resume\` continues it); without, it is cancelled there (a second Ctrl-C stops waiting)`;
+       server (\`resume\` continues it); without, it is cancelled there (a second Ctrl-C stops waiting)
+  141  stdout was closed by its reader (\`| head\`): stopped quietly, like a program stopped by SIGPIPE;
+       the invocation was cancelled, or with --checkpoint keeps running (\`resume\` continues it)`;
 
 export interface ConnectionOptions {
   readonly url?: string;

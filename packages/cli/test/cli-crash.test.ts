@@ -7,11 +7,34 @@ import { existsSync, readFileSync, readdirSync, renameSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { EXIT } from "../src/exit-codes.js";
-import { itemsOf, lines, run, scratchDir, start, startServer, waitFor } from "./support/processes.js";
+import { TOKEN, itemsOf, lines, run, scratchDir, start, startServe, startServer, waitFor } from "./support/processes.js";
 import { startHoldingProxy } from "./support/holding-proxy.js";
-import type { Running, ServerProcess } from "./support/processes.js";
+import type { RunResult, Running, ServerProcess } from "./support/processes.js";
 
 const ME = ["-c", '{"name":"crash"}'];
+
+/** The value of one sample (`name` with its labels, as Prometheus prints it), NaN when absent. */
+function sampleOf(text: string, name: string): number {
+  const line = text.split("\n").find((l) => l.startsWith(`${name} `));
+  return line === undefined ? Number.NaN : Number(line.slice(name.length + 1));
+}
+
+async function until(predicate: () => boolean, what: string): Promise<void> {
+  for (let waited = 0; !predicate(); waited += 20) {
+    if (waited > 20_000) throw new Error(`gave up waiting until ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/** Scrapes `/metrics` until `predicate` holds (never a fixed wait: the machine may be slow). */
+async function scrapeUntil(url: string, predicate: (text: string) => boolean, what: string): Promise<string> {
+  for (let tries = 0; tries < 1000; tries++) {
+    const text = await (await fetch(`${url}/metrics`)).text();
+    if (predicate(text)) return text;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  throw new Error(`gave up scraping until ${what}`);
+}
 const servers: ServerProcess[] = [];
 afterEach(async () => {
   await Promise.all(servers.splice(0).map((s) => s.kill()));
@@ -21,6 +44,15 @@ async function server(dataDir: string, port = 0): Promise<ServerProcess> {
   const started = await startServer(dataDir, port);
   servers.push(started);
   return started;
+}
+
+/** Waits until `running` printed `after` items, then stops it (a signal, or its reader going away) and returns how it ended. */
+async function stopAfter(running: Running, after: number, stop: NodeJS.Signals | "close-stdout"): Promise<RunResult> {
+  await waitFor(running, () => itemsOf(running.stdout(), "$").length >= after, `${after} items were printed`);
+  // Closing the pipe is what `head -2` does once it has its lines.
+  if (stop === "close-stdout") running.child.stdout?.destroy();
+  else running.child.kill(stop);
+  return running.done;
 }
 
 /** Starts `count to delayMs` with a checkpoint and SIGKILLs the CLI once it printed `after` items. */
@@ -290,13 +322,36 @@ describe("stdout that cannot be written", () => {
 });
 
 describe("Ctrl-C", () => {
+  it("with --checkpoint and stdin bound: names the checkpoint and says stdin cannot be continued; resume does not claim a restart", async () => {
+    const s = await server(join(scratchDir(), "data"));
+    const checkpoint = join(scratchDir(), "up.ckpt");
+    const cli = start(["invoke", "echo", "digest", ...ME, "-", "--checkpoint", checkpoint], { env: s.env, stdin: Buffer.alloc(100_000, 1), openStdin: true });
+    await until(() => existsSync(checkpoint) && readFileSync(checkpoint, "utf8").includes("sessionToken"), "the start was accepted");
+    cli.child.kill("SIGINT");
+    const interrupted = await cli.done;
+    expect(interrupted.code).toBe(EXIT.interrupted);
+    expect(interrupted.stderr).toContain(`\`golem-stream resume ${checkpoint}\` continues its output, but not its input: data reads stdin`);
+    expect(interrupted.stderr).toMatch(/source-unavailable/);
+    const resumed = await run(["resume", checkpoint], { env: s.env });
+    // No restart happened: the input was cancelled, and the agent failed on it.
+    expect(resumed.code).toBe(EXIT.invocationFailed);
+    expect(resumed.stderr).toMatch(/it may have been a server restart .*, or an input only the interrupted process could feed \(stdin\), which resume had to cancel \(source-unavailable\)/);
+    expect(resumed.stderr).not.toMatch(/: a server restart fails every invocation/);
+  });
+
+  it("resume names its checkpoint when Ctrl-C detaches it", async () => {
+    const s = await server(join(scratchDir(), "data"));
+    const checkpoint = join(scratchDir(), "again it's.ckpt");
+    await stopAfter(start(["invoke", "echo", "count", ...ME, "1000", "5", "--checkpoint", checkpoint], { env: s.env }), 2, "SIGKILL");
+    const interrupted = await stopAfter(start(["resume", checkpoint], { env: s.env }), 2, "SIGINT");
+    expect(interrupted.code).toBe(EXIT.interrupted);
+    expect(interrupted.stderr).toContain(`\`golem-stream resume '${checkpoint.replace("it's", "it'\\''s")}'\` continues it`);
+  });
+
   it("with --checkpoint only detaches: exit 130, and resume finishes the same invocation", async () => {
     const s = await server(join(scratchDir(), "data"));
     const checkpoint = join(scratchDir(), "int.ckpt");
-    const cli = start(["invoke", "echo", "count", ...ME, "60", "5", "--checkpoint", checkpoint], { env: s.env });
-    await waitFor(cli, () => itemsOf(cli.stdout(), "$").length >= 5, "5 items were printed");
-    cli.child.kill("SIGINT");
-    const interrupted = await cli.done;
+    const interrupted = await stopAfter(start(["invoke", "echo", "count", ...ME, "60", "5", "--checkpoint", checkpoint], { env: s.env }), 5, "SIGINT");
     expect(interrupted.code).toBe(EXIT.interrupted);
     expect(interrupted.stderr).toMatch(/keeps running/);
     const resumed = await run(["resume", checkpoint], { env: s.env });
@@ -305,14 +360,31 @@ describe("Ctrl-C", () => {
     expect(all).toEqual(Array.from({ length: 60 }, (_, i) => i));
   });
 
-  it("without a checkpoint cancels the invocation: exit 130", async () => {
+  // The server stops producing once it has the cancel; had it been lost with the exiting
+  // process, the count would run on to all 1000 items (5 s at the least).
+  it.each([
+    ["Ctrl-C", "SIGINT", EXIT.interrupted, /^golem-stream: interrupted; the invocation was cancelled\n$/],
+    ["a closed stdout (`| head`) quietly", "close-stdout", EXIT.stdoutClosed, /^$/],
+  ] as const)("without a checkpoint, %s cancels the invocation, and the cancel reaches the server before the CLI exits", async (_, stop, code, stderr) => {
+    const dataDir = join(scratchDir(), "data");
+    const s = await startServe(["--port", "0", "--token", TOKEN, "--data-dir", dataDir, "--log-level", "warn", "--metrics"], dataDir);
+    servers.push(s);
+    const stopped = await stopAfter(start(["invoke", "echo", "count", ...ME, "1000", "5"], { env: s.env }), 3, stop);
+    expect(stopped.code).toBe(code);
+    expect(stopped.stderr).toMatch(stderr);
+    const metrics = await scrapeUntil(s.url, (text) => sampleOf(text, "golem_stream_sessions_running") === 0, "the invocation stopped running");
+    expect(sampleOf(metrics, 'golem_stream_output_items_total{kind="value"}')).toBeLessThan(1000);
+  });
+
+  it("a closed stdout with --checkpoint only detaches: exit 141, and resume finishes the same invocation", async () => {
     const s = await server(join(scratchDir(), "data"));
-    const cli = start(["invoke", "echo", "count", ...ME, "1000", "5"], { env: s.env });
-    await waitFor(cli, () => itemsOf(cli.stdout(), "$").length >= 3, "3 items were printed");
-    cli.child.kill("SIGINT");
-    const interrupted = await cli.done;
-    expect(interrupted.code).toBe(EXIT.interrupted);
-    expect(interrupted.stderr).toMatch(/cancelled/);
+    const checkpoint = join(scratchDir(), "pipe.ckpt");
+    const closed = await stopAfter(start(["invoke", "echo", "count", ...ME, "60", "5", "--checkpoint", checkpoint], { env: s.env }), 2, "close-stdout");
+    expect(closed.code).toBe(EXIT.stdoutClosed);
+    expect(closed.stderr).toBe("");
+    const resumed = await run(["resume", checkpoint], { env: s.env });
+    expect(resumed.code).toBe(EXIT.success);
+    expect((itemsOf(resumed.stdout, "$") as number[]).at(-1)).toBe(59);
   });
 
   it("without a checkpoint and with the server gone: says it is cancelling, and a second Ctrl-C exits at once", async () => {
@@ -320,6 +392,9 @@ describe("Ctrl-C", () => {
     const cli = start(["invoke", "echo", "count", ...ME, "1000", "5"], { env: s.env });
     await waitFor(cli, () => itemsOf(cli.stdout(), "$").length >= 3, "3 items were printed");
     await s.kill();
+    // Until the CLI has seen the connection die, a cancel goes out on it and only the close
+    // tells (closing-transport.ts): wait, so the cancel has to wait for a reconnect.
+    await waitFor(cli, () => /connection lost/.test(cli.stderr()), "the CLI saw the connection die");
     cli.child.kill("SIGINT");
     await waitFor(cli, () => /cancelling on the server/.test(cli.stderr()), "the cancelling hint");
     cli.child.kill("SIGINT");
@@ -328,6 +403,36 @@ describe("Ctrl-C", () => {
     expect(interrupted.stderr).not.toMatch(/invocation was cancelled/);
   });
 });
+
+describe("a server that is not there yet", () => {
+  it("invoke retries the catalogue lookup (--retries) and runs once the server is up", async () => {
+    const port = await freePort();
+    const env = { GOLEM_STREAM_URL: `http://127.0.0.1:${port}`, GOLEM_STREAM_TOKEN: TOKEN };
+    const cli = start(["invoke", "echo", "count", ...ME, "3", "0", "--retries", "1000"], { env });
+    await waitFor(cli, () => /cannot reach the server \(connect ECONNREFUSED [^)]*\); retrying quietly, up to 1000 times \(--retries\)/.test(cli.stderr()), "the retry notice");
+    await server(join(scratchDir(), "data"), port);
+    const done = await cli.done;
+    expect(done.code, done.stderr).toBe(EXIT.success);
+    expect(itemsOf(done.stdout, "$")).toEqual([0, 1, 2]);
+  });
+
+  it("with --retries 0 fails at once, saying nothing was sent", async () => {
+    const port = await freePort();
+    const done = await run(["invoke", "echo", "count", ...ME, "3", "0", "--retries", "0"], { env: { GOLEM_STREAM_URL: `http://127.0.0.1:${port}`, GOLEM_STREAM_TOKEN: TOKEN } });
+    expect(done.code).toBe(EXIT.connectionLost);
+    expect(done.stderr).toMatch(/^golem-stream: cannot reach http:\/\/127\.0\.0\.1:\d+: connect ECONNREFUSED .*; not retried: --retries 0, nothing was sent\n$/);
+  });
+});
+
+/** A loopback port nothing listens on (it was free a moment ago). */
+async function freePort(): Promise<number> {
+  const { createServer } = await import("node:net");
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
+  const { port } = probe.address() as { port: number };
+  await new Promise((resolve) => probe.close(resolve));
+  return port;
+}
 
 describe("kill -9 of the server, restart on the same data directory, then resume", () => {
   it("delivers all output the server produced before it died, in order, without gaps", async () => {
@@ -349,7 +454,7 @@ describe("kill -9 of the server, restart on the same data directory, then resume
     } else {
       // This server does not restart agent code: the invocation ends failed after the replay.
       expect(resumed.code).toBe(EXIT.invocationFailed);
-      expect(resumed.stderr).toMatch(/\(invocation-failed\) while this process was away from it: a server restart/);
+      expect(resumed.stderr).toMatch(/\(invocation-failed\) while this process was away from it, .*it may have been a server restart/);
     }
   });
 
@@ -371,7 +476,7 @@ describe("kill -9 of the server, restart on the same data directory, then resume
     else {
       expect(done.code).toBe(EXIT.invocationFailed);
       // Not "invocation failed (invocation-failed): invocation failed": what happened, in words.
-      expect(done.stderr).toMatch(/the invocation failed on the server \(invocation-failed\) while this process was away from it: a server restart fails every invocation it was running/);
+      expect(done.stderr).toMatch(/the invocation failed on the server \(invocation-failed\) while this process was away from it, .*it may have been a server restart, which fails every invocation it was running\./);
     }
   });
 });

@@ -3,9 +3,10 @@
  * processes against a real `golem-stream serve` on loopback.
  */
 import { createHash, randomBytes } from "node:crypto";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { EXIT } from "../src/exit-codes.js";
+import { EXIT, EXIT_INTERNAL } from "../src/exit-codes.js";
 import { TOKEN, itemsOf, lines, run, scratchDir, startServer } from "./support/processes.js";
 import type { ServerProcess } from "./support/processes.js";
 
@@ -187,6 +188,18 @@ describe("operator commands", () => {
       expect(result.stdout.toString()).toMatch(/Examples:\n  \$ golem-stream/);
     },
   );
+
+  it.each([[[]], [["invoke"]], [["resume"]]])("%j --help lists every exit code the README lists, and no other", async (command) => {
+    const help = (await run([...command, "--help"])).stdout.toString();
+    const section = help.slice(help.indexOf("Exit codes:"));
+    const inHelp = [...section.matchAll(/^  (\d+) /gm)].map((m) => Number(m[1]));
+    const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8");
+    const table = readme.slice(readme.indexOf("## Exit codes"), readme.indexOf("## Checkpoint v1"));
+    const inReadme = [...table.matchAll(/^\| (\d+) \|/gm)].map((m) => Number(m[1]));
+    const all = [...Object.values(EXIT), EXIT_INTERNAL].sort((a, b) => a - b);
+    expect(inHelp).toEqual(all);
+    expect(inReadme).toEqual(all);
+  });
 
   it("resume --help says that stdin is not replayable and what a pending start does", async () => {
     const help = (await run(["resume", "--help"])).stdout.toString();

@@ -4,15 +4,22 @@
  * are always there, and stderr carries one JSON event per line (stderr is a
  * pipe, not a terminal) with no token or key in any of them.
  */
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect, it } from "vitest";
 import { EXIT } from "../src/exit-codes.js";
-import { TOKEN, itemsOf, run, scratchDir, startServe } from "./support/processes.js";
+import { TOKEN, itemsOf, run, scratchDir, start, startServe, waitFor } from "./support/processes.js";
 
 async function get(url: string): Promise<{ status: number; body: string }> {
   const response = await fetch(url);
   return { status: response.status, body: await response.text() };
+}
+
+async function until(predicate: () => boolean, what: string): Promise<void> {
+  for (let waited = 0; !predicate(); waited += 20) {
+    if (waited > 20_000) throw new Error(`gave up waiting until ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
 }
 
 function sample(text: string, line: RegExp): number {
@@ -71,4 +78,44 @@ it("serve without --metrics: no /metrics, but /healthz and /readyz; --log-level 
     expect((await server.stop()).code).toBe(EXIT.success);
   }
   expect(server.running.stderr()).toBe("");
+});
+
+it("every JSON log line has an event: start, a failed invocation, a refused token, a restart's recovery, the stop", async () => {
+  const dataDir = join(scratchDir(), "state");
+  const serveArgs = ["--port", "0", "--token", TOKEN, "--data-dir", dataDir, "--log-level", "debug", "--log-format", "json"];
+  const first = await startServe(serveArgs, dataDir);
+  const stderr: string[] = [];
+  try {
+    // An input read from stdin cannot be continued by another process: resume cancels it
+    // (source-unavailable) and the agent fails the invocation (the server's `invocation failed`).
+    const checkpoint = join(scratchDir(), "stdin.ckpt");
+    const cli = start(["invoke", "echo", "digest", "-c", '{"name":"x"}', "-", "--checkpoint", checkpoint], { env: first.env, stdin: "some bytes", openStdin: true });
+    await until(() => existsSync(checkpoint) && readFileSync(checkpoint, "utf8").includes("sessionToken"), "the start was accepted");
+    cli.child.kill("SIGKILL");
+    await cli.done;
+    const resumed = await run(["resume", checkpoint], { env: first.env });
+    expect(resumed.code, resumed.stderr).toBe(EXIT.invocationFailed);
+    // A wrong token is refused at the catalogue, before any session: logged and counted there.
+    const refused = await run(["invoke", "echo", "count", "-c", '{"name":"x"}', "1", "0"], { env: { ...first.env, GOLEM_STREAM_TOKEN: "wrong-token-0123456789" } });
+    expect(refused.code).toBe(EXIT.rejected);
+    // A crash with an invocation running: the next start finishes it as interrupted by a restart.
+    const counting = start(["invoke", "echo", "count", "-c", '{"name":"x"}', "1000", "5", "--checkpoint", join(scratchDir(), "count.ckpt")], { env: first.env });
+    await waitFor(counting, () => itemsOf(counting.stdout(), "$").length >= 2, "2 items were printed");
+    first.running.child.kill("SIGKILL");
+    stderr.push((await first.running.done).stderr);
+    counting.child.kill("SIGKILL");
+  } finally {
+    first.running.child.kill("SIGKILL");
+  }
+  const second = await startServe(serveArgs, dataDir);
+  try {
+    await waitFor(second.running, () => second.running.stderr().includes("finished sessions interrupted by a restart"), "the restart's recovery was logged");
+  } finally {
+    stderr.push((await second.stop()).stderr);
+  }
+  const records = stderr.join("").split("\n").filter((line) => line !== "").map((line) => JSON.parse(line) as Record<string, unknown>);
+  expect(records.filter((r) => typeof r["event"] !== "string")).toEqual([]);
+  expect(records.filter((r) => r["event"] === "attach.rejected")).toEqual([expect.objectContaining({ operation: "discover", code: "unauthenticated" })]);
+  const events = new Set(records.map((r) => r["event"]));
+  for (const event of ["server.start", "invocation.failed", "recovery.interrupted", "server.stopping", "server.stop"]) expect(events).toContain(event);
 });

@@ -144,7 +144,8 @@ describe("errors a person can act on", () => {
     const tls = await run(["types", "--url", server.url.replace("http:", "https:")], { env: { GOLEM_STREAM_TOKEN: TOKEN } });
     expect(tls.stderr).toMatch(/^golem-stream: cannot reach https:\/\/127\.0\.0\.1:\d+: TLS failed \(ERR_SSL_[A-Z_]+\)\n$/);
     const port = Number(new URL(server.url).port);
-    const closed = await run(["invoke", "echo", "count", ...ME, "1", "0", "--url", `http://127.0.0.1:${port === 65535 ? 65534 : port + 1}`], {
+    // --retries 0: a refused connection is otherwise retried (a server restarting), as resume's is.
+    const closed = await run(["invoke", "echo", "count", ...ME, "1", "0", "--retries", "0", "--url", `http://127.0.0.1:${port === 65535 ? 65534 : port + 1}`], {
       env: { GOLEM_STREAM_TOKEN: TOKEN },
     });
     expect(closed.stderr).toMatch(/ECONNREFUSED/);

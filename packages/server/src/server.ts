@@ -269,7 +269,7 @@ class NodeSessionServer implements SessionServer {
           () => observer.leaseHeartbeat(true),
           (error: unknown) => {
             observer.leaseHeartbeat(false);
-            this.#logger.error("lease heartbeat failed", { error: String(error) });
+            this.#logger.error("lease heartbeat failed", { event: "cluster.heartbeat-error", error: String(error) });
           },
         );
       this.#heartbeat = setInterval(() => void beat(), Math.floor(leaseTtlMs / 3));
@@ -280,9 +280,9 @@ class NodeSessionServer implements SessionServer {
     this.ready = joined.then(() => this.#runtime.recoverInterrupted()).then(
       (count) => {
         this.#started = true;
-        if (count > 0) this.#logger.warn("finished sessions interrupted by a restart", { count });
+        if (count > 0) this.#logger.warn("finished sessions interrupted by a restart", { event: "recovery.interrupted", count });
       },
-      (error: unknown) => this.#logger.error("could not recover interrupted sessions", { error: String(error) }),
+      (error: unknown) => this.#logger.error("could not recover interrupted sessions", { event: "recovery.failed", error: String(error) }),
     );
     const sweepEvery = Math.min(this.#limits.sessionRetentionMs, 60_000);
     this.#sweeper = setInterval(() => void this.#sweep(), sweepEvery);
@@ -294,7 +294,7 @@ class NodeSessionServer implements SessionServer {
       const claimed = await this.#runtime.claimOrphans();
       if (claimed > 0) this.#observer.orphansClaimed(claimed);
     } catch (error) {
-      this.#logger.error("orphan claim failed", { error: String(error) });
+      this.#logger.error("orphan claim failed", { event: "cluster.orphan-claim-failed", error: String(error) });
     }
   }
 
@@ -322,7 +322,7 @@ class NodeSessionServer implements SessionServer {
       const now = (this.#options.now ?? Date.now)();
       await this.#options.store.purgeFinished(now - this.#limits.sessionRetentionMs, now, now - this.#limits.tombstoneRetentionMs);
     } catch (error) {
-      this.#logger.error("retention sweep failed", { error: String(error) });
+      this.#logger.error("retention sweep failed", { event: "retention.sweep-failed", error: String(error) });
     }
   }
 
@@ -397,6 +397,7 @@ class NodeSessionServer implements SessionServer {
         try {
           this.#browsers.checkOrigin(request);
         } catch (error) {
+          this.#observer.attachRejected((error as ProtocolError).code, "discover");
           sendHttpError(response, error as ProtocolError);
           return;
         }
@@ -408,6 +409,7 @@ class NodeSessionServer implements SessionServer {
         authorizer: this.#authorizer,
         logger: this.#logger,
         maxCallerIdentityBytes: this.#limits.maxCallerIdentityBytes,
+        rejected: (code) => this.#observer.attachRejected(code, "discover"),
       });
     } else if (owned) {
       const pages = this.#options.pages;
@@ -420,7 +422,7 @@ class NodeSessionServer implements SessionServer {
     try {
       return await pages(request, response);
     } catch (error) {
-      this.#logger.error("page handler failed", { error: String(error) });
+      this.#logger.error("page handler failed", { event: "http.page-failed", error: String(error) });
       if (!response.headersSent) sendHttpError(response, new ProtocolError("internal-error", "internal error"));
       else response.destroy();
       return true;
@@ -485,7 +487,7 @@ class NodeSessionServer implements SessionServer {
       observer.connectionClosed();
       connection.transportClosed();
     });
-    ws.on("error", (error) => this.#logger.warn("websocket error", { error: String(error) }));
+    ws.on("error", (error) => this.#logger.warn("websocket error", { event: "connection.error", error: String(error) }));
   }
 
   async close(): Promise<void> {

@@ -57,7 +57,7 @@ describe("an authenticated identity too long for tokens", () => {
       code: "forbidden",
       error: "the authenticated identity is too long to be bound into tokens (account and principal at most 2048 UTF-8 bytes together)",
     });
-    expect(errors).toContainEqual(["authenticator returned an identity longer than limits.maxCallerIdentityBytes", { accountBytes: 1, principalBytes: 7000, limit: 2048 }]);
+    expect(errors).toContainEqual(["authenticator returned an identity longer than limits.maxCallerIdentityBytes", { event: "auth.invalid-identity", accountBytes: 1, principalBytes: 7000, limit: 2048 }]);
     expect(JSON.stringify(errors)).not.toContain("ppp");
   });
 
@@ -96,6 +96,6 @@ describe("an authenticated identity too long for tokens", () => {
   it("a non-string or empty identity is the authenticator's bug: internal-error (500), said in the log", async () => {
     const { url, errors } = await serve({ account: "", principal: "p" });
     expect(await handshake(url)).toMatchObject({ status: 500 });
-    expect(errors).toContainEqual(["authenticator returned an invalid identity", { account: "string of 0 bytes", principal: "string of 1 bytes" }]);
+    expect(errors).toContainEqual(["authenticator returned an invalid identity", { event: "auth.invalid-identity", account: "string of 0 bytes", principal: "string of 1 bytes" }]);
   });
 });

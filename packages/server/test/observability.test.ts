@@ -93,6 +93,14 @@ describe("a full scenario run: metrics move, logs carry events and no secrets", 
     expect(sample(text, `${P}attachments_total`, { operation: "start" })).toBe(0);
   });
 
+  it("a catalogue request with a bad bearer token counts (and is logged) as an unauthenticated discover rejection", async () => {
+    const answer = await fetch(`${server.httpUrl}/v1/agents/types?application=demo&environment=default`, { headers: { authorization: "Bearer not-a-token" } });
+    expect(answer.status).toBe(401);
+    await scrapeUntil(server.httpUrl, (t) => sample(t, `${P}attachment_rejections_total`, { code: "unauthenticated", operation: "discover" }) === 1, "the rejection");
+    const logged = lines.map((line) => JSON.parse(line) as Record<string, unknown>).filter((r) => r["event"] === "attach.rejected" && r["operation"] === "discover");
+    expect(logged).toEqual([expect.objectContaining({ code: "unauthenticated", msg: "attach rejected" })]);
+  });
+
   it("digest: start, u8 input items and bytes, a running session, a store commit, the finish by outcome", async () => {
     const client = await connect();
     client.send(demoStart("digest", v.record(v.stream(randomUUID()))));
@@ -189,6 +197,7 @@ describe("a full scenario run: metrics move, logs carry events and no secrets", 
   it("every log line is JSON with an event; the run's events are there; no token or key appears in any line", async () => {
     await scrapeUntil(server.httpUrl, (t) => sample(t, `${P}connections_open`) === 0, "every connection closed");
     const records = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(records.filter((r) => typeof r["event"] !== "string")).toEqual([]);
     const events = records.map((r) => r["event"]);
     expect(events).toEqual(expect.arrayContaining(["session.start", "attach", "attach.revoked", "attach.rejected", "violation", "session.finish", "attach.end"]));
     const operations = records.filter((r) => r["event"] === "attach").map((r) => r["operation"]);

@@ -7,11 +7,13 @@ import { access } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
 import { isClientError } from "@golem-stream/client";
 import { sessionClient } from "../session-client.js";
+import type { SessionClient } from "../session-client.js";
 import type { Invocation } from "@golem-stream/client";
 import { bindMethodParameters, constructorValue, nativeAsJson } from "../arguments.js";
 import { createCheckpointSink, finishCheckpoint } from "../checkpoint/checkpoint-sink.js";
 import { resolveConnection } from "../connection.js";
-import { fetchCatalogue, findMethod, methodSchemaDigest } from "../discovery.js";
+import { findMethod, methodSchemaDigest } from "../discovery.js";
+import { fetchCatalogueWithRetries } from "../catalogue-retries.js";
 import { usageError } from "../exit-codes.js";
 import type { ExitCode } from "../exit-codes.js";
 import type { CliIo } from "../io/cli-io.js";
@@ -54,20 +56,21 @@ export async function runInvoke(target: InvokeTarget, options: InvokeOptions, io
   }
   if (options.checkpoint !== undefined) await checkCheckpointPath(options.checkpoint);
   const connection = resolveConnection(options, io.env);
-  const catalogue = await fetchCatalogue(connection, options.application, options.environment, AbortSignal.any([io.signal, AbortSignal.timeout(options.timeoutMs)]));
+  const catalogue = await fetchCatalogueWithRetries(connection, options, io);
   const { agentType, method } = findMethod(catalogue, target.agentType, target.method);
   const argumentOptions = { native: options.native };
   const constructorParameters = constructorValue(options.constructorJson, agentType.constructorParameters, argumentOptions);
   const progress = createProgress(io, options.progress);
-  const { methodParameters } = bindMethodParameters(target.args, method.parameters, io, argumentOptions, (name, barOptions) =>
+  const { methodParameters, stdinParameter } = bindMethodParameters(target.args, method.parameters, io, argumentOptions, (name, barOptions) =>
     progress.stream(name, "in", barOptions),
   );
   const sink = createCheckpointSink(options.checkpoint, methodSchemaDigest(agentType, method), options.checkpointBatching);
 
   let call: Invocation;
+  let session: SessionClient;
   try {
-    const client = sessionClient(connection, options);
-    call = client.invoke({
+    session = sessionClient(connection, options);
+    call = session.client.invoke({
       application: options.application,
       environment: options.environment,
       agentType: agentType.name,
@@ -94,6 +97,9 @@ export async function runInvoke(target: InvokeTarget, options: InvokeOptions, io
     cancelOnInterrupt: options.checkpoint === undefined,
     resumed: false,
     retries: options.retries,
+    connectionsClosed: (timeoutMs) => session.transport.allClosed(timeoutMs),
+    ...(options.checkpoint === undefined ? {} : { checkpoint: options.checkpoint }),
+    ...(stdinParameter === undefined ? {} : { stdinParameter }),
   });
   return finishCheckpoint(sink, code, io);
 }

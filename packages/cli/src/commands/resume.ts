@@ -5,6 +5,7 @@
  */
 import { isClientError } from "@golem-stream/client";
 import { sessionClient } from "../session-client.js";
+import type { SessionClient } from "../session-client.js";
 import type { Invocation } from "@golem-stream/client";
 import { isProtocolError } from "@golem-stream/wire";
 import { createCheckpointSink, finishCheckpoint, stateFromCheckpoint } from "../checkpoint/checkpoint-sink.js";
@@ -33,15 +34,25 @@ export async function runResume(file: string, options: ResumeOptions, io: CliIo)
   const connection = resolveConnection(options, io.env);
   const sink = createCheckpointSink(file, checkpoint.methodSchemaDigest, options.checkpointBatching);
   let call: Invocation;
+  let session: SessionClient;
   try {
-    const client = sessionClient(connection, options);
-    call = client.takeover(stateFromCheckpoint(checkpoint), { onCheckpoint: sink.onCheckpoint });
+    session = sessionClient(connection, options);
+    call = session.client.takeover(stateFromCheckpoint(checkpoint), { onCheckpoint: sink.onCheckpoint });
   } catch (error) {
     if (isClientError(error)) throw usageError(failureOf(error).message, error);
     throw error;
   }
   void warnIfSchemaChanged(checkpoint, connection, io);
-  const code = await runSession(call, io, { format: options.output, result: options.result, progress: createProgress(io, options.progress), cancelOnInterrupt: false, resumed: true, retries: options.retries });
+  const code = await runSession(call, io, {
+    format: options.output,
+    result: options.result,
+    progress: createProgress(io, options.progress),
+    cancelOnInterrupt: false,
+    resumed: true,
+    retries: options.retries,
+    connectionsClosed: (timeoutMs) => session.transport.allClosed(timeoutMs),
+    checkpoint: file,
+  });
   return finishCheckpoint(sink, code, io);
 }
 

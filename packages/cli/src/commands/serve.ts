@@ -111,7 +111,7 @@ async function connectStore(cluster: ClusterSettings, logger: CliLogger): Promis
       connectionString: store.connectionString,
       nodeId,
       ...cluster.timeouts,
-      onError: (error) => logger.error("store connection error", { error: scrub(error.message, store.password) }),
+      onError: (error) => logger.error("store connection error", { event: "store.error", error: scrub(error.message, store.password) }),
     });
   } catch (error) {
     const message = error instanceof Error ? error.message || (error as { code?: string }).code || error.name : String(error);
@@ -193,28 +193,28 @@ export async function runServe(options: ServeOptions, io: CliIo): Promise<ExitCo
       "",
     ].join("\n"),
   );
-  logger.info("server started", cluster === undefined ? { url, dataDir } : { url, store: cluster.store.shown, node: cluster.nodeId });
+  logger.info("server started", { event: "server.start", ...(cluster === undefined ? { url, dataDir } : { url, store: cluster.store.shown, node: cluster.nodeId }) });
   await new Promise<void>((resolveStop) => {
     if (io.signal.aborted) resolveStop();
     io.signal.addEventListener("abort", () => resolveStop(), { once: true });
   });
   const reason = String(io.signal.reason ?? "signal");
   if (cluster === undefined) {
-    logger.info("stopping", { reason });
+    logger.info("stopping", { event: "server.stopping", reason });
     await server.close();
-    logger.info("stopped");
+    logger.info("stopped", { event: "server.stop" });
     return EXIT.success;
   }
   io.stdout.write(
     `draining (${reason}): refusing new connections, clients detached to resume at other nodes; ` +
       `this node's invocations may run for up to ${formatMs(cluster.drainTimeoutMs)}\n`,
   );
-  logger.info("draining", { reason, timeoutMs: cluster.drainTimeoutMs });
+  logger.info("draining", { event: "server.draining", reason, timeoutMs: cluster.drainTimeoutMs });
   const started = Date.now();
   const failed = await server.drain(cluster.drainTimeoutMs);
   const outcome = failed === 0 ? "every invocation this node ran has finished" : `${failed} invocation${failed === 1 ? "" : "s"} still running at the deadline failed`;
   io.stdout.write(`drained in ${formatMs(Date.now() - started)}: ${outcome}; left the cluster\n`);
-  logger.info("stopped", { failed });
+  logger.info("stopped", { event: "server.stop", failed });
   return EXIT.success;
 }
 

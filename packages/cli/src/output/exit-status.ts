@@ -15,6 +15,8 @@ export interface Failure {
 export interface FailureContext {
   /** This process lost the session at some point (a reconnect, or `resume` after a crash). */
   readonly wasAway?: boolean;
+  /** `resume`: another process ran the invocation before, and its inputs' sources stayed there. */
+  readonly resumed?: boolean;
 }
 
 /** The server's whole explanation of a failure it does not explain (docs/protocol/server.md, "Restart"). */
@@ -37,13 +39,18 @@ function describeFailure(error: unknown, context: FailureContext): Failure {
       if (error.message !== "" && error.message !== SERVER_GENERIC_FAILURE) {
         return { exitCode: EXIT.invocationFailed, message: `invocation failed${code}: ${error.message}` };
       }
-      // The server says no more than this both for an agent that threw and for a restart
-      // (which fails every invocation it was running); only this process knows it was away.
+      // The server says no more than this for an agent that threw (an input cancelled as
+      // source-unavailable too) and for a restart (which fails every invocation it was running);
+      // only this process knows it was away, and not which of them it was.
+      if (context.wasAway !== true) {
+        return { exitCode: EXIT.invocationFailed, message: `the invocation failed on the server${code}, which gives no reason (its log has it)` };
+      }
+      const causes = context.resumed === true
+        ? "a server restart (it fails every invocation it was running), or an input only the interrupted process could feed (stdin), which resume had to cancel (source-unavailable)"
+        : "a server restart, which fails every invocation it was running";
       return {
         exitCode: EXIT.invocationFailed,
-        message: context.wasAway === true
-          ? `the invocation failed on the server${code} while this process was away from it: a server restart fails every invocation it was running; the output it produced before was delivered`
-          : `the invocation failed on the server${code}, which gives no reason (its log has it)`,
+        message: `the invocation failed on the server${code} while this process was away from it, without a reason (the server's log has it); it may have been ${causes}. The output it produced before was delivered`,
       };
     }
     case "stream-failed":

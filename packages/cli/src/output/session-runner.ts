@@ -16,6 +16,7 @@ import { canonicalJson } from "@golem-stream/wire";
 import type { JsonObject, JsonValue, SchemaValueJson } from "@golem-stream/wire";
 import { EXIT } from "../exit-codes.js";
 import type { ExitCode } from "../exit-codes.js";
+import type { ClosingOutcome } from "../closing-transport.js";
 import type { CliIo } from "../io/cli-io.js";
 import { report } from "../io/cli-io.js";
 import { deliver } from "../io/delivery.js";
@@ -42,7 +43,19 @@ export interface SessionRunOptions {
   readonly resumed: boolean;
   /** The client's reconnect attempts (`--retries`), for the notice while the server is away. */
   readonly retries: number;
+  /** The checkpoint file, named in the hint printed when an interrupt only detaches. */
+  readonly checkpoint?: string;
+  /** `invoke`: the stream parameter stdin is bound to, which no other process can continue. */
+  readonly stdinParameter?: string;
+  /** Resolves once every connection of the client has closed, or after `timeoutMs`: how they ended (closing-transport.ts). */
+  readonly connectionsClosed: (timeoutMs: number) => Promise<ClosingOutcome>;
 }
+
+/**
+ * How long a cancel waits, once sent, for the server to answer the connection's close. Only
+ * then is it certain that the server read the cancel: exiting earlier can lose the last frames.
+ */
+export const CANCEL_CLOSE_WAIT_MS = 2_000;
 
 interface StreamInfo {
   readonly name: string;
@@ -123,6 +136,8 @@ class SessionRunner {
     });
     const outputFailed = this.#outputFailed.then((error) => {
       if (isClientError(error)) return this.#fail(error); // the checkpoint could not be written
+      // The reader went away (`| head`): not a failure, but the end of the run like a Ctrl-C.
+      if ((error as NodeJS.ErrnoException | undefined)?.code === "EPIPE") return "stdout-closed" as const;
       report(this.#io, `golem-stream: cannot write output (${error instanceof Error ? error.message : String(error)}); the checkpoint, if any, stops before it`);
       return EXIT.outputFailed;
     });
@@ -131,22 +146,57 @@ class SessionRunner {
     this.#reconnects.clear();
     // The outcome is decided: whatever still ends in the background is not reported.
     this.#settled = true;
+    if (outcome === "stdout-closed") {
+      // Quiet, as a program stopped by SIGPIPE: only a cancel that may not have arrived is news.
+      if (this.#options.cancelOnInterrupt) {
+        const cancelled = await this.#cancel("stdout was closed");
+        if (!cancelled.confirmed) report(this.#io, `golem-stream: stdout was closed; ${cancelled.message}`);
+      }
+      return EXIT.stdoutClosed;
+    }
     if (outcome !== "interrupted") return outcome;
     if (this.#options.cancelOnInterrupt) {
-      // Wait for the cancel to reach the server (the client reconnects for it if the
-      // connection is down, within its reconnect policy); a second Ctrl-C exits at once.
-      const cancelling = call.cancel("interrupted");
-      const hint = setTimeout(() => report(this.#io, "golem-stream: interrupted; cancelling on the server (Ctrl-C again to exit without waiting)"), 500);
-      const cancelled = await cancelling.finally(() => clearTimeout(hint));
-      if (cancelled.kind === "undelivered") {
-        report(this.#io, `golem-stream: interrupted; the cancel did not reach the server (${cancelled.error.message}), the invocation may keep running`);
-      } else {
-        report(this.#io, "golem-stream: interrupted; the invocation was cancelled");
-      }
+      report(this.#io, `golem-stream: interrupted; ${(await this.#cancel("interrupted")).message}`);
     } else {
-      report(this.#io, "golem-stream: interrupted; the invocation keeps running, `golem-stream resume <checkpoint>` continues it");
+      report(this.#io, `golem-stream: interrupted; ${this.#detachedHint()}`);
     }
     return EXIT.interrupted;
+  }
+
+  /**
+   * Cancels the invocation and waits until the server has it: the client's
+   * cancel (which reconnects for it if the connection is down, within its
+   * reconnect policy), then the close of its connections. A second Ctrl-C
+   * exits at once. Says what became of it; `confirmed` when the server has it.
+   */
+  async #cancel(why: string): Promise<{ readonly confirmed: boolean; readonly message: string }> {
+    const cancelling = this.#call.cancel(why);
+    const hint = setTimeout(() => report(this.#io, `golem-stream: ${why}; cancelling on the server (Ctrl-C again to exit without waiting)`), 500);
+    const cancelled = await cancelling.finally(() => clearTimeout(hint));
+    if (cancelled.kind === "undelivered") {
+      return { confirmed: false, message: `the cancel did not reach the server (${cancelled.error.message}), the invocation may keep running` };
+    }
+    const closed = await this.#options.connectionsClosed(CANCEL_CLOSE_WAIT_MS);
+    if (cancelled.kind === "already-over") return { confirmed: true, message: "the invocation had already ended" };
+    if (closed === "timeout") {
+      const message = `the cancel was sent, but the server did not answer the connection's close within ${CANCEL_CLOSE_WAIT_MS / 1000} s: the invocation may keep running`;
+      return { confirmed: false, message };
+    }
+    // The connection died under the cancel (the server went away, say): it may never have arrived.
+    if (closed === "broken") return { confirmed: false, message: "the connection broke before the server confirmed the cancel: the invocation may keep running" };
+    return { confirmed: true, message: "the invocation was cancelled" };
+  }
+
+  /** What a detached invocation's user can do next, with the real checkpoint path. */
+  #detachedHint(): string {
+    const resume = this.#options.checkpoint === undefined ? "`golem-stream resume` with its checkpoint" : `\`golem-stream resume ${shellWord(this.#options.checkpoint)}\``;
+    const stdin = this.#options.stdinParameter;
+    if (stdin === undefined) return `the invocation keeps running, ${resume} continues it`;
+    return (
+      `the invocation keeps running and ${resume} continues its output, but not its input: ${stdin} reads stdin, ` +
+      "which no other process can continue, so unless the server already had all of it, resume has it cancelled " +
+      "(source-unavailable) and the invocation then usually fails"
+    );
   }
 
   async #complete(): Promise<ExitCode> {
@@ -181,7 +231,7 @@ class SessionRunner {
   }
 
   #fail(error: unknown): ExitCode {
-    const failure = failureOf(error, { wasAway: this.#wasAway });
+    const failure = failureOf(error, { wasAway: this.#wasAway, resumed: this.#options.resumed });
     // After an interrupt (or a broken stdout) the outcome was already reported; this is noise.
     if (this.#settled || this.#failureReported) return failure.exitCode;
     this.#failureReported = true;
@@ -366,4 +416,9 @@ class SessionRunner {
     await deliver(this.#io.stdout, text);
     return text;
   }
+}
+
+/** A path as one shell word: as it is when that is safe, single-quoted otherwise. */
+function shellWord(text: string): string {
+  return /^[\w@%+=:,./-]+$/.test(text) ? text : `'${text.replaceAll("'", "'\\''")}'`;
 }

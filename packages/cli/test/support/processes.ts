@@ -52,6 +52,8 @@ export interface StartOptions {
   readonly stdinFd?: number;
   /** A file descriptor to use as the child's stdout instead of a pipe (e.g. /dev/full). */
   readonly stdoutFd?: number;
+  /** Leave stdin open after `stdin` was written (the test writes more, or ends it, through `child.stdin`). */
+  readonly openStdin?: boolean;
 }
 
 export function start(args: readonly string[], options: StartOptions = {}): Running {
@@ -65,7 +67,9 @@ export function start(args: readonly string[], options: StartOptions = {}): Runn
   child.stderr?.on("data", (chunk: Buffer) => (err += chunk.toString("utf8")));
   // A child killed with input still queued would otherwise fail the test with EPIPE.
   child.stdin?.on("error", () => undefined);
-  if (options.stdin !== undefined) child.stdin?.end(options.stdin);
+  if (options.openStdin === true) {
+    if (options.stdin !== undefined) child.stdin?.write(options.stdin);
+  } else if (options.stdin !== undefined) child.stdin?.end(options.stdin);
   else child.stdin?.end();
   const done = new Promise<RunResult>((resolve) => {
     child.on("close", (code, signal) => resolve({ code, signal, stdout: Buffer.concat(out), stderr: err }));

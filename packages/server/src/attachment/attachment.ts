@@ -200,7 +200,7 @@ export class Attachment implements AttachmentSink {
     this.#finishedSent = true;
     const outcome = JSON.parse(this.session.record.outcome ?? '{"kind":"success"}') as JsonValue;
     void this.#send({ type: "invocationFinished", outcome: outcome as never })
-      .catch((error: unknown) => this.session.deps.logger.warn("could not send invocationFinished", { error: String(error) }))
+      .catch((error: unknown) => this.session.deps.logger.warn("could not send invocationFinished", { event: "attach.send-failed", session: this.session.sessionId, error: String(error) }))
       .finally(() => {
         this.#end("finished");
         this.#transport.close(CLOSE_NORMAL, "");
@@ -280,7 +280,7 @@ export class Attachment implements AttachmentSink {
   }
 
   #fault(error: unknown): void {
-    this.session.deps.logger.error("attachment failed", { session: this.session.sessionId, error: String(error) });
+    this.session.deps.logger.error("attachment failed", { event: "attach.fault", session: this.session.sessionId, error: String(error) });
     if (this.#ended) return;
     this.#end("fault");
     void Promise.resolve()

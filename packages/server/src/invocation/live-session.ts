@@ -725,7 +725,7 @@ export class LiveSession {
    * so a client attached here gets the outcome the store holds.
    */
   #finishedElsewhere(): void {
-    this.deps.logger.warn("session finished by another node (this node's lease had lapsed): its invocation stops here", { session: this.sessionId });
+    this.deps.logger.warn("session finished by another node (this node's lease had lapsed): its invocation stops here", { event: "session.finished-elsewhere", session: this.sessionId });
     this.#failing = true;
     this.#running = false;
     this.role = "mirror";
@@ -890,13 +890,13 @@ export class LiveSession {
   }
 
   async #recordFailure(error: unknown): Promise<void> {
-    this.deps.logger.warn("invocation failed", { session: this.sessionId, error: String(error) });
+    this.deps.logger.warn("invocation failed", { event: "invocation.failed", session: this.sessionId, error: String(error) });
     this.#invocationAbort.abort(new Error(INVOCATION_FAILED));
     try {
       await this.terminalizeAll("invocation-failed");
       await this.#finish({ kind: "failure", code: "invocation-failed", message: publicFailureMessage(error) });
     } catch (storeError) {
-      this.deps.logger.error("could not record an invocation failure", { session: this.sessionId, error: String(storeError) });
+      this.deps.logger.error("could not record an invocation failure", { event: "invocation.record-failed", session: this.sessionId, error: String(storeError) });
     }
   }
 

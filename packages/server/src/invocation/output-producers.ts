@@ -322,7 +322,7 @@ export class OutputProducers {
         (error: unknown) => {
           if (abort.signal.aborted) return undefined;
           const message = error instanceof PublicProducerError ? error.message : PRODUCER_FAILED;
-          if (!(error instanceof PublicProducerError)) this.#host.deps.logger.warn("output producer failed", { error: String(error) });
+          if (!(error instanceof PublicProducerError)) this.#host.deps.logger.warn("output producer failed", { event: "producer.failed", error: String(error) });
           return this.appendTerminal(stream, { kind: "error", code: "producer-error", message });
         },
       )

@@ -70,7 +70,7 @@ export class PrometheusMetrics {
     });
     const rejections = new Counter({
       name: `${p}attachment_rejections_total`,
-      help: "Attaches (or upgrades) refused, by public code and by the operation the first message asked for.",
+      help: "Attaches (or upgrades, or catalogue requests: operation discover) refused, by public code and by the operation the first message asked for.",
       labelNames: ["code", "operation"] as const,
       registers,
     });

@@ -17,8 +17,12 @@ import type { ElementKind } from "../store/session-store.js";
 /** How an attachment came to own (or replay) a session. */
 export type AttachOperation = "start" | "replay" | "resume" | "takeover";
 
-/** The first message an attach rejection answered; `upgrade` before any message (HTTP), `unknown` when it could not be decoded. */
-export type RejectedOperation = "start" | "resume" | "takeover" | "upgrade" | "unknown";
+/**
+ * The first message an attach rejection answered; `upgrade` before any message (HTTP), `unknown`
+ * when it could not be decoded; `discover` a refused catalogue request (`GET /v1/agents/types`),
+ * which authenticates like an upgrade and is where a wrong token shows first.
+ */
+export type RejectedOperation = "start" | "resume" | "takeover" | "upgrade" | "unknown" | "discover";
 
 /** Why the server paused taking more from a client or a producer (protocol section 12). */
 export type BackpressureReason =

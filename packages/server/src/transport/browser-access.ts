@@ -61,7 +61,7 @@ export class BrowserAccess {
     const origin = request.headers.origin;
     if (origin === undefined || this.#origins.has(origin)) return;
     // The origin is public; no credential is logged.
-    this.#logger.warn("refused a request from an origin that is not allowed", { origin: origin.slice(0, 200) });
+    this.#logger.warn("refused a request from an origin that is not allowed", { event: "origin.refused", origin: origin.slice(0, 200) });
     throw new ProtocolError("forbidden", "this origin may not use the server");
   }
 

@@ -172,7 +172,7 @@ export class Connection {
       }
     } catch (error) {
       // #process reports every expected failure itself; this is a bug path.
-      this.#logger.error("connection failed", { error: String(error) });
+      this.#logger.error("connection failed", { event: "connection.fault", error: String(error) });
       this.#close(CLOSE_INTERNAL_ERROR);
     } finally {
       this.#processing = false;
@@ -340,7 +340,7 @@ export class Connection {
 /** Any failure as a public error: unexpected ones become a bare `internal-error`. */
 function toProtocolError(error: unknown, logger: Logger): ProtocolError {
   if (error instanceof ProtocolError) return error;
-  logger.error("unexpected failure while handling a message", { error: String(error) });
+  logger.error("unexpected failure while handling a message", { event: "connection.fault", error: String(error) });
   return new ProtocolError("internal-error", "internal error", { cause: error });
 }
 

@@ -20,6 +20,8 @@ export interface DiscoveryDeps {
   readonly logger: Logger;
   /** `limits.maxCallerIdentityBytes`: the same identity check as the session endpoint. */
   readonly maxCallerIdentityBytes: number;
+  /** Told of every refused request, with its public code (logged and counted like a refused upgrade). */
+  readonly rejected: (code: ProtocolError["code"]) => void;
 }
 
 export async function handleDiscovery(request: IncomingMessage, response: ServerResponse, url: URL, deps: DiscoveryDeps): Promise<void> {
@@ -51,10 +53,9 @@ export async function handleDiscovery(request: IncomingMessage, response: Server
     };
     sendJson(response, 200, canonicalJson(body));
   } catch (error) {
-    if (error instanceof ProtocolError) sendHttpError(response, error);
-    else {
-      deps.logger.error("discovery failed", { error: String(error) });
-      sendHttpError(response, new ProtocolError("internal-error", "internal error"));
-    }
+    if (!(error instanceof ProtocolError)) deps.logger.error("discovery failed", { event: "discovery.failed", error: String(error) });
+    const failure = error instanceof ProtocolError ? error : new ProtocolError("internal-error", "internal error");
+    deps.rejected(failure.code);
+    sendHttpError(response, failure);
   }
 }

@@ -103,7 +103,7 @@ export async function authenticate(
   try {
     principal = await authenticator(token, request);
   } catch (error) {
-    logger.error("authenticator failed", { error: String(error) });
+    logger.error("authenticator failed", { event: "auth.error", error: String(error) });
     throw new ProtocolError("internal-error", "internal error");
   }
   if (principal === undefined) throw new ProtocolError("unauthenticated", "the bearer token is not valid");
