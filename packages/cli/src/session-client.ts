@@ -1,25 +1,21 @@
 /**
  * The session client of `invoke` and `resume`, with the command line's
- * `--retries` and `--timeout` mapped onto the client's knobs, and its
- * transport kept at hand so the command can let its connections close
- * before the process exits (closing-transport.ts).
+ * `--retries` and `--timeout` mapped onto the client's knobs.
  */
 import { createClient, wsTransport } from "@golem-stream/client";
 import type { Client } from "@golem-stream/client";
-import { closingTransport } from "./closing-transport.js";
-import type { ClosingTransport } from "./closing-transport.js";
 import type { Connection } from "./connection.js";
+import { CANCEL_CLOSE_WAIT_MS } from "./output/session-runner.js";
 import type { RunOptions } from "./program.js";
 
 export interface SessionClient {
   readonly client: Client;
-  readonly transport: ClosingTransport;
 }
 
 export function sessionClient(connection: Connection, options: RunOptions): SessionClient {
   // One bound for every wait on the server: the WebSocket handshake, and the answer to the
   // first message (start, resume, takeover), after which the same descriptor is retried.
-  const transport = closingTransport(wsTransport({ handshakeTimeoutMs: options.timeoutMs }));
+  const transport = wsTransport({ handshakeTimeoutMs: options.timeoutMs });
   const client = createClient({
     url: connection.url,
     token: connection.token,
@@ -28,6 +24,9 @@ export function sessionClient(connection: Connection, options: RunOptions): Sess
     reconnect: { maxAttempts: options.retries },
     transport,
     acceptanceTimeoutMs: options.timeoutMs,
+    // A cancel on Ctrl-C is delivered once the server answered the close behind it: the process
+    // exits right after, so it must not leave earlier, nor wait long for a server that is gone.
+    cancelConfirmTimeoutMs: CANCEL_CLOSE_WAIT_MS,
   });
-  return { client, transport };
+  return { client };
 }

@@ -2,9 +2,11 @@
  * `golem-stream conformance …` runs the conformance kit's command
  * (@golem-stream/conformance) with the same arguments, as real processes
  * against a real `serve`: a passing section exits 0 with the kit's report;
- * a failing one (a server that never accepts the token) exits 5; a usage
- * error of the kit exits 2; an unusable lookup says how to install the kit.
+ * a failing scenario exits 5; a usage error of the kit (a missing option, a
+ * server that refuses the token) exits 2; an unusable lookup says how to
+ * install the kit.
  */
+import { writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { EXIT } from "../src/exit-codes.js";
@@ -33,9 +35,10 @@ it("runs the kit's server suite: a section that passes exits 0 with the kit's re
   expect(report).not.toMatch(/FAIL/);
 }, 120_000);
 
-it("a check that fails exits 5 (a token the server does not accept)", async () => {
+it("a server that refuses the token is the kit's usage error (exit 2), with nothing run", async () => {
   const result = await run(["conformance", "server", "--url", url, "--token", "not-the-token", "--only", "handshake"]);
-  expect(result.code).toBe(EXIT.checksFailed);
+  expect(result.code).toBe(EXIT.usage);
+  expect(result.stderr.toString()).toContain("refused the token (HTTP 401)");
 }, 120_000);
 
 it("the kit's usage errors exit 2", async () => {
@@ -58,6 +61,9 @@ it("runs the kit's client suite against an adapter: the adapter of @golem-stream
   const passing = await run(["conformance", "client", "--adapter", adapter, "--only", "outputs.cursor-after-delivery,inputs.suffix-resend-after-high-water"]);
   expect(passing.code, passing.stdout.toString() + passing.stderr.toString()).toBe(EXIT.success);
   expect(passing.stdout.toString()).toMatch(/client conformance/);
-  const failing = await run(["conformance", "client", "--adapter", "exit 3", "--only", "lifecycle.revoked"]);
+  // An adapter that starts and then does nothing: the scenario fails, the command exits 5.
+  const silent = join(scratchDir(), "silent-adapter.mjs");
+  writeFileSync(silent, 'process.stdout.write(\'{"type":"ready"}\\n\'); setInterval(() => {}, 1000);\n');
+  const failing = await run(["conformance", "client", "--adapter", `node "${silent}"`, "--only", "lifecycle.revoked", "--timeout", "500"]);
   expect(failing.code).toBe(EXIT.checksFailed);
 }, 120_000);

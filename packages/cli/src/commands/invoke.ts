@@ -97,7 +97,6 @@ export async function runInvoke(target: InvokeTarget, options: InvokeOptions, io
     cancelOnInterrupt: options.checkpoint === undefined,
     resumed: false,
     retries: options.retries,
-    connectionsClosed: (timeoutMs) => session.transport.allClosed(timeoutMs),
     ...(options.checkpoint === undefined ? {} : { checkpoint: options.checkpoint }),
     ...(stdinParameter === undefined ? {} : { stdinParameter }),
   });

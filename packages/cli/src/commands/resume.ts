@@ -50,7 +50,6 @@ export async function runResume(file: string, options: ResumeOptions, io: CliIo)
     cancelOnInterrupt: false,
     resumed: true,
     retries: options.retries,
-    connectionsClosed: (timeoutMs) => session.transport.allClosed(timeoutMs),
     checkpoint: file,
   });
   return finishCheckpoint(sink, code, io);
