@@ -127,7 +127,7 @@ export class ClusterPeer {
   }
 
   #warn(what: string, error: unknown): void {
-    this.#session.logger.warn(`cluster ${what} failed`, { session: this.#session.sessionId, error: String(error) });
+    this.#session.logger.warn(`cluster ${what} failed`, { event: "cluster.peer-failed", session: this.#session.sessionId, step: what, error: String(error) });
   }
 
   // ------------------------------------------------------------ attachment side
