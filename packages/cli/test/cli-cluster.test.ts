@@ -10,6 +10,7 @@
  * PostgreSQL that cannot start fails every test here with the reason: these
  * tests never skip.
  */
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
 import { startLocalPostgres, type LocalPostgres } from "@golem-stream/store-postgres/local";
@@ -69,6 +70,9 @@ it("two nodes, one database and one keyring: an invoke at node A killed mid-stre
     expect(out).toContain(`keyring ${keyring}`);
     expect(out + server.running.stderr()).not.toContain(password);
   }
+  // The two started together on a keyring file that did not exist: one created it, and says so loudly.
+  const created = [a, b].filter((server) => server.running.stdout().toString().includes(`NEW keyring created just now at ${keyring}`));
+  expect(created).toHaveLength(1);
   const checkpoint = join(scratchDir(), "count.ckpt");
   // A write per item, so the bound below is exact (batching has its own tests in cli-crash).
   const invoked = start([...countArgs(40, 50), "--checkpoint", checkpoint, "--checkpoint-interval", "0"], { env: a.env });
@@ -148,6 +152,8 @@ it("refuses a wrong --store URL or cluster options without --store with exit 2 a
     expect(result.stderr).toMatch(cases[index]![1]);
     expect(result.stdout.toString() + result.stderr).not.toContain("hunter2");
   });
+  // A node that could not join (the refused connection among them) made no keyring.
+  expect(existsSync(keyring)).toBe(false);
   const fromEnv = await run(["serve", "--port", "0", "--token", TOKEN], { env: { GOLEM_STREAM_STORE: "redis://u:hunter2@h/0" } });
   expect(fromEnv.code).toBe(EXIT.usage);
   expect(fromEnv.stderr).toMatch(/^golem-stream: GOLEM_STREAM_STORE: unsupported store redis:\/\//m);

@@ -138,11 +138,13 @@ export async function runServe(options: ServeOptions, io: CliIo): Promise<ExitCo
   // creates that file atomically, as nodes sharing a data directory may start at once.
   const keyringPath =
     options.keyring !== undefined ? resolve(options.keyring) : cluster === undefined ? undefined : join(dataDir, KEYRING_FILE);
-  let keyring: Keyring | undefined;
-  if (keyringPath !== undefined) keyring = (await loadOrCreateKeyringFile(keyringPath)).keyring;
   const logger = createLogger(io, options.logLevel, undefined, options.logFormat);
   const pages = options.console ? await loadConsole() : undefined;
   const store = cluster === undefined ? undefined : await connectStore(cluster, logger);
+  // Only once the store is reached: a node that cannot join leaves no new keyring behind.
+  let keyring: Keyring | undefined;
+  let keyringCreated = false;
+  if (keyringPath !== undefined) ({ keyring, created: keyringCreated } = await loadOrCreateKeyringFile(keyringPath));
   let server: EmbeddedServer;
   try {
     server = await startEmbeddedServer({
@@ -174,6 +176,8 @@ export async function runServe(options: ServeOptions, io: CliIo): Promise<ExitCo
       : [
           `store ${cluster.store.shown} (cluster node ${cluster.nodeId}, lease ${formatMs(cluster.leaseTtlMs)}, drain timeout ${formatMs(cluster.drainTimeoutMs)})`,
           `keyring ${keyringPath ?? ""} (every node of the cluster needs this same keyring and the same tokens)`,
+          // A missing or mistyped --keyring would otherwise go unnoticed until a resume at another node fails.
+          ...(keyringCreated ? [`NEW keyring created just now at ${keyringPath ?? ""}: copy this file to every other node; a node with another keyring refuses this node's tokens`] : []),
         ];
   if (options.console) where.push(`web console ${url}/ (sign in with a token)`);
   where.push(`health ${url}/healthz, readiness ${url}/readyz${options.metrics ? `, metrics ${url}/metrics` : ""}`);
@@ -193,6 +197,7 @@ export async function runServe(options: ServeOptions, io: CliIo): Promise<ExitCo
       "",
     ].join("\n"),
   );
+  if (cluster !== undefined && keyringCreated) logger.warn("created a new keyring", { event: "keyring.created", path: keyringPath });
   logger.info("server started", { event: "server.start", ...(cluster === undefined ? { url, dataDir } : { url, store: cluster.store.shown, node: cluster.nodeId }) });
   await new Promise<void>((resolveStop) => {
     if (io.signal.aborted) resolveStop();
