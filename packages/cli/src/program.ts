@@ -19,6 +19,8 @@ export const DEFAULT_PORT = 8080;
 export const DEFAULT_HOST = "127.0.0.1";
 /** Session retention after invocationFinished: the default of decisions §6 (the server's own default too). */
 export const DEFAULT_RETENTION_MS = 24 * 3_600_000;
+/** How long a running invocation may go without any client attached before it is given up (the server's own default). */
+export const DEFAULT_DETACHED_TIMEOUT_MS = 24 * 3_600_000;
 export const LOG_LEVELS = ["error", "warn", "info", "debug"] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 /** `auto`: readable lines on a terminal, JSON lines otherwise. */
@@ -62,6 +64,8 @@ export interface ServeOptions {
   readonly metrics: boolean;
   /** Milliseconds a finished invocation stays resumable. */
   readonly retention: number;
+  /** Milliseconds a running invocation may go without any client before it is given up. */
+  readonly detachedTimeout: number;
   /** A cluster store URL (`postgres://...`); `$GOLEM_STREAM_STORE` when absent. Validated by `serve`, never echoed. */
   readonly store?: string;
   /** This node's id in the cluster (default: generated). */
@@ -315,6 +319,14 @@ ${EXIT_HELP}`,
         .argParser(parseRetention)
         .default(DEFAULT_RETENTION_MS, "24h"),
     )
+    .addOption(
+      new Option(
+        "--detached-timeout <duration>",
+        "how long a running invocation may go without any client attached before its streams are cancelled (transport-detached); up to 24d",
+      )
+        .argParser(parseBoundedDuration(1_000, 2 ** 31 - 1, "from 1s to 24d"))
+        .default(DEFAULT_DETACHED_TIMEOUT_MS, "24h"),
+    )
     .option("--keyring <file>", "the signing keyring, created on first start (default: <data-dir>/keyring.json); a cluster's nodes share one")
     .addOption(
       new Option("--allow-origin <origin>", "let web pages of this origin open sessions, with the bearer token in a subprotocol entry (repeatable; see Browsers below)")
@@ -358,7 +370,9 @@ One server per data directory: a second one on the same directory exits with an 
 Health: GET /healthz answers 200 while the process runs; GET /readyz answers 200 when the store is
 reachable and the server takes sessions, 503 otherwise (while draining, or the store is down).
 Logs: one event per line on stderr (JSON, or readable on a terminal); never a token or a key.
-Finished invocations are deleted (with their stored output) once --retention has passed.
+Finished invocations are deleted (with their stored output) once --retention has passed. A running
+invocation with no client attached for --detached-timeout is given up: its open streams are cancelled
+(transport-detached) and it ends as its method does; a client that comes back later reads that.
 
 The web console at / (open the printed URL in a browser; --no-console turns it off) signs in with
 one of the tokens, lists the catalogue, fills parameters through forms, shows every output stream live

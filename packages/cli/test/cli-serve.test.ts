@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { expect, it } from "vitest";
 import { SESSION_PATH, SUBPROTOCOL, encodeBearerSubprotocol } from "@golem-stream/wire";
 import { EXIT } from "../src/exit-codes.js";
-import { itemsOf, run, scratchDir, start, waitFor } from "./support/processes.js";
+import { itemsOf, run, scratchDir, start, startServe, TOKEN, waitFor } from "./support/processes.js";
 
 it("generates a token on first start, keeps it in the data directory, and says how to use it", async () => {
   const dataDir = join(scratchDir(), "state");
@@ -170,4 +170,28 @@ it("serves the web console at / by default, and allows its own origin (loopback:
   expect(await upgradeStatus(url, offered, "http://evil.example")).toBe(403);
   server.child.kill("SIGTERM");
   expect((await server.done).code).toBe(EXIT.success);
+});
+
+it("--detached-timeout: an invocation whose client vanished is given up once it has passed; the checkpoint's resume reads the cancel", async () => {
+  const dataDir = join(scratchDir(), "state");
+  const server = await startServe(["--port", "0", "--token", TOKEN, "--data-dir", dataDir, "--log-format", "json", "--detached-timeout", "1s"], dataDir);
+  try {
+    const checkpoint = join(scratchDir(), "count.ckpt");
+    const invoked = start(["invoke", "echo", "count", "-c", '{"name":"x"}', "100000", "20", "--checkpoint", checkpoint, "--checkpoint-interval", "0"], { env: server.env });
+    await waitFor(invoked, () => itemsOf(invoked.stdout(), "$").length >= 2, "items arrived");
+    // The client vanishes without a word: no cancel, no detach.
+    invoked.child.kill("SIGKILL");
+    await invoked.done;
+    await waitFor(server.running, () => /"event":"session\.given-up"/.test(server.running.stderr().toString()), "the server gave the invocation up");
+    const resumed = await run(["resume", checkpoint], { env: server.env });
+    expect(resumed.stderr).toMatch(/transport-detached/);
+  } finally {
+    await server.stop();
+  }
+}, 30_000);
+
+it("--detached-timeout refuses what a timer cannot wait for", async () => {
+  const result = await run(["serve", "--port", "0", "--token", TOKEN, "--data-dir", join(scratchDir(), "s"), "--detached-timeout", "30d"]);
+  expect(result.code).toBe(EXIT.usage);
+  expect(result.stderr).toMatch(/--detached-timeout.*from 1s to 24d/);
 });

@@ -155,7 +155,7 @@ export async function runServe(options: ServeOptions, io: CliIo): Promise<ExitCo
       logger,
       healthEndpoints: true,
       ...(options.metrics ? { metrics: { processMetrics: true } } : {}),
-      limits: { sessionRetentionMs: options.retention },
+      limits: { sessionRetentionMs: options.retention, detachedSessionTimeoutMs: options.detachedTimeout },
       ...(keyring === undefined ? {} : { keyring }),
       ...browserAccess(options),
       ...(pages === undefined ? {} : { pages }),
