@@ -67,7 +67,7 @@ async function main() {
     const keyring = join(work, "keyring.json");
     step(
       "2. Start two nodes on it, sharing one keyring file and one token",
-      `golem-stream serve --port 0 --store ${shownStore} --keyring ${keyring} --node-id node-a   # and node-b`,
+      `PGPASSWORD=… golem-stream serve --port 0 --token "$TOKEN" --store ${shownStore} --keyring ${keyring} --node-id node-a --log-level warn   # and node-b`,
     );
     for (const nodeId of ["node-a", "node-b"]) {
       const node = golemStream(["serve", "--port", "0", "--token", token, "--store", store, "--keyring", keyring, "--node-id", nodeId, "--log-level", "warn"]);
