@@ -1,7 +1,9 @@
 /** Loopback test helpers: a temporary embedded server and a raw `ws` protocol client. */
+import { randomUUID } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { InvocationStart, SchemaValueJson } from "@golem-stream/wire";
 import { startEmbeddedServer, type EmbeddedServer, type EmbeddedServerOptions } from "../src/index.js";
 
 import { TEST_TOKEN as TOKEN } from "../src/testing/raw-client.js";
@@ -29,6 +31,19 @@ export async function startTestServer(options: Partial<EmbeddedServerOptions> = 
 
 export { RawClient, type Closed } from "../src/testing/raw-client.js";
 export { v, demoStart, outputValues } from "../src/testing/demo-messages.js";
+
+/** The start of `method` of a test agent type in application `test`, environment `default`, whose constructor and parameters are empty records. */
+export function emptyStart(agentType: string, method: string): InvocationStart {
+  const empty = { kind: "record", value: { fields: [] } } as unknown as SchemaValueJson;
+  return {
+    type: "invocationStart",
+    attemptId: randomUUID(),
+    config: [],
+    idempotencyKey: randomUUID(),
+    methodParameters: empty,
+    selector: { agentType, application: "test", constructorParameters: empty, environment: "default", method },
+  };
+}
 
 /**
  * Polls `read` every 10 ms until it returns the same value `stableRounds`

@@ -12,7 +12,7 @@ import { Keyring } from "@golem-stream/tokens";
 import { canonicalJson, encodeServerMessage, LIMITS, type JsonObject, type JsonValue, type ServerMessage } from "@golem-stream/wire";
 import { createSessionServer, MemorySessionStore, StaticAgentHost, type AgentTypeDefinition } from "../src/index.js";
 import { outputItemFits } from "../src/invocation/message-room.js";
-import { RawClient, TOKEN, demoStart, startTestServer, v, type TestServer } from "./helpers.js";
+import { RawClient, TOKEN, demoStart, emptyStart, startTestServer, v, type TestServer } from "./helpers.js";
 import { PROBE } from "./probe-server.js";
 
 const MiB = 1024 * 1024;
@@ -184,14 +184,7 @@ describe("property: output values of every kind around the 8 MiB message boundar
           nextValue = valueOfSize(kind, limit + offset);
           const size = canonicalJson(nextValue).length;
           const client = await RawClient.connect(url);
-          client.send({
-            type: "invocationStart",
-            attemptId: randomUUID(),
-            config: [],
-            idempotencyKey: randomUUID(),
-            methodParameters: { kind: "record", value: { fields: [] } },
-            selector: { agentType: "emitter", application: "test", constructorParameters: { kind: "record", value: { fields: [] } }, environment: "default", method: "emit" },
-          });
+          client.send(emptyStart("emitter", "emit"));
           const messages = await finishedLog(client);
           const items = messages.filter((m) => m.type === "outputStreamItem");
           const end = messages.find((m) => m.type === "outputStreamEnd") as Extract<ServerMessage, { type: "outputStreamEnd" }>;

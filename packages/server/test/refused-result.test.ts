@@ -5,12 +5,11 @@
  * declared. Any other failure of an agent stays `invocation failed`, with
  * nothing of the error in it (it may hold the agent's secrets).
  */
-import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Keyring } from "@golem-stream/tokens";
 import type { JsonObject, SchemaValueJson, ServerMessage } from "@golem-stream/wire";
 import { createSessionServer, MemorySessionStore, StaticAgentHost, type AgentTypeDefinition, type SessionServer } from "../src/index.js";
-import { RawClient, TOKEN } from "./helpers.js";
+import { RawClient, TOKEN, emptyStart } from "./helpers.js";
 
 const EMPTY: JsonObject = { kind: "record", value: { fields: [] } };
 const U8: JsonObject = { kind: "u8", value: {} };
@@ -51,14 +50,7 @@ afterAll(async () => server.close());
 
 async function outcomeOf(method: string): Promise<unknown> {
   const client = await RawClient.connect(url);
-  client.send({
-    type: "invocationStart",
-    attemptId: randomUUID(),
-    config: [],
-    idempotencyKey: randomUUID(),
-    methodParameters: EMPTY as unknown as SchemaValueJson,
-    selector: { agentType: "refuser", application: "test", constructorParameters: EMPTY as unknown as SchemaValueJson, environment: "default", method },
-  });
+  client.send(emptyStart("refuser", method));
   const { messages } = await client.all();
   const finished = messages.find((m): m is Extract<ServerMessage, { type: "invocationFinished" }> => m.type === "invocationFinished");
   return finished?.outcome;
