@@ -71,7 +71,7 @@ export interface PostgresSessionStoreOptions extends ConnectionTimeouts {
   readonly onError?: (error: Error) => void;
   /**
    * Small input chunks and output items of one stream written in the same
-   * group share one log row, up to this many bytes (default 8192; 0: a row
+   * group share one log row, up to this many bytes (default 7168; 0: a row
    * per append). Only while every live node reads packed rows: a node of an
    * earlier version (schema 1) keeps this node from packing until it has
    * left or its lease has expired (README, *Tables and migrations*).
@@ -79,7 +79,12 @@ export interface PostgresSessionStoreOptions extends ConnectionTimeouts {
   readonly maxPackedRowBytes?: number;
 }
 
-const DEFAULT_MAX_PACKED_ROW_BYTES = 8192;
+/**
+ * 7 KiB: a packed row with its part list, stream id and columns then fits one 8 KiB page, where
+ * the log tables keep it uncompressed (`log-storage.ts`); one of 8 KiB spilled over and went
+ * through `pglz`. Room is left for the part list of items down to about 16 bytes each.
+ */
+const DEFAULT_MAX_PACKED_ROW_BYTES = 7168;
 /** The log format this version reads and writes: 2, packed rows (schema version 2). */
 const LOG_FORMAT = 2;
 

@@ -1,0 +1,42 @@
+/**
+ * How PostgreSQL stores the two logs' rows: whole, in the table's page,
+ * not compressed, whenever a row fits one.
+ *
+ * PostgreSQL compresses (TOASTs) a row's `bytea` values as soon as the row
+ * is over about 2 KB (`toast_tuple_target`, 2032 by default), so every
+ * packed row of small items (`maxPackedRowBytes`) went through `pglz` on
+ * commit and back through it on every read: the users' bytes, measured at
+ * 14 % of PostgreSQL's CPU in `tally` and 50 % in `digest` (docs/protocol/
+ * throughput.md, session 10). With `toast_tuple_target` at its largest
+ * (8160 bytes on 8 KiB pages), a row that fits a page is kept as it is;
+ * a larger one (a 1 MiB batch) is compressed and stored out of line as
+ * before.
+ *
+ * Not a numbered migration: it changes no row and how no row is read, so
+ * the schema version stays and a node of an earlier version still starts
+ * against a database that has it. It is applied at `open()`, inside the
+ * migration transaction, only to a log table that has no
+ * `toast_tuple_target` of its own: an operator's value (e.g. PostgreSQL's
+ * default, 2032, to keep compressing) is left alone. `ALTER TABLE … SET
+ * (toast_tuple_target …)` takes a SHARE UPDATE EXCLUSIVE lock, which
+ * reads and writes of the table do not wait for (only VACUUM and other
+ * schema changes), and it affects only rows written afterwards.
+ */
+import type pg from "pg";
+
+/** The largest `toast_tuple_target` PostgreSQL accepts on 8 KiB pages: a row up to a page stays in it, uncompressed. */
+export const LOG_TOAST_TUPLE_TARGET = 8160;
+
+/** The tables the setting is made on. */
+export const LOG_TABLES = ["input_chunks", "output_events"] as const;
+
+/** Sets `toast_tuple_target` on each log table of schema `s` (already checked) that has none; for `migrate`'s transaction. */
+export async function applyLogStorage(client: pg.ClientBase, s: string): Promise<void> {
+  const { rows } = await client.query<{ table: string }>(
+    `SELECT c.relname AS table FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+      WHERE n.nspname = $1 AND c.relname = ANY($2::text[])
+        AND NOT EXISTS (SELECT 1 FROM unnest(c.reloptions) AS o WHERE o LIKE 'toast_tuple_target=%')`,
+    [s, LOG_TABLES],
+  );
+  for (const { table } of rows) await client.query(`ALTER TABLE ${s}.${table} SET (toast_tuple_target = ${LOG_TOAST_TUPLE_TARGET})`);
+}

@@ -1,0 +1,81 @@
+/**
+ * The log tables keep packed rows whole and uncompressed (`toast_tuple_target`,
+ * `src/log-storage.ts`): set on a fresh schema, set at `open()` on a database
+ * made before it (whose compressed rows still read), without a schema
+ * version of its own (a node of an earlier version still starts), and an
+ * operator's own value is left alone.
+ */
+import { afterAll, expect, it } from "vitest";
+import { MemorySessionStore } from "@golem-stream/server";
+import { burstStreams, expectSameBurstReads, writeBurst } from "@golem-stream/server/testing";
+import { admin, cleanUp, connect, freshSchema, logTableTargets as targets } from "./support/stores.js";
+
+afterAll(cleanUp);
+
+async function inspect<R>(query: (client: Awaited<ReturnType<typeof admin>>) => Promise<R>): Promise<R> {
+  const client = await admin();
+  try {
+    return await query(client);
+  } finally {
+    await client.end();
+  }
+}
+
+/** The log rows whose payload is over PostgreSQL's default threshold (2032), by how each is stored: `pglz` or `plain`. */
+const largeRows = (schema: string) =>
+  inspect(async (client) => {
+    const { rows } = await client.query<{ stored: string; rows: string }>(
+      `SELECT COALESCE(pg_column_compression(data)::text, 'plain') AS stored, count(*) AS rows FROM (
+         SELECT data FROM ${schema}.input_chunks UNION ALL SELECT data FROM ${schema}.output_events) AS logs
+       WHERE octet_length(data) > 2032 GROUP BY 1 ORDER BY 1`,
+    );
+    return Object.fromEntries(rows.map((row) => [row.stored, Number(row.rows)]));
+  });
+
+const resetTargets = (schema: string) =>
+  inspect((client) => client.query(`ALTER TABLE ${schema}.input_chunks RESET (toast_tuple_target); ALTER TABLE ${schema}.output_events RESET (toast_tuple_target)`));
+
+const versions = (schema: string) =>
+  inspect(async (client) => (await client.query<{ version: number }>(`SELECT version FROM ${schema}.schema_migrations ORDER BY version`)).rows.map((r) => r.version));
+
+it("a fresh schema stores packed rows of the default size whole, not compressed", async () => {
+  const schema = freshSchema();
+  const store = await connect({ schema });
+  expect(await targets(schema)).toEqual({ input_chunks: "8160", output_events: "8160" });
+  const ids = await burstStreams([store]);
+  await writeBurst(store, ids, 0, 600);
+  const stored = await largeRows(schema);
+  expect(stored.pglz).toBeUndefined();
+  expect(stored.plain).toBeGreaterThanOrEqual(4);
+});
+
+it("a database made before the setting gets it at open, reads its compressed rows, and keeps its schema version", async () => {
+  const schema = freshSchema();
+  const model = new MemorySessionStore();
+  const old = await connect({ schema });
+  const ids = await burstStreams([old, model]);
+  const before = await versions(schema);
+  // As a database made by an earlier version: PostgreSQL's default, so packed rows are compressed.
+  await resetTargets(schema);
+  await Promise.all([writeBurst(old, ids, 0, 600), writeBurst(model, ids, 0, 600)]);
+  expect((await largeRows(schema)).pglz).toBeGreaterThanOrEqual(4);
+  await old.close();
+
+  const reopened = await connect({ schema });
+  expect(await targets(schema)).toEqual({ input_chunks: "8160", output_events: "8160" });
+  // No version of its own: a node that knows only the versions before still starts.
+  expect(await versions(schema)).toEqual(before);
+  await Promise.all([writeBurst(reopened, ids, 600, 600), writeBurst(model, ids, 600, 600)]);
+  await expectSameBurstReads(expect, reopened, model, ids, 1200, 150);
+  const stored = await largeRows(schema);
+  expect(stored.plain).toBeGreaterThanOrEqual(4);
+});
+
+it("leaves a toast_tuple_target the operator set", async () => {
+  const schema = freshSchema();
+  const store = await connect({ schema });
+  await store.close();
+  await inspect((client) => client.query(`ALTER TABLE ${schema}.output_events SET (toast_tuple_target = 2032)`));
+  await connect({ schema });
+  expect(await targets(schema)).toEqual({ input_chunks: "8160", output_events: "2032" });
+});
