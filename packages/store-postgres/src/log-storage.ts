@@ -12,6 +12,14 @@
  * a larger one (a 1 MiB batch) is compressed and stored out of line as
  * before.
  *
+ * Rows that do not fit a page are compressed, with lz4 where the server
+ * has it (PostgreSQL 14 and later, built with lz4): the writer connection
+ * sets `default_toast_compression = lz4` for itself, which PostgreSQL uses
+ * for every column without a compression method of its own. lz4 costs a
+ * fraction of pglz's CPU (text: 3.8 against 20.4 ms per MiB committed)
+ * and still compresses. Only new values are written so; reading any value
+ * is PostgreSQL's work, so every node, of any version, reads them.
+ *
  * Not a numbered migration: it changes no row and how no row is read, so
  * the schema version stays and a node of an earlier version still starts
  * against a database that has it. It is applied at `open()`, inside the
@@ -39,4 +47,20 @@ export async function applyLogStorage(client: pg.ClientBase, s: string): Promise
     [s, LOG_TABLES],
   );
   for (const { table } of rows) await client.query(`ALTER TABLE ${s}.${table} SET (toast_tuple_target = ${LOG_TOAST_TUPLE_TARGET})`);
+}
+
+/** `logCompression`: lz4 where the server has it (default), or whatever the server's `default_toast_compression` is. */
+export type LogCompression = "lz4" | "server";
+
+/** Whether the server can compress with lz4 (an lz4 build of PostgreSQL 14 or later). */
+export async function serverHasLz4(db: pg.ClientBase | pg.Pool): Promise<boolean> {
+  const { rows } = await db.query<{ lz4: boolean }>(
+    `SELECT EXISTS (SELECT 1 FROM pg_settings WHERE name = 'default_toast_compression' AND 'lz4' = ANY(enumvals)) AS lz4`,
+  );
+  return rows[0]?.lz4 === true;
+}
+
+/** What the writer connection runs once connected, if anything: lz4 when asked for and the server has it. */
+export function writerSetup(compression: LogCompression, lz4: boolean): string | undefined {
+  return compression === "lz4" && lz4 ? "SET default_toast_compression = lz4" : undefined;
 }

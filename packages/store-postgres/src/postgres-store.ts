@@ -42,6 +42,7 @@ import {
   type SessionRow,
   type StreamRow,
 } from "./rows.js";
+import { serverHasLz4, writerSetup, type LogCompression } from "./log-storage.js";
 import { checkSchemaName, migrate } from "./schema.js";
 import { SessionReads } from "./session-reads.js";
 import { Rollback, WriteQueue, type LogAppend, type WriteContext } from "./write-queue.js";
@@ -77,6 +78,13 @@ export interface PostgresSessionStoreOptions extends ConnectionTimeouts {
    * left or its lease has expired (README, *Tables and migrations*).
    */
   readonly maxPackedRowBytes?: number;
+  /**
+   * How PostgreSQL compresses log rows too large for a page (1 MiB batches):
+   * `lz4` (default) where the server was built with it, set for the writer
+   * connection only, else the server's own `default_toast_compression`;
+   * `server`: always the server's (README, *Log storage*).
+   */
+  readonly logCompression?: LogCompression;
 }
 
 /**
@@ -106,6 +114,9 @@ export class PostgresSessionStore implements ClusterSessionStore {
   readonly #onError: (error: Error) => void;
   readonly #sql;
   readonly #maxPackedRowBytes: number;
+  readonly #logCompression: LogCompression;
+  /** Run by the writer connection once connected (lz4 compression), decided at open. */
+  #writerSetup: string | undefined;
   /** Whether no live node of an earlier version could read a packed row: checked at open and at each heartbeat. */
   #packing = false;
   #state: "new" | "opening" | "open" | "closed" = "new";
@@ -146,8 +157,11 @@ export class PostgresSessionStore implements ClusterSessionStore {
     const maxPackedRowBytes = options.maxPackedRowBytes ?? DEFAULT_MAX_PACKED_ROW_BYTES;
     if (!Number.isSafeInteger(maxPackedRowBytes) || maxPackedRowBytes < 0) throw new TypeError("maxPackedRowBytes must be a non-negative integer");
     this.#maxPackedRowBytes = maxPackedRowBytes;
+    const logCompression = options.logCompression ?? "lz4";
+    if (logCompression !== "lz4" && logCompression !== "server") throw new TypeError(`logCompression must be "lz4" or "server", got ${JSON.stringify(logCompression)}`);
+    this.#logCompression = logCompression;
     this.#sql = statements(this.schema);
-    this.#writes = new WriteQueue(() => this.#client(), this.channel, {
+    this.#writes = new WriteQueue(() => this.#writerClient(), this.channel, {
       input: this.#sql.inputRun,
       output: this.#sql.outputRun,
       group: appendGroupStatement(this.schema),
@@ -173,6 +187,7 @@ export class PostgresSessionStore implements ClusterSessionStore {
         try {
           await migrate(client, this.schema);
           await this.#checkPacking(client);
+          this.#writerSetup = writerSetup(this.#logCompression, await serverHasLz4(client));
         } catch (error) {
           failure = error;
           throw error;
@@ -224,6 +239,18 @@ export class PostgresSessionStore implements ClusterSessionStore {
     await client.connect().catch((error: unknown) => {
       throw asStoreError(error);
     });
+    return client;
+  }
+
+  /** The writer's connection: every log row is written through it, so the compression setting goes here. */
+  async #writerClient(): Promise<pg.Client> {
+    const client = await this.#client();
+    if (this.#writerSetup !== undefined) {
+      await client.query(this.#writerSetup).catch(async (error: unknown) => {
+        await client.end().catch(() => undefined);
+        throw asStoreError(error);
+      });
+    }
     return client;
   }
 

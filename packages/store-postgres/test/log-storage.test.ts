@@ -3,12 +3,15 @@
  * `src/log-storage.ts`): set on a fresh schema, set at `open()` on a database
  * made before it (whose compressed rows still read), without a schema
  * version of its own (a node of an earlier version still starts), and an
- * operator's own value is left alone.
+ * operator's own value is left alone. Rows too large for a page are
+ * compressed with lz4 where the server has it, else as the server does.
  */
 import { afterAll, expect, it } from "vitest";
 import { MemorySessionStore } from "@golem-stream/server";
+import { PostgresSessionStore } from "../src/index.js";
 import { burstStreams, expectSameBurstReads, writeBurst } from "@golem-stream/server/testing";
-import { admin, cleanUp, connect, freshSchema, logTableTargets as targets } from "./support/stores.js";
+import { serverHasLz4, writerSetup } from "../src/log-storage.js";
+import { admin, cleanUp, connect, freshSchema, logTableTargets as targets, pgUrl } from "./support/stores.js";
 
 afterAll(cleanUp);
 
@@ -21,11 +24,11 @@ async function inspect<R>(query: (client: Awaited<ReturnType<typeof admin>>) => 
   }
 }
 
-/** The log rows whose payload is over PostgreSQL's default threshold (2032), by how each is stored: `pglz` or `plain`. */
+/** The log rows whose payload is over PostgreSQL's default threshold (2032), by how each is stored: `compressed` (pglz or lz4) or `plain`. */
 const largeRows = (schema: string) =>
   inspect(async (client) => {
     const { rows } = await client.query<{ stored: string; rows: string }>(
-      `SELECT COALESCE(pg_column_compression(data)::text, 'plain') AS stored, count(*) AS rows FROM (
+      `SELECT CASE WHEN pg_column_compression(data) IS NULL THEN 'plain' ELSE 'compressed' END AS stored, count(*) AS rows FROM (
          SELECT data FROM ${schema}.input_chunks UNION ALL SELECT data FROM ${schema}.output_events) AS logs
        WHERE octet_length(data) > 2032 GROUP BY 1 ORDER BY 1`,
     );
@@ -45,7 +48,7 @@ it("a fresh schema stores packed rows of the default size whole, not compressed"
   const ids = await burstStreams([store]);
   await writeBurst(store, ids, 0, 600);
   const stored = await largeRows(schema);
-  expect(stored.pglz).toBeUndefined();
+  expect(stored.compressed).toBeUndefined();
   expect(stored.plain).toBeGreaterThanOrEqual(4);
 });
 
@@ -58,7 +61,7 @@ it("a database made before the setting gets it at open, reads its compressed row
   // As a database made by an earlier version: PostgreSQL's default, so packed rows are compressed.
   await resetTargets(schema);
   await Promise.all([writeBurst(old, ids, 0, 600), writeBurst(model, ids, 0, 600)]);
-  expect((await largeRows(schema)).pglz).toBeGreaterThanOrEqual(4);
+  expect((await largeRows(schema)).compressed).toBeGreaterThanOrEqual(4);
   await old.close();
 
   const reopened = await connect({ schema });
@@ -78,4 +81,27 @@ it("leaves a toast_tuple_target the operator set", async () => {
   await inspect((client) => client.query(`ALTER TABLE ${schema}.output_events SET (toast_tuple_target = 2032)`));
   await connect({ schema });
   expect(await targets(schema)).toEqual({ input_chunks: "8160", output_events: "2032" });
+});
+
+it("the writer asks for lz4 only when told to and the server has it", () => {
+  expect(writerSetup("lz4", true)).toBe("SET default_toast_compression = lz4");
+  expect(writerSetup("lz4", false)).toBeUndefined();
+  expect(writerSetup("server", true)).toBeUndefined();
+  expect(() => new PostgresSessionStore({ connectionString: pgUrl(), logCompression: "zstd" as "lz4" })).toThrow(TypeError);
+});
+
+it("compresses a 1 MiB batch with lz4 where the server has it, else with the server's method, and reads it back", async () => {
+  const lz4 = await inspect((client) => serverHasLz4(client));
+  const serverDefault = await inspect(async (client) => (await client.query<{ m: string }>("SELECT current_setting('default_toast_compression') AS m")).rows[0]?.m);
+  const batch = new Uint8Array(1024 * 1024).fill(7);
+  for (const [logCompression, expected] of [["lz4", lz4 ? "lz4" : serverDefault], ["server", serverDefault]] as const) {
+    const schema = freshSchema();
+    const store = await connect({ schema, logCompression });
+    const ids = await burstStreams([store]);
+    await store.acceptInput({ streamId: ids.input.streamId, sequence: 0n, itemCount: 1n, data: batch, mimeType: undefined }, []);
+    const stored = await inspect(async (client) => (await client.query<{ m: string }>(`SELECT pg_column_compression(data) AS m FROM ${schema}.input_chunks`)).rows);
+    expect(stored).toEqual([{ m: expected }]);
+    const [chunk] = await store.readInput(ids.input.streamId, 0n, 1n);
+    expect(Buffer.from(chunk!.data).equals(Buffer.from(batch))).toBe(true);
+  }
 });
