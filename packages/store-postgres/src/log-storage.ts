@@ -38,15 +38,22 @@ export const LOG_TOAST_TUPLE_TARGET = 8160;
 /** The tables the setting is made on. */
 export const LOG_TABLES = ["input_chunks", "output_events"] as const;
 
-/** Sets `toast_tuple_target` on each log table of schema `s` (already checked) that has none; for `migrate`'s transaction. */
+/**
+ * Sets `toast_tuple_target` on each log table of schema `s` (already checked) that has none; for
+ * `migrate`'s transaction. On a server built with pages other than 8 KiB the largest target there
+ * is used when smaller (PostgreSQL refuses a target over its page's room: block size - 32).
+ */
 export async function applyLogStorage(client: pg.ClientBase, s: string): Promise<void> {
-  const { rows } = await client.query<{ table: string }>(
-    `SELECT c.relname AS table FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+  const { rows } = await client.query<{ table: string; block: number }>(
+    `SELECT c.relname AS table, current_setting('block_size')::int AS block FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
       WHERE n.nspname = $1 AND c.relname = ANY($2::text[])
         AND NOT EXISTS (SELECT 1 FROM unnest(c.reloptions) AS o WHERE o LIKE 'toast_tuple_target=%')`,
     [s, LOG_TABLES],
   );
-  for (const { table } of rows) await client.query(`ALTER TABLE ${s}.${table} SET (toast_tuple_target = ${LOG_TOAST_TUPLE_TARGET})`);
+  for (const { table, block } of rows) {
+    const target = Math.min(LOG_TOAST_TUPLE_TARGET, block - 32);
+    await client.query(`ALTER TABLE ${s}.${table} SET (toast_tuple_target = ${target})`);
+  }
 }
 
 /** `logCompression`: lz4 where the server has it (default), or whatever the server's `default_toast_compression` is. */
