@@ -25,7 +25,8 @@
  * against a database that has it. It is applied at `open()`, inside the
  * migration transaction, only to a log table that has no
  * `toast_tuple_target` of its own: an operator's value (e.g. PostgreSQL's
- * default, 2032, to keep compressing) is left alone. `ALTER TABLE … SET
+ * default, 2032, to keep compressing) is left alone, and a node whose role
+ * does not own the tables starts without it. `ALTER TABLE … SET
  * (toast_tuple_target …)` takes a SHARE UPDATE EXCLUSIVE lock, which
  * reads and writes of the table do not wait for (only VACUUM and other
  * schema changes), and it affects only rows written afterwards.
@@ -50,11 +51,23 @@ export async function applyLogStorage(client: pg.ClientBase, s: string): Promise
         AND NOT EXISTS (SELECT 1 FROM unnest(c.reloptions) AS o WHERE o LIKE 'toast_tuple_target=%')`,
     [s, LOG_TABLES],
   );
-  for (const { table, block } of rows) {
-    const target = Math.min(LOG_TOAST_TUPLE_TARGET, block - 32);
-    await client.query(`ALTER TABLE ${s}.${table} SET (toast_tuple_target = ${target})`);
+  if (rows.length === 0) return;
+  // A node whose role does not own the tables cannot set it: it starts anyway (an owner's open sets it).
+  await client.query("SAVEPOINT log_storage");
+  try {
+    for (const { table, block } of rows) {
+      const target = Math.min(LOG_TOAST_TUPLE_TARGET, block - 32);
+      await client.query(`ALTER TABLE ${s}.${table} SET (toast_tuple_target = ${target})`);
+    }
+    await client.query("RELEASE SAVEPOINT log_storage");
+  } catch (error) {
+    if ((error as { code?: unknown }).code !== INSUFFICIENT_PRIVILEGE) throw error;
+    await client.query("ROLLBACK TO SAVEPOINT log_storage");
   }
 }
+
+/** SQLSTATE 42501: ALTER TABLE by a role that does not own the table. */
+const INSUFFICIENT_PRIVILEGE = "42501";
 
 /** `logCompression`: lz4 where the server has it (default), or whatever the server's `default_toast_compression` is. */
 export type LogCompression = "lz4" | "server";

@@ -105,3 +105,31 @@ it("compresses a 1 MiB batch with lz4 where the server has it, else with the ser
     expect(Buffer.from(chunk!.data).equals(Buffer.from(batch))).toBe(true);
   }
 });
+
+it("a node whose role does not own the log tables starts without setting it, and works", async () => {
+  const schema = freshSchema();
+  const owner = await connect({ schema });
+  await owner.close();
+  await resetTargets(schema);
+  const role = `r_${schema}`;
+  const password = "not-the-owner";
+  // Every privilege a node's open() needs (CREATE SCHEMA IF NOT EXISTS asks for CREATE on the database), but not ownership.
+  await inspect(async (client) => {
+    const database = client.escapeIdentifier((await client.query<{ db: string }>("SELECT current_database() AS db")).rows[0]!.db);
+    await client.query(`CREATE ROLE ${role} LOGIN PASSWORD '${password}'; GRANT CREATE ON DATABASE ${database} TO ${role};
+      GRANT USAGE, CREATE ON SCHEMA ${schema} TO ${role}; GRANT ALL ON ALL TABLES IN SCHEMA ${schema} TO ${role}`);
+  });
+  try {
+    const url = new URL(pgUrl());
+    url.username = role;
+    url.password = password;
+    const node = await connect({ schema, connectionString: url.toString() });
+    expect(await targets(schema)).toEqual({ input_chunks: undefined, output_events: undefined });
+    const ids = await burstStreams([node]);
+    await writeBurst(node, ids, 0, 20);
+    expect((await node.readInput(ids.input.streamId, 0n, 20n)).length).toBe(20);
+    await node.close();
+  } finally {
+    await inspect((client) => client.query(`DROP OWNED BY ${role}; DROP ROLE ${role}`));
+  }
+});
