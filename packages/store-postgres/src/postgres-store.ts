@@ -42,6 +42,7 @@ import {
   type SessionRow,
   type StreamRow,
 } from "./rows.js";
+import { serverHasLz4, writerSetup, type LogCompression } from "./log-storage.js";
 import { checkSchemaName, migrate } from "./schema.js";
 import { SessionReads } from "./session-reads.js";
 import { Rollback, WriteQueue, type LogAppend, type WriteContext } from "./write-queue.js";
@@ -71,15 +72,27 @@ export interface PostgresSessionStoreOptions extends ConnectionTimeouts {
   readonly onError?: (error: Error) => void;
   /**
    * Small input chunks and output items of one stream written in the same
-   * group share one log row, up to this many bytes (default 8192; 0: a row
+   * group share one log row, up to this many bytes (default 7168; 0: a row
    * per append). Only while every live node reads packed rows: a node of an
    * earlier version (schema 1) keeps this node from packing until it has
    * left or its lease has expired (README, *Tables and migrations*).
    */
   readonly maxPackedRowBytes?: number;
+  /**
+   * How PostgreSQL compresses log rows too large for a page (1 MiB batches):
+   * `lz4` (default) where the server was built with it, set for the writer
+   * connection only, else the server's own `default_toast_compression`;
+   * `server`: always the server's (README, *Log storage*).
+   */
+  readonly logCompression?: LogCompression;
 }
 
-const DEFAULT_MAX_PACKED_ROW_BYTES = 8192;
+/**
+ * 7 KiB: a packed row with its part list, stream id and columns then fits one 8 KiB page, where
+ * the log tables keep it uncompressed (`log-storage.ts`); one of 8 KiB spilled over and went
+ * through `pglz`. Room is left for the part list of items down to about 16 bytes each.
+ */
+const DEFAULT_MAX_PACKED_ROW_BYTES = 7168;
 /** The log format this version reads and writes: 2, packed rows (schema version 2). */
 const LOG_FORMAT = 2;
 
@@ -101,6 +114,9 @@ export class PostgresSessionStore implements ClusterSessionStore {
   readonly #onError: (error: Error) => void;
   readonly #sql;
   readonly #maxPackedRowBytes: number;
+  readonly #logCompression: LogCompression;
+  /** Run by the writer connection once connected (lz4 compression), decided at open. */
+  #writerSetup: string | undefined;
   /** Whether no live node of an earlier version could read a packed row: checked at open and at each heartbeat. */
   #packing = false;
   #state: "new" | "opening" | "open" | "closed" = "new";
@@ -141,8 +157,11 @@ export class PostgresSessionStore implements ClusterSessionStore {
     const maxPackedRowBytes = options.maxPackedRowBytes ?? DEFAULT_MAX_PACKED_ROW_BYTES;
     if (!Number.isSafeInteger(maxPackedRowBytes) || maxPackedRowBytes < 0) throw new TypeError("maxPackedRowBytes must be a non-negative integer");
     this.#maxPackedRowBytes = maxPackedRowBytes;
+    const logCompression = options.logCompression ?? "lz4";
+    if (logCompression !== "lz4" && logCompression !== "server") throw new TypeError(`logCompression must be "lz4" or "server", got ${JSON.stringify(logCompression)}`);
+    this.#logCompression = logCompression;
     this.#sql = statements(this.schema);
-    this.#writes = new WriteQueue(() => this.#client(), this.channel, {
+    this.#writes = new WriteQueue(() => this.#writerClient(), this.channel, {
       input: this.#sql.inputRun,
       output: this.#sql.outputRun,
       group: appendGroupStatement(this.schema),
@@ -168,6 +187,7 @@ export class PostgresSessionStore implements ClusterSessionStore {
         try {
           await migrate(client, this.schema);
           await this.#checkPacking(client);
+          this.#writerSetup = writerSetup(this.#logCompression, await serverHasLz4(client));
         } catch (error) {
           failure = error;
           throw error;
@@ -219,6 +239,18 @@ export class PostgresSessionStore implements ClusterSessionStore {
     await client.connect().catch((error: unknown) => {
       throw asStoreError(error);
     });
+    return client;
+  }
+
+  /** The writer's connection: every log row is written through it, so the compression setting goes here. */
+  async #writerClient(): Promise<pg.Client> {
+    const client = await this.#client();
+    if (this.#writerSetup !== undefined) {
+      await client.query(this.#writerSetup).catch(async (error: unknown) => {
+        await client.end().catch(() => undefined);
+        throw asStoreError(error);
+      });
+    }
     return client;
   }
 

@@ -4,9 +4,13 @@
  * `migrate` runs in one transaction that first takes a transaction-scoped
  * advisory lock keyed by the schema name, so nodes starting at once apply
  * each migration exactly once (the others wait, then find it applied). The
- * applied versions are rows of `schema_migrations`.
+ * applied versions are rows of `schema_migrations`. Storage settings that
+ * change no row nor how rows are read are applied in the same transaction
+ * without a version (`log-storage.ts`), so a node of an earlier version
+ * still starts against the database.
  */
 import type pg from "pg";
+import { applyLogStorage } from "./log-storage.js";
 
 /** An identifier PostgreSQL takes unquoted: lower-case letters, digits, `_`, at most 63 bytes. */
 const IDENTIFIER = /^[a-z_][a-z0-9_]{0,62}$/;
@@ -127,6 +131,8 @@ export async function migrate(client: pg.ClientBase, schema: string): Promise<vo
       await client.query(migration.sql(s));
       await client.query(`INSERT INTO ${s}.schema_migrations (version) VALUES ($1)`, [migration.version]);
     }
+    // A storage setting, not a migration: the schema version stays (log-storage.ts).
+    await applyLogStorage(client, s);
     await client.query("COMMIT");
   } catch (error) {
     await client.query("ROLLBACK").catch(() => undefined);

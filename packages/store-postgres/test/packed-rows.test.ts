@@ -10,7 +10,7 @@ import fc from "fast-check";
 import { MemorySessionStore, type SessionStore } from "@golem-stream/server";
 import { burstStreams, checkAgainstModel, expectSameBurstReads, writeBurst } from "@golem-stream/server/testing";
 import type { PostgresSessionStore } from "../src/index.js";
-import { admin, cleanUp, connect, freshSchema } from "./support/stores.js";
+import { admin, cleanUp, connect, freshSchema, logTableTargets } from "./support/stores.js";
 
 afterAll(cleanUp);
 
@@ -74,11 +74,15 @@ it("upgrades a schema 1 database: its rows read as before, later bursts are pack
   const client = await admin();
   try {
     await client.query(`ALTER TABLE ${schema}.input_chunks DROP COLUMN parts; ALTER TABLE ${schema}.output_events DROP COLUMN parts;
-      ALTER TABLE ${schema}.nodes DROP COLUMN log_format; DELETE FROM ${schema}.schema_migrations WHERE version = 2`);
+      ALTER TABLE ${schema}.nodes DROP COLUMN log_format; DELETE FROM ${schema}.schema_migrations WHERE version = 2;
+      ALTER TABLE ${schema}.input_chunks RESET (toast_tuple_target); ALTER TABLE ${schema}.output_events RESET (toast_tuple_target)`);
   } finally {
     await client.end();
   }
+  expect(await logTableTargets(schema)).toEqual({ input_chunks: undefined, output_events: undefined });
   const upgraded: PostgresSessionStore = await connect({ schema, maxPackedRowBytes: 1000 });
+  // The log storage setting (log-storage.ts) comes with the upgrade.
+  expect(await logTableTargets(schema)).toEqual({ input_chunks: "8160", output_events: "8160" });
   await Promise.all([writeBurst(upgraded, ids, 30, 60), writeBurst(model, ids, 30, 60)]);
   await expectSameBurstReads(expect, upgraded, model, ids, 90, 3);
   expect((await rowCounts(schema)).rows).toBeLessThan(60 + 120 / 8);

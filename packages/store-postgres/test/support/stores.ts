@@ -35,6 +35,22 @@ export async function admin(): Promise<pg.Client> {
   return client;
 }
 
+/** Each log table's `toast_tuple_target` (undefined: PostgreSQL's default), by table name. */
+export async function logTableTargets(schema: string): Promise<Record<string, string | undefined>> {
+  const client = await admin();
+  try {
+    const { rows } = await client.query<{ relname: string; target: string | null }>(
+      `SELECT c.relname, (SELECT split_part(o, '=', 2) FROM unnest(c.reloptions) AS o WHERE o LIKE 'toast_tuple_target=%') AS target
+       FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+       WHERE n.nspname = $1 AND c.relname IN ('input_chunks', 'output_events') ORDER BY c.relname`,
+      [schema],
+    );
+    return Object.fromEntries(rows.map((row) => [row.relname, row.target ?? undefined]));
+  } finally {
+    await client.end();
+  }
+}
+
 /** For `afterAll`: closes the stores still open and drops the schemas made. */
 export async function cleanUp(): Promise<void> {
   await Promise.all([...open].map((store) => store.close().catch(() => undefined)));
