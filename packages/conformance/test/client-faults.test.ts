@@ -10,6 +10,7 @@ import { describe, expect, it } from "vitest";
 import { clientScenarios, runClientSuite } from "../src/index.js";
 // @ts-expect-error -- plain JavaScript (the adapter runs under plain Node), without declarations
 import { CLIENT_FAULTS } from "./support/client-faults.mjs";
+import { LOADED_CHECK_TIMEOUT_MS } from "./support/timeouts.js";
 
 const FAULTY_ADAPTER = fileURLToPath(new URL("./support/faulty-client-adapter.mjs", import.meta.url));
 const adapterWith = (fault: string): string => `node "${FAULTY_ADAPTER}" ${fault}`;
@@ -43,9 +44,9 @@ describe("faulty variants of @golem-stream/client", () => {
   });
 
   it("through the fault wrapper without a fault, every scenario passes", async () => {
-    const report = await runClientSuite({ adapter: adapterWith("none"), concurrency: 3 });
+    const report = await runClientSuite({ adapter: adapterWith("none"), concurrency: 3, checkTimeoutMs: LOADED_CHECK_TIMEOUT_MS });
     expect(report.results.filter((r) => r.status !== "passed").map((r) => `${r.id}: ${r.saw}`)).toEqual([]);
-  }, 240_000);
+  }, 360_000);
 
   for (const [fault, scenarios] of Object.entries(CAUGHT_BY)) {
     it(`${fault} fails ${scenarios.join(", ")}`, async () => {

@@ -11,6 +11,7 @@ import { fileURLToPath } from "node:url";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { clientScenarios, runClientSuite, type ClientSuiteReport } from "../src/index.js";
+import { LOADED_CHECK_TIMEOUT_MS } from "./support/timeouts.js";
 
 const ADAPTER = fileURLToPath(new URL("../dist/client/adapter/bin.js", import.meta.url));
 const SCHEMA = fileURLToPath(new URL("../schemas/client-adapter.schema.json", import.meta.url));
@@ -22,8 +23,10 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "golem-stream-client-suite-"));
   // One pair of files per adapter process ($$ is its shell's pid).
   const adapter = `tee "${dir}/commands-$$.jsonl" | node "${ADAPTER}" | tee "${dir}/events-$$.jsonl"`;
-  report = await runClientSuite({ adapter });
-}, 240_000);
+  // Each scenario gets three minutes, not the command's one: the whole workspace's tests share two
+  // cores here, and backpressure.stalled-reader moves ~100 MiB in steps of 64 items (10 s alone).
+  report = await runClientSuite({ adapter, checkTimeoutMs: LOADED_CHECK_TIMEOUT_MS });
+}, 360_000);
 afterAll(() => {
   if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
 });
