@@ -7,6 +7,7 @@
  * Exit code 0 when every selected check passed, 1 on any failure, 2 on a usage error.
  */
 import { writeFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 import { Command, InvalidArgumentError, Option } from "commander";
 import { SUBPROTOCOL } from "@golem-stream/wire";
 import { sessionEndpoint } from "./endpoint.js";
@@ -51,6 +52,18 @@ async function runAndReport(options: ReportOptions, run: () => Promise<BaseRepor
   process.stdout.write(`${options.json === true ? formatJsonReport(report) : formatTextReport(report)}\n`);
   if (options.junit !== undefined) writeFileSync(options.junit, formatJunitReport(report));
   process.exitCode = report.failed > 0 ? 1 : 0;
+}
+
+/**
+ * `--adapter golem-stream-conformance-client-adapter …` runs this kit's own copy of that adapter,
+ * whether or not the command is on the PATH (it is after an install or under `npx`, not in a
+ * workspace checkout or when the kit is run by path).
+ */
+function resolveAdapter(command: string): string {
+  const match = /^\s*golem-stream-conformance-client-adapter(?=\s|$)/.exec(command);
+  if (match === null) return command;
+  const bin = fileURLToPath(new URL("./client/adapter/bin.js", import.meta.url));
+  return `${JSON.stringify(process.execPath)} ${JSON.stringify(bin)}${command.slice(match[0].length)}`;
 }
 
 /** A usage error: one line on stderr, exit 2 (nothing was run). */
@@ -157,8 +170,8 @@ program
       for (const scenario of clientScenarios()) process.stdout.write(`${scenario.id}\t${scenario.ref}\t${scenario.expectation}\n`);
       return;
     }
-    const { adapter } = options;
-    if (adapter === undefined) usage("required option '--adapter <command>' not specified");
+    if (options.adapter === undefined) usage("required option '--adapter <command>' not specified");
+    const adapter = resolveAdapter(options.adapter);
     await checkAdapterStarts(adapter, options.timeout);
     const { runClientSuite } = await import("./client/runner.js");
     await runAndReport(options, () =>

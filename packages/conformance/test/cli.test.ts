@@ -130,6 +130,11 @@ describe("golem-stream-conformance client", () => {
     expect(list.stdout.split("\n").filter((l) => l.startsWith("violations.")).length).toBeGreaterThan(5);
   });
 
+  it("the bundled adapter's command name runs the kit's own adapter, on the PATH or not", async () => {
+    const result = await run(["client", "--adapter", "golem-stream-conformance-client-adapter", "--only", "outputs.in-order-once"]);
+    expect(result.code, result.stdout + result.stderr).toBe(0);
+  });
+
   it("an adapter command that does not start an adapter is one usage error (exit 2), with the reason; nothing runs", async () => {
     const result = await run(["client", "--adapter", "exit 3", "--json"]);
     expect(result.code).toBe(2);
