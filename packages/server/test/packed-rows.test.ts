@@ -21,7 +21,12 @@ const arbitraryRun = fc.array(
 );
 
 describe("packRun", () => {
-  it("covers the run in order; a row of several appends holds only packable ones, within the byte bound", () => {
+  it("covers the run in order; a row of several appends holds only packable ones, its bytes and part list within the bound", () => {
+    /** What a store writes for `run[start..end)` packed: its data and its part list. */
+    const rowBytes = (run: readonly PackableAppend[], start: number, end: number): number => {
+      const { data, parts } = joinParts(run, start, end);
+      return data.byteLength + parts.byteLength;
+    };
     fc.assert(
       fc.property(arbitraryRun, fc.integer({ min: 1, max: 1000 }), (spec, maxBytes) => {
         const run = spec.map((a) => append(a.itemCount, a.length, a.packable, a.seed));
@@ -29,17 +34,14 @@ describe("packRun", () => {
         expect(rows.flatMap(([start, end]) => Array.from({ length: end - start }, (_, k) => start + k))).toEqual(run.map((_, i) => i));
         for (const [start, end] of rows) {
           if (end - start === 1) continue;
-          const parts = run.slice(start, end);
-          expect(parts.every((a) => a.packable !== undefined)).toBe(true);
-          expect(parts.reduce((sum, a) => sum + (a.packable?.byteLength ?? 0), 0)).toBeLessThanOrEqual(maxBytes);
+          expect(run.slice(start, end).every((a) => a.packable !== undefined)).toBe(true);
+          expect(rowBytes(run, start, end)).toBeLessThanOrEqual(maxBytes);
         }
         // Greedy: a row ends only where the next append could not have joined it.
         for (let r = 0; r + 1 < rows.length; r++) {
           const [start, end] = rows[r] as [number, number];
           const next = run[end] as PackableAppend;
-          const held = run.slice(start, end);
-          const joinable = next.packable !== undefined && held.every((a) => a.packable !== undefined)
-            && held.reduce((sum, a) => sum + (a.packable?.byteLength ?? 0), 0) + next.packable.byteLength <= maxBytes;
+          const joinable = next.packable !== undefined && run.slice(start, end).every((a) => a.packable !== undefined) && rowBytes(run, start, end + 1) <= maxBytes;
           expect(joinable).toBe(false);
         }
       }),

@@ -52,6 +52,31 @@ it("a fresh schema stores packed rows of the default size whole, not compressed"
   expect(stored.plain).toBeGreaterThanOrEqual(4);
 });
 
+it("items of one byte pack into rows whose part list fits too: whole, not compressed", async () => {
+  // A part list entry is two bytes here, twice the item: sized by its data alone, a row of 7 KiB of
+  // one-byte items was 21 KiB with its list, and went to TOAST.
+  const schema = freshSchema();
+  const store = await connect({ schema });
+  const ids = await burstStreams([store]);
+  const writes: Promise<void>[] = [];
+  for (let i = 0; i < 20_000; i++) {
+    writes.push(store.acceptInput({ streamId: ids.input.streamId, sequence: BigInt(i), itemCount: 1n, data: new Uint8Array([i & 0xff]), mimeType: undefined }, []));
+  }
+  await Promise.all(writes);
+  // PostgreSQL compresses a row's largest column first: here the part list, so both are looked at.
+  const stored = await inspect(async (client) => {
+    const { rows } = await client.query<{ compressed: string; packed: string }>(
+      `SELECT count(*) FILTER (WHERE pg_column_compression(data) IS NOT NULL OR pg_column_compression(parts) IS NOT NULL) AS compressed,
+              count(*) FILTER (WHERE parts IS NOT NULL) AS packed
+         FROM ${schema}.input_chunks`,
+    );
+    return { compressed: Number(rows[0]!.compressed), packed: Number(rows[0]!.packed) };
+  });
+  expect(stored.compressed).toBe(0);
+  expect(stored.packed).toBeGreaterThanOrEqual(2);
+  expect((await store.readInput(ids.input.streamId, 0n, 20_000n)).reduce((n, chunk) => n + Number(chunk.itemCount), 0)).toBe(20_000);
+});
+
 it("a database made before the setting gets it at open, reads its compressed rows, and keeps its schema version", async () => {
   const schema = freshSchema();
   const model = new MemorySessionStore();

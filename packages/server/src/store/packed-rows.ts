@@ -36,23 +36,28 @@ export interface PackableAppend {
 /**
  * Cuts a run of consecutive appends of one stream into rows: each entry is
  * the `[start, end)` indexes of the appends one row holds. Consecutive
- * packable appends share a row while their bytes total at most `maxBytes`;
- * every other append is a row of its own. `maxBytes` 0 packs nothing (not
- * even empty appends).
+ * packable appends share a row while their bytes and their entries in the
+ * row's part list total at most `maxBytes`; every other append is a row of
+ * its own. `maxBytes` 0 packs nothing (not even empty appends).
+ *
+ * The part list counts because a store sizes rows by `maxBytes` to keep
+ * them within a page (PostgreSQL compresses or moves out of line a row that
+ * is not): for items of a few bytes the list is a third of the row.
  */
 export function packRun(run: readonly PackableAppend[], maxBytes: number): [number, number][] {
   const rows: [number, number][] = [];
   let start = 0;
   let bytes = 0;
   for (let i = 0; i < run.length; i++) {
-    const packable = (run[i] as PackableAppend).packable;
-    const joins = maxBytes > 0 && packable !== undefined && i > start && (run[i - 1] as PackableAppend).packable !== undefined && bytes + packable.byteLength <= maxBytes;
+    const { packable, itemCount } = run[i] as PackableAppend;
+    const size = packable === undefined ? 0 : packable.byteLength + varintLength(itemCount) + varintLength(packable.byteLength);
+    const joins = maxBytes > 0 && packable !== undefined && i > start && (run[i - 1] as PackableAppend).packable !== undefined && bytes + size <= maxBytes;
     if (!joins && i > start) {
       rows.push([start, i]);
       start = i;
       bytes = 0;
     }
-    bytes += packable?.byteLength ?? 0;
+    bytes += size;
   }
   if (start < run.length) rows.push([start, run.length]);
   return rows;
