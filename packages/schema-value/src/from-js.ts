@@ -37,15 +37,18 @@ export function fromJs(data: unknown, graph: SchemaGraph, type?: SchemaType, hoo
       return decodeSchemaValue({ kind: "string", value: data }, graph, { type: expected, streams: hooks.streams ?? "any" }).value;
     }
     const location = new Location("value");
-    /** Where the walk is in `data`, as JavaScript: `.name`, `[3]`, `.some`, ... */
-    const dataPath: string[] = [];
+    /**
+     * Where the walk is in `data`: a field's name, an element's index, or one of the `Step`s.
+     * Nothing is rendered on the way (a list of a million numbers makes no strings), only for an error.
+     */
+    const dataPath: DataStep[] = [];
     /** Set for a second walk that only finds which place in `data` a decoder error's path is. */
     let explaining: { readonly path: string; found?: string } | undefined;
     const fail = (message: string) => located(location.path(), renderDataPath(dataPath), message);
     const walk = (x: unknown, declared: SchemaType): SchemaValue => {
       if (location.depth > 128) throw fail("data nests too deeply");
       const resolved = graph.resolve(declared);
-      const into = (child: unknown, childType: SchemaType, member: string, index: number | undefined, subIndex: number | undefined, at: string) => {
+      const into = (child: unknown, childType: SchemaType, member: string, index: number | undefined, subIndex: number | undefined, at: DataStep) => {
         const entered = location.enter(member, index, subIndex);
         dataPath.push(at);
         if (explaining !== undefined && explaining.found === undefined && location.path() === explaining.path) explaining.found = renderDataPath(dataPath);
@@ -86,7 +89,7 @@ export function fromJs(data: unknown, graph: SchemaGraph, type?: SchemaType, hoo
               throw fail(`unknown field "${clip(key)}" (the fields are ${clip(declaredFields.map((f) => f.name).join(", "), 200)})`);
             }
           }
-          const fields = declaredFields.map((f, i) => into(ownValue(x, f.name), f.body, "fields", i, undefined, memberPath(f.name)));
+          const fields = declaredFields.map((f, i) => into(ownValue(x, f.name), f.body, "fields", i, undefined, f.name));
           return { kind: "record", value: { fields } };
         }
         case "variant": {
@@ -96,7 +99,7 @@ export function fromJs(data: unknown, graph: SchemaGraph, type?: SchemaType, hoo
           const declaredCase = resolved.value.cases[index];
           if (declaredCase === undefined) throw fail(`unknown case "${clip(String(name))}"`);
           if (declaredCase.payload === undefined) return { kind: "variant", value: { case: index } };
-          return { kind: "variant", value: { case: index, payload: into(ownValue(x, "value"), declaredCase.payload, "payload", undefined, undefined, ".value") } };
+          return { kind: "variant", value: { case: index, payload: into(ownValue(x, "value"), declaredCase.payload, "payload", undefined, undefined, Step.value) } };
         }
         case "enum": {
           const index = typeof x === "string" ? resolved.value.cases.indexOf(x) : -1;
@@ -111,18 +114,21 @@ export function fromJs(data: unknown, graph: SchemaGraph, type?: SchemaType, hoo
         case "tuple": {
           const items = arrayOf(x, fail);
           if (items.length !== resolved.value.elements.length) throw fail(`expected ${resolved.value.elements.length} elements`);
-          return { kind: "tuple", value: { elements: resolved.value.elements.map((e, i) => into(items[i], e, "elements", i, undefined, `[${i}]`)) } };
+          return { kind: "tuple", value: { elements: resolved.value.elements.map((e, i) => into(items[i], e, "elements", i, undefined, i)) } };
         }
         case "list":
         case "fixed-list": {
           const items = arrayOf(x, fail);
-          return { kind: resolved.kind, value: { elements: items.map((item, i) => into(item, resolved.value.element, "elements", i, undefined, `[${i}]`)) } };
+          return { kind: resolved.kind, value: { elements: items.map((item, i) => into(item, resolved.value.element, "elements", i, undefined, i)) } };
         }
         case "map": {
           const pairs: [unknown, unknown][] = x instanceof Map ? [...x.entries()] : (arrayOf(x, fail) as [unknown, unknown][]);
           const entries = pairs.map((pair, i): [SchemaValue, SchemaValue] => {
             if (!Array.isArray(pair) || pair.length !== 2) throw fail("expected a Map or [key, value] pairs");
-            return [into(pair[0], resolved.value.key, "entries", i, 0, ` entry ${i}'s key`), into(pair[1], resolved.value.value, "entries", i, 1, ` entry ${i}'s value`)];
+            dataPath.push(i);
+            const entry: [SchemaValue, SchemaValue] = [into(pair[0], resolved.value.key, "entries", i, 0, Step.key), into(pair[1], resolved.value.value, "entries", i, 1, Step.value)];
+            dataPath.pop();
+            return entry;
           });
           return { kind: "map", value: { entries } };
         }
@@ -130,9 +136,9 @@ export function fromJs(data: unknown, graph: SchemaGraph, type?: SchemaType, hoo
           if (x === undefined || x === null) return { kind: "option", value: { inner: null } };
           if (graph.resolve(resolved.value.inner).kind === "option") {
             if (!isPlainObject(x) || !Object.hasOwn(x, "some")) throw fail("a nested option's value is written {some: value}");
-            return { kind: "option", value: { inner: into(ownValue(x, "some"), resolved.value.inner, "inner", undefined, undefined, ".some") } };
+            return { kind: "option", value: { inner: into(ownValue(x, "some"), resolved.value.inner, "inner", undefined, undefined, Step.some) } };
           }
-          return { kind: "option", value: { inner: into(x, resolved.value.inner, "inner", undefined, undefined, "") } };
+          return { kind: "option", value: { inner: into(x, resolved.value.inner, "inner", undefined, undefined, Step.same) } };
         }
         case "result": {
           if (!isPlainObject(x)) throw fail("expected {ok: value} or {err: value}");
@@ -140,7 +146,7 @@ export function fromJs(data: unknown, graph: SchemaGraph, type?: SchemaType, hoo
           if (isOk === Object.hasOwn(x, "err")) throw fail("expected exactly one of ok and err");
           const tag = isOk ? "ok" : "err";
           const side = resolved.value.spec[tag];
-          return { kind: "result", value: { tag, value: side === undefined ? null : into(ownValue(x, tag), side, "value", undefined, undefined, `.${tag}`) } };
+          return { kind: "result", value: { tag, value: side === undefined ? null : into(ownValue(x, tag), side, "value", undefined, undefined, isOk ? Step.ok : Step.err) } };
         }
         case "text": {
           if (typeof x === "string") return { kind: "text", value: { text: x } };
@@ -182,7 +188,7 @@ export function fromJs(data: unknown, graph: SchemaGraph, type?: SchemaType, hoo
           const tag = ownValue(x, "tag") as string;
           const branch = resolved.value.spec.branches.find((b) => b.tag === tag);
           if (branch === undefined) throw fail(`unknown union tag "${clip(tag)}"`);
-          return { kind: "union", value: { tag, body: into(ownValue(x, "body"), branch.body, "body", undefined, undefined, ".body") } };
+          return { kind: "union", value: { tag, body: into(ownValue(x, "body"), branch.body, "body", undefined, undefined, Step.body) } };
         }
         case "stream": {
           const context: StreamContext = { coordinate: location.pointer(), elementType: resolved.value.inner, graph };
@@ -229,14 +235,30 @@ function located(path: string, at: string, message: string, cause?: unknown): Pr
   });
 }
 
-function renderDataPath(segments: readonly string[]): string {
-  const text = segments.join("");
-  return text.startsWith(".") ? text.slice(1) : text.trimStart();
-}
+/** The members of `data` that are not fields or elements, as their text in a path. */
+const Step = {
+  value: { text: ".value" },
+  key: { text: ".key" },
+  some: { text: ".some" },
+  ok: { text: ".ok" },
+  err: { text: ".err" },
+  body: { text: ".body" },
+  /** An option's value is the value itself: no step. */
+  same: { text: "" },
+} as const;
 
-/** `.name`, or `["odd name"]` when the name is not an identifier. */
-function memberPath(name: string): string {
-  return /^[A-Za-z_$][\w$]*$/.test(name) ? `.${name}` : `[${JSON.stringify(clip(name))}]`;
+/** A step into `data`: a record field's name, an element's index, or one of `Step`. */
+type DataStep = string | number | { readonly text: string };
+
+/** `name`, `tags[1]["odd key"]`, `m[3].value`: the JavaScript path of `steps`. */
+function renderDataPath(steps: readonly DataStep[]): string {
+  let text = "";
+  for (const step of steps) {
+    if (typeof step === "number") text += `[${step}]`;
+    else if (typeof step === "string") text += /^[A-Za-z_$][\w$]*$/.test(step) ? `.${step}` : `[${JSON.stringify(clip(step))}]`;
+    else text += step.text;
+  }
+  return text.startsWith(".") ? text.slice(1) : text;
 }
 
 function isPlainObject(x: unknown): x is Record<string, unknown> {

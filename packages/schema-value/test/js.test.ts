@@ -87,6 +87,36 @@ describe("JavaScript mapping", () => {
     expect(thrown(() => fromJs({ small: 1 }, graph)).path).toBe("value.fields[1]");
   });
 
+  it("names the place in the JavaScript data beside the place in the native value", () => {
+    const graph = decodeSchemaGraph(
+      t.graph(t.record({ name: t.string(), to: t.u8({ max: { kind: "unsigned", value: "9" } }), tags: t.list(t.record({ "odd key": t.bool() })), r: t.result({ ok: t.u32(), err: t.string() }) })),
+    );
+    const ok = { name: "x", to: 1, tags: [{ "odd key": true }], r: { ok: 1 } };
+    expect(() => fromJs(ok, graph)).not.toThrow();
+    // Found by the walk itself.
+    expect(thrown(() => fromJs({ ...ok, name: 5 }, graph)).message).toBe("value.fields[0] (name): expected a string");
+    expect(thrown(() => fromJs({ ...ok, tags: [{ "odd key": true }, { "odd key": 1 }] }, graph)).message).toBe(
+      'value.fields[2].elements[1].fields[0] (tags[1]["odd key"]): expected a boolean',
+    );
+    expect(thrown(() => fromJs({ ...ok, r: { err: 2 } }, graph)).message).toBe("value.fields[3].value (r.err): expected a string");
+    // A map's entries by index, then key or value.
+    const maps = decodeSchemaGraph(t.graph(t.record({ m: t.map(t.string(), t.u8()) })));
+    expect(thrown(() => fromJs({ m: new Map([[5, 1]]) }, maps)).message).toBe("value.fields[0].entries[0][0] (m[0].key): expected a string");
+    // Found by the decoder afterwards (a restriction, a range): the same naming, the path unchanged.
+    const range = thrown(() => fromJs({ ...ok, to: 10 }, graph));
+    expect(range.path).toBe("value.fields[1]");
+    expect(range.message).toMatch(/^value\.fields\[1\] \(to\): /);
+    expect(thrown(() => fromJs({ m: new Map([["a", 1], ["b", 300]]) }, maps)).message).toMatch(/^value\.fields\[0\]\.entries\[1\]\[1\] \(m\[1\]\.value\): /);
+  });
+
+  it("refuses a field the record does not declare, naming the fields it does", () => {
+    const graph = decodeSchemaGraph(t.graph(t.record({ name: t.option(t.string()) })));
+    // Without the check, a misspelt optional field would be dropped without a word.
+    const error = thrown(() => fromJs({ nam: "x" }, graph));
+    expect(error.code).toBe("validation-error");
+    expect(error.message).toBe('value: unknown field "nam" (the fields are name)');
+  });
+
   it("names unknown cases, flags and tags", () => {
     const graph = decodeSchemaGraph(t.graph(t.tuple(t.enum(["a"]), t.flags(["r"]), t.variant({ x: null }))));
     expect(thrown(() => fromJs(["b", new Set(), { case: "x" }], graph)).path).toBe("value.elements[0]");
