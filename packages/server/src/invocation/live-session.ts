@@ -91,9 +91,10 @@ class InputPositionConflict extends Error {}
 
 /**
  * The method's result cannot be committed (it does not match the method's
- * result schema, is missing, or is too large to send). Its message is ours,
- * with nothing of the agent's in it, so it is the failure's public message:
- * the caller learns why, not only that the invocation failed.
+ * result schema, is missing, or is too large to send). Its message is the
+ * server's own words, so it is the failure's public message: the caller
+ * learns why, not only that the invocation failed. An agent's exception is
+ * never one (its text may hold the agent's secrets).
  */
 class ResultRefused extends Error {}
 
@@ -845,7 +846,8 @@ export class LiveSession {
       try {
         decoded = decodeValue(result as unknown as JsonValue, graph, "provisional", "result");
       } catch (error) {
-        // The path and the rule broken name places in the declared schema, not the agent's data.
+        // The decoder names a path in the declared schema and the rule broken; at most it quotes a
+        // clipped piece of the value, which was the caller's result anyway.
         const reason = error instanceof ProtocolError ? `: ${error.message}` : "";
         throw new ResultRefused(`the method's result does not match its declared schema${reason}`, { cause: error });
       }
