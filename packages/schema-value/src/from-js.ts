@@ -191,6 +191,8 @@ export function fromJs(data: unknown, graph: SchemaGraph, type?: SchemaType, hoo
           return { kind: "union", value: { tag, body: into(ownValue(x, "body"), branch.body, "body", undefined, undefined, Step.body) } };
         }
         case "stream": {
+          // The naming walk only looks for a place: the first walk bound this stream already.
+          if (explaining !== undefined) return { kind: "stream", value: { provisionalRef: "" } };
           const context: StreamContext = { coordinate: location.pointer(), elementType: resolved.value.inner, graph };
           const ref = hooks.stream === undefined ? x : hooks.stream(x, context);
           if (!isPlainObject(ref)) throw fail("expected a stream reference");
@@ -208,18 +210,12 @@ export function fromJs(data: unknown, graph: SchemaGraph, type?: SchemaType, hoo
     try {
       return decodeSchemaValue(built, graph, { type: expected, streams: hooks.streams ?? "any" }).value;
     } catch (error) {
-      // A range or a restriction the walk does not check: walk again (no stream hook: nothing is
-      // bound twice) to name the place in `data` that the decoder's path points at.
+      // A range or a restriction the walk does not check: walk again (streams are not bound
+      // twice: see the stream case) to name the place in `data` that the decoder's path points at.
       if (!(error instanceof ProtocolError) || error.code !== "validation-error" || error.path === undefined || error.path === "value") throw error;
       const path = error.path;
       explaining = { path };
-      const streamHook = hooks.stream;
-      hooks = { ...hooks, stream: undefined };
-      try {
-        walk(data, expected);
-      } finally {
-        hooks = { ...hooks, stream: streamHook };
-      }
+      walk(data, expected);
       if (explaining.found === undefined) throw error;
       const prefix = `${path}: `;
       throw located(path, explaining.found, error.message.startsWith(prefix) ? error.message.slice(prefix.length) : error.message, error);

@@ -109,6 +109,20 @@ describe("JavaScript mapping", () => {
     expect(thrown(() => fromJs({ m: new Map([["a", 1], ["b", 300]]) }, maps)).message).toMatch(/^value\.fields\[0\]\.entries\[1\]\[1\] \(m\[1\]\.value\): /);
   });
 
+  it("names the place of a decoder's error in data that holds a stream, without calling the stream hook again", () => {
+    const graph = decodeSchemaGraph(t.graph(t.record({ s: t.stream(t.u8()), n: t.u8({ max: { kind: "unsigned", value: "9" } }) })));
+    let hooked = 0;
+    const stream = () => {
+      hooked++;
+      return { provisionalRef: "8d1d4f0e-2b0c-4c39-9f0e-5e6f1a2b3c4d" };
+    };
+    // The source is no stream reference itself: only the hook makes one of it.
+    const error = thrown(() => fromJs({ s: [new Uint8Array(1)], n: 10 }, graph, undefined, { stream }));
+    expect(error.path).toBe("value.fields[1]");
+    expect(error.message).toMatch(/^value\.fields\[1\] \(n\): /);
+    expect(hooked).toBe(1);
+  });
+
   it("refuses a field the record does not declare, naming the fields it does", () => {
     const graph = decodeSchemaGraph(t.graph(t.record({ name: t.option(t.string()) })));
     // Without the check, a misspelt optional field would be dropped without a word.
