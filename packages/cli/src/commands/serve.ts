@@ -36,6 +36,7 @@ import { DEFAULT_DRAIN_TIMEOUT_MS, DEFAULT_LEASE_TTL_MS } from "../program.js";
 import type { ServeOptions } from "../program.js";
 import { parseStoreUrl, scrub } from "../store-url.js";
 import type { StoreUrl } from "../store-url.js";
+import { shellWord } from "../io/shell-word.js";
 
 const NODE_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
 
@@ -169,7 +170,7 @@ export async function runServe(options: ServeOptions, io: CliIo): Promise<ExitCo
     throw new CliError(EXIT.usage, `cannot start the server: ${scrub(message, cluster?.store.password)}`);
   }
   const url = server.httpUrl;
-  const tokenHint = generatedFile === undefined ? "<one of the tokens you gave>" : `$(cat ${shellQuote(generatedFile)})`;
+  const tokenHint = generatedFile === undefined ? "<one of the tokens you gave>" : `$(cat ${shellWord(generatedFile)})`;
   const where =
     cluster === undefined
       ? [`data directory ${dataDir}`, ...(keyringPath === undefined ? [] : [`keyring ${keyringPath}`])]
@@ -247,8 +248,4 @@ function formatMs(ms: number): string {
   if (ms < 1000) return `${ms}ms`;
   if (ms % 60_000 === 0 && ms >= 60_000) return `${ms / 60_000}m`;
   return `${Math.round(ms / 100) / 10}s`;
-}
-
-function shellQuote(text: string): string {
-  return /^[A-Za-z0-9_./-]+$/.test(text) ? text : `'${text.replace(/'/g, `'\\''`)}'`;
 }

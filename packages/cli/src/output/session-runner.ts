@@ -26,6 +26,7 @@ import { bareLine, mayHoldStreams } from "./bare-output.js";
 import { failureOf } from "./exit-status.js";
 import { chunkLine, isBytes, nativeJson, outcomeJson } from "./lines.js";
 import { renderWithStreamNames } from "./stream-names.js";
+import { shellWord } from "../io/shell-word.js";
 
 export interface SessionRunOptions {
   readonly format: OutputFormat;
@@ -408,9 +409,4 @@ class SessionRunner {
     await deliver(this.#io.stdout, text);
     return text;
   }
-}
-
-/** A path as one shell word: as it is when that is safe, single-quoted otherwise. */
-function shellWord(text: string): string {
-  return /^[\w@%+=:,./-]+$/.test(text) ? text : `'${text.replaceAll("'", "'\\''")}'`;
 }
