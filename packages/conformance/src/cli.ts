@@ -46,8 +46,7 @@ async function runAndReport(options: ReportOptions, run: () => Promise<BaseRepor
   try {
     report = await run();
   } catch (error) {
-    process.stderr.write(`golem-stream-conformance: ${error instanceof Error ? error.message : String(error)}\n`);
-    process.exit(2);
+    usage(error instanceof Error ? error.message : String(error));
   }
   process.stdout.write(`${options.json === true ? formatJsonReport(report) : formatTextReport(report)}\n`);
   if (options.junit !== undefined) writeFileSync(options.junit, formatJunitReport(report));
