@@ -88,9 +88,9 @@ export interface PostgresSessionStoreOptions extends ConnectionTimeouts {
 }
 
 /**
- * 7 KiB: a packed row with its part list, stream id and columns then fits one 8 KiB page, where
- * the log tables keep it uncompressed (`log-storage.ts`); one of 8 KiB spilled over and went
- * through `pglz`. Room is left for the part list of items down to about 16 bytes each.
+ * 7 KiB: a packed row then fits one 8 KiB page with its stream id and other columns, where the
+ * log tables keep it uncompressed (`log-storage.ts`); one of 8 KiB spilled over and went through
+ * `pglz`. The bound holds the row's data and its part list together (`packRun`).
  */
 const DEFAULT_MAX_PACKED_ROW_BYTES = 7168;
 /** The log format this version reads and writes: 2, packed rows (schema version 2). */
