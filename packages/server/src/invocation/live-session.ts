@@ -295,20 +295,25 @@ export class LiveSession {
     this.#noLocalAttachment();
   }
 
+  /** Whether this node would give the session up for want of an attachment: it runs the invocation, and it is not over. */
+  get #mayGiveUp(): boolean {
+    return this.role === "owner" && this.#running && !this.finished;
+  }
+
   /** The local attachment is gone (detached or revoked): a serving node stops saying it serves; an owner waits. */
   #noLocalAttachment(): void {
     this.#detachedWatch.notServing();
-    if (this.role === "owner" && this.#running && !this.finished) this.#detachedWatch.wait();
+    if (this.#mayGiveUp) this.#detachedWatch.wait();
   }
 
   /** Owner: another node serves an attachment (it attached there, or says it still does): the wait starts over. */
   #attachmentElsewhere(): void {
-    if (this.#attachment === undefined && this.role === "owner" && this.#running && !this.finished) this.#detachedWatch.wait();
+    if (this.#attachment === undefined && this.#mayGiveUp) this.#detachedWatch.wait();
   }
 
   /** No client came back: every open stream ends `transport-detached` in the store, then the invocation ends as its method does. */
   async #giveUpDetached(): Promise<void> {
-    if (this.#attachment !== undefined || this.role !== "owner" || !this.#running || this.finished || this.#failing) return;
+    if (this.#attachment !== undefined || !this.#mayGiveUp || this.#failing) return;
     this.deps.observer.sessionGivenUp(identityOf(this.record), this.deps.limits.detachedSessionTimeoutMs);
     try {
       await this.terminalizeAll("transport-detached");
