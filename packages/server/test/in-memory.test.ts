@@ -12,7 +12,7 @@ import { canonicalJson, decodeServerMessage, encodeMessage, type JsonValue, type
 import { Connection } from "../src/transport/connection.js";
 import { SessionRuntime } from "../src/sessions/session-runtime.js";
 import { TokenService } from "../src/sessions/token-service.js";
-import { createDemoHost, MemorySessionStore, NodeBudget, resolveLimits, silentLogger } from "../src/index.js";
+import { createDemoHost, MemorySessionStore, NodeBudget, resolveLimits, silentLogger, type ServerLimits } from "../src/index.js";
 import { encodeOutgoing, SENT, type OutgoingMessage, type SessionTransport } from "../src/transport/transport.js";
 import { demoStart, v } from "./helpers.js";
 
@@ -70,7 +70,7 @@ class GatedTransport extends MemoryTransport {
 /** Lets the store commit and the session run for a while (no assertion on time: only on what was sent). */
 const settle = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, 30));
 
-function harness() {
+function harness(limits: Partial<ServerLimits> = {}) {
   const store = new MemorySessionStore();
   const runtime = new SessionRuntime(
     {
@@ -78,7 +78,7 @@ function harness() {
       cluster: undefined,
       host: createDemoHost(),
       tokens: new TokenService(Keyring.generate(), { issuer: "test", audience: "test" }),
-      limits: resolveLimits(),
+      limits: resolveLimits(limits),
       logger: silentLogger,
       observer: NOOP_OBSERVER,
       now: Date.now,
@@ -168,6 +168,36 @@ describe("Connection + SessionRuntime in memory", () => {
     await transport.until(() => transport.closedWith !== undefined);
     expect(transport.paused).toBe(false);
     expect(transport.sent.filter((m) => m.type === "outputStreamItem")).toHaveLength(20);
+    await store.close();
+  });
+
+  it("a streamCancel goes through while unsent output holds the session's whole budget (the input behind it waits)", async () => {
+    const { open, store } = harness({ maxQueuedBytesPerSession: 64 * 1024 });
+    const first = open(new GatedTransport());
+    first.send(demoStart("reverse", v.record(v.stream(randomUUID()))));
+    await first.transport.until((sent) => sent.some((m) => m.type === "invocationAccepted"));
+    const accepted = first.transport.sent[0];
+    if (accepted?.type !== "invocationAccepted") throw new Error("not accepted");
+    // No output send ever settles: the agent's output stays unsent and holds the budget.
+    const items = 200;
+    for (let i = 0; i < items; i++) first.send({ type: "inputStreamItem", channel: 1, sequence: BigInt(i), value: v.str("x".repeat(1024)) });
+    const highWater = (transport: MemoryTransport) =>
+      transport.sent.reduce((most, m) => (m.type === "inputStreamAck" ? Math.max(most, Number(m.highestContiguousSequence)) : most), 0);
+    let before = -1;
+    while (highWater(first.transport) !== before) {
+      before = highWater(first.transport);
+      await settle();
+    }
+    expect(before).toBeLessThan(items);
+
+    // A new connection (the client's way out of a stuck one) cancels before anything else.
+    const second = open(new GatedTransport());
+    second.send({ type: "resumeAttach", attemptId: randomUUID(), operation: "resume", outputCursors: [], sessionToken: accepted.sessionToken });
+    await second.transport.until((sent) => sent.some((m) => m.type === "invocationAccepted"));
+    expect(first.transport.sent.some((m) => m.type === "attachmentRevoked")).toBe(true);
+    second.send({ type: "streamCancel", channel: 1, reason: "cancelled" });
+    await second.transport.until((sent) => sent.some((m) => m.type === "inputStreamAck" && m.terminal));
+    expect(second.transport.sent.find((m) => m.type === "inputStreamAck" && m.terminal)).toMatchObject({ highestContiguousSequence: BigInt(before) });
     await store.close();
   });
 });

@@ -35,6 +35,26 @@ describe("BytePermits", () => {
     );
   });
 
+  it("a waiter whose signal aborts leaves the queue holding nothing, and the one behind it is served", async () => {
+    const permits = new BytePermits(10);
+    expect(await permits.acquire(8)).toBe(true);
+    const closing = new AbortController();
+    const abandoned = permits.acquire(6, closing.signal);
+    let servedSmall = false;
+    const small = permits.acquire(2).then((held) => (servedSmall = held));
+    await Promise.resolve();
+    expect(servedSmall).toBe(false); // FIFO: behind the waiter for 6
+    closing.abort();
+    expect(await abandoned).toBe(false);
+    await small;
+    expect(servedSmall).toBe(true);
+    expect(permits.held).toBe(10);
+    expect(permits.waiting).toBe(0);
+    // An already aborted signal does not queue at all.
+    expect(await permits.acquire(1, closing.signal)).toBe(false);
+    expect(permits.waiting).toBe(0);
+  });
+
   it("a request larger than the whole budget is limit-exceeded, not a deadlock", () => {
     const permits = new BytePermits(10);
     expect(() => permits.tryAcquire(11)).toThrow(ProtocolError);

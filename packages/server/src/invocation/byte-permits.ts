@@ -93,10 +93,32 @@ export class BytePermits {
     return false;
   }
 
-  /** Resolves once `bytes` are held by the caller. */
-  acquire(bytes: number): Promise<void> {
-    if (this.tryAcquire(bytes)) return Promise.resolve();
-    return new Promise<void>((resolve) => this.#waiters.push({ bytes, resolve }));
+  /**
+   * Resolves `true` once `bytes` are held by the caller, or `false`, holding
+   * nothing, if `signal` aborts first: a waiter whose connection closed must
+   * not keep the waiters behind it (another connection's) out of the FIFO.
+   */
+  acquire(bytes: number, signal?: AbortSignal): Promise<boolean> {
+    if (this.tryAcquire(bytes)) return Promise.resolve(true);
+    if (signal?.aborted === true) return Promise.resolve(false);
+    return new Promise<boolean>((resolve) => {
+      const abandon = (): void => {
+        const index = this.#waiters.indexOf(waiter);
+        if (index < 0) return;
+        this.#waiters.splice(index, 1);
+        resolve(false);
+        this.#serveWaiters(); // the next one may fit now
+      };
+      const waiter: Waiter = {
+        bytes,
+        resolve: () => {
+          signal?.removeEventListener("abort", abandon);
+          resolve(true);
+        },
+      };
+      this.#waiters.push(waiter);
+      signal?.addEventListener("abort", abandon, { once: true });
+    });
   }
 
   release(bytes: number): void {
@@ -117,8 +139,14 @@ export class BytePermits {
     this.#check(bytes);
     if (bytes > this.held) throw new RangeError("released more byte permits than were held");
     this.#available += bytes;
-    // Waiters are charged to the node before it hears of the release, so a release that
-    // only passes bytes on to the next waiter never looks like relief to the node.
+    this.#serveWaiters();
+  }
+
+  /**
+   * Waiters are charged to the node before it hears of the release, so a release that
+   * only passes bytes on to the next waiter never looks like relief to the node.
+   */
+  #serveWaiters(): void {
     while (this.#waiters.length > 0) {
       const next = this.#waiters[0]!;
       if (next.bytes > this.#available) break;

@@ -7,6 +7,14 @@
  * node's byte budget is spent (invocation/node-budget.ts): messages received
  * and not yet decoded count in it, until their session's permits take over.
  *
+ * Cancels: a `streamCancel` never waits for the session's permits (it holds
+ * no data and frees what it cancels), so a client can always stop a session
+ * whose agent no longer reads input, on a new connection if this one is
+ * stuck behind that input. When the client closes, the cancels it sent
+ * before its close that were already read here are applied even though the
+ * input in front of them never will be: the server's close frame tells the
+ * client that everything before its close was read (client.md §10a).
+ *
  * Failure rules: a failure before acceptance answers `invocationRejected`
  * when the attempt id is known, then closes 1002 (1009 for limits); a
  * message that cannot even name its attempt closes 1002 directly. After
@@ -21,14 +29,24 @@ import {
   ProtocolError,
   recoverAttemptId,
   type ClientMessage,
+  type ClientStreamCancel,
   type ErrorCode,
 } from "@golem-stream/wire";
 import type { Attachment } from "../attachment/attachment.js";
+import type { ClientStreamMessage } from "../attachment/attachment-input.js";
 import type { ServerObserver } from "../observability/server-observer.js";
 import type { Logger, Principal, ServerLimits } from "../options.js";
 import type { NodeBudget } from "../invocation/node-budget.js";
 import type { SessionRuntime } from "../sessions/session-runtime.js";
 import type { SessionTransport } from "./transport.js";
+
+/**
+ * The largest text message decoded before its permits are held, to find a
+ * `streamCancel` behind a full session budget. A cancel is under 100 bytes;
+ * the rest allows whitespace, and the bound keeps a decode ahead of the
+ * permits (section 12) to a few hundred bytes per connection.
+ */
+const MAX_CANCEL_BYTES = 512;
 
 interface Inbound {
   readonly data: Uint8Array;
@@ -55,6 +73,8 @@ export class Connection {
   #state: "awaiting-first" | "starting" | "attached" | "closed" = "awaiting-first";
   #attachment: Attachment | undefined;
   #acceptanceSent = false;
+  /** Aborted when the connection closes: a message waiting for permits is dropped. */
+  readonly #closing = new AbortController();
 
   constructor(transport: SessionTransport, caller: Principal, runtime: SessionRuntime) {
     this.#transport = transport;
@@ -151,11 +171,36 @@ export class Connection {
     for (const inbound of this.#inbound.splice(0)) this.#taken(inbound);
   }
 
-  /** The socket closed (either side): the session is only detached. */
+  /**
+   * The socket closed (either side): the session is only detached, after the
+   * cancels already read from the client are applied (see the file comment).
+   */
   transportClosed(): void {
+    const attached = this.#state === "attached" ? this.#attachment : undefined;
     this.#state = "closed";
+    this.#closing.abort();
+    const cancels = attached === undefined || attached.ended ? [] : this.#cancelsRead();
     this.#dropInbound();
-    this.#attachment?.transportClosed();
+    if (attached === undefined || cancels.length === 0) {
+      this.#attachment?.transportClosed();
+      return;
+    }
+    void applyCancels(attached, cancels).finally(() => attached.transportClosed());
+  }
+
+  /** The `streamCancel`s among the messages read and not yet handled; anything else in them is dropped. */
+  #cancelsRead(): ClientStreamCancel[] {
+    const cancels: ClientStreamCancel[] = [];
+    for (const inbound of this.#inbound) {
+      if (inbound.isBinary || inbound.beforeAcceptance || inbound.data.length > MAX_CANCEL_BYTES) continue;
+      try {
+        const message = decodeClientMessage(inbound.data, false);
+        if (message.type === "streamCancel") cancels.push(message);
+      } catch {
+        // Not read as anything: dropped like the rest.
+      }
+    }
+    return cancels;
   }
 
   async #drain(): Promise<void> {
@@ -196,20 +241,38 @@ export class Connection {
     // size: the item is held decoded for the agent and re-encoded for the
     // store until its commit (live-session.ts, acceptInput).
     const permitBytes = Math.min(inbound.isBinary ? inbound.data.length : 2 * inbound.data.length, permits.capacity);
-    if (!permits.tryAcquire(permitBytes)) {
-      this.#observer.backpressure("session-budget");
-      return permits.acquire(permitBytes).then(() => this.#handle(inbound, attachment, permitBytes));
+    if (permits.tryAcquire(permitBytes)) {
+      const message = this.#decode(inbound, attachment);
+      if (message === undefined) {
+        permits.release(permitBytes);
+        return undefined;
+      }
+      return this.#handle(message, attachment, permitBytes);
     }
-    return this.#handle(inbound, attachment, permitBytes);
+    this.#observer.backpressure("session-budget");
+    if (!inbound.isBinary && inbound.data.length <= MAX_CANCEL_BYTES) {
+      // Small enough to be a cancel, which must not wait behind the input it is to stop.
+      const message = this.#decode(inbound, attachment);
+      if (message === undefined) return undefined;
+      if (message.type === "streamCancel") return this.#handle(message, attachment, 0);
+      return permits.acquire(permitBytes, this.#closing.signal).then((held) => (held ? this.#handle(message, attachment, permitBytes) : undefined));
+    }
+    return permits.acquire(permitBytes, this.#closing.signal).then((held) => {
+      if (!held) return this.#taken(inbound); // the connection closed while it waited
+      const message = this.#decode(inbound, attachment);
+      if (message === undefined) {
+        permits.release(permitBytes);
+        return undefined;
+      }
+      return this.#handle(message, attachment, permitBytes);
+    });
   }
 
-  /** Decodes and hands on one message whose permits are held; a promise only if handling it waits. */
-  #handle(inbound: Inbound, attachment: Attachment, permitBytes: number): Promise<void> | undefined {
+  /** Decodes a message after acceptance; undefined (the connection failed) if it is not one. */
+  #decode(inbound: Inbound, attachment: Attachment): ClientStreamMessage | undefined {
     this.#taken(inbound);
-    const permits = attachment.session.permits;
-    let message: ClientMessage;
     try {
-      message = decodeClientMessage(inbound.data, inbound.isBinary);
+      const message = decodeClientMessage(inbound.data, inbound.isBinary);
       if (message.type === "invocationStart" || message.type === "resumeAttach") {
         throw new ProtocolError("protocol-error", `${message.type} is only valid as the first message`, { retryable: true });
       }
@@ -217,11 +280,15 @@ export class Connection {
         // Section 1: nothing is valid before invocationAccepted; its mappings announce every channel (section 8).
         throw new ProtocolError("invalid-channel", `${message.type} was sent before invocationAccepted announced its channel`);
       }
+      return message;
     } catch (error) {
-      permits.release(permitBytes);
       this.#failAttached(error, attachment);
       return undefined;
     }
+  }
+
+  /** Hands on one decoded message whose permits are held; a promise only if handling it waits. */
+  #handle(message: ClientStreamMessage, attachment: Attachment, permitBytes: number): Promise<void> | undefined {
     let pending: Promise<void> | undefined;
     try {
       pending = attachment.handle(message, permitBytes);
@@ -334,6 +401,23 @@ export class Connection {
     this.#state = "closed";
     this.#dropInbound();
     this.#transport.close(code, "");
+  }
+}
+
+/**
+ * Applies cancels read before the socket closed, in order, before the
+ * attachment detaches. Their answers go nowhere (the socket is closed); a
+ * cancel the attachment refuses (an unknown channel, a second one) is
+ * dropped like any message after a close.
+ */
+async function applyCancels(attachment: Attachment, cancels: readonly ClientStreamCancel[]): Promise<void> {
+  for (const cancel of cancels) {
+    if (attachment.ended) return;
+    try {
+      await attachment.handle(cancel, 0);
+    } catch {
+      // See above.
+    }
   }
 }
 
