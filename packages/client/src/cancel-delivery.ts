@@ -81,3 +81,22 @@ export function cancelReachedServer(
   }
   return true;
 }
+
+/**
+ * Whether the server has answered every cancellation it could have read on
+ * `attachment`: each input it knows (it has a stream token) is terminal
+ * there (its terminal ACK, or the acceptance's high-water), and each output
+ * whose `streamCancel` went on this connection has ended. Until then the
+ * server may not be reading this connection at all: an agent that stopped
+ * taking input leaves the socket unread with the cancellations behind what
+ * is in it (protocol 12).
+ */
+export function cancelsAnswered(attachment: Attachment, inputs: Iterable<InputFeeder>): boolean {
+  for (const feeder of inputs) {
+    if (feeder.streamToken !== undefined && !feeder.done) return false;
+  }
+  for (const stream of attachment.cancelsSent) {
+    if (!stream.serverEnded) return false;
+  }
+  return true;
+}

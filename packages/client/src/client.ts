@@ -52,9 +52,13 @@ export interface ClientOptions {
   /**
    * After an invocation-wide cancel (`cancel()`) is sent, the connection is closed and the
    * server's close frame confirms that the server read the cancellations (frames arrive in
-   * order); only then does the cancel count as `delivered`. This bounds the wait for that frame:
-   * past it, or when the connection drops instead, the cancel is `undelivered` (it may not have
-   * been read). Default 10 000 ms.
+   * order); only then does the cancel count as `delivered`. This bounds the wait for that frame,
+   * and, while the cancel still waits for the result, the wait for the server's answers to the
+   * cancellations (terminal ACKs, stream ends). Past it, or when the connection drops, the server
+   * may not be reading this connection (an agent that stopped taking input leaves its socket
+   * unread), so the cancellations go again, first thing, on a new connection (a `resume`,
+   * within the reconnect policy); the cancel is `undelivered` only when that policy is spent.
+   * Default 10 000 ms.
    */
   readonly cancelConfirmTimeoutMs?: number;
   /** Unacknowledged input kept per stream for resends; the source pauses when it is full. Default 8 MiB (decisions §6). */

@@ -26,7 +26,7 @@ import { ProtocolError, encodeClientMessage } from "@golem-stream/wire";
 import { freshResume, initialAttach, renewedStart } from "./attach-descriptors.js";
 import { nextAttach, type ConnectionOutcome } from "./attach-policy.js";
 import { openAttachment, type Attachment } from "./attachment.js";
-import { CancelDelivery, cancelReachedServer, type CancelOutcome } from "./cancel-delivery.js";
+import { CancelDelivery, cancelReachedServer, cancelsAnswered, type CancelOutcome } from "./cancel-delivery.js";
 import { inputOn, installMappings, outputOfKind, outputOn, type MappingSource } from "./channels.js";
 import type { ResumeState } from "./checkpoint.js";
 import { ClientError, invalidChannel, violation } from "./errors.js";
@@ -115,6 +115,14 @@ export class Session {
    * session runs on only until its cancellations reach the server.
    */
   #cancel: CancelDelivery | undefined;
+  /**
+   * While the connection that carried the cancellations closes: resolves
+   * undefined once the server's close frame confirmed them, otherwise with why
+   * not — then they are carried over a new connection (`#endCancel`).
+   */
+  #confirming: Promise<string | undefined> | undefined;
+  /** The connection whose answers to the cancellations are being waited for (`#watchCancels`). */
+  #cancelWatched: Attachment | undefined;
 
   readonly #inputs: InputRegistry;
   readonly #outputs: OutputRegistry;
@@ -229,8 +237,17 @@ export class Session {
       }
       this.#progressed = false;
       this.#acceptedAt = undefined;
-      const outcome = await this.#connectOnce();
+      let outcome = await this.#connectOnce();
       if (this.#done) return;
+      if (this.#confirming !== undefined) {
+        const unconfirmed = await this.#confirming;
+        this.#confirming = undefined;
+        if (this.#done) return;
+        if (unconfirmed === undefined) return this.#endCancel({ kind: "delivered" });
+        // The server may not have read them (a full inbound queue stops it reading this
+        // connection): a new connection carries them, ahead of anything else (docs §10a).
+        outcome = { kind: "lost", cause: unconfirmed };
+      }
       const accepted = this.#attachment?.accepted ?? false;
       // An acceptance alone is no progress: a server that accepts and then fails at once would
       // otherwise be re-attached forever with no backoff (issue 13). A connection that stayed up
@@ -542,31 +559,60 @@ export class Session {
     if (this.#cancel === undefined || this.#done || attachment === undefined) return;
     if (cancelReachedServer(attachment, this.#inputs.feeders(), this.#outputs.streams.values(), this.#resultSeen)) {
       this.#endCancel({ kind: "delivered" }, attachment);
+    } else {
+      this.#watchCancels(attachment);
     }
   }
 
   /**
+   * While the delivery waits on an accepted connection (for the result, or for streams to be
+   * mapped), the server must at least answer the cancellations it was sent within
+   * `cancelConfirmTimeoutMs`. If it has not, it may not be reading this connection (an agent that
+   * stopped taking input), so the connection is dropped and `run` resumes on a new one, which
+   * sends the cancellations first. A server that answered them and is only slow to end the
+   * invocation is waited for.
+   */
+  #watchCancels(attachment: Attachment): void {
+    if (!attachment.accepted || attachment.settled || this.#cancelWatched === attachment) return;
+    this.#cancelWatched = attachment;
+    const timeoutMs = this.#config.cancelConfirmTimeoutMs;
+    const signal = this.#abort.signal;
+    const stop = (): void => clearTimeout(timer);
+    const timer = setTimeout(() => {
+      signal.removeEventListener("abort", stop);
+      if (this.#done || attachment.settled || cancelsAnswered(attachment, this.#inputs.feeders())) return;
+      attachment.settle({ kind: "lost", cause: `the server did not answer the cancellations within ${timeoutMs} ms` });
+    }, timeoutMs);
+    signal.addEventListener("abort", stop, { once: true });
+  }
+
+  /**
    * The runtime stops after an invocation-wide cancel: no connection, timer or source is left.
+   *
    * With `sentOn`, the cancellations were sent on that connection: handed to the socket, not yet
    * read by the server (a process that exits now can lose them, in its own buffers or to the
    * reset its unread input provokes). The close that `settle` begins confirms them: the server's
-   * close frame comes after it read every frame before ours.
+   * close frame comes after it read every frame before ours, and the server applies the cancels
+   * it read even when the input in front of them waits (server.md). If no close frame comes
+   * within `cancelConfirmTimeoutMs`, or the connection drops, `run` resumes on a new connection
+   * (within the reconnect policy), which sends the cancellations first; the server reads them
+   * there at once, whatever the old connection is stuck behind.
    */
   #endCancel(outcome: Exclude<CancelOutcome, { kind: "already-over" }>, sentOn?: Attachment): void {
     const cancel = this.#cancel;
     if (this.#done || cancel === undefined) return;
+    if (sentOn !== undefined) {
+      if (this.#confirming !== undefined) return;
+      this.#confirming = confirmedByClose(sentOn.closed, this.#config.cancelConfirmTimeoutMs);
+      sentOn.settle({ kind: "released" });
+      return;
+    }
     this.#done = true;
     for (const feeder of this.#inputs.feeders()) feeder.stop();
     this.#attachment?.settle({ kind: "released" });
     this.#abort.abort();
-    const report = (final: Exclude<CancelOutcome, { kind: "already-over" }>): void => {
-      cancel.settle(final);
-      this.#callbacks.onEvent(final.kind === "delivered" ? { type: "cancel-delivered" } : { type: "cancel-undelivered", error: final.error });
-    };
-    if (sentOn === undefined) return report(outcome);
-    void confirmedByClose(sentOn.closed, this.#config.cancelConfirmTimeoutMs).then((unconfirmed) =>
-      report(unconfirmed === undefined ? outcome : { kind: "undelivered", error: new ClientError("connection-lost", unconfirmed) }),
-    );
+    cancel.settle(outcome);
+    this.#callbacks.onEvent(outcome.kind === "delivered" ? { type: "cancel-delivered" } : { type: "cancel-undelivered", error: outcome.error });
   }
 
   // ---- descriptors ----

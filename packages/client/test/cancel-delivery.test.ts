@@ -232,6 +232,15 @@ describe("a cancel before the first acceptance", () => {
   });
 });
 
+/** `reverse` accepted with its input on channel 1; its first item sent, no result yet. */
+async function acceptedWithoutResult(transport: Transport): Promise<ServerSide> {
+  const server = await transport.nextConnection();
+  const start = (await server.waitUntil(isStart)) as InvocationStart;
+  server.send({ type: "invocationAccepted", attemptId: start.attemptId, idempotencyKey: start.idempotencyKey, mappings: [inputMapping(1, provisionalRefOf(start))], sessionToken: SESSION });
+  await server.waitUntil((m) => m.type === "inputStreamItem");
+  return server;
+}
+
 /** `count` accepted with its result's stream on channel 2, on a connection whose server does not answer the client's close. */
 async function countWithSilentClose(options: Parameters<typeof memoryClient>[0] = {}) {
   const { client, transport } = memoryClient(options);
@@ -242,7 +251,24 @@ async function countWithSilentClose(options: Parameters<typeof memoryClient>[0] 
   server.send({ type: "invocationAccepted", attemptId: start.attemptId, idempotencyKey: start.idempotencyKey, mappings: [], sessionToken: SESSION });
   server.send({ type: "invocationResult", mappings: [outputMapping(2)], result: streamResult() });
   await call.result;
-  return { call, server };
+  return { call, server, transport };
+}
+
+/**
+ * The next connection: a resume, accepted, its result re-sent on channel 4; the client then
+ * sends the cancellation there before anything else and closes. The server has not answered yet.
+ */
+async function cancelledAgainOn(transport: Transport): Promise<ServerSide> {
+  const next = await transport.nextConnection();
+  next.unansweredClose = true;
+  const resume = (await next.waitUntil(isResume)) as ResumeAttach;
+  next.send({ type: "invocationAccepted", attemptId: resume.attemptId, idempotencyKey: "k", mappings: [], sessionToken: SESSION });
+  next.send({ type: "invocationResult", mappings: [outputMapping(4)], result: streamResult() });
+  await next.waitUntil((m) => m.type === "streamCancel");
+  await new Promise((resolve) => setImmediate(resolve));
+  expect(next.received).toEqual([resume, { type: "streamCancel", channel: 4, reason: "cancelled" }]);
+  expect(next.closeRequested).toBe(true);
+  return next;
 }
 
 describe("a cancel on an accepted connection", () => {
@@ -264,9 +290,9 @@ describe("a cancel on an accepted connection", () => {
     expect(server.closed).toBe(true);
   });
 
-  it("delivered only once the server answered the close behind the cancellations; a drop instead is undelivered", async () => {
+  it("delivered only once the server answered the close behind the cancellations; after a drop they go again on a new connection", async () => {
     for (const answer of ["close frame", "drop"] as const) {
-      const { call, server } = await countWithSilentClose();
+      const { call, server, transport } = await countWithSilentClose();
       const outcome = call.cancel();
       const seen = watch(call, outcome);
       await server.waitUntil((m) => m.type === "streamCancel");
@@ -278,19 +304,74 @@ describe("a cancel on an accepted connection", () => {
         server.close(1000);
         expect(await outcome).toEqual({ kind: "delivered" });
         expect(seen.delivered).toBe(1);
+        expect(transport.connections).toHaveLength(1);
       } else {
         server.drop();
-        expect(await outcome).toMatchObject({ kind: "undelivered", error: { kind: "connection-lost" } });
-        expect(seen.undelivered).toHaveLength(1);
+        const second = await cancelledAgainOn(transport);
+        expect(seen.settled).toBe(false);
+        second.close(1000);
+        expect(await outcome).toEqual({ kind: "delivered" });
+        expect(seen).toMatchObject({ delivered: 1, undelivered: [] });
       }
     }
   });
 
-  it("a close the server never answers is undelivered after cancelConfirmTimeoutMs", async () => {
-    const { call, server } = await countWithSilentClose({ cancelConfirmTimeoutMs: 20 });
-    const outcome = await call.cancel();
-    expect(outcome).toMatchObject({ kind: "undelivered", error: { kind: "connection-lost", message: expect.stringContaining("within 20 ms") } });
+  it("a close the server does not answer within cancelConfirmTimeoutMs: the cancellations go first on a new connection", async () => {
+    const { call, server, transport } = await countWithSilentClose({ cancelConfirmTimeoutMs: 20 });
+    const outcome = call.cancel();
+    const second = await cancelledAgainOn(transport);
     expect(cancels(server)).toEqual([{ type: "streamCancel", channel: 2, reason: "cancelled" }]);
+    second.close(1000);
+    expect(await outcome).toEqual({ kind: "delivered" });
+  });
+
+  it("undelivered once the reconnect policy is spent on closes nobody answers", async () => {
+    const { call, transport } = await countWithSilentClose({ cancelConfirmTimeoutMs: 20, reconnect: { random: () => 0, initialDelayMs: 1, maxAttempts: 2 } });
+    const outcome = call.cancel();
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const next = await transport.nextConnection();
+      next.unansweredClose = true;
+      const resume = (await next.waitUntil(isResume)) as ResumeAttach;
+      next.send({ type: "invocationAccepted", attemptId: resume.attemptId, idempotencyKey: "k", mappings: [], sessionToken: SESSION });
+      next.send({ type: "invocationResult", mappings: [outputMapping(4)], result: streamResult() });
+    }
+    expect(await outcome).toMatchObject({
+      kind: "undelivered",
+      error: { kind: "connection-lost", message: expect.stringContaining("did not confirm the cancellations within 20 ms") },
+    });
+    expect(transport.connections).toHaveLength(3);
+  });
+
+  it("no result yet and the server answers nothing within cancelConfirmTimeoutMs: the cancellations go first on a new connection", async () => {
+    const { client, transport } = memoryClient({ cancelConfirmTimeoutMs: 20 });
+    const call = reverseCall(client);
+    const first = await acceptedWithoutResult(transport);
+    const outcome = call.cancel();
+    await first.waitUntil((m) => m.type === "streamCancel");
+    // The server never reads it (its agent stopped taking input): the connection is left.
+    const second = await transport.nextConnection();
+    const resume = (await second.waitUntil(isResume)) as ResumeAttach;
+    expect(first.closed).toBe(true);
+    second.send({ type: "invocationAccepted", attemptId: resume.attemptId, idempotencyKey: "k", mappings: [inputMapping(5, undefined, 0n, false, STREAM_IN)], sessionToken: SESSION });
+    await second.waitUntil((m) => m.type === "streamCancel");
+    expect(second.received).toEqual([resume, { type: "streamCancel", channel: 5, reason: "cancelled" }]);
+    second.send({ type: "inputStreamAck", channel: 5, highestContiguousSequence: 0n, mappings: [], terminal: true });
+    second.send({ type: "invocationFinished", outcome: { kind: "failure", code: "invocation-failed", message: "input cancelled" } });
+    expect(await outcome).toEqual({ kind: "delivered" });
+  });
+
+  it("no result yet, but the server answered the cancellations: the delivery waits on the same connection", async () => {
+    const { client, transport } = memoryClient({ cancelConfirmTimeoutMs: 20 });
+    const call = reverseCall(client);
+    const first = await acceptedWithoutResult(transport);
+    const outcome = call.cancel();
+    await first.waitUntil((m) => m.type === "streamCancel");
+    first.send({ type: "inputStreamAck", channel: 1, highestContiguousSequence: 0n, mappings: [], terminal: true });
+    await new Promise((resolve) => setTimeout(resolve, 100)); // five times the timeout
+    expect(first.closed).toBe(false);
+    first.send({ type: "invocationFinished", outcome: { kind: "failure", code: "invocation-failed", message: "input cancelled" } });
+    expect(await outcome).toEqual({ kind: "delivered" });
+    expect(transport.connections).toHaveLength(1);
   });
 
   it("a cancel after the invocation is over sends nothing", async () => {

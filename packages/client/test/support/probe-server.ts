@@ -75,6 +75,8 @@ const PROBE_AGENT_TYPE: AgentTypeDefinition = {
     { name: "blobDigest", parameters: { root: recordType(["data", stream(binary)]) }, result: { root: recordType(["items", u64], ["bytes", u64], ["sha256", str]) } },
     // Reads `bytes` bytes of the input, then stops reading it (the server cancels it: consumer-drop).
     { name: "head", parameters: { root: recordType(["data", stream(u8)], ["bytes", u32]) }, result: { root: recordType(["bytes", u64], ["sha256", str]) } },
+    // Takes one input chunk a second (a consumer far slower than any client); the bytes it took.
+    { name: "trickle", parameters: { root: recordType(["data", stream(u8)]) }, result: { root: u64 } },
     // A stream<u8> of `chunks` writes of `size` bytes each: byte i of the stream is patternByte(i).
     { name: "pattern", parameters: { root: recordType(["chunks", u32], ["size", u32]) }, result: { root: stream(u8) } },
   ],
@@ -101,6 +103,14 @@ const PROBE_AGENT_TYPE: AgentTypeDefinition = {
         if (taken >= limit) break; // stop reading: the rest of the input is not wanted
       }
       return record(value("u64", String(taken)), value("string", hash.digest("hex")));
+    },
+    async trickle(ctx) {
+      let bytes = 0;
+      for await (const chunk of ctx.inputBytes(recordField(ctx.parameters, 0))) {
+        bytes += chunk.byteLength;
+        await new Promise((resolve) => setTimeout(resolve, 1000));
+      }
+      return value("u64", String(bytes));
     },
     async pattern(ctx) {
       const chunks = (recordField(ctx.parameters, 0) as { value: number }).value;
