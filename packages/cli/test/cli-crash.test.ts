@@ -3,7 +3,7 @@
  * repeat the one item that was being delivered when the process died, and
  * nothing may ever be skipped (protocol section 13).
  */
-import { existsSync, readFileSync, readdirSync, renameSync } from "node:fs";
+import { closeSync, existsSync, openSync, readFileSync, readdirSync, renameSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { EXIT } from "../src/exit-codes.js";
@@ -376,6 +376,25 @@ describe("Ctrl-C", () => {
     expect(sampleOf(metrics, 'golem_stream_output_items_total{kind="value"}')).toBeLessThan(1000);
   });
 
+  it("a closed stdout on `reverse` fed a large file: the cancel reaches the server although input waits in front of it", async () => {
+    const dataDir = join(scratchDir(), "data");
+    const s = await startServe(["--port", "0", "--token", TOKEN, "--data-dir", dataDir, "--log-level", "warn", "--metrics"], dataDir);
+    servers.push(s);
+    // About 12 MB: far more than the server takes in while nobody reads the output.
+    const file = join(scratchDir(), "big.txt");
+    writeFileSync(file, Array.from({ length: 300_000 }, (_, i) => `line ${i} of a file too big to be read`).join("\n"));
+    const fd = openSync(file, "r");
+    const cli = start(["invoke", "echo", "reverse", ...ME, "-"], { env: s.env, stdinFd: fd });
+    closeSync(fd);
+    await waitFor(cli, () => cli.stdout().toString("utf8").split("\n").length > 2, "2 lines were printed");
+    cli.child.stdout?.destroy(); // `| head -2`
+    const stopped = await cli.done;
+    expect(stopped.code).toBe(EXIT.stdoutClosed);
+    // Quiet, but for the hint a cancel that takes over half a second prints; never "may keep running".
+    expect(stopped.stderr).toMatch(/^(golem-stream: stdout was closed; cancelling on the server \(Ctrl-C again to exit without waiting\)\n)?$/);
+    await scrapeUntil(s.url, (text) => sampleOf(text, "golem_stream_sessions_running") === 0, "the invocation stopped running");
+  });
+
   it("a closed stdout with --checkpoint only detaches: exit 141, and resume finishes the same invocation", async () => {
     const s = await server(join(scratchDir(), "data"));
     const checkpoint = join(scratchDir(), "pipe.ckpt");
@@ -393,7 +412,7 @@ describe("Ctrl-C", () => {
     await waitFor(cli, () => itemsOf(cli.stdout(), "$").length >= 3, "3 items were printed");
     await s.kill();
     // Until the CLI has seen the connection die, a cancel goes out on it and only the close
-    // tells (closing-transport.ts): wait, so the cancel has to wait for a reconnect.
+    // tells (the client's cancel confirmation): wait, so the cancel has to wait for a reconnect.
     await waitFor(cli, () => /connection lost/.test(cli.stderr()), "the CLI saw the connection die");
     cli.child.kill("SIGINT");
     await waitFor(cli, () => /cancelling on the server/.test(cli.stderr()), "the cancelling hint");
