@@ -7,7 +7,10 @@
  */
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createClient, type ResumeState } from "../src/index.js";
 import { bundlePage, launchBrowser, servePage, type PageServer } from "./support/browser.js";
+import { firstStream } from "./support/demo.js";
+import { endOf } from "./support/recording.js";
 import { startServer, TOKEN } from "./support/embedded.js";
 import { startCuttingProxy } from "./support/tcp-proxy.js";
 
@@ -95,6 +98,14 @@ describe("the client in Chromium", () => {
       await proxy.close();
     }
   }, 60_000);
+
+  it("cancel() while the server is still sending: delivered, and a takeover from Node sees the output ended cancelled", async () => {
+    const { outcome, state } = await scenario<{ outcome: string; state: ResumeState }>("cancel", { url: server.httpUrl, token: TOKEN, to: 100_000 });
+    expect(outcome).toBe("delivered");
+    const second = createClient({ url: server.url, token: TOKEN }).takeover(state);
+    expect(await endOf((await firstStream(second)).values())).toMatchObject({ kind: "stream-cancelled", reason: "cancelled" });
+    expect(await second.finished).toEqual({ kind: "success" });
+  });
 
   it("a wrong token fails at once as rejected/unauthenticated (the refusal close), not after every reconnect", async () => {
     const answer = await scenario<Record<string, unknown>>("wrongToken", { url: server.httpUrl });

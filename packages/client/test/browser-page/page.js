@@ -112,6 +112,20 @@ window.scenarios = {
     return { items, reconnects };
   },
 
+  /**
+   * `count` read for three items, then cancelled while the server is still sending: what
+   * `cancel()` reported, and the state another client takes the session over from.
+   */
+  async cancel({ url, token, to }) {
+    const client = createClient({ url, token, reconnect: fast });
+    const call = client.invoke({ ...demo, method: "count", methodParameters: record(u32(to), u32(1)) });
+    const iterator = (await call.result).streams[0].values()[Symbol.asyncIterator]();
+    for (let i = 0; i < 3; i++) await iterator.next();
+    const state = call.state; // strings only: it crosses back to Node as it is
+    const outcome = await call.cancel();
+    return { outcome: outcome.kind, state };
+  },
+
   /** A token the server does not accept: how the call fails, and after how many reconnects. */
   async wrongToken({ url }) {
     const client = createClient({ url, token: "not-the-token", reconnect: fast });
