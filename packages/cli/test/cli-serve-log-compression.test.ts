@@ -19,7 +19,7 @@ import pg from "pg";
 import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
 import { startLocalPostgres, type LocalPostgres } from "@golem-stream/store-postgres/local";
 import { EXIT } from "../src/exit-codes.js";
-import { run, scratchDir, startServe, TOKEN, type ServerProcess } from "./support/processes.js";
+import { postgresParentDir, run, scratchDir, startServe, TOKEN, type ServerProcess } from "./support/processes.js";
 
 const givenUrl = process.env["GOLEM_STREAM_PG_URL"];
 let postgres: LocalPostgres | undefined;
@@ -29,7 +29,7 @@ const created: string[] = [];
 beforeAll(async () => {
   if (givenUrl !== undefined && givenUrl !== "") return;
   try {
-    postgres = await startLocalPostgres({ database: "cli_log_compression" });
+    postgres = await startLocalPostgres({ database: "cli_log_compression", parentDir: postgresParentDir() });
   } catch (error) {
     startFailure = error;
   }
