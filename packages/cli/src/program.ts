@@ -407,8 +407,8 @@ The --pg-*-ms flags bound every wait on PostgreSQL (whole milliseconds, 0 turns 
 that fires fails the store call, handled like PostgreSQL being unreachable (docs/cluster.md).
 Rows of small items (up to a page) are kept whole, uncompressed, in their page; larger ones are
 compressed (--log-compression). To have PostgreSQL compress small rows too, saving disk for
-CPU, set toast_tuple_target on the log tables yourself: @golem-stream/store-postgres's README,
-"Log storage".
+CPU, set toast_tuple_target on the log tables yourself, once for the cluster:
+@golem-stream/store-postgres's README, "Keeping small rows whole costs disk".
 
 Examples:
   $ golem-stream serve
