@@ -4,36 +4,82 @@
  * rows too large for a page (`pg_column_compression`) after a real `invoke`
  * through a real `serve` node. Misuse is a usage error before anything starts.
  *
- * What each value stores depends on the server: `lz4` is lz4 where the server
- * lists it for `default_toast_compression` (PostgreSQL 14+ built with lz4, as
- * Debian's and PGDG's are), else the server's own method; `server` is always
- * the server's own (pglz unless configured). The embedded PostgreSQL these
- * tests start has no lz4, so there both store pglz; set
- * `GOLEM_STREAM_PG_URL` (a role that may create databases) to run against a
- * server with lz4, where the two differ. PostgreSQL that cannot start fails
- * the tests that need it with the reason: nothing here skips.
+ * `lz4` is lz4 where the server lists it for `default_toast_compression`
+ * (PostgreSQL 14+ built with lz4, as Debian's and PGDG's are), else the
+ * server's own method; `server` is always the server's own, which each test
+ * database sets to pglz. The embedded PostgreSQL has no lz4, so there both
+ * store pglz (serve still starts with `lz4`); the two differ on a server with
+ * lz4: `GOLEM_STREAM_PG_URL` (a role that may create databases) or else the
+ * system's PostgreSQL (Debian's `postgresql` package), started here. That
+ * test runs only where one of them exists and says so in its name; a server
+ * that cannot start fails the tests that need it with the reason.
  */
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
 import pg from "pg";
 import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
-import { startLocalPostgres, type LocalPostgres } from "@golem-stream/store-postgres/local";
+import { startLocalPostgres } from "@golem-stream/store-postgres/local";
 import { EXIT } from "../src/exit-codes.js";
 import { postgresParentDir, run, scratchDir, startServe, TOKEN, type ServerProcess } from "./support/processes.js";
+import { startSystemPostgres, systemPostgresBinDir } from "./support/system-postgres.js";
 
-const givenUrl = process.env["GOLEM_STREAM_PG_URL"];
-let postgres: LocalPostgres | undefined;
-let startFailure: unknown;
-const created: string[] = [];
+/** A server the tests create databases on. */
+interface Postgres {
+  /** The URL of its maintenance database (where databases are created and dropped). */
+  readonly adminUrl: string;
+  createDatabase(name: string): Promise<string>;
+  stop(): Promise<void>;
+}
+
+const givenUrl = process.env["GOLEM_STREAM_PG_URL"] || undefined;
+const systemBinDir = givenUrl === undefined ? systemPostgresBinDir() : undefined;
+/** Where a server with lz4 comes from, if anywhere. */
+const lz4Source = givenUrl !== undefined ? "GOLEM_STREAM_PG_URL" : systemBinDir !== undefined ? `the system's PostgreSQL (${systemBinDir})` : undefined;
+
+/** A started server, or why it did not start (a test that needs it fails with that). */
+type Started = { readonly postgres: Postgres } | { readonly failure: unknown };
+let embedded: Started | undefined;
+let withLz4: Started | undefined;
+
+async function attempt(start: () => Promise<Postgres>): Promise<Started> {
+  try {
+    return { postgres: await start() };
+  } catch (failure) {
+    return { failure };
+  }
+}
+
+/** An existing server: databases made here are dropped at the end. */
+function givenServer(url: string): Postgres {
+  const made: string[] = [];
+  return {
+    adminUrl: url,
+    createDatabase: async (name) => {
+      await query(url, `CREATE DATABASE ${name}`);
+      made.push(name);
+      const database = new URL(url);
+      database.pathname = `/${name}`;
+      return database.toString();
+    },
+    stop: async () => {
+      for (const name of made.splice(0)) await query(url, `DROP DATABASE IF EXISTS ${name}`);
+    },
+  };
+}
 
 beforeAll(async () => {
-  if (givenUrl !== undefined && givenUrl !== "") return;
-  try {
-    postgres = await startLocalPostgres({ database: "cli_log_compression", parentDir: postgresParentDir() });
-  } catch (error) {
-    startFailure = error;
+  embedded = await attempt(async () => {
+    const local = await startLocalPostgres({ database: "cli_log_compression", parentDir: postgresParentDir() });
+    return { adminUrl: local.urlOf("postgres"), createDatabase: (name) => local.createDatabase(name), stop: () => local.stop() };
+  });
+  if (givenUrl !== undefined) withLz4 = { postgres: givenServer(givenUrl) };
+  else if (systemBinDir !== undefined) {
+    withLz4 = await attempt(async () => {
+      const system = await startSystemPostgres(systemBinDir, postgresParentDir());
+      return { adminUrl: system.urlOf("postgres"), createDatabase: (name) => system.createDatabase(name), stop: () => system.stop() };
+    });
   }
-}, 60_000);
+}, 90_000);
 
 const nodes: ServerProcess[] = [];
 afterEach(async () => {
@@ -41,15 +87,13 @@ afterEach(async () => {
 });
 
 afterAll(async () => {
-  if (postgres !== undefined) return postgres.stop();
-  for (const database of created.splice(0)) await query(adminUrl(), `DROP DATABASE IF EXISTS ${database}`);
-});
+  for (const started of [embedded, withLz4]) if (started !== undefined && "postgres" in started) await started.postgres.stop();
+}, 30_000);
 
-/** The URL of the server's maintenance database (where databases are created and dropped). */
-function adminUrl(): string {
-  if (postgres !== undefined) return postgres.urlOf("postgres");
-  if (givenUrl !== undefined && givenUrl !== "") return givenUrl;
-  throw new Error(`PostgreSQL could not start: ${startFailure instanceof Error ? startFailure.message : String(startFailure)}`);
+function serverOf(started: Started | undefined, what: string): Postgres {
+  if (started !== undefined && "postgres" in started) return started.postgres;
+  const failure = started === undefined ? "not started" : started.failure;
+  throw new Error(`${what} could not start: ${failure instanceof Error ? failure.message : String(failure)}`);
 }
 
 async function query<R extends pg.QueryResultRow>(url: string, text: string): Promise<R[]> {
@@ -62,24 +106,27 @@ async function query<R extends pg.QueryResultRow>(url: string, text: string): Pr
   }
 }
 
-/** A fresh database on the test's PostgreSQL; fails (never skips) when there is none. */
-async function freshDatabase(): Promise<string> {
-  const name = `cli_lc_${randomBytes(4).toString("hex")}`;
-  if (postgres !== undefined) return postgres.createDatabase(name);
-  const url = new URL(adminUrl());
-  await query(url.toString(), `CREATE DATABASE ${name}`);
-  created.push(name);
-  url.pathname = `/${name}`;
-  return url.toString();
+/** Whether the server can compress with lz4, as the store asks it. */
+async function hasLz4(postgres: Postgres): Promise<boolean> {
+  const [row] = await query<{ lz4: boolean }>(
+    postgres.adminUrl,
+    "SELECT EXISTS (SELECT 1 FROM pg_settings WHERE name = 'default_toast_compression' AND 'lz4' = ANY(enumvals)) AS lz4",
+  );
+  return row?.lz4 === true;
 }
 
 const serveArgs = (store: string, extra: readonly string[]) => [
   "--port", "0", "--token", TOKEN, "--store", store, "--keyring", join(scratchDir(), "keyring.json"), "--log-level", "warn", ...extra,
 ];
 
-/** How PostgreSQL stored the input rows larger than a page that `digest` of a few compressible MiB left, by method. */
-async function storedInputAs(extra: readonly string[]): Promise<string[]> {
-  const store = await freshDatabase();
+/**
+ * How PostgreSQL stored the input rows larger than a page that `digest` of a few compressible MiB
+ * left, by method, in a fresh database whose own method is pglz (what `server` keeps).
+ */
+async function storedInputAs(postgres: Postgres, extra: readonly string[]): Promise<string[]> {
+  const name = `cli_lc_${randomBytes(4).toString("hex")}`;
+  const store = await postgres.createDatabase(name);
+  await query(postgres.adminUrl, `ALTER DATABASE ${name} SET default_toast_compression = pglz`);
   const node = await startServe(serveArgs(store, extra));
   nodes.push(node);
   const digested = await run(["invoke", "echo", "digest", "-c", '{"name":"lc"}', "-"], { env: node.env, stdin: Buffer.alloc(3 * 1024 * 1024, "golem stream ") });
@@ -117,19 +164,28 @@ it("refuses --log-compression without a PostgreSQL store, or with a method it do
   expect(helpText).toMatch(/--log-compression <method> with --store: how PostgreSQL compresses .*\(default: lz4\) \(choices: "lz4", "server"\)/);
 }, 30_000);
 
-it("stores the rows too large for a page with the method --log-compression names: lz4 where the server has it, else the server's own", async () => {
-  const [{ lz4 }] = (await query<{ lz4: boolean }>(
-    adminUrl(),
-    "SELECT EXISTS (SELECT 1 FROM pg_settings WHERE name = 'default_toast_compression' AND 'lz4' = ANY(enumvals)) AS lz4",
-  )) as [{ lz4: boolean }];
-  const [{ method: serverDefault }] = (await query<{ method: string }>(adminUrl(), "SELECT current_setting('default_toast_compression') AS method")) as [{ method: string }];
+it("on the embedded PostgreSQL (no lz4) serve starts with either method and the rows go through the server's own (pglz)", async () => {
+  const postgres = serverOf(embedded, "the embedded PostgreSQL");
+  const lz4 = await hasLz4(postgres);
   const [asLz4, asServer, asDefault] = await Promise.all([
-    storedInputAs(["--log-compression", "lz4"]),
-    storedInputAs(["--log-compression", "server"]),
-    storedInputAs([]),
+    storedInputAs(postgres, ["--log-compression", "lz4"]),
+    storedInputAs(postgres, ["--log-compression", "server"]),
+    storedInputAs(postgres, []),
   ]);
-  expect(asLz4).toEqual([lz4 ? "lz4" : serverDefault]);
-  expect(asServer).toEqual([serverDefault]);
-  // The store's default is lz4.
+  expect(asLz4).toEqual([lz4 ? "lz4" : "pglz"]);
+  expect(asServer).toEqual(["pglz"]);
   expect(asDefault).toEqual(asLz4);
+}, 60_000);
+
+it.runIf(lz4Source !== undefined)(`on a PostgreSQL with lz4 (${lz4Source ?? "none here"}): --log-compression lz4 (and no flag) stores lz4, server stores the server's pglz`, async () => {
+  const postgres = serverOf(withLz4, lz4Source ?? "");
+  expect(await hasLz4(postgres), `${lz4Source ?? ""} was built without lz4`).toBe(true);
+  const [asLz4, asServer, asDefault] = await Promise.all([
+    storedInputAs(postgres, ["--log-compression", "lz4"]),
+    storedInputAs(postgres, ["--log-compression", "server"]),
+    storedInputAs(postgres, []),
+  ]);
+  expect(asLz4).toEqual(["lz4"]);
+  expect(asServer).toEqual(["pglz"]);
+  expect(asDefault).toEqual(["lz4"]);
 }, 60_000);
