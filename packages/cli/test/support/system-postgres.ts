@@ -11,11 +11,11 @@
 import { execFileSync, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { userInfo } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import pg from "pg";
+import { freePort } from "./free-port.js";
 
 const DEBIAN_ROOT = "/usr/lib/postgresql";
 const HOST = "127.0.0.1";
@@ -38,17 +38,6 @@ export function systemPostgresBinDir(): string | undefined {
     .filter((name) => /^\d+$/.test(name) && existsSync(join(DEBIAN_ROOT, name, "bin", "postgres")) && existsSync(join(DEBIAN_ROOT, name, "bin", "initdb")))
     .sort((a, b) => Number(b) - Number(a));
   return versions[0] === undefined ? undefined : join(DEBIAN_ROOT, versions[0], "bin");
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, HOST, () => {
-      const address = server.address();
-      server.close(() => (typeof address === "object" && address !== null ? resolve(address.port) : reject(new Error("no free port"))));
-    });
-  });
 }
 
 /** The uid and gid to run as: `postgres`'s when this is root (PostgreSQL refuses root), else none. */
