@@ -26,6 +26,9 @@ export type LogLevel = (typeof LOG_LEVELS)[number];
 /** `auto`: readable lines on a terminal, JSON lines otherwise. */
 export const LOG_FORMATS = ["auto", "json", "pretty"] as const;
 export type LogFormat = (typeof LOG_FORMATS)[number];
+/** store-postgres's `logCompression`: lz4 where the server has it (its default), or the server's own method. */
+export const LOG_COMPRESSIONS = ["lz4", "server"] as const;
+export type LogCompression = (typeof LOG_COMPRESSIONS)[number];
 
 const CONNECTION_HELP = `
 Connection (invoke, resume, types, codegen):
@@ -79,6 +82,8 @@ export interface ServeOptions {
   readonly pgStatementTimeoutMs?: number;
   readonly pgQueryTimeoutMs?: number;
   readonly pgKeepaliveInitialDelayMs?: number;
+  /** How PostgreSQL compresses log rows too large for a page; absent keeps the store's default (lz4). */
+  readonly logCompression?: LogCompression;
   /** The keyring file (default `<data-dir>/keyring.json`). */
   readonly keyring?: string;
   /** Origins whose pages may open sessions (the browser extension, docs/protocol/browser.md); none: off. */
@@ -360,6 +365,12 @@ ${EXIT_HELP}`,
       new Option("--pg-keepalive-initial-delay-ms <ms>", "with --store: idle time before TCP keepalive probes on every PostgreSQL connection; 0: the system's delay (default: 10000)")
         .argParser(parseTimeoutMs),
     )
+    .addOption(
+      new Option(
+        "--log-compression <method>",
+        "with --store: how PostgreSQL compresses stored items too large for a page (1 MiB batches): lz4 where the server has it, else its own method; server: always the server's default_toast_compression (default: lz4)",
+      ).choices(LOG_COMPRESSIONS),
+    )
     .addHelpText(
       "after",
       `
@@ -394,6 +405,10 @@ exits 0. A second signal stops it at once. Without --store (SQLite), a stop is i
 is no other node to resume at: invocations still running are failed when it starts again.
 The --pg-*-ms flags bound every wait on PostgreSQL (whole milliseconds, 0 turns one off); a limit
 that fires fails the store call, handled like PostgreSQL being unreachable (docs/cluster.md).
+Rows of small items (up to a page) are kept whole, uncompressed, in their page; larger ones are
+compressed (--log-compression). To have PostgreSQL compress small rows too, saving disk for
+CPU, set toast_tuple_target on the log tables yourself, once for the cluster:
+@golem-stream/store-postgres's README, "Keeping small rows whole costs disk".
 
 Examples:
   $ golem-stream serve

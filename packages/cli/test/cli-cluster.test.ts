@@ -16,7 +16,7 @@ import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
 import { startLocalPostgres, type LocalPostgres } from "@golem-stream/store-postgres/local";
 import { startBalancer, type Balancer } from "../examples/round-robin-balancer.mjs";
 import { EXIT } from "../src/exit-codes.js";
-import { itemsOf, run, scratchDir, start, startServe, TOKEN, waitFor, type ServerProcess } from "./support/processes.js";
+import { itemsOf, postgresParentDir, run, scratchDir, start, startServe, TOKEN, waitFor, type ServerProcess } from "./support/processes.js";
 
 let postgres: LocalPostgres | undefined;
 let startFailure: unknown;
@@ -24,7 +24,7 @@ let databases = 0;
 
 beforeAll(async () => {
   try {
-    postgres = await startLocalPostgres({ database: "cli_cluster" });
+    postgres = await startLocalPostgres({ database: "cli_cluster", parentDir: postgresParentDir() });
   } catch (error) {
     startFailure = error;
   }

@@ -8,6 +8,7 @@ import { dirname, join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { EXIT } from "../src/exit-codes.js";
 import { TOKEN, itemsOf, lines, run, scratchDir, start, startServe, startServer, waitFor } from "./support/processes.js";
+import { freePort } from "./support/free-port.js";
 import { startHoldingProxy } from "./support/holding-proxy.js";
 import type { RunResult, Running, ServerProcess } from "./support/processes.js";
 
@@ -442,16 +443,6 @@ describe("a server that is not there yet", () => {
     expect(done.stderr).toMatch(/^golem-stream: cannot reach http:\/\/127\.0\.0\.1:\d+: connect ECONNREFUSED .*; not retried: --retries 0, nothing was sent\n$/);
   });
 });
-
-/** A loopback port nothing listens on (it was free a moment ago). */
-async function freePort(): Promise<number> {
-  const { createServer } = await import("node:net");
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
-  const { port } = probe.address() as { port: number };
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
-}
 
 describe("kill -9 of the server, restart on the same data directory, then resume", () => {
   it("delivers all output the server produced before it died, in order, without gaps", async () => {

@@ -7,7 +7,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EXIT } from "../src/exit-codes.js";
-import { BIN, TOKEN, lines, run, scratchDir, start, startServer } from "./support/processes.js";
+import { BIN, TOKEN, lines, run, scratchDir, start, startServer, track } from "./support/processes.js";
 import type { ServerProcess } from "./support/processes.js";
 import { startHoldingProxy } from "./support/holding-proxy.js";
 
@@ -37,10 +37,10 @@ const shellQuote = (text: string) => `'${text.replaceAll("'", "'\\''")}'`;
  */
 function onTerminal(shell: string, columns = 40): Promise<{ code: number | null; screen: string }> {
   if (!hasScript()) throw new Error("these tests need `script` (util-linux) to run the CLI on a pseudo-terminal");
-  const child = spawn("script", ["-qec", `stty cols ${columns} rows 24; ${shell}`, "/dev/null"], {
+  const child = track(spawn("script", ["-qec", `stty cols ${columns} rows 24; ${shell}`, "/dev/null"], {
     env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "/tmp", TERM: "xterm", ...server.env },
     stdio: ["pipe", "pipe", "pipe"],
-  });
+  }));
   let screen = "";
   child.stdout.on("data", (chunk: Buffer) => (screen += chunk.toString("utf8")));
   child.stdin.end();

@@ -8,10 +8,14 @@
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { expect, it } from "vitest";
+import { postgresParentDir, track } from "./support/processes.js";
 
 it("runs a two-node cluster end to end, resumes a cut upload at the other node and checks its own result", async () => {
   const script = fileURLToPath(new URL("../examples/cluster-demo.mjs", import.meta.url));
-  const child = spawn(process.execPath, [script], { stdio: ["ignore", "pipe", "pipe"] });
+  // Its temporary folder and PostgreSQL go into the run's scratch root (where the user postgres may reach),
+  // removed, and the server stopped, even if the demo is killed here.
+  const env = { ...process.env, TMPDIR: postgresParentDir() };
+  const child = track(spawn(process.execPath, [script], { stdio: ["ignore", "pipe", "pipe"], env }));
   let out = "";
   let err = "";
   child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));

@@ -6,10 +6,12 @@
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { expect, it } from "vitest";
+import { scratchDir, track } from "./support/processes.js";
 
 it("runs the main job end to end and checks its own results", async () => {
   const script = fileURLToPath(new URL("../examples/demo.mjs", import.meta.url));
-  const child = spawn(process.execPath, [script], { stdio: ["ignore", "pipe", "pipe"] });
+  // Its temporary folder goes into the run's scratch root, removed even if the demo is killed here.
+  const child = track(spawn(process.execPath, [script], { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, TMPDIR: scratchDir() } }));
   let out = "";
   let err = "";
   child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));

@@ -33,7 +33,7 @@ import { KEYRING_FILE, loadOrCreateKeyringFile } from "../keyring-file.js";
 import { loadServer, loadStorePostgres } from "../optional-packages.js";
 import { defaultDataDir } from "../paths.js";
 import { DEFAULT_DRAIN_TIMEOUT_MS, DEFAULT_LEASE_TTL_MS } from "../program.js";
-import type { ServeOptions } from "../program.js";
+import type { LogCompression, ServeOptions } from "../program.js";
 import { parseStoreUrl, scrub } from "../store-url.js";
 import type { StoreUrl } from "../store-url.js";
 import { shellWord } from "../io/shell-word.js";
@@ -62,6 +62,8 @@ interface ClusterSettings {
   readonly drainTimeoutMs: number;
   readonly leaseTtlMs: number;
   readonly timeouts: StoreTimeouts;
+  /** `--log-compression`; absent keeps the store's default. */
+  readonly logCompression: LogCompression | undefined;
 }
 
 /** The cluster settings, or undefined for the SQLite server; every check happens before anything starts. */
@@ -74,6 +76,7 @@ function clusterSettings(options: ServeOptions, io: CliIo): ClusterSettings | un
       options.drainTimeout !== undefined && "--drain-timeout",
       options.leaseTtl !== undefined && "--lease-ttl",
       ...STORE_TIMEOUT_FLAGS.map(([flag, option]) => options[option] !== undefined && flag),
+      options.logCompression !== undefined && "--log-compression",
     ].filter((name) => name !== false);
     if (clusterOnly.length > 0) throw usageError(`${clusterOnly.join(", ")} only ${clusterOnly.length === 1 ? "applies" : "apply"} to a cluster node: add --store postgres://USER@HOST:PORT/DATABASE`);
     return undefined;
@@ -87,6 +90,7 @@ function clusterSettings(options: ServeOptions, io: CliIo): ClusterSettings | un
     drainTimeoutMs: options.drainTimeout ?? DEFAULT_DRAIN_TIMEOUT_MS,
     leaseTtlMs: options.leaseTtl ?? DEFAULT_LEASE_TTL_MS,
     timeouts: storeTimeouts(options),
+    logCompression: options.logCompression,
   };
 }
 
@@ -112,6 +116,7 @@ async function connectStore(cluster: ClusterSettings, logger: CliLogger): Promis
       connectionString: store.connectionString,
       nodeId,
       ...cluster.timeouts,
+      ...(cluster.logCompression === undefined ? {} : { logCompression: cluster.logCompression }),
       onError: (error) => logger.error("store connection error", { event: "store.error", error: scrub(error.message, store.password) }),
     });
   } catch (error) {

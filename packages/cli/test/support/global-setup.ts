@@ -11,12 +11,25 @@
  * packs this package's `dist/` into a tarball at the same time, and once
  * packed a half-written `io/progress-line.js` (CI: "does not provide an
  * export named 'describeProgress'").
+ *
+ * It also makes the run's scratch root, handed to the test files as
+ * `inject("cliScratchRoot")`, and its teardown removes it, killing what the
+ * tests left running there (scratch-root.ts).
  */
 import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync, readdirSync, statSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import type { TestProject } from "vitest/node";
+import { createScratchRoot, removeScratchRoot, sweepStaleScratchRoots } from "./scratch-root.js";
+
+declare module "vitest" {
+  export interface ProvidedContext {
+    /** The run's scratch root (scratch-root.ts). */
+    cliScratchRoot: string;
+  }
+}
 
 /** The bundle's files in dist/: the entry (and its map) and the chunks folder. */
 const BUNDLE_ENTRY = "golem-stream.js";
@@ -56,11 +69,15 @@ export function isBundled(packageRoot: string): boolean {
   return Math.max(...inputs) < Math.min(...bundle);
 }
 
-export default function setup(): void {
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  await sweepStaleScratchRoots();
   const packageRoot = fileURLToPath(new URL("../../", import.meta.url));
   if (!isBuilt(packageRoot)) {
     const tsc = createRequire(import.meta.url).resolve("typescript/bin/tsc");
     execFileSync(process.execPath, [tsc, "-p", "tsconfig.json"], { cwd: packageRoot, stdio: "inherit" });
   }
   if (!isBundled(packageRoot)) execFileSync(process.execPath, ["scripts/bundle-bin.mjs"], { cwd: packageRoot, stdio: "inherit" });
+  const scratchRoot = createScratchRoot();
+  project.provide("cliScratchRoot", scratchRoot);
+  return () => removeScratchRoot(scratchRoot);
 }

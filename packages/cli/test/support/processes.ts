@@ -7,28 +7,73 @@
 import { spawn } from "node:child_process";
 import type { ChildProcess } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { afterAll } from "vitest";
+import { afterAll, inject } from "vitest";
+import { POSTGRES_DIR, recordChild, removeTree } from "./scratch-root.js";
 
 const manifest = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { bin: Record<string, string> };
 /** What `npm install` links as `golem-stream`. */
 export const BIN = fileURLToPath(new URL(`../../${manifest.bin["golem-stream"] ?? "missing bin"}`, import.meta.url));
 export const TOKEN = "test-token-0123456789";
 
-/** One temporary folder per test file, holding every scratch directory: removed after the file's tests. */
-let scratchRoot: string | undefined;
+/**
+ * One folder per test file in the run's scratch root (made and finally removed by the global
+ * setup, scratch-root.ts), holding every scratch directory: removed after the file's tests, once
+ * the processes the file started and left running are killed. When that is skipped (an earlier
+ * after-hook threw, the worker died), the run's teardown removes it.
+ */
+let fileDir: string | undefined;
 // Registered on import, so it runs after the file's own after-hooks (which stop its processes).
-afterAll(() => {
-  if (scratchRoot !== undefined) rmSync(scratchRoot, { recursive: true, force: true });
-  scratchRoot = undefined;
+afterAll(async () => {
+  await killLeftovers();
+  if (fileDir !== undefined) removeTree(fileDir);
+  fileDir = undefined;
 });
 
 export function scratchDir(): string {
-  scratchRoot ??= mkdtempSync(join(tmpdir(), "golem-stream-cli-test-"));
-  return mkdtempSync(join(scratchRoot, "scratch-"));
+  fileDir ??= mkdtempSync(join(inject("cliScratchRoot"), "file-"));
+  return mkdtempSync(join(fileDir, "scratch-"));
 }
+
+/** Where the file's throwaway PostgreSQL servers go (`startLocalPostgres`'s `parentDir`): in the run's root, so its teardown stops and removes one left behind. */
+export function postgresParentDir(): string {
+  return join(inject("cliScratchRoot"), POSTGRES_DIR);
+}
+
+/** The processes started by this file that have not exited. */
+const live = new Set<ChildProcess>();
+
+/**
+ * Keeps `child` on the list of this file's processes until it exits: killed after the file's
+ * tests if still running (a test that failed before stopping it), killed when the worker exits,
+ * and recorded in the run's root so the run's teardown kills it if the worker died first.
+ */
+export function track<T extends ChildProcess>(child: T): T {
+  if (child.pid === undefined) return child;
+  live.add(child);
+  const record = recordChild(inject("cliScratchRoot"), child.pid, child.spawnargs);
+  child.once("exit", () => {
+    live.delete(child);
+    rmSync(record, { force: true });
+  });
+  return child;
+}
+
+async function killLeftovers(): Promise<void> {
+  await Promise.all(
+    [...live].map((child) => {
+      const exited = new Promise((resolve) => child.once("exit", resolve));
+      child.kill("SIGKILL");
+      return exited;
+    }),
+  );
+}
+
+// A worker that exits (also on an error) takes its children with it; signals cannot be awaited here.
+process.once("exit", () => {
+  for (const child of live) child.kill("SIGKILL");
+});
 
 export interface RunResult {
   readonly code: number | null;
@@ -57,10 +102,12 @@ export interface StartOptions {
 }
 
 export function start(args: readonly string[], options: StartOptions = {}): Running {
-  const child = spawn(process.execPath, [BIN, ...args], {
-    env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "/tmp", ...options.env },
-    stdio: [options.stdinFd ?? "pipe", options.stdoutFd ?? "pipe", "pipe"],
-  });
+  const child = track(
+    spawn(process.execPath, [BIN, ...args], {
+      env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "/tmp", ...options.env },
+      stdio: [options.stdinFd ?? "pipe", options.stdoutFd ?? "pipe", "pipe"],
+    }),
+  );
   const out: Buffer[] = [];
   let err = "";
   child.stdout?.on("data", (chunk: Buffer) => out.push(chunk));
