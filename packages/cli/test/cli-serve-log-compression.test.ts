@@ -10,9 +10,10 @@
  * database sets to pglz. The embedded PostgreSQL has no lz4, so there both
  * store pglz (serve still starts with `lz4`); the two differ on a server with
  * lz4: `GOLEM_STREAM_PG_URL` (a role that may create databases) or else the
- * system's PostgreSQL (Debian's `postgresql` package), started here. That
- * test runs only where one of them exists and says so in its name; a server
- * that cannot start fails the tests that need it with the reason.
+ * system's PostgreSQL (Debian's `postgresql` package, which `pnpm test`
+ * installs when missing: scripts/ensure-test-packages.sh), started here. A
+ * server that is missing or cannot start fails the tests that need it with
+ * the reason.
  */
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
@@ -177,8 +178,13 @@ it("on the embedded PostgreSQL (no lz4) serve starts with either method and the 
   expect(asDefault).toEqual(asLz4);
 }, 60_000);
 
-it.runIf(lz4Source !== undefined)(`on a PostgreSQL with lz4 (${lz4Source ?? "none here"}): --log-compression lz4 (and no flag) stores lz4, server stores the server's pglz`, async () => {
-  const postgres = serverOf(withLz4, lz4Source ?? "");
+it(`on a PostgreSQL with lz4 (${lz4Source ?? "none here"}): --log-compression lz4 (and no flag) stores lz4, server stores the server's pglz`, async () => {
+  if (lz4Source === undefined) {
+    throw new Error(
+      "no PostgreSQL with lz4 here: install Debian's postgresql (`pnpm test` does, through scripts/ensure-test-packages.sh) or set GOLEM_STREAM_PG_URL",
+    );
+  }
+  const postgres = serverOf(withLz4, lz4Source);
   expect(await hasLz4(postgres), `${lz4Source ?? ""} was built without lz4`).toBe(true);
   const [asLz4, asServer, asDefault] = await Promise.all([
     storedInputAs(postgres, ["--log-compression", "lz4"]),
