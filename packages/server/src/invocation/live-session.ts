@@ -77,6 +77,9 @@ export interface PendingStream {
 }
 
 const INVOCATION_FAILED = "invocation failed";
+/** After the store refused to record a failure: the first wait before trying again, growing by this much per attempt. */
+const RECORD_FAILURE_RETRY_MS = 2_000;
+const MAX_RECORD_FAILURE_RETRY_MS = 60_000;
 /** The new streams a chunk that introduces none (most) hands the store: one shared empty list. */
 const NO_RECORDS: readonly NewStream[] = Object.freeze([]);
 
@@ -147,6 +150,8 @@ export class LiveSession {
   #attachment: AttachmentSink | undefined;
   readonly #invocationAbort = new AbortController();
   #failing = false;
+  /** The server is shutting down: nothing more is recorded (`abortForShutdown`). */
+  #shutDown = false;
   #running = false;
   /** The failure being recorded (see `#fail`). */
   #failure: Promise<void> | undefined;
@@ -642,7 +647,13 @@ export class LiveSession {
   async #terminateInput(stream: StreamState, terminal: InputTerminal, onQueue: (queue: InputQueue<InputItem>) => void): Promise<boolean> {
     if (stream.inputTerminal !== undefined) return false;
     stream.inputTerminal = terminal;
-    await this.deps.store.endInput(stream.streamId, terminal);
+    try {
+      await this.deps.store.endInput(stream.streamId, terminal);
+    } catch (error) {
+      // Not recorded: the stream is still open, and recording a failure tries again.
+      if (stream.inputTerminal === terminal) stream.inputTerminal = undefined;
+      throw error;
+    }
     // A natural end waits behind the items the feed has not handed on yet
     // (cluster: another node's); the feed ends the queue after the last one.
     if (terminal.kind === "end" && stream.fed < stream.count && stream.queue !== undefined) void this.#feed(stream).catch((error: unknown) => this.#fail(error));
@@ -896,14 +907,35 @@ export class LiveSession {
     return this.#failure;
   }
 
+  /**
+   * Records the failure: the producers stop, the events already handed to
+   * the store settle (so each output's terminal continues what the store
+   * has), every open stream ends, then the outcome. A store that refuses
+   * that (it is failing, which may be why the invocation failed) is tried
+   * again, every few seconds up to a minute apart, until it takes it or the
+   * server shuts down; nothing recorded is recorded twice. Without that the
+   * session hung, neither running nor finished, until a restart.
+   */
   async #recordFailure(error: unknown): Promise<void> {
     this.deps.logger.warn("invocation failed", { event: "invocation.failed", session: this.sessionId, error: String(error) });
     this.#invocationAbort.abort(new Error(INVOCATION_FAILED));
-    try {
-      await this.terminalizeAll("invocation-failed");
-      await this.#finish({ kind: "failure", code: "invocation-failed", message: publicFailureMessage(error) });
-    } catch (storeError) {
-      this.deps.logger.error("could not record an invocation failure", { event: "invocation.record-failed", session: this.sessionId, error: String(storeError) });
+    for (let attempt = 1; !this.#shutDown; attempt++) {
+      try {
+        await this.#producers.settled();
+        await this.terminalizeAll("invocation-failed");
+        await this.#finish({ kind: "failure", code: "invocation-failed", message: publicFailureMessage(error) });
+        return;
+      } catch (storeError) {
+        const retryInMs = Math.min(RECORD_FAILURE_RETRY_MS * attempt, MAX_RECORD_FAILURE_RETRY_MS);
+        this.deps.logger.error("could not record an invocation failure", {
+          event: "invocation.record-failed",
+          session: this.sessionId,
+          error: String(storeError),
+          attempt,
+          retryInMs,
+        });
+        await new Promise<void>((resolve) => setTimeout(resolve, retryInMs).unref());
+      }
     }
   }
 
@@ -968,6 +1000,7 @@ export class LiveSession {
     // Nothing more is recorded: on the next start the session is found
     // running and finished as failed (see docs/protocol/server.md).
     this.#failing = true;
+    this.#shutDown = true;
     this.#detachedWatch.stop();
     this.#invocationAbort.abort(new Error("server shutting down"));
   }

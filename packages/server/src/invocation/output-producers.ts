@@ -72,6 +72,9 @@ export class OutputProducers {
   readonly #sources = new Map<string, OutputSource>();
   #active = 0;
   readonly #idleWaiters: (() => void)[] = [];
+  /** Events handed to the store whose commit has not settled yet. */
+  #inFlight = 0;
+  readonly #settledWaiters: (() => void)[] = [];
 
   constructor(host: ProducerHost) {
     this.#host = host;
@@ -88,18 +91,45 @@ export class OutputProducers {
    * Records the stream's terminal after every item already handed to the
    * store (the store commits in call order). Synchronous up to the store
    * call, so no item can slip in between the check and the terminal.
+   *
+   * With nothing in flight, the store's count is known, and the terminal
+   * goes there: after a failed write (the invocation then fails, see
+   * `settled`) the items the store refused are not part of the stream, and
+   * a terminal after them would be refused too. A terminal the store
+   * refuses leaves the stream open, so recording the failure can try again.
    */
   async appendTerminal(stream: StreamState, outcome: OutputOutcome): Promise<void> {
     if (stream.outputTerminal) return;
     stream.outputTerminal = true;
+    if (this.#inFlight === 0) stream.count = stream.outputCommitted;
     const event: OutputEvent = {
       event: "terminal",
       streamId: stream.streamId,
       sequence: stream.count,
       outcome: canonicalJson(outcome as unknown as JsonValue),
     };
-    await this.#host.deps.store.appendOutput(event, []);
+    try {
+      await this.#host.deps.store.appendOutput(event, []);
+    } catch (error) {
+      stream.outputTerminal = false;
+      throw error;
+    }
     this.#host.outputAppended(stream, event);
+  }
+
+  /**
+   * Resolves once every event handed to the store has committed or failed.
+   * A failure records its terminals after this, once the producers are
+   * stopped, so they continue what the store has.
+   */
+  settled(): Promise<void> {
+    if (this.#inFlight === 0) return Promise.resolve();
+    return new Promise((resolve) => this.#settledWaiters.push(resolve));
+  }
+
+  #settle(): void {
+    this.#inFlight--;
+    if (this.#inFlight === 0 && this.#settledWaiters.length > 0) for (const waiter of this.#settledWaiters.splice(0)) waiter();
   }
 
   /**
@@ -180,6 +210,7 @@ export class OutputProducers {
     } else {
       this.#host.recorded(stream, 0);
     }
+    this.#inFlight++;
     this.#host.deps.store
       .appendOutput(
         built.event,
@@ -188,11 +219,15 @@ export class OutputProducers {
       .then(
         () => {
           this.#uncommitted.release(permit);
+          // Commits resolve in call order: this is where the stored stream now ends.
+          if (built.event.event === "item") stream.outputCommitted = built.event.sequence + built.event.itemCount;
+          this.#settle();
           this.#host.outputAppended(stream, built.event);
           for (const child of built.introduced) this.start(child.state);
         },
         (error: unknown) => {
           this.#uncommitted.release(permit);
+          this.#settle();
           this.#host.fail(error);
         },
       );

@@ -27,8 +27,13 @@ export class StreamState {
   readonly provisionalRef: string | undefined;
   readonly parent: StreamParent;
   readonly token: string;
-  /** Input: durably accepted items. Output: durably produced items. */
+  /**
+   * Input: durably accepted items. Output: items produced and handed to the
+   * store (their commits may still be under way).
+   */
   count: bigint;
+  /** Output: items the store has committed. Behind `count` only while commits are under way, or after one failed. */
+  outputCommitted: bigint;
   /** Input, at the owner: items handed to the agent's queue (behind `count` while another node's attachment commits them). */
   fed: bigint;
   /** Set while the owner feeds `fed` up to `count`. */
@@ -61,6 +66,7 @@ export class StreamState {
     this.parent = record.parent;
     this.token = record.token;
     this.count = record.count;
+    this.outputCommitted = record.count;
     this.fed = record.count;
     this.inputTerminal = record.inputTerminal;
     this.outputTerminal = record.outputTerminal;

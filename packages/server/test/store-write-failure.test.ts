@@ -1,0 +1,105 @@
+/**
+ * A store write that fails while the agent produces output: the invocation
+ * fails (section 6.9: every open stream terminal first, then
+ * `invocation-failed`), and that failure is recorded where the stored stream
+ * ends. Before, the output's terminal was recorded at the count the producer
+ * had reached, past the items the store never took; the store refused it
+ * ("output terminal does not continue the stream"), the failure was never
+ * recorded, and the session hung, for its client and for any resume, until
+ * the server restarted.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { randomUUID } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Keyring } from "@golem-stream/tokens";
+import { SqliteSessionStore, createDemoHost, createSessionServer, type NewStream, type OutputEvent } from "../src/index.js";
+import { RawClient, TOKEN, demoStart, v } from "./helpers.js";
+
+/**
+ * The embedded store, failing the output item at `failAt` once, as a disk
+ * error would; with `breaks`, every output write and finish after it fails
+ * too until `repair()` (a disk that stays full for a while).
+ */
+class FailingStore extends SqliteSessionStore {
+  failAt: bigint | undefined;
+  breaks = false;
+  broken = false;
+  refused = 0;
+  override appendOutput(event: OutputEvent, introduced: readonly NewStream[]): Promise<void> {
+    if (event.event === "item" && event.sequence === this.failAt) {
+      this.failAt = undefined;
+      this.broken = this.breaks;
+      return Promise.reject(new Error("disk I/O error"));
+    }
+    if (this.broken) return this.#refuse();
+    return super.appendOutput(event, introduced);
+  }
+  override finish(sessionId: string, outcome: string, at: number): Promise<void> {
+    if (this.broken) return this.#refuse();
+    return super.finish(sessionId, outcome, at);
+  }
+  repair(): void {
+    this.broken = false;
+    this.breaks = false;
+  }
+  #refuse(): Promise<never> {
+    this.refused++;
+    return Promise.reject(new Error("disk I/O error"));
+  }
+}
+
+const dataDir = mkdtempSync(join(tmpdir(), "golem-stream-write-failure-"));
+const store = new FailingStore({ dataDir, synchronous: "normal" });
+const server = createSessionServer({
+  store,
+  host: createDemoHost(),
+  keyring: Keyring.generate("k1"),
+  authenticator: (token) => (token === TOKEN ? { account: "acme", principal: "alice" } : undefined),
+});
+let url: string;
+beforeAll(async () => {
+  url = (await server.listen()).url;
+});
+afterAll(async () => {
+  await server.close();
+  await store.close();
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+describe("an output write the store fails", () => {
+  it("fails the invocation with its output ended where the store's stream ends; a takeover sees the same", async () => {
+    store.failAt = 40n;
+    const client = await RawClient.connect(url);
+    client.send(demoStart("count", v.record(v.u32(2000), v.u32(0))));
+    const accepted = await client.nextOf("invocationAccepted");
+    const { messages } = await client.all();
+    const items = messages.filter((m) => m.type === "outputStreamItem");
+    expect(items.map((m) => m.sequence)).toEqual(Array.from({ length: 40 }, (_, i) => BigInt(i)));
+    expect(messages.find((m) => m.type === "outputStreamEnd")).toMatchObject({ sequence: 40n, outcome: { kind: "cancelled", reason: "invocation-failed" } });
+    expect(messages.at(-1)).toMatchObject({ type: "invocationFinished", outcome: { kind: "failure", code: "invocation-failed" } });
+
+    const next = await RawClient.connect(url);
+    next.send({ type: "resumeAttach", attemptId: randomUUID(), operation: "takeover", outputCursors: [], sessionToken: accepted.sessionToken });
+    const replay = await next.all();
+    expect(replay.messages.filter((m) => m.type === "outputStreamItem")).toHaveLength(40);
+    expect(replay.messages.at(-1)).toMatchObject({ type: "invocationFinished", outcome: { kind: "failure", code: "invocation-failed" } });
+  });
+
+  it("a store that keeps failing for a while: recording the failure is tried again until it takes", async () => {
+    store.failAt = 10n;
+    store.breaks = true;
+    const client = await RawClient.connect(url);
+    client.send(demoStart("count", v.record(v.u32(2000), v.u32(0))));
+    await client.nextOf("invocationAccepted");
+    // The failure's own records are refused (at least the terminal, twice: the first try and a retry).
+    while (store.refused < 2) await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(client.received.some((m) => m.type === "invocationFinished")).toBe(false);
+    store.repair();
+    const { messages } = await client.all();
+    expect(messages.filter((m) => m.type === "outputStreamItem")).toHaveLength(10);
+    expect(messages.find((m) => m.type === "outputStreamEnd")).toMatchObject({ sequence: 10n, outcome: { kind: "cancelled", reason: "invocation-failed" } });
+    expect(messages.at(-1)).toMatchObject({ type: "invocationFinished", outcome: { kind: "failure", code: "invocation-failed" } });
+  });
+});
