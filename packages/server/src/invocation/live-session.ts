@@ -359,6 +359,8 @@ export class LiveSession {
   }
 
   #wakeWindow(stream: StreamState): void {
+    // Runs for every delivered item; a producer waits only when its window is full: nothing to allocate otherwise.
+    if (stream.backlogWaiters.length === 0) return;
     for (const waiter of stream.backlogWaiters.splice(0)) waiter();
   }
 
