@@ -73,9 +73,13 @@ export class InputQueue<T> {
   }
 
   #release(entry: Entry<T>): void {
+    // Runs for every item the agent takes: the closure only when there is a commit to wait for.
+    if (entry.committed === undefined) {
+      this.#permits.release(entry.permitBytes);
+      return;
+    }
     const release = (): void => this.#permits.release(entry.permitBytes);
-    if (entry.committed === undefined) release();
-    else entry.committed.then(release, release);
+    entry.committed.then(release, release);
   }
 
   /** Natural end: the consumer sees the end after the queued entries. */

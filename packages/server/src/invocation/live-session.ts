@@ -1,7 +1,8 @@
 /**
  * One durable session loaded in memory: its streams, its input side, and
  * the invocation (if this process is executing it; the output side is
- * `OutputProducers`). It records everything in the store before anyone is
+ * `OutputProducers`; in a cluster, what the other nodes do reaches it
+ * through `ClusterFollower`). It records everything in the store before anyone is
  * told, and tells the one live attachment (if any) what changed. Transports come and go; the session does not notice beyond
  * `attach` and `detach` (transport loss only detaches, section 8).
  *
@@ -30,13 +31,12 @@ import { invocationResultFits, MAX_SESSION_MAPPING_BYTES, widestMappingBytes } f
 import { createInvocationContext, type InvocationInput } from "./invocation-context.js";
 import type { Logger, Principal, ServerLimits } from "../options.js";
 import { OutputProducers } from "./output-producers.js";
-import type { InputChunk, InputTerminal, NewStream, OutputEvent, SessionRecord, SessionStore, StreamParent } from "../store/session-store.js";
-import { StreamState, type InputItem } from "./stream-state.js";
+import type { InputChunk, InputTerminal, NewStream, OutputEvent, SessionRecord, SessionStore, StreamParent, StreamRecord } from "../store/session-store.js";
+import { itemFrom, StreamState, type InputItem } from "./stream-state.js";
 import type { TokenService } from "../sessions/token-service.js";
 import { catalogueGraph, decodeValue, describeElement, type SchemaGraph } from "../values.js";
-import { ClusterPeer } from "../cluster/cluster-peer.js";
+import { ClusterFollower } from "./cluster-follower.js";
 import { DetachedWatch } from "./detached-watch.js";
-import { sameInput } from "../attachment/input-resend.js";
 import type { ClusterSessionStore } from "../store/cluster-store.js";
 import { identityOf, type ServerObserver } from "../observability/server-observer.js";
 
@@ -84,15 +84,6 @@ const MAX_RECORD_FAILURE_RETRY_MS = 60_000;
 const NO_RECORDS: readonly NewStream[] = Object.freeze([]);
 
 /**
- * Cluster mode: an input chunk the store refused because the stream's
- * committed high-water is elsewhere than this node believed (the client's
- * previous attachment, at another node, committed input this node did not
- * know of yet). Not the invocation's failure: the attachment ends with a
- * retryable error and the client resumes from the committed high-water.
- */
-class InputPositionConflict extends Error {}
-
-/**
  * The method's result cannot be committed (it does not match the method's
  * result schema, is missing, or is too large to send). Its message is the
  * server's own words, so it is the failure's public message: the caller
@@ -114,26 +105,6 @@ const MAX_PUBLIC_MESSAGE = 300;
 export interface AcceptedInput {
   readonly committed: Promise<void>;
   readonly count: bigint;
-}
-
-/** The part of `item` (a chunk starting at `sequence`) from `from` on: for packed bytes a suffix, otherwise all or nothing. */
-function itemFrom(item: InputItem, sequence: bigint, from: bigint): InputItem | undefined {
-  if (from <= sequence) return item;
-  if (item.kind !== "bytes") return undefined;
-  const skip = Number(from - sequence);
-  return skip >= item.bytes.length ? undefined : { kind: "bytes", bytes: item.bytes.subarray(skip) };
-}
-
-/** The item an agent reads for a stored input chunk (what `acceptInput` handed over at the node that accepted it). */
-function inputItemOf(stream: StreamState, chunk: InputChunk): InputItem {
-  switch (stream.elementKind) {
-    case "u8":
-      return { kind: "bytes", bytes: chunk.data };
-    case "binary":
-      return { kind: "blob", blob: chunk.mimeType === undefined ? { bytes: chunk.data } : { bytes: chunk.data, mimeType: chunk.mimeType } };
-    case "value":
-      return { kind: "value", value: JSON.parse(new TextDecoder().decode(chunk.data)) as SchemaValueJson };
-  }
 }
 
 export class LiveSession {
@@ -160,13 +131,8 @@ export class LiveSession {
   #nextOrdinal = 0;
   /** Sum of the widest mappings of the registered streams (message-room.ts). */
   #mappingBytes = 0;
-  /**
-   * Cluster mode: whether this node runs the invocation (`owner`) or only
-   * serves attachments to it while another node runs it (`mirror`).
-   */
-  role: "owner" | "mirror" = "owner";
-  /** Cluster mode: the node-to-node side (cluster/cluster-peer.ts), while the session is loaded. */
-  #peer: ClusterPeer | undefined;
+  /** Cluster mode only (`deps.cluster`): following the other nodes (cluster-follower.ts). */
+  readonly #cluster: ClusterFollower | undefined;
   /** Gives the running session up after `limits.detachedSessionTimeoutMs` without an attachment (detached-watch.ts). */
   readonly #detachedWatch: DetachedWatch;
 
@@ -189,8 +155,39 @@ export class LiveSession {
     this.#detachedWatch = new DetachedWatch(
       deps.limits.detachedSessionTimeoutMs,
       () => void this.#giveUpDetached(),
-      () => this.#peer?.attachmentAlive(),
+      () => this.#cluster?.attachmentAlive(),
     );
+    this.#cluster = deps.cluster === undefined ? undefined : this.#newFollower();
+  }
+
+  /** The cluster half's view of this session: what it may read and do. */
+  #newFollower(): ClusterFollower {
+    return new ClusterFollower({
+      deps: this.deps,
+      sessionId: this.sessionId,
+      record: () => this.record,
+      replaceRecord: (record) => (this.record = record),
+      finishing: () => this.#finishing !== undefined,
+      stream: (streamId) => this.#streams.get(streamId),
+      registerStored: (stored) => this.#registerStored(stored),
+      attachment: () => this.#attachment,
+      revoke: (sink) => {
+        this.#attachment = undefined;
+        sink.revoke();
+        this.#noLocalAttachment();
+      },
+      attachmentElsewhere: () => this.#attachmentElsewhere(),
+      cancelOutput: (stream, reason) => this.cancelOutput(stream, reason),
+      delivered: (stream, bytes) => this.delivered(stream, bytes),
+      charge: (bytes) => this.permits.charge(bytes),
+      stopInvocation: (why) => {
+        this.#failing = true;
+        this.#running = false;
+        this.#invocationAbort.abort(new Error(why));
+        for (const stream of this.#streams.values()) stream.producer?.abort(new Error(why));
+      },
+      fail: (error) => void this.#fail(error),
+    });
   }
 
   get sessionId(): string {
@@ -205,41 +202,40 @@ export class LiveSession {
     return this.#attachment;
   }
 
+  /** Cluster mode: whether this node runs the invocation (`owner`) or only serves attachments to it while another node runs it (`mirror`); one node always runs it. */
+  get role(): "owner" | "mirror" {
+    return this.#cluster?.role ?? "owner";
+  }
+
+  set role(role: "owner" | "mirror") {
+    if (this.#cluster === undefined) throw new Error("only a session in a cluster has a role");
+    this.#cluster.role = role;
+  }
+
   /** A mirror of a running session: another node runs it, this one serves its attachment. */
   get remote(): boolean {
-    return this.#peer !== undefined && this.role === "mirror" && !this.finished;
+    return this.#cluster !== undefined && this.#cluster.remote;
   }
 
   /** Cluster mode: starts following the session's changes on other nodes. */
   follow(store: ClusterSessionStore): void {
-    this.#peer ??= new ClusterPeer(store, {
-      sessionId: this.sessionId,
-      logger: this.deps.logger,
-      syncFromStore: () => this.syncFromStore(),
-      attachedElsewhere: (generation, attachment) => this.#attachedElsewhere(generation, attachment),
-      cancelOutputById: async (streamId, reason) => {
-        const stream = this.#streams.get(streamId);
-        if (stream !== undefined && this.role === "owner" && !this.finished) await this.cancelOutput(stream, reason);
-      },
-      deliveredRemotely: (streamId, events, bytes) => {
-        const stream = this.#streams.get(streamId);
-        if (stream === undefined || this.role !== "owner") return;
-        for (let i = 0; i < events; i++) this.delivered(stream, i === 0 ? bytes : 0);
-      },
-      attachedRemotely: () => this.#attachmentElsewhere(),
-    });
+    this.#cluster?.follow(store);
   }
 
   /** Stops following (the session leaves memory). */
   unfollow(): void {
-    this.#peer?.close();
-    this.#peer = undefined;
+    this.#cluster?.unfollow();
     this.#detachedWatch.stop();
   }
 
   /** Announces an exact replay's attachment as the generation's sole owner to the other nodes. */
   async claimAttachment(sink: AttachmentSink): Promise<void> {
-    await this.#peer?.claimAttachment(sink.generation, sink.attachmentId);
+    await this.#cluster?.claimAttachment(sink);
+  }
+
+  /** Cluster mode: re-reads the session from the store after another node committed to it (cluster-follower.ts). */
+  syncFromStore(): Promise<void> {
+    return this.#cluster === undefined ? Promise.resolve() : this.#cluster.syncFromStore();
   }
 
   /** Streams in creation order (the order mappings list them). */
@@ -275,6 +271,15 @@ export class LiveSession {
       siblings.push(stream);
       bySequence.set(stream.parent.sequence, siblings);
     }
+  }
+
+  /** A stream another node created (cluster mode). */
+  #registerStored(stored: StreamRecord): StreamState {
+    const stream = new StreamState(stored);
+    this.#register(stream);
+    this.#nextOrdinal = Math.max(this.#nextOrdinal, stored.ordinal + 1);
+    if (stream.direction === "input" && this.#running) this.#openQueue(stream);
+    return stream;
   }
 
   // ------------------------------------------------------------ attachments
@@ -346,8 +351,9 @@ export class LiveSession {
 
   /** The attachment sent one output event of `stream` (`bytes` of payload): the producer may run further ahead. */
   delivered(stream: StreamState, bytes = 0): void {
-    if (this.remote) {
-      this.#peer?.delivered(stream.streamId, bytes);
+    const cluster = this.#cluster;
+    if (cluster?.remote === true) {
+      cluster.delivered(stream, bytes);
       return;
     }
     if (stream.backlog > 0) stream.backlog--;
@@ -358,6 +364,8 @@ export class LiveSession {
   }
 
   #wakeWindow(stream: StreamState): void {
+    // Runs for every delivered item; a producer waits only when its window is full: nothing to allocate otherwise.
+    if (stream.backlogWaiters.length === 0) return;
     for (const waiter of stream.backlogWaiters.splice(0)) waiter();
   }
 
@@ -491,7 +499,7 @@ export class LiveSession {
   ): Promise<AcceptedInput | undefined> {
     const queue = stream.queue;
     if (queue !== undefined && !queue.hasSpace) await queue.waitForSpace();
-    if (this.remote) await this.#peer?.waitForInputRoom(stream.streamId);
+    if (this.#cluster?.remote === true) await this.#cluster.waitForInputRoom(stream);
     return this.#acceptNow(owner, stream, chunk, item, introduced, permitBytes);
   }
 
@@ -523,7 +531,7 @@ export class LiveSession {
     const fresh = behind ? undefined : itemFrom(item, chunk.sequence, stream.fed);
     if (!behind && stream.count > stream.fed) stream.fed = stream.count;
     this.deps.observer.inputAccepted(stream.elementKind, Number(chunk.itemCount), chunk.data.length);
-    if (this.remote) this.#peer?.inputHandedOver(stream.streamId, stream.count, chunk.data.length);
+    this.#cluster?.inputHandedOver(stream, chunk.data.length);
     const committed = this.#commitInput(stream, chunk, introduced.length === 0 ? NO_RECORDS : introduced.map((p) => p.record));
     // The permits cover the store's copy until the commit as well as the
     // agent's until it takes the item (released at the take alone, input
@@ -542,26 +550,16 @@ export class LiveSession {
       },
       (error: unknown) => {
         if (storeCopy > 0) this.permits.release(storeCopy);
-        if (!(error instanceof InputPositionConflict) && !this.remote) void this.#fail(error);
+        if (this.#cluster?.sparesInvocation(error) !== true) void this.#fail(error);
       },
     );
     if (stream.queue !== undefined && fresh !== undefined) stream.queue.push(fresh, agentCopy, storeCopy > 0 ? undefined : stream.inputCommitted);
     else void stream.inputCommitted.then(() => this.permits.release(agentCopy));
-    if (behind && stream.queue !== undefined) void this.#feed(stream).catch((error: unknown) => this.#fail(error));
+    if (behind && stream.queue !== undefined) this.#cluster?.feed(stream);
     return { committed, count: stream.count };
   }
 
-  /**
-   * Commits an accepted chunk. In a cluster the client's previous attachment
-   * may have been at another node, whose commits of the same items can land
-   * after this node read the stream's high-water (its connection was cut
-   * with commits in flight): the store then refuses the chunk. If the store
-   * holds the chunk's whole range with the same items (a resend is
-   * identical, section 9), the chunk is durable: the commit counts as done.
-   * Otherwise the high-water here is wrong: it is moved back to the store's
-   * and the chunk fails with a position conflict (the attachment ends, the
-   * client resumes from the committed high-water).
-   */
+  /** Commits an accepted chunk (in a cluster, as `ClusterFollower.checkedCommit` says). */
   #commitInput(stream: StreamState, chunk: InputChunk, introduced: readonly NewStream[]): Promise<void> {
     let committed: Promise<void>;
     try {
@@ -571,50 +569,13 @@ export class LiveSession {
       committed = Promise.reject(error instanceof Error ? error : new Error(String(error)));
     }
     // One node: the store's promise as it is (no async frame per item: measured on 64-byte items).
-    if (this.deps.cluster === undefined) return committed;
-    // A refused chunk is checked against the store (reads), so it settles after later chunks that
-    // the store took at once. ACKs are cumulative and leave as commits settle: each chunk settles
-    // only after the one before it, or a later ACK would go out first and the next would go back.
-    const previous = stream.inputCommitted;
-    const checked = committed.catch((error: unknown) => this.#refusedInput(stream, chunk, introduced, error));
-    checked.catch(() => undefined); // handled below, once `previous` settles
-    return previous.then(() => checked);
+    if (this.#cluster === undefined) return committed;
+    return this.#cluster.checkedCommit(stream, chunk, introduced, committed);
   }
 
-  /** `#commitInput` in a cluster, after the store refused the chunk: durable if the store holds the same items, else a position conflict. */
-  async #refusedInput(stream: StreamState, chunk: InputChunk, introduced: readonly NewStream[], error: unknown): Promise<void> {
-    const stored = await this.deps.store.getStream(stream.streamId);
-    if (stored === undefined) throw error;
-    const end = chunk.sequence + chunk.itemCount;
-    // Streams an item introduces get new ids at each node: only an item without any can be the same.
-    // Checked before the terminal: the other node may also have recorded the input's end since.
-    if (stored.count >= end && introduced.length === 0) {
-      const held = await this.deps.store.readInput(stream.streamId, chunk.sequence, end);
-      if (sameInput(held, chunk.sequence, end, chunk.data, stream.elementKind === "u8", chunk.mimeType)) return;
-    }
-    // Not durable: the high-water here goes back to the store's, so nothing (an ACK, the input's
-    // end) counts the chunk as accepted.
-    if (stored.count < stream.count) stream.count = stored.count;
-    // The high-water is where the chunk starts and the input is open: the refusal was not about its position.
-    if (stored.count === chunk.sequence && stored.inputTerminal === undefined) throw error;
-    throw new InputPositionConflict(`input chunk at ${chunk.sequence} does not continue the stream's committed high-water ${stored.count}`, { cause: error });
-  }
-
-  /**
-   * Natural end of an input, from the client, at `stream.count`. In a
-   * cluster an item accepted here may have failed to commit (the store
-   * refused it): the end is recorded only where the committed items end,
-   * or a stream would end short of what the client sent. Counts only grow,
-   * so a check that passes stays true until the end is recorded.
-   */
+  /** Natural end of an input, from the client, at `stream.count` (in a cluster, where the committed items end: `ClusterFollower.checkEnd`). */
   async endInput(stream: StreamState): Promise<boolean> {
-    if (this.deps.cluster !== undefined) {
-      const stored = await this.deps.store.getStream(stream.streamId);
-      if (stored !== undefined && stored.inputTerminal === undefined && stored.count !== stream.count) {
-        if (stored.count < stream.count) stream.count = stored.count;
-        throw new InputPositionConflict(`the input's end at ${stream.count} is not where its committed items end (${stored.count})`);
-      }
-    }
+    if (this.#cluster !== undefined) await this.#cluster.checkEnd(stream);
     return this.#terminateInput(stream, { kind: "end" }, (queue) => queue.end());
   }
 
@@ -656,7 +617,7 @@ export class LiveSession {
     }
     // A natural end waits behind the items the feed has not handed on yet
     // (cluster: another node's); the feed ends the queue after the last one.
-    if (terminal.kind === "end" && stream.fed < stream.count && stream.queue !== undefined) void this.#feed(stream).catch((error: unknown) => this.#fail(error));
+    if (terminal.kind === "end" && stream.fed < stream.count && stream.queue !== undefined) this.#cluster?.feed(stream);
     else if (stream.queue !== undefined) onQueue(stream.queue);
     return true;
   }
@@ -665,155 +626,12 @@ export class LiveSession {
 
   /** A client `streamCancel` on an output: the stream ends `cancelled` with the client's reason. */
   async cancelOutput(stream: StreamState, reason: ClientCancelReason): Promise<void> {
-    if (this.remote) {
-      // The owner records the terminal; it reaches this attachment like any output.
-      await this.#peer?.forwardCancel(stream.streamId, reason);
+    if (this.#cluster?.remote === true) {
+      await this.#cluster.forwardCancel(stream, reason);
       return;
     }
     stream.producer?.abort(new Error("output cancelled"));
     await this.#producers.appendTerminal(stream, { kind: "cancelled", reason });
-  }
-
-  // ------------------------------------------------------------ cluster
-
-  /**
-   * Re-reads the session from the store after another node committed to it
-   * (cluster/cluster-peer.ts) and acts on what changed. The writer of each
-   * fact is its authority: a mirror takes outputs, the result and the finish
-   * from the store; everyone takes input counts and terminals that are ahead
-   * of its own. New streams are registered before any value naming them is
-   * handed on. The owner feeds input another node committed to the agent.
-   */
-  async syncFromStore(): Promise<void> {
-    const [record, streams] = await Promise.all([this.deps.store.getSession(this.sessionId), this.deps.store.listStreams(this.sessionId)]);
-    if (record === undefined) return;
-    if (this.role === "owner" && record.state === "finished" && !this.finished && this.#finishing === undefined) this.#finishedElsewhere();
-    const mirror = this.role === "mirror";
-    const outputs: StreamState[] = [];
-    const cancelledByServer: StreamState[] = [];
-    const fed: StreamState[] = [];
-    for (const stored of streams) {
-      let stream = this.#streams.get(stored.streamId);
-      if (stream === undefined) {
-        stream = new StreamState(stored);
-        this.#register(stream);
-        this.#nextOrdinal = Math.max(this.#nextOrdinal, stored.ordinal + 1);
-        if (stream.direction === "input") {
-          stream.fed = 0n;
-          if (this.#running) this.#openQueue(stream);
-        }
-      }
-      if (stream.direction === "output") {
-        if (mirror && (stored.count !== stream.count || stored.outputTerminal !== stream.outputTerminal)) {
-          stream.count = stored.count;
-          stream.outputTerminal = stored.outputTerminal;
-          outputs.push(stream);
-        }
-        continue;
-      }
-      if (stored.count > stream.count) stream.count = stored.count;
-      if (stream.inputTerminal === undefined && stored.inputTerminal !== undefined) {
-        stream.inputTerminal = stored.inputTerminal;
-        if (stored.inputTerminal.kind === "cancelled" && stored.inputTerminal.by === "server") cancelledByServer.push(stream);
-      }
-      if (!mirror && stream.queue !== undefined) fed.push(stream);
-    }
-    const hadResult = this.record.result !== undefined;
-    const wasFinished = this.finished;
-    this.record = mirror ? record : { ...this.record, generation: record.generation, sessionToken: record.sessionToken };
-    for (const stream of fed) void this.#feed(stream).catch((error: unknown) => this.#fail(error));
-    const sink = this.#attachment;
-    if (sink === undefined) return;
-    for (const stream of outputs) sink.outputAppended(stream);
-    for (const stream of cancelledByServer) {
-      const terminal = stream.inputTerminal;
-      if (terminal?.kind === "cancelled") sink.inputCancelledByServer(stream, terminal.reason);
-    }
-    if (!hadResult && this.record.result !== undefined) sink.resultCommitted();
-    if (!wasFinished && this.finished) sink.finished();
-  }
-
-  /**
-   * The store says another node finished this session while this node
-   * still runs it: this node's lease lapsed while it was alive (a stall
-   * longer than the TTL), and the node that claimed the session failed it.
-   * The agent here stops at once and records nothing more (the store would
-   * refuse it anyway); from now on this node follows the store as a mirror,
-   * so a client attached here gets the outcome the store holds.
-   */
-  #finishedElsewhere(): void {
-    this.deps.logger.warn("session finished by another node (this node's lease had lapsed): its invocation stops here", { event: "session.finished-elsewhere", session: this.sessionId });
-    this.#failing = true;
-    this.#running = false;
-    this.role = "mirror";
-    this.#invocationAbort.abort(new Error("the session was finished by another node"));
-    for (const stream of this.#streams.values()) stream.producer?.abort(new Error("the session was finished by another node"));
-  }
-
-  /** Owner: hands input that another node committed to the agent, as its queue makes room. */
-  async #feed(stream: StreamState): Promise<void> {
-    if (stream.feeding) return;
-    stream.feeding = true;
-    /** The commits last waited for when the store had nothing beyond `fed`. */
-    let waitedFor: Promise<void> | undefined;
-    try {
-      for (;;) {
-        const queue = stream.queue;
-        if (queue === undefined || queue.closed) return;
-        if (stream.fed >= stream.count) {
-          const terminal = stream.inputTerminal;
-          if (terminal === undefined) return;
-          if (terminal.kind === "end" || terminal.reason === "consumer-drop") queue.end();
-          else queue.cancel(terminal.reason);
-          return;
-        }
-        await queue.waitForSpace();
-        const chunks = await this.deps.store.readInput(stream.streamId, stream.fed, stream.count);
-        if (chunks.length === 0) {
-          // The count runs ahead of the store: chunks this node accepted while
-          // the feed was behind are still being committed. Wait for their
-          // commits and read again; if the store still has nothing after every
-          // commit begun so far, stop (the next accept or sync feeds again).
-          const pending = stream.inputCommitted;
-          if (pending === waitedFor) return;
-          waitedFor = pending;
-          await pending;
-          continue;
-        }
-        for (const chunk of chunks) {
-          await queue.waitForSpace();
-          if (queue.closed) return;
-          // Packed bytes may have been committed in other batches than the agent was fed: only the unfed suffix.
-          // (Read after the wait: nothing else hands this stream's items on while the feed is behind.)
-          if (chunk.sequence > stream.fed) break;
-          const item = chunk.sequence + chunk.itemCount <= stream.fed ? undefined : itemFrom(inputItemOf(stream, chunk), chunk.sequence, stream.fed);
-          if (item === undefined) continue;
-          const bytes = item.kind === "bytes" ? item.bytes.length : chunk.data.length;
-          this.permits.charge(bytes);
-          queue.push(item, bytes);
-          stream.fed = chunk.sequence + chunk.itemCount;
-          this.#peer?.consumed(stream.streamId, stream.fed);
-        }
-      }
-    } finally {
-      stream.feeding = false;
-    }
-  }
-
-  /**
-   * A resume, takeover or exact replay was committed at another node (or
-   * here): the local attachment is revoked unless it serves that generation
-   * and, for a replay, is the attachment named.
-   */
-  async #attachedElsewhere(generation: bigint, attachment: string | undefined): Promise<void> {
-    await this.syncFromStore();
-    const sink = this.#attachment;
-    if (sink === undefined) return this.#attachmentElsewhere();
-    if (sink.generation < generation || (attachment !== undefined && sink.attachmentId !== attachment)) {
-      this.#attachment = undefined;
-      sink.revoke();
-      this.#noLocalAttachment();
-    }
   }
 
   // ------------------------------------------------------------ execution

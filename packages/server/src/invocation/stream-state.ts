@@ -17,6 +17,14 @@ export type InputItem =
   | { readonly kind: "bytes"; readonly bytes: Uint8Array }
   | { readonly kind: "blob"; readonly blob: BinaryItem };
 
+/** The part of `item` (a chunk starting at `sequence`) from `from` on: for packed bytes a suffix, otherwise all or nothing. */
+export function itemFrom(item: InputItem, sequence: bigint, from: bigint): InputItem | undefined {
+  if (from <= sequence) return item;
+  if (item.kind !== "bytes") return undefined;
+  const skip = Number(from - sequence);
+  return skip >= item.bytes.length ? undefined : { kind: "bytes", bytes: item.bytes.subarray(skip) };
+}
+
 export class StreamState {
   readonly streamId: string;
   readonly ordinal: number;
