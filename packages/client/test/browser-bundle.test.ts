@@ -23,11 +23,13 @@ const entries = ENTRIES as Record<string, string>;
  * `client.connect(contract, …)`, the typed-contract entry point issue #18
  * names, became a client method; 37.0 KiB once issue #17's small-item fast
  * paths (the checked input item text, schema-value's plain-string shortcuts)
- * joined, when the budget went from 37 to 38 KiB; about 40% of it is
+ * joined, when the budget went from 37 to 38 KiB; 38.1 KiB once a cancel
+ * learnt to go again on a new connection when the server does not answer it,
+ * when the budget went from 38 to 39 KiB; about 40% of it is
  * @golem-stream/schema-value, which validates every received value against
  * its schema as protocol section 2 requires).
  */
-const BUDGET_GZIP_BYTES = 38 * 1024;
+const BUDGET_GZIP_BYTES = 39 * 1024;
 
 const nodeOnly = (inputs: readonly string[]): string[] => inputs.filter((input) => /node_modules\/(\.pnpm\/)?ws[@/]|ws-transport\.js$|^node:/.test(input));
 
