@@ -14,7 +14,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Keyring } from "@golem-stream/tokens";
-import { SqliteSessionStore, createDemoHost, createSessionServer, type NewStream, type OutputEvent } from "../src/index.js";
+import { SqliteSessionStore, createDemoHost, createSessionServer, type InputChunk, type Logger, type NewStream, type OutputEvent } from "../src/index.js";
 import { RawClient, TOKEN, demoStart, v } from "./helpers.js";
 
 /**
@@ -36,6 +36,15 @@ class FailingStore extends SqliteSessionStore {
     if (this.broken) return this.#refuse();
     return super.appendOutput(event, introduced);
   }
+  /** The input chunk at this sequence fails once. */
+  failInputAt: bigint | undefined;
+  override acceptInput(chunk: InputChunk, introduced: readonly NewStream[]): Promise<void> {
+    if (chunk.sequence === this.failInputAt) {
+      this.failInputAt = undefined;
+      return Promise.reject(new Error("disk I/O error"));
+    }
+    return super.acceptInput(chunk, introduced);
+  }
   override finish(sessionId: string, outcome: string, at: number): Promise<void> {
     if (this.broken) return this.#refuse();
     return super.finish(sessionId, outcome, at);
@@ -52,8 +61,17 @@ class FailingStore extends SqliteSessionStore {
 
 const dataDir = mkdtempSync(join(tmpdir(), "golem-stream-write-failure-"));
 const store = new FailingStore({ dataDir, synchronous: "normal" });
+/** Every error the server logs, by event. */
+const errors: string[] = [];
+const logger: Logger = {
+  info: () => undefined,
+  warn: () => undefined,
+  error: (_message, fields) => void errors.push(String(fields?.["event"])),
+  debug: () => undefined,
+};
 const server = createSessionServer({
   store,
+  logger,
   host: createDemoHost(),
   keyring: Keyring.generate("k1"),
   authenticator: (token) => (token === TOKEN ? { account: "acme", principal: "alice" } : undefined),
@@ -101,5 +119,23 @@ describe("an output write the store fails", () => {
     expect(messages.filter((m) => m.type === "outputStreamItem")).toHaveLength(10);
     expect(messages.find((m) => m.type === "outputStreamEnd")).toMatchObject({ sequence: 10n, outcome: { kind: "cancelled", reason: "invocation-failed" } });
     expect(messages.at(-1)).toMatchObject({ type: "invocationFinished", outcome: { kind: "failure", code: "invocation-failed" } });
+  });
+
+  it("an input write the store fails: the invocation fails, and the chunks refused behind it are not logged as errors one by one", async () => {
+    errors.length = 0;
+    store.failInputAt = 10n;
+    const client = await RawClient.connect(url);
+    client.send(demoStart("reverse", v.record(v.stream(randomUUID()))));
+    const accepted = await client.nextOf("invocationAccepted");
+    const channel = accepted.mappings[0]!.channel;
+    for (let i = 0; i < 200; i++) client.send({ type: "inputStreamItem", channel, sequence: BigInt(i), value: v.str(`item ${i}`) });
+    const { messages } = await client.all();
+    const acks = messages.filter((m) => m.type === "inputStreamAck");
+    expect(acks.every((m) => m.highestContiguousSequence <= 10n)).toBe(true);
+    const next = await RawClient.connect(url);
+    next.send({ type: "resumeAttach", attemptId: randomUUID(), operation: "takeover", outputCursors: [], sessionToken: accepted.sessionToken });
+    const replay = await next.all();
+    expect(replay.messages.at(-1)).toMatchObject({ type: "invocationFinished", outcome: { kind: "failure", code: "invocation-failed" } });
+    expect(errors.filter((event) => event === "attach.fault").length).toBeLessThanOrEqual(1);
   });
 });

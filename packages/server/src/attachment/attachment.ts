@@ -280,8 +280,14 @@ export class Attachment implements AttachmentSink {
   }
 
   #fault(error: unknown): void {
-    this.session.deps.logger.error("attachment failed", { event: "attach.fault", session: this.session.sessionId, error: String(error) });
-    if (this.#ended) return;
+    const logger = this.session.deps.logger;
+    const fields = { event: "attach.fault", session: this.session.sessionId, error: String(error) };
+    if (this.#ended) {
+      // Faults still arriving after it ended (chunks in flight behind the first, all refused) are news to nobody.
+      logger.debug?.("attachment failed", fields);
+      return;
+    }
+    logger.error("attachment failed", fields);
     this.#end("fault");
     void Promise.resolve()
       .then(() =>

@@ -20,6 +20,8 @@ import type { CursorPosition } from "../sessions/token-service.js";
 
 /** The mappings of an item that introduces no stream (most): one shared empty list. */
 const NO_MAPPINGS: readonly never[] = Object.freeze([]);
+/** The tokens of the streams an item introduces, when it introduces none (most): one shared empty list. */
+const NO_TOKENS: readonly string[] = Object.freeze([]);
 /** The streams a terminal introduces: none. */
 const NO_CHILDREN: readonly StreamState[] = Object.freeze([]);
 
@@ -182,7 +184,7 @@ export class OutputPumps {
    */
   #sendable(stream: StreamState, logged: OutputEvent, children: readonly StreamState[]): OutputEvent {
     if (logged.event !== "item") return logged;
-    const event = asSendable(logged, stream.elementKind, children.map((child) => child.token));
+    const event = asSendable(logged, stream.elementKind, children.length === 0 ? NO_TOKENS : children.map((child) => child.token));
     if (event !== logged) for (const child of children) this.#unexposed.add(child.streamId);
     return event;
   }

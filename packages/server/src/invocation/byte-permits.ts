@@ -126,7 +126,7 @@ export class BytePermits {
     this.#give(bytes);
     this.#counted -= bytes;
     this.#node?.release(bytes);
-    if (this.#counted === 0) for (const listener of this.#onDrained.splice(0)) listener();
+    if (this.#counted === 0 && this.#onDrained.length > 0) for (const listener of this.#onDrained.splice(0)) listener();
   }
 
   /** Gives back bytes taken with `chargeUncounted`. */

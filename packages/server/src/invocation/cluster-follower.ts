@@ -189,7 +189,8 @@ export class ClusterFollower {
     if (stored.count < stream.count) stream.count = stored.count;
     // The high-water is where the chunk starts and the input is open: the refusal was not about its position.
     if (stored.count === chunk.sequence && stored.inputTerminal === undefined) throw error;
-    throw new InputPositionConflict(`input chunk at ${chunk.sequence} does not continue the stream's committed high-water ${stored.count}`, { cause: error });
+    const why = stored.inputTerminal !== undefined ? `the input already ended at ${stored.count}` : `its committed high-water is ${stored.count}`;
+    throw new InputPositionConflict(`input chunk at ${chunk.sequence} does not continue the stream: ${why}`, { cause: error });
   }
 
   /**
