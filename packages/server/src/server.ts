@@ -117,7 +117,11 @@ export interface SessionServer {
   attach(server: Server): void;
   /** New tokens use the new keyring's active key; its verify-only keys keep old tokens valid. */
   rotateKeyring(keyring: Keyring): void;
-  /** Closes every connection and stops every invocation (they fail on the next start). */
+  /**
+   * Stops every invocation (they fail on the next start) and closes every
+   * connection with 1001 (going away), dropping those that do not answer
+   * within a second; messages arriving meanwhile are not taken.
+   */
   close(): Promise<void>;
   /**
    * Graceful stop (SIGTERM): refuses new connections with `overloaded`
@@ -482,7 +486,10 @@ class NodeSessionServer implements SessionServer {
     const transport = new WsTransport(ws, this.#limits.sendHighWaterBytes, socket, () => observer.backpressure("socket-buffer"), this.#envelopes);
     const connection = new Connection(transport, caller, this.#runtime);
     observer.connectionOpened();
-    ws.on("message", (data: RawData, isBinary: boolean) => connection.receive(toBytes(data, isBinary), isBinary));
+    ws.on("message", (data: RawData, isBinary: boolean) => {
+      // While the server closes, nothing more is taken (the runtime is shut down); it was never ACKed.
+      if (!this.#closing) connection.receive(toBytes(data, isBinary), isBinary);
+    });
     ws.on("close", () => {
       observer.connectionClosed();
       connection.transportClosed();
@@ -497,7 +504,7 @@ class NodeSessionServer implements SessionServer {
     if (this.#heartbeat !== undefined) clearInterval(this.#heartbeat);
     if (this.#orphanClaims !== undefined) clearInterval(this.#orphanClaims);
     this.#runtime.shutdown();
-    for (const client of this.#wss.clients) client.terminate();
+    await closeClients(this.#wss.clients);
     await new Promise<void>((resolve) => this.#wss.close(() => resolve()));
     for (const { server, upgrade, request } of this.#attached.splice(0)) {
       server.off("upgrade", upgrade);
@@ -509,6 +516,32 @@ class NodeSessionServer implements SessionServer {
       await new Promise<void>((resolve) => owned.close(() => resolve()));
     }
   }
+}
+
+/**
+ * How long `close()` waits for clients to answer its close frame (1001, going
+ * away) before it drops the ones that did not: a client told the server is
+ * going away reconnects at once, one that only sees the connection vanish
+ * (1006) may first wait out its own timeouts.
+ */
+const CLOSE_GRACE_MS = 1_000;
+
+/** Closes every socket with 1001; those that do not complete the close within `CLOSE_GRACE_MS` are dropped. */
+async function closeClients(clients: Iterable<WebSocket>): Promise<void> {
+  const closing = [...clients].map(
+    (client) =>
+      new Promise<void>((resolve) => {
+        if (client.readyState === client.CLOSED) return resolve();
+        client.once("close", () => resolve());
+        client.close(1001, "server shutting down");
+      }),
+  );
+  if (closing.length === 0) return;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const grace = new Promise<void>((resolve) => (timer = setTimeout(resolve, CLOSE_GRACE_MS)));
+  await Promise.race([Promise.all(closing), grace]);
+  clearTimeout(timer);
+  for (const client of clients) client.terminate();
 }
 
 /** The request target as a URL, or undefined when it does not parse. */
