@@ -237,6 +237,8 @@ export class ClusterFollower {
       if (stream.direction === "output") {
         if (mirror && (stored.count !== stream.count || stored.outputTerminal !== stream.outputTerminal)) {
           stream.count = stored.count;
+          // Read from the store: committed (a terminal this node records after a claim continues it).
+          stream.outputCommitted = stored.count;
           stream.outputTerminal = stored.outputTerminal;
           outputs.push(stream);
         }

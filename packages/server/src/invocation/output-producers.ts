@@ -74,6 +74,8 @@ export class OutputProducers {
   readonly #idleWaiters: (() => void)[] = [];
   /** Events handed to the store whose commit has not settled yet. */
   #inFlight = 0;
+  /** The store refused an event: counts may run ahead of what it has (see `appendTerminal`). */
+  #writeFailed = false;
   readonly #settledWaiters: (() => void)[] = [];
 
   constructor(host: ProducerHost) {
@@ -92,16 +94,16 @@ export class OutputProducers {
    * store (the store commits in call order). Synchronous up to the store
    * call, so no item can slip in between the check and the terminal.
    *
-   * With nothing in flight, the store's count is known, and the terminal
-   * goes there: after a failed write (the invocation then fails, see
-   * `settled`) the items the store refused are not part of the stream, and
-   * a terminal after them would be refused too. A terminal the store
+   * After a failed write (the invocation then fails, see `settled`), once
+   * nothing is in flight, the terminal goes where the store's stream ends:
+   * the items the store refused are not part of the stream, and a terminal
+   * after them would be refused too. A terminal the store
    * refuses leaves the stream open, so recording the failure can try again.
    */
   async appendTerminal(stream: StreamState, outcome: OutputOutcome): Promise<void> {
     if (stream.outputTerminal) return;
     stream.outputTerminal = true;
-    if (this.#inFlight === 0) stream.count = stream.outputCommitted;
+    if (this.#writeFailed && this.#inFlight === 0) stream.count = stream.outputCommitted;
     const event: OutputEvent = {
       event: "terminal",
       streamId: stream.streamId,
@@ -227,6 +229,7 @@ export class OutputProducers {
         },
         (error: unknown) => {
           this.#uncommitted.release(permit);
+          this.#writeFailed = true;
           this.#settle();
           this.#host.fail(error);
         },
