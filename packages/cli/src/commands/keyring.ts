@@ -1,12 +1,15 @@
 /**
- * `golem-stream keyring list | rotate | drop`: the signing keys of a `serve`
- * data directory (`keyring.json`), or of the keyring file `--keyring` names
- * (the one a cluster's nodes share). Key ids are printed, secrets never. The
- * server reads the file when it starts, so a change takes effect at the next
- * `serve`; sessions survive that restart.
+ * `golem-stream keyring list | rotate | activate | drop`: the signing keys of
+ * a `serve` data directory (`keyring.json`), or of the keyring file
+ * `--keyring` names (the one a cluster's nodes share). Key ids are printed,
+ * secrets never. The server reads the file when it starts, so a change takes
+ * effect at the next `serve`; sessions survive that restart. A cluster's
+ * nodes restart one by one, so a cluster rotates in two steps (`rotate
+ * --staged`, then `activate`): every node verifies a key before any signs
+ * with it.
  */
 import { join, resolve } from "node:path";
-import type { Keyring } from "@golem-stream/tokens";
+import type { KeyRole, Keyring } from "@golem-stream/tokens";
 import { canonicalJson } from "@golem-stream/wire";
 import { removeStaleTemporaries, replaceFileAtomically } from "../checkpoint/atomic-file.js";
 import { EXIT, usageError } from "../exit-codes.js";
@@ -39,38 +42,68 @@ async function save(path: string, keyring: Keyring): Promise<void> {
 export async function runKeyringList(options: KeyringOptions & { readonly json: boolean }, io: CliIo): Promise<ExitCode> {
   const { keyring } = await load(options, io);
   if (options.json) {
-    const keys = keyring.keyIds.map((id) => ({ id, verifyOnly: keyring.isVerifyOnly(id) }));
+    const keys = keyring.keyIds.map((id) => ({ id, role: roleOf(keyring, id), verifyOnly: keyring.isVerifyOnly(id) }));
     io.stdout.write(`${canonicalJson({ active: keyring.activeKeyId, keys })}\n`);
   } else {
-    for (const id of keyring.keyIds) io.stdout.write(`${id}\t${keyring.isVerifyOnly(id) ? "verify-only" : "active"}\n`);
+    for (const id of keyring.keyIds) io.stdout.write(`${id}\t${roleOf(keyring, id)}\n`);
   }
   return EXIT.success;
 }
 
-export async function runKeyringRotate(options: KeyringOptions & { readonly keyId?: string }, io: CliIo): Promise<ExitCode> {
-  const { path, keyring } = await load(options, io);
-  let rotated: Keyring;
+function roleOf(keyring: Keyring, keyId: string): KeyRole {
+  const role = keyring.roleOf(keyId);
+  if (role === undefined) throw new Error(`keyring.roleOf(${keyId}) of one of its own keys is undefined`);
+  return role;
+}
+
+/** Runs a keyring change, turning the library's refusal into a usage error that says what was refused. */
+function change(what: string, make: () => Keyring): Keyring {
   try {
-    rotated = options.keyId === undefined ? keyring.rotate() : keyring.rotate(options.keyId);
+    return make();
   } catch (error) {
-    throw usageError(`cannot rotate: ${error instanceof Error ? error.message : String(error)}`, error);
+    throw usageError(`cannot ${what}: ${error instanceof Error ? error.message : String(error)}`, error);
   }
+}
+
+export async function runKeyringRotate(options: KeyringOptions & { readonly keyId?: string; readonly staged: boolean }, io: CliIo): Promise<ExitCode> {
+  const { path, keyring } = await load(options, io);
+  const { keyId } = options;
+  if (options.staged) {
+    const staged = change("stage a key", () => (keyId === undefined ? keyring.stage() : keyring.stage(keyId)));
+    await save(path, staged);
+    const newKeyId = staged.stagedKeyIds[0] ?? "";
+    io.stdout.write(
+      `${newKeyId}\tstaged (new: verifies tokens, signs none yet)\n${keyring.activeKeyId}\tactive\n` +
+        "Restart `golem-stream serve` (in a cluster: copy this file to every node and restart each), then\n" +
+        `\`golem-stream keyring activate ${newKeyId}\`, copy and restart each again.\n`,
+    );
+    return EXIT.success;
+  }
+  const rotated = change("rotate", () => (keyId === undefined ? keyring.rotate() : keyring.rotate(keyId)));
   await save(path, rotated);
   io.stdout.write(
     `${rotated.activeKeyId}\tactive (new)\n${keyring.activeKeyId}\tverify-only (was active)\n` +
-      "Restart `golem-stream serve` to sign new tokens with it; tokens signed before keep verifying.\n",
+      "Restart `golem-stream serve` to sign new tokens with it; tokens signed before keep verifying.\n" +
+      "In a cluster use `rotate --staged` then `activate` instead: a node still on the old file refuses the new key's tokens.\n",
+  );
+  return EXIT.success;
+}
+
+export async function runKeyringActivate(keyId: string, options: KeyringOptions, io: CliIo): Promise<ExitCode> {
+  const { path, keyring } = await load(options, io);
+  const activated = change(`activate ${keyId}`, () => keyring.activate(keyId));
+  await save(path, activated);
+  io.stdout.write(
+    `${keyId}\tactive (was ${roleOf(keyring, keyId)})\n${keyring.activeKeyId}\tverify-only (was active)\n` +
+      "Restart `golem-stream serve` (in a cluster: copy this file to every node and restart each) to sign new tokens with it.\n" +
+      `Drop ${keyring.activeKeyId} only once --retention has passed since the last node restarted: sessions keep their stream tokens' key.\n`,
   );
   return EXIT.success;
 }
 
 export async function runKeyringDrop(keyId: string, options: KeyringOptions, io: CliIo): Promise<ExitCode> {
   const { path, keyring } = await load(options, io);
-  let dropped: Keyring;
-  try {
-    dropped = keyring.withoutKey(keyId);
-  } catch (error) {
-    throw usageError(`cannot drop ${keyId}: ${error instanceof Error ? error.message : String(error)}`, error);
-  }
+  const dropped = change(`drop ${keyId}`, () => keyring.withoutKey(keyId));
   await save(path, dropped);
   io.stdout.write(`dropped ${keyId}: once \`golem-stream serve\` restarts, tokens it signed no longer verify.\n`);
   return EXIT.success;
