@@ -230,10 +230,13 @@ it("rolling keyring rotation (rotate --staged, copy, restart each; activate, cop
   expect(await moveCall(a, b)).toBe(original);
   b = await restart(b, fileB, "node-b");
   expect(await keyring("list")).toBe(`${original}\tactive\nk-next\tstaged\n`);
+  // Each node's banner says which step it has reached.
+  expect(b.running.stdout().toString()).toMatch(new RegExp(`^signing key ${original}; staged k-next [(]verifies, signs once activated[)]$`, "m"));
 
   // Step 2: activate, restart A only: A signs with k-next, B (staged file) verifies it, and the reverse.
   await keyring("activate", "k-next");
   a = await restart(a, fileA, "node-a");
+  expect(a.running.stdout().toString()).toMatch(new RegExp(`^signing key k-next; verify-only ${original}$`, "m"));
   expect(await moveCall(a, b)).toBe("k-next");
   expect(await moveCall(b, a)).toBe(original);
   // The reviewer's case: calls through a balancer whose connections are cut, moving between A and B.

@@ -96,7 +96,8 @@ export async function runKeyringActivate(keyId: string, options: KeyringOptions,
   io.stdout.write(
     `${keyId}\tactive (was ${roleOf(keyring, keyId)})\n${keyring.activeKeyId}\tverify-only (was active)\n` +
       "Restart `golem-stream serve` (in a cluster: copy this file to every node and restart each) to sign new tokens with it.\n" +
-      `Drop ${keyring.activeKeyId} only once --retention has passed since the last node restarted: sessions keep their stream tokens' key.\n`,
+      `Keep ${keyring.activeKeyId} until every invocation started before the last node restarted has finished and --retention has\n` +
+        "passed: a session's stream tokens keep its key for the session's whole life.\n",
   );
   return EXIT.success;
 }
