@@ -56,56 +56,73 @@ function roleOf(keyring: Keyring, keyId: string): KeyRole {
   return role;
 }
 
-/** Runs a keyring change, turning the library's refusal into a usage error that says what was refused. */
-function change(what: string, make: () => Keyring): Keyring {
+/**
+ * Loads the keyring, changes it, saves it and prints `report(before, after)`. The library's
+ * refusal of the change becomes a usage error that says what was refused; the file is left as it was.
+ */
+async function update(
+  options: KeyringOptions,
+  io: CliIo,
+  what: string,
+  make: (keyring: Keyring) => Keyring,
+  report: (before: Keyring, after: Keyring) => string,
+): Promise<ExitCode> {
+  const { path, keyring } = await load(options, io);
+  let changed: Keyring;
   try {
-    return make();
+    changed = make(keyring);
   } catch (error) {
     throw usageError(`cannot ${what}: ${error instanceof Error ? error.message : String(error)}`, error);
   }
+  await save(path, changed);
+  io.stdout.write(report(keyring, changed));
+  return EXIT.success;
 }
 
 export async function runKeyringRotate(options: KeyringOptions & { readonly keyId?: string; readonly staged: boolean }, io: CliIo): Promise<ExitCode> {
-  const { path, keyring } = await load(options, io);
   const { keyId } = options;
   if (options.staged) {
-    const staged = change("stage a key", () => (keyId === undefined ? keyring.stage() : keyring.stage(keyId)));
-    await save(path, staged);
-    const newKeyId = staged.stagedKeyIds[0] ?? "";
-    io.stdout.write(
-      `${newKeyId}\tstaged (new: verifies tokens, signs none yet)\n${keyring.activeKeyId}\tactive\n` +
+    return update(options, io, "stage a key", (keyring) => (keyId === undefined ? keyring.stage() : keyring.stage(keyId)), (before, after) => {
+      const newKeyId = after.stagedKeyIds[0] ?? "";
+      return (
+        `${newKeyId}\tstaged (new: verifies tokens, signs none yet)\n${before.activeKeyId}\tactive\n` +
         "Restart `golem-stream serve` (in a cluster: copy this file to every node and restart each), then\n" +
-        `\`golem-stream keyring activate ${newKeyId}\`, copy and restart each again.\n`,
-    );
-    return EXIT.success;
+        `\`golem-stream keyring activate ${newKeyId}\`, copy and restart each again.\n`
+      );
+    });
   }
-  const rotated = change("rotate", () => (keyId === undefined ? keyring.rotate() : keyring.rotate(keyId)));
-  await save(path, rotated);
-  io.stdout.write(
-    `${rotated.activeKeyId}\tactive (new)\n${keyring.activeKeyId}\tverify-only (was active)\n` +
+  return update(
+    options,
+    io,
+    "rotate",
+    (keyring) => (keyId === undefined ? keyring.rotate() : keyring.rotate(keyId)),
+    (before, after) =>
+      `${after.activeKeyId}\tactive (new)\n${before.activeKeyId}\tverify-only (was active)\n` +
       "Restart `golem-stream serve` to sign new tokens with it; tokens signed before keep verifying.\n" +
       "In a cluster use `rotate --staged` then `activate` instead: a node still on the old file refuses the new key's tokens.\n",
   );
-  return EXIT.success;
 }
 
 export async function runKeyringActivate(keyId: string, options: KeyringOptions, io: CliIo): Promise<ExitCode> {
-  const { path, keyring } = await load(options, io);
-  const activated = change(`activate ${keyId}`, () => keyring.activate(keyId));
-  await save(path, activated);
-  io.stdout.write(
-    `${keyId}\tactive (was ${roleOf(keyring, keyId)})\n${keyring.activeKeyId}\tverify-only (was active)\n` +
+  return update(
+    options,
+    io,
+    `activate ${keyId}`,
+    (keyring) => keyring.activate(keyId),
+    (before) =>
+      `${keyId}\tactive (was ${roleOf(before, keyId)})\n${before.activeKeyId}\tverify-only (was active)\n` +
       "Restart `golem-stream serve` (in a cluster: copy this file to every node and restart each) to sign new tokens with it.\n" +
-      `Keep ${keyring.activeKeyId} until every invocation started before the last node restarted has finished and --retention has\n` +
-        "passed: a session's stream tokens keep its key for the session's whole life.\n",
+      `Keep ${before.activeKeyId} until every invocation started before the last node restarted has finished and --retention has\n` +
+      "passed: a session's stream tokens keep its key for the session's whole life.\n",
   );
-  return EXIT.success;
 }
 
 export async function runKeyringDrop(keyId: string, options: KeyringOptions, io: CliIo): Promise<ExitCode> {
-  const { path, keyring } = await load(options, io);
-  const dropped = change(`drop ${keyId}`, () => keyring.withoutKey(keyId));
-  await save(path, dropped);
-  io.stdout.write(`dropped ${keyId}: once \`golem-stream serve\` restarts, tokens it signed no longer verify.\n`);
-  return EXIT.success;
+  return update(
+    options,
+    io,
+    `drop ${keyId}`,
+    (keyring) => keyring.withoutKey(keyId),
+    () => `dropped ${keyId}: once \`golem-stream serve\` restarts, tokens it signed no longer verify.\n`,
+  );
 }
