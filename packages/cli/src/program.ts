@@ -511,7 +511,8 @@ ${EXIT_HELP}`,
       `
 The server reads keyring.json when it starts: restart \`golem-stream serve\` after a change (sessions
 survive it). Rotate to sign new tokens with a fresh key; tokens signed before keep verifying as long
-as their key stays. Drop an old key only once --retention has passed since the rotation.
+as their key stays. Drop an old key only once every invocation started while it was active has
+finished and --retention has passed since (a session's stream tokens keep its key for its life).
 
 Examples:
   $ golem-stream keyring list
@@ -525,7 +526,7 @@ two steps; no call fails on the way:
       copy the file to every node, restart each: all verify k-2027, none signs with it
   $ golem-stream keyring activate k-2027 --keyring keyring.json
       copy the file to every node, restart each: k-2027 signs, the old key verifies
-  $ golem-stream keyring drop k-2026 --keyring keyring.json     # after --retention; copy, restart`,
+  $ golem-stream keyring drop k-2026 --keyring keyring.json     # later (above); copy, restart each`,
     );
   const dataDirOption = () =>
     new Option("--data-dir <dir>", "the serve data directory (default: $XDG_STATE_HOME/golem-stream or ~/.local/state/golem-stream)");
