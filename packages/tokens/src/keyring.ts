@@ -49,8 +49,9 @@ export interface KeyringKeyInit {
   readonly staged?: boolean | undefined;
 }
 
-/** What a key does: signs new tokens, waits to (verifies only), or signed before (verifies only). */
-export type KeyRole = "active" | "staged" | "verify-only";
+
+/** What a key does in a keyring (`Keyring.roleOf`). */
+export type KeyRole = NonNullable<ReturnType<Keyring["roleOf"]>>;
 
 /** Keyring file versions `fromJSON` reads; `exportKeyringJson` writes 2 only when a key is staged. */
 export const KEYRING_FILE_VERSIONS = [1, 2] as const;
@@ -194,8 +195,13 @@ export class Keyring {
     return new Keyring({ active: this.activeKeyId, keys: this.#keyInits().filter((key) => key.id !== keyId) });
   }
 
-  /** What `keyId` does in this keyring, or undefined when it names no key. */
-  roleOf(keyId: string): KeyRole | undefined {
+  /**
+   * What `keyId` does in this keyring: signs new tokens (`active`), waits to
+   * (`staged`, verifies only) or signed before (`verify-only`); undefined when
+   * it names no key. (Spelled out rather than named: packages that re-export
+   * Keyring need not re-export another type.)
+   */
+  roleOf(keyId: string): "active" | "staged" | "verify-only" | undefined {
     if (!this.has(keyId)) return undefined;
     if (keyId === this.activeKeyId) return "active";
     return this.stagedKeyIds.includes(keyId) ? "staged" : "verify-only";
