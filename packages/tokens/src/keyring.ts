@@ -49,7 +49,6 @@ export interface KeyringKeyInit {
   readonly staged?: boolean | undefined;
 }
 
-
 /** What a key does in a keyring (`Keyring.roleOf`). */
 export type KeyRole = NonNullable<ReturnType<Keyring["roleOf"]>>;
 
