@@ -13,6 +13,19 @@ import { usageError } from "./exit-codes.js";
 
 export const KEYRING_FILE = "keyring.json";
 
+/**
+ * One line naming the key that signs and the others by role (key ids are not secret), so an
+ * operator rolling a rotation through a cluster sees which step each node has reached.
+ */
+export function describeKeyRoles(keyring: Keyring): string {
+  const others = (role: "staged" | "verify-only") => keyring.keyIds.filter((id) => keyring.roleOf(id) === role);
+  const rest = [
+    ...(others("staged").length === 0 ? [] : [`staged ${others("staged").join(", ")} (verifies, signs once activated)`]),
+    ...(others("verify-only").length === 0 ? [] : [`verify-only ${others("verify-only").join(", ")}`]),
+  ];
+  return `signing key ${keyring.activeKeyId}${rest.length === 0 ? "" : `; ${rest.join("; ")}`}`;
+}
+
 /** Reads `path` as a keyring; undefined when it does not exist. Never quotes the file (it holds secrets). */
 export async function readKeyringFile(path: string): Promise<Keyring | undefined> {
   let text: string;

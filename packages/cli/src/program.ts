@@ -397,8 +397,9 @@ those origins. Without it, browser pages cannot authenticate. Details: docs/prot
 
 Cluster mode: every serve started with the same --store (a PostgreSQL database) and the same keyring
 (--keyring, a copy of one file on every machine) and accepting the same tokens is a node of one
-cluster. Put a load balancer in front; a client may start, resume or take over at any node. The
-password may be in the URL or in $PGPASSWORD; it is never printed. On SIGTERM or SIGINT a node
+cluster. Put a load balancer in front; a client may start, resume or take over at any node. To
+change the keys, rotate in two steps (keyring rotate --staged, then keyring activate; see keyring
+--help), rolling each out to every node. The password may be in the URL or in $PGPASSWORD; it is never printed. On SIGTERM or SIGINT a node
 drains: it refuses new connections (overloaded), detaches its clients (they resume at another node),
 lets the invocations it runs finish until --drain-timeout, fails the rest, leaves the cluster and
 exits 0. A second signal stops it at once. Without --store (SQLite), a stop is immediate, as there
@@ -502,13 +503,16 @@ ${EXIT_HELP}`,
 
   const keyring = program
     .command("keyring")
-    .description("The signing keys of a serve data directory (keyring.json) or of a --keyring file: list, rotate, drop. Secrets are never printed.")
+    .description(
+      "The signing keys of a serve data directory (keyring.json) or of a --keyring file: list, rotate, activate, drop. Secrets are never printed.",
+    )
     .addHelpText(
       "after",
       `
 The server reads keyring.json when it starts: restart \`golem-stream serve\` after a change (sessions
 survive it). Rotate to sign new tokens with a fresh key; tokens signed before keep verifying as long
-as their key stays. Drop an old key only once --retention has passed since the rotation.
+as their key stays. Drop an old key only once every invocation started while it was active has
+finished and --retention has passed since (a session's stream tokens keep its key for its life).
 
 Examples:
   $ golem-stream keyring list
@@ -516,15 +520,20 @@ Examples:
   $ golem-stream keyring drop k-1a2b3c4d --data-dir ./state
   $ golem-stream keyring list --keyring /etc/golem/keyring.json   # a cluster's shared file
 
-A cluster's nodes each read their copy of the --keyring file: after a change, copy it to every node
-and restart them all; until then, tokens signed with a new key verify only at restarted nodes.`,
+A cluster's nodes each read their copy of the --keyring file and restart one at a time, so rotate in
+two steps; no call fails on the way:
+  $ golem-stream keyring rotate --staged --key-id k-2027 --keyring keyring.json
+      copy the file to every node, restart each: all verify k-2027, none signs with it
+  $ golem-stream keyring activate k-2027 --keyring keyring.json
+      copy the file to every node, restart each: k-2027 signs, the old key verifies
+  $ golem-stream keyring drop k-2026 --keyring keyring.json     # later (above); copy, restart each`,
     );
   const dataDirOption = () =>
     new Option("--data-dir <dir>", "the serve data directory (default: $XDG_STATE_HOME/golem-stream or ~/.local/state/golem-stream)");
   const keyringOption = () => new Option("--keyring <file>", "a keyring file (serve --keyring) instead of the data directory's").conflicts("dataDir");
   keyring
     .command("list")
-    .description("Show the key ids and which one signs new tokens.")
+    .description("Show each key id and its role: active (signs new tokens), staged (verifies, signs once activated) or verify-only.")
     .addOption(dataDirOption())
     .addOption(keyringOption())
     .option("--json", "print them as JSON", false)
@@ -534,13 +543,24 @@ and restart them all; until then, tokens signed with a new key verify only at re
     });
   keyring
     .command("rotate")
-    .description("Add a fresh active key; the current one becomes verify-only.")
+    .description("Add a fresh active key; the current one becomes verify-only. With --staged, add it staged instead (a cluster's first step).")
     .addOption(dataDirOption())
     .addOption(keyringOption())
     .option("--key-id <id>", "id of the new key (default: a random one)")
-    .action(async (options: { dataDir?: string; keyring?: string; keyId?: string }) => {
+    .option("--staged", "add the key staged: it verifies tokens but signs none until `keyring activate`", false)
+    .action(async (options: { dataDir?: string; keyring?: string; keyId?: string; staged: boolean }) => {
       const { runKeyringRotate } = await import("./commands/keyring.js");
       setExitCode(await runKeyringRotate(options, io));
+    });
+  keyring
+    .command("activate")
+    .description("Make a staged (or verify-only) key the one that signs new tokens; the current one becomes verify-only.")
+    .argument("<key-id>", "the key to activate")
+    .addOption(dataDirOption())
+    .addOption(keyringOption())
+    .action(async (keyId: string, options: { dataDir?: string; keyring?: string }) => {
+      const { runKeyringActivate } = await import("./commands/keyring.js");
+      setExitCode(await runKeyringActivate(keyId, options, io));
     });
   keyring
     .command("drop")

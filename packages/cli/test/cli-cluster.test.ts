@@ -5,12 +5,14 @@
  * and one token. A CLI crashed at one node resumes at the other; a node
  * drained by SIGTERM lets its invocation finish (or fails it at the
  * deadline) and exits 0 while the client, through a round-robin balancer,
- * continues at the other node; bad store URLs are refused up front.
+ * continues at the other node; bad store URLs are refused up front; a
+ * rolling keyring rotation (staged, then activated, node by node) never
+ * fails a call that moves between nodes.
  *
  * PostgreSQL that cannot start fails every test here with the reason: these
  * tests never skip.
  */
-import { existsSync } from "node:fs";
+import { copyFileSync, existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
 import { startLocalPostgres, type LocalPostgres } from "@golem-stream/store-postgres/local";
@@ -178,3 +180,84 @@ it("keyring list/rotate work on a --keyring file, and refuse --keyring with --da
   server.running.child.kill("SIGTERM");
   expect((await server.running.done).code).toBe(EXIT.success);
 }, 30_000);
+
+it("rolling keyring rotation (rotate --staged, copy, restart each; activate, copy, restart each): calls moving between a node on the activated file and one on the staged file never fail invalid-token", async () => {
+  const { url } = await freshStore();
+  // Two machines, each with its own copy of the keyring file.
+  const fileA = join(scratchDir(), "keyring.json");
+  const fileB = join(scratchDir(), "keyring.json");
+  let a = await node(url, fileA, "node-a");
+  copyFileSync(fileA, fileB);
+  let b = await node(url, fileB, "node-b");
+  const restart = async (server: ServerProcess, file: string, nodeId: string): Promise<ServerProcess> => {
+    server.running.child.kill("SIGTERM");
+    expect((await server.running.done).code).toBe(EXIT.success);
+    return node(url, file, nodeId);
+  };
+  const keyring = async (...args: string[]): Promise<string> => {
+    const result = await run(["keyring", ...args, "--keyring", fileA]);
+    expect(result.stderr).toBe("");
+    expect(result.code).toBe(EXIT.success);
+    return result.stdout.toString();
+  };
+  const original = (JSON.parse(await keyring("list", "--json")) as { active: string }).active;
+  const sessionKeyOf = async (checkpoint: string): Promise<string> => {
+    const { sessionToken } = JSON.parse(readFileSync(checkpoint, "utf8")) as { sessionToken: string };
+    return (JSON.parse((await run(["token", "inspect", sessionToken, "--json"])).stdout.toString()) as { keyId: string }).keyId;
+  };
+  /**
+   * Starts a call at `from`, kills its client after a few items and resumes it at `to`: every item
+   * arrives. Returns the key that signed the session token `from` issued.
+   */
+  const moveCall = async (from: ServerProcess, to: ServerProcess): Promise<string> => {
+    const checkpoint = join(scratchDir(), "count.ckpt");
+    const invoked = start([...countArgs(40, 50), "--checkpoint", checkpoint, "--checkpoint-interval", "0"], { env: from.env });
+    await waitFor(invoked, () => itemsOf(invoked.stdout(), "$").length >= 5, "five items arrived");
+    invoked.child.kill("SIGKILL");
+    const before = itemsOf((await invoked.done).stdout, "$");
+    const signedBy = await sessionKeyOf(checkpoint);
+    const resumed = await run(["resume", checkpoint], { env: to.env });
+    expect(resumed.stderr).toBe("");
+    expect(resumed.code).toBe(EXIT.success);
+    expect([...new Set([...before, ...itemsOf(resumed.stdout, "$")])]).toEqual(range(40));
+    return signedBy;
+  };
+
+  // Step 1: stage, copy, restart each. A restarted on the staged file and B not yet both sign with the old key.
+  await keyring("rotate", "--staged", "--key-id", "k-next");
+  copyFileSync(fileA, fileB);
+  a = await restart(a, fileA, "node-a");
+  expect(await moveCall(a, b)).toBe(original);
+  b = await restart(b, fileB, "node-b");
+  expect(await keyring("list")).toBe(`${original}\tactive\nk-next\tstaged\n`);
+  // Each node's banner says which step it has reached.
+  expect(b.running.stdout().toString()).toMatch(new RegExp(`^signing key ${original}; staged k-next [(]verifies, signs once activated[)]$`, "m"));
+
+  // Step 2: activate, restart A only: A signs with k-next, B (staged file) verifies it, and the reverse.
+  await keyring("activate", "k-next");
+  a = await restart(a, fileA, "node-a");
+  expect(a.running.stdout().toString()).toMatch(new RegExp(`^signing key k-next; verify-only ${original}$`, "m"));
+  expect(await moveCall(a, b)).toBe("k-next");
+  expect(await moveCall(b, a)).toBe(original);
+  // The reviewer's case: calls through a balancer whose connections are cut, moving between A and B.
+  const balancer = await startBalancer([a.url, b.url]);
+  balancers.push(balancer);
+  const invoked = start(countArgs(30, 60), { env: { GOLEM_STREAM_URL: balancer.url, GOLEM_STREAM_TOKEN: TOKEN } });
+  for (let cuts = 0; cuts < 4; cuts++) {
+    const connection = await balancer.until((connections) => connections.find((c) => c.websocket && c.open && !c.cut));
+    const seen = itemsOf(invoked.stdout(), "$").length;
+    await waitFor(invoked, () => itemsOf(invoked.stdout(), "$").length > seen, "an item arrived after the last cut");
+    balancer.cut(connection);
+  }
+  const done = await invoked.done;
+  expect(done.stderr).not.toMatch(/invalid-token/);
+  expect(done.code).toBe(EXIT.success);
+  expect(itemsOf(done.stdout, "$")).toEqual(range(30));
+  const served = new Set(balancer.connections.filter((c) => c.websocket).map((c) => c.upstream));
+  expect(served).toEqual(new Set([0, 1]));
+
+  // Finish: copy the activated file to B and restart it; A's k-next session resumes there too.
+  copyFileSync(fileA, fileB);
+  b = await restart(b, fileB, "node-b");
+  expect(await moveCall(a, b)).toBe("k-next");
+}, 90_000);

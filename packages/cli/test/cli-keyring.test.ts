@@ -35,7 +35,7 @@ const sessionTokenOf = (checkpoint: string): string => (JSON.parse(readFileSync(
 const listed = async (dataDir: string) => {
   const result = await run(["keyring", "list", "--data-dir", dataDir, "--json"]);
   expect(result.code).toBe(EXIT.success);
-  return JSON.parse(result.stdout.toString("utf8")) as { active: string; keys: { id: string; verifyOnly: boolean }[] };
+  return JSON.parse(result.stdout.toString("utf8")) as { active: string; keys: { id: string; role: string; verifyOnly: boolean }[] };
 };
 
 it("rotate keeps old tokens valid and signs new ones with the new key; drop invalidates the old key's tokens", async () => {
@@ -53,8 +53,8 @@ it("rotate keeps old tokens valid and signs new ones with the new key; drop inva
   expect(await listed(dataDir)).toEqual({
     active: "k-second",
     keys: [
-      { id: "k-second", verifyOnly: false },
-      { id: original, verifyOnly: true },
+      { id: "k-second", role: "active", verifyOnly: false },
+      { id: original, role: "verify-only", verifyOnly: true },
     ],
   });
   const file = join(dataDir, "keyring.json");
@@ -76,6 +76,60 @@ it("rotate keeps old tokens valid and signs new ones with the new key; drop inva
   expect(refused.code).toBe(EXIT.rejected);
   expect(refused.stderr).toMatch(/invalid-token/);
   expect((await run(["resume", after], { env: third.env })).code).toBe(EXIT.success);
+});
+
+it("rotate --staged adds a key that verifies but signs nothing; activate makes it sign; list shows each role", async () => {
+  const dataDir = join(scratchDir(), "state");
+  const scratch = scratchDir();
+  await stop(await serve(dataDir));
+  const original = (await listed(dataDir)).active;
+
+  const staged = await run(["keyring", "rotate", "--staged", "--key-id", "k-next", "--data-dir", dataDir]);
+  expect(staged.stderr).toBe("");
+  expect(staged.code).toBe(EXIT.success);
+  expect(staged.stdout.toString("utf8")).toMatch(new RegExp(`^k-next\tstaged .*\n${original}\tactive\n[^]*keyring activate k-next`));
+  expect(await listed(dataDir)).toEqual({
+    active: original,
+    keys: [
+      { id: original, role: "active", verifyOnly: false },
+      { id: "k-next", role: "staged", verifyOnly: true },
+    ],
+  });
+  expect((await run(["keyring", "list", "--data-dir", dataDir])).stdout.toString("utf8")).toBe(`${original}\tactive\nk-next\tstaged\n`);
+  const file = join(dataDir, "keyring.json");
+  expect(statSync(file).mode & 0o777).toBe(0o600);
+  // One staged key at a time; the file is left as it was.
+  const contents = readFileSync(file, "utf8");
+  const again = await run(["keyring", "rotate", "--staged", "--data-dir", dataDir]);
+  expect(again.code).toBe(EXIT.usage);
+  expect(again.stderr).toMatch(/cannot stage a key: k-next is already staged/);
+  expect(readFileSync(file, "utf8")).toBe(contents);
+
+  // The server loads the staged file and still signs with the active key.
+  const second = await serve(dataDir);
+  const before = join(scratch, "before.ckpt");
+  expect((await run(["invoke", "echo", "count", "-c", '{"name":"k"}', "2", "0", "--checkpoint", before], { env: second.env })).code).toBe(EXIT.success);
+  expect(await keyIdOf(sessionTokenOf(before))).toBe(original);
+  await stop(second);
+
+  const activated = await run(["keyring", "activate", "k-next", "--data-dir", dataDir]);
+  expect(activated.stderr).toBe("");
+  expect(activated.code).toBe(EXIT.success);
+  expect(activated.stdout.toString("utf8")).toMatch(new RegExp(`^k-next\tactive [(]was staged[)]\n${original}\tverify-only [(]was active[)]\n`));
+  expect((await run(["keyring", "list", "--data-dir", dataDir])).stdout.toString("utf8")).toBe(`${original}\tverify-only\nk-next\tactive\n`);
+  const secrets = (JSON.parse(readFileSync(file, "utf8")) as { keys: { secret: string }[] }).keys.map((key) => key.secret);
+  for (const secret of secrets) expect(staged.stdout.toString("utf8") + activated.stdout.toString("utf8")).not.toContain(secret);
+  for (const [keyId, message] of [["k-next", /cannot activate k-next: the key is already active/], ["k-nowhere", /cannot activate k-nowhere: no such key/]] as const) {
+    const refused = await run(["keyring", "activate", keyId, "--data-dir", dataDir]);
+    expect(refused.code).toBe(EXIT.usage);
+    expect(refused.stderr).toMatch(message);
+  }
+
+  const third = await serve(dataDir);
+  expect((await run(["resume", before], { env: third.env })).code).toBe(EXIT.success);
+  const after = join(scratch, "after.ckpt");
+  expect((await run(["invoke", "echo", "count", "-c", '{"name":"k"}', "2", "0", "--checkpoint", after], { env: third.env })).code).toBe(EXIT.success);
+  expect(await keyIdOf(sessionTokenOf(after))).toBe("k-next");
 });
 
 it("refuses to drop the active key or an unknown one, and says where a missing keyring comes from", async () => {

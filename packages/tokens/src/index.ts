@@ -7,7 +7,7 @@
  */
 export { mintToken, verifyToken, inspectToken, streamTokenKeyId, refreshedSessionFields, type MintOptions } from "./tokens.js";
 export { cursorMinter, type CursorMinter, type CursorStreamFields } from "./cursor-minter.js";
-export { Keyring, KEYRING_LIMITS, type KeyringInit, type KeyringKeyInit } from "./keyring.js";
+export { Keyring, KEYRING_FILE_VERSIONS, KEYRING_LIMITS, type KeyRole, type KeyringInit, type KeyringKeyInit } from "./keyring.js";
 export {
   InvalidTokenError,
   isInvalidTokenError,

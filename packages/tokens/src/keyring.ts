@@ -1,7 +1,9 @@
 /**
  * The deployment's signing keys: one active key that signs new tokens, and
- * verify-only historical keys that keep older tokens valid through a
- * rotation (protocol section 10.2).
+ * verify-only keys that keep older tokens valid through a rotation
+ * (protocol section 10.2). A verify-only key may be staged: added ahead of
+ * its activation, so that every node of a cluster verifies it before any
+ * node signs with it (a rolling rotation, docs/protocol/tokens.md).
  *
  * Secrets live in a module-private WeakMap, not on the instance, so no
  * enumeration, `util.inspect`, `JSON.stringify` or `toString` of a keyring
@@ -40,7 +42,18 @@ export interface KeyringKeyInit {
    * whether or not it says so. Marking the active key verify-only is an error.
    */
   readonly verifyOnly?: boolean | undefined;
+  /**
+   * A verify-only key waiting to become the active one (`activate`), as
+   * opposed to one that signed before. Staging the active key is an error.
+   */
+  readonly staged?: boolean | undefined;
 }
+
+/** What a key does in a keyring (`Keyring.roleOf`). */
+export type KeyRole = NonNullable<ReturnType<Keyring["roleOf"]>>;
+
+/** Keyring file versions `fromJSON` reads; `exportKeyringJson` writes 2 only when a key is staged. */
+export const KEYRING_FILE_VERSIONS = [1, 2] as const;
 
 export interface KeyringInit {
   /** The id of the key that signs new tokens. */
@@ -65,6 +78,8 @@ export class Keyring {
   readonly activeKeyId: string;
   /** Every configured key id, in configuration order. Key ids are not secret. */
   readonly keyIds: readonly string[];
+  /** The staged keys: verify-only keys not yet activated, in configuration order. */
+  readonly stagedKeyIds: readonly string[];
 
   constructor(init: KeyringInit) {
     if (typeof init !== "object" || init === null) throw usageError("a keyring needs { active, keys }", "keyring");
@@ -74,6 +89,7 @@ export class Keyring {
       throw usageError(`a keyring holds at most ${KEYRING_LIMITS.maxKeys} keys`, "keyring.keys");
     }
     const entries = new Map<string, KeyEntry>();
+    const staged: string[] = [];
     keys.forEach((key: KeyringKeyInit, index: number) => {
       const path = `keyring.keys[${index}]`;
       if (typeof key !== "object" || key === null) throw usageError("a key must be an object", path);
@@ -85,6 +101,11 @@ export class Keyring {
       if (key.verifyOnly === true && id === active) {
         throw usageError("the active key cannot be verify-only", `${path}.verifyOnly`);
       }
+      if (key.staged !== undefined && typeof key.staged !== "boolean") throw usageError("staged must be a boolean", `${path}.staged`);
+      if (key.staged === true) {
+        if (id === active) throw usageError("the active key cannot be staged", `${path}.staged`);
+        staged.push(id);
+      }
       entries.set(id, prepareKey(id, secretBytes(key.secret, `${path}.secret`)));
     });
     if (typeof active !== "string" || !entries.has(active)) {
@@ -92,6 +113,7 @@ export class Keyring {
     }
     this.activeKeyId = active;
     this.keyIds = Object.freeze([...entries.keys()]);
+    this.stagedKeyIds = Object.freeze(staged);
     secrets.set(this, entries);
     Object.freeze(this);
   }
@@ -124,30 +146,73 @@ export class Keyring {
   /**
    * A new keyring whose active key is freshly generated, keeping every
    * current key as verify-only. Tokens already issued stay valid and stream
-   * tokens keep their key (session field 24).
+   * tokens keep their key (session field 24). In a cluster, prefer `stage`
+   * then `activate`: a node still on the old keyring refuses the new key's
+   * tokens until it has it.
    */
   rotate(newKeyId: string = randomKeyId()): Keyring {
+    this.#assertNewKeyId(newKeyId);
+    return new Keyring({ active: newKeyId, keys: [{ id: newKeyId, secret: randomSecret() }, ...this.#keyInits()] });
+  }
+
+  /**
+   * A new keyring with a freshly generated staged key: it verifies tokens but
+   * signs none until `activate(newKeyId)`. The active key is unchanged. Give
+   * every node the staged keyring before any node gets the activated one, and
+   * no node refuses a token another signed. One key is staged at a time.
+   */
+  stage(newKeyId: string = randomKeyId()): Keyring {
+    this.#assertNewKeyId(newKeyId);
+    if (this.stagedKeyIds.length > 0) {
+      throw usageError(`${this.stagedKeyIds[0] ?? ""} is already staged: activate or drop it first`, "keyId");
+    }
+    return new Keyring({ active: this.activeKeyId, keys: [...this.#keyInits(), { id: newKeyId, secret: randomSecret(), staged: true }] });
+  }
+
+  /**
+   * A new keyring whose active key is `keyId`, a configured verify-only key
+   * (normally the staged one; a former active key to roll back). The key that
+   * was active stays, verify-only: tokens it signed keep verifying.
+   */
+  activate(keyId: string): Keyring {
     const entries = entriesOf(this);
-    if (entries.has(newKeyId)) throw usageError("the new key id is already in the keyring", "keyId");
-    return new Keyring({
-      active: newKeyId,
-      keys: [{ id: newKeyId, secret: randomSecret() }, ...[...entries].map(([id, entry]) => ({ id, secret: entry.secret }))],
-    });
+    if (typeof keyId !== "string" || !entries.has(keyId)) throw usageError("no such key in the keyring", "keyId");
+    if (keyId === this.activeKeyId) throw usageError("the key is already active", "keyId");
+    return new Keyring({ active: keyId, keys: this.#keyInits().map((key) => (key.id === keyId ? { id: key.id, secret: key.secret } : key)) });
   }
 
   /**
    * A new keyring without the verify-only key `keyId`: tokens it signed stop
    * verifying. Drop a key only once every session it signed or pinned is past
-   * retention. The active key cannot be dropped (rotate first).
+   * retention (a staged key, never activated, signed none). The active key
+   * cannot be dropped (rotate or activate another first).
    */
   withoutKey(keyId: string): Keyring {
     const entries = entriesOf(this);
     if (typeof keyId !== "string" || !entries.has(keyId)) throw usageError("no such key in the keyring", "keyId");
     if (keyId === this.activeKeyId) throw usageError("the active key cannot be dropped; rotate first", "keyId");
-    return new Keyring({
-      active: this.activeKeyId,
-      keys: [...entries].filter(([id]) => id !== keyId).map(([id, entry]) => ({ id, secret: entry.secret })),
-    });
+    return new Keyring({ active: this.activeKeyId, keys: this.#keyInits().filter((key) => key.id !== keyId) });
+  }
+
+  /**
+   * What `keyId` does in this keyring: signs new tokens (`active`), waits to
+   * (`staged`, verifies only) or signed before (`verify-only`); undefined when
+   * it names no key. (Spelled out rather than named: packages that re-export
+   * Keyring need not re-export another type.)
+   */
+  roleOf(keyId: string): "active" | "staged" | "verify-only" | undefined {
+    if (!this.has(keyId)) return undefined;
+    if (keyId === this.activeKeyId) return "active";
+    return this.stagedKeyIds.includes(keyId) ? "staged" : "verify-only";
+  }
+
+  #assertNewKeyId(keyId: string): void {
+    if (entriesOf(this).has(keyId)) throw usageError("the new key id is already in the keyring", "keyId");
+  }
+
+  /** The current keys as constructor input, staged flags kept. */
+  #keyInits(): KeyringKeyInit[] {
+    return [...entriesOf(this)].map(([id, entry]) => ({ id, secret: entry.secret, ...(this.stagedKeyIds.includes(id) ? { staged: true } : {}) }));
   }
 
   /** True when `keyId` names a configured key (active or verify-only). */
@@ -169,9 +234,12 @@ export class Keyring {
     const keys: JsonValue[] = [...entries].map(([id, entry]) => {
       const key: JsonObject = { id, secret: encodeBase64Url(entry.secret) };
       if (id !== this.activeKeyId) key["verifyOnly"] = true;
+      if (this.stagedKeyIds.includes(id)) key["staged"] = true;
       return key;
     });
-    return `${canonicalJson({ version: 1, active: this.activeKeyId, keys })}\n`;
+    // Version 1 whenever it can say everything, so releases that read only version 1 still read it.
+    const version = this.stagedKeyIds.length > 0 ? 2 : 1;
+    return `${canonicalJson({ version, active: this.activeKeyId, keys })}\n`;
   }
 
   /** What `JSON.stringify(keyring)` writes: key ids only. */
@@ -250,12 +318,21 @@ function secretBytes(secret: unknown, path: string): Uint8Array {
 }
 
 const FILE_MEMBERS = new Set(["version", "active", "keys"]);
-const KEY_MEMBERS = new Set(["id", "secret", "verifyOnly"]);
+const KEY_MEMBERS: Readonly<Record<KeyringFileVersion, ReadonlySet<string>>> = {
+  1: new Set(["id", "secret", "verifyOnly"]),
+  2: new Set(["id", "secret", "verifyOnly", "staged"]),
+};
+
+type KeyringFileVersion = (typeof KEYRING_FILE_VERSIONS)[number];
 
 function parseKeyringFile(value: JsonValue): KeyringInit {
   if (!isJsonObject(value)) throw usageError("a keyring file is a JSON object", "keyring");
   rejectUnknownMembers(value, FILE_MEMBERS, "keyring");
-  if (getMember(value, "version") !== 1) throw usageError("a keyring file has version 1", "keyring.version");
+  const version = getMember(value, "version");
+  if (!KEYRING_FILE_VERSIONS.includes(version as KeyringFileVersion)) {
+    throw usageError(`a keyring file has version ${KEYRING_FILE_VERSIONS.join(" or ")}`, "keyring.version");
+  }
+  const keyMembers = KEY_MEMBERS[version as KeyringFileVersion];
   const active = getMember(value, "active");
   if (typeof active !== "string") throw usageError("active must be a string", "keyring.active");
   const keys = getMember(value, "keys");
@@ -268,10 +345,11 @@ function parseKeyringFile(value: JsonValue): KeyringInit {
     keys: keys.map((key, index): KeyringKeyInit => {
       const path = `keyring.keys[${index}]`;
       if (!isJsonObject(key)) throw usageError("a key is a JSON object", path);
-      rejectUnknownMembers(key, KEY_MEMBERS, path);
+      rejectUnknownMembers(key, keyMembers, path);
       const id = getMember(key, "id");
       const secret = getMember(key, "secret");
       const verifyOnly = getMember(key, "verifyOnly");
+      const staged = getMember(key, "staged");
       if (typeof id !== "string") throw usageError("id must be a string", `${path}.id`);
       if (typeof secret !== "string") throw usageError("secret must be a string", `${path}.secret`);
       // In the file the flag is not optional documentation: it must be exact,
@@ -282,7 +360,8 @@ function parseKeyringFile(value: JsonValue): KeyringInit {
       if ((verifyOnly === true) === (id === active)) {
         throw usageError("every key but the active one is marked verifyOnly: true", `${path}.verifyOnly`);
       }
-      return { id, secret, verifyOnly: verifyOnly === true };
+      if (staged !== undefined && staged !== true) throw usageError("staged is true or absent", `${path}.staged`);
+      return { id, secret, verifyOnly: verifyOnly === true, staged: staged === true };
     }),
   };
 }

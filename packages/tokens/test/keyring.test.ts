@@ -49,7 +49,11 @@ describe("Keyring file", () => {
   it.each([
     ["not JSON", "{"],
     ["a duplicate member", '{"version":1,"version":1,"active":"a","keys":[]}'],
-    ["version 2", file({ version: 2 })],
+    ["version 3", file({ version: 3 })],
+    ["a staged key in a version 1 file", file({}, [{ id: "k-2026", secret: secret2026 }, { id: "k-2025", secret: secret2025, verifyOnly: true, staged: true }])],
+    ["a staged key without verifyOnly", file({ version: 2 }, [{ id: "k-2026", secret: secret2026 }, { id: "k-2025", secret: secret2025, staged: true }])],
+    ["the active key staged", file({ version: 2 }, [{ id: "k-2026", secret: secret2026, staged: true }])],
+    ["staged false", file({ version: 2 }, [{ id: "k-2026", secret: secret2026 }, { id: "k-2025", secret: secret2025, verifyOnly: true, staged: false }])],
     ["an unknown top-level member", file({ comment: "x" })],
     ["no keys", file({}, [])],
     ["an active id naming no key", file({ active: "k-2030" })],
@@ -163,6 +167,75 @@ describe("generate and rotate", () => {
     configError(() => rotated.withoutKey("k-new"));
     configError(() => rotated.withoutKey("k-unknown"));
     for (const wrong of [undefined, null, 1, {}, ["k-old"]]) configError(() => rotated.withoutKey(wrong as never));
+  });
+});
+
+describe("staged rotation: stage, then activate", () => {
+  it("a staged key verifies tokens but never signs a session or cursor token", () => {
+    const before = Keyring.generate("k-old");
+    const staged = before.stage("k-new");
+    expect(staged.activeKeyId).toBe("k-old");
+    expect(staged.stagedKeyIds).toEqual(["k-new"]);
+    expect(staged.keyIds.map((id) => [id, staged.roleOf(id)])).toEqual([["k-old", "active"], ["k-new", "staged"]]);
+    expect(staged.isVerifyOnly("k-new")).toBe(true);
+    expect(before.has("k-new")).toBe(false); // keyrings are immutable
+    // New tokens keep the old key: a node that has not got the staged file yet still verifies them.
+    for (const kind of ["session", "cursor"] as const) {
+      const fields = kind === "session" ? SESSION_FIELDS : CURSOR_FIELDS;
+      expect(verifyToken(mintToken(kind, fields, staged), kind, before).keyId).toBe("k-old");
+      configError(() => mintToken(kind, fields, staged, { keyId: "k-new" }));
+    }
+    // What another node signs once it has activated the key verifies here.
+    const activated = Keyring.fromJSON(staged.activate("k-new").exportKeyringJson());
+    const fromActivatedNode = mintToken("session", SESSION_FIELDS, activated);
+    expect(verifyToken(fromActivatedNode, "session", staged).keyId).toBe("k-new");
+    expect(() => verifyToken(fromActivatedNode, "session", before)).toThrow(InvalidTokenError);
+    // Stream tokens of a session pinned to it (field 24, at that node) are re-minted with it, unchanged.
+    expect(mintToken("stream", STREAM_FIELDS, staged, { keyId: "k-new" })).toBe(mintToken("stream", STREAM_FIELDS, activated, { keyId: "k-new" }));
+  });
+
+  it("activate makes the staged key the signing key and keeps the old one verify-only", () => {
+    const staged = Keyring.generate("k-old").stage("k-new");
+    const oldSession = mintToken("session", SESSION_FIELDS, staged);
+    const activated = staged.activate("k-new");
+    expect(activated.activeKeyId).toBe("k-new");
+    expect(activated.stagedKeyIds).toEqual([]);
+    expect(activated.keyIds.map((id) => [id, activated.roleOf(id)])).toEqual([["k-old", "verify-only"], ["k-new", "active"]]);
+    expect(verifyToken(mintToken("session", SESSION_FIELDS, activated), "session", activated).keyId).toBe("k-new");
+    expect(verifyToken(oldSession, "session", activated).keyId).toBe("k-old");
+    // Rolling back is activating the old key again; either way no token stops verifying.
+    const rolledBack = activated.activate("k-old");
+    expect(rolledBack.activeKeyId).toBe("k-old");
+    expect(rolledBack.roleOf("k-new")).toBe("verify-only");
+    configError(() => activated.activate("k-new"));
+    configError(() => activated.activate("k-unknown"));
+    for (const wrong of [undefined, null, 1, {}]) configError(() => staged.activate(wrong as never));
+  });
+
+  it("stages one key at a time, keeps a staged key through rotate, and drops one", () => {
+    const staged = Keyring.generate("k-old").stage("k-new");
+    configError(() => staged.stage("k-other"));
+    configError(() => staged.stage("k-old"));
+    expect(staged.rotate("k-now").roleOf("k-new")).toBe("staged");
+    expect(staged.withoutKey("k-new").keyIds).toEqual(["k-old"]);
+    expect(staged.withoutKey("k-new").stage("k-other").stagedKeyIds).toEqual(["k-other"]);
+    configError(() => new Keyring({ active: "a", keys: [{ id: "a", secret: new Uint8Array(32), staged: true }] }));
+    configError(() => new Keyring({ active: "a", keys: [{ id: "a", secret: new Uint8Array(32) }, { id: "b", secret: new Uint8Array(32), staged: "yes" as never }] }));
+  });
+
+  it("the file: version 2 while a key is staged, version 1 otherwise, so earlier releases read it", () => {
+    const staged = Keyring.generate("k-old").stage("k-new");
+    const file = JSON.parse(staged.exportKeyringJson()) as { version: number; keys: Record<string, unknown>[] };
+    expect(file.version).toBe(2);
+    expect(file.keys.map(({ secret: _secret, ...key }) => key)).toEqual([{ id: "k-old" }, { id: "k-new", verifyOnly: true, staged: true }]);
+    const again = Keyring.fromJSON(staged.exportKeyringJson());
+    expect(again.stagedKeyIds).toEqual(["k-new"]);
+    expect(again.exportKeyringJson()).toBe(staged.exportKeyringJson());
+    expect((JSON.parse(again.activate("k-new").exportKeyringJson()) as { version: number }).version).toBe(1);
+    // A version 2 file without a staged key is read too.
+    const v2 = Keyring.fromJSON(JSON.stringify({ ...(vectorFile.keyrings.after as object), version: 2 }));
+    expect(v2.keyIds.map((id) => v2.roleOf(id))).toEqual(["active", "verify-only"]);
+    expect(v2.roleOf("k-1999")).toBeUndefined();
   });
 });
 

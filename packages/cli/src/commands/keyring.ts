@@ -1,12 +1,15 @@
 /**
- * `golem-stream keyring list | rotate | drop`: the signing keys of a `serve`
- * data directory (`keyring.json`), or of the keyring file `--keyring` names
- * (the one a cluster's nodes share). Key ids are printed, secrets never. The
- * server reads the file when it starts, so a change takes effect at the next
- * `serve`; sessions survive that restart.
+ * `golem-stream keyring list | rotate | activate | drop`: the signing keys of
+ * a `serve` data directory (`keyring.json`), or of the keyring file
+ * `--keyring` names (the one a cluster's nodes share). Key ids are printed,
+ * secrets never. The server reads the file when it starts, so a change takes
+ * effect at the next `serve`; sessions survive that restart. A cluster's
+ * nodes restart one by one, so a cluster rotates in two steps (`rotate
+ * --staged`, then `activate`): every node verifies a key before any signs
+ * with it.
  */
 import { join, resolve } from "node:path";
-import type { Keyring } from "@golem-stream/tokens";
+import type { KeyRole, Keyring } from "@golem-stream/tokens";
 import { canonicalJson } from "@golem-stream/wire";
 import { removeStaleTemporaries, replaceFileAtomically } from "../checkpoint/atomic-file.js";
 import { EXIT, usageError } from "../exit-codes.js";
@@ -39,39 +42,87 @@ async function save(path: string, keyring: Keyring): Promise<void> {
 export async function runKeyringList(options: KeyringOptions & { readonly json: boolean }, io: CliIo): Promise<ExitCode> {
   const { keyring } = await load(options, io);
   if (options.json) {
-    const keys = keyring.keyIds.map((id) => ({ id, verifyOnly: keyring.isVerifyOnly(id) }));
+    const keys = keyring.keyIds.map((id) => ({ id, role: roleOf(keyring, id), verifyOnly: keyring.isVerifyOnly(id) }));
     io.stdout.write(`${canonicalJson({ active: keyring.activeKeyId, keys })}\n`);
   } else {
-    for (const id of keyring.keyIds) io.stdout.write(`${id}\t${keyring.isVerifyOnly(id) ? "verify-only" : "active"}\n`);
+    for (const id of keyring.keyIds) io.stdout.write(`${id}\t${roleOf(keyring, id)}\n`);
   }
   return EXIT.success;
 }
 
-export async function runKeyringRotate(options: KeyringOptions & { readonly keyId?: string }, io: CliIo): Promise<ExitCode> {
+function roleOf(keyring: Keyring, keyId: string): KeyRole {
+  const role = keyring.roleOf(keyId);
+  if (role === undefined) throw new Error(`keyring.roleOf(${keyId}) of one of its own keys is undefined`);
+  return role;
+}
+
+/**
+ * Loads the keyring, changes it, saves it and prints `report(before, after)`. The library's
+ * refusal of the change becomes a usage error that says what was refused; the file is left as it was.
+ */
+async function update(
+  options: KeyringOptions,
+  io: CliIo,
+  what: string,
+  make: (keyring: Keyring) => Keyring,
+  report: (before: Keyring, after: Keyring) => string,
+): Promise<ExitCode> {
   const { path, keyring } = await load(options, io);
-  let rotated: Keyring;
+  let changed: Keyring;
   try {
-    rotated = options.keyId === undefined ? keyring.rotate() : keyring.rotate(options.keyId);
+    changed = make(keyring);
   } catch (error) {
-    throw usageError(`cannot rotate: ${error instanceof Error ? error.message : String(error)}`, error);
+    throw usageError(`cannot ${what}: ${error instanceof Error ? error.message : String(error)}`, error);
   }
-  await save(path, rotated);
-  io.stdout.write(
-    `${rotated.activeKeyId}\tactive (new)\n${keyring.activeKeyId}\tverify-only (was active)\n` +
-      "Restart `golem-stream serve` to sign new tokens with it; tokens signed before keep verifying.\n",
-  );
+  await save(path, changed);
+  io.stdout.write(report(keyring, changed));
   return EXIT.success;
+}
+
+export async function runKeyringRotate(options: KeyringOptions & { readonly keyId?: string; readonly staged: boolean }, io: CliIo): Promise<ExitCode> {
+  const { keyId } = options;
+  if (options.staged) {
+    return update(options, io, "stage a key", (keyring) => (keyId === undefined ? keyring.stage() : keyring.stage(keyId)), (before, after) => {
+      const newKeyId = after.stagedKeyIds[0] ?? "";
+      return (
+        `${newKeyId}\tstaged (new: verifies tokens, signs none yet)\n${before.activeKeyId}\tactive\n` +
+        "Restart `golem-stream serve` (in a cluster: copy this file to every node and restart each), then\n" +
+        `\`golem-stream keyring activate ${newKeyId}\`, copy and restart each again.\n`
+      );
+    });
+  }
+  return update(
+    options,
+    io,
+    "rotate",
+    (keyring) => (keyId === undefined ? keyring.rotate() : keyring.rotate(keyId)),
+    (before, after) =>
+      `${after.activeKeyId}\tactive (new)\n${before.activeKeyId}\tverify-only (was active)\n` +
+      "Restart `golem-stream serve` to sign new tokens with it; tokens signed before keep verifying.\n" +
+      "In a cluster use `rotate --staged` then `activate` instead: a node still on the old file refuses the new key's tokens.\n",
+  );
+}
+
+export async function runKeyringActivate(keyId: string, options: KeyringOptions, io: CliIo): Promise<ExitCode> {
+  return update(
+    options,
+    io,
+    `activate ${keyId}`,
+    (keyring) => keyring.activate(keyId),
+    (before) =>
+      `${keyId}\tactive (was ${roleOf(before, keyId)})\n${before.activeKeyId}\tverify-only (was active)\n` +
+      "Restart `golem-stream serve` (in a cluster: copy this file to every node and restart each) to sign new tokens with it.\n" +
+      `Keep ${before.activeKeyId} until every invocation started before the last node restarted has finished and --retention has\n` +
+      "passed: a session's stream tokens keep its key for the session's whole life.\n",
+  );
 }
 
 export async function runKeyringDrop(keyId: string, options: KeyringOptions, io: CliIo): Promise<ExitCode> {
-  const { path, keyring } = await load(options, io);
-  let dropped: Keyring;
-  try {
-    dropped = keyring.withoutKey(keyId);
-  } catch (error) {
-    throw usageError(`cannot drop ${keyId}: ${error instanceof Error ? error.message : String(error)}`, error);
-  }
-  await save(path, dropped);
-  io.stdout.write(`dropped ${keyId}: once \`golem-stream serve\` restarts, tokens it signed no longer verify.\n`);
-  return EXIT.success;
+  return update(
+    options,
+    io,
+    `drop ${keyId}`,
+    (keyring) => keyring.withoutKey(keyId),
+    () => `dropped ${keyId}: once \`golem-stream serve\` restarts, tokens it signed no longer verify.\n`,
+  );
 }

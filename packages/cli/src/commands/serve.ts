@@ -29,7 +29,7 @@ import type { ExitCode } from "../exit-codes.js";
 import type { CliIo } from "../io/cli-io.js";
 import { createLogger } from "../io/logger.js";
 import type { CliLogger } from "../io/logger.js";
-import { KEYRING_FILE, loadOrCreateKeyringFile } from "../keyring-file.js";
+import { describeKeyRoles, KEYRING_FILE, loadOrCreateKeyringFile } from "../keyring-file.js";
 import { loadServer, loadStorePostgres } from "../optional-packages.js";
 import { defaultDataDir } from "../paths.js";
 import { DEFAULT_DRAIN_TIMEOUT_MS, DEFAULT_LEASE_TTL_MS } from "../program.js";
@@ -176,12 +176,14 @@ export async function runServe(options: ServeOptions, io: CliIo): Promise<ExitCo
   }
   const url = server.httpUrl;
   const tokenHint = generatedFile === undefined ? "<one of the tokens you gave>" : `$(cat ${shellWord(generatedFile)})`;
+  const keyRoles = keyring === undefined ? [] : [describeKeyRoles(keyring)];
   const where =
     cluster === undefined
-      ? [`data directory ${dataDir}`, ...(keyringPath === undefined ? [] : [`keyring ${keyringPath}`])]
+      ? [`data directory ${dataDir}`, ...(keyringPath === undefined ? [] : [`keyring ${keyringPath}`]), ...keyRoles]
       : [
           `store ${cluster.store.shown} (cluster node ${cluster.nodeId}, lease ${formatMs(cluster.leaseTtlMs)}, drain timeout ${formatMs(cluster.drainTimeoutMs)})`,
           `keyring ${keyringPath ?? ""} (every node of the cluster needs this same keyring and the same tokens)`,
+          ...keyRoles,
           // A missing or mistyped --keyring would otherwise go unnoticed until a resume at another node fails.
           ...(keyringCreated ? [`NEW keyring created just now at ${keyringPath ?? ""}: copy this file to every other node; a node with another keyring refuses this node's tokens`] : []),
         ];
