@@ -114,12 +114,15 @@ class SessionRunner {
   async run(): Promise<ExitCode> {
     const call = this.#call;
     call.on("accepted", (event) => {
+      // Once the outcome is decided, a reconnection only carries the cancel: its hint says so.
+      if (this.#settled) return;
       this.#reconnects.reconnected();
       if (this.#mode === "json") {
         this.#emitLater({ event: "accepted", operation: event.operation, attemptId: event.attemptId, replayed: event.replayed });
       }
     });
     call.on("reconnecting", (event) => {
+      if (this.#settled) return;
       this.#wasAway = true;
       this.#progress.stop();
       this.#reconnects.reconnecting(event);
