@@ -23,6 +23,7 @@ export interface ProbeResult {
 
 /** Sends one upgrade request and reports the response (101 or an error status) without speaking WebSocket. */
 export function probeUpgrade(url: string, options: ProbeOptions): Promise<ProbeResult> {
+  if (options.signal?.aborted === true) return Promise.reject(options.signal.reason);
   const target = new URL(sessionEndpoint(url).replace(/^ws/, "http"));
   const headers: Record<string, string> = {};
   if (options.upgrade !== false) {
