@@ -64,24 +64,18 @@ describe("a server check's end", () => {
     holding.held.splice(0);
   });
 
-  it("terminates a connection still in its handshake: it never opens, even if the server answers afterwards", async () => {
+  const pending: [string, (ctx: SuiteContext) => Promise<unknown>][] = [
+    ["terminates a connection still in its handshake: it never opens", (ctx) => ctx.connect()],
+    ["abandons an upgrade probe still waiting for its answer", (ctx) => ctx.probe({ token: TOKEN, protocols: [SUBPROTOCOL] })],
+  ];
+  it.each(pending)("%s, even if the server answers afterwards", async (_name, start) => {
     const ctx = new SuiteContext({ url: holding.url, token: TOKEN, timeoutMs: NEVER_MS });
-    const connecting = ctx.connect();
+    const started = start(ctx);
     await vi.waitFor(() => expect(holding.held.length).toBe(1), { timeout: GONE_WITHIN_MS });
     ctx.cleanup();
+    // The server learns that a peer left only when it writes to it: it answers now.
     holding.held[0]!(true);
-    await expect(connecting).rejects.toBeInstanceOf(CheckEnded);
-    await vi.waitFor(async () => expect(await tcpConnections(holding.http)).toBe(0), { timeout: GONE_WITHIN_MS, interval: 20 });
-  });
-
-  it("abandons an upgrade probe still waiting for its answer", async () => {
-    const ctx = new SuiteContext({ url: holding.url, token: TOKEN, timeoutMs: NEVER_MS });
-    const probing = ctx.probe({ token: TOKEN, protocols: [SUBPROTOCOL] });
-    await vi.waitFor(() => expect(holding.held.length).toBe(1), { timeout: GONE_WITHIN_MS });
-    ctx.cleanup();
-    // The server notices a peer that left only when it writes to it: it answers now.
-    holding.held[0]!(true);
-    await expect(probing).rejects.toBeInstanceOf(CheckEnded);
+    await expect(started).rejects.toBeInstanceOf(CheckEnded);
     await vi.waitFor(async () => expect(await tcpConnections(holding.http)).toBe(0), { timeout: GONE_WITHIN_MS, interval: 20 });
   });
 
