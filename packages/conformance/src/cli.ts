@@ -40,8 +40,18 @@ function progress(options: ReportOptions): ((result: CheckResult) => void) | und
   return options.json === true ? undefined : (r) => process.stderr.write(`${formatResultLine(r).split("\n")[0]}\n`);
 }
 
-/** Runs a suite, prints its report, writes JUnit when asked, sets the exit code. */
-async function runAndReport(options: ReportOptions, run: () => Promise<BaseReport>): Promise<void> {
+/** Resolves once everything written to `stream` so far has been handed to the operating system (or the stream is gone). */
+function flushed(stream: NodeJS.WriteStream): Promise<void> {
+  return new Promise((resolve) => stream.write("", () => resolve()));
+}
+
+/**
+ * Runs a suite, prints its report, writes JUnit when asked, and exits with the report's status.
+ * Every check releases what it started when it ends, so nothing should be left to wait for; the
+ * explicit exit is the backstop that keeps a CI job from hanging if a check (or an adapter's
+ * command) ever leaves something open all the same.
+ */
+async function runAndReport(options: ReportOptions, run: () => Promise<BaseReport>): Promise<never> {
   let report;
   try {
     report = await run();
@@ -51,6 +61,8 @@ async function runAndReport(options: ReportOptions, run: () => Promise<BaseRepor
   process.stdout.write(`${options.json === true ? formatJsonReport(report) : formatTextReport(report)}\n`);
   if (options.junit !== undefined) writeFileSync(options.junit, formatJunitReport(report));
   process.exitCode = report.failed > 0 ? 1 : 0;
+  await Promise.all([flushed(process.stdout), flushed(process.stderr)]);
+  process.exit();
 }
 
 /**

@@ -6,6 +6,7 @@
 import WebSocket from "ws";
 import { decodeServerMessage, encodeMessage, SUBPROTOCOL, type ClientMessage, type ServerMessage } from "@golem-stream/wire";
 import { sessionEndpoint } from "./endpoint.js";
+import { releaseOnAbort } from "./lifetime.js";
 
 export interface Closed {
   readonly code: number;
@@ -16,6 +17,11 @@ export interface ConnectOptions {
   readonly token?: string | undefined;
   readonly protocols?: readonly string[];
   readonly timeoutMs: number;
+  /**
+   * Ends the connection when it aborts, whatever state it is in: still connecting, open or closing.
+   * The socket is terminated, not closed, so nothing waits on a server that may never answer.
+   */
+  readonly signal?: AbortSignal | undefined;
 }
 
 /** "silence": a wait ends after the server has sent nothing for the timeout; "total": after the timeout, whatever arrives. */
@@ -60,6 +66,7 @@ export class Connection {
   }
 
   static async open(url: string, options: ConnectOptions): Promise<Connection> {
+    options.signal?.throwIfAborted();
     const headers: Record<string, string> = {};
     if (options.token !== undefined) headers.authorization = `Bearer ${options.token}`;
     const socket = new WebSocket(sessionEndpoint(url), [...(options.protocols ?? [SUBPROTOCOL])], {
@@ -68,10 +75,16 @@ export class Connection {
       maxPayload: 64 * 1024 * 1024,
       handshakeTimeout: options.timeoutMs,
     });
+    // Bound before the handshake: a socket still connecting when the check ends is the one that would outlive it.
+    socket.once("close", releaseOnAbort(options.signal, () => socket.terminate()));
     await new Promise<void>((resolve, reject) => {
       socket.once("open", () => resolve());
-      socket.once("error", reject);
-      socket.once("unexpected-response", (_req, res) => reject(new Error(`upgrade refused with HTTP ${res.statusCode}`)));
+      socket.once("error", (error) => reject(options.signal?.aborted === true ? options.signal.reason : error));
+      socket.once("unexpected-response", (_req, res) => {
+        // With this listener ws leaves the refused request (and its TCP connection) to us.
+        socket.terminate();
+        reject(new Error(`upgrade refused with HTTP ${res.statusCode}`));
+      });
     });
     if (socket.protocol !== SUBPROTOCOL) {
       socket.terminate();

@@ -4,6 +4,8 @@ import { randomUUID } from "node:crypto";
 import { Connection, type Closed } from "./connection.js";
 import { ensure, ensureEqual, Mismatch, show } from "./check.js";
 import { traceViolations, type TraceOptions } from "./invariants.js";
+import { probeUpgrade, type ProbeOptions, type ProbeResult } from "./http-probe.js";
+import { CheckLifetime, sleep } from "./lifetime.js";
 
 export interface SuiteOptions {
   /** ws:// or wss:// base URL of the server under test. */
@@ -24,7 +26,8 @@ export class SuiteContext {
   readonly timeoutMs: number;
   readonly restartCmd: string | undefined;
   readonly restartTimeoutMs: number;
-  readonly #open: Connection[] = [];
+  /** Fires when the check ends (passed, failed or cut off by its deadline): everything the context started is released. */
+  readonly #lifetime = new CheckLifetime();
 
   constructor(options: SuiteOptions) {
     this.url = options.url.replace(/\/+$/, "");
@@ -34,10 +37,24 @@ export class SuiteContext {
     this.restartTimeoutMs = options.restartTimeoutMs ?? 30_000;
   }
 
+  /** Aborts when the check ends: a check passes it to whatever it starts that the context does not start for it. */
+  get signal(): AbortSignal {
+    return this.#lifetime.signal;
+  }
+
+  /** A connection that is terminated when the check ends, even if it is still connecting then. */
   async connect(options: { token?: string | undefined; protocols?: readonly string[] } = {}): Promise<Connection> {
-    const connection = await Connection.open(this.url, { token: options.token ?? this.token, timeoutMs: this.timeoutMs, ...(options.protocols ? { protocols: options.protocols } : {}) });
-    this.#open.push(connection);
-    return connection;
+    return Connection.open(this.url, { token: options.token ?? this.token, timeoutMs: this.timeoutMs, signal: this.signal, ...(options.protocols ? { protocols: options.protocols } : {}) });
+  }
+
+  /** One raw upgrade request to the session endpoint (see `probeUpgrade`), abandoned when the check ends. */
+  async probe(options: Omit<ProbeOptions, "timeoutMs" | "signal"> = {}): Promise<ProbeResult> {
+    return probeUpgrade(this.url, { timeoutMs: this.timeoutMs, ...options, signal: this.signal });
+  }
+
+  /** Waits `ms`; rejects at once when the check ends. */
+  async sleep(ms: number): Promise<void> {
+    await sleep(ms, this.signal);
   }
 
   /** Opens a connection, sends `start` and waits for its acceptance. */
@@ -57,9 +74,9 @@ export class SuiteContext {
     return { conn, answer, message };
   }
 
-  /** Closes every connection a check left open. */
+  /** Terminates every connection the check opened or is still opening, and stops every probe, sleep and child process it started. */
   cleanup(): void {
-    for (const connection of this.#open.splice(0)) connection.terminate();
+    this.#lifetime.end();
   }
 }
 

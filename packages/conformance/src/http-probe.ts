@@ -10,6 +10,8 @@ export interface ProbeOptions {
   /** false: a plain GET without upgrade headers. */
   readonly upgrade?: boolean;
   readonly timeoutMs: number;
+  /** Abandons the request (and its connection) when it aborts. */
+  readonly signal?: AbortSignal | undefined;
 }
 
 export interface ProbeResult {
@@ -21,6 +23,7 @@ export interface ProbeResult {
 
 /** Sends one upgrade request and reports the response (101 or an error status) without speaking WebSocket. */
 export function probeUpgrade(url: string, options: ProbeOptions): Promise<ProbeResult> {
+  if (options.signal?.aborted === true) return Promise.reject(options.signal.reason);
   const target = new URL(sessionEndpoint(url).replace(/^ws/, "http"));
   const headers: Record<string, string> = {};
   if (options.upgrade !== false) {
@@ -33,15 +36,18 @@ export function probeUpgrade(url: string, options: ProbeOptions): Promise<ProbeR
   }
   if (options.token !== undefined) headers.authorization = `Bearer ${options.token}`;
   return new Promise((resolve, reject) => {
-    const req = request(target, { headers, timeout: options.timeoutMs });
+    // agent false: one connection per probe, closed with its answer, instead of an idle keep-alive socket left behind.
+    const req = request(target, { headers, agent: false, timeout: options.timeoutMs, ...(options.signal === undefined ? {} : { signal: options.signal }) });
     req.on("timeout", () => req.destroy(new Error("timed out waiting for the upgrade response")));
-    req.on("error", reject);
+    req.on("error", (error) => reject(options.signal?.aborted === true ? options.signal.reason : error));
     req.on("upgrade", (res, socket) => {
       socket.destroy();
       resolve({ status: res.statusCode ?? 0, headers: res.headers, body: undefined });
     });
     req.on("response", (res) => {
       const chunks: Buffer[] = [];
+      // A body cut off (the request abandoned, the server gone) ends the probe instead of leaving it pending.
+      res.on("error", (error) => reject(options.signal?.aborted === true ? options.signal.reason : error));
       res.on("data", (chunk: Buffer) => chunks.push(chunk));
       res.on("end", () => {
         const text = Buffer.concat(chunks).toString("utf8");

@@ -9,6 +9,7 @@ export { runServerSuite, validateSelectors, type RunOptions, type SuiteReport, t
 export { serverChecks } from "./suite.js";
 export { SECTIONS, Mismatch, type Check, type Section } from "./check.js";
 export { SuiteContext, type SuiteOptions } from "./context.js";
+export type { ProbeOptions, ProbeResult } from "./http-probe.js";
 export { traceViolations, type TraceOptions } from "./invariants.js";
 export { formatTextReport } from "./report/text.js";
 export { formatJsonReport } from "./report/json.js";

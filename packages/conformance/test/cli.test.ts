@@ -18,14 +18,19 @@ function withoutTokenVariable(): NodeJS.ProcessEnv {
   return env;
 }
 
-function run(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+/** How long a run that must end may take before the test kills it and fails (a bound for a hang, not a measurement). */
+const HANG_MS = 60_000;
+
+/** Runs the command; with `killAfterMs`, a run still going then is killed and reports code null. */
+function run(args: string[], killAfterMs?: number): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], { stdio: ["ignore", "pipe", "pipe"], env: withoutTokenVariable() });
+    const signal = killAfterMs === undefined ? undefined : AbortSignal.timeout(killAfterMs);
+    const child = spawn(process.execPath, [CLI, ...args], { stdio: ["ignore", "pipe", "pipe"], env: withoutTokenVariable(), ...(signal ? { signal, killSignal: "SIGKILL" as const } : {}) });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
     child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
-    child.on("error", reject);
+    child.on("error", (error) => (signal?.aborted === true ? undefined : reject(error)));
     child.on("exit", (code) => resolve({ code, stdout, stderr }));
   });
 }
@@ -90,6 +95,15 @@ describe("golem-stream-conformance server", () => {
     expect(missing.code).toBe(2);
   });
 
+  it("exits 1 once the report is written when every check's deadline fires at once, run after run", async () => {
+    // A 1 ms deadline cuts each check off while it is still connecting: the command used to print its report and hang.
+    for (const only of ["channels", "channels", "channels", "channels", "handshake,first-message,resume,cancel,backpressure"]) {
+      const result = await run(["server", "--url", server.url, "--token", TOKEN, "--only", only, "--check-timeout", "1"], HANG_MS);
+      expect(result.code, `--only ${only}: ${result.stdout.slice(-300)}`).toBe(1);
+      expect(result.stdout).toMatch(/\d+ checks: 0 passed, \d+ failed/);
+    }
+  }, 6 * HANG_MS);
+
   it("lists the checks without a server, --url or --token", async () => {
     const result = await run(["server", "--list"]);
     expect(result.code).toBe(0);
@@ -119,6 +133,15 @@ describe("golem-stream-conformance client", () => {
     expect(report).toMatchObject({ suite: "golem-stream-session-v1/client", adapter: FAULTY("cursor-before-delivery"), summary: { failed: 1 } });
     expect(report.results[0]!.saw).toContain("the application had received items 0-2 only");
   });
+
+  it("exits 1 once the report is written when every scenario's deadline fires at once", async () => {
+    // Cut off while the scripted server starts or the adapter gets ready: both used to outlive the run.
+    for (let round = 0; round < 2; round++) {
+      const result = await run(["client", "--adapter", ADAPTER, "--only", "outputs,attempts", "--check-timeout", "1", "--concurrency", "4"], HANG_MS);
+      expect(result.code, result.stdout.slice(-300)).toBe(1);
+      expect(result.stdout).toMatch(/\d+ checks: 0 passed, \d+ failed/);
+    }
+  }, 3 * HANG_MS);
 
   it("exits 2 on an unknown section or a missing --adapter; lists the scenarios", async () => {
     expect((await run(["client", "--adapter", ADAPTER, "--only", "no-such-section"])).code).toBe(2);

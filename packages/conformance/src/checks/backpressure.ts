@@ -25,7 +25,7 @@ export const backpressureChecks: Check[] = defineChecks("backpressure", [
       const { conn } = await ctx.start(demoStart("blobs", val.record(val.u32(1100), val.u32(65536))));
       await conn.nextOf("invocationResult");
       conn.socket.pause();
-      await new Promise((resolve) => setTimeout(resolve, STALL_MS));
+      await ctx.sleep(STALL_MS);
       ensureEqual(conn.closeInfo, undefined, "close during the stall");
       conn.socket.resume();
       const { messages, closed } = await conn.all(ctx.timeoutMs * 4);
@@ -43,7 +43,7 @@ export const backpressureChecks: Check[] = defineChecks("backpressure", [
     async run(ctx) {
       const { conn } = await ctx.start(countStart(5000, 0));
       conn.socket.pause();
-      await new Promise((resolve) => setTimeout(resolve, STALL_MS));
+      await ctx.sleep(STALL_MS);
       ensureEqual(conn.closeInfo, undefined, "close during the stall");
       conn.socket.resume();
       const { messages, closed } = await conn.all(ctx.timeoutMs * 4);
@@ -60,7 +60,7 @@ export const backpressureChecks: Check[] = defineChecks("backpressure", [
       conn.socket.pause();
       for (let i = 0; i < 3000; i++) conn.send(inputItem(channel, i, `v${i}`));
       conn.send(inputEnd(channel, 3000));
-      await new Promise((resolve) => setTimeout(resolve, STALL_MS));
+      await ctx.sleep(STALL_MS);
       conn.socket.resume();
       const { messages, closed } = await conn.all(ctx.timeoutMs * 4);
       const out = messages.flatMap((m) => (m.type === "outputStreamItem" ? [(m.value as { value: string }).value] : []));

@@ -1,9 +1,7 @@
 /** Transport and handshake (protocol section 1; decisions section 5 for the HTTP error envelope). */
-import WebSocket from "ws";
 import { SUBPROTOCOL } from "@golem-stream/wire";
-import { sessionEndpoint } from "../endpoint.js";
 import { defineChecks, ensure, ensureEqual, show, type Check } from "../check.js";
-import { probeUpgrade, type ProbeResult } from "../http-probe.js";
+import type { ProbeResult } from "../http-probe.js";
 import { countStart } from "../demo.js";
 
 /** Golem's HTTP error envelope: 400 carries {code, errors:[..]}, every other status {code, error}. */
@@ -23,7 +21,7 @@ export const handshakeChecks: Check[] = defineChecks("handshake", [
     ref: "§1",
     expectation: `an upgrade offering ${SUBPROTOCOL} with a valid token is accepted with exactly that subprotocol`,
     async run(ctx) {
-      const result = await probeUpgrade(ctx.url, { token: ctx.token, protocols: [SUBPROTOCOL], timeoutMs: ctx.timeoutMs });
+      const result = await ctx.probe({ token: ctx.token, protocols: [SUBPROTOCOL] });
       ensureEqual(result.status, 101, "HTTP status");
       ensureEqual(result.headers["sec-websocket-protocol"], SUBPROTOCOL, "selected subprotocol");
       return `101, ${SUBPROTOCOL}`;
@@ -34,7 +32,7 @@ export const handshakeChecks: Check[] = defineChecks("handshake", [
     ref: "§1",
     expectation: `an upgrade offering another subprotocol before ${SUBPROTOCOL} selects exactly ${SUBPROTOCOL}`,
     async run(ctx) {
-      const result = await probeUpgrade(ctx.url, { token: ctx.token, protocols: ["golem.agent-invocation.v0", SUBPROTOCOL, "chat"], timeoutMs: ctx.timeoutMs });
+      const result = await ctx.probe({ token: ctx.token, protocols: ["golem.agent-invocation.v0", SUBPROTOCOL, "chat"] });
       ensureEqual(result.status, 101, "HTTP status");
       ensureEqual(result.headers["sec-websocket-protocol"], SUBPROTOCOL, "selected subprotocol");
     },
@@ -43,19 +41,19 @@ export const handshakeChecks: Check[] = defineChecks("handshake", [
     name: "missing-subprotocol",
     ref: "§1, decisions §5",
     expectation: "an upgrade without Sec-WebSocket-Protocol fails with HTTP 400 unsupported-subprotocol",
-    run: async (ctx) => ensureEnvelope(await probeUpgrade(ctx.url, { token: ctx.token, timeoutMs: ctx.timeoutMs }), 400, "unsupported-subprotocol"),
+    run: async (ctx) => ensureEnvelope(await ctx.probe({ token: ctx.token }), 400, "unsupported-subprotocol"),
   },
   {
     name: "unsupported-subprotocol",
     ref: "§1, decisions §5",
     expectation: "an upgrade offering only other subprotocols fails with HTTP 400 unsupported-subprotocol",
-    run: async (ctx) => ensureEnvelope(await probeUpgrade(ctx.url, { token: ctx.token, protocols: ["golem.agent-invocation.v2"], timeoutMs: ctx.timeoutMs }), 400, "unsupported-subprotocol"),
+    run: async (ctx) => ensureEnvelope(await ctx.probe({ token: ctx.token, protocols: ["golem.agent-invocation.v2"] }), 400, "unsupported-subprotocol"),
   },
   {
     name: "missing-token",
     ref: "§1, decisions §5",
     expectation: "an upgrade without Authorization fails with HTTP 401 unauthenticated (authentication before upgrade)",
-    run: async (ctx) => ensureEnvelope(await probeUpgrade(ctx.url, { protocols: [SUBPROTOCOL], timeoutMs: ctx.timeoutMs }), 401, "unauthenticated"),
+    run: async (ctx) => ensureEnvelope(await ctx.probe({ protocols: [SUBPROTOCOL] }), 401, "unauthenticated"),
   },
   {
     name: "tampered-token",
@@ -63,27 +61,27 @@ export const handshakeChecks: Check[] = defineChecks("handshake", [
     expectation: "an upgrade whose bearer token is the valid one with a changed last character fails with HTTP 401 unauthenticated",
     run: async (ctx) => {
       const last = ctx.token.at(-1) === "x" ? "y" : "x";
-      return ensureEnvelope(await probeUpgrade(ctx.url, { token: ctx.token.slice(0, -1) + last, protocols: [SUBPROTOCOL], timeoutMs: ctx.timeoutMs }), 401, "unauthenticated");
+      return ensureEnvelope(await ctx.probe({ token: ctx.token.slice(0, -1) + last, protocols: [SUBPROTOCOL] }), 401, "unauthenticated");
     },
   },
   {
     name: "extended-token",
     ref: "§1, decisions §5",
     expectation: "an upgrade whose bearer token is the valid one plus a suffix fails with HTTP 401 unauthenticated",
-    run: async (ctx) => ensureEnvelope(await probeUpgrade(ctx.url, { token: `${ctx.token}0`, protocols: [SUBPROTOCOL], timeoutMs: ctx.timeoutMs }), 401, "unauthenticated"),
+    run: async (ctx) => ensureEnvelope(await ctx.probe({ token: `${ctx.token}0`, protocols: [SUBPROTOCOL] }), 401, "unauthenticated"),
   },
   {
     name: "not-a-websocket",
     ref: "decisions §5",
     expectation: "a plain GET of the endpoint without upgrade headers is answered HTTP 426 not-a-websocket",
-    run: async (ctx) => ensureEnvelope(await probeUpgrade(ctx.url, { token: ctx.token, upgrade: false, timeoutMs: ctx.timeoutMs }), 426, "not-a-websocket"),
+    run: async (ctx) => ensureEnvelope(await ctx.probe({ token: ctx.token, upgrade: false }), 426, "not-a-websocket"),
   },
   {
     name: "no-compression",
     ref: "§1",
     expectation: "an upgrade offering permessage-deflate is accepted without negotiating it (no Sec-WebSocket-Extensions)",
     async run(ctx) {
-      const result = await probeUpgrade(ctx.url, { token: ctx.token, protocols: [SUBPROTOCOL], extensions: "permessage-deflate; client_max_window_bits", timeoutMs: ctx.timeoutMs });
+      const result = await ctx.probe({ token: ctx.token, protocols: [SUBPROTOCOL], extensions: "permessage-deflate; client_max_window_bits" });
       ensureEqual(result.status, 101, "HTTP status");
       ensureEqual(result.headers["sec-websocket-extensions"], undefined, "Sec-WebSocket-Extensions");
     },
@@ -93,28 +91,14 @@ export const handshakeChecks: Check[] = defineChecks("handshake", [
     ref: "§1",
     expectation: "a first message split across WebSocket fragments is one protocol message: the start is accepted",
     async run(ctx) {
-      const socket = new WebSocket(sessionEndpoint(ctx.url), [SUBPROTOCOL], { headers: { authorization: `Bearer ${ctx.token}` }, perMessageDeflate: false });
-      try {
-        await new Promise<void>((resolve, reject) => {
-          socket.once("open", () => resolve());
-          socket.once("error", reject);
-        });
-        const text = JSON.stringify({ ...countStart(1, 0), version: 1 });
-        const first = await new Promise<string>((resolve, reject) => {
-          const timer = setTimeout(() => reject(new Error("timed out waiting for the answer to a fragmented start")), ctx.timeoutMs);
-          socket.once("message", (data: Buffer) => {
-            clearTimeout(timer);
-            resolve(data.toString("utf8"));
-          });
-          const middle = Math.floor(text.length / 2);
-          socket.send(text.slice(0, middle), { fin: false, binary: false });
-          socket.send(text.slice(middle), { fin: true, binary: false });
-        });
-        const type = (JSON.parse(first) as { type?: string }).type;
-        ensureEqual(type, "invocationAccepted", "answer to the fragmented start");
-      } finally {
-        socket.terminate();
-      }
+      // A protocol connection, so that the check's end terminates it like any other; the frames go out by hand.
+      const conn = await ctx.connect();
+      const text = JSON.stringify({ ...countStart(1, 0), version: 1 });
+      const middle = Math.floor(text.length / 2);
+      conn.socket.send(text.slice(0, middle), { fin: false, binary: false });
+      conn.socket.send(text.slice(middle), { fin: true, binary: false });
+      const first = await conn.next("the answer to a fragmented start");
+      ensureEqual(first.type, "invocationAccepted", "answer to the fragmented start");
     },
   },
 ]);

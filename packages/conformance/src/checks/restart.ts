@@ -8,7 +8,6 @@ import { SUBPROTOCOL, type InvocationAccepted } from "@golem-stream/wire";
 import { defineChecks, ensure, ensureEqual, show, type Check } from "../check.js";
 import type { Connection } from "../connection.js";
 import { ensureAnswerRejected, ensureFinishedSuccess, ensureTrace, resultChannel, type SuiteContext } from "../context.js";
-import { probeUpgrade } from "../http-probe.js";
 import { countStart, countValues, range, reverseStart, val } from "../demo.js";
 import { inputEnd, inputItem, inputSession, runToEnd } from "./support.js";
 
@@ -17,13 +16,17 @@ export async function restartServer(ctx: SuiteContext): Promise<void> {
   const command = ctx.restartCmd;
   if (command === undefined) throw new Error("no --restart-cmd given");
   const code = await new Promise<number | null>((resolve, reject) => {
-    const child = spawn(command, { shell: true, stdio: ["ignore", "ignore", "inherit"] });
+    // The signal kills the command if the check ends first (its deadline passed while the restart ran).
+    const child = spawn(command, { shell: true, stdio: ["ignore", "ignore", "inherit"], signal: ctx.signal });
     const timer = setTimeout(() => {
       child.kill();
       reject(new Error(`restart command did not exit within ${ctx.restartTimeoutMs} ms`));
     }, ctx.restartTimeoutMs);
-    child.on("error", reject);
-    child.on("exit", (exitCode) => {
+    child.once("error", (error) => {
+      clearTimeout(timer);
+      reject(ctx.signal.aborted ? ctx.signal.reason : error);
+    });
+    child.once("exit", (exitCode) => {
       clearTimeout(timer);
       resolve(exitCode);
     });
@@ -31,14 +34,15 @@ export async function restartServer(ctx: SuiteContext): Promise<void> {
   if (code !== 0) throw new Error(`restart command exited with ${code}`);
   const deadline = Date.now() + ctx.restartTimeoutMs;
   for (;;) {
+    ctx.signal.throwIfAborted();
     try {
-      const probe = await probeUpgrade(ctx.url, { token: ctx.token, protocols: [SUBPROTOCOL], timeoutMs: ctx.timeoutMs });
+      const probe = await ctx.probe({ token: ctx.token, protocols: [SUBPROTOCOL] });
       if (probe.status === 101) return;
     } catch {
       // not listening yet
     }
     if (Date.now() > deadline) throw new Error(`the server did not accept upgrades within ${ctx.restartTimeoutMs} ms of the restart`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await ctx.sleep(100);
   }
 }
 

@@ -7,6 +7,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { createInterface } from "node:readline";
 import { Mismatch, show } from "../check.js";
+import { releaseOnAbort } from "../lifetime.js";
 import type { AdapterCommand, AdapterEvent } from "./adapter-protocol.js";
 
 /** How much of the adapter's stderr a failure quotes. */
@@ -23,9 +24,11 @@ export class AdapterProcess {
   #exited: Promise<void>;
   #exitStatus: string | undefined;
 
-  private constructor(command: string, timeoutMs: number) {
+  private constructor(command: string, timeoutMs: number, signal: AbortSignal | undefined) {
     this.#timeoutMs = timeoutMs;
     this.#child = spawn(command, { shell: true, stdio: ["pipe", "pipe", "pipe"], detached: true });
+    // Bound from the start: an adapter still starting when its scenario ends would otherwise outlive the suite.
+    this.#child.once("close", releaseOnAbort(signal, () => this.#killGroup()));
     this.#child.stdin!.on("error", () => undefined);
     this.#child.stderr!.on("data", (chunk: Buffer) => {
       this.#stderr = (this.#stderr + chunk.toString("utf8")).slice(-STDERR_TAIL_BYTES);
@@ -54,10 +57,19 @@ export class AdapterProcess {
     });
   }
 
-  /** Starts the adapter and waits for its `ready` event. */
-  static async spawn(command: string, timeoutMs: number): Promise<AdapterProcess> {
-    const adapter = new AdapterProcess(command, timeoutMs);
-    await adapter.waitFor((e) => e.type === "ready", "the adapter's ready event");
+  /**
+   * Starts the adapter and waits for its `ready` event; an adapter that never gets ready is stopped.
+   * `signal` kills the adapter's process group when it aborts, ready or not.
+   */
+  static async spawn(command: string, timeoutMs: number, signal?: AbortSignal): Promise<AdapterProcess> {
+    signal?.throwIfAborted();
+    const adapter = new AdapterProcess(command, timeoutMs, signal);
+    try {
+      await adapter.waitFor((e) => e.type === "ready", "the adapter's ready event");
+    } catch (error) {
+      await adapter.kill();
+      throw signal?.aborted === true ? signal.reason : error;
+    }
     return adapter;
   }
 
@@ -105,8 +117,7 @@ export class AdapterProcess {
     return `${problems}${stderr === "" ? "" : `; adapter stderr: ${stderr.slice(-500)}`}`;
   }
 
-  /** The adapter crashes: its process group is killed at once, with no chance to say goodbye. */
-  async kill(): Promise<void> {
+  #killGroup(): void {
     if (this.#exitStatus === undefined && this.#child.pid !== undefined) {
       try {
         process.kill(-this.#child.pid, "SIGKILL");
@@ -114,7 +125,13 @@ export class AdapterProcess {
         // exited meanwhile
       }
     }
-    await this.#exited;
+  }
+
+  /** The adapter crashes: its process group is killed at once, with no chance to say goodbye. */
+  async kill(): Promise<void> {
+    this.#killGroup();
+    // A command the shell could not even start has no process to wait for.
+    if (this.#child.pid !== undefined) await this.#exited;
   }
 
   /** Asks the adapter to close, and stops its process group if it does not exit promptly. */
@@ -130,13 +147,6 @@ export class AdapterProcess {
       await Promise.race([this.#exited, new Promise<void>((resolve) => (timer = setTimeout(resolve, graceMs)))]);
       clearTimeout(timer);
     }
-    if (this.#exitStatus === undefined && this.#child.pid !== undefined) {
-      try {
-        process.kill(-this.#child.pid, "SIGKILL");
-      } catch {
-        // exited meanwhile
-      }
-      await this.#exited;
-    }
+    if (this.#exitStatus === undefined) await this.kill();
   }
 }

@@ -2,6 +2,7 @@
 import { randomUUID } from "node:crypto";
 import type { SchemaValueJson } from "@golem-stream/wire";
 import { Mismatch, show } from "../check.js";
+import { CheckLifetime, sleep } from "../lifetime.js";
 import type { AdapterEvent } from "./adapter-protocol.js";
 import { AdapterProcess } from "./adapter-process.js";
 import { ScriptedServer, type Script } from "./scripted-server.js";
@@ -53,11 +54,23 @@ export class ClientContext {
   #adapter: AdapterProcess | undefined;
   /** Adapters started by `continueIn`: later processes of the same invocation. */
   readonly #later: AdapterProcess[] = [];
+  /** Fires when the scenario ends, whichever way: kills adapters and closes the server, started or still starting. */
+  readonly #lifetime = new CheckLifetime();
 
   constructor(options: ClientSuiteOptions) {
     this.adapterCommand = options.adapter;
     this.timeoutMs = options.timeoutMs ?? 10_000;
     this.socketBufferAllowanceBytes = options.socketBufferAllowanceBytes ?? 48 * 1024 * 1024;
+  }
+
+  /** Aborts when the scenario ends: for whatever a scenario starts itself. */
+  get signal(): AbortSignal {
+    return this.#lifetime.signal;
+  }
+
+  /** Waits `ms`; rejects at once when the scenario ends. */
+  async sleep(ms: number): Promise<void> {
+    await sleep(ms, this.signal);
   }
 
   get server(): ScriptedServer {
@@ -75,10 +88,10 @@ export class ClientContext {
    * refuses), then the adapter, and has it start one invocation of the demo agent `echo`.
    */
   async begin(script: Script, start: StartSpec, refuse?: Parameters<ScriptedServer["refuseUpgrades"]>[0]): Promise<void> {
-    this.#server = await ScriptedServer.start(this.timeoutMs);
+    this.#server = await ScriptedServer.start(this.timeoutMs, this.signal);
     this.#server.serve(script);
     if (refuse !== undefined) this.#server.refuseUpgrades(refuse);
-    this.#adapter = await AdapterProcess.spawn(this.adapterCommand, this.timeoutMs);
+    this.#adapter = await AdapterProcess.spawn(this.adapterCommand, this.timeoutMs, this.signal);
     this.#adapter.send({
       type: "start",
       url: this.#server.url,
@@ -103,7 +116,7 @@ export class ClientContext {
    * another owner would. It reports its own checkpoints too.
    */
   async continueIn(operation: "resume" | "takeover", state: unknown): Promise<AdapterProcess> {
-    const adapter = await AdapterProcess.spawn(this.adapterCommand, this.timeoutMs);
+    const adapter = await AdapterProcess.spawn(this.adapterCommand, this.timeoutMs, this.signal);
     this.#later.push(adapter);
     adapter.send({ type: "attach", url: this.server.url, token: CONFORMANCE_TOKEN, operation, state, acceptanceTimeoutMs: 30_000, maxReconnectAttempts: 5, ...RECONNECT, checkpoints: true });
     return adapter;
@@ -144,9 +157,17 @@ export class ClientContext {
     if (problems.length > 0) throw new Mismatch(problems.join("; "));
   }
 
+  /**
+   * Stops the adapters (asked to close first), closes the server, then ends the scenario's lifetime:
+   * an adapter or server still starting (the deadline passed mid-`begin`) is killed or closed with it.
+   */
   async dispose(): Promise<void> {
-    await this.#adapter?.stop();
-    for (const adapter of this.#later) await adapter.stop();
-    await this.#server?.close();
+    try {
+      await this.#adapter?.stop();
+      for (const adapter of this.#later) await adapter.stop();
+      await this.#server?.close();
+    } finally {
+      this.#lifetime.end();
+    }
   }
 }

@@ -8,6 +8,7 @@
 import { WebSocketServer, type WebSocket } from "ws";
 import { SUBPROTOCOL, decodeClientMessage, encodeServerMessage, type ClientMessage, type ServerMessage } from "@golem-stream/wire";
 import { Mismatch } from "../check.js";
+import { releaseOnAbort } from "../lifetime.js";
 
 export interface ScriptedPeer {
   /** 1 for the first connection. */
@@ -59,6 +60,7 @@ export class ScriptedServer {
   #script: Script = () => undefined;
   #refuse: (upgrade: UpgradeRequest) => Refusal | undefined = () => undefined;
   readonly #waiters = new Set<() => void>();
+  #closing: Promise<void> | undefined;
 
   private constructor(wss: WebSocketServer, timeoutMs: number) {
     this.#wss = wss;
@@ -76,7 +78,9 @@ export class ScriptedServer {
     });
   }
 
-  static async start(timeoutMs: number): Promise<ScriptedServer> {
+  /** Listens on a free loopback port; `signal` closes the server when it aborts, even before it listens. */
+  static async start(timeoutMs: number, signal?: AbortSignal): Promise<ScriptedServer> {
+    signal?.throwIfAborted();
     let server: ScriptedServer | undefined;
     const wss = new WebSocketServer({
       port: 0,
@@ -96,11 +100,14 @@ export class ScriptedServer {
         else callback(false, refusal.status, JSON.stringify(refusal.body), { "Content-Type": "application/json" });
       },
     });
+    server = new ScriptedServer(wss, timeoutMs);
+    const started = server;
+    wss.once("close", releaseOnAbort(signal, () => void started.close()));
     await new Promise((resolve, reject) => {
       wss.once("listening", resolve);
       wss.once("error", reject);
+      wss.once("close", () => reject(signal?.aborted === true ? signal.reason : new Error("the scripted server closed before it listened")));
     });
-    server = new ScriptedServer(wss, timeoutMs);
     return server;
   }
 
@@ -131,18 +138,25 @@ export class ScriptedServer {
         reject(new Mismatch(failure));
       }, this.#timeoutMs);
       const check = () => {
-        if (!condition()) return;
+        const met = condition();
+        if (!met && this.#closing === undefined) return;
         clearTimeout(timer);
         this.#waiters.delete(check);
-        resolve();
+        if (met) resolve();
+        else reject(new Mismatch(`${failure} (the scripted server closed)`));
       };
       this.#waiters.add(check);
     });
   }
 
+  /** Terminates every connection and stops listening; waits on the server end at once. Idempotent. */
   async close(): Promise<void> {
-    for (const client of this.#wss.clients) client.terminate();
-    await new Promise((resolve) => this.#wss.close(resolve));
+    this.#closing ??= new Promise<void>((resolve) => {
+      for (const client of this.#wss.clients) client.terminate();
+      this.#wss.close(() => resolve());
+      for (const wake of [...this.#waiters]) wake();
+    });
+    await this.#closing;
   }
 
   #peerOf(socket: WebSocket, index: number): ScriptedPeer {

@@ -11,19 +11,28 @@ export interface ServerUnderTest {
   readonly port: number;
   /** Closes the server and starts it again on the same port with the same durable state. */
   restart(): Promise<void>;
+  /** The server's `golem_stream_connections_open`: session WebSockets open now. */
+  connectionsOpen(): Promise<number>;
   dispose(): Promise<void>;
 }
 
+const CONNECTIONS_OPEN = "golem_stream_connections_open";
+
 export async function startServerUnderTest(): Promise<ServerUnderTest> {
   const dataDir = mkdtempSync(join(tmpdir(), "golem-stream-conformance-"));
-  let server: EmbeddedServer = await startEmbeddedServer({ dataDir, tokens: [TOKEN], synchronous: "normal" });
+  let server: EmbeddedServer = await startEmbeddedServer({ dataDir, tokens: [TOKEN], synchronous: "normal", metrics: true });
   const port = Number(new URL(server.url).port);
   return {
     url: server.url,
     port,
     async restart() {
       await server.close();
-      server = await startEmbeddedServer({ dataDir, tokens: [TOKEN], synchronous: "normal", port });
+      server = await startEmbeddedServer({ dataDir, tokens: [TOKEN], synchronous: "normal", metrics: true, port });
+    },
+    async connectionsOpen() {
+      const gauge = server.server.metrics?.getSingleMetric(CONNECTIONS_OPEN);
+      if (gauge === undefined) throw new Error(`the server has no ${CONNECTIONS_OPEN} metric`);
+      return (await gauge.get()).values.reduce((sum, v) => sum + v.value, 0);
     },
     async dispose() {
       await server.close();

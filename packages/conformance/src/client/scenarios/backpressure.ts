@@ -31,8 +31,6 @@ const SETTLE_MS = 1000;
 const READ_STEP = 64;
 const POLL_MS = 5;
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
 /** Item n: distinct contents (its number in the first four bytes), so a lost, duplicated or reordered item shows. */
 function payload(n: number): Uint8Array {
   const bytes = Buffer.alloc(ITEM_BYTES, n % 256);
@@ -87,7 +85,7 @@ export const backpressureScenarios = defineScenarios("backpressure", [
             while (peer.bufferedAmount > WRITE_AHEAD_BYTES) {
               if (peer.isClosed) return;
               observe(peer);
-              await sleep(POLL_MS);
+              await ctx.sleep(POLL_MS);
             }
             observe(peer);
             const bytes = item(n);
@@ -112,7 +110,7 @@ export const backpressureScenarios = defineScenarios("backpressure", [
         observe(peer);
         still = writer.taken === last ? still + POLL_MS : 0;
         last = writer.taken;
-        await sleep(POLL_MS);
+        await ctx.sleep(POLL_MS);
       }
       const stalledAt = writer.taken;
       for (;;) {

@@ -170,7 +170,7 @@ export const lifecycleScenarios = defineScenarios("lifecycle", [
       const out = session.output();
       await ctx.begin(async (peer) => {
         session.accept(peer, await nextAttach(peer));
-        await new Promise((resolve) => setTimeout(resolve, 1500));
+        await ctx.sleep(1500);
         if (peer.isClosed) return;
         peer.send(out.result(1));
         sendToEnd(peer, out, 1, 0, ITEMS);
