@@ -32,6 +32,8 @@ export class ReconnectNotice {
   readonly #maxAttempts: number;
   readonly #now: () => number;
   #away = false;
+  /** The streak began with an answer from the server (a retryable error), not a lost connection. */
+  #answered = false;
   #everConnected = false;
   #timer: NodeJS.Timeout | undefined;
   #countdownShown = false;
@@ -45,7 +47,8 @@ export class ReconnectNotice {
   reconnecting(attempt: ReconnectAttempt): void {
     if (!this.#away) {
       this.#away = true;
-      const what = attempt.answered ?? serverAnswered(attempt.cause)
+      this.#answered = attempt.answered ?? serverAnswered(attempt.cause);
+      const what = this.#answered
         ? `the server answered with an error that may pass (${attempt.cause})`
         : `${this.#everConnected ? "connection lost" : "cannot reach the server"} (${attempt.cause})`;
       report(this.#io, `golem-stream: ${what}; retrying quietly, up to ${this.#maxAttempts} time${this.#maxAttempts === 1 ? "" : "s"} (--retries)`);
@@ -69,7 +72,7 @@ export class ReconnectNotice {
     if (!this.#away) return;
     this.#away = false;
     this.clear();
-    report(this.#io, "golem-stream: reconnected");
+    report(this.#io, this.#answered ? "golem-stream: the server accepted on a later attempt" : "golem-stream: reconnected");
   }
 
   /** Removes the countdown line, so the next line of stderr starts clean. */
