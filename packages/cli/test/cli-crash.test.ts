@@ -314,8 +314,8 @@ describe("stdout that cannot be written", () => {
     const failed = await run(["invoke", "echo", "count", ...ME, "20", "0", "--checkpoint", checkpoint], { env: s.env, stdoutFd: full });
     closeSync(full);
     expect(failed.code, failed.stderr).toBe(EXIT.outputFailed);
-    expect(failed.stderr).toMatch(/cannot write output \(.+\); nothing was cancelled: the invocation keeps running/);
-    expect(failed.stderr).toContain(`\`golem-stream resume ${checkpoint}\` continues it after the last item saved`);
+    expect(failed.stderr).toMatch(/cannot write output \(.+\); nothing was cancelled and the checkpoint stops before the unwritten item: the invocation keeps running/);
+    expect(failed.stderr).toContain(`\`golem-stream resume ${checkpoint}\` continues it\n`);
     const resumed = await run(["resume", checkpoint], { env: s.env });
     expect(resumed.stderr).toBe("");
     expect(resumed.code).toBe(EXIT.success);

@@ -160,7 +160,7 @@ class SessionRunner {
       // Quiet, as a program stopped by SIGPIPE: only a cancel that may not have arrived is news.
       if (this.#options.cancelOnInterrupt) {
         const cancelled = await this.#cancel("stdout was closed");
-        if (!cancelled.confirmed) report(this.#io, `golem-stream: stdout was closed; ${cancelled.message}`);
+        if (cancelled.kind === "undelivered") report(this.#io, `golem-stream: stdout was closed; ${cancelled.message}`);
       }
       return EXIT.stdoutClosed;
     }
@@ -173,7 +173,7 @@ class SessionRunner {
         const because = cancelled.kind === "cancelled" ? " (without --checkpoint nothing could resume it)" : "";
         report(this.#io, `golem-stream: ${why}; ${cancelled.message}${because}`);
       } else {
-        report(this.#io, `golem-stream: ${why}; nothing was cancelled: ${this.#detachedHint()} after the last item saved`);
+        report(this.#io, `golem-stream: ${why}; nothing was cancelled and the checkpoint stops before the unwritten item: ${this.#detachedHint()}`);
       }
       return EXIT.outputFailed;
     }
@@ -191,9 +191,9 @@ class SessionRunner {
    * cancel reconnects for it if the connection is down (within its reconnect
    * policy), and is `delivered` only once the server answered the close that
    * follows it (within `CANCEL_CLOSE_WAIT_MS`). A second Ctrl-C exits at once.
-   * Says what became of it; `confirmed` when the server has it.
+   * Says what became of it; every kind but `undelivered` means the server has it.
    */
-  async #cancel(why: string): Promise<{ readonly confirmed: boolean; readonly kind: "cancelled" | "already-over" | "undelivered"; readonly message: string }> {
+  async #cancel(why: string): Promise<{ readonly kind: "cancelled" | "already-over" | "undelivered"; readonly message: string }> {
     const cancelling = this.#call.cancel(why);
     const hint = setTimeout(() => report(this.#io, `golem-stream: ${why}; cancelling on the server (Ctrl-C again to exit without waiting)`), 500);
     // A second Ctrl-C exits at once (bin.ts): then this is all that is left to say.
@@ -204,10 +204,10 @@ class SessionRunner {
       if (exitNote !== undefined) exitNote.text = undefined;
     });
     if (cancelled.kind === "undelivered") {
-      return { confirmed: false, kind: "undelivered", message: `the cancel did not reach the server (${cancelled.error.message}), the invocation may keep running` };
+      return { kind: "undelivered", message: `the cancel did not reach the server (${cancelled.error.message}), the invocation may keep running` };
     }
-    if (cancelled.kind === "already-over") return { confirmed: true, kind: "already-over", message: "the invocation had already ended" };
-    return { confirmed: true, kind: "cancelled", message: "the invocation was cancelled" };
+    if (cancelled.kind === "already-over") return { kind: "already-over", message: "the invocation had already ended" };
+    return { kind: "cancelled", message: "the invocation was cancelled" };
   }
 
   /** How a failed write to stdout (or of the checkpoint) ends the run. */
