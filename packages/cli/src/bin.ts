@@ -4,12 +4,18 @@
  * The first SIGINT/SIGTERM asks the running command to stop cleanly; a
  * second one exits at once.
  */
+import type { ExitNote } from "./io/cli-io.js";
 import { runCli } from "./program.js";
 
 const controller = new AbortController();
+const exitNote: ExitNote = { text: undefined };
 let signalled = false;
 const onSignal = (signal: NodeJS.Signals): void => {
-  if (signalled) process.exit(128 + (signal === "SIGINT" ? 2 : 15));
+  if (signalled) {
+    // stderr is synchronous for files, pipes and terminals on POSIX: the line is out before the exit.
+    if (exitNote.text !== undefined) process.stderr.write(`golem-stream: ${exitNote.text}\n`);
+    process.exit(128 + (signal === "SIGINT" ? 2 : 15));
+  }
   signalled = true;
   controller.abort(signal);
 };
@@ -31,6 +37,7 @@ const code = await runCli(process.argv.slice(2), {
   stderr: process.stderr,
   env: process.env,
   signal: controller.signal,
+  exitNote,
 });
 // Every output write was awaited, so nothing is lost by exiting now; an open
 // socket, a reconnect timer or a paused stdin must not keep a finished

@@ -45,7 +45,9 @@ export async function fetchCatalogueWithRetries(connection: Connection, options:
             ...(error.code === undefined ? {} : { code: error.code }),
           });
         }
-        notice.reconnecting({ failures, delayMs, cause: error.message.replace(/^cannot reach \S+: /, "") });
+        // A 5xx is an answer: the server is there and failed (or a proxy before it did).
+        const unreachable = /^cannot reach \S+: /;
+        notice.reconnecting({ failures, delayMs, cause: error.message.replace(unreachable, ""), answered: !unreachable.test(error.message) });
         await sleep(delayMs, io.signal);
       }
     }

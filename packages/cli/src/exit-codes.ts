@@ -16,7 +16,10 @@ export const EXIT = {
   connectionLost: 4,
   /** `conformance`: the suite ran and at least one check failed (the report says which). */
   checksFailed: 5,
-  /** stdout or the checkpoint could not be written (EX_IOERR); with a checkpoint, `resume` continues from the last saved item. */
+  /**
+   * stdout or the checkpoint could not be written (EX_IOERR); with a checkpoint, `resume` continues
+   * from the last saved item; without one a failed stdout cancels the invocation (nothing could resume it).
+   */
   outputFailed: 74,
   /** Interrupted by SIGINT/SIGTERM; the session keeps running on the server and can be resumed. */
   interrupted: 130,

@@ -3,7 +3,7 @@
  * embedding it needs: run the CLI in-process, and read or write checkpoint v1.
  */
 export { runCli, buildProgram } from "./program.js";
-export type { CliIo } from "./io/cli-io.js";
+export type { CliIo, ExitNote } from "./io/cli-io.js";
 export { EXIT, EXIT_INTERNAL, CliError, type ExitCode } from "./exit-codes.js";
 export {
   CHECKPOINT_VERSION,

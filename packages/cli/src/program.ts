@@ -45,6 +45,7 @@ Exit codes:
   5    conformance: the suite ran and at least one check failed
   70   internal error of the CLI (a bug: please report it with the message)
   74   stdout or the checkpoint could not be written; \`resume\` continues after the last saved item
+       (without --checkpoint, a failed stdout cancels the invocation)
   130  interrupted (SIGINT/SIGTERM): with --checkpoint the invocation keeps running on the
        server (\`resume\` continues it); without, it is cancelled there (a second Ctrl-C stops waiting)
   141  stdout was closed by its reader (\`| head\`): stopped quietly, like a program stopped by SIGPIPE;

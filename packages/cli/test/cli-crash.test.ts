@@ -314,11 +314,26 @@ describe("stdout that cannot be written", () => {
     const failed = await run(["invoke", "echo", "count", ...ME, "20", "0", "--checkpoint", checkpoint], { env: s.env, stdoutFd: full });
     closeSync(full);
     expect(failed.code, failed.stderr).toBe(EXIT.outputFailed);
-    expect(failed.stderr).toMatch(/cannot write output/);
+    expect(failed.stderr).toMatch(/cannot write output \(.+\); nothing was cancelled and the checkpoint stops before the unwritten item: the invocation keeps running/);
+    expect(failed.stderr).toContain(`\`golem-stream resume ${checkpoint}\` continues it\n`);
     const resumed = await run(["resume", checkpoint], { env: s.env });
     expect(resumed.stderr).toBe("");
     expect(resumed.code).toBe(EXIT.success);
     expect(itemsOf(resumed.stdout, "$")).toEqual(Array.from({ length: 20 }, (_, i) => i));
+  });
+
+  // Nothing could ever resume it: left running, the server would hold it until the detached timeout.
+  it.runIf(existsSync("/dev/full"))("without a checkpoint exits 74 and cancels the invocation on the server, saying so", async () => {
+    const dataDir = join(scratchDir(), "data");
+    const s = await startServe(["--port", "0", "--token", TOKEN, "--data-dir", dataDir, "--log-level", "warn", "--metrics"], dataDir);
+    servers.push(s);
+    const full = openSync("/dev/full", "w");
+    const failed = await run(["invoke", "echo", "count", ...ME, "100000", "10"], { env: s.env, stdoutFd: full });
+    closeSync(full);
+    expect(failed.code, failed.stderr).toBe(EXIT.outputFailed);
+    expect(failed.stderr).toMatch(/cannot write output \(.+\); the invocation was cancelled \(without --checkpoint nothing could resume it\)\n$/);
+    const metrics = await scrapeUntil(s.url, (text) => sampleOf(text, "golem_stream_sessions_running") === 0, "the invocation stopped running");
+    expect(sampleOf(metrics, 'golem_stream_output_items_total{kind="value"}')).toBeLessThan(100_000);
   });
 });
 
@@ -422,6 +437,7 @@ describe("Ctrl-C", () => {
     const interrupted = await cli.done;
     expect(interrupted.code).toBe(EXIT.interrupted);
     expect(interrupted.stderr).not.toMatch(/invocation was cancelled/);
+    expect(interrupted.stderr).toMatch(/golem-stream: interrupted; exited without waiting for the cancel, so the invocation may keep running on the server\n$/);
   });
 });
 

@@ -18,7 +18,7 @@
  */
 import { randomBytes } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { mkdir } from "node:fs/promises";
+import { createDataDir, exposedDataDir } from "../data-dir.js";
 import { hostname } from "node:os";
 import { join, resolve } from "node:path";
 import type { EmbeddedServer, SessionStore } from "@golem-stream/server";
@@ -131,11 +131,8 @@ export async function runServe(options: ServeOptions, io: CliIo): Promise<ExitCo
   // An optional peer dependency (it builds SQLite natively): loaded before anything is created.
   const { startEmbeddedServer } = await loadServer();
   const dataDir = resolve(options.dataDir ?? defaultDataDir(io.env));
-  if (cluster === undefined) {
-    await mkdir(dataDir, { recursive: true, mode: 0o700 }).catch((cause: unknown) => {
-      throw new CliError(EXIT.usage, `cannot create the data directory ${dataDir}`, { cause });
-    });
-  }
+  if (cluster === undefined) await createDataDir(dataDir);
+  const exposed = await exposedDataDir(dataDir);
   const { tokens, generatedFile } = await resolveServeTokens(
     { flags: options.token, env: io.env["GOLEM_STREAM_TOKEN"], file: options.tokenFile },
     dataDir,
@@ -187,6 +184,7 @@ export async function runServe(options: ServeOptions, io: CliIo): Promise<ExitCo
           // A missing or mistyped --keyring would otherwise go unnoticed until a resume at another node fails.
           ...(keyringCreated ? [`NEW keyring created just now at ${keyringPath ?? ""}: copy this file to every other node; a node with another keyring refuses this node's tokens`] : []),
         ];
+  if (exposed !== undefined) where.push(`WARNING: ${exposed}`);
   if (options.console) where.push(`web console ${url}/ (sign in with a token)`);
   where.push(`health ${url}/healthz, readiness ${url}/readyz${options.metrics ? `, metrics ${url}/metrics` : ""}`);
   io.stdout.write(
@@ -205,6 +203,7 @@ export async function runServe(options: ServeOptions, io: CliIo): Promise<ExitCo
       "",
     ].join("\n"),
   );
+  if (exposed !== undefined) logger.warn("data directory readable by others", { event: "data-dir.exposed", dataDir });
   if (cluster !== undefined && keyringCreated) logger.warn("created a new keyring", { event: "keyring.created", path: keyringPath });
   logger.info("server started", { event: "server.start", ...(cluster === undefined ? { url, dataDir } : { url, store: cluster.store.shown, node: cluster.nodeId }) });
   await new Promise<void>((resolveStop) => {

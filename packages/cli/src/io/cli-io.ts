@@ -12,6 +12,16 @@ export interface CliIo {
   readonly env: Readonly<Record<string, string | undefined>>;
   /** Aborted on SIGINT/SIGTERM: long-running commands stop cleanly when it fires. */
   readonly signal: AbortSignal;
+  /**
+   * What is left to say if a second signal exits the process at once (bin.ts does, without
+   * waiting for the command): set while that would leave something behind, such as a cancel
+   * that has not reached the server yet. Absent when nothing can exit that way (tests, embedding).
+   */
+  readonly exitNote?: ExitNote;
+}
+
+export interface ExitNote {
+  text: string | undefined;
 }
 
 /** Writes one line of diagnostics to stderr. */

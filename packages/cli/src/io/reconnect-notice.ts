@@ -7,12 +7,24 @@
  */
 import type { CliIo } from "./cli-io.js";
 import { report } from "./cli-io.js";
+import { isErrorCode } from "@golem-stream/wire";
 
 export interface ReconnectAttempt {
   /** Consecutive failures so far (1 for the first). */
   readonly failures: number;
   readonly delayMs: number;
   readonly cause: string;
+  /**
+   * The server answered this attempt with a retryable error (`internal-error`, a 5xx): it is
+   * reachable, and the notice must not say otherwise. Default: inferred from `cause` (a bare
+   * protocol error code, or `refused: <code>`, is an answer; anything else a lost connection).
+   */
+  readonly answered?: boolean;
+}
+
+/** The client's `reconnecting` cause for an attempt the server answered: its error code, or a refused upgrade. */
+export function serverAnswered(cause: string): boolean {
+  return isErrorCode(cause) || /^refused: /.test(cause);
 }
 
 export class ReconnectNotice {
@@ -20,6 +32,8 @@ export class ReconnectNotice {
   readonly #maxAttempts: number;
   readonly #now: () => number;
   #away = false;
+  /** The streak began with an answer from the server (a retryable error), not a lost connection. */
+  #answered = false;
   #everConnected = false;
   #timer: NodeJS.Timeout | undefined;
   #countdownShown = false;
@@ -33,10 +47,11 @@ export class ReconnectNotice {
   reconnecting(attempt: ReconnectAttempt): void {
     if (!this.#away) {
       this.#away = true;
-      report(
-        this.#io,
-        `golem-stream: ${this.#everConnected ? "connection lost" : "cannot reach the server"} (${attempt.cause}); retrying quietly, up to ${this.#maxAttempts} time${this.#maxAttempts === 1 ? "" : "s"} (--retries)`,
-      );
+      this.#answered = attempt.answered ?? serverAnswered(attempt.cause);
+      const what = this.#answered
+        ? `the server answered with an error that may pass (${attempt.cause})`
+        : `${this.#everConnected ? "connection lost" : "cannot reach the server"} (${attempt.cause})`;
+      report(this.#io, `golem-stream: ${what}; retrying quietly, up to ${this.#maxAttempts} time${this.#maxAttempts === 1 ? "" : "s"} (--retries)`);
     }
     if (this.#io.stderr.isTTY !== true) return;
     const due = this.#now() + attempt.delayMs;
@@ -57,7 +72,7 @@ export class ReconnectNotice {
     if (!this.#away) return;
     this.#away = false;
     this.clear();
-    report(this.#io, "golem-stream: reconnected");
+    report(this.#io, this.#answered ? "golem-stream: the server accepted on a later attempt" : "golem-stream: reconnected");
   }
 
   /** Removes the countdown line, so the next line of stderr starts clean. */

@@ -2,7 +2,9 @@
  * How a client failure maps to the CLI's exit codes and a one-line message.
  */
 import { isClientError } from "@golem-stream/client";
+import { isErrorCode } from "@golem-stream/wire";
 import { EXIT } from "../exit-codes.js";
+import { shellWord } from "../io/shell-word.js";
 import type { ExitCode } from "../exit-codes.js";
 
 export interface Failure {
@@ -17,6 +19,16 @@ export interface FailureContext {
   readonly wasAway?: boolean;
   /** `resume`: another process ran the invocation before, and its inputs' sources stayed there. */
   readonly resumed?: boolean;
+  /**
+   * Whether an invocation may exist on the server: `none` when every attempt was refused
+   * (a refused start runs nothing, protocol 6.2), `unknown` when a start went unanswered,
+   * `accepted` once the server accepted one. Default `accepted`.
+   */
+  readonly started?: "none" | "unknown" | "accepted";
+  /** The last retryable error the server answered this process with (it was reachable then). */
+  readonly serverError?: string;
+  /** The checkpoint file `resume` continues from, when there is one. */
+  readonly checkpoint?: string;
 }
 
 /** The server's whole explanation of a failure it does not explain (docs/protocol/server.md, "Restart"). */
@@ -43,7 +55,9 @@ function describeFailure(error: unknown, context: FailureContext): Failure {
       // source-unavailable too) and for a restart (which fails every invocation it was running);
       // only this process knows it was away, and not which of them it was.
       if (context.wasAway !== true) {
-        return { exitCode: EXIT.invocationFailed, message: `the invocation failed on the server${code}, which gives no reason (its log has it)` };
+        // A server that answered with errors was there all along: a restart is not a likely cause.
+        const before = context.serverError === undefined ? "" : `; before, it had answered this process with ${context.serverError}, so it may be failing (a full disk, a broken store)`;
+        return { exitCode: EXIT.invocationFailed, message: `the invocation failed on the server${code}, which gives no reason (its log has it)${before}` };
       }
       const causes = context.resumed === true
         ? "a server restart (it fails every invocation it was running), or an input only the interrupted process could feed (stdin), which resume had to cancel (source-unavailable)"
@@ -74,8 +88,34 @@ function describeFailure(error: unknown, context: FailureContext): Failure {
     case "contract-mismatch":
       // A typed contract that disagrees with the server's catalogue: nothing was sent, the caller must change.
       return { exitCode: EXIT.usage, message: error.message };
-    case "connection-lost":
-      return { exitCode: EXIT.connectionLost, message: `connection lost: ${error.message}` };
+    case "connection-lost": {
+      const refusal = refusalOf(error);
+      if (refusal === undefined) return { exitCode: EXIT.connectionLost, message: `connection lost: ${error.message}` };
+      return { exitCode: EXIT.connectionLost, message: `the server is reachable but kept refusing with an error that may pass; ${error.message}. ${leftBehind(context)}` };
+    }
+  }
+}
+
+/** The last attempt's refusal behind a give-up, when the server answered it (it was reachable). */
+function refusalOf(error: Error): string | undefined {
+  const code = (error.cause as { readonly code?: unknown } | undefined)?.code;
+  return isErrorCode(code) ? code : undefined;
+}
+
+/** After giving up: what may be running on the server, and what the user can do about it. */
+function leftBehind(context: FailureContext): string {
+  const resume = context.checkpoint === undefined ? undefined : `\`golem-stream resume ${shellWord(context.checkpoint)}\``;
+  switch (context.started ?? "accepted") {
+    case "none":
+      return "Nothing was started on the server (a refused start runs nothing): run the command again once the server is healthy";
+    case "unknown":
+      return resume === undefined
+        ? "A start went unanswered, so the server may have started the invocation; without a checkpoint nothing can continue it"
+        : `A start went unanswered, so the server may have started the invocation: ${resume} continues it`;
+    case "accepted":
+      return resume === undefined
+        ? "The invocation may keep running on the server; without a checkpoint nothing can continue it"
+        : `The invocation may keep running on the server: ${resume} continues it`;
   }
 }
 

@@ -19,7 +19,7 @@ import type { ExitCode } from "../exit-codes.js";
 import type { CliIo } from "../io/cli-io.js";
 import { report } from "../io/cli-io.js";
 import { deliver } from "../io/delivery.js";
-import { ReconnectNotice } from "../io/reconnect-notice.js";
+import { ReconnectNotice, serverAnswered } from "../io/reconnect-notice.js";
 import type { Progress } from "../io/progress.js";
 import type { OutputFormat, ResultDestination } from "../program.js";
 import { bareLine, mayHoldStreams } from "./bare-output.js";
@@ -61,6 +61,11 @@ interface StreamInfo {
   readonly elementType: SchemaType | undefined;
 }
 
+/** stdout failed (a full disk, EIO): the error, for the message. */
+interface WriteFailure {
+  readonly writeError: unknown;
+}
+
 /** raw: the one stream's bytes; bare: the one stream's items as lines; lines: `{"stream","item"}`; json: events. */
 type Mode = "raw" | "bare" | "lines" | "json";
 
@@ -85,6 +90,10 @@ class SessionRunner {
   #streamFailure: string | undefined;
   /** Set once the connection was lost: a failure after it may come from a server restart. */
   #wasAway: boolean;
+  /** Whether an invocation may exist on the server yet (see FailureContext.started). */
+  #started: "none" | "unknown" | "accepted";
+  /** The last retryable error the server answered with: it was there, so no restart is guessed. */
+  #serverError: string | undefined;
   readonly #reconnects: ReconnectNotice;
   /** Set once `run` decided the outcome. */
   #settled = false;
@@ -106,6 +115,7 @@ class SessionRunner {
     this.#progress = options.progress;
     this.#mode = options.format === "json" ? "json" : "lines";
     this.#wasAway = options.resumed;
+    this.#started = options.resumed ? "accepted" : "none";
     this.#reconnects = new ReconnectNotice(io, options.retries);
     this.#resultKnown = new Promise((resolve) => (this.#markResultKnown = resolve));
     this.#outputFailed = new Promise((resolve) => (this.#markOutputFailed = resolve));
@@ -114,6 +124,7 @@ class SessionRunner {
   async run(): Promise<ExitCode> {
     const call = this.#call;
     call.on("accepted", (event) => {
+      this.#started = "accepted";
       // Once the outcome is decided, a reconnection only carries the cancel: its hint says so.
       if (this.#settled) return;
       this.#reconnects.reconnected();
@@ -123,7 +134,13 @@ class SessionRunner {
     });
     call.on("reconnecting", (event) => {
       if (this.#settled) return;
-      this.#wasAway = true;
+      if (serverAnswered(event.cause)) {
+        this.#serverError = event.cause;
+      } else {
+        this.#wasAway = true;
+        // A start that went unanswered may have been committed all the same.
+        if (this.#started === "none") this.#started = "unknown";
+      }
       this.#progress.stop();
       this.#reconnects.reconnecting(event);
       if (this.#mode === "json") {
@@ -136,13 +153,7 @@ class SessionRunner {
       if (this.#io.signal.aborted) resolve("interrupted");
       this.#io.signal.addEventListener("abort", () => resolve("interrupted"), { once: true });
     });
-    const outputFailed = this.#outputFailed.then((error) => {
-      if (isClientError(error)) return this.#fail(error); // the checkpoint could not be written
-      // The reader went away (`| head`): not a failure, but the end of the run like a Ctrl-C.
-      if ((error as NodeJS.ErrnoException | undefined)?.code === "EPIPE") return "stdout-closed" as const;
-      report(this.#io, `golem-stream: cannot write output (${error instanceof Error ? error.message : String(error)}); the checkpoint, if any, stops before it`);
-      return EXIT.outputFailed;
-    });
+    const outputFailed = this.#outputFailed.then((error) => this.#outputOutcome(error));
     const outcome = await Promise.race([this.#complete(), interrupted, outputFailed]);
     this.#progress.stop();
     this.#reconnects.clear();
@@ -152,9 +163,22 @@ class SessionRunner {
       // Quiet, as a program stopped by SIGPIPE: only a cancel that may not have arrived is news.
       if (this.#options.cancelOnInterrupt) {
         const cancelled = await this.#cancel("stdout was closed");
-        if (!cancelled.confirmed) report(this.#io, `golem-stream: stdout was closed; ${cancelled.message}`);
+        if (cancelled.kind === "undelivered") report(this.#io, `golem-stream: stdout was closed; ${cancelled.message}`);
       }
       return EXIT.stdoutClosed;
+    }
+    if (typeof outcome === "object") {
+      // Like a closed pipe, but news: without a checkpoint nothing could ever resume the
+      // invocation, so it is cancelled rather than left to the server's detached timeout.
+      const why = `cannot write output (${outcome.writeError instanceof Error ? outcome.writeError.message : String(outcome.writeError)})`;
+      if (this.#options.cancelOnInterrupt) {
+        const cancelled = await this.#cancel("cannot write output");
+        const because = cancelled.kind === "cancelled" ? " (without --checkpoint nothing could resume it)" : "";
+        report(this.#io, `golem-stream: ${why}; ${cancelled.message}${because}`);
+      } else {
+        report(this.#io, `golem-stream: ${why}; nothing was cancelled and the checkpoint stops before the unwritten item: ${this.#detachedHint()}`);
+      }
+      return EXIT.outputFailed;
     }
     if (outcome !== "interrupted") return outcome;
     if (this.#options.cancelOnInterrupt) {
@@ -170,17 +194,31 @@ class SessionRunner {
    * cancel reconnects for it if the connection is down (within its reconnect
    * policy), and is `delivered` only once the server answered the close that
    * follows it (within `CANCEL_CLOSE_WAIT_MS`). A second Ctrl-C exits at once.
-   * Says what became of it; `confirmed` when the server has it.
+   * Says what became of it; every kind but `undelivered` means the server has it.
    */
-  async #cancel(why: string): Promise<{ readonly confirmed: boolean; readonly message: string }> {
+  async #cancel(why: string): Promise<{ readonly kind: "cancelled" | "already-over" | "undelivered"; readonly message: string }> {
     const cancelling = this.#call.cancel(why);
     const hint = setTimeout(() => report(this.#io, `golem-stream: ${why}; cancelling on the server (Ctrl-C again to exit without waiting)`), 500);
-    const cancelled = await cancelling.finally(() => clearTimeout(hint));
+    // A second Ctrl-C exits at once (bin.ts): then this is all that is left to say.
+    const exitNote = this.#io.exitNote;
+    if (exitNote !== undefined) exitNote.text = `${why}; exited without waiting for the cancel, so the invocation may keep running on the server`;
+    const cancelled = await cancelling.finally(() => {
+      clearTimeout(hint);
+      if (exitNote !== undefined) exitNote.text = undefined;
+    });
     if (cancelled.kind === "undelivered") {
-      return { confirmed: false, message: `the cancel did not reach the server (${cancelled.error.message}), the invocation may keep running` };
+      return { kind: "undelivered", message: `the cancel did not reach the server (${cancelled.error.message}), the invocation may keep running` };
     }
-    if (cancelled.kind === "already-over") return { confirmed: true, message: "the invocation had already ended" };
-    return { confirmed: true, message: "the invocation was cancelled" };
+    if (cancelled.kind === "already-over") return { kind: "already-over", message: "the invocation had already ended" };
+    return { kind: "cancelled", message: "the invocation was cancelled" };
+  }
+
+  /** How a failed write to stdout (or of the checkpoint) ends the run. */
+  #outputOutcome(error: unknown): ExitCode | "stdout-closed" | WriteFailure {
+    if (isClientError(error)) return this.#fail(error); // the checkpoint could not be written
+    // The reader went away (`| head`): not a failure, but the end of the run like a Ctrl-C.
+    if ((error as NodeJS.ErrnoException | undefined)?.code === "EPIPE") return "stdout-closed";
+    return { writeError: error };
   }
 
   /** What a detached invocation's user can do next, with the real checkpoint path. */
@@ -195,7 +233,7 @@ class SessionRunner {
     );
   }
 
-  async #complete(): Promise<ExitCode> {
+  async #complete(): Promise<ExitCode | "stdout-closed" | WriteFailure> {
     let result: InvocationResult;
     try {
       result = await this.#call.result;
@@ -217,7 +255,7 @@ class SessionRunner {
       await this.#printResult(result);
     } catch (error) {
       this.#markOutputFailed(error);
-      return EXIT.outputFailed;
+      return this.#outputOutcome(error);
     }
     if (this.#streamFailure !== undefined) {
       report(this.#io, `golem-stream: ${this.#streamFailure}`);
@@ -227,7 +265,13 @@ class SessionRunner {
   }
 
   #fail(error: unknown): ExitCode {
-    const failure = failureOf(error, { wasAway: this.#wasAway, resumed: this.#options.resumed });
+    const failure = failureOf(error, {
+      wasAway: this.#wasAway,
+      resumed: this.#options.resumed,
+      started: this.#started,
+      ...(this.#serverError === undefined ? {} : { serverError: this.#serverError }),
+      ...(this.#options.checkpoint === undefined ? {} : { checkpoint: this.#options.checkpoint }),
+    });
     // After an interrupt (or a broken stdout) the outcome was already reported; this is noise.
     if (this.#settled || this.#failureReported) return failure.exitCode;
     this.#failureReported = true;

@@ -175,7 +175,10 @@ export class SessionRuntime {
       // the retention sweep purged: it must not run the method again.
       throw new ProtocolError("session-expired", "the session is no longer retained");
     }
-    throw new ProtocolError("idempotency-conflict", "the idempotency key is already bound to another invocation of this agent");
+    throw new ProtocolError(
+      "idempotency-conflict",
+      "the idempotency key is already bound to an invocation of this agent; a new start with it is refused even when identical (the key makes a start happen once): continue that invocation from its saved state with a takeover (client.takeover, golem-stream resume), or use another key",
+    );
   }
 
   /**

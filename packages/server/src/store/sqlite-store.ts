@@ -19,7 +19,7 @@
  * database and are synced before the rows pointing at them commit
  * (`payload-files.ts`).
  */
-import { mkdirSync } from "node:fs";
+import { closeSync, mkdirSync, openSync } from "node:fs";
 import { join } from "node:path";
 import { open, type FileHandle } from "node:fs/promises";
 import Database from "better-sqlite3";
@@ -150,7 +150,7 @@ export class SqliteSessionStore implements SessionStore {
     this.#maxPackedRowBytes = maxPackedRowBytesOf(options);
     mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
     const path = join(options.dataDir, "sessions.db");
-    const db = new Database(path);
+    const db = openDatabase(path);
     try {
       db.defaultSafeIntegers(true);
       // Takes effect only while the file is new (before WAL is on).
@@ -697,4 +697,21 @@ function outputItemRow(event: Extract<OutputEvent, { event: "item" }>, payload: 
 /** An output terminal's row of `output_events`, in column order. */
 function outputTerminalRow(event: Extract<OutputEvent, { event: "terminal" }>): unknown[] {
   return [event.streamId, event.sequence, "terminal", 0, null, null, event.outcome, null, null, null];
+}
+
+/**
+ * Opens (or creates) the database file, readable by this user only: it holds small values and
+ * inputs, like the payload files beside it. A new file is created 0600 before SQLite opens it;
+ * SQLite gives its -wal and -shm files the database file's permissions. An existing file keeps
+ * its own. A failure names the file (SQLite's "unable to open database file" does not).
+ */
+function openDatabase(path: string): Database.Database {
+  try {
+    closeSync(openSync(path, "a", 0o600));
+    return new Database(path);
+  } catch (error) {
+    const reason = error instanceof Error ? error.message.replace(/, open '.*'$/, "") : String(error);
+    // No `code` of its own: callers read one as the listening socket's (EACCES, EADDRINUSE).
+    throw new Error(`cannot open the session database ${path}: ${reason}`, { cause: error });
+  }
 }

@@ -1,0 +1,62 @@
+/**
+ * Every TypeScript example in README.md type-checks under `strict` against the built package,
+ * imported by name as a user would. A fragment that continues an earlier example gets the
+ * names it relies on declared in front of it (`CONTEXT`, one entry per block, in order), so a
+ * new or moved block fails here until its context is written down.
+ */
+import { execFile } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { afterAll, expect, it } from "vitest";
+
+const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8");
+const tsc = createRequire(import.meta.url).resolve("typescript/bin/tsc");
+// Inside the package, so `@golem-stream/client` resolves through its node_modules as for a user.
+const dir = mkdtempSync(join(fileURLToPath(new URL(".", import.meta.url)), ".readme-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const client = `import { createClient } from "@golem-stream/client";\ndeclare const client: ReturnType<typeof createClient>;\n`;
+const call = `import type { Invocation } from "@golem-stream/client";\ndeclare const call: Invocation;\n`;
+/** What each block (in README order) takes from the text around it. */
+const CONTEXT: readonly string[] = [
+  "",
+  `${client}declare const file: Blob;\n`,
+  `${client}import type { OutputStream } from "@golem-stream/client";\n`,
+  call,
+  `import type { OutputStream } from "@golem-stream/client";\ndeclare const result: { js(): unknown };\n`,
+  `${client}${call}`,
+  "",
+  `import type { ServerMessage, ClientMessage, ProtocolError } from "@golem-stream/wire";\n`,
+  // undici's WebSocket, whose second argument is an init object (the DOM's takes protocols only).
+  `import { createClient, webSocketTransport } from "@golem-stream/client";\ndeclare const url: string, token: string;\n` +
+    `declare const WebSocket: new (url: string, init: { protocols: string[]; headers: Record<string, string> }) => globalThis.WebSocket;\n`,
+];
+
+function tsBlocks(markdown: string): string[] {
+  return [...markdown.matchAll(/^( *)```ts\n([\s\S]*?)^\1```$/gm)].map((match) => (match[2] ?? "").replace(new RegExp(`^${match[1]}`, "gm"), ""));
+}
+
+it("every TypeScript example of the README compiles under strict", async () => {
+  const blocks = tsBlocks(readme);
+  expect(blocks.length, "a README block was added or removed: update CONTEXT").toBe(CONTEXT.length);
+  const files = blocks.map((block, index) => {
+    const name = `block-${index + 1}.ts`;
+    writeFileSync(join(dir, name), `${CONTEXT[index]}${block}\nexport {};\n`);
+    return name;
+  });
+  writeFileSync(
+    join(dir, "tsconfig.json"),
+    JSON.stringify({
+      compilerOptions: { strict: true, noEmit: true, target: "es2022", module: "nodenext", moduleResolution: "nodenext", lib: ["es2022", "dom"], types: ["node"], skipLibCheck: true },
+      files,
+    }),
+  );
+  const output = await promisify(execFile)(process.execPath, [tsc, "-p", join(dir, "tsconfig.json"), "--pretty", "false"]).then(
+    () => "",
+    (error: { stdout?: string; stderr?: string }) => `${error.stdout ?? ""}${error.stderr ?? ""}`,
+  );
+  expect(output).toBe("");
+}, 60_000);
