@@ -45,6 +45,15 @@ class FailingStore extends SqliteSessionStore {
     }
     return super.acceptInput(chunk, introduced);
   }
+  /** The next result fails once. */
+  failResult = false;
+  override setResult(sessionId: string, result: string, introduced: readonly NewStream[]): Promise<void> {
+    if (this.failResult) {
+      this.failResult = false;
+      return Promise.reject(new Error("disk I/O error"));
+    }
+    return super.setResult(sessionId, result, introduced);
+  }
   override finish(sessionId: string, outcome: string, at: number): Promise<void> {
     if (this.broken) return this.#refuse();
     return super.finish(sessionId, outcome, at);
@@ -137,5 +146,14 @@ describe("an output write the store fails", () => {
     const replay = await next.all();
     expect(replay.messages.at(-1)).toMatchObject({ type: "invocationFinished", outcome: { kind: "failure", code: "invocation-failed" } });
     expect(errors.filter((event) => event === "attach.fault").length).toBeLessThanOrEqual(1);
+  });
+
+  it("a result the store fails to record: the invocation fails (its result's streams were never stored, so nothing ends them)", async () => {
+    store.failResult = true;
+    const client = await RawClient.connect(url);
+    client.send(demoStart("count", v.record(v.u32(100), v.u32(0))));
+    const { messages } = await client.all();
+    expect(messages.some((m) => m.type === "invocationResult")).toBe(false);
+    expect(messages.at(-1)).toMatchObject({ type: "invocationFinished", outcome: { kind: "failure", code: "invocation-failed" } });
   });
 });

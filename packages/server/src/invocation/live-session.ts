@@ -273,6 +273,27 @@ export class LiveSession {
     }
   }
 
+  /**
+   * Undoes `#register` for a stream whose introducing write the store refused: it never existed
+   * for anyone else (no attachment announces a stream before its commit), and nothing waits for
+   * its terminal. An agent reading it as an input sees it cancelled.
+   */
+  #forget(stream: StreamState, reason: ServerCancelReason): void {
+    if (stream.direction === "input" && stream.inputTerminal === undefined) {
+      stream.inputTerminal = { kind: "cancelled", reason, by: "server" };
+      stream.queue?.cancel(reason);
+    }
+    if (stream.direction === "output") stream.outputTerminal = true;
+    this.#streams.delete(stream.streamId);
+    this.#byToken.delete(stream.token);
+    this.#mappingBytes -= widestMappingBytes(stream.direction, stream.token);
+    if (stream.parent.kind === "item") {
+      const siblings = this.#children.get(stream.parent.streamId)?.get(stream.parent.sequence);
+      const at = siblings?.indexOf(stream) ?? -1;
+      if (at >= 0) siblings!.splice(at, 1);
+    }
+  }
+
   /** A stream another node created (cluster mode). */
   #registerStored(stored: StreamRecord): StreamState {
     const stream = new StreamState(stored);
@@ -760,12 +781,16 @@ export class LiveSession {
   /** Cancels every open input and output with `reason` (used by failure and restart recovery). */
   async terminalizeAll(reason: ServerCancelReason): Promise<void> {
     for (const stream of this.streams()) {
-      if (stream.direction === "output") {
-        stream.producer?.abort(new Error(reason));
-        if (!stream.outputTerminal) await this.#producers.appendTerminal(stream, { kind: "cancelled", reason });
-      } else if (stream.inputTerminal === undefined) {
-        await this.cancelInputByServer(stream, reason);
+      if (stream.direction === "output") stream.producer?.abort(new Error(reason));
+      if (stream.terminal) continue;
+      // After a refused write (a result, or an item that introduced streams), its new streams are
+      // known here but not in the store: there is nothing to end, and the store would refuse it.
+      if (this.#failing && (await this.deps.store.getStream(stream.streamId)) === undefined) {
+        this.#forget(stream, reason);
+        continue;
       }
+      if (stream.direction === "output") await this.#producers.appendTerminal(stream, { kind: "cancelled", reason });
+      else await this.cancelInputByServer(stream, reason);
     }
   }
 
