@@ -6,13 +6,12 @@
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { randomUUID } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Keyring } from "@golem-stream/tokens";
-import { SqliteSessionStore, createDemoHost, createSessionServer, type NewStream, type OutputEvent } from "../src/index.js";
+import { SqliteSessionStore, type NewStream, type OutputEvent } from "../src/index.js";
 import { PUMP_BATCH_BYTES } from "../src/attachment/output-pumps.js";
-import { RawClient, TOKEN, demoStart, settle, v } from "./helpers.js";
+import { RawClient, demoServerOn, demoStart, settle, v } from "./helpers.js";
 import { resetGate, startProbeServer } from "./probe-server.js";
 
 /** The embedded store, counting the output items the producers handed it and the payload bytes of the largest read. */
@@ -34,25 +33,11 @@ class CountingStore extends SqliteSessionStore {
 describe("output backpressure", () => {
   const dataDir = mkdtempSync(join(tmpdir(), "golem-stream-backpressure-"));
   const store = new CountingStore({ dataDir, synchronous: "normal" });
-  const server = createSessionServer({
-    store,
-    host: createDemoHost(),
-    keyring: Keyring.generate("k1"),
-    authenticator: (token) => (token === TOKEN ? { account: "acme", principal: "alice" } : undefined),
-  });
-  let url: string;
-  beforeAll(async () => {
-    url = (await server.listen()).url;
-  });
-  afterAll(async () => {
-    await server.close();
-    await store.close();
-    rmSync(dataDir, { recursive: true, force: true });
-  });
+  const server = demoServerOn(store, dataDir);
 
   it("a client that stops reading stops the producer well before the end; reading again delivers everything", async () => {
     const total = 3000;
-    const client = await RawClient.connect(url);
+    const client = await RawClient.connect(server.url());
     client.send(demoStart("blobs", v.record(v.u32(total), v.u32(8192))));
     await client.nextOf("invocationResult");
     client.socket.pause();
@@ -76,7 +61,7 @@ describe("output backpressure", () => {
     const size = 256 * 1024;
     store.largestRead = 0;
     const before = store.outputItems;
-    const client = await RawClient.connect(url);
+    const client = await RawClient.connect(server.url());
     client.send(demoStart("blobs", v.record(v.u32(total), v.u32(size))));
     await client.nextOf("invocationResult");
     client.socket.pause();

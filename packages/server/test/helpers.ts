@@ -4,7 +4,9 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { InvocationStart, SchemaValueJson } from "@golem-stream/wire";
-import { startEmbeddedServer, type EmbeddedServer, type EmbeddedServerOptions } from "../src/index.js";
+import { afterAll, beforeAll } from "vitest";
+import { Keyring } from "@golem-stream/tokens";
+import { createDemoHost, createSessionServer, startEmbeddedServer, type EmbeddedServer, type EmbeddedServerOptions, type Logger, type SessionStore } from "../src/index.js";
 
 import { TEST_TOKEN as TOKEN } from "../src/testing/raw-client.js";
 
@@ -64,4 +66,34 @@ export async function settle(read: () => number, stableRounds = 15): Promise<num
     last = value;
   }
   return last;
+}
+
+/**
+ * The demo host served over a test's own store (a subclass that counts or fails what it is
+ * handed), for the whole file: listening before its tests, closed with its store and data
+ * directory after them. `url()` is the session endpoint.
+ */
+export function demoServerOn(store: SessionStore, dataDir: string, logger?: Logger): { url(): string } {
+  const server = createSessionServer({
+    store,
+    host: createDemoHost(),
+    keyring: Keyring.generate("k1"),
+    authenticator: (token) => (token === TOKEN ? { account: "acme", principal: "alice" } : undefined),
+    ...(logger === undefined ? {} : { logger }),
+  });
+  let url: string | undefined;
+  beforeAll(async () => {
+    url = (await server.listen()).url;
+  });
+  afterAll(async () => {
+    await server.close();
+    await store.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+  return {
+    url: () => {
+      if (url === undefined) throw new Error("the server is not listening yet");
+      return url;
+    },
+  };
 }

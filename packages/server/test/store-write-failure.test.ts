@@ -8,14 +8,13 @@
  * recorded, and the session hung, for its client and for any resume, until
  * the server restarted.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { randomUUID } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Keyring } from "@golem-stream/tokens";
-import { SqliteSessionStore, createDemoHost, createSessionServer, type InputChunk, type Logger, type NewStream, type OutputEvent } from "../src/index.js";
-import { RawClient, TOKEN, demoStart, v } from "./helpers.js";
+import { SqliteSessionStore, type InputChunk, type Logger, type NewStream, type OutputEvent } from "../src/index.js";
+import { RawClient, demoServerOn, demoStart, v } from "./helpers.js";
 
 /**
  * The embedded store, failing the output item at `failAt` once, as a disk
@@ -78,27 +77,12 @@ const logger: Logger = {
   error: (_message, fields) => void errors.push(String(fields?.["event"])),
   debug: () => undefined,
 };
-const server = createSessionServer({
-  store,
-  logger,
-  host: createDemoHost(),
-  keyring: Keyring.generate("k1"),
-  authenticator: (token) => (token === TOKEN ? { account: "acme", principal: "alice" } : undefined),
-});
-let url: string;
-beforeAll(async () => {
-  url = (await server.listen()).url;
-});
-afterAll(async () => {
-  await server.close();
-  await store.close();
-  rmSync(dataDir, { recursive: true, force: true });
-});
+const server = demoServerOn(store, dataDir, logger);
 
 describe("an output write the store fails", () => {
   it("fails the invocation with its output ended where the store's stream ends; a takeover sees the same", async () => {
     store.failAt = 40n;
-    const client = await RawClient.connect(url);
+    const client = await RawClient.connect(server.url());
     client.send(demoStart("count", v.record(v.u32(2000), v.u32(0))));
     const accepted = await client.nextOf("invocationAccepted");
     const { messages } = await client.all();
@@ -107,7 +91,7 @@ describe("an output write the store fails", () => {
     expect(messages.find((m) => m.type === "outputStreamEnd")).toMatchObject({ sequence: 40n, outcome: { kind: "cancelled", reason: "invocation-failed" } });
     expect(messages.at(-1)).toMatchObject({ type: "invocationFinished", outcome: { kind: "failure", code: "invocation-failed" } });
 
-    const next = await RawClient.connect(url);
+    const next = await RawClient.connect(server.url());
     next.send({ type: "resumeAttach", attemptId: randomUUID(), operation: "takeover", outputCursors: [], sessionToken: accepted.sessionToken });
     const replay = await next.all();
     expect(replay.messages.filter((m) => m.type === "outputStreamItem")).toHaveLength(40);
@@ -117,7 +101,7 @@ describe("an output write the store fails", () => {
   it("a store that keeps failing for a while: recording the failure is tried again until it takes", async () => {
     store.failAt = 10n;
     store.breaks = true;
-    const client = await RawClient.connect(url);
+    const client = await RawClient.connect(server.url());
     client.send(demoStart("count", v.record(v.u32(2000), v.u32(0))));
     await client.nextOf("invocationAccepted");
     // The failure's own records are refused (at least the terminal, twice: the first try and a retry).
@@ -133,7 +117,7 @@ describe("an output write the store fails", () => {
   it("an input write the store fails: the invocation fails, and the chunks refused behind it are not logged as errors one by one", async () => {
     errors.length = 0;
     store.failInputAt = 10n;
-    const client = await RawClient.connect(url);
+    const client = await RawClient.connect(server.url());
     client.send(demoStart("reverse", v.record(v.stream(randomUUID()))));
     const accepted = await client.nextOf("invocationAccepted");
     const channel = accepted.mappings[0]!.channel;
@@ -141,7 +125,7 @@ describe("an output write the store fails", () => {
     const { messages } = await client.all();
     const acks = messages.filter((m) => m.type === "inputStreamAck");
     expect(acks.every((m) => m.highestContiguousSequence <= 10n)).toBe(true);
-    const next = await RawClient.connect(url);
+    const next = await RawClient.connect(server.url());
     next.send({ type: "resumeAttach", attemptId: randomUUID(), operation: "takeover", outputCursors: [], sessionToken: accepted.sessionToken });
     const replay = await next.all();
     expect(replay.messages.at(-1)).toMatchObject({ type: "invocationFinished", outcome: { kind: "failure", code: "invocation-failed" } });
@@ -150,7 +134,7 @@ describe("an output write the store fails", () => {
 
   it("a result the store fails to record: the invocation fails (its result's streams were never stored, so nothing ends them)", async () => {
     store.failResult = true;
-    const client = await RawClient.connect(url);
+    const client = await RawClient.connect(server.url());
     client.send(demoStart("count", v.record(v.u32(100), v.u32(0))));
     const { messages } = await client.all();
     expect(messages.some((m) => m.type === "invocationResult")).toBe(false);
