@@ -118,7 +118,7 @@ export class Session {
   /**
    * While the connection that carried the cancellations closes: resolves
    * undefined once the server's close frame confirmed them, otherwise with why
-   * not — then they are carried over a new connection (`#endCancel`).
+   * not — then they are carried over a new connection (`#confirmCancel`).
    */
   #confirming: Promise<string | undefined> | undefined;
   /** The connection whose answers to the cancellations are being waited for (`#watchCancels`). */
@@ -558,7 +558,7 @@ export class Session {
     const attachment = this.#attachment;
     if (this.#cancel === undefined || this.#done || attachment === undefined) return;
     if (cancelReachedServer(attachment, this.#inputs.feeders(), this.#outputs.streams.values(), this.#resultSeen)) {
-      this.#endCancel({ kind: "delivered" }, attachment);
+      this.#confirmCancel(attachment);
     } else {
       this.#watchCancels(attachment);
     }
@@ -576,37 +576,33 @@ export class Session {
     if (!attachment.accepted || attachment.settled || this.#cancelWatched === attachment) return;
     this.#cancelWatched = attachment;
     const timeoutMs = this.#config.cancelConfirmTimeoutMs;
-    const signal = this.#abort.signal;
-    const stop = (): void => clearTimeout(timer);
-    const timer = setTimeout(() => {
-      signal.removeEventListener("abort", stop);
+    // The runtime's abort (it stopped) ends the wait early, and `#done` then says so.
+    void sleep(timeoutMs, this.#abort.signal).then(() => {
       if (this.#done || attachment.settled || cancelsAnswered(attachment, this.#inputs.feeders())) return;
       attachment.settle({ kind: "lost", cause: `the server did not answer the cancellations within ${timeoutMs} ms` });
-    }, timeoutMs);
-    signal.addEventListener("abort", stop, { once: true });
+    });
   }
 
   /**
-   * The runtime stops after an invocation-wide cancel: no connection, timer or source is left.
-   *
-   * With `sentOn`, the cancellations were sent on that connection: handed to the socket, not yet
-   * read by the server (a process that exits now can lose them, in its own buffers or to the
-   * reset its unread input provokes). The close that `settle` begins confirms them: the server's
-   * close frame comes after it read every frame before ours, and the server applies the cancels
-   * it read even when the input in front of them waits (server.md). If no close frame comes
-   * within `cancelConfirmTimeoutMs`, or the connection drops, `run` resumes on a new connection
-   * (within the reconnect policy), which sends the cancellations first; the server reads them
-   * there at once, whatever the old connection is stuck behind.
+   * The cancellations were sent on `attachment`: handed to the socket, not yet read by the server
+   * (a process that exits now can lose them, in its own buffers or to the reset its unread input
+   * provokes). The close that `settle` begins confirms them: the server's close frame comes after
+   * it read every frame before ours, and the server applies the cancels it read even when the
+   * input in front of them waits (server.md). `run` waits for that: `delivered`, or, if no close
+   * frame comes within `cancelConfirmTimeoutMs` or the connection drops, a resume on a new
+   * connection (within the reconnect policy), which sends the cancellations first; the server
+   * reads them there at once, whatever the old connection is stuck behind.
    */
-  #endCancel(outcome: Exclude<CancelOutcome, { kind: "already-over" }>, sentOn?: Attachment): void {
+  #confirmCancel(attachment: Attachment): void {
+    if (this.#done || this.#confirming !== undefined) return;
+    this.#confirming = confirmedByClose(attachment.closed, this.#config.cancelConfirmTimeoutMs);
+    attachment.settle({ kind: "released" });
+  }
+
+  /** The runtime stops after an invocation-wide cancel, with its outcome: no connection, timer or source is left. */
+  #endCancel(outcome: Exclude<CancelOutcome, { kind: "already-over" }>): void {
     const cancel = this.#cancel;
     if (this.#done || cancel === undefined) return;
-    if (sentOn !== undefined) {
-      if (this.#confirming !== undefined) return;
-      this.#confirming = confirmedByClose(sentOn.closed, this.#config.cancelConfirmTimeoutMs);
-      sentOn.settle({ kind: "released" });
-      return;
-    }
     this.#done = true;
     for (const feeder of this.#inputs.feeders()) feeder.stop();
     this.#attachment?.settle({ kind: "released" });
