@@ -241,14 +241,7 @@ export class Connection {
     // size: the item is held decoded for the agent and re-encoded for the
     // store until its commit (live-session.ts, acceptInput).
     const permitBytes = Math.min(inbound.isBinary ? inbound.data.length : 2 * inbound.data.length, permits.capacity);
-    if (permits.tryAcquire(permitBytes)) {
-      const message = this.#decode(inbound, attachment);
-      if (message === undefined) {
-        permits.release(permitBytes);
-        return undefined;
-      }
-      return this.#handle(message, attachment, permitBytes);
-    }
+    if (permits.tryAcquire(permitBytes)) return this.#decodeHeld(inbound, attachment, permitBytes);
     this.#observer.backpressure("session-budget");
     if (!inbound.isBinary && inbound.data.length <= MAX_CANCEL_BYTES) {
       // Small enough to be a cancel, which must not wait behind the input it is to stop.
@@ -257,15 +250,18 @@ export class Connection {
       if (message.type === "streamCancel") return this.#handle(message, attachment, 0);
       return permits.acquire(permitBytes, this.#closing.signal).then((held) => (held ? this.#handle(message, attachment, permitBytes) : undefined));
     }
-    return permits.acquire(permitBytes, this.#closing.signal).then((held) => {
-      if (!held) return this.#taken(inbound); // the connection closed while it waited
-      const message = this.#decode(inbound, attachment);
-      if (message === undefined) {
-        permits.release(permitBytes);
-        return undefined;
-      }
-      return this.#handle(message, attachment, permitBytes);
-    });
+    return permits.acquire(permitBytes, this.#closing.signal).then((held) =>
+      // Not held: the connection closed while it waited.
+      held ? this.#decodeHeld(inbound, attachment, permitBytes) : this.#taken(inbound),
+    );
+  }
+
+  /** Decodes and hands on a message whose permits are held; they go back if it is not one. */
+  #decodeHeld(inbound: Inbound, attachment: Attachment, permitBytes: number): Promise<void> | undefined {
+    const message = this.#decode(inbound, attachment);
+    if (message !== undefined) return this.#handle(message, attachment, permitBytes);
+    attachment.session.permits.release(permitBytes);
+    return undefined;
   }
 
   /** Decodes a message after acceptance; undefined (the connection failed) if it is not one. */
