@@ -70,13 +70,12 @@ export class OutputProducers {
   readonly #declared = new Map<string, OutputSource>();
   /** Sources of exposed streams whose producer has not started yet. */
   readonly #sources = new Map<string, OutputSource>();
-  #active = 0;
-  readonly #idleWaiters: (() => void)[] = [];
+  /** Producers running. */
+  readonly #active = new Tally();
   /** Events handed to the store whose commit has not settled yet. */
-  #inFlight = 0;
+  readonly #inFlight = new Tally();
   /** The store refused an event: counts may run ahead of what it has (see `appendTerminal`). */
   #writeFailed = false;
-  readonly #settledWaiters: (() => void)[] = [];
 
   constructor(host: ProducerHost) {
     this.#host = host;
@@ -103,7 +102,7 @@ export class OutputProducers {
   async appendTerminal(stream: StreamState, outcome: OutputOutcome): Promise<void> {
     if (stream.outputTerminal) return;
     stream.outputTerminal = true;
-    if (this.#writeFailed && this.#inFlight === 0) stream.count = stream.outputCommitted;
+    if (this.#writeFailed && this.#inFlight.count === 0) stream.count = stream.outputCommitted;
     const event: OutputEvent = {
       event: "terminal",
       streamId: stream.streamId,
@@ -125,13 +124,7 @@ export class OutputProducers {
    * stopped, so they continue what the store has.
    */
   settled(): Promise<void> {
-    if (this.#inFlight === 0) return Promise.resolve();
-    return new Promise((resolve) => this.#settledWaiters.push(resolve));
-  }
-
-  #settle(): void {
-    this.#inFlight--;
-    if (this.#inFlight === 0 && this.#settledWaiters.length > 0) for (const waiter of this.#settledWaiters.splice(0)) waiter();
+    return this.#inFlight.zero();
   }
 
   /**
@@ -212,7 +205,7 @@ export class OutputProducers {
     } else {
       this.#host.recorded(stream, 0);
     }
-    this.#inFlight++;
+    this.#inFlight.add();
     this.#host.deps.store
       .appendOutput(
         built.event,
@@ -223,14 +216,14 @@ export class OutputProducers {
           this.#uncommitted.release(permit);
           // Commits resolve in call order: this is where the stored stream now ends.
           if (built.event.event === "item") stream.outputCommitted = built.event.sequence + built.event.itemCount;
-          this.#settle();
+          this.#inFlight.remove();
           this.#host.outputAppended(stream, built.event);
           for (const child of built.introduced) this.start(child.state);
         },
         (error: unknown) => {
           this.#uncommitted.release(permit);
           this.#writeFailed = true;
-          this.#settle();
+          this.#inFlight.remove();
           this.#host.fail(error);
         },
       );
@@ -351,7 +344,7 @@ export class OutputProducers {
     if (source === undefined || stream.outputTerminal) return;
     const abort = new AbortController();
     stream.producer = abort;
-    this.#active++;
+    this.#active.add();
     const onInvocationAbort = (): void => abort.abort(this.#host.invocationSignal.reason);
     this.#host.invocationSignal.addEventListener("abort", onInvocationAbort, { once: true });
     void driveOutputSource(source, (item) => this.#appendItem(stream, item, abort.signal), abort.signal)
@@ -368,13 +361,36 @@ export class OutputProducers {
       .finally(() => {
         this.#host.invocationSignal.removeEventListener("abort", onInvocationAbort);
         stream.producer = undefined;
-        this.#active--;
-        if (this.#active === 0) for (const waiter of this.#idleWaiters.splice(0)) waiter();
+        this.#active.remove();
       });
   }
 
   whenIdle(): Promise<void> {
-    if (this.#active === 0) return Promise.resolve();
-    return new Promise((resolve) => this.#idleWaiters.push(resolve));
+    return this.#active.zero();
+  }
+}
+
+/** A count of things under way, and who waits for it to fall to zero. */
+class Tally {
+  #count = 0;
+  readonly #waiters: (() => void)[] = [];
+
+  get count(): number {
+    return this.#count;
+  }
+
+  add(): void {
+    this.#count++;
+  }
+
+  remove(): void {
+    this.#count--;
+    if (this.#count === 0 && this.#waiters.length > 0) for (const waiter of this.#waiters.splice(0)) waiter();
+  }
+
+  /** Resolves when the count is (or next falls to) zero. */
+  zero(): Promise<void> {
+    if (this.#count === 0) return Promise.resolve();
+    return new Promise((resolve) => this.#waiters.push(resolve));
   }
 }
