@@ -1,10 +1,11 @@
 /**
- * The testing RawClient's `all({ within })`: a socket that never closes
- * fails after the deadline with what did arrive, so a hung scenario names
- * the stream that stopped instead of only timing out.
+ * The testing RawClient's `all({ idleMs })`: a socket that goes silent
+ * without closing fails with what did arrive, so a hung scenario names the
+ * stream that stopped instead of only timing out; one that keeps sending
+ * is never cut off, however long it takes in total.
  */
 import { encodeServerMessage } from "@golem-stream/wire";
-import { afterEach, expect, it } from "vitest";
+import { afterEach, expect, it, vi } from "vitest";
 import WebSocket, { WebSocketServer } from "ws";
 import { RawClient } from "../src/testing/index.js";
 
@@ -23,7 +24,7 @@ async function clientOf(send: (socket: WebSocket) => void): Promise<RawClient> {
   return client;
 }
 
-it("all({ within }) gives up with a summary of the messages received", async () => {
+it("all({ idleMs }) gives up on a silent socket with a summary of the messages received", async () => {
   const client = await clientOf((socket) => {
     for (const sequence of [0n, 1n, 2n]) {
       socket.send(encodeServerMessage({ type: "outputStreamItem", channel: 2, cursorToken: "t", mappings: [], sequence, value: { kind: "u32", value: 1 } }));
@@ -32,15 +33,42 @@ it("all({ within }) gives up with a summary of the messages received", async () 
   });
   try {
     await client.waitFor((message) => message.type === "outputStreamEnd");
-    await expect(client.all({ within: 50 })).rejects.toThrow(
-      "the socket did not close within 50 ms; received: outputStreamItem channel 2 ×3 (sequence 0..2); outputStreamEnd channel 2 ×1 (sequence 3..3)",
+    await expect(client.all({ idleMs: 50 })).rejects.toThrow(
+      "the socket stayed silent for 50 ms without closing; received: outputStreamItem channel 2 ×3 (sequence 0..2); outputStreamEnd channel 2 ×1 (sequence 3..3)",
     );
   } finally {
     client.terminate();
   }
 });
 
-it("all({ within }) resolves as usual when the socket closes in time", async () => {
+it("all({ idleMs }) resolves as usual when the socket closes", async () => {
   const client = await clientOf((socket) => socket.close(1000, "done"));
-  await expect(client.all({ within: 5_000 })).resolves.toMatchObject({ messages: [], closed: { code: 1000 } });
+  await expect(client.all({ idleMs: 5_000 })).resolves.toMatchObject({ messages: [], closed: { code: 1000 } });
+});
+
+it("all({ idleMs }) waits for a stream that takes longer than idleMs in total while each message comes sooner", async () => {
+  // The server sends one item per request; the test moves a fake clock 40 ms (under the 50 ms
+  // bound) before asking for the next. Ten items take 400 ms of that clock in all: a bound on the
+  // total would give up, a bound on silence must not.
+  vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
+  try {
+    let sent = 0;
+    const client = await clientOf((socket) => {
+      socket.on("message", () => {
+        if (sent === 10) socket.close(1000, "done");
+        else socket.send(encodeServerMessage({ type: "outputStreamItem", channel: 2, cursorToken: "t", mappings: [], sequence: BigInt(sent++), value: { kind: "u32", value: 1 } }));
+      });
+    });
+    client.socket.on("message", () => {
+      vi.advanceTimersByTime(40);
+      client.socket.send("next");
+    });
+    const all = client.all({ idleMs: 50 });
+    client.socket.send("next");
+    const { messages, closed } = await all;
+    expect(messages).toHaveLength(10);
+    expect(closed.code).toBe(1000);
+  } finally {
+    vi.useRealTimers();
+  }
 });
