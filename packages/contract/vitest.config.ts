@@ -1,9 +1,11 @@
 import { defineConfig } from "vitest/config";
 
+// Every test here is a unit test: pure functions, no sockets, processes or services.
 export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
-    testTimeout: 30_000,
+    // A loaded two-core machine runs the property and limit tests at a third of their usual speed.
+    testTimeout: 15_000,
     // test/*.test-d.ts are type tests: compiled with tsc, each expectTypeOf and @ts-expect-error checked.
     typecheck: { enabled: true, include: ["test/**/*.test-d.ts"], tsconfig: "./tsconfig.lint.json" },
   },

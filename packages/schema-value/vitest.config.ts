@@ -1,8 +1,10 @@
 import { defineConfig } from "vitest/config";
 
+// Every test here is a unit test: pure functions, no sockets, processes or services.
 export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
-    testTimeout: 30_000,
+    // A loaded two-core machine runs the property and limit tests at a third of their usual speed.
+    testTimeout: 15_000,
   },
 });
