@@ -7,7 +7,12 @@
 # second phase runs whatever the first found.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+# Each package also writes a JSON report to test-results/ (scripts/check-skips.mjs reads them).
+report() { echo "--reporter=default --reporter=json --outputFile.json=test-results/$1.json"; }
+rm -rf packages/*/test-results
 status=0
-turbo run test:unit --continue "$@" || status=$?
-turbo run test:e2e --concurrency=1 --continue "$@" || status=$?
+# shellcheck disable=SC2046
+turbo run test:unit --continue "$@" -- $(report unit) || status=$?
+# shellcheck disable=SC2046
+turbo run test:e2e --concurrency=1 --continue "$@" -- $(report e2e) || status=$?
 exit "$status"
