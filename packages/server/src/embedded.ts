@@ -51,6 +51,8 @@ export interface EmbeddedServerOptions {
   readonly tracerProvider?: SessionServerOptions["tracerProvider"];
   /** Other HTTP requests (see `SessionServerOptions.pages`), e.g. the web console. */
   readonly pages?: SessionServerOptions["pages"];
+  /** The timers of time-dependent behaviour (see `SessionServerOptions.timers`; tests). */
+  readonly timers?: SessionServerOptions["timers"];
 }
 
 export interface EmbeddedServer {
@@ -116,6 +118,7 @@ export async function startEmbeddedServer(options: EmbeddedServerOptions): Promi
     ...(options.tracerProvider === undefined ? {} : { tracerProvider: options.tracerProvider }),
     ...(options.browsers === undefined ? {} : { browsers: options.browsers }),
     ...(options.pages === undefined ? {} : { pages: options.pages }),
+    ...(options.timers === undefined ? {} : { timers: options.timers }),
   });
   let address;
   try {
