@@ -53,6 +53,8 @@ export interface EmbeddedServerOptions {
   readonly pages?: SessionServerOptions["pages"];
   /** The timers of time-dependent behaviour (see `SessionServerOptions.timers`; tests). */
   readonly timers?: SessionServerOptions["timers"];
+  /** Observers of your own (see `SessionServerOptions.observers`). */
+  readonly observers?: SessionServerOptions["observers"];
 }
 
 export interface EmbeddedServer {
@@ -119,6 +121,7 @@ export async function startEmbeddedServer(options: EmbeddedServerOptions): Promi
     ...(options.browsers === undefined ? {} : { browsers: options.browsers }),
     ...(options.pages === undefined ? {} : { pages: options.pages }),
     ...(options.timers === undefined ? {} : { timers: options.timers }),
+    ...(options.observers === undefined ? {} : { observers: options.observers }),
   });
   let address;
   try {

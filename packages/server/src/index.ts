@@ -12,6 +12,7 @@
 export { startEmbeddedServer, loadOrCreateKeyring, type EmbeddedServer, type EmbeddedServerOptions } from "./embedded.js";
 export { createSessionServer, type SessionServer, type BufferedBytes, type SessionServerOptions, type ClusterOptions, type ListeningAddress, type PageHandler } from "./server.js";
 export type { Timers, TimerHandle } from "./timers.js";
+export type { ServerObserver, PartialObserver, AttachmentObserver, BackpressureReason, SessionIdentity, AttachEvent, AttachOperation, AttachmentEnd, RejectedOperation } from "./observability/server-observer.js";
 // From the lower layers: the Keyring the options take, and the protocol types in this package's signatures.
 export { Keyring, type KeyringInit, type KeyringKeyInit } from "@golem-stream/tokens";
 export type {

@@ -61,6 +61,13 @@ export interface SessionServerOptions {
    * (`@golem-stream/server/testing`) and move time themselves.
    */
   readonly timers?: Timers;
+  /**
+   * Observers of your own, called beside the metrics, log lines and spans
+   * the server keeps itself (observability/server-observer.ts: every method
+   * is optional, and receives only public, bounded facts). They run on the
+   * server's hot paths: keep them cheap and never throw.
+   */
+  readonly observers?: readonly PartialObserver[];
   /** Cluster mode (the store is a `ClusterSessionStore`): node leases (docs/cluster.md). */
   readonly cluster?: ClusterOptions;
   /**
@@ -243,6 +250,7 @@ class NodeSessionServer implements SessionServer {
     const observers: PartialObserver[] = [tracingObserver(options.tracerProvider)];
     if (options.logger !== undefined) observers.push(logObserver(options.logger));
     if (metrics !== undefined) observers.push(metrics.observer);
+    observers.push(...(options.observers ?? []));
     metrics?.watchNodeBudget(() => this.#nodeBudget);
     this.#observer = composeObservers(observers);
     const observer = this.#observer;

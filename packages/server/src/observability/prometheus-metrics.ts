@@ -120,7 +120,7 @@ export class PrometheusMetrics {
     });
     const backpressure = new Counter({
       name: `${p}backpressure_pauses_total`,
-      help: "Times the server paused a client or a producer, by reason (inbound-queue, session-budget, node-budget, socket-buffer).",
+      help: "Times the server paused a client or a producer, by reason (inbound-queue, session-budget, node-budget, socket-buffer, input-queue, output-window).",
       labelNames: ["reason"] as const,
       registers,
     });

@@ -33,7 +33,11 @@ export type BackpressureReason =
   /** The node's byte budget is spent: every connection stops reading its socket until it is not. */
   | "node-budget"
   /** The socket's send buffer is above its high-water mark: the sender waits for it to drain. */
-  | "socket-buffer";
+  | "socket-buffer"
+  /** An input stream's queue holds its 256 entries the agent has not taken: the next item waits for room. */
+  | "input-queue"
+  /** An output producer is a window (256 events or the session's byte budget) ahead of the client: it waits for the client to catch up. */
+  | "output-window";
 
 /** A session's public identifiers. */
 export interface SessionIdentity {
