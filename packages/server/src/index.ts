@@ -57,6 +57,19 @@ export {
   type AuthorizedOperation,
   type Logger,
 } from "./options.js";
+export {
+  createJwtAuth,
+  JWT_ALGORITHMS,
+  JWT_DEFAULTS,
+  MAX_JWT_CHARS,
+  type JwtAuth,
+  type JwtAuthOptions,
+  type JwtAuthorizationOptions,
+  type JwtAlgorithm,
+  type JwksRefreshOptions,
+} from "./auth/jwt-auth.js";
+export { MAX_JWKS_FILE_BYTES } from "./auth/jwks-file.js";
+export { withStaticTokens, type Authentication } from "./auth/static-tokens.js";
 export { SqliteSessionStore, type SqliteSessionStoreOptions } from "./store/sqlite-store.js";
 export { MemorySessionStore } from "./store/memory-store.js";
 export type * from "./store/session-store.js";
