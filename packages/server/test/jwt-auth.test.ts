@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { JWK, JWTPayload } from "jose";
 import { inspectToken, Keyring } from "@golem-stream/tokens";
-import { DISCOVERY_PATH, MemorySessionStore, createDemoHost, createJwtAuth, createSessionServer, type JwtAuthOptions } from "../src/index.js";
+import { DISCOVERY_PATH, MemorySessionStore, createDemoHost, createJwtAuth, createSessionServer, startEmbeddedServer, type JwtAuthOptions } from "../src/index.js";
 import { RawClient, demoStart, v } from "./helpers.js";
 import {
   AUDIENCE,
@@ -278,6 +278,26 @@ describe("authorization by claim", () => {
     };
     expect((await discover("demo/default/echo/count")).status).toBe(200);
     expect(await discover(`demo/staging other-${CLAIM_MARKER}`)).toEqual({ status: 403, body: { code: "forbidden", error: "the caller may not read this catalogue" } });
+  });
+});
+
+describe("beside static tokens (startEmbeddedServer, serve)", () => {
+  it("a static token may do everything; a JWT is authorized by its grants; anything else is refused", async () => {
+    const jwt = createJwtAuth({ jwksUrl: jwks.url, issuer: ISSUER, audience: AUDIENCE, authorization: { claim: "scope" }, logger });
+    const server = await startEmbeddedServer({ dataDir: join(dir, "embedded"), tokens: ["static-dev-token"], authentication: jwt, logger, synchronous: "normal" });
+    closers.push(() => server.close());
+    expect((await start(server.url, "static-dev-token")).type).toBe("invocationAccepted");
+    expect((await start(server.url, await token(rsa, { scope: "demo/default" }))).type).toBe("invocationAccepted");
+    expect(await start(server.url, await token(rsa, { scope: "shop" }))).toMatchObject({ type: "invocationRejected", code: "forbidden" });
+    expect(await handshake(server.url, "another-token")).toEqual(UNAUTHENTICATED);
+  });
+
+  it("no static token is needed when another authentication is given (and one is without)", async () => {
+    const jwt = createJwtAuth({ jwksUrl: jwks.url, issuer: ISSUER, audience: AUDIENCE });
+    await expect(startEmbeddedServer({ dataDir: join(dir, "no-tokens"), tokens: [] })).rejects.toThrow("options.tokens must not be empty without options.authentication");
+    const server = await startEmbeddedServer({ dataDir: join(dir, "jwt-only"), tokens: [], authentication: jwt, synchronous: "normal" });
+    closers.push(() => server.close());
+    expect(await handshake(server.url, await token(rsa))).toBe("open");
   });
 });
 
