@@ -69,6 +69,7 @@ export {
   type JwksRefreshOptions,
 } from "./auth/jwt-auth.js";
 export { MAX_JWKS_FILE_BYTES } from "./auth/jwks-file.js";
+export { MAX_JWKS_RESPONSE_BYTES } from "./auth/bounded-fetch.js";
 export { withStaticTokens, type Authentication } from "./auth/static-tokens.js";
 export { SqliteSessionStore, type SqliteSessionStoreOptions } from "./store/sqlite-store.js";
 export { MemorySessionStore } from "./store/memory-store.js";

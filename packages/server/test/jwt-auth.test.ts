@@ -151,7 +151,12 @@ describe("bearer JWTs at the handshake", () => {
     down.failWith = 503;
     const server = await serveJwt({ jwksUrl: down.url });
     expect(await handshake(server.url, await token(rsa))).toEqual({ status: 500, body: { code: "internal-error", error: "internal error" } });
+    // A body over 1 MiB is not read to its end.
     down.failWith = undefined;
+    down.padding = 2 * 1024 * 1024;
+    expect(await handshake(server.url, await token(rsa))).toEqual({ status: 500, body: { code: "internal-error", error: "internal error" } });
+    expect(logger.lines).toContainEqual(["error", "authenticator failed", { event: "auth.error", error: "Error: cannot verify bearer JWTs: the key set is unavailable (RangeError)" }]);
+    down.padding = 0;
     expect(await handshake(server.url, await token(rsa))).toBe("open");
   });
 });

@@ -6,7 +6,7 @@
  * file, and no restart is needed. A re-read that fails keeps the keys read
  * before (logged), so a half-written file does not lock every caller out.
  */
-import { readFileSync } from "node:fs";
+import { readFileSync, statSync } from "node:fs";
 import { readFile, stat } from "node:fs/promises";
 import { createLocalJWKSet, errors, type FlattenedJWSInput, type JSONWebKeySet, type JWSHeaderParameters, type JWTVerifyGetKey } from "jose";
 import type { Logger } from "../options.js";
@@ -46,11 +46,12 @@ export function parseJwks(text: string, source: string): KeySet {
 function readSync(path: string): KeySet {
   let text: string;
   try {
+    if (statSync(path).size > MAX_JWKS_FILE_BYTES) throw new TypeError(`the JWKS file ${path} is larger than ${MAX_JWKS_FILE_BYTES} bytes`);
     text = readFileSync(path, "utf8");
   } catch (error) {
+    if (error instanceof TypeError) throw error;
     throw new TypeError(`the JWKS file ${path} cannot be read (${(error as NodeJS.ErrnoException).code ?? String(error)})`);
   }
-  if (Buffer.byteLength(text) > MAX_JWKS_FILE_BYTES) throw new TypeError(`the JWKS file ${path} is larger than ${MAX_JWKS_FILE_BYTES} bytes`);
   return parseJwks(text, `the JWKS file ${path}`);
 }
 
@@ -60,16 +61,11 @@ async function read(path: string): Promise<KeySet> {
   return parseJwks(await readFile(path, "utf8"), `the JWKS file ${path}`);
 }
 
-/** A jose key resolver over the file; `reads` counts the times the file was read (tests, diagnostics). */
-export interface JwksFile extends JWTVerifyGetKey {
-  readonly reads: () => number;
-}
-
-export function jwksFile(options: JwksFileOptions): JwksFile {
+/** A jose key resolver over the file. */
+export function jwksFile(options: JwksFileOptions): JWTVerifyGetKey {
   const { path, cooldownMs, maxAgeMs, now, logger } = options;
   let keys = readSync(path);
   let readAt = now();
-  let reads = 1;
   let reading: Promise<void> | undefined;
 
   /** Reads the file again (one read at a time); a failure keeps the current keys. */
@@ -82,12 +78,11 @@ export function jwksFile(options: JwksFileOptions): JwksFile {
         logger.warn("cannot re-read the JWKS file; keeping the keys read before", { event: "auth.jwks-file-unreadable", path, error: error instanceof TypeError ? error.message : String((error as NodeJS.ErrnoException).code ?? error) });
       })
       .finally(() => {
-        reads++;
         readAt = now();
         reading = undefined;
       }));
 
-  const resolver = async (header: JWSHeaderParameters, token: FlattenedJWSInput) => {
+  return async (header: JWSHeaderParameters, token: FlattenedJWSInput) => {
     if (now() - readAt >= maxAgeMs) await reload();
     try {
       return await keys(header, token);
@@ -97,5 +92,4 @@ export function jwksFile(options: JwksFileOptions): JwksFile {
       return keys(header, token);
     }
   };
-  return Object.assign(resolver, { reads: () => reads });
 }

@@ -14,9 +14,10 @@
  * Refusals are logged by reason (jose's error code and the claim's name),
  * never with the token or a claim's value.
  */
-import { createRemoteJWKSet, jwtVerify, type JSONWebKeySet, type JWTPayload, type JWTVerifyGetKey } from "jose";
+import { createRemoteJWKSet, customFetch, jwtVerify, type JSONWebKeySet, type JWTPayload, type JWTVerifyGetKey } from "jose";
 import { silentLogger, type Authenticator, type Authorizer, type Logger, type Principal } from "../options.js";
 import { grantCovers, grantsOf, type Grant } from "./jwt-grants.js";
+import { boundedFetch, MAX_JWKS_RESPONSE_BYTES } from "./bounded-fetch.js";
 import { jwksFile, parseJwks } from "./jwks-file.js";
 
 /** The signature algorithms a token may use. */
@@ -181,6 +182,7 @@ function keySource(options: JwtAuthOptions, refresh: Required<JwksRefreshOptions
       cooldownDuration: refresh.cooldownMs,
       cacheMaxAge: refresh.maxAgeMs,
       timeoutDuration: refresh.timeoutMs,
+      [customFetch]: boundedFetch(MAX_JWKS_RESPONSE_BYTES),
     });
   }
   if (options.jwksFile !== undefined) {

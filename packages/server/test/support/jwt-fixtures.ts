@@ -54,6 +54,8 @@ export class JwksServer {
   fetches = 0;
   /** Answer every fetch with this status instead (a key source that is down). */
   failWith: number | undefined;
+  /** Answer every fetch with this many bytes of padding after the key set, sent without a length. */
+  padding = 0;
   readonly #server: Server;
 
   private constructor(keys: JWK[]) {
@@ -65,6 +67,11 @@ export class JwksServer {
         return;
       }
       const body = JSON.stringify({ keys: this.keys });
+      if (this.padding > 0) {
+        response.writeHead(200, { "content-type": "application/json" });
+        response.end(body + " ".repeat(this.padding));
+        return;
+      }
       response.writeHead(200, { "content-type": "application/json", "content-length": Buffer.byteLength(body) }).end(body);
     });
   }
