@@ -176,6 +176,17 @@ describe("key rotation through the JWKS", () => {
     expect((await client.waitFor((m) => m.type === "invocationAccepted" || m.type === "invocationRejected")).type).toBe("invocationAccepted");
     client.socket.terminate();
     expect(keys.fetches).toBe(2);
+    // A takeover presents its own token too: the same subject is accepted, another is not.
+    const takeover = async (bearer: string) => {
+      const taker = await RawClient.connect(url, bearer);
+      taker.send({ type: "resumeAttach", attemptId: crypto.randomUUID(), operation: "takeover", outputCursors: [], sessionToken: (accepted as { sessionToken: string }).sessionToken });
+      const answer = await taker.waitFor((m) => m.type === "invocationAccepted" || m.type === "invocationRejected");
+      taker.socket.terminate();
+      return answer;
+    };
+    expect((await takeover(await token(rotated))).type).toBe("invocationAccepted");
+    expect(await takeover(await token(rotated, { sub: `mallory-${CLAIM_MARKER}` }))).toMatchObject({ type: "invocationRejected", code: "invalid-token" });
+    expect(keys.fetches).toBe(2);
     // The retired key's tokens no longer verify.
     expect(await handshake(url, await token(rsa))).toEqual(UNAUTHENTICATED);
   });
@@ -283,6 +294,24 @@ describe("authorization by claim", () => {
     };
     expect((await discover("demo/default/echo/count")).status).toBe(200);
     expect(await discover(`demo/staging other-${CLAIM_MARKER}`)).toEqual({ status: 403, body: { code: "forbidden", error: "the caller may not read this catalogue" } });
+  });
+});
+
+describe("an authorizer of your own", () => {
+  it("reads the verified claims of the caller with claimsOf", async () => {
+    const jwt = createJwtAuth({ jwksUrl: jwks.url, issuer: ISSUER, audience: AUDIENCE, logger });
+    const server = createSessionServer({
+      store: new MemorySessionStore(),
+      host: createDemoHost(),
+      keyring: Keyring.generate(),
+      authenticator: jwt.authenticator,
+      authorizer: ({ caller }) => jwt.claimsOf(caller)?.["tier"] === "gold",
+    });
+    closers.push(() => server.close());
+    const { url } = await server.listen(0, "127.0.0.1");
+    expect((await start(url, await token(rsa, { tier: "gold" }))).type).toBe("invocationAccepted");
+    expect(await start(url, await token(rsa, { tier: "tin" }))).toMatchObject({ type: "invocationRejected", code: "forbidden" });
+    expect(jwt.claimsOf({ account: ISSUER, principal: SUBJECT })).toBeUndefined();
   });
 });
 
