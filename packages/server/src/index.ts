@@ -68,6 +68,8 @@ export {
   type JwtAlgorithm,
   type JwksRefreshOptions,
 } from "./auth/jwt-auth.js";
+// jose's types in those signatures: a consumer with a strict node_modules layout cannot import them from jose.
+export type { JSONWebKeySet, JWK, JWTPayload } from "jose";
 export { MAX_JWKS_FILE_BYTES } from "./auth/jwks-file.js";
 export { MAX_JWKS_RESPONSE_BYTES } from "./auth/bounded-fetch.js";
 export { withStaticTokens, type Authentication } from "./auth/static-tokens.js";
