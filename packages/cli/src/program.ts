@@ -11,6 +11,7 @@ import type { ExitCode } from "./exit-codes.js";
 import type { CliIo } from "./io/cli-io.js";
 import { report } from "./io/cli-io.js";
 import { parseDuration } from "./duration.js";
+import { jwtFlags, type JwtServeOptions } from "./jwt-flags.js";
 import { DEFAULT_CHECKPOINT_BATCHING } from "./checkpoint/batching.js";
 import type { CheckpointBatching } from "./checkpoint/batching.js";
 
@@ -56,7 +57,7 @@ export interface ConnectionOptions {
   readonly token?: string;
 }
 
-export interface ServeOptions {
+export interface ServeOptions extends JwtServeOptions {
   readonly port: number;
   readonly host: string;
   readonly token: readonly string[];
@@ -305,6 +306,7 @@ ${EXIT_HELP}`,
       setExitCode(await action(options, io));
     };
 
+  const jwt = jwtFlags();
   program
     .command("serve")
     .description(
@@ -372,11 +374,24 @@ ${EXIT_HELP}`,
         "with --store: how PostgreSQL compresses stored items too large for a page (1 MiB batches): lz4 where the server has it, else its own method; server: always the server's default_toast_compression (default: lz4)",
       ).choices(LOG_COMPRESSIONS),
     )
+    .addOption(jwt.jwks)
+    .addOption(jwt.issuer)
+    .addOption(jwt.audience)
+    .addOption(jwt.principalClaim)
+    .addOption(jwt.accountClaim)
+    .addOption(jwt.authorizationClaim)
+    .addOption(jwt.authorizationPrefix)
+    .addOption(jwt.clockSkew)
     .addHelpText(
       "after",
       `
 Tokens: every --token, $GOLEM_STREAM_TOKEN and every line of --token-file are accepted.
-With none of them, a random token is created on first start and kept in <data-dir>/bearer-token.
+With none of them (and no --jwt-jwks), a random token is created on first start and kept in
+<data-dir>/bearer-token. With --jwt-jwks, bearer JWTs are accepted too (static tokens only if given):
+signed RS256, ES256 or EdDSA by a key of the JWKS, with the --jwt-issuer and --jwt-audience, not
+expired. The caller is the sub claim, its account the iss claim (--jwt-principal-claim,
+--jwt-account-claim). A refused token gets 401 unauthenticated; a caller its
+--jwt-authorization-claim does not grant gets forbidden. Details: docs/operations.md, Authentication.
 The server stops cleanly on SIGINT or SIGTERM; sessions survive a restart on the same data directory.
 One server per data directory: a second one on the same directory exits with an error.
 Health: GET /healthz answers 200 while the process runs; GET /readyz answers 200 when the store is
@@ -419,6 +434,8 @@ Examples:
   $ golem-stream serve --port 0 --token-file tokens.txt   # prints the URL it picked
   $ golem-stream serve --metrics --log-format json 2> server.log   # Prometheus scrapes <url>/metrics
   $ golem-stream serve --allow-origin http://localhost:5173   # a web app's dev server may call it
+  $ golem-stream serve --jwt-jwks https://login.example.com/.well-known/jwks.json \\
+      --jwt-issuer https://login.example.com/ --jwt-audience golem-stream --jwt-authorization-claim scope
   $ PGPASSWORD=... golem-stream serve --store postgres://golem@db:5432/golem --keyring /etc/golem/keyring.json \\
       --token-file /etc/golem/tokens --node-id node-a --drain-timeout 2m`,
     )

@@ -9,9 +9,10 @@
  */
 import { existsSync, readFileSync, writeFileSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { Keyring, sha256Hex } from "@golem-stream/tokens";
+import { Keyring } from "@golem-stream/tokens";
+import { withStaticTokens, type Authentication } from "./auth/static-tokens.js";
 import { createDemoHost } from "./demo/host.js";
-import type { Logger, Principal, ServerLimits } from "./options.js";
+import type { Logger, ServerLimits } from "./options.js";
 import { createSessionServer, type ClusterOptions, type SessionServer, type SessionServerOptions } from "./server.js";
 import type { BrowserOptions } from "./transport/browser-access.js";
 import type { SessionStore } from "./store/session-store.js";
@@ -31,8 +32,16 @@ export interface EmbeddedServerOptions {
   readonly store?: SessionStore;
   /** Cluster mode options, for a `ClusterSessionStore` given as `store`. */
   readonly cluster?: ClusterOptions;
-  /** Accepted bearer tokens; each is its own principal of account `local`. */
+  /**
+   * Accepted static bearer tokens; each is its own principal of account
+   * `local` and may do everything. May be empty when `authentication` is given.
+   */
   readonly tokens: readonly string[];
+  /**
+   * Bearers that are none of `tokens` go to this authenticator, and its
+   * callers to its authorizer (e.g. `createJwtAuth(...)`). Default: none.
+   */
+  readonly authentication?: Authentication;
   /** Overrides the keyring file. */
   readonly keyring?: Keyring;
   readonly limits?: Partial<ServerLimits>;
@@ -80,23 +89,13 @@ export function loadOrCreateKeyring(dataDir: string): Keyring {
   return keyring;
 }
 
-/** Maps each static token to a principal named by a digest prefix (the token itself is never kept as a name). */
-function staticAuthenticator(tokens: readonly string[]): (bearer: string) => Principal | undefined {
-  const principals = new Map<string, Principal>();
-  for (const token of tokens) {
-    const digest = sha256Hex(token);
-    principals.set(digest, { account: "local", principal: `token-${digest.slice(0, 16)}` });
-  }
-  // Lookup by digest: the comparison never runs over the secret's bytes.
-  return (bearer) => principals.get(sha256Hex(bearer));
-}
-
 export async function startEmbeddedServer(options: EmbeddedServerOptions): Promise<EmbeddedServer> {
   if (typeof options !== "object" || options === null) throw new TypeError("startEmbeddedServer needs an options object");
   if (typeof options.dataDir !== "string" || options.dataDir.length === 0) throw new TypeError("options.dataDir must be a non-empty path");
-  if (!Array.isArray(options.tokens) || options.tokens.length === 0 || !options.tokens.every((t) => typeof t === "string" && t.length > 0)) {
-    throw new TypeError("options.tokens must be a non-empty array of non-empty strings");
+  if (!Array.isArray(options.tokens) || !options.tokens.every((t) => typeof t === "string" && t.length > 0)) {
+    throw new TypeError("options.tokens must be an array of non-empty strings");
   }
+  if (options.tokens.length === 0 && options.authentication === undefined) throw new TypeError("options.tokens must not be empty without options.authentication");
   mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
   const keyring = options.keyring ?? loadOrCreateKeyring(options.dataDir);
   const store =
@@ -110,7 +109,7 @@ export async function startEmbeddedServer(options: EmbeddedServerOptions): Promi
     store,
     host: createDemoHost(),
     keyring,
-    authenticator: staticAuthenticator(options.tokens),
+    ...withStaticTokens(options.tokens, options.authentication),
     ...(options.limits === undefined ? {} : { limits: options.limits }),
     ...(options.logger === undefined ? {} : { logger: options.logger }),
     ...(options.cluster === undefined ? {} : { cluster: options.cluster }),

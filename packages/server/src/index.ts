@@ -59,6 +59,22 @@ export {
   type AuthorizedOperation,
   type Logger,
 } from "./options.js";
+export {
+  createJwtAuth,
+  JWT_ALGORITHMS,
+  JWT_DEFAULTS,
+  MAX_JWT_CHARS,
+  type JwtAuth,
+  type JwtAuthOptions,
+  type JwtAuthorizationOptions,
+  type JwtAlgorithm,
+  type JwksRefreshOptions,
+} from "./auth/jwt-auth.js";
+// jose's types in those signatures: a consumer with a strict node_modules layout cannot import them from jose.
+export type { JSONWebKeySet, JWK, JWTPayload } from "jose";
+export { MAX_JWKS_FILE_BYTES } from "./auth/jwks-file.js";
+export { MAX_JWKS_RESPONSE_BYTES } from "./auth/bounded-fetch.js";
+export { withStaticTokens, type Authentication } from "./auth/static-tokens.js";
 export { SqliteSessionStore, type SqliteSessionStoreOptions } from "./store/sqlite-store.js";
 export { MemorySessionStore } from "./store/memory-store.js";
 export type * from "./store/session-store.js";

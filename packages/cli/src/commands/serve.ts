@@ -24,6 +24,7 @@ import { join, resolve } from "node:path";
 import type { EmbeddedServer, SessionStore } from "@golem-stream/server";
 import type { Keyring } from "@golem-stream/tokens";
 import { resolveServeTokens } from "../bearer-tokens.js";
+import { jwtAuthentication } from "../jwt-authentication.js";
 import { CliError, EXIT, usageError } from "../exit-codes.js";
 import type { ExitCode } from "../exit-codes.js";
 import type { CliIo } from "../io/cli-io.js";
@@ -128,6 +129,8 @@ async function connectStore(cluster: ClusterSettings, logger: CliLogger): Promis
 
 export async function runServe(options: ServeOptions, io: CliIo): Promise<ExitCode> {
   const cluster = clusterSettings(options, io);
+  const logger = createLogger(io, options.logLevel, undefined, options.logFormat);
+  const jwt = await jwtAuthentication(options, logger);
   // An optional peer dependency (it builds SQLite natively): loaded before anything is created.
   const { startEmbeddedServer } = await loadServer();
   const dataDir = resolve(options.dataDir ?? defaultDataDir(io.env));
@@ -136,12 +139,12 @@ export async function runServe(options: ServeOptions, io: CliIo): Promise<ExitCo
   const { tokens, generatedFile } = await resolveServeTokens(
     { flags: options.token, env: io.env["GOLEM_STREAM_TOKEN"], file: options.tokenFile },
     dataDir,
+    jwt === undefined,
   );
   // The SQLite server keeps the server's own default (<data-dir>/keyring.json); a cluster node
   // creates that file atomically, as nodes sharing a data directory may start at once.
   const keyringPath =
     options.keyring !== undefined ? resolve(options.keyring) : cluster === undefined ? undefined : join(dataDir, KEYRING_FILE);
-  const logger = createLogger(io, options.logLevel, undefined, options.logFormat);
   const pages = options.console ? await loadConsole() : undefined;
   const store = cluster === undefined ? undefined : await connectStore(cluster, logger);
   // Only once the store is reached: a node that cannot join leaves no new keyring behind.
@@ -155,6 +158,7 @@ export async function runServe(options: ServeOptions, io: CliIo): Promise<ExitCo
       host: options.host,
       dataDir,
       tokens,
+      ...(jwt === undefined ? {} : { authentication: jwt.authentication }),
       logger,
       healthEndpoints: true,
       ...(options.metrics ? { metrics: { processMetrics: true } } : {}),
@@ -172,7 +176,8 @@ export async function runServe(options: ServeOptions, io: CliIo): Promise<ExitCo
     throw new CliError(EXIT.usage, `cannot start the server: ${scrub(message, cluster?.store.password)}`);
   }
   const url = server.httpUrl;
-  const tokenHint = generatedFile === undefined ? "<one of the tokens you gave>" : `$(cat ${shellWord(generatedFile)})`;
+  const tokenHint =
+    generatedFile !== undefined ? `$(cat ${shellWord(generatedFile)})` : tokens.length === 0 ? "<a JWT of the issuer>" : "<one of the tokens you gave>";
   const keyRoles = keyring === undefined ? [] : [describeKeyRoles(keyring)];
   const where =
     cluster === undefined
@@ -184,6 +189,7 @@ export async function runServe(options: ServeOptions, io: CliIo): Promise<ExitCo
           // A missing or mistyped --keyring would otherwise go unnoticed until a resume at another node fails.
           ...(keyringCreated ? [`NEW keyring created just now at ${keyringPath ?? ""}: copy this file to every other node; a node with another keyring refuses this node's tokens`] : []),
         ];
+  if (jwt !== undefined) where.push(jwt.description);
   if (exposed !== undefined) where.push(`WARNING: ${exposed}`);
   if (options.console) where.push(`web console ${url}/ (sign in with a token)`);
   where.push(`health ${url}/healthz, readiness ${url}/readyz${options.metrics ? `, metrics ${url}/metrics` : ""}`);
