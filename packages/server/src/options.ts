@@ -106,8 +106,26 @@ export interface ServerLimits {
   readonly maxPooledSendBytes: number;
   /** Received messages held before the socket stops being read (default 16). */
   readonly maxPendingInboundMessages: number;
-  /** Open session WebSockets; further upgrades are refused with `overloaded` (default 10 000). */
+  /**
+   * Open authenticated session WebSockets; further upgrades are refused with
+   * `overloaded` (HTTP 503, default 10 000). A connection refused by a close
+   * (the browser extension's refusal) never counts: it is dropped at most a
+   * second after its close frame, answered or not.
+   */
   readonly maxConnections: number;
+  /**
+   * Failed authentications one client address may have within
+   * `authFailureWindowMs` (default 20; 0: no throttle); its further requests
+   * (upgrades and catalogue requests) are refused with `overloaded` (HTTP 503)
+   * before the authenticator runs, until the window ends. IPv6 addresses
+   * count per /64. Behind a reverse proxy every client has the proxy's
+   * address: set 0 there and throttle at the proxy (transport/auth-throttle.ts).
+   */
+  readonly authFailuresPerAddress: number;
+  /** The window of `authFailuresPerAddress`, from an address's first failure (default 60 000 ms). */
+  readonly authFailureWindowMs: number;
+  /** Addresses the failure table remembers; the least recently failed is forgotten first (default 10 000). */
+  readonly maxAuthFailureAddresses: number;
   /**
    * UTF-8 bytes of the authenticator's `account` and `principal` together
    * (default 2048, at most 4243). Both are bound into every token, and a token
@@ -135,6 +153,9 @@ export const DEFAULT_LIMITS: ServerLimits = {
   maxPooledSendBytes: 8 * 1024 * 1024,
   maxPendingInboundMessages: 16,
   maxConnections: 10_000,
+  authFailuresPerAddress: 20,
+  authFailureWindowMs: 60_000,
+  maxAuthFailureAddresses: 10_000,
   maxCallerIdentityBytes: 2048,
 };
 
@@ -149,14 +170,18 @@ const PROTOCOL_CEILINGS: Partial<Record<keyof ServerLimits, number>> = {
   maxCallerIdentityBytes: MAX_CALLER_IDENTITY_BYTES,
 };
 
+/** Limits where 0 turns the bound off (every other limit is positive). */
+const ZERO_MEANS_OFF: ReadonlySet<keyof ServerLimits> = new Set<keyof ServerLimits>(["authFailuresPerAddress"]);
+
 /** Fills defaults and clamps every limit to the protocol's ceiling. */
 export function resolveLimits(overrides: Partial<ServerLimits> = {}): ServerLimits {
   const resolved: Record<string, number> = { ...DEFAULT_LIMITS };
   for (const [name, value] of Object.entries(overrides)) {
     if (value === undefined) continue;
     if (!(name in DEFAULT_LIMITS)) throw new TypeError(`unknown limit ${JSON.stringify(name)}`);
-    if (typeof value !== "number" || !Number.isSafeInteger(value) || value <= 0) {
-      throw new TypeError(`limit ${name} must be a positive safe integer`);
+    const least = ZERO_MEANS_OFF.has(name as keyof ServerLimits) ? 0 : 1;
+    if (typeof value !== "number" || !Number.isSafeInteger(value) || value < least) {
+      throw new TypeError(`limit ${name} must be a ${least === 0 ? "non-negative" : "positive"} safe integer`);
     }
     const ceiling = PROTOCOL_CEILINGS[name as keyof ServerLimits];
     resolved[name] = ceiling === undefined ? value : Math.min(value, ceiling);

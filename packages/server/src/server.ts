@@ -34,6 +34,7 @@ import { PrometheusMetrics, type MetricsOptions } from "./observability/promethe
 import { composeObservers, type PartialObserver, type ServerObserver } from "./observability/server-observer.js";
 import { tracingObserver } from "./observability/tracing-observer.js";
 import { NodeBudget } from "./invocation/node-budget.js";
+import { AuthThrottle } from "./transport/auth-throttle.js";
 
 export interface SessionServerOptions {
   readonly store: SessionStore;
@@ -209,6 +210,9 @@ class NodeSessionServer implements SessionServer {
   readonly #runtime: SessionRuntime;
   readonly #wss: WebSocketServer;
   readonly #browsers: BrowserAccess | undefined;
+  /** Authenticated session sockets: what `limits.maxConnections` counts (a socket refused by a close is not one). */
+  readonly #sessions = new Set<WebSocket>();
+  readonly #authThrottle: AuthThrottle;
   readonly #attached: {
     server: Server;
     upgrade: (request: IncomingMessage, socket: Duplex, head: Buffer) => void;
@@ -233,6 +237,10 @@ class NodeSessionServer implements SessionServer {
     this.#authorizer = options.authorizer ?? allowAll;
     this.#browsers = options.browsers === undefined ? undefined : new BrowserAccess(options.browsers, this.#logger);
     const now = options.now ?? Date.now;
+    this.#authThrottle = new AuthThrottle(
+      { maxFailures: this.#limits.authFailuresPerAddress, windowMs: this.#limits.authFailureWindowMs, maxAddresses: this.#limits.maxAuthFailureAddresses },
+      now,
+    );
     this.#tokens = new TokenService(
       options.keyring,
       { issuer, audience },
@@ -422,6 +430,7 @@ class NodeSessionServer implements SessionServer {
         logger: this.#logger,
         maxCallerIdentityBytes: this.#limits.maxCallerIdentityBytes,
         rejected: (code) => this.#observer.attachRejected(code, "discover"),
+        throttle: this.#authThrottle,
       });
     } else if (owned) {
       const pages = this.#options.pages;
@@ -452,11 +461,12 @@ class NodeSessionServer implements SessionServer {
       await this.ready;
       if (this.#closing) throw new ProtocolError("overloaded", "the server is shutting down");
       if (this.#draining) throw new ProtocolError("overloaded", "the server is draining; connect to another node");
-      if (this.#wss.clients.size >= this.#limits.maxConnections) {
-        throw new ProtocolError("overloaded", "the server cannot take more sessions now");
-      }
+      this.#checkConnectionCount();
       checkUpgradeRequest(request);
       this.#browsers?.checkOrigin(request);
+      const address = request.socket.remoteAddress;
+      // Before the authenticator runs, and answered over HTTP even to a page: a throttled address gets no socket.
+      this.#authThrottle.check(address);
       const viaEntry = this.#browsers?.offersBearerEntry(request) === true;
       let caller;
       try {
@@ -464,10 +474,13 @@ class NodeSessionServer implements SessionServer {
         const token = credential.from === "subprotocol" ? credential.token : undefined;
         caller = await authenticate(request, this.#options.authenticator, this.#logger, this.#limits.maxCallerIdentityBytes, token);
       } catch (error) {
+        if (error instanceof ProtocolError && error.code === "unauthenticated") this.#authThrottle.failed(address);
         // A page cannot read a refused handshake's status: tell it in a close it can read.
         if (viaEntry && error instanceof ProtocolError) return this.#refuseByClose(request, socket, head, error);
         throw error;
       }
+      // Again: other upgrades may have been authenticated meanwhile.
+      this.#checkConnectionCount();
       this.#wss.handleUpgrade(request, socket, head, (ws) => this.#onSocket(ws, caller, socket));
     } catch (error) {
       const failure = error instanceof ProtocolError ? error : new ProtocolError("internal-error", "internal error");
@@ -476,16 +489,30 @@ class NodeSessionServer implements SessionServer {
     }
   }
 
+  /** Refuses an upgrade with `overloaded` when `limits.maxConnections` authenticated sockets are open. */
+  #checkConnectionCount(): void {
+    if (this.#sessions.size >= this.#limits.maxConnections) {
+      throw new ProtocolError("overloaded", "the server cannot take more sessions now");
+    }
+  }
+
   /**
    * The browser extension's refusal: the upgrade completes (selecting only
    * the protocol's subprotocol) and the socket closes at once with
    * 4000 + the HTTP status, the error code as reason; nothing is read from it.
+   * A peer that never answers the close frame is dropped after
+   * `REFUSED_CLOSE_GRACE_MS` instead of `ws`'s 30 seconds: such sockets cost
+   * an attacker nothing, and they are not sessions (never counted in
+   * `limits.maxConnections`).
    */
   #refuseByClose(request: IncomingMessage, socket: Duplex, head: Buffer, error: ProtocolError): void {
     this.#observer.attachRejected(error.code, "upgrade");
     this.#wss.handleUpgrade(request, socket, head, (ws) => {
       ws.on("error", () => ws.terminate());
       ws.close(BROWSER_REFUSAL_CLOSE_BASE + httpStatusFor(error.code), error.code);
+      const drop = setTimeout(() => ws.terminate(), REFUSED_CLOSE_GRACE_MS);
+      drop.unref();
+      ws.once("close", () => clearTimeout(drop));
     });
   }
 
@@ -494,11 +521,13 @@ class NodeSessionServer implements SessionServer {
     const transport = new WsTransport(ws, this.#limits.sendHighWaterBytes, socket, () => observer.backpressure("socket-buffer"), this.#envelopes);
     const connection = new Connection(transport, caller, this.#runtime);
     observer.connectionOpened();
+    this.#sessions.add(ws);
     ws.on("message", (data: RawData, isBinary: boolean) => {
       // While the server closes, nothing more is taken (the runtime is shut down); it was never ACKed.
       if (!this.#closing) connection.receive(toBytes(data, isBinary), isBinary);
     });
     ws.on("close", () => {
+      this.#sessions.delete(ws);
       observer.connectionClosed();
       connection.transportClosed();
     });
@@ -525,6 +554,13 @@ class NodeSessionServer implements SessionServer {
     }
   }
 }
+
+/**
+ * How long a socket refused by a close frame (the browser extension's
+ * refusal) may take to answer it before it is dropped: a page reads its
+ * close at once; a peer that does not answer is not one.
+ */
+const REFUSED_CLOSE_GRACE_MS = 1_000;
 
 /**
  * How long `close()` waits for clients to answer its close frame (1001, going
