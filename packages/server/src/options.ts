@@ -127,6 +127,20 @@ export interface ServerLimits {
   /** Addresses the failure table remembers; the least recently failed is forgotten first (default 10 000). */
   readonly maxAuthFailureAddresses: number;
   /**
+   * How long a session socket may wait before its first message (a start or
+   * a resume); then it is closed with 1002 (default 30 000 ms).
+   */
+  readonly firstMessageTimeoutMs: number;
+  /**
+   * How often the server pings each session socket; a peer that answers
+   * neither of two pings in a row is dropped (its attachment detaches and the
+   * detached timeout starts). Not counted while either side is backpressured
+   * (transport/liveness.ts). Default 30 000 ms.
+   */
+  readonly pingIntervalMs: number;
+  /** Idle time before the kernel's TCP keepalive probes on an accepted session socket (default 30 000 ms). */
+  readonly tcpKeepAliveDelayMs: number;
+  /**
    * UTF-8 bytes of the authenticator's `account` and `principal` together
    * (default 2048, at most 4243). Both are bound into every token, and a token
    * has at most 8192 characters, which also hold the issuer, audience, the
@@ -156,6 +170,9 @@ export const DEFAULT_LIMITS: ServerLimits = {
   authFailuresPerAddress: 20,
   authFailureWindowMs: 60_000,
   maxAuthFailureAddresses: 10_000,
+  firstMessageTimeoutMs: 30_000,
+  pingIntervalMs: 30_000,
+  tcpKeepAliveDelayMs: 30_000,
   maxCallerIdentityBytes: 2048,
 };
 
@@ -173,6 +190,10 @@ const PROTOCOL_CEILINGS: Partial<Record<keyof ServerLimits, number>> = {
 /** Limits where 0 turns the bound off (every other limit is positive). */
 const ZERO_MEANS_OFF: ReadonlySet<keyof ServerLimits> = new Set<keyof ServerLimits>(["authFailuresPerAddress"]);
 
+/** Limits that are timer delays. */
+const TIMER_LIMITS: readonly (keyof ServerLimits)[] = ["firstMessageTimeoutMs", "pingIntervalMs", "tcpKeepAliveDelayMs"];
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 /** Fills defaults and clamps every limit to the protocol's ceiling. */
 export function resolveLimits(overrides: Partial<ServerLimits> = {}): ServerLimits {
   const resolved: Record<string, number> = { ...DEFAULT_LIMITS };
@@ -185,6 +206,10 @@ export function resolveLimits(overrides: Partial<ServerLimits> = {}): ServerLimi
     }
     const ceiling = PROTOCOL_CEILINGS[name as keyof ServerLimits];
     resolved[name] = ceiling === undefined ? value : Math.min(value, ceiling);
+  }
+  // Node's timers fire at once for a delay above 2^31-1 ms: a bound that large would be no bound.
+  for (const name of TIMER_LIMITS) {
+    if (resolved[name]! > MAX_TIMER_MS) throw new TypeError(`limit ${name} must be at most ${MAX_TIMER_MS} ms`);
   }
   // A node budget below one session's would let a single session spend it and stop every
   // socket, its own included, in states its own budget allows (input it cannot consume yet).

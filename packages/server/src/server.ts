@@ -7,7 +7,7 @@
  */
 import { SYSTEM_TIMERS, type Timers } from "./timers.js";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import { Socket, type AddressInfo } from "node:net";
 import { networkInterfaces } from "node:os";
 import type { Duplex } from "node:stream";
 import { WebSocketServer, type RawData, type WebSocket } from "ws";
@@ -35,6 +35,7 @@ import { composeObservers, type PartialObserver, type ServerObserver } from "./o
 import { tracingObserver } from "./observability/tracing-observer.js";
 import { NodeBudget } from "./invocation/node-budget.js";
 import { AuthThrottle } from "./transport/auth-throttle.js";
+import { closeThenDrop, watchLiveness } from "./transport/liveness.js";
 
 export interface SessionServerOptions {
   readonly store: SessionStore;
@@ -481,6 +482,8 @@ class NodeSessionServer implements SessionServer {
       }
       // Again: other upgrades may have been authenticated meanwhile.
       this.#checkConnectionCount();
+      // A peer that vanished without a FIN is found by the kernel even while the server sends nothing.
+      if (socket instanceof Socket) socket.setKeepAlive(true, this.#limits.tcpKeepAliveDelayMs);
       this.#wss.handleUpgrade(request, socket, head, (ws) => this.#onSocket(ws, caller, socket));
     } catch (error) {
       const failure = error instanceof ProtocolError ? error : new ProtocolError("internal-error", "internal error");
@@ -500,8 +503,8 @@ class NodeSessionServer implements SessionServer {
    * The browser extension's refusal: the upgrade completes (selecting only
    * the protocol's subprotocol) and the socket closes at once with
    * 4000 + the HTTP status, the error code as reason; nothing is read from it.
-   * A peer that never answers the close frame is dropped after
-   * `REFUSED_CLOSE_GRACE_MS` instead of `ws`'s 30 seconds: such sockets cost
+   * A peer that never answers the close frame is dropped a second later
+   * (`closeThenDrop`) instead of after `ws`'s 30 seconds: such sockets cost
    * an attacker nothing, and they are not sessions (never counted in
    * `limits.maxConnections`).
    */
@@ -509,10 +512,7 @@ class NodeSessionServer implements SessionServer {
     this.#observer.attachRejected(error.code, "upgrade");
     this.#wss.handleUpgrade(request, socket, head, (ws) => {
       ws.on("error", () => ws.terminate());
-      ws.close(BROWSER_REFUSAL_CLOSE_BASE + httpStatusFor(error.code), error.code);
-      const drop = setTimeout(() => ws.terminate(), REFUSED_CLOSE_GRACE_MS);
-      drop.unref();
-      ws.once("close", () => clearTimeout(drop));
+      closeThenDrop(ws, BROWSER_REFUSAL_CLOSE_BASE + httpStatusFor(error.code), error.code);
     });
   }
 
@@ -522,6 +522,7 @@ class NodeSessionServer implements SessionServer {
     const connection = new Connection(transport, caller, this.#runtime);
     observer.connectionOpened();
     this.#sessions.add(ws);
+    watchLiveness(ws, this.#limits, (reason) => observer.connectionSilent(reason));
     ws.on("message", (data: RawData, isBinary: boolean) => {
       // While the server closes, nothing more is taken (the runtime is shut down); it was never ACKed.
       if (!this.#closing) connection.receive(toBytes(data, isBinary), isBinary);
@@ -554,13 +555,6 @@ class NodeSessionServer implements SessionServer {
     }
   }
 }
-
-/**
- * How long a socket refused by a close frame (the browser extension's
- * refusal) may take to answer it before it is dropped: a page reads its
- * close at once; a peer that does not answer is not one.
- */
-const REFUSED_CLOSE_GRACE_MS = 1_000;
 
 /**
  * How long `close()` waits for clients to answer its close frame (1001, going

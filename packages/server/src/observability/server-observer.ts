@@ -13,6 +13,7 @@
  */
 import type { ErrorCode } from "@golem-stream/wire";
 import type { ElementKind } from "../store/session-store.js";
+import type { SilenceReason } from "../transport/liveness.js";
 
 /** How an attachment came to own (or replay) a session. */
 export type AttachOperation = "start" | "replay" | "resume" | "takeover";
@@ -88,6 +89,8 @@ export interface ServerObserver {
   backpressure(reason: BackpressureReason): void;
   connectionOpened(): void;
   connectionClosed(): void;
+  /** A session socket said nothing for too long (no first message, or two pings unanswered) and was closed. */
+  connectionSilent(reason: SilenceReason): void;
   /** Cluster mode: a lease heartbeat succeeded or failed. */
   leaseHeartbeat(ok: boolean): void;
   /** Cluster mode: invocations of nodes whose lease lapsed were claimed and failed. */
@@ -114,6 +117,7 @@ export const NOOP_OBSERVER: ServerObserver = {
   backpressure() {},
   connectionOpened() {},
   connectionClosed() {},
+  connectionSilent() {},
   leaseHeartbeat() {},
   orphansClaimed() {},
   drainStarted() {},
@@ -155,6 +159,7 @@ export function composeObservers(observers: readonly PartialObserver[]): ServerO
     backpressure: (reason) => all.forEach((o) => o.backpressure(reason)),
     connectionOpened: () => all.forEach((o) => o.connectionOpened()),
     connectionClosed: () => all.forEach((o) => o.connectionClosed()),
+    connectionSilent: (reason) => all.forEach((o) => o.connectionSilent(reason)),
     leaseHeartbeat: (ok) => all.forEach((o) => o.leaseHeartbeat(ok)),
     orphansClaimed: (count) => all.forEach((o) => o.orphansClaimed(count)),
     drainStarted: () => all.forEach((o) => o.drainStarted()),
