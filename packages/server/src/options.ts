@@ -141,6 +141,19 @@ export interface ServerLimits {
   /** Idle time before the kernel's TCP keepalive probes on an accepted session socket (default 30 000 ms). */
   readonly tcpKeepAliveDelayMs: number;
   /**
+   * Open session sockets one principal (account and principal together) may
+   * have; a further upgrade is refused with `overloaded` (HTTP 503) until one
+   * closes (default 1000).
+   */
+  readonly maxConnectionsPerPrincipal: number;
+  /**
+   * Invocations one principal may run in this process at once; a further
+   * start is answered `invocationRejected` `overloaded` (retryable) until one
+   * finishes (default 500). Resumes, takeovers and exact replays of running
+   * invocations are never refused by it. In a cluster, each node counts its own.
+   */
+  readonly maxRunningSessionsPerPrincipal: number;
+  /**
    * UTF-8 bytes of the authenticator's `account` and `principal` together
    * (default 2048, at most 4243). Both are bound into every token, and a token
    * has at most 8192 characters, which also hold the issuer, audience, the
@@ -173,6 +186,8 @@ export const DEFAULT_LIMITS: ServerLimits = {
   firstMessageTimeoutMs: 30_000,
   pingIntervalMs: 30_000,
   tcpKeepAliveDelayMs: 30_000,
+  maxConnectionsPerPrincipal: 1000,
+  maxRunningSessionsPerPrincipal: 500,
   maxCallerIdentityBytes: 2048,
 };
 

@@ -36,6 +36,7 @@ import { tracingObserver } from "./observability/tracing-observer.js";
 import { NodeBudget } from "./invocation/node-budget.js";
 import { AuthThrottle } from "./transport/auth-throttle.js";
 import { closeThenDrop, watchLiveness } from "./transport/liveness.js";
+import { PrincipalSlots } from "./sessions/principal-slots.js";
 
 export interface SessionServerOptions {
   readonly store: SessionStore;
@@ -214,6 +215,8 @@ class NodeSessionServer implements SessionServer {
   /** Authenticated session sockets: what `limits.maxConnections` counts (a socket refused by a close is not one). */
   readonly #sessions = new Set<WebSocket>();
   readonly #authThrottle: AuthThrottle;
+  /** Session sockets per principal (`limits.maxConnectionsPerPrincipal`). */
+  readonly #connectionsPerPrincipal: PrincipalSlots;
   readonly #attached: {
     server: Server;
     upgrade: (request: IncomingMessage, socket: Duplex, head: Buffer) => void;
@@ -254,6 +257,7 @@ class NodeSessionServer implements SessionServer {
     if (metrics !== undefined) observers.push(metrics.observer);
     metrics?.watchNodeBudget(() => this.#nodeBudget);
     this.#observer = composeObservers(observers);
+    this.#connectionsPerPrincipal = new PrincipalSlots(this.#limits.maxConnectionsPerPrincipal, "connections", (limit) => this.#observer.principalLimitReached(limit));
     const observer = this.#observer;
     if (metrics !== undefined) options.store.observeCommits?.((seconds, writes) => observer.storeCommitted(seconds, writes));
     this.#endpoints = { registry: this.metrics, health: options.healthEndpoints === true, readiness: () => this.readiness() };
@@ -482,6 +486,10 @@ class NodeSessionServer implements SessionServer {
       }
       // Again: other upgrades may have been authenticated meanwhile.
       this.#checkConnectionCount();
+      // Held until the TCP socket closes, whether the upgrade completes or not.
+      const slot = this.#connectionsPerPrincipal.acquire(caller);
+      if (socket.destroyed) return slot.release(); // the client left while it was authenticated
+      socket.once("close", () => slot.release());
       // A peer that vanished without a FIN is found by the kernel even while the server sends nothing.
       if (socket instanceof Socket) socket.setKeepAlive(true, this.#limits.tcpKeepAliveDelayMs);
       this.#wss.handleUpgrade(request, socket, head, (ws) => this.#onSocket(ws, caller, socket));

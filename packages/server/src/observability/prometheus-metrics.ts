@@ -131,6 +131,12 @@ export class PrometheusMetrics {
       labelNames: ["reason"] as const,
       registers,
     });
+    const principalRefusals = new Counter({
+      name: `${p}principal_limit_refusals_total`,
+      help: "Upgrades and starts refused (overloaded) because their principal held as many as one may, by limit (connections: limits.maxConnectionsPerPrincipal; sessions: limits.maxRunningSessionsPerPrincipal).",
+      labelNames: ["limit"] as const,
+      registers,
+    });
     const leaseHeld = new Gauge({
       name: `${p}cluster_lease_held`,
       help: "Cluster mode: 1 while the last lease heartbeat succeeded, 0 after a failed one.",
@@ -180,6 +186,7 @@ export class PrometheusMetrics {
       connectionOpened: () => connections.inc(),
       connectionClosed: () => connections.dec(),
       connectionSilent: (reason) => silent.inc({ reason }),
+      principalLimitReached: (limit) => principalRefusals.inc({ limit }),
       leaseHeartbeat: (ok) => {
         leaseHeld.set(ok ? 1 : 0);
         if (!ok) heartbeatFailures.inc();

@@ -23,6 +23,7 @@ import type { AuthorizationRequest, Authorizer, Principal } from "../options.js"
 import type { AttemptRecord, SessionRecord } from "../store/session-store.js";
 import { StreamState } from "../invocation/stream-state.js";
 import { asInvalidToken, type CursorPosition } from "./token-service.js";
+import { PrincipalSlots, type PrincipalSlot } from "./principal-slots.js";
 import type { SessionTransport } from "../transport/transport.js";
 import { identityOf, type AttachOperation } from "../observability/server-observer.js";
 import { canonicalValue, catalogueGraph, decodeValue, digestOf, substituteStreamRefs } from "../values.js";
@@ -53,9 +54,12 @@ export class SessionRuntime {
   readonly #starting = new Set<Promise<void>>();
   /** The tail of each session's queue of attach decisions (see `#exclusive`). */
   readonly #attachQueues = new Map<string, Promise<unknown>>();
+  /** Invocations each principal runs in this process (`limits.maxRunningSessionsPerPrincipal`). */
+  readonly #runningPerPrincipal: PrincipalSlots;
 
   constructor(deps: RuntimeDeps, authorizer: Authorizer) {
     this.deps = deps;
+    this.#runningPerPrincipal = new PrincipalSlots(deps.limits.maxRunningSessionsPerPrincipal, "sessions", (limit) => deps.observer.principalLimitReached(limit));
     this.#authorize = authorizer;
   }
 
@@ -85,6 +89,25 @@ export class SessionRuntime {
       return this.#openDecided(this.#exclusive(existing.sessionId, () => this.#replay(existing, descriptorDigest, "start", caller, transport, new Map())));
     }
     const validated = await this.#validateStart(message, caller);
+    // A new invocation (an exact replay above runs nothing new): one of the caller's slots, held until it finishes.
+    const slot = this.#runningPerPrincipal.acquire(caller);
+    try {
+      return await this.#create(message, caller, transport, validated, descriptorDigest, slot);
+    } catch (error) {
+      slot.release();
+      throw error;
+    }
+  }
+
+  /** A new session for a validated start; `slot` goes with its run, and is released on any other path. */
+  async #create(
+    message: InvocationStart,
+    caller: Principal,
+    transport: SessionTransport,
+    validated: ValidatedStart,
+    descriptorDigest: string,
+    slot: PrincipalSlot,
+  ): Promise<Attachment> {
     const graph = catalogueGraph(validated.method.parameters);
     const decoded = decodeValue(message.methodParameters as unknown as JsonValue, graph, "provisional", "methodParameters");
 
@@ -157,6 +180,7 @@ export class SessionRuntime {
       const run = live
         .run(validated.method, { constructorParameters: validated.constructorParameters, parameters, config: message.config })
         .finally(() => {
+          slot.release();
           this.deps.observer.invocationsRunning(-1);
           this.#runs.delete(run);
           this.#evictIfIdle(live);
@@ -165,6 +189,7 @@ export class SessionRuntime {
       return attachment;
     }
     const created = attachment;
+    slot.release();
     if (created.kind === "attempt-exists") {
       const raced = await this.deps.store.getAttempt(message.attemptId);
       if (raced === undefined) throw new ProtocolError("internal-error", "internal error");
