@@ -91,6 +91,16 @@ export interface ServeOptions {
   readonly allowOrigin: readonly string[];
   /** Serve the web console at `/` (`--no-console` turns it off). */
   readonly console: boolean;
+  /** Failed authentications per client address per minute before it is refused (0: no throttle); absent: the server's default. */
+  readonly authFailureLimit?: number;
+  /** Milliseconds a session socket may wait before its first message; absent: the server's default. */
+  readonly firstMessageTimeout?: number;
+  /** Milliseconds between the server's pings; absent: the server's default. */
+  readonly pingInterval?: number;
+  /** Open session sockets per principal; absent: the server's default. */
+  readonly maxConnectionsPerPrincipal?: number;
+  /** Invocations one principal may run at once; absent: the server's default. */
+  readonly maxSessionsPerPrincipal?: number;
 }
 
 /** `auto`: bare output for a single output stream, item lines otherwise; `lines`: always item lines; `json`: events. */
@@ -371,6 +381,26 @@ ${EXIT_HELP}`,
         "--log-compression <method>",
         "with --store: how PostgreSQL compresses stored items too large for a page (1 MiB batches): lz4 where the server has it, else its own method; server: always the server's default_toast_compression (default: lz4)",
       ).choices(LOG_COMPRESSIONS),
+    )
+    .addOption(
+      new Option("--auth-failure-limit <n>", "failed authentications one client address may have per minute before its requests are refused (503) for the rest of that minute; 0: no throttle, e.g. behind a proxy (default: 20)")
+        .argParser(parseCount(0, 1_000_000)),
+    )
+    .addOption(
+      new Option("--first-message-timeout <duration>", "how long a session connection may wait before its first message, then it is closed (default: 30s)")
+        .argParser(parseBoundedDuration(1, 2 ** 31 - 1, "from 1ms to 24d")),
+    )
+    .addOption(
+      new Option("--ping-interval <duration>", "the server pings every session connection this often and drops one that answers neither of two pings (default: 30s)")
+        .argParser(parseBoundedDuration(1, 2 ** 31 - 1, "from 1ms to 24d")),
+    )
+    .addOption(
+      new Option("--max-connections-per-principal <n>", "open session connections one token (principal) may have; more are refused with 503 overloaded (default: 1000)")
+        .argParser(parseCount(1, 1_000_000)),
+    )
+    .addOption(
+      new Option("--max-sessions-per-principal <n>", "invocations one token (principal) may run at once; more starts are refused with overloaded, retryable (default: 500)")
+        .argParser(parseCount(1, 1_000_000)),
     )
     .addHelpText(
       "after",

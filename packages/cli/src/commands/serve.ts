@@ -37,6 +37,7 @@ import type { LogCompression, ServeOptions } from "../program.js";
 import { parseStoreUrl, scrub } from "../store-url.js";
 import type { StoreUrl } from "../store-url.js";
 import { shellWord } from "../io/shell-word.js";
+import { serveLimits } from "./serve-limits.js";
 
 const NODE_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
 
@@ -158,7 +159,7 @@ export async function runServe(options: ServeOptions, io: CliIo): Promise<ExitCo
       logger,
       healthEndpoints: true,
       ...(options.metrics ? { metrics: { processMetrics: true } } : {}),
-      limits: { sessionRetentionMs: options.retention, detachedSessionTimeoutMs: options.detachedTimeout },
+      limits: { sessionRetentionMs: options.retention, detachedSessionTimeoutMs: options.detachedTimeout, ...serveLimits(options) },
       ...(keyring === undefined ? {} : { keyring }),
       ...browserAccess(options),
       ...(pages === undefined ? {} : { pages }),
