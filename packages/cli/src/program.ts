@@ -101,6 +101,8 @@ export interface ServeOptions {
   readonly maxConnectionsPerPrincipal?: number;
   /** Invocations one principal may run at once; absent: the server's default. */
   readonly maxSessionsPerPrincipal?: number;
+  /** DNS names the server is reached by, for the Host check of its HTTP endpoints and console. */
+  readonly publicHost: readonly string[];
 }
 
 /** `auto`: bare output for a single output stream, item lines otherwise; `lines`: always item lines; `json`: events. */
@@ -401,6 +403,11 @@ ${EXIT_HELP}`,
     .addOption(
       new Option("--max-sessions-per-principal <n>", "invocations one token (principal) may run at once; more starts are refused with overloaded, retryable (default: 500)")
         .argParser(parseCount(1, 1_000_000)),
+    )
+    .addOption(
+      new Option("--public-host <name>", "a DNS name clients reach this server by (repeatable; .example.com for every name under it, * for any): the console, /metrics, /healthz, /readyz and the catalogue answer only a Host of localhost, an IP address or one of these")
+        .argParser(collect)
+        .default([]),
     )
     .addHelpText(
       "after",

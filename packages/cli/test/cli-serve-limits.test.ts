@@ -3,10 +3,12 @@
  * and abuse"), on a real process over loopback: `--first-message-timeout`
  * closes a connection that says nothing, `--max-connections-per-principal`
  * refuses a token's extra connection with 503, `--auth-failure-limit`
- * refuses an address after that many failures. Bad values are usage errors.
+ * refuses an address after that many failures, `--public-host` names the
+ * Host the HTTP endpoints answer besides localhost and addresses. Bad values are usage errors.
  * The flag-to-limit mapping of every flag is checked directly.
  */
 import { randomBytes } from "node:crypto";
+import { request as httpRequest } from "node:http";
 import net from "node:net";
 import { expect, it } from "vitest";
 import { SESSION_PATH, SUBPROTOCOL } from "@golem-stream/wire";
@@ -106,4 +108,26 @@ it("every bound flag becomes its server limit; a flag left out keeps the server'
   expect(
     serveLimits({ ...base, authFailureLimit: 0, firstMessageTimeout: 1000, pingInterval: 2000, maxConnectionsPerPrincipal: 3, maxSessionsPerPrincipal: 4 }),
   ).toEqual({ authFailuresPerAddress: 0, firstMessageTimeoutMs: 1000, pingIntervalMs: 2000, maxConnectionsPerPrincipal: 3, maxRunningSessionsPerPrincipal: 4 });
+});
+
+it("serve --public-host: the health endpoints answer that name, localhost and addresses, and refuse other names", async () => {
+  const dataDir = scratchDir();
+  const server = await startServe(["--port", "0", "--token", TOKEN, "--data-dir", dataDir, "--public-host", "golem.test"], dataDir);
+  try {
+    const status = (host: string): Promise<number> =>
+      new Promise((resolve, reject) => {
+        const req = httpRequest({ hostname: "127.0.0.1", port: server.port, path: "/healthz", headers: { host } }, (response) => {
+          response.resume();
+          resolve(response.statusCode ?? 0);
+        });
+        req.on("error", reject);
+        req.end();
+      });
+    expect(await status("golem.test")).toBe(200);
+    expect(await status(`localhost:${server.port}`)).toBe(200);
+    expect(await status(`127.0.0.1:${server.port}`)).toBe(200);
+    expect(await status("rebinding.example")).toBe(403);
+  } finally {
+    await server.stop();
+  }
 });

@@ -53,6 +53,8 @@ export interface EmbeddedServerOptions {
   readonly pages?: SessionServerOptions["pages"];
   /** The timers of time-dependent behaviour (see `SessionServerOptions.timers`; tests). */
   readonly timers?: SessionServerOptions["timers"];
+  /** The names the server is reached by, for the Host check (see `SessionServerOptions.publicHosts`). */
+  readonly publicHosts?: readonly string[];
 }
 
 export interface EmbeddedServer {
@@ -119,6 +121,7 @@ export async function startEmbeddedServer(options: EmbeddedServerOptions): Promi
     ...(options.browsers === undefined ? {} : { browsers: options.browsers }),
     ...(options.pages === undefined ? {} : { pages: options.pages }),
     ...(options.timers === undefined ? {} : { timers: options.timers }),
+    ...(options.publicHosts === undefined ? {} : { publicHosts: options.publicHosts }),
   });
   let address;
   try {

@@ -28,7 +28,8 @@ import { DEFAULT_AUDIENCE, DEFAULT_ISSUER, checkIssuerAndAudience } from "./sess
 import { WsTransport } from "./transport/transport.js";
 import type { TracerProvider } from "@opentelemetry/api";
 import type { Registry } from "prom-client";
-import { handleOperationsRequest, type OperationsEndpoints, type Readiness } from "./observability/http-endpoints.js";
+import { handleOperationsRequest, isOperationsPath, type OperationsEndpoints, type Readiness } from "./observability/http-endpoints.js";
+import { HostCheck } from "./transport/host-check.js";
 import { logObserver } from "./observability/log-observer.js";
 import { PrometheusMetrics, type MetricsOptions } from "./observability/prometheus-metrics.js";
 import { composeObservers, type PartialObserver, type ServerObserver } from "./observability/server-observer.js";
@@ -95,6 +96,15 @@ export interface SessionServerOptions {
    * Not called for the session, discovery and operations endpoints.
    */
   readonly pages?: PageHandler;
+  /**
+   * The DNS names the server is reached by, for the Host check of its plain
+   * HTTP endpoints (`/metrics`, `/healthz`, `/readyz`, the catalogue and
+   * `pages`) against DNS rebinding: they answer a Host of `localhost`, an IP
+   * address, or one of these (`name`, `.example.com` for every name under
+   * it, `*` for any), and refuse others with 403 `forbidden`.
+   * Default: none (transport/host-check.ts).
+   */
+  readonly publicHosts?: readonly string[];
 }
 
 /** Answers a request it knows (resolving true) or leaves it alone (false). */
@@ -192,6 +202,8 @@ function checkOptions(options: SessionServerOptions): void {
 }
 
 const DEFAULT_READINESS_TIMEOUT_MS = 2000;
+/** How long one store check answers `/readyz` (and `readiness()`). */
+const READINESS_CACHE_MS = 1000;
 /** Read by readiness when the store has no `ping`: no session has this id. */
 const NO_SESSION = "00000000-0000-0000-0000-000000000000";
 
@@ -215,6 +227,9 @@ class NodeSessionServer implements SessionServer {
   /** Authenticated session sockets: what `limits.maxConnections` counts (a socket refused by a close is not one). */
   readonly #sessions = new Set<WebSocket>();
   readonly #authThrottle: AuthThrottle;
+  readonly #hosts: HostCheck;
+  /** The last store check of `/readyz` and when it started (see `#storeReachable`). */
+  #storeCheck: { readonly at: number; readonly reachable: Promise<boolean> } | undefined;
   /** Session sockets per principal (`limits.maxConnectionsPerPrincipal`). */
   readonly #connectionsPerPrincipal: PrincipalSlots;
   readonly #attached: {
@@ -240,6 +255,7 @@ class NodeSessionServer implements SessionServer {
     this.#logger = options.logger ?? silentLogger;
     this.#authorizer = options.authorizer ?? allowAll;
     this.#browsers = options.browsers === undefined ? undefined : new BrowserAccess(options.browsers, this.#logger);
+    this.#hosts = new HostCheck(options.publicHosts);
     const now = options.now ?? Date.now;
     this.#authThrottle = new AuthThrottle(
       { maxFailures: this.#limits.authFailuresPerAddress, windowMs: this.#limits.authFailureWindowMs, maxAddresses: this.#limits.maxAuthFailureAddresses },
@@ -356,19 +372,32 @@ class NodeSessionServer implements SessionServer {
   }
 
   async readiness(): Promise<Readiness> {
+    const reachable = await this.#storeReachable();
+    const checks = { store: reachable, started: this.#started, accepting: !this.#draining && !this.#closing };
+    return { ready: checks.store && checks.started && checks.accepting, checks };
+  }
+
+  /**
+   * Whether the store answers, asked at most once per `READINESS_CACHE_MS`:
+   * probes and scrapers (and anyone who can reach `/readyz`) share one round
+   * trip, in flight or recent. Draining and closing are read live.
+   */
+  #storeReachable(): Promise<boolean> {
+    const now = (this.#options.now ?? Date.now)();
+    const last = this.#storeCheck;
+    if (last !== undefined && now - last.at < READINESS_CACHE_MS && now >= last.at) return last.reachable;
     const store = this.#options.store;
     const timeoutMs = this.#options.readinessTimeoutMs ?? DEFAULT_READINESS_TIMEOUT_MS;
     let timer: NodeJS.Timeout | undefined;
-    const reachable = await Promise.race([
+    const reachable = Promise.race([
       (store.ping !== undefined ? store.ping() : store.getSession(NO_SESSION)).then(
         () => true,
         () => false,
       ),
       new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs))),
-    ]);
-    clearTimeout(timer);
-    const checks = { store: reachable, started: this.#started, accepting: !this.#draining && !this.#closing };
-    return { ready: checks.store && checks.started && checks.accepting, checks };
+    ]).finally(() => clearTimeout(timer));
+    this.#storeCheck = { at: now, reachable };
+    return reachable;
   }
 
   rotateKeyring(keyring: Keyring): void {
@@ -412,6 +441,11 @@ class NodeSessionServer implements SessionServer {
 
   async #onRequest(request: IncomingMessage, response: ServerResponse, owned: boolean): Promise<void> {
     const url = parseRequestUrl(request);
+    const ours = owned || (url !== undefined && (url.pathname === DISCOVERY_PATH || isOperationsPath(url.pathname, this.#endpoints)));
+    if (ours && url?.pathname !== SESSION_PATH && !this.#hosts.allows(request)) {
+      sendHttpError(response, new ProtocolError("forbidden", "this server does not answer to that Host name (see publicHosts, serve --public-host)"));
+      return;
+    }
     if (url !== undefined && (await handleOperationsRequest(url.pathname, request, response, this.#endpoints))) return;
     if (url === undefined) {
       if (owned) sendHttpError(response, new ProtocolError("not-found", "no such endpoint"));

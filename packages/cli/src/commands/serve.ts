@@ -163,6 +163,7 @@ export async function runServe(options: ServeOptions, io: CliIo): Promise<ExitCo
       ...(keyring === undefined ? {} : { keyring }),
       ...browserAccess(options),
       ...(pages === undefined ? {} : { pages }),
+      ...(options.publicHost.length === 0 ? {} : { publicHosts: options.publicHost }),
       ...(store === undefined || cluster === undefined ? {} : { store, cluster: { leaseTtlMs: cluster.leaseTtlMs } }),
     });
   } catch (error) {

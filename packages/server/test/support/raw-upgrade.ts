@@ -41,7 +41,7 @@ export function rawUpgrade(url: string, protocols: readonly string[] = [SUBPROTO
   socket.on("error", () => undefined);
   const lines = [
     `GET ${SESSION_PATH} HTTP/1.1`,
-    `Host: ${hostname}:${port}`,
+    ...(Object.keys(headers).some((name) => name.toLowerCase() === "host") ? [] : [`Host: ${hostname}:${port}`]),
     "Upgrade: websocket",
     "Connection: Upgrade",
     "Sec-WebSocket-Version: 13",
