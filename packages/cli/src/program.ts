@@ -103,6 +103,8 @@ export interface ServeOptions {
   readonly maxSessionsPerPrincipal?: number;
   /** DNS names the server is reached by, for the Host check of its HTTP endpoints and console. */
   readonly publicHost: readonly string[];
+  /** Refuse to start when the keyring or a token file is readable by group or others. */
+  readonly strictPermissions?: boolean;
 }
 
 /** `auto`: bare output for a single output stream, item lines otherwise; `lines`: always item lines; `json`: events. */
@@ -409,6 +411,7 @@ ${EXIT_HELP}`,
         .argParser(collect)
         .default([]),
     )
+    .option("--strict-permissions", "refuse to start when the keyring or a token file is readable by group or others (default: a warning)")
     .addHelpText(
       "after",
       `

@@ -38,6 +38,7 @@ import { parseStoreUrl, scrub } from "../store-url.js";
 import type { StoreUrl } from "../store-url.js";
 import { shellWord } from "../io/shell-word.js";
 import { serveLimits } from "./serve-limits.js";
+import { credentialWarnings } from "./serve-credential-warnings.js";
 
 const NODE_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
 
@@ -143,6 +144,20 @@ export async function runServe(options: ServeOptions, io: CliIo): Promise<ExitCo
   const keyringPath =
     options.keyring !== undefined ? resolve(options.keyring) : cluster === undefined ? undefined : join(dataDir, KEYRING_FILE);
   const logger = createLogger(io, options.logLevel, undefined, options.logFormat);
+  const weakCredentials = await credentialWarnings({
+    flagTokens: options.token,
+    tokens: [
+      ...options.token.map((token) => ({ token, source: "--token" })),
+      ...(io.env["GOLEM_STREAM_TOKEN"] ? [{ token: io.env["GOLEM_STREAM_TOKEN"], source: "GOLEM_STREAM_TOKEN" }] : []),
+      ...(options.tokenFile === undefined ? [] : tokens.filter((token) => !options.token.includes(token) && token !== io.env["GOLEM_STREAM_TOKEN"]).map((token) => ({ token, source: `--token-file ${options.tokenFile}` }))),
+    ],
+    files: [
+      { path: keyringPath ?? join(dataDir, KEYRING_FILE), what: "keyring" },
+      ...(options.tokenFile === undefined ? [] : [{ path: resolve(options.tokenFile), what: "token file" }]),
+      ...(generatedFile === undefined ? [] : [{ path: generatedFile, what: "generated token file" }]),
+    ],
+    strictPermissions: options.strictPermissions === true,
+  });
   const pages = options.console ? await loadConsole() : undefined;
   const store = cluster === undefined ? undefined : await connectStore(cluster, logger);
   // Only once the store is reached: a node that cannot join leaves no new keyring behind.
@@ -187,6 +202,7 @@ export async function runServe(options: ServeOptions, io: CliIo): Promise<ExitCo
           ...(keyringCreated ? [`NEW keyring created just now at ${keyringPath ?? ""}: copy this file to every other node; a node with another keyring refuses this node's tokens`] : []),
         ];
   if (exposed !== undefined) where.push(`WARNING: ${exposed}`);
+  for (const warning of weakCredentials) where.push(`WARNING: ${warning}`);
   if (options.console) where.push(`web console ${url}/ (sign in with a token)`);
   where.push(`health ${url}/healthz, readiness ${url}/readyz${options.metrics ? `, metrics ${url}/metrics` : ""}`);
   io.stdout.write(
@@ -206,6 +222,7 @@ export async function runServe(options: ServeOptions, io: CliIo): Promise<ExitCo
     ].join("\n"),
   );
   if (exposed !== undefined) logger.warn("data directory readable by others", { event: "data-dir.exposed", dataDir });
+  for (const warning of weakCredentials) logger.warn(warning, { event: "credentials.weak" });
   if (cluster !== undefined && keyringCreated) logger.warn("created a new keyring", { event: "keyring.created", path: keyringPath });
   logger.info("server started", { event: "server.start", ...(cluster === undefined ? { url, dataDir } : { url, store: cluster.store.shown, node: cluster.nodeId }) });
   await new Promise<void>((resolveStop) => {
