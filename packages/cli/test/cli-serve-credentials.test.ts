@@ -5,7 +5,7 @@
  * warned about, and refused with `--strict-permissions`. Well kept
  * credentials get no warning.
  */
-import { chmodSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect, it } from "vitest";
 import { Keyring } from "@golem-stream/tokens";
@@ -59,4 +59,15 @@ it("well kept credentials get no warning", async () => {
   } finally {
     await server.stop();
   }
+});
+
+it("keeps the principal secret next to the keyring (cluster nodes share it with the keyring), 0600", async () => {
+  const dir = scratchDir();
+  const keyring = keyringFile(dir, 0o600);
+  const state = join(dir, "state");
+  const server = await startServe(["--port", "0", "--data-dir", state, "--keyring", keyring, "--no-console"], "", { env: { GOLEM_STREAM_TOKEN: "a-token-long-enough-to-keep" } });
+  await server.stop();
+  expect(statSync(join(dir, "principal-secret")).mode & 0o777).toBe(0o600);
+  expect(statSync(join(dir, "principal-secret")).size).toBe(32);
+  expect(existsSync(join(state, "principal-secret"))).toBe(false);
 });

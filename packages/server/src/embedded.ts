@@ -7,7 +7,8 @@
  * The keyring lives in `<dataDir>/keyring.json` (created with mode 0600 on
  * first start) unless one is given, so tokens stay valid across restarts.
  */
-import { existsSync, readFileSync, writeFileSync, mkdirSync } from "node:fs";
+import { createHmac, randomBytes } from "node:crypto";
+import { existsSync, linkSync, readFileSync, unlinkSync, writeFileSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { Keyring, sha256Hex } from "@golem-stream/tokens";
 import { createDemoHost } from "./demo/host.js";
@@ -33,6 +34,12 @@ export interface EmbeddedServerOptions {
   readonly cluster?: ClusterOptions;
   /** Accepted bearer tokens; each is its own principal of account `local`. */
   readonly tokens: readonly string[];
+  /**
+   * The key (at least 16 bytes) of the HMAC that names each token's principal.
+   * Default: `<dataDir>/principal-secret`, created (32 random bytes, mode 0600)
+   * on first start. Every node of a cluster needs the same one.
+   */
+  readonly principalSecret?: Uint8Array;
   /** Overrides the keyring file. */
   readonly keyring?: Keyring;
   readonly limits?: Partial<ServerLimits>;
@@ -80,15 +87,57 @@ export function loadOrCreateKeyring(dataDir: string): Keyring {
   return keyring;
 }
 
-/** Maps each static token to a principal named by a digest prefix (the token itself is never kept as a name). */
-function staticAuthenticator(tokens: readonly string[]): (bearer: string) => Principal | undefined {
+export const PRINCIPAL_SECRET_FILE = "principal-secret";
+const PRINCIPAL_SECRET_BYTES = 32;
+
+/**
+ * Loads `<dir>/principal-secret`, or creates it (mode 0600) with 32 random
+ * bytes: the key that names static-token principals. Created whole or not
+ * at all (written aside, then linked, which never replaces): processes
+ * starting at once on one directory (cluster nodes sharing a keyring's
+ * directory) all read the one that was linked first.
+ */
+export function loadOrCreatePrincipalSecret(dir: string): { readonly secret: Uint8Array; readonly created: boolean } {
+  const path = join(dir, PRINCIPAL_SECRET_FILE);
+  let created = false;
+  if (!existsSync(path)) {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const aside = join(dir, `.${PRINCIPAL_SECRET_FILE}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`);
+    writeFileSync(aside, randomBytes(PRINCIPAL_SECRET_BYTES), { mode: 0o600, flag: "wx" });
+    try {
+      linkSync(aside, path);
+      created = true;
+    } catch (error) {
+      if ((error as { code?: unknown }).code !== "EEXIST") throw error;
+    } finally {
+      unlinkSync(aside);
+    }
+  }
+  return { secret: checkPrincipalSecret(readFileSync(path), path), created };
+}
+
+function checkPrincipalSecret(secret: Uint8Array, where: string): Uint8Array {
+  if (!(secret instanceof Uint8Array) || secret.length < 16) throw new TypeError(`${where}: a principal secret has at least 16 bytes`);
+  return secret;
+}
+
+/**
+ * Maps each static token to a principal of account `local` named by an
+ * HMAC-SHA-256 of the token under `secret` (`token-` and 16 hex digits).
+ * The name is in every session token the server signs (signed, not
+ * encrypted): keyed, it tells nothing about the bearer token to whoever
+ * reads one, where a bare hash would let them test guesses offline. The
+ * name earlier releases used (the bare SHA-256 prefix) is kept as a former
+ * principal, so sessions started under it stay resumable.
+ */
+function staticAuthenticator(tokens: readonly string[], secret: Uint8Array): (bearer: string) => Principal | undefined {
+  const keyed = (token: string): string => createHmac("sha256", secret).update(token).digest("hex");
   const principals = new Map<string, Principal>();
   for (const token of tokens) {
-    const digest = sha256Hex(token);
-    principals.set(digest, { account: "local", principal: `token-${digest.slice(0, 16)}` });
+    principals.set(keyed(token), { account: "local", principal: `token-${keyed(token).slice(0, 16)}`, formerPrincipals: [`token-${sha256Hex(token).slice(0, 16)}`] });
   }
-  // Lookup by digest: the comparison never runs over the secret's bytes.
-  return (bearer) => principals.get(sha256Hex(bearer));
+  // Lookup by keyed digest: the comparison never runs over the secret's bytes.
+  return (bearer) => principals.get(keyed(bearer));
 }
 
 export async function startEmbeddedServer(options: EmbeddedServerOptions): Promise<EmbeddedServer> {
@@ -110,7 +159,10 @@ export async function startEmbeddedServer(options: EmbeddedServerOptions): Promi
     store,
     host: createDemoHost(),
     keyring,
-    authenticator: staticAuthenticator(options.tokens),
+    authenticator: staticAuthenticator(
+      options.tokens,
+      options.principalSecret === undefined ? loadOrCreatePrincipalSecret(options.dataDir).secret : checkPrincipalSecret(options.principalSecret, "options.principalSecret"),
+    ),
     ...(options.limits === undefined ? {} : { limits: options.limits }),
     ...(options.logger === undefined ? {} : { logger: options.logger }),
     ...(options.cluster === undefined ? {} : { cluster: options.cluster }),

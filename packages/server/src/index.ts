@@ -9,7 +9,7 @@
  * Your own agents: implement `AgentHost` (or use `StaticAgentHost`) and call
  * `createSessionServer({ store, host, keyring, authenticator })`.
  */
-export { startEmbeddedServer, loadOrCreateKeyring, type EmbeddedServer, type EmbeddedServerOptions } from "./embedded.js";
+export { startEmbeddedServer, loadOrCreateKeyring, loadOrCreatePrincipalSecret, PRINCIPAL_SECRET_FILE, type EmbeddedServer, type EmbeddedServerOptions } from "./embedded.js";
 export { createSessionServer, type SessionServer, type BufferedBytes, type SessionServerOptions, type ClusterOptions, type ListeningAddress, type PageHandler } from "./server.js";
 export type { Timers, TimerHandle } from "./timers.js";
 // From the lower layers: the Keyring the options take, and the protocol types in this package's signatures.

@@ -13,6 +13,13 @@ export interface Principal {
   readonly account: string;
   /** The effective principal; bound into every token. */
   readonly principal: string;
+  /**
+   * Earlier names of the same principal (of the same account), when the
+   * authenticator renamed it: a session started under one of them stays
+   * resumable by this caller, under that name (its tokens keep it). New
+   * sessions take `principal`. At most a few; each is tried in turn.
+   */
+  readonly formerPrincipals?: readonly string[];
 }
 
 /**

@@ -20,7 +20,7 @@ import { randomBytes } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { createDataDir, exposedDataDir } from "../data-dir.js";
 import { hostname } from "node:os";
-import { join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import type { EmbeddedServer, SessionStore } from "@golem-stream/server";
 import type { Keyring } from "@golem-stream/tokens";
 import { resolveServeTokens } from "../bearer-tokens.js";
@@ -131,7 +131,7 @@ async function connectStore(cluster: ClusterSettings, logger: CliLogger): Promis
 export async function runServe(options: ServeOptions, io: CliIo): Promise<ExitCode> {
   const cluster = clusterSettings(options, io);
   // An optional peer dependency (it builds SQLite natively): loaded before anything is created.
-  const { startEmbeddedServer } = await loadServer();
+  const { startEmbeddedServer, loadOrCreatePrincipalSecret: loadPrincipalSecret, PRINCIPAL_SECRET_FILE } = await loadServer();
   const dataDir = resolve(options.dataDir ?? defaultDataDir(io.env));
   if (cluster === undefined) await createDataDir(dataDir);
   const exposed = await exposedDataDir(dataDir);
@@ -155,6 +155,7 @@ export async function runServe(options: ServeOptions, io: CliIo): Promise<ExitCo
       { path: keyringPath ?? join(dataDir, KEYRING_FILE), what: "keyring" },
       ...(options.tokenFile === undefined ? [] : [{ path: resolve(options.tokenFile), what: "token file" }]),
       ...(generatedFile === undefined ? [] : [{ path: generatedFile, what: "generated token file" }]),
+      { path: join(dirname(keyringPath ?? join(dataDir, KEYRING_FILE)), PRINCIPAL_SECRET_FILE), what: "principal secret" },
     ],
     strictPermissions: options.strictPermissions === true,
   });
@@ -164,9 +165,18 @@ export async function runServe(options: ServeOptions, io: CliIo): Promise<ExitCo
   let keyring: Keyring | undefined;
   let keyringCreated = false;
   if (keyringPath !== undefined) ({ keyring, created: keyringCreated } = await loadOrCreateKeyringFile(keyringPath));
+  // Next to the keyring: every node of a cluster needs the same one, as it needs the same keyring.
+  const principalSecretDir = dirname(keyringPath ?? join(dataDir, KEYRING_FILE));
+  let principalSecret: { readonly secret: Uint8Array; readonly created: boolean };
+  try {
+    principalSecret = loadPrincipalSecret(principalSecretDir);
+  } catch (error) {
+    throw usageError(`cannot use the principal secret in ${principalSecretDir}: ${error instanceof Error ? error.message : String(error)}`, error);
+  }
   let server: EmbeddedServer;
   try {
     server = await startEmbeddedServer({
+      principalSecret: principalSecret.secret,
       port: options.port,
       host: options.host,
       dataDir,
@@ -200,6 +210,9 @@ export async function runServe(options: ServeOptions, io: CliIo): Promise<ExitCo
           ...keyRoles,
           // A missing or mistyped --keyring would otherwise go unnoticed until a resume at another node fails.
           ...(keyringCreated ? [`NEW keyring created just now at ${keyringPath ?? ""}: copy this file to every other node; a node with another keyring refuses this node's tokens`] : []),
+          ...(principalSecret.created
+            ? [`NEW principal secret created just now at ${join(principalSecretDir, PRINCIPAL_SECRET_FILE)}: copy it next to the keyring of every other node; a node with another one names callers differently, and they cannot resume there`]
+            : []),
         ];
   if (exposed !== undefined) where.push(`WARNING: ${exposed}`);
   for (const warning of weakCredentials) where.push(`WARNING: ${warning}`);

@@ -265,7 +265,7 @@ export class SessionRuntime {
     const descriptorDigest = digestOf(resumeDescriptor(message));
     let verified: VerifiedToken<"session">;
     try {
-      verified = this.deps.tokens.verifySession(message.sessionToken, caller);
+      ({ verified, caller } = this.#verifyUnderAnyName(message.sessionToken, caller));
     } catch (error) {
       throw asInvalidToken(error);
     }
@@ -277,6 +277,27 @@ export class SessionRuntime {
         return this.#evictOnFailure(live, () => this.#resumeLoaded(live, message, caller, transport, verified, existing, descriptorDigest));
       }),
     );
+  }
+
+  /**
+   * Verifies a session token as the caller's, under its principal or one of
+   * its `formerPrincipals`; returns the caller under the name that matched,
+   * which then stands for the caller in everything about this session.
+   */
+  #verifyUnderAnyName(token: string, caller: Principal): { verified: VerifiedToken<"session">; caller: Principal } {
+    try {
+      return { verified: this.deps.tokens.verifySession(token, caller), caller };
+    } catch (error) {
+      for (const principal of caller.formerPrincipals ?? []) {
+        const former: Principal = { account: caller.account, principal };
+        try {
+          return { verified: this.deps.tokens.verifySession(token, former), caller: former };
+        } catch {
+          // The next name, or the first error.
+        }
+      }
+      throw error;
+    }
   }
 
   /** Sends the acceptance of an attachment decided under `#exclusive`. */
@@ -456,6 +477,7 @@ export class SessionRuntime {
     cursors: Map<string, CursorPosition>,
   ): Promise<DecidedAttachment> {
     const record = live.record;
+    caller = underRecordedName(caller, record.principal);
     if (record.account !== caller.account || record.principal !== caller.principal) {
       throw new ProtocolError("forbidden", "the caller may not perform this operation");
     }
@@ -660,4 +682,10 @@ function checkConfig(type: AgentTypeDescriptor, config: readonly ConfigEntry[]):
       throw new ProtocolError("validation-error", `config[${index}] has a value this agent type does not accept`, { path: `config[${index}]` });
     }
   });
+}
+
+/** The caller under the session's recorded principal when that is one of its former names. */
+function underRecordedName(caller: Principal, recorded: string): Principal {
+  if (caller.principal === recorded || caller.formerPrincipals?.includes(recorded) !== true) return caller;
+  return { account: caller.account, principal: recorded };
 }
