@@ -437,8 +437,8 @@ a browser); every request from any other origin is refused (403), and the catalo
 those origins. Without it, browser pages cannot authenticate. Details: docs/protocol/browser.md.
 
 Cluster mode: every serve started with the same --store (a PostgreSQL database) and the same keyring
-(--keyring, a copy of one file on every machine) and accepting the same tokens is a node of one
-cluster. Put a load balancer in front; a client may start, resume or take over at any node. To
+(--keyring, a copy of one file on every machine, with the principal-secret file beside it) and
+accepting the same tokens is a node of one cluster. Put a load balancer in front; a client may start, resume or take over at any node. To
 change the keys, rotate in two steps (keyring rotate --staged, then keyring activate; see keyring
 --help), rolling each out to every node. The password may be in the URL or in $PGPASSWORD; it is never printed. On SIGTERM or SIGINT a node
 drains: it refuses new connections (overloaded), detaches its clients (they resume at another node),
