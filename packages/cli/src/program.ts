@@ -395,8 +395,8 @@ ${EXIT_HELP}`,
         .argParser(parseBoundedDuration(1, 2 ** 31 - 1, "from 1ms to 24d")),
     )
     .addOption(
-      new Option("--ping-interval <duration>", "the server pings every session connection this often and drops one that answers neither of two pings (default: 30s)")
-        .argParser(parseBoundedDuration(1, 2 ** 31 - 1, "from 1ms to 24d")),
+      new Option("--ping-interval <duration>", "the server pings every session connection this often and drops one that answers neither of two pings; 0: no pings (default: 30s)")
+        .argParser(parseIntervalMs),
     )
     .addOption(
       new Option("--max-connections-per-principal <n>", "open session connections one token (principal) may have; more are refused with 503 overloaded (default: 1000)")

@@ -142,7 +142,8 @@ export interface ServerLimits {
    * How often the server pings each session socket; a peer that answers
    * neither of two pings in a row is dropped (its attachment detaches and the
    * detached timeout starts). Not counted while either side is backpressured
-   * (transport/liveness.ts). Default 30 000 ms.
+   * (transport/liveness.ts). Default 30 000 ms; 0: no pings (a proxy in
+   * front keeps connections alive its own way, or a test moves time itself).
    */
   readonly pingIntervalMs: number;
   /** Idle time before the kernel's TCP keepalive probes on an accepted session socket (default 30 000 ms). */
@@ -210,7 +211,7 @@ const PROTOCOL_CEILINGS: Partial<Record<keyof ServerLimits, number>> = {
 };
 
 /** Limits where 0 turns the bound off (every other limit is positive). */
-const ZERO_MEANS_OFF: ReadonlySet<keyof ServerLimits> = new Set<keyof ServerLimits>(["authFailuresPerAddress"]);
+const ZERO_MEANS_OFF: ReadonlySet<keyof ServerLimits> = new Set<keyof ServerLimits>(["authFailuresPerAddress", "pingIntervalMs"]);
 
 /** Limits that are timer delays. */
 const TIMER_LIMITS: readonly (keyof ServerLimits)[] = ["firstMessageTimeoutMs", "pingIntervalMs", "tcpKeepAliveDelayMs"];

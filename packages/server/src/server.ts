@@ -61,7 +61,8 @@ export interface SessionServerOptions {
   readonly now?: () => number;
   /**
    * The timers of the server's time-dependent behaviour (the detached-session
-   * timeout). Default: Node's, unref'd. Tests pass `ManualTimers`
+   * timeout, the first-message deadline, pings, dropping a socket that does
+   * not answer its close). Default: Node's, unref'd. Tests pass `ManualTimers`
    * (`@golem-stream/server/testing`) and move time themselves.
    */
   readonly timers?: Timers;
@@ -227,6 +228,7 @@ class NodeSessionServer implements SessionServer {
   /** Authenticated session sockets: what `limits.maxConnections` counts (a socket refused by a close is not one). */
   readonly #sessions = new Set<WebSocket>();
   readonly #authThrottle: AuthThrottle;
+  readonly #timers: Timers;
   readonly #hosts: HostCheck;
   /** The last store check of `/readyz` and when it started (see `#storeReachable`). */
   #storeCheck: { readonly at: number; readonly reachable: Promise<boolean> } | undefined;
@@ -256,6 +258,7 @@ class NodeSessionServer implements SessionServer {
     this.#authorizer = options.authorizer ?? allowAll;
     this.#browsers = options.browsers === undefined ? undefined : new BrowserAccess(options.browsers, this.#logger);
     this.#hosts = new HostCheck(options.publicHosts);
+    this.#timers = options.timers ?? SYSTEM_TIMERS;
     const now = options.now ?? Date.now;
     this.#authThrottle = new AuthThrottle(
       { maxFailures: this.#limits.authFailuresPerAddress, windowMs: this.#limits.authFailureWindowMs, maxAddresses: this.#limits.maxAuthFailureAddresses },
@@ -286,7 +289,7 @@ class NodeSessionServer implements SessionServer {
       logger: this.#logger,
       observer,
       now,
-      timers: options.timers ?? SYSTEM_TIMERS,
+      timers: this.#timers,
       nodeBudget: this.#nodeBudget,
     };
     this.#runtime = new SessionRuntime(deps, this.#authorizer);
@@ -554,7 +557,7 @@ class NodeSessionServer implements SessionServer {
     this.#observer.attachRejected(error.code, "upgrade");
     this.#wss.handleUpgrade(request, socket, head, (ws) => {
       ws.on("error", () => ws.terminate());
-      closeThenDrop(ws, BROWSER_REFUSAL_CLOSE_BASE + httpStatusFor(error.code), error.code);
+      closeThenDrop(ws, BROWSER_REFUSAL_CLOSE_BASE + httpStatusFor(error.code), error.code, this.#timers);
     });
   }
 
@@ -564,7 +567,7 @@ class NodeSessionServer implements SessionServer {
     const connection = new Connection(transport, caller, this.#runtime);
     observer.connectionOpened();
     this.#sessions.add(ws);
-    watchLiveness(ws, this.#limits, (reason) => observer.connectionSilent(reason));
+    watchLiveness(ws, this.#limits, this.#timers, (reason) => observer.connectionSilent(reason));
     ws.on("message", (data: RawData, isBinary: boolean) => {
       // While the server closes, nothing more is taken (the runtime is shut down); it was never ACKed.
       if (!this.#closing) connection.receive(toBytes(data, isBinary), isBinary);

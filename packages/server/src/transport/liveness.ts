@@ -7,7 +7,7 @@
  *
  * - **First message.** A socket must send its first message (a start or a
  *   resume) within `firstMessageTimeoutMs`; then it is closed with 1002.
- * - **Pings.** Every `pingIntervalMs` the server sends a ping; a peer that
+ * - **Pings.** Every `pingIntervalMs` (0: never) the server sends a ping; a peer that
  *   has answered neither of the last two (no pong and no message since) is
  *   terminated (1006 on the client's side: its connection is lost, and it
  *   resumes as after any network failure). While the server itself does not
@@ -19,6 +19,7 @@
  * the detached timeout of the session starts.
  */
 import type { WebSocket } from "ws";
+import type { Timers } from "../timers.js";
 
 /** Why a socket was closed by the server for saying nothing. */
 export type SilenceReason = "first-message" | "ping";
@@ -32,10 +33,10 @@ export interface LivenessSettings {
 const MISSED_PINGS = 2;
 
 /**
- * Watches one accepted socket until it closes. `silent` is called once when
- * the socket is given up, before it is closed.
+ * Watches one accepted socket until it closes, on `timers`. `silent` is
+ * called once when the socket is given up, before it is closed.
  */
-export function watchLiveness(ws: WebSocket, settings: LivenessSettings, silent: (reason: SilenceReason) => void): void {
+export function watchLiveness(ws: WebSocket, settings: LivenessSettings, timers: Timers, silent: (reason: SilenceReason) => void): void {
   let spoken = false;
   let missed = 0;
   let awaitingPong = false;
@@ -43,13 +44,12 @@ export function watchLiveness(ws: WebSocket, settings: LivenessSettings, silent:
     missed = 0;
     awaitingPong = false;
   };
-  const firstMessage = setTimeout(() => {
+  const firstMessage = timers.setTimeout(() => {
     if (spoken) return;
     silent("first-message");
-    closeThenDrop(ws, 1002, "no first message in time");
+    closeThenDrop(ws, 1002, "no first message in time", timers);
   }, settings.firstMessageTimeoutMs);
-  firstMessage.unref();
-  const pings = setInterval(() => {
+  const ping = (): void => {
     if (ws.readyState !== ws.OPEN) return;
     if (ws.isPaused || ws.bufferedAmount > 0) {
       // Backpressure in either direction: a pong may be waiting behind it (see the file comment).
@@ -63,17 +63,17 @@ export function watchLiveness(ws: WebSocket, settings: LivenessSettings, silent:
     }
     awaitingPong = true;
     ws.ping();
-  }, settings.pingIntervalMs);
-  pings.unref();
+  };
+  const pings = settings.pingIntervalMs === 0 ? undefined : timers.setInterval(ping, settings.pingIntervalMs);
   ws.on("pong", heard);
   ws.on("message", () => {
     spoken = true;
-    clearTimeout(firstMessage);
+    timers.clearTimeout(firstMessage);
     heard();
   });
   ws.once("close", () => {
-    clearTimeout(firstMessage);
-    clearInterval(pings);
+    timers.clearTimeout(firstMessage);
+    if (pings !== undefined) timers.clearInterval(pings);
   });
 }
 
@@ -84,10 +84,9 @@ export function watchLiveness(ws: WebSocket, settings: LivenessSettings, silent:
  */
 export const CLOSE_ANSWER_GRACE_MS = 1_000;
 
-/** Sends a close frame and drops the socket if the peer has not answered it within `CLOSE_ANSWER_GRACE_MS`. */
-export function closeThenDrop(ws: WebSocket, code: number, reason: string): void {
+/** Sends a close frame and drops the socket if the peer has not answered it within `CLOSE_ANSWER_GRACE_MS` (on `timers`). */
+export function closeThenDrop(ws: WebSocket, code: number, reason: string, timers: Timers): void {
   ws.close(code, reason);
-  const drop = setTimeout(() => ws.terminate(), CLOSE_ANSWER_GRACE_MS);
-  drop.unref();
-  ws.once("close", () => clearTimeout(drop));
+  const drop = timers.setTimeout(() => ws.terminate(), CLOSE_ANSWER_GRACE_MS);
+  ws.once("close", () => timers.clearTimeout(drop));
 }

@@ -4,8 +4,9 @@
  * `limits.firstMessageTimeoutMs`; one that stops answering pings is dropped
  * after two `limits.pingIntervalMs` and its attachment detaches, so the
  * session's detached timeout starts. A client that answers pings stays, and
- * accepted sockets get TCP keepalive. Short option values; every wait is for
- * an event (a frame, a close, a log line).
+ * accepted sockets get TCP keepalive. Time moves through `ManualTimers` (the
+ * defaults' 30 s pass at once); a client answering pings is run on real
+ * timers with a short interval, waiting for its pings as events.
  */
 import { createServer, type IncomingMessage } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
@@ -18,8 +19,10 @@ import { ALICE, startMemoryServer, type MemoryServer } from "./support/memory-se
 import { recordingLogger } from "./support/recording-logger.js";
 import { sample } from "./support/operations.js";
 import { createDemoHost, createSessionServer, Keyring, MemorySessionStore } from "../src/index.js";
+import { ManualTimers } from "../src/testing/index.js";
 
 const CLOSE = 0x8;
+const DEFAULT_MS = 30_000;
 
 let running: MemoryServer | undefined;
 afterEach(async () => {
@@ -32,41 +35,61 @@ async function silentCount(server: MemoryServer, reason: string): Promise<number
 }
 
 describe("a socket that sends no first message", () => {
-  it("is closed with 1002 after firstMessageTimeoutMs, and dropped when it does not answer the close", async () => {
-    running = await startMemoryServer({ metrics: true, limits: { firstMessageTimeoutMs: 100 } });
+  it("is closed with 1002 after firstMessageTimeoutMs (default 30 s), and dropped a second later when it does not answer the close", async () => {
+    const timers = new ManualTimers();
+    running = await startMemoryServer({ metrics: true, timers });
     const quiet = rawUpgrade(running.url, [SUBPROTOCOL], { Authorization: `Bearer ${ALICE}` });
+    // The 101 is written after the server took the socket: its deadline is set.
     expect(await quiet.status).toMatch(/^HTTP\/1\.1 101 /);
+    timers.advance(DEFAULT_MS - 1);
+    expect(await silentCount(running, "first-message")).toBe(0);
+    timers.advance(1);
+    expect(await silentCount(running, "first-message")).toBe(1);
     const close = await quiet.frame(CLOSE);
     expect(close.payload.readUInt16BE(0)).toBe(1002);
+    timers.advance(1000);
     await quiet.ended;
-    expect(await silentCount(running, "first-message")).toBe(1);
-  });
-
-  it("a first message in time stops the deadline", async () => {
-    running = await startMemoryServer({ limits: { firstMessageTimeoutMs: 100, pingIntervalMs: 20 } });
-    const client = await RawClient.connect(running.url, ALICE);
-    client.send(demoStart("count", v.record(v.u32(1000), v.u32(1000))));
-    await client.nextOf("invocationAccepted");
-    // Pings go on past the deadline (10 of them: 200 ms), and the socket stays open.
-    await pings(client.socket, 10);
-    expect(client.socket.readyState).toBe(WebSocket.OPEN);
-    client.socket.close();
   });
 });
 
 describe("a peer that stops answering pings", () => {
   it("is dropped after two missed pings; its attachment detaches and the detached timeout starts", async () => {
     const log = recordingLogger();
-    running = await startMemoryServer({ metrics: true, logger: log.logger, limits: { pingIntervalMs: 50, detachedSessionTimeoutMs: 100 } });
+    const timers = new ManualTimers();
+    running = await startMemoryServer({ metrics: true, logger: log.logger, timers, limits: { detachedSessionTimeoutMs: 60_000 } });
     const socket = new WebSocket(`${running.url}${SESSION_PATH}`, [SUBPROTOCOL], { headers: { authorization: `Bearer ${ALICE}` }, autoPong: false });
     await new Promise((resolve, reject) => socket.once("open", resolve).once("error", reject));
     const client = new RawClient(socket);
+    const pinged = new Promise((resolve) => socket.once("ping", resolve));
     client.send(demoStart("count", v.record(v.u32(1000), v.u32(1000))));
     await client.nextOf("invocationAccepted");
-    const givenUp = log.next("session.given-up");
+    // First ping: sent, unanswered. Second: the first is missed (one). Third: two missed, dropped.
+    timers.advance(DEFAULT_MS);
+    await pinged;
+    timers.advance(DEFAULT_MS);
+    expect(await silentCount(running, "ping")).toBe(0);
+    const detached = log.next("attach.end");
+    timers.advance(DEFAULT_MS);
     expect((await client.closed).code).toBe(1006);
-    await givenUp;
+    await detached;
     expect(await silentCount(running, "ping")).toBe(1);
+    // The attachment is gone: the session's detached timeout runs, and gives it up.
+    const givenUp = log.next("session.given-up");
+    timers.advance(60_000);
+    await givenUp;
+  });
+});
+
+describe("a peer that answers pings", () => {
+  it("stays connected past its first-message deadline and many pings", async () => {
+    running = await startMemoryServer({ limits: { firstMessageTimeoutMs: 100, pingIntervalMs: 20 } });
+    const client = await RawClient.connect(running.url, ALICE);
+    client.send(demoStart("count", v.record(v.u32(1000), v.u32(1000))));
+    await client.nextOf("invocationAccepted");
+    // 10 pings, each answered by ws on its own: at least 200 ms, past the deadline, with two misses allowed.
+    await pings(client.socket, 10);
+    expect(client.socket.readyState).toBe(WebSocket.OPEN);
+    client.socket.close();
   });
 });
 

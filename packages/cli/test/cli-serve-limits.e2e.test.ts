@@ -5,16 +5,14 @@
  * refuses a token's extra connection with 503, `--auth-failure-limit`
  * refuses an address after that many failures, `--public-host` names the
  * Host the HTTP endpoints answer besides localhost and addresses. Bad values are usage errors.
- * The flag-to-limit mapping of every flag is checked directly.
+ * The flag-to-limit mapping of every flag: serve-limits.test.ts.
  */
 import { randomBytes } from "node:crypto";
 import { request as httpRequest } from "node:http";
 import net from "node:net";
 import { expect, it } from "vitest";
 import { SESSION_PATH, SUBPROTOCOL } from "@golem-stream/wire";
-import { serveLimits } from "../src/commands/serve-limits.js";
 import { EXIT } from "../src/exit-codes.js";
-import type { ServeOptions } from "../src/program.js";
 import { run, scratchDir, startServe, TOKEN } from "./support/processes.js";
 
 interface Upgrade {
@@ -100,14 +98,6 @@ it("serve refuses bad bound values as usage errors", async () => {
     expect(result.code, flag.join(" ")).toBe(EXIT.usage);
     expect(result.stderr.toString(), flag.join(" ")).toContain(flag[0]);
   }
-});
-
-it("every bound flag becomes its server limit; a flag left out keeps the server's default", () => {
-  const base = {} as ServeOptions;
-  expect(serveLimits(base)).toEqual({});
-  expect(
-    serveLimits({ ...base, authFailureLimit: 0, firstMessageTimeout: 1000, pingInterval: 2000, maxConnectionsPerPrincipal: 3, maxSessionsPerPrincipal: 4 }),
-  ).toEqual({ authFailuresPerAddress: 0, firstMessageTimeoutMs: 1000, pingIntervalMs: 2000, maxConnectionsPerPrincipal: 3, maxRunningSessionsPerPrincipal: 4 });
 });
 
 it("serve --public-host: the health endpoints answer that name, localhost and addresses, and refuse other names", async () => {
