@@ -92,6 +92,20 @@ export interface ServeOptions extends JwtServeOptions {
   readonly allowOrigin: readonly string[];
   /** Serve the web console at `/` (`--no-console` turns it off). */
   readonly console: boolean;
+  /** Failed authentications per client address per minute before it is refused (0: no throttle); absent: the server's default. */
+  readonly authFailureLimit?: number;
+  /** Milliseconds a session socket may wait before its first message; absent: the server's default. */
+  readonly firstMessageTimeout?: number;
+  /** Milliseconds between the server's pings; absent: the server's default. */
+  readonly pingInterval?: number;
+  /** Open session sockets per principal; absent: the server's default. */
+  readonly maxConnectionsPerPrincipal?: number;
+  /** Invocations one principal may run at once; absent: the server's default. */
+  readonly maxSessionsPerPrincipal?: number;
+  /** DNS names the server is reached by, for the Host check of its HTTP endpoints and console. */
+  readonly publicHost: readonly string[];
+  /** Refuse to start when the keyring or a token file is readable by group or others. */
+  readonly strictPermissions?: boolean;
 }
 
 /** `auto`: bare output for a single output stream, item lines otherwise; `lines`: always item lines; `json`: events. */
@@ -382,6 +396,32 @@ ${EXIT_HELP}`,
     .addOption(jwt.authorizationClaim)
     .addOption(jwt.authorizationPrefix)
     .addOption(jwt.clockSkew)
+    .addOption(
+      new Option("--auth-failure-limit <n>", "failed authentications one client address may have per minute before its requests are refused (503) for the rest of that minute; 0: no throttle, e.g. behind a proxy (default: 20)")
+        .argParser(parseCount(0, 1_000_000)),
+    )
+    .addOption(
+      new Option("--first-message-timeout <duration>", "how long a session connection may wait before its first message, then it is closed (default: 30s)")
+        .argParser(parseBoundedDuration(1, 2 ** 31 - 1, "from 1ms to 24d")),
+    )
+    .addOption(
+      new Option("--ping-interval <duration>", "the server pings every session connection this often and drops one that answers neither of two pings; 0: no pings (default: 30s)")
+        .argParser(parseIntervalMs),
+    )
+    .addOption(
+      new Option("--max-connections-per-principal <n>", "open session connections one token (principal) may have; more are refused with 503 overloaded (default: 1000)")
+        .argParser(parseCount(1, 1_000_000)),
+    )
+    .addOption(
+      new Option("--max-sessions-per-principal <n>", "invocations one token (principal) may run at once; more starts are refused with overloaded, retryable (default: 500)")
+        .argParser(parseCount(1, 1_000_000)),
+    )
+    .addOption(
+      new Option("--public-host <name>", "a DNS name clients reach this server by (repeatable; .example.com for every name under it, * for any): the console, /metrics, /healthz, /readyz and the catalogue answer only a Host of localhost, an IP address or one of these")
+        .argParser(collect)
+        .default([]),
+    )
+    .option("--strict-permissions", "refuse to start when the keyring or a token file is readable by group or others (default: a warning)")
     .addHelpText(
       "after",
       `
@@ -412,8 +452,8 @@ a browser); every request from any other origin is refused (403), and the catalo
 those origins. Without it, browser pages cannot authenticate. Details: docs/protocol/browser.md.
 
 Cluster mode: every serve started with the same --store (a PostgreSQL database) and the same keyring
-(--keyring, a copy of one file on every machine) and accepting the same tokens is a node of one
-cluster. Put a load balancer in front; a client may start, resume or take over at any node. To
+(--keyring, a copy of one file on every machine, with the principal-secret file beside it) and
+accepting the same tokens is a node of one cluster. Put a load balancer in front; a client may start, resume or take over at any node. To
 change the keys, rotate in two steps (keyring rotate --staged, then keyring activate; see keyring
 --help), rolling each out to every node. The password may be in the URL or in $PGPASSWORD; it is never printed. On SIGTERM or SIGINT a node
 drains: it refuses new connections (overloaded), detaches its clients (they resume at another node),

@@ -7,7 +7,8 @@
  * The keyring lives in `<dataDir>/keyring.json` (created with mode 0600 on
  * first start) unless one is given, so tokens stay valid across restarts.
  */
-import { existsSync, readFileSync, writeFileSync, mkdirSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { existsSync, linkSync, readFileSync, unlinkSync, writeFileSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { Keyring } from "@golem-stream/tokens";
 import { withStaticTokens, type Authentication } from "./auth/static-tokens.js";
@@ -42,6 +43,12 @@ export interface EmbeddedServerOptions {
    * callers to its authorizer (e.g. `createJwtAuth(...)`). Default: none.
    */
   readonly authentication?: Authentication;
+  /**
+   * The key (at least 16 bytes) of the HMAC that names each token's principal.
+   * Default: `<dataDir>/principal-secret`, created (32 random bytes, mode 0600)
+   * on first start. Every node of a cluster needs the same one.
+   */
+  readonly principalSecret?: Uint8Array;
   /** Overrides the keyring file. */
   readonly keyring?: Keyring;
   readonly limits?: Partial<ServerLimits>;
@@ -64,6 +71,8 @@ export interface EmbeddedServerOptions {
   readonly timers?: SessionServerOptions["timers"];
   /** Observers of your own (see `SessionServerOptions.observers`). */
   readonly observers?: SessionServerOptions["observers"];
+  /** The names the server is reached by, for the Host check (see `SessionServerOptions.publicHosts`). */
+  readonly publicHosts?: readonly string[];
 }
 
 export interface EmbeddedServer {
@@ -89,6 +98,40 @@ export function loadOrCreateKeyring(dataDir: string): Keyring {
   return keyring;
 }
 
+export const PRINCIPAL_SECRET_FILE = "principal-secret";
+const PRINCIPAL_SECRET_BYTES = 32;
+
+/**
+ * Loads `<dir>/principal-secret`, or creates it (mode 0600) with 32 random
+ * bytes: the key that names static-token principals. Created whole or not
+ * at all (written aside, then linked, which never replaces): processes
+ * starting at once on one directory (cluster nodes sharing a keyring's
+ * directory) all read the one that was linked first.
+ */
+export function loadOrCreatePrincipalSecret(dir: string): { readonly secret: Uint8Array; readonly created: boolean } {
+  const path = join(dir, PRINCIPAL_SECRET_FILE);
+  let created = false;
+  if (!existsSync(path)) {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const aside = join(dir, `.${PRINCIPAL_SECRET_FILE}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`);
+    writeFileSync(aside, randomBytes(PRINCIPAL_SECRET_BYTES), { mode: 0o600, flag: "wx" });
+    try {
+      linkSync(aside, path);
+      created = true;
+    } catch (error) {
+      if ((error as { code?: unknown }).code !== "EEXIST") throw error;
+    } finally {
+      unlinkSync(aside);
+    }
+  }
+  return { secret: checkPrincipalSecret(readFileSync(path), path), created };
+}
+
+function checkPrincipalSecret(secret: Uint8Array, where: string): Uint8Array {
+  if (!(secret instanceof Uint8Array) || secret.length < 16) throw new TypeError(`${where}: a principal secret has at least 16 bytes`);
+  return secret;
+}
+
 export async function startEmbeddedServer(options: EmbeddedServerOptions): Promise<EmbeddedServer> {
   if (typeof options !== "object" || options === null) throw new TypeError("startEmbeddedServer needs an options object");
   if (typeof options.dataDir !== "string" || options.dataDir.length === 0) throw new TypeError("options.dataDir must be a non-empty path");
@@ -109,7 +152,11 @@ export async function startEmbeddedServer(options: EmbeddedServerOptions): Promi
     store,
     host: createDemoHost(),
     keyring,
-    ...withStaticTokens(options.tokens, options.authentication),
+    ...withStaticTokens(
+      options.tokens,
+      options.principalSecret === undefined ? loadOrCreatePrincipalSecret(options.dataDir).secret : checkPrincipalSecret(options.principalSecret, "options.principalSecret"),
+      options.authentication,
+    ),
     ...(options.limits === undefined ? {} : { limits: options.limits }),
     ...(options.logger === undefined ? {} : { logger: options.logger }),
     ...(options.cluster === undefined ? {} : { cluster: options.cluster }),
@@ -121,6 +168,7 @@ export async function startEmbeddedServer(options: EmbeddedServerOptions): Promi
     ...(options.pages === undefined ? {} : { pages: options.pages }),
     ...(options.timers === undefined ? {} : { timers: options.timers }),
     ...(options.observers === undefined ? {} : { observers: options.observers }),
+    ...(options.publicHosts === undefined ? {} : { publicHosts: options.publicHosts }),
   });
   let address;
   try {

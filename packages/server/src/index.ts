@@ -9,7 +9,7 @@
  * Your own agents: implement `AgentHost` (or use `StaticAgentHost`) and call
  * `createSessionServer({ store, host, keyring, authenticator })`.
  */
-export { startEmbeddedServer, loadOrCreateKeyring, type EmbeddedServer, type EmbeddedServerOptions } from "./embedded.js";
+export { startEmbeddedServer, loadOrCreateKeyring, loadOrCreatePrincipalSecret, PRINCIPAL_SECRET_FILE, type EmbeddedServer, type EmbeddedServerOptions } from "./embedded.js";
 export { createSessionServer, type SessionServer, type BufferedBytes, type SessionServerOptions, type ClusterOptions, type ListeningAddress, type PageHandler } from "./server.js";
 export type { Timers, TimerHandle } from "./timers.js";
 export type { ServerObserver, PartialObserver, AttachmentObserver, BackpressureReason, SessionIdentity, AttachEvent, AttachOperation, AttachmentEnd, RejectedOperation } from "./observability/server-observer.js";
@@ -110,7 +110,7 @@ export type * from "@golem-stream/schema-value";
 export type { SchemaGraphJson as TypedSchemaGraphJson, StreamLeaf as SchemaStreamLeaf } from "@golem-stream/schema-value";
 export type { InputStreams, OutputStreams, InputElement, OutputElement, OutputSourceOf, TypedOutputWriter } from "./contracts/streams.js";
 export { createDemoHost } from "./demo/host.js";
-export { DEMO_APPLICATION, DEMO_ENVIRONMENT, DEMO_AGENT_TYPE, ECHO_CONSTRUCTOR, ECHO_METHODS, echoContract } from "./demo/catalogue.js";
+export { DEMO_APPLICATION, DEMO_ENVIRONMENT, DEMO_AGENT_TYPE, DEMO_MAX_BLOB_BYTES, DEMO_MAX_BLOBS, ECHO_CONSTRUCTOR, ECHO_METHODS, echoContract } from "./demo/catalogue.js";
 export { demoBlob, reverseScalars } from "./demo/methods.js";
 export { DISCOVERY_PATH } from "./transport/discovery.js";
 export { METRICS_PATH, HEALTH_PATH, READY_PATH, type Readiness } from "./observability/http-endpoints.js";

@@ -13,6 +13,8 @@
  */
 import type { ErrorCode } from "@golem-stream/wire";
 import type { ElementKind } from "../store/session-store.js";
+import type { SilenceReason } from "../transport/liveness.js";
+import type { PrincipalLimit } from "../sessions/principal-slots.js";
 
 /** How an attachment came to own (or replay) a session. */
 export type AttachOperation = "start" | "replay" | "resume" | "takeover";
@@ -92,6 +94,10 @@ export interface ServerObserver {
   backpressure(reason: BackpressureReason): void;
   connectionOpened(): void;
   connectionClosed(): void;
+  /** A session socket said nothing for too long (no first message, or two pings unanswered) and was closed. */
+  connectionSilent(reason: SilenceReason): void;
+  /** A caller was refused (`overloaded`) for holding as many connections or running invocations as one principal may. */
+  principalLimitReached(limit: PrincipalLimit): void;
   /** Cluster mode: a lease heartbeat succeeded or failed. */
   leaseHeartbeat(ok: boolean): void;
   /** Cluster mode: invocations of nodes whose lease lapsed were claimed and failed. */
@@ -118,6 +124,8 @@ export const NOOP_OBSERVER: ServerObserver = {
   backpressure() {},
   connectionOpened() {},
   connectionClosed() {},
+  connectionSilent() {},
+  principalLimitReached() {},
   leaseHeartbeat() {},
   orphansClaimed() {},
   drainStarted() {},
@@ -159,6 +167,8 @@ export function composeObservers(observers: readonly PartialObserver[]): ServerO
     backpressure: (reason) => all.forEach((o) => o.backpressure(reason)),
     connectionOpened: () => all.forEach((o) => o.connectionOpened()),
     connectionClosed: () => all.forEach((o) => o.connectionClosed()),
+    connectionSilent: (reason) => all.forEach((o) => o.connectionSilent(reason)),
+    principalLimitReached: (limit) => all.forEach((o) => o.principalLimitReached(limit)),
     leaseHeartbeat: (ok) => all.forEach((o) => o.leaseHeartbeat(ok)),
     orphansClaimed: (count) => all.forEach((o) => o.orphansClaimed(count)),
     drainStarted: () => all.forEach((o) => o.drainStarted()),
