@@ -1,8 +1,9 @@
 /**
- * `startEmbeddedServer`: the demo catalogue on the SQLite store with static
- * bearer tokens, in one call. The CLI's `serve` command and outside checks
- * start the server with it. Given a `store` (e.g. a `ClusterSessionStore`
- * on PostgreSQL), it serves from that instead of SQLite.
+ * `startEmbeddedServer`: a catalogue (`agents`, or a `host` of your own; the
+ * demo when given neither) on the SQLite store with static bearer tokens, in
+ * one call. The CLI's `serve` command and outside checks start the server
+ * with it. Given a `store` (e.g. a `ClusterSessionStore` on PostgreSQL), it
+ * serves from that instead of SQLite.
  *
  * The keyring lives in `<dataDir>/keyring.json` (created with mode 0600 on
  * first start) unless one is given, so tokens stay valid across restarts.
@@ -10,14 +11,15 @@
 import { existsSync, readFileSync, writeFileSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { Keyring, sha256Hex } from "@golem-stream/tokens";
-import { createDemoHost } from "./demo/host.js";
+import { agentsHost, type AgentsOptions } from "./catalogue/agents-host.js";
 import type { Logger, Principal, ServerLimits } from "./options.js";
 import { createSessionServer, type ClusterOptions, type SessionServer, type SessionServerOptions } from "./server.js";
 import type { BrowserOptions } from "./transport/browser-access.js";
 import type { SessionStore } from "./store/session-store.js";
 import { SqliteSessionStore } from "./store/sqlite-store.js";
 
-export interface EmbeddedServerOptions {
+/** `agents`, `host` and `demo` (`AgentsOptions`): what it serves; the demo catalogue when none is given. */
+export interface EmbeddedServerOptions extends AgentsOptions {
   /** Default 0: a free port. */
   readonly port?: number;
   /** Default `127.0.0.1`. */
@@ -93,6 +95,8 @@ export async function startEmbeddedServer(options: EmbeddedServerOptions): Promi
   if (!Array.isArray(options.tokens) || options.tokens.length === 0 || !options.tokens.every((t) => typeof t === "string" && t.length > 0)) {
     throw new TypeError("options.tokens must be a non-empty array of non-empty strings");
   }
+  // Before anything is created: a bad catalogue leaves no data directory behind.
+  const host = agentsHost(options);
   mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
   const keyring = options.keyring ?? loadOrCreateKeyring(options.dataDir);
   const store =
@@ -104,7 +108,7 @@ export async function startEmbeddedServer(options: EmbeddedServerOptions): Promi
     });
   const server = createSessionServer({
     store,
-    host: createDemoHost(),
+    host,
     keyring,
     authenticator: staticAuthenticator(options.tokens),
     ...(options.limits === undefined ? {} : { limits: options.limits }),

@@ -6,10 +6,17 @@
  *   const server = await startEmbeddedServer({ dataDir: "./data", tokens: ["secret"] });
  *   console.log(server.url); // ws://127.0.0.1:<port>
  *
- * Your own agents: implement `AgentHost` (or use `StaticAgentHost`) and call
+ * Your own agents: `startEmbeddedServer({ agents: defineCatalogue({ applications:
+ * { app: { env: [implement(contract, methods)] } } }), dataDir, tokens })`, or
+ * implement `AgentHost` (or use `StaticAgentHost`) and call
  * `createSessionServer({ store, host, keyring, authenticator })`.
  */
 export { startEmbeddedServer, loadOrCreateKeyring, type EmbeddedServer, type EmbeddedServerOptions } from "./embedded.js";
+export { defineCatalogue, type Catalogue, type EnvironmentAgentTypes } from "./catalogue/catalogue.js";
+export { CatalogueError } from "./catalogue/catalogue-error.js";
+export { checkAgents, checkCatalogue, isAgentHost } from "./catalogue/check-catalogue.js";
+export { agentsHost, type AgentsOptions } from "./catalogue/agents-host.js";
+export { CombinedAgentHost } from "./catalogue/combined-host.js";
 export { createSessionServer, type SessionServer, type BufferedBytes, type SessionServerOptions, type ClusterOptions, type ListeningAddress, type PageHandler } from "./server.js";
 // From the lower layers: the Keyring the options take, and the protocol types in this package's signatures.
 export { Keyring, type KeyringInit, type KeyringKeyInit } from "@golem-stream/tokens";
