@@ -20,8 +20,8 @@ import {
 } from "../src/index.js";
 import { RawClient, TOKEN, emptyStart, startTestServer, type TestServer } from "./helpers.js";
 
-const EMPTY = { root: { kind: "record", value: { fields: [] } } } as const;
-const U32 = { root: { kind: "u32", value: {} } } as const;
+const EMPTY = t.graph(t.record({}));
+const U32 = t.graph(t.u32());
 
 const greeter = defineAgentType({ name: "greeter", constructor: t.record({}), methods: { hello: { params: t.record({}), result: t.string() } } });
 const typed = implement(greeter, { hello: () => "hello" });
