@@ -1,6 +1,6 @@
 /**
- * `golem-stream serve`: the embedded session server (demo catalogue) until
- * SIGINT/SIGTERM, on the SQLite store in the data directory, or with
+ * `golem-stream serve`: the embedded session server (the demo catalogue, or
+ * the agents of an `--agents` module) until SIGINT/SIGTERM, on the SQLite store in the data directory, or with
  * `--store postgres://...` as one node of a cluster on PostgreSQL.
  *
  * stdout gets what a person or a script needs to call it, starting with one
@@ -21,7 +21,9 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { createDataDir, exposedDataDir } from "../data-dir.js";
 import { hostname } from "node:os";
 import { join, resolve } from "node:path";
-import type { EmbeddedServer, SessionStore } from "@golem-stream/server";
+import type { AgentHost, EmbeddedServer, SessionStore } from "@golem-stream/server";
+import { loadAgentsModule } from "../agents-module.js";
+import { describeServedAgents, type ServedAgents } from "./serve-agents.js";
 import type { Keyring } from "@golem-stream/tokens";
 import { resolveServeTokens } from "../bearer-tokens.js";
 import { CliError, EXIT, usageError } from "../exit-codes.js";
@@ -129,7 +131,9 @@ async function connectStore(cluster: ClusterSettings, logger: CliLogger): Promis
 export async function runServe(options: ServeOptions, io: CliIo): Promise<ExitCode> {
   const cluster = clusterSettings(options, io);
   // An optional peer dependency (it builds SQLite natively): loaded before anything is created.
-  const { startEmbeddedServer } = await loadServer();
+  const { startEmbeddedServer, checkAgents, agentsHost } = await loadServer();
+  // The user's module, loaded and checked before anything is created: a mistake in it leaves nothing behind.
+  const served = await loadServedAgents(options, checkAgents, agentsHost);
   const dataDir = resolve(options.dataDir ?? defaultDataDir(io.env));
   if (cluster === undefined) await createDataDir(dataDir);
   const exposed = await exposedDataDir(dataDir);
@@ -154,6 +158,7 @@ export async function runServe(options: ServeOptions, io: CliIo): Promise<ExitCo
       port: options.port,
       host: options.host,
       dataDir,
+      ...(served.host === undefined ? {} : { agents: served.host }),
       tokens,
       logger,
       healthEndpoints: true,
@@ -185,6 +190,7 @@ export async function runServe(options: ServeOptions, io: CliIo): Promise<ExitCo
           ...(keyringCreated ? [`NEW keyring created just now at ${keyringPath ?? ""}: copy this file to every other node; a node with another keyring refuses this node's tokens`] : []),
         ];
   if (exposed !== undefined) where.push(`WARNING: ${exposed}`);
+  where.push(...served.lines);
   if (options.console) where.push(`web console ${url}/ (sign in with a token)`);
   where.push(`health ${url}/healthz, readiness ${url}/readyz${options.metrics ? `, metrics ${url}/metrics` : ""}`);
   io.stdout.write(
@@ -195,9 +201,7 @@ export async function runServe(options: ServeOptions, io: CliIo): Promise<ExitCo
       "",
       "Call it from another terminal:",
       `  export GOLEM_STREAM_URL=${url} GOLEM_STREAM_TOKEN=${tokenHint}`,
-      "  golem-stream types",
-      `  head -c 1000000 /dev/urandom | golem-stream invoke echo digest -c '{"name":"me"}' -`,
-      `  printf 'hello\\nworld\\n' | golem-stream invoke echo split -c '{"name":"me"}' -`,
+      ...served.calls.map((call) => `  ${call}`),
       "",
       cluster === undefined ? "Stop with Ctrl-C." : "Stop with Ctrl-C or SIGTERM: the node drains first (a second signal stops it at once).",
       "",
@@ -205,6 +209,7 @@ export async function runServe(options: ServeOptions, io: CliIo): Promise<ExitCo
   );
   if (exposed !== undefined) logger.warn("data directory readable by others", { event: "data-dir.exposed", dataDir });
   if (cluster !== undefined && keyringCreated) logger.warn("created a new keyring", { event: "keyring.created", path: keyringPath });
+  if (options.agents !== undefined) logger.info("agents loaded", { event: "agents.loaded", file: options.agents, demo: served.demo });
   logger.info("server started", { event: "server.start", ...(cluster === undefined ? { url, dataDir } : { url, store: cluster.store.shown, node: cluster.nodeId }) });
   await new Promise<void>((resolveStop) => {
     if (io.signal.aborted) resolveStop();
@@ -228,6 +233,27 @@ export async function runServe(options: ServeOptions, io: CliIo): Promise<ExitCo
   io.stdout.write(`drained in ${formatMs(Date.now() - started)}: ${outcome}; left the cluster\n`);
   logger.info("stopped", { event: "server.stop", failed });
   return EXIT.success;
+}
+
+/**
+ * What this serve runs: the demo, or the `--agents` module's catalogue (with
+ * the demo beside it on `--demo`), as one host, plus what the banner says of it.
+ * A demo environment the module serves too is refused here, with the module's other mistakes.
+ */
+async function loadServedAgents(
+  options: ServeOptions,
+  checkAgents: typeof import("@golem-stream/server").checkAgents,
+  agentsHost: typeof import("@golem-stream/server").agentsHost,
+): Promise<ServedAgents & { readonly host?: AgentHost }> {
+  if (options.agents === undefined) return describeServedAgents(undefined, undefined, true);
+  const agents = await loadAgentsModule(options.agents, process.cwd(), checkAgents);
+  let host: AgentHost;
+  try {
+    host = agentsHost({ agents, demo: options.demo });
+  } catch (error) {
+    throw new CliError(EXIT.agentsInvalid, `--agents ${options.agents}: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  return { ...describeServedAgents(options.agents, agents, options.demo), host };
 }
 
 /**
