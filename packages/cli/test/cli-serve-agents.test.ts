@@ -27,6 +27,7 @@ const wordsContract = defineAgentType({
   constructor: t.record({ language: t.string() }),
   methods: {
     split: { params: t.record({ text: t.stream(t.u8()) }), result: t.stream(t.record({ word: t.string(), length: t.u32() })) },
+    repeat: { params: t.record({ word: t.string(), times: t.u32(), delayMs: t.u32() }), result: t.stream(t.string()) },
   },
 });
 
@@ -59,7 +60,7 @@ describe("serve --agents with a catalogue of its own", () => {
   });
 
   it("discovery lists exactly the module's agent types, and no demo", async () => {
-    expect(await discover(server, "text", "default")).toEqual({ code: EXIT.success, types: ["words.split"] });
+    expect(await discover(server, "text", "default")).toEqual({ code: EXIT.success, types: ["words.split,repeat"] });
     expect(await discover(server, "math", "prod")).toEqual({ code: EXIT.success, types: ["adder.add"] });
     expect((await discover(server, "demo", "default")).code).toBe(EXIT.usage);
     expect((await discover(server, "math", "default")).code).toBe(EXIT.usage);
@@ -125,7 +126,7 @@ it("serve --agents --demo serves the demo beside the module's agents", async () 
   const server = await startServe(["--port", "0", "--token", TOKEN, "--data-dir", scratchDir(), "--agents", MODULE, "--demo", "--log-level", "warn"]);
   try {
     expect(server.running.stdout().toString()).toContain("demo catalogue: application demo, environment default: echo");
-    expect(await discover(server, "text", "default")).toEqual({ code: EXIT.success, types: ["words.split"] });
+    expect(await discover(server, "text", "default")).toEqual({ code: EXIT.success, types: ["words.split,repeat"] });
     expect((await discover(server, "demo", "default")).types.map((type) => type.split(".")[0])).toEqual(["echo"]);
     const counted = await run(["invoke", "echo", "count", "-c", '{"name":"x"}', "3", "0"], { env: server.env });
     expect(itemsOf(counted.stdout, "$")).toEqual([0, 1, 2]);
