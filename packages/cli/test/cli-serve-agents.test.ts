@@ -122,7 +122,7 @@ export async function call(url: string, token: string): Promise<{ word: string; 
   });
 });
 
-it("serve --agents --demo serves the demo beside the module's agents", async () => {
+it("serve --agents --demo serves the demo beside the module's agents, and the conformance kit passes against it", async () => {
   const server = await startServe(["--port", "0", "--token", TOKEN, "--data-dir", scratchDir(), "--agents", MODULE, "--demo", "--log-level", "warn"]);
   try {
     expect(server.running.stdout().toString()).toContain("demo catalogue: application demo, environment default: echo");
@@ -130,10 +130,13 @@ it("serve --agents --demo serves the demo beside the module's agents", async () 
     expect((await discover(server, "demo", "default")).types.map((type) => type.split(".")[0])).toEqual(["echo"]);
     const counted = await run(["invoke", "echo", "count", "-c", '{"name":"x"}', "3", "0"], { env: server.env });
     expect(itemsOf(counted.stdout, "$")).toEqual([0, 1, 2]);
+    // The conformance kit calls the demo: beside a module's agents it still passes.
+    const conformance = await run(["conformance", "server", "--url", server.url.replace(/^http/, "ws"), "--token", TOKEN, "--only", "methods"]);
+    expect(conformance.code, conformance.stdout.toString() + conformance.stderr).toBe(EXIT.success);
   } finally {
     await server.stop();
   }
-});
+}, 120_000);
 
 /** A project outside the workspace whose node_modules link to the workspace's packages, as an installed app's would. */
 function consumerProject(): string {
