@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createClient } from "@golem-stream/client";
 import { defineAgentType, t } from "@golem-stream/contract";
 import { EXIT } from "../src/exit-codes.js";
-import { itemsOf, run, scratchDir, startServe, TOKEN, type ServerProcess } from "./support/processes.js";
+import { itemsOf, run, scratchDir, startServe, TOKEN, waitFor, type ServerProcess } from "./support/processes.js";
 
 /** Relative to the package root, the tests' working directory: `--agents` resolves it against the caller's. */
 const MODULE = "test/fixtures/agents/two-apps.js";
@@ -123,9 +123,17 @@ export async function call(url: string, token: string): Promise<{ word: string; 
 });
 
 it("serve --agents --demo serves the demo beside the module's agents, and the conformance kit passes against it", async () => {
-  const server = await startServe(["--port", "0", "--token", TOKEN, "--data-dir", scratchDir(), "--agents", MODULE, "--demo", "--log-level", "warn"]);
+  const server = await startServe(["--port", "0", "--token", TOKEN, "--data-dir", scratchDir(), "--agents", MODULE, "--demo", "--log-format", "json"]);
   try {
     expect(server.running.stdout().toString()).toContain("demo catalogue: application demo, environment default: echo");
+    // The log follows the banner: wait for its line, not for a time.
+    await waitFor(server.running, () => server.running.stderr().includes('"server.start"'), "serve logged its start");
+    const loaded = server.running
+      .stderr()
+      .split("\n")
+      .filter((line) => line.includes('"agents.loaded"'))
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(loaded).toMatchObject([{ level: "info", event: "agents.loaded", file: MODULE, demo: true }]);
     expect(await discover(server, "text", "default")).toEqual({ code: EXIT.success, types: ["words.split,repeat"] });
     expect((await discover(server, "demo", "default")).types.map((type) => type.split(".")[0])).toEqual(["echo"]);
     const counted = await run(["invoke", "echo", "count", "-c", '{"name":"x"}', "3", "0"], { env: server.env });
