@@ -11,7 +11,8 @@
 import { existsSync, readFileSync, writeFileSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { Keyring, sha256Hex } from "@golem-stream/tokens";
-import { agentsHost, type AgentsOptions } from "./catalogue/agents-host.js";
+import { agentsFingerprint, agentsHost, type AgentsOptions } from "./catalogue/agents-host.js";
+import { isClusterStore } from "./store/cluster-store.js";
 import type { Logger, Principal, ServerLimits } from "./options.js";
 import { createSessionServer, type ClusterOptions, type SessionServer, type SessionServerOptions } from "./server.js";
 import type { BrowserOptions } from "./transport/browser-access.js";
@@ -31,7 +32,12 @@ export interface EmbeddedServerOptions extends AgentsOptions {
    * holds the keyring, unless `keyring` is given). `close` and `drain` close it.
    */
   readonly store?: SessionStore;
-  /** Cluster mode options, for a `ClusterSessionStore` given as `store`. */
+  /**
+   * Cluster mode options, for a `ClusterSessionStore` given as `store`. The
+   * catalogue's fingerprint (`cluster.catalogue`) defaults to that of what
+   * this server serves, so every node checks that the others serve the same
+   * (none for an `AgentHost` of your own).
+   */
   readonly cluster?: ClusterOptions;
   /** Accepted bearer tokens; each is its own principal of account `local`. */
   readonly tokens: readonly string[];
@@ -89,6 +95,13 @@ function staticAuthenticator(tokens: readonly string[]): (bearer: string) => Pri
   return (bearer) => principals.get(sha256Hex(bearer));
 }
 
+/** The cluster options for a cluster store: the caller's, with the served catalogue's fingerprint unless it gave one. */
+function clusterOptions(options: EmbeddedServerOptions, store: SessionStore): { cluster?: ClusterOptions } {
+  if (!isClusterStore(store)) return options.cluster === undefined ? {} : { cluster: options.cluster };
+  const catalogue = options.cluster?.catalogue ?? agentsFingerprint(options);
+  return { cluster: { ...options.cluster, ...(catalogue === undefined ? {} : { catalogue }) } };
+}
+
 export async function startEmbeddedServer(options: EmbeddedServerOptions): Promise<EmbeddedServer> {
   if (typeof options !== "object" || options === null) throw new TypeError("startEmbeddedServer needs an options object");
   if (typeof options.dataDir !== "string" || options.dataDir.length === 0) throw new TypeError("options.dataDir must be a non-empty path");
@@ -113,7 +126,7 @@ export async function startEmbeddedServer(options: EmbeddedServerOptions): Promi
     authenticator: staticAuthenticator(options.tokens),
     ...(options.limits === undefined ? {} : { limits: options.limits }),
     ...(options.logger === undefined ? {} : { logger: options.logger }),
-    ...(options.cluster === undefined ? {} : { cluster: options.cluster }),
+    ...clusterOptions(options, store),
     ...(options.metrics === undefined ? {} : { metrics: options.metrics }),
     ...(options.healthEndpoints === undefined ? {} : { healthEndpoints: options.healthEndpoints }),
     ...(options.readinessTimeoutMs === undefined ? {} : { readinessTimeoutMs: options.readinessTimeoutMs }),

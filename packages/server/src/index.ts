@@ -15,7 +15,9 @@ export { startEmbeddedServer, loadOrCreateKeyring, type EmbeddedServer, type Emb
 export { defineCatalogue, type Catalogue, type EnvironmentAgentTypes } from "./catalogue/catalogue.js";
 export { CatalogueError } from "./catalogue/catalogue-error.js";
 export { checkAgents, checkCatalogue, isAgentHost } from "./catalogue/check-catalogue.js";
-export { agentsHost, type AgentsOptions } from "./catalogue/agents-host.js";
+export { agentsHost, agentsFingerprint, type AgentsOptions } from "./catalogue/agents-host.js";
+export { catalogueFingerprint } from "./catalogue/fingerprint.js";
+export { CatalogueDriftError, type CatalogueDetails } from "./cluster/catalogue-check.js";
 export { CombinedAgentHost } from "./catalogue/combined-host.js";
 export { createSessionServer, type SessionServer, type BufferedBytes, type SessionServerOptions, type ClusterOptions, type ListeningAddress, type PageHandler } from "./server.js";
 // From the lower layers: the Keyring the options take, and the protocol types in this package's signatures.

@@ -7,10 +7,12 @@
 import { StaticAgentHost, type AgentHost } from "../agent-host.js";
 import { DEMO_APPLICATION, DEMO_ENVIRONMENT } from "../demo/catalogue.js";
 import { createDemoHost } from "../demo/host.js";
+import { ECHO_AGENT_TYPE } from "../demo/methods.js";
 import type { Catalogue } from "./catalogue.js";
 import { CatalogueError } from "./catalogue-error.js";
 import { checkAgents, isAgentHost } from "./check-catalogue.js";
 import { CombinedAgentHost } from "./combined-host.js";
+import { catalogueFingerprint } from "./fingerprint.js";
 
 export interface AgentsOptions {
   /**
@@ -45,4 +47,19 @@ export function agentsHost(options: AgentsOptions): AgentHost {
 
 function hostOf(agents: Catalogue | AgentHost): AgentHost {
   return isAgentHost(agents) ? agents : new StaticAgentHost(agents.applications);
+}
+
+/**
+ * The fingerprint (`catalogueFingerprint`) of everything these options serve,
+ * the demo included when it is; undefined for an `AgentHost` of your own,
+ * whose catalogue cannot be listed. Call it on options `agentsHost` accepted.
+ */
+export function agentsFingerprint(options: AgentsOptions): string | undefined {
+  if (options.agents === undefined) return catalogueFingerprint({ applications: { [DEMO_APPLICATION]: { [DEMO_ENVIRONMENT]: [ECHO_AGENT_TYPE] } } });
+  if (isAgentHost(options.agents)) return undefined;
+  const own = options.agents.applications;
+  if (options.demo !== true) return catalogueFingerprint({ applications: own });
+  // The demo's environment joins the module's application of the same name, if it has one.
+  const demo = { ...own[DEMO_APPLICATION], [DEMO_ENVIRONMENT]: [ECHO_AGENT_TYPE] };
+  return catalogueFingerprint({ applications: { ...own, [DEMO_APPLICATION]: demo } });
 }
