@@ -96,6 +96,8 @@ export interface ServeOptions {
   readonly agents?: string;
   /** Serve the demo catalogue beside `--agents` (it is served anyway without them). */
   readonly demo: boolean;
+  /** Cluster mode: serve although live nodes serve another catalogue (a rolling upgrade). */
+  readonly allowCatalogueDrift?: boolean;
 }
 
 /** `auto`: bare output for a single output stream, item lines otherwise; `lines`: always item lines; `json`: events. */
@@ -373,6 +375,7 @@ ${EXIT_HELP}`,
       new Option("--pg-keepalive-initial-delay-ms <ms>", "with --store: idle time before TCP keepalive probes on every PostgreSQL connection; 0: the system's delay (default: 10000)")
         .argParser(parseTimeoutMs),
     )
+    .option("--allow-catalogue-drift", "with --store: serve even when other live nodes serve another catalogue (during a rolling upgrade of --agents; logged and shown in /readyz)")
     .addOption(
       new Option(
         "--log-compression <method>",
@@ -413,7 +416,9 @@ those origins. Without it, browser pages cannot authenticate. Details: docs/prot
 
 Cluster mode: every serve started with the same --store (a PostgreSQL database) and the same keyring
 (--keyring, a copy of one file on every machine) and accepting the same tokens is a node of one
-cluster. Put a load balancer in front; a client may start, resume or take over at any node. To
+cluster. Every node serves the same catalogue (the same --agents module, or the demo): a node
+whose catalogue differs from a live node's refuses to start (exit 78), unless
+--allow-catalogue-drift (a rolling upgrade: it serves, logs the difference and shows it in /readyz). Put a load balancer in front; a client may start, resume or take over at any node. To
 change the keys, rotate in two steps (keyring rotate --staged, then keyring activate; see keyring
 --help), rolling each out to every node. The password may be in the URL or in $PGPASSWORD; it is never printed. On SIGTERM or SIGINT a node
 drains: it refuses new connections (overloaded), detaches its clients (they resume at another node),

@@ -111,4 +111,24 @@ describe("nodes of one cluster compare catalogues before joining", () => {
     // Re-checked at b's next heartbeat: polled, as that heartbeat runs on b's own timer.
     await vi.waitFor(async () => expect((await b.readiness()).details?.catalogue?.differing).toEqual([]), { timeout: 10_000, interval: 50 });
   });
+
+  it("a store that cannot record catalogues: the node starts unchecked and logs that it is", async () => {
+    const cluster = new MemoryCluster();
+    const store = cluster.node("a");
+    // The store of an earlier version: no setCatalogue, no liveCatalogues.
+    const older = new Proxy(store, {
+      get: (target, property) => {
+        if (property === "setCatalogue" || property === "liveCatalogues") return undefined;
+        const value: unknown = Reflect.get(target, property);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    const warnings: { message: string; fields: unknown }[] = [];
+    const logger = { debug: () => undefined, info: () => undefined, error: () => undefined, warn: (message: string, fields?: unknown) => warnings.push({ message, fields }) };
+    const server = createSessionServer({ store: older, host, keyring, authenticator: () => undefined, logger, cluster: { catalogue: fingerprintV1 } });
+    servers.push(server);
+    await server.listen();
+    expect(warnings).toMatchObject([{ message: "cannot compare catalogues with the other nodes", fields: { event: "cluster.catalogue-check-off" } }]);
+    expect((await server.readiness()).details).toBeUndefined();
+  });
 });

@@ -21,7 +21,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { createDataDir, exposedDataDir } from "../data-dir.js";
 import { hostname } from "node:os";
 import { join, resolve } from "node:path";
-import type { AgentHost, EmbeddedServer, SessionStore } from "@golem-stream/server";
+import type { AgentHost, Catalogue, EmbeddedServer, SessionStore } from "@golem-stream/server";
 import { loadAgentsModule } from "../agents-module.js";
 import { describeServedAgents, type ServedAgents } from "./serve-agents.js";
 import type { Keyring } from "@golem-stream/tokens";
@@ -79,6 +79,7 @@ function clusterSettings(options: ServeOptions, io: CliIo): ClusterSettings | un
       options.leaseTtl !== undefined && "--lease-ttl",
       ...STORE_TIMEOUT_FLAGS.map(([flag, option]) => options[option] !== undefined && flag),
       options.logCompression !== undefined && "--log-compression",
+      options.allowCatalogueDrift === true && "--allow-catalogue-drift",
     ].filter((name) => name !== false);
     if (clusterOnly.length > 0) throw usageError(`${clusterOnly.join(", ")} only ${clusterOnly.length === 1 ? "applies" : "apply"} to a cluster node: add --store postgres://USER@HOST:PORT/DATABASE`);
     return undefined;
@@ -131,7 +132,7 @@ async function connectStore(cluster: ClusterSettings, logger: CliLogger): Promis
 export async function runServe(options: ServeOptions, io: CliIo): Promise<ExitCode> {
   const cluster = clusterSettings(options, io);
   // An optional peer dependency (it builds SQLite natively): loaded before anything is created.
-  const { startEmbeddedServer, checkAgents, agentsHost } = await loadServer();
+  const { startEmbeddedServer, checkAgents, agentsHost, agentsFingerprint } = await loadServer();
   // The user's module, loaded and checked before anything is created: a mistake in it leaves nothing behind.
   const served = await loadServedAgents(options, checkAgents, agentsHost);
   const dataDir = resolve(options.dataDir ?? defaultDataDir(io.env));
@@ -158,7 +159,7 @@ export async function runServe(options: ServeOptions, io: CliIo): Promise<ExitCo
       port: options.port,
       host: options.host,
       dataDir,
-      ...(served.host === undefined ? {} : { agents: served.host }),
+      ...(served.agents === undefined ? {} : { agents: served.agents, demo: options.demo }),
       tokens,
       logger,
       healthEndpoints: true,
@@ -167,12 +168,15 @@ export async function runServe(options: ServeOptions, io: CliIo): Promise<ExitCo
       ...(keyring === undefined ? {} : { keyring }),
       ...browserAccess(options),
       ...(pages === undefined ? {} : { pages }),
-      ...(store === undefined || cluster === undefined ? {} : { store, cluster: { leaseTtlMs: cluster.leaseTtlMs } }),
+      ...(store === undefined || cluster === undefined
+        ? {}
+        : { store, cluster: { leaseTtlMs: cluster.leaseTtlMs, allowCatalogueDrift: options.allowCatalogueDrift === true } }),
     });
   } catch (error) {
     const code = (error as { code?: unknown }).code;
     if (code === "EADDRINUSE") throw new CliError(EXIT.usage, `${options.host}:${options.port} is already in use; choose another --port`, { cause: error });
     if (code === "EACCES") throw new CliError(EXIT.usage, `not allowed to listen on ${options.host}:${options.port}`, { cause: error });
+    if (error instanceof Error && error.name === "CatalogueDriftError") throw new CliError(EXIT.agentsInvalid, `cannot join the cluster: ${error.message}`);
     const message = error instanceof Error ? error.message : String(error);
     throw new CliError(EXIT.usage, `cannot start the server: ${scrub(message, cluster?.store.password)}`);
   }
@@ -185,6 +189,7 @@ export async function runServe(options: ServeOptions, io: CliIo): Promise<ExitCo
       : [
           `store ${cluster.store.shown} (cluster node ${cluster.nodeId}, lease ${formatMs(cluster.leaseTtlMs)}, drain timeout ${formatMs(cluster.drainTimeoutMs)})`,
           `keyring ${keyringPath ?? ""} (every node of the cluster needs this same keyring and the same tokens)`,
+          catalogueLine(agentsFingerprint(served.agents === undefined ? {} : { agents: served.agents, demo: options.demo }), options.allowCatalogueDrift === true),
           ...keyRoles,
           // A missing or mistyped --keyring would otherwise go unnoticed until a resume at another node fails.
           ...(keyringCreated ? [`NEW keyring created just now at ${keyringPath ?? ""}: copy this file to every other node; a node with another keyring refuses this node's tokens`] : []),
@@ -244,16 +249,16 @@ async function loadServedAgents(
   options: ServeOptions,
   checkAgents: typeof import("@golem-stream/server").checkAgents,
   agentsHost: typeof import("@golem-stream/server").agentsHost,
-): Promise<ServedAgents & { readonly host?: AgentHost }> {
+): Promise<ServedAgents & { readonly agents?: Catalogue | AgentHost }> {
   if (options.agents === undefined) return describeServedAgents(undefined, undefined, true);
   const agents = await loadAgentsModule(options.agents, process.cwd(), checkAgents);
-  let host: AgentHost;
   try {
-    host = agentsHost({ agents, demo: options.demo });
+    // Only to find a clash with the demo now; startEmbeddedServer builds the host it serves.
+    agentsHost({ agents, demo: options.demo });
   } catch (error) {
     throw new CliError(EXIT.agentsInvalid, `--agents ${options.agents}: ${error instanceof Error ? error.message : String(error)}`);
   }
-  return { ...describeServedAgents(options.agents, agents, options.demo), host };
+  return { ...describeServedAgents(options.agents, agents, options.demo), agents };
 }
 
 /**
@@ -273,6 +278,13 @@ async function loadConsole(): Promise<(request: IncomingMessage, response: Serve
   } catch (error) {
     throw usageError(`${error instanceof Error ? error.message : String(error)} (or start with --no-console)`);
   }
+}
+
+/** The banner's line on the catalogue a cluster node checks the others against. */
+function catalogueLine(fingerprint: string | undefined, allowDrift: boolean): string {
+  if (fingerprint === undefined) return "catalogue of an agent host of its own: not compared with the other nodes'";
+  const rule = allowDrift ? "other nodes may serve another catalogue: --allow-catalogue-drift" : "every node of the cluster must serve the same";
+  return `catalogue ${fingerprint.slice(0, 12)} (${rule})`;
 }
 
 /** 30000 → `30s`, 1500 → `1.5s`, 250 → `250ms`. */

@@ -60,6 +60,10 @@ export class CatalogueCheck {
 
   /** Before this node's first heartbeat: throws `CatalogueDriftError` when a live node serves another catalogue and drift is not allowed. */
   async verify(): Promise<void> {
+    if (this.#store.setCatalogue === undefined || this.#store.liveCatalogues === undefined) {
+      this.#disable("this store does not record catalogues (setCatalogue, liveCatalogues)");
+      return;
+    }
     const differing = await this.#differingNodes();
     if (differing === undefined) return;
     if (differing.length > 0 && !this.#allowDrift) throw new CatalogueDriftError(this.#fingerprint, differing);
@@ -117,7 +121,7 @@ export class CatalogueCheck {
 
   #disable(error: unknown): void {
     this.#active = false;
-    this.#logger.warn("cannot compare catalogues with the other nodes: the store cannot record them", {
+    this.#logger.warn("cannot compare catalogues with the other nodes", {
       event: "cluster.catalogue-check-off",
       error: String(error),
     });
