@@ -6,7 +6,8 @@
  * mid-stream, is resumed at node B with every item; both nodes list the
  * same catalogue. A node whose module declares another catalogue is refused
  * (exit 78), or with `--allow-catalogue-drift` serves and says so in its
- * log and `/readyz`.
+ * log and `/readyz`; a rolling upgrade of the module, node by node behind a
+ * balancer under load, loses no item of any invocation.
  *
  * PostgreSQL that cannot start fails every test here with the reason: these
  * tests never skip.
@@ -14,6 +15,7 @@
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { startLocalPostgres, type LocalPostgres } from "@golem-stream/store-postgres/local";
+import { startBalancer } from "../examples/round-robin-balancer.mjs";
 import { EXIT } from "../src/exit-codes.js";
 import { itemsOf, postgresParentDir, run, scratchDir, start, startServe, TOKEN, waitFor, type ServerProcess } from "./support/processes.js";
 
@@ -37,11 +39,11 @@ afterAll(async () => {
   await postgres?.stop();
 });
 
-const nodeArgs = (store: string, keyring: string, nodeId: string, module = MODULE) =>
-  ["--port", "0", "--token", TOKEN, "--store", store, "--keyring", keyring, "--node-id", nodeId, "--agents", module, "--log-level", "warn"];
+const nodeArgs = (store: string, keyring: string, nodeId: string, module = MODULE, port = 0) =>
+  ["--port", String(port), "--token", TOKEN, "--store", store, "--keyring", keyring, "--node-id", nodeId, "--agents", module, "--log-level", "warn"];
 
-async function node(store: string, keyring: string, nodeId: string, module = MODULE, extra: readonly string[] = []): Promise<ServerProcess> {
-  const server = await startServe([...nodeArgs(store, keyring, nodeId, module), ...extra]);
+async function node(store: string, keyring: string, nodeId: string, module = MODULE, extra: readonly string[] = [], port = 0): Promise<ServerProcess> {
+  const server = await startServe([...nodeArgs(store, keyring, nodeId, module, port), ...extra]);
   nodes.push(server);
   return server;
 }
@@ -99,3 +101,39 @@ it("a node whose module declares another catalogue is refused with one line and 
   const twice = await run(["invoke", "adder", "twice", "-a", "math", "-e", "prod", "-c", "{}", "21"], { env: b.env });
   expect(JSON.parse(twice.stdout.toString())).toEqual({ result: 42 });
 }, 60_000);
+
+it("a rolling upgrade of the module across two nodes behind a balancer, under load, loses nothing", async () => {
+  const store = await freshStore("agents_3");
+  const keyring = join(scratchDir(), "keyring.json");
+  const a = await node(store, keyring, "node-a");
+  const b = await node(store, keyring, "node-b");
+  const balancer = await startBalancer([a.url, b.url]);
+  try {
+    const env = { GOLEM_STREAM_URL: balancer.url, GOLEM_STREAM_TOKEN: TOKEN };
+    const calls = Array.from({ length: 6 }, (_, i) =>
+      start(["invoke", "words", "repeat", "-a", "text", "-c", '{"language":"en"}', `w${i}`, "40", "50", "--output", "lines"], { env }),
+    );
+    // Under way on both nodes before the first one goes.
+    await Promise.all(calls.map((call, i) => waitFor(call, () => itemsOf(call.stdout(), "$").length >= 3, `call ${i} streamed`)));
+
+    // Node A drains (its invocations finish there, its clients resume at B) and comes back with the new module.
+    expect((await a.stop()).code).toBe(EXIT.success);
+    const a2 = await node(store, keyring, "node-a", MODULE_V2, ["--allow-catalogue-drift"], a.port);
+    // Then node B; the new one finds only the new catalogue live, so it needs no flag.
+    expect((await b.stop()).code).toBe(EXIT.success);
+    const b2 = await node(store, keyring, "node-b", MODULE_V2, [], b.port);
+
+    const finished = await Promise.all(calls.map((call) => call.done));
+    finished.forEach((result, i) => {
+      expect(result.code, result.stderr).toBe(EXIT.success);
+      expect(itemsOf(result.stdout, "$")).toEqual(Array.from({ length: 40 }, (_, n) => `w${i}-${n}`));
+    });
+    // Both nodes now serve the new method.
+    for (const server of [a2, b2]) {
+      const twice = await run(["invoke", "adder", "twice", "-a", "math", "-e", "prod", "-c", "{}", "5"], { env: server.env });
+      expect(JSON.parse(twice.stdout.toString())).toEqual({ result: 10 });
+    }
+  } finally {
+    await balancer.close();
+  }
+}, 120_000);
