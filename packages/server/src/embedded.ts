@@ -59,6 +59,8 @@ export interface EmbeddedServerOptions extends AgentsOptions {
   readonly tracerProvider?: SessionServerOptions["tracerProvider"];
   /** Other HTTP requests (see `SessionServerOptions.pages`), e.g. the web console. */
   readonly pages?: SessionServerOptions["pages"];
+  /** The timers of time-dependent behaviour (see `SessionServerOptions.timers`; tests). */
+  readonly timers?: SessionServerOptions["timers"];
 }
 
 export interface EmbeddedServer {
@@ -133,6 +135,7 @@ export async function startEmbeddedServer(options: EmbeddedServerOptions): Promi
     ...(options.tracerProvider === undefined ? {} : { tracerProvider: options.tracerProvider }),
     ...(options.browsers === undefined ? {} : { browsers: options.browsers }),
     ...(options.pages === undefined ? {} : { pages: options.pages }),
+    ...(options.timers === undefined ? {} : { timers: options.timers }),
   });
   let address;
   try {

@@ -20,6 +20,7 @@ export { catalogueFingerprint } from "./catalogue/fingerprint.js";
 export { CatalogueDriftError, type CatalogueDetails } from "./cluster/catalogue-check.js";
 export { CombinedAgentHost } from "./catalogue/combined-host.js";
 export { createSessionServer, type SessionServer, type BufferedBytes, type SessionServerOptions, type ClusterOptions, type ListeningAddress, type PageHandler } from "./server.js";
+export type { Timers, TimerHandle } from "./timers.js";
 // From the lower layers: the Keyring the options take, and the protocol types in this package's signatures.
 export { Keyring, type KeyringInit, type KeyringKeyInit } from "@golem-stream/tokens";
 export type {

@@ -5,6 +5,7 @@
  * (`listen`). Per-message compression is never negotiated; `maxPayload`
  * bounds every message before `ws` buffers it.
  */
+import { SYSTEM_TIMERS, type Timers } from "./timers.js";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { networkInterfaces } from "node:os";
@@ -55,6 +56,12 @@ export interface SessionServerOptions {
   readonly logger?: Logger;
   /** Clock in ms since the epoch (tests). */
   readonly now?: () => number;
+  /**
+   * The timers of the server's time-dependent behaviour (the detached-session
+   * timeout). Default: Node's, unref'd. Tests pass `ManualTimers`
+   * (`@golem-stream/server/testing`) and move time themselves.
+   */
+  readonly timers?: Timers;
   /** Cluster mode (the store is a `ClusterSessionStore`): node leases (docs/cluster.md). */
   readonly cluster?: ClusterOptions;
   /**
@@ -263,6 +270,7 @@ class NodeSessionServer implements SessionServer {
       logger: this.#logger,
       observer,
       now,
+      timers: options.timers ?? SYSTEM_TIMERS,
       nodeBudget: this.#nodeBudget,
     };
     this.#runtime = new SessionRuntime(deps, this.#authorizer);
