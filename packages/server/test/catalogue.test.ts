@@ -1,13 +1,10 @@
 /**
  * Catalogues: `defineCatalogue`'s checks (each mistake named where it is),
- * and `startEmbeddedServer({ agents, demo })` serving them over loopback,
- * beside the demo or without it.
+ * and the host `agentsHost` builds from one, beside the demo or without it.
  */
-import type { ServerMessage } from "@golem-stream/wire";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
   CatalogueError,
-  DISCOVERY_PATH,
   agentsHost,
   checkAgents,
   defineAgentType,
@@ -18,7 +15,6 @@ import {
   type AgentTypeDefinition,
   type Catalogue,
 } from "../src/index.js";
-import { RawClient, TOKEN, emptyStart, startTestServer, type TestServer } from "./helpers.js";
 
 const EMPTY = t.graph(t.record({}));
 const U32 = t.graph(t.u32());
@@ -103,45 +99,5 @@ describe("agentsHost", () => {
     expect(() => agentsHost({ agents: clash, demo: true })).toThrow(/application "demo", environment "default" is the demo's/);
     expect(agentsHost({ agents: clash }).agentTypes("demo", "default")?.map((type) => type.name)).toEqual(["answers"]);
     expect(() => agentsHost({ demo: false })).toThrow(/nothing to serve/);
-  });
-});
-
-describe("startEmbeddedServer({ agents })", () => {
-  let server: TestServer | undefined;
-  afterEach(async () => {
-    await server?.dispose();
-    server = undefined;
-  });
-
-  async function typesOf(application: string): Promise<{ status: number; names: string[] }> {
-    const response = await fetch(`${server?.httpUrl}${DISCOVERY_PATH}?application=${application}&environment=default`, { headers: { authorization: `Bearer ${TOKEN}` } });
-    if (response.status !== 200) return { status: response.status, names: [] };
-    const body = (await response.json()) as { agentTypes: { name: string }[] };
-    return { status: 200, names: body.agentTypes.map((type) => type.name) };
-  }
-
-  it("serves the catalogue, runs its methods, and serves no demo unless asked", async () => {
-    server = await startTestServer({ agents: defineCatalogue({ applications: { test: { default: [typed, untyped] } } }) });
-    expect(await typesOf("test")).toEqual({ status: 200, names: ["greeter", "answers"] });
-    expect((await typesOf("demo")).status).toBe(404);
-    const client = await RawClient.connect(server.url);
-    client.send(emptyStart("answers", "answer"));
-    const { messages } = await client.all();
-    const result = messages.find((m): m is Extract<ServerMessage, { type: "invocationResult" }> => m.type === "invocationResult");
-    expect(result?.result).toMatchObject({ kind: "value", value: { kind: "u32", value: 42 } });
-    expect(messages.at(-1)).toMatchObject({ type: "invocationFinished", outcome: { kind: "success" } });
-  });
-
-  it("with demo: true serves the demo beside it", async () => {
-    server = await startTestServer({ agents: { applications: { test: { default: [untyped] } } }, demo: true });
-    expect(await typesOf("test")).toEqual({ status: 200, names: ["answers"] });
-    expect(await typesOf("demo")).toEqual({ status: 200, names: ["echo"] });
-  });
-
-  it("refuses a bad catalogue before creating the data directory", async () => {
-    const dataDir = `/tmp/golem-stream-never-${process.pid}-${Date.now()}`;
-    await expect(startTestServer({ dataDir, agents: catalogue([]) as Catalogue })).rejects.toThrow(CatalogueError);
-    const { existsSync } = await import("node:fs");
-    expect(existsSync(dataDir)).toBe(false);
   });
 });
