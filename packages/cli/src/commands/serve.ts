@@ -1,7 +1,8 @@
 /**
  * `golem-stream serve`: the embedded session server (the demo catalogue, or
- * the agents of an `--agents` module) until SIGINT/SIGTERM, on the SQLite store in the data directory, or with
- * `--store postgres://...` as one node of a cluster on PostgreSQL.
+ * the agents of an `--agents` module) until SIGINT/SIGTERM, on the SQLite
+ * store in the data directory, or with `--store postgres://...` as one node
+ * of a cluster on PostgreSQL.
  *
  * stdout gets what a person or a script needs to call it, starting with one
  * stable line `listening on <http-url>`, and (in cluster mode) what the drain
@@ -241,9 +242,10 @@ export async function runServe(options: ServeOptions, io: CliIo): Promise<ExitCo
 }
 
 /**
- * What this serve runs: the demo, or the `--agents` module's catalogue (with
- * the demo beside it on `--demo`), as one host, plus what the banner says of it.
- * A demo environment the module serves too is refused here, with the module's other mistakes.
+ * What this serve runs: the demo, or the `--agents` module's default export
+ * (with the demo beside it on `--demo`), and what the banner says of it. A
+ * module that also serves the demo's environment is refused here, with its
+ * other mistakes, before anything is created.
  */
 async function loadServedAgents(
   options: ServeOptions,
