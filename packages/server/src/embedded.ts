@@ -1,7 +1,7 @@
 /**
- * `startEmbeddedServer`: a catalogue (`agents`, or a `host` of your own; the
- * demo when given neither) on the SQLite store with static bearer tokens, in
- * one call. The CLI's `serve` command and outside checks start the server
+ * `startEmbeddedServer`: a catalogue (`agents`: a `defineCatalogue`, or an
+ * `AgentHost` of your own; the demo without) on the SQLite store with static
+ * bearer tokens, in one call. The CLI's `serve` command and outside checks start the server
  * with it. Given a `store` (e.g. a `ClusterSessionStore` on PostgreSQL), it
  * serves from that instead of SQLite.
  *
@@ -19,7 +19,7 @@ import type { BrowserOptions } from "./transport/browser-access.js";
 import type { SessionStore } from "./store/session-store.js";
 import { SqliteSessionStore } from "./store/sqlite-store.js";
 
-/** `agents`, `host` and `demo` (`AgentsOptions`): what it serves; the demo catalogue when none is given. */
+/** `agents` and `demo` (`AgentsOptions`): what it serves; the demo catalogue without `agents`. */
 export interface EmbeddedServerOptions extends AgentsOptions {
   /** Default 0: a free port. */
   readonly port?: number;
