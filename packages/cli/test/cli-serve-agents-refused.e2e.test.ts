@@ -62,3 +62,9 @@ it.each(CASES)("refuses %s: one line naming the file, exit 78, no stack, nothing
 function escape(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
+
+it("--allow-catalogue-drift without --store is a usage error: it only applies to a cluster node", async () => {
+  const result = await run(["serve", "--port", "0", "--token", TOKEN, "--data-dir", join(scratchDir(), "state"), "--allow-catalogue-drift"]);
+  expect(result.code).toBe(EXIT.usage);
+  expect(result.stderr).toBe("golem-stream: --allow-catalogue-drift only applies to a cluster node: add --store postgres://USER@HOST:PORT/DATABASE\n");
+});
