@@ -94,12 +94,24 @@ export class InputCancelledError extends Error {
   }
 }
 
+/** Marks a `PublicProducerError` of any copy of this package (a registry-wide symbol). */
+const PUBLIC_PRODUCER_ERROR: unique symbol = Symbol.for("@golem-stream/server:PublicProducerError");
+
 /**
  * An error whose message is safe to show the client as the outcome message
  * of a failed output stream. Any other error is reported as "producer failed".
+ *
+ * `instanceof` recognises one thrown by another copy of this package too: a
+ * `serve --agents` module imports `@golem-stream/server` from its own
+ * project, which need not be the copy the CLI runs.
  */
 export class PublicProducerError extends Error {
   override readonly name = "PublicProducerError";
+  readonly [PUBLIC_PRODUCER_ERROR] = true;
+
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return typeof value === "object" && value !== null && (value as { [PUBLIC_PRODUCER_ERROR]?: unknown })[PUBLIC_PRODUCER_ERROR] === true;
+  }
 }
 
 export interface AgentHost {
