@@ -86,9 +86,22 @@ export interface InvocationContext {
   output(source: OutputSource): SchemaValueJson;
 }
 
-/** Thrown by an input iterator when the client cancelled that input. */
+/** Marks an `InputCancelledError` of any copy of this package (a registry-wide symbol). */
+const INPUT_CANCELLED_ERROR: unique symbol = Symbol.for("@golem-stream/server:InputCancelledError");
+
+/**
+ * Thrown by an input iterator when the client cancelled that input.
+ * `instanceof` recognises it in code that imports another copy of this
+ * package (a `serve --agents` module's own).
+ */
 export class InputCancelledError extends Error {
   override readonly name = "InputCancelledError";
+  readonly [INPUT_CANCELLED_ERROR] = true;
+
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return typeof value === "object" && value !== null && (value as { [INPUT_CANCELLED_ERROR]?: unknown })[INPUT_CANCELLED_ERROR] === true;
+  }
+
   constructor(readonly reason: string) {
     super(`input stream cancelled: ${reason}`);
   }
