@@ -33,7 +33,7 @@ export function agentsHost(options: AgentsOptions): AgentHost {
   const own = options.agents === undefined ? undefined : hostOf(checkAgents(options.agents));
   const demo = options.demo ?? own === undefined;
   if (own === undefined) {
-    if (!demo) throw new TypeError("nothing to serve: give agents or host, or leave the demo on");
+    if (!demo) throw new TypeError("nothing to serve: give agents, or leave the demo on");
     return createDemoHost();
   }
   if (!demo) return own;
