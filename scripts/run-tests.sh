@@ -9,7 +9,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 # Each package also writes a JSON report to test-results/ (scripts/check-skips.mjs reads them).
 report() { echo "--reporter=default --reporter=json --outputFile.json=test-results/$1.json"; }
-rm -rf packages/*/test-results
+rm -rf packages/*/test-results examples/*/test-results
 status=0
 # shellcheck disable=SC2046
 turbo run test:unit --concurrency=2 --continue "$@" -- $(report unit) || status=$?

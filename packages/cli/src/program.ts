@@ -47,6 +47,7 @@ Exit codes:
   70   internal error of the CLI (a bug: please report it with the message)
   74   stdout or the checkpoint could not be written; \`resume\` continues after the last saved item
        (without --checkpoint, a failed stdout cancels the invocation)
+  78   serve --agents: the module could not be loaded or its catalogue is invalid; nothing was started
   130  interrupted (SIGINT/SIGTERM): with --checkpoint the invocation keeps running on the
        server (\`resume\` continues it); without, it is cancelled there (a second Ctrl-C stops waiting)
   141  stdout was closed by its reader (\`| head\`): stopped quietly, like a program stopped by SIGPIPE;
@@ -106,6 +107,12 @@ export interface ServeOptions extends JwtServeOptions {
   readonly publicHost: readonly string[];
   /** Refuse to start when the keyring or a token file is readable by group or others. */
   readonly strictPermissions?: boolean;
+  /** The ES module whose default export is the catalogue to serve (relative to the working directory); absent: the demo. */
+  readonly agents?: string;
+  /** Serve the demo catalogue beside `--agents` (it is served anyway without them). */
+  readonly demo: boolean;
+  /** Cluster mode: serve although live nodes serve another catalogue (a rolling upgrade). */
+  readonly allowCatalogueDrift?: boolean;
 }
 
 /** `auto`: bare output for a single output stream, item lines otherwise; `lines`: always item lines; `json`: events. */
@@ -324,7 +331,7 @@ ${EXIT_HELP}`,
   program
     .command("serve")
     .description(
-      "Start the session server with the embedded SQLite store, the demo catalogue and a signing keyring kept in the data directory.",
+      "Start the session server with the embedded SQLite store, the demo catalogue (or your own agents, --agents) and a signing keyring kept in the data directory.",
     )
     .addOption(new Option("--port <port>", "TCP port; 0 picks a free one").argParser(parsePort).default(DEFAULT_PORT))
     .option("--host <host>", "interface to listen on", DEFAULT_HOST)
@@ -332,6 +339,8 @@ ${EXIT_HELP}`,
       new Option("--token <token>", "accept this static bearer token (repeatable)").argParser(collect).default([]),
     )
     .option("--token-file <file>", "accept every token in this file (one per line, # comments)")
+    .option("--agents <file>", "serve the agents of this ES module (its default export: defineCatalogue({...}) or an AgentHost) instead of the demo; see Agents below")
+    .option("--demo", "with --agents: serve the demo catalogue (application demo) beside them", false)
     .option("--data-dir <dir>", "store, keyring and generated token live here (default: $XDG_STATE_HOME/golem-stream or ~/.local/state/golem-stream)")
     .addOption(new Option("--log-level <level>", "how much to log on stderr").choices(LOG_LEVELS).default("info"))
     .addOption(new Option("--log-format <format>", "log lines as JSON, or readable (auto: readable on a terminal)").choices(LOG_FORMATS).default("auto"))
@@ -382,6 +391,7 @@ ${EXIT_HELP}`,
       new Option("--pg-keepalive-initial-delay-ms <ms>", "with --store: idle time before TCP keepalive probes on every PostgreSQL connection; 0: the system's delay (default: 10000)")
         .argParser(parseTimeoutMs),
     )
+    .option("--allow-catalogue-drift", "with --store: serve even when other live nodes serve another catalogue (during a rolling upgrade of --agents; logged and shown in /readyz)")
     .addOption(
       new Option(
         "--log-compression <method>",
@@ -425,6 +435,14 @@ ${EXIT_HELP}`,
     .addHelpText(
       "after",
       `
+Agents: without --agents the demo catalogue is served (application demo, environment default,
+agent type echo). --agents ./agents.js imports that ES module (a path relative to the working
+directory) and serves its default export: defineCatalogue({ applications: { <app>: { <env>:
+[implement(contract, methods), ...] } } }) of @golem-stream/server, or an AgentHost of your own.
+TypeScript: compile it with tsc, or NODE_OPTIONS=--import=tsx golem-stream serve --agents ./agents.ts.
+A module that cannot be loaded, has no default export or declares an invalid catalogue stops serve
+at once with one line naming the file and the problem, exit code 78. Format: docs/agents.md.
+
 Tokens: every --token, $GOLEM_STREAM_TOKEN and every line of --token-file are accepted.
 With none of them (and no --jwt-jwks), a random token is created on first start and kept in
 <data-dir>/bearer-token. With --jwt-jwks, bearer JWTs are accepted too (static tokens only if given):
@@ -453,7 +471,10 @@ those origins. Without it, browser pages cannot authenticate. Details: docs/prot
 
 Cluster mode: every serve started with the same --store (a PostgreSQL database) and the same keyring
 (--keyring, a copy of one file on every machine, with the principal-secret file beside it) and
-accepting the same tokens is a node of one cluster. Put a load balancer in front; a client may start, resume or take over at any node. To
+accepting the same tokens is a node of one cluster. Every node serves the same catalogue (the same
+--agents module, or the demo): a node whose catalogue differs from a live node's refuses to start
+(exit 78), unless --allow-catalogue-drift (a rolling upgrade: it serves, logs the difference and
+shows it in /readyz). Put a load balancer in front; a client may start, resume or take over at any node. To
 change the keys, rotate in two steps (keyring rotate --staged, then keyring activate; see keyring
 --help), rolling each out to every node. The password may be in the URL or in $PGPASSWORD; it is never printed. On SIGTERM or SIGINT a node
 drains: it refuses new connections (overloaded), detaches its clients (they resume at another node),
@@ -469,6 +490,8 @@ CPU, set toast_tuple_target on the log tables yourself, once for the cluster:
 
 Examples:
   $ golem-stream serve
+  $ golem-stream serve --agents ./dist/agents.js --token s3cret
+  $ golem-stream serve --agents ./dist/agents.js --demo   # the demo too, for the conformance suite
   $ golem-stream serve --port 9000 --token s3cret --data-dir ./state
   $ GOLEM_STREAM_TOKEN=s3cret golem-stream serve --host 0.0.0.0 --log-level debug
   $ golem-stream serve --port 0 --token-file tokens.txt   # prints the URL it picked

@@ -1,8 +1,9 @@
 /**
- * `startEmbeddedServer`: the demo catalogue on the SQLite store with static
- * bearer tokens, in one call. The CLI's `serve` command and outside checks
- * start the server with it. Given a `store` (e.g. a `ClusterSessionStore`
- * on PostgreSQL), it serves from that instead of SQLite.
+ * `startEmbeddedServer`: a catalogue (`agents`: a `defineCatalogue`, or an
+ * `AgentHost` of your own; the demo without) on the SQLite store with static
+ * bearer tokens, in one call. The CLI's `serve` command and outside checks start the server
+ * with it. Given a `store` (e.g. a `ClusterSessionStore` on PostgreSQL), it
+ * serves from that instead of SQLite.
  *
  * The keyring lives in `<dataDir>/keyring.json` (created with mode 0600 on
  * first start) unless one is given, so tokens stay valid across restarts.
@@ -12,14 +13,16 @@ import { existsSync, linkSync, readFileSync, unlinkSync, writeFileSync, mkdirSyn
 import { join } from "node:path";
 import { Keyring } from "@golem-stream/tokens";
 import { withStaticTokens, type Authentication } from "./auth/static-tokens.js";
-import { createDemoHost } from "./demo/host.js";
+import { agentsFingerprint, agentsHost, type AgentsOptions } from "./catalogue/agents-host.js";
+import { isClusterStore } from "./store/cluster-store.js";
 import type { Logger, ServerLimits } from "./options.js";
 import { createSessionServer, type ClusterOptions, type SessionServer, type SessionServerOptions } from "./server.js";
 import type { BrowserOptions } from "./transport/browser-access.js";
 import type { SessionStore } from "./store/session-store.js";
 import { SqliteSessionStore } from "./store/sqlite-store.js";
 
-export interface EmbeddedServerOptions {
+/** `agents` and `demo` (`AgentsOptions`): what it serves; the demo catalogue without `agents`. */
+export interface EmbeddedServerOptions extends AgentsOptions {
   /** Default 0: a free port. */
   readonly port?: number;
   /** Default `127.0.0.1`. */
@@ -31,7 +34,12 @@ export interface EmbeddedServerOptions {
    * holds the keyring, unless `keyring` is given). `close` and `drain` close it.
    */
   readonly store?: SessionStore;
-  /** Cluster mode options, for a `ClusterSessionStore` given as `store`. */
+  /**
+   * Cluster mode options, for a `ClusterSessionStore` given as `store`. The
+   * catalogue's fingerprint (`cluster.catalogue`) defaults to that of what
+   * this server serves, so every node checks that the others serve the same
+   * (none for an `AgentHost` of your own).
+   */
   readonly cluster?: ClusterOptions;
   /**
    * Accepted static bearer tokens; each is its own principal of account
@@ -132,6 +140,13 @@ function checkPrincipalSecret(secret: Uint8Array, where: string): Uint8Array {
   return secret;
 }
 
+/** The cluster options for a cluster store: the caller's, with the served catalogue's fingerprint unless it gave one. */
+function clusterOptions(options: EmbeddedServerOptions, store: SessionStore): { cluster?: ClusterOptions } {
+  if (!isClusterStore(store)) return options.cluster === undefined ? {} : { cluster: options.cluster };
+  const catalogue = options.cluster?.catalogue ?? agentsFingerprint(options);
+  return { cluster: { ...options.cluster, ...(catalogue === undefined ? {} : { catalogue }) } };
+}
+
 export async function startEmbeddedServer(options: EmbeddedServerOptions): Promise<EmbeddedServer> {
   if (typeof options !== "object" || options === null) throw new TypeError("startEmbeddedServer needs an options object");
   if (typeof options.dataDir !== "string" || options.dataDir.length === 0) throw new TypeError("options.dataDir must be a non-empty path");
@@ -139,6 +154,8 @@ export async function startEmbeddedServer(options: EmbeddedServerOptions): Promi
     throw new TypeError("options.tokens must be an array of non-empty strings");
   }
   if (options.tokens.length === 0 && options.authentication === undefined) throw new TypeError("options.tokens must not be empty without options.authentication");
+  // Before anything is created: a bad catalogue leaves no data directory behind.
+  const host = agentsHost(options);
   mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
   const keyring = options.keyring ?? loadOrCreateKeyring(options.dataDir);
   const store =
@@ -150,7 +167,7 @@ export async function startEmbeddedServer(options: EmbeddedServerOptions): Promi
     });
   const server = createSessionServer({
     store,
-    host: createDemoHost(),
+    host,
     keyring,
     ...withStaticTokens(
       options.tokens,
@@ -159,7 +176,7 @@ export async function startEmbeddedServer(options: EmbeddedServerOptions): Promi
     ),
     ...(options.limits === undefined ? {} : { limits: options.limits }),
     ...(options.logger === undefined ? {} : { logger: options.logger }),
-    ...(options.cluster === undefined ? {} : { cluster: options.cluster }),
+    ...clusterOptions(options, store),
     ...(options.metrics === undefined ? {} : { metrics: options.metrics }),
     ...(options.healthEndpoints === undefined ? {} : { healthEndpoints: options.healthEndpoints }),
     ...(options.readinessTimeoutMs === undefined ? {} : { readinessTimeoutMs: options.readinessTimeoutMs }),

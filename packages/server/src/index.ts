@@ -6,10 +6,19 @@
  *   const server = await startEmbeddedServer({ dataDir: "./data", tokens: ["secret"] });
  *   console.log(server.url); // ws://127.0.0.1:<port>
  *
- * Your own agents: implement `AgentHost` (or use `StaticAgentHost`) and call
+ * Your own agents: `startEmbeddedServer({ agents: defineCatalogue({ applications:
+ * { app: { env: [implement(contract, methods)] } } }), dataDir, tokens })`, or
+ * implement `AgentHost` (or use `StaticAgentHost`) and call
  * `createSessionServer({ store, host, keyring, authenticator })`.
  */
 export { startEmbeddedServer, loadOrCreateKeyring, loadOrCreatePrincipalSecret, PRINCIPAL_SECRET_FILE, type EmbeddedServer, type EmbeddedServerOptions } from "./embedded.js";
+export { defineCatalogue, type Catalogue, type EnvironmentAgentTypes } from "./catalogue/catalogue.js";
+export { CatalogueError } from "./catalogue/catalogue-error.js";
+export { checkAgents, checkCatalogue, isAgentHost } from "./catalogue/check-catalogue.js";
+export { agentsHost, agentsFingerprint, type AgentsOptions } from "./catalogue/agents-host.js";
+export { catalogueFingerprint } from "./catalogue/fingerprint.js";
+export { CatalogueDriftError, type CatalogueDetails } from "./cluster/catalogue-check.js";
+export { CombinedAgentHost } from "./catalogue/combined-host.js";
 export { createSessionServer, type SessionServer, type BufferedBytes, type SessionServerOptions, type ClusterOptions, type ListeningAddress, type PageHandler } from "./server.js";
 export type { Timers, TimerHandle } from "./timers.js";
 export type { ServerObserver, PartialObserver, AttachmentObserver, BackpressureReason, SessionIdentity, AttachEvent, AttachOperation, AttachmentEnd, RejectedOperation } from "./observability/server-observer.js";

@@ -30,6 +30,7 @@ import type { TracerProvider } from "@opentelemetry/api";
 import type { Registry } from "prom-client";
 import { handleOperationsRequest, isOperationsPath, type OperationsEndpoints, type Readiness } from "./observability/http-endpoints.js";
 import { HostCheck } from "./transport/host-check.js";
+import { CatalogueCheck, CatalogueDriftError } from "./cluster/catalogue-check.js";
 import { logObserver } from "./observability/log-observer.js";
 import { PrometheusMetrics, type MetricsOptions } from "./observability/prometheus-metrics.js";
 import { composeObservers, type PartialObserver, type ServerObserver } from "./observability/server-observer.js";
@@ -125,6 +126,15 @@ export interface ClusterOptions {
    * claims its running invocations within half of it and fails them.
    */
   readonly leaseTtlMs?: number;
+  /**
+   * The fingerprint of the catalogue this node serves (`catalogueFingerprint`;
+   * `startEmbeddedServer` computes it). Given, the node records it beside its
+   * lease and refuses to start (`listen` rejects with `CatalogueDriftError`)
+   * when a live node serves another. Default: none, no check.
+   */
+  readonly catalogue?: string;
+  /** Serve anyway when live nodes serve another catalogue (a rolling upgrade): logged, and in `/readyz`'s details. Default false. */
+  readonly allowCatalogueDrift?: boolean;
 }
 
 const DEFAULT_LEASE_TTL_MS = 10_000;
@@ -250,6 +260,9 @@ class NodeSessionServer implements SessionServer {
   #sweeper: NodeJS.Timeout | undefined;
   #heartbeat: NodeJS.Timeout | undefined;
   #orphanClaims: NodeJS.Timeout | undefined;
+  readonly #catalogueCheck: CatalogueCheck | undefined;
+  /** Rejects with `CatalogueDriftError` when this node may not join: `listen` fails with it. */
+  readonly #catalogueVerified: Promise<void>;
   #closing = false;
   #draining = false;
 
@@ -314,11 +327,29 @@ class NodeSessionServer implements SessionServer {
     const cluster = deps.cluster;
     const leaseTtlMs = options.cluster?.leaseTtlMs ?? DEFAULT_LEASE_TTL_MS;
     if (!Number.isSafeInteger(leaseTtlMs) || leaseTtlMs < 100) throw new TypeError("cluster.leaseTtlMs must be an integer of at least 100");
-    const joined = cluster === undefined ? Promise.resolve() : cluster.heartbeat(leaseTtlMs).then(() => observer.leaseHeartbeat(true));
+    const check =
+      cluster === undefined || options.cluster?.catalogue === undefined
+        ? undefined
+        : new CatalogueCheck(cluster, options.cluster.catalogue, options.cluster.allowCatalogueDrift === true, this.#logger);
+    this.#catalogueCheck = check;
+    // The catalogue is compared before the first heartbeat: a refused node never joins.
+    this.#catalogueVerified = check === undefined ? Promise.resolve() : check.verify();
+    const joined =
+      cluster === undefined
+        ? Promise.resolve()
+        : this.#catalogueVerified
+            .then(() => cluster.heartbeat(leaseTtlMs))
+            .then(() => check?.record())
+            .then(() => observer.leaseHeartbeat(true));
     if (cluster !== undefined) {
-      const beat = (): Promise<void> =>
-        cluster.heartbeat(leaseTtlMs).then(
-          () => observer.leaseHeartbeat(true),
+      let refused = false;
+      this.#catalogueVerified.catch(() => (refused = true));
+      const beat = async (): Promise<void> =>
+        refused ? undefined : cluster.heartbeat(leaseTtlMs).then(
+          () => {
+            observer.leaseHeartbeat(true);
+            return check?.refresh();
+          },
           (error: unknown) => {
             observer.leaseHeartbeat(false);
             this.#logger.error("lease heartbeat failed", { event: "cluster.heartbeat-error", error: String(error) });
@@ -334,7 +365,10 @@ class NodeSessionServer implements SessionServer {
         this.#started = true;
         if (count > 0) this.#logger.warn("finished sessions interrupted by a restart", { event: "recovery.interrupted", count });
       },
-      (error: unknown) => this.#logger.error("could not recover interrupted sessions", { event: "recovery.failed", error: String(error) }),
+      (error: unknown) => {
+        // A node refused for its catalogue never joined: listen says why.
+        if (!(error instanceof CatalogueDriftError)) this.#logger.error("could not recover interrupted sessions", { event: "recovery.failed", error: String(error) });
+      },
     );
     const sweepEvery = Math.min(this.#limits.sessionRetentionMs, 60_000);
     this.#sweeper = setInterval(() => void this.#sweep(), sweepEvery);
@@ -385,7 +419,8 @@ class NodeSessionServer implements SessionServer {
   async readiness(): Promise<Readiness> {
     const reachable = await this.#storeReachable();
     const checks = { store: reachable, started: this.#started, accepting: !this.#draining && !this.#closing };
-    return { ready: checks.store && checks.started && checks.accepting, checks };
+    const catalogue = this.#catalogueCheck?.details();
+    return { ready: checks.store && checks.started && checks.accepting, checks, ...(catalogue === undefined ? {} : { details: { catalogue } }) };
   }
 
   /**
@@ -426,6 +461,7 @@ class NodeSessionServer implements SessionServer {
 
   async listen(port = 0, host = "127.0.0.1"): Promise<ListeningAddress> {
     await this.ready;
+    await this.#catalogueVerified;
     const server = createServer((req, res) => void this.#onRequest(req, res, true));
     server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => void this.#onUpgrade(req, socket, head, true));
     this.#owned = server;

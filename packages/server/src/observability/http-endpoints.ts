@@ -7,6 +7,7 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Registry } from "prom-client";
+import type { CatalogueDetails } from "../cluster/catalogue-check.js";
 
 export const METRICS_PATH = "/metrics";
 export const HEALTH_PATH = "/healthz";
@@ -16,6 +17,8 @@ export interface Readiness {
   readonly ready: boolean;
   /** Each check and whether it passed: `store` (reachable), `started` (recovery done), `accepting` (not draining or closing). */
   readonly checks: Readonly<Record<"store" | "started" | "accepting", boolean>>;
+  /** What a check found beyond pass or fail: in cluster mode, `catalogue` (this node's fingerprint, and live nodes serving another). */
+  readonly details?: { readonly catalogue?: CatalogueDetails };
 }
 
 export interface OperationsEndpoints {
@@ -52,7 +55,8 @@ export async function handleOperationsRequest(
     send(response, 200, "application/json", `${JSON.stringify({ status: "ok" })}\n`);
   } else {
     const readiness = await endpoints.readiness();
-    send(response, readiness.ready ? 200 : 503, "application/json", `${JSON.stringify({ status: readiness.ready ? "ready" : "not-ready", checks: readiness.checks })}\n`);
+    const body = { status: readiness.ready ? "ready" : "not-ready", checks: readiness.checks, ...(readiness.details === undefined ? {} : { details: readiness.details }) };
+    send(response, readiness.ready ? 200 : 503, "application/json", `${JSON.stringify(body)}\n`);
   }
   return true;
 }
