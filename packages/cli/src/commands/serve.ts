@@ -37,6 +37,7 @@ import type { LogCompression, ServeOptions } from "../program.js";
 import { parseStoreUrl, scrub } from "../store-url.js";
 import type { StoreUrl } from "../store-url.js";
 import { shellWord } from "../io/shell-word.js";
+import { commandName } from "../io/command-name.js";
 
 const NODE_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
 
@@ -172,6 +173,7 @@ export async function runServe(options: ServeOptions, io: CliIo): Promise<ExitCo
     throw new CliError(EXIT.usage, `cannot start the server: ${scrub(message, cluster?.store.password)}`);
   }
   const url = server.httpUrl;
+  const command = commandName(io.env);
   const tokenHint = generatedFile === undefined ? "<one of the tokens you gave>" : `$(cat ${shellWord(generatedFile)})`;
   const keyRoles = keyring === undefined ? [] : [describeKeyRoles(keyring)];
   const where =
@@ -195,9 +197,9 @@ export async function runServe(options: ServeOptions, io: CliIo): Promise<ExitCo
       "",
       "Call it from another terminal:",
       `  export GOLEM_STREAM_URL=${url} GOLEM_STREAM_TOKEN=${tokenHint}`,
-      "  golem-stream types",
-      `  head -c 1000000 /dev/urandom | golem-stream invoke echo digest -c '{"name":"me"}' -`,
-      `  printf 'hello\\nworld\\n' | golem-stream invoke echo split -c '{"name":"me"}' -`,
+      `  ${command} types`,
+      `  head -c 1000000 /dev/urandom | ${command} invoke echo digest -c '{"name":"me"}' -`,
+      `  printf 'hello\\nworld\\n' | ${command} invoke echo split -c '{"name":"me"}' -`,
       "",
       cluster === undefined ? "Stop with Ctrl-C." : "Stop with Ctrl-C or SIGTERM: the node drains first (a second signal stops it at once).",
       "",

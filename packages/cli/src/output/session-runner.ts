@@ -27,6 +27,7 @@ import { failureOf } from "./exit-status.js";
 import { chunkLine, isBytes, nativeJson, outcomeJson } from "./lines.js";
 import { renderWithStreamNames } from "./stream-names.js";
 import { shellWord } from "../io/shell-word.js";
+import { commandName } from "../io/command-name.js";
 
 export interface SessionRunOptions {
   readonly format: OutputFormat;
@@ -223,7 +224,8 @@ class SessionRunner {
 
   /** What a detached invocation's user can do next, with the real checkpoint path. */
   #detachedHint(): string {
-    const resume = this.#options.checkpoint === undefined ? "`golem-stream resume` with its checkpoint" : `\`golem-stream resume ${shellWord(this.#options.checkpoint)}\``;
+    const command = commandName(this.#io.env);
+    const resume = this.#options.checkpoint === undefined ? `\`${command} resume\` with its checkpoint` : `\`${command} resume ${shellWord(this.#options.checkpoint)}\``;
     const stdin = this.#options.stdinParameter;
     if (stdin === undefined) return `the invocation keeps running, ${resume} continues it`;
     return (
@@ -271,6 +273,7 @@ class SessionRunner {
       started: this.#started,
       ...(this.#serverError === undefined ? {} : { serverError: this.#serverError }),
       ...(this.#options.checkpoint === undefined ? {} : { checkpoint: this.#options.checkpoint }),
+      command: commandName(this.#io.env),
     });
     // After an interrupt (or a broken stdout) the outcome was already reported; this is noise.
     if (this.#settled || this.#failureReported) return failure.exitCode;
