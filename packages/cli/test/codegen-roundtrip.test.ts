@@ -11,7 +11,7 @@ import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -29,6 +29,13 @@ beforeAll(async () => {
 afterAll(async () => {
   await server?.stop();
 });
+
+/** This process's umask, which the CLI it starts inherits (Linux; process.umask() to read it is deprecated). */
+function umask(): number {
+  const line = /^Umask:\s+([0-7]+)$/m.exec(readFileSync("/proc/self/status", "utf8"));
+  if (line === null) throw new Error("no Umask line in /proc/self/status");
+  return Number.parseInt(line[1] as string, 8);
+}
 
 /** A project outside the workspace whose node_modules link to the workspace's packages, as an installed app's would. */
 function consumerProject(): string {
@@ -125,6 +132,8 @@ describe("golem-stream codegen round trip (real server, real CLI, real tsc)", ()
     expect(generated.stderr).toBe("1 contract written to " + join(dir, "agents.ts") + ": echoContract (echo)\n");
     expect(generated.code).toBe(0);
     expect(readFileSync(join(dir, "agents.ts"), "utf8")).toMatch(/^export const echoContract = defineAgentType\(\{$/m);
+    // Source code gets ordinary permissions (a build user or a container reads it), unlike the CLI's private files.
+    expect(statSync(join(dir, "agents.ts")).mode & 0o777).toBe(0o666 & ~umask());
     writeFileSync(join(dir, "calls.ts"), CALLS);
     expect(tsc(dir)).toEqual({ code: 0, output: "" });
 
