@@ -13,6 +13,7 @@ import { report } from "./io/cli-io.js";
 import { parseDuration } from "./duration.js";
 import { DEFAULT_CHECKPOINT_BATCHING } from "./checkpoint/batching.js";
 import type { CheckpointBatching } from "./checkpoint/batching.js";
+import { applicationOption, DEFAULT_APPLICATION, DEFAULT_ENVIRONMENT, environmentOption, withCatalogueSelector } from "./catalogue-selector.js";
 
 export const DEFAULT_URL = "http://127.0.0.1:8080";
 export const DEFAULT_PORT = 8080;
@@ -33,7 +34,9 @@ export type LogCompression = (typeof LOG_COMPRESSIONS)[number];
 const CONNECTION_HELP = `
 Connection (invoke, resume, types, codegen):
   --url defaults to $GOLEM_STREAM_URL, then ${DEFAULT_URL}
-  --token defaults to $GOLEM_STREAM_TOKEN (a static bearer token the server accepts)`;
+  --token defaults to $GOLEM_STREAM_TOKEN (a static bearer token the server accepts)
+  -a/--application and -e/--environment (invoke, types, codegen) default to $GOLEM_STREAM_APPLICATION
+  and $GOLEM_STREAM_ENVIRONMENT, then ${DEFAULT_APPLICATION} and ${DEFAULT_ENVIRONMENT}`;
 
 const EXIT_HELP = `
 Exit codes:
@@ -304,6 +307,12 @@ ${EXIT_HELP}`,
       const action = await load();
       setExitCode(await action(options, io));
     };
+  /** `run` for the commands that read a catalogue: -a/-e decided from the flag, the environment or the default. */
+  const runOnCatalogue = <T extends { readonly application: string; readonly environment: string }>(load: () => Promise<(options: T, io: CliIo) => Promise<ExitCode>>) =>
+    async (options: T): Promise<void> => {
+      const action = await load();
+      setExitCode(await action(withCatalogueSelector(options, io.env), io));
+    };
 
   program
     .command("serve")
@@ -430,8 +439,8 @@ Examples:
     .argument("<agent-type>", "agent type, for example echo")
     .argument("<method>", "method name, for example digest")
     .argument("[arguments...]", "one per method parameter, in order: JSON, or - to bind stdin to a stream parameter")
-    .option("-a, --application <name>", "application", "demo")
-    .option("-e, --environment <name>", "environment", "default")
+    .addOption(applicationOption())
+    .addOption(environmentOption())
     .option("-c, --constructor <json>", "constructor parameters as JSON (an object by field name, or an array)")
     .option("--native", "arguments and --constructor are native SchemaValue JSON ({\"kind\":..,\"value\":..})", false)
     .option("--idempotency-key <key>", "invocation idempotency key (default: a fresh UUID)")
@@ -468,7 +477,7 @@ ${EXIT_HELP}`,
       const { runInvoke } = await import("./commands/invoke.js");
       const constructorJson = Object.hasOwn(parsed, "constructor") ? (parsed["constructor"] as string) : undefined;
       const { constructor: _ignored, ...rest } = parsed;
-      const options = { ...runOptionsOf(rest), ...(constructorJson === undefined ? {} : { constructorJson }) } as InvokeOptions;
+      const options = withCatalogueSelector({ ...runOptionsOf(rest), ...(constructorJson === undefined ? {} : { constructorJson }) } as InvokeOptions, io.env);
       setExitCode(await runInvoke({ agentType, method, args }, options, io));
     });
 
@@ -627,8 +636,8 @@ Examples:
   program
     .command("types")
     .description("List the agent types and methods the server offers (its discovery endpoint).")
-    .option("-a, --application <name>", "application", "demo")
-    .option("-e, --environment <name>", "environment", "default")
+    .addOption(applicationOption())
+    .addOption(environmentOption())
     .option("--json", "print the discovery document as JSON", false)
     .addOption(urlOption())
     .addOption(tokenOption())
@@ -640,13 +649,13 @@ Examples:
   $ golem-stream types
   $ golem-stream types --application demo --environment default --json`,
     )
-    .action(run<TypesOptions>(async () => (await import("./commands/types.js")).runTypes));
+    .action(runOnCatalogue<TypesOptions>(async () => (await import("./commands/types.js")).runTypes));
 
   program
     .command("codegen")
     .description("Write typed contracts (defineAgentType source) for every agent type in the server's catalogue.")
-    .option("-a, --application <name>", "application", "demo")
-    .option("-e, --environment <name>", "environment", "default")
+    .addOption(applicationOption())
+    .addOption(environmentOption())
     .option("-o, --out <file>", "the TypeScript file to write, replaced atomically (default: stdout; - is stdout)")
     .option("--import-from <module>", "the module the source imports defineAgentType and t from", "@golem-stream/contract")
     .addOption(
@@ -669,7 +678,7 @@ Examples:
   $ golem-stream codegen --url http://127.0.0.1:8080 --out src/agents.ts
   $ golem-stream codegen --application shop --environment prod > agents.ts`,
     )
-    .action(run<CodegenOptions>(async () => (await import("./commands/codegen.js")).runCodegen));
+    .action(runOnCatalogue<CodegenOptions>(async () => (await import("./commands/codegen.js")).runCodegen));
 
   return program;
 }
