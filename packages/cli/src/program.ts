@@ -328,6 +328,7 @@ ${EXIT_HELP}`,
     .option("--data-dir <dir>", "store, keyring and generated token live here (default: $XDG_STATE_HOME/golem-stream or ~/.local/state/golem-stream)")
     .addOption(new Option("--log-level <level>", "how much to log on stderr").choices(LOG_LEVELS).default("info"))
     .addOption(new Option("--log-format <format>", "log lines as JSON, or readable (auto: readable on a terminal)").choices(LOG_FORMATS).default("auto"))
+    .option("--log-file <file>", "append the log to this file instead of stderr (for serve in the background of a terminal you keep typing in)")
     .option("--metrics", "serve Prometheus metrics at /metrics (no bearer token; keep the port off the public internet)", false)
     .addOption(
       new Option("--retention <duration>", "how long a finished invocation stays resumable (90s, 30m, 24h, 7d)")
@@ -426,12 +427,16 @@ Examples:
   $ golem-stream serve --port 9000 --token s3cret --data-dir ./state
   $ GOLEM_STREAM_TOKEN=s3cret golem-stream serve --host 0.0.0.0 --log-level debug
   $ golem-stream serve --port 0 --token-file tokens.txt   # prints the URL it picked
+  $ golem-stream serve --token s3cret --log-file serve.log &   # in the background: its log in a file, not between your commands
   $ golem-stream serve --metrics --log-format json 2> server.log   # Prometheus scrapes <url>/metrics
   $ golem-stream serve --allow-origin http://localhost:5173   # a web app's dev server may call it
   $ PGPASSWORD=... golem-stream serve --store postgres://golem@db:5432/golem --keyring /etc/golem/keyring.json \\
       --token-file /etc/golem/tokens --node-id node-a --drain-timeout 2m`,
     )
-    .action(run<ServeOptions>(async () => (await import("./commands/serve.js")).runServe));
+    .action(async (options: ServeOptions & { readonly logFile?: string }) => {
+      const [{ runServe }, { withLogFile }] = await Promise.all([import("./commands/serve.js"), import("./io/log-file.js")]);
+      setExitCode(await withLogFile(options.logFile, io, (served) => runServe(options, served)));
+    });
 
   const invoke = program
     .command("invoke")
