@@ -10,6 +10,7 @@ import { CliError, EXIT, EXIT_INTERNAL } from "./exit-codes.js";
 import type { ExitCode } from "./exit-codes.js";
 import type { CliIo } from "./io/cli-io.js";
 import { report } from "./io/cli-io.js";
+import { commandName, spellCommands } from "./io/command-name.js";
 import { parseDuration } from "./duration.js";
 import { DEFAULT_CHECKPOINT_BATCHING } from "./checkpoint/batching.js";
 import type { CheckpointBatching } from "./checkpoint/batching.js";
@@ -283,8 +284,9 @@ export function buildProgram(io: CliIo, setExitCode: (code: ExitCode) => void): 
     // Options after a subcommand are its own (conformance hands them all to the kit).
     .enablePositionalOptions()
     .configureOutput({
-      writeOut: (text) => io.stdout.write(text),
-      writeErr: (text) => io.stderr.write(text),
+      // Help and usage spell the command as it is typed here (`pnpm golem-stream` in a checkout).
+      writeOut: (text) => io.stdout.write(spellCommands(text, commandName(io.env))),
+      writeErr: (text) => io.stderr.write(spellCommands(text, commandName(io.env))),
       // Like every other failure: one line, the program's name first, and where to look.
       outputError: (text, write) => write(`golem-stream: ${text.replace(/^error: /, "").trim().replace(/\s*\n\s*/g, " ")} (see --help)\n`),
     })

@@ -86,3 +86,19 @@ test("serve through pnpm inside packages/server: the caller's folder, the typed 
   const ended = await serve.done;
   expect(ended.signal).toBe("SIGKILL");
 });
+
+test("--help through pnpm spells every command line as typed in the checkout", async () => {
+  const help = await pnpmGolemStream(["--help"]).done;
+  expect(help.code).toBe(0);
+  const text = help.stdout.toString();
+  expect(text).toMatch(/^Usage: pnpm golem-stream \[options\] \[command\]$/m);
+  expect(text).toContain("\n  $ pnpm golem-stream types\n");
+  expect(text).toContain("| pnpm golem-stream invoke echo split");
+  // No command line left with a bare `golem-stream`.
+  expect(text.replaceAll("pnpm golem-stream ", "")).not.toMatch(/(^|[\s|`(])golem-stream /m);
+  // Paths and longer names are not commands.
+  const serve = (await pnpmGolemStream(["serve", "--help"]).done).stdout.toString();
+  expect(serve).toContain("$XDG_STATE_HOME/golem-stream");
+  expect(serve).not.toContain("/pnpm golem-stream");
+  expect(serve).toContain("\n  $ pnpm golem-stream serve --port 9000");
+});

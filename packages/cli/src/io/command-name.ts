@@ -8,3 +8,13 @@ export function commandName(env: Readonly<Record<string, string | undefined>>): 
   const given = env["GOLEM_STREAM_COMMAND"]?.trim();
   return given === undefined || given === "" ? "golem-stream" : given;
 }
+
+/**
+ * `text` (help, usage) with every command line's `golem-stream` spelled as typed here: a word of
+ * its own followed by its arguments (`$ golem-stream types`, `| golem-stream invoke`, "Usage:
+ * golem-stream [options]"), never a path, a package name or a longer name that contains it.
+ */
+export function spellCommands(text: string, command: string): string {
+  if (command === "golem-stream") return text;
+  return text.replace(/(?<=^|[\s|`(])golem-stream(?= )/gm, command);
+}
