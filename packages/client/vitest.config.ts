@@ -1,10 +1,39 @@
 import { defineConfig } from "vitest/config";
 
+/**
+ * Two projects: `unit` (in memory: no sockets, processes or services) and `e2e`
+ * (`*.e2e.test.ts`: real sockets, processes, databases, browsers). `pnpm test:unit`
+ * runs the first with every package at once; `pnpm test:e2e` runs the second one
+ * package at a time, so end-to-end tests never share two cores with five others.
+ */
 export default defineConfig({
   test: {
-    include: ["test/**/*.test.ts"],
-    testTimeout: 30_000,
-    // test/*.test-d.ts are type tests: compiled with tsc, each expectTypeOf and @ts-expect-error checked.
-    typecheck: { enabled: true, include: ["test/**/*.test-d.ts"], tsconfig: "./tsconfig.types.json" },
+    // A test that checks nothing fails: a helper whose assertions sit only on one branch, or a
+    // property whose body never reaches its expect, must not pass silently.
+    expect: { requireAssertions: true },
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: "unit",
+          include: ["test/**/*.test.ts"],
+          exclude: ["test/**/*.e2e.test.ts"],
+          testTimeout: 15_000,
+          // test/*.test-d.ts are type tests: compiled with tsc, each expectTypeOf and @ts-expect-error checked.
+          typecheck: { enabled: true, include: ["test/**/*.test-d.ts"], tsconfig: "./tsconfig.types.json" },
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: "e2e",
+          include: ["test/**/*.e2e.test.ts"],
+          testTimeout: 60_000,
+          // Node 20 has the WHATWG WebSocket global only behind this flag (Node 22 by default):
+          // transport.e2e.test.ts runs the shipped transport over it on both.
+          execArgv: process.versions.node.startsWith("20.") ? ["--experimental-websocket"] : [],
+        },
+      },
+    ],
   },
 });

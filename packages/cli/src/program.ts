@@ -12,6 +12,7 @@ import type { CliIo } from "./io/cli-io.js";
 import { report } from "./io/cli-io.js";
 import { commandName, spellCommands } from "./io/command-name.js";
 import { parseDuration } from "./duration.js";
+import { jwtFlags, type JwtServeOptions } from "./jwt-flags.js";
 import { DEFAULT_CHECKPOINT_BATCHING } from "./checkpoint/batching.js";
 import type { CheckpointBatching } from "./checkpoint/batching.js";
 import { applicationOption, DEFAULT_APPLICATION, DEFAULT_ENVIRONMENT, environmentOption, withCatalogueSelector } from "./catalogue-selector.js";
@@ -60,7 +61,7 @@ export interface ConnectionOptions {
   readonly token?: string;
 }
 
-export interface ServeOptions {
+export interface ServeOptions extends JwtServeOptions {
   readonly port: number;
   readonly host: string;
   readonly token: readonly string[];
@@ -95,6 +96,20 @@ export interface ServeOptions {
   readonly allowOrigin: readonly string[];
   /** Serve the web console at `/` (`--no-console` turns it off). */
   readonly console: boolean;
+  /** Failed authentications per client address per minute before it is refused (0: no throttle); absent: the server's default. */
+  readonly authFailureLimit?: number;
+  /** Milliseconds a session socket may wait before its first message; absent: the server's default. */
+  readonly firstMessageTimeout?: number;
+  /** Milliseconds between the server's pings; absent: the server's default. */
+  readonly pingInterval?: number;
+  /** Open session sockets per principal; absent: the server's default. */
+  readonly maxConnectionsPerPrincipal?: number;
+  /** Invocations one principal may run at once; absent: the server's default. */
+  readonly maxSessionsPerPrincipal?: number;
+  /** DNS names the server is reached by, for the Host check of its HTTP endpoints and console. */
+  readonly publicHost: readonly string[];
+  /** Refuse to start when the keyring or a token file is readable by group or others. */
+  readonly strictPermissions?: boolean;
 }
 
 /** `auto`: bare output for a single output stream, item lines otherwise; `lines`: always item lines; `json`: events. */
@@ -316,6 +331,7 @@ ${EXIT_HELP}`,
       setExitCode(await action(withCatalogueSelector(options, io.env), io));
     };
 
+  const jwt = jwtFlags();
   program
     .command("serve")
     .description(
@@ -384,11 +400,50 @@ ${EXIT_HELP}`,
         "with --store: how PostgreSQL compresses stored items too large for a page (1 MiB batches): lz4 where the server has it, else its own method; server: always the server's default_toast_compression (default: lz4)",
       ).choices(LOG_COMPRESSIONS),
     )
+    .addOption(jwt.jwks)
+    .addOption(jwt.issuer)
+    .addOption(jwt.audience)
+    .addOption(jwt.principalClaim)
+    .addOption(jwt.accountClaim)
+    .addOption(jwt.authorizationClaim)
+    .addOption(jwt.authorizationPrefix)
+    .addOption(jwt.clockSkew)
+    .addOption(
+      new Option("--auth-failure-limit <n>", "failed authentications one client address may have per minute before its requests are refused (503) for the rest of that minute; 0: no throttle, e.g. behind a proxy (default: 20)")
+        .argParser(parseCount(0, 1_000_000)),
+    )
+    .addOption(
+      new Option("--first-message-timeout <duration>", "how long a session connection may wait before its first message, then it is closed (default: 30s)")
+        .argParser(parseBoundedDuration(1, 2 ** 31 - 1, "from 1ms to 24d")),
+    )
+    .addOption(
+      new Option("--ping-interval <duration>", "the server pings every session connection this often and drops one that answers neither of two pings; 0: no pings (default: 30s)")
+        .argParser(parseIntervalMs),
+    )
+    .addOption(
+      new Option("--max-connections-per-principal <n>", "open session connections one token (principal) may have; more are refused with 503 overloaded (default: 1000)")
+        .argParser(parseCount(1, 1_000_000)),
+    )
+    .addOption(
+      new Option("--max-sessions-per-principal <n>", "invocations one token (principal) may run at once; more starts are refused with overloaded, retryable (default: 500)")
+        .argParser(parseCount(1, 1_000_000)),
+    )
+    .addOption(
+      new Option("--public-host <name>", "a DNS name clients reach this server by (repeatable; .example.com for every name under it, * for any): the console, /metrics, /healthz, /readyz and the catalogue answer only a Host of localhost, an IP address or one of these")
+        .argParser(collect)
+        .default([]),
+    )
+    .option("--strict-permissions", "refuse to start when the keyring or a token file is readable by group or others (default: a warning)")
     .addHelpText(
       "after",
       `
 Tokens: every --token, $GOLEM_STREAM_TOKEN and every line of --token-file are accepted.
-With none of them, a random token is created on first start and kept in <data-dir>/bearer-token.
+With none of them (and no --jwt-jwks), a random token is created on first start and kept in
+<data-dir>/bearer-token. With --jwt-jwks, bearer JWTs are accepted too (static tokens only if given):
+signed RS256, ES256 or EdDSA by a key of the JWKS, with the --jwt-issuer and --jwt-audience, not
+expired. The caller is the sub claim, its account the iss claim (--jwt-principal-claim,
+--jwt-account-claim). A refused token gets 401 unauthenticated; a caller its
+--jwt-authorization-claim does not grant gets forbidden. Details: docs/operations.md, Authentication.
 The server stops cleanly on SIGINT or SIGTERM; sessions survive a restart on the same data directory.
 One server per data directory: a second one on the same directory exits with an error.
 Health: GET /healthz answers 200 while the process runs; GET /readyz answers 200 when the store is
@@ -409,8 +464,8 @@ a browser); every request from any other origin is refused (403), and the catalo
 those origins. Without it, browser pages cannot authenticate. Details: docs/protocol/browser.md.
 
 Cluster mode: every serve started with the same --store (a PostgreSQL database) and the same keyring
-(--keyring, a copy of one file on every machine) and accepting the same tokens is a node of one
-cluster. Put a load balancer in front; a client may start, resume or take over at any node. To
+(--keyring, a copy of one file on every machine, with the principal-secret file beside it) and
+accepting the same tokens is a node of one cluster. Put a load balancer in front; a client may start, resume or take over at any node. To
 change the keys, rotate in two steps (keyring rotate --staged, then keyring activate; see keyring
 --help), rolling each out to every node. The password may be in the URL or in $PGPASSWORD; it is never printed. On SIGTERM or SIGINT a node
 drains: it refuses new connections (overloaded), detaches its clients (they resume at another node),
@@ -432,6 +487,8 @@ Examples:
   $ golem-stream serve --token s3cret --log-file serve.log &   # in the background: its log in a file, not between your commands
   $ golem-stream serve --metrics --log-format json 2> server.log   # Prometheus scrapes <url>/metrics
   $ golem-stream serve --allow-origin http://localhost:5173   # a web app's dev server may call it
+  $ golem-stream serve --jwt-jwks https://login.example.com/.well-known/jwks.json \\
+      --jwt-issuer https://login.example.com/ --jwt-audience golem-stream --jwt-authorization-claim scope
   $ PGPASSWORD=... golem-stream serve --store postgres://golem@db:5432/golem --keyring /etc/golem/keyring.json \\
       --token-file /etc/golem/tokens --node-id node-a --drain-timeout 2m`,
     )

@@ -7,11 +7,13 @@
  * The keyring lives in `<dataDir>/keyring.json` (created with mode 0600 on
  * first start) unless one is given, so tokens stay valid across restarts.
  */
-import { existsSync, readFileSync, writeFileSync, mkdirSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { existsSync, linkSync, readFileSync, unlinkSync, writeFileSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { Keyring, sha256Hex } from "@golem-stream/tokens";
+import { Keyring } from "@golem-stream/tokens";
+import { withStaticTokens, type Authentication } from "./auth/static-tokens.js";
 import { createDemoHost } from "./demo/host.js";
-import type { Logger, Principal, ServerLimits } from "./options.js";
+import type { Logger, ServerLimits } from "./options.js";
 import { createSessionServer, type ClusterOptions, type SessionServer, type SessionServerOptions } from "./server.js";
 import type { BrowserOptions } from "./transport/browser-access.js";
 import type { SessionStore } from "./store/session-store.js";
@@ -31,8 +33,22 @@ export interface EmbeddedServerOptions {
   readonly store?: SessionStore;
   /** Cluster mode options, for a `ClusterSessionStore` given as `store`. */
   readonly cluster?: ClusterOptions;
-  /** Accepted bearer tokens; each is its own principal of account `local`. */
+  /**
+   * Accepted static bearer tokens; each is its own principal of account
+   * `local` and may do everything. May be empty when `authentication` is given.
+   */
   readonly tokens: readonly string[];
+  /**
+   * Bearers that are none of `tokens` go to this authenticator, and its
+   * callers to its authorizer (e.g. `createJwtAuth(...)`). Default: none.
+   */
+  readonly authentication?: Authentication;
+  /**
+   * The key (at least 16 bytes) of the HMAC that names each token's principal.
+   * Default: `<dataDir>/principal-secret`, created (32 random bytes, mode 0600)
+   * on first start. Every node of a cluster needs the same one.
+   */
+  readonly principalSecret?: Uint8Array;
   /** Overrides the keyring file. */
   readonly keyring?: Keyring;
   readonly limits?: Partial<ServerLimits>;
@@ -51,6 +67,12 @@ export interface EmbeddedServerOptions {
   readonly tracerProvider?: SessionServerOptions["tracerProvider"];
   /** Other HTTP requests (see `SessionServerOptions.pages`), e.g. the web console. */
   readonly pages?: SessionServerOptions["pages"];
+  /** The timers of time-dependent behaviour (see `SessionServerOptions.timers`; tests). */
+  readonly timers?: SessionServerOptions["timers"];
+  /** Observers of your own (see `SessionServerOptions.observers`). */
+  readonly observers?: SessionServerOptions["observers"];
+  /** The names the server is reached by, for the Host check (see `SessionServerOptions.publicHosts`). */
+  readonly publicHosts?: readonly string[];
 }
 
 export interface EmbeddedServer {
@@ -81,23 +103,47 @@ export function loadOrCreateKeyring(dataDir: string): Keyring {
   return keyring;
 }
 
-/** Maps each static token to a principal named by a digest prefix (the token itself is never kept as a name). */
-function staticAuthenticator(tokens: readonly string[]): (bearer: string) => Principal | undefined {
-  const principals = new Map<string, Principal>();
-  for (const token of tokens) {
-    const digest = sha256Hex(token);
-    principals.set(digest, { account: "local", principal: `token-${digest.slice(0, 16)}` });
+export const PRINCIPAL_SECRET_FILE = "principal-secret";
+const PRINCIPAL_SECRET_BYTES = 32;
+
+/**
+ * Loads `<dir>/principal-secret`, or creates it (mode 0600) with 32 random
+ * bytes: the key that names static-token principals. Created whole or not
+ * at all (written aside, then linked, which never replaces): processes
+ * starting at once on one directory (cluster nodes sharing a keyring's
+ * directory) all read the one that was linked first.
+ */
+export function loadOrCreatePrincipalSecret(dir: string): { readonly secret: Uint8Array; readonly created: boolean } {
+  const path = join(dir, PRINCIPAL_SECRET_FILE);
+  let created = false;
+  if (!existsSync(path)) {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const aside = join(dir, `.${PRINCIPAL_SECRET_FILE}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`);
+    writeFileSync(aside, randomBytes(PRINCIPAL_SECRET_BYTES), { mode: 0o600, flag: "wx" });
+    try {
+      linkSync(aside, path);
+      created = true;
+    } catch (error) {
+      if ((error as { code?: unknown }).code !== "EEXIST") throw error;
+    } finally {
+      unlinkSync(aside);
+    }
   }
-  // Lookup by digest: the comparison never runs over the secret's bytes.
-  return (bearer) => principals.get(sha256Hex(bearer));
+  return { secret: checkPrincipalSecret(readFileSync(path), path), created };
+}
+
+function checkPrincipalSecret(secret: Uint8Array, where: string): Uint8Array {
+  if (!(secret instanceof Uint8Array) || secret.length < 16) throw new TypeError(`${where}: a principal secret has at least 16 bytes`);
+  return secret;
 }
 
 export async function startEmbeddedServer(options: EmbeddedServerOptions): Promise<EmbeddedServer> {
   if (typeof options !== "object" || options === null) throw new TypeError("startEmbeddedServer needs an options object");
   if (typeof options.dataDir !== "string" || options.dataDir.length === 0) throw new TypeError("options.dataDir must be a non-empty path");
-  if (!Array.isArray(options.tokens) || options.tokens.length === 0 || !options.tokens.every((t) => typeof t === "string" && t.length > 0)) {
-    throw new TypeError("options.tokens must be a non-empty array of non-empty strings");
+  if (!Array.isArray(options.tokens) || !options.tokens.every((t) => typeof t === "string" && t.length > 0)) {
+    throw new TypeError("options.tokens must be an array of non-empty strings");
   }
+  if (options.tokens.length === 0 && options.authentication === undefined) throw new TypeError("options.tokens must not be empty without options.authentication");
   mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
   const keyring = options.keyring ?? loadOrCreateKeyring(options.dataDir);
   const store =
@@ -111,7 +157,11 @@ export async function startEmbeddedServer(options: EmbeddedServerOptions): Promi
     store,
     host: createDemoHost(),
     keyring,
-    authenticator: staticAuthenticator(options.tokens),
+    ...withStaticTokens(
+      options.tokens,
+      options.principalSecret === undefined ? loadOrCreatePrincipalSecret(options.dataDir).secret : checkPrincipalSecret(options.principalSecret, "options.principalSecret"),
+      options.authentication,
+    ),
     ...(options.limits === undefined ? {} : { limits: options.limits }),
     ...(options.logger === undefined ? {} : { logger: options.logger }),
     ...(options.cluster === undefined ? {} : { cluster: options.cluster }),
@@ -121,6 +171,9 @@ export async function startEmbeddedServer(options: EmbeddedServerOptions): Promi
     ...(options.tracerProvider === undefined ? {} : { tracerProvider: options.tracerProvider }),
     ...(options.browsers === undefined ? {} : { browsers: options.browsers }),
     ...(options.pages === undefined ? {} : { pages: options.pages }),
+    ...(options.timers === undefined ? {} : { timers: options.timers }),
+    ...(options.observers === undefined ? {} : { observers: options.observers }),
+    ...(options.publicHosts === undefined ? {} : { publicHosts: options.publicHosts }),
   });
   let address;
   try {

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import type { InvocationStart, SchemaValueJson } from "@golem-stream/wire";
 import { afterAll, beforeAll } from "vitest";
 import { Keyring } from "@golem-stream/tokens";
-import { createDemoHost, createSessionServer, startEmbeddedServer, type EmbeddedServer, type EmbeddedServerOptions, type Logger, type SessionStore } from "../src/index.js";
+import { createDemoHost, createSessionServer, startEmbeddedServer, type EmbeddedServer, type EmbeddedServerOptions, type Logger, type PartialObserver, type SessionStore } from "../src/index.js";
 
 import { TEST_TOKEN as TOKEN } from "../src/testing/raw-client.js";
 
@@ -73,13 +73,14 @@ export async function settle(read: () => number, stableRounds = 15): Promise<num
  * handed), for the whole file: listening before its tests, closed with its store and data
  * directory after them. `url()` is the session endpoint.
  */
-export function demoServerOn(store: SessionStore, dataDir: string, logger?: Logger): { url(): string } {
+export function demoServerOn(store: SessionStore, dataDir: string, logger?: Logger, observers?: readonly PartialObserver[]): { url(): string } {
   const server = createSessionServer({
     store,
     host: createDemoHost(),
     keyring: Keyring.generate("k1"),
     authenticator: (token) => (token === TOKEN ? { account: "acme", principal: "alice" } : undefined),
     ...(logger === undefined ? {} : { logger }),
+    ...(observers === undefined ? {} : { observers }),
   });
   let url: string | undefined;
   beforeAll(async () => {
@@ -97,3 +98,5 @@ export function demoServerOn(store: SessionStore, dataDir: string, logger?: Logg
     },
   };
 }
+
+export { Pauses } from "../src/testing/pauses.js";

@@ -10,6 +10,7 @@ import { randomUUID } from "node:crypto";
 import { Keyring } from "@golem-stream/tokens";
 import { canonicalJson, decodeServerMessage, encodeMessage, type JsonValue, type ClientMessage, type ServerMessage } from "@golem-stream/wire";
 import { Connection } from "../src/transport/connection.js";
+import { SYSTEM_TIMERS } from "../src/timers.js";
 import { SessionRuntime } from "../src/sessions/session-runtime.js";
 import { TokenService } from "../src/sessions/token-service.js";
 import { createDemoHost, MemorySessionStore, NodeBudget, resolveLimits, silentLogger, type ServerLimits } from "../src/index.js";
@@ -82,6 +83,7 @@ function harness(limits: Partial<ServerLimits> = {}) {
       logger: silentLogger,
       observer: NOOP_OBSERVER,
       now: Date.now,
+      timers: SYSTEM_TIMERS,
       nodeBudget: new NodeBudget(resolveLimits().maxQueuedBytesPerNode),
     },
     () => true,

@@ -228,6 +228,15 @@ export class PostgresSessionStore implements ClusterSessionStore {
     await this.#pool.end();
   }
 
+  /**
+   * Writes retried after PostgreSQL picked them as a deadlock victim (40P01)
+   * or failed their serialization (40001): a write of this node that waits on
+   * another node's lock can be one. Each is retried in order, a few times at most.
+   */
+  get transientRetries(): number {
+    return this.#writes.transientRetries;
+  }
+
   /** How often the change feed's connection was re-established. */
   get listenerReconnects(): number {
     return this.#feed.reconnects;

@@ -110,6 +110,7 @@ export class WriteQueue {
   #scheduled = false;
   #closed = false;
   #listener: ((seconds: number, writes: number) => void) | undefined;
+  #transientRetries = 0;
 
   constructor(connect: () => Promise<pg.Client>, channel: string, runs?: RunStatements) {
     this.#connect = connect;
@@ -124,6 +125,11 @@ export class WriteQueue {
       this.#queue.push({ work, append, resolve: resolve as (value: unknown) => void, reject, retries: 0, careful: false });
       this.#schedule();
     });
+  }
+
+  /** Writes retried in a later group after PostgreSQL picked them as a deadlock victim or failed their serialization. */
+  get transientRetries(): number {
+    return this.#transientRetries;
   }
 
   /** Registers the one listener told of each committed group: its time from BEGIN to COMMIT and its size (metrics). */
@@ -339,6 +345,7 @@ export class WriteQueue {
           await control.send("ROLLBACK TO SAVEPOINT write; RELEASE SAVEPOINT write");
           if (isTransient(error) && item.retries < MAX_RETRIES) {
             item.retries++;
+            this.#transientRetries++;
             // What was not written yet, in the order it was issued.
             retry = order.slice(at).sort((a, b) => a - b).map((i) => group[i]!);
             break;

@@ -21,6 +21,27 @@ async function pair(): Promise<[PostgresSessionStore, PostgresSessionStore]> {
   return [a, b];
 }
 
+/**
+ * Waits until `count` backends of this database wait on a lock, counting with `inSchema` only
+ * statements that name that schema (other test files share the database). Asked outside any
+ * transaction: its statistics are a snapshot per transaction.
+ */
+async function lockWaiters(count: number, inSchema?: string): Promise<void> {
+  const client = await admin();
+  try {
+    for (;;) {
+      const { rows } = await client.query<{ n: string }>(
+        "SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND ($1::text IS NULL OR strpos(query, $1) > 0)",
+        [inSchema ?? null],
+      );
+      if (Number(rows[0]!.n) >= count) return;
+      await sleep(10);
+    }
+  } finally {
+    await client.end();
+  }
+}
+
 /** Collects a session's changes; `until` waits for a predicate over them. */
 function record(store: PostgresSessionStore, sessionId: string) {
   const changes: SessionChange[] = [];
@@ -44,19 +65,6 @@ function record(store: PostgresSessionStore, sessionId: string) {
 }
 
 describe("two nodes take one start at once", () => {
-  /** Waits until `count` backends of this database wait on a lock (asked outside any transaction: its statistics are a snapshot per transaction). */
-  async function lockWaiters(count: number): Promise<void> {
-    const client = await admin();
-    try {
-      for (;;) {
-        const { rows } = await client.query<{ n: string }>("SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'");
-        if (Number(rows[0]!.n) >= count) return;
-        await sleep(10);
-      }
-    } finally {
-      await client.end();
-    }
-  }
 
   it("the same attempt (a client's exact retry racing its original at another node): one node creates the session, the other finds the attempt, never idempotency-conflict", async () => {
     const [a, b] = await pair();
@@ -188,7 +196,8 @@ describe("writers of several nodes", () => {
       await other.query(`SELECT 1 FROM ${a.schema}.sessions WHERE session_id = $1 FOR UPDATE`, [y.sessionId]);
       // One group: finish X (locks X), finish Y (waits on the other transaction).
       const finishes = [a.finish(x.sessionId, '{"kind":"success"}', 1), a.finish(y.sessionId, '{"kind":"success"}', 2)];
-      await sleep(200);
+      // A's group holds X and waits on Y.
+      await lockWaiters(1, a.schema);
       // The cycle: A waited first, so A's deadlock check finds it and A's write on Y is the victim.
       await other.query(`UPDATE ${a.schema}.sessions SET finished_at = 0 WHERE session_id = $1`, [x.sessionId]);
       await other.query("COMMIT");
@@ -196,6 +205,8 @@ describe("writers of several nodes", () => {
     } finally {
       await other.end();
     }
+    // The retry path ran: without the deadlock, Y's write would have committed on its first try.
+    expect(a.transientRetries).toBe(1);
     expect((await a.getSession(x.sessionId))?.state).toBe("finished");
     expect((await a.getSession(y.sessionId))).toMatchObject({ state: "finished", finishedAt: 2 });
   }, 15_000);

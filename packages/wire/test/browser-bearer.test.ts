@@ -20,12 +20,17 @@ describe("the bearer subprotocol entry", () => {
   });
 
   it("accepts exactly the canonical spelling: any other string decodes to nothing or to a token that encodes back to it", () => {
+    let decoded = 0;
     fc.assert(
       fc.property(fc.string({ unit: fc.constantFrom(..."AZaz09-_+/=.x"), maxLength: 40 }), (text) => {
         const token = decodeBearerSubprotocol(BEARER_SUBPROTOCOL_PREFIX + text);
-        if (token !== undefined) expect(encodeBearerSubprotocol(token)).toBe(BEARER_SUBPROTOCOL_PREFIX + text);
+        if (token === undefined) return;
+        decoded++;
+        expect(encodeBearerSubprotocol(token)).toBe(BEARER_SUBPROTOCOL_PREFIX + text);
       }),
     );
+    // Not vacuous: some of the strings were tokens.
+    expect(decoded).toBeGreaterThan(0);
   });
 
   it("refuses what is not a token entry", () => {

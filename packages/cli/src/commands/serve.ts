@@ -20,10 +20,11 @@ import { randomBytes } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { createDataDir, exposedDataDir } from "../data-dir.js";
 import { hostname } from "node:os";
-import { join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import type { EmbeddedServer, SessionStore } from "@golem-stream/server";
 import type { Keyring } from "@golem-stream/tokens";
 import { resolveServeTokens } from "../bearer-tokens.js";
+import { jwtAuthentication } from "../jwt-authentication.js";
 import { CliError, EXIT, usageError } from "../exit-codes.js";
 import type { ExitCode } from "../exit-codes.js";
 import type { CliIo } from "../io/cli-io.js";
@@ -38,6 +39,8 @@ import { parseStoreUrl, scrub } from "../store-url.js";
 import type { StoreUrl } from "../store-url.js";
 import { shellWord } from "../io/shell-word.js";
 import { commandName } from "../io/command-name.js";
+import { serveLimits } from "./serve-limits.js";
+import { credentialWarnings } from "./serve-credential-warnings.js";
 
 const NODE_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
 
@@ -129,40 +132,68 @@ async function connectStore(cluster: ClusterSettings, logger: CliLogger): Promis
 
 export async function runServe(options: ServeOptions, io: CliIo): Promise<ExitCode> {
   const cluster = clusterSettings(options, io);
+  const logger = createLogger(io, options.logLevel, undefined, options.logFormat);
+  const jwt = await jwtAuthentication(options, logger);
   // An optional peer dependency (it builds SQLite natively): loaded before anything is created.
-  const { startEmbeddedServer } = await loadServer();
+  const { startEmbeddedServer, loadOrCreatePrincipalSecret: loadPrincipalSecret, PRINCIPAL_SECRET_FILE } = await loadServer();
   const dataDir = resolve(options.dataDir ?? defaultDataDir(io.env));
   if (cluster === undefined) await createDataDir(dataDir);
   const exposed = await exposedDataDir(dataDir);
   const { tokens, generatedFile } = await resolveServeTokens(
     { flags: options.token, env: io.env["GOLEM_STREAM_TOKEN"], file: options.tokenFile },
     dataDir,
+    jwt === undefined,
   );
   // The SQLite server keeps the server's own default (<data-dir>/keyring.json); a cluster node
   // creates that file atomically, as nodes sharing a data directory may start at once.
   const keyringPath =
     options.keyring !== undefined ? resolve(options.keyring) : cluster === undefined ? undefined : join(dataDir, KEYRING_FILE);
-  const logger = createLogger(io, options.logLevel, undefined, options.logFormat);
+  const weakCredentials = await credentialWarnings({
+    flagTokens: options.token,
+    tokens: [
+      ...options.token.map((token) => ({ token, source: "--token" })),
+      ...(io.env["GOLEM_STREAM_TOKEN"] ? [{ token: io.env["GOLEM_STREAM_TOKEN"], source: "GOLEM_STREAM_TOKEN" }] : []),
+      ...(options.tokenFile === undefined ? [] : tokens.filter((token) => !options.token.includes(token) && token !== io.env["GOLEM_STREAM_TOKEN"]).map((token) => ({ token, source: `--token-file ${options.tokenFile}` }))),
+    ],
+    files: [
+      { path: keyringPath ?? join(dataDir, KEYRING_FILE), what: "keyring" },
+      ...(options.tokenFile === undefined ? [] : [{ path: resolve(options.tokenFile), what: "token file" }]),
+      ...(generatedFile === undefined ? [] : [{ path: generatedFile, what: "generated token file" }]),
+      { path: join(dirname(keyringPath ?? join(dataDir, KEYRING_FILE)), PRINCIPAL_SECRET_FILE), what: "principal secret" },
+    ],
+    strictPermissions: options.strictPermissions === true,
+  });
   const pages = options.console ? await loadConsole() : undefined;
   const store = cluster === undefined ? undefined : await connectStore(cluster, logger);
   // Only once the store is reached: a node that cannot join leaves no new keyring behind.
   let keyring: Keyring | undefined;
   let keyringCreated = false;
   if (keyringPath !== undefined) ({ keyring, created: keyringCreated } = await loadOrCreateKeyringFile(keyringPath));
+  // Next to the keyring: every node of a cluster needs the same one, as it needs the same keyring.
+  const principalSecretDir = dirname(keyringPath ?? join(dataDir, KEYRING_FILE));
+  let principalSecret: { readonly secret: Uint8Array; readonly created: boolean };
+  try {
+    principalSecret = loadPrincipalSecret(principalSecretDir);
+  } catch (error) {
+    throw usageError(`cannot use the principal secret in ${principalSecretDir}: ${error instanceof Error ? error.message : String(error)}`, error);
+  }
   let server: EmbeddedServer;
   try {
     server = await startEmbeddedServer({
+      principalSecret: principalSecret.secret,
       port: options.port,
       host: options.host,
       dataDir,
       tokens,
+      ...(jwt === undefined ? {} : { authentication: jwt.authentication }),
       logger,
       healthEndpoints: true,
       ...(options.metrics ? { metrics: { processMetrics: true } } : {}),
-      limits: { sessionRetentionMs: options.retention, detachedSessionTimeoutMs: options.detachedTimeout },
+      limits: { sessionRetentionMs: options.retention, detachedSessionTimeoutMs: options.detachedTimeout, ...serveLimits(options) },
       ...(keyring === undefined ? {} : { keyring }),
       ...browserAccess(options),
       ...(pages === undefined ? {} : { pages }),
+      ...(options.publicHost.length === 0 ? {} : { publicHosts: options.publicHost }),
       ...(store === undefined || cluster === undefined ? {} : { store, cluster: { leaseTtlMs: cluster.leaseTtlMs } }),
     });
   } catch (error) {
@@ -174,7 +205,8 @@ export async function runServe(options: ServeOptions, io: CliIo): Promise<ExitCo
   }
   const url = server.httpUrl;
   const command = commandName(io.env);
-  const tokenHint = generatedFile === undefined ? "<one of the tokens you gave>" : `$(cat ${shellWord(generatedFile)})`;
+  const tokenHint =
+    generatedFile !== undefined ? `$(cat ${shellWord(generatedFile)})` : tokens.length === 0 ? "<a JWT of the issuer>" : "<one of the tokens you gave>";
   const keyRoles = keyring === undefined ? [] : [describeKeyRoles(keyring)];
   const where =
     cluster === undefined
@@ -185,8 +217,13 @@ export async function runServe(options: ServeOptions, io: CliIo): Promise<ExitCo
           ...keyRoles,
           // A missing or mistyped --keyring would otherwise go unnoticed until a resume at another node fails.
           ...(keyringCreated ? [`NEW keyring created just now at ${keyringPath ?? ""}: copy this file to every other node; a node with another keyring refuses this node's tokens`] : []),
+          ...(principalSecret.created
+            ? [`NEW principal secret created just now at ${join(principalSecretDir, PRINCIPAL_SECRET_FILE)}: copy it next to the keyring of every other node; a node with another one names callers differently, and they cannot resume there`]
+            : []),
         ];
+  if (jwt !== undefined) where.push(jwt.description);
   if (exposed !== undefined) where.push(`WARNING: ${exposed}`);
+  for (const warning of weakCredentials) where.push(`WARNING: ${warning}`);
   if (options.console) where.push(`web console ${url}/ (sign in with a token)`);
   where.push(`health ${url}/healthz, readiness ${url}/readyz${options.metrics ? `, metrics ${url}/metrics` : ""}`);
   io.stdout.write(
@@ -206,6 +243,7 @@ export async function runServe(options: ServeOptions, io: CliIo): Promise<ExitCo
     ].join("\n"),
   );
   if (exposed !== undefined) logger.warn("data directory readable by others", { event: "data-dir.exposed", dataDir });
+  for (const warning of weakCredentials) logger.warn(warning, { event: "credentials.weak" });
   if (cluster !== undefined && keyringCreated) logger.warn("created a new keyring", { event: "keyring.created", path: keyringPath });
   logger.info("server started", { event: "server.start", ...(cluster === undefined ? { url, dataDir } : { url, store: cluster.store.shown, node: cluster.nodeId }) });
   await new Promise<void>((resolveStop) => {

@@ -1,3 +1,3 @@
-// Control for browser-types.test.ts: this project has no Node types, so this must not compile.
+// Control for browser-types.e2e.test.ts: this project has no Node types, so this must not compile.
 process.nextTick(() => Buffer.from("x"));
 export {};

@@ -1,6 +1,6 @@
 /**
  * A browser application's use of @golem-stream/client, type-checked by
- * test/browser-types.test.ts with the DOM library and no Node types
+ * test/browser-types.e2e.test.ts with the DOM library and no Node types
  * (tsconfig.json): every public type the package exposes must resolve here.
  */
 import {

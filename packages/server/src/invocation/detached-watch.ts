@@ -15,6 +15,8 @@
  * longer one says it too rarely for an owner with a shorter one.
  */
 
+import type { TimerHandle, Timers } from "../timers.js";
+
 /** setTimeout's largest delay: a longer timeout means never. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
@@ -22,13 +24,15 @@ export class DetachedWatch {
   readonly #timeoutMs: number;
   readonly #giveUp: () => void;
   readonly #heartbeat: () => void;
-  #waiting: ReturnType<typeof setTimeout> | undefined;
-  #beating: ReturnType<typeof setInterval> | undefined;
+  readonly #timers: Timers;
+  #waiting: TimerHandle | undefined;
+  #beating: TimerHandle | undefined;
 
-  constructor(timeoutMs: number, giveUp: () => void, heartbeat: () => void) {
+  constructor(timeoutMs: number, giveUp: () => void, heartbeat: () => void, timers: Timers) {
     this.#timeoutMs = timeoutMs;
     this.#giveUp = giveUp;
     this.#heartbeat = heartbeat;
+    this.#timers = timers;
   }
 
   get #never(): boolean {
@@ -38,18 +42,16 @@ export class DetachedWatch {
   /** Owner: no attachment is known from now on; the wait starts (again) now. */
   wait(): void {
     if (this.#never) return;
-    clearTimeout(this.#waiting);
-    this.#waiting = setTimeout(() => {
+    this.#timers.clearTimeout(this.#waiting);
+    this.#waiting = this.#timers.setTimeout(() => {
       this.#waiting = undefined;
       this.#giveUp();
     }, this.#timeoutMs);
-    // Nothing to keep a process alive for (a test, a server closing).
-    this.#waiting.unref();
   }
 
   /** Owner: an attachment is here; no wait. */
   attached(): void {
-    clearTimeout(this.#waiting);
+    this.#timers.clearTimeout(this.#waiting);
     this.#waiting = undefined;
   }
 
@@ -57,13 +59,12 @@ export class DetachedWatch {
   serving(): void {
     if (this.#beating !== undefined) return;
     this.#heartbeat();
-    this.#beating = setInterval(() => this.#heartbeat(), Math.max(10, Math.floor(Math.min(this.#timeoutMs, MAX_TIMER_MS) / 4)));
-    this.#beating.unref();
+    this.#beating = this.#timers.setInterval(() => this.#heartbeat(), Math.max(10, Math.floor(Math.min(this.#timeoutMs, MAX_TIMER_MS) / 4)));
   }
 
   /** Serving node: the attachment here ended. */
   notServing(): void {
-    clearInterval(this.#beating);
+    this.#timers.clearInterval(this.#beating);
     this.#beating = undefined;
   }
 

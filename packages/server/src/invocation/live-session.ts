@@ -37,6 +37,7 @@ import type { TokenService } from "../sessions/token-service.js";
 import { catalogueGraph, decodeValue, describeElement, type SchemaGraph } from "../values.js";
 import { ClusterFollower } from "./cluster-follower.js";
 import { DetachedWatch } from "./detached-watch.js";
+import type { Timers } from "../timers.js";
 import type { ClusterSessionStore } from "../store/cluster-store.js";
 import { identityOf, type ServerObserver } from "../observability/server-observer.js";
 
@@ -51,6 +52,8 @@ export interface RuntimeDeps {
   /** Metrics, log events and spans (observability/); `NOOP_OBSERVER` when none is configured. */
   readonly observer: ServerObserver;
   readonly now: () => number;
+  /** The timers of time-dependent behaviour (the detached timeout); `ManualTimers` in tests. */
+  readonly timers: Timers;
   /** Bytes held in memory by all sessions and connections of this server (`limits.maxQueuedBytesPerNode`). */
   readonly nodeBudget: NodeBudget;
 }
@@ -156,6 +159,7 @@ export class LiveSession {
       deps.limits.detachedSessionTimeoutMs,
       () => void this.#giveUpDetached(),
       () => this.#cluster?.attachmentAlive(),
+      deps.timers,
     );
     this.#cluster = deps.cluster === undefined ? undefined : this.#newFollower();
   }
@@ -519,7 +523,10 @@ export class LiveSession {
     permitBytes: number,
   ): Promise<AcceptedInput | undefined> {
     const queue = stream.queue;
-    if (queue !== undefined && !queue.hasSpace) await queue.waitForSpace();
+    if (queue !== undefined && !queue.hasSpace) {
+      this.deps.observer.backpressure("input-queue");
+      await queue.waitForSpace();
+    }
     if (this.#cluster?.remote === true) await this.#cluster.waitForInputRoom(stream);
     return this.#acceptNow(owner, stream, chunk, item, introduced, permitBytes);
   }

@@ -24,6 +24,11 @@ export interface OperationsEndpoints {
   readiness(): Promise<Readiness>;
 }
 
+/** Whether `pathname` is an enabled operations endpoint. */
+export function isOperationsPath(pathname: string, endpoints: OperationsEndpoints): boolean {
+  return (pathname === METRICS_PATH && endpoints.registry !== undefined) || ((pathname === HEALTH_PATH || pathname === READY_PATH) && endpoints.health);
+}
+
 /** Answers the request if it is for an enabled operations endpoint; returns whether it did. */
 export async function handleOperationsRequest(
   pathname: string,
@@ -32,8 +37,7 @@ export async function handleOperationsRequest(
   endpoints: OperationsEndpoints,
 ): Promise<boolean> {
   const registry = endpoints.registry;
-  const known = (pathname === METRICS_PATH && registry !== undefined) || ((pathname === HEALTH_PATH || pathname === READY_PATH) && endpoints.health);
-  if (!known) return false;
+  if (!isOperationsPath(pathname, endpoints)) return false;
   if (request.method !== "GET" && request.method !== "HEAD") {
     send(response, 405, "text/plain; charset=utf-8", "method not allowed\n", { allow: "GET, HEAD" });
     return true;

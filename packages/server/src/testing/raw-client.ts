@@ -108,27 +108,41 @@ export class RawClient {
     }
   }
 
-  /** Waits for the socket to close and returns every message received. */
   /**
-   * Every message once the socket has closed. With `within`, gives up after
-   * that many milliseconds with an error that lists what did arrive (type,
-   * channel, sequence), so a hang names the stream that stopped.
+   * Every message once the socket has closed. With `idleMs`, gives up when
+   * no message has arrived for that many milliseconds (the deadline moves
+   * with every message, so a long stream on a loaded machine is never cut
+   * off while it still makes progress), with an error that lists what did
+   * arrive (type, channel, sequence), so a hang names the stream that stopped.
    */
-  async all(options: { readonly within?: number } = {}): Promise<{ messages: ServerMessage[]; closed: Closed }> {
-    const within = options.within;
+  async all(options: { readonly idleMs?: number } = {}): Promise<{ messages: ServerMessage[]; closed: Closed }> {
+    const idleMs = options.idleMs;
+    if (idleMs === undefined) {
+      const closed = await this.closed;
+      this.#checkDecodable();
+      return { messages: this.received, closed };
+    }
     let timer: NodeJS.Timeout | undefined;
-    const deadline =
-      within === undefined
-        ? undefined
-        : new Promise<never>((_, reject) => {
-            timer = setTimeout(() => reject(new Error(`the socket did not close within ${within} ms; received: ${describeReceived(this.received)}`)), within);
-          });
+    let onMessage: (() => void) | undefined;
+    const stalled = new Promise<never>((_, reject) => {
+      const arm = (): void => {
+        clearTimeout(timer);
+        timer = setTimeout(
+          () => reject(new Error(`the socket stayed silent for ${idleMs} ms without closing; received: ${describeReceived(this.received)}`)),
+          idleMs,
+        );
+      };
+      onMessage = arm;
+      arm();
+    });
+    this.socket.on("message", onMessage!);
     try {
-      const closed = await (deadline === undefined ? this.closed : Promise.race([this.closed, deadline]));
+      const closed = await Promise.race([this.closed, stalled]);
       this.#checkDecodable();
       return { messages: this.received, closed };
     } finally {
       clearTimeout(timer);
+      this.socket.off("message", onMessage!);
     }
   }
 

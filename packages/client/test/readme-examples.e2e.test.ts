@@ -1,9 +1,10 @@
 /**
  * Every TypeScript example in README.md type-checks under `strict` against the built package,
  * imported by name as a user would; so do those of the contract package's README, whose client
- * and server halves need this package and the server (which the contract package must not). A fragment that continues an earlier example gets the
- * names it relies on declared in front of it (`CONTEXT`, one entry per block, in order), so a
- * new or moved block fails here until its context is written down.
+ * and server halves need this package and the server (which the contract package must not). A
+ * fragment that continues an earlier example gets the names it relies on declared in front of it
+ * (`CONTEXT`, one entry per block, in order), so a new or moved block fails here until its context
+ * is written down.
  */
 import { execFile } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";

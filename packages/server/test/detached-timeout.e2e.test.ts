@@ -9,11 +9,13 @@
 import { randomUUID } from "node:crypto";
 import { afterEach, describe, expect, it } from "vitest";
 import type { Logger } from "../src/index.js";
+import { ManualTimers } from "../src/testing/index.js";
 import { RawClient, demoStart, startTestServer, v, type TestServer } from "./helpers.js";
 
-const TIMEOUT_MS = 300;
+/** The limit; time moves only through `ManualTimers`, so its value says nothing about how long a test takes. */
+const TIMEOUT_MS = 60_000;
 
-/** A logger that keeps every line's fields, and resolves waiters on the event they wait for. */
+/** A logger that keeps every line's fields (debug included), and resolves waiters on the event they wait for. */
 function recordingLogger() {
   const lines: Record<string, unknown>[] = [];
   const waiters: { event: string; resolve: () => void }[] = [];
@@ -21,7 +23,7 @@ function recordingLogger() {
     lines.push({ ...fields });
     for (const waiter of waiters.filter((w) => w.event === fields["event"])) waiter.resolve();
   };
-  const logger: Logger = { info: note, warn: note, error: note };
+  const logger: Logger = { debug: note, info: note, warn: note, error: note };
   const next = (event: string) => new Promise<void>((resolve) => waiters.push({ event, resolve }));
   return { logger, lines, next, count: (event: string) => lines.filter((line) => line["event"] === event).length };
 }
@@ -32,14 +34,28 @@ afterEach(async () => {
   server = undefined;
 });
 
-/** A server with `detachedSessionTimeoutMs`, and a long `count` started on it: its connection, acceptance and log. */
+/** A server with `detachedSessionTimeoutMs` on manual timers, and a long `count` started on it: its connection, acceptance, log and timers. */
 async function countOn(detachedSessionTimeoutMs: number) {
   const log = recordingLogger();
-  server = await startTestServer({ logger: log.logger, limits: { detachedSessionTimeoutMs } });
+  const timers = new ManualTimers();
+  // No pings: time jumps here by more than two ping intervals in one step, where no pong could come
+  // between, and the pending timers counted are the detached watch's only.
+  server = await startTestServer({ logger: log.logger, limits: { detachedSessionTimeoutMs, pingIntervalMs: 0 }, timers });
   const first = await RawClient.connect(server.url);
   first.send(demoStart("count", v.record(v.u32(1_000_000), v.u32(5))));
   const accepted = await first.nextOf("invocationAccepted");
-  return { log, first, accepted, url: server.url };
+  return { log, timers, first, accepted, url: server.url };
+}
+
+/**
+ * Cuts `client` off and resolves once the server has ended its attachment
+ * (`attach.end` is logged just before the session learns it is detached,
+ * in the same turn: the wait, if any, is armed when this resolves).
+ */
+async function detach(log: ReturnType<typeof recordingLogger>, client: RawClient): Promise<void> {
+  const ended = log.next("attach.end");
+  client.socket.terminate();
+  await ended;
 }
 
 /** Resumes the session and reads it to its end: the output ended transport-detached. */
@@ -55,10 +71,14 @@ const resume = (sessionToken: string) => ({ type: "resumeAttach" as const, attem
 
 describe("a running session without any attachment for detachedSessionTimeoutMs", () => {
   it("is given up: its output ends cancelled with transport-detached, durably; a client coming back reads that and the outcome", async () => {
-    const { log, first, accepted, url } = await countOn(TIMEOUT_MS);
+    const { log, timers, first, accepted, url } = await countOn(TIMEOUT_MS);
     await first.nextOf("invocationResult");
+    await detach(log, first);
+    // One millisecond short of the limit: still running.
+    timers.advance(TIMEOUT_MS - 1);
+    expect(log.count("session.given-up")).toBe(0);
     const givenUp = log.next("session.given-up");
-    first.socket.terminate();
+    timers.advance(1);
     await givenUp;
 
     const messages = await endedDetached(url, accepted.sessionToken);
@@ -67,32 +87,37 @@ describe("a running session without any attachment for detachedSessionTimeoutMs"
   });
 
   it("an attach before the timeout starts the wait over: attached for longer than the timeout, nothing is given up", async () => {
-    const { log, first, accepted, url } = await countOn(TIMEOUT_MS);
-    first.socket.terminate();
+    const { log, timers, first, accepted, url } = await countOn(TIMEOUT_MS);
+    await detach(log, first);
+    expect(timers.pending).toBe(1);
+    timers.advance(TIMEOUT_MS - 1);
 
-    // Back at once, and attached for three timeouts while items keep coming.
+    // Back just before the limit: the wait is cancelled, and three timeouts pass while attached.
     const back = await RawClient.connect(url);
     back.send(resume(accepted.sessionToken));
     const reaccepted = await back.nextOf("invocationAccepted");
-    const until = Date.now() + 3 * TIMEOUT_MS;
-    while (Date.now() < until) {
+    expect(timers.pending).toBe(0);
+    timers.advance(3 * TIMEOUT_MS);
+    // Items still come, and none of them is a cancellation.
+    for (let i = 0; i < 5; i++) {
       const message = await back.next();
       expect(message.type === "outputStreamEnd" && message.outcome.kind === "cancelled").toBe(false);
     }
     expect(log.count("session.given-up")).toBe(0);
 
     // Detached again: the wait starts from this detach, and ends the session as before.
+    await detach(log, back);
     const givenUp = log.next("session.given-up");
-    back.socket.terminate();
+    timers.advance(TIMEOUT_MS);
     await givenUp;
     await endedDetached(url, reaccepted.sessionToken);
   });
 
   it("a limit above setTimeout's ceiling never gives up (no timer at all)", async () => {
-    const { log, first } = await countOn(2 ** 31);
-    first.socket.terminate();
-    // Node warns and fires at once for a delay above its ceiling: a timer armed here would give the session up now.
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    const { log, timers, first } = await countOn(2 ** 31);
+    await detach(log, first);
+    // Node warns and fires at once for a delay above its ceiling: a timer armed here would give the session up at once.
+    expect(timers.pending).toBe(0);
     expect(log.count("session.given-up")).toBe(0);
   });
 });

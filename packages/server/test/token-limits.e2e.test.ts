@@ -11,7 +11,7 @@
  *
  * A server checks its issuer and audience, and a StaticAgentHost its names,
  * so that its session tokens and shallow streams' tokens always fit
- * (token-budget.test.ts). What is left to reach these paths: a host of one's
+ * (token-budget.e2e.test.ts). What is left to reach these paths: a host of one's
  * own that serves longer names, and streams deeper than the budget's
  * guarantee; the stream tests below lift the issuer check (the module mock)
  * to get there with today's JSON depth limit.
