@@ -26,6 +26,7 @@ const CONTEXT: readonly string[] = [
   "",
   "",
   "",
+  `import type { AgentHost, Keyring, SessionStore } from "@golem-stream/server";\ndeclare const store: SessionStore, host: AgentHost, keyring: Keyring;\n`,
   `import type { SessionServerOptions } from "@golem-stream/server";\ndeclare const options: SessionServerOptions;\n`,
 ];
 /** The index of "Your own server and agents" among the blocks. */
