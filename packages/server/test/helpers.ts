@@ -48,27 +48,6 @@ export function emptyStart(agentType: string, method: string): InvocationStart {
 }
 
 /**
- * Polls `read` every 10 ms until it returns the same value `stableRounds`
- * times in a row, and returns it: how a test waits for a bound (a queue
- * that stopped growing) without asserting any timing. A plateau of
- * committed items must outlast a WAL sync: the SQLite store syncs off the
- * event loop (group-commit.ts), so on a loaded machine a sync of 100 ms or
- * more leaves such counters still while this loop runs; those tests pass
- * 50 rounds (500 ms).
- */
-export async function settle(read: () => number, stableRounds = 15): Promise<number> {
-  let last = -1;
-  let stable = 0;
-  while (stable < stableRounds) {
-    await new Promise((resolve) => setTimeout(resolve, 10));
-    const value = read();
-    stable = value === last ? stable + 1 : 0;
-    last = value;
-  }
-  return last;
-}
-
-/**
  * The demo host served over a test's own store (a subclass that counts or fails what it is
  * handed), for the whole file: listening before its tests, closed with its store and data
  * directory after them. `url()` is the session endpoint.

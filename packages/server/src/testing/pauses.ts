@@ -33,6 +33,11 @@ export class Pauses {
     return this.#until(() => this.#log.includes(reason));
   }
 
+  /** Resolves once the server has paused for `reason` at least `times` times since `reset` (e.g. once per session). */
+  reachedTimes(reason: BackpressureReason, times: number): Promise<void> {
+    return this.#until(() => this.count(reason) >= times);
+  }
+
   /** Resolves once the server has paused for `then` after its first pause for `first` since `reset`. */
   reachedAfter(first: BackpressureReason, then: BackpressureReason): Promise<void> {
     return this.#until(() => {
