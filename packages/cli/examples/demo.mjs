@@ -105,7 +105,7 @@ async function main() {
     console.log(`  stopped (exit ${stopped.code})`);
     rmSync(work, { recursive: true, force: true });
   }
-  console.log(`\nNext: ${bold("golem-stream --help")} (node packages/cli/dist/golem-stream.js --help), and packages/cli/README.md.`);
+  console.log(`\nNext: ${bold("pnpm golem-stream --help")} (the CLI of this checkout, from any of its folders), and packages/cli/README.md.`);
 }
 
 main().catch((error) => {

@@ -10,10 +10,12 @@ import { CliError, EXIT, EXIT_INTERNAL } from "./exit-codes.js";
 import type { ExitCode } from "./exit-codes.js";
 import type { CliIo } from "./io/cli-io.js";
 import { report } from "./io/cli-io.js";
+import { commandName, spellCommands } from "./io/command-name.js";
 import { parseDuration } from "./duration.js";
 import { jwtFlags, type JwtServeOptions } from "./jwt-flags.js";
 import { DEFAULT_CHECKPOINT_BATCHING } from "./checkpoint/batching.js";
 import type { CheckpointBatching } from "./checkpoint/batching.js";
+import { applicationOption, DEFAULT_APPLICATION, DEFAULT_ENVIRONMENT, environmentOption, withCatalogueSelector } from "./catalogue-selector.js";
 
 export const DEFAULT_URL = "http://127.0.0.1:8080";
 export const DEFAULT_PORT = 8080;
@@ -34,7 +36,9 @@ export type LogCompression = (typeof LOG_COMPRESSIONS)[number];
 const CONNECTION_HELP = `
 Connection (invoke, resume, types, codegen):
   --url defaults to $GOLEM_STREAM_URL, then ${DEFAULT_URL}
-  --token defaults to $GOLEM_STREAM_TOKEN (a static bearer token the server accepts)`;
+  --token defaults to $GOLEM_STREAM_TOKEN (a static bearer token the server accepts)
+  -a/--application and -e/--environment (invoke, types, codegen) default to $GOLEM_STREAM_APPLICATION
+  and $GOLEM_STREAM_ENVIRONMENT, then ${DEFAULT_APPLICATION} and ${DEFAULT_ENVIRONMENT}`;
 
 const EXIT_HELP = `
 Exit codes:
@@ -302,8 +306,9 @@ export function buildProgram(io: CliIo, setExitCode: (code: ExitCode) => void): 
     // Options after a subcommand are its own (conformance hands them all to the kit).
     .enablePositionalOptions()
     .configureOutput({
-      writeOut: (text) => io.stdout.write(text),
-      writeErr: (text) => io.stderr.write(text),
+      // Help and usage spell the command as it is typed here (`pnpm golem-stream` in a checkout).
+      writeOut: (text) => io.stdout.write(spellCommands(text, commandName(io.env))),
+      writeErr: (text) => io.stderr.write(spellCommands(text, commandName(io.env))),
       // Like every other failure: one line, the program's name first, and where to look.
       outputError: (text, write) => write(`golem-stream: ${text.replace(/^error: /, "").trim().replace(/\s*\n\s*/g, " ")} (see --help)\n`),
     })
@@ -326,6 +331,12 @@ ${EXIT_HELP}`,
       const action = await load();
       setExitCode(await action(options, io));
     };
+  /** `run` for the commands that read a catalogue: -a/-e decided from the flag, the environment or the default. */
+  const runOnCatalogue = <T extends { readonly application: string; readonly environment: string }>(load: () => Promise<(options: T, io: CliIo) => Promise<ExitCode>>) =>
+    async (options: T): Promise<void> => {
+      const action = await load();
+      setExitCode(await action(withCatalogueSelector(options, io.env), io));
+    };
 
   const jwt = jwtFlags();
   program
@@ -344,6 +355,7 @@ ${EXIT_HELP}`,
     .option("--data-dir <dir>", "store, keyring and generated token live here (default: $XDG_STATE_HOME/golem-stream or ~/.local/state/golem-stream)")
     .addOption(new Option("--log-level <level>", "how much to log on stderr").choices(LOG_LEVELS).default("info"))
     .addOption(new Option("--log-format <format>", "log lines as JSON, or readable (auto: readable on a terminal)").choices(LOG_FORMATS).default("auto"))
+    .option("--log-file <file>", "append the log to this file instead of stderr (for serve in the background of a terminal you keep typing in)")
     .option("--metrics", "serve Prometheus metrics at /metrics (no bearer token; keep the port off the public internet)", false)
     .addOption(
       new Option("--retention <duration>", "how long a finished invocation stays resumable (90s, 30m, 24h, 7d)")
@@ -495,6 +507,7 @@ Examples:
   $ golem-stream serve --port 9000 --token s3cret --data-dir ./state
   $ GOLEM_STREAM_TOKEN=s3cret golem-stream serve --host 0.0.0.0 --log-level debug
   $ golem-stream serve --port 0 --token-file tokens.txt   # prints the URL it picked
+  $ golem-stream serve --token s3cret --log-file serve.log &   # in the background: its log in a file, not between your commands
   $ golem-stream serve --metrics --log-format json 2> server.log   # Prometheus scrapes <url>/metrics
   $ golem-stream serve --allow-origin http://localhost:5173   # a web app's dev server may call it
   $ golem-stream serve --jwt-jwks https://login.example.com/.well-known/jwks.json \\
@@ -502,7 +515,10 @@ Examples:
   $ PGPASSWORD=... golem-stream serve --store postgres://golem@db:5432/golem --keyring /etc/golem/keyring.json \\
       --token-file /etc/golem/tokens --node-id node-a --drain-timeout 2m`,
     )
-    .action(run<ServeOptions>(async () => (await import("./commands/serve.js")).runServe));
+    .action(async (options: ServeOptions & { readonly logFile?: string }) => {
+      const [{ runServe }, { withLogFile }] = await Promise.all([import("./commands/serve.js"), import("./io/log-file.js")]);
+      setExitCode(await withLogFile(options.logFile, io, (served) => runServe(options, served)));
+    });
 
   const invoke = program
     .command("invoke")
@@ -510,8 +526,8 @@ Examples:
     .argument("<agent-type>", "agent type, for example echo")
     .argument("<method>", "method name, for example digest")
     .argument("[arguments...]", "one per method parameter, in order: JSON, or - to bind stdin to a stream parameter")
-    .option("-a, --application <name>", "application", "demo")
-    .option("-e, --environment <name>", "environment", "default")
+    .addOption(applicationOption())
+    .addOption(environmentOption())
     .option("-c, --constructor <json>", "constructor parameters as JSON (an object by field name, or an array)")
     .option("--native", "arguments and --constructor are native SchemaValue JSON ({\"kind\":..,\"value\":..})", false)
     .option("--idempotency-key <key>", "invocation idempotency key (default: a fresh UUID)")
@@ -548,7 +564,7 @@ ${EXIT_HELP}`,
       const { runInvoke } = await import("./commands/invoke.js");
       const constructorJson = Object.hasOwn(parsed, "constructor") ? (parsed["constructor"] as string) : undefined;
       const { constructor: _ignored, ...rest } = parsed;
-      const options = { ...runOptionsOf(rest), ...(constructorJson === undefined ? {} : { constructorJson }) } as InvokeOptions;
+      const options = withCatalogueSelector({ ...runOptionsOf(rest), ...(constructorJson === undefined ? {} : { constructorJson }) } as InvokeOptions, io.env);
       setExitCode(await runInvoke({ agentType, method, args }, options, io));
     });
 
@@ -707,8 +723,8 @@ Examples:
   program
     .command("types")
     .description("List the agent types and methods the server offers (its discovery endpoint).")
-    .option("-a, --application <name>", "application", "demo")
-    .option("-e, --environment <name>", "environment", "default")
+    .addOption(applicationOption())
+    .addOption(environmentOption())
     .option("--json", "print the discovery document as JSON", false)
     .addOption(urlOption())
     .addOption(tokenOption())
@@ -720,13 +736,13 @@ Examples:
   $ golem-stream types
   $ golem-stream types --application demo --environment default --json`,
     )
-    .action(run<TypesOptions>(async () => (await import("./commands/types.js")).runTypes));
+    .action(runOnCatalogue<TypesOptions>(async () => (await import("./commands/types.js")).runTypes));
 
   program
     .command("codegen")
     .description("Write typed contracts (defineAgentType source) for every agent type in the server's catalogue.")
-    .option("-a, --application <name>", "application", "demo")
-    .option("-e, --environment <name>", "environment", "default")
+    .addOption(applicationOption())
+    .addOption(environmentOption())
     .option("-o, --out <file>", "the TypeScript file to write, replaced atomically (default: stdout; - is stdout)")
     .option("--import-from <module>", "the module the source imports defineAgentType and t from", "@golem-stream/contract")
     .addOption(
@@ -749,7 +765,7 @@ Examples:
   $ golem-stream codegen --url http://127.0.0.1:8080 --out src/agents.ts
   $ golem-stream codegen --application shop --environment prod > agents.ts`,
     )
-    .action(run<CodegenOptions>(async () => (await import("./commands/codegen.js")).runCodegen));
+    .action(runOnCatalogue<CodegenOptions>(async () => (await import("./commands/codegen.js")).runCodegen));
 
   return program;
 }

@@ -96,7 +96,12 @@ export interface EmbeddedServer {
 
 export const KEYRING_FILE = "keyring.json";
 
-/** Loads `<dataDir>/keyring.json`, or creates it (mode 0600) with a fresh key. */
+/**
+ * Loads `<dataDir>/keyring.json`, or creates it (mode 0600, the directory 0700) with a fresh key
+ * when there is none yet. Every token the server signs must still verify after a restart, or no
+ * invocation can be resumed across it: give `createSessionServer` this keyring, not a
+ * `Keyring.generate()` made at each start.
+ */
 export function loadOrCreateKeyring(dataDir: string): Keyring {
   const path = join(dataDir, KEYRING_FILE);
   if (existsSync(path)) return Keyring.fromJSON(readFileSync(path, "utf8"));

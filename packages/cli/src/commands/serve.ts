@@ -41,6 +41,7 @@ import type { LogCompression, ServeOptions } from "../program.js";
 import { parseStoreUrl, scrub } from "../store-url.js";
 import type { StoreUrl } from "../store-url.js";
 import { shellWord } from "../io/shell-word.js";
+import { commandName } from "../io/command-name.js";
 import { serveLimits } from "./serve-limits.js";
 import { credentialWarnings } from "./serve-credential-warnings.js";
 
@@ -213,6 +214,7 @@ export async function runServe(options: ServeOptions, io: CliIo): Promise<ExitCo
     throw new CliError(EXIT.usage, `cannot start the server: ${scrub(message, cluster?.store.password)}`);
   }
   const url = server.httpUrl;
+  const command = commandName(io.env);
   const tokenHint =
     generatedFile !== undefined ? `$(cat ${shellWord(generatedFile)})` : tokens.length === 0 ? "<a JWT of the issuer>" : "<one of the tokens you gave>";
   const keyRoles = keyring === undefined ? [] : [describeKeyRoles(keyring)];
@@ -244,7 +246,7 @@ export async function runServe(options: ServeOptions, io: CliIo): Promise<ExitCo
       "",
       "Call it from another terminal:",
       `  export GOLEM_STREAM_URL=${url} GOLEM_STREAM_TOKEN=${tokenHint}`,
-      ...served.calls.map((call) => `  ${call}`),
+      ...served.calls(command).map((call) => `  ${call}`),
       "",
       cluster === undefined ? "Stop with Ctrl-C." : "Stop with Ctrl-C or SIGTERM: the node drains first (a second signal stops it at once).",
       "",
