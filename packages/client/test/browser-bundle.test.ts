@@ -20,8 +20,8 @@ const entries = ENTRIES as Record<string, string>;
 /**
  * Gzipped bytes `createClient` + `webSocketTransport` + `inputStream` may
  * cost a page: 38 KiB (35.0 KiB when a 36 KiB budget was set; 36.2 KiB once
- * `client.connect(contract, …)`, the typed-contract entry point issue #18
- * names, became a client method; 37.0 KiB once issue #17's small-item fast
+ * `client.connect(contract, …)`, the typed-contract entry point,
+ * became a client method; 37.0 KiB once the small-item fast
  * paths (the checked input item text, schema-value's plain-string shortcuts)
  * joined, when the budget went from 37 to 38 KiB; 38.1 KiB once a cancel
  * learnt to go again on a new connection when the server does not answer it,
