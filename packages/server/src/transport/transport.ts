@@ -17,8 +17,10 @@ import {
 
 /**
  * An `outputStreamItem` whose value is the canonical UTF-8 text the store
- * recorded for it: sent as those bytes, not parsed and encoded again
- * (throughput.md, issue #17, third pass).
+ * recorded for it: sent as those bytes, not parsed and encoded again: the
+ * store wrote them from a value it had validated, and parsing and
+ * re-encoding every small output item was a measurable share of the
+ * server's CPU (docs/performance.md).
  */
 export interface StoredValueItem extends OutputStreamItemHead {
   readonly canonicalValue: Uint8Array;
@@ -42,7 +44,7 @@ export function encodeOutgoing(message: OutgoingMessage, options?: EncodeOptions
  * What `SessionTransport.send` returns when the caller may go on at once.
  * A sender of many small messages (an output pump) compares with it and
  * skips its await: an await per item, even of a settled promise, costs
- * microtask turns and garbage on the server's busiest path (issue #17).
+ * microtask turns and garbage on the server's busiest path.
  */
 export const SENT: Promise<void> = Promise.resolve();
 
