@@ -4,53 +4,13 @@
  * in-memory store. The same
  * rules the loopback tests check, with full control of interleavings.
  */
-import { NOOP_OBSERVER } from "../src/observability/server-observer.js";
 import { describe, expect, it } from "vitest";
 import { randomUUID } from "node:crypto";
-import { Keyring } from "@golem-stream/tokens";
-import { canonicalJson, decodeServerMessage, encodeMessage, type JsonValue, type ClientMessage, type ServerMessage } from "@golem-stream/wire";
-import { Connection } from "../src/transport/connection.js";
-import { SYSTEM_TIMERS } from "../src/timers.js";
-import { SessionRuntime } from "../src/sessions/session-runtime.js";
-import { TokenService } from "../src/sessions/token-service.js";
-import { createDemoHost, MemorySessionStore, NodeBudget, resolveLimits, silentLogger, type ServerLimits } from "../src/index.js";
-import { encodeOutgoing, SENT, type OutgoingMessage, type SessionTransport } from "../src/transport/transport.js";
+import { canonicalJson, type JsonValue } from "@golem-stream/wire";
+import { SENT, type OutgoingMessage } from "../src/transport/transport.js";
+import type { ServerLimits } from "../src/index.js";
 import { demoStart, v } from "./helpers.js";
-
-class MemoryTransport implements SessionTransport {
-  readonly sent: ServerMessage[] = [];
-  /** The stored value bytes of the items sent without re-encoding their values. */
-  readonly storedValues: Uint8Array[] = [];
-  closedWith: number | undefined;
-  paused = false;
-  #waiters: (() => void)[] = [];
-
-  get isOpen(): boolean {
-    return this.closedWith === undefined;
-  }
-  send(message: OutgoingMessage): Promise<void> {
-    if (this.isOpen) {
-      if ("canonicalValue" in message) this.storedValues.push(message.canonicalValue);
-      // Kept as the client would decode it.
-      this.sent.push("canonicalValue" in message ? decodeServerMessage(encodeOutgoing(message), false) : message);
-    }
-    for (const waiter of this.#waiters.splice(0)) waiter();
-    return Promise.resolve();
-  }
-  close(code: number): void {
-    this.closedWith ??= code;
-    for (const waiter of this.#waiters.splice(0)) waiter();
-  }
-  pauseReading(): void {
-    this.paused = true;
-  }
-  resumeReading(): void {
-    this.paused = false;
-  }
-  async until(predicate: (sent: readonly ServerMessage[]) => boolean): Promise<void> {
-    while (!predicate(this.sent) && this.closedWith === undefined) await new Promise<void>((resolve) => this.#waiters.push(resolve));
-  }
-}
+import { MemoryTransport, memoryHarness } from "./support/memory-session.js";
 
 /** A transport under backpressure for output items: each one's send settles only when the test releases it. */
 class GatedTransport extends MemoryTransport {
@@ -71,33 +31,7 @@ class GatedTransport extends MemoryTransport {
 /** Lets the store commit and the session run for a while (no assertion on time: only on what was sent). */
 const settle = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, 30));
 
-function harness(limits: Partial<ServerLimits> = {}) {
-  const store = new MemorySessionStore();
-  const runtime = new SessionRuntime(
-    {
-      store,
-      cluster: undefined,
-      host: createDemoHost(),
-      tokens: new TokenService(Keyring.generate(), { issuer: "test", audience: "test" }),
-      limits: resolveLimits(limits),
-      logger: silentLogger,
-      observer: NOOP_OBSERVER,
-      now: Date.now,
-      timers: SYSTEM_TIMERS,
-      nodeBudget: new NodeBudget(resolveLimits().maxQueuedBytesPerNode),
-    },
-    () => true,
-  );
-  const open = <T extends MemoryTransport = MemoryTransport>(transport: T = new MemoryTransport() as T) => {
-    const connection = new Connection(transport, { account: "a", principal: "p" }, runtime);
-    const send = (message: ClientMessage) => {
-      const data = encodeMessage(message);
-      connection.receive(typeof data === "string" ? new TextEncoder().encode(data) : data, typeof data !== "string");
-    };
-    return { transport, connection, send };
-  };
-  return { store, runtime, open };
-}
+const harness = (limits: Partial<ServerLimits> = {}) => memoryHarness({ limits });
 
 describe("Connection + SessionRuntime in memory", () => {
   it("runs reverse end to end and closes with 1000 after invocationFinished", async () => {
