@@ -595,7 +595,7 @@ const text = fc.string({ unit: fc.constantFrom("a", "b", "z", " ", "é", "€", 
 const reason = fc.constantFrom<ClientCancelReason>("cancelled", "consumer-drop", "source-unavailable");
 
 /** Every move, weighted towards traffic and attaches so that sessions live long enough to be interesting. */
-export function sessionCommands(maxCommands: number): fc.Arbitrary<Iterable<fc.AsyncCommand<Model, Real>>> {
+export function sessionCommands(maxCommands: number, replayPath?: string): fc.Arbitrary<Iterable<fc.AsyncCommand<Model, Real>>> {
   const sendItem = text.map((t) => new SendItem(t));
   return fc.commands(
     [
@@ -619,6 +619,6 @@ export function sessionCommands(maxCommands: number): fc.Arbitrary<Iterable<fc.A
       fc.nat().map((pick) => new ReplayAttempt(pick)),
       fc.nat().map((pick) => new AttemptConflict(pick)),
     ],
-    { maxCommands, size: "medium" },
+    { maxCommands, size: "medium", ...(replayPath === undefined ? {} : { replayPath }) },
   );
 }
