@@ -49,6 +49,9 @@ export const MOVES = [
   "ReplayAttempt",
   "StaleResume",
   "AttemptConflict",
+  "SendThenResume",
+  "ItemBeforeAcceptance",
+  "LateOutputCancel",
 ] as const;
 
 function fail(connection: ModelConnection, what: string): never {
@@ -410,13 +413,25 @@ function cursorFor(pick: number, m: Model, r: Real): { cursors: string[]; from: 
  *   every durable input's reverse, the terminal unless the cursor was it,
  *   and on a finished session invocationFinished and close 1000.
  */
-async function attach(m: Model, r: Real, message: InvocationStart | ResumeAttach, from: ReplayFrom, replayOf: number | undefined): Promise<void> {
+async function attach(
+  m: Model,
+  r: Real,
+  message: InvocationStart | ResumeAttach,
+  from: ReplayFrom,
+  replayOf: number | undefined,
+  early?: (c: ModelConnection) => void,
+): Promise<void> {
   const c = r.open(message.attemptId);
   const previous = r.owner;
   const takesOver = replayOf === undefined || replayOf === m.generation;
   if (!takesOver) c.expectedEnd = "revoked";
   else if (previous !== undefined) previous.expectedEnd = "revoked";
   c.link.send(message);
+  if (early !== undefined) {
+    // Sent before the acceptance could have been seen: after it, the attachment fails.
+    c.expectedEnd = { rejected: "invalid-channel" };
+    early(c);
+  }
   await c.link.transport.expect("the acceptance", (sent) => sent.length > 0);
   const accepted = c.link.transport.sent[0];
   if (accepted?.type !== "invocationAccepted") fail(c, "expected invocationAccepted");
@@ -461,6 +476,13 @@ async function attach(m: Model, r: Real, message: InvocationStart | ResumeAttach
     await c.link.transport.expectClose("the revocation of a superseded attempt's replay");
     return;
   }
+  if (early !== undefined) {
+    await c.link.transport.expectClose("the rejection of an item sent before the acceptance");
+    const last = c.link.transport.sent.at(-1);
+    if (last?.type !== "invocationRejected" || last.code !== "invalid-channel" || !last.retryable) fail(c, "an item before the acceptance must be a retryable invalid-channel");
+    if (c.link.transport.sent.some(isAck)) fail(c, "an item before the acceptance must not be acknowledged");
+    return;
+  }
 
   c.allowUnterminatedOutputs = from === "terminal";
   if (m.finished) c.expectedEnd = "finished";
@@ -483,6 +505,7 @@ async function attach(m: Model, r: Real, message: InvocationStart | ResumeAttach
   }
   r.owner = c;
   m.attached = true;
+  m.lateCancels = 0;
 }
 
 /** A new resume with the current token (and a cursor the client holds). */
@@ -539,6 +562,109 @@ class ReplayAttempt extends Command {
   }
   toString(): string {
     return `ReplayAttempt(${this.pick})`;
+  }
+}
+
+/**
+ * Items sent on the attached transport, then at once a resume on a new
+ * one, without waiting for their ACKs. With `behindResend`, an identical
+ * resend goes first: its comparison with the store waits, and the items
+ * queue behind it while the resume is decided. The acceptance's high-water
+ * says how many the old transport got in; the rest must never be accepted.
+ */
+class SendThenResume extends Command {
+  constructor(
+    readonly texts: readonly string[],
+    readonly behindResend: boolean,
+    readonly cursorPick: number,
+  ) {
+    super();
+  }
+  check(m: Readonly<Model>): boolean {
+    // With the output cancelled, the first item finishes the session (SendItem): a race with the resume's revocation.
+    return m.attached && !m.inputTerminal && !m.outputTerminal;
+  }
+  protected act(m: Model, r: Real): Promise<void> {
+    const c = ownerOf(r);
+    const channel = r.channel(c, "input");
+    if (this.behindResend && m.acked > 0) c.link.send({ type: "inputStreamItem", channel, sequence: 0n, value: v.str(m.sent[0]!) });
+    for (const text of this.texts) {
+      c.link.send({ type: "inputStreamItem", channel, sequence: BigInt(m.sent.length), value: v.str(text) });
+      m.sent.push(text);
+    }
+    const { cursors, from } = cursorFor(this.cursorPick, m, r);
+    const message: ResumeAttach = { type: "resumeAttach", attemptId: randomUUID(), operation: "resume", outputCursors: cursors, sessionToken: r.tokens[m.generation - 1]! };
+    return attach(m, r, message, from, undefined);
+  }
+  toString(): string {
+    return `SendThenResume(${JSON.stringify(this.texts)}, ${this.behindResend ? "behind a resend" : "alone"}, cursor ${this.cursorPick})`;
+  }
+}
+
+/** A resume followed at once by an item the client cannot yet know the channel of: invalid-channel after the acceptance. */
+class ItemBeforeAcceptance extends Command {
+  constructor(readonly text: string) {
+    super();
+  }
+  check(m: Readonly<Model>): boolean {
+    // An attached owner: nothing of the session is finished or finishing, so the item is read, not dropped.
+    return m.attached;
+  }
+  protected act(m: Model, r: Real): Promise<void> {
+    const message: ResumeAttach = { type: "resumeAttach", attemptId: randomUUID(), operation: "resume", outputCursors: [], sessionToken: r.tokens[m.generation - 1]! };
+    // The previous connection's channel number: the client guesses it will be the same.
+    const channel = r.channel(ownerOf(r), "input");
+    return attach(m, r, message, 0, undefined, (c) => c.link.send({ type: "inputStreamItem", channel, sequence: BigInt(m.sent.length), value: v.str(this.text) })).then(() => {
+      r.owner = undefined;
+      m.attached = false;
+    });
+  }
+  toString(): string {
+    return `ItemBeforeAcceptance(${JSON.stringify(this.text)})`;
+  }
+}
+
+/**
+ * A cancel of the output after its terminal: the first on a connection
+ * crossed the terminal in flight and is ignored, a second is
+ * invalid-channel. That the first was ignored shows in what follows it:
+ * only the ACK of an identical resend sent after it, or, when it is
+ * followed by a second cancel (or there is nothing to resend), only the
+ * rejection of that one.
+ */
+class LateOutputCancel extends Command {
+  constructor(
+    readonly reason: ClientCancelReason,
+    readonly twice: boolean,
+  ) {
+    super();
+  }
+  check(m: Readonly<Model>): boolean {
+    return m.attached && m.outputTerminal && !m.inputTerminal;
+  }
+  protected async act(m: Model, r: Real): Promise<void> {
+    const c = ownerOf(r);
+    const output = r.channel(c, "output");
+    const cancel = (): void => c.link.send({ type: "streamCancel", channel: output, reason: this.reason });
+    const before = c.link.transport.sent.length;
+    if (m.lateCancels > 0 || this.twice || m.acked === 0) {
+      const ignored = m.lateCancels === 0;
+      await violation(m, r, "invalid-channel", () => {
+        if (ignored) cancel();
+        cancel();
+      });
+      if (c.link.transport.sent.length !== before + 1) fail(c, "a late cancel must be ignored, and a second one refused");
+      return;
+    }
+    m.lateCancels += 1;
+    cancel();
+    c.link.send({ type: "inputStreamItem", channel: r.channel(c, "input"), sequence: 0n, value: v.str(m.sent[0]!) });
+    await c.link.transport.expect("the ACK of the resend after a late cancel", (sent) => sent.slice(before).some(isAck));
+    const after = c.link.transport.sent.slice(before);
+    if (after.length !== 1 || !isAck(after[0]!) || after[0].highestContiguousSequence !== BigInt(m.acked)) fail(c, "a late cancel must be ignored: only the resend's ACK follows it");
+  }
+  toString(): string {
+    return `LateOutputCancel(${this.reason}${this.twice ? ", twice" : ""})`;
   }
 }
 
@@ -609,6 +735,7 @@ export function sessionCommands(maxCommands: number, replayPath?: string): fc.Ar
       fc.constant(new EndInput()),
       reason.map((why) => new CancelInput(why)),
       reason.map((why) => new CancelOutput(why)),
+      reason.map((why) => new CancelOutput(why)),
       fc.constant(new Cut()),
       fc.constant(new Cut()),
       fc.array(text, { minLength: 1, maxLength: 3 }).map((texts) => new SendThenCut(texts)),
@@ -618,6 +745,10 @@ export function sessionCommands(maxCommands: number, replayPath?: string): fc.Ar
       fc.nat().map((pick) => new StaleResume(pick)),
       fc.nat().map((pick) => new ReplayAttempt(pick)),
       fc.nat().map((pick) => new AttemptConflict(pick)),
+      fc.tuple(fc.array(text, { minLength: 1, maxLength: 3 }), fc.boolean(), fc.nat()).map(([texts, behind, cursor]) => new SendThenResume(texts, behind, cursor)),
+      text.map((t) => new ItemBeforeAcceptance(t)),
+      // Applicable only in the short window between an output cancel and the next item: often proposed.
+      ...Array.from({ length: 6 }, () => fc.tuple(reason, fc.boolean()).map(([why, twice]) => new LateOutputCancel(why, twice))),
     ],
     { maxCommands, size: "medium", ...(replayPath === undefined ? {} : { replayPath }) },
   );

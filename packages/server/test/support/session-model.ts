@@ -35,6 +35,8 @@ export interface SessionModel {
   attached: boolean;
   /** Attempts the server accepted (the start, then each resume and takeover). */
   attempts: number;
+  /** Cancels of the ended output the owner's connection has sent since its terminal (one is ignored, a second is invalid-channel). */
+  lateCancels: number;
 }
 
 /** Where the output replay of an attempt starts: an item sequence, or nothing (a terminal cursor). */
@@ -218,7 +220,7 @@ export async function startedSession(): Promise<{ model: SessionModel; real: Ses
   real.tokens.push(accepted.sessionToken);
   real.attempts.push({ message: real.start, generation: 1, from: 0 });
   real.owner = connection;
-  const model: SessionModel = { sent: [], acked: 0, outputs: 0, inputTerminal: false, outputTerminal: false, finished: false, generation: 1, attached: true, attempts: 1 };
+  const model: SessionModel = { sent: [], acked: 0, outputs: 0, inputTerminal: false, outputTerminal: false, finished: false, generation: 1, attached: true, attempts: 1, lateCancels: 0 };
   real.audit(model);
   return { model, real };
 }
