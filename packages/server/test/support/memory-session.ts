@@ -34,6 +34,8 @@ export class MemoryTransport implements SessionTransport {
   /** Called once after the server closed this transport, as a socket's close event would be. */
   onClosed: (() => void) | undefined;
   #waiters: (() => void)[] = [];
+  /** While set, sends are recorded but their promises settle only at `releaseSends` (a socket above its high-water mark). */
+  #held: (() => void)[] | undefined;
 
   get isOpen(): boolean {
     return this.closedWith === undefined;
@@ -45,7 +47,17 @@ export class MemoryTransport implements SessionTransport {
       this.sent.push("canonicalValue" in message ? decodeServerMessage(encodeOutgoing(message), false) : message);
     }
     for (const waiter of this.#waiters.splice(0)) waiter();
-    return Promise.resolve();
+    const held = this.#held;
+    return held === undefined ? Promise.resolve() : new Promise((resolve) => held.push(resolve));
+  }
+  /** From now on, a sender that waits for its send waits until `releaseSends`. */
+  holdSends(): void {
+    this.#held ??= [];
+  }
+  releaseSends(): void {
+    const held = this.#held ?? [];
+    this.#held = undefined;
+    for (const release of held) release();
   }
   close(code: number): void {
     if (this.closedWith === undefined) {

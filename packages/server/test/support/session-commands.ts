@@ -420,6 +420,7 @@ async function attach(
   from: ReplayFrom,
   replayOf: number | undefined,
   early?: (c: ModelConnection) => void,
+  accepted?: () => void,
 ): Promise<void> {
   const c = r.open(message.attemptId);
   const previous = r.owner;
@@ -433,20 +434,21 @@ async function attach(
     early(c);
   }
   await c.link.transport.expect("the acceptance", (sent) => sent.length > 0);
-  const accepted = c.link.transport.sent[0];
-  if (accepted?.type !== "invocationAccepted") fail(c, "expected invocationAccepted");
+  const acceptance = c.link.transport.sent[0];
+  if (acceptance?.type !== "invocationAccepted") fail(c, "expected invocationAccepted");
+  accepted?.();
 
   if (replayOf === undefined) {
-    if (r.tokens.includes(accepted.sessionToken)) fail(c, "a new attach must carry a refreshed session token");
-    r.tokens.push(accepted.sessionToken);
+    if (r.tokens.includes(acceptance.sessionToken)) fail(c, "a new attach must carry a refreshed session token");
+    r.tokens.push(acceptance.sessionToken);
     m.generation += 1;
     m.attempts += 1;
     r.attempts.push({ message, generation: m.generation, from });
-  } else if (accepted.sessionToken !== r.tokens[m.generation - 1]) {
+  } else if (acceptance.sessionToken !== r.tokens[m.generation - 1]) {
     fail(c, "an exact replay must carry the current session token");
   }
 
-  const input = accepted.mappings.find((mapping) => mapping.direction === "input");
+  const input = acceptance.mappings.find((mapping) => mapping.direction === "input");
   const highWater = input?.inputHighWater;
   if (input === undefined || highWater === undefined) fail(c, "the acceptance must map the input stream");
   const kept = Number(highWater.sequence);
@@ -567,10 +569,12 @@ class ReplayAttempt extends Command {
 
 /**
  * Items sent on the attached transport, then at once a resume on a new
- * one, without waiting for their ACKs. With `behindResend`, an identical
- * resend goes first: its comparison with the store waits, and the items
- * queue behind it while the resume is decided. The acceptance's high-water
- * says how many the old transport got in; the rest must never be accepted.
+ * one, without waiting for their ACKs. The acceptance's high-water says how
+ * many the old transport got in; the rest must never be accepted. With
+ * `behindResend`, an identical resend goes first and the old transport
+ * holds its sends (a full socket): the connection waits on the resend's
+ * ACK, the items queue behind it, and they are read only after the new
+ * acceptance has replaced their attachment.
  */
 class SendThenResume extends Command {
   constructor(
@@ -587,14 +591,18 @@ class SendThenResume extends Command {
   protected act(m: Model, r: Real): Promise<void> {
     const c = ownerOf(r);
     const channel = r.channel(c, "input");
-    if (this.behindResend && m.acked > 0) c.link.send({ type: "inputStreamItem", channel, sequence: 0n, value: v.str(m.sent[0]!) });
+    const held = this.behindResend && m.acked > 0;
+    if (held) {
+      c.link.transport.holdSends();
+      c.link.send({ type: "inputStreamItem", channel, sequence: 0n, value: v.str(m.sent[0]!) });
+    }
     for (const text of this.texts) {
       c.link.send({ type: "inputStreamItem", channel, sequence: BigInt(m.sent.length), value: v.str(text) });
       m.sent.push(text);
     }
     const { cursors, from } = cursorFor(this.cursorPick, m, r);
     const message: ResumeAttach = { type: "resumeAttach", attemptId: randomUUID(), operation: "resume", outputCursors: cursors, sessionToken: r.tokens[m.generation - 1]! };
-    return attach(m, r, message, from, undefined);
+    return attach(m, r, message, from, undefined, undefined, () => c.link.transport.releaseSends());
   }
   toString(): string {
     return `SendThenResume(${JSON.stringify(this.texts)}, ${this.behindResend ? "behind a resend" : "alone"}, cursor ${this.cursorPick})`;
