@@ -92,6 +92,35 @@ describe("Connection + SessionRuntime in memory", () => {
     await store.close();
   });
 
+  it("an attachment that has sent invocationFinished is not revoked after it (nothing follows it)", async () => {
+    const { open, store } = harness();
+    const first = open();
+    first.send(demoStart("reverse", v.record(v.stream(randomUUID()))));
+    await first.transport.until((sent) => sent.some((m) => m.type === "invocationAccepted"));
+    const accepted = first.transport.sent[0];
+    if (accepted?.type !== "invocationAccepted") throw new Error("not accepted");
+    first.send({ type: "inputStreamItem", channel: 1, sequence: 0n, value: v.str("ab") });
+    first.send({ type: "inputStreamEnd", channel: 1, sequence: 1n });
+    await first.transport.until(() => first.transport.closedWith !== undefined);
+
+    // One resume of the finished session on two transports at once (an uncertain retry): the first
+    // attachment sends its invocationFinished while the second, its exact replay, replaces it.
+    const item = first.transport.sent.find((m) => m.type === "outputStreamItem");
+    if (item?.type !== "outputStreamItem") throw new Error("no output");
+    const resume = { type: "resumeAttach", attemptId: randomUUID(), operation: "resume", outputCursors: [item.cursorToken], sessionToken: accepted.sessionToken } as const;
+    const twins = [open(), open()];
+    for (const twin of twins) twin.send(resume);
+    for (const twin of twins) await twin.transport.expectClose("the end of an attachment of a finished session");
+    for (const twin of twins) {
+      const sent = twin.transport.sent;
+      const finished = sent.findIndex((m) => m.type === "invocationFinished");
+      // Either it finished (and nothing followed) or it was replaced before finishing.
+      if (finished >= 0) expect(sent.slice(finished + 1)).toEqual([]);
+      else expect(sent.at(-1)).toEqual({ type: "attachmentRevoked", reason: "replaced" });
+    }
+    await store.close();
+  });
+
   it("pauses reading when messages pile up behind a slow step", async () => {
     const { open, store } = harness();
     const { transport, send } = open();

@@ -227,7 +227,9 @@ export class Attachment implements AttachmentSink {
   }
 
   revoke(): void {
-    if (this.#ended) return;
+    // Once invocationFinished is handed to the transport nothing may follow it (section 6.9): the
+    // attachment ends and closes with 1000 as soon as that send settles, replaced or not.
+    if (this.#ended || this.#finishedSent) return;
     this.observed.revoked();
     this.#end("revoked");
     void Promise.resolve()

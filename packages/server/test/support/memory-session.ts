@@ -113,6 +113,25 @@ export class MemoryTransport implements SessionTransport {
   }
 }
 
+/**
+ * Waits until `predicate` holds over several transports, bounded by progress
+ * as `MemoryTransport.expect` is (a message or a close on any counts as progress).
+ */
+export async function expectAcross(what: string, transports: readonly MemoryTransport[], predicate: () => boolean): Promise<void> {
+  const progress = (): number => transports.reduce((sum, t) => sum + t.sent.length + (t.closedWith === undefined ? 0 : 1), 0);
+  let seen = progress();
+  let quiet = 0;
+  while (!predicate()) {
+    await nextTurn();
+    if (progress() !== seen) {
+      seen = progress();
+      quiet = 0;
+    } else if (++quiet > QUIET_TURNS) {
+      throw new Error(`the server went quiet before ${what}; sent: ${transports.map((t) => describe(t.sent)).join(" | ")}`);
+    }
+  }
+}
+
 /** A short rendering of a message log for failure messages. */
 export function describe(messages: readonly ServerMessage[]): string {
   return JSON.stringify(messages.map((m) => ({ ...m, ...("cursorToken" in m ? { cursorToken: "…" } : {}), ...("sessionToken" in m ? { sessionToken: "…" } : {}) })), (_key, value: unknown) =>

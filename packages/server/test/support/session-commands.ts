@@ -11,7 +11,7 @@ import fc from "fast-check";
 import { randomUUID } from "node:crypto";
 import type { ClientCancelReason, ErrorCode, InvocationStart, ResumeAttach, ServerMessage } from "@golem-stream/wire";
 import { v } from "../../src/testing/demo-messages.js";
-import { describe } from "./memory-session.js";
+import { describe, expectAcross } from "./memory-session.js";
 import type { ModelConnection, ReplayFrom, SessionModel, SessionUnderTest } from "./session-model.js";
 
 type Model = SessionModel;
@@ -52,6 +52,8 @@ export const MOVES = [
   "SendThenResume",
   "ItemBeforeAcceptance",
   "LateOutputCancel",
+  "RacingResumes",
+  "DoubledResume",
 ] as const;
 
 function fail(connection: ModelConnection, what: string): never {
@@ -434,9 +436,24 @@ async function attach(
     early(c);
   }
   await c.link.transport.expect("the acceptance", (sent) => sent.length > 0);
+  accepted?.();
+  await afterAcceptance(m, r, c, message, from, replayOf, previous, early !== undefined);
+}
+
+/** The checks of `attach` from its acceptance on, for the transport `c` that sent `message`. */
+async function afterAcceptance(
+  m: Model,
+  r: Real,
+  c: ModelConnection,
+  message: InvocationStart | ResumeAttach,
+  from: ReplayFrom,
+  replayOf: number | undefined,
+  previous: ModelConnection | undefined,
+  early: boolean,
+): Promise<void> {
+  const takesOver = replayOf === undefined || replayOf === m.generation;
   const acceptance = c.link.transport.sent[0];
   if (acceptance?.type !== "invocationAccepted") fail(c, "expected invocationAccepted");
-  accepted?.();
 
   if (replayOf === undefined) {
     if (r.tokens.includes(acceptance.sessionToken)) fail(c, "a new attach must carry a refreshed session token");
@@ -478,7 +495,7 @@ async function attach(
     await c.link.transport.expectClose("the revocation of a superseded attempt's replay");
     return;
   }
-  if (early !== undefined) {
+  if (early) {
     await c.link.transport.expectClose("the rejection of an item sent before the acceptance");
     const last = c.link.transport.sent.at(-1);
     if (last?.type !== "invocationRejected" || last.code !== "invalid-channel" || !last.retryable) fail(c, "an item before the acceptance must be a retryable invalid-channel");
@@ -676,6 +693,91 @@ class LateOutputCancel extends Command {
   }
 }
 
+/**
+ * Two resumes with the current token on two transports at once: exactly one
+ * is accepted (a new generation), the other is `superseded`.
+ */
+class RacingResumes extends Command {
+  constructor(readonly cursorPick: number) {
+    super();
+  }
+  check(): boolean {
+    return true;
+  }
+  protected async act(m: Model, r: Real): Promise<void> {
+    const { cursors, from } = cursorFor(this.cursorPick, m, r);
+    const sessionToken = r.tokens[m.generation - 1]!;
+    const messages = [0, 1].map((): ResumeAttach => ({ type: "resumeAttach", attemptId: randomUUID(), operation: "resume", outputCursors: cursors, sessionToken }));
+    const previous = r.owner;
+    if (previous !== undefined) previous.expectedEnd = "revoked";
+    const racers = messages.map((message) => r.open(message.attemptId));
+    racers.forEach((c, i) => c.link.send(messages[i]!));
+    for (const c of racers) await c.link.transport.expect("an answer to a racing resume", (sent) => sent.length > 0);
+    const winner = racers.findIndex((c) => c.link.transport.sent[0]?.type === "invocationAccepted");
+    const loser = racers[1 - winner];
+    if (winner < 0 || loser === undefined || loser.link.transport.sent[0]?.type !== "invocationRejected") {
+      fail(racers[0]!, "of two racing resumes exactly one is accepted");
+    }
+    loser.expectedEnd = { rejected: "superseded" };
+    await loser.link.transport.expectClose("the rejection of the losing resume");
+    await afterAcceptance(m, r, racers[winner]!, messages[winner]!, from, undefined, previous, false);
+  }
+  toString(): string {
+    return `RacingResumes(cursor ${this.cursorPick})`;
+  }
+}
+
+/**
+ * One new resume sent on two transports at once (an uncertain retry that
+ * overtook the original): both are accepted with the same new token, one
+ * generation more; the one decided second is its exact replay and takes
+ * the session, revoking the other.
+ */
+class DoubledResume extends Command {
+  constructor(readonly cursorPick: number) {
+    super();
+  }
+  check(): boolean {
+    return true;
+  }
+  protected async act(m: Model, r: Real): Promise<void> {
+    const { cursors, from } = cursorFor(this.cursorPick, m, r);
+    const message: ResumeAttach = { type: "resumeAttach", attemptId: randomUUID(), operation: "resume", outputCursors: cursors, sessionToken: r.tokens[m.generation - 1]! };
+    const previous = r.owner;
+    if (previous !== undefined) previous.expectedEnd = "revoked";
+    const twins = [r.open(message.attemptId), r.open(message.attemptId)];
+    for (const c of twins) c.allowUnterminatedOutputs = from === "terminal";
+    for (const c of twins) c.link.send(message);
+    for (const c of twins) await c.link.transport.expect("the acceptance of a doubled resume", (sent) => sent.length > 0);
+    const tokens = twins.map((c) => {
+      const first = c.link.transport.sent[0];
+      if (first?.type !== "invocationAccepted") fail(c, "both transports of one attempt are accepted");
+      return first.sessionToken;
+    });
+    if (tokens[0] !== tokens[1]) fail(twins[1]!, "an exact replay carries the same session token");
+    if (m.finished) {
+      // Each attachment of a finished session runs to its own invocationFinished, unless replaced first.
+      for (const c of twins) c.expectedEnd = "finished";
+    }
+    // The one decided first is replaced by its replay (on a finished session it may finish first).
+    const replaced = await firstClosed(twins);
+    const survivor = twins[1 - replaced]!;
+    if (twins[replaced]!.link.transport.sent.at(-1)?.type === "attachmentRevoked") twins[replaced]!.expectedEnd = "revoked";
+    else if (!m.finished) fail(twins[replaced]!, "the transport decided first must be revoked by the replay");
+    await afterAcceptance(m, r, survivor, message, from, undefined, previous, false);
+  }
+  toString(): string {
+    return `DoubledResume(cursor ${this.cursorPick})`;
+  }
+}
+
+/** The index of the first of `connections` the server closes, bounded by progress. */
+async function firstClosed(connections: readonly ModelConnection[]): Promise<number> {
+  const closed = (): number => connections.findIndex((c) => c.link.transport.closedWith !== undefined);
+  await expectAcross("the close of one of two transports", connections.map((c) => c.link.transport), () => closed() >= 0);
+  return closed();
+}
+
 /** Sends `message` on a new transport, which must be answered invocationRejected `code` (not retryable) and closed 1002. */
 async function refused(r: Real, message: InvocationStart | ResumeAttach, code: ErrorCode): Promise<void> {
   const c = r.open(message.attemptId);
@@ -755,6 +857,8 @@ export function sessionCommands(maxCommands: number, replayPath?: string): fc.Ar
       fc.nat().map((pick) => new AttemptConflict(pick)),
       fc.tuple(fc.array(text, { minLength: 1, maxLength: 3 }), fc.boolean(), fc.nat()).map(([texts, behind, cursor]) => new SendThenResume(texts, behind, cursor)),
       text.map((t) => new ItemBeforeAcceptance(t)),
+      fc.nat().map((pick) => new RacingResumes(pick)),
+      fc.nat().map((pick) => new DoubledResume(pick)),
       // Applicable only in the short window between an output cancel and the next item: often proposed.
       ...Array.from({ length: 6 }, () => fc.tuple(reason, fc.boolean()).map(([why, twice]) => new LateOutputCancel(why, twice))),
     ],
