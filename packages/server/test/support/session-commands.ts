@@ -755,7 +755,9 @@ class DoubledResume extends Command {
       return first.sessionToken;
     });
     if (tokens[0] !== tokens[1]) fail(twins[1]!, "an exact replay carries the same session token");
-    if (m.finished) {
+    // Finished, or finishing (an item kept from before a cut reached an agent whose output the client cancelled).
+    const finishing = m.finished || (m.outputTerminal && m.sent.length > m.acked);
+    if (finishing) {
       // Each attachment of a finished session runs to its own invocationFinished, unless replaced first.
       for (const c of twins) c.expectedEnd = "finished";
     }
@@ -763,7 +765,7 @@ class DoubledResume extends Command {
     const replaced = await firstClosed(twins);
     const survivor = twins[1 - replaced]!;
     if (twins[replaced]!.link.transport.sent.at(-1)?.type === "attachmentRevoked") twins[replaced]!.expectedEnd = "revoked";
-    else if (!m.finished) fail(twins[replaced]!, "the transport decided first must be revoked by the replay");
+    else if (!finishing) fail(twins[replaced]!, "the transport decided first must be revoked by the replay");
     await afterAcceptance(m, r, survivor, message, from, undefined, previous, false);
   }
   toString(): string {
