@@ -11,10 +11,13 @@ import fc from "fast-check";
 import { randomUUID } from "node:crypto";
 import type { ClientCancelReason, ErrorCode, InvocationStart, ResumeAttach, ServerMessage } from "@golem-stream/wire";
 import { v } from "../../src/testing/demo-messages.js";
+import { resolveLimits } from "../../src/index.js";
 import { describe, expectAcross } from "./memory-session.js";
 import type { ModelConnection, ReplayFrom, SessionModel, SessionUnderTest } from "./session-model.js";
 
 type Model = SessionModel;
+
+const DETACHED_TIMEOUT_MS = resolveLimits().detachedSessionTimeoutMs;
 type Real = SessionUnderTest;
 
 /** How many times each kind of move ran (its check passed), so a test can show every kind was exercised. */
@@ -54,6 +57,7 @@ export const MOVES = [
   "LateOutputCancel",
   "RacingResumes",
   "DoubledResume",
+  "DetachedTimeout",
 ] as const;
 
 function fail(connection: ModelConnection, what: string): never {
@@ -384,6 +388,31 @@ class SendThenCut extends Command {
   }
   toString(): string {
     return `SendThenCut(${JSON.stringify(this.texts)})`;
+  }
+}
+
+/**
+ * Nobody attaches for `detachedSessionTimeoutMs` (the manual clock moves
+ * past it): the session is given up. Its open input and output end
+ * `cancelled` with `transport-detached`, and `reverse`, which returned its
+ * result, finishes `success`. The move waits for the session to leave the
+ * runtime's memory (finished, nobody attached); the next attach sees it.
+ */
+class DetachedTimeout extends Command {
+  check(m: Readonly<Model>): boolean {
+    // Nothing in flight from before a cut: the model then knows every output item.
+    return !m.attached && !m.finished && m.sent.length === m.acked;
+  }
+  protected async act(m: Model, r: Real): Promise<void> {
+    if (!m.outputTerminal) r.expectedOutputOutcome = { kind: "cancelled", reason: "transport-detached" };
+    r.timers.advance(DETACHED_TIMEOUT_MS + 1);
+    await expectAcross("the given-up session to finish", [], () => r.harness.runtime.liveSessions === 0);
+    m.inputTerminal = true;
+    m.outputTerminal = true;
+    m.finished = true;
+  }
+  toString(): string {
+    return "DetachedTimeout";
   }
 }
 
@@ -850,6 +879,7 @@ export function sessionCommands(maxCommands: number, replayPath?: string): fc.Ar
       reason.map((why) => new CancelOutput(why)),
       fc.constant(new Cut()),
       fc.constant(new Cut()),
+      fc.constant(new DetachedTimeout()),
       fc.array(text, { minLength: 1, maxLength: 3 }).map((texts) => new SendThenCut(texts)),
       fc.nat().map((pick) => new Resume(pick)),
       fc.nat().map((pick) => new Resume(pick)),

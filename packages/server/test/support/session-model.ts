@@ -65,7 +65,11 @@ export interface ModelConnection {
 export const reversed = (text: string): string => Array.from(text).reverse().join("");
 
 export class SessionUnderTest {
-  readonly harness = memoryHarness({ timers: new ManualTimers() });
+  /** Time moves only when a move says so (the detached timeout). */
+  readonly timers = new ManualTimers();
+  readonly harness = memoryHarness({ timers: this.timers });
+  /** The output terminal's outcome when the model knows it in advance (a give-up ends it transport-detached). */
+  expectedOutputOutcome: OutputOutcome | undefined;
   readonly connections: ModelConnection[] = [];
   /** The attached transport the client uses, if any. */
   owner: ModelConnection | undefined;
@@ -156,6 +160,9 @@ export class SessionUnderTest {
         break;
       }
       case "outputStreamEnd":
+        if (this.expectedOutputOutcome !== undefined && !sameValue(this.expectedOutputOutcome, message.outcome)) {
+          problems.push(`the output ends ${JSON.stringify(message.outcome)}, not ${JSON.stringify(this.expectedOutputOutcome)}`);
+        }
         if (this.#outputEnd === undefined) this.#outputEnd = { outcome: message.outcome, sequence: message.sequence };
         else if (!sameValue(this.#outputEnd, { outcome: message.outcome, sequence: message.sequence })) problems.push("the output's terminal differs from the one another connection received");
         if (message.sequence > BigInt(model.acked)) problems.push("the output ends after more items than were acknowledged");
