@@ -1,20 +1,25 @@
 /**
- * Model-based test of a live session: fast-check generates sequences of
- * client moves (items, resends, conflicts, gaps, ends, cancels, invalid
- * channels, cuts, resumes, takeovers, exact replays, stale and conflicting
- * attempts) against one `reverse` session of the real runtime in memory,
- * and compares the server's answers with a small model of what the client
- * knows (support/session-model.ts, support/session-commands.ts).
+ * Model-based tests of a live session: fast-check generates sequences of
+ * client moves against one session of the real runtime in memory and
+ * compares the server's answers with a small model of what the client
+ * knows (support/session-model.ts). Two sessions: `reverse` (string items
+ * in and out; moves in support/session-commands.ts: items, resends,
+ * conflicts, gaps, ends, cancels, invalid channels, cuts, resumes,
+ * takeovers, exact replays, races, stale and conflicting attempts, the
+ * detached timeout) and `digest` (packed bytes in, a result; moves in
+ * support/digest-commands.ts: straddling resends, failures).
  *
- * `pnpm test` runs MODEL_RUNS (default 200) sequences; `pnpm test:model-soak`
- * runs many more. A failure prints fast-check's seed and path, and the
- * counterexample's replayPath: replay it with MODEL_SEED, MODEL_PATH and
- * MODEL_REPLAY_PATH (see docs/protocol/server.md, *Model-based test*).
+ * `pnpm test` runs MODEL_RUNS (default 200) sequences of each;
+ * `pnpm test:model-soak` runs many more. A failure prints fast-check's seed
+ * and path, and the counterexample's replayPath: replay it with MODEL_SEED,
+ * MODEL_PATH and MODEL_REPLAY_PATH, and `-t reverse` or `-t digest`
+ * (docs/protocol/server.md, *Model-based test of a live session*).
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { DIGEST_MOVES, digestCommands, digestMovesRun } from "./support/digest-commands.js";
 import { MOVES, movesRun, sessionCommands } from "./support/session-commands.js";
-import { startedSession, type SessionUnderTest } from "./support/session-model.js";
+import { startedSession, type SessionModel, type SessionUnderTest } from "./support/session-model.js";
 
 const env = process.env;
 const runs = Number(env["MODEL_RUNS"] ?? 200);
@@ -25,20 +30,27 @@ const replay =
     ? undefined
     : { seed: Number(env["MODEL_SEED"]), path: env["MODEL_PATH"], replayPath: env["MODEL_REPLAY_PATH"] };
 
-describe("a live session against its model", () => {
+interface ModelTest<Item> {
+  readonly method: "reverse" | "digest";
+  readonly commands: (maxCommands: number, replayPath?: string) => fc.Arbitrary<Iterable<fc.AsyncCommand<SessionModel<Item>, SessionUnderTest>>>;
+  readonly moves: readonly string[];
+  readonly movesRun: ReadonlyMap<string, number>;
+}
+
+function modelTest<Item>({ method, commands, moves, movesRun: ran }: ModelTest<Item>): void {
   it(
-    replay === undefined ? `keeps the protocol's invariants under ${runs} random sequences of client moves` : `replays seed ${replay.seed}`,
+    replay === undefined ? `${method}: keeps the protocol's invariants under ${runs} random sequences of client moves` : `${method}: replays seed ${replay.seed}`,
     async () => {
       let sequences = 0;
       await fc.assert(
-        fc.asyncProperty(sessionCommands(maxCommands, replay?.replayPath), async (commands) => {
+        fc.asyncProperty(commands(maxCommands, replay?.replayPath), async (sequence) => {
           let real: SessionUnderTest | undefined;
           try {
             await fc.asyncModelRun(async () => {
-              const started = await startedSession();
+              const started = await startedSession<Item>(method);
               real = started.real;
               return started;
-            }, commands);
+            }, sequence);
           } finally {
             await real?.dispose();
           }
@@ -52,10 +64,15 @@ describe("a live session against its model", () => {
       }
       expect(sequences).toBe(runs);
       // Not vacuous: every kind of move ran (its check let it) at least once.
-      if (env["MODEL_RUNS"] !== undefined) console.log("moves run:", Object.fromEntries(movesRun));
-      expect(MOVES.filter((move) => (movesRun.get(move) ?? 0) === 0)).toEqual([]);
+      if (env["MODEL_RUNS"] !== undefined) console.log(`${method} moves run:`, Object.fromEntries(ran));
+      expect(moves.filter((move) => (ran.get(move) ?? 0) === 0)).toEqual([]);
     },
     // The default covers the bounded run; a soak gets time in proportion to its runs.
     Math.max(15_000, runs * 100),
   );
+}
+
+describe("a live session against its model", () => {
+  modelTest({ method: "reverse", commands: sessionCommands, moves: MOVES, movesRun });
+  modelTest({ method: "digest", commands: digestCommands, moves: DIGEST_MOVES, movesRun: digestMovesRun });
 });

@@ -60,17 +60,17 @@ export const MOVES = [
   "DetachedTimeout",
 ] as const;
 
-function fail(connection: ModelConnection, what: string): never {
+export function fail(connection: ModelConnection, what: string): never {
   throw new Error(`${what}; sent: ${describe(connection.link.transport.sent)}`);
 }
 
-function ownerOf(real: Real): ModelConnection {
+export function ownerOf(real: Real): ModelConnection {
   if (real.owner === undefined) throw new Error("no attached transport (the command's check should have said so)");
   return real.owner;
 }
 
-const isAck = (m: ServerMessage): m is Extract<ServerMessage, { type: "inputStreamAck" }> => m.type === "inputStreamAck";
-const ackAtLeast = (count: number) => (m: ServerMessage) => isAck(m) && m.highestContiguousSequence >= BigInt(count);
+export const isAck = (m: ServerMessage): m is Extract<ServerMessage, { type: "inputStreamAck" }> => m.type === "inputStreamAck";
+export const ackAtLeast = (count: number) => (m: ServerMessage) => isAck(m) && m.highestContiguousSequence >= BigInt(count);
 const outputItem = (sequence: number) => (m: ServerMessage) => m.type === "outputStreamItem" && m.sequence === BigInt(sequence);
 
 // ------------------------------------------------------------ stream traffic
@@ -134,7 +134,7 @@ class ResendItem extends Command {
 }
 
 /** Sends `message` on the owner, which must answer invocationRejected `code` (retryable after acceptance) and close 1002. */
-async function violation(m: Model, r: Real, code: ErrorCode, send: (c: ModelConnection) => void): Promise<void> {
+export async function violation(m: SessionModel<unknown>, r: Real, code: ErrorCode, send: (c: ModelConnection) => void): Promise<void> {
   const c = ownerOf(r);
   c.expectedEnd = { rejected: code };
   send(c);
@@ -810,7 +810,7 @@ async function firstClosed(connections: readonly ModelConnection[]): Promise<num
 }
 
 /** Sends `message` on a new transport, which must be answered invocationRejected `code` (not retryable) and closed 1002. */
-async function refused(r: Real, message: InvocationStart | ResumeAttach, code: ErrorCode): Promise<void> {
+export async function refused(r: Real, message: InvocationStart | ResumeAttach, code: ErrorCode): Promise<void> {
   const c = r.open(message.attemptId);
   c.expectedEnd = { rejected: code };
   c.link.send(message);

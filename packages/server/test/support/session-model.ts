@@ -1,8 +1,10 @@
 /**
  * A reference model of one `reverse` session (demo catalogue: a
- * `stream<string>` in, each item reversed on a `stream<string>` out) and the
- * live server it is compared with, for the model-based test
- * (session-model.test.ts, commands in session-commands.ts).
+ * `stream<string>` in, each item reversed on a `stream<string>` out), or of
+ * one `digest` session (`stream<u8>` in, its length and SHA-256 as the
+ * result), and the live server it is compared with, for the model-based
+ * tests (session-model.test.ts; moves in session-commands.ts and
+ * digest-commands.ts).
  *
  * The model is what a client knows: the items it sent, the high-water the
  * server acknowledged, the output it has seen, which generation is current,
@@ -19,9 +21,9 @@ import { demoStart, v } from "../../src/testing/demo-messages.js";
 import { checkConnectionLog } from "./audit-invariants.js";
 import { describe, memoryHarness, type MemoryConnection } from "./memory-session.js";
 
-export interface SessionModel {
+export interface SessionModel<Item = string> {
   /** Every item the client sent, by sequence (the server durably holds a prefix of them). */
-  sent: string[];
+  sent: Item[];
   /** The high-water the client last learned (an ACK or a resumed acceptance). */
   acked: number;
   /** Output items the client has seen: sequences 0 .. outputs-1. */
@@ -70,6 +72,8 @@ export class SessionUnderTest {
   readonly harness = memoryHarness({ timers: this.timers });
   /** The output terminal's outcome when the model knows it in advance (a give-up ends it transport-detached). */
   expectedOutputOutcome: OutputOutcome | undefined;
+  /** The kind of the invocation's finish when the model knows it in advance. */
+  expectedFinish: "success" | "failure" | undefined;
   readonly connections: ModelConnection[] = [];
   /** The attached transport the client uses, if any. */
   owner: ModelConnection | undefined;
@@ -85,9 +89,11 @@ export class SessionUnderTest {
   readonly #streamTokens = new Map<"input" | "output", string>();
   readonly start: InvocationStart;
   readonly provisionalRef = randomUUID();
+  #result: unknown;
 
-  constructor() {
-    this.start = demoStart("reverse", v.record(v.stream(this.provisionalRef)));
+  /** `method` is a demo method whose one parameter is an input stream (`reverse`, `digest`). */
+  constructor(readonly method: "reverse" | "digest" = "reverse") {
+    this.start = demoStart(method, v.record(v.stream(this.provisionalRef)));
   }
 
   open(attemptId: string): ModelConnection {
@@ -116,7 +122,7 @@ export class SessionUnderTest {
    * output terminal and the finish are the same on every connection; a
    * connection ends only as its command expected, with the matching close.
    */
-  audit(model: SessionModel): void {
+  audit(model: SessionModel<unknown>): void {
     const problems: string[] = [];
     for (const [index, connection] of this.connections.entries()) {
       const log = connection.link.transport.sent;
@@ -130,7 +136,7 @@ export class SessionUnderTest {
     }
   }
 
-  #auditMessage(model: SessionModel, connection: ModelConnection, message: ServerMessage): string[] {
+  #auditMessage(model: SessionModel<unknown>, connection: ModelConnection, message: ServerMessage): string[] {
     const problems: string[] = [];
     for (const mapping of "mappings" in message ? message.mappings : []) {
       const known = this.#streamTokens.get(mapping.direction);
@@ -154,7 +160,7 @@ export class SessionUnderTest {
       case "outputStreamItem": {
         const sequence = Number(message.sequence);
         const input = model.sent[sequence];
-        if (input === undefined || sequence >= model.acked) problems.push(`output item ${sequence} for an input the server never acknowledged`);
+        if (typeof input !== "string" || sequence >= model.acked) problems.push(`output item ${sequence} for an input the server never acknowledged`);
         else if (!sameValue(message.value, v.str(reversed(input)))) problems.push(`output item ${sequence} is ${JSON.stringify(message.value)}, not the reverse of ${JSON.stringify(input)}`);
         this.cursors[sequence] ??= message.cursorToken;
         break;
@@ -171,7 +177,12 @@ export class SessionUnderTest {
       case "inputStreamAck":
         if (message.highestContiguousSequence > BigInt(model.sent.length)) problems.push(`ACK of ${message.highestContiguousSequence} items when ${model.sent.length} were sent`);
         break;
+      case "invocationResult":
+        if (this.#result === undefined) this.#result = message.result;
+        else if (!sameValue(this.#result, message.result)) problems.push("the result differs from the one another connection received");
+        break;
       case "invocationFinished":
+        if (this.expectedFinish !== undefined && message.outcome.kind !== this.expectedFinish) problems.push(`the invocation finished ${message.outcome.kind}, not ${this.expectedFinish}`);
         if (this.#finishedOutcome === undefined) this.#finishedOutcome = message.outcome;
         else if (!sameValue(this.#finishedOutcome, message.outcome)) problems.push("the finish differs from the one another connection received");
         break;
@@ -212,12 +223,16 @@ function sameValue(a: unknown, b: unknown): boolean {
 }
 const bigints = (_key: string, value: unknown): unknown => (typeof value === "bigint" ? `${value}n` : value);
 
-/** Starts `reverse` and returns the model and the session once the acceptance and the result have arrived. */
-export async function startedSession(): Promise<{ model: SessionModel; real: SessionUnderTest }> {
-  const real = new SessionUnderTest();
+/**
+ * Starts `method` and returns the model and the session once the acceptance
+ * has arrived (for `reverse` also its result, which exposes the output).
+ */
+export async function startedSession<Item = string>(method: "reverse" | "digest" = "reverse"): Promise<{ model: SessionModel<Item>; real: SessionUnderTest }> {
+  const real = new SessionUnderTest(method);
   const connection = real.open(real.start.attemptId);
   connection.link.send(real.start);
-  await connection.link.transport.expect("the acceptance and the result", (sent) => sent.some((m) => m.type === "invocationResult"));
+  if (method === "reverse") await connection.link.transport.expect("the acceptance and the result", (sent) => sent.some((m) => m.type === "invocationResult"));
+  else await connection.link.transport.expect("the acceptance", (sent) => sent.length > 0);
   const accepted = connection.link.transport.sent[0];
   if (accepted?.type !== "invocationAccepted") throw new Error(`the start was not accepted: ${describe(connection.link.transport.sent)}`);
   const input = accepted.mappings.find((m) => m.direction === "input");
@@ -227,8 +242,7 @@ export async function startedSession(): Promise<{ model: SessionModel; real: Ses
   real.tokens.push(accepted.sessionToken);
   real.attempts.push({ message: real.start, generation: 1, from: 0 });
   real.owner = connection;
-  const model: SessionModel = { sent: [], acked: 0, outputs: 0, inputTerminal: false, outputTerminal: false, finished: false, generation: 1, attached: true, attempts: 1, lateCancels: 0 };
+  const model: SessionModel<Item> = { sent: [], acked: 0, outputs: 0, inputTerminal: false, outputTerminal: false, finished: false, generation: 1, attached: true, attempts: 1, lateCancels: 0 };
   real.audit(model);
   return { model, real };
 }
-
