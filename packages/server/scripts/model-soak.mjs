@@ -1,13 +1,15 @@
 #!/usr/bin/env node
 /**
- * Runs the model-based session test (test/session-model.test.ts) with many
- * more sequences than `pnpm test` does.
+ * Runs the model-based session tests (test/session-model.test.ts: the
+ * `reverse` and `digest` models) with many more sequences than `pnpm test`
+ * does.
  *
  *   pnpm -F @golem-stream/server test:model-soak            # 5000 sequences
  *   pnpm -F @golem-stream/server test:model-soak 20000 40   # 20000 sequences of up to 40 moves
  *
  * A failure prints fast-check's seed, path and replayPath; replay it with
- * MODEL_SEED, MODEL_PATH and MODEL_REPLAY_PATH (docs/protocol/server.md).
+ * MODEL_SEED, MODEL_PATH and MODEL_REPLAY_PATH, and `-t reverse` or
+ * `-t digest` (docs/protocol/server.md).
  */
 import { spawnSync } from "node:child_process";
 import { createRequire } from "node:module";
