@@ -1,7 +1,8 @@
 /**
- * The client's moves in the model-based test of a live session
+ * The client's moves in the model-based test of a live `reverse` session
  * (session-model.test.ts): stream traffic, protocol violations, cuts, and
- * every kind of attach. Each command's `check` says when a client could
+ * every kind of attach. The shared helpers (`violation`, `refused`, …) serve
+ * the `digest` moves too (digest-commands.ts). Each command's `check` says when a client could
  * make the move; `run` makes it against the live server, waits for what the
  * protocol says must follow (bounded by progress, never by time), checks
  * it, updates the model, and then audits every connection's log
@@ -16,9 +17,9 @@ import { describe, expectAcross } from "./memory-session.js";
 import type { ModelConnection, ReplayFrom, SessionModel, SessionUnderTest } from "./session-model.js";
 
 type Model = SessionModel;
+type Real = SessionUnderTest;
 
 const DETACHED_TIMEOUT_MS = resolveLimits().detachedSessionTimeoutMs;
-type Real = SessionUnderTest;
 
 /** How many times each kind of move ran (its check passed), so a test can show every kind was exercised. */
 export const movesRun = new Map<string, number>();
