@@ -8,8 +8,8 @@
  *   pnpm -F @golem-stream/server test:model-soak 20000 40   # 20000 sequences of up to 40 moves
  *
  * A failure prints fast-check's seed, path and replayPath; replay it with
- * MODEL_SEED, MODEL_PATH and MODEL_REPLAY_PATH, and `-t reverse` or
- * `-t digest` (docs/protocol/server.md).
+ * MODEL_SEED, MODEL_PATH and MODEL_REPLAY_PATH, MODEL_COMMANDS set to the
+ * moves given here, and `-t reverse` or `-t digest` (docs/protocol/server.md).
  */
 import { spawnSync } from "node:child_process";
 import { createRequire } from "node:module";

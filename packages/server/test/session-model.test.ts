@@ -12,8 +12,9 @@
  * `pnpm test` runs MODEL_RUNS (default 200) sequences of each;
  * `pnpm test:model-soak` runs many more. A failure prints fast-check's seed
  * and path, and the counterexample's replayPath: replay it with MODEL_SEED,
- * MODEL_PATH and MODEL_REPLAY_PATH, and `-t reverse` or `-t digest`
- * (docs/protocol/server.md, *Model-based test of a live session*).
+ * MODEL_PATH and MODEL_REPLAY_PATH (and the MODEL_COMMANDS of the failing
+ * run), and `-t reverse` or `-t digest` (docs/protocol/server.md,
+ * *Model-based test of a live session*).
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
@@ -39,7 +40,10 @@ interface ModelTest<Item> {
 
 function modelTest<Item>({ method, commands, moves, movesRun: ran }: ModelTest<Item>): void {
   it(
-    replay === undefined ? `${method}: keeps the protocol's invariants under ${runs} random sequences of client moves` : `${method}: replays seed ${replay.seed}`,
+    // The title names MODEL_COMMANDS: a replay needs the same value as the run that failed.
+    replay === undefined
+      ? `${method}: keeps the protocol's invariants under ${runs} random sequences of up to ${maxCommands} client moves`
+      : `${method}: replays seed ${replay.seed} (up to ${maxCommands} moves)`,
     async () => {
       let sequences = 0;
       await fc.assert(

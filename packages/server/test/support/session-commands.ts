@@ -401,8 +401,9 @@ class SendThenCut extends Command {
  */
 class DetachedTimeout extends Command {
   check(m: Readonly<Model>): boolean {
-    // Nothing in flight from before a cut: the model then knows every output item.
-    return !m.attached && !m.finished && m.sent.length === m.acked;
+    // The model must know where the output ends: nothing in flight from before a cut, and every
+    // acknowledged item's reverse seen (a stale replay can report a high-water and show no output).
+    return !m.attached && !m.finished && m.sent.length === m.acked && (m.outputTerminal || m.outputs === m.acked);
   }
   protected async act(m: Model, r: Real): Promise<void> {
     if (!m.outputTerminal) r.expectedOutputOutcome = { kind: "cancelled", reason: "transport-detached" };
