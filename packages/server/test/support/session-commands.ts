@@ -59,6 +59,7 @@ export const MOVES = [
   "RacingResumes",
   "DoubledResume",
   "DetachedTimeout",
+  "TakeoverOverHeldSocket",
 ] as const;
 
 export function fail(connection: ModelConnection, what: string): never {
@@ -167,9 +168,16 @@ class ConflictingItem extends Command {
   }
 }
 
-/** An item past the next sequence: input-gap. */
+/**
+ * An item past the next sequence: input-gap. With `held`, the transport
+ * holds its sends (a client that stopped reading): the rejection is still
+ * sent and the transport closed, without waiting for the socket to drain.
+ */
 class GapItem extends Command {
-  constructor(readonly skip: number) {
+  constructor(
+    readonly skip: number,
+    readonly held: boolean,
+  ) {
     super();
   }
   check(m: Readonly<Model>): boolean {
@@ -177,10 +185,11 @@ class GapItem extends Command {
   }
   protected act(m: Model, r: Real): Promise<void> {
     const sequence = BigInt(m.sent.length + 1 + this.skip);
+    if (this.held) ownerOf(r).link.transport.holdSends();
     return violation(m, r, "input-gap", (c) => c.link.send({ type: "inputStreamItem", channel: r.channel(c, "input"), sequence, value: v.str("gap") }));
   }
   toString(): string {
-    return `GapItem(${this.skip})`;
+    return `GapItem(${this.skip}${this.held ? ", held" : ""})`;
   }
 }
 
@@ -821,6 +830,30 @@ export async function refused(r: Real, message: InvocationStart | ResumeAttach, 
   if (sent.length !== 1 || sent[0]?.type !== "invocationRejected" || sent[0].code !== code || sent[0].retryable) fail(c, `expected only invocationRejected ${code}, not retryable`);
 }
 
+/**
+ * A takeover while the attached transport holds its sends (a client that
+ * stopped reading, a half-open connection): the replaced transport still
+ * receives attachmentRevoked and is closed, without waiting for the socket
+ * to drain.
+ */
+class TakeoverOverHeldSocket extends Command {
+  constructor(readonly cursorPick: number) {
+    super();
+  }
+  check(m: Readonly<Model>): boolean {
+    return m.attached;
+  }
+  protected act(m: Model, r: Real): Promise<void> {
+    ownerOf(r).link.transport.holdSends();
+    const { cursors, from } = cursorFor(this.cursorPick, m, r);
+    const message: ResumeAttach = { type: "resumeAttach", attemptId: randomUUID(), operation: "takeover", outputCursors: cursors, sessionToken: r.tokens[m.generation - 1]! };
+    return attach(m, r, message, from, undefined);
+  }
+  toString(): string {
+    return `TakeoverOverHeldSocket(cursor ${this.cursorPick})`;
+  }
+}
+
 /** A resume with the token of a superseded generation: superseded, and the session is untouched. */
 class StaleResume extends Command {
   constructor(readonly tokenPick: number) {
@@ -872,7 +905,7 @@ export function sessionCommands(maxCommands: number, replayPath?: string): fc.Ar
       fc.nat().map((pick) => new ResendItem(pick)),
       fc.nat().map((pick) => new ResendItem(pick)),
       fc.tuple(fc.nat(), text).map(([pick, t]) => new ConflictingItem(pick, t)),
-      fc.nat(3).map((skip) => new GapItem(skip)),
+      fc.tuple(fc.nat(3), fc.boolean()).map(([skip, held]) => new GapItem(skip, held)),
       fc.constantFrom(-2, -1, 1, 2).map((delta) => new WrongEnd(delta)),
       fc.constantFrom("unknown-item", "unknown-cancel", "item-on-output", "end-on-output" as const).map((kind) => new InvalidChannel(kind)),
       fc.constant(new EndInput()),
@@ -882,6 +915,7 @@ export function sessionCommands(maxCommands: number, replayPath?: string): fc.Ar
       fc.constant(new Cut()),
       fc.constant(new Cut()),
       fc.constant(new DetachedTimeout()),
+      fc.nat().map((pick) => new TakeoverOverHeldSocket(pick)),
       fc.array(text, { minLength: 1, maxLength: 3 }).map((texts) => new SendThenCut(texts)),
       fc.nat().map((pick) => new Resume(pick)),
       fc.nat().map((pick) => new Resume(pick)),
