@@ -15,27 +15,13 @@ import type { ClientCancelReason, ResumeAttach, ServerMessage } from "@golem-str
 import { resolveLimits } from "../../src/index.js";
 import { v } from "../../src/testing/demo-messages.js";
 import { expectAcross } from "./memory-session.js";
-import { ackAtLeast, fail, isAck, ownerOf, refused, violation } from "./session-commands.js";
+import { ackAtLeast, fail, isAck, Move, ownerOf, refused, violation } from "./model-moves.js";
 import type { ModelConnection, SessionModel, SessionUnderTest } from "./session-model.js";
 
 type Model = SessionModel<number>;
 type Real = SessionUnderTest;
 
 const DETACHED_TIMEOUT_MS = resolveLimits().detachedSessionTimeoutMs;
-
-/** How many times each kind of move ran. */
-export const digestMovesRun = new Map<string, number>();
-
-abstract class Command implements fc.AsyncCommand<Model, Real> {
-  abstract check(model: Readonly<Model>): boolean;
-  protected abstract act(model: Model, real: Real): Promise<void>;
-  abstract toString(): string;
-  async run(model: Model, real: Real): Promise<void> {
-    digestMovesRun.set(this.constructor.name, (digestMovesRun.get(this.constructor.name) ?? 0) + 1);
-    await this.act(model, real);
-    real.audit(model);
-  }
-}
 
 export const DIGEST_MOVES = [
   "SendBytes",
@@ -63,7 +49,7 @@ function sendBatch(c: ModelConnection, r: Real, sequence: number, bytes: readonl
 }
 
 /** The next batch: ACKed promptly, by its byte count. */
-class SendBytes extends Command {
+class SendBytes extends Move<number> {
   constructor(readonly bytes: readonly number[]) {
     super();
   }
@@ -84,7 +70,7 @@ class SendBytes extends Command {
 }
 
 /** A resend from below the high-water, identical on the overlap, with `extra` new bytes after it: the same ACK, or one that covers the suffix. */
-class ResendOverlap extends Command {
+class ResendOverlap extends Move<number> {
   constructor(
     readonly pick: number,
     readonly extra: readonly number[],
@@ -112,7 +98,7 @@ class ResendOverlap extends Command {
 }
 
 /** A resend whose overlap with the accepted bytes differs in one byte: input-conflict. */
-class ConflictingOverlap extends Command {
+class ConflictingOverlap extends Move<number> {
   constructor(
     readonly pick: number,
     readonly at: number,
@@ -136,7 +122,7 @@ class ConflictingOverlap extends Command {
 }
 
 /** A batch past the next sequence: input-gap. */
-class GapBytes extends Command {
+class GapBytes extends Move<number> {
   constructor(readonly skip: number) {
     super();
   }
@@ -152,7 +138,7 @@ class GapBytes extends Command {
 }
 
 /** A text item on the direct-binary stream: protocol-error. */
-class TextOnBinary extends Command {
+class TextOnBinary extends Move<number> {
   check(m: Readonly<Model>): boolean {
     return m.attached && !m.inputTerminal;
   }
@@ -190,7 +176,7 @@ async function finishes(m: Model, r: Real, c: ModelConnection, before: number, w
 }
 
 /** inputStreamEnd at the count: terminal ACK, the digest of every acknowledged byte, success. */
-class EndBytes extends Command {
+class EndBytes extends Move<number> {
   check(m: Readonly<Model>): boolean {
     return m.attached && !m.inputTerminal;
   }
@@ -207,7 +193,7 @@ class EndBytes extends Command {
 }
 
 /** A client cancel of the input: consumer-drop ends the agent's reader (a result); cancelled and source-unavailable make it throw (a failure). */
-class CancelBytes extends Command {
+class CancelBytes extends Move<number> {
   constructor(readonly reason: ClientCancelReason) {
     super();
   }
@@ -226,7 +212,7 @@ class CancelBytes extends Command {
   }
 }
 
-class CutBytes extends Command {
+class CutBytes extends Move<number> {
   check(m: Readonly<Model>): boolean {
     return m.attached;
   }
@@ -244,7 +230,7 @@ class CutBytes extends Command {
 }
 
 /** Batches sent, then the socket drops before any ACK. */
-class SendBytesThenCut extends Command {
+class SendBytesThenCut extends Move<number> {
   constructor(readonly batches: readonly (readonly number[])[]) {
     super();
   }
@@ -274,7 +260,7 @@ class SendBytesThenCut extends Command {
  * (whole batches or none: a batch is one message), the replaced transport
  * revoked; on a finished session the result (if any) and the finish.
  */
-class AttachBytes extends Command {
+class AttachBytes extends Move<number> {
   constructor(
     readonly operation: "resume" | "takeover",
     readonly tokenPick: number,
@@ -323,7 +309,7 @@ class AttachBytes extends Command {
   }
 }
 
-class StaleResumeBytes extends Command {
+class StaleResumeBytes extends Move<number> {
   constructor(readonly tokenPick: number) {
     super();
   }
@@ -340,7 +326,7 @@ class StaleResumeBytes extends Command {
 }
 
 /** Nobody attaches for the detached timeout: the input ends transport-detached, `digest`'s reader throws, the invocation fails. */
-class DetachedBytes extends Command {
+class DetachedBytes extends Move<number> {
   check(m: Readonly<Model>): boolean {
     return !m.attached && !m.finished;
   }
