@@ -3,7 +3,8 @@
  * client moves against one session of the real runtime in memory and
  * compares the server's answers with a small model of what the client
  * knows (support/session-model.ts). Two sessions: `reverse` (string items
- * in and out; moves in support/session-commands.ts: items, resends,
+ * in and out; moves in support/reverse-traffic.ts and reverse-attach.ts, as
+ * an arbitrary in support/session-commands.ts: items, resends,
  * conflicts, gaps, ends, cancels, invalid channels, cuts, resumes,
  * takeovers, exact replays, races, stale and conflicting attempts, the
  * detached timeout) and `digest` (packed bytes in, a result; moves in
