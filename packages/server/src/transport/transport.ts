@@ -48,6 +48,24 @@ export function encodeOutgoing(message: OutgoingMessage, options?: EncodeOptions
  */
 export const SENT: Promise<void> = Promise.resolve();
 
+/**
+ * Sends a connection's last message (a revocation, a rejection), then runs
+ * `close`, which closes the transport. The close does not wait for the send
+ * to drain: a transport's close flushes what was sent before it, and a
+ * client that stopped reading (or a half-open connection) would otherwise
+ * keep its socket open for good, the send never settling. Runs after the
+ * current step, so the caller finishes what it is doing first.
+ */
+export function sendLastThenClose(transport: SessionTransport, message: OutgoingMessage, close: () => void): void {
+  void Promise.resolve()
+    .then(() => {
+      // A send that fails or never settles changes nothing: the transport is closed either way.
+      transport.send(message).catch(() => undefined);
+    })
+    .catch(() => undefined)
+    .finally(close);
+}
+
 export interface SessionTransport {
   /** Sends one message; resolves when more may be sent without unbounded buffering (`SENT` when that is now). */
   send(message: OutgoingMessage): Promise<void>;
