@@ -1,10 +1,11 @@
 /**
  * Every section the code and the docs cite resolves in the repository: a bare `§9` or `§6.2` (or
- * "protocol section 9") names a heading of docs/protocol/stream-session-v1.md, `decisions §5` (or
- * `decisions-v1 §5`, "decisions-v1 section 5") one of docs/protocol/decisions-v1.md, and a
- * citation of another page (`client.md §10a`, `§5 of [client.md](client.md)`, `[§5](#…)`) one of
- * that page. A list (`decisions §5, §7`) or a range (`decisions §1-2`) keeps its qualifier. Both
- * restatements keep the originals' numbering, so the test also pins their section structure.
+ * "protocol 9", "protocol section 9") names a heading of docs/protocol/stream-session-v1.md,
+ * `decisions §5` (or `decisions-v1 §5`, "decisions-v1 section 5") one of
+ * docs/protocol/decisions-v1.md, and a citation of another page (`client.md §10a`,
+ * `§5 of [client.md](client.md)`, `[§5](#…)`) one of that page. A list (`decisions §5, §7`) or a
+ * range (`decisions §1-2`) keeps its qualifier. Both restatements keep the originals' numbering,
+ * so the test also pins their section structure.
  */
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { basename, dirname, join, relative, resolve } from "node:path";
@@ -80,9 +81,9 @@ const SECTION_SIGN = new RegExp(
   String.raw`(?:(?<qualifier>decisions(?:-v1)?|protocol|RFC\s?\d+|[\w./-]+\.md)\s+)?(?<open>\[)?§\s?(?<list>${NUMBER}(?:(?:\s*(?:,|and|or)\s*§\s?|\s*[-–]\s*§?)${NUMBER})*)(?:\]\((?<href>[^)\s]*)\))?(?:\s+of\s+(?:\[[^\]]*\]\((?<ofLink>[^)#\s]+)[^)]*\)|(?<ofName>[\w./-]+\.md)))?`,
   "gi",
 );
-/** "protocol section 9", "decisions-v1 sections 3, 5 and 6", "protocol sections 2 and 4–7". */
+/** "protocol 6.4, 6.5, 7, 9", "protocol section 9", "decisions-v1 sections 3, 5 and 6", "protocol sections 2 and 4–7". */
 const SECTION_WORD = new RegExp(
-  String.raw`\b(?<qualifier>decisions(?:-v1)?|protocol)\s+sections?\s+(?<list>\d+(?:\.\d+)?(?:(?:\s*(?:,|and|or)\s*|\s*[-–]\s*)\d+(?:\.\d+)?)*)`,
+  String.raw`\b(?<qualifier>decisions(?:-v1)?|protocol)\s+(?:sections?\s+)?(?<list>\d+(?:\.\d+)?(?:(?:\s*(?:,|and|or)\s*|\s*[-–]\s*)\d+(?:\.\d+)?)*)`,
   "gi",
 );
 
