@@ -8,18 +8,19 @@
  * 8080 does not matter; the other terminal gets its URL as GOLEM_STREAM_URL), every other block in
  * a second terminal that keeps the `export`s of the blocks before it, and each block's stdout must
  * be the text block that follows it. The setup blocks (clone, pack, npm install) are not run:
- * installing from tarballs is pack-check's test.
+ * installing from tarballs is pack-check's test. Its links resolve, to the headings they name.
  */
 import { spawn } from "node:child_process";
 import type { ChildProcess } from "node:child_process";
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { dirname, join } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { BIN } from "./support/processes.js";
 
-const tutorial = readFileSync(new URL("../../../docs/first-agent.md", import.meta.url), "utf8");
+const TUTORIAL = fileURLToPath(new URL("../../../docs/first-agent.md", import.meta.url));
+const tutorial = readFileSync(TUTORIAL, "utf8");
 const tsc = createRequire(import.meta.url).resolve("typescript/bin/tsc");
 // Inside the package, so `@golem-stream/server` and the others resolve to the workspace's.
 const dir = mkdtempSync(join(fileURLToPath(new URL(".", import.meta.url)), ".first-agent-"));
@@ -138,3 +139,17 @@ it("served by serve --agents, the client script and the CLI print what the tutor
   // The client script, the catalogue, and both methods from the CLI.
   expect(ran.join("\n")).toMatch(/node dist\/client\.js[\s\S]*types -a tutorial[\s\S]*invoke tally sum[\s\S]*invoke tally countdown/);
 }, 60_000);
+
+it("every relative link of the tutorial resolves, to the heading it names", () => {
+  const anchorsOf = (file: string): Set<string> =>
+    new Set([...readFileSync(file, "utf8").matchAll(/^#{1,6} (.*)$/gm)].map((match) => (match[1] as string).toLowerCase().replace(/[^\p{L}\p{N} _-]/gu, "").replace(/ /g, "-")));
+  const links = [...tutorial.matchAll(/\]\(([^)\s]+)\)/g)].map((match) => match[1] as string).filter((href) => !/^[a-z]+:/.test(href));
+  expect(links.length).toBeGreaterThan(5);
+  const broken = links.filter((href) => {
+    const [path, anchor] = href.split("#") as [string, string | undefined];
+    const target = path === "" ? TUTORIAL : resolve(dirname(TUTORIAL), path);
+    if (!existsSync(target)) return true;
+    return anchor !== undefined && !anchorsOf(target).has(anchor);
+  });
+  expect(broken).toEqual([]);
+});
