@@ -26,13 +26,13 @@ function filesUnder(dir: string, keep: (name: string) => boolean): string[] {
 }
 
 const PACKAGES = readdirSync(join(REPOSITORY, "packages")).map((name) => join(REPOSITORY, "packages", name));
-/** Where citations are checked: the docs, the READMEs, and every package's sources. */
+/** Where citations are checked: the docs, the READMEs, and every package's sources and tests. */
 const CITING = [
   ...filesUnder(join(REPOSITORY, "docs"), (name) => name.endsWith(".md")),
   join(REPOSITORY, "README.md"),
   ...PACKAGES.map((dir) => join(dir, "README.md")).filter(existsSync),
-  ...PACKAGES.flatMap((dir) => filesUnder(join(dir, "src"), (name) => /\.(ts|mts|js|mjs)$/.test(name))),
-];
+  ...PACKAGES.flatMap((dir) => ["src", "test"].flatMap((sub) => filesUnder(join(dir, sub), (name) => /\.(ts|mts|js|mjs)$/.test(name)))),
+].filter((file) => file !== fileURLToPath(import.meta.url)); // this file quotes made-up citations
 
 /** The section numbers of a markdown page: `## 9. Title`, `### 6.2 Title`, `## 10a. Title`. */
 function sectionsOf(file: string): Set<string> {
@@ -130,7 +130,7 @@ it("the restatements are numbered exactly like the protocol and decisions-v1", (
   expect(anchorsOf(DECISIONS).has("8-session-semantics-the-protocol-leaves-open")).toBe(true);
 });
 
-it("every § cited in the docs, the READMEs and the sources names a section that exists", () => {
+it("every § cited in the docs, the READMEs, the sources and the tests names a section that exists", () => {
   const citations = CITING.flatMap((file) => citationsOf(file).map((citation) => ({ file, ...citation })));
   // The scan finds the citations it is meant to find (a broken pattern would pass vacuously).
   expect(citations.length).toBeGreaterThan(300);
