@@ -792,7 +792,8 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       return error.exitCode === 0 ? EXIT.success : EXIT.usage;
     }
     if (error instanceof CliError) {
-      report(io, `golem-stream: ${error.message}`);
+      // A hint in the message ("`golem-stream resume run.ckpt`") is spelled as the user types the CLI here.
+      report(io, `golem-stream: ${spellCommands(error.message, commandName(io.env))}`);
       return error.exitCode;
     }
     report(io, `golem-stream: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
