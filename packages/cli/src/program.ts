@@ -1,6 +1,7 @@
 /**
  * The command line of `golem-stream`: every command, option, default and
- * example in one place. Actions load their implementation lazily, so
+ * example in one place (the option types and defaults are options.ts, their
+ * parsers option-parsers.ts; commands import those, never this file). Actions load their implementation lazily, so
  * `--help` works (and is fast) even where the server's native SQLite module
  * cannot load.
  */
@@ -12,26 +13,29 @@ import type { CliIo } from "./io/cli-io.js";
 import { report } from "./io/cli-io.js";
 import { commandName, spellCommands } from "./io/command-name.js";
 import { parseDuration } from "./duration.js";
-import { jwtFlags, type JwtServeOptions } from "./jwt-flags.js";
+import { jwtFlags } from "./jwt-flags.js";
 import { DEFAULT_CHECKPOINT_BATCHING } from "./checkpoint/batching.js";
-import type { CheckpointBatching } from "./checkpoint/batching.js";
+import {
+  DEFAULT_DETACHED_TIMEOUT_MS,
+  DEFAULT_DRAIN_TIMEOUT_MS,
+  DEFAULT_HOST,
+  DEFAULT_LEASE_TTL_MS,
+  DEFAULT_PORT,
+  DEFAULT_RETENTION_MS,
+  DEFAULT_RETRIES,
+  DEFAULT_TIMEOUT_MS,
+  DEFAULT_URL,
+  LOG_COMPRESSIONS,
+  LOG_FORMATS,
+  LOG_LEVELS,
+  type CodegenOptions,
+  type InvokeOptions,
+  type RunOptions,
+  type ServeOptions,
+  type TypesOptions,
+} from "./options.js";
+import { collect, collectOrigin, parseBoundedDuration, parseCount, parseIntervalMs, parsePort, parseRetention, parseTimeoutMs } from "./option-parsers.js";
 import { applicationOption, DEFAULT_APPLICATION, DEFAULT_ENVIRONMENT, environmentOption, withCatalogueSelector } from "./catalogue-selector.js";
-
-export const DEFAULT_URL = "http://127.0.0.1:8080";
-export const DEFAULT_PORT = 8080;
-export const DEFAULT_HOST = "127.0.0.1";
-/** Session retention after invocationFinished: the default of decisions §6 (the server's own default too). */
-export const DEFAULT_RETENTION_MS = 24 * 3_600_000;
-/** How long a running invocation may go without any client attached before it is given up (the server's own default). */
-export const DEFAULT_DETACHED_TIMEOUT_MS = 24 * 3_600_000;
-export const LOG_LEVELS = ["error", "warn", "info", "debug"] as const;
-export type LogLevel = (typeof LOG_LEVELS)[number];
-/** `auto`: readable lines on a terminal, JSON lines otherwise. */
-export const LOG_FORMATS = ["auto", "json", "pretty"] as const;
-export type LogFormat = (typeof LOG_FORMATS)[number];
-/** store-postgres's `logCompression`: lz4 where the server has it (its default), or the server's own method. */
-export const LOG_COMPRESSIONS = ["lz4", "server"] as const;
-export type LogCompression = (typeof LOG_COMPRESSIONS)[number];
 
 const CONNECTION_HELP = `
 Connection (invoke, resume, types, codegen):
@@ -56,161 +60,6 @@ Exit codes:
        server (\`resume\` continues it); without, it is cancelled there (a second Ctrl-C stops waiting)
   141  stdout was closed by its reader (\`| head\`): stopped quietly, like a program stopped by SIGPIPE;
        the invocation was cancelled, or with --checkpoint keeps running (\`resume\` continues it)`;
-
-export interface ConnectionOptions {
-  readonly url?: string;
-  readonly token?: string;
-}
-
-export interface ServeOptions extends JwtServeOptions {
-  readonly port: number;
-  readonly host: string;
-  readonly token: readonly string[];
-  readonly tokenFile?: string;
-  readonly dataDir?: string;
-  readonly logLevel: LogLevel;
-  readonly logFormat: LogFormat;
-  /** Serve Prometheus metrics at /metrics. */
-  readonly metrics: boolean;
-  /** Milliseconds a finished invocation stays resumable. */
-  readonly retention: number;
-  /** Milliseconds a running invocation may go without any client before it is given up. */
-  readonly detachedTimeout: number;
-  /** A cluster store URL (`postgres://...`); `$GOLEM_STREAM_STORE` when absent. Validated by `serve`, never echoed. */
-  readonly store?: string;
-  /** This node's id in the cluster (default: generated). */
-  readonly nodeId?: string;
-  /** Milliseconds a drain (SIGTERM with a cluster store) lets this node's invocations run. */
-  readonly drainTimeout?: number;
-  /** Milliseconds a node's lease lasts without a heartbeat. */
-  readonly leaseTtl?: number;
-  /** The PostgreSQL store's connection time limits, ms (0: off); each absent one keeps the store's default. */
-  readonly pgConnectTimeoutMs?: number;
-  readonly pgStatementTimeoutMs?: number;
-  readonly pgQueryTimeoutMs?: number;
-  readonly pgKeepaliveInitialDelayMs?: number;
-  /** How PostgreSQL compresses log rows too large for a page; absent keeps the store's default (lz4). */
-  readonly logCompression?: LogCompression;
-  /** The keyring file (default `<data-dir>/keyring.json`). */
-  readonly keyring?: string;
-  /** Origins whose pages may open sessions (the browser extension, docs/protocol/browser.md); none: off. */
-  readonly allowOrigin: readonly string[];
-  /** Serve the web console at `/` (`--no-console` turns it off). */
-  readonly console: boolean;
-  /** Failed authentications per client address per minute before it is refused (0: no throttle); absent: the server's default. */
-  readonly authFailureLimit?: number;
-  /** Milliseconds a session socket may wait before its first message; absent: the server's default. */
-  readonly firstMessageTimeout?: number;
-  /** Milliseconds between the server's pings; absent: the server's default. */
-  readonly pingInterval?: number;
-  /** Open session sockets per principal; absent: the server's default. */
-  readonly maxConnectionsPerPrincipal?: number;
-  /** Invocations one principal may run at once; absent: the server's default. */
-  readonly maxSessionsPerPrincipal?: number;
-  /** DNS names the server is reached by, for the Host check of its HTTP endpoints and console. */
-  readonly publicHost: readonly string[];
-  /** Refuse to start when the keyring or a token file is readable by group or others. */
-  readonly strictPermissions?: boolean;
-  /** The ES module whose default export is the catalogue to serve (relative to the working directory); absent: the demo. */
-  readonly agents?: string;
-  /** Serve the demo catalogue beside `--agents` (it is served anyway without them). */
-  readonly demo: boolean;
-  /** Cluster mode: serve although live nodes serve another catalogue (a rolling upgrade). */
-  readonly allowCatalogueDrift?: boolean;
-}
-
-/** `auto`: bare output for a single output stream, item lines otherwise; `lines`: always item lines; `json`: events. */
-export type OutputFormat = "auto" | "lines" | "json";
-/** Where the result goes when stdout carries bare output: stderr, or nowhere. */
-export type ResultDestination = "stderr" | "none";
-
-/** What `invoke` and `resume` share: output, progress, checkpoint writes, reconnects. */
-export interface RunOptions extends ConnectionOptions {
-  readonly output: OutputFormat;
-  readonly result: ResultDestination;
-  readonly progress: boolean;
-  readonly checkpointBatching: CheckpointBatching;
-  /** Reconnect attempts without progress before giving up (the client's `reconnect.maxAttempts`). */
-  readonly retries: number;
-  /** How long the server may take to complete a handshake, answer a start/resume/takeover, or the discovery request, ms. */
-  readonly timeoutMs: number;
-}
-
-export const DEFAULT_RETRIES = 10;
-/** The client's own acceptance timeout default (30 s); also bounds handshakes and discovery here. */
-export const DEFAULT_TIMEOUT_MS = 30_000;
-
-export interface InvokeOptions extends RunOptions {
-  readonly application: string;
-  readonly environment: string;
-  /** `--constructor`; renamed because `constructor` is inherited by every object. */
-  readonly constructorJson?: string;
-  readonly native: boolean;
-  readonly idempotencyKey?: string;
-  readonly phantomId?: string;
-  readonly checkpoint?: string;
-}
-
-export type ResumeOptions = RunOptions;
-
-export interface TypesOptions extends ConnectionOptions {
-  readonly application: string;
-  readonly environment: string;
-  readonly json: boolean;
-}
-
-export interface CodegenOptions extends ConnectionOptions {
-  readonly application: string;
-  readonly environment: string;
-  /** The file to write (replaced atomically); stdout when absent or `-`. */
-  readonly out?: string;
-  /** The module the generated source imports `defineAgentType` and `t` from. */
-  readonly importFrom: string;
-  /** `--timeout`: how long the discovery request may take, ms. */
-  readonly timeout: number;
-}
-
-function parsePort(value: string): number {
-  if (!/^(0|[1-9][0-9]{0,4})$/.test(value) || Number(value) > 65535) {
-    throw new InvalidArgumentError("a port is an integer from 0 (any free port) to 65535");
-  }
-  return Number(value);
-}
-
-function parseRetention(value: string): number {
-  const ms = parseDuration(value);
-  if (ms === undefined) throw new InvalidArgumentError("a duration is a positive whole number and a unit: 90s, 30m, 24h, 7d");
-  return ms;
-}
-
-/** A strict duration within [min, max] milliseconds (timers cannot wait longer than ~24 days). */
-function parseBoundedDuration(min: number, max: number, range: string): (value: string) => number {
-  return (value) => {
-    const ms = parseRetention(value);
-    if (ms < min || ms > max) throw new InvalidArgumentError(`must be ${range}`);
-    return ms;
-  };
-}
-
-export const DEFAULT_DRAIN_TIMEOUT_MS = 30_000;
-export const DEFAULT_LEASE_TTL_MS = 10_000;
-
-function collect(value: string, previous: readonly string[]): string[] {
-  return [...previous, value];
-}
-
-/** An origin exactly as a browser sends it: `scheme://host[:port]`, nothing after. */
-function collectOrigin(value: string, previous: readonly string[]): string[] {
-  let origin: string | undefined;
-  try {
-    const url = new URL(value);
-    origin = url.protocol === "http:" || url.protocol === "https:" ? url.origin : undefined;
-  } catch {
-    origin = undefined;
-  }
-  if (origin !== value) throw new InvalidArgumentError("an origin is http(s)://host[:port], as a browser sends it (no path, no trailing slash)");
-  return [...previous, value];
-}
 
 const urlOption = () => new Option("--url <url>", "server base URL (http://, https://, ws:// or wss://)");
 const tokenOption = () => new Option("--token <token>", "bearer token sent to the server");
@@ -262,33 +111,6 @@ function runOptionsOf(parsed: Record<string, unknown>): RunOptions {
     ...(rest as Omit<RunOptions, "checkpointBatching" | "timeoutMs">),
     checkpointBatching: { intervalMs: checkpointInterval as number, maxItems: checkpointItems as number },
     timeoutMs: timeout as number,
-  };
-}
-
-function parseIntervalMs(value: string): number {
-  if (value === "0") return 0;
-  const ms = parseDuration(value);
-  if (ms === undefined || ms > 3_600_000) throw new InvalidArgumentError("0, or a duration up to 1h: 100ms, 2s");
-  return ms;
-}
-
-/** Milliseconds as a bare whole number, `0` included (off); capped where Node's timers and PostgreSQL's settings stop. */
-function parseTimeoutMs(value: string): number {
-  if (!/^(0|[1-9][0-9]{0,9})$/.test(value) || Number(value) > MAX_TIMEOUT_MS) {
-    throw new InvalidArgumentError(`milliseconds, a whole number from 0 (off) to ${MAX_TIMEOUT_MS}`);
-  }
-  return Number(value);
-}
-
-/** 2^31 - 1: the largest delay of a Node timer and of PostgreSQL's statement_timeout. */
-const MAX_TIMEOUT_MS = 2_147_483_647;
-
-function parseCount(min: number, max: number): (value: string) => number {
-  return (value) => {
-    if (!/^(0|[1-9][0-9]{0,9})$/.test(value) || Number(value) < min || Number(value) > max) {
-      throw new InvalidArgumentError(`an integer from ${min} to ${max}`);
-    }
-    return Number(value);
   };
 }
 
