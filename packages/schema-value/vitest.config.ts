@@ -6,6 +6,13 @@ export default defineConfig({
     // A test that checks nothing fails: a helper whose assertions sit only on one branch, or a
     // property whose body never reaches its expect, must not pass silently.
     expect: { requireAssertions: true },
+    // Coverage of src/, recorded by `pnpm test` in both phases and judged on what they cover
+    // together (scripts/run-tests.sh); `npx vitest run --coverage` measures it alone.
+    coverage: {
+      provider: "v8",
+      include: ["src/**/*.ts"],
+      reporter: ["text-summary", "json-summary", "html"],
+    },
     include: ["test/**/*.test.ts"],
     // A loaded two-core machine runs the property and limit tests at a third of their usual speed.
     testTimeout: 15_000,

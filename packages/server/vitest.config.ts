@@ -11,6 +11,13 @@ export default defineConfig({
     // A test that checks nothing fails: a helper whose assertions sit only on one branch, or a
     // property whose body never reaches its expect, must not pass silently.
     expect: { requireAssertions: true },
+    // Coverage of src/, recorded by `pnpm test` in both phases and judged on what they cover
+    // together (scripts/run-tests.sh); `npx vitest run --coverage` measures it alone.
+    coverage: {
+      provider: "v8",
+      include: ["src/**/*.ts"],
+      reporter: ["text-summary", "json-summary", "html"],
+    },
     projects: [
       {
         extends: true,
