@@ -1,5 +1,11 @@
 import { defineConfig } from "vitest/config";
 
+/**
+ * Two projects: `unit` (in memory: the writer and the change feed against a scripted stand-in
+ * for their connection, no PostgreSQL) and `e2e` (`*.e2e.test.ts`: a real PostgreSQL, started
+ * once by the global setup, and the cluster's node processes). `pnpm test:unit` runs the first
+ * with every package at once; `pnpm test:e2e` runs the second one package at a time.
+ */
 export default defineConfig({
   test: {
     // A test that checks nothing fails: a helper whose assertions sit only on one branch, or a
@@ -12,9 +18,25 @@ export default defineConfig({
       include: ["src/**/*.ts"],
       reporter: ["text-summary", "json-summary", "html"],
     },
-    include: ["test/**/*.test.ts"],
-    globalSetup: ["test/support/global-setup.ts"],
-    testTimeout: 30_000,
-    hookTimeout: 60_000,
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: "unit",
+          include: ["test/**/*.test.ts"],
+          exclude: ["test/**/*.e2e.test.ts"],
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: "e2e",
+          include: ["test/**/*.e2e.test.ts"],
+          globalSetup: ["test/support/global-setup.ts"],
+          testTimeout: 30_000,
+          hookTimeout: 60_000,
+        },
+      },
+    ],
   },
 });
