@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { PostgresStoreError } from "../src/store-error.js";
-import { Rollback, WriteQueue, type WriteContext } from "../src/write-queue.js";
+import { Rollback, WriteQueue, type LogAppend, type RunStatements, type WriteContext } from "../src/write-queue.js";
 import { deferred, FakeClient, pgError, type Answer } from "./support/fake-client.js";
 
 const CHANNEL = "golem_changes";
@@ -352,5 +352,116 @@ describe("close", () => {
     await queue.close();
     expect(connects()).toBe(0);
     expect(client.ended).toBe(0);
+  });
+});
+
+describe("appends", () => {
+  const RUNS: RunStatements = { input: "run input", output: "run output", group: "append group", packedRowBytes: () => 0 };
+
+  function appendQueue(client: FakeClient): WriteQueue {
+    return new WriteQueue(async () => client.asClient(), CHANNEL, RUNS);
+  }
+
+  /** An output append of `stream` at `sequence`; written alone (the careful way) it sends `write <stream>#<sequence>`. */
+  function append(queue: WriteQueue, stream: string, sequence: number): Promise<string> {
+    const name = `${stream}#${sequence}`;
+    const item: LogAppend = {
+      log: "output",
+      streamId: stream,
+      sequence: BigInt(sequence),
+      itemCount: 1n,
+      data: new Uint8Array([sequence]),
+      mimeType: undefined,
+      note: (sessionId) => `${sessionId}:${stream}`,
+    };
+    return queue.write(statement(`write ${name}`, name), item);
+  }
+
+  /** The runs a group statement moves: every run but those of `stuck` streams. */
+  function moveAllBut(...stuck: string[]): Answer {
+    return (text, values) => {
+      if (text !== "append group") return undefined;
+      const [runs, , streams] = values as [number[], string[], string[]];
+      return { rows: runs.filter((run) => !stuck.includes(streams[run]!)).map((run) => ({ run })) };
+    };
+  }
+
+  it("a group of small appends is one statement, outside a transaction, one run per stream", async () => {
+    const client = new FakeClient();
+    const queue = appendQueue(client);
+    const values: unknown[][] = [];
+    client.answer((text, v) => {
+      values.push([...(v ?? [])]);
+      return moveAllBut()(text, v);
+    });
+    const done = await Promise.all([append(queue, "a", 0), append(queue, "b", 7), append(queue, "a", 1)]);
+    expect(done).toEqual([undefined, undefined, undefined]);
+    expect(client.log).toEqual(["append group"]);
+    // Runs in `writeOrder`: stream a's two appends together, then b's; their counts and starts.
+    const [runs, logs, streams, starts, totals] = values[0]!;
+    expect({ runs, logs, streams, starts, totals }).toEqual({ runs: [0, 1], logs: ["output", "output"], streams: ["a", "b"], starts: ["0", "7"], totals: ["2", "1"] });
+    expect(values[0]!.at(-1)).toBe(CHANNEL);
+  });
+
+  it("a run whose stream did not move goes the careful way in the next group, for its own outcome", async () => {
+    const client = new FakeClient();
+    client.answer((text, values) => {
+      if (text === "run output") return { rows: [] }; // b still does not continue where its run starts
+      if (text === "write b#3") throw pgError("23505", "b#3 is not the next item");
+      return moveAllBut("b")(text, values);
+    });
+    const queue = appendQueue(client);
+    const results = await Promise.allSettled([append(queue, "a", 0), append(queue, "b", 3), append(queue, "b", 4)]);
+    expect(results.map((r) => r.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
+    expect(client.log[0]).toBe("append group");
+    // Then b's run as one statement in a savepoint; it did not move, so each append alone.
+    expect(client.log.slice(1)).toEqual([
+      "BEGIN; SAVEPOINT run",
+      "run output",
+      "ROLLBACK TO SAVEPOINT run; RELEASE SAVEPOINT run",
+      "SAVEPOINT write",
+      "write b#3",
+      "ROLLBACK TO SAVEPOINT write; RELEASE SAVEPOINT write",
+      "SAVEPOINT write",
+      "write b#4",
+      "RELEASE SAVEPOINT write; COMMIT",
+    ]);
+  });
+
+  it("a run that moves in the careful way is one statement, and sends its note with the COMMIT", async () => {
+    const client = new FakeClient();
+    let groups = 0;
+    client.answer((text, values) => {
+      if (text === "append group" && groups++ === 0) throw pgError("40P01");
+      if (text === "run output") return { rows: [{ session_id: "s1" }] };
+      return moveAllBut()(text, values);
+    });
+    const queue = appendQueue(client);
+    await Promise.all([append(queue, "a", 0), append(queue, "a", 1)]);
+    // The group statement failed as a whole (nothing written): the same appends, the careful way.
+    expect(client.log).toEqual([
+      "append group",
+      "BEGIN; SAVEPOINT run",
+      "run output",
+      `RELEASE SAVEPOINT run; SELECT pg_notify('${CHANNEL}', note) FROM unnest(ARRAY['s1:a']::text[]) AS note; COMMIT`,
+    ]);
+  });
+
+  it("a group statement whose answer was lost fails its appends as 'not confirmed'", async () => {
+    const client = new FakeClient();
+    client.answer((text) => {
+      if (text === "append group") {
+        const reset = new Error("Connection terminated unexpectedly");
+        client.drop(reset);
+        throw reset;
+      }
+      return undefined;
+    });
+    const queue = appendQueue(client);
+    const results = await Promise.allSettled([append(queue, "a", 0), append(queue, "b", 0)]);
+    expect(results.map((r) => (r as PromiseRejectedResult).reason?.message)).toEqual([
+      "store write not confirmed (it may have committed): Connection terminated unexpectedly",
+      "store write not confirmed (it may have committed): Connection terminated unexpectedly",
+    ]);
   });
 });

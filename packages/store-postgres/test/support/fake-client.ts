@@ -54,10 +54,15 @@ export class FakeClient {
     return this;
   }
 
+  /** Calls the listeners of `event` (a `notification`, an `error`). */
+  emit(event: string, ...args: unknown[]): void {
+    for (const listener of this.#listeners.get(event) ?? []) listener(...args);
+  }
+
   /** What `pg` does when the connection breaks: `error`, then `end`. */
   drop(error: Error): void {
-    for (const listener of this.#listeners.get("error") ?? []) listener(error);
-    for (const listener of this.#listeners.get("end") ?? []) listener();
+    this.emit("error", error);
+    this.emit("end");
   }
 
   async end(): Promise<void> {
