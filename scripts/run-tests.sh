@@ -16,7 +16,7 @@ report() { echo "--reporter=default --reporter=json --outputFile.json=test-resul
 # thresholds (the zeros below): a phase alone covers less than the package's threshold.
 # `test:coverage` then merges a package's blobs, prints its summary and checks its thresholds.
 collect() {
-  echo "--coverage.enabled --coverage.reporter=json-summary --coverage.reportsDirectory=coverage/$1" \
+  echo "--coverage.enabled --coverage.reportOnFailure --coverage.reporter=json-summary --coverage.reportsDirectory=coverage/$1" \
     "--coverage.thresholds.lines=0 --coverage.thresholds.functions=0" \
     "--coverage.thresholds.branches=0 --coverage.thresholds.statements=0" \
     "--reporter=blob --outputFile.blob=.vitest-reports/$1.json"
