@@ -183,22 +183,14 @@ describe("deadlock victims", () => {
     ["40001", "could not serialize access"],
   ])("%s: the writes before the victim commit; the victim and the rest go first into the next group, in order", async (code, message) => {
     let failed = false;
-    const client = new FakeClient((text) => {
-      if (text === "write c" && !failed) {
-        failed = true;
-        throw pgError(code, message);
-      }
-      return undefined;
-    });
     const hold = holdFirst(isCommit);
-    const script = (text: string, values: readonly unknown[] | undefined) => {
+    const client = new FakeClient((text, values) => {
       if (text === "write c" && !failed) {
         failed = true;
         throw pgError(code, message);
       }
       return hold.answer(text, values);
-    };
-    client.answer(script);
+    });
     const { queue } = queueOn(client);
     const first = ["a", "b", "c", "d"].map((name) => queue.write(statement(`write ${name}`, name)));
     const state = track(first);
