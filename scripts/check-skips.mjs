@@ -4,7 +4,8 @@
  * A skip passes silently in vitest's totals: a service that could not start,
  * a flag that was not passed or a runtime without a global can turn a whole
  * suite into skips and a green run. Reads the JSON reports `pnpm test` writes
- * to `packages/<name>/test-results/*.json` (scripts/run-tests.sh).
+ * to `packages/<name>/test-results/*.json` and `examples/<name>/test-results/*.json`
+ * (scripts/run-tests.sh).
  *
  * An allow-list entry: `{ "file": "packages/x/test/y.test.ts", "test": "full name", "reason": "why" }`.
  */
@@ -18,8 +19,12 @@ const isAllowed = (file, test) => allowed.some((entry) => entry.file === file &&
 
 let reports = 0;
 const unexpected = [];
-for (const pkg of readdirSync(join(root, "packages"))) {
-  const dir = join(root, "packages", pkg, "test-results");
+// The example projects (examples/*) are workspace packages whose tests `pnpm test` runs too.
+const packageDirs = ["packages", "examples"].flatMap((parent) =>
+  existsSync(join(root, parent)) ? readdirSync(join(root, parent)).map((pkg) => join(root, parent, pkg)) : [],
+);
+for (const pkgDir of packageDirs) {
+  const dir = join(pkgDir, "test-results");
   if (!existsSync(dir)) continue;
   for (const name of readdirSync(dir).filter((n) => n.endsWith(".json"))) {
     reports++;
@@ -34,7 +39,7 @@ for (const pkg of readdirSync(join(root, "packages"))) {
   }
 }
 if (reports === 0) {
-  console.error("check-skips: no test reports found under packages/*/test-results/");
+  console.error("check-skips: no test reports found under packages/*/test-results/ or examples/*/test-results/");
   process.exit(1);
 }
 if (unexpected.length > 0) {

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# `pnpm test`: the unit tests of every package at once (in memory, no
-# sockets, processes or services), then the end-to-end tests one package at a
-# time (real sockets, processes, PostgreSQL, Chromium): on a two-core machine,
-# six packages' end-to-end tests at once made timing-sensitive scenarios
-# starve. `--continue` keeps every package's result when one fails, and the
-# second phase runs whatever the first found. Last, each package's coverage.
+# `pnpm test`: the unit tests (in memory, no sockets, processes or services)
+# two packages at a time, then the end-to-end tests (real sockets, processes,
+# PostgreSQL, Chromium) one package at a time: on a two-core machine, every
+# package's tests at once made timing-sensitive scenarios starve, and a unit
+# property test over 8 MiB values ran five times slower. `--continue` keeps
+# every package's result when one fails, and the second phase runs whatever
+# the first found. Last, each package's coverage.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 # Each package also writes a JSON report to test-results/ (scripts/check-skips.mjs reads them).
@@ -21,10 +22,10 @@ collect() {
     "--coverage.thresholds.branches=0 --coverage.thresholds.statements=0" \
     "--reporter=blob --outputFile.blob=.vitest-reports/$1.json"
 }
-rm -rf packages/*/test-results packages/*/.vitest-reports packages/*/coverage
+rm -rf {packages,examples}/*/{test-results,.vitest-reports,coverage}
 status=0
 # shellcheck disable=SC2046
-turbo run test:unit --continue "$@" -- $(report unit) $(collect unit) || status=$?
+turbo run test:unit --concurrency=2 --continue "$@" -- $(report unit) $(collect unit) || status=$?
 # shellcheck disable=SC2046
 turbo run test:e2e --concurrency=1 --continue "$@" -- $(report e2e) $(collect e2e) || status=$?
 turbo run test:coverage --continue "$@" || status=$?

@@ -70,7 +70,7 @@ async function main() {
       `PGPASSWORD=… golem-stream serve --port 0 --token "$TOKEN" --store ${shownStore} --keyring ${keyring} --node-id node-a --log-level warn   # and node-b`,
     );
     for (const nodeId of ["node-a", "node-b"]) {
-      const node = golemStream(["serve", "--port", "0", "--token", token, "--store", store, "--keyring", keyring, "--node-id", nodeId, "--log-level", "warn"]);
+      const node = golemStream(["serve", "--port", "0", "--store", store, "--keyring", keyring, "--node-id", nodeId, "--log-level", "warn"]);
       running.nodes.push(node);
       await until(node, (out) => /^listening on /m.test(out));
       node.url = /^listening on (\S+)$/m.exec(node.stdout())[1];

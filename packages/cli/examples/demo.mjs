@@ -46,7 +46,7 @@ function indent(text) {
 
 async function main() {
   step("1. Start the session server (SQLite store and keyring in a fresh data directory)", `golem-stream serve --port 0 --data-dir ${join(work, "data")}`);
-  const server = golemStream(["serve", "--port", "0", "--token", token, "--data-dir", join(work, "data"), "--log-level", "warn"]);
+  const server = golemStream(["serve", "--port", "0", "--data-dir", join(work, "data"), "--log-level", "warn"]);
   await until(server, (out) => /^listening on /m.test(out));
   const url = /^listening on (\S+)$/m.exec(server.stdout())[1];
   console.log(`  listening on ${url}`);
@@ -105,7 +105,7 @@ async function main() {
     console.log(`  stopped (exit ${stopped.code})`);
     rmSync(work, { recursive: true, force: true });
   }
-  console.log(`\nNext: ${bold("golem-stream --help")} (node packages/cli/dist/golem-stream.js --help), and packages/cli/README.md.`);
+  console.log(`\nNext: ${bold("pnpm golem-stream --help")} (the CLI of this checkout, from any of its folders), and packages/cli/README.md.`);
 }
 
 main().catch((error) => {

@@ -58,7 +58,7 @@ export async function bundleBin() {
     platform: "node",
     target: "node20",
     sourcemap: true,
-    sourcesContent: false,
+    sourcesContent: true,
     external: EXTERNAL,
     banner: { js: REQUIRE_BANNER },
     logLevel: "warning",

@@ -51,11 +51,16 @@ export interface ServeTokens {
   readonly generatedFile?: string;
 }
 
-export async function resolveServeTokens(sources: TokenSources, dataDir: string): Promise<ServeTokens> {
+/**
+ * The static tokens given; with none, the generated one, unless `generate`
+ * is false (with `--jwt-jwks`, where JWTs are the credential and a token
+ * nobody asked for would be a way in beside them): then none.
+ */
+export async function resolveServeTokens(sources: TokenSources, dataDir: string, generate = true): Promise<ServeTokens> {
   const tokens = sources.flags.map((t) => checkBearerToken(t, "--token"));
   if (sources.env !== undefined && sources.env !== "") tokens.push(checkBearerToken(sources.env, "GOLEM_STREAM_TOKEN"));
   if (sources.file !== undefined) tokens.push(...(await readTokenFile(sources.file)));
-  if (tokens.length > 0) return { tokens: [...new Set(tokens)] };
+  if (tokens.length > 0 || !generate) return { tokens: [...new Set(tokens)] };
   const generatedFile = join(dataDir, GENERATED_TOKEN_FILE);
   return { tokens: [await loadOrCreateToken(generatedFile)], generatedFile };
 }

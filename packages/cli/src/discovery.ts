@@ -16,6 +16,7 @@ import { createHash } from "node:crypto";
 import type { Connection } from "./connection.js";
 import { CliError, EXIT, usageError } from "./exit-codes.js";
 import { httpGet } from "./http-get.js";
+import { SELECTOR_HINT } from "./catalogue-selector.js";
 import type { HttpResponse } from "./http-get.js";
 
 export const DISCOVERY_PATH = "/v1/agents/types";
@@ -65,7 +66,7 @@ export async function fetchCatalogue(
       retryable: isTransient(cause, signal),
     });
   }
-  if (response.status < 200 || response.status > 299) throw httpFailure(response);
+  if (response.status < 200 || response.status > 299) throw httpFailure(response, { application, environment });
   try {
     return { application, environment, agentTypes: decodeCatalogue(response.body) };
   } catch (cause) {
@@ -175,7 +176,7 @@ function malformed(path: string, message: string): ProtocolError {
 }
 
 /** The public HTTP error envelope (decisions §5): `{"code","error"}`, or `{"code","errors":[..]}` for 400. */
-function httpFailure({ status, body, location }: HttpResponse): CliError {
+function httpFailure({ status, body, location }: HttpResponse, asked: { readonly application: string; readonly environment: string }): CliError {
   let code = "";
   let message = status >= 300 && status < 400 && location !== undefined ? `HTTP ${status}, a redirect to ${location} (not followed: pass its origin as --url)` : `HTTP ${status}`;
   try {
@@ -192,8 +193,10 @@ function httpFailure({ status, body, location }: HttpResponse): CliError {
     // Not the envelope (a proxy's HTML page, say): the status says enough.
   }
   const exitCode = status === 401 || status === 403 ? EXIT.rejected : status === 404 ? EXIT.usage : EXIT.connectionLost;
+  // Not found: most often the defaults (demo/default) against a server that serves something else.
+  const which = status === 404 ? ` (asked for application ${JSON.stringify(asked.application)}, environment ${JSON.stringify(asked.environment)}; ${SELECTOR_HINT})` : "";
   // 5xx: the server (or a proxy before it) failed or is overloaded/restarting; asking again may work.
-  return new CliError(exitCode, `discovery failed: ${code === "" ? "" : `${code}: `}${message.slice(0, 500)}`, { code, retryable: status >= 500 });
+  return new CliError(exitCode, `discovery failed: ${code === "" ? "" : `${code}: `}${message.slice(0, 500)}${which}`, { code, retryable: status >= 500 });
 }
 
 /**

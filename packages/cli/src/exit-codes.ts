@@ -17,6 +17,12 @@ export const EXIT = {
   /** `conformance`: the suite ran and at least one check failed (the report says which). */
   checksFailed: 5,
   /**
+   * `serve --agents`: the module could not be loaded or its default export is no usable catalogue
+   * (EX_CONFIG from sysexits.h): nothing was started, and the one line on stderr names the file
+   * and the problem.
+   */
+  agentsInvalid: 78,
+  /**
    * stdout or the checkpoint could not be written (EX_IOERR); with a checkpoint, `resume` continues
    * from the last saved item; without one a failed stdout cancels the invocation (nothing could resume it).
    */

@@ -10,9 +10,12 @@ import { CliError, EXIT, EXIT_INTERNAL } from "./exit-codes.js";
 import type { ExitCode } from "./exit-codes.js";
 import type { CliIo } from "./io/cli-io.js";
 import { report } from "./io/cli-io.js";
+import { commandName, spellCommands } from "./io/command-name.js";
 import { parseDuration } from "./duration.js";
+import { jwtFlags, type JwtServeOptions } from "./jwt-flags.js";
 import { DEFAULT_CHECKPOINT_BATCHING } from "./checkpoint/batching.js";
 import type { CheckpointBatching } from "./checkpoint/batching.js";
+import { applicationOption, DEFAULT_APPLICATION, DEFAULT_ENVIRONMENT, environmentOption, withCatalogueSelector } from "./catalogue-selector.js";
 
 export const DEFAULT_URL = "http://127.0.0.1:8080";
 export const DEFAULT_PORT = 8080;
@@ -33,7 +36,9 @@ export type LogCompression = (typeof LOG_COMPRESSIONS)[number];
 const CONNECTION_HELP = `
 Connection (invoke, resume, types, codegen):
   --url defaults to $GOLEM_STREAM_URL, then ${DEFAULT_URL}
-  --token defaults to $GOLEM_STREAM_TOKEN (a static bearer token the server accepts)`;
+  --token defaults to $GOLEM_STREAM_TOKEN (a static bearer token the server accepts)
+  -a/--application and -e/--environment (invoke, types, codegen) default to $GOLEM_STREAM_APPLICATION
+  and $GOLEM_STREAM_ENVIRONMENT, then ${DEFAULT_APPLICATION} and ${DEFAULT_ENVIRONMENT}`;
 
 const EXIT_HELP = `
 Exit codes:
@@ -46,6 +51,7 @@ Exit codes:
   70   internal error of the CLI (a bug: please report it with the message)
   74   stdout or the checkpoint could not be written; \`resume\` continues after the last saved item
        (without --checkpoint, a failed stdout cancels the invocation)
+  78   serve --agents: the module could not be loaded or its catalogue is invalid; nothing was started
   130  interrupted (SIGINT/SIGTERM): with --checkpoint the invocation keeps running on the
        server (\`resume\` continues it); without, it is cancelled there (a second Ctrl-C stops waiting)
   141  stdout was closed by its reader (\`| head\`): stopped quietly, like a program stopped by SIGPIPE;
@@ -56,7 +62,7 @@ export interface ConnectionOptions {
   readonly token?: string;
 }
 
-export interface ServeOptions {
+export interface ServeOptions extends JwtServeOptions {
   readonly port: number;
   readonly host: string;
   readonly token: readonly string[];
@@ -91,6 +97,26 @@ export interface ServeOptions {
   readonly allowOrigin: readonly string[];
   /** Serve the web console at `/` (`--no-console` turns it off). */
   readonly console: boolean;
+  /** Failed authentications per client address per minute before it is refused (0: no throttle); absent: the server's default. */
+  readonly authFailureLimit?: number;
+  /** Milliseconds a session socket may wait before its first message; absent: the server's default. */
+  readonly firstMessageTimeout?: number;
+  /** Milliseconds between the server's pings; absent: the server's default. */
+  readonly pingInterval?: number;
+  /** Open session sockets per principal; absent: the server's default. */
+  readonly maxConnectionsPerPrincipal?: number;
+  /** Invocations one principal may run at once; absent: the server's default. */
+  readonly maxSessionsPerPrincipal?: number;
+  /** DNS names the server is reached by, for the Host check of its HTTP endpoints and console. */
+  readonly publicHost: readonly string[];
+  /** Refuse to start when the keyring or a token file is readable by group or others. */
+  readonly strictPermissions?: boolean;
+  /** The ES module whose default export is the catalogue to serve (relative to the working directory); absent: the demo. */
+  readonly agents?: string;
+  /** Serve the demo catalogue beside `--agents` (it is served anyway without them). */
+  readonly demo: boolean;
+  /** Cluster mode: serve although live nodes serve another catalogue (a rolling upgrade). */
+  readonly allowCatalogueDrift?: boolean;
 }
 
 /** `auto`: bare output for a single output stream, item lines otherwise; `lines`: always item lines; `json`: events. */
@@ -280,8 +306,9 @@ export function buildProgram(io: CliIo, setExitCode: (code: ExitCode) => void): 
     // Options after a subcommand are its own (conformance hands them all to the kit).
     .enablePositionalOptions()
     .configureOutput({
-      writeOut: (text) => io.stdout.write(text),
-      writeErr: (text) => io.stderr.write(text),
+      // Help and usage spell the command as it is typed here (`pnpm golem-stream` in a checkout).
+      writeOut: (text) => io.stdout.write(spellCommands(text, commandName(io.env))),
+      writeErr: (text) => io.stderr.write(spellCommands(text, commandName(io.env))),
       // Like every other failure: one line, the program's name first, and where to look.
       outputError: (text, write) => write(`golem-stream: ${text.replace(/^error: /, "").trim().replace(/\s*\n\s*/g, " ")} (see --help)\n`),
     })
@@ -304,11 +331,18 @@ ${EXIT_HELP}`,
       const action = await load();
       setExitCode(await action(options, io));
     };
+  /** `run` for the commands that read a catalogue: -a/-e decided from the flag, the environment or the default. */
+  const runOnCatalogue = <T extends { readonly application: string; readonly environment: string }>(load: () => Promise<(options: T, io: CliIo) => Promise<ExitCode>>) =>
+    async (options: T): Promise<void> => {
+      const action = await load();
+      setExitCode(await action(withCatalogueSelector(options, io.env), io));
+    };
 
+  const jwt = jwtFlags();
   program
     .command("serve")
     .description(
-      "Start the session server with the embedded SQLite store, the demo catalogue and a signing keyring kept in the data directory.",
+      "Start the session server with the embedded SQLite store, the demo catalogue (or your own agents, --agents) and a signing keyring kept in the data directory.",
     )
     .addOption(new Option("--port <port>", "TCP port; 0 picks a free one").argParser(parsePort).default(DEFAULT_PORT))
     .option("--host <host>", "interface to listen on", DEFAULT_HOST)
@@ -316,9 +350,12 @@ ${EXIT_HELP}`,
       new Option("--token <token>", "accept this static bearer token (repeatable)").argParser(collect).default([]),
     )
     .option("--token-file <file>", "accept every token in this file (one per line, # comments)")
+    .option("--agents <file>", "serve the agents of this ES module (its default export: defineCatalogue({...}) or an AgentHost) instead of the demo; see Agents below")
+    .option("--demo", "with --agents: serve the demo catalogue (application demo) beside them", false)
     .option("--data-dir <dir>", "store, keyring and generated token live here (default: $XDG_STATE_HOME/golem-stream or ~/.local/state/golem-stream)")
     .addOption(new Option("--log-level <level>", "how much to log on stderr").choices(LOG_LEVELS).default("info"))
     .addOption(new Option("--log-format <format>", "log lines as JSON, or readable (auto: readable on a terminal)").choices(LOG_FORMATS).default("auto"))
+    .option("--log-file <file>", "append the log to this file instead of stderr (for serve in the background of a terminal you keep typing in)")
     .option("--metrics", "serve Prometheus metrics at /metrics (no bearer token; keep the port off the public internet)", false)
     .addOption(
       new Option("--retention <duration>", "how long a finished invocation stays resumable (90s, 30m, 24h, 7d)")
@@ -366,17 +403,65 @@ ${EXIT_HELP}`,
       new Option("--pg-keepalive-initial-delay-ms <ms>", "with --store: idle time before TCP keepalive probes on every PostgreSQL connection; 0: the system's delay (default: 10000)")
         .argParser(parseTimeoutMs),
     )
+    .option("--allow-catalogue-drift", "with --store: serve even when other live nodes serve another catalogue (during a rolling upgrade of --agents; logged and shown in /readyz)")
     .addOption(
       new Option(
         "--log-compression <method>",
         "with --store: how PostgreSQL compresses stored items too large for a page (1 MiB batches): lz4 where the server has it, else its own method; server: always the server's default_toast_compression (default: lz4)",
       ).choices(LOG_COMPRESSIONS),
     )
+    .addOption(jwt.jwks)
+    .addOption(jwt.issuer)
+    .addOption(jwt.audience)
+    .addOption(jwt.principalClaim)
+    .addOption(jwt.accountClaim)
+    .addOption(jwt.authorizationClaim)
+    .addOption(jwt.authorizationPrefix)
+    .addOption(jwt.clockSkew)
+    .addOption(
+      new Option("--auth-failure-limit <n>", "failed authentications one client address may have per minute before its requests are refused (503) for the rest of that minute; 0: no throttle, e.g. behind a proxy (default: 20)")
+        .argParser(parseCount(0, 1_000_000)),
+    )
+    .addOption(
+      new Option("--first-message-timeout <duration>", "how long a session connection may wait before its first message, then it is closed (default: 30s)")
+        .argParser(parseBoundedDuration(1, 2 ** 31 - 1, "from 1ms to 24d")),
+    )
+    .addOption(
+      new Option("--ping-interval <duration>", "the server pings every session connection this often and drops one that answers neither of two pings; 0: no pings (default: 30s)")
+        .argParser(parseIntervalMs),
+    )
+    .addOption(
+      new Option("--max-connections-per-principal <n>", "open session connections one token (principal) may have; more are refused with 503 overloaded (default: 1000)")
+        .argParser(parseCount(1, 1_000_000)),
+    )
+    .addOption(
+      new Option("--max-sessions-per-principal <n>", "invocations one token (principal) may run at once; more starts are refused with overloaded, retryable (default: 500)")
+        .argParser(parseCount(1, 1_000_000)),
+    )
+    .addOption(
+      new Option("--public-host <name>", "a DNS name clients reach this server by (repeatable; .example.com for every name under it, * for any): the console, /metrics, /healthz, /readyz and the catalogue answer only a Host of localhost, an IP address or one of these")
+        .argParser(collect)
+        .default([]),
+    )
+    .option("--strict-permissions", "refuse to start when the keyring or a token file is readable by group or others (default: a warning)")
     .addHelpText(
       "after",
       `
+Agents: without --agents the demo catalogue is served (application demo, environment default,
+agent type echo). --agents ./agents.js imports that ES module (a path relative to the working
+directory) and serves its default export: defineCatalogue({ applications: { <app>: { <env>:
+[implement(contract, methods), ...] } } }) of @golem-stream/server, or an AgentHost of your own.
+TypeScript: compile it with tsc, or NODE_OPTIONS=--import=tsx golem-stream serve --agents ./agents.ts.
+A module that cannot be loaded, has no default export or declares an invalid catalogue stops serve
+at once with one line naming the file and the problem, exit code 78. Format: docs/agents.md.
+
 Tokens: every --token, $GOLEM_STREAM_TOKEN and every line of --token-file are accepted.
-With none of them, a random token is created on first start and kept in <data-dir>/bearer-token.
+With none of them (and no --jwt-jwks), a random token is created on first start and kept in
+<data-dir>/bearer-token. With --jwt-jwks, bearer JWTs are accepted too (static tokens only if given):
+signed RS256, ES256 or EdDSA by a key of the JWKS, with the --jwt-issuer and --jwt-audience, not
+expired. The caller is the sub claim, its account the iss claim (--jwt-principal-claim,
+--jwt-account-claim). A refused token gets 401 unauthenticated; a caller its
+--jwt-authorization-claim does not grant gets forbidden. Details: docs/operations.md, Authentication.
 The server stops cleanly on SIGINT or SIGTERM; sessions survive a restart on the same data directory.
 One server per data directory: a second one on the same directory exits with an error.
 Health: GET /healthz answers 200 while the process runs; GET /readyz answers 200 when the store is
@@ -397,8 +482,11 @@ a browser); every request from any other origin is refused (403), and the catalo
 those origins. Without it, browser pages cannot authenticate. Details: docs/protocol/browser.md.
 
 Cluster mode: every serve started with the same --store (a PostgreSQL database) and the same keyring
-(--keyring, a copy of one file on every machine) and accepting the same tokens is a node of one
-cluster. Put a load balancer in front; a client may start, resume or take over at any node. To
+(--keyring, a copy of one file on every machine, with the principal-secret file beside it) and
+accepting the same tokens is a node of one cluster. Every node serves the same catalogue (the same
+--agents module, or the demo): a node whose catalogue differs from a live node's refuses to start
+(exit 78), unless --allow-catalogue-drift (a rolling upgrade: it serves, logs the difference and
+shows it in /readyz). Put a load balancer in front; a client may start, resume or take over at any node. To
 change the keys, rotate in two steps (keyring rotate --staged, then keyring activate; see keyring
 --help), rolling each out to every node. The password may be in the URL or in $PGPASSWORD; it is never printed. On SIGTERM or SIGINT a node
 drains: it refuses new connections (overloaded), detaches its clients (they resume at another node),
@@ -414,15 +502,23 @@ CPU, set toast_tuple_target on the log tables yourself, once for the cluster:
 
 Examples:
   $ golem-stream serve
+  $ golem-stream serve --agents ./dist/agents.js --token s3cret
+  $ golem-stream serve --agents ./dist/agents.js --demo   # the demo too, for the conformance suite
   $ golem-stream serve --port 9000 --token s3cret --data-dir ./state
   $ GOLEM_STREAM_TOKEN=s3cret golem-stream serve --host 0.0.0.0 --log-level debug
   $ golem-stream serve --port 0 --token-file tokens.txt   # prints the URL it picked
+  $ golem-stream serve --token s3cret --log-file serve.log &   # in the background: its log in a file, not between your commands
   $ golem-stream serve --metrics --log-format json 2> server.log   # Prometheus scrapes <url>/metrics
   $ golem-stream serve --allow-origin http://localhost:5173   # a web app's dev server may call it
+  $ golem-stream serve --jwt-jwks https://login.example.com/.well-known/jwks.json \\
+      --jwt-issuer https://login.example.com/ --jwt-audience golem-stream --jwt-authorization-claim scope
   $ PGPASSWORD=... golem-stream serve --store postgres://golem@db:5432/golem --keyring /etc/golem/keyring.json \\
       --token-file /etc/golem/tokens --node-id node-a --drain-timeout 2m`,
     )
-    .action(run<ServeOptions>(async () => (await import("./commands/serve.js")).runServe));
+    .action(async (options: ServeOptions & { readonly logFile?: string }) => {
+      const [{ runServe }, { withLogFile }] = await Promise.all([import("./commands/serve.js"), import("./io/log-file.js")]);
+      setExitCode(await withLogFile(options.logFile, io, (served) => runServe(options, served)));
+    });
 
   const invoke = program
     .command("invoke")
@@ -430,8 +526,8 @@ Examples:
     .argument("<agent-type>", "agent type, for example echo")
     .argument("<method>", "method name, for example digest")
     .argument("[arguments...]", "one per method parameter, in order: JSON, or - to bind stdin to a stream parameter")
-    .option("-a, --application <name>", "application", "demo")
-    .option("-e, --environment <name>", "environment", "default")
+    .addOption(applicationOption())
+    .addOption(environmentOption())
     .option("-c, --constructor <json>", "constructor parameters as JSON (an object by field name, or an array)")
     .option("--native", "arguments and --constructor are native SchemaValue JSON ({\"kind\":..,\"value\":..})", false)
     .option("--idempotency-key <key>", "invocation idempotency key (default: a fresh UUID)")
@@ -468,7 +564,7 @@ ${EXIT_HELP}`,
       const { runInvoke } = await import("./commands/invoke.js");
       const constructorJson = Object.hasOwn(parsed, "constructor") ? (parsed["constructor"] as string) : undefined;
       const { constructor: _ignored, ...rest } = parsed;
-      const options = { ...runOptionsOf(rest), ...(constructorJson === undefined ? {} : { constructorJson }) } as InvokeOptions;
+      const options = withCatalogueSelector({ ...runOptionsOf(rest), ...(constructorJson === undefined ? {} : { constructorJson }) } as InvokeOptions, io.env);
       setExitCode(await runInvoke({ agentType, method, args }, options, io));
     });
 
@@ -627,8 +723,8 @@ Examples:
   program
     .command("types")
     .description("List the agent types and methods the server offers (its discovery endpoint).")
-    .option("-a, --application <name>", "application", "demo")
-    .option("-e, --environment <name>", "environment", "default")
+    .addOption(applicationOption())
+    .addOption(environmentOption())
     .option("--json", "print the discovery document as JSON", false)
     .addOption(urlOption())
     .addOption(tokenOption())
@@ -640,13 +736,13 @@ Examples:
   $ golem-stream types
   $ golem-stream types --application demo --environment default --json`,
     )
-    .action(run<TypesOptions>(async () => (await import("./commands/types.js")).runTypes));
+    .action(runOnCatalogue<TypesOptions>(async () => (await import("./commands/types.js")).runTypes));
 
   program
     .command("codegen")
     .description("Write typed contracts (defineAgentType source) for every agent type in the server's catalogue.")
-    .option("-a, --application <name>", "application", "demo")
-    .option("-e, --environment <name>", "environment", "default")
+    .addOption(applicationOption())
+    .addOption(environmentOption())
     .option("-o, --out <file>", "the TypeScript file to write, replaced atomically (default: stdout; - is stdout)")
     .option("--import-from <module>", "the module the source imports defineAgentType and t from", "@golem-stream/contract")
     .addOption(
@@ -669,7 +765,7 @@ Examples:
   $ golem-stream codegen --url http://127.0.0.1:8080 --out src/agents.ts
   $ golem-stream codegen --application shop --environment prod > agents.ts`,
     )
-    .action(run<CodegenOptions>(async () => (await import("./commands/codegen.js")).runCodegen));
+    .action(runOnCatalogue<CodegenOptions>(async () => (await import("./commands/codegen.js")).runCodegen));
 
   return program;
 }

@@ -13,7 +13,7 @@
  * tests never skip.
  */
 import { copyFileSync, existsSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
 import { startLocalPostgres, type LocalPostgres } from "@golem-stream/store-postgres/local";
 import { startBalancer, type Balancer } from "../examples/round-robin-balancer.mjs";
@@ -183,11 +183,13 @@ it("keyring list/rotate work on a --keyring file, and refuse --keyring with --da
 
 it("rolling keyring rotation (rotate --staged, copy, restart each; activate, copy, restart each): calls moving between a node on the activated file and one on the staged file never fail invalid-token", async () => {
   const { url } = await freshStore();
-  // Two machines, each with its own copy of the keyring file.
+  // Two machines, each with its own copy of the keyring file and, beside it, of the principal secret
+  // (docs/cluster.md: a node with another secret names the same token's caller differently).
   const fileA = join(scratchDir(), "keyring.json");
   const fileB = join(scratchDir(), "keyring.json");
   let a = await node(url, fileA, "node-a");
   copyFileSync(fileA, fileB);
+  copyFileSync(join(dirname(fileA), "principal-secret"), join(dirname(fileB), "principal-secret"));
   let b = await node(url, fileB, "node-b");
   const restart = async (server: ServerProcess, file: string, nodeId: string): Promise<ServerProcess> => {
     server.running.child.kill("SIGTERM");

@@ -3,7 +3,7 @@
  * repeat the one item that was being delivered when the process died, and
  * nothing may ever be skipped (protocol section 13).
  */
-import { closeSync, existsSync, openSync, readFileSync, readdirSync, renameSync, writeFileSync } from "node:fs";
+import { closeSync, existsSync, openSync, readFileSync, readdirSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { EXIT } from "../src/exit-codes.js";
@@ -107,13 +107,15 @@ describe("kill -9 of the CLI, then resume", () => {
 
   // The checkpoint holds the stream's terminal cursor, so the server replays nothing for it: the
   // client must treat the stream as complete, not as a stream the server forgot to end.
-  it("resumes a finished invocation: the result again, no items, exit 0", async () => {
+  it("resumes a finished invocation: the result again, no items, exit 0, and says there was nothing left", async () => {
     const s = await server(join(scratchDir(), "data"));
     const checkpoint = join(scratchDir(), "done.ckpt");
     const done = await run(["invoke", "echo", "count", ...ME, "5", "0", "--checkpoint", checkpoint], { env: s.env });
     expect(done.code).toBe(EXIT.success);
+    // It holds the session's token: private, whatever the umask.
+    expect(statSync(checkpoint).mode & 0o777).toBe(0o600);
     const again = await run(["resume", checkpoint], { env: s.env });
-    expect(again.stderr).toBe("");
+    expect(again.stderr).toBe(`golem-stream: nothing left to print: the invocation had finished and the run that wrote ${checkpoint} had already printed all of its output\n`);
     expect(again.code).toBe(EXIT.success);
     expect(itemsOf(again.stdout, "$")).toEqual([]);
     expect(again.stdout.toString()).toBe("");
@@ -122,6 +124,7 @@ describe("kill -9 of the CLI, then resume", () => {
     // In event form the stream's end says it was seen before, not how it ended.
     const events = await run(["resume", checkpoint, "--output", "json"], { env: s.env });
     expect(events.code).toBe(EXIT.success);
+    expect(events.stderr).toBe("");
     expect(lines(events.stdout).map((line) => JSON.parse(line) as { event: string; outcome?: unknown }).filter((e) => e.event === "end")).toEqual([
       { event: "end", stream: "$", outcome: { kind: "already-delivered" } },
     ]);
@@ -135,7 +138,7 @@ describe("kill -9 of the CLI, then resume", () => {
     // Parent and nested streams all hold terminal cursors.
     expect((JSON.parse(readFileSync(checkpoint, "utf8")) as { outputCursors: string[] }).outputCursors).toHaveLength(3);
     const again = await run(["resume", checkpoint], { env: s.env });
-    expect(again.stderr).toBe("");
+    expect(again.stderr).toMatch(/^golem-stream: nothing left to print: the invocation had finished/);
     expect(again.code).toBe(EXIT.success);
     expect(again.stdout.toString()).toBe('{"result":"$"}\n');
   });

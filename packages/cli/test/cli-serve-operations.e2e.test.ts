@@ -4,7 +4,7 @@
  * are always there, and stderr carries one JSON event per line (stderr is a
  * pipe, not a terminal) with no token or key in any of them.
  */
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect, it } from "vitest";
 import { EXIT } from "../src/exit-codes.js";
@@ -68,7 +68,8 @@ it("serve --metrics: counters move as invocations run; health and readiness answ
 
 it("serve without --metrics: no /metrics, but /healthz and /readyz; --log-level warn keeps routine events off stderr", async () => {
   const dataDir = join(scratchDir(), "state");
-  const server = await startServe(["--port", "0", "--token", TOKEN, "--data-dir", dataDir, "--log-level", "warn"], dataDir);
+  // The token by environment: `--token` on the command line is itself worth a warning (visible in `ps`).
+  const server = await startServe(["--port", "0", "--data-dir", dataDir, "--log-level", "warn"], dataDir, { env: { GOLEM_STREAM_TOKEN: TOKEN } });
   try {
     expect((await get(`${server.url}/metrics`)).status).toBe(404);
     expect((await get(`${server.url}/healthz`)).status).toBe(200);
@@ -78,6 +79,34 @@ it("serve without --metrics: no /metrics, but /healthz and /readyz; --log-level 
     expect((await server.stop()).code).toBe(EXIT.success);
   }
   expect(server.running.stderr()).toBe("");
+});
+
+it("--log-file: the log goes to the file (appended, 0600), not stderr; the banner stays on stdout", async () => {
+  const dataDir = join(scratchDir(), "state");
+  const logFile = join(scratchDir(), "serve.log");
+  writeFileSync(logFile, "an earlier line\n");
+  const server = await startServe(["--port", "0", "--token", TOKEN, "--data-dir", dataDir, "--log-file", logFile], dataDir);
+  try {
+    await run(["invoke", "echo", "count", "-c", '{"name":"x"}', "1", "0"], { env: server.env });
+  } finally {
+    expect((await server.stop()).code).toBe(EXIT.success);
+  }
+  expect(server.running.stderr()).toBe("");
+  expect(server.running.stdout().toString()).toMatch(/^listening on /);
+  const [earlier, ...records] = readFileSync(logFile, "utf8").trim().split("\n");
+  expect(earlier).toBe("an earlier line");
+  expect(records.map((line) => (JSON.parse(line) as { msg: string }).msg)).toEqual(expect.arrayContaining(["server started", "session started", "session finished", "stopped"]));
+  const unopenable = await run(["serve", "--port", "0", "--token", TOKEN, "--data-dir", dataDir, "--log-file", join(scratchDir(), "missing", "serve.log")]);
+  expect(unopenable.code).toBe(EXIT.usage);
+  expect(unopenable.stderr).toMatch(/^golem-stream: cannot open --log-file .*serve\.log: ENOENT/);
+});
+
+it("--log-file creates the file private (0600)", async () => {
+  const dataDir = join(scratchDir(), "state");
+  const logFile = join(scratchDir(), "new.log");
+  const server = await startServe(["--port", "0", "--token", TOKEN, "--data-dir", dataDir, "--log-file", logFile], dataDir);
+  expect((await server.stop()).code).toBe(EXIT.success);
+  expect(statSync(logFile).mode & 0o777).toBe(0o600);
 });
 
 it("every JSON log line has an event: start, a failed invocation, a refused token, a restart's recovery, the stop", async () => {

@@ -126,8 +126,8 @@ export interface Client {
   /** Reads the catalogue (`GET /v1/agents/types`) and returns a typed handle for one agent. */
   agent(options: AgentOptions): Promise<Agent>;
   /**
-   * An agent typed by a contract of `@golem-stream/contract` (the same as
-   * `typedAgent(client, contract, options)`): its schema is checked against
+   * An agent typed by a contract of `@golem-stream/contract` (`typedAgent(client, contract,
+   * options)` is an alias of this call): its schema is checked against
    * the server's catalogue first (`contract-mismatch`), its methods take and
    * return plain JavaScript, output streams as typed async iterables.
    */

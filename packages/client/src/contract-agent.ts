@@ -1,6 +1,6 @@
 /**
- * `typedAgent(client, contract, {...})`: an agent whose methods are typed by a
- * contract (`@golem-stream/contract`). The contract is checked against the
+ * `client.connect(contract, {...})` and its alias `typedAgent(client, contract, {...})`: an
+ * agent whose methods are typed by a contract (`@golem-stream/contract`). The contract is checked against the
  * server's catalogue first, so a client built for another schema fails with
  * `contract-mismatch` before anything is sent. Calls go through the same
  * `Invocation` as untyped ones; results are converted with `toJs` and every
@@ -105,6 +105,8 @@ export function checkContract(contract: AnyAgentContract, schema: AgentTypeSchem
 /**
  * Reads the catalogue, checks that it describes `contract.name` as the contract does (a
  * `contract-mismatch` ClientError otherwise) and returns an agent whose methods are typed by it.
+ * An alias of `client.connect(contract, options)`, the spelling the documentation uses, as a free
+ * function (it takes the constructor's parameters as `constructorArgs` only).
  */
 export async function typedAgent<C extends AnyAgentContract>(client: Client, contract: C, options: ConnectOptions<C>): Promise<TypedAgent<C>> {
   if (typeof contract !== "object" || contract === null || typeof contract.graphs !== "object") {

@@ -41,7 +41,7 @@ export async function fetchCatalogue(url: string, token: string, signal?: AbortS
   try {
     response = await fetch(url, { headers: { authorization: `Bearer ${token}` }, ...(signal === undefined ? {} : { signal }) });
   } catch (cause) {
-    throw new ClientError("connection-lost", "could not reach the discovery endpoint", { cause });
+    throw new ClientError("connection-lost", `could not reach the discovery endpoint ${url}: ${fetchFailure(cause)}`, { cause });
   }
   const body = await readBounded(response);
   let json: JsonValue;
@@ -58,6 +58,21 @@ export async function fetchCatalogue(url: string, token: string, signal?: AbortS
     });
   }
   return decodeCatalogue(json);
+}
+
+/**
+ * Why `fetch` failed, from what it knows: Node's `fetch failed` hides the reason (ECONNREFUSED,
+ * ENOTFOUND, a TLS error) in its cause chain; an abort says it was aborted.
+ */
+function fetchFailure(error: unknown): string {
+  const parts: string[] = [];
+  for (let at: unknown = error, depth = 0; at !== undefined && at !== null && depth < 4; at = (at as { cause?: unknown }).cause, depth++) {
+    const { code, message } = at as { code?: unknown; message?: unknown };
+    const said = typeof message === "string" && message !== "" && message !== "fetch failed" ? message : undefined;
+    const part = said === undefined ? (typeof code === "string" ? code : undefined) : typeof code === "string" && !said.includes(code) ? `${said} (${code})` : said;
+    if (part !== undefined && !parts.includes(part)) parts.push(part);
+  }
+  return parts.length === 0 ? String(error) : parts.join(": ");
 }
 
 async function readBounded(response: Response): Promise<Uint8Array> {

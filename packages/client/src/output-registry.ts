@@ -22,6 +22,8 @@ export interface OutputRegistryHost {
   onStream(stream: OutputStream): void;
   /** Streams of the session not kept here (inputs), for the per-session stream limit. */
   otherStreams(): number;
+  /** What the first input source of the session that failed here threw (OutputStreamHost.inputFailure). */
+  inputFailure(): { readonly error: unknown } | undefined;
 }
 
 export class OutputRegistry {
@@ -57,6 +59,7 @@ export class OutputRegistry {
       onQueueChange: (_entries, bytes) => this.#host.onQueueChange(stream!, bytes),
       onCommit: () => this.#host.commit(),
       sendCancel: (target, reason) => this.#host.sendCancel(target, reason),
+      inputFailure: () => this.#host.inputFailure(),
     };
     stream = new OutputStream(streamToken, host, {
       ...(inherited === undefined ? {} : { retainedCursor: inherited }),

@@ -53,6 +53,12 @@ export interface OutputStreamHost {
   onCommit(): Promise<void> | undefined;
   /** The consumer cancelled or dropped the stream. */
   sendCancel(stream: OutputStream, reason: ClientCancelReason): void;
+  /**
+   * What the first input source of this call that failed here threw, if one did: the likely
+   * cause of an output failing next (the producer reading that input fails), which the server's
+   * public, generic message cannot say. Boxed: a source may throw `undefined`.
+   */
+  inputFailure(): { readonly error: unknown } | undefined;
 }
 
 interface Entry {
@@ -352,7 +358,7 @@ export class OutputStream implements AsyncIterable<OutputChunk> {
         const outcome = this.#ending.outcome;
         if (outcome.kind === "ok" || outcome.kind === "already-delivered") return { done: true, value: undefined };
         if (outcome.kind === "detached") throw outcome.error;
-        throw outcomeError(outcome);
+        throw outcomeError(outcome, this.#host.inputFailure());
       }
       await new Promise<void>((resolve) => (this.#wake = resolve));
     }
@@ -456,9 +462,16 @@ function chunkBytes(chunk: OutputChunk): number {
   return 0; // a decoded native value: the session charges its wire size
 }
 
-function outcomeError(outcome: Exclude<OutputOutcome, { kind: "ok" }>): ClientError {
+function outcomeError(outcome: Exclude<OutputOutcome, { kind: "ok" }>, inputFailure: { readonly error: unknown } | undefined): ClientError {
   if (outcome.kind === "error") {
-    return new ClientError("stream-failed", outcome.message, { code: outcome.code });
+    if (inputFailure === undefined) return new ClientError("stream-failed", outcome.message, { code: outcome.code });
+    // Said from the input's side: that is where the caller must look (its source threw, or an item did not fit).
+    const { error } = inputFailure;
+    const why = error instanceof Error ? error.message : String(error);
+    return new ClientError("stream-failed", `an input of this call failed here: ${why} (then this output failed on the server: ${outcome.message})`, {
+      code: outcome.code,
+      cause: error,
+    });
   }
   return new ClientError("stream-cancelled", `stream cancelled: ${outcome.reason}`, { reason: outcome.reason as ServerCancelReason });
 }

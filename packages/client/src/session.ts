@@ -128,6 +128,8 @@ export class Session {
   readonly #outputs: OutputRegistry;
   readonly #budget: OutputBudget<OutputStream>;
   readonly #persistence: StatePersistence;
+  /** The first input source that failed here, boxed (a source may throw `undefined`). */
+  #inputFailure: { readonly error: unknown } | undefined;
 
   constructor(config: SessionConfig, start: SessionStart, callbacks: SessionCallbacks) {
     this.#config = config;
@@ -145,7 +147,10 @@ export class Session {
     );
     this.#inputs = new InputRegistry({
       maxUnackedInputBytes: config.maxUnackedInputBytes,
-      onSourceFailure: (input, error) => this.#callbacks.onEvent({ type: "input-failed", input, error }),
+      onSourceFailure: (input, error) => {
+        this.#inputFailure ??= { error };
+        this.#callbacks.onEvent({ type: "input-failed", input, error });
+      },
       onAcknowledged: () => {
         this.#progressed = true;
       },
@@ -161,6 +166,7 @@ export class Session {
           else this.#callbacks.onEvent({ type: "stream", stream });
         },
         otherStreams: () => this.#inputs.size,
+        inputFailure: () => this.#inputFailure,
       },
       start.kind === "attach" ? start.state.outputCursors : [],
     );

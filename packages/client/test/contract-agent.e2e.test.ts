@@ -6,6 +6,8 @@
  */
 import { echoContract } from "@golem-stream/contract/demo";
 import { createSessionServer, implement, Keyring, MemorySessionStore, StaticAgentHost, type AgentTypeDefinition } from "@golem-stream/server";
+import { createServer } from "node:net";
+import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from "vitest";
 import { ClientError, ContractError, createClient, defineAgentType, t, typedAgent, type Client, type TypedOutput } from "../src/index.js";
 import { collect, randomChunks, sha256 } from "./support/demo.js";
@@ -180,7 +182,10 @@ describe("the contract is checked against the catalogue", () => {
     expect(error).toMatchObject({ kind: "contract-mismatch" });
     const cause = (error as ClientError).cause;
     expect(cause).toBeInstanceOf(ContractError);
-    expect((cause as ContractError).differences).toEqual(["method count: the parameters differ", "method shout is not in the server's catalogue"]);
+    expect((cause as ContractError).differences).toEqual([
+      "method count: the parameters differ at parameters.to: the contract has u64, the server u32",
+      "method shout is not in the server's catalogue",
+    ]);
   });
 
   it("a different constructor is a contract-mismatch, found before the arguments are converted", async () => {
@@ -188,7 +193,9 @@ describe("the contract is checked against the catalogue", () => {
     // { title: 1 } does not fit the server's {name: string}: the check must come first to say why.
     const error = await typedAgent(client, renamed, { ...where, constructorArgs: { title: 1 } }).catch((e: unknown) => e);
     expect(error).toMatchObject({ kind: "contract-mismatch" });
-    expect(((error as ClientError).cause as ContractError).differences).toEqual(["the constructor parameters differ"]);
+    expect(((error as ClientError).cause as ContractError).differences).toEqual([
+      "the constructor parameters differ at constructor: the contract has record{title: u32}, the server record{name: string}",
+    ]);
   });
 
   it("an agent type the server does not have is rejected with not-found", async () => {
@@ -389,5 +396,48 @@ describe("client.connect(contract, { application, environment, constructor }): t
     // As a caller who forgot the option would get past the compiler: every object has a constructor.
     const missing = { ...where } as unknown as { application: string; environment: string; constructor: { name: string } };
     await expect(async () => client.connect(echoContract, missing)).rejects.toMatchObject({ kind: "invalid-argument" });
+  });
+});
+
+describe("errors say what the library knows", () => {
+  it("an input source that throws: the output's failure names the input and carries its error", async () => {
+    const echo = await typedAgent(client, echoContract, { ...where, constructorArgs: { name: "typed" } });
+    const boom = new Error("the disk went away");
+    async function* failing(): AsyncGenerator<string> {
+      yield "abc";
+      throw boom;
+    }
+    const reversed = await echo.reverse({ input: failing() });
+    const error = await collect(reversed).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ClientError);
+    expect(error).toMatchObject({
+      kind: "stream-failed",
+      code: "producer-error",
+      message: "an input of this call failed here: the disk went away (then this output failed on the server: producer failed)",
+    });
+    expect((error as ClientError).cause).toBe(boom);
+  });
+
+  it("a server that cannot be reached: connection-lost names the discovery URL and the cause", async () => {
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, "127.0.0.1", resolve));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise<void>((resolve) => closed.close(() => resolve()));
+    const nowhere = createClient({ url: `ws://127.0.0.1:${port}`, token: TOKEN });
+    const error = await typedAgent(nowhere, echoContract, { ...where, constructorArgs: { name: "x" } }).catch((e: unknown) => e);
+    expect(error).toMatchObject({ kind: "connection-lost" });
+    expect((error as ClientError).message).toBe(
+      `could not reach the discovery endpoint http://127.0.0.1:${port}/v1/agents/types?application=demo&environment=default: connect ECONNREFUSED 127.0.0.1:${port}`,
+    );
+  });
+
+  it("a contract-mismatch says where the schemas part and what each side has", async () => {
+    const drifted = defineAgentType({
+      name: "echo",
+      constructor: t.record({ name: t.string() }),
+      methods: { count: { params: t.record({ to: t.u32(), delayMs: t.u32() }), result: t.stream(t.u64()) } },
+    });
+    const error = await typedAgent(client, drifted, { ...where, constructorArgs: { name: "x" } }).catch((e: unknown) => e);
+    expect((error as ClientError).message).toContain("method count: the result differs at result[stream item]: the contract has u64, the server u32");
   });
 });

@@ -1,8 +1,10 @@
 /**
  * Every TypeScript example in README.md type-checks under `strict` against the built package,
- * imported by name as a user would. A fragment that continues an earlier example gets the
- * names it relies on declared in front of it (`CONTEXT`, one entry per block, in order), so a
- * new or moved block fails here until its context is written down.
+ * imported by name as a user would; so do those of the contract package's README, whose client
+ * and server halves need this package and the server (which the contract package must not). A
+ * fragment that continues an earlier example gets the names it relies on declared in front of it
+ * (`CONTEXT`, one entry per block, in order), so a new or moved block fails here until its context
+ * is written down.
  */
 import { execFile } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -39,24 +41,38 @@ function tsBlocks(markdown: string): string[] {
   return [...markdown.matchAll(/^( *)```ts\n([\s\S]*?)^\1```$/gm)].map((match) => (match[2] ?? "").replace(new RegExp(`^${match[1]}`, "gm"), ""));
 }
 
+/** The contract README's blocks: the declaration of `files`, its server half, its client half, a recursive graph. */
+const contractReadme = readFileSync(new URL("../../contract/README.md", import.meta.url), "utf8");
+const files = `import { files } from "./contract-1.js";\n`;
+const CONTRACT_CONTEXT: readonly string[] = ["", files, files, `import { defineAgentType, t } from "@golem-stream/contract";\n`];
+
 it("every TypeScript example of the README compiles under strict", async () => {
-  const blocks = tsBlocks(readme);
-  expect(blocks.length, "a README block was added or removed: update CONTEXT").toBe(CONTEXT.length);
+  expect(await typeCheck(readme, CONTEXT, "block")).toBe("");
+}, 60_000);
+
+it("every TypeScript example of the contract package's README compiles under strict", async () => {
+  expect(await typeCheck(contractReadme, CONTRACT_CONTEXT, "contract")).toBe("");
+}, 60_000);
+
+/** Writes each block of `markdown` with its context as `<prefix>-N.ts` and type-checks them together: tsc's complaints, or "". */
+async function typeCheck(markdown: string, context: readonly string[], prefix: string): Promise<string> {
+  const blocks = tsBlocks(markdown);
+  expect(blocks.length, "a README block was added or removed: update its CONTEXT").toBe(context.length);
   const files = blocks.map((block, index) => {
-    const name = `block-${index + 1}.ts`;
-    writeFileSync(join(dir, name), `${CONTEXT[index]}${block}\nexport {};\n`);
+    const name = `${prefix}-${index + 1}.ts`;
+    writeFileSync(join(dir, name), `${context[index]}${block}\nexport {};\n`);
     return name;
   });
+  const project = join(dir, `tsconfig.${prefix}.json`);
   writeFileSync(
-    join(dir, "tsconfig.json"),
+    project,
     JSON.stringify({
       compilerOptions: { strict: true, noEmit: true, target: "es2022", module: "nodenext", moduleResolution: "nodenext", lib: ["es2022", "dom"], types: ["node"], skipLibCheck: true },
       files,
     }),
   );
-  const output = await promisify(execFile)(process.execPath, [tsc, "-p", join(dir, "tsconfig.json"), "--pretty", "false"]).then(
+  return promisify(execFile)(process.execPath, [tsc, "-p", project, "--pretty", "false"]).then(
     () => "",
     (error: { stdout?: string; stderr?: string }) => `${error.stdout ?? ""}${error.stderr ?? ""}`,
   );
-  expect(output).toBe("");
-}, 60_000);
+}

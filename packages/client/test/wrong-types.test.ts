@@ -39,12 +39,14 @@ describe.each(WRONG)("given %s", (_label, wrong) => {
     if (wrong !== undefined) expect(() => createClient({ url: "ws://h", token: "t", transport: wrong as never })).toThrow(refused);
   });
 
-  it("inputStream.* refuse it as a source", () => {
-    if (typeof wrong === "object" && wrong !== null) return; // arrays and objects: see below
-    for (const make of [inputStream.bytes, inputStream.binary, inputStream.strings, inputStream.values]) {
-      expect(() => (make as (source: unknown) => unknown)(wrong)).toThrow(refused);
-    }
-  });
+  // Arrays and objects are sources of some kinds: their own test is below.
+  if (typeof wrong !== "object" || wrong === null) {
+    it("inputStream.* refuse it as a source", () => {
+      for (const make of [inputStream.bytes, inputStream.binary, inputStream.strings, inputStream.values]) {
+        expect(() => (make as (source: unknown) => unknown)(wrong)).toThrow(refused);
+      }
+    });
+  }
 
   it("invoke refuses it as options, selector fields, parameters and signal", () => {
     const { client, transport } = memoryClient();
@@ -124,7 +126,7 @@ describe("a pending start's state must agree with itself", () => {
 
   it("accepts the consistent state", () => {
     const { client } = memoryClient();
-    client.takeover(pendingStart).cancel();
+    expect(() => void client.takeover(pendingStart).cancel()).not.toThrow();
   });
 });
 

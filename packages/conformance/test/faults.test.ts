@@ -38,6 +38,16 @@ async function runThroughProxy(c: FaultCase | { fault: typeof NO_FAULT; caughtBy
   }
 }
 
+/**
+ * Checks that failed only because their hard deadline cut them off: a fault
+ * counts as caught when a check says what it expected and saw instead (a
+ * wrong message, a wrong close, or the server's silence where a message was
+ * due), never when the check was merely still running.
+ */
+function cutOff(results: readonly { readonly id: string; readonly status: string; readonly saw: string }[]): string[] {
+  return results.filter((r) => r.status === "failed" && r.saw.startsWith("the check did not finish within")).map((r) => `${r.id}: ${r.saw}`);
+}
+
 function summary(ids: readonly string[]): string {
   return ids.length <= 4 ? ids.join(", ") : `${ids.slice(0, 3).join(", ")} and ${ids.length - 3} more`;
 }
@@ -88,6 +98,7 @@ describe.concurrent("each fault is caught", () => {
       const report = await runThroughProxy(c, FAULT_TIMEOUT_MS);
       const passed = report.results.filter((r) => r.status !== "failed").map((r) => r.id);
       expect(passed, `checks that should have caught ${c.fault.name}`).toEqual([]);
+      expect(cutOff(report.results), `checks that ${c.fault.name} only kept busy until their deadline`).toEqual([]);
     }, 60_000);
   }
 });
@@ -97,6 +108,7 @@ describe("restart faults are caught", () => {
     it(`${c.fault.name} (${c.fault.description}) fails ${c.caughtBy.join(", ")}`, async () => {
       const report = await runThroughProxy(c, 5000);
       expect(report.results.filter((r) => r.status !== "failed").map((r) => r.id)).toEqual([]);
+      expect(cutOff(report.results), `checks that ${c.fault.name} only kept busy until their deadline`).toEqual([]);
     }, 60_000);
   }
 });

@@ -6,15 +6,12 @@
  * Methods the server has and the contract does not are fine: a client may
  * declare only what it calls.
  */
-import { decodeSchemaGraph, type SchemaDef, type SchemaType } from "@golem-stream/schema-value";
+import { decodeSchemaGraph } from "@golem-stream/schema-value";
 import type { AnyAgentContract } from "./contract.js";
 import { ContractError } from "./errors.js";
+import { firstGraphDifference, sameJson, type GraphShape } from "./graph-difference.js";
 
-/** A decoded graph (`SchemaGraph` satisfies it). */
-export interface GraphShape {
-  readonly root: SchemaType;
-  readonly defs: readonly SchemaDef[];
-}
+export type { GraphShape } from "./graph-difference.js";
 
 /** What a catalogue says about one agent type (the client's `AgentTypeSchema` satisfies it). */
 export interface CatalogueAgentType {
@@ -22,11 +19,16 @@ export interface CatalogueAgentType {
   readonly methods: ReadonlyMap<string, { readonly parameters: GraphShape; readonly result: GraphShape | undefined }>;
 }
 
-/** Every difference between `contract` and `served`, one line each; empty when they agree. */
+/**
+ * Every difference between `contract` and `served`, one line each; empty when they agree. A line
+ * says where the graphs first part and what each side has there, e.g.
+ * `method count: the parameters differ at parameters.to: the contract has u64, the server u32`.
+ */
 export function contractDifferences(contract: AnyAgentContract, served: CatalogueAgentType): string[] {
   const differences: string[] = [];
-  if (!sameGraph(decodeSchemaGraph(contract.graphs.constructorParameters), served.constructorParameters)) {
-    differences.push("the constructor parameters differ");
+  const constructorParameters = decodeSchemaGraph(contract.graphs.constructorParameters);
+  if (!sameGraph(constructorParameters, served.constructorParameters)) {
+    differences.push(`the constructor parameters differ${where(constructorParameters, served.constructorParameters, "constructor")}`);
   }
   for (const method of contract.graphs.methods) {
     const theirs = served.methods.get(method.name);
@@ -34,11 +36,12 @@ export function contractDifferences(contract: AnyAgentContract, served: Catalogu
       differences.push(`method ${method.name} is not in the server's catalogue`);
       continue;
     }
-    if (!sameGraph(decodeSchemaGraph(method.parameters), theirs.parameters)) differences.push(`method ${method.name}: the parameters differ`);
+    const parameters = decodeSchemaGraph(method.parameters);
+    if (!sameGraph(parameters, theirs.parameters)) differences.push(`method ${method.name}: the parameters differ${where(parameters, theirs.parameters, "parameters")}`);
     const mine = method.result === undefined ? undefined : decodeSchemaGraph(method.result);
     if (mine === undefined || theirs.result === undefined) {
       if (mine !== theirs.result) differences.push(`method ${method.name}: ${mine === undefined ? "the server's has a result" : "the server's has no result"}`);
-    } else if (!sameGraph(mine, theirs.result)) differences.push(`method ${method.name}: the result differs`);
+    } else if (!sameGraph(mine, theirs.result)) differences.push(`method ${method.name}: the result differs${where(mine, theirs.result, "result")}`);
   }
   return differences;
 }
@@ -57,16 +60,8 @@ function sameGraph(a: GraphShape, b: GraphShape): boolean {
   return sameJson(a.root, b.root) && sameJson(a.defs, b.defs);
 }
 
-/** Structural equality of JSON-like data; object member order does not matter, absent equals undefined. */
-function sameJson(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
-  if (Array.isArray(a) || Array.isArray(b)) {
-    return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((item, i) => sameJson(item, b[i]));
-  }
-  const left = a as Record<string, unknown>;
-  const right = b as Record<string, unknown>;
-  const keys = new Set([...Object.keys(left), ...Object.keys(right)]);
-  for (const key of keys) if (!sameJson(left[key], right[key])) return false;
-  return true;
+/** ` at PATH: the contract has X, the server Y`, or where the graphs differ only in their definitions. */
+function where(mine: GraphShape, theirs: GraphShape, base: string): string {
+  const found = firstGraphDifference(mine, theirs, base);
+  return found === undefined ? " (in their type definitions)" : ` at ${found.path}: the contract has ${found.mine}, the server ${found.theirs}`;
 }

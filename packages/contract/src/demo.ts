@@ -1,14 +1,20 @@
 /**
  * The demo catalogue's `echo` agent type (decisions-v1 section 7, plus
  * `tally`, which only this project's embedded server serves) as a contract: the server implements it (`@golem-stream/server`'s demo host) and
- * clients call it with the same types. Its graphs are exactly the ones the
- * demo served before contracts existed, so its wire behaviour is unchanged.
+ * clients call it with the same types. Its graphs are the ones the demo
+ * served before contracts existed, except that `blobs` bounds its count and
+ * size in the schema.
  */
 import { t } from "@golem-stream/schema-value";
 import { defineAgentType } from "./contract.js";
 
 export const DEMO_APPLICATION = "demo";
 export const DEMO_ENVIRONMENT = "default";
+
+/** The largest blob `echo.blobs` makes: the protocol's binary item limit (16 MiB, decisions-v1 §6). */
+export const DEMO_MAX_BLOB_BYTES = 16 * 1024 * 1024;
+/** The most blobs one `echo.blobs` call makes. */
+export const DEMO_MAX_BLOBS = 65_536;
 
 export const echoContract = defineAgentType({
   name: "echo",
@@ -17,7 +23,12 @@ export const echoContract = defineAgentType({
     reverse: { params: t.record({ input: t.stream(t.string()) }), result: t.stream(t.string()) },
     digest: { params: t.record({ data: t.stream(t.u8()) }), result: t.record({ bytes: t.u64(), sha256: t.string() }) },
     count: { params: t.record({ to: t.u32(), delayMs: t.u32() }), result: t.stream(t.u32()) },
-    blobs: { params: t.record({ count: t.u32(), size: t.u32() }), result: t.stream(t.binary()) },
+    // Bounded in the schema, so a start asking for more is a validation-error before the method
+    // allocates anything: one blob at most the 16 MiB binary item limit, at most 65 536 of them.
+    blobs: {
+      params: t.record({ count: t.u32({ max: { kind: "unsigned", value: String(DEMO_MAX_BLOBS) } }), size: t.u32({ max: { kind: "unsigned", value: String(DEMO_MAX_BLOB_BYTES) } }) }),
+      result: t.stream(t.binary()),
+    },
     split: {
       params: t.record({ data: t.stream(t.u8()) }),
       result: t.record({ upper: t.stream(t.u8()), lines: t.stream(t.string()) }),

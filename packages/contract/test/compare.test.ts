@@ -46,9 +46,9 @@ describe("contractDifferences", () => {
       },
     });
     expect(contractDifferences(other, served(echoContract.graphs))).toEqual([
-      "the constructor parameters differ",
-      "method count: the parameters differ",
-      "method digest: the result differs",
+      "the constructor parameters differ at constructor: the contract has record{name: string, extra: u8}, the server record{name: string}",
+      "method count: the parameters differ at parameters.to: the contract has u64, the server u32",
+      "method digest: the result differs at result.sha256: the contract has binary, the server string",
       "method fail: the server's has a result",
       "method missing is not in the server's catalogue",
     ]);
@@ -61,6 +61,35 @@ describe("contractDifferences", () => {
     expect(thrown).toBeInstanceOf(ContractError);
     expect((thrown as ContractError).code).toBe("contract-mismatch");
     expect((thrown as ContractError).differences).toHaveLength(5);
+  });
+
+  it("says where inside a stream, a list, an option and through references the types part", () => {
+    const served1 = served({
+      constructorParameters: t.graph(t.record({})),
+      methods: [
+        { name: "count", parameters: t.graph(t.record({})), result: t.graph(t.stream(t.u32())) },
+        { name: "tree", parameters: t.graph(t.record({ root: t.ref("node") }), { node: t.record({ label: t.option(t.string()), children: t.list(t.ref("node")) }) }) },
+      ],
+    });
+    const mine = defineAgentType({
+      name: "a",
+      constructor: t.record({}),
+      methods: {
+        count: { params: t.record({}), result: t.stream(t.u64()) },
+        // Other ids, the same shape down to the option's inner type.
+        tree: { params: t.graph(t.record({ root: t.ref("n") }), { n: t.record({ label: t.option(t.char()), children: t.list(t.ref("n")) }) }) },
+      },
+    });
+    expect(contractDifferences(mine, served1)).toEqual([
+      "method count: the result differs at result[stream item]: the contract has u64, the server u32",
+      "method tree: the parameters differ at parameters.root.label?: the contract has char, the server string",
+    ]);
+    const renamedOnly = defineAgentType({
+      name: "a",
+      constructor: t.record({}),
+      methods: { tree: { params: t.graph(t.record({ root: t.ref("n") }), { n: t.record({ label: t.option(t.string()), children: t.list(t.ref("n")) }) }) } },
+    });
+    expect(contractDifferences(renamedOnly, served1)).toEqual(["method tree: the parameters differ (in their type definitions)"]);
   });
 
   it("tells a served result the contract lacks", () => {

@@ -16,12 +16,17 @@ const u64: JsonObject = { kind: "u64", value: {} };
 const binary: JsonObject = { kind: "binary", value: { restrictions: {} } };
 const stream = (inner: JsonObject): JsonObject => ({ kind: "stream", value: { inner } });
 const record = (...fields: [string, JsonObject][]): JsonObject => ({ kind: "record", value: { fields: fields.map(([name, body]) => ({ name, body })) } });
+const atMost = (kind: string, max: number): JsonObject => ({ kind, value: { restrictions: { max: { kind: "unsigned", value: String(max) } } } });
 const graph = (root: JsonObject): SchemaGraphJson => ({ root }) as unknown as SchemaGraphJson;
 const LITERAL_METHODS = [
   { name: "reverse", parameters: graph(record(["input", stream(string)])), result: graph(stream(string)) },
   { name: "digest", parameters: graph(record(["data", stream(u8)])), result: graph(record(["bytes", u64], ["sha256", string])) },
   { name: "count", parameters: graph(record(["to", u32], ["delayMs", u32])), result: graph(stream(u32)) },
-  { name: "blobs", parameters: graph(record(["count", u32], ["size", u32])), result: graph(stream(binary)) },
+  {
+    name: "blobs",
+    parameters: graph(record(["count", atMost("u32", 65_536)], ["size", atMost("u32", 16 * 1024 * 1024)])),
+    result: graph(stream(binary)),
+  },
   { name: "split", parameters: graph(record(["data", stream(u8)])), result: graph(record(["upper", stream(u8)], ["lines", stream(string)])) },
   { name: "groups", parameters: graph(record(["groups", u32], ["per", u32])), result: graph(stream(record(["name", string], ["items", stream(u32)]))) },
   { name: "fail", parameters: graph(record(["after", u32])), result: graph(stream(u32)) },
@@ -29,7 +34,7 @@ const LITERAL_METHODS = [
 ];
 
 describe("the demo contract", () => {
-  it("has exactly the literal section 7 graphs, in order, member for member", () => {
+  it("has exactly the literal section 7 graphs (blobs bounded), in order, member for member", () => {
     expect(echoContract.name).toBe("echo");
     expect(echoContract.graphs.constructorParameters).toStrictEqual(graph(record(["name", string])));
     // JSON text too: the discovery endpoint serialises these objects as they are.

@@ -102,6 +102,26 @@ describe("the tarballs", () => {
     }
   });
 
+  it("every source map resolves inside its tarball: each source it names is shipped or embedded", () => {
+    // A map whose sources point outside the package (the CLI bundle's chunks once named
+    // ../wire/src/…) sends a debugger or a stack-trace tool to files nobody installed.
+    for (const tarball of tarballs) {
+      const files = tarballFiles(tarball.file);
+      const maps = [...files.keys()].filter((file) => file.endsWith(".map"));
+      const dangling: string[] = [];
+      for (const mapFile of maps) {
+        const map = JSON.parse(files.get(mapFile)!.toString()) as { sources: string[]; sourceRoot?: string; sourcesContent?: (string | null)[] };
+        map.sources.forEach((source, index) => {
+          if (typeof map.sourcesContent?.[index] === "string") return;
+          const resolved = path.posix.normalize(path.posix.join(path.posix.dirname(mapFile), map.sourceRoot ?? "", source));
+          if (!files.has(resolved)) dangling.push(`${mapFile} → ${source}`);
+        });
+      }
+      expect(maps.length, `${tarball.name}: source maps`).toBeGreaterThan(0);
+      expect(dangling.slice(0, 5), `${tarball.name}: ${dangling.length} dangling sources`).toEqual([]);
+    }
+  });
+
   it("publint reports no error or warning for any of them", async () => {
     for (const tarball of tarballs) {
       const data = readFileSync(tarball.file);

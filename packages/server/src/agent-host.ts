@@ -86,20 +86,45 @@ export interface InvocationContext {
   output(source: OutputSource): SchemaValueJson;
 }
 
-/** Thrown by an input iterator when the client cancelled that input. */
+/** Marks an `InputCancelledError` of any copy of this package (a registry-wide symbol). */
+const INPUT_CANCELLED_ERROR: unique symbol = Symbol.for("@golem-stream/server:InputCancelledError");
+
+/**
+ * Thrown by an input iterator when the client cancelled that input.
+ * `instanceof` recognises it in code that imports another copy of this
+ * package (a `serve --agents` module's own).
+ */
 export class InputCancelledError extends Error {
   override readonly name = "InputCancelledError";
+  readonly [INPUT_CANCELLED_ERROR] = true;
+
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return typeof value === "object" && value !== null && (value as { [INPUT_CANCELLED_ERROR]?: unknown })[INPUT_CANCELLED_ERROR] === true;
+  }
+
   constructor(readonly reason: string) {
     super(`input stream cancelled: ${reason}`);
   }
 }
 
+/** Marks a `PublicProducerError` of any copy of this package (a registry-wide symbol). */
+const PUBLIC_PRODUCER_ERROR: unique symbol = Symbol.for("@golem-stream/server:PublicProducerError");
+
 /**
  * An error whose message is safe to show the client as the outcome message
  * of a failed output stream. Any other error is reported as "producer failed".
+ *
+ * `instanceof` recognises one thrown by another copy of this package too: a
+ * `serve --agents` module imports `@golem-stream/server` from its own
+ * project, which need not be the copy the CLI runs.
  */
 export class PublicProducerError extends Error {
   override readonly name = "PublicProducerError";
+  readonly [PUBLIC_PRODUCER_ERROR] = true;
+
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return typeof value === "object" && value !== null && (value as { [PUBLIC_PRODUCER_ERROR]?: unknown })[PUBLIC_PRODUCER_ERROR] === true;
+  }
 }
 
 export interface AgentHost {

@@ -1,23 +1,28 @@
 /**
- * `startEmbeddedServer`: the demo catalogue on the SQLite store with static
- * bearer tokens, in one call. The CLI's `serve` command and outside checks
- * start the server with it. Given a `store` (e.g. a `ClusterSessionStore`
- * on PostgreSQL), it serves from that instead of SQLite.
+ * `startEmbeddedServer`: a catalogue (`agents`: a `defineCatalogue`, or an
+ * `AgentHost` of your own; the demo without) on the SQLite store with static
+ * bearer tokens, in one call. The CLI's `serve` command and outside checks start the server
+ * with it. Given a `store` (e.g. a `ClusterSessionStore` on PostgreSQL), it
+ * serves from that instead of SQLite.
  *
  * The keyring lives in `<dataDir>/keyring.json` (created with mode 0600 on
  * first start) unless one is given, so tokens stay valid across restarts.
  */
-import { existsSync, readFileSync, writeFileSync, mkdirSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { existsSync, linkSync, readFileSync, unlinkSync, writeFileSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { Keyring, sha256Hex } from "@golem-stream/tokens";
-import { createDemoHost } from "./demo/host.js";
-import type { Logger, Principal, ServerLimits } from "./options.js";
+import { Keyring } from "@golem-stream/tokens";
+import { withStaticTokens, type Authentication } from "./auth/static-tokens.js";
+import { agentsFingerprint, agentsHost, type AgentsOptions } from "./catalogue/agents-host.js";
+import { isClusterStore } from "./store/cluster-store.js";
+import type { Logger, ServerLimits } from "./options.js";
 import { createSessionServer, type ClusterOptions, type SessionServer, type SessionServerOptions } from "./server.js";
 import type { BrowserOptions } from "./transport/browser-access.js";
 import type { SessionStore } from "./store/session-store.js";
 import { SqliteSessionStore } from "./store/sqlite-store.js";
 
-export interface EmbeddedServerOptions {
+/** `agents` and `demo` (`AgentsOptions`): what it serves; the demo catalogue without `agents`. */
+export interface EmbeddedServerOptions extends AgentsOptions {
   /** Default 0: a free port. */
   readonly port?: number;
   /** Default `127.0.0.1`. */
@@ -29,10 +34,29 @@ export interface EmbeddedServerOptions {
    * holds the keyring, unless `keyring` is given). `close` and `drain` close it.
    */
   readonly store?: SessionStore;
-  /** Cluster mode options, for a `ClusterSessionStore` given as `store`. */
+  /**
+   * Cluster mode options, for a `ClusterSessionStore` given as `store`. The
+   * catalogue's fingerprint (`cluster.catalogue`) defaults to that of what
+   * this server serves, so every node checks that the others serve the same
+   * (none for an `AgentHost` of your own).
+   */
   readonly cluster?: ClusterOptions;
-  /** Accepted bearer tokens; each is its own principal of account `local`. */
+  /**
+   * Accepted static bearer tokens; each is its own principal of account
+   * `local` and may do everything. May be empty when `authentication` is given.
+   */
   readonly tokens: readonly string[];
+  /**
+   * Bearers that are none of `tokens` go to this authenticator, and its
+   * callers to its authorizer (e.g. `createJwtAuth(...)`). Default: none.
+   */
+  readonly authentication?: Authentication;
+  /**
+   * The key (at least 16 bytes) of the HMAC that names each token's principal.
+   * Default: `<dataDir>/principal-secret`, created (32 random bytes, mode 0600)
+   * on first start. Every node of a cluster needs the same one.
+   */
+  readonly principalSecret?: Uint8Array;
   /** Overrides the keyring file. */
   readonly keyring?: Keyring;
   readonly limits?: Partial<ServerLimits>;
@@ -53,6 +77,10 @@ export interface EmbeddedServerOptions {
   readonly pages?: SessionServerOptions["pages"];
   /** The timers of time-dependent behaviour (see `SessionServerOptions.timers`; tests). */
   readonly timers?: SessionServerOptions["timers"];
+  /** Observers of your own (see `SessionServerOptions.observers`). */
+  readonly observers?: SessionServerOptions["observers"];
+  /** The names the server is reached by, for the Host check (see `SessionServerOptions.publicHosts`). */
+  readonly publicHosts?: readonly string[];
 }
 
 export interface EmbeddedServer {
@@ -68,7 +96,12 @@ export interface EmbeddedServer {
 
 export const KEYRING_FILE = "keyring.json";
 
-/** Loads `<dataDir>/keyring.json`, or creates it (mode 0600) with a fresh key. */
+/**
+ * Loads `<dataDir>/keyring.json`, or creates it (mode 0600, the directory 0700) with a fresh key
+ * when there is none yet. Every token the server signs must still verify after a restart, or no
+ * invocation can be resumed across it: give `createSessionServer` this keyring, not a
+ * `Keyring.generate()` made at each start.
+ */
 export function loadOrCreateKeyring(dataDir: string): Keyring {
   const path = join(dataDir, KEYRING_FILE);
   if (existsSync(path)) return Keyring.fromJSON(readFileSync(path, "utf8"));
@@ -78,23 +111,56 @@ export function loadOrCreateKeyring(dataDir: string): Keyring {
   return keyring;
 }
 
-/** Maps each static token to a principal named by a digest prefix (the token itself is never kept as a name). */
-function staticAuthenticator(tokens: readonly string[]): (bearer: string) => Principal | undefined {
-  const principals = new Map<string, Principal>();
-  for (const token of tokens) {
-    const digest = sha256Hex(token);
-    principals.set(digest, { account: "local", principal: `token-${digest.slice(0, 16)}` });
+export const PRINCIPAL_SECRET_FILE = "principal-secret";
+const PRINCIPAL_SECRET_BYTES = 32;
+
+/**
+ * Loads `<dir>/principal-secret`, or creates it (mode 0600) with 32 random
+ * bytes: the key that names static-token principals. Created whole or not
+ * at all (written aside, then linked, which never replaces): processes
+ * starting at once on one directory (cluster nodes sharing a keyring's
+ * directory) all read the one that was linked first.
+ */
+export function loadOrCreatePrincipalSecret(dir: string): { readonly secret: Uint8Array; readonly created: boolean } {
+  const path = join(dir, PRINCIPAL_SECRET_FILE);
+  let created = false;
+  if (!existsSync(path)) {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const aside = join(dir, `.${PRINCIPAL_SECRET_FILE}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`);
+    writeFileSync(aside, randomBytes(PRINCIPAL_SECRET_BYTES), { mode: 0o600, flag: "wx" });
+    try {
+      linkSync(aside, path);
+      created = true;
+    } catch (error) {
+      if ((error as { code?: unknown }).code !== "EEXIST") throw error;
+    } finally {
+      unlinkSync(aside);
+    }
   }
-  // Lookup by digest: the comparison never runs over the secret's bytes.
-  return (bearer) => principals.get(sha256Hex(bearer));
+  return { secret: checkPrincipalSecret(readFileSync(path), path), created };
+}
+
+function checkPrincipalSecret(secret: Uint8Array, where: string): Uint8Array {
+  if (!(secret instanceof Uint8Array) || secret.length < 16) throw new TypeError(`${where}: a principal secret has at least 16 bytes`);
+  return secret;
+}
+
+/** The cluster options for a cluster store: the caller's, with the served catalogue's fingerprint unless it gave one. */
+function clusterOptions(options: EmbeddedServerOptions, store: SessionStore): { cluster?: ClusterOptions } {
+  if (!isClusterStore(store)) return options.cluster === undefined ? {} : { cluster: options.cluster };
+  const catalogue = options.cluster?.catalogue ?? agentsFingerprint(options);
+  return { cluster: { ...options.cluster, ...(catalogue === undefined ? {} : { catalogue }) } };
 }
 
 export async function startEmbeddedServer(options: EmbeddedServerOptions): Promise<EmbeddedServer> {
   if (typeof options !== "object" || options === null) throw new TypeError("startEmbeddedServer needs an options object");
   if (typeof options.dataDir !== "string" || options.dataDir.length === 0) throw new TypeError("options.dataDir must be a non-empty path");
-  if (!Array.isArray(options.tokens) || options.tokens.length === 0 || !options.tokens.every((t) => typeof t === "string" && t.length > 0)) {
-    throw new TypeError("options.tokens must be a non-empty array of non-empty strings");
+  if (!Array.isArray(options.tokens) || !options.tokens.every((t) => typeof t === "string" && t.length > 0)) {
+    throw new TypeError("options.tokens must be an array of non-empty strings");
   }
+  if (options.tokens.length === 0 && options.authentication === undefined) throw new TypeError("options.tokens must not be empty without options.authentication");
+  // Before anything is created: a bad catalogue leaves no data directory behind.
+  const host = agentsHost(options);
   mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
   const keyring = options.keyring ?? loadOrCreateKeyring(options.dataDir);
   const store =
@@ -106,12 +172,16 @@ export async function startEmbeddedServer(options: EmbeddedServerOptions): Promi
     });
   const server = createSessionServer({
     store,
-    host: createDemoHost(),
+    host,
     keyring,
-    authenticator: staticAuthenticator(options.tokens),
+    ...withStaticTokens(
+      options.tokens,
+      options.principalSecret === undefined ? loadOrCreatePrincipalSecret(options.dataDir).secret : checkPrincipalSecret(options.principalSecret, "options.principalSecret"),
+      options.authentication,
+    ),
     ...(options.limits === undefined ? {} : { limits: options.limits }),
     ...(options.logger === undefined ? {} : { logger: options.logger }),
-    ...(options.cluster === undefined ? {} : { cluster: options.cluster }),
+    ...clusterOptions(options, store),
     ...(options.metrics === undefined ? {} : { metrics: options.metrics }),
     ...(options.healthEndpoints === undefined ? {} : { healthEndpoints: options.healthEndpoints }),
     ...(options.readinessTimeoutMs === undefined ? {} : { readinessTimeoutMs: options.readinessTimeoutMs }),
@@ -119,6 +189,8 @@ export async function startEmbeddedServer(options: EmbeddedServerOptions): Promi
     ...(options.browsers === undefined ? {} : { browsers: options.browsers }),
     ...(options.pages === undefined ? {} : { pages: options.pages }),
     ...(options.timers === undefined ? {} : { timers: options.timers }),
+    ...(options.observers === undefined ? {} : { observers: options.observers }),
+    ...(options.publicHosts === undefined ? {} : { publicHosts: options.publicHosts }),
   });
   let address;
   try {

@@ -6,12 +6,22 @@
  *   const server = await startEmbeddedServer({ dataDir: "./data", tokens: ["secret"] });
  *   console.log(server.url); // ws://127.0.0.1:<port>
  *
- * Your own agents: implement `AgentHost` (or use `StaticAgentHost`) and call
+ * Your own agents: `startEmbeddedServer({ agents: defineCatalogue({ applications:
+ * { app: { env: [implement(contract, methods)] } } }), dataDir, tokens })`, or
+ * implement `AgentHost` (or use `StaticAgentHost`) and call
  * `createSessionServer({ store, host, keyring, authenticator })`.
  */
-export { startEmbeddedServer, loadOrCreateKeyring, type EmbeddedServer, type EmbeddedServerOptions } from "./embedded.js";
+export { startEmbeddedServer, loadOrCreateKeyring, loadOrCreatePrincipalSecret, PRINCIPAL_SECRET_FILE, type EmbeddedServer, type EmbeddedServerOptions } from "./embedded.js";
+export { defineCatalogue, type Catalogue, type EnvironmentAgentTypes } from "./catalogue/catalogue.js";
+export { CatalogueError } from "./catalogue/catalogue-error.js";
+export { checkAgents, checkCatalogue, isAgentHost } from "./catalogue/check-catalogue.js";
+export { agentsHost, agentsFingerprint, type AgentsOptions } from "./catalogue/agents-host.js";
+export { catalogueFingerprint } from "./catalogue/fingerprint.js";
+export { CatalogueDriftError, type CatalogueDetails } from "./cluster/catalogue-check.js";
+export { CombinedAgentHost } from "./catalogue/combined-host.js";
 export { createSessionServer, type SessionServer, type BufferedBytes, type SessionServerOptions, type ClusterOptions, type ListeningAddress, type PageHandler } from "./server.js";
 export type { Timers, TimerHandle } from "./timers.js";
+export type { ServerObserver, PartialObserver, AttachmentObserver, BackpressureReason, SessionIdentity, AttachEvent, AttachOperation, AttachmentEnd, RejectedOperation } from "./observability/server-observer.js";
 // From the lower layers: the Keyring the options take, and the protocol types in this package's signatures.
 export { Keyring, type KeyringInit, type KeyringKeyInit } from "@golem-stream/tokens";
 export type {
@@ -58,6 +68,22 @@ export {
   type AuthorizedOperation,
   type Logger,
 } from "./options.js";
+export {
+  createJwtAuth,
+  JWT_ALGORITHMS,
+  JWT_DEFAULTS,
+  MAX_JWT_CHARS,
+  type JwtAuth,
+  type JwtAuthOptions,
+  type JwtAuthorizationOptions,
+  type JwtAlgorithm,
+  type JwksRefreshOptions,
+} from "./auth/jwt-auth.js";
+// jose's types in those signatures: a consumer with a strict node_modules layout cannot import them from jose.
+export type { JSONWebKeySet, JWK, JWTPayload } from "jose";
+export { MAX_JWKS_FILE_BYTES } from "./auth/jwks-file.js";
+export { MAX_JWKS_RESPONSE_BYTES } from "./auth/bounded-fetch.js";
+export { withStaticTokens, type Authentication } from "./auth/static-tokens.js";
 export { SqliteSessionStore, type SqliteSessionStoreOptions } from "./store/sqlite-store.js";
 export { MemorySessionStore } from "./store/memory-store.js";
 export type * from "./store/session-store.js";
@@ -93,7 +119,7 @@ export type * from "@golem-stream/schema-value";
 export type { SchemaGraphJson as TypedSchemaGraphJson, StreamLeaf as SchemaStreamLeaf } from "@golem-stream/schema-value";
 export type { InputStreams, OutputStreams, InputElement, OutputElement, OutputSourceOf, TypedOutputWriter } from "./contracts/streams.js";
 export { createDemoHost } from "./demo/host.js";
-export { DEMO_APPLICATION, DEMO_ENVIRONMENT, DEMO_AGENT_TYPE, ECHO_CONSTRUCTOR, ECHO_METHODS, echoContract } from "./demo/catalogue.js";
+export { DEMO_APPLICATION, DEMO_ENVIRONMENT, DEMO_AGENT_TYPE, DEMO_MAX_BLOB_BYTES, DEMO_MAX_BLOBS, ECHO_CONSTRUCTOR, ECHO_METHODS, echoContract } from "./demo/catalogue.js";
 export { demoBlob, reverseScalars } from "./demo/methods.js";
 export { DISCOVERY_PATH } from "./transport/discovery.js";
 export { METRICS_PATH, HEALTH_PATH, READY_PATH, type Readiness } from "./observability/http-endpoints.js";

@@ -13,6 +13,13 @@ export interface Principal {
   readonly account: string;
   /** The effective principal; bound into every token. */
   readonly principal: string;
+  /**
+   * Earlier names of the same principal (of the same account), when the
+   * authenticator renamed it: a session started under one of them stays
+   * resumable by this caller, under that name (its tokens keep it). New
+   * sessions take `principal`. At most a few; each is tried in turn.
+   */
+  readonly formerPrincipals?: readonly string[];
 }
 
 /**
@@ -106,8 +113,54 @@ export interface ServerLimits {
   readonly maxPooledSendBytes: number;
   /** Received messages held before the socket stops being read (default 16). */
   readonly maxPendingInboundMessages: number;
-  /** Open session WebSockets; further upgrades are refused with `overloaded` (default 10 000). */
+  /**
+   * Open authenticated session WebSockets; further upgrades are refused with
+   * `overloaded` (HTTP 503, default 10 000). A connection refused by a close
+   * (the browser extension's refusal) never counts: it is dropped at most a
+   * second after its close frame, answered or not.
+   */
   readonly maxConnections: number;
+  /**
+   * Failed authentications one client address may have within
+   * `authFailureWindowMs` (default 20; 0: no throttle); its further requests
+   * (upgrades and catalogue requests) are refused with `overloaded` (HTTP 503)
+   * before the authenticator runs, until the window ends. IPv6 addresses
+   * count per /64. Behind a reverse proxy every client has the proxy's
+   * address: set 0 there and throttle at the proxy (transport/auth-throttle.ts).
+   */
+  readonly authFailuresPerAddress: number;
+  /** The window of `authFailuresPerAddress`, from an address's first failure (default 60 000 ms). */
+  readonly authFailureWindowMs: number;
+  /** Addresses the failure table remembers; the least recently failed is forgotten first (default 10 000). */
+  readonly maxAuthFailureAddresses: number;
+  /**
+   * How long a session socket may wait before its first message (a start or
+   * a resume); then it is closed with 1002 (default 30 000 ms).
+   */
+  readonly firstMessageTimeoutMs: number;
+  /**
+   * How often the server pings each session socket; a peer that answers
+   * neither of two pings in a row is dropped (its attachment detaches and the
+   * detached timeout starts). Not counted while either side is backpressured
+   * (transport/liveness.ts). Default 30 000 ms; 0: no pings (a proxy in
+   * front keeps connections alive its own way, or a test moves time itself).
+   */
+  readonly pingIntervalMs: number;
+  /** Idle time before the kernel's TCP keepalive probes on an accepted session socket (default 30 000 ms). */
+  readonly tcpKeepAliveDelayMs: number;
+  /**
+   * Open session sockets one principal (account and principal together) may
+   * have; a further upgrade is refused with `overloaded` (HTTP 503) until one
+   * closes (default 1000).
+   */
+  readonly maxConnectionsPerPrincipal: number;
+  /**
+   * Invocations one principal may run in this process at once; a further
+   * start is answered `invocationRejected` `overloaded` (retryable) until one
+   * finishes (default 500). Resumes, takeovers and exact replays of running
+   * invocations are never refused by it. In a cluster, each node counts its own.
+   */
+  readonly maxRunningSessionsPerPrincipal: number;
   /**
    * UTF-8 bytes of the authenticator's `account` and `principal` together
    * (default 2048, at most 4243). Both are bound into every token, and a token
@@ -135,6 +188,14 @@ export const DEFAULT_LIMITS: ServerLimits = {
   maxPooledSendBytes: 8 * 1024 * 1024,
   maxPendingInboundMessages: 16,
   maxConnections: 10_000,
+  authFailuresPerAddress: 20,
+  authFailureWindowMs: 60_000,
+  maxAuthFailureAddresses: 10_000,
+  firstMessageTimeoutMs: 30_000,
+  pingIntervalMs: 30_000,
+  tcpKeepAliveDelayMs: 30_000,
+  maxConnectionsPerPrincipal: 1000,
+  maxRunningSessionsPerPrincipal: 500,
   maxCallerIdentityBytes: 2048,
 };
 
@@ -149,17 +210,29 @@ const PROTOCOL_CEILINGS: Partial<Record<keyof ServerLimits, number>> = {
   maxCallerIdentityBytes: MAX_CALLER_IDENTITY_BYTES,
 };
 
+/** Limits where 0 turns the bound off (every other limit is positive). */
+const ZERO_MEANS_OFF: ReadonlySet<keyof ServerLimits> = new Set<keyof ServerLimits>(["authFailuresPerAddress", "pingIntervalMs"]);
+
+/** Limits that are timer delays. */
+const TIMER_LIMITS: readonly (keyof ServerLimits)[] = ["firstMessageTimeoutMs", "pingIntervalMs", "tcpKeepAliveDelayMs"];
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 /** Fills defaults and clamps every limit to the protocol's ceiling. */
 export function resolveLimits(overrides: Partial<ServerLimits> = {}): ServerLimits {
   const resolved: Record<string, number> = { ...DEFAULT_LIMITS };
   for (const [name, value] of Object.entries(overrides)) {
     if (value === undefined) continue;
     if (!(name in DEFAULT_LIMITS)) throw new TypeError(`unknown limit ${JSON.stringify(name)}`);
-    if (typeof value !== "number" || !Number.isSafeInteger(value) || value <= 0) {
-      throw new TypeError(`limit ${name} must be a positive safe integer`);
+    const least = ZERO_MEANS_OFF.has(name as keyof ServerLimits) ? 0 : 1;
+    if (typeof value !== "number" || !Number.isSafeInteger(value) || value < least) {
+      throw new TypeError(`limit ${name} must be a ${least === 0 ? "non-negative" : "positive"} safe integer`);
     }
     const ceiling = PROTOCOL_CEILINGS[name as keyof ServerLimits];
     resolved[name] = ceiling === undefined ? value : Math.min(value, ceiling);
+  }
+  // Node's timers fire at once for a delay above 2^31-1 ms: a bound that large would be no bound.
+  for (const name of TIMER_LIMITS) {
+    if (resolved[name]! > MAX_TIMER_MS) throw new TypeError(`limit ${name} must be at most ${MAX_TIMER_MS} ms`);
   }
   // A node budget below one session's would let a single session spend it and stop every
   // socket, its own included, in states its own budget allows (input it cannot consume yet).

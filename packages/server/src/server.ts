@@ -7,7 +7,7 @@
  */
 import { SYSTEM_TIMERS, type Timers } from "./timers.js";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import { Socket, type AddressInfo } from "node:net";
 import { networkInterfaces } from "node:os";
 import type { Duplex } from "node:stream";
 import { WebSocketServer, type RawData, type WebSocket } from "ws";
@@ -28,12 +28,17 @@ import { DEFAULT_AUDIENCE, DEFAULT_ISSUER, checkIssuerAndAudience } from "./sess
 import { WsTransport } from "./transport/transport.js";
 import type { TracerProvider } from "@opentelemetry/api";
 import type { Registry } from "prom-client";
-import { handleOperationsRequest, type OperationsEndpoints, type Readiness } from "./observability/http-endpoints.js";
+import { handleOperationsRequest, isOperationsPath, type OperationsEndpoints, type Readiness } from "./observability/http-endpoints.js";
+import { HostCheck } from "./transport/host-check.js";
+import { CatalogueCheck, CatalogueDriftError } from "./cluster/catalogue-check.js";
 import { logObserver } from "./observability/log-observer.js";
 import { PrometheusMetrics, type MetricsOptions } from "./observability/prometheus-metrics.js";
 import { composeObservers, type PartialObserver, type ServerObserver } from "./observability/server-observer.js";
 import { tracingObserver } from "./observability/tracing-observer.js";
 import { NodeBudget } from "./invocation/node-budget.js";
+import { AuthThrottle } from "./transport/auth-throttle.js";
+import { closeThenDrop, watchLiveness } from "./transport/liveness.js";
+import { PrincipalSlots } from "./sessions/principal-slots.js";
 
 export interface SessionServerOptions {
   readonly store: SessionStore;
@@ -57,10 +62,18 @@ export interface SessionServerOptions {
   readonly now?: () => number;
   /**
    * The timers of the server's time-dependent behaviour (the detached-session
-   * timeout). Default: Node's, unref'd. Tests pass `ManualTimers`
+   * timeout, the first-message deadline, pings, dropping a socket that does
+   * not answer its close). Default: Node's, unref'd. Tests pass `ManualTimers`
    * (`@golem-stream/server/testing`) and move time themselves.
    */
   readonly timers?: Timers;
+  /**
+   * Observers of your own, called beside the metrics, log lines and spans
+   * the server keeps itself (observability/server-observer.ts: every method
+   * is optional, and receives only public, bounded facts). They run on the
+   * server's hot paths: keep them cheap and never throw.
+   */
+  readonly observers?: readonly PartialObserver[];
   /** Cluster mode (the store is a `ClusterSessionStore`): node leases (docs/cluster.md). */
   readonly cluster?: ClusterOptions;
   /**
@@ -92,6 +105,15 @@ export interface SessionServerOptions {
    * Not called for the session, discovery and operations endpoints.
    */
   readonly pages?: PageHandler;
+  /**
+   * The DNS names the server is reached by, for the Host check of its plain
+   * HTTP endpoints (`/metrics`, `/healthz`, `/readyz`, the catalogue and
+   * `pages`) against DNS rebinding: they answer a Host of `localhost`, an IP
+   * address, or one of these (`name`, `.example.com` for every name under
+   * it, `*` for any), and refuse others with 403 `forbidden`.
+   * Default: none (transport/host-check.ts).
+   */
+  readonly publicHosts?: readonly string[];
 }
 
 /** Answers a request it knows (resolving true) or leaves it alone (false). */
@@ -104,6 +126,15 @@ export interface ClusterOptions {
    * claims its running invocations within half of it and fails them.
    */
   readonly leaseTtlMs?: number;
+  /**
+   * The fingerprint of the catalogue this node serves (`catalogueFingerprint`;
+   * `startEmbeddedServer` computes it). Given, the node records it beside its
+   * lease and refuses to start (`listen` rejects with `CatalogueDriftError`)
+   * when a live node serves another. Default: none, no check.
+   */
+  readonly catalogue?: string;
+  /** Serve anyway when live nodes serve another catalogue (a rolling upgrade): logged, and in `/readyz`'s details. Default false. */
+  readonly allowCatalogueDrift?: boolean;
 }
 
 const DEFAULT_LEASE_TTL_MS = 10_000;
@@ -189,6 +220,8 @@ function checkOptions(options: SessionServerOptions): void {
 }
 
 const DEFAULT_READINESS_TIMEOUT_MS = 2000;
+/** How long one store check answers `/readyz` (and `readiness()`). */
+const READINESS_CACHE_MS = 1000;
 /** Read by readiness when the store has no `ping`: no session has this id. */
 const NO_SESSION = "00000000-0000-0000-0000-000000000000";
 
@@ -209,6 +242,15 @@ class NodeSessionServer implements SessionServer {
   readonly #runtime: SessionRuntime;
   readonly #wss: WebSocketServer;
   readonly #browsers: BrowserAccess | undefined;
+  /** Authenticated session sockets: what `limits.maxConnections` counts (a socket refused by a close is not one). */
+  readonly #sessions = new Set<WebSocket>();
+  readonly #authThrottle: AuthThrottle;
+  readonly #timers: Timers;
+  readonly #hosts: HostCheck;
+  /** The last store check of `/readyz` and when it started (see `#storeReachable`). */
+  #storeCheck: { readonly at: number; readonly reachable: Promise<boolean> } | undefined;
+  /** Session sockets per principal (`limits.maxConnectionsPerPrincipal`). */
+  readonly #connectionsPerPrincipal: PrincipalSlots;
   readonly #attached: {
     server: Server;
     upgrade: (request: IncomingMessage, socket: Duplex, head: Buffer) => void;
@@ -218,6 +260,9 @@ class NodeSessionServer implements SessionServer {
   #sweeper: NodeJS.Timeout | undefined;
   #heartbeat: NodeJS.Timeout | undefined;
   #orphanClaims: NodeJS.Timeout | undefined;
+  readonly #catalogueCheck: CatalogueCheck | undefined;
+  /** Rejects with `CatalogueDriftError` when this node may not join: `listen` fails with it. */
+  readonly #catalogueVerified: Promise<void>;
   #closing = false;
   #draining = false;
 
@@ -232,7 +277,13 @@ class NodeSessionServer implements SessionServer {
     this.#logger = options.logger ?? silentLogger;
     this.#authorizer = options.authorizer ?? allowAll;
     this.#browsers = options.browsers === undefined ? undefined : new BrowserAccess(options.browsers, this.#logger);
+    this.#hosts = new HostCheck(options.publicHosts);
+    this.#timers = options.timers ?? SYSTEM_TIMERS;
     const now = options.now ?? Date.now;
+    this.#authThrottle = new AuthThrottle(
+      { maxFailures: this.#limits.authFailuresPerAddress, windowMs: this.#limits.authFailureWindowMs, maxAddresses: this.#limits.maxAuthFailureAddresses },
+      now,
+    );
     this.#tokens = new TokenService(
       options.keyring,
       { issuer, audience },
@@ -243,8 +294,10 @@ class NodeSessionServer implements SessionServer {
     const observers: PartialObserver[] = [tracingObserver(options.tracerProvider)];
     if (options.logger !== undefined) observers.push(logObserver(options.logger));
     if (metrics !== undefined) observers.push(metrics.observer);
+    observers.push(...(options.observers ?? []));
     metrics?.watchNodeBudget(() => this.#nodeBudget);
     this.#observer = composeObservers(observers);
+    this.#connectionsPerPrincipal = new PrincipalSlots(this.#limits.maxConnectionsPerPrincipal, "connections", (limit) => this.#observer.principalLimitReached(limit));
     const observer = this.#observer;
     if (metrics !== undefined) options.store.observeCommits?.((seconds, writes) => observer.storeCommitted(seconds, writes));
     this.#endpoints = { registry: this.metrics, health: options.healthEndpoints === true, readiness: () => this.readiness() };
@@ -257,7 +310,7 @@ class NodeSessionServer implements SessionServer {
       logger: this.#logger,
       observer,
       now,
-      timers: options.timers ?? SYSTEM_TIMERS,
+      timers: this.#timers,
       nodeBudget: this.#nodeBudget,
     };
     this.#runtime = new SessionRuntime(deps, this.#authorizer);
@@ -274,11 +327,29 @@ class NodeSessionServer implements SessionServer {
     const cluster = deps.cluster;
     const leaseTtlMs = options.cluster?.leaseTtlMs ?? DEFAULT_LEASE_TTL_MS;
     if (!Number.isSafeInteger(leaseTtlMs) || leaseTtlMs < 100) throw new TypeError("cluster.leaseTtlMs must be an integer of at least 100");
-    const joined = cluster === undefined ? Promise.resolve() : cluster.heartbeat(leaseTtlMs).then(() => observer.leaseHeartbeat(true));
+    const check =
+      cluster === undefined || options.cluster?.catalogue === undefined
+        ? undefined
+        : new CatalogueCheck(cluster, options.cluster.catalogue, options.cluster.allowCatalogueDrift === true, this.#logger);
+    this.#catalogueCheck = check;
+    // The catalogue is compared before the first heartbeat: a refused node never joins.
+    this.#catalogueVerified = check === undefined ? Promise.resolve() : check.verify();
+    const joined =
+      cluster === undefined
+        ? Promise.resolve()
+        : this.#catalogueVerified
+            .then(() => cluster.heartbeat(leaseTtlMs))
+            .then(() => check?.record())
+            .then(() => observer.leaseHeartbeat(true));
     if (cluster !== undefined) {
-      const beat = (): Promise<void> =>
-        cluster.heartbeat(leaseTtlMs).then(
-          () => observer.leaseHeartbeat(true),
+      let refused = false;
+      this.#catalogueVerified.catch(() => (refused = true));
+      const beat = async (): Promise<void> =>
+        refused ? undefined : cluster.heartbeat(leaseTtlMs).then(
+          () => {
+            observer.leaseHeartbeat(true);
+            return check?.refresh();
+          },
           (error: unknown) => {
             observer.leaseHeartbeat(false);
             this.#logger.error("lease heartbeat failed", { event: "cluster.heartbeat-error", error: String(error) });
@@ -294,7 +365,10 @@ class NodeSessionServer implements SessionServer {
         this.#started = true;
         if (count > 0) this.#logger.warn("finished sessions interrupted by a restart", { event: "recovery.interrupted", count });
       },
-      (error: unknown) => this.#logger.error("could not recover interrupted sessions", { event: "recovery.failed", error: String(error) }),
+      (error: unknown) => {
+        // A node refused for its catalogue never joined: listen says why.
+        if (!(error instanceof CatalogueDriftError)) this.#logger.error("could not recover interrupted sessions", { event: "recovery.failed", error: String(error) });
+      },
     );
     const sweepEvery = Math.min(this.#limits.sessionRetentionMs, 60_000);
     this.#sweeper = setInterval(() => void this.#sweep(), sweepEvery);
@@ -343,19 +417,33 @@ class NodeSessionServer implements SessionServer {
   }
 
   async readiness(): Promise<Readiness> {
+    const reachable = await this.#storeReachable();
+    const checks = { store: reachable, started: this.#started, accepting: !this.#draining && !this.#closing };
+    const catalogue = this.#catalogueCheck?.details();
+    return { ready: checks.store && checks.started && checks.accepting, checks, ...(catalogue === undefined ? {} : { details: { catalogue } }) };
+  }
+
+  /**
+   * Whether the store answers, asked at most once per `READINESS_CACHE_MS`:
+   * probes and scrapers (and anyone who can reach `/readyz`) share one round
+   * trip, in flight or recent. Draining and closing are read live.
+   */
+  #storeReachable(): Promise<boolean> {
+    const now = (this.#options.now ?? Date.now)();
+    const last = this.#storeCheck;
+    if (last !== undefined && now - last.at < READINESS_CACHE_MS && now >= last.at) return last.reachable;
     const store = this.#options.store;
     const timeoutMs = this.#options.readinessTimeoutMs ?? DEFAULT_READINESS_TIMEOUT_MS;
     let timer: NodeJS.Timeout | undefined;
-    const reachable = await Promise.race([
+    const reachable = Promise.race([
       (store.ping !== undefined ? store.ping() : store.getSession(NO_SESSION)).then(
         () => true,
         () => false,
       ),
       new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs))),
-    ]);
-    clearTimeout(timer);
-    const checks = { store: reachable, started: this.#started, accepting: !this.#draining && !this.#closing };
-    return { ready: checks.store && checks.started && checks.accepting, checks };
+    ]).finally(() => clearTimeout(timer));
+    this.#storeCheck = { at: now, reachable };
+    return reachable;
   }
 
   rotateKeyring(keyring: Keyring): void {
@@ -373,6 +461,7 @@ class NodeSessionServer implements SessionServer {
 
   async listen(port = 0, host = "127.0.0.1"): Promise<ListeningAddress> {
     await this.ready;
+    await this.#catalogueVerified;
     const server = createServer((req, res) => void this.#onRequest(req, res, true));
     server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => void this.#onUpgrade(req, socket, head, true));
     this.#owned = server;
@@ -399,6 +488,11 @@ class NodeSessionServer implements SessionServer {
 
   async #onRequest(request: IncomingMessage, response: ServerResponse, owned: boolean): Promise<void> {
     const url = parseRequestUrl(request);
+    const ours = owned || (url !== undefined && (url.pathname === DISCOVERY_PATH || isOperationsPath(url.pathname, this.#endpoints)));
+    if (ours && url?.pathname !== SESSION_PATH && !this.#hosts.allows(request)) {
+      sendHttpError(response, new ProtocolError("forbidden", "this server does not answer to that Host name (see publicHosts, serve --public-host)"));
+      return;
+    }
     if (url !== undefined && (await handleOperationsRequest(url.pathname, request, response, this.#endpoints))) return;
     if (url === undefined) {
       if (owned) sendHttpError(response, new ProtocolError("not-found", "no such endpoint"));
@@ -422,6 +516,7 @@ class NodeSessionServer implements SessionServer {
         logger: this.#logger,
         maxCallerIdentityBytes: this.#limits.maxCallerIdentityBytes,
         rejected: (code) => this.#observer.attachRejected(code, "discover"),
+        throttle: this.#authThrottle,
       });
     } else if (owned) {
       const pages = this.#options.pages;
@@ -452,11 +547,12 @@ class NodeSessionServer implements SessionServer {
       await this.ready;
       if (this.#closing) throw new ProtocolError("overloaded", "the server is shutting down");
       if (this.#draining) throw new ProtocolError("overloaded", "the server is draining; connect to another node");
-      if (this.#wss.clients.size >= this.#limits.maxConnections) {
-        throw new ProtocolError("overloaded", "the server cannot take more sessions now");
-      }
+      this.#checkConnectionCount();
       checkUpgradeRequest(request);
       this.#browsers?.checkOrigin(request);
+      const address = request.socket.remoteAddress;
+      // Before the authenticator runs, and answered over HTTP even to a page: a throttled address gets no socket.
+      this.#authThrottle.check(address);
       const viaEntry = this.#browsers?.offersBearerEntry(request) === true;
       let caller;
       try {
@@ -464,10 +560,19 @@ class NodeSessionServer implements SessionServer {
         const token = credential.from === "subprotocol" ? credential.token : undefined;
         caller = await authenticate(request, this.#options.authenticator, this.#logger, this.#limits.maxCallerIdentityBytes, token);
       } catch (error) {
+        if (error instanceof ProtocolError && error.code === "unauthenticated") this.#authThrottle.failed(address);
         // A page cannot read a refused handshake's status: tell it in a close it can read.
         if (viaEntry && error instanceof ProtocolError) return this.#refuseByClose(request, socket, head, error);
         throw error;
       }
+      // Again: other upgrades may have been authenticated meanwhile.
+      this.#checkConnectionCount();
+      // Held until the TCP socket closes, whether the upgrade completes or not.
+      const slot = this.#connectionsPerPrincipal.acquire(caller);
+      if (socket.destroyed) return slot.release(); // the client left while it was authenticated
+      socket.once("close", () => slot.release());
+      // A peer that vanished without a FIN is found by the kernel even while the server sends nothing.
+      if (socket instanceof Socket) socket.setKeepAlive(true, this.#limits.tcpKeepAliveDelayMs);
       this.#wss.handleUpgrade(request, socket, head, (ws) => this.#onSocket(ws, caller, socket));
     } catch (error) {
       const failure = error instanceof ProtocolError ? error : new ProtocolError("internal-error", "internal error");
@@ -476,16 +581,27 @@ class NodeSessionServer implements SessionServer {
     }
   }
 
+  /** Refuses an upgrade with `overloaded` when `limits.maxConnections` authenticated sockets are open. */
+  #checkConnectionCount(): void {
+    if (this.#sessions.size >= this.#limits.maxConnections) {
+      throw new ProtocolError("overloaded", "the server cannot take more sessions now");
+    }
+  }
+
   /**
    * The browser extension's refusal: the upgrade completes (selecting only
    * the protocol's subprotocol) and the socket closes at once with
    * 4000 + the HTTP status, the error code as reason; nothing is read from it.
+   * A peer that never answers the close frame is dropped a second later
+   * (`closeThenDrop`) instead of after `ws`'s 30 seconds: such sockets cost
+   * an attacker nothing, and they are not sessions (never counted in
+   * `limits.maxConnections`).
    */
   #refuseByClose(request: IncomingMessage, socket: Duplex, head: Buffer, error: ProtocolError): void {
     this.#observer.attachRejected(error.code, "upgrade");
     this.#wss.handleUpgrade(request, socket, head, (ws) => {
       ws.on("error", () => ws.terminate());
-      ws.close(BROWSER_REFUSAL_CLOSE_BASE + httpStatusFor(error.code), error.code);
+      closeThenDrop(ws, BROWSER_REFUSAL_CLOSE_BASE + httpStatusFor(error.code), error.code, this.#timers);
     });
   }
 
@@ -494,11 +610,14 @@ class NodeSessionServer implements SessionServer {
     const transport = new WsTransport(ws, this.#limits.sendHighWaterBytes, socket, () => observer.backpressure("socket-buffer"), this.#envelopes);
     const connection = new Connection(transport, caller, this.#runtime);
     observer.connectionOpened();
+    this.#sessions.add(ws);
+    watchLiveness(ws, this.#limits, this.#timers, (reason) => observer.connectionSilent(reason));
     ws.on("message", (data: RawData, isBinary: boolean) => {
       // While the server closes, nothing more is taken (the runtime is shut down); it was never ACKed.
       if (!this.#closing) connection.receive(toBytes(data, isBinary), isBinary);
     });
     ws.on("close", () => {
+      this.#sessions.delete(ws);
       observer.connectionClosed();
       connection.transportClosed();
     });

@@ -10,12 +10,13 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { randomUUID } from "node:crypto";
-import { RawClient, demoStart, settle, v } from "./helpers.js";
+import { Pauses, RawClient, demoStart, v } from "./helpers.js";
 import { resetGate, startProbeServer } from "./probe-server.js";
 
 let probe: Awaited<ReturnType<typeof startProbeServer>>;
+const pauses = new Pauses();
 beforeAll(async () => {
-  probe = await startProbeServer();
+  probe = await startProbeServer({}, undefined, undefined, [pauses.observer]);
 });
 afterAll(async () => {
   await probe.dispose();
@@ -46,8 +47,11 @@ describe("a cancel behind input the agent does not read", () => {
       const channel = accepted.mappings[0]!.channel;
       // 256 fill the agent's queue; the next one waits for room, and the socket is still read.
       const items = 257;
+      pauses.reset();
       for (let i = 0; i < items; i++) client.send({ type: "inputStreamItem", channel, sequence: BigInt(i), value: v.str(`item ${i}`) });
-      expect(await settle(() => acceptedItems(client), 50)).toBe(256);
+      await pauses.reached("input-queue");
+      await client.waitFor((m) => m.type === "inputStreamAck" && m.highestContiguousSequence === 256n);
+      expect(acceptedItems(client)).toBe(256);
       client.send({ type: "streamCancel", channel, reason: "cancelled" });
       client.close();
       const { closed } = await client.all();

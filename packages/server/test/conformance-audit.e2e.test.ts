@@ -21,7 +21,7 @@ import {
 } from "@golem-stream/wire";
 import { createDemoHost, createSessionServer, MemorySessionStore, type AuthorizationRequest } from "../src/index.js";
 import { resetGate, startProbeServer } from "./probe-server.js";
-import { settle, v } from "./helpers.js";
+import { Pauses, v } from "./helpers.js";
 import { AuditClient, rawHttp, upgradeHead, type Closed } from "./support/audit-client.js";
 import { checkConnectionLog, type LogExpectations } from "./support/audit-invariants.js";
 
@@ -867,7 +867,8 @@ describe("limits (section 12; decisions section 6): oversize closes 1009, limits
 
 describe("backpressure (section 12): a session holding its byte budget stops reading, and loses nothing", () => {
   it("with a 1 MiB session budget and an agent that does not read, ACKs stop; once it reads, every item is ACKed", async () => {
-    const small = await startProbeServer({ maxQueuedBytesPerSession: 1024 * 1024 });
+    const pauses = new Pauses();
+    const small = await startProbeServer({ maxQueuedBytesPerSession: 1024 * 1024 }, undefined, undefined, [pauses.observer]);
     try {
       const open = resetGate();
       const client = await AuditClient.connect(small.url);
@@ -882,7 +883,10 @@ describe("backpressure (section 12): a session holding its byte budget stops rea
         const last = acks.at(-1);
         return last?.type === "inputStreamAck" ? Number(last.highestContiguousSequence) : 0;
       };
-      const held = await settle(acked, 50);
+      // The budget is spent: the next message waits, unread, and what was accepted is acknowledged.
+      await pauses.reached("session-budget");
+      await client.waitFor((m) => m.type === "inputStreamAck");
+      const held = acked();
       // About 1 MiB of ~100 KiB items is held for the agent; the rest waits unread.
       expect(held).toBeGreaterThan(0);
       expect(held).toBeLessThan(items);

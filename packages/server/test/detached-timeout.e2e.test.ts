@@ -38,7 +38,9 @@ afterEach(async () => {
 async function countOn(detachedSessionTimeoutMs: number) {
   const log = recordingLogger();
   const timers = new ManualTimers();
-  server = await startTestServer({ logger: log.logger, limits: { detachedSessionTimeoutMs }, timers });
+  // No pings: time jumps here by more than two ping intervals in one step, where no pong could come
+  // between, and the pending timers counted are the detached watch's only.
+  server = await startTestServer({ logger: log.logger, limits: { detachedSessionTimeoutMs, pingIntervalMs: 0 }, timers });
   const first = await RawClient.connect(server.url);
   first.send(demoStart("count", v.record(v.u32(1_000_000), v.u32(5))));
   const accepted = await first.nextOf("invocationAccepted");

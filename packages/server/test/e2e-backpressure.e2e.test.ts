@@ -1,8 +1,8 @@
 /**
  * Section 12 over a real socket: a slow consumer stops the producer instead
  * of growing a buffer, and a slow agent stops the server reading input.
- * Nothing here measures time; the checks wait until activity stops and then
- * compare counts.
+ * Nothing here measures time: the checks wait for the server's own pause
+ * events (`observers`, backpressure reasons) and then compare counts.
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { randomUUID } from "node:crypto";
@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SqliteSessionStore, type NewStream, type OutputEvent } from "../src/index.js";
 import { PUMP_BATCH_BYTES } from "../src/attachment/output-pumps.js";
-import { RawClient, demoServerOn, demoStart, settle, v } from "./helpers.js";
+import { Pauses, RawClient, demoServerOn, demoStart, v } from "./helpers.js";
 import { resetGate, startProbeServer } from "./probe-server.js";
 
 /** The embedded store, counting the output items the producers handed it and the payload bytes of the largest read. */
@@ -33,16 +33,21 @@ class CountingStore extends SqliteSessionStore {
 describe("output backpressure", () => {
   const dataDir = mkdtempSync(join(tmpdir(), "golem-stream-backpressure-"));
   const store = new CountingStore({ dataDir, synchronous: "normal" });
-  const server = demoServerOn(store, dataDir);
+  const pauses = new Pauses();
+  const server = demoServerOn(store, dataDir, undefined, [pauses.observer]);
 
   it("a client that stops reading stops the producer well before the end; reading again delivers everything", async () => {
     const total = 3000;
+    pauses.reset();
     const client = await RawClient.connect(server.url());
     client.send(demoStart("blobs", v.record(v.u32(total), v.u32(8192))));
     await client.nextOf("invocationResult");
     client.socket.pause();
 
-    const produced = await settle(() => store.outputItems, 50);
+    // The socket stopped taking more, then the producer stopped a window ahead of what was sent:
+    // every item it made is in the store's count by now.
+    await pauses.reachedAfter("socket-buffer", "output-window");
+    const produced = store.outputItems;
     // Bounded by the 256-entry window plus what the socket buffers took.
     expect(produced).toBeGreaterThan(256);
     expect(produced).toBeLessThan(total / 2);
@@ -79,8 +84,9 @@ describe("output backpressure", () => {
 
 describe("input backpressure", () => {
   let probe: Awaited<ReturnType<typeof startProbeServer>>;
+  const pauses = new Pauses();
   beforeAll(async () => {
-    probe = await startProbeServer();
+    probe = await startProbeServer({}, undefined, undefined, [pauses.observer]);
   });
   afterAll(async () => {
     await probe.dispose();
@@ -102,7 +108,10 @@ describe("input backpressure", () => {
       const last = client.received.filter((m) => m.type === "inputStreamAck").at(-1);
       return last?.type === "inputStreamAck" ? Number(last.highestContiguousSequence) : 0;
     };
-    expect(await settle(acceptedItems, 50)).toBe(256);
+    // The 257th item waits for room the agent never makes: the 256 before it are accepted and acknowledged.
+    await pauses.reached("input-queue");
+    await client.waitFor((m) => m.type === "inputStreamAck" && m.highestContiguousSequence === 256n);
+    expect(acceptedItems()).toBe(256);
     open();
     const { messages } = await client.all();
     const last = messages.filter((m) => m.type === "inputStreamAck").at(-1);

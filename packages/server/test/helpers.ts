@@ -6,7 +6,7 @@ import { join } from "node:path";
 import type { InvocationStart, SchemaValueJson } from "@golem-stream/wire";
 import { afterAll, beforeAll } from "vitest";
 import { Keyring } from "@golem-stream/tokens";
-import { createDemoHost, createSessionServer, startEmbeddedServer, type EmbeddedServer, type EmbeddedServerOptions, type Logger, type SessionStore } from "../src/index.js";
+import { createDemoHost, createSessionServer, startEmbeddedServer, type EmbeddedServer, type EmbeddedServerOptions, type Logger, type PartialObserver, type SessionStore } from "../src/index.js";
 
 import { TEST_TOKEN as TOKEN } from "../src/testing/raw-client.js";
 
@@ -48,38 +48,18 @@ export function emptyStart(agentType: string, method: string): InvocationStart {
 }
 
 /**
- * Polls `read` every 10 ms until it returns the same value `stableRounds`
- * times in a row, and returns it: how a test waits for a bound (a queue
- * that stopped growing) without asserting any timing. A plateau of
- * committed items must outlast a WAL sync: the SQLite store syncs off the
- * event loop (group-commit.ts), so on a loaded machine a sync of 100 ms or
- * more leaves such counters still while this loop runs; those tests pass
- * 50 rounds (500 ms).
- */
-export async function settle(read: () => number, stableRounds = 15): Promise<number> {
-  let last = -1;
-  let stable = 0;
-  while (stable < stableRounds) {
-    await new Promise((resolve) => setTimeout(resolve, 10));
-    const value = read();
-    stable = value === last ? stable + 1 : 0;
-    last = value;
-  }
-  return last;
-}
-
-/**
  * The demo host served over a test's own store (a subclass that counts or fails what it is
  * handed), for the whole file: listening before its tests, closed with its store and data
  * directory after them. `url()` is the session endpoint.
  */
-export function demoServerOn(store: SessionStore, dataDir: string, logger?: Logger): { url(): string } {
+export function demoServerOn(store: SessionStore, dataDir: string, logger?: Logger, observers?: readonly PartialObserver[]): { url(): string } {
   const server = createSessionServer({
     store,
     host: createDemoHost(),
     keyring: Keyring.generate("k1"),
     authenticator: (token) => (token === TOKEN ? { account: "acme", principal: "alice" } : undefined),
     ...(logger === undefined ? {} : { logger }),
+    ...(observers === undefined ? {} : { observers }),
   });
   let url: string | undefined;
   beforeAll(async () => {
@@ -97,3 +77,5 @@ export function demoServerOn(store: SessionStore, dataDir: string, logger?: Logg
     },
   };
 }
+
+export { Pauses } from "../src/testing/pauses.js";

@@ -3,25 +3,31 @@
  * sockets: several sessions whose commits are held together hand the store
  * no more than the node's budget allows, where each session's own budget
  * would allow several times that; once commits go on, every socket is read
- * again and everything arrives. Counts only, no timing.
+ * again and everything arrives. Counts only, no timing: the checks wait for
+ * the server's pauses (an observer's events).
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { Keyring } from "@golem-stream/tokens";
 import { createDemoHost, createSessionServer, type SessionServer } from "../src/index.js";
-import { RawClient, TOKEN, demoStart, settle, v } from "./helpers.js";
+import { Pauses, RawClient, TOKEN, demoStart, v } from "./helpers.js";
 import { CountingStore, ITEM, expectAllReversed, reverse, sendAll } from "./support/counting-store.js";
 
 const SESSION_BUDGET = 2 * 1024 * 1024;
 const SESSIONS = 4;
 
+/** The server's backpressure pauses, for the test running now. */
+let pauses = new Pauses();
+
 /** The demo server with a node budget as small as one session's. */
 function budgetServer(store: CountingStore): SessionServer {
+  pauses = new Pauses();
   return createSessionServer({
     store,
     host: createDemoHost(),
     keyring: Keyring.generate("k1"),
     authenticator: (token) => (token === TOKEN ? { account: "acme", principal: "alice" } : undefined),
     limits: { maxQueuedBytesPerSession: SESSION_BUDGET, maxQueuedBytesPerNode: SESSION_BUDGET },
+    observers: [pauses.observer],
   });
 }
 
@@ -45,7 +51,9 @@ describe("node byte budget", () => {
     const sessions = await Promise.all(Array.from({ length: SESSIONS }, () => reverse(url)));
     for (const { client, input } of sessions) sendAll(client, input, items);
 
-    const handed = await settle(() => store.maxInputUncommittedBytes, 50);
+    // The node's budget is spent and nothing commits: connections stop reading.
+    await pauses.reached("node-budget");
+    const handed = store.maxInputUncommittedBytes;
     expect(store.inputCommitted).toBe(0);
     // Slack: messages a connection had already read when the budget ran out (a few per socket).
     expect(handed).toBeLessThanOrEqual(SESSION_BUDGET + SESSIONS * 4 * ITEM);
@@ -76,8 +84,8 @@ describe("node byte budget", () => {
       client.send(demoStart("blobs", v.record(v.u32(64), v.u32(256 * 1024))));
       stalled.push(client);
     }
-    // Until the stalled sessions' producers have filled their windows.
-    await settle(() => server!.bufferedBytes().held, 20);
+    // Until both stalled sessions' producers have filled their windows.
+    await pauses.reachedTimes("output-window", 2);
     const other = await RawClient.connect(url);
     other.send(demoStart("count", v.record(v.u32(3), v.u32(0))));
     const { messages } = await other.all();
@@ -97,7 +105,7 @@ describe("node byte budget", () => {
     store.gate = held;
     const stuck = await Promise.all(Array.from({ length: 2 }, () => reverse(url)));
     for (const { client, input } of stuck) sendAll(client, input, 200);
-    await settle(() => server!.bufferedBytes().held, 20);
+    await pauses.reached("node-budget");
     expect(server.bufferedBytes().held).toBeGreaterThanOrEqual(SESSION_BUDGET);
 
     const other = await RawClient.connect(url);

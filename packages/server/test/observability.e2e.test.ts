@@ -255,16 +255,24 @@ describe("health endpoints", () => {
     }
   });
 
-  it("/readyz is 503 when the store does not answer, and only GET and HEAD are served", async () => {
+  it("/readyz is 503 when the store does not answer, asking it at most once a second; only GET and HEAD are served", async () => {
     const store = new MemorySessionStore();
     let reachable = true;
-    Object.assign(store, { ping: () => (reachable ? Promise.resolve() : Promise.reject(new Error("down"))) });
-    const server = createSessionServer({ store, host: createDemoHost(), keyring: Keyring.generate(), authenticator: () => undefined, healthEndpoints: true });
+    let pings = 0;
+    Object.assign(store, { ping: () => (++pings, reachable ? Promise.resolve() : Promise.reject(new Error("down"))) });
+    let now = 1_000_000;
+    const server = createSessionServer({ store, host: createDemoHost(), keyring: Keyring.generate(), authenticator: () => undefined, healthEndpoints: true, now: () => now });
     const address = await server.listen();
     try {
       expect((await get(address.httpUrl, "/readyz")).status).toBe(200);
       reachable = false;
+      // Within the second, the last check answers (one store round trip for every probe).
+      now += 999;
+      expect((await get(address.httpUrl, "/readyz")).status).toBe(200);
+      expect(pings).toBe(1);
+      now += 1;
       const down = await get(address.httpUrl, "/readyz");
+      expect(pings).toBe(2);
       expect(down.status).toBe(503);
       expect(JSON.parse(down.body)).toMatchObject({ checks: { store: false, accepting: true } });
       const post = await fetch(`${address.httpUrl}/healthz`, { method: "POST" });

@@ -21,6 +21,7 @@ import {
   StaticAgentHost,
 } from "../src/index.js";
 import { TOKEN } from "./helpers.js";
+import type { PartialObserver } from "../src/index.js";
 
 const string: JsonObject = { kind: "string", value: {} };
 const stream = (inner: JsonObject): JsonObject => ({ kind: "stream", value: { inner } });
@@ -107,7 +108,7 @@ const brokenHost: AgentHost = {
   invoke: () => Promise.reject(new Error("unreachable")),
 };
 
-export async function startProbeServer(limits: Partial<ServerLimits> = {}, now?: () => number, keyring: Keyring = Keyring.generate("k1")) {
+export async function startProbeServer(limits: Partial<ServerLimits> = {}, now?: () => number, keyring: Keyring = Keyring.generate("k1"), observers?: readonly PartialObserver[]) {
   const dataDir = mkdtempSync(join(tmpdir(), "golem-stream-probe-"));
   const store = new SqliteSessionStore({ dataDir, synchronous: "normal" });
   const demo = createDemoHost();
@@ -125,6 +126,7 @@ export async function startProbeServer(limits: Partial<ServerLimits> = {}, now?:
     authorizer: (request) => request.method !== "forbidden" && request.environment !== "secret",
     limits,
     ...(now === undefined ? {} : { now }),
+    ...(observers === undefined ? {} : { observers }),
   });
   const address = await server.listen();
   return {

@@ -2,14 +2,14 @@
  * The session byte budget (decisions §6, protocol section 12) over a real
  * socket, with a small budget: what a session has accepted and not handed
  * on, input queued plus output recorded and unsent, stays within it. Nothing
- * here measures time or memory: the checks wait until the server stops
- * accepting and then compare counts (bench/unread-output.mjs in the client
+ * here measures time or memory: the checks wait for the server's pause on
+ * the session's budget (an observer's event) and then compare counts (bench/unread-output.mjs in the client
  * package measures the memory).
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { Keyring } from "@golem-stream/tokens";
 import { createDemoHost, createSessionServer, type SessionServer } from "../src/index.js";
-import { TOKEN, settle, v } from "./helpers.js";
+import { Pauses, TOKEN, v } from "./helpers.js";
 import { sample } from "./support/operations.js";
 import { CountingStore, ITEM, expectAllReversed, item, reverse, sendAll } from "./support/counting-store.js";
 
@@ -17,6 +17,7 @@ const BUDGET = 2 * 1024 * 1024;
 describe("session byte budget", () => {
   let server: SessionServer | undefined;
   let store: CountingStore;
+  let pauses: Pauses;
   afterEach(async () => {
     await server?.close();
     server = undefined;
@@ -24,6 +25,7 @@ describe("session byte budget", () => {
 
   async function start(): Promise<string> {
     store = new CountingStore();
+    pauses = new Pauses();
     server = createSessionServer({
       store,
       host: createDemoHost(),
@@ -31,6 +33,7 @@ describe("session byte budget", () => {
       authenticator: (token) => (token === TOKEN ? { account: "acme", principal: "alice" } : undefined),
       limits: { maxQueuedBytesPerSession: BUDGET },
       metrics: true,
+      observers: [pauses.observer],
     });
     return (await server.listen()).url;
   }
@@ -47,7 +50,9 @@ describe("session byte budget", () => {
     client.socket.pause();
     sendAll(client, input, items);
 
-    const accepted = await settle(() => store.inputCommitted, 50);
+    // The budget is spent: the next message waits before it is decoded.
+    await pauses.reached("session-budget");
+    const accepted = store.inputCommitted;
     expect(accepted).toBeLessThan(items);
     // What the server accepted and has not handed to the connection: the
     // input queue, the agent's item, the output recorded and unsent. (Sent
@@ -76,7 +81,9 @@ describe("session byte budget", () => {
     const { client, input, output } = await reverse(url);
     sendAll(client, input, items);
 
-    const handed = await settle(() => store.maxInputUncommittedBytes, 50);
+    // The budget is spent and nothing commits: whatever the store was handed is all it gets.
+    await pauses.reached("session-budget");
+    const handed = store.maxInputUncommittedBytes;
     expect(store.inputCommitted).toBe(0);
     expect(handed).toBeLessThanOrEqual(BUDGET);
 
@@ -96,7 +103,7 @@ describe("session byte budget", () => {
     client.socket.pause();
     const items = 400;
     for (let i = 0; i < items; i++) client.send({ type: "inputStreamItem", channel: input, sequence: BigInt(i), value: v.str(item(i)) });
-    await settle(() => store.inputCommitted, 50);
+    await pauses.reached("session-budget");
     client.send({ type: "streamCancel", channel: output, reason: "consumer-drop" });
     client.send({ type: "streamCancel", channel: input, reason: "consumer-drop" });
     client.socket.resume();

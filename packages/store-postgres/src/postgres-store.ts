@@ -22,6 +22,7 @@ import type {
   OutputEvent,
   SessionChange,
   SessionChangeListener,
+  NodeCatalogue,
   SessionRecord,
   StreamRecord,
 } from "@golem-stream/server";
@@ -565,6 +566,15 @@ export class PostgresSessionStore implements ClusterSessionStore {
     await this.#read(this.#sql.leave, [this.nodeId]);
   }
 
+  async setCatalogue(fingerprint: string): Promise<void> {
+    await this.#read(this.#sql.setCatalogue, [this.nodeId, fingerprint]);
+  }
+
+  async liveCatalogues(): Promise<readonly NodeCatalogue[]> {
+    const rows = await this.#read<{ node_id: string; catalogue: string | null }>(this.#sql.liveCatalogues, [this.nodeId]);
+    return rows.map((row) => ({ nodeId: row.node_id, fingerprint: row.catalogue ?? undefined }));
+  }
+
   subscribe(sessionId: string, listener: SessionChangeListener): () => void {
     return this.#feed.subscribe(sessionId, listener);
   }
@@ -724,6 +734,8 @@ function statements(s: string) {
         AND NOT EXISTS (SELECT 1 FROM ${s}.nodes n WHERE n.node_id = x.owner_node AND n.lease_expires_at > clock_timestamp())
       RETURNING x.session_id`,
     leave: `DELETE FROM ${s}.nodes WHERE node_id = $1`,
+    setCatalogue: `UPDATE ${s}.nodes SET catalogue = $2 WHERE node_id = $1`,
+    liveCatalogues: `SELECT node_id, catalogue FROM ${s}.nodes WHERE node_id <> $1 AND lease_expires_at > clock_timestamp() ORDER BY node_id`,
     // A node of an earlier version leaves log_format NULL.
     everyNodePacks: `SELECT NOT EXISTS (SELECT 1 FROM ${s}.nodes WHERE lease_expires_at > clock_timestamp()
       AND (log_format IS NULL OR log_format < $1)) AS packing`,

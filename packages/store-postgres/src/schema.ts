@@ -133,9 +133,33 @@ export async function migrate(client: pg.ClientBase, schema: string): Promise<vo
     }
     // A storage setting, not a migration: the schema version stays (log-storage.ts).
     await applyLogStorage(client, s);
+    await addCatalogueColumn(client, s);
     await client.query("COMMIT");
   } catch (error) {
     await client.query("ROLLBACK").catch(() => undefined);
     throw error;
   }
 }
+
+/**
+ * `nodes.catalogue`: the fingerprint of the catalogue each node serves, for
+ * the cluster's catalogue check (`ClusterSessionStore.setCatalogue`). Not a
+ * numbered migration: a nullable column that no statement of an earlier
+ * version names, so such a node still starts and runs against a database
+ * that has it (its rows leave it NULL: a node whose catalogue is unknown).
+ * A role that does not own the table cannot add it: the node starts, and
+ * its check is off until an owner's node has added the column.
+ */
+async function addCatalogueColumn(client: pg.ClientBase, s: string): Promise<void> {
+  await client.query("SAVEPOINT catalogue_column");
+  try {
+    await client.query(`ALTER TABLE ${s}.nodes ADD COLUMN IF NOT EXISTS catalogue text`);
+    await client.query("RELEASE SAVEPOINT catalogue_column");
+  } catch (error) {
+    if ((error as { code?: unknown }).code !== INSUFFICIENT_PRIVILEGE) throw error;
+    await client.query("ROLLBACK TO SAVEPOINT catalogue_column");
+  }
+}
+
+/** SQLSTATE 42501: ALTER TABLE by a role that does not own the table. */
+const INSUFFICIENT_PRIVILEGE = "42501";

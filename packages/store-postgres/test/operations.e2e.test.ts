@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { randomUUID } from "node:crypto";
-import { startEmbeddedServer } from "@golem-stream/server";
+import { agentsFingerprint, startEmbeddedServer } from "@golem-stream/server";
 import { RawClient, TEST_TOKEN, demoStart, v } from "@golem-stream/server/testing";
 import { cleanUp, connect } from "./support/stores.js";
 
@@ -29,7 +29,12 @@ it("readiness asks PostgreSQL; lease, drain and commit metrics follow the node",
   const store = await connect({ nodeId: "ops-node" });
   const server = await startEmbeddedServer({ dataDir, tokens: [TEST_TOKEN], store, cluster: { leaseTtlMs: 2000 }, metrics: true, healthEndpoints: true });
   try {
-    expect(JSON.parse((await get(`${server.httpUrl}/readyz`)).body)).toEqual({ status: "ready", checks: { store: true, started: true, accepting: true } });
+    expect(JSON.parse((await get(`${server.httpUrl}/readyz`)).body)).toEqual({
+      status: "ready",
+      checks: { store: true, started: true, accepting: true },
+      // The demo's catalogue, which no other live node contradicts.
+      details: { catalogue: { fingerprint: agentsFingerprint({}), differing: [] } },
+    });
     let text = (await get(`${server.httpUrl}/metrics`)).body;
     expect(sample(text, "golem_stream_cluster_lease_held")).toBe(1);
     expect(sample(text, "golem_stream_draining")).toBe(0);

@@ -107,7 +107,8 @@ describe("encodeOutputStreamItemWithCanonicalValue", () => {
       ),
       { numRuns: 24, endOnFailure: true }, // shrinking 8 MiB values takes minutes
     );
-  });
+    // 24 runs of two 8 MiB encodings: a few seconds alone, over 15 s beside the other packages' tests on two cores.
+  }, 120_000);
 
   it("refuses a buffer that is not the outline of a canonical SchemaValue", () => {
     const head: OutputStreamItemHead = { type: "outputStreamItem", channel: 1, cursorToken: "t", mappings: [], sequence: 0n };

@@ -17,10 +17,19 @@ function temporaryPrefix(path: string): string {
   return `.${basename(path)}.`;
 }
 
-export async function replaceFileAtomically(path: string, contents: string | Uint8Array): Promise<void> {
+export interface ReplaceOptions {
+  /**
+   * Permission bits of the new file, before the process's umask. Default 0o600, private: what
+   * this CLI replaces is mostly secret (checkpoints hold session tokens, keyrings signing keys).
+   * Source code others build from (codegen's module) passes 0o666: 0644 under the usual umask.
+   */
+  readonly mode?: number;
+}
+
+export async function replaceFileAtomically(path: string, contents: string | Uint8Array, options: ReplaceOptions = {}): Promise<void> {
   const directory = dirname(path);
   const temporary = join(directory, `${temporaryPrefix(path)}${process.pid}.${randomBytes(4).toString("hex")}.tmp`);
-  const file = await open(temporary, "wx", 0o600);
+  const file = await open(temporary, "wx", options.mode ?? 0o600);
   let renamed = false;
   try {
     try {

@@ -16,6 +16,9 @@ import { report } from "../io/cli-io.js";
 import type { CliIo } from "../io/cli-io.js";
 import type { CodegenOptions } from "../program.js";
 
+/** A source file's mode before the umask, as an editor or `tsc` would create it. */
+const SOURCE_FILE_MODE = 0o666;
+
 export async function runCodegen(options: CodegenOptions, io: CliIo): Promise<ExitCode> {
   const connection = resolveConnection(options, io.env);
   const signal = AbortSignal.any([io.signal, AbortSignal.timeout(options.timeout)]);
@@ -34,7 +37,8 @@ export async function runCodegen(options: CodegenOptions, io: CliIo): Promise<Ex
   try {
     // The process exits once this resolves: wait until the module is with the OS (a pipe writes later).
     if (toStdout) await new Promise<void>((resolve, reject) => io.stdout.write(generated.source, (error) => (error ? reject(error) : resolve())));
-    else await replaceFileAtomically(options.out as string, generated.source);
+    // Ordinary permissions (0644 under the usual umask): a build user or a container reads it.
+    else await replaceFileAtomically(options.out as string, generated.source, { mode: SOURCE_FILE_MODE });
   } catch (cause) {
     const where = toStdout ? "stdout" : (options.out as string);
     throw new CliError(EXIT.outputFailed, `cannot write ${where}: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });

@@ -1,7 +1,8 @@
 /**
- * `golem-stream serve`: the embedded session server (demo catalogue) until
- * SIGINT/SIGTERM, on the SQLite store in the data directory, or with
- * `--store postgres://...` as one node of a cluster on PostgreSQL.
+ * `golem-stream serve`: the embedded session server (the demo catalogue, or
+ * the agents of an `--agents` module) until SIGINT/SIGTERM, on the SQLite
+ * store in the data directory, or with `--store postgres://...` as one node
+ * of a cluster on PostgreSQL.
  *
  * stdout gets what a person or a script needs to call it, starting with one
  * stable line `listening on <http-url>`, and (in cluster mode) what the drain
@@ -20,10 +21,13 @@ import { randomBytes } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { createDataDir, exposedDataDir } from "../data-dir.js";
 import { hostname } from "node:os";
-import { join, resolve } from "node:path";
-import type { EmbeddedServer, SessionStore } from "@golem-stream/server";
+import { dirname, join, resolve } from "node:path";
+import type { AgentHost, Catalogue, EmbeddedServer, SessionStore } from "@golem-stream/server";
+import { loadAgentsModule } from "../agents-module.js";
+import { describeServedAgents, type ServedAgents } from "./serve-agents.js";
 import type { Keyring } from "@golem-stream/tokens";
 import { resolveServeTokens } from "../bearer-tokens.js";
+import { jwtAuthentication } from "../jwt-authentication.js";
 import { CliError, EXIT, usageError } from "../exit-codes.js";
 import type { ExitCode } from "../exit-codes.js";
 import type { CliIo } from "../io/cli-io.js";
@@ -37,6 +41,9 @@ import type { LogCompression, ServeOptions } from "../program.js";
 import { parseStoreUrl, scrub } from "../store-url.js";
 import type { StoreUrl } from "../store-url.js";
 import { shellWord } from "../io/shell-word.js";
+import { commandName } from "../io/command-name.js";
+import { serveLimits } from "./serve-limits.js";
+import { credentialWarnings } from "./serve-credential-warnings.js";
 
 const NODE_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
 
@@ -77,6 +84,7 @@ function clusterSettings(options: ServeOptions, io: CliIo): ClusterSettings | un
       options.leaseTtl !== undefined && "--lease-ttl",
       ...STORE_TIMEOUT_FLAGS.map(([flag, option]) => options[option] !== undefined && flag),
       options.logCompression !== undefined && "--log-compression",
+      options.allowCatalogueDrift === true && "--allow-catalogue-drift",
     ].filter((name) => name !== false);
     if (clusterOnly.length > 0) throw usageError(`${clusterOnly.join(", ")} only ${clusterOnly.length === 1 ? "applies" : "apply"} to a cluster node: add --store postgres://USER@HOST:PORT/DATABASE`);
     return undefined;
@@ -128,51 +136,87 @@ async function connectStore(cluster: ClusterSettings, logger: CliLogger): Promis
 
 export async function runServe(options: ServeOptions, io: CliIo): Promise<ExitCode> {
   const cluster = clusterSettings(options, io);
+  const logger = createLogger(io, options.logLevel, undefined, options.logFormat);
+  const jwt = await jwtAuthentication(options, logger);
   // An optional peer dependency (it builds SQLite natively): loaded before anything is created.
-  const { startEmbeddedServer } = await loadServer();
+  const { startEmbeddedServer, loadOrCreatePrincipalSecret: loadPrincipalSecret, PRINCIPAL_SECRET_FILE, checkAgents, agentsHost, agentsFingerprint } = await loadServer();
+  // The user's module, loaded and checked before anything is created: a mistake in it leaves nothing behind.
+  const served = await loadServedAgents(options, checkAgents, agentsHost);
   const dataDir = resolve(options.dataDir ?? defaultDataDir(io.env));
   if (cluster === undefined) await createDataDir(dataDir);
   const exposed = await exposedDataDir(dataDir);
   const { tokens, generatedFile } = await resolveServeTokens(
     { flags: options.token, env: io.env["GOLEM_STREAM_TOKEN"], file: options.tokenFile },
     dataDir,
+    jwt === undefined,
   );
   // The SQLite server keeps the server's own default (<data-dir>/keyring.json); a cluster node
   // creates that file atomically, as nodes sharing a data directory may start at once.
   const keyringPath =
     options.keyring !== undefined ? resolve(options.keyring) : cluster === undefined ? undefined : join(dataDir, KEYRING_FILE);
-  const logger = createLogger(io, options.logLevel, undefined, options.logFormat);
+  const weakCredentials = await credentialWarnings({
+    flagTokens: options.token,
+    tokens: [
+      ...options.token.map((token) => ({ token, source: "--token" })),
+      ...(io.env["GOLEM_STREAM_TOKEN"] ? [{ token: io.env["GOLEM_STREAM_TOKEN"], source: "GOLEM_STREAM_TOKEN" }] : []),
+      ...(options.tokenFile === undefined ? [] : tokens.filter((token) => !options.token.includes(token) && token !== io.env["GOLEM_STREAM_TOKEN"]).map((token) => ({ token, source: `--token-file ${options.tokenFile}` }))),
+    ],
+    files: [
+      { path: keyringPath ?? join(dataDir, KEYRING_FILE), what: "keyring" },
+      ...(options.tokenFile === undefined ? [] : [{ path: resolve(options.tokenFile), what: "token file" }]),
+      ...(generatedFile === undefined ? [] : [{ path: generatedFile, what: "generated token file" }]),
+      { path: join(dirname(keyringPath ?? join(dataDir, KEYRING_FILE)), PRINCIPAL_SECRET_FILE), what: "principal secret" },
+    ],
+    strictPermissions: options.strictPermissions === true,
+  });
   const pages = options.console ? await loadConsole() : undefined;
   const store = cluster === undefined ? undefined : await connectStore(cluster, logger);
   // Only once the store is reached: a node that cannot join leaves no new keyring behind.
   let keyring: Keyring | undefined;
   let keyringCreated = false;
   if (keyringPath !== undefined) ({ keyring, created: keyringCreated } = await loadOrCreateKeyringFile(keyringPath));
+  // Next to the keyring: every node of a cluster needs the same one, as it needs the same keyring.
+  const principalSecretDir = dirname(keyringPath ?? join(dataDir, KEYRING_FILE));
+  let principalSecret: { readonly secret: Uint8Array; readonly created: boolean };
+  try {
+    principalSecret = loadPrincipalSecret(principalSecretDir);
+  } catch (error) {
+    throw usageError(`cannot use the principal secret in ${principalSecretDir}: ${error instanceof Error ? error.message : String(error)}`, error);
+  }
   let server: EmbeddedServer;
   try {
     server = await startEmbeddedServer({
+      principalSecret: principalSecret.secret,
       port: options.port,
       host: options.host,
       dataDir,
+      ...(served.agents === undefined ? {} : { agents: served.agents, demo: options.demo }),
       tokens,
+      ...(jwt === undefined ? {} : { authentication: jwt.authentication }),
       logger,
       healthEndpoints: true,
       ...(options.metrics ? { metrics: { processMetrics: true } } : {}),
-      limits: { sessionRetentionMs: options.retention, detachedSessionTimeoutMs: options.detachedTimeout },
+      limits: { sessionRetentionMs: options.retention, detachedSessionTimeoutMs: options.detachedTimeout, ...serveLimits(options) },
       ...(keyring === undefined ? {} : { keyring }),
       ...browserAccess(options),
       ...(pages === undefined ? {} : { pages }),
-      ...(store === undefined || cluster === undefined ? {} : { store, cluster: { leaseTtlMs: cluster.leaseTtlMs } }),
+      ...(options.publicHost.length === 0 ? {} : { publicHosts: options.publicHost }),
+      ...(store === undefined || cluster === undefined
+        ? {}
+        : { store, cluster: { leaseTtlMs: cluster.leaseTtlMs, allowCatalogueDrift: options.allowCatalogueDrift === true } }),
     });
   } catch (error) {
     const code = (error as { code?: unknown }).code;
     if (code === "EADDRINUSE") throw new CliError(EXIT.usage, `${options.host}:${options.port} is already in use; choose another --port`, { cause: error });
     if (code === "EACCES") throw new CliError(EXIT.usage, `not allowed to listen on ${options.host}:${options.port}`, { cause: error });
+    if (error instanceof Error && error.name === "CatalogueDriftError") throw new CliError(EXIT.agentsInvalid, `cannot join the cluster: ${error.message}`);
     const message = error instanceof Error ? error.message : String(error);
     throw new CliError(EXIT.usage, `cannot start the server: ${scrub(message, cluster?.store.password)}`);
   }
   const url = server.httpUrl;
-  const tokenHint = generatedFile === undefined ? "<one of the tokens you gave>" : `$(cat ${shellWord(generatedFile)})`;
+  const command = commandName(io.env);
+  const tokenHint =
+    generatedFile !== undefined ? `$(cat ${shellWord(generatedFile)})` : tokens.length === 0 ? "<a JWT of the issuer>" : "<one of the tokens you gave>";
   const keyRoles = keyring === undefined ? [] : [describeKeyRoles(keyring)];
   const where =
     cluster === undefined
@@ -180,11 +224,18 @@ export async function runServe(options: ServeOptions, io: CliIo): Promise<ExitCo
       : [
           `store ${cluster.store.shown} (cluster node ${cluster.nodeId}, lease ${formatMs(cluster.leaseTtlMs)}, drain timeout ${formatMs(cluster.drainTimeoutMs)})`,
           `keyring ${keyringPath ?? ""} (every node of the cluster needs this same keyring and the same tokens)`,
+          catalogueLine(agentsFingerprint(served.agents === undefined ? {} : { agents: served.agents, demo: options.demo }), options.allowCatalogueDrift === true),
           ...keyRoles,
           // A missing or mistyped --keyring would otherwise go unnoticed until a resume at another node fails.
           ...(keyringCreated ? [`NEW keyring created just now at ${keyringPath ?? ""}: copy this file to every other node; a node with another keyring refuses this node's tokens`] : []),
+          ...(principalSecret.created
+            ? [`NEW principal secret created just now at ${join(principalSecretDir, PRINCIPAL_SECRET_FILE)}: copy it next to the keyring of every other node; a node with another one names callers differently, and they cannot resume there`]
+            : []),
         ];
+  if (jwt !== undefined) where.push(jwt.description);
   if (exposed !== undefined) where.push(`WARNING: ${exposed}`);
+  for (const warning of weakCredentials) where.push(`WARNING: ${warning}`);
+  where.push(...served.lines);
   if (options.console) where.push(`web console ${url}/ (sign in with a token)`);
   where.push(`health ${url}/healthz, readiness ${url}/readyz${options.metrics ? `, metrics ${url}/metrics` : ""}`);
   io.stdout.write(
@@ -195,16 +246,16 @@ export async function runServe(options: ServeOptions, io: CliIo): Promise<ExitCo
       "",
       "Call it from another terminal:",
       `  export GOLEM_STREAM_URL=${url} GOLEM_STREAM_TOKEN=${tokenHint}`,
-      "  golem-stream types",
-      `  head -c 1000000 /dev/urandom | golem-stream invoke echo digest -c '{"name":"me"}' -`,
-      `  printf 'hello\\nworld\\n' | golem-stream invoke echo split -c '{"name":"me"}' -`,
+      ...served.calls(command).map((call) => `  ${call}`),
       "",
       cluster === undefined ? "Stop with Ctrl-C." : "Stop with Ctrl-C or SIGTERM: the node drains first (a second signal stops it at once).",
       "",
     ].join("\n"),
   );
   if (exposed !== undefined) logger.warn("data directory readable by others", { event: "data-dir.exposed", dataDir });
+  for (const warning of weakCredentials) logger.warn(warning, { event: "credentials.weak" });
   if (cluster !== undefined && keyringCreated) logger.warn("created a new keyring", { event: "keyring.created", path: keyringPath });
+  if (options.agents !== undefined) logger.info("agents loaded", { event: "agents.loaded", file: options.agents, demo: served.demo });
   logger.info("server started", { event: "server.start", ...(cluster === undefined ? { url, dataDir } : { url, store: cluster.store.shown, node: cluster.nodeId }) });
   await new Promise<void>((resolveStop) => {
     if (io.signal.aborted) resolveStop();
@@ -231,6 +282,28 @@ export async function runServe(options: ServeOptions, io: CliIo): Promise<ExitCo
 }
 
 /**
+ * What this serve runs: the demo, or the `--agents` module's default export
+ * (with the demo beside it on `--demo`), and what the banner says of it. A
+ * module that also serves the demo's environment is refused here, with its
+ * other mistakes, before anything is created.
+ */
+async function loadServedAgents(
+  options: ServeOptions,
+  checkAgents: typeof import("@golem-stream/server").checkAgents,
+  agentsHost: typeof import("@golem-stream/server").agentsHost,
+): Promise<ServedAgents & { readonly agents?: Catalogue | AgentHost }> {
+  if (options.agents === undefined) return describeServedAgents(undefined, undefined, true);
+  const agents = await loadAgentsModule(options.agents, process.cwd(), checkAgents);
+  try {
+    // Only to find a clash with the demo now; startEmbeddedServer builds the host it serves.
+    agentsHost({ agents, demo: options.demo });
+  } catch (error) {
+    throw new CliError(EXIT.agentsInvalid, `--agents ${options.agents}: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  return { ...describeServedAgents(options.agents, agents, options.demo), agents };
+}
+
+/**
  * The browser extension: the origins given, and with the console its own
  * origin (the listening address's, added by the server once it listens).
  */
@@ -247,6 +320,13 @@ async function loadConsole(): Promise<(request: IncomingMessage, response: Serve
   } catch (error) {
     throw usageError(`${error instanceof Error ? error.message : String(error)} (or start with --no-console)`);
   }
+}
+
+/** The banner's line on the catalogue a cluster node checks the others against. */
+function catalogueLine(fingerprint: string | undefined, allowDrift: boolean): string {
+  if (fingerprint === undefined) return "catalogue of an agent host of its own: not compared with the other nodes'";
+  const rule = allowDrift ? "other nodes may serve another catalogue: --allow-catalogue-drift" : "every node of the cluster must serve the same";
+  return `catalogue ${fingerprint.slice(0, 12)} (${rule})`;
 }
 
 /** 30000 → `30s`, 1500 → `1.5s`, 250 → `250ms`. */

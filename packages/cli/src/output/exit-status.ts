@@ -29,6 +29,8 @@ export interface FailureContext {
   readonly serverError?: string;
   /** The checkpoint file `resume` continues from, when there is one. */
   readonly checkpoint?: string;
+  /** How the user types this CLI, for the commands the message suggests (io/command-name.ts). Default `golem-stream`. */
+  readonly command?: string;
 }
 
 /** The server's whole explanation of a failure it does not explain (docs/protocol/server.md, "Restart"). */
@@ -79,7 +81,7 @@ function describeFailure(error: unknown, context: FailureContext): Failure {
       // Like stdout failing (EX_IOERR): the run stopped before output could pass the saved state.
       return {
         exitCode: EXIT.outputFailed,
-        message: `${causeMessage(error)}; stopped before printing past it, without cancelling anything: \`golem-stream resume\` continues from the last checkpoint written, if there is one`,
+        message: `${causeMessage(error)}; stopped before printing past it, without cancelling anything: \`${context.command ?? "golem-stream"} resume\` continues from the last checkpoint written, if there is one`,
       };
     case "aborted":
       return { exitCode: EXIT.interrupted, message: "interrupted" };
@@ -104,7 +106,7 @@ function refusalOf(error: Error): string | undefined {
 
 /** After giving up: what may be running on the server, and what the user can do about it. */
 function leftBehind(context: FailureContext): string {
-  const resume = context.checkpoint === undefined ? undefined : `\`golem-stream resume ${shellWord(context.checkpoint)}\``;
+  const resume = context.checkpoint === undefined ? undefined : `\`${context.command ?? "golem-stream"} resume ${shellWord(context.checkpoint)}\``;
   switch (context.started ?? "accepted") {
     case "none":
       return "Nothing was started on the server (a refused start runs nothing): run the command again once the server is healthy";

@@ -27,6 +27,7 @@ import { failureOf } from "./exit-status.js";
 import { chunkLine, isBytes, nativeJson, outcomeJson } from "./lines.js";
 import { renderWithStreamNames } from "./stream-names.js";
 import { shellWord } from "../io/shell-word.js";
+import { commandName } from "../io/command-name.js";
 
 export interface SessionRunOptions {
   readonly format: OutputFormat;
@@ -88,6 +89,9 @@ class SessionRunner {
   #printing = 0;
   readonly #printed: (() => void)[] = [];
   #streamFailure: string | undefined;
+  /** Items printed by this run, and the streams whose whole output an earlier run delivered (`resume` of a finished invocation). */
+  #itemsPrinted = 0;
+  #deliveredBefore = 0;
   /** Set once the connection was lost: a failure after it may come from a server restart. */
   #wasAway: boolean;
   /** Whether an invocation may exist on the server yet (see FailureContext.started). */
@@ -180,7 +184,10 @@ class SessionRunner {
       }
       return EXIT.outputFailed;
     }
-    if (outcome !== "interrupted") return outcome;
+    if (outcome !== "interrupted") {
+      if (outcome === EXIT.success) this.#sayIfNothingWasLeft();
+      return outcome;
+    }
     if (this.#options.cancelOnInterrupt) {
       report(this.#io, `golem-stream: interrupted; ${(await this.#cancel("interrupted")).message}`);
     } else {
@@ -213,6 +220,18 @@ class SessionRunner {
     return { kind: "cancelled", message: "the invocation was cancelled" };
   }
 
+  /**
+   * `resume` of an invocation that had finished and whose every output stream an earlier run
+   * delivered to its end prints nothing of its own: say so, or a silent exit 0 looks like a
+   * resume that did not work. (`--output json` says it with each stream's `already-delivered`.)
+   */
+  #sayIfNothingWasLeft(): void {
+    if (!this.#options.resumed || this.#mode === "json" || this.#itemsPrinted > 0) return;
+    if (this.#consumers.size === 0 || this.#deliveredBefore !== this.#consumers.size) return;
+    const by = this.#options.checkpoint === undefined ? "an earlier run" : `the run that wrote ${shellWord(this.#options.checkpoint)}`;
+    report(this.#io, `golem-stream: nothing left to print: the invocation had finished and ${by} had already printed all of its output`);
+  }
+
   /** How a failed write to stdout (or of the checkpoint) ends the run. */
   #outputOutcome(error: unknown): ExitCode | "stdout-closed" | WriteFailure {
     if (isClientError(error)) return this.#fail(error); // the checkpoint could not be written
@@ -223,7 +242,8 @@ class SessionRunner {
 
   /** What a detached invocation's user can do next, with the real checkpoint path. */
   #detachedHint(): string {
-    const resume = this.#options.checkpoint === undefined ? "`golem-stream resume` with its checkpoint" : `\`golem-stream resume ${shellWord(this.#options.checkpoint)}\``;
+    const command = commandName(this.#io.env);
+    const resume = this.#options.checkpoint === undefined ? `\`${command} resume\` with its checkpoint` : `\`${command} resume ${shellWord(this.#options.checkpoint)}\``;
     const stdin = this.#options.stdinParameter;
     if (stdin === undefined) return `the invocation keeps running, ${resume} continues it`;
     return (
@@ -271,6 +291,7 @@ class SessionRunner {
       started: this.#started,
       ...(this.#serverError === undefined ? {} : { serverError: this.#serverError }),
       ...(this.#options.checkpoint === undefined ? {} : { checkpoint: this.#options.checkpoint }),
+      command: commandName(this.#io.env),
     });
     // After an interrupt (or a broken stdout) the outcome was already reported; this is noise.
     if (this.#settled || this.#failureReported) return failure.exitCode;
@@ -372,6 +393,7 @@ class SessionRunner {
       try {
         const { items, bytes } = await this.#print(info, stream.streamToken, next.value, index);
         bar.add(items, bytes);
+        this.#itemsPrinted += items;
       } catch (error) {
         this.#markOutputFailed(error);
         return;
@@ -380,9 +402,10 @@ class SessionRunner {
         for (const wake of this.#printed.splice(0)) wake();
       }
     }
+    // The terminal is known when the loop saw it; after an abort (connection lost) it never comes.
+    const outcome = await Promise.race([stream.ended, Promise.resolve(undefined)]);
+    if (outcome?.kind === "already-delivered") this.#deliveredBefore++;
     if (this.#mode === "json") {
-      // The terminal is known when the loop saw it; after an abort (connection lost) it never comes.
-      const outcome = await Promise.race([stream.ended, Promise.resolve(undefined)]);
       this.#emitLater({ event: "end", stream: info.name, outcome: outcome === undefined ? null : outcomeJson(outcome) });
     }
   }

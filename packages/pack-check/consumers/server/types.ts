@@ -2,6 +2,7 @@
 import {
   createSessionServer,
   defineAgentType,
+  defineCatalogue,
   implement,
   t,
   Keyring,
@@ -10,6 +11,7 @@ import {
   StaticAgentHost,
   startEmbeddedServer,
   type AgentTypeDefinition,
+  type Catalogue,
   type EmbeddedServer,
   type SchemaValueJson,
   type SessionStore,
@@ -59,4 +61,7 @@ export const sessions = createSessionServer({
   authenticator: (bearer) => (bearer === "s3cret" ? { account: "acme", principal: "me" } : undefined),
 });
 export const started: Promise<EmbeddedServer> = startEmbeddedServer({ dataDir: "./data", tokens: ["s3cret"], port: 0 });
+// What a `serve --agents` module exports, and the same catalogue given to startEmbeddedServer.
+export const catalogue: Catalogue = defineCatalogue({ applications: { app: { prod: [shouter, typedShouter] } } });
+export const own: Promise<EmbeddedServer> = startEmbeddedServer({ dataDir: "./own", tokens: ["s3cret"], agents: catalogue, demo: true });
 export { direction };

@@ -47,6 +47,20 @@ export type TypedMethod<C extends AnyAgentContract, K extends MethodName<C>> = (
 /** One implementation per method of the contract. */
 export type ContractImplementation<C extends AnyAgentContract> = { readonly [K in MethodName<C>]: TypedMethod<C, K> };
 
+/**
+ * The agent type definition of `contract`, served by `methods`.
+ *
+ * **Bound what a method allocates from its parameters.** A parameter is
+ * hostile input: a method that builds an item of `size` bytes, or `count`
+ * items at once, builds what the caller asks for. The host refuses a binary
+ * output item over 16 MiB (`producer-error`) and a value over the 8 MiB
+ * charge, but only once the method has built it. Where the limit can be known
+ * from the parameters, declare it in the contract (`t.u32({ max: ... })`,
+ * `t.binary({ maxBytes })`, `t.text({ maxLength })`): the server then refuses a start asking for more with
+ * `validation-error` before the method runs, as the demo's `blobs` does for
+ * its `size` (at most 16 MiB) and `count`. Where it cannot, check before
+ * allocating and throw a `PublicProducerError` saying which bound was hit.
+ */
 export function implement<C extends AnyAgentContract>(contract: C, methods: NoInfer<ContractImplementation<C>>): AgentTypeDefinition {
   if (typeof methods !== "object" || methods === null) throw new TypeError("implement needs an object of methods");
   const declared = new Set(contract.graphs.methods.map((method) => method.name));

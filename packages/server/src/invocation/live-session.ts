@@ -523,7 +523,10 @@ export class LiveSession {
     permitBytes: number,
   ): Promise<AcceptedInput | undefined> {
     const queue = stream.queue;
-    if (queue !== undefined && !queue.hasSpace) await queue.waitForSpace();
+    if (queue !== undefined && !queue.hasSpace) {
+      this.deps.observer.backpressure("input-queue");
+      await queue.waitForSpace();
+    }
     if (this.#cluster?.remote === true) await this.#cluster.waitForInputRoom(stream);
     return this.#acceptNow(owner, stream, chunk, item, introduced, permitBytes);
   }

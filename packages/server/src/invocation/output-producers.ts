@@ -139,6 +139,7 @@ export class OutputProducers {
   }
 
   async #awaitWindow(stream: StreamState, signal: AbortSignal): Promise<void> {
+    this.#host.deps.observer.backpressure("output-window");
     while (this.#windowFull(stream) && !signal.aborted) {
       await new Promise<void>((resolve) => {
         const onAbort = (): void => resolve();

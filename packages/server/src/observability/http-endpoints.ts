@@ -7,6 +7,7 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Registry } from "prom-client";
+import type { CatalogueDetails } from "../cluster/catalogue-check.js";
 
 export const METRICS_PATH = "/metrics";
 export const HEALTH_PATH = "/healthz";
@@ -16,12 +17,19 @@ export interface Readiness {
   readonly ready: boolean;
   /** Each check and whether it passed: `store` (reachable), `started` (recovery done), `accepting` (not draining or closing). */
   readonly checks: Readonly<Record<"store" | "started" | "accepting", boolean>>;
+  /** What a check found beyond pass or fail: in cluster mode, `catalogue` (this node's fingerprint, and live nodes serving another). */
+  readonly details?: { readonly catalogue?: CatalogueDetails };
 }
 
 export interface OperationsEndpoints {
   readonly registry: Registry | undefined;
   readonly health: boolean;
   readiness(): Promise<Readiness>;
+}
+
+/** Whether `pathname` is an enabled operations endpoint. */
+export function isOperationsPath(pathname: string, endpoints: OperationsEndpoints): boolean {
+  return (pathname === METRICS_PATH && endpoints.registry !== undefined) || ((pathname === HEALTH_PATH || pathname === READY_PATH) && endpoints.health);
 }
 
 /** Answers the request if it is for an enabled operations endpoint; returns whether it did. */
@@ -32,8 +40,7 @@ export async function handleOperationsRequest(
   endpoints: OperationsEndpoints,
 ): Promise<boolean> {
   const registry = endpoints.registry;
-  const known = (pathname === METRICS_PATH && registry !== undefined) || ((pathname === HEALTH_PATH || pathname === READY_PATH) && endpoints.health);
-  if (!known) return false;
+  if (!isOperationsPath(pathname, endpoints)) return false;
   if (request.method !== "GET" && request.method !== "HEAD") {
     send(response, 405, "text/plain; charset=utf-8", "method not allowed\n", { allow: "GET, HEAD" });
     return true;
@@ -48,7 +55,8 @@ export async function handleOperationsRequest(
     send(response, 200, "application/json", `${JSON.stringify({ status: "ok" })}\n`);
   } else {
     const readiness = await endpoints.readiness();
-    send(response, readiness.ready ? 200 : 503, "application/json", `${JSON.stringify({ status: readiness.ready ? "ready" : "not-ready", checks: readiness.checks })}\n`);
+    const body = { status: readiness.ready ? "ready" : "not-ready", checks: readiness.checks, ...(readiness.details === undefined ? {} : { details: readiness.details }) };
+    send(response, readiness.ready ? 200 : 503, "application/json", `${JSON.stringify(body)}\n`);
   }
   return true;
 }

@@ -61,6 +61,12 @@ export function logObserver(logger: Logger): PartialObserver {
     },
     orphansClaimed: (count) => logger.warn("finished invocations of a node whose lease lapsed", { event: "cluster.orphans-claimed", count }),
     drainStarted: () => logger.info("draining", { event: "drain" }),
+    principalLimitReached: (limit) => logger.info("refused a caller at its per-principal bound", { event: "principal.limit", limit }),
+    connectionSilent: (reason) =>
+      logger.info(reason === "ping" ? "dropped a connection that answered no ping" : "closed a connection that sent no first message", {
+        event: "connection.silent",
+        reason,
+      }),
     sessionGivenUp: (session, detachedMs) =>
       logger.warn("session given up: no attachment for detachedSessionTimeoutMs; its streams end transport-detached", {
         event: "session.given-up",

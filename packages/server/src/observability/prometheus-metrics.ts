@@ -120,11 +120,23 @@ export class PrometheusMetrics {
     });
     const backpressure = new Counter({
       name: `${p}backpressure_pauses_total`,
-      help: "Times the server paused a client or a producer, by reason (inbound-queue, session-budget, node-budget, socket-buffer).",
+      help: "Times the server paused a client or a producer, by reason (inbound-queue, session-budget, node-budget, socket-buffer, input-queue, output-window).",
       labelNames: ["reason"] as const,
       registers,
     });
     const connections = new Gauge({ name: `${p}connections_open`, help: "Session WebSockets open.", registers });
+    const silent = new Counter({
+      name: `${p}connections_silent_total`,
+      help: "Session WebSockets the server closed for saying nothing, by reason (first-message: none within limits.firstMessageTimeoutMs; ping: two pings unanswered).",
+      labelNames: ["reason"] as const,
+      registers,
+    });
+    const principalRefusals = new Counter({
+      name: `${p}principal_limit_refusals_total`,
+      help: "Upgrades and starts refused (overloaded) because their principal held as many as one may, by limit (connections: limits.maxConnectionsPerPrincipal; sessions: limits.maxRunningSessionsPerPrincipal).",
+      labelNames: ["limit"] as const,
+      registers,
+    });
     const leaseHeld = new Gauge({
       name: `${p}cluster_lease_held`,
       help: "Cluster mode: 1 while the last lease heartbeat succeeded, 0 after a failed one.",
@@ -173,6 +185,8 @@ export class PrometheusMetrics {
       backpressure: (reason: BackpressureReason) => backpressure.inc({ reason }),
       connectionOpened: () => connections.inc(),
       connectionClosed: () => connections.dec(),
+      connectionSilent: (reason) => silent.inc({ reason }),
+      principalLimitReached: (limit) => principalRefusals.inc({ limit }),
       leaseHeartbeat: (ok) => {
         leaseHeld.set(ok ? 1 : 0);
         if (!ok) heartbeatFailures.inc();

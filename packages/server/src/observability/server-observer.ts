@@ -13,6 +13,8 @@
  */
 import type { ErrorCode } from "@golem-stream/wire";
 import type { ElementKind } from "../store/session-store.js";
+import type { SilenceReason } from "../transport/liveness.js";
+import type { PrincipalLimit } from "../sessions/principal-slots.js";
 
 /** How an attachment came to own (or replay) a session. */
 export type AttachOperation = "start" | "replay" | "resume" | "takeover";
@@ -33,7 +35,11 @@ export type BackpressureReason =
   /** The node's byte budget is spent: every connection stops reading its socket until it is not. */
   | "node-budget"
   /** The socket's send buffer is above its high-water mark: the sender waits for it to drain. */
-  | "socket-buffer";
+  | "socket-buffer"
+  /** An input stream's queue holds its 256 entries the agent has not taken: the next item waits for room. */
+  | "input-queue"
+  /** An output producer is a window (256 events or the session's byte budget) ahead of the client: it waits for the client to catch up. */
+  | "output-window";
 
 /** A session's public identifiers. */
 export interface SessionIdentity {
@@ -88,6 +94,10 @@ export interface ServerObserver {
   backpressure(reason: BackpressureReason): void;
   connectionOpened(): void;
   connectionClosed(): void;
+  /** A session socket said nothing for too long (no first message, or two pings unanswered) and was closed. */
+  connectionSilent(reason: SilenceReason): void;
+  /** A caller was refused (`overloaded`) for holding as many connections or running invocations as one principal may. */
+  principalLimitReached(limit: PrincipalLimit): void;
   /** Cluster mode: a lease heartbeat succeeded or failed. */
   leaseHeartbeat(ok: boolean): void;
   /** Cluster mode: invocations of nodes whose lease lapsed were claimed and failed. */
@@ -114,6 +124,8 @@ export const NOOP_OBSERVER: ServerObserver = {
   backpressure() {},
   connectionOpened() {},
   connectionClosed() {},
+  connectionSilent() {},
+  principalLimitReached() {},
   leaseHeartbeat() {},
   orphansClaimed() {},
   drainStarted() {},
@@ -155,6 +167,8 @@ export function composeObservers(observers: readonly PartialObserver[]): ServerO
     backpressure: (reason) => all.forEach((o) => o.backpressure(reason)),
     connectionOpened: () => all.forEach((o) => o.connectionOpened()),
     connectionClosed: () => all.forEach((o) => o.connectionClosed()),
+    connectionSilent: (reason) => all.forEach((o) => o.connectionSilent(reason)),
+    principalLimitReached: (limit) => all.forEach((o) => o.principalLimitReached(limit)),
     leaseHeartbeat: (ok) => all.forEach((o) => o.leaseHeartbeat(ok)),
     orphansClaimed: (count) => all.forEach((o) => o.orphansClaimed(count)),
     drainStarted: () => all.forEach((o) => o.drainStarted()),

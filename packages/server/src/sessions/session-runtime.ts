@@ -23,6 +23,7 @@ import type { AuthorizationRequest, Authorizer, Principal } from "../options.js"
 import type { AttemptRecord, SessionRecord } from "../store/session-store.js";
 import { StreamState } from "../invocation/stream-state.js";
 import { asInvalidToken, type CursorPosition } from "./token-service.js";
+import { PrincipalSlots, type PrincipalSlot } from "./principal-slots.js";
 import type { SessionTransport } from "../transport/transport.js";
 import { identityOf, type AttachOperation } from "../observability/server-observer.js";
 import { canonicalValue, catalogueGraph, decodeValue, digestOf, substituteStreamRefs } from "../values.js";
@@ -53,9 +54,12 @@ export class SessionRuntime {
   readonly #starting = new Set<Promise<void>>();
   /** The tail of each session's queue of attach decisions (see `#exclusive`). */
   readonly #attachQueues = new Map<string, Promise<unknown>>();
+  /** Invocations each principal runs in this process (`limits.maxRunningSessionsPerPrincipal`). */
+  readonly #runningPerPrincipal: PrincipalSlots;
 
   constructor(deps: RuntimeDeps, authorizer: Authorizer) {
     this.deps = deps;
+    this.#runningPerPrincipal = new PrincipalSlots(deps.limits.maxRunningSessionsPerPrincipal, "sessions", (limit) => deps.observer.principalLimitReached(limit));
     this.#authorize = authorizer;
   }
 
@@ -85,6 +89,25 @@ export class SessionRuntime {
       return this.#openDecided(this.#exclusive(existing.sessionId, () => this.#replay(existing, descriptorDigest, "start", caller, transport, new Map())));
     }
     const validated = await this.#validateStart(message, caller);
+    // A new invocation (an exact replay above runs nothing new): one of the caller's slots, held until it finishes.
+    const slot = this.#runningPerPrincipal.acquire(caller);
+    try {
+      return await this.#create(message, caller, transport, validated, descriptorDigest, slot);
+    } catch (error) {
+      slot.release();
+      throw error;
+    }
+  }
+
+  /** A new session for a validated start; `slot` goes with its run, and is released on any other path. */
+  async #create(
+    message: InvocationStart,
+    caller: Principal,
+    transport: SessionTransport,
+    validated: ValidatedStart,
+    descriptorDigest: string,
+    slot: PrincipalSlot,
+  ): Promise<Attachment> {
     const graph = catalogueGraph(validated.method.parameters);
     const decoded = decodeValue(message.methodParameters as unknown as JsonValue, graph, "provisional", "methodParameters");
 
@@ -157,6 +180,7 @@ export class SessionRuntime {
       const run = live
         .run(validated.method, { constructorParameters: validated.constructorParameters, parameters, config: message.config })
         .finally(() => {
+          slot.release();
           this.deps.observer.invocationsRunning(-1);
           this.#runs.delete(run);
           this.#evictIfIdle(live);
@@ -165,6 +189,7 @@ export class SessionRuntime {
       return attachment;
     }
     const created = attachment;
+    slot.release();
     if (created.kind === "attempt-exists") {
       const raced = await this.deps.store.getAttempt(message.attemptId);
       if (raced === undefined) throw new ProtocolError("internal-error", "internal error");
@@ -240,7 +265,7 @@ export class SessionRuntime {
     const descriptorDigest = digestOf(resumeDescriptor(message));
     let verified: VerifiedToken<"session">;
     try {
-      verified = this.deps.tokens.verifySession(message.sessionToken, caller);
+      ({ verified, caller } = this.#verifyUnderAnyName(message.sessionToken, caller));
     } catch (error) {
       throw asInvalidToken(error);
     }
@@ -252,6 +277,27 @@ export class SessionRuntime {
         return this.#evictOnFailure(live, () => this.#resumeLoaded(live, message, caller, transport, verified, existing, descriptorDigest));
       }),
     );
+  }
+
+  /**
+   * Verifies a session token as the caller's, under its principal or one of
+   * its `formerPrincipals`; returns the caller under the name that matched,
+   * which then stands for the caller in everything about this session.
+   */
+  #verifyUnderAnyName(token: string, caller: Principal): { verified: VerifiedToken<"session">; caller: Principal } {
+    try {
+      return { verified: this.deps.tokens.verifySession(token, caller), caller };
+    } catch (error) {
+      for (const principal of caller.formerPrincipals ?? []) {
+        const former: Principal = { account: caller.account, principal };
+        try {
+          return { verified: this.deps.tokens.verifySession(token, former), caller: former };
+        } catch {
+          // The next name, or the first error.
+        }
+      }
+      throw error;
+    }
   }
 
   /** Sends the acceptance of an attachment decided under `#exclusive`. */
@@ -431,6 +477,7 @@ export class SessionRuntime {
     cursors: Map<string, CursorPosition>,
   ): Promise<DecidedAttachment> {
     const record = live.record;
+    caller = underRecordedName(caller, record.principal);
     if (record.account !== caller.account || record.principal !== caller.principal) {
       throw new ProtocolError("forbidden", "the caller may not perform this operation");
     }
@@ -635,4 +682,10 @@ function checkConfig(type: AgentTypeDescriptor, config: readonly ConfigEntry[]):
       throw new ProtocolError("validation-error", `config[${index}] has a value this agent type does not accept`, { path: `config[${index}]` });
     }
   });
+}
+
+/** The caller under the session's recorded principal when that is one of its former names. */
+function underRecordedName(caller: Principal, recorded: string): Principal {
+  if (caller.principal === recorded || caller.formerPrincipals?.includes(recorded) !== true) return caller;
+  return { account: caller.account, principal: recorded };
 }

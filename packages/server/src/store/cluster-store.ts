@@ -47,6 +47,13 @@ export type SessionChange =
 
 export type SessionChangeListener = (change: SessionChange) => void;
 
+/** A live node and the fingerprint of the catalogue it serves (`catalogueFingerprint`). */
+export interface NodeCatalogue {
+  readonly nodeId: string;
+  /** Undefined when the node recorded none: a host of its own, or a node of an earlier version. */
+  readonly fingerprint: string | undefined;
+}
+
 export interface ClusterSessionStore extends SessionStore {
   /** This node's id, recorded as the owner of the sessions it creates. */
   readonly nodeId: string;
@@ -65,6 +72,14 @@ export interface ClusterSessionStore extends SessionStore {
   leave(): Promise<void>;
   subscribe(sessionId: string, listener: SessionChangeListener): () => void;
   publish(sessionId: string, change: SessionChange): Promise<void>;
+  /**
+   * Records the fingerprint of the catalogue this node serves, beside its
+   * lease (after `heartbeat`). Optional, with `liveCatalogues`: a store
+   * without them leaves out the cluster's catalogue check.
+   */
+  setCatalogue?(fingerprint: string): Promise<void>;
+  /** Every node other than this one whose lease is live, with the catalogue fingerprint it recorded. */
+  liveCatalogues?(): Promise<readonly NodeCatalogue[]>;
 }
 
 export function isClusterStore(store: SessionStore): store is ClusterSessionStore {

@@ -9,7 +9,7 @@
  * commit order, to every node's subscribers, as a database's notifications
  * would be.
  */
-import type { ClusterSessionStore, SessionChange, SessionChangeListener } from "./cluster-store.js";
+import type { ClusterSessionStore, NodeCatalogue, SessionChange, SessionChangeListener } from "./cluster-store.js";
 import { MemorySessionStore } from "./memory-store.js";
 import type {
   AttachResult,
@@ -28,6 +28,8 @@ export class MemoryCluster {
   readonly owners = new Map<string, string>();
   /** Lease expiry per node, ms since the epoch. */
   readonly leases = new Map<string, number>();
+  /** The catalogue fingerprint each node recorded. */
+  readonly catalogues = new Map<string, string>();
   readonly #listeners = new Map<string, Set<SessionChangeListener>>();
   /** Deliveries in order: each runs after the previous, on a later turn. */
   #delivery: Promise<void> = Promise.resolve();
@@ -177,6 +179,18 @@ class MemoryClusterNode implements ClusterSessionStore {
 
   async leave(): Promise<void> {
     this.#cluster.leases.delete(this.nodeId);
+    this.#cluster.catalogues.delete(this.nodeId);
+  }
+
+  async setCatalogue(fingerprint: string): Promise<void> {
+    this.#cluster.catalogues.set(this.nodeId, fingerprint);
+  }
+
+  async liveCatalogues(): Promise<readonly NodeCatalogue[]> {
+    const now = this.#cluster.now();
+    return [...this.#cluster.leases]
+      .filter(([nodeId, expires]) => nodeId !== this.nodeId && expires > now)
+      .map(([nodeId]) => ({ nodeId, fingerprint: this.#cluster.catalogues.get(nodeId) }));
   }
 
   subscribe(sessionId: string, listener: SessionChangeListener): () => void {

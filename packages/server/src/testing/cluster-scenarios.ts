@@ -18,6 +18,7 @@ import type { ClusterSessionStore } from "../store/cluster-store.js";
 import type { Logger, ServerLimits } from "../options.js";
 import { demoStart, outputValues, v } from "./demo-messages.js";
 import { RawClient, TEST_TOKEN as TOKEN } from "./raw-client.js";
+import { Pauses } from "./pauses.js";
 import type { TestApi } from "./store-contract.js";
 
 type Accepted = Extract<ServerMessage, { type: "invocationAccepted" }>;
@@ -76,6 +77,7 @@ export function clusterScenarios(api: ClusterTestApi, name: string, openStores: 
     wrap: (index: number, store: ClusterSessionStore) => ClusterSessionStore = (_, store) => store,
     logger?: (index: number) => Logger,
     limits?: Partial<ServerLimits>,
+    pauses?: Pauses,
   ): Promise<{ stores: ClusterSessionStore[]; nodes: Node[] }> {
     const stores = await openStores(count);
     opened.push(...stores);
@@ -89,6 +91,7 @@ export function clusterScenarios(api: ClusterTestApi, name: string, openStores: 
         cluster: { leaseTtlMs },
         ...(logger === undefined ? {} : { logger: logger(index) }),
         ...(limits === undefined ? {} : { limits }),
+        ...(pauses === undefined ? {} : { observers: [pauses.observer] }),
       });
       const { url } = await server.listen();
       nodes.push({ id: store.nodeId, server, url });
@@ -579,20 +582,18 @@ export function clusterScenarios(api: ClusterTestApi, name: string, openStores: 
       // store (the default 64 MiB and 200 blobs made this the slowest scenario on a loaded machine).
       const budgetMiB = 16;
       const blobCount = 3 * budgetMiB;
-      const { stores, nodes: [a, b] } = await startCluster(2, undefined, undefined, undefined, { maxQueuedBytesPerSession: budgetMiB * 1024 * 1024 });
+      const pauses = new Pauses();
+      const { stores, nodes: [a, b] } = await startCluster(2, undefined, undefined, undefined, { maxQueuedBytesPerSession: budgetMiB * 1024 * 1024 }, pauses);
       const { accepted, client: second } = await startThenResume(a!, b!, demoStart("blobs", v.record(v.u32(blobCount), v.u32(1024 * 1024))));
       const result = await second.nextOf("invocationResult");
       second.socket.pause();
       const { sessionId } = inspectToken(accepted.sessionToken).fields as { sessionId: string };
-      const produced = async (): Promise<number> => Number((await stores[0]!.listStreams(sessionId)).find((s) => s.direction === "output")!.count);
-      let count = -1;
-      for (let stable = 0; stable < 15; ) {
-        await new Promise((resolve) => setTimeout(resolve, 20));
-        const now = await produced();
-        stable = now === count ? stable + 1 : 0;
-        count = now;
-      }
-      // The budget of unsent output (what the socket and the pump hold at B is sent, hence released) and a few in flight.
+      // A's producer stops a window ahead of what B has sent (and B sends no more than its socket takes):
+      // whenever it waits, what it recorded is within the budget of what B sent.
+      pauses.reset();
+      await pauses.reached("output-window");
+      const count = Number((await stores[0]!.listStreams(sessionId)).find((s) => s.direction === "output")!.count);
+      // The budget of unsent output, plus what B's socket and the kernel took (sent, hence released).
       expect(count).toBeLessThan(blobCount);
       expect(count).toBeLessThanOrEqual(budgetMiB + 16);
       second.socket.resume();

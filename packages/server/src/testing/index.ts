@@ -11,6 +11,7 @@ export { burstStreams, burstItemText, expectSameBurstReads, writeBurst, type Bur
 export { clusterScenarios, type ClusterTestApi, type OpenClusterStores } from "./cluster-scenarios.js";
 export { RawClient, TEST_TOKEN, type Closed } from "./raw-client.js";
 export { ManualTimers } from "./manual-timers.js";
+export { Pauses } from "./pauses.js";
 export { v, demoStart, outputValues } from "./demo-messages.js";
 // The protocol messages RawClient sends and receives.
 export type * from "@golem-stream/wire";

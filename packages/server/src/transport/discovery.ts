@@ -10,6 +10,7 @@ import { canonicalJson } from "@golem-stream/wire";
 import type { AgentHost } from "../agent-host.js";
 import { authenticate, sendHttpError, sendJson } from "./http-handshake.js";
 import type { Authenticator, Authorizer, Logger } from "../options.js";
+import type { AuthThrottle } from "./auth-throttle.js";
 
 export const DISCOVERY_PATH = "/v1/agents/types";
 
@@ -22,12 +23,19 @@ export interface DiscoveryDeps {
   readonly maxCallerIdentityBytes: number;
   /** Told of every refused request, with its public code (logged and counted like a refused upgrade). */
   readonly rejected: (code: ProtocolError["code"]) => void;
+  /** Failed authentications per address: a throttled address is refused before the authenticator runs. */
+  readonly throttle: AuthThrottle;
 }
 
 export async function handleDiscovery(request: IncomingMessage, response: ServerResponse, url: URL, deps: DiscoveryDeps): Promise<void> {
   try {
     if (request.method !== "GET") throw new ProtocolError("invalid-message", "only GET is supported here");
-    const caller = await authenticate(request, deps.authenticator, deps.logger, deps.maxCallerIdentityBytes);
+    const address = request.socket.remoteAddress;
+    deps.throttle.check(address);
+    const caller = await authenticate(request, deps.authenticator, deps.logger, deps.maxCallerIdentityBytes).catch((error: unknown) => {
+      if (error instanceof ProtocolError && error.code === "unauthenticated") deps.throttle.failed(address);
+      throw error;
+    });
     const application = url.searchParams.get("application");
     const environment = url.searchParams.get("environment");
     if (application === null || environment === null || application === "" || environment === "") {

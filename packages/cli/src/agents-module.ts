@@ -1,0 +1,94 @@
+/**
+ * `serve --agents <file>`: imports the user's ES module and takes its default
+ * export as the catalogue to serve (a `defineCatalogue(...)` or an
+ * `AgentHost`). Everything that can go wrong with it is the user's to fix,
+ * so each becomes one line naming the file and the problem, with exit code
+ * 78 (`EXIT.agentsInvalid`), never a stack trace: no such file, a syntax
+ * error (with its line), an import that cannot be resolved, an error thrown
+ * while the module loads, no default export, or a catalogue that fails the
+ * server's checks.
+ */
+import { execFile } from "node:child_process";
+import { stat } from "node:fs/promises";
+import { extname, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
+import type { AgentHost, Catalogue } from "@golem-stream/server";
+import { CliError, EXIT } from "./exit-codes.js";
+
+/** What the message quotes of an error's text: its first line, this long at most. */
+const MAX_PROBLEM_LENGTH = 300;
+/** How long `node --check` may take to find a syntax error's line; past it, the message goes without one. */
+const SYNTAX_CHECK_TIMEOUT_MS = 10_000;
+const TYPESCRIPT = new Set([".ts", ".mts", ".cts", ".tsx"]);
+
+/** The server's check of a default export (`checkAgents` of `@golem-stream/server`). */
+export type CheckAgents = (value: unknown) => Catalogue | AgentHost;
+
+/** Loads `file` (relative to `cwd`) and returns its checked default export. */
+export async function loadAgentsModule(file: string, cwd: string, checkAgents: CheckAgents): Promise<Catalogue | AgentHost> {
+  const path = resolve(cwd, file);
+  const refuse = (problem: string): CliError => new CliError(EXIT.agentsInvalid, `--agents ${file}: ${problem}`);
+  const found = await stat(path).catch(() => undefined);
+  if (found === undefined) throw refuse(`no such file (looked for ${path})`);
+  if (!found.isFile()) throw refuse("not a file: give the module's file (e.g. ./agents.js)");
+  let module: Record<string, unknown>;
+  try {
+    module = (await import(pathToFileURL(path).href)) as Record<string, unknown>;
+  } catch (error) {
+    throw refuse(await loadProblem(error, path));
+  }
+  if (module["default"] === undefined) {
+    throw refuse("no default export: end it with export default defineCatalogue({ applications: { ... } }) (or an AgentHost)");
+  }
+  try {
+    return checkAgents(module["default"]);
+  } catch (error) {
+    throw refuse(`invalid catalogue: ${firstLine(error)}`);
+  }
+}
+
+/** Why importing the module failed, in a few words. */
+async function loadProblem(error: unknown, path: string): Promise<string> {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (code === "ERR_UNKNOWN_FILE_EXTENSION" && TYPESCRIPT.has(extname(path))) {
+    return "a TypeScript file: compile it with tsc and give the .js file, or load TypeScript with NODE_OPTIONS=--import=tsx (docs/agents.md)";
+  }
+  if (code === "ERR_MODULE_NOT_FOUND") return `an import cannot be found: ${firstLine(error)}`;
+  if (error instanceof SyntaxError) {
+    const line = await syntaxErrorLine(path);
+    return line === undefined ? `syntax error in it or a module it imports: ${firstLine(error)}` : `syntax error at line ${line}: ${firstLine(error)}`;
+  }
+  if (isNamed(error, "CatalogueError")) return `invalid catalogue: ${firstLine(error)}`;
+  return `it threw while loading: ${firstLine(error)}`;
+}
+
+/**
+ * The line of the syntax error in `path`, from `node --check` (an import's
+ * SyntaxError carries no location); undefined when the error is in another
+ * module it imports, or the check could not run.
+ */
+function syntaxErrorLine(path: string): Promise<number | undefined> {
+  return new Promise((resolveLine) => {
+    execFile(process.execPath, ["--check", path], { timeout: SYNTAX_CHECK_TIMEOUT_MS, env: {} }, (error, _stdout, stderr) => {
+      if (error === null) return resolveLine(undefined);
+      const match = /^(.*):(\d+)$/m.exec(String(stderr));
+      resolveLine(match !== null && match[1] === path ? Number(match[2]) : undefined);
+    });
+  });
+}
+
+function isNamed(error: unknown, name: string): boolean {
+  return error instanceof Error && error.name === name;
+}
+
+/** An error as one short line: `Name: message` (the name left out for a plain Error or a CatalogueError already said). */
+function firstLine(error: unknown): string {
+  let text: string;
+  if (error instanceof Error) {
+    const message = error.message.split("\n")[0] ?? "";
+    text = error.name === "Error" || error.name === "CatalogueError" || error.name === "SyntaxError" || message === "" ? message || error.name : `${error.name}: ${message}`;
+  } else {
+    text = `${String(error)}`.split("\n")[0] ?? "";
+  }
+  return text.length > MAX_PROBLEM_LENGTH ? `${text.slice(0, MAX_PROBLEM_LENGTH)}…` : text;
+}

@@ -1,0 +1,38 @@
+/**
+ * Which catalogue a command asks the server for (`-a/--application`, `-e/--environment`): the
+ * flag, then GOLEM_STREAM_APPLICATION / GOLEM_STREAM_ENVIRONMENT, then the demo's `demo/default`.
+ * The variables let a shell (or a project's .env) aim every command at its own catalogue once,
+ * as GOLEM_STREAM_URL and GOLEM_STREAM_TOKEN do for the server.
+ */
+import { Option } from "commander";
+
+export const DEFAULT_APPLICATION = "demo";
+export const DEFAULT_ENVIRONMENT = "default";
+
+/** Where to change the selector, for messages about a catalogue the server does not have. */
+export const SELECTOR_HINT =
+  "choose them with -a/--application and -e/--environment, or GOLEM_STREAM_APPLICATION and GOLEM_STREAM_ENVIRONMENT";
+
+export function applicationOption(): Option {
+  return new Option("-a, --application <name>", `application (default: $GOLEM_STREAM_APPLICATION, then ${DEFAULT_APPLICATION})`);
+}
+
+export function environmentOption(): Option {
+  return new Option("-e, --environment <name>", `environment (default: $GOLEM_STREAM_ENVIRONMENT, then ${DEFAULT_ENVIRONMENT})`);
+}
+
+/** The parsed options with `application` and `environment` decided (flag, variable, default). */
+export function withCatalogueSelector<T extends { readonly application?: string; readonly environment?: string }>(
+  options: T,
+  env: Readonly<Record<string, string | undefined>>,
+): T & { readonly application: string; readonly environment: string } {
+  return {
+    ...options,
+    application: options.application ?? nonEmpty(env["GOLEM_STREAM_APPLICATION"]) ?? DEFAULT_APPLICATION,
+    environment: options.environment ?? nonEmpty(env["GOLEM_STREAM_ENVIRONMENT"]) ?? DEFAULT_ENVIRONMENT,
+  };
+}
+
+function nonEmpty(value: string | undefined): string | undefined {
+  return value === undefined || value === "" ? undefined : value;
+}

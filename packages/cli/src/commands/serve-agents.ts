@@ -1,0 +1,50 @@
+/**
+ * What `serve`'s banner says about the agents it serves: one line per
+ * application environment of an `--agents` catalogue (or that the module is
+ * a host of its own), and the commands to call them from another terminal;
+ * the demo's example invocations when the demo is served.
+ */
+import type { AgentHost, Catalogue } from "@golem-stream/server";
+import { shellWord } from "../io/shell-word.js";
+
+export interface ServedAgents {
+  /** Banner lines after the data directory's. */
+  readonly lines: readonly string[];
+  /** Example commands, after `export GOLEM_STREAM_URL=…`, spelled with `command` (how the user runs the CLI). */
+  calls(command: string): readonly string[];
+  /** Whether the demo catalogue is served. */
+  readonly demo: boolean;
+}
+
+const demoCalls = (command: string): string[] => [
+  `${command} types`,
+  `head -c 1000000 /dev/urandom | ${command} invoke echo digest -c '{"name":"me"}' -`,
+  `printf 'hello\\nworld\\n' | ${command} invoke echo split -c '{"name":"me"}' -`,
+];
+
+/** `file` and `agents` are the `--agents` module and its export; undefined for the demo alone. */
+export function describeServedAgents(file: string | undefined, agents: Catalogue | AgentHost | undefined, demo: boolean): ServedAgents {
+  if (file === undefined || agents === undefined) return { lines: [], calls: demoCalls, demo: true };
+  const lines: string[] = [];
+  const served: [application: string, environment: string][] = [];
+  if (!isHost(agents)) {
+    for (const [application, environments] of Object.entries(agents.applications)) {
+      for (const [environment, types] of Object.entries(environments)) {
+        lines.push(`agents of ${file}: application ${application}, environment ${environment}: ${types.map((type) => type.name).join(", ")}`);
+        served.push([application, environment]);
+      }
+    }
+  } else {
+    lines.push(`agents of ${file}: an agent host of its own`);
+  }
+  if (demo) lines.push("demo catalogue: application demo, environment default: echo");
+  const calls = (command: string): string[] => [
+    ...served.map(([application, environment]) => `${command} types -a ${shellWord(application)} -e ${shellWord(environment)}`),
+    ...(demo ? demoCalls(command) : []),
+  ];
+  return { lines, calls, demo };
+}
+
+function isHost(agents: Catalogue | AgentHost): agents is AgentHost {
+  return typeof (agents as Partial<AgentHost>).invoke === "function";
+}

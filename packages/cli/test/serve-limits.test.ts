@@ -1,0 +1,12 @@
+/** `serve`'s bound flags as the server's limits (the flags on a real process: cli-serve-limits.e2e.test.ts). */
+import { expect, it } from "vitest";
+import { serveLimits } from "../src/commands/serve-limits.js";
+import type { ServeOptions } from "../src/program.js";
+
+it("every bound flag becomes its server limit; a flag left out keeps the server's default", () => {
+  const base = {} as ServeOptions;
+  expect(serveLimits(base)).toEqual({});
+  expect(
+    serveLimits({ ...base, authFailureLimit: 0, firstMessageTimeout: 1000, pingInterval: 2000, maxConnectionsPerPrincipal: 3, maxSessionsPerPrincipal: 4 }),
+  ).toEqual({ authFailuresPerAddress: 0, firstMessageTimeoutMs: 1000, pingIntervalMs: 2000, maxConnectionsPerPrincipal: 3, maxRunningSessionsPerPrincipal: 4 });
+});

@@ -1,0 +1,104 @@
+/**
+ * The web console on a catalogue of one's own (`startEmbeddedServer({ agents
+ * })`, what `serve --agents` runs), in a real browser: with that application
+ * loaded, it lists the user's agent types, builds their forms from
+ * their schemas (a file picker for `stream<u8>`, fields for the
+ * constructor) and shows the output stream. Fails with the reason, never
+ * skips, when no browser can be started.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Browser } from "playwright-core";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { defineAgentType, defineCatalogue, implement, startEmbeddedServer, t, type EmbeddedServer } from "@golem-stream/server";
+import { consoleHandler } from "../dist/node/index.js";
+import { launchBrowser } from "./support/browser.js";
+
+const TOKEN = "console-agents-token";
+
+const shouter = defineAgentType({
+  name: "shouter",
+  constructor: t.record({ marks: t.u8() }),
+  methods: {
+    shout: { params: t.record({ text: t.stream(t.u8()) }), result: t.stream(t.string()) },
+  },
+});
+
+const agents = defineCatalogue({
+  applications: {
+    loud: {
+      staging: [
+        implement(shouter, {
+          async shout(ctx, { text }) {
+            return (async function* () {
+              let all = "";
+              for await (const chunk of text) all += Buffer.from(chunk).toString("utf8");
+              for (const line of all.split("\n").filter((line) => line !== "")) yield line.toUpperCase() + "!".repeat(ctx.constructorArgs.marks);
+            })();
+          },
+        }),
+      ],
+    },
+  },
+});
+
+let dataDir: string;
+let server: EmbeddedServer;
+let browser: Browser | undefined;
+let startFailure: Error | undefined;
+
+beforeAll(async () => {
+  dataDir = mkdtempSync(join(tmpdir(), "golem-stream-console-agents-"));
+  server = await startEmbeddedServer({
+    dataDir,
+    tokens: [TOKEN],
+    synchronous: "normal",
+    agents,
+    pages: consoleHandler(),
+    browsers: { allowedOrigins: [], allowListeningOrigins: true },
+  });
+  try {
+    browser = await launchBrowser();
+  } catch (error) {
+    startFailure = error instanceof Error ? error : new Error(String(error));
+  }
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await server?.close();
+  if (dataDir !== undefined) rmSync(dataDir, { recursive: true, force: true });
+});
+
+it("with the module's application loaded, the console lists its agent type, renders its forms and streams its output", async () => {
+  if (startFailure !== undefined || browser === undefined) throw startFailure ?? new Error("no browser");
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  const errors: string[] = [];
+  page.on("pageerror", (error) => errors.push(String(error)));
+  try {
+    await page.goto(`${server.httpUrl}/`);
+    await page.waitForSelector("body[data-ready=true]");
+    await page.getByLabel("Bearer token").fill(TOKEN);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.locator("#workspace").waitFor({ state: "visible" });
+    // The console opens on the demo's application, which this server does not serve.
+    await page.locator("#catalogue-error", { hasText: 'no application "demo"' }).waitFor();
+    await page.locator("#application").fill("loud");
+    await page.locator("#environment").fill("staging");
+    await page.getByRole("button", { name: "Load agent types" }).click();
+    await page.locator("#choosers").waitFor({ state: "visible" });
+    expect(await page.locator("#agent-type option").allTextContents()).toEqual(["shouter"]);
+    await page.locator("#agent-type").selectOption("shouter");
+    await page.locator("#method").selectOption("shout");
+    await page.getByLabel("marks", { exact: true }).fill("2");
+    await page.getByLabel("text", { exact: true }).setInputFiles({ name: "words.txt", mimeType: "text/plain", buffer: Buffer.from("hey\nyou\n") });
+    await page.getByRole("button", { name: "Start" }).click();
+    await page.locator("#outcome", { hasText: "success" }).waitFor({ timeout: 30_000 });
+    expect(await page.locator("#streams .stream").first().locator("ol.items li").allTextContents()).toEqual(["HEY!!", "YOU!!"]);
+    expect(errors).toEqual([]);
+  } finally {
+    await context.close();
+  }
+}, 60_000);

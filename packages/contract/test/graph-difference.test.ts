@@ -1,0 +1,43 @@
+/** `firstGraphDifference`: the path where two graphs first part, and each side's type there, briefly. */
+import { decodeSchemaGraph, t, type SchemaType } from "@golem-stream/schema-value";
+import { describe, expect, it } from "vitest";
+import { brief, firstGraphDifference } from "../src/graph-difference.js";
+
+const graph = (root: SchemaType, defs: Record<string, SchemaType> = {}) => decodeSchemaGraph(t.graph(root, defs));
+const differ = (mine: SchemaType, theirs: SchemaType) => firstGraphDifference(graph(mine), graph(theirs), "$");
+
+describe("firstGraphDifference", () => {
+  it("finds none between equal graphs", () => {
+    expect(differ(t.record({ a: t.list(t.map(t.string(), t.u8())) }), t.record({ a: t.list(t.map(t.string(), t.u8())) }))).toBeUndefined();
+  });
+
+  it.each([
+    ["map values", t.map(t.string(), t.u8()), t.map(t.string(), t.u16()), "${value}", "u8", "u16"],
+    ["map keys", t.map(t.string(), t.u8()), t.map(t.u32(), t.u8()), "${key}", "string", "u32"],
+    ["tuple elements", t.tuple(t.bool(), t.s8()), t.tuple(t.bool(), t.s16()), "$[1]", "s8", "s16"],
+    ["tuple lengths", t.tuple(t.bool()), t.tuple(t.bool(), t.bool()), "$", "tuple<bool>", "tuple<bool, bool>"],
+    ["fixed-list lengths", t.fixedList(t.u8(), 4), t.fixedList(t.u8(), 8), "$", "list<u8, 4>", "list<u8, 8>"],
+    ["variant payloads", t.variant({ ok: t.string(), none: null }), t.variant({ ok: t.char(), none: null }), "$:ok", "string", "char"],
+    ["variant cases", t.variant({ a: null }), t.variant({ b: null }), "$", "variant{a}", "variant{b}"],
+    ["result sides", t.result({ ok: t.u8(), err: t.string() }), t.result({ ok: t.u8(), err: t.char() }), "$:err", "string", "char"],
+    ["enum cases", t.enum(["a", "b"]), t.enum(["a", "c"]), "$", "enum{a, b}", "enum{a, c}"],
+    ["metadata", t.meta(t.string(), { doc: "mine" }), t.string(), "$", 'string {"metadata":{"doc":"mine"}}', "string"],
+  ])("%s", (_what, mine, theirs, path, mineBrief, theirsBrief) => {
+    expect(differ(mine, theirs)).toEqual({ path, mine: mineBrief, theirs: theirsBrief });
+  });
+
+  it("follows references on both sides, once per pair (recursive types end)", () => {
+    const mine = graph(t.ref("a"), { a: t.record({ next: t.option(t.ref("a")), value: t.u8() }) });
+    const theirs = graph(t.ref("b"), { b: t.record({ next: t.option(t.ref("b")), value: t.u16() }) });
+    expect(firstGraphDifference(mine, theirs, "result")).toEqual({ path: "result.value", mine: "u8", theirs: "u16" });
+    expect(firstGraphDifference(mine, mine, "result")).toBeUndefined();
+  });
+
+  it("spells deep types briefly and cuts long ones", () => {
+    expect(brief(t.list(t.list(t.list(t.u8()))), 2)).toBe("list<list<list<…>>>");
+    const wide = t.record(Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`field${i}`, t.string()])));
+    const text = brief(wide, 2);
+    expect(text.length).toBe(120);
+    expect(text.endsWith("…")).toBe(true);
+  });
+});

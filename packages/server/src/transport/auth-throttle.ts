@@ -1,0 +1,95 @@
+/**
+ * Failed authentications per client address, so that guessing bearer tokens
+ * (or flooding the server with upgrades it must authenticate and refuse)
+ * costs the guesser, not everyone: once an address has failed
+ * `maxFailures` times within `windowMs`, its further requests are refused
+ * with `overloaded` (HTTP 503, retryable later) before the authenticator
+ * runs, until its window ends.
+ *
+ * The table is bounded: at most `maxAddresses` addresses are remembered;
+ * the least recently failed one is forgotten first (so a flood from many
+ * addresses costs memory of `maxAddresses` entries, never more). IPv6
+ * addresses are counted per /64 prefix, the block one host usually owns.
+ *
+ * Keyed by the TCP peer address: behind a reverse proxy every client shares
+ * the proxy's address, so one client's failures would throttle everyone;
+ * turn the throttle off there (`limits.authFailuresPerAddress: 0`) and
+ * throttle at the proxy.
+ */
+import { isIPv6 } from "node:net";
+import { ProtocolError } from "@golem-stream/wire";
+
+export interface AuthThrottleSettings {
+  /** Failures an address may have in one window (0: no throttle). */
+  readonly maxFailures: number;
+  readonly windowMs: number;
+  readonly maxAddresses: number;
+}
+
+interface Failures {
+  windowStart: number;
+  count: number;
+}
+
+export class AuthThrottle {
+  readonly #settings: AuthThrottleSettings;
+  readonly #now: () => number;
+  /** In order of last failure (Map keeps insertion order; a failure re-inserts). */
+  readonly #failures = new Map<string, Failures>();
+
+  constructor(settings: AuthThrottleSettings, now: () => number) {
+    this.#settings = settings;
+    this.#now = now;
+  }
+
+  /** Addresses remembered now (at most `maxAddresses`). */
+  get size(): number {
+    return this.#failures.size;
+  }
+
+  /** Throws `overloaded` when `address` failed too often in its current window. */
+  check(address: string | undefined): void {
+    if (this.#settings.maxFailures === 0 || address === undefined) return;
+    const entry = this.#current(keyOf(address));
+    if (entry !== undefined && entry.count >= this.#settings.maxFailures) {
+      throw new ProtocolError("overloaded", "too many failed authentications from this address; try again later");
+    }
+  }
+
+  /** Counts one failed authentication of `address`. */
+  failed(address: string | undefined): void {
+    if (this.#settings.maxFailures === 0 || address === undefined) return;
+    const key = keyOf(address);
+    const entry = this.#current(key) ?? { windowStart: this.#now(), count: 0 };
+    entry.count += 1;
+    this.#failures.delete(key);
+    this.#failures.set(key, entry);
+    if (this.#failures.size > this.#settings.maxAddresses) {
+      const oldest = this.#failures.keys().next().value;
+      if (oldest !== undefined) this.#failures.delete(oldest);
+    }
+  }
+
+  /** The address's entry if its window has not ended (an ended one is forgotten). */
+  #current(key: string): Failures | undefined {
+    const entry = this.#failures.get(key);
+    if (entry === undefined) return undefined;
+    if (this.#now() - entry.windowStart < this.#settings.windowMs) return entry;
+    this.#failures.delete(key);
+    return undefined;
+  }
+}
+
+/** The table's key of an address: IPv4 (also IPv4-mapped) as it is, IPv6 by its /64 prefix. */
+export function keyOf(address: string): string {
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
+  if (mapped !== null) return mapped[1]!;
+  if (!isIPv6(address)) return address;
+  const [head = "", tail = ""] = address.toLowerCase().split("::");
+  const headGroups = head === "" ? [] : head.split(":");
+  const tailGroups = address.includes("::") ? (tail === "" ? [] : tail.split(":")) : [];
+  const groups = address.includes("::")
+    ? [...headGroups, ...Array<string>(8 - headGroups.length - tailGroups.length).fill("0"), ...tailGroups]
+    : headGroups;
+  return `${groups.slice(0, 4).map((group) => group.replace(/^0+(?=.)/, "")).join(":")}::/64`;
+}
