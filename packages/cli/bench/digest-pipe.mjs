@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * `golem-stream invoke echo digest -` of a file on stdin, against a raw `ws`
- * pipe doing the same work (issue #17: target >= 0.5x), in alternating rounds.
+ * pipe doing the same work (target >= 0.5x, docs/performance.md), in alternating rounds.
  *
  *   node bench/digest-pipe.mjs                 # 256 MiB, 5 rounds (build first)
  *   BENCH_MIB=64 BENCH_ROUNDS=3 node bench/digest-pipe.mjs

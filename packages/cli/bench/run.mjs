@@ -16,7 +16,7 @@ import { textLines } from "../dist/io/stdin-source.js";
 
 /**
  * Whether `ws` (as @golem-stream/client, which the CLI connects with, resolves it) loads the optional native `bufferutil`,
- * which masks and unmasks frames in C instead of JavaScript (issue #17).
+ * which masks and unmasks frames in C instead of JavaScript.
  */
 function bufferutilStatus() {
   if (process.env.WS_NO_BUFFER_UTIL) return "disabled (WS_NO_BUFFER_UTIL)";

@@ -2,7 +2,7 @@
  * One bounded `GET` through node:http / node:https. `invoke` has loaded those
  * already (the WebSocket client uses them), while the global `fetch` loads
  * and compiles undici on first use: 50–70 ms of every invocation's start on
- * this project's bench machine (docs/protocol/throughput.md, session 7).
+ * this project's bench machine (docs/performance.md).
  *
  * Redirects are not followed: the request carries a bearer token, and the
  * discovery endpoint lives at the same origin as the sessions, so a redirect

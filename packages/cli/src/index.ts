@@ -17,7 +17,7 @@ export {
   type DecodeCheckpointOptions,
 } from "./checkpoint/checkpoint.js";
 export { readCheckpointFile, writeCheckpointFile } from "./checkpoint/checkpoint-file.js";
-export { replaceFileAtomically } from "./checkpoint/atomic-file.js";
+export { replaceFileAtomically, type ReplaceOptions } from "./checkpoint/atomic-file.js";
 export { defaultDataDir } from "./paths.js";
 // The protocol types a checkpoint holds.
 export type { Selector, ConfigEntry, SchemaValueJson, JsonValue, JsonObject, JsonArray, JsonPrimitive } from "@golem-stream/wire";

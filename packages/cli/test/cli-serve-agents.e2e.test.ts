@@ -57,6 +57,8 @@ describe("serve --agents with a catalogue of its own", () => {
     expect(banner).toContain(`agents of ${MODULE}: application math, environment prod: adder`);
     expect(banner).toContain("golem-stream types -a math -e prod");
     expect(banner).not.toContain("invoke echo");
+    // The console link opens the first application served, not the demo's (the console's default).
+    expect(banner).toMatch(/web console http:\/\/\S+\/\?application=text&environment=default /);
   });
 
   it("discovery lists exactly the module's agent types, and no demo", async () => {

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * The size budget of @golem-stream/client in a web page (issue #12):
+ * The size budget of @golem-stream/client in a web page:
  *
  *   node bench/browser-size.mjs        # after `pnpm build`
  *

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
- * Before/after of the server's small-item path in one run (throughput.md,
- * "Small items: before and after"): raw `ws`, then `tally` and `reverse`
+ * Before/after of the server's small-item path in one run (docs/performance.md,
+ * How it is measured): raw `ws`, then `tally` and `reverse`
  * against this checkout's embedded server and against another build of
  * @golem-stream/server, alternating in every round; the client is this
  * checkout's in both. Also `digest` of BENCH_MIB 1 MiB batches (upload), and

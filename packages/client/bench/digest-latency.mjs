@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * Where a durable `digest` batch waits (issue #17): the time from the
+ * Where a durable `digest` batch waits: the time from the
  * server's `acceptInput` of each 1 MiB batch to its durability (what the ACK
  * waits for), the group commits' latency and size, and the batches'
  * inter-arrival times, beside the row's rate.

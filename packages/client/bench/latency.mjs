@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * Latency of output items (issue #17): from the agent's `writer.write` of an
+ * Latency of output items: from the agent's `writer.write` of an
  * item (its yield) to the moment the client's consumer receives it from
  * `for await`, p50/p99/max, for the demo method `count`.
  *

@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 /**
  * Memory of @golem-stream/client and the embedded server while they move far
- * more data than any of their bounds (issue #6: "the runtime's memory stays
- * bounded"). Speed is bench/run.mjs; this prints how much memory each side
+ * more data than any of their bounds ("the runtime's memory stays bounded";
+ * docs/memory.md). Speed is bench/run.mjs; this prints how much memory each side
  * needed, and whether that grows with the size moved.
  *
  *   node bench/memory.mjs                       # after `pnpm build` at the root; about a minute

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * Summarises `.cpuprofile` files (from `node --cpu-prof`) into the shares of
- * the small-item path that docs/protocol/throughput.md reports: self time
+ * the small-item path that docs/performance.md reports: self time
  * grouped by the stage of the pipeline the function belongs to, then the top
  * functions.
  *

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * Throughput of @golem-stream/client (issue #6), printed beside raw `ws`
+ * Throughput of @golem-stream/client, printed beside raw `ws`
  * moving the same payloads over loopback in the same run, as ratios (no
  * absolute targets in tests; this is where speed is measured).
  *
@@ -41,13 +41,14 @@
  *   disk              — 1 MiB appends to a file, each fdatasync'd: the disk's own
  *                       ceiling for a durable `digest`. Per round the lower of
  *                       it and raw ws is the durable bound `digest` is also
- *                       compared with; the report ends with issue #17's targets.
+ *                       compared with; the report ends with the targets
+ *                       (docs/performance.md).
  *
  * The u8 rows also print the receiver's CPU per MiB (user and system, all its
  * threads, medians over the rounds): on a shared machine it moves less than
  * wall time. Optional native `bufferutil`, when installed, makes `ws` mask and
  * unmask in C and moves the raw row far more than the protocol rows; see
- * docs/protocol/throughput.md. The PostgreSQL and cluster rows are
+ * docs/performance.md. The PostgreSQL and cluster rows are
  * packages/store-postgres/bench/run.mjs (the same method, imported).
  */
 import { closeSync, fdatasyncSync, mkdtempSync, openSync, rmSync, writeSync } from "node:fs";
@@ -130,13 +131,13 @@ console.log(row("  client, ack-only peer (one way)", "strPeer", "strRaw", ITEMS,
 console.log(row("  client + server + SQLite (tally, one way)", "strTally", "strRaw", ITEMS, "items/s"));
 console.log(row("  client + server + SQLite (reverse, round trip)", "strReverse", "strRaw", ITEMS, "items/s"));
 
-// Issue #17's targets: medians of the per-round ratios, baselines from the same round.
+// The targets (docs/performance.md): medians of the per-round ratios, baselines from the same round.
 const ratioOf = (name, base) => {
   const times = bench.seconds[name];
   const baseTimes = bench.seconds[base];
   return times === undefined || baseTimes === undefined ? undefined : median(times.map((t, round) => baseTimes[round] / t));
 };
-console.log(`targets (issue #17; bufferutil ${bufferutilStatus()})`);
+console.log(`targets (bufferutil ${bufferutilStatus()})`);
 for (const [label, name, base, target] of [
   ["  durable digest / lower of raw ws and disk", "u8Server", "u8Bound", 0.9],
   ["  tally (64-byte items) / raw ws messages", "strTally", "strRaw", 0.4],

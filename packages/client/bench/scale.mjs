@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * Scale on one node (issue #17): BENCH_IDLE (1000) concurrent sessions whose
+ * Scale on one node: BENCH_IDLE (1000) concurrent sessions whose
  * streams sit idle, then BENCH_UPLOADS (100) concurrent `digest` uploads on
  * top of them; memory per idle session and a check that nothing is lost.
  *

@@ -4,7 +4,7 @@
  * forked receivers (`bench/peer.mjs`), the raw `ws` baseline, one invocation
  * through @golem-stream/client, rounds with every row once in turn, and the
  * printed rows (median rate, median of each round's ratio to the raw row of
- * the same round, receiver CPU). See docs/protocol/throughput.md, Method.
+ * the same round, receiver CPU). See docs/performance.md, How it is measured.
  */
 import { createRequire } from "node:module";
 import { fork } from "node:child_process";
@@ -198,7 +198,7 @@ export function median(values) {
 
 /**
  * Whether `ws` (as the client resolves it) loads the optional native `bufferutil`,
- * which masks and unmasks frames in C instead of JavaScript (issue #17).
+ * which masks and unmasks frames in C instead of JavaScript.
  */
 export function bufferutilStatus() {
   if (process.env.WS_NO_BUFFER_UTIL) return "disabled (WS_NO_BUFFER_UTIL)";

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * One session whose output is not read (issue #16, part 3): how much input
+ * One session whose output is not read: how much input
  * does the server accept, and how much memory does it hold, before it stops
  * reading the socket? The session's byte budget is 64 MiB (decisions §6).
  *

@@ -50,7 +50,7 @@ export function checkInputItem(channel: number, sequence: bigint, value: SchemaV
   // The text is built by concatenation, which V8 keeps as a tree of its pieces until something
   // reads its characters. It is kept until the server acknowledges the item (up to the 8 MiB
   // unacknowledged-input bound of them), so it is read here once, which stores it as one piece:
-  // a tree per kept item made the garbage collector's work per item about 1 µs more (issue #17).
+  // a tree per kept item made the garbage collector's work per item about 1 µs more.
   text.charCodeAt(0);
   return text;
 }
@@ -62,7 +62,7 @@ export function checkedItemLength(channel: number, sequence: bigint, valueText: 
 
 /**
  * An `inputStreamItem` whose value `checkInputItem` checked, made from that
- * value's canonical text, which is all a pending item keeps (issue #17: the
+ * value's canonical text, which is all a pending item keeps (the
  * value's objects, kept for every unacknowledged item, were work for the
  * garbage collector). Only this package's transports are handed one
  * (`senderFor`); `value` (a getter: the checked path reads it) parses the

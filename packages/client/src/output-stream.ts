@@ -389,7 +389,7 @@ export class OutputStream implements AsyncIterable<OutputChunk> {
   /**
    * Makes `cursor` the retained one; the promise (of the persistence callback) when there is
    * something to wait for. Without a callback there is not, and the consumer's next item is
-   * taken without a promise and a turn of the microtask queue per item (issue #17).
+   * taken without a promise and a turn of the microtask queue per item.
    */
   #retain(cursor: string | undefined): Promise<void> | undefined {
     if (cursor === undefined || cursor === this.#retained) return undefined;

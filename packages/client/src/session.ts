@@ -256,7 +256,7 @@ export class Session {
       }
       const accepted = this.#attachment?.accepted ?? false;
       // An acceptance alone is no progress: a server that accepts and then fails at once would
-      // otherwise be re-attached forever with no backoff (issue 13). A connection that stayed up
+      // otherwise be re-attached forever with no backoff. A connection that stayed up
       // is, so a quiet, long invocation survives well-spaced losses.
       const stable = this.#acceptedAt !== undefined && performance.now() - this.#acceptedAt >= this.#config.policy.stableAfterMs;
       if (this.#progressed || stable) failures = 0;

@@ -1,6 +1,6 @@
 /**
  * The client against scripted servers on loopback (real `ws`, real wire
- * codecs) that misbehave in ways the real server never does (issue 13): one
+ * codecs) that misbehave in ways the real server never does: one
  * that accepts and then rejects retryably, one that never answers, one that
  * finishes before its streams end, one that uses channels it never announced.
  *

@@ -1,5 +1,5 @@
 /**
- * Scale on one node, bounded (issue #17; the full run with memory figures is
+ * Scale on one node, bounded (the full run with memory figures is
  * bench/scale.mjs): many sessions whose streams stay idle while concurrent
  * `digest` uploads run beside them. Nothing may be refused or lost: every
  * upload's digest is that of its bytes, and every idle session, released

@@ -1,8 +1,8 @@
 /**
  * StatePersistence.commit: a stream that retained a cursor waits for the
  * save only when there is a callback to save it; without one there is
- * nothing to wait for, and it gets no promise (issue #17: one promise chain
- * per delivered item).
+ * nothing to wait for, and it gets no promise (one promise chain per
+ * delivered item was measurable on small items).
  */
 import { describe, expect, it } from "vitest";
 import { ClientError } from "../src/errors.js";

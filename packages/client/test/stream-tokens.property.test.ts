@@ -1,6 +1,6 @@
 /**
  * `findStreamTokens` builds a stream's JSON pointer only when it finds the
- * stream (issue #17: building one per member of every received item cost
+ * stream (building one per member of every received item cost
  * more than the walk). It must find exactly what the plain walk below finds,
  * in the same order, with the same pointers, escapes included.
  */

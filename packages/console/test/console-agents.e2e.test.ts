@@ -71,6 +71,24 @@ afterAll(async () => {
   if (dataDir !== undefined) rmSync(dataDir, { recursive: true, force: true });
 });
 
+it("opened at ?application=…&environment=… (the link serve --agents prints), the console loads that catalogue at sign-in", async () => {
+  if (startFailure !== undefined || browser === undefined) throw startFailure ?? new Error("no browser");
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  try {
+    await page.goto(`${server.httpUrl}/?application=loud&environment=staging`);
+    await page.waitForSelector("body[data-ready=true]");
+    expect(await page.locator("#application").inputValue()).toBe("loud");
+    expect(await page.locator("#environment").inputValue()).toBe("staging");
+    await page.getByLabel("Bearer token").fill(TOKEN);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.locator("#choosers").waitFor({ state: "visible" });
+    expect(await page.locator("#agent-type option").allTextContents()).toEqual(["shouter"]);
+  } finally {
+    await context.close();
+  }
+});
+
 it("with the module's application loaded, the console lists its agent type, renders its forms and streams its output", async () => {
   if (startFailure !== undefined || browser === undefined) throw startFailure ?? new Error("no browser");
   const context = await browser.newContext();

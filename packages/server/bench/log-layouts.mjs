@@ -3,8 +3,8 @@
  * Log layouts side by side, on bare tables (not the store): CPU per row and
  * WAL pages per commit of 64-byte input rows, appended in commits of GROUP
  * rows (one count update each, rows 16 per statement) round-robin over
- * NSTREAMS streams among BACKGROUND others, in each layout (throughput.md,
- * session 7):
+ * NSTREAMS streams among BACKGROUND others, in each layout (docs/performance.md,
+ * Tried and dropped):
  *   v3          (stream_id TEXT, sequence) key index, foreign key into streams
  *   v3nofk      the same without the foreign key
  *   intindex    (stream_key INTEGER, sequence) key index beside the rowid

@@ -1,4 +1,4 @@
-// Cost of the operations side (issue #17) on the small-item hot path: the
+// Cost of the operations side (metrics, logs, tracing) on the small-item hot path: the
 // same `tally` of 64-byte string items against two embedded servers in this
 // process, one with everything off (the library default) and one with
 // Prometheus metrics, health endpoints and a pino JSON logger (to /dev/null)

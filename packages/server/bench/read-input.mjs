@@ -4,7 +4,7 @@
  * input stream of the SQLite store: the duplicate check of every resent
  * item after a reconnect makes this call. Its cost must not grow with the
  * item's position (it did: the scan began at the stream's first chunk,
- * 18.8 ms per call 200 000 items in; throughput.md, session 7).
+ * 18.8 ms per call 200 000 items in).
  *
  *   node bench/read-input.mjs            # after `npx tsc -p tsconfig.json`
  *   READ_ITEMS=1000000 node bench/read-input.mjs

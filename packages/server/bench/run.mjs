@@ -13,7 +13,7 @@ import { startEmbeddedServer } from "../dist/index.js";
 
 /**
  * Whether `ws` (as this package resolves it) loads the optional native `bufferutil`,
- * which masks and unmasks frames in C instead of JavaScript (issue #17).
+ * which masks and unmasks frames in C instead of JavaScript.
  */
 function bufferutilStatus() {
   if (process.env.WS_NO_BUFFER_UTIL) return "disabled (WS_NO_BUFFER_UTIL)";

@@ -4,7 +4,7 @@
  * of `acceptInput` + `appendOutput` of 64-byte items, a `reverse`-like
  * pair per item, in bursts issued together (one group commit each), for
  * this checkout's store and, optionally, another build's, alternating in
- * fresh processes round by round (throughput.md, session 7).
+ * fresh processes round by round (docs/performance.md).
  *
  *   node bench/store-append.mjs [/path/to/other/packages/server/dist/index.js]
  *   STORE_ITEMS=20000 STORE_ROUNDS=5 STORE_BURSTS=1,16,64 node bench/store-append.mjs ...

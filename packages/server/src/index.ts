@@ -21,7 +21,7 @@ export { CatalogueDriftError, type CatalogueDetails } from "./cluster/catalogue-
 export { CombinedAgentHost } from "./catalogue/combined-host.js";
 export { createSessionServer, type SessionServer, type BufferedBytes, type SessionServerOptions, type ClusterOptions, type ListeningAddress, type PageHandler } from "./server.js";
 export type { Timers, TimerHandle } from "./timers.js";
-export type { ServerObserver, PartialObserver, AttachmentObserver, BackpressureReason, SessionIdentity, AttachEvent, AttachOperation, AttachmentEnd, RejectedOperation } from "./observability/server-observer.js";
+export type { ServerObserver, PartialObserver, AttachmentObserver, BackpressureReason, SilenceReason, PrincipalLimit, SessionIdentity, AttachEvent, AttachOperation, AttachmentEnd, RejectedOperation } from "./observability/server-observer.js";
 // From the lower layers: the Keyring the options take, and the protocol types in this package's signatures.
 export { Keyring, type KeyringInit, type KeyringKeyInit } from "@golem-stream/tokens";
 export type {

@@ -1,5 +1,5 @@
 /**
- * Regression tests for the conformance audit's findings (issue #5), one
+ * Regression tests for the conformance audit's findings, one
  * `describe` per finding, each quoting the rule it restores. Same black-box
  * setup as conformance-audit.e2e.test.ts: real WebSockets on loopback, the
  * strict client-side decoder, and every connection's log checked against

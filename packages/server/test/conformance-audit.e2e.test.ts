@@ -1,5 +1,5 @@
 /**
- * Black-box conformance audit of the server (issue #5), rule by rule, as a
+ * Black-box conformance audit of the server, rule by rule, as a
  * hostile or careless client would behave: real WebSockets on loopback,
  * the strict wire codecs on the client side, and no knowledge of the
  * server's internals. Every connection's complete log is also checked

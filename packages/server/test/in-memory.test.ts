@@ -4,53 +4,13 @@
  * in-memory store. The same
  * rules the loopback tests check, with full control of interleavings.
  */
-import { NOOP_OBSERVER } from "../src/observability/server-observer.js";
 import { describe, expect, it } from "vitest";
 import { randomUUID } from "node:crypto";
-import { Keyring } from "@golem-stream/tokens";
-import { canonicalJson, decodeServerMessage, encodeMessage, type JsonValue, type ClientMessage, type ServerMessage } from "@golem-stream/wire";
-import { Connection } from "../src/transport/connection.js";
-import { SYSTEM_TIMERS } from "../src/timers.js";
-import { SessionRuntime } from "../src/sessions/session-runtime.js";
-import { TokenService } from "../src/sessions/token-service.js";
-import { createDemoHost, MemorySessionStore, NodeBudget, resolveLimits, silentLogger, type ServerLimits } from "../src/index.js";
-import { encodeOutgoing, SENT, type OutgoingMessage, type SessionTransport } from "../src/transport/transport.js";
+import { canonicalJson, type JsonValue } from "@golem-stream/wire";
+import { SENT, type OutgoingMessage } from "../src/transport/transport.js";
+import type { ServerLimits } from "../src/index.js";
 import { demoStart, v } from "./helpers.js";
-
-class MemoryTransport implements SessionTransport {
-  readonly sent: ServerMessage[] = [];
-  /** The stored value bytes of the items sent without re-encoding their values. */
-  readonly storedValues: Uint8Array[] = [];
-  closedWith: number | undefined;
-  paused = false;
-  #waiters: (() => void)[] = [];
-
-  get isOpen(): boolean {
-    return this.closedWith === undefined;
-  }
-  send(message: OutgoingMessage): Promise<void> {
-    if (this.isOpen) {
-      if ("canonicalValue" in message) this.storedValues.push(message.canonicalValue);
-      // Kept as the client would decode it.
-      this.sent.push("canonicalValue" in message ? decodeServerMessage(encodeOutgoing(message), false) : message);
-    }
-    for (const waiter of this.#waiters.splice(0)) waiter();
-    return Promise.resolve();
-  }
-  close(code: number): void {
-    this.closedWith ??= code;
-    for (const waiter of this.#waiters.splice(0)) waiter();
-  }
-  pauseReading(): void {
-    this.paused = true;
-  }
-  resumeReading(): void {
-    this.paused = false;
-  }
-  async until(predicate: (sent: readonly ServerMessage[]) => boolean): Promise<void> {
-    while (!predicate(this.sent) && this.closedWith === undefined) await new Promise<void>((resolve) => this.#waiters.push(resolve));
-  }
-}
+import { MemoryTransport, memoryHarness } from "./support/memory-session.js";
 
 /** A transport under backpressure for output items: each one's send settles only when the test releases it. */
 class GatedTransport extends MemoryTransport {
@@ -71,33 +31,7 @@ class GatedTransport extends MemoryTransport {
 /** Lets the store commit and the session run for a while (no assertion on time: only on what was sent). */
 const settle = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, 30));
 
-function harness(limits: Partial<ServerLimits> = {}) {
-  const store = new MemorySessionStore();
-  const runtime = new SessionRuntime(
-    {
-      store,
-      cluster: undefined,
-      host: createDemoHost(),
-      tokens: new TokenService(Keyring.generate(), { issuer: "test", audience: "test" }),
-      limits: resolveLimits(limits),
-      logger: silentLogger,
-      observer: NOOP_OBSERVER,
-      now: Date.now,
-      timers: SYSTEM_TIMERS,
-      nodeBudget: new NodeBudget(resolveLimits().maxQueuedBytesPerNode),
-    },
-    () => true,
-  );
-  const open = <T extends MemoryTransport = MemoryTransport>(transport: T = new MemoryTransport() as T) => {
-    const connection = new Connection(transport, { account: "a", principal: "p" }, runtime);
-    const send = (message: ClientMessage) => {
-      const data = encodeMessage(message);
-      connection.receive(typeof data === "string" ? new TextEncoder().encode(data) : data, typeof data !== "string");
-    };
-    return { transport, connection, send };
-  };
-  return { store, runtime, open };
-}
+const harness = (limits: Partial<ServerLimits> = {}) => memoryHarness({ limits });
 
 describe("Connection + SessionRuntime in memory", () => {
   it("runs reverse end to end and closes with 1000 after invocationFinished", async () => {
@@ -155,6 +89,35 @@ describe("Connection + SessionRuntime in memory", () => {
     await transport.until(() => transport.closedWith !== undefined);
     expect(transport.sent.filter((m) => m.type === "outputStreamItem").map((m) => m.sequence)).toEqual([0n, 1n, 2n, 3n]);
     expect(transport.sent.at(-1)?.type).toBe("invocationFinished");
+    await store.close();
+  });
+
+  it("an attachment that has sent invocationFinished is not revoked after it (nothing follows it)", async () => {
+    const { open, store } = harness();
+    const first = open();
+    first.send(demoStart("reverse", v.record(v.stream(randomUUID()))));
+    await first.transport.until((sent) => sent.some((m) => m.type === "invocationAccepted"));
+    const accepted = first.transport.sent[0];
+    if (accepted?.type !== "invocationAccepted") throw new Error("not accepted");
+    first.send({ type: "inputStreamItem", channel: 1, sequence: 0n, value: v.str("ab") });
+    first.send({ type: "inputStreamEnd", channel: 1, sequence: 1n });
+    await first.transport.until(() => first.transport.closedWith !== undefined);
+
+    // One resume of the finished session on two transports at once (an uncertain retry): the first
+    // attachment sends its invocationFinished while the second, its exact replay, replaces it.
+    const item = first.transport.sent.find((m) => m.type === "outputStreamItem");
+    if (item?.type !== "outputStreamItem") throw new Error("no output");
+    const resume = { type: "resumeAttach", attemptId: randomUUID(), operation: "resume", outputCursors: [item.cursorToken], sessionToken: accepted.sessionToken } as const;
+    const twins = [open(), open()];
+    for (const twin of twins) twin.send(resume);
+    for (const twin of twins) await twin.transport.expectClose("the end of an attachment of a finished session");
+    for (const twin of twins) {
+      const sent = twin.transport.sent;
+      const finished = sent.findIndex((m) => m.type === "invocationFinished");
+      // Either it finished (and nothing followed) or it was replaced before finishing.
+      if (finished >= 0) expect(sent.slice(finished + 1)).toEqual([]);
+      else expect(sent.at(-1)).toEqual({ type: "attachmentRevoked", reason: "replaced" });
+    }
     await store.close();
   });
 

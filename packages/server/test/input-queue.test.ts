@@ -1,6 +1,6 @@
 /**
  * The input queue's consumer iterator (written out instead of an async
- * generator, throughput.md session 9): items in order, the end, the
+ * generator, for speed): items in order, the end, the
  * cancellation's error, permits released as items are taken, consumer-drop
  * when the agent stops reading, and `next` calls answered in call order.
  */

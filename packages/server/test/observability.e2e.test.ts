@@ -1,5 +1,5 @@
 /**
- * Operations (issue #17): `/metrics` scraped during a real run over
+ * Operations: `/metrics` scraped during a real run over
  * loopback WebSockets, counters moving as protocol events happen; every
  * log line of that run (start, resume, takeover, revocation, rejections, a
  * violation, finishes) free of token and key material; `/healthz` and

@@ -1,5 +1,6 @@
 /**
- * Issue #16, fault 1, for stores written before the size check: a log that
+ * Output items too large for any message, in stores written before the size
+ * check: a log that
  * already holds an output item no message can carry. Phase one writes such
  * a log by turning the producers' check off (as the server before the fix
  * had none); phase two restarts on the same SQLite directory and attaches:

@@ -1,5 +1,5 @@
 /**
- * Issue #16, fault 1: an output value within the 8 MiB byte charge whose
+ * An output value within the 8 MiB byte charge whose
  * message (cursor token, channel, sequence, mappings) is over the 8 MiB
  * text limit. It must end its stream with `producer-error` before anything
  * is committed, never wedge the session; and a log written before the check

@@ -1,5 +1,5 @@
 /**
- * Issue #16, fault 2: an exact replay that arrives while the attach it
+ * An exact replay that arrives while the attach it
  * replays has committed but not yet taken the session in memory. A store
  * wrapper holds the commit's answer back at a gate, which forces the
  * interleaving that load made rare: the replay reads the committed attempt

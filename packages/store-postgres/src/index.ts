@@ -33,4 +33,5 @@ export type {
   ServerCancelReason,
   ClientCancelReason,
   CommitListener,
+  NodeCatalogue,
 } from "@golem-stream/server";

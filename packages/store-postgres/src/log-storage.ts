@@ -6,8 +6,8 @@
  * is over about 2 KB (`toast_tuple_target`, 2032 by default), so every
  * packed row of small items (`maxPackedRowBytes`) went through `pglz` on
  * commit and back through it on every read: the users' bytes, measured at
- * 14 % of PostgreSQL's CPU in `tally` and 50 % in `digest` (docs/protocol/
- * throughput.md, session 10). With `toast_tuple_target` at its largest
+ * 14 % of PostgreSQL's CPU in `tally` and 50 % in `digest` (`perf` of the
+ * backends; docs/performance.md). With `toast_tuple_target` at its largest
  * (8160 bytes on 8 KiB pages), a row that fits a page is kept as it is;
  * a larger one (a 1 MiB batch) is compressed and stored out of line as
  * before.

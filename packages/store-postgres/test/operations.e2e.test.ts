@@ -1,5 +1,5 @@
 /**
- * Operations in cluster mode on PostgreSQL (issue #17): `/readyz` asks
+ * Operations in cluster mode on PostgreSQL: `/readyz` asks
  * PostgreSQL, the lease and drain gauges follow the node, and the store's
  * group commits feed the commit latency and group size histograms.
  */

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * canonicalJson of this checkout against another build's, alternating in
- * rounds (issue #17, docs/protocol/throughput.md): an input item message
+ * rounds (docs/performance.md): an input item message
  * and a record of 20 string fields, with the outputs checked equal.
  *
  *   node bench/canonical-compare.mjs /other/checkout/packages/wire/dist/canonical-json.js

@@ -2,7 +2,7 @@
 // Every figure is a ratio to a baseline measured side by side in the same run,
 // so the numbers compare across machines. Usage: node bench/run.mjs [--quick]
 //
-// The target (issue #2): decodeClientMessage on a realistic corpus runs at
+// The target: decodeClientMessage on a realistic corpus runs at
 // least 0.5x the throughput of plain JSON.parse of the same bytes.
 import { createHash } from "node:crypto";
 import { performance } from "node:perf_hooks";

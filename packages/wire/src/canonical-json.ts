@@ -33,7 +33,7 @@ export function canonicalJsonAtDepth(value: unknown, depth: number): string {
 /**
  * Builds the text by concatenation (V8 joins the pieces lazily, once),
  * which measured faster than collecting parts for the small messages that
- * dominate (issue #17: the client encodes every input item through here).
+ * dominate (the client encodes every input item through here).
  */
 function write(value: unknown, open: object[], depth: number): string {
   switch (typeof value) {
@@ -98,7 +98,7 @@ const NEEDS_ESCAPE = /["\\\u0000-\u001f]/;
 function quote(text: string): string {
   if (!isWellFormedText(text)) throw invalid("a string with a lone surrogate");
   // Most strings need no escape: quoting them by concatenation measured several times faster
-  // than JSON.stringify, which sets up a string builder for each call (issue #17).
+  // than JSON.stringify, which sets up a string builder for each call.
   if (!NEEDS_ESCAPE.test(text)) return '"' + text + '"';
   // JSON.stringify escapes exactly what JSON requires (quote, backslash and
   // control characters) and nothing else, with lower-case hex.

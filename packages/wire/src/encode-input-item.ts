@@ -4,8 +4,8 @@
  * change when the item is sent again (another connection maps the stream to
  * another channel). A client keeps the text with the item and frames it for
  * each send, instead of encoding the whole message through the variant table
- * every time (issue #17: that table and the message object it builds were
- * most of a small item's encoding cost).
+ * every time (that table and the message object it builds were most of a
+ * small item's encoding cost).
  *
  * Canonical JSON sorts the members channel < sequence < type < value <
  * version, so the message is `inputStreamItemHead(channel, sequence)`, the

@@ -14,6 +14,8 @@ export interface ServedAgents {
   calls(command: string): readonly string[];
   /** Whether the demo catalogue is served. */
   readonly demo: boolean;
+  /** The console link's query: the first application and environment served, when the demo (the console's default) is not. */
+  readonly consoleQuery: string;
 }
 
 const demoCalls = (command: string): string[] => [
@@ -24,7 +26,7 @@ const demoCalls = (command: string): string[] => [
 
 /** `file` and `agents` are the `--agents` module and its export; undefined for the demo alone. */
 export function describeServedAgents(file: string | undefined, agents: Catalogue | AgentHost | undefined, demo: boolean): ServedAgents {
-  if (file === undefined || agents === undefined) return { lines: [], calls: demoCalls, demo: true };
+  if (file === undefined || agents === undefined) return { lines: [], calls: demoCalls, demo: true, consoleQuery: "" };
   const lines: string[] = [];
   const served: [application: string, environment: string][] = [];
   if (!isHost(agents)) {
@@ -42,7 +44,9 @@ export function describeServedAgents(file: string | undefined, agents: Catalogue
     ...served.map(([application, environment]) => `${command} types -a ${shellWord(application)} -e ${shellWord(environment)}`),
     ...(demo ? demoCalls(command) : []),
   ];
-  return { lines, calls, demo };
+  const first = served[0];
+  const consoleQuery = demo || first === undefined ? "" : `?${new URLSearchParams({ application: first[0], environment: first[1] }).toString()}`;
+  return { lines, calls, demo, consoleQuery };
 }
 
 function isHost(agents: Catalogue | AgentHost): agents is AgentHost {

@@ -236,7 +236,7 @@ export async function runServe(options: ServeOptions, io: CliIo): Promise<ExitCo
   if (exposed !== undefined) where.push(`WARNING: ${exposed}`);
   for (const warning of weakCredentials) where.push(`WARNING: ${warning}`);
   where.push(...served.lines);
-  if (options.console) where.push(`web console ${url}/ (sign in with a token)`);
+  if (options.console) where.push(`web console ${url}/${served.consoleQuery} (sign in with a token)`);
   where.push(`health ${url}/healthz, readiness ${url}/readyz${options.metrics ? `, metrics ${url}/metrics` : ""}`);
   io.stdout.write(
     [

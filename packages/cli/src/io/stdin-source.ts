@@ -120,7 +120,7 @@ function toBytes(chunk: unknown): Uint8Array {
  * Node reads a file on stdin 64 KiB at a time with nothing read ahead, so
  * `byteChunks` found nothing to join and every 64 KiB became its own message,
  * durable event and payload write: 16 times the per-event work of 1 MiB
- * batches on both sides (measured: docs/protocol/throughput.md, session 7).
+ * batches on both sides (measured: docs/performance.md).
  * A pipe or a terminal hands over what it holds whatever is asked for, so it
  * is read as it is.
  */

@@ -1,5 +1,4 @@
 /** Helpers for calling the embedded server's demo catalogue (decisions §7). */
-import { createHash, randomBytes } from "node:crypto";
 import type { SchemaValueJson } from "@golem-stream/wire";
 import type { Invocation, OutputStream, ParamNode } from "../../src/index.js";
 
@@ -11,35 +10,10 @@ export const demo = {
 };
 
 export const record = (...fields: ParamNode[]): ParamNode => ({ kind: "record", value: { fields } });
-export const u32 = (value: number): SchemaValueJson => ({ kind: "u32", value });
-
-export const sha256 = (bytes: Uint8Array): string => createHash("sha256").update(bytes).digest("hex");
-
-/** `size` random bytes delivered in random chunk sizes up to `maxChunk`. */
-export function randomChunks(size: number, maxChunk: number): { chunks: Uint8Array[]; all: Uint8Array } {
-  const all = randomBytes(size);
-  const chunks: Uint8Array[] = [];
-  for (let at = 0; at < size; ) {
-    const length = Math.min(size - at, 1 + Math.floor(Math.random() * maxChunk));
-    chunks.push(all.subarray(at, at + length));
-    at += length;
-  }
-  return { chunks, all };
-}
+export { collect, fieldsOf, randomChunks, sha256, u32 } from "@golem-stream/test-support";
 
 export async function firstStream(call: Invocation): Promise<OutputStream> {
   const result = await call.result;
   if (result.kind !== "value" || result.streams[0] === undefined) throw new Error("the result has no stream");
   return result.streams[0];
-}
-
-export async function collect<T>(source: AsyncIterable<T>): Promise<T[]> {
-  const out: T[] = [];
-  for await (const item of source) out.push(item);
-  return out;
-}
-
-export function fieldsOf(value: SchemaValueJson): SchemaValueJson[] {
-  const payload = value.value as unknown as { fields: SchemaValueJson[] };
-  return payload.fields;
 }

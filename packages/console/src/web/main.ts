@@ -153,7 +153,21 @@ async function start(): Promise<void> {
   );
 }
 
+/**
+ * `?application=…&environment=…` in the page's address pre-fills the
+ * catalogue to open: `serve --agents` prints its console link with the
+ * first application it serves, where the form's default is the demo's.
+ */
+function prefillFromAddress(): void {
+  const query = new URLSearchParams(location.search);
+  for (const name of ["application", "environment"] as const) {
+    const value = query.get(name);
+    if (value !== null && value.length > 0 && value.length <= 128) $<HTMLInputElement>(name).value = value;
+  }
+}
+
 async function boot(): Promise<void> {
+  prefillFromAddress();
   $<HTMLFormElement>("sign-in-form").addEventListener("submit", (event) => {
     event.preventDefault();
     const input = $<HTMLInputElement>("token");

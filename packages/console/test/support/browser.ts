@@ -4,4 +4,4 @@
  * no browser can be started, `launchBrowser` throws with the reason and the
  * fix: the tests fail, they are never skipped.
  */
-export { CHROMIUM_PATH, launchBrowser } from "../../../client/test/support/browser.js";
+export { CHROMIUM_PATH, launchChromium as launchBrowser } from "@golem-stream/test-support";

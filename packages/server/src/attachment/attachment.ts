@@ -29,7 +29,7 @@ import type { StreamState } from "../invocation/stream-state.js";
 import type { AttachmentEnd, AttachmentObserver } from "../observability/server-observer.js";
 import type { CursorPosition } from "../sessions/token-service.js";
 import type { OutputEvent } from "../store/session-store.js";
-import { SENT, type OutgoingMessage, type SessionTransport } from "../transport/transport.js";
+import { SENT, sendLastThenClose, type OutgoingMessage, type SessionTransport } from "../transport/transport.js";
 
 export interface AttachPlan {
   /** The client's verified cursors, by stream id. */
@@ -227,13 +227,12 @@ export class Attachment implements AttachmentSink {
   }
 
   revoke(): void {
-    if (this.#ended) return;
+    // Once invocationFinished is handed to the transport nothing may follow it (section 6.9): the
+    // attachment ends and closes with 1000 as soon as that send settles, replaced or not.
+    if (this.#ended || this.#finishedSent) return;
     this.observed.revoked();
     this.#end("revoked");
-    void Promise.resolve()
-      .then(() => this.#transport.send({ type: "attachmentRevoked", reason: "replaced" }))
-      .catch(() => undefined) // the transport is being closed either way
-      .finally(() => this.#transport.close(CLOSE_NORMAL, "replaced"));
+    sendLastThenClose(this.#transport, { type: "attachmentRevoked", reason: "replaced" }, () => this.#transport.close(CLOSE_NORMAL, "replaced"));
   }
 
   // ------------------------------------------------------------ input (client → session)
@@ -289,11 +288,10 @@ export class Attachment implements AttachmentSink {
     }
     logger.error("attachment failed", fields);
     this.#end("fault");
-    void Promise.resolve()
-      .then(() =>
-        this.#transport.send({ type: "invocationRejected", attemptId: this.attemptId, code: "internal-error", message: "internal error", retryable: true }),
-      )
-      .catch(() => undefined)
-      .finally(() => this.#transport.close(CLOSE_INTERNAL_ERROR, ""));
+    sendLastThenClose(
+      this.#transport,
+      { type: "invocationRejected", attemptId: this.attemptId, code: "internal-error", message: "internal error", retryable: true },
+      () => this.#transport.close(CLOSE_INTERNAL_ERROR, ""),
+    );
   }
 }

@@ -5,7 +5,7 @@
  * has committed, exactly as they were handed to it, in one contiguous run
  * of the log; whatever it does not hold the pump reads from the store. For
  * small items this skips a store query per commit (about a tenth of the
- * server's time per `reverse` item: docs/protocol/throughput.md).
+ * server's time per `reverse` item: docs/performance.md).
  */
 import type { OutputEvent } from "../store/session-store.js";
 

@@ -119,7 +119,7 @@ export class InputQueue<T> {
    * The consumer's iterator, written out rather than an async generator: an
    * item already queued (the common case under load) is handed over in one
    * settled promise, where a generator's `yield` cost its own await, request
-   * queue and extra microtask turns for every item (throughput.md, session 9).
+   * queue and extra microtask turns for every item (docs/performance.md).
    * It keeps the generator's behaviour: items in order, then the end or the
    * cancellation's error once, then `done`; calls to `next` answer in call
    * order; and an iteration the consumer stops (`return`, as `break` or a

@@ -508,7 +508,7 @@ export class LiveSession {
     permitBytes: number,
   ): AcceptedInput | undefined | Promise<AcceptedInput | undefined> {
     // The common case waits for nothing and returns at once: no promise and no
-    // async frame per item (measured on 64-byte items, throughput.md).
+    // async frame per item (measured on 64-byte items, docs/performance.md).
     const queue = stream.queue;
     if ((queue === undefined || queue.hasSpace) && !this.remote) return this.#acceptNow(owner, stream, chunk, item, introduced, permitBytes);
     return this.#acceptAfterWaiting(owner, stream, chunk, item, introduced, permitBytes);

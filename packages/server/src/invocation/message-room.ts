@@ -3,7 +3,7 @@
  * carry it. A value within the 8 MiB byte charge can still make a message
  * over the 8 MiB text limit once its envelope (cursor token, channel,
  * sequence, mappings) is added; such an event, once committed, could never
- * be sent, and every attachment would fail on it forever (issue #16). So the
+ * be sent, and every attachment would fail on it forever. So the
  * check runs before the commit, with the envelope at its largest: any
  * channel number, any sequence, a cursor token of the protocol's maximum
  * length (minted per attachment, for whoever attaches). Mappings are counted

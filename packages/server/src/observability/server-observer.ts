@@ -13,8 +13,6 @@
  */
 import type { ErrorCode } from "@golem-stream/wire";
 import type { ElementKind } from "../store/session-store.js";
-import type { SilenceReason } from "../transport/liveness.js";
-import type { PrincipalLimit } from "../sessions/principal-slots.js";
 
 /** How an attachment came to own (or replay) a session. */
 export type AttachOperation = "start" | "replay" | "resume" | "takeover";
@@ -40,6 +38,12 @@ export type BackpressureReason =
   | "input-queue"
   /** An output producer is a window (256 events or the session's byte budget) ahead of the client: it waits for the client to catch up. */
   | "output-window";
+
+/** Why a connection was dropped for silence: no first message in time, or two pings unanswered. */
+export type SilenceReason = "first-message" | "ping";
+
+/** Which per-principal bound refused a caller: its open connections, or its running sessions. */
+export type PrincipalLimit = "connections" | "sessions";
 
 /** A session's public identifiers. */
 export interface SessionIdentity {

@@ -14,7 +14,8 @@ import { ProtocolError } from "@golem-stream/wire";
 import type { Principal } from "../options.js";
 
 /** Which per-principal bound was reached. */
-export type PrincipalLimit = "connections" | "sessions";
+export type { PrincipalLimit } from "../observability/server-observer.js";
+import type { PrincipalLimit } from "../observability/server-observer.js";
 
 /** One held slot; `release` is idempotent. */
 export interface PrincipalSlot {

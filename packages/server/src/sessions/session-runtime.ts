@@ -313,9 +313,9 @@ export class SessionRuntime {
    * it holds, is decided here one attempt at a time: without it an exact
    * replay could read the committed attempt while the attach that committed
    * it has not yet moved `live.record` to its generation, and answer with the
-   * previous generation's token (issue #16). Only the decision is queued;
-   * sending the acceptance happens after it, outside the queue, so a slow
-   * transport holds no other attempt back.
+   * previous generation's token: the client's own attach would be revoked.
+   * Only the decision is queued; sending the acceptance happens after it,
+   * outside the queue, so a slow transport holds no other attempt back.
    */
   #exclusive<T>(sessionId: string, work: () => Promise<T>): Promise<T> {
     const previous = this.#attachQueues.get(sessionId) ?? Promise.resolve();

@@ -38,7 +38,7 @@ import type { ServerObserver } from "../observability/server-observer.js";
 import type { Logger, Principal, ServerLimits } from "../options.js";
 import type { NodeBudget } from "../invocation/node-budget.js";
 import type { SessionRuntime } from "../sessions/session-runtime.js";
-import type { SessionTransport } from "./transport.js";
+import { sendLastThenClose, type SessionTransport } from "./transport.js";
 
 /**
  * The largest text message decoded before its permits are held, to find a
@@ -385,10 +385,7 @@ export class Connection {
   #reject(error: unknown, attemptId: string, afterAcceptance: boolean): ProtocolError {
     const failure = toProtocolError(error, this.#logger);
     const retryable = failure.code === "protocol-error" ? afterAcceptance : failure.retryable;
-    void Promise.resolve()
-      .then(() => this.#transport.send({ type: "invocationRejected", attemptId, code: failure.code, message: failure.message, retryable }))
-      .catch(() => undefined) // closing anyway
-      .finally(() => this.#close(failure.closeCode));
+    sendLastThenClose(this.#transport, { type: "invocationRejected", attemptId, code: failure.code, message: failure.message, retryable }, () => this.#close(failure.closeCode));
     this.#state = "closed";
     return failure;
   }

@@ -22,7 +22,8 @@ import type { WebSocket } from "ws";
 import type { Timers } from "../timers.js";
 
 /** Why a socket was closed by the server for saying nothing. */
-export type SilenceReason = "first-message" | "ping";
+export type { SilenceReason } from "../observability/server-observer.js";
+import type { SilenceReason } from "../observability/server-observer.js";
 
 export interface LivenessSettings {
   readonly firstMessageTimeoutMs: number;

@@ -17,8 +17,10 @@ import {
 
 /**
  * An `outputStreamItem` whose value is the canonical UTF-8 text the store
- * recorded for it: sent as those bytes, not parsed and encoded again
- * (throughput.md, issue #17, third pass).
+ * recorded for it: sent as those bytes, not parsed and encoded again: the
+ * store wrote them from a value it had validated, and parsing and
+ * re-encoding every small output item was a measurable share of the
+ * server's CPU (docs/performance.md).
  */
 export interface StoredValueItem extends OutputStreamItemHead {
   readonly canonicalValue: Uint8Array;
@@ -42,9 +44,27 @@ export function encodeOutgoing(message: OutgoingMessage, options?: EncodeOptions
  * What `SessionTransport.send` returns when the caller may go on at once.
  * A sender of many small messages (an output pump) compares with it and
  * skips its await: an await per item, even of a settled promise, costs
- * microtask turns and garbage on the server's busiest path (issue #17).
+ * microtask turns and garbage on the server's busiest path.
  */
 export const SENT: Promise<void> = Promise.resolve();
+
+/**
+ * Sends a connection's last message (a revocation, a rejection), then runs
+ * `close`, which closes the transport. The close does not wait for the send
+ * to drain: a transport's close flushes what was sent before it, and a
+ * client that stopped reading (or a half-open connection) would otherwise
+ * keep its socket open for good, the send never settling. Runs after the
+ * current step, so the caller finishes what it is doing first.
+ */
+export function sendLastThenClose(transport: SessionTransport, message: OutgoingMessage, close: () => void): void {
+  void Promise.resolve()
+    .then(() => {
+      // A send that fails or never settles changes nothing: the transport is closed either way.
+      transport.send(message).catch(() => undefined);
+    })
+    .catch(() => undefined)
+    .finally(close);
+}
 
 export interface SessionTransport {
   /** Sends one message; resolves when more may be sent without unbounded buffering (`SENT` when that is now). */

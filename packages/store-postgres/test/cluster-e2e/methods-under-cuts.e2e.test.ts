@@ -1,5 +1,5 @@
 /**
- * Issue #11, real processes on real PostgreSQL: every demo method driven by
+ * Cluster mode with real processes on real PostgreSQL: every demo method driven by
  * the real client through a round-robin balancer in front of two, then
  * three, node processes, with the balancer cutting the client's connection
  * at several points of each run (a few byte offsets per method, the next

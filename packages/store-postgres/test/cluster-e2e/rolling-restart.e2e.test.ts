@@ -1,5 +1,5 @@
 /**
- * Issue #11, real processes on real PostgreSQL: a rolling restart of every
+ * Cluster mode with real processes on real PostgreSQL: a rolling restart of every
  * node, one at a time with drain (taken out of the balancer, SIGTERM, wait
  * for the exit, a replacement with a new node id joins), under 20
  * concurrent long invocations started through the balancer: counts with a

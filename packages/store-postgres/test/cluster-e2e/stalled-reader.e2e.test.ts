@@ -1,5 +1,5 @@
 /**
- * Issue #11, real processes on real PostgreSQL: a reader at node B that
+ * Cluster mode with real processes on real PostgreSQL: a reader at node B that
  * stops reading a `blobs(64, 1 MiB)` output owned by node A. The producer
  * at A is held back by the window B reports, B stops reading the store
  * when its socket is full; neither process's memory grows with the output.

@@ -1,5 +1,5 @@
 /**
- * Issue #11, real processes on real PostgreSQL: a takeover at one node
+ * Cluster mode with real processes on real PostgreSQL: a takeover at one node
  * revokes the attachment at another within a second, and the owner's
  * process killed with SIGKILL mid-output fails its invocation through
  * another node's orphan claim within the lease TTL (plus a few seconds),

@@ -5,7 +5,7 @@ import { TOKEN } from "./cluster.js";
 // The demo helpers that hold no client type are the client's own test support's (ParamNode,
 // Invocation and OutputStream hold classes: the client's sources and this package's built client
 // would be two different types).
-export { collect as collectAll, fieldsOf, randomChunks, sha256, u32 } from "../../../../client/test/support/demo.js";
+export { collect as collectAll, fieldsOf, randomChunks, sha256, u32 } from "@golem-stream/test-support";
 
 /** A native SchemaValue (`@golem-stream/wire`'s, which this package does not depend on). */
 type SchemaValueJson = InvokeOptions["constructorParameters"];
