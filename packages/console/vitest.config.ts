@@ -19,6 +19,10 @@ export default defineConfig({
       provider: "v8",
       include: ["src/**/*.ts"],
       reporter: ["text-summary", "json-summary", "html"],
+      // The lowest coverage measured when these were set, rounded down (random property inputs and
+      // timing move it by a few tenths between runs). They only go up: raise them when the tests
+      // cover more; never lower them to let a change through.
+      thresholds: { lines: 51, functions: 54, branches: 58, statements: 51 },
     },
     projects: [
       {
