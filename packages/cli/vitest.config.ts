@@ -17,6 +17,10 @@ export default defineConfig({
       provider: "v8",
       include: ["src/**/*.ts"],
       reporter: ["text-summary", "json-summary", "html"],
+      // The lowest coverage measured when these were set, rounded down (random property inputs and
+      // timing move it by a few tenths between runs). They only go up: raise them when the tests
+      // cover more; never lower them to let a change through.
+      thresholds: { lines: 40, functions: 39, branches: 32, statements: 39 },
     },
     projects: [
       {
