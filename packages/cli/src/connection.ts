@@ -4,8 +4,8 @@
  * of a run goes to the same place with the same credentials.
  */
 import { usageError } from "./exit-codes.js";
-import type { ConnectionOptions } from "./program.js";
-import { DEFAULT_URL } from "./program.js";
+import type { ConnectionOptions } from "./options.js";
+import { DEFAULT_URL } from "./options.js";
 import { checkBearerToken } from "./bearer-tokens.js";
 
 export interface Connection {

@@ -6,7 +6,7 @@ import { createClient, wsTransport } from "@golem-stream/client";
 import type { Client } from "@golem-stream/client";
 import type { Connection } from "./connection.js";
 import { CANCEL_CLOSE_WAIT_MS } from "./output/session-runner.js";
-import type { RunOptions } from "./program.js";
+import type { RunOptions } from "./options.js";
 
 export interface SessionClient {
   readonly client: Client;

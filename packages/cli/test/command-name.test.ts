@@ -32,3 +32,23 @@ it("respells command lines only: not paths, package names, longer names or the p
   ]);
   expect(spellCommands(help, "golem-stream")).toBe(help);
 });
+
+it("a usage error's hint is spelled as typed here: the keyring command without a keyring names `pnpm golem-stream serve`", async () => {
+  const { PassThrough } = await import("node:stream");
+  const { mkdtempSync, rmSync } = await import("node:fs");
+  const { tmpdir } = await import("node:os");
+  const { join } = await import("node:path");
+  const { runCli } = await import("../src/program.js");
+  const dir = mkdtempSync(join(tmpdir(), "golem-stream-spelling-"));
+  try {
+    const stderr = new PassThrough();
+    let text = "";
+    stderr.on("data", (chunk: Buffer) => (text += chunk.toString()));
+    const io = { stdin: new PassThrough(), stdout: new PassThrough(), stderr, env: { GOLEM_STREAM_COMMAND: "pnpm golem-stream" }, signal: new AbortController().signal };
+    const code = await runCli(["keyring", "list", "--keyring", join(dir, "missing.json")], io);
+    expect(code).toBe(2);
+    expect(text).toContain("`pnpm golem-stream serve --keyring <file>` creates one on its first start");
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

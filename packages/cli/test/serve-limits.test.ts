@@ -1,7 +1,7 @@
 /** `serve`'s bound flags as the server's limits (the flags on a real process: cli-serve-limits.e2e.test.ts). */
 import { expect, it } from "vitest";
 import { serveLimits } from "../src/commands/serve-limits.js";
-import type { ServeOptions } from "../src/program.js";
+import type { ServeOptions } from "../src/options.js";
 
 it("every bound flag becomes its server limit; a flag left out keeps the server's default", () => {
   const base = {} as ServeOptions;

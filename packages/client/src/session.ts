@@ -251,7 +251,7 @@ export class Session {
         if (this.#done) return;
         if (unconfirmed === undefined) return this.#endCancel({ kind: "delivered" });
         // The server may not have read them (a full inbound queue stops it reading this
-        // connection): a new connection carries them, ahead of anything else (docs §10a).
+        // connection): a new connection carries them, ahead of anything else (docs/protocol/client.md §10a).
         outcome = { kind: "lost", cause: unconfirmed };
       }
       const accepted = this.#attachment?.accepted ?? false;

@@ -93,7 +93,7 @@ export function defineAgentType<
   if (!Array.isArray(config) || config.some((entry) => !Array.isArray(entry?.path) || entry.path.some((part: unknown) => typeof part !== "string"))) {
     throw new ContractError(`agent type ${name}: config must be a list of {path: string[]}`);
   }
-  // Protocol 3.1: "Constructor parameters MUST NOT contain streams".
+  // Protocol 4.1: "Constructor parameters MUST NOT contain streams".
   const constructorParameters = recordGraph(constructorType, `agent type ${name}: constructor`, "forbidden");
   if (typeof methods !== "object" || methods === null) throw new ContractError(`agent type ${name}: methods must be an object`);
   const methodGraphs: MethodGraphs[] = Object.entries(methods).map(([method, body]) => {

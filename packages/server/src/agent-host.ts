@@ -182,7 +182,7 @@ export class StaticAgentHost implements AgentHost {
 }
 
 /**
- * Protocol 3.1: "Constructor parameters MUST NOT contain streams". A type whose constructor holds
+ * Protocol 4.1: "Constructor parameters MUST NOT contain streams". A type whose constructor holds
  * one would be served in the catalogue and could never be invoked: refused here, at start-up.
  */
 function checkConstructor(type: AgentTypeDescriptor, where: string): void {

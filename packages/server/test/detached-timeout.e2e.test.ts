@@ -8,25 +8,12 @@
  */
 import { randomUUID } from "node:crypto";
 import { afterEach, describe, expect, it } from "vitest";
-import type { Logger } from "../src/index.js";
 import { ManualTimers } from "../src/testing/index.js";
 import { RawClient, demoStart, startTestServer, v, type TestServer } from "./helpers.js";
+import { recordingLogger } from "./support/recording-logger.js";
 
 /** The limit; time moves only through `ManualTimers`, so its value says nothing about how long a test takes. */
 const TIMEOUT_MS = 60_000;
-
-/** A logger that keeps every line's fields (debug included), and resolves waiters on the event they wait for. */
-function recordingLogger() {
-  const lines: Record<string, unknown>[] = [];
-  const waiters: { event: string; resolve: () => void }[] = [];
-  const note = (_message: string, fields: Readonly<Record<string, unknown>> = {}): void => {
-    lines.push({ ...fields });
-    for (const waiter of waiters.filter((w) => w.event === fields["event"])) waiter.resolve();
-  };
-  const logger: Logger = { debug: note, info: note, warn: note, error: note };
-  const next = (event: string) => new Promise<void>((resolve) => waiters.push({ event, resolve }));
-  return { logger, lines, next, count: (event: string) => lines.filter((line) => line["event"] === event).length };
-}
 
 let server: TestServer | undefined;
 afterEach(async () => {

@@ -33,7 +33,25 @@ const settle = (): Promise<void> => new Promise((resolve) => setTimeout(resolve,
 
 const harness = (limits: Partial<ServerLimits> = {}) => memoryHarness({ limits });
 
+/** A client that stopped reading once the invocation finished: the send of `invocationFinished` never drains. */
+class StalledAtFinishTransport extends MemoryTransport {
+  override send(message: OutgoingMessage): Promise<void> {
+    void super.send(message);
+    return message.type === "invocationFinished" ? new Promise<void>(() => undefined) : SENT;
+  }
+}
+
 describe("Connection + SessionRuntime in memory", () => {
+  it("closes after invocationFinished although its send never drains (a client that stopped reading does not hold the socket)", async () => {
+    const { open, store } = harness();
+    const { transport, send } = open(new StalledAtFinishTransport());
+    send(demoStart("count", v.record(v.u32(2), v.u32(0))));
+    // Closed at all is the point: a close that waited for the send to drain would never come.
+    expect(await transport.expectClose("after invocationFinished")).toBe(1000);
+    expect(transport.sent.at(-1)?.type).toBe("invocationFinished");
+    await store.close();
+  });
+
   it("runs reverse end to end and closes with 1000 after invocationFinished", async () => {
     const { open, store } = harness();
     const { transport, send } = open();

@@ -14,7 +14,7 @@ import { CliError, EXIT } from "../exit-codes.js";
 import type { ExitCode } from "../exit-codes.js";
 import { report } from "../io/cli-io.js";
 import type { CliIo } from "../io/cli-io.js";
-import type { CodegenOptions } from "../program.js";
+import type { CodegenOptions } from "../options.js";
 
 /** A source file's mode before the umask, as an editor or `tsc` would create it. */
 const SOURCE_FILE_MODE = 0o666;

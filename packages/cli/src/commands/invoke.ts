@@ -21,7 +21,7 @@ import { report } from "../io/cli-io.js";
 import { createProgress } from "../io/progress.js";
 import { failureOf } from "../output/exit-status.js";
 import { runSession } from "../output/session-runner.js";
-import type { InvokeOptions } from "../program.js";
+import type { InvokeOptions } from "../options.js";
 
 /**
  * A new checkpoint must not replace one that may still be needed to resume

@@ -8,6 +8,7 @@
  * --staged`, then `activate`): every node verifies a key before any signs
  * with it.
  */
+import { commandName, spellCommands } from "../io/command-name.js";
 import { join, resolve } from "node:path";
 import type { KeyRole, Keyring } from "@golem-stream/tokens";
 import { canonicalJson } from "@golem-stream/wire";
@@ -75,7 +76,7 @@ async function update(
     throw usageError(`cannot ${what}: ${error instanceof Error ? error.message : String(error)}`, error);
   }
   await save(path, changed);
-  io.stdout.write(report(keyring, changed));
+  io.stdout.write(spellCommands(report(keyring, changed), commandName(io.env)));
   return EXIT.success;
 }
 

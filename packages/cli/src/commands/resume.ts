@@ -21,7 +21,7 @@ import { report } from "../io/cli-io.js";
 import { createProgress } from "../io/progress.js";
 import { failureOf } from "../output/exit-status.js";
 import { runSession } from "../output/session-runner.js";
-import type { ResumeOptions } from "../program.js";
+import type { ResumeOptions } from "../options.js";
 
 export async function runResume(file: string, options: ResumeOptions, io: CliIo): Promise<ExitCode> {
   let checkpoint: Checkpoint;

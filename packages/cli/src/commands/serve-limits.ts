@@ -4,7 +4,7 @@
  * server's own default.
  */
 import type { ServerLimits } from "@golem-stream/server";
-import type { ServeOptions } from "../program.js";
+import type { ServeOptions } from "../options.js";
 
 export function serveLimits(options: ServeOptions): Partial<ServerLimits> {
   const limits: { -readonly [K in keyof ServerLimits]?: ServerLimits[K] } = {};

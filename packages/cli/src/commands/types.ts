@@ -10,7 +10,7 @@ import type { Catalogue } from "../discovery.js";
 import { EXIT } from "../exit-codes.js";
 import type { ExitCode } from "../exit-codes.js";
 import type { CliIo } from "../io/cli-io.js";
-import type { TypesOptions } from "../program.js";
+import type { TypesOptions } from "../options.js";
 
 export async function runTypes(options: TypesOptions, io: CliIo): Promise<ExitCode> {
   const connection = resolveConnection(options, io.env);

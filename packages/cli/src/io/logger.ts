@@ -8,7 +8,7 @@
  */
 import { pino, type Logger as PinoLogger } from "pino";
 import PinoPretty from "pino-pretty";
-import type { LogFormat, LogLevel } from "../program.js";
+import type { LogFormat, LogLevel } from "../options.js";
 import type { CliIo } from "./cli-io.js";
 
 export interface CliLogger {

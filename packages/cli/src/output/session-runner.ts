@@ -21,7 +21,7 @@ import { report } from "../io/cli-io.js";
 import { deliver } from "../io/delivery.js";
 import { ReconnectNotice, serverAnswered } from "../io/reconnect-notice.js";
 import type { Progress } from "../io/progress.js";
-import type { OutputFormat, ResultDestination } from "../program.js";
+import type { OutputFormat, ResultDestination } from "../options.js";
 import { bareLine, mayHoldStreams } from "./bare-output.js";
 import { failureOf } from "./exit-status.js";
 import { chunkLine, isBytes, nativeJson, outcomeJson } from "./lines.js";

@@ -199,12 +199,12 @@ export class Attachment implements AttachmentSink {
     if (!this.#pumps.allDone()) return;
     this.#finishedSent = true;
     const outcome = JSON.parse(this.session.record.outcome ?? '{"kind":"success"}') as JsonValue;
-    void this.#send({ type: "invocationFinished", outcome: outcome as never })
-      .catch((error: unknown) => this.session.deps.logger.warn("could not send invocationFinished", { event: "attach.send-failed", session: this.session.sessionId, error: String(error) }))
-      .finally(() => {
-        this.#end("finished");
-        this.#transport.close(CLOSE_NORMAL, "");
-      });
+    // Closed once the message is handed over, not once it drained: the close flushes what was sent
+    // before it, and a client that stopped reading must not keep the socket and the session open.
+    sendLastThenClose(this.#transport, { type: "invocationFinished", outcome: outcome as never }, () => {
+      this.#end("finished");
+      this.#transport.close(CLOSE_NORMAL, "");
+    });
   }
 
   // ------------------------------------------------------------ sink (session → client)

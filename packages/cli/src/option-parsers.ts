@@ -1,0 +1,74 @@
+/**
+ * Strict parsers of option values: each refuses what it cannot read with
+ * commander's `InvalidArgumentError` (a usage error, exit 2) and a message
+ * that says what is expected.
+ */
+import { InvalidArgumentError } from "commander";
+import { parseDuration } from "./duration.js";
+
+export function parsePort(value: string): number {
+  if (!/^(0|[1-9][0-9]{0,4})$/.test(value) || Number(value) > 65535) {
+    throw new InvalidArgumentError("a port is an integer from 0 (any free port) to 65535");
+  }
+  return Number(value);
+}
+
+export function parseRetention(value: string): number {
+  const ms = parseDuration(value);
+  if (ms === undefined) throw new InvalidArgumentError("a duration is a positive whole number and a unit: 90s, 30m, 24h, 7d");
+  return ms;
+}
+
+/** A strict duration within [min, max] milliseconds (timers cannot wait longer than ~24 days). */
+export function parseBoundedDuration(min: number, max: number, range: string): (value: string) => number {
+  return (value) => {
+    const ms = parseRetention(value);
+    if (ms < min || ms > max) throw new InvalidArgumentError(`must be ${range}`);
+    return ms;
+  };
+}
+
+
+export function collect(value: string, previous: readonly string[]): string[] {
+  return [...previous, value];
+}
+
+/** An origin exactly as a browser sends it: `scheme://host[:port]`, nothing after. */
+export function collectOrigin(value: string, previous: readonly string[]): string[] {
+  let origin: string | undefined;
+  try {
+    const url = new URL(value);
+    origin = url.protocol === "http:" || url.protocol === "https:" ? url.origin : undefined;
+  } catch {
+    origin = undefined;
+  }
+  if (origin !== value) throw new InvalidArgumentError("an origin is http(s)://host[:port], as a browser sends it (no path, no trailing slash)");
+  return [...previous, value];
+}
+
+export function parseIntervalMs(value: string): number {
+  if (value === "0") return 0;
+  const ms = parseDuration(value);
+  if (ms === undefined || ms > 3_600_000) throw new InvalidArgumentError("0, or a duration up to 1h: 100ms, 2s");
+  return ms;
+}
+
+/** Milliseconds as a bare whole number, `0` included (off); capped where Node's timers and PostgreSQL's settings stop. */
+export function parseTimeoutMs(value: string): number {
+  if (!/^(0|[1-9][0-9]{0,9})$/.test(value) || Number(value) > MAX_TIMEOUT_MS) {
+    throw new InvalidArgumentError(`milliseconds, a whole number from 0 (off) to ${MAX_TIMEOUT_MS}`);
+  }
+  return Number(value);
+}
+
+/** 2^31 - 1: the largest delay of a Node timer and of PostgreSQL's statement_timeout. */
+const MAX_TIMEOUT_MS = 2_147_483_647;
+
+export function parseCount(min: number, max: number): (value: string) => number {
+  return (value) => {
+    if (!/^(0|[1-9][0-9]{0,9})$/.test(value) || Number(value) < min || Number(value) > max) {
+      throw new InvalidArgumentError(`an integer from ${min} to ${max}`);
+    }
+    return Number(value);
+  };
+}
