@@ -1,87 +1,98 @@
+// @vitest-environment node
+// The handler reads files and resolves its root with Node's URL: no DOM here.
 /**
- * The console's request handler on a plain Node HTTP server: the page and
- * its assets with their headers, nothing else (other paths, other methods,
- * paths that climb out of the directory are left to the caller).
+ * The console's request handler with stand-ins for the request and response (no listener):
+ * which requests it answers from a built page of its own, with which headers, and which it
+ * leaves to the caller. (`handler.e2e.test.ts` serves the real build over HTTP.)
  */
-import { createServer, request, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
-import { mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { CONSOLE_ROOT, consoleHandler } from "../dist/node/index.js";
+import { consoleHandler } from "../src/node/handler.js";
 
-let server: Server;
-let base: string;
+let root: string;
 
-beforeAll(async () => {
-  const handler = consoleHandler();
-  server = createServer((req, res) => {
-    void handler(req, res).then((answered) => {
-      if (!answered) res.writeHead(418).end("left alone");
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+beforeAll(() => {
+  root = mkdtempSync(join(tmpdir(), "console-handler-"));
+  writeFileSync(join(root, "index.html"), "<!doctype html><title>console</title>");
+  mkdirSync(join(root, "assets"));
+  writeFileSync(join(root, "assets", "index-1a2b.js"), "console.log(1)");
+  writeFileSync(join(root, "assets", "data.bin"), Buffer.from([1, 2, 3]));
 });
-afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
 
-function fetchRaw(path: string, method = "GET"): Promise<{ status: number; headers: Record<string, unknown>; body: string }> {
-  return new Promise((resolve, reject) => {
-    // A raw path: URL parsing in fetch would normalize `..` away.
-    const req = request(`${base}/`, { method, path });
-    req.on("response", (res) => {
-      let body = "";
-      res.on("data", (chunk: Buffer) => (body += chunk.toString()));
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
-    });
-    req.on("error", reject);
-    req.end();
-  });
+interface Answer {
+  answered: boolean;
+  status?: number;
+  headers?: Record<string, string>;
+  body?: Buffer | undefined;
 }
 
-it("serves the page at / with headers that keep it to its own origin", async () => {
-  const page = await fetchRaw("/");
-  expect(page.status).toBe(200);
-  expect(page.body).toContain("<title>golem-stream console</title>");
-  expect(page.headers).toMatchObject({
-    "content-type": "text/html; charset=utf-8",
-    "cache-control": "no-store",
-    "x-content-type-options": "nosniff",
-    "referrer-policy": "no-referrer",
-    "x-frame-options": "DENY",
-  });
-  expect(page.headers["content-security-policy"]).toContain("connect-src 'self'");
-  expect(page.headers["content-security-policy"]).toContain("frame-ancestors 'none'");
-  expect((await fetchRaw("/index.html")).status).toBe(200);
+async function ask(method: string, url: string | undefined): Promise<Answer> {
+  const answer: Answer = { answered: false };
+  const response = {
+    writeHead(status: number, headers: Record<string, string>) {
+      answer.status = status;
+      answer.headers = headers;
+      return response;
+    },
+    end(body?: Buffer) {
+      answer.body = body;
+      return response;
+    },
+  };
+  answer.answered = await consoleHandler({ root })({ method, url } as IncomingMessage, response as unknown as ServerResponse);
+  return answer;
+}
+
+it("serves the page at / and /index.html, not stored, with headers that keep it to itself", async () => {
+  for (const url of ["/", "/index.html", "/?token=ignored"]) {
+    const answer = await ask("GET", url);
+    expect(answer.answered).toBe(true);
+    expect(answer.status).toBe(200);
+    expect(answer.body?.toString()).toBe("<!doctype html><title>console</title>");
+    expect(answer.headers).toMatchObject({
+      "content-type": "text/html; charset=utf-8",
+      "content-length": "37",
+      "cache-control": "no-store",
+      "x-frame-options": "DENY",
+      "referrer-policy": "no-referrer",
+      "x-content-type-options": "nosniff",
+    });
+    expect(answer.headers?.["content-security-policy"]).toContain("frame-ancestors 'none'");
+  }
 });
 
-it("serves every built asset, hashed and cached for a year; HEAD has no body", async () => {
-  const assets = readdirSync(join(CONSOLE_ROOT, "assets"));
-  expect(assets.some((name) => name.endsWith(".js"))).toBe(true);
-  for (const name of assets) {
-    const asset = await fetchRaw(`/assets/${name}`);
-    expect(asset.status, name).toBe(200);
-    expect(asset.headers["cache-control"]).toBe("public, max-age=31536000, immutable");
-  }
-  const head = await fetchRaw(`/assets/${assets[0]}`, "HEAD");
-  expect(head.status).toBe(200);
-  expect(head.body).toBe("");
+it("serves hashed assets cacheable for a year, by their type", async () => {
+  const script = await ask("GET", "/assets/index-1a2b.js");
+  expect(script.headers).toMatchObject({ "content-type": "text/javascript; charset=utf-8", "cache-control": "public, max-age=31536000, immutable" });
+  const data = await ask("GET", "/assets/data.bin");
+  expect(data.headers?.["content-type"]).toBe("application/octet-stream");
+  expect(data.body).toEqual(Buffer.from([1, 2, 3]));
 });
 
-it("leaves everything else alone: other paths, other methods, climbing paths", async () => {
-  for (const path of ["/nothing", "/assets/", "/../package.json", "/%2e%2e/package.json", "/assets/..%2F..%2Fpackage.json"]) {
-    expect((await fetchRaw(path)).status, path).toBe(418);
-  }
-  expect((await fetchRaw("/", "POST")).status).toBe(418);
+it("HEAD has the headers and no body", async () => {
+  const answer = await ask("HEAD", "/");
+  expect(answer.answered).toBe(true);
+  expect(answer.headers?.["content-length"]).toBe("37");
+  expect(answer.body).toBeUndefined();
 });
 
-it("a root without a built page is refused at once, naming the fix", () => {
-  const empty = mkdtempSync(join(tmpdir(), "golem-stream-console-empty-"));
-  try {
-    expect(() => consoleHandler({ root: empty })).toThrow(/not built.*incomplete; reinstall it/);
-    expect(() => consoleHandler({ root: join(empty, "missing") })).toThrow(/not built.*incomplete; reinstall it/);
-  } finally {
-    rmSync(empty, { recursive: true, force: true });
+it("leaves other methods, unknown paths and paths that climb out to the caller", async () => {
+  for (const [method, url] of [
+    ["POST", "/"],
+    ["GET", "/missing.js"],
+    ["GET", "/assets/../../etc/passwd"],
+    ["GET", "/assets/..%2f..%2fpackage.json"],
+  ] as const) {
+    const answer = await ask(method, url);
+    expect(answer, `${method} ${url}`).toEqual({ answered: false });
   }
+});
+
+it("refuses to start without a built page, naming the fix", () => {
+  expect(() => consoleHandler({ root: join(root, "assets") })).toThrow(/index\.html is missing\): the package is incomplete/);
+  expect(() => consoleHandler({ root: join(root, "nowhere") })).toThrow(/is unreadable\): the package is incomplete/);
 });
