@@ -1,23 +1,14 @@
 import { defineConfig } from "vitest/config";
+import { checked, unitAndE2e } from "../../vitest.shared.js";
 
 /**
- * Two projects, as in every package of the workspace: `unit` (the text
- * processing, in memory) and `e2e` (`*.e2e.test.ts`: the real `serve
- * --agents` process, the client script and the CLI).
+ * Two projects, as in every package of the workspace (vitest.shared.ts): `unit` (the text
+ * processing, in memory) and `e2e` (`*.e2e.test.ts`: the real `serve --agents` process, the
+ * client script and the CLI).
  */
 export default defineConfig({
   test: {
-    // A test that checks nothing fails.
-    expect: { requireAssertions: true },
-    projects: [
-      {
-        extends: true,
-        test: { name: "unit", include: ["test/**/*.test.ts"], exclude: ["test/**/*.e2e.test.ts"], testTimeout: 15_000 },
-      },
-      {
-        extends: true,
-        test: { name: "e2e", include: ["test/**/*.e2e.test.ts"], testTimeout: 60_000 },
-      },
-    ],
+    ...checked(),
+    projects: unitAndE2e({ testTimeout: 15_000 }, { testTimeout: 60_000 }),
   },
 });

@@ -1,49 +1,18 @@
 import { defineConfig } from "vitest/config";
+import { checked, unitAndE2e } from "../../vitest.shared.js";
 
-/**
- * Two projects: `unit` (in memory: no sockets, processes or services) and `e2e`
- * (`*.e2e.test.ts`: real sockets, processes, databases, browsers). `pnpm test:unit`
- * runs the first with every package at once; `pnpm test:e2e` runs the second one
- * package at a time, so end-to-end tests never share two cores with five others.
- */
+// Unit and end-to-end projects (vitest.shared.ts). Coverage a point below measured (timing);
+// branches measured exactly 33.00 %, hence two points below.
 export default defineConfig({
   test: {
-    // A test that checks nothing fails: a helper whose assertions sit only on one branch, or a
-    // property whose body never reaches its expect, must not pass silently.
-    expect: { requireAssertions: true },
-    // Coverage of src/, recorded by `pnpm test` in both phases and judged on what they cover
-    // together (scripts/run-tests.sh); `npx vitest run --coverage` measures it alone.
-    coverage: {
-      provider: "v8",
-      include: ["src/**/*.ts"],
-      reporter: ["text-summary", "json-summary", "html"],
-      // The lowest coverage measured when these were set, rounded down (random property inputs and
-      // timing move it by a few tenths between runs). They only go up: raise them when the tests
-      // cover more; never lower them to let a change through. One point below that here: the
-      // end-to-end tests reach some paths (retries, backpressure, reconnects) only at some timings.
-      // Branches measured exactly 33.00 %, hence two points below.
-      thresholds: { lines: 40, functions: 39, branches: 31, statements: 38 },
-    },
-    projects: [
+    ...checked({ lines: 40, functions: 39, branches: 31, statements: 38 }),
+    projects: unitAndE2e(
+      { testTimeout: 15_000 },
       {
-        extends: true,
-        test: {
-          name: "unit",
-          include: ["test/**/*.test.ts"],
-          exclude: ["test/**/*.e2e.test.ts"],
-          testTimeout: 15_000,
-        },
+        testTimeout: 60_000,
+        // Builds dist/ first: the end-to-end tests run the real `golem-stream` executable.
+        globalSetup: ["test/support/global-setup.ts"],
       },
-      {
-        extends: true,
-        test: {
-          name: "e2e",
-          include: ["test/**/*.e2e.test.ts"],
-          testTimeout: 60_000,
-          // Builds dist/ first: the end-to-end tests run the real `golem-stream` executable.
-          globalSetup: ["test/support/global-setup.ts"],
-        },
-      },
-    ],
+    ),
   },
 });

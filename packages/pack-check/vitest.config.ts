@@ -1,10 +1,10 @@
 import { defineConfig } from "vitest/config";
+import { checked } from "../../vitest.shared.js";
 
+// Packs every package and installs the tarballs with npm: end-to-end, and slow the first time.
 export default defineConfig({
   test: {
-    // A test that checks nothing fails: a helper whose assertions sit only on one branch, or a
-    // property whose body never reaches its expect, must not pass silently.
-    expect: { requireAssertions: true },
+    ...checked(),
     include: ["test/**/*.test.ts"],
     testTimeout: 120_000,
     hookTimeout: 300_000,

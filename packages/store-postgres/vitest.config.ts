@@ -1,47 +1,22 @@
 import { defineConfig } from "vitest/config";
+import { checked, unitAndE2e } from "../../vitest.shared.js";
 
 /**
- * Two projects: `unit` (in memory: the writer and the change feed against a scripted stand-in
- * for their connection, no PostgreSQL) and `e2e` (`*.e2e.test.ts`: a real PostgreSQL, started
- * once by the global setup, and the cluster's node processes). `pnpm test:unit` runs the first
- * with every package at once; `pnpm test:e2e` runs the second one package at a time.
+ * Unit and end-to-end projects (vitest.shared.ts): `unit` runs the writer and the change feed
+ * against a scripted stand-in for their connection, no PostgreSQL; `e2e` a real PostgreSQL,
+ * started once by the global setup, and the cluster's node processes. Coverage a point below
+ * measured (timing).
  */
 export default defineConfig({
   test: {
-    // A test that checks nothing fails: a helper whose assertions sit only on one branch, or a
-    // property whose body never reaches its expect, must not pass silently.
-    expect: { requireAssertions: true },
-    // Coverage of src/, recorded by `pnpm test` in both phases and judged on what they cover
-    // together (scripts/run-tests.sh); `npx vitest run --coverage` measures it alone.
-    coverage: {
-      provider: "v8",
-      include: ["src/**/*.ts"],
-      reporter: ["text-summary", "json-summary", "html"],
-      // The lowest coverage measured when these were set, rounded down (random property inputs and
-      // timing move it by a few tenths between runs). They only go up: raise them when the tests
-      // cover more; never lower them to let a change through. One point below that here: the
-      // end-to-end tests reach some paths (retries, backpressure, reconnects) only at some timings.
-      thresholds: { lines: 88, functions: 85, branches: 84, statements: 85 },
-    },
-    projects: [
+    ...checked({ lines: 88, functions: 85, branches: 84, statements: 85 }),
+    projects: unitAndE2e(
+      {},
       {
-        extends: true,
-        test: {
-          name: "unit",
-          include: ["test/**/*.test.ts"],
-          exclude: ["test/**/*.e2e.test.ts"],
-        },
+        globalSetup: ["test/support/global-setup.ts"],
+        testTimeout: 30_000,
+        hookTimeout: 60_000,
       },
-      {
-        extends: true,
-        test: {
-          name: "e2e",
-          include: ["test/**/*.e2e.test.ts"],
-          globalSetup: ["test/support/global-setup.ts"],
-          testTimeout: 30_000,
-          hookTimeout: 60_000,
-        },
-      },
-    ],
+    ),
   },
 });

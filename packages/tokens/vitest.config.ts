@@ -1,22 +1,10 @@
 import { defineConfig } from "vitest/config";
+import { checked } from "../../vitest.shared.js";
 
 // Every test here is a unit test: pure functions, no sockets, processes or services.
 export default defineConfig({
   test: {
-    // A test that checks nothing fails: a helper whose assertions sit only on one branch, or a
-    // property whose body never reaches its expect, must not pass silently.
-    expect: { requireAssertions: true },
-    // Coverage of src/, recorded by `pnpm test` in both phases and judged on what they cover
-    // together (scripts/run-tests.sh); `npx vitest run --coverage` measures it alone.
-    coverage: {
-      provider: "v8",
-      include: ["src/**/*.ts"],
-      reporter: ["text-summary", "json-summary", "html"],
-      // The lowest coverage measured when these were set, rounded down (random property inputs and
-      // timing move it by a few tenths between runs). They only go up: raise them when the tests
-      // cover more; never lower them to let a change through.
-      thresholds: { lines: 99, functions: 99, branches: 95, statements: 97 },
-    },
+    ...checked({ lines: 99, functions: 99, branches: 95, statements: 97 }),
     include: ["test/**/*.test.ts"],
     // A loaded two-core machine runs the property and limit tests at a third of their usual speed.
     testTimeout: 15_000,

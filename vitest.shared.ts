@@ -1,0 +1,47 @@
+/**
+ * What every package's vitest config shares, so that one rule is written once:
+ *
+ * - `checked(thresholds?)`: a test that checks nothing fails (a helper whose
+ *   assertions sit only on one branch, or a property whose body never reaches
+ *   its expect, must not pass silently); and, with `thresholds`, coverage of
+ *   `src/`. `pnpm test` records coverage in both phases and judges it on what
+ *   they cover together (scripts/run-tests.sh); `npx vitest run --coverage`
+ *   measures one run alone. Thresholds are the lowest coverage measured when
+ *   they were set, rounded down (random property inputs and timing move it by
+ *   a few tenths between runs); a package whose end-to-end tests reach some
+ *   paths (retries, backpressure, reconnects) only at some timings sets them a
+ *   point lower. They only go up: raise them when the tests cover more, never
+ *   lower them to let a change through.
+ * - `unitAndE2e(unit, e2e)`: the two projects of a package with both kinds
+ *   of test. `unit` is `test/*.test.ts`, in memory (no sockets, processes or
+ *   services); `e2e` is `test/*.e2e.test.ts` (real sockets, processes,
+ *   databases, browsers). `pnpm test:unit` runs the first two packages at a
+ *   time, `pnpm test:e2e` the second one package at a time, so end-to-end
+ *   tests never share two cores with another package's.
+ */
+import type { TestProjectInlineConfiguration, TestUserConfig } from "vitest/config";
+
+export interface Thresholds {
+  readonly lines: number;
+  readonly functions: number;
+  readonly branches: number;
+  readonly statements: number;
+}
+
+type ProjectTest = NonNullable<TestProjectInlineConfiguration["test"]>;
+
+export function checked(thresholds?: Thresholds): TestUserConfig {
+  return {
+    expect: { requireAssertions: true },
+    ...(thresholds === undefined
+      ? {}
+      : { coverage: { provider: "v8", include: ["src/**/*.ts"], reporter: ["text-summary", "json-summary", "html"], thresholds: { ...thresholds } } }),
+  };
+}
+
+export function unitAndE2e(unit: ProjectTest, e2e: ProjectTest): TestProjectInlineConfiguration[] {
+  return [
+    { extends: true, test: { name: "unit", include: ["test/**/*.test.ts"], exclude: ["test/**/*.e2e.test.ts"], ...unit } },
+    { extends: true, test: { name: "e2e", include: ["test/**/*.e2e.test.ts"], ...e2e } },
+  ];
+}
