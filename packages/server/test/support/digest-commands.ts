@@ -15,7 +15,7 @@ import type { ClientCancelReason, ResumeAttach, ServerMessage } from "@golem-str
 import { resolveLimits } from "../../src/index.js";
 import { v } from "../../src/testing/demo-messages.js";
 import { expectAcross } from "./memory-session.js";
-import { ackAtLeast, fail, isAck, Move, ownerOf, refused, violation } from "./model-moves.js";
+import { ackAtLeast, Cut, fail, isAck, Move, ownerOf, refused, StaleResume, violation } from "./model-moves.js";
 import type { ModelConnection, SessionModel, SessionUnderTest } from "./session-model.js";
 
 type Model = SessionModel<number>;
@@ -212,22 +212,6 @@ class CancelBytes extends Move<number> {
   }
 }
 
-class CutBytes extends Move<number> {
-  check(m: Readonly<Model>): boolean {
-    return m.attached;
-  }
-  protected act(m: Model, r: Real): Promise<void> {
-    const c = ownerOf(r);
-    c.expectedEnd = "cut";
-    c.link.cut();
-    r.owner = undefined;
-    m.attached = false;
-    return Promise.resolve();
-  }
-  toString(): string {
-    return "CutBytes";
-  }
-}
 
 /** Batches sent, then the socket drops before any ACK. */
 class SendBytesThenCut extends Move<number> {
@@ -309,21 +293,6 @@ class AttachBytes extends Move<number> {
   }
 }
 
-class StaleResumeBytes extends Move<number> {
-  constructor(readonly tokenPick: number) {
-    super();
-  }
-  check(m: Readonly<Model>): boolean {
-    return m.generation > 1;
-  }
-  protected act(m: Model, r: Real): Promise<void> {
-    const sessionToken = r.tokens[this.tokenPick % (m.generation - 1)]!;
-    return refused(r, { type: "resumeAttach", attemptId: randomUUID(), operation: "resume", outputCursors: [], sessionToken }, "superseded");
-  }
-  toString(): string {
-    return `StaleResumeBytes(token ${this.tokenPick})`;
-  }
-}
 
 /** Nobody attaches for the detached timeout: the input ends transport-detached, `digest`'s reader throws, the invocation fails. */
 class DetachedBytes extends Move<number> {
@@ -355,10 +324,10 @@ export function digestCommands(maxCommands: number, replayPath?: string): fc.Arb
       fc.constant(new TextOnBinary()),
       fc.constant(new EndBytes()),
       reason.map((why) => new CancelBytes(why)),
-      fc.constant(new CutBytes()),
+      fc.constant(new Cut<number>("CutBytes")),
       fc.array(bytes, { minLength: 1, maxLength: 3 }).map((batches) => new SendBytesThenCut(batches)),
       ...Array.from({ length: 3 }, () => fc.tuple(fc.constantFrom("resume", "takeover" as const), fc.nat()).map(([op, token]) => new AttachBytes(op, token))),
-      fc.nat().map((pick) => new StaleResumeBytes(pick)),
+      fc.nat().map((pick) => new StaleResume<number>("StaleResumeBytes", pick)),
       fc.constant(new DetachedBytes()),
     ],
     { maxCommands, size: "medium", ...(replayPath === undefined ? {} : { replayPath }) },

@@ -7,20 +7,25 @@
  * what the protocol says must follow (bounded by progress, never by time),
  * checks it, updates the model, then audits (session-model.ts).
  */
+import { randomUUID } from "node:crypto";
 import type fc from "fast-check";
 import type { ErrorCode, InvocationStart, ResumeAttach, ServerMessage } from "@golem-stream/wire";
 import { describe } from "./memory-session.js";
 import type { ModelConnection, SessionModel, SessionUnderTest } from "./session-model.js";
 
-/** How many times each kind of move ran (its check passed), by class name, so a test can show every kind was exercised. */
+/** How many times each kind of move ran (its check passed), by kind, so a test can show every kind was exercised. */
 export const movesRun = new Map<string, number>();
 
 export abstract class Move<Item> implements fc.AsyncCommand<SessionModel<Item>, SessionUnderTest> {
   abstract check(model: Readonly<SessionModel<Item>>): boolean;
   protected abstract act(model: SessionModel<Item>, real: SessionUnderTest): Promise<void>;
   abstract toString(): string;
+  /** What `movesRun` counts this move as: the class's name, unless a move shared by the models names its kind per model. */
+  get countedAs(): string {
+    return this.constructor.name;
+  }
   async run(model: SessionModel<Item>, real: SessionUnderTest): Promise<void> {
-    movesRun.set(this.constructor.name, (movesRun.get(this.constructor.name) ?? 0) + 1);
+    movesRun.set(this.countedAs, (movesRun.get(this.countedAs) ?? 0) + 1);
     await this.act(model, real);
     real.audit(model);
   }
@@ -61,4 +66,51 @@ export async function refused(r: Real, message: InvocationStart | ResumeAttach, 
   await c.link.transport.expectClose(`invocationRejected ${code}`);
   const sent = c.link.transport.sent;
   if (sent.length !== 1 || sent[0]?.type !== "invocationRejected" || sent[0].code !== code || sent[0].retryable) fail(c, `expected only invocationRejected ${code}, not retryable`);
+}
+
+/** The client's socket drops: the session only detaches. `name` names it in each model (`Cut`, `CutBytes`). */
+export class Cut<Item> extends Move<Item> {
+  constructor(readonly name: string) {
+    super();
+  }
+  override get countedAs(): string {
+    return this.name;
+  }
+  check(m: Readonly<SessionModel<Item>>): boolean {
+    return m.attached;
+  }
+  protected act(m: SessionModel<Item>, r: Real): Promise<void> {
+    const c = ownerOf(r);
+    c.expectedEnd = "cut";
+    c.link.cut();
+    r.owner = undefined;
+    m.attached = false;
+    return Promise.resolve();
+  }
+  toString(): string {
+    return this.name;
+  }
+}
+
+/** A resume with the token of a superseded generation: superseded, and the session is untouched. */
+export class StaleResume<Item> extends Move<Item> {
+  constructor(
+    readonly name: string,
+    readonly tokenPick: number,
+  ) {
+    super();
+  }
+  override get countedAs(): string {
+    return this.name;
+  }
+  check(m: Readonly<SessionModel<Item>>): boolean {
+    return m.generation > 1;
+  }
+  protected act(m: SessionModel<Item>, r: Real): Promise<void> {
+    const sessionToken = r.tokens[this.tokenPick % (m.generation - 1)]!;
+    return refused(r, { type: "resumeAttach", attemptId: randomUUID(), operation: "resume", outputCursors: [], sessionToken }, "superseded");
+  }
+  toString(): string {
+    return `${this.name}(token ${this.tokenPick})`;
+  }
 }

@@ -387,22 +387,6 @@ export class TakeoverOverHeldSocket extends Move<string> {
   }
 }
 
-/** A resume with the token of a superseded generation: superseded, and the session is untouched. */
-export class StaleResume extends Move<string> {
-  constructor(readonly tokenPick: number) {
-    super();
-  }
-  check(m: Readonly<Model>): boolean {
-    return m.generation > 1;
-  }
-  protected act(m: Model, r: Real): Promise<void> {
-    const sessionToken = r.tokens[this.tokenPick % (m.generation - 1)]!;
-    return refused(r, { type: "resumeAttach", attemptId: randomUUID(), operation: "resume", outputCursors: [], sessionToken }, "superseded");
-  }
-  toString(): string {
-    return `StaleResume(token ${this.tokenPick})`;
-  }
-}
 
 /** An accepted attempt's id with another descriptor: attempt-conflict. */
 export class AttemptConflict extends Move<string> {

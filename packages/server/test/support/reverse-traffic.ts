@@ -326,23 +326,6 @@ export class LateOutputCancel extends Move<string> {
   }
 }
 
-/** The client's socket drops: the session only detaches. */
-export class Cut extends Move<string> {
-  check(m: Readonly<Model>): boolean {
-    return m.attached;
-  }
-  protected act(m: Model, r: Real): Promise<void> {
-    const c = ownerOf(r);
-    c.expectedEnd = "cut";
-    c.link.cut();
-    r.owner = undefined;
-    m.attached = false;
-    return Promise.resolve();
-  }
-  toString(): string {
-    return "Cut";
-  }
-}
 
 /** Items sent, then the socket drops before any ACK: the next acceptance says how many were kept. */
 export class SendThenCut extends Move<string> {

@@ -14,7 +14,6 @@ import {
   ReplayAttempt,
   Resume,
   SendThenResume,
-  StaleResume,
   Takeover,
   TakeoverOverHeldSocket,
 } from "./reverse-attach.js";
@@ -22,7 +21,6 @@ import {
   CancelInput,
   CancelOutput,
   ConflictingItem,
-  Cut,
   DetachedTimeout,
   EndInput,
   GapItem,
@@ -33,6 +31,7 @@ import {
   SendThenCut,
   WrongEnd,
 } from "./reverse-traffic.js";
+import { Cut, StaleResume } from "./model-moves.js";
 import type { SessionModel, SessionUnderTest } from "./session-model.js";
 
 export { movesRun } from "./model-moves.js";
@@ -84,15 +83,15 @@ export function sessionCommands(maxCommands: number, replayPath?: string): fc.Ar
       reason.map((why) => new CancelInput(why)),
       reason.map((why) => new CancelOutput(why)),
       reason.map((why) => new CancelOutput(why)),
-      fc.constant(new Cut()),
-      fc.constant(new Cut()),
+      fc.constant(new Cut<string>("Cut")),
+      fc.constant(new Cut<string>("Cut")),
       fc.constant(new DetachedTimeout()),
       fc.nat().map((pick) => new TakeoverOverHeldSocket(pick)),
       fc.array(text, { minLength: 1, maxLength: 3 }).map((texts) => new SendThenCut(texts)),
       fc.nat().map((pick) => new Resume(pick)),
       fc.nat().map((pick) => new Resume(pick)),
       fc.tuple(fc.nat(), fc.nat()).map(([token, cursor]) => new Takeover(token, cursor)),
-      fc.nat().map((pick) => new StaleResume(pick)),
+      fc.nat().map((pick) => new StaleResume<string>("StaleResume", pick)),
       fc.nat().map((pick) => new ReplayAttempt(pick)),
       fc.nat().map((pick) => new AttemptConflict(pick)),
       fc.tuple(fc.array(text, { minLength: 1, maxLength: 3 }), fc.boolean(), fc.nat()).map(([texts, behind, cursor]) => new SendThenResume(texts, behind, cursor)),
