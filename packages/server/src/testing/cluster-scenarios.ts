@@ -59,6 +59,17 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
  */
 const UNTIL_SILENT = { idleMs: 20_000 } as const;
 
+/** How a scenario's nodes differ from the defaults. */
+interface ClusterSetup {
+  /** Default 10 000. */
+  readonly leaseTtlMs?: number;
+  readonly wrap?: (index: number, store: ClusterSessionStore) => ClusterSessionStore;
+  readonly logger?: (index: number) => Logger;
+  readonly limits?: Partial<ServerLimits>;
+  /** Told of every node's backpressure pauses. */
+  readonly pauses?: Pauses;
+}
+
 export function clusterScenarios(api: ClusterTestApi, name: string, openStores: OpenClusterStores): void {
   const { describe, it, expect, afterEach } = api;
   let nodes: Node[] = [];
@@ -70,14 +81,10 @@ export function clusterScenarios(api: ClusterTestApi, name: string, openStores: 
     opened = [];
   });
 
-  /** `wrap` may stand in front of a node's store (index 0 is node A). */
+  /** `count` nodes on one backend; `wrap` may stand in front of a node's store (index 0 is node A). */
   async function startCluster(
     count: number,
-    leaseTtlMs = 10_000,
-    wrap: (index: number, store: ClusterSessionStore) => ClusterSessionStore = (_, store) => store,
-    logger?: (index: number) => Logger,
-    limits?: Partial<ServerLimits>,
-    pauses?: Pauses,
+    { leaseTtlMs = 10_000, wrap = (_, store) => store, logger, limits, pauses }: ClusterSetup = {},
   ): Promise<{ stores: ClusterSessionStore[]; nodes: Node[] }> {
     const stores = await openStores(count);
     opened.push(...stores);
@@ -129,7 +136,7 @@ export function clusterScenarios(api: ClusterTestApi, name: string, openStores: 
         };
         return { info: note, warn: note, error: note };
       };
-      const [a, b] = (await startCluster(2, 10_000, undefined, logger, { detachedSessionTimeoutMs: TIMEOUT_MS })).nodes;
+      const [a, b] = (await startCluster(2, { logger, limits: { detachedSessionTimeoutMs: TIMEOUT_MS } })).nodes;
       // reverse with its input open and nothing sent: only B's word tells A that the client is there.
       const { client } = await startThenResume(a!, b!, demoStart("reverse", v.record(v.stream(randomUUID()))));
       const reaccepted = (await client.nextOf("invocationAccepted")) as Accepted;
@@ -211,7 +218,7 @@ export function clusterScenarios(api: ClusterTestApi, name: string, openStores: 
                 return accepted;
               },
             });
-      const [a, b] = (await startCluster(2, 10_000, slowFeedAtA)).nodes;
+      const [a, b] = (await startCluster(2, { wrap: slowFeedAtA })).nodes;
       const texts = ["a", "bb", "ccc", "dddd", "eeeee", "ffffff", "ggggggg", "hhhhhhhh"];
       const send = async (client: RawClient, channel: number, from: number, to: number): Promise<void> => {
         for (let i = from; i < to; i++) client.send({ type: "inputStreamItem", channel, sequence: BigInt(i), value: v.str(texts[i]!) });
@@ -278,7 +285,7 @@ export function clusterScenarios(api: ClusterTestApi, name: string, openStores: 
       // Node A's commits of input take 150 ms: the client's connection to A is cut while three are in flight.
       const slowInput = (index: number, store: ClusterSessionStore): ClusterSessionStore =>
         index !== 0 ? store : intercepting(store, { acceptInput: (...args) => sleep(150).then(() => store.acceptInput(...args)) });
-      const [a, b] = (await startCluster(2, 10_000, slowInput)).nodes;
+      const [a, b] = (await startCluster(2, { wrap: slowInput })).nodes;
       const first = await RawClient.connect(a!.url);
       first.send(demoStart("tally", v.record(v.stream(randomUUID()))));
       const accepted = (await first.nextOf("invocationAccepted")) as Accepted;
@@ -337,7 +344,7 @@ export function clusterScenarios(api: ClusterTestApi, name: string, openStores: 
               readInput: (...args) => sleep(30).then(() => store.readInput(...args)),
               getStream: (...args) => sleep(30).then(() => store.getStream(...args)),
             });
-      const [a, b] = (await startCluster(2, 10_000, gated)).nodes;
+      const [a, b] = (await startCluster(2, { wrap: gated })).nodes;
       const first = await RawClient.connect(a!.url);
       first.send(demoStart("tally", v.record(v.stream(randomUUID()))));
       const accepted = (await first.nextOf("invocationAccepted")) as Accepted;
@@ -377,7 +384,7 @@ export function clusterScenarios(api: ClusterTestApi, name: string, openStores: 
                 return store.acceptInput(...args);
               },
             });
-      const [a, b] = (await startCluster(2, 10_000, refusing)).nodes;
+      const [a, b] = (await startCluster(2, { wrap: refusing })).nodes;
       const { client: atB } = await startThenResume(a!, b!, demoStart("tally", v.record(v.stream(randomUUID()))));
       const atBAccepted = (await atB.nextOf("invocationAccepted")) as Accepted;
       const mapping = atBAccepted.mappings[0]!;
@@ -421,7 +428,7 @@ export function clusterScenarios(api: ClusterTestApi, name: string, openStores: 
                 return store.getSession(...args);
               },
             });
-      const [a, b] = (await startCluster(2, 10_000, slowLoadAtB)).nodes;
+      const [a, b] = (await startCluster(2, { wrap: slowLoadAtB })).nodes;
       const first = await RawClient.connect(a!.url);
       first.send(demoStart("count", v.record(v.u32(20), v.u32(10))));
       const accepted = (await first.nextOf("invocationAccepted")) as Accepted;
@@ -549,7 +556,7 @@ export function clusterScenarios(api: ClusterTestApi, name: string, openStores: 
                 return events;
               },
             });
-      const [a, b] = (await startCluster(2, 10_000, racing)).nodes;
+      const [a, b] = (await startCluster(2, { wrap: racing })).nodes;
       const { client: second } = await startThenResume(a!, b!, demoStart("groups", v.record(v.u32(3), v.u32(4))));
       const { messages } = await second.all(UNTIL_SILENT);
       const items = messages.filter((m) => m.type === "outputStreamItem") as Extract<ServerMessage, { type: "outputStreamItem" }>[];
@@ -583,7 +590,7 @@ export function clusterScenarios(api: ClusterTestApi, name: string, openStores: 
       const budgetMiB = 16;
       const blobCount = 3 * budgetMiB;
       const pauses = new Pauses();
-      const { stores, nodes: [a, b] } = await startCluster(2, undefined, undefined, undefined, { maxQueuedBytesPerSession: budgetMiB * 1024 * 1024 }, pauses);
+      const { stores, nodes: [a, b] } = await startCluster(2, { limits: { maxQueuedBytesPerSession: budgetMiB * 1024 * 1024 }, pauses });
       const { accepted, client: second } = await startThenResume(a!, b!, demoStart("blobs", v.record(v.u32(blobCount), v.u32(1024 * 1024))));
       const result = await second.nextOf("invocationResult");
       second.socket.pause();
@@ -617,7 +624,7 @@ export function clusterScenarios(api: ClusterTestApi, name: string, openStores: 
     });
 
     it("the owner's lease lapses (node A stops without a word): another node finishes its invocation; the client at B gets terminals and invocation-failed", async () => {
-      const { nodes: [a, b] } = await startCluster(2, 300);
+      const { nodes: [a, b] } = await startCluster(2, { leaseTtlMs: 300 });
       const { accepted, client: second } = await startThenResume(a!, b!, demoStart("count", v.record(v.u32(100000), v.u32(5))));
       await second.waitFor((m) => m.type === "outputStreamItem");
       // A dies: its invocation stops, nothing more is recorded, its lease is no longer renewed.
@@ -649,7 +656,7 @@ export function clusterScenarios(api: ClusterTestApi, name: string, openStores: 
           if (index === 0 && message.startsWith("session finished by another node")) stoppedAtA();
         },
       });
-      const { nodes: [a, b] } = await startCluster(2, 300, stallable, watchA);
+      const { nodes: [a, b] } = await startCluster(2, { leaseTtlMs: 300, wrap: stallable, logger: watchA });
       // An agent that writes nothing for a minute: without learning of the claim, A would keep it running.
       const { client: atB } = await startThenResume(a!, b!, demoStart("count", v.record(v.u32(3), v.u32(60_000))));
       await atB.waitFor((m) => m.type === "invocationResult");
@@ -698,7 +705,7 @@ export function clusterScenarios(api: ClusterTestApi, name: string, openStores: 
             return store.finish(...args);
           },
         });
-      const { stores, nodes: [a] } = await startCluster(1, 10_000, slowSuccess);
+      const { stores, nodes: [a] } = await startCluster(1, { wrap: slowSuccess });
       const client = await RawClient.connect(a!.url);
       client.send(demoStart("tally", v.record(v.stream(randomUUID()))));
       const accepted = (await client.nextOf("invocationAccepted")) as Accepted;
