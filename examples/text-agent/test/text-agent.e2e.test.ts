@@ -3,7 +3,7 @@
  * serve --agents dist/agents.js`, the typed client script against it, and
  * the CLI calling the same agent.
  */
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
@@ -19,9 +19,10 @@ afterAll(async () => {
 });
 
 it("the client script streams a file up and prints each line's counts, then the statistics", async () => {
-  const file = join(mkdtempSync(join(tmpdir(), "text-agent-input-")), "input.txt");
+  const dir = mkdtempSync(join(tmpdir(), "text-agent-input-"));
+  const file = join(dir, "input.txt");
   writeFileSync(file, "The cat\r\nthe dog and THE bird\n\nlast line");
-  const result = await run(["dist/client.js", file], server.env);
+  const result = await run(["dist/client.js", file], server.env).finally(() => rmSync(dir, { recursive: true, force: true }));
   expect(result.stderr).toBe("");
   expect(result.code).toBe(0);
   expect(result.stdout.split("\n")).toEqual([
