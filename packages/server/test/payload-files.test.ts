@@ -240,7 +240,7 @@ describe("SqliteSessionStore payload files", () => {
       { inline: 0, offset: 0, length: next.length },
     ]);
     const check = new Database(join(dataDir, "sessions.db"), { readonly: true });
-    expect(check.pragma("user_version", { simple: true })).toBe(4);
+    expect(check.pragma("user_version", { simple: true })).toBe(5);
     check.close();
   });
 });

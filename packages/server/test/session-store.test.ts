@@ -154,7 +154,7 @@ describe("SqliteSessionStore on disk", () => {
       const tables = check.prepare("SELECT sql FROM sqlite_master WHERE name IN ('input_chunks', 'output_events')").all() as { sql: string }[];
       expect(tables).toHaveLength(2);
       expect(tables.filter((row) => row.sql.includes("WITHOUT ROWID"))).toEqual([]);
-      expect(check.pragma("user_version", { simple: true })).toBe(4);
+      expect(check.pragma("user_version", { simple: true })).toBe(5);
     } finally {
       check.close();
     }
@@ -178,6 +178,23 @@ describe("SqliteSessionStore on disk", () => {
     expect(await upgraded.purgeFinished(1001, 2000, 0)).toBe(1);
     const again = session();
     expect(await upgraded.createSession(again, [], { ...start, sessionId: again.sessionId })).toEqual({ kind: "purged" });
+    await upgraded.close();
+  });
+
+  it("upgrades a schema 4 database (no journal tables), which then keeps journals", async () => {
+    const dataDir = sqliteDir();
+    const store = new SqliteSessionStore({ dataDir });
+    const s = session();
+    await store.createSession(s, [], { attemptId: randomUUID(), operation: "start", descriptorDigest: "d", sessionId: s.sessionId, generation: 1n });
+    await store.close();
+    const db = new Database(join(dataDir, "sessions.db"));
+    db.exec("DROP TABLE journal; DROP TABLE session_runs; PRAGMA user_version = 4;");
+    db.close();
+
+    const upgraded = new SqliteSessionStore({ dataDir });
+    await upgraded.appendJournal({ sessionId: s.sessionId, position: 0, name: "now", outcome: '{"value":1}' });
+    expect(await upgraded.readJournal(s.sessionId)).toEqual([{ sessionId: s.sessionId, position: 0, name: "now", outcome: '{"value":1}' }]);
+    expect(await upgraded.recordRun(s.sessionId)).toBe(2);
     await upgraded.close();
   });
 

@@ -82,7 +82,7 @@ describe("SqliteSessionStore packed log rows", () => {
     await upgraded.close();
     expect(rowCounts(dataDir, "input_chunks").rows).toBeLessThan(30 + 60 / 8);
     const check = new Database(join(dataDir, "sessions.db"), { readonly: true });
-    expect(check.pragma("user_version", { simple: true })).toBe(4);
+    expect(check.pragma("user_version", { simple: true })).toBe(5);
     check.close();
   });
 

@@ -18,6 +18,7 @@ import type {
   CreateSessionResult,
   InputChunk,
   InputTerminal,
+  JournalEntry,
   NewStream,
   OutputEvent,
   SessionChange,
@@ -505,6 +506,27 @@ export class PostgresSessionStore implements ClusterSessionStore {
     });
   }
 
+  appendJournal(entry: JournalEntry): Promise<void> {
+    return this.#write(async (tx) => {
+      const added = await tx.query(this.#sql.appendJournal, [entry.sessionId, entry.position, entry.name, entry.outcome]);
+      if (added.rowCount !== 1) throw new Error("the session is not running");
+    });
+  }
+
+  async readJournal(sessionId: string): Promise<JournalEntry[]> {
+    const rows = await this.#read<{ position: number; name: string; outcome: string }>(this.#sql.readJournal, [sessionId]);
+    return rows.map((row) => ({ sessionId, position: row.position, name: row.name, outcome: row.outcome }));
+  }
+
+  recordRun(sessionId: string): Promise<number> {
+    return this.#write(async (tx) => {
+      const counted = await tx.query<{ runs: number }>(this.#sql.recordRun, [sessionId]);
+      const runs = counted.rows[0]?.runs;
+      if (runs === undefined) throw new Error("the session is not running");
+      return runs;
+    });
+  }
+
   async listRunningSessions(): Promise<SessionRecord[]> {
     return (await this.#read<SessionRow>(this.#sql.runningSessions, [])).map(toSession);
   }
@@ -705,6 +727,14 @@ function statements(s: string) {
       JOIN ${s}.output_events o ON o.stream_id = $1 AND o.sequence = k.sequence AND o.event = k.event
       WHERE $4::bigint IS NULL OR k.before < $4
       ORDER BY o.sequence, o.event DESC`,
+    // Only while the session runs: a finished invocation's journal is closed. A taken position
+    // fails the insert (primary key), and with it this write alone.
+    appendJournal: `INSERT INTO ${s}.journal (session_id, position, name, outcome)
+      SELECT session_id, $2, $3, $4 FROM ${s}.sessions WHERE session_id = $1 AND state = 'running'`,
+    readJournal: `SELECT position, name, outcome FROM ${s}.journal WHERE session_id = $1 ORDER BY position`,
+    recordRun: `INSERT INTO ${s}.session_runs (session_id, runs)
+      SELECT session_id, 2 FROM ${s}.sessions WHERE session_id = $1 AND state = 'running'
+      ON CONFLICT (session_id) DO UPDATE SET runs = ${s}.session_runs.runs + 1 RETURNING runs`,
     setResult: `UPDATE ${s}.sessions SET result = $1 WHERE session_id = $2 AND result IS NULL`,
     finish: `UPDATE ${s}.sessions SET state = 'finished', outcome = $1, finished_at = $2 WHERE session_id = $3 AND state = 'running'`,
     // One statement: the sessions go, their attempt ids and idempotency scopes stay as tombstones

@@ -108,6 +108,22 @@ ALTER TABLE ${s}.output_events ADD COLUMN parts bytea;
 ALTER TABLE ${s}.nodes ADD COLUMN log_format integer;
 `,
   },
+  {
+    // The journal of replayable invocations and their run counts (@golem-stream/server's
+    // docs/durable-execution.md); both go with their session (purge, cascade).
+    version: 3,
+    sql: (s) => `
+CREATE TABLE ${s}.journal (
+  session_id text NOT NULL REFERENCES ${s}.sessions (session_id) ON DELETE CASCADE,
+  position integer NOT NULL, name text NOT NULL, outcome text NOT NULL,
+  PRIMARY KEY (session_id, position)
+);
+CREATE TABLE ${s}.session_runs (
+  session_id text PRIMARY KEY REFERENCES ${s}.sessions (session_id) ON DELETE CASCADE,
+  runs integer NOT NULL
+);
+`,
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -17,6 +17,7 @@ import type {
   CreateSessionResult,
   InputChunk,
   InputTerminal,
+  JournalEntry,
   NewStream,
   OutputEvent,
   SessionRecord,
@@ -148,6 +149,18 @@ class MemoryClusterNode implements ClusterSessionStore {
 
   listRunningSessions(): Promise<SessionRecord[]> {
     return this.#store.listRunningSessions();
+  }
+
+  appendJournal(entry: JournalEntry): Promise<void> {
+    return this.#store.appendJournal(entry);
+  }
+
+  readJournal(sessionId: string): Promise<JournalEntry[]> {
+    return this.#store.readJournal(sessionId);
+  }
+
+  recordRun(sessionId: string): Promise<number> {
+    return this.#store.recordRun(sessionId);
   }
 
   purgeFinished(finishedBefore: number, now: number, tombstonesBefore: number): Promise<number> {

@@ -10,6 +10,7 @@ import type {
   CreateSessionResult,
   InputChunk,
   InputTerminal,
+  JournalEntry,
   NewStream,
   OutputEvent,
   SessionRecord,
@@ -35,6 +36,9 @@ export class MemorySessionStore implements SessionStore {
   /** Tombstones of purged sessions: attempt ids and idempotency keys, with when they were stamped. */
   readonly #attemptTombstones = new Map<string, number>();
   readonly #idempotencyTombstones = new Map<string, number>();
+  /** Journal entries by session, by position; and the recorded run counts (durable-execution.md). */
+  readonly #journals = new Map<string, Map<number, JournalEntry>>();
+  readonly #runs = new Map<string, number>();
 
   #idempotencyKey(s: SessionRecord): string {
     return JSON.stringify([s.account, s.application, s.environment, s.agentType, s.agentIdentity, s.idempotencyKey]);
@@ -173,6 +177,25 @@ export class MemorySessionStore implements SessionStore {
     return [...this.#sessions.values()].filter((s) => s.state === "running").map((s) => ({ ...s }));
   }
 
+  async appendJournal(entry: JournalEntry): Promise<void> {
+    if (this.#sessions.get(entry.sessionId)?.state !== "running") throw new Error("the session is not running");
+    const journal = this.#journals.get(entry.sessionId) ?? new Map<number, JournalEntry>();
+    if (journal.has(entry.position)) throw new Error("the journal position is already taken");
+    journal.set(entry.position, { ...entry });
+    this.#journals.set(entry.sessionId, journal);
+  }
+
+  async readJournal(sessionId: string): Promise<JournalEntry[]> {
+    return [...(this.#journals.get(sessionId)?.values() ?? [])].sort((a, b) => a.position - b.position).map((entry) => ({ ...entry }));
+  }
+
+  async recordRun(sessionId: string): Promise<number> {
+    if (this.#sessions.get(sessionId)?.state !== "running") throw new Error("the session is not running");
+    const runs = (this.#runs.get(sessionId) ?? 1) + 1;
+    this.#runs.set(sessionId, runs);
+    return runs;
+  }
+
   async purgeFinished(finishedBefore: number, now: number, tombstonesBefore: number): Promise<number> {
     for (const tombstones of [this.#attemptTombstones, this.#idempotencyTombstones]) {
       for (const [key, stamped] of tombstones) if (stamped < tombstonesBefore) tombstones.delete(key);
@@ -186,6 +209,8 @@ export class MemorySessionStore implements SessionStore {
         this.#output.delete(id);
       }
       this.#streamsBySession.delete(session.sessionId);
+      this.#journals.delete(session.sessionId);
+      this.#runs.delete(session.sessionId);
       for (const [id, attempt] of this.#attempts) {
         if (attempt.sessionId !== session.sessionId) continue;
         this.#attempts.delete(id);

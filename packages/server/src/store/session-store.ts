@@ -130,6 +130,25 @@ export type AttachResult =
   | { readonly kind: "superseded" }
   | { readonly kind: "attempt-exists" };
 
+/**
+ * One entry of an invocation's journal (docs/durable-execution.md): the
+ * outcome of a `ctx.step` (or `ctx.now`, `ctx.random`), so a re-run of a
+ * replayable method gets it back instead of running the step again.
+ *
+ * Fencing: once a store refuses a former owner's writes, this record is
+ * where the writer's ownership epoch goes, checked by `appendJournal` like
+ * every other write of an owner.
+ */
+export interface JournalEntry {
+  readonly sessionId: string;
+  /** The order in which the method called its journaled steps, from 0. */
+  readonly position: number;
+  /** The step's name; a re-run checks that the step at this position has the same one. */
+  readonly name: string;
+  /** Canonical JSON: `{"value":…}` (without `value` for undefined) or `{"error":"message"}`. */
+  readonly outcome: string;
+}
+
 /** Told after each committed group of writes: how long the commit took and how many writes it held. */
 export type CommitListener = (seconds: number, writes: number) => void;
 
@@ -178,6 +197,24 @@ export interface SessionStore {
   finish(sessionId: string, outcome: string, at: number): Promise<void>;
 
   listRunningSessions(): Promise<SessionRecord[]>;
+
+  /**
+   * Optional, with `readJournal` and `recordRun` (replayable methods,
+   * docs/durable-execution.md; a store without them runs every method as
+   * not replayable). Records one journal entry; resolves once it is
+   * durable. Rejects, changing nothing, when the session does not exist or
+   * is finished, or the position is already taken.
+   */
+  appendJournal?(entry: JournalEntry): Promise<void>;
+  /** The session's journal entries, by position. */
+  readJournal?(sessionId: string): Promise<JournalEntry[]>;
+  /**
+   * Counts one more run of the session's invocation (a re-run: the first
+   * run is never recorded) and resolves, once durable, to the number of
+   * runs so far including this one: 2 on the first call. Rejects when the
+   * session does not exist or is finished.
+   */
+  recordRun?(sessionId: string): Promise<number>;
   /**
    * Deletes sessions finished before `finishedBefore` and leaves a tombstone
    * of each, stamped `now`: its attempt ids and its idempotency key (with

@@ -39,8 +39,9 @@ CREATE TABLE IF NOT EXISTS output_events (
  * 2: logs may point into payload files.
  * 3: tombstones of purged sessions.
  * 4: a log row may pack several appends (`parts`).
+ * 5: the journal of replayable invocations and their run counts.
  */
-export const SCHEMA_VERSION = 4;
+export const SCHEMA_VERSION = 5;
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS sessions (
@@ -83,7 +84,16 @@ CREATE TABLE IF NOT EXISTS idempotency_tombstones (
   PRIMARY KEY (account, application, environment, agent_type, agent_identity, idempotency_key)
 );
 CREATE INDEX IF NOT EXISTS attempt_tombstones_stamped ON attempt_tombstones (stamped_at);
-CREATE INDEX IF NOT EXISTS idempotency_tombstones_stamped ON idempotency_tombstones (stamped_at);`;
+CREATE INDEX IF NOT EXISTS idempotency_tombstones_stamped ON idempotency_tombstones (stamped_at);
+CREATE TABLE IF NOT EXISTS journal (
+  session_id TEXT NOT NULL REFERENCES sessions(session_id) ON DELETE CASCADE,
+  position INTEGER NOT NULL, name TEXT NOT NULL, outcome TEXT NOT NULL,
+  PRIMARY KEY (session_id, position)
+);
+CREATE TABLE IF NOT EXISTS session_runs (
+  session_id TEXT PRIMARY KEY REFERENCES sessions(session_id) ON DELETE CASCADE,
+  runs INTEGER NOT NULL
+);`;
 
 /** The columns the logs had before version 2, in table order. */
 const V1_COLUMNS = {
@@ -117,10 +127,13 @@ export function migrate(db: Database.Database): void {
       }
       db.exec(SCHEMA);
       addPartsColumn(db, logs);
-    } else {
+    } else if (version < 4) {
       // Versions 2 and 3: new tables, and the logs' `parts` column (NULL: every old row is one append).
       db.exec(SCHEMA);
       addPartsColumn(db, logs);
+    } else {
+      // Version 4: new tables only.
+      db.exec(SCHEMA);
     }
     db.pragma(`user_version = ${SCHEMA_VERSION}`);
   })();

@@ -38,6 +38,7 @@ import type {
   SessionRecord,
   SessionStore,
   StreamRecord,
+  JournalEntry,
 } from "./session-store.js";
 import { joinParts, packRun } from "./packed-rows.js";
 import { continuesRun, writeOrder } from "./write-order.js";
@@ -222,6 +223,13 @@ export class SqliteSessionStore implements SessionStore {
       readOutput: db.prepare(`SELECT * FROM output_events WHERE stream_id = @stream
         AND sequence >= COALESCE((SELECT MAX(sequence) FROM output_events WHERE stream_id = @stream AND sequence <= @from), @from)
         ORDER BY sequence, event DESC LIMIT @limit`),
+      // Only while the session runs: a finished invocation's journal is closed.
+      appendJournal: db.prepare(`INSERT INTO journal (session_id, position, name, outcome)
+        SELECT session_id, ?, ?, ? FROM sessions WHERE session_id = ? AND state = 'running'`),
+      readJournal: db.prepare("SELECT * FROM journal WHERE session_id = ? ORDER BY position"),
+      recordRun: db.prepare(`INSERT INTO session_runs (session_id, runs)
+        SELECT session_id, 2 FROM sessions WHERE session_id = ? AND state = 'running'
+        ON CONFLICT (session_id) DO UPDATE SET runs = runs + 1 RETURNING runs`).pluck(),
       setResult: db.prepare("UPDATE sessions SET result = ? WHERE session_id = ? AND result IS NULL"),
       finish: db.prepare(`UPDATE sessions SET state = 'finished', outcome = ?, finished_at = ?
         WHERE session_id = ? AND state = 'running'`),
@@ -556,6 +564,32 @@ export class SqliteSessionStore implements SessionStore {
     return this.#run(() => (this.#statements.runningSessions.all() as SessionRow[]).map(toSession));
   }
 
+  appendJournal(entry: JournalEntry): Promise<void> {
+    return this.#group.write(() => {
+      const added = this.#statements.appendJournal.run(entry.position, entry.name, entry.outcome, entry.sessionId);
+      if (added.changes !== 1) throw new Error("the session is not running");
+    });
+  }
+
+  readJournal(sessionId: string): Promise<JournalEntry[]> {
+    return this.#run(() =>
+      (this.#statements.readJournal.all(sessionId) as JournalRow[]).map((row) => ({
+        sessionId: row.session_id,
+        position: Number(row.position),
+        name: row.name,
+        outcome: row.outcome,
+      })),
+    );
+  }
+
+  recordRun(sessionId: string): Promise<number> {
+    return this.#group.write(() => {
+      const runs = this.#statements.recordRun.get(sessionId) as bigint | undefined;
+      if (runs === undefined) throw new Error("the session is not running");
+      return Number(runs);
+    });
+  }
+
   async purgeFinished(finishedBefore: number, now: number, tombstonesBefore: number): Promise<number> {
     const purged = await this.#group.write(() => {
       const statements = this.#statements;
@@ -714,4 +748,11 @@ function openDatabase(path: string): Database.Database {
     // No `code` of its own: callers read one as the listening socket's (EACCES, EADDRINUSE).
     throw new Error(`cannot open the session database ${path}: ${reason}`, { cause: error });
   }
+}
+
+interface JournalRow {
+  readonly session_id: string;
+  readonly position: bigint;
+  readonly name: string;
+  readonly outcome: string;
 }

@@ -203,5 +203,37 @@ export function storeContract(api: TestApi, name: string, open: () => SessionSto
       expect(await read(0n, 10)).toEqual([...items, "terminal"]);
       await store.close();
     });
+    it("journal: entries by position, durable before the call resolves; a taken position or a finished session is refused; runs count from 2; purged with the session", async () => {
+      const store = await open();
+      const { appendJournal, readJournal, recordRun } = store;
+      expect(appendJournal !== undefined && readJournal !== undefined && recordRun !== undefined).toBe(true);
+      if (appendJournal === undefined || readJournal === undefined || recordRun === undefined) return;
+      const s = session();
+      await store.createSession(s, [], { attemptId: randomUUID(), operation: "start", descriptorDigest: "d", sessionId: s.sessionId, generation: 1n });
+      const entry = (position: number, name: string, outcome: string) => ({ sessionId: s.sessionId, position, name, outcome });
+      // Positions are taken in call order but may commit out of order: a later one first.
+      await appendJournal.call(store, entry(1, "charge", '{"value":{"id":"c-1"}}'));
+      await appendJournal.call(store, entry(0, "now", '{"value":1700000000000}'));
+      await expect(appendJournal.call(store, entry(1, "charge", '{"value":{"id":"c-2"}}'))).rejects.toThrow();
+      await appendJournal.call(store, entry(2, "fails", '{"error":"no such account"}'));
+      expect(await readJournal.call(store, s.sessionId)).toEqual([
+        entry(0, "now", '{"value":1700000000000}'),
+        entry(1, "charge", '{"value":{"id":"c-1"}}'),
+        entry(2, "fails", '{"error":"no such account"}'),
+      ]);
+      expect(await readJournal.call(store, randomUUID())).toEqual([]);
+      await expect(appendJournal.call(store, { ...entry(0, "x", "{}"), sessionId: randomUUID() })).rejects.toThrow();
+      expect(await recordRun.call(store, s.sessionId)).toBe(2);
+      expect(await recordRun.call(store, s.sessionId)).toBe(3);
+      await expect(recordRun.call(store, randomUUID())).rejects.toThrow();
+
+      await store.finish(s.sessionId, '{"kind":"success"}', 1000);
+      await expect(appendJournal.call(store, entry(3, "late", '{"value":1}'))).rejects.toThrow();
+      await expect(recordRun.call(store, s.sessionId)).rejects.toThrow();
+      expect(await readJournal.call(store, s.sessionId)).toHaveLength(3);
+      expect(await store.purgeFinished(1001, 2000, 0)).toBe(1);
+      expect(await readJournal.call(store, s.sessionId)).toEqual([]);
+      await store.close();
+    });
   });
 }
