@@ -19,11 +19,21 @@ export type RecordSchema = (SchemaType & { readonly kind: "record" }) | GraphOf;
 /** A method's result: a type, or a graph (`t.graph(root, defs)`) when it needs definitions. */
 export type ResultSchema = SchemaType | GraphOf;
 
+/**
+ * What the server does with a running invocation of a method when it loses it (a restart):
+ * `"none"` (the default) finishes it `invocation-failed`; `"replay"` runs the method again from
+ * the start and continues it (the server's docs/durable-execution.md). The server's business only:
+ * not served by discovery, not compared with a client's contract.
+ */
+export type Durability = "none" | "replay";
+
 export interface MethodSpec {
   /** The method's parameters, one record field per parameter. */
   readonly params: RecordSchema;
   /** The result type; omit it for a method without a result. */
   readonly result?: ResultSchema;
+  /** This method's durability; without it, the agent type's. */
+  readonly durability?: Durability;
 }
 
 /** A declared configuration entry (protocol section 4.2); `accepts` runs on the server only. */
@@ -39,6 +49,8 @@ export interface AgentTypeSpec<N extends string, C extends RecordSchema, M exten
   readonly config?: readonly ConfigDeclaration[];
   /** Methods in declaration order (the order the catalogue lists them in). */
   readonly methods: M;
+  /** The durability of every method that does not declare its own (default `"none"`). */
+  readonly durability?: Durability;
 }
 
 /** One method in the catalogue's form: graphs rooted at the parameter record and at the result. */
@@ -46,6 +58,8 @@ export interface MethodGraphs {
   readonly name: string;
   readonly parameters: SchemaGraphJson;
   readonly result?: SchemaGraphJson;
+  /** Set when the method or its agent type declared one. */
+  readonly durability?: Durability;
 }
 
 /** The agent type in the form the agent host and the discovery endpoint carry. */
@@ -96,12 +110,15 @@ export function defineAgentType<
   // Protocol 4.1: "Constructor parameters MUST NOT contain streams".
   const constructorParameters = recordGraph(constructorType, `agent type ${name}: constructor`, "forbidden");
   if (typeof methods !== "object" || methods === null) throw new ContractError(`agent type ${name}: methods must be an object`);
+  const typeDurability = checkedDurability(spec.durability, `agent type ${name}`);
   const methodGraphs: MethodGraphs[] = Object.entries(methods).map(([method, body]) => {
     const where = `agent type ${name}: method ${method}`;
     if (typeof body !== "object" || body === null) throw new ContractError(`${where} must be {params, result?}`);
     const parameters = recordGraph(body.params, `${where}: params`);
-    if (body.result === undefined) return { name: method, parameters };
-    return { name: method, parameters, result: checkedGraph(body.result, `${where}: result`) };
+    const durability = checkedDurability(body.durability, where) ?? typeDurability;
+    const declared = durability === undefined ? {} : { durability };
+    if (body.result === undefined) return { name: method, parameters, ...declared };
+    return { name: method, parameters, result: checkedGraph(body.result, `${where}: result`), ...declared };
   });
   return Object.freeze({
     name,
@@ -110,6 +127,11 @@ export function defineAgentType<
     methods,
     graphs: Object.freeze({ name, constructorParameters, methods: Object.freeze(methodGraphs), config }),
   });
+}
+
+function checkedDurability(durability: unknown, where: string): Durability | undefined {
+  if (durability === undefined || durability === "none" || durability === "replay") return durability;
+  throw new ContractError(`${where}: durability must be "none" or "replay", not ${JSON.stringify(durability) ?? String(durability)}`);
 }
 
 function recordGraph(schema: unknown, where: string, streams: "allowed" | "forbidden" = "allowed"): SchemaGraphJson {

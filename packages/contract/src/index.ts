@@ -18,6 +18,7 @@ export {
   type AgentTypeSpec,
   type AgentTypeGraphs,
   type ConfigDeclaration,
+  type Durability,
   type MethodGraphs,
   type MethodName,
   type MethodSpec,

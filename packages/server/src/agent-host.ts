@@ -8,13 +8,15 @@
  * (`{kind, value}`), already validated against the method's schemas; what a
  * method returns is validated again before anything is recorded or sent.
  */
-import type { ConfigDeclaration } from "@golem-stream/contract";
+import type { ConfigDeclaration, Durability } from "@golem-stream/contract";
 import type { ConfigEntry, JsonValue, SchemaGraphJson, SchemaValueJson } from "@golem-stream/wire";
 import { decodeSchemaGraph } from "@golem-stream/schema-value";
 import { checkSelectorName } from "./sessions/token-budget.js";
 
 /** A declared configuration entry of an agent type (protocol section 4.2); one type with the contracts'. */
 export type { ConfigDeclaration };
+/** What happens to a running invocation when its server is lost (docs/durable-execution.md); one type with the contracts'. */
+export type { Durability };
 
 export interface MethodDescriptor {
   readonly name: string;
@@ -22,6 +24,8 @@ export interface MethodDescriptor {
   readonly parameters: SchemaGraphJson;
   /** Graph rooted at the result type; omitted for a method without a result. */
   readonly result?: SchemaGraphJson;
+  /** `"replay"`: re-run after a restart instead of failing (docs/durable-execution.md). Without it, the agent type's. */
+  readonly durability?: Durability;
 }
 
 export interface AgentTypeDescriptor {
@@ -30,6 +34,13 @@ export interface AgentTypeDescriptor {
   readonly constructorParameters: SchemaGraphJson;
   readonly methods: readonly MethodDescriptor[];
   readonly config: readonly ConfigDeclaration[];
+  /** The durability of each method that declares none (default `"none"`). */
+  readonly durability?: Durability;
+}
+
+/** The durability a method of `type` runs with: its own, else its agent type's, else `"none"`. */
+export function durabilityOf(type: AgentTypeDescriptor, method: MethodDescriptor): Durability {
+  return method.durability ?? type.durability ?? "none";
 }
 
 /** One binary stream item (`stream<binary>`). */
@@ -84,6 +95,22 @@ export interface InvocationContext {
    * when the value that exposes it has been recorded.
    */
   output(source: OutputSource): SchemaValueJson;
+  /**
+   * Runs `fn` once and journals its outcome (docs/durable-execution.md): its
+   * result as JSON, or its error's message, is stored before this resolves,
+   * and a re-run of a replayable method gets the stored outcome back without
+   * calling `fn`. Resolves to the result as JSON gives it back (the same on
+   * the first run as on a re-run); rejects with an `Error` of the stored
+   * name and message. At-least-once for the effect, exactly-once for the
+   * journaled result. In a method that is not replayable it only runs `fn`.
+   */
+  step<T>(name: string, fn: () => T | Promise<T>): Promise<T>;
+  /** `Date.now()`, journaled: a re-run gets the same time. */
+  now(): Promise<number>;
+  /** `Math.random()`, journaled: a re-run gets the same number. */
+  random(): Promise<number>;
+  /** How many times this invocation's method has been started: 1, then one more on each re-run. */
+  readonly attempt: number;
 }
 
 /** Marks an `InputCancelledError` of any copy of this package (a registry-wide symbol). */

@@ -172,6 +172,13 @@ export interface ServerLimits {
    * the ceiling leaves exactly the defaults' 32. The sum: sessions/token-budget.ts.
    */
   readonly maxCallerIdentityBytes: number;
+  /**
+   * Re-runs of one replayable invocation (docs/durable-execution.md): after
+   * this many, an invocation found interrupted again fails as any other does
+   * (default 3; 0: never re-run). Bounds a method that crashes its server
+   * each time it runs.
+   */
+  readonly maxReplays: number;
 }
 
 export const DEFAULT_LIMITS: ServerLimits = {
@@ -197,6 +204,7 @@ export const DEFAULT_LIMITS: ServerLimits = {
   maxConnectionsPerPrincipal: 1000,
   maxRunningSessionsPerPrincipal: 500,
   maxCallerIdentityBytes: 2048,
+  maxReplays: 3,
 };
 
 const PROTOCOL_CEILINGS: Partial<Record<keyof ServerLimits, number>> = {
@@ -211,7 +219,7 @@ const PROTOCOL_CEILINGS: Partial<Record<keyof ServerLimits, number>> = {
 };
 
 /** Limits where 0 turns the bound off (every other limit is positive). */
-const ZERO_MEANS_OFF: ReadonlySet<keyof ServerLimits> = new Set<keyof ServerLimits>(["authFailuresPerAddress", "pingIntervalMs"]);
+const ZERO_MEANS_OFF: ReadonlySet<keyof ServerLimits> = new Set<keyof ServerLimits>(["authFailuresPerAddress", "pingIntervalMs", "maxReplays"]);
 
 /** Limits that are timer delays. */
 const TIMER_LIMITS: readonly (keyof ServerLimits)[] = ["firstMessageTimeoutMs", "pingIntervalMs", "tcpKeepAliveDelayMs"];

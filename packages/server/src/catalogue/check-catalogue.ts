@@ -105,11 +105,19 @@ function checkAgentType(type: unknown, where: string): void {
     checkGraph(method["parameters"], `${at}: parameters`, { record: true, streams: "allowed" });
     if (method["result"] !== undefined) checkGraph(method["result"], `${at}: result`, { record: false, streams: "allowed" });
     if (typeof implementations[name as string] !== "function") throw new CatalogueError(`${at} has no implementation function`);
+    checkDurability(method["durability"], at);
   });
   for (const name of Object.keys(implementations)) {
     if (!declared.has(name)) throw new CatalogueError(`${where}: implementation ${quoted(name)} is for no declared method`);
   }
   checkConfig(type["config"], where);
+  checkDurability(type["durability"], where);
+}
+
+/** `durability`, where given, is one of the two (docs/durable-execution.md). */
+function checkDurability(durability: unknown, where: string): void {
+  if (durability === undefined || durability === "none" || durability === "replay") return;
+  throw new CatalogueError(`${where}: "durability" must be "none" or "replay", not ${describe(durability)}`);
 }
 
 function checkConfig(config: unknown, where: string): void {

@@ -113,6 +113,10 @@ function withConstructorArgs(ctx: InvocationContext, graph: SchemaGraph): Invoca
     inputBytes: (stream) => ctx.inputBytes(stream),
     inputBlobs: (stream) => ctx.inputBlobs(stream),
     output: (source) => ctx.output(source),
+    step: (name, fn) => ctx.step(name, fn),
+    now: () => ctx.now(),
+    random: () => ctx.random(),
+    attempt: ctx.attempt,
     get constructorArgs(): unknown {
       converted ??= { value: toJs(ctx.constructorParameters, graph) };
       return converted.value;

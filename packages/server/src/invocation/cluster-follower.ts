@@ -11,13 +11,14 @@
  * finish; the attachment's node commits input. The node-to-node messages
  * travel through `ClusterPeer` (cluster/cluster-peer.ts).
  */
-import type { ClientCancelReason, SchemaValueJson } from "@golem-stream/wire";
+import type { ClientCancelReason } from "@golem-stream/wire";
+import { feedInput } from "./input-feed.js";
 import { ClusterPeer } from "../cluster/cluster-peer.js";
 import { sameInput } from "../attachment/input-resend.js";
 import type { ClusterSessionStore } from "../store/cluster-store.js";
 import type { InputChunk, NewStream, SessionRecord, StreamRecord } from "../store/session-store.js";
 import type { AttachmentSink, RuntimeDeps } from "./live-session.js";
-import { itemFrom, type InputItem, type StreamState } from "./stream-state.js";
+import type { StreamState } from "./stream-state.js";
 
 /**
  * An input chunk the store refused because the stream's committed
@@ -58,17 +59,6 @@ export interface FollowedSession {
 }
 
 /** The item an agent reads for a stored input chunk (what `acceptInput` handed over at the node that accepted it). */
-function inputItemOf(stream: StreamState, chunk: InputChunk): InputItem {
-  switch (stream.elementKind) {
-    case "u8":
-      return { kind: "bytes", bytes: chunk.data };
-    case "binary":
-      return { kind: "blob", blob: chunk.mimeType === undefined ? { bytes: chunk.data } : { bytes: chunk.data, mimeType: chunk.mimeType } };
-    case "value":
-      return { kind: "value", value: JSON.parse(new TextDecoder().decode(chunk.data)) as SchemaValueJson };
-  }
-}
-
 export class ClusterFollower {
   readonly #session: FollowedSession;
   /** Whether this node runs the invocation (`owner`) or only serves attachments to it while another node runs it (`mirror`). */
@@ -299,55 +289,11 @@ export class ClusterFollower {
 
   /** Owner: hands input that another node committed to the agent, as its queue makes room (a failure fails the invocation). */
   feed(stream: StreamState): void {
-    void this.#feed(stream).catch((error: unknown) => this.#session.fail(error));
-  }
-
-  async #feed(stream: StreamState): Promise<void> {
-    if (stream.feeding) return;
-    stream.feeding = true;
-    /** The commits last waited for when the store had nothing beyond `fed`. */
-    let waitedFor: Promise<void> | undefined;
-    try {
-      for (;;) {
-        const queue = stream.queue;
-        if (queue === undefined || queue.closed) return;
-        if (stream.fed >= stream.count) {
-          const terminal = stream.inputTerminal;
-          if (terminal === undefined) return;
-          if (terminal.kind === "end" || terminal.reason === "consumer-drop") queue.end();
-          else queue.cancel(terminal.reason);
-          return;
-        }
-        await queue.waitForSpace();
-        const chunks = await this.#session.deps.store.readInput(stream.streamId, stream.fed, stream.count);
-        if (chunks.length === 0) {
-          // The count runs ahead of the store: chunks this node accepted while
-          // the feed was behind are still being committed. Wait for their
-          // commits and read again; if the store still has nothing after every
-          // commit begun so far, stop (the next accept or sync feeds again).
-          const pending = stream.inputCommitted;
-          if (pending === waitedFor) return;
-          waitedFor = pending;
-          await pending;
-          continue;
-        }
-        for (const chunk of chunks) {
-          await queue.waitForSpace();
-          if (queue.closed) return;
-          // Packed bytes may have been committed in other batches than the agent was fed: only the unfed suffix.
-          // (Read after the wait: nothing else hands this stream's items on while the feed is behind.)
-          if (chunk.sequence > stream.fed) break;
-          const item = chunk.sequence + chunk.itemCount <= stream.fed ? undefined : itemFrom(inputItemOf(stream, chunk), chunk.sequence, stream.fed);
-          if (item === undefined) continue;
-          const bytes = item.kind === "bytes" ? item.bytes.length : chunk.data.length;
-          this.#session.charge(bytes);
-          queue.push(item, bytes);
-          stream.fed = chunk.sequence + chunk.itemCount;
-          this.#peer?.consumed(stream.streamId, stream.fed);
-        }
-      }
-    } finally {
-      stream.feeding = false;
-    }
+    const session = this.#session;
+    void feedInput(stream, {
+      store: session.deps.store,
+      charge: (bytes) => session.charge(bytes),
+      consumed: (fed) => this.#peer?.consumed(stream.streamId, fed),
+    }).catch((error: unknown) => session.fail(error));
   }
 }

@@ -8,6 +8,7 @@ import type { InvocationContext, OutputSource } from "../agent-host.js";
 import type { SessionRecord } from "../store/session-store.js";
 import type { InputItem, StreamState } from "./stream-state.js";
 import { mapAsyncIterable } from "./mapped-iterable.js";
+import type { Journal } from "./journal.js";
 
 export interface InvocationInput {
   readonly constructorParameters: SchemaValueJson;
@@ -20,6 +21,10 @@ export interface ContextBindings {
   inputStream(token: string): StreamState | undefined;
   /** Registers an output source and returns the placeholder reference that stands for it. */
   declareOutput(source: OutputSource): string;
+  /** This run's journal (`step`, `now`, `random`). */
+  readonly journal: Journal;
+  /** This run's number: 1, then one more per re-run. */
+  readonly attempt: number;
 }
 
 export function createInvocationContext(
@@ -52,6 +57,10 @@ export function createInvocationContext(
     inputBytes: (node) => mapAsyncIterable(inputOf(node, "u8"), (item) => (item.kind === "bytes" ? item.bytes : wrongKind(item))),
     inputBlobs: (node) => mapAsyncIterable(inputOf(node, "binary"), (item) => (item.kind === "blob" ? item.blob : wrongKind(item))),
     output: (source) => ({ kind: "stream", value: { provisionalRef: bindings.declareOutput(source) } }),
+    step: (name, fn) => bindings.journal.step(name, fn),
+    now: () => bindings.journal.step("now", () => Date.now()),
+    random: () => bindings.journal.step("random", () => Math.random()),
+    attempt: bindings.attempt,
   };
 }
 

@@ -40,6 +40,11 @@ import { DetachedWatch } from "./detached-watch.js";
 import type { Timers } from "../timers.js";
 import type { ClusterSessionStore } from "../store/cluster-store.js";
 import { identityOf, type ServerObserver } from "../observability/server-observer.js";
+import { feedInput } from "./input-feed.js";
+import { Journal } from "./journal.js";
+import { OutputReplay } from "./output-replay.js";
+import { REPLAY_DIVERGED, ReplayDivergence } from "./replay-divergence.js";
+import type { JournalEntry } from "../store/session-store.js";
 
 export interface RuntimeDeps {
   readonly store: SessionStore;
@@ -77,6 +82,16 @@ export interface AttachmentSink {
 export interface PendingStream {
   readonly state: StreamState;
   readonly record: NewStream;
+  /** A re-run's stream that the run before created and committed: registered already, never written again. */
+  readonly stored?: boolean;
+}
+
+/** How a run of the method goes (docs/durable-execution.md). */
+export interface RunOptions {
+  /** The method is replayable and the store keeps journals: `ctx.step`, `now` and `random` are journaled. */
+  readonly journaled: boolean;
+  /** A re-run: its number (2 on the first) and the journal of the runs before. */
+  readonly rerun?: { readonly attempt: number; readonly journal: readonly JournalEntry[] };
 }
 
 const INVOCATION_FAILED = "invocation failed";
@@ -97,6 +112,7 @@ class ResultRefused extends Error {}
 
 /** The public message of an invocation's failure: ours for a refused result, otherwise nothing of the error (it may carry the agent's secrets). */
 function publicFailureMessage(error: unknown): string {
+  if (error instanceof ReplayDivergence) return REPLAY_DIVERGED;
   if (!(error instanceof ResultRefused)) return INVOCATION_FAILED;
   // A path into a deep schema can be long: the message stays a line.
   return error.message.length <= MAX_PUBLIC_MESSAGE ? error.message : `${error.message.slice(0, MAX_PUBLIC_MESSAGE - 1)}…`;
@@ -138,6 +154,12 @@ export class LiveSession {
   readonly #cluster: ClusterFollower | undefined;
   /** Gives the running session up after `limits.detachedSessionTimeoutMs` without an attachment (detached-watch.ts). */
   readonly #detachedWatch: DetachedWatch;
+  /** This run's journal (journal.ts); steps just run until `run` says the method is journaled. */
+  #journal: Journal;
+  /** This run's number (`ctx.attempt`). */
+  #attempt = 1;
+  /** A re-run: streams the method creates are matched with the stored ones, and its result with the stored result. */
+  #replaying = false;
 
   constructor(deps: RuntimeDeps, record: SessionRecord, streams: readonly StreamState[]) {
     this.deps = deps;
@@ -162,6 +184,7 @@ export class LiveSession {
       deps.timers,
     );
     this.#cluster = deps.cluster === undefined ? undefined : this.#newFollower();
+    this.#journal = new Journal(record.sessionId, undefined);
   }
 
   /** The cluster half's view of this session: what it may read and do. */
@@ -407,11 +430,15 @@ export class LiveSession {
     parent: StreamParent,
     coordinatePrefix: string,
   ): PendingStream[] {
+    // Most items introduce no stream: nothing to check or allocate for them.
+    if (leaves.length === 0) return [];
+    if (this.#replaying) {
+      const matched = this.#storedStreams(leaves, graph, direction, parent, coordinatePrefix);
+      if (matched !== undefined) return matched;
+    }
     if (this.#streams.size + leaves.length > this.deps.limits.maxStreamsPerSession) {
       throw new CountLimitError("the session has reached its stream limit");
     }
-    // Most items introduce no stream: nothing to check or allocate for them.
-    if (leaves.length === 0) return [];
     const seen = new Set<string>();
     const pending = leaves.map((leaf, index) => {
       const ref = "provisionalRef" in leaf.ref ? leaf.ref.provisionalRef : undefined;
@@ -428,6 +455,44 @@ export class LiveSession {
     }
     this.#nextOrdinal += pending.length;
     return pending;
+  }
+
+  /**
+   * A re-run's new streams that the run before created: the stored streams of the same
+   * parent and coordinates, in the leaves' order; undefined when the run before created
+   * none there (its introducing write was not committed). Anything between is non-determinism.
+   */
+  #storedStreams(
+    leaves: readonly StreamLeaf[],
+    graph: SchemaGraph,
+    direction: "input" | "output",
+    parent: StreamParent,
+    coordinatePrefix: string,
+  ): PendingStream[] | undefined {
+    const found = leaves.map((leaf) => {
+      const coordinate = `${coordinatePrefix}${leaf.coordinate}`;
+      const stream = [...this.#streams.values()].find((s) => s.direction === direction && s.coordinate === coordinate && sameParent(s.parent, parent));
+      return { leaf, stream };
+    });
+    if (found.every(({ stream }) => stream === undefined)) return undefined;
+    return found.map(({ leaf, stream }) => {
+      if (stream === undefined) throw new ReplayDivergence(`the run before created no stream at ${coordinatePrefix}${leaf.coordinate}`);
+      if (describeElement(graph, leaf.elementType).canonicalGraph !== stream.elementGraphText) {
+        throw new ReplayDivergence(`the stream at ${stream.coordinate} has another element type than the run before's`);
+      }
+      const record: NewStream = {
+        streamId: stream.streamId,
+        sessionId: this.sessionId,
+        direction: stream.direction,
+        elementKind: stream.elementKind,
+        elementGraph: stream.elementGraphText,
+        coordinate: stream.coordinate,
+        provisionalRef: stream.provisionalRef,
+        parent: stream.parent,
+        token: stream.token,
+      };
+      return { state: stream, record, stored: true };
+    });
   }
 
   #pendingStream(
@@ -471,7 +536,8 @@ export class LiveSession {
 
   /** Registers prepared streams in memory (just before their commit; see the file comment). */
   adopt(pending: readonly PendingStream[]): void {
-    for (const { state } of pending) {
+    for (const { state, stored } of pending) {
+      if (stored === true) continue;
       this.#register(state);
       if (state.direction === "input" && this.#running) this.#openQueue(state);
     }
@@ -583,8 +649,17 @@ export class LiveSession {
     );
     if (stream.queue !== undefined && fresh !== undefined) stream.queue.push(fresh, agentCopy, storeCopy > 0 ? undefined : stream.inputCommitted);
     else void stream.inputCommitted.then(() => this.permits.release(agentCopy));
-    if (behind && stream.queue !== undefined) this.#cluster?.feed(stream);
+    if (behind && stream.queue !== undefined) this.#feed(stream);
     return { committed, count: stream.count };
+  }
+
+  /** Hands the agent the committed items of `stream` it has not had (input-feed.ts); in a cluster, through the follower. */
+  #feed(stream: StreamState): void {
+    if (this.#cluster !== undefined) {
+      this.#cluster.feed(stream);
+      return;
+    }
+    void feedInput(stream, { store: this.deps.store, charge: (bytes) => this.permits.charge(bytes) }).catch((error: unknown) => this.#fail(error));
   }
 
   /** Commits an accepted chunk (in a cluster, as `ClusterFollower.checkedCommit` says). */
@@ -645,7 +720,7 @@ export class LiveSession {
     }
     // A natural end waits behind the items the feed has not handed on yet
     // (cluster: another node's); the feed ends the queue after the last one.
-    if (terminal.kind === "end" && stream.fed < stream.count && stream.queue !== undefined) this.#cluster?.feed(stream);
+    if (terminal.kind === "end" && stream.fed < stream.count && stream.queue !== undefined) this.#feed(stream);
     else if (stream.queue !== undefined) onQueue(stream.queue);
     return true;
   }
@@ -668,12 +743,43 @@ export class LiveSession {
    * Runs the method. Resolves when the invocation has finished (durably),
    * never rejects: every failure becomes an `invocation-failed` finish.
    */
-  run(method: MethodDescriptor, context: InvocationInput): Promise<void> {
+  run(method: MethodDescriptor, context: InvocationInput, options: RunOptions = { journaled: false }): Promise<void> {
     this.#running = true;
+    const store = this.deps.store;
+    const append = store.appendJournal;
+    this.#journal = new Journal(
+      this.sessionId,
+      options.journaled && append !== undefined ? { append: (entry) => append.call(store, entry) } : undefined,
+      options.rerun?.journal,
+      (divergence) => void this.#fail(divergence),
+    );
+    if (options.rerun !== undefined) {
+      this.#attempt = options.rerun.attempt;
+      this.#replaying = true;
+      this.#prepareRerun();
+      return this.#execute(method, context).catch((error: unknown) => this.#fail(error));
+    }
     for (const stream of this.#streams.values()) {
       if (stream.direction === "input" && stream.inputTerminal === undefined) this.#openQueue(stream);
     }
     return this.#execute(method, context).catch((error: unknown) => this.#fail(error));
+  }
+
+  /**
+   * A re-run (docs/durable-execution.md): every input is read again from
+   * sequence 0, from the store, then live; every output the run before
+   * wrote is compared up to its stored count instead of written again.
+   */
+  #prepareRerun(): void {
+    for (const stream of this.#streams.values()) {
+      if (stream.direction === "input") {
+        stream.fed = 0n;
+        this.#openQueue(stream);
+        this.#feed(stream);
+      } else if (stream.count > 0n || stream.outputTerminal) {
+        stream.replay = new OutputReplay(this.deps.store, stream.streamId, stream.count, stream.outputTerminal);
+      }
+    }
   }
 
   async #execute(
@@ -723,6 +829,12 @@ export class LiveSession {
     if (!invocationResultFits(encodeUtf8(text).length, introduced.map((p) => p.state.token))) {
       throw new ResultRefused("the result does not fit in one 8 MiB message");
     }
+    if (this.#replaying && this.record.result !== undefined) {
+      // The run before committed its result (and its streams, matched by `prepareStreams`): the same one, or non-determinism.
+      if (text !== this.record.result) throw new ReplayDivergence("the result differs from the stored one");
+      for (const stream of introduced) this.#producers.start(stream.state);
+      return;
+    }
     this.adopt(introduced);
     await this.deps.store.setResult(
       this.sessionId,
@@ -738,6 +850,8 @@ export class LiveSession {
     return createInvocationContext(this.record, input, this.#invocationAbort.signal, {
       inputStream: (token) => this.#byToken.get(token),
       declareOutput: (source) => this.#producers.declare(source),
+      journal: this.#journal,
+      attempt: this.#attempt,
     });
   }
 
@@ -763,7 +877,12 @@ export class LiveSession {
    * session hung, neither running nor finished, until a restart.
    */
   async #recordFailure(error: unknown): Promise<void> {
-    this.deps.logger.warn("invocation failed", { event: "invocation.failed", session: this.sessionId, error: String(error) });
+    this.deps.logger.warn("invocation failed", {
+      event: "invocation.failed",
+      session: this.sessionId,
+      error: error instanceof ReplayDivergence ? `${error.message}: ${error.detail}` : String(error),
+    });
+    if (error instanceof ReplayDivergence) this.deps.observer.replayDiverged(identityOf(this.record));
     this.#invocationAbort.abort(new Error(INVOCATION_FAILED));
     for (let attempt = 1; !this.#shutDown; attempt++) {
       try {
@@ -854,4 +973,9 @@ export class LiveSession {
     this.#detachedWatch.stop();
     this.#invocationAbort.abort(new Error("server shutting down"));
   }
+}
+
+function sameParent(a: StreamParent, b: StreamParent): boolean {
+  if (a.kind !== "item" || b.kind !== "item") return a.kind === b.kind;
+  return a.streamId === b.streamId && a.sequence === b.sequence;
 }

@@ -20,6 +20,7 @@ import { ITEM_TOO_LARGE, outputItemFits } from "./message-room.js";
 import { driveOutputSource, isBinaryItem } from "./output-source.js";
 import type { OutputEvent, StreamParent } from "../store/session-store.js";
 import type { StreamState } from "./stream-state.js";
+import { ReplayDivergence } from "./replay-divergence.js";
 import { canonicalValue, checkBinaryItem, decodeValue, substituteStreamRefs, utf8Bytes, type SchemaGraph } from "../values.js";
 
 /** What the producers need from their session. */
@@ -161,6 +162,7 @@ export class OutputProducers {
    * before its commit: the attachment is told only when the store resolves.
    */
   #appendItem(stream: StreamState, item: OutputItem, signal: AbortSignal): Promise<void> | undefined {
+    if (stream.replay !== undefined) return this.#compareItem(stream, item, signal);
     const events = this.#prepareOutput(stream, item);
     // Nothing to wait for (the common case): recorded here and now, and no
     // promise per item (an async function's, and its caller's await of it).
@@ -171,6 +173,45 @@ export class OutputProducers {
       this.#record(stream, prepared, permit, signal);
     }
     return undefined;
+  }
+
+  /**
+   * A re-run's item of a stream the run before wrote to (docs/durable-execution.md): below
+   * the stored count it is compared with the stored item instead of written (a `u8` chunk
+   * that crosses the count is compared up to it and its rest written); a difference fails
+   * the invocation as non-deterministic. Streams it introduces are the stored ones
+   * (`prepareStreams` matches them), whose producers then start as after a commit.
+   */
+  async #compareItem(stream: StreamState, item: OutputItem, signal: AbortSignal): Promise<void> {
+    const replay = stream.replay;
+    if (replay === undefined) return this.#appendItem(stream, item, signal);
+    if (signal.aborted) throw signal.reason;
+    let rest: Uint8Array | undefined;
+    let introduced: readonly PendingStream[] = NO_STREAMS;
+    let same: boolean;
+    if (stream.elementKind === "u8") {
+      if (!(item instanceof Uint8Array)) throw new PublicProducerError("a stream<u8> producer must yield bytes");
+      const take = Number(replay.until - replay.position < BigInt(item.length) ? replay.until - replay.position : BigInt(item.length));
+      same = await replay.matchBytes(item.subarray(0, take));
+      if (take < item.length) rest = item.subarray(take);
+    } else {
+      const [prepared] = this.#prepareOutput(stream, item);
+      const built = (prepared as PreparedEvent).build(replay.position);
+      if (built.event.event !== "item") throw new Error("an item built no item event");
+      introduced = built.introduced;
+      same = await replay.matchItem(built.event.data, built.event.mimeType);
+    }
+    if (!same) {
+      const divergence = new ReplayDivergence(`output stream ${stream.coordinate}: the item at ${replay.position - 1n} differs from the stored one`);
+      this.#host.fail(divergence);
+      throw divergence;
+    }
+    for (const child of introduced) this.start(child.state);
+    if (!replay.done) return;
+    stream.replay = undefined;
+    // The run before ended this stream here: its producer has nothing more to write.
+    if (replay.terminal) stream.producer?.abort(new Error("output stream already ended"));
+    else if (rest !== undefined) await this.#appendItem(stream, rest, signal);
   }
 
   /** `#appendItem` from `events[from]` on, waiting for the window and the uncommitted budget before each. */
@@ -342,7 +383,10 @@ export class OutputProducers {
   start(stream: StreamState): void {
     const source = this.#sources.get(stream.streamId);
     this.#sources.delete(stream.streamId);
-    if (source === undefined || stream.outputTerminal) return;
+    if (source === undefined) return;
+    // A re-run's stream the run before had ended without items: nothing to compare, nothing to write.
+    if (stream.replay?.until === 0n) stream.replay = undefined;
+    if (stream.outputTerminal && stream.replay === undefined) return;
     const abort = new AbortController();
     stream.producer = abort;
     this.#active.add();
@@ -350,9 +394,15 @@ export class OutputProducers {
     this.#host.invocationSignal.addEventListener("abort", onInvocationAbort, { once: true });
     void driveOutputSource(source, (item) => this.#appendItem(stream, item, abort.signal), abort.signal)
       .then(
-        () => (abort.signal.aborted ? undefined : this.appendTerminal(stream, { kind: "ok" })),
+        () => {
+          if (abort.signal.aborted) return undefined;
+          // A re-run's source that ends before the items the run before wrote: non-determinism.
+          if (stream.replay !== undefined) return this.#host.fail(new ReplayDivergence(`output stream ${stream.coordinate} ended after ${stream.replay.position} of its ${stream.replay.until} stored items`));
+          return this.appendTerminal(stream, { kind: "ok" });
+        },
         (error: unknown) => {
           if (abort.signal.aborted) return undefined;
+          if (stream.replay !== undefined) return this.#host.fail(new ReplayDivergence(`output stream ${stream.coordinate} failed after ${stream.replay.position} of its ${stream.replay.until} stored items`));
           const message = error instanceof PublicProducerError ? error.message : PRODUCER_FAILED;
           if (!(error instanceof PublicProducerError)) this.#host.deps.logger.warn("output producer failed", { event: "producer.failed", error: String(error) });
           return this.appendTerminal(stream, { kind: "error", code: "producer-error", message });

@@ -7,6 +7,7 @@
  */
 import type { BinaryItem } from "../agent-host.js";
 import type { InputQueue } from "./input-queue.js";
+import type { OutputReplay } from "./output-replay.js";
 import type { ElementKind, InputTerminal, StreamParent, StreamRecord } from "../store/session-store.js";
 import type { SchemaValueJson, StreamDirection } from "@golem-stream/wire";
 import { storedGraph, type SchemaGraph } from "../values.js";
@@ -50,6 +51,8 @@ export class StreamState {
   outputTerminal: boolean;
   /** Input only, while the invocation runs. */
   queue: InputQueue<InputItem> | undefined;
+  /** Output, on a re-run: what the run before committed, which the producer's items are compared with (output-replay.ts). */
+  replay: OutputReplay | undefined;
   /** Output only, while its producer runs. */
   producer: AbortController | undefined;
   /** Output events recorded but not yet sent by the live attachment. */

@@ -67,6 +67,9 @@ export function logObserver(logger: Logger): PartialObserver {
         event: "connection.silent",
         reason,
       }),
+    replayStarted: (session, attempt) => logger.info("re-running an interrupted replayable invocation", { event: "invocation.replay", ...sessionFields(session), attempt }),
+    replayDiverged: (session) =>
+      logger.warn("a re-run diverged from the run before (non-deterministic): the invocation fails", { event: "invocation.replay-diverged", ...sessionFields(session) }),
     sessionGivenUp: (session, detachedMs) =>
       logger.warn("session given up: no attachment for detachedSessionTimeoutMs; its streams end transport-detached", {
         event: "session.given-up",

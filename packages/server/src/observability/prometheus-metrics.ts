@@ -154,6 +154,16 @@ export class PrometheusMetrics {
       help: "Running sessions that had no attachment for limits.detachedSessionTimeoutMs; their streams were cancelled with transport-detached.",
       registers,
     });
+    const replays = new Counter({
+      name: `${p}replays_total`,
+      help: "Replayable invocations found interrupted (a restart) and run again from the start (docs/durable-execution.md).",
+      registers,
+    });
+    const divergences = new Counter({
+      name: `${p}replay_divergences_total`,
+      help: "Re-runs that produced other output, another result or another journal step than the run before: the invocation failed as non-deterministic.",
+      registers,
+    });
     draining.set(0);
     connections.set(0);
     running.set(0);
@@ -194,6 +204,8 @@ export class PrometheusMetrics {
       orphansClaimed: (count) => orphans.inc(count),
       drainStarted: () => draining.set(1),
       sessionGivenUp: () => givenUp.inc(),
+      replayStarted: () => replays.inc(),
+      replayDiverged: () => divergences.inc(),
     };
   }
 

@@ -110,6 +110,10 @@ export interface ServerObserver {
   drainStarted(): void;
   /** A running session had no attachment for `detachedMs` (`limits.detachedSessionTimeoutMs`): its streams are being cancelled. */
   sessionGivenUp(session: SessionIdentity, detachedMs: number): void;
+  /** A replayable invocation found interrupted is run again from the start; `attempt` is its run number (2 on the first re-run). */
+  replayStarted(session: SessionIdentity, attempt: number): void;
+  /** A re-run produced other output, another result or another journal step than the run before: the invocation fails. */
+  replayDiverged(session: SessionIdentity): void;
 }
 
 const NOOP_ATTACHMENT: AttachmentObserver = { revoked() {}, violation() {}, ended() {} };
@@ -134,6 +138,8 @@ export const NOOP_OBSERVER: ServerObserver = {
   orphansClaimed() {},
   drainStarted() {},
   sessionGivenUp() {},
+  replayStarted() {},
+  replayDiverged() {},
 };
 
 /** Part of an observer: every method left out is a no-op. */
@@ -177,6 +183,8 @@ export function composeObservers(observers: readonly PartialObserver[]): ServerO
     orphansClaimed: (count) => all.forEach((o) => o.orphansClaimed(count)),
     drainStarted: () => all.forEach((o) => o.drainStarted()),
     sessionGivenUp: (s, ms) => all.forEach((o) => o.sessionGivenUp(s, ms)),
+    replayStarted: (s, attempt) => all.forEach((o) => o.replayStarted(s, attempt)),
+    replayDiverged: (s) => all.forEach((o) => o.replayDiverged(s)),
   };
 }
 

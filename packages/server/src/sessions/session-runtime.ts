@@ -15,7 +15,7 @@ import {
   type SchemaValueJson,
 } from "@golem-stream/wire";
 import { refreshedSessionFields, type VerifiedToken } from "@golem-stream/tokens";
-import type { AgentTypeDescriptor, MethodDescriptor } from "../agent-host.js";
+import { durabilityOf, type AgentTypeDescriptor, type MethodDescriptor } from "../agent-host.js";
 import { Attachment } from "../attachment/attachment.js";
 import { LiveSession, type RuntimeDeps } from "../invocation/live-session.js";
 import { asSendable } from "../invocation/message-room.js";
@@ -177,8 +177,9 @@ export class SessionRuntime {
       // Acceptance (with the complete channel table) goes out before execution starts.
       await attachment.open({ cursors: new Map(), resolveProvisionalRefs: true }, message.idempotencyKey, true);
       this.deps.observer.invocationsRunning(1);
+      const journaled = durabilityOf(validated.type, validated.method) === "replay";
       const run = live
-        .run(validated.method, { constructorParameters: validated.constructorParameters, parameters, config: message.config })
+        .run(validated.method, { constructorParameters: validated.constructorParameters, parameters, config: message.config }, { journaled })
         .finally(() => {
           slot.release();
           this.deps.observer.invocationsRunning(-1);
@@ -544,8 +545,8 @@ export class SessionRuntime {
     const cluster = this.deps.cluster;
     if (cluster === undefined) {
       // A running session that is not in memory was interrupted (this process
-      // restarted): the embedded host cannot continue it, so it fails now.
-      if (record.state === "running") await live.failInterrupted();
+      // restarted): a replayable method runs again (docs/durable-execution.md), any other fails now.
+      if (record.state === "running" && !(await this.#rerun(live))) await live.failInterrupted();
     } else {
       live.follow(cluster);
       // Running here under this node's id but not in memory: an earlier
@@ -559,6 +560,47 @@ export class SessionRuntime {
     }
     this.#live.set(sessionId, live);
     return live;
+  }
+
+  /**
+   * Runs an interrupted invocation again from the start (docs/durable-execution.md) when its
+   * method is replayable here, the store keeps journals and it has re-runs left
+   * (`limits.maxReplays`); resolves to whether it does. The method is the catalogue's of this
+   * name; the parameters, constructor and configuration are the session's own.
+   */
+  async #rerun(live: LiveSession): Promise<boolean> {
+    const record = live.record;
+    const store = this.deps.store;
+    const type = this.deps.host.agentTypes(record.application, record.environment)?.find((t) => t.name === record.agentType);
+    const method = type?.methods.find((m) => m.name === record.method);
+    if (type === undefined || method === undefined || durabilityOf(type, method) !== "replay") return false;
+    if (store.recordRun === undefined || store.readJournal === undefined || store.appendJournal === undefined) return false;
+    // Counted before it runs: a method that crashes its server every time still reaches the bound.
+    const attempt = await store.recordRun(record.sessionId);
+    if (attempt - 1 > this.deps.limits.maxReplays) {
+      this.deps.logger.warn("an interrupted replayable invocation has no re-runs left: it fails", {
+        event: "invocation.replays-exhausted",
+        session: record.sessionId,
+        maxReplays: this.deps.limits.maxReplays,
+      });
+      return false;
+    }
+    const journal = await store.readJournal(record.sessionId);
+    const selector = JSON.parse(record.selector) as { constructorParameters: SchemaValueJson };
+    const input = {
+      constructorParameters: selector.constructorParameters,
+      parameters: JSON.parse(record.parameters) as SchemaValueJson,
+      config: JSON.parse(record.config) as ConfigEntry[],
+    };
+    this.deps.observer.replayStarted(identityOf(record), attempt);
+    this.deps.observer.invocationsRunning(1);
+    const run = live.run(method, input, { journaled: true, rerun: { attempt, journal } }).finally(() => {
+      this.deps.observer.invocationsRunning(-1);
+      this.#runs.delete(run);
+      this.#evictIfIdle(live);
+    });
+    this.#runs.add(run);
+    return true;
   }
 
   /** Finishes every session a previous process left running (see docs/protocol/server.md). */

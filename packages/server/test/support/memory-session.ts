@@ -11,7 +11,8 @@ import { Connection } from "../../src/transport/connection.js";
 import { SYSTEM_TIMERS, type Timers } from "../../src/timers.js";
 import { SessionRuntime } from "../../src/sessions/session-runtime.js";
 import { TokenService } from "../../src/sessions/token-service.js";
-import { createDemoHost, MemorySessionStore, NodeBudget, resolveLimits, silentLogger, type ServerLimits } from "../../src/index.js";
+import { createDemoHost, MemorySessionStore, NodeBudget, resolveLimits, silentLogger, type AgentHost, type ServerLimits, type SessionStore } from "../../src/index.js";
+import type { ServerObserver } from "../../src/observability/server-observer.js";
 import { encodeOutgoing, type OutgoingMessage, type SessionTransport } from "../../src/transport/transport.js";
 
 /**
@@ -151,19 +152,26 @@ export interface MemoryHarnessOptions {
   readonly limits?: Partial<ServerLimits>;
   /** The runtime's timers (the detached timeout); real ones unless given. */
   readonly timers?: Timers;
+  /** The store (a fresh memory store unless given): a second harness over the first's store and keyring is the server after a restart. */
+  readonly store?: SessionStore;
+  readonly keyring?: Keyring;
+  /** The agents (the demo unless given). */
+  readonly host?: AgentHost;
+  readonly observer?: ServerObserver;
 }
 
 export function memoryHarness(options: MemoryHarnessOptions = {}) {
-  const store = new MemorySessionStore();
+  const store = options.store ?? new MemorySessionStore();
+  const keyring = options.keyring ?? Keyring.generate();
   const runtime = new SessionRuntime(
     {
       store,
       cluster: undefined,
-      host: createDemoHost(),
-      tokens: new TokenService(Keyring.generate(), { issuer: "test", audience: "test" }),
+      host: options.host ?? createDemoHost(),
+      tokens: new TokenService(keyring, { issuer: "test", audience: "test" }),
       limits: resolveLimits(options.limits ?? {}),
       logger: silentLogger,
-      observer: NOOP_OBSERVER,
+      observer: options.observer ?? NOOP_OBSERVER,
       now: Date.now,
       timers: options.timers ?? SYSTEM_TIMERS,
       nodeBudget: new NodeBudget(resolveLimits().maxQueuedBytesPerNode),
@@ -185,5 +193,5 @@ export function memoryHarness(options: MemoryHarnessOptions = {}) {
     };
     return { transport, connection, send, cut };
   };
-  return { store, runtime, open };
+  return { store, keyring, runtime, open };
 }

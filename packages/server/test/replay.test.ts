@@ -1,0 +1,300 @@
+/**
+ * Durable invocations by replay (docs/durable-execution.md), in memory: a
+ * server "restart" is `runtime.shutdown()` (nothing more is recorded, as
+ * after kill -9) and a second runtime over the same store and keyring,
+ * which re-runs what was interrupted (`recoverInterrupted`). The client
+ * then resumes as after any reconnect.
+ */
+import { describe, expect, it } from "vitest";
+import { randomUUID } from "node:crypto";
+import type { InvocationAccepted, InvocationStart, SchemaValueJson, ServerMessage } from "@golem-stream/wire";
+import { defineAgentType, t } from "@golem-stream/contract";
+import { implement, MemorySessionStore, StaticAgentHost, type ServerLimits, type SessionStore } from "../src/index.js";
+import { NOOP_OBSERVER, type ServerObserver } from "../src/observability/server-observer.js";
+import { REPLAY_DIVERGED } from "../src/invocation/replay-divergence.js";
+import { v } from "./helpers.js";
+import { memoryHarness, type MemoryConnection } from "./support/memory-session.js";
+
+/** What the agents do, per run (`ctx.attempt`): gates the test opens, counts of side effects. */
+const hooks = {
+  /** Resolves when output item `i` of run `attempt` may be produced; unset: at once. */
+  gate: undefined as ((attempt: number, i: number) => Promise<void>) | undefined,
+  /** Calls of each step's side effect, by step name. */
+  effects: new Map<string, number>(),
+  /** Incremented at every run of `unstable`: its output differs on a re-run. */
+  unstableRuns: 0,
+};
+
+const durable = defineAgentType({
+  name: "durable",
+  constructor: t.record({}),
+  durability: "replay",
+  methods: {
+    count: { params: t.record({ n: t.u32() }), result: t.stream(t.u32()) },
+    sum: { params: t.record({ values: t.stream(t.u32()) }), result: t.u32() },
+    steps: { params: t.record({ n: t.u32() }), result: t.stream(t.string()) },
+    unstable: { params: t.record({}), result: t.stream(t.u32()) },
+    lucky: { params: t.record({}), result: t.stream(t.string()) },
+    fragile: { params: t.record({ n: t.u32() }), result: t.stream(t.u32()), durability: "none" },
+  },
+});
+
+async function* counting(attempt: number, n: number): AsyncGenerator<number> {
+  for (let i = 0; i < n; i++) {
+    await hooks.gate?.(attempt, i);
+    yield i;
+  }
+}
+
+const durableAgent = implement(durable, {
+  async count(ctx, { n }) {
+    return counting(ctx.attempt, n);
+  },
+  async sum(_ctx, { values }) {
+    let total = 0;
+    for await (const value of values) total += value;
+    return total;
+  },
+  async steps(ctx, { n }) {
+    return (async function* () {
+      for (let i = 0; i < n; i++) {
+        const value = await ctx.step(`effect-${i}`, () => {
+          hooks.effects.set(`effect-${i}`, (hooks.effects.get(`effect-${i}`) ?? 0) + 1);
+          return { i, squared: i * i };
+        });
+        await hooks.gate?.(ctx.attempt, i);
+        yield `${value.i}:${value.squared}`;
+      }
+    })();
+  },
+  async unstable() {
+    const run = ++hooks.unstableRuns;
+    return (async function* () {
+      yield 0;
+      yield run;
+      await hooks.gate?.(run, 2);
+      yield 2;
+    })();
+  },
+  async lucky(ctx) {
+    const drawn = await ctx.random();
+    const at = await ctx.now();
+    return (async function* () {
+      yield `${drawn}@${at}`;
+      await hooks.gate?.(ctx.attempt, 1);
+      yield `attempt ${ctx.attempt}`;
+    })();
+  },
+  async fragile(ctx, { n }) {
+    return counting(ctx.attempt, n);
+  },
+});
+
+const host = new StaticAgentHost({ t: { default: [durableAgent] } });
+
+function start(method: string, methodParameters: SchemaValueJson): InvocationStart {
+  return {
+    type: "invocationStart",
+    attemptId: randomUUID(),
+    config: [],
+    idempotencyKey: randomUUID(),
+    methodParameters,
+    selector: { application: "t", environment: "default", agentType: "durable", method, constructorParameters: v.record() },
+  };
+}
+
+/** A gate per run and item: `open(attempt, i)` lets item `i` of run `attempt` through; items not listed in `held` pass at once. */
+function gates(held: (attempt: number, i: number) => boolean) {
+  const waiting = new Map<string, () => void>();
+  const opened = new Set<string>();
+  hooks.gate = (attempt, i) => {
+    const key = `${attempt}/${i}`;
+    if (!held(attempt, i) || opened.has(key)) return Promise.resolve();
+    return new Promise((resolve) => waiting.set(key, resolve));
+  };
+  return {
+    /** Whether run `attempt` waits at item `i`. */
+    waiting: (attempt: number, i: number) => waiting.has(`${attempt}/${i}`),
+    open(attempt: number, i: number) {
+      opened.add(`${attempt}/${i}`);
+      waiting.get(`${attempt}/${i}`)?.();
+    },
+  };
+}
+
+interface Server {
+  readonly store: SessionStore;
+  open(): MemoryConnection;
+  /** kill -9: nothing more is recorded; the store keeps what it committed. */
+  crash(): void;
+  /** The server started again on the same store: re-runs what was interrupted. */
+  restart(options?: { limits?: Partial<ServerLimits>; observer?: ServerObserver }): Promise<Server>;
+  /** What `listen` does at start: re-runs (or fails) the invocations a previous process left running. */
+  recover(): Promise<number>;
+}
+
+interface ServerOptions {
+  readonly store?: SessionStore;
+  readonly keyring?: ReturnType<typeof memoryHarness>["keyring"];
+  readonly limits?: Partial<ServerLimits>;
+  readonly observer?: ServerObserver;
+}
+
+function server(options: ServerOptions = {}): Server {
+  const harness = memoryHarness({
+    host,
+    store: options.store ?? new MemorySessionStore(),
+    ...(options.keyring === undefined ? {} : { keyring: options.keyring }),
+    limits: options.limits ?? {},
+    observer: options.observer ?? NOOP_OBSERVER,
+  });
+  return {
+    store: harness.store,
+    open: () => harness.open(),
+    crash: () => harness.runtime.shutdown(),
+    recover: () => harness.runtime.recoverInterrupted(),
+    async restart(again = {}) {
+      const next = server({ store: harness.store, keyring: harness.keyring, ...again });
+      await next.recover();
+      return next;
+    },
+  };
+}
+
+/** Output values of the result's stream (the first mapping of `invocationResult`) in a message log. */
+function resultItems(messages: readonly ServerMessage[]): SchemaValueJson[] {
+  const result = messages.find((m) => m.type === "invocationResult");
+  if (result?.type !== "invocationResult") return [];
+  const channel = result.mappings[0]?.channel;
+  return messages.flatMap((m) => (m.type === "outputStreamItem" && m.channel === channel ? [m.value] : []));
+}
+
+/** The cursor token of the last item of the result's stream a client received, if any. */
+function lastCursor(messages: readonly ServerMessage[]): string | undefined {
+  const items = messages.filter((m) => m.type === "outputStreamItem");
+  const last = items.at(-1);
+  return last?.type === "outputStreamItem" ? last.cursorToken : undefined;
+}
+
+function accepted(messages: readonly ServerMessage[]): InvocationAccepted {
+  const found = messages.find((m) => m.type === "invocationAccepted");
+  if (found?.type !== "invocationAccepted") throw new Error("not accepted");
+  return found;
+}
+
+/** Resumes at `node` with the session token and cursor of `before`'s log; resolves to the new log once the invocation finished. */
+async function resumeToEnd(node: Server, before: readonly ServerMessage[]): Promise<ServerMessage[]> {
+  const { transport, send } = node.open();
+  const cursor = lastCursor(before);
+  send({ type: "resumeAttach", attemptId: randomUUID(), operation: "resume", outputCursors: cursor === undefined ? [] : [cursor], sessionToken: accepted(before).sessionToken });
+  await transport.expect("invocationFinished", (sent) => sent.some((m) => m.type === "invocationFinished"));
+  return [...transport.sent];
+}
+
+const u32s = (values: readonly SchemaValueJson[]): number[] => values.map((x) => x.value as number);
+const strings = (values: readonly SchemaValueJson[]): string[] => values.map((x) => x.value as string);
+
+describe("re-running a replayable invocation after a restart", () => {
+  it("count: the re-run compares the items already committed and continues; the client gets each item once and success", async () => {
+    const gate = gates((attempt, i) => attempt === 1 && i === 3);
+    const first = server();
+    const client = first.open();
+    client.send(start("count", v.record(v.u32(6))));
+    await client.transport.expect("three items", (sent) => resultItems(sent).length === 3);
+    expect(gate.waiting(1, 3)).toBe(true);
+    first.crash();
+
+    const second = await first.restart();
+    const after = await resumeToEnd(second, client.transport.sent);
+    expect(u32s(resultItems(client.transport.sent))).toEqual([0, 1, 2]);
+    expect(u32s(resultItems(after))).toEqual([3, 4, 5]);
+    expect(after.at(-1)).toEqual({ type: "invocationFinished", outcome: { kind: "success" } });
+  });
+
+  it("sum: the re-run reads its input from the log at 0, then what the client sends after the high-water", async () => {
+    hooks.gate = undefined;
+    const first = server();
+    const client = first.open();
+    client.send(start("sum", v.record(v.stream(randomUUID()))));
+    await client.transport.expect("acceptance", (sent) => sent.some((m) => m.type === "invocationAccepted"));
+    const channel = accepted(client.transport.sent).mappings[0]!.channel;
+    for (const [sequence, value] of [1, 2, 3].entries()) client.send({ type: "inputStreamItem", channel, sequence: BigInt(sequence), value: v.u32(value) });
+    await client.transport.expect("three acknowledged", (sent) => sent.some((m) => m.type === "inputStreamAck" && m.highestContiguousSequence === 3n));
+    first.crash();
+
+    const second = await first.restart();
+    const { transport, send } = second.open();
+    send({ type: "resumeAttach", attemptId: randomUUID(), operation: "resume", outputCursors: [], sessionToken: accepted(client.transport.sent).sessionToken });
+    await transport.expect("acceptance", (sent) => sent.some((m) => m.type === "invocationAccepted"));
+    const resumed = accepted(transport.sent).mappings.find((m) => m.direction === "input")!;
+    expect(resumed.inputHighWater).toEqual({ sequence: 3n, terminal: false });
+    send({ type: "inputStreamItem", channel: resumed.channel, sequence: 3n, value: v.u32(10) });
+    send({ type: "inputStreamEnd", channel: resumed.channel, sequence: 4n });
+    await transport.expect("invocationFinished", (sent) => sent.some((m) => m.type === "invocationFinished"));
+    const result = transport.sent.find((m) => m.type === "invocationResult");
+    expect(result?.type === "invocationResult" ? result.result : undefined).toMatchObject({ kind: "value", value: { kind: "u32", value: 16 } });
+    expect(transport.sent.at(-1)).toEqual({ type: "invocationFinished", outcome: { kind: "success" } });
+  });
+
+  it("a method whose output differs on the re-run fails with the documented message, counted by the observer; what was delivered stays", async () => {
+    const gate = gates((attempt, i) => attempt === 1 && i === 2);
+    hooks.unstableRuns = 0;
+    const first = server();
+    const client = first.open();
+    client.send(start("unstable", v.record()));
+    // The run before wrote two items: 0 and its run number (1).
+    await client.transport.expect("two items", (sent) => resultItems(sent).length === 2);
+    expect(gate.waiting(1, 2)).toBe(true);
+    first.crash();
+
+    const diverged: string[] = [];
+    const second = await first.restart({ observer: { ...NOOP_OBSERVER, replayDiverged: (session) => diverged.push(session.method) } });
+    const after = await resumeToEnd(second, client.transport.sent);
+    expect(u32s(resultItems(client.transport.sent))).toEqual([0, 1]);
+    expect(after.at(-1)).toEqual({ type: "invocationFinished", outcome: { kind: "failure", code: "invocation-failed", message: REPLAY_DIVERGED } });
+    expect(diverged).toEqual(["unstable"]);
+  });
+
+  it("a method that differs only in journaled values (ctx.random, ctx.now) re-runs to success; ctx.attempt counts the runs", async () => {
+    const gate = gates((attempt, i) => attempt === 1 && i === 1);
+    const first = server();
+    const client = first.open();
+    client.send(start("lucky", v.record()));
+    await client.transport.expect("the first item", (sent) => resultItems(sent).length === 1);
+    expect(gate.waiting(1, 1)).toBe(true);
+    first.crash();
+
+    const second = await first.restart();
+    const after = await resumeToEnd(second, client.transport.sent);
+    expect(after.at(-1)).toEqual({ type: "invocationFinished", outcome: { kind: "success" } });
+    expect(strings(resultItems(after))).toEqual(["attempt 2"]);
+  });
+
+  it("a method declared durability none fails on restart as before", async () => {
+    const gate = gates((attempt, i) => attempt === 1 && i === 1);
+    const first = server();
+    const client = first.open();
+    client.send(start("fragile", v.record(v.u32(3))));
+    await client.transport.expect("the first item", (sent) => resultItems(sent).length === 1);
+    expect(gate.waiting(1, 1)).toBe(true);
+    first.crash();
+    const after = await resumeToEnd(await first.restart(), client.transport.sent);
+    expect(after.at(-1)).toMatchObject({ type: "invocationFinished", outcome: { kind: "failure", message: "invocation failed" } });
+  });
+
+  it("re-runs are bounded by limits.maxReplays: past it the invocation fails as by default", async () => {
+    gates((_attempt, i) => i === 1);
+    let node = server({ limits: { maxReplays: 2 } });
+    const client = node.open();
+    client.send(start("count", v.record(v.u32(3))));
+    await client.transport.expect("the first item", (sent) => resultItems(sent).length === 1);
+    const started: number[] = [];
+    for (let restarts = 0; restarts < 3; restarts++) {
+      node.crash();
+      node = await node.restart({ limits: { maxReplays: 2 }, observer: { ...NOOP_OBSERVER, replayStarted: (_session, attempt) => started.push(attempt) } });
+    }
+    const after = await resumeToEnd(node, client.transport.sent);
+    expect(started).toEqual([2, 3]);
+    expect(after.at(-1)).toMatchObject({ type: "invocationFinished", outcome: { kind: "failure", message: "invocation failed" } });
+  });
+});
