@@ -19,6 +19,9 @@ export const DEMO_MAX_BLOBS = 65_536;
 export const echoContract = defineAgentType({
   name: "echo",
   constructor: t.record({ name: t.string() }),
+  // Every method but `fail` is deterministic given its parameters and input: after a restart
+  // the server runs it again and continues it (the server's docs/durable-execution.md).
+  durability: "replay",
   methods: {
     reverse: { params: t.record({ input: t.stream(t.string()) }), result: t.stream(t.string()) },
     digest: { params: t.record({ data: t.stream(t.u8()) }), result: t.record({ bytes: t.u64(), sha256: t.string() }) },
@@ -37,7 +40,7 @@ export const echoContract = defineAgentType({
       params: t.record({ groups: t.u32(), per: t.u32() }),
       result: t.stream(t.record({ name: t.string(), items: t.stream(t.u32()) })),
     },
-    fail: { params: t.record({ after: t.u32() }), result: t.stream(t.u32()) },
+    fail: { params: t.record({ after: t.u32() }), result: t.stream(t.u32()), durability: "none" },
     // Beyond decisions-v1 section 7: a one-way string sink, so small-item
     // throughput can be measured without an output stream of the same size.
     tally: { params: t.record({ input: t.stream(t.string()) }), result: t.record({ items: t.u64(), bytes: t.u64() }) },

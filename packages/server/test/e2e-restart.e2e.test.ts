@@ -1,7 +1,9 @@
 /**
  * A server process restart loses no accepted input and no produced output:
  * the same SQLite directory is reopened, the client resumes and reads
- * everything; the interrupted invocation is finished with invocation-failed.
+ * everything; an interrupted invocation that is not re-run (here: re-runs
+ * off, `maxReplays: 0`; replay.test.ts re-runs them) is finished with
+ * invocation-failed.
  */
 import { afterAll, describe, expect, it } from "vitest";
 import { mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
@@ -15,7 +17,7 @@ const dataDir = mkdtempSync(join(tmpdir(), "golem-stream-restart-"));
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
 describe("restart on the same data directory", () => {
-  it("keeps produced output and accepted input; running invocations finish with invocation-failed", async () => {
+  it("keeps produced output and accepted input; running invocations not re-run finish with invocation-failed", async () => {
     const before = await startTestServer({ dataDir });
     expect(statSync(join(dataDir, "keyring.json")).mode & 0o777).toBe(0o600);
 
@@ -39,7 +41,7 @@ describe("restart on the same data directory", () => {
 
     await before.close();
 
-    const after = await startTestServer({ dataDir });
+    const after = await startTestServer({ dataDir, limits: { maxReplays: 0 } });
     try {
       const resumed = await RawClient.connect(after.url);
       resumed.send({ type: "resumeAttach", attemptId: randomUUID(), operation: "resume", outputCursors: [], sessionToken: counterAccepted.sessionToken });
@@ -117,10 +119,17 @@ describe("restart on the same data directory", () => {
       try {
         const replay = await RawClient.connect(after.url);
         replay.send({ type: "resumeAttach", attemptId: randomUUID(), operation: "takeover", outputCursors: [], sessionToken: retaken.sessionToken });
+        // split is replayable: the restarted server re-ran it over the stored input (its output
+        // compared with the payload files) and it waits for the rest of the input.
+        const reattached = await replay.nextOf("invocationAccepted");
+        const input = reattached.mappings.find((m) => m.direction === "input")!;
+        expect(input.inputHighWater).toEqual({ sequence, terminal: false });
+        replay.send({ type: "inputStreamEnd", channel: input.channel, sequence });
         const { messages } = await replay.all();
         const replayed = messages.find((m) => m.type === "invocationResult");
         if (replayed?.type !== "invocationResult") throw new Error("no result replayed");
         expect(upperBytes(messages, replayed.mappings[0]!.channel).equals(expectedUpper)).toBe(true);
+        expect(messages.at(-1)).toEqual({ type: "invocationFinished", outcome: { kind: "success" } });
       } finally {
         await after.close();
       }
