@@ -482,7 +482,7 @@ describe("kill -9 of the server, restart on the same data directory, then resume
     if (resumed.code === EXIT.success) {
       expect(all).toEqual(Array.from({ length: 400 }, (_, i) => i));
     } else {
-      // This server does not restart agent code: the invocation ends failed after the replay.
+      // A method that is not replayable ends failed after the replay.
       expect(resumed.code).toBe(EXIT.invocationFailed);
       expect(resumed.stderr).toMatch(/\(invocation-failed\) while this process was away from it, .*it may have been a server restart/);
     }
@@ -500,13 +500,13 @@ describe("kill -9 of the server, restart on the same data directory, then resume
     expect(done.stderr.match(/connection lost \(.*\); retrying quietly, up to 10 times/g)).toHaveLength(1);
     const items = itemsOf(done.stdout, "$") as number[];
     expect(items).toEqual(items.map((_, i) => i));
-    // This server does not restart agent code after a crash, so the invocation ends failed; if a
-    // future one does, it must then deliver everything.
+    // count is replayable: the restarted server runs it again, and everything is delivered.
+    // A method that is not replayable ends failed instead, said in words.
     if (done.code === EXIT.success) expect(items.length).toBe(400);
     else {
       expect(done.code).toBe(EXIT.invocationFailed);
       // Not "invocation failed (invocation-failed): invocation failed": what happened, in words.
-      expect(done.stderr).toMatch(/the invocation failed on the server \(invocation-failed\) while this process was away from it, .*it may have been a server restart, which fails every invocation it was running\./);
+      expect(done.stderr).toMatch(/the invocation failed on the server \(invocation-failed\) while this process was away from it, .*it may have been a server restart, which fails every invocation it was running that is not replayable\./);
     }
   });
 });

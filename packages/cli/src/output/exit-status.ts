@@ -54,7 +54,7 @@ function describeFailure(error: unknown, context: FailureContext): Failure {
         return { exitCode: EXIT.invocationFailed, message: `invocation failed${code}: ${error.message}` };
       }
       // The server says no more than this for an agent that threw (an input cancelled as
-      // source-unavailable too) and for a restart (which fails every invocation it was running);
+      // source-unavailable too) and for a restart (which fails every invocation it was running that is not replayable);
       // only this process knows it was away, and not which of them it was.
       if (context.wasAway !== true) {
         // A server that answered with errors was there all along: a restart is not a likely cause.
@@ -62,8 +62,8 @@ function describeFailure(error: unknown, context: FailureContext): Failure {
         return { exitCode: EXIT.invocationFailed, message: `the invocation failed on the server${code}, which gives no reason (its log has it)${before}` };
       }
       const causes = context.resumed === true
-        ? "a server restart (it fails every invocation it was running), or an input only the interrupted process could feed (stdin), which resume had to cancel (source-unavailable)"
-        : "a server restart, which fails every invocation it was running";
+        ? "a server restart (it fails every invocation it was running that is not replayable), or an input only the interrupted process could feed (stdin), which resume had to cancel (source-unavailable)"
+        : "a server restart, which fails every invocation it was running that is not replayable";
       return {
         exitCode: EXIT.invocationFailed,
         message: `the invocation failed on the server${code} while this process was away from it, without a reason (the server's log has it); it may have been ${causes}. The output it produced before was delivered`,
