@@ -58,8 +58,6 @@ export interface MethodGraphs {
   readonly name: string;
   readonly parameters: SchemaGraphJson;
   readonly result?: SchemaGraphJson;
-  /** Set when the method or its agent type declared one. */
-  readonly durability?: Durability;
 }
 
 /** The agent type in the form the agent host and the discovery endpoint carry. */
@@ -81,6 +79,11 @@ export interface AgentContract<
   readonly methods: M;
   /** The same agent type as SchemaGraph JSON, validated when the contract was defined. */
   readonly graphs: AgentTypeGraphs;
+  /**
+   * The durability of each method that declares one, or whose agent type does (the method's own
+   * first). Kept beside the graphs, which are what discovery serves and a client compares.
+   */
+  readonly durability: Readonly<Record<string, Durability>>;
 }
 
 /** Any contract; what functions that accept every contract take. */
@@ -111,14 +114,15 @@ export function defineAgentType<
   const constructorParameters = recordGraph(constructorType, `agent type ${name}: constructor`, "forbidden");
   if (typeof methods !== "object" || methods === null) throw new ContractError(`agent type ${name}: methods must be an object`);
   const typeDurability = checkedDurability(spec.durability, `agent type ${name}`);
+  const durability: Record<string, Durability> = {};
   const methodGraphs: MethodGraphs[] = Object.entries(methods).map(([method, body]) => {
     const where = `agent type ${name}: method ${method}`;
     if (typeof body !== "object" || body === null) throw new ContractError(`${where} must be {params, result?}`);
     const parameters = recordGraph(body.params, `${where}: params`);
-    const durability = checkedDurability(body.durability, where) ?? typeDurability;
-    const declared = durability === undefined ? {} : { durability };
-    if (body.result === undefined) return { name: method, parameters, ...declared };
-    return { name: method, parameters, result: checkedGraph(body.result, `${where}: result`), ...declared };
+    const declared = checkedDurability(body.durability, where) ?? typeDurability;
+    if (declared !== undefined) durability[method] = declared;
+    if (body.result === undefined) return { name: method, parameters };
+    return { name: method, parameters, result: checkedGraph(body.result, `${where}: result`) };
   });
   return Object.freeze({
     name,
@@ -126,6 +130,7 @@ export function defineAgentType<
     config,
     methods,
     graphs: Object.freeze({ name, constructorParameters, methods: Object.freeze(methodGraphs), config }),
+    durability: Object.freeze(durability),
   });
 }
 

@@ -43,6 +43,31 @@ describe("the demo contract", () => {
   });
 });
 
+describe("defineAgentType: durability", () => {
+  it("resolves each method's durability (its own, else the agent type's) beside the graphs, which stay as discovery serves them", () => {
+    const spec = {
+      name: "jobs",
+      constructor: t.record({}),
+      durability: "replay" as const,
+      methods: {
+        run: { params: t.record({}), result: t.u32() },
+        notify: { params: t.record({}), durability: "none" as const },
+      },
+    };
+    const jobs = defineAgentType(spec);
+    expect(jobs.durability).toEqual({ run: "replay", notify: "none" });
+    expect(jobs.graphs.methods.map((m) => Object.keys(m).sort())).toEqual([["name", "parameters", "result"], ["name", "parameters"]]);
+    expect(defineAgentType({ ...spec, durability: undefined }).durability).toEqual({ notify: "none" });
+    expect(echoContract.durability).toMatchObject({ count: "replay", digest: "replay", fail: "none" });
+  });
+
+  it("refuses a durability that is neither none nor replay", () => {
+    const bad = { name: "jobs", constructor: t.record({}), methods: { run: { params: t.record({}), durability: "always" } } };
+    expect(() => defineAgentType(bad as never)).toThrow(/agent type jobs: method run: durability must be "none" or "replay", not "always"/);
+    expect(() => defineAgentType({ name: "jobs", constructor: t.record({}), durability: 1, methods: {} } as never)).toThrow(ContractError);
+  });
+});
+
 describe("defineAgentType", () => {
   it("builds one graph per method, a result only where one is declared, config kept", () => {
     const contract = defineAgentType({

@@ -64,6 +64,8 @@ describe("defineCatalogue / checkAgents", () => {
     ["an implementation without method", catalogue([{ ...untyped, implementations: { ...untyped.implementations, extra: async () => undefined } }]), /implementation "extra" is for no declared method$/],
     ["a method declared twice", catalogue([{ ...untyped, methods: [untyped.methods[0], untyped.methods[0]] }]), /method "answer" is declared twice$/],
     ["a bad config", catalogue([{ ...untyped, config: [{ path: "a" }] }]), /"config" must be a list of \{path: string\[\], accepts\?\}/],
+    ["a method's durability that is no durability", catalogue([{ ...untyped, methods: [{ ...untyped.methods[0], durability: "yes" }] }]), /method "answer": "durability" must be "none" or "replay", not a string$/],
+    ["an agent type's durability that is no durability", catalogue([{ ...untyped, durability: true }]), /agent type "answers": "durability" must be "none" or "replay", not a boolean$/],
   ])("refuses %s with CatalogueError naming where", (_what, value, message) => {
     const thrown = (() => {
       try {

@@ -6,7 +6,7 @@
  * to `context.output` on the way out. The definition registers with
  * `StaticAgentHost` next to untyped ones.
  */
-import type { AnyAgentContract, ConstructorArgs, MethodName, ResultSchema } from "@golem-stream/contract";
+import type { AnyAgentContract, ConstructorArgs, Durability, MethodName, ResultSchema } from "@golem-stream/contract";
 import {
   decodeSchemaGraph,
   fromJs,
@@ -79,7 +79,13 @@ export function implement<C extends AnyAgentContract>(contract: C, methods: NoIn
       method.result === undefined ? undefined : decodeSchemaGraph(method.result),
     );
   }
-  const { name, constructorParameters, methods: descriptors, config } = contract.graphs;
+  const { name, constructorParameters, methods: graphs, config } = contract.graphs;
+  // A contract of an earlier version has no durability map: every method the default.
+  const durability: Readonly<Record<string, Durability>> = contract.durability ?? {};
+  const descriptors = graphs.map((method) => {
+    const declared = Object.hasOwn(durability, method.name) ? durability[method.name] : undefined;
+    return declared === undefined ? method : { ...method, durability: declared };
+  });
   return { name, constructorParameters, methods: descriptors, config, implementations };
 }
 
