@@ -13,6 +13,7 @@ import { implement, MemorySessionStore, StaticAgentHost, type ServerLimits, type
 import { NOOP_OBSERVER, type ServerObserver } from "../src/observability/server-observer.js";
 import { REPLAY_DIVERGED } from "../src/invocation/replay-divergence.js";
 import { v } from "./helpers.js";
+import { ManualTimers } from "../src/testing/index.js";
 import { memoryHarness, type MemoryConnection } from "./support/memory-session.js";
 
 /** What the agents do, per run (`ctx.attempt`): gates the test opens, counts of side effects. */
@@ -128,12 +129,13 @@ interface Server {
   /** kill -9: nothing more is recorded; the store keeps what it committed. */
   crash(): void;
   /** The server started again on the same store: re-runs what was interrupted. */
-  restart(options?: { limits?: Partial<ServerLimits>; observer?: ServerObserver }): Promise<Server>;
+  restart(options?: Omit<ServerOptions, "store" | "keyring">): Promise<Server>;
   /** What `listen` does at start: re-runs (or fails) the invocations a previous process left running. */
   recover(): Promise<number>;
 }
 
 interface ServerOptions {
+  readonly timers?: ManualTimers;
   readonly store?: SessionStore;
   readonly keyring?: ReturnType<typeof memoryHarness>["keyring"];
   readonly limits?: Partial<ServerLimits>;
@@ -147,13 +149,14 @@ function server(options: ServerOptions = {}): Server {
     ...(options.keyring === undefined ? {} : { keyring: options.keyring }),
     limits: options.limits ?? {},
     observer: options.observer ?? NOOP_OBSERVER,
+    ...(options.timers === undefined ? {} : { timers: options.timers }),
   });
   return {
     store: harness.store,
     open: () => harness.open(),
     crash: () => harness.runtime.shutdown(),
     recover: () => harness.runtime.recoverInterrupted(),
-    async restart(again = {}) {
+    async restart(again: Omit<ServerOptions, "store" | "keyring"> = {}) {
       const next = server({ store: harness.store, keyring: harness.keyring, ...again });
       await next.recover();
       return next;
@@ -296,5 +299,24 @@ describe("re-running a replayable invocation after a restart", () => {
     const after = await resumeToEnd(node, client.transport.sent);
     expect(started).toEqual([2, 3]);
     expect(after.at(-1)).toMatchObject({ type: "invocationFinished", outcome: { kind: "failure", message: "invocation failed" } });
+  });
+
+  it("a re-run nobody comes back to is given up after limits.detachedSessionTimeoutMs, as after a detach", async () => {
+    gates((_attempt, i) => i === 1);
+    const first = server();
+    const client = first.open();
+    client.send(start("count", v.record(v.u32(3))));
+    await client.transport.expect("the first item", (sent) => resultItems(sent).length === 1);
+    first.crash();
+    const timers = new ManualTimers();
+    const given: string[] = [];
+    const second = await first.restart({ timers, limits: { detachedSessionTimeoutMs: 60_000 }, observer: { ...NOOP_OBSERVER, sessionGivenUp: (session) => given.push(session.method) } });
+    timers.advance(60_000);
+    expect(given).toEqual(["count"]);
+    // The method itself is still held at its gate: its stream ends, the invocation ends as the method does.
+    const { transport, send } = second.open();
+    send({ type: "resumeAttach", attemptId: randomUUID(), operation: "resume", outputCursors: [], sessionToken: accepted(client.transport.sent).sessionToken });
+    await transport.expect("the stream's end", (sent) => sent.some((m) => m.type === "outputStreamEnd"));
+    expect(transport.sent.find((m) => m.type === "outputStreamEnd")).toMatchObject({ outcome: { kind: "cancelled", reason: "transport-detached" } });
   });
 });

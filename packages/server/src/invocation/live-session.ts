@@ -757,6 +757,8 @@ export class LiveSession {
       this.#attempt = options.rerun.attempt;
       this.#replaying = true;
       this.#prepareRerun();
+      // Nobody is attached after a restart: a client that never comes back lets the session go as after a detach.
+      if (this.#attachment === undefined) this.#detachedWatch.wait();
       return this.#execute(method, context).catch((error: unknown) => this.#fail(error));
     }
     for (const stream of this.#streams.values()) {
