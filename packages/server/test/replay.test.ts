@@ -37,6 +37,7 @@ const durable = defineAgentType({
     unstable: { params: t.record({}), result: t.stream(t.u32()) },
     lucky: { params: t.record({}), result: t.stream(t.string()) },
     fragile: { params: t.record({ n: t.u32() }), result: t.stream(t.u32()), durability: "none" },
+    nested: { params: t.record({ groups: t.u32() }), result: t.stream(t.record({ name: t.string(), items: t.stream(t.u32()) })) },
   },
 });
 
@@ -88,6 +89,17 @@ const durableAgent = implement(durable, {
   },
   async fragile(ctx, { n }) {
     return counting(ctx.attempt, n);
+  },
+  async nested(ctx, { groups }) {
+    return (async function* () {
+      for (let g = 0; g < groups; g++) {
+        // Gate numbers 100 + g: a group waits before it is yielded.
+        await hooks.gate?.(ctx.attempt, 100 + g);
+        yield { name: `group-${g}`, items: (async function* () {
+          for (let i = 0; i < 3; i++) yield g * 10 + i;
+        })() };
+      }
+    })();
   },
 });
 
@@ -318,5 +330,27 @@ describe("re-running a replayable invocation after a restart", () => {
     send({ type: "resumeAttach", attemptId: randomUUID(), operation: "resume", outputCursors: [], sessionToken: accepted(client.transport.sent).sessionToken });
     await transport.expect("the stream's end", (sent) => sent.some((m) => m.type === "outputStreamEnd"));
     expect(transport.sent.find((m) => m.type === "outputStreamEnd")).toMatchObject({ outcome: { kind: "cancelled", reason: "transport-detached" } });
+  });
+
+  it("nested streams: a re-run's groups are the stored streams (matched by place), their items compared, the rest continued", async () => {
+    gates((attempt, i) => attempt === 1 && i === 102);
+    const first = server();
+    const client = first.open();
+    client.send(start("nested", v.record(v.u32(4))));
+    const groupItems = (sent: readonly ServerMessage[]) => sent.filter((m) => m.type === "outputStreamItem" && typeof m.value.value === "number");
+    await client.transport.expect("two groups and their items", (sent) => groupItems(sent).length === 6);
+    first.crash();
+
+    const second = await first.restart();
+    const { transport, send } = second.open();
+    send({ type: "resumeAttach", attemptId: randomUUID(), operation: "resume", outputCursors: [], sessionToken: accepted(client.transport.sent).sessionToken });
+    await transport.expect("invocationFinished", (sent) => sent.some((m) => m.type === "invocationFinished"));
+    expect(transport.sent.at(-1)).toEqual({ type: "invocationFinished", outcome: { kind: "success" } });
+    const names = transport.sent.flatMap((m) => (m.type === "outputStreamItem" && m.value.kind === "record" ? [JSON.stringify(m.value)] : []));
+    expect(names).toHaveLength(4);
+    expect(u32s(groupItems(transport.sent).map((m) => (m.type === "outputStreamItem" ? m.value : v.u32(-1)))).sort((a, b) => a - b)).toEqual([0, 1, 2, 10, 11, 12, 20, 21, 22, 30, 31, 32]);
+    // The first two groups' streams are the ones the client already had: the same tokens as before the restart.
+    const tokensOf = (sent: readonly ServerMessage[]) => sent.flatMap((m) => (m.type === "outputStreamItem" ? m.mappings.map((mapping) => mapping.streamToken) : []));
+    expect(tokensOf(transport.sent).slice(0, 2)).toEqual(tokensOf(client.transport.sent).slice(0, 2));
   });
 });
