@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * golem-stream-conformance server --url URL --token T [--json] [--junit FILE]
- *   [--only S,...] [--skip S,...] [--restart-cmd CMD]
+ *   [--only S,...] [--skip S,...] [--restart-cmd CMD] [--durable-restart]
  * golem-stream-conformance client --adapter CMD [--json] [--junit FILE]
  *   [--only S,...] [--skip S,...]
  * Exit code 0 when every selected check passed, 1 on any failure, 2 on a usage error.
@@ -128,11 +128,12 @@ program
   .option("--only <sections>", `run only these sections or check ids (comma-separated; sections: ${SECTIONS.join(", ")})`, list)
   .option("--skip <sections>", "leave out these sections or check ids (comma-separated)", list)
   .option("--restart-cmd <command>", "shell command that restarts the server in place; enables the restart section")
+  .option("--durable-restart", "the server continues invocations a restart interrupted: the restart section requires continuation")
   .option("--timeout <ms>", "how long the server may stay silent while a check waits for it", positiveInt, 5000)
   .option("--check-timeout <ms>", "hard deadline of one check", positiveInt, 60_000)
   .option("--concurrency <n>", "checks run at once (the restart section always runs alone)", positiveInt, 4)
   .option("--list", "list the checks (id, reference, expectation) without running them")
-  .action(async (options: { url?: string; token?: string; json?: boolean; junit?: string; only?: string[]; skip?: string[]; restartCmd?: string; timeout: number; checkTimeout: number; concurrency: number; list?: boolean }) => {
+  .action(async (options: { url?: string; token?: string; json?: boolean; junit?: string; only?: string[]; skip?: string[]; restartCmd?: string; durableRestart?: boolean; timeout: number; checkTimeout: number; concurrency: number; list?: boolean }) => {
     if (options.list === true) {
       const { serverChecks } = await import("./suite.js");
       for (const check of serverChecks()) process.stdout.write(`${check.id}\t${check.ref}\t${check.expectation}\n`);
@@ -150,6 +151,7 @@ program
         checkTimeoutMs: options.checkTimeout,
         concurrency: options.concurrency,
         restartCmd: options.restartCmd,
+        durableRestart: options.durableRestart === true,
         ...(options.only ? { only: options.only } : {}),
         ...(options.skip ? { skip: options.skip } : {}),
         onResult: progress(options),

@@ -18,6 +18,11 @@ export interface SuiteOptions {
   readonly restartCmd?: string | undefined;
   /** How long to wait for the server to come back after the restart command, in ms (default 30 000). */
   readonly restartTimeoutMs?: number;
+  /**
+   * The server continues invocations a restart interrupted (the demo methods are durable there):
+   * the restart section then requires continuation instead of also accepting the documented failure.
+   */
+  readonly durableRestart?: boolean;
 }
 
 export class SuiteContext {
@@ -26,6 +31,7 @@ export class SuiteContext {
   readonly timeoutMs: number;
   readonly restartCmd: string | undefined;
   readonly restartTimeoutMs: number;
+  readonly durableRestart: boolean;
   /** Fires when the check ends (passed, failed or cut off by its deadline): everything the context started is released. */
   readonly #lifetime = new CheckLifetime();
 
@@ -35,6 +41,7 @@ export class SuiteContext {
     this.timeoutMs = options.timeoutMs ?? 5000;
     this.restartCmd = options.restartCmd;
     this.restartTimeoutMs = options.restartTimeoutMs ?? 30_000;
+    this.durableRestart = options.durableRestart === true;
   }
 
   /** Aborts when the check ends: a check passes it to whatever it starts that the context does not start for it. */

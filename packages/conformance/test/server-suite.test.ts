@@ -26,7 +26,8 @@ afterAll(async () => {
 
 // Generous waits: this run must pass on a loaded machine, where a 5 s silence can happen.
 const run = (only: readonly string[], options: Partial<RunOptions> = {}): Promise<SuiteReport> =>
-  runServerSuite({ url: server.url, token: TOKEN, restartCmd: control.command, concurrency: 3, timeoutMs: 15_000, only, ...options });
+  // The project's server re-runs the demo methods after a restart (docs/durable-execution.md): continuation is required.
+  runServerSuite({ url: server.url, token: TOKEN, restartCmd: control.command, durableRestart: true, concurrency: 3, timeoutMs: 15_000, only, ...options });
 
 /** Runs one check and fails with what it saw unless it passed. */
 async function passes(id: string): Promise<void> {
@@ -48,6 +49,25 @@ describe("the project's server passes each restart check, one at a time", { time
   for (const check of checks.filter((c) => c.section === "restart")) {
     it(`${check.id}: ${check.expectation}`, () => passes(check.id));
   }
+});
+
+describe("--durable-restart", { timeout: 120_000 }, () => {
+  it("fails a server that finishes an interrupted count as failed, which the suite without the flag accepts", async () => {
+    const failing = await startServerUnderTest({ maxReplays: 0 });
+    const failingControl = await startRestartControl(() => failing.restart());
+    try {
+      const id = "restart.output-cursor-survives";
+      const suite = (durableRestart: boolean) =>
+        runServerSuite({ url: failing.url, token: TOKEN, restartCmd: failingControl.command, durableRestart, concurrency: 1, timeoutMs: 15_000, only: [id] });
+      expect((await suite(false)).results.find((r) => r.id === id)?.status).toBe("passed");
+      const strict = (await suite(true)).results.find((r) => r.id === id);
+      expect(strict?.status).toBe("failed");
+      expect(strict?.saw).toMatch(/end of a count a durable server continued/);
+    } finally {
+      await failingControl.close();
+      await failing.dispose();
+    }
+  });
 });
 
 describe("the suite's table and reports", () => {

@@ -62,11 +62,12 @@ async function acknowledgedThenRestarted(ctx: SuiteContext, prefix: string, oper
 }
 
 /**
- * A host that cannot continue a method across a restart (like the project's
- * embedded one) may finish it: outputs end cancelled/invocation-failed, inputs
- * become terminal, the invocation fails. What it must never do is lose what it
- * produced or acknowledged. These checks accept either continuation or that
- * documented failure, and nothing else.
+ * A host that cannot continue a method across a restart may finish it:
+ * outputs end cancelled/invocation-failed, inputs become terminal, the
+ * invocation fails. What it must never do is lose what it produced or
+ * acknowledged. These checks accept either continuation or that documented
+ * failure, and nothing else; with `durableRestart` (a server that re-runs the
+ * demo methods, like the project's embedded one) only continuation.
  */
 export const restartChecks: Check[] = defineChecks("restart", [
   {
@@ -92,6 +93,7 @@ export const restartChecks: Check[] = defineChecks("restart", [
       const end = messages.find((m) => m.type === "outputStreamEnd");
       const finished = messages.at(-1);
       ensure(end?.type === "outputStreamEnd" && finished?.type === "invocationFinished", `no end or no invocationFinished: ${show(messages.map((m) => m.type))}`);
+      if (ctx.durableRestart) ensureEqual(end.outcome, { kind: "ok" }, "end of a count a durable server continued");
       if (end.outcome.kind === "ok") {
         ensureEqual(values.length, 17, "items of a continued count");
         ensureEqual(finished.outcome.kind, "success", "invocation outcome");
@@ -111,6 +113,7 @@ export const restartChecks: Check[] = defineChecks("restart", [
       const { resumed, answer } = await acknowledgedThenRestarted(ctx, "r", "resume");
       const input = answer.mappings.find((m) => m.direction === "input");
       ensureEqual(input?.inputHighWater?.sequence, 3n, "inputHighWater sequence after restart");
+      if (ctx.durableRestart) ensureEqual(input!.inputHighWater!.terminal, false, "input terminal after a restart of a durable server");
       if (input!.inputHighWater!.terminal) {
         const { messages } = await resumed.all(ctx.timeoutMs * 2);
         const finished = messages.at(-1);
@@ -136,9 +139,10 @@ export const restartChecks: Check[] = defineChecks("restart", [
       ensure(input !== undefined, "no input mapping");
       for (let i = 0; i < 3; i++) resumed.send(inputItem(input.channel, i, `k${i}`));
       if (input.inputHighWater?.terminal !== true) resumed.send(inputEnd(input.channel, 3));
-      const { messages } = await resumed.all(ctx.timeoutMs * 2);
+      const { messages, closed } = await resumed.all(ctx.timeoutMs * 2);
       ensure(!messages.some((m) => m.type === "invocationRejected"), `rejected: ${show(messages.find((m) => m.type === "invocationRejected"))}`);
       ensureEqual(messages.at(-1)?.type, "invocationFinished", "last message");
+      if (ctx.durableRestart) ensureFinishedSuccess(messages, closed);
     },
   },
   {

@@ -2,7 +2,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { startEmbeddedServer, type EmbeddedServer } from "@golem-stream/server";
+import { startEmbeddedServer, type EmbeddedServer, type ServerLimits } from "@golem-stream/server";
 
 export const TOKEN = "conformance-token";
 
@@ -18,16 +18,17 @@ export interface ServerUnderTest {
 
 const CONNECTIONS_OPEN = "golem_stream_connections_open";
 
-export async function startServerUnderTest(): Promise<ServerUnderTest> {
+/** `limits`: e.g. `{ maxReplays: 0 }`, a server that fails what a restart interrupted instead of re-running it. */
+export async function startServerUnderTest(limits: Partial<ServerLimits> = {}): Promise<ServerUnderTest> {
   const dataDir = mkdtempSync(join(tmpdir(), "golem-stream-conformance-"));
-  let server: EmbeddedServer = await startEmbeddedServer({ dataDir, tokens: [TOKEN], synchronous: "normal", metrics: true });
+  let server: EmbeddedServer = await startEmbeddedServer({ dataDir, tokens: [TOKEN], synchronous: "normal", metrics: true, limits });
   const port = Number(new URL(server.url).port);
   return {
     url: server.url,
     port,
     async restart() {
       await server.close();
-      server = await startEmbeddedServer({ dataDir, tokens: [TOKEN], synchronous: "normal", metrics: true, port });
+      server = await startEmbeddedServer({ dataDir, tokens: [TOKEN], synchronous: "normal", metrics: true, port, limits });
     },
     async connectionsOpen() {
       const gauge = server.server.metrics?.getSingleMetric(CONNECTIONS_OPEN);
