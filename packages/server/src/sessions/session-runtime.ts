@@ -550,10 +550,11 @@ export class SessionRuntime {
     } else {
       live.follow(cluster);
       // Running here under this node's id but not in memory: an earlier
-      // process of this node ran it. Owned by another node: serve it.
+      // process of this node ran it, or this node just claimed it from a node
+      // whose lease lapsed: re-run when replayable, else fail. Owned by another node: serve it.
       if (record.state === "running") {
-        if ((await cluster.ownerOf(sessionId)) === cluster.nodeId) await live.failInterrupted();
-        else live.role = "mirror";
+        if ((await cluster.ownerOf(sessionId)) !== cluster.nodeId) live.role = "mirror";
+        else if (!(await this.#rerun(live))) await live.failInterrupted();
       }
       // Changes committed between the first read and the subscription.
       await live.syncFromStore();
@@ -621,9 +622,10 @@ export class SessionRuntime {
 
   /**
    * Cluster mode: claims the running sessions whose owner's lease lapsed
-   * (docs/cluster.md) and finishes them as a restart does: open streams
-   * terminated, `invocation-failed`. Clients attached at any node get their
-   * terminals through the change feed. Returns how many were claimed.
+   * (docs/cluster.md) and treats them as a restart does: a replayable one
+   * runs again here (docs/durable-execution.md), any other is finished, its
+   * open streams terminated, `invocation-failed`. Clients attached at any
+   * node follow through the change feed. Returns how many were claimed.
    */
   async claimOrphans(): Promise<number> {
     const cluster = this.deps.cluster;
@@ -639,7 +641,7 @@ export class SessionRuntime {
         }
         live.role = "owner";
         await live.syncFromStore();
-        if (!live.finished) await live.failInterrupted();
+        if (!live.finished && !(await this.#rerun(live))) await live.failInterrupted();
         this.#evictIfIdle(live);
       });
     }

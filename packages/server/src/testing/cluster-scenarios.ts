@@ -623,8 +623,39 @@ export function clusterScenarios(api: ClusterTestApi, name: string, openStores: 
       expect(outputValues(messages, output).length).toBeLessThan(100000);
     });
 
-    it("the owner's lease lapses (node A stops without a word): another node finishes its invocation; the client at B gets terminals and invocation-failed", async () => {
+    it("the owner's lease lapses (node A stops without a word): another node re-runs a replayable invocation; the client at B gets every item once and success", async () => {
       const { nodes: [a, b] } = await startCluster(2, { leaseTtlMs: 300 });
+      const { client: second } = await startThenResume(a!, b!, demoStart("count", v.record(v.u32(40), v.u32(5))));
+      const result = await second.nextOf("invocationResult");
+      await second.waitFor((m) => m.type === "outputStreamItem");
+      // A dies: its invocation stops, nothing more is recorded, its lease is no longer renewed.
+      await a!.server.close();
+      nodes = nodes.filter((node) => node !== a);
+      const { messages } = await second.all(UNTIL_SILENT);
+      expect(outputValues(messages, result.mappings[0]!.channel).map((item) => item.value)).toEqual(Array.from({ length: 40 }, (_, i) => i));
+      expect(messages.at(-1)).toMatchObject({ type: "invocationFinished", outcome: { kind: "success" } });
+    });
+
+    it("digest: the owner's lease lapses mid-upload; the node that claims it re-runs it over the stored input, and the rest of the upload completes it", async () => {
+      const { nodes: [a, b] } = await startCluster(2, { leaseTtlMs: 300 });
+      const { client: second } = await startThenResume(a!, b!, demoStart("digest", v.record(v.stream(randomUUID()))));
+      const reaccepted = (await second.nextOf("invocationAccepted")) as Accepted;
+      const input = reaccepted.mappings.find((m) => m.direction === "input")!.channel;
+      const data = Uint8Array.from({ length: 200_000 }, (_, i) => (i * 13) % 251);
+      second.send({ type: "input-u8", channel: input, sequence: 0n, payload: data.subarray(0, 100_000) });
+      await second.waitFor((m) => m.type === "inputStreamAck" && m.highestContiguousSequence === 100_000n);
+      await a!.server.close();
+      nodes = nodes.filter((node) => node !== a);
+      second.send({ type: "input-u8", channel: input, sequence: 100_000n, payload: data.subarray(100_000) });
+      second.send({ type: "inputStreamEnd", channel: input, sequence: 200_000n });
+      const { messages } = await second.all(UNTIL_SILENT);
+      const result = messages.find((m) => m.type === "invocationResult");
+      expect(result).toMatchObject({ result: { value: { value: { fields: [{ value: "200000" }, { value: createHash("sha256").update(data).digest("hex") }] } } } });
+      expect(messages.at(-1)).toMatchObject({ type: "invocationFinished", outcome: { kind: "success" } });
+    });
+
+    it("the owner's lease lapses (node A stops without a word) with re-runs off: another node finishes its invocation; the client at B gets terminals and invocation-failed", async () => {
+      const { nodes: [a, b] } = await startCluster(2, { leaseTtlMs: 300, limits: { maxReplays: 0 } });
       const { accepted, client: second } = await startThenResume(a!, b!, demoStart("count", v.record(v.u32(100000), v.u32(5))));
       await second.waitFor((m) => m.type === "outputStreamItem");
       // A dies: its invocation stops, nothing more is recorded, its lease is no longer renewed.
@@ -656,7 +687,8 @@ export function clusterScenarios(api: ClusterTestApi, name: string, openStores: 
           if (index === 0 && message.startsWith("session finished by another node")) stoppedAtA();
         },
       });
-      const { nodes: [a, b] } = await startCluster(2, { leaseTtlMs: 300, wrap: stallable, logger: watchA });
+      // Re-runs off: fencing a stalled former owner's writes is not there yet (docs/durable-execution.md).
+      const { nodes: [a, b] } = await startCluster(2, { leaseTtlMs: 300, wrap: stallable, logger: watchA, limits: { maxReplays: 0 } });
       // An agent that writes nothing for a minute: without learning of the claim, A would keep it running.
       const { client: atB } = await startThenResume(a!, b!, demoStart("count", v.record(v.u32(3), v.u32(60_000))));
       await atB.waitFor((m) => m.type === "invocationResult");
