@@ -27,12 +27,14 @@ const CONTEXT: readonly string[] = [
   "",
   // The catalogue block serves the agent type the block before it implemented.
   `import type { AgentTypeDefinition } from "@golem-stream/server";\ndeclare const shouterAgent: AgentTypeDefinition;\n`,
+  // The durable example settles through a bank client of the reader's own.
+  `declare const bank: { settle(id: string): Promise<{ number: string }> };\n`,
   "",
   `import type { AgentHost, Keyring, SessionStore } from "@golem-stream/server";\ndeclare const store: SessionStore, host: AgentHost, keyring: Keyring;\n`,
   `import type { SessionServerOptions } from "@golem-stream/server";\ndeclare const options: SessionServerOptions;\n`,
 ];
 /** The index of "Your own server and agents" among the blocks. */
-const OWN_SERVER = 3;
+const OWN_SERVER = 4;
 
 function tsBlocks(markdown: string): string[] {
   return [...markdown.matchAll(/^( *)```ts\n([\s\S]*?)^\1```$/gm)].map((match) => (match[2] ?? "").replace(new RegExp(`^${match[1]}`, "gm"), ""));

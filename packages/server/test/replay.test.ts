@@ -141,7 +141,7 @@ interface Server {
   /** kill -9: nothing more is recorded; the store keeps what it committed. */
   crash(): void;
   /** The server started again on the same store: re-runs what was interrupted. */
-  restart(options?: Omit<ServerOptions, "store" | "keyring">): Promise<Server>;
+  restart(options?: Omit<ServerOptions, "keyring">): Promise<Server>;
   /** What `listen` does at start: re-runs (or fails) the invocations a previous process left running. */
   recover(): Promise<number>;
 }
@@ -168,7 +168,7 @@ function server(options: ServerOptions = {}): Server {
     open: () => harness.open(),
     crash: () => harness.runtime.shutdown(),
     recover: () => harness.runtime.recoverInterrupted(),
-    async restart(again: Omit<ServerOptions, "store" | "keyring"> = {}) {
+    async restart(again: Omit<ServerOptions, "keyring"> = {}) {
       const next = server({ store: harness.store, keyring: harness.keyring, ...again });
       await next.recover();
       return next;
@@ -352,5 +352,24 @@ describe("re-running a replayable invocation after a restart", () => {
     // The first two groups' streams are the ones the client already had: the same tokens as before the restart.
     const tokensOf = (sent: readonly ServerMessage[]) => sent.flatMap((m) => (m.type === "outputStreamItem" ? m.mappings.map((mapping) => mapping.streamToken) : []));
     expect(tokensOf(transport.sent).slice(0, 2)).toEqual(tokensOf(client.transport.sent).slice(0, 2));
+  });
+
+  it("a re-run the store cannot record (its run count refused) is not started: the invocation fails as by default", async () => {
+    gates((attempt, i) => attempt === 1 && i === 1);
+    const first = server();
+    const client = first.open();
+    client.send(start("count", v.record(v.u32(3))));
+    await client.transport.expect("the first item", (sent) => resultItems(sent).length === 1);
+    first.crash();
+    const refusing = new Proxy(first.store, {
+      get: (target, property) => {
+        if (property === "recordRun") return () => Promise.reject(new Error("the database is read-only"));
+        const value = Reflect.get(target, property) as unknown;
+        // The store's methods use its private fields: called on the store itself.
+        return typeof value === "function" ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+    const after = await resumeToEnd(await first.restart({ store: refusing }), client.transport.sent);
+    expect(after.at(-1)).toMatchObject({ type: "invocationFinished", outcome: { kind: "failure", message: "invocation failed" } });
   });
 });

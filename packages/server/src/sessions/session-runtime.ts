@@ -577,7 +577,16 @@ export class SessionRuntime {
     if (type === undefined || method === undefined || durabilityOf(type, method) !== "replay") return false;
     if (store.recordRun === undefined || store.readJournal === undefined || store.appendJournal === undefined) return false;
     // Counted before it runs: a method that crashes its server every time still reaches the bound.
-    const attempt = await store.recordRun(record.sessionId);
+    let attempt: number;
+    let journal: Awaited<ReturnType<typeof store.readJournal>>;
+    try {
+      attempt = await store.recordRun(record.sessionId);
+      journal = await store.readJournal(record.sessionId);
+    } catch (error) {
+      // Finished meanwhile (another node), or a store that fails now: not re-run; failing it records what can be.
+      this.deps.logger.warn("could not start re-running an interrupted invocation", { event: "invocation.replay-failed", session: record.sessionId, error: String(error) });
+      return false;
+    }
     if (attempt - 1 > this.deps.limits.maxReplays) {
       this.deps.logger.warn("an interrupted replayable invocation has no re-runs left: it fails", {
         event: "invocation.replays-exhausted",
@@ -586,7 +595,6 @@ export class SessionRuntime {
       });
       return false;
     }
-    const journal = await store.readJournal(record.sessionId);
     const selector = JSON.parse(record.selector) as { constructorParameters: SchemaValueJson };
     const input = {
       constructorParameters: selector.constructorParameters,
