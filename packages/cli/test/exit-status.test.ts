@@ -1,0 +1,28 @@
+/**
+ * The words for an invocation the server failed without a reason (output/exit-status.ts): a
+ * restart is named as a likely cause only when this process was away, and only for invocations a
+ * restart still fails (those that are not replayable).
+ */
+import { describe, expect, it } from "vitest";
+import { ClientError } from "@golem-stream/client";
+import { EXIT } from "../src/exit-codes.js";
+import { failureOf } from "../src/output/exit-status.js";
+
+const failed = new ClientError("invocation-failed", "invocation failed", { code: "invocation-failed" });
+
+describe("failureOf: invocation-failed without a reason", () => {
+  it("after a reconnect names a restart of an invocation that is not replayable; after a resume, stdin too", () => {
+    const away = failureOf(failed, { wasAway: true });
+    expect(away.exitCode).toBe(EXIT.invocationFailed);
+    expect(away.message).toMatch(/it may have been a server restart, which fails every invocation it was running that is not replayable\. The output it produced before was delivered/);
+    expect(failureOf(failed, { wasAway: true, resumed: true }).message).toMatch(
+      /a server restart \(it fails every invocation it was running that is not replayable\), or an input only the interrupted process could feed \(stdin\)/,
+    );
+  });
+
+  it("with the server there all along names no restart", () => {
+    const there = failureOf(failed);
+    expect(there.exitCode).toBe(EXIT.invocationFailed);
+    expect(there.message).not.toMatch(/restart/);
+  });
+});
