@@ -30,7 +30,8 @@ async function runThroughProxy(c: FaultCase | { fault: typeof NO_FAULT; caughtBy
   const proxy = await startFaultProxy(server.url, TOKEN, c.fault);
   try {
     // A check that a fault keeps busy (a stream that is never cancelled) is cut off at 20 s.
-    const report = await runServerSuite({ url: proxy.url, token: TOKEN, only: c.caughtBy, timeoutMs, checkTimeoutMs, restartCmd: control.command, concurrency: 4 });
+    // The project's server continues what a restart interrupted: the restart checks require it.
+    const report = await runServerSuite({ url: proxy.url, token: TOKEN, only: c.caughtBy, timeoutMs, checkTimeoutMs, restartCmd: control.command, durableRestart: true, concurrency: 4 });
     expect(proxy.errors.map(String), `errors inside the proxy with fault ${c.fault.name}`).toEqual([]);
     return report;
   } finally {

@@ -217,6 +217,24 @@ export const MORE_FAULTS: readonly FaultCase[] = [
   },
   {
     fault: {
+      name: "fail-instead-of-continuing",
+      description: "finishes an invocation a restart interrupted as failed instead of continuing it (a server whose methods are not durable, where the suite is told they are)",
+      toServer: (m, link) => {
+        if (m.type === "resumeAttach") link.memo.set("resumed", true);
+        return [m];
+      },
+      toClient: (m, link) => {
+        if (!link.memo.has("resumed")) return [m];
+        if (m.type === "outputStreamEnd" && m.outcome.kind === "ok") return [{ ...m, outcome: { kind: "cancelled", reason: "invocation-failed" } }];
+        if (m.type === "invocationFinished" && m.outcome.kind === "success") return [{ ...m, outcome: { kind: "failure", code: "invocation-failed", message: "invocation failed" } }];
+        return [m];
+      },
+    },
+    caughtBy: ["restart.output-cursor-survives"],
+    restart: true,
+  },
+  {
+    fault: {
       name: "forget-attempts",
       description: "forgets accepted attempts (an exact replay runs as a new attempt)",
       toServer: (m, link) => {
