@@ -249,7 +249,7 @@ describe("TypeScript consumers", () => {
 describe("public types", () => {
   const entries: Record<Consumer, Record<string, string[]>> = {
     client: { "@golem-stream/client": ["@golem-stream/client"], "@golem-stream/wire": ["@golem-stream/wire"], "@golem-stream/schema-value": ["@golem-stream/schema-value"] },
-    server: { "@golem-stream/server": ["@golem-stream/server", "@golem-stream/server/testing"], "@golem-stream/tokens": ["@golem-stream/tokens"] },
+    server: { "@golem-stream/server": ["@golem-stream/server", "@golem-stream/server/store", "@golem-stream/server/demo", "@golem-stream/server/testing"], "@golem-stream/tokens": ["@golem-stream/tokens"] },
     cli: { "@golem-stream/cli": ["@golem-stream/cli"] },
     "store-postgres": { "@golem-stream/store-postgres": ["@golem-stream/store-postgres", "@golem-stream/store-postgres/local"] },
     conformance: { "@golem-stream/conformance": ["@golem-stream/conformance", "@golem-stream/conformance/client-adapter"] },

@@ -11,15 +11,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { Keyring, sha256Hex, verifyToken } from "@golem-stream/tokens";
-import {
-  createDemoHost,
-  createSessionServer,
-  loadOrCreateKeyring,
-  PRINCIPAL_SECRET_FILE,
-  SqliteSessionStore,
-  startEmbeddedServer,
-  type EmbeddedServer,
-} from "../src/index.js";
+import { createSessionServer, loadOrCreateKeyring, PRINCIPAL_SECRET_FILE, SqliteSessionStore, startEmbeddedServer, type EmbeddedServer } from "../src/index.js";
+import { createDemoHost } from "../src/demo/index.js";
 import { demoStart, RawClient, v } from "./helpers.js";
 
 const TOKEN = "a-static-token-for-principals";

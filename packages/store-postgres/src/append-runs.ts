@@ -10,7 +10,7 @@
  *
  * Pure functions: appends in, order and rows out.
  */
-import { continuesRun, joinParts, packRun } from "@golem-stream/server";
+import { continuesRun, joinParts, packRun } from "@golem-stream/server/store";
 
 /** An input chunk or output item that only appends one row at the end of its stream's log. */
 export interface RunAppend {

@@ -34,4 +34,4 @@ export type {
   ClientCancelReason,
   CommitListener,
   NodeCatalogue,
-} from "@golem-stream/server";
+} from "@golem-stream/server/store";

@@ -25,7 +25,7 @@ import type {
   NodeCatalogue,
   SessionRecord,
   StreamRecord,
-} from "@golem-stream/server";
+} from "@golem-stream/server/store";
 import { appendGroupStatement } from "./append-group.js";
 import { ChangeFeed, encodeNote } from "./change-feed.js";
 import { connectionSettings, type ConnectionTimeouts } from "./connection-settings.js";

@@ -27,7 +27,7 @@
  */
 import { performance } from "node:perf_hooks";
 import pg from "pg";
-import { writeOrder } from "@golem-stream/server";
+import { writeOrder } from "@golem-stream/server/store";
 import { appendGroupValues, distinctRuns } from "./append-group.js";
 import { RUN_BYTES, RUN_ROW_BYTES, runLength, runRows, type RunAppend } from "./append-runs.js";
 import { ControlStatements } from "./control-statements.js";

@@ -3,7 +3,7 @@
  * `writeOrder` gives, and the rows of a run.
  */
 import { expect, it } from "vitest";
-import { splitPacked, writeOrder } from "@golem-stream/server";
+import { splitPacked, writeOrder } from "@golem-stream/server/store";
 import { RUN_BYTES, RUN_ROW_BYTES, runLength, runRows, type RunAppend } from "../src/append-runs.js";
 
 const append = (streamId: string, sequence: number, length = 10, log: "input" | "output" = "input", mimeType?: string): RunAppend => ({

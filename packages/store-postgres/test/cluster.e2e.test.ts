@@ -5,7 +5,7 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { randomUUID } from "node:crypto";
 import { bytes, session, stream } from "@golem-stream/server/testing";
-import { isClusterStore, type SessionChange } from "@golem-stream/server";
+import { isClusterStore, type SessionChange } from "@golem-stream/server/store";
 import type { PostgresSessionStore } from "../src/index.js";
 import { admin, cleanUp, connect, freshSchema } from "./support/stores.js";
 

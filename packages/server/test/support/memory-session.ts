@@ -11,7 +11,9 @@ import { Connection } from "../../src/transport/connection.js";
 import { SYSTEM_TIMERS, type Timers } from "../../src/timers.js";
 import { SessionRuntime } from "../../src/sessions/session-runtime.js";
 import { TokenService } from "../../src/sessions/token-service.js";
-import { createDemoHost, MemorySessionStore, NodeBudget, resolveLimits, silentLogger, type ServerLimits } from "../../src/index.js";
+import { MemorySessionStore, resolveLimits, silentLogger, type ServerLimits } from "../../src/index.js";
+import { createDemoHost } from "../../src/demo/index.js";
+import { NodeBudget } from "../../src/invocation/node-budget.js";
 import { encodeOutgoing, type OutgoingMessage, type SessionTransport } from "../../src/transport/transport.js";
 
 /**
