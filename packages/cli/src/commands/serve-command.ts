@@ -4,8 +4,7 @@
  * so `--help` works even where the server's native SQLite module cannot load.
  */
 import { Option, type Command } from "commander";
-import type { ExitCode } from "../exit-codes.js";
-import type { CliIo } from "../io/cli-io.js";
+import type { CommandContext } from "./command-context.js";
 import { jwtFlags } from "../jwt-flags.js";
 import { collect, collectOrigin, parseBoundedDuration, parseCount, parseIntervalMs, parsePort, parseRetention, parseTimeoutMs } from "../option-parsers.js";
 import {
@@ -21,7 +20,7 @@ import {
   type ServeOptions,
 } from "../options.js";
 
-export function addServeCommand(program: Command, io: CliIo, setExitCode: (code: ExitCode) => void): void {
+export function addServeCommand(program: Command, { io, setExitCode }: CommandContext): void {
   const jwt = jwtFlags();
   program
     .command("serve")
