@@ -22,7 +22,8 @@
 import { closeSync, mkdirSync, openSync } from "node:fs";
 import { join } from "node:path";
 import { open, type FileHandle } from "node:fs/promises";
-import Database from "better-sqlite3";
+import type Database from "better-sqlite3";
+import { betterSqlite3 } from "./better-sqlite3.js";
 import { GroupCommit, runWrite, toError, type LogAppend, type PendingWrite, type WriteOutcome } from "./group-commit.js";
 import { PayloadFiles, type PendingPayload } from "./payload-files.js";
 import type {
@@ -707,8 +708,9 @@ function outputTerminalRow(event: Extract<OutputEvent, { event: "terminal" }>): 
  */
 function openDatabase(path: string): Database.Database {
   try {
+    const Sqlite = betterSqlite3();
     closeSync(openSync(path, "a", 0o600));
-    return new Database(path);
+    return new Sqlite(path);
   } catch (error) {
     const reason = error instanceof Error ? error.message.replace(/, open '.*'$/, "") : String(error);
     // No `code` of its own: callers read one as the listening socket's (EACCES, EADDRINUSE).
