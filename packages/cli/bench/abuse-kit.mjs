@@ -89,6 +89,15 @@ export function metricSum(values, name) {
   return sum;
 }
 
+/**
+ * Event-loop delay in ms from prom-client's `nodejs_eventloop_lag_<stat>_seconds`, less the
+ * 10 ms period of the timer Node samples it with (monitorEventLoopDelay records the time between
+ * the timer's runs, so an idle loop reads 10 ms): the delay beyond the timer's own period.
+ */
+export function loopDelayMs(values, stat) {
+  return Math.max(0, metricSum(values, `nodejs_eventloop_lag_${stat}_seconds`) * 1000 - 10);
+}
+
 export const demoSelector = (method) => ({
   agentType: "echo",
   application: "demo",

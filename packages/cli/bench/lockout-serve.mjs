@@ -29,7 +29,8 @@
  *
  * The goal: never refused, every connect under a second.
  * Prints p50 / p99 / max of both latencies, the refusals, what the attackers
- * got, and the server's RSS and event-loop lag at the end.
+ * got, the server's RSS at the end and its event-loop delay over the attack
+ * (prom-client's histogram since the read before the attack).
  */
 import { fork } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -43,6 +44,7 @@ import {
   bufferutilStatus,
   countStart,
   hostileUpgrade,
+  loopDelayMs,
   metricSum,
   nextOf,
   openSession,
@@ -153,7 +155,8 @@ async function main() {
   console.log(`  failed authentications from 127.0.2.1: ${count(guess)} (${Math.round(count(guess) / seconds)}/s), answers ${JSON.stringify(guess)}`);
   console.log(
     `  server counted: refused unauthenticated ${rejected("unauthenticated")}, overloaded ${rejected("overloaded")}; ` +
-      `RSS at the end ${(metricSum(after, "process_resident_memory_bytes") / 2 ** 20).toFixed(0)} MiB`,
+      `RSS at the end ${(metricSum(after, "process_resident_memory_bytes") / 2 ** 20).toFixed(0)} MiB; ` +
+      `event-loop delay over the attack p50 ${loopDelayMs(after, "p50").toFixed(1)} ms, p99 ${loopDelayMs(after, "p99").toFixed(1)} ms, max ${loopDelayMs(after, "max").toFixed(1)} ms`,
   );
   console.log(`valid client from 127.0.0.1 every ${intervalMs} ms: ${connects.length} connects, ${refusals.length} refused${refusals.length > 0 ? ` ${JSON.stringify(tally(refusals))}` : ""}`);
   console.log(`  ${line("connect (TCP connect to upgrade open)", connects)}`);
