@@ -10,6 +10,7 @@
  */
 import { spawn } from "node:child_process";
 import { randomBytes, randomUUID } from "node:crypto";
+import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { connect } from "node:net";
 import { fileURLToPath } from "node:url";
@@ -59,6 +60,15 @@ export function startServe(args) {
       }
     });
   });
+}
+
+/** A process's open-files limit (soft), from /proc; "unknown" where there is none. */
+export function descriptorLimit(pid) {
+  try {
+    return /^Max open files\s+(\d+|unlimited)/m.exec(readFileSync(`/proc/${pid}/limits`, "utf8"))?.[1] ?? "unknown";
+  } catch {
+    return "unknown";
+  }
 }
 
 /** Stops a process started here and waits for it. */

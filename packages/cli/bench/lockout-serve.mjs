@@ -43,6 +43,7 @@ import {
   bearerEntryHeaders,
   bufferutilStatus,
   countStart,
+  descriptorLimit,
   hostileUpgrade,
   loopDelayMs,
   metricSum,
@@ -101,6 +102,7 @@ async function main() {
   const dataDir = mkdtempSync(join(tmpdir(), "golem-stream-lockout-"));
   const server = await startServe(["--token", TOKEN, "--data-dir", dataDir]);
   const before = await scrapeMetrics(server.url);
+  const limit = descriptorLimit(server.child.pid);
   const until = Date.now() + seconds * 1000;
   // Forked through sh for the descriptor limit; the IPC channel survives the exec.
   const children = Array.from({ length: attackers }, () =>
@@ -148,7 +150,7 @@ async function main() {
   const rejected = (code) => metricSum(after, `golem_stream_attachment_rejections_total{code="${code}",operation="upgrade"}`) - metricSum(before, `golem_stream_attachment_rejections_total{code="${code}",operation="upgrade"}`);
   const worst = Math.max(0, ...connects, ...starts);
   console.log(`node ${process.version}, ${cpus().length} cores, load average ${loadavg().map((l) => l.toFixed(1)).join(" ")} at the end, bufferutil ${bufferutilStatus()}`);
-  console.log(`golem-stream serve with its default limits; ${seconds} s; ${attackers} attacker processes x ${concurrency} loops`);
+  console.log(`golem-stream serve with its default limits (open-files limit ${limit}); ${seconds} s; ${attackers} attacker processes x ${concurrency} loops`);
   console.log(
     `  bearer-entry upgrades, no Origin, close never answered (${addresses} addresses in 127.1.0.0/16): ${count(entry)} (${Math.round(count(entry) / seconds)}/s), answers ${JSON.stringify(entry)}`,
   );

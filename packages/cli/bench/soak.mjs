@@ -38,6 +38,8 @@
  * Every `--sample` seconds this process reads the server's /metrics: RSS, JS
  * heap, event-loop delay over the interval (prom-client's histogram, reset at
  * each read: p50, p99, max, less the 10 ms period of Node's sampling timer),
+ * time spent in major (mark-compact) garbage collection and the server's CPU
+ * (% of one core) since the last read,
  * open session sockets, running invocations, open descriptors. The verdict compares the first minute after `--warmup` with
  * the last minute: flat when the RSS median grew less than 10 % and the lag
  * p99 median grew less than 50 % or 20 ms.
@@ -53,6 +55,7 @@ import {
   bearerEntryHeaders,
   bufferutilStatus,
   countStart,
+  descriptorLimit,
   hostileUpgrade,
   idleStart,
   loopDelayMs,
@@ -234,6 +237,8 @@ async function main() {
   const server = await startServe(["--token-file", tokenFile, "--data-dir", join(dir, "data"), "--max-connections", String(connections + 1000)]);
   const samples = [];
   const began = performance.now();
+  let gcBefore = 0;
+  let cpuBefore = { seconds: 0, at: 0 };
   const sample = async (phase, roles) => {
     const metrics = await scrapeMetrics(server.url);
     const reports = Object.fromEntries(await Promise.all(Object.entries(roles).map(async ([name, r]) => [name, await r.ask("report")])));
@@ -248,20 +253,28 @@ async function main() {
       sockets: metricSum(metrics, "golem_stream_connections_open"),
       running: metricSum(metrics, "golem_stream_sessions_running"),
       fds: metricSum(metrics, "process_open_fds"),
+      // Seconds of major (mark-compact) collection since the previous sample.
+      gc: metricSum(metrics, `nodejs_gc_duration_seconds_sum{kind="major"}`) - gcBefore,
       reports,
     };
+    gcBefore += row.gc;
+    // The server's CPU (user + system) over the interval, in % of one core.
+    const cpuNow = { seconds: metricSum(metrics, "process_cpu_seconds_total"), at: row.at };
+    row.cpu = (100 * (cpuNow.seconds - cpuBefore.seconds)) / (cpuNow.at - cpuBefore.at);
+    cpuBefore = cpuNow;
     samples.push(row);
     const f = (value, digits = 0) => (Number.isNaN(value) ? "-" : value.toFixed(digits));
     const churned = reports.churn === undefined ? "" : ` churn ${reports.churn.done} p99 ${f(reports.churn.p99)} ms`;
     console.log(
-      `${phase.padEnd(6)} ${f(row.at).padStart(5)} s  RSS ${f(row.rss).padStart(5)} MiB  heap ${f(row.heap).padStart(4)} MiB  ` +
+      `${phase.padEnd(6)} ${f(row.at).padStart(5)} s  CPU ${f(row.cpu).padStart(3)} %  RSS ${f(row.rss).padStart(5)} MiB  heap ${f(row.heap).padStart(4)} MiB  ` +
         `lag p50 ${f(row.lagP50, 1).padStart(5)} p99 ${f(row.lagP99, 1).padStart(6)} max ${f(row.lagMax, 1).padStart(6)} ms  ` +
+        `major GC ${f(row.gc * 1000).padStart(4)} ms  ` +
         `sockets ${String(row.sockets).padStart(5)}  running ${String(row.running).padStart(5)}  fds ${String(row.fds).padStart(5)}${churned}`,
     );
   };
 
   console.log(`node ${process.version}, ${cpus().length} cores, load average ${loadavg().map((l) => l.toFixed(1)).join(" ")}, bufferutil ${bufferutilStatus()}`);
-  console.log(`serve ${server.url}: ${connections} idle sessions over ${tokens.length} tokens, churn ${flags.churn}/s, ${flags.hostile} hostile clients of each kind`);
+  console.log(`serve ${server.url} (open-files limit ${descriptorLimit(server.child.pid)}): ${connections} idle sessions over ${tokens.length} tokens, churn ${flags.churn}/s, ${flags.hostile} hostile clients of each kind`);
   const roles = {};
   // Samples during the ramp too: the idle process answers once all are open, so it is asked only after.
   const ramp = setInterval(() => void sample("ramp", {}), sampleMs);
