@@ -25,7 +25,8 @@
  *             (127.0.4.x, against ephemeral-port exhaustion), then kept: they
  *             answer the server's pings and nothing else. A lost one is counted.
  *   churn   — R a second: connect (127.0.3.x), start `count` to 3, read to
- *             `invocationFinished` and the server's close. Latency and failures.
+ *             `invocationFinished` and the server's close. Latency (whole
+ *             cycle, and the connect alone) and failures.
  *   hostile — K silent sockets (authenticated, never speak: closed by the
  *             first-message timeout, then opened again); K non-ponging
  *             sessions (a `reverse` start, then no pong: dropped after two
@@ -123,6 +124,7 @@ async function churn({ url, tokens, rate }) {
   const token = cycle(tokens);
   const address = cycle(Array.from({ length: 16 }, (_, i) => `127.0.3.${i + 1}`));
   let latencies = [];
+  let connects = [];
   const failures = [];
   let done = 0;
   let stopping = false;
@@ -130,6 +132,7 @@ async function churn({ url, tokens, rate }) {
     const begin = performance.now();
     const opened = await openSession(url, token(), { localAddress: address() });
     if (opened.refused !== undefined) return failures.push(`upgrade ${opened.refused}`);
+    connects.push(opened.ms);
     opened.socket.send(countStart(3));
     const answer = await nextOf(opened.socket, "invocationFinished", "invocationRejected");
     if (answer !== "invocationFinished") failures.push(answer);
@@ -152,8 +155,10 @@ async function churn({ url, tokens, rate }) {
   return (final) => {
     stopping ||= final;
     const sorted = latencies.sort((a, b) => a - b);
+    const connected = connects.sort((a, b) => a - b);
     latencies = [];
-    return { done, failures: tally(failures), p50: quantile(sorted, 0.5), p99: quantile(sorted, 0.99) };
+    connects = [];
+    return { done, failures: tally(failures), p50: quantile(sorted, 0.5), p99: quantile(sorted, 0.99), connectP99: quantile(connected, 0.99) };
   };
 }
 
@@ -264,7 +269,8 @@ async function main() {
     cpuBefore = cpuNow;
     samples.push(row);
     const f = (value, digits = 0) => (Number.isNaN(value) ? "-" : value.toFixed(digits));
-    const churned = reports.churn === undefined ? "" : ` churn ${reports.churn.done} p99 ${f(reports.churn.p99)} ms`;
+    const churned =
+      reports.churn === undefined ? "" : `  churn ${reports.churn.done} p99 ${f(reports.churn.p99)} ms (connect p99 ${f(reports.churn.connectP99)} ms)`;
     console.log(
       `${phase.padEnd(6)} ${f(row.at).padStart(5)} s  CPU ${f(row.cpu).padStart(3)} %  RSS ${f(row.rss).padStart(5)} MiB  heap ${f(row.heap).padStart(4)} MiB  ` +
         `lag p50 ${f(row.lagP50, 1).padStart(5)} p99 ${f(row.lagP99, 1).padStart(6)} max ${f(row.lagMax, 1).padStart(6)} ms  ` +
