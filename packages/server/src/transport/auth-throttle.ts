@@ -69,7 +69,8 @@ export class AuthThrottle {
     const key = keyOf(address);
     const entry = this.#current(key) ?? { windowStart: this.#now(), count: 0 };
     entry.count += 1;
-    if (this.#throttled.has(key)) return; // a request racing its throttle (authenticated before the count was reached)
+    // Re-inserted: counting addresses in order of last failure. A throttled one keeps its place
+    // (set on a present key), also when a request that passed the check before fails after it.
     this.#counting.delete(key);
     (entry.count >= this.#settings.maxFailures ? this.#throttled : this.#counting).set(key, entry);
     if (this.size > this.#settings.maxAddresses) {
