@@ -71,6 +71,8 @@ export interface ServeOptions extends JwtServeOptions {
   readonly firstMessageTimeout?: number;
   /** Milliseconds between the server's pings; absent: the server's default. */
   readonly pingInterval?: number;
+  /** Open session sockets of all callers together; absent: the server's default. */
+  readonly maxConnections?: number;
   /** Open session sockets per principal; absent: the server's default. */
   readonly maxConnectionsPerPrincipal?: number;
   /** Invocations one principal may run at once; absent: the server's default. */

@@ -92,6 +92,7 @@ it("serve refuses bad bound values as usage errors", async () => {
     ["--first-message-timeout", "0s"],
     ["--ping-interval", "soon"],
     ["--max-connections-per-principal", "0"],
+    ["--max-connections", "0"],
     ["--max-sessions-per-principal", "x"],
   ]) {
     const result = await run(["serve", "--port", "0", "--data-dir", scratchDir(), ...flag]);

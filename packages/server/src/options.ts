@@ -131,7 +131,11 @@ export interface ServerLimits {
   readonly authFailuresPerAddress: number;
   /** The window of `authFailuresPerAddress`, from an address's first failure (default 60 000 ms). */
   readonly authFailureWindowMs: number;
-  /** Addresses the failure table remembers; the least recently failed is forgotten first (default 10 000). */
+  /**
+   * Addresses the failure table remembers (default 10 000). When it is full,
+   * the least recently failed address below its allowance is forgotten first;
+   * a throttled one only when all are throttled.
+   */
   readonly maxAuthFailureAddresses: number;
   /**
    * How long a session socket may wait before its first message (a start or

@@ -114,6 +114,10 @@ export function addServeCommand(program: Command, { io, setExitCode }: CommandCo
         .argParser(parseIntervalMs),
     )
     .addOption(
+      new Option("--max-connections <n>", "open session connections of all callers together; more are refused with 503 overloaded (default: 10000)")
+        .argParser(parseCount(1, 10_000_000)),
+    )
+    .addOption(
       new Option("--max-connections-per-principal <n>", "open session connections one token (principal) may have; more are refused with 503 overloaded (default: 1000)")
         .argParser(parseCount(1, 1_000_000)),
     )
