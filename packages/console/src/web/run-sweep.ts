@@ -73,10 +73,10 @@ function reasonFor(record: object, age: number, retentionMs: number, locksKnown:
   return locksKnown ? "abandoned" : undefined;
 }
 
-/** Removes the orphans from IndexedDB (one transaction); returns what was swept. */
-export async function sweepOrphans(current: string | undefined): Promise<{ id: IDBValidKey; reason: SweepReason }[]> {
+/** Removes the orphans from IndexedDB (one transaction), as of `now`; returns what was swept. */
+export async function sweepOrphans(current: string | undefined, now = Date.now()): Promise<{ id: IDBValidKey; reason: SweepReason }[]> {
   const [records, held] = await Promise.all([listRuns(), heldRuns()]);
-  const swept = orphans(records, { now: Date.now(), current, held });
+  const swept = orphans(records, { now, current, held });
   await deleteRuns(swept.map((orphan) => orphan.id));
   return swept;
 }

@@ -103,7 +103,7 @@ export class Run {
   /** Stops writing checkpoints and removes the run's records (after the writes under way) and its lock. */
   async #forget(): Promise<void> {
     this.#storing = false;
-    await this.#written();
+    await this.written();
     try {
       await deleteRun(this.#record.id);
     } finally {
@@ -273,7 +273,7 @@ export class Run {
     this.#record.cursors = cursors;
     const saved = this.#save(items);
     // The frozen start is stored before it is sent: a reload then retries it instead of losing a run.
-    return state.sessionToken === undefined ? saved.then(() => this.#written()) : saved;
+    return state.sessionToken === undefined ? saved.then(() => this.written()) : saved;
   }
 
   /**
@@ -316,7 +316,7 @@ export class Run {
   }
 
   /** Resolves once everything saved so far is written. */
-  async #written(): Promise<void> {
+  async written(): Promise<void> {
     while (this.#writing !== undefined) await this.#writing;
   }
 }
