@@ -15,7 +15,8 @@ export function holdRun(id: string): void {
   const locks = globalThis.navigator?.locks;
   if (locks === undefined || releases.has(id)) return;
   const released = new Promise<void>((resolve) => releases.set(id, resolve));
-  void locks.request(`${PREFIX}${id}`, () => released).catch(() => undefined);
+  // Shared: a duplicated tab shows the same run, and holds it too.
+  void locks.request(`${PREFIX}${id}`, { mode: "shared" }, () => released).catch(() => undefined);
 }
 
 /** Lets go of the run's lock, if this page holds it. */

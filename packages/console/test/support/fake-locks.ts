@@ -1,7 +1,8 @@
 /**
  * The Web Locks API in memory, for the page's modules in happy-dom (which
- * has none): exclusive locks by name, each request granted once the ones
- * before it on that name are released, with `query()` as the browser answers.
+ * has none): locks by name, each request granted once the ones before it on
+ * that name are released (every lock exclusive: the page's shared ones never
+ * wait on each other in these tests), with `query()` as the browser answers.
  */
 export class FakeLocks {
   /** Per name: the last request's end (requests on a name run one after another). */
@@ -9,7 +10,8 @@ export class FakeLocks {
   /** Per name: requests not yet released (the first holds the lock, the rest wait). */
   readonly #open = new Map<string, number>();
 
-  request(name: string, callback: () => Promise<unknown>): Promise<unknown> {
+  request(name: string, options: { mode?: string } | (() => Promise<unknown>), maybeCallback?: () => Promise<unknown>): Promise<unknown> {
+    const callback = typeof options === "function" ? options : maybeCallback!;
     this.#open.set(name, (this.#open.get(name) ?? 0) + 1);
     const running = (this.#tails.get(name) ?? Promise.resolve()).then(callback);
     const done = running.then(
