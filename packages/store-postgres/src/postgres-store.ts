@@ -24,6 +24,7 @@ import type {
   SessionChangeListener,
   NodeCatalogue,
   SessionRecord,
+  StoredBytes,
   StreamRecord,
 } from "@golem-stream/server";
 import { appendGroupStatement } from "./append-group.js";
@@ -509,6 +510,12 @@ export class PostgresSessionStore implements ClusterSessionStore {
     return (await this.#read<SessionRow>(this.#sql.runningSessions, [])).map(toSession);
   }
 
+  /** Summed from the logs' payload sizes (`octet_length` reads a stored value's size, not its bytes). */
+  async storedBytesByPrincipal(): Promise<StoredBytes[]> {
+    const rows = await this.#read<{ account: string; principal: string; bytes: string }>(this.#sql.storedBytes, []);
+    return rows.map((row) => ({ account: row.account, principal: row.principal, bytes: Number(row.bytes) }));
+  }
+
   purgeFinished(finishedBefore: number, now: number, tombstonesBefore: number): Promise<number> {
     if ([finishedBefore, now, tombstonesBefore].some(Number.isNaN) || !Number.isFinite(now)) {
       return Promise.reject(new RangeError(`purgeFinished needs times in milliseconds, got ${finishedBefore}, ${now}, ${tombstonesBefore}`));
@@ -641,6 +648,14 @@ function statements(s: string) {
     getAttempt: `SELECT * FROM ${s}.attempts WHERE attempt_id = $1`,
     getSession: `SELECT * FROM ${s}.sessions WHERE session_id = $1`,
     runningSessions: `SELECT * FROM ${s}.sessions WHERE state = 'running' ORDER BY created_at, session_id`,
+    storedBytes: `SELECT s.account, s.principal, SUM(logs.bytes)::text AS bytes FROM (
+        SELECT t.session_id, octet_length(c.data)::bigint AS bytes
+          FROM ${s}.input_chunks c JOIN ${s}.streams t ON t.stream_id = c.stream_id
+        UNION ALL
+        SELECT t.session_id, COALESCE(octet_length(o.data), 0)::bigint AS bytes
+          FROM ${s}.output_events o JOIN ${s}.streams t ON t.stream_id = o.stream_id WHERE o.event = 'item'
+      ) logs JOIN ${s}.sessions s ON s.session_id = logs.session_id
+      GROUP BY s.account, s.principal HAVING SUM(logs.bytes) > 0`,
     lockSessions: `SELECT 1 FROM ${s}.sessions WHERE session_id = ANY($1::text[]) ORDER BY session_id FOR UPDATE`,
     insertStream: `INSERT INTO ${s}.streams (stream_id, session_id, ordinal, direction, element_kind, element_graph,
         coordinate, provisional_ref, parent_kind, parent_stream_id, parent_sequence, token)

@@ -37,6 +37,7 @@ import type {
   OutputEvent,
   SessionRecord,
   SessionStore,
+  StoredBytes,
   StreamRecord,
 } from "./session-store.js";
 import { joinParts, packRun } from "./packed-rows.js";
@@ -568,6 +569,24 @@ export class SqliteSessionStore implements SessionStore {
     // After the commit: a crash before this leaves files that the next open sweeps.
     await this.#payloads.remove(purged);
     return purged.length;
+  }
+
+  storedBytesByPrincipal(): Promise<StoredBytes[]> {
+    // A row's bytes are in its payload file (payload_length) or inline; `length` of a blob reads
+    // its size from the record header, not its pages. A packed row's data is its parts' bytes.
+    const rows = this.#db
+      .prepare(
+        `SELECT s.account, s.principal, SUM(logs.bytes) AS bytes FROM (
+           SELECT t.session_id, COALESCE(c.payload_length, length(c.data)) AS bytes
+             FROM input_chunks c JOIN streams t ON t.stream_id = c.stream_id
+           UNION ALL
+           SELECT t.session_id, COALESCE(o.payload_length, length(o.data), 0) AS bytes
+             FROM output_events o JOIN streams t ON t.stream_id = o.stream_id WHERE o.event = 'item'
+         ) logs JOIN sessions s ON s.session_id = logs.session_id
+         GROUP BY s.account, s.principal HAVING SUM(logs.bytes) > 0`,
+      )
+      .safeIntegers(false);
+    return this.#run(() => rows.all() as StoredBytes[]);
   }
 
   observeCommits(listener: CommitListener): void {
