@@ -162,6 +162,19 @@ export interface ServerLimits {
    */
   readonly maxRunningSessionsPerPrincipal: number;
   /**
+   * Payload bytes one principal may keep in the store: its sessions' input
+   * chunks and output items, until their retention ends (default 16 GiB).
+   * A start while the principal keeps that many is answered
+   * `invocationRejected` `limit-exceeded` (not retryable); an input or
+   * output item that would go past it is never stored, and the invocation
+   * it belongs to fails with `limit-exceeded`. Other principals' work is
+   * never touched. Counted from the store's own sums at start and after each
+   * retention sweep, and by each node for what it writes in between, so in
+   * a cluster a principal writing through several nodes may go past it by
+   * what the others wrote since the last sweep (docs/protocol/server.md).
+   */
+  readonly maxStoredBytesPerPrincipal: number;
+  /**
    * UTF-8 bytes of the authenticator's `account` and `principal` together
    * (default 2048, at most 4243). Both are bound into every token, and a token
    * has at most 8192 characters, which also hold the issuer, audience, the
@@ -196,6 +209,7 @@ export const DEFAULT_LIMITS: ServerLimits = {
   tcpKeepAliveDelayMs: 30_000,
   maxConnectionsPerPrincipal: 1000,
   maxRunningSessionsPerPrincipal: 500,
+  maxStoredBytesPerPrincipal: 16 * 1024 * 1024 * 1024,
   maxCallerIdentityBytes: 2048,
 };
 

@@ -89,6 +89,8 @@ export class SessionRuntime {
       return this.#openDecided(this.#exclusive(existing.sessionId, () => this.#replay(existing, descriptorDigest, "start", caller, transport, new Map())));
     }
     const validated = await this.#validateStart(message, caller);
+    // A caller that keeps as many bytes in the store as it may would be refused its first item.
+    this.deps.storedBytes.checkRoom(caller);
     // A new invocation (an exact replay above runs nothing new): one of the caller's slots, held until it finishes.
     const slot = this.#runningPerPrincipal.acquire(caller);
     try {

@@ -10,6 +10,7 @@ import { NOOP_OBSERVER } from "../../src/observability/server-observer.js";
 import { Connection } from "../../src/transport/connection.js";
 import { SYSTEM_TIMERS, type Timers } from "../../src/timers.js";
 import { SessionRuntime } from "../../src/sessions/session-runtime.js";
+import { StoredBytesTable } from "../../src/sessions/stored-bytes.js";
 import { TokenService } from "../../src/sessions/token-service.js";
 import { createDemoHost, MemorySessionStore, NodeBudget, resolveLimits, silentLogger, type ServerLimits } from "../../src/index.js";
 import { encodeOutgoing, type OutgoingMessage, type SessionTransport } from "../../src/transport/transport.js";
@@ -167,6 +168,7 @@ export function memoryHarness(options: MemoryHarnessOptions = {}) {
       now: Date.now,
       timers: options.timers ?? SYSTEM_TIMERS,
       nodeBudget: new NodeBudget(resolveLimits().maxQueuedBytesPerNode),
+      storedBytes: new StoredBytesTable(resolveLimits().maxStoredBytesPerPrincipal, () => undefined),
     },
     () => true,
   );
