@@ -7,7 +7,7 @@ import { Option, type Command } from "commander";
 import type { ExitCode } from "../exit-codes.js";
 import type { CliIo } from "../io/cli-io.js";
 import { jwtFlags } from "../jwt-flags.js";
-import { collect, collectOrigin, parseBoundedDuration, parseCount, parseIntervalMs, parsePort, parseRetention, parseTimeoutMs } from "../option-parsers.js";
+import { collect, collectOrigin, parseBoundedDuration, parseByteSize, parseCount, parseIntervalMs, parsePort, parseRetention, parseTimeoutMs } from "../option-parsers.js";
 import {
   DEFAULT_DETACHED_TIMEOUT_MS,
   DEFAULT_DRAIN_TIMEOUT_MS,
@@ -121,6 +121,10 @@ export function addServeCommand(program: Command, io: CliIo, setExitCode: (code:
     .addOption(
       new Option("--max-sessions-per-principal <n>", "invocations one token (principal) may run at once; more starts are refused with overloaded, retryable (default: 500)")
         .argParser(parseCount(1, 1_000_000)),
+    )
+    .addOption(
+      new Option("--max-stored-bytes-per-principal <size>", "input and output bytes one token (principal) may keep in the store until their retention ends (512MiB, 16GiB); at the bound starts are refused and an item past it fails its invocation, both limit-exceeded (default: 16GiB)")
+        .argParser(parseByteSize),
     )
     .addOption(
       new Option("--public-host <name>", "a DNS name clients reach this server by (repeatable; .example.com for every name under it, * for any): the console, /metrics, /healthz, /readyz and the catalogue answer only a Host of localhost, an IP address or one of these")

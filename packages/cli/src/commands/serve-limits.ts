@@ -13,5 +13,6 @@ export function serveLimits(options: ServeOptions): Partial<ServerLimits> {
   if (options.pingInterval !== undefined) limits.pingIntervalMs = options.pingInterval;
   if (options.maxConnectionsPerPrincipal !== undefined) limits.maxConnectionsPerPrincipal = options.maxConnectionsPerPrincipal;
   if (options.maxSessionsPerPrincipal !== undefined) limits.maxRunningSessionsPerPrincipal = options.maxSessionsPerPrincipal;
+  if (options.maxStoredBytesPerPrincipal !== undefined) limits.maxStoredBytesPerPrincipal = options.maxStoredBytesPerPrincipal;
   return limits;
 }
