@@ -83,7 +83,7 @@ export {
 export type { JSONWebKeySet, JWK, JWTPayload } from "jose";
 export { MAX_JWKS_FILE_BYTES } from "./auth/jwks-file.js";
 export { MAX_JWKS_RESPONSE_BYTES } from "./auth/bounded-fetch.js";
-export { withStaticTokens, type Authentication } from "./auth/static-tokens.js";
+export { checkTokenAccount, withStaticTokens, type Authentication, type GroupedToken, type StaticToken } from "./auth/static-tokens.js";
 export { SqliteSessionStore, type SqliteSessionStoreOptions } from "./store/sqlite-store.js";
 export { MemorySessionStore } from "./store/memory-store.js";
 export type * from "./store/session-store.js";

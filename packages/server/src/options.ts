@@ -20,6 +20,14 @@ export interface Principal {
    * sessions take `principal`. At most a few; each is tried in turn.
    */
   readonly formerPrincipals?: readonly string[];
+  /**
+   * Earlier accounts of the same caller, when the authenticator moved it to
+   * another account: a session started under one of them (with `principal`
+   * or one of `formerPrincipals`) stays resumable by this caller, under that
+   * account (its tokens keep it). New sessions, and the idempotency keys
+   * they bind, take `account`. At most a few; each is tried in turn.
+   */
+  readonly formerAccounts?: readonly string[];
 }
 
 /**
