@@ -567,8 +567,9 @@ export class LiveSession {
     // invocation it does not run, so this attachment ends with the refusal.
     const refused = this.deps.storedBytes.charge(this.owner, chunk.data.length);
     if (refused !== undefined) {
-      this.permits.release(permitBytes);
+      // Thrown, the message failed: its handler releases its permits (attachment-input.ts).
       if (this.remote) throw refused;
+      this.permits.release(permitBytes);
       void this.#fail(refused);
       return undefined;
     }
