@@ -176,10 +176,11 @@ export interface ServerLimits {
    * `invocationRejected` `limit-exceeded` (not retryable); an input or
    * output item that would go past it is never stored, and the invocation
    * it belongs to fails with `limit-exceeded`. Other principals' work is
-   * never touched. Counted from the store's own sums at start and after each
-   * retention sweep, and by each node for what it writes in between, so in
-   * a cluster a principal writing through several nodes may go past it by
-   * what the others wrote since the last sweep (docs/protocol/server.md).
+   * never touched. Counted from the store's own sums at start, then by what
+   * the server writes and what each retention sweep purges; in a cluster
+   * each node counts the store's sums again after each sweep, so a
+   * principal writing through several nodes may go past it by what the
+   * others wrote since the last sweep (docs/protocol/server.md).
    */
   readonly maxStoredBytesPerPrincipal: number;
   /**

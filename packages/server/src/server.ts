@@ -411,13 +411,16 @@ class NodeSessionServer implements SessionServer {
   async #sweep(): Promise<void> {
     try {
       const now = (this.#options.now ?? Date.now)();
-      await this.#options.store.purgeFinished(now - this.#limits.sessionRetentionMs, now, now - this.#limits.tombstoneRetentionMs);
+      const finishedBefore = now - this.#limits.sessionRetentionMs;
+      // One node: the bytes of what the purge deletes, given back after it (a cluster counts anew below).
+      const purgeable = this.#clusterStore() === undefined ? await this.#options.store.storedBytesByPrincipal?.(finishedBefore) : undefined;
+      await this.#options.store.purgeFinished(finishedBefore, now, now - this.#limits.tombstoneRetentionMs);
+      if (purgeable !== undefined) this.#storedBytes.giveBack(purgeable);
     } catch (error) {
       this.#logger.error("retention sweep failed", { event: "retention.sweep-failed", error: String(error) });
     }
-    // After the purge: the purged sessions' bytes are given back, and in a cluster
-    // what the other nodes wrote since the last sweep is counted.
-    await this.#countStoredBytes();
+    // In a cluster the store's sums, after the purge, count what the other nodes wrote since the last sweep.
+    if (this.#clusterStore() !== undefined) await this.#countStoredBytes();
   }
 
   /**

@@ -3,13 +3,15 @@
  * store. An input or output item that would go past it is never stored and
  * its invocation fails with `limit-exceeded`; a start while the principal is
  * at the bound is refused with `limit-exceeded` (not retryable). Another
- * principal works normally throughout, and the count survives a restart
- * (it is read back from the store).
+ * principal works normally throughout, the count survives a restart (it is
+ * read back from the store), and the retention sweep gives a purged
+ * session's bytes back.
  */
 import { randomUUID } from "node:crypto";
 import { afterEach, describe, expect, it } from "vitest";
 import type { ServerMessage } from "@golem-stream/wire";
 import { demoStart, RawClient, startTestServer, TOKEN, v, type TestServer } from "./helpers.js";
+import { MemorySessionStore } from "../src/index.js";
 import { ALICE, BOB, startMemoryServer, type MemoryServer } from "./support/memory-server.js";
 import { sample } from "./support/operations.js";
 
@@ -86,6 +88,35 @@ describe("maxStoredBytesPerPrincipal", () => {
     const bobs = (await bob.all()).messages;
     expect(bobs.filter((m) => m.type === "output-binary")).toHaveLength(1);
     expect(bobs.at(-1)).toEqual({ type: "invocationFinished", outcome: { kind: "success" } });
+  });
+});
+
+/** A memory store that tells when a purge deleted something. */
+class ObservedPurges extends MemorySessionStore {
+  #purged: () => void = () => undefined;
+  readonly purged = new Promise<void>((resolve) => (this.#purged = resolve));
+
+  override async purgeFinished(finishedBefore: number, now: number, tombstonesBefore: number): Promise<number> {
+    const count = await super.purgeFinished(finishedBefore, now, tombstonesBefore);
+    if (count > 0) this.#purged();
+    return count;
+  }
+}
+
+describe("maxStoredBytesPerPrincipal and the retention sweep", () => {
+  it("a purged session gives its bytes back: the principal at its bound may start again", async () => {
+    let clock = 1_000_000;
+    const store = new ObservedPurges();
+    // The sweep runs every sessionRetentionMs (real time) and purges by the injected clock.
+    running = await startMemoryServer({ store, now: () => clock, limits: { maxStoredBytesPerPrincipal: 6, sessionRetentionMs: 200 } });
+    expect(await digestToEnd(running.url, ALICE, 6)).toEqual({ type: "invocationFinished", outcome: { kind: "success" } });
+    const refused = await RawClient.connect(running.url, ALICE);
+    refused.send(demoStart("count", v.record(v.u32(1), v.u32(0))));
+    expect(await refused.next()).toMatchObject({ type: "invocationRejected", code: "limit-exceeded" });
+
+    clock += 1000;
+    await store.purged;
+    expect(await digestToEnd(running.url, ALICE, 6)).toEqual({ type: "invocationFinished", outcome: { kind: "success" } });
   });
 });
 

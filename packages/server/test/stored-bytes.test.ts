@@ -27,6 +27,19 @@ describe("StoredBytesTable", () => {
     expect(() => table.checkRoom({ account: "globex", principal: "alice" })).not.toThrow();
   });
 
+  it("giveBack counts the purged sessions' bytes less, never below zero", () => {
+    const table = new StoredBytesTable(10, () => undefined);
+    table.charge(alice, 10);
+    table.charge(bob, 3);
+    table.giveBack([
+      { ...alice, bytes: 4 },
+      { ...bob, bytes: 5 },
+    ]);
+    expect(table.usedBy(alice)).toBe(6);
+    expect(table.usedBy(bob)).toBe(0);
+    expect(table.charge(bob, 10)).toBeUndefined();
+  });
+
   it("replace sets every count to the store's sums, forgetting principals the store no longer has bytes of", () => {
     const table = new StoredBytesTable(10, () => undefined);
     table.charge(alice, 10);

@@ -4,15 +4,17 @@
  * `limits.maxStoredBytesPerPrincipal`, so one token holder cannot fill the
  * disk every other caller's sessions are written to.
  *
- * The store is the truth: the table is replaced by the store's own sums
- * (`SessionStore.storedBytesByPrincipal`) when the server starts and after
- * every retention sweep, which is how purged sessions give their bytes back
- * and, in a cluster, how each node learns what the others wrote. In between
- * each node adds what it hands to the store itself. So in a cluster a
- * principal writing through several nodes at once may go past the bound by
- * what the other nodes wrote since the last sweep (at most a minute's
- * worth); on one node the bound is exact, up to the writes in flight while
- * the sums are read (docs/protocol/server.md, "Per-principal bounds").
+ * The store is the truth: the table is set to the store's own sums
+ * (`SessionStore.storedBytesByPrincipal`) when the server starts; then the
+ * server adds what it hands to the store itself, and before each retention
+ * sweep reads what the sessions it purges hold, to give that back after the
+ * purge. One node alone writes its store, so there that is exact (up to the
+ * writes in flight while the sums are read at start). In a cluster each
+ * node sets every count to the store's sums again after each sweep instead,
+ * which is how it learns what the others wrote: a principal writing through
+ * several nodes at once may go past the bound by what the others wrote
+ * since the last sweep (docs/protocol/server.md, "Per-principal bounds").
+ * A full sum reads both logs whole, which is why one node does it once.
  *
  * Only principals with bytes are remembered: the table is bounded by the
  * principals that have sessions in the store.
@@ -75,6 +77,16 @@ export class StoredBytesTable {
     }
     this.#used.set(key, used + bytes);
     return undefined;
+  }
+
+  /** Counts `totals` less: the bytes of sessions a purge deleted. A count never goes below 0. */
+  giveBack(totals: readonly StoredBytes[]): void {
+    for (const total of totals) {
+      const key = keyOf(total);
+      const left = (this.#used.get(key) ?? 0) - total.bytes;
+      if (left > 0) this.#used.set(key, left);
+      else this.#used.delete(key);
+    }
   }
 
   /** Replaces every count by the store's sums. */

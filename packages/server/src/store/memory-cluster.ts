@@ -155,8 +155,8 @@ class MemoryClusterNode implements ClusterSessionStore {
     return this.#store.purgeFinished(finishedBefore, now, tombstonesBefore);
   }
 
-  storedBytesByPrincipal(): Promise<StoredBytes[]> {
-    return this.#store.storedBytesByPrincipal();
+  storedBytesByPrincipal(finishedBefore?: number): Promise<StoredBytes[]> {
+    return this.#store.storedBytesByPrincipal(finishedBefore);
   }
 
   async close(): Promise<void> {}

@@ -200,9 +200,10 @@ export class MemorySessionStore implements SessionStore {
     return purged;
   }
 
-  async storedBytesByPrincipal(): Promise<StoredBytes[]> {
+  async storedBytesByPrincipal(finishedBefore?: number): Promise<StoredBytes[]> {
     const totals = new Map<string, StoredBytes>();
     for (const session of this.#sessions.values()) {
+      if (finishedBefore !== undefined && !(session.state === "finished" && session.finishedAt !== undefined && session.finishedAt < finishedBefore)) continue;
       let bytes = 0;
       for (const id of this.#streamsBySession.get(session.sessionId) ?? []) {
         for (const chunk of this.#input.get(id) ?? []) bytes += chunk.data.length;

@@ -206,11 +206,14 @@ export interface SessionStore {
    * Optional (`limits.maxStoredBytesPerPrincipal`): the payload bytes of
    * every input chunk and output item in the store, summed per principal
    * (the session's `account` and `principal`); principals with none are
-   * left out. Purged sessions no longer count. The server reads it at start
-   * and after each retention sweep; without it a server counts only what it
-   * wrote since it started.
+   * left out. Purged sessions no longer count. With `finishedBefore`, only
+   * the sessions finished before it: what `purgeFinished(finishedBefore, …)`
+   * is about to delete, which should cost in proportion to them, not to the
+   * whole store. The server reads every sum at start (and, in a cluster,
+   * after each retention sweep) and the purged sessions' before each purge;
+   * without it a server counts only what it wrote since it started.
    */
-  storedBytesByPrincipal?(): Promise<StoredBytes[]>;
+  storedBytesByPrincipal?(finishedBefore?: number): Promise<StoredBytes[]>;
   /**
    * Optional (`/readyz`): resolves when the store can serve requests, rejects
    * otherwise. Without it readiness reads a session that does not exist.

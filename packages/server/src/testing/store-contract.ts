@@ -180,7 +180,7 @@ export function storeContract(api: TestApi, name: string, open: () => SessionSto
       await store.close();
     });
 
-    it("sums the payload bytes each principal keeps in the logs; a purge gives them back", async () => {
+    it("sums the payload bytes each principal keeps in the logs, all or of the sessions finished before a time; a purge gives them back", async () => {
       const store = await open();
       if (store.storedBytesByPrincipal === undefined) {
         // Optional: a store without it leaves the server to count what it wrote since it started.
@@ -188,8 +188,8 @@ export function storeContract(api: TestApi, name: string, open: () => SessionSto
         await store.close();
         return;
       }
-      const totals = async () =>
-        (await store.storedBytesByPrincipal!()).map((t) => [t.account, t.principal, t.bytes]).sort((a, b) => String(a[1]).localeCompare(String(b[1])));
+      const totals = async (finishedBefore?: number) =>
+        (await store.storedBytesByPrincipal!(finishedBefore)).map((t) => [t.account, t.principal, t.bytes]).sort((a, b) => String(a[1]).localeCompare(String(b[1])));
       expect(await totals()).toEqual([]);
       const start = (s: ReturnType<typeof session>) => ({ attemptId: randomUUID(), operation: "start" as const, descriptorDigest: "d", sessionId: s.sessionId, generation: 1n });
       const alice = session();
@@ -214,9 +214,16 @@ export function storeContract(api: TestApi, name: string, open: () => SessionSto
         ["acme", "alice", 3 + 100_000 + 2],
         ["acme", "bob", 4],
       ]);
+      expect(await totals(5000)).toEqual([]);
       await store.finish(alice.sessionId, '{"kind":"success"}', 1000);
+      await store.finish(bob.sessionId, '{"kind":"success"}', 3000);
+      // What purgeFinished(finishedBefore) is about to delete: Alice's session only.
+      expect(await totals(1000)).toEqual([]);
+      expect(await totals(1001)).toEqual([["acme", "alice", 3 + 100_000 + 2]]);
       expect(await store.purgeFinished(1001, 2000, 0)).toBe(1);
       expect(await totals()).toEqual([["acme", "bob", 4]]);
+      expect(await totals(1001)).toEqual([]);
+      expect(await totals(3001)).toEqual([["acme", "bob", 4]]);
       await store.close();
     });
 
