@@ -120,6 +120,21 @@ describe("maxStoredBytesPerPrincipal and the retention sweep", () => {
   });
 });
 
+describe("maxStoredBytesPerPrincipal when the store cannot sum", () => {
+  it("the server starts and serves all the same, counting from zero, and logs why", async () => {
+    const store = new (class extends MemorySessionStore {
+      override async storedBytesByPrincipal(): Promise<never> {
+        throw new Error("the sum failed");
+      }
+    })();
+    const events: unknown[] = [];
+    const logger = { info() {}, warn() {}, error: (_: string, fields?: Readonly<Record<string, unknown>>) => events.push(fields?.["event"]) };
+    running = await startMemoryServer({ store, logger, limits: { maxStoredBytesPerPrincipal: 6 } });
+    expect(await digestToEnd(running.url, ALICE, 6)).toEqual({ type: "invocationFinished", outcome: { kind: "success" } });
+    expect(events).toContain("stored-bytes.count-failed");
+  });
+});
+
 describe("maxStoredBytesPerPrincipal over a restart (SQLite)", () => {
   let server: TestServer | undefined;
   afterEach(async () => {
