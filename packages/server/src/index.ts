@@ -87,7 +87,7 @@ export {
 export type { JSONWebKeySet, JWK, JWTPayload } from "jose";
 export { MAX_JWKS_FILE_BYTES } from "./auth/jwks-file.js";
 export { MAX_JWKS_RESPONSE_BYTES } from "./auth/bounded-fetch.js";
-export { withStaticTokens, type Authentication } from "./auth/static-tokens.js";
+export { checkTokenAccount, withStaticTokens, type Authentication, type GroupedToken, type StaticToken } from "./auth/static-tokens.js";
 export { SqliteSessionStore, type SqliteSessionStoreOptions } from "./store/sqlite-store.js";
 export { MemorySessionStore } from "./store/memory-store.js";
 // The store types the options take; the whole contract, with the helpers for writing a store, is

@@ -24,6 +24,7 @@ import type {
   SessionChangeListener,
   NodeCatalogue,
   SessionRecord,
+  StoredBytes,
   StreamRecord,
 } from "@golem-stream/server/store";
 import { appendGroupStatement } from "./append-group.js";
@@ -509,6 +510,19 @@ export class PostgresSessionStore implements ClusterSessionStore {
     return (await this.#read<SessionRow>(this.#sql.runningSessions, [])).map(toSession);
   }
 
+  /**
+   * Summed from the logs' payload sizes (`octet_length` of a value stored out of line reads its
+   * size, not its bytes), per stream before the joins; with `finishedBefore`, from the streams of
+   * the sessions finished before it only.
+   */
+  async storedBytesByPrincipal(finishedBefore?: number): Promise<StoredBytes[]> {
+    const rows = await this.#read<{ account: string; principal: string; bytes: string }>(
+      finishedBefore === undefined ? this.#sql.storedBytes : this.#sql.purgeableBytes,
+      finishedBefore === undefined ? [] : [before(finishedBefore)],
+    );
+    return rows.map((row) => ({ account: row.account, principal: row.principal, bytes: Number(row.bytes) }));
+  }
+
   purgeFinished(finishedBefore: number, now: number, tombstonesBefore: number): Promise<number> {
     if ([finishedBefore, now, tombstonesBefore].some(Number.isNaN) || !Number.isFinite(now)) {
       return Promise.reject(new RangeError(`purgeFinished needs times in milliseconds, got ${finishedBefore}, ${now}, ${tombstonesBefore}`));
@@ -641,6 +655,21 @@ function statements(s: string) {
     getAttempt: `SELECT * FROM ${s}.attempts WHERE attempt_id = $1`,
     getSession: `SELECT * FROM ${s}.sessions WHERE session_id = $1`,
     runningSessions: `SELECT * FROM ${s}.sessions WHERE state = 'running' ORDER BY created_at, session_id`,
+    storedBytes: `SELECT s.account, s.principal, SUM(logs.bytes)::text AS bytes FROM (
+        SELECT stream_id, SUM(octet_length(data)::bigint) AS bytes FROM ${s}.input_chunks GROUP BY stream_id
+        UNION ALL
+        SELECT stream_id, SUM(COALESCE(octet_length(data), 0)::bigint) FROM ${s}.output_events WHERE event = 'item' GROUP BY stream_id
+      ) logs JOIN ${s}.streams t ON t.stream_id = logs.stream_id JOIN ${s}.sessions s ON s.session_id = t.session_id
+      GROUP BY s.account, s.principal HAVING SUM(logs.bytes) > 0`,
+    purgeableBytes: `SELECT account, principal, bytes::text AS bytes FROM (
+        SELECT s.account, s.principal, SUM(
+          (SELECT COALESCE(SUM(octet_length(c.data)::bigint), 0) FROM ${s}.input_chunks c WHERE c.stream_id = t.stream_id)
+          + (SELECT COALESCE(SUM(COALESCE(octet_length(o.data), 0)::bigint), 0) FROM ${s}.output_events o WHERE o.stream_id = t.stream_id AND o.event = 'item')
+        ) AS bytes
+        FROM ${s}.sessions s JOIN ${s}.streams t ON t.session_id = s.session_id
+        WHERE s.state = 'finished' AND s.finished_at < $1
+        GROUP BY s.account, s.principal
+      ) purgeable WHERE bytes > 0`,
     lockSessions: `SELECT 1 FROM ${s}.sessions WHERE session_id = ANY($1::text[]) ORDER BY session_id FOR UPDATE`,
     insertStream: `INSERT INTO ${s}.streams (stream_id, session_id, ordinal, direction, element_kind, element_graph,
         coordinate, provisional_ref, parent_kind, parent_stream_id, parent_sequence, token)

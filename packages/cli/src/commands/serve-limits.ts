@@ -14,5 +14,6 @@ export function serveLimits(options: ServeOptions): Partial<ServerLimits> {
   if (options.maxConnections !== undefined) limits.maxConnections = options.maxConnections;
   if (options.maxConnectionsPerPrincipal !== undefined) limits.maxConnectionsPerPrincipal = options.maxConnectionsPerPrincipal;
   if (options.maxSessionsPerPrincipal !== undefined) limits.maxRunningSessionsPerPrincipal = options.maxSessionsPerPrincipal;
+  if (options.maxStoredBytesPerPrincipal !== undefined) limits.maxStoredBytesPerPrincipal = options.maxStoredBytesPerPrincipal;
   return limits;
 }

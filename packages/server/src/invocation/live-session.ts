@@ -40,6 +40,7 @@ import { DetachedWatch } from "./detached-watch.js";
 import type { Timers } from "../timers.js";
 import type { ClusterSessionStore } from "../store/cluster-store.js";
 import { identityOf, type ServerObserver } from "../observability/server-observer.js";
+import { StoredBytesExceeded, type StoredBytesTable } from "../sessions/stored-bytes.js";
 
 export interface RuntimeDeps {
   readonly store: SessionStore;
@@ -56,6 +57,8 @@ export interface RuntimeDeps {
   readonly timers: Timers;
   /** Bytes held in memory by all sessions and connections of this server (`limits.maxQueuedBytesPerNode`). */
   readonly nodeBudget: NodeBudget;
+  /** Payload bytes each principal keeps in the store (`limits.maxStoredBytesPerPrincipal`). */
+  readonly storedBytes: StoredBytesTable;
 }
 
 /** What a live session tells the attachment that currently owns it. */
@@ -94,6 +97,17 @@ const NO_RECORDS: readonly NewStream[] = Object.freeze([]);
  * never one (its text may hold the agent's secrets).
  */
 class ResultRefused extends Error {}
+
+/**
+ * The outcome of a failed invocation: `limit-exceeded` when an item would
+ * have taken its principal past `limits.maxStoredBytesPerPrincipal` (the
+ * caller learns which bound, docs/protocol/server.md), `invocation-failed`
+ * otherwise.
+ */
+function failureOutcome(error: unknown): InvocationOutcome {
+  if (error instanceof StoredBytesExceeded) return { kind: "failure", code: "limit-exceeded", message: error.message };
+  return { kind: "failure", code: "invocation-failed", message: publicFailureMessage(error) };
+}
 
 /** The public message of an invocation's failure: ours for a refused result, otherwise nothing of the error (it may carry the agent's secrets). */
 function publicFailureMessage(error: unknown): string {
@@ -152,6 +166,7 @@ export class LiveSession {
       outputAppended: (stream, committed) => this.#attachment?.outputAppended(stream, committed),
       recorded: (stream, bytes) => this.recorded(stream, bytes),
       fail: (error) => void this.#fail(error),
+      chargeStored: (bytes) => deps.storedBytes.charge(this.owner, bytes),
     });
     for (const stream of streams) this.#register(stream);
     this.#nextOrdinal = streams.reduce((next, s) => Math.max(next, s.ordinal + 1), 0);
@@ -545,6 +560,19 @@ export class LiveSession {
       this.permits.release(permitBytes);
       return undefined;
     }
+    // Counted before the store is handed it, so the next chunk sees it. An item
+    // over the principal's bound is never stored (so never acknowledged): where
+    // the invocation runs it fails with `limit-exceeded` (its inputs end
+    // `invocation-failed`); a node that only mirrors the session cannot fail an
+    // invocation it does not run, so this attachment ends with the refusal.
+    const refused = this.deps.storedBytes.charge(this.owner, chunk.data.length);
+    if (refused !== undefined) {
+      // Thrown, the message failed: its handler releases its permits (attachment-input.ts).
+      if (this.remote) throw refused;
+      this.permits.release(permitBytes);
+      void this.#fail(refused);
+      return undefined;
+    }
     // From here to the store call nothing awaits: the sequence is ours.
     this.adopt(introduced);
     stream.count += chunk.itemCount;
@@ -769,7 +797,7 @@ export class LiveSession {
       try {
         await this.#producers.settled();
         await this.terminalizeAll("invocation-failed");
-        await this.#finish({ kind: "failure", code: "invocation-failed", message: publicFailureMessage(error) });
+        await this.#finish(failureOutcome(error));
         return;
       } catch (storeError) {
         const retryInMs = Math.min(RECORD_FAILURE_RETRY_MS * attempt, MAX_RECORD_FAILURE_RETRY_MS);

@@ -42,6 +42,12 @@ export interface ProducerHost {
   recorded(stream: StreamState, bytes: number): void;
   /** A store failure: the invocation cannot go on. */
   fail(error: unknown): void;
+  /**
+   * Counts `bytes` of output payload against the principal's bound on what
+   * it keeps in the store; returns the refusal, counting nothing, when they
+   * would go past it.
+   */
+  chargeStored(bytes: number): Error | undefined;
 }
 
 /** One output event, validated, waiting for its sequence. */
@@ -197,6 +203,16 @@ export class OutputProducers {
     } catch (error) {
       this.#uncommitted.release(permit);
       throw error;
+    }
+    if (built.event.event === "item") {
+      // An item over the principal's bound on stored bytes is never stored: the
+      // invocation fails with the refusal (`limit-exceeded`), which aborts the signal.
+      const refused = this.#host.chargeStored(built.event.data.length);
+      if (refused !== undefined) {
+        this.#uncommitted.release(permit);
+        this.#host.fail(refused);
+        throw signal.aborted ? signal.reason : refused;
+      }
     }
     this.#host.adopt(built.introduced);
     stream.count += built.event.event === "item" ? built.event.itemCount : 0n;

@@ -89,6 +89,8 @@ export class SessionRuntime {
       return this.#openDecided(this.#exclusive(existing.sessionId, () => this.#replay(existing, descriptorDigest, "start", caller, transport, new Map())));
     }
     const validated = await this.#validateStart(message, caller);
+    // A caller that keeps as many bytes in the store as it may would be refused its first item.
+    this.deps.storedBytes.checkRoom(caller);
     // A new invocation (an exact replay above runs nothing new): one of the caller's slots, held until it finishes.
     const slot = this.#runningPerPrincipal.acquire(caller);
     try {
@@ -280,20 +282,20 @@ export class SessionRuntime {
   }
 
   /**
-   * Verifies a session token as the caller's, under its principal or one of
-   * its `formerPrincipals`; returns the caller under the name that matched,
-   * which then stands for the caller in everything about this session.
+   * Verifies a session token as the caller's, under its account or one of
+   * its `formerAccounts` and its principal or one of its `formerPrincipals`;
+   * returns the caller under the names that matched, which then stand for
+   * the caller in everything about this session.
    */
   #verifyUnderAnyName(token: string, caller: Principal): { verified: VerifiedToken<"session">; caller: Principal } {
     try {
       return { verified: this.deps.tokens.verifySession(token, caller), caller };
     } catch (error) {
-      for (const principal of caller.formerPrincipals ?? []) {
-        const former: Principal = { account: caller.account, principal };
+      for (const former of formerNames(caller)) {
         try {
           return { verified: this.deps.tokens.verifySession(token, former), caller: former };
         } catch {
-          // The next name, or the first error.
+          // The next names, or the first error.
         }
       }
       throw error;
@@ -477,7 +479,7 @@ export class SessionRuntime {
     cursors: Map<string, CursorPosition>,
   ): Promise<DecidedAttachment> {
     const record = live.record;
-    caller = underRecordedName(caller, record.principal);
+    caller = underRecordedName(caller, record);
     if (record.account !== caller.account || record.principal !== caller.principal) {
       throw new ProtocolError("forbidden", "the caller may not perform this operation");
     }
@@ -684,8 +686,20 @@ function checkConfig(type: AgentTypeDescriptor, config: readonly ConfigEntry[]):
   });
 }
 
-/** The caller under the session's recorded principal when that is one of its former names. */
-function underRecordedName(caller: Principal, recorded: string): Principal {
-  if (caller.principal === recorded || caller.formerPrincipals?.includes(recorded) !== true) return caller;
-  return { account: caller.account, principal: recorded };
+/** Every earlier pair of names of `caller` (account and principal), its current pair left out. */
+function formerNames(caller: Principal): Principal[] {
+  const names: Principal[] = [];
+  for (const account of [caller.account, ...(caller.formerAccounts ?? [])]) {
+    for (const principal of [caller.principal, ...(caller.formerPrincipals ?? [])]) {
+      if (account !== caller.account || principal !== caller.principal) names.push({ account, principal });
+    }
+  }
+  return names;
+}
+
+/** The caller under the session's recorded account and principal when those are among its names. */
+function underRecordedName(caller: Principal, recorded: { readonly account: string; readonly principal: string }): Principal {
+  if (caller.account === recorded.account && caller.principal === recorded.principal) return caller;
+  const known = formerNames(caller).some((former) => former.account === recorded.account && former.principal === recorded.principal);
+  return known ? { account: recorded.account, principal: recorded.principal } : caller;
 }

@@ -20,6 +20,7 @@ import type {
   NewStream,
   OutputEvent,
   SessionRecord,
+  StoredBytes,
   StreamRecord,
 } from "./session-store.js";
 
@@ -152,6 +153,10 @@ class MemoryClusterNode implements ClusterSessionStore {
 
   purgeFinished(finishedBefore: number, now: number, tombstonesBefore: number): Promise<number> {
     return this.#store.purgeFinished(finishedBefore, now, tombstonesBefore);
+  }
+
+  storedBytesByPrincipal(finishedBefore?: number): Promise<StoredBytes[]> {
+    return this.#store.storedBytesByPrincipal(finishedBefore);
   }
 
   async close(): Promise<void> {}

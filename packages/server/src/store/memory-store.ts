@@ -14,6 +14,7 @@ import type {
   OutputEvent,
   SessionRecord,
   SessionStore,
+  StoredBytes,
   StreamRecord,
 } from "./session-store.js";
 
@@ -197,6 +198,23 @@ export class MemorySessionStore implements SessionStore {
       purged++;
     }
     return purged;
+  }
+
+  async storedBytesByPrincipal(finishedBefore?: number): Promise<StoredBytes[]> {
+    const totals = new Map<string, StoredBytes>();
+    for (const session of this.#sessions.values()) {
+      if (finishedBefore !== undefined && !(session.state === "finished" && session.finishedAt !== undefined && session.finishedAt < finishedBefore)) continue;
+      let bytes = 0;
+      for (const id of this.#streamsBySession.get(session.sessionId) ?? []) {
+        for (const chunk of this.#input.get(id) ?? []) bytes += chunk.data.length;
+        for (const event of this.#output.get(id) ?? []) if (event.event === "item") bytes += event.data.length;
+      }
+      if (bytes === 0) continue;
+      const key = JSON.stringify([session.account, session.principal]);
+      const sum = totals.get(key);
+      totals.set(key, { account: session.account, principal: session.principal, bytes: (sum?.bytes ?? 0) + bytes });
+    }
+    return [...totals.values()];
   }
 
   async close(): Promise<void> {}

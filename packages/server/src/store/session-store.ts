@@ -130,6 +130,13 @@ export type AttachResult =
   | { readonly kind: "superseded" }
   | { readonly kind: "attempt-exists" };
 
+/** Payload bytes one principal keeps in a store's input and output logs. */
+export interface StoredBytes {
+  readonly account: string;
+  readonly principal: string;
+  readonly bytes: number;
+}
+
 /** Told after each committed group of writes: how long the commit took and how many writes it held. */
 export type CommitListener = (seconds: number, writes: number) => void;
 
@@ -195,6 +202,18 @@ export interface SessionStore {
    * report each write as a group of one, or not implement it.
    */
   observeCommits?(listener: CommitListener): void;
+  /**
+   * Optional (`limits.maxStoredBytesPerPrincipal`): the payload bytes of
+   * every input chunk and output item in the store, summed per principal
+   * (the session's `account` and `principal`); principals with none are
+   * left out. Purged sessions no longer count. With `finishedBefore`, only
+   * the sessions finished before it: what `purgeFinished(finishedBefore, …)`
+   * is about to delete, which should cost in proportion to them, not to the
+   * whole store. The server reads every sum at start (and, in a cluster,
+   * after each retention sweep) and the purged sessions' before each purge;
+   * without it a server counts only what it wrote since it started.
+   */
+  storedBytesByPrincipal?(finishedBefore?: number): Promise<StoredBytes[]>;
   /**
    * Optional (`/readyz`): resolves when the store can serve requests, rejects
    * otherwise. Without it readiness reads a session that does not exist.

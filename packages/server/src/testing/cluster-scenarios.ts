@@ -281,6 +281,24 @@ export function clusterScenarios(api: ClusterTestApi, name: string, openStores: 
       expect(messages.at(-1)).toMatchObject({ type: "invocationFinished", outcome: { kind: "success" } });
     });
 
+    it("maxStoredBytesPerPrincipal: input past the bound at a node that only mirrors the session is refused there with limit-exceeded, and never stored", async () => {
+      const [a, b] = (await startCluster(2, { limits: { maxStoredBytesPerPrincipal: 6 } })).nodes;
+      const { client } = await startThenResume(a!, b!, demoStart("digest", v.record(v.stream(randomUUID()))));
+      const reaccepted = (await client.nextOf("invocationAccepted")) as Accepted;
+      const channel = reaccepted.mappings[0]!.channel;
+      client.send({ type: "input-u8", channel, sequence: 0n, payload: new Uint8Array(6).fill(1) });
+      await client.waitFor((m) => m.type === "inputStreamAck" && m.highestContiguousSequence === 6n);
+      client.send({ type: "input-u8", channel, sequence: 6n, payload: new Uint8Array([2]) });
+      const { messages, closed } = await client.all(UNTIL_SILENT);
+      expect(messages.at(-1)).toMatchObject({ type: "invocationRejected", code: "limit-exceeded", retryable: false });
+      expect(closed.code).toBe(1002);
+      // The owner's stream holds the six bytes and nothing after them.
+      const back = await RawClient.connect(a!.url);
+      back.send(resume("takeover", reaccepted.sessionToken));
+      expect(((await back.nextOf("invocationAccepted")) as Accepted).mappings[0]!.inputHighWater).toEqual({ sequence: 6n, terminal: false });
+      back.terminate();
+    });
+
     it("input the previous attachment's node commits after the client resumed at another node (its connection cut with commits in flight) is the same input: accepted once, nothing fails", async () => {
       // Node A's commits of input take 150 ms: the client's connection to A is cut while three are in flight.
       const slowInput = (index: number, store: ClusterSessionStore): ClusterSessionStore =>

@@ -10,6 +10,7 @@ import { NOOP_OBSERVER } from "../../src/observability/server-observer.js";
 import { Connection } from "../../src/transport/connection.js";
 import { SYSTEM_TIMERS, type Timers } from "../../src/timers.js";
 import { SessionRuntime } from "../../src/sessions/session-runtime.js";
+import { StoredBytesTable } from "../../src/sessions/stored-bytes.js";
 import { TokenService } from "../../src/sessions/token-service.js";
 import { MemorySessionStore, resolveLimits, silentLogger, type ServerLimits } from "../../src/index.js";
 import { createDemoHost } from "../../src/demo/index.js";
@@ -169,6 +170,7 @@ export function memoryHarness(options: MemoryHarnessOptions = {}) {
       now: Date.now,
       timers: options.timers ?? SYSTEM_TIMERS,
       nodeBudget: new NodeBudget(resolveLimits().maxQueuedBytesPerNode),
+      storedBytes: new StoredBytesTable(resolveLimits().maxStoredBytesPerPrincipal, () => undefined),
     },
     () => true,
   );
