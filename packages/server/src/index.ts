@@ -89,6 +89,7 @@ export { MemorySessionStore } from "./store/memory-store.js";
 export type * from "./store/session-store.js";
 export type * from "./store/cluster-store.js";
 export { isClusterStore } from "./store/cluster-store.js";
+export { OwnershipLostError, isOwnershipLost, FIRST_EPOCH, OWNERSHIP_LOST } from "./store/ownership.js";
 export { MemoryCluster } from "./store/memory-cluster.js";
 // For stores of your own that pack runs of small appends into one log row, as the SQLite store does.
 export {
