@@ -31,6 +31,9 @@ import type { CursorPosition } from "../sessions/token-service.js";
 import type { OutputEvent } from "../store/session-store.js";
 import { SENT, sendLastThenClose, type OutgoingMessage, type SessionTransport } from "../transport/transport.js";
 
+/** WebSocket close status 1001: the server leaves this connection; the client resumes. */
+const CLOSE_GOING_AWAY = 1001;
+
 export interface AttachPlan {
   /** The client's verified cursors, by stream id. */
   readonly cursors: ReadonlyMap<string, CursorPosition>;
@@ -233,6 +236,17 @@ export class Attachment implements AttachmentSink {
     this.observed.revoked();
     this.#end("revoked");
     sendLastThenClose(this.#transport, { type: "attachmentRevoked", reason: "replaced" }, () => this.#transport.close(CLOSE_NORMAL, "replaced"));
+  }
+
+  /**
+   * Another node claimed the session (fencing, store/ownership.ts): this node serves it no more.
+   * The transport closes with 1001 (going away, as a drain does), so the client resumes and reads
+   * what the store holds, the new owner's terminals and outcome included.
+   */
+  ownershipMoved(): void {
+    if (this.#ended || this.#finishedSent) return;
+    this.#end("closed");
+    this.#transport.close(CLOSE_GOING_AWAY, "session moved");
   }
 
   // ------------------------------------------------------------ input (client → session)

@@ -42,6 +42,8 @@ export interface ProducerHost {
   recorded(stream: StreamState, bytes: number): void;
   /** A store failure: the invocation cannot go on. */
   fail(error: unknown): void;
+  /** The ownership epoch the session's writes carry (store/ownership.ts). */
+  writeEpoch(): bigint | undefined;
 }
 
 /** One output event, validated, waiting for its sequence. */
@@ -110,7 +112,7 @@ export class OutputProducers {
       outcome: canonicalJson(outcome as unknown as JsonValue),
     };
     try {
-      await this.#host.deps.store.appendOutput(event, []);
+      await this.#host.deps.store.appendOutput(event, [], this.#host.writeEpoch());
     } catch (error) {
       stream.outputTerminal = false;
       throw error;
@@ -211,6 +213,7 @@ export class OutputProducers {
       .appendOutput(
         built.event,
         built.introduced.length === 0 ? NO_RECORDS : built.introduced.map((p) => p.record),
+        this.#host.writeEpoch(),
       )
       .then(
         () => {
