@@ -162,7 +162,7 @@ export class LiveSession {
       outputAppended: (stream, committed) => this.#attachment?.outputAppended(stream, committed),
       recorded: (stream, bytes) => this.recorded(stream, bytes),
       fail: (error) => void this.#fail(error),
-      writeEpoch: () => this.writeEpoch,
+      writeEpoch: () => this.ownerEpoch,
     });
     for (const stream of streams) this.#register(stream);
     this.#nextOrdinal = streams.reduce((next, s) => Math.max(next, s.ordinal + 1), 0);
@@ -205,10 +205,13 @@ export class LiveSession {
   }
 
   /**
-   * The epoch this node's writes carry: the owner's ownership epoch, fenced by the store; none at
-   * a node that only serves an attachment (the client's input it commits is not fenced).
+   * The epoch the commits of the client's input (and its input ends) carry: the ownership epoch
+   * at the owner, fenced by the store; none at a node that only serves the attachment (the
+   * client's input is not the invocation's writing). The invocation's own writes (output, the
+   * result, the outcome, the server's input terminals) always carry `ownerEpoch`: a former owner's
+   * stay fenced after it turned mirror.
    */
-  get writeEpoch(): bigint | undefined {
+  get #clientWriteEpoch(): bigint | undefined {
     return this.role === "owner" ? this.ownerEpoch : undefined;
   }
 
@@ -236,9 +239,13 @@ export class LiveSession {
       epoch: String(this.ownerEpoch),
       error: String(error),
     });
+    // Already a mirror: it learned from the change feed that the session was finished elsewhere,
+    // stopped the invocation and follows the store; its attachment serves what the store holds.
+    const mirror = this.role === "mirror";
     this.#stopInvocation("another node claimed the session");
     this.#detachedWatch.stop();
-    if (this.#cluster !== undefined) this.#cluster.role = "mirror";
+    if (mirror || this.#cluster === undefined) return;
+    this.#cluster.role = "mirror";
     this.#attachment?.ownershipMoved();
   }
 
@@ -604,7 +611,7 @@ export class LiveSession {
     if (!behind && stream.count > stream.fed) stream.fed = stream.count;
     this.deps.observer.inputAccepted(stream.elementKind, Number(chunk.itemCount), chunk.data.length);
     this.#cluster?.inputHandedOver(stream, chunk.data.length);
-    const committed = this.#commitInput(stream, chunk, introduced.length === 0 ? NO_RECORDS : introduced.map((p) => p.record), this.writeEpoch);
+    const committed = this.#commitInput(stream, chunk, introduced.length === 0 ? NO_RECORDS : introduced.map((p) => p.record), this.#clientWriteEpoch);
     // The permits cover the store's copy until the commit as well as the
     // agent's until it takes the item (released at the take alone, input
     // outran a slow disk with nothing to stop it). A value is held twice,
@@ -681,7 +688,7 @@ export class LiveSession {
     if (stream.inputTerminal !== undefined) return false;
     stream.inputTerminal = terminal;
     try {
-      await this.deps.store.endInput(stream.streamId, terminal, this.writeEpoch);
+      await this.deps.store.endInput(stream.streamId, terminal, terminal.kind === "cancelled" && terminal.by === "server" ? this.ownerEpoch : this.#clientWriteEpoch);
     } catch (error) {
       // Not recorded: the stream is still open, and recording a failure tries again.
       if (stream.inputTerminal === terminal) stream.inputTerminal = undefined;
@@ -773,7 +780,7 @@ export class LiveSession {
       this.sessionId,
       text,
       introduced.map((p) => p.record),
-      this.writeEpoch,
+      this.ownerEpoch,
     );
     this.record = { ...this.record, result: text };
     this.#attachment?.resultCommitted();
@@ -892,7 +899,7 @@ export class LiveSession {
     if (this.finished) return;
     const text = canonicalJson(outcome as unknown as JsonValue);
     const at = this.deps.now();
-    await this.deps.store.finish(this.sessionId, text, at, this.writeEpoch);
+    await this.deps.store.finish(this.sessionId, text, at, this.ownerEpoch);
     this.record = { ...this.record, state: "finished", outcome: text, finishedAt: at };
     this.#running = false;
     this.#detachedWatch.stop();

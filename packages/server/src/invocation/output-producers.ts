@@ -42,8 +42,8 @@ export interface ProducerHost {
   recorded(stream: StreamState, bytes: number): void;
   /** A store failure: the invocation cannot go on. */
   fail(error: unknown): void;
-  /** The ownership epoch the session's writes carry (store/ownership.ts). */
-  writeEpoch(): bigint | undefined;
+  /** The ownership epoch the invocation's writes carry (store/ownership.ts). */
+  writeEpoch(): bigint;
 }
 
 /** One output event, validated, waiting for its sequence. */

@@ -671,15 +671,17 @@ export function clusterScenarios(api: ClusterTestApi, name: string, openStores: 
       nodes = nodes.filter((node) => node !== a);
     });
 
-    it("fencing: A's lease lapses while its output writes are still on their way; they reach the store after B's claim and before B's terminals, and every one is refused: the client sees B's outcome right after A's last committed item, and A stops at once", async () => {
-      // A stalls: its heartbeats stop and its output writes are held until after B has claimed.
+    /**
+     * Two nodes where A (the owner) stalls on demand: its heartbeats stop and its output writes are
+     * held until `releaseA`, after B has claimed; B's own output writes (its terminals after the
+     * claim) wait until `releaseB`. So A's held writes reach the store after the claim and before
+     * B's terminals: the window only fencing closes.
+     */
+    async function stallingOwner() {
       let stalled = false;
       let releaseA!: () => void;
       const aMayWrite = new Promise<void>((resolve) => (releaseA = resolve));
-      /** Items A's writes committed before it stalled, and the outcomes of those it held. */
-      let committedByA = 0n;
-      const heldAtA: Promise<unknown>[] = [];
-      // B's own writes (its terminals and outcome after the claim) wait until A's held writes have landed.
+      const state = { committedByA: 0n, heldAtA: [] as Promise<unknown>[] };
       let claimedByB!: () => void;
       const bClaimed = new Promise<void>((resolve) => (claimedByB = resolve));
       let releaseB!: () => void;
@@ -697,12 +699,9 @@ export function clusterScenarios(api: ClusterTestApi, name: string, openStores: 
         return intercepting(store, {
           heartbeat: (ttlMs) => (stalled ? Promise.resolve() : store.heartbeat(ttlMs)),
           appendOutput: (event, introduced, epoch) => {
-            if (!stalled) {
-              const written = store.appendOutput(event, introduced, epoch);
-              return written.then(() => void (committedByA += event.event === "item" ? event.itemCount : 0n));
-            }
+            if (!stalled) return store.appendOutput(event, introduced, epoch).then(() => void (state.committedByA += event.event === "item" ? event.itemCount : 0n));
             const held = aMayWrite.then(() => store.appendOutput(event, introduced, epoch));
-            heldAtA.push(held.then(() => "stored", (error: unknown) => (error as { code?: unknown }).code));
+            state.heldAtA.push(held.then(() => "stored", (error: unknown) => (error as { code?: unknown }).code));
             return held;
           },
         });
@@ -710,40 +709,70 @@ export function clusterScenarios(api: ClusterTestApi, name: string, openStores: 
       let lostAtA!: () => void;
       const aLost = new Promise<void>((resolve) => (lostAtA = resolve));
       const quiet = () => undefined;
-      const watchA = (index: number): Logger => ({
+      const logger = (index: number): Logger => ({
         info: quiet,
         error: quiet,
         warn: (_message, fields) => {
           if (index === 0 && fields?.["event"] === "session.ownership-lost") lostAtA();
         },
       });
-      const { stores, nodes: [a, b] } = await startCluster(2, { leaseTtlMs: 300, wrap, logger: watchA });
-      const { accepted, client: atB } = await startThenResume(a!, b!, demoStart("count", v.record(v.u32(100000), v.u32(5))));
-      await atB.waitFor((m) => m.type === "outputStreamItem");
-      stalled = true;
-      // B has claimed (its first output write is a terminal of its failure); A's held writes go now, before it.
-      await bClaimed;
-      releaseA();
-      await Promise.all(heldAtA.slice());
-      releaseB();
-      const { messages } = await atB.all(UNTIL_SILENT);
+      const { stores, nodes: [a, b] } = await startCluster(2, { leaseTtlMs: 300, wrap, logger });
+      /** Stalls A, waits for B's claim, lets A's held writes land (refused), then lets B write. */
+      const stallUntilClaimed = async () => {
+        stalled = true;
+        await bClaimed;
+        releaseA();
+        await Promise.all(state.heldAtA.slice());
+        releaseB();
+      };
+      return { stores, a: a!, b: b!, state, aLost, stallUntilClaimed };
+    }
+
+    /** The stream's end and the outcome: B's failure of the invocation it claimed. */
+    function expectClaimersOutcome(messages: readonly ServerMessage[]): number {
       const result = messages.find((m) => m.type === "invocationResult") as Extract<ServerMessage, { type: "invocationResult" }>;
       const channel = result.mappings[0]!.channel;
-      const end = messages.find((m) => m.type === "outputStreamEnd" && m.channel === channel);
-      expect(end).toMatchObject({ outcome: { kind: "cancelled", reason: "invocation-failed" } });
+      expect(messages.find((m) => m.type === "outputStreamEnd" && m.channel === channel)).toMatchObject({ outcome: { kind: "cancelled", reason: "invocation-failed" } });
       expect(messages.at(-1)).toMatchObject({ type: "invocationFinished", outcome: { kind: "failure", code: "invocation-failed" } });
+      return channel;
+    }
+
+    it("fencing: A's lease lapses while its output writes are still on their way; they reach the store after B's claim and before B's terminals, and every one is refused: the client sees B's outcome right after A's last committed item, and A stops at once", async () => {
+      const { stores, a, b, state, aLost, stallUntilClaimed } = await stallingOwner();
+      const { accepted, client: atB } = await startThenResume(a, b, demoStart("count", v.record(v.u32(100000), v.u32(5))));
+      await atB.waitFor((m) => m.type === "outputStreamItem");
+      await stallUntilClaimed();
+      const { messages } = await atB.all(UNTIL_SILENT);
+      const channel = expectClaimersOutcome(messages);
       // Every held write of A was refused for its epoch; the stream holds exactly what A committed before.
-      const outcomes = await Promise.all(heldAtA);
+      const outcomes = await Promise.all(state.heldAtA);
       expect(outcomes.length).toBeGreaterThan(0);
       expect(new Set(outcomes)).toEqual(new Set(["ownership-lost"]));
-      expect(BigInt(outputValues(messages, channel).length)).toBe(committedByA);
+      expect(BigInt(outputValues(messages, channel).length)).toBe(state.committedByA);
       const { sessionId } = inspectToken(accepted.sessionToken).fields as { sessionId: string };
       const stored = (await stores[1]!.listStreams(sessionId)).find((s) => s.direction === "output");
-      expect(stored?.count).toBe(committedByA);
+      expect(stored?.count).toBe(state.committedByA);
       // A stopped the invocation at its first refused write and runs nothing.
       await aLost;
-      expect(await a!.server.drain(0)).toBe(0);
+      expect(await a.server.drain(0)).toBe(0);
       nodes = nodes.filter((node) => node !== a);
+    });
+
+    it("fencing: the client attached at the former owner is closed (1001) at A's first refused write; it resumes at B and reads A's committed items, then B's outcome", async () => {
+      const { a, b, state, aLost, stallUntilClaimed } = await stallingOwner();
+      const atA = await RawClient.connect(a.url);
+      atA.send(demoStart("count", v.record(v.u32(100000), v.u32(5))));
+      const accepted = (await atA.nextOf("invocationAccepted")) as Accepted;
+      await atA.waitFor((m) => m.type === "outputStreamItem");
+      await stallUntilClaimed();
+      expect((await atA.closed).code).toBe(1001);
+      await aLost;
+      const atB = await RawClient.connect(b.url);
+      atB.send(resume("resume", accepted.sessionToken));
+      const { messages } = await atB.all(UNTIL_SILENT);
+      const channel = expectClaimersOutcome(messages);
+      expect(BigInt(outputValues(messages, channel).length)).toBe(state.committedByA);
+      expect(outputValues(messages, channel)).toEqual(Array.from({ length: Number(state.committedByA) }, (_, i) => v.u32(i)));
     });
 
     it("drain: A refuses new connections, detaches its client (1001), finishes what it runs; the client resumes at B and reads everything", async () => {
