@@ -1,49 +1,67 @@
 /**
  * Fencing with real processes on real PostgreSQL: the owner's process is
- * stopped (SIGSTOP) mid-output for longer than its lease, another node
- * claims its invocation and fails it, then the former owner is continued
- * (SIGCONT) and finds its ownership gone. Its database traffic goes through
- * a proxy that holds it from just before the stop until after the claim, so
- * an output write it issued before the stop reaches PostgreSQL only then,
- * with its former epoch. The client sees one consistent stream: every item
- * once, in order, then the claimer's terminal and one outcome; the store
- * refuses the former owner's write and holds nothing of it; and the former
- * owner stops at once, retrying nothing.
+ * stopped (SIGSTOP) mid-output for longer than its lease, another node (B)
+ * claims its invocation, then the former owner is continued (SIGCONT) and
+ * its write lands in the one window fencing closes: after the claim, before
+ * B's terminal. Two holds make that window wide and certain: the owner's
+ * database traffic goes through a proxy that holds it from just before the
+ * stop (so an output write it issued before the stop reaches PostgreSQL
+ * only once released), and a trigger of the test's schema makes any write
+ * that ends an output stream wait for an advisory lock the test holds (so
+ * B's terminal waits, without holding the stream's row, until the former
+ * owner's write has been refused). The client sees one consistent stream:
+ * every item once, in order, then B's terminal and one outcome; nothing the
+ * former owner wrote after the claim is stored; the former owner stops at
+ * once, retrying nothing.
  */
 import { afterAll, beforeAll, expect, it } from "vitest";
+import type pg from "pg";
 import type { ResumeState } from "@golem-stream/client";
 import { admin, cleanUp, pgUrl } from "../support/stores.js";
 import { stallProxy, type StallProxy } from "../support/stall-proxy.js";
 import { TestCluster, type NodeProcess } from "./support/cluster.js";
-import { clientFor, demo, firstStream, range, record, u32 } from "./support/demo.js";
+import { clientFor, demo, firstStream, range, record, sleep, u32 } from "./support/demo.js";
+
+/** The advisory lock key output terminals wait for while the test holds it. */
+const TERMINALS = 0x66656e63; // "fenc"
 
 const cluster = new TestCluster({ leaseTtlMs: 1000 });
 let owner: NodeProcess;
 let b: NodeProcess;
 let proxy: StallProxy;
+let db: pg.Client;
 
 beforeAll(async () => {
   await cluster.prepare();
+  db = await admin();
+  const s = cluster.schema;
+  await db.query(`CREATE FUNCTION ${s}.hold_terminals() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+      IF NEW.output_terminal AND NOT OLD.output_terminal THEN PERFORM pg_advisory_xact_lock_shared(${TERMINALS}); END IF;
+      RETURN NEW;
+    END $$;
+    CREATE TRIGGER hold_terminals BEFORE UPDATE ON ${s}.streams FOR EACH ROW EXECUTE FUNCTION ${s}.hold_terminals()`);
   proxy = await stallProxy(pgUrl());
   [owner, b] = await Promise.all([cluster.start("node-owner", proxy.url), cluster.start("node-b")]);
 });
 
 afterAll(async () => {
-  // A node still stopped would never exit on SIGKILL's wait otherwise: continue it first.
+  // A stopped node must go on to die of SIGKILL's wait; what the proxy or the lock holds is let go.
   if (owner.exit === undefined) cluster.resume(owner);
   proxy.resume();
+  await db.end();
   await cluster.stopAll();
   await proxy.close();
   await cleanUp();
 });
 
 /** Reads `stream<u32>` items until the stream ends; the error that ended it, if any. */
-async function readAll(call: ReturnType<ReturnType<typeof clientFor>["takeover"]>, onItem: (value: number, seen: number) => void): Promise<{ items: number[]; error: unknown }> {
+async function readAll(call: ReturnType<ReturnType<typeof clientFor>["takeover"]>, onItem: (seen: number) => void): Promise<{ items: number[]; error: unknown }> {
   const items: number[] = [];
   try {
     for await (const item of (await firstStream(call)).values()) {
       items.push(item.value as number);
-      onItem(item.value as number, items.length);
+      onItem(items.length);
     }
   } catch (error) {
     return { items, error };
@@ -51,8 +69,30 @@ async function readAll(call: ReturnType<ReturnType<typeof clientFor>["takeover"]
   return { items, error: undefined };
 }
 
-it("SIGSTOP of the owner past its lease, a claim at B, SIGCONT: the client at B sees every item once then B's outcome; nothing of the former owner's after the claim is stored; it stops without retrying", async () => {
+/** Waits until a backend of the cluster's schema waits for the terminals' advisory lock (B's terminal, held by the trigger). */
+async function terminalHeld(): Promise<void> {
+  for (;;) {
+    const { rows } = await db.query<{ n: string }>(
+      "SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND wait_event = 'advisory' AND strpos(query, $1) > 0",
+      [cluster.schema],
+    );
+    if (Number(rows[0]!.n) > 0) return;
+    await sleep(10);
+  }
+}
+
+it("SIGSTOP of the owner past its lease, a claim at B, SIGCONT: the former owner's write after the claim is refused; the client at B sees every item once then B's outcome; the former owner stops without retrying", async () => {
   const key = `stalled-${Date.now()}`;
+  const outputRow = async () =>
+    (
+      await db.query<{ count: string; stream_id: string; owner_node: string; owner_epoch: string; outcome: string | null }>(
+        `SELECT st.count, st.stream_id, se.owner_node, se.owner_epoch, se.outcome FROM ${cluster.schema}.sessions se JOIN ${cluster.schema}.streams st USING (session_id)
+         WHERE se.idempotency_key = $1 AND st.direction = 'output'`,
+        [key],
+      )
+    ).rows;
+  await db.query("SELECT pg_advisory_lock($1)", [TERMINALS]);
+
   const start = clientFor(owner.url).invoke({ ...demo, method: "count", methodParameters: record(u32(100_000), u32(10)), idempotencyKey: key });
   const startStream = (await firstStream(start)).values()[Symbol.asyncIterator]();
   for (let seen = 0; seen < 2; seen++) expect((await startStream.next()).value?.value).toBe(seen);
@@ -60,58 +100,53 @@ it("SIGSTOP of the owner past its lease, a claim at B, SIGCONT: the client at B 
   expect(state).toBeDefined();
 
   const atB = clientFor(b.url).takeover(state!);
-  let stoppedAt: number | undefined;
-  let stopping: Promise<void> | undefined;
-  const read = await readAll(atB, (_value, seen) => {
-    if (seen === 20 && stoppedAt === undefined) {
-      stoppedAt = seen;
-      // The owner's next query (its next output write, every 10 ms) is held, then the owner stops.
-      proxy.stall();
-      stopping = proxy.clientBytesHeld().then(() => cluster.pause(owner));
-    }
+  let paused!: () => void;
+  const ownerPaused = new Promise<void>((resolve) => (paused = resolve));
+  const reading = readAll(atB, (seen) => {
+    if (seen !== 20) return;
+    // The owner's next query (its next output write, every 10 ms) is held, then the owner stops.
+    proxy.stall();
+    void proxy.clientBytesHeld().then(() => {
+      cluster.pause(owner);
+      paused();
+    });
   });
-  await stopping;
-  const finished = await atB.finished.then(
-    () => undefined,
-    (error: unknown) => error,
-  );
-  // The stream ended with B's terminal and B's outcome, while the owner was still stopped.
-  expect(stoppedAt).toBe(20);
-  expect(read.error).toMatchObject({ kind: "stream-cancelled", message: expect.stringContaining("invocation-failed") });
-  expect(finished).toMatchObject({ kind: "invocation-failed", code: "invocation-failed" });
-  // Every item once, in order, from the one after the starting client's last delivered one.
-  expect(read.items).toEqual(range(read.items.length, 1));
+  await ownerPaused;
 
-  // The former owner goes on, and its held write reaches PostgreSQL after the claim: refused for its epoch.
+  // B claims once the owner's lease has lapsed, then its terminal waits in the trigger.
+  await terminalHeld();
+  const [atClaim] = await outputRow();
+  expect({ owner: atClaim?.owner_node, epoch: atClaim?.owner_epoch }).toEqual({ owner: "node-b", epoch: "2" });
+
+  // The former owner goes on; its held write reaches PostgreSQL now, after the claim: refused for its epoch.
   cluster.resume(owner);
   proxy.resume();
   const lost = await owner.logged((entry) => entry["event"] === "session.ownership-lost");
   expect(lost["epoch"]).toBe("1");
+  expect((await outputRow())[0]?.count).toBe(atClaim!.count);
 
-  const db = await admin();
-  try {
-    const { rows } = await db.query<{ count: string; owner_node: string; owner_epoch: string; outcome: string; stream_id: string }>(
-      `SELECT st.count, st.stream_id, se.owner_node, se.owner_epoch, se.outcome FROM ${cluster.schema}.sessions se JOIN ${cluster.schema}.streams st USING (session_id)
-       WHERE se.idempotency_key = $1 AND st.direction = 'output'`,
-      [key],
-    );
-    expect(rows).toHaveLength(1);
-    const row = rows[0]!;
-    expect({ owner: row.owner_node, epoch: row.owner_epoch }).toEqual({ owner: "node-b", epoch: "2" });
-    expect(JSON.parse(row.outcome)).toMatchObject({ kind: "failure", code: "invocation-failed" });
-    // The store holds exactly the items the client saw (and the one the starting client held), then the terminal.
-    expect(row.count).toBe(String(read.items.length + 1));
-    const events = await db.query<{ event: string; sequence: string; item_count: string }>(
-      `SELECT event, sequence, item_count FROM ${cluster.schema}.output_events WHERE stream_id = $1 ORDER BY sequence, event DESC`,
-      [row.stream_id],
-    );
-    const terminal = events.rows.at(-1)!;
-    expect({ event: terminal.event, sequence: terminal.sequence }).toEqual({ event: "terminal", sequence: row.count });
-    const items = events.rows.filter((e) => e.event === "item").reduce((sum, e) => sum + Number(e.item_count), 0);
-    expect(items).toBe(read.items.length + 1);
-  } finally {
-    await db.end();
-  }
+  // B's terminal goes on.
+  await db.query("SELECT pg_advisory_unlock($1)", [TERMINALS]);
+  const read = await reading;
+  const finished = await atB.finished.then(
+    () => undefined,
+    (error: unknown) => error,
+  );
+  expect(read.error).toMatchObject({ kind: "stream-cancelled", message: expect.stringContaining("invocation-failed") });
+  expect(finished).toMatchObject({ kind: "invocation-failed", code: "invocation-failed" });
+  // Every item once, in order, from the one after the starting client's last delivered one: what
+  // the store held at the claim (the starting client's one undelivered item included), no more.
+  expect(read.items).toEqual(range(read.items.length, 1));
+  expect(String(read.items.length + 1)).toBe(atClaim!.count);
+
+  const [row] = await outputRow();
+  expect(JSON.parse(row!.outcome!)).toMatchObject({ kind: "failure", code: "invocation-failed" });
+  const events = await db.query<{ event: string; sequence: string; item_count: string }>(
+    `SELECT event, sequence, item_count FROM ${cluster.schema}.output_events WHERE stream_id = $1 ORDER BY sequence, event DESC`,
+    [row!.stream_id],
+  );
+  expect(events.rows.at(-1)).toMatchObject({ event: "terminal", sequence: atClaim!.count });
+  expect(events.rows.filter((e) => e.event === "item").reduce((sum, e) => sum + Number(e.item_count), 0)).toBe(read.items.length + 1);
 
   // A client resuming at the former owner's node reads the same stream and the same outcome.
   const again = clientFor(owner.url).takeover(state!);
