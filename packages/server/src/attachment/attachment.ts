@@ -29,6 +29,7 @@ import type { StreamState } from "../invocation/stream-state.js";
 import type { AttachmentEnd, AttachmentObserver } from "../observability/server-observer.js";
 import type { CursorPosition } from "../sessions/token-service.js";
 import type { OutputEvent } from "../store/session-store.js";
+import { isOwnershipLost } from "../store/ownership.js";
 import { SENT, sendLastThenClose, type OutgoingMessage, type SessionTransport } from "../transport/transport.js";
 
 /** WebSocket close status 1001: the server leaves this connection; the client resumes. */
@@ -293,6 +294,8 @@ export class Attachment implements AttachmentSink {
   }
 
   #fault(error: unknown): void {
+    // An input commit refused for a stale ownership epoch: not a fault of this node's, the session moved.
+    if (isOwnershipLost(error)) return this.ownershipMoved();
     const logger = this.session.deps.logger;
     const fields = { event: "attach.fault", session: this.session.sessionId, error: String(error) };
     if (this.#ended) {

@@ -672,10 +672,10 @@ export function clusterScenarios(api: ClusterTestApi, name: string, openStores: 
     });
 
     /**
-     * Two nodes where A (the owner) stalls on demand: its heartbeats stop and its output writes are
-     * held until `releaseA`, after B has claimed; B's own output writes (its terminals after the
-     * claim) wait until `releaseB`. So A's held writes reach the store after the claim and before
-     * B's terminals: the window only fencing closes.
+     * Two nodes where A (the owner) stalls on demand: its heartbeats stop and its output and input
+     * writes are held until after B has claimed; B's own terminals (its first writes after the
+     * claim) wait until A's held writes have landed. So those reach the store after the claim and
+     * before B's terminals: the window only fencing closes.
      */
     async function stallingOwner() {
       let stalled = false;
@@ -686,6 +686,12 @@ export function clusterScenarios(api: ClusterTestApi, name: string, openStores: 
       const bClaimed = new Promise<void>((resolve) => (claimedByB = resolve));
       let releaseB!: () => void;
       const bMayWrite = new Promise<void>((resolve) => (releaseB = resolve));
+      /** A's write, held while A is stalled: it goes once B has claimed, and its outcome is kept. */
+      const heldAtA = <T>(write: () => Promise<T>): Promise<T> => {
+        const held = aMayWrite.then(write);
+        state.heldAtA.push(held.then(() => "stored", (error: unknown) => (error as { code?: unknown }).code));
+        return held;
+      };
       const wrap = (index: number, store: ClusterSessionStore): ClusterSessionStore => {
         if (index === 1) {
           return intercepting(store, {
@@ -694,15 +700,21 @@ export function clusterScenarios(api: ClusterTestApi, name: string, openStores: 
               await bMayWrite;
               return store.appendOutput(event, introduced, epoch);
             },
+            endInput: async (streamId, terminal, epoch) => {
+              if (terminal.kind === "cancelled" && terminal.by === "server") {
+                claimedByB();
+                await bMayWrite;
+              }
+              return store.endInput(streamId, terminal, epoch);
+            },
           });
         }
         return intercepting(store, {
           heartbeat: (ttlMs) => (stalled ? Promise.resolve() : store.heartbeat(ttlMs)),
+          acceptInput: (chunk, introduced, epoch) => (stalled ? heldAtA(() => store.acceptInput(chunk, introduced, epoch)) : store.acceptInput(chunk, introduced, epoch)),
           appendOutput: (event, introduced, epoch) => {
             if (!stalled) return store.appendOutput(event, introduced, epoch).then(() => void (state.committedByA += event.event === "item" ? event.itemCount : 0n));
-            const held = aMayWrite.then(() => store.appendOutput(event, introduced, epoch));
-            state.heldAtA.push(held.then(() => "stored", (error: unknown) => (error as { code?: unknown }).code));
-            return held;
+            return heldAtA(() => store.appendOutput(event, introduced, epoch));
           },
         });
       };
@@ -717,9 +729,10 @@ export function clusterScenarios(api: ClusterTestApi, name: string, openStores: 
         },
       });
       const { stores, nodes: [a, b] } = await startCluster(2, { leaseTtlMs: 300, wrap, logger });
-      /** Stalls A, waits for B's claim, lets A's held writes land (refused), then lets B write. */
-      const stallUntilClaimed = async () => {
+      /** Stalls A (then runs `whileStalled`), waits for B's claim, lets A's held writes land (refused), then lets B write. */
+      const stallUntilClaimed = async (whileStalled?: () => void) => {
         stalled = true;
+        whileStalled?.();
         await bClaimed;
         releaseA();
         await Promise.all(state.heldAtA.slice());
@@ -773,6 +786,33 @@ export function clusterScenarios(api: ClusterTestApi, name: string, openStores: 
       const channel = expectClaimersOutcome(messages);
       expect(BigInt(outputValues(messages, channel).length)).toBe(state.committedByA);
       expect(outputValues(messages, channel)).toEqual(Array.from({ length: Number(state.committedByA) }, (_, i) => v.u32(i)));
+    });
+
+    it("fencing: input the client sends to the former owner is refused with its epoch after the claim: that connection is closed (1001, not an internal error), the client resumes at B and finds the input ended by B, and A's outputs, then B's outcome", async () => {
+      const { a, b, state, aLost, stallUntilClaimed, stores } = await stallingOwner();
+      const atA = await RawClient.connect(a.url);
+      atA.send(demoStart("reverse", v.record(v.stream(randomUUID()))));
+      const accepted = (await atA.nextOf("invocationAccepted")) as Accepted;
+      const input = accepted.mappings[0]!.channel;
+      atA.send({ type: "inputStreamItem", channel: input, sequence: 0n, value: v.str("abc") });
+      await atA.waitFor((m) => m.type === "outputStreamItem");
+      // Sent while A stalls: its commit reaches the store after B's claim.
+      await stallUntilClaimed(() => atA.send({ type: "inputStreamItem", channel: input, sequence: 1n, value: v.str("def") }));
+      const { messages: atAMessages, closed } = await atA.all(UNTIL_SILENT);
+      expect(closed.code).toBe(1001);
+      expect(atAMessages.filter((m) => m.type === "inputStreamAck" && m.highestContiguousSequence >= 2n)).toEqual([]);
+      await aLost;
+      expect(await Promise.all(state.heldAtA)).toContain("ownership-lost");
+      const { sessionId } = inspectToken(accepted.sessionToken).fields as { sessionId: string };
+      expect((await stores[1]!.listStreams(sessionId)).find((s) => s.direction === "input")?.count).toBe(1n);
+
+      const atB = await RawClient.connect(b.url);
+      atB.send(resume("resume", accepted.sessionToken));
+      const reaccepted = (await atB.nextOf("invocationAccepted")) as Accepted;
+      expect(reaccepted.mappings.find((m) => m.direction === "input")?.inputHighWater).toEqual({ sequence: 1n, terminal: true });
+      const { messages } = await atB.all(UNTIL_SILENT);
+      const channel = expectClaimersOutcome(messages);
+      expect(outputValues(messages, channel)).toEqual([v.str("cba")]);
     });
 
     it("drain: A refuses new connections, detaches its client (1001), finishes what it runs; the client resumes at B and reads everything", async () => {
