@@ -32,6 +32,14 @@ it("a run ends at a gap in sequences, a large row, or RUN_BYTES", () => {
   expect(runLength(many, 0)).toBe(RUN_BYTES / RUN_ROW_BYTES);
 });
 
+it("a run holds appends of one ownership epoch: the run is checked once, for all of them", () => {
+  const owned = (sequence: number, epoch: bigint | undefined): RunAppend => ({ ...append("s", sequence), epoch });
+  expect(runLength([owned(0, 1n), owned(1, 1n), owned(2, 2n), owned(3, 2n)], 0)).toBe(2);
+  expect(runLength([owned(0, 1n), owned(1, 1n), owned(2, 2n), owned(3, 2n)], 2)).toBe(2);
+  expect(runLength([owned(0, undefined), owned(1, 1n)], 0)).toBe(1);
+  expect(runLength([owned(0, undefined), owned(1, undefined)], 0)).toBe(2);
+});
+
 it("runRows packs appends without a MIME type and splits back into them; 0 packs nothing", () => {
   const run = [append("s", 0, 100), append("s", 1, 100), append("s", 2, 100, "input", "text/plain"), append("s", 3, 100), append("s", 4, 100)];
   expect(runRows(run, 0).every((row) => row.parts === undefined)).toBe(true);

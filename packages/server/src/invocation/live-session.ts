@@ -41,6 +41,7 @@ import type { Timers } from "../timers.js";
 import type { ClusterSessionStore } from "../store/cluster-store.js";
 import { identityOf, type ServerObserver } from "../observability/server-observer.js";
 import { StoredBytesExceeded, type StoredBytesTable } from "../sessions/stored-bytes.js";
+import { FIRST_EPOCH, isOwnershipLost } from "../store/ownership.js";
 
 export interface RuntimeDeps {
   readonly store: SessionStore;
@@ -74,6 +75,8 @@ export interface AttachmentSink {
   finished(): void;
   /** Another transport took the session over. */
   revoke(): void;
+  /** Another node claimed the session (fencing): this node serves it no more; the client resumes from what the store holds. */
+  ownershipMoved(): void;
 }
 
 /** A stream leaf about to become a stream, before its token exists. */
@@ -152,6 +155,13 @@ export class LiveSession {
   readonly #cluster: ClusterFollower | undefined;
   /** Gives the running session up after `limits.detachedSessionTimeoutMs` without an attachment (detached-watch.ts). */
   readonly #detachedWatch: DetachedWatch;
+  /**
+   * The ownership epoch this node holds (store/ownership.ts): `FIRST_EPOCH` for a session it
+   * created, the claimed one after a claim or a restart. Its writes as the owner carry it.
+   */
+  ownerEpoch = FIRST_EPOCH;
+  /** The store refused a write of this node for a stale epoch (see `#lostOwnership`). */
+  #ownershipLost = false;
 
   constructor(deps: RuntimeDeps, record: SessionRecord, streams: readonly StreamState[]) {
     this.deps = deps;
@@ -167,6 +177,7 @@ export class LiveSession {
       recorded: (stream, bytes) => this.recorded(stream, bytes),
       fail: (error) => void this.#fail(error),
       chargeStored: (bytes) => deps.storedBytes.charge(this.owner, bytes),
+      writeEpoch: () => this.ownerEpoch,
     });
     for (const stream of streams) this.#register(stream);
     this.#nextOrdinal = streams.reduce((next, s) => Math.max(next, s.ordinal + 1), 0);
@@ -199,18 +210,58 @@ export class LiveSession {
       cancelOutput: (stream, reason) => this.cancelOutput(stream, reason),
       delivered: (stream, bytes) => this.delivered(stream, bytes),
       charge: (bytes) => this.permits.charge(bytes),
-      stopInvocation: (why) => {
-        this.#failing = true;
-        this.#running = false;
-        this.#invocationAbort.abort(new Error(why));
-        for (const stream of this.#streams.values()) stream.producer?.abort(new Error(why));
-      },
+      stopInvocation: (why) => this.#stopInvocation(why),
       fail: (error) => void this.#fail(error),
     });
   }
 
   get sessionId(): string {
     return this.record.sessionId;
+  }
+
+  /**
+   * The epoch the commits of the client's input (and its input ends) carry: the ownership epoch
+   * at the owner, fenced by the store; none at a node that only serves the attachment (the
+   * client's input is not the invocation's writing). The invocation's own writes (output, the
+   * result, the outcome, the server's input terminals) always carry `ownerEpoch`: a former owner's
+   * stay fenced after it turned mirror.
+   */
+  get #clientWriteEpoch(): bigint | undefined {
+    return this.role === "owner" ? this.ownerEpoch : undefined;
+  }
+
+  /** Stops the invocation here at once, recording nothing more (`why` is the abort's message). */
+  #stopInvocation(why: string): void {
+    this.#failing = true;
+    this.#running = false;
+    this.#invocationAbort.abort(new Error(why));
+    for (const stream of this.#streams.values()) stream.producer?.abort(new Error(why));
+  }
+
+  /**
+   * The store refused a write for its ownership epoch: another node claimed the session (this
+   * node's lease had lapsed while it was alive). Nothing more is written and nothing is retried:
+   * the invocation stops here, the node turns mirror, and the local attachment is closed so the
+   * client resumes from what the store holds (the new owner's outcome), at whichever node, as
+   * after any takeover. Without an attachment the session then leaves memory.
+   */
+  #lostOwnership(error: unknown): void {
+    if (this.#ownershipLost) return;
+    this.#ownershipLost = true;
+    this.deps.logger.warn("another node claimed this session (this node's lease had lapsed): its invocation stops here", {
+      event: "session.ownership-lost",
+      session: this.sessionId,
+      epoch: String(this.ownerEpoch),
+      error: String(error),
+    });
+    // Already a mirror: it learned from the change feed that the session was finished elsewhere,
+    // stopped the invocation and follows the store; its attachment serves what the store holds.
+    const mirror = this.role === "mirror";
+    this.#stopInvocation("another node claimed the session");
+    this.#detachedWatch.stop();
+    if (mirror || this.#cluster === undefined) return;
+    this.#cluster.role = "mirror";
+    this.#attachment?.ownershipMoved();
   }
 
   get finished(): boolean {
@@ -588,7 +639,7 @@ export class LiveSession {
     if (!behind && stream.count > stream.fed) stream.fed = stream.count;
     this.deps.observer.inputAccepted(stream.elementKind, Number(chunk.itemCount), chunk.data.length);
     this.#cluster?.inputHandedOver(stream, chunk.data.length);
-    const committed = this.#commitInput(stream, chunk, introduced.length === 0 ? NO_RECORDS : introduced.map((p) => p.record));
+    const committed = this.#commitInput(stream, chunk, introduced.length === 0 ? NO_RECORDS : introduced.map((p) => p.record), this.#clientWriteEpoch);
     // The permits cover the store's copy until the commit as well as the
     // agent's until it takes the item (released at the take alone, input
     // outran a slow disk with nothing to stop it). A value is held twice,
@@ -616,10 +667,10 @@ export class LiveSession {
   }
 
   /** Commits an accepted chunk (in a cluster, as `ClusterFollower.checkedCommit` says). */
-  #commitInput(stream: StreamState, chunk: InputChunk, introduced: readonly NewStream[]): Promise<void> {
+  #commitInput(stream: StreamState, chunk: InputChunk, introduced: readonly NewStream[], epoch: bigint | undefined): Promise<void> {
     let committed: Promise<void>;
     try {
-      committed = this.deps.store.acceptInput(chunk, introduced);
+      committed = this.deps.store.acceptInput(chunk, introduced, epoch);
     } catch (error) {
       // A store that throws instead of rejecting fails the commit all the same.
       committed = Promise.reject(error instanceof Error ? error : new Error(String(error)));
@@ -665,10 +716,11 @@ export class LiveSession {
     if (stream.inputTerminal !== undefined) return false;
     stream.inputTerminal = terminal;
     try {
-      await this.deps.store.endInput(stream.streamId, terminal);
+      await this.deps.store.endInput(stream.streamId, terminal, terminal.kind === "cancelled" && terminal.by === "server" ? this.ownerEpoch : this.#clientWriteEpoch);
     } catch (error) {
       // Not recorded: the stream is still open, and recording a failure tries again.
       if (stream.inputTerminal === terminal) stream.inputTerminal = undefined;
+      if (isOwnershipLost(error)) this.#lostOwnership(error);
       throw error;
     }
     // A natural end waits behind the items the feed has not handed on yet
@@ -756,6 +808,7 @@ export class LiveSession {
       this.sessionId,
       text,
       introduced.map((p) => p.record),
+      this.ownerEpoch,
     );
     this.record = { ...this.record, result: text };
     this.#attachment?.resultCommitted();
@@ -775,6 +828,11 @@ export class LiveSession {
    */
   /** Fails the invocation once; a second call waits for the first (a drain counts what it failed). */
   #fail(error: unknown): Promise<void> {
+    // Refused for a stale ownership epoch: nothing may be recorded, so nothing is tried again.
+    if (isOwnershipLost(error)) {
+      this.#lostOwnership(error);
+      return Promise.resolve();
+    }
     if (this.#failing || this.finished) return this.#failure ?? Promise.resolve();
     this.#failing = true;
     this.#failure = this.#recordFailure(error);
@@ -800,6 +858,10 @@ export class LiveSession {
         await this.#finish(failureOutcome(error));
         return;
       } catch (storeError) {
+        if (isOwnershipLost(storeError)) {
+          this.#lostOwnership(storeError);
+          return;
+        }
         const retryInMs = Math.min(RECORD_FAILURE_RETRY_MS * attempt, MAX_RECORD_FAILURE_RETRY_MS);
         this.deps.logger.error("could not record an invocation failure", {
           event: "invocation.record-failed",
@@ -832,8 +894,14 @@ export class LiveSession {
   /** Marks a session that was running when the process stopped as failed (embedded host; see docs). */
   async failInterrupted(): Promise<void> {
     this.#failing = true;
-    await this.terminalizeAll("invocation-failed");
-    await this.#finish({ kind: "failure", code: "invocation-failed", message: INVOCATION_FAILED });
+    try {
+      await this.terminalizeAll("invocation-failed");
+      await this.#finish({ kind: "failure", code: "invocation-failed", message: INVOCATION_FAILED });
+    } catch (error) {
+      // Claimed by another node meanwhile: that node finishes it.
+      if (!isOwnershipLost(error)) throw error;
+      this.#lostOwnership(error);
+    }
   }
 
   /**
@@ -859,7 +927,7 @@ export class LiveSession {
     if (this.finished) return;
     const text = canonicalJson(outcome as unknown as JsonValue);
     const at = this.deps.now();
-    await this.deps.store.finish(this.sessionId, text, at);
+    await this.deps.store.finish(this.sessionId, text, at, this.ownerEpoch);
     this.record = { ...this.record, state: "finished", outcome: text, finishedAt: at };
     this.#running = false;
     this.#detachedWatch.stop();

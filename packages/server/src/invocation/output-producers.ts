@@ -48,6 +48,8 @@ export interface ProducerHost {
    * would go past it.
    */
   chargeStored(bytes: number): Error | undefined;
+  /** The ownership epoch the invocation's writes carry (store/ownership.ts). */
+  writeEpoch(): bigint;
 }
 
 /** One output event, validated, waiting for its sequence. */
@@ -116,7 +118,7 @@ export class OutputProducers {
       outcome: canonicalJson(outcome as unknown as JsonValue),
     };
     try {
-      await this.#host.deps.store.appendOutput(event, []);
+      await this.#host.deps.store.appendOutput(event, [], this.#host.writeEpoch());
     } catch (error) {
       stream.outputTerminal = false;
       throw error;
@@ -227,6 +229,7 @@ export class OutputProducers {
       .appendOutput(
         built.event,
         built.introduced.length === 0 ? NO_RECORDS : built.introduced.map((p) => p.record),
+        this.#host.writeEpoch(),
       )
       .then(
         () => {

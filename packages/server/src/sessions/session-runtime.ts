@@ -553,8 +553,12 @@ export class SessionRuntime {
       // Running here under this node's id but not in memory: an earlier
       // process of this node ran it. Owned by another node: serve it.
       if (record.state === "running") {
-        if ((await cluster.ownerOf(sessionId)) === cluster.nodeId) await live.failInterrupted();
-        else live.role = "mirror";
+        const ownership = await cluster.ownership(sessionId);
+        if (ownership?.nodeId === cluster.nodeId) {
+          // Its writes carry the epoch this node holds: if another node claims it meanwhile, they are refused.
+          live.ownerEpoch = ownership.epoch;
+          await live.failInterrupted();
+        } else live.role = "mirror";
       }
       // Changes committed between the first read and the subscription.
       await live.syncFromStore();
@@ -597,6 +601,10 @@ export class SessionRuntime {
           if (loaded !== undefined) this.#evictIfIdle(loaded);
           return;
         }
+        // The epoch of this claim (or of a later one by this node); claimed from this node since: that node's to finish.
+        const ownership = await cluster.ownership(sessionId);
+        if (ownership?.nodeId !== cluster.nodeId) return;
+        live.ownerEpoch = ownership.epoch;
         live.role = "owner";
         await live.syncFromStore();
         if (!live.finished) await live.failInterrupted();

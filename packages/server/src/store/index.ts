@@ -14,6 +14,8 @@ export type { StreamDirection, ServerCancelReason, ClientCancelReason } from "@g
 export type * from "./session-store.js";
 export type * from "./cluster-store.js";
 export { isClusterStore } from "./cluster-store.js";
+// What a store rejects a former owner's write with, once another node claimed the session.
+export { OwnershipLostError, isOwnershipLost, FIRST_EPOCH, OWNERSHIP_LOST } from "./ownership.js";
 export { MemorySessionStore } from "./memory-store.js";
 export { MemoryCluster } from "./memory-cluster.js";
 export {

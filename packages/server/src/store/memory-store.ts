@@ -17,6 +17,7 @@ import type {
   StoredBytes,
   StreamRecord,
 } from "./session-store.js";
+import { FIRST_EPOCH, OwnershipLostError } from "./ownership.js";
 
 type MutableStream = { -readonly [K in keyof StreamRecord]: StreamRecord[K] };
 type MutableSession = { -readonly [K in keyof SessionRecord]: SessionRecord[K] };
@@ -36,9 +37,30 @@ export class MemorySessionStore implements SessionStore {
   /** Tombstones of purged sessions: attempt ids and idempotency keys, with when they were stamped. */
   readonly #attemptTombstones = new Map<string, number>();
   readonly #idempotencyTombstones = new Map<string, number>();
+  /** Ownership epochs (ownership.ts) of the sessions a cluster claimed; every other session is at `FIRST_EPOCH`. */
+  readonly #epochs = new Map<string, bigint>();
 
   #idempotencyKey(s: SessionRecord): string {
     return JSON.stringify([s.account, s.application, s.environment, s.agentType, s.agentIdentity, s.idempotencyKey]);
+  }
+
+  /** The session's ownership epoch. */
+  epochOf(sessionId: string): bigint {
+    return this.#epochs.get(sessionId) ?? FIRST_EPOCH;
+  }
+
+  /** Moves the session to its next ownership epoch (a cluster's claim, memory-cluster.ts); returns it. */
+  claim(sessionId: string): bigint {
+    const next = this.epochOf(sessionId) + 1n;
+    this.#epochs.set(sessionId, next);
+    return next;
+  }
+
+  /** Refuses a write whose epoch is not the session's (checked in the same turn as the write it guards). */
+  #fence(sessionId: string | undefined, epoch: bigint | undefined): void {
+    if (epoch === undefined || sessionId === undefined) return;
+    const current = this.epochOf(sessionId);
+    if (current !== epoch) throw new OwnershipLostError(sessionId, epoch, current);
   }
 
   #addStreams(streams: readonly NewStream[]): void {
@@ -96,8 +118,9 @@ export class MemorySessionStore implements SessionStore {
     return { kind: "attached", generation: attempt.generation };
   }
 
-  async acceptInput(chunk: InputChunk, introduced: readonly NewStream[]): Promise<void> {
+  async acceptInput(chunk: InputChunk, introduced: readonly NewStream[], epoch?: bigint): Promise<void> {
     const stream = this.#streams.get(chunk.streamId);
+    this.#fence(stream?.sessionId, epoch);
     if (stream === undefined || stream.direction !== "input" || stream.inputTerminal !== undefined || stream.count !== chunk.sequence) {
       throw new Error("input chunk does not continue the stream");
     }
@@ -125,13 +148,15 @@ export class MemorySessionStore implements SessionStore {
     return found;
   }
 
-  async endInput(streamId: string, terminal: InputTerminal): Promise<void> {
+  async endInput(streamId: string, terminal: InputTerminal, epoch?: bigint): Promise<void> {
     const stream = this.#streams.get(streamId);
+    this.#fence(stream?.sessionId, epoch);
     if (stream !== undefined && stream.inputTerminal === undefined) stream.inputTerminal = terminal;
   }
 
-  async appendOutput(event: OutputEvent, introduced: readonly NewStream[]): Promise<void> {
+  async appendOutput(event: OutputEvent, introduced: readonly NewStream[], epoch?: bigint): Promise<void> {
     const stream = this.#streams.get(event.streamId);
+    this.#fence(stream?.sessionId, epoch);
     if (stream === undefined || stream.direction !== "output" || stream.outputTerminal || stream.count !== event.sequence) {
       throw new Error("output event does not continue the stream");
     }
@@ -155,14 +180,16 @@ export class MemorySessionStore implements SessionStore {
     return events;
   }
 
-  async setResult(sessionId: string, result: string, introduced: readonly NewStream[]): Promise<void> {
+  async setResult(sessionId: string, result: string, introduced: readonly NewStream[], epoch?: bigint): Promise<void> {
+    this.#fence(sessionId, epoch);
     const session = this.#sessions.get(sessionId);
     if (session === undefined || session.result !== undefined) throw new Error("the invocation result was already recorded");
     session.result = result;
     this.#addStreams(introduced);
   }
 
-  async finish(sessionId: string, outcome: string, at: number): Promise<void> {
+  async finish(sessionId: string, outcome: string, at: number, epoch?: bigint): Promise<void> {
+    this.#fence(sessionId, epoch);
     const session = this.#sessions.get(sessionId);
     if (session === undefined || session.state !== "running") return;
     session.state = "finished";
@@ -195,6 +222,7 @@ export class MemorySessionStore implements SessionStore {
       this.#idempotency.delete(this.#idempotencyKey(session));
       this.#idempotencyTombstones.set(this.#idempotencyKey(session), now);
       this.#sessions.delete(session.sessionId);
+      this.#epochs.delete(session.sessionId);
       purged++;
     }
     return purged;

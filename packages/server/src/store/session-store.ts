@@ -12,6 +12,12 @@
  * its stream (wrong sequence, after a terminal) rejects and changes nothing.
  * Payload bytes are opaque to the store: UTF-8 canonical JSON for values,
  * raw bytes for direct-binary items.
+ *
+ * Fencing (ownership.ts): the writes of a session's owner carry the
+ * ownership epoch it holds (`epoch`); a write whose epoch is not the
+ * session's current one rejects with an `OwnershipLostError` and changes
+ * nothing. A write without an epoch is not fenced. A store of one node keeps
+ * every session at `FIRST_EPOCH`.
  */
 import type { ServerCancelReason, StreamDirection } from "@golem-stream/wire";
 
@@ -165,14 +171,18 @@ export interface SessionStore {
     expectedGeneration: bigint | undefined,
   ): Promise<AttachResult>;
 
-  /** Appends the next input chunk (its sequence must equal the stream's count) and the streams it introduced. */
-  acceptInput(chunk: InputChunk, introduced: readonly NewStream[]): Promise<void>;
+  /**
+   * Appends the next input chunk (its sequence must equal the stream's count) and the streams it introduced.
+   * `epoch`: the owner's ownership epoch when the owner accepts it (fenced); none at a node that only serves the attachment.
+   */
+  acceptInput(chunk: InputChunk, introduced: readonly NewStream[], epoch?: bigint): Promise<void>;
   /** Chunks overlapping `[from, to)`, in order, to compare a resend with what was accepted. */
   readInput(streamId: string, from: bigint, to: bigint): Promise<InputChunk[]>;
-  endInput(streamId: string, terminal: InputTerminal): Promise<void>;
+  /** Records the input's terminal unless it has one; `epoch` as for `acceptInput`. */
+  endInput(streamId: string, terminal: InputTerminal, epoch?: bigint): Promise<void>;
 
-  /** Appends the next output event and the streams it introduced. */
-  appendOutput(event: OutputEvent, introduced: readonly NewStream[]): Promise<void>;
+  /** Appends the next output event and the streams it introduced; `epoch`: the owner's ownership epoch (fenced). */
+  appendOutput(event: OutputEvent, introduced: readonly NewStream[], epoch?: bigint): Promise<void>;
   /**
    * Up to `limit` events of a stream with `sequence >= from` (terminal last).
    * With `maxBytes`, the events stop after the one whose payload brings their
@@ -181,8 +191,10 @@ export interface SessionStore {
    */
   readOutput(streamId: string, from: bigint, limit: number, maxBytes?: number): Promise<OutputEvent[]>;
 
-  setResult(sessionId: string, result: string, introduced: readonly NewStream[]): Promise<void>;
-  finish(sessionId: string, outcome: string, at: number): Promise<void>;
+  /** Records the result once; `epoch`: the owner's ownership epoch (fenced). */
+  setResult(sessionId: string, result: string, introduced: readonly NewStream[], epoch?: bigint): Promise<void>;
+  /** Records the outcome unless the session is finished already; `epoch`: the owner's ownership epoch (fenced, even when the session is finished). */
+  finish(sessionId: string, outcome: string, at: number, epoch?: bigint): Promise<void>;
 
   listRunningSessions(): Promise<SessionRecord[]>;
   /**

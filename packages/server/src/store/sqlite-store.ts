@@ -43,6 +43,7 @@ import type {
 } from "./session-store.js";
 import { joinParts, packRun } from "./packed-rows.js";
 import { continuesRun, writeOrder } from "./write-order.js";
+import { FIRST_EPOCH, OwnershipLostError } from "./ownership.js";
 import { migrate } from "./sqlite-schema.js";
 import { RowInserter } from "./row-inserter.js";
 import {
@@ -440,7 +441,8 @@ export class SqliteSessionStore implements SessionStore {
     return { kind: "attached", generation: attempt.generation };
   }
 
-  acceptInput(chunk: InputChunk, introduced: readonly NewStream[]): Promise<void> {
+  acceptInput(chunk: InputChunk, introduced: readonly NewStream[], epoch?: bigint): Promise<void> {
+    if (epoch !== undefined && epoch !== FIRST_EPOCH) return this.#fenced(chunk.streamId, epoch);
     const payload = this.#reservePayload(chunk.streamId, chunk.data);
     const append = introduced.length > 0 ? undefined : new RecordAppend("input", chunk, payload);
     return this.#group.write(() => this.#atomic.acceptInput(chunk, introduced, payload), append, payload);
@@ -462,13 +464,15 @@ export class SqliteSessionStore implements SessionStore {
     });
   }
 
-  endInput(streamId: string, terminal: InputTerminal): Promise<void> {
+  endInput(streamId: string, terminal: InputTerminal, epoch?: bigint): Promise<void> {
+    if (epoch !== undefined && epoch !== FIRST_EPOCH) return this.#fenced(streamId, epoch);
     return this.#group.write(() => {
       this.#statements.endInput.run(encodeInputTerminal(terminal), streamId);
     });
   }
 
-  appendOutput(event: OutputEvent, introduced: readonly NewStream[]): Promise<void> {
+  appendOutput(event: OutputEvent, introduced: readonly NewStream[], epoch?: bigint): Promise<void> {
+    if (epoch !== undefined && epoch !== FIRST_EPOCH) return this.#fenced(event.streamId, epoch);
     const payload = event.event === "item" ? this.#reservePayload(event.streamId, event.data) : undefined;
     const append = event.event !== "item" || introduced.length > 0 ? undefined : new RecordAppend("output", event, payload);
     return this.#group.write(() => this.#atomic.appendOutput(event, introduced, payload), append, payload);
@@ -538,7 +542,8 @@ export class SqliteSessionStore implements SessionStore {
     };
   }
 
-  setResult(sessionId: string, result: string, introduced: readonly NewStream[]): Promise<void> {
+  setResult(sessionId: string, result: string, introduced: readonly NewStream[], epoch?: bigint): Promise<void> {
+    if (epoch !== undefined && epoch !== FIRST_EPOCH) return Promise.reject(new OwnershipLostError(sessionId, epoch, FIRST_EPOCH));
     return this.#group.write(() => this.#atomic.setResult(sessionId, result, introduced));
   }
 
@@ -548,10 +553,19 @@ export class SqliteSessionStore implements SessionStore {
     this.#insertStreams(introduced);
   }
 
-  finish(sessionId: string, outcome: string, at: number): Promise<void> {
+  finish(sessionId: string, outcome: string, at: number, epoch?: bigint): Promise<void> {
+    if (epoch !== undefined && epoch !== FIRST_EPOCH) return Promise.reject(new OwnershipLostError(sessionId, epoch, FIRST_EPOCH));
     return this.#group.write(() => {
       this.#statements.finish.run(outcome, at, sessionId);
     });
+  }
+
+  /**
+   * One node: every session stays at `FIRST_EPOCH` (nothing claims it), so a
+   * write with another epoch is refused before it is queued (ownership.ts).
+   */
+  #fenced(streamId: string, epoch: bigint): Promise<never> {
+    return Promise.reject(new OwnershipLostError(this.#statements.sessionOfStream.get(streamId) as string | undefined, epoch, FIRST_EPOCH));
   }
 
   listRunningSessions(): Promise<SessionRecord[]> {

@@ -80,6 +80,47 @@ export function storeContract(api: TestApi, name: string, open: () => SessionSto
       await store.close();
     });
 
+    it("fencing: a session stays at ownership epoch 1 unless a cluster claims it; a write with another epoch is refused as ownership-lost and stores nothing, with epoch 1 or none it goes through", async () => {
+      const store = await open();
+      const s = session();
+      const input = stream(s.sessionId, "input");
+      await store.createSession(s, [input], { attemptId: randomUUID(), operation: "start", descriptorDigest: "d", sessionId: s.sessionId, generation: 1n });
+      const out = stream(s.sessionId, "output", { parent: { kind: "result" } });
+      const lost = { code: "ownership-lost" };
+      await expect(store.setResult(s.sessionId, '{"kind":"none"}', [out], 2n)).rejects.toMatchObject(lost);
+      await store.setResult(s.sessionId, '{"kind":"none"}', [out], 1n);
+      const item = (sequence: bigint, text: string) => ({ event: "item" as const, streamId: out.streamId, sequence, itemCount: 1n, data: bytes(text), mimeType: undefined });
+      const chunk = { streamId: input.streamId, sequence: 0n, itemCount: 1n, data: bytes("a"), mimeType: undefined };
+      // Issued together (one group where the store groups writes): the stale ones fail alone.
+      const writes = await Promise.allSettled([
+        store.appendOutput(item(0n, "x"), [], 2n),
+        store.acceptInput(chunk, [], 2n),
+        store.appendOutput(item(0n, "y"), [], 1n),
+        store.acceptInput(chunk, []),
+        store.endInput(input.streamId, { kind: "end" }, 2n),
+        store.appendOutput({ event: "terminal", streamId: out.streamId, sequence: 1n, outcome: '{"kind":"ok"}' }, [], 2n),
+      ]);
+      expect(writes.map((w) => (w.status === "fulfilled" ? "ok" : (w.reason as { code?: unknown }).code))).toEqual([
+        "ownership-lost",
+        "ownership-lost",
+        "ok",
+        "ok",
+        "ownership-lost",
+        "ownership-lost",
+      ]);
+      await expect(store.finish(s.sessionId, '{"kind":"success"}', 2000, 2n)).rejects.toMatchObject(lost);
+      expect((await store.readOutput(out.streamId, 0n, 10)).map((e) => (e.event === "item" ? new TextDecoder().decode(e.data) : "end"))).toEqual(["y"]);
+      const streams = await store.listStreams(s.sessionId);
+      expect(streams.map((x) => [x.count, x.inputTerminal, x.outputTerminal])).toEqual([
+        [1n, undefined, false],
+        [1n, undefined, false],
+      ]);
+      expect(await store.getSession(s.sessionId)).toMatchObject({ state: "running", result: '{"kind":"none"}' });
+      await store.finish(s.sessionId, '{"kind":"success"}', 2000, 1n);
+      expect(await store.getSession(s.sessionId)).toMatchObject({ state: "finished" });
+      await store.close();
+    });
+
     it("interleaved bursts of two streams issued together: each write succeeds or fails on its own, order within a stream kept", async () => {
       const store = await open();
       const s = session();
