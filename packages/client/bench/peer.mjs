@@ -11,6 +11,8 @@
  *                                                # (payloadFileThreshold: Infinity), for comparison
  *   node bench/peer.mjs server <dataDir> files <module>  # the same, with `startEmbeddedServer` from another build
  *                                                # of @golem-stream/server (bench/compare.mjs: before/after)
+ *   node bench/peer.mjs durable <dataDir> # the hand-written durable peer (bench/durable-peer.mjs)
+ *   node bench/peer.mjs ds <dataDir>      # Durable Streams' file-backed server (bench/durable-streams-peer.mjs)
  *   node bench/peer.mjs timed <dataDir> [module]  # the embedded server, its `count` agent noting when it yields each item
  *   node bench/peer.mjs store <dataDir> <module> <json>  # startEmbeddedServer on the store that
  *                                                # `(await import(module)).createStore(JSON.parse(json))`
@@ -28,6 +30,7 @@ import { WebSocketServer } from "ws";
 import { SUBPROTOCOL, decodeClientMessage, encodeMessage } from "@golem-stream/wire";
 import { SqliteSessionStore, startEmbeddedServer } from "@golem-stream/server";
 import { memoryReport } from "./memory-sampler.mjs";
+import { startDurablePeer } from "./durable-peer.mjs";
 
 const MIB = 1024 * 1024;
 const [mode, dataDir, payloads, storeArgs] = process.argv.slice(2);
@@ -151,9 +154,13 @@ const peer =
           ? await startTimedServer()
         : mode === "store"
           ? await startOnStore()
+        : mode === "durable"
+          ? await startDurablePeer(dataDir)
+        : mode === "ds"
+          ? await (await import("./durable-streams-peer.mjs")).startDurableStreamsPeer(dataDir)
           : undefined;
 if (peer === undefined) {
-  console.error("usage: peer.mjs raw | ack | server <dataDir> [inline] | store <dataDir> <module> <json>");
+  console.error("usage: peer.mjs raw | ack | server <dataDir> [inline] | store <dataDir> <module> <json> | durable <dataDir> | ds <dataDir>");
   process.exit(2);
 }
 
