@@ -13,6 +13,8 @@
  *   node bench/baselines.mjs                          # after `pnpm build`
  *   BENCH_ROUNDS=5 BENCH_ITEMS=50000 BENCH_MIB=64 node bench/baselines.mjs
  *   BENCH_ONLY=strTally node --cpu-prof --cpu-prof-dir=/tmp/prof bench/baselines.mjs
+ *   BENCH_SERVER_BEFORE=<other build>/packages/server/dist/index.js node bench/baselines.mjs
+ *                     # adds that build's tally, reverse and digest rows to the same rounds (before/after)
  *
  * Every row runs in separate processes (sender here, receiver forked from bench/peer.mjs), every
  * round runs every row once, in reverse order every other round; ratios are medians over the
@@ -36,6 +38,8 @@ const raw = await startPeer("raw");
 const durable = await startPeer("durable", dataDir);
 const ds = await startPeer("ds", join(dataDir, "ds"));
 const server = await startPeer("server", join(dataDir, "server"));
+const beforeBuild = process.env.BENCH_SERVER_BEFORE;
+const before = beforeBuild === undefined ? undefined : await startPeer("server", join(dataDir, "before"), "files", beforeBuild);
 
 const rows = {
   strRaw: () => withCpu("strRaw", raw, () => rawWs(raw.url, items, false)),
@@ -48,6 +52,11 @@ const rows = {
   u8Ds: () => withCpu("u8Ds", ds, () => durableStreams(ds.url, batches, true)),
   u8Server: () => withCpu("u8Server", server, () => viaClient(server.url, "digest", digestOf(batches))),
 };
+if (before !== undefined) {
+  rows.strTallyBefore = () => withCpu("strTallyBefore", before, () => viaClient(before.url, "tally", tallyOf(items), tallied(ITEMS)));
+  rows.strReverseBefore = () => withCpu("strReverseBefore", before, () => viaClient(before.url, "reverse", tallyOf(items)));
+  rows.u8ServerBefore = () => withCpu("u8ServerBefore", before, () => viaClient(before.url, "digest", digestOf(batches)));
+}
 
 // Warm up every path once (JIT, files, SQLite), then measure.
 const warmItems = items.slice(0, 2000);
@@ -57,12 +66,14 @@ await durableWs(durable.url, warmItems, false);
 await durableWs(durable.url, warmBatches, true);
 await durableStreams(ds.url, warmItems, false);
 await durableStreams(ds.url, warmBatches, true);
-await viaClient(server.url, "tally", tallyOf(warmItems), tallied(warmItems.length));
-await viaClient(server.url, "reverse", tallyOf(warmItems));
-await viaClient(server.url, "digest", digestOf(warmBatches));
+for (const peer of before === undefined ? [server] : [server, before]) {
+  await viaClient(peer.url, "tally", tallyOf(warmItems), tallied(warmItems.length));
+  await viaClient(peer.url, "reverse", tallyOf(warmItems));
+  await viaClient(peer.url, "digest", digestOf(warmBatches));
+}
 
 await bench.runRounds(rows, ROUNDS);
-await Promise.all([raw.close(), durable.close(), ds.close(), server.close()]);
+await Promise.all([raw.close(), durable.close(), ds.close(), server.close(), before?.close()]);
 rmSync(dataDir, { recursive: true, force: true });
 
 const { row } = bench;
@@ -73,11 +84,16 @@ console.log(row("  hand-written durable peer", "strDurable", "strRaw", ITEMS, "i
 console.log(row("  Durable Streams (file-backed, batched)", "strDs", "strRaw", ITEMS, "items/s"));
 console.log(row("  golem-stream tally (one way)", "strTally", "strRaw", ITEMS, "items/s"));
 console.log(row("  golem-stream reverse (round trip)", "strReverse", "strRaw", ITEMS, "items/s"));
+if (before !== undefined) {
+  console.log(row("    tally, BENCH_SERVER_BEFORE", "strTallyBefore", "strRaw", ITEMS, "items/s"));
+  console.log(row("    reverse, BENCH_SERVER_BEFORE", "strReverseBefore", "strRaw", ITEMS, "items/s"));
+}
 console.log(`stream<u8>, ${TOTAL_MIB} batches of 1 MiB (ratios to raw ws one way)`);
 console.log(row("  raw ws one way", "u8Raw", "u8Raw", TOTAL_MIB, "MiB/s"));
 console.log(row("  hand-written durable peer (SHA-256)", "u8Durable", "u8Raw", TOTAL_MIB, "MiB/s"));
 console.log(row("  Durable Streams (file-backed, batched)", "u8Ds", "u8Raw", TOTAL_MIB, "MiB/s"));
 console.log(row("  golem-stream digest", "u8Server", "u8Raw", TOTAL_MIB, "MiB/s"));
+if (before !== undefined) console.log(row("    digest, BENCH_SERVER_BEFORE", "u8ServerBefore", "u8Raw", TOTAL_MIB, "MiB/s"));
 
 const ratioOf = (name, base) => {
   const times = bench.seconds[name];
@@ -93,8 +109,18 @@ for (const [label, name, base, target] of [
   ["  64 B reverse round trip / raw ws one way", "strReverse", "strRaw", 0.25],
   ["  1 MiB digest / hand-written durable peer", "u8Server", "u8Durable", 0.9],
   ["  1 MiB digest / Durable Streams", "u8Server", "u8Ds", undefined],
+  ...(before === undefined
+    ? []
+    : [
+        ["  before: 64 B tally / Durable Streams", "strTallyBefore", "strDs", undefined],
+        ["  before: 64 B tally / hand-written durable peer", "strTallyBefore", "strDurable", undefined],
+        ["  before: 64 B reverse / raw ws one way", "strReverseBefore", "strRaw", undefined],
+        ["  before: 1 MiB digest / hand-written durable peer", "u8ServerBefore", "u8Durable", undefined],
+        ["  tally / tally before", "strTally", "strTallyBefore", undefined],
+        ["  reverse / reverse before", "strReverse", "strReverseBefore", undefined],
+      ]),
 ]) {
   const ratio = ratioOf(name, base);
-  const verdict = target === undefined ? "" : `, target >= ${target}x: ${ratio.median >= target ? "met" : "NOT met"}`;
+  const verdict = target === undefined || ratio === undefined ? "" : `, target >= ${target}x: ${ratio.median >= target ? "met" : "NOT met"}`;
   console.log(`${label.padEnd(48)} ${ratio === undefined ? "(not run)" : `${ratio.median.toFixed(2)}x (rounds ${ratio.min.toFixed(2)}–${ratio.max.toFixed(2)})${verdict}`}`);
 }
