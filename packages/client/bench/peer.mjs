@@ -24,7 +24,9 @@
  * `memoryReport` in memory-sampler.mjs; used by bench/memory.mjs), and exits when the parent sends
  * "close" or disconnects. In server mode it also answers "counts" with `{ counts: { input, output, usage } }`:
  * the input and output items its store has committed since the first such request and
- * `process.memoryUsage()` now, without a GC (used by bench/unread-output.mjs).
+ * `process.memoryUsage()` now, without a GC (used by bench/unread-output.mjs). "allocations-start"
+ * and "allocations-stop" bracket a sampling of every allocation (the inspector's
+ * heap profile, collected objects included, as `{ "allocations-stop": profile }`; bench/allocations.mjs).
  */
 import { WebSocketServer } from "ws";
 import { SUBPROTOCOL, decodeClientMessage, encodeMessage } from "@golem-stream/wire";
@@ -177,7 +179,22 @@ process.on("message", (message) => {
   // Durably accepted input items and recorded output items, over all streams (bench/unread-output.mjs).
   else if (message === "counts") process.send({ counts: storeCounts() });
   else if (message === "yields") process.send({ yields: yields.splice(0) });
+  // Every allocation between the two, sampled (bench/allocations.mjs): the garbage too, not only what survives.
+  else if (message === "allocations-start") void allocationSampler().then((post) => post("HeapProfiler.startSampling", samplingOptions)).then(() => process.send({ "allocations-start": true }));
+  else if (message === "allocations-stop") void allocationSampler().then((post) => post("HeapProfiler.stopSampling")).then(({ profile }) => process.send({ "allocations-stop": profile }));
 });
+
+const samplingOptions = { samplingInterval: 1024, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true };
+let sampler;
+/** This process's inspector session, for its heap sampler: `post(method, params)` resolves with the answer. */
+function allocationSampler() {
+  sampler ??= import("node:inspector").then(({ Session }) => {
+    const session = new Session();
+    session.connect();
+    return (method, params) => new Promise((resolve, reject) => session.post(method, params, (error, answer) => (error ? reject(error) : resolve(answer))));
+  });
+  return sampler;
+}
 
 let counts;
 /**
