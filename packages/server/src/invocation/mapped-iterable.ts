@@ -10,6 +10,16 @@
  * a `convert` that throws ends it too, as `for await` would, and the error
  * reaches the reader.
  */
+/**
+ * An async iterator that can also answer at once when its next result is already there (the
+ * input queue's, when an item is queued): `undefined` when `next` would wait. It answers only
+ * when no call to `next` is waiting, so calls are still answered in call order; it throws what
+ * `next` would reject with.
+ */
+export interface ReadyIterator<T> {
+  takeNow(): IteratorResult<T, void> | undefined;
+}
+
 export function mapAsyncIterable<S, T>(source: AsyncIterable<S>, convert: (item: S) => T): AsyncIterable<T> {
   // A mapping of a mapping is one mapping of the first source: a typed
   // agent's input went through two (the element kind's, the contract's),
@@ -33,18 +43,33 @@ class MappedIterable<S, T> implements AsyncIterable<T> {
     const convert = this.convert;
     const inner = this.source[Symbol.asyncIterator]();
     const close = (): Promise<unknown> => Promise.resolve(inner.return?.()).catch(() => undefined);
+    const mapped = (result: IteratorResult<S>): IteratorResult<T> | Promise<IteratorResult<T>> => {
+      if (result.done === true) return { done: true, value: undefined };
+      let value: T;
+      try {
+        value = convert(result.value);
+      } catch (error) {
+        return close().then(() => Promise.reject(error));
+      }
+      return { done: false, value };
+    };
+    // A queued item is mapped at once and handed over in one settled promise: no promise of the
+    // source's and reaction on it per item (the agent's `for await` still awaits the one).
+    const takeNow = (inner as Partial<ReadyIterator<S>>).takeNow;
+    const ready = typeof takeNow === "function" ? (): IteratorResult<S, void> | undefined => takeNow.call(inner) : undefined;
     return {
-      next: () =>
-        inner.next().then((result): IteratorResult<T> | Promise<IteratorResult<T>> => {
-          if (result.done === true) return { done: true, value: undefined };
-          let value: T;
+      next: () => {
+        if (ready !== undefined) {
+          let result: IteratorResult<S, void> | undefined;
           try {
-            value = convert(result.value);
+            result = ready();
           } catch (error) {
-            return close().then(() => Promise.reject(error));
+            return Promise.reject(error);
           }
-          return { done: false, value };
-        }),
+          if (result !== undefined) return Promise.resolve(mapped(result));
+        }
+        return inner.next().then(mapped);
+      },
       return: (value?: unknown) => close().then(() => ({ done: true, value: value as T })),
     };
   }
