@@ -58,18 +58,21 @@ if (before !== undefined) {
   rows.u8ServerBefore = () => withCpu("u8ServerBefore", before, () => viaClient(before.url, "digest", digestOf(batches)));
 }
 
-// Warm up every path once (JIT, files, SQLite), then measure.
+// Warm up every path that will run once (JIT, files, SQLite), then measure. With BENCH_ONLY only
+// those rows' paths, so that a profile holds little but the rows it is taken for.
+const only = process.env.BENCH_ONLY?.split(",");
+const runs = (...names) => only === undefined || names.some((name) => only.includes(name));
 const warmItems = items.slice(0, 2000);
 const warmBatches = batches.slice(0, 4);
-await rawWs(raw.url, warmItems, false);
-await durableWs(durable.url, warmItems, false);
-await durableWs(durable.url, warmBatches, true);
-await durableStreams(ds.url, warmItems, false);
-await durableStreams(ds.url, warmBatches, true);
-for (const peer of before === undefined ? [server] : [server, before]) {
-  await viaClient(peer.url, "tally", tallyOf(warmItems), tallied(warmItems.length));
-  await viaClient(peer.url, "reverse", tallyOf(warmItems));
-  await viaClient(peer.url, "digest", digestOf(warmBatches));
+if (runs("strRaw", "u8Raw")) await rawWs(raw.url, warmItems, false);
+if (runs("strDurable")) await durableWs(durable.url, warmItems, false);
+if (runs("u8Durable")) await durableWs(durable.url, warmBatches, true);
+if (runs("strDs")) await durableStreams(ds.url, warmItems, false);
+if (runs("u8Ds")) await durableStreams(ds.url, warmBatches, true);
+for (const [peer, suffix] of before === undefined ? [[server, ""]] : [[server, ""], [before, "Before"]]) {
+  if (runs(`strTally${suffix}`)) await viaClient(peer.url, "tally", tallyOf(warmItems), tallied(warmItems.length));
+  if (runs(`strReverse${suffix}`)) await viaClient(peer.url, "reverse", tallyOf(warmItems));
+  if (runs(`u8Server${suffix}`)) await viaClient(peer.url, "digest", digestOf(warmBatches));
 }
 
 await bench.runRounds(rows, ROUNDS);
