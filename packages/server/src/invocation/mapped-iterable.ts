@@ -1,16 +1,4 @@
 /**
- * `source` with `convert` applied to each item, as one plain async iterator.
- *
- * An async generator per mapping step (`for await … yield convert(item)`)
- * costs its own awaits and promises for every item; a typed agent reading an
- * input stream went through three of them (the queue, the element-kind
- * selection, the contract's conversion). This forwards `next` with one
- * `then`. `return` reaches the source, so an agent that stops reading still
- * ends the source's iteration (the input queue then reports consumer-drop);
- * a `convert` that throws ends it too, as `for await` would, and the error
- * reaches the reader.
- */
-/**
  * An async iterator that can also answer at once when its next result is already there (the
  * input queue's, when an item is queued): `undefined` when `next` would wait. It answers only
  * when no call to `next` is waiting, so calls are still answered in call order; it throws what
@@ -20,6 +8,19 @@ export interface ReadyIterator<T> {
   takeNow(): IteratorResult<T, void> | undefined;
 }
 
+/**
+ * `source` with `convert` applied to each item, as one plain async iterator.
+ *
+ * An async generator per mapping step (`for await … yield convert(item)`)
+ * costs its own awaits and promises for every item; a typed agent reading an
+ * input stream went through three of them (the queue, the element-kind
+ * selection, the contract's conversion). This forwards `next` with one
+ * `then`, or with none when the source has its next item ready (`ReadyIterator`). `return`
+ * reaches the source, so an agent that stops reading still
+ * ends the source's iteration (the input queue then reports consumer-drop);
+ * a `convert` that throws ends it too, as `for await` would, and the error
+ * reaches the reader.
+ */
 export function mapAsyncIterable<S, T>(source: AsyncIterable<S>, convert: (item: S) => T): AsyncIterable<T> {
   // A mapping of a mapping is one mapping of the first source: a typed
   // agent's input went through two (the element kind's, the contract's),
