@@ -127,6 +127,18 @@ export interface AcceptedInput {
   readonly count: bigint;
 }
 
+/**
+ * Told of an accepted chunk's commit by the reaction that also releases the chunk's permits:
+ * one reaction per item instead of one here and another for the ACK (attachment-input.ts).
+ * Neither method may throw.
+ */
+export interface InputCommitListener {
+  /** The stream's input up to `count` is committed (durable). */
+  committed(stream: StreamState, count: bigint): void;
+  /** The chunk's commit failed; called after the invocation was told. */
+  failed(error: unknown): void;
+}
+
 export class LiveSession {
   readonly deps: RuntimeDeps;
   record: SessionRecord;
@@ -572,12 +584,13 @@ export class LiveSession {
     item: InputItem,
     introduced: readonly PendingStream[],
     permitBytes: number,
+    listener?: InputCommitListener,
   ): AcceptedInput | undefined | Promise<AcceptedInput | undefined> {
     // The common case waits for nothing and returns at once: no promise and no
     // async frame per item (measured on 64-byte items, docs/performance.md).
     const queue = stream.queue;
-    if ((queue === undefined || queue.hasSpace) && !this.remote) return this.#acceptNow(owner, stream, chunk, item, introduced, permitBytes);
-    return this.#acceptAfterWaiting(owner, stream, chunk, item, introduced, permitBytes);
+    if ((queue === undefined || queue.hasSpace) && !this.remote) return this.#acceptNow(owner, stream, chunk, item, introduced, permitBytes, listener);
+    return this.#acceptAfterWaiting(owner, stream, chunk, item, introduced, permitBytes, listener);
   }
 
   async #acceptAfterWaiting(
@@ -587,6 +600,7 @@ export class LiveSession {
     item: InputItem,
     introduced: readonly PendingStream[],
     permitBytes: number,
+    listener: InputCommitListener | undefined,
   ): Promise<AcceptedInput | undefined> {
     const queue = stream.queue;
     if (queue !== undefined && !queue.hasSpace) {
@@ -594,7 +608,7 @@ export class LiveSession {
       await queue.waitForSpace();
     }
     if (this.#cluster?.remote === true) await this.#cluster.waitForInputRoom(stream);
-    return this.#acceptNow(owner, stream, chunk, item, introduced, permitBytes);
+    return this.#acceptNow(owner, stream, chunk, item, introduced, permitBytes, listener);
   }
 
   #acceptNow(
@@ -604,6 +618,7 @@ export class LiveSession {
     item: InputItem,
     introduced: readonly PendingStream[],
     permitBytes: number,
+    listener: InputCommitListener | undefined,
   ): AcceptedInput | undefined {
     // A transport replaced while it waited accepts nothing more: the new
     // owner's mappings already reported the high-water.
@@ -651,19 +666,22 @@ export class LiveSession {
     // One reaction per outcome (not a chain of catch/then per item): release the store's copy, and
     // on failure fail the invocation. A position conflict only ends the attachment (the client
     // resumes); a mirror never fails the invocation it does not run.
+    const count = stream.count;
     stream.inputCommitted = committed.then(
       () => {
         if (storeCopy > 0) this.permits.release(storeCopy);
+        listener?.committed(stream, count);
       },
       (error: unknown) => {
         if (storeCopy > 0) this.permits.release(storeCopy);
         if (this.#cluster?.sparesInvocation(error) !== true) void this.#fail(error);
+        listener?.failed(error);
       },
     );
     if (stream.queue !== undefined && fresh !== undefined) stream.queue.push(fresh, agentCopy, storeCopy > 0 ? undefined : stream.inputCommitted);
     else void stream.inputCommitted.then(() => this.permits.release(agentCopy));
     if (behind && stream.queue !== undefined) this.#cluster?.feed(stream);
-    return { committed, count: stream.count };
+    return { committed, count };
   }
 
   /** Commits an accepted chunk (in a cluster, as `ClusterFollower.checkedCommit` says). */

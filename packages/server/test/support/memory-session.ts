@@ -154,10 +154,12 @@ export interface MemoryHarnessOptions {
   readonly limits?: Partial<ServerLimits>;
   /** The runtime's timers (the detached timeout); real ones unless given. */
   readonly timers?: Timers;
+  /** The store (a fresh `MemorySessionStore` unless given: a subclass that holds or fails writes, say). */
+  readonly store?: MemorySessionStore;
 }
 
 export function memoryHarness(options: MemoryHarnessOptions = {}) {
-  const store = new MemorySessionStore();
+  const store = options.store ?? new MemorySessionStore();
   const runtime = new SessionRuntime(
     {
       store,
