@@ -8,7 +8,8 @@
 import { expect, it } from "vitest";
 import { randomUUID } from "node:crypto";
 import type { InputStreamAck } from "@golem-stream/wire";
-import { MemorySessionStore, type InputChunk, type NewStream } from "../src/index.js";
+import { MemorySessionStore } from "../src/index.js";
+import { type InputChunk, type NewStream } from "../src/store/index.js";
 import { demoStart, v } from "./helpers.js";
 import { memoryHarness } from "./support/memory-session.js";
 
