@@ -25,18 +25,51 @@ export function checkBearerToken(token: string, source: string): string {
   return token;
 }
 
-/** One token per line; blank lines and lines starting with `#` are ignored. */
-export async function readTokenFile(path: string): Promise<string[]> {
+/**
+ * The server's rule for the name of an account that groups tokens
+ * (`checkTokenAccount` in @golem-stream/server), checked here too so that a
+ * bad file is a usage error naming its line before anything starts.
+ */
+const TOKEN_ACCOUNT = /^[A-Za-z0-9._-]{1,64}$/;
+
+/** The tokens of a token file, and the account each grouped one is in. */
+export interface TokenFile {
+  readonly tokens: readonly string[];
+  /** Token to account, for the lines `ACCOUNT: TOKEN`; a token alone is in its own account. */
+  readonly accounts: ReadonlyMap<string, string>;
+}
+
+/**
+ * One token per line, alone (its own account) or as `ACCOUNT: TOKEN` (in
+ * that account, with every other token of it; a bearer token cannot hold
+ * `:`, so a file of bare tokens reads as before). Blank lines and lines
+ * starting with `#` are ignored.
+ */
+export async function readTokenFile(path: string): Promise<TokenFile> {
   const info = await stat(path).catch((cause: unknown) => {
     throw usageError(`--token-file ${path}: cannot read it`, cause);
   });
   if (info.size > MAX_TOKEN_FILE_BYTES) throw usageError(`--token-file ${path}: larger than 1 MiB`);
   const text = await readFile(path, "utf8");
-  return text
-    .split(/\r?\n/)
-    .map((line) => line.trim())
-    .filter((line) => line !== "" && !line.startsWith("#"))
-    .map((line, index) => checkBearerToken(line, `--token-file ${path}, token ${index + 1}`));
+  const tokens: string[] = [];
+  const accounts = new Map<string, string>();
+  const seen = new Map<string, string | undefined>();
+  text.split(/\r?\n/).forEach((raw, index) => {
+    const line = raw.trim();
+    if (line === "" || line.startsWith("#")) return;
+    const where = `--token-file ${path}, line ${index + 1}`;
+    const colon = line.indexOf(":");
+    const account = colon < 0 ? undefined : line.slice(0, colon).trim();
+    const token = checkBearerToken(colon < 0 ? line : line.slice(colon + 1).trim(), where);
+    if (account !== undefined && (!TOKEN_ACCOUNT.test(account) || account.startsWith("token-"))) {
+      throw usageError(`${where}: an account is 1..64 of A-Z a-z 0-9 . _ - and does not start with "token-", as in "team-a: TOKEN"`);
+    }
+    if (seen.has(token) && seen.get(token) !== account) throw usageError(`${where}: this token is given in another account on an earlier line`);
+    seen.set(token, account);
+    tokens.push(token);
+    if (account !== undefined) accounts.set(token, account);
+  });
+  return { tokens, accounts };
 }
 
 export interface TokenSources {
@@ -47,6 +80,8 @@ export interface TokenSources {
 
 export interface ServeTokens {
   readonly tokens: readonly string[];
+  /** The token file's grouped tokens: token to account (every other token is its own account). */
+  readonly accounts: ReadonlyMap<string, string>;
   /** Set when the token was generated or loaded from the data directory. */
   readonly generatedFile?: string;
 }
@@ -59,10 +94,24 @@ export interface ServeTokens {
 export async function resolveServeTokens(sources: TokenSources, dataDir: string, generate = true): Promise<ServeTokens> {
   const tokens = sources.flags.map((t) => checkBearerToken(t, "--token"));
   if (sources.env !== undefined && sources.env !== "") tokens.push(checkBearerToken(sources.env, "GOLEM_STREAM_TOKEN"));
-  if (sources.file !== undefined) tokens.push(...(await readTokenFile(sources.file)));
-  if (tokens.length > 0 || !generate) return { tokens: [...new Set(tokens)] };
+  const file = sources.file === undefined ? undefined : await readTokenFile(sources.file);
+  if (file !== undefined) tokens.push(...file.tokens);
+  const accounts = file?.accounts ?? new Map<string, string>();
+  if (tokens.length > 0 || !generate) return { tokens: [...new Set(tokens)], accounts };
   const generatedFile = join(dataDir, GENERATED_TOKEN_FILE);
-  return { tokens: [await loadOrCreateToken(generatedFile)], generatedFile };
+  return { tokens: [await loadOrCreateToken(generatedFile)], accounts, generatedFile };
+}
+
+/**
+ * The tokens as `startEmbeddedServer` takes them: a grouped one with its
+ * account (also when `--token` gives it too: the file says where it
+ * belongs), every other alone.
+ */
+export function staticTokens(served: ServeTokens): (string | { readonly token: string; readonly account: string })[] {
+  return served.tokens.map((token) => {
+    const account = served.accounts.get(token);
+    return account === undefined ? token : { token, account };
+  });
 }
 
 async function loadOrCreateToken(path: string): Promise<string> {

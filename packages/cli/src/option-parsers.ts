@@ -72,3 +72,20 @@ export function parseCount(min: number, max: number): (value: string) => number 
     return Number(value);
   };
 }
+
+/**
+ * A byte size: a whole number and an optional binary unit (B, KiB, MiB,
+ * GiB, TiB), `16GiB`, `500MiB`, `1048576`. Binary units only, so `K` or
+ * `KB` (1000 or 1024?) is refused rather than guessed; at least 1, at most
+ * 2^53 - 1 bytes.
+ */
+export function parseByteSize(value: string): number {
+  const match = /^([1-9][0-9]{0,15})(B|KiB|MiB|GiB|TiB)?$/.exec(value);
+  const bytes = match === null ? Number.NaN : Number(match[1]) * BYTE_UNITS[match[2] ?? "B"]!;
+  if (!Number.isSafeInteger(bytes)) {
+    throw new InvalidArgumentError("a size is a positive whole number and an optional unit B, KiB, MiB, GiB or TiB: 512MiB, 16GiB (at most 2^53 - 1 bytes)");
+  }
+  return bytes;
+}
+
+const BYTE_UNITS: Readonly<Record<string, number>> = { B: 1, KiB: 2 ** 10, MiB: 2 ** 20, GiB: 2 ** 30, TiB: 2 ** 40 };

@@ -71,10 +71,14 @@ export interface ServeOptions extends JwtServeOptions {
   readonly firstMessageTimeout?: number;
   /** Milliseconds between the server's pings; absent: the server's default. */
   readonly pingInterval?: number;
+  /** Open session sockets of all callers together; absent: the server's default. */
+  readonly maxConnections?: number;
   /** Open session sockets per principal; absent: the server's default. */
   readonly maxConnectionsPerPrincipal?: number;
   /** Invocations one principal may run at once; absent: the server's default. */
   readonly maxSessionsPerPrincipal?: number;
+  /** Payload bytes one principal may keep in the store; absent: the server's default. */
+  readonly maxStoredBytesPerPrincipal?: number;
   /** DNS names the server is reached by, for the Host check of its HTTP endpoints and console. */
   readonly publicHost: readonly string[];
   /** Refuse to start when the keyring or a token file is readable by group or others. */

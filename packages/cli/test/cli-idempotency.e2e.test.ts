@@ -1,12 +1,14 @@
 /**
  * `--idempotency-key`: a key makes a start happen once. Running the same command again is a new
  * start (a new attempt id) and is refused `idempotency-conflict` (docs/protocol/server.md,
- * "Idempotency key scope"); the message says what to do instead.
+ * "Idempotency key scope"); the message says what to do instead. Keys are scoped by account:
+ * each static token is its own, unless the token file groups tokens into one.
  */
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, expect, it } from "vitest";
 import { EXIT } from "../src/exit-codes.js";
-import { itemsOf, run, scratchDir, startServer } from "./support/processes.js";
+import { itemsOf, run, scratchDir, startServe, startServer } from "./support/processes.js";
 import type { ServerProcess } from "./support/processes.js";
 
 const servers: ServerProcess[] = [];
@@ -24,4 +26,23 @@ it("the same command with the same key twice: the second is refused, and told to
   const second = await run(args, { env: s.env });
   expect(second.code).toBe(EXIT.rejected);
   expect(second.stderr).toMatch(/^golem-stream: rejected \(idempotency-conflict\): the idempotency key is already bound to an invocation of this agent; a new start with it is refused even when identical .*: continue that invocation from its saved state with a takeover \(client\.takeover, golem-stream resume\), or use another key\n$/);
+});
+
+it("each token of a token file is its own account, so keys never collide across tokens; tokens grouped in the file share theirs", async () => {
+  const dir = scratchDir();
+  const file = join(dir, "tokens.txt");
+  writeFileSync(file, "# team-a shares one account\nteam-a: grouped-token-one-0123\nteam-a: grouped-token-two-0123\nalone-token-0123456789\n", { mode: 0o600 });
+  const s = await startServe(["--port", "0", "--token-file", file, "--data-dir", join(dir, "data"), "--log-level", "warn"], dir);
+  servers.push(s);
+  const invoke = (token: string) =>
+    run(["invoke", "echo", "count", "-c", '{"name":"once"}', "1", "0", "--idempotency-key", "shared-key"], { env: { ...s.env, GOLEM_STREAM_TOKEN: token } });
+  const first = await invoke("grouped-token-one-0123");
+  expect(first.code, first.stderr).toBe(EXIT.success);
+  // The other token of the group is in the same account: the key is bound there.
+  const grouped = await invoke("grouped-token-two-0123");
+  expect(grouped.code).toBe(EXIT.rejected);
+  expect(grouped.stderr).toMatch(/idempotency-conflict/);
+  // A token alone is its own account: the same key is free there.
+  const alone = await invoke("alone-token-0123456789");
+  expect(alone.code, alone.stderr).toBe(EXIT.success);
 });

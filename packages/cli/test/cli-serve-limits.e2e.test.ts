@@ -92,7 +92,10 @@ it("serve refuses bad bound values as usage errors", async () => {
     ["--first-message-timeout", "0s"],
     ["--ping-interval", "soon"],
     ["--max-connections-per-principal", "0"],
+    ["--max-connections", "0"],
     ["--max-sessions-per-principal", "x"],
+    ["--max-stored-bytes-per-principal", "16GB"],
+    ["--max-stored-bytes-per-principal", "0"],
   ]) {
     const result = await run(["serve", "--port", "0", "--data-dir", scratchDir(), ...flag]);
     expect(result.code, flag.join(" ")).toBe(EXIT.usage);

@@ -2,7 +2,7 @@ import { readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
 import { describe, expect, it } from "vitest";
-import { GENERATED_TOKEN_FILE, checkBearerToken, resolveServeTokens } from "../src/bearer-tokens.js";
+import { GENERATED_TOKEN_FILE, checkBearerToken, resolveServeTokens, staticTokens } from "../src/bearer-tokens.js";
 import { httpOriginOf, resolveConnection } from "../src/connection.js";
 import { CliError, EXIT } from "../src/exit-codes.js";
 import type { CliIo } from "../src/io/cli-io.js";
@@ -52,9 +52,40 @@ describe("bearer tokens for serve", () => {
     const dir = scratchDir();
     const file = join(dir, "tokens.txt");
     writeFileSync(file, "# ops\nfile-token\n\nflag-token\n");
-    const { tokens, generatedFile } = await resolveServeTokens({ flags: ["flag-token"], env: "env-token", file }, dir);
+    const { tokens, accounts, generatedFile } = await resolveServeTokens({ flags: ["flag-token"], env: "env-token", file }, dir);
     expect(tokens).toEqual(["flag-token", "env-token", "file-token"]);
+    expect(accounts.size).toBe(0);
     expect(generatedFile).toBeUndefined();
+  });
+
+  it("groups the token file's ACCOUNT: TOKEN lines into accounts; a token also given by flag keeps the file's account", async () => {
+    const dir = scratchDir();
+    const file = join(dir, "tokens.txt");
+    writeFileSync(file, "team-a: one-token\n  team-a :two-token  \nlone-token\nops.b_c-1: flag-token\n");
+    const served = await resolveServeTokens({ flags: ["flag-token"], env: undefined, file }, dir);
+    expect(served.tokens).toEqual(["flag-token", "one-token", "two-token", "lone-token"]);
+    expect(staticTokens(served)).toEqual([
+      { token: "flag-token", account: "ops.b_c-1" },
+      { token: "one-token", account: "team-a" },
+      { token: "two-token", account: "team-a" },
+      "lone-token",
+    ]);
+  });
+
+  it.each([
+    ["token-0123: t", /line 1: an account is 1\.\.64 of/],
+    ["has space: t", /line 1: an account is/],
+    [": t", /line 1: an account is/],
+    ["a: has space", /line 1: a bearer token is/],
+    ["# c\na: t\nb: t", /line 3: this token is given in another account/],
+    ["t\na: t", /line 2: this token is given in another account/],
+  ])("refuses the token file %j as a usage error naming its line", async (text, message) => {
+    const dir = scratchDir();
+    const file = join(dir, "tokens.txt");
+    writeFileSync(file, text);
+    const refused = resolveServeTokens({ flags: [], env: undefined, file }, dir);
+    await expect(refused).rejects.toThrow(CliError);
+    await expect(refused).rejects.toThrow(message);
   });
 
   it("generates one token on first start and keeps it (mode 0600)", async () => {

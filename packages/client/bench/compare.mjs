@@ -8,6 +8,7 @@
  * `blobs` of BENCH_MIB items of 1 MiB (download: binary output).
  *
  *   node bench/compare.mjs /path/to/other/checkout/packages/server/dist/index.js
+ *   node bench/compare.mjs <other build> <this build>   # two builds, neither this checkout's
  *   BENCH_ITEMS=50000 BENCH_ROUNDS=5 BENCH_MIB=64 node bench/compare.mjs <module>
  */
 import { mkdtempSync, rmSync } from "node:fs";
@@ -15,7 +16,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { benchSizes, createMeasurements, digestOf, header, rawWs, startPeer, tallied, tallyOf, viaClient } from "./throughput.mjs";
 
-const other = process.argv[2];
+const [other, thisBuild] = process.argv.slice(2);
 if (other === undefined) {
   console.error("usage: compare.mjs <path of another build's packages/server/dist/index.js>");
   process.exit(2);
@@ -24,7 +25,7 @@ const { totalMib: TOTAL_MIB, itemCount: ITEMS, rounds: ROUNDS, batches, items } 
 const bench = createMeasurements();
 const dataDir = mkdtempSync(join(tmpdir(), "golem-stream-compare-"));
 const raw = await startPeer("raw");
-const here = await startPeer("server", join(dataDir, "here"));
+const here = await startPeer("server", join(dataDir, "here"), ...(thisBuild === undefined ? [] : ["files", thisBuild]));
 const there = await startPeer("server", join(dataDir, "there"), "files", other);
 
 const rows = {
@@ -59,7 +60,7 @@ await Promise.all([raw.close(), here.close(), there.close()]);
 rmSync(dataDir, { recursive: true, force: true });
 
 const { row } = bench;
-console.log(header(ROUNDS, `this checkout's server against ${other}`));
+console.log(header(ROUNDS, `${thisBuild ?? "this checkout's server"} against ${other}`));
 console.log(`stream<u8>, ${TOTAL_MIB} packed batches of 1 MiB`);
 console.log(row("  raw ws", "u8Raw", "u8Raw", TOTAL_MIB, "MiB/s"));
 console.log(row("  digest, other build", "u8Other", "u8Raw", TOTAL_MIB, "MiB/s"));

@@ -11,6 +11,8 @@
  *                                                # (payloadFileThreshold: Infinity), for comparison
  *   node bench/peer.mjs server <dataDir> files <module>  # the same, with `startEmbeddedServer` from another build
  *                                                # of @golem-stream/server (bench/compare.mjs: before/after)
+ *   node bench/peer.mjs durable <dataDir> # the hand-written durable peer (bench/durable-peer.mjs)
+ *   node bench/peer.mjs ds <dataDir>      # Durable Streams' file-backed server (bench/durable-streams-peer.mjs)
  *   node bench/peer.mjs timed <dataDir> [module]  # the embedded server, its `count` agent noting when it yields each item
  *   node bench/peer.mjs store <dataDir> <module> <json>  # startEmbeddedServer on the store that
  *                                                # `(await import(module)).createStore(JSON.parse(json))`
@@ -22,12 +24,15 @@
  * `memoryReport` in memory-sampler.mjs; used by bench/memory.mjs), and exits when the parent sends
  * "close" or disconnects. In server mode it also answers "counts" with `{ counts: { input, output, usage } }`:
  * the input and output items its store has committed since the first such request and
- * `process.memoryUsage()` now, without a GC (used by bench/unread-output.mjs).
+ * `process.memoryUsage()` now, without a GC (used by bench/unread-output.mjs). "allocations-start"
+ * and "allocations-stop" bracket a sampling of every allocation (the inspector's
+ * heap profile, collected objects included, as `{ "allocations-stop": profile }`; bench/allocations.mjs).
  */
 import { WebSocketServer } from "ws";
 import { SUBPROTOCOL, decodeClientMessage, encodeMessage } from "@golem-stream/wire";
 import { SqliteSessionStore, startEmbeddedServer } from "@golem-stream/server";
 import { memoryReport } from "./memory-sampler.mjs";
+import { startDurablePeer } from "./durable-peer.mjs";
 
 const MIB = 1024 * 1024;
 const [mode, dataDir, payloads, storeArgs] = process.argv.slice(2);
@@ -151,9 +156,13 @@ const peer =
           ? await startTimedServer()
         : mode === "store"
           ? await startOnStore()
+        : mode === "durable"
+          ? await startDurablePeer(dataDir)
+        : mode === "ds"
+          ? await (await import("./durable-streams-peer.mjs")).startDurableStreamsPeer(dataDir)
           : undefined;
 if (peer === undefined) {
-  console.error("usage: peer.mjs raw | ack | server <dataDir> [inline] | store <dataDir> <module> <json>");
+  console.error("usage: peer.mjs raw | ack | server <dataDir> [inline] | store <dataDir> <module> <json> | durable <dataDir> | ds <dataDir>");
   process.exit(2);
 }
 
@@ -170,7 +179,22 @@ process.on("message", (message) => {
   // Durably accepted input items and recorded output items, over all streams (bench/unread-output.mjs).
   else if (message === "counts") process.send({ counts: storeCounts() });
   else if (message === "yields") process.send({ yields: yields.splice(0) });
+  // Every allocation between the two, sampled (bench/allocations.mjs): the garbage too, not only what survives.
+  else if (message === "allocations-start") void allocationSampler().then((post) => post("HeapProfiler.startSampling", samplingOptions)).then(() => process.send({ "allocations-start": true }));
+  else if (message === "allocations-stop") void allocationSampler().then((post) => post("HeapProfiler.stopSampling")).then(({ profile }) => process.send({ "allocations-stop": profile }));
 });
+
+const samplingOptions = { samplingInterval: 1024, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true };
+let sampler;
+/** This process's inspector session, for its heap sampler: `post(method, params)` resolves with the answer. */
+function allocationSampler() {
+  sampler ??= import("node:inspector").then(({ Session }) => {
+    const session = new Session();
+    session.connect();
+    return (method, params) => new Promise((resolve, reject) => session.post(method, params, (error, answer) => (error ? reject(error) : resolve(answer))));
+  });
+  return sampler;
+}
 
 let counts;
 /**

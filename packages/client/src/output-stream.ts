@@ -170,7 +170,7 @@ export class OutputStream implements AsyncIterable<OutputChunk> {
   // ---- fed by the session ----
 
   /**
-   * One item (count 1) or packed batch (count = bytes) at `sequence`. Replays are dropped, overlaps
+   * @internal One item (count 1) or packed batch (count = bytes) at `sequence`. Replays are dropped, overlaps
    * trimmed. True when it carried something this process had not received (reconnect progress).
    */
   pushItem(sequence: bigint, count: bigint, chunk: OutputChunk, cursorToken: string, wireBytes: number): boolean {
@@ -194,7 +194,7 @@ export class OutputStream implements AsyncIterable<OutputChunk> {
     return true;
   }
 
-  /** The stream's terminal; true the first time the server's terminal arrives (reconnect progress). */
+  /** @internal The stream's terminal; true the first time the server's terminal arrives (reconnect progress). */
   pushEnd(sequence: bigint, outcome: OutputOutcome, cursorToken: string | undefined): boolean {
     if (this.#ending !== undefined) {
       // A replay, or the terminal of a stream this handle stopped reading (an invocation-wide

@@ -14,10 +14,18 @@ export const SECTIONS = [
   "revocation",
   "cancel",
   "limits",
+  "liveness",
   "backpressure",
   "restart",
 ] as const;
 export type Section = (typeof SECTIONS)[number];
+
+/**
+ * Settings of the server under test that the protocol leaves to it (it may
+ * enforce them with other values, or not at all): a check that needs one runs
+ * only when the suite is told the server's value, and is skipped otherwise.
+ */
+export type ServerSetting = "firstMessageTimeoutMs" | "pingIntervalMs" | "maxConnectionsPerPrincipal" | "maxRunningSessionsPerPrincipal";
 
 export interface Check {
   /** Stable id, `<section>.<name>`. */
@@ -27,6 +35,8 @@ export interface Check {
   readonly ref: string;
   /** What a conforming server does, in one sentence. */
   readonly expectation: string;
+  /** The server setting the check needs to know; without it the check is skipped. */
+  readonly needs?: ServerSetting;
   /** Returns a short description of what was seen; throws `Mismatch` (or any error) on failure. */
   run(ctx: SuiteContext): Promise<string | void>;
 }

@@ -129,11 +129,37 @@ program
   .option("--skip <sections>", "leave out these sections or check ids (comma-separated)", list)
   .option("--restart-cmd <command>", "shell command that restarts the server in place; enables the restart section")
   .option("--durable-restart", "the server continues invocations a restart interrupted: the restart section requires continuation")
+  .option("--first-message-timeout <ms>", "the server's deadline for a connection's first message; enables liveness.first-message-deadline", positiveInt)
+  .option("--ping-interval <ms>", "how often the server pings a session socket; enables the liveness.ping-* checks", positiveInt)
+  .option("--max-connections-per-principal <n>", "open session WebSockets the server allows one principal; enables limits.principal-connections-overloaded", positiveInt)
+  .option("--max-sessions-per-principal <n>", "invocations the server lets one principal run at once; enables limits.principal-sessions-overloaded", positiveInt)
+  .addOption(
+    new Option("--bounded-token <token>", "bearer token of the per-principal checks, of a principal nothing else uses meanwhile (default: --token)").env("GOLEM_STREAM_BOUNDED_TOKEN"),
+  )
   .option("--timeout <ms>", "how long the server may stay silent while a check waits for it", positiveInt, 5000)
   .option("--check-timeout <ms>", "hard deadline of one check", positiveInt, 60_000)
   .option("--concurrency <n>", "checks run at once (the restart section always runs alone)", positiveInt, 4)
   .option("--list", "list the checks (id, reference, expectation) without running them")
-  .action(async (options: { url?: string; token?: string; json?: boolean; junit?: string; only?: string[]; skip?: string[]; restartCmd?: string; durableRestart?: boolean; timeout: number; checkTimeout: number; concurrency: number; list?: boolean }) => {
+  .action(
+    async (options: {
+      url?: string;
+      token?: string;
+      json?: boolean;
+      junit?: string;
+      only?: string[];
+      skip?: string[];
+      restartCmd?: string;
+      durableRestart?: boolean;
+      firstMessageTimeout?: number;
+      pingInterval?: number;
+      maxConnectionsPerPrincipal?: number;
+      maxSessionsPerPrincipal?: number;
+      boundedToken?: string;
+      timeout: number;
+      checkTimeout: number;
+      concurrency: number;
+      list?: boolean;
+    }) => {
     if (options.list === true) {
       const { serverChecks } = await import("./suite.js");
       for (const check of serverChecks()) process.stdout.write(`${check.id}\t${check.ref}\t${check.expectation}\n`);
@@ -152,12 +178,18 @@ program
         concurrency: options.concurrency,
         restartCmd: options.restartCmd,
         durableRestart: options.durableRestart === true,
+        firstMessageTimeoutMs: options.firstMessageTimeout,
+        pingIntervalMs: options.pingInterval,
+        maxConnectionsPerPrincipal: options.maxConnectionsPerPrincipal,
+        maxRunningSessionsPerPrincipal: options.maxSessionsPerPrincipal,
+        boundedToken: options.boundedToken,
         ...(options.only ? { only: options.only } : {}),
         ...(options.skip ? { skip: options.skip } : {}),
         onResult: progress(options),
       }),
     );
-  });
+    },
+  );
 
 program
   .command("client")

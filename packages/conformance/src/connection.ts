@@ -22,6 +22,8 @@ export interface ConnectOptions {
    * The socket is terminated, not closed, so nothing waits on a server that may never answer.
    */
   readonly signal?: AbortSignal | undefined;
+  /** Answer the server's pings (default true, as every WebSocket endpoint must); false: a peer that never does. */
+  readonly autoPong?: boolean;
 }
 
 /** "silence": a wait ends after the server has sent nothing for the timeout; "total": after the timeout, whatever arrives. */
@@ -38,6 +40,8 @@ export class Connection {
   readonly closed: Promise<Closed>;
   closeInfo: Closed | undefined;
   readonly timeoutMs: number;
+  /** WebSocket pings the server has sent. */
+  pings = 0;
   #cursor = 0;
   #waiters: (() => void)[] = [];
   /** When the server last sent something (or closed): waits are bounded by silence, not by total time. */
@@ -56,6 +60,10 @@ export class Connection {
       this.#wake();
     });
     socket.on("error", () => undefined);
+    socket.on("ping", () => {
+      this.pings++;
+      this.#wake();
+    });
     this.closed = new Promise((resolve) => {
       socket.on("close", (code, reason) => {
         this.closeInfo = { code, reason: reason.toString() };
@@ -74,6 +82,7 @@ export class Connection {
       perMessageDeflate: false,
       maxPayload: 64 * 1024 * 1024,
       handshakeTimeout: options.timeoutMs,
+      autoPong: options.autoPong ?? true,
     });
     // Bound before the handshake: a socket still connecting when the check ends is the one that would outlive it.
     socket.once("close", releaseOnAbort(options.signal, () => socket.terminate()));
@@ -174,6 +183,17 @@ export class Connection {
     while (this.closeInfo === undefined) await this.#wait("the server to close the connection", deadline, timeoutMs);
     this.#assertDecodable();
     return { messages: this.received, closed: this.closeInfo };
+  }
+
+  /**
+   * Waits until the server has sent `count` pings in all, or has closed the
+   * connection, whichever comes first, for at most `timeoutMs` in all (pings
+   * are no messages: silence does not extend this wait). Throws `WaitTimeout`
+   * when neither happened.
+   */
+  async pingsOrClose(count: number, timeoutMs: number): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (this.pings < count && this.closeInfo === undefined) await this.#wait(`${count} pings or a close (saw ${this.pings} pings)`, deadline, timeoutMs, "total");
   }
 
   close(): void {

@@ -2,7 +2,7 @@
 import type { InvocationAccepted, InvocationResult, InvocationStart, ResumeAttach, SchemaValueJson, ServerMessage } from "@golem-stream/wire";
 import { randomUUID } from "node:crypto";
 import { Connection, type Closed } from "./connection.js";
-import { ensure, ensureEqual, Mismatch, show } from "./check.js";
+import { ensure, ensureEqual, Mismatch, show, type ServerSetting } from "./check.js";
 import { traceViolations, type TraceOptions } from "./invariants.js";
 import { probeUpgrade, type ProbeOptions, type ProbeResult } from "./http-probe.js";
 import { CheckLifetime, sleep } from "./lifetime.js";
@@ -19,6 +19,28 @@ export interface SuiteOptions {
   /** How long to wait for the server to come back after the restart command, in ms (default 30 000). */
   readonly restartTimeoutMs?: number;
   /**
+   * The server's deadline for a connection's first message, in ms; enables
+   * `liveness.first-message-deadline` (which waits that long). Unset: the check is skipped.
+   */
+  readonly firstMessageTimeoutMs?: number | undefined;
+  /** How often the server pings a session socket, in ms; enables the `liveness.ping-*` checks. Unset: skipped. */
+  readonly pingIntervalMs?: number | undefined;
+  /**
+   * Open session WebSockets the server allows one principal; enables
+   * `limits.principal-connections-overloaded`, which opens that many with `boundedToken`. Unset: skipped.
+   */
+  readonly maxConnectionsPerPrincipal?: number | undefined;
+  /**
+   * Invocations the server lets one principal run at once; enables
+   * `limits.principal-sessions-overloaded`, which starts that many with `boundedToken`. Unset: skipped.
+   */
+  readonly maxRunningSessionsPerPrincipal?: number | undefined;
+  /**
+   * The bearer token of the per-principal checks (default: `token`). Its principal must hold no
+   * other connection or running invocation while those checks run: they count on it.
+   */
+  readonly boundedToken?: string | undefined;
+  /**
    * The server continues invocations a restart interrupted (the demo methods are durable there):
    * the restart section then requires continuation instead of also accepting the documented failure.
    */
@@ -32,6 +54,11 @@ export class SuiteContext {
   readonly restartCmd: string | undefined;
   readonly restartTimeoutMs: number;
   readonly durableRestart: boolean;
+  readonly firstMessageTimeoutMs: number | undefined;
+  readonly pingIntervalMs: number | undefined;
+  readonly maxConnectionsPerPrincipal: number | undefined;
+  readonly maxRunningSessionsPerPrincipal: number | undefined;
+  readonly boundedToken: string;
   /** Fires when the check ends (passed, failed or cut off by its deadline): everything the context started is released. */
   readonly #lifetime = new CheckLifetime();
 
@@ -42,6 +69,18 @@ export class SuiteContext {
     this.restartCmd = options.restartCmd;
     this.restartTimeoutMs = options.restartTimeoutMs ?? 30_000;
     this.durableRestart = options.durableRestart === true;
+    this.firstMessageTimeoutMs = options.firstMessageTimeoutMs;
+    this.pingIntervalMs = options.pingIntervalMs;
+    this.maxConnectionsPerPrincipal = options.maxConnectionsPerPrincipal;
+    this.maxRunningSessionsPerPrincipal = options.maxRunningSessionsPerPrincipal;
+    this.boundedToken = options.boundedToken ?? options.token;
+  }
+
+  /** A server setting the check declared it needs (`Check.needs`): the runner skips the check without it. */
+  setting(name: ServerSetting): number {
+    const value = this[name];
+    if (value === undefined) throw new Error(`the suite was not told the server's ${name}`);
+    return value;
   }
 
   /** Aborts when the check ends: a check passes it to whatever it starts that the context does not start for it. */
@@ -50,8 +89,14 @@ export class SuiteContext {
   }
 
   /** A connection that is terminated when the check ends, even if it is still connecting then. */
-  async connect(options: { token?: string | undefined; protocols?: readonly string[] } = {}): Promise<Connection> {
-    return Connection.open(this.url, { token: options.token ?? this.token, timeoutMs: this.timeoutMs, signal: this.signal, ...(options.protocols ? { protocols: options.protocols } : {}) });
+  async connect(options: { token?: string | undefined; protocols?: readonly string[]; autoPong?: boolean } = {}): Promise<Connection> {
+    return Connection.open(this.url, {
+      token: options.token ?? this.token,
+      timeoutMs: this.timeoutMs,
+      signal: this.signal,
+      ...(options.protocols ? { protocols: options.protocols } : {}),
+      ...(options.autoPong === undefined ? {} : { autoPong: options.autoPong }),
+    });
   }
 
   /** One raw upgrade request to the session endpoint (see `probeUpgrade`), abandoned when the check ends. */
@@ -64,9 +109,9 @@ export class SuiteContext {
     await sleep(ms, this.signal);
   }
 
-  /** Opens a connection, sends `start` and waits for its acceptance. */
-  async start(start: InvocationStart): Promise<{ conn: Connection; accepted: InvocationAccepted }> {
-    const conn = await this.connect();
+  /** Opens a connection (with `token`, default the suite's), sends `start` and waits for its acceptance. */
+  async start(start: InvocationStart, token?: string): Promise<{ conn: Connection; accepted: InvocationAccepted }> {
+    const conn = await this.connect({ token });
     conn.send(start);
     const accepted = await conn.nextOf("invocationAccepted");
     return { conn, accepted };

@@ -7,7 +7,7 @@
  */
 export { runServerSuite, validateSelectors, type RunOptions, type SuiteReport, type CheckResult, type Status, type BaseReport } from "./runner.js";
 export { serverChecks } from "./suite.js";
-export { SECTIONS, Mismatch, type Check, type Section } from "./check.js";
+export { SECTIONS, Mismatch, type Check, type Section, type ServerSetting } from "./check.js";
 export { SuiteContext, type SuiteOptions } from "./context.js";
 export type { ProbeOptions, ProbeResult } from "./http-probe.js";
 export { traceViolations, type TraceOptions } from "./invariants.js";

@@ -1,5 +1,5 @@
 /** Runs server checks against a server and collects one result per check. */
-import { SECTIONS, type Check } from "./check.js";
+import { SECTIONS, type Check, type ServerSetting } from "./check.js";
 import { SuiteContext, type SuiteOptions } from "./context.js";
 import { runPool, selectChecks, summarize, validateSelectorsAgainst, type BaseReport, type CheckResult, type RunnableCheck } from "./run-checks.js";
 import { serverChecks } from "./suite.js";
@@ -26,6 +26,21 @@ export interface RunOptions extends SuiteOptions {
   readonly checks?: readonly Check[];
 }
 
+/** The command-line flag that gives each server setting (for the reason a check is skipped). */
+export const SETTING_FLAGS: Readonly<Record<ServerSetting, string>> = {
+  firstMessageTimeoutMs: "--first-message-timeout",
+  pingIntervalMs: "--ping-interval",
+  maxConnectionsPerPrincipal: "--max-connections-per-principal",
+  maxRunningSessionsPerPrincipal: "--max-sessions-per-principal",
+};
+
+/** Why `check` cannot run with `options`, if it cannot. */
+function skipReason(check: Check, options: RunOptions): string | undefined {
+  if (check.section === "restart" && options.restartCmd === undefined) return "no --restart-cmd given";
+  if (check.needs !== undefined && options[check.needs] === undefined) return `the server's ${check.needs} was not given (${SETTING_FLAGS[check.needs]}): a server may set it otherwise, or not enforce it`;
+  return undefined;
+}
+
 /** Throws for a selector that names neither a section nor a check. */
 export function validateSelectors(selectors: readonly string[], checks: readonly Check[]): void {
   validateSelectorsAgainst(selectors, SECTIONS, checks as readonly RunnableCheck<never>[]);
@@ -44,7 +59,7 @@ export async function runServerSuite(options: RunOptions): Promise<SuiteReport> 
       const ctx = new SuiteContext(options);
       return { ctx, dispose: () => ctx.cleanup() };
     },
-    skipReason: (check: RunnableCheck<SuiteContext>) => (check.section === "restart" && options.restartCmd === undefined ? "no --restart-cmd given" : undefined),
+    skipReason: (check: RunnableCheck<SuiteContext>) => skipReason(check as Check, options),
   });
   await runPool(selected.filter((c) => c.section !== "restart"), pool(options.concurrency ?? 4), results);
   await runPool(selected.filter((c) => c.section === "restart"), pool(1), results);

@@ -8,6 +8,7 @@ import { firstMessageChecks } from "./checks/first-message.js";
 import { handshakeChecks } from "./checks/handshake.js";
 import { idempotencyChecks } from "./checks/idempotency.js";
 import { limitChecks } from "./checks/limits.js";
+import { livenessChecks } from "./checks/liveness.js";
 import { methodChecks } from "./checks/methods.js";
 import { restartChecks } from "./checks/restart.js";
 import { resumeChecks } from "./checks/resume.js";
@@ -27,6 +28,7 @@ export function serverChecks(): Check[] {
     ...revocationChecks,
     ...cancelChecks,
     ...limitChecks,
+    ...livenessChecks,
     ...backpressureChecks,
     ...restartChecks,
   ];

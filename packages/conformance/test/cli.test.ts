@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startServerUnderTest, TOKEN, type ServerUnderTest } from "./support/server.js";
+import { BOUNDED_LIMITS, BOUNDED_TOKEN, startServerUnderTest, TOKEN, type ServerUnderTest } from "./support/server.js";
 import { startFaultProxy } from "./support/fault-proxy.js";
 import { FAULTS } from "./support/faults.js";
 
@@ -56,6 +56,51 @@ describe("golem-stream-conformance server", () => {
     expect(result.stdout).toMatch(/\d+ checks: \d+ passed, 0 failed/);
     expect(result.stdout).not.toContain("handshake.fragmentation-ignored");
     expect(readFileSync(junit, "utf8")).toContain('<testsuite name="first-message"');
+  });
+
+  it("runs the checks that need a server setting when told it, and skips each one it is not told", async () => {
+    const bounded = await startServerUnderTest({ bounded: true });
+    try {
+      const only = ["--only", "liveness,limits.principal-connections-overloaded,limits.principal-sessions-overloaded"];
+      const told = await run([
+        "server",
+        "--url",
+        bounded.url,
+        "--token",
+        TOKEN,
+        ...only,
+        "--json",
+        "--concurrency",
+        "1",
+        "--first-message-timeout",
+        String(BOUNDED_LIMITS.firstMessageTimeoutMs),
+        "--ping-interval",
+        String(BOUNDED_LIMITS.pingIntervalMs),
+        "--max-connections-per-principal",
+        String(BOUNDED_LIMITS.maxConnectionsPerPrincipal),
+        "--max-sessions-per-principal",
+        String(BOUNDED_LIMITS.maxRunningSessionsPerPrincipal),
+        "--bounded-token",
+        BOUNDED_TOKEN,
+      ]);
+      const statuses = (result: { stdout: string }) => (JSON.parse(result.stdout) as { results: { id: string; status: string; saw: string }[] }).results.map((r) => `${r.id} ${r.status}: ${r.saw}`);
+      expect(told.code, statuses(told).join("\n")).toBe(0);
+      expect(statuses(told).map((line) => line.slice(0, line.indexOf(":")))).toEqual([
+        "limits.principal-connections-overloaded passed",
+        "limits.principal-sessions-overloaded passed",
+        "liveness.first-message-deadline passed",
+        "liveness.ping-answered-stays passed",
+        "liveness.ping-unanswered-dropped passed",
+      ]);
+      const untold = await run(["server", "--url", bounded.url, "--token", TOKEN, ...only, "--json"]);
+      expect(untold.code).toBe(0);
+      expect(statuses(untold)).toContain(
+        "liveness.ping-answered-stays skipped: the server's pingIntervalMs was not given (--ping-interval): a server may set it otherwise, or not enforce it",
+      );
+      expect(statuses(untold).every((line) => line.includes(" skipped: "))).toBe(true);
+    } finally {
+      await bounded.dispose();
+    }
   });
 
   it("exits 1 when a check fails, and says what it expected and saw", async () => {

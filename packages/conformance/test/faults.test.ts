@@ -2,41 +2,57 @@
  * The suite's teeth: through a fault-injecting proxy that breaks one rule at
  * a time, every check the fault table names must fail; through the same proxy
  * without a fault, those checks pass (so the proxy itself breaks nothing).
+ * The checks that need a server setting run against the bounded server
+ * (short deadlines, small per-principal bounds), one fault at a time.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runServerSuite, serverChecks } from "../src/index.js";
 import { startRestartControl, type RestartControl } from "./support/control.js";
 import { NO_FAULT, startFaultProxy } from "./support/fault-proxy.js";
 import { FAULTS, type FaultCase } from "./support/faults.js";
-import { startServerUnderTest, TOKEN, type ServerUnderTest } from "./support/server.js";
+import { BOUNDED_SUITE_OPTIONS, startServerUnderTest, TOKEN, type ServerUnderTest } from "./support/server.js";
 
 /** Waits are short here: a fault that makes the server silent must fail its check quickly. */
 const FAULT_TIMEOUT_MS = 1500;
 
 let server: ServerUnderTest;
+let bounded: ServerUnderTest;
 let control: RestartControl;
 
 beforeAll(async () => {
   server = await startServerUnderTest();
+  bounded = await startServerUnderTest({ bounded: true });
   control = await startRestartControl(() => server.restart());
 });
 
 afterAll(async () => {
   await control?.close();
   await server?.dispose();
+  await bounded?.dispose();
 });
 
+const needsSetting = new Set(serverChecks().filter((c) => c.needs !== undefined).map((c) => c.id));
+
 async function runThroughProxy(c: FaultCase | { fault: typeof NO_FAULT; caughtBy: readonly string[] }, timeoutMs: number, checkTimeoutMs = 20_000) {
-  const proxy = await startFaultProxy(server.url, TOKEN, c.fault);
-  try {
-    // A check that a fault keeps busy (a stream that is never cancelled) is cut off at 20 s.
-    // The project's server continues what a restart interrupted: the restart checks require it.
-    const report = await runServerSuite({ url: proxy.url, token: TOKEN, only: c.caughtBy, timeoutMs, checkTimeoutMs, restartCmd: control.command, durableRestart: true, concurrency: 4 });
-    expect(proxy.errors.map(String), `errors inside the proxy with fault ${c.fault.name}`).toEqual([]);
-    return report;
-  } finally {
-    await proxy.close();
+  const results = [];
+  // The checks that need a server setting go to the bounded server, told its settings, one at a time.
+  for (const [upstream, only, options] of [
+    [server, c.caughtBy.filter((id) => !needsSetting.has(id)), { concurrency: 4 }],
+    [bounded, c.caughtBy.filter((id) => needsSetting.has(id)), { concurrency: 1, ...BOUNDED_SUITE_OPTIONS }],
+  ] as const) {
+    if (only.length === 0) continue;
+    const proxy = await startFaultProxy(upstream.url, TOKEN, c.fault);
+    try {
+      // A check that a fault keeps busy (a stream that is never cancelled) is cut off at 20 s.
+      // The project's server continues what a restart interrupted: the restart checks require it.
+      const report = await runServerSuite({ url: proxy.url, token: TOKEN, only, timeoutMs, checkTimeoutMs, restartCmd: control.command, durableRestart: true, ...options });
+      expect(proxy.errors.map(String), `errors inside the proxy with fault ${c.fault.name}`).toEqual([]);
+      results.push(...report.results);
+    } finally {
+      await proxy.close();
+    }
   }
+  return { results };
 }
 
 /**
@@ -94,11 +110,21 @@ describe("the fault table", () => {
 });
 
 describe.concurrent("each fault is caught", () => {
-  for (const c of FAULTS.filter((f) => f.restart !== true)) {
+  for (const c of FAULTS.filter((f) => f.restart !== true && f.bounded !== true)) {
     it(`${c.fault.name} (${c.fault.description}) fails ${summary(c.caughtBy)}`, async () => {
       const report = await runThroughProxy(c, FAULT_TIMEOUT_MS);
       const passed = report.results.filter((r) => r.status !== "failed").map((r) => r.id);
       expect(passed, `checks that should have caught ${c.fault.name}`).toEqual([]);
+      expect(cutOff(report.results), `checks that ${c.fault.name} only kept busy until their deadline`).toEqual([]);
+    }, 60_000);
+  }
+});
+
+describe("faults of the checks that need a server setting are caught, one at a time", () => {
+  for (const c of FAULTS.filter((f) => f.bounded === true)) {
+    it(`${c.fault.name} (${c.fault.description}) fails ${summary(c.caughtBy)}`, async () => {
+      const report = await runThroughProxy(c, FAULT_TIMEOUT_MS);
+      expect(report.results.filter((r) => r.status !== "failed").map((r) => r.id), `checks that should have caught ${c.fault.name}`).toEqual([]);
       expect(cutOff(report.results), `checks that ${c.fault.name} only kept busy until their deadline`).toEqual([]);
     }, 60_000);
   }

@@ -4,24 +4,29 @@
  * (`npx vitest run test/server-suite.test.ts -t "handshake.subprotocol-missing"`).
  * Checks run three at a time, as `golem-stream-conformance server` runs them
  * by default; the restart section restarts the server, so it runs alone, after
- * the others.
+ * the others. The checks that need a server setting (first-message deadline,
+ * pings, per-principal bounds) run against a second server with short ones
+ * and small ones, one at a time (two of them count one principal's sockets).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { formatJsonReport, formatJunitReport, formatTextReport, runServerSuite, serverChecks, type CheckResult, type RunOptions, type SuiteReport } from "../src/index.js";
 import { startRestartControl, type RestartControl } from "./support/control.js";
-import { startServerUnderTest, TOKEN, type ServerUnderTest } from "./support/server.js";
+import { BOUNDED_SUITE_OPTIONS, startServerUnderTest, TOKEN, type ServerUnderTest } from "./support/server.js";
 
 let server: ServerUnderTest;
+let bounded: ServerUnderTest;
 let control: RestartControl;
 
 beforeAll(async () => {
   server = await startServerUnderTest();
+  bounded = await startServerUnderTest({ bounded: true });
   control = await startRestartControl(() => server.restart());
 }, 60_000);
 
 afterAll(async () => {
   await control?.close();
   await server?.dispose();
+  await bounded?.dispose();
 });
 
 // Generous waits: this run must pass on a loaded machine, where a 5 s silence can happen.
@@ -30,8 +35,8 @@ const run = (only: readonly string[], options: Partial<RunOptions> = {}): Promis
   runServerSuite({ url: server.url, token: TOKEN, restartCmd: control.command, durableRestart: true, concurrency: 3, timeoutMs: 15_000, only, ...options });
 
 /** Runs one check and fails with what it saw unless it passed. */
-async function passes(id: string): Promise<void> {
-  const report = await run([id]);
+async function passes(id: string, runner = run): Promise<void> {
+  const report = await runner([id]);
   const result = report.results.find((r: CheckResult) => r.id === id);
   expect(result, `${id} ran`).toBeDefined();
   expect(result!.status, `${id}: ${result!.saw}`).toBe("passed");
@@ -40,9 +45,24 @@ async function passes(id: string): Promise<void> {
 const checks = serverChecks();
 
 describe("the project's server passes each check", { concurrent: true, timeout: 120_000 }, () => {
-  for (const check of checks.filter((c) => c.section !== "restart")) {
+  for (const check of checks.filter((c) => c.section !== "restart" && c.needs === undefined)) {
     it(`${check.id}: ${check.expectation}`, () => passes(check.id));
   }
+});
+
+describe("the project's server with short deadlines and small bounds passes each check that needs a setting, one at a time", { timeout: 120_000 }, () => {
+  const runBounded = (only: readonly string[]): Promise<SuiteReport> => runServerSuite({ url: bounded.url, token: TOKEN, concurrency: 1, timeoutMs: 15_000, only, ...BOUNDED_SUITE_OPTIONS });
+  for (const check of checks.filter((c) => c.needs !== undefined)) {
+    it(`${check.id}: ${check.expectation}`, () => passes(check.id, runBounded));
+  }
+
+  it("without the setting, each of them is skipped and says which option it needs", async () => {
+    const report = await run(checks.filter((c) => c.needs !== undefined).map((c) => c.id));
+    expect(report.results.map((r) => [r.id, r.status])).toEqual(checks.filter((c) => c.needs !== undefined).map((c) => [c.id, "skipped"]));
+    expect(report.results.find((r) => r.id === "liveness.first-message-deadline")?.saw).toBe(
+      "the server's firstMessageTimeoutMs was not given (--first-message-timeout): a server may set it otherwise, or not enforce it",
+    );
+  });
 });
 
 describe("the project's server passes each restart check, one at a time", { timeout: 120_000 }, () => {
@@ -53,7 +73,7 @@ describe("the project's server passes each restart check, one at a time", { time
 
 describe("--durable-restart", { timeout: 120_000 }, () => {
   it("fails a server that finishes an interrupted count as failed, which the suite without the flag accepts", async () => {
-    const failing = await startServerUnderTest({ maxReplays: 0 });
+    const failing = await startServerUnderTest({ limits: { maxReplays: 0 } });
     const failingControl = await startRestartControl(() => failing.restart());
     try {
       const id = "restart.output-cursor-survives";

@@ -104,6 +104,60 @@ function panels(page: Page): Promise<{ name: string; items: string[] }[]> {
   );
 }
 
+/** The console's IndexedDB as the page sees it: the stored run ids and how many items they hold. */
+function stored(page: Page): Promise<{ runs: string[]; items: number }> {
+  return page.evaluate(
+    () =>
+      new Promise<{ runs: string[]; items: number }>((resolve, reject) => {
+        const open = indexedDB.open("golem-stream-console", 1);
+        open.onupgradeneeded = () => {
+          open.result.createObjectStore("runs", { keyPath: "id" });
+          open.result.createObjectStore("items");
+        };
+        open.onerror = () => reject(open.error ?? new Error("cannot open"));
+        open.onsuccess = () => {
+          const transaction = open.result.transaction(["runs", "items"], "readonly");
+          const runs = transaction.objectStore("runs").getAllKeys();
+          const items = transaction.objectStore("items").count();
+          transaction.oncomplete = () => {
+            open.result.close();
+            resolve({ runs: (runs.result as string[]).sort(), items: items.result });
+          };
+          transaction.onerror = () => reject(transaction.error ?? new Error("cannot read"));
+        };
+      }),
+  );
+}
+
+/** Writes run records straight into the console's IndexedDB, as another tab (or an earlier page) left them. */
+function plant(page: Page, records: readonly { id: string; touchedAt: number; items: number }[]): Promise<void> {
+  return page.evaluate(
+    (planted) =>
+      new Promise<void>((resolve, reject) => {
+        const open = indexedDB.open("golem-stream-console", 1);
+        open.onupgradeneeded = () => {
+          open.result.createObjectStore("runs", { keyPath: "id" });
+          open.result.createObjectStore("items");
+        };
+        open.onerror = () => reject(open.error ?? new Error("cannot open"));
+        open.onsuccess = () => {
+          const transaction = open.result.transaction(["runs", "items"], "readwrite");
+          for (const { id, touchedAt, items } of planted) {
+            const state = { sessionToken: "gai1_planted", outputCursors: [], selector: {}, idempotencyKey: id };
+            transaction.objectStore("runs").put({ id, title: id, state, cursors: {}, streams: { s: { token: "s", label: "s", kind: "values", stored: items, storedBytes: 0 } }, touchedAt });
+            for (let index = 0; index < items; index++) transaction.objectStore("items").put(`item ${index}`, [id, "s", index]);
+          }
+          transaction.oncomplete = () => {
+            open.result.close();
+            resolve();
+          };
+          transaction.onerror = () => reject(transaction.error ?? new Error("cannot write"));
+        };
+      }),
+    records,
+  );
+}
+
 describe("the web console in Chromium", () => {
   it("a wrong token is refused with a clear error, and nothing is kept", async () => {
     const { page, context } = await openConsole();
@@ -163,7 +217,7 @@ describe("the web console in Chromium", () => {
     }
   });
 
-  it("a second run replaces the first: the page, and a reload, show only the second", async () => {
+  it("a second run replaces the first: the page, and a reload mid-run, show only the second", async () => {
     const { page, context, errors } = await openConsole();
     try {
       await signIn(page, TOKEN);
@@ -172,16 +226,89 @@ describe("the web console in Chromium", () => {
       await page.getByLabel("delayMs", { exact: true }).fill("20");
       await page.getByRole("button", { name: "Start" }).click();
       await page.waitForFunction(() => document.querySelectorAll("#streams ol.items li").length >= 5);
-      await page.getByLabel("to", { exact: true }).fill("3");
-      await page.getByLabel("delayMs", { exact: true }).fill("0");
+      await page.getByLabel("to", { exact: true }).fill("60");
+      await page.getByLabel("delayMs", { exact: true }).fill("25");
       await page.getByRole("button", { name: "Start" }).click();
-      await page.locator("#outcome", { hasText: "success" }).waitFor({ timeout: 30_000 });
-      expect(await panels(page)).toEqual([{ name: "result", items: ["0", "1", "2"] }]);
+      await page.waitForFunction(() => document.querySelector("#streams ol.items li")?.textContent === "0");
+      expect((await stored(page)).runs).toHaveLength(1); // the first run's records went with it
       await page.reload();
       await page.waitForSelector("body[data-ready=true]");
-      await page.locator("#outcome", { hasText: "success" }).waitFor();
-      expect(await panels(page)).toEqual([{ name: "result", items: ["0", "1", "2"] }]);
+      await page.locator("#outcome", { hasText: "success" }).waitFor({ timeout: 30_000 });
+      expect(await panels(page)).toEqual([{ name: "result", items: Array.from({ length: 60 }, (_, i) => String(i)) }]);
       expect(errors).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  });
+
+  it("a run's records are removed from IndexedDB once it has ended, and a reload then resumes nothing", async () => {
+    const { page, context, errors } = await openConsole();
+    try {
+      await signIn(page, TOKEN);
+      await chooseMethod(page, "count");
+      await page.getByLabel("to", { exact: true }).fill("40");
+      await page.getByLabel("delayMs", { exact: true }).fill("25");
+      await page.getByRole("button", { name: "Start" }).click();
+      await page.waitForFunction(() => document.querySelectorAll("#streams ol.items li").length >= 5);
+      const during = await stored(page);
+      expect(during.runs).toHaveLength(1); // stored while it runs, for a reload
+      // The outcome is shown once the records are gone.
+      await page.locator("#outcome", { hasText: "success" }).waitFor({ timeout: 30_000 });
+      expect(await items(page)).toEqual(Array.from({ length: 40 }, (_, i) => String(i)));
+      expect(await stored(page)).toEqual({ runs: [], items: 0 });
+      await page.reload();
+      await page.waitForSelector("body[data-ready=true]");
+      expect(await page.locator("#run").isHidden()).toBe(true);
+      expect(await stored(page)).toEqual({ runs: [], items: 0 });
+      expect(errors).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  });
+
+  it("signing out mid-run removes the run's records before the sign-in form comes back", async () => {
+    const { page, context, errors } = await openConsole();
+    try {
+      await signIn(page, TOKEN);
+      await chooseMethod(page, "count");
+      await page.getByLabel("to", { exact: true }).fill("100000");
+      await page.getByLabel("delayMs", { exact: true }).fill("20");
+      await page.getByRole("button", { name: "Start" }).click();
+      await page.waitForFunction(() => document.querySelectorAll("#streams ol.items li").length >= 5);
+      expect((await stored(page)).runs).toHaveLength(1);
+      await page.getByRole("button", { name: "Sign out" }).click();
+      await page.locator("#sign-in").waitFor({ state: "visible" });
+      expect(await stored(page)).toEqual({ runs: [], items: 0 });
+      expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
+      expect(errors).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  });
+
+  it("at start, the page sweeps stored runs no open tab holds, and spares one another tab shows and one just written", async () => {
+    if (startFailure !== undefined) throw startFailure;
+    const context = await browser.newContext();
+    try {
+      // Another tab of the origin: it plants the records, then holds the lock of the run it "shows".
+      const other = await context.newPage();
+      await other.goto(`${server.httpUrl}/no-page-here`);
+      const hour = 60 * 60 * 1000;
+      const now = await other.evaluate(() => Date.now());
+      await plant(other, [
+        { id: "closed-tab", touchedAt: now - hour, items: 3 },
+        { id: "open-tab", touchedAt: now - hour, items: 2 },
+        { id: "reloading-tab", touchedAt: now, items: 1 },
+      ]);
+      await other.evaluate(async () => {
+        void navigator.locks.request("golem-stream-console:run:open-tab", () => new Promise(() => undefined));
+        await navigator.locks.query();
+      });
+      expect((await stored(other)).runs).toEqual(["closed-tab", "open-tab", "reloading-tab"]);
+      const page = await context.newPage();
+      await page.goto(`${server.httpUrl}/`);
+      await page.waitForSelector("body[data-ready=true]");
+      expect(await stored(page)).toEqual({ runs: ["open-tab", "reloading-tab"], items: 3 });
     } finally {
       await context.close();
     }

@@ -50,7 +50,9 @@ function choose(select: HTMLSelectElement, index: number): void {
 
 async function items(node: ParamNode): Promise<unknown[]> {
   expect(node).toBeInstanceOf(InputStream);
-  const pull = (node as InputStream).claim();
+  // `claim` is the client's internal reading of a binding (stripped from its public types); the
+  // test reads the items the form put there the way the client's session would.
+  const pull = (node as unknown as { claim(): AsyncIterator<unknown> }).claim();
   const out: unknown[] = [];
   for (let next = await pull.next(); next.done !== true; next = await pull.next()) out.push(next.value);
   return out;

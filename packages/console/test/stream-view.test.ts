@@ -2,7 +2,7 @@
  * One output stream on the page, in memory: what it counts (items, batches, bytes), what it shows
  * for each kind of item, and its state line.
  */
-import { expect, it } from "vitest";
+import { expect, it, vi } from "vitest";
 import { StreamView } from "../src/web/stream-view.js";
 import type { StreamRecord } from "../src/web/run-store.js";
 
@@ -35,6 +35,8 @@ it("a byte stream counts batches and offers one download of everything received"
 });
 
 it("binary items each get their size, type and a download link", () => {
+  const blobs: Blob[] = [];
+  const make = vi.spyOn(URL, "createObjectURL").mockImplementation((blob) => (blobs.push(blob as Blob), `blob:${blobs.length}`));
   const view = new StreamView(record({ label: "my file/s" }), []);
   view.add({ bytes: new Uint8Array(3), mimeType: "image/png" });
   view.add({ bytes: new Uint8Array(2048) });
@@ -43,6 +45,14 @@ it("binary items each get their size, type and a download link", () => {
   expect(entries.map((li) => li.firstChild?.textContent)).toEqual(["3 B image/png ", "2.0 KiB "]);
   expect(entries.map((li) => li.querySelector("a")?.download)).toEqual(["item-0", "item-1"]);
   expect(view.bytesOf(0, 2)).toBe(2051);
+  // Downloads of bytes whatever type the agent named: never a document of its type in this origin.
+  expect(entries.map((li) => li.querySelector("a")?.type)).toEqual(["application/octet-stream", "application/octet-stream"]);
+  expect(blobs.map((blob) => blob.type)).toEqual(["application/octet-stream", "application/octet-stream"]);
+  const revoke = vi.spyOn(URL, "revokeObjectURL").mockImplementation(() => undefined);
+  view.dispose();
+  expect(revoke.mock.calls).toEqual([["blob:1"], ["blob:2"]]);
+  make.mockRestore();
+  revoke.mockRestore();
 });
 
 it("shows its state, and a restored record's end", () => {

@@ -44,7 +44,10 @@ beforeAll(async () => {
   root = mkdtempSync(path.join(tmpdir(), "golem-stream-pack-check-"));
   tarballs = await packAll(path.join(root, "tarballs"));
   await Promise.all(
-    CONSUMERS.map((consumer) => installConsumer(dir(consumer), path.join(fixtures, consumer), `@golem-stream/${consumer}`, tarballs)),
+    // store-postgres installs as a cluster node may: without optional dependencies, so no SQLite.
+    CONSUMERS.map((consumer) =>
+      installConsumer(dir(consumer), path.join(fixtures, consumer), `@golem-stream/${consumer}`, tarballs, { omitOptional: consumer === "store-postgres" }),
+    ),
   );
   const { stdout: version } = await run(consumerNode, ["--version"]);
   console.log(`consumers run on Node ${version.trim()} (${consumerNode})`);
@@ -163,6 +166,13 @@ describe("installed alone with npm", () => {
     expect(await node("client", "invoke.cjs", serverUrl)).toBe("cjs: cba olléh\n");
   });
 
+  it("the PostgreSQL store installs without SQLite (npm install --omit=optional), and loads", async () => {
+    expect(existsSync(path.join(dir("store-postgres"), "node_modules", "@golem-stream", "server")), "the server's store contract").toBe(true);
+    expect(existsSync(path.join(dir("store-postgres"), "node_modules", "better-sqlite3")), "store-postgres installed better-sqlite3").toBe(false);
+    expect(existsSync(path.join(dir("server"), "node_modules", "better-sqlite3")), "a default install of the server has SQLite").toBe(true);
+    expect(await node("store-postgres", "require.cjs")).toMatch(/^required PostgresSessionStore\n$/);
+  });
+
   it("the server and store-postgres load with require()", async () => {
     expect(await node("server", "require.cjs")).toMatch(/^required \d+ exports, keyring generated\n$/);
     expect(await node("store-postgres", "require.cjs")).toMatch(/^required PostgresSessionStore\n$/);
@@ -249,7 +259,7 @@ describe("TypeScript consumers", () => {
 describe("public types", () => {
   const entries: Record<Consumer, Record<string, string[]>> = {
     client: { "@golem-stream/client": ["@golem-stream/client"], "@golem-stream/wire": ["@golem-stream/wire"], "@golem-stream/schema-value": ["@golem-stream/schema-value"] },
-    server: { "@golem-stream/server": ["@golem-stream/server", "@golem-stream/server/testing"], "@golem-stream/tokens": ["@golem-stream/tokens"] },
+    server: { "@golem-stream/server": ["@golem-stream/server", "@golem-stream/server/store", "@golem-stream/server/demo", "@golem-stream/server/testing"], "@golem-stream/tokens": ["@golem-stream/tokens"] },
     cli: { "@golem-stream/cli": ["@golem-stream/cli"] },
     "store-postgres": { "@golem-stream/store-postgres": ["@golem-stream/store-postgres", "@golem-stream/store-postgres/local"] },
     conformance: { "@golem-stream/conformance": ["@golem-stream/conformance", "@golem-stream/conformance/client-adapter"] },

@@ -129,17 +129,20 @@ export function decodeSchemaValue(json: SchemaValueInput, graph: SchemaGraph, op
 }
 
 /**
- * The common case of a stream of strings, a `string` root (the graph's own,
- * or given as `options.type`) with default limits, decoded without setting up the walk (its decoder, location and
- * closure per value). Anything else, and anything wrong, is `undefined`:
- * the walk decides and reports. The result is the walk's (a test holds the
- * two to each other): a string node is charged 1, its text its UTF-8 length,
- * and a `string` carries no restriction.
+ * The common case of a stream of strings, a `string` type with default limits, decoded without
+ * setting up the walk (its decoder, location and closure per value, about 600 bytes of garbage
+ * per item). The type is the graph's root, or `options.type` when it is one of the graph's own
+ * nodes (as `toJs` gives a stream's element type for each item an agent reads): the walk then
+ * decodes against that node as it is. Anything else, and anything wrong, is `undefined`: the
+ * walk decides and reports. The result is the walk's (a test holds the two to each other): a
+ * string node is charged 1, its text its UTF-8 length, and a `string` carries no restriction.
  */
 function decodePlainString(json: SchemaValueInput, graph: SchemaGraph, options: DecodeValueOptions): DecodedValue | undefined {
   if (options.maxByteCharge !== undefined || options.maxStreams !== undefined) return undefined;
-  if (!(graph instanceof SchemaGraph) || (options.type !== undefined && options.type !== graph.root)) return undefined;
-  if (graph.resolve(graph.root).kind !== "string") return undefined;
+  if (!(graph instanceof SchemaGraph)) return undefined;
+  const type = options.type ?? graph.root;
+  if (type !== graph.root && !graph.owns(type)) return undefined;
+  if (graph.resolve(type).kind !== "string") return undefined;
   if (!isJsonObject(json as JsonValue) || !hasTwoMembers(json as JsonObject)) return undefined;
   const kind = getMember(json as JsonObject, "kind");
   const text = getMember(json as JsonObject, "value");

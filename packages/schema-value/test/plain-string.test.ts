@@ -6,10 +6,19 @@
 import { ProtocolError, type JsonValue } from "@golem-stream/wire";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { decodeSchemaGraph, decodeSchemaValue, t, type DecodeValueOptions } from "../src/index.js";
+import { decodeSchemaGraph, decodeSchemaValue, t, type DecodeValueOptions, type SchemaType } from "../src/index.js";
 import { decodeSchemaValueWalk } from "../src/value-decode.js";
 
-const graphs = [decodeSchemaGraph(t.graph(t.string())), decodeSchemaGraph(t.graph(t.ref("s"), { s: t.string() })), decodeSchemaGraph(t.graph(t.char()))];
+const graphs = [
+  decodeSchemaGraph(t.graph(t.string())),
+  decodeSchemaGraph(t.graph(t.ref("s"), { s: t.string() })),
+  decodeSchemaGraph(t.graph(t.char())),
+  // Types inside a graph, as toJs gives a record field's or a stream element's type: a string, a ref to one, a char.
+  decodeSchemaGraph(t.graph(t.record({ a: t.string(), b: t.ref("s"), c: t.char() }), { s: t.string() })),
+];
+
+/** The record's field types of the last graph: nodes the graph owns that are not its root. */
+const ownedTypes = (graphs[3]!.root as { value: { fields: { body: SchemaType }[] } }).value.fields.map((field) => field.body);
 
 /** The outcome of a decode: its result, or the error's code, path and message. */
 function outcome(decode: () => unknown): unknown {
@@ -44,10 +53,12 @@ const options = fc.record(
 describe("decodeSchemaValue of a string root", () => {
   it("gives the walk's answer for any value and options", () => {
     fc.assert(
-      fc.property(node, options, fc.constantFrom(0, 1, 2), fc.constantFrom("none", "root", "other"), (json, opts, g, type) => {
+      fc.property(node, options, fc.constantFrom(0, 1, 2, 3), fc.constantFrom("none", "root", "other", "owned"), fc.nat(2), (json, opts, g, type, field) => {
         const graph = graphs[g]!;
-        // The root given as options.type (as toJs and fromJs give it) is the same decode; another type is not.
+        // The root given as options.type (as toJs and fromJs give it) is the same decode, and so is
+        // a node of the graph (a field's type); a type from elsewhere is not.
         if (type === "none") same(json, opts, graph);
+        else if (type === "owned") same(json, { ...opts, type: ownedTypes[field]! }, graphs[3]!);
         else same(json, { ...opts, type: type === "root" ? graph.root : t.string() }, graph);
       }),
       { numRuns: 3000 },
@@ -61,6 +72,12 @@ describe("decodeSchemaValue of a string root", () => {
       byteCharge: 1 + 2 + 4,
     });
     expect(decodeSchemaValue({ kind: "string", value: "x" }, graphs[1]!)).toEqual({ value: { kind: "string", value: "x" }, streams: [], byteCharge: 2 });
+    // A string node inside the graph (a field's, a ref's), as toJs decodes each item of a stream.
+    for (const type of ownedTypes.slice(0, 2)) {
+      expect(decodeSchemaValue({ kind: "string", value: "x" }, graphs[3]!, { type, streams: "any" })).toEqual({ value: { kind: "string", value: "x" }, streams: [], byteCharge: 2 });
+    }
+    // A char node is not a string: the walk's error.
+    expect(() => decodeSchemaValue({ kind: "string", value: "x" }, graphs[3]!, { type: ownedTypes[2]! })).toThrow(expect.objectContaining({ code: "validation-error" }));
   });
 
   it("refuses what the walk refuses, with the walk's error", () => {

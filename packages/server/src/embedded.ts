@@ -12,7 +12,7 @@ import { randomBytes } from "node:crypto";
 import { existsSync, linkSync, readFileSync, unlinkSync, writeFileSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { Keyring } from "@golem-stream/tokens";
-import { withStaticTokens, type Authentication } from "./auth/static-tokens.js";
+import { checkStaticTokens, withStaticTokens, type Authentication, type StaticToken } from "./auth/static-tokens.js";
 import { agentsFingerprint, agentsHost, type AgentsOptions } from "./catalogue/agents-host.js";
 import { isClusterStore } from "./store/cluster-store.js";
 import type { Logger, ServerLimits } from "./options.js";
@@ -42,10 +42,12 @@ export interface EmbeddedServerOptions extends AgentsOptions {
    */
   readonly cluster?: ClusterOptions;
   /**
-   * Accepted static bearer tokens; each is its own principal of account
-   * `local` and may do everything. May be empty when `authentication` is given.
+   * Accepted static bearer tokens; each is its own principal and its own
+   * account, unless given as `{ token, account }`: then it shares the named
+   * account (and its idempotency keys) with the other tokens given in it.
+   * Each may do everything. May be empty when `authentication` is given.
    */
-  readonly tokens: readonly string[];
+  readonly tokens: readonly StaticToken[];
   /**
    * Bearers that are none of `tokens` go to this authenticator, and its
    * callers to its authorizer (e.g. `createJwtAuth(...)`). Default: none.
@@ -155,8 +157,10 @@ function clusterOptions(options: EmbeddedServerOptions, store: SessionStore): { 
 export async function startEmbeddedServer(options: EmbeddedServerOptions): Promise<EmbeddedServer> {
   if (typeof options !== "object" || options === null) throw new TypeError("startEmbeddedServer needs an options object");
   if (typeof options.dataDir !== "string" || options.dataDir.length === 0) throw new TypeError("options.dataDir must be a non-empty path");
-  if (!Array.isArray(options.tokens) || !options.tokens.every((t) => typeof t === "string" && t.length > 0)) {
-    throw new TypeError("options.tokens must be an array of non-empty strings");
+  try {
+    checkStaticTokens(options.tokens);
+  } catch (error) {
+    throw new TypeError(`options.tokens: ${(error as Error).message}`);
   }
   if (options.tokens.length === 0 && options.authentication === undefined) throw new TypeError("options.tokens must not be empty without options.authentication");
   // Before anything is created: a bad catalogue leaves no data directory behind.

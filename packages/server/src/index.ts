@@ -10,6 +10,10 @@
  * { app: { env: [implement(contract, methods)] } } }), dataDir, tokens })`, or
  * implement `AgentHost` (or use `StaticAgentHost`) and call
  * `createSessionServer({ store, host, keyring, authenticator })`.
+ *
+ * Other entry points: `@golem-stream/server/store` (the store contract and helpers, for a store of
+ * your own), `@golem-stream/server/demo` (the demo catalogue's host), `@golem-stream/server/testing`
+ * (test clients, clocks and scenarios).
  */
 export { startEmbeddedServer, loadOrCreateKeyring, loadOrCreatePrincipalSecret, PRINCIPAL_SECRET_FILE, type EmbeddedServer, type EmbeddedServerOptions } from "./embedded.js";
 export { defineCatalogue, type Catalogue, type EnvironmentAgentTypes } from "./catalogue/catalogue.js";
@@ -85,26 +89,13 @@ export {
 export type { JSONWebKeySet, JWK, JWTPayload } from "jose";
 export { MAX_JWKS_FILE_BYTES } from "./auth/jwks-file.js";
 export { MAX_JWKS_RESPONSE_BYTES } from "./auth/bounded-fetch.js";
-export { withStaticTokens, type Authentication } from "./auth/static-tokens.js";
+export { checkTokenAccount, withStaticTokens, type Authentication, type GroupedToken, type StaticToken } from "./auth/static-tokens.js";
 export { SqliteSessionStore, type SqliteSessionStoreOptions } from "./store/sqlite-store.js";
 export { MemorySessionStore } from "./store/memory-store.js";
-export type * from "./store/session-store.js";
-export type * from "./store/cluster-store.js";
-export { isClusterStore } from "./store/cluster-store.js";
-export { MemoryCluster } from "./store/memory-cluster.js";
-// For stores of your own that pack runs of small appends into one log row, as the SQLite store does.
-export {
-  joinParts,
-  packedInputChunks,
-  packedOutputItems,
-  packRun,
-  PackedRowError,
-  splitPacked,
-  type PackableAppend,
-  type PackedPart,
-  type PackedRow,
-} from "./store/packed-rows.js";
-export { continuesRun, writeOrder, type OrderedAppend } from "./store/write-order.js";
+// The store types the options take; the whole contract, with the helpers for writing a store, is
+// `@golem-stream/server/store`.
+export type { SessionStore } from "./store/session-store.js";
+export type { ClusterSessionStore } from "./store/cluster-store.js";
 export {
   implement,
   type ContractContext,
@@ -120,14 +111,8 @@ export type * from "@golem-stream/contract";
 export type * from "@golem-stream/schema-value";
 export type { SchemaGraphJson as TypedSchemaGraphJson, StreamLeaf as SchemaStreamLeaf } from "@golem-stream/schema-value";
 export type { InputStreams, OutputStreams, InputElement, OutputElement, OutputSourceOf, TypedOutputWriter } from "./contracts/streams.js";
-export { createDemoHost } from "./demo/host.js";
-export { DEMO_APPLICATION, DEMO_ENVIRONMENT, DEMO_AGENT_TYPE, DEMO_MAX_BLOB_BYTES, DEMO_MAX_BLOBS, ECHO_CONSTRUCTOR, ECHO_METHODS, echoContract } from "./demo/catalogue.js";
-export { demoBlob, reverseScalars } from "./demo/methods.js";
 export { DISCOVERY_PATH } from "./transport/discovery.js";
 export { METRICS_PATH, HEALTH_PATH, READY_PATH, type Readiness } from "./observability/http-endpoints.js";
 export type { MetricsOptions } from "./observability/prometheus-metrics.js";
 export { loggerFromPino, type PinoLike } from "./observability/pino-logger.js";
 export { ATTACHMENT_SPAN, TRACER_NAME } from "./observability/tracing-observer.js";
-export { BytePermits } from "./invocation/byte-permits.js";
-export { NodeBudget } from "./invocation/node-budget.js";
-export { ChannelTable, type ChannelEntry, type ChannelState } from "./attachment/channel-table.js";

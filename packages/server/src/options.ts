@@ -20,6 +20,14 @@ export interface Principal {
    * sessions take `principal`. At most a few; each is tried in turn.
    */
   readonly formerPrincipals?: readonly string[];
+  /**
+   * Earlier accounts of the same caller, when the authenticator moved it to
+   * another account: a session started under one of them (with `principal`
+   * or one of `formerPrincipals`) stays resumable by this caller, under that
+   * account (its tokens keep it). New sessions, and the idempotency keys
+   * they bind, take `account`. At most a few; each is tried in turn.
+   */
+  readonly formerAccounts?: readonly string[];
 }
 
 /**
@@ -131,7 +139,11 @@ export interface ServerLimits {
   readonly authFailuresPerAddress: number;
   /** The window of `authFailuresPerAddress`, from an address's first failure (default 60 000 ms). */
   readonly authFailureWindowMs: number;
-  /** Addresses the failure table remembers; the least recently failed is forgotten first (default 10 000). */
+  /**
+   * Addresses the failure table remembers (default 10 000). When it is full,
+   * the least recently failed address below its allowance is forgotten first;
+   * a throttled one only when all are throttled.
+   */
   readonly maxAuthFailureAddresses: number;
   /**
    * How long a session socket may wait before its first message (a start or
@@ -161,6 +173,20 @@ export interface ServerLimits {
    * invocations are never refused by it. In a cluster, each node counts its own.
    */
   readonly maxRunningSessionsPerPrincipal: number;
+  /**
+   * Payload bytes one principal may keep in the store: its sessions' input
+   * chunks and output items, until their retention ends (default 16 GiB).
+   * A start while the principal keeps that many is answered
+   * `invocationRejected` `limit-exceeded` (not retryable); an input or
+   * output item that would go past it is never stored, and the invocation
+   * it belongs to fails with `limit-exceeded`. Other principals' work is
+   * never touched. Counted from the store's own sums at start, then by what
+   * the server writes and what each retention sweep purges; in a cluster
+   * each node counts the store's sums again after each sweep, so a
+   * principal writing through several nodes may go past it by what the
+   * others wrote since the last sweep (docs/protocol/server.md).
+   */
+  readonly maxStoredBytesPerPrincipal: number;
   /**
    * UTF-8 bytes of the authenticator's `account` and `principal` together
    * (default 2048, at most 4243). Both are bound into every token, and a token
@@ -203,6 +229,7 @@ export const DEFAULT_LIMITS: ServerLimits = {
   tcpKeepAliveDelayMs: 30_000,
   maxConnectionsPerPrincipal: 1000,
   maxRunningSessionsPerPrincipal: 500,
+  maxStoredBytesPerPrincipal: 16 * 1024 * 1024 * 1024,
   maxCallerIdentityBytes: 2048,
   maxReplays: 3,
 };

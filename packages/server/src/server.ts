@@ -39,6 +39,7 @@ import { NodeBudget } from "./invocation/node-budget.js";
 import { AuthThrottle } from "./transport/auth-throttle.js";
 import { closeThenDrop, watchLiveness } from "./transport/liveness.js";
 import { PrincipalSlots } from "./sessions/principal-slots.js";
+import { StoredBytesTable } from "./sessions/stored-bytes.js";
 
 export interface SessionServerOptions {
   readonly store: SessionStore;
@@ -249,6 +250,8 @@ class NodeSessionServer implements SessionServer {
   readonly #hosts: HostCheck;
   /** The last store check of `/readyz` and when it started (see `#storeReachable`). */
   #storeCheck: { readonly at: number; readonly reachable: Promise<boolean> } | undefined;
+  /** Payload bytes each principal keeps in the store (`limits.maxStoredBytesPerPrincipal`). */
+  readonly #storedBytes: StoredBytesTable;
   /** Session sockets per principal (`limits.maxConnectionsPerPrincipal`). */
   readonly #connectionsPerPrincipal: PrincipalSlots;
   readonly #attached: {
@@ -301,6 +304,7 @@ class NodeSessionServer implements SessionServer {
     const observer = this.#observer;
     if (metrics !== undefined) options.store.observeCommits?.((seconds, writes) => observer.storeCommitted(seconds, writes));
     this.#endpoints = { registry: this.metrics, health: options.healthEndpoints === true, readiness: () => this.readiness() };
+    this.#storedBytes = new StoredBytesTable(this.#limits.maxStoredBytesPerPrincipal, () => observer.principalLimitReached("stored-bytes"));
     const deps: RuntimeDeps = {
       store: options.store,
       cluster: isClusterStore(options.store) ? options.store : undefined,
@@ -312,6 +316,7 @@ class NodeSessionServer implements SessionServer {
       now,
       timers: this.#timers,
       nodeBudget: this.#nodeBudget,
+      storedBytes: this.#storedBytes,
     };
     this.#runtime = new SessionRuntime(deps, this.#authorizer);
     this.#wss = new WebSocketServer({
@@ -360,7 +365,7 @@ class NodeSessionServer implements SessionServer {
       this.#orphanClaims = setInterval(() => void this.#claimOrphans(), Math.floor(leaseTtlMs / 2));
       this.#orphanClaims.unref();
     }
-    this.ready = joined.then(() => this.#runtime.recoverInterrupted()).then(
+    this.ready = joined.then(() => this.#countStoredBytes()).then(() => this.#runtime.recoverInterrupted()).then(
       (count) => {
         this.#started = true;
         if (count > 0) this.#logger.warn("finished sessions interrupted by a restart", { event: "recovery.interrupted", count });
@@ -406,9 +411,29 @@ class NodeSessionServer implements SessionServer {
   async #sweep(): Promise<void> {
     try {
       const now = (this.#options.now ?? Date.now)();
-      await this.#options.store.purgeFinished(now - this.#limits.sessionRetentionMs, now, now - this.#limits.tombstoneRetentionMs);
+      const finishedBefore = now - this.#limits.sessionRetentionMs;
+      // One node: the bytes of what the purge deletes, given back after it (a cluster counts anew below).
+      const purgeable = this.#clusterStore() === undefined ? await this.#options.store.storedBytesByPrincipal?.(finishedBefore) : undefined;
+      await this.#options.store.purgeFinished(finishedBefore, now, now - this.#limits.tombstoneRetentionMs);
+      if (purgeable !== undefined) this.#storedBytes.giveBack(purgeable);
     } catch (error) {
       this.#logger.error("retention sweep failed", { event: "retention.sweep-failed", error: String(error) });
+    }
+    // In a cluster the store's sums, after the purge, count what the other nodes wrote since the last sweep.
+    if (this.#clusterStore() !== undefined) await this.#countStoredBytes();
+  }
+
+  /**
+   * Replaces the per-principal counts of stored bytes with the store's sums
+   * (when the store has them). A store that cannot answer leaves the counts
+   * as they are, to be read again at the next sweep.
+   */
+  async #countStoredBytes(): Promise<void> {
+    try {
+      const totals = await this.#options.store.storedBytesByPrincipal?.();
+      if (totals !== undefined) this.#storedBytes.replace(totals);
+    } catch (error) {
+      this.#logger.error("could not read the bytes each principal keeps in the store", { event: "stored-bytes.count-failed", error: String(error) });
     }
   }
 

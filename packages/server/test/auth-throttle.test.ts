@@ -11,6 +11,40 @@ describe("AuthThrottle", () => {
     expect(() => throttle.check("10.0.0.3")).toThrow(/too many failed authentications/);
   });
 
+  it("a throttled address outlasts a flood of single failures from more addresses than the table holds", () => {
+    const throttle = new AuthThrottle({ maxFailures: 3, windowMs: 60_000, maxAddresses: 100 }, () => 0);
+    for (let i = 0; i < 3; i++) throttle.failed("10.9.9.9");
+    for (let i = 0; i < 1000; i++) throttle.failed(`10.0.${i >> 8}.${i & 255}`);
+    expect(throttle.size).toBe(100);
+    expect(() => throttle.check("10.9.9.9")).toThrow(/too many failed authentications/);
+    // The flood's own addresses are forgotten oldest first.
+    throttle.failed("10.0.0.0");
+    throttle.failed("10.0.0.0");
+    expect(() => throttle.check("10.0.0.0")).not.toThrow();
+  });
+
+  it("a full table forgets throttled addresses whose window ended before any counting one", () => {
+    let now = 0;
+    const throttle = new AuthThrottle({ maxFailures: 2, windowMs: 1000, maxAddresses: 2 }, () => now);
+    throttle.failed("10.0.0.1");
+    throttle.failed("10.0.0.1"); // throttled
+    now = 900;
+    throttle.failed("10.0.0.2"); // counting: 1 of 2
+    now = 1200; // 10.0.0.1's window has ended, 10.0.0.2's has not
+    throttle.failed("10.0.0.3");
+    expect(throttle.size).toBe(2);
+    throttle.failed("10.0.0.2"); // still remembered: its second failure throttles it
+    expect(() => throttle.check("10.0.0.2")).toThrow(/too many/);
+  });
+
+  it("a full table of throttled addresses forgets the earliest throttled", () => {
+    const throttle = new AuthThrottle({ maxFailures: 1, windowMs: 1000, maxAddresses: 2 }, () => 0);
+    for (const address of ["10.0.0.1", "10.0.0.2", "10.0.0.3"]) throttle.failed(address);
+    expect(() => throttle.check("10.0.0.1")).not.toThrow();
+    expect(() => throttle.check("10.0.0.2")).toThrow(/too many/);
+    expect(() => throttle.check("10.0.0.3")).toThrow(/too many/);
+  });
+
   it("IPv6 addresses count per /64, IPv4-mapped ones as IPv4", () => {
     expect(keyOf("2001:db8:1:2:aaaa::1")).toBe("2001:db8:1:2::/64");
     expect(keyOf("2001:0db8:0001:0002:bbbb:0:0:2")).toBe("2001:db8:1:2::/64");

@@ -8,7 +8,8 @@ import { afterEach, describe, expect, it } from "vitest";
 import { Keyring } from "@golem-stream/tokens";
 import WebSocket from "ws";
 import { RawClient, TOKEN, demoStart, v } from "./helpers.js";
-import { MemorySessionStore, createDemoHost, createSessionServer, type Principal, type ServerLimits } from "../src/index.js";
+import { MemorySessionStore, createSessionServer, type Principal, type ServerLimits } from "../src/index.js";
+import { createDemoHost } from "../src/demo/index.js";
 
 const servers: { close(): Promise<void> }[] = [];
 afterEach(async () => {

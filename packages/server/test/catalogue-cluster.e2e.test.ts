@@ -6,22 +6,9 @@
  */
 import { Keyring } from "@golem-stream/tokens";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import {
-  CatalogueDriftError,
-  MemoryCluster,
-  READY_PATH,
-  StaticAgentHost,
-  agentsFingerprint,
-  catalogueFingerprint,
-  createDemoHost,
-  createSessionServer,
-  defineAgentType,
-  implement,
-  t,
-  type AgentHost,
-  type Catalogue,
-  type SessionServer,
-} from "../src/index.js";
+import { CatalogueDriftError, READY_PATH, StaticAgentHost, agentsFingerprint, catalogueFingerprint, createSessionServer, defineAgentType, implement, t, type AgentHost, type Catalogue, type SessionServer } from "../src/index.js";
+import { MemoryCluster } from "../src/store/index.js";
+import { createDemoHost } from "../src/demo/index.js";
 
 const counter = defineAgentType({ name: "counter", constructor: t.record({}), methods: { next: { params: t.record({}), result: t.u32() } } });
 const counterV2 = defineAgentType({

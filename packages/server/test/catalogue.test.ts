@@ -3,18 +3,7 @@
  * and the host `agentsHost` builds from one, beside the demo or without it.
  */
 import { describe, expect, it } from "vitest";
-import {
-  CatalogueError,
-  agentsHost,
-  checkAgents,
-  defineAgentType,
-  defineCatalogue,
-  implement,
-  t,
-  type AgentHost,
-  type AgentTypeDefinition,
-  type Catalogue,
-} from "../src/index.js";
+import { CatalogueError, agentsHost, checkAgents, defineAgentType, defineCatalogue, implement, t, type AgentHost, type AgentTypeDefinition, type Catalogue } from "../src/index.js";
 
 const EMPTY = t.graph(t.record({}));
 const U32 = t.graph(t.u32());

@@ -7,7 +7,8 @@ import { randomUUID } from "node:crypto";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { CommittedTail, TAIL_EVENTS, TailAllowance } from "../src/attachment/committed-tail.js";
-import { MemorySessionStore, type OutputEvent } from "../src/index.js";
+import { MemorySessionStore } from "../src/index.js";
+import { type OutputEvent } from "../src/store/index.js";
 import { RawClient, demoStart, outputValues, startTestServer, v } from "./helpers.js";
 
 const item = (sequence: number, size: number): OutputEvent => ({

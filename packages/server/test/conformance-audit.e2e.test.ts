@@ -19,7 +19,8 @@ import {
   type SchemaValueJson,
   type ServerMessage,
 } from "@golem-stream/wire";
-import { createDemoHost, createSessionServer, MemorySessionStore, type AuthorizationRequest } from "../src/index.js";
+import { createSessionServer, MemorySessionStore, type AuthorizationRequest } from "../src/index.js";
+import { createDemoHost } from "../src/demo/index.js";
 import { resetGate, startProbeServer } from "./probe-server.js";
 import { Pauses, v } from "./helpers.js";
 import { AuditClient, rawHttp, upgradeHead, type Closed } from "./support/audit-client.js";

@@ -5,7 +5,8 @@
  * lists implementations that must not compile.
  */
 import { describe, expectTypeOf, it } from "vitest";
-import { defineAgentType, echoContract, implement, t, type BinaryItem, type ContractContext, type OutputSourceOf, type ParamsIn, type ResultOut, type TypedOutputWriter } from "../src/index.js";
+import { defineAgentType, implement, t, type BinaryItem, type ContractContext, type OutputSourceOf, type ParamsIn, type ResultOut, type TypedOutputWriter } from "../src/index.js";
+import { echoContract } from "../src/demo/index.js";
 
 const files = defineAgentType({
   name: "files",

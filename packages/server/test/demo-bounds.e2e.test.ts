@@ -6,7 +6,7 @@
  * case below would allocate and fill 4 GiB synchronously.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DEMO_MAX_BLOB_BYTES, DEMO_MAX_BLOBS, demoBlob } from "../src/index.js";
+import { DEMO_MAX_BLOB_BYTES, DEMO_MAX_BLOBS, demoBlob } from "../src/demo/index.js";
 import { demoStart, RawClient, v } from "./helpers.js";
 import { ALICE, startMemoryServer, type MemoryServer } from "./support/memory-server.js";
 

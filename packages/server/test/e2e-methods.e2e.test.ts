@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createHash, randomUUID } from "node:crypto";
 import type { ServerMessage } from "@golem-stream/wire";
-import { demoBlob } from "../src/index.js";
+import { demoBlob } from "../src/demo/index.js";
 import { RawClient, demoStart, outputValues, startTestServer, v, type TestServer } from "./helpers.js";
 
 let server: TestServer;

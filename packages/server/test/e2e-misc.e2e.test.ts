@@ -9,7 +9,8 @@ import { createServer } from "node:http";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ECHO_METHODS, SqliteSessionStore, createDemoHost, createSessionServer } from "../src/index.js";
+import { SqliteSessionStore, createSessionServer } from "../src/index.js";
+import { ECHO_METHODS, createDemoHost } from "../src/demo/index.js";
 
 let clock = Date.now();
 let server: Awaited<ReturnType<typeof startProbeServer>>;

@@ -5,7 +5,7 @@
  * queue behind its socket, every blob still arrives byte for byte.
  */
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { demoBlob } from "../src/index.js";
+import { demoBlob } from "../src/demo/index.js";
 import { RawClient, demoStart, startTestServer, v, type TestServer } from "./helpers.js";
 
 let server: TestServer;

@@ -8,10 +8,12 @@
  */
 import { randomUUID } from "node:crypto";
 import { open, type FileHandle } from "node:fs/promises";
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
 import { afterEach, describe, expect, it } from "vitest";
 import { SqliteSessionStore } from "../src/index.js";
 import { removeStoreDirs, session, sqliteDir, stream } from "./support/store-records.js";
-import { GroupCommit, runWrite, type CommitGroup } from "../src/store/group-commit.js";
+import { GroupCommit, runWrite, type CommitGroup, type LogAppend } from "../src/store/group-commit.js";
 import type { PayloadFiles } from "../src/store/payload-files.js";
 
 const commitGroup: CommitGroup = (batch, outcomes) => batch.forEach((item, i) => (outcomes[i] = runWrite(item)));
@@ -72,6 +74,30 @@ it("a write resolves only after a sync that began after its commit; at most two 
   pending[1]!.resolve(); // the slower one settles nothing more
   await turn();
   await expect(group.durable()).resolves.toBeUndefined(); // nothing unsynced
+});
+
+it("a committed write waiting for its sync holds nothing of its work, row or bytes (only what settles it)", async () => {
+  // A full collection on demand: what a committed write still holds is exactly what survives it.
+  setFlagsFromString("--expose-gc");
+  const collectGarbage = runInNewContext("gc") as () => void;
+  const { sync, pending } = controlledSyncs();
+  const group = new GroupCommit(commitGroup, noPayloads, sync);
+  // The item's bytes, reachable only through the write: its closure and its row both hold them.
+  const write = (() => {
+    const bytes = new Uint8Array(4096).fill(7);
+    const append: LogAppend = { log: "input", streamId: "s", sequence: 0n, itemCount: 1n, row: () => [bytes], packable: bytes };
+    return { bytes: new WeakRef(bytes), settled: track(group.write(() => bytes.length, append)) };
+  })();
+  await turn();
+  expect(pending).toHaveLength(1); // committed; its sync has not completed
+  collectGarbage();
+  await turn(); // a WeakRef keeps its target until the job that made or read it has ended
+  collectGarbage();
+  expect(write.bytes.deref()).toBeUndefined();
+  expect(write.settled.state()).toBe("pending"); // still not acknowledged before the sync
+  pending[0]!.resolve();
+  await turn();
+  expect(write.settled.state()).toBe("resolved");
 });
 
 it("a failed sync fails every write it covered, and durable() with them", async () => {

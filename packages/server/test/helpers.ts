@@ -6,7 +6,8 @@ import { join } from "node:path";
 import type { InvocationStart, SchemaValueJson } from "@golem-stream/wire";
 import { afterAll, beforeAll } from "vitest";
 import { Keyring } from "@golem-stream/tokens";
-import { createDemoHost, createSessionServer, startEmbeddedServer, type EmbeddedServer, type EmbeddedServerOptions, type Logger, type PartialObserver, type SessionStore } from "../src/index.js";
+import { createSessionServer, startEmbeddedServer, type EmbeddedServer, type EmbeddedServerOptions, type Logger, type PartialObserver, type SessionStore } from "../src/index.js";
+import { createDemoHost } from "../src/demo/index.js";
 
 import { TEST_TOKEN as TOKEN } from "../src/testing/raw-client.js";
 

@@ -9,7 +9,8 @@ import { createServer, request, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SUBPROTOCOL } from "@golem-stream/wire";
-import { createDemoHost, createSessionServer, Keyring, MemorySessionStore, type SessionServer } from "../src/index.js";
+import { createSessionServer, Keyring, MemorySessionStore, type SessionServer } from "../src/index.js";
+import { createDemoHost } from "../src/demo/index.js";
 import { rawUpgrade } from "./support/raw-upgrade.js";
 import { ALICE, startMemoryServer, type MemoryServer } from "./support/memory-server.js";
 

@@ -3,7 +3,7 @@
  * back, on a first run and on a re-run over the stored entries.
  */
 import { describe, expect, it } from "vitest";
-import type { JournalEntry } from "../src/index.js";
+import type { JournalEntry } from "../src/store/index.js";
 import { Journal } from "../src/invocation/journal.js";
 import { ReplayDivergence } from "../src/invocation/replay-divergence.js";
 

@@ -11,7 +11,8 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { JWK, JWTPayload } from "jose";
 import { inspectToken, Keyring } from "@golem-stream/tokens";
-import { DISCOVERY_PATH, MemorySessionStore, createDemoHost, createJwtAuth, createSessionServer, startEmbeddedServer, type JwtAuthOptions } from "../src/index.js";
+import { DISCOVERY_PATH, MemorySessionStore, createJwtAuth, createSessionServer, startEmbeddedServer, type JwtAuthOptions } from "../src/index.js";
+import { createDemoHost } from "../src/demo/index.js";
 import { RawClient, demoStart, v } from "./helpers.js";
 import {
   AUDIENCE,

@@ -7,6 +7,9 @@
  */
 import { describe, expect, it } from "vitest";
 import { mapAsyncIterable } from "../src/invocation/mapped-iterable.js";
+import { InputCancelledError } from "../src/agent-host.js";
+import { BytePermits } from "../src/invocation/byte-permits.js";
+import { InputQueue } from "../src/invocation/input-queue.js";
 
 /** A source that records whether its iteration was ended (its generator's `finally`). */
 function source(items: number[]): { iterable: AsyncIterable<number>; ended: () => boolean } {
@@ -84,5 +87,67 @@ describe("mapAsyncIterable", () => {
     await expect(read()).rejects.toThrow("not convertible");
     expect(seen).toEqual(["#10", "#20"]);
     expect(ended()).toBe(true);
+  });
+});
+
+describe("mapAsyncIterable over the input queue (items taken at once when queued)", () => {
+  function queueOf(): { queue: InputQueue<number>; permits: BytePermits; drops: () => number } {
+    const permits = new BytePermits(1000);
+    let drops = 0;
+    return { queue: new InputQueue<number>(8, permits, () => drops++), permits, drops: () => drops };
+  }
+  function push(queue: InputQueue<number>, permits: BytePermits, item: number): void {
+    expect(permits.tryAcquire(10)).toBe(true);
+    queue.push(item, 10);
+  }
+
+  it("a queued item is taken without the source's next; items stay in order across waits; permits go back at each take", async () => {
+    const { queue, permits } = queueOf();
+    const source = queue.consume();
+    const iterator = source[Symbol.asyncIterator]();
+    let sourceNexts = 0;
+    const next = iterator.next.bind(iterator);
+    iterator.next = () => (sourceNexts++, next());
+    const mapped = mapAsyncIterable({ [Symbol.asyncIterator]: () => iterator }, (n) => `#${n}`)[Symbol.asyncIterator]();
+    push(queue, permits, 1);
+    push(queue, permits, 2);
+    expect(await mapped.next()).toEqual({ done: false, value: "#1" });
+    expect(permits.available).toBe(990); // the first taken, its permits back
+    expect(await mapped.next()).toEqual({ done: false, value: "#2" });
+    expect(sourceNexts).toBe(0); // both were queued: taken at once
+    const waiting = mapped.next(); // nothing queued: waits on the source
+    const after = mapped.next(); // and a call behind it, answered after it
+    expect(sourceNexts).toBe(2);
+    push(queue, permits, 3);
+    push(queue, permits, 4);
+    queue.end();
+    expect(await waiting).toEqual({ done: false, value: "#3" });
+    expect(await after).toEqual({ done: false, value: "#4" });
+    expect(await mapped.next()).toEqual({ done: true, value: undefined });
+    expect(permits.available).toBe(1000);
+  });
+
+  it("a cancellation taken at once rejects the call (never throws from next), once; a conversion that throws ends the queue's iteration", async () => {
+    const { queue, permits, drops } = queueOf();
+    const mapped = mapAsyncIterable(queue.consume(), (n) => n)[Symbol.asyncIterator]();
+    queue.cancel("transport-detached");
+    let answer: Promise<IteratorResult<number>> | undefined;
+    expect(() => (answer = mapped.next())).not.toThrow();
+    await expect(answer).rejects.toBeInstanceOf(InputCancelledError);
+    expect(await mapped.next()).toEqual({ done: true, value: undefined });
+
+    const other = queueOf();
+    const failing = mapAsyncIterable(other.queue.consume(), (n) => {
+      if (n === 2) throw new Error("not convertible");
+      return n;
+    })[Symbol.asyncIterator]();
+    push(other.queue, other.permits, 1);
+    push(other.queue, other.permits, 2);
+    push(other.queue, other.permits, 3);
+    expect(await failing.next()).toEqual({ done: false, value: 1 });
+    await expect(failing.next()).rejects.toThrow("not convertible");
+    expect(other.drops()).toBe(1); // the reader stopped: consumer-drop, and what was queued is dropped
+    expect(other.permits.available).toBe(1000);
+    expect(drops()).toBe(0);
   });
 });

@@ -8,7 +8,8 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { Keyring } from "@golem-stream/tokens";
-import { createDemoHost, createSessionServer, type SessionServer } from "../src/index.js";
+import { createSessionServer, type SessionServer } from "../src/index.js";
+import { createDemoHost } from "../src/demo/index.js";
 import { Pauses, RawClient, TOKEN, demoStart, v } from "./helpers.js";
 import { CountingStore, ITEM, expectAllReversed, reverse, sendAll } from "./support/counting-store.js";
 

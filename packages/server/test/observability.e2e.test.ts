@@ -14,7 +14,8 @@ import { pino } from "pino";
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base";
 import { Keyring } from "@golem-stream/tokens";
 import type { ServerMessage } from "@golem-stream/wire";
-import { createDemoHost, createSessionServer, loggerFromPino, MemorySessionStore, type SessionServer } from "../src/index.js";
+import { createSessionServer, loggerFromPino, MemorySessionStore, type SessionServer } from "../src/index.js";
+import { createDemoHost } from "../src/demo/index.js";
 import { RawClient, TOKEN, demoStart, startTestServer, v, type TestServer } from "./helpers.js";
 import { get, sample, scrapeUntil } from "./support/operations.js";
 

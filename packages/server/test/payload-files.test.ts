@@ -9,7 +9,8 @@ import { appendFileSync, existsSync, mkdirSync, readdirSync, renameSync, rmdirSy
 import { join } from "node:path";
 import { createHash, randomBytes, randomUUID } from "node:crypto";
 import Database from "better-sqlite3";
-import { SqliteSessionStore, type InputChunk, type SessionRecord } from "../src/index.js";
+import { SqliteSessionStore } from "../src/index.js";
+import { type InputChunk, type SessionRecord } from "../src/store/index.js";
 import { bytes, removeStoreDirs, session, sqliteDir, stream } from "./support/store-records.js";
 
 afterEach(removeStoreDirs);

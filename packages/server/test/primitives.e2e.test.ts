@@ -3,7 +3,10 @@ import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import type { IncomingMessage } from "node:http";
 import { ProtocolError, LIMITS } from "@golem-stream/wire";
-import { BytePermits, ChannelTable, DEFAULT_LIMITS, InputCancelledError, NodeBudget, resolveLimits } from "../src/index.js";
+import { DEFAULT_LIMITS, InputCancelledError, resolveLimits } from "../src/index.js";
+import { BytePermits } from "../src/invocation/byte-permits.js";
+import { ChannelTable } from "../src/attachment/channel-table.js";
+import { NodeBudget } from "../src/invocation/node-budget.js";
 import { InputQueue } from "../src/invocation/input-queue.js";
 import { bearerToken, errorEnvelope, offeredSubprotocols, offersSubprotocol } from "../src/transport/http-handshake.js";
 

@@ -8,18 +8,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Keyring } from "@golem-stream/tokens";
 import type { JsonObject, SchemaGraphJson } from "@golem-stream/wire";
-import {
-  ECHO_CONSTRUCTOR,
-  SqliteSessionStore,
-  createDemoHost,
-  createSessionServer,
-  type AgentHost,
-  type AgentTypeDefinition,
-  type AgentTypeDescriptor,
-  type InvocationContext,
-  type ServerLimits,
-  StaticAgentHost,
-} from "../src/index.js";
+import { SqliteSessionStore, createSessionServer, type AgentHost, type AgentTypeDefinition, type AgentTypeDescriptor, type InvocationContext, type ServerLimits, StaticAgentHost } from "../src/index.js";
+import { ECHO_CONSTRUCTOR, createDemoHost } from "../src/demo/index.js";
 import { TOKEN } from "./helpers.js";
 import type { PartialObserver } from "../src/index.js";
 

@@ -17,7 +17,8 @@ import { describe, expect, it } from "vitest";
 import { randomUUID } from "node:crypto";
 import type { InvocationStart, SchemaValueJson, ServerMessage } from "@golem-stream/wire";
 import { defineAgentType, t } from "@golem-stream/contract";
-import { implement, MemorySessionStore, StaticAgentHost, type JournalEntry, type SessionStore } from "../src/index.js";
+import { implement, StaticAgentHost } from "../src/index.js";
+import { MemorySessionStore, type JournalEntry, type SessionStore } from "../src/store/index.js";
 import { REPLAY_DIVERGED } from "../src/invocation/replay-divergence.js";
 import { v } from "./helpers.js";
 import { memoryHarness } from "./support/memory-session.js";
@@ -93,17 +94,17 @@ function processView(store: SessionStore, faults: Fault[], crashed: () => void) 
       const value: unknown = Reflect.get(target, property, receiver);
       if (typeof value !== "function") return value;
       if (property === "appendJournal") {
-        return async (entry: JournalEntry): Promise<void> => {
+        return async (entry: JournalEntry, epoch?: bigint): Promise<void> => {
           if (dead) return NEVER;
           const fault = faults[0];
-          if (fault === undefined || fault.step !== entry.position) return target.appendJournal!(entry);
+          if (fault === undefined || fault.step !== entry.position) return target.appendJournal!(entry, epoch);
           faults.shift();
           if (fault.phase === "before") {
             dead = true;
             crashed();
             return NEVER;
           }
-          await target.appendJournal!(entry);
+          await target.appendJournal!(entry, epoch);
           if (fault.phase === "during") {
             dead = true;
             crashed();

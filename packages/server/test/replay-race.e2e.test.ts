@@ -9,7 +9,8 @@ import { afterEach, describe, expect, it } from "vitest";
 import { randomUUID } from "node:crypto";
 import { inspectToken, Keyring } from "@golem-stream/tokens";
 import type { ServerMessage } from "@golem-stream/wire";
-import { MemorySessionStore, createDemoHost, createSessionServer, type SessionStore } from "../src/index.js";
+import { MemorySessionStore, createSessionServer, type SessionStore } from "../src/index.js";
+import { createDemoHost } from "../src/demo/index.js";
 import { RawClient, TOKEN, demoStart, startTestServer, v } from "./helpers.js";
 
 /** A store whose `attach` and `createSession` answers wait for the test once armed. */

@@ -8,7 +8,8 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { Keyring } from "@golem-stream/tokens";
-import { createDemoHost, createSessionServer, type SessionServer } from "../src/index.js";
+import { createSessionServer, type SessionServer } from "../src/index.js";
+import { createDemoHost } from "../src/demo/index.js";
 import { Pauses, TOKEN, v } from "./helpers.js";
 import { sample } from "./support/operations.js";
 import { CountingStore, ITEM, expectAllReversed, item, reverse, sendAll } from "./support/counting-store.js";

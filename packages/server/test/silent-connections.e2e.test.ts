@@ -18,7 +18,8 @@ import { rawUpgrade } from "./support/raw-upgrade.js";
 import { ALICE, startMemoryServer, type MemoryServer } from "./support/memory-server.js";
 import { recordingLogger } from "./support/recording-logger.js";
 import { sample } from "./support/operations.js";
-import { createDemoHost, createSessionServer, Keyring, MemorySessionStore } from "../src/index.js";
+import { createSessionServer, Keyring, MemorySessionStore } from "../src/index.js";
+import { createDemoHost } from "../src/demo/index.js";
 import { ManualTimers } from "../src/testing/index.js";
 
 const CLOSE = 0x8;

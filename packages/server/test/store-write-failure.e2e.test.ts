@@ -13,7 +13,8 @@ import { randomUUID } from "node:crypto";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { SqliteSessionStore, type InputChunk, type Logger, type NewStream, type OutputEvent } from "../src/index.js";
+import { SqliteSessionStore, type Logger } from "../src/index.js";
+import { type InputChunk, type NewStream, type OutputEvent } from "../src/store/index.js";
 import { RawClient, demoServerOn, demoStart, v } from "./helpers.js";
 
 /**

@@ -9,17 +9,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { t } from "@golem-stream/schema-value";
 import { Keyring } from "@golem-stream/tokens";
 import type { JsonObject } from "@golem-stream/wire";
-import {
-  DEFAULT_LIMITS,
-  MAX_CALLER_IDENTITY_BYTES,
-  MAX_SELECTOR_NAME_BYTES,
-  MemorySessionStore,
-  StaticAgentHost,
-  createSessionServer,
-  type AgentTypeDefinition,
-  type Principal,
-  type ServerLimits,
-} from "../src/index.js";
+import { DEFAULT_LIMITS, MAX_CALLER_IDENTITY_BYTES, MAX_SELECTOR_NAME_BYTES, MemorySessionStore, StaticAgentHost, createSessionServer, type AgentTypeDefinition, type Principal, type ServerLimits } from "../src/index.js";
 import { RawClient, TOKEN, demoStart, v } from "./helpers.js";
 
 const servers: { close(): Promise<void> }[] = [];

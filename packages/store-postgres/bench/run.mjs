@@ -25,6 +25,10 @@
  * Rows (each `digest` of 1 MiB u8 batches, `tally` of 64-byte strings and `reverse` of them,
  * round trip: every item comes back as its own output item):
  *   raw ws                     — the baseline of every ratio (the same round).
+ *   durable peer, Durable Streams
+ *                              — what a user would pick instead (the client bench's baselines.mjs:
+ *                                a hand-written durable ws peer, Durable Streams file-backed);
+ *                                every PostgreSQL row is also printed as a ratio to them.
  *   SQLite                     — the embedded server with its SQLite store (synchronous = FULL).
  *   PostgreSQL, one node       — the embedded server on a PostgresSessionStore (cluster mode,
  *                                a cluster of one; its own schema).
@@ -65,6 +69,7 @@ import {
   tallyOf,
   viaClient,
 } from "../../client/bench/throughput.mjs";
+import { durableStreams, durableWs } from "../../client/bench/baseline-clients.mjs";
 
 // 10000 strings by default (not 50000): the PostgreSQL rows move about a thousand items a second.
 const sizes = benchSizes({ items: 10000 });
@@ -78,7 +83,9 @@ const { withCpu } = bench;
 const dataDir = mkdtempSync(join(tmpdir(), "golem-stream-bench-pg-"));
 const raw = await startPeer("raw");
 const sqlite = await startPeer("server", join(dataDir, "sqlite"));
-const peers = [raw, sqlite];
+const durable = await startPeer("durable", dataDir);
+const ds = await startPeer("ds", join(dataDir, "ds"));
+const peers = [raw, sqlite, durable, ds];
 
 let postgres;
 try {
@@ -177,6 +184,7 @@ async function viaAThenB(method, params, check, [a, b] = [nodeA, nodeB]) {
 const rows = {
   u8Raw: () => withCpu("u8Raw", raw, () => rawWs(raw.url, batches, true)),
   u8Sqlite: () => withCpu("u8Sqlite", sqlite, () => viaClient(sqlite.url, "digest", digestOf(batches))),
+  u8Durable: () => withCpu("u8Durable", durable, () => durableWs(durable.url, batches, true)),
   ...(postgres && {
     u8Pg: () => withDb("u8Pg", [one], () => viaClient(one.url, "digest", digestOf(batches))),
     u8PgCross: () => withDb("u8PgCross", [nodeA, nodeB], () => viaAThenB("digest", digestOf(batches))),
@@ -187,6 +195,8 @@ const rows = {
   }),
   strRaw: () => rawWs(raw.url, items, false),
   strSqlite: () => viaClient(sqlite.url, "tally", tallyOf(items), tallied(ITEMS)),
+  strDurable: () => withCpu("strDurable", durable, () => durableWs(durable.url, items, false)),
+  strDs: () => withCpu("strDs", ds, () => durableStreams(ds.url, items, false)),
   ...(postgres && {
     strPg: () => withDb("strPg", [one], () => viaClient(one.url, "tally", tallyOf(items), tallied(ITEMS))),
     strPgCross: () => withDb("strPgCross", [nodeA, nodeB], () => viaAThenB("tally", tallyOf(items), tallied(ITEMS))),
@@ -215,6 +225,9 @@ await rawWs(raw.url, warmBatches, true);
 await rawWs(raw.url, warmItems, false);
 await viaClient(sqlite.url, "digest", digestOf(warmBatches));
 await viaClient(sqlite.url, "tally", tallyOf(warmItems), tallied(warmItems.length));
+await durableWs(durable.url, warmItems, false);
+await durableWs(durable.url, warmBatches, true);
+await durableStreams(ds.url, warmItems, false);
 if (postgres) {
   await viaClient(one.url, "digest", digestOf(warmBatches));
   await viaClient(one.url, "tally", tallyOf(warmItems), tallied(warmItems.length));
@@ -254,6 +267,7 @@ const serverLine = !postgres
 console.log(header(ROUNDS, `SQLite synchronous=FULL; ${serverLine}; ${payload} payloads`));
 console.log(`stream<u8>, ${TOTAL_MIB} packed batches of 1 MiB, one way (digest)`);
 console.log(row("  raw ws", "u8Raw", "u8Raw", TOTAL_MIB, "MiB/s"));
+console.log(row("  hand-written durable peer (SHA-256)", "u8Durable", "u8Raw", TOTAL_MIB, "MiB/s"));
 console.log(row("  client + server + SQLite", "u8Sqlite", "u8Raw", TOTAL_MIB, "MiB/s"));
 console.log(row("  client + server + PostgreSQL, one node", "u8Pg", "u8Raw", TOTAL_MIB, "MiB/s"));
 console.log(row("  the same, start at A, attached at B", "u8PgCross", "u8Raw", TOTAL_MIB, "MiB/s"));
@@ -273,6 +287,19 @@ const smallItemRows = (prefix) => {
 };
 console.log(`stream<string>, ${ITEMS} items of 64 bytes, one way (tally)`);
 console.log(row("  raw ws", "strRaw", "strRaw", ITEMS, "items/s"));
+console.log(row("  hand-written durable peer", "strDurable", "strRaw", ITEMS, "items/s"));
+console.log(row("  Durable Streams (file-backed, batched)", "strDs", "strRaw", ITEMS, "items/s"));
 smallItemRows("str");
 console.log(`stream<string>, ${ITEMS} items of 64 bytes, round trip (reverse)`);
 smallItemRows("rev");
+// Beside the alternatives (the client bench's targets are for SQLite; these rows have none).
+console.log("against the alternatives (medians of each round's ratio; no targets)");
+for (const [label, name, base, units, unit] of [
+  ["  digest, PostgreSQL one node / durable peer", "u8Pg", "u8Durable", TOTAL_MIB, "MiB/s"],
+  ["  digest, two nodes / durable peer", "u8PgCross", "u8Durable", TOTAL_MIB, "MiB/s"],
+  ["  tally, PostgreSQL one node / durable peer", "strPg", "strDurable", ITEMS, "items/s"],
+  ["  tally, PostgreSQL one node / Durable Streams", "strPg", "strDs", ITEMS, "items/s"],
+  ["  tally, two nodes / durable peer", "strPgCross", "strDurable", ITEMS, "items/s"],
+  ["  tally, two nodes / Durable Streams", "strPgCross", "strDs", ITEMS, "items/s"],
+])
+  console.log(bench.row(label, name, base, units, unit).replace(" raw (rounds", " (rounds"));

@@ -49,7 +49,9 @@ export function distinctRuns(appends: readonly RunAppend[]): [number, number][] 
 
 /**
  * The statement writing every run of a group, in `schema`, notifying on `$14`
- * (the channel). The rows' payloads arrive as one `bytea` (`$13`), which
+ * (the channel). A run with an ownership epoch (`$15`) moves its stream only
+ * while the stream is at that epoch: fencing costs one comparison on the row
+ * the run updates anyway, once per run, not per row. The rows' payloads arrive as one `bytea` (`$13`), which
  * `pg` sends in binary, and each row takes its slice (`$9` offsets, `$10`
  * lengths): a `bytea[]` would travel as hex text, encoded by `pg` and parsed
  * back by PostgreSQL (`array_in`, `byteain`) byte by byte.
@@ -60,9 +62,10 @@ export function appendGroupStatement(schema: string): string {
       FROM unnest($6::int[], $7::bigint[], $8::bigint[], $9::int[], $10::int[], $11::text[], $12::bytea[]) AS x(run, sequence, item_count, at, length, mime_type, parts)`;
   return `WITH moved AS (
       UPDATE ${s}.streams AS t SET count = t.count + r.total
-      FROM unnest($1::int[], $2::text[], $3::text[], $4::bigint[], $5::bigint[]) AS r(run, log, stream_id, start, total)
+      FROM unnest($1::int[], $2::text[], $3::text[], $4::bigint[], $5::bigint[], $15::bigint[]) AS r(run, log, stream_id, start, total, epoch)
       WHERE t.stream_id = r.stream_id AND t.count = r.start AND t.direction = r.log
         AND CASE WHEN r.log = 'input' THEN t.input_terminal IS NULL ELSE NOT t.output_terminal END
+        AND (r.epoch IS NULL OR t.owner_epoch = r.epoch)
       RETURNING r.run, r.log, t.stream_id, t.session_id
     ), input_rows AS (
       INSERT INTO ${s}.input_chunks (stream_id, sequence, item_count, data, mime_type, parts)
@@ -84,6 +87,7 @@ export function appendGroupValues(appends: readonly RunAppend[], runs: readonly 
   const streams: string[] = [];
   const starts: string[] = [];
   const totals: string[] = [];
+  const epochs: (string | null)[] = [];
   const rowRun: number[] = [];
   const sequences: string[] = [];
   const counts: string[] = [];
@@ -101,6 +105,7 @@ export function appendGroupValues(appends: readonly RunAppend[], runs: readonly 
     streams.push(first.streamId);
     starts.push(first.sequence.toString());
     totals.push(members.reduce((sum, append) => sum + append.itemCount, 0n).toString());
+    epochs.push(first.epoch === undefined ? null : first.epoch.toString());
     for (const row of runRows(members, packedRowBytes)) {
       rowRun.push(run);
       sequences.push(row.sequence.toString());
@@ -114,5 +119,5 @@ export function appendGroupValues(appends: readonly RunAppend[], runs: readonly 
     }
   });
   const payload = Buffer.concat(data, bytes);
-  return [runIndex, logs, streams, starts, totals, rowRun, sequences, counts, offsets, lengths, mimeTypes, parts, payload, channel];
+  return [runIndex, logs, streams, starts, totals, rowRun, sequences, counts, offsets, lengths, mimeTypes, parts, payload, channel, epochs];
 }

@@ -10,7 +10,7 @@
  *
  * Pure functions: appends in, order and rows out.
  */
-import { continuesRun, joinParts, packRun } from "@golem-stream/server";
+import { continuesRun, joinParts, packRun } from "@golem-stream/server/store";
 
 /** An input chunk or output item that only appends one row at the end of its stream's log. */
 export interface RunAppend {
@@ -20,6 +20,8 @@ export interface RunAppend {
   readonly itemCount: bigint;
   readonly data: Uint8Array;
   readonly mimeType: string | undefined;
+  /** The writer's ownership epoch (fenced), if it is the session's owner (@golem-stream/server's `OwnershipLostError`). */
+  readonly epoch?: bigint | undefined;
 }
 
 /** Rows larger than this are written alone; a run carries at most `RUN_BYTES` of payload. */
@@ -31,7 +33,8 @@ export const RUN_BYTES = 1024 * 1024;
  * stream, each continuing the last, none larger than `RUN_ROW_BYTES` (a
  * run's payloads travel as one bytea array, which `pg` sends as hex text, so
  * a 1 MiB batch is cheaper as its own statement: measured 50 against
- * 113 MiB/s), at most `RUN_BYTES` in all.
+ * 113 MiB/s), at most `RUN_BYTES` in all, all of one ownership epoch (a run
+ * is checked once).
  */
 export function runLength(appends: readonly (RunAppend | undefined)[], index: number): number {
   const first = appends[index];
@@ -40,7 +43,7 @@ export function runLength(appends: readonly (RunAppend | undefined)[], index: nu
   let bytes = first.data.length;
   for (;;) {
     const append = appends[end];
-    if (!continuesRun(appends[end - 1] as RunAppend, append)) break;
+    if (!continuesRun(appends[end - 1] as RunAppend, append) || append.epoch !== first.epoch) break;
     if (append.data.length > RUN_ROW_BYTES || bytes + append.data.length > RUN_BYTES) break;
     bytes += append.data.length;
     end++;

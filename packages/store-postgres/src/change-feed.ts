@@ -10,7 +10,7 @@
  * published (see `PostgresSessionStore`), and subscribers re-read the store.
  */
 import pg from "pg";
-import type { SessionChange, SessionChangeListener } from "@golem-stream/server";
+import type { SessionChange, SessionChangeListener } from "@golem-stream/server/store";
 import { asStoreError } from "./store-error.js";
 
 /** Every kind of change, checked against `SessionChange` (a kind missing here was dropped by every node). */

@@ -34,4 +34,7 @@ export type {
   ClientCancelReason,
   CommitListener,
   NodeCatalogue,
-} from "@golem-stream/server";
+  Ownership,
+} from "@golem-stream/server/store";
+// What a write refused by fencing rejects with (docs/cluster.md, *Fencing*).
+export { OwnershipLostError, isOwnershipLost } from "@golem-stream/server/store";

@@ -10,6 +10,7 @@
  */
 import { randomUUID } from "node:crypto";
 import pg from "pg";
+import { OwnershipLostError } from "@golem-stream/server/store";
 import type {
   CommitListener,
   AttachResult,
@@ -24,9 +25,11 @@ import type {
   SessionChange,
   SessionChangeListener,
   NodeCatalogue,
+  Ownership,
   SessionRecord,
+  StoredBytes,
   StreamRecord,
-} from "@golem-stream/server";
+} from "@golem-stream/server/store";
 import { appendGroupStatement } from "./append-group.js";
 import { ChangeFeed, encodeNote } from "./change-feed.js";
 import { connectionSettings, type ConnectionTimeouts } from "./connection-settings.js";
@@ -406,11 +409,11 @@ export class PostgresSessionStore implements ClusterSessionStore {
     });
   }
 
-  acceptInput(chunk: InputChunk, introduced: readonly NewStream[]): Promise<void> {
+  acceptInput(chunk: InputChunk, introduced: readonly NewStream[], epoch?: bigint): Promise<void> {
     return this.#write(async (tx) => {
-      const moved = await tx.query<{ session_id: string }>(this.#sql.advanceInput, [chunk.itemCount, chunk.streamId, chunk.sequence]);
+      const moved = await tx.query<{ session_id: string }>(this.#sql.advanceInput, [chunk.itemCount, chunk.streamId, chunk.sequence, epoch ?? null]);
       const sessionId = moved.rows[0]?.session_id;
-      if (sessionId === undefined) throw new Error("input chunk does not continue the stream");
+      if (sessionId === undefined) throw await this.#refusal(tx, chunk.streamId, epoch, "input chunk does not continue the stream");
       await tx.query(this.#sql.insertInput, [chunk.streamId, chunk.sequence, chunk.itemCount, chunk.data, chunk.mimeType ?? null]);
       await this.#insertStreams(tx, introduced);
       tx.notify(encodeNote(sessionId, { kind: "input", streamId: chunk.streamId }));
@@ -421,6 +424,7 @@ export class PostgresSessionStore implements ClusterSessionStore {
       itemCount: chunk.itemCount,
       data: chunk.data,
       mimeType: chunk.mimeType,
+      epoch,
       note: (sessionId: string) => encodeNote(sessionId, { kind: "input", streamId: chunk.streamId }),
     });
   }
@@ -431,26 +435,28 @@ export class PostgresSessionStore implements ClusterSessionStore {
     return chunks;
   }
 
-  endInput(streamId: string, terminal: InputTerminal): Promise<void> {
+  endInput(streamId: string, terminal: InputTerminal, epoch?: bigint): Promise<void> {
     return this.#write(async (tx) => {
-      const ended = await tx.query<{ session_id: string }>(this.#sql.endInput, [encodeInputTerminal(terminal), streamId]);
+      const ended = await tx.query<{ session_id: string }>(this.#sql.endInput, [encodeInputTerminal(terminal), streamId, epoch ?? null]);
       const sessionId = ended.rows[0]?.session_id;
-      if (sessionId !== undefined) tx.notify(encodeNote(sessionId, { kind: "input", streamId }));
+      // No row: the input had ended already (nothing to do), or the epoch is stale (refused).
+      if (sessionId === undefined) await this.#checkEpoch(tx, this.#sql.streamEpoch, streamId, epoch);
+      else tx.notify(encodeNote(sessionId, { kind: "input", streamId }));
     });
   }
 
-  appendOutput(event: OutputEvent, introduced: readonly NewStream[]): Promise<void> {
+  appendOutput(event: OutputEvent, introduced: readonly NewStream[], epoch?: bigint): Promise<void> {
     return this.#write(async (tx) => {
       let sessionId: string | undefined;
       if (event.event === "item") {
-        const moved = await tx.query<{ session_id: string }>(this.#sql.advanceOutput, [event.itemCount, event.streamId, event.sequence]);
+        const moved = await tx.query<{ session_id: string }>(this.#sql.advanceOutput, [event.itemCount, event.streamId, event.sequence, epoch ?? null]);
         sessionId = moved.rows[0]?.session_id;
-        if (sessionId === undefined) throw new Error("output event does not continue the stream");
+        if (sessionId === undefined) throw await this.#refusal(tx, event.streamId, epoch, "output event does not continue the stream");
         await this.#insertItem(tx, event);
       } else {
-        const ended = await tx.query<{ session_id: string }>(this.#sql.endOutput, [event.streamId, event.sequence]);
+        const ended = await tx.query<{ session_id: string }>(this.#sql.endOutput, [event.streamId, event.sequence, epoch ?? null]);
         sessionId = ended.rows[0]?.session_id;
-        if (sessionId === undefined) throw new Error("output terminal does not continue the stream");
+        if (sessionId === undefined) throw await this.#refusal(tx, event.streamId, epoch, "output terminal does not continue the stream");
         await tx.query(this.#sql.insertOutput, [event.streamId, event.sequence, "terminal", 0, null, null, event.outcome]);
       }
       await this.#insertStreams(tx, introduced);
@@ -462,8 +468,26 @@ export class PostgresSessionStore implements ClusterSessionStore {
       itemCount: event.itemCount,
       data: event.data,
       mimeType: event.mimeType,
+      epoch,
       note: (sessionId: string) => encodeNote(sessionId, { kind: "output", streamId: event.streamId }),
     });
+  }
+
+  /**
+   * After a fenced statement changed nothing: an `OwnershipLostError` if the row (`query` reads
+   * its `owner_epoch` by `id`) is at another epoch than `epoch`. Only on that path, so a write that
+   * goes through pays nothing for it.
+   */
+  async #checkEpoch(tx: WriteContext, query: string, id: string, epoch: bigint | undefined): Promise<void> {
+    if (epoch === undefined) return;
+    const row = (await tx.query<{ owner_epoch: string; session_id: string }>(query, [id])).rows[0];
+    if (row !== undefined && BigInt(row.owner_epoch) !== epoch) throw new OwnershipLostError(row.session_id, epoch, BigInt(row.owner_epoch));
+  }
+
+  /** The error of an append that did not move its stream: refused for its epoch, or `message`. */
+  async #refusal(tx: WriteContext, streamId: string, epoch: bigint | undefined, message: string): Promise<Error> {
+    await this.#checkEpoch(tx, this.#sql.streamEpoch, streamId, epoch);
+    return new Error(message);
   }
 
   async #insertItem(tx: WriteContext, event: Event): Promise<void> {
@@ -490,26 +514,35 @@ export class PostgresSessionStore implements ClusterSessionStore {
     return events;
   }
 
-  setResult(sessionId: string, result: string, introduced: readonly NewStream[]): Promise<void> {
+  setResult(sessionId: string, result: string, introduced: readonly NewStream[], epoch?: bigint): Promise<void> {
     return this.#write(async (tx) => {
-      const set = await tx.query(this.#sql.setResult, [result, sessionId]);
-      if (set.rowCount !== 1) throw new Error("the invocation result was already recorded");
+      const set = await tx.query(this.#sql.setResult, [result, sessionId, epoch ?? null]);
+      if (set.rowCount !== 1) {
+        await this.#checkEpoch(tx, this.#sql.sessionEpoch, sessionId, epoch);
+        throw new Error("the invocation result was already recorded");
+      }
       await this.#insertStreams(tx, introduced);
       tx.notify(encodeNote(sessionId, { kind: "result" }));
     });
   }
 
-  finish(sessionId: string, outcome: string, at: number): Promise<void> {
+  finish(sessionId: string, outcome: string, at: number, epoch?: bigint): Promise<void> {
     return this.#write(async (tx) => {
-      const finished = await tx.query(this.#sql.finish, [outcome, at, sessionId]);
+      const finished = await tx.query(this.#sql.finish, [outcome, at, sessionId, epoch ?? null]);
+      // No row: finished already (nothing to do), or the epoch is stale (refused).
       if (finished.rowCount === 1) tx.notify(encodeNote(sessionId, { kind: "finished" }));
+      else await this.#checkEpoch(tx, this.#sql.sessionEpoch, sessionId, epoch);
     });
   }
 
-  appendJournal(entry: JournalEntry): Promise<void> {
+  appendJournal(entry: JournalEntry, epoch?: bigint): Promise<void> {
     return this.#write(async (tx) => {
-      const added = await tx.query(this.#sql.appendJournal, [entry.sessionId, entry.position, entry.name, entry.outcome]);
-      if (added.rowCount !== 1) throw new Error("the session is not running");
+      const added = await tx.query(this.#sql.appendJournal, [entry.sessionId, entry.position, entry.name, entry.outcome, epoch ?? null]);
+      if (added.rowCount !== 1) {
+        // No row: the session is not running, or the epoch is stale (refused).
+        await this.#checkEpoch(tx, this.#sql.sessionEpoch, entry.sessionId, epoch);
+        throw new Error("the session is not running");
+      }
     });
   }
 
@@ -518,17 +551,34 @@ export class PostgresSessionStore implements ClusterSessionStore {
     return rows.map((row) => ({ sessionId, position: row.position, name: row.name, outcome: row.outcome }));
   }
 
-  recordRun(sessionId: string): Promise<number> {
+  recordRun(sessionId: string, epoch?: bigint): Promise<number> {
     return this.#write(async (tx) => {
-      const counted = await tx.query<{ runs: number }>(this.#sql.recordRun, [sessionId]);
+      const counted = await tx.query<{ runs: number }>(this.#sql.recordRun, [sessionId, epoch ?? null]);
       const runs = counted.rows[0]?.runs;
-      if (runs === undefined) throw new Error("the session is not running");
+      if (runs === undefined) {
+        // No row: the session is not running, or the epoch is stale (refused).
+        await this.#checkEpoch(tx, this.#sql.sessionEpoch, sessionId, epoch);
+        throw new Error("the session is not running");
+      }
       return runs;
     });
   }
 
   async listRunningSessions(): Promise<SessionRecord[]> {
     return (await this.#read<SessionRow>(this.#sql.runningSessions, [])).map(toSession);
+  }
+
+  /**
+   * Summed from the logs' payload sizes (`octet_length` of a value stored out of line reads its
+   * size, not its bytes), per stream before the joins; with `finishedBefore`, from the streams of
+   * the sessions finished before it only.
+   */
+  async storedBytesByPrincipal(finishedBefore?: number): Promise<StoredBytes[]> {
+    const rows = await this.#read<{ account: string; principal: string; bytes: string }>(
+      finishedBefore === undefined ? this.#sql.storedBytes : this.#sql.purgeableBytes,
+      finishedBefore === undefined ? [] : [before(finishedBefore)],
+    );
+    return rows.map((row) => ({ account: row.account, principal: row.principal, bytes: Number(row.bytes) }));
   }
 
   purgeFinished(finishedBefore: number, now: number, tombstonesBefore: number): Promise<number> {
@@ -548,6 +598,11 @@ export class PostgresSessionStore implements ClusterSessionStore {
   async ownerOf(sessionId: string): Promise<string | undefined> {
     const [row] = await this.#read<{ owner_node: string | null }>(this.#sql.ownerOf, [sessionId]);
     return row?.owner_node ?? undefined;
+  }
+
+  async ownership(sessionId: string): Promise<Ownership | undefined> {
+    const [row] = await this.#read<{ owner_node: string | null; owner_epoch: string }>(this.#sql.ownership, [sessionId]);
+    return row?.owner_node == null ? undefined : { nodeId: row.owner_node, epoch: BigInt(row.owner_epoch) };
   }
 
   async heartbeat(ttlMs: number): Promise<void> {
@@ -581,7 +636,29 @@ export class PostgresSessionStore implements ClusterSessionStore {
    * the first.
    */
   async claimOrphans(): Promise<string[]> {
-    return (await this.#read<{ session_id: string }>(this.#sql.claimOrphans, [this.nodeId])).map((row) => row.session_id);
+    this.#checkOpen();
+    const client = await this.#pool.connect().catch((error: unknown) => {
+      throw asStoreError(error);
+    });
+    let failure: unknown;
+    try {
+      // One transaction: the sessions move to their next epoch, and their streams with them
+      // (fencing: an owner's append checks the epoch on the stream row it updates). The streams
+      // are read by a statement of their own, after the sessions are locked: a stream another
+      // transaction created meanwhile has committed by then (it locks its session first).
+      await client.query("BEGIN");
+      const claimed = await client.query<{ session_id: string; owner_epoch: string }>(this.#sql.claimOrphans, [this.nodeId]);
+      const ids = claimed.rows.map((row) => row.session_id);
+      if (ids.length > 0) await client.query(this.#sql.claimStreams, [ids, claimed.rows.map((row) => row.owner_epoch)]);
+      await client.query("COMMIT");
+      return ids;
+    } catch (error) {
+      failure = error;
+      await client.query("ROLLBACK").catch(() => undefined);
+      throw asStoreError(error);
+    } finally {
+      client.release(failure instanceof Error ? failure : undefined);
+    }
   }
 
   async leave(): Promise<void> {
@@ -663,24 +740,44 @@ function statements(s: string) {
     getAttempt: `SELECT * FROM ${s}.attempts WHERE attempt_id = $1`,
     getSession: `SELECT * FROM ${s}.sessions WHERE session_id = $1`,
     runningSessions: `SELECT * FROM ${s}.sessions WHERE state = 'running' ORDER BY created_at, session_id`,
+    storedBytes: `SELECT s.account, s.principal, SUM(logs.bytes)::text AS bytes FROM (
+        SELECT stream_id, SUM(octet_length(data)::bigint) AS bytes FROM ${s}.input_chunks GROUP BY stream_id
+        UNION ALL
+        SELECT stream_id, SUM(COALESCE(octet_length(data), 0)::bigint) FROM ${s}.output_events WHERE event = 'item' GROUP BY stream_id
+      ) logs JOIN ${s}.streams t ON t.stream_id = logs.stream_id JOIN ${s}.sessions s ON s.session_id = t.session_id
+      GROUP BY s.account, s.principal HAVING SUM(logs.bytes) > 0`,
+    purgeableBytes: `SELECT account, principal, bytes::text AS bytes FROM (
+        SELECT s.account, s.principal, SUM(
+          (SELECT COALESCE(SUM(octet_length(c.data)::bigint), 0) FROM ${s}.input_chunks c WHERE c.stream_id = t.stream_id)
+          + (SELECT COALESCE(SUM(COALESCE(octet_length(o.data), 0)::bigint), 0) FROM ${s}.output_events o WHERE o.stream_id = t.stream_id AND o.event = 'item')
+        ) AS bytes
+        FROM ${s}.sessions s JOIN ${s}.streams t ON t.session_id = s.session_id
+        WHERE s.state = 'finished' AND s.finished_at < $1
+        GROUP BY s.account, s.principal
+      ) purgeable WHERE bytes > 0`,
     lockSessions: `SELECT 1 FROM ${s}.sessions WHERE session_id = ANY($1::text[]) ORDER BY session_id FOR UPDATE`,
+    // A new stream takes its session's ownership epoch (the session row is locked: lockSessions).
     insertStream: `INSERT INTO ${s}.streams (stream_id, session_id, ordinal, direction, element_kind, element_graph,
-        coordinate, provisional_ref, parent_kind, parent_stream_id, parent_sequence, token)
-      SELECT $1, $2, COALESCE(MAX(ordinal) + 1, 0), $3, $4, $5, $6, $7, $8, $9, $10, $11 FROM ${s}.streams WHERE session_id = $2`,
+        coordinate, provisional_ref, parent_kind, parent_stream_id, parent_sequence, token, owner_epoch)
+      SELECT $1, $2, COALESCE(MAX(ordinal) + 1, 0), $3, $4, $5, $6, $7, $8, $9, $10, $11,
+        (SELECT owner_epoch FROM ${s}.sessions WHERE session_id = $2) FROM ${s}.streams WHERE session_id = $2`,
     listStreams: `SELECT * FROM ${s}.streams WHERE session_id = $1 ORDER BY ordinal`,
     getStream: `SELECT * FROM ${s}.streams WHERE stream_id = $1`,
     lockGeneration: `SELECT generation FROM ${s}.sessions WHERE session_id = $1 FOR UPDATE`,
     attach: `UPDATE ${s}.sessions SET generation = $1, session_token = $2 WHERE session_id = $3`,
-    // A log only grows at its end, and never past its terminal.
+    // A log only grows at its end, and never past its terminal; an owner's write ($4, else NULL)
+    // only at its ownership epoch (fencing).
     advanceInput: `UPDATE ${s}.streams SET count = count + $1 WHERE stream_id = $2 AND count = $3
-      AND direction = 'input' AND input_terminal IS NULL RETURNING session_id`,
+      AND direction = 'input' AND input_terminal IS NULL AND ($4::bigint IS NULL OR owner_epoch = $4) RETURNING session_id`,
     advanceOutput: `UPDATE ${s}.streams SET count = count + $1 WHERE stream_id = $2 AND count = $3
-      AND direction = 'output' AND NOT output_terminal RETURNING session_id`,
+      AND direction = 'output' AND NOT output_terminal AND ($4::bigint IS NULL OR owner_epoch = $4) RETURNING session_id`,
+    streamEpoch: `SELECT session_id, owner_epoch FROM ${s}.streams WHERE stream_id = $1`,
+    sessionEpoch: `SELECT session_id, owner_epoch FROM ${s}.sessions WHERE session_id = $1`,
     // A run of appends (write-queue.ts): the count moves by their sum only if it is where the
     // first starts; the rows go in only if it moved (no error, so no savepoint is spoiled).
     inputRun: `WITH moved AS (
         UPDATE ${s}.streams SET count = count + $1 WHERE stream_id = $2 AND count = $3
-          AND direction = 'input' AND input_terminal IS NULL RETURNING session_id
+          AND direction = 'input' AND input_terminal IS NULL AND ($9::bigint IS NULL OR owner_epoch = $9) RETURNING session_id
       ), rows AS (
         INSERT INTO ${s}.input_chunks (stream_id, sequence, item_count, data, mime_type, parts)
         SELECT $2, r.sequence, r.item_count, r.data, r.mime_type, r.parts
@@ -689,7 +786,7 @@ function statements(s: string) {
       SELECT session_id FROM moved`,
     outputRun: `WITH moved AS (
         UPDATE ${s}.streams SET count = count + $1 WHERE stream_id = $2 AND count = $3
-          AND direction = 'output' AND NOT output_terminal RETURNING session_id
+          AND direction = 'output' AND NOT output_terminal AND ($9::bigint IS NULL OR owner_epoch = $9) RETURNING session_id
       ), rows AS (
         INSERT INTO ${s}.output_events (stream_id, sequence, event, item_count, data, mime_type, outcome, parts)
         SELECT $2, r.sequence, 'item', r.item_count, r.data, r.mime_type, NULL, r.parts
@@ -703,11 +800,12 @@ function statements(s: string) {
     readInput: `SELECT * FROM ${s}.input_chunks WHERE stream_id = $1
       AND sequence >= COALESCE((SELECT max(sequence) FROM ${s}.input_chunks WHERE stream_id = $1 AND sequence <= $3), 0)
       AND sequence < $2 AND sequence + item_count > $3 ORDER BY sequence`,
-    endInput: `UPDATE ${s}.streams SET input_terminal = $1 WHERE stream_id = $2 AND input_terminal IS NULL RETURNING session_id`,
+    endInput: `UPDATE ${s}.streams SET input_terminal = $1 WHERE stream_id = $2 AND input_terminal IS NULL
+      AND ($3::bigint IS NULL OR owner_epoch = $3) RETURNING session_id`,
     insertOutput: `INSERT INTO ${s}.output_events (stream_id, sequence, event, item_count, data, mime_type, outcome)
       VALUES ($1, $2, $3, $4, $5, $6, $7)`,
     endOutput: `UPDATE ${s}.streams SET output_terminal = true WHERE stream_id = $1 AND count = $2
-      AND direction = 'output' AND NOT output_terminal RETURNING session_id`,
+      AND direction = 'output' AND NOT output_terminal AND ($3::bigint IS NULL OR owner_epoch = $3) RETURNING session_id`,
     // Up to $3 rows from $2 (one more when the row holding $2 starts before it: a packed row
     // with items on both sides), whose preceding payload bytes are below $4 (NULL: no bound), a
     // row starting before $2 counting none: sizes first (octet_length reads no TOAST), payloads
@@ -727,16 +825,20 @@ function statements(s: string) {
       JOIN ${s}.output_events o ON o.stream_id = $1 AND o.sequence = k.sequence AND o.event = k.event
       WHERE $4::bigint IS NULL OR k.before < $4
       ORDER BY o.sequence, o.event DESC`,
-    // Only while the session runs: a finished invocation's journal is closed. A taken position
-    // fails the insert (primary key), and with it this write alone.
+    // Only while the session runs, and at the owner's epoch when given (fencing): a finished
+    // invocation's journal is closed. A taken position fails the insert (primary key), and with
+    // it this write alone.
     appendJournal: `INSERT INTO ${s}.journal (session_id, position, name, outcome)
-      SELECT session_id, $2, $3, $4 FROM ${s}.sessions WHERE session_id = $1 AND state = 'running'`,
+      SELECT session_id, $2, $3, $4 FROM ${s}.sessions WHERE session_id = $1 AND state = 'running'
+        AND ($5::bigint IS NULL OR owner_epoch = $5)`,
     readJournal: `SELECT position, name, outcome FROM ${s}.journal WHERE session_id = $1 ORDER BY position`,
     recordRun: `INSERT INTO ${s}.session_runs (session_id, runs)
       SELECT session_id, 2 FROM ${s}.sessions WHERE session_id = $1 AND state = 'running'
+        AND ($2::bigint IS NULL OR owner_epoch = $2)
       ON CONFLICT (session_id) DO UPDATE SET runs = ${s}.session_runs.runs + 1 RETURNING runs`,
-    setResult: `UPDATE ${s}.sessions SET result = $1 WHERE session_id = $2 AND result IS NULL`,
-    finish: `UPDATE ${s}.sessions SET state = 'finished', outcome = $1, finished_at = $2 WHERE session_id = $3 AND state = 'running'`,
+    setResult: `UPDATE ${s}.sessions SET result = $1 WHERE session_id = $2 AND result IS NULL AND ($3::bigint IS NULL OR owner_epoch = $3)`,
+    finish: `UPDATE ${s}.sessions SET state = 'finished', outcome = $1, finished_at = $2 WHERE session_id = $3 AND state = 'running'
+      AND ($4::bigint IS NULL OR owner_epoch = $4)`,
     // One statement: the sessions go, their attempt ids and idempotency scopes stay as tombstones
     // (every part sees the rows as they were before the DELETE and its cascades).
     purge: `WITH purged AS (
@@ -754,15 +856,18 @@ function statements(s: string) {
       SELECT count(*) AS purged FROM purged`,
     dropTombstones: `DELETE FROM ${s}.tombstones WHERE stamped_at < $1`,
     ownerOf: `SELECT owner_node FROM ${s}.sessions WHERE session_id = $1`,
+    ownership: `SELECT owner_node, owner_epoch FROM ${s}.sessions WHERE session_id = $1`,
     heartbeat: `INSERT INTO ${s}.nodes (node_id, lease_expires_at, log_format) VALUES ($1, clock_timestamp() + $2 * interval '1 millisecond', $3)
       ON CONFLICT (node_id) DO UPDATE SET lease_expires_at = EXCLUDED.lease_expires_at, log_format = EXCLUDED.log_format`,
     // Under READ COMMITTED a concurrent claimer waiting on a row re-checks it after the first
     // commits: the new owner's lease is live, so the row no longer qualifies.
-    claimOrphans: `UPDATE ${s}.sessions AS x SET owner_node = $1
+    claimOrphans: `UPDATE ${s}.sessions AS x SET owner_node = $1, owner_epoch = x.owner_epoch + 1
       WHERE x.state = 'running' AND x.owner_node IS DISTINCT FROM $1
         AND EXISTS (SELECT 1 FROM ${s}.nodes me WHERE me.node_id = $1 AND me.lease_expires_at > clock_timestamp())
         AND NOT EXISTS (SELECT 1 FROM ${s}.nodes n WHERE n.node_id = x.owner_node AND n.lease_expires_at > clock_timestamp())
-      RETURNING x.session_id`,
+      RETURNING x.session_id, x.owner_epoch`,
+    claimStreams: `UPDATE ${s}.streams AS t SET owner_epoch = c.epoch
+      FROM unnest($1::text[], $2::bigint[]) AS c(session_id, epoch) WHERE t.session_id = c.session_id`,
     leave: `DELETE FROM ${s}.nodes WHERE node_id = $1`,
     setCatalogue: `UPDATE ${s}.nodes SET catalogue = $2 WHERE node_id = $1`,
     liveCatalogues: `SELECT node_id, catalogue FROM ${s}.nodes WHERE node_id <> $1 AND lease_expires_at > clock_timestamp() ORDER BY node_id`,

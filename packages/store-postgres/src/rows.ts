@@ -14,8 +14,8 @@ import type {
   SessionState,
   StreamParent,
   StreamRecord,
-} from "@golem-stream/server";
-import { packedInputChunks, packedOutputItems, type PackedRow } from "@golem-stream/server";
+} from "@golem-stream/server/store";
+import { packedInputChunks, packedOutputItems, type PackedRow } from "@golem-stream/server/store";
 
 export interface SessionRow {
   session_id: string;

@@ -109,9 +109,20 @@ ALTER TABLE ${s}.nodes ADD COLUMN log_format integer;
 `,
   },
   {
+    // Fencing (@golem-stream/server's ownership.ts): each session's ownership epoch, 1 at its
+    // creation and one more at each claim. Every stream carries its session's epoch too, set in
+    // the claim's transaction, so an owner's append checks it on the row it updates anyway.
+    // Existing sessions and streams start at 1 (a constant default: no table rewrite).
+    version: 3,
+    sql: (s) => `
+ALTER TABLE ${s}.sessions ADD COLUMN owner_epoch bigint NOT NULL DEFAULT 1;
+ALTER TABLE ${s}.streams ADD COLUMN owner_epoch bigint NOT NULL DEFAULT 1;
+`,
+  },
+  {
     // The journal of replayable invocations and their run counts (@golem-stream/server's
     // docs/durable-execution.md); both go with their session (purge, cascade).
-    version: 3,
+    version: 4,
     sql: (s) => `
 CREATE TABLE ${s}.journal (
   session_id text NOT NULL REFERENCES ${s}.sessions (session_id) ON DELETE CASCADE,

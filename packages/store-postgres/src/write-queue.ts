@@ -27,7 +27,7 @@
  */
 import { performance } from "node:perf_hooks";
 import pg from "pg";
-import { writeOrder } from "@golem-stream/server";
+import { writeOrder } from "@golem-stream/server/store";
 import { appendGroupValues, distinctRuns } from "./append-group.js";
 import { RUN_BYTES, RUN_ROW_BYTES, runLength, runRows, type RunAppend } from "./append-runs.js";
 import { ControlStatements } from "./control-statements.js";
@@ -213,6 +213,7 @@ export class WriteQueue {
         rows.map((row) => Buffer.from(row.data.buffer, row.data.byteOffset, row.data.byteLength)),
         rows.map((row) => row.mimeType ?? null),
         rows.map((row) => (row.parts === undefined ? null : Buffer.from(row.parts.buffer, row.parts.byteOffset, row.parts.byteLength))),
+        first.epoch === undefined ? null : first.epoch.toString(),
       ]);
       const sessionId = moved.rows[0]?.session_id;
       if (sessionId === undefined) {

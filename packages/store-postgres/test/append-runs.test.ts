@@ -3,7 +3,7 @@
  * `writeOrder` gives, and the rows of a run.
  */
 import { expect, it } from "vitest";
-import { splitPacked, writeOrder } from "@golem-stream/server";
+import { splitPacked, writeOrder } from "@golem-stream/server/store";
 import { RUN_BYTES, RUN_ROW_BYTES, runLength, runRows, type RunAppend } from "../src/append-runs.js";
 
 const append = (streamId: string, sequence: number, length = 10, log: "input" | "output" = "input", mimeType?: string): RunAppend => ({
@@ -30,6 +30,14 @@ it("a run ends at a gap in sequences, a large row, or RUN_BYTES", () => {
   expect(runLength([append("s", 0, RUN_ROW_BYTES + 1), append("s", 1)], 0)).toBe(1);
   const many = Array.from({ length: 80 }, (_, i) => append("s", i, RUN_ROW_BYTES));
   expect(runLength(many, 0)).toBe(RUN_BYTES / RUN_ROW_BYTES);
+});
+
+it("a run holds appends of one ownership epoch: the run is checked once, for all of them", () => {
+  const owned = (sequence: number, epoch: bigint | undefined): RunAppend => ({ ...append("s", sequence), epoch });
+  expect(runLength([owned(0, 1n), owned(1, 1n), owned(2, 2n), owned(3, 2n)], 0)).toBe(2);
+  expect(runLength([owned(0, 1n), owned(1, 1n), owned(2, 2n), owned(3, 2n)], 2)).toBe(2);
+  expect(runLength([owned(0, undefined), owned(1, 1n)], 0)).toBe(1);
+  expect(runLength([owned(0, undefined), owned(1, undefined)], 0)).toBe(2);
 });
 
 it("runRows packs appends without a MIME type and splits back into them; 0 packs nothing", () => {

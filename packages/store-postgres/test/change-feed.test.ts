@@ -5,7 +5,7 @@
  * changes). Time is vitest's fake timers, moved by the test.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import type { SessionChange } from "@golem-stream/server";
+import type { SessionChange } from "@golem-stream/server/store";
 import { ChangeFeed, encodeNote, parseNote } from "../src/change-feed.js";
 import { FakeClient, pgError } from "./support/fake-client.js";
 

@@ -4,8 +4,8 @@
  */
 import { afterAll, describe, expect, it } from "vitest";
 import { randomUUID } from "node:crypto";
-import { bytes, session, stream } from "@golem-stream/server/testing";
-import { isClusterStore, type SessionChange } from "@golem-stream/server";
+import { bytes, clusterFencingContract, session, stream } from "@golem-stream/server/testing";
+import { isClusterStore, type SessionChange } from "@golem-stream/server/store";
 import type { PostgresSessionStore } from "../src/index.js";
 import { admin, cleanUp, connect, freshSchema } from "./support/stores.js";
 
@@ -179,6 +179,42 @@ describe("owners and leases", () => {
     await a.leave();
     expect(await b.claimOrphans()).toEqual([s.sessionId]);
     await expect(a.heartbeat(0)).rejects.toThrow(RangeError);
+  });
+});
+
+clusterFencingContract({ describe, it, expect }, "fencing", pair);
+
+describe("fencing across a schema upgrade", () => {
+  it("a database of schema version 2 gets ownership epochs at open: its running sessions are at epoch 1, a claim moves them on and fences the former owner", async () => {
+    const schema = freshSchema();
+    const old = await connect({ schema, nodeId: "node-a" });
+    await old.heartbeat(60_000);
+    const s = session();
+    const out = stream(s.sessionId, "output");
+    await old.createSession(s, [out], start(s.sessionId));
+    await old.appendOutput({ event: "item", streamId: out.streamId, sequence: 0n, itemCount: 1n, data: bytes("x"), mimeType: undefined }, []);
+    await old.close();
+    const client = await admin();
+    try {
+      // Down through version 4 (the journal) to version 2.
+      await client.query(`DROP TABLE ${schema}.journal; DROP TABLE ${schema}.session_runs;
+        ALTER TABLE ${schema}.sessions DROP COLUMN owner_epoch; ALTER TABLE ${schema}.streams DROP COLUMN owner_epoch;
+        DELETE FROM ${schema}.schema_migrations WHERE version >= 3`);
+    } finally {
+      await client.end();
+    }
+    const a = await connect({ schema, nodeId: "node-a" });
+    const b = await connect({ schema, nodeId: "node-b" });
+    expect(await a.ownership(s.sessionId)).toEqual({ nodeId: "node-a", epoch: 1n });
+    await a.appendOutput({ event: "item", streamId: out.streamId, sequence: 1n, itemCount: 1n, data: bytes("y"), mimeType: undefined }, [], 1n);
+    await a.leave();
+    await b.heartbeat(60_000);
+    expect(await b.claimOrphans()).toEqual([s.sessionId]);
+    await expect(a.appendOutput({ event: "item", streamId: out.streamId, sequence: 2n, itemCount: 1n, data: bytes("z"), mimeType: undefined }, [], 1n)).rejects.toMatchObject({
+      code: "ownership-lost",
+    });
+    await b.appendOutput({ event: "terminal", streamId: out.streamId, sequence: 2n, outcome: "{}" }, [], 2n);
+    expect((await b.readOutput(out.streamId, 0n, 10)).map((e) => e.event)).toEqual(["item", "item", "terminal"]);
   });
 });
 

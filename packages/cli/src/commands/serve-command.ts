@@ -4,10 +4,9 @@
  * so `--help` works even where the server's native SQLite module cannot load.
  */
 import { Option, type Command } from "commander";
-import type { ExitCode } from "../exit-codes.js";
-import type { CliIo } from "../io/cli-io.js";
+import type { CommandContext } from "./command-context.js";
 import { jwtFlags } from "../jwt-flags.js";
-import { collect, collectOrigin, parseBoundedDuration, parseCount, parseIntervalMs, parsePort, parseRetention, parseTimeoutMs } from "../option-parsers.js";
+import { collect, collectOrigin, parseBoundedDuration, parseByteSize, parseCount, parseIntervalMs, parsePort, parseRetention, parseTimeoutMs } from "../option-parsers.js";
 import {
   DEFAULT_DETACHED_TIMEOUT_MS,
   DEFAULT_DRAIN_TIMEOUT_MS,
@@ -21,7 +20,7 @@ import {
   type ServeOptions,
 } from "../options.js";
 
-export function addServeCommand(program: Command, io: CliIo, setExitCode: (code: ExitCode) => void): void {
+export function addServeCommand(program: Command, { io, setExitCode }: CommandContext): void {
   const jwt = jwtFlags();
   program
     .command("serve")
@@ -33,7 +32,7 @@ export function addServeCommand(program: Command, io: CliIo, setExitCode: (code:
     .addOption(
       new Option("--token <token>", "accept this static bearer token (repeatable)").argParser(collect).default([]),
     )
-    .option("--token-file <file>", "accept every token in this file (one per line, # comments)")
+    .option("--token-file <file>", "accept every token in this file (one per line, # comments): each its own account, or ACCOUNT: TOKEN to group tokens into one account that shares idempotency keys")
     .option("--agents <file>", "serve the agents of this ES module (its default export: defineCatalogue({...}) or an AgentHost) instead of the demo; see Agents below")
     .option("--demo", "with --agents: serve the demo catalogue (application demo) beside them", false)
     .option("--data-dir <dir>", "store, keyring and generated token live here (default: $XDG_STATE_HOME/golem-stream or ~/.local/state/golem-stream)")
@@ -115,12 +114,20 @@ export function addServeCommand(program: Command, io: CliIo, setExitCode: (code:
         .argParser(parseIntervalMs),
     )
     .addOption(
+      new Option("--max-connections <n>", "open session connections of all callers together; more are refused with 503 overloaded (default: 10000)")
+        .argParser(parseCount(1, 10_000_000)),
+    )
+    .addOption(
       new Option("--max-connections-per-principal <n>", "open session connections one token (principal) may have; more are refused with 503 overloaded (default: 1000)")
         .argParser(parseCount(1, 1_000_000)),
     )
     .addOption(
       new Option("--max-sessions-per-principal <n>", "invocations one token (principal) may run at once; more starts are refused with overloaded, retryable (default: 500)")
         .argParser(parseCount(1, 1_000_000)),
+    )
+    .addOption(
+      new Option("--max-stored-bytes-per-principal <size>", "input and output bytes one token (principal) may keep in the store until their retention ends (512MiB, 16GiB); at the bound starts are refused and an item past it fails its invocation, both limit-exceeded (default: 16GiB)")
+        .argParser(parseByteSize),
     )
     .addOption(
       new Option("--public-host <name>", "a DNS name clients reach this server by (repeatable; .example.com for every name under it, * for any): the console, /metrics, /healthz, /readyz and the catalogue answer only a Host of localhost, an IP address or one of these")
@@ -139,7 +146,9 @@ export function addServeCommand(program: Command, io: CliIo, setExitCode: (code:
   A module that cannot be loaded, has no default export or declares an invalid catalogue stops serve
   at once with one line naming the file and the problem, exit code 78. Format: docs/agents.md.
 
-  Tokens: every --token, $GOLEM_STREAM_TOKEN and every line of --token-file are accepted.
+  Tokens: every --token, $GOLEM_STREAM_TOKEN and every line of --token-file are accepted. Each
+  token is its own account (idempotency keys are per account); a token file line ACCOUNT: TOKEN
+  puts the token in that account with the other tokens of it (docs/operations.md, Authentication).
   With none of them (and no --jwt-jwks), a random token is created on first start and kept in
   <data-dir>/bearer-token. With --jwt-jwks, bearer JWTs are accepted too (static tokens only if given):
   signed RS256, ES256 or EdDSA by a key of the JWKS, with the --jwt-issuer and --jwt-audience, not

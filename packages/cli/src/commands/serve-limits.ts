@@ -11,7 +11,9 @@ export function serveLimits(options: ServeOptions): Partial<ServerLimits> {
   if (options.authFailureLimit !== undefined) limits.authFailuresPerAddress = options.authFailureLimit;
   if (options.firstMessageTimeout !== undefined) limits.firstMessageTimeoutMs = options.firstMessageTimeout;
   if (options.pingInterval !== undefined) limits.pingIntervalMs = options.pingInterval;
+  if (options.maxConnections !== undefined) limits.maxConnections = options.maxConnections;
   if (options.maxConnectionsPerPrincipal !== undefined) limits.maxConnectionsPerPrincipal = options.maxConnectionsPerPrincipal;
   if (options.maxSessionsPerPrincipal !== undefined) limits.maxRunningSessionsPerPrincipal = options.maxSessionsPerPrincipal;
+  if (options.maxStoredBytesPerPrincipal !== undefined) limits.maxStoredBytesPerPrincipal = options.maxStoredBytesPerPrincipal;
   return limits;
 }

@@ -26,7 +26,7 @@ import type { AgentHost, Catalogue, EmbeddedServer, SessionStore } from "@golem-
 import { loadAgentsModule } from "../agents-module.js";
 import { describeServedAgents, type ServedAgents } from "./serve-agents.js";
 import type { Keyring } from "@golem-stream/tokens";
-import { resolveServeTokens } from "../bearer-tokens.js";
+import { resolveServeTokens, staticTokens } from "../bearer-tokens.js";
 import { jwtAuthentication } from "../jwt-authentication.js";
 import { CliError, EXIT, usageError } from "../exit-codes.js";
 import type { ExitCode } from "../exit-codes.js";
@@ -145,11 +145,12 @@ export async function runServe(options: ServeOptions, io: CliIo): Promise<ExitCo
   const dataDir = resolve(options.dataDir ?? defaultDataDir(io.env));
   if (cluster === undefined) await createDataDir(dataDir);
   const exposed = await exposedDataDir(dataDir);
-  const { tokens, generatedFile } = await resolveServeTokens(
+  const bearers = await resolveServeTokens(
     { flags: options.token, env: io.env["GOLEM_STREAM_TOKEN"], file: options.tokenFile },
     dataDir,
     jwt === undefined,
   );
+  const { tokens, generatedFile } = bearers;
   // The SQLite server keeps the server's own default (<data-dir>/keyring.json); a cluster node
   // creates that file atomically, as nodes sharing a data directory may start at once.
   const keyringPath =
@@ -191,7 +192,7 @@ export async function runServe(options: ServeOptions, io: CliIo): Promise<ExitCo
       host: options.host,
       dataDir,
       ...(served.agents === undefined ? {} : { agents: served.agents, demo: options.demo }),
-      tokens,
+      tokens: staticTokens(bearers),
       ...(jwt === undefined ? {} : { authentication: jwt.authentication }),
       logger,
       healthEndpoints: true,

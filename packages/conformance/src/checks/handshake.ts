@@ -5,7 +5,7 @@ import type { ProbeResult } from "../http-probe.js";
 import { countStart } from "../demo.js";
 
 /** Golem's HTTP error envelope: 400 carries {code, errors:[..]}, every other status {code, error}. */
-function ensureEnvelope(result: ProbeResult, status: number, code: string): string {
+export function ensureEnvelope(result: ProbeResult, status: number, code: string): string {
   ensureEqual(result.status, status, `HTTP status (body ${show(result.body)})`);
   const body = result.body as { code?: unknown; errors?: unknown; error?: unknown } | undefined;
   ensure(typeof body === "object" && body !== null, `body is not a JSON object: ${show(result.body)}`);

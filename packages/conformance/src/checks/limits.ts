@@ -1,12 +1,103 @@
-/** Frozen limits and their codes (protocol sections 11 and 12; decisions sections 5 and 6). */
+/**
+ * Frozen limits and their codes (protocol sections 11 and 12; decisions sections 5 and 6), and the
+ * per-principal bounds a server may set (docs/protocol/server.md, Per-principal bounds): those run
+ * only when the suite is told the server's bound.
+ */
 import { randomUUID } from "node:crypto";
-import { encodeMessage } from "@golem-stream/wire";
-import { defineChecks, ensureEqual, type Check } from "../check.js";
-import { ensureFinishedSuccess, ensureRejected, ensureViolation, resultChannel } from "../context.js";
-import { countStart, inputStart, outputValues, reverseStart } from "../demo.js";
-import { inputEnd, inputItem, inputSession } from "./support.js";
+import { encodeMessage, SUBPROTOCOL } from "@golem-stream/wire";
+import { defineChecks, ensure, ensureEqual, show, type Check } from "../check.js";
+import type { Connection } from "../connection.js";
+import { channelFor, ensureFinishedSuccess, ensureRejected, ensureViolation, resultChannel, type SuiteContext } from "../context.js";
+import { countStart, inputStart, outputValues, range, reverseStart } from "../demo.js";
+import { ensureEnvelope } from "./handshake.js";
+import { finishSession, inputEnd, inputItem, inputSession } from "./support.js";
 
 const MiB = 1024 * 1024;
+
+/** How often a check asks again for a slot the server frees when it has seen a socket close. */
+const RETRY_MS = 50;
+
+/**
+ * An upgrade of `token` the server accepts, asked again while it answers
+ * 503 (it frees a connection slot once it has seen the socket close, which
+ * a client cannot observe), for at most the suite's wait.
+ */
+async function connectOnceFreed(ctx: SuiteContext, token: string): Promise<Connection> {
+  const until = Date.now() + ctx.timeoutMs;
+  for (;;) {
+    try {
+      return await ctx.connect({ token });
+    } catch (error) {
+      if (Date.now() >= until || !String(error).includes("HTTP 503")) throw error;
+      await ctx.sleep(RETRY_MS);
+    }
+  }
+}
+
+/** A running `reverse` invocation of `token`, waiting for its input. */
+async function runningSession(ctx: SuiteContext, token: string): Promise<{ conn: Connection; channel: number; sessionToken: string }> {
+  const { start, ref } = reverseStart();
+  const { conn, accepted } = await ctx.start(start, token);
+  return { conn, channel: channelFor(accepted, ref), sessionToken: accepted.sessionToken };
+}
+
+const principalChecks = [
+  {
+    name: "principal-connections-overloaded",
+    ref: "server decision (docs/protocol/server.md, Per-principal bounds); decisions §5",
+    needs: "maxConnectionsPerPrincipal" as const,
+    expectation:
+      "with N open session WebSockets of one principal (the server's bound), the next upgrade of that principal is refused with HTTP 503 overloaded, another principal's is not, and once one of the N closes the principal is accepted again",
+    async run(ctx: SuiteContext) {
+      const bound = ctx.setting("maxConnectionsPerPrincipal");
+      const held = await Promise.all(range(bound).map(() => ctx.connect({ token: ctx.boundedToken })));
+      const refused = ensureEnvelope(await ctx.probe({ token: ctx.boundedToken, protocols: [SUBPROTOCOL] }), 503, "overloaded");
+      if (ctx.boundedToken !== ctx.token) {
+        const other = await ctx.probe({ token: ctx.token, protocols: [SUBPROTOCOL] });
+        ensureEqual(other.status, 101, "HTTP status of another principal's upgrade");
+      }
+      held[0]!.close();
+      await held[0]!.closed;
+      await connectOnceFreed(ctx, ctx.boundedToken);
+      return `${bound} open, the next refused (${refused}), accepted again after one closed`;
+    },
+  },
+  {
+    name: "principal-sessions-overloaded",
+    ref: "server decision (docs/protocol/server.md, Per-principal bounds); decisions §5",
+    needs: "maxRunningSessionsPerPrincipal" as const,
+    expectation:
+      "with N running invocations of one principal (the server's bound), its next start is answered invocationRejected overloaded with its attemptId, retryable true, then 1002; a resume of a running one is still accepted",
+    async run(ctx: SuiteContext) {
+      const bound = ctx.setting("maxRunningSessionsPerPrincipal");
+      const running: { conn: Connection; channel: number; sessionToken: string }[] = [];
+      try {
+        for (const _ of range(bound)) running.push(await runningSession(ctx, ctx.boundedToken));
+        const extra = await ctx.connect({ token: ctx.boundedToken });
+        const { start } = reverseStart();
+        extra.send(start);
+        const refused = await ensureViolation(extra, { codes: ["overloaded"], attemptId: start.attemptId, rejectionRequired: true, retryable: true });
+        // Resumes are never refused by the bound: they start nothing new.
+        const resumed = await connectOnceFreed(ctx, ctx.boundedToken);
+        resumed.send({ type: "resumeAttach", attemptId: randomUUID(), operation: "resume", outputCursors: [], sessionToken: running[0]!.sessionToken });
+        const answer = await resumed.next("the answer to the resume");
+        ensure(answer.type === "invocationAccepted", `a resume of a running invocation was answered ${show(answer)}`);
+        running[0] = { ...running[0]!, conn: resumed };
+        return `${bound} running, the next start refused (${refused}), a resume accepted`;
+      } finally {
+        // Each invocation is finished, so the principal runs nothing when the next check counts on it.
+        for (const { conn, channel, sessionToken } of running) {
+          if (conn.closeInfo !== undefined) {
+            await finishSession(ctx, sessionToken, ctx.boundedToken);
+            continue;
+          }
+          conn.send(inputEnd(channel, 0));
+          await conn.all().catch(() => undefined);
+        }
+      }
+    },
+  },
+];
 
 export const limitChecks: Check[] = defineChecks("limits", [
   {
@@ -78,4 +169,5 @@ export const limitChecks: Check[] = defineChecks("limits", [
       return ensureRejected(conn, ["limit-exceeded"], start.attemptId);
     },
   },
+  ...principalChecks,
 ]);

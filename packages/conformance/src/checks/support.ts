@@ -1,4 +1,5 @@
 /** What several server checks share: a session fed through one input stream, the input messages sent on it, and the violations it must refuse. */
+import { randomUUID } from "node:crypto";
 import type { ClientMessage, InvocationAccepted, InvocationStart } from "@golem-stream/wire";
 import type { CheckSpec } from "../check.js";
 import type { Connection } from "../connection.js";
@@ -26,6 +27,28 @@ export async function runToEnd(ctx: SuiteContext, start: InvocationStart): Promi
 
 export const inputItem = (channel: number, sequence: number, text: string) => ({ type: "inputStreamItem" as const, channel, sequence: BigInt(sequence), value: val.str(text) });
 export const inputEnd = (channel: number, sequence: number) => ({ type: "inputStreamEnd" as const, channel, sequence: BigInt(sequence) });
+
+/**
+ * Lets a session whose connection the check gave up finish: resumes it on a
+ * new connection (with `token`, default the suite's) and ends each input
+ * still open, so the check leaves no invocation running behind it (the
+ * per-principal checks count on that). Best effort: a failure here leaves
+ * the check's own result as it is.
+ */
+export async function finishSession(ctx: SuiteContext, sessionToken: string, token = ctx.token): Promise<void> {
+  try {
+    const conn = await ctx.connect({ token });
+    conn.send({ type: "resumeAttach", attemptId: randomUUID(), operation: "resume", outputCursors: [], sessionToken });
+    const accepted = await conn.nextOf("invocationAccepted");
+    for (const mapping of accepted.mappings) {
+      const highWater = mapping.inputHighWater;
+      if (highWater !== undefined && !highWater.terminal) conn.send(inputEnd(mapping.channel, Number(highWater.sequence)));
+    }
+    await conn.all();
+  } catch {
+    // Nothing more to do: the server's detached-session timeout ends it.
+  }
+}
 
 export interface InputViolation extends Omit<CheckSpec, "run"> {
   /** The session the messages go to: `reverse` (a stream<string> input) unless said otherwise. */

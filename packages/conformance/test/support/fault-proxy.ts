@@ -3,7 +3,9 @@
  * one protocol rule at a time: it can rewrite, drop, duplicate, reorder or
  * delay frames in either direction, and misbehave in the HTTP handshake.
  * With no fault it is transparent (the control run proves that), so every
- * check that fails through it fails because of the fault.
+ * check that fails through it fails because of the fault. WebSocket pings
+ * and pongs are relayed too (neither side answers them itself), so the
+ * server's pings reach the client and only the client's pongs answer them.
  */
 import { createServer, request, type IncomingMessage, type Server } from "node:http";
 import type { Duplex } from "node:stream";
@@ -44,6 +46,8 @@ export interface Link {
   closeClient(code: number): void;
   /** Bytes sent to the client and not yet written to its socket. */
   clientBacklog(): number;
+  /** Whether the client has sent any message on this connection. */
+  clientSpoke(): boolean;
   readonly memo: Map<string, unknown>;
 }
 
@@ -70,6 +74,16 @@ export interface Fault {
   readonly onClientClose?: (link: Link) => Out<ClientMessage>[];
   /** The close code relayed to the client when the server closes with `code`. */
   readonly closeCode?: (code: number, link: Link) => number;
+  /** Runs once the client's connection is linked to the server's, before any frame. */
+  readonly onLinked?: (link: Link) => void;
+  /** The server's close of a connection whose client said nothing is not relayed: the client stays connected. */
+  readonly keepSilentClientsOpen?: boolean;
+  /** The client's pongs are not relayed: the server sees a peer that answers no ping. */
+  readonly dropPongs?: boolean;
+  /** The proxy answers the server's pings itself and does not relay them: the client sees none. */
+  readonly answerPings?: boolean;
+  /** An upgrade the server refuses is accepted for the client all the same (left open, with no server behind it). */
+  readonly acceptRefusedUpgrades?: boolean;
 }
 
 export const NO_FAULT: Fault = { name: "none", description: "transparent" };
@@ -133,6 +147,7 @@ export async function startFaultProxy(upstreamUrl: string, validToken: string, f
     // Invalid UTF-8 must reach the server, whose answer the suite judges.
     skipUTF8Validation: true,
     maxPayload: 64 * 1024 * 1024,
+    autoPong: false,
     handleProtocols: (offered) => {
       const list = [...offered];
       if (fault.selectProtocol !== undefined) return fault.selectProtocol(list);
@@ -162,10 +177,21 @@ export async function startFaultProxy(upstreamUrl: string, validToken: string, f
     const authorization = fault.acceptAnyToken === true ? `Bearer ${validToken}` : req.headers.authorization;
     const headers: Record<string, string> = {};
     if (authorization !== undefined) headers.authorization = authorization;
-    const upstream = new WebSocket(`${upstreamUrl}${req.url ?? SESSION_PATH}`, upstreamProtocols, { headers, perMessageDeflate: false, maxPayload: 64 * 1024 * 1024, skipUTF8Validation: true });
+    const upstream = new WebSocket(`${upstreamUrl}${req.url ?? SESSION_PATH}`, upstreamProtocols, {
+      headers,
+      perMessageDeflate: false,
+      maxPayload: 64 * 1024 * 1024,
+      skipUTF8Validation: true,
+      autoPong: false,
+    });
     upstream.binaryType = "nodebuffer";
     upstream.on("error", () => socket.destroy());
     upstream.on("unexpected-response", (_r, res) => {
+      if (fault.acceptRefusedUpgrades === true) {
+        res.resume();
+        wss.handleUpgrade(req, socket, head, (client) => void sockets.add(client));
+        return;
+      }
       const chunks: Buffer[] = [];
       res.on("data", (c: Buffer) => chunks.push(c));
       res.on("end", () => {
@@ -215,6 +241,7 @@ export async function startFaultProxy(upstreamUrl: string, validToken: string, f
       client.close(code);
       upstream.terminate();
     };
+    let clientSpoke = false;
     const connection: Link = {
       state,
       toClientLog: [],
@@ -222,8 +249,25 @@ export async function startFaultProxy(upstreamUrl: string, validToken: string, f
       sendToServer: sendServer,
       closeClient,
       clientBacklog: () => clientBuffered,
+      clientSpoke: () => clientSpoke,
       memo: new Map(),
     };
+
+    // Pings and pongs, relayed both ways (see the file comment).
+    upstream.on("ping", (data: Buffer) => {
+      if (fault.answerPings === true) upstream.pong(data);
+      else if (client.readyState === WebSocket.OPEN) client.ping(data);
+    });
+    client.on("pong", (data: Buffer) => {
+      if (fault.dropPongs !== true && upstream.readyState === WebSocket.OPEN) upstream.pong(data);
+    });
+    client.on("ping", (data: Buffer) => {
+      if (upstream.readyState === WebSocket.OPEN) upstream.ping(data);
+    });
+    upstream.on("pong", (data: Buffer) => {
+      if (client.readyState === WebSocket.OPEN) client.pong(data);
+    });
+    fault.onLinked?.(connection);
 
     const fromServer = (data: Buffer, binary: boolean): void => {
       toClientLane.run(async () => {
@@ -252,6 +296,7 @@ export async function startFaultProxy(upstreamUrl: string, validToken: string, f
     upstream.on("message", (data: Buffer, binary: boolean) => fromServer(data, binary));
 
     client.on("message", (data: Buffer, binary: boolean) => {
+      clientSpoke = true;
       toServerLane.run(async () => {
         let outs: Out<ClientMessage>[];
         try {
@@ -265,6 +310,7 @@ export async function startFaultProxy(upstreamUrl: string, validToken: string, f
     });
 
     upstream.on("close", (code, reason) => {
+      if (fault.keepSilentClientsOpen === true && !clientSpoke) return;
       toClientLane.run(async () => {
         const relayed = fault.closeCode === undefined ? code : fault.closeCode(code, connection);
         if (sendable(relayed)) client.close(relayed, reason);

@@ -21,6 +21,11 @@ export interface FaultCase {
   readonly caughtBy: readonly string[];
   /** Needs the restart section (run against a restartable server). */
   readonly restart?: boolean;
+  /**
+   * Its checks need server settings (`Check.needs`): run against the bounded server
+   * (support/server.ts), one fault at a time, since they count one principal's sockets.
+   */
+  readonly bounded?: boolean;
 }
 
 type S = ServerMessage;
@@ -460,4 +465,60 @@ const BASE_FAULTS: readonly FaultCase[] = [
   },
 ];
 
-export const FAULTS: readonly FaultCase[] = [...BASE_FAULTS, ...MORE_FAULTS];
+/** Faults of what a server may set or not enforce: the first-message deadline, pings, per-principal bounds. */
+export const BOUNDED_FAULTS: readonly FaultCase[] = [
+  // ---- the first-message deadline ----
+  {
+    fault: { name: "silent-connection-kept", description: "keeps a connection that sent nothing open past the first-message deadline", keepSilentClientsOpen: true },
+    caughtBy: ["liveness.first-message-deadline"],
+    bounded: true,
+  },
+  {
+    fault: { name: "silent-connection-closed-at-once", description: "closes every connection 1002 right after the upgrade, long before the first-message deadline", onLinked: (link) => link.closeClient(1002) },
+    caughtBy: ["liveness.first-message-deadline"],
+    bounded: true,
+  },
+  {
+    fault: {
+      name: "first-message-close-1000",
+      description: "closes a connection that sent nothing with 1000 instead of 1002",
+      closeCode: (code, link) => (code === 1002 && !link.clientSpoke() ? 1000 : code),
+    },
+    caughtBy: ["liveness.first-message-deadline"],
+    bounded: true,
+  },
+  // ---- pings ----
+  { fault: { name: "pongs-dropped", description: "drops the client's pongs: a client that answers every ping is dropped as silent", dropPongs: true }, caughtBy: ["liveness.ping-answered-stays"], bounded: true },
+  {
+    fault: { name: "pings-not-sent", description: "sends the client no ping (answering the server's itself): a peer that is gone is never found", answerPings: true },
+    caughtBy: ["liveness.ping-answered-stays", "liveness.ping-unanswered-dropped"],
+    bounded: true,
+  },
+  // ---- per-principal bounds ----
+  {
+    fault: {
+      name: "principal-bound-as-limit-exceeded",
+      description: "refuses a principal over its bound with limit-exceeded instead of overloaded (upgrade and start)",
+      toClient: when("invocationRejected", (m) => [m.code === "overloaded" ? { ...m, code: "limit-exceeded" } : m]),
+      httpError: (status, body) => {
+        const envelope = JSON.parse(body) as { code?: string };
+        return { status, body: envelope.code === "overloaded" ? JSON.stringify({ ...envelope, code: "limit-exceeded" }) : body };
+      },
+    },
+    caughtBy: ["limits.principal-connections-overloaded", "limits.principal-sessions-overloaded"],
+    bounded: true,
+  },
+  {
+    ...rewrite("principal-bound-not-retryable", "refuses a start over its principal's bound as not retryable", when("invocationRejected", (m) => [m.code === "overloaded" ? { ...m, retryable: false } : m]), [
+      "limits.principal-sessions-overloaded",
+    ]),
+    bounded: true,
+  },
+  {
+    fault: { name: "principal-connections-unbounded", description: "accepts a principal's upgrade over its connection bound", acceptRefusedUpgrades: true },
+    caughtBy: ["limits.principal-connections-overloaded"],
+    bounded: true,
+  },
+];
+
+export const FAULTS: readonly FaultCase[] = [...BASE_FAULTS, ...MORE_FAULTS, ...BOUNDED_FAULTS];

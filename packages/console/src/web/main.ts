@@ -9,7 +9,9 @@ import { createClient, type Client, type ParamNode, type SchemaValueJson } from 
 import { checkOriginAllowed, ConsoleError, loadCatalogue, type AgentTypeEntry } from "./catalogue.js";
 import { FormError, recordFields } from "./form.js";
 import { Run, type RunElements } from "./run.js";
-import { currentRunId, setCurrentRunId } from "./run-store.js";
+import { holdRun, releaseRun } from "./run-lock.js";
+import { currentRunId, deleteRun, setCurrentRunId } from "./run-store.js";
+import { sweepOrphans } from "./run-sweep.js";
 import { forgetToken, readToken, saveToken } from "./session-token.js";
 
 const $ = <T extends HTMLElement = HTMLElement>(id: string): T => {
@@ -166,7 +168,40 @@ function prefillFromAddress(): void {
   }
 }
 
+/**
+ * Forgets the token and this tab's run, records included (also a run not
+ * shown, as when the sign-in at a reload failed); the sign-in form comes
+ * back once they are gone.
+ */
+async function signOut(): Promise<void> {
+  forgetToken();
+  const discarded = run;
+  run = undefined;
+  $("run").hidden = true;
+  try {
+    await discarded?.discard();
+    await forgetStoredRun();
+  } finally {
+    signedOut();
+  }
+}
+
+/** Removes this tab's stored run, if it names one: a signed-out tab resumes nothing. */
+async function forgetStoredRun(): Promise<void> {
+  const id = currentRunId();
+  if (id === undefined) return;
+  setCurrentRunId(undefined);
+  try {
+    await deleteRun(id);
+  } finally {
+    releaseRun(id);
+  }
+}
+
 async function boot(): Promise<void> {
+  // First, before anything waits: a reload lets go of its run's lock, and other tabs' sweeps spare a run whose lock is held.
+  const resumable = currentRunId();
+  if (resumable !== undefined) holdRun(resumable);
   prefillFromAddress();
   $<HTMLFormElement>("sign-in-form").addEventListener("submit", (event) => {
     event.preventDefault();
@@ -175,14 +210,7 @@ async function boot(): Promise<void> {
     input.value = "";
     void signIn(token);
   });
-  $("sign-out").addEventListener("click", () => {
-    forgetToken();
-    void run?.discard();
-    run = undefined;
-    setCurrentRunId(undefined);
-    $("run").hidden = true;
-    signedOut();
-  });
+  $("sign-out").addEventListener("click", () => void signOut());
   $<HTMLFormElement>("catalogue-form").addEventListener("submit", (event) => {
     event.preventDefault();
     const token = readToken();
@@ -195,20 +223,29 @@ async function boot(): Promise<void> {
     void start().catch((error: unknown) => show("invoke-error", error instanceof Error ? error.message : String(error)));
   });
 
+  try {
+    await sweepOrphans(resumable);
+  } catch (error) {
+    console.warn("cannot sweep the stored runs", error);
+  }
   const token = readToken();
   if (token === undefined) {
+    await forgetStoredRun();
     signedOut();
     document.body.dataset["ready"] = "true";
     return;
   }
   await signIn(token);
+  // The token was refused: signed out, and the run goes with it.
+  if (readToken() === undefined) await forgetStoredRun();
   const id = currentRunId();
-  if (id !== undefined && readToken() !== undefined) {
+  if (id !== undefined) {
     $("run").hidden = false;
     run = await Run.restore(clientFor(), id, ui);
     if (run === undefined) {
       $("run").hidden = true;
       setCurrentRunId(undefined);
+      releaseRun(id);
     }
   }
   document.body.dataset["ready"] = "true";

@@ -6,6 +6,12 @@
  * item is lost or shown twice.
  *
  * Which run this tab shows is kept in sessionStorage (one run per tab).
+ *
+ * A record lives only as long as a reload may need it: the run removes it
+ * once its invocation has finished and every output has been shown, and on
+ * sign-out; every page sweeps, at start, the records no open tab will resume
+ * (run-sweep.ts). Outputs are the agent's data: they are not kept after the
+ * page no longer needs them.
  */
 import type { ResumeState } from "@golem-stream/client";
 
@@ -41,6 +47,8 @@ export interface RunRecord {
   streams: Record<string, StreamRecord>;
   result?: string;
   outcome?: { ok: boolean; text: string };
+  /** When the record was last written (`Date.now()`): the sweep's measure of an abandoned run. */
+  touchedAt?: number;
 }
 
 let opened: Promise<IDBDatabase> | undefined;
@@ -69,11 +77,11 @@ function itemKey(run: string, stream: string, index: number): IDBValidKey {
   return [run, stream, index];
 }
 
-/** Writes the run record and new items atomically. */
+/** Writes the run record (stamped `touchedAt` now) and new items atomically. */
 export async function saveRun(record: RunRecord, items: readonly { stream: string; index: number; item: StoredItem }[] = []): Promise<void> {
   const db = await database();
   const transaction = db.transaction([RUNS, ITEMS], "readwrite");
-  transaction.objectStore(RUNS).put(record);
+  transaction.objectStore(RUNS).put({ ...record, touchedAt: Date.now() });
   const store = transaction.objectStore(ITEMS);
   for (const { stream, index, item } of items) store.put(item, itemKey(record.id, stream, index));
   await done(transaction);
@@ -95,11 +103,29 @@ export async function loadRun(id: string): Promise<{ record: RunRecord; items: M
   return { record, items };
 }
 
-export async function deleteRun(id: string): Promise<void> {
+export function deleteRun(id: string): Promise<void> {
+  return deleteRuns([id]);
+}
+
+/**
+ * Every stored run record, as stored: records of other tabs and of earlier
+ * versions of the page included, so each is `unknown` until the sweep has
+ * looked at it.
+ */
+export async function listRuns(): Promise<unknown[]> {
+  const db = await database();
+  return request<unknown[]>(db.transaction(RUNS, "readonly").objectStore(RUNS).getAll());
+}
+
+/** Removes the runs (records and items) with these ids, in one transaction. */
+export async function deleteRuns(ids: readonly IDBValidKey[]): Promise<void> {
+  if (ids.length === 0) return;
   const db = await database();
   const transaction = db.transaction([RUNS, ITEMS], "readwrite");
-  transaction.objectStore(RUNS).delete(id);
-  transaction.objectStore(ITEMS).delete(IDBKeyRange.bound([id], [id, []]));
+  for (const id of ids) {
+    transaction.objectStore(RUNS).delete(id);
+    transaction.objectStore(ITEMS).delete(IDBKeyRange.bound([id], [id, []]));
+  }
   await done(transaction);
 }
 

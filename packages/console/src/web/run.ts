@@ -12,12 +12,19 @@
  * and exactly those items are stored in one transaction. A reloaded page
  * shows the stored items and takes over from the stored cursors, after which
  * the server sends the next item: nothing shown twice, nothing missing.
+ *
+ * The checkpoint is kept only while a reload may need it: once the
+ * invocation has finished and every output has been shown, or when the run
+ * is discarded (replaced, signed out), its records are removed from
+ * IndexedDB; what stays is the page as it is, until the tab goes. While it is
+ * shown, this page holds the run's lock, which keeps other tabs' sweeps off it.
  */
 import { findStreamTokens, isClientError, type Client, type InvocationResult, type InvokeOptions, type Invocation, type OutputChunk, type OutputStream, type ResumeState } from "@golem-stream/client";
 import { decodeSchemaGraph } from "@golem-stream/schema-value";
 import type { JsonValue } from "@golem-stream/wire";
 import { pointerName, renderItem } from "./render.js";
-import { deleteRun, loadRun, saveRun, setCurrentRunId, type RunRecord, type StoredItem } from "./run-store.js";
+import { holdRun, releaseRun } from "./run-lock.js";
+import { currentRunId, deleteRun, loadRun, saveRun, setCurrentRunId, type RunRecord, type StoredItem } from "./run-store.js";
 import { StreamView } from "./stream-view.js";
 
 export interface RunElements {
@@ -42,10 +49,13 @@ export class Run {
   #call: Invocation | undefined;
   readonly #ticker: ReturnType<typeof setInterval>;
   #discarded = false;
+  /** Whether checkpoints are still written: until the run is over or discarded. */
+  #storing = true;
 
   private constructor(record: RunRecord, ui: RunElements, restored: Map<string, StoredItem[]>) {
     this.#record = record;
     this.#ui = ui;
+    holdRun(record.id);
     ui.streams.replaceChildren();
     ui.title.textContent = record.title;
     ui.result.textContent = record.result ?? "—";
@@ -73,8 +83,9 @@ export class Run {
     if (stored === undefined) return undefined;
     const run = new Run(stored.record, ui, stored.items);
     const { outcome, state } = stored.record;
-    if (outcome !== undefined) run.#showOutcome(outcome);
-    else if (state === undefined) run.#showOutcome({ ok: false, text: "the page was closed before the invocation was started; nothing ran" });
+    // Over before the page went (it could not remove it): shown once more, then removed.
+    if (outcome !== undefined) await run.#end(outcome);
+    else if (state === undefined) await run.#end({ ok: false, text: "the page was closed before the invocation was started; nothing ran" });
     else run.#attach(client.takeover(state, { onCheckpoint: (next) => run.#checkpoint(next) }), "resuming from the checkpoint");
     return run;
   }
@@ -85,8 +96,20 @@ export class Run {
     // From now on this run touches neither the page (another run owns it) nor the store.
     this.#discarded = true;
     if (this.#record.outcome === undefined) void this.#call?.cancel("replaced in the console");
-    await this.#written();
-    await deleteRun(this.#record.id);
+    await this.#forget();
+    this.#views.forEach((view) => view.dispose());
+  }
+
+  /** Stops writing checkpoints and removes the run's records (after the writes under way) and its lock. */
+  async #forget(): Promise<void> {
+    this.#storing = false;
+    await this.written();
+    try {
+      await deleteRun(this.#record.id);
+    } finally {
+      releaseRun(this.#record.id);
+      if (currentRunId() === this.#record.id) setCurrentRunId(undefined);
+    }
   }
 
   #attach(call: Invocation, status: string): void {
@@ -108,7 +131,7 @@ export class Run {
     );
     // `finished` can come while items are still queued for the readers: the outcome waits for them.
     call.finished.then(
-      () => this.#readersDone().then(() => this.#finish({ ok: true, text: "success" })),
+      () => this.#readersDone().then(() => this.#end({ ok: true, text: "success" })),
       (error: unknown) => this.#readersDone().then(() => this.#failed(error)),
     );
   }
@@ -121,7 +144,7 @@ export class Run {
     }
   }
 
-  #failed(error: unknown): void {
+  async #failed(error: unknown): Promise<void> {
     if (this.#discarded) return;
     const text = isClientError(error) ? `${error.kind}${error.code === undefined ? "" : ` (${error.code})`}: ${error.message}` : String(error);
     if (isClientError(error) && (error.kind === "connection-lost" || error.kind === "checkpoint-failed")) {
@@ -133,14 +156,22 @@ export class Run {
       addEventListener("online", () => location.reload(), { once: true });
       return;
     }
-    this.#finish({ ok: false, text });
+    await this.#end({ ok: false, text });
   }
 
-  #finish(outcome: { ok: boolean; text: string }): void {
+  /**
+   * The invocation is over and every output shown: nothing is left for a
+   * reload to resume, so the records go before the outcome is shown (a page
+   * that shows the outcome keeps nothing in IndexedDB).
+   */
+  async #end(outcome: { ok: boolean; text: string }): Promise<void> {
     if (this.#discarded) return;
     this.#record.outcome = outcome;
+    let failure: string | undefined;
+    await this.#forget().catch((error: unknown) => (failure = `cannot remove the run from IndexedDB: ${error instanceof Error ? error.message : String(error)}`));
+    if (this.#discarded) return;
     this.#showOutcome(outcome);
-    this.#save();
+    if (failure !== undefined) this.#ui.status.textContent = failure;
   }
 
   #showOutcome(outcome: { ok: boolean; text: string }): void {
@@ -242,7 +273,7 @@ export class Run {
     this.#record.cursors = cursors;
     const saved = this.#save(items);
     // The frozen start is stored before it is sent: a reload then retries it instead of losing a run.
-    return state.sessionToken === undefined ? saved.then(() => this.#written()) : saved;
+    return state.sessionToken === undefined ? saved.then(() => this.written()) : saved;
   }
 
   /**
@@ -254,7 +285,7 @@ export class Run {
    * yet written only means its items come again from the server.
    */
   #save(items: { stream: string; index: number; item: StoredItem }[] = []): Promise<void> {
-    if (this.#discarded) return Promise.resolve();
+    if (!this.#storing) return Promise.resolve();
     if (this.#writeFailure !== undefined) return Promise.reject(this.#writeFailure);
     this.#pending.push(...items);
     this.#pendingRecord = structuredClone(this.#record);
@@ -285,7 +316,7 @@ export class Run {
   }
 
   /** Resolves once everything saved so far is written. */
-  async #written(): Promise<void> {
+  async written(): Promise<void> {
     while (this.#writing !== undefined) await this.#writing;
   }
 }

@@ -4,12 +4,21 @@
  * download link, a byte stream as a running size with a download link.
  * Holds every item shown, so the checkpoint can store exactly those its
  * cursors cover.
+ *
+ * Binary items are the agent's bytes, and their MIME type is the agent's
+ * word: rendered in the console's origin, a `text/html` item would run as the
+ * console, with its token. So every item is offered as a download only: a
+ * Blob of type `application/octet-stream` behind a link with a `download`
+ * name, never a URL of the agent's type and never shown inline. The type the
+ * agent gave is shown as text.
  */
 import type { OutputStream } from "@golem-stream/client";
 import { formatBytes } from "./render.js";
 import type { StoredItem, StreamKind, StreamRecord } from "./run-store.js";
 
 const RATE_WINDOW_MS = 3000;
+/** The type of every Blob the page offers: bytes to save, never a document to render. */
+const DOWNLOAD_TYPE = "application/octet-stream";
 
 export class StreamView {
   readonly record: StreamRecord;
@@ -27,6 +36,8 @@ export class StreamView {
   readonly #samples: { at: number; items: number; bytes: number }[] = [];
   #drawPending = false;
   #objectUrl: string | undefined;
+  /** The binary items' Blob URLs, revoked by `dispose`. */
+  readonly #itemUrls: string[] = [];
 
   constructor(record: StreamRecord, restored: readonly StoredItem[]) {
     this.record = record;
@@ -42,6 +53,7 @@ export class StreamView {
     this.#download.textContent = "download";
     this.#download.href = "#";
     this.#download.hidden = true;
+    this.#download.type = DOWNLOAD_TYPE;
     // The Blob URL is made when asked for: the bytes received so far.
     this.#download.addEventListener("click", () => this.#prepareDownload());
     head.append(this.#name, this.#state, this.#progress, this.#download);
@@ -84,8 +96,10 @@ export class StreamView {
       const entry = li(`${formatBytes(size)}${item.mimeType === undefined ? "" : ` ${item.mimeType}`} `);
       const link = document.createElement("a");
       link.textContent = "download";
-      link.href = URL.createObjectURL(new Blob([item.bytes as Uint8Array<ArrayBuffer>], item.mimeType === undefined ? {} : { type: item.mimeType }));
+      link.href = URL.createObjectURL(new Blob([item.bytes as Uint8Array<ArrayBuffer>], { type: DOWNLOAD_TYPE }));
       link.download = `item-${this.items.length - 1}`;
+      link.type = DOWNLOAD_TYPE; // the hint agrees with the Blob
+      this.#itemUrls.push(link.href);
       entry.append(link);
       this.#list.append(entry);
     } else this.#download.hidden = false;
@@ -101,7 +115,7 @@ export class StreamView {
 
   #prepareDownload(): void {
     if (this.#objectUrl !== undefined) URL.revokeObjectURL(this.#objectUrl);
-    this.#objectUrl = URL.createObjectURL(new Blob(this.items as Uint8Array<ArrayBuffer>[], { type: "application/octet-stream" }));
+    this.#objectUrl = URL.createObjectURL(new Blob(this.items as Uint8Array<ArrayBuffer>[], { type: DOWNLOAD_TYPE }));
     this.#download.href = this.#objectUrl;
     this.#download.download = `${this.record.label.replace(/[^\w.-]+/g, "_") || "stream"}.bin`;
   }
@@ -128,6 +142,13 @@ export class StreamView {
     const unit = this.record.kind === "bytes" ? "batches" : "items";
     this.#name.textContent = this.record.label;
     this.#progress.textContent = `${this.items.length} ${unit} · ${formatBytes(this.#bytes)}${rate}`;
+  }
+
+  /** Lets go of the Blob URLs (the page no longer shows this stream). */
+  dispose(): void {
+    for (const url of this.#itemUrls.splice(0)) URL.revokeObjectURL(url);
+    if (this.#objectUrl !== undefined) URL.revokeObjectURL(this.#objectUrl);
+    this.#objectUrl = undefined;
   }
 
   /** Redraws the rate once the stream is quiet or over. */

@@ -42,7 +42,12 @@ export function consumerEnv(): NodeJS.ProcessEnv {
   return { ...env, PATH: `${path.dirname(consumerNode)}${path.delimiter}${env["PATH"] ?? ""}` };
 }
 
-export async function installConsumer(directory: string, fixtures: string, packageName: string, tarballs: readonly Tarball[]): Promise<void> {
+/** How a consumer installs: `omitOptional` is `npm install --omit=optional`, as a PostgreSQL cluster node may install. */
+export interface InstallOptions {
+  readonly omitOptional?: boolean;
+}
+
+export async function installConsumer(directory: string, fixtures: string, packageName: string, tarballs: readonly Tarball[], options: InstallOptions = {}): Promise<void> {
   mkdirSync(directory, { recursive: true });
   cpSync(fixtures, directory, { recursive: true });
   const file = (name: string) => {
@@ -56,7 +61,7 @@ export async function installConsumer(directory: string, fixtures: string, packa
     path.join(directory, "package.json"),
     `${JSON.stringify({ name: "consumer", version: "1.0.0", private: true, type: "module", dependencies: { [packageName]: file(packageName) }, overrides }, null, 2)}\n`,
   );
-  await npmInstall(directory);
+  await npmInstall(directory, options);
 }
 
 /** Adds another of the packed packages to an installed consumer, as `npm install <name>` would. */
@@ -72,8 +77,9 @@ export async function addDependency(directory: string, packageName: string, tarb
   await npmInstall(directory);
 }
 
-async function npmInstall(directory: string): Promise<void> {
-  await run("npm", ["install", "--prefer-offline", "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error"], { cwd: directory, env: consumerEnv() });
+async function npmInstall(directory: string, options: InstallOptions = {}): Promise<void> {
+  const omit = options.omitOptional === true ? ["--omit=optional"] : [];
+  await run("npm", ["install", "--prefer-offline", "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error", ...omit], { cwd: directory, env: consumerEnv() });
   shareSqliteBinary(directory);
 }
 

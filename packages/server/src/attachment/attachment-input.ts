@@ -19,7 +19,7 @@ import {
 import type { AttachmentLink } from "./attachment-link.js";
 import { GroupAcks, type GroupAck } from "./group-acks.js";
 import { sameInput } from "./input-resend.js";
-import type { AcceptedInput, AttachmentSink, PendingStream } from "../invocation/live-session.js";
+import type { AcceptedInput, AttachmentSink, InputCommitListener, PendingStream } from "../invocation/live-session.js";
 import type { DecodedValue } from "@golem-stream/schema-value";
 import type { InputChunk } from "../store/session-store.js";
 import type { InputItem, StreamState } from "../invocation/stream-state.js";
@@ -39,6 +39,26 @@ export class AttachmentInput {
   /** Messages being handled and commits awaiting their ACK. */
   #handling = 0;
   readonly #groupAcks: GroupAcks<StreamState, StreamState>;
+  /**
+   * The ACK of an item that introduces no stream (nearly all): told by the session's one
+   * reaction to the item's commit, which also releases its permits, instead of a reaction of
+   * its own (a promise and two closures per item). The ACK is owed (`#handling`) from the
+   * hand-over to the session until this hears of the commit.
+   */
+  readonly #commits: InputCommitListener = {
+    committed: (stream, count) => {
+      try {
+        this.#groupAcks.add(stream, count, NO_MAPPINGS, NO_STATES);
+      } catch (error) {
+        this.#link.fault(error);
+      }
+      this.#ackSettled();
+    },
+    failed: (error) => {
+      this.#link.fault(error);
+      this.#ackSettled();
+    },
+  };
 
   constructor(link: AttachmentLink, owner: AttachmentSink) {
     this.#link = link;
@@ -160,10 +180,44 @@ export class AttachmentInput {
         ? (decoded.value as unknown as SchemaValueJson)
         : substituteStreamRefs(decoded.value as unknown as SchemaValueJson, new Map(introduced.map((p) => [p.state.provisionalRef ?? "", p.state.token])));
     const chunk: InputChunk = { streamId: stream.streamId, sequence: message.sequence, itemCount: 1n, data: canonical, mimeType: undefined };
+    if (introduced.length === 0) return this.#acceptPlainItem(stream, chunk, value, permitBytes);
     const accepted = session.acceptInput(this.#owner, stream, chunk, { kind: "value", value }, introduced, permitBytes);
     const states = introduced.length === 0 ? NO_STATES : introduced.map((p) => p.state);
     if (accepted instanceof Promise) return accepted.then((a) => this.#itemAccepted(stream, a, states));
     return this.#itemAccepted(stream, accepted, states);
+  }
+
+  /** An item that introduces no stream: `#commits` sends its ACK after the commit. */
+  #acceptPlainItem(stream: StreamState, chunk: InputChunk, value: SchemaValueJson, permitBytes: number): boolean | Promise<boolean> {
+    this.#handling++;
+    let accepted: AcceptedInput | undefined | Promise<AcceptedInput | undefined>;
+    try {
+      accepted = this.#link.session.acceptInput(this.#owner, stream, chunk, { kind: "value", value }, NO_STREAMS, permitBytes, this.#commits);
+    } catch (error) {
+      this.#handling--;
+      throw error;
+    }
+    if (accepted instanceof Promise) {
+      return accepted.then(
+        (late) => this.#plainAccepted(late),
+        (error: unknown) => {
+          this.#handling--;
+          throw error;
+        },
+      );
+    }
+    return this.#plainAccepted(accepted);
+  }
+
+  /** Not accepted (the stream ended, or the attachment was replaced, meanwhile): no ACK is owed. */
+  #plainAccepted(accepted: AcceptedInput | undefined): true {
+    if (accepted === undefined) this.#handling--;
+    return true;
+  }
+
+  #ackSettled(): void {
+    this.#handling--;
+    this.#link.maybeFinish();
   }
 
   #itemAccepted(stream: StreamState, accepted: AcceptedInput | undefined, introduced: readonly StreamState[]): true {

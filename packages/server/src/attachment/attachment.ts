@@ -29,7 +29,11 @@ import type { StreamState } from "../invocation/stream-state.js";
 import type { AttachmentEnd, AttachmentObserver } from "../observability/server-observer.js";
 import type { CursorPosition } from "../sessions/token-service.js";
 import type { OutputEvent } from "../store/session-store.js";
+import { isOwnershipLost } from "../store/ownership.js";
 import { SENT, sendLastThenClose, type OutgoingMessage, type SessionTransport } from "../transport/transport.js";
+
+/** WebSocket close status 1001: the server leaves this connection; the client resumes. */
+const CLOSE_GOING_AWAY = 1001;
 
 export interface AttachPlan {
   /** The client's verified cursors, by stream id. */
@@ -235,6 +239,17 @@ export class Attachment implements AttachmentSink {
     sendLastThenClose(this.#transport, { type: "attachmentRevoked", reason: "replaced" }, () => this.#transport.close(CLOSE_NORMAL, "replaced"));
   }
 
+  /**
+   * Another node claimed the session (fencing, store/ownership.ts): this node serves it no more.
+   * The transport closes with 1001 (going away, as a drain does), so the client resumes and reads
+   * what the store holds, the new owner's terminals and outcome included.
+   */
+  ownershipMoved(): void {
+    if (this.#ended || this.#finishedSent) return;
+    this.#end("closed");
+    this.#transport.close(CLOSE_GOING_AWAY, "session moved");
+  }
+
   // ------------------------------------------------------------ input (client → session)
 
   /**
@@ -279,6 +294,8 @@ export class Attachment implements AttachmentSink {
   }
 
   #fault(error: unknown): void {
+    // An input commit refused for a stale ownership epoch: not a fault of this node's, the session moved.
+    if (isOwnershipLost(error)) return this.ownershipMoved();
     const logger = this.session.deps.logger;
     const fields = { event: "attach.fault", session: this.session.sessionId, error: String(error) };
     if (this.#ended) {

@@ -16,6 +16,7 @@ import { feedInput } from "./input-feed.js";
 import { ClusterPeer } from "../cluster/cluster-peer.js";
 import { sameInput } from "../attachment/input-resend.js";
 import type { ClusterSessionStore } from "../store/cluster-store.js";
+import { isOwnershipLost } from "../store/ownership.js";
 import type { InputChunk, NewStream, SessionRecord, StreamRecord } from "../store/session-store.js";
 import type { AttachmentSink, RuntimeDeps } from "./live-session.js";
 import type { StreamState } from "./stream-state.js";
@@ -164,6 +165,8 @@ export class ClusterFollower {
 
   /** After the store refused the chunk: durable if the store holds the same items, else a position conflict. */
   async #refusedInput(stream: StreamState, chunk: InputChunk, introduced: readonly NewStream[], error: unknown): Promise<void> {
+    // Refused for this node's stale ownership epoch: it owns the session no more (live-session.ts).
+    if (isOwnershipLost(error)) throw error;
     const store = this.#session.deps.store;
     const stored = await store.getStream(stream.streamId);
     if (stored === undefined) throw error;

@@ -11,6 +11,7 @@
  * of the bytes, which the permits cover too.
  */
 import type { BytePermits } from "./byte-permits.js";
+import type { ReadyIterator } from "./mapped-iterable.js";
 import { InputCancelledError } from "../agent-host.js";
 
 interface Entry<T> {
@@ -126,7 +127,7 @@ export class InputQueue<T> {
    * throw in `for await` do) after it started drops what is queued and
    * reports consumer-drop.
    */
-  #iterator(): AsyncIterator<T, void, undefined> {
+  #iterator(): AsyncIterator<T, void, undefined> & ReadyIterator<T> {
     let started = false;
     let finished = false;
     /** Calls to `next` waiting for an entry, answered in call order. */
@@ -186,6 +187,12 @@ export class InputQueue<T> {
     };
     return {
       next,
+      // The same answer as `next` without its promise, when it would not wait (mapped-iterable.ts).
+      takeNow: (): IteratorResult<T, void> | undefined => {
+        if (waiting.length > 0) return undefined;
+        started = true;
+        return take();
+      },
       return: (): Promise<IteratorResult<T, void>> => {
         if (started && !finished) {
           // The agent stopped reading (break, return, throw): drop what is

@@ -45,6 +45,8 @@ import { Journal } from "./journal.js";
 import { OutputReplay } from "./output-replay.js";
 import { REPLAY_DIVERGED, ReplayDivergence } from "./replay-divergence.js";
 import type { JournalEntry } from "../store/session-store.js";
+import { StoredBytesExceeded, type StoredBytesTable } from "../sessions/stored-bytes.js";
+import { FIRST_EPOCH, isOwnershipLost } from "../store/ownership.js";
 
 export interface RuntimeDeps {
   readonly store: SessionStore;
@@ -61,6 +63,8 @@ export interface RuntimeDeps {
   readonly timers: Timers;
   /** Bytes held in memory by all sessions and connections of this server (`limits.maxQueuedBytesPerNode`). */
   readonly nodeBudget: NodeBudget;
+  /** Payload bytes each principal keeps in the store (`limits.maxStoredBytesPerPrincipal`). */
+  readonly storedBytes: StoredBytesTable;
 }
 
 /** What a live session tells the attachment that currently owns it. */
@@ -76,6 +80,8 @@ export interface AttachmentSink {
   finished(): void;
   /** Another transport took the session over. */
   revoke(): void;
+  /** Another node claimed the session (fencing): this node serves it no more; the client resumes from what the store holds. */
+  ownershipMoved(): void;
 }
 
 /** A stream leaf about to become a stream, before its token exists. */
@@ -110,6 +116,17 @@ const NO_RECORDS: readonly NewStream[] = Object.freeze([]);
  */
 class ResultRefused extends Error {}
 
+/**
+ * The outcome of a failed invocation: `limit-exceeded` when an item would
+ * have taken its principal past `limits.maxStoredBytesPerPrincipal` (the
+ * caller learns which bound, docs/protocol/server.md), `invocation-failed`
+ * otherwise.
+ */
+function failureOutcome(error: unknown): InvocationOutcome {
+  if (error instanceof StoredBytesExceeded) return { kind: "failure", code: "limit-exceeded", message: error.message };
+  return { kind: "failure", code: "invocation-failed", message: publicFailureMessage(error) };
+}
+
 /** The public message of an invocation's failure: ours for a refused result, otherwise nothing of the error (it may carry the agent's secrets). */
 function publicFailureMessage(error: unknown): string {
   if (error instanceof ReplayDivergence) return REPLAY_DIVERGED;
@@ -124,6 +141,18 @@ const MAX_PUBLIC_MESSAGE = 300;
 export interface AcceptedInput {
   readonly committed: Promise<void>;
   readonly count: bigint;
+}
+
+/**
+ * Told of an accepted chunk's commit by the reaction that also releases the chunk's permits:
+ * one reaction per item instead of one here and another for the ACK (attachment-input.ts).
+ * Neither method may throw.
+ */
+export interface InputCommitListener {
+  /** The stream's input up to `count` is committed (durable). */
+  committed(stream: StreamState, count: bigint): void;
+  /** The chunk's commit failed; called after the invocation was told. */
+  failed(error: unknown): void;
 }
 
 export class LiveSession {
@@ -160,6 +189,13 @@ export class LiveSession {
   #attempt = 1;
   /** A re-run: streams the method creates are matched with the stored ones, and its result with the stored result. */
   #replaying = false;
+  /**
+   * The ownership epoch this node holds (store/ownership.ts): `FIRST_EPOCH` for a session it
+   * created, the claimed one after a claim or a restart. Its writes as the owner carry it.
+   */
+  ownerEpoch = FIRST_EPOCH;
+  /** The store refused a write of this node for a stale epoch (see `#lostOwnership`). */
+  #ownershipLost = false;
 
   constructor(deps: RuntimeDeps, record: SessionRecord, streams: readonly StreamState[]) {
     this.deps = deps;
@@ -174,6 +210,8 @@ export class LiveSession {
       outputAppended: (stream, committed) => this.#attachment?.outputAppended(stream, committed),
       recorded: (stream, bytes) => this.recorded(stream, bytes),
       fail: (error) => void this.#fail(error),
+      chargeStored: (bytes) => deps.storedBytes.charge(this.owner, bytes),
+      writeEpoch: () => this.ownerEpoch,
     });
     for (const stream of streams) this.#register(stream);
     this.#nextOrdinal = streams.reduce((next, s) => Math.max(next, s.ordinal + 1), 0);
@@ -207,18 +245,58 @@ export class LiveSession {
       cancelOutput: (stream, reason) => this.cancelOutput(stream, reason),
       delivered: (stream, bytes) => this.delivered(stream, bytes),
       charge: (bytes) => this.permits.charge(bytes),
-      stopInvocation: (why) => {
-        this.#failing = true;
-        this.#running = false;
-        this.#invocationAbort.abort(new Error(why));
-        for (const stream of this.#streams.values()) stream.producer?.abort(new Error(why));
-      },
+      stopInvocation: (why) => this.#stopInvocation(why),
       fail: (error) => void this.#fail(error),
     });
   }
 
   get sessionId(): string {
     return this.record.sessionId;
+  }
+
+  /**
+   * The epoch the commits of the client's input (and its input ends) carry: the ownership epoch
+   * at the owner, fenced by the store; none at a node that only serves the attachment (the
+   * client's input is not the invocation's writing). The invocation's own writes (output, the
+   * result, the outcome, the server's input terminals) always carry `ownerEpoch`: a former owner's
+   * stay fenced after it turned mirror.
+   */
+  get #clientWriteEpoch(): bigint | undefined {
+    return this.role === "owner" ? this.ownerEpoch : undefined;
+  }
+
+  /** Stops the invocation here at once, recording nothing more (`why` is the abort's message). */
+  #stopInvocation(why: string): void {
+    this.#failing = true;
+    this.#running = false;
+    this.#invocationAbort.abort(new Error(why));
+    for (const stream of this.#streams.values()) stream.producer?.abort(new Error(why));
+  }
+
+  /**
+   * The store refused a write for its ownership epoch: another node claimed the session (this
+   * node's lease had lapsed while it was alive). Nothing more is written and nothing is retried:
+   * the invocation stops here, the node turns mirror, and the local attachment is closed so the
+   * client resumes from what the store holds (the new owner's outcome), at whichever node, as
+   * after any takeover. Without an attachment the session then leaves memory.
+   */
+  #lostOwnership(error: unknown): void {
+    if (this.#ownershipLost) return;
+    this.#ownershipLost = true;
+    this.deps.logger.warn("another node claimed this session (this node's lease had lapsed): its invocation stops here", {
+      event: "session.ownership-lost",
+      session: this.sessionId,
+      epoch: String(this.ownerEpoch),
+      error: String(error),
+    });
+    // Already a mirror: it learned from the change feed that the session was finished elsewhere,
+    // stopped the invocation and follows the store; its attachment serves what the store holds.
+    const mirror = this.role === "mirror";
+    this.#stopInvocation("another node claimed the session");
+    this.#detachedWatch.stop();
+    if (mirror || this.#cluster === undefined) return;
+    this.#cluster.role = "mirror";
+    this.#attachment?.ownershipMoved();
   }
 
   get finished(): boolean {
@@ -572,12 +650,13 @@ export class LiveSession {
     item: InputItem,
     introduced: readonly PendingStream[],
     permitBytes: number,
+    listener?: InputCommitListener,
   ): AcceptedInput | undefined | Promise<AcceptedInput | undefined> {
     // The common case waits for nothing and returns at once: no promise and no
     // async frame per item (measured on 64-byte items, docs/performance.md).
     const queue = stream.queue;
-    if ((queue === undefined || queue.hasSpace) && !this.remote) return this.#acceptNow(owner, stream, chunk, item, introduced, permitBytes);
-    return this.#acceptAfterWaiting(owner, stream, chunk, item, introduced, permitBytes);
+    if ((queue === undefined || queue.hasSpace) && !this.remote) return this.#acceptNow(owner, stream, chunk, item, introduced, permitBytes, listener);
+    return this.#acceptAfterWaiting(owner, stream, chunk, item, introduced, permitBytes, listener);
   }
 
   async #acceptAfterWaiting(
@@ -587,6 +666,7 @@ export class LiveSession {
     item: InputItem,
     introduced: readonly PendingStream[],
     permitBytes: number,
+    listener: InputCommitListener | undefined,
   ): Promise<AcceptedInput | undefined> {
     const queue = stream.queue;
     if (queue !== undefined && !queue.hasSpace) {
@@ -594,7 +674,7 @@ export class LiveSession {
       await queue.waitForSpace();
     }
     if (this.#cluster?.remote === true) await this.#cluster.waitForInputRoom(stream);
-    return this.#acceptNow(owner, stream, chunk, item, introduced, permitBytes);
+    return this.#acceptNow(owner, stream, chunk, item, introduced, permitBytes, listener);
   }
 
   #acceptNow(
@@ -604,11 +684,25 @@ export class LiveSession {
     item: InputItem,
     introduced: readonly PendingStream[],
     permitBytes: number,
+    listener: InputCommitListener | undefined,
   ): AcceptedInput | undefined {
     // A transport replaced while it waited accepts nothing more: the new
     // owner's mappings already reported the high-water.
     if (this.#attachment !== owner || stream.inputTerminal !== undefined || chunk.sequence !== stream.count) {
       this.permits.release(permitBytes);
+      return undefined;
+    }
+    // Counted before the store is handed it, so the next chunk sees it. An item
+    // over the principal's bound is never stored (so never acknowledged): where
+    // the invocation runs it fails with `limit-exceeded` (its inputs end
+    // `invocation-failed`); a node that only mirrors the session cannot fail an
+    // invocation it does not run, so this attachment ends with the refusal.
+    const refused = this.deps.storedBytes.charge(this.owner, chunk.data.length);
+    if (refused !== undefined) {
+      // Thrown, the message failed: its handler releases its permits (attachment-input.ts).
+      if (this.remote) throw refused;
+      this.permits.release(permitBytes);
+      void this.#fail(refused);
       return undefined;
     }
     // From here to the store call nothing awaits: the sequence is ours.
@@ -626,7 +720,7 @@ export class LiveSession {
     if (!behind && stream.count > stream.fed) stream.fed = stream.count;
     this.deps.observer.inputAccepted(stream.elementKind, Number(chunk.itemCount), chunk.data.length);
     this.#cluster?.inputHandedOver(stream, chunk.data.length);
-    const committed = this.#commitInput(stream, chunk, introduced.length === 0 ? NO_RECORDS : introduced.map((p) => p.record));
+    const committed = this.#commitInput(stream, chunk, introduced.length === 0 ? NO_RECORDS : introduced.map((p) => p.record), this.#clientWriteEpoch);
     // The permits cover the store's copy until the commit as well as the
     // agent's until it takes the item (released at the take alone, input
     // outran a slow disk with nothing to stop it). A value is held twice,
@@ -638,19 +732,22 @@ export class LiveSession {
     // One reaction per outcome (not a chain of catch/then per item): release the store's copy, and
     // on failure fail the invocation. A position conflict only ends the attachment (the client
     // resumes); a mirror never fails the invocation it does not run.
+    const count = stream.count;
     stream.inputCommitted = committed.then(
       () => {
         if (storeCopy > 0) this.permits.release(storeCopy);
+        listener?.committed(stream, count);
       },
       (error: unknown) => {
         if (storeCopy > 0) this.permits.release(storeCopy);
         if (this.#cluster?.sparesInvocation(error) !== true) void this.#fail(error);
+        listener?.failed(error);
       },
     );
     if (stream.queue !== undefined && fresh !== undefined) stream.queue.push(fresh, agentCopy, storeCopy > 0 ? undefined : stream.inputCommitted);
     else void stream.inputCommitted.then(() => this.permits.release(agentCopy));
     if (behind && stream.queue !== undefined) this.#feed(stream);
-    return { committed, count: stream.count };
+    return { committed, count };
   }
 
   /** Hands the agent the committed items of `stream` it has not had (input-feed.ts); in a cluster, through the follower. */
@@ -663,10 +760,10 @@ export class LiveSession {
   }
 
   /** Commits an accepted chunk (in a cluster, as `ClusterFollower.checkedCommit` says). */
-  #commitInput(stream: StreamState, chunk: InputChunk, introduced: readonly NewStream[]): Promise<void> {
+  #commitInput(stream: StreamState, chunk: InputChunk, introduced: readonly NewStream[], epoch: bigint | undefined): Promise<void> {
     let committed: Promise<void>;
     try {
-      committed = this.deps.store.acceptInput(chunk, introduced);
+      committed = this.deps.store.acceptInput(chunk, introduced, epoch);
     } catch (error) {
       // A store that throws instead of rejecting fails the commit all the same.
       committed = Promise.reject(error instanceof Error ? error : new Error(String(error)));
@@ -712,10 +809,11 @@ export class LiveSession {
     if (stream.inputTerminal !== undefined) return false;
     stream.inputTerminal = terminal;
     try {
-      await this.deps.store.endInput(stream.streamId, terminal);
+      await this.deps.store.endInput(stream.streamId, terminal, terminal.kind === "cancelled" && terminal.by === "server" ? this.ownerEpoch : this.#clientWriteEpoch);
     } catch (error) {
       // Not recorded: the stream is still open, and recording a failure tries again.
       if (stream.inputTerminal === terminal) stream.inputTerminal = undefined;
+      if (isOwnershipLost(error)) this.#lostOwnership(error);
       throw error;
     }
     // A natural end waits behind the items the feed has not handed on yet
@@ -749,7 +847,7 @@ export class LiveSession {
     const append = store.appendJournal;
     this.#journal = new Journal(
       this.sessionId,
-      options.journaled && append !== undefined ? { append: (entry) => append.call(store, entry) } : undefined,
+      options.journaled && append !== undefined ? { append: (entry) => this.#appendJournal(append, entry) } : undefined,
       options.rerun?.journal,
       (divergence) => void this.#fail(divergence),
     );
@@ -765,6 +863,20 @@ export class LiveSession {
       if (stream.direction === "input" && stream.inputTerminal === undefined) this.#openQueue(stream);
     }
     return this.#execute(method, context).catch((error: unknown) => this.#fail(error));
+  }
+
+  /**
+   * Stores one journal entry at the owner's epoch (fenced like the invocation's other writes). A
+   * refusal for the epoch stops the invocation here even if the method catches the step's
+   * rejection: another node owns the session now.
+   */
+  async #appendJournal(append: NonNullable<SessionStore["appendJournal"]>, entry: JournalEntry): Promise<void> {
+    try {
+      await append.call(this.deps.store, entry, this.ownerEpoch);
+    } catch (error) {
+      if (isOwnershipLost(error)) void this.#fail(error);
+      throw error;
+    }
   }
 
   /**
@@ -842,6 +954,7 @@ export class LiveSession {
       this.sessionId,
       text,
       introduced.map((p) => p.record),
+      this.ownerEpoch,
     );
     this.record = { ...this.record, result: text };
     this.#attachment?.resultCommitted();
@@ -863,6 +976,11 @@ export class LiveSession {
    */
   /** Fails the invocation once; a second call waits for the first (a drain counts what it failed). */
   #fail(error: unknown): Promise<void> {
+    // Refused for a stale ownership epoch: nothing may be recorded, so nothing is tried again.
+    if (isOwnershipLost(error)) {
+      this.#lostOwnership(error);
+      return Promise.resolve();
+    }
     if (this.#failing || this.finished) return this.#failure ?? Promise.resolve();
     this.#failing = true;
     this.#failure = this.#recordFailure(error);
@@ -890,9 +1008,13 @@ export class LiveSession {
       try {
         await this.#producers.settled();
         await this.terminalizeAll("invocation-failed");
-        await this.#finish({ kind: "failure", code: "invocation-failed", message: publicFailureMessage(error) });
+        await this.#finish(failureOutcome(error));
         return;
       } catch (storeError) {
+        if (isOwnershipLost(storeError)) {
+          this.#lostOwnership(storeError);
+          return;
+        }
         const retryInMs = Math.min(RECORD_FAILURE_RETRY_MS * attempt, MAX_RECORD_FAILURE_RETRY_MS);
         this.deps.logger.error("could not record an invocation failure", {
           event: "invocation.record-failed",
@@ -925,8 +1047,14 @@ export class LiveSession {
   /** Marks a session that was running when the process stopped as failed (embedded host; see docs). */
   async failInterrupted(): Promise<void> {
     this.#failing = true;
-    await this.terminalizeAll("invocation-failed");
-    await this.#finish({ kind: "failure", code: "invocation-failed", message: INVOCATION_FAILED });
+    try {
+      await this.terminalizeAll("invocation-failed");
+      await this.#finish({ kind: "failure", code: "invocation-failed", message: INVOCATION_FAILED });
+    } catch (error) {
+      // Claimed by another node meanwhile: that node finishes it.
+      if (!isOwnershipLost(error)) throw error;
+      this.#lostOwnership(error);
+    }
   }
 
   /**
@@ -952,7 +1080,7 @@ export class LiveSession {
     if (this.finished) return;
     const text = canonicalJson(outcome as unknown as JsonValue);
     const at = this.deps.now();
-    await this.deps.store.finish(this.sessionId, text, at);
+    await this.deps.store.finish(this.sessionId, text, at, this.ownerEpoch);
     this.record = { ...this.record, state: "finished", outcome: text, finishedAt: at };
     this.#running = false;
     this.#detachedWatch.stop();

@@ -43,6 +43,14 @@ export interface ProducerHost {
   recorded(stream: StreamState, bytes: number): void;
   /** A store failure: the invocation cannot go on. */
   fail(error: unknown): void;
+  /**
+   * Counts `bytes` of output payload against the principal's bound on what
+   * it keeps in the store; returns the refusal, counting nothing, when they
+   * would go past it.
+   */
+  chargeStored(bytes: number): Error | undefined;
+  /** The ownership epoch the invocation's writes carry (store/ownership.ts). */
+  writeEpoch(): bigint;
 }
 
 /** One output event, validated, waiting for its sequence. */
@@ -111,7 +119,7 @@ export class OutputProducers {
       outcome: canonicalJson(outcome as unknown as JsonValue),
     };
     try {
-      await this.#host.deps.store.appendOutput(event, []);
+      await this.#host.deps.store.appendOutput(event, [], this.#host.writeEpoch());
     } catch (error) {
       stream.outputTerminal = false;
       throw error;
@@ -239,6 +247,16 @@ export class OutputProducers {
       this.#uncommitted.release(permit);
       throw error;
     }
+    if (built.event.event === "item") {
+      // An item over the principal's bound on stored bytes is never stored: the
+      // invocation fails with the refusal (`limit-exceeded`), which aborts the signal.
+      const refused = this.#host.chargeStored(built.event.data.length);
+      if (refused !== undefined) {
+        this.#uncommitted.release(permit);
+        this.#host.fail(refused);
+        throw signal.aborted ? signal.reason : refused;
+      }
+    }
     this.#host.adopt(built.introduced);
     stream.count += built.event.event === "item" ? built.event.itemCount : 0n;
     if (built.event.event === "item") {
@@ -252,6 +270,7 @@ export class OutputProducers {
       .appendOutput(
         built.event,
         built.introduced.length === 0 ? NO_RECORDS : built.introduced.map((p) => p.record),
+        this.#host.writeEpoch(),
       )
       .then(
         () => {

@@ -133,7 +133,7 @@ export class PrometheusMetrics {
     });
     const principalRefusals = new Counter({
       name: `${p}principal_limit_refusals_total`,
-      help: "Upgrades and starts refused (overloaded) because their principal held as many as one may, by limit (connections: limits.maxConnectionsPerPrincipal; sessions: limits.maxRunningSessionsPerPrincipal).",
+      help: "Upgrades, starts and items refused because their principal held as much as one may, by limit (connections: limits.maxConnectionsPerPrincipal, overloaded; sessions: limits.maxRunningSessionsPerPrincipal, overloaded; stored-bytes: limits.maxStoredBytesPerPrincipal, limit-exceeded, a refused item fails its invocation).",
       labelNames: ["limit"] as const,
       registers,
     });

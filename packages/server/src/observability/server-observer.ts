@@ -42,8 +42,8 @@ export type BackpressureReason =
 /** Why a connection was dropped for silence: no first message in time, or two pings unanswered. */
 export type SilenceReason = "first-message" | "ping";
 
-/** Which per-principal bound refused a caller: its open connections, or its running sessions. */
-export type PrincipalLimit = "connections" | "sessions";
+/** Which per-principal bound refused a caller: its open connections, its running sessions, or the bytes it keeps in the store. */
+export type PrincipalLimit = "connections" | "sessions" | "stored-bytes";
 
 /** A session's public identifiers. */
 export interface SessionIdentity {
@@ -100,7 +100,11 @@ export interface ServerObserver {
   connectionClosed(): void;
   /** A session socket said nothing for too long (no first message, or two pings unanswered) and was closed. */
   connectionSilent(reason: SilenceReason): void;
-  /** A caller was refused (`overloaded`) for holding as many connections or running invocations as one principal may. */
+  /**
+   * A caller was refused for holding as many connections or running invocations as one principal may
+   * (`overloaded`), or for keeping as many bytes in the store (`limit-exceeded`: a start refused, or an
+   * item never stored and its invocation failed).
+   */
   principalLimitReached(limit: PrincipalLimit): void;
   /** Cluster mode: a lease heartbeat succeeded or failed. */
   leaseHeartbeat(ok: boolean): void;

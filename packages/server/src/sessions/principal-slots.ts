@@ -22,14 +22,17 @@ export interface PrincipalSlot {
   release(): void;
 }
 
+/** The bounds slots count (stored bytes are counted by `StoredBytesTable`). */
+type SlotLimit = Exclude<PrincipalLimit, "stored-bytes">;
+
 export class PrincipalSlots {
   readonly #limit: number;
-  readonly #what: PrincipalLimit;
+  readonly #what: SlotLimit;
   readonly #held = new Map<string, number>();
   readonly #reached: (limit: PrincipalLimit) => void;
 
   /** `reached` is told of every refusal (metrics and logs). */
-  constructor(limit: number, what: PrincipalLimit, reached: (limit: PrincipalLimit) => void) {
+  constructor(limit: number, what: SlotLimit, reached: (limit: PrincipalLimit) => void) {
     this.#limit = limit;
     this.#what = what;
     this.#reached = reached;
@@ -62,7 +65,7 @@ export class PrincipalSlots {
   }
 }
 
-const REFUSALS: Record<PrincipalLimit, (limit: number) => string> = {
+const REFUSALS: Record<SlotLimit, (limit: number) => string> = {
   connections: (limit) => `this caller already has ${limit} connections open to this server; close one, or retry later`,
   sessions: (limit) => `this caller already runs ${limit} invocations on this server; retry when one has finished`,
 };

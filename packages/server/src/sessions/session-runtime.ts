@@ -89,6 +89,8 @@ export class SessionRuntime {
       return this.#openDecided(this.#exclusive(existing.sessionId, () => this.#replay(existing, descriptorDigest, "start", caller, transport, new Map())));
     }
     const validated = await this.#validateStart(message, caller);
+    // A caller that keeps as many bytes in the store as it may would be refused its first item.
+    this.deps.storedBytes.checkRoom(caller);
     // A new invocation (an exact replay above runs nothing new): one of the caller's slots, held until it finishes.
     const slot = this.#runningPerPrincipal.acquire(caller);
     try {
@@ -281,20 +283,20 @@ export class SessionRuntime {
   }
 
   /**
-   * Verifies a session token as the caller's, under its principal or one of
-   * its `formerPrincipals`; returns the caller under the name that matched,
-   * which then stands for the caller in everything about this session.
+   * Verifies a session token as the caller's, under its account or one of
+   * its `formerAccounts` and its principal or one of its `formerPrincipals`;
+   * returns the caller under the names that matched, which then stand for
+   * the caller in everything about this session.
    */
   #verifyUnderAnyName(token: string, caller: Principal): { verified: VerifiedToken<"session">; caller: Principal } {
     try {
       return { verified: this.deps.tokens.verifySession(token, caller), caller };
     } catch (error) {
-      for (const principal of caller.formerPrincipals ?? []) {
-        const former: Principal = { account: caller.account, principal };
+      for (const former of formerNames(caller)) {
         try {
           return { verified: this.deps.tokens.verifySession(token, former), caller: former };
         } catch {
-          // The next name, or the first error.
+          // The next names, or the first error.
         }
       }
       throw error;
@@ -478,7 +480,7 @@ export class SessionRuntime {
     cursors: Map<string, CursorPosition>,
   ): Promise<DecidedAttachment> {
     const record = live.record;
-    caller = underRecordedName(caller, record.principal);
+    caller = underRecordedName(caller, record);
     if (record.account !== caller.account || record.principal !== caller.principal) {
       throw new ProtocolError("forbidden", "the caller may not perform this operation");
     }
@@ -553,8 +555,12 @@ export class SessionRuntime {
       // process of this node ran it, or this node just claimed it from a node
       // whose lease lapsed: re-run when replayable, else fail. Owned by another node: serve it.
       if (record.state === "running") {
-        if ((await cluster.ownerOf(sessionId)) !== cluster.nodeId) live.role = "mirror";
-        else if (!(await this.#rerun(live))) await live.failInterrupted();
+        const ownership = await cluster.ownership(sessionId);
+        if (ownership?.nodeId === cluster.nodeId) {
+          // Its writes (the re-run's journal too) carry the epoch this node holds: if another node claims it meanwhile, they are refused.
+          live.ownerEpoch = ownership.epoch;
+          if (!(await this.#rerun(live))) await live.failInterrupted();
+        } else live.role = "mirror";
       }
       // Changes committed between the first read and the subscription.
       await live.syncFromStore();
@@ -580,7 +586,7 @@ export class SessionRuntime {
     let attempt: number;
     let journal: Awaited<ReturnType<typeof store.readJournal>>;
     try {
-      attempt = await store.recordRun(record.sessionId);
+      attempt = await store.recordRun(record.sessionId, live.ownerEpoch);
       journal = await store.readJournal(record.sessionId);
     } catch (error) {
       // Finished meanwhile (another node), or a store that fails now: not re-run; failing it records what can be.
@@ -647,6 +653,10 @@ export class SessionRuntime {
           if (loaded !== undefined) this.#evictIfIdle(loaded);
           return;
         }
+        // The epoch of this claim (or of a later one by this node); claimed from this node since: that node's to finish.
+        const ownership = await cluster.ownership(sessionId);
+        if (ownership?.nodeId !== cluster.nodeId) return;
+        live.ownerEpoch = ownership.epoch;
         live.role = "owner";
         await live.syncFromStore();
         if (!live.finished && !(await this.#rerun(live))) await live.failInterrupted();
@@ -736,8 +746,20 @@ function checkConfig(type: AgentTypeDescriptor, config: readonly ConfigEntry[]):
   });
 }
 
-/** The caller under the session's recorded principal when that is one of its former names. */
-function underRecordedName(caller: Principal, recorded: string): Principal {
-  if (caller.principal === recorded || caller.formerPrincipals?.includes(recorded) !== true) return caller;
-  return { account: caller.account, principal: recorded };
+/** Every earlier pair of names of `caller` (account and principal), its current pair left out. */
+function formerNames(caller: Principal): Principal[] {
+  const names: Principal[] = [];
+  for (const account of [caller.account, ...(caller.formerAccounts ?? [])]) {
+    for (const principal of [caller.principal, ...(caller.formerPrincipals ?? [])]) {
+      if (account !== caller.account || principal !== caller.principal) names.push({ account, principal });
+    }
+  }
+  return names;
+}
+
+/** The caller under the session's recorded account and principal when those are among its names. */
+function underRecordedName(caller: Principal, recorded: { readonly account: string; readonly principal: string }): Principal {
+  if (caller.account === recorded.account && caller.principal === recorded.principal) return caller;
+  const known = formerNames(caller).some((former) => former.account === recorded.account && former.principal === recorded.principal);
+  return known ? { account: recorded.account, principal: recorded.principal } : caller;
 }

@@ -13,6 +13,11 @@
  *   `input`, `appendOutput` → `output`, `setResult` → `result`, `finish` →
  *   `finished`. A subscriber that receives a change reads the store for the
  *   details; changes carry no payload and may be coalesced.
+ * - Ownership epochs (ownership.ts): `createSession` records epoch 1, each
+ *   claim moves the session to the next epoch, and an owner's write with
+ *   an epoch that is no longer the session's is refused (`OwnershipLostError`),
+ *   atomically with the claim: a write either commits before the claim
+ *   (and the claimer sees it) or is refused.
  * - `publish` sends a change that is not a write (a client's cancel, an
  *   attachment's delivery progress) to the session's subscribers on every
  *   node; it is not durable: a node that is down misses it.
@@ -54,18 +59,27 @@ export interface NodeCatalogue {
   readonly fingerprint: string | undefined;
 }
 
+/** Which node owns a session's invocation, and at which ownership epoch. */
+export interface Ownership {
+  readonly nodeId: string;
+  readonly epoch: bigint;
+}
+
 export interface ClusterSessionStore extends SessionStore {
   /** This node's id, recorded as the owner of the sessions it creates. */
   readonly nodeId: string;
   /** The node that owns (runs) the session's invocation, if the session exists. */
   ownerOf(sessionId: string): Promise<string | undefined>;
+  /** The session's owner and its ownership epoch, read together, if the session exists. */
+  ownership(sessionId: string): Promise<Ownership | undefined>;
   /** Extends this node's lease to `ttlMs` from now by the database's clock. */
   heartbeat(ttlMs: number): Promise<void>;
   /**
    * Makes this node the owner of every running session whose owner's lease
    * has expired (or that has no live owner), atomically, so exactly one
-   * node claims each; returns their ids. The claimer then finishes them as
-   * a restart does.
+   * node claims each, each at its next ownership epoch; returns their ids.
+   * The claimer then reads its epoch (`ownership`) and finishes them as a
+   * restart does.
    */
   claimOrphans(): Promise<string[]>;
   /** Drops this node's lease (a drained node leaving). */

@@ -40,7 +40,8 @@ export interface LogAppend {
 }
 
 export interface PendingWrite {
-  readonly work: () => unknown;
+  /** The write itself; let go of at the commit (see `#release`). */
+  readonly work: (() => unknown) | undefined;
   readonly resolve: (value: unknown) => void;
   readonly reject: (error: Error) => void;
   /** Set when the write only appends one row at the end of a log (the store writes runs of them together). */
@@ -48,6 +49,9 @@ export interface PendingWrite {
   /** Bytes the write's row points at, to be on disk before the commit. */
   readonly payload: PendingPayload | undefined;
 }
+
+/** A write as the queue keeps it: what it holds for the commit is let go of once committed. */
+type QueuedWrite = { -readonly [K in keyof PendingWrite]: PendingWrite[K] };
 
 export type WriteOutcome = { ok: true; value: unknown } | { ok: false; error: Error };
 
@@ -65,7 +69,7 @@ const MAX_SYNCS_IN_FLIGHT = 2;
 export class GroupCommit {
   readonly #commitGroup: CommitGroup;
   readonly #payloads: PayloadFiles;
-  readonly #queue: PendingWrite[] = [];
+  readonly #queue: QueuedWrite[] = [];
   #flushScheduled = false;
   /** The group whose payloads are being written; the next one waits for it. */
   #flushing: Promise<void> | undefined;
@@ -154,7 +158,7 @@ export class GroupCommit {
       });
   }
 
-  #commit(batch: readonly PendingWrite[], began: number): void {
+  #commit(batch: readonly QueuedWrite[], began: number): void {
     const outcomes: WriteOutcome[] = [];
     try {
       this.#commitGroup(batch, outcomes);
@@ -164,6 +168,7 @@ export class GroupCommit {
       return;
     }
     this.#committedGroups++;
+    release(batch);
     if (this.#syncCommitted === undefined) {
       this.#syncedGroups = this.#committedGroups;
       settle({ batch, outcomes, began, ordinal: this.#committedGroups }, this.#listener);
@@ -232,6 +237,21 @@ interface CommittedGroup {
   readonly ordinal: number;
 }
 
+/**
+ * A committed group waits for its sync holding only what settles its writes: each write's
+ * closure, row and payload (the item's bytes, its chunk, the values they close over) become
+ * garbage at the commit instead of surviving the sync. Under a burst of small items thousands
+ * of writes wait for a sync at once, and every young-generation collection meanwhile copied
+ * all they held.
+ */
+function release(batch: readonly QueuedWrite[]): void {
+  for (const write of batch) {
+    write.work = undefined;
+    write.append = undefined;
+    write.payload = undefined;
+  }
+}
+
 /** Resolves or rejects every write of a committed (and, where it applies, synced) group. */
 function settle({ batch, outcomes, began }: CommittedGroup, listener: CommitListener | undefined): void {
   listener?.((performance.now() - began) / 1000, batch.length);
@@ -245,6 +265,7 @@ function settle({ batch, outcomes, began }: CommittedGroup, listener: CommitList
 /** Runs one write, capturing its outcome (it rolled back alone if it threw). */
 export function runWrite(item: PendingWrite | undefined): WriteOutcome {
   if (item === undefined) return { ok: false, error: new Error("store write lost") };
+  if (item.work === undefined) return { ok: false, error: new Error("store write already committed") };
   try {
     return { ok: true, value: item.work() };
   } catch (error) {

@@ -9,7 +9,7 @@
  * commit order, to every node's subscribers, as a database's notifications
  * would be.
  */
-import type { ClusterSessionStore, NodeCatalogue, SessionChange, SessionChangeListener } from "./cluster-store.js";
+import type { ClusterSessionStore, NodeCatalogue, Ownership, SessionChange, SessionChangeListener } from "./cluster-store.js";
 import { MemorySessionStore } from "./memory-store.js";
 import type {
   AttachResult,
@@ -21,6 +21,7 @@ import type {
   NewStream,
   OutputEvent,
   SessionRecord,
+  StoredBytes,
   StreamRecord,
 } from "./session-store.js";
 
@@ -119,58 +120,67 @@ class MemoryClusterNode implements ClusterSessionStore {
     return attached;
   }
 
-  acceptInput(chunk: InputChunk, introduced: readonly NewStream[]): Promise<void> {
-    return this.#publishing(this.#sessionOf(chunk.streamId), { kind: "input", streamId: chunk.streamId }, () => this.#store.acceptInput(chunk, introduced));
+  acceptInput(chunk: InputChunk, introduced: readonly NewStream[], epoch?: bigint): Promise<void> {
+    return this.#publishing(this.#sessionOf(chunk.streamId), { kind: "input", streamId: chunk.streamId }, () => this.#store.acceptInput(chunk, introduced, epoch));
   }
 
   readInput(streamId: string, from: bigint, to: bigint): Promise<InputChunk[]> {
     return this.#store.readInput(streamId, from, to);
   }
 
-  endInput(streamId: string, terminal: InputTerminal): Promise<void> {
-    return this.#publishing(this.#sessionOf(streamId), { kind: "input", streamId }, () => this.#store.endInput(streamId, terminal));
+  endInput(streamId: string, terminal: InputTerminal, epoch?: bigint): Promise<void> {
+    return this.#publishing(this.#sessionOf(streamId), { kind: "input", streamId }, () => this.#store.endInput(streamId, terminal, epoch));
   }
 
-  appendOutput(event: OutputEvent, introduced: readonly NewStream[]): Promise<void> {
-    return this.#publishing(this.#sessionOf(event.streamId), { kind: "output", streamId: event.streamId }, () => this.#store.appendOutput(event, introduced));
+  appendOutput(event: OutputEvent, introduced: readonly NewStream[], epoch?: bigint): Promise<void> {
+    return this.#publishing(this.#sessionOf(event.streamId), { kind: "output", streamId: event.streamId }, () => this.#store.appendOutput(event, introduced, epoch));
   }
 
   readOutput(streamId: string, from: bigint, limit: number, maxBytes?: number): Promise<OutputEvent[]> {
     return this.#store.readOutput(streamId, from, limit, maxBytes);
   }
 
-  setResult(sessionId: string, result: string, introduced: readonly NewStream[]): Promise<void> {
-    return this.#publishing(sessionId, { kind: "result" }, () => this.#store.setResult(sessionId, result, introduced));
+  setResult(sessionId: string, result: string, introduced: readonly NewStream[], epoch?: bigint): Promise<void> {
+    return this.#publishing(sessionId, { kind: "result" }, () => this.#store.setResult(sessionId, result, introduced, epoch));
   }
 
-  finish(sessionId: string, outcome: string, at: number): Promise<void> {
-    return this.#publishing(sessionId, { kind: "finished" }, () => this.#store.finish(sessionId, outcome, at));
+  finish(sessionId: string, outcome: string, at: number, epoch?: bigint): Promise<void> {
+    return this.#publishing(sessionId, { kind: "finished" }, () => this.#store.finish(sessionId, outcome, at, epoch));
   }
 
   listRunningSessions(): Promise<SessionRecord[]> {
     return this.#store.listRunningSessions();
   }
 
-  appendJournal(entry: JournalEntry): Promise<void> {
-    return this.#store.appendJournal(entry);
+  appendJournal(entry: JournalEntry, epoch?: bigint): Promise<void> {
+    return this.#store.appendJournal(entry, epoch);
   }
 
   readJournal(sessionId: string): Promise<JournalEntry[]> {
     return this.#store.readJournal(sessionId);
   }
 
-  recordRun(sessionId: string): Promise<number> {
-    return this.#store.recordRun(sessionId);
+  recordRun(sessionId: string, epoch?: bigint): Promise<number> {
+    return this.#store.recordRun(sessionId, epoch);
   }
 
   purgeFinished(finishedBefore: number, now: number, tombstonesBefore: number): Promise<number> {
     return this.#store.purgeFinished(finishedBefore, now, tombstonesBefore);
   }
 
+  storedBytesByPrincipal(finishedBefore?: number): Promise<StoredBytes[]> {
+    return this.#store.storedBytesByPrincipal(finishedBefore);
+  }
+
   async close(): Promise<void> {}
 
   async ownerOf(sessionId: string): Promise<string | undefined> {
     return (await this.#store.getSession(sessionId)) === undefined ? undefined : this.#cluster.owners.get(sessionId);
+  }
+
+  async ownership(sessionId: string): Promise<Ownership | undefined> {
+    const owner = await this.ownerOf(sessionId);
+    return owner === undefined ? undefined : { nodeId: owner, epoch: this.#store.epochOf(sessionId) };
   }
 
   async heartbeat(ttlMs: number): Promise<void> {
@@ -185,6 +195,7 @@ class MemoryClusterNode implements ClusterSessionStore {
       const owner = this.#cluster.owners.get(session.sessionId);
       if (owner !== undefined && (this.#cluster.leases.get(owner) ?? 0) > now) continue;
       this.#cluster.owners.set(session.sessionId, this.nodeId);
+      this.#store.claim(session.sessionId);
       claimed.push(session.sessionId);
     }
     return claimed;

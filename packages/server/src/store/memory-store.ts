@@ -15,8 +15,10 @@ import type {
   OutputEvent,
   SessionRecord,
   SessionStore,
+  StoredBytes,
   StreamRecord,
 } from "./session-store.js";
+import { FIRST_EPOCH, OwnershipLostError } from "./ownership.js";
 
 type MutableStream = { -readonly [K in keyof StreamRecord]: StreamRecord[K] };
 type MutableSession = { -readonly [K in keyof SessionRecord]: SessionRecord[K] };
@@ -39,9 +41,30 @@ export class MemorySessionStore implements SessionStore {
   /** Journal entries by session, by position; and the recorded run counts (durable-execution.md). */
   readonly #journals = new Map<string, Map<number, JournalEntry>>();
   readonly #runs = new Map<string, number>();
+  /** Ownership epochs (ownership.ts) of the sessions a cluster claimed; every other session is at `FIRST_EPOCH`. */
+  readonly #epochs = new Map<string, bigint>();
 
   #idempotencyKey(s: SessionRecord): string {
     return JSON.stringify([s.account, s.application, s.environment, s.agentType, s.agentIdentity, s.idempotencyKey]);
+  }
+
+  /** The session's ownership epoch. */
+  epochOf(sessionId: string): bigint {
+    return this.#epochs.get(sessionId) ?? FIRST_EPOCH;
+  }
+
+  /** Moves the session to its next ownership epoch (a cluster's claim, memory-cluster.ts); returns it. */
+  claim(sessionId: string): bigint {
+    const next = this.epochOf(sessionId) + 1n;
+    this.#epochs.set(sessionId, next);
+    return next;
+  }
+
+  /** Refuses a write whose epoch is not the session's (checked in the same turn as the write it guards). */
+  #fence(sessionId: string | undefined, epoch: bigint | undefined): void {
+    if (epoch === undefined || sessionId === undefined) return;
+    const current = this.epochOf(sessionId);
+    if (current !== epoch) throw new OwnershipLostError(sessionId, epoch, current);
   }
 
   #addStreams(streams: readonly NewStream[]): void {
@@ -99,8 +122,9 @@ export class MemorySessionStore implements SessionStore {
     return { kind: "attached", generation: attempt.generation };
   }
 
-  async acceptInput(chunk: InputChunk, introduced: readonly NewStream[]): Promise<void> {
+  async acceptInput(chunk: InputChunk, introduced: readonly NewStream[], epoch?: bigint): Promise<void> {
     const stream = this.#streams.get(chunk.streamId);
+    this.#fence(stream?.sessionId, epoch);
     if (stream === undefined || stream.direction !== "input" || stream.inputTerminal !== undefined || stream.count !== chunk.sequence) {
       throw new Error("input chunk does not continue the stream");
     }
@@ -128,13 +152,15 @@ export class MemorySessionStore implements SessionStore {
     return found;
   }
 
-  async endInput(streamId: string, terminal: InputTerminal): Promise<void> {
+  async endInput(streamId: string, terminal: InputTerminal, epoch?: bigint): Promise<void> {
     const stream = this.#streams.get(streamId);
+    this.#fence(stream?.sessionId, epoch);
     if (stream !== undefined && stream.inputTerminal === undefined) stream.inputTerminal = terminal;
   }
 
-  async appendOutput(event: OutputEvent, introduced: readonly NewStream[]): Promise<void> {
+  async appendOutput(event: OutputEvent, introduced: readonly NewStream[], epoch?: bigint): Promise<void> {
     const stream = this.#streams.get(event.streamId);
+    this.#fence(stream?.sessionId, epoch);
     if (stream === undefined || stream.direction !== "output" || stream.outputTerminal || stream.count !== event.sequence) {
       throw new Error("output event does not continue the stream");
     }
@@ -158,14 +184,16 @@ export class MemorySessionStore implements SessionStore {
     return events;
   }
 
-  async setResult(sessionId: string, result: string, introduced: readonly NewStream[]): Promise<void> {
+  async setResult(sessionId: string, result: string, introduced: readonly NewStream[], epoch?: bigint): Promise<void> {
+    this.#fence(sessionId, epoch);
     const session = this.#sessions.get(sessionId);
     if (session === undefined || session.result !== undefined) throw new Error("the invocation result was already recorded");
     session.result = result;
     this.#addStreams(introduced);
   }
 
-  async finish(sessionId: string, outcome: string, at: number): Promise<void> {
+  async finish(sessionId: string, outcome: string, at: number, epoch?: bigint): Promise<void> {
+    this.#fence(sessionId, epoch);
     const session = this.#sessions.get(sessionId);
     if (session === undefined || session.state !== "running") return;
     session.state = "finished";
@@ -177,7 +205,8 @@ export class MemorySessionStore implements SessionStore {
     return [...this.#sessions.values()].filter((s) => s.state === "running").map((s) => ({ ...s }));
   }
 
-  async appendJournal(entry: JournalEntry): Promise<void> {
+  async appendJournal(entry: JournalEntry, epoch?: bigint): Promise<void> {
+    this.#fence(entry.sessionId, epoch);
     if (this.#sessions.get(entry.sessionId)?.state !== "running") throw new Error("the session is not running");
     const journal = this.#journals.get(entry.sessionId) ?? new Map<number, JournalEntry>();
     if (journal.has(entry.position)) throw new Error("the journal position is already taken");
@@ -189,7 +218,8 @@ export class MemorySessionStore implements SessionStore {
     return [...(this.#journals.get(sessionId)?.values() ?? [])].sort((a, b) => a.position - b.position).map((entry) => ({ ...entry }));
   }
 
-  async recordRun(sessionId: string): Promise<number> {
+  async recordRun(sessionId: string, epoch?: bigint): Promise<number> {
+    this.#fence(sessionId, epoch);
     if (this.#sessions.get(sessionId)?.state !== "running") throw new Error("the session is not running");
     const runs = (this.#runs.get(sessionId) ?? 1) + 1;
     this.#runs.set(sessionId, runs);
@@ -219,9 +249,27 @@ export class MemorySessionStore implements SessionStore {
       this.#idempotency.delete(this.#idempotencyKey(session));
       this.#idempotencyTombstones.set(this.#idempotencyKey(session), now);
       this.#sessions.delete(session.sessionId);
+      this.#epochs.delete(session.sessionId);
       purged++;
     }
     return purged;
+  }
+
+  async storedBytesByPrincipal(finishedBefore?: number): Promise<StoredBytes[]> {
+    const totals = new Map<string, StoredBytes>();
+    for (const session of this.#sessions.values()) {
+      if (finishedBefore !== undefined && !(session.state === "finished" && session.finishedAt !== undefined && session.finishedAt < finishedBefore)) continue;
+      let bytes = 0;
+      for (const id of this.#streamsBySession.get(session.sessionId) ?? []) {
+        for (const chunk of this.#input.get(id) ?? []) bytes += chunk.data.length;
+        for (const event of this.#output.get(id) ?? []) if (event.event === "item") bytes += event.data.length;
+      }
+      if (bytes === 0) continue;
+      const key = JSON.stringify([session.account, session.principal]);
+      const sum = totals.get(key);
+      totals.set(key, { account: session.account, principal: session.principal, bytes: (sum?.bytes ?? 0) + bytes });
+    }
+    return [...totals.values()];
   }
 
   async close(): Promise<void> {}

@@ -12,6 +12,12 @@
  * its stream (wrong sequence, after a terminal) rejects and changes nothing.
  * Payload bytes are opaque to the store: UTF-8 canonical JSON for values,
  * raw bytes for direct-binary items.
+ *
+ * Fencing (ownership.ts): the writes of a session's owner carry the
+ * ownership epoch it holds (`epoch`); a write whose epoch is not the
+ * session's current one rejects with an `OwnershipLostError` and changes
+ * nothing. A write without an epoch is not fenced. A store of one node keeps
+ * every session at `FIRST_EPOCH`.
  */
 import type { ServerCancelReason, StreamDirection } from "@golem-stream/wire";
 
@@ -134,10 +140,8 @@ export type AttachResult =
  * One entry of an invocation's journal (docs/durable-execution.md): the
  * outcome of a `ctx.step` (or `ctx.now`, `ctx.random`), so a re-run of a
  * replayable method gets it back instead of running the step again.
- *
- * Fencing: once a store refuses a former owner's writes, this record is
- * where the writer's ownership epoch goes, checked by `appendJournal` like
- * every other write of an owner.
+ * Written by the session's owner with its ownership epoch, which
+ * `appendJournal` checks like every other write of an owner (fencing).
  */
 export interface JournalEntry {
   readonly sessionId: string;
@@ -147,6 +151,13 @@ export interface JournalEntry {
   readonly name: string;
   /** Canonical JSON: `{"value":…}` (without `value` for undefined) or `{"error":"message"}`. */
   readonly outcome: string;
+}
+
+/** Payload bytes one principal keeps in a store's input and output logs. */
+export interface StoredBytes {
+  readonly account: string;
+  readonly principal: string;
+  readonly bytes: number;
 }
 
 /** Told after each committed group of writes: how long the commit took and how many writes it held. */
@@ -177,14 +188,18 @@ export interface SessionStore {
     expectedGeneration: bigint | undefined,
   ): Promise<AttachResult>;
 
-  /** Appends the next input chunk (its sequence must equal the stream's count) and the streams it introduced. */
-  acceptInput(chunk: InputChunk, introduced: readonly NewStream[]): Promise<void>;
+  /**
+   * Appends the next input chunk (its sequence must equal the stream's count) and the streams it introduced.
+   * `epoch`: the owner's ownership epoch when the owner accepts it (fenced); none at a node that only serves the attachment.
+   */
+  acceptInput(chunk: InputChunk, introduced: readonly NewStream[], epoch?: bigint): Promise<void>;
   /** Chunks overlapping `[from, to)`, in order, to compare a resend with what was accepted. */
   readInput(streamId: string, from: bigint, to: bigint): Promise<InputChunk[]>;
-  endInput(streamId: string, terminal: InputTerminal): Promise<void>;
+  /** Records the input's terminal unless it has one; `epoch` as for `acceptInput`. */
+  endInput(streamId: string, terminal: InputTerminal, epoch?: bigint): Promise<void>;
 
-  /** Appends the next output event and the streams it introduced. */
-  appendOutput(event: OutputEvent, introduced: readonly NewStream[]): Promise<void>;
+  /** Appends the next output event and the streams it introduced; `epoch`: the owner's ownership epoch (fenced). */
+  appendOutput(event: OutputEvent, introduced: readonly NewStream[], epoch?: bigint): Promise<void>;
   /**
    * Up to `limit` events of a stream with `sequence >= from` (terminal last).
    * With `maxBytes`, the events stop after the one whose payload brings their
@@ -193,8 +208,10 @@ export interface SessionStore {
    */
   readOutput(streamId: string, from: bigint, limit: number, maxBytes?: number): Promise<OutputEvent[]>;
 
-  setResult(sessionId: string, result: string, introduced: readonly NewStream[]): Promise<void>;
-  finish(sessionId: string, outcome: string, at: number): Promise<void>;
+  /** Records the result once; `epoch`: the owner's ownership epoch (fenced). */
+  setResult(sessionId: string, result: string, introduced: readonly NewStream[], epoch?: bigint): Promise<void>;
+  /** Records the outcome unless the session is finished already; `epoch`: the owner's ownership epoch (fenced, even when the session is finished). */
+  finish(sessionId: string, outcome: string, at: number, epoch?: bigint): Promise<void>;
 
   listRunningSessions(): Promise<SessionRecord[]>;
 
@@ -203,18 +220,20 @@ export interface SessionStore {
    * docs/durable-execution.md; a store without them runs every method as
    * not replayable). Records one journal entry; resolves once it is
    * durable. Rejects, changing nothing, when the session does not exist or
-   * is finished, or the position is already taken.
+   * is finished, or the position is already taken. `epoch`: the owner's
+   * ownership epoch (fenced: a stale one is refused with `OwnershipLostError`).
    */
-  appendJournal?(entry: JournalEntry): Promise<void>;
+  appendJournal?(entry: JournalEntry, epoch?: bigint): Promise<void>;
   /** The session's journal entries, by position. */
   readJournal?(sessionId: string): Promise<JournalEntry[]>;
   /**
    * Counts one more run of the session's invocation (a re-run: the first
    * run is never recorded) and resolves, once durable, to the number of
    * runs so far including this one: 2 on the first call. Rejects when the
-   * session does not exist or is finished.
+   * session does not exist or is finished. `epoch`: the owner's ownership
+   * epoch (fenced).
    */
-  recordRun?(sessionId: string): Promise<number>;
+  recordRun?(sessionId: string, epoch?: bigint): Promise<number>;
   /**
    * Deletes sessions finished before `finishedBefore` and leaves a tombstone
    * of each, stamped `now`: its attempt ids and its idempotency key (with
@@ -232,6 +251,18 @@ export interface SessionStore {
    * report each write as a group of one, or not implement it.
    */
   observeCommits?(listener: CommitListener): void;
+  /**
+   * Optional (`limits.maxStoredBytesPerPrincipal`): the payload bytes of
+   * every input chunk and output item in the store, summed per principal
+   * (the session's `account` and `principal`); principals with none are
+   * left out. Purged sessions no longer count. With `finishedBefore`, only
+   * the sessions finished before it: what `purgeFinished(finishedBefore, …)`
+   * is about to delete, which should cost in proportion to them, not to the
+   * whole store. The server reads every sum at start (and, in a cluster,
+   * after each retention sweep) and the purged sessions' before each purge;
+   * without it a server counts only what it wrote since it started.
+   */
+  storedBytesByPrincipal?(finishedBefore?: number): Promise<StoredBytes[]>;
   /**
    * Optional (`/readyz`): resolves when the store can serve requests, rejects
    * otherwise. Without it readiness reads a session that does not exist.

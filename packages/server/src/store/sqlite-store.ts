@@ -22,7 +22,8 @@
 import { closeSync, mkdirSync, openSync } from "node:fs";
 import { join } from "node:path";
 import { open, type FileHandle } from "node:fs/promises";
-import Database from "better-sqlite3";
+import type Database from "better-sqlite3";
+import { betterSqlite3 } from "./better-sqlite3.js";
 import { GroupCommit, runWrite, toError, type LogAppend, type PendingWrite, type WriteOutcome } from "./group-commit.js";
 import { PayloadFiles, type PendingPayload } from "./payload-files.js";
 import type {
@@ -37,11 +38,13 @@ import type {
   OutputEvent,
   SessionRecord,
   SessionStore,
+  StoredBytes,
   StreamRecord,
   JournalEntry,
 } from "./session-store.js";
 import { joinParts, packRun } from "./packed-rows.js";
 import { continuesRun, writeOrder } from "./write-order.js";
+import { FIRST_EPOCH, OwnershipLostError } from "./ownership.js";
 import { migrate } from "./sqlite-schema.js";
 import { RowInserter } from "./row-inserter.js";
 import {
@@ -446,7 +449,8 @@ export class SqliteSessionStore implements SessionStore {
     return { kind: "attached", generation: attempt.generation };
   }
 
-  acceptInput(chunk: InputChunk, introduced: readonly NewStream[]): Promise<void> {
+  acceptInput(chunk: InputChunk, introduced: readonly NewStream[], epoch?: bigint): Promise<void> {
+    if (epoch !== undefined && epoch !== FIRST_EPOCH) return this.#fenced(chunk.streamId, epoch);
     const payload = this.#reservePayload(chunk.streamId, chunk.data);
     const append = introduced.length > 0 ? undefined : new RecordAppend("input", chunk, payload);
     return this.#group.write(() => this.#atomic.acceptInput(chunk, introduced, payload), append, payload);
@@ -468,13 +472,15 @@ export class SqliteSessionStore implements SessionStore {
     });
   }
 
-  endInput(streamId: string, terminal: InputTerminal): Promise<void> {
+  endInput(streamId: string, terminal: InputTerminal, epoch?: bigint): Promise<void> {
+    if (epoch !== undefined && epoch !== FIRST_EPOCH) return this.#fenced(streamId, epoch);
     return this.#group.write(() => {
       this.#statements.endInput.run(encodeInputTerminal(terminal), streamId);
     });
   }
 
-  appendOutput(event: OutputEvent, introduced: readonly NewStream[]): Promise<void> {
+  appendOutput(event: OutputEvent, introduced: readonly NewStream[], epoch?: bigint): Promise<void> {
+    if (epoch !== undefined && epoch !== FIRST_EPOCH) return this.#fenced(event.streamId, epoch);
     const payload = event.event === "item" ? this.#reservePayload(event.streamId, event.data) : undefined;
     const append = event.event !== "item" || introduced.length > 0 ? undefined : new RecordAppend("output", event, payload);
     return this.#group.write(() => this.#atomic.appendOutput(event, introduced, payload), append, payload);
@@ -544,7 +550,8 @@ export class SqliteSessionStore implements SessionStore {
     };
   }
 
-  setResult(sessionId: string, result: string, introduced: readonly NewStream[]): Promise<void> {
+  setResult(sessionId: string, result: string, introduced: readonly NewStream[], epoch?: bigint): Promise<void> {
+    if (epoch !== undefined && epoch !== FIRST_EPOCH) return Promise.reject(new OwnershipLostError(sessionId, epoch, FIRST_EPOCH));
     return this.#group.write(() => this.#atomic.setResult(sessionId, result, introduced));
   }
 
@@ -554,17 +561,27 @@ export class SqliteSessionStore implements SessionStore {
     this.#insertStreams(introduced);
   }
 
-  finish(sessionId: string, outcome: string, at: number): Promise<void> {
+  finish(sessionId: string, outcome: string, at: number, epoch?: bigint): Promise<void> {
+    if (epoch !== undefined && epoch !== FIRST_EPOCH) return Promise.reject(new OwnershipLostError(sessionId, epoch, FIRST_EPOCH));
     return this.#group.write(() => {
       this.#statements.finish.run(outcome, at, sessionId);
     });
+  }
+
+  /**
+   * One node: every session stays at `FIRST_EPOCH` (nothing claims it), so a
+   * write with another epoch is refused before it is queued (ownership.ts).
+   */
+  #fenced(streamId: string, epoch: bigint): Promise<never> {
+    return Promise.reject(new OwnershipLostError(this.#statements.sessionOfStream.get(streamId) as string | undefined, epoch, FIRST_EPOCH));
   }
 
   listRunningSessions(): Promise<SessionRecord[]> {
     return this.#run(() => (this.#statements.runningSessions.all() as SessionRow[]).map(toSession));
   }
 
-  appendJournal(entry: JournalEntry): Promise<void> {
+  appendJournal(entry: JournalEntry, epoch?: bigint): Promise<void> {
+    if (epoch !== undefined && epoch !== FIRST_EPOCH) return Promise.reject(new OwnershipLostError(entry.sessionId, epoch, FIRST_EPOCH));
     return this.#group.write(() => {
       const added = this.#statements.appendJournal.run(entry.position, entry.name, entry.outcome, entry.sessionId);
       if (added.changes !== 1) throw new Error("the session is not running");
@@ -582,7 +599,8 @@ export class SqliteSessionStore implements SessionStore {
     );
   }
 
-  recordRun(sessionId: string): Promise<number> {
+  recordRun(sessionId: string, epoch?: bigint): Promise<number> {
+    if (epoch !== undefined && epoch !== FIRST_EPOCH) return Promise.reject(new OwnershipLostError(sessionId, epoch, FIRST_EPOCH));
     return this.#group.write(() => {
       const runs = this.#statements.recordRun.get(sessionId) as bigint | undefined;
       if (runs === undefined) throw new Error("the session is not running");
@@ -602,6 +620,33 @@ export class SqliteSessionStore implements SessionStore {
     // After the commit: a crash before this leaves files that the next open sweeps.
     await this.#payloads.remove(purged);
     return purged.length;
+  }
+
+  /**
+   * A row's bytes are in its payload file (`payload_length`) or inline; a
+   * packed row's data is its parts' bytes. Every sum scans both logs once,
+   * summed per stream before the joins (measured: 1 million 64-byte rows,
+   * 0.9 s instead of 5 s joined per row); it runs at start only. The sum of
+   * the sessions a purge is about to delete reads only their streams' rows.
+   */
+  storedBytesByPrincipal(finishedBefore?: number): Promise<StoredBytes[]> {
+    const sql =
+      finishedBefore === undefined
+        ? `SELECT s.account, s.principal, SUM(logs.bytes) AS bytes FROM (
+             SELECT stream_id, SUM(COALESCE(payload_length, length(data))) AS bytes FROM input_chunks GROUP BY stream_id
+             UNION ALL
+             SELECT stream_id, SUM(COALESCE(payload_length, length(data), 0)) FROM output_events WHERE event = 'item' GROUP BY stream_id
+           ) logs JOIN streams t ON t.stream_id = logs.stream_id JOIN sessions s ON s.session_id = t.session_id
+           GROUP BY s.account, s.principal HAVING SUM(logs.bytes) > 0`
+        : `SELECT s.account, s.principal, SUM(
+             (SELECT COALESCE(SUM(COALESCE(c.payload_length, length(c.data))), 0) FROM input_chunks c WHERE c.stream_id = t.stream_id)
+             + (SELECT COALESCE(SUM(COALESCE(o.payload_length, length(o.data), 0)), 0) FROM output_events o WHERE o.stream_id = t.stream_id AND o.event = 'item')
+           ) AS bytes
+           FROM sessions s JOIN streams t ON t.session_id = s.session_id
+           WHERE s.state = 'finished' AND s.finished_at < ?
+           GROUP BY s.account, s.principal HAVING bytes > 0`;
+    const statement = this.#db.prepare(sql).safeIntegers(false);
+    return this.#run(() => (finishedBefore === undefined ? statement.all() : statement.all(finishedBefore)) as StoredBytes[]);
   }
 
   observeCommits(listener: CommitListener): void {
@@ -741,8 +786,9 @@ function outputTerminalRow(event: Extract<OutputEvent, { event: "terminal" }>): 
  */
 function openDatabase(path: string): Database.Database {
   try {
+    const Sqlite = betterSqlite3();
     closeSync(openSync(path, "a", 0o600));
-    return new Database(path);
+    return new Sqlite(path);
   } catch (error) {
     const reason = error instanceof Error ? error.message.replace(/, open '.*'$/, "") : String(error);
     // No `code` of its own: callers read one as the listening socket's (EACCES, EADDRINUSE).

@@ -281,6 +281,24 @@ export function clusterScenarios(api: ClusterTestApi, name: string, openStores: 
       expect(messages.at(-1)).toMatchObject({ type: "invocationFinished", outcome: { kind: "success" } });
     });
 
+    it("maxStoredBytesPerPrincipal: input past the bound at a node that only mirrors the session is refused there with limit-exceeded, and never stored", async () => {
+      const [a, b] = (await startCluster(2, { limits: { maxStoredBytesPerPrincipal: 6 } })).nodes;
+      const { client } = await startThenResume(a!, b!, demoStart("digest", v.record(v.stream(randomUUID()))));
+      const reaccepted = (await client.nextOf("invocationAccepted")) as Accepted;
+      const channel = reaccepted.mappings[0]!.channel;
+      client.send({ type: "input-u8", channel, sequence: 0n, payload: new Uint8Array(6).fill(1) });
+      await client.waitFor((m) => m.type === "inputStreamAck" && m.highestContiguousSequence === 6n);
+      client.send({ type: "input-u8", channel, sequence: 6n, payload: new Uint8Array([2]) });
+      const { messages, closed } = await client.all(UNTIL_SILENT);
+      expect(messages.at(-1)).toMatchObject({ type: "invocationRejected", code: "limit-exceeded", retryable: false });
+      expect(closed.code).toBe(1002);
+      // The owner's stream holds the six bytes and nothing after them.
+      const back = await RawClient.connect(a!.url);
+      back.send(resume("takeover", reaccepted.sessionToken));
+      expect(((await back.nextOf("invocationAccepted")) as Accepted).mappings[0]!.inputHighWater).toEqual({ sequence: 6n, terminal: false });
+      back.terminate();
+    });
+
     it("input the previous attachment's node commits after the client resumed at another node (its connection cut with commits in flight) is the same input: accepted once, nothing fails", async () => {
       // Node A's commits of input take 150 ms: the client's connection to A is cut while three are in flight.
       const slowInput = (index: number, store: ClusterSessionStore): ClusterSessionStore =>
@@ -673,34 +691,217 @@ export function clusterScenarios(api: ClusterTestApi, name: string, openStores: 
       );
     });
 
-    it("A's lease lapses while A is alive (its heartbeats stall): B claims and fails the invocation, and A stops running it as soon as it learns so", async () => {
+    it("A's lease lapses while A is alive (its heartbeats stall): B claims and re-runs the invocation, the rest of the upload completes it there, and A stops running it", async () => {
       let stalled = false;
       const stallable = (index: number, store: ClusterSessionStore): ClusterSessionStore =>
         index !== 0 ? store : intercepting(store, { heartbeat: (ttlMs) => (stalled ? Promise.resolve() : store.heartbeat(ttlMs)) });
-      let stoppedAtA!: () => void;
-      const stopped = new Promise<void>((resolve) => (stoppedAtA = resolve));
+      let stoppedAtA!: (event: unknown) => void;
+      const stopped = new Promise<unknown>((resolve) => (stoppedAtA = resolve));
+      let rerunAtB!: () => void;
+      const rerun = new Promise<void>((resolve) => (rerunAtB = resolve));
       const quiet = () => undefined;
-      const watchA = (index: number): Logger => ({
-        info: quiet,
+      const watch = (index: number): Logger => ({
+        info: (_message, fields) => {
+          if (index === 1 && fields?.["event"] === "invocation.replay") rerunAtB();
+        },
         error: quiet,
-        warn: (message) => {
-          if (index === 0 && message.startsWith("session finished by another node")) stoppedAtA();
+        // A learns that B owns the session from the change feed (B finished it) or from its own
+        // write, refused for its epoch (fencing): either way its invocation stops there.
+        warn: (_message, fields) => {
+          const event = fields?.["event"];
+          if (index === 0 && (event === "session.finished-elsewhere" || event === "session.ownership-lost")) stoppedAtA(event);
         },
       });
-      // Re-runs off: fencing a stalled former owner's writes is not there yet (docs/durable-execution.md).
-      const { nodes: [a, b] } = await startCluster(2, { leaseTtlMs: 300, wrap: stallable, logger: watchA, limits: { maxReplays: 0 } });
-      // An agent that writes nothing for a minute: without learning of the claim, A would keep it running.
-      const { client: atB } = await startThenResume(a!, b!, demoStart("count", v.record(v.u32(3), v.u32(60_000))));
-      await atB.waitFor((m) => m.type === "invocationResult");
+      const { nodes: [a, b] } = await startCluster(2, { leaseTtlMs: 300, wrap: stallable, logger: watch });
+      // An agent that waits for its input: while nobody sends any, A writes nothing that a refusal could stop.
+      const { client: atB } = await startThenResume(a!, b!, demoStart("digest", v.record(v.stream(randomUUID()))));
+      const reaccepted = (await atB.nextOf("invocationAccepted")) as Accepted;
+      const input = reaccepted.mappings.find((m) => m.direction === "input")!.channel;
+      const data = Uint8Array.from({ length: 200_000 }, (_, i) => (i * 7) % 251);
+      atB.send({ type: "input-u8", channel: input, sequence: 0n, payload: data.subarray(0, 100_000) });
+      await atB.waitFor((m) => m.type === "inputStreamAck" && m.highestContiguousSequence === 100_000n);
       stalled = true;
+      // B claims the session once A's lease has lapsed, and re-runs it over the stored input.
+      await rerun;
+      atB.send({ type: "input-u8", channel: input, sequence: 100_000n, payload: data.subarray(100_000) });
+      atB.send({ type: "inputStreamEnd", channel: input, sequence: 200_000n });
       const { messages } = await atB.all(UNTIL_SILENT);
-      expect(messages.at(-1)).toMatchObject({ type: "invocationFinished", outcome: { kind: "failure", code: "invocation-failed" } });
-      // A stops the agent it no longer owns (it writes nothing for a minute, so no refused write tells it).
+      expect(messages.find((m) => m.type === "invocationResult")).toMatchObject({
+        result: { value: { value: { fields: [{ value: "200000" }, { value: createHash("sha256").update(data).digest("hex") }] } } },
+      });
+      expect(messages.at(-1)).toMatchObject({ type: "invocationFinished", outcome: { kind: "success" } });
+      // A stops the agent it no longer owns.
       let timer: NodeJS.Timeout | undefined;
-      const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error("A kept running the invocation B had finished")), 10_000)));
-      await Promise.race([stopped, late]).finally(() => clearTimeout(timer));
+      const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error("A kept running the invocation B had claimed")), 10_000)));
+      expect(["session.finished-elsewhere", "session.ownership-lost"]).toContain(await Promise.race([stopped, late]).finally(() => clearTimeout(timer)));
       expect(await a!.server.drain(0)).toBe(0);
       nodes = nodes.filter((node) => node !== a);
+    });
+
+    /**
+     * Two nodes where A (the owner) stalls on demand: its heartbeats stop and its output and input
+     * writes are held until after B has claimed; B's own terminals (its first writes after the
+     * claim) wait until A's held writes have landed. So those reach the store after the claim and
+     * before B's terminals: the window only fencing closes. `limits`: the nodes' (re-runs off, B
+     * fails what it claims and its first writes are its terminals; on, B re-runs it and its first
+     * write is the first output item past what A committed).
+     */
+    async function stallingOwner(limits: Partial<ServerLimits> = {}) {
+      let stalled = false;
+      let releaseA!: () => void;
+      const aMayWrite = new Promise<void>((resolve) => (releaseA = resolve));
+      const state = { committedByA: 0n, heldAtA: [] as Promise<unknown>[] };
+      let claimedByB!: () => void;
+      const bClaimed = new Promise<void>((resolve) => (claimedByB = resolve));
+      let releaseB!: () => void;
+      const bMayWrite = new Promise<void>((resolve) => (releaseB = resolve));
+      /** A's write, held while A is stalled: it goes once B has claimed, and its outcome is kept. */
+      const heldAtA = <T>(write: () => Promise<T>): Promise<T> => {
+        const held = aMayWrite.then(write);
+        state.heldAtA.push(held.then(() => "stored", (error: unknown) => (error as { code?: unknown }).code));
+        return held;
+      };
+      const wrap = (index: number, store: ClusterSessionStore): ClusterSessionStore => {
+        if (index === 1) {
+          return intercepting(store, {
+            appendOutput: async (event, introduced, epoch) => {
+              claimedByB();
+              await bMayWrite;
+              return store.appendOutput(event, introduced, epoch);
+            },
+            endInput: async (streamId, terminal, epoch) => {
+              if (terminal.kind === "cancelled" && terminal.by === "server") {
+                claimedByB();
+                await bMayWrite;
+              }
+              return store.endInput(streamId, terminal, epoch);
+            },
+          });
+        }
+        return intercepting(store, {
+          heartbeat: (ttlMs) => (stalled ? Promise.resolve() : store.heartbeat(ttlMs)),
+          acceptInput: (chunk, introduced, epoch) => (stalled ? heldAtA(() => store.acceptInput(chunk, introduced, epoch)) : store.acceptInput(chunk, introduced, epoch)),
+          appendOutput: (event, introduced, epoch) => {
+            if (!stalled) return store.appendOutput(event, introduced, epoch).then(() => void (state.committedByA += event.event === "item" ? event.itemCount : 0n));
+            return heldAtA(() => store.appendOutput(event, introduced, epoch));
+          },
+        });
+      };
+      let lostAtA!: () => void;
+      const aLost = new Promise<void>((resolve) => (lostAtA = resolve));
+      const quiet = () => undefined;
+      const logger = (index: number): Logger => ({
+        info: quiet,
+        error: quiet,
+        warn: (_message, fields) => {
+          if (index === 0 && fields?.["event"] === "session.ownership-lost") lostAtA();
+        },
+      });
+      const { stores, nodes: [a, b] } = await startCluster(2, { leaseTtlMs: 300, wrap, logger, limits });
+      /** Stalls A (then runs `whileStalled`), waits for B's claim, lets A's held writes land (refused), then lets B write. */
+      const stallUntilClaimed = async (whileStalled?: () => void) => {
+        stalled = true;
+        whileStalled?.();
+        await bClaimed;
+        releaseA();
+        await Promise.all(state.heldAtA.slice());
+        releaseB();
+      };
+      return { stores, a: a!, b: b!, state, aLost, stallUntilClaimed };
+    }
+
+    /** Re-runs off: B fails the invocation it claims, its terminals its first writes after the claim. */
+    const FAIL_WHAT_IS_CLAIMED = { maxReplays: 0 } as const;
+
+    /** The stream's end and the outcome: B's failure of the invocation it claimed. */
+    function expectClaimersOutcome(messages: readonly ServerMessage[]): number {
+      const result = messages.find((m) => m.type === "invocationResult") as Extract<ServerMessage, { type: "invocationResult" }>;
+      const channel = result.mappings[0]!.channel;
+      expect(messages.find((m) => m.type === "outputStreamEnd" && m.channel === channel)).toMatchObject({ outcome: { kind: "cancelled", reason: "invocation-failed" } });
+      expect(messages.at(-1)).toMatchObject({ type: "invocationFinished", outcome: { kind: "failure", code: "invocation-failed" } });
+      return channel;
+    }
+
+    it("fencing: A's lease lapses while its output writes are still on their way; they reach the store after B's claim and before B's terminals, and every one is refused: the client sees B's outcome right after A's last committed item, and A stops at once", async () => {
+      const { stores, a, b, state, aLost, stallUntilClaimed } = await stallingOwner(FAIL_WHAT_IS_CLAIMED);
+      const { accepted, client: atB } = await startThenResume(a, b, demoStart("count", v.record(v.u32(100000), v.u32(5))));
+      await atB.waitFor((m) => m.type === "outputStreamItem");
+      await stallUntilClaimed();
+      const { messages } = await atB.all(UNTIL_SILENT);
+      const channel = expectClaimersOutcome(messages);
+      // Every held write of A was refused for its epoch; the stream holds exactly what A committed before.
+      const outcomes = await Promise.all(state.heldAtA);
+      expect(outcomes.length).toBeGreaterThan(0);
+      expect(new Set(outcomes)).toEqual(new Set(["ownership-lost"]));
+      expect(BigInt(outputValues(messages, channel).length)).toBe(state.committedByA);
+      const { sessionId } = inspectToken(accepted.sessionToken).fields as { sessionId: string };
+      const stored = (await stores[1]!.listStreams(sessionId)).find((s) => s.direction === "output");
+      expect(stored?.count).toBe(state.committedByA);
+      // A stopped the invocation at its first refused write and runs nothing.
+      await aLost;
+      expect(await a.server.drain(0)).toBe(0);
+      nodes = nodes.filter((node) => node !== a);
+    });
+
+    it("fencing with a re-run: A's held output writes land after B's claim and are refused; B re-runs the invocation past A's committed items, and the client sees every item once and success", async () => {
+      const { a, b, state, aLost, stallUntilClaimed } = await stallingOwner();
+      const { client: atB } = await startThenResume(a, b, demoStart("count", v.record(v.u32(200), v.u32(5))));
+      const result = await atB.nextOf("invocationResult");
+      await atB.waitFor((m) => m.type === "outputStreamItem");
+      await stallUntilClaimed();
+      const { messages } = await atB.all(UNTIL_SILENT);
+      expect(outputValues(messages, result.mappings[0]!.channel).map((item) => item.value)).toEqual(Array.from({ length: 200 }, (_, i) => i));
+      expect(messages.at(-1)).toMatchObject({ type: "invocationFinished", outcome: { kind: "success" } });
+      const outcomes = await Promise.all(state.heldAtA);
+      expect(outcomes.length).toBeGreaterThan(0);
+      expect(new Set(outcomes)).toEqual(new Set(["ownership-lost"]));
+      await aLost;
+      expect(await a.server.drain(0)).toBe(0);
+      nodes = nodes.filter((node) => node !== a);
+    });
+
+    it("fencing: the client attached at the former owner is closed (1001) at A's first refused write; it resumes at B and reads A's committed items, then B's outcome", async () => {
+      const { a, b, state, aLost, stallUntilClaimed } = await stallingOwner(FAIL_WHAT_IS_CLAIMED);
+      const atA = await RawClient.connect(a.url);
+      atA.send(demoStart("count", v.record(v.u32(100000), v.u32(5))));
+      const accepted = (await atA.nextOf("invocationAccepted")) as Accepted;
+      await atA.waitFor((m) => m.type === "outputStreamItem");
+      await stallUntilClaimed();
+      expect((await atA.closed).code).toBe(1001);
+      await aLost;
+      const atB = await RawClient.connect(b.url);
+      atB.send(resume("resume", accepted.sessionToken));
+      const { messages } = await atB.all(UNTIL_SILENT);
+      const channel = expectClaimersOutcome(messages);
+      expect(BigInt(outputValues(messages, channel).length)).toBe(state.committedByA);
+      expect(outputValues(messages, channel)).toEqual(Array.from({ length: Number(state.committedByA) }, (_, i) => v.u32(i)));
+    });
+
+    it("fencing: input the client sends to the former owner is refused with its epoch after the claim: that connection is closed (1001, not an internal error), the client resumes at B and finds the input ended by B, and A's outputs, then B's outcome", async () => {
+      const { a, b, state, aLost, stallUntilClaimed, stores } = await stallingOwner(FAIL_WHAT_IS_CLAIMED);
+      const atA = await RawClient.connect(a.url);
+      atA.send(demoStart("reverse", v.record(v.stream(randomUUID()))));
+      const accepted = (await atA.nextOf("invocationAccepted")) as Accepted;
+      const input = accepted.mappings[0]!.channel;
+      atA.send({ type: "inputStreamItem", channel: input, sequence: 0n, value: v.str("abc") });
+      await atA.waitFor((m) => m.type === "outputStreamItem");
+      // Sent while A stalls: its commit reaches the store after B's claim.
+      await stallUntilClaimed(() => atA.send({ type: "inputStreamItem", channel: input, sequence: 1n, value: v.str("def") }));
+      const { messages: atAMessages, closed } = await atA.all(UNTIL_SILENT);
+      expect(closed.code).toBe(1001);
+      expect(atAMessages.filter((m) => m.type === "inputStreamAck" && m.highestContiguousSequence >= 2n)).toEqual([]);
+      await aLost;
+      expect(await Promise.all(state.heldAtA)).toContain("ownership-lost");
+      const { sessionId } = inspectToken(accepted.sessionToken).fields as { sessionId: string };
+      expect((await stores[1]!.listStreams(sessionId)).find((s) => s.direction === "input")?.count).toBe(1n);
+
+      const atB = await RawClient.connect(b.url);
+      atB.send(resume("resume", accepted.sessionToken));
+      const reaccepted = (await atB.nextOf("invocationAccepted")) as Accepted;
+      expect(reaccepted.mappings.find((m) => m.direction === "input")?.inputHighWater).toEqual({ sequence: 1n, terminal: true });
+      const { messages } = await atB.all(UNTIL_SILENT);
+      const channel = expectClaimersOutcome(messages);
+      expect(outputValues(messages, channel)).toEqual([v.str("cba")]);
     });
 
     it("drain: A refuses new connections, detaches its client (1001), finishes what it runs; the client resumes at B and reads everything", async () => {

@@ -80,6 +80,47 @@ export function storeContract(api: TestApi, name: string, open: () => SessionSto
       await store.close();
     });
 
+    it("fencing: a session stays at ownership epoch 1 unless a cluster claims it; a write with another epoch is refused as ownership-lost and stores nothing, with epoch 1 or none it goes through", async () => {
+      const store = await open();
+      const s = session();
+      const input = stream(s.sessionId, "input");
+      await store.createSession(s, [input], { attemptId: randomUUID(), operation: "start", descriptorDigest: "d", sessionId: s.sessionId, generation: 1n });
+      const out = stream(s.sessionId, "output", { parent: { kind: "result" } });
+      const lost = { code: "ownership-lost" };
+      await expect(store.setResult(s.sessionId, '{"kind":"none"}', [out], 2n)).rejects.toMatchObject(lost);
+      await store.setResult(s.sessionId, '{"kind":"none"}', [out], 1n);
+      const item = (sequence: bigint, text: string) => ({ event: "item" as const, streamId: out.streamId, sequence, itemCount: 1n, data: bytes(text), mimeType: undefined });
+      const chunk = { streamId: input.streamId, sequence: 0n, itemCount: 1n, data: bytes("a"), mimeType: undefined };
+      // Issued together (one group where the store groups writes): the stale ones fail alone.
+      const writes = await Promise.allSettled([
+        store.appendOutput(item(0n, "x"), [], 2n),
+        store.acceptInput(chunk, [], 2n),
+        store.appendOutput(item(0n, "y"), [], 1n),
+        store.acceptInput(chunk, []),
+        store.endInput(input.streamId, { kind: "end" }, 2n),
+        store.appendOutput({ event: "terminal", streamId: out.streamId, sequence: 1n, outcome: '{"kind":"ok"}' }, [], 2n),
+      ]);
+      expect(writes.map((w) => (w.status === "fulfilled" ? "ok" : (w.reason as { code?: unknown }).code))).toEqual([
+        "ownership-lost",
+        "ownership-lost",
+        "ok",
+        "ok",
+        "ownership-lost",
+        "ownership-lost",
+      ]);
+      await expect(store.finish(s.sessionId, '{"kind":"success"}', 2000, 2n)).rejects.toMatchObject(lost);
+      expect((await store.readOutput(out.streamId, 0n, 10)).map((e) => (e.event === "item" ? new TextDecoder().decode(e.data) : "end"))).toEqual(["y"]);
+      const streams = await store.listStreams(s.sessionId);
+      expect(streams.map((x) => [x.count, x.inputTerminal, x.outputTerminal])).toEqual([
+        [1n, undefined, false],
+        [1n, undefined, false],
+      ]);
+      expect(await store.getSession(s.sessionId)).toMatchObject({ state: "running", result: '{"kind":"none"}' });
+      await store.finish(s.sessionId, '{"kind":"success"}', 2000, 1n);
+      expect(await store.getSession(s.sessionId)).toMatchObject({ state: "finished" });
+      await store.close();
+    });
+
     it("interleaved bursts of two streams issued together: each write succeeds or fails on its own, order within a stream kept", async () => {
       const store = await open();
       const s = session();
@@ -177,6 +218,53 @@ export function storeContract(api: TestApi, name: string, open: () => SessionSto
       expect(await store.createSession(again, [], newAttempt(randomUUID()))).toEqual({ kind: "purged" });
       expect(await store.purgeFinished(0, 3000, 2001)).toBe(0);
       expect(await store.createSession(again, [], newAttempt(start.attemptId))).toEqual({ kind: "created" });
+      await store.close();
+    });
+
+    it("sums the payload bytes each principal keeps in the logs, all or of the sessions finished before a time; a purge gives them back", async () => {
+      const store = await open();
+      if (store.storedBytesByPrincipal === undefined) {
+        // Optional: a store without it leaves the server to count what it wrote since it started.
+        expect(store.storedBytesByPrincipal).toBeUndefined();
+        await store.close();
+        return;
+      }
+      const totals = async (finishedBefore?: number) =>
+        (await store.storedBytesByPrincipal!(finishedBefore)).map((t) => [t.account, t.principal, t.bytes]).sort((a, b) => String(a[1]).localeCompare(String(b[1])));
+      expect(await totals()).toEqual([]);
+      const start = (s: ReturnType<typeof session>) => ({ attemptId: randomUUID(), operation: "start" as const, descriptorDigest: "d", sessionId: s.sessionId, generation: 1n });
+      const alice = session();
+      const input = stream(alice.sessionId, "input");
+      await store.createSession(alice, [input], start(alice));
+      const out = stream(alice.sessionId, "output", { parent: { kind: "result" }, elementKind: "binary" });
+      await store.setResult(alice.sessionId, '{"kind":"none"}', [out]);
+      await store.acceptInput({ streamId: input.streamId, sequence: 0n, itemCount: 3n, data: bytes("abc"), mimeType: undefined }, []);
+      // Large enough for a store that keeps big payloads apart from its rows (the SQLite store's payload files).
+      const large = new Uint8Array(100_000).fill(7);
+      await store.appendOutput({ event: "item", streamId: out.streamId, sequence: 0n, itemCount: 1n, data: large, mimeType: undefined }, []);
+      await store.appendOutput({ event: "item", streamId: out.streamId, sequence: 1n, itemCount: 1n, data: bytes("de"), mimeType: "text/plain" }, []);
+      await store.appendOutput({ event: "terminal", streamId: out.streamId, sequence: 2n, outcome: '{"kind":"ok"}' }, []);
+      const bob = session({ principal: "bob", idempotencyKey: "key-bob" });
+      const bobInput = stream(bob.sessionId, "input");
+      await store.createSession(bob, [bobInput], start(bob));
+      await store.acceptInput({ streamId: bobInput.streamId, sequence: 0n, itemCount: 4n, data: bytes("wxyz"), mimeType: undefined }, []);
+      // A principal of the same name in another account is another principal.
+      const other = session({ account: "globex", idempotencyKey: "key-globex" });
+      await store.createSession(other, [], start(other));
+      expect(await totals()).toEqual([
+        ["acme", "alice", 3 + 100_000 + 2],
+        ["acme", "bob", 4],
+      ]);
+      expect(await totals(5000)).toEqual([]);
+      await store.finish(alice.sessionId, '{"kind":"success"}', 1000);
+      await store.finish(bob.sessionId, '{"kind":"success"}', 3000);
+      // What purgeFinished(finishedBefore) is about to delete: Alice's session only.
+      expect(await totals(1000)).toEqual([]);
+      expect(await totals(1001)).toEqual([["acme", "alice", 3 + 100_000 + 2]]);
+      expect(await store.purgeFinished(1001, 2000, 0)).toBe(1);
+      expect(await totals()).toEqual([["acme", "bob", 4]]);
+      expect(await totals(1001)).toEqual([]);
+      expect(await totals(3001)).toEqual([["acme", "bob", 4]]);
       await store.close();
     });
 

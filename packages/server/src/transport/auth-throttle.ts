@@ -6,10 +6,15 @@
  * with `overloaded` (HTTP 503, retryable later) before the authenticator
  * runs, until its window ends.
  *
- * The table is bounded: at most `maxAddresses` addresses are remembered;
- * the least recently failed one is forgotten first (so a flood from many
- * addresses costs memory of `maxAddresses` entries, never more). IPv6
- * addresses are counted per /64 prefix, the block one host usually owns.
+ * The table is bounded: at most `maxAddresses` addresses are remembered (so a
+ * flood from many addresses costs memory of `maxAddresses` entries, never
+ * more). When it is full, an address still below its allowance is forgotten
+ * first, the least recently failed of them; a throttled address only when
+ * every remembered one is throttled, the earliest throttled first. Otherwise
+ * an attacker failing once from each of `maxAddresses` addresses would push
+ * every throttled address out within seconds, and a guesser from one address
+ * would get its allowance again each time. IPv6 addresses are counted per /64
+ * prefix, the block one host usually owns.
  *
  * Keyed by the TCP peer address: behind a reverse proxy every client shares
  * the proxy's address, so one client's failures would throttle everyone;
@@ -34,8 +39,10 @@ interface Failures {
 export class AuthThrottle {
   readonly #settings: AuthThrottleSettings;
   readonly #now: () => number;
-  /** In order of last failure (Map keeps insertion order; a failure re-inserts). */
-  readonly #failures = new Map<string, Failures>();
+  /** Addresses below their allowance, in order of last failure (Map keeps insertion order; a failure re-inserts). */
+  readonly #counting = new Map<string, Failures>();
+  /** Addresses at their allowance, in the order they reached it. */
+  readonly #throttled = new Map<string, Failures>();
 
   constructor(settings: AuthThrottleSettings, now: () => number) {
     this.#settings = settings;
@@ -44,7 +51,7 @@ export class AuthThrottle {
 
   /** Addresses remembered now (at most `maxAddresses`). */
   get size(): number {
-    return this.#failures.size;
+    return this.#counting.size + this.#throttled.size;
   }
 
   /** Throws `overloaded` when `address` failed too often in its current window. */
@@ -62,20 +69,35 @@ export class AuthThrottle {
     const key = keyOf(address);
     const entry = this.#current(key) ?? { windowStart: this.#now(), count: 0 };
     entry.count += 1;
-    this.#failures.delete(key);
-    this.#failures.set(key, entry);
-    if (this.#failures.size > this.#settings.maxAddresses) {
-      const oldest = this.#failures.keys().next().value;
-      if (oldest !== undefined) this.#failures.delete(oldest);
+    // Re-inserted: counting addresses in order of last failure. A throttled one keeps its place
+    // (set on a present key), also when a request that passed the check before fails after it.
+    this.#counting.delete(key);
+    (entry.count >= this.#settings.maxFailures ? this.#throttled : this.#counting).set(key, entry);
+    if (this.size > this.#settings.maxAddresses) {
+      this.#forgetEndedThrottles();
+      if (this.size <= this.#settings.maxAddresses) return;
+      const from = this.#counting.size > 0 ? this.#counting : this.#throttled;
+      const oldest = from.keys().next().value;
+      if (oldest !== undefined) from.delete(oldest);
+    }
+  }
+
+  /** Drops throttled addresses whose window has ended from the front of their table (roughly the order windows end). */
+  #forgetEndedThrottles(): void {
+    const now = this.#now();
+    for (const [key, entry] of this.#throttled) {
+      if (now - entry.windowStart < this.#settings.windowMs) return;
+      this.#throttled.delete(key);
     }
   }
 
   /** The address's entry if its window has not ended (an ended one is forgotten). */
   #current(key: string): Failures | undefined {
-    const entry = this.#failures.get(key);
+    const entry = this.#counting.get(key) ?? this.#throttled.get(key);
     if (entry === undefined) return undefined;
     if (this.#now() - entry.windowStart < this.#settings.windowMs) return entry;
-    this.#failures.delete(key);
+    this.#counting.delete(key);
+    this.#throttled.delete(key);
     return undefined;
   }
 }

@@ -21,10 +21,12 @@ export function checkCallerIdentity(caller: Principal, maxBytes: number, logger:
     logger.error("authenticator returned an invalid identity", { event: "auth.invalid-identity", account: describe(account), principal: describe(principal) });
     throw new ProtocolError("internal-error", "internal error");
   }
-  const former = (caller as { formerPrincipals?: unknown }).formerPrincipals;
-  if (former !== undefined && !(Array.isArray(former) && former.every((name) => typeof name === "string" && name !== ""))) {
-    logger.error("authenticator returned invalid formerPrincipals", { event: "auth.invalid-identity", formerPrincipals: describe(former) });
-    throw new ProtocolError("internal-error", "internal error");
+  for (const member of ["formerPrincipals", "formerAccounts"] as const) {
+    const former = (caller as Partial<Record<typeof member, unknown>>)[member];
+    if (former !== undefined && !(Array.isArray(former) && former.every((name) => typeof name === "string" && name !== ""))) {
+      logger.error(`authenticator returned invalid ${member}`, { event: "auth.invalid-identity", [member]: describe(former) });
+      throw new ProtocolError("internal-error", "internal error");
+    }
   }
   const accountBytes = utf8ByteLength(account);
   const principalBytes = utf8ByteLength(principal);

@@ -4,7 +4,8 @@
  */
 import { randomUUID } from "node:crypto";
 import { expect } from "vitest";
-import { MemorySessionStore, type InputChunk, type NewStream } from "../../src/index.js";
+import { MemorySessionStore } from "../../src/index.js";
+import { type InputChunk, type NewStream } from "../../src/store/index.js";
 import { RawClient, demoStart, outputValues, v } from "../helpers.js";
 
 export const ITEM = 32 * 1024;

@@ -4,7 +4,8 @@
  * (an injected clock): `alice-token` is alice and `bob-token` bob, both of
  * account `acme`.
  */
-import { createDemoHost, createSessionServer, Keyring, MemorySessionStore, type SessionServer, type SessionServerOptions } from "../../src/index.js";
+import { createSessionServer, Keyring, MemorySessionStore, type SessionServer, type SessionServerOptions } from "../../src/index.js";
+import { createDemoHost } from "../../src/demo/index.js";
 
 export const ALICE = "alice-token";
 export const BOB = "bob-token";

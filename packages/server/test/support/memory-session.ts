@@ -10,8 +10,12 @@ import { NOOP_OBSERVER } from "../../src/observability/server-observer.js";
 import { Connection } from "../../src/transport/connection.js";
 import { SYSTEM_TIMERS, type Timers } from "../../src/timers.js";
 import { SessionRuntime } from "../../src/sessions/session-runtime.js";
+import { StoredBytesTable } from "../../src/sessions/stored-bytes.js";
 import { TokenService } from "../../src/sessions/token-service.js";
-import { createDemoHost, MemorySessionStore, NodeBudget, resolveLimits, silentLogger, type AgentHost, type ServerLimits, type SessionStore } from "../../src/index.js";
+import { MemorySessionStore, resolveLimits, silentLogger, type AgentHost, type ServerLimits } from "../../src/index.js";
+import type { SessionStore } from "../../src/store/index.js";
+import { createDemoHost } from "../../src/demo/index.js";
+import { NodeBudget } from "../../src/invocation/node-budget.js";
 import type { ServerObserver } from "../../src/observability/server-observer.js";
 import { encodeOutgoing, type OutgoingMessage, type SessionTransport } from "../../src/transport/transport.js";
 
@@ -152,7 +156,10 @@ export interface MemoryHarnessOptions {
   readonly limits?: Partial<ServerLimits>;
   /** The runtime's timers (the detached timeout); real ones unless given. */
   readonly timers?: Timers;
-  /** The store (a fresh memory store unless given): a second harness over the first's store and keyring is the server after a restart. */
+  /**
+   * The store (a fresh `MemorySessionStore` unless given: a subclass that holds or fails writes, say).
+   * A second harness over the first's store and keyring is the server after a restart.
+   */
   readonly store?: SessionStore;
   readonly keyring?: Keyring;
   /** The agents (the demo unless given). */
@@ -175,6 +182,7 @@ export function memoryHarness(options: MemoryHarnessOptions = {}) {
       now: Date.now,
       timers: options.timers ?? SYSTEM_TIMERS,
       nodeBudget: new NodeBudget(resolveLimits().maxQueuedBytesPerNode),
+      storedBytes: new StoredBytesTable(resolveLimits().maxStoredBytesPerPrincipal, () => undefined),
     },
     () => true,
   );

@@ -11,6 +11,8 @@ export interface StallProxy {
   /** The database URL with the proxy's host and port. */
   readonly url: string;
   stall(): void;
+  /** Resolves once, while stalled, bytes a client sent (a query) are held. */
+  clientBytesHeld(): Promise<void>;
   resume(): void;
   close(): Promise<void>;
 }
@@ -20,17 +22,19 @@ export async function stallProxy(databaseUrl: string): Promise<StallProxy> {
   let stalled = false;
   const flushes = new Set<() => void>();
   const sockets = new Set<Socket>();
+  const heldWaiters: (() => void)[] = [];
 
   /** Forwards `from` to `to`, holding bytes while stalled. */
-  const forward = (from: Socket, to: Socket) => {
+  const forward = (from: Socket, to: Socket, fromClient: boolean) => {
     const held: Buffer[] = [];
     const flush = () => {
       for (const chunk of held.splice(0)) to.write(chunk);
     };
     flushes.add(flush);
     from.on("data", (chunk: Buffer) => {
-      if (stalled) held.push(chunk);
-      else to.write(chunk);
+      if (!stalled) return void to.write(chunk);
+      held.push(chunk);
+      if (fromClient) for (const wake of heldWaiters.splice(0)) wake();
     });
     from.on("close", () => {
       flushes.delete(flush);
@@ -43,8 +47,8 @@ export async function stallProxy(databaseUrl: string): Promise<StallProxy> {
     const upstream = connectTcp(Number(target.port), target.hostname);
     sockets.add(upstream);
     upstream.on("close", () => sockets.delete(upstream));
-    forward(client, upstream);
-    forward(upstream, client);
+    forward(client, upstream, true);
+    forward(upstream, client, false);
   };
 
   const waiting: Socket[] = [];
@@ -65,6 +69,7 @@ export async function stallProxy(databaseUrl: string): Promise<StallProxy> {
     stall: () => {
       stalled = true;
     },
+    clientBytesHeld: () => new Promise<void>((resolve) => heldWaiters.push(resolve)),
     resume: () => {
       stalled = false;
       for (const flush of flushes) flush();

@@ -21,6 +21,8 @@ export interface NodeProcess extends Target {
   readonly child: ChildProcess;
   /** stderr lines (the node's warnings and errors). */
   readonly log: string[];
+  /** Resolves with the first log entry (a stderr JSON line, past or future) that `match` accepts. */
+  logged(match: (entry: Record<string, unknown>) => boolean): Promise<Record<string, unknown>>;
   /** Resolves with the exit code (null after a signal) and the signal. */
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   /** Set once the process exited. */
@@ -50,11 +52,12 @@ export class TestCluster {
     await store.close();
   }
 
-  async start(nodeId: string): Promise<NodeProcess> {
+  /** Starts a node; `databaseUrl` (default the test database's) lets its connections go through a proxy. */
+  async start(nodeId: string, databaseUrl = pgUrl()): Promise<NodeProcess> {
     const child = spawn(process.execPath, [SCRIPT], {
       env: {
         ...process.env,
-        GS_PG_URL: pgUrl(),
+        GS_PG_URL: databaseUrl,
         GS_SCHEMA: this.schema,
         GS_NODE_ID: nodeId,
         GS_KEYRING: this.keyring,
@@ -65,7 +68,30 @@ export class TestCluster {
       stdio: ["ignore", "pipe", "pipe"],
     });
     const log: string[] = [];
-    createInterface({ input: child.stderr! }).on("line", (line) => log.push(line));
+    const watchers = new Set<(line: string) => void>();
+    createInterface({ input: child.stderr! }).on("line", (line) => {
+      log.push(line);
+      for (const watch of [...watchers]) watch(line);
+    });
+    const entry = (line: string): Record<string, unknown> => {
+      try {
+        return JSON.parse(line) as Record<string, unknown>;
+      } catch {
+        return { message: line };
+      }
+    };
+    const logged = (match: (entry: Record<string, unknown>) => boolean) =>
+      new Promise<Record<string, unknown>>((resolve) => {
+        const found = log.map(entry).find(match);
+        if (found !== undefined) return resolve(found);
+        const watch = (line: string) => {
+          const parsed = entry(line);
+          if (!match(parsed)) return;
+          watchers.delete(watch);
+          resolve(parsed);
+        };
+        watchers.add(watch);
+      });
     const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
       child.once("exit", (code, signal) => resolve({ code, signal })),
     );
@@ -79,7 +105,7 @@ export class TestCluster {
       lines.once("line", (line) => {
         clearTimeout(timer);
         const { url, port, pid } = JSON.parse(line) as { url: string; port: number; pid: number };
-        resolve({ id: nodeId, url, port, pid, child, log, exited, exit: undefined, drained: undefined });
+        resolve({ id: nodeId, url, port, pid, child, log, logged, exited, exit: undefined, drained: undefined });
       });
     });
     lines.on("line", (line) => {
@@ -95,6 +121,16 @@ export class TestCluster {
   async drain(node: NodeProcess): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
     node.child.kill("SIGTERM");
     return node.exited;
+  }
+
+  /** SIGSTOP: the process stalls (no timer, no socket read, no heartbeat) while its connections stay open. */
+  pause(node: NodeProcess): void {
+    node.child.kill("SIGSTOP");
+  }
+
+  /** SIGCONT after `pause`. */
+  resume(node: NodeProcess): void {
+    node.child.kill("SIGCONT");
   }
 
   /** `kill -9`. */

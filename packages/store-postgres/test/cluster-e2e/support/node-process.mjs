@@ -16,7 +16,8 @@
  * listens. SIGTERM drains (`server.drain`), prints `{"drained":n}`, closes the
  * store and exits 0. Warnings and errors go to stderr as JSON lines.
  */
-import { createDemoHost, createSessionServer } from "@golem-stream/server";
+import { createSessionServer } from "@golem-stream/server";
+import { createDemoHost } from "@golem-stream/server/demo";
 import { Keyring } from "@golem-stream/tokens";
 // Self-reference: this package's build (dist), as a user would import it.
 import { PostgresSessionStore } from "@golem-stream/store-postgres";

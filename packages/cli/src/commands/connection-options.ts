@@ -1,0 +1,62 @@
+/**
+ * The options of the commands that talk to a server (`invoke`, `resume`, `types`, `codegen`), and
+ * those `invoke` and `resume` share.
+ */
+import { Option, type Command } from "commander";
+import { DEFAULT_CHECKPOINT_BATCHING } from "../checkpoint/batching.js";
+import { parseBoundedDuration, parseCount, parseIntervalMs } from "../option-parsers.js";
+import { DEFAULT_RETRIES, DEFAULT_TIMEOUT_MS, type RunOptions } from "../options.js";
+
+export const urlOption = () => new Option("--url <url>", "server base URL (http://, https://, ws:// or wss://)");
+export const tokenOption = () => new Option("--token <token>", "bearer token sent to the server");
+
+/** How long a command may wait for the server's first answer (the discovery request, a connection). */
+export const timeoutOption = (description: string) =>
+  new Option("--timeout <duration>", description).argParser(parseBoundedDuration(1, 3_600_000, "at most 1h")).default(DEFAULT_TIMEOUT_MS, "30s");
+
+/** The options `invoke` and `resume` share, added to `command`. */
+export function addRunOptions(command: Command): Command {
+  return command
+    .addOption(
+      new Option(
+        "--output <format>",
+        "auto: a single output stream bare (strings as lines, bytes raw, other items as JSON lines), several as {\"stream\",\"item\"} lines; lines: always {\"stream\",\"item\"} lines; json: one JSON event per line for everything",
+      )
+        .choices(["auto", "lines", "json"])
+        .default("auto"),
+    )
+    .addOption(
+      new Option("--result <where>", "with bare output: print the result (what is not the stream) on stderr, or not at all")
+        .choices(["stderr", "none"])
+        .default("stderr"),
+    )
+    .option("--no-progress", "never draw progress (drawn only when stderr is a terminal and stdout is not)")
+    .addOption(
+      new Option("--checkpoint-interval <duration>", "write the checkpoint at most this long after an item was printed (0: after every item)")
+        .argParser(parseIntervalMs)
+        .default(DEFAULT_CHECKPOINT_BATCHING.intervalMs, `${DEFAULT_CHECKPOINT_BATCHING.intervalMs}ms`),
+    )
+    .addOption(
+      new Option("--checkpoint-items <n>", "write the checkpoint at least every n printed items (1: after every item)")
+        .argParser(parseCount(1, 1_000_000))
+        .default(DEFAULT_CHECKPOINT_BATCHING.maxItems),
+    )
+    .addOption(
+      new Option("--retries <n>", "reconnect attempts without progress before giving up (0: never reconnect)")
+        .argParser(parseCount(0, 1_000))
+        .default(DEFAULT_RETRIES),
+    )
+    .addOption(timeoutOption("how long the server may take to accept a connection or answer its first message (then retried), and the discovery request"))
+    .addOption(urlOption())
+    .addOption(tokenOption());
+}
+
+/** commander's parsed values of addRunOptions, as RunOptions. */
+export function runOptionsOf(parsed: Record<string, unknown>): RunOptions {
+  const { checkpointInterval, checkpointItems, timeout, ...rest } = parsed;
+  return {
+    ...(rest as Omit<RunOptions, "checkpointBatching" | "timeoutMs">),
+    checkpointBatching: { intervalMs: checkpointInterval as number, maxItems: checkpointItems as number },
+    timeoutMs: timeout as number,
+  };
+}

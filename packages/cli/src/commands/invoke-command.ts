@@ -1,0 +1,90 @@
+/**
+ * The `invoke` and `resume` commands: their options, help and examples. The runners (invoke.ts,
+ * resume.ts) load only when a command runs.
+ */
+import type { Command } from "commander";
+import { applicationOption, environmentOption, withCatalogueSelector } from "../catalogue-selector.js";
+import type { InvokeOptions } from "../options.js";
+import { CONNECTION_HELP, EXIT_HELP } from "./command-help.js";
+import type { CommandContext } from "./command-context.js";
+import { addRunOptions, runOptionsOf } from "./connection-options.js";
+
+export function addInvokeCommands(program: Command, { io, setExitCode }: CommandContext): void {
+  const invoke = program
+    .command("invoke")
+    .description("Call an agent method, streaming stdin into it and its output streams to stdout.")
+    .argument("<agent-type>", "agent type, for example echo")
+    .argument("<method>", "method name, for example digest")
+    .argument("[arguments...]", "one per method parameter, in order: JSON, or - to bind stdin to a stream parameter")
+    .addOption(applicationOption())
+    .addOption(environmentOption())
+    .option("-c, --constructor <json>", "constructor parameters as JSON (an object by field name, or an array)")
+    .option("--native", "arguments and --constructor are native SchemaValue JSON ({\"kind\":..,\"value\":..})", false)
+    .option("--idempotency-key <key>", "invocation idempotency key (default: a fresh UUID)")
+    .option("--phantom-id <uuid>", "phantom agent id")
+    .option("--checkpoint <file>", "keep checkpoint v1 here, so `resume` can continue after a crash");
+  addRunOptions(invoke)
+    .addHelpText(
+      "after",
+      `
+Arguments are plain JSON converted with the method's schema from the server's discovery endpoint
+(u64/s64 may be given as strings), or native SchemaValue JSON with --native.
+"-" binds stdin to a stream parameter: raw bytes for stream<u8> and stream<binary>, one item per line
+for stream<string>. Output: a result with a single output stream prints it bare (strings one per
+line, bytes raw, other items one JSON value per line; the rest of the result on stderr, or nowhere
+with --result none); several streams print one JSON line per item ({"stream":name,"item":value})
+and the result last. --output lines always uses those lines; --output json prints one JSON event
+per line for everything (acceptance, items, ends, result, finish or failure with its code).
+With --checkpoint the file is written in batches behind stdout (--checkpoint-interval,
+--checkpoint-items): a crash repeats what was printed since the last write, never skips anything.
+Progress is drawn on stderr when it is a terminal and stdout is not.
+${CONNECTION_HELP}
+
+Examples:
+  $ golem-stream invoke echo digest -c '{"name":"me"}' - < big.iso
+  $ printf 'one\\ntwo\\n' | golem-stream invoke echo split -c '{"name":"me"}' -
+  $ golem-stream invoke echo reverse -c '["me"]' - < lines.txt | sort
+  $ golem-stream invoke echo count -c '{"name":"me"}' 10 100 --checkpoint count.ckpt
+  $ golem-stream invoke echo blobs -c '{"name":"me"}' 1 4096 > blob.bin
+  $ golem-stream invoke echo count --native -c '{"kind":"record","value":{"fields":[{"kind":"string","value":"me"}]}}' \\
+      '{"kind":"u32","value":3}' '{"kind":"u32","value":0}' --output json
+${EXIT_HELP}`,
+    )
+    .action(async (agentType: string, method: string, args: string[], parsed: Record<string, unknown>) => {
+      const { runInvoke } = await import("./invoke.js");
+      const constructorJson = Object.hasOwn(parsed, "constructor") ? (parsed["constructor"] as string) : undefined;
+      const { constructor: _ignored, ...rest } = parsed;
+      const options = withCatalogueSelector({ ...runOptionsOf(rest), ...(constructorJson === undefined ? {} : { constructorJson }) } as InvokeOptions, io.env);
+      setExitCode(await runInvoke({ agentType, method, args }, options, io));
+    });
+
+  const resume = program
+    .command("resume")
+    .description("Continue an invocation from a checkpoint after a crash or lost connection, without skipping output.")
+    .argument("<checkpoint>", "checkpoint file written by invoke --checkpoint (it is kept up to date)");
+  addRunOptions(resume)
+    .addHelpText(
+      "after",
+      `
+Output continues after the last item the checkpoint records as delivered; what was printed after the
+checkpoint's last write (at most --checkpoint-interval of output) is repeated, nothing is skipped. A checkpoint saved before the start was accepted
+holds the frozen start: resume sends exactly that start again (same attempt id), and the server either
+replays its acceptance or accepts it now. An invocation that already finished prints its result again
+and exits 0.
+
+Input read from stdin is not replayable: after a crash, resume has no source for it, and an input
+stream the server had not seen end is cancelled with source-unavailable (the invocation then usually
+fails, exit 1). Output the server produced is still delivered.
+${CONNECTION_HELP}
+
+Examples:
+  $ golem-stream invoke echo count -c '{"name":"me"}' 1000 10 --checkpoint run.ckpt >> out.txt
+  $ golem-stream resume run.ckpt >> out.txt
+  $ golem-stream resume run.ckpt --url http://other-host:8080 --output json
+${EXIT_HELP}`,
+    )
+    .action(async (file: string, parsed: Record<string, unknown>) => {
+      const { runResume } = await import("./resume.js");
+      setExitCode(await runResume(file, runOptionsOf(parsed), io));
+    });
+}

@@ -1,0 +1,54 @@
+#!/usr/bin/env node
+/**
+ * Bytes the server allocates per 64-byte `tally` item, by stage of the small-item path
+ * (bench/stages.mjs), and the allocation sites that make most of them. Garbage is what the
+ * young-generation collector pays for; unlike a rate or a CPU time it hardly moves with the load
+ * of a shared machine, so a change that removes per-item work can be measured here when the
+ * throughput benches cannot tell it from their noise (docs/performance.md, *Per-item budget*).
+ *
+ *   node bench/allocations.mjs                       # this checkout's embedded server
+ *   node bench/allocations.mjs <other build>/packages/server/dist/index.js
+ *   BENCH_ITEMS=50000 TOP=25 node bench/allocations.mjs
+ *
+ * The server runs in a forked bench/peer.mjs; its inspector samples every allocation (one sample
+ * per KiB on average, objects already collected included) while the client sends the items.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { STAGES } from "./stages.mjs";
+import { benchSizes, startPeer, tallied, tallyOf, viaClient } from "./throughput.mjs";
+
+const build = process.argv[2];
+const { itemCount, items } = benchSizes({ items: 50000 });
+const dataDir = mkdtempSync(join(tmpdir(), "golem-stream-allocations-"));
+const server = await startPeer("server", dataDir, ...(build === undefined ? [] : ["files", build]));
+const warm = items.slice(0, 2000);
+await viaClient(server.url, "tally", tallyOf(warm), tallied(warm.length));
+await server.request("allocations-start");
+await viaClient(server.url, "tally", tallyOf(items), tallied(itemCount));
+const profile = await server.request("allocations-stop");
+await server.close();
+rmSync(dataDir, { recursive: true, force: true });
+
+// Each node's own bytes go to its stage: the first frame, from it outwards, whose script a rule names.
+const stages = new Map();
+const sites = new Map();
+let total = 0;
+const walk = (node, outer) => {
+  const { url, functionName, lineNumber } = node.callFrame;
+  const stage = STAGES.find(([, match]) => match(url, functionName))?.[0] ?? outer;
+  if (node.selfSize > 0) {
+    total += node.selfSize;
+    stages.set(stage, (stages.get(stage) ?? 0) + node.selfSize);
+    const site = `${functionName || "(anonymous)"} ${url.replace(/^.*\/(packages|node_modules)\//, "")}:${lineNumber + 1}`;
+    sites.set(site, (sites.get(site) ?? 0) + node.selfSize);
+  }
+  for (const child of node.children) walk(child, stage);
+};
+walk(profile.head, "other");
+const perItem = (bytes) => `${(bytes / itemCount).toFixed(0).padStart(6)} B/item`;
+console.log(`${build ?? "this checkout's server"}: ${itemCount} tally items of 64 bytes; allocated ${perItem(total)} (sampled, collected objects included)`);
+for (const [stage, bytes] of [...stages].sort((a, b) => b[1] - a[1])) console.log(`  ${stage.padEnd(44)} ${perItem(bytes)}`);
+console.log("  sites");
+for (const [site, bytes] of [...sites].sort((a, b) => b[1] - a[1]).slice(0, Number(process.env.TOP ?? 15))) console.log(`    ${perItem(bytes)}  ${site}`);

@@ -1,0 +1,102 @@
+/**
+ * The payload bytes each principal keeps in the store (input chunks and
+ * output items of sessions within retention), against
+ * `limits.maxStoredBytesPerPrincipal`, so one token holder cannot fill the
+ * disk every other caller's sessions are written to.
+ *
+ * The store is the truth: the table is set to the store's own sums
+ * (`SessionStore.storedBytesByPrincipal`) when the server starts; then the
+ * server adds what it hands to the store itself, and before each retention
+ * sweep reads what the sessions it purges hold, to give that back after the
+ * purge. One node alone writes its store, so there that is exact (up to the
+ * writes in flight while the sums are read at start). In a cluster each
+ * node sets every count to the store's sums again after each sweep instead,
+ * which is how it learns what the others wrote: a principal writing through
+ * several nodes at once may go past the bound by what the others wrote
+ * since the last sweep (docs/protocol/server.md, "Per-principal bounds").
+ * A full sum reads both logs whole, which is why one node does it once.
+ *
+ * Only principals with bytes are remembered: the table is bounded by the
+ * principals that have sessions in the store.
+ */
+import { CountLimitError } from "../count-limit-error.js";
+import type { StoredBytes } from "../store/session-store.js";
+
+/** Whose bytes: the session's account and principal. */
+export interface BytesOwner {
+  readonly account: string;
+  readonly principal: string;
+}
+
+/**
+ * A write that would take its principal past `limits.maxStoredBytesPerPrincipal`:
+ * public code `limit-exceeded` (not retryable), and a refused start closes
+ * 1002 like every refusal whose message is not itself too large.
+ */
+export class StoredBytesExceeded extends CountLimitError {
+  constructor(limit: number) {
+    super(`this caller may keep at most ${limit} bytes in the store, and this would go past them; finished sessions give theirs back when their retention ends`);
+  }
+}
+
+export class StoredBytesTable {
+  readonly #limit: number;
+  readonly #used = new Map<string, number>();
+  readonly #reached: () => void;
+
+  /** `reached` is told of every refusal (metrics and logs). */
+  constructor(limit: number, reached: () => void) {
+    this.#limit = limit;
+    this.#reached = reached;
+  }
+
+  /** Bytes `owner` keeps, as this node knows. */
+  usedBy(owner: BytesOwner): number {
+    return this.#used.get(keyOf(owner)) ?? 0;
+  }
+
+  /** Throws `limit-exceeded` when `owner` has no room left (a new start: it would be refused its first item). */
+  checkRoom(owner: BytesOwner): void {
+    if (this.usedBy(owner) < this.#limit) return;
+    this.#reached();
+    throw new StoredBytesExceeded(this.#limit);
+  }
+
+  /**
+   * Counts `bytes` more for `owner` and returns undefined, or, when they
+   * would take it past the bound, counts nothing and returns the refusal.
+   * Called synchronously just before the store is handed the write.
+   */
+  charge(owner: BytesOwner, bytes: number): StoredBytesExceeded | undefined {
+    if (bytes === 0) return undefined;
+    const key = keyOf(owner);
+    const used = this.#used.get(key) ?? 0;
+    if (used + bytes > this.#limit) {
+      this.#reached();
+      return new StoredBytesExceeded(this.#limit);
+    }
+    this.#used.set(key, used + bytes);
+    return undefined;
+  }
+
+  /** Counts `totals` less: the bytes of sessions a purge deleted. A count never goes below 0. */
+  giveBack(totals: readonly StoredBytes[]): void {
+    for (const total of totals) {
+      const key = keyOf(total);
+      const left = (this.#used.get(key) ?? 0) - total.bytes;
+      if (left > 0) this.#used.set(key, left);
+      else this.#used.delete(key);
+    }
+  }
+
+  /** Replaces every count by the store's sums. */
+  replace(totals: readonly StoredBytes[]): void {
+    this.#used.clear();
+    for (const total of totals) if (total.bytes > 0) this.#used.set(keyOf(total), total.bytes);
+  }
+}
+
+/** Unambiguous: JSON escapes whatever the names hold. */
+function keyOf(owner: BytesOwner): string {
+  return JSON.stringify([owner.account, owner.principal]);
+}

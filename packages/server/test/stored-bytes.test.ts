@@ -1,0 +1,52 @@
+/**
+ * StoredBytesTable: charges within the bound count, a charge past it counts
+ * nothing and is refused, and the store's sums replace every count (how a
+ * retention sweep gives purged sessions' bytes back).
+ */
+import { describe, expect, it } from "vitest";
+import { StoredBytesExceeded, StoredBytesTable } from "../src/sessions/stored-bytes.js";
+
+const alice = { account: "acme", principal: "alice" };
+const bob = { account: "acme", principal: "bob" };
+
+describe("StoredBytesTable", () => {
+  it("counts charges per principal up to the bound; a charge past it counts nothing and is refused", () => {
+    let reached = 0;
+    const table = new StoredBytesTable(10, () => reached++);
+    expect(table.charge(alice, 6)).toBeUndefined();
+    expect(table.charge(alice, 4)).toBeUndefined();
+    const refused = table.charge(alice, 1);
+    expect(refused).toBeInstanceOf(StoredBytesExceeded);
+    expect(refused).toMatchObject({ code: "limit-exceeded", retryable: false, closeCode: 1002 });
+    expect(table.usedBy(alice)).toBe(10);
+    expect(() => table.checkRoom(alice)).toThrow(StoredBytesExceeded);
+    expect(reached).toBe(2);
+    // Another principal, and the same name in another account, are counted apart.
+    expect(table.charge(bob, 10)).toBeUndefined();
+    expect(table.usedBy({ account: "globex", principal: "alice" })).toBe(0);
+    expect(() => table.checkRoom({ account: "globex", principal: "alice" })).not.toThrow();
+  });
+
+  it("giveBack counts the purged sessions' bytes less, never below zero", () => {
+    const table = new StoredBytesTable(10, () => undefined);
+    table.charge(alice, 10);
+    table.charge(bob, 3);
+    table.giveBack([
+      { ...alice, bytes: 4 },
+      { ...bob, bytes: 5 },
+    ]);
+    expect(table.usedBy(alice)).toBe(6);
+    expect(table.usedBy(bob)).toBe(0);
+    expect(table.charge(bob, 10)).toBeUndefined();
+  });
+
+  it("replace sets every count to the store's sums, forgetting principals the store no longer has bytes of", () => {
+    const table = new StoredBytesTable(10, () => undefined);
+    table.charge(alice, 10);
+    table.charge(bob, 3);
+    table.replace([{ ...bob, bytes: 7 }]);
+    expect(table.usedBy(alice)).toBe(0);
+    expect(table.usedBy(bob)).toBe(7);
+    expect(() => table.checkRoom(alice)).not.toThrow();
+  });
+});
