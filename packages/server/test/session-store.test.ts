@@ -198,6 +198,20 @@ describe("SqliteSessionStore on disk", () => {
     await upgraded.close();
   });
 
+  it("one node keeps every session at epoch 1: journal entries and run counts of another epoch are refused and store nothing", async () => {
+    const store = new SqliteSessionStore({ dataDir: sqliteDir() });
+    const s = session();
+    await store.createSession(s, [], { attemptId: randomUUID(), operation: "start", descriptorDigest: "d", sessionId: s.sessionId, generation: 1n });
+    const entry = { sessionId: s.sessionId, position: 0, name: "now", outcome: '{"value":1}' };
+    await expect(store.appendJournal(entry, 2n)).rejects.toMatchObject({ code: "ownership-lost" });
+    await expect(store.recordRun(s.sessionId, 2n)).rejects.toMatchObject({ code: "ownership-lost" });
+    expect(await store.readJournal(s.sessionId)).toEqual([]);
+    await store.appendJournal(entry, 1n);
+    expect(await store.recordRun(s.sessionId, 1n)).toBe(2);
+    expect(await store.readJournal(s.sessionId)).toEqual([entry]);
+    await store.close();
+  });
+
   it("creates a new database with 16 KiB pages (or pageSize); an existing one keeps its own", async () => {
     const pageSize = (dataDir: string): number => {
       const db = new Database(join(dataDir, "sessions.db"), { readonly: true });

@@ -144,6 +144,7 @@ export type AttachResult =
  * `appendJournal` checks like every other write of an owner (fencing).
  */
 export interface JournalEntry {
+  /** The session whose invocation ran the step. */
   readonly sessionId: string;
   /** The order in which the method called its journaled steps, from 0. */
   readonly position: number;
