@@ -218,6 +218,34 @@ describe("fencing across a schema upgrade", () => {
   });
 });
 
+describe("the journal across a schema upgrade", () => {
+  it("a database of schema version 3 gets the journal at open: a claimed session's journal and run count are written at its epoch, the former owner's refused", async () => {
+    const schema = freshSchema();
+    const old = await connect({ schema, nodeId: "node-a" });
+    await old.heartbeat(60_000);
+    const s = session();
+    await old.createSession(s, [], start(s.sessionId));
+    await old.close();
+    const client = await admin();
+    try {
+      await client.query(`DROP TABLE ${schema}.journal; DROP TABLE ${schema}.session_runs; DELETE FROM ${schema}.schema_migrations WHERE version >= 4`);
+    } finally {
+      await client.end();
+    }
+    const a = await connect({ schema, nodeId: "node-a" });
+    const b = await connect({ schema, nodeId: "node-b" });
+    const entry = (position: number, outcome: string) => ({ sessionId: s.sessionId, position, name: "step", outcome });
+    await a.appendJournal(entry(0, '{"value":0}'), 1n);
+    await a.leave();
+    await b.heartbeat(60_000);
+    expect(await b.claimOrphans()).toEqual([s.sessionId]);
+    await expect(a.appendJournal(entry(1, '{"value":"a"}'), 1n)).rejects.toMatchObject({ code: "ownership-lost" });
+    expect(await b.recordRun(s.sessionId, 2n)).toBe(2);
+    await b.appendJournal(entry(1, '{"value":"b"}'), 2n);
+    expect((await b.readJournal(s.sessionId)).map((e) => e.outcome)).toEqual(['{"value":0}', '{"value":"b"}']);
+  });
+});
+
 describe("writers of several nodes", () => {
   it("a group that PostgreSQL picks as a deadlock victim commits the writes before the victim and retries it and the rest, in order", async () => {
     const [a] = await pair();
