@@ -34,16 +34,18 @@ export interface NodeProcess extends Target {
 export interface ClusterOptions {
   readonly leaseTtlMs?: number;
   readonly drainMs?: number;
+  /** The nodes' `limits.maxReplays` (default: the server's); 0: a claimer fails what it claims. */
+  readonly maxReplays?: number;
 }
 
 export class TestCluster {
   readonly schema = freshSchema();
   readonly keyring = Keyring.generate("k1").exportKeyringJson();
   readonly nodes: NodeProcess[] = [];
-  readonly #options: Required<ClusterOptions>;
+  readonly #options: Required<Omit<ClusterOptions, "maxReplays">> & Pick<ClusterOptions, "maxReplays">;
 
   constructor(options: ClusterOptions = {}) {
-    this.#options = { leaseTtlMs: options.leaseTtlMs ?? 1000, drainMs: options.drainMs ?? 2000 };
+    this.#options = { leaseTtlMs: options.leaseTtlMs ?? 1000, drainMs: options.drainMs ?? 2000, maxReplays: options.maxReplays };
   }
 
   /** Creates the schema once (nodes starting together would all migrate it). */
@@ -64,6 +66,7 @@ export class TestCluster {
         GS_TOKEN: TOKEN,
         GS_LEASE_TTL_MS: String(this.#options.leaseTtlMs),
         GS_DRAIN_MS: String(this.#options.drainMs),
+        ...(this.#options.maxReplays === undefined ? {} : { GS_MAX_REPLAYS: String(this.#options.maxReplays) }),
       },
       stdio: ["ignore", "pipe", "pipe"],
     });

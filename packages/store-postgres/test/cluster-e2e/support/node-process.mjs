@@ -11,6 +11,7 @@
  *   GS_LEASE_TTL_MS  lease TTL (default 1000)
  *   GS_DRAIN_MS      drain timeout on SIGTERM (default 2000)
  *   GS_PORT          port (default 0: a free one)
+ *   GS_MAX_REPLAYS   limits.maxReplays (default: the server's)
  *
  * Prints one JSON line `{"url","port","pid","nodeId"}` on stdout once it
  * listens. SIGTERM drains (`server.drain`), prints `{"drained":n}`, closes the
@@ -52,6 +53,7 @@ const server = createSessionServer({
   authenticator: (bearer) => (bearer === token ? { account: "acme", principal: "alice" } : undefined),
   logger,
   cluster: { leaseTtlMs: Number(env("GS_LEASE_TTL_MS", "1000")) },
+  ...(process.env.GS_MAX_REPLAYS ? { limits: { maxReplays: Number(process.env.GS_MAX_REPLAYS) } } : {}),
 });
 const address = await server.listen(Number(env("GS_PORT", "0")), "127.0.0.1");
 process.stdout.write(`${JSON.stringify({ url: address.url, port: address.port, pid: process.pid, nodeId })}\n`);
