@@ -102,6 +102,15 @@ export {
   type PackedPart,
   type PackedRow,
 } from "./store/packed-rows.js";
+export {
+  checkOutageGraceMs,
+  DEFAULT_STORE_OUTAGE_GRACE_MS,
+  OutageGrace,
+  SYSTEM_OUTAGE_CLOCK,
+  type OutageClock,
+  type StoreOutageEvent,
+  type StoreOutageListener,
+} from "./store/outage-grace.js";
 export { continuesRun, writeOrder, type OrderedAppend } from "./store/write-order.js";
 export {
   implement,

@@ -14,6 +14,7 @@
  * raw bytes for direct-binary items.
  */
 import type { ServerCancelReason, StreamDirection } from "@golem-stream/wire";
+import type { StoreOutageListener } from "./outage-grace.js";
 
 /** How items of a stream travel: JSON values, packed u8 or binary blobs. */
 export type ElementKind = "value" | "u8" | "binary";
@@ -195,6 +196,13 @@ export interface SessionStore {
    * report each write as a group of one, or not implement it.
    */
   observeCommits?(listener: CommitListener): void;
+  /**
+   * Optional (metrics and log lines): the server registers one listener,
+   * told when the store finds its database unavailable, retries, answers
+   * again, or fails writes because an outage outlasted its grace
+   * (`outage-grace.ts`). A store that never retries need not implement it.
+   */
+  observeOutages?(listener: StoreOutageListener): void;
   /**
    * Optional (`/readyz`): resolves when the store can serve requests, rejects
    * otherwise. Without it readiness reads a session that does not exist.
