@@ -623,14 +623,21 @@ export class PostgresSessionStore implements ClusterSessionStore {
     return this.#feed.subscribe(sessionId, listener);
   }
 
+  /**
+   * Sends a change that is not a write. Held through an outage like a read
+   * (`outageGraceMs`): a delivery progress that failed to go out would keep
+   * the owner's output window shut. One whose answer was lost may go out
+   * twice: every change is a hint to re-read, or (`delivered`) credit that
+   * only loosens the window.
+   */
   async publish(sessionId: string, change: SessionChange): Promise<void> {
-    await this.#readOnce(this.#sql.notify, [this.channel, encodeNote(sessionId, change)]);
+    await this.#read(this.#sql.notify, [this.channel, encodeNote(sessionId, change)]);
   }
 
   /**
    * After the listener reconnects: notifications sent meanwhile are lost, so
    * every subscriber of `sessionIds` gets, from the committed state, each
-   * change a write could have sent: `attached` with the current generation,
+   * change a write could have sent: `resync` (other changes may be lost), `attached` with the current generation,
    * `input`/`output` for every stream, then `result` and `finished` if
    * recorded. Changes carry no payload; subscribers re-read the store.
    */
@@ -646,6 +653,8 @@ export class PostgresSessionStore implements ClusterSessionStore {
         continue;
       }
       if (session === undefined) continue;
+      // Changes that are not writes (delivery progress above all) may have been lost too.
+      this.#feed.dispatch(sessionId, { kind: "resync" });
       this.#feed.dispatch(sessionId, { kind: "attached", generation: session.generation.toString() });
       for (const stream of streams) this.#feed.dispatch(sessionId, { kind: stream.direction, streamId: stream.streamId });
       if (session.result !== undefined) this.#feed.dispatch(sessionId, { kind: "result" });

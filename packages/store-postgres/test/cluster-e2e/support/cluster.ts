@@ -21,6 +21,8 @@ export interface NodeProcess extends Target {
   readonly child: ChildProcess;
   /** stderr lines (the node's warnings and errors). */
   readonly log: string[];
+  /** Called after each new line of `log` (`logged`). */
+  readonly watchers: Set<() => void>;
   /** Resolves with the exit code (null after a signal) and the signal. */
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   /** Set once the process exited. */
@@ -32,21 +34,25 @@ export interface NodeProcess extends Target {
 export interface ClusterOptions {
   readonly leaseTtlMs?: number;
   readonly drainMs?: number;
+  /** The PostgreSQL the nodes use (default: the test run's, `pgUrl()`). */
+  readonly pgUrl?: string;
+  /** The stores' `outageGraceMs` (default: the store's own). */
+  readonly outageGraceMs?: number;
 }
 
 export class TestCluster {
   readonly schema = freshSchema();
   readonly keyring = Keyring.generate("k1").exportKeyringJson();
   readonly nodes: NodeProcess[] = [];
-  readonly #options: Required<ClusterOptions>;
+  readonly #options: Required<Omit<ClusterOptions, "pgUrl" | "outageGraceMs">> & Pick<ClusterOptions, "pgUrl" | "outageGraceMs">;
 
   constructor(options: ClusterOptions = {}) {
-    this.#options = { leaseTtlMs: options.leaseTtlMs ?? 1000, drainMs: options.drainMs ?? 2000 };
+    this.#options = { ...options, leaseTtlMs: options.leaseTtlMs ?? 1000, drainMs: options.drainMs ?? 2000 };
   }
 
   /** Creates the schema once (nodes starting together would all migrate it). */
   async prepare(): Promise<void> {
-    const store = await connect({ schema: this.schema, nodeId: "test-setup" });
+    const store = await connect({ schema: this.schema, nodeId: "test-setup", ...(this.#options.pgUrl === undefined ? {} : { connectionString: this.#options.pgUrl }) });
     await store.close();
   }
 
@@ -54,7 +60,8 @@ export class TestCluster {
     const child = spawn(process.execPath, [SCRIPT], {
       env: {
         ...process.env,
-        GS_PG_URL: pgUrl(),
+        GS_PG_URL: this.#options.pgUrl ?? pgUrl(),
+        ...(this.#options.outageGraceMs === undefined ? {} : { GS_OUTAGE_GRACE_MS: String(this.#options.outageGraceMs) }),
         GS_SCHEMA: this.schema,
         GS_NODE_ID: nodeId,
         GS_KEYRING: this.keyring,
@@ -65,7 +72,11 @@ export class TestCluster {
       stdio: ["ignore", "pipe", "pipe"],
     });
     const log: string[] = [];
-    createInterface({ input: child.stderr! }).on("line", (line) => log.push(line));
+    const watchers = new Set<() => void>();
+    createInterface({ input: child.stderr! }).on("line", (line) => {
+      log.push(line);
+      for (const watcher of [...watchers]) watcher();
+    });
     const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
       child.once("exit", (code, signal) => resolve({ code, signal })),
     );
@@ -79,7 +90,7 @@ export class TestCluster {
       lines.once("line", (line) => {
         clearTimeout(timer);
         const { url, port, pid } = JSON.parse(line) as { url: string; port: number; pid: number };
-        resolve({ id: nodeId, url, port, pid, child, log, exited, exit: undefined, drained: undefined });
+        resolve({ id: nodeId, url, port, pid, child, log, watchers, exited, exit: undefined, drained: undefined });
       });
     });
     lines.on("line", (line) => {
@@ -119,6 +130,20 @@ export class TestCluster {
   logs(): string {
     return this.nodes.map((node) => `--- ${node.id} (pid ${node.pid}) ---\n${node.log.slice(-50).join("\n")}`).join("\n");
   }
+}
+
+/** Resolves once `node` has logged `count` lines, from `log[from]` on, whose text includes `text`. */
+export function logged(node: NodeProcess, text: string, count = 1, from = 0): Promise<void> {
+  const seen = (): boolean => node.log.slice(from).filter((line) => line.includes(text)).length >= count;
+  if (seen()) return Promise.resolve();
+  return new Promise((resolve) => {
+    const watcher = (): void => {
+      if (!seen()) return;
+      node.watchers.delete(watcher);
+      resolve();
+    };
+    node.watchers.add(watcher);
+  });
 }
 
 /** VmRSS of a process, in KiB. */
