@@ -7,7 +7,7 @@ import { Option, type Command } from "commander";
 import type { ExitCode } from "../exit-codes.js";
 import type { CliIo } from "../io/cli-io.js";
 import { jwtFlags } from "../jwt-flags.js";
-import { collect, collectOrigin, parseBoundedDuration, parseCount, parseIntervalMs, parsePort, parseRetention, parseTimeoutMs } from "../option-parsers.js";
+import { collect, collectOrigin, parseBoundedDuration, parseCount, parseIntervalMs, parseOutageGrace, parsePort, parseRetention, parseTimeoutMs } from "../option-parsers.js";
 import {
   DEFAULT_DETACHED_TIMEOUT_MS,
   DEFAULT_DRAIN_TIMEOUT_MS,
@@ -61,6 +61,12 @@ export function addServeCommand(program: Command, io: CliIo, setExitCode: (code:
         .default([]),
     )
     .option("--no-console", "do not serve the web console at / (docs/console.md)")
+    .addOption(
+      new Option(
+        "--store-outage-grace <duration>",
+        "how long work waits for a store that is unavailable (PostgreSQL restarting, unreachable; SQLite busy or an I/O error) before the invocations waiting on a write fail; 0s: at once (default: 30s)",
+      ).argParser(parseOutageGrace),
+    )
     .option("--store <url>", "cluster mode: keep sessions in PostgreSQL, postgres://USER@HOST:PORT/DATABASE (default: $GOLEM_STREAM_STORE, else SQLite in the data directory)")
     .option("--node-id <id>", "with --store: this node's id in the cluster (default: <hostname>-<random>)")
     .addOption(

@@ -42,6 +42,7 @@ import type {
 import { joinParts, packRun } from "./packed-rows.js";
 import { continuesRun, writeOrder } from "./write-order.js";
 import { migrate } from "./sqlite-schema.js";
+import { checkOutageGraceMs, OutageGrace, SYSTEM_OUTAGE_CLOCK, type OutageClock, type StoreOutageListener } from "./outage-grace.js";
 import { RowInserter } from "./row-inserter.js";
 import {
   encodeInputTerminal,
@@ -89,6 +90,16 @@ export interface SqliteSessionStoreOptions {
    * (`packed-rows.ts`). Reads return the appends as they were made.
    */
   readonly maxPackedRowBytes?: number;
+  /**
+   * How long a group of writes that failed with a transient error (SQLite
+   * busy or locked, an I/O error: `sqlite-errors.ts`) is retried, with
+   * backoff and in order, before its writes fail (their invocations fail).
+   * A full disk and a failed sync are reported at once. Default 30 000;
+   * 0 fails at the first error.
+   */
+  readonly outageGraceMs?: number;
+  /** The clock of the outage grace (tests). Default: the process's. */
+  readonly outageClock?: OutageClock;
 }
 
 const DEFAULT_PAGE_SIZE = 16384;
@@ -130,6 +141,7 @@ export class SqliteSessionStore implements SessionStore {
   readonly #maxPackedRowBytes: number;
   /** The write queue (`group-commit.ts`); its commit function is the transaction built in the constructor. */
   readonly #group: GroupCommit;
+  #outageListener: StoreOutageListener | undefined;
   /**
    * Mutations of several statements, as transaction functions built once
    * (building one per call cost more than the SQL it ran). Called inside the
@@ -276,7 +288,8 @@ export class SqliteSessionStore implements SessionStore {
       }
     });
     this.#walPath = `${path}-wal`;
-    this.#group = new GroupCommit(commitGroup, this.#payloads, options.synchronous === "normal" ? undefined : () => this.#syncWal());
+    const outage = new OutageGrace(checkOutageGraceMs(options.outageGraceMs), options.outageClock ?? SYSTEM_OUTAGE_CLOCK, () => this.#outageListener);
+    this.#group = new GroupCommit(commitGroup, this.#payloads, options.synchronous === "normal" ? undefined : () => this.#syncWal(), outage);
     // Files of sessions purged just before a crash (the purge committed, the unlink did not run).
     this.#payloads.sweep((sessionId) => this.#statements.sessionExists.get(sessionId) !== undefined);
   }
@@ -572,6 +585,11 @@ export class SqliteSessionStore implements SessionStore {
 
   observeCommits(listener: CommitListener): void {
     this.#group.observe(listener);
+  }
+
+  /** Metrics and log lines: transient failures retried, the store answering again, writes failed past the grace. */
+  observeOutages(listener: StoreOutageListener): void {
+    this.#outageListener = listener;
   }
 
   async ping(): Promise<void> {
