@@ -4,7 +4,12 @@
  * I/O error is committed again, in order, before the writes issued meanwhile; past the grace
  * its writes fail; a full disk fails at once.
  */
+import { randomUUID } from "node:crypto";
+import { existsSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { SqliteSessionStore } from "../src/store/sqlite-store.js";
 import { GroupCommit, runWrite, type CommitGroup } from "../src/store/group-commit.js";
 import { OutageGrace, type StoreOutageEvent } from "../src/store/outage-grace.js";
 import type { PayloadFiles } from "../src/store/payload-files.js";
@@ -89,5 +94,13 @@ describe("GroupCommit through transient SQLite errors", () => {
     expect(attempts()).toBe(1);
     expect(events).toEqual([]);
     expect(await group.write(() => "b")).toBe("b");
+  });
+});
+
+describe("the SQLite store's outageGraceMs", () => {
+  it("is checked before anything is opened", () => {
+    const dataDir = join(tmpdir(), `golem-grace-${randomUUID()}`);
+    expect(() => new SqliteSessionStore({ dataDir, outageGraceMs: -1 })).toThrow("outageGraceMs must be a non-negative integer of milliseconds, got -1");
+    expect(existsSync(dataDir)).toBe(false);
   });
 });

@@ -9,7 +9,7 @@
 import { describe, expect, it } from "vitest";
 import { OutageGrace, type OutageClock, type StoreOutageEvent } from "@golem-stream/server";
 import { TRANSACTION_ID } from "../src/control-statements.js";
-import { PostgresStoreError } from "../src/store-error.js";
+import { isUnavailable, PostgresStoreError } from "../src/store-error.js";
 import { WriteQueue, type LogAppend, type RunStatements, type WriteContext } from "../src/write-queue.js";
 import { FakeClient, pgError, type Answer } from "./support/fake-client.js";
 
@@ -327,5 +327,43 @@ describe("a group statement of appends whose answer was lost", () => {
       "store write not confirmed (it may have committed): Connection terminated unexpectedly",
       "store write not confirmed (it may have committed): Connection terminated unexpectedly",
     ]);
+  });
+});
+
+describe("what counts as the database being unavailable", () => {
+  const socket = (code: string): Error => Object.assign(new Error(`connect ${code}`), { code });
+
+  it("lost or refused connections, a server shutting down or starting up, too many connections, a connect timeout", () => {
+    for (const error of [
+      socket("ECONNREFUSED"),
+      socket("ECONNRESET"),
+      socket("EPIPE"),
+      new AggregateError([socket("ECONNREFUSED"), socket("ECONNREFUSED")]),
+      new Error("Connection terminated unexpectedly"),
+      new Error("Client has encountered a connection error and is not queryable"),
+      pgError("57P01", "terminating connection due to administrator command"),
+      pgError("57P03", "the database system is starting up"),
+      pgError("08006"),
+      pgError("53300", "sorry, too many clients already"),
+      new Error("timeout expired"),
+      new PostgresStoreError("unavailable", "x"),
+    ]) {
+      expect(isUnavailable(error), error.message).toBe(true);
+    }
+  });
+
+  it("not a statement's own failure, a full disk, a statement or query timeout, or anything that is not an error", () => {
+    for (const error of [
+      pgError("23505"),
+      pgError("40P01"),
+      pgError("53100", "could not extend file: No space left on device"),
+      pgError("57014", "canceling statement due to statement timeout"),
+      new Error("Query read timeout"),
+      new AggregateError([socket("ECONNREFUSED"), new Error("something else")]),
+      "ECONNREFUSED",
+      null,
+    ]) {
+      expect(isUnavailable(error), String(error)).toBe(false);
+    }
   });
 });

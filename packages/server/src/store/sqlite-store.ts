@@ -160,6 +160,7 @@ export class SqliteSessionStore implements SessionStore {
     const pageSize = pageSizeOf(options);
     this.#payloadFileThreshold = payloadFileThresholdOf(options);
     this.#maxPackedRowBytes = maxPackedRowBytesOf(options);
+    const outageGraceMs = checkOutageGraceMs(options.outageGraceMs);
     mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
     const path = join(options.dataDir, "sessions.db");
     const db = openDatabase(path);
@@ -288,7 +289,7 @@ export class SqliteSessionStore implements SessionStore {
       }
     });
     this.#walPath = `${path}-wal`;
-    const outage = new OutageGrace(checkOutageGraceMs(options.outageGraceMs), options.outageClock ?? SYSTEM_OUTAGE_CLOCK, () => this.#outageListener);
+    const outage = new OutageGrace(outageGraceMs, options.outageClock ?? SYSTEM_OUTAGE_CLOCK, () => this.#outageListener);
     this.#group = new GroupCommit(commitGroup, this.#payloads, options.synchronous === "normal" ? undefined : () => this.#syncWal(), outage);
     // Files of sessions purged just before a crash (the purge committed, the unlink did not run).
     this.#payloads.sweep((sessionId) => this.#statements.sessionExists.get(sessionId) !== undefined);
