@@ -10,7 +10,7 @@
 import net from "node:net";
 import { afterEach, expect, it } from "vitest";
 import { EXIT } from "../src/exit-codes.js";
-import { run, scratchDir, TOKEN } from "./support/processes.js";
+import { run, scratchDir, startServe, TOKEN } from "./support/processes.js";
 
 const stops: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -92,4 +92,12 @@ it("passes the limits to the store: statement_timeout is sent at connect, and a 
   expect(result.stderr).toMatch(/^golem-stream: cannot use the store postgres:\/\/u@127\.0\.0\.1:\d+\/db: .*query-timeout/m);
   expect(postgres.startups.length).toBeGreaterThan(0);
   for (const startup of postgres.startups) expect(startup["statement_timeout"]).toBe("1234");
+}, 30_000);
+
+it("--store-outage-grace applies to the SQLite server too: it starts with it", async () => {
+  const dataDir = scratchDir();
+  const server = await startServe(["--port", "0", "--token", TOKEN, "--data-dir", dataDir, "--no-console", "--store-outage-grace", "2s"], dataDir);
+  expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+  const exit = await server.stop();
+  expect(exit.code).toBe(0);
 }, 30_000);
