@@ -27,12 +27,14 @@ import type {
   Ownership,
   SessionRecord,
   StoredBytes,
+  StoreOutageListener,
   StreamRecord,
 } from "@golem-stream/server/store";
+import { checkOutageGraceMs, OutageGrace, SYSTEM_OUTAGE_CLOCK, type OutageClock } from "@golem-stream/server/store";
 import { appendGroupStatement } from "./append-group.js";
 import { ChangeFeed, encodeNote } from "./change-feed.js";
 import { connectionSettings, type ConnectionTimeouts } from "./connection-settings.js";
-import { asStoreError } from "./store-error.js";
+import { asStoreError, isUnavailable } from "./store-error.js";
 import {
   encodeInputTerminal,
   toAttempt,
@@ -89,6 +91,19 @@ export interface PostgresSessionStoreOptions extends ConnectionTimeouts {
    * `server`: always the server's (README, *Log storage*).
    */
   readonly logCompression?: LogCompression;
+  /**
+   * How long the store waits out a PostgreSQL it cannot reach (refused or
+   * lost connections, a server shutting down or starting up) before failing
+   * the work: writes are retried in order, with backoff, and a COMMIT whose
+   * answer was lost is checked first; reads are retried too. Past it the
+   * writes waiting fail with `PostgresStoreError` code `unavailable` (their
+   * invocations fail), and later ones at once until PostgreSQL answers. The
+   * lease heartbeat, orphan claims and `ping` are never held (docs/cluster.md).
+   * Default 30 000; 0 fails at the first error.
+   */
+  readonly outageGraceMs?: number;
+  /** The clock of the outage grace (tests). Default: the process's. */
+  readonly outageClock?: OutageClock;
 }
 
 /**
@@ -124,6 +139,9 @@ export class PostgresSessionStore implements ClusterSessionStore {
   /** Whether no live node of an earlier version could read a packed row: checked at open and at each heartbeat. */
   #packing = false;
   #state: "new" | "opening" | "open" | "closed" = "new";
+  readonly #outageGraceMs: number;
+  readonly #outageClock: OutageClock;
+  #outageListener: StoreOutageListener | undefined;
   #opening: Promise<void> | undefined;
 
   /**
@@ -165,12 +183,20 @@ export class PostgresSessionStore implements ClusterSessionStore {
     if (logCompression !== "lz4" && logCompression !== "server") throw new TypeError(`logCompression must be "lz4" or "server", got ${JSON.stringify(logCompression)}`);
     this.#logCompression = logCompression;
     this.#sql = statements(this.schema);
-    this.#writes = new WriteQueue(() => this.#writerClient(), this.channel, {
-      input: this.#sql.inputRun,
-      output: this.#sql.outputRun,
-      group: appendGroupStatement(this.schema),
-      packedRowBytes: () => (this.#packing ? this.#maxPackedRowBytes : 0),
-    });
+    this.#outageGraceMs = checkOutageGraceMs(options.outageGraceMs);
+    this.#outageClock = options.outageClock ?? SYSTEM_OUTAGE_CLOCK;
+    this.#writes = new WriteQueue(
+      () => this.#writerClient(),
+      this.channel,
+      {
+        input: this.#sql.inputRun,
+        output: this.#sql.outputRun,
+        group: appendGroupStatement(this.schema),
+        packedRowBytes: () => (this.#packing ? this.#maxPackedRowBytes : 0),
+        counts: this.#sql.streamCounts,
+      },
+      new OutageGrace(this.#outageGraceMs, this.#outageClock, () => this.#outageListener),
+    );
     this.#sessionReads = new SessionReads((text, values) => this.#pool.query(text, values), this.#sql);
     this.#feed = new ChangeFeed({
       connect: () => this.#client(),
@@ -211,6 +237,11 @@ export class PostgresSessionStore implements ClusterSessionStore {
   /** Metrics: told after each committed group of writes (`write-queue.ts`). */
   observeCommits(listener: CommitListener): void {
     this.#writes.observe(listener);
+  }
+
+  /** Metrics and log lines: told when PostgreSQL becomes unavailable, of each retry, when it answers again, and of writes failed past the grace. */
+  observeOutages(listener: StoreOutageListener): void {
+    this.#outageListener = listener;
   }
 
   /** Readiness: one round trip to PostgreSQL on a pooled connection. */
@@ -277,13 +308,26 @@ export class PostgresSessionStore implements ClusterSessionStore {
     return this.#reading(async () => (await this.#pool.query<R>(text, values as unknown[])).rows);
   }
 
-  /** The rows `query` reads, on an open store, its failure as a store error. */
-  async #reading<R>(query: () => Promise<R[]>): Promise<R[]> {
+  /** A statement of the cluster's own bookkeeping (leases, claims, notifications): tried once, never held by an outage. */
+  async #readOnce<R extends pg.QueryResultRow>(text: string, values: readonly unknown[]): Promise<R[]> {
+    return this.#reading(async () => (await this.#pool.query<R>(text, values as unknown[])).rows, false);
+  }
+
+  /**
+   * The rows `query` reads, on an open store, its failure as a store error.
+   * A PostgreSQL that cannot be reached is waited out (`outageGraceMs`, each
+   * read its own grace): a read changes nothing, so trying it again is safe.
+   */
+  async #reading<R>(query: () => Promise<R[]>, retried = true): Promise<R[]> {
     this.#checkOpen();
-    try {
-      return await query();
-    } catch (error) {
-      throw asStoreError(error);
+    const grace = retried ? new OutageGrace(this.#outageGraceMs, this.#outageClock) : undefined;
+    for (;;) {
+      try {
+        return await query();
+      } catch (error) {
+        if (grace !== undefined && isUnavailable(error) && this.#state === "open" && (await grace.retry(error))) continue;
+        throw asStoreError(error);
+      }
     }
   }
 
@@ -577,7 +621,7 @@ export class PostgresSessionStore implements ClusterSessionStore {
 
   async heartbeat(ttlMs: number): Promise<void> {
     if (!Number.isFinite(ttlMs) || ttlMs <= 0) throw new RangeError(`heartbeat ttlMs must be a positive number, got ${ttlMs}`);
-    await this.#read(this.#sql.heartbeat, [this.nodeId, ttlMs, LOG_FORMAT]);
+    await this.#readOnce(this.#sql.heartbeat, [this.nodeId, ttlMs, LOG_FORMAT]);
     this.#checkOpen();
     await this.#checkPacking(this.#pool);
   }
@@ -632,15 +676,15 @@ export class PostgresSessionStore implements ClusterSessionStore {
   }
 
   async leave(): Promise<void> {
-    await this.#read(this.#sql.leave, [this.nodeId]);
+    await this.#readOnce(this.#sql.leave, [this.nodeId]);
   }
 
   async setCatalogue(fingerprint: string): Promise<void> {
-    await this.#read(this.#sql.setCatalogue, [this.nodeId, fingerprint]);
+    await this.#readOnce(this.#sql.setCatalogue, [this.nodeId, fingerprint]);
   }
 
   async liveCatalogues(): Promise<readonly NodeCatalogue[]> {
-    const rows = await this.#read<{ node_id: string; catalogue: string | null }>(this.#sql.liveCatalogues, [this.nodeId]);
+    const rows = await this.#readOnce<{ node_id: string; catalogue: string | null }>(this.#sql.liveCatalogues, [this.nodeId]);
     return rows.map((row) => ({ nodeId: row.node_id, fingerprint: row.catalogue ?? undefined }));
   }
 
@@ -648,6 +692,13 @@ export class PostgresSessionStore implements ClusterSessionStore {
     return this.#feed.subscribe(sessionId, listener);
   }
 
+  /**
+   * Sends a change that is not a write. Held through an outage like a read
+   * (`outageGraceMs`): a delivery progress that failed to go out would keep
+   * the owner's output window shut. One whose answer was lost may go out
+   * twice: every change is a hint to re-read, or (`delivered`) credit that
+   * only loosens the window.
+   */
   async publish(sessionId: string, change: SessionChange): Promise<void> {
     await this.#read(this.#sql.notify, [this.channel, encodeNote(sessionId, change)]);
   }
@@ -655,7 +706,7 @@ export class PostgresSessionStore implements ClusterSessionStore {
   /**
    * After the listener reconnects: notifications sent meanwhile are lost, so
    * every subscriber of `sessionIds` gets, from the committed state, each
-   * change a write could have sent: `attached` with the current generation,
+   * change a write could have sent: `resync` (other changes may be lost), `attached` with the current generation,
    * `input`/`output` for every stream, then `result` and `finished` if
    * recorded. Changes carry no payload; subscribers re-read the store.
    */
@@ -671,6 +722,8 @@ export class PostgresSessionStore implements ClusterSessionStore {
         continue;
       }
       if (session === undefined) continue;
+      // Changes that are not writes (delivery progress above all) may have been lost too.
+      this.#feed.dispatch(sessionId, { kind: "resync" });
       this.#feed.dispatch(sessionId, { kind: "attached", generation: session.generation.toString() });
       for (const stream of streams) this.#feed.dispatch(sessionId, { kind: stream.direction, streamId: stream.streamId });
       if (session.result !== undefined) this.#feed.dispatch(sessionId, { kind: "result" });
@@ -834,5 +887,7 @@ function statements(s: string) {
     everyNodePacks: `SELECT NOT EXISTS (SELECT 1 FROM ${s}.nodes WHERE lease_expires_at > clock_timestamp()
       AND (log_format IS NULL OR log_format < $1)) AS packing`,
     notify: `SELECT pg_notify($1, $2)`,
+    // After a group statement's answer was lost: where its streams are now (write-queue.ts).
+    streamCounts: `SELECT stream_id, count FROM ${s}.streams WHERE stream_id = ANY($1::text[])`,
   };
 }
