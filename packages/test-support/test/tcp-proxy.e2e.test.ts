@@ -175,6 +175,11 @@ describe("startTcpProxy", () => {
     expect(Buffer.concat(up.received[0]!).toString()).toBe(UPGRADE);
     await up.close(); // the upstream goes away: the client must not learn it
     await proxy.until(() => proxy.connections[0]!.upstreamClosed);
+    // The client's side is still open: what it sends next reaches the proxy (or it learns of a close).
+    const seen: string[] = [];
+    proxy.tap((_c, from, chunk) => void (from === "client" && seen.push(chunk.toString())));
+    client.socket.write("still there?");
+    await Promise.race([proxy.until(() => seen.includes("still there?")), client.closed]);
     expect(proxy.connections[0]!.closed).toBe(false);
     expect(client.state).toMatchObject({ ended: false, closed: false });
     client.socket.destroy();
