@@ -140,7 +140,8 @@ export class Run {
     if (this.#discarded) return;
     this.#record.outcome = outcome;
     this.#showOutcome(outcome);
-    this.#save();
+    // A store that failed earlier said so in the status line (#flush); the outcome is on screen.
+    this.#save().catch(() => undefined);
   }
 
   #showOutcome(outcome: { ok: boolean; text: string }): void {
