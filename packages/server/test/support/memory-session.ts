@@ -6,7 +6,7 @@
  */
 import { Keyring } from "@golem-stream/tokens";
 import { decodeServerMessage, encodeMessage, type ClientMessage, type ServerMessage } from "@golem-stream/wire";
-import { NOOP_OBSERVER } from "../../src/observability/server-observer.js";
+import { NOOP_OBSERVER, type ServerObserver } from "../../src/observability/server-observer.js";
 import { Connection } from "../../src/transport/connection.js";
 import { SYSTEM_TIMERS, type Timers } from "../../src/timers.js";
 import { SessionRuntime } from "../../src/sessions/session-runtime.js";
@@ -156,6 +156,8 @@ export interface MemoryHarnessOptions {
   readonly timers?: Timers;
   /** The store (a fresh `MemorySessionStore` unless given: a subclass that holds or fails writes, say). */
   readonly store?: MemorySessionStore;
+  /** Sees what the runtime reports (backpressure, input accepted, output recorded); a no-op unless given. */
+  readonly observer?: ServerObserver;
 }
 
 export function memoryHarness(options: MemoryHarnessOptions = {}) {
@@ -168,7 +170,7 @@ export function memoryHarness(options: MemoryHarnessOptions = {}) {
       tokens: new TokenService(Keyring.generate(), { issuer: "test", audience: "test" }),
       limits: resolveLimits(options.limits ?? {}),
       logger: silentLogger,
-      observer: NOOP_OBSERVER,
+      observer: options.observer ?? NOOP_OBSERVER,
       now: Date.now,
       timers: options.timers ?? SYSTEM_TIMERS,
       nodeBudget: new NodeBudget(resolveLimits().maxQueuedBytesPerNode),

@@ -9,13 +9,14 @@ import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { Keyring } from "@golem-stream/tokens";
 import { connect, freshSchema, pgUrl } from "../../support/stores.js";
-import type { Target } from "./balancer.js";
+import type { Upstream } from "@golem-stream/test-support";
 
 export const TOKEN = "cluster-e2e-token";
 
 const SCRIPT = fileURLToPath(new URL("./node-process.mjs", import.meta.url));
 
-export interface NodeProcess extends Target {
+export interface NodeProcess extends Upstream {
+  readonly id: string;
   readonly url: string;
   readonly pid: number;
   readonly child: ChildProcess;
