@@ -212,12 +212,12 @@ export class PostgresSessionStore implements ClusterSessionStore {
     this.#opening ??= (async () => {
       this.#state = "opening";
       try {
-        const client = await this.#pool.connect();
+        const client = await this.#checkOut();
         let failure: unknown;
         try {
-          await migrate(client, this.schema);
-          await this.#checkPacking(client);
-          this.#writerSetup = writerSetup(this.#logCompression, await serverHasLz4(client));
+          await migrate(client.connection, this.schema);
+          await this.#checkPacking(client.connection);
+          this.#writerSetup = writerSetup(this.#logCompression, await serverHasLz4(client.connection));
         } catch (error) {
           failure = error;
           throw error;
@@ -651,9 +651,10 @@ export class PostgresSessionStore implements ClusterSessionStore {
    */
   async claimOrphans(): Promise<string[]> {
     this.#checkOpen();
-    const client = await this.#pool.connect().catch((error: unknown) => {
+    const checkedOut = await this.#checkOut().catch((error: unknown) => {
       throw asStoreError(error);
     });
+    const client = checkedOut.connection;
     let failure: unknown;
     try {
       // One transaction: the sessions move to their next epoch, and their streams with them
@@ -671,8 +672,28 @@ export class PostgresSessionStore implements ClusterSessionStore {
       await client.query("ROLLBACK").catch(() => undefined);
       throw asStoreError(error);
     } finally {
-      client.release(failure instanceof Error ? failure : undefined);
+      checkedOut.release(failure instanceof Error ? failure : undefined);
     }
+  }
+
+  /**
+   * A pooled connection for statements of its own (a transaction, the migrations), listened to
+   * while it is checked out: the pool listens only to idle connections, and a connection that
+   * PostgreSQL terminates between two statements (a restart, `pg_terminate_backend`) emits an
+   * `error` event that, unheard, would end the process. The statement running, or the next one,
+   * fails as well and is handled where it is made.
+   */
+  async #checkOut(): Promise<{ readonly connection: pg.PoolClient; release(error?: Error): void }> {
+    const connection = await this.#pool.connect();
+    const onError = (error: Error) => this.#onError(error);
+    connection.on("error", onError);
+    return {
+      connection,
+      release: (error) => {
+        connection.off("error", onError);
+        connection.release(error);
+      },
+    };
   }
 
   async leave(): Promise<void> {

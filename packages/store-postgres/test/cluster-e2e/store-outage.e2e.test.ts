@@ -5,7 +5,10 @@
  * claimed the other's sessions would fail them.
  *
  * Invocations run at both nodes, with clients attached to the owner and to the other node:
- * `count` (output written all along), `reverse` (input and output), `digest` (input only). The
+ * `count` (output written all along), `reverse` (input and output), `digest` (input only); within
+ * the grace also every other demo method but `fail`: `tally` (string input, a result), `split`
+ * (byte input, two outputs), `blobs` (binary output) and `groups` (nested output streams), the
+ * last two with a client that stops reading halfway until the outage is over. The
  * outages are held by events, not by time: until each node has logged enough failed
  * heartbeats (its lease lapsed), or until each has failed writes past the grace.
  *
@@ -139,6 +142,107 @@ async function digestAt(node: NodeProcess, chunks: readonly Uint8Array[], held: 
   return { values: result.kind === "value" ? fieldsOf(result.value).map((field) => field.value) : result.kind, outcome };
 }
 
+/** `tally` at `node`: half its lines, then (once `held` opens) the rest. */
+async function tallyAt(node: NodeProcess, lines: readonly string[], held: Promise<void>, progress: () => void): Promise<Ran> {
+  async function* items() {
+    for (const [i, line] of lines.entries()) {
+      if (i === lines.length / 2) {
+        progress();
+        await held;
+      }
+      yield line;
+    }
+  }
+  const call = client(node).invoke({ ...demo, method: "tally", methodParameters: record(inputStream.strings(items())) });
+  const result = await call.result;
+  return { values: result.kind === "value" ? fieldsOf(result.value).map((field) => field.value) : result.kind, outcome: await outcomeOf(call) };
+}
+
+/** `split` at `node`: half its bytes, then (once `held` opens) the rest; both outputs read to their ends. */
+async function splitAt(node: NodeProcess, chunks: readonly Uint8Array[], held: Promise<void>, progress: () => void): Promise<Ran> {
+  async function* data() {
+    for (const [i, chunk] of chunks.entries()) {
+      if (i === chunks.length / 2) {
+        progress();
+        await held;
+      }
+      yield chunk;
+    }
+  }
+  const call = client(node).invoke({ ...demo, method: "split", methodParameters: record(inputStream.bytes(data())) });
+  const result = await call.result;
+  if (result.kind !== "value") return { values: result.kind, outcome: await outcomeOf(call) };
+  const [upper, lines] = result.streams;
+  const bytes: Uint8Array[] = [];
+  const read: unknown[] = [];
+  await Promise.all([
+    (async () => {
+      for await (const batch of upper!.bytes()) bytes.push(batch);
+    })(),
+    (async () => {
+      for await (const item of lines!.values()) read.push(item.value);
+    })(),
+  ]);
+  return { values: { upper: sha256(Buffer.concat(bytes)), lines: read }, outcome: await outcomeOf(call) };
+}
+
+/** `blobs` at `node`, read by a client that stops halfway until `held` opens (the producer waits for its window meanwhile). */
+async function blobsAt(node: NodeProcess, count: number, size: number, held: Promise<void>, progress: () => void): Promise<Ran> {
+  const call = client(node).invoke({ ...demo, method: "blobs", methodParameters: record(u32(count), u32(size)) });
+  const firstBytes: number[] = [];
+  for await (const blob of (await firstStream(call)).blobs()) {
+    firstBytes.push(blob.bytes[0]!);
+    if (firstBytes.length === count / 2) {
+      progress();
+      await held;
+    }
+  }
+  return { values: firstBytes, outcome: await outcomeOf(call) };
+}
+
+/** `groups` at `node`, whose nested streams are read by a client that stops after its first items until `held` opens. */
+async function groupsAt(node: NodeProcess, groups: number, per: number, held: Promise<void>, progress: () => void): Promise<Ran> {
+  const call = client(node).invoke({ ...demo, method: "groups", methodParameters: record(u32(groups), u32(per)) });
+  const names: unknown[] = [];
+  const reads: Promise<unknown[]>[] = [];
+  let first = true;
+  for await (const group of (await firstStream(call)).values()) {
+    const [name, items] = fieldsOf(group);
+    names.push(name?.value);
+    const holdHere = first;
+    first = false;
+    reads.push(
+      (async () => {
+        const out: unknown[] = [];
+        for await (const item of call.stream(items!)!.values()) {
+          out.push(item.value);
+          if (holdHere && out.length === per / 2) {
+            progress();
+            await held;
+          }
+        }
+        return out;
+      })(),
+    );
+  }
+  return { values: { names, groups: await Promise.all(reads) }, outcome: await outcomeOf(call) };
+}
+
+/** How `call` finished: `success`, or `kind:code`. */
+function outcomeOf(call: Invocation): Promise<string> {
+  return call.finished.then(
+    (finished) => (finished.kind === "success" ? "success" : `${finished.kind}:${(finished as { code?: string }).code}`),
+    (error: { kind?: string; code?: string }) => `${error.kind}:${error.code}`,
+  );
+}
+
+const tallyLines = range(400).map((i) => `line ${i}`);
+const splitText = Buffer.from(range(300).map((i) => `line ${i} ${"q".repeat(i % 40)}`).join("\n"));
+const splitChunks = range(8).map((i) => splitText.subarray((i * splitText.length) / 8, ((i + 1) * splitText.length) / 8));
+const BLOBS = 600;
+const GROUPS = 3;
+const PER_GROUP = 600;
+
 const reverseInput = range(40).map((i) => `item-${i}`);
 const digestChunks = range(16).map((i) => Uint8Array.from({ length: 8192 }, (_, j) => (i * 31 + j) & 0xff));
 const digestAll = Buffer.concat(digestChunks);
@@ -147,7 +251,7 @@ const digestAll = Buffer.concat(digestChunks);
  * Starts the invocations, waits until each has made progress, runs `outage`, opens the held
  * input, and resolves with what each ended with, by name.
  */
-async function underOutage(countTo: number, idleAtB: "digest" | "reverse", outage: () => Promise<void>): Promise<Record<string, Ran>> {
+async function underOutage(countTo: number, idleAtB: "digest" | "reverse", outage: () => Promise<void>, everyMethod = false): Promise<Record<string, Ran>> {
   // A run that hangs ends by the test's timeout, which tells nothing: the nodes' logs and the runs' progress do.
   onTestFailed(() => console.error(`${cluster.logs()}\n${JSON.stringify([...progressOf])}`));
   progressOf.clear();
@@ -158,7 +262,7 @@ async function underOutage(countTo: number, idleAtB: "digest" | "reverse", outag
     started.push(step.wait);
     return step.open;
   };
-  const runs = {
+  const runs: Record<string, Promise<Ran>> = {
     "count at A, client at A": countAt(a, a, countTo, progress()),
     "count at A, client at B": countAt(a, b, countTo, progress()),
     "count at B, client at B": countAt(b, b, countTo, progress()),
@@ -166,6 +270,14 @@ async function underOutage(countTo: number, idleAtB: "digest" | "reverse", outag
     "reverse at A": reverseAt(a, reverseInput, held.wait, progress()),
     // A digest has no output to tell that its first half was committed: only where every run must succeed.
     [`${idleAtB} at B`]: idleAtB === "digest" ? digestAt(b, digestChunks, held.wait, progress()) : reverseAt(b, reverseInput, held.wait, progress()),
+    ...(everyMethod
+      ? {
+          "tally at A": tallyAt(a, tallyLines, held.wait, progress()),
+          "split at B": splitAt(b, splitChunks, held.wait, progress()),
+          "blobs at A": blobsAt(a, BLOBS, 1024, held.wait, progress()),
+          "groups at B": groupsAt(b, GROUPS, PER_GROUP, held.wait, progress()),
+        }
+      : {}),
   };
   await Promise.all(started);
   await outage();
@@ -188,17 +300,26 @@ describe("PostgreSQL unavailable under running invocations on two nodes", () => 
     ["restarted fast, down until every lease lapsed", "fast", 4],
     ["restarted immediate, down for several leases", "immediate", 12],
   ] as const)("%s: every invocation succeeds with every item once, in order", { timeout: 60_000 }, async (_, mode, failures) => {
-    const ran = await underOutage(300, "digest", async () => {
-      await postgres.shutdown(mode);
-      await heartbeatsFail(failures);
-      await postgres.start();
-    });
+    const ran = await underOutage(
+      300,
+      "digest",
+      async () => {
+        await postgres.shutdown(mode);
+        await heartbeatsFail(failures);
+        await postgres.start();
+      },
+      true,
+    );
     const message = cluster.logs();
     for (const name of ["count at A, client at A", "count at A, client at B", "count at B, client at B", "count at B, client at A"]) {
       expect(ran[name], `${name}\n${message}`).toEqual({ values: range(300), outcome: "success" });
     }
     expect(ran["reverse at A"], message).toEqual({ values: reversed, outcome: "success" });
     expect(ran["digest at B"], message).toEqual({ values: [String(digestAll.length), sha256(digestAll)], outcome: "success" });
+    expect(ran["tally at A"], message).toEqual({ values: [String(tallyLines.length), String(Buffer.byteLength(tallyLines.join("")))], outcome: "success" });
+    expect(ran["split at B"], message).toEqual({ values: { upper: sha256(Buffer.from(splitText.toString().toUpperCase())), lines: splitText.toString().split("\n") }, outcome: "success" });
+    expect(ran["blobs at A"], message).toEqual({ values: range(BLOBS).map((i) => i & 0xff), outcome: "success" });
+    expect(ran["groups at B"], message).toEqual({ values: { names: range(GROUPS).map((g) => `group-${g}`), groups: range(GROUPS).map(() => range(PER_GROUP)) }, outcome: "success" });
     // The writers waited: each node saw the outage and its end, and failed nothing past the grace.
     for (const node of [a, b]) {
       expect(node.log.some((line) => line.includes('"store available again"'))).toBe(true);
