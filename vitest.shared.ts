@@ -12,12 +12,17 @@
  *   paths (retries, backpressure, reconnects) only at some timings sets them a
  *   point lower. They only go up: raise them when the tests cover more, never
  *   lower them to let a change through.
- * - `unitAndE2e(unit, e2e)`: the two projects of a package with both kinds
- *   of test. `unit` is `test/*.test.ts`, in memory (no sockets, processes or
- *   services); `e2e` is `test/*.e2e.test.ts` (real sockets, processes,
- *   databases, browsers). `pnpm test:unit` runs the first two packages at a
- *   time, `pnpm test:e2e` the second one package at a time, so end-to-end
+ * - `unitAndE2e(unit?, e2e?)`: the two projects of a package's tests. `unit`
+ *   is `test/*.test.ts`, in memory (no sockets, processes or services), with
+ *   vitest's default 5 s timeout; `e2e` is `test/*.e2e.test.ts` (real
+ *   sockets, processes, databases, browsers) and `test/*.slow.test.ts` (pure
+ *   tests that take seconds by nature: protocol-sized 8 MiB messages, the
+ *   TypeScript compiler), with a 60 s timeout unless the package says
+ *   otherwise. `pnpm test:unit` runs the first two packages at a time,
+ *   `pnpm test:e2e` the second one package at a time, so end-to-end and slow
  *   tests never share two cores with another package's.
+ * - `typeTests(tsconfig?)`: `test/*.test-d.ts` compiled with tsc, each
+ *   `expectTypeOf` and `@ts-expect-error` checked, in the unit project.
  */
 import type { TestProjectInlineConfiguration, TestUserConfig } from "vitest/config";
 
@@ -39,9 +44,15 @@ export function checked(thresholds?: Thresholds): TestUserConfig {
   };
 }
 
-export function unitAndE2e(unit: ProjectTest, e2e: ProjectTest): TestProjectInlineConfiguration[] {
+const E2E = ["test/**/*.e2e.test.ts", "test/**/*.slow.test.ts"];
+
+export function unitAndE2e(unit: ProjectTest = {}, e2e: ProjectTest = {}): TestProjectInlineConfiguration[] {
   return [
-    { extends: true, test: { name: "unit", include: ["test/**/*.test.ts"], exclude: ["test/**/*.e2e.test.ts"], ...unit } },
-    { extends: true, test: { name: "e2e", include: ["test/**/*.e2e.test.ts"], ...e2e } },
+    { extends: true, test: { name: "unit", include: ["test/**/*.test.ts"], exclude: E2E, ...unit } },
+    { extends: true, test: { name: "e2e", include: E2E, testTimeout: 60_000, ...e2e } },
   ];
+}
+
+export function typeTests(tsconfig = "./tsconfig.types.json"): ProjectTest {
+  return { typecheck: { enabled: true, include: ["test/**/*.test-d.ts"], tsconfig } };
 }

@@ -9,6 +9,6 @@ import { checked, unitAndE2e } from "../../vitest.shared.js";
 export default defineConfig({
   test: {
     ...checked(),
-    projects: unitAndE2e({ testTimeout: 15_000 }, { testTimeout: 60_000 }),
+    projects: unitAndE2e(),
   },
 });

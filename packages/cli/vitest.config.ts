@@ -7,12 +7,9 @@ export default defineConfig({
   test: {
     ...checked({ lines: 40, functions: 39, branches: 31, statements: 38 }),
     projects: unitAndE2e(
-      { testTimeout: 15_000 },
-      {
-        testTimeout: 60_000,
-        // Builds dist/ first: the end-to-end tests run the real `golem-stream` executable.
-        globalSetup: ["test/support/global-setup.ts"],
-      },
+      {},
+      // Builds dist/ first: the end-to-end tests run the real `golem-stream` executable.
+      { globalSetup: ["test/support/global-setup.ts"] },
     ),
   },
 });

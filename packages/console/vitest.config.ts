@@ -18,7 +18,7 @@ export default defineConfig({
         environment: "happy-dom",
         environmentOptions: { happyDOM: { url: "http://console.test/" } },
       },
-      { testTimeout: 60_000, hookTimeout: 120_000 },
+      { hookTimeout: 120_000 },
     ),
   },
 });

@@ -6,7 +6,5 @@ export default defineConfig({
   test: {
     ...checked({ lines: 98, functions: 99, branches: 92, statements: 95 }),
     include: ["test/**/*.test.ts"],
-    // A loaded two-core machine runs the property and limit tests at a third of their usual speed.
-    testTimeout: 15_000,
   },
 });

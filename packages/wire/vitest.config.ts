@@ -1,12 +1,11 @@
 import { defineConfig } from "vitest/config";
-import { checked } from "../../vitest.shared.js";
+import { checked, unitAndE2e } from "../../vitest.shared.js";
 
-// Every test here is a unit test: pure functions, no sockets, processes or services.
+// Pure functions only: no sockets, processes or services. The text-limit tests over 8 MiB
+// messages are the `e2e` project's (test/*.slow.test.ts, vitest.shared.ts).
 export default defineConfig({
   test: {
     ...checked({ lines: 98, functions: 98, branches: 96, statements: 97 }),
-    include: ["test/**/*.test.ts"],
-    // A loaded two-core machine runs the property and limit tests at a third of their usual speed.
-    testTimeout: 15_000,
+    projects: unitAndE2e(),
   },
 });

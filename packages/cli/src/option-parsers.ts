@@ -46,6 +46,14 @@ export function collectOrigin(value: string, previous: readonly string[]): strin
   return [...previous, value];
 }
 
+/** `--store-outage-grace`: `0`/`0s` (no grace) or a duration up to 24h. */
+export function parseOutageGrace(value: string): number {
+  if (value === "0" || value === "0s") return 0;
+  const ms = parseDuration(value);
+  if (ms === undefined || ms > 86_400_000) throw new InvalidArgumentError("0s, or a duration up to 24h: 500ms, 30s, 2m");
+  return ms;
+}
+
 export function parseIntervalMs(value: string): number {
   if (value === "0") return 0;
   const ms = parseDuration(value);

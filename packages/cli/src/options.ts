@@ -52,6 +52,8 @@ export interface ServeOptions extends JwtServeOptions {
   readonly drainTimeout?: number;
   /** Milliseconds a node's lease lasts without a heartbeat. */
   readonly leaseTtl?: number;
+  /** Milliseconds the store waits out an unavailable database (PostgreSQL) or transient errors (SQLite) before failing writes; absent: the store's default (30 s). */
+  readonly storeOutageGrace?: number;
   /** The PostgreSQL store's connection time limits, ms (0: off); each absent one keeps the store's default. */
   readonly pgConnectTimeoutMs?: number;
   readonly pgStatementTimeoutMs?: number;

@@ -9,7 +9,8 @@ import { afterEach, describe, expect, it } from "vitest";
 import { EXIT } from "../src/exit-codes.js";
 import { TOKEN, itemsOf, lines, run, scratchDir, start, startServe, startServer, waitFor } from "./support/processes.js";
 import { freePort } from "./support/free-port.js";
-import { startHoldingProxy } from "./support/holding-proxy.js";
+import { startTcpProxy } from "@golem-stream/test-support";
+import { heldBytes, holding, sessions } from "./support/holding-proxy.js";
 import type { RunResult, Running, ServerProcess } from "./support/processes.js";
 
 const ME = ["-c", '{"name":"crash"}'];
@@ -232,15 +233,15 @@ describe("kill -9 after the start was saved, before its acceptance was processed
   // same descriptor) gets the committed acceptance replayed.
   it.each(["all", "answers"] as const)("holding %s: resume retries the exact start and delivers every item", async (hold) => {
     const s = await server(join(scratchDir(), "data"));
-    const proxy = await startHoldingProxy(s.url, hold);
+    const proxy = await startTcpProxy({ upstream: s.url, plan: holding(hold) });
     try {
       const checkpoint = join(scratchDir(), "pending.ckpt");
       const cli = start(["invoke", "echo", "count", ...ME, "30", "0", "--checkpoint", checkpoint], {
-        env: { ...s.env, GOLEM_STREAM_URL: proxy.url },
+        env: { ...s.env, GOLEM_STREAM_URL: proxy.origin },
       });
       // The client saves the frozen start before it connects, so a session connection means the
       // checkpoint is on disk; with "answers", held bytes mean the server accepted the start.
-      await proxy.until(() => (hold === "all" ? proxy.sessions > 0 : proxy.heldBytes > 0));
+      await proxy.until(() => (hold === "all" ? sessions(proxy) > 0 : heldBytes(proxy) > 0));
       cli.child.kill("SIGKILL");
       const killed = await cli.done;
       expect(killed.signal).toBe("SIGKILL");
@@ -269,14 +270,14 @@ describe("kill -9 after the start was saved, before its acceptance was processed
 
   it("an input read from stdin cannot be replayed: resume cancels it (source-unavailable)", async () => {
     const s = await server(join(scratchDir(), "data"));
-    const proxy = await startHoldingProxy(s.url, "all");
+    const proxy = await startTcpProxy({ upstream: s.url, plan: holding("all") });
     try {
       const checkpoint = join(scratchDir(), "stdin.ckpt");
       const cli = start(["invoke", "echo", "reverse", "-c", '["crash"]', "-", "--checkpoint", checkpoint], {
-        env: { ...s.env, GOLEM_STREAM_URL: proxy.url },
+        env: { ...s.env, GOLEM_STREAM_URL: proxy.origin },
         stdin: "one\ntwo\n",
       });
-      await proxy.until(() => proxy.sessions > 0);
+      await proxy.until(() => sessions(proxy) > 0);
       cli.child.kill("SIGKILL");
       await cli.done;
       const resumed = await run(["resume", checkpoint], { env: s.env });

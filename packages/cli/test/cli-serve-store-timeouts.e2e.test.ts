@@ -10,7 +10,7 @@
 import net from "node:net";
 import { afterEach, expect, it } from "vitest";
 import { EXIT } from "../src/exit-codes.js";
-import { run, scratchDir, TOKEN } from "./support/processes.js";
+import { run, scratchDir, startServe, TOKEN } from "./support/processes.js";
 
 const stops: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -59,7 +59,7 @@ async function startSilentPostgres(): Promise<SilentPostgres> {
 const serve = (args: readonly string[]) =>
   run(["serve", "--port", "0", "--token", TOKEN, "--keyring", `${scratchDir()}/keyring.json`, "--data-dir", scratchDir(), ...args]);
 
-it("refuses a --pg-*-ms value that is not a whole number of milliseconds from 0, and the flags without --store, with exit 2", async () => {
+it("refuses a --pg-*-ms value that is not a whole number of milliseconds from 0, and the flags without --store, with exit 2; a --store-outage-grace that is not 0s or a duration up to 24h", async () => {
   const store = ["--store", "postgres://u@127.0.0.1:1/db"];
   const cases: [string[], RegExp][] = [
     [[...store, "--pg-statement-timeout-ms", "-1"], /option '--pg-statement-timeout-ms <ms>' argument '-1' is invalid\. milliseconds, a whole number from 0 \(off\) to 2147483647/],
@@ -68,6 +68,8 @@ it("refuses a --pg-*-ms value that is not a whole number of milliseconds from 0,
     [[...store, "--pg-keepalive-initial-delay-ms", "2147483648"], /--pg-keepalive-initial-delay-ms <ms>' argument '2147483648' is invalid/],
     [[...store, "--pg-statement-timeout-ms", "007"], /--pg-statement-timeout-ms <ms>' argument '007' is invalid/],
     [["--pg-statement-timeout-ms", "100", "--pg-query-timeout-ms", "0"], /--pg-statement-timeout-ms, --pg-query-timeout-ms only apply to a cluster node: add --store/],
+    [[...store, "--store-outage-grace", "5x"], /option '--store-outage-grace <duration>' argument '5x' is invalid\. 0s, or a duration up to 24h/],
+    [["--store-outage-grace", "25h"], /--store-outage-grace <duration>' argument '25h' is invalid/],
   ];
   const results = await Promise.all(cases.map(([args]) => serve(args)));
   results.forEach((result, index) => {
@@ -90,4 +92,12 @@ it("passes the limits to the store: statement_timeout is sent at connect, and a 
   expect(result.stderr).toMatch(/^golem-stream: cannot use the store postgres:\/\/u@127\.0\.0\.1:\d+\/db: .*query-timeout/m);
   expect(postgres.startups.length).toBeGreaterThan(0);
   for (const startup of postgres.startups) expect(startup["statement_timeout"]).toBe("1234");
+}, 30_000);
+
+it("--store-outage-grace applies to the SQLite server too: it starts with it", async () => {
+  const dataDir = scratchDir();
+  const server = await startServe(["--port", "0", "--token", TOKEN, "--data-dir", dataDir, "--no-console", "--store-outage-grace", "2s"], dataDir);
+  expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+  const exit = await server.stop();
+  expect(exit.code).toBe(0);
 }, 30_000);

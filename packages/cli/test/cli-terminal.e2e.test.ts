@@ -9,7 +9,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EXIT } from "../src/exit-codes.js";
 import { BIN, TOKEN, lines, run, scratchDir, start, startServer, track } from "./support/processes.js";
 import type { ServerProcess } from "./support/processes.js";
-import { startHoldingProxy } from "./support/holding-proxy.js";
+import { startTcpProxy } from "@golem-stream/test-support";
+import { holding, sessions } from "./support/holding-proxy.js";
 
 const ME = ["-c", '{"name":"tty"}'];
 let server: ServerProcess;
@@ -165,16 +166,16 @@ describe("errors a person can act on", () => {
   });
 
   it("--timeout bounds the wait for the server's answer to the start; --retries how often it is sent again", async () => {
-    const proxy = await startHoldingProxy(server.url, "answers");
+    const proxy = await startTcpProxy({ upstream: server.url, plan: holding("answers") });
     try {
       // The proxy passes the handshake and the start, then holds every answer: none arrives, ever.
       const result = await run(["invoke", "echo", "count", ...ME, "1", "0", "--timeout", "300ms", "--retries", "1"], {
-        env: { ...server.env, GOLEM_STREAM_URL: proxy.url },
+        env: { ...server.env, GOLEM_STREAM_URL: proxy.origin },
       });
       expect(result.code).toBe(EXIT.connectionLost);
       expect(result.stderr, result.stderr).toMatch(/no answer to invocationStart within 300 ms/);
       expect(result.stderr).toMatch(/gave up after 1 reconnect attempts without progress/);
-      expect(proxy.sessions).toBe(2);
+      expect(sessions(proxy)).toBe(2);
     } finally {
       await proxy.close();
     }

@@ -12,7 +12,7 @@ import { bundlePage, launchBrowser, servePage, type PageServer } from "./support
 import { firstStream } from "./support/demo.js";
 import { endOf } from "./support/recording.js";
 import { startServer, TOKEN } from "./support/embedded.js";
-import { startCuttingProxy } from "./support/tcp-proxy.js";
+import { startTcpProxy } from "@golem-stream/test-support";
 
 let browser: Browser;
 let pageServer: PageServer;
@@ -87,7 +87,7 @@ describe("the client in Chromium", () => {
   it("the network path is cut mid-stream, twice: the page resumes and sees every item once", async () => {
     // Byte budgets per connection (both directions): the first two connections die mid-output.
     const budgets = [40_000, 80_000];
-    const proxy = await startCuttingProxy(server.url, (index) => budgets[index]);
+    const proxy = await startTcpProxy({ upstream: server.url, plan: ({ index }) => ({ cutAfter: budgets[index] }) });
     try {
       const to = 5000;
       const { items, reconnects } = await scenario<{ items: number[]; reconnects: string[] }>("count", { url: proxy.url.replace(/^ws:/, "http:"), token: TOKEN, to });

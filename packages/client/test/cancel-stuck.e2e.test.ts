@@ -15,7 +15,10 @@ import { PROBE, startProbeServer, type ProbeServer } from "./support/probe-serve
 import { recording } from "./support/recording.js";
 
 let probe: ProbeServer;
-beforeAll(async () => void (probe = await startProbeServer()));
+/** Resolves when the server stops reading a session socket because its inbound queue is full. */
+let stoppedReading: () => void = () => undefined;
+const serverStoppedReading = new Promise<void>((resolve) => (stoppedReading = resolve));
+beforeAll(async () => void (probe = await startProbeServer([{ backpressure: (reason) => reason === "inbound-queue" && stoppedReading() }])));
 afterAll(async () => probe.close());
 
 /** Endless 64 KiB chunks, counting how many the client has pulled. */
@@ -32,18 +35,6 @@ function endlessChunks(): { source: AsyncIterable<Uint8Array>; pulled(): number 
   };
 }
 
-/** Resolves once `read()` has not changed for half a second: the client's input window is full. */
-async function stalled(read: () => number): Promise<number> {
-  let last = -1;
-  for (let same = 0; same < 5; ) {
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    const now = read();
-    same = now === last ? same + 1 : 0;
-    last = now;
-  }
-  return last;
-}
-
 describe("a cancel behind input the server has stopped reading", () => {
   it("goes over a new connection and is delivered; the invocation then ends on the server", async () => {
     const { transport, received } = recording();
@@ -51,8 +42,10 @@ describe("a cancel behind input the server has stopped reading", () => {
     const client = createClient({ url: probe.url, token: TOKEN, transport, cancelConfirmTimeoutMs: 300 });
     const call = client.invoke({ ...PROBE, method: "trickle", methodParameters: { kind: "record", value: { fields: [inputStream.bytes(chunks.source)] } } });
     await call.accepted;
-    // The agent's queue, the server's inbound queue and the socket's buffers are full.
-    expect(await stalled(chunks.pulled)).toBeGreaterThan(256);
+    // The agent's queue (256 entries) and the server's inbound queue are full: the server stops
+    // reading the socket, and what the client sends from now on waits in the socket's buffers.
+    await serverStoppedReading;
+    expect(chunks.pulled()).toBeGreaterThan(256);
 
     const accepted = () => received.filter((m) => m.type === "invocationAccepted").length;
     expect(await call.cancel()).toEqual({ kind: "delivered" });

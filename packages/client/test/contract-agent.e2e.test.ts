@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from "vitest"
 import { ClientError, ContractError, createClient, defineAgentType, t, typedAgent, type Client, type TypedOutput } from "../src/index.js";
 import { collect, randomChunks, sha256 } from "./support/demo.js";
 import { startServer, TOKEN } from "./support/embedded.js";
-import { startCuttingProxy } from "./support/tcp-proxy.js";
+import { startTcpProxy } from "@golem-stream/test-support";
 import { typedMethods } from "../src/contract-agent.js";
 
 let server: Awaited<ReturnType<typeof startServer>>;
@@ -122,7 +122,7 @@ describe("typedAgent(client, echoContract): every demo method, typed", () => {
 
 describe("typed calls across a connection cut", () => {
   it("count and split deliver every item exactly once, in order, when the connection dies mid-stream", async () => {
-    const proxy = await startCuttingProxy(server.url, () => undefined);
+    const proxy = await startTcpProxy({ upstream: server.url });
     try {
       const cutting = createClient({ url: proxy.url, token: TOKEN, reconnect: { initialDelayMs: 5, maxDelayMs: 40, maxAttempts: 30 } });
       const echo = await typedAgent(cutting, echoContract, { ...where, constructorArgs: { name: "cut" } });

@@ -11,7 +11,7 @@ import WsWebSocket from "ws";
 import { createClient, inputStream, webSocketTransport, type Client, type Transport, type WebSocketLike } from "../src/index.js";
 import { collect, demo, fieldsOf, firstStream, randomChunks, record, sha256, u32 } from "./support/demo.js";
 import { startServer, TOKEN } from "./support/embedded.js";
-import { startCuttingProxy } from "./support/tcp-proxy.js";
+import { startTcpProxy } from "@golem-stream/test-support";
 
 let server: Awaited<ReturnType<typeof startServer>>;
 beforeAll(async () => void (server = await startServer()));
@@ -71,7 +71,7 @@ describe.each(implementations)("%s", (_label, make) => {
 
   it.skipIf(make === undefined)("survives TCP cuts: resumes and delivers each item once", async () => {
     const budgets = [3000, 9000, 20_000];
-    const proxy = await startCuttingProxy(server.url, (index) => budgets[index]);
+    const proxy = await startTcpProxy({ upstream: server.url, plan: ({ index }) => ({ cutAfter: budgets[index] }) });
     try {
       const client = clientFor(proxy.url);
       const input = Array.from({ length: 200 }, (_, i) => `item-${i}-${"x".repeat(i % 50)}`);

@@ -16,7 +16,7 @@ import { startEmbeddedServer, type EmbeddedServer } from "@golem-stream/server";
 // The built package, as the CLI uses it: its handler serves dist/www.
 import { consoleHandler } from "../dist/node/index.js";
 import { launchBrowser } from "./support/browser.js";
-import { startFlakyNetwork, type FlakyNetwork } from "./support/flaky-network.js";
+import { startTcpProxy, type TcpProxy } from "@golem-stream/test-support";
 
 const TOKEN = "console-test-token";
 // Every run saves the screenshot as an artifact; UPDATE_SCREENSHOT=1 also refreshes the README's copy.
@@ -27,17 +27,17 @@ const SCREENSHOT = fileURLToPath(
 let dataDir: string;
 let server: EmbeddedServer;
 /** A second way to the same server, through a network that fails on purpose: its origin is allowed too. */
-let network: FlakyNetwork;
+let network: TcpProxy;
 /** A third way, whose origin the server does not allow (as a DNS name it was not told about). */
-let foreign: FlakyNetwork;
+let foreign: TcpProxy;
 let browser: Browser;
 /** Why the browser could not be started: every test fails with it (a failed beforeAll would only skip them). */
 let startFailure: Error | undefined;
 
 beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), "golem-stream-console-"));
-  network = await startFlakyNetwork();
-  foreign = await startFlakyNetwork();
+  network = await startTcpProxy();
+  foreign = await startTcpProxy();
   server = await startEmbeddedServer({
     dataDir,
     tokens: [TOKEN],
@@ -45,8 +45,8 @@ beforeAll(async () => {
     pages: consoleHandler(),
     browsers: { allowedOrigins: [network.origin], allowListeningOrigins: true },
   });
-  network.setUpstream(Number(new URL(server.httpUrl).port));
-  foreign.setUpstream(Number(new URL(server.httpUrl).port));
+  network.setUpstreams([{ port: Number(new URL(server.httpUrl).port) }]);
+  foreign.setUpstreams([{ port: Number(new URL(server.httpUrl).port) }]);
   try {
     browser = await launchBrowser();
   } catch (error) {
@@ -332,12 +332,12 @@ describe("the web console in Chromium", () => {
   });
 
   it("the network is cut mid-stream and then offline for a while: the console reconnects by itself, every item once", async () => {
-    network.setBudgets((index) => [3000, 6000][index]);
-    // After the first cut, new connections are refused for 1.5 s: the page keeps retrying.
-    let offline = false;
-    network.onCut(() => {
-      if (!offline) network.offlineFor(1500);
-      offline = true;
+    // WebSocket connections are cut after 3000, then 6000 bytes. After the first cut the network
+    // is down for the next three connections (about 1.4 s of the page's backoff): it keeps retrying.
+    let webSockets = 0;
+    network.setPlan((connection) => {
+      if (network.cuts === 1 && network.refused < 3) return { refuse: true };
+      return connection.webSocket ? { cutAfter: [3000, 6000][webSockets++] } : undefined;
     });
     const { page, context, errors } = await openConsole(network.origin);
     try {
@@ -350,7 +350,7 @@ describe("the web console in Chromium", () => {
       await page.locator("#status", { hasText: "connection lost" }).waitFor({ timeout: 30_000 });
       await page.locator("#outcome", { hasText: "success" }).waitFor({ timeout: 60_000 });
       expect(network.cuts).toBe(2);
-      expect(network.refused).toBeGreaterThan(0);
+      expect(network.refused).toBe(3);
       expect(await items(page)).toEqual(Array.from({ length: to }, (_, i) => String(i)));
       expect(errors.filter((error) => !/WebSocket|ERR_CONNECTION|net::/.test(error))).toEqual([]);
     } finally {

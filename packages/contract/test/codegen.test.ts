@@ -2,28 +2,15 @@
  * `contractSource`: the golden property — for any catalogue, every graph of
  * the generated contract decodes equal to the server's (the comparison
  * `typedAgent` makes) — over (a) the demo catalogue, (b) hand-written graphs
- * with every kind, restriction, metadata and recursion, (c) random graphs.
+ * with every kind, restriction, metadata and recursion; (c) random graphs in
+ * codegen-random.slow.test.ts.
  */
-import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { ContractError, contractDifferences, type AnyAgentContract } from "../src/index.js";
 import { contractSource, type CatalogueEntry } from "../src/codegen/index.js";
 import { echoContract } from "../src/demo.js";
-import { loadGenerated, roundTripDifferences, served } from "./support/generated-module.js";
+import { loadGenerated, roundTrip, roundTripDifferences, served } from "./support/generated-module.js";
 import { kitchenSink } from "./support/kitchen-sink.js";
-import { catalogueEntryArb } from "./support/graph-arbitrary.js";
-
-/** Generates, runs the module, and returns every difference per agent type (none when it round-trips). */
-function roundTrip(entries: readonly CatalogueEntry[]): Record<string, string[]> {
-  const { source, exports } = contractSource(entries);
-  const module = loadGenerated(source);
-  const differences: Record<string, string[]> = {};
-  exports.forEach(({ agentType, name }, i) => {
-    const contract = module[name] as AnyAgentContract | undefined;
-    differences[agentType] = contract === undefined ? ["not exported"] : roundTripDifferences(contract, entries[i] as CatalogueEntry);
-  });
-  return differences;
-}
 
 const demo: CatalogueEntry = { ...echoContract.graphs };
 
@@ -48,17 +35,6 @@ describe("contractSource round-trips", () => {
     const differences = roundTrip(kitchenSink);
     expect(Object.keys(differences)).toEqual(kitchenSink.map((entry) => entry.name));
     for (const found of Object.values(differences)) expect(found).toEqual([]);
-  });
-
-  // Each run transpiles a module with TypeScript: 50 runs, and time for a loaded machine.
-  it("(c) random catalogue entries", { timeout: 180_000 }, () => {
-    fc.assert(
-      fc.property(fc.array(catalogueEntryArb, { minLength: 1, maxLength: 3 }), (entries) => {
-        const unique = entries.filter((entry, i) => entries.findIndex((other) => other.name === entry.name) === i);
-        for (const found of Object.values(roundTrip(unique))) expect(found).toEqual([]);
-      }),
-      { numRuns: 50 },
-    );
   });
 
   it("notices a generator that loses something (the check can fail)", () => {

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * Runs the model-based session tests (test/session-model.test.ts: the
+ * Runs the model-based session tests (test/session-model.slow.test.ts: the
  * `reverse` and `digest` models) with many more sequences than `pnpm test`
  * does.
  *
@@ -25,7 +25,7 @@ for (const [name, value] of [["runs", runs], ["commands", commands]]) {
 }
 const packageDir = dirname(dirname(fileURLToPath(import.meta.url)));
 const vitest = join(dirname(createRequire(import.meta.url).resolve("vitest/package.json")), "vitest.mjs");
-const result = spawnSync(process.execPath, [vitest, "run", "--project", "unit", "test/session-model.test.ts"], {
+const result = spawnSync(process.execPath, [vitest, "run", "--project", "e2e", "test/session-model.slow.test.ts"], {
   cwd: packageDir,
   stdio: "inherit",
   env: { ...process.env, MODEL_RUNS: runs, MODEL_COMMANDS: commands },

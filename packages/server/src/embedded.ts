@@ -20,6 +20,7 @@ import { createSessionServer, type ClusterOptions, type SessionServer, type Sess
 import type { BrowserOptions } from "./transport/browser-access.js";
 import type { SessionStore } from "./store/session-store.js";
 import { SqliteSessionStore } from "./store/sqlite-store.js";
+import { checkOutageGraceMs } from "./store/outage-grace.js";
 
 /** `agents` and `demo` (`AgentsOptions`): what it serves; the demo catalogue without `agents`. */
 export interface EmbeddedServerOptions extends AgentsOptions {
@@ -69,6 +70,13 @@ export interface EmbeddedServerOptions extends AgentsOptions {
   readonly synchronous?: "full" | "normal";
   /** Payloads of at least this many bytes go to per-session files (default 65536; see `SqliteSessionStoreOptions`). */
   readonly payloadFileThreshold?: number;
+  /**
+   * How long the SQLite store retries writes that failed with a transient
+   * error (busy, I/O) before failing them (default 30 000; 0: at once; see
+   * `SqliteSessionStoreOptions.outageGraceMs`). Not used with `store`: give
+   * your store its own (`PostgresSessionStore`'s `outageGraceMs`).
+   */
+  readonly storeOutageGraceMs?: number;
   /** `/metrics` (default off; see `SessionServerOptions.metrics`). */
   readonly metrics?: SessionServerOptions["metrics"];
   /** `/healthz` and `/readyz` (default off). */
@@ -173,6 +181,7 @@ export async function startEmbeddedServer(options: EmbeddedServerOptions): Promi
       dataDir: options.dataDir,
       synchronous: options.synchronous ?? "full",
       ...(options.payloadFileThreshold === undefined ? {} : { payloadFileThreshold: options.payloadFileThreshold }),
+      ...(options.storeOutageGraceMs === undefined ? {} : { outageGraceMs: checkOutageGraceMs(options.storeOutageGraceMs, "storeOutageGraceMs") }),
     });
   const server = createSessionServer({
     store,

@@ -31,6 +31,7 @@ import type { Registry } from "prom-client";
 import { handleOperationsRequest, isOperationsPath, type OperationsEndpoints, type Readiness } from "./observability/http-endpoints.js";
 import { HostCheck } from "./transport/host-check.js";
 import { CatalogueCheck, CatalogueDriftError } from "./cluster/catalogue-check.js";
+import { StoreAvailability } from "./cluster/store-availability.js";
 import { logObserver } from "./observability/log-observer.js";
 import { PrometheusMetrics, type MetricsOptions } from "./observability/prometheus-metrics.js";
 import { composeObservers, type PartialObserver, type ServerObserver } from "./observability/server-observer.js";
@@ -124,7 +125,10 @@ export interface ClusterOptions {
   /**
    * How long a node's lease lasts without a heartbeat (default 10 s). A node
    * heartbeats every third of it; when an owner's lease lapses, another node
-   * claims its running invocations within half of it and fails them.
+   * claims its running invocations within half of it and fails them, once
+   * that node has itself renewed its lease without a break for a full TTL
+   * (so an outage of the store that lapsed every lease claims nothing:
+   * docs/cluster.md, *Store outages*).
    */
   readonly leaseTtlMs?: number;
   /**
@@ -263,6 +267,8 @@ class NodeSessionServer implements SessionServer {
   #sweeper: NodeJS.Timeout | undefined;
   #heartbeat: NodeJS.Timeout | undefined;
   #orphanClaims: NodeJS.Timeout | undefined;
+  /** Whether this node may claim other nodes' sessions yet (cluster mode). */
+  readonly #availability: StoreAvailability;
   readonly #catalogueCheck: CatalogueCheck | undefined;
   /** Rejects with `CatalogueDriftError` when this node may not join: `listen` fails with it. */
   readonly #catalogueVerified: Promise<void>;
@@ -303,6 +309,7 @@ class NodeSessionServer implements SessionServer {
     this.#connectionsPerPrincipal = new PrincipalSlots(this.#limits.maxConnectionsPerPrincipal, "connections", (limit) => this.#observer.principalLimitReached(limit));
     const observer = this.#observer;
     if (metrics !== undefined) options.store.observeCommits?.((seconds, writes) => observer.storeCommitted(seconds, writes));
+    options.store.observeOutages?.((event) => observer.storeOutage(event));
     this.#endpoints = { registry: this.metrics, health: options.healthEndpoints === true, readiness: () => this.readiness() };
     this.#storedBytes = new StoredBytesTable(this.#limits.maxStoredBytesPerPrincipal, () => observer.principalLimitReached("stored-bytes"));
     const deps: RuntimeDeps = {
@@ -339,11 +346,14 @@ class NodeSessionServer implements SessionServer {
     this.#catalogueCheck = check;
     // The catalogue is compared before the first heartbeat: a refused node never joins.
     this.#catalogueVerified = check === undefined ? Promise.resolve() : check.verify();
+    const availability = new StoreAvailability(leaseTtlMs, Math.floor(leaseTtlMs / 3));
+    this.#availability = availability;
     const joined =
       cluster === undefined
         ? Promise.resolve()
         : this.#catalogueVerified
             .then(() => cluster.heartbeat(leaseTtlMs))
+            .then(() => availability.succeeded(performance.now()))
             .then(() => check?.record())
             .then(() => observer.leaseHeartbeat(true));
     if (cluster !== undefined) {
@@ -352,10 +362,12 @@ class NodeSessionServer implements SessionServer {
       const beat = async (): Promise<void> =>
         refused ? undefined : cluster.heartbeat(leaseTtlMs).then(
           () => {
+            availability.succeeded(performance.now());
             observer.leaseHeartbeat(true);
             return check?.refresh();
           },
           (error: unknown) => {
+            availability.failed();
             observer.leaseHeartbeat(false);
             this.#logger.error("lease heartbeat failed", { event: "cluster.heartbeat-error", error: String(error) });
           },
@@ -381,6 +393,8 @@ class NodeSessionServer implements SessionServer {
   }
 
   async #claimOrphans(): Promise<void> {
+    // Not before this node has seen the store available for a full lease (store-availability.ts).
+    if (!this.#availability.mayClaim(performance.now())) return;
     try {
       const claimed = await this.#runtime.claimOrphans();
       if (claimed > 0) this.#observer.orphansClaimed(claimed);

@@ -19,6 +19,7 @@ function peerOn(cluster: MemoryCluster): ClusterPeer {
     cancelOutputById: async () => undefined,
     deliveredRemotely: () => undefined,
     attachedRemotely: () => undefined,
+    deliveryLost: () => undefined,
     logger: { warn: () => undefined },
   });
 }

@@ -9,6 +9,7 @@ import { randomUUID } from "node:crypto";
 import { canonicalJson, type JsonValue } from "@golem-stream/wire";
 import { SENT, type OutgoingMessage } from "../src/transport/transport.js";
 import type { ServerLimits } from "../src/index.js";
+import { NOOP_OBSERVER, type ServerObserver } from "../src/observability/server-observer.js";
 import { demoStart, v } from "./helpers.js";
 import { MemoryTransport, memoryHarness } from "./support/memory-session.js";
 
@@ -28,10 +29,40 @@ class GatedTransport extends MemoryTransport {
   }
 }
 
-/** Lets the store commit and the session run for a while (no assertion on time: only on what was sent). */
-const settle = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, 30));
+const harness = (limits: Partial<ServerLimits> = {}, observer?: ServerObserver) => memoryHarness({ limits, ...(observer === undefined ? {} : { observer }) });
 
-const harness = (limits: Partial<ServerLimits> = {}) => memoryHarness({ limits });
+/**
+ * Counts what the runtime reports, and wakes `until` on every report: tests
+ * wait on what the server did, not on a clock.
+ */
+class CountingObserver {
+  readonly counts = { inputAccepted: 0, outputRecorded: 0, sessionBudget: 0, outputWindow: 0, sessionsFinished: 0 };
+  /** The last of input accepted / session budget spent: which came last says whether input is waiting. */
+  last: "inputAccepted" | "sessionBudget" | undefined;
+  #waiters: (() => void)[] = [];
+  readonly observer: ServerObserver = {
+    ...NOOP_OBSERVER,
+    inputAccepted: (_kind, items) => this.#saw("inputAccepted", items),
+    outputRecorded: (_kind, items) => this.#saw("outputRecorded", items),
+    sessionFinished: () => this.#saw("sessionsFinished", 1),
+    backpressure: (reason) => {
+      if (reason === "session-budget") this.#saw("sessionBudget", 1);
+      if (reason === "output-window") this.#saw("outputWindow", 1);
+    },
+  };
+  #saw(what: keyof CountingObserver["counts"], n: number): void {
+    this.counts[what] += n;
+    if (what === "inputAccepted" || what === "sessionBudget") this.last = what;
+    for (const wake of this.#waiters.splice(0)) wake();
+  }
+  /** Waits until `predicate` holds, re-checked on every report and whenever `transport` sends. */
+  async until(transport: MemoryTransport, predicate: () => boolean): Promise<void> {
+    while (!predicate()) {
+      const seen = transport.sent.length;
+      await Promise.race([new Promise<void>((resolve) => this.#waiters.push(resolve)), transport.until((sent) => sent.length > seen)]);
+    }
+  }
+}
 
 /** A client that stopped reading once the invocation finished: the send of `invocationFinished` never drains. */
 class StalledAtFinishTransport extends MemoryTransport {
@@ -91,14 +122,15 @@ describe("Connection + SessionRuntime in memory", () => {
   });
 
   it("an output pump sends its next item only when the transport has settled the previous send", async () => {
-    const { open, store } = harness();
+    const counting = new CountingObserver();
+    const { open, store } = harness({}, counting.observer);
     const { transport, send } = open(new GatedTransport());
     send(demoStart("count", v.record(v.u32(4), v.u32(0))));
     const items = () => transport.sent.filter((m) => m.type === "outputStreamItem").length;
-    await transport.until(() => items() > 0);
+    // The agent recorded all four items and its finish was committed: every item was there to send.
+    await counting.until(transport, () => counting.counts.outputRecorded === 4 && counting.counts.sessionsFinished === 1);
     for (let sent = 1; sent <= 4; sent++) {
-      await settle();
-      // All four items are committed by now; the pump waits on the one the transport holds.
+      // The pump waits on the one the transport holds.
       expect(items()).toBe(sent);
       expect(transport.gated).toBe(1);
       transport.release();
@@ -155,7 +187,8 @@ describe("Connection + SessionRuntime in memory", () => {
   });
 
   it("a streamCancel goes through while unsent output holds the session's whole budget (the input behind it waits)", async () => {
-    const { open, store } = harness({ maxQueuedBytesPerSession: 64 * 1024 });
+    const counting = new CountingObserver();
+    const { open, store } = harness({ maxQueuedBytesPerSession: 64 * 1024 }, counting.observer);
     const first = open(new GatedTransport());
     first.send(demoStart("reverse", v.record(v.stream(randomUUID()))));
     await first.transport.until((sent) => sent.some((m) => m.type === "invocationAccepted"));
@@ -166,11 +199,19 @@ describe("Connection + SessionRuntime in memory", () => {
     for (let i = 0; i < items; i++) first.send({ type: "inputStreamItem", channel: 1, sequence: BigInt(i), value: v.str("x".repeat(1024)) });
     const highWater = (transport: MemoryTransport) =>
       transport.sent.reduce((most, m) => (m.type === "inputStreamAck" ? Math.max(most, Number(m.highestContiguousSequence)) : most), 0);
-    let before = -1;
-    while (highWater(first.transport) !== before) {
-      before = highWater(first.transport);
-      await settle();
-    }
+    // Stuck for good: the last input message met a spent budget (none accepted since), every
+    // accepted item is committed (acknowledged), and the agent takes no more (it waits on its
+    // output window, or has taken all it got): nothing is left that would give permits back.
+    const { counts } = counting;
+    await counting.until(
+      first.transport,
+      () =>
+        counting.last === "sessionBudget" &&
+        // highestContiguousSequence is a count of items (the protocol's section on acknowledgements).
+        highWater(first.transport) === counts.inputAccepted &&
+        (counts.outputWindow > 0 || counts.outputRecorded === counts.inputAccepted),
+    );
+    const before = highWater(first.transport);
     expect(before).toBeLessThan(items);
 
     // A new connection (the client's way out of a stuck one) cancels before anything else.
@@ -178,8 +219,11 @@ describe("Connection + SessionRuntime in memory", () => {
     second.send({ type: "resumeAttach", attemptId: randomUUID(), operation: "resume", outputCursors: [], sessionToken: accepted.sessionToken });
     await second.transport.until((sent) => sent.some((m) => m.type === "invocationAccepted"));
     expect(first.transport.sent.some((m) => m.type === "attachmentRevoked")).toBe(true);
+    const spentBefore = counts.sessionBudget;
     second.send({ type: "streamCancel", channel: 1, reason: "cancelled" });
     await second.transport.until((sent) => sent.some((m) => m.type === "inputStreamAck" && m.terminal));
+    // The cancel itself met the spent budget, and went through.
+    expect(counts.sessionBudget).toBe(spentBefore + 1);
     expect(second.transport.sent.find((m) => m.type === "inputStreamAck" && m.terminal)).toMatchObject({ highestContiguousSequence: BigInt(before) });
     await store.close();
   });

@@ -3,7 +3,7 @@
  * dispatching each notification `{"s": sessionId, "c": change}` to that
  * session's subscribers.
  *
- * When the connection drops, it is reconnected (100 ms, doubling up to 5 s)
+ * When the connection drops, it is reconnected (100 ms, doubling up to 2 s)
  * and LISTEN is issued again. Notifications sent while it was down are
  * lost, so after every reconnect `onReconnect` runs: the store then tells
  * each subscriber, for its session, every change a write could have
@@ -24,6 +24,7 @@ const KINDS: Record<SessionChange["kind"], true> = {
   delivered: true,
   consumed: true,
   alive: true,
+  resync: true,
 };
 const CHANGE_KINDS: ReadonlySet<string> = new Set(Object.keys(KINDS));
 
@@ -46,7 +47,8 @@ export function encodeNote(sessionId: string, change: SessionChange): string {
 }
 
 const RETRY_FIRST_MS = 100;
-const RETRY_MAX_MS = 5000;
+/** 2 s, as the writer's outage retries: after an outage the feed is back about when the writes are. */
+const RETRY_MAX_MS = 2000;
 
 export class ChangeFeed {
   readonly #connect: () => Promise<pg.Client>;

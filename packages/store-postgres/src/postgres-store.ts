@@ -28,12 +28,14 @@ import type {
   Ownership,
   SessionRecord,
   StoredBytes,
+  StoreOutageListener,
   StreamRecord,
 } from "@golem-stream/server/store";
+import { checkOutageGraceMs, OutageGrace, SYSTEM_OUTAGE_CLOCK, type OutageClock } from "@golem-stream/server/store";
 import { appendGroupStatement } from "./append-group.js";
 import { ChangeFeed, encodeNote } from "./change-feed.js";
 import { connectionSettings, type ConnectionTimeouts } from "./connection-settings.js";
-import { asStoreError } from "./store-error.js";
+import { asStoreError, isUnavailable } from "./store-error.js";
 import {
   encodeInputTerminal,
   toAttempt,
@@ -90,6 +92,19 @@ export interface PostgresSessionStoreOptions extends ConnectionTimeouts {
    * `server`: always the server's (README, *Log storage*).
    */
   readonly logCompression?: LogCompression;
+  /**
+   * How long the store waits out a PostgreSQL it cannot reach (refused or
+   * lost connections, a server shutting down or starting up) before failing
+   * the work: writes are retried in order, with backoff, and a COMMIT whose
+   * answer was lost is checked first; reads are retried too. Past it the
+   * writes waiting fail with `PostgresStoreError` code `unavailable` (their
+   * invocations fail), and later ones at once until PostgreSQL answers. The
+   * lease heartbeat, orphan claims and `ping` are never held (docs/cluster.md).
+   * Default 30 000; 0 fails at the first error.
+   */
+  readonly outageGraceMs?: number;
+  /** The clock of the outage grace (tests). Default: the process's. */
+  readonly outageClock?: OutageClock;
 }
 
 /**
@@ -125,6 +140,9 @@ export class PostgresSessionStore implements ClusterSessionStore {
   /** Whether no live node of an earlier version could read a packed row: checked at open and at each heartbeat. */
   #packing = false;
   #state: "new" | "opening" | "open" | "closed" = "new";
+  readonly #outageGraceMs: number;
+  readonly #outageClock: OutageClock;
+  #outageListener: StoreOutageListener | undefined;
   #opening: Promise<void> | undefined;
 
   /**
@@ -166,12 +184,20 @@ export class PostgresSessionStore implements ClusterSessionStore {
     if (logCompression !== "lz4" && logCompression !== "server") throw new TypeError(`logCompression must be "lz4" or "server", got ${JSON.stringify(logCompression)}`);
     this.#logCompression = logCompression;
     this.#sql = statements(this.schema);
-    this.#writes = new WriteQueue(() => this.#writerClient(), this.channel, {
-      input: this.#sql.inputRun,
-      output: this.#sql.outputRun,
-      group: appendGroupStatement(this.schema),
-      packedRowBytes: () => (this.#packing ? this.#maxPackedRowBytes : 0),
-    });
+    this.#outageGraceMs = checkOutageGraceMs(options.outageGraceMs);
+    this.#outageClock = options.outageClock ?? SYSTEM_OUTAGE_CLOCK;
+    this.#writes = new WriteQueue(
+      () => this.#writerClient(),
+      this.channel,
+      {
+        input: this.#sql.inputRun,
+        output: this.#sql.outputRun,
+        group: appendGroupStatement(this.schema),
+        packedRowBytes: () => (this.#packing ? this.#maxPackedRowBytes : 0),
+        counts: this.#sql.streamCounts,
+      },
+      new OutageGrace(this.#outageGraceMs, this.#outageClock, () => this.#outageListener),
+    );
     this.#sessionReads = new SessionReads((text, values) => this.#pool.query(text, values), this.#sql);
     this.#feed = new ChangeFeed({
       connect: () => this.#client(),
@@ -187,12 +213,12 @@ export class PostgresSessionStore implements ClusterSessionStore {
     this.#opening ??= (async () => {
       this.#state = "opening";
       try {
-        const client = await this.#pool.connect();
+        const client = await this.#checkOut();
         let failure: unknown;
         try {
-          await migrate(client, this.schema);
-          await this.#checkPacking(client);
-          this.#writerSetup = writerSetup(this.#logCompression, await serverHasLz4(client));
+          await migrate(client.connection, this.schema);
+          await this.#checkPacking(client.connection);
+          this.#writerSetup = writerSetup(this.#logCompression, await serverHasLz4(client.connection));
         } catch (error) {
           failure = error;
           throw error;
@@ -212,6 +238,11 @@ export class PostgresSessionStore implements ClusterSessionStore {
   /** Metrics: told after each committed group of writes (`write-queue.ts`). */
   observeCommits(listener: CommitListener): void {
     this.#writes.observe(listener);
+  }
+
+  /** Metrics and log lines: told when PostgreSQL becomes unavailable, of each retry, when it answers again, and of writes failed past the grace. */
+  observeOutages(listener: StoreOutageListener): void {
+    this.#outageListener = listener;
   }
 
   /** Readiness: one round trip to PostgreSQL on a pooled connection. */
@@ -278,13 +309,26 @@ export class PostgresSessionStore implements ClusterSessionStore {
     return this.#reading(async () => (await this.#pool.query<R>(text, values as unknown[])).rows);
   }
 
-  /** The rows `query` reads, on an open store, its failure as a store error. */
-  async #reading<R>(query: () => Promise<R[]>): Promise<R[]> {
+  /** A statement of the cluster's own bookkeeping (leases, claims, notifications): tried once, never held by an outage. */
+  async #readOnce<R extends pg.QueryResultRow>(text: string, values: readonly unknown[]): Promise<R[]> {
+    return this.#reading(async () => (await this.#pool.query<R>(text, values as unknown[])).rows, false);
+  }
+
+  /**
+   * The rows `query` reads, on an open store, its failure as a store error.
+   * A PostgreSQL that cannot be reached is waited out (`outageGraceMs`, each
+   * read its own grace): a read changes nothing, so trying it again is safe.
+   */
+  async #reading<R>(query: () => Promise<R[]>, retried = true): Promise<R[]> {
     this.#checkOpen();
-    try {
-      return await query();
-    } catch (error) {
-      throw asStoreError(error);
+    const grace = retried ? new OutageGrace(this.#outageGraceMs, this.#outageClock) : undefined;
+    for (;;) {
+      try {
+        return await query();
+      } catch (error) {
+        if (grace !== undefined && isUnavailable(error) && this.#state === "open" && (await grace.retry(error))) continue;
+        throw asStoreError(error);
+      }
     }
   }
 
@@ -607,7 +651,7 @@ export class PostgresSessionStore implements ClusterSessionStore {
 
   async heartbeat(ttlMs: number): Promise<void> {
     if (!Number.isFinite(ttlMs) || ttlMs <= 0) throw new RangeError(`heartbeat ttlMs must be a positive number, got ${ttlMs}`);
-    await this.#read(this.#sql.heartbeat, [this.nodeId, ttlMs, LOG_FORMAT]);
+    await this.#readOnce(this.#sql.heartbeat, [this.nodeId, ttlMs, LOG_FORMAT]);
     this.#checkOpen();
     await this.#checkPacking(this.#pool);
   }
@@ -637,9 +681,10 @@ export class PostgresSessionStore implements ClusterSessionStore {
    */
   async claimOrphans(): Promise<string[]> {
     this.#checkOpen();
-    const client = await this.#pool.connect().catch((error: unknown) => {
+    const checkedOut = await this.#checkOut().catch((error: unknown) => {
       throw asStoreError(error);
     });
+    const client = checkedOut.connection;
     let failure: unknown;
     try {
       // One transaction: the sessions move to their next epoch, and their streams with them
@@ -657,20 +702,40 @@ export class PostgresSessionStore implements ClusterSessionStore {
       await client.query("ROLLBACK").catch(() => undefined);
       throw asStoreError(error);
     } finally {
-      client.release(failure instanceof Error ? failure : undefined);
+      checkedOut.release(failure instanceof Error ? failure : undefined);
     }
   }
 
+  /**
+   * A pooled connection for statements of its own (a transaction, the migrations), listened to
+   * while it is checked out: the pool listens only to idle connections, and a connection that
+   * PostgreSQL terminates between two statements (a restart, `pg_terminate_backend`) emits an
+   * `error` event that, unheard, would end the process. The statement running, or the next one,
+   * fails as well and is handled where it is made.
+   */
+  async #checkOut(): Promise<{ readonly connection: pg.PoolClient; release(error?: Error): void }> {
+    const connection = await this.#pool.connect();
+    const onError = (error: Error) => this.#onError(error);
+    connection.on("error", onError);
+    return {
+      connection,
+      release: (error) => {
+        connection.off("error", onError);
+        connection.release(error);
+      },
+    };
+  }
+
   async leave(): Promise<void> {
-    await this.#read(this.#sql.leave, [this.nodeId]);
+    await this.#readOnce(this.#sql.leave, [this.nodeId]);
   }
 
   async setCatalogue(fingerprint: string): Promise<void> {
-    await this.#read(this.#sql.setCatalogue, [this.nodeId, fingerprint]);
+    await this.#readOnce(this.#sql.setCatalogue, [this.nodeId, fingerprint]);
   }
 
   async liveCatalogues(): Promise<readonly NodeCatalogue[]> {
-    const rows = await this.#read<{ node_id: string; catalogue: string | null }>(this.#sql.liveCatalogues, [this.nodeId]);
+    const rows = await this.#readOnce<{ node_id: string; catalogue: string | null }>(this.#sql.liveCatalogues, [this.nodeId]);
     return rows.map((row) => ({ nodeId: row.node_id, fingerprint: row.catalogue ?? undefined }));
   }
 
@@ -678,6 +743,13 @@ export class PostgresSessionStore implements ClusterSessionStore {
     return this.#feed.subscribe(sessionId, listener);
   }
 
+  /**
+   * Sends a change that is not a write. Held through an outage like a read
+   * (`outageGraceMs`): a delivery progress that failed to go out would keep
+   * the owner's output window shut. One whose answer was lost may go out
+   * twice: every change is a hint to re-read, or (`delivered`) credit that
+   * only loosens the window.
+   */
   async publish(sessionId: string, change: SessionChange): Promise<void> {
     await this.#read(this.#sql.notify, [this.channel, encodeNote(sessionId, change)]);
   }
@@ -685,7 +757,7 @@ export class PostgresSessionStore implements ClusterSessionStore {
   /**
    * After the listener reconnects: notifications sent meanwhile are lost, so
    * every subscriber of `sessionIds` gets, from the committed state, each
-   * change a write could have sent: `attached` with the current generation,
+   * change a write could have sent: `resync` (other changes may be lost), `attached` with the current generation,
    * `input`/`output` for every stream, then `result` and `finished` if
    * recorded. Changes carry no payload; subscribers re-read the store.
    */
@@ -701,6 +773,8 @@ export class PostgresSessionStore implements ClusterSessionStore {
         continue;
       }
       if (session === undefined) continue;
+      // Changes that are not writes (delivery progress above all) may have been lost too.
+      this.#feed.dispatch(sessionId, { kind: "resync" });
       this.#feed.dispatch(sessionId, { kind: "attached", generation: session.generation.toString() });
       for (const stream of streams) this.#feed.dispatch(sessionId, { kind: stream.direction, streamId: stream.streamId });
       if (session.result !== undefined) this.#feed.dispatch(sessionId, { kind: "result" });
@@ -875,5 +949,7 @@ function statements(s: string) {
     everyNodePacks: `SELECT NOT EXISTS (SELECT 1 FROM ${s}.nodes WHERE lease_expires_at > clock_timestamp()
       AND (log_format IS NULL OR log_format < $1)) AS packing`,
     notify: `SELECT pg_notify($1, $2)`,
+    // After a group statement's answer was lost: where its streams are now (write-queue.ts).
+    streamCounts: `SELECT stream_id, count FROM ${s}.streams WHERE stream_id = ANY($1::text[])`,
   };
 }

@@ -27,11 +27,11 @@
  */
 import { performance } from "node:perf_hooks";
 import pg from "pg";
-import { writeOrder } from "@golem-stream/server/store";
+import { OutageGrace, writeOrder } from "@golem-stream/server/store";
 import { appendGroupValues, distinctRuns } from "./append-group.js";
 import { RUN_BYTES, RUN_ROW_BYTES, runLength, runRows, type RunAppend } from "./append-runs.js";
-import { ControlStatements } from "./control-statements.js";
-import { asStoreError, PostgresStoreError, timeoutCode } from "./store-error.js";
+import { ControlStatements, TRANSACTION_ID } from "./control-statements.js";
+import { asStoreError, isUnavailable, PostgresStoreError, timeoutCode } from "./store-error.js";
 
 /** Thrown by a write to undo its statements and still resolve with `value` (e.g. `attempt-exists`). */
 export class Rollback<T> {
@@ -68,7 +68,12 @@ export interface RunStatements {
   readonly group: string;
   /** Bytes per packed row for the run being written now (0: a row per append; @golem-stream/server's `packRun`). */
   readonly packedRowBytes: () => number;
+  /** The count of each stream of `$1` (text[]): `stream_id`, `count`; tells whether a group statement whose answer was lost committed. */
+  readonly counts?: string;
 }
+
+/** What became of a group whose connection was lost, asked once PostgreSQL answers again. */
+type Verdict = "committed" | "not-committed" | "pending" | "unknown";
 
 interface Pending {
   readonly work: (context: WriteContext) => Promise<unknown>;
@@ -111,11 +116,20 @@ export class WriteQueue {
   #closed = false;
   #listener: ((seconds: number, writes: number) => void) | undefined;
   #transientRetries = 0;
+  /** Retries of groups whose connection was lost or could not be made (`outage`). */
+  readonly #grace: OutageGrace;
 
-  constructor(connect: () => Promise<pg.Client>, channel: string, runs?: RunStatements) {
+  /**
+   * `outage` is the grace of a database that cannot be reached (default: none,
+   * every such group fails at once): groups are retried in order, and a group
+   * whose COMMIT got no answer is first checked, so nothing is written twice
+   * or reported lost when it committed.
+   */
+  constructor(connect: () => Promise<pg.Client>, channel: string, runs?: RunStatements, outage: OutageGrace = new OutageGrace(0)) {
     this.#connect = connect;
     this.#channel = channel;
     this.#runs = runs;
+    this.#grace = outage;
   }
 
   /** Queues `work`; an `append` (see `LogAppend`) may be written together with its neighbours instead. */
@@ -250,7 +264,8 @@ export class WriteQueue {
    * first into the next group, written the careful way, for their own
    * outcomes. After an error nothing was written and the whole group goes
    * the careful way, unless the answer was lost (the statement may have
-   * committed).
+   * committed): within the outage grace the streams' counts then tell
+   * (`#appendsCommitted`), else the group fails as not confirmed.
    */
   async #commitAppends(client: pg.Client, group: readonly Pending[], ordered: readonly Pending[], runs: readonly [number, number][]): Promise<void> {
     const began = performance.now();
@@ -261,17 +276,26 @@ export class WriteQueue {
       moved = new Set(answer.rows.map((row) => row.run));
     } catch (error) {
       this.#abandonIfStalled(client, error);
-      if (this.#client === client) {
+      if (this.#client === client && !isUnavailable(error)) {
         for (const item of group) item.careful = true;
         this.#queue.unshift(...group);
         return;
       }
       const failure = toError(error, "the store's write failed");
+      const committed = (writer: pg.Client) => this.#appendsCommitted(writer, appends, runs);
+      const settle = () => this.#settleAppends(group, ordered, runs, new Set(runs.map((_, run) => run)), began);
+      if (await this.#recover(group, failure, this.#runs!.counts === undefined ? undefined : committed, settle)) return;
       const code = timeoutCode(failure);
       const message = `store write not confirmed (it may have committed): ${failure.message}`;
-      for (const item of group) item.reject(code === undefined ? new Error(message, { cause: failure }) : new PostgresStoreError(code, message, { cause: failure }));
+      this.#fail(group, (item) => item.reject(code === undefined ? new Error(message, { cause: failure }) : new PostgresStoreError(code, message, { cause: failure })));
       return;
     }
+    this.#grace.available();
+    this.#settleAppends(group, ordered, runs, moved, began);
+  }
+
+  /** Settles a group of appends whose statement committed, `moved` its runs that moved their stream; the others go the careful way next. */
+  #settleAppends(group: readonly Pending[], ordered: readonly Pending[], runs: readonly [number, number][], moved: ReadonlySet<number>, began: number): void {
     const again = new Set<Pending>();
     runs.forEach(([start, end], run) => {
       if (moved.has(run)) return;
@@ -282,6 +306,83 @@ export class WriteQueue {
     for (const item of retry) item.careful = true;
     this.#queue.unshift(...retry);
     for (const item of group) if (!again.has(item)) item.resolve(undefined);
+  }
+
+  /**
+   * Whether a group statement whose answer was lost committed, from the
+   * streams' counts now. One statement commits all its runs or none, and
+   * only this writer appends to these streams, in order (the rest of the
+   * queue waits): a run whose count is still where it starts proves nothing
+   * was committed; every count at or past its run's end, that all was. Any
+   * other count cannot be told apart: unknown.
+   */
+  async #appendsCommitted(client: pg.Client, appends: readonly LogAppend[], runs: readonly [number, number][]): Promise<Verdict> {
+    const firsts = runs.map(([start]) => appends[start]!);
+    const { rows } = await client.query<{ stream_id: string; count: string }>(this.#runs!.counts!, [firsts.map((append) => append.streamId)]);
+    const counts = new Map(rows.map((row) => [row.stream_id, BigInt(row.count)]));
+    let all = true;
+    for (const [index, [start, end]] of runs.entries()) {
+      const first = firsts[index]!;
+      const count = counts.get(first.streamId);
+      if (count === first.sequence) return "not-committed";
+      const total = appends.slice(start, end).reduce((sum, append) => sum + append.itemCount, 0n);
+      if (count === undefined || count < first.sequence + total) all = false;
+    }
+    return all ? "committed" : "unknown";
+  }
+
+  /**
+   * The group's connection was lost, or could not be made (`error`). Within
+   * the outage grace: waits (backoff), then, when the group may have
+   * committed (`committed` given), asks PostgreSQL whether it did, again
+   * until it answers, and either settles the group as committed (`settle`)
+   * or puts it back at the head of the queue, before every later write, to
+   * be written again. True when it did one of those; false when the group
+   * must fail (the grace is spent, or its outcome cannot be known), the
+   * connection dropped either way.
+   */
+  async #recover(group: readonly Pending[], error: Error, committed: ((client: pg.Client) => Promise<Verdict>) | undefined, settle: () => void): Promise<boolean> {
+    this.#dropWriter();
+    if (!isUnavailable(error)) return false;
+    let failure: unknown = error;
+    while (await this.#grace.retry(failure)) {
+      if (committed === undefined) {
+        this.#queue.unshift(...group);
+        return true;
+      }
+      let verdict: Verdict;
+      try {
+        verdict = await committed(await this.#writer());
+      } catch (next) {
+        this.#dropWriter();
+        if (!isUnavailable(next)) return false;
+        failure = next;
+        continue;
+      }
+      if (verdict === "pending") continue; // the old connection's transaction is still open: ask again
+      if (verdict === "unknown") return false;
+      if (verdict === "committed") {
+        this.#grace.available();
+        settle();
+      } else {
+        this.#queue.unshift(...group);
+      }
+      return true;
+    }
+    return false;
+  }
+
+  /** Rejects every write of `group` with `reject`; counted as failed past the grace while an outage is under way. */
+  #fail(group: readonly Pending[], reject: (item: Pending) => void): void {
+    if (this.#grace.down) this.#grace.exceeded(group.length);
+    for (const item of group) reject(item);
+  }
+
+  /** Forgets the writer connection (ending it): the next group connects again. */
+  #dropWriter(): void {
+    const client = this.#client;
+    this.#client = undefined;
+    client?.end().catch(() => undefined);
   }
 
   async #writer(): Promise<pg.Client> {
@@ -302,7 +403,12 @@ export class WriteQueue {
     try {
       client = await this.#writer();
     } catch (error) {
-      for (const item of group) item.reject(toError(asStoreError(error, "cannot connect the writer"), "cannot connect the writer"));
+      let failure = toError(asStoreError(error, "cannot connect the writer"), "cannot connect the writer");
+      if (await this.#recover(group, failure, undefined, () => undefined)) return;
+      if (!(failure instanceof PostgresStoreError) && isUnavailable(failure)) {
+        failure = new PostgresStoreError("unavailable", `cannot connect the writer: ${failure.message}`, { cause: failure });
+      }
+      this.#fail(group, (item) => item.reject(failure));
       return;
     }
     /** Each write's outcome, at its index in `group`. */
@@ -318,8 +424,25 @@ export class WriteQueue {
     const runs = this.#runs !== undefined && ordered.every((item) => item.append !== undefined && !item.careful) ? distinctRuns(appends as LogAppend[]) : undefined;
     if (runs !== undefined) return this.#commitAppends(client, group, ordered, runs);
     const control = new ControlStatements(client);
+    /** Whether the COMMIT went out: from then on a lost answer leaves the outcome unknown. */
+    let commitSent = false;
+    /** Settles the group from `outcomes` once its transaction committed. */
+    const settle = (): void => {
+      this.#listener?.((performance.now() - began) / 1000, group.length - retry.length);
+      // The victim and the writes after it run next, before anything queued meanwhile.
+      this.#queue.unshift(...retry);
+      const retried = new Set(retry);
+      group.forEach((item, index) => {
+        if (retried.has(item)) return;
+        const outcome = outcomes[index];
+        if (outcome?.ok === true) item.resolve(outcome.value);
+        else item.reject(outcome?.error ?? new Error("store write lost"));
+      });
+    };
     try {
       control.hold("BEGIN");
+      // The transaction's id, to ask PostgreSQL after a lost COMMIT whether it committed.
+      if (this.#grace.graceMs > 0) control.hold(TRANSACTION_ID);
       for (let at = 0; at < ordered.length; at++) {
         const item = ordered[at]!;
         const index = order[at]!;
@@ -342,7 +465,7 @@ export class WriteQueue {
           notes.push(...mine);
         } catch (error) {
           this.#abandonIfStalled(client, error);
-          if (this.#client !== client) throw error; // the connection is gone: the whole group fails
+          if (this.#client !== client || isUnavailable(error)) throw error; // the connection is gone: the whole group fails
           await control.send("ROLLBACK TO SAVEPOINT write; RELEASE SAVEPOINT write");
           if (isTransient(error) && item.retries < MAX_RETRIES) {
             item.retries++;
@@ -356,6 +479,7 @@ export class WriteQueue {
       }
       // The notifications in one statement, in array order (identical ones may be coalesced by
       // PostgreSQL), sent with the COMMIT: one round trip.
+      commitSent = true;
       const committed = await control.send(notes.length > 0 ? `${control.notifications(this.#channel, notes)}; COMMIT` : "COMMIT");
       // COMMIT of a transaction that failed answers ROLLBACK.
       if (committed.command !== "COMMIT") throw new Error("the transaction was rolled back");
@@ -363,26 +487,36 @@ export class WriteQueue {
       this.#abandonIfStalled(client, error);
       await client.query("ROLLBACK").catch(() => undefined);
       const failure = toError(error, "the store's transaction failed");
-      const code = timeoutCode(failure);
-      for (const item of group) {
-        // A COMMIT that got no answer may have committed: say so rather than "not committed".
-        if (code === "query-timeout") item.reject(new PostgresStoreError(code, `store write not confirmed (it may have committed): ${failure.message}`, { cause: failure }));
-        else if (code !== undefined) item.reject(new PostgresStoreError(code, `store write not committed: ${failure.message}`, { cause: failure }));
-        else item.reject(new Error(`store write not committed: ${failure.message}`, { cause: failure }));
+      if (isUnavailable(failure)) {
+        // Before the COMMIT went out nothing can have committed; after it, PostgreSQL says (`pg_xact_status`).
+        const xid = control.xid;
+        const verify = !commitSent ? undefined : xid === undefined ? async (): Promise<Verdict> => "unknown" : (writer: pg.Client) => transactionCommitted(writer, xid);
+        if (await this.#recover(group, failure, verify, settle)) return;
       }
+      const code = timeoutCode(failure);
+      // A COMMIT that got no answer may have committed: say so rather than "not committed".
+      const unconfirmed = code === "query-timeout" || (commitSent && isUnavailable(failure) && this.#grace.graceMs > 0);
+      this.#fail(group, (item) => {
+        if (unconfirmed) item.reject(new PostgresStoreError(code ?? "unavailable", `store write not confirmed (it may have committed): ${failure.message}`, { cause: failure }));
+        else if (code !== undefined) item.reject(new PostgresStoreError(code, `store write not committed: ${failure.message}`, { cause: failure }));
+        else if (this.#grace.down) item.reject(new PostgresStoreError("unavailable", `store write not committed: ${failure.message}`, { cause: failure }));
+        else item.reject(new Error(`store write not committed: ${failure.message}`, { cause: failure }));
+      });
       return;
     }
-    this.#listener?.((performance.now() - began) / 1000, group.length - retry.length);
-    // The victim and the writes after it run next, before anything queued meanwhile.
-    this.#queue.unshift(...retry);
-    const retried = new Set(retry);
-    group.forEach((item, index) => {
-      if (retried.has(item)) return;
-      const outcome = outcomes[index];
-      if (outcome?.ok === true) item.resolve(outcome.value);
-      else item.reject(outcome?.error ?? new Error("store write lost"));
-    });
+    this.#grace.available();
+    settle();
   }
+}
+
+/** Whether the transaction `xid` committed, by PostgreSQL's commit log (it keeps the outcome of recent transactions). */
+async function transactionCommitted(client: pg.Client, xid: string): Promise<Verdict> {
+  const { rows } = await client.query<{ status: string | null }>("SELECT pg_xact_status($1::xid8) AS status", [xid]);
+  const status = rows[0]?.status;
+  if (status === "committed") return "committed";
+  if (status === "aborted") return "not-committed";
+  if (status === "in progress") return "pending";
+  return "unknown";
 }
 
 export function toError(error: unknown, context: string): Error {

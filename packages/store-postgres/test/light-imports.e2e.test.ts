@@ -29,8 +29,8 @@ describe("importing the PostgreSQL store", () => {
     expect(loadedBy("@golem-stream/store-postgres", HEAVY)).toEqual([]);
   });
 
-  it("would notice them: the server's main entry loads all three", () => {
+  it("would notice them: the server's main entry loads ws and prom-client (SQLite only when a SQLite store opens)", () => {
     const names = new Set(loadedBy("@golem-stream/server", HEAVY).map((path) => HEAVY.exec(path)?.[1]));
-    expect([...names].sort()).toEqual(["better-sqlite3", "prom-client", "ws"]);
+    expect([...names].sort()).toEqual(["prom-client", "ws"]);
   });
 });

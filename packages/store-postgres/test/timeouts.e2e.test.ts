@@ -12,7 +12,7 @@ import { bytes, session, stream } from "@golem-stream/server/testing";
 import { PostgresSessionStore, PostgresStoreError } from "../src/index.js";
 import { connectionSettings } from "../src/connection-settings.js";
 import { admin, cleanUp, connect, freshSchema, pgUrl } from "./support/stores.js";
-import { silentListener, stallProxy } from "./support/stall-proxy.js";
+import { startSilentListener, startTcpProxy } from "@golem-stream/test-support";
 
 afterAll(cleanUp);
 
@@ -53,14 +53,19 @@ describe("statementTimeoutMs", () => {
 
 describe("queryTimeoutMs and connectTimeoutMs", () => {
   it("a server that stops answering: reads and writes fail with query-timeout, new connections with connect-timeout; all well once it answers", async () => {
-    const proxy = await stallProxy(pgUrl());
+    const proxy = await startTcpProxy({ upstream: pgUrl() });
     try {
-      const store = await connect({ connectionString: proxy.url, statementTimeoutMs: 0, queryTimeoutMs: 1500, connectTimeoutMs: 1500 });
+      const through = new URL(pgUrl());
+      through.hostname = "127.0.0.1";
+      through.port = String(proxy.port);
+      // No outage grace: this is what each call meets at the first timeout (with one, a connect
+      // timeout is waited out like a refused connection: write-queue-outage.test.ts).
+      const store = await connect({ connectionString: through.toString(), statementTimeoutMs: 0, queryTimeoutMs: 1500, connectTimeoutMs: 1500, outageGraceMs: 0 });
       const s = session();
       const input = stream(s.sessionId, "input");
       await store.createSession(s, [input], start(s.sessionId));
       await store.getSession(s.sessionId); // a pooled connection, open before the stall
-      proxy.stall();
+      proxy.pause();
       expect(await failure(store.getSession(s.sessionId))).toMatchObject({ name: "PostgresStoreError", code: "query-timeout" });
       const write = await failure(store.acceptInput({ streamId: input.streamId, sequence: 0n, itemCount: 1n, data: bytes("a"), mimeType: undefined }, []));
       expect(write).toMatchObject({ name: "PostgresStoreError", code: "query-timeout" });
@@ -80,7 +85,7 @@ describe("queryTimeoutMs and connectTimeoutMs", () => {
   });
 
   it("connect to a server that accepts and never answers fails with connect-timeout", async () => {
-    const silent = await silentListener();
+    const silent = await startSilentListener();
     try {
       const url = new URL(pgUrl());
       url.hostname = "127.0.0.1";

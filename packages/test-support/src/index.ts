@@ -1,8 +1,21 @@
 /**
- * @golem-stream/test-support — what the tests of several packages share, so
+ * @golem-stream/test-support — what the tests of several packages share (a
+ * headless Chromium, demo-call values, a TCP proxy that breaks the network on
+ * purpose), so
  * that no package's tests import another package's `test/` folder (turbo
  * would not see those files as inputs, and a change to them would leave
  * cached results standing). Private: never published.
  */
 export { CHROMIUM_PATH, launchChromium } from "./chromium.js";
 export { collect, fieldsOf, randomChunks, sha256, u32 } from "./demo-values.js";
+export {
+  startSilentListener,
+  startTcpProxy,
+  type ConnectionInfo,
+  type ConnectionPlan,
+  type ProxiedConnection,
+  type Side,
+  type TcpProxy,
+  type TcpProxyOptions,
+  type Upstream,
+} from "./tcp-proxy.js";

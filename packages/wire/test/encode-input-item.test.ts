@@ -88,32 +88,6 @@ describe("inputStreamItem in parts", () => {
     expect([...seen].sort()).toEqual(["invalid-message", "limit-exceeded", "ok"]);
   });
 
-  it("applies the 8 MiB text limit to the whole message, counting UTF-8 bytes", () => {
-    const max = LIMITS.maxTextMessageBytes;
-    const frame = (c: number, s: bigint) => inputStreamItemHead(c, s).length + INPUT_ITEM_TAIL.length;
-    // The characters of `{"kind":"s","value":"…"}` around the string.
-    const around = '{"kind":"s","value":""}'.length;
-    for (const [c, s] of [
-      [1, 0n],
-      [CHANNEL_MAX, U64_MAX - 1n],
-    ] as const) {
-      const room = max - frame(c, s) - around;
-      for (const text of [
-        "a".repeat(room),
-        "a".repeat(room + 1),
-        "é".repeat(Math.floor(room / 2)),
-        "é".repeat(Math.floor(room / 2)) + "a".repeat((room % 2) + 1),
-        "\u{1F600}".repeat(Math.floor(room / 4)),
-      ]) {
-        const v = { kind: "s", value: text } as SchemaValueJson;
-        const expected = outcome(viaTable(c, s, v));
-        expect(outcome(viaParts(c, s, v))).toBe(expected);
-      }
-      expect(outcome(viaTable(c, s, { kind: "s", value: "a".repeat(room) } as SchemaValueJson)).startsWith("ok")).toBe(true);
-      expect(outcome(viaTable(c, s, { kind: "s", value: "a".repeat(room + 1) } as SchemaValueJson))).toMatch(/^limit-exceeded/);
-    }
-  });
-
   it("isInputItemPosition accepts exactly the channels and sequences encodeClientMessage accepts", () => {
     fc.assert(
       fc.property(channel, sequence, (c, s) => {

@@ -6,7 +6,7 @@
 import { Option, type Command } from "commander";
 import type { CommandContext } from "./command-context.js";
 import { jwtFlags } from "../jwt-flags.js";
-import { collect, collectOrigin, parseBoundedDuration, parseByteSize, parseCount, parseIntervalMs, parsePort, parseRetention, parseTimeoutMs } from "../option-parsers.js";
+import { collect, collectOrigin, parseBoundedDuration, parseByteSize, parseCount, parseIntervalMs, parseOutageGrace, parsePort, parseRetention, parseTimeoutMs } from "../option-parsers.js";
 import {
   DEFAULT_DETACHED_TIMEOUT_MS,
   DEFAULT_DRAIN_TIMEOUT_MS,
@@ -60,6 +60,12 @@ export function addServeCommand(program: Command, { io, setExitCode }: CommandCo
         .default([]),
     )
     .option("--no-console", "do not serve the web console at / (docs/console.md)")
+    .addOption(
+      new Option(
+        "--store-outage-grace <duration>",
+        "how long work waits for a store that is unavailable (PostgreSQL restarting, unreachable; SQLite busy or an I/O error) before the invocations waiting on a write fail; 0s: at once (default: 30s)",
+      ).argParser(parseOutageGrace),
+    )
     .option("--store <url>", "cluster mode: keep sessions in PostgreSQL, postgres://USER@HOST:PORT/DATABASE (default: $GOLEM_STREAM_STORE, else SQLite in the data directory)")
     .option("--node-id <id>", "with --store: this node's id in the cluster (default: <hostname>-<random>)")
     .addOption(

@@ -71,6 +71,8 @@ interface ClusterSettings {
   readonly timeouts: StoreTimeouts;
   /** `--log-compression`; absent keeps the store's default. */
   readonly logCompression: LogCompression | undefined;
+  /** `--store-outage-grace`; absent keeps the store's default. */
+  readonly outageGraceMs: number | undefined;
 }
 
 /** The cluster settings, or undefined for the SQLite server; every check happens before anything starts. */
@@ -99,6 +101,7 @@ function clusterSettings(options: ServeOptions, io: CliIo): ClusterSettings | un
     leaseTtlMs: options.leaseTtl ?? DEFAULT_LEASE_TTL_MS,
     timeouts: storeTimeouts(options),
     logCompression: options.logCompression,
+    outageGraceMs: options.storeOutageGrace,
   };
 }
 
@@ -124,6 +127,7 @@ async function connectStore(cluster: ClusterSettings, logger: CliLogger): Promis
       connectionString: store.connectionString,
       nodeId,
       ...cluster.timeouts,
+      ...(cluster.outageGraceMs === undefined ? {} : { outageGraceMs: cluster.outageGraceMs }),
       ...(cluster.logCompression === undefined ? {} : { logCompression: cluster.logCompression }),
       onError: (error) => logger.error("store connection error", { event: "store.error", error: scrub(error.message, store.password) }),
     });
@@ -202,6 +206,8 @@ export async function runServe(options: ServeOptions, io: CliIo): Promise<ExitCo
       ...browserAccess(options),
       ...(pages === undefined ? {} : { pages }),
       ...(options.publicHost.length === 0 ? {} : { publicHosts: options.publicHost }),
+      // The SQLite store's grace (a cluster's store got its own when it connected).
+      ...(store === undefined && options.storeOutageGrace !== undefined ? { storeOutageGraceMs: options.storeOutageGrace } : {}),
       ...(store === undefined || cluster === undefined
         ? {}
         : { store, cluster: { leaseTtlMs: cluster.leaseTtlMs, allowCatalogueDrift: options.allowCatalogueDrift === true } }),

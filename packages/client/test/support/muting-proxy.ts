@@ -10,9 +10,10 @@
  * Both directions of every connection are decoded, so a test can read what
  * the client sent (was a retry the exact start?) and what the server
  * answered, including answers the client never got (its session token).
- * `startCuttingProxy` (tcp-proxy.ts) cuts by byte count instead.
+ * The relaying is test-support's TCP proxy (`holdAnswers` for a muted connection); this
+ * file adds the decoding.
  */
-import net from "node:net";
+import { startTcpProxy } from "@golem-stream/test-support";
 import { decodeClientMessage, decodeServerMessage, type ClientMessage, type ServerMessage } from "@golem-stream/wire";
 import { WsFrameReader, type WsMessage } from "./ws-frames.js";
 
@@ -43,95 +44,43 @@ export interface MutingProxy {
 
 /** `mute(index)` decides, when connection `index` (0-based) is accepted, whether it is muted. */
 export async function startMutingProxy(upstreamUrl: string, mute: (index: number) => boolean): Promise<MutingProxy> {
-  const upstream = new URL(upstreamUrl);
-  const sockets = new Set<net.Socket>();
-  const connections: ProxiedConnection[] = [];
-  const cuts = new Set<() => void>();
   const undecodable: unknown[] = [];
-  let waiters: (() => void)[] = [];
-  let idleWaiters: (() => void)[] = [];
-  const changed = (): void => {
-    for (const check of [...waiters]) check();
-  };
-
-  const server = net.createServer((client) => {
-    const connection = { muted: mute(connections.length), sent: [] as ClientMessage[], answered: [] as ServerMessage[], closed: false };
-    const { muted, sent, answered } = connection;
-    connections.push(connection);
-    const target = net.connect(Number(upstream.port), upstream.hostname);
-    let open = 2;
-    for (const socket of [client, target]) {
-      sockets.add(socket);
-      socket.on("error", () => undefined); // a reset is how these connections end
-      socket.on("close", () => {
-        sockets.delete(socket);
-        connection.closed = --open === 0;
-        if (sockets.size === 0) {
-          const wake = idleWaiters;
-          idleWaiters = [];
-          for (const resolve of wake) resolve();
-        }
-        changed();
-      });
+  const proxy = await startTcpProxy({ upstream: upstreamUrl, plan: ({ index }) => (mute(index) ? { holdAnswers: true } : undefined) });
+  const decoded: { sent: ClientMessage[]; answered: ServerMessage[]; fromClient: UpgradedReader; fromServer: UpgradedReader }[] = [];
+  proxy.tap((connection, from, chunk) => {
+    let readers = decoded[connection.index];
+    if (readers === undefined) {
+      const sent: ClientMessage[] = [];
+      const answered: ServerMessage[] = [];
+      readers = {
+        sent,
+        answered,
+        fromClient: new UpgradedReader((message) => sent.push(decodeClientMessage(message.data, message.binary)), undecodable),
+        fromServer: new UpgradedReader((message) => answered.push(decodeServerMessage(message.data, message.binary)), undecodable),
+      };
+      decoded[connection.index] = readers;
     }
-
-    const cut = (): void => {
-      client.resetAndDestroy();
-      target.resetAndDestroy();
-    };
-    if (muted) {
-      cuts.add(cut);
-      client.on("close", () => cuts.delete(cut));
-    }
-
-    // Client → server: always relayed. Closing the client side closes the server side.
-    const fromClient = new UpgradedReader((message) => sent.push(decodeClientMessage(message.data, message.binary)), undecodable);
-    client.on("data", (chunk: Buffer) => {
-      fromClient.push(chunk);
-      target.write(chunk);
-      changed();
-    });
-    client.on("end", () => target.end());
-    client.on("close", () => target.destroy());
-
-    // Server → client: the upgrade response always; what follows only when not muted.
-    const fromServer = new UpgradedReader((message) => answered.push(decodeServerMessage(message.data, message.binary)), undecodable);
-    target.on("data", (chunk: Buffer) => {
-      const { head } = fromServer.push(chunk);
-      const relay = muted ? head : chunk;
-      if (relay.length > 0) client.write(relay);
-      changed();
-    });
-    // A muted path does not carry the server's close either: the client must not learn anything.
-    if (!muted) {
-      target.on("end", () => client.end());
-      target.on("close", () => client.destroy());
-    }
+    (from === "client" ? readers.fromClient : readers.fromServer).push(chunk);
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as net.AddressInfo;
+  const connections = (): ProxiedConnection[] =>
+    proxy.connections.map((connection) => ({
+      muted: connection.plan.holdAnswers === true,
+      sent: decoded[connection.index]?.sent ?? [],
+      answered: decoded[connection.index]?.answered ?? [],
+      closed: connection.closed,
+    }));
   return {
-    url: `ws://127.0.0.1:${port}`,
-    connections,
-    until: (predicate) =>
-      new Promise<void>((resolve) => {
-        const check = (): void => {
-          if (!predicate()) return;
-          waiters = waiters.filter((waiter) => waiter !== check);
-          resolve();
-        };
-        waiters.push(check);
-        check();
-      }),
-    cutMuted: () => {
-      for (const cut of [...cuts]) cut();
+    url: proxy.url,
+    get connections() {
+      return connections();
     },
-    idle: () => (sockets.size === 0 ? Promise.resolve() : new Promise<void>((resolve) => idleWaiters.push(resolve))),
-    close: () =>
-      new Promise<void>((resolve, reject) => {
-        for (const socket of sockets) socket.destroy();
-        server.close(() => (undecodable.length === 0 ? resolve() : reject(new AggregateError(undecodable, "the proxy saw undecodable messages"))));
-      }),
+    until: (predicate) => proxy.until(predicate),
+    cutMuted: () => proxy.cutOpen((connection) => connection.plan.holdAnswers === true),
+    idle: () => proxy.idle(),
+    close: async () => {
+      await proxy.close();
+      if (undecodable.length > 0) throw new AggregateError(undecodable, "the proxy saw undecodable messages");
+    },
   };
 }
 
@@ -153,30 +102,26 @@ class UpgradedReader {
     this.#failures = failures;
   }
 
-  /** Returns the part of `chunk` that belongs to the HTTP head (relayed even on a muted path). */
-  push(chunk: Buffer): { head: Buffer } {
-    let head: Buffer = Buffer.alloc(0);
+  push(chunk: Buffer): void {
     let rest: Buffer = chunk;
     if (this.#head !== undefined) {
       const seen = Buffer.concat([this.#head, chunk]);
       const end = seen.indexOf("\r\n\r\n");
       if (end < 0) {
         this.#head = seen;
-        return { head: chunk };
+        return;
       }
       const headLength = end + 4 - this.#head.length;
       const firstLine = seen.subarray(0, seen.indexOf("\r\n")).toString("latin1");
       this.#framesFollow = firstLine.startsWith("GET ") || / 101 /.test(firstLine);
       this.#head = undefined;
-      head = chunk.subarray(0, headLength);
       rest = chunk.subarray(headLength);
     }
-    if (!this.#framesFollow) return { head };
+    if (!this.#framesFollow) return;
     try {
       for (const message of this.#frames.push(rest)) this.#onMessage(message);
     } catch (error) {
       this.#failures.push(error);
     }
-    return { head };
   }
 }

@@ -19,6 +19,7 @@ import {
   loadOrCreateKeyring,
   recordField,
   type AgentTypeDefinition,
+  type PartialObserver,
 } from "@golem-stream/server";
 import { TOKEN } from "./embedded.js";
 
@@ -127,14 +128,15 @@ export interface ProbeServer {
   close(): Promise<void>;
 }
 
-/** A server hosting only the probe agent (application `probe`); its store is in memory. */
-export async function startProbeServer(): Promise<ProbeServer> {
+/** A server hosting only the probe agent (application `probe`); its store is in memory. `observers` see what it reports. */
+export async function startProbeServer(observers: readonly PartialObserver[] = []): Promise<ProbeServer> {
   const dataDir = mkdtempSync(join(tmpdir(), "golem-stream-probe-"));
   const server = createSessionServer({
     store: new MemorySessionStore(),
     host: new StaticAgentHost({ probe: { default: [PROBE_AGENT_TYPE] } }),
     keyring: loadOrCreateKeyring(dataDir),
     authenticator: (bearer) => (bearer === TOKEN ? { account: "local", principal: "probe-tests" } : undefined),
+    observers,
   });
   const address = await server.listen(0, "127.0.0.1");
   return {

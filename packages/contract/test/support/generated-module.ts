@@ -2,13 +2,13 @@
  * Runs generated contract source the way a user's build would, minus the
  * type check: TypeScript's own transpiler turns it into CommonJS, which is
  * evaluated with `require` answering this package's source. The type check
- * of generated source is `codegen-tsc.test.ts`'s job.
+ * of generated source is `codegen-tsc.slow.test.ts`'s job.
  */
 import ts from "typescript";
 import { decodeSchemaGraph, type SchemaGraphJson } from "@golem-stream/schema-value";
 import * as contractPackage from "../../src/index.js";
 import { contractDifferences, type AnyAgentContract, type CatalogueAgentType } from "../../src/index.js";
-import type { CatalogueEntry } from "../../src/codegen/index.js";
+import { contractSource, type CatalogueEntry } from "../../src/codegen/index.js";
 
 export function loadGenerated(source: string): Record<string, unknown> {
   const { outputText } = ts.transpileModule(source, { compilerOptions: { module: ts.ModuleKind.CommonJS, target: ts.ScriptTarget.ES2022 } });
@@ -40,5 +40,17 @@ export function roundTripDifferences(contract: AnyAgentContract, entry: Catalogu
   const theirs = Object.keys(Object.fromEntries(entry.methods.map((m) => [m.name, true])));
   if (JSON.stringify(mine) !== JSON.stringify(theirs)) differences.push(`methods ${JSON.stringify(mine)} vs ${JSON.stringify(theirs)}`);
   if (JSON.stringify(contract.config.map((c) => c.path)) !== JSON.stringify((entry.config ?? []).map((c) => c.path))) differences.push("config");
+  return differences;
+}
+
+/** Generates, runs the module, and returns every difference per agent type (none when it round-trips). */
+export function roundTrip(entries: readonly CatalogueEntry[]): Record<string, string[]> {
+  const { source, exports } = contractSource(entries);
+  const module = loadGenerated(source);
+  const differences: Record<string, string[]> = {};
+  exports.forEach(({ agentType, name }, i) => {
+    const contract = module[name] as AnyAgentContract | undefined;
+    differences[agentType] = contract === undefined ? ["not exported"] : roundTripDifferences(contract, entries[i] as CatalogueEntry);
+  });
   return differences;
 }

@@ -28,6 +28,8 @@ export interface PeerSession {
   deliveredRemotely(streamId: string, events: number, bytes: number): void;
   /** Owner: another node still serves an attachment to the session (its `alive` change). */
   attachedRemotely(): void;
+  /** Owner: delivery progress from another node may have been lost (a `resync`): the output windows start afresh. */
+  deliveryLost(): void;
   readonly logger: { warn(message: string, fields?: Record<string, unknown>): void };
 }
 
@@ -102,6 +104,10 @@ export class ClusterPeer {
         return;
       case "alive":
         this.#session.attachedRemotely();
+        return;
+      case "resync":
+        this.#session.deliveryLost();
+        this.sync();
         return;
     }
   }

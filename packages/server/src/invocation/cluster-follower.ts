@@ -51,6 +51,8 @@ export interface FollowedSession {
   attachmentElsewhere(): void;
   cancelOutput(stream: StreamState, reason: ClientCancelReason): Promise<void>;
   delivered(stream: StreamState, bytes: number): void;
+  /** Owner: `delivered` changes from another node's attachment may have been lost. */
+  remoteDeliveryLost(): void;
   /** Charges input handed to the agent to the session's byte permits. */
   charge(bytes: number): void;
   /** Stops the invocation here at once, recording nothing more (`why` is the abort's message). */
@@ -94,6 +96,9 @@ export class ClusterFollower {
         for (let i = 0; i < events; i++) session.delivered(stream, i === 0 ? bytes : 0);
       },
       attachedRemotely: () => session.attachmentElsewhere(),
+      deliveryLost: () => {
+        if (this.role === "owner") session.remoteDeliveryLost();
+      },
     });
   }
 

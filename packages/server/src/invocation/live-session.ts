@@ -244,6 +244,7 @@ export class LiveSession {
       attachmentElsewhere: () => this.#attachmentElsewhere(),
       cancelOutput: (stream, reason) => this.cancelOutput(stream, reason),
       delivered: (stream, bytes) => this.delivered(stream, bytes),
+      remoteDeliveryLost: () => this.#remoteDeliveryLost(),
       charge: (bytes) => this.permits.charge(bytes),
       stopInvocation: (why) => this.#stopInvocation(why),
       fail: (error) => void this.#fail(error),
@@ -487,6 +488,25 @@ export class LiveSession {
     stream.backlogBytes -= release;
     this.permits.releaseUncounted(release);
     this.#wakeWindow(stream);
+  }
+
+  /**
+   * Owner, attachment at another node: some of its `delivered` changes may
+   * have been lost with the store's feed (an outage), and the windows would
+   * then never open again. They start afresh instead: the producers may run
+   * up to one more window ahead of that client, a bound loosened once per
+   * lost feed connection rather than a stall. A local attachment's progress
+   * is never lost: nothing changes then.
+   */
+  #remoteDeliveryLost(): void {
+    if (this.#attachment !== undefined) return;
+    for (const stream of this.#streams.values()) {
+      if (stream.direction !== "output" || stream.backlog === 0) continue;
+      this.permits.releaseUncounted(stream.backlogBytes);
+      stream.backlog = 0;
+      stream.backlogBytes = 0;
+      this.#wakeWindow(stream);
+    }
   }
 
   #wakeWindow(stream: StreamState): void {

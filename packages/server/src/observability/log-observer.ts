@@ -56,6 +56,22 @@ export function logObserver(logger: Logger): PartialObserver {
       else logger.info("attach rejected", fields);
     },
     violation: (code, closeStatus) => logger.warn("protocol violation", { event: "violation", code, closeStatus }),
+    storeOutage: (event) => {
+      if (event.kind === "unavailable") {
+        logger.warn("store unavailable: writes and reads wait for it, up to the outage grace", { event: "store.unavailable", error: event.error });
+      } else if (event.kind === "available") {
+        logger.warn("store available again", { event: "store.available", seconds: event.seconds });
+      } else if (event.kind === "grace-exceeded") {
+        logger.error("store unavailable for longer than the outage grace: the writes waiting for it failed, and their invocations fail", {
+          event: "store.outage-grace-exceeded",
+          seconds: event.seconds,
+          writes: event.writes,
+          error: event.error,
+        });
+      } else {
+        debug?.("store write retried", { event: "store.retry", delayMs: event.delayMs, error: event.error });
+      }
+    },
     leaseHeartbeat: (ok) => {
       if (!ok) logger.warn("lease heartbeat failed", { event: "cluster.heartbeat-failed" });
     },

@@ -25,6 +25,8 @@ export interface MetricsOptions {
 
 /** Store commit latency buckets (seconds): a synced SQLite group takes 0.1–50 ms on most disks. */
 const COMMIT_SECONDS_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
+/** Outages: a dropped connection (well under a second) to a failover, a restart, or one that outlasted the grace. */
+const OUTAGE_SECONDS_BUCKETS = [0.1, 0.5, 1, 2, 5, 10, 20, 30, 60, 120, 300];
 const GROUP_SIZE_BUCKETS = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024];
 const SESSION_SECONDS_BUCKETS = [0.01, 0.1, 1, 10, 60, 300, 1800, 3600, 21600, 86400];
 const KINDS: readonly ElementKind[] = ["value", "u8", "binary"];
@@ -118,6 +120,24 @@ export class PrometheusMetrics {
       buckets: GROUP_SIZE_BUCKETS,
       registers,
     });
+    const storeUnavailable = new Gauge({
+      name: `${p}store_unavailable`,
+      help: "1 while the store cannot reach its database and work waits for it (within the outage grace, or failing past it), else 0.",
+      registers,
+    });
+    const outageSeconds = new Histogram({
+      name: `${p}store_outage_seconds`,
+      help: "Length of each store outage that ended: from the first failure to the next answer.",
+      buckets: OUTAGE_SECONDS_BUCKETS,
+      registers,
+    });
+    const storeRetries = new Counter({ name: `${p}store_retries_total`, help: "Store writes retried because the database could not be reached.", registers });
+    const outageFailures = new Counter({
+      name: `${p}store_outage_failures_total`,
+      help: "Store writes failed because the database stayed unreachable for longer than the outage grace (their invocations fail with invocation-failed).",
+      registers,
+    });
+    storeUnavailable.set(0);
     const backpressure = new Counter({
       name: `${p}backpressure_pauses_total`,
       help: "Times the server paused a client or a producer, by reason (inbound-queue, session-budget, node-budget, socket-buffer, input-queue, output-window).",
@@ -191,6 +211,15 @@ export class PrometheusMetrics {
       storeCommitted: (seconds, writes) => {
         commitSeconds.observe(seconds);
         groupSize.observe(writes);
+      },
+      storeOutage: (event) => {
+        if (event.kind === "unavailable") storeUnavailable.set(1);
+        else if (event.kind === "retry") storeRetries.inc();
+        else if (event.kind === "grace-exceeded") outageFailures.inc(event.writes);
+        else {
+          storeUnavailable.set(0);
+          outageSeconds.observe(event.seconds);
+        }
       },
       backpressure: (reason: BackpressureReason) => backpressure.inc({ reason }),
       connectionOpened: () => connections.inc(),

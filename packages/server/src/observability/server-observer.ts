@@ -13,6 +13,7 @@
  */
 import type { ErrorCode } from "@golem-stream/wire";
 import type { ElementKind } from "../store/session-store.js";
+import type { StoreOutageEvent } from "../store/outage-grace.js";
 
 /** How an attachment came to own (or replay) a session. */
 export type AttachOperation = "start" | "replay" | "resume" | "takeover";
@@ -95,6 +96,8 @@ export interface ServerObserver {
   outputSent(kind: ElementKind, items: number, bytes: number): void;
   /** The store committed a group of `writes` writes in one transaction, taking `seconds`. */
   storeCommitted(seconds: number, writes: number): void;
+  /** The store found its database unavailable, retried, answered again, or failed writes past its outage grace. */
+  storeOutage(event: StoreOutageEvent): void;
   backpressure(reason: BackpressureReason): void;
   connectionOpened(): void;
   connectionClosed(): void;
@@ -133,6 +136,7 @@ export const NOOP_OBSERVER: ServerObserver = {
   outputRecorded() {},
   outputSent() {},
   storeCommitted() {},
+  storeOutage() {},
   backpressure() {},
   connectionOpened() {},
   connectionClosed() {},
@@ -178,6 +182,7 @@ export function composeObservers(observers: readonly PartialObserver[]): ServerO
       for (const o of all) o.outputSent(kind, items, bytes);
     },
     storeCommitted: (seconds, writes) => all.forEach((o) => o.storeCommitted(seconds, writes)),
+    storeOutage: (event) => all.forEach((o) => o.storeOutage(event)),
     backpressure: (reason) => all.forEach((o) => o.backpressure(reason)),
     connectionOpened: () => all.forEach((o) => o.connectionOpened()),
     connectionClosed: () => all.forEach((o) => o.connectionClosed()),

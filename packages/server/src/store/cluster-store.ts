@@ -48,7 +48,15 @@ export type SessionChange =
    * A node other than the owner serves an attachment to the session, still: sent while it does,
    * every quarter of `limits.detachedSessionTimeoutMs`, so the owner does not give the session up.
    */
-  | { readonly kind: "alive" };
+  | { readonly kind: "alive" }
+  /**
+   * Dispatched by the store itself, never published: its feed's connection
+   * dropped and came back, so changes of any kind may have been lost (the
+   * store then also replays what a write could have sent). The owner stops
+   * waiting for delivery progress it may have missed (docs/cluster.md,
+   * *Store outages*).
+   */
+  | { readonly kind: "resync" };
 
 export type SessionChangeListener = (change: SessionChange) => void;
 

@@ -18,10 +18,19 @@
  * once; groups committed while both run share the next one. Reads go through
  * `durable()`, so that nothing a read returns can be lost to a power failure
  * either.
+ *
+ * A group whose transaction fails with a transient error (busy, locked, I/O:
+ * `sqlite-errors.ts`) rolled back as a whole: it is committed again, with
+ * backoff, within the store's outage grace, before any later write (which
+ * waits); past the grace its writes fail. A failed sync is never retried: the
+ * kernel may have dropped the pages it could not write, so a second sync could
+ * succeed without them.
  */
 import { performance } from "node:perf_hooks";
 import type { PayloadFiles, PendingPayload } from "./payload-files.js";
 import type { CommitListener } from "./session-store.js";
+import { OutageGrace } from "./outage-grace.js";
+import { isTransientSqliteError } from "./sqlite-errors.js";
 
 /** An input chunk or output item that introduces no stream: one row at the end of its log. */
 export interface LogAppend {
@@ -86,10 +95,13 @@ export class GroupCommit {
   /** `durable()` callers: each resolves once `#syncedGroups` reaches its target. */
   #durableWaiters: { readonly target: number; readonly resolve: () => void; readonly reject: (error: Error) => void }[] = [];
 
-  constructor(commitGroup: CommitGroup, payloads: PayloadFiles, syncCommitted?: () => Promise<void>) {
+  readonly #outage: OutageGrace;
+
+  constructor(commitGroup: CommitGroup, payloads: PayloadFiles, syncCommitted?: () => Promise<void>, outage: OutageGrace = new OutageGrace(0)) {
     this.#commitGroup = commitGroup;
     this.#payloads = payloads;
     this.#syncCommitted = syncCommitted;
+    this.#outage = outage;
   }
 
   /**
@@ -140,7 +152,13 @@ export class GroupCommit {
     const began = this.#listener === undefined ? 0 : performance.now();
     const payloads = batch.flatMap((item) => (item.payload === undefined ? [] : [item.payload]));
     if (payloads.length === 0) {
-      this.#commit(batch, began);
+      const retrying = this.#commit(batch, began);
+      if (retrying !== undefined) {
+        this.#flushing = retrying.finally(() => {
+          this.#flushing = undefined;
+          if (this.#queue.length > 0) this.#scheduleFlush();
+        });
+      }
       return;
     }
     this.#flushing = this.#payloads
@@ -158,15 +176,46 @@ export class GroupCommit {
       });
   }
 
-  #commit(batch: readonly QueuedWrite[], began: number): void {
+  /** Commits `batch`; a promise while it is being retried after a transient error (later groups wait for it). */
+  #commit(batch: readonly QueuedWrite[], began: number): Promise<void> | undefined {
     const outcomes: WriteOutcome[] = [];
     try {
       this.#commitGroup(batch, outcomes);
     } catch (error) {
+      if (isTransientSqliteError(error)) return this.#retry(batch, began, error);
       // The commit itself failed: nothing of this batch is durable.
       for (const item of batch) item.reject(toError(error));
+      return undefined;
+    }
+    this.#outage.available();
+    this.#committed(batch, outcomes, began);
+    return undefined;
+  }
+
+  /** Commits `batch` again after each wait of the outage grace, until it commits, fails otherwise, or the grace is spent. */
+  async #retry(batch: readonly QueuedWrite[], began: number, error: unknown): Promise<void> {
+    let failure = error;
+    while (await this.#outage.retry(failure)) {
+      const outcomes: WriteOutcome[] = [];
+      try {
+        this.#commitGroup(batch, outcomes);
+      } catch (next) {
+        if (isTransientSqliteError(next)) {
+          failure = next;
+          continue;
+        }
+        for (const item of batch) item.reject(toError(next));
+        return;
+      }
+      this.#outage.available();
+      this.#committed(batch, outcomes, began);
       return;
     }
+    this.#outage.exceeded(batch.length);
+    for (const item of batch) item.reject(toError(failure));
+  }
+
+  #committed(batch: readonly QueuedWrite[], outcomes: WriteOutcome[], began: number): void {
     this.#committedGroups++;
     release(batch);
     if (this.#syncCommitted === undefined) {
@@ -269,6 +318,8 @@ export function runWrite(item: PendingWrite | undefined): WriteOutcome {
   try {
     return { ok: true, value: item.work() };
   } catch (error) {
+    // Not this write's own failure: the whole group rolls back and is written again, in order.
+    if (isTransientSqliteError(error)) throw error;
     return { ok: false, error: toError(error) };
   }
 }

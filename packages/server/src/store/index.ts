@@ -30,3 +30,13 @@ export {
   type PackedRow,
 } from "./packed-rows.js";
 export { continuesRun, writeOrder, type OrderedAppend } from "./write-order.js";
+// Waiting out a store that is unavailable for a while (docs/cluster.md, *Store outages*).
+export {
+  checkOutageGraceMs,
+  DEFAULT_STORE_OUTAGE_GRACE_MS,
+  OutageGrace,
+  SYSTEM_OUTAGE_CLOCK,
+  type OutageClock,
+  type StoreOutageEvent,
+  type StoreOutageListener,
+} from "./outage-grace.js";

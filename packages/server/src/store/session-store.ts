@@ -20,6 +20,7 @@
  * every session at `FIRST_EPOCH`.
  */
 import type { ServerCancelReason, StreamDirection } from "@golem-stream/wire";
+import type { StoreOutageListener } from "./outage-grace.js";
 
 /** How items of a stream travel: JSON values, packed u8 or binary blobs. */
 export type ElementKind = "value" | "u8" | "binary";
@@ -264,6 +265,14 @@ export interface SessionStore {
    * without it a server counts only what it wrote since it started.
    */
   storedBytesByPrincipal?(finishedBefore?: number): Promise<StoredBytes[]>;
+
+  /**
+   * Optional (metrics and log lines): the server registers one listener,
+   * told when the store finds its database unavailable, retries, answers
+   * again, or fails writes because an outage outlasted its grace
+   * (`outage-grace.ts`). A store that never retries need not implement it.
+   */
+  observeOutages?(listener: StoreOutageListener): void;
   /**
    * Optional (`/readyz`): resolves when the store can serve requests, rejects
    * otherwise. Without it readiness reads a session that does not exist.

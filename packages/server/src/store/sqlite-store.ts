@@ -46,6 +46,7 @@ import { joinParts, packRun } from "./packed-rows.js";
 import { continuesRun, writeOrder } from "./write-order.js";
 import { FIRST_EPOCH, OwnershipLostError } from "./ownership.js";
 import { migrate } from "./sqlite-schema.js";
+import { checkOutageGraceMs, OutageGrace, SYSTEM_OUTAGE_CLOCK, type OutageClock, type StoreOutageListener } from "./outage-grace.js";
 import { RowInserter } from "./row-inserter.js";
 import {
   encodeInputTerminal,
@@ -93,6 +94,16 @@ export interface SqliteSessionStoreOptions {
    * (`packed-rows.ts`). Reads return the appends as they were made.
    */
   readonly maxPackedRowBytes?: number;
+  /**
+   * How long a group of writes that failed with a transient error (SQLite
+   * busy or locked, an I/O error: `sqlite-errors.ts`) is retried, with
+   * backoff and in order, before its writes fail (their invocations fail).
+   * A full disk and a failed sync are reported at once. Default 30 000;
+   * 0 fails at the first error.
+   */
+  readonly outageGraceMs?: number;
+  /** The clock of the outage grace (tests). Default: the process's. */
+  readonly outageClock?: OutageClock;
 }
 
 const DEFAULT_PAGE_SIZE = 16384;
@@ -134,6 +145,7 @@ export class SqliteSessionStore implements SessionStore {
   readonly #maxPackedRowBytes: number;
   /** The write queue (`group-commit.ts`); its commit function is the transaction built in the constructor. */
   readonly #group: GroupCommit;
+  #outageListener: StoreOutageListener | undefined;
   /**
    * Mutations of several statements, as transaction functions built once
    * (building one per call cost more than the SQL it ran). Called inside the
@@ -152,6 +164,7 @@ export class SqliteSessionStore implements SessionStore {
     const pageSize = pageSizeOf(options);
     this.#payloadFileThreshold = payloadFileThresholdOf(options);
     this.#maxPackedRowBytes = maxPackedRowBytesOf(options);
+    const outageGraceMs = checkOutageGraceMs(options.outageGraceMs);
     mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
     const path = join(options.dataDir, "sessions.db");
     const db = openDatabase(path);
@@ -287,7 +300,8 @@ export class SqliteSessionStore implements SessionStore {
       }
     });
     this.#walPath = `${path}-wal`;
-    this.#group = new GroupCommit(commitGroup, this.#payloads, options.synchronous === "normal" ? undefined : () => this.#syncWal());
+    const outage = new OutageGrace(outageGraceMs, options.outageClock ?? SYSTEM_OUTAGE_CLOCK, () => this.#outageListener);
+    this.#group = new GroupCommit(commitGroup, this.#payloads, options.synchronous === "normal" ? undefined : () => this.#syncWal(), outage);
     // Files of sessions purged just before a crash (the purge committed, the unlink did not run).
     this.#payloads.sweep((sessionId) => this.#statements.sessionExists.get(sessionId) !== undefined);
   }
@@ -651,6 +665,11 @@ export class SqliteSessionStore implements SessionStore {
 
   observeCommits(listener: CommitListener): void {
     this.#group.observe(listener);
+  }
+
+  /** Metrics and log lines: transient failures retried, the store answering again, writes failed past the grace. */
+  observeOutages(listener: StoreOutageListener): void {
+    this.#outageListener = listener;
   }
 
   async ping(): Promise<void> {

@@ -691,6 +691,70 @@ export function clusterScenarios(api: ClusterTestApi, name: string, openStores: 
       );
     });
 
+    it("the store out of reach of both nodes for longer than a lease: A, back first, claims none of B's sessions while B comes back within a lease", async () => {
+      // Lease 600 ms: heartbeats every 200 ms, claims every 300 ms.
+      const LEASE_MS = 600;
+      /** Per node: the store out of reach for heartbeats; A's fail, B's hang until it is back (a connection that hung). */
+      const down = [false, false];
+      const failed = [0, 0];
+      const renewed = [0, 0];
+      let claims = 0;
+      const held: (() => void)[] = [];
+      const waiters: (() => void)[] = [];
+      const wake = (): void => waiters.splice(0).forEach((w) => w());
+      const until = async (condition: () => boolean): Promise<void> => {
+        while (!condition()) await new Promise<void>((resolve) => waiters.push(resolve));
+      };
+      const reachable = (index: number, store: ClusterSessionStore): ClusterSessionStore =>
+        intercepting(store, {
+          heartbeat: async (ttlMs) => {
+            if (down[index] && index === 0) {
+              failed[index]!++;
+              wake();
+              throw new Error("connect ECONNREFUSED");
+            }
+            if (down[index]) {
+              failed[index]!++;
+              wake();
+              await new Promise<void>((resolve) => held.push(resolve));
+            }
+            await store.heartbeat(ttlMs);
+            renewed[index]!++;
+            wake();
+          },
+          claimOrphans: async () => {
+            const claimed = await store.claimOrphans();
+            if (index === 0) claims++;
+            wake();
+            return claimed;
+          },
+        });
+      const { nodes: [, b], stores } = await startCluster(2, { leaseTtlMs: LEASE_MS, wrap: reachable });
+      // An invocation B runs, idle for a minute before its first item: nothing but a claim could end it.
+      const atB = await RawClient.connect(b!.url);
+      atB.send(demoStart("count", v.record(v.u32(3), v.u32(60_000))));
+      const accepted = (await atB.nextOf("invocationAccepted")) as Accepted;
+      await atB.waitFor((m) => m.type === "invocationResult");
+      const { sessionId } = inspectToken(accepted.sessionToken).fields as { sessionId: string };
+      // Both lose the store for four heartbeats, longer than a lease: both leases lapse.
+      down[0] = down[1] = true;
+      await until(() => failed[0]! >= 4 && failed[1]! >= 4);
+      // A is back first. Three of its heartbeats, two periods: a claim every 300 ms would have run meanwhile.
+      down[0] = false;
+      const back = renewed[0]!;
+      const claimsBefore = claims;
+      await until(() => renewed[0]! >= back + 3);
+      expect(claims).toBe(claimsBefore);
+      // B is back within A's first lease of availability; its hung heartbeats go through now.
+      down[1] = false;
+      for (const release of held.splice(0)) release();
+      // A claims again once it has seen the store for a full lease: B's lease is live by then.
+      await until(() => claims >= claimsBefore + 2);
+      expect(await stores[0]!.ownerOf(sessionId)).toBe(b!.id);
+      expect((await stores[0]!.getSession(sessionId))?.state).toBe("running");
+      atB.terminate();
+    });
+
     it("A's lease lapses while A is alive (its heartbeats stall): B claims and re-runs the invocation, the rest of the upload completes it there, and A stops running it", async () => {
       let stalled = false;
       const stallable = (index: number, store: ClusterSessionStore): ClusterSessionStore =>

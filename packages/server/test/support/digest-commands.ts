@@ -1,7 +1,7 @@
 /**
  * The client's moves against a `digest` session (`stream<u8>` in, packed
  * binary batches; the result is the length and SHA-256 of every accepted
- * byte) for the model-based test (session-model.test.ts). The model's items
+ * byte) for the model-based test (session-model.slow.test.ts). The model's items
  * are bytes. What this adds to the `reverse` moves: ACKs count bytes, a
  * resend may straddle the high-water (the overlap must match, the suffix is
  * accepted), a text item on a binary stream is a protocol error, and the

@@ -6,7 +6,7 @@
  */
 import { Keyring } from "@golem-stream/tokens";
 import { decodeServerMessage, encodeMessage, type ClientMessage, type ServerMessage } from "@golem-stream/wire";
-import { NOOP_OBSERVER } from "../../src/observability/server-observer.js";
+import { NOOP_OBSERVER, type ServerObserver } from "../../src/observability/server-observer.js";
 import { Connection } from "../../src/transport/connection.js";
 import { SYSTEM_TIMERS, type Timers } from "../../src/timers.js";
 import { SessionRuntime } from "../../src/sessions/session-runtime.js";
@@ -16,7 +16,6 @@ import { MemorySessionStore, resolveLimits, silentLogger, type AgentHost, type S
 import type { SessionStore } from "../../src/store/index.js";
 import { createDemoHost } from "../../src/demo/index.js";
 import { NodeBudget } from "../../src/invocation/node-budget.js";
-import type { ServerObserver } from "../../src/observability/server-observer.js";
 import { encodeOutgoing, type OutgoingMessage, type SessionTransport } from "../../src/transport/transport.js";
 
 /**
@@ -164,6 +163,7 @@ export interface MemoryHarnessOptions {
   readonly keyring?: Keyring;
   /** The agents (the demo unless given). */
   readonly host?: AgentHost;
+  /** Sees what the runtime reports (backpressure, input accepted, output recorded); a no-op unless given. */
   readonly observer?: ServerObserver;
 }
 

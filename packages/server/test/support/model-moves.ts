@@ -1,5 +1,5 @@
 /**
- * What the moves of the model-based session tests share (session-model.test.ts;
+ * What the moves of the model-based session tests share (session-model.slow.test.ts;
  * reverse-traffic.ts, reverse-attach.ts and digest-commands.ts): the base of
  * a move, which counts the runs of each kind and audits every connection
  * after it, and the checks several moves make. A move's `check` says when a

@@ -1,6 +1,6 @@
 /**
  * Attaching to a `reverse` session in the model-based test
- * (session-model.test.ts): resumes (with each kind of cursor), takeovers
+ * (session-model.slow.test.ts): resumes (with each kind of cursor), takeovers
  * with any generation's token, exact replays of accepted attempts, stale and
  * conflicting attempts, items sent across a resume or before an acceptance,
  * racing and doubled resumes, and a takeover over a socket that no longer

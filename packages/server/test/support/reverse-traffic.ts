@@ -1,6 +1,6 @@
 /**
  * The stream traffic of a `reverse` session in the model-based test
- * (session-model.test.ts): items, resends, conflicts, gaps, ends, cancels,
+ * (session-model.slow.test.ts): items, resends, conflicts, gaps, ends, cancels,
  * invalid channels, cuts and the detached timeout (model-moves.ts says what
  * a move is).
  */

@@ -1,6 +1,6 @@
 /**
  * The moves of the model-based test of a live `reverse` session
- * (session-model.test.ts) as a fast-check `commands` arbitrary:
+ * (session-model.slow.test.ts) as a fast-check `commands` arbitrary:
  * reverse-traffic.ts (items, violations, ends, cancels, cuts, the detached
  * timeout) and reverse-attach.ts (every kind of attach).
  */

@@ -3,7 +3,7 @@
  * `stream<string>` in, each item reversed on a `stream<string>` out), or of
  * one `digest` session (`stream<u8>` in, its length and SHA-256 as the
  * result), and the live server it is compared with, for the model-based
- * tests (session-model.test.ts; moves in reverse-traffic.ts,
+ * tests (session-model.slow.test.ts; moves in reverse-traffic.ts,
  * reverse-attach.ts and digest-commands.ts, their base in model-moves.ts).
  *
  * The model is what a client knows: the items it sent, the high-water the

@@ -14,19 +14,19 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { inputStream, type Client } from "@golem-stream/client";
 import { cleanUp } from "../support/stores.js";
-import { startBalancer, type Balancer } from "./support/balancer.js";
+import { startTcpProxy, type TcpProxy } from "@golem-stream/test-support";
 import { TestCluster } from "./support/cluster.js";
 import { clientFor, collectAll, demo, fieldsOf, firstStream, randomChunks, range, record, sha256, sleep, u32 } from "./support/demo.js";
 
 const cluster = new TestCluster();
-let two: Balancer;
-let three: Balancer;
+let two: TcpProxy;
+let three: TcpProxy;
 
 beforeAll(async () => {
   await cluster.prepare();
   const nodes = await Promise.all(["node-a", "node-b", "node-c"].map((id) => cluster.start(id)));
-  two = await startBalancer(nodes.slice(0, 2));
-  three = await startBalancer(nodes);
+  two = await startTcpProxy({ upstream: nodes.slice(0, 2) });
+  three = await startTcpProxy({ upstream: nodes });
 });
 
 afterAll(async () => {
@@ -46,9 +46,9 @@ type Scenario<T> = (client: Client) => Promise<T>;
  * `expected`) to learn its byte volume, then once per cut point: the first
  * connection is reset at the point, the next two early in their own lives.
  */
-async function acrossCuts<T>(balancer: Balancer, scenario: Scenario<T>, expected: T): Promise<void> {
-  balancer.reset();
-  balancer.setCutPlan(() => undefined);
+async function acrossCuts<T>(balancer: TcpProxy, scenario: Scenario<T>, expected: T): Promise<void> {
+  balancer.forget();
+  balancer.setPlan(() => undefined);
   const uncut = await scenario(clientFor(balancer.url));
   expect(uncut, "uncut").toEqual(expected);
   const total = balancer.bytes;
@@ -56,8 +56,8 @@ async function acrossCuts<T>(balancer: Balancer, scenario: Scenario<T>, expected
   for (let i = 1; i <= POINTS; i++) {
     const first = Math.max(1, Math.round((total * i) / (POINTS + 1)));
     const budgets = [first, Math.round(first / 3) + 600, 900];
-    balancer.reset();
-    balancer.setCutPlan((index) => budgets[index]);
+    balancer.forget();
+    balancer.setPlan(({ index }) => ({ cutAfter: budgets[index] }));
     const label = `cut at ${first} of ${total} bytes`;
     let value: T;
     try {
@@ -67,7 +67,7 @@ async function acrossCuts<T>(balancer: Balancer, scenario: Scenario<T>, expected
     }
     expect(value, label).toEqual(uncut);
     // Each reconnect landed on another node than the connection before it.
-    const nodes = balancer.connections.map((c) => c.nodeId).filter((id) => id !== undefined);
+    const nodes = balancer.connections.map((c) => c.upstreamId).filter((id) => id !== undefined);
     for (let j = 1; j < nodes.length; j++) expect(nodes[j], `${label}: connection ${j}`).not.toBe(nodes[j - 1]);
     expect(new Set(nodes).size, label).toBeGreaterThanOrEqual(2);
     cuts += balancer.cuts;
@@ -210,9 +210,9 @@ describe.each([
 describe("an upload continued at a node that does not run the invocation", () => {
   it("tally of 1000 items: the start at one node, the connection cut early, every later item sent to the other node; its input window keeps opening as the owner consumes", async () => {
     const strings = range(1000).map((i) => `w${i}`);
-    two.reset();
+    two.forget();
     // The first connection (the owner) is cut after about 2 KB; the second (the other node) is left alone.
-    two.setCutPlan((index) => (index === 0 ? 2000 : undefined));
+    two.setPlan(({ index }) => (index === 0 ? { cutAfter: 2000 } : undefined));
     const call = clientFor(two.url).invoke({ ...demo, method: "tally", methodParameters: record(inputStream.strings(strings)) });
     const result = await call.result;
     await call.finished;
@@ -220,7 +220,7 @@ describe("an upload continued at a node that does not run the invocation", () =>
       String(strings.length),
       String(strings.reduce((sum, s) => sum + Buffer.byteLength(s), 0)),
     ]);
-    const nodes = two.connections.map((c) => c.nodeId);
+    const nodes = two.connections.map((c) => c.upstreamId);
     expect(nodes.length).toBe(2);
     expect(nodes[1]).not.toBe(nodes[0]);
   }, 30_000);

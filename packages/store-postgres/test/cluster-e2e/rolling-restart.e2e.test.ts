@@ -17,7 +17,7 @@
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { inputStream, type Invocation } from "@golem-stream/client";
 import { admin, cleanUp } from "../support/stores.js";
-import { startBalancer, type Balancer } from "./support/balancer.js";
+import { startTcpProxy, type TcpProxy } from "@golem-stream/test-support";
 import { TestCluster, type NodeProcess } from "./support/cluster.js";
 import { clientFor, demo, fieldsOf, firstStream, randomChunks, range, record, sha256, sleep, u32 } from "./support/demo.js";
 
@@ -25,13 +25,13 @@ const DRAIN_MS = 2000;
 // A lease long enough that a node slowed down by load (2 cores, other suites running) keeps it:
 // only drains end invocations here (a lapsed lease of a live node is not fenced yet; docs/cluster.md).
 const cluster = new TestCluster({ leaseTtlMs: 15_000, drainMs: DRAIN_MS });
-let balancer: Balancer;
+let balancer: TcpProxy;
 const live: NodeProcess[] = [];
 
 beforeAll(async () => {
   await cluster.prepare();
   live.push(...(await Promise.all(["node-a", "node-b", "node-c"].map((id) => cluster.start(id)))));
-  balancer = await startBalancer(live);
+  balancer = await startTcpProxy({ upstream: live });
 });
 
 afterAll(async () => {
@@ -134,14 +134,14 @@ describe("rolling restart with drain", () => {
     const sigterm = new Map<string, number>();
     for (const old of [...live]) {
       live.splice(live.indexOf(old), 1);
-      balancer.setTargets(live);
+      balancer.setUpstreams(live);
       sigterm.set(old.id, Date.now());
       if (process.env.GS_E2E_DEBUG !== undefined) console.log(`[${new Date().toISOString()}] draining ${old.id}`);
       const exit = await cluster.drain(old);
       expect(exit, `${old.id} exit\n${old.log.join("\n")}`).toEqual({ code: 0, signal: null });
       const replacement = await cluster.start(`${old.id}-2`);
       live.push(replacement);
-      balancer.setTargets(live);
+      balancer.setUpstreams(live);
     }
 
     const outcomes = await Promise.all(runs.map((run) => run.done));

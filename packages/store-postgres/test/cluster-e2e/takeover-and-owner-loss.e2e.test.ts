@@ -8,10 +8,10 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { inputStream, type ResumeState } from "@golem-stream/client";
+import { startTcpProxy } from "@golem-stream/test-support";
 import { admin, cleanUp } from "../support/stores.js";
 import { TestCluster, type NodeProcess } from "./support/cluster.js";
 import { clientFor, demo, FAST_RECONNECT, fieldsOf, firstStream, randomChunks, range, record, sha256, u32 } from "./support/demo.js";
-import { startBalancer } from "./support/balancer.js";
 
 const LEASE_TTL_MS = 1000;
 const cluster = new TestCluster({ leaseTtlMs: LEASE_TTL_MS });
@@ -117,7 +117,7 @@ describe("the owner's process is killed", () => {
   it("kill -9 of the owner mid-upload while the client is attached at another node: digest is re-run over the stored input and is of every byte once", async () => {
     const victim = await cluster.start("node-victim-2");
     // The start reaches the victim (its owner); every later connection goes to B.
-    const balancer = await startBalancer([victim]);
+    const balancer = await startTcpProxy({ upstream: [victim] });
     try {
       const { chunks, all } = randomChunks(400_000, 50_000);
       let release: () => void = () => undefined;
@@ -132,10 +132,10 @@ describe("the owner's process is killed", () => {
       const client = clientFor(balancer.url, { reconnect: FAST_RECONNECT });
       const call = client.invoke({ ...demo, method: "digest", methodParameters: record(inputStream.bytes(upload())) });
       await call.accepted;
-      balancer.setTargets([b]);
+      balancer.setUpstreams([b]);
       balancer.cutOpen();
       // Attached at B, which commits the first half for the victim's agent.
-      await until(() => balancer.connections.some((routed) => routed.nodeId === b.id && !routed.closed));
+      await balancer.until(() => balancer.connections.some((routed) => routed.upstreamId === b.id && !routed.closed));
       await cluster.kill(victim);
       release();
       const result = await call.result;
@@ -146,11 +146,3 @@ describe("the owner's process is killed", () => {
     }
   });
 });
-
-/** Polls `predicate` until it holds (a balancer's log changes on its own events, which no promise announces). */
-async function until(predicate: () => boolean): Promise<void> {
-  for (let tries = 0; !predicate(); tries++) {
-    if (tries > 2000) throw new Error("gave up waiting");
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}

@@ -8,10 +8,18 @@ import type pg from "pg";
 
 export type Answer = (text: string, values: readonly unknown[] | undefined) => Partial<pg.QueryResult> | Promise<Partial<pg.QueryResult>> | undefined | Promise<undefined>;
 
-/** A result per statement of a multi-statement query, as `pg` answers one; `command` is the statement's first word. */
+let xids = 1000;
+
+/**
+ * A result per statement of a multi-statement query, as `pg` answers one; `command` is the
+ * statement's first word. The writer's `SELECT pg_current_xact_id()` gets a new id each time.
+ */
 function results(text: string, rows: unknown[] = []): pg.QueryResult | pg.QueryResult[] {
   const statements = text.split("; ");
-  const answers = statements.map((statement) => ({ command: statement.split(" ")[0]!, rowCount: 0, oid: 0, fields: [], rows }) as pg.QueryResult);
+  const answers = statements.map(
+    (statement) =>
+      ({ command: statement.split(" ")[0]!, rowCount: 0, oid: 0, fields: [], rows: statement.includes("pg_current_xact_id") ? [{ xid: String(xids++) }] : rows }) as pg.QueryResult,
+  );
   return answers.length === 1 ? answers[0]! : answers;
 }
 

@@ -9,13 +9,14 @@ import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { Keyring } from "@golem-stream/tokens";
 import { connect, freshSchema, pgUrl } from "../../support/stores.js";
-import type { Target } from "./balancer.js";
+import type { Upstream } from "@golem-stream/test-support";
 
 export const TOKEN = "cluster-e2e-token";
 
 const SCRIPT = fileURLToPath(new URL("./node-process.mjs", import.meta.url));
 
-export interface NodeProcess extends Target {
+export interface NodeProcess extends Upstream {
+  readonly id: string;
   readonly url: string;
   readonly pid: number;
   readonly child: ChildProcess;
@@ -23,6 +24,8 @@ export interface NodeProcess extends Target {
   readonly log: string[];
   /** Resolves with the first log entry (a stderr JSON line, past or future) that `match` accepts. */
   logged(match: (entry: Record<string, unknown>) => boolean): Promise<Record<string, unknown>>;
+  /** Called with each new line of `log` (the `logged` helpers). */
+  readonly watchers: Set<(line: string) => void>;
   /** Resolves with the exit code (null after a signal) and the signal. */
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   /** Set once the process exited. */
@@ -34,6 +37,10 @@ export interface NodeProcess extends Target {
 export interface ClusterOptions {
   readonly leaseTtlMs?: number;
   readonly drainMs?: number;
+  /** The PostgreSQL the nodes use (default: the test run's, `pgUrl()`). */
+  readonly pgUrl?: string;
+  /** The stores' `outageGraceMs` (default: the store's own). */
+  readonly outageGraceMs?: number;
   /** The nodes' `limits.maxReplays` (default: the server's); 0: a claimer fails what it claims. */
   readonly maxReplays?: number;
 }
@@ -42,24 +49,25 @@ export class TestCluster {
   readonly schema = freshSchema();
   readonly keyring = Keyring.generate("k1").exportKeyringJson();
   readonly nodes: NodeProcess[] = [];
-  readonly #options: Required<Omit<ClusterOptions, "maxReplays">> & Pick<ClusterOptions, "maxReplays">;
+  readonly #options: Required<Omit<ClusterOptions, "pgUrl" | "outageGraceMs" | "maxReplays">> & Pick<ClusterOptions, "pgUrl" | "outageGraceMs" | "maxReplays">;
 
   constructor(options: ClusterOptions = {}) {
-    this.#options = { leaseTtlMs: options.leaseTtlMs ?? 1000, drainMs: options.drainMs ?? 2000, maxReplays: options.maxReplays };
+    this.#options = { ...options, leaseTtlMs: options.leaseTtlMs ?? 1000, drainMs: options.drainMs ?? 2000 };
   }
 
   /** Creates the schema once (nodes starting together would all migrate it). */
   async prepare(): Promise<void> {
-    const store = await connect({ schema: this.schema, nodeId: "test-setup" });
+    const store = await connect({ schema: this.schema, nodeId: "test-setup", ...(this.#options.pgUrl === undefined ? {} : { connectionString: this.#options.pgUrl }) });
     await store.close();
   }
 
-  /** Starts a node; `databaseUrl` (default the test database's) lets its connections go through a proxy. */
-  async start(nodeId: string, databaseUrl = pgUrl()): Promise<NodeProcess> {
+  /** Starts a node; `databaseUrl` (default the cluster's `pgUrl`, else the test database's) lets its connections go through a proxy. */
+  async start(nodeId: string, databaseUrl?: string): Promise<NodeProcess> {
     const child = spawn(process.execPath, [SCRIPT], {
       env: {
         ...process.env,
-        GS_PG_URL: databaseUrl,
+        GS_PG_URL: databaseUrl ?? this.#options.pgUrl ?? pgUrl(),
+        ...(this.#options.outageGraceMs === undefined ? {} : { GS_OUTAGE_GRACE_MS: String(this.#options.outageGraceMs) }),
         GS_SCHEMA: this.schema,
         GS_NODE_ID: nodeId,
         GS_KEYRING: this.keyring,
@@ -108,7 +116,7 @@ export class TestCluster {
       lines.once("line", (line) => {
         clearTimeout(timer);
         const { url, port, pid } = JSON.parse(line) as { url: string; port: number; pid: number };
-        resolve({ id: nodeId, url, port, pid, child, log, logged, exited, exit: undefined, drained: undefined });
+        resolve({ id: nodeId, url, port, pid, child, log, logged, watchers, exited, exit: undefined, drained: undefined });
       });
     });
     lines.on("line", (line) => {
@@ -158,6 +166,20 @@ export class TestCluster {
   logs(): string {
     return this.nodes.map((node) => `--- ${node.id} (pid ${node.pid}) ---\n${node.log.slice(-50).join("\n")}`).join("\n");
   }
+}
+
+/** Resolves once `node` has logged `count` lines, from `log[from]` on, whose text includes `text`. */
+export function logged(node: NodeProcess, text: string, count = 1, from = 0): Promise<void> {
+  const seen = (): boolean => node.log.slice(from).filter((line) => line.includes(text)).length >= count;
+  if (seen()) return Promise.resolve();
+  return new Promise((resolve) => {
+    const watcher = (): void => {
+      if (!seen()) return;
+      node.watchers.delete(watcher);
+      resolve();
+    };
+    node.watchers.add(watcher);
+  });
 }
 
 /** VmRSS of a process, in KiB. */

@@ -11,7 +11,8 @@
  *   GS_LEASE_TTL_MS  lease TTL (default 1000)
  *   GS_DRAIN_MS      drain timeout on SIGTERM (default 2000)
  *   GS_PORT          port (default 0: a free one)
- *   GS_MAX_REPLAYS   limits.maxReplays (default: the server's)
+ *   GS_OUTAGE_GRACE_MS  the store's outageGraceMs (default: the store's)
+ *   GS_MAX_REPLAYS      limits.maxReplays (default: the server's)
  *
  * Prints one JSON line `{"url","port","pid","nodeId"}` on stdout once it
  * listens. SIGTERM drains (`server.drain`), prints `{"drained":n}`, closes the
@@ -44,6 +45,7 @@ const store = await PostgresSessionStore.connect({
   schema: env("GS_SCHEMA"),
   nodeId,
   pool: { max: 4 },
+  ...(process.env.GS_OUTAGE_GRACE_MS === undefined ? {} : { outageGraceMs: Number(process.env.GS_OUTAGE_GRACE_MS) }),
   onError: (error) => logger.error("store error", { error: String(error) }),
 });
 const server = createSessionServer({

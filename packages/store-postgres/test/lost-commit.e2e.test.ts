@@ -1,0 +1,134 @@
+/**
+ * A writer connection lost at the worst moment, on a real PostgreSQL: a proxy passes the writer's
+ * COMMIT (or its group statement of appends) to the server and cuts the connection before the
+ * answer comes back, so the write committed and the store does not know it. Within the outage
+ * grace the store asks after reconnecting (`pg_xact_status`, the streams' counts) and settles the
+ * writes as committed, writing nothing twice; cut before the COMMIT went out, the group is
+ * written again.
+ */
+import { randomUUID } from "node:crypto";
+import { createServer, connect as connectTcp, type AddressInfo, type Socket } from "node:net";
+import { afterAll, describe, expect, it } from "vitest";
+import { bytes, session, stream } from "@golem-stream/server/testing";
+import { cleanUp, connect, pgUrl } from "./support/stores.js";
+
+afterAll(cleanUp);
+
+const start = (sessionId: string) => ({ attemptId: randomUUID(), operation: "start" as const, descriptorDigest: "d", sessionId, generation: 1n });
+
+interface CuttingProxy {
+  readonly url: string;
+  /**
+   * Cuts the next connection that sends a message containing `marker`: after passing it to the
+   * server and dropping the server's answer (`pass`), or at once, without passing it.
+   */
+  arm(marker: string, pass: boolean): Promise<void>;
+  close(): Promise<void>;
+}
+
+async function cuttingProxy(databaseUrl: string): Promise<CuttingProxy> {
+  const target = new URL(databaseUrl);
+  let armed: { marker: string; pass: boolean; cut: () => void } | undefined;
+  const sockets = new Set<Socket>();
+  const server = createServer((client) => {
+    const upstream = connectTcp(Number(target.port), target.hostname);
+    sockets.add(client).add(upstream);
+    let dropping = false;
+    const cut = (): void => {
+      client.resetAndDestroy();
+      upstream.resetAndDestroy();
+    };
+    client.on("data", (chunk: Buffer) => {
+      const trap = armed;
+      if (trap !== undefined && chunk.toString("latin1").includes(trap.marker)) {
+        armed = undefined;
+        trap.cut();
+        if (!trap.pass) return cut();
+        dropping = true;
+      }
+      upstream.write(chunk);
+    });
+    upstream.on("data", (chunk: Buffer) => {
+      // The answer to the trapped message: it never reaches the client.
+      if (dropping) return cut();
+      client.write(chunk);
+    });
+    for (const socket of [client, upstream]) {
+      socket.on("error", () => socket.destroy());
+      socket.on("close", () => {
+        sockets.delete(socket);
+        (socket === client ? upstream : client).destroy();
+      });
+    }
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const proxied = new URL(databaseUrl);
+  proxied.hostname = "127.0.0.1";
+  proxied.port = String((server.address() as AddressInfo).port);
+  return {
+    url: proxied.toString(),
+    arm: (marker, pass) => new Promise((resolve) => (armed = { marker, pass, cut: resolve })),
+    close: async () => {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
+
+describe("a writer connection lost around its COMMIT", () => {
+  it("after the COMMIT reached the server: the write is settled as committed, not written again", async () => {
+    const proxy = await cuttingProxy(pgUrl());
+    try {
+      const store = await connect({ connectionString: proxy.url });
+      const s = session();
+      const cut = proxy.arm("COMMIT", true);
+      // Written again, the session would be refused as an existing attempt.
+      const created = store.createSession(s, [stream(s.sessionId, "input")], start(s.sessionId));
+      await cut;
+      expect(await created).toEqual({ kind: "created" });
+      expect((await store.getSession(s.sessionId))?.sessionId).toBe(s.sessionId);
+      expect(await store.listStreams(s.sessionId)).toHaveLength(1);
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it("before the COMMIT went out: the group is written again on a new connection", async () => {
+    const proxy = await cuttingProxy(pgUrl());
+    try {
+      const store = await connect({ connectionString: proxy.url });
+      const s = session();
+      const cut = proxy.arm("COMMIT", false);
+      const created = store.createSession(s, [stream(s.sessionId, "input")], start(s.sessionId));
+      await cut;
+      expect(await created).toEqual({ kind: "created" });
+      expect(await store.listStreams(s.sessionId)).toHaveLength(1);
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it("a group statement of appends whose answer was lost: the streams' counts say it committed, each chunk is there once", async () => {
+    const proxy = await cuttingProxy(pgUrl());
+    try {
+      const store = await connect({ connectionString: proxy.url });
+      const s = session();
+      const input = stream(s.sessionId, "input");
+      await store.createSession(s, [input], start(s.sessionId));
+      const cut = proxy.arm("WITH moved AS", true);
+      const chunks = ["ab", "cde", "f"];
+      const accepted = Promise.all(
+        chunks.map((text, i) =>
+          store.acceptInput({ streamId: input.streamId, sequence: BigInt([0, 2, 5][i]!), itemCount: BigInt(text.length), data: bytes(text), mimeType: undefined }, []),
+        ),
+      );
+      await cut;
+      await accepted;
+      expect((await store.getStream(input.streamId))?.count).toBe(6n);
+      const read = await store.readInput(input.streamId, 0n, 6n);
+      expect(read.map((chunk) => new TextDecoder().decode(chunk.data)).join("")).toBe("abcdef");
+    } finally {
+      await proxy.close();
+    }
+  });
+});
