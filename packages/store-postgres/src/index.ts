@@ -35,6 +35,10 @@ export type {
   CommitListener,
   NodeCatalogue,
   Ownership,
+  StoredBytes,
+  StoreOutageListener,
+  StoreOutageEvent,
+  OutageClock,
 } from "@golem-stream/server/store";
 // What a write refused by fencing rejects with (docs/cluster.md, *Fencing*).
 export { OwnershipLostError, isOwnershipLost } from "@golem-stream/server/store";
