@@ -39,6 +39,7 @@ export type {
   StoreOutageListener,
   StoreOutageEvent,
   OutageClock,
+  JournalEntry,
 } from "@golem-stream/server/store";
 // What a write refused by fencing rejects with (docs/cluster.md, *Fencing*).
 export { OwnershipLostError, isOwnershipLost } from "@golem-stream/server/store";
