@@ -55,6 +55,41 @@ function violate(link: Link, code: "input-conflict" | "invalid-channel" | "proto
   return [];
 }
 
+/**
+ * A re-run after a restart that does not follow the journal, seen from the
+ * client: on an attachment that resumes an invocation after the server went
+ * away (closed 1001), `change` rewrites the output items of each channel and
+ * every later item and end is renumbered by how many items it added or
+ * removed, so the sequences stay contiguous and only the values show the
+ * fault (a server that appends what the re-run produced as new items).
+ */
+function rerunAfterRestart(name: string, description: string, change: (item: Extract<S, { type: "outputStreamItem" }>, index: number) => S[]): Fault {
+  return {
+    name,
+    description,
+    closeCode: (code, link) => {
+      if (code === 1001) link.state.memo.set("restarted", true);
+      return code;
+    },
+    toServer: (m, link) => {
+      if (m.type === "resumeAttach" && link.state.memo.has("restarted")) link.memo.set("rerun", true);
+      return [m];
+    },
+    toClient: (m, link) => {
+      if (!link.memo.has("rerun") || (m.type !== "outputStreamItem" && m.type !== "outputStreamEnd")) return [m];
+      const shifts = (link.memo.get("shifts") as Map<number, { seen: number; shift: bigint }> | undefined) ?? new Map<number, { seen: number; shift: bigint }>();
+      link.memo.set("shifts", shifts);
+      const channel = shifts.get(m.channel) ?? { seen: 0, shift: 0n };
+      shifts.set(m.channel, channel);
+      const moved = { ...m, sequence: m.sequence + channel.shift };
+      if (moved.type === "outputStreamEnd") return [moved];
+      const out = change(moved, channel.seen++).map((x, i) => (x.type === "outputStreamItem" ? { ...x, sequence: moved.sequence + BigInt(i) } : x));
+      channel.shift += BigInt(out.length - 1);
+      return out;
+    },
+  };
+}
+
 export const MORE_FAULTS: readonly FaultCase[] = [
   {
     fault: {
@@ -236,6 +271,18 @@ export const MORE_FAULTS: readonly FaultCase[] = [
       },
     },
     caughtBy: ["restart.output-cursor-survives"],
+    restart: true,
+  },
+  {
+    // The re-run sends the first item it delivers again as a new item: the client sees it twice.
+    fault: rerunAfterRestart("rerun-resends-committed-item", "after a restart, the re-run re-sends an item it had committed as a new item (the client sees it twice)", (item, index) => (index === 0 ? [item, item] : [item])),
+    caughtBy: ["restart.output-cursor-survives", "restart.input-high-water-survives"],
+    restart: true,
+  },
+  {
+    // The re-run loses its second item and numbers the rest on without a gap: only the values show it.
+    fault: rerunAfterRestart("rerun-skips-item", "after a restart, the re-run skips an output item and numbers the following ones on without a gap", (item, index) => (index === 1 ? [] : [item])),
+    caughtBy: ["restart.output-cursor-survives", "restart.input-high-water-survives"],
     restart: true,
   },
   {
