@@ -25,7 +25,7 @@ import { isClusterStore, type ClusterSessionStore } from "./store/cluster-store.
 import type { SessionStore } from "./store/session-store.js";
 import { TokenService } from "./sessions/token-service.js";
 import { DEFAULT_AUDIENCE, DEFAULT_ISSUER, checkIssuerAndAudience } from "./sessions/token-budget.js";
-import { WsTransport } from "./transport/transport.js";
+import { WsTransport } from "./transport/ws-transport.js";
 import type { TracerProvider } from "@opentelemetry/api";
 import type { Registry } from "prom-client";
 import { handleOperationsRequest, isOperationsPath, type OperationsEndpoints, type Readiness } from "./observability/http-endpoints.js";
