@@ -56,15 +56,15 @@ const serverFolderRules = [
   },
   {
     name: "server-cluster-below-sessions",
-    comment: "cluster code (leases, peers) does not reach up into attachments, invocations, sessions or the transport",
+    comment: "cluster code (leases, peers) does not reach up into admission, attachments, invocations, sessions or the transport",
     from: { path: `${SERVER}cluster/` },
-    to: { path: `${SERVER}(attachment|invocation|sessions|transport|catalogue|contracts|demo|auth|testing)/` },
+    to: { path: `${SERVER}(admission|attachment|invocation|sessions|transport|catalogue|contracts|demo|auth|testing)/` },
   },
   {
     name: "server-observability-below-sessions",
-    comment: "observers see facts; they do not reach into attachments, invocations, sessions or the transport",
+    comment: "observers see facts; they do not reach into admission, attachments, invocations, sessions or the transport",
     from: { path: `${SERVER}observability/` },
-    to: { path: `${SERVER}(attachment|invocation|sessions|transport|catalogue|contracts|demo|auth|testing)/` },
+    to: { path: `${SERVER}(admission|attachment|invocation|sessions|transport|catalogue|contracts|demo|auth|testing)/` },
   },
   {
     name: "server-runtime-without-testing",

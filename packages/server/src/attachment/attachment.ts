@@ -27,7 +27,7 @@ import type { AttachmentSink, LiveSession } from "../invocation/live-session.js"
 import { OutputPumps } from "./output-pumps.js";
 import type { StreamState } from "../invocation/stream-state.js";
 import type { AttachmentEnd, AttachmentObserver } from "../observability/server-observer.js";
-import type { CursorPosition } from "../sessions/token-service.js";
+import type { CursorPosition } from "../admission/token-service.js";
 import type { OutputEvent } from "../store/session-store.js";
 import { isOwnershipLost } from "../store/ownership.js";
 import { SENT, sendLastThenClose, type OutgoingMessage, type SessionTransport } from "../transport/transport.js";

@@ -33,7 +33,7 @@ import type { Logger, Principal, ServerLimits } from "../options.js";
 import { OutputProducers } from "./output-producers.js";
 import type { InputChunk, InputTerminal, NewStream, OutputEvent, SessionRecord, SessionStore, StreamParent, StreamRecord } from "../store/session-store.js";
 import { itemFrom, StreamState, type InputItem } from "./stream-state.js";
-import type { TokenService } from "../sessions/token-service.js";
+import type { TokenService } from "../admission/token-service.js";
 import { catalogueGraph, decodeValue, describeElement, type SchemaGraph } from "../values.js";
 import { ClusterFollower } from "./cluster-follower.js";
 import { DetachedWatch } from "./detached-watch.js";
@@ -45,7 +45,7 @@ import { Journal } from "./journal.js";
 import { OutputReplay } from "./output-replay.js";
 import { REPLAY_DIVERGED, ReplayDivergence } from "./replay-divergence.js";
 import type { JournalEntry } from "../store/session-store.js";
-import { StoredBytesExceeded, type StoredBytesTable } from "../sessions/stored-bytes.js";
+import { StoredBytesExceeded, type StoredBytesTable } from "../admission/stored-bytes.js";
 import { FIRST_EPOCH, isOwnershipLost } from "../store/ownership.js";
 
 export interface RuntimeDeps {
