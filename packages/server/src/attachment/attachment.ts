@@ -1,4 +1,10 @@
 /**
+ * The attachment folder owns one transport's view of a live session: the
+ * connection-local channel table, the output pumps that replay the durable
+ * log from the client's cursors, the client's stream messages after
+ * acceptance (resends, grouped ACKs). It sends only what the store holds;
+ * running the invocation is invocation/'s.
+ *
  * One transport's attachment to a live session: the connection-local
  * channel table, the acceptance and the result, and the order of the end
  * (`invocationFinished` last). Its two halves live beside it: the output

@@ -1,4 +1,10 @@
 /**
+ * The invocation folder owns running a method on one durable session: its
+ * streams and their state, input queues and feeds, output producers and
+ * replays, the journal of a replayable run, byte permits and the node's byte
+ * budget, the outcome. It knows no socket, and commits to the store before
+ * anyone is told.
+ *
  * One durable session loaded in memory: its streams, its input side, and
  * the invocation (if this process is executing it; the output side is
  * `OutputProducers`; in a cluster, what the other nodes do reaches it

@@ -1,4 +1,10 @@
 /**
+ * The sessions folder holds `SessionRuntime`, the runtime's entry for every
+ * first message. It applies what admission/ decides (tokens, per-principal
+ * bounds), keeps the sessions loaded in memory, and runs the node's recovery
+ * and drain; the first-message rules belong with admission/, and move there
+ * once the cache and the node's lifecycle are split from them.
+ *
  * The protocol's first-message rules (sections 5.1, 5.2, 9, 10): starting
  * an invocation, exact-attempt replay, resume and takeover. It owns the map
  * of sessions loaded in memory and hands each accepted transport an

@@ -1,4 +1,12 @@
 /**
+ * The transport folder owns the HTTP and WebSocket edge: the upgrade and
+ * everything decided before a socket exists (http-handshake.ts, host and
+ * browser checks, the throttle on failed authentications), one connection's
+ * message loop (connection.ts), liveness pings, the discovery endpoint, and
+ * the transports the runtime sends through (this file, ws-transport.ts). It
+ * hands first messages to `SessionRuntime` and stream messages to
+ * attachments; it decides no protocol rule itself.
+ *
  * The transport seen by the protocol runtime: send one complete message,
  * close with a status, stop and resume reading. `WsTransport`
  * (ws-transport.ts) is the real one; tests may supply an in-memory one.
