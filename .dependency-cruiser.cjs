@@ -67,6 +67,18 @@ const serverFolderRules = [
     to: { path: `${SERVER}(admission|attachment|invocation|sessions|transport|catalogue|contracts|demo|auth|testing)/` },
   },
   {
+    name: "server-sessions-on-top",
+    comment: "SessionRuntime (sessions/) runs attachments and invocations: nothing below it, only the transport and the server's root, imports it",
+    from: { path: `${SERVER}(admission|attachment|invocation|cluster|store|observability|auth|catalogue|contracts|demo)/` },
+    to: { path: `${SERVER}sessions/` },
+  },
+  {
+    name: "server-transport-through-its-interface",
+    comment: "the runtime sends through the SessionTransport interface (transport/transport.ts), never the ws implementation or the connection's HTTP side",
+    from: { path: `${SERVER}(admission|attachment|invocation|sessions|cluster|store|observability|auth|catalogue|contracts|demo)/` },
+    to: { path: `${SERVER}transport/`, pathNot: `${SERVER}transport/transport\\.ts$` },
+  },
+  {
     name: "server-runtime-without-testing",
     comment: "the shipped runtime never imports the testing helpers (@golem-stream/server/testing)",
     from: { path: SERVER, pathNot: `${SERVER}testing/` },
