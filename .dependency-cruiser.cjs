@@ -56,15 +56,27 @@ const serverFolderRules = [
   },
   {
     name: "server-cluster-below-sessions",
-    comment: "cluster code (leases, peers) does not reach up into attachments, invocations, sessions or the transport",
+    comment: "cluster code (leases, peers) does not reach up into admission, attachments, invocations, sessions or the transport",
     from: { path: `${SERVER}cluster/` },
-    to: { path: `${SERVER}(attachment|invocation|sessions|transport|catalogue|contracts|demo|auth|testing)/` },
+    to: { path: `${SERVER}(admission|attachment|invocation|sessions|transport|catalogue|contracts|demo|auth|testing)/` },
   },
   {
     name: "server-observability-below-sessions",
-    comment: "observers see facts; they do not reach into attachments, invocations, sessions or the transport",
+    comment: "observers see facts; they do not reach into admission, attachments, invocations, sessions or the transport",
     from: { path: `${SERVER}observability/` },
-    to: { path: `${SERVER}(attachment|invocation|sessions|transport|catalogue|contracts|demo|auth|testing)/` },
+    to: { path: `${SERVER}(admission|attachment|invocation|sessions|transport|catalogue|contracts|demo|auth|testing)/` },
+  },
+  {
+    name: "server-sessions-on-top",
+    comment: "SessionRuntime (sessions/) runs attachments and invocations: nothing below it, only the transport and the server's root, imports it",
+    from: { path: `${SERVER}(admission|attachment|invocation|cluster|store|observability|auth|catalogue|contracts|demo)/` },
+    to: { path: `${SERVER}sessions/` },
+  },
+  {
+    name: "server-transport-through-its-interface",
+    comment: "the runtime sends through the SessionTransport interface (transport/transport.ts), never the ws implementation or the connection's HTTP side",
+    from: { path: `${SERVER}(admission|attachment|invocation|sessions|cluster|store|observability|auth|catalogue|contracts|demo)/` },
+    to: { path: `${SERVER}transport/`, pathNot: `${SERVER}transport/transport\\.ts$` },
   },
   {
     name: "server-runtime-without-testing",

@@ -11,7 +11,7 @@
 import type { ConfigDeclaration, Durability } from "@golem-stream/contract";
 import type { ConfigEntry, JsonValue, SchemaGraphJson, SchemaValueJson } from "@golem-stream/wire";
 import { decodeSchemaGraph } from "@golem-stream/schema-value";
-import { checkSelectorName } from "./sessions/token-budget.js";
+import { checkSelectorName } from "./admission/token-budget.js";
 
 /** A declared configuration entry of an agent type (protocol section 4.2); one type with the contracts'. */
 export type { ConfigDeclaration };

@@ -61,7 +61,7 @@ export {
 } from "./agent-host.js";
 export { recordField, payloadOf } from "./agent-values.js";
 /** For hosts of your own: the bound StaticAgentHost checks names against, and the identity limit's ceiling. */
-export { MAX_SELECTOR_NAME_BYTES, MAX_CALLER_IDENTITY_BYTES, checkSelectorName } from "./sessions/token-budget.js";
+export { MAX_SELECTOR_NAME_BYTES, MAX_CALLER_IDENTITY_BYTES, checkSelectorName } from "./admission/token-budget.js";
 export {
   DEFAULT_LIMITS,
   resolveLimits,

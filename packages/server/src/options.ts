@@ -5,7 +5,7 @@
  */
 import type { IncomingMessage } from "node:http";
 import { LIMITS, MAX_BINARY_MESSAGE_BYTES } from "@golem-stream/wire";
-import { MAX_CALLER_IDENTITY_BYTES } from "./sessions/token-budget.js";
+import { MAX_CALLER_IDENTITY_BYTES } from "./admission/token-budget.js";
 
 /** Who is calling, as established by the authenticator. */
 export interface Principal {
@@ -195,7 +195,7 @@ export interface ServerLimits {
    * 1 KiB: a longer identity is refused at authentication with `forbidden`
    * (403) instead of failing its first token. The issuer and audience get
    * what is left (4275 bytes less this limit, checked by `createSessionServer`);
-   * the ceiling leaves exactly the defaults' 32. The sum: sessions/token-budget.ts.
+   * the ceiling leaves exactly the defaults' 32. The sum: admission/token-budget.ts.
    */
   readonly maxCallerIdentityBytes: number;
   /**
@@ -241,7 +241,7 @@ const PROTOCOL_CEILINGS: Partial<Record<keyof ServerLimits, number>> = {
   maxQueuedBytesPerSession: LIMITS.maxQueuedBytesPerSession,
   maxStreamsPerSession: LIMITS.maxStreamsPerSession,
   // Not a protocol limit: what a session token leaves once every other field is at its largest
-  // and the issuer and audience are the defaults (the sum is in sessions/token-budget.ts).
+  // and the issuer and audience are the defaults (the sum is in admission/token-budget.ts).
   maxCallerIdentityBytes: MAX_CALLER_IDENTITY_BYTES,
 };
 

@@ -23,9 +23,9 @@ import { resolveLimits, silentLogger, type Authenticator, type Authorizer, type 
 import { SessionRuntime } from "./sessions/session-runtime.js";
 import { isClusterStore, type ClusterSessionStore } from "./store/cluster-store.js";
 import type { SessionStore } from "./store/session-store.js";
-import { TokenService } from "./sessions/token-service.js";
-import { DEFAULT_AUDIENCE, DEFAULT_ISSUER, checkIssuerAndAudience } from "./sessions/token-budget.js";
-import { WsTransport } from "./transport/transport.js";
+import { TokenService } from "./admission/token-service.js";
+import { DEFAULT_AUDIENCE, DEFAULT_ISSUER, checkIssuerAndAudience } from "./admission/token-budget.js";
+import { WsTransport } from "./transport/ws-transport.js";
 import type { TracerProvider } from "@opentelemetry/api";
 import type { Registry } from "prom-client";
 import { handleOperationsRequest, isOperationsPath, type OperationsEndpoints, type Readiness } from "./observability/http-endpoints.js";
@@ -39,8 +39,8 @@ import { tracingObserver } from "./observability/tracing-observer.js";
 import { NodeBudget } from "./invocation/node-budget.js";
 import { AuthThrottle } from "./transport/auth-throttle.js";
 import { closeThenDrop, watchLiveness } from "./transport/liveness.js";
-import { PrincipalSlots } from "./sessions/principal-slots.js";
-import { StoredBytesTable } from "./sessions/stored-bytes.js";
+import { PrincipalSlots } from "./admission/principal-slots.js";
+import { StoredBytesTable } from "./admission/stored-bytes.js";
 
 export interface SessionServerOptions {
   readonly store: SessionStore;

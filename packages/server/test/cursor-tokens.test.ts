@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { Keyring, mintToken, verifyToken } from "@golem-stream/tokens";
-import { TokenService } from "../src/sessions/token-service.js";
+import { TokenService } from "../src/admission/token-service.js";
 
 describe("TokenService.cursorsOf", () => {
   it("mints what mintToken mints, and picks up a rotated keyring at the next token", () => {

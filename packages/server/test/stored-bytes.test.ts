@@ -4,7 +4,7 @@
  * retention sweep gives purged sessions' bytes back).
  */
 import { describe, expect, it } from "vitest";
-import { StoredBytesExceeded, StoredBytesTable } from "../src/sessions/stored-bytes.js";
+import { StoredBytesExceeded, StoredBytesTable } from "../src/admission/stored-bytes.js";
 
 const alice = { account: "acme", principal: "alice" };
 const bob = { account: "acme", principal: "bob" };

@@ -1,6 +1,6 @@
 /**
  * The issuer, the audience, the caller's identity and the selector's names
- * share what a session token leaves (src/sessions/token-budget.ts). Checked
+ * share what a session token leaves (src/admission/token-budget.ts). Checked
  * when the server is created and when a StaticAgentHost is built, so that a
  * server that starts can always mint: before, an over-long issuer or name
  * made every start fail `limit-exceeded` at runtime.
@@ -69,7 +69,7 @@ async function longestStart(url: string): Promise<string> {
 const identityOf = (bytes: number): Principal => ({ account: "acme", principal: name(bytes - 4) });
 
 describe("options.issuer and options.audience", () => {
-  const room = 4275 - DEFAULT_LIMITS.maxCallerIdentityBytes; // 2227: sessions/token-budget.ts
+  const room = 4275 - DEFAULT_LIMITS.maxCallerIdentityBytes; // 2227: admission/token-budget.ts
 
   it("at the bound the session token of the longest start (identity at the limit, 128-byte names, 1 KiB key, 64-byte key id) is exactly 8192 characters", async () => {
     const issuer = name(room - 1000, "i");

@@ -22,13 +22,13 @@ import { Keyring } from "@golem-stream/tokens";
 import type { JsonObject, SchemaGraphJson, SchemaValueJson, ServerMessage } from "@golem-stream/wire";
 import { MemorySessionStore, createSessionServer, type AgentHost, type AgentTypeDefinition, type SessionServer } from "../src/index.js";
 import { createDemoHost } from "../src/demo/index.js";
-import type * as TokenBudget from "../src/sessions/token-budget.js";
+import type * as TokenBudget from "../src/admission/token-budget.js";
 import { STREAM_TOO_DEEP } from "../src/invocation/output-producers.js";
 import { RawClient, TOKEN, demoStart, v } from "./helpers.js";
 
 /** While set, createSessionServer takes any issuer: a deployment whose tokens are near the limit before any stream. */
 const issuerCheck = vi.hoisted(() => ({ lifted: false }));
-vi.mock("../src/sessions/token-budget.js", async (importOriginal) => {
+vi.mock("../src/admission/token-budget.js", async (importOriginal) => {
   const actual = await importOriginal<typeof TokenBudget>();
   const checkIssuerAndAudience: typeof actual.checkIssuerAndAudience = (...args) => (issuerCheck.lifted ? undefined : actual.checkIssuerAndAudience(...args));
   return { ...actual, checkIssuerAndAudience };

@@ -1,4 +1,10 @@
 /**
+ * The attachment folder owns one transport's view of a live session: the
+ * connection-local channel table, the output pumps that replay the durable
+ * log from the client's cursors, the client's stream messages after
+ * acceptance (resends, grouped ACKs). It sends only what the store holds;
+ * running the invocation is invocation/'s.
+ *
  * One transport's attachment to a live session: the connection-local
  * channel table, the acceptance and the result, and the order of the end
  * (`invocationFinished` last). Its two halves live beside it: the output
@@ -27,7 +33,7 @@ import type { AttachmentSink, LiveSession } from "../invocation/live-session.js"
 import { OutputPumps } from "./output-pumps.js";
 import type { StreamState } from "../invocation/stream-state.js";
 import type { AttachmentEnd, AttachmentObserver } from "../observability/server-observer.js";
-import type { CursorPosition } from "../sessions/token-service.js";
+import type { CursorPosition } from "../admission/token-service.js";
 import type { OutputEvent } from "../store/session-store.js";
 import { isOwnershipLost } from "../store/ownership.js";
 import { SENT, sendLastThenClose, type OutgoingMessage, type SessionTransport } from "../transport/transport.js";

@@ -16,7 +16,7 @@ import { SENT } from "../transport/transport.js";
 import { CommittedTail, TailAllowance } from "./committed-tail.js";
 import type { OutputEvent } from "../store/session-store.js";
 import type { StreamState } from "../invocation/stream-state.js";
-import type { CursorPosition } from "../sessions/token-service.js";
+import type { CursorPosition } from "../admission/token-service.js";
 
 /** The mappings of an item that introduces no stream (most): one shared empty list. */
 const NO_MAPPINGS: readonly never[] = Object.freeze([]);

@@ -1,4 +1,9 @@
 /**
+ * The auth folder owns the authenticators and authorizers a server can be
+ * given: static bearer tokens, JWTs checked against a JWKS (a file, or a URL
+ * fetched with a bounded body), and grants read from a JWT claim. It imports
+ * only the server's root modules.
+ *
  * `createJwtAuth`: bearer JWTs verified with `jose` against a JSON Web Key
  * Set, for `createSessionServer({ authenticator, authorizer })` and
  * `golem-stream serve --jwt-jwks`. Signatures RS256, ES256 or EdDSA only:

@@ -1,4 +1,9 @@
 /**
+ * The catalogue folder owns what a server hosts: the catalogue of agent
+ * types (this file), the checks it passes before a server starts on it, its
+ * fingerprint, and the agent hosts built from it (several hosts as one, the
+ * demo beside a user's catalogue).
+ *
  * A catalogue: the agent types a server hosts, by application and
  * environment. It is what an `--agents` module exports by default and what
  * `startEmbeddedServer({ agents })` takes; `defineCatalogue` types it (and

@@ -15,7 +15,7 @@
 import { decodeSchemaGraph } from "@golem-stream/schema-value";
 import type { JsonValue } from "@golem-stream/wire";
 import type { AgentHost } from "../agent-host.js";
-import { checkSelectorName } from "../sessions/token-budget.js";
+import { checkSelectorName } from "../admission/token-budget.js";
 import type { Catalogue } from "./catalogue.js";
 import { CatalogueError } from "./catalogue-error.js";
 

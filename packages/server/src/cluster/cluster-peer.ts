@@ -1,4 +1,12 @@
 /**
+ * The cluster folder owns what nodes sharing one store need beyond a single
+ * node: the node-to-node side of a session (this file), whether this node
+ * may claim other nodes' sessions across a store outage, and the check that
+ * every node serves the same catalogue. Elsewhere today: the leases and
+ * fencing epochs are the store's (store/cluster-store.ts,
+ * store/ownership.ts), the heartbeat is server.ts's, and the follower that
+ * keeps a loaded session in step is invocation/cluster-follower.ts.
+ *
  * The node-to-node side of one session loaded in cluster mode (see
  * docs/cluster.md). The node that runs the invocation is its owner; any
  * node may serve the client's attachment. Both sides work through the

@@ -1,4 +1,8 @@
 /**
+ * The contracts folder owns agent types written against a typed contract:
+ * `implement` (this file) and the stream positions of a contract's values on
+ * the server side.
+ *
  * `implement(contract, methods)`: an agent type definition for the agent
  * host whose methods take and return plain JavaScript typed by the contract.
  * Values are converted with schema-value's `toJs`/`fromJs` (which validate),

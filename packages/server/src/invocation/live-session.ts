@@ -1,4 +1,10 @@
 /**
+ * The invocation folder owns running a method on one durable session: its
+ * streams and their state, input queues and feeds, output producers and
+ * replays, the journal of a replayable run, byte permits and the node's byte
+ * budget, the outcome. It knows no socket, and commits to the store before
+ * anyone is told.
+ *
  * One durable session loaded in memory: its streams, its input side, and
  * the invocation (if this process is executing it; the output side is
  * `OutputProducers`; in a cluster, what the other nodes do reaches it
@@ -33,7 +39,7 @@ import type { Logger, Principal, ServerLimits } from "../options.js";
 import { OutputProducers } from "./output-producers.js";
 import type { InputChunk, InputTerminal, NewStream, OutputEvent, SessionRecord, SessionStore, StreamParent, StreamRecord } from "../store/session-store.js";
 import { itemFrom, StreamState, type InputItem } from "./stream-state.js";
-import type { TokenService } from "../sessions/token-service.js";
+import type { TokenService } from "../admission/token-service.js";
 import { catalogueGraph, decodeValue, describeElement, type SchemaGraph } from "../values.js";
 import { ClusterFollower } from "./cluster-follower.js";
 import { DetachedWatch } from "./detached-watch.js";
@@ -45,7 +51,7 @@ import { Journal } from "./journal.js";
 import { OutputReplay } from "./output-replay.js";
 import { REPLAY_DIVERGED, ReplayDivergence } from "./replay-divergence.js";
 import type { JournalEntry } from "../store/session-store.js";
-import { StoredBytesExceeded, type StoredBytesTable } from "../sessions/stored-bytes.js";
+import { StoredBytesExceeded, type StoredBytesTable } from "../admission/stored-bytes.js";
 import { FIRST_EPOCH, isOwnershipLost } from "../store/ownership.js";
 
 export interface RuntimeDeps {

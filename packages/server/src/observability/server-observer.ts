@@ -1,4 +1,9 @@
 /**
+ * The observability folder owns what operators see: the observer interface
+ * the runtime calls (this file), its Prometheus, log and OpenTelemetry
+ * implementations, the pino adapter, and the `/metrics`, `/healthz` and
+ * `/readyz` endpoints. It sees facts and reaches into no other role.
+ *
  * What the runtime tells operators about, as method calls on one small
  * interface: metrics (prometheus-metrics.ts), log lines (log-observer.ts)
  * and trace spans (tracing-observer.ts) each implement it, and the runtime

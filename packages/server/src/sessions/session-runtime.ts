@@ -1,4 +1,10 @@
 /**
+ * The sessions folder holds `SessionRuntime`, the runtime's entry for every
+ * first message. It applies what admission/ decides (tokens, per-principal
+ * bounds), keeps the sessions loaded in memory, and runs the node's recovery
+ * and drain; the first-message rules belong with admission/, and move there
+ * once the cache and the node's lifecycle are split from them.
+ *
  * The protocol's first-message rules (sections 5.1, 5.2, 9, 10): starting
  * an invocation, exact-attempt replay, resume and takeover. It owns the map
  * of sessions loaded in memory and hands each accepted transport an
@@ -22,8 +28,8 @@ import { asSendable } from "../invocation/message-room.js";
 import type { AuthorizationRequest, Authorizer, Principal } from "../options.js";
 import type { AttemptRecord, SessionRecord } from "../store/session-store.js";
 import { StreamState } from "../invocation/stream-state.js";
-import { asInvalidToken, type CursorPosition } from "./token-service.js";
-import { PrincipalSlots, type PrincipalSlot } from "./principal-slots.js";
+import { asInvalidToken, type CursorPosition } from "../admission/token-service.js";
+import { PrincipalSlots, type PrincipalSlot } from "../admission/principal-slots.js";
 import type { SessionTransport } from "../transport/transport.js";
 import { identityOf, type AttachOperation } from "../observability/server-observer.js";
 import { canonicalValue, catalogueGraph, decodeValue, digestOf, substituteStreamRefs } from "../values.js";

@@ -8,6 +8,10 @@
  *
  * Nothing here loads SQLite, `ws` or the server's runtime, so a store package can depend on this
  * entry alone.
+ *
+ * The store folder owns durability: this contract, the memory stores, the SQLite store
+ * (sqlite-store.ts and its schema, rows and group commit; the server's main entry exports it, not
+ * this one) and the cluster store's leases and fencing. It imports nothing else of the server.
  */
 // The protocol types the contract's signatures use.
 export type { StreamDirection, ServerCancelReason, ClientCancelReason } from "@golem-stream/wire";

@@ -3,6 +3,11 @@
  * tests, for the stores in this package and for stores elsewhere (such as
  * @golem-stream/store-postgres). Written for vitest and fast-check, which
  * the caller passes in: this module refers only to their types.
+ *
+ * The testing folder also holds the helpers for tests of a running server:
+ * `RawClient` (a protocol client that sends what it is told, bad input
+ * included), `ManualTimers`, `Pauses`, the cluster scenarios and the demo's
+ * messages. The shipped runtime never imports this folder.
  */
 export { storeContract, type TestApi } from "./store-contract.js";
 export { checkAgainstModel, type ModelCheckOptions } from "./store-model.js";

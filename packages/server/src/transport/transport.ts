@@ -1,14 +1,19 @@
 /**
+ * The transport folder owns the HTTP and WebSocket edge: the upgrade and
+ * everything decided before a socket exists (http-handshake.ts, host and
+ * browser checks, the throttle on failed authentications), one connection's
+ * message loop (connection.ts), liveness pings, the discovery endpoint, and
+ * the transports the runtime sends through (this file, ws-transport.ts). It
+ * hands first messages to `SessionRuntime` and stream messages to
+ * attachments; it decides no protocol rule itself.
+ *
  * The transport seen by the protocol runtime: send one complete message,
- * close with a status, stop and resume reading. `WsTransport` is the real
- * one; tests may supply an in-memory one. Encoding happens here so the
- * runtime works with typed messages only.
+ * close with a status, stop and resume reading. `WsTransport`
+ * (ws-transport.ts) is the real one; tests may supply an in-memory one.
+ * Encoding happens here so the runtime works with typed messages only.
  */
-import type { Writable } from "node:stream";
-import type { WebSocket } from "ws";
 import {
   type EncodeOptions,
-  type EnvelopePool,
   encodeOutputStreamItemWithCanonicalValue,
   encodeServerMessage,
   type OutputStreamItemHead,
@@ -74,101 +79,4 @@ export interface SessionTransport {
   pauseReading(): void;
   resumeReading(): void;
   readonly isOpen: boolean;
-}
-
-export class WsTransport implements SessionTransport {
-  readonly #socket: WebSocket;
-  readonly #highWaterBytes: number;
-  readonly #stream: Writable | undefined;
-  readonly #onBackpressure: () => void;
-  readonly #envelopes: EnvelopePool | undefined;
-  #corked = false;
-
-  /**
-   * `stream` is the upgraded TCP socket under `socket`. When given, the
-   * messages sent in one burst (everything until the current tick's work is
-   * done: a commit's ACKs, a pump's batch of events) leave in one write
-   * instead of one system call each. `envelopes`, when given, holds the
-   * memory of large binary envelopes, each returned once its frame is written.
-   */
-  constructor(
-    socket: WebSocket,
-    highWaterBytes: number,
-    stream?: Writable,
-    onBackpressure: () => void = () => {},
-    envelopes?: EnvelopePool,
-  ) {
-    this.#socket = socket;
-    this.#highWaterBytes = highWaterBytes;
-    this.#stream = stream;
-    this.#onBackpressure = onBackpressure;
-    this.#envelopes = envelopes;
-  }
-
-  get isOpen(): boolean {
-    return this.#socket.readyState === this.#socket.OPEN;
-  }
-
-  send(message: OutgoingMessage): Promise<void> {
-    if (!this.isOpen) {
-      // Nothing is sent, and nothing may count as sent: a sender that went on
-      // at once would run through the whole log into a closing socket, and
-      // report every event delivered (releasing the producers' windows).
-      // It resumes after the close event has ended its attachment.
-      if (this.#socket.readyState === this.#socket.CLOSED) return SENT;
-      return new Promise((resolve) => this.#socket.once("close", () => resolve()));
-    }
-    const data = encodeOutgoing(message, this.#envelopes?.encodeOptions);
-    const binary = typeof data !== "string";
-    // A server's frame is written from the envelope itself: its memory goes back to the pool
-    // only in the send callback, after the write (or its failure).
-    const written = this.#envelopes?.whenWritten(data);
-    this.#corkUntilNextTick();
-    // Below the high-water mark the caller may go on at once; above it, it
-    // waits until this message has been handed to the kernel, so a client
-    // that does not read stops producers instead of growing a buffer.
-    if (this.#socket.bufferedAmount < this.#highWaterBytes) {
-      this.#socket.send(data, { binary }, written);
-      return SENT;
-    }
-    this.#onBackpressure();
-    return new Promise((resolve) =>
-      this.#socket.send(data, { binary }, () => {
-        written?.();
-        resolve();
-      }),
-    );
-  }
-
-  /**
-   * Holds writes until the microtasks of this turn have run. `ws` corks the
-   * socket around each frame itself; corks nest, so the frames of a burst
-   * are written together on the outer uncork. The bytes stay counted in
-   * `bufferedAmount`, so the high-water check above still bounds a burst,
-   * and a sender waiting for its callback waits at most until this tick ends.
-   */
-  #corkUntilNextTick(): void {
-    const stream = this.#stream;
-    if (stream === undefined || this.#corked) return;
-    this.#corked = true;
-    stream.cork();
-    process.nextTick(() => {
-      this.#corked = false;
-      stream.uncork();
-    });
-  }
-
-  close(code: number, reason = ""): void {
-    if (this.#socket.readyState === this.#socket.OPEN || this.#socket.readyState === this.#socket.CONNECTING) {
-      this.#socket.close(code, reason);
-    }
-  }
-
-  pauseReading(): void {
-    if (this.isOpen) this.#socket.pause();
-  }
-
-  resumeReading(): void {
-    if (this.isOpen) this.#socket.resume();
-  }
 }

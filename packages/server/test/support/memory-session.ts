@@ -10,8 +10,8 @@ import { NOOP_OBSERVER, type ServerObserver } from "../../src/observability/serv
 import { Connection } from "../../src/transport/connection.js";
 import { SYSTEM_TIMERS, type Timers } from "../../src/timers.js";
 import { SessionRuntime } from "../../src/sessions/session-runtime.js";
-import { StoredBytesTable } from "../../src/sessions/stored-bytes.js";
-import { TokenService } from "../../src/sessions/token-service.js";
+import { StoredBytesTable } from "../../src/admission/stored-bytes.js";
+import { TokenService } from "../../src/admission/token-service.js";
 import { MemorySessionStore, resolveLimits, silentLogger, type AgentHost, type ServerLimits } from "../../src/index.js";
 import type { SessionStore } from "../../src/store/index.js";
 import { createDemoHost } from "../../src/demo/index.js";

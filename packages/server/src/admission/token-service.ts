@@ -1,5 +1,12 @@
 /**
- * Minting and checking the three opaque tokens for one deployment. The
+ * The admission folder owns what decides whether a caller gets in and under
+ * which identity: the tokens (minted and checked here), how a token's room
+ * is shared out (token-budget.ts), and the per-principal bounds on
+ * connections, running sessions (principal-slots.ts) and stored bytes
+ * (stored-bytes.ts). The first-message rules that apply them (start,
+ * replay, resume, takeover) are `SessionRuntime` (sessions/session-runtime.ts).
+ *
+ * This file: minting and checking the three opaque tokens for one deployment. The
  * keyring is held here and nowhere else; nothing in this file logs a token.
  *
  * Identity checks (protocol section 10.2): issuer, audience, account and
