@@ -57,6 +57,17 @@ function gate(): { wait: Promise<void>; open: () => void } {
   return { wait, open };
 }
 
+/** `items`, of which the second half waits for `held` to open; `atHalf` is called first there. */
+async function* halfThenHeld<T>(items: readonly T[], held: Promise<void>, atHalf?: () => void): AsyncGenerator<T> {
+  for (const [i, item] of items.entries()) {
+    if (i === items.length / 2) {
+      atHalf?.();
+      await held;
+    }
+    yield item;
+  }
+}
+
 /** What one invocation ended with: its items or result, and its outcome. */
 interface Ran {
   readonly values: unknown;
@@ -79,11 +90,7 @@ async function drain(call: Invocation, progress: () => void, label: string, prog
     // The stream's end with a failure: the outcome says which.
   }
   progressOf.set(label, `${items.length} items, stream ended`);
-  const outcome = await call.finished.then(
-    (finished) => (finished.kind === "success" ? "success" : `${finished.kind}:${(finished as { code?: string }).code}`),
-    (error: { kind?: string; code?: string }) => `${error.kind}:${error.code}`,
-  );
-  return { items, outcome };
+  return { items, outcome: await outcomeOf(call) };
 }
 
 /** `count(to, delayMs)` started at `owner`, its client moved to `attachedAt` after the first items when that is another node. */
@@ -110,66 +117,29 @@ async function countAt(owner: NodeProcess, attachedAt: NodeProcess, to: number, 
  * the invocation is idle (waiting for input) until `held` opens.
  */
 async function reverseAt(node: NodeProcess, input: readonly string[], held: Promise<void>, progress: () => void): Promise<Ran> {
-  async function* items() {
-    for (const [i, item] of input.entries()) {
-      if (i === input.length / 2) await held;
-      yield item;
-    }
-  }
-  const call = client(node).invoke({ ...demo, method: "reverse", methodParameters: record(inputStream.strings(items())) });
+  const call = client(node).invoke({ ...demo, method: "reverse", methodParameters: record(inputStream.strings(halfThenHeld(input, held))) });
   const { items: out, outcome } = await drain(call, progress, `reverse ${node.id}`, input.length / 2);
   return { values: out, outcome };
 }
 
 /** `digest` at `node`: half its chunks, then (once `held` opens) the rest. */
 async function digestAt(node: NodeProcess, chunks: readonly Uint8Array[], held: Promise<void>, progress: () => void): Promise<Ran> {
-  async function* data() {
-    for (const [i, chunk] of chunks.entries()) {
-      if (i === chunks.length / 2) {
-        progress();
-        await held;
-      }
-      yield chunk;
-    }
-  }
-  const call = client(node).invoke({ ...demo, method: "digest", methodParameters: record(inputStream.bytes(data())) });
+  const call = client(node).invoke({ ...demo, method: "digest", methodParameters: record(inputStream.bytes(halfThenHeld(chunks, held, progress))) });
   const result = await call.result;
   progressOf.set("digest", "result");
-  const outcome = await call.finished.then(
-    (finished) => finished.kind,
-    (error: { kind?: string; code?: string }) => `${error.kind}:${error.code}`,
-  );
-  return { values: result.kind === "value" ? fieldsOf(result.value).map((field) => field.value) : result.kind, outcome };
+  return { values: result.kind === "value" ? fieldsOf(result.value).map((field) => field.value) : result.kind, outcome: await outcomeOf(call) };
 }
 
 /** `tally` at `node`: half its lines, then (once `held` opens) the rest. */
 async function tallyAt(node: NodeProcess, lines: readonly string[], held: Promise<void>, progress: () => void): Promise<Ran> {
-  async function* items() {
-    for (const [i, line] of lines.entries()) {
-      if (i === lines.length / 2) {
-        progress();
-        await held;
-      }
-      yield line;
-    }
-  }
-  const call = client(node).invoke({ ...demo, method: "tally", methodParameters: record(inputStream.strings(items())) });
+  const call = client(node).invoke({ ...demo, method: "tally", methodParameters: record(inputStream.strings(halfThenHeld(lines, held, progress))) });
   const result = await call.result;
   return { values: result.kind === "value" ? fieldsOf(result.value).map((field) => field.value) : result.kind, outcome: await outcomeOf(call) };
 }
 
 /** `split` at `node`: half its bytes, then (once `held` opens) the rest; both outputs read to their ends. */
 async function splitAt(node: NodeProcess, chunks: readonly Uint8Array[], held: Promise<void>, progress: () => void): Promise<Ran> {
-  async function* data() {
-    for (const [i, chunk] of chunks.entries()) {
-      if (i === chunks.length / 2) {
-        progress();
-        await held;
-      }
-      yield chunk;
-    }
-  }
-  const call = client(node).invoke({ ...demo, method: "split", methodParameters: record(inputStream.bytes(data())) });
+  const call = client(node).invoke({ ...demo, method: "split", methodParameters: record(inputStream.bytes(halfThenHeld(chunks, held, progress))) });
   const result = await call.result;
   if (result.kind !== "value") return { values: result.kind, outcome: await outcomeOf(call) };
   const [upper, lines] = result.streams;
