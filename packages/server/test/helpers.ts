@@ -35,17 +35,23 @@ export async function startTestServer(options: Partial<EmbeddedServerOptions> = 
 export { RawClient, type Closed } from "../src/testing/raw-client.js";
 export { v, demoStart, outputValues } from "../src/testing/demo-messages.js";
 
-/** The start of `method` of a test agent type in application `test`, environment `default`, whose constructor and parameters are empty records. */
-export function emptyStart(agentType: string, method: string): InvocationStart {
-  const empty = { kind: "record", value: { fields: [] } } as unknown as SchemaValueJson;
+/** A fresh start (new attempt id and idempotency key) of `method` of a test agent type, in environment `default`, with an empty constructor record. */
+export function agentStart(application: string, agentType: string, method: string, methodParameters: SchemaValueJson): InvocationStart {
   return {
     type: "invocationStart",
     attemptId: randomUUID(),
     config: [],
     idempotencyKey: randomUUID(),
-    methodParameters: empty,
-    selector: { agentType, application: "test", constructorParameters: empty, environment: "default", method },
+    methodParameters,
+    selector: { agentType, application, constructorParameters: EMPTY_RECORD, environment: "default", method },
   };
+}
+
+const EMPTY_RECORD = { kind: "record", value: { fields: [] } } as unknown as SchemaValueJson;
+
+/** The start of `method` of a test agent type in application `test`, environment `default`, whose constructor and parameters are empty records. */
+export function emptyStart(agentType: string, method: string): InvocationStart {
+  return agentStart("test", agentType, method, EMPTY_RECORD);
 }
 
 /**

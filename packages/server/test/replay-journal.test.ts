@@ -20,7 +20,7 @@ import { defineAgentType, t } from "@golem-stream/contract";
 import { implement, StaticAgentHost } from "../src/index.js";
 import { MemorySessionStore, type JournalEntry, type SessionStore } from "../src/store/index.js";
 import { REPLAY_DIVERGED } from "../src/invocation/replay-divergence.js";
-import { v } from "./helpers.js";
+import { agentStart, v } from "./helpers.js";
 import { memoryHarness } from "./support/memory-session.js";
 
 type Phase = "before" | "during" | "after";
@@ -70,14 +70,7 @@ const host = new StaticAgentHost({
 });
 
 function start(method: string, methodParameters: SchemaValueJson): InvocationStart {
-  return {
-    type: "invocationStart",
-    attemptId: randomUUID(),
-    config: [],
-    idempotencyKey: randomUUID(),
-    methodParameters,
-    selector: { application: "t", environment: "default", agentType: "journey", method, constructorParameters: v.record() },
-  };
+  return agentStart("t", "journey", method, methodParameters);
 }
 
 const NEVER = new Promise<never>(() => undefined);

@@ -12,7 +12,7 @@ import { defineAgentType, t } from "@golem-stream/contract";
 import { implement, MemorySessionStore, StaticAgentHost, type ServerLimits, type SessionStore } from "../src/index.js";
 import { NOOP_OBSERVER, type ServerObserver } from "../src/observability/server-observer.js";
 import { REPLAY_DIVERGED } from "../src/invocation/replay-divergence.js";
-import { v } from "./helpers.js";
+import { agentStart, v } from "./helpers.js";
 import { ManualTimers } from "../src/testing/index.js";
 import { memoryHarness, type MemoryConnection } from "./support/memory-session.js";
 
@@ -106,14 +106,7 @@ const durableAgent = implement(durable, {
 const host = new StaticAgentHost({ t: { default: [durableAgent] } });
 
 function start(method: string, methodParameters: SchemaValueJson): InvocationStart {
-  return {
-    type: "invocationStart",
-    attemptId: randomUUID(),
-    config: [],
-    idempotencyKey: randomUUID(),
-    methodParameters,
-    selector: { application: "t", environment: "default", agentType: "durable", method, constructorParameters: v.record() },
-  };
+  return agentStart("t", "durable", method, methodParameters);
 }
 
 /** A gate per run and item: `open(attempt, i)` lets item `i` of run `attempt` through; items not listed in `held` pass at once. */
