@@ -10,7 +10,8 @@ import { describe, expect, it } from "vitest";
 import { OutageGrace, type OutageClock, type StoreOutageEvent } from "@golem-stream/server/store";
 import { TRANSACTION_ID } from "../src/control-statements.js";
 import { isUnavailable, PostgresStoreError } from "../src/store-error.js";
-import { WriteQueue, type LogAppend, type RunStatements, type WriteContext } from "../src/write-queue.js";
+import { WriteQueue, type RunStatements } from "../src/write-queue.js";
+import { outputAppend, statement } from "./support/writes.js";
 import { FakeClient, pgError, type Answer } from "./support/fake-client.js";
 
 const CHANNEL = "golem_changes";
@@ -77,12 +78,6 @@ class Database {
   }
 }
 
-const statement =
-  <T>(text: string, value: T) =>
-  async (context: WriteContext): Promise<T> => {
-    await context.query(text, [value]);
-    return value;
-  };
 
 /** Breaks the connection that sent `text` as `pg` does, and throws what `pg` throws. */
 function lose(client: FakeClient | undefined): never {
@@ -276,16 +271,7 @@ describe("a group statement of appends whose answer was lost", () => {
   const RUNS: RunStatements = { input: "run input", output: "run output", group: "append group", packedRowBytes: () => 0, counts: "counts" };
 
   function append(queue: WriteQueue, stream: string, sequence: number): Promise<unknown> {
-    const item: LogAppend = {
-      log: "output",
-      streamId: stream,
-      sequence: BigInt(sequence),
-      itemCount: 1n,
-      data: new Uint8Array([sequence]),
-      mimeType: undefined,
-      note: (sessionId) => `${sessionId}:${stream}`,
-    };
-    return queue.write(statement(`write ${stream}#${sequence}`, undefined), item);
+    return queue.write(statement(`write ${stream}#${sequence}`, undefined), outputAppend(stream, sequence));
   }
 
   /** Answers the group statement (moving every run) after losing the first one's answer; `counts` as given. */

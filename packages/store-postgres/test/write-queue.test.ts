@@ -6,8 +6,9 @@
  */
 import { describe, expect, it } from "vitest";
 import { PostgresStoreError } from "../src/store-error.js";
-import { Rollback, WriteQueue, type LogAppend, type RunStatements, type WriteContext } from "../src/write-queue.js";
+import { Rollback, WriteQueue, type RunStatements } from "../src/write-queue.js";
 import { deferred, FakeClient, pgError, type Answer } from "./support/fake-client.js";
+import { outputAppend, statement } from "./support/writes.js";
 
 const CHANNEL = "golem_changes";
 
@@ -21,14 +22,6 @@ function queueOn(...clients: FakeClient[]): { queue: WriteQueue; connects: () =>
   return { queue, connects: () => connects };
 }
 
-/** A write that sends `text` (the test reads it back from the log) and resolves with `value`. */
-const statement =
-  <T>(text: string, value: T, note?: string) =>
-  async (context: WriteContext): Promise<T> => {
-    await context.query(text, [value]);
-    if (note !== undefined) context.notify(note);
-    return value;
-  };
 
 /** The statements of the log that are not the writer's own control statements. */
 const writes = (client: FakeClient): string[] => client.log.filter((text) => text.startsWith("write "));
@@ -357,16 +350,7 @@ describe("appends", () => {
   /** An output append of `stream` at `sequence`; written alone (the careful way) it sends `write <stream>#<sequence>`. */
   function append(queue: WriteQueue, stream: string, sequence: number): Promise<string> {
     const name = `${stream}#${sequence}`;
-    const item: LogAppend = {
-      log: "output",
-      streamId: stream,
-      sequence: BigInt(sequence),
-      itemCount: 1n,
-      data: new Uint8Array([sequence]),
-      mimeType: undefined,
-      note: (sessionId) => `${sessionId}:${stream}`,
-    };
-    return queue.write(statement(`write ${name}`, name), item);
+    return queue.write(statement(`write ${name}`, name), outputAppend(stream, sequence));
   }
 
   /** The runs a group statement moves: every run but those of `stuck` streams. */
