@@ -8,32 +8,16 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
   CHANNEL_MAX,
-  INPUT_ITEM_TAIL,
   LIMITS,
-  ProtocolError,
   U64_MAX,
   encodeClientMessage,
   encodeInputStreamItemValue,
-  inputStreamItemHead,
   isInputItemPosition,
   type JsonValue,
   type SchemaValueJson,
 } from "../src/index.js";
+import { outcome, viaParts, viaTable } from "./support/input-item-encodings.js";
 
-/** What a call gives: its text, or its error as comparable data. */
-function outcome(encode: () => string): string {
-  try {
-    return `ok ${encode()}`;
-  } catch (error) {
-    return error instanceof ProtocolError ? `${error.code} ${error.path} ${error.message}` : `not a ProtocolError: ${String(error)}`;
-  }
-}
-
-/** The whole message through the parts, or the parts' error. */
-const viaParts = (channel: number, sequence: bigint, value: SchemaValueJson) => () =>
-  inputStreamItemHead(channel, sequence) + encodeInputStreamItemValue(channel, sequence, value) + INPUT_ITEM_TAIL;
-const viaTable = (channel: number, sequence: bigint, value: SchemaValueJson) => () =>
-  encodeClientMessage({ type: "inputStreamItem", channel, sequence, value });
 
 const json = fc.jsonValue({ maxDepth: 4, stringUnit: "grapheme" }) as fc.Arbitrary<JsonValue>;
 const anything = fc.oneof(json, fc.anything({ maxDepth: 3 }), fc.constant(Number.NaN), fc.constant("\ud800"), fc.constant(undefined));

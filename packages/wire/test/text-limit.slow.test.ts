@@ -15,7 +15,6 @@ import {
   ProtocolError,
   U64_MAX,
   canonicalJson,
-  encodeClientMessage,
   encodeInputStreamItemValue,
   encodeOutputStreamItemWithCanonicalValue,
   encodeServerMessage,
@@ -26,6 +25,7 @@ import {
   type OutputStreamItemHead,
   type SchemaValueJson,
 } from "../src/index.js";
+import { outcome, viaParts, viaTable } from "./support/input-item-encodings.js";
 import { outputStreamItem } from "./support/arbitraries.js";
 
 function split(message: OutputStreamItem): { head: OutputStreamItemHead; stored: Uint8Array } {
@@ -44,20 +44,6 @@ function outcomeOf(encode: () => string | Uint8Array): unknown {
   }
 }
 
-/** What a call gives: its text, or its error as comparable data. */
-function outcome(encode: () => string): string {
-  try {
-    return `ok ${encode()}`;
-  } catch (error) {
-    return error instanceof ProtocolError ? `${error.code} ${error.path} ${error.message}` : `not a ProtocolError: ${String(error)}`;
-  }
-}
-
-/** The whole message through the parts, or the parts' error. */
-const viaParts = (channel: number, sequence: bigint, value: SchemaValueJson) => () =>
-  inputStreamItemHead(channel, sequence) + encodeInputStreamItemValue(channel, sequence, value) + INPUT_ITEM_TAIL;
-const viaTable = (channel: number, sequence: bigint, value: SchemaValueJson) => () =>
-  encodeClientMessage({ type: "inputStreamItem", channel, sequence, value });
 
 describe("encodeOutputStreamItemWithCanonicalValue", () => {
   it("applies the text limit at the same byte, whatever the value's characters", () => {
