@@ -166,7 +166,7 @@ describe("demo methods", () => {
     client.send(demoStart("journal", v.record(v.u32(3), v.u32(0))));
     const { messages } = await client.all();
     const channel = resultOf(messages).mappings[0]!.channel;
-    const items = outputValues(messages, channel).map((item) => (item as { value: { fields: { kind: string; value: unknown }[] } }).value.fields);
+    const items = outputValues(messages, channel).map((item) => (item.value as unknown as { fields: { kind: string; value: unknown }[] }).fields);
     expect(items.map((fields) => fields[0])).toEqual([v.u32(0), v.u32(1), v.u32(2)]);
     const [step, now, random] = items[0]!.slice(1);
     expect(step).toMatchObject({ kind: "string", value: expect.stringMatching(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/) });
