@@ -283,7 +283,7 @@ export const MORE_FAULTS: readonly FaultCase[] = [
         return [m];
       },
     },
-    caughtBy: ["restart.output-cursor-survives"],
+    caughtBy: ["restart.output-cursor-survives", "restart.rerun-follows-journal"],
     restart: true,
   },
   {
