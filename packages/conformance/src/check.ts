@@ -34,6 +34,12 @@ export interface Check {
   readonly expectation: string;
   /** The server setting the check needs to know; without it the check is skipped. */
   readonly needs?: ServerSetting;
+  /**
+   * Runs only when the suite is told the server continues what a restart interrupted
+   * (`durableRestart`, `--durable-restart`): it calls the project's `journal` demo method,
+   * which decisions-v1 section 7 does not list. Skipped otherwise.
+   */
+  readonly durable?: true;
   /** Returns a short description of what was seen; throws `Mismatch` (or any error) on failure. */
   run(ctx: SuiteContext): Promise<string | void>;
 }

@@ -49,7 +49,8 @@ export interface SuiteOptions {
   readonly boundedToken?: string | undefined;
   /**
    * The server continues invocations a restart interrupted (the demo methods are durable there):
-   * the restart section then requires continuation instead of also accepting the documented failure.
+   * the restart section then requires continuation instead of also accepting the documented failure,
+   * and runs the checks marked `durable` (the server must then host the demo's `journal` method).
    */
   readonly durableRestart?: boolean;
 }
