@@ -20,7 +20,7 @@ import { BrowserAccess, listeningOrigins, type BrowserOptions } from "./transpor
 import { authenticate, checkUpgradeRequest, rejectUpgrade, sendHttpError } from "./transport/http-handshake.js";
 import type { RuntimeDeps } from "./invocation/live-session.js";
 import { resolveLimits, silentLogger, type Authenticator, type Authorizer, type Logger, type ServerLimits } from "./options.js";
-import { SessionRuntime } from "./sessions/session-runtime.js";
+import { SessionRuntime } from "./admission/session-runtime.js";
 import { isClusterStore, type ClusterSessionStore } from "./store/cluster-store.js";
 import type { SessionStore } from "./store/session-store.js";
 import { TokenService } from "./admission/token-service.js";
@@ -396,7 +396,7 @@ class NodeSessionServer implements SessionServer {
     // Not before this node has seen the store available for a full lease (store-availability.ts).
     if (!this.#availability.mayClaim(performance.now())) return;
     try {
-      const claimed = await this.#runtime.claimOrphans();
+      const claimed = await this.#runtime.node.claimOrphans();
       if (claimed > 0) this.#observer.orphansClaimed(claimed);
     } catch (error) {
       this.#logger.error("orphan claim failed", { event: "cluster.orphan-claim-failed", error: String(error) });
@@ -410,7 +410,7 @@ class NodeSessionServer implements SessionServer {
     this.#observer.drainStarted();
     // Clients lose only their transport: they resume, through the balancer, on another node.
     for (const client of this.#wss.clients) client.close(1001, "server draining");
-    const failed = await this.#runtime.finishOwned(deadline);
+    const failed = await this.#runtime.node.finishOwned(deadline);
     if (this.#heartbeat !== undefined) clearInterval(this.#heartbeat);
     if (this.#orphanClaims !== undefined) clearInterval(this.#orphanClaims);
     await this.#clusterStore()?.leave();
