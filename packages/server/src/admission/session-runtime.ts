@@ -29,7 +29,7 @@ export class SessionRuntime {
   constructor(deps: RuntimeDeps, authorizer: Authorizer) {
     this.deps = deps;
     const runningPerPrincipal = new PrincipalSlots(deps.limits.maxRunningSessionsPerPrincipal, "sessions", (limit) => deps.observer.principalLimitReached(limit));
-    this.node = new NodeLifecycle(deps);
+    this.node = new NodeLifecycle(deps, runningPerPrincipal);
     const replay = new ExactReplay(deps, this.node.cache, authorizer);
     this.#starts = new StartAdmission(deps, this.node, replay, authorizer, runningPerPrincipal);
     this.#resumes = new ResumeAdmission(deps, this.node.cache, replay, authorizer);

@@ -2,8 +2,8 @@
  * The invocations this process runs, and the starts being decided: what a
  * drain waits for before it fails what is left (node-lifecycle.ts). A new
  * invocation and a re-run after owner loss are launched the same way here,
- * so both are counted (`invocationsRunning`) and both leave memory when
- * finished; a start's running slot of its principal is released then.
+ * so both are counted (`invocationsRunning`), both hold one of their
+ * principal's running slots until they end, and both leave memory when finished.
  */
 import type { LiveSession } from "../invocation/live-session.js";
 import type { PrincipalSlot } from "../admission/principal-slots.js";
@@ -24,10 +24,10 @@ export class InvocationRuns {
   }
 
   /** Runs `run` for `live` and keeps it until it ends; `slot` (its principal's running slot) is released then. */
-  launch(live: LiveSession, run: () => Promise<void>, slot?: PrincipalSlot): void {
+  launch(live: LiveSession, run: () => Promise<void>, slot: PrincipalSlot): void {
     this.#observer.invocationsRunning(1);
     const running = run().finally(() => {
-      slot?.release();
+      slot.release();
       this.#observer.invocationsRunning(-1);
       this.#runs.delete(running);
       this.#finished(live);

@@ -7,6 +7,7 @@
  * (admission/session-runtime.ts) reach sessions through it.
  */
 import type { RuntimeDeps } from "../invocation/live-session.js";
+import type { PrincipalSlots } from "../admission/principal-slots.js";
 import { InvocationRuns } from "./invocation-runs.js";
 import { Reruns } from "./reruns.js";
 import { SessionCache } from "./session-cache.js";
@@ -17,10 +18,11 @@ export class NodeLifecycle {
   readonly #deps: RuntimeDeps;
   readonly #reruns: Reruns;
 
-  constructor(deps: RuntimeDeps) {
+  /** `runningPerPrincipal` counts new invocations and re-runs alike (`limits.maxRunningSessionsPerPrincipal`). */
+  constructor(deps: RuntimeDeps, runningPerPrincipal: PrincipalSlots) {
     this.#deps = deps;
     this.runs = new InvocationRuns(deps.observer, (live) => this.cache.evictIfIdle(live));
-    this.#reruns = new Reruns(deps, this.runs);
+    this.#reruns = new Reruns(deps, this.runs, runningPerPrincipal);
     this.cache = new SessionCache(deps, (live) => this.#reruns.rerunOrFail(live));
   }
 

@@ -2,21 +2,27 @@
  * Re-runs after owner loss (docs/durable-execution.md): an invocation found
  * running that no process runs any more (this process restarted, or this
  * node claimed it from a node whose lease lapsed) runs again from the start
- * when its method is replayable, or fails.
+ * when its method is replayable, or fails. A re-run continues work its
+ * principal already had admitted, so it holds one of the principal's running
+ * slots (`limits.maxRunningSessionsPerPrincipal`) like the original run, and
+ * is never refused for it (docs/protocol/server.md, "Per-principal bounds").
  */
 import type { ConfigEntry, SchemaValueJson } from "@golem-stream/wire";
 import { durabilityOf } from "../agent-host.js";
 import type { LiveSession, RuntimeDeps } from "../invocation/live-session.js";
+import type { PrincipalSlots } from "../admission/principal-slots.js";
 import { identityOf } from "../observability/server-observer.js";
 import type { InvocationRuns } from "./invocation-runs.js";
 
 export class Reruns {
   readonly #deps: RuntimeDeps;
   readonly #runs: InvocationRuns;
+  readonly #runningPerPrincipal: PrincipalSlots;
 
-  constructor(deps: RuntimeDeps, runs: InvocationRuns) {
+  constructor(deps: RuntimeDeps, runs: InvocationRuns, runningPerPrincipal: PrincipalSlots) {
     this.#deps = deps;
     this.#runs = runs;
+    this.#runningPerPrincipal = runningPerPrincipal;
   }
 
   /** An interrupted invocation runs again when it can, and fails otherwise (its open streams terminated, `invocation-failed`). */
@@ -63,7 +69,9 @@ export class Reruns {
       config: JSON.parse(record.config) as ConfigEntry[],
     };
     this.#deps.observer.replayStarted(identityOf(record), attempt);
-    this.#runs.launch(live, () => live.run(method, input, { journaled: true, rerun: { attempt, journal } }));
+    // Held past the bound if need be: refusing it would fail work the principal was already admitted for.
+    const slot = this.#runningPerPrincipal.hold({ account: record.account, principal: record.principal });
+    this.#runs.launch(live, () => live.run(method, input, { journaled: true, rerun: { attempt, journal } }), slot);
     return true;
   }
 }
