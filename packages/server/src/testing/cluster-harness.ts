@@ -117,7 +117,7 @@ export function clusterHarness(afterEach: typeof AfterEach, openStores: OpenClus
   }
 
   function resume(operation: "resume" | "takeover", sessionToken: string, outputCursors: string[] = []): ResumeMessage {
-    return { type: "resumeAttach" as const, attemptId: randomUUID(), operation, outputCursors, sessionToken };
+    return { type: "resumeAttach", attemptId: randomUUID(), operation, outputCursors, sessionToken };
   }
 
   async function startThenResume(owner: Node, at: Node, start: ReturnType<typeof demoStart>): Promise<{ accepted: Accepted; client: RawClient }> {

@@ -11,8 +11,7 @@ import type { ClusterSessionStore } from "../store/cluster-store.js";
 import { demoStart, v } from "./demo-messages.js";
 import { RawClient } from "./raw-client.js";
 import { intercepting, sleep, UNTIL_SILENT } from "./cluster-harness.js";
-import type { Accepted, Node } from "./cluster-harness.js";
-import type { ClusterHarness } from "./cluster-harness.js";
+import type { Accepted, Node, ClusterHarness } from "./cluster-harness.js";
 import type { TestApi } from "./store-contract.js";
 
 export function inputScenarios(api: TestApi, cluster: ClusterHarness): void {

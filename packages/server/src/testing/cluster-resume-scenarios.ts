@@ -11,8 +11,7 @@ import type { Logger } from "../options.js";
 import { demoStart, outputValues, v } from "./demo-messages.js";
 import { RawClient } from "./raw-client.js";
 import { intercepting, sleep, UNTIL_SILENT } from "./cluster-harness.js";
-import type { Accepted } from "./cluster-harness.js";
-import type { ClusterHarness } from "./cluster-harness.js";
+import type { Accepted, ClusterHarness } from "./cluster-harness.js";
 import type { TestApi } from "./store-contract.js";
 
 export function resumeScenarios(api: TestApi, cluster: ClusterHarness): void {

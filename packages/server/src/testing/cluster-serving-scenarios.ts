@@ -12,8 +12,7 @@ import { demoStart, outputValues, v } from "./demo-messages.js";
 import { RawClient } from "./raw-client.js";
 import { Pauses } from "./pauses.js";
 import { intercepting, UNTIL_SILENT } from "./cluster-harness.js";
-import type { Accepted } from "./cluster-harness.js";
-import type { ClusterHarness } from "./cluster-harness.js";
+import type { Accepted, ClusterHarness } from "./cluster-harness.js";
 import type { TestApi } from "./store-contract.js";
 
 export function servingScenarios(api: TestApi, cluster: ClusterHarness): void {
