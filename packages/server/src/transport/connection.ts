@@ -41,7 +41,7 @@ import type { ClientStreamMessage } from "../attachment/attachment-input.js";
 import type { ServerObserver } from "../observability/server-observer.js";
 import type { Logger, Principal, ServerLimits } from "../options.js";
 import type { NodeBudget } from "../invocation/node-budget.js";
-import type { SessionRuntime } from "../sessions/session-runtime.js";
+import type { SessionRuntime } from "../admission/session-runtime.js";
 import { sendLastThenClose, type SessionTransport } from "./transport.js";
 
 /**
