@@ -582,11 +582,14 @@ export class PostgresSessionStore implements ClusterSessionStore {
   appendJournal(entry: JournalEntry, epoch?: bigint): Promise<void> {
     return this.#write(async (tx) => {
       const added = await tx.query(this.#sql.appendJournal, [entry.sessionId, entry.position, entry.name, entry.outcome, epoch ?? null]);
-      if (added.rowCount !== 1) {
-        // No row: the session is not running, or the epoch is stale (refused).
-        await this.#checkEpoch(tx, this.#sql.sessionEpoch, entry.sessionId, epoch);
-        throw new Error("the session is not running");
-      }
+      if (added.rowCount === 1) return;
+      // No row: the epoch is stale (refused), the position is taken, or the session is not running.
+      await this.#checkEpoch(tx, this.#sql.sessionEpoch, entry.sessionId, epoch);
+      const taken = (await tx.query<{ name: string; outcome: string }>(this.#sql.journalEntry, [entry.sessionId, entry.position])).rows[0];
+      // The same entry: this write was made before and committed (a write retried after its
+      // COMMIT's answer was lost), so it is done.
+      if (taken !== undefined && taken.name === entry.name && taken.outcome === entry.outcome) return;
+      throw new Error(taken === undefined ? "the session is not running" : "the journal position is already taken");
     });
   }
 
@@ -900,11 +903,13 @@ function statements(s: string) {
       WHERE $4::bigint IS NULL OR k.before < $4
       ORDER BY o.sequence, o.event DESC`,
     // Only while the session runs, and at the owner's epoch when given (fencing): a finished
-    // invocation's journal is closed. A taken position fails the insert (primary key), and with
-    // it this write alone.
+    // invocation's journal is closed. A taken position inserts nothing (no error, so the
+    // savepoint stays usable): the caller then reads what holds it (journalEntry).
     appendJournal: `INSERT INTO ${s}.journal (session_id, position, name, outcome)
       SELECT session_id, $2, $3, $4 FROM ${s}.sessions WHERE session_id = $1 AND state = 'running'
-        AND ($5::bigint IS NULL OR owner_epoch = $5)`,
+        AND ($5::bigint IS NULL OR owner_epoch = $5)
+      ON CONFLICT (session_id, position) DO NOTHING`,
+    journalEntry: `SELECT name, outcome FROM ${s}.journal WHERE session_id = $1 AND position = $2`,
     readJournal: `SELECT position, name, outcome FROM ${s}.journal WHERE session_id = $1 ORDER BY position`,
     recordRun: `INSERT INTO ${s}.session_runs (session_id, runs)
       SELECT session_id, 2 FROM ${s}.sessions WHERE session_id = $1 AND state = 'running'

@@ -239,9 +239,12 @@ export class SqliteSessionStore implements SessionStore {
       readOutput: db.prepare(`SELECT * FROM output_events WHERE stream_id = @stream
         AND sequence >= COALESCE((SELECT MAX(sequence) FROM output_events WHERE stream_id = @stream AND sequence <= @from), @from)
         ORDER BY sequence, event DESC LIMIT @limit`),
-      // Only while the session runs: a finished invocation's journal is closed.
+      // Only while the session runs: a finished invocation's journal is closed. A taken position
+      // inserts nothing: the caller then reads what holds it (journalEntry).
       appendJournal: db.prepare(`INSERT INTO journal (session_id, position, name, outcome)
-        SELECT session_id, ?, ?, ? FROM sessions WHERE session_id = ? AND state = 'running'`),
+        SELECT session_id, ?, ?, ? FROM sessions WHERE session_id = ? AND state = 'running'
+        ON CONFLICT (session_id, position) DO NOTHING`),
+      journalEntry: db.prepare("SELECT name, outcome FROM journal WHERE session_id = ? AND position = ?"),
       readJournal: db.prepare("SELECT * FROM journal WHERE session_id = ? ORDER BY position"),
       recordRun: db.prepare(`INSERT INTO session_runs (session_id, runs)
         SELECT session_id, 2 FROM sessions WHERE session_id = ? AND state = 'running'
@@ -598,7 +601,11 @@ export class SqliteSessionStore implements SessionStore {
     if (epoch !== undefined && epoch !== FIRST_EPOCH) return Promise.reject(new OwnershipLostError(entry.sessionId, epoch, FIRST_EPOCH));
     return this.#group.write(() => {
       const added = this.#statements.appendJournal.run(entry.position, entry.name, entry.outcome, entry.sessionId);
-      if (added.changes !== 1) throw new Error("the session is not running");
+      if (added.changes === 1) return;
+      const taken = this.#statements.journalEntry.get(entry.sessionId, entry.position) as { name: string; outcome: string } | undefined;
+      // The same entry: written before and committed (a retried write), so it is done.
+      if (taken !== undefined && taken.name === entry.name && taken.outcome === entry.outcome) return;
+      throw new Error(taken === undefined ? "the session is not running" : "the journal position is already taken");
     });
   }
 
