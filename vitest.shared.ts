@@ -68,7 +68,11 @@ export function unitAndE2e(unit: ProjectTest = {}, e2e: ProjectTest = {}): TestP
       extends: true,
       resolve: fromSources,
       ssr: { resolve: fromSources },
-      test: { name: "unit", include: ["test/**/*.test.ts"], exclude: E2E, ...unit },
+      // One worker process runs all of a package's unit files in turn, importing the sources once
+      // (`isolate: false`): a fresh process per file spent most of the unit phase importing the
+      // same modules again. A unit test therefore leaves no state behind: timers, globals and
+      // stubs are restored in its `afterEach`, and module-level state it changes is reset.
+      test: { name: "unit", include: ["test/**/*.test.ts"], exclude: E2E, isolate: false, ...unit },
     },
     { extends: true, test: { name: "e2e", include: E2E, testTimeout: 60_000, ...e2e } },
   ];
