@@ -20,9 +20,13 @@
  *   TypeScript compiler), with a 60 s timeout unless the package says
  *   otherwise. `pnpm test:unit` runs the first two packages at a time,
  *   `pnpm test:e2e` the second one package at a time, so end-to-end and slow
- *   tests never share two cores with another package's.
+ *   tests never share two cores with another package's. The unit project
+ *   imports the workspace's packages from their sources (`SOURCE_CONDITION`),
+ *   so `pnpm test:unit` builds nothing; the e2e project runs the built ones
+ *   (`dist/`), as the processes it starts and the packages' users do.
  * - `typeTests(tsconfig?)`: `test/*.test-d.ts` compiled with tsc, each
- *   `expectTypeOf` and `@ts-expect-error` checked, in the unit project.
+ *   `expectTypeOf` and `@ts-expect-error` checked, in the e2e project: tsc
+ *   takes seconds, and reads the other packages' declarations in `dist/`.
  */
 import type { TestProjectInlineConfiguration, TestUserConfig } from "vitest/config";
 
@@ -46,9 +50,30 @@ export function checked(thresholds?: Thresholds): TestUserConfig {
 
 const E2E = ["test/**/*.e2e.test.ts", "test/**/*.slow.test.ts"];
 
+/**
+ * The export condition each workspace package's `package.json` maps to its
+ * TypeScript sources (`"golem-stream-source": "./src/index.ts"`, first in each
+ * entry). Only the unit project asks for it: a unit test of the server imports
+ * `@golem-stream/wire` from `packages/wire/src/`, transformed by vitest, so it
+ * needs no build of wire (turbo.json: `test:unit` does not depend on `build`).
+ * No other consumer names this condition, so Node, bundlers and TypeScript
+ * resolve the published packages to `dist/` as before.
+ */
+export const SOURCE_CONDITION = "golem-stream-source";
+const fromSources = { conditions: [SOURCE_CONDITION] };
+
 export function unitAndE2e(unit: ProjectTest = {}, e2e: ProjectTest = {}): TestProjectInlineConfiguration[] {
   return [
-    { extends: true, test: { name: "unit", include: ["test/**/*.test.ts"], exclude: E2E, ...unit } },
+    {
+      extends: true,
+      resolve: fromSources,
+      ssr: { resolve: fromSources },
+      // One worker process runs all of a package's unit files in turn, importing the sources once
+      // (`isolate: false`): a fresh process per file spent most of the unit phase importing the
+      // same modules again. A unit test therefore leaves no state behind: timers, globals and
+      // stubs are restored in its `afterEach`, and module-level state it changes is reset.
+      test: { name: "unit", include: ["test/**/*.test.ts"], exclude: E2E, isolate: false, ...unit },
+    },
     { extends: true, test: { name: "e2e", include: E2E, testTimeout: 60_000, ...e2e } },
   ];
 }

@@ -1,10 +1,11 @@
 import { defineConfig } from "vitest/config";
-import { checked } from "../../vitest.shared.js";
+import { checked, unitAndE2e } from "../../vitest.shared.js";
 
-// Every test here is a unit test: pure functions, no sockets, processes or services.
+// Pure functions only: no sockets, processes or services. The README test, which runs the README's
+// example with node against the built package, is the `e2e` project's (vitest.shared.ts).
 export default defineConfig({
   test: {
     ...checked({ lines: 98, functions: 99, branches: 92, statements: 95 }),
-    include: ["test/**/*.test.ts"],
+    projects: unitAndE2e(),
   },
 });

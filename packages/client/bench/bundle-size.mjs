@@ -3,7 +3,7 @@
  * an application would build them (imported by name, `browser` export
  * condition, minified, tree-shaken), measured raw, gzipped (level 9) and
  * brotli-compressed. Shared by bench/browser-size.mjs (prints them) and
- * test/browser-bundle.test.ts (checks the budget and that `ws` stays out).
+ * test/browser-bundle.slow.test.ts (checks the budget and that `ws` stays out).
  */
 import { brotliCompressSync, constants, gzipSync } from "node:zlib";
 import { build } from "esbuild";

@@ -194,9 +194,11 @@ describe("Connection + SessionRuntime in memory", () => {
     await first.transport.until((sent) => sent.some((m) => m.type === "invocationAccepted"));
     const accepted = first.transport.sent[0];
     if (accepted?.type !== "invocationAccepted") throw new Error("not accepted");
-    // No output send ever settles: the agent's output stays unsent and holds the budget.
-    const items = 200;
-    for (let i = 0; i < items; i++) first.send({ type: "inputStreamItem", channel: 1, sequence: BigInt(i), value: v.str("x".repeat(1024)) });
+    // No output send ever settles: the agent's output stays unsent and holds the budget. Each
+    // item is charged twice its text, about 600 bytes: what is left of the budget once one meets
+    // it spent is less than that.
+    const items = 400;
+    for (let i = 0; i < items; i++) first.send({ type: "inputStreamItem", channel: 1, sequence: BigInt(i), value: v.str("x".repeat(200)) });
     const highWater = (transport: MemoryTransport) =>
       transport.sent.reduce((most, m) => (m.type === "inputStreamAck" ? Math.max(most, Number(m.highestContiguousSequence)) : most), 0);
     // Stuck for good: the last input message met a spent budget (none accepted since), every
@@ -220,7 +222,12 @@ describe("Connection + SessionRuntime in memory", () => {
     await second.transport.until((sent) => sent.some((m) => m.type === "invocationAccepted"));
     expect(first.transport.sent.some((m) => m.type === "attachmentRevoked")).toBe(true);
     const spentBefore = counts.sessionBudget;
-    second.send({ type: "streamCancel", channel: 1, reason: "cancelled" });
+    // The cancel as a client may spell it, with whitespace: 512 bytes, the most the server reads
+    // as a cancel ahead of the budget. Charged as any text message it would need 1 KiB, more
+    // than the spent budget has left and nothing gives any back: it goes through only because a
+    // cancel takes no permits, and the terminal ACK below would never come.
+    const cancel = `{"type":"streamCancel","channel":1,"reason":"cancelled","version":1}`;
+    second.connection.receive(new TextEncoder().encode(cancel.padEnd(512, " ")), false);
     await second.transport.until((sent) => sent.some((m) => m.type === "inputStreamAck" && m.terminal));
     // The cancel itself met the spent budget, and went through.
     expect(counts.sessionBudget).toBe(spentBefore + 1);
