@@ -266,8 +266,15 @@ function number(p: unknown): string {
   return Object.is(p, -0) ? "-0" : String(p);
 }
 
+/** What JSON must escape in a string: the quote, the backslash and control characters. */
+const NEEDS_ESCAPE = /["\\\u0000-\u001f]/;
+
 function quote(text: unknown): string {
   if (typeof text !== "string" || !isWellFormedText(text)) throw new NotNative();
+  // Most strings need no escape: quoted by concatenation, without the string builder
+  // JSON.stringify sets up for each call. Otherwise JSON.stringify escapes exactly what JSON
+  // requires, with lower-case hex, as canonical JSON does.
+  if (!NEEDS_ESCAPE.test(text)) return '"' + text + '"';
   return JSON.stringify(text);
 }
 

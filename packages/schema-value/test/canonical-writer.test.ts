@@ -3,7 +3,7 @@
  * stream items are) writes what the general JSON writer writes, and refuses
  * what the tree walk refuses.
  */
-import { canonicalJson, type JsonValue } from "@golem-stream/wire";
+import { canonicalJson, isWellFormedText, type JsonValue } from "@golem-stream/wire";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { writeCanonical } from "../src/canonical-writer.js";
@@ -14,12 +14,18 @@ const write = (value: unknown): string => writeCanonical(value as SchemaValue);
 
 describe("writeCanonical of a single scalar node", () => {
   it("writes canonicalJson's text for any string or finite number payload, members in any order", () => {
-    const payload = fc.oneof(fc.string({ unit: "grapheme" }), fc.double({ noNaN: true, noDefaultInfinity: true }), fc.integer());
+    // Strings with and without what JSON escapes: quotes, backslashes, every control character.
+    const escapes = fc.string({ unit: fc.constantFrom('"', "\\", "\n", "\u0000", "\u001f", " ", "\u007f", "\u2028", "a", "é", "😀") });
+    const wellFormed = fc.string({ unit: "binary" }).filter(isWellFormedText);
+    const payload = fc.oneof(fc.string({ unit: "grapheme" }), escapes, wellFormed, fc.double({ noNaN: true, noDefaultInfinity: true }), fc.integer());
     fc.assert(
       fc.property(fc.constantFrom(...SCALAR_KINDS.filter((kind) => kind !== "bool")), payload, fc.boolean(), (kind, value, valueFirst) => {
         const node = valueFirst ? { value, kind } : { kind, value };
         expect(write(node)).toBe(canonicalJson(node as JsonValue));
+        // The same string inside a tree (a text node's payload) is quoted the same way.
+        if (typeof value === "string") expect(write({ kind: "text", value: { text: value } })).toBe(canonicalJson({ kind: "text", value: { text: value } }));
       }),
+      { numRuns: 2000 },
     );
     expect(write({ kind: "bool", value: false })).toBe('{"kind":"bool","value":false}');
     expect(write({ value: true, kind: "bool" })).toBe('{"kind":"bool","value":true}');
