@@ -7,6 +7,10 @@
  *
  * Only the value `V` goes through the strict parser, so the head costs no
  * object from `JSON.parse`, no member table and no second walk of its text.
+ * A `V` that is a plain string node, `{"kind":"string","value":"T"}` with
+ * nothing escaped in `T` (the item of every `stream<string>`), does not go
+ * through it either: such text is exactly one strict JSON value whose string
+ * is `T` itself, so it is read in place (`plainStringNode`).
  *
  * It only ever answers for text the full decoder accepts, with the message
  * the full decoder gives; everything else (any other spelling, any error) is
@@ -18,9 +22,10 @@
  * other on generated and mutated messages).
  */
 import { LIMITS, U64_MAX } from "./limits.js";
-import type { InputStreamItem } from "./messages.js";
+import type { InputStreamItem, SchemaValueJson } from "./messages.js";
 import { channelCodec, schemaValueCodec } from "./fields.js";
-import { parseStrictJson } from "./strict-json.js";
+import { parseStrictJson, type StrictJsonOptions } from "./strict-json.js";
+import { isWellFormedText } from "./utf8.js";
 
 const HEAD = '{"channel":';
 const AFTER_CHANNEL = ',"sequence":"';
@@ -31,6 +36,18 @@ const MAX_CHANNEL_DIGITS = 10;
 const MAX_U64_DIGITS = 20;
 const DIGIT_0 = 0x30;
 const DIGIT_9 = 0x39;
+/** Decimals of at most this many digits are exact as a double (below 2^53), so need no string for BigInt. */
+const EXACT_DIGITS = 15;
+/** One level of the depth limit is the message object around the value. */
+const VALUE_OPTIONS: StrictJsonOptions = { maxBytes: LIMITS.maxTextMessageBytes, maxDepth: LIMITS.maxJsonDepth - 1 };
+const STRING_NODE_HEAD = '{"kind":"string","value":"';
+const STRING_NODE_TAIL = '"}';
+/**
+ * A run of characters a JSON string holds as they are: no quote, no
+ * backslash, no control character. Sticky: `test` from `lastIndex` leaves
+ * `lastIndex` at the run's end, without a match object.
+ */
+const PLAIN_RUN = /[^"\\\u0000-\u001f]*/y;
 
 /** The message, when `text` (already bounded and well-formed) is a canonical input item; otherwise undefined. */
 export function decodeCanonicalInputItem(text: string): InputStreamItem | undefined {
@@ -44,17 +61,40 @@ export function decodeCanonicalInputItem(text: string): InputStreamItem | undefi
   const valueEnd = text.length - TAIL.length;
   if (valueEnd <= valueStart) return undefined;
   try {
-    const channel = channelCodec.decode(Number(text.slice(HEAD.length, channelEnd)), "channel");
-    const sequence = BigInt(text.slice(sequenceStart, sequenceEnd));
+    const channel = channelCodec.decode(digitsValue(text, HEAD.length, channelEnd), "channel");
+    const sequence = sequenceEnd - sequenceStart <= EXACT_DIGITS ? BigInt(digitsValue(text, sequenceStart, sequenceEnd)) : BigInt(text.slice(sequenceStart, sequenceEnd));
     // u64Codec's range, and room for the item itself (the variant's own check).
     if (sequence >= U64_MAX) return undefined;
-    // One level of the limit is the message object around the value.
-    const json = parseStrictJson(text.slice(valueStart, valueEnd), { maxBytes: LIMITS.maxTextMessageBytes, maxDepth: LIMITS.maxJsonDepth - 1 });
-    const value = schemaValueCodec.decode(json, "value");
+    const value = plainStringNode(text, valueStart, valueEnd) ?? schemaValueCodec.decode(parseStrictJson(text.slice(valueStart, valueEnd), VALUE_OPTIONS), "value");
     return { type: "inputStreamItem", channel, sequence, value };
   } catch {
     return undefined;
   }
+}
+
+/**
+ * The node `{"kind":"string","value":T}` when `text[start, end)` is exactly
+ * `{"kind":"string","value":"T"}` with `T` well-formed and holding no quote,
+ * backslash or control character; otherwise undefined (the strict parser
+ * decides). Such text is one strict JSON value: two distinct members, one
+ * level deep, a string with no escape (so none that is a lone surrogate).
+ */
+function plainStringNode(text: string, start: number, end: number): SchemaValueJson | undefined {
+  const bodyStart = start + STRING_NODE_HEAD.length;
+  const bodyEnd = end - STRING_NODE_TAIL.length;
+  if (bodyEnd < bodyStart || !text.startsWith(STRING_NODE_HEAD, start) || !text.startsWith(STRING_NODE_TAIL, bodyEnd)) return undefined;
+  PLAIN_RUN.lastIndex = bodyStart;
+  PLAIN_RUN.test(text);
+  if (PLAIN_RUN.lastIndex !== bodyEnd) return undefined;
+  const body = text.slice(bodyStart, bodyEnd);
+  return isWellFormedText(body) ? { kind: "string", value: body } : undefined;
+}
+
+/** The value of the canonical digits `text[start, end)`, at most `EXACT_DIGITS` of them. */
+function digitsValue(text: string, start: number, end: number): number {
+  let value = 0;
+  for (let i = start; i < end; i++) value = value * 10 + (text.charCodeAt(i) - DIGIT_0);
+  return value;
 }
 
 /**
