@@ -25,6 +25,7 @@ import { LIMITS, U64_MAX } from "./limits.js";
 import type { InputStreamItem, SchemaValueJson } from "./messages.js";
 import { channelCodec, schemaValueCodec } from "./fields.js";
 import { parseStrictJson, type StrictJsonOptions } from "./strict-json.js";
+import { rememberStringNode } from "./string-node-text.js";
 import { isWellFormedText } from "./utf8.js";
 
 const HEAD = '{"channel":';
@@ -87,7 +88,10 @@ function plainStringNode(text: string, start: number, end: number): SchemaValueJ
   PLAIN_RUN.test(text);
   if (PLAIN_RUN.lastIndex !== bodyEnd) return undefined;
   const body = text.slice(bodyStart, bodyEnd);
-  return isWellFormedText(body) ? { kind: "string", value: body } : undefined;
+  if (!isWellFormedText(body)) return undefined;
+  // This text is the node's canonical form: kept for the store's copy of the value (string-node-text.ts).
+  rememberStringNode(text, start, body);
+  return { kind: "string", value: body };
 }
 
 /** The value of the canonical digits `text[start, end)`, at most `EXACT_DIGITS` of them. */
