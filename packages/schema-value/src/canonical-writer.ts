@@ -9,7 +9,7 @@
  * is ever silently dropped, and nothing is written that a strict parser
  * would refuse.
  */
-import { isWellFormedText, LIMITS } from "@golem-stream/wire";
+import { canonicalStringNodeText, isWellFormedText, LIMITS } from "@golem-stream/wire";
 import type { SchemaValue } from "./types.js";
 
 /** Stops the walk on the first node that is not exactly a native value. */
@@ -79,7 +79,14 @@ function scalarRoot(value: unknown): string | undefined {
   const opening = typeof kind === "string" ? SCALAR_OPENINGS.get(kind) : undefined;
   if (opening === undefined) return undefined;
   if (!hasExactly(value, 2)) throw new NotNative();
-  return opening + scalarPayload(kind as string, value["value"]) + "}";
+  const p = value["value"];
+  // A string node the wire has just read in place (an input item of a stream of strings): its
+  // canonical text is a slice of that message, the same characters this would write.
+  if (kind === "string" && typeof p === "string") {
+    const known = canonicalStringNodeText(p);
+    if (known !== undefined) return known;
+  }
+  return opening + scalarPayload(kind as string, p) + "}";
 }
 
 /** The payload text of a scalar kind (`SCALAR_OPENINGS`). */
@@ -266,8 +273,15 @@ function number(p: unknown): string {
   return Object.is(p, -0) ? "-0" : String(p);
 }
 
+/** What JSON must escape in a string: the quote, the backslash and control characters. */
+const NEEDS_ESCAPE = /["\\\u0000-\u001f]/;
+
 function quote(text: unknown): string {
   if (typeof text !== "string" || !isWellFormedText(text)) throw new NotNative();
+  // Most strings need no escape: quoted by concatenation, without the string builder
+  // JSON.stringify sets up for each call. Otherwise JSON.stringify escapes exactly what JSON
+  // requires, with lower-case hex, as canonical JSON does.
+  if (!NEEDS_ESCAPE.test(text)) return '"' + text + '"';
   return JSON.stringify(text);
 }
 

@@ -6,7 +6,7 @@
  */
 import { LIMITS } from "@golem-stream/wire";
 import { writeCanonical } from "./canonical-writer.js";
-import { guard, limitError, validationError } from "./errors.js";
+import { limitError, publicError, validationError } from "./errors.js";
 import type { SchemaGraph } from "./graph.js";
 import type { SchemaType, SchemaValue, SchemaValueInput } from "./types.js";
 import { decodeSchemaValue, type DecodeValueOptions } from "./value-decode.js";
@@ -24,14 +24,18 @@ import { decodeSchemaValue, type DecodeValueOptions } from "./value-decode.js";
  * is `limit-exceeded`.
  */
 export function encodeSchemaValue(value: SchemaValue): string {
-  return guard("value", () => {
-    const text = writeCanonical(value);
-    if (text === "not-native") {
-      throw validationError("value", "is not a native SchemaValue: every node is {kind, value} with a known kind and its native payload");
-    }
-    if (text === "too-deep") throw limitError("value", `nests deeper than ${LIMITS.maxJsonDepth} as JSON text`);
-    return text;
-  });
+  // guard()'s handling written in place: a closure per call is garbage on every item a server stores.
+  let text: string;
+  try {
+    text = writeCanonical(value);
+  } catch (cause) {
+    throw publicError("value", cause);
+  }
+  if (text === "not-native") {
+    throw validationError("value", "is not a native SchemaValue: every node is {kind, value} with a known kind and its native payload");
+  }
+  if (text === "too-deep") throw limitError("value", `nests deeper than ${LIMITS.maxJsonDepth} as JSON text`);
+  return text;
 }
 
 /**

@@ -28,12 +28,15 @@ export function guard<T>(what: string, run: () => T): T {
   try {
     return run();
   } catch (cause) {
-    if (cause instanceof ProtocolError) throw cause;
-    if (cause instanceof RangeError) {
-      throw new ProtocolError("limit-exceeded", `${what} nests too deeply`, { cause });
-    }
-    throw new ProtocolError("validation-error", `${what} is not well-formed`, { cause });
+    throw publicError(what, cause);
   }
+}
+
+/** What `guard` throws for `cause`: the cause itself when it is a `ProtocolError`. */
+export function publicError(what: string, cause: unknown): ProtocolError {
+  if (cause instanceof ProtocolError) return cause;
+  if (cause instanceof RangeError) return new ProtocolError("limit-exceeded", `${what} nests too deeply`, { cause });
+  return new ProtocolError("validation-error", `${what} is not well-formed`, { cause });
 }
 
 /** Shortens text quoted in an error message without splitting a surrogate pair. */

@@ -9,7 +9,7 @@ import { Location } from "./location.js";
 import { branchByTag } from "./lookup.js";
 import { floatValue } from "./scalars.js";
 import type { ResolvedType, SchemaType, SchemaValue, SchemaValueInput } from "./types.js";
-import { decodeSchemaValue, type StreamLeaf } from "./value-decode.js";
+import { decodeSchemaValue, plainStringText, type StreamLeaf } from "./value-decode.js";
 
 /** Kinds whose JavaScript value is their payload as it is (the first case of the walk below). */
 const IDENTITY_KINDS: ReadonlySet<string> = new Set(["bool", "s8", "s16", "s32", "u8", "u16", "u32", "char", "string"]);
@@ -21,6 +21,21 @@ export interface ToJsHooks {
 
 /** Validates `value` against `type` (default `graph.root`) and converts it to JavaScript data. */
 export function toJs(value: SchemaValueInput, graph: SchemaGraph, type?: SchemaType, hooks: ToJsHooks = {}): unknown {
+  // A plain string node of a `string` type (each item of a `stream<string>` an agent reads) is its
+  // own text: no closure, no decoded copy to make. Anything else, and anything wrong, goes through
+  // the walk below, which decides and reports (test/plain-string.test.ts holds the two together).
+  let text: string | undefined;
+  try {
+    text = plainStringText(value, graph, type);
+  } catch {
+    text = undefined;
+  }
+  if (text !== undefined) return text;
+  return toJsWalk(value, graph, type, hooks);
+}
+
+/** `toJs` by the full walk (exported for the tests that hold the shortcut to it). */
+export function toJsWalk(value: SchemaValueInput, graph: SchemaGraph, type?: SchemaType, hooks: ToJsHooks = {}): unknown {
   return guard("value", () => {
     const [checked, expected] = checkedType(graph, type);
     graph = checked;

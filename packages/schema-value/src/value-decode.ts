@@ -139,20 +139,33 @@ export function decodeSchemaValue(json: SchemaValueInput, graph: SchemaGraph, op
  */
 function decodePlainString(json: SchemaValueInput, graph: SchemaGraph, options: DecodeValueOptions): DecodedValue | undefined {
   if (options.maxByteCharge !== undefined || options.maxStreams !== undefined) return undefined;
+  // Options are checked as the walk checks them (a bad one is the caller's bug, reported by the walk).
+  if (options.streams !== undefined && !STREAM_MODES.includes(options.streams)) return undefined;
+  if (options.path !== undefined && typeof options.path !== "string") return undefined;
+  const text = plainStringText(json, graph, options.type);
+  if (text === undefined) return undefined;
+  return { value: { kind: "string", value: text }, streams: [], byteCharge: 1 + utf8ByteLength(text) };
+}
+
+/**
+ * The text of `json` when it is a plain string node (`{"kind":"string","value":text}`, nothing
+ * else) that the walk accepts against `type` (default the graph's root; otherwise one of the
+ * graph's own nodes) under the default byte charge limit; otherwise undefined. The shared check
+ * of the string shortcuts (`decodeSchemaValue`, `toJs`). A getter on a caller-built value may
+ * throw from here: the callers catch it and let the walk report it.
+ */
+export function plainStringText(json: SchemaValueInput, graph: SchemaGraph, type: SchemaType | undefined): string | undefined {
   if (!(graph instanceof SchemaGraph)) return undefined;
-  const type = options.type ?? graph.root;
-  if (type !== graph.root && !graph.owns(type)) return undefined;
-  if (graph.resolve(type).kind !== "string") return undefined;
+  const expected = type ?? graph.root;
+  if (expected !== graph.root && !graph.owns(expected)) return undefined;
+  if (graph.resolve(expected).kind !== "string") return undefined;
   if (!isJsonObject(json as JsonValue) || !hasTwoMembers(json as JsonObject)) return undefined;
   const kind = getMember(json as JsonObject, "kind");
   const text = getMember(json as JsonObject, "value");
   if (kind !== "string" || typeof text !== "string" || !isWellFormedText(text)) return undefined;
-  const charge = 1 + utf8ByteLength(text);
-  if (charge > LIMITS.maxValueByteCharge) return undefined;
-  // Options are checked as the walk checks them (a bad one is the caller's bug, reported by the walk).
-  if (options.streams !== undefined && !STREAM_MODES.includes(options.streams)) return undefined;
-  if (options.path !== undefined && typeof options.path !== "string") return undefined;
-  return { value: { kind: "string", value: text }, streams: [], byteCharge: charge };
+  // The walk's charge: 1 for the node, then the text's UTF-8 length, at most 3 bytes per unit.
+  if (1 + 3 * text.length > LIMITS.maxValueByteCharge && 1 + utf8ByteLength(text) > LIMITS.maxValueByteCharge) return undefined;
+  return text;
 }
 
 /** `decodeSchemaValue` by the full walk (exported for the tests that hold the shortcut to it). */

@@ -1,12 +1,14 @@
 /**
- * `decodeSchemaValue` takes a shortcut for a `string` root with default
- * limits (a stream of strings). On anything at all it must give what the
- * full walk gives: the same decoded value and charge, or the same error.
+ * `decodeSchemaValue` and `toJs` take a shortcut for a `string` type with
+ * default limits (a stream of strings). On anything at all each must give
+ * what the full walk gives: the same decoded value and charge (for `toJs`,
+ * the same text), or the same error.
  */
 import { ProtocolError, type JsonValue } from "@golem-stream/wire";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { decodeSchemaGraph, decodeSchemaValue, t, type DecodeValueOptions, type SchemaType } from "../src/index.js";
+import { decodeSchemaGraph, decodeSchemaValue, t, toJs, type DecodeValueOptions, type SchemaType } from "../src/index.js";
+import { toJsWalk } from "../src/to-js.js";
 import { decodeSchemaValueWalk } from "../src/value-decode.js";
 
 const graphs = [
@@ -94,5 +96,40 @@ describe("decodeSchemaValue of a string root", () => {
     // A bad option is the caller's bug, reported by the walk.
     expect(() => decodeSchemaValue({ kind: "string", value: "x" }, graphs[0]!, { streams: "sometimes" as never })).toThrow(expect.objectContaining({ code: "internal-error" }));
     expect(() => decodeSchemaValue({ kind: "string", value: "x" }, graphs[0]!, { path: 7 as never })).toThrow(expect.objectContaining({ code: "internal-error" }));
+  });
+});
+
+describe("toJs of a string type", () => {
+  /** The type argument as the property draws it: none, the root, a foreign string type, one of the graph's own nodes. */
+  function typeOf(choice: string, graph: (typeof graphs)[number], field: number): SchemaType | undefined {
+    if (choice === "none") return undefined;
+    if (choice === "owned") return ownedTypes[field]!;
+    return choice === "root" ? graph.root : t.string();
+  }
+
+  it("gives the walk's answer for any value and type", () => {
+    fc.assert(
+      fc.property(node, fc.constantFrom(0, 1, 2, 3), fc.constantFrom("none", "root", "other", "owned"), fc.nat(2), (json, g, choice, field) => {
+        const graph = choice === "owned" ? graphs[3]! : graphs[g]!;
+        const type = typeOf(choice, graph, field);
+        // The reference validates by the decoding walk itself, so it never meets either shortcut.
+        const walked = (): unknown => toJsWalk(decodeSchemaValueWalk(json as JsonValue, graph, { type, streams: "any" }).value, graph, type);
+        expect(outcome(() => toJs(json as JsonValue, graph, type))).toEqual(outcome(walked));
+      }),
+      { numRuns: 3000 },
+    );
+  });
+
+  it("returns a plain string's text, and refuses what the walk refuses", () => {
+    expect(toJs({ kind: "string", value: "é😀" }, graphs[0]!)).toBe("é😀");
+    expect(toJs({ kind: "string", value: "x" }, graphs[3]!, ownedTypes[1]!)).toBe("x");
+    for (const json of [{ kind: "string", value: "\ud800" }, { kind: "string", value: 1 }, { kind: "string", value: "x", extra: 1 }, { kind: "char", value: "x" }, ["x"], null]) {
+      expect(() => toJs(json as JsonValue, graphs[0]!)).toThrow(expect.objectContaining({ code: "validation-error" }));
+    }
+    // A char node is not a string; a string over the 8 MiB charge is limit-exceeded.
+    expect(() => toJs({ kind: "string", value: "x" }, graphs[3]!, ownedTypes[2]!)).toThrow(expect.objectContaining({ code: "validation-error" }));
+    expect(() => toJs({ kind: "string", value: "é".repeat(4 * 1024 * 1024) }, graphs[0]!)).toThrow(expect.objectContaining({ code: "limit-exceeded" }));
+    const hostile = { kind: "string", get value(): string { throw new Error("boom"); } };
+    expect(() => toJs(hostile as unknown as JsonValue, graphs[0]!)).toThrow(expect.objectContaining({ code: "validation-error" }));
   });
 });

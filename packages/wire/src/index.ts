@@ -38,6 +38,7 @@ export {
 } from "./errors.js";
 export { parseStrictJson, type StrictJsonOptions } from "./strict-json.js";
 export { canonicalJson } from "./canonical-json.js";
+export { canonicalStringNodeText } from "./string-node-text.js";
 export { LIMITS, KiB, MiB, MAX_BINARY_MESSAGE_BYTES, U64_MAX, CHANNEL_MAX } from "./limits.js";
 export { type JsonValue, type JsonObject, type JsonArray, type JsonPrimitive, isJsonObject, getMember } from "./json.js";
 export { decodeUtf8, encodeUtf8, utf8ByteLength, isWellFormedText, compareCodePoints } from "./utf8.js";

@@ -1,0 +1,51 @@
+/**
+ * The canonical text of the string node the wire last read in place.
+ *
+ * A server decodes each input item of a `stream<string>` and then stores the
+ * value's canonical text. When the item's value arrived as
+ * `{"kind":"string","value":"T"}` with nothing escaped in `T`
+ * (decode-input-item.ts), that text is already in the message, byte for
+ * byte what canonical JSON writes for the node; `canonicalStringNodeText`
+ * hands it out instead of having it written again (and, being a slice of
+ * the message, it needs no flattening on its way to bytes).
+ *
+ * Only the last such node is kept, and only from a message of at most
+ * `MAX_REMEMBERED_MESSAGE_CHARS` characters, so at most one small message
+ * stays alive for it; the first answer lets go of it. The answer depends only
+ * on the text asked about: it is given only for a text equal to the node's,
+ * and the canonical text of a string node is a function of its text alone.
+ */
+
+/** Longest message (in UTF-16 units) whose string node is kept: 64 KiB. */
+export const MAX_REMEMBERED_MESSAGE_CHARS = 64 * 1024;
+/** `{"kind":"string","value":"` and `"}`: what surrounds the text in the node's canonical form. */
+const NODE_HEAD_CHARS = 26;
+const NODE_TAIL_CHARS = 2;
+
+let message: string | undefined;
+let text: string | undefined;
+let nodeStart = 0;
+
+/**
+ * Called by the decoder: `message[nodeStart, ...)` is the canonical text of a
+ * string node whose text is `nodeText`, which needs no escape.
+ */
+export function rememberStringNode(source: string, start: number, nodeText: string): void {
+  if (source.length > MAX_REMEMBERED_MESSAGE_CHARS) return;
+  message = source;
+  nodeStart = start;
+  text = nodeText;
+}
+
+/**
+ * `{"kind":"string","value":"<nodeText>"}`, the canonical JSON of the string
+ * node with `nodeText`, when it is the text of the node the wire last read
+ * in place; otherwise undefined (the caller writes it). Never anything else:
+ * a caller may always use the answer as `canonicalJson({ kind: "string", value: nodeText })`.
+ */
+export function canonicalStringNodeText(nodeText: string): string | undefined {
+  if (message === undefined || nodeText !== text) return undefined;
+  const answer = message.slice(nodeStart, nodeStart + NODE_HEAD_CHARS + nodeText.length + NODE_TAIL_CHARS);
+  message = text = undefined;
+  return answer;
+}

@@ -1,0 +1,67 @@
+/**
+ * `canonicalStringNodeText` hands out the canonical text of the string node
+ * the wire last read in place. Whatever was decoded before, and whatever it
+ * is asked, its answer is undefined or exactly canonical JSON's text for a
+ * string node with the text asked about.
+ */
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { canonicalJson, canonicalStringNodeText, decodeClientMessage, encodeClientMessage } from "../src/index.js";
+import { MAX_REMEMBERED_MESSAGE_CHARS } from "../src/string-node-text.js";
+
+const text = fc.oneof(
+  fc.string({ unit: fc.constantFrom('"', "\\", "\u0000", "\u001f", " ", "\u007f", "\u2028", "a", "é", "😀") }),
+  fc.string({ unit: "grapheme", maxLength: 40 }),
+  fc.constantFrom("", "x", "xx"),
+);
+
+/** A client's text message carrying a string item, decoded as a server decodes it (text or bytes). */
+function decodeItem(value: string, asBytes: boolean): void {
+  const message = encodeClientMessage({ type: "inputStreamItem", channel: 1, sequence: 7n, value: { kind: "string", value } }) as string;
+  decodeClientMessage(asBytes ? new TextEncoder().encode(message) : message, false);
+}
+
+describe("canonicalStringNodeText", () => {
+  it("answers only with canonical JSON's text for the node asked about, whatever was decoded before", () => {
+    const step = fc.oneof(
+      fc.record({ decode: text, asBytes: fc.boolean() }),
+      fc.record({ ask: text }),
+      // The text just decoded, asked as an equal string built afresh.
+      fc.record({ askLast: fc.constant(true) }),
+    );
+    fc.assert(
+      fc.property(fc.array(step, { maxLength: 12 }), (steps) => {
+        let last = "";
+        for (const s of steps) {
+          if ("decode" in s) {
+            decodeItem(s.decode, s.asBytes);
+            last = s.decode;
+            continue;
+          }
+          const asked = "ask" in s ? s.ask : [...last].join("");
+          const answer = canonicalStringNodeText(asked);
+          if (answer !== undefined) expect(answer).toBe(canonicalJson({ kind: "string", value: asked }));
+        }
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it("answers for the item just read in place, once, and not for an escaped or too large one", () => {
+    decodeItem("hello é😀", true);
+    expect(canonicalStringNodeText("hello")).toBeUndefined();
+    expect(canonicalStringNodeText("hello é😀")).toBe('{"kind":"string","value":"hello é😀"}');
+    // The first answer lets go of the message.
+    expect(canonicalStringNodeText("hello é😀")).toBeUndefined();
+    // A text with an escape goes through the strict parser: nothing is kept.
+    decodeItem('a"b', false);
+    expect(canonicalStringNodeText('a"b')).toBeUndefined();
+    // A message over the bound is not kept alive.
+    const large = "x".repeat(MAX_REMEMBERED_MESSAGE_CHARS);
+    decodeItem(large, false);
+    expect(canonicalStringNodeText(large)).toBeUndefined();
+    const fits = "x".repeat(MAX_REMEMBERED_MESSAGE_CHARS - 200);
+    decodeItem(fits, false);
+    expect(canonicalStringNodeText(fits)).toBe(canonicalJson({ kind: "string", value: fits }));
+  });
+});
