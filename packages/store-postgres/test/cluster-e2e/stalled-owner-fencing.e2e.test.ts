@@ -26,8 +26,8 @@ import { clientFor, demo, firstStream, range, record, sleep, u32 } from "./suppo
 const TERMINALS = 0x66656e63; // "fenc"
 
 // Re-runs off: B fails what it claims, so its first write after the claim is the output's
-// terminal, which the trigger holds (with re-runs, `count` would run again at B; the memory and
-// PostgreSQL cluster scenarios cover fencing with a re-run).
+// terminal, which the trigger holds: the failure path. With re-runs, `count` runs again at B:
+// stalled-owner-rerun.e2e.test.ts.
 const cluster = new TestCluster({ leaseTtlMs: 1000, maxReplays: 0 });
 let owner: NodeProcess;
 let b: NodeProcess;

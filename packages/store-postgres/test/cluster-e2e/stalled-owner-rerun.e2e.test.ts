@@ -1,0 +1,178 @@
+/**
+ * A stalled owner with re-runs on, with real processes on real PostgreSQL:
+ * the owner of a replayable invocation (demo `count`, the client attached
+ * at node B) is stopped (SIGSTOP) mid-output for longer than its lease; B
+ * claims it and runs it again (docs/durable-execution.md); then the former
+ * owner is continued (SIGCONT) with a write of its own on its way to
+ * PostgreSQL. Two holds put that write in the one window fencing closes:
+ * after the claim, before the re-run reads what is stored. The owner's
+ * database traffic goes through a proxy that holds it from just before the
+ * stop, and a trigger of the test's schema makes B's first write of the
+ * re-run (its run count) wait, holding no row of the session, for an
+ * advisory lock the test holds until the former owner's write has been
+ * refused. Every committed output event is logged with the node that wrote
+ * it (each node's connections carry its id as `application_name`).
+ *
+ * The client sees one consistent stream: every item once, in order, after
+ * its cursor, then one result and `success`; the store holds the former
+ * owner's items up to the claim and only B's from there.
+ * (The same stall with re-runs off, where B fails the invocation:
+ * stalled-owner-fencing.e2e.test.ts.)
+ */
+import { afterAll, beforeAll, expect, it } from "vitest";
+import type pg from "pg";
+import type { ResumeState } from "@golem-stream/client";
+import { admin, cleanUp, pgUrl } from "../support/stores.js";
+import { stallProxy, type StallProxy } from "../support/stall-proxy.js";
+import { TestCluster, type NodeProcess } from "./support/cluster.js";
+import { clientFor, demo, firstStream, range, record, sleep, u32 } from "./support/demo.js";
+
+/** The advisory lock key B's run count waits for while the test holds it. */
+const HOLD = 0x7265726e; // "rern"
+/** `count(TO, DELAY_MS)`: long enough that the owner is still producing when it is stopped. */
+const TO = 200;
+const DELAY_MS = 10;
+
+// Re-runs on (the server's default bound).
+const cluster = new TestCluster({ leaseTtlMs: 1000 });
+let owner: NodeProcess;
+let b: NodeProcess;
+let proxy: StallProxy;
+let db: pg.Client;
+
+beforeAll(async () => {
+  await cluster.prepare();
+  db = await admin();
+  const s = cluster.schema;
+  await db.query(`CREATE TABLE ${s}.written (stream_id text, sequence bigint, event text, item_count bigint, writer text);
+    CREATE FUNCTION ${s}.log_writer() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+      INSERT INTO ${s}.written VALUES (NEW.stream_id, NEW.sequence, NEW.event, NEW.item_count, current_setting('application_name'));
+      RETURN NEW;
+    END $$;
+    CREATE TRIGGER log_writer AFTER INSERT ON ${s}.output_events FOR EACH ROW EXECUTE FUNCTION ${s}.log_writer();
+    CREATE FUNCTION ${s}.hold_b() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+      IF current_setting('application_name') = 'node-b' THEN PERFORM pg_advisory_xact_lock_shared(${HOLD}); END IF;
+      RETURN NEW;
+    END $$;
+    CREATE TRIGGER hold_b BEFORE INSERT ON ${s}.session_runs FOR EACH ROW EXECUTE FUNCTION ${s}.hold_b()`);
+  proxy = await stallProxy(pgUrl());
+  [owner, b] = await Promise.all([cluster.start("node-owner", proxy.url), cluster.start("node-b")]);
+});
+
+afterAll(async () => {
+  // A stopped node must go on to die of SIGKILL's wait; what the proxy or the lock holds is let go.
+  if (owner.exit === undefined) cluster.resume(owner);
+  proxy.resume();
+  await db.end();
+  await cluster.stopAll();
+  await proxy.close();
+  await cleanUp();
+});
+
+/** Waits until a backend of the cluster's schema waits for the advisory lock `HOLD` (B's run count, held by the trigger). */
+async function bHeld(): Promise<void> {
+  for (;;) {
+    const { rows } = await db.query<{ n: string }>(
+      "SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'node-b' AND wait_event_type = 'Lock' AND wait_event = 'advisory'",
+    );
+    if (Number(rows[0]!.n) > 0) return;
+    await sleep(10);
+  }
+}
+
+it("SIGSTOP of a replayable invocation's owner past its lease: B claims and re-runs it, the former owner's write after the claim is refused; the client at B sees every item once, one result, success", async () => {
+  const key = `stalled-rerun-${Date.now()}`;
+  const session = async () =>
+    (
+      await db.query<{ count: string; stream_id: string; owner_node: string; owner_epoch: string; outcome: string | null; runs: number | null }>(
+        `SELECT st.count, st.stream_id, se.owner_node, se.owner_epoch, se.outcome, r.runs
+         FROM ${cluster.schema}.sessions se JOIN ${cluster.schema}.streams st USING (session_id) LEFT JOIN ${cluster.schema}.session_runs r USING (session_id)
+         WHERE se.idempotency_key = $1 AND st.direction = 'output'`,
+        [key],
+      )
+    ).rows[0];
+  await db.query("SELECT pg_advisory_lock($1)", [HOLD]);
+
+  const start = clientFor(owner.url).invoke({ ...demo, method: "count", methodParameters: record(u32(TO), u32(DELAY_MS)), idempotencyKey: key });
+  const startStream = (await firstStream(start)).values()[Symbol.asyncIterator]();
+  for (let seen = 0; seen < 2; seen++) expect((await startStream.next()).value?.value).toBe(seen);
+  const state: ResumeState | undefined = start.detach();
+  expect(state).toBeDefined();
+
+  const atB = clientFor(b.url).takeover(state!);
+  let results = 0;
+  atB.result.then(() => results++, () => undefined);
+  let paused!: () => void;
+  const ownerPaused = new Promise<void>((resolve) => (paused = resolve));
+  const reading = (async () => {
+    const items: number[] = [];
+    for await (const item of (await firstStream(atB)).values()) {
+      items.push(item.value as number);
+      if (items.length !== 20) continue;
+      // The owner's next query (its next output write, every 10 ms) is held, then the owner stops.
+      proxy.stall();
+      void proxy.clientBytesHeld().then(() => {
+        cluster.pause(owner);
+        paused();
+      });
+    }
+    return items;
+  })();
+  await ownerPaused;
+
+  // B claims once the owner's lease has lapsed; the re-run's first write, its run count, waits in the trigger.
+  await bHeld();
+  const atClaim = await session();
+  expect({ owner: atClaim?.owner_node, epoch: atClaim?.owner_epoch, runs: atClaim?.runs }).toEqual({ owner: "node-b", epoch: "2", runs: null });
+
+  // The former owner goes on; its held write reaches PostgreSQL now, after the claim: refused for its epoch.
+  cluster.resume(owner);
+  proxy.resume();
+  const lost = await owner.logged((entry) => entry["event"] === "session.ownership-lost");
+  expect(lost["epoch"]).toBe("1");
+  expect((await session())?.count).toBe(atClaim!.count);
+
+  // B re-runs count: compares what the former owner committed, then goes on.
+  await db.query("SELECT pg_advisory_unlock($1)", [HOLD]);
+  const items = await reading;
+  await expect(atB.finished).resolves.toEqual({ kind: "success" });
+  // Every item once, in order, from the one after the starting client's last delivered one (it
+  // held item 1 undelivered when it detached), to the end; one result.
+  expect(items).toEqual(range(TO - 1, 1));
+  expect(results).toBe(1);
+
+  const after = await session();
+  expect({ count: after?.count, owner: after?.owner_node, epoch: after?.owner_epoch, runs: after?.runs, outcome: JSON.parse(after!.outcome!) as unknown }).toEqual({
+    count: String(TO),
+    runs: 2,
+    owner: "node-b",
+    epoch: "2",
+    outcome: { kind: "success" },
+  });
+  // Fencing: the former owner's committed items all lie before the claim; from there on, every item is B's.
+  const written = (
+    await db.query<{ sequence: string; event: string; item_count: string; writer: string }>(
+      `SELECT sequence, event, item_count, writer FROM ${cluster.schema}.written WHERE stream_id = $1 ORDER BY sequence, event DESC`,
+      [after!.stream_id],
+    )
+  ).rows;
+  const claimedAt = Number(atClaim!.count);
+  const byOwner = written.filter((row) => row.writer === "node-owner");
+  expect(byOwner.length).toBeGreaterThan(0);
+  expect(byOwner.every((row) => row.event === "item" && Number(row.sequence) + Number(row.item_count) <= claimedAt)).toBe(true);
+  expect(written.filter((row) => Number(row.sequence) >= claimedAt).every((row) => row.writer === "node-b")).toBe(true);
+  expect(new Set(written.map((row) => row.writer))).toEqual(new Set(["node-owner", "node-b"]));
+  const itemsWritten = written.filter((row) => row.event === "item").reduce((sum, row) => sum + Number(row.item_count), 0);
+  expect(itemsWritten).toBe(TO);
+
+  // A client resuming at the former owner's node reads the same stream and the same outcome.
+  const again = clientFor(owner.url).takeover(state!);
+  const replay: number[] = [];
+  for await (const item of (await firstStream(again)).values()) replay.push(item.value as number);
+  expect(replay).toEqual(items);
+  await expect(again.finished).resolves.toEqual({ kind: "success" });
+  // The former owner recorded nothing and retried nothing.
+  expect(owner.log.filter((line) => line.includes("invocation.record-failed"))).toEqual([]);
+});
