@@ -13,15 +13,17 @@
  * refused. Every committed output event is logged with the node that wrote
  * it (each node's connections carry its id as `application_name`).
  *
- * The client sees one consistent stream: every item once, in order, after
+ * The client, attached at B or at the former owner (which closes its
+ * connection when its write is refused; the client resumes there and reads
+ * B's re-run), sees one consistent stream: every item once, in order, after
  * its cursor, then one result and `success`; the store holds the former
  * owner's items up to the claim and only B's from there.
  * (The same stall with re-runs off, where B fails the invocation:
  * stalled-owner-fencing.e2e.test.ts.)
  */
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import type pg from "pg";
-import type { ResumeState } from "@golem-stream/client";
+import type { Invocation, ResumeState } from "@golem-stream/client";
 import { admin, cleanUp, pgUrl } from "../support/stores.js";
 import { stallProxy, type StallProxy } from "../support/stall-proxy.js";
 import { TestCluster, type NodeProcess } from "./support/cluster.js";
@@ -35,9 +37,7 @@ const DELAY_MS = 10;
 
 // Re-runs on (the server's default bound).
 const cluster = new TestCluster({ leaseTtlMs: 1000 });
-let owner: NodeProcess;
 let b: NodeProcess;
-let proxy: StallProxy;
 let db: pg.Client;
 
 beforeAll(async () => {
@@ -57,17 +57,12 @@ beforeAll(async () => {
       RETURN NEW;
     END $$;
     CREATE TRIGGER hold_b BEFORE INSERT ON ${s}.session_runs FOR EACH ROW EXECUTE FUNCTION ${s}.hold_b()`);
-  proxy = await stallProxy(pgUrl());
-  [owner, b] = await Promise.all([cluster.start("node-owner", proxy.url), cluster.start("node-b")]);
+  b = await cluster.start("node-b");
 });
 
 afterAll(async () => {
-  // A stopped node must go on to die of SIGKILL's wait; what the proxy or the lock holds is let go.
-  if (owner.exit === undefined) cluster.resume(owner);
-  proxy.resume();
   await db.end();
   await cluster.stopAll();
-  await proxy.close();
   await cleanUp();
 });
 
@@ -82,97 +77,129 @@ async function bHeld(): Promise<void> {
   }
 }
 
-it("SIGSTOP of a replayable invocation's owner past its lease: B claims and re-runs it, the former owner's write after the claim is refused; the client at B sees every item once, one result, success", async () => {
-  const key = `stalled-rerun-${Date.now()}`;
-  const session = async () =>
-    (
-      await db.query<{ count: string; stream_id: string; owner_node: string; owner_epoch: string; outcome: string | null; runs: number | null }>(
-        `SELECT st.count, st.stream_id, se.owner_node, se.owner_epoch, se.outcome, r.runs
-         FROM ${cluster.schema}.sessions se JOIN ${cluster.schema}.streams st USING (session_id) LEFT JOIN ${cluster.schema}.session_runs r USING (session_id)
-         WHERE se.idempotency_key = $1 AND st.direction = 'output'`,
-        [key],
-      )
-    ).rows[0];
-  await db.query("SELECT pg_advisory_lock($1)", [HOLD]);
-
-  const start = clientFor(owner.url).invoke({ ...demo, method: "count", methodParameters: record(u32(TO), u32(DELAY_MS)), idempotencyKey: key });
-  const startStream = (await firstStream(start)).values()[Symbol.asyncIterator]();
-  for (let seen = 0; seen < 2; seen++) expect((await startStream.next()).value?.value).toBe(seen);
-  const state: ResumeState | undefined = start.detach();
-  expect(state).toBeDefined();
-
-  const atB = clientFor(b.url).takeover(state!);
-  let results = 0;
-  atB.result.then(() => results++, () => undefined);
-  let paused!: () => void;
-  const ownerPaused = new Promise<void>((resolve) => (paused = resolve));
-  const reading = (async () => {
-    const items: number[] = [];
-    for await (const item of (await firstStream(atB)).values()) {
-      items.push(item.value as number);
-      if (items.length !== 20) continue;
-      // The owner's next query (its next output write, every 10 ms) is held, then the owner stops.
-      proxy.stall();
-      void proxy.clientBytesHeld().then(() => {
-        cluster.pause(owner);
-        paused();
-      });
-    }
-    return items;
-  })();
-  await ownerPaused;
-
-  // B claims once the owner's lease has lapsed; the re-run's first write, its run count, waits in the trigger.
-  await bHeld();
-  const atClaim = await session();
-  expect({ owner: atClaim?.owner_node, epoch: atClaim?.owner_epoch, runs: atClaim?.runs }).toEqual({ owner: "node-b", epoch: "2", runs: null });
-
-  // The former owner goes on; its held write reaches PostgreSQL now, after the claim: refused for its epoch.
-  cluster.resume(owner);
-  proxy.resume();
-  const lost = await owner.logged((entry) => entry["event"] === "session.ownership-lost");
-  expect(lost["epoch"]).toBe("1");
-  expect((await session())?.count).toBe(atClaim!.count);
-
-  // B re-runs count: compares what the former owner committed, then goes on.
-  await db.query("SELECT pg_advisory_unlock($1)", [HOLD]);
-  const items = await reading;
-  await expect(atB.finished).resolves.toEqual({ kind: "success" });
-  // Every item once, in order, from the one after the starting client's last delivered one (it
-  // held item 1 undelivered when it detached), to the end; one result.
-  expect(items).toEqual(range(TO - 1, 1));
-  expect(results).toBe(1);
-
-  const after = await session();
-  expect({ count: after?.count, owner: after?.owner_node, epoch: after?.owner_epoch, runs: after?.runs, outcome: JSON.parse(after!.outcome!) as unknown }).toEqual({
-    count: String(TO),
-    runs: 2,
-    owner: "node-b",
-    epoch: "2",
-    outcome: { kind: "success" },
-  });
-  // Fencing: the former owner's committed items all lie before the claim; from there on, every item is B's.
-  const written = (
-    await db.query<{ sequence: string; event: string; item_count: string; writer: string }>(
-      `SELECT sequence, event, item_count, writer FROM ${cluster.schema}.written WHERE stream_id = $1 ORDER BY sequence, event DESC`,
-      [after!.stream_id],
+/** The session of idempotency key `key` with its output stream and run count. */
+async function sessionOf(key: string) {
+  return (
+    await db.query<{ count: string; stream_id: string; owner_node: string; owner_epoch: string; outcome: string | null; runs: number | null }>(
+      `SELECT st.count, st.stream_id, se.owner_node, se.owner_epoch, se.outcome, r.runs
+       FROM ${cluster.schema}.sessions se JOIN ${cluster.schema}.streams st USING (session_id) LEFT JOIN ${cluster.schema}.session_runs r USING (session_id)
+       WHERE se.idempotency_key = $1 AND st.direction = 'output'`,
+      [key],
     )
-  ).rows;
-  const claimedAt = Number(atClaim!.count);
-  const byOwner = written.filter((row) => row.writer === "node-owner");
-  expect(byOwner.length).toBeGreaterThan(0);
-  expect(byOwner.every((row) => row.event === "item" && Number(row.sequence) + Number(row.item_count) <= claimedAt)).toBe(true);
-  expect(written.filter((row) => Number(row.sequence) >= claimedAt).every((row) => row.writer === "node-b")).toBe(true);
-  expect(new Set(written.map((row) => row.writer))).toEqual(new Set(["node-owner", "node-b"]));
-  const itemsWritten = written.filter((row) => row.event === "item").reduce((sum, row) => sum + Number(row.item_count), 0);
-  expect(itemsWritten).toBe(TO);
+  ).rows[0];
+}
 
-  // A client resuming at the former owner's node reads the same stream and the same outcome.
-  const again = clientFor(owner.url).takeover(state!);
-  const replay: number[] = [];
-  for await (const item of (await firstStream(again)).values()) replay.push(item.value as number);
-  expect(replay).toEqual(items);
-  await expect(again.finished).resolves.toEqual({ kind: "success" });
-  // The former owner recorded nothing and retried nothing.
-  expect(owner.log.filter((line) => line.includes("invocation.record-failed"))).toEqual([]);
+describe.each([
+  { attachedAt: "B" as const, first: 1 },
+  { attachedAt: "the former owner" as const, first: 0 },
+])("the client attached at $attachedAt", ({ attachedAt, first }) => {
+  it("SIGSTOP of a replayable invocation's owner past its lease: B claims and re-runs it, the former owner's write after the claim is refused; the client sees every item once, one result, success", async () => {
+    // Each test its own owner, its database traffic through its own proxy.
+    const proxy: StallProxy = await stallProxy(pgUrl());
+    const owner = await cluster.start(attachedAt === "B" ? "node-owner-1" : "node-owner-2", proxy.url);
+    onTestFinished(async () => {
+      // A stopped node must go on to die of SIGKILL's wait; what the proxy or the lock holds is let go.
+      if (owner.exit === undefined) cluster.resume(owner);
+      proxy.resume();
+      await db.query("SELECT pg_advisory_unlock_all()");
+      await cluster.kill(owner);
+      await proxy.close();
+    });
+    const key = `stalled-rerun-${attachedAt}-${Date.now()}`;
+    await db.query("SELECT pg_advisory_lock($1)", [HOLD]);
+
+    const start = clientFor(owner.url).invoke({ ...demo, method: "count", methodParameters: record(u32(TO), u32(DELAY_MS)), idempotencyKey: key });
+    let call: Invocation = start;
+    if (attachedAt === "B") {
+      const startStream = (await firstStream(start)).values()[Symbol.asyncIterator]();
+      for (let seen = 0; seen < 2; seen++) expect((await startStream.next()).value?.value).toBe(seen);
+      const state = start.detach();
+      expect(state).toBeDefined();
+      call = clientFor(b.url).takeover(state!);
+    }
+    let results = 0;
+    let reconnects = 0;
+    call.on("reconnecting", () => reconnects++);
+    call.result.then(
+      () => results++,
+      () => undefined,
+    );
+    let paused!: () => void;
+    let early: ResumeState | undefined;
+    const ownerPaused = new Promise<void>((resolve) => (paused = resolve));
+    const reading = (async () => {
+      const items: number[] = [];
+      for await (const item of (await firstStream(call)).values()) {
+        items.push(item.value as number);
+        if (items.length !== 20) continue;
+        early = call.state;
+        // The owner's next query (its next output write, every 10 ms) is held, then the owner stops.
+        proxy.stall();
+        void proxy.clientBytesHeld().then(() => {
+          cluster.pause(owner);
+          paused();
+        });
+      }
+      return items;
+    })();
+    await ownerPaused;
+
+    // B claims once the owner's lease has lapsed; the re-run's first write, its run count, waits in the trigger.
+    await bHeld();
+    const atClaim = await sessionOf(key);
+    expect({ owner: atClaim?.owner_node, epoch: atClaim?.owner_epoch, runs: atClaim?.runs }).toEqual({ owner: "node-b", epoch: "2", runs: null });
+
+    // The former owner goes on; its held write reaches PostgreSQL now, after the claim: refused for its epoch.
+    cluster.resume(owner);
+    proxy.resume();
+    const lost = await owner.logged((entry) => entry["event"] === "session.ownership-lost");
+    expect(lost["epoch"]).toBe("1");
+    expect((await sessionOf(key))?.count).toBe(atClaim!.count);
+
+    // B re-runs count: compares what the former owner committed, then goes on.
+    await db.query("SELECT pg_advisory_unlock($1)", [HOLD]);
+    const items = await reading;
+    await expect(call.finished).resolves.toEqual({ kind: "success" });
+    // Every item once, in order, from the client's cursor (at B: the one after the starting
+    // client's last delivered one, it held item 1 undelivered when it detached) to the end; one result.
+    expect(items).toEqual(range(TO - first, first));
+    expect(results).toBe(1);
+    // At the former owner, its connection was closed once its write was refused: the client resumed.
+    if (attachedAt === "the former owner") expect(reconnects).toBeGreaterThan(0);
+
+    const after = await sessionOf(key);
+    expect({ count: after?.count, owner: after?.owner_node, epoch: after?.owner_epoch, runs: after?.runs, outcome: JSON.parse(after!.outcome!) as unknown }).toEqual({
+      count: String(TO),
+      runs: 2,
+      owner: "node-b",
+      epoch: "2",
+      outcome: { kind: "success" },
+    });
+    // Fencing: the former owner's committed items all lie before the claim; from there on, every item is B's.
+    const written = (
+      await db.query<{ sequence: string; event: string; item_count: string; writer: string }>(
+        `SELECT sequence, event, item_count, writer FROM ${cluster.schema}.written WHERE stream_id = $1 ORDER BY sequence, event DESC`,
+        [after!.stream_id],
+      )
+    ).rows;
+    const claimedAt = Number(atClaim!.count);
+    const byOwner = written.filter((row) => row.writer === owner.id);
+    expect(byOwner.length).toBeGreaterThan(0);
+    expect(byOwner.every((row) => row.event === "item" && Number(row.sequence) + Number(row.item_count) <= claimedAt)).toBe(true);
+    expect(written.filter((row) => Number(row.sequence) >= claimedAt).every((row) => row.writer === "node-b")).toBe(true);
+    expect(new Set(written.map((row) => row.writer))).toEqual(new Set([owner.id, "node-b"]));
+    const itemsWritten = written.filter((row) => row.event === "item").reduce((sum, row) => sum + Number(row.item_count), 0);
+    expect(itemsWritten).toBe(TO);
+
+    // A client resuming at the other node from a state of before the stall reads the same stream and the same outcome.
+    expect(early).toBeDefined();
+    const again = clientFor(attachedAt === "B" ? owner.url : b.url).takeover(early!);
+    const replay: number[] = [];
+    for await (const item of (await firstStream(again)).values()) replay.push(item.value as number);
+    expect(replay.length).toBeGreaterThan(TO - 30);
+    expect(replay).toEqual(items.slice(items.length - replay.length));
+    await expect(again.finished).resolves.toEqual({ kind: "success" });
+    // The former owner recorded nothing and retried nothing.
+    expect(owner.log.filter((line) => line.includes("invocation.record-failed"))).toEqual([]);
+  });
 });
