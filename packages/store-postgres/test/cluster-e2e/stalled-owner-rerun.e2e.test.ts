@@ -17,17 +17,21 @@
  * connection when its write is refused; the client resumes there and reads
  * B's re-run), sees one consistent stream: every item once, in order, after
  * its cursor, then one result and `success`; the store holds the former
- * owner's items up to the claim and only B's from there.
- * (The same stall with re-runs off, where B fails the invocation:
+ * owner's items up to the claim and only B's from there. Mid-upload (demo
+ * `digest`, the client attached at B), B's re-run reads the stored input
+ * again and the upload goes on: the digest is of every byte once, while the
+ * continued former owner, which goes on reading the input too, records
+ * nothing. (The same stall with re-runs off, where B fails the invocation:
  * stalled-owner-fencing.e2e.test.ts.)
  */
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import type pg from "pg";
-import type { Invocation, ResumeState } from "@golem-stream/client";
+import { inputStream, type Invocation, type ResumeState } from "@golem-stream/client";
+import { startTcpProxy } from "@golem-stream/test-support";
 import { admin, cleanUp, pgUrl } from "../support/stores.js";
 import { stallProxy, type StallProxy } from "../support/stall-proxy.js";
 import { TestCluster, type NodeProcess } from "./support/cluster.js";
-import { clientFor, demo, firstStream, range, record, sleep, u32 } from "./support/demo.js";
+import { clientFor, demo, fieldsOf, firstStream, randomChunks, range, record, sha256, sleep, u32 } from "./support/demo.js";
 
 /** The advisory lock key B's run count waits for while the test holds it. */
 const HOLD = 0x7265726e; // "rern"
@@ -77,14 +81,14 @@ async function bHeld(): Promise<void> {
   }
 }
 
-/** The session of idempotency key `key` with its output stream and run count. */
-async function sessionOf(key: string) {
+/** The session of idempotency key `key` with its `direction` stream and run count. */
+async function sessionOf(key: string, direction: "input" | "output" = "output") {
   return (
     await db.query<{ count: string; stream_id: string; owner_node: string; owner_epoch: string; outcome: string | null; runs: number | null }>(
       `SELECT st.count, st.stream_id, se.owner_node, se.owner_epoch, se.outcome, r.runs
        FROM ${cluster.schema}.sessions se JOIN ${cluster.schema}.streams st USING (session_id) LEFT JOIN ${cluster.schema}.session_runs r USING (session_id)
-       WHERE se.idempotency_key = $1 AND st.direction = 'output'`,
-      [key],
+       WHERE se.idempotency_key = $1 AND st.direction = $2`,
+      [key, direction],
     )
   ).rows[0];
 }
@@ -202,4 +206,45 @@ describe.each([
     // The former owner recorded nothing and retried nothing.
     expect(owner.log.filter((line) => line.includes("invocation.record-failed"))).toEqual([]);
   });
+});
+
+it("mid-upload: SIGSTOP of digest's owner past its lease, the client attached at B; B claims and re-runs it over the stored input, the upload goes on, SIGCONT: the digest is of every byte once, success, and the former owner records nothing", async () => {
+  const owner = await cluster.start("node-owner-3");
+  // The start reaches the owner; every later connection goes to B.
+  const balancer = await startTcpProxy({ upstream: [owner] });
+  onTestFinished(async () => {
+    if (owner.exit === undefined) cluster.resume(owner);
+    await cluster.kill(owner);
+    await balancer.close();
+  });
+  const key = `stalled-digest-${Date.now()}`;
+  const { chunks, all } = randomChunks(600_000, 40_000);
+  const half = Math.floor(chunks.length / 2);
+  const firstHalf = chunks.slice(0, half).reduce((sum, chunk) => sum + chunk.length, 0);
+  let release: () => void = () => undefined;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  async function* upload(): AsyncGenerator<Uint8Array> {
+    for (const [index, chunk] of chunks.entries()) {
+      if (index === half) await released;
+      yield chunk;
+    }
+  }
+  const call = clientFor(balancer.url).invoke({ ...demo, method: "digest", methodParameters: record(inputStream.bytes(upload())), idempotencyKey: key });
+  await call.accepted;
+  balancer.setUpstreams([b]);
+  balancer.cutOpen();
+  await balancer.until(() => balancer.connections.some((routed) => routed.upstreamId === b.id && !routed.closed));
+  // B has committed the first half for the owner's agent.
+  while (Number((await sessionOf(key, "input"))?.count ?? 0) < firstHalf) await sleep(10);
+
+  cluster.pause(owner);
+  while ((await sessionOf(key, "input"))?.owner_node !== "node-b") await sleep(10);
+  cluster.resume(owner);
+  release();
+
+  const result = await call.result;
+  expect(result.kind === "value" ? fieldsOf(result.value) : undefined).toEqual([{ kind: "u64", value: String(all.length) }, { kind: "string", value: sha256(all) }]);
+  await expect(call.finished).resolves.toEqual({ kind: "success" });
+  expect(await sessionOf(key, "input")).toMatchObject({ count: String(all.length), owner_node: "node-b", owner_epoch: "2", runs: 2, outcome: JSON.stringify({ kind: "success" }) });
+  expect(owner.log.filter((line) => line.includes("invocation.record-failed"))).toEqual([]);
 });
