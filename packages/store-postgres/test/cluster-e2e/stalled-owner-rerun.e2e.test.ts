@@ -24,7 +24,7 @@
  * nothing. (The same stall with re-runs off, where B fails the invocation:
  * stalled-owner-fencing.e2e.test.ts.)
  */
-import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
+import { afterAll, beforeAll, beforeEach, describe, expect, it, onTestFailed, onTestFinished } from "vitest";
 import type pg from "pg";
 import { inputStream, type Invocation, type ResumeState } from "@golem-stream/client";
 import { startTcpProxy } from "@golem-stream/test-support";
@@ -39,8 +39,9 @@ const HOLD = 0x7265726e; // "rern"
 const TO = 200;
 const DELAY_MS = 10;
 
-// Re-runs on (the server's default bound).
-const cluster = new TestCluster({ leaseTtlMs: 1000 });
+// Re-runs on (the server's default bound). A lease of 2 s: on a loaded machine a node's lease of
+// 1 s can lapse while it runs (a late heartbeat), and B would claim before the stop.
+const cluster = new TestCluster({ leaseTtlMs: 2000 });
 let b: NodeProcess;
 let db: pg.Client;
 
@@ -64,19 +65,28 @@ beforeAll(async () => {
   b = await cluster.start("node-b");
 });
 
+// What each node logged, to tell a failure's cause.
+beforeEach(() => onTestFailed(() => console.error(cluster.logs())));
+
 afterAll(async () => {
   await db.end();
   await cluster.stopAll();
   await cleanUp();
 });
 
-/** Waits until a backend of the cluster's schema waits for the advisory lock `HOLD` (B's run count, held by the trigger). */
-async function bHeld(): Promise<void> {
+/**
+ * Waits until a backend of the cluster's schema waits for the advisory lock `HOLD` (B's run count,
+ * held by the trigger); fails at once when B counted its run before the hold (it claimed before
+ * the stop: the owner's lease lapsed while it ran).
+ */
+async function bHeld(key: string): Promise<void> {
   for (;;) {
     const { rows } = await db.query<{ n: string }>(
       "SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'node-b' AND wait_event_type = 'Lock' AND wait_event = 'advisory'",
     );
     if (Number(rows[0]!.n) > 0) return;
+    const runs = (await sessionOf(key))?.runs;
+    if (runs !== null && runs !== undefined) throw new Error("B re-ran the invocation before the owner was stopped (its lease lapsed while it ran)");
     await sleep(10);
   }
 }
@@ -110,7 +120,6 @@ describe.each([
       await proxy.close();
     });
     const key = `stalled-rerun-${attachedAt}-${Date.now()}`;
-    await db.query("SELECT pg_advisory_lock($1)", [HOLD]);
 
     const start = clientFor(owner.url).invoke({ ...demo, method: "count", methodParameters: record(u32(TO), u32(DELAY_MS)), idempotencyKey: key });
     let call: Invocation = start;
@@ -137,6 +146,7 @@ describe.each([
         items.push(item.value as number);
         if (items.length !== 20) continue;
         early = call.state;
+        await db.query("SELECT pg_advisory_lock($1)", [HOLD]);
         // The owner's next query (its next output write, every 10 ms) is held, then the owner stops.
         proxy.stall();
         void proxy.clientBytesHeld().then(() => {
@@ -149,7 +159,7 @@ describe.each([
     await ownerPaused;
 
     // B claims once the owner's lease has lapsed; the re-run's first write, its run count, waits in the trigger.
-    await bHeld();
+    await bHeld(key);
     const atClaim = await sessionOf(key);
     expect({ owner: atClaim?.owner_node, epoch: atClaim?.owner_epoch, runs: atClaim?.runs }).toEqual({ owner: "node-b", epoch: "2", runs: null });
 
