@@ -4,12 +4,14 @@
  * runs (docs/durable-execution.md): the restarted node finds the session
  * still its own and re-runs it at start (`recoverInterrupted`), at the
  * epoch it holds. The lease is long enough that no other node claims it
- * first (a claim after a kill: takeover-and-owner-loss.e2e.test.ts).
+ * first (a claim after a kill: takeover-and-owner-loss.e2e.test.ts). With
+ * a lease shorter than the restart, the other node may claim it first, or
+ * both may move at once: whichever runs it, the client sees the same.
  * The client, attached at the other node or at the restarted node itself
  * (it reconnects to the same port), finishes with success: every item
  * once, the digest of every byte once.
  */
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type pg from "pg";
 import { inputStream, type ResumeState } from "@golem-stream/client";
 import { admin, cleanUp } from "../support/stores.js";
@@ -110,4 +112,42 @@ it("digest mid-upload, the client attached at A itself: A killed and restarted a
   expect(result.kind === "value" ? fieldsOf(result.value) : undefined).toEqual([{ kind: "u64", value: String(all.length) }, { kind: "string", value: sha256(all) }]);
   await expect(call.finished).resolves.toEqual({ kind: "success" });
   expect(await sessionOf(key)).toMatchObject({ owner_node: "node-a", owner_epoch: "1", runs: 2, outcome: JSON.stringify({ kind: "success" }) });
+});
+
+describe("a lease shorter than the restart", () => {
+  const short = new TestCluster({ leaseTtlMs: 1000 });
+  let sa: NodeProcess;
+  let sb: NodeProcess;
+  beforeAll(async () => {
+    await short.prepare();
+    [sa, sb] = (await Promise.all(["node-a", "node-b"].map((id) => short.start(id)))) as [NodeProcess, NodeProcess];
+  });
+  afterAll(async () => {
+    await short.stopAll();
+  });
+
+  it("count owned by node A, the client attached at B: A killed and restarted as node-a while its lease lapses; whichever node re-runs it, the client gets every item once, then success", async () => {
+    const key = `same-id-short-${Date.now()}`;
+    const start = clientFor(sa.url).invoke({ ...demo, method: "count", methodParameters: record(u32(80), u32(20)), idempotencyKey: key });
+    const startItems = (await firstStream(start)).values()[Symbol.asyncIterator]();
+    for (let seen = 0; seen < 2; seen++) expect((await startItems.next()).value?.value).toBe(seen);
+    const state = start.detach();
+    expect(state).toBeDefined();
+
+    const atB = clientFor(sb.url, { reconnect: PATIENT }).takeover(state!);
+    const items: number[] = [];
+    let restarted: Promise<NodeProcess> | undefined;
+    for await (const item of (await firstStream(atB)).values()) {
+      items.push(item.value as number);
+      if (items.length === 20) {
+        restarted = short.kill(sa).then(() => short.start("node-a"));
+      }
+    }
+    await expect(atB.finished).resolves.toEqual({ kind: "success" });
+    sa = await restarted!;
+    expect(items).toEqual(range(79, 1));
+    const { rows } = await db.query<{ outcome: string; owner_node: string }>(`SELECT outcome, owner_node FROM ${short.schema}.sessions WHERE idempotency_key = $1`, [key]);
+    expect(JSON.parse(rows[0]!.outcome)).toEqual({ kind: "success" });
+    expect(["node-a", "node-b"]).toContain(rows[0]!.owner_node);
+  });
 });
