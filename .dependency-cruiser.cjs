@@ -67,10 +67,16 @@ const serverFolderRules = [
     to: { path: `${SERVER}(admission|attachment|invocation|sessions|transport|catalogue|contracts|demo|auth|testing)/` },
   },
   {
-    name: "server-sessions-on-top",
-    comment: "SessionRuntime (sessions/) runs attachments and invocations: nothing below it, only the transport and the server's root, imports it",
-    from: { path: `${SERVER}(admission|attachment|invocation|cluster|store|observability|auth|catalogue|contracts|demo)/` },
+    name: "server-sessions-below-admission",
+    comment: "the sessions in memory and the node's lifecycle (sessions/) run attachments and invocations: only the first-message rules (admission/), the transport and the server's root import them",
+    from: { path: `${SERVER}(attachment|invocation|cluster|store|observability|auth|catalogue|contracts|demo)/` },
     to: { path: `${SERVER}sessions/` },
+  },
+  {
+    name: "server-first-message-rules-on-top",
+    comment: "the first-message rules (SessionRuntime and its start, resume and replay admission) are reached only from the transport and the server's root; below them only admission's tables and token service are imported",
+    from: { path: `${SERVER}(attachment|invocation|sessions|cluster|store|observability|auth|catalogue|contracts|demo)/` },
+    to: { path: `${SERVER}admission/`, pathNot: `${SERVER}admission/(principal-slots|stored-bytes|token-service|token-budget)\\.ts$` },
   },
   {
     name: "server-transport-through-its-interface",
