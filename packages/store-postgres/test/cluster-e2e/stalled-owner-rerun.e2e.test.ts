@@ -1,7 +1,8 @@
 /**
  * A stalled owner with re-runs on, with real processes on real PostgreSQL:
- * the owner of a replayable invocation (demo `count`, the client attached
- * at node B) is stopped (SIGSTOP) mid-output for longer than its lease; B
+ * the owner of a replayable invocation (demo `journal` with the client
+ * attached at node B, `count` with the client attached at the owner) is
+ * stopped (SIGSTOP) mid-output for longer than its lease; B
  * claims it and runs it again (docs/durable-execution.md); then the former
  * owner is continued (SIGCONT) with a write of its own on its way to
  * PostgreSQL. Two holds put that write in the one window fencing closes:
@@ -17,7 +18,9 @@
  * connection when its write is refused; the client resumes there and reads
  * B's re-run), sees one consistent stream: every item once, in order, after
  * its cursor, then one result and `success`; the store holds the former
- * owner's items up to the claim and only B's from there. Mid-upload (demo
+ * owner's items up to the claim and only B's from there, and `journal`'s
+ * items all carry the values the former owner journaled (B's re-run read
+ * them back instead of taking new ones). Mid-upload (demo
  * `digest`, the client attached at B), B's re-run reads the stored input
  * again and the upload goes on: the digest is of every byte once, while the
  * continued former owner, which goes on reading the input too, records
@@ -31,7 +34,7 @@ import { startTcpProxy } from "@golem-stream/test-support";
 import { admin, cleanUp, pgUrl } from "../support/stores.js";
 import { stallProxy, type StallProxy } from "../support/stall-proxy.js";
 import { TestCluster, type NodeProcess } from "./support/cluster.js";
-import { clientFor, demo, fieldsOf, firstStream, randomChunks, range, record, sha256, sleep, u32 } from "./support/demo.js";
+import { clientFor, demo, fieldsOf, firstStream, randomChunks, range, record, sha256, sleep, u32, type SchemaValueJson } from "./support/demo.js";
 
 /** The advisory lock key B's run count waits for while the test holds it. */
 const HOLD = 0x7265726e; // "rern"
@@ -104,9 +107,9 @@ async function sessionOf(key: string, direction: "input" | "output" = "output") 
 }
 
 describe.each([
-  { attachedAt: "B" as const, first: 1 },
-  { attachedAt: "the former owner" as const, first: 0 },
-])("the client attached at $attachedAt", ({ attachedAt, first }) => {
+  { attachedAt: "B" as const, first: 1, method: "journal" as const },
+  { attachedAt: "the former owner" as const, first: 0, method: "count" as const },
+])("$method, the client attached at $attachedAt", ({ attachedAt, first, method }) => {
   it("SIGSTOP of a replayable invocation's owner past its lease: B claims and re-runs it, the former owner's write after the claim is refused; the client sees every item once, one result, success", async () => {
     // Each test its own owner, its database traffic through its own proxy.
     const proxy: StallProxy = await stallProxy(pgUrl());
@@ -120,12 +123,21 @@ describe.each([
       await proxy.close();
     });
     const key = `stalled-rerun-${attachedAt}-${Date.now()}`;
+    // `count`'s items are their index; `journal`'s records carry the index and three values the
+    // method journaled once before its first item, which the re-run must get back from the journal.
+    const indexOf = (item: SchemaValueJson): number => (method === "count" ? item.value : fieldsOf(item)[0]!.value) as number;
+    const journaledOf = (item: SchemaValueJson): string => (method === "count" ? "" : JSON.stringify(fieldsOf(item).slice(1)));
+    const journaled = new Set<string>();
 
-    const start = clientFor(owner.url).invoke({ ...demo, method: "count", methodParameters: record(u32(TO), u32(DELAY_MS)), idempotencyKey: key });
+    const start = clientFor(owner.url).invoke({ ...demo, method, methodParameters: record(u32(TO), u32(DELAY_MS)), idempotencyKey: key });
     let call: Invocation = start;
     if (attachedAt === "B") {
       const startStream = (await firstStream(start)).values()[Symbol.asyncIterator]();
-      for (let seen = 0; seen < 2; seen++) expect((await startStream.next()).value?.value).toBe(seen);
+      for (let seen = 0; seen < 2; seen++) {
+        const item = (await startStream.next()).value!;
+        expect(indexOf(item)).toBe(seen);
+        journaled.add(journaledOf(item));
+      }
       const state = start.detach();
       expect(state).toBeDefined();
       call = clientFor(b.url).takeover(state!);
@@ -143,7 +155,8 @@ describe.each([
     const reading = (async () => {
       const items: number[] = [];
       for await (const item of (await firstStream(call)).values()) {
-        items.push(item.value as number);
+        items.push(indexOf(item));
+        journaled.add(journaledOf(item));
         if (items.length !== 20) continue;
         early = call.state;
         await db.query("SELECT pg_advisory_lock($1)", [HOLD]);
@@ -209,10 +222,15 @@ describe.each([
     expect(early).toBeDefined();
     const again = clientFor(attachedAt === "B" ? owner.url : b.url).takeover(early!);
     const replay: number[] = [];
-    for await (const item of (await firstStream(again)).values()) replay.push(item.value as number);
+    for await (const item of (await firstStream(again)).values()) {
+      replay.push(indexOf(item));
+      journaled.add(journaledOf(item));
+    }
     expect(replay.length).toBeGreaterThan(TO - 30);
     expect(replay).toEqual(items.slice(items.length - replay.length));
     await expect(again.finished).resolves.toEqual({ kind: "success" });
+    // One set of journaled values in every item, written by the former owner and read back by B's re-run.
+    expect(journaled.size).toBe(1);
     // The former owner recorded nothing and retried nothing.
     expect(owner.log.filter((line) => line.includes("invocation.record-failed"))).toEqual([]);
   });
