@@ -2,8 +2,8 @@
  * A stalled owner with re-runs on, with real processes on real PostgreSQL:
  * the owner of a replayable invocation (demo `journal` with the client
  * attached at node B, `count` with the client attached at the owner) is
- * stopped (SIGSTOP) mid-output for longer than its lease; B
- * claims it and runs it again (docs/durable-execution.md); then the former
+ * stopped (SIGSTOP) mid-output for longer than its lease; B claims it and
+ * runs it again (docs/durable-execution.md); then the former
  * owner is continued (SIGCONT) with a write of its own on its way to
  * PostgreSQL. Two holds put that write in the one window fencing closes:
  * after the claim, before the re-run reads what is stored. The owner's
@@ -21,10 +21,12 @@
  * owner's items up to the claim and only B's from there, and `journal`'s
  * items all carry the values the former owner journaled (B's re-run read
  * them back instead of taking new ones). Mid-upload (demo
- * `digest`, the client attached at B), B's re-run reads the stored input
- * again and the upload goes on: the digest is of every byte once, while the
+ * `digest`), B's re-run reads the stored input again and the upload goes
+ * on: the digest is of every byte once. With the client attached at B, the
  * continued former owner, which goes on reading the input too, records
- * nothing. (The same stall with re-runs off, where B fails the invocation:
+ * nothing; with the client attached at the former owner, the input it
+ * accepts after the claim is refused and the client resends it.
+ * (The same stall with re-runs off, where B fails the invocation:
  * stalled-owner-fencing.e2e.test.ts.)
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it, onTestFailed, onTestFinished } from "vitest";
@@ -274,5 +276,43 @@ it("mid-upload: SIGSTOP of digest's owner past its lease, the client attached at
   expect(result.kind === "value" ? fieldsOf(result.value) : undefined).toEqual([{ kind: "u64", value: String(all.length) }, { kind: "string", value: sha256(all) }]);
   await expect(call.finished).resolves.toEqual({ kind: "success" });
   expect(await sessionOf(key, "input")).toMatchObject({ count: String(all.length), owner_node: "node-b", owner_epoch: "2", runs: 2, outcome: JSON.stringify({ kind: "success" }) });
+  expect(owner.log.filter((line) => line.includes("invocation.record-failed"))).toEqual([]);
+});
+
+it("mid-upload with the client attached at the owner: SIGSTOP past its lease, B claims and re-runs digest, SIGCONT: the input the former owner accepts after the claim is refused, the client resumes there and resends; the digest is of every byte once, success", async () => {
+  const owner = await cluster.start("node-owner-4");
+  onTestFinished(async () => {
+    if (owner.exit === undefined) cluster.resume(owner);
+    await cluster.kill(owner);
+  });
+  const key = `stalled-digest-at-owner-${Date.now()}`;
+  const { chunks, all } = randomChunks(600_000, 40_000);
+  const half = Math.floor(chunks.length / 2);
+  const firstHalf = chunks.slice(0, half).reduce((sum, chunk) => sum + chunk.length, 0);
+  let release: () => void = () => undefined;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  async function* upload(): AsyncGenerator<Uint8Array> {
+    for (const [index, chunk] of chunks.entries()) {
+      if (index === half) await released;
+      yield chunk;
+    }
+  }
+  const call = clientFor(owner.url).invoke({ ...demo, method: "digest", methodParameters: record(inputStream.bytes(upload())), idempotencyKey: key });
+  let reconnects = 0;
+  call.on("reconnecting", () => reconnects++);
+  while (Number((await sessionOf(key, "input"))?.count ?? 0) < firstHalf) await sleep(10);
+
+  cluster.pause(owner);
+  while ((await sessionOf(key, "input"))?.owner_node !== "node-b") await sleep(10);
+  cluster.resume(owner);
+  release();
+
+  const result = await call.result;
+  expect(result.kind === "value" ? fieldsOf(result.value) : undefined).toEqual([{ kind: "u64", value: String(all.length) }, { kind: "string", value: sha256(all) }]);
+  await expect(call.finished).resolves.toEqual({ kind: "success" });
+  expect(await sessionOf(key, "input")).toMatchObject({ count: String(all.length), owner_node: "node-b", owner_epoch: "2", runs: 2, outcome: JSON.stringify({ kind: "success" }) });
+  // The former owner's first write after the claim (input its client sent) was refused; the client resumed.
+  expect((await owner.logged((entry) => entry["event"] === "session.ownership-lost"))["epoch"]).toBe("1");
+  expect(reconnects).toBeGreaterThan(0);
   expect(owner.log.filter((line) => line.includes("invocation.record-failed"))).toEqual([]);
 });
