@@ -3,6 +3,8 @@
  * one throwaway PostgreSQL (`@golem-stream/store-postgres/local`, started
  * once for the file; each test gets a database of its own), one keyring file
  * and one token. A CLI crashed at one node resumes at the other; a node
+ * killed with SIGKILL and restarted with the same --node-id re-runs its
+ * replayable invocations while the CLIs reconnect to it; a node
  * drained by SIGTERM lets its invocation finish (or fails it at the
  * deadline) and exits 0 while the client, through a round-robin balancer,
  * continues at the other node; bad store URLs are refused up front; a
@@ -12,12 +14,14 @@
  * PostgreSQL that cannot start fails every test here with the reason: these
  * tests never skip.
  */
+import { createHash } from "node:crypto";
 import { copyFileSync, existsSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
 import { startLocalPostgres, type LocalPostgres } from "@golem-stream/store-postgres/local";
 import { startBalancer, type Balancer } from "../examples/round-robin-balancer.mjs";
 import { EXIT } from "../src/exit-codes.js";
+import { U8_BYTES, sampleOf, scrapeUntil } from "./support/metrics.js";
 import { itemsOf, postgresParentDir, run, scratchDir, start, startServe, TOKEN, waitFor, type ServerProcess } from "./support/processes.js";
 
 let postgres: LocalPostgres | undefined;
@@ -48,17 +52,17 @@ async function freshStore(): Promise<{ url: string; password: string }> {
   return { url: await postgres.createDatabase(`cluster_${++databases}`), password: postgres.password };
 }
 
-async function node(store: string, keyring: string, nodeId: string, extra: readonly string[] = []): Promise<ServerProcess> {
-  const server = await startServe(["--port", "0", "--token", TOKEN, "--store", store, "--keyring", keyring, "--node-id", nodeId, "--log-level", "warn", ...extra]);
+async function node(store: string, keyring: string, nodeId: string, extra: readonly string[] = [], port = 0): Promise<ServerProcess> {
+  const server = await startServe(["--port", String(port), "--token", TOKEN, "--store", store, "--keyring", keyring, "--node-id", nodeId, "--log-level", "warn", ...extra]);
   nodes.push(server);
   return server;
 }
 
-async function cluster(extra: readonly string[] = []): Promise<{ a: ServerProcess; b: ServerProcess; password: string; keyring: string }> {
+async function cluster(extra: readonly string[] = []): Promise<{ a: ServerProcess; b: ServerProcess; password: string; keyring: string; url: string }> {
   const { url, password } = await freshStore();
   const keyring = join(scratchDir(), "keyring.json");
   const [a, b] = await Promise.all([node(url, keyring, "node-a", extra), node(url, keyring, "node-b", extra)]);
-  return { a: a!, b: b!, password, keyring };
+  return { a: a!, b: b!, password, keyring, url };
 }
 
 const countArgs = (to: number, delayMs: number) => ["invoke", "echo", "count", "-c", '{"name":"c"}', String(to), String(delayMs)];
@@ -92,6 +96,35 @@ it("two nodes, one database and one keyring: an invoke at node A killed mid-stre
   // B verified the session token A signed: both read the one keyring file.
   expect(after.length).toBeLessThanOrEqual(40 - before.length + 1);
 }, 45_000);
+
+it("kill -9 of node A mid-invocation, restarted with the same --node-id on its port: the CLIs with --checkpoint reconnect by themselves; digest is of every byte once, count prints every item once", async () => {
+  const { a, url, keyring } = await cluster(["--metrics"]);
+  const data = Buffer.from(Array.from({ length: 2 * 1024 * 1024 }, (_, i) => (i * 7919) % 251));
+  const half = data.length / 2;
+  const digest = start(["invoke", "echo", "digest", "-c", '{"name":"d"}', "-", "--checkpoint", join(scratchDir(), "digest.ckpt")], {
+    env: a.env,
+    stdin: data.subarray(0, half),
+    openStdin: true,
+  });
+  const count = start([...countArgs(60, 30), "--checkpoint", join(scratchDir(), "count.ckpt")], { env: a.env });
+  await scrapeUntil(a.url, (text) => sampleOf(text, U8_BYTES) >= half, "the first half was accepted");
+  await waitFor(count, () => itemsOf(count.stdout(), "$").length >= 5, "five items arrived");
+
+  expect((await a.kill()).signal).toBe("SIGKILL");
+  // Restarted within its lease (10 s): the node finds both sessions its own and re-runs them at start.
+  const restarted = await node(url, keyring, "node-a", ["--metrics"], a.port);
+  digest.child.stdin?.end(data.subarray(half));
+
+  const [digested, counted] = await Promise.all([digest.done, count.done]);
+  expect(digested.code, digested.stderr).toBe(EXIT.success);
+  expect(digested.stderr).toMatch(/reconnected/);
+  expect(JSON.parse(digested.stdout.toString("utf8"))).toEqual({ result: { bytes: String(data.length), sha256: createHash("sha256").update(data).digest("hex") } });
+  expect(counted.code, counted.stderr).toBe(EXIT.success);
+  expect(itemsOf(counted.stdout, "$")).toEqual(range(60));
+  // Both re-runs were the restarted node's.
+  const metrics = await scrapeUntil(restarted.url, () => true, "a scrape");
+  expect(sampleOf(metrics, "golem_stream_replays_total")).toBe(2);
+}, 60_000);
 
 it("SIGTERM drains a node: its invocation finishes, the client resumes at the other node through the balancer, the node exits 0", async () => {
   const { a, b } = await cluster();

@@ -14,6 +14,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { createClient } from "@golem-stream/client";
 import { echoContract } from "@golem-stream/contract/demo";
 import { EXIT } from "../src/exit-codes.js";
+import { U8_BYTES, sampleOf, scrapeUntil } from "./support/metrics.js";
 import { TOKEN, scratchDir, start, startServe, type ServerProcess } from "./support/processes.js";
 
 const ME = ["-c", '{"name":"replay"}'];
@@ -28,23 +29,6 @@ async function serve(dataDir: string, port = 0): Promise<ServerProcess> {
   return started;
 }
 
-/** The value of one sample (`name` with its labels, as Prometheus prints it), 0 when absent. */
-function sampleOf(text: string, name: string): number {
-  const line = text.split("\n").find((l) => l.startsWith(`${name} `));
-  return line === undefined ? 0 : Number(line.slice(name.length + 1));
-}
-
-/** Scrapes `/metrics` until `predicate` holds (bounded by tries, never a fixed wait). */
-async function scrapeUntil(url: string, predicate: (text: string) => boolean, what: string): Promise<string> {
-  for (let tries = 0; tries < 1000; tries++) {
-    const text = await (await fetch(`${url}/metrics`)).text();
-    if (predicate(text)) return text;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  throw new Error(`gave up scraping until ${what}`);
-}
-
-const U8_BYTES = 'golem_stream_input_bytes_total{kind="u8"}';
 const sha256 = (bytes: Uint8Array): string => createHash("sha256").update(bytes).digest("hex");
 
 /** Kills `first` (SIGKILL) and starts the server again on its data directory and port. */

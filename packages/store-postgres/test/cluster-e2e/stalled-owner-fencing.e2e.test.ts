@@ -26,9 +26,11 @@ import { clientFor, demo, firstStream, range, record, sleep, u32 } from "./suppo
 const TERMINALS = 0x66656e63; // "fenc"
 
 // Re-runs off: B fails what it claims, so its first write after the claim is the output's
-// terminal, which the trigger holds (with re-runs, `count` would run again at B; the memory and
-// PostgreSQL cluster scenarios cover fencing with a re-run).
-const cluster = new TestCluster({ leaseTtlMs: 1000, maxReplays: 0 });
+// terminal, which the trigger holds: the failure path. With re-runs, `count` runs again at B:
+// stalled-owner-rerun.e2e.test.ts.
+// A lease of 2 s: on a loaded machine a node's lease of 1 s can lapse while it runs (a late
+// heartbeat), and B would claim before the stop.
+const cluster = new TestCluster({ leaseTtlMs: 2000, maxReplays: 0 });
 let owner: NodeProcess;
 let b: NodeProcess;
 let proxy: StallProxy;
@@ -72,14 +74,20 @@ async function readAll(call: ReturnType<ReturnType<typeof clientFor>["takeover"]
   return { items, error: undefined };
 }
 
-/** Waits until a backend of the cluster's schema waits for the terminals' advisory lock (B's terminal, held by the trigger). */
-async function terminalHeld(): Promise<void> {
+/**
+ * Waits until a backend of the cluster's schema waits for the terminals' advisory lock (B's
+ * terminal, held by the trigger); fails at once when the invocation finished without it (B
+ * claimed before the hold: the owner's lease lapsed while it ran).
+ */
+async function terminalHeld(key: string): Promise<void> {
   for (;;) {
     const { rows } = await db.query<{ n: string }>(
       "SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND wait_event = 'advisory' AND strpos(query, $1) > 0",
       [cluster.schema],
     );
     if (Number(rows[0]!.n) > 0) return;
+    const finished = await db.query(`SELECT 1 FROM ${cluster.schema}.sessions WHERE idempotency_key = $1 AND state = 'finished'`, [key]);
+    if (finished.rowCount !== 0) throw new Error("the invocation finished before the owner was stopped (its lease lapsed while it ran)");
     await sleep(10);
   }
 }
@@ -94,8 +102,6 @@ it("SIGSTOP of the owner past its lease, a claim at B, SIGCONT: the former owner
         [key],
       )
     ).rows;
-  await db.query("SELECT pg_advisory_lock($1)", [TERMINALS]);
-
   const start = clientFor(owner.url).invoke({ ...demo, method: "count", methodParameters: record(u32(100_000), u32(10)), idempotencyKey: key });
   const startStream = (await firstStream(start)).values()[Symbol.asyncIterator]();
   for (let seen = 0; seen < 2; seen++) expect((await startStream.next()).value?.value).toBe(seen);
@@ -107,17 +113,19 @@ it("SIGSTOP of the owner past its lease, a claim at B, SIGCONT: the former owner
   const ownerPaused = new Promise<void>((resolve) => (paused = resolve));
   const reading = readAll(atB, (seen) => {
     if (seen !== 20) return;
-    // The owner's next query (its next output write, every 10 ms) is held, then the owner stops.
-    proxy.stall();
-    void proxy.clientBytesHeld().then(() => {
-      cluster.pause(owner);
-      paused();
+    // B's terminal will wait; the owner's next query (its next output write, every 10 ms) is held, then the owner stops.
+    void db.query("SELECT pg_advisory_lock($1)", [TERMINALS]).then(() => {
+      proxy.stall();
+      void proxy.clientBytesHeld().then(() => {
+        cluster.pause(owner);
+        paused();
+      });
     });
   });
   await ownerPaused;
 
   // B claims once the owner's lease has lapsed, then its terminal waits in the trigger.
-  await terminalHeld();
+  await terminalHeld(key);
   const [atClaim] = await outputRow();
   expect({ owner: atClaim?.owner_node, epoch: atClaim?.owner_epoch }).toEqual({ owner: "node-b", epoch: "2" });
 

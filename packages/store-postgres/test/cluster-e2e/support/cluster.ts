@@ -61,8 +61,12 @@ export class TestCluster {
     await store.close();
   }
 
-  /** Starts a node; `databaseUrl` (default the cluster's `pgUrl`, else the test database's) lets its connections go through a proxy. */
-  async start(nodeId: string, databaseUrl?: string): Promise<NodeProcess> {
+  /**
+   * Starts a node; `databaseUrl` (default the cluster's `pgUrl`, else the test database's) lets its
+   * connections go through a proxy; `port` (default a free one) lets a restarted node listen where
+   * its clients reconnect.
+   */
+  async start(nodeId: string, databaseUrl?: string, port?: number): Promise<NodeProcess> {
     const child = spawn(process.execPath, [SCRIPT], {
       env: {
         ...process.env,
@@ -74,6 +78,7 @@ export class TestCluster {
         GS_TOKEN: TOKEN,
         GS_LEASE_TTL_MS: String(this.#options.leaseTtlMs),
         GS_DRAIN_MS: String(this.#options.drainMs),
+        ...(port === undefined ? {} : { GS_PORT: String(port) }),
         ...(this.#options.maxReplays === undefined ? {} : { GS_MAX_REPLAYS: String(this.#options.maxReplays) }),
       },
       stdio: ["ignore", "pipe", "pipe"],

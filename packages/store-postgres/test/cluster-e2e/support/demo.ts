@@ -8,7 +8,7 @@ import { TOKEN } from "./cluster.js";
 export { collect as collectAll, fieldsOf, randomChunks, sha256, u32 } from "@golem-stream/test-support";
 
 /** A native SchemaValue (`@golem-stream/wire`'s, which this package does not depend on). */
-type SchemaValueJson = InvokeOptions["constructorParameters"];
+export type SchemaValueJson = InvokeOptions["constructorParameters"];
 
 export const record = (...fields: ParamNode[]): ParamNode => ({ kind: "record", value: { fields } });
 

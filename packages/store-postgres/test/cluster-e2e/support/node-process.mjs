@@ -44,7 +44,8 @@ const store = await PostgresSessionStore.connect({
   connectionString: env("GS_PG_URL"),
   schema: env("GS_SCHEMA"),
   nodeId,
-  pool: { max: 4 },
+  // Every connection names the node (pg_stat_activity, `current_setting('application_name')`): tests tell the nodes' writes apart.
+  pool: { max: 4, application_name: nodeId },
   ...(process.env.GS_OUTAGE_GRACE_MS === undefined ? {} : { outageGraceMs: Number(process.env.GS_OUTAGE_GRACE_MS) }),
   onError: (error) => logger.error("store error", { error: String(error) }),
 });
