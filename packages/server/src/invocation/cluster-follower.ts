@@ -18,7 +18,8 @@ import { sameInput } from "../attachment/input-resend.js";
 import type { ClusterSessionStore } from "../store/cluster-store.js";
 import { isOwnershipLost } from "../store/ownership.js";
 import type { InputChunk, NewStream, SessionRecord, StreamRecord } from "../store/session-store.js";
-import type { AttachmentSink, RuntimeDeps } from "./live-session.js";
+import type { RuntimeDeps } from "./session-deps.js";
+import type { AttachmentSink } from "./attachment-sink.js";
 import type { StreamState } from "./stream-state.js";
 
 /**

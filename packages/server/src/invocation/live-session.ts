@@ -28,75 +28,32 @@ import {
   type ServerCancelReason,
 } from "@golem-stream/wire";
 import type { SchemaType, StreamLeaf } from "@golem-stream/schema-value";
-import type { AgentHost, InvocationContext, MethodDescriptor } from "../agent-host.js";
+import type { InvocationContext, MethodDescriptor } from "../agent-host.js";
 import { BytePermits } from "./byte-permits.js";
-import type { NodeBudget } from "./node-budget.js";
 import { CountLimitError } from "../count-limit-error.js";
 import { InputQueue } from "./input-queue.js";
 import { invocationResultFits, MAX_SESSION_MAPPING_BYTES, widestMappingBytes } from "./message-room.js";
 import { createInvocationContext, type InvocationInput } from "./invocation-context.js";
-import type { Logger, Principal, ServerLimits } from "../options.js";
+import type { Principal } from "../options.js";
 import { OutputProducers } from "./output-producers.js";
-import type { InputChunk, InputTerminal, NewStream, OutputEvent, SessionRecord, SessionStore, StreamParent, StreamRecord } from "../store/session-store.js";
-import { itemFrom, StreamState, type InputItem } from "./stream-state.js";
-import type { TokenService } from "../admission/token-service.js";
+import type { InputChunk, InputTerminal, NewStream, SessionRecord, SessionStore, StreamParent, StreamRecord } from "../store/session-store.js";
+import { itemFrom, StreamState, type InputItem, type PendingStream } from "./stream-state.js";
 import { catalogueGraph, decodeValue, describeElement, type SchemaGraph } from "../values.js";
 import { ClusterFollower } from "./cluster-follower.js";
 import { DetachedWatch } from "./detached-watch.js";
-import type { Timers } from "../timers.js";
 import type { ClusterSessionStore } from "../store/cluster-store.js";
-import { identityOf, type ServerObserver } from "../observability/server-observer.js";
+import { identityOf } from "../observability/server-observer.js";
 import { feedInput } from "./input-feed.js";
 import { Journal } from "./journal.js";
 import { OutputReplay } from "./output-replay.js";
 import { REPLAY_DIVERGED, ReplayDivergence } from "./replay-divergence.js";
 import type { JournalEntry } from "../store/session-store.js";
-import { StoredBytesExceeded, type StoredBytesTable } from "../admission/stored-bytes.js";
+import { StoredBytesExceeded } from "../admission/stored-bytes.js";
 import { FIRST_EPOCH, isOwnershipLost } from "../store/ownership.js";
+import type { RuntimeDeps } from "./session-deps.js";
+import type { AcceptedInput, AttachmentSink, InputCommitListener } from "./attachment-sink.js";
 
-export interface RuntimeDeps {
-  readonly store: SessionStore;
-  /** Set when the store is shared by a cluster of nodes (the same object as `store`). */
-  readonly cluster: ClusterSessionStore | undefined;
-  readonly host: AgentHost;
-  readonly tokens: TokenService;
-  readonly limits: ServerLimits;
-  readonly logger: Logger;
-  /** Metrics, log events and spans (observability/); `NOOP_OBSERVER` when none is configured. */
-  readonly observer: ServerObserver;
-  readonly now: () => number;
-  /** The timers of time-dependent behaviour (the detached timeout); `ManualTimers` in tests. */
-  readonly timers: Timers;
-  /** Bytes held in memory by all sessions and connections of this server (`limits.maxQueuedBytesPerNode`). */
-  readonly nodeBudget: NodeBudget;
-  /** Payload bytes each principal keeps in the store (`limits.maxStoredBytesPerPrincipal`). */
-  readonly storedBytes: StoredBytesTable;
-}
-
-/** What a live session tells the attachment that currently owns it. */
-export interface AttachmentSink {
-  /** The attachment generation it serves, and its id (cluster revocation names it). */
-  readonly generation: bigint;
-  readonly attachmentId: string;
-  /** `committed`: the event this process just committed (the attachment may send it without reading the store). */
-  outputAppended(stream: StreamState, committed?: OutputEvent): void;
-  resultCommitted(): void;
-  /** The server made an input terminal (cancel); the client must be told. */
-  inputCancelledByServer(stream: StreamState, reason: ServerCancelReason): void;
-  finished(): void;
-  /** Another transport took the session over. */
-  revoke(): void;
-  /** Another node claimed the session (fencing): this node serves it no more; the client resumes from what the store holds. */
-  ownershipMoved(): void;
-}
-
-/** A stream leaf about to become a stream, before its token exists. */
-export interface PendingStream {
-  readonly state: StreamState;
-  readonly record: NewStream;
-  /** A re-run's stream that the run before created and committed: registered already, never written again. */
-  readonly stored?: boolean;
-}
+export type { RuntimeDeps } from "./session-deps.js";
 
 /** How a run of the method goes (docs/durable-execution.md). */
 export interface RunOptions {
@@ -142,24 +99,6 @@ function publicFailureMessage(error: unknown): string {
 }
 
 const MAX_PUBLIC_MESSAGE = 300;
-
-/** An accepted input chunk: its commit, and the stream's count after it. */
-export interface AcceptedInput {
-  readonly committed: Promise<void>;
-  readonly count: bigint;
-}
-
-/**
- * Told of an accepted chunk's commit by the reaction that also releases the chunk's permits:
- * one reaction per item instead of one here and another for the ACK (attachment-input.ts).
- * Neither method may throw.
- */
-export interface InputCommitListener {
-  /** The stream's input up to `count` is committed (durable). */
-  committed(stream: StreamState, count: bigint): void;
-  /** The chunk's commit failed; called after the invocation was told. */
-  failed(error: unknown): void;
-}
 
 export class LiveSession {
   readonly deps: RuntimeDeps;

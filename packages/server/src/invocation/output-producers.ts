@@ -15,11 +15,11 @@ import type { StreamLeaf } from "@golem-stream/schema-value";
 import { TokenTooLongError } from "@golem-stream/tokens";
 import { PublicProducerError, type BinaryItem, type OutputItem, type OutputSource } from "../agent-host.js";
 import { BytePermits } from "./byte-permits.js";
-import type { PendingStream, RuntimeDeps } from "./live-session.js";
+import type { RuntimeDeps } from "./session-deps.js";
 import { ITEM_TOO_LARGE, outputItemFits } from "./message-room.js";
 import { driveOutputSource, isBinaryItem } from "./output-source.js";
 import type { OutputEvent, StreamParent } from "../store/session-store.js";
-import type { StreamState } from "./stream-state.js";
+import type { PendingStream, StreamState } from "./stream-state.js";
 import { ReplayDivergence } from "./replay-divergence.js";
 import { canonicalValue, checkBinaryItem, decodeValue, substituteStreamRefs, utf8Bytes, type SchemaGraph } from "../values.js";
 
