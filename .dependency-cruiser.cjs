@@ -84,7 +84,28 @@ const serverFolderRules = [
     from: { path: SERVER, pathNot: `${SERVER}testing/` },
     to: { path: `${SERVER}testing/` },
   },
+  ...runtimeOrderRules(),
 ].map((rule) => ({ severity: "error", ...rule }));
+
+/**
+ * The runtime's order, top to bottom: the transport, the admission (tokens, per-principal bounds),
+ * attachments, invocations, the cluster, the store. No folder imports one above it; what a lower
+ * folder needs of a higher one is a port (an interface it declares, the higher one implements).
+ * The `SessionTransport` interface (transport/transport.ts) is the one exception, as
+ * `server-transport-through-its-interface` says. The cluster and the store have stricter rules above.
+ */
+function runtimeOrderRules() {
+  const order = ["transport", "admission", "attachment", "invocation"];
+  return order.slice(1).map((folder, index) => {
+    const above = order.slice(0, index + 1);
+    return {
+      name: `server-${folder}-below-${above[above.length - 1]}`,
+      comment: `${folder}/ imports no folder above it in the runtime's order (${above.join(", ")}), but the SessionTransport interface`,
+      from: { path: `${SERVER}${folder}/` },
+      to: { path: `${SERVER}(${above.join("|")})/`, pathNot: `${SERVER}transport/transport\\.ts$` },
+    };
+  });
+}
 
 module.exports = {
   forbidden: [

@@ -18,7 +18,7 @@ import { Connection } from "./transport/connection.js";
 import { DISCOVERY_PATH, handleDiscovery } from "./transport/discovery.js";
 import { BrowserAccess, listeningOrigins, type BrowserOptions } from "./transport/browser-access.js";
 import { authenticate, checkUpgradeRequest, rejectUpgrade, sendHttpError } from "./transport/http-handshake.js";
-import type { RuntimeDeps } from "./invocation/live-session.js";
+import type { RuntimeDeps } from "./sessions/runtime-deps.js";
 import { resolveLimits, silentLogger, type Authenticator, type Authorizer, type Logger, type ServerLimits } from "./options.js";
 import { SessionRuntime } from "./sessions/session-runtime.js";
 import { isClusterStore, type ClusterSessionStore } from "./store/cluster-store.js";

@@ -18,7 +18,7 @@ import {
 } from "@golem-stream/wire";
 import type { AttachmentLink } from "./attachment-link.js";
 import { GroupAcks, type GroupAck } from "./group-acks.js";
-import { sameInput } from "./input-resend.js";
+import { sameInput } from "../invocation/input-resend.js";
 import type { AcceptedInput, AttachmentSink, InputCommitListener } from "../invocation/attachment-sink.js";
 import type { DecodedValue } from "@golem-stream/schema-value";
 import type { InputChunk } from "../store/session-store.js";

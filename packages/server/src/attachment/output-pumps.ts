@@ -16,7 +16,7 @@ import { SENT } from "../transport/transport.js";
 import { CommittedTail, TailAllowance } from "./committed-tail.js";
 import type { OutputEvent } from "../store/session-store.js";
 import type { StreamState } from "../invocation/stream-state.js";
-import type { CursorPosition } from "../admission/token-service.js";
+import type { CursorEvent } from "@golem-stream/tokens";
 
 /** The mappings of an item that introduces no stream (most): one shared empty list. */
 const NO_MAPPINGS: readonly never[] = Object.freeze([]);
@@ -34,6 +34,16 @@ const PUMP_BATCH = 64;
  * client took them one by one.
  */
 export const PUMP_BATCH_BYTES = 1024 * 1024;
+
+/**
+ * What a verified output cursor says (a resume's or takeover's `outputCursors`): the pump of
+ * `streamId` starts after the event at `position`. `TokenService.verifyCursor` returns it.
+ */
+export interface CursorPosition {
+  readonly streamId: string;
+  readonly position: bigint;
+  readonly event: CursorEvent;
+}
 
 interface Pump {
   readonly stream: StreamState;

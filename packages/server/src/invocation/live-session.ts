@@ -48,12 +48,10 @@ import { Journal } from "./journal.js";
 import { OutputReplay } from "./output-replay.js";
 import { REPLAY_DIVERGED, ReplayDivergence } from "./replay-divergence.js";
 import type { JournalEntry } from "../store/session-store.js";
-import { StoredBytesExceeded } from "../admission/stored-bytes.js";
+import { StoredBytesExceeded } from "../stored-bytes-exceeded.js";
 import { FIRST_EPOCH, isOwnershipLost } from "../store/ownership.js";
-import type { RuntimeDeps } from "./session-deps.js";
+import type { SessionDeps } from "./session-deps.js";
 import type { AcceptedInput, AttachmentSink, InputCommitListener } from "./attachment-sink.js";
-
-export type { RuntimeDeps } from "./session-deps.js";
 
 /** How a run of the method goes (docs/durable-execution.md). */
 export interface RunOptions {
@@ -101,7 +99,7 @@ function publicFailureMessage(error: unknown): string {
 const MAX_PUBLIC_MESSAGE = 300;
 
 export class LiveSession {
-  readonly deps: RuntimeDeps;
+  readonly deps: SessionDeps;
   record: SessionRecord;
   readonly owner: Principal;
   readonly permits: BytePermits;
@@ -142,7 +140,7 @@ export class LiveSession {
   /** The store refused a write of this node for a stale epoch (see `#lostOwnership`). */
   #ownershipLost = false;
 
-  constructor(deps: RuntimeDeps, record: SessionRecord, streams: readonly StreamState[]) {
+  constructor(deps: SessionDeps, record: SessionRecord, streams: readonly StreamState[]) {
     this.deps = deps;
     this.record = record;
     this.owner = { account: record.account, principal: record.principal };

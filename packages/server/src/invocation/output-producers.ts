@@ -15,7 +15,7 @@ import type { StreamLeaf } from "@golem-stream/schema-value";
 import { TokenTooLongError } from "@golem-stream/tokens";
 import { PublicProducerError, type BinaryItem, type OutputItem, type OutputSource } from "../agent-host.js";
 import { BytePermits } from "./byte-permits.js";
-import type { RuntimeDeps } from "./session-deps.js";
+import type { SessionDeps } from "./session-deps.js";
 import { ITEM_TOO_LARGE, outputItemFits } from "./message-room.js";
 import { driveOutputSource, isBinaryItem } from "./output-source.js";
 import type { OutputEvent, StreamParent } from "../store/session-store.js";
@@ -25,7 +25,7 @@ import { canonicalValue, checkBinaryItem, decodeValue, substituteStreamRefs, utf
 
 /** What the producers need from their session. */
 export interface ProducerHost {
-  readonly deps: RuntimeDeps;
+  readonly deps: SessionDeps;
   /** Aborted when the invocation fails or the server shuts down. */
   readonly invocationSignal: AbortSignal;
   prepareStreams(

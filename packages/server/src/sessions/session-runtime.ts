@@ -23,7 +23,8 @@ import {
 import { refreshedSessionFields, type VerifiedToken } from "@golem-stream/tokens";
 import { durabilityOf, type AgentTypeDescriptor, type MethodDescriptor } from "../agent-host.js";
 import { Attachment } from "../attachment/attachment.js";
-import { LiveSession, type RuntimeDeps } from "../invocation/live-session.js";
+import { LiveSession } from "../invocation/live-session.js";
+import type { RuntimeDeps } from "./runtime-deps.js";
 import { asSendable } from "../invocation/message-room.js";
 import type { AuthorizationRequest, Authorizer, Principal } from "../options.js";
 import type { AttemptRecord, SessionRecord } from "../store/session-store.js";
