@@ -16,7 +16,6 @@
  * then notify the attachment. The attachment only sends what it reads back
  * from the store, so nothing reaches a client before it is durable.
  */
-import { randomUUID } from "node:crypto";
 import {
   canonicalJson,
   encodeUtf8,
@@ -27,18 +26,17 @@ import {
   type SchemaValueJson,
   type ServerCancelReason,
 } from "@golem-stream/wire";
-import type { SchemaType, StreamLeaf } from "@golem-stream/schema-value";
+import type { StreamLeaf } from "@golem-stream/schema-value";
 import type { InvocationContext, MethodDescriptor } from "../agent-host.js";
 import { BytePermits } from "./byte-permits.js";
-import { CountLimitError } from "../count-limit-error.js";
 import { InputQueue } from "./input-queue.js";
-import { invocationResultFits, MAX_SESSION_MAPPING_BYTES, widestMappingBytes } from "./message-room.js";
+import { invocationResultFits } from "./message-room.js";
 import { createInvocationContext, type InvocationInput } from "./invocation-context.js";
 import type { Principal } from "../options.js";
 import { OutputProducers } from "./output-producers.js";
 import type { InputChunk, InputTerminal, NewStream, SessionRecord, SessionStore, StreamParent, StreamRecord } from "../store/session-store.js";
 import { itemFrom, StreamState, type InputItem, type PendingStream } from "./stream-state.js";
-import { catalogueGraph, decodeValue, describeElement, type SchemaGraph } from "../values.js";
+import { catalogueGraph, decodeValue, type SchemaGraph } from "../values.js";
 import { ClusterFollower } from "./cluster-follower.js";
 import { DetachedWatch } from "./detached-watch.js";
 import type { ClusterSessionStore } from "../store/cluster-store.js";
@@ -49,6 +47,7 @@ import { OutputReplay } from "./output-replay.js";
 import { REPLAY_DIVERGED, ReplayDivergence } from "./replay-divergence.js";
 import type { JournalEntry } from "../store/session-store.js";
 import { StoredBytesExceeded } from "../stored-bytes-exceeded.js";
+import { StreamRegistry } from "./stream-registry.js";
 import { FIRST_EPOCH, isOwnershipLost } from "../store/ownership.js";
 import type { SessionDeps } from "./session-deps.js";
 import type { AcceptedInput, AttachmentSink, InputCommitListener } from "./attachment-sink.js";
@@ -104,11 +103,8 @@ export class LiveSession {
   readonly owner: Principal;
   readonly permits: BytePermits;
   readonly #producers: OutputProducers;
-  readonly #streams = new Map<string, StreamState>();
-  readonly #byToken = new Map<string, StreamState>();
-  /** Children by parent stream id, then by the sequence of the item that exposed them. */
-  readonly #children = new Map<string, Map<bigint, StreamState[]>>();
-  readonly #usedProvisionalRefs = new Set<string>();
+  /** The session's streams (stream-registry.ts). */
+  readonly #streams: StreamRegistry;
   #attachment: AttachmentSink | undefined;
   readonly #invocationAbort = new AbortController();
   #failing = false;
@@ -119,9 +115,6 @@ export class LiveSession {
   #failure: Promise<void> | undefined;
   /** The outcome being recorded (see `#finish`). */
   #finishing: Promise<void> | undefined;
-  #nextOrdinal = 0;
-  /** Sum of the widest mappings of the registered streams (message-room.ts). */
-  #mappingBytes = 0;
   /** Cluster mode only (`deps.cluster`): following the other nodes (cluster-follower.ts). */
   readonly #cluster: ClusterFollower | undefined;
   /** Gives the running session up after `limits.detachedSessionTimeoutMs` without an attachment (detached-watch.ts). */
@@ -156,8 +149,10 @@ export class LiveSession {
       chargeStored: (bytes) => deps.storedBytes.charge(this.owner, bytes),
       writeEpoch: () => this.ownerEpoch,
     });
-    for (const stream of streams) this.#register(stream);
-    this.#nextOrdinal = streams.reduce((next, s) => Math.max(next, s.ordinal + 1), 0);
+    this.#streams = new StreamRegistry(
+      { deps, owner: this.owner, sessionId: record.sessionId, record: () => this.record, replaying: () => this.#replaying },
+      streams,
+    );
     this.#detachedWatch = new DetachedWatch(
       deps.limits.detachedSessionTimeoutMs,
       () => void this.#giveUpDetached(),
@@ -289,7 +284,7 @@ export class LiveSession {
 
   /** Streams in creation order (the order mappings list them). */
   streams(): StreamState[] {
-    return [...this.#streams.values()].sort((a, b) => a.ordinal - b.ordinal);
+    return this.#streams.inOrder();
   }
 
   stream(streamId: string): StreamState | undefined {
@@ -297,57 +292,20 @@ export class LiveSession {
   }
 
   streamByToken(token: string): StreamState | undefined {
-    return this.#byToken.get(token);
+    return this.#streams.byToken(token);
   }
 
   childrenOf(streamId: string, sequence: bigint): readonly StreamState[] {
-    return this.#children.get(streamId)?.get(sequence) ?? [];
+    return this.#streams.childrenOf(streamId, sequence);
   }
 
   resultStreams(): StreamState[] {
     return this.streams().filter((s) => s.parent.kind === "result");
   }
 
-  #register(stream: StreamState): void {
-    this.#streams.set(stream.streamId, stream);
-    this.#mappingBytes += widestMappingBytes(stream.direction, stream.token);
-    this.#byToken.set(stream.token, stream);
-    if (stream.provisionalRef !== undefined) this.#usedProvisionalRefs.add(stream.provisionalRef);
-    if (stream.parent.kind === "item") {
-      let bySequence = this.#children.get(stream.parent.streamId);
-      if (bySequence === undefined) this.#children.set(stream.parent.streamId, (bySequence = new Map()));
-      const siblings = bySequence.get(stream.parent.sequence) ?? [];
-      siblings.push(stream);
-      bySequence.set(stream.parent.sequence, siblings);
-    }
-  }
-
-  /**
-   * Undoes `#register` for a stream whose introducing write the store refused: it never existed
-   * for anyone else (no attachment announces a stream before its commit), and nothing waits for
-   * its terminal. An agent reading it as an input sees it cancelled.
-   */
-  #forget(stream: StreamState, reason: ServerCancelReason): void {
-    if (stream.direction === "input" && stream.inputTerminal === undefined) {
-      stream.inputTerminal = { kind: "cancelled", reason, by: "server" };
-      stream.queue?.cancel(reason);
-    }
-    if (stream.direction === "output") stream.outputTerminal = true;
-    this.#streams.delete(stream.streamId);
-    this.#byToken.delete(stream.token);
-    this.#mappingBytes -= widestMappingBytes(stream.direction, stream.token);
-    if (stream.parent.kind === "item") {
-      const siblings = this.#children.get(stream.parent.streamId)?.get(stream.parent.sequence);
-      const at = siblings?.indexOf(stream) ?? -1;
-      if (at >= 0) siblings!.splice(at, 1);
-    }
-  }
-
   /** A stream another node created (cluster mode). */
   #registerStored(stored: StreamRecord): StreamState {
-    const stream = new StreamState(stored);
-    this.#register(stream);
-    this.#nextOrdinal = Math.max(this.#nextOrdinal, stored.ordinal + 1);
+    const stream = this.#streams.registerStored(stored);
     if (stream.direction === "input" && this.#running) this.#openQueue(stream);
     return stream;
   }
@@ -471,115 +429,14 @@ export class LiveSession {
     parent: StreamParent,
     coordinatePrefix: string,
   ): PendingStream[] {
-    // Most items introduce no stream: nothing to check or allocate for them.
-    if (leaves.length === 0) return [];
-    if (this.#replaying) {
-      const matched = this.#storedStreams(leaves, graph, direction, parent, coordinatePrefix);
-      if (matched !== undefined) return matched;
-    }
-    if (this.#streams.size + leaves.length > this.deps.limits.maxStreamsPerSession) {
-      throw new CountLimitError("the session has reached its stream limit");
-    }
-    const seen = new Set<string>();
-    const pending = leaves.map((leaf, index) => {
-      const ref = "provisionalRef" in leaf.ref ? leaf.ref.provisionalRef : undefined;
-      if (ref === undefined) throw new ProtocolError("validation-error", "a new stream must use a provisional reference");
-      if (seen.has(ref) || this.#usedProvisionalRefs.has(ref)) {
-        throw new ProtocolError("stream-already-consumed", "the stream reference was already used");
-      }
-      seen.add(ref);
-      return this.#pendingStream(leaf.elementType, graph, direction, parent, `${coordinatePrefix}${leaf.coordinate}`, ref, index);
-    });
-    const added = pending.reduce((sum, p) => sum + widestMappingBytes(direction, p.state.token), 0);
-    if (this.#mappingBytes + added > MAX_SESSION_MAPPING_BYTES) {
-      throw new CountLimitError("the session's streams would no longer fit in one acceptance message");
-    }
-    this.#nextOrdinal += pending.length;
-    return pending;
-  }
-
-  /**
-   * A re-run's new streams that the run before created: the stored streams of the same
-   * parent and coordinates, in the leaves' order; undefined when the run before created
-   * none there (its introducing write was not committed). Anything between is non-determinism.
-   */
-  #storedStreams(
-    leaves: readonly StreamLeaf[],
-    graph: SchemaGraph,
-    direction: "input" | "output",
-    parent: StreamParent,
-    coordinatePrefix: string,
-  ): PendingStream[] | undefined {
-    const found = leaves.map((leaf) => {
-      const coordinate = `${coordinatePrefix}${leaf.coordinate}`;
-      const stream = [...this.#streams.values()].find((s) => s.direction === direction && s.coordinate === coordinate && sameParent(s.parent, parent));
-      return { leaf, stream };
-    });
-    if (found.every(({ stream }) => stream === undefined)) return undefined;
-    return found.map(({ leaf, stream }) => {
-      if (stream === undefined) throw new ReplayDivergence(`the run before created no stream at ${coordinatePrefix}${leaf.coordinate}`);
-      if (describeElement(graph, leaf.elementType).canonicalGraph !== stream.elementGraphText) {
-        throw new ReplayDivergence(`the stream at ${stream.coordinate} has another element type than the run before's`);
-      }
-      const record: NewStream = {
-        streamId: stream.streamId,
-        sessionId: this.sessionId,
-        direction: stream.direction,
-        elementKind: stream.elementKind,
-        elementGraph: stream.elementGraphText,
-        coordinate: stream.coordinate,
-        provisionalRef: stream.provisionalRef,
-        parent: stream.parent,
-        token: stream.token,
-      };
-      return { state: stream, record, stored: true };
-    });
-  }
-
-  #pendingStream(
-    elementType: SchemaType,
-    graph: SchemaGraph,
-    direction: "input" | "output",
-    parent: StreamParent,
-    coordinate: string,
-    provisionalRef: string,
-    index: number,
-  ): PendingStream {
-    const element = describeElement(graph, elementType);
-    const streamId = randomUUID();
-    const token = this.deps.tokens.mintStream(this.owner, this.sessionId, this.record.streamKeyId, {
-      streamId,
-      direction,
-      elementSchemaDigest: element.digest,
-      coordinate,
-    });
-    const record: NewStream = {
-      streamId,
-      sessionId: this.sessionId,
-      direction,
-      elementKind: element.kind,
-      elementGraph: element.canonicalGraph,
-      coordinate,
-      // Only client references are kept: they resolve in mappings.
-      provisionalRef: direction === "input" ? provisionalRef : undefined,
-      parent,
-      token,
-    };
-    const state = new StreamState({
-      ...record,
-      ordinal: this.#nextOrdinal + index,
-      count: 0n,
-      inputTerminal: undefined,
-      outputTerminal: false,
-    });
-    return { state, record };
+    return this.#streams.prepare(leaves, graph, direction, parent, coordinatePrefix);
   }
 
   /** Registers prepared streams in memory (just before their commit; see the file comment). */
   adopt(pending: readonly PendingStream[]): void {
     for (const { state, stored } of pending) {
       if (stored === true) continue;
-      this.#register(state);
+      this.#streams.register(state);
       if (state.direction === "input" && this.#running) this.#openQueue(state);
     }
   }
@@ -926,7 +783,7 @@ export class LiveSession {
 
   #context(input: InvocationInput): InvocationContext {
     return createInvocationContext(this.record, input, this.#invocationAbort.signal, {
-      inputStream: (token) => this.#byToken.get(token),
+      inputStream: (token) => this.#streams.byToken(token),
       declareOutput: (source) => this.#producers.declare(source),
       journal: this.#journal,
       attempt: this.#attempt,
@@ -999,7 +856,7 @@ export class LiveSession {
       // After a refused write (a result, or an item that introduced streams), its new streams are
       // known here but not in the store: there is nothing to end, and the store would refuse it.
       if (this.#failing && (await this.deps.store.getStream(stream.streamId)) === undefined) {
-        this.#forget(stream, reason);
+        this.#streams.forget(stream, reason);
         continue;
       }
       if (stream.direction === "output") await this.#producers.appendTerminal(stream, { kind: "cancelled", reason });
@@ -1066,9 +923,4 @@ export class LiveSession {
     this.#detachedWatch.stop();
     this.#invocationAbort.abort(new Error("server shutting down"));
   }
-}
-
-function sameParent(a: StreamParent, b: StreamParent): boolean {
-  if (a.kind !== "item" || b.kind !== "item") return a.kind === b.kind;
-  return a.streamId === b.streamId && a.sequence === b.sequence;
 }
