@@ -29,25 +29,24 @@ import {
 import type { StreamLeaf } from "@golem-stream/schema-value";
 import type { InvocationContext, MethodDescriptor } from "../agent-host.js";
 import { BytePermits } from "./byte-permits.js";
-import { InputQueue } from "./input-queue.js";
 import { invocationResultFits } from "./message-room.js";
 import { createInvocationContext, type InvocationInput } from "./invocation-context.js";
 import type { Principal } from "../options.js";
 import { OutputProducers } from "./output-producers.js";
-import type { InputChunk, InputTerminal, NewStream, SessionRecord, SessionStore, StreamParent, StreamRecord } from "../store/session-store.js";
-import { itemFrom, StreamState, type InputItem, type PendingStream } from "./stream-state.js";
+import type { InputChunk, SessionRecord, SessionStore, StreamParent, StreamRecord } from "../store/session-store.js";
+import type { InputItem, PendingStream, StreamState } from "./stream-state.js";
 import { catalogueGraph, decodeValue, type SchemaGraph } from "../values.js";
 import { ClusterFollower } from "./cluster-follower.js";
 import { DetachedWatch } from "./detached-watch.js";
 import type { ClusterSessionStore } from "../store/cluster-store.js";
 import { identityOf } from "../observability/server-observer.js";
-import { feedInput } from "./input-feed.js";
 import { Journal } from "./journal.js";
 import { OutputReplay } from "./output-replay.js";
 import { REPLAY_DIVERGED, ReplayDivergence } from "./replay-divergence.js";
 import type { JournalEntry } from "../store/session-store.js";
 import { StoredBytesExceeded } from "../stored-bytes-exceeded.js";
 import { StreamRegistry } from "./stream-registry.js";
+import { SessionInput } from "./session-input.js";
 import { FIRST_EPOCH, isOwnershipLost } from "../store/ownership.js";
 import type { SessionDeps } from "./session-deps.js";
 import type { AcceptedInput, AttachmentSink, InputCommitListener } from "./attachment-sink.js";
@@ -64,8 +63,6 @@ const INVOCATION_FAILED = "invocation failed";
 /** After the store refused to record a failure: the first wait before trying again, growing by this much per attempt. */
 const RECORD_FAILURE_RETRY_MS = 2_000;
 const MAX_RECORD_FAILURE_RETRY_MS = 60_000;
-/** The new streams a chunk that introduces none (most) hands the store: one shared empty list. */
-const NO_RECORDS: readonly NewStream[] = Object.freeze([]);
 
 /**
  * The method's result cannot be committed (it does not match the method's
@@ -117,6 +114,8 @@ export class LiveSession {
   #finishing: Promise<void> | undefined;
   /** Cluster mode only (`deps.cluster`): following the other nodes (cluster-follower.ts). */
   readonly #cluster: ClusterFollower | undefined;
+  /** The input side: queues, accepted chunks, feeds, terminals (session-input.ts). */
+  readonly #input: SessionInput;
   /** Gives the running session up after `limits.detachedSessionTimeoutMs` without an attachment (detached-watch.ts). */
   readonly #detachedWatch: DetachedWatch;
   /** This run's journal (journal.ts); steps just run until `run` says the method is journaled. */
@@ -160,6 +159,20 @@ export class LiveSession {
       deps.timers,
     );
     this.#cluster = deps.cluster === undefined ? undefined : this.#newFollower();
+    this.#input = new SessionInput({
+      deps,
+      owner: this.owner,
+      permits: this.permits,
+      cluster: this.#cluster,
+      attachment: () => this.#attachment,
+      remote: () => this.remote,
+      failing: () => this.#failing,
+      clientWriteEpoch: () => this.#clientWriteEpoch,
+      ownerEpoch: () => this.ownerEpoch,
+      adopt: (pending) => this.adopt(pending),
+      fail: (error) => this.#fail(error),
+      lostOwnership: (error) => this.#lostOwnership(error),
+    });
     this.#journal = new Journal(record.sessionId, undefined);
   }
 
@@ -442,26 +455,16 @@ export class LiveSession {
   }
 
   #openQueue(state: StreamState): void {
-    state.queue = new InputQueue<InputItem>(this.deps.limits.maxQueuedEntriesPerStream, this.permits, () => {
-      // A reader also stops when the method throws out of its loop: give that
-      // failure a turn to surface, so the input ends as invocation-failed
-      // rather than as an ordinary consumer drop.
-      setImmediate(() => {
-        if (!this.#failing) this.cancelInputByServer(state, "consumer-drop").catch((error: unknown) => this.#fail(error));
-      });
-    });
+    this.#input.openQueue(state);
   }
 
   // ------------------------------------------------------------ input
 
   /**
-   * Accepts the next chunk of `stream`: hands it to the store and `item` to
-   * the agent, and returns the promise of its commit, after which (and only
-   * after which) the client may be told. The connection goes on decoding
-   * while the commit is pending, so consecutive items share one sync.
-   * Returns undefined if the chunk no longer continues the stream (it
-   * became terminal meanwhile) or `owner` was replaced; its permits are
-   * then released.
+   * Accepts the next chunk of `stream` (session-input.ts): resolves to the
+   * promise of its commit, after which (and only after which) the client may
+   * be told, or to undefined when the chunk no longer continues the stream
+   * or `owner` was replaced.
    */
   acceptInput(
     owner: AttachmentSink,
@@ -472,175 +475,27 @@ export class LiveSession {
     permitBytes: number,
     listener?: InputCommitListener,
   ): AcceptedInput | undefined | Promise<AcceptedInput | undefined> {
-    // The common case waits for nothing and returns at once: no promise and no
-    // async frame per item (measured on 64-byte items, docs/performance.md).
-    const queue = stream.queue;
-    if ((queue === undefined || queue.hasSpace) && !this.remote) return this.#acceptNow(owner, stream, chunk, item, introduced, permitBytes, listener);
-    return this.#acceptAfterWaiting(owner, stream, chunk, item, introduced, permitBytes, listener);
-  }
-
-  async #acceptAfterWaiting(
-    owner: AttachmentSink,
-    stream: StreamState,
-    chunk: InputChunk,
-    item: InputItem,
-    introduced: readonly PendingStream[],
-    permitBytes: number,
-    listener: InputCommitListener | undefined,
-  ): Promise<AcceptedInput | undefined> {
-    const queue = stream.queue;
-    if (queue !== undefined && !queue.hasSpace) {
-      this.deps.observer.backpressure("input-queue");
-      await queue.waitForSpace();
-    }
-    if (this.#cluster?.remote === true) await this.#cluster.waitForInputRoom(stream);
-    return this.#acceptNow(owner, stream, chunk, item, introduced, permitBytes, listener);
-  }
-
-  #acceptNow(
-    owner: AttachmentSink,
-    stream: StreamState,
-    chunk: InputChunk,
-    item: InputItem,
-    introduced: readonly PendingStream[],
-    permitBytes: number,
-    listener: InputCommitListener | undefined,
-  ): AcceptedInput | undefined {
-    // A transport replaced while it waited accepts nothing more: the new
-    // owner's mappings already reported the high-water.
-    if (this.#attachment !== owner || stream.inputTerminal !== undefined || chunk.sequence !== stream.count) {
-      this.permits.release(permitBytes);
-      return undefined;
-    }
-    // Counted before the store is handed it, so the next chunk sees it. An item
-    // over the principal's bound is never stored (so never acknowledged): where
-    // the invocation runs it fails with `limit-exceeded` (its inputs end
-    // `invocation-failed`); a node that only mirrors the session cannot fail an
-    // invocation it does not run, so this attachment ends with the refusal.
-    const refused = this.deps.storedBytes.charge(this.owner, chunk.data.length);
-    if (refused !== undefined) {
-      // Thrown, the message failed: its handler releases its permits (attachment-input.ts).
-      if (this.remote) throw refused;
-      this.permits.release(permitBytes);
-      void this.#fail(refused);
-      return undefined;
-    }
-    // From here to the store call nothing awaits: the sequence is ours.
-    this.adopt(introduced);
-    stream.count += chunk.itemCount;
-    // The agent gets only what it has not had yet: in a cluster, items an
-    // attachment at another node committed may have been fed to it already.
-    // And not before what it has not had yet: while the feed from the store
-    // is behind this chunk (another node's items, committed, not yet handed
-    // on), the chunk waits for its commit and reaches the agent through the
-    // feed, in order. Handed on now, it would overtake them, and the feed
-    // would then skip them as fed (a short digest, seen in methods-under-cuts).
-    const behind = stream.fed < chunk.sequence;
-    const fresh = behind ? undefined : itemFrom(item, chunk.sequence, stream.fed);
-    if (!behind && stream.count > stream.fed) stream.fed = stream.count;
-    this.deps.observer.inputAccepted(stream.elementKind, Number(chunk.itemCount), chunk.data.length);
-    this.#cluster?.inputHandedOver(stream, chunk.data.length);
-    const committed = this.#commitInput(stream, chunk, introduced.length === 0 ? NO_RECORDS : introduced.map((p) => p.record), this.#clientWriteEpoch);
-    // The permits cover the store's copy until the commit as well as the
-    // agent's until it takes the item (released at the take alone, input
-    // outran a slow disk with nothing to stop it). A value is held twice,
-    // decoded for the agent and re-encoded for the store, and was charged
-    // twice (see connection.ts): one half goes with each. Bytes are one
-    // buffer both hold: released when both are done.
-    const storeCopy = item.kind === "value" ? Math.floor(permitBytes / 2) : 0;
-    const agentCopy = permitBytes - storeCopy;
-    // One reaction per outcome (not a chain of catch/then per item): release the store's copy, and
-    // on failure fail the invocation. A position conflict only ends the attachment (the client
-    // resumes); a mirror never fails the invocation it does not run.
-    const count = stream.count;
-    stream.inputCommitted = committed.then(
-      () => {
-        if (storeCopy > 0) this.permits.release(storeCopy);
-        listener?.committed(stream, count);
-      },
-      (error: unknown) => {
-        if (storeCopy > 0) this.permits.release(storeCopy);
-        if (this.#cluster?.sparesInvocation(error) !== true) void this.#fail(error);
-        listener?.failed(error);
-      },
-    );
-    if (stream.queue !== undefined && fresh !== undefined) stream.queue.push(fresh, agentCopy, storeCopy > 0 ? undefined : stream.inputCommitted);
-    else void stream.inputCommitted.then(() => this.permits.release(agentCopy));
-    if (behind && stream.queue !== undefined) this.#feed(stream);
-    return { committed, count };
+    return this.#input.acceptInput(owner, stream, chunk, item, introduced, permitBytes, listener);
   }
 
   /** Hands the agent the committed items of `stream` it has not had (input-feed.ts); in a cluster, through the follower. */
   #feed(stream: StreamState): void {
-    if (this.#cluster !== undefined) {
-      this.#cluster.feed(stream);
-      return;
-    }
-    void feedInput(stream, { store: this.deps.store, charge: (bytes) => this.permits.charge(bytes) }).catch((error: unknown) => this.#fail(error));
+    this.#input.feed(stream);
   }
 
-  /** Commits an accepted chunk (in a cluster, as `ClusterFollower.checkedCommit` says). */
-  #commitInput(stream: StreamState, chunk: InputChunk, introduced: readonly NewStream[], epoch: bigint | undefined): Promise<void> {
-    let committed: Promise<void>;
-    try {
-      committed = this.deps.store.acceptInput(chunk, introduced, epoch);
-    } catch (error) {
-      // A store that throws instead of rejecting fails the commit all the same.
-      committed = Promise.reject(error instanceof Error ? error : new Error(String(error)));
-    }
-    // One node: the store's promise as it is (no async frame per item: measured on 64-byte items).
-    if (this.#cluster === undefined) return committed;
-    return this.#cluster.checkedCommit(stream, chunk, introduced, committed);
-  }
-
-  /** Natural end of an input, from the client, at `stream.count` (in a cluster, where the committed items end: `ClusterFollower.checkEnd`). */
-  async endInput(stream: StreamState): Promise<boolean> {
-    if (this.#cluster !== undefined) await this.#cluster.checkEnd(stream);
-    return this.#terminateInput(stream, { kind: "end" }, (queue) => queue.end());
+  /** Natural end of an input, from the client, at `stream.count`. */
+  endInput(stream: StreamState): Promise<boolean> {
+    return this.#input.endInput(stream);
   }
 
   /** A client `streamCancel` on an input (decisions section 8). */
   cancelInputByClient(stream: StreamState, reason: ClientCancelReason): Promise<boolean> {
-    return this.#terminateInput(stream, { kind: "cancelled", reason, by: "client" }, (queue) =>
-      // consumer-drop says nobody wants the rest: a normal end for the agent.
-      reason === "consumer-drop" ? queue.end() : queue.cancel(reason),
-    );
+    return this.#input.cancelInputByClient(stream, reason);
   }
 
   /** The server ends an input: the agent stopped reading, or the invocation failed. */
   cancelInputByServer(stream: StreamState, reason: ServerCancelReason): Promise<void> {
-    const open = stream.inputTerminal === undefined;
-    const sent = (async () => {
-      const changed = await this.#terminateInput(stream, { kind: "cancelled", reason, by: "server" }, (queue) => queue.cancel(reason));
-      if (changed) this.#attachment?.inputCancelledByServer(stream, reason);
-    })();
-    // Only the call that records the terminal (synchronously, above) sets it: a later call returns at once.
-    if (open) stream.serverCancelSent = sent.catch(() => undefined);
-    return sent;
-  }
-
-  /**
-   * Records an input terminal once; resolves to whether this call recorded
-   * it. The check and the mark are synchronous, so of two concurrent
-   * terminals exactly one wins, and the store receives it after every chunk
-   * already handed to it.
-   */
-  async #terminateInput(stream: StreamState, terminal: InputTerminal, onQueue: (queue: InputQueue<InputItem>) => void): Promise<boolean> {
-    if (stream.inputTerminal !== undefined) return false;
-    stream.inputTerminal = terminal;
-    try {
-      await this.deps.store.endInput(stream.streamId, terminal, terminal.kind === "cancelled" && terminal.by === "server" ? this.ownerEpoch : this.#clientWriteEpoch);
-    } catch (error) {
-      // Not recorded: the stream is still open, and recording a failure tries again.
-      if (stream.inputTerminal === terminal) stream.inputTerminal = undefined;
-      if (isOwnershipLost(error)) this.#lostOwnership(error);
-      throw error;
-    }
-    // A natural end waits behind the items the feed has not handed on yet
-    // (cluster: another node's); the feed ends the queue after the last one.
-    if (terminal.kind === "end" && stream.fed < stream.count && stream.queue !== undefined) this.#feed(stream);
-    else if (stream.queue !== undefined) onQueue(stream.queue);
-    return true;
+    return this.#input.cancelInputByServer(stream, reason);
   }
 
   // ------------------------------------------------------------ output
