@@ -42,11 +42,12 @@ import type { ClusterSessionStore } from "../store/cluster-store.js";
 import { identityOf } from "../observability/server-observer.js";
 import { Journal } from "./journal.js";
 import { OutputReplay } from "./output-replay.js";
-import { REPLAY_DIVERGED, ReplayDivergence } from "./replay-divergence.js";
+import { ReplayDivergence } from "./replay-divergence.js";
 import type { JournalEntry } from "../store/session-store.js";
-import { StoredBytesExceeded } from "../stored-bytes-exceeded.js";
 import { StreamRegistry } from "./stream-registry.js";
 import { SessionInput } from "./session-input.js";
+import { OutcomeRecorder } from "./outcome-recorder.js";
+import { ResultRefused } from "./failure-outcome.js";
 import { FIRST_EPOCH, isOwnershipLost } from "../store/ownership.js";
 import type { SessionDeps } from "./session-deps.js";
 import type { AcceptedInput, AttachmentSink, InputCommitListener } from "./attachment-sink.js";
@@ -59,41 +60,6 @@ export interface RunOptions {
   readonly rerun?: { readonly attempt: number; readonly journal: readonly JournalEntry[] };
 }
 
-const INVOCATION_FAILED = "invocation failed";
-/** After the store refused to record a failure: the first wait before trying again, growing by this much per attempt. */
-const RECORD_FAILURE_RETRY_MS = 2_000;
-const MAX_RECORD_FAILURE_RETRY_MS = 60_000;
-
-/**
- * The method's result cannot be committed (it does not match the method's
- * result schema, is missing, or is too large to send). Its message is the
- * server's own words, so it is the failure's public message: the caller
- * learns why, not only that the invocation failed. An agent's exception is
- * never one (its text may hold the agent's secrets).
- */
-class ResultRefused extends Error {}
-
-/**
- * The outcome of a failed invocation: `limit-exceeded` when an item would
- * have taken its principal past `limits.maxStoredBytesPerPrincipal` (the
- * caller learns which bound, docs/protocol/server.md), `invocation-failed`
- * otherwise.
- */
-function failureOutcome(error: unknown): InvocationOutcome {
-  if (error instanceof StoredBytesExceeded) return { kind: "failure", code: "limit-exceeded", message: error.message };
-  return { kind: "failure", code: "invocation-failed", message: publicFailureMessage(error) };
-}
-
-/** The public message of an invocation's failure: ours for a refused result, otherwise nothing of the error (it may carry the agent's secrets). */
-function publicFailureMessage(error: unknown): string {
-  if (error instanceof ReplayDivergence) return REPLAY_DIVERGED;
-  if (!(error instanceof ResultRefused)) return INVOCATION_FAILED;
-  // A path into a deep schema can be long: the message stays a line.
-  return error.message.length <= MAX_PUBLIC_MESSAGE ? error.message : `${error.message.slice(0, MAX_PUBLIC_MESSAGE - 1)}…`;
-}
-
-const MAX_PUBLIC_MESSAGE = 300;
-
 export class LiveSession {
   readonly deps: SessionDeps;
   record: SessionRecord;
@@ -104,14 +70,9 @@ export class LiveSession {
   readonly #streams: StreamRegistry;
   #attachment: AttachmentSink | undefined;
   readonly #invocationAbort = new AbortController();
-  #failing = false;
-  /** The server is shutting down: nothing more is recorded (`abortForShutdown`). */
-  #shutDown = false;
   #running = false;
-  /** The failure being recorded (see `#fail`). */
-  #failure: Promise<void> | undefined;
-  /** The outcome being recorded (see `#finish`). */
-  #finishing: Promise<void> | undefined;
+  /** How the invocation ends, recorded once (outcome-recorder.ts). */
+  readonly #outcome: OutcomeRecorder;
   /** Cluster mode only (`deps.cluster`): following the other nodes (cluster-follower.ts). */
   readonly #cluster: ClusterFollower | undefined;
   /** The input side: queues, accepted chunks, feeds, terminals (session-input.ts). */
@@ -144,7 +105,7 @@ export class LiveSession {
       adopt: (pending) => this.adopt(pending),
       outputAppended: (stream, committed) => this.#attachment?.outputAppended(stream, committed),
       recorded: (stream, bytes) => this.recorded(stream, bytes),
-      fail: (error) => void this.#fail(error),
+      fail: (error) => void this.#outcome.fail(error),
       chargeStored: (bytes) => deps.storedBytes.charge(this.owner, bytes),
       writeEpoch: () => this.ownerEpoch,
     });
@@ -152,6 +113,20 @@ export class LiveSession {
       { deps, owner: this.owner, sessionId: record.sessionId, record: () => this.record, replaying: () => this.#replaying },
       streams,
     );
+    this.#outcome = new OutcomeRecorder({
+      deps,
+      sessionId: record.sessionId,
+      producers: this.#producers,
+      record: () => this.record,
+      finished: () => this.finished,
+      ownerEpoch: () => this.ownerEpoch,
+      streams: () => this.streams(),
+      forget: (stream, reason) => this.#streams.forget(stream, reason),
+      cancelInputByServer: (stream, reason) => this.cancelInputByServer(stream, reason),
+      abortInvocation: (reason) => this.#invocationAbort.abort(reason),
+      lostOwnership: (error) => this.#lostOwnership(error),
+      finishCommitted: (outcome, text, at) => this.#finishCommitted(outcome, text, at),
+    });
     this.#detachedWatch = new DetachedWatch(
       deps.limits.detachedSessionTimeoutMs,
       () => void this.#giveUpDetached(),
@@ -166,11 +141,11 @@ export class LiveSession {
       cluster: this.#cluster,
       attachment: () => this.#attachment,
       remote: () => this.remote,
-      failing: () => this.#failing,
+      failing: () => this.#outcome.failing,
       clientWriteEpoch: () => this.#clientWriteEpoch,
       ownerEpoch: () => this.ownerEpoch,
       adopt: (pending) => this.adopt(pending),
-      fail: (error) => this.#fail(error),
+      fail: (error) => this.#outcome.fail(error),
       lostOwnership: (error) => this.#lostOwnership(error),
     });
     this.#journal = new Journal(record.sessionId, undefined);
@@ -183,7 +158,7 @@ export class LiveSession {
       sessionId: this.sessionId,
       record: () => this.record,
       replaceRecord: (record) => (this.record = record),
-      finishing: () => this.#finishing !== undefined,
+      finishing: () => this.#outcome.finishing,
       stream: (streamId) => this.#streams.get(streamId),
       registerStored: (stored) => this.#registerStored(stored),
       attachment: () => this.#attachment,
@@ -198,7 +173,7 @@ export class LiveSession {
       remoteDeliveryLost: () => this.#remoteDeliveryLost(),
       charge: (bytes) => this.permits.charge(bytes),
       stopInvocation: (why) => this.#stopInvocation(why),
-      fail: (error) => void this.#fail(error),
+      fail: (error) => void this.#outcome.fail(error),
     });
   }
 
@@ -219,7 +194,7 @@ export class LiveSession {
 
   /** Stops the invocation here at once, recording nothing more (`why` is the abort's message). */
   #stopInvocation(why: string): void {
-    this.#failing = true;
+    this.#outcome.stop();
     this.#running = false;
     this.#invocationAbort.abort(new Error(why));
     for (const stream of this.#streams.values()) stream.producer?.abort(new Error(why));
@@ -364,12 +339,12 @@ export class LiveSession {
 
   /** No client came back: every open stream ends `transport-detached` in the store, then the invocation ends as its method does. */
   async #giveUpDetached(): Promise<void> {
-    if (this.#attachment !== undefined || !this.#mayGiveUp || this.#failing) return;
+    if (this.#attachment !== undefined || !this.#mayGiveUp || this.#outcome.failing) return;
     this.deps.observer.sessionGivenUp(identityOf(this.record), this.deps.limits.detachedSessionTimeoutMs);
     try {
       await this.terminalizeAll("transport-detached");
     } catch (error) {
-      await this.#fail(error);
+      await this.#outcome.fail(error);
     }
   }
 
@@ -524,7 +499,7 @@ export class LiveSession {
       this.sessionId,
       options.journaled && append !== undefined ? { append: (entry) => this.#appendJournal(append, entry) } : undefined,
       options.rerun?.journal,
-      (divergence) => void this.#fail(divergence),
+      (divergence) => void this.#outcome.fail(divergence),
     );
     if (options.rerun !== undefined) {
       this.#attempt = options.rerun.attempt;
@@ -532,12 +507,12 @@ export class LiveSession {
       this.#prepareRerun();
       // Nobody is attached after a restart: a client that never comes back lets the session go as after a detach.
       if (this.#attachment === undefined) this.#detachedWatch.wait();
-      return this.#execute(method, context).catch((error: unknown) => this.#fail(error));
+      return this.#execute(method, context).catch((error: unknown) => this.#outcome.fail(error));
     }
     for (const stream of this.#streams.values()) {
       if (stream.direction === "input" && stream.inputTerminal === undefined) this.#openQueue(stream);
     }
-    return this.#execute(method, context).catch((error: unknown) => this.#fail(error));
+    return this.#execute(method, context).catch((error: unknown) => this.#outcome.fail(error));
   }
 
   /**
@@ -549,7 +524,7 @@ export class LiveSession {
     try {
       await append.call(this.deps.store, entry, this.ownerEpoch);
     } catch (error) {
-      if (isOwnershipLost(error)) void this.#fail(error);
+      if (isOwnershipLost(error)) void this.#outcome.fail(error);
       throw error;
     }
   }
@@ -577,17 +552,17 @@ export class LiveSession {
   ): Promise<void> {
     const context = this.#context(input);
     const result = await this.deps.host.invoke(context);
-    if (this.#failing) return;
+    if (this.#outcome.failing) return;
     await this.#commitResult(method, result);
     await this.#producers.whenIdle();
-    if (this.#failing) return;
+    if (this.#outcome.failing) return;
     // Before a successful finish every input is terminal (decisions section 8).
     for (const stream of this.streams()) {
       if (stream.direction === "input" && stream.inputTerminal === undefined) {
         await this.cancelInputByServer(stream, "consumer-drop");
       }
     }
-    await this.#finish({ kind: "success" });
+    await this.#outcome.finish({ kind: "success" });
   }
 
   async #commitResult(method: MethodDescriptor, result: SchemaValueJson | undefined): Promise<void> {
@@ -645,117 +620,18 @@ export class LiveSession {
     });
   }
 
-  /**
-   * Fatal failure (section 6.9): every open stream is terminalized first,
-   * then the invocation finishes with `invocation-failed`.
-   */
-  /** Fails the invocation once; a second call waits for the first (a drain counts what it failed). */
-  #fail(error: unknown): Promise<void> {
-    // Refused for a stale ownership epoch: nothing may be recorded, so nothing is tried again.
-    if (isOwnershipLost(error)) {
-      this.#lostOwnership(error);
-      return Promise.resolve();
-    }
-    if (this.#failing || this.finished) return this.#failure ?? Promise.resolve();
-    this.#failing = true;
-    this.#failure = this.#recordFailure(error);
-    return this.#failure;
-  }
-
-  /**
-   * Records the failure: the producers stop, the events already handed to
-   * the store settle (so each output's terminal continues what the store
-   * has), every open stream ends, then the outcome. A store that refuses
-   * that (it is failing, which may be why the invocation failed) is tried
-   * again, every few seconds up to a minute apart, until it takes it or the
-   * server shuts down; nothing recorded is recorded twice. Without that the
-   * session hung, neither running nor finished, until a restart.
-   */
-  async #recordFailure(error: unknown): Promise<void> {
-    this.deps.logger.warn("invocation failed", {
-      event: "invocation.failed",
-      session: this.sessionId,
-      error: error instanceof ReplayDivergence ? `${error.message}: ${error.detail}` : String(error),
-    });
-    if (error instanceof ReplayDivergence) this.deps.observer.replayDiverged(identityOf(this.record));
-    this.#invocationAbort.abort(new Error(INVOCATION_FAILED));
-    for (let attempt = 1; !this.#shutDown; attempt++) {
-      try {
-        await this.#producers.settled();
-        await this.terminalizeAll("invocation-failed");
-        await this.#finish(failureOutcome(error));
-        return;
-      } catch (storeError) {
-        if (isOwnershipLost(storeError)) {
-          this.#lostOwnership(storeError);
-          return;
-        }
-        const retryInMs = Math.min(RECORD_FAILURE_RETRY_MS * attempt, MAX_RECORD_FAILURE_RETRY_MS);
-        this.deps.logger.error("could not record an invocation failure", {
-          event: "invocation.record-failed",
-          session: this.sessionId,
-          error: String(storeError),
-          attempt,
-          retryInMs,
-        });
-        await new Promise<void>((resolve) => setTimeout(resolve, retryInMs).unref());
-      }
-    }
-  }
-
   /** Cancels every open input and output with `reason` (used by failure and restart recovery). */
-  async terminalizeAll(reason: ServerCancelReason): Promise<void> {
-    for (const stream of this.streams()) {
-      if (stream.direction === "output") stream.producer?.abort(new Error(reason));
-      if (stream.terminal) continue;
-      // After a refused write (a result, or an item that introduced streams), its new streams are
-      // known here but not in the store: there is nothing to end, and the store would refuse it.
-      if (this.#failing && (await this.deps.store.getStream(stream.streamId)) === undefined) {
-        this.#streams.forget(stream, reason);
-        continue;
-      }
-      if (stream.direction === "output") await this.#producers.appendTerminal(stream, { kind: "cancelled", reason });
-      else await this.cancelInputByServer(stream, reason);
-    }
+  terminalizeAll(reason: ServerCancelReason): Promise<void> {
+    return this.#outcome.terminalizeAll(reason);
   }
 
   /** Marks a session that was running when the process stopped as failed (embedded host; see docs). */
-  async failInterrupted(): Promise<void> {
-    this.#failing = true;
-    try {
-      await this.terminalizeAll("invocation-failed");
-      await this.#finish({ kind: "failure", code: "invocation-failed", message: INVOCATION_FAILED });
-    } catch (error) {
-      // Claimed by another node meanwhile: that node finishes it.
-      if (!isOwnershipLost(error)) throw error;
-      this.#lostOwnership(error);
-    }
+  failInterrupted(): Promise<void> {
+    return this.#outcome.failInterrupted();
   }
 
-  /**
-   * Records the outcome once. A success being committed when a failure
-   * arrives (a drain's deadline) stays the outcome, here as in the store:
-   * the later call waits for the first instead of overwriting the record.
-   */
-  #finish(outcome: InvocationOutcome): Promise<void> {
-    if (this.#finishing !== undefined) return this.#finishing;
-    const attempt = this.#recordFinish(outcome);
-    this.#finishing = attempt;
-    // A finish the store failed to record may be tried again (as a failure).
-    attempt.catch(() => {
-      if (this.#finishing === attempt) this.#finishing = undefined;
-    });
-    return attempt;
-  }
-
-  async #recordFinish(outcome: InvocationOutcome): Promise<void> {
-    if (this.finished) return;
-    // The client hears of every server cancel of an input before the finish (decisions section 8).
-    await Promise.all(this.streams().map((stream) => stream.serverCancelSent));
-    if (this.finished) return;
-    const text = canonicalJson(outcome as unknown as JsonValue);
-    const at = this.deps.now();
-    await this.deps.store.finish(this.sessionId, text, at, this.ownerEpoch);
+  /** The outcome is committed (outcome-recorder.ts): this node's copy, the detached wait, the observers and the attachment follow. */
+  #finishCommitted(outcome: InvocationOutcome, text: string, at: number): void {
     this.record = { ...this.record, state: "finished", outcome: text, finishedAt: at };
     this.#running = false;
     this.#detachedWatch.stop();
@@ -765,7 +641,7 @@ export class LiveSession {
 
   /** Ends the running invocation now as failed (a drain's deadline): streams terminated, `invocation-failed`. */
   async failNow(): Promise<void> {
-    if (this.#running) await this.#fail(new Error("the server stopped the invocation"));
+    if (this.#running) await this.#outcome.fail(new Error("the server stopped the invocation"));
     else if (!this.finished) await this.failInterrupted();
   }
 
@@ -773,8 +649,7 @@ export class LiveSession {
   abortForShutdown(): void {
     // Nothing more is recorded: on the next start the session is found
     // running and finished as failed (see docs/protocol/server.md).
-    this.#failing = true;
-    this.#shutDown = true;
+    this.#outcome.shutDown();
     this.#detachedWatch.stop();
     this.#invocationAbort.abort(new Error("server shutting down"));
   }
