@@ -16,49 +16,27 @@
  * then notify the attachment. The attachment only sends what it reads back
  * from the store, so nothing reaches a client before it is durable.
  */
-import {
-  canonicalJson,
-  encodeUtf8,
-  ProtocolError,
-  type ClientCancelReason,
-  type InvocationOutcome,
-  type JsonValue,
-  type SchemaValueJson,
-  type ServerCancelReason,
-} from "@golem-stream/wire";
+import type { ClientCancelReason, InvocationOutcome, ServerCancelReason } from "@golem-stream/wire";
 import type { StreamLeaf } from "@golem-stream/schema-value";
-import type { InvocationContext, MethodDescriptor } from "../agent-host.js";
-import { BytePermits } from "./byte-permits.js";
-import { invocationResultFits } from "./message-room.js";
-import { createInvocationContext, type InvocationInput } from "./invocation-context.js";
+import type { MethodDescriptor } from "../agent-host.js";
 import type { Principal } from "../options.js";
-import { OutputProducers } from "./output-producers.js";
-import type { InputChunk, SessionRecord, SessionStore, StreamParent, StreamRecord } from "../store/session-store.js";
-import type { InputItem, PendingStream, StreamState } from "./stream-state.js";
-import { catalogueGraph, decodeValue, type SchemaGraph } from "../values.js";
+import { identityOf } from "../observability/server-observer.js";
+import type { ClusterSessionStore } from "../store/cluster-store.js";
+import { FIRST_EPOCH } from "../store/ownership.js";
+import type { InputChunk, SessionRecord, StreamParent, StreamRecord } from "../store/session-store.js";
+import type { SchemaGraph } from "../values.js";
+import type { AcceptedInput, AttachmentSink, InputCommitListener } from "./attachment-sink.js";
+import { BytePermits } from "./byte-permits.js";
 import { ClusterFollower } from "./cluster-follower.js";
 import { DetachedWatch } from "./detached-watch.js";
-import type { ClusterSessionStore } from "../store/cluster-store.js";
-import { identityOf } from "../observability/server-observer.js";
-import { Journal } from "./journal.js";
-import { OutputReplay } from "./output-replay.js";
-import { ReplayDivergence } from "./replay-divergence.js";
-import type { JournalEntry } from "../store/session-store.js";
-import { StreamRegistry } from "./stream-registry.js";
-import { SessionInput } from "./session-input.js";
+import type { InvocationInput } from "./invocation-context.js";
+import { MethodRun, type RunOptions } from "./method-run.js";
 import { OutcomeRecorder } from "./outcome-recorder.js";
-import { ResultRefused } from "./failure-outcome.js";
-import { FIRST_EPOCH, isOwnershipLost } from "../store/ownership.js";
+import { OutputProducers } from "./output-producers.js";
 import type { SessionDeps } from "./session-deps.js";
-import type { AcceptedInput, AttachmentSink, InputCommitListener } from "./attachment-sink.js";
-
-/** How a run of the method goes (docs/durable-execution.md). */
-export interface RunOptions {
-  /** The method is replayable and the store keeps journals: `ctx.step`, `now` and `random` are journaled. */
-  readonly journaled: boolean;
-  /** A re-run: its number (2 on the first) and the journal of the runs before. */
-  readonly rerun?: { readonly attempt: number; readonly journal: readonly JournalEntry[] };
-}
+import { SessionInput } from "./session-input.js";
+import { StreamRegistry } from "./stream-registry.js";
+import type { InputItem, PendingStream, StreamState } from "./stream-state.js";
 
 export class LiveSession {
   readonly deps: SessionDeps;
@@ -79,12 +57,8 @@ export class LiveSession {
   readonly #input: SessionInput;
   /** Gives the running session up after `limits.detachedSessionTimeoutMs` without an attachment (detached-watch.ts). */
   readonly #detachedWatch: DetachedWatch;
-  /** This run's journal (journal.ts); steps just run until `run` says the method is journaled. */
-  #journal: Journal;
-  /** This run's number (`ctx.attempt`). */
-  #attempt = 1;
-  /** A re-run: streams the method creates are matched with the stored ones, and its result with the stored result. */
-  #replaying = false;
+  /** The run of the method, while this node runs it (method-run.ts). */
+  readonly #method: MethodRun;
   /**
    * The ownership epoch this node holds (store/ownership.ts): `FIRST_EPOCH` for a session it
    * created, the claimed one after a claim or a restart. Its writes as the owner carry it.
@@ -110,7 +84,7 @@ export class LiveSession {
       writeEpoch: () => this.ownerEpoch,
     });
     this.#streams = new StreamRegistry(
-      { deps, owner: this.owner, sessionId: record.sessionId, record: () => this.record, replaying: () => this.#replaying },
+      { deps, owner: this.owner, sessionId: record.sessionId, record: () => this.record, replaying: () => this.#method.replaying },
       streams,
     );
     this.#outcome = new OutcomeRecorder({
@@ -148,7 +122,29 @@ export class LiveSession {
       fail: (error) => this.#outcome.fail(error),
       lostOwnership: (error) => this.#lostOwnership(error),
     });
-    this.#journal = new Journal(record.sessionId, undefined);
+    this.#method = new MethodRun({
+      deps,
+      sessionId: record.sessionId,
+      streams: this.#streams,
+      producers: this.#producers,
+      invocationSignal: this.#invocationAbort.signal,
+      record: () => this.record,
+      ownerEpoch: () => this.ownerEpoch,
+      failing: () => this.#outcome.failing,
+      adopt: (pending) => this.adopt(pending),
+      openQueue: (stream) => this.#openQueue(stream),
+      feed: (stream) => this.#feed(stream),
+      cancelInputByServer: (stream, reason) => this.cancelInputByServer(stream, reason),
+      rerunStarted: () => {
+        if (this.#attachment === undefined) this.#detachedWatch.wait();
+      },
+      resultCommitted: (text) => {
+        this.record = { ...this.record, result: text };
+        this.#attachment?.resultCommitted();
+      },
+      finish: (outcome) => this.#outcome.finish(outcome),
+      fail: (error) => this.#outcome.fail(error),
+    });
   }
 
   /** The cluster half's view of this session: what it may read and do. */
@@ -488,136 +484,12 @@ export class LiveSession {
   // ------------------------------------------------------------ execution
 
   /**
-   * Runs the method. Resolves when the invocation has finished (durably),
-   * never rejects: every failure becomes an `invocation-failed` finish.
+   * Runs the method (method-run.ts). Resolves when the invocation has
+   * finished (durably), never rejects: every failure becomes a failed finish.
    */
   run(method: MethodDescriptor, context: InvocationInput, options: RunOptions = { journaled: false }): Promise<void> {
     this.#running = true;
-    const store = this.deps.store;
-    const append = store.appendJournal;
-    this.#journal = new Journal(
-      this.sessionId,
-      options.journaled && append !== undefined ? { append: (entry) => this.#appendJournal(append, entry) } : undefined,
-      options.rerun?.journal,
-      (divergence) => void this.#outcome.fail(divergence),
-    );
-    if (options.rerun !== undefined) {
-      this.#attempt = options.rerun.attempt;
-      this.#replaying = true;
-      this.#prepareRerun();
-      // Nobody is attached after a restart: a client that never comes back lets the session go as after a detach.
-      if (this.#attachment === undefined) this.#detachedWatch.wait();
-      return this.#execute(method, context).catch((error: unknown) => this.#outcome.fail(error));
-    }
-    for (const stream of this.#streams.values()) {
-      if (stream.direction === "input" && stream.inputTerminal === undefined) this.#openQueue(stream);
-    }
-    return this.#execute(method, context).catch((error: unknown) => this.#outcome.fail(error));
-  }
-
-  /**
-   * Stores one journal entry at the owner's epoch (fenced like the invocation's other writes). A
-   * refusal for the epoch stops the invocation here even if the method catches the step's
-   * rejection: another node owns the session now.
-   */
-  async #appendJournal(append: NonNullable<SessionStore["appendJournal"]>, entry: JournalEntry): Promise<void> {
-    try {
-      await append.call(this.deps.store, entry, this.ownerEpoch);
-    } catch (error) {
-      if (isOwnershipLost(error)) void this.#outcome.fail(error);
-      throw error;
-    }
-  }
-
-  /**
-   * A re-run (docs/durable-execution.md): every input is read again from
-   * sequence 0, from the store, then live; every output the run before
-   * wrote is compared up to its stored count instead of written again.
-   */
-  #prepareRerun(): void {
-    for (const stream of this.#streams.values()) {
-      if (stream.direction === "input") {
-        stream.fed = 0n;
-        this.#openQueue(stream);
-        this.#feed(stream);
-      } else if (stream.count > 0n || stream.outputTerminal) {
-        stream.replay = new OutputReplay(this.deps.store, stream.streamId, stream.count, stream.outputTerminal);
-      }
-    }
-  }
-
-  async #execute(
-    method: MethodDescriptor,
-    input: InvocationInput,
-  ): Promise<void> {
-    const context = this.#context(input);
-    const result = await this.deps.host.invoke(context);
-    if (this.#outcome.failing) return;
-    await this.#commitResult(method, result);
-    await this.#producers.whenIdle();
-    if (this.#outcome.failing) return;
-    // Before a successful finish every input is terminal (decisions section 8).
-    for (const stream of this.streams()) {
-      if (stream.direction === "input" && stream.inputTerminal === undefined) {
-        await this.cancelInputByServer(stream, "consumer-drop");
-      }
-    }
-    await this.#outcome.finish({ kind: "success" });
-  }
-
-  async #commitResult(method: MethodDescriptor, result: SchemaValueJson | undefined): Promise<void> {
-    let body: JsonValue;
-    let introduced: PendingStream[] = [];
-    if (method.result === undefined) {
-      if (result !== undefined) throw new ResultRefused("the method has no result, yet returned a value");
-      body = { kind: "none" };
-    } else {
-      if (result === undefined) throw new ResultRefused("the method returned no result");
-      const graph = catalogueGraph(method.result);
-      let decoded: ReturnType<typeof decodeValue>;
-      try {
-        decoded = decodeValue(result as unknown as JsonValue, graph, "provisional", "result");
-      } catch (error) {
-        // The decoder names a path in the declared schema and the rule broken; at most it quotes a
-        // clipped piece of the value, which was the caller's result anyway.
-        const reason = error instanceof ProtocolError ? `: ${error.message}` : "";
-        throw new ResultRefused(`the method's result does not match its declared schema${reason}`, { cause: error });
-      }
-      this.#producers.checkPlaceholders(decoded.streams);
-      introduced = this.prepareStreams(decoded.streams, graph, "output", { kind: "result" }, "/result/value");
-      const value = this.#producers.expose(decoded.value as unknown as SchemaValueJson, decoded.streams, introduced);
-      body = { kind: "value", graph: method.result, value: value as unknown as JsonValue };
-    }
-    const text = canonicalJson(body);
-    // A result no attachment could send is never committed: the invocation fails instead (message-room.ts).
-    if (!invocationResultFits(encodeUtf8(text).length, introduced.map((p) => p.state.token))) {
-      throw new ResultRefused("the result does not fit in one 8 MiB message");
-    }
-    if (this.#replaying && this.record.result !== undefined) {
-      // The run before committed its result (and its streams, matched by `prepareStreams`): the same one, or non-determinism.
-      if (text !== this.record.result) throw new ReplayDivergence("the result differs from the stored one");
-      for (const stream of introduced) this.#producers.start(stream.state);
-      return;
-    }
-    this.adopt(introduced);
-    await this.deps.store.setResult(
-      this.sessionId,
-      text,
-      introduced.map((p) => p.record),
-      this.ownerEpoch,
-    );
-    this.record = { ...this.record, result: text };
-    this.#attachment?.resultCommitted();
-    for (const stream of introduced) this.#producers.start(stream.state);
-  }
-
-  #context(input: InvocationInput): InvocationContext {
-    return createInvocationContext(this.record, input, this.#invocationAbort.signal, {
-      inputStream: (token) => this.#streams.byToken(token),
-      declareOutput: (source) => this.#producers.declare(source),
-      journal: this.#journal,
-      attempt: this.#attempt,
-    });
+    return this.#method.run(method, context, options);
   }
 
   /** Cancels every open input and output with `reason` (used by failure and restart recovery). */
