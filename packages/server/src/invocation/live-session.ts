@@ -26,13 +26,14 @@ import { FIRST_EPOCH } from "../store/ownership.js";
 import type { InputChunk, SessionRecord, StreamParent, StreamRecord } from "../store/session-store.js";
 import type { SchemaGraph } from "../values.js";
 import type { AcceptedInput, AttachmentSink, InputCommitListener } from "./attachment-sink.js";
+import { AttachmentSlot } from "./attachment-slot.js";
 import { BytePermits } from "./byte-permits.js";
 import { ClusterFollower } from "./cluster-follower.js";
-import { DetachedWatch } from "./detached-watch.js";
 import type { InvocationInput } from "./invocation-context.js";
 import { MethodRun, type RunOptions } from "./method-run.js";
 import { OutcomeRecorder } from "./outcome-recorder.js";
 import { OutputProducers } from "./output-producers.js";
+import { chargeUnsent, releaseSent, restartWindows } from "./output-windows.js";
 import type { SessionDeps } from "./session-deps.js";
 import { SessionInput } from "./session-input.js";
 import { StreamRegistry } from "./stream-registry.js";
@@ -46,7 +47,8 @@ export class LiveSession {
   readonly #producers: OutputProducers;
   /** The session's streams (stream-registry.ts). */
   readonly #streams: StreamRegistry;
-  #attachment: AttachmentSink | undefined;
+  /** The attachment that owns the session, and the wait without one (attachment-slot.ts). */
+  readonly #attachment: AttachmentSlot;
   readonly #invocationAbort = new AbortController();
   #running = false;
   /** How the invocation ends, recorded once (outcome-recorder.ts). */
@@ -55,8 +57,6 @@ export class LiveSession {
   readonly #cluster: ClusterFollower | undefined;
   /** The input side: queues, accepted chunks, feeds, terminals (session-input.ts). */
   readonly #input: SessionInput;
-  /** Gives the running session up after `limits.detachedSessionTimeoutMs` without an attachment (detached-watch.ts). */
-  readonly #detachedWatch: DetachedWatch;
   /** The run of the method, while this node runs it (method-run.ts). */
   readonly #method: MethodRun;
   /**
@@ -77,7 +77,7 @@ export class LiveSession {
       invocationSignal: this.#invocationAbort.signal,
       prepareStreams: (...args) => this.prepareStreams(...args),
       adopt: (pending) => this.adopt(pending),
-      outputAppended: (stream, committed) => this.#attachment?.outputAppended(stream, committed),
+      outputAppended: (stream, committed) => this.#attachment.current?.outputAppended(stream, committed),
       recorded: (stream, bytes) => this.recorded(stream, bytes),
       fail: (error) => void this.#outcome.fail(error),
       chargeStored: (bytes) => deps.storedBytes.charge(this.owner, bytes),
@@ -101,19 +101,23 @@ export class LiveSession {
       lostOwnership: (error) => this.#lostOwnership(error),
       finishCommitted: (outcome, text, at) => this.#finishCommitted(outcome, text, at),
     });
-    this.#detachedWatch = new DetachedWatch(
-      deps.limits.detachedSessionTimeoutMs,
-      () => void this.#giveUpDetached(),
-      () => this.#cluster?.attachmentAlive(),
-      deps.timers,
-    );
+    this.#attachment = new AttachmentSlot({
+      deps,
+      record: () => this.record,
+      mayGiveUp: () => this.role === "owner" && this.#running && !this.finished,
+      remote: () => this.remote,
+      failing: () => this.#outcome.failing,
+      attachmentAlive: () => this.#cluster?.attachmentAlive(),
+      terminalizeAll: (reason) => this.terminalizeAll(reason),
+      fail: (error) => this.#outcome.fail(error),
+    });
     this.#cluster = deps.cluster === undefined ? undefined : this.#newFollower();
     this.#input = new SessionInput({
       deps,
       owner: this.owner,
       permits: this.permits,
       cluster: this.#cluster,
-      attachment: () => this.#attachment,
+      attachment: () => this.#attachment.current,
       remote: () => this.remote,
       failing: () => this.#outcome.failing,
       clientWriteEpoch: () => this.#clientWriteEpoch,
@@ -135,12 +139,10 @@ export class LiveSession {
       openQueue: (stream) => this.#openQueue(stream),
       feed: (stream) => this.#feed(stream),
       cancelInputByServer: (stream, reason) => this.cancelInputByServer(stream, reason),
-      rerunStarted: () => {
-        if (this.#attachment === undefined) this.#detachedWatch.wait();
-      },
+      rerunStarted: () => this.#attachment.waitIfNone(),
       resultCommitted: (text) => {
         this.record = { ...this.record, result: text };
-        this.#attachment?.resultCommitted();
+        this.#attachment.current?.resultCommitted();
       },
       finish: (outcome) => this.#outcome.finish(outcome),
       fail: (error) => this.#outcome.fail(error),
@@ -157,13 +159,9 @@ export class LiveSession {
       finishing: () => this.#outcome.finishing,
       stream: (streamId) => this.#streams.get(streamId),
       registerStored: (stored) => this.#registerStored(stored),
-      attachment: () => this.#attachment,
-      revoke: (sink) => {
-        this.#attachment = undefined;
-        sink.revoke();
-        this.#noLocalAttachment();
-      },
-      attachmentElsewhere: () => this.#attachmentElsewhere(),
+      attachment: () => this.#attachment.current,
+      revoke: (sink) => this.#attachment.revoke(sink),
+      attachmentElsewhere: () => this.#attachment.attachedElsewhere(),
       cancelOutput: (stream, reason) => this.cancelOutput(stream, reason),
       delivered: (stream, bytes) => this.delivered(stream, bytes),
       remoteDeliveryLost: () => this.#remoteDeliveryLost(),
@@ -216,10 +214,10 @@ export class LiveSession {
     // stopped the invocation and follows the store; its attachment serves what the store holds.
     const mirror = this.role === "mirror";
     this.#stopInvocation("another node claimed the session");
-    this.#detachedWatch.stop();
+    this.#attachment.stopWatching();
     if (mirror || this.#cluster === undefined) return;
     this.#cluster.role = "mirror";
-    this.#attachment?.ownershipMoved();
+    this.#attachment.current?.ownershipMoved();
   }
 
   get finished(): boolean {
@@ -227,7 +225,7 @@ export class LiveSession {
   }
 
   get attachment(): AttachmentSink | undefined {
-    return this.#attachment;
+    return this.#attachment.current;
   }
 
   /** Cluster mode: whether this node runs the invocation (`owner`) or only serves attachments to it while another node runs it (`mirror`); one node always runs it. */
@@ -253,7 +251,7 @@ export class LiveSession {
   /** Stops following (the session leaves memory). */
   unfollow(): void {
     this.#cluster?.unfollow();
-    this.#detachedWatch.stop();
+    this.#attachment.stopWatching();
   }
 
   /** Announces an exact replay's attachment as the generation's sole owner to the other nodes. */
@@ -298,67 +296,18 @@ export class LiveSession {
 
   /** Makes `sink` the sole owner; the previous owner is revoked first. */
   attach(sink: AttachmentSink): void {
-    const previous = this.#attachment;
-    this.#attachment = sink;
-    this.#detachedWatch.attached();
-    if (this.remote) this.#detachedWatch.serving();
-    // The output windows go on: events recorded and not yet sent stay
-    // charged until the new attachment sends them (it replays from its
-    // client's cursor, which no unsent event precedes). Restarting them here
-    // let a producer run a whole window ahead of a client that had just
-    // reconnected, once per reconnect. A re-sent event counts again, which
-    // only loosens the window by what was replayed.
-    if (previous !== undefined && previous !== sink) previous.revoke();
+    this.#attachment.attach(sink);
   }
 
   detach(sink: AttachmentSink): void {
-    if (this.#attachment !== sink) return;
-    this.#attachment = undefined;
-    this.#noLocalAttachment();
+    this.#attachment.detach(sink);
   }
 
-  /** Whether this node would give the session up for want of an attachment: it runs the invocation, and it is not over. */
-  get #mayGiveUp(): boolean {
-    return this.role === "owner" && this.#running && !this.finished;
-  }
+  // ------------------------------------------------------------ output windows (output-windows.ts)
 
-  /** The local attachment is gone (detached or revoked): a serving node stops saying it serves; an owner waits. */
-  #noLocalAttachment(): void {
-    this.#detachedWatch.notServing();
-    if (this.#mayGiveUp) this.#detachedWatch.wait();
-  }
-
-  /** Owner: another node serves an attachment (it attached there, or says it still does): the wait starts over. */
-  #attachmentElsewhere(): void {
-    if (this.#attachment === undefined && this.#mayGiveUp) this.#detachedWatch.wait();
-  }
-
-  /** No client came back: every open stream ends `transport-detached` in the store, then the invocation ends as its method does. */
-  async #giveUpDetached(): Promise<void> {
-    if (this.#attachment !== undefined || !this.#mayGiveUp || this.#outcome.failing) return;
-    this.deps.observer.sessionGivenUp(identityOf(this.record), this.deps.limits.detachedSessionTimeoutMs);
-    try {
-      await this.terminalizeAll("transport-detached");
-    } catch (error) {
-      await this.#outcome.fail(error);
-    }
-  }
-
-  /**
-   * An output event of `bytes` payload bytes was recorded and not yet sent
-   * (protocol section 12: "a slow stream backpressures the multiplexed
-   * session"). Its bytes are charged to the session's byte permits without
-   * waiting, so unsent output keeps input out: what a session has accepted
-   * and not yet handed on, input queued plus output unsent, stays within its
-   * budget (plus one window's overshoot, one item per stream), instead of the
-   * budget for input and 256 items per output stream on top.
-   */
+  /** An output event of `bytes` payload bytes was recorded and not yet sent: charged to the session's byte permits. */
   recorded(stream: StreamState, bytes: number): void {
-    const charge = Math.min(bytes, this.permits.capacity);
-    stream.backlog++;
-    stream.backlogBytes += charge;
-    // In the store, not in memory: the session's budget counts it, the node's does not (byte-permits.ts).
-    this.permits.chargeUncounted(charge);
+    chargeUnsent(stream, bytes, this.permits);
   }
 
   /** The attachment sent one output event of `stream` (`bytes` of payload): the producer may run further ahead. */
@@ -368,11 +317,7 @@ export class LiveSession {
       cluster.delivered(stream, bytes);
       return;
     }
-    if (stream.backlog > 0) stream.backlog--;
-    const release = Math.min(bytes, stream.backlogBytes);
-    stream.backlogBytes -= release;
-    this.permits.releaseUncounted(release);
-    this.#wakeWindow(stream);
+    releaseSent(stream, bytes, this.permits);
   }
 
   /**
@@ -384,20 +329,8 @@ export class LiveSession {
    * is never lost: nothing changes then.
    */
   #remoteDeliveryLost(): void {
-    if (this.#attachment !== undefined) return;
-    for (const stream of this.#streams.values()) {
-      if (stream.direction !== "output" || stream.backlog === 0) continue;
-      this.permits.releaseUncounted(stream.backlogBytes);
-      stream.backlog = 0;
-      stream.backlogBytes = 0;
-      this.#wakeWindow(stream);
-    }
-  }
-
-  #wakeWindow(stream: StreamState): void {
-    // Runs for every delivered item; a producer waits only when its window is full: nothing to allocate otherwise.
-    if (stream.backlogWaiters.length === 0) return;
-    for (const waiter of stream.backlogWaiters.splice(0)) waiter();
+    if (this.#attachment.current !== undefined) return;
+    restartWindows(this.#streams.values(), this.permits);
   }
 
   // ------------------------------------------------------------ streams
@@ -506,9 +439,9 @@ export class LiveSession {
   #finishCommitted(outcome: InvocationOutcome, text: string, at: number): void {
     this.record = { ...this.record, state: "finished", outcome: text, finishedAt: at };
     this.#running = false;
-    this.#detachedWatch.stop();
+    this.#attachment.stopWatching();
     this.deps.observer.sessionFinished(identityOf(this.record), outcome.kind === "success" ? "success" : outcome.code, at - this.record.createdAt);
-    this.#attachment?.finished();
+    this.#attachment.current?.finished();
   }
 
   /** Ends the running invocation now as failed (a drain's deadline): streams terminated, `invocation-failed`. */
@@ -522,7 +455,7 @@ export class LiveSession {
     // Nothing more is recorded: on the next start the session is found
     // running and finished as failed (see docs/protocol/server.md).
     this.#outcome.shutDown();
-    this.#detachedWatch.stop();
+    this.#attachment.stopWatching();
     this.#invocationAbort.abort(new Error("server shutting down"));
   }
 }
