@@ -5,16 +5,24 @@
  * budget, the outcome. It knows no socket, and commits to the store before
  * anyone is told.
  *
- * One durable session loaded in memory: its streams, its input side, and
- * the invocation (if this process is executing it; the output side is
- * `OutputProducers`; in a cluster, what the other nodes do reaches it
- * through `ClusterFollower`). It records everything in the store before anyone is
- * told, and tells the one live attachment (if any) what changed. Transports come and go; the session does not notice beyond
- * `attach` and `detach` (transport loss only detaches, section 8).
+ * `LiveSession` is one durable session loaded in memory, and the folder's
+ * entry: the rest of the server uses it alone. It holds what its parts
+ * share (the record, the ownership epoch, whether the method runs here) and
+ * hands each part what it may read and do:
+ *
+ * - stream-registry.ts: the session's streams, and how new ones come to be;
+ * - session-input.ts: the client's input, from the attachment to the agent;
+ * - output-producers.ts, output-windows.ts: the agent's output, to the store;
+ * - method-run.ts: one run of the method, its result, a re-run;
+ * - outcome-recorder.ts, failure-outcome.ts: how the invocation ends;
+ * - attachment-slot.ts: the one attachment that owns it, the wait without one;
+ * - cluster-follower.ts: in a cluster, what the other nodes do.
  *
  * Order of every change: validate, register in memory, commit to the store,
  * then notify the attachment. The attachment only sends what it reads back
  * from the store, so nothing reaches a client before it is durable.
+ * Transports come and go; the session does not notice beyond `attach` and
+ * `detach` (transport loss only detaches, section 8).
  */
 import type { ClientCancelReason, InvocationOutcome, ServerCancelReason } from "@golem-stream/wire";
 import type { StreamLeaf } from "@golem-stream/schema-value";
@@ -136,8 +144,8 @@ export class LiveSession {
       ownerEpoch: () => this.ownerEpoch,
       failing: () => this.#outcome.failing,
       adopt: (pending) => this.adopt(pending),
-      openQueue: (stream) => this.#openQueue(stream),
-      feed: (stream) => this.#feed(stream),
+      openQueue: (stream) => this.#input.openQueue(stream),
+      feed: (stream) => this.#input.feed(stream),
       cancelInputByServer: (stream, reason) => this.cancelInputByServer(stream, reason),
       rerunStarted: () => this.#attachment.waitIfNone(),
       resultCommitted: (text) => {
@@ -288,7 +296,7 @@ export class LiveSession {
   /** A stream another node created (cluster mode). */
   #registerStored(stored: StreamRecord): StreamState {
     const stream = this.#streams.registerStored(stored);
-    if (stream.direction === "input" && this.#running) this.#openQueue(stream);
+    if (stream.direction === "input" && this.#running) this.#input.openQueue(stream);
     return stream;
   }
 
@@ -354,12 +362,8 @@ export class LiveSession {
     for (const { state, stored } of pending) {
       if (stored === true) continue;
       this.#streams.register(state);
-      if (state.direction === "input" && this.#running) this.#openQueue(state);
+      if (state.direction === "input" && this.#running) this.#input.openQueue(state);
     }
-  }
-
-  #openQueue(state: StreamState): void {
-    this.#input.openQueue(state);
   }
 
   // ------------------------------------------------------------ input
@@ -380,11 +384,6 @@ export class LiveSession {
     listener?: InputCommitListener,
   ): AcceptedInput | undefined | Promise<AcceptedInput | undefined> {
     return this.#input.acceptInput(owner, stream, chunk, item, introduced, permitBytes, listener);
-  }
-
-  /** Hands the agent the committed items of `stream` it has not had (input-feed.ts); in a cluster, through the follower. */
-  #feed(stream: StreamState): void {
-    this.#input.feed(stream);
   }
 
   /** Natural end of an input, from the client, at `stream.count`. */
