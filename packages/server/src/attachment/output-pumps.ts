@@ -245,7 +245,7 @@ export class OutputPumps {
       cursorToken,
       mappings: children.length === 0 ? NO_MAPPINGS : children.map((child) => link.mapping(child, false)),
       sequence: event.sequence,
-      // Recorded as canonical JSON (output-producers.ts): sent as stored, never parsed again.
+      // Recorded as canonical JSON (output-items.ts): sent as stored, never parsed again.
       canonicalValue: event.data,
     });
     if (children.length === 0) return sent;

@@ -12,7 +12,7 @@
  *
  * - stream-registry.ts: the session's streams, and how new ones come to be;
  * - session-input.ts: the client's input, from the attachment to the agent;
- * - output-producers.ts, output-windows.ts: the agent's output, to the store;
+ * - output-producers.ts, output-items.ts, output-windows.ts: the agent's output, to the store;
  * - method-run.ts: one run of the method, its result, a re-run;
  * - outcome-recorder.ts, failure-outcome.ts: how the invocation ends;
  * - attachment-slot.ts: the one attachment that owns it, the wait without one;
