@@ -179,6 +179,8 @@ export class LiveSession {
     });
   }
 
+  // ------------------------------------------------------------ ownership and the cluster
+
   get sessionId(): string {
     return this.record.sessionId;
   }
@@ -272,6 +274,8 @@ export class LiveSession {
     return this.#cluster === undefined ? Promise.resolve() : this.#cluster.syncFromStore();
   }
 
+  // ------------------------------------------------------------ streams (stream-registry.ts)
+
   /** Streams in creation order (the order mappings list them). */
   streams(): StreamState[] {
     return this.#streams.inOrder();
@@ -300,7 +304,30 @@ export class LiveSession {
     return stream;
   }
 
-  // ------------------------------------------------------------ attachments
+  /**
+   * Turns the stream leaves of a validated value into new streams (not yet
+   * committed). `graph` is the graph the value was validated against.
+   */
+  prepareStreams(
+    leaves: readonly StreamLeaf[],
+    graph: SchemaGraph,
+    direction: "input" | "output",
+    parent: StreamParent,
+    coordinatePrefix: string,
+  ): PendingStream[] {
+    return this.#streams.prepare(leaves, graph, direction, parent, coordinatePrefix);
+  }
+
+  /** Registers prepared streams in memory (just before their commit; see the file comment). */
+  adopt(pending: readonly PendingStream[]): void {
+    for (const { state, stored } of pending) {
+      if (stored === true) continue;
+      this.#streams.register(state);
+      if (state.direction === "input" && this.#running) this.#input.openQueue(state);
+    }
+  }
+
+  // ------------------------------------------------------------ attachments (attachment-slot.ts)
 
   /** Makes `sink` the sole owner; the previous owner is revoked first. */
   attach(sink: AttachmentSink): void {
@@ -341,32 +368,7 @@ export class LiveSession {
     restartWindows(this.#streams.values(), this.permits);
   }
 
-  // ------------------------------------------------------------ streams
-
-  /**
-   * Turns the stream leaves of a validated value into new streams (not yet
-   * committed). `graph` is the graph the value was validated against.
-   */
-  prepareStreams(
-    leaves: readonly StreamLeaf[],
-    graph: SchemaGraph,
-    direction: "input" | "output",
-    parent: StreamParent,
-    coordinatePrefix: string,
-  ): PendingStream[] {
-    return this.#streams.prepare(leaves, graph, direction, parent, coordinatePrefix);
-  }
-
-  /** Registers prepared streams in memory (just before their commit; see the file comment). */
-  adopt(pending: readonly PendingStream[]): void {
-    for (const { state, stored } of pending) {
-      if (stored === true) continue;
-      this.#streams.register(state);
-      if (state.direction === "input" && this.#running) this.#input.openQueue(state);
-    }
-  }
-
-  // ------------------------------------------------------------ input
+  // ------------------------------------------------------------ input (session-input.ts)
 
   /**
    * Accepts the next chunk of `stream` (session-input.ts): resolves to the
@@ -413,7 +415,7 @@ export class LiveSession {
     await this.#producers.appendTerminal(stream, { kind: "cancelled", reason });
   }
 
-  // ------------------------------------------------------------ execution
+  // ------------------------------------------------------------ execution and outcome (method-run.ts, outcome-recorder.ts)
 
   /**
    * Runs the method (method-run.ts). Resolves when the invocation has
