@@ -41,6 +41,12 @@ export default tseslint.config(
           ],
         },
       ],
+      // Awaiting a value that is not a promise hides a mistake (a sync call thought async, or a
+      // promise lost inside an object).
+      "@typescript-eslint/await-thenable": "error",
+      // An async function where a void callback is expected drops its rejection as surely as a
+      // floating promise does (event handlers, forEach, timers).
+      "@typescript-eslint/no-misused-promises": "error",
     },
   },
   {

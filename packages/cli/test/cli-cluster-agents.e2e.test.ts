@@ -35,7 +35,7 @@ beforeAll(async () => {
   }
 }, 60_000);
 afterAll(async () => {
-  await Promise.all(nodes.map((node) => (node.running.child.exitCode === null ? node.stop() : undefined)));
+  await Promise.all(nodes.filter((node) => node.running.child.exitCode === null).map((node) => node.stop()));
   await postgres?.stop();
 });
 

@@ -38,7 +38,7 @@ afterAll(async () => {
 const nodes: ServerProcess[] = [];
 const balancers: Balancer[] = [];
 afterEach(async () => {
-  await Promise.all(nodes.splice(0).map((node) => (node.running.child.exitCode === null ? node.kill() : undefined)));
+  await Promise.all(nodes.splice(0).filter((node) => node.running.child.exitCode === null).map((node) => node.kill()));
   await Promise.all(balancers.splice(0).map((balancer) => balancer.close()));
 });
 

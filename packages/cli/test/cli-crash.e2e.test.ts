@@ -468,12 +468,15 @@ describe("a server that is not there yet", () => {
 describe("kill -9 of the server, restart on the same data directory, then resume", () => {
   it("resume with the checkpoint: count is re-run by the restarted server and every item is delivered once, in order", async () => {
     const dataDir = join(scratchDir(), "data");
-    const first = await server(dataDir);
+    const first = await startServe(["--port", "0", "--token", TOKEN, "--data-dir", dataDir, "--log-level", "warn", "--metrics"], dataDir);
+    servers.push(first);
     const checkpoint = join(scratchDir(), "count.ckpt");
     const seen = await killCountAfter(first, checkpoint, 400, 5, 10);
-    // The server keeps producing (durably) while no client is attached; then it dies too.
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    await first.kill();
+    // The server keeps producing (durably) while no client is attached; then it dies too, with
+    // items committed that the CLI never saw (the re-run compares them, the resume gets them).
+    await scrapeUntil(first.url, (text) => sampleOf(text, 'golem_stream_output_items_total{kind="value"}') >= seen.length + 20, "20 more items were committed");
+    const killed = await first.kill();
+    expect(killed.signal).toBe("SIGKILL");
 
     const second = await server(dataDir);
     const resumed = await run(["resume", checkpoint], { env: second.env });

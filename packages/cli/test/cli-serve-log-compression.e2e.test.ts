@@ -84,7 +84,7 @@ beforeAll(async () => {
 
 const nodes: ServerProcess[] = [];
 afterEach(async () => {
-  await Promise.all(nodes.splice(0).map((node) => (node.running.child.exitCode === null ? node.kill() : undefined)));
+  await Promise.all(nodes.splice(0).filter((node) => node.running.child.exitCode === null).map((node) => node.kill()));
 });
 
 afterAll(async () => {

@@ -10,16 +10,11 @@ import type { Attachment } from "./attachment.js";
 import { invalidChannel, violation } from "./errors.js";
 import { senderFor } from "./item-encoding.js";
 import type { InputFeeder } from "./input-feeder.js";
-import type { InputRegistry } from "./input-registry.js";
+import type { InputRegistry, MappingSource } from "./input-registry.js";
 import type { OutputRegistry } from "./output-registry.js";
 import type { OutputStream } from "./output-stream.js";
 
-/**
- * Where mappings came from. Only an acceptance may list an input this
- * process has no source for; only the acceptance of a resume or takeover
- * may name one by a provisional reference another process sent.
- */
-export type MappingSource = "ack-or-output" | "start-acceptance" | "attach-acceptance";
+export type { MappingSource } from "./input-registry.js";
 
 /**
  * Installs `mappings` on the attachment. An input whose source is not in this

@@ -9,17 +9,15 @@ import {
   canonicalJson,
   encodeClientMessage,
   utf8ByteLength,
-  type ConfigEntry,
   type InvocationStart,
   type JsonValue,
   type ResumeAttach,
-  type SchemaValueJson,
   type Selector,
 } from "@golem-stream/wire";
 import type { ResumeState } from "./checkpoint.js";
 import { ClientError } from "./errors.js";
-import type { ParamNode } from "./input-stream.js";
-import { Invocation, type CheckpointCallback } from "./invocation.js";
+import type { Agent, AgentOptions, AttachOptions, InvokeOptions } from "./agent-options.js";
+import { Invocation } from "./invocation.js";
 import { resolvePolicy, type ReconnectPolicy } from "./reconnect-policy.js";
 import type { Transport } from "./transport.js";
 import { discoveryUrl, fetchCatalogue, type AgentTypeSchema } from "./discovery.js";
@@ -27,6 +25,8 @@ import { jsToConstructor, jsToParams } from "./typed-agent.js";
 import { randomUUID } from "./uuid.js";
 import type { AnyAgentContract } from "@golem-stream/contract";
 import { contractOptions, typedAgent, type ContractConnectOptions, type TypedAgent } from "./contract-agent.js";
+
+export type { Agent, AgentInvokeOptions, AgentOptions, AttachOptions, InvokeOptions } from "./agent-options.js";
 
 export interface ClientOptions {
   /** Server base URL (`http://`, `https://`, `ws://` or `wss://`); the session path is appended when absent. */
@@ -67,58 +67,6 @@ export interface ClientOptions {
   readonly maxQueuedEntriesPerStream?: number;
   /** Output bytes queued per session before it is paused. Default 64 MiB (decisions §6). */
   readonly maxQueuedBytes?: number;
-}
-
-export interface InvokeOptions {
-  readonly application: string;
-  readonly environment: string;
-  readonly agentType: string;
-  /** Native SchemaValue; must not contain streams. */
-  readonly constructorParameters: SchemaValueJson;
-  readonly method: string;
-  /** Native SchemaValue whose stream leaves are `inputStream.*(source)` bindings. */
-  readonly methodParameters: ParamNode;
-  readonly config?: readonly ConfigEntry[];
-  /** Makes retries of the whole call safe; default: a fresh UUID. */
-  readonly idempotencyKey?: string;
-  readonly phantomId?: string;
-  /** Aborting cancels every stream and detaches (see `Invocation.cancel`). */
-  readonly signal?: AbortSignal;
-  /** Called after every delivery with the full current state (the CLI's checkpoint). */
-  readonly onCheckpoint?: CheckpointCallback;
-}
-
-export interface AttachOptions {
-  readonly signal?: AbortSignal;
-  readonly onCheckpoint?: CheckpointCallback;
-}
-
-export interface AgentOptions {
-  readonly application: string;
-  readonly environment: string;
-  readonly agentType: string;
-  /** Constructor parameters as plain JavaScript, converted with the catalogue's schema. */
-  readonly constructorArgs: unknown;
-  readonly phantomId?: string;
-  readonly signal?: AbortSignal;
-  /**
-   * Called with the served agent type before anything else (before the constructor arguments are
-   * converted); throwing refuses it. `typedAgent` checks its contract here.
-   */
-  readonly checkSchema?: (schema: AgentTypeSchema) => void;
-}
-
-/** Per-call options of `agent.invoke`. */
-export type AgentInvokeOptions = Pick<InvokeOptions, "config" | "idempotencyKey" | "signal" | "onCheckpoint">;
-
-/** One agent, typed by the server's catalogue: invoke its methods with plain JavaScript. */
-export interface Agent {
-  readonly schema: AgentTypeSchema;
-  /**
-   * `args` is the method's parameter record as a JavaScript object; every stream parameter is a
-   * source (async iterable, iterable, `ReadableStream`, Node `Readable`) or an `InputStream`.
-   */
-  invoke(method: string, args: unknown, options?: AgentInvokeOptions): Invocation;
 }
 
 export interface Client {

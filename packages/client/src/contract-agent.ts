@@ -11,7 +11,7 @@
  */
 import { contractDifferences, ContractError, type AnyAgentContract, type ConstructorArgs, type MethodName, type ResultSchema } from "@golem-stream/contract";
 import type { JsOf } from "@golem-stream/schema-value";
-import type { Agent, AgentInvokeOptions, Client } from "./client.js";
+import type { Agent, AgentInvokeOptions, AgentOptions } from "./agent-options.js";
 import type { AgentTypeSchema } from "./discovery.js";
 import { ClientError } from "./errors.js";
 import type { Invocation, InvocationResult } from "./invocation.js";
@@ -102,13 +102,19 @@ export function checkContract(contract: AnyAgentContract, schema: AgentTypeSchem
   throw new ClientError("contract-mismatch", cause.message, { cause });
 }
 
+/** What `typedAgent` needs of a client: its `agent` call. Every `Client` is one. */
+export interface AgentSource {
+  /** Reads the catalogue and returns the untyped agent (`Client.agent`). */
+  agent(options: AgentOptions): Promise<Agent>;
+}
+
 /**
  * Reads the catalogue, checks that it describes `contract.name` as the contract does (a
  * `contract-mismatch` ClientError otherwise) and returns an agent whose methods are typed by it.
  * An alias of `client.connect(contract, options)`, the spelling the documentation uses, as a free
  * function (it takes the constructor's parameters as `constructorArgs` only).
  */
-export async function typedAgent<C extends AnyAgentContract>(client: Client, contract: C, options: ConnectOptions<C>): Promise<TypedAgent<C>> {
+export async function typedAgent<C extends AnyAgentContract>(client: AgentSource, contract: C, options: ConnectOptions<C>): Promise<TypedAgent<C>> {
   if (typeof contract !== "object" || contract === null || typeof contract.graphs !== "object") {
     throw new ClientError("invalid-argument", "typedAgent needs a contract made by defineAgentType");
   }

@@ -5,12 +5,18 @@
  * starts and resolves the server's input mappings to feeders.
  */
 import type { JsonValue, SchemaValueJson, StreamMapping } from "@golem-stream/wire";
-import type { MappingSource } from "./channels.js";
 import { violation } from "./errors.js";
 import { InputFeeder, type FeederHost } from "./input-feeder.js";
 import type { InputStream, ParamNode } from "./input-stream.js";
 import { bindProvisionalRefs, findProvisionalRefs } from "./values.js";
 import { randomUUID } from "./uuid.js";
+
+/**
+ * Where mappings came from. Only an acceptance may list an input this
+ * process has no source for; only the acceptance of a resume or takeover
+ * may name one by a provisional reference another process sent.
+ */
+export type MappingSource = "ack-or-output" | "start-acceptance" | "attach-acceptance";
 
 export interface InputRegistryOptions {
   readonly maxUnackedInputBytes: number;

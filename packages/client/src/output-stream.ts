@@ -16,6 +16,10 @@
  * A stream whose terminal cursor came with saved state (a takeover) is
  * complete from the start: the server replays nothing for it (protocol 6.5),
  * so it ends at once, without items or error, as `already-delivered`.
+ *
+ * Why one file: the consumer side (next, return, cancel, the ReadableStream) and the session side
+ * (items, ends, halts) share one queue and one cursor; splitting them would expose that queue to
+ * both, which is what the cursor rule above must keep private.
  */
 import type { OutputOutcome, SchemaValueJson, ServerCancelReason, ClientCancelReason } from "@golem-stream/wire";
 import { ClientError, invalidCancelReason, isClientCancelReason, violation } from "./errors.js";

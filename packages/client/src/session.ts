@@ -12,6 +12,10 @@
  * its way to the server). Waits between attempts follow the reconnect
  * policy; its failure count resets only when the invocation makes progress
  * (`reconnect-policy.ts`), never on a mere acceptance.
+ *
+ * Why one file: the session is one state machine over one set of private fields (the operation in
+ * flight, the current attachment, the cancel being delivered); its parts that need none of them
+ * already live in the files listed above, and what remains reads each field in several sections.
  */
 import type {
   ClientCancelReason,

@@ -128,7 +128,7 @@ program
   .option("--only <sections>", `run only these sections or check ids (comma-separated; sections: ${SECTIONS.join(", ")})`, list)
   .option("--skip <sections>", "leave out these sections or check ids (comma-separated)", list)
   .option("--restart-cmd <command>", "shell command that restarts the server in place; enables the restart section")
-  .option("--durable-restart", "the server continues invocations a restart interrupted: the restart section requires continuation")
+  .option("--durable-restart", "the server continues invocations a restart interrupted: the restart section requires continuation, and that the re-run of the demo's journal method follows its journal")
   .option("--first-message-timeout <ms>", "the server's deadline for a connection's first message; enables liveness.first-message-deadline", positiveInt)
   .option("--ping-interval <ms>", "how often the server pings a session socket; enables the liveness.ping-* checks", positiveInt)
   .option("--max-connections-per-principal <n>", "open session WebSockets the server allows one principal; enables limits.principal-connections-overloaded", positiveInt)

@@ -2,10 +2,17 @@
 import type { InvocationAccepted, InvocationResult, InvocationStart, ResumeAttach, SchemaValueJson, ServerMessage } from "@golem-stream/wire";
 import { randomUUID } from "node:crypto";
 import { Connection, type Closed } from "./connection.js";
-import { ensure, ensureEqual, Mismatch, show, type ServerSetting } from "./check.js";
+import { ensure, ensureEqual, Mismatch, show } from "./ensure.js";
 import { traceViolations, type TraceOptions } from "./invariants.js";
 import { probeUpgrade, type ProbeOptions, type ProbeResult } from "./http-probe.js";
 import { CheckLifetime, sleep } from "./lifetime.js";
+
+/**
+ * Settings of the server under test that the protocol leaves to it (it may
+ * enforce them with other values, or not at all): a check that needs one runs
+ * only when the suite is told the server's value, and is skipped otherwise.
+ */
+export type ServerSetting = "firstMessageTimeoutMs" | "pingIntervalMs" | "maxConnectionsPerPrincipal" | "maxRunningSessionsPerPrincipal";
 
 export interface SuiteOptions {
   /** ws:// or wss:// base URL of the server under test. */
@@ -42,7 +49,8 @@ export interface SuiteOptions {
   readonly boundedToken?: string | undefined;
   /**
    * The server continues invocations a restart interrupted (the demo methods are durable there):
-   * the restart section then requires continuation instead of also accepting the documented failure.
+   * the restart section then requires continuation instead of also accepting the documented failure,
+   * and runs the checks marked `durable` (the server must then host the demo's `journal` method).
    */
   readonly durableRestart?: boolean;
 }

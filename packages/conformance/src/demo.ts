@@ -1,6 +1,7 @@
 /** Values and start messages of the demo catalogue (decisions-v1 section 7), built by hand. */
 import { createHash, randomUUID } from "node:crypto";
 import type { InvocationStart, SchemaValueJson, ServerMessage } from "@golem-stream/wire";
+import { Mismatch, show } from "./check.js";
 
 export const val = {
   str: (value: string): SchemaValueJson => ({ kind: "string", value }),
@@ -51,6 +52,32 @@ export function digestOf(bytes: Uint8Array): SchemaValueJson {
 
 export function countStart(to: number, delayMs: number, overrides: Partial<InvocationStart> = {}): InvocationStart {
   return demoStart("count", val.record(val.u32(to), val.u32(delayMs)), overrides);
+}
+
+/**
+ * A `journal` start: `count`'s parameters; each item is `record{index: u32, step: string, now: u64,
+ * random: f64}`, where `step`, `now` and `random` are journaled once before the first item (a
+ * method of the project's demo catalogue beyond decisions-v1 section 7).
+ */
+export function journalStart(to: number, delayMs: number, overrides: Partial<InvocationStart> = {}): InvocationStart {
+  return demoStart("journal", val.record(val.u32(to), val.u32(delayMs)), overrides);
+}
+
+/** One item of a `journal` stream: its index, and its journaled values as their wire JSON. */
+export interface JournalItem {
+  readonly index: number;
+  readonly journaled: { readonly step: unknown; readonly now: unknown; readonly random: unknown };
+}
+
+/** The items of a `journal` output stream, in order; a value of another shape is a mismatch. */
+export function journalItems(messages: readonly ServerMessage[], channel: number): JournalItem[] {
+  return outputValues(messages, channel).map((value) => {
+    const fields = (value as { kind?: unknown; value?: { fields?: unknown } }).value?.fields;
+    if ((value as { kind?: unknown }).kind !== "record" || !Array.isArray(fields) || fields.length !== 4) throw new Mismatch(`a journal item is not a record of 4 fields: ${show(value)}`);
+    const [index, step, now, random] = fields as { kind?: unknown; value?: unknown }[];
+    if (index?.kind !== "u32" || typeof index.value !== "number") throw new Mismatch(`a journal item's index is not a u32: ${show(value)}`);
+    return { index: index.value, journaled: { step, now, random } };
+  });
 }
 
 /** Items of a value output stream, in order. */

@@ -90,6 +90,16 @@ describe("--durable-restart", { timeout: 120_000 }, () => {
   });
 });
 
+describe("restart.rerun-follows-journal without --durable-restart", { timeout: 60_000 }, () => {
+  it("is skipped and says which flag it needs: a server the flag does not describe need not serve `journal`", async () => {
+    const id = "restart.rerun-follows-journal";
+    const report = await run([id], { durableRestart: false });
+    expect(report.results.map((r) => [r.id, r.status, r.saw])).toEqual([
+      [id, "skipped", "no --durable-restart given: only a server that continues what a restart interrupted keeps a journal to follow"],
+    ]);
+  });
+});
+
 describe("the suite's table and reports", () => {
   it("has a restart section, and a methods check for every demo method decisions §7 lists", () => {
     expect(checks.filter((c) => c.section === "restart").length).toBeGreaterThan(0);

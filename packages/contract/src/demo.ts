@@ -1,6 +1,6 @@
 /**
  * The demo catalogue's `echo` agent type (decisions-v1 section 7, plus
- * `tally`, which only this project's embedded server serves) as a contract: the server implements it (`@golem-stream/server`'s demo host) and
+ * `tally` and `journal`, which only this project's embedded server serves) as a contract: the server implements it (`@golem-stream/server`'s demo host) and
  * clients call it with the same types. Its graphs are the ones the demo
  * served before contracts existed, except that `blobs` bounds its count and
  * size in the schema.
@@ -44,5 +44,12 @@ export const echoContract = defineAgentType({
     // Beyond decisions-v1 section 7: a one-way string sink, so small-item
     // throughput can be measured without an output stream of the same size.
     tally: { params: t.record({ input: t.stream(t.string()) }), result: t.record({ items: t.u64(), bytes: t.u64() }) },
+    // Beyond decisions-v1 section 7: a `count` whose every item repeats three values the method
+    // journaled once before its first item (a step's result, the time, a random number), so a
+    // client can see whether a re-run after a restart got them back from the journal.
+    journal: {
+      params: t.record({ to: t.u32(), delayMs: t.u32() }),
+      result: t.stream(t.record({ index: t.u32(), step: t.string(), now: t.u64(), random: t.f64() })),
+    },
   },
 });

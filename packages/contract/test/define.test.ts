@@ -13,6 +13,7 @@ const string: JsonObject = { kind: "string", value: {} };
 const u8: JsonObject = { kind: "u8", value: {} };
 const u32: JsonObject = { kind: "u32", value: {} };
 const u64: JsonObject = { kind: "u64", value: {} };
+const f64: JsonObject = { kind: "f64", value: {} };
 const binary: JsonObject = { kind: "binary", value: { restrictions: {} } };
 const stream = (inner: JsonObject): JsonObject => ({ kind: "stream", value: { inner } });
 const record = (...fields: [string, JsonObject][]): JsonObject => ({ kind: "record", value: { fields: fields.map(([name, body]) => ({ name, body })) } });
@@ -31,6 +32,11 @@ const LITERAL_METHODS = [
   { name: "groups", parameters: graph(record(["groups", u32], ["per", u32])), result: graph(stream(record(["name", string], ["items", stream(u32)]))) },
   { name: "fail", parameters: graph(record(["after", u32])), result: graph(stream(u32)) },
   { name: "tally", parameters: graph(record(["input", stream(string)])), result: graph(record(["items", u64], ["bytes", u64])) },
+  {
+    name: "journal",
+    parameters: graph(record(["to", u32], ["delayMs", u32])),
+    result: graph(stream(record(["index", u32], ["step", string], ["now", u64], ["random", f64]))),
+  },
 ];
 
 describe("the demo contract", () => {

@@ -16,7 +16,8 @@
  * (test clients, clocks and scenarios).
  */
 export { startEmbeddedServer, loadOrCreateKeyring, loadOrCreatePrincipalSecret, PRINCIPAL_SECRET_FILE, type EmbeddedServer, type EmbeddedServerOptions } from "./embedded.js";
-export { defineCatalogue, type Catalogue, type EnvironmentAgentTypes } from "./catalogue/catalogue.js";
+export type { Catalogue, EnvironmentAgentTypes } from "./catalogue/catalogue.js";
+export { defineCatalogue } from "./catalogue/check-catalogue.js";
 export { CatalogueError } from "./catalogue/catalogue-error.js";
 export { checkAgents, checkCatalogue, isAgentHost } from "./catalogue/check-catalogue.js";
 export { agentsHost, agentsFingerprint, type AgentsOptions } from "./catalogue/agents-host.js";

@@ -170,7 +170,9 @@ export interface ServerLimits {
    * Invocations one principal may run in this process at once; a further
    * start is answered `invocationRejected` `overloaded` (retryable) until one
    * finishes (default 500). Resumes, takeovers and exact replays of running
-   * invocations are never refused by it. In a cluster, each node counts its own.
+   * invocations are never refused by it. A re-run after owner loss holds a
+   * slot while it runs, counted even past the bound and never refused
+   * (docs/protocol/server.md). In a cluster, each node counts its own.
    */
   readonly maxRunningSessionsPerPrincipal: number;
   /**

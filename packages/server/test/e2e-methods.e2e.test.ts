@@ -1,4 +1,4 @@
-/** Every demo method of decisions-v1 section 7, end to end over a real WebSocket. */
+/** Every demo method (decisions-v1 section 7, `tally` and `journal`), end to end over a real WebSocket. */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createHash, randomUUID } from "node:crypto";
 import type { ServerMessage } from "@golem-stream/wire";
@@ -157,6 +157,25 @@ describe("demo methods", () => {
     expect(outputValues(messages, channel)).toEqual([v.u32(0), v.u32(1)]);
     const end = messages.find((m) => m.type === "outputStreamEnd");
     expect(end).toMatchObject({ channel, sequence: 2n, outcome: { kind: "error", code: "producer-error", message: "producer failed" } });
+    expect(messages.at(-1)).toEqual({ type: "invocationFinished", outcome: { kind: "success" } });
+  });
+
+  it("journal: every item repeats one step result (a UUID), one time and one random number, journaled before the first item", async () => {
+    const client = await RawClient.connect(server.url);
+    const before = Date.now();
+    client.send(demoStart("journal", v.record(v.u32(3), v.u32(0))));
+    const { messages } = await client.all();
+    const channel = resultOf(messages).mappings[0]!.channel;
+    const items = outputValues(messages, channel).map((item) => (item.value as unknown as { fields: { kind: string; value: unknown }[] }).fields);
+    expect(items.map((fields) => fields[0])).toEqual([v.u32(0), v.u32(1), v.u32(2)]);
+    const [step, now, random] = items[0]!.slice(1);
+    expect(step).toMatchObject({ kind: "string", value: expect.stringMatching(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/) });
+    expect(now?.kind).toBe("u64");
+    expect(BigInt(now!.value as string)).toBeGreaterThanOrEqual(BigInt(before));
+    expect(random).toMatchObject({ kind: "f64", value: expect.any(Number) });
+    expect(random!.value).toBeGreaterThanOrEqual(0);
+    expect(random!.value).toBeLessThan(1);
+    for (const fields of items) expect(fields.slice(1)).toEqual([step, now, random]);
     expect(messages.at(-1)).toEqual({ type: "invocationFinished", outcome: { kind: "success" } });
   });
 

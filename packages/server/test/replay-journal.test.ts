@@ -5,7 +5,8 @@
  * (committed, the caller never told), after it (committed and returned) —
  * in many seeded random plans. A crash is `runtime.shutdown()`, and every
  * call of the dead server's store view then hangs, as a killed process's
- * writes never land; the next server (same store) re-runs the invocation.
+ * writes never land; the next server (same store: the memory store, or the
+ * SQLite store opened again on the same data directory) re-runs the invocation.
  *
  * What must hold: the invocation ends in success with every item once, and
  * each step's effect ran once, plus once more for every crash before its
@@ -15,9 +16,12 @@
  */
 import { describe, expect, it } from "vitest";
 import { randomUUID } from "node:crypto";
-import type { InvocationStart, SchemaValueJson, ServerMessage } from "@golem-stream/wire";
+import type { ClientMessage, InvocationStart, SchemaValueJson, ServerMessage } from "@golem-stream/wire";
 import { defineAgentType, t } from "@golem-stream/contract";
-import { implement, StaticAgentHost } from "../src/index.js";
+import { implement, SqliteSessionStore, StaticAgentHost } from "../src/index.js";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { MemorySessionStore, type JournalEntry, type SessionStore } from "../src/store/index.js";
 import { REPLAY_DIVERGED } from "../src/invocation/replay-divergence.js";
 import { agentStart, v } from "./helpers.js";
@@ -141,19 +145,30 @@ function plan(random: () => number, steps: number): Fault[] {
   return faults;
 }
 
+function sharedMemoryStore(): () => SessionStore {
+  const store = new MemorySessionStore();
+  return () => store;
+}
+
 const finished = (sent: readonly ServerMessage[]) => sent.some((m) => m.type === "invocationFinished");
 
-/** Runs `walk(steps)` through `faults`, a server per crash; resolves to the client's messages after the last one. */
-async function walkThrough(steps: number, faults: Fault[]): Promise<ServerMessage[]> {
-  const store = new MemorySessionStore();
+/**
+ * Runs `walk(steps)` through `faults`, a server per crash; resolves to the client's messages after
+ * the last one. `openStore` is called for each server: the same memory store, or the SQLite store
+ * opened again on the same data directory, as a restarted process opens it.
+ */
+async function walkThrough(steps: number, faults: Fault[], openStore: () => SessionStore | Promise<SessionStore> = sharedMemoryStore()): Promise<ServerMessage[]> {
   let keyring: ReturnType<typeof memoryHarness>["keyring"] | undefined;
-  let sessionToken: string | undefined;
+  // What the next server is sent: the start, then a resume with the newest token. A message whose
+  // acceptance never arrived is sent again as it was (an exact replay of its attempt), since the
+  // server may have committed it before it died.
+  let attach: ClientMessage = start("walk", v.record(v.u32(steps)));
   live.dead.clear();
   live.effects = [];
   for (let servers = 0; ; servers++) {
     let crashedNow = false;
     // Every server re-runs the invocation: its run is number `servers + 1`, dead from the crash on.
-    const process = processView(store, faults, () => {
+    const process = processView(await openStore(), faults, () => {
       crashedNow = true;
       live.dead.add(servers + 1);
     });
@@ -161,35 +176,67 @@ async function walkThrough(steps: number, faults: Fault[]): Promise<ServerMessag
     keyring = harness.keyring;
     await harness.runtime.recoverInterrupted();
     const { transport, send } = harness.open();
-    if (sessionToken === undefined) send(start("walk", v.record(v.u32(steps))));
-    else send({ type: "resumeAttach", attemptId: randomUUID(), operation: "resume", outputCursors: [], sessionToken });
+    send(attach);
     await transport.expect("the end or a crash", (sent) => crashedNow || finished(sent));
     const accepted = transport.sent.find((m) => m.type === "invocationAccepted");
-    if (accepted?.type === "invocationAccepted") sessionToken = accepted.sessionToken;
+    if (accepted?.type === "invocationAccepted") attach = { type: "resumeAttach", attemptId: randomUUID(), operation: "resume", outputCursors: [], sessionToken: accepted.sessionToken };
     if (!crashedNow) return [...transport.sent];
     harness.runtime.shutdown();
     process.kill();
   }
 }
 
+/** Walks seeded plans `seeds` through the stores `openStores(seed)` gives, checking each outcome. */
+async function walkSeeds(seeds: number, openStores: (seed: number) => { open: () => SessionStore | Promise<SessionStore>; close: () => Promise<void> }): Promise<void> {
+  const steps = 6;
+  for (let seed = 1; seed <= seeds; seed++) {
+    const faults = plan(seeded(seed), steps);
+    const planned = [...faults];
+    const stores = openStores(seed);
+    let messages: ServerMessage[];
+    try {
+      messages = await walkThrough(steps, faults, stores.open);
+    } finally {
+      await stores.close();
+    }
+    const where = `seed ${seed}, plan ${JSON.stringify(planned)}`;
+    expect(faults, where).toEqual([]);
+    expect(messages.at(-1), where).toEqual({ type: "invocationFinished", outcome: { kind: "success" } });
+    const items = messages.flatMap((m) => (m.type === "outputStreamItem" ? [m.value.value as string] : []));
+    // Every item once, each with the id its step's first committed run returned.
+    expect(items.map((item) => item.split(":")[0]), where).toEqual(Array.from({ length: steps }, (_, i) => String(i)));
+    // Once, and once more for each crash before the step's entry was committed.
+    const expected = Array.from({ length: steps }, (_, i) => 1 + planned.filter((f) => f.step === i && f.phase === "before").length);
+    expect(live.effects, where).toEqual(expected);
+  }
+}
+
 describe("journal: a step's effect once per committed step, across crashes at the journal write", () => {
   it("many seeded plans of crashes before, during and after a step's commit", async () => {
-    const steps = 6;
-    for (let seed = 1; seed <= 60; seed++) {
-      const faults = plan(seeded(seed), steps);
-      const planned = [...faults];
-      const messages = await walkThrough(steps, faults);
-      const where = `seed ${seed}, plan ${JSON.stringify(planned)}`;
-      expect(faults, where).toEqual([]);
-      expect(messages.at(-1), where).toEqual({ type: "invocationFinished", outcome: { kind: "success" } });
-      const items = messages.flatMap((m) => (m.type === "outputStreamItem" ? [m.value.value as string] : []));
-      // Every item once, each with the id its step's first committed run returned.
-      expect(items.map((item) => item.split(":")[0]), where).toEqual(Array.from({ length: steps }, (_, i) => String(i)));
-      // Once, and once more for each crash before the step's entry was committed.
-      const expected = Array.from({ length: steps }, (_, i) => 1 + planned.filter((f) => f.step === i && f.phase === "before").length);
-      expect(live.effects, where).toEqual(expected);
-    }
+    await walkSeeds(60, () => ({ open: sharedMemoryStore(), close: async () => undefined }));
   });
+
+  it("the same on the SQLite store, opened again from its data directory by each server", async () => {
+    // Each server opens the store anew: what the re-run reads is what reached the database file.
+    // The store holds its data directory alone, so the dead server's is closed first; closing
+    // lets the writes it had taken before the crash finish, which is a crash just after them (the
+    // dead server's journal writes from the crash on never reach it: its view swallows them).
+    await walkSeeds(20, (seed) => {
+      const dataDir = mkdtempSync(join(tmpdir(), `golem-stream-journal-${seed}-`));
+      let current: SqliteSessionStore | undefined;
+      return {
+        open: async () => {
+          await current?.close();
+          current = new SqliteSessionStore({ dataDir, synchronous: "normal" });
+          return current;
+        },
+        close: async () => {
+          await current?.close();
+          rmSync(dataDir, { recursive: true, force: true });
+        },
+      };
+    });
+  }, 30_000);
 });
 
 describe("journal: a re-run whose step at a position has another name", () => {

@@ -347,6 +347,47 @@ describe("re-running a replayable invocation after a restart", () => {
     expect(tokensOf(transport.sent).slice(0, 2)).toEqual(tokensOf(client.transport.sent).slice(0, 2));
   });
 
+  it("re-runs hold their principal's running slots (limits.maxRunningSessionsPerPrincipal), past the bound if need be: a new start is refused until they end", async () => {
+    // Held: count at its item 1, nested before its group 1 (gate 101), in every run.
+    const gate = gates((_attempt, i) => i === 1 || i === 101);
+    const first = server({ limits: { maxRunningSessionsPerPrincipal: 2 } });
+    const counting = first.open();
+    counting.send(start("count", v.record(v.u32(3))));
+    await counting.transport.expect("the first item", (sent) => resultItems(sent).length === 1);
+    const grouping = first.open();
+    grouping.send(start("nested", v.record(v.u32(3))));
+    await grouping.transport.expect("the first group", (sent) => resultItems(sent).length === 1);
+    first.crash();
+
+    // The bound is now 1 and the principal had 2 invocations admitted: both run again, neither is refused.
+    const rerun: string[] = [];
+    const refused: string[] = [];
+    const second = await first.restart({
+      limits: { maxRunningSessionsPerPrincipal: 1 },
+      observer: { ...NOOP_OBSERVER, replayStarted: (session) => rerun.push(session.method), principalLimitReached: (limit) => refused.push(limit) },
+    });
+    expect(rerun.sort()).toEqual(["count", "nested"]);
+    expect(refused).toEqual([]);
+
+    // While they run they count: the same principal's new start waits for them.
+    const early = second.open();
+    early.send(start("count", v.record(v.u32(0))));
+    await early.transport.expect("the refusal", (sent) => sent.some((m) => m.type === "invocationRejected"));
+    expect(early.transport.sent.find((m) => m.type === "invocationRejected")).toMatchObject({ code: "overloaded", retryable: true });
+    expect(refused).toEqual(["sessions"]);
+
+    gate.open(2, 1);
+    gate.open(2, 101);
+    expect((await resumeToEnd(second, counting.transport.sent)).at(-1)).toEqual({ type: "invocationFinished", outcome: { kind: "success" } });
+    expect((await resumeToEnd(second, grouping.transport.sent)).at(-1)).toEqual({ type: "invocationFinished", outcome: { kind: "success" } });
+
+    // Both ended, their slots are free again.
+    const later = second.open();
+    later.send(start("count", v.record(v.u32(0))));
+    await later.transport.expect("invocationFinished", (sent) => sent.some((m) => m.type === "invocationFinished"));
+    expect(later.transport.sent.at(-1)).toEqual({ type: "invocationFinished", outcome: { kind: "success" } });
+  });
+
   it("a re-run the store cannot record (its run count refused) is not started: the invocation fails as by default", async () => {
     gates((attempt, i) => attempt === 1 && i === 1);
     const first = server();

@@ -509,14 +509,29 @@ export class WriteQueue {
   }
 }
 
-/** Whether the transaction `xid` committed, by PostgreSQL's commit log (it keeps the outcome of recent transactions). */
+/**
+ * Whether the transaction `xid` committed, by PostgreSQL's commit log (it keeps the outcome of
+ * recent transactions). An id "in the future" (22023) is one a crashed server handed out but
+ * never logged: after its recovery no transaction has that id yet, so ours did not commit (a
+ * commit's record, replayed, would have moved the server's next id past it).
+ */
 async function transactionCommitted(client: pg.Client, xid: string): Promise<Verdict> {
-  const { rows } = await client.query<{ status: string | null }>("SELECT pg_xact_status($1::xid8) AS status", [xid]);
+  let rows: { status: string | null }[];
+  try {
+    ({ rows } = await client.query<{ status: string | null }>("SELECT pg_xact_status($1::xid8) AS status", [xid]));
+  } catch (error) {
+    if (isFutureTransaction(error)) return "not-committed";
+    throw error;
+  }
   const status = rows[0]?.status;
   if (status === "committed") return "committed";
   if (status === "aborted") return "not-committed";
   if (status === "in progress") return "pending";
   return "unknown";
+}
+
+function isFutureTransaction(error: unknown): boolean {
+  return (error as { code?: unknown } | null)?.code === "22023" && error instanceof Error && / is in the future$/.test(error.message);
 }
 
 export function toError(error: unknown, context: string): Error {

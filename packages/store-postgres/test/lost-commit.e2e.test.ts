@@ -4,7 +4,7 @@
  * answer comes back, so the write committed and the store does not know it. Within the outage
  * grace the store asks after reconnecting (`pg_xact_status`, the streams' counts) and settles the
  * writes as committed, writing nothing twice; cut before the COMMIT went out, the group is
- * written again.
+ * written again. A journal entry written again after all (its answer lost) is done, not refused.
  */
 import { randomUUID } from "node:crypto";
 import { createServer, connect as connectTcp, type AddressInfo, type Socket } from "node:net";
@@ -103,6 +103,27 @@ describe("a writer connection lost around its COMMIT", () => {
       await cut;
       expect(await created).toEqual({ kind: "created" });
       expect(await store.listStreams(s.sessionId)).toHaveLength(1);
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it("a journal entry whose COMMIT answer was lost: the step's write is settled as done, its entry stored once", async () => {
+    const proxy = await cuttingProxy(pgUrl());
+    try {
+      const store = await connect({ connectionString: proxy.url });
+      const s = session();
+      await store.createSession(s, [], start(s.sessionId));
+      const entry = { sessionId: s.sessionId, position: 0, name: "fetch-rate", outcome: '{"value":1.08}' };
+      const cut = proxy.arm("COMMIT", true);
+      const appended = store.appendJournal(entry, 1n);
+      await cut;
+      await appended;
+      expect(await store.readJournal(s.sessionId)).toEqual([entry]);
+      // Written once more (a retry of a write whose first answer was lost): done, not refused.
+      await store.appendJournal(entry, 1n);
+      await expect(store.appendJournal({ ...entry, outcome: '{"value":1.09}' }, 1n)).rejects.toThrow("the journal position is already taken");
+      expect(await store.readJournal(s.sessionId)).toEqual([entry]);
     } finally {
       await proxy.close();
     }

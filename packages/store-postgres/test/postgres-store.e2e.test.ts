@@ -220,7 +220,7 @@ describe("writes", () => {
     let sequence = 0n;
     for (let hops = 0; hops < 6; hops++) {
       await append(sequence++);
-      for (let i = 0; i < hops; i++) await null;
+      for (let i = 0; i < hops; i++) await Promise.resolve();
       const outcome = await Promise.race([
         append(sequence++).then(() => "committed"),
         new Promise<string>((resolve) => setTimeout(resolve, 15_000, "never started")),

@@ -251,6 +251,23 @@ describe("a connection lost during a group", () => {
     });
   });
 
+  it("after the COMMIT, when PostgreSQL restarted from a crash and calls the id in the future: nothing committed, the group is written again", async () => {
+    const db = new Database();
+    const queue = db.queue();
+    let lost = false;
+    db.answer = (text, values) => {
+      if (text.includes("pg_xact_status")) throw pgError("22023", `transaction ID ${String(values?.[0])} is in the future`);
+      if (isCommit(text) && !lost) {
+        lost = true;
+        lose(db.clients[0]);
+      }
+      return undefined;
+    };
+    expect(await queue.write(statement("write a", 1))).toBe(1);
+    expect(db.lastWrites).toEqual(["write a"]);
+    expect(db.clients).toHaveLength(2);
+  });
+
   it("PostgreSQL shutting down (57P01) is an outage too", async () => {
     const db = new Database();
     const queue = db.queue();

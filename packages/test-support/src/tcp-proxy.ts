@@ -14,6 +14,9 @@
  *
  * Every change (a connection, bytes, a cut, a close) wakes `until()`, so
  * tests wait on what happened, never on a clock.
+ *
+ * Why one file: the plans, pauses and balancer all act on the same relayed connections; one
+ * implementation is what replaced the copies each package's tests had.
  */
 import net from "node:net";
 

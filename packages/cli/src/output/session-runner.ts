@@ -7,6 +7,10 @@
  * the consumer asks the client runtime for the next one, and only that ask
  * advances the stream's cursor and rewrites the checkpoint. So the
  * checkpoint never runs ahead of stdout.
+ *
+ * Why one file: one runner holds the streams' write order, the checkpoint and the exit code
+ * together; every part of it (printing, cancelling on a broken pipe, the result) moves the same
+ * cursor state.
  */
 import { isClientError } from "@golem-stream/client";
 import type { Invocation, InvocationResult, OutputChunk, OutputStream } from "@golem-stream/client";

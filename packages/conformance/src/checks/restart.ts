@@ -8,7 +8,7 @@ import { SUBPROTOCOL, type InvocationAccepted } from "@golem-stream/wire";
 import { defineChecks, ensure, ensureEqual, show, type Check } from "../check.js";
 import type { Connection } from "../connection.js";
 import { ensureAnswerRejected, ensureFinishedSuccess, ensureTrace, resultChannel, type SuiteContext } from "../context.js";
-import { countStart, countValues, range, reverseStart, val } from "../demo.js";
+import { countStart, countValues, journalItems, journalStart, range, reverseStart, val } from "../demo.js";
 import { inputEnd, inputItem, inputSession, runToEnd } from "./support.js";
 
 /** Runs the restart command, then waits until the endpoint upgrades again. */
@@ -102,6 +102,38 @@ export const restartChecks: Check[] = defineChecks("restart", [
         ensureEqual(finished.outcome.kind, "failure", "invocation outcome after an interrupted output");
       }
       return `${values.length} items after the cursor, end ${end.outcome.kind}`;
+    },
+  },
+  {
+    name: "rerun-follows-journal",
+    ref: "§9, §13 (a continued invocation's output continues the one delivered); docs/durable-execution.md (the journal)",
+    expectation:
+      "with --durable-restart: journal(20, 50) interrupted by a restart after item 2 continues to an ok end after 19, and every item, before the restart and after it, carries the same step result, time and random number the method journaled before its first item (a re-run that called the step again or read the clock or randomness afresh shows other ones)",
+    durable: true,
+    async run(ctx) {
+      const { conn, accepted } = await ctx.start(journalStart(20, 50));
+      let cursor = "";
+      for (let i = 0; i < 3; i++) cursor = (await conn.nextOf("outputStreamItem")).cursorToken;
+      await restartServer(ctx);
+      conn.terminate();
+      const before = journalItems(conn.received, resultChannel(conn.received)).slice(0, 3);
+      const { conn: resumed, answer } = await ctx.attach(accepted.sessionToken, "resume", [cursor]);
+      ensure(answer.type === "invocationAccepted", `answer after restart: ${show(answer)}`);
+      const { messages, closed } = await resumed.all(ctx.timeoutMs * 3);
+      const channel = resultChannel(messages);
+      ensureTrace(messages, { outputStart: new Map([[channel, 3n]]) });
+      const after = journalItems(messages, channel);
+      ensureEqual(before.map((item) => item.index), range(3), "indexes of the items before the restart");
+      ensureEqual(after.map((item) => item.index), range(17, 3), "indexes of the items after the restart");
+      const journaled = before[0]!.journaled;
+      ensure(typeof (journaled.step as { value?: unknown } | undefined)?.value === "string", `the first item's step result is not a string: ${show(journaled)}`);
+      for (const item of [...before, ...after]) ensureEqual(item.journaled, journaled, `journaled values of item ${item.index}, against item 0's`);
+      const end = messages.find((m) => m.type === "outputStreamEnd");
+      ensureEqual(end?.type === "outputStreamEnd" ? end.outcome : end, { kind: "ok" }, "end of a journal a durable server continued");
+      const finished = messages.at(-1);
+      ensure(finished?.type === "invocationFinished" && finished.outcome.kind === "success", `last message: ${show(finished)}`);
+      ensureEqual(closed.code, 1000, "close code after invocationFinished");
+      return `20 items carried the journaled values, 17 of them after the restart`;
     },
   },
   {

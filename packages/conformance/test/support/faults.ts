@@ -90,6 +90,19 @@ function rerunAfterRestart(name: string, description: string, change: (item: Ext
   };
 }
 
+/**
+ * A `journal` item (record{index, step, now, random}) with `fields` replaced by index: what a
+ * re-run that got other journaled values than the run before produces. Other items as they are.
+ */
+function withJournaled(item: Extract<S, { type: "outputStreamItem" }>, fields: (step: string, now: string, random: number) => [string, string, number]): S {
+  const record = item.value.value as { fields?: { kind: string; value: unknown }[] } | undefined;
+  if (item.value.kind !== "record" || record?.fields?.length !== 4) return item;
+  const [index, step, now, random] = record.fields;
+  const [newStep, newNow, newRandom] = fields(step!.value as string, now!.value as string, random!.value as number);
+  const changed = [index!, { ...step!, value: newStep }, { ...now!, value: newNow }, { ...random!, value: newRandom }];
+  return { ...item, value: { kind: "record", value: { fields: changed } } } as S;
+}
+
 export const MORE_FAULTS: readonly FaultCase[] = [
   {
     fault: {
@@ -270,19 +283,36 @@ export const MORE_FAULTS: readonly FaultCase[] = [
         return [m];
       },
     },
-    caughtBy: ["restart.output-cursor-survives"],
+    caughtBy: ["restart.output-cursor-survives", "restart.rerun-follows-journal"],
     restart: true,
   },
   {
     // The re-run sends the first item it delivers again as a new item: the client sees it twice.
     fault: rerunAfterRestart("rerun-resends-committed-item", "after a restart, the re-run re-sends an item it had committed as a new item (the client sees it twice)", (item, index) => (index === 0 ? [item, item] : [item])),
-    caughtBy: ["restart.output-cursor-survives", "restart.input-high-water-survives"],
+    caughtBy: ["restart.output-cursor-survives", "restart.input-high-water-survives", "restart.rerun-follows-journal"],
     restart: true,
   },
   {
     // The re-run loses its second item and numbers the rest on without a gap: only the values show it.
     fault: rerunAfterRestart("rerun-skips-item", "after a restart, the re-run skips an output item and numbers the following ones on without a gap", (item, index) => (index === 1 ? [] : [item])),
-    caughtBy: ["restart.output-cursor-survives", "restart.input-high-water-survives"],
+    caughtBy: ["restart.output-cursor-survives", "restart.input-high-water-survives", "restart.rerun-follows-journal"],
+    restart: true,
+  },
+  {
+    // The first item the resumed client gets was stored before the restart; the re-run produced the
+    // rest, and its step ran again: a fresh result where the journal held one.
+    fault: rerunAfterRestart("rerun-calls-step-again", "after a restart, the re-run calls a journaled step's function again instead of returning its stored result", (item, index) => [
+      index === 0 ? item : withJournaled(item, (step, now, random) => [`${step.slice(0, -1)}${step.endsWith("0") ? "1" : "0"}`, now, random]),
+    ]),
+    caughtBy: ["restart.rerun-follows-journal"],
+    restart: true,
+  },
+  {
+    // The same, for ctx.now() and ctx.random(): the re-run reads the clock and randomness afresh.
+    fault: rerunAfterRestart("rerun-ignores-journal", "after a restart, the re-run returns a fresh ctx.now() and ctx.random() instead of the journaled ones", (item, index) => [
+      index === 0 ? item : withJournaled(item, (step, now, random) => [step, String(BigInt(now) + 1234n), random === 0.25 ? 0.75 : 0.25]),
+    ]),
+    caughtBy: ["restart.rerun-follows-journal"],
     restart: true,
   },
   {

@@ -51,7 +51,21 @@ export class PrincipalSlots {
       this.#reached(this.#what);
       throw new ProtocolError("overloaded", REFUSALS[this.#what](this.#limit));
     }
-    this.#held.set(key, held + 1);
+    return this.#take(key);
+  }
+
+  /**
+   * Takes a slot for `caller` even when it holds the limit already: for work
+   * the principal was admitted for before (a re-run of an interrupted
+   * invocation), which refusing would fail. It still counts, so new work
+   * waits until the principal is back under its bound.
+   */
+  hold(caller: Principal): PrincipalSlot {
+    return this.#take(keyOf(caller));
+  }
+
+  #take(key: string): PrincipalSlot {
+    this.#held.set(key, (this.#held.get(key) ?? 0) + 1);
     let released = false;
     return {
       release: () => {

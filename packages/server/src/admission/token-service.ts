@@ -3,8 +3,9 @@
  * which identity: the tokens (minted and checked here), how a token's room
  * is shared out (token-budget.ts), and the per-principal bounds on
  * connections, running sessions (principal-slots.ts) and stored bytes
- * (stored-bytes.ts). The first-message rules that apply them (start,
- * replay, resume, takeover) are `SessionRuntime` (sessions/session-runtime.ts).
+ * (stored-bytes.ts), and the first-message rules that apply them: start,
+ * exact-attempt replay, resume and takeover (`SessionRuntime`,
+ * session-runtime.ts, and the files it names).
  *
  * This file: minting and checking the three opaque tokens for one deployment. The
  * keyring is held here and nowhere else; nothing in this file logs a token.

@@ -6,8 +6,8 @@
  *
  * A catalogue: the agent types a server hosts, by application and
  * environment. It is what an `--agents` module exports by default and what
- * `startEmbeddedServer({ agents })` takes; `defineCatalogue` types it (and
- * checks it) where it is written:
+ * `startEmbeddedServer({ agents })` takes; `defineCatalogue` (check-catalogue.ts)
+ * types it (and checks it) where it is written:
  *
  *   export default defineCatalogue({
  *     applications: { text: { default: [implement(wordsContract, { ... })] } },
@@ -17,7 +17,6 @@
  * returns, or one written by hand against the untyped host interface.
  */
 import type { AgentTypeDefinition } from "../agent-host.js";
-import { checkCatalogue } from "./check-catalogue.js";
 
 /** The agent types of one environment, in the order discovery lists them. */
 export type EnvironmentAgentTypes = readonly AgentTypeDefinition[];
@@ -25,15 +24,4 @@ export type EnvironmentAgentTypes = readonly AgentTypeDefinition[];
 export interface Catalogue {
   /** `{ application: { environment: [agent types] } }`; at least one application with one agent type. */
   readonly applications: Readonly<Record<string, Readonly<Record<string, EnvironmentAgentTypes>>>>;
-}
-
-/**
- * Returns `catalogue` unchanged, typed, once it passed every check
- * `startEmbeddedServer` and `serve --agents` apply (names, schemas, one
- * implementation per method): a bad one throws `CatalogueError` here, where
- * the module that declares it is loaded.
- */
-export function defineCatalogue<const C extends Catalogue>(catalogue: C): C {
-  checkCatalogue(catalogue);
-  return catalogue;
 }

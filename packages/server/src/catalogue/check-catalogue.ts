@@ -168,3 +168,14 @@ function describe(value: unknown): string {
 function quoted(name: string): string {
   return JSON.stringify(name.length > 40 ? `${name.slice(0, 40)}…` : name);
 }
+
+/**
+ * Returns `catalogue` unchanged, typed, once it passed every check
+ * `startEmbeddedServer` and `serve --agents` apply (names, schemas, one
+ * implementation per method): a bad one throws `CatalogueError` here, where
+ * the module that declares it is loaded.
+ */
+export function defineCatalogue<const C extends Catalogue>(catalogue: C): C {
+  checkCatalogue(catalogue);
+  return catalogue;
+}

@@ -4,8 +4,9 @@
  * may claim other nodes' sessions across a store outage, and the check that
  * every node serves the same catalogue. Elsewhere today: the leases and
  * fencing epochs are the store's (store/cluster-store.ts,
- * store/ownership.ts), the heartbeat is server.ts's, and the follower that
- * keeps a loaded session in step is invocation/cluster-follower.ts.
+ * store/ownership.ts), the heartbeat and the orphan claims' timing are
+ * lease-keeper.ts's, and the follower that keeps a loaded session in step
+ * is invocation/cluster-follower.ts.
  *
  * The node-to-node side of one session loaded in cluster mode (see
  * docs/cluster.md). The node that runs the invocation is its owner; any

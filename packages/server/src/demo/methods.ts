@@ -2,7 +2,7 @@
  * The demo methods of decisions-v1 section 7, implementing `echoContract`
  * with plain JavaScript exactly as a user's typed agent would.
  */
-import { createHash } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import { PublicProducerError, type AgentTypeDefinition } from "../agent-host.js";
 import { implement } from "../contracts/implement.js";
 import type { OutputSourceOf, TypedOutputWriter } from "../contracts/streams.js";
@@ -51,12 +51,12 @@ export function reverseScalars(text: string): string {
   return String.fromCharCode(...units);
 }
 
-/** Counts 0..to-1 with an optional delay, stopping early when the stream is cancelled. */
-function counter(to: number, delayMs: number): OutputSourceOf<number> {
-  return async (writer: TypedOutputWriter<number>) => {
+/** Writes `item(i)` for i in 0..to-1 with an optional delay, stopping early when the stream is cancelled. */
+function counter<T>(to: number, delayMs: number, item: (index: number) => T): OutputSourceOf<T> {
+  return async (writer: TypedOutputWriter<T>) => {
     for (let i = 0; i < to; i++) {
       if (delayMs > 0) await sleep(delayMs, writer.signal);
-      await writer.write(i);
+      await writer.write(item(i));
     }
   };
 }
@@ -117,7 +117,7 @@ export const ECHO_AGENT_TYPE: AgentTypeDefinition = implement(echoContract, {
   },
 
   async count(_ctx, { to, delayMs }) {
-    return counter(to, delayMs);
+    return counter(to, delayMs, (index) => index);
   },
 
   async blobs(_ctx, { count, size }) {
@@ -132,7 +132,7 @@ export const ECHO_AGENT_TYPE: AgentTypeDefinition = implement(echoContract, {
 
   async groups(_ctx, { groups, per }) {
     return (function* () {
-      for (let g = 0; g < groups; g++) yield { name: `group-${g}`, items: counter(per, 0) };
+      for (let g = 0; g < groups; g++) yield { name: `group-${g}`, items: counter(per, 0, (index) => index) };
     })();
   },
 
@@ -154,5 +154,18 @@ export const ECHO_AGENT_TYPE: AgentTypeDefinition = implement(echoContract, {
       bytes += Buffer.byteLength(item, "utf8");
     }
     return { items: BigInt(items), bytes: BigInt(bytes) };
+  },
+
+  /**
+   * `count`, each item carrying three values journaled once before the first: a step whose
+   * function returns a fresh UUID, `ctx.now()` and `ctx.random()`. A re-run that follows the
+   * journal repeats them; one that calls the step again or reads the clock or randomness afresh
+   * shows it in every item it produces (the conformance kit's `restart.rerun-follows-journal`).
+   */
+  async journal(ctx, { to, delayMs }) {
+    const step = await ctx.step("journal-token", () => randomUUID());
+    const now = BigInt(await ctx.now());
+    const random = await ctx.random();
+    return counter(to, delayMs, (index) => ({ index, step, now, random }));
   },
 });

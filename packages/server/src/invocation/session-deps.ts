@@ -10,7 +10,7 @@
  * above the invocation in the runtime's order (docs/architecture.md): the
  * session sees them through the two ports below, which they implement, and
  * the server's full set of dependencies (`RuntimeDeps`,
- * sessions/runtime-deps.ts) adds what only the admission uses of them.
+ * admission/runtime-deps.ts) adds what only the admission uses of them.
  */
 import type { AgentHost } from "../agent-host.js";
 import type { Logger, ServerLimits } from "../options.js";

@@ -10,8 +10,8 @@
  * entry alone.
  *
  * The store folder owns durability: this contract, the memory stores, the SQLite store
- * (sqlite-store.ts and its schema, rows and group commit; the server's main entry exports it, not
- * this one) and the cluster store's leases and fencing. It imports nothing else of the server.
+ * (sqlite-store.ts and the sqlite-*.ts beside it: options, database file, statements, mutations,
+ * log rows, schema, rows; and its group commit; the server's main entry exports it, not this one) and the cluster store's leases and fencing. It imports nothing else of the server.
  */
 // The protocol types the contract's signatures use.
 export type { StreamDirection, ServerCancelReason, ClientCancelReason } from "@golem-stream/wire";

@@ -207,9 +207,14 @@ export class MemorySessionStore implements SessionStore {
 
   async appendJournal(entry: JournalEntry, epoch?: bigint): Promise<void> {
     this.#fence(entry.sessionId, epoch);
-    if (this.#sessions.get(entry.sessionId)?.state !== "running") throw new Error("the session is not running");
     const journal = this.#journals.get(entry.sessionId) ?? new Map<number, JournalEntry>();
-    if (journal.has(entry.position)) throw new Error("the journal position is already taken");
+    const taken = journal.get(entry.position);
+    // The same entry again is a write retried after it took effect: done (session-store.ts).
+    if (taken !== undefined) {
+      if (taken.name === entry.name && taken.outcome === entry.outcome) return;
+      throw new Error("the journal position is already taken");
+    }
+    if (this.#sessions.get(entry.sessionId)?.state !== "running") throw new Error("the session is not running");
     journal.set(entry.position, { ...entry });
     this.#journals.set(entry.sessionId, journal);
   }

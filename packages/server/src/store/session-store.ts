@@ -222,8 +222,11 @@ export interface SessionStore {
    * docs/durable-execution.md; a store without them runs every method as
    * not replayable). Records one journal entry; resolves once it is
    * durable. Rejects, changing nothing, when the session does not exist or
-   * is finished, or the position is already taken. `epoch`: the owner's
-   * ownership epoch (fenced: a stale one is refused with `OwnershipLostError`).
+   * is finished, or the position holds another entry. The same entry
+   * (name and outcome) at its position again resolves: a write retried
+   * after it committed (its answer lost with the connection) is done, not
+   * refused. `epoch`: the owner's ownership epoch (fenced: a stale one is
+   * refused with `OwnershipLostError`).
    */
   appendJournal?(entry: JournalEntry, epoch?: bigint): Promise<void>;
   /** The session's journal entries, by position. */

@@ -291,7 +291,7 @@ export function storeContract(api: TestApi, name: string, open: () => SessionSto
       expect(await read(0n, 10)).toEqual([...items, "terminal"]);
       await store.close();
     });
-    it("journal: entries by position, durable before the call resolves; a taken position or a finished session is refused; runs count from 2; purged with the session", async () => {
+    it("journal: entries by position, durable before the call resolves; a position taken by another entry or a finished session is refused, the same entry again is done; runs count from 2; purged with the session", async () => {
       const store = await open();
       const { appendJournal, readJournal, recordRun } = store;
       expect(appendJournal !== undefined && readJournal !== undefined && recordRun !== undefined).toBe(true);
@@ -303,6 +303,9 @@ export function storeContract(api: TestApi, name: string, open: () => SessionSto
       await appendJournal.call(store, entry(1, "charge", '{"value":{"id":"c-1"}}'));
       await appendJournal.call(store, entry(0, "now", '{"value":1700000000000}'));
       await expect(appendJournal.call(store, entry(1, "charge", '{"value":{"id":"c-2"}}'))).rejects.toThrow();
+      await expect(appendJournal.call(store, entry(1, "refund", '{"value":{"id":"c-1"}}'))).rejects.toThrow();
+      // The same entry again: a write retried after its first commit's answer was lost. It is done, not refused.
+      await appendJournal.call(store, entry(1, "charge", '{"value":{"id":"c-1"}}'));
       await appendJournal.call(store, entry(2, "fails", '{"error":"no such account"}'));
       expect(await readJournal.call(store, s.sessionId)).toEqual([
         entry(0, "now", '{"value":1700000000000}'),
@@ -317,6 +320,7 @@ export function storeContract(api: TestApi, name: string, open: () => SessionSto
 
       await store.finish(s.sessionId, '{"kind":"success"}', 1000);
       await expect(appendJournal.call(store, entry(3, "late", '{"value":1}'))).rejects.toThrow();
+      await expect(appendJournal.call(store, entry(2, "other", '{"value":1}'))).rejects.toThrow();
       await expect(recordRun.call(store, s.sessionId)).rejects.toThrow();
       expect(await readJournal.call(store, s.sessionId)).toHaveLength(3);
       expect(await store.purgeFinished(1001, 2000, 0)).toBe(1);

@@ -20,6 +20,10 @@
  * message that cannot even name its attempt closes 1002 directly. After
  * acceptance a client violation is reported with the accepted attempt id
  * and closes the socket; the session keeps running (only detached).
+ *
+ * Why one file: the first-message rules, the bounded inbound queue and the cancel shortcut all act
+ * on the same queue and socket state, and the order between them (a cancel overtaking queued
+ * input) is the point of the file.
  */
 import {
   CLOSE_INTERNAL_ERROR,
@@ -37,7 +41,7 @@ import type { ClientStreamMessage } from "../attachment/attachment-input.js";
 import type { ServerObserver } from "../observability/server-observer.js";
 import type { Logger, Principal, ServerLimits } from "../options.js";
 import type { NodeBudget } from "../invocation/node-budget.js";
-import type { SessionRuntime } from "../sessions/session-runtime.js";
+import type { SessionRuntime } from "../admission/session-runtime.js";
 import { sendLastThenClose, type SessionTransport } from "./transport.js";
 
 /**

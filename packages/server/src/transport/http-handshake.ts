@@ -112,7 +112,7 @@ export async function authenticate(
 
 /**
  * The checks of an upgrade request that come before its credential, in
- * order: WebSocket handshake, subprotocol (then server.ts checks the Origin
+ * order: WebSocket handshake, subprotocol (then session-endpoint.ts checks the Origin
  * when browsers are allowed, and authenticates).
  */
 export function checkUpgradeRequest(request: IncomingMessage): void {

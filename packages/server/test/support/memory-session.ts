@@ -9,7 +9,7 @@ import { decodeServerMessage, encodeMessage, type ClientMessage, type ServerMess
 import { NOOP_OBSERVER, type ServerObserver } from "../../src/observability/server-observer.js";
 import { Connection } from "../../src/transport/connection.js";
 import { SYSTEM_TIMERS, type Timers } from "../../src/timers.js";
-import { SessionRuntime } from "../../src/sessions/session-runtime.js";
+import { SessionRuntime } from "../../src/admission/session-runtime.js";
 import { StoredBytesTable } from "../../src/admission/stored-bytes.js";
 import { TokenService } from "../../src/admission/token-service.js";
 import { MemorySessionStore, resolveLimits, silentLogger, type AgentHost, type ServerLimits } from "../../src/index.js";

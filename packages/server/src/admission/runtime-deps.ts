@@ -1,9 +1,10 @@
 /**
- * Everything the server hands `SessionRuntime`: what each live session needs
- * (`SessionDeps`, invocation/session-deps.ts), with the admission's whole
- * token service and stored-bytes table where the sessions see only the
- * ports they use. Declared here, above both, so the invocation never
- * imports the admission (docs/architecture.md, the runtime's order).
+ * Everything the server hands `SessionRuntime` and the first-message rules:
+ * what each live session needs (`SessionDeps`, invocation/session-deps.ts),
+ * with the admission's whole token service and stored-bytes table where the
+ * sessions see only the ports they use. Declared here, in the admission,
+ * so nothing below it imports the admission for it (docs/architecture.md,
+ * the runtime's order).
  */
 import type { SessionDeps } from "../invocation/session-deps.js";
 import type { TokenService } from "../admission/token-service.js";

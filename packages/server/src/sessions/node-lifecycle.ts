@@ -1,0 +1,107 @@
+/**
+ * The node's side of the sessions: what it holds in memory (`SessionCache`),
+ * what it runs (`InvocationRuns`), and the steps of its life that act on all
+ * of them at once: recovery at start (`recoverInterrupted`), claims of
+ * sessions whose owner's lease lapsed (`claimOrphans`), the drain
+ * (`finishOwned`) and the hard stop (`shutdown`). The first-message rules
+ * (admission/session-runtime.ts) reach sessions through it.
+ */
+import type { SessionDeps } from "../invocation/session-deps.js";
+import type { PrincipalSlots } from "../admission/principal-slots.js";
+import { InvocationRuns } from "./invocation-runs.js";
+import { Reruns } from "./reruns.js";
+import { SessionCache } from "./session-cache.js";
+
+export class NodeLifecycle {
+  readonly cache: SessionCache;
+  readonly runs: InvocationRuns;
+  readonly #deps: SessionDeps;
+  readonly #reruns: Reruns;
+
+  /** `runningPerPrincipal` counts new invocations and re-runs alike (`limits.maxRunningSessionsPerPrincipal`). */
+  constructor(deps: SessionDeps, runningPerPrincipal: PrincipalSlots) {
+    this.#deps = deps;
+    this.runs = new InvocationRuns(deps.observer, (live) => this.cache.evictIfIdle(live));
+    this.#reruns = new Reruns(deps, this.runs, runningPerPrincipal);
+    this.cache = new SessionCache(deps, (live) => this.#reruns.rerunOrFail(live));
+  }
+
+  /** Finishes every session a previous process left running (see docs/protocol/server.md). */
+  async recoverInterrupted(): Promise<number> {
+    const running = await this.#deps.store.listRunningSessions();
+    const cluster = this.#deps.cluster;
+    let recovered = 0;
+    for (const record of running) {
+      if (this.cache.get(record.sessionId) !== undefined) continue;
+      // In a cluster, other nodes' sessions are theirs (or, once their lease lapses, an orphan claim's).
+      if (cluster !== undefined && (await cluster.ownerOf(record.sessionId)) !== cluster.nodeId) continue;
+      const live = await this.cache.load(record.sessionId);
+      if (live !== undefined) this.cache.evictIfIdle(live);
+      recovered++;
+    }
+    return recovered;
+  }
+
+  /**
+   * Cluster mode: claims the running sessions whose owner's lease lapsed
+   * (docs/cluster.md) and treats them as a restart does: a replayable one
+   * runs again here (docs/durable-execution.md), any other is finished, its
+   * open streams terminated, `invocation-failed`. Clients attached at any
+   * node follow through the change feed. Returns how many were claimed.
+   */
+  async claimOrphans(): Promise<number> {
+    const cluster = this.#deps.cluster;
+    if (cluster === undefined) return 0;
+    const claimed = await cluster.claimOrphans();
+    for (const sessionId of claimed) {
+      await this.cache.exclusive(sessionId, async () => {
+        const live = this.cache.get(sessionId);
+        if (live === undefined) {
+          const loaded = await this.cache.load(sessionId);
+          if (loaded !== undefined) this.cache.evictIfIdle(loaded);
+          return;
+        }
+        // The epoch of this claim (or of a later one by this node); claimed from this node since: that node's to finish.
+        const ownership = await cluster.ownership(sessionId);
+        if (ownership?.nodeId !== cluster.nodeId) return;
+        live.ownerEpoch = ownership.epoch;
+        live.role = "owner";
+        await live.syncFromStore();
+        if (!live.finished) await this.#reruns.rerunOrFail(live);
+        this.cache.evictIfIdle(live);
+      });
+    }
+    return claimed.length;
+  }
+
+  /**
+   * Waits until every invocation this process runs has finished, or until
+   * `deadline` (ms since the epoch, by `deps.now`); then fails those still
+   * running as a restart would. Returns how many had to be failed.
+   */
+  async finishOwned(deadlineMs: number): Promise<number> {
+    const remaining = Math.max(0, deadlineMs - this.#deps.now());
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<void>((resolve) => (timer = setTimeout(resolve, remaining)));
+    // Starts in flight first: a session committed here just before the drain would otherwise be
+    // neither run to its end nor failed by this node (another node would claim it later).
+    await this.runs.startsDecided();
+    await Promise.race([this.runs.ended(), deadline]);
+    clearTimeout(timer);
+    // All at once: one after another, N invocations would keep the node N commits past its deadline.
+    const running = [...this.cache.values()].filter((live) => live.role === "owner" && !live.finished);
+    const outcomes = await Promise.all(
+      running.map(async (live) => {
+        await live.failNow();
+        // A success whose finish was being committed at the deadline stays a success.
+        return live.record.outcome !== undefined && (JSON.parse(live.record.outcome) as { kind: string }).kind === "failure";
+      }),
+    );
+    return outcomes.filter(Boolean).length;
+  }
+
+  /** Stops every invocation without recording anything; the store stays consistent. */
+  shutdown(): void {
+    this.cache.abortAll();
+  }
+}

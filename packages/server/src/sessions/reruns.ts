@@ -1,0 +1,78 @@
+/**
+ * Re-runs after owner loss (docs/durable-execution.md): an invocation found
+ * running that no process runs any more (this process restarted, or this
+ * node claimed it from a node whose lease lapsed) runs again from the start
+ * when its method is replayable, or fails. A re-run continues work its
+ * principal already had admitted, so it holds one of the principal's running
+ * slots (`limits.maxRunningSessionsPerPrincipal`) like the original run, and
+ * is never refused for it (docs/protocol/server.md, "Per-principal bounds").
+ */
+import type { ConfigEntry, SchemaValueJson } from "@golem-stream/wire";
+import { durabilityOf } from "../agent-host.js";
+import type { LiveSession } from "../invocation/live-session.js";
+import type { SessionDeps } from "../invocation/session-deps.js";
+import type { PrincipalSlots } from "../admission/principal-slots.js";
+import { identityOf } from "../observability/server-observer.js";
+import type { InvocationRuns } from "./invocation-runs.js";
+
+export class Reruns {
+  readonly #deps: SessionDeps;
+  readonly #runs: InvocationRuns;
+  readonly #runningPerPrincipal: PrincipalSlots;
+
+  constructor(deps: SessionDeps, runs: InvocationRuns, runningPerPrincipal: PrincipalSlots) {
+    this.#deps = deps;
+    this.#runs = runs;
+    this.#runningPerPrincipal = runningPerPrincipal;
+  }
+
+  /** An interrupted invocation runs again when it can, and fails otherwise (its open streams terminated, `invocation-failed`). */
+  async rerunOrFail(live: LiveSession): Promise<void> {
+    if (!(await this.#rerun(live))) await live.failInterrupted();
+  }
+
+  /**
+   * Runs an interrupted invocation again from the start (docs/durable-execution.md) when its
+   * method is replayable here, the store keeps journals and it has re-runs left
+   * (`limits.maxReplays`); resolves to whether it does. The method is the catalogue's of this
+   * name; the parameters, constructor and configuration are the session's own.
+   */
+  async #rerun(live: LiveSession): Promise<boolean> {
+    const record = live.record;
+    const store = this.#deps.store;
+    const type = this.#deps.host.agentTypes(record.application, record.environment)?.find((t) => t.name === record.agentType);
+    const method = type?.methods.find((m) => m.name === record.method);
+    if (type === undefined || method === undefined || durabilityOf(type, method) !== "replay") return false;
+    if (store.recordRun === undefined || store.readJournal === undefined || store.appendJournal === undefined) return false;
+    // Counted before it runs: a method that crashes its server every time still reaches the bound.
+    let attempt: number;
+    let journal: Awaited<ReturnType<typeof store.readJournal>>;
+    try {
+      attempt = await store.recordRun(record.sessionId, live.ownerEpoch);
+      journal = await store.readJournal(record.sessionId);
+    } catch (error) {
+      // Finished meanwhile (another node), or a store that fails now: not re-run; failing it records what can be.
+      this.#deps.logger.warn("could not start re-running an interrupted invocation", { event: "invocation.replay-failed", session: record.sessionId, error: String(error) });
+      return false;
+    }
+    if (attempt - 1 > this.#deps.limits.maxReplays) {
+      this.#deps.logger.warn("an interrupted replayable invocation has no re-runs left: it fails", {
+        event: "invocation.replays-exhausted",
+        session: record.sessionId,
+        maxReplays: this.#deps.limits.maxReplays,
+      });
+      return false;
+    }
+    const selector = JSON.parse(record.selector) as { constructorParameters: SchemaValueJson };
+    const input = {
+      constructorParameters: selector.constructorParameters,
+      parameters: JSON.parse(record.parameters) as SchemaValueJson,
+      config: JSON.parse(record.config) as ConfigEntry[],
+    };
+    this.#deps.observer.replayStarted(identityOf(record), attempt);
+    // Held past the bound if need be: refusing it would fail work the principal was already admitted for.
+    const slot = this.#runningPerPrincipal.hold({ account: record.account, principal: record.principal });
+    this.#runs.launch(live, () => live.run(method, input, { journaled: true, rerun: { attempt, journal } }), slot);
+    return true;
+  }
+}

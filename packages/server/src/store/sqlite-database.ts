@@ -1,0 +1,101 @@
+/**
+ * The SQLite store's database file: opening it (readable by this user only),
+ * the connection's settings (page size, exclusive locking, WAL, where a
+ * savepoint's undo lives), its schema (`sqlite-schema.ts`), and the sync of
+ * its WAL file from the thread pool that makes commits durable at
+ * `synchronous: "full"` without blocking the event loop.
+ */
+import { closeSync, openSync } from "node:fs";
+import { open, type FileHandle } from "node:fs/promises";
+import type Database from "better-sqlite3";
+import { betterSqlite3 } from "./better-sqlite3.js";
+import { migrate } from "./sqlite-schema.js";
+
+/** Opens the database at `path` with the store's settings and brings its schema to this version. */
+export function openSessionDatabase(path: string, pageSize: number): Database.Database {
+  const db = openDatabase(path);
+  try {
+    db.defaultSafeIntegers(true);
+    // Takes effect only while the file is new (before WAL is on).
+    db.pragma(`page_size = ${pageSize}`);
+    // One process per data directory: live sessions are held in memory and payload files are
+    // laid out by this process alone. Exclusive locking keeps a second store out (it waits
+    // for better-sqlite3's busy timeout, 5 s, then fails) and needs no shared-memory index.
+    db.pragma("locking_mode = EXCLUSIVE");
+    db.pragma("journal_mode = WAL");
+    // `full` durability without a sync on the event loop: commits run at NORMAL (in WAL mode no
+    // sync but at checkpoints) and the group commit syncs the WAL file from the thread pool
+    // before any write of the group resolves (`WalSync`).
+    db.pragma("synchronous = NORMAL");
+    // Statement journals (the undo of one savepoint: each write runs in its own inside the group's
+    // transaction) in memory. On disk they spilled past 64 KiB, four 16 KiB pages, into a temp
+    // file: about one pwrite per small item, more than the WAL itself took. Each holds the pages
+    // one write touches, so the memory is bounded by the largest single write.
+    db.pragma("temp_store = MEMORY");
+    db.pragma("foreign_keys = ON");
+    migrate(db);
+  } catch (error) {
+    db.close();
+    if ((error as { code?: unknown }).code === "SQLITE_BUSY") {
+      throw new Error(`${path} is in use by another store (one server process per data directory)`, { cause: error });
+    }
+    throw error;
+  }
+  return db;
+}
+
+/**
+ * Makes every committed WAL frame durable: `fdatasync` of the WAL file, in
+ * libuv's thread pool. In WAL mode a commit only appends frames (the
+ * database file changes only at checkpoints, which SQLite syncs itself at
+ * NORMAL), so this is what FULL does at each commit, once for many commits
+ * and without blocking the event loop. With exclusive locking the WAL file
+ * lives until the database closes (it is reset, never replaced), so one
+ * handle serves.
+ */
+export class WalSync {
+  readonly #walPath: string;
+  /** The WAL file, opened at the first sync. */
+  #wal: Promise<FileHandle> | undefined;
+
+  /** `databasePath`: the database file; its WAL is beside it (`<path>-wal`). */
+  constructor(databasePath: string) {
+    this.#walPath = `${databasePath}-wal`;
+  }
+
+  sync(): Promise<void> {
+    if (this.#wal === undefined) {
+      const opening = open(this.#walPath, "r+");
+      this.#wal = opening;
+      opening.catch(() => {
+        if (this.#wal === opening) this.#wal = undefined; // the next sync tries again
+      });
+    }
+    return this.#wal.then((handle) => handle.datasync());
+  }
+
+  /** Closes the WAL file's handle, if one was opened (before the database closes). */
+  async close(): Promise<void> {
+    const wal = this.#wal;
+    this.#wal = undefined;
+    await wal?.then((handle) => handle.close()).catch(() => undefined);
+  }
+}
+
+/**
+ * Opens (or creates) the database file, readable by this user only: it holds small values and
+ * inputs, like the payload files beside it. A new file is created 0600 before SQLite opens it;
+ * SQLite gives its -wal and -shm files the database file's permissions. An existing file keeps
+ * its own. A failure names the file (SQLite's "unable to open database file" does not).
+ */
+function openDatabase(path: string): Database.Database {
+  try {
+    const Sqlite = betterSqlite3();
+    closeSync(openSync(path, "a", 0o600));
+    return new Sqlite(path);
+  } catch (error) {
+    const reason = error instanceof Error ? error.message.replace(/, open '.*'$/, "") : String(error);
+    // No `code` of its own: callers read one as the listening socket's (EACCES, EADDRINUSE).
+    throw new Error(`cannot open the session database ${path}: ${reason}`, { cause: error });
+  }
+}

@@ -1,0 +1,74 @@
+/**
+ * What `SqliteSessionStore` can be told: its options, each with its default,
+ * and the checks that refuse a value out of range before anything is opened.
+ */
+import type { OutageClock } from "./outage-grace.js";
+
+export interface SqliteSessionStoreOptions {
+  /** Directory that holds `sessions.db`; created if missing. */
+  readonly dataDir: string;
+  /** `full` (default): every commit is synced. `normal`: WAL default durability. */
+  readonly synchronous?: "full" | "normal";
+  /**
+   * Page size of a new database: a power of two from 4096 to 65536 (default
+   * 16384). SQLite writes a blob page by page, one system call each, twice
+   * (WAL, then checkpoint): larger pages make large input and output
+   * (packed u8 batches, binary items) cheaper, while every commit writes at
+   * least its modified pages whole. Ignored for an existing database.
+   */
+  readonly pageSize?: number;
+  /**
+   * Input chunks and output items of at least this many bytes (default
+   * 65536) are kept in an append-only file per session under
+   * `<dataDir>/payloads/` instead of in the database: written once, off the
+   * event loop, and synced before the row that points at them commits
+   * (SQLite would write them twice, WAL then checkpoint, blocking the event
+   * loop). `Infinity` keeps every payload in the database.
+   */
+  readonly payloadFileThreshold?: number;
+  /**
+   * Small input chunks and output items of one stream committed in the same
+   * group share one row of their log, up to this many bytes per row
+   * (default 8192; 0 writes a row per append). A burst of 64-byte items then
+   * costs SQLite one insert per row instead of one per item
+   * (`packed-rows.ts`). Reads return the appends as they were made.
+   */
+  readonly maxPackedRowBytes?: number;
+  /**
+   * How long a group of writes that failed with a transient error (SQLite
+   * busy or locked, an I/O error: `sqlite-errors.ts`) is retried, with
+   * backoff and in order, before its writes fail (their invocations fail).
+   * A full disk and a failed sync are reported at once. Default 30 000;
+   * 0 fails at the first error.
+   */
+  readonly outageGraceMs?: number;
+  /** The clock of the outage grace (tests). Default: the process's. */
+  readonly outageClock?: OutageClock;
+}
+
+const DEFAULT_PAGE_SIZE = 16384;
+const DEFAULT_PAYLOAD_FILE_THRESHOLD = 65536;
+
+export function payloadFileThresholdOf(options: SqliteSessionStoreOptions): number {
+  const threshold = options.payloadFileThreshold ?? DEFAULT_PAYLOAD_FILE_THRESHOLD;
+  if (threshold !== Number.POSITIVE_INFINITY && (!Number.isSafeInteger(threshold) || threshold < 1)) {
+    throw new TypeError("payloadFileThreshold must be a positive integer or Infinity");
+  }
+  return threshold;
+}
+
+const DEFAULT_MAX_PACKED_ROW_BYTES = 8192;
+
+export function maxPackedRowBytesOf(options: SqliteSessionStoreOptions): number {
+  const bytes = options.maxPackedRowBytes ?? DEFAULT_MAX_PACKED_ROW_BYTES;
+  if (!Number.isSafeInteger(bytes) || bytes < 0) throw new TypeError("maxPackedRowBytes must be a non-negative integer");
+  return bytes;
+}
+
+export function pageSizeOf(options: SqliteSessionStoreOptions): number {
+  const size = options.pageSize ?? DEFAULT_PAGE_SIZE;
+  if (!Number.isSafeInteger(size) || size < 4096 || size > 65536 || (size & (size - 1)) !== 0) {
+    throw new TypeError("pageSize must be a power of two from 4096 to 65536");
+  }
+  return size;
+}

@@ -1,0 +1,164 @@
+/**
+ * Cluster scenarios (cluster-scenarios.ts), input across nodes: the stored-bytes bound at a
+ * node that only mirrors the session, and commits of the previous
+ * attachment's node that land after the client resumed elsewhere (the same
+ * input, accepted once; ACKs never go back; an item the store refuses is not
+ * counted).
+ */
+import { randomUUID } from "node:crypto";
+import type { ServerMessage } from "@golem-stream/wire";
+import type { ClusterSessionStore } from "../store/cluster-store.js";
+import { demoStart, v } from "./demo-messages.js";
+import { RawClient } from "./raw-client.js";
+import { intercepting, sleep, UNTIL_SILENT } from "./cluster-harness.js";
+import type { Accepted, Node, ClusterHarness } from "./cluster-harness.js";
+import type { TestApi } from "./store-contract.js";
+
+export function inputScenarios(api: TestApi, cluster: ClusterHarness): void {
+  const { it, expect } = api;
+  const { startCluster, resume, startThenResume } = cluster;
+  it("maxStoredBytesPerPrincipal: input past the bound at a node that only mirrors the session is refused there with limit-exceeded, and never stored", async () => {
+    const [a, b] = (await startCluster(2, { limits: { maxStoredBytesPerPrincipal: 6 } })).nodes;
+    const { client } = await startThenResume(a!, b!, demoStart("digest", v.record(v.stream(randomUUID()))));
+    const reaccepted = (await client.nextOf("invocationAccepted")) as Accepted;
+    const channel = reaccepted.mappings[0]!.channel;
+    client.send({ type: "input-u8", channel, sequence: 0n, payload: new Uint8Array(6).fill(1) });
+    await client.waitFor((m) => m.type === "inputStreamAck" && m.highestContiguousSequence === 6n);
+    client.send({ type: "input-u8", channel, sequence: 6n, payload: new Uint8Array([2]) });
+    const { messages, closed } = await client.all(UNTIL_SILENT);
+    expect(messages.at(-1)).toMatchObject({ type: "invocationRejected", code: "limit-exceeded", retryable: false });
+    expect(closed.code).toBe(1002);
+    // The owner's stream holds the six bytes and nothing after them.
+    const back = await RawClient.connect(a!.url);
+    back.send(resume("takeover", reaccepted.sessionToken));
+    expect(((await back.nextOf("invocationAccepted")) as Accepted).mappings[0]!.inputHighWater).toEqual({ sequence: 6n, terminal: false });
+    back.terminate();
+  });
+
+  it("input the previous attachment's node commits after the client resumed at another node (its connection cut with commits in flight) is the same input: accepted once, nothing fails", async () => {
+    // Node A's commits of input take 150 ms: the client's connection to A is cut while three are in flight.
+    const slowInput = (index: number, store: ClusterSessionStore): ClusterSessionStore =>
+      index !== 0 ? store : intercepting(store, { acceptInput: (...args) => sleep(150).then(() => store.acceptInput(...args)) });
+    const [a, b] = (await startCluster(2, { wrap: slowInput })).nodes;
+    const first = await RawClient.connect(a!.url);
+    first.send(demoStart("tally", v.record(v.stream(randomUUID()))));
+    const accepted = (await first.nextOf("invocationAccepted")) as Accepted;
+    const channel = accepted.mappings[0]!.channel;
+    for (const [i, text] of ["ab", "cd", "ef"].entries()) first.send({ type: "inputStreamItem", channel, sequence: BigInt(i), value: v.str(text) });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    first.terminate();
+
+    // B reads the high-water before A's commits land; the client resends from it. B commits first,
+    // A's commits of the same items are then refused by the store.
+    const second = await RawClient.connect(b!.url);
+    second.send(resume("resume", accepted.sessionToken));
+    const reaccepted = (await second.nextOf("invocationAccepted")) as Accepted;
+    const mapping = reaccepted.mappings[0]!;
+    const from = Number(mapping.inputHighWater!.sequence);
+    const texts = ["ab", "cd", "ef", "gh"];
+    for (let i = from; i < texts.length; i++) second.send({ type: "inputStreamItem", channel: mapping.channel, sequence: BigInt(i), value: v.str(texts[i]!) });
+    // The invocation is still running when A's commits land and are refused.
+    await second.waitFor((m) => m.type === "inputStreamAck" && m.highestContiguousSequence === BigInt(texts.length));
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    second.send({ type: "inputStreamEnd", channel: mapping.channel, sequence: BigInt(texts.length) });
+    const { messages } = await second.all(UNTIL_SILENT);
+    const result = messages.find((m) => m.type === "invocationResult") as Extract<ServerMessage, { type: "invocationResult" }>;
+    const fields = (result.result as unknown as { value: { value: { fields: { value: unknown }[] } } }).value.value.fields;
+    expect(fields.map((field) => field.value)).toEqual(["4", "8"]);
+    expect(messages.at(-1)).toMatchObject({ type: "invocationFinished", outcome: { kind: "success" } });
+  });
+
+  it("the previous node's commits land after the new node read the high-water: the new node's own commits of those items are refused and found identical (also once the input has ended), and its ACKs never go back", async () => {
+    // A's commits wait until B first commits; B's commits wait until A's have landed. So B read
+    // high-water 0, the client resent from there, and the store refuses B's items 0..2 (A has
+    // them) and takes item 3. Checking a refused item reads the store, so it resolves after
+    // item 3's commit: the ACKs must still leave in sequence order (this failed the cluster demo),
+    // and an identical item is durable even when the check finds the input already ended.
+    let openOldGate!: () => void;
+    const oldGate = new Promise<void>((resolve) => (openOldGate = resolve));
+    let oldLanded!: () => void;
+    const landed = new Promise<void>((resolve) => (oldLanded = resolve));
+    let landedCount = 0;
+    const gated = (index: number, store: ClusterSessionStore): ClusterSessionStore =>
+      index === 0
+        ? intercepting(store, {
+            acceptInput: async (...args) => {
+              await oldGate;
+              await store.acceptInput(...args);
+              if (++landedCount === 3) oldLanded();
+            },
+          })
+        : intercepting(store, {
+            acceptInput: async (...args) => {
+              openOldGate();
+              await landed;
+              await store.acceptInput(...args);
+            },
+            // Reading back takes a while, as on a real database: longer than one turn of the event loop.
+            readInput: (...args) => sleep(30).then(() => store.readInput(...args)),
+            getStream: (...args) => sleep(30).then(() => store.getStream(...args)),
+          });
+    const [a, b] = (await startCluster(2, { wrap: gated })).nodes;
+    const first = await RawClient.connect(a!.url);
+    first.send(demoStart("tally", v.record(v.stream(randomUUID()))));
+    const accepted = (await first.nextOf("invocationAccepted")) as Accepted;
+    const texts = ["ab", "cd", "ef", "gh"];
+    for (let i = 0; i < 3; i++) first.send({ type: "inputStreamItem", channel: accepted.mappings[0]!.channel, sequence: BigInt(i), value: v.str(texts[i]!) });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    first.terminate();
+
+    const second = await RawClient.connect(b!.url);
+    second.send(resume("resume", accepted.sessionToken));
+    const mapping = ((await second.nextOf("invocationAccepted")) as Accepted).mappings[0]!;
+    expect(mapping.inputHighWater).toEqual({ sequence: 0n, terminal: false });
+    // The end follows at once: it is recorded while the refused items are still being checked.
+    for (let i = 0; i < texts.length; i++) second.send({ type: "inputStreamItem", channel: mapping.channel, sequence: BigInt(i), value: v.str(texts[i]!) });
+    second.send({ type: "inputStreamEnd", channel: mapping.channel, sequence: BigInt(texts.length) });
+    const { messages } = await second.all(UNTIL_SILENT);
+    const acks = messages.flatMap((m) => (m.type === "inputStreamAck" && m.channel === mapping.channel ? [m.highestContiguousSequence] : []));
+    expect(acks).toEqual([...acks].sort((x, y) => (x < y ? -1 : x > y ? 1 : 0)));
+    expect(acks.at(-1)).toBe(BigInt(texts.length));
+    const result = messages.find((m) => m.type === "invocationResult") as Extract<ServerMessage, { type: "invocationResult" }>;
+    const fields = (result.result as unknown as { value: { value: { fields: { value: unknown }[] } } }).value.value.fields;
+    expect(fields.map((field) => field.value)).toEqual(["4", "8"]);
+    expect(messages.at(-1)).toMatchObject({ type: "invocationFinished", outcome: { kind: "success" } });
+  });
+
+  it("the last input item before the end is refused by the store at B: it is not counted, the end is not recorded short of it, the client resumes and the stream ends with every item", async () => {
+    let refuseOnce = true;
+    const refusing = (index: number, store: ClusterSessionStore): ClusterSessionStore =>
+      index !== 1
+        ? store
+        : intercepting(store, {
+            acceptInput: (...args) => {
+              if (args[0].sequence === 2n && refuseOnce) {
+                refuseOnce = false;
+                return Promise.reject(new Error("the write failed"));
+              }
+              return store.acceptInput(...args);
+            },
+          });
+    const [a, b] = (await startCluster(2, { wrap: refusing })).nodes;
+    const { client: atB } = await startThenResume(a!, b!, demoStart("tally", v.record(v.stream(randomUUID()))));
+    const atBAccepted = (await atB.nextOf("invocationAccepted")) as Accepted;
+    const mapping = atBAccepted.mappings[0]!;
+    const texts = ["ab", "cd", "ef"];
+    for (let i = 0; i < texts.length; i++) atB.send({ type: "inputStreamItem", channel: mapping.channel, sequence: BigInt(i), value: v.str(texts[i]!) });
+    atB.send({ type: "inputStreamEnd", channel: mapping.channel, sequence: BigInt(texts.length) });
+    const first = await atB.all(UNTIL_SILENT);
+    expect(first.messages.map((m) => m.type)).not.toContain("invocationFinished");
+    expect(first.closed.code).not.toBe(1000);
+
+    const atA = await RawClient.connect(a!.url);
+    atA.send(resume("resume", atBAccepted.sessionToken));
+    const again = ((await atA.nextOf("invocationAccepted")) as Accepted).mappings[0]!;
+    expect(again.inputHighWater).toEqual({ sequence: 2n, terminal: false });
+    for (let i = 2; i < texts.length; i++) atA.send({ type: "inputStreamItem", channel: again.channel, sequence: BigInt(i), value: v.str(texts[i]!) });
+    atA.send({ type: "inputStreamEnd", channel: again.channel, sequence: BigInt(texts.length) });
+    const { messages } = await atA.all(UNTIL_SILENT);
+    const result = messages.find((m) => m.type === "invocationResult") as Extract<ServerMessage, { type: "invocationResult" }>;
+    const fields = (result.result as unknown as { value: { value: { fields: { value: unknown }[] } } }).value.value.fields;
+    expect(fields.map((field) => field.value)).toEqual(["3", "6"]);
+    expect(messages.at(-1)).toMatchObject({ type: "invocationFinished", outcome: { kind: "success" } });
+  });
+}

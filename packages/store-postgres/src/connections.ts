@@ -1,0 +1,112 @@
+/**
+ * The connections of one `PostgresSessionStore`: the read pool, a new client
+ * for the writer and the change feed's listener, a pooled connection checked
+ * out for statements of its own, and reads that wait out an outage.
+ *
+ * Every connection is listened to for `error` while it is in use (an unheard
+ * one ends the process); such errors have no caller and go to `onError`.
+ */
+import pg from "pg";
+import { OutageGrace, type OutageClock } from "@golem-stream/server/store";
+import { asStoreError, isUnavailable } from "./store-error.js";
+
+/** A pooled connection checked out by `Connections.checkOut`; `release` with the error that spoilt it, if any. */
+export interface CheckedOut {
+  readonly connection: pg.PoolClient;
+  release(error?: Error): void;
+}
+
+export interface ConnectionsOptions {
+  /** Every connection's settings (the pool's, the writer's, the listener's). */
+  readonly config: pg.ClientConfig;
+  readonly onError: (error: Error) => void;
+  readonly outageGraceMs: number;
+  readonly outageClock: OutageClock;
+  /** Throws unless the store is open (reads are refused before `open()` and after `close()`). */
+  readonly checkOpen: () => void;
+  /** Whether the store is still open: a read is retried through an outage only then. */
+  readonly isOpen: () => boolean;
+}
+
+export class Connections {
+  readonly pool: pg.Pool;
+  readonly #options: ConnectionsOptions;
+  /** Run by the writer connection once connected (lz4 compression), decided at open. */
+  writerSetup: string | undefined;
+
+  constructor(options: ConnectionsOptions) {
+    this.#options = options;
+    this.pool = new pg.Pool({ ...options.config });
+    // An idle pooled connection that breaks is replaced by the pool; the error has no caller.
+    this.pool.on("error", (error) => options.onError(error));
+  }
+
+  /** A new connection of its own (the change feed's listener, the writer). */
+  async client(): Promise<pg.Client> {
+    const client = new pg.Client({ ...this.#options.config });
+    client.on("error", (error) => this.#options.onError(error));
+    await client.connect().catch((error: unknown) => {
+      throw asStoreError(error);
+    });
+    return client;
+  }
+
+  /** The writer's connection: every log row is written through it, so the compression setting goes here. */
+  async writerClient(): Promise<pg.Client> {
+    const client = await this.client();
+    if (this.writerSetup !== undefined) {
+      await client.query(this.writerSetup).catch(async (error: unknown) => {
+        await client.end().catch(() => undefined);
+        throw asStoreError(error);
+      });
+    }
+    return client;
+  }
+
+  /**
+   * A pooled connection for statements of its own (a transaction, the migrations), listened to
+   * while it is checked out: the pool listens only to idle connections, and a connection that
+   * PostgreSQL terminates between two statements (a restart, `pg_terminate_backend`) emits an
+   * `error` event that, unheard, would end the process. The statement running, or the next one,
+   * fails as well and is handled where it is made.
+   */
+  async checkOut(): Promise<CheckedOut> {
+    const connection = await this.pool.connect();
+    const onError = (error: Error) => this.#options.onError(error);
+    connection.on("error", onError);
+    return {
+      connection,
+      release: (error) => {
+        connection.off("error", onError);
+        connection.release(error);
+      },
+    };
+  }
+
+  async read<R extends pg.QueryResultRow>(text: string, values: readonly unknown[]): Promise<R[]> {
+    return this.reading(async () => (await this.pool.query<R>(text, values as unknown[])).rows);
+  }
+
+  /** A statement of the cluster's own bookkeeping (leases, claims, notifications): tried once, never held by an outage. */
+  async readOnce<R extends pg.QueryResultRow>(text: string, values: readonly unknown[]): Promise<R[]> {
+    return this.reading(async () => (await this.pool.query<R>(text, values as unknown[])).rows, false);
+  }
+
+  /**
+   * The rows `query` reads, on an open store, its failure as a store error.
+   * A PostgreSQL that cannot be reached is waited out (`outageGraceMs`, each
+   * read its own grace): a read changes nothing, so trying it again is safe.
+   */
+  async reading<R>(query: () => Promise<R[]>, retried = true): Promise<R[]> {
+    this.#options.checkOpen();
+    const grace = retried ? new OutageGrace(this.#options.outageGraceMs, this.#options.outageClock) : undefined;
+    for (;;) {
+      try {
+        return await query();
+      } catch (error) {
+        if (grace !== undefined && isUnavailable(error) && this.#options.isOpen() && (await grace.retry(error))) continue;
+        throw asStoreError(error);
+      }
+    }
+  }
+}

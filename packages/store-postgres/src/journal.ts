@@ -1,0 +1,47 @@
+/**
+ * The journal of replayable invocations and their run counts
+ * (@golem-stream/server's docs/durable-execution.md): entries by position,
+ * written only while the session runs and at the owner's epoch, and
+ * idempotent, so a write retried after its COMMIT's answer was lost
+ * recognises its own entry instead of failing the step.
+ */
+import type { JournalEntry } from "@golem-stream/server/store";
+import { checkEpoch } from "./fencing.js";
+import type { StoreContext } from "./store-context.js";
+
+/**
+ * Inserts the entry if its position is free. Otherwise: refused for a stale epoch; done when
+ * the position holds this very entry (the same name and outcome: an earlier write of it
+ * committed); else refused, the position being another entry's or the session not running.
+ */
+export function appendJournal(store: StoreContext, entry: JournalEntry, epoch?: bigint): Promise<void> {
+  const sql = store.sql;
+  return store.write(async (tx) => {
+    const added = await tx.query(sql.appendJournal, [entry.sessionId, entry.position, entry.name, entry.outcome, epoch ?? null]);
+    if (added.rowCount === 1) return;
+    await checkEpoch(tx, sql.sessionEpoch, entry.sessionId, epoch);
+    const taken = (await tx.query<{ name: string; outcome: string }>(sql.journalEntry, [entry.sessionId, entry.position])).rows[0];
+    if (taken !== undefined && taken.name === entry.name && taken.outcome === entry.outcome) return;
+    throw new Error(taken === undefined ? "the session is not running" : "the journal position is already taken");
+  });
+}
+
+export async function readJournal(store: StoreContext, sessionId: string): Promise<JournalEntry[]> {
+  const rows = await store.read<{ position: number; name: string; outcome: string }>(store.sql.readJournal, [sessionId]);
+  return rows.map((row) => ({ sessionId, position: row.position, name: row.name, outcome: row.outcome }));
+}
+
+/** Counts one more run of a running session (2 on the first call); an owner's only at its epoch. */
+export function recordRun(store: StoreContext, sessionId: string, epoch?: bigint): Promise<number> {
+  const sql = store.sql;
+  return store.write(async (tx) => {
+    const counted = await tx.query<{ runs: number }>(sql.recordRun, [sessionId, epoch ?? null]);
+    const runs = counted.rows[0]?.runs;
+    if (runs === undefined) {
+      // No row: the session is not running, or the epoch is stale (refused).
+      await checkEpoch(tx, sql.sessionEpoch, sessionId, epoch);
+      throw new Error("the session is not running");
+    }
+    return runs;
+  });
+}

@@ -1,0 +1,114 @@
+/**
+ * This node's part in the cluster (docs/cluster.md): its lease (heartbeat,
+ * leave), the sessions it claims from nodes whose lease lapsed, who owns a
+ * session at which epoch, the catalogue fingerprints of the live nodes, and
+ * whether every live node reads packed log rows (so this one may write them).
+ *
+ * The lease statements are tried once, never held through an outage: a
+ * heartbeat that fails must be seen as one.
+ */
+import type pg from "pg";
+import type { NodeCatalogue, Ownership } from "@golem-stream/server/store";
+import type { Connections } from "./connections.js";
+import type { Statements } from "./statements.js";
+import { asStoreError } from "./store-error.js";
+import { LOG_FORMAT } from "./store-options.js";
+
+export class Membership {
+  readonly #nodeId: string;
+  readonly #sql: Statements;
+  readonly #connections: Connections;
+  readonly #checkOpen: () => void;
+  /** Whether no live node of an earlier version could read a packed row: checked at open and at each heartbeat. */
+  #packing = false;
+
+  constructor(nodeId: string, sql: Statements, connections: Connections, checkOpen: () => void) {
+    this.#nodeId = nodeId;
+    this.#sql = sql;
+    this.#connections = connections;
+    this.#checkOpen = checkOpen;
+  }
+
+  /** Whether the writer may pack small appends into shared rows now. */
+  get packing(): boolean {
+    return this.#packing;
+  }
+
+  async ownerOf(sessionId: string): Promise<string | undefined> {
+    const [row] = await this.#connections.read<{ owner_node: string | null }>(this.#sql.ownerOf, [sessionId]);
+    return row?.owner_node ?? undefined;
+  }
+
+  async ownership(sessionId: string): Promise<Ownership | undefined> {
+    const [row] = await this.#connections.read<{ owner_node: string | null; owner_epoch: string }>(this.#sql.ownership, [sessionId]);
+    return row?.owner_node == null ? undefined : { nodeId: row.owner_node, epoch: BigInt(row.owner_epoch) };
+  }
+
+  async heartbeat(ttlMs: number): Promise<void> {
+    if (!Number.isFinite(ttlMs) || ttlMs <= 0) throw new RangeError(`heartbeat ttlMs must be a positive number, got ${ttlMs}`);
+    await this.#connections.readOnce(this.#sql.heartbeat, [this.#nodeId, ttlMs, LOG_FORMAT]);
+    this.#checkOpen();
+    await this.checkPacking(this.#connections.pool);
+  }
+
+  /**
+   * Packs rows only while no live node has an earlier log format: a node
+   * of version 1 would read a packed row as one chunk. A node that cannot
+   * read them can no longer start once the schema is at version 2 (it
+   * refuses a newer schema), so only those already running count, and
+   * packing starts once the last of them has left or lost its lease.
+   */
+  async checkPacking(db: pg.Pool | pg.PoolClient): Promise<void> {
+    try {
+      const { rows } = await db.query<{ packing: boolean }>(this.#sql.everyNodePacks, [LOG_FORMAT]);
+      this.#packing = rows[0]?.packing === true;
+    } catch (error) {
+      throw asStoreError(error);
+    }
+  }
+
+  /**
+   * Claims every running session whose owner has no live lease, this node's own lease live
+   * (`PostgresSessionStore.claimOrphans` says why), moving them and their streams to the next
+   * ownership epoch in one transaction.
+   */
+  async claimOrphans(): Promise<string[]> {
+    this.#checkOpen();
+    const checkedOut = await this.#connections.checkOut().catch((error: unknown) => {
+      throw asStoreError(error);
+    });
+    const client = checkedOut.connection;
+    let failure: unknown;
+    try {
+      // One transaction: the sessions move to their next epoch, and their streams with them
+      // (fencing: an owner's append checks the epoch on the stream row it updates). The streams
+      // are read by a statement of their own, after the sessions are locked: a stream another
+      // transaction created meanwhile has committed by then (it locks its session first).
+      await client.query("BEGIN");
+      const claimed = await client.query<{ session_id: string; owner_epoch: string }>(this.#sql.claimOrphans, [this.#nodeId]);
+      const ids = claimed.rows.map((row) => row.session_id);
+      if (ids.length > 0) await client.query(this.#sql.claimStreams, [ids, claimed.rows.map((row) => row.owner_epoch)]);
+      await client.query("COMMIT");
+      return ids;
+    } catch (error) {
+      failure = error;
+      await client.query("ROLLBACK").catch(() => undefined);
+      throw asStoreError(error);
+    } finally {
+      checkedOut.release(failure instanceof Error ? failure : undefined);
+    }
+  }
+
+  async leave(): Promise<void> {
+    await this.#connections.readOnce(this.#sql.leave, [this.#nodeId]);
+  }
+
+  async setCatalogue(fingerprint: string): Promise<void> {
+    await this.#connections.readOnce(this.#sql.setCatalogue, [this.#nodeId, fingerprint]);
+  }
+
+  async liveCatalogues(): Promise<readonly NodeCatalogue[]> {
+    const rows = await this.#connections.readOnce<{ node_id: string; catalogue: string | null }>(this.#sql.liveCatalogues, [this.#nodeId]);
+    return rows.map((row) => ({ nodeId: row.node_id, fingerprint: row.catalogue ?? undefined }));
+  }
+}

@@ -1,0 +1,172 @@
+/**
+ * Every SQL statement of `PostgresSessionStore` but the writer's transaction control
+ * (`control-statements.ts`), the group statement (`append-group.ts`), the session reads'
+ * combined query (`session-reads.ts`) and the migrations (`schema.ts`): text only, built once
+ * per store for its schema, so each reads as SQL in one place.
+ */
+
+/** The store's statements, schema-qualified (`s`: a name `checkSchemaName` accepted). */
+export type Statements = ReturnType<typeof statements>;
+
+/** Every statement, schema-qualified. */
+export function statements(s: string) {
+  const scope = "json_build_array($2::text, $3::text, $4::text, $5::text, $6::text, $7::text)::text";
+  return {
+    // attempt-exists, then purged (attempt id or idempotency scope tombstoned), then idempotency-conflict.
+    createCheck: `SELECT CASE
+        WHEN EXISTS (SELECT 1 FROM ${s}.attempts WHERE attempt_id = $1) THEN 'attempt-exists'
+        WHEN EXISTS (SELECT 1 FROM ${s}.tombstones WHERE (kind = 'attempt' AND key = $1) OR (kind = 'idempotency' AND key = ${scope})) THEN 'purged'
+        WHEN EXISTS (SELECT 1 FROM ${s}.sessions WHERE account = $2 AND application = $3 AND environment = $4
+          AND agent_type = $5 AND agent_identity = $6 AND idempotency_key = $7) THEN 'idempotency-conflict'
+      END AS verdict`,
+    insertSession: `INSERT INTO ${s}.sessions (session_id, account, principal, application, environment, agent_type,
+        agent_identity, method, idempotency_key, selector, config, parameters, generation, session_token,
+        stream_key_id, state, result, outcome, created_at, finished_at, owner_node)
+      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21)
+      ON CONFLICT DO NOTHING`,
+    insertAttempt: `INSERT INTO ${s}.attempts (attempt_id, operation, descriptor_digest, session_id, generation)
+      VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING`,
+    getAttempt: `SELECT * FROM ${s}.attempts WHERE attempt_id = $1`,
+    getSession: `SELECT * FROM ${s}.sessions WHERE session_id = $1`,
+    runningSessions: `SELECT * FROM ${s}.sessions WHERE state = 'running' ORDER BY created_at, session_id`,
+    storedBytes: `SELECT s.account, s.principal, SUM(logs.bytes)::text AS bytes FROM (
+        SELECT stream_id, SUM(octet_length(data)::bigint) AS bytes FROM ${s}.input_chunks GROUP BY stream_id
+        UNION ALL
+        SELECT stream_id, SUM(COALESCE(octet_length(data), 0)::bigint) FROM ${s}.output_events WHERE event = 'item' GROUP BY stream_id
+      ) logs JOIN ${s}.streams t ON t.stream_id = logs.stream_id JOIN ${s}.sessions s ON s.session_id = t.session_id
+      GROUP BY s.account, s.principal HAVING SUM(logs.bytes) > 0`,
+    purgeableBytes: `SELECT account, principal, bytes::text AS bytes FROM (
+        SELECT s.account, s.principal, SUM(
+          (SELECT COALESCE(SUM(octet_length(c.data)::bigint), 0) FROM ${s}.input_chunks c WHERE c.stream_id = t.stream_id)
+          + (SELECT COALESCE(SUM(COALESCE(octet_length(o.data), 0)::bigint), 0) FROM ${s}.output_events o WHERE o.stream_id = t.stream_id AND o.event = 'item')
+        ) AS bytes
+        FROM ${s}.sessions s JOIN ${s}.streams t ON t.session_id = s.session_id
+        WHERE s.state = 'finished' AND s.finished_at < $1
+        GROUP BY s.account, s.principal
+      ) purgeable WHERE bytes > 0`,
+    lockSessions: `SELECT 1 FROM ${s}.sessions WHERE session_id = ANY($1::text[]) ORDER BY session_id FOR UPDATE`,
+    // A new stream takes its session's ownership epoch (the session row is locked: lockSessions).
+    insertStream: `INSERT INTO ${s}.streams (stream_id, session_id, ordinal, direction, element_kind, element_graph,
+        coordinate, provisional_ref, parent_kind, parent_stream_id, parent_sequence, token, owner_epoch)
+      SELECT $1, $2, COALESCE(MAX(ordinal) + 1, 0), $3, $4, $5, $6, $7, $8, $9, $10, $11,
+        (SELECT owner_epoch FROM ${s}.sessions WHERE session_id = $2) FROM ${s}.streams WHERE session_id = $2`,
+    listStreams: `SELECT * FROM ${s}.streams WHERE session_id = $1 ORDER BY ordinal`,
+    getStream: `SELECT * FROM ${s}.streams WHERE stream_id = $1`,
+    lockGeneration: `SELECT generation FROM ${s}.sessions WHERE session_id = $1 FOR UPDATE`,
+    attach: `UPDATE ${s}.sessions SET generation = $1, session_token = $2 WHERE session_id = $3`,
+    // A log only grows at its end, and never past its terminal; an owner's write ($4, else NULL)
+    // only at its ownership epoch (fencing).
+    advanceInput: `UPDATE ${s}.streams SET count = count + $1 WHERE stream_id = $2 AND count = $3
+      AND direction = 'input' AND input_terminal IS NULL AND ($4::bigint IS NULL OR owner_epoch = $4) RETURNING session_id`,
+    advanceOutput: `UPDATE ${s}.streams SET count = count + $1 WHERE stream_id = $2 AND count = $3
+      AND direction = 'output' AND NOT output_terminal AND ($4::bigint IS NULL OR owner_epoch = $4) RETURNING session_id`,
+    streamEpoch: `SELECT session_id, owner_epoch FROM ${s}.streams WHERE stream_id = $1`,
+    sessionEpoch: `SELECT session_id, owner_epoch FROM ${s}.sessions WHERE session_id = $1`,
+    // A run of appends (write-queue.ts): the count moves by their sum only if it is where the
+    // first starts; the rows go in only if it moved (no error, so no savepoint is spoiled).
+    inputRun: `WITH moved AS (
+        UPDATE ${s}.streams SET count = count + $1 WHERE stream_id = $2 AND count = $3
+          AND direction = 'input' AND input_terminal IS NULL AND ($9::bigint IS NULL OR owner_epoch = $9) RETURNING session_id
+      ), rows AS (
+        INSERT INTO ${s}.input_chunks (stream_id, sequence, item_count, data, mime_type, parts)
+        SELECT $2, r.sequence, r.item_count, r.data, r.mime_type, r.parts
+        FROM unnest($4::bigint[], $5::bigint[], $6::bytea[], $7::text[], $8::bytea[]) AS r(sequence, item_count, data, mime_type, parts), moved
+      )
+      SELECT session_id FROM moved`,
+    outputRun: `WITH moved AS (
+        UPDATE ${s}.streams SET count = count + $1 WHERE stream_id = $2 AND count = $3
+          AND direction = 'output' AND NOT output_terminal AND ($9::bigint IS NULL OR owner_epoch = $9) RETURNING session_id
+      ), rows AS (
+        INSERT INTO ${s}.output_events (stream_id, sequence, event, item_count, data, mime_type, outcome, parts)
+        SELECT $2, r.sequence, 'item', r.item_count, r.data, r.mime_type, NULL, r.parts
+        FROM unnest($4::bigint[], $5::bigint[], $6::bytea[], $7::text[], $8::bytea[]) AS r(sequence, item_count, data, mime_type, parts), moved
+      )
+      SELECT session_id FROM moved`,
+    insertInput: `INSERT INTO ${s}.input_chunks (stream_id, sequence, item_count, data, mime_type) VALUES ($1, $2, $3, $4, $5)`,
+    // Lower bound: where the chunk holding `from` starts (one index probe). With `sequence < to`
+    // alone the index scan began at the stream's first chunk: a resend's duplicate check near
+    // the end of a long stream read the whole stream.
+    readInput: `SELECT * FROM ${s}.input_chunks WHERE stream_id = $1
+      AND sequence >= COALESCE((SELECT max(sequence) FROM ${s}.input_chunks WHERE stream_id = $1 AND sequence <= $3), 0)
+      AND sequence < $2 AND sequence + item_count > $3 ORDER BY sequence`,
+    endInput: `UPDATE ${s}.streams SET input_terminal = $1 WHERE stream_id = $2 AND input_terminal IS NULL
+      AND ($3::bigint IS NULL OR owner_epoch = $3) RETURNING session_id`,
+    insertOutput: `INSERT INTO ${s}.output_events (stream_id, sequence, event, item_count, data, mime_type, outcome)
+      VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+    endOutput: `UPDATE ${s}.streams SET output_terminal = true WHERE stream_id = $1 AND count = $2
+      AND direction = 'output' AND NOT output_terminal AND ($3::bigint IS NULL OR owner_epoch = $3) RETURNING session_id`,
+    // Up to $3 rows from $2 (one more when the row holding $2 starts before it: a packed row
+    // with items on both sides), whose preceding payload bytes are below $4 (NULL: no bound), a
+    // row starting before $2 counting none: sizes first (octet_length reads no TOAST), payloads
+    // only of the rows kept.
+    readOutput: `WITH start AS (
+        SELECT COALESCE(max(sequence), $2) AS at FROM ${s}.output_events WHERE stream_id = $1 AND sequence <= $2
+      )
+      SELECT o.stream_id, o.sequence, o.event, o.item_count, o.data, o.mime_type, o.outcome, o.parts
+      FROM (
+        SELECT sequence, event, COALESCE(SUM(size) OVER (ORDER BY sequence, event DESC
+          ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS before
+        FROM (SELECT sequence, event, CASE WHEN sequence < $2 THEN 0 ELSE COALESCE(octet_length(data), 0) END AS size
+              FROM ${s}.output_events
+              WHERE stream_id = $1 AND sequence >= (SELECT at FROM start)
+              ORDER BY sequence, event DESC LIMIT $3 + (SELECT CASE WHEN at < $2 THEN 1 ELSE 0 END FROM start)) AS head
+      ) AS k
+      JOIN ${s}.output_events o ON o.stream_id = $1 AND o.sequence = k.sequence AND o.event = k.event
+      WHERE $4::bigint IS NULL OR k.before < $4
+      ORDER BY o.sequence, o.event DESC`,
+    // Only while the session runs, and at the owner's epoch when given (fencing): a finished
+    // invocation's journal is closed. A taken position inserts nothing (no error, so the
+    // savepoint stays usable): the caller then reads what holds it (journalEntry).
+    appendJournal: `INSERT INTO ${s}.journal (session_id, position, name, outcome)
+      SELECT session_id, $2, $3, $4 FROM ${s}.sessions WHERE session_id = $1 AND state = 'running'
+        AND ($5::bigint IS NULL OR owner_epoch = $5)
+      ON CONFLICT (session_id, position) DO NOTHING`,
+    journalEntry: `SELECT name, outcome FROM ${s}.journal WHERE session_id = $1 AND position = $2`,
+    readJournal: `SELECT position, name, outcome FROM ${s}.journal WHERE session_id = $1 ORDER BY position`,
+    recordRun: `INSERT INTO ${s}.session_runs (session_id, runs)
+      SELECT session_id, 2 FROM ${s}.sessions WHERE session_id = $1 AND state = 'running'
+        AND ($2::bigint IS NULL OR owner_epoch = $2)
+      ON CONFLICT (session_id) DO UPDATE SET runs = ${s}.session_runs.runs + 1 RETURNING runs`,
+    setResult: `UPDATE ${s}.sessions SET result = $1 WHERE session_id = $2 AND result IS NULL AND ($3::bigint IS NULL OR owner_epoch = $3)`,
+    finish: `UPDATE ${s}.sessions SET state = 'finished', outcome = $1, finished_at = $2 WHERE session_id = $3 AND state = 'running'
+      AND ($4::bigint IS NULL OR owner_epoch = $4)`,
+    // One statement: the sessions go, their attempt ids and idempotency scopes stay as tombstones
+    // (every part sees the rows as they were before the DELETE and its cascades).
+    purge: `WITH purged AS (
+        DELETE FROM ${s}.sessions WHERE state = 'finished' AND finished_at < $1
+        RETURNING session_id, account, application, environment, agent_type, agent_identity, idempotency_key
+      ), attempt_stones AS (
+        INSERT INTO ${s}.tombstones (kind, key, stamped_at)
+        SELECT 'attempt', a.attempt_id, $2 FROM ${s}.attempts a JOIN purged p ON p.session_id = a.session_id
+        ON CONFLICT (kind, key) DO UPDATE SET stamped_at = EXCLUDED.stamped_at
+      ), key_stones AS (
+        INSERT INTO ${s}.tombstones (kind, key, stamped_at)
+        SELECT 'idempotency', json_build_array(account, application, environment, agent_type, agent_identity, idempotency_key)::text, $2 FROM purged
+        ON CONFLICT (kind, key) DO UPDATE SET stamped_at = EXCLUDED.stamped_at
+      )
+      SELECT count(*) AS purged FROM purged`,
+    dropTombstones: `DELETE FROM ${s}.tombstones WHERE stamped_at < $1`,
+    ownerOf: `SELECT owner_node FROM ${s}.sessions WHERE session_id = $1`,
+    ownership: `SELECT owner_node, owner_epoch FROM ${s}.sessions WHERE session_id = $1`,
+    heartbeat: `INSERT INTO ${s}.nodes (node_id, lease_expires_at, log_format) VALUES ($1, clock_timestamp() + $2 * interval '1 millisecond', $3)
+      ON CONFLICT (node_id) DO UPDATE SET lease_expires_at = EXCLUDED.lease_expires_at, log_format = EXCLUDED.log_format`,
+    // Under READ COMMITTED a concurrent claimer waiting on a row re-checks it after the first
+    // commits: the new owner's lease is live, so the row no longer qualifies.
+    claimOrphans: `UPDATE ${s}.sessions AS x SET owner_node = $1, owner_epoch = x.owner_epoch + 1
+      WHERE x.state = 'running' AND x.owner_node IS DISTINCT FROM $1
+        AND EXISTS (SELECT 1 FROM ${s}.nodes me WHERE me.node_id = $1 AND me.lease_expires_at > clock_timestamp())
+        AND NOT EXISTS (SELECT 1 FROM ${s}.nodes n WHERE n.node_id = x.owner_node AND n.lease_expires_at > clock_timestamp())
+      RETURNING x.session_id, x.owner_epoch`,
+    claimStreams: `UPDATE ${s}.streams AS t SET owner_epoch = c.epoch
+      FROM unnest($1::text[], $2::bigint[]) AS c(session_id, epoch) WHERE t.session_id = c.session_id`,
+    leave: `DELETE FROM ${s}.nodes WHERE node_id = $1`,
+    setCatalogue: `UPDATE ${s}.nodes SET catalogue = $2 WHERE node_id = $1`,
+    liveCatalogues: `SELECT node_id, catalogue FROM ${s}.nodes WHERE node_id <> $1 AND lease_expires_at > clock_timestamp() ORDER BY node_id`,
+    // A node of an earlier version leaves log_format NULL.
+    everyNodePacks: `SELECT NOT EXISTS (SELECT 1 FROM ${s}.nodes WHERE lease_expires_at > clock_timestamp()
+      AND (log_format IS NULL OR log_format < $1)) AS packing`,
+    notify: `SELECT pg_notify($1, $2)`,
+    // After a group statement's answer was lost: where its streams are now (write-queue.ts).
+    streamCounts: `SELECT stream_id, count FROM ${s}.streams WHERE stream_id = ANY($1::text[])`,
+  };
+}
