@@ -99,16 +99,14 @@ const serverFolderRules = [
  * No folder imports one above it; what a lower folder needs of a higher one is a port (an
  * interface it declares, the higher one implements). The `SessionTransport` interface
  * (transport/transport.ts) is the one exception, as `server-transport-through-its-interface` says.
- * The cluster and the store have stricter rules above. `sessions/` is left out until it holds
- * (it imports the admission's per-principal slots and stored-bytes table; docs/architecture.md).
+ * The cluster and the store have stricter rules above.
  */
 function runtimeOrderRules() {
   const order = ["transport", "admission", "sessions", "attachment", "invocation"];
-  const holding = ["admission", "attachment", "invocation"];
-  return holding.map((folder) => {
+  return order.slice(1).map((folder) => {
     const above = order.slice(0, order.indexOf(folder));
     return {
-      name: `server-${folder}-below-${above[above.length - 1]}`,
+      name: `server-order-${folder}`,
       comment: `${folder}/ imports no folder above it in the runtime's order (${above.join(", ")}), but the SessionTransport interface`,
       from: { path: `${SERVER}${folder}/` },
       to: { path: `${SERVER}(${above.join("|")})/`, pathNot: `${SERVER}transport/transport\\.ts$` },

@@ -22,6 +22,7 @@
 import { StoredBytesExceeded } from "../stored-bytes-exceeded.js";
 import type { StoredBytes } from "../store/session-store.js";
 import type { StoredBytesCharge } from "../invocation/session-deps.js";
+import type { StoredBytesCounts } from "../sessions/retention-sweep.js";
 
 /** Whose bytes: the session's account and principal. */
 export interface BytesOwner {
@@ -29,7 +30,7 @@ export interface BytesOwner {
   readonly principal: string;
 }
 
-export class StoredBytesTable implements StoredBytesCharge {
+export class StoredBytesTable implements StoredBytesCharge, StoredBytesCounts {
   readonly #limit: number;
   readonly #used = new Map<string, number>();
   readonly #reached: () => void;

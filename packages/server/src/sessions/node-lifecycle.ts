@@ -7,9 +7,8 @@
  * (admission/session-runtime.ts) reach sessions through it.
  */
 import type { SessionDeps } from "../invocation/session-deps.js";
-import type { PrincipalSlots } from "../admission/principal-slots.js";
 import { InvocationRuns } from "./invocation-runs.js";
-import { Reruns } from "./reruns.js";
+import { Reruns, type RerunSlots } from "./reruns.js";
 import { SessionCache } from "./session-cache.js";
 
 export class NodeLifecycle {
@@ -19,7 +18,7 @@ export class NodeLifecycle {
   readonly #reruns: Reruns;
 
   /** `runningPerPrincipal` counts new invocations and re-runs alike (`limits.maxRunningSessionsPerPrincipal`). */
-  constructor(deps: SessionDeps, runningPerPrincipal: PrincipalSlots) {
+  constructor(deps: SessionDeps, runningPerPrincipal: RerunSlots) {
     this.#deps = deps;
     this.runs = new InvocationRuns(deps.observer, (live) => this.cache.evictIfIdle(live));
     this.#reruns = new Reruns(deps, this.runs, runningPerPrincipal);
