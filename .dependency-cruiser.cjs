@@ -127,16 +127,16 @@ module.exports = {
     {
       name: "no-circular",
       severity: "error",
-      comment: "no import cycle within a package's sources; a type-only import (a port) may close one, as it leaves no runtime edge",
+      comment: "no import cycle within a package's sources, not even of types: a port is declared where it is used, and only its implementer imports it",
       from: { path: "^packages/[^/]+/src/" },
-      to: { circular: true, viaOnly: { dependencyTypesNot: ["type-only"] } },
+      to: { circular: true },
     },
     ...serverFolderRules,
   ],
   options: {
     doNotFollow: { path: "node_modules" },
     exclude: { path: "(^|/)(dist|node_modules|coverage)/" },
-    // Type-only imports are seen (the layer rules count them), marked so the cycle rule can pass them.
+    // Type-only imports are seen: the layer, folder and cycle rules count them.
     tsPreCompilationDeps: true,
     tsConfig: { fileName: "tsconfig.base.json" },
     enhancedResolveOptions: {
