@@ -23,6 +23,11 @@
  * from the store, so nothing reaches a client before it is durable.
  * Transports come and go; the session does not notice beyond `attach` and
  * `detach` (transport loss only detaches, section 8).
+ *
+ * Why one file: what is left here is the session's public surface (what
+ * admission/, sessions/ and attachment/ call) and the wiring of the parts
+ * above around the state they share; every job with rules of its own lives
+ * in its own file, and splitting the wiring would only scatter that state.
  */
 import type { ClientCancelReason, InvocationOutcome, ServerCancelReason } from "@golem-stream/wire";
 import type { StreamLeaf } from "@golem-stream/schema-value";
