@@ -90,7 +90,29 @@ const serverFolderRules = [
     from: { path: SERVER, pathNot: `${SERVER}testing/` },
     to: { path: `${SERVER}testing/` },
   },
+  ...runtimeOrderRules(),
 ].map((rule) => ({ severity: "error", ...rule }));
+
+/**
+ * The runtime's order, top to bottom: the transport, the admission (first-message rules, tokens,
+ * per-principal bounds), the sessions in memory, attachments, invocations, the cluster, the store.
+ * No folder imports one above it; what a lower folder needs of a higher one is a port (an
+ * interface it declares, the higher one implements). The `SessionTransport` interface
+ * (transport/transport.ts) is the one exception, as `server-transport-through-its-interface` says.
+ * The cluster and the store have stricter rules above.
+ */
+function runtimeOrderRules() {
+  const order = ["transport", "admission", "sessions", "attachment", "invocation"];
+  return order.slice(1).map((folder) => {
+    const above = order.slice(0, order.indexOf(folder));
+    return {
+      name: `server-order-${folder}`,
+      comment: `${folder}/ imports no folder above it in the runtime's order (${above.join(", ")}), but the SessionTransport interface`,
+      from: { path: `${SERVER}${folder}/` },
+      to: { path: `${SERVER}(${above.join("|")})/`, pathNot: `${SERVER}transport/transport\\.ts$` },
+    };
+  });
+}
 
 module.exports = {
   forbidden: [
@@ -105,16 +127,16 @@ module.exports = {
     {
       name: "no-circular",
       severity: "error",
-      comment: "no import cycle within a package's sources; a type-only import (a port) may close one, as it leaves no runtime edge",
+      comment: "no import cycle within a package's sources, not even of types: a port is declared where it is used, and only its implementer imports it",
       from: { path: "^packages/[^/]+/src/" },
-      to: { circular: true, viaOnly: { dependencyTypesNot: ["type-only"] } },
+      to: { circular: true },
     },
     ...serverFolderRules,
   ],
   options: {
     doNotFollow: { path: "node_modules" },
     exclude: { path: "(^|/)(dist|node_modules|coverage)/" },
-    // Type-only imports are seen (the layer rules count them), marked so the cycle rule can pass them.
+    // Type-only imports are seen: the layer, folder and cycle rules count them.
     tsPreCompilationDeps: true,
     tsConfig: { fileName: "tsconfig.base.json" },
     enhancedResolveOptions: {

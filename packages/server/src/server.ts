@@ -22,7 +22,7 @@ import { routeRequest, type HttpRoutes } from "./transport/http-routes.js";
 import { SessionEndpoint } from "./transport/session-endpoint.js";
 import { HostCheck } from "./transport/host-check.js";
 import { AuthThrottle } from "./transport/auth-throttle.js";
-import type { RuntimeDeps } from "./invocation/live-session.js";
+import type { RuntimeDeps } from "./admission/runtime-deps.js";
 import { NodeBudget } from "./invocation/node-budget.js";
 import { resolveLimits, silentLogger, type Logger, type ServerLimits } from "./options.js";
 import { SessionRuntime } from "./admission/session-runtime.js";

@@ -1,7 +1,7 @@
 /** `sameInput` against a naive reference: accepted bytes split into arbitrary chunks, resends of arbitrary ranges. */
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
-import { sameInput } from "../src/attachment/input-resend.js";
+import { sameInput } from "../src/invocation/input-resend.js";
 import type { InputChunk } from "../src/store/session-store.js";
 
 /** Splits `bytes` into chunks at `cuts` (as the store holds them). */

@@ -4,7 +4,8 @@
  * retention sweep gives purged sessions' bytes back).
  */
 import { describe, expect, it } from "vitest";
-import { StoredBytesExceeded, StoredBytesTable } from "../src/admission/stored-bytes.js";
+import { StoredBytesTable } from "../src/admission/stored-bytes.js";
+import { StoredBytesExceeded } from "../src/stored-bytes-exceeded.js";
 
 const alice = { account: "acme", principal: "alice" };
 const bob = { account: "acme", principal: "bob" };

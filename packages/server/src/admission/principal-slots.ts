@@ -16,6 +16,7 @@ import type { Principal } from "../options.js";
 /** Which per-principal bound was reached. */
 export type { PrincipalLimit } from "../observability/server-observer.js";
 import type { PrincipalLimit } from "../observability/server-observer.js";
+import type { RerunSlots } from "../sessions/reruns.js";
 
 /** One held slot; `release` is idempotent. */
 export interface PrincipalSlot {
@@ -25,7 +26,7 @@ export interface PrincipalSlot {
 /** The bounds slots count (stored bytes are counted by `StoredBytesTable`). */
 type SlotLimit = Exclude<PrincipalLimit, "stored-bytes">;
 
-export class PrincipalSlots {
+export class PrincipalSlots implements RerunSlots {
   readonly #limit: number;
   readonly #what: SlotLimit;
   readonly #held = new Map<string, number>();

@@ -8,7 +8,8 @@
 import { ProtocolError, type JsonValue, type ResumeAttach } from "@golem-stream/wire";
 import { refreshedSessionFields, type VerifiedToken } from "@golem-stream/tokens";
 import type { Attachment } from "../attachment/attachment.js";
-import type { LiveSession, RuntimeDeps } from "../invocation/live-session.js";
+import type { LiveSession } from "../invocation/live-session.js";
+import type { RuntimeDeps } from "./runtime-deps.js";
 import type { Authorizer, Principal } from "../options.js";
 import type { AttemptRecord } from "../store/session-store.js";
 import type { SessionTransport } from "../transport/transport.js";

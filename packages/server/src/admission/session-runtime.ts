@@ -10,7 +10,7 @@
  */
 import type { InvocationStart, ResumeAttach } from "@golem-stream/wire";
 import type { Attachment } from "../attachment/attachment.js";
-import type { RuntimeDeps } from "../invocation/live-session.js";
+import type { RuntimeDeps } from "./runtime-deps.js";
 import type { Authorizer, Principal } from "../options.js";
 import type { SessionTransport } from "../transport/transport.js";
 import { NodeLifecycle } from "../sessions/node-lifecycle.js";

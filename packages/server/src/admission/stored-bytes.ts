@@ -19,8 +19,10 @@
  * Only principals with bytes are remembered: the table is bounded by the
  * principals that have sessions in the store.
  */
-import { CountLimitError } from "../count-limit-error.js";
+import { StoredBytesExceeded } from "../stored-bytes-exceeded.js";
 import type { StoredBytes } from "../store/session-store.js";
+import type { StoredBytesCharge } from "../invocation/session-deps.js";
+import type { StoredBytesCounts } from "../sessions/retention-sweep.js";
 
 /** Whose bytes: the session's account and principal. */
 export interface BytesOwner {
@@ -28,18 +30,7 @@ export interface BytesOwner {
   readonly principal: string;
 }
 
-/**
- * A write that would take its principal past `limits.maxStoredBytesPerPrincipal`:
- * public code `limit-exceeded` (not retryable), and a refused start closes
- * 1002 like every refusal whose message is not itself too large.
- */
-export class StoredBytesExceeded extends CountLimitError {
-  constructor(limit: number) {
-    super(`this caller may keep at most ${limit} bytes in the store, and this would go past them; finished sessions give theirs back when their retention ends`);
-  }
-}
-
-export class StoredBytesTable {
+export class StoredBytesTable implements StoredBytesCharge, StoredBytesCounts {
   readonly #limit: number;
   readonly #used = new Map<string, number>();
   readonly #reached: () => void;

@@ -29,6 +29,11 @@ import {
   type VerifiedToken,
 } from "@golem-stream/tokens";
 import type { Principal } from "../options.js";
+import type { CursorPosition } from "../attachment/output-pumps.js";
+import type { StreamTokens } from "../invocation/session-deps.js";
+
+/** What a verified cursor says: declared where the attachment places its output at one (output-pumps.ts). */
+export type { CursorPosition } from "../attachment/output-pumps.js";
 
 export interface TokenIdentity {
   readonly issuer: string;
@@ -44,13 +49,7 @@ export type SessionTokenInput = Omit<SessionTokenFields, keyof CommonTokenFields
   readonly streamKeyId: string;
 };
 
-export interface CursorPosition {
-  readonly streamId: string;
-  readonly position: bigint;
-  readonly event: CursorEvent;
-}
-
-export class TokenService {
+export class TokenService implements StreamTokens {
   #keyring: Keyring;
   readonly #identity: TokenIdentity;
   readonly #now: () => number;

@@ -18,11 +18,11 @@ import {
 } from "@golem-stream/wire";
 import type { AttachmentLink } from "./attachment-link.js";
 import { GroupAcks, type GroupAck } from "./group-acks.js";
-import { sameInput } from "./input-resend.js";
-import type { AcceptedInput, AttachmentSink, InputCommitListener, PendingStream } from "../invocation/live-session.js";
+import { sameInput } from "../invocation/input-resend.js";
+import type { AcceptedInput, AttachmentSink, InputCommitListener } from "../invocation/attachment-sink.js";
 import type { DecodedValue } from "@golem-stream/schema-value";
 import type { InputChunk } from "../store/session-store.js";
-import type { InputItem, StreamState } from "../invocation/stream-state.js";
+import type { InputItem, PendingStream, StreamState } from "../invocation/stream-state.js";
 import { canonicalValue, checkBinaryItem, decodeValue, substituteStreamRefs, utf8Bytes } from "../values.js";
 
 /** What an item that introduces no stream (most) carries: shared empty lists. */

@@ -29,11 +29,11 @@ import {
 import { AttachmentInput, type ClientStreamMessage } from "./attachment-input.js";
 import type { AttachmentLink } from "./attachment-link.js";
 import { ChannelTable } from "./channel-table.js";
-import type { AttachmentSink, LiveSession } from "../invocation/live-session.js";
-import { OutputPumps } from "./output-pumps.js";
+import type { LiveSession } from "../invocation/live-session.js";
+import type { AttachmentSink } from "../invocation/attachment-sink.js";
+import { OutputPumps, type CursorPosition } from "./output-pumps.js";
 import type { StreamState } from "../invocation/stream-state.js";
 import type { AttachmentEnd, AttachmentObserver } from "../observability/server-observer.js";
-import type { CursorPosition } from "../admission/token-service.js";
 import type { OutputEvent } from "../store/session-store.js";
 import { isOwnershipLost } from "../store/ownership.js";
 import { SENT, sendLastThenClose, type OutgoingMessage, type SessionTransport } from "../transport/transport.js";

@@ -16,7 +16,7 @@ import { SENT } from "../transport/transport.js";
 import { CommittedTail, TailAllowance } from "./committed-tail.js";
 import type { OutputEvent } from "../store/session-store.js";
 import type { StreamState } from "../invocation/stream-state.js";
-import type { CursorPosition } from "../admission/token-service.js";
+import type { CursorEvent } from "@golem-stream/tokens";
 
 /** The mappings of an item that introduces no stream (most): one shared empty list. */
 const NO_MAPPINGS: readonly never[] = Object.freeze([]);
@@ -34,6 +34,16 @@ const PUMP_BATCH = 64;
  * client took them one by one.
  */
 export const PUMP_BATCH_BYTES = 1024 * 1024;
+
+/**
+ * What a verified output cursor says (a resume's or takeover's `outputCursors`): the pump of
+ * `streamId` starts after the event at `position`. `TokenService.verifyCursor` returns it.
+ */
+export interface CursorPosition {
+  readonly streamId: string;
+  readonly position: bigint;
+  readonly event: CursorEvent;
+}
 
 interface Pump {
   readonly stream: StreamState;
@@ -235,7 +245,7 @@ export class OutputPumps {
       cursorToken,
       mappings: children.length === 0 ? NO_MAPPINGS : children.map((child) => link.mapping(child, false)),
       sequence: event.sequence,
-      // Recorded as canonical JSON (output-producers.ts): sent as stored, never parsed again.
+      // Recorded as canonical JSON (output-items.ts): sent as stored, never parsed again.
       canonicalValue: event.data,
     });
     if (children.length === 0) return sent;

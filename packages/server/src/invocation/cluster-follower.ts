@@ -14,11 +14,12 @@
 import type { ClientCancelReason } from "@golem-stream/wire";
 import { feedInput } from "./input-feed.js";
 import { ClusterPeer } from "../cluster/cluster-peer.js";
-import { sameInput } from "../attachment/input-resend.js";
+import { sameInput } from "./input-resend.js";
 import type { ClusterSessionStore } from "../store/cluster-store.js";
 import { isOwnershipLost } from "../store/ownership.js";
 import type { InputChunk, NewStream, SessionRecord, StreamRecord } from "../store/session-store.js";
-import type { AttachmentSink, RuntimeDeps } from "./live-session.js";
+import type { SessionDeps } from "./session-deps.js";
+import type { AttachmentSink } from "./attachment-sink.js";
 import type { StreamState } from "./stream-state.js";
 
 /**
@@ -32,7 +33,7 @@ export class InputPositionConflict extends Error {}
 
 /** What the follower needs from its session. */
 export interface FollowedSession {
-  readonly deps: RuntimeDeps;
+  readonly deps: SessionDeps;
   readonly sessionId: string;
   /** The session's record as this node knows it. */
   record(): SessionRecord;

@@ -5,196 +5,73 @@
  * budget, the outcome. It knows no socket, and commits to the store before
  * anyone is told.
  *
- * One durable session loaded in memory: its streams, its input side, and
- * the invocation (if this process is executing it; the output side is
- * `OutputProducers`; in a cluster, what the other nodes do reaches it
- * through `ClusterFollower`). It records everything in the store before anyone is
- * told, and tells the one live attachment (if any) what changed. Transports come and go; the session does not notice beyond
- * `attach` and `detach` (transport loss only detaches, section 8).
+ * `LiveSession` is one durable session loaded in memory, and the folder's
+ * entry: the rest of the server uses it alone. It holds what its parts
+ * share (the record, the ownership epoch, whether the method runs here) and
+ * hands each part what it may read and do:
+ *
+ * - stream-registry.ts: the session's streams, and how new ones come to be;
+ * - session-input.ts: the client's input, from the attachment to the agent;
+ * - output-producers.ts, output-items.ts, output-windows.ts: the agent's output, to the store;
+ * - method-run.ts: one run of the method, its result, a re-run;
+ * - outcome-recorder.ts, failure-outcome.ts: how the invocation ends;
+ * - attachment-slot.ts: the one attachment that owns it, the wait without one;
+ * - cluster-follower.ts: in a cluster, what the other nodes do.
  *
  * Order of every change: validate, register in memory, commit to the store,
  * then notify the attachment. The attachment only sends what it reads back
  * from the store, so nothing reaches a client before it is durable.
+ * Transports come and go; the session does not notice beyond `attach` and
+ * `detach` (transport loss only detaches, section 8).
+ *
+ * Why one file: what is left here is the session's public surface (what
+ * admission/, sessions/ and attachment/ call) and the wiring of the parts
+ * above around the state they share; every job with rules of its own lives
+ * in its own file, and splitting the wiring would only scatter that state.
  */
-import { randomUUID } from "node:crypto";
-import {
-  canonicalJson,
-  encodeUtf8,
-  ProtocolError,
-  type ClientCancelReason,
-  type InvocationOutcome,
-  type JsonValue,
-  type SchemaValueJson,
-  type ServerCancelReason,
-} from "@golem-stream/wire";
-import type { SchemaType, StreamLeaf } from "@golem-stream/schema-value";
-import type { AgentHost, InvocationContext, MethodDescriptor } from "../agent-host.js";
-import { BytePermits } from "./byte-permits.js";
-import type { NodeBudget } from "./node-budget.js";
-import { CountLimitError } from "../count-limit-error.js";
-import { InputQueue } from "./input-queue.js";
-import { invocationResultFits, MAX_SESSION_MAPPING_BYTES, widestMappingBytes } from "./message-room.js";
-import { createInvocationContext, type InvocationInput } from "./invocation-context.js";
-import type { Logger, Principal, ServerLimits } from "../options.js";
-import { OutputProducers } from "./output-producers.js";
-import type { InputChunk, InputTerminal, NewStream, OutputEvent, SessionRecord, SessionStore, StreamParent, StreamRecord } from "../store/session-store.js";
-import { itemFrom, StreamState, type InputItem } from "./stream-state.js";
-import type { TokenService } from "../admission/token-service.js";
-import { catalogueGraph, decodeValue, describeElement, type SchemaGraph } from "../values.js";
-import { ClusterFollower } from "./cluster-follower.js";
-import { DetachedWatch } from "./detached-watch.js";
-import type { Timers } from "../timers.js";
+import type { ClientCancelReason, InvocationOutcome, ServerCancelReason } from "@golem-stream/wire";
+import type { StreamLeaf } from "@golem-stream/schema-value";
+import type { MethodDescriptor } from "../agent-host.js";
+import type { Principal } from "../options.js";
+import { identityOf } from "../observability/server-observer.js";
 import type { ClusterSessionStore } from "../store/cluster-store.js";
-import { identityOf, type ServerObserver } from "../observability/server-observer.js";
-import { feedInput } from "./input-feed.js";
-import { Journal } from "./journal.js";
-import { OutputReplay } from "./output-replay.js";
-import { REPLAY_DIVERGED, ReplayDivergence } from "./replay-divergence.js";
-import type { JournalEntry } from "../store/session-store.js";
-import { StoredBytesExceeded, type StoredBytesTable } from "../admission/stored-bytes.js";
-import { FIRST_EPOCH, isOwnershipLost } from "../store/ownership.js";
-
-export interface RuntimeDeps {
-  readonly store: SessionStore;
-  /** Set when the store is shared by a cluster of nodes (the same object as `store`). */
-  readonly cluster: ClusterSessionStore | undefined;
-  readonly host: AgentHost;
-  readonly tokens: TokenService;
-  readonly limits: ServerLimits;
-  readonly logger: Logger;
-  /** Metrics, log events and spans (observability/); `NOOP_OBSERVER` when none is configured. */
-  readonly observer: ServerObserver;
-  readonly now: () => number;
-  /** The timers of time-dependent behaviour (the detached timeout); `ManualTimers` in tests. */
-  readonly timers: Timers;
-  /** Bytes held in memory by all sessions and connections of this server (`limits.maxQueuedBytesPerNode`). */
-  readonly nodeBudget: NodeBudget;
-  /** Payload bytes each principal keeps in the store (`limits.maxStoredBytesPerPrincipal`). */
-  readonly storedBytes: StoredBytesTable;
-}
-
-/** What a live session tells the attachment that currently owns it. */
-export interface AttachmentSink {
-  /** The attachment generation it serves, and its id (cluster revocation names it). */
-  readonly generation: bigint;
-  readonly attachmentId: string;
-  /** `committed`: the event this process just committed (the attachment may send it without reading the store). */
-  outputAppended(stream: StreamState, committed?: OutputEvent): void;
-  resultCommitted(): void;
-  /** The server made an input terminal (cancel); the client must be told. */
-  inputCancelledByServer(stream: StreamState, reason: ServerCancelReason): void;
-  finished(): void;
-  /** Another transport took the session over. */
-  revoke(): void;
-  /** Another node claimed the session (fencing): this node serves it no more; the client resumes from what the store holds. */
-  ownershipMoved(): void;
-}
-
-/** A stream leaf about to become a stream, before its token exists. */
-export interface PendingStream {
-  readonly state: StreamState;
-  readonly record: NewStream;
-  /** A re-run's stream that the run before created and committed: registered already, never written again. */
-  readonly stored?: boolean;
-}
-
-/** How a run of the method goes (docs/durable-execution.md). */
-export interface RunOptions {
-  /** The method is replayable and the store keeps journals: `ctx.step`, `now` and `random` are journaled. */
-  readonly journaled: boolean;
-  /** A re-run: its number (2 on the first) and the journal of the runs before. */
-  readonly rerun?: { readonly attempt: number; readonly journal: readonly JournalEntry[] };
-}
-
-const INVOCATION_FAILED = "invocation failed";
-/** After the store refused to record a failure: the first wait before trying again, growing by this much per attempt. */
-const RECORD_FAILURE_RETRY_MS = 2_000;
-const MAX_RECORD_FAILURE_RETRY_MS = 60_000;
-/** The new streams a chunk that introduces none (most) hands the store: one shared empty list. */
-const NO_RECORDS: readonly NewStream[] = Object.freeze([]);
-
-/**
- * The method's result cannot be committed (it does not match the method's
- * result schema, is missing, or is too large to send). Its message is the
- * server's own words, so it is the failure's public message: the caller
- * learns why, not only that the invocation failed. An agent's exception is
- * never one (its text may hold the agent's secrets).
- */
-class ResultRefused extends Error {}
-
-/**
- * The outcome of a failed invocation: `limit-exceeded` when an item would
- * have taken its principal past `limits.maxStoredBytesPerPrincipal` (the
- * caller learns which bound, docs/protocol/server.md), `invocation-failed`
- * otherwise.
- */
-function failureOutcome(error: unknown): InvocationOutcome {
-  if (error instanceof StoredBytesExceeded) return { kind: "failure", code: "limit-exceeded", message: error.message };
-  return { kind: "failure", code: "invocation-failed", message: publicFailureMessage(error) };
-}
-
-/** The public message of an invocation's failure: ours for a refused result, otherwise nothing of the error (it may carry the agent's secrets). */
-function publicFailureMessage(error: unknown): string {
-  if (error instanceof ReplayDivergence) return REPLAY_DIVERGED;
-  if (!(error instanceof ResultRefused)) return INVOCATION_FAILED;
-  // A path into a deep schema can be long: the message stays a line.
-  return error.message.length <= MAX_PUBLIC_MESSAGE ? error.message : `${error.message.slice(0, MAX_PUBLIC_MESSAGE - 1)}…`;
-}
-
-const MAX_PUBLIC_MESSAGE = 300;
-
-/** An accepted input chunk: its commit, and the stream's count after it. */
-export interface AcceptedInput {
-  readonly committed: Promise<void>;
-  readonly count: bigint;
-}
-
-/**
- * Told of an accepted chunk's commit by the reaction that also releases the chunk's permits:
- * one reaction per item instead of one here and another for the ACK (attachment-input.ts).
- * Neither method may throw.
- */
-export interface InputCommitListener {
-  /** The stream's input up to `count` is committed (durable). */
-  committed(stream: StreamState, count: bigint): void;
-  /** The chunk's commit failed; called after the invocation was told. */
-  failed(error: unknown): void;
-}
+import { FIRST_EPOCH } from "../store/ownership.js";
+import type { InputChunk, SessionRecord, StreamParent, StreamRecord } from "../store/session-store.js";
+import type { SchemaGraph } from "../values.js";
+import type { AcceptedInput, AttachmentSink, InputCommitListener } from "./attachment-sink.js";
+import { AttachmentSlot } from "./attachment-slot.js";
+import { BytePermits } from "./byte-permits.js";
+import { ClusterFollower } from "./cluster-follower.js";
+import type { InvocationInput } from "./invocation-context.js";
+import { MethodRun, type RunOptions } from "./method-run.js";
+import { OutcomeRecorder } from "./outcome-recorder.js";
+import { OutputProducers } from "./output-producers.js";
+import { chargeUnsent, releaseSent, restartWindows } from "./output-windows.js";
+import type { SessionDeps } from "./session-deps.js";
+import { SessionInput } from "./session-input.js";
+import { StreamRegistry } from "./stream-registry.js";
+import type { InputItem, PendingStream, StreamState } from "./stream-state.js";
 
 export class LiveSession {
-  readonly deps: RuntimeDeps;
+  readonly deps: SessionDeps;
   record: SessionRecord;
   readonly owner: Principal;
   readonly permits: BytePermits;
   readonly #producers: OutputProducers;
-  readonly #streams = new Map<string, StreamState>();
-  readonly #byToken = new Map<string, StreamState>();
-  /** Children by parent stream id, then by the sequence of the item that exposed them. */
-  readonly #children = new Map<string, Map<bigint, StreamState[]>>();
-  readonly #usedProvisionalRefs = new Set<string>();
-  #attachment: AttachmentSink | undefined;
+  /** The session's streams (stream-registry.ts). */
+  readonly #streams: StreamRegistry;
+  /** The attachment that owns the session, and the wait without one (attachment-slot.ts). */
+  readonly #attachment: AttachmentSlot;
   readonly #invocationAbort = new AbortController();
-  #failing = false;
-  /** The server is shutting down: nothing more is recorded (`abortForShutdown`). */
-  #shutDown = false;
   #running = false;
-  /** The failure being recorded (see `#fail`). */
-  #failure: Promise<void> | undefined;
-  /** The outcome being recorded (see `#finish`). */
-  #finishing: Promise<void> | undefined;
-  #nextOrdinal = 0;
-  /** Sum of the widest mappings of the registered streams (message-room.ts). */
-  #mappingBytes = 0;
+  /** How the invocation ends, recorded once (outcome-recorder.ts). */
+  readonly #outcome: OutcomeRecorder;
   /** Cluster mode only (`deps.cluster`): following the other nodes (cluster-follower.ts). */
   readonly #cluster: ClusterFollower | undefined;
-  /** Gives the running session up after `limits.detachedSessionTimeoutMs` without an attachment (detached-watch.ts). */
-  readonly #detachedWatch: DetachedWatch;
-  /** This run's journal (journal.ts); steps just run until `run` says the method is journaled. */
-  #journal: Journal;
-  /** This run's number (`ctx.attempt`). */
-  #attempt = 1;
-  /** A re-run: streams the method creates are matched with the stored ones, and its result with the stored result. */
-  #replaying = false;
+  /** The input side: queues, accepted chunks, feeds, terminals (session-input.ts). */
+  readonly #input: SessionInput;
+  /** The run of the method, while this node runs it (method-run.ts). */
+  readonly #method: MethodRun;
   /**
    * The ownership epoch this node holds (store/ownership.ts): `FIRST_EPOCH` for a session it
    * created, the claimed one after a claim or a restart. Its writes as the owner carry it.
@@ -203,7 +80,7 @@ export class LiveSession {
   /** The store refused a write of this node for a stale epoch (see `#lostOwnership`). */
   #ownershipLost = false;
 
-  constructor(deps: RuntimeDeps, record: SessionRecord, streams: readonly StreamState[]) {
+  constructor(deps: SessionDeps, record: SessionRecord, streams: readonly StreamState[]) {
     this.deps = deps;
     this.record = record;
     this.owner = { account: record.account, principal: record.principal };
@@ -213,22 +90,76 @@ export class LiveSession {
       invocationSignal: this.#invocationAbort.signal,
       prepareStreams: (...args) => this.prepareStreams(...args),
       adopt: (pending) => this.adopt(pending),
-      outputAppended: (stream, committed) => this.#attachment?.outputAppended(stream, committed),
+      outputAppended: (stream, committed) => this.#attachment.current?.outputAppended(stream, committed),
       recorded: (stream, bytes) => this.recorded(stream, bytes),
-      fail: (error) => void this.#fail(error),
+      fail: (error) => void this.#outcome.fail(error),
       chargeStored: (bytes) => deps.storedBytes.charge(this.owner, bytes),
       writeEpoch: () => this.ownerEpoch,
     });
-    for (const stream of streams) this.#register(stream);
-    this.#nextOrdinal = streams.reduce((next, s) => Math.max(next, s.ordinal + 1), 0);
-    this.#detachedWatch = new DetachedWatch(
-      deps.limits.detachedSessionTimeoutMs,
-      () => void this.#giveUpDetached(),
-      () => this.#cluster?.attachmentAlive(),
-      deps.timers,
+    this.#streams = new StreamRegistry(
+      { deps, owner: this.owner, sessionId: record.sessionId, record: () => this.record, replaying: () => this.#method.replaying },
+      streams,
     );
+    this.#outcome = new OutcomeRecorder({
+      deps,
+      sessionId: record.sessionId,
+      producers: this.#producers,
+      record: () => this.record,
+      finished: () => this.finished,
+      ownerEpoch: () => this.ownerEpoch,
+      streams: () => this.streams(),
+      forget: (stream, reason) => this.#streams.forget(stream, reason),
+      cancelInputByServer: (stream, reason) => this.cancelInputByServer(stream, reason),
+      abortInvocation: (reason) => this.#invocationAbort.abort(reason),
+      lostOwnership: (error) => this.#lostOwnership(error),
+      finishCommitted: (outcome, text, at) => this.#finishCommitted(outcome, text, at),
+    });
+    this.#attachment = new AttachmentSlot({
+      deps,
+      record: () => this.record,
+      mayGiveUp: () => this.role === "owner" && this.#running && !this.finished,
+      remote: () => this.remote,
+      failing: () => this.#outcome.failing,
+      attachmentAlive: () => this.#cluster?.attachmentAlive(),
+      terminalizeAll: (reason) => this.terminalizeAll(reason),
+      fail: (error) => this.#outcome.fail(error),
+    });
     this.#cluster = deps.cluster === undefined ? undefined : this.#newFollower();
-    this.#journal = new Journal(record.sessionId, undefined);
+    this.#input = new SessionInput({
+      deps,
+      owner: this.owner,
+      permits: this.permits,
+      cluster: this.#cluster,
+      attachment: () => this.#attachment.current,
+      remote: () => this.remote,
+      failing: () => this.#outcome.failing,
+      clientWriteEpoch: () => this.#clientWriteEpoch,
+      ownerEpoch: () => this.ownerEpoch,
+      adopt: (pending) => this.adopt(pending),
+      fail: (error) => this.#outcome.fail(error),
+      lostOwnership: (error) => this.#lostOwnership(error),
+    });
+    this.#method = new MethodRun({
+      deps,
+      sessionId: record.sessionId,
+      streams: this.#streams,
+      producers: this.#producers,
+      invocationSignal: this.#invocationAbort.signal,
+      record: () => this.record,
+      ownerEpoch: () => this.ownerEpoch,
+      failing: () => this.#outcome.failing,
+      adopt: (pending) => this.adopt(pending),
+      openQueue: (stream) => this.#input.openQueue(stream),
+      feed: (stream) => this.#input.feed(stream),
+      cancelInputByServer: (stream, reason) => this.cancelInputByServer(stream, reason),
+      rerunStarted: () => this.#attachment.waitIfNone(),
+      resultCommitted: (text) => {
+        this.record = { ...this.record, result: text };
+        this.#attachment.current?.resultCommitted();
+      },
+      finish: (outcome) => this.#outcome.finish(outcome),
+      fail: (error) => this.#outcome.fail(error),
+    });
   }
 
   /** The cluster half's view of this session: what it may read and do. */
@@ -238,24 +169,22 @@ export class LiveSession {
       sessionId: this.sessionId,
       record: () => this.record,
       replaceRecord: (record) => (this.record = record),
-      finishing: () => this.#finishing !== undefined,
+      finishing: () => this.#outcome.finishing,
       stream: (streamId) => this.#streams.get(streamId),
       registerStored: (stored) => this.#registerStored(stored),
-      attachment: () => this.#attachment,
-      revoke: (sink) => {
-        this.#attachment = undefined;
-        sink.revoke();
-        this.#noLocalAttachment();
-      },
-      attachmentElsewhere: () => this.#attachmentElsewhere(),
+      attachment: () => this.#attachment.current,
+      revoke: (sink) => this.#attachment.revoke(sink),
+      attachmentElsewhere: () => this.#attachment.attachedElsewhere(),
       cancelOutput: (stream, reason) => this.cancelOutput(stream, reason),
       delivered: (stream, bytes) => this.delivered(stream, bytes),
       remoteDeliveryLost: () => this.#remoteDeliveryLost(),
       charge: (bytes) => this.permits.charge(bytes),
       stopInvocation: (why) => this.#stopInvocation(why),
-      fail: (error) => void this.#fail(error),
+      fail: (error) => void this.#outcome.fail(error),
     });
   }
+
+  // ------------------------------------------------------------ ownership and the cluster
 
   get sessionId(): string {
     return this.record.sessionId;
@@ -274,7 +203,7 @@ export class LiveSession {
 
   /** Stops the invocation here at once, recording nothing more (`why` is the abort's message). */
   #stopInvocation(why: string): void {
-    this.#failing = true;
+    this.#outcome.stop();
     this.#running = false;
     this.#invocationAbort.abort(new Error(why));
     for (const stream of this.#streams.values()) stream.producer?.abort(new Error(why));
@@ -300,10 +229,10 @@ export class LiveSession {
     // stopped the invocation and follows the store; its attachment serves what the store holds.
     const mirror = this.role === "mirror";
     this.#stopInvocation("another node claimed the session");
-    this.#detachedWatch.stop();
+    this.#attachment.stopWatching();
     if (mirror || this.#cluster === undefined) return;
     this.#cluster.role = "mirror";
-    this.#attachment?.ownershipMoved();
+    this.#attachment.current?.ownershipMoved();
   }
 
   get finished(): boolean {
@@ -311,7 +240,7 @@ export class LiveSession {
   }
 
   get attachment(): AttachmentSink | undefined {
-    return this.#attachment;
+    return this.#attachment.current;
   }
 
   /** Cluster mode: whether this node runs the invocation (`owner`) or only serves attachments to it while another node runs it (`mirror`); one node always runs it. */
@@ -337,7 +266,7 @@ export class LiveSession {
   /** Stops following (the session leaves memory). */
   unfollow(): void {
     this.#cluster?.unfollow();
-    this.#detachedWatch.stop();
+    this.#attachment.stopWatching();
   }
 
   /** Announces an exact replay's attachment as the generation's sole owner to the other nodes. */
@@ -350,9 +279,11 @@ export class LiveSession {
     return this.#cluster === undefined ? Promise.resolve() : this.#cluster.syncFromStore();
   }
 
+  // ------------------------------------------------------------ streams (stream-registry.ts)
+
   /** Streams in creation order (the order mappings list them). */
   streams(): StreamState[] {
-    return [...this.#streams.values()].sort((a, b) => a.ordinal - b.ordinal);
+    return this.#streams.inOrder();
   }
 
   stream(streamId: string): StreamState | undefined {
@@ -360,168 +291,23 @@ export class LiveSession {
   }
 
   streamByToken(token: string): StreamState | undefined {
-    return this.#byToken.get(token);
+    return this.#streams.byToken(token);
   }
 
   childrenOf(streamId: string, sequence: bigint): readonly StreamState[] {
-    return this.#children.get(streamId)?.get(sequence) ?? [];
+    return this.#streams.childrenOf(streamId, sequence);
   }
 
   resultStreams(): StreamState[] {
     return this.streams().filter((s) => s.parent.kind === "result");
   }
 
-  #register(stream: StreamState): void {
-    this.#streams.set(stream.streamId, stream);
-    this.#mappingBytes += widestMappingBytes(stream.direction, stream.token);
-    this.#byToken.set(stream.token, stream);
-    if (stream.provisionalRef !== undefined) this.#usedProvisionalRefs.add(stream.provisionalRef);
-    if (stream.parent.kind === "item") {
-      let bySequence = this.#children.get(stream.parent.streamId);
-      if (bySequence === undefined) this.#children.set(stream.parent.streamId, (bySequence = new Map()));
-      const siblings = bySequence.get(stream.parent.sequence) ?? [];
-      siblings.push(stream);
-      bySequence.set(stream.parent.sequence, siblings);
-    }
-  }
-
-  /**
-   * Undoes `#register` for a stream whose introducing write the store refused: it never existed
-   * for anyone else (no attachment announces a stream before its commit), and nothing waits for
-   * its terminal. An agent reading it as an input sees it cancelled.
-   */
-  #forget(stream: StreamState, reason: ServerCancelReason): void {
-    if (stream.direction === "input" && stream.inputTerminal === undefined) {
-      stream.inputTerminal = { kind: "cancelled", reason, by: "server" };
-      stream.queue?.cancel(reason);
-    }
-    if (stream.direction === "output") stream.outputTerminal = true;
-    this.#streams.delete(stream.streamId);
-    this.#byToken.delete(stream.token);
-    this.#mappingBytes -= widestMappingBytes(stream.direction, stream.token);
-    if (stream.parent.kind === "item") {
-      const siblings = this.#children.get(stream.parent.streamId)?.get(stream.parent.sequence);
-      const at = siblings?.indexOf(stream) ?? -1;
-      if (at >= 0) siblings!.splice(at, 1);
-    }
-  }
-
   /** A stream another node created (cluster mode). */
   #registerStored(stored: StreamRecord): StreamState {
-    const stream = new StreamState(stored);
-    this.#register(stream);
-    this.#nextOrdinal = Math.max(this.#nextOrdinal, stored.ordinal + 1);
-    if (stream.direction === "input" && this.#running) this.#openQueue(stream);
+    const stream = this.#streams.registerStored(stored);
+    if (stream.direction === "input" && this.#running) this.#input.openQueue(stream);
     return stream;
   }
-
-  // ------------------------------------------------------------ attachments
-
-  /** Makes `sink` the sole owner; the previous owner is revoked first. */
-  attach(sink: AttachmentSink): void {
-    const previous = this.#attachment;
-    this.#attachment = sink;
-    this.#detachedWatch.attached();
-    if (this.remote) this.#detachedWatch.serving();
-    // The output windows go on: events recorded and not yet sent stay
-    // charged until the new attachment sends them (it replays from its
-    // client's cursor, which no unsent event precedes). Restarting them here
-    // let a producer run a whole window ahead of a client that had just
-    // reconnected, once per reconnect. A re-sent event counts again, which
-    // only loosens the window by what was replayed.
-    if (previous !== undefined && previous !== sink) previous.revoke();
-  }
-
-  detach(sink: AttachmentSink): void {
-    if (this.#attachment !== sink) return;
-    this.#attachment = undefined;
-    this.#noLocalAttachment();
-  }
-
-  /** Whether this node would give the session up for want of an attachment: it runs the invocation, and it is not over. */
-  get #mayGiveUp(): boolean {
-    return this.role === "owner" && this.#running && !this.finished;
-  }
-
-  /** The local attachment is gone (detached or revoked): a serving node stops saying it serves; an owner waits. */
-  #noLocalAttachment(): void {
-    this.#detachedWatch.notServing();
-    if (this.#mayGiveUp) this.#detachedWatch.wait();
-  }
-
-  /** Owner: another node serves an attachment (it attached there, or says it still does): the wait starts over. */
-  #attachmentElsewhere(): void {
-    if (this.#attachment === undefined && this.#mayGiveUp) this.#detachedWatch.wait();
-  }
-
-  /** No client came back: every open stream ends `transport-detached` in the store, then the invocation ends as its method does. */
-  async #giveUpDetached(): Promise<void> {
-    if (this.#attachment !== undefined || !this.#mayGiveUp || this.#failing) return;
-    this.deps.observer.sessionGivenUp(identityOf(this.record), this.deps.limits.detachedSessionTimeoutMs);
-    try {
-      await this.terminalizeAll("transport-detached");
-    } catch (error) {
-      await this.#fail(error);
-    }
-  }
-
-  /**
-   * An output event of `bytes` payload bytes was recorded and not yet sent
-   * (protocol section 12: "a slow stream backpressures the multiplexed
-   * session"). Its bytes are charged to the session's byte permits without
-   * waiting, so unsent output keeps input out: what a session has accepted
-   * and not yet handed on, input queued plus output unsent, stays within its
-   * budget (plus one window's overshoot, one item per stream), instead of the
-   * budget for input and 256 items per output stream on top.
-   */
-  recorded(stream: StreamState, bytes: number): void {
-    const charge = Math.min(bytes, this.permits.capacity);
-    stream.backlog++;
-    stream.backlogBytes += charge;
-    // In the store, not in memory: the session's budget counts it, the node's does not (byte-permits.ts).
-    this.permits.chargeUncounted(charge);
-  }
-
-  /** The attachment sent one output event of `stream` (`bytes` of payload): the producer may run further ahead. */
-  delivered(stream: StreamState, bytes = 0): void {
-    const cluster = this.#cluster;
-    if (cluster?.remote === true) {
-      cluster.delivered(stream, bytes);
-      return;
-    }
-    if (stream.backlog > 0) stream.backlog--;
-    const release = Math.min(bytes, stream.backlogBytes);
-    stream.backlogBytes -= release;
-    this.permits.releaseUncounted(release);
-    this.#wakeWindow(stream);
-  }
-
-  /**
-   * Owner, attachment at another node: some of its `delivered` changes may
-   * have been lost with the store's feed (an outage), and the windows would
-   * then never open again. They start afresh instead: the producers may run
-   * up to one more window ahead of that client, a bound loosened once per
-   * lost feed connection rather than a stall. A local attachment's progress
-   * is never lost: nothing changes then.
-   */
-  #remoteDeliveryLost(): void {
-    if (this.#attachment !== undefined) return;
-    for (const stream of this.#streams.values()) {
-      if (stream.direction !== "output" || stream.backlog === 0) continue;
-      this.permits.releaseUncounted(stream.backlogBytes);
-      stream.backlog = 0;
-      stream.backlogBytes = 0;
-      this.#wakeWindow(stream);
-    }
-  }
-
-  #wakeWindow(stream: StreamState): void {
-    // Runs for every delivered item; a producer waits only when its window is full: nothing to allocate otherwise.
-    if (stream.backlogWaiters.length === 0) return;
-    for (const waiter of stream.backlogWaiters.splice(0)) waiter();
-  }
-
-  // ------------------------------------------------------------ streams
 
   /**
    * Turns the stream leaves of a validated value into new streams (not yet
@@ -534,140 +320,66 @@ export class LiveSession {
     parent: StreamParent,
     coordinatePrefix: string,
   ): PendingStream[] {
-    // Most items introduce no stream: nothing to check or allocate for them.
-    if (leaves.length === 0) return [];
-    if (this.#replaying) {
-      const matched = this.#storedStreams(leaves, graph, direction, parent, coordinatePrefix);
-      if (matched !== undefined) return matched;
-    }
-    if (this.#streams.size + leaves.length > this.deps.limits.maxStreamsPerSession) {
-      throw new CountLimitError("the session has reached its stream limit");
-    }
-    const seen = new Set<string>();
-    const pending = leaves.map((leaf, index) => {
-      const ref = "provisionalRef" in leaf.ref ? leaf.ref.provisionalRef : undefined;
-      if (ref === undefined) throw new ProtocolError("validation-error", "a new stream must use a provisional reference");
-      if (seen.has(ref) || this.#usedProvisionalRefs.has(ref)) {
-        throw new ProtocolError("stream-already-consumed", "the stream reference was already used");
-      }
-      seen.add(ref);
-      return this.#pendingStream(leaf.elementType, graph, direction, parent, `${coordinatePrefix}${leaf.coordinate}`, ref, index);
-    });
-    const added = pending.reduce((sum, p) => sum + widestMappingBytes(direction, p.state.token), 0);
-    if (this.#mappingBytes + added > MAX_SESSION_MAPPING_BYTES) {
-      throw new CountLimitError("the session's streams would no longer fit in one acceptance message");
-    }
-    this.#nextOrdinal += pending.length;
-    return pending;
-  }
-
-  /**
-   * A re-run's new streams that the run before created: the stored streams of the same
-   * parent and coordinates, in the leaves' order; undefined when the run before created
-   * none there (its introducing write was not committed). Anything between is non-determinism.
-   */
-  #storedStreams(
-    leaves: readonly StreamLeaf[],
-    graph: SchemaGraph,
-    direction: "input" | "output",
-    parent: StreamParent,
-    coordinatePrefix: string,
-  ): PendingStream[] | undefined {
-    const found = leaves.map((leaf) => {
-      const coordinate = `${coordinatePrefix}${leaf.coordinate}`;
-      const stream = [...this.#streams.values()].find((s) => s.direction === direction && s.coordinate === coordinate && sameParent(s.parent, parent));
-      return { leaf, stream };
-    });
-    if (found.every(({ stream }) => stream === undefined)) return undefined;
-    return found.map(({ leaf, stream }) => {
-      if (stream === undefined) throw new ReplayDivergence(`the run before created no stream at ${coordinatePrefix}${leaf.coordinate}`);
-      if (describeElement(graph, leaf.elementType).canonicalGraph !== stream.elementGraphText) {
-        throw new ReplayDivergence(`the stream at ${stream.coordinate} has another element type than the run before's`);
-      }
-      const record: NewStream = {
-        streamId: stream.streamId,
-        sessionId: this.sessionId,
-        direction: stream.direction,
-        elementKind: stream.elementKind,
-        elementGraph: stream.elementGraphText,
-        coordinate: stream.coordinate,
-        provisionalRef: stream.provisionalRef,
-        parent: stream.parent,
-        token: stream.token,
-      };
-      return { state: stream, record, stored: true };
-    });
-  }
-
-  #pendingStream(
-    elementType: SchemaType,
-    graph: SchemaGraph,
-    direction: "input" | "output",
-    parent: StreamParent,
-    coordinate: string,
-    provisionalRef: string,
-    index: number,
-  ): PendingStream {
-    const element = describeElement(graph, elementType);
-    const streamId = randomUUID();
-    const token = this.deps.tokens.mintStream(this.owner, this.sessionId, this.record.streamKeyId, {
-      streamId,
-      direction,
-      elementSchemaDigest: element.digest,
-      coordinate,
-    });
-    const record: NewStream = {
-      streamId,
-      sessionId: this.sessionId,
-      direction,
-      elementKind: element.kind,
-      elementGraph: element.canonicalGraph,
-      coordinate,
-      // Only client references are kept: they resolve in mappings.
-      provisionalRef: direction === "input" ? provisionalRef : undefined,
-      parent,
-      token,
-    };
-    const state = new StreamState({
-      ...record,
-      ordinal: this.#nextOrdinal + index,
-      count: 0n,
-      inputTerminal: undefined,
-      outputTerminal: false,
-    });
-    return { state, record };
+    return this.#streams.prepare(leaves, graph, direction, parent, coordinatePrefix);
   }
 
   /** Registers prepared streams in memory (just before their commit; see the file comment). */
   adopt(pending: readonly PendingStream[]): void {
     for (const { state, stored } of pending) {
       if (stored === true) continue;
-      this.#register(state);
-      if (state.direction === "input" && this.#running) this.#openQueue(state);
+      this.#streams.register(state);
+      if (state.direction === "input" && this.#running) this.#input.openQueue(state);
     }
   }
 
-  #openQueue(state: StreamState): void {
-    state.queue = new InputQueue<InputItem>(this.deps.limits.maxQueuedEntriesPerStream, this.permits, () => {
-      // A reader also stops when the method throws out of its loop: give that
-      // failure a turn to surface, so the input ends as invocation-failed
-      // rather than as an ordinary consumer drop.
-      setImmediate(() => {
-        if (!this.#failing) this.cancelInputByServer(state, "consumer-drop").catch((error: unknown) => this.#fail(error));
-      });
-    });
+  // ------------------------------------------------------------ attachments (attachment-slot.ts)
+
+  /** Makes `sink` the sole owner; the previous owner is revoked first. */
+  attach(sink: AttachmentSink): void {
+    this.#attachment.attach(sink);
   }
 
-  // ------------------------------------------------------------ input
+  detach(sink: AttachmentSink): void {
+    this.#attachment.detach(sink);
+  }
+
+  // ------------------------------------------------------------ output windows (output-windows.ts)
+
+  /** An output event of `bytes` payload bytes was recorded and not yet sent: charged to the session's byte permits. */
+  recorded(stream: StreamState, bytes: number): void {
+    chargeUnsent(stream, bytes, this.permits);
+  }
+
+  /** The attachment sent one output event of `stream` (`bytes` of payload): the producer may run further ahead. */
+  delivered(stream: StreamState, bytes = 0): void {
+    const cluster = this.#cluster;
+    if (cluster?.remote === true) {
+      cluster.delivered(stream, bytes);
+      return;
+    }
+    releaseSent(stream, bytes, this.permits);
+  }
 
   /**
-   * Accepts the next chunk of `stream`: hands it to the store and `item` to
-   * the agent, and returns the promise of its commit, after which (and only
-   * after which) the client may be told. The connection goes on decoding
-   * while the commit is pending, so consecutive items share one sync.
-   * Returns undefined if the chunk no longer continues the stream (it
-   * became terminal meanwhile) or `owner` was replaced; its permits are
-   * then released.
+   * Owner, attachment at another node: some of its `delivered` changes may
+   * have been lost with the store's feed (an outage), and the windows would
+   * then never open again. They start afresh instead: the producers may run
+   * up to one more window ahead of that client, a bound loosened once per
+   * lost feed connection rather than a stall. A local attachment's progress
+   * is never lost: nothing changes then.
+   */
+  #remoteDeliveryLost(): void {
+    if (this.#attachment.current !== undefined) return;
+    restartWindows(this.#streams.values(), this.permits);
+  }
+
+  // ------------------------------------------------------------ input (session-input.ts)
+
+  /**
+   * Accepts the next chunk of `stream` (session-input.ts): resolves to the
+   * promise of its commit, after which (and only after which) the client may
+   * be told, or to undefined when the chunk no longer continues the stream
+   * or `owner` was replaced.
    */
   acceptInput(
     owner: AttachmentSink,
@@ -678,175 +390,22 @@ export class LiveSession {
     permitBytes: number,
     listener?: InputCommitListener,
   ): AcceptedInput | undefined | Promise<AcceptedInput | undefined> {
-    // The common case waits for nothing and returns at once: no promise and no
-    // async frame per item (measured on 64-byte items, docs/performance.md).
-    const queue = stream.queue;
-    if ((queue === undefined || queue.hasSpace) && !this.remote) return this.#acceptNow(owner, stream, chunk, item, introduced, permitBytes, listener);
-    return this.#acceptAfterWaiting(owner, stream, chunk, item, introduced, permitBytes, listener);
+    return this.#input.acceptInput(owner, stream, chunk, item, introduced, permitBytes, listener);
   }
 
-  async #acceptAfterWaiting(
-    owner: AttachmentSink,
-    stream: StreamState,
-    chunk: InputChunk,
-    item: InputItem,
-    introduced: readonly PendingStream[],
-    permitBytes: number,
-    listener: InputCommitListener | undefined,
-  ): Promise<AcceptedInput | undefined> {
-    const queue = stream.queue;
-    if (queue !== undefined && !queue.hasSpace) {
-      this.deps.observer.backpressure("input-queue");
-      await queue.waitForSpace();
-    }
-    if (this.#cluster?.remote === true) await this.#cluster.waitForInputRoom(stream);
-    return this.#acceptNow(owner, stream, chunk, item, introduced, permitBytes, listener);
-  }
-
-  #acceptNow(
-    owner: AttachmentSink,
-    stream: StreamState,
-    chunk: InputChunk,
-    item: InputItem,
-    introduced: readonly PendingStream[],
-    permitBytes: number,
-    listener: InputCommitListener | undefined,
-  ): AcceptedInput | undefined {
-    // A transport replaced while it waited accepts nothing more: the new
-    // owner's mappings already reported the high-water.
-    if (this.#attachment !== owner || stream.inputTerminal !== undefined || chunk.sequence !== stream.count) {
-      this.permits.release(permitBytes);
-      return undefined;
-    }
-    // Counted before the store is handed it, so the next chunk sees it. An item
-    // over the principal's bound is never stored (so never acknowledged): where
-    // the invocation runs it fails with `limit-exceeded` (its inputs end
-    // `invocation-failed`); a node that only mirrors the session cannot fail an
-    // invocation it does not run, so this attachment ends with the refusal.
-    const refused = this.deps.storedBytes.charge(this.owner, chunk.data.length);
-    if (refused !== undefined) {
-      // Thrown, the message failed: its handler releases its permits (attachment-input.ts).
-      if (this.remote) throw refused;
-      this.permits.release(permitBytes);
-      void this.#fail(refused);
-      return undefined;
-    }
-    // From here to the store call nothing awaits: the sequence is ours.
-    this.adopt(introduced);
-    stream.count += chunk.itemCount;
-    // The agent gets only what it has not had yet: in a cluster, items an
-    // attachment at another node committed may have been fed to it already.
-    // And not before what it has not had yet: while the feed from the store
-    // is behind this chunk (another node's items, committed, not yet handed
-    // on), the chunk waits for its commit and reaches the agent through the
-    // feed, in order. Handed on now, it would overtake them, and the feed
-    // would then skip them as fed (a short digest, seen in methods-under-cuts).
-    const behind = stream.fed < chunk.sequence;
-    const fresh = behind ? undefined : itemFrom(item, chunk.sequence, stream.fed);
-    if (!behind && stream.count > stream.fed) stream.fed = stream.count;
-    this.deps.observer.inputAccepted(stream.elementKind, Number(chunk.itemCount), chunk.data.length);
-    this.#cluster?.inputHandedOver(stream, chunk.data.length);
-    const committed = this.#commitInput(stream, chunk, introduced.length === 0 ? NO_RECORDS : introduced.map((p) => p.record), this.#clientWriteEpoch);
-    // The permits cover the store's copy until the commit as well as the
-    // agent's until it takes the item (released at the take alone, input
-    // outran a slow disk with nothing to stop it). A value is held twice,
-    // decoded for the agent and re-encoded for the store, and was charged
-    // twice (see connection.ts): one half goes with each. Bytes are one
-    // buffer both hold: released when both are done.
-    const storeCopy = item.kind === "value" ? Math.floor(permitBytes / 2) : 0;
-    const agentCopy = permitBytes - storeCopy;
-    // One reaction per outcome (not a chain of catch/then per item): release the store's copy, and
-    // on failure fail the invocation. A position conflict only ends the attachment (the client
-    // resumes); a mirror never fails the invocation it does not run.
-    const count = stream.count;
-    stream.inputCommitted = committed.then(
-      () => {
-        if (storeCopy > 0) this.permits.release(storeCopy);
-        listener?.committed(stream, count);
-      },
-      (error: unknown) => {
-        if (storeCopy > 0) this.permits.release(storeCopy);
-        if (this.#cluster?.sparesInvocation(error) !== true) void this.#fail(error);
-        listener?.failed(error);
-      },
-    );
-    if (stream.queue !== undefined && fresh !== undefined) stream.queue.push(fresh, agentCopy, storeCopy > 0 ? undefined : stream.inputCommitted);
-    else void stream.inputCommitted.then(() => this.permits.release(agentCopy));
-    if (behind && stream.queue !== undefined) this.#feed(stream);
-    return { committed, count };
-  }
-
-  /** Hands the agent the committed items of `stream` it has not had (input-feed.ts); in a cluster, through the follower. */
-  #feed(stream: StreamState): void {
-    if (this.#cluster !== undefined) {
-      this.#cluster.feed(stream);
-      return;
-    }
-    void feedInput(stream, { store: this.deps.store, charge: (bytes) => this.permits.charge(bytes) }).catch((error: unknown) => this.#fail(error));
-  }
-
-  /** Commits an accepted chunk (in a cluster, as `ClusterFollower.checkedCommit` says). */
-  #commitInput(stream: StreamState, chunk: InputChunk, introduced: readonly NewStream[], epoch: bigint | undefined): Promise<void> {
-    let committed: Promise<void>;
-    try {
-      committed = this.deps.store.acceptInput(chunk, introduced, epoch);
-    } catch (error) {
-      // A store that throws instead of rejecting fails the commit all the same.
-      committed = Promise.reject(error instanceof Error ? error : new Error(String(error)));
-    }
-    // One node: the store's promise as it is (no async frame per item: measured on 64-byte items).
-    if (this.#cluster === undefined) return committed;
-    return this.#cluster.checkedCommit(stream, chunk, introduced, committed);
-  }
-
-  /** Natural end of an input, from the client, at `stream.count` (in a cluster, where the committed items end: `ClusterFollower.checkEnd`). */
-  async endInput(stream: StreamState): Promise<boolean> {
-    if (this.#cluster !== undefined) await this.#cluster.checkEnd(stream);
-    return this.#terminateInput(stream, { kind: "end" }, (queue) => queue.end());
+  /** Natural end of an input, from the client, at `stream.count`. */
+  endInput(stream: StreamState): Promise<boolean> {
+    return this.#input.endInput(stream);
   }
 
   /** A client `streamCancel` on an input (decisions section 8). */
   cancelInputByClient(stream: StreamState, reason: ClientCancelReason): Promise<boolean> {
-    return this.#terminateInput(stream, { kind: "cancelled", reason, by: "client" }, (queue) =>
-      // consumer-drop says nobody wants the rest: a normal end for the agent.
-      reason === "consumer-drop" ? queue.end() : queue.cancel(reason),
-    );
+    return this.#input.cancelInputByClient(stream, reason);
   }
 
   /** The server ends an input: the agent stopped reading, or the invocation failed. */
   cancelInputByServer(stream: StreamState, reason: ServerCancelReason): Promise<void> {
-    const open = stream.inputTerminal === undefined;
-    const sent = (async () => {
-      const changed = await this.#terminateInput(stream, { kind: "cancelled", reason, by: "server" }, (queue) => queue.cancel(reason));
-      if (changed) this.#attachment?.inputCancelledByServer(stream, reason);
-    })();
-    // Only the call that records the terminal (synchronously, above) sets it: a later call returns at once.
-    if (open) stream.serverCancelSent = sent.catch(() => undefined);
-    return sent;
-  }
-
-  /**
-   * Records an input terminal once; resolves to whether this call recorded
-   * it. The check and the mark are synchronous, so of two concurrent
-   * terminals exactly one wins, and the store receives it after every chunk
-   * already handed to it.
-   */
-  async #terminateInput(stream: StreamState, terminal: InputTerminal, onQueue: (queue: InputQueue<InputItem>) => void): Promise<boolean> {
-    if (stream.inputTerminal !== undefined) return false;
-    stream.inputTerminal = terminal;
-    try {
-      await this.deps.store.endInput(stream.streamId, terminal, terminal.kind === "cancelled" && terminal.by === "server" ? this.ownerEpoch : this.#clientWriteEpoch);
-    } catch (error) {
-      // Not recorded: the stream is still open, and recording a failure tries again.
-      if (stream.inputTerminal === terminal) stream.inputTerminal = undefined;
-      if (isOwnershipLost(error)) this.#lostOwnership(error);
-      throw error;
-    }
-    // A natural end waits behind the items the feed has not handed on yet
-    // (cluster: another node's); the feed ends the queue after the last one.
-    if (terminal.kind === "end" && stream.fed < stream.count && stream.queue !== undefined) this.#feed(stream);
-    else if (stream.queue !== undefined) onQueue(stream.queue);
-    return true;
+    return this.#input.cancelInputByServer(stream, reason);
   }
 
   // ------------------------------------------------------------ output
@@ -861,262 +420,39 @@ export class LiveSession {
     await this.#producers.appendTerminal(stream, { kind: "cancelled", reason });
   }
 
-  // ------------------------------------------------------------ execution
+  // ------------------------------------------------------------ execution and outcome (method-run.ts, outcome-recorder.ts)
 
   /**
-   * Runs the method. Resolves when the invocation has finished (durably),
-   * never rejects: every failure becomes an `invocation-failed` finish.
+   * Runs the method (method-run.ts). Resolves when the invocation has
+   * finished (durably), never rejects: every failure becomes a failed finish.
    */
   run(method: MethodDescriptor, context: InvocationInput, options: RunOptions = { journaled: false }): Promise<void> {
     this.#running = true;
-    const store = this.deps.store;
-    const append = store.appendJournal;
-    this.#journal = new Journal(
-      this.sessionId,
-      options.journaled && append !== undefined ? { append: (entry) => this.#appendJournal(append, entry) } : undefined,
-      options.rerun?.journal,
-      (divergence) => void this.#fail(divergence),
-    );
-    if (options.rerun !== undefined) {
-      this.#attempt = options.rerun.attempt;
-      this.#replaying = true;
-      this.#prepareRerun();
-      // Nobody is attached after a restart: a client that never comes back lets the session go as after a detach.
-      if (this.#attachment === undefined) this.#detachedWatch.wait();
-      return this.#execute(method, context).catch((error: unknown) => this.#fail(error));
-    }
-    for (const stream of this.#streams.values()) {
-      if (stream.direction === "input" && stream.inputTerminal === undefined) this.#openQueue(stream);
-    }
-    return this.#execute(method, context).catch((error: unknown) => this.#fail(error));
-  }
-
-  /**
-   * Stores one journal entry at the owner's epoch (fenced like the invocation's other writes). A
-   * refusal for the epoch stops the invocation here even if the method catches the step's
-   * rejection: another node owns the session now.
-   */
-  async #appendJournal(append: NonNullable<SessionStore["appendJournal"]>, entry: JournalEntry): Promise<void> {
-    try {
-      await append.call(this.deps.store, entry, this.ownerEpoch);
-    } catch (error) {
-      if (isOwnershipLost(error)) void this.#fail(error);
-      throw error;
-    }
-  }
-
-  /**
-   * A re-run (docs/durable-execution.md): every input is read again from
-   * sequence 0, from the store, then live; every output the run before
-   * wrote is compared up to its stored count instead of written again.
-   */
-  #prepareRerun(): void {
-    for (const stream of this.#streams.values()) {
-      if (stream.direction === "input") {
-        stream.fed = 0n;
-        this.#openQueue(stream);
-        this.#feed(stream);
-      } else if (stream.count > 0n || stream.outputTerminal) {
-        stream.replay = new OutputReplay(this.deps.store, stream.streamId, stream.count, stream.outputTerminal);
-      }
-    }
-  }
-
-  async #execute(
-    method: MethodDescriptor,
-    input: InvocationInput,
-  ): Promise<void> {
-    const context = this.#context(input);
-    const result = await this.deps.host.invoke(context);
-    if (this.#failing) return;
-    await this.#commitResult(method, result);
-    await this.#producers.whenIdle();
-    if (this.#failing) return;
-    // Before a successful finish every input is terminal (decisions section 8).
-    for (const stream of this.streams()) {
-      if (stream.direction === "input" && stream.inputTerminal === undefined) {
-        await this.cancelInputByServer(stream, "consumer-drop");
-      }
-    }
-    await this.#finish({ kind: "success" });
-  }
-
-  async #commitResult(method: MethodDescriptor, result: SchemaValueJson | undefined): Promise<void> {
-    let body: JsonValue;
-    let introduced: PendingStream[] = [];
-    if (method.result === undefined) {
-      if (result !== undefined) throw new ResultRefused("the method has no result, yet returned a value");
-      body = { kind: "none" };
-    } else {
-      if (result === undefined) throw new ResultRefused("the method returned no result");
-      const graph = catalogueGraph(method.result);
-      let decoded: ReturnType<typeof decodeValue>;
-      try {
-        decoded = decodeValue(result as unknown as JsonValue, graph, "provisional", "result");
-      } catch (error) {
-        // The decoder names a path in the declared schema and the rule broken; at most it quotes a
-        // clipped piece of the value, which was the caller's result anyway.
-        const reason = error instanceof ProtocolError ? `: ${error.message}` : "";
-        throw new ResultRefused(`the method's result does not match its declared schema${reason}`, { cause: error });
-      }
-      this.#producers.checkPlaceholders(decoded.streams);
-      introduced = this.prepareStreams(decoded.streams, graph, "output", { kind: "result" }, "/result/value");
-      const value = this.#producers.expose(decoded.value as unknown as SchemaValueJson, decoded.streams, introduced);
-      body = { kind: "value", graph: method.result, value: value as unknown as JsonValue };
-    }
-    const text = canonicalJson(body);
-    // A result no attachment could send is never committed: the invocation fails instead (message-room.ts).
-    if (!invocationResultFits(encodeUtf8(text).length, introduced.map((p) => p.state.token))) {
-      throw new ResultRefused("the result does not fit in one 8 MiB message");
-    }
-    if (this.#replaying && this.record.result !== undefined) {
-      // The run before committed its result (and its streams, matched by `prepareStreams`): the same one, or non-determinism.
-      if (text !== this.record.result) throw new ReplayDivergence("the result differs from the stored one");
-      for (const stream of introduced) this.#producers.start(stream.state);
-      return;
-    }
-    this.adopt(introduced);
-    await this.deps.store.setResult(
-      this.sessionId,
-      text,
-      introduced.map((p) => p.record),
-      this.ownerEpoch,
-    );
-    this.record = { ...this.record, result: text };
-    this.#attachment?.resultCommitted();
-    for (const stream of introduced) this.#producers.start(stream.state);
-  }
-
-  #context(input: InvocationInput): InvocationContext {
-    return createInvocationContext(this.record, input, this.#invocationAbort.signal, {
-      inputStream: (token) => this.#byToken.get(token),
-      declareOutput: (source) => this.#producers.declare(source),
-      journal: this.#journal,
-      attempt: this.#attempt,
-    });
-  }
-
-  /**
-   * Fatal failure (section 6.9): every open stream is terminalized first,
-   * then the invocation finishes with `invocation-failed`.
-   */
-  /** Fails the invocation once; a second call waits for the first (a drain counts what it failed). */
-  #fail(error: unknown): Promise<void> {
-    // Refused for a stale ownership epoch: nothing may be recorded, so nothing is tried again.
-    if (isOwnershipLost(error)) {
-      this.#lostOwnership(error);
-      return Promise.resolve();
-    }
-    if (this.#failing || this.finished) return this.#failure ?? Promise.resolve();
-    this.#failing = true;
-    this.#failure = this.#recordFailure(error);
-    return this.#failure;
-  }
-
-  /**
-   * Records the failure: the producers stop, the events already handed to
-   * the store settle (so each output's terminal continues what the store
-   * has), every open stream ends, then the outcome. A store that refuses
-   * that (it is failing, which may be why the invocation failed) is tried
-   * again, every few seconds up to a minute apart, until it takes it or the
-   * server shuts down; nothing recorded is recorded twice. Without that the
-   * session hung, neither running nor finished, until a restart.
-   */
-  async #recordFailure(error: unknown): Promise<void> {
-    this.deps.logger.warn("invocation failed", {
-      event: "invocation.failed",
-      session: this.sessionId,
-      error: error instanceof ReplayDivergence ? `${error.message}: ${error.detail}` : String(error),
-    });
-    if (error instanceof ReplayDivergence) this.deps.observer.replayDiverged(identityOf(this.record));
-    this.#invocationAbort.abort(new Error(INVOCATION_FAILED));
-    for (let attempt = 1; !this.#shutDown; attempt++) {
-      try {
-        await this.#producers.settled();
-        await this.terminalizeAll("invocation-failed");
-        await this.#finish(failureOutcome(error));
-        return;
-      } catch (storeError) {
-        if (isOwnershipLost(storeError)) {
-          this.#lostOwnership(storeError);
-          return;
-        }
-        const retryInMs = Math.min(RECORD_FAILURE_RETRY_MS * attempt, MAX_RECORD_FAILURE_RETRY_MS);
-        this.deps.logger.error("could not record an invocation failure", {
-          event: "invocation.record-failed",
-          session: this.sessionId,
-          error: String(storeError),
-          attempt,
-          retryInMs,
-        });
-        await new Promise<void>((resolve) => setTimeout(resolve, retryInMs).unref());
-      }
-    }
+    return this.#method.run(method, context, options);
   }
 
   /** Cancels every open input and output with `reason` (used by failure and restart recovery). */
-  async terminalizeAll(reason: ServerCancelReason): Promise<void> {
-    for (const stream of this.streams()) {
-      if (stream.direction === "output") stream.producer?.abort(new Error(reason));
-      if (stream.terminal) continue;
-      // After a refused write (a result, or an item that introduced streams), its new streams are
-      // known here but not in the store: there is nothing to end, and the store would refuse it.
-      if (this.#failing && (await this.deps.store.getStream(stream.streamId)) === undefined) {
-        this.#forget(stream, reason);
-        continue;
-      }
-      if (stream.direction === "output") await this.#producers.appendTerminal(stream, { kind: "cancelled", reason });
-      else await this.cancelInputByServer(stream, reason);
-    }
+  terminalizeAll(reason: ServerCancelReason): Promise<void> {
+    return this.#outcome.terminalizeAll(reason);
   }
 
   /** Marks a session that was running when the process stopped as failed (embedded host; see docs). */
-  async failInterrupted(): Promise<void> {
-    this.#failing = true;
-    try {
-      await this.terminalizeAll("invocation-failed");
-      await this.#finish({ kind: "failure", code: "invocation-failed", message: INVOCATION_FAILED });
-    } catch (error) {
-      // Claimed by another node meanwhile: that node finishes it.
-      if (!isOwnershipLost(error)) throw error;
-      this.#lostOwnership(error);
-    }
+  failInterrupted(): Promise<void> {
+    return this.#outcome.failInterrupted();
   }
 
-  /**
-   * Records the outcome once. A success being committed when a failure
-   * arrives (a drain's deadline) stays the outcome, here as in the store:
-   * the later call waits for the first instead of overwriting the record.
-   */
-  #finish(outcome: InvocationOutcome): Promise<void> {
-    if (this.#finishing !== undefined) return this.#finishing;
-    const attempt = this.#recordFinish(outcome);
-    this.#finishing = attempt;
-    // A finish the store failed to record may be tried again (as a failure).
-    attempt.catch(() => {
-      if (this.#finishing === attempt) this.#finishing = undefined;
-    });
-    return attempt;
-  }
-
-  async #recordFinish(outcome: InvocationOutcome): Promise<void> {
-    if (this.finished) return;
-    // The client hears of every server cancel of an input before the finish (decisions section 8).
-    await Promise.all(this.streams().map((stream) => stream.serverCancelSent));
-    if (this.finished) return;
-    const text = canonicalJson(outcome as unknown as JsonValue);
-    const at = this.deps.now();
-    await this.deps.store.finish(this.sessionId, text, at, this.ownerEpoch);
+  /** The outcome is committed (outcome-recorder.ts): this node's copy, the detached wait, the observers and the attachment follow. */
+  #finishCommitted(outcome: InvocationOutcome, text: string, at: number): void {
     this.record = { ...this.record, state: "finished", outcome: text, finishedAt: at };
     this.#running = false;
-    this.#detachedWatch.stop();
+    this.#attachment.stopWatching();
     this.deps.observer.sessionFinished(identityOf(this.record), outcome.kind === "success" ? "success" : outcome.code, at - this.record.createdAt);
-    this.#attachment?.finished();
+    this.#attachment.current?.finished();
   }
 
   /** Ends the running invocation now as failed (a drain's deadline): streams terminated, `invocation-failed`. */
   async failNow(): Promise<void> {
-    if (this.#running) await this.#fail(new Error("the server stopped the invocation"));
+    if (this.#running) await this.#outcome.fail(new Error("the server stopped the invocation"));
     else if (!this.finished) await this.failInterrupted();
   }
 
@@ -1124,14 +460,8 @@ export class LiveSession {
   abortForShutdown(): void {
     // Nothing more is recorded: on the next start the session is found
     // running and finished as failed (see docs/protocol/server.md).
-    this.#failing = true;
-    this.#shutDown = true;
-    this.#detachedWatch.stop();
+    this.#outcome.shutDown();
+    this.#attachment.stopWatching();
     this.#invocationAbort.abort(new Error("server shutting down"));
   }
-}
-
-function sameParent(a: StreamParent, b: StreamParent): boolean {
-  if (a.kind !== "item" || b.kind !== "item") return a.kind === b.kind;
-  return a.streamId === b.streamId && a.sequence === b.sequence;
 }

@@ -1,7 +1,7 @@
 /**
  * The output side of a live session: running the agent's output sources,
- * validating what they yield, turning items into log events and handing
- * them to the store with two bounds (the stream's window of unsent events
+ * validating what they yield and turning items into log events
+ * (output-items.ts), and handing them to the store with two bounds (the stream's window of unsent events
  * and bytes, the session's budget of uncommitted bytes), and recording
  * terminals.
  *
@@ -10,22 +10,23 @@
  * result or an item of another output) exposes its placeholder.
  */
 import { randomUUID } from "node:crypto";
-import { canonicalJson, LIMITS, type JsonValue, type OutputOutcome, type SchemaValueJson } from "@golem-stream/wire";
+import { canonicalJson, type JsonValue, type OutputOutcome, type SchemaValueJson } from "@golem-stream/wire";
 import type { StreamLeaf } from "@golem-stream/schema-value";
 import { TokenTooLongError } from "@golem-stream/tokens";
-import { PublicProducerError, type BinaryItem, type OutputItem, type OutputSource } from "../agent-host.js";
-import { BytePermits } from "./byte-permits.js";
-import type { PendingStream, RuntimeDeps } from "./live-session.js";
-import { ITEM_TOO_LARGE, outputItemFits } from "./message-room.js";
-import { driveOutputSource, isBinaryItem } from "./output-source.js";
+import { PublicProducerError, type OutputItem, type OutputSource } from "../agent-host.js";
 import type { OutputEvent, StreamParent } from "../store/session-store.js";
-import type { StreamState } from "./stream-state.js";
+import { substituteStreamRefs, type SchemaGraph } from "../values.js";
+import { BytePermits } from "./byte-permits.js";
+import { prepareOutputItem, type ItemOutputs, type PreparedEvent } from "./output-items.js";
+import { driveOutputSource } from "./output-source.js";
 import { ReplayDivergence } from "./replay-divergence.js";
-import { canonicalValue, checkBinaryItem, decodeValue, substituteStreamRefs, utf8Bytes, type SchemaGraph } from "../values.js";
+import type { SessionDeps } from "./session-deps.js";
+import type { PendingStream, StreamState } from "./stream-state.js";
+import { Tally } from "./tally.js";
 
 /** What the producers need from their session. */
 export interface ProducerHost {
-  readonly deps: RuntimeDeps;
+  readonly deps: SessionDeps;
   /** Aborted when the invocation fails or the server shuts down. */
   readonly invocationSignal: AbortSignal;
   prepareStreams(
@@ -53,13 +54,6 @@ export interface ProducerHost {
   writeEpoch(): bigint;
 }
 
-/** One output event, validated, waiting for its sequence. */
-interface PreparedEvent {
-  /** Bytes it will hold until committed (an estimate for values: their byte charge). */
-  readonly size: number;
-  build(sequence: bigint): { event: OutputEvent; introduced: readonly PendingStream[] };
-}
-
 /** What an item that introduces no stream (most) hands on: shared empty lists. */
 const NO_STREAMS: readonly PendingStream[] = Object.freeze([]);
 const NO_RECORDS: readonly PendingStream["record"][] = Object.freeze([]);
@@ -85,6 +79,12 @@ export class OutputProducers {
   readonly #inFlight = new Tally();
   /** The store refused an event: counts may run ahead of what it has (see `appendTerminal`). */
   #writeFailed = false;
+  /** What an item's preparation needs of this side (output-items.ts). */
+  readonly #itemOutputs: ItemOutputs = {
+    checkPlaceholders: (leaves) => this.checkPlaceholders(leaves),
+    prepareStreams: (leaves, graph, parent) => this.#prepareOutputStreams(leaves, graph, parent),
+    expose: (value, leaves, introduced) => this.expose(value, leaves, introduced),
+  };
 
   constructor(host: ProducerHost) {
     this.#host = host;
@@ -171,7 +171,7 @@ export class OutputProducers {
    */
   #appendItem(stream: StreamState, item: OutputItem, signal: AbortSignal): Promise<void> | undefined {
     if (stream.replay !== undefined) return this.#compareItem(stream, item, signal);
-    const events = this.#prepareOutput(stream, item);
+    const events = prepareOutputItem(stream, item, this.#itemOutputs);
     // Nothing to wait for (the common case): recorded here and now, and no
     // promise per item (an async function's, and its caller's await of it).
     for (let at = 0; at < events.length; at++) {
@@ -203,7 +203,7 @@ export class OutputProducers {
       same = await replay.matchBytes(item.subarray(0, take));
       if (take < item.length) rest = item.subarray(take);
     } else {
-      const [prepared] = this.#prepareOutput(stream, item);
+      const [prepared] = prepareOutputItem(stream, item, this.#itemOutputs);
       const built = (prepared as PreparedEvent).build(replay.position);
       if (built.event.event !== "item") throw new Error("an item built no item event");
       introduced = built.introduced;
@@ -291,75 +291,6 @@ export class OutputProducers {
   }
 
   /**
-   * Validates one produced item and splits it into events (a large u8 chunk
-   * becomes several packed batches). Each event is built once its sequence
-   * is known.
-   */
-  #prepareOutput(
-    stream: StreamState,
-    item: OutputItem,
-  ): PreparedEvent[] {
-    const itemEvent = (sequence: bigint, itemCount: bigint, data: Uint8Array, mimeType?: string): OutputEvent => ({
-      event: "item",
-      streamId: stream.streamId,
-      sequence,
-      itemCount,
-      data,
-      mimeType,
-    });
-    switch (stream.elementKind) {
-      case "u8": {
-        if (!(item instanceof Uint8Array)) throw new PublicProducerError("a stream<u8> producer must yield bytes");
-        const batches: Uint8Array[] = [];
-        for (let at = 0; at < item.length; at += LIMITS.maxPackedU8PayloadBytes) {
-          batches.push(item.slice(at, at + LIMITS.maxPackedU8PayloadBytes));
-        }
-        return batches.map((batch) => ({
-          size: batch.length,
-          build: (sequence) => ({ event: itemEvent(sequence, BigInt(batch.length), batch), introduced: [] }),
-        }));
-      }
-      case "binary": {
-        if (!(item instanceof Uint8Array) && !isBinaryItem(item)) {
-          throw new PublicProducerError("a stream<binary> producer must yield bytes");
-        }
-        const blob: BinaryItem = item instanceof Uint8Array ? { bytes: item } : item;
-        if (blob.bytes.length > LIMITS.maxBinaryPayloadBytes) throw new PublicProducerError("a binary item exceeds 16 MiB");
-        checkBinaryItem(stream.graph, blob.bytes.length, blob.mimeType);
-        const copy = blob.bytes.slice();
-        return [{ size: copy.length, build: (sequence) => ({ event: itemEvent(sequence, 1n, copy, blob.mimeType), introduced: [] }) }];
-      }
-      case "value": {
-        if (item instanceof Uint8Array || isBinaryItem(item)) {
-          throw new PublicProducerError("this stream's producer must yield schema values");
-        }
-        const decoded = decodeValue(item as unknown as JsonValue, stream.graph, "provisional", "item");
-        this.checkPlaceholders(decoded.streams);
-        const build = (sequence: bigint): { event: OutputEvent; introduced: readonly PendingStream[] } => {
-          // Most items introduce no stream: no parent to describe, nothing to prepare.
-          const introduced =
-            decoded.streams.length === 0
-              ? NO_STREAMS
-              : this.#prepareOutputStreams(decoded.streams, stream.graph, { kind: "item", streamId: stream.streamId, sequence });
-          // A value with no stream is the decoder's own normalized copy: the
-          // schema-value writer gives its canonical text (byte for byte what
-          // canonicalJson gives) without the generic sort and cycle checks.
-          // One with streams has had its placeholders swapped: generic text.
-          const data = utf8Bytes(
-            decoded.streams.length === 0
-              ? canonicalValue(decoded)
-              : canonicalJson(this.expose(decoded.value as unknown as SchemaValueJson, decoded.streams, introduced) as unknown as JsonValue),
-          );
-          // Never commit an event that no attachment could send (message-room.ts).
-          if (!outputItemFits(data.length, introduced.map((p) => p.state.token))) throw new PublicProducerError(ITEM_TOO_LARGE);
-          return { event: itemEvent(sequence, 1n, data), introduced };
-        };
-        return [{ size: decoded.byteCharge, build }];
-      }
-    }
-  }
-
-  /**
    * The streams an output item introduces. One whose token cannot fit (it lies
    * too deep in the item) fails the producer like an item too large to send:
    * the agent made it, and nothing is committed (docs/protocol/server.md).
@@ -437,30 +368,5 @@ export class OutputProducers {
 
   whenIdle(): Promise<void> {
     return this.#active.zero();
-  }
-}
-
-/** A count of things under way, and who waits for it to fall to zero. */
-class Tally {
-  #count = 0;
-  readonly #waiters: (() => void)[] = [];
-
-  get count(): number {
-    return this.#count;
-  }
-
-  add(): void {
-    this.#count++;
-  }
-
-  remove(): void {
-    this.#count--;
-    if (this.#count === 0 && this.#waiters.length > 0) for (const waiter of this.#waiters.splice(0)) waiter();
-  }
-
-  /** Resolves when the count is (or next falls to) zero. */
-  zero(): Promise<void> {
-    if (this.#count === 0) return Promise.resolve();
-    return new Promise((resolve) => this.#waiters.push(resolve));
   }
 }

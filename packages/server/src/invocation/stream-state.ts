@@ -8,7 +8,7 @@
 import type { BinaryItem } from "../agent-host.js";
 import type { InputQueue } from "./input-queue.js";
 import type { OutputReplay } from "./output-replay.js";
-import type { ElementKind, InputTerminal, StreamParent, StreamRecord } from "../store/session-store.js";
+import type { ElementKind, InputTerminal, NewStream, StreamParent, StreamRecord } from "../store/session-store.js";
 import type { SchemaValueJson, StreamDirection } from "@golem-stream/wire";
 import { storedGraph, type SchemaGraph } from "../values.js";
 
@@ -91,4 +91,12 @@ export class StreamState {
   get terminal(): boolean {
     return this.direction === "input" ? this.inputTerminal !== undefined : this.outputTerminal;
   }
+}
+
+/** A stream leaf about to become a stream, before its token exists. */
+export interface PendingStream {
+  readonly state: StreamState;
+  readonly record: NewStream;
+  /** A re-run's stream that the run before created and committed: registered already, never written again. */
+  readonly stored?: boolean;
 }

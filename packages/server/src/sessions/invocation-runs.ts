@@ -6,8 +6,16 @@
  * principal's running slots until they end, and both leave memory when finished.
  */
 import type { LiveSession } from "../invocation/live-session.js";
-import type { PrincipalSlot } from "../admission/principal-slots.js";
 import type { ServerObserver } from "../observability/server-observer.js";
+
+/**
+ * One of a principal's running slots (`limits.maxRunningSessionsPerPrincipal`), held while its
+ * invocation runs; `PrincipalSlots` (admission/principal-slots.ts, above) hands them out.
+ */
+export interface RunningSlot {
+  /** Idempotent. */
+  release(): void;
+}
 
 export class InvocationRuns {
   readonly #observer: ServerObserver;
@@ -24,7 +32,7 @@ export class InvocationRuns {
   }
 
   /** Runs `run` for `live` and keeps it until it ends; `slot` (its principal's running slot) is released then. */
-  launch(live: LiveSession, run: () => Promise<void>, slot: PrincipalSlot): void {
+  launch(live: LiveSession, run: () => Promise<void>, slot: RunningSlot): void {
     this.#observer.invocationsRunning(1);
     const running = run().finally(() => {
       slot.release();

@@ -6,20 +6,19 @@
  * (`finishOwned`) and the hard stop (`shutdown`). The first-message rules
  * (admission/session-runtime.ts) reach sessions through it.
  */
-import type { RuntimeDeps } from "../invocation/live-session.js";
-import type { PrincipalSlots } from "../admission/principal-slots.js";
+import type { SessionDeps } from "../invocation/session-deps.js";
 import { InvocationRuns } from "./invocation-runs.js";
-import { Reruns } from "./reruns.js";
+import { Reruns, type RerunSlots } from "./reruns.js";
 import { SessionCache } from "./session-cache.js";
 
 export class NodeLifecycle {
   readonly cache: SessionCache;
   readonly runs: InvocationRuns;
-  readonly #deps: RuntimeDeps;
+  readonly #deps: SessionDeps;
   readonly #reruns: Reruns;
 
   /** `runningPerPrincipal` counts new invocations and re-runs alike (`limits.maxRunningSessionsPerPrincipal`). */
-  constructor(deps: RuntimeDeps, runningPerPrincipal: PrincipalSlots) {
+  constructor(deps: SessionDeps, runningPerPrincipal: RerunSlots) {
     this.#deps = deps;
     this.runs = new InvocationRuns(deps.observer, (live) => this.cache.evictIfIdle(live));
     this.#reruns = new Reruns(deps, this.runs, runningPerPrincipal);

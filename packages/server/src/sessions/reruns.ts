@@ -9,17 +9,24 @@
  */
 import type { ConfigEntry, SchemaValueJson } from "@golem-stream/wire";
 import { durabilityOf } from "../agent-host.js";
-import type { LiveSession, RuntimeDeps } from "../invocation/live-session.js";
-import type { PrincipalSlots } from "../admission/principal-slots.js";
+import type { LiveSession } from "../invocation/live-session.js";
+import type { SessionDeps } from "../invocation/session-deps.js";
+import type { Principal } from "../options.js";
 import { identityOf } from "../observability/server-observer.js";
-import type { InvocationRuns } from "./invocation-runs.js";
+import type { InvocationRuns, RunningSlot } from "./invocation-runs.js";
+
+/** The principals' running slots, as a re-run takes one (`PrincipalSlots`, admission/principal-slots.ts, implements it). */
+export interface RerunSlots {
+  /** A slot for `caller` even past the bound: a re-run continues work already admitted. */
+  hold(caller: Principal): RunningSlot;
+}
 
 export class Reruns {
-  readonly #deps: RuntimeDeps;
+  readonly #deps: SessionDeps;
   readonly #runs: InvocationRuns;
-  readonly #runningPerPrincipal: PrincipalSlots;
+  readonly #runningPerPrincipal: RerunSlots;
 
-  constructor(deps: RuntimeDeps, runs: InvocationRuns, runningPerPrincipal: PrincipalSlots) {
+  constructor(deps: SessionDeps, runs: InvocationRuns, runningPerPrincipal: RerunSlots) {
     this.#deps = deps;
     this.#runs = runs;
     this.#runningPerPrincipal = runningPerPrincipal;

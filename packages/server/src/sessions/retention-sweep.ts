@@ -6,20 +6,27 @@
  * follow: a single node gives back what the purge deleted, a cluster node
  * reads the store's sums again, which also count what other nodes wrote.
  */
-import type { StoredBytesTable } from "../admission/stored-bytes.js";
 import type { Logger, ServerLimits } from "../options.js";
-import type { SessionStore } from "../store/session-store.js";
+import type { SessionStore, StoredBytes } from "../store/session-store.js";
+
+/** The per-principal counts of stored bytes, as the sweep corrects them (`StoredBytesTable`, admission/stored-bytes.ts, implements it). */
+export interface StoredBytesCounts {
+  /** Counts `totals` less: the bytes of sessions a purge deleted. */
+  giveBack(totals: readonly StoredBytes[]): void;
+  /** Replaces every count by the store's sums. */
+  replace(totals: readonly StoredBytes[]): void;
+}
 
 export class RetentionSweep {
   readonly #store: SessionStore;
   readonly #clustered: boolean;
   readonly #limits: ServerLimits;
-  readonly #storedBytes: StoredBytesTable;
+  readonly #storedBytes: StoredBytesCounts;
   readonly #logger: Logger;
   readonly #now: () => number;
   #timer: NodeJS.Timeout | undefined;
 
-  constructor(store: SessionStore, clustered: boolean, limits: ServerLimits, storedBytes: StoredBytesTable, logger: Logger, now: () => number) {
+  constructor(store: SessionStore, clustered: boolean, limits: ServerLimits, storedBytes: StoredBytesCounts, logger: Logger, now: () => number) {
     this.#store = store;
     this.#clustered = clustered;
     this.#limits = limits;

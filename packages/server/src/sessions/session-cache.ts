@@ -8,7 +8,8 @@
  * node-lifecycle.ts): the cache only finds it.
  */
 import { Attachment } from "../attachment/attachment.js";
-import { LiveSession, type RuntimeDeps } from "../invocation/live-session.js";
+import { LiveSession } from "../invocation/live-session.js";
+import type { SessionDeps } from "../invocation/session-deps.js";
 import { StreamState } from "../invocation/stream-state.js";
 import type { SessionTransport } from "../transport/transport.js";
 import { identityOf, type AttachOperation } from "../observability/server-observer.js";
@@ -17,7 +18,7 @@ import { identityOf, type AttachOperation } from "../observability/server-observ
 export type InterruptedHandler = (live: LiveSession) => Promise<void>;
 
 export class SessionCache {
-  readonly #deps: RuntimeDeps;
+  readonly #deps: SessionDeps;
   readonly #interrupted: InterruptedHandler;
   readonly #live = new Map<string, LiveSession>();
   /** Loads in flight, so two attaches of one session share one `LiveSession`. */
@@ -25,7 +26,7 @@ export class SessionCache {
   /** The tail of each session's queue of attach decisions (see `exclusive`). */
   readonly #attachQueues = new Map<string, Promise<unknown>>();
 
-  constructor(deps: RuntimeDeps, interrupted: InterruptedHandler) {
+  constructor(deps: SessionDeps, interrupted: InterruptedHandler) {
     this.#deps = deps;
     this.#interrupted = interrupted;
   }

@@ -1,6 +1,8 @@
 /**
  * Telling an identical resend from a conflicting one (protocol section 9).
- * Pure: the accepted chunks in, a verdict out. Packed u8 input may be resent
+ * Pure: the accepted chunks in, a verdict out. Two folders ask it: the
+ * attachment, of a client's resend, and the cluster follower, of a commit
+ * another node's attachment made first; it lives here, below both. Packed u8 input may be resent
  * with other batch boundaries than it was accepted with, so a range is
  * compared byte by byte across chunk boundaries.
  */
