@@ -21,16 +21,18 @@
  * `CheckedInputItem` — any message built elsewhere — takes the checked path.
  */
 import {
-  INPUT_ITEM_TAIL,
   LIMITS,
   encodeClientMessage as encodeChecked,
-  encodeInputStreamItemValue,
-  inputStreamItemHead,
-  isInputItemPosition,
   type ClientMessage,
   type EncodeOptions,
   type SchemaValueJson,
 } from "@golem-stream/wire";
+import {
+  INPUT_ITEM_TAIL,
+  encodeInputStreamItemValue,
+  inputStreamItemHead,
+  isInputItemPosition,
+} from "@golem-stream/wire/internal";
 import type { Connection } from "./transport.js";
 
 /**

@@ -9,7 +9,8 @@
  * is ever silently dropped, and nothing is written that a strict parser
  * would refuse.
  */
-import { canonicalStringNodeText, isWellFormedText, LIMITS } from "@golem-stream/wire";
+import { isWellFormedText, LIMITS } from "@golem-stream/wire";
+import { canonicalStringNodeText } from "@golem-stream/wire/internal";
 import type { SchemaValue } from "./types.js";
 
 /** Stops the walk on the first node that is not exactly a native value. */

@@ -6,6 +6,9 @@
  * `encodeServerMessage` (server side), `decodeServerMessage` and
  * `encodeClientMessage` (client side); `encodeMessage` encodes either
  * direction. Every failure is a `ProtocolError` with a stable `code`.
+ *
+ * The fast-path encoders the other golem-stream packages use are in
+ * `@golem-stream/wire/internal` (internal.ts).
  */
 export { decodeClientMessage, decodeServerMessage } from "./decode.js";
 export { recoverAttemptId } from "./attempt-recovery.js";
@@ -13,11 +16,9 @@ export {
   encodeMessage,
   encodeClientMessage,
   encodeServerMessage,
-  encodeOutputStreamItemWithCanonicalValue,
   type EncodeOptions,
   type TextMessage,
 } from "./encode.js";
-export { encodeInputStreamItemValue, inputStreamItemHead, isInputItemPosition, INPUT_ITEM_TAIL } from "./encode-input-item.js";
 export { BINARY_KINDS, type BinaryKind, type EnvelopeAllocator } from "./binary-envelope.js";
 export { EnvelopePool } from "./envelope-pool.js";
 export * from "./messages.js";
@@ -38,7 +39,6 @@ export {
 } from "./errors.js";
 export { parseStrictJson, type StrictJsonOptions } from "./strict-json.js";
 export { canonicalJson } from "./canonical-json.js";
-export { canonicalStringNodeText } from "./string-node-text.js";
 export { LIMITS, KiB, MiB, MAX_BINARY_MESSAGE_BYTES, U64_MAX, CHANNEL_MAX } from "./limits.js";
 export { type JsonValue, type JsonObject, type JsonArray, type JsonPrimitive, isJsonObject, getMember } from "./json.js";
 export { decodeUtf8, encodeUtf8, utf8ByteLength, isWellFormedText, compareCodePoints } from "./utf8.js";

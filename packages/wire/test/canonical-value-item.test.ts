@@ -16,10 +16,10 @@ import {
   U64_MAX,
   canonicalJson,
   decodeServerMessage,
-  encodeOutputStreamItemWithCanonicalValue,
   encodeServerMessage,
   encodeUtf8,
 } from "../src/index.js";
+import { encodeOutputStreamItemWithCanonicalValue } from "../src/internal.js";
 import { outputStreamItem } from "./support/arbitraries.js";
 
 /** Values with any text in them, not only ASCII: the splice must count bytes, not characters. */

@@ -11,11 +11,10 @@ import {
   LIMITS,
   U64_MAX,
   encodeClientMessage,
-  encodeInputStreamItemValue,
-  isInputItemPosition,
   type JsonValue,
   type SchemaValueJson,
 } from "../src/index.js";
+import { encodeInputStreamItemValue, isInputItemPosition } from "../src/internal.js";
 import { outcome, viaParts, viaTable } from "./support/input-item-encodings.js";
 
 

@@ -6,7 +6,8 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { canonicalJson, canonicalStringNodeText, decodeClientMessage, encodeClientMessage } from "../src/index.js";
+import { canonicalJson, decodeClientMessage, encodeClientMessage } from "../src/index.js";
+import { canonicalStringNodeText } from "../src/internal.js";
 import { MAX_REMEMBERED_MESSAGE_CHARS } from "../src/string-node-text.js";
 
 const text = fc.oneof(

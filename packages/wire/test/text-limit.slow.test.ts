@@ -10,21 +10,23 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
   CHANNEL_MAX,
-  INPUT_ITEM_TAIL,
   LIMITS,
   ProtocolError,
   U64_MAX,
   canonicalJson,
-  encodeInputStreamItemValue,
-  encodeOutputStreamItemWithCanonicalValue,
   encodeServerMessage,
   encodeUtf8,
-  inputStreamItemHead,
   type JsonValue,
   type OutputStreamItem,
   type OutputStreamItemHead,
   type SchemaValueJson,
 } from "../src/index.js";
+import {
+  INPUT_ITEM_TAIL,
+  encodeInputStreamItemValue,
+  encodeOutputStreamItemWithCanonicalValue,
+  inputStreamItemHead,
+} from "../src/internal.js";
 import { outcome, viaParts, viaTable } from "./support/input-item-encodings.js";
 import { outputStreamItem } from "./support/arbitraries.js";
 

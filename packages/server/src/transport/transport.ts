@@ -14,11 +14,11 @@
  */
 import {
   type EncodeOptions,
-  encodeOutputStreamItemWithCanonicalValue,
   encodeServerMessage,
   type OutputStreamItemHead,
   type ServerMessage,
 } from "@golem-stream/wire";
+import { encodeOutputStreamItemWithCanonicalValue } from "@golem-stream/wire/internal";
 
 /**
  * An `outputStreamItem` whose value is the canonical UTF-8 text the store

@@ -3,14 +3,8 @@
  * the fast-path parts (head, value, tail) and the message table. Shared by the input item tests
  * and the slow 8 MiB text-limit test.
  */
-import {
-  INPUT_ITEM_TAIL,
-  ProtocolError,
-  encodeClientMessage,
-  encodeInputStreamItemValue,
-  inputStreamItemHead,
-  type SchemaValueJson,
-} from "../../src/index.js";
+import { ProtocolError, encodeClientMessage, type SchemaValueJson } from "../../src/index.js";
+import { INPUT_ITEM_TAIL, encodeInputStreamItemValue, inputStreamItemHead } from "../../src/internal.js";
 
 /** What a call gives: its text, or its error as comparable data. */
 export function outcome(encode: () => string): string {
