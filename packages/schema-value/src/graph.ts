@@ -10,7 +10,8 @@
 import { getMember, ProtocolError, type JsonObject, type JsonValue } from "@golem-stream/wire";
 import { clip, graphError, guard } from "./errors.js";
 import { fieldIndex } from "./lookup.js";
-import { decodeType, members, newTypeFacts, type TypeFacts } from "./type-decode.js";
+import { members } from "./json-shape.js";
+import { decodeType, newTypeFacts, type TypeFacts } from "./type-decode.js";
 import type { ResolvedType, SchemaDef, SchemaGraphJson, SchemaType } from "./types.js";
 
 export interface DecodeGraphOptions {

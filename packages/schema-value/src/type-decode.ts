@@ -4,9 +4,10 @@
  * records what can only be checked once the whole graph is known: refs,
  * union discriminators and map keys.
  */
-import { getMember, isJsonObject, isWellFormedText, type JsonObject, type JsonValue } from "@golem-stream/wire";
+import { isJsonObject, type JsonObject, type JsonValue } from "@golem-stream/wire";
 import { parseSigned, parseUnsigned, I64_MIN, I64_MAX, U64_MAX } from "./decimal.js";
 import { clip, graphError } from "./errors.js";
+import { array, integer, members, nonEmptyString, oneOf, string, strings, unique, uniqueNames } from "./json-shape.js";
 import {
   HOST_MANAGED_KINDS,
   type BinaryRestrictions,
@@ -359,61 +360,4 @@ function metadata(json: JsonValue, path: string): Metadata {
     else out.role = { tag };
   }
   return out;
-}
-
-// ---------------------------------------------------------------- JSON shape helpers
-
-/** An object with only `allowed` members and every `required` one. */
-export function members(json: JsonValue | undefined, path: string, allowed: readonly string[], required: readonly string[]): JsonObject {
-  if (!isJsonObject(json)) throw graphError(path, "must be an object");
-  for (const name of Object.keys(json)) {
-    if (!allowed.includes(name)) throw graphError(path, `unknown member "${clip(name)}"`);
-  }
-  for (const name of required) {
-    if (getMember(json, name) === undefined) throw graphError(path, `missing member "${name}"`);
-  }
-  return json;
-}
-
-function array(json: JsonValue | undefined, path: string): JsonValue[] {
-  if (!Array.isArray(json)) throw graphError(path, "must be an array");
-  return json;
-}
-
-function string(json: JsonValue | undefined, path: string): string {
-  if (typeof json !== "string" || !isWellFormedText(json)) throw graphError(path, "must be a string");
-  return json;
-}
-
-function nonEmptyString(json: JsonValue | undefined, path: string): string {
-  const text = string(json, path);
-  if (text.length === 0) throw graphError(path, "must not be empty");
-  return text;
-}
-
-function strings(json: JsonValue | undefined, path: string): string[] {
-  return array(json, path).map((entry, i) => string(entry, `${path}[${i}]`));
-}
-
-function uniqueNames(json: JsonValue | undefined, path: string): string[] {
-  const seen = new Set<string>();
-  return array(json, path).map((entry, i) => unique(seen, nonEmptyString(entry, `${path}[${i}]`), `${path}[${i}]`, "name"));
-}
-
-function unique(seen: Set<string>, name: string, path: string, what: string): string {
-  if (seen.has(name)) throw graphError(path, `duplicate ${what} "${clip(name)}"`);
-  seen.add(name);
-  return name;
-}
-
-function integer(json: JsonValue | undefined, path: string, min: number, max: number): number {
-  if (typeof json !== "number" || !Number.isInteger(json) || json < min || json > max) {
-    throw graphError(path, `must be an integer from ${min} through ${max}`);
-  }
-  return json === 0 ? 0 : json; // drops -0
-}
-
-function oneOf<const T extends readonly string[]>(json: JsonValue | undefined, path: string, options: T): T[number] {
-  if (typeof json !== "string" || !options.includes(json)) throw graphError(path, `must be one of ${options.join(", ")}`);
-  return json;
 }

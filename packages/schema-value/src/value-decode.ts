@@ -8,6 +8,10 @@
  * costs at most `maxByteCharge` worth of work beyond what the JSON parser
  * already bounded. The result is a fresh, normalized copy: the caller's JSON
  * is never retained.
+ *
+ * Why one file: the decoder is one walk: ValueDecoder's methods recurse into each other over one
+ * running byte charge and one list of stream leaves, and the plain-string shortcut above it must
+ * agree with that walk, so it sits beside it.
  */
 import {
   getMember,
