@@ -68,19 +68,22 @@ const serverFolderRules = [
   },
   {
     name: "server-sessions-below-admission",
-    comment: "the sessions in memory and the node's lifecycle (sessions/) run attachments and invocations: only the first-message rules (admission/), the transport and the server's root import them",
+    comment:
+      "the sessions in memory and the node's lifecycle (sessions/) run attachments and invocations: only the first-message rules (admission/), the transport and the server's root import them",
     from: { path: `${SERVER}(attachment|invocation|cluster|store|observability|auth|catalogue|contracts|demo)/` },
     to: { path: `${SERVER}sessions/` },
   },
   {
     name: "server-first-message-rules-on-top",
-    comment: "the first-message rules (SessionRuntime and its start, resume and replay admission) are reached only from the transport and the server's root; below them only admission's tables and token service are imported",
+    comment:
+      "the first-message rules (SessionRuntime and its start, resume and replay admission) are reached only from the transport and the server's root; below them only admission's tables and token service are imported",
     from: { path: `${SERVER}(attachment|invocation|sessions|cluster|store|observability|auth|catalogue|contracts|demo)/` },
     to: { path: `${SERVER}admission/`, pathNot: `${SERVER}admission/(principal-slots|stored-bytes|token-service|token-budget)\\.ts$` },
   },
   {
     name: "server-transport-through-its-interface",
-    comment: "the runtime sends through the SessionTransport interface (transport/transport.ts), never the ws implementation or the connection's HTTP side",
+    comment:
+      "the runtime sends through the SessionTransport interface (transport/transport.ts), never the ws implementation or the connection's HTTP side",
     from: { path: `${SERVER}(admission|attachment|invocation|sessions|cluster|store|observability|auth|catalogue|contracts|demo)/` },
     to: { path: `${SERVER}transport/`, pathNot: `${SERVER}transport/transport\\.ts$` },
   },
@@ -120,14 +123,16 @@ module.exports = {
     {
       name: "no-test-of-another-package",
       severity: "error",
-      comment: "what several packages' tests share lives in @golem-stream/test-support: turbo does not see another package's test/ as an input",
+      comment:
+        "what several packages' tests share lives in @golem-stream/test-support: turbo does not see another package's test/ as an input",
       from: { path: "^(packages/[^/]+)/" },
       to: { path: "^packages/[^/]+/test/", pathNot: "^$1/test/" },
     },
     {
       name: "no-circular",
       severity: "error",
-      comment: "no import cycle within a package's sources, not even of types: a port is declared where it is used, and only its implementer imports it",
+      comment:
+        "no import cycle within a package's sources, not even of types: a port is declared where it is used, and only its implementer imports it",
       from: { path: "^packages/[^/]+/src/" },
       to: { circular: true },
     },

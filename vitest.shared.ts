@@ -44,7 +44,14 @@ export function checked(thresholds?: Thresholds): TestUserConfig {
     expect: { requireAssertions: true },
     ...(thresholds === undefined
       ? {}
-      : { coverage: { provider: "v8", include: ["src/**/*.ts"], reporter: ["text-summary", "json-summary", "html"], thresholds: { ...thresholds } } }),
+      : {
+          coverage: {
+            provider: "v8",
+            include: ["src/**/*.ts"],
+            reporter: ["text-summary", "json-summary", "html"],
+            thresholds: { ...thresholds },
+          },
+        }),
   };
 }
 

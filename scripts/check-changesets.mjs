@@ -67,9 +67,7 @@ function check() {
     }
     for (const name of bumps.keys()) {
       if (unreleased.has(name)) {
-        problems.push(
-          `${file}: ${name} is not released yet; amend .changeset/${summaryOf(name)} instead of adding a changeset`,
-        );
+        problems.push(`${file}: ${name} is not released yet; amend .changeset/${summaryOf(name)} instead of adding a changeset`);
       }
     }
   }

@@ -36,7 +36,11 @@ mkdirSync(destination, { recursive: true });
 /** Package name → absolute tarball path. */
 const tarballs = new Map();
 for (const { directory, manifest } of packages) {
-  const printed = execFileSync("pnpm", ["pack", "--pack-destination", destination], { cwd: directory, encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] });
+  const printed = execFileSync("pnpm", ["pack", "--pack-destination", destination], {
+    cwd: directory,
+    encoding: "utf8",
+    stdio: ["ignore", "pipe", "inherit"],
+  });
   const file = printed.trim().split("\n").at(-1) ?? "";
   if (!file.endsWith(".tgz")) throw new Error(`pnpm pack in ${directory} printed no tarball: ${printed}`);
   tarballs.set(manifest.name, resolve(destination, file));
@@ -53,10 +57,19 @@ function closure(name, seen = new Set()) {
   return seen;
 }
 
-const lines = [`Packed ${tarballs.size} packages into ${destination}.`, "", "In your project, install a package with the siblings it needs, from these tarballs:", ""];
-const install = (names) => `  npm install ${[...names.reduce((all, name) => closure(name, all), new Set())].map((each) => tarballs.get(each)).join(" ")}`;
+const lines = [
+  `Packed ${tarballs.size} packages into ${destination}.`,
+  "",
+  "In your project, install a package with the siblings it needs, from these tarballs:",
+  "",
+];
+const install = (names) =>
+  `  npm install ${[...names.reduce((all, name) => closure(name, all), new Set())].map((each) => tarballs.get(each)).join(" ")}`;
 for (const name of tarballs.keys()) lines.push(name, install([name]));
-lines.push("@golem-stream/cli with @golem-stream/server (for `golem-stream serve`)", install(["@golem-stream/cli", "@golem-stream/server"]));
+lines.push(
+  "@golem-stream/cli with @golem-stream/server (for `golem-stream serve`)",
+  install(["@golem-stream/cli", "@golem-stream/server"]),
+);
 lines.push(
   "",
   "npm records them as file: dependencies; once the packages are published, `npm install <name>` replaces them.",

@@ -7,11 +7,14 @@ import { checked, typeTests, unitAndE2e } from "../../vitest.shared.js";
 export default defineConfig({
   test: {
     ...checked({ lines: 95, functions: 93, branches: 87, statements: 92 }),
-    projects: unitAndE2e({}, {
-      ...typeTests(),
-      // Node 20 has the WHATWG WebSocket global only behind this flag (Node 22 by default):
-      // transport.e2e.test.ts runs the shipped transport over it on both.
-      execArgv: process.versions.node.startsWith("20.") ? ["--experimental-websocket"] : [],
-    }),
+    projects: unitAndE2e(
+      {},
+      {
+        ...typeTests(),
+        // Node 20 has the WHATWG WebSocket global only behind this flag (Node 22 by default):
+        // transport.e2e.test.ts runs the shipped transport over it on both.
+        execArgv: process.versions.node.startsWith("20.") ? ["--experimental-websocket"] : [],
+      },
+    ),
   },
 });

@@ -45,8 +45,22 @@ it("the client script refuses a file that is not there", async () => {
 it("the CLI lists and invokes it too", async () => {
   const types = await golemStream(["types", "-a", "examples", "-e", "default"], server.env);
   expect(types.stdout).toContain("lines(text: stream<u8>) -> stream<record{number: u32, words: u32, chars: u32, text: string}>");
-  const stats = await golemStream(["invoke", "text", "stats", "-a", "examples", "-c", '{"ignoreCase":false}', "-", "2"], server.env, "b a b\nA a\n");
+  const stats = await golemStream(
+    ["invoke", "text", "stats", "-a", "examples", "-c", '{"ignoreCase":false}', "-", "2"],
+    server.env,
+    "b a b\nA a\n",
+  );
   expect(stats.code).toBe(0);
   // u64 values are JSON strings, so no digit of a large count is lost.
-  expect(JSON.parse(stats.stdout)).toEqual({ result: { lines: "2", words: "5", bytes: "10", topWords: [{ word: "a", count: "2" }, { word: "b", count: "2" }] } });
+  expect(JSON.parse(stats.stdout)).toEqual({
+    result: {
+      lines: "2",
+      words: "5",
+      bytes: "10",
+      topWords: [
+        { word: "a", count: "2" },
+        { word: "b", count: "2" },
+      ],
+    },
+  });
 });

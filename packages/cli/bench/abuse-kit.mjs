@@ -46,7 +46,9 @@ export function spawnNode(args, options = {}) {
 
 /** `golem-stream serve` with `args`; resolves with the process, its URL and port once it listens. */
 export function startServe(args) {
-  const child = spawnNode([BIN, "serve", "--port", "0", "--log-level", "error", "--metrics", ...args], { stdio: ["ignore", "pipe", "inherit"] });
+  const child = spawnNode([BIN, "serve", "--port", "0", "--log-level", "error", "--metrics", ...args], {
+    stdio: ["ignore", "pipe", "inherit"],
+  });
   return new Promise((resolve, reject) => {
     let text = "";
     child.once("exit", (code) => reject(new Error(`serve exited ${code} before listening: ${text}`)));
@@ -123,7 +125,15 @@ export const countStart = (to = 1) =>
     attemptId: randomUUID(),
     config: [],
     idempotencyKey: randomUUID(),
-    methodParameters: { kind: "record", value: { fields: [{ kind: "u32", value: to }, { kind: "u32", value: 0 }] } },
+    methodParameters: {
+      kind: "record",
+      value: {
+        fields: [
+          { kind: "u32", value: to },
+          { kind: "u32", value: 0 },
+        ],
+      },
+    },
     selector: demoSelector("count"),
   });
 

@@ -15,7 +15,18 @@ const BIN = fileURLToPath(new URL("../dist/golem-stream.js", import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), "golem-stream-bench-ckpt-"));
 const token = "bench-token";
 
-const server = spawn(process.execPath, [BIN, "serve", "--port", "0", "--token", token, "--data-dir", join(dir, "data"), "--log-level", "error"]);
+const server = spawn(process.execPath, [
+  BIN,
+  "serve",
+  "--port",
+  "0",
+  "--token",
+  token,
+  "--data-dir",
+  join(dir, "data"),
+  "--log-level",
+  "error",
+]);
 const url = await new Promise((resolve) => {
   let text = "";
   server.stdout.on("data", (chunk) => {
@@ -28,15 +39,26 @@ const url = await new Promise((resolve) => {
 function exec(args) {
   return new Promise((resolve, reject) => {
     const started = performance.now();
-    const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, GOLEM_STREAM_TOKEN: token, GOLEM_STREAM_URL: url }, stdio: ["ignore", "ignore", "inherit"] });
-    child.on("close", (code) => (code === 0 ? resolve(performance.now() - started) : reject(new Error(`${args.join(" ")} exited ${code}`))));
+    const child = spawn(process.execPath, [BIN, ...args], {
+      env: { ...process.env, GOLEM_STREAM_TOKEN: token, GOLEM_STREAM_URL: url },
+      stdio: ["ignore", "ignore", "inherit"],
+    });
+    child.on("close", (code) =>
+      code === 0 ? resolve(performance.now() - started) : reject(new Error(`${args.join(" ")} exited ${code}`)),
+    );
   });
 }
 
 const count = ["invoke", "echo", "count", "-c", '{"name":"bench"}', String(items), "0"];
 const variants = {
   "no --checkpoint": () => count,
-  "--checkpoint, every item (--checkpoint-interval 0)": (i) => [...count, "--checkpoint", join(dir, `every-${i}.ckpt`), "--checkpoint-interval", "0"],
+  "--checkpoint, every item (--checkpoint-interval 0)": (i) => [
+    ...count,
+    "--checkpoint",
+    join(dir, `every-${i}.ckpt`),
+    "--checkpoint-interval",
+    "0",
+  ],
   "--checkpoint, batched (default: 100 ms / 1000 items)": (i) => [...count, "--checkpoint", join(dir, `batched-${i}.ckpt`)],
 };
 const times = Object.fromEntries(Object.keys(variants).map((name) => [name, []]));
@@ -50,5 +72,7 @@ const baseline = median(times["no --checkpoint"]);
 console.log(`invoke echo count ${items} 0, median of ${runs} runs (whole process: start, discovery, session)`);
 for (const [name, list] of Object.entries(times)) {
   const ms = median(list);
-  console.log(`  ${name.padEnd(54)} ${(ms / 1000).toFixed(2).padStart(6)} s  x${(ms / baseline).toFixed(2)}  (${list.map((t) => (t / 1000).toFixed(2)).join(", ")})`);
+  console.log(
+    `  ${name.padEnd(54)} ${(ms / 1000).toFixed(2).padStart(6)} s  x${(ms / baseline).toFixed(2)}  (${list.map((t) => (t / 1000).toFixed(2)).join(", ")})`,
+  );
 }

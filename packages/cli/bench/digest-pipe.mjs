@@ -137,7 +137,18 @@ async function main() {
   const serveRoot = process.env.BENCH_SERVE_DIR ? mkdtempSync(join(process.env.BENCH_SERVE_DIR, "golem-stream-bench-serve-")) : dir;
   /** `<bin> serve` with its data in `<serveRoot>/<name>`; resolves once it listens. */
   const startServe = (bin, name) => {
-    const child = spawn(process.execPath, [bin, "serve", "--port", "0", "--token", token, "--data-dir", join(serveRoot, name), "--log-level", "error"]);
+    const child = spawn(process.execPath, [
+      bin,
+      "serve",
+      "--port",
+      "0",
+      "--token",
+      token,
+      "--data-dir",
+      join(serveRoot, name),
+      "--log-level",
+      "error",
+    ]);
     return new Promise((resolve) => {
       let text = "";
       child.stdout.on("data", (chunk) => {
@@ -148,7 +159,10 @@ async function main() {
     });
   };
   const before = process.env.BENCH_CLI_BEFORE;
-  const servers = { cli: await startServe(BIN, "data"), ...(before === undefined ? {} : { before: await startServe(before, "data-before") }) };
+  const servers = {
+    cli: await startServe(BIN, "data"),
+    ...(before === undefined ? {} : { before: await startServe(before, "data-before") }),
+  };
 
   /**
    * Runs `args` with the file as stdin while `receiver` (a pid) serves it; resolves with
@@ -224,7 +238,9 @@ async function main() {
       `${median(ratios).toFixed(2)}x raw (rounds ${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)}), target >= 0.5x: ${median(ratios) >= 0.5 ? "met" : "NOT met"}`,
   );
   const diskRatios = ratiosOf("disk");
-  console.log(`  disk: 1 MiB appends, each fdatasync'ed        ${(mib / median(seconds.disk)).toFixed(0).padStart(6)} MiB/s  ${median(diskRatios).toFixed(2)}x raw (rounds ${Math.min(...diskRatios).toFixed(2)}–${Math.max(...diskRatios).toFixed(2)})`);
+  console.log(
+    `  disk: 1 MiB appends, each fdatasync'ed        ${(mib / median(seconds.disk)).toFixed(0).padStart(6)} MiB/s  ${median(diskRatios).toFixed(2)}x raw (rounds ${Math.min(...diskRatios).toFixed(2)}–${Math.max(...diskRatios).toFixed(2)})`,
+  );
   if (before !== undefined) {
     const beforeRatios = ratiosOf("before");
     const speedups = seconds.before.map((s, i) => s / seconds.cli[i]);
@@ -234,10 +250,15 @@ async function main() {
     );
   }
   // CPU per MiB of each process, and the wall-time floor two cores put under each row.
-  const perMib = (name, side) => (cpus[name].every((c) => c[side] !== undefined) ? median(cpus[name].map((c) => c[side])) / 1000 / mib : undefined);
+  const perMib = (name, side) =>
+    cpus[name].every((c) => c[side] !== undefined) ? median(cpus[name].map((c) => c[side])) / 1000 / mib : undefined;
   const ms = (value) => (value === undefined ? "n/a" : `${value.toFixed(2)} ms`);
   console.log("CPU per MiB (medians), sender + receiver; the 2-core floor is max(each, sum / 2), as a rate:");
-  for (const [name, label] of [["raw", "raw ws: send + sink"], ["cli", "CLI: invoke + serve"], ["before", "BENCH_CLI_BEFORE: invoke + serve"]]) {
+  for (const [name, label] of [
+    ["raw", "raw ws: send + sink"],
+    ["cli", "CLI: invoke + serve"],
+    ["before", "BENCH_CLI_BEFORE: invoke + serve"],
+  ]) {
     if (cpus[name] === undefined) continue;
     const [sender, receiver] = [perMib(name, "sender"), perMib(name, "receiver")];
     const floor = receiver === undefined ? undefined : Math.max(sender, receiver, (sender + receiver) / 2);

@@ -106,7 +106,9 @@ async function main() {
   const until = Date.now() + seconds * 1000;
   // Forked through sh for the descriptor limit; the IPC channel survives the exec.
   const children = Array.from({ length: attackers }, () =>
-    spawnNode([SELF, "attacker", JSON.stringify({ port: server.port, concurrency, until, addresses })], { stdio: ["ignore", "inherit", "inherit", "ipc"] }),
+    spawnNode([SELF, "attacker", JSON.stringify({ port: server.port, concurrency, until, addresses })], {
+      stdio: ["ignore", "inherit", "inherit", "ipc"],
+    }),
   );
   const reports = children.map((child) => new Promise((resolve) => child.once("message", resolve)));
 
@@ -147,20 +149,32 @@ async function main() {
     const sorted = [...values].sort((a, b) => a - b);
     return `${name}: p50 ${ms(quantile(sorted, 0.5))}, p99 ${ms(quantile(sorted, 0.99))}, max ${ms(sorted.at(-1) ?? Number.NaN)} (${sorted.length})`;
   };
-  const rejected = (code) => metricSum(after, `golem_stream_attachment_rejections_total{code="${code}",operation="upgrade"}`) - metricSum(before, `golem_stream_attachment_rejections_total{code="${code}",operation="upgrade"}`);
+  const rejected = (code) =>
+    metricSum(after, `golem_stream_attachment_rejections_total{code="${code}",operation="upgrade"}`) -
+    metricSum(before, `golem_stream_attachment_rejections_total{code="${code}",operation="upgrade"}`);
   const worst = Math.max(0, ...connects, ...starts);
-  console.log(`node ${process.version}, ${cpus().length} cores, load average ${loadavg().map((l) => l.toFixed(1)).join(" ")} at the end, bufferutil ${bufferutilStatus()}`);
-  console.log(`golem-stream serve with its default limits (open-files limit ${limit}); ${seconds} s; ${attackers} attacker processes x ${concurrency} loops`);
+  console.log(
+    `node ${process.version}, ${cpus().length} cores, load average ${loadavg()
+      .map((l) => l.toFixed(1))
+      .join(" ")} at the end, bufferutil ${bufferutilStatus()}`,
+  );
+  console.log(
+    `golem-stream serve with its default limits (open-files limit ${limit}); ${seconds} s; ${attackers} attacker processes x ${concurrency} loops`,
+  );
   console.log(
     `  bearer-entry upgrades, no Origin, close never answered (${addresses} addresses in 127.1.0.0/16): ${count(entry)} (${Math.round(count(entry) / seconds)}/s), answers ${JSON.stringify(entry)}`,
   );
-  console.log(`  failed authentications from 127.0.2.1: ${count(guess)} (${Math.round(count(guess) / seconds)}/s), answers ${JSON.stringify(guess)}`);
+  console.log(
+    `  failed authentications from 127.0.2.1: ${count(guess)} (${Math.round(count(guess) / seconds)}/s), answers ${JSON.stringify(guess)}`,
+  );
   console.log(
     `  server counted: refused unauthenticated ${rejected("unauthenticated")}, overloaded ${rejected("overloaded")}; ` +
       `RSS at the end ${(metricSum(after, "process_resident_memory_bytes") / 2 ** 20).toFixed(0)} MiB; ` +
       `event-loop delay over the attack p50 ${loopDelayMs(after, "p50").toFixed(1)} ms, p99 ${loopDelayMs(after, "p99").toFixed(1)} ms, max ${loopDelayMs(after, "max").toFixed(1)} ms`,
   );
-  console.log(`valid client from 127.0.0.1 every ${intervalMs} ms: ${connects.length} connects, ${refusals.length} refused${refusals.length > 0 ? ` ${JSON.stringify(tally(refusals))}` : ""}`);
+  console.log(
+    `valid client from 127.0.0.1 every ${intervalMs} ms: ${connects.length} connects, ${refusals.length} refused${refusals.length > 0 ? ` ${JSON.stringify(tally(refusals))}` : ""}`,
+  );
   console.log(`  ${line("connect (TCP connect to upgrade open)", connects)}`);
   console.log(`  ${line("start (to invocationAccepted)", starts)}`);
   const met = refusals.length === 0 && worst < 1000;

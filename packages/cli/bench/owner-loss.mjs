@@ -58,12 +58,22 @@ const demo = {
   agentType: "echo",
   constructorParameters: { kind: "record", value: { fields: [{ kind: "string", value: "owner-loss" }] } },
 };
-const countParameters = { kind: "record", value: { fields: [{ kind: "u32", value: 10_000_000 }, { kind: "u32", value: 0 }] } };
+const countParameters = {
+  kind: "record",
+  value: {
+    fields: [
+      { kind: "u32", value: 10_000_000 },
+      { kind: "u32", value: 0 },
+    ],
+  },
+};
 const RECONNECT = { initialDelayMs: 10, maxDelayMs: 10, maxAttempts: 10_000 };
 
 /** `golem-stream serve <args>`, resolved once it listens: `{ child, url, port, startedAt }`. */
 function serve(args) {
-  const child = spawn(process.execPath, [BIN, "serve", "--token", TOKEN, "--log-level", "error", ...args], { stdio: ["ignore", "pipe", "inherit"] });
+  const child = spawn(process.execPath, [BIN, "serve", "--token", TOKEN, "--log-level", "error", ...args], {
+    stdio: ["ignore", "pipe", "inherit"],
+  });
   return new Promise((resolve, reject) => {
     let text = "";
     child.once("exit", (code) => reject(new Error(`serve ${args.join(" ")} exited ${code}`)));
@@ -115,7 +125,12 @@ async function round({ startAt, readAt, key, loss }) {
     if (Number(value.value) >= committed) {
       const ms = performance.now() - killedAt;
       await reading.cancel().catch(() => undefined);
-      return { ms, committed, listenedMs: listenedAt === undefined ? undefined : listenedAt - killedAt, claimedEarly: owner !== undefined && owner !== "node-a" };
+      return {
+        ms,
+        committed,
+        listenedMs: listenedAt === undefined ? undefined : listenedAt - killedAt,
+        claimedEarly: owner !== undefined && owner !== "node-a",
+      };
     }
   }
 }
@@ -135,7 +150,9 @@ async function sqliteRounds() {
           await kill(node);
           const db = new Database(join(dataDir, "sessions.db"), { readonly: true });
           const { count } = db
-            .prepare("SELECT st.count FROM sessions se JOIN streams st USING (session_id) WHERE se.idempotency_key = ? AND st.direction = 'output'")
+            .prepare(
+              "SELECT st.count FROM sessions se JOIN streams st USING (session_id) WHERE se.idempotency_key = ? AND st.direction = 'output'",
+            )
             .get(key);
           db.close();
           node = await serve(["--port", String(node.port), "--data-dir", dataDir]);
@@ -163,7 +180,7 @@ async function settledCount(db, key) {
       )
     ).rows[0];
   let last = await read();
-  for (let still = 0; still < 10; ) {
+  for (let still = 0; still < 10;) {
     await new Promise((resolve) => setTimeout(resolve, 25));
     const now = await read();
     still = now.count === last.count ? still + 1 : 0;
@@ -176,7 +193,17 @@ async function settledCount(db, key) {
 async function clusterRounds(postgres, name, leaseTtl, restart) {
   const url = await postgres.createDatabase(name);
   const keyring = join(dir, `${name}.keyring.json`);
-  const nodeArgs = (id) => ["--port", "0", "--store", url, "--keyring", keyring, "--node-id", id, ...(leaseTtl === undefined ? [] : ["--lease-ttl", leaseTtl])];
+  const nodeArgs = (id) => [
+    "--port",
+    "0",
+    "--store",
+    url,
+    "--keyring",
+    keyring,
+    "--node-id",
+    id,
+    ...(leaseTtl === undefined ? [] : ["--lease-ttl", leaseTtl]),
+  ];
   const leaseMs = leaseTtl === undefined ? 10_000 : Number.parseFloat(leaseTtl) * 1000;
   let a = await serve(nodeArgs("node-a"));
   const b = await serve(nodeArgs("node-b"));
@@ -227,18 +254,32 @@ function print(label, results) {
 
 const rows = [
   ["sqlite", "one node, SQLite, restarted at once", () => sqliteRounds()],
-  ["sameId", "two nodes, PostgreSQL, A restarted at once with its --node-id", (postgres) => clusterRounds(postgres, "bench_same_id", undefined, true)],
+  [
+    "sameId",
+    "two nodes, PostgreSQL, A restarted at once with its --node-id",
+    (postgres) => clusterRounds(postgres, "bench_same_id", undefined, true),
+  ],
   ["claim1s", "two nodes, PostgreSQL, B claims, --lease-ttl 1s", (postgres) => clusterRounds(postgres, "bench_claim_1s", "1s", false)],
-  ["claim10s", "two nodes, PostgreSQL, B claims, --lease-ttl 10s (default)", (postgres) => clusterRounds(postgres, "bench_claim_10s", undefined, false)],
+  [
+    "claim10s",
+    "two nodes, PostgreSQL, B claims, --lease-ttl 10s (default)",
+    (postgres) => clusterRounds(postgres, "bench_claim_10s", undefined, false),
+  ],
 ].filter(([id]) => ONLY === undefined || ONLY.includes(id));
 
 let postgres;
 try {
   if (rows.some(([id]) => id !== "sqlite")) postgres = await startLocalPostgres({ settings: { fsync: "on", synchronous_commit: "on" } });
-  console.log(`owner loss (kill -9) to the first new item at the client: count(10 000 000, 0), killed after ${ITEMS} items; median of ${ROUNDS} rounds (each: ms, the store's count at the kill, when a restarted node listened)`);
+  console.log(
+    `owner loss (kill -9) to the first new item at the client: count(10 000 000, 0), killed after ${ITEMS} items; median of ${ROUNDS} rounds (each: ms, the store's count at the kill, when a restarted node listened)`,
+  );
   for (const [, label, run] of rows) print(label, await run(postgres));
   // A process's start dominates the restart rows, and it slows with the machine's load.
-  console.log(`load average at the end: ${loadavg().map((load) => load.toFixed(1)).join(", ")}`);
+  console.log(
+    `load average at the end: ${loadavg()
+      .map((load) => load.toFixed(1))
+      .join(", ")}`,
+  );
 } finally {
   await postgres?.stop();
   rmSync(dir, { recursive: true, force: true });

@@ -117,7 +117,18 @@ function row(name, ms, baselineMs, unit) {
       child.on("close", (code) => (code === 0 ? resolve(Buffer.concat(out)) : reject(new Error(`${args.join(" ")} exited ${code}`))));
       child.stdin.end(stdin);
     });
-  const server = spawn(process.execPath, [BIN, "serve", "--port", "0", "--token", token, "--data-dir", join(dir, "data"), "--log-level", "error"]);
+  const server = spawn(process.execPath, [
+    BIN,
+    "serve",
+    "--port",
+    "0",
+    "--token",
+    token,
+    "--data-dir",
+    join(dir, "data"),
+    "--log-level",
+    "error",
+  ]);
   let url = "";
   await new Promise((resolve) => {
     let text = "";
@@ -136,7 +147,9 @@ function row(name, ms, baselineMs, unit) {
     const local = await time(async () => createHash("sha256").update(data).digest("hex"), 1);
     const viaCli = await time(() => exec(["invoke", "echo", "digest", "-c", '{"name":"bench"}', "-"], data), 1);
     const startup = await time(() => exec(["--version"]), 3);
-    console.log(`digest of ${size >> 20} MiB through invoke (process start, discovery, WebSocket, server); bufferutil ${bufferutilStatus()}`);
+    console.log(
+      `digest of ${size >> 20} MiB through invoke (process start, discovery, WebSocket, server); bufferutil ${bufferutilStatus()}`,
+    );
     row("  baseline: sha256 in this process", local, local, `${(size / 1048576 / (local / 1000)).toFixed(0)} MiB/s`);
     row("  golem-stream invoke echo digest - < data", viaCli, local, `${(size / 1048576 / (viaCli / 1000)).toFixed(0)} MiB/s`);
     row("  (golem-stream --version: process start)", startup, local, "per process");
@@ -146,13 +159,26 @@ function row(name, ms, baselineMs, unit) {
     // A fresh file per run: invoke refuses to overwrite a checkpoint (it may be the only way back).
     let run = 0;
     const checkpointed = await time(
-      () => exec(["invoke", "echo", "count", "-c", '{"name":"bench"}', String(items), "0", "--checkpoint", join(dir, `count-${run++}.ckpt`)]),
+      () =>
+        exec(["invoke", "echo", "count", "-c", '{"name":"bench"}', String(items), "0", "--checkpoint", join(dir, `count-${run++}.ckpt`)]),
       1,
     );
     // The write per item of earlier versions: what the batching saves.
     const everyItem = await time(
       () =>
-        exec(["invoke", "echo", "count", "-c", '{"name":"bench"}', String(items), "0", "--checkpoint", join(dir, `count-${run++}.ckpt`), "--checkpoint-interval", "0"]),
+        exec([
+          "invoke",
+          "echo",
+          "count",
+          "-c",
+          '{"name":"bench"}',
+          String(items),
+          "0",
+          "--checkpoint",
+          join(dir, `count-${run++}.ckpt`),
+          "--checkpoint-interval",
+          "0",
+        ]),
       1,
     );
     console.log(`count ${items} items (one durable server event each), with and without --checkpoint`);

@@ -158,7 +158,13 @@ async function churn({ url, tokens, rate }) {
     const connected = connects.sort((a, b) => a - b);
     latencies = [];
     connects = [];
-    return { done, failures: tally(failures), p50: quantile(sorted, 0.5), p99: quantile(sorted, 0.99), connectP99: quantile(connected, 0.99) };
+    return {
+      done,
+      failures: tally(failures),
+      p50: quantile(sorted, 0.5),
+      p99: quantile(sorted, 0.99),
+      connectP99: quantile(connected, 0.99),
+    };
   };
 }
 
@@ -239,7 +245,14 @@ async function main() {
   const tokenFile = join(dir, "tokens");
   writeFileSync(tokenFile, `${tokens.join("\n")}\n`);
   chmodSync(tokenFile, 0o600);
-  const server = await startServe(["--token-file", tokenFile, "--data-dir", join(dir, "data"), "--max-connections", String(connections + 1000)]);
+  const server = await startServe([
+    "--token-file",
+    tokenFile,
+    "--data-dir",
+    join(dir, "data"),
+    "--max-connections",
+    String(connections + 1000),
+  ]);
   const samples = [];
   const began = performance.now();
   let gcBefore = 0;
@@ -270,7 +283,9 @@ async function main() {
     samples.push(row);
     const f = (value, digits = 0) => (Number.isNaN(value) ? "-" : value.toFixed(digits));
     const churned =
-      reports.churn === undefined ? "" : `  churn ${reports.churn.done} p99 ${f(reports.churn.p99)} ms (connect p99 ${f(reports.churn.connectP99)} ms)`;
+      reports.churn === undefined
+        ? ""
+        : `  churn ${reports.churn.done} p99 ${f(reports.churn.p99)} ms (connect p99 ${f(reports.churn.connectP99)} ms)`;
     console.log(
       `${phase.padEnd(6)} ${f(row.at).padStart(5)} s  CPU ${f(row.cpu).padStart(3)} %  RSS ${f(row.rss).padStart(5)} MiB  heap ${f(row.heap).padStart(4)} MiB  ` +
         `lag p50 ${f(row.lagP50, 1).padStart(5)} p99 ${f(row.lagP99, 1).padStart(6)} max ${f(row.lagMax, 1).padStart(6)} ms  ` +
@@ -279,15 +294,23 @@ async function main() {
     );
   };
 
-  console.log(`node ${process.version}, ${cpus().length} cores, load average ${loadavg().map((l) => l.toFixed(1)).join(" ")}, bufferutil ${bufferutilStatus()}`);
-  console.log(`serve ${server.url} (open-files limit ${descriptorLimit(server.child.pid)}): ${connections} idle sessions over ${tokens.length} tokens, churn ${flags.churn}/s, ${flags.hostile} hostile clients of each kind`);
+  console.log(
+    `node ${process.version}, ${cpus().length} cores, load average ${loadavg()
+      .map((l) => l.toFixed(1))
+      .join(" ")}, bufferutil ${bufferutilStatus()}`,
+  );
+  console.log(
+    `serve ${server.url} (open-files limit ${descriptorLimit(server.child.pid)}): ${connections} idle sessions over ${tokens.length} tokens, churn ${flags.churn}/s, ${flags.hostile} hostile clients of each kind`,
+  );
   const roles = {};
   // Samples during the ramp too: the idle process answers once all are open, so it is asked only after.
   const ramp = setInterval(() => void sample("ramp", {}), sampleMs);
   roles.idle = await startRole("idle", { url: server.url, tokens, connections });
   clearInterval(ramp);
   const idleReady = await roles.idle.ask("report");
-  console.log(`idle sessions open: ${idleReady.open} in ${idleReady.openedInSeconds.toFixed(1)} s, refused ${JSON.stringify(idleReady.refused)}`);
+  console.log(
+    `idle sessions open: ${idleReady.open} in ${idleReady.openedInSeconds.toFixed(1)} s, refused ${JSON.stringify(idleReady.refused)}`,
+  );
   roles.churn = await startRole("churn", { url: server.url, tokens, rate: Number(flags.churn) });
   roles.hostile = await startRole("hostile", { url: server.url, port: server.port, tokens, count: Number(flags.hostile) });
   const soakBegan = performance.now();
@@ -317,7 +340,11 @@ function verdict(soak) {
   const minute = Math.min(60, (end - start) / 2);
   const first = soak.filter((row) => row.at <= start + minute);
   const last = soak.filter((row) => row.at >= end - minute);
-  const median = (rows, key) => quantile(rows.map((row) => row[key]).sort((a, b) => a - b), 0.5);
+  const median = (rows, key) =>
+    quantile(
+      rows.map((row) => row[key]).sort((a, b) => a - b),
+      0.5,
+    );
   const rss = [median(first, "rss"), median(last, "rss")];
   const lag = [median(first, "lagP99"), median(last, "lagP99")];
   // Least-squares slope of RSS over the judged samples, MiB per minute.

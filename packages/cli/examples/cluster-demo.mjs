@@ -42,7 +42,9 @@ function until(proc, predicate) {
   return new Promise((resolve, reject) => {
     const check = () => predicate(proc.stdout()) && resolve();
     proc.child.stdout.on("data", check);
-    proc.child.on("close", () => (predicate(proc.stdout()) ? resolve() : reject(new Error(`process exited early: ${proc.stderr().trim()}`))));
+    proc.child.on("close", () =>
+      predicate(proc.stdout()) ? resolve() : reject(new Error(`process exited early: ${proc.stderr().trim()}`)),
+    );
   });
 }
 
@@ -51,7 +53,11 @@ function step(title, commandLine) {
 }
 
 function indent(text) {
-  return text.trimEnd().split("\n").map((line) => `  ${line}`).join("\n");
+  return text
+    .trimEnd()
+    .split("\n")
+    .map((line) => `  ${line}`)
+    .join("\n");
 }
 
 async function main() {
@@ -70,7 +76,19 @@ async function main() {
       `PGPASSWORD=… golem-stream serve --port 0 --token "$TOKEN" --store ${shownStore} --keyring ${keyring} --node-id node-a --log-level warn   # and node-b`,
     );
     for (const nodeId of ["node-a", "node-b"]) {
-      const node = golemStream(["serve", "--port", "0", "--store", store, "--keyring", keyring, "--node-id", nodeId, "--log-level", "warn"]);
+      const node = golemStream([
+        "serve",
+        "--port",
+        "0",
+        "--store",
+        store,
+        "--keyring",
+        keyring,
+        "--node-id",
+        nodeId,
+        "--log-level",
+        "warn",
+      ]);
       running.nodes.push(node);
       await until(node, (out) => /^listening on /m.test(out));
       node.url = /^listening on (\S+)$/m.exec(node.stdout())[1];
@@ -90,17 +108,24 @@ async function main() {
       `golem-stream invoke echo digest -c '{"name":"demo"}' - < random.bin   # GOLEM_STREAM_URL=${balancer.url}`,
     );
     const started = Date.now();
-    const digest = golemStream(["invoke", "echo", "digest", "-c", '{"name":"demo"}', "-"], { stdin: data, env: { GOLEM_STREAM_URL: balancer.url } });
+    const digest = golemStream(["invoke", "echo", "digest", "-c", '{"name":"demo"}', "-"], {
+      stdin: data,
+      env: { GOLEM_STREAM_URL: balancer.url },
+    });
     const first = await balancer.until((connections) => connections.find((c) => c.websocket && c.upstream >= 0 && c.sentBytes >= 4 * MiB));
     balancer.cut(first);
-    console.log(`  ⚡ cut connection #${first.id} (to ${nodeOf(first)}, which runs the invocation) after ${mib(first.sentBytes)} of upload`);
+    console.log(
+      `  ⚡ cut connection #${first.id} (to ${nodeOf(first)}, which runs the invocation) after ${mib(first.sentBytes)} of upload`,
+    );
     const result = await digest.done;
     for (const line of result.stderr.trim().split("\n").filter(Boolean)) console.log(`  ${line}`);
     if (result.code !== 0) throw new Error(`digest exited ${result.code}`);
     const resumedOn = balancer.connections.filter((c) => c.websocket && c.id > first.id && c.upstream >= 0);
     const last = resumedOn.at(-1);
     if (last === undefined) throw new Error("the client never reconnected");
-    console.log(`  ↻ the CLI resumed by itself on connection #${last.id}, which the balancer sent to ${nodeOf(last)}; the upload completed there`);
+    console.log(
+      `  ↻ the CLI resumed by itself on connection #${last.id}, which the balancer sent to ${nodeOf(last)}; the upload completed there`,
+    );
     console.log(indent(result.stdout));
     const local = createHash("sha256").update(data).digest("hex");
     const remote = JSON.parse(result.stdout).result.sha256;

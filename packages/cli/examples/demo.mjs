@@ -24,7 +24,9 @@ function golemStream(args, { stdin, env } = {}) {
   child.stdout.on("data", (chunk) => chunks.push(chunk));
   child.stdin.on("error", () => {});
   child.stdin.end(stdin);
-  const done = new Promise((resolve) => child.on("close", (code, signal) => resolve({ code, signal, stdout: Buffer.concat(chunks).toString() })));
+  const done = new Promise((resolve) =>
+    child.on("close", (code, signal) => resolve({ code, signal, stdout: Buffer.concat(chunks).toString() })),
+  );
   return { child, done, stdout: () => Buffer.concat(chunks).toString() };
 }
 
@@ -41,11 +43,18 @@ function step(title, commandLine) {
 }
 
 function indent(text) {
-  return text.trimEnd().split("\n").map((line) => `  ${line}`).join("\n");
+  return text
+    .trimEnd()
+    .split("\n")
+    .map((line) => `  ${line}`)
+    .join("\n");
 }
 
 async function main() {
-  step("1. Start the session server (SQLite store and keyring in a fresh data directory)", `golem-stream serve --port 0 --data-dir ${join(work, "data")}`);
+  step(
+    "1. Start the session server (SQLite store and keyring in a fresh data directory)",
+    `golem-stream serve --port 0 --data-dir ${join(work, "data")}`,
+  );
   const server = golemStream(["serve", "--port", "0", "--data-dir", join(work, "data"), "--log-level", "warn"]);
   await until(server, (out) => /^listening on /m.test(out));
   const url = /^listening on (\S+)$/m.exec(server.stdout())[1];
@@ -56,7 +65,10 @@ async function main() {
     const file = join(work, "random.bin");
     const data = randomBytes(16 * 1024 * 1024);
     writeFileSync(file, data);
-    step("2. Stream a 16 MiB file into agent echo's digest(data: stream<u8>)", `golem-stream invoke echo digest -c '{"name":"demo"}' - < ${file}`);
+    step(
+      "2. Stream a 16 MiB file into agent echo's digest(data: stream<u8>)",
+      `golem-stream invoke echo digest -c '{"name":"demo"}' - < ${file}`,
+    );
     const started = Date.now();
     const digest = await golemStream(["invoke", "echo", "digest", "-c", '{"name":"demo"}', "-"], { stdin: data, env }).done;
     if (digest.code !== 0) throw new Error(`digest exited ${digest.code}`);
@@ -66,8 +78,12 @@ async function main() {
     console.log(`  ${remote === local ? "✓ matches" : "✗ DIFFERS FROM"} the local sha256 (${Date.now() - started} ms)`);
     if (remote !== local) throw new Error("digest mismatch");
 
-    step("3. Split stdin into two output streams: upper (stream<u8>) and lines (stream<string>)", `printf 'hello\\nstreaming world\\n' | golem-stream invoke echo split -c '{"name":"demo"}' -`);
-    const split = await golemStream(["invoke", "echo", "split", "-c", '{"name":"demo"}', "-"], { stdin: "hello\nstreaming world\n", env }).done;
+    step(
+      "3. Split stdin into two output streams: upper (stream<u8>) and lines (stream<string>)",
+      `printf 'hello\\nstreaming world\\n' | golem-stream invoke echo split -c '{"name":"demo"}' -`,
+    );
+    const split = await golemStream(["invoke", "echo", "split", "-c", '{"name":"demo"}', "-"], { stdin: "hello\nstreaming world\n", env })
+      .done;
     if (split.code !== 0) throw new Error(`split exited ${split.code}`);
     console.log(indent(split.stdout));
     const upper = split.stdout
@@ -78,7 +94,10 @@ async function main() {
     console.log(`  (upper, decoded: ${JSON.stringify(upper)})`);
 
     const checkpoint = join(work, "count.ckpt");
-    step("4. Crash in the middle of a long output stream, then resume from the checkpoint", `golem-stream invoke echo count -c '{"name":"demo"}' 30 40 --checkpoint ${checkpoint}`);
+    step(
+      "4. Crash in the middle of a long output stream, then resume from the checkpoint",
+      `golem-stream invoke echo count -c '{"name":"demo"}' 30 40 --checkpoint ${checkpoint}`,
+    );
     const count = golemStream(["invoke", "echo", "count", "-c", '{"name":"demo"}', "30", "40", "--checkpoint", checkpoint], { env });
     await until(count, (out) => out.split("\n").filter(Boolean).length >= 8);
     count.child.kill("SIGKILL");
@@ -105,7 +124,9 @@ async function main() {
     console.log(`  stopped (exit ${stopped.code})`);
     rmSync(work, { recursive: true, force: true });
   }
-  console.log(`\nNext: ${bold("pnpm golem-stream --help")} (the CLI of this checkout, from any of its folders), and packages/cli/README.md.`);
+  console.log(
+    `\nNext: ${bold("pnpm golem-stream --help")} (the CLI of this checkout, from any of its folders), and packages/cli/README.md.`,
+  );
 }
 
 main().catch((error) => {

@@ -27,7 +27,16 @@ export async function startBalancer(upstreams, options = {}) {
   const server = net.createServer((client) => {
     sockets.add(client);
     client.pause();
-    const connection = { id: connections.length + 1, upstream: -1, node: "", websocket: false, sentBytes: 0, receivedBytes: 0, open: true, cut: false };
+    const connection = {
+      id: connections.length + 1,
+      upstream: -1,
+      node: "",
+      websocket: false,
+      sentBytes: 0,
+      receivedBytes: 0,
+      open: true,
+      cut: false,
+    };
     connections.push(connection);
     const pieces = { client, target: undefined };
     connectionSockets.set(connection, pieces);

@@ -42,7 +42,8 @@ const packageRoot = fileURLToPath(new URL("../", import.meta.url));
 
 // The bundled CommonJS dependencies (commander, cli-progress, ws) call `require` for Node's
 // modules and for ws's optional bufferutil: an ES module has none, so each file makes one.
-const REQUIRE_BANNER = 'import { createRequire as __bundleCreateRequire } from "node:module"; const require = __bundleCreateRequire(import.meta.url);';
+const REQUIRE_BANNER =
+  'import { createRequire as __bundleCreateRequire } from "node:module"; const require = __bundleCreateRequire(import.meta.url);';
 
 export async function bundleBin() {
   // Chunk names carry a content hash: remove the previous build's, or they would be packed too.

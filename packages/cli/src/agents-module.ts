@@ -56,7 +56,9 @@ async function loadProblem(error: unknown, path: string): Promise<string> {
   if (code === "ERR_MODULE_NOT_FOUND") return `an import cannot be found: ${firstLine(error)}`;
   if (error instanceof SyntaxError) {
     const line = await syntaxErrorLine(path);
-    return line === undefined ? `syntax error in it or a module it imports: ${firstLine(error)}` : `syntax error at line ${line}: ${firstLine(error)}`;
+    return line === undefined
+      ? `syntax error in it or a module it imports: ${firstLine(error)}`
+      : `syntax error at line ${line}: ${firstLine(error)}`;
   }
   if (isNamed(error, "CatalogueError")) return `invalid catalogue: ${firstLine(error)}`;
   return `it threw while loading: ${firstLine(error)}`;
@@ -86,7 +88,10 @@ function firstLine(error: unknown): string {
   let text: string;
   if (error instanceof Error) {
     const message = error.message.split("\n")[0] ?? "";
-    text = error.name === "Error" || error.name === "CatalogueError" || error.name === "SyntaxError" || message === "" ? message || error.name : `${error.name}: ${message}`;
+    text =
+      error.name === "Error" || error.name === "CatalogueError" || error.name === "SyntaxError" || message === ""
+        ? message || error.name
+        : `${error.name}: ${message}`;
   } else {
     text = `${String(error)}`.split("\n")[0] ?? "";
   }

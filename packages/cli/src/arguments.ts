@@ -46,7 +46,13 @@ export function signatureText(graph: SchemaGraph): string {
 }
 
 /** One value argument (not `-`): strict JSON, converted and validated against `type`. */
-export function parseValueArgument(text: string, graph: SchemaGraph, type: SchemaType, what: string, options: ArgumentOptions): SchemaValue {
+export function parseValueArgument(
+  text: string,
+  graph: SchemaGraph,
+  type: SchemaType,
+  what: string,
+  options: ArgumentOptions,
+): SchemaValue {
   try {
     if (options.native) {
       const json = parseStrictJson(text, { what });
@@ -136,10 +142,14 @@ export function bindMethodParameters(
       stdinParameter = field.name;
       const direct = isDirectBinary(graph, resolved.value.inner);
       const totalBytes = knownInputSize(io.stdin);
-      const bar = stdinProgress(field.name, { unit: direct === "u8" ? "bytes" : "items", ...(totalBytes === undefined ? {} : { totalBytes }) });
+      const bar = stdinProgress(field.name, {
+        unit: direct === "u8" ? "bytes" : "items",
+        ...(totalBytes === undefined ? {} : { totalBytes }),
+      });
       return stdinStream(graph, resolved.value.inner, io, options, bar, field.name);
     }
-    if (arg === "-") throw usageError(`${what} is a ${describeType(graph, field.body)}, not a stream; - binds stdin to stream parameters only`);
+    if (arg === "-")
+      throw usageError(`${what} is a ${describeType(graph, field.body)}, not a stream; - binds stdin to stream parameters only`);
     return parseValueArgument(arg, graph, field.body, what, options) as unknown as ParamPayload;
   });
   return { methodParameters: { kind: "record", value: { fields: values } }, stdinParameter };
@@ -155,7 +165,13 @@ function stdinStream(
 ): InputStream {
   const direct = isDirectBinary(graph, elementType);
   const done = () => bar.finish("done");
-  if (direct === "u8") return inputStream.bytes(thenDone(byteChunks(stdinBytes(io.stdin), (bytes) => bar.add(bytes, bytes)), done));
+  if (direct === "u8")
+    return inputStream.bytes(
+      thenDone(
+        byteChunks(stdinBytes(io.stdin), (bytes) => bar.add(bytes, bytes)),
+        done,
+      ),
+    );
   if (direct === "binary") {
     return inputStream.binary(
       (async function* () {
@@ -167,14 +183,25 @@ function stdinStream(
     );
   }
   if (graph.resolve(elementType).kind === "string") {
-    return inputStream.strings(thenDone(textLines(io.stdin, (bytes) => bar.add(1, bytes)), done));
+    return inputStream.strings(
+      thenDone(
+        textLines(io.stdin, (bytes) => bar.add(1, bytes)),
+        done,
+      ),
+    );
   }
   // Any other element type: one JSON value per line, converted like an argument.
   let line = 0;
-  return inputStream.values(thenDone(textLines(io.stdin, (bytes) => bar.add(1, bytes)), done), (text: string): ParamNode => {
-    line += 1;
-    return parseValueArgument(text, graph, elementType, `stdin line ${line}`, options) as unknown as ParamNode;
-  });
+  return inputStream.values(
+    thenDone(
+      textLines(io.stdin, (bytes) => bar.add(1, bytes)),
+      done,
+    ),
+    (text: string): ParamNode => {
+      line += 1;
+      return parseValueArgument(text, graph, elementType, `stdin line ${line}`, options) as unknown as ParamNode;
+    },
+  );
 }
 
 export function nativeAsJson(value: SchemaValue): SchemaValueJson {

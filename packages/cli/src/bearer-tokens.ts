@@ -18,9 +18,7 @@ export const GENERATED_TOKEN_FILE = "bearer-token";
 
 export function checkBearerToken(token: string, source: string): string {
   if (token.length === 0 || token.length > MAX_TOKEN_LENGTH || !BEARER_TOKEN.test(token)) {
-    throw usageError(
-      `${source}: a bearer token is 1..${MAX_TOKEN_LENGTH} characters of A-Z a-z 0-9 - . _ ~ + / (then optional =)`,
-    );
+    throw usageError(`${source}: a bearer token is 1..${MAX_TOKEN_LENGTH} characters of A-Z a-z 0-9 - . _ ~ + / (then optional =)`);
   }
   return token;
 }
@@ -64,7 +62,8 @@ export async function readTokenFile(path: string): Promise<TokenFile> {
     if (account !== undefined && (!TOKEN_ACCOUNT.test(account) || account.startsWith("token-"))) {
       throw usageError(`${where}: an account is 1..64 of A-Z a-z 0-9 . _ - and does not start with "token-", as in "team-a: TOKEN"`);
     }
-    if (seen.has(token) && seen.get(token) !== account) throw usageError(`${where}: this token is given in another account on an earlier line`);
+    if (seen.has(token) && seen.get(token) !== account)
+      throw usageError(`${where}: this token is given in another account on an earlier line`);
     seen.set(token, account);
     tokens.push(token);
     if (account !== undefined) accounts.set(token, account);

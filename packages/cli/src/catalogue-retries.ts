@@ -28,9 +28,14 @@ export async function fetchCatalogueWithRetries(connection: Connection, options:
   const policy = { ...DEFAULT_RECONNECT_POLICY, maxAttempts: options.retries };
   const notice = new ReconnectNotice(io, options.retries);
   try {
-    for (let failures = 0; ; ) {
+    for (let failures = 0; ;) {
       try {
-        const catalogue = await fetchCatalogue(connection, options.application, options.environment, AbortSignal.any([io.signal, AbortSignal.timeout(options.timeoutMs)]));
+        const catalogue = await fetchCatalogue(
+          connection,
+          options.application,
+          options.environment,
+          AbortSignal.any([io.signal, AbortSignal.timeout(options.timeoutMs)]),
+        );
         notice.reconnected();
         return catalogue;
       } catch (error) {
@@ -39,7 +44,10 @@ export async function fetchCatalogueWithRetries(connection: Connection, options:
         failures++;
         const delayMs = reconnectDelay(policy, failures);
         if (delayMs === undefined) {
-          const tried = options.retries === 0 ? "not retried: --retries 0" : `gave up after ${options.retries} ${options.retries === 1 ? "retry" : "retries"} (--retries)`;
+          const tried =
+            options.retries === 0
+              ? "not retried: --retries 0"
+              : `gave up after ${options.retries} ${options.retries === 1 ? "retry" : "retries"} (--retries)`;
           throw new CliError(error.exitCode, `${error.message}; ${tried}, nothing was sent`, {
             cause: error,
             ...(error.code === undefined ? {} : { code: error.code }),
@@ -47,7 +55,12 @@ export async function fetchCatalogueWithRetries(connection: Connection, options:
         }
         // A 5xx is an answer: the server is there and failed (or a proxy before it did).
         const unreachable = /^cannot reach \S+: /;
-        notice.reconnecting({ failures, delayMs, cause: error.message.replace(unreachable, ""), answered: !unreachable.test(error.message) });
+        notice.reconnecting({
+          failures,
+          delayMs,
+          cause: error.message.replace(unreachable, ""),
+          answered: !unreachable.test(error.message),
+        });
         await sleep(delayMs, io.signal);
       }
     }

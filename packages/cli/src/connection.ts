@@ -22,7 +22,11 @@ export function resolveConnection(options: ConnectionOptions, env: Readonly<Reco
   if (token === undefined) {
     throw usageError("no bearer token: pass --token or set GOLEM_STREAM_TOKEN (serve prints where to find it)");
   }
-  return { url, httpOrigin: httpOriginOf(url), token: checkBearerToken(token, options.token === undefined ? "GOLEM_STREAM_TOKEN" : "--token") };
+  return {
+    url,
+    httpOrigin: httpOriginOf(url),
+    token: checkBearerToken(token, options.token === undefined ? "GOLEM_STREAM_TOKEN" : "--token"),
+  };
 }
 
 function nonEmpty(value: string | undefined): string | undefined {

@@ -116,7 +116,8 @@ function configEntries(value: JsonValue | undefined, at: string): { path: string
   if (!Array.isArray(value)) throw malformed(at, "must be an array");
   return value.map((entry, i) => {
     const path = isJsonObject(entry) ? getMember(entry, "path") : undefined;
-    if (!Array.isArray(path) || path.some((part) => typeof part !== "string")) throw malformed(`${at}[${i}].path`, "must be an array of strings");
+    if (!Array.isArray(path) || path.some((part) => typeof part !== "string"))
+      throw malformed(`${at}[${i}].path`, "must be an array of strings");
     return { path: path as string[] };
   });
 }
@@ -136,7 +137,11 @@ export function methodSchemaDigest(agentType: AgentTypeSignature, method: Method
   return createHash("sha256").update(canonicalJson(evidence)).digest("hex");
 }
 
-export function findMethod(catalogue: Catalogue, agentTypeName: string, methodName: string): { agentType: AgentTypeSignature; method: MethodSignature } {
+export function findMethod(
+  catalogue: Catalogue,
+  agentTypeName: string,
+  methodName: string,
+): { agentType: AgentTypeSignature; method: MethodSignature } {
   const agentType = catalogue.agentTypes.find((t) => t.name === agentTypeName);
   const where = `${catalogue.application}/${catalogue.environment}`;
   if (agentType === undefined) {
@@ -176,9 +181,15 @@ function malformed(path: string, message: string): ProtocolError {
 }
 
 /** The public HTTP error envelope (decisions §5): `{"code","error"}`, or `{"code","errors":[..]}` for 400. */
-function httpFailure({ status, body, location }: HttpResponse, asked: { readonly application: string; readonly environment: string }): CliError {
+function httpFailure(
+  { status, body, location }: HttpResponse,
+  asked: { readonly application: string; readonly environment: string },
+): CliError {
   let code = "";
-  let message = status >= 300 && status < 400 && location !== undefined ? `HTTP ${status}, a redirect to ${location} (not followed: pass its origin as --url)` : `HTTP ${status}`;
+  let message =
+    status >= 300 && status < 400 && location !== undefined
+      ? `HTTP ${status}, a redirect to ${location} (not followed: pass its origin as --url)`
+      : `HTTP ${status}`;
   try {
     const envelope = parseStrictJson(body, { maxBytes: 64 * 1024, what: "error response" });
     if (isJsonObject(envelope)) {
@@ -194,16 +205,31 @@ function httpFailure({ status, body, location }: HttpResponse, asked: { readonly
   }
   const exitCode = status === 401 || status === 403 ? EXIT.rejected : status === 404 ? EXIT.usage : EXIT.connectionLost;
   // Not found: most often the defaults (demo/default) against a server that serves something else.
-  const which = status === 404 ? ` (asked for application ${JSON.stringify(asked.application)}, environment ${JSON.stringify(asked.environment)}; ${SELECTOR_HINT})` : "";
+  const which =
+    status === 404
+      ? ` (asked for application ${JSON.stringify(asked.application)}, environment ${JSON.stringify(asked.environment)}; ${SELECTOR_HINT})`
+      : "";
   // 5xx: the server (or a proxy before it) failed or is overloaded/restarting; asking again may work.
-  return new CliError(exitCode, `discovery failed: ${code === "" ? "" : `${code}: `}${message.slice(0, 500)}${which}`, { code, retryable: status >= 500 });
+  return new CliError(exitCode, `discovery failed: ${code === "" ? "" : `${code}: `}${message.slice(0, 500)}${which}`, {
+    code,
+    retryable: status >= 500,
+  });
 }
 
 /**
  * Failures a server that is restarting, or briefly unreachable, produces: worth retrying. Not a
  * name that does not resolve, nor TLS: those are a wrong `--url`, which retrying cannot fix.
  */
-const TRANSIENT_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "ECONNABORTED", "EPIPE", "ETIMEDOUT", "EHOSTUNREACH", "ENETUNREACH", "ENETDOWN"]);
+const TRANSIENT_CODES = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "ECONNABORTED",
+  "EPIPE",
+  "ETIMEDOUT",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "ENETDOWN",
+]);
 
 function isTransient(error: unknown, signal: AbortSignal): boolean {
   if (signal.aborted) return signal.reason instanceof Error && signal.reason.name === "TimeoutError";
@@ -220,7 +246,8 @@ function describeConnectionError(error: unknown, signal: AbortSignal): string {
   // Node's own errors carry the reason (ECONNREFUSED, ENOTFOUND, a TLS error) as their code.
   const { code, message } = error as { code?: unknown; message?: unknown };
   const codeText = typeof code === "string" ? tlsCode(code, message) : undefined;
-  if (codeText?.startsWith("ERR_SSL") === true || codeText?.startsWith("ERR_TLS") === true || codeText?.includes("CERT") === true) return `TLS failed (${codeText})`;
+  if (codeText?.startsWith("ERR_SSL") === true || codeText?.startsWith("ERR_TLS") === true || codeText?.includes("CERT") === true)
+    return `TLS failed (${codeText})`;
   const line = typeof message === "string" ? message.split("\n")[0]?.trim() : undefined;
   if (line !== undefined && line !== "") return codeText === undefined || line.includes(codeText) ? line : `${line} (${codeText})`;
   if (codeText !== undefined) return codeText;

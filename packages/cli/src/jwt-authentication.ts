@@ -34,7 +34,8 @@ export async function jwtAuthentication(options: JwtServeOptions, logger: Logger
     if (given.length > 0) throw usageError(`${given.join(", ")} ${given.length === 1 ? "needs" : "need"} --jwt-jwks URL|FILE`);
     return undefined;
   }
-  if (options.jwtIssuer === undefined || options.jwtAudience === undefined) throw usageError("--jwt-jwks needs --jwt-issuer and --jwt-audience");
+  if (options.jwtIssuer === undefined || options.jwtAudience === undefined)
+    throw usageError("--jwt-jwks needs --jwt-issuer and --jwt-audience");
   if (options.jwtAuthorizationPrefix !== undefined && options.jwtAuthorizationClaim === undefined) {
     throw usageError("--jwt-authorization-prefix needs --jwt-authorization-claim");
   }
@@ -51,7 +52,12 @@ export async function jwtAuthentication(options: JwtServeOptions, logger: Logger
       ...(options.jwtClockSkew === undefined ? {} : { clockToleranceSeconds: options.jwtClockSkew / 1000 }),
       ...(options.jwtAuthorizationClaim === undefined
         ? {}
-        : { authorization: { claim: options.jwtAuthorizationClaim, ...(options.jwtAuthorizationPrefix === undefined ? {} : { prefix: options.jwtAuthorizationPrefix }) } }),
+        : {
+            authorization: {
+              claim: options.jwtAuthorizationClaim,
+              ...(options.jwtAuthorizationPrefix === undefined ? {} : { prefix: options.jwtAuthorizationPrefix }),
+            },
+          }),
       logger,
     });
   } catch (error) {
@@ -59,5 +65,8 @@ export async function jwtAuthentication(options: JwtServeOptions, logger: Logger
   }
   const keys = isUrl ? source : resolve(source);
   const authorization = options.jwtAuthorizationClaim === undefined ? "" : `, authorized by the ${options.jwtAuthorizationClaim} claim`;
-  return { authentication, description: `bearer JWTs of issuer ${options.jwtIssuer} for audience ${options.jwtAudience}, keys from ${keys}${authorization}` };
+  return {
+    authentication,
+    description: `bearer JWTs of issuer ${options.jwtIssuer} for audience ${options.jwtAudience}, keys from ${keys}${authorization}`,
+  };
 }

@@ -28,7 +28,6 @@ export function parseBoundedDuration(min: number, max: number, range: string): (
   };
 }
 
-
 export function collect(value: string, previous: readonly string[]): string[] {
   return [...previous, value];
 }
@@ -42,7 +41,8 @@ export function collectOrigin(value: string, previous: readonly string[]): strin
   } catch {
     origin = undefined;
   }
-  if (origin !== value) throw new InvalidArgumentError("an origin is http(s)://host[:port], as a browser sends it (no path, no trailing slash)");
+  if (origin !== value)
+    throw new InvalidArgumentError("an origin is http(s)://host[:port], as a browser sends it (no path, no trailing slash)");
   return [...previous, value];
 }
 
@@ -91,7 +91,9 @@ export function parseByteSize(value: string): number {
   const match = /^([1-9][0-9]{0,15})(B|KiB|MiB|GiB|TiB)?$/.exec(value);
   const bytes = match === null ? Number.NaN : Number(match[1]) * BYTE_UNITS[match[2] ?? "B"]!;
   if (!Number.isSafeInteger(bytes)) {
-    throw new InvalidArgumentError("a size is a positive whole number and an optional unit B, KiB, MiB, GiB or TiB: 512MiB, 16GiB (at most 2^53 - 1 bytes)");
+    throw new InvalidArgumentError(
+      "a size is a positive whole number and an optional unit B, KiB, MiB, GiB or TiB: 512MiB, 16GiB (at most 2^53 - 1 bytes)",
+    );
   }
   return bytes;
 }

@@ -74,7 +74,8 @@ function toJsInput(json: JsonValue, graph: SchemaGraph, type: SchemaType, path: 
       if (json === "-Infinity") return Number.NEGATIVE_INFINITY;
       return json;
     case "quantity":
-      if (isJsonObject(json) && json["mantissa"] !== undefined) return { ...json, mantissa: bigIntOf(json["mantissa"], `${path}.mantissa`) };
+      if (isJsonObject(json) && json["mantissa"] !== undefined)
+        return { ...json, mantissa: bigIntOf(json["mantissa"], `${path}.mantissa`) };
       return json;
     case "binary":
       if (typeof json === "string") return base64Bytes(json, path);
@@ -85,13 +86,18 @@ function toJsInput(json: JsonValue, graph: SchemaGraph, type: SchemaType, path: 
       const fields = resolved.value.fields;
       const unknown = Object.keys(json).find((key) => !fields.some((field) => field.name === key));
       if (unknown !== undefined) {
-        throw new ProtocolError("validation-error", `${path}: unknown field ${JSON.stringify(unknown)} (fields: ${fields.map((f) => f.name).join(", ") || "none"})`, {
-          path,
-        });
+        throw new ProtocolError(
+          "validation-error",
+          `${path}: unknown field ${JSON.stringify(unknown)} (fields: ${fields.map((f) => f.name).join(", ") || "none"})`,
+          {
+            path,
+          },
+        );
       }
       // An option may be left out (it is then absent); every other field is required.
       const missing = fields.find((field) => !Object.hasOwn(json, field.name) && graph.resolve(field.body).kind !== "option");
-      if (missing !== undefined) throw new ProtocolError("validation-error", `${path}: missing field ${JSON.stringify(missing.name)}`, { path });
+      if (missing !== undefined)
+        throw new ProtocolError("validation-error", `${path}: missing field ${JSON.stringify(missing.name)}`, { path });
       return Object.fromEntries(
         resolved.value.fields
           .filter((field) => Object.hasOwn(json, field.name))
@@ -117,7 +123,10 @@ function toJsInput(json: JsonValue, graph: SchemaGraph, type: SchemaType, path: 
       return Array.isArray(json)
         ? json.map((pair, i) =>
             Array.isArray(pair) && pair.length === 2
-              ? [into(pair[0] as JsonValue, resolved.value.key, `${path}[${i}][0]`), into(pair[1] as JsonValue, resolved.value.value, `${path}[${i}][1]`)]
+              ? [
+                  into(pair[0] as JsonValue, resolved.value.key, `${path}[${i}][0]`),
+                  into(pair[1] as JsonValue, resolved.value.value, `${path}[${i}][1]`),
+                ]
               : pair,
           )
         : json;

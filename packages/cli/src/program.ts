@@ -27,9 +27,7 @@ import { addTokenCommands } from "./commands/token-command.js";
  */
 export function buildProgram(io: CliIo, setExitCode: (code: ExitCode) => void): Command {
   const program = new Command("golem-stream")
-    .description(
-      "Serve the Golem Stream Session protocol, invoke streaming agent methods, and resume them after a crash.",
-    )
+    .description("Serve the Golem Stream Session protocol, invoke streaming agent methods, and resume them after a crash.")
     .version(VERSION, "-V, --version")
     .exitOverride()
     // Options after a subcommand are its own (conformance hands them all to the kit).
@@ -39,7 +37,13 @@ export function buildProgram(io: CliIo, setExitCode: (code: ExitCode) => void): 
       writeOut: (text) => io.stdout.write(spellCommands(text, commandName(io.env))),
       writeErr: (text) => io.stderr.write(spellCommands(text, commandName(io.env))),
       // Like every other failure: one line, the program's name first, and where to look.
-      outputError: (text, write) => write(`golem-stream: ${text.replace(/^error: /, "").trim().replace(/\s*\n\s*/g, " ")} (see --help)\n`),
+      outputError: (text, write) =>
+        write(
+          `golem-stream: ${text
+            .replace(/^error: /, "")
+            .trim()
+            .replace(/\s*\n\s*/g, " ")} (see --help)\n`,
+        ),
     })
     .addHelpText(
       "after",
@@ -94,7 +98,8 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     report(io, `golem-stream: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
     // The executable is a bundle with source maps, which Node reads only when asked: reading
     // them on every start would cost more than a tenth of `invoke`'s start-up (docs/protocol/cli.md).
-    if (!process.sourceMapsEnabled) report(io, "golem-stream: NODE_OPTIONS=--enable-source-maps shows this stack in the TypeScript sources");
+    if (!process.sourceMapsEnabled)
+      report(io, "golem-stream: NODE_OPTIONS=--enable-source-maps shows this stack in the TypeScript sources");
     return EXIT_INTERNAL;
   }
 }

@@ -75,12 +75,23 @@ describe("checkpoint v1 hostile input", () => {
     "[]",
     new Uint8Array([0xff, 0xfe]),
   ];
-  it.each(wrongTyped.map((v) => [String(typeof v === "symbol" ? "symbol" : typeof v === "function" ? "function" : JSON.stringify(v, (_, x: unknown) => (typeof x === "bigint" ? `${x}n` : x))), v] as const))(
-    "throws only ProtocolError for %s",
-    (_, value) => {
-      expect(thrown(() => decodeCheckpoint(value as string))).toBeInstanceOf(ProtocolError);
-    },
-  );
+  it.each(
+    wrongTyped.map(
+      (v) =>
+        [
+          String(
+            typeof v === "symbol"
+              ? "symbol"
+              : typeof v === "function"
+                ? "function"
+                : JSON.stringify(v, (_, x: unknown) => (typeof x === "bigint" ? `${x}n` : x)),
+          ),
+          v,
+        ] as const,
+    ),
+  )("throws only ProtocolError for %s", (_, value) => {
+    expect(thrown(() => decodeCheckpoint(value as string))).toBeInstanceOf(ProtocolError);
+  });
 
   it.each(wrongTyped.map((v, i) => [i, v] as const))("encodeCheckpoint throws only ProtocolError for wrong-typed input #%i", (_, value) => {
     expect(thrown(() => encodeCheckpoint(value as Checkpoint))).toBeInstanceOf(ProtocolError);
@@ -109,7 +120,10 @@ describe("checkpoint v1 hostile input", () => {
   it("refuses nesting beyond the JSON depth limit inside a selector value", () => {
     const deep = "[".repeat(200) + "]".repeat(200);
     const base = vectors.valid[1]!.checkpoint;
-    const text = JSON.stringify({ ...base, selector: { ...(base["selector"] as JsonObject), constructorParameters: { kind: "list", value: "X" } } }).replace('"X"', deep);
+    const text = JSON.stringify({
+      ...base,
+      selector: { ...(base["selector"] as JsonObject), constructorParameters: { kind: "list", value: "X" } },
+    }).replace('"X"', deep);
     expect((thrown(() => decodeCheckpoint(text)) as ProtocolError).code).toBe("limit-exceeded");
   });
 
@@ -168,7 +182,10 @@ const pendingStartArbitrary: fc.Arbitrary<Checkpoint> = fc
     checkpoint: acceptedArbitrary,
     attemptId: uuidV4,
     config: fc.array(
-      fc.record({ path: fc.array(nonEmpty, { minLength: 1, maxLength: 3 }), value: fc.oneof(fc.string(), fc.integer(), fc.boolean()) as fc.Arbitrary<JsonValue> }),
+      fc.record({
+        path: fc.array(nonEmpty, { minLength: 1, maxLength: 3 }),
+        value: fc.oneof(fc.string(), fc.integer(), fc.boolean()) as fc.Arbitrary<JsonValue>,
+      }),
       { maxLength: 3 },
     ),
     fields: fc.array(fc.oneof(fc.nat({ max: 1000 }), uuidV4), { maxLength: 5 }),

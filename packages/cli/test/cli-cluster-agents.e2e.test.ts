@@ -39,17 +39,39 @@ afterAll(async () => {
   await postgres?.stop();
 });
 
-const nodeArgs = (store: string, keyring: string, nodeId: string, module = MODULE, port = 0) =>
-  ["--port", String(port), "--token", TOKEN, "--store", store, "--keyring", keyring, "--node-id", nodeId, "--agents", module, "--log-level", "warn"];
+const nodeArgs = (store: string, keyring: string, nodeId: string, module = MODULE, port = 0) => [
+  "--port",
+  String(port),
+  "--token",
+  TOKEN,
+  "--store",
+  store,
+  "--keyring",
+  keyring,
+  "--node-id",
+  nodeId,
+  "--agents",
+  module,
+  "--log-level",
+  "warn",
+];
 
-async function node(store: string, keyring: string, nodeId: string, module = MODULE, extra: readonly string[] = [], port = 0): Promise<ServerProcess> {
+async function node(
+  store: string,
+  keyring: string,
+  nodeId: string,
+  module = MODULE,
+  extra: readonly string[] = [],
+  port = 0,
+): Promise<ServerProcess> {
   const server = await startServe([...nodeArgs(store, keyring, nodeId, module, port), ...extra]);
   nodes.push(server);
   return server;
 }
 
 async function freshStore(name: string): Promise<string> {
-  if (postgres === undefined) throw new Error(`PostgreSQL could not start: ${startFailure instanceof Error ? startFailure.message : String(startFailure)}`);
+  if (postgres === undefined)
+    throw new Error(`PostgreSQL could not start: ${startFailure instanceof Error ? startFailure.message : String(startFailure)}`);
   return postgres.createDatabase(name);
 }
 
@@ -65,7 +87,24 @@ it("two nodes with the same module: an invocation of its agent type started at A
   }
 
   const checkpoint = join(scratchDir(), "repeat.ckpt");
-  const args = ["invoke", "words", "repeat", "-a", "text", "-c", '{"language":"en"}', "w", "30", "50", "--output", "lines", "--checkpoint", checkpoint, "--checkpoint-interval", "0"];
+  const args = [
+    "invoke",
+    "words",
+    "repeat",
+    "-a",
+    "text",
+    "-c",
+    '{"language":"en"}',
+    "w",
+    "30",
+    "50",
+    "--output",
+    "lines",
+    "--checkpoint",
+    checkpoint,
+    "--checkpoint-interval",
+    "0",
+  ];
   const invoked = start(args, { env: a.env });
   await waitFor(invoked, () => itemsOf(invoked.stdout(), "$").length >= 5, "five items arrived from node A");
   invoked.child.kill("SIGKILL");
@@ -83,17 +122,28 @@ it("a node whose module declares another catalogue is refused with one line and 
   const store = await freshStore("agents_2");
   const keyring = join(scratchDir(), "keyring.json");
   const a = await node(store, keyring, "node-a");
-  const fingerprint = /^catalogue ([0-9a-f]{12}) \(every node of the cluster must serve the same\)$/m.exec(a.running.stdout().toString())?.[1];
+  const fingerprint = /^catalogue ([0-9a-f]{12}) \(every node of the cluster must serve the same\)$/m.exec(
+    a.running.stdout().toString(),
+  )?.[1];
   expect(fingerprint).toBeDefined();
 
   const refused = await run(["serve", ...nodeArgs(store, keyring, "node-b", MODULE_V2)]);
   expect(refused.code).toBe(EXIT.agentsInvalid);
   expect(refused.stdout.length).toBe(0);
-  expect(refused.stderr).toMatch(new RegExp(`^golem-stream: cannot join the cluster: this node's catalogue \\(fingerprint [0-9a-f]{12}\\) differs from that of node node-a \\(${fingerprint}\\): every node of a cluster must serve the same agent types; .*--allow-catalogue-drift\\)\n$`));
+  expect(refused.stderr).toMatch(
+    new RegExp(
+      `^golem-stream: cannot join the cluster: this node's catalogue \\(fingerprint [0-9a-f]{12}\\) differs from that of node node-a \\(${fingerprint}\\): every node of a cluster must serve the same agent types; .*--allow-catalogue-drift\\)\n$`,
+    ),
+  );
 
   const b = await node(store, keyring, "node-b", MODULE_V2, ["--allow-catalogue-drift", "--log-level", "info", "--log-format", "json"]);
-  expect(b.running.stdout().toString()).toMatch(/^catalogue [0-9a-f]{12} \(other nodes may serve another catalogue: --allow-catalogue-drift\)$/m);
-  const ready = (await (await fetch(`${b.url}/readyz`)).json()) as { status: string; details: { catalogue: { fingerprint: string; differing: { node: string; fingerprint: string }[] } } };
+  expect(b.running.stdout().toString()).toMatch(
+    /^catalogue [0-9a-f]{12} \(other nodes may serve another catalogue: --allow-catalogue-drift\)$/m,
+  );
+  const ready = (await (await fetch(`${b.url}/readyz`)).json()) as {
+    status: string;
+    details: { catalogue: { fingerprint: string; differing: { node: string; fingerprint: string }[] } };
+  };
   expect(ready.status).toBe("ready");
   expect(ready.details.catalogue.differing.map((node) => [node.node, node.fingerprint.slice(0, 12)])).toEqual([["node-a", fingerprint]]);
   await waitFor(b.running, () => b.running.stderr().includes('"cluster.catalogue-drift"'), "node B logged the drift");

@@ -42,23 +42,45 @@ afterAll(async () => {
 const nodes: ServerProcess[] = [];
 const balancers: Balancer[] = [];
 afterEach(async () => {
-  await Promise.all(nodes.splice(0).filter((node) => node.running.child.exitCode === null).map((node) => node.kill()));
+  await Promise.all(
+    nodes
+      .splice(0)
+      .filter((node) => node.running.child.exitCode === null)
+      .map((node) => node.kill()),
+  );
   await Promise.all(balancers.splice(0).map((balancer) => balancer.close()));
 });
 
 /** A fresh database on the test's PostgreSQL; fails (never skips) when PostgreSQL did not start. */
 async function freshStore(): Promise<{ url: string; password: string }> {
-  if (postgres === undefined) throw new Error(`PostgreSQL could not start: ${startFailure instanceof Error ? startFailure.message : String(startFailure)}`);
+  if (postgres === undefined)
+    throw new Error(`PostgreSQL could not start: ${startFailure instanceof Error ? startFailure.message : String(startFailure)}`);
   return { url: await postgres.createDatabase(`cluster_${++databases}`), password: postgres.password };
 }
 
 async function node(store: string, keyring: string, nodeId: string, extra: readonly string[] = [], port = 0): Promise<ServerProcess> {
-  const server = await startServe(["--port", String(port), "--token", TOKEN, "--store", store, "--keyring", keyring, "--node-id", nodeId, "--log-level", "warn", ...extra]);
+  const server = await startServe([
+    "--port",
+    String(port),
+    "--token",
+    TOKEN,
+    "--store",
+    store,
+    "--keyring",
+    keyring,
+    "--node-id",
+    nodeId,
+    "--log-level",
+    "warn",
+    ...extra,
+  ]);
   nodes.push(server);
   return server;
 }
 
-async function cluster(extra: readonly string[] = []): Promise<{ a: ServerProcess; b: ServerProcess; password: string; keyring: string; url: string }> {
+async function cluster(
+  extra: readonly string[] = [],
+): Promise<{ a: ServerProcess; b: ServerProcess; password: string; keyring: string; url: string }> {
   const { url, password } = await freshStore();
   const keyring = join(scratchDir(), "keyring.json");
   const [a, b] = await Promise.all([node(url, keyring, "node-a", extra), node(url, keyring, "node-b", extra)]);
@@ -72,7 +94,9 @@ it("two nodes, one database and one keyring: an invoke at node A killed mid-stre
   const { a, b, password, keyring } = await cluster();
   for (const server of [a, b]) {
     const out = server.running.stdout().toString();
-    expect(out).toMatch(/^store postgres:\/\/postgres@127\.0\.0\.1:\d+\/cluster_\d+ \(cluster node node-[ab], lease 10s, drain timeout 30s\)$/m);
+    expect(out).toMatch(
+      /^store postgres:\/\/postgres@127\.0\.0\.1:\d+\/cluster_\d+ \(cluster node node-[ab], lease 10s, drain timeout 30s\)$/m,
+    );
     expect(out).toContain(`keyring ${keyring}`);
     expect(out + server.running.stderr()).not.toContain(password);
   }
@@ -118,7 +142,9 @@ it("kill -9 of node A mid-invocation, restarted with the same --node-id on its p
   const [digested, counted] = await Promise.all([digest.done, count.done]);
   expect(digested.code, digested.stderr).toBe(EXIT.success);
   expect(digested.stderr).toMatch(/reconnected/);
-  expect(JSON.parse(digested.stdout.toString("utf8"))).toEqual({ result: { bytes: String(data.length), sha256: createHash("sha256").update(data).digest("hex") } });
+  expect(JSON.parse(digested.stdout.toString("utf8"))).toEqual({
+    result: { bytes: String(data.length), sha256: createHash("sha256").update(data).digest("hex") },
+  });
   expect(counted.code, counted.stderr).toBe(EXIT.success);
   expect(itemsOf(counted.stdout, "$")).toEqual(range(60));
   // Both re-runs were the restarted node's.
@@ -160,7 +186,9 @@ it("SIGINT drains too: an invocation that outlasts --drain-timeout fails at the 
   const stopped = await a.running.done;
   expect(stopped.code).toBe(EXIT.success);
   expect(stopped.stdout.toString()).toMatch(/^draining \(SIGINT\): .* may run for up to 1s$/m);
-  expect(stopped.stdout.toString()).toMatch(/^drained in [0-9.]+m?s: 1 invocation still running at the deadline failed; left the cluster$/m);
+  expect(stopped.stdout.toString()).toMatch(
+    /^drained in [0-9.]+m?s: 1 invocation still running at the deadline failed; left the cluster$/m,
+  );
   invoked.child.kill("SIGKILL");
   await invoked.done;
   const resumed = await run(["resume", checkpoint], { env: b.env });
@@ -266,7 +294,9 @@ it("rolling keyring rotation (rotate --staged, copy, restart each; activate, cop
   b = await restart(b, fileB, "node-b");
   expect(await keyring("list")).toBe(`${original}\tactive\nk-next\tstaged\n`);
   // Each node's banner says which step it has reached.
-  expect(b.running.stdout().toString()).toMatch(new RegExp(`^signing key ${original}; staged k-next [(]verifies, signs once activated[)]$`, "m"));
+  expect(b.running.stdout().toString()).toMatch(
+    new RegExp(`^signing key ${original}; staged k-next [(]verifies, signs once activated[)]$`, "m"),
+  );
 
   // Step 2: activate, restart A only: A signs with k-next, B (staged file) verifies it, and the reverse.
   await keyring("activate", "k-next");

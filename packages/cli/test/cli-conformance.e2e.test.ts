@@ -58,7 +58,14 @@ it("without the kit installed, says which package to install", () => {
 it("runs the kit's client suite against an adapter: the adapter of @golem-stream/client passes (0), a failing scenario exits 5", async () => {
   // The adapter the kit ships, found the way the CLI finds the kit.
   const adapter = `node "${join(dirname(conformanceBin()), "client", "adapter", "bin.js")}"`;
-  const passing = await run(["conformance", "client", "--adapter", adapter, "--only", "outputs.cursor-after-delivery,inputs.suffix-resend-after-high-water"]);
+  const passing = await run([
+    "conformance",
+    "client",
+    "--adapter",
+    adapter,
+    "--only",
+    "outputs.cursor-after-delivery,inputs.suffix-resend-after-high-water",
+  ]);
   expect(passing.code, passing.stdout.toString() + passing.stderr.toString()).toBe(EXIT.success);
   expect(passing.stdout.toString()).toMatch(/client conformance/);
   // An adapter that starts and then does nothing: the scenario fails, the command exits 5.

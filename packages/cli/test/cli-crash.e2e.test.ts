@@ -116,7 +116,9 @@ describe("kill -9 of the CLI, then resume", () => {
     // It holds the session's token: private, whatever the umask.
     expect(statSync(checkpoint).mode & 0o777).toBe(0o600);
     const again = await run(["resume", checkpoint], { env: s.env });
-    expect(again.stderr).toBe(`golem-stream: nothing left to print: the invocation had finished and the run that wrote ${checkpoint} had already printed all of its output\n`);
+    expect(again.stderr).toBe(
+      `golem-stream: nothing left to print: the invocation had finished and the run that wrote ${checkpoint} had already printed all of its output\n`,
+    );
     expect(again.code).toBe(EXIT.success);
     expect(itemsOf(again.stdout, "$")).toEqual([]);
     expect(again.stdout.toString()).toBe("");
@@ -126,9 +128,11 @@ describe("kill -9 of the CLI, then resume", () => {
     const events = await run(["resume", checkpoint, "--output", "json"], { env: s.env });
     expect(events.code).toBe(EXIT.success);
     expect(events.stderr).toBe("");
-    expect(lines(events.stdout).map((line) => JSON.parse(line) as { event: string; outcome?: unknown }).filter((e) => e.event === "end")).toEqual([
-      { event: "end", stream: "$", outcome: { kind: "already-delivered" } },
-    ]);
+    expect(
+      lines(events.stdout)
+        .map((line) => JSON.parse(line) as { event: string; outcome?: unknown })
+        .filter((e) => e.event === "end"),
+    ).toEqual([{ event: "end", stream: "$", outcome: { kind: "already-delivered" } }]);
   });
 
   it("resumes a finished invocation with nested streams: every stream is complete, nothing is printed twice", async () => {
@@ -222,7 +226,9 @@ describe("kill -9 with batched checkpoints, at random points", () => {
     // without it, everything since the acceptance (10 items or more) would be printed again. The
     // item in hand and one whose save the client had not handed over yet may repeat.
     const second = itemsOf(resumed.stdout, "$") as number[];
-    expect(second[0], `printed ${first.join(",")}; resumed from ${second[0]}; stderr ${interrupted.stderr}`).toBeGreaterThanOrEqual(first.length - 2);
+    expect(second[0], `printed ${first.join(",")}; resumed from ${second[0]}; stderr ${interrupted.stderr}`).toBeGreaterThanOrEqual(
+      first.length - 2,
+    );
     expect(expectContinuation(first, second, 2)).toEqual(Array.from({ length: 60 }, (_, i) => i));
   });
 });
@@ -318,7 +324,9 @@ describe("stdout that cannot be written", () => {
     const failed = await run(["invoke", "echo", "count", ...ME, "20", "0", "--checkpoint", checkpoint], { env: s.env, stdoutFd: full });
     closeSync(full);
     expect(failed.code, failed.stderr).toBe(EXIT.outputFailed);
-    expect(failed.stderr).toMatch(/cannot write output \(.+\); nothing was cancelled and the checkpoint stops before the unwritten item: the invocation keeps running/);
+    expect(failed.stderr).toMatch(
+      /cannot write output \(.+\); nothing was cancelled and the checkpoint stops before the unwritten item: the invocation keeps running/,
+    );
     expect(failed.stderr).toContain(`\`golem-stream resume ${checkpoint}\` continues it\n`);
     const resumed = await run(["resume", checkpoint], { env: s.env });
     expect(resumed.stderr).toBe("");
@@ -335,8 +343,14 @@ describe("stdout that cannot be written", () => {
     const failed = await run(["invoke", "echo", "count", ...ME, "100000", "10"], { env: s.env, stdoutFd: full });
     closeSync(full);
     expect(failed.code, failed.stderr).toBe(EXIT.outputFailed);
-    expect(failed.stderr).toMatch(/cannot write output \(.+\); the invocation was cancelled \(without --checkpoint nothing could resume it\)\n$/);
-    const metrics = await scrapeUntil(s.url, (text) => sampleOf(text, "golem_stream_sessions_running") === 0, "the invocation stopped running");
+    expect(failed.stderr).toMatch(
+      /cannot write output \(.+\); the invocation was cancelled \(without --checkpoint nothing could resume it\)\n$/,
+    );
+    const metrics = await scrapeUntil(
+      s.url,
+      (text) => sampleOf(text, "golem_stream_sessions_running") === 0,
+      "the invocation stopped running",
+    );
     expect(sampleOf(metrics, 'golem_stream_output_items_total{kind="value"}')).toBeLessThan(100_000);
   });
 });
@@ -345,7 +359,11 @@ describe("Ctrl-C", () => {
   it("with --checkpoint and stdin bound: names the checkpoint and says stdin cannot be continued; resume does not claim a restart", async () => {
     const s = await server(join(scratchDir(), "data"));
     const checkpoint = join(scratchDir(), "up.ckpt");
-    const cli = start(["invoke", "echo", "digest", ...ME, "-", "--checkpoint", checkpoint], { env: s.env, stdin: Buffer.alloc(100_000, 1), openStdin: true });
+    const cli = start(["invoke", "echo", "digest", ...ME, "-", "--checkpoint", checkpoint], {
+      env: s.env,
+      stdin: Buffer.alloc(100_000, 1),
+      openStdin: true,
+    });
     await until(() => existsSync(checkpoint) && readFileSync(checkpoint, "utf8").includes("sessionToken"), "the start was accepted");
     cli.child.kill("SIGINT");
     const interrupted = await cli.done;
@@ -355,7 +373,9 @@ describe("Ctrl-C", () => {
     const resumed = await run(["resume", checkpoint], { env: s.env });
     // No restart happened: the input was cancelled, and the agent failed on it.
     expect(resumed.code).toBe(EXIT.invocationFailed);
-    expect(resumed.stderr).toMatch(/it may have been a server restart .*, or an input only the interrupted process could feed \(stdin\), which resume had to cancel \(source-unavailable\)/);
+    expect(resumed.stderr).toMatch(
+      /it may have been a server restart .*, or an input only the interrupted process could feed \(stdin\), which resume had to cancel \(source-unavailable\)/,
+    );
     expect(resumed.stderr).not.toMatch(/: a server restart fails every invocation/);
   });
 
@@ -372,7 +392,11 @@ describe("Ctrl-C", () => {
     const s = await server(join(scratchDir(), "data"));
     const checkpoint = join(scratchDir(), "int.ckpt");
     // 3 s of output: the signal comes long before the end even on a loaded machine (60 items of 5 ms once ended first).
-    const interrupted = await stopAfter(start(["invoke", "echo", "count", ...ME, "200", "15", "--checkpoint", checkpoint], { env: s.env }), 5, "SIGINT");
+    const interrupted = await stopAfter(
+      start(["invoke", "echo", "count", ...ME, "200", "15", "--checkpoint", checkpoint], { env: s.env }),
+      5,
+      "SIGINT",
+    );
     expect(interrupted.code).toBe(EXIT.interrupted);
     expect(interrupted.stderr).toMatch(/keeps running/);
     const resumed = await run(["resume", checkpoint], { env: s.env });
@@ -386,16 +410,23 @@ describe("Ctrl-C", () => {
   it.each([
     ["Ctrl-C", "SIGINT", EXIT.interrupted, /^golem-stream: interrupted; the invocation was cancelled\n$/],
     ["a closed stdout (`| head`) quietly", "close-stdout", EXIT.stdoutClosed, /^$/],
-  ] as const)("without a checkpoint, %s cancels the invocation, and the cancel reaches the server before the CLI exits", async (_, stop, code, stderr) => {
-    const dataDir = join(scratchDir(), "data");
-    const s = await startServe(["--port", "0", "--token", TOKEN, "--data-dir", dataDir, "--log-level", "warn", "--metrics"], dataDir);
-    servers.push(s);
-    const stopped = await stopAfter(start(["invoke", "echo", "count", ...ME, "1000", "5"], { env: s.env }), 3, stop);
-    expect(stopped.code).toBe(code);
-    expect(stopped.stderr).toMatch(stderr);
-    const metrics = await scrapeUntil(s.url, (text) => sampleOf(text, "golem_stream_sessions_running") === 0, "the invocation stopped running");
-    expect(sampleOf(metrics, 'golem_stream_output_items_total{kind="value"}')).toBeLessThan(1000);
-  });
+  ] as const)(
+    "without a checkpoint, %s cancels the invocation, and the cancel reaches the server before the CLI exits",
+    async (_, stop, code, stderr) => {
+      const dataDir = join(scratchDir(), "data");
+      const s = await startServe(["--port", "0", "--token", TOKEN, "--data-dir", dataDir, "--log-level", "warn", "--metrics"], dataDir);
+      servers.push(s);
+      const stopped = await stopAfter(start(["invoke", "echo", "count", ...ME, "1000", "5"], { env: s.env }), 3, stop);
+      expect(stopped.code).toBe(code);
+      expect(stopped.stderr).toMatch(stderr);
+      const metrics = await scrapeUntil(
+        s.url,
+        (text) => sampleOf(text, "golem_stream_sessions_running") === 0,
+        "the invocation stopped running",
+      );
+      expect(sampleOf(metrics, 'golem_stream_output_items_total{kind="value"}')).toBeLessThan(1000);
+    },
+  );
 
   it("a closed stdout on `reverse` fed a large file: the cancel reaches the server although input waits in front of it", async () => {
     const dataDir = join(scratchDir(), "data");
@@ -412,14 +443,20 @@ describe("Ctrl-C", () => {
     const stopped = await cli.done;
     expect(stopped.code).toBe(EXIT.stdoutClosed);
     // Quiet, but for the hint a cancel that takes over half a second prints; never "may keep running".
-    expect(stopped.stderr).toMatch(/^(golem-stream: stdout was closed; cancelling on the server \(Ctrl-C again to exit without waiting\)\n)?$/);
+    expect(stopped.stderr).toMatch(
+      /^(golem-stream: stdout was closed; cancelling on the server \(Ctrl-C again to exit without waiting\)\n)?$/,
+    );
     await scrapeUntil(s.url, (text) => sampleOf(text, "golem_stream_sessions_running") === 0, "the invocation stopped running");
   });
 
   it("a closed stdout with --checkpoint only detaches: exit 141, and resume finishes the same invocation", async () => {
     const s = await server(join(scratchDir(), "data"));
     const checkpoint = join(scratchDir(), "pipe.ckpt");
-    const closed = await stopAfter(start(["invoke", "echo", "count", ...ME, "60", "5", "--checkpoint", checkpoint], { env: s.env }), 2, "close-stdout");
+    const closed = await stopAfter(
+      start(["invoke", "echo", "count", ...ME, "60", "5", "--checkpoint", checkpoint], { env: s.env }),
+      2,
+      "close-stdout",
+    );
     expect(closed.code).toBe(EXIT.stdoutClosed);
     expect(closed.stderr).toBe("");
     const resumed = await run(["resume", checkpoint], { env: s.env });
@@ -441,7 +478,9 @@ describe("Ctrl-C", () => {
     const interrupted = await cli.done;
     expect(interrupted.code).toBe(EXIT.interrupted);
     expect(interrupted.stderr).not.toMatch(/invocation was cancelled/);
-    expect(interrupted.stderr).toMatch(/golem-stream: interrupted; exited without waiting for the cancel, so the invocation may keep running on the server\n$/);
+    expect(interrupted.stderr).toMatch(
+      /golem-stream: interrupted; exited without waiting for the cancel, so the invocation may keep running on the server\n$/,
+    );
   });
 });
 
@@ -450,7 +489,11 @@ describe("a server that is not there yet", () => {
     const port = await freePort();
     const env = { GOLEM_STREAM_URL: `http://127.0.0.1:${port}`, GOLEM_STREAM_TOKEN: TOKEN };
     const cli = start(["invoke", "echo", "count", ...ME, "3", "0", "--retries", "1000"], { env });
-    await waitFor(cli, () => /cannot reach the server \(connect ECONNREFUSED [^)]*\); retrying quietly, up to 1000 times \(--retries\)/.test(cli.stderr()), "the retry notice");
+    await waitFor(
+      cli,
+      () => /cannot reach the server \(connect ECONNREFUSED [^)]*\); retrying quietly, up to 1000 times \(--retries\)/.test(cli.stderr()),
+      "the retry notice",
+    );
     await server(join(scratchDir(), "data"), port);
     const done = await cli.done;
     expect(done.code, done.stderr).toBe(EXIT.success);
@@ -459,9 +502,13 @@ describe("a server that is not there yet", () => {
 
   it("with --retries 0 fails at once, saying nothing was sent", async () => {
     const port = await freePort();
-    const done = await run(["invoke", "echo", "count", ...ME, "3", "0", "--retries", "0"], { env: { GOLEM_STREAM_URL: `http://127.0.0.1:${port}`, GOLEM_STREAM_TOKEN: TOKEN } });
+    const done = await run(["invoke", "echo", "count", ...ME, "3", "0", "--retries", "0"], {
+      env: { GOLEM_STREAM_URL: `http://127.0.0.1:${port}`, GOLEM_STREAM_TOKEN: TOKEN },
+    });
     expect(done.code).toBe(EXIT.connectionLost);
-    expect(done.stderr).toMatch(/^golem-stream: cannot reach http:\/\/127\.0\.0\.1:\d+: connect ECONNREFUSED .*; not retried: --retries 0, nothing was sent\n$/);
+    expect(done.stderr).toMatch(
+      /^golem-stream: cannot reach http:\/\/127\.0\.0\.1:\d+: connect ECONNREFUSED .*; not retried: --retries 0, nothing was sent\n$/,
+    );
   });
 });
 
@@ -474,7 +521,11 @@ describe("kill -9 of the server, restart on the same data directory, then resume
     const seen = await killCountAfter(first, checkpoint, 400, 5, 10);
     // The server keeps producing (durably) while no client is attached; then it dies too, with
     // items committed that the CLI never saw (the re-run compares them, the resume gets them).
-    await scrapeUntil(first.url, (text) => sampleOf(text, 'golem_stream_output_items_total{kind="value"}') >= seen.length + 20, "20 more items were committed");
+    await scrapeUntil(
+      first.url,
+      (text) => sampleOf(text, 'golem_stream_output_items_total{kind="value"}') >= seen.length + 20,
+      "20 more items were committed",
+    );
     const killed = await first.kill();
     expect(killed.signal).toBe("SIGKILL");
 

@@ -25,17 +25,25 @@ it("the same command with the same key twice: the second is refused, and told to
   expect(itemsOf(first.stdout, "$")).toEqual([0, 1, 2]);
   const second = await run(args, { env: s.env });
   expect(second.code).toBe(EXIT.rejected);
-  expect(second.stderr).toMatch(/^golem-stream: rejected \(idempotency-conflict\): the idempotency key is already bound to an invocation of this agent; a new start with it is refused even when identical .*: continue that invocation from its saved state with a takeover \(client\.takeover, golem-stream resume\), or use another key\n$/);
+  expect(second.stderr).toMatch(
+    /^golem-stream: rejected \(idempotency-conflict\): the idempotency key is already bound to an invocation of this agent; a new start with it is refused even when identical .*: continue that invocation from its saved state with a takeover \(client\.takeover, golem-stream resume\), or use another key\n$/,
+  );
 });
 
 it("each token of a token file is its own account, so keys never collide across tokens; tokens grouped in the file share theirs", async () => {
   const dir = scratchDir();
   const file = join(dir, "tokens.txt");
-  writeFileSync(file, "# team-a shares one account\nteam-a: grouped-token-one-0123\nteam-a: grouped-token-two-0123\nalone-token-0123456789\n", { mode: 0o600 });
+  writeFileSync(
+    file,
+    "# team-a shares one account\nteam-a: grouped-token-one-0123\nteam-a: grouped-token-two-0123\nalone-token-0123456789\n",
+    { mode: 0o600 },
+  );
   const s = await startServe(["--port", "0", "--token-file", file, "--data-dir", join(dir, "data"), "--log-level", "warn"], dir);
   servers.push(s);
   const invoke = (token: string) =>
-    run(["invoke", "echo", "count", "-c", '{"name":"once"}', "1", "0", "--idempotency-key", "shared-key"], { env: { ...s.env, GOLEM_STREAM_TOKEN: token } });
+    run(["invoke", "echo", "count", "-c", '{"name":"once"}', "1", "0", "--idempotency-key", "shared-key"], {
+      env: { ...s.env, GOLEM_STREAM_TOKEN: token },
+    });
   const first = await invoke("grouped-token-one-0123");
   expect(first.code, first.stderr).toBe(EXIT.success);
   // The other token of the group is in the same account: the key is bound there.

@@ -113,7 +113,10 @@ describe("exit codes", () => {
     ["malformed native JSON", ["invoke", "echo", "count", "--native", ...ME, "{", "0"]],
     ["an unknown option", ["invoke", "echo", "count", "--frobnicate"]],
     ["a missing constructor", ["invoke", "echo", "count", "1", "0"]],
-    ["a phantom id that is not a UUIDv4", ["invoke", "echo", "count", ...ME, "1", "0", "--phantom-id", "994df72a-ebc7-10e0-a8ef-c9ce258f3da7"]],
+    [
+      "a phantom id that is not a UUIDv4",
+      ["invoke", "echo", "count", ...ME, "1", "0", "--phantom-id", "994df72a-ebc7-10e0-a8ef-c9ce258f3da7"],
+    ],
   ])("2: %s", async (_, args) => {
     const result = await run(args, { env: server.env });
     expect(result.code).toBe(EXIT.usage);
@@ -128,7 +131,9 @@ describe("exit codes", () => {
     const exists = await run(["invoke", "echo", "count", ...ME, "1", "0", "--checkpoint", join(dir, "taken.ckpt")], { env: server.env });
     expect(exists.code).toBe(EXIT.usage);
     expect(exists.stderr).toMatch(/already exists; continue that invocation with `golem-stream resume/);
-    const missing = await run(["invoke", "echo", "count", ...ME, "1", "0", "--checkpoint", join(dir, "no", "such", "dir.ckpt")], { env: server.env });
+    const missing = await run(["invoke", "echo", "count", ...ME, "1", "0", "--checkpoint", join(dir, "no", "such", "dir.ckpt")], {
+      env: server.env,
+    });
     expect(missing.code).toBe(EXIT.usage);
   });
 

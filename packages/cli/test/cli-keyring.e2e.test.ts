@@ -31,7 +31,8 @@ const keyIdOf = async (token: string): Promise<string> => {
   const inspected = await run(["token", "inspect", token, "--json"]);
   return (JSON.parse(inspected.stdout.toString("utf8")) as { keyId: string }).keyId;
 };
-const sessionTokenOf = (checkpoint: string): string => (JSON.parse(readFileSync(checkpoint, "utf8")) as { sessionToken: string }).sessionToken;
+const sessionTokenOf = (checkpoint: string): string =>
+  (JSON.parse(readFileSync(checkpoint, "utf8")) as { sessionToken: string }).sessionToken;
 const listed = async (dataDir: string) => {
   const result = await run(["keyring", "list", "--data-dir", dataDir, "--json"]);
   expect(result.code).toBe(EXIT.success);
@@ -43,7 +44,9 @@ it("rotate keeps old tokens valid and signs new ones with the new key; drop inva
   const scratch = scratchDir();
   const first = await serve(dataDir);
   const before = join(scratch, "before.ckpt");
-  expect((await run(["invoke", "echo", "count", "-c", '{"name":"k"}', "2", "0", "--checkpoint", before], { env: first.env })).code).toBe(EXIT.success);
+  expect((await run(["invoke", "echo", "count", "-c", '{"name":"k"}', "2", "0", "--checkpoint", before], { env: first.env })).code).toBe(
+    EXIT.success,
+  );
   await stop(first);
   const original = (await listed(dataDir)).active;
   expect(await keyIdOf(sessionTokenOf(before))).toBe(original);
@@ -66,7 +69,9 @@ it("rotate keeps old tokens valid and signs new ones with the new key; drop inva
   const second = await serve(dataDir);
   expect((await run(["resume", before], { env: second.env })).code).toBe(EXIT.success);
   const after = join(scratch, "after.ckpt");
-  expect((await run(["invoke", "echo", "count", "-c", '{"name":"k"}', "2", "0", "--checkpoint", after], { env: second.env })).code).toBe(EXIT.success);
+  expect((await run(["invoke", "echo", "count", "-c", '{"name":"k"}', "2", "0", "--checkpoint", after], { env: second.env })).code).toBe(
+    EXIT.success,
+  );
   expect(await keyIdOf(sessionTokenOf(after))).toBe("k-second");
   await stop(second);
 
@@ -108,18 +113,27 @@ it("rotate --staged adds a key that verifies but signs nothing; activate makes i
   // The server loads the staged file and still signs with the active key.
   const second = await serve(dataDir);
   const before = join(scratch, "before.ckpt");
-  expect((await run(["invoke", "echo", "count", "-c", '{"name":"k"}', "2", "0", "--checkpoint", before], { env: second.env })).code).toBe(EXIT.success);
+  expect((await run(["invoke", "echo", "count", "-c", '{"name":"k"}', "2", "0", "--checkpoint", before], { env: second.env })).code).toBe(
+    EXIT.success,
+  );
   expect(await keyIdOf(sessionTokenOf(before))).toBe(original);
   await stop(second);
 
   const activated = await run(["keyring", "activate", "k-next", "--data-dir", dataDir]);
   expect(activated.stderr).toBe("");
   expect(activated.code).toBe(EXIT.success);
-  expect(activated.stdout.toString("utf8")).toMatch(new RegExp(`^k-next\tactive [(]was staged[)]\n${original}\tverify-only [(]was active[)]\n`));
-  expect((await run(["keyring", "list", "--data-dir", dataDir])).stdout.toString("utf8")).toBe(`${original}\tverify-only\nk-next\tactive\n`);
+  expect(activated.stdout.toString("utf8")).toMatch(
+    new RegExp(`^k-next\tactive [(]was staged[)]\n${original}\tverify-only [(]was active[)]\n`),
+  );
+  expect((await run(["keyring", "list", "--data-dir", dataDir])).stdout.toString("utf8")).toBe(
+    `${original}\tverify-only\nk-next\tactive\n`,
+  );
   const secrets = (JSON.parse(readFileSync(file, "utf8")) as { keys: { secret: string }[] }).keys.map((key) => key.secret);
   for (const secret of secrets) expect(staged.stdout.toString("utf8") + activated.stdout.toString("utf8")).not.toContain(secret);
-  for (const [keyId, message] of [["k-next", /cannot activate k-next: the key is already active/], ["k-nowhere", /cannot activate k-nowhere: no such key/]] as const) {
+  for (const [keyId, message] of [
+    ["k-next", /cannot activate k-next: the key is already active/],
+    ["k-nowhere", /cannot activate k-nowhere: no such key/],
+  ] as const) {
     const refused = await run(["keyring", "activate", keyId, "--data-dir", dataDir]);
     expect(refused.code).toBe(EXIT.usage);
     expect(refused.stderr).toMatch(message);
@@ -128,7 +142,9 @@ it("rotate --staged adds a key that verifies but signs nothing; activate makes i
   const third = await serve(dataDir);
   expect((await run(["resume", before], { env: third.env })).code).toBe(EXIT.success);
   const after = join(scratch, "after.ckpt");
-  expect((await run(["invoke", "echo", "count", "-c", '{"name":"k"}', "2", "0", "--checkpoint", after], { env: third.env })).code).toBe(EXIT.success);
+  expect((await run(["invoke", "echo", "count", "-c", '{"name":"k"}', "2", "0", "--checkpoint", after], { env: third.env })).code).toBe(
+    EXIT.success,
+  );
   expect(await keyIdOf(sessionTokenOf(after))).toBe("k-next");
 });
 
@@ -157,7 +173,10 @@ it("serve --keyring: the keyring the CLI loads is one the server accepts (the bu
   // The server checks `instanceof Keyring`; a copy of the tokens package inside the bundle
   // would fail every session with "expected a Keyring" (docs/protocol/cli.md, "Start-up").
   const dataDir = scratchDir();
-  const server = await startServe(["--port", "0", "--token", TOKEN, "--keyring", join(dataDir, "shared-keyring.json"), "--data-dir", dataDir, "--log-level", "warn"], dataDir);
+  const server = await startServe(
+    ["--port", "0", "--token", TOKEN, "--keyring", join(dataDir, "shared-keyring.json"), "--data-dir", dataDir, "--log-level", "warn"],
+    dataDir,
+  );
   servers.push(server);
   const invoked = await run(["invoke", "echo", "count", "-c", '{"name":"k"}', "2", "0", "--retries", "0"], { env: server.env });
   expect(invoked.stderr).toBe("");

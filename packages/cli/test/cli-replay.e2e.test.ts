@@ -24,7 +24,10 @@ afterEach(async () => {
 });
 
 async function serve(dataDir: string, port = 0): Promise<ServerProcess> {
-  const started = await startServe(["--port", String(port), "--token", TOKEN, "--data-dir", dataDir, "--log-level", "warn", "--metrics"], dataDir);
+  const started = await startServe(
+    ["--port", String(port), "--token", TOKEN, "--data-dir", dataDir, "--log-level", "warn", "--metrics"],
+    dataDir,
+  );
   servers.push(started);
   return started;
 }

@@ -24,19 +24,71 @@ const untypedType = (name: string) =>
   `{ name: ${JSON.stringify(name)}, constructorParameters: ${EMPTY_RECORD}, config: [], methods: [{ name: "run", parameters: ${EMPTY_RECORD} }], implementations: { run: async () => undefined } }`;
 
 const CASES: [string, () => string, (file: string) => RegExp, string[]?][] = [
-  ["a missing file", () => join(scratchDir(), "nowhere.js"), (file) => new RegExp(`^--agents ${file}: no such file \\(looked for ${file}\\)$`)],
+  [
+    "a missing file",
+    () => join(scratchDir(), "nowhere.js"),
+    (file) => new RegExp(`^--agents ${file}: no such file \\(looked for ${file}\\)$`),
+  ],
   ["a folder", () => scratchDir(), (file) => new RegExp(`^--agents ${file}: not a file`)],
-  ["a syntax error", () => moduleFile("agents.mjs", "export default {\n  applications: {\n    text: }\n};\n"), () => /: syntax error at line 3: Unexpected token '}'$/],
-  ["a TypeScript file", () => moduleFile("agents.ts", "export default {};\n"), () => /: a TypeScript file: compile it with tsc .* NODE_OPTIONS=--import=tsx/],
-  ["an import that cannot be found", () => moduleFile("agents.mjs", 'import "@golem-stream/not-a-package";\nexport default {};\n'), () => /: an import cannot be found: Cannot find package '@golem-stream\/not-a-package'/],
-  ["an error thrown while loading", () => moduleFile("agents.mjs", 'throw new Error("database unreachable\\nmore");\n'), () => /: it threw while loading: database unreachable$/],
-  ["a method left unimplemented", () => join(FIXTURES, "unimplemented.js"), () => /: it threw while loading: TypeError: agent type words: method split has no implementation$/],
-  ["no default export", () => moduleFile("agents.mjs", "export const catalogue = {};\n"), () => /: no default export: end it with export default defineCatalogue\(/],
-  ["a function as default export", () => moduleFile("agents.mjs", "export default () => ({});\n"), () => /: invalid catalogue: the catalogue is a function/],
-  ["the wrong shape", () => moduleFile("agents.mjs", `export default { text: { default: [${untypedType("x")}] } };\n`), () => /: invalid catalogue: the catalogue has an unknown field "text": only "applications"/],
-  ["an environment with no agent type", () => moduleFile("agents.mjs", "export default { applications: { text: { default: [] } } };\n"), () => /: invalid catalogue: application "text": environment "default" has no agent type$/],
-  ["an invalid schema (checked as it is served)", () => moduleFile("agents.mjs", `export default { applications: { text: { default: [{ ...${untypedType("x")}, constructorParameters: { root: { kind: "u33", value: {} } } }] } } };\n`), () => /: invalid catalogue: application "text": environment "default": agent type "x": constructor parameters: .*u33/],
-  ["an invalid schema (defineCatalogue at load)", () => join(FIXTURES, "bad-schema.js"), () => /: invalid catalogue: application "text": environment "default": agent type "broken": method "run": result: .*u33/],
+  [
+    "a syntax error",
+    () => moduleFile("agents.mjs", "export default {\n  applications: {\n    text: }\n};\n"),
+    () => /: syntax error at line 3: Unexpected token '}'$/,
+  ],
+  [
+    "a TypeScript file",
+    () => moduleFile("agents.ts", "export default {};\n"),
+    () => /: a TypeScript file: compile it with tsc .* NODE_OPTIONS=--import=tsx/,
+  ],
+  [
+    "an import that cannot be found",
+    () => moduleFile("agents.mjs", 'import "@golem-stream/not-a-package";\nexport default {};\n'),
+    () => /: an import cannot be found: Cannot find package '@golem-stream\/not-a-package'/,
+  ],
+  [
+    "an error thrown while loading",
+    () => moduleFile("agents.mjs", 'throw new Error("database unreachable\\nmore");\n'),
+    () => /: it threw while loading: database unreachable$/,
+  ],
+  [
+    "a method left unimplemented",
+    () => join(FIXTURES, "unimplemented.js"),
+    () => /: it threw while loading: TypeError: agent type words: method split has no implementation$/,
+  ],
+  [
+    "no default export",
+    () => moduleFile("agents.mjs", "export const catalogue = {};\n"),
+    () => /: no default export: end it with export default defineCatalogue\(/,
+  ],
+  [
+    "a function as default export",
+    () => moduleFile("agents.mjs", "export default () => ({});\n"),
+    () => /: invalid catalogue: the catalogue is a function/,
+  ],
+  [
+    "the wrong shape",
+    () => moduleFile("agents.mjs", `export default { text: { default: [${untypedType("x")}] } };\n`),
+    () => /: invalid catalogue: the catalogue has an unknown field "text": only "applications"/,
+  ],
+  [
+    "an environment with no agent type",
+    () => moduleFile("agents.mjs", "export default { applications: { text: { default: [] } } };\n"),
+    () => /: invalid catalogue: application "text": environment "default" has no agent type$/,
+  ],
+  [
+    "an invalid schema (checked as it is served)",
+    () =>
+      moduleFile(
+        "agents.mjs",
+        `export default { applications: { text: { default: [{ ...${untypedType("x")}, constructorParameters: { root: { kind: "u33", value: {} } } }] } } };\n`,
+      ),
+    () => /: invalid catalogue: application "text": environment "default": agent type "x": constructor parameters: .*u33/,
+  ],
+  [
+    "an invalid schema (defineCatalogue at load)",
+    () => join(FIXTURES, "bad-schema.js"),
+    () => /: invalid catalogue: application "text": environment "default": agent type "broken": method "run": result: .*u33/,
+  ],
   [
     "the demo's environment, with --demo",
     () => moduleFile("agents.mjs", `export default { applications: { demo: { default: [${untypedType("mine")}] } } };\n`),
@@ -64,7 +116,18 @@ function escape(text: string): string {
 }
 
 it("--allow-catalogue-drift without --store is a usage error: it only applies to a cluster node", async () => {
-  const result = await run(["serve", "--port", "0", "--token", TOKEN, "--data-dir", join(scratchDir(), "state"), "--allow-catalogue-drift"]);
+  const result = await run([
+    "serve",
+    "--port",
+    "0",
+    "--token",
+    TOKEN,
+    "--data-dir",
+    join(scratchDir(), "state"),
+    "--allow-catalogue-drift",
+  ]);
   expect(result.code).toBe(EXIT.usage);
-  expect(result.stderr).toBe("golem-stream: --allow-catalogue-drift only applies to a cluster node: add --store postgres://USER@HOST:PORT/DATABASE\n");
+  expect(result.stderr).toBe(
+    "golem-stream: --allow-catalogue-drift only applies to a cluster node: add --store postgres://USER@HOST:PORT/DATABASE\n",
+  );
 });

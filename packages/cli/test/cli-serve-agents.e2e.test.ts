@@ -35,7 +35,11 @@ interface Discovery {
   readonly agentTypes: readonly { readonly name: string; readonly methods: readonly { readonly name: string }[] }[];
 }
 
-async function discover(server: ServerProcess, application: string, environment: string): Promise<{ code: number | null; types: string[] }> {
+async function discover(
+  server: ServerProcess,
+  application: string,
+  environment: string,
+): Promise<{ code: number | null; types: string[] }> {
   const result = await run(["types", "-a", application, "-e", environment, "--json"], { env: server.env });
   if (result.code !== EXIT.success) return { code: result.code, types: [] };
   const body = JSON.parse(result.stdout.toString()) as Discovery;
@@ -69,7 +73,10 @@ describe("serve --agents with a catalogue of its own", () => {
   });
 
   it("the CLI invokes the typed agent type with stdin streamed up and its words streamed back", async () => {
-    const result = await run(["invoke", "words", "split", "-a", "text", "-c", '{"language":"en"}', "-"], { env: server.env, stdin: "streams both\n ways  " });
+    const result = await run(["invoke", "words", "split", "-a", "text", "-c", '{"language":"en"}', "-"], {
+      env: server.env,
+      stdin: "streams both\n ways  ",
+    });
     expect(result.code).toBe(EXIT.success);
     expect(itemsOf(result.stdout, "$")).toEqual([
       { word: "streams", length: 7 },
@@ -116,7 +123,9 @@ export async function call(url: string, token: string): Promise<{ word: string; 
 `,
     );
     execFileSync(process.execPath, [require.resolve("typescript/bin/tsc"), "-p", dir], { stdio: "pipe" });
-    const compiled = (await import(pathToFileURL(join(dir, "out", "calls.js")).href)) as { call(url: string, token: string): Promise<unknown> };
+    const compiled = (await import(pathToFileURL(join(dir, "out", "calls.js")).href)) as {
+      call(url: string, token: string): Promise<unknown>;
+    };
     expect(await compiled.call(server.url, TOKEN)).toEqual([
       { word: "generated", length: 9 },
       { word: "too", length: 3 },
@@ -125,7 +134,19 @@ export async function call(url: string, token: string): Promise<{ word: string; 
 });
 
 it("serve --agents --demo serves the demo beside the module's agents, and the conformance kit passes against it", async () => {
-  const server = await startServe(["--port", "0", "--token", TOKEN, "--data-dir", scratchDir(), "--agents", MODULE, "--demo", "--log-format", "json"]);
+  const server = await startServe([
+    "--port",
+    "0",
+    "--token",
+    TOKEN,
+    "--data-dir",
+    scratchDir(),
+    "--agents",
+    MODULE,
+    "--demo",
+    "--log-format",
+    "json",
+  ]);
   try {
     expect(server.running.stdout().toString()).toContain("demo catalogue: application demo, environment default: echo");
     // The log follows the banner: wait for its line, not for a time.
@@ -141,7 +162,16 @@ it("serve --agents --demo serves the demo beside the module's agents, and the co
     const counted = await run(["invoke", "echo", "count", "-c", '{"name":"x"}', "3", "0"], { env: server.env });
     expect(itemsOf(counted.stdout, "$")).toEqual([0, 1, 2]);
     // The conformance kit calls the demo: beside a module's agents it still passes.
-    const conformance = await run(["conformance", "server", "--url", server.url.replace(/^http/, "ws"), "--token", TOKEN, "--only", "methods"]);
+    const conformance = await run([
+      "conformance",
+      "server",
+      "--url",
+      server.url.replace(/^http/, "ws"),
+      "--token",
+      TOKEN,
+      "--only",
+      "methods",
+    ]);
     expect(conformance.code, conformance.stdout.toString() + conformance.stderr).toBe(EXIT.success);
   } finally {
     await server.stop();
@@ -156,7 +186,16 @@ function consumerProject(): string {
   for (const name of ["contract", "client"]) symlinkSync(join(PACKAGES, name), join(dir, "node_modules", "@golem-stream", name), "dir");
   symlinkSync(dirname(require.resolve("@types/node/package.json")), join(dir, "node_modules", "@types", "node"), "dir");
   writeFileSync(join(dir, "package.json"), JSON.stringify({ name: "agents-consumer", private: true, type: "module" }));
-  const compilerOptions = { strict: true, module: "nodenext", moduleResolution: "nodenext", target: "es2022", outDir: "out", rootDir: ".", types: ["node"], skipLibCheck: true };
+  const compilerOptions = {
+    strict: true,
+    module: "nodenext",
+    moduleResolution: "nodenext",
+    target: "es2022",
+    outDir: "out",
+    rootDir: ".",
+    types: ["node"],
+    skipLibCheck: true,
+  };
   writeFileSync(join(dir, "tsconfig.json"), JSON.stringify({ compilerOptions, include: ["*.ts"] }));
   return dir;
 }

@@ -25,7 +25,19 @@ it("warns for --token, a short token and a keyring or token file others can read
   const tokens = join(dir, "tokens");
   writeFileSync(tokens, "a-token-long-enough-to-keep\n");
   chmodSync(tokens, 0o640);
-  const server = await startServe(["--port", "0", "--data-dir", join(dir, "state"), "--keyring", keyring, "--token", "short", "--token-file", tokens, "--no-console"]);
+  const server = await startServe([
+    "--port",
+    "0",
+    "--data-dir",
+    join(dir, "state"),
+    "--keyring",
+    keyring,
+    "--token",
+    "short",
+    "--token-file",
+    tokens,
+    "--no-console",
+  ]);
   try {
     const banner = server.running.stdout().toString();
     expect(banner).toMatch(/WARNING: --token puts the bearer token in the process list.*--token-file FILE or the GOLEM_STREAM_TOKEN/);
@@ -42,7 +54,9 @@ it("warns for --token, a short token and a keyring or token file others can read
 it("--strict-permissions refuses to start with a keyring others can read", async () => {
   const dir = scratchDir();
   const keyring = keyringFile(dir, 0o604);
-  const result = await run(["serve", "--port", "0", "--data-dir", join(dir, "state"), "--keyring", keyring, "--strict-permissions"], { env: { GOLEM_STREAM_TOKEN: "a-token-long-enough-to-keep" } });
+  const result = await run(["serve", "--port", "0", "--data-dir", join(dir, "state"), "--keyring", keyring, "--strict-permissions"], {
+    env: { GOLEM_STREAM_TOKEN: "a-token-long-enough-to-keep" },
+  });
   expect(result.code).toBe(EXIT.usage);
   expect(result.stderr.toString()).toContain(`the keyring ${keyring} is readable by group or others (mode 0604)`);
   expect(result.stderr.toString()).toContain("--strict-permissions");
@@ -51,9 +65,13 @@ it("--strict-permissions refuses to start with a keyring others can read", async
 it("well kept credentials get no warning", async () => {
   const dir = scratchDir();
   const keyring = keyringFile(dir, 0o600);
-  const server = await startServe(["--port", "0", "--data-dir", join(dir, "state"), "--keyring", keyring, "--strict-permissions", "--no-console"], "", {
-    env: { GOLEM_STREAM_TOKEN: "a-token-long-enough-to-keep" },
-  });
+  const server = await startServe(
+    ["--port", "0", "--data-dir", join(dir, "state"), "--keyring", keyring, "--strict-permissions", "--no-console"],
+    "",
+    {
+      env: { GOLEM_STREAM_TOKEN: "a-token-long-enough-to-keep" },
+    },
+  );
   try {
     expect(server.running.stdout().toString()).not.toContain("WARNING");
   } finally {
@@ -65,7 +83,9 @@ it("keeps the principal secret next to the keyring (cluster nodes share it with 
   const dir = scratchDir();
   const keyring = keyringFile(dir, 0o600);
   const state = join(dir, "state");
-  const server = await startServe(["--port", "0", "--data-dir", state, "--keyring", keyring, "--no-console"], "", { env: { GOLEM_STREAM_TOKEN: "a-token-long-enough-to-keep" } });
+  const server = await startServe(["--port", "0", "--data-dir", state, "--keyring", keyring, "--no-console"], "", {
+    env: { GOLEM_STREAM_TOKEN: "a-token-long-enough-to-keep" },
+  });
   await server.stop();
   expect(statSync(join(dir, "principal-secret")).mode & 0o777).toBe(0o600);
   expect(statSync(join(dir, "principal-secret")).size).toBe(32);

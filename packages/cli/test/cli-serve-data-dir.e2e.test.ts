@@ -21,7 +21,11 @@ const modeOf = (path: string): string => (statSync(path).mode & 0o777).toString(
 it("creates the data directory 0700 and sessions.db 0600, with no warning", async () => {
   const dataDir = join(scratchDir(), "new", "data");
   // The token by environment: --token on the command line has a warning of its own.
-  const s = await startServe(serveArgs(dataDir).filter((arg) => arg !== "--token" && arg !== TOKEN), dataDir, { env: { GOLEM_STREAM_TOKEN: TOKEN } });
+  const s = await startServe(
+    serveArgs(dataDir).filter((arg) => arg !== "--token" && arg !== TOKEN),
+    dataDir,
+    { env: { GOLEM_STREAM_TOKEN: TOKEN } },
+  );
   servers.push(s);
   expect(modeOf(dataDir)).toBe("700");
   expect(modeOf(join(dataDir, ".."))).toBe("700");
@@ -35,7 +39,9 @@ it("warns about a data directory others can read, in the banner and the log, and
   chmodSync(dataDir, 0o755);
   const s = await startServe(serveArgs(dataDir), dataDir);
   servers.push(s);
-  expect(s.running.stdout().toString("utf8")).toContain(`WARNING: the data directory ${dataDir} is readable by others (mode 0755); serve does not change a directory it did not create: \`chmod 700 ${dataDir}\``);
+  expect(s.running.stdout().toString("utf8")).toContain(
+    `WARNING: the data directory ${dataDir} is readable by others (mode 0755); serve does not change a directory it did not create: \`chmod 700 ${dataDir}\``,
+  );
   await waitFor(s.running, () => /data directory readable by others/.test(s.running.stderr()), "the warning in the log");
   expect(modeOf(dataDir)).toBe("755");
   expect(modeOf(join(dataDir, "sessions.db"))).toBe("600");
@@ -46,11 +52,15 @@ it("says why the data directory cannot be created, and names a database that can
   writeFileSync(file, "");
   const onFile = await run(["serve", ...serveArgs(file)]);
   expect(onFile.code).toBe(EXIT.usage);
-  expect(onFile.stderr).toBe(`golem-stream: cannot create the data directory ${file}: EEXIST: file already exists (a file is in the way)\n`);
+  expect(onFile.stderr).toBe(
+    `golem-stream: cannot create the data directory ${file}: EEXIST: file already exists (a file is in the way)\n`,
+  );
 
   const dataDir = scratchDir();
   mkdirSync(join(dataDir, "sessions.db"));
   const onDirectory = await run(["serve", ...serveArgs(dataDir)]);
   expect(onDirectory.code).toBe(EXIT.usage);
-  expect(onDirectory.stderr).toContain(`cannot open the session database ${join(dataDir, "sessions.db")}: EISDIR: illegal operation on a directory`);
+  expect(onDirectory.stderr).toContain(
+    `cannot open the session database ${join(dataDir, "sessions.db")}: EISDIR: illegal operation on a directory`,
+  );
 });

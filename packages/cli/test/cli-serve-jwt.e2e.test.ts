@@ -35,7 +35,24 @@ describe("serve --jwt-jwks FILE", () => {
     writeFileSync(jwksFile, keys.jwks);
     const dataDir = join(scratchDir(), "state");
     const server = await startServe(
-      ["--port", "0", "--data-dir", dataDir, "--jwt-jwks", jwksFile, "--jwt-issuer", ISSUER, "--jwt-audience", AUDIENCE, "--jwt-authorization-claim", "scope", "--log-format", "json", "--log-level", "debug"],
+      [
+        "--port",
+        "0",
+        "--data-dir",
+        dataDir,
+        "--jwt-jwks",
+        jwksFile,
+        "--jwt-issuer",
+        ISSUER,
+        "--jwt-audience",
+        AUDIENCE,
+        "--jwt-authorization-claim",
+        "scope",
+        "--log-format",
+        "json",
+        "--log-level",
+        "debug",
+      ],
       dataDir,
     );
     const out = server.running.stdout().toString();
@@ -44,7 +61,10 @@ describe("serve --jwt-jwks FILE", () => {
     expect(existsSync(join(dataDir, "bearer-token"))).toBe(false);
 
     const granted = await keys.sign({ scope: `openid demo/default/echo/count profile-${MARKER}` });
-    const invoke = (token: string) => run(["invoke", "echo", "count", "-c", '{"name":"x"}', "2", "0", "--retries", "0"], { env: { GOLEM_STREAM_URL: server.url, GOLEM_STREAM_TOKEN: token } });
+    const invoke = (token: string) =>
+      run(["invoke", "echo", "count", "-c", '{"name":"x"}', "2", "0", "--retries", "0"], {
+        env: { GOLEM_STREAM_URL: server.url, GOLEM_STREAM_TOKEN: token },
+      });
     const ok = await invoke(granted);
     expect(ok.stderr).toBe("");
     expect(itemsOf(ok.stdout, "$")).toEqual([0, 1]);
@@ -75,7 +95,19 @@ describe("serve --jwt-jwks FILE", () => {
     const noIssuer = await run(["serve", "--port", "0", "--data-dir", dataDir, "--jwt-jwks", missing]);
     expect(noIssuer.code).toBe(EXIT.usage);
     expect(noIssuer.stderr).toContain("--jwt-jwks needs --jwt-issuer and --jwt-audience");
-    const unreadable = await run(["serve", "--port", "0", "--data-dir", dataDir, "--jwt-jwks", missing, "--jwt-issuer", ISSUER, "--jwt-audience", AUDIENCE]);
+    const unreadable = await run([
+      "serve",
+      "--port",
+      "0",
+      "--data-dir",
+      dataDir,
+      "--jwt-jwks",
+      missing,
+      "--jwt-issuer",
+      ISSUER,
+      "--jwt-audience",
+      AUDIENCE,
+    ]);
     expect(unreadable.code).toBe(EXIT.usage);
     expect(unreadable.stderr).toContain(`--jwt-jwks: the JWKS file ${missing} cannot be read (ENOENT)`);
     expect(unreadable.stdout.length).toBe(0);

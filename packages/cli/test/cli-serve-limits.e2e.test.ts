@@ -66,7 +66,21 @@ function upgrade(url: string, token: string): Upgrade {
 it("serve --first-message-timeout, --max-connections-per-principal and --auth-failure-limit bound a real server", async () => {
   const dataDir = scratchDir();
   const server = await startServe(
-    ["--port", "0", "--token", TOKEN, "--data-dir", dataDir, "--no-console", "--first-message-timeout", "300ms", "--max-connections-per-principal", "1", "--auth-failure-limit", "2"],
+    [
+      "--port",
+      "0",
+      "--token",
+      TOKEN,
+      "--data-dir",
+      dataDir,
+      "--no-console",
+      "--first-message-timeout",
+      "300ms",
+      "--max-connections-per-principal",
+      "1",
+      "--auth-failure-limit",
+      "2",
+    ],
     dataDir,
   );
   try {

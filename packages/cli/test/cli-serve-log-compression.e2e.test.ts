@@ -35,7 +35,8 @@ interface Postgres {
 const givenUrl = process.env["GOLEM_STREAM_PG_URL"] || undefined;
 const systemBinDir = givenUrl === undefined ? systemPostgresBinDir() : undefined;
 /** Where a server with lz4 comes from, if anywhere. */
-const lz4Source = givenUrl !== undefined ? "GOLEM_STREAM_PG_URL" : systemBinDir !== undefined ? `the system's PostgreSQL (${systemBinDir})` : undefined;
+const lz4Source =
+  givenUrl !== undefined ? "GOLEM_STREAM_PG_URL" : systemBinDir !== undefined ? `the system's PostgreSQL (${systemBinDir})` : undefined;
 
 /** A started server, or why it did not start (a test that needs it fails with that). */
 type Started = { readonly postgres: Postgres } | { readonly failure: unknown };
@@ -84,7 +85,12 @@ beforeAll(async () => {
 
 const nodes: ServerProcess[] = [];
 afterEach(async () => {
-  await Promise.all(nodes.splice(0).filter((node) => node.running.child.exitCode === null).map((node) => node.kill()));
+  await Promise.all(
+    nodes
+      .splice(0)
+      .filter((node) => node.running.child.exitCode === null)
+      .map((node) => node.kill()),
+  );
 });
 
 afterAll(async () => {
@@ -117,7 +123,17 @@ async function hasLz4(postgres: Postgres): Promise<boolean> {
 }
 
 const serveArgs = (store: string, extra: readonly string[]) => [
-  "--port", "0", "--token", TOKEN, "--store", store, "--keyring", join(scratchDir(), "keyring.json"), "--log-level", "warn", ...extra,
+  "--port",
+  "0",
+  "--token",
+  TOKEN,
+  "--store",
+  store,
+  "--keyring",
+  join(scratchDir(), "keyring.json"),
+  "--log-level",
+  "warn",
+  ...extra,
 ];
 
 /**
@@ -130,7 +146,10 @@ async function storedInputAs(postgres: Postgres, extra: readonly string[]): Prom
   await query(postgres.adminUrl, `ALTER DATABASE ${name} SET default_toast_compression = pglz`);
   const node = await startServe(serveArgs(store, extra));
   nodes.push(node);
-  const digested = await run(["invoke", "echo", "digest", "-c", '{"name":"lc"}', "-"], { env: node.env, stdin: Buffer.alloc(3 * 1024 * 1024, "golem stream ") });
+  const digested = await run(["invoke", "echo", "digest", "-c", '{"name":"lc"}', "-"], {
+    env: node.env,
+    stdin: Buffer.alloc(3 * 1024 * 1024, "golem stream "),
+  });
   expect(digested.stderr).toBe("");
   expect(digested.code).toBe(EXIT.success);
   const rows = await query<{ method: string | null }>(
@@ -143,10 +162,26 @@ async function storedInputAs(postgres: Postgres, extra: readonly string[]): Prom
 it("refuses --log-compression without a PostgreSQL store, or with a method it does not know, with exit 2; --help lists it", async () => {
   const dataDir = scratchDir();
   const cases: [string[], Record<string, string>, RegExp][] = [
-    [["--log-compression", "server"], {}, /^golem-stream: --log-compression only applies to a cluster node: add --store postgres:\/\/USER@HOST:PORT\/DATABASE$/m],
-    [["--log-compression", "lz4", "--pg-query-timeout-ms", "100"], {}, /--pg-query-timeout-ms, --log-compression only apply to a cluster node/],
-    [["--store", "postgres://u@127.0.0.1:1/db", "--log-compression", "zstd"], {}, /option '--log-compression <method>' argument 'zstd' is invalid\. Allowed choices are lz4, server\./],
-    [["--log-compression", "pglz"], { GOLEM_STREAM_STORE: "postgres://u@127.0.0.1:1/db" }, /argument 'pglz' is invalid\. Allowed choices are lz4, server\./],
+    [
+      ["--log-compression", "server"],
+      {},
+      /^golem-stream: --log-compression only applies to a cluster node: add --store postgres:\/\/USER@HOST:PORT\/DATABASE$/m,
+    ],
+    [
+      ["--log-compression", "lz4", "--pg-query-timeout-ms", "100"],
+      {},
+      /--pg-query-timeout-ms, --log-compression only apply to a cluster node/,
+    ],
+    [
+      ["--store", "postgres://u@127.0.0.1:1/db", "--log-compression", "zstd"],
+      {},
+      /option '--log-compression <method>' argument 'zstd' is invalid\. Allowed choices are lz4, server\./,
+    ],
+    [
+      ["--log-compression", "pglz"],
+      { GOLEM_STREAM_STORE: "postgres://u@127.0.0.1:1/db" },
+      /argument 'pglz' is invalid\. Allowed choices are lz4, server\./,
+    ],
     [["--store", "postgres://u@127.0.0.1:1/db", "--log-compression"], {}, /option '--log-compression <method>' argument missing/],
   ];
   const results = await Promise.all(
@@ -162,7 +197,9 @@ it("refuses --log-compression without a PostgreSQL store, or with a method it do
   expect(help.code).toBe(EXIT.success);
   // Commander wraps the help to the terminal's width.
   const helpText = help.stdout.toString().replace(/\s+/g, " ");
-  expect(helpText).toMatch(/--log-compression <method> with --store: how PostgreSQL compresses .*\(default: lz4\) \(choices: "lz4", "server"\)/);
+  expect(helpText).toMatch(
+    /--log-compression <method> with --store: how PostgreSQL compresses .*\(default: lz4\) \(choices: "lz4", "server"\)/,
+  );
 }, 30_000);
 
 it("on the embedded PostgreSQL (no lz4) serve starts with either method and the rows go through the server's own (pglz)", async () => {

@@ -55,13 +55,23 @@ it("serve --metrics: counters move as invocations run; health and readiness answ
     const stopped = await server.stop();
     expect(stopped.code).toBe(EXIT.success);
   }
-  const lines = server.running.stderr().split("\n").filter((line) => line !== "");
+  const lines = server.running
+    .stderr()
+    .split("\n")
+    .filter((line) => line !== "");
   const records = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
-  expect(records.map((r) => r["msg"])).toEqual(expect.arrayContaining(["server started", "session started", "session finished", "stopped"]));
+  expect(records.map((r) => r["msg"])).toEqual(
+    expect.arrayContaining(["server started", "session started", "session finished", "stopped"]),
+  );
   expect(records.every((r) => typeof r["level"] === "string" && typeof r["time"] === "string")).toBe(true);
   expect(records.filter((r) => r["event"] === "session.finish").map((r) => r["outcome"])).toEqual(["success", "success"]);
   const secret = (JSON.parse(readFileSync(join(dataDir, "keyring.json"), "utf8")) as { keys: { secret: string }[] }).keys[0]!.secret;
-  for (const leak of [TOKEN, secret, Buffer.from(secret, "base64url").toString("hex"), Buffer.from(secret, "base64url").toString("base64")]) {
+  for (const leak of [
+    TOKEN,
+    secret,
+    Buffer.from(secret, "base64url").toString("hex"),
+    Buffer.from(secret, "base64url").toString("base64"),
+  ]) {
     expect(server.running.stderr()).not.toContain(leak);
   }
 });
@@ -69,7 +79,9 @@ it("serve --metrics: counters move as invocations run; health and readiness answ
 it("serve without --metrics: no /metrics, but /healthz and /readyz; --log-level warn keeps routine events off stderr", async () => {
   const dataDir = join(scratchDir(), "state");
   // The token by environment: `--token` on the command line is itself worth a warning (visible in `ps`).
-  const server = await startServe(["--port", "0", "--data-dir", dataDir, "--log-level", "warn"], dataDir, { env: { GOLEM_STREAM_TOKEN: TOKEN } });
+  const server = await startServe(["--port", "0", "--data-dir", dataDir, "--log-level", "warn"], dataDir, {
+    env: { GOLEM_STREAM_TOKEN: TOKEN },
+  });
   try {
     expect((await get(`${server.url}/metrics`)).status).toBe(404);
     expect((await get(`${server.url}/healthz`)).status).toBe(200);
@@ -95,8 +107,20 @@ it("--log-file: the log goes to the file (appended, 0600), not stderr; the banne
   expect(server.running.stdout().toString()).toMatch(/^listening on /);
   const [earlier, ...records] = readFileSync(logFile, "utf8").trim().split("\n");
   expect(earlier).toBe("an earlier line");
-  expect(records.map((line) => (JSON.parse(line) as { msg: string }).msg)).toEqual(expect.arrayContaining(["server started", "session started", "session finished", "stopped"]));
-  const unopenable = await run(["serve", "--port", "0", "--token", TOKEN, "--data-dir", dataDir, "--log-file", join(scratchDir(), "missing", "serve.log")]);
+  expect(records.map((line) => (JSON.parse(line) as { msg: string }).msg)).toEqual(
+    expect.arrayContaining(["server started", "session started", "session finished", "stopped"]),
+  );
+  const unopenable = await run([
+    "serve",
+    "--port",
+    "0",
+    "--token",
+    TOKEN,
+    "--data-dir",
+    dataDir,
+    "--log-file",
+    join(scratchDir(), "missing", "serve.log"),
+  ]);
   expect(unopenable.code).toBe(EXIT.usage);
   expect(unopenable.stderr).toMatch(/^golem-stream: cannot open --log-file .*serve\.log: ENOENT/);
 });
@@ -118,17 +142,26 @@ it("every JSON log line has an event: start, a failed invocation, a refused toke
     // An input read from stdin cannot be continued by another process: resume cancels it
     // (source-unavailable) and the agent fails the invocation (the server's `invocation failed`).
     const checkpoint = join(scratchDir(), "stdin.ckpt");
-    const cli = start(["invoke", "echo", "digest", "-c", '{"name":"x"}', "-", "--checkpoint", checkpoint], { env: first.env, stdin: "some bytes", openStdin: true });
+    const cli = start(["invoke", "echo", "digest", "-c", '{"name":"x"}', "-", "--checkpoint", checkpoint], {
+      env: first.env,
+      stdin: "some bytes",
+      openStdin: true,
+    });
     await until(() => existsSync(checkpoint) && readFileSync(checkpoint, "utf8").includes("sessionToken"), "the start was accepted");
     cli.child.kill("SIGKILL");
     await cli.done;
     const resumed = await run(["resume", checkpoint], { env: first.env });
     expect(resumed.code, resumed.stderr).toBe(EXIT.invocationFailed);
     // A wrong token is refused at the catalogue, before any session: logged and counted there.
-    const refused = await run(["invoke", "echo", "count", "-c", '{"name":"x"}', "1", "0"], { env: { ...first.env, GOLEM_STREAM_TOKEN: "wrong-token-0123456789" } });
+    const refused = await run(["invoke", "echo", "count", "-c", '{"name":"x"}', "1", "0"], {
+      env: { ...first.env, GOLEM_STREAM_TOKEN: "wrong-token-0123456789" },
+    });
     expect(refused.code).toBe(EXIT.rejected);
     // A crash with an invocation running: the next start finishes it as interrupted by a restart.
-    const counting = start(["invoke", "echo", "count", "-c", '{"name":"x"}', "1000", "5", "--checkpoint", join(scratchDir(), "count.ckpt")], { env: first.env });
+    const counting = start(
+      ["invoke", "echo", "count", "-c", '{"name":"x"}', "1000", "5", "--checkpoint", join(scratchDir(), "count.ckpt")],
+      { env: first.env },
+    );
     await waitFor(counting, () => itemsOf(counting.stdout(), "$").length >= 2, "2 items were printed");
     first.running.child.kill("SIGKILL");
     stderr.push((await first.running.done).stderr);
@@ -138,13 +171,24 @@ it("every JSON log line has an event: start, a failed invocation, a refused toke
   }
   const second = await startServe(serveArgs, dataDir);
   try {
-    await waitFor(second.running, () => second.running.stderr().includes("finished sessions interrupted by a restart"), "the restart's recovery was logged");
+    await waitFor(
+      second.running,
+      () => second.running.stderr().includes("finished sessions interrupted by a restart"),
+      "the restart's recovery was logged",
+    );
   } finally {
     stderr.push((await second.stop()).stderr);
   }
-  const records = stderr.join("").split("\n").filter((line) => line !== "").map((line) => JSON.parse(line) as Record<string, unknown>);
+  const records = stderr
+    .join("")
+    .split("\n")
+    .filter((line) => line !== "")
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
   expect(records.filter((r) => typeof r["event"] !== "string")).toEqual([]);
-  expect(records.filter((r) => r["event"] === "attach.rejected")).toEqual([expect.objectContaining({ operation: "discover", code: "unauthenticated" })]);
+  expect(records.filter((r) => r["event"] === "attach.rejected")).toEqual([
+    expect.objectContaining({ operation: "discover", code: "unauthenticated" }),
+  ]);
   const events = new Set(records.map((r) => r["event"]));
-  for (const event of ["server.start", "invocation.failed", "recovery.interrupted", "server.stopping", "server.stop"]) expect(events).toContain(event);
+  for (const event of ["server.start", "invocation.failed", "recovery.interrupted", "server.stopping", "server.stop"])
+    expect(events).toContain(event);
 });

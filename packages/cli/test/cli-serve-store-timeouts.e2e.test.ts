@@ -36,7 +36,10 @@ async function startSilentPostgres(): Promise<SilentPostgres> {
       buffered = Buffer.concat([buffered, chunk]);
       if (buffered.length < 4 || buffered.length < buffered.readInt32BE(0)) return;
       socket.off("data", readStartup);
-      const fields = buffered.subarray(8, buffered.readInt32BE(0) - 1).toString("utf8").split("\0");
+      const fields = buffered
+        .subarray(8, buffered.readInt32BE(0) - 1)
+        .toString("utf8")
+        .split("\0");
       const params: Record<string, string> = {};
       for (let i = 0; i + 1 < fields.length; i += 2) params[fields[i]!] = fields[i + 1]!;
       startups.push(params);
@@ -62,13 +65,22 @@ const serve = (args: readonly string[]) =>
 it("refuses a --pg-*-ms value that is not a whole number of milliseconds from 0, and the flags without --store, with exit 2; a --store-outage-grace that is not 0s or a duration up to 24h", async () => {
   const store = ["--store", "postgres://u@127.0.0.1:1/db"];
   const cases: [string[], RegExp][] = [
-    [[...store, "--pg-statement-timeout-ms", "-1"], /option '--pg-statement-timeout-ms <ms>' argument '-1' is invalid\. milliseconds, a whole number from 0 \(off\) to 2147483647/],
+    [
+      [...store, "--pg-statement-timeout-ms", "-1"],
+      /option '--pg-statement-timeout-ms <ms>' argument '-1' is invalid\. milliseconds, a whole number from 0 \(off\) to 2147483647/,
+    ],
     [[...store, "--pg-connect-timeout-ms", "1.5"], /--pg-connect-timeout-ms <ms>' argument '1\.5' is invalid/],
     [[...store, "--pg-query-timeout-ms", "30s"], /--pg-query-timeout-ms <ms>' argument '30s' is invalid/],
     [[...store, "--pg-keepalive-initial-delay-ms", "2147483648"], /--pg-keepalive-initial-delay-ms <ms>' argument '2147483648' is invalid/],
     [[...store, "--pg-statement-timeout-ms", "007"], /--pg-statement-timeout-ms <ms>' argument '007' is invalid/],
-    [["--pg-statement-timeout-ms", "100", "--pg-query-timeout-ms", "0"], /--pg-statement-timeout-ms, --pg-query-timeout-ms only apply to a cluster node: add --store/],
-    [[...store, "--store-outage-grace", "5x"], /option '--store-outage-grace <duration>' argument '5x' is invalid\. 0s, or a duration up to 24h/],
+    [
+      ["--pg-statement-timeout-ms", "100", "--pg-query-timeout-ms", "0"],
+      /--pg-statement-timeout-ms, --pg-query-timeout-ms only apply to a cluster node: add --store/,
+    ],
+    [
+      [...store, "--store-outage-grace", "5x"],
+      /option '--store-outage-grace <duration>' argument '5x' is invalid\. 0s, or a duration up to 24h/,
+    ],
     [["--store-outage-grace", "25h"], /--store-outage-grace <duration>' argument '25h' is invalid/],
   ];
   const results = await Promise.all(cases.map(([args]) => serve(args)));
@@ -82,11 +94,16 @@ it("refuses a --pg-*-ms value that is not a whole number of milliseconds from 0,
 it("passes the limits to the store: statement_timeout is sent at connect, and a query never answered fails after --pg-query-timeout-ms", async () => {
   const postgres = await startSilentPostgres();
   const result = await serve([
-    "--store", `postgres://u@127.0.0.1:${postgres.port}/db`,
-    "--pg-statement-timeout-ms", "1234",
-    "--pg-query-timeout-ms", "300",
-    "--pg-connect-timeout-ms", "20000",
-    "--pg-keepalive-initial-delay-ms", "0",
+    "--store",
+    `postgres://u@127.0.0.1:${postgres.port}/db`,
+    "--pg-statement-timeout-ms",
+    "1234",
+    "--pg-query-timeout-ms",
+    "300",
+    "--pg-connect-timeout-ms",
+    "20000",
+    "--pg-keepalive-initial-delay-ms",
+    "0",
   ]);
   expect(result.code).toBe(EXIT.usage);
   expect(result.stderr).toMatch(/^golem-stream: cannot use the store postgres:\/\/u@127\.0\.0\.1:\d+\/db: .*query-timeout/m);
@@ -96,7 +113,10 @@ it("passes the limits to the store: statement_timeout is sent at connect, and a 
 
 it("--store-outage-grace applies to the SQLite server too: it starts with it", async () => {
   const dataDir = scratchDir();
-  const server = await startServe(["--port", "0", "--token", TOKEN, "--data-dir", dataDir, "--no-console", "--store-outage-grace", "2s"], dataDir);
+  const server = await startServe(
+    ["--port", "0", "--token", TOKEN, "--data-dir", dataDir, "--no-console", "--store-outage-grace", "2s"],
+    dataDir,
+  );
   expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
   const exit = await server.stop();
   expect(exit.code).toBe(0);

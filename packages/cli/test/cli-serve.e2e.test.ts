@@ -20,7 +20,9 @@ it("generates a token on first start, keeps it in the data directory, and says h
   const token = readFileSync(tokenFile, "utf8").trim();
   expect(out).toContain(`GOLEM_STREAM_TOKEN=$(cat ${tokenFile})`);
   expect(out).not.toContain(token);
-  const invoked = await run(["invoke", "echo", "count", "-c", '{"name":"x"}', "2", "0"], { env: { GOLEM_STREAM_URL: url, GOLEM_STREAM_TOKEN: token } });
+  const invoked = await run(["invoke", "echo", "count", "-c", '{"name":"x"}', "2", "0"], {
+    env: { GOLEM_STREAM_URL: url, GOLEM_STREAM_TOKEN: token },
+  });
   expect(itemsOf(invoked.stdout, "$")).toEqual([0, 1]);
   server.child.kill("SIGINT");
   const stopped = await server.done;
@@ -97,7 +99,14 @@ it("refuses a bad --retention, and a second server on a data directory in use", 
 function upgradeStatus(url: string, protocols: string, origin: string): Promise<number> {
   return new Promise((resolve, reject) => {
     const req = httpRequest(`${url}${SESSION_PATH}`, {
-      headers: { connection: "Upgrade", upgrade: "websocket", "sec-websocket-version": "13", "sec-websocket-key": "dGhlIHNhbXBsZSBub25jZQ==", "sec-websocket-protocol": protocols, origin },
+      headers: {
+        connection: "Upgrade",
+        upgrade: "websocket",
+        "sec-websocket-version": "13",
+        "sec-websocket-key": "dGhlIHNhbXBsZSBub25jZQ==",
+        "sec-websocket-protocol": protocols,
+        origin,
+      },
     });
     req.on("upgrade", (_res, socket) => {
       socket.destroy();
@@ -113,11 +122,31 @@ function upgradeStatus(url: string, protocols: string, origin: string): Promise<
 }
 
 it("--allow-origin: pages of that origin authenticate with the bearer entry; other origins are refused; a malformed origin is a usage error", async () => {
-  const bad = await run(["serve", "--port", "0", "--token", "t0", "--allow-origin", "http://app.example/", "--data-dir", join(scratchDir(), "s")]);
+  const bad = await run([
+    "serve",
+    "--port",
+    "0",
+    "--token",
+    "t0",
+    "--allow-origin",
+    "http://app.example/",
+    "--data-dir",
+    join(scratchDir(), "s"),
+  ]);
   expect(bad.code).toBe(EXIT.usage);
   expect(bad.stderr).toMatch(/--allow-origin/);
 
-  const server = start(["serve", "--port", "0", "--token", "t0", "--allow-origin", "http://app.example:5173", "--data-dir", join(scratchDir(), "state")]);
+  const server = start([
+    "serve",
+    "--port",
+    "0",
+    "--token",
+    "t0",
+    "--allow-origin",
+    "http://app.example:5173",
+    "--data-dir",
+    join(scratchDir(), "state"),
+  ]);
   await waitFor(server, () => /Stop with Ctrl-C/.test(server.stdout().toString()), "serve printed its instructions");
   const out = server.stdout().toString();
   expect(out).toContain("web pages of http://app.example:5173 may open sessions");
@@ -174,15 +203,25 @@ it("serves the web console at / by default, and allows its own origin (loopback:
 
 it("--detached-timeout: an invocation whose client vanished is given up once it has passed; the checkpoint's resume reads the cancel", async () => {
   const dataDir = join(scratchDir(), "state");
-  const server = await startServe(["--port", "0", "--token", TOKEN, "--data-dir", dataDir, "--log-format", "json", "--detached-timeout", "1s"], dataDir);
+  const server = await startServe(
+    ["--port", "0", "--token", TOKEN, "--data-dir", dataDir, "--log-format", "json", "--detached-timeout", "1s"],
+    dataDir,
+  );
   try {
     const checkpoint = join(scratchDir(), "count.ckpt");
-    const invoked = start(["invoke", "echo", "count", "-c", '{"name":"x"}', "100000", "20", "--checkpoint", checkpoint, "--checkpoint-interval", "0"], { env: server.env });
+    const invoked = start(
+      ["invoke", "echo", "count", "-c", '{"name":"x"}', "100000", "20", "--checkpoint", checkpoint, "--checkpoint-interval", "0"],
+      { env: server.env },
+    );
     await waitFor(invoked, () => itemsOf(invoked.stdout(), "$").length >= 2, "items arrived");
     // The client vanishes without a word: no cancel, no detach.
     invoked.child.kill("SIGKILL");
     await invoked.done;
-    await waitFor(server.running, () => /"event":"session\.given-up"/.test(server.running.stderr().toString()), "the server gave the invocation up");
+    await waitFor(
+      server.running,
+      () => /"event":"session\.given-up"/.test(server.running.stderr().toString()),
+      "the server gave the invocation up",
+    );
     const resumed = await run(["resume", checkpoint], { env: server.env });
     expect(resumed.stderr).toMatch(/transport-detached/);
   } finally {

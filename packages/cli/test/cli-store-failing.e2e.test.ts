@@ -43,15 +43,21 @@ async function serverFailingStarts(failures: number): Promise<EmbeddedServer> {
 }
 
 const invoke = (server: EmbeddedServer, ...extra: string[]) =>
-  run(["invoke", "echo", "count", "-c", '{"name":"store"}', "3", "0", ...extra], { env: { GOLEM_STREAM_URL: server.httpUrl, GOLEM_STREAM_TOKEN: TOKEN } });
+  run(["invoke", "echo", "count", "-c", '{"name":"store"}', "3", "0", ...extra], {
+    env: { GOLEM_STREAM_URL: server.httpUrl, GOLEM_STREAM_TOKEN: TOKEN },
+  });
 
 it("a server refusing every start with internal-error is reachable: giving up says nothing was started", async () => {
   const server = await serverFailingStarts(Number.POSITIVE_INFINITY);
   const failed = await invoke(server, "--retries", "2");
   expect(failed.code, failed.stderr).toBe(EXIT.connectionLost);
   expect(failed.stderr).not.toMatch(/cannot reach|connection lost/);
-  expect(failed.stderr).toMatch(/^golem-stream: the server answered with an error that may pass \(internal-error\); retrying quietly, up to 2 times \(--retries\)\n/);
-  expect(failed.stderr).toMatch(/the server is reachable but kept refusing with an error that may pass; gave up after 2 reconnect attempts .*internal-error.*\. Nothing was started on the server \(a refused start runs nothing\): run the command again once the server is healthy\n$/);
+  expect(failed.stderr).toMatch(
+    /^golem-stream: the server answered with an error that may pass \(internal-error\); retrying quietly, up to 2 times \(--retries\)\n/,
+  );
+  expect(failed.stderr).toMatch(
+    /the server is reachable but kept refusing with an error that may pass; gave up after 2 reconnect attempts .*internal-error.*\. Nothing was started on the server \(a refused start runs nothing\): run the command again once the server is healthy\n$/,
+  );
 });
 
 it("a start refused once and then accepted runs to its end, and says the server accepted", async () => {
@@ -59,19 +65,30 @@ it("a start refused once and then accepted runs to its end, and says the server 
   const done = await invoke(server);
   expect(done.code, done.stderr).toBe(EXIT.success);
   expect(itemsOf(done.stdout, "$")).toEqual([0, 1, 2]);
-  expect(done.stderr).toBe("golem-stream: the server answered with an error that may pass (internal-error); retrying quietly, up to 10 times (--retries)\ngolem-stream: the server accepted on a later attempt\n");
+  expect(done.stderr).toBe(
+    "golem-stream: the server answered with an error that may pass (internal-error); retrying quietly, up to 10 times (--retries)\ngolem-stream: the server accepted on a later attempt\n",
+  );
 });
 
 it("an invocation that fails without a reason after the server answered an error does not guess a restart", () => {
-  const failure = failureOf(new ClientError("invocation-failed", "invocation failed", { code: "invocation-failed" }), { wasAway: false, serverError: "internal-error" });
+  const failure = failureOf(new ClientError("invocation-failed", "invocation failed", { code: "invocation-failed" }), {
+    wasAway: false,
+    serverError: "internal-error",
+  });
   expect(failure.message).not.toMatch(/restart/);
   expect(failure.message).toMatch(/before, it had answered this process with internal-error, so it may be failing/);
 });
 
 it("giving up after a start went unanswered says the server may have started it, and names resume when there is a checkpoint", () => {
-  const gaveUp = new ClientError("connection-lost", "gave up after 2 reconnect attempts without progress (last: internal-error: internal error)", {
-    cause: new ProtocolError("internal-error", "internal error"),
-  });
-  expect(failureOf(gaveUp, { started: "unknown", checkpoint: "run.ckpt" }).message).toMatch(/may have started the invocation: `golem-stream resume run\.ckpt` continues it$/);
+  const gaveUp = new ClientError(
+    "connection-lost",
+    "gave up after 2 reconnect attempts without progress (last: internal-error: internal error)",
+    {
+      cause: new ProtocolError("internal-error", "internal error"),
+    },
+  );
+  expect(failureOf(gaveUp, { started: "unknown", checkpoint: "run.ckpt" }).message).toMatch(
+    /may have started the invocation: `golem-stream resume run\.ckpt` continues it$/,
+  );
   expect(failureOf(gaveUp, { started: "unknown" }).message).toMatch(/without a checkpoint nothing can continue it$/);
 });

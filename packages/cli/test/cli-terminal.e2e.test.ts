@@ -38,10 +38,12 @@ const shellQuote = (text: string) => `'${text.replaceAll("'", "'\\''")}'`;
  */
 function onTerminal(shell: string, columns = 40): Promise<{ code: number | null; screen: string }> {
   if (!hasScript()) throw new Error("these tests need `script` (util-linux) to run the CLI on a pseudo-terminal");
-  const child = track(spawn("script", ["-qec", `stty cols ${columns} rows 24; ${shell}`, "/dev/null"], {
-    env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "/tmp", TERM: "xterm", ...server.env },
-    stdio: ["pipe", "pipe", "pipe"],
-  }));
+  const child = track(
+    spawn("script", ["-qec", `stty cols ${columns} rows 24; ${shell}`, "/dev/null"], {
+      env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "/tmp", TERM: "xterm", ...server.env },
+      stdio: ["pipe", "pipe", "pipe"],
+    }),
+  );
   let screen = "";
   child.stdout.on("data", (chunk: Buffer) => (screen += chunk.toString("utf8")));
   child.stdin.end();
@@ -57,7 +59,9 @@ describe("stdout and stderr on the same terminal", () => {
     const dir = scratchDir();
     const wide = "x".repeat(150) + "END";
     writeFileSync(join(dir, "lines.txt"), `${wide}\nshort\n`);
-    const { code, screen } = await onTerminal(`${cli} invoke echo reverse ${ME.map(shellQuote).join(" ")} - < ${shellQuote(join(dir, "lines.txt"))}`);
+    const { code, screen } = await onTerminal(
+      `${cli} invoke echo reverse ${ME.map(shellQuote).join(" ")} - < ${shellQuote(join(dir, "lines.txt"))}`,
+    );
     expect(code).toBe(0);
     expect(screen).not.toContain(WRAP_OFF);
     // The 153-character line reached the 40-column terminal in one piece (it wraps there).
@@ -86,13 +90,17 @@ describe("stdout and stderr on the same terminal", () => {
 describe("a server that is down, on a terminal", () => {
   it("one line says so, a single line counts down to each attempt, and it is removed before the final message", async () => {
     const checkpoint = join(scratchDir(), "c.ckpt");
-    expect((await run(["invoke", "echo", "count", ...ME, "2", "0", "--checkpoint", checkpoint], { env: server.env })).code).toBe(EXIT.success);
+    expect((await run(["invoke", "echo", "count", ...ME, "2", "0", "--checkpoint", checkpoint], { env: server.env })).code).toBe(
+      EXIT.success,
+    );
     const { code, screen } = await onTerminal(`${cli} resume ${shellQuote(checkpoint)} --url http://127.0.0.1:9 --retries 3`, 120);
     expect(code).toBe(EXIT.connectionLost);
     expect(screen.match(/cannot reach the server/g)).toHaveLength(1);
     expect(screen).toMatch(/\r\x1b\[Kgolem-stream: attempt 3 of 3 in \ds \(/);
     // The countdown line is cleared, then the outcome is a line of its own.
-    expect(screen).toMatch(/\r\x1b\[Kgolem-stream: connection lost: gave up after 3 reconnect attempts without progress \(last: [^\r]*\)\r\n/);
+    expect(screen).toMatch(
+      /\r\x1b\[Kgolem-stream: connection lost: gave up after 3 reconnect attempts without progress \(last: [^\r]*\)\r\n/,
+    );
   });
 });
 
@@ -108,7 +116,12 @@ describe("bare output for a single output stream", () => {
     const bare = await run(["invoke", "echo", "count", ...ME, "3", "0"], { env: server.env });
     expect(bare.stdout.toString()).toBe("0\n1\n2\n");
     const enveloped = await run(["invoke", "echo", "count", ...ME, "3", "0", "--output", "lines"], { env: server.env });
-    expect(lines(enveloped.stdout)).toEqual(['{"stream":"$","item":0}', '{"stream":"$","item":1}', '{"stream":"$","item":2}', '{"result":"$"}']);
+    expect(lines(enveloped.stdout)).toEqual([
+      '{"stream":"$","item":0}',
+      '{"stream":"$","item":1}',
+      '{"stream":"$","item":2}',
+      '{"result":"$"}',
+    ]);
   });
 
   it("a stream of binary items is raw bytes; several streams keep the envelope", async () => {
@@ -146,15 +159,20 @@ describe("errors a person can act on", () => {
     expect(tls.stderr).toMatch(/^golem-stream: cannot reach https:\/\/127\.0\.0\.1:\d+: TLS failed \(ERR_SSL_[A-Z_]+\)\n$/);
     const port = Number(new URL(server.url).port);
     // --retries 0: a refused connection is otherwise retried (a server restarting), as resume's is.
-    const closed = await run(["invoke", "echo", "count", ...ME, "1", "0", "--retries", "0", "--url", `http://127.0.0.1:${port === 65535 ? 65534 : port + 1}`], {
-      env: { GOLEM_STREAM_TOKEN: TOKEN },
-    });
+    const closed = await run(
+      ["invoke", "echo", "count", ...ME, "1", "0", "--retries", "0", "--url", `http://127.0.0.1:${port === 65535 ? 65534 : port + 1}`],
+      {
+        env: { GOLEM_STREAM_TOKEN: TOKEN },
+      },
+    );
     expect(closed.stderr).toMatch(/ECONNREFUSED/);
   });
 
   it("the failed event of --output json carries the code", async () => {
     const checkpoint = join(scratchDir(), "c.ckpt");
-    expect((await run(["invoke", "echo", "count", ...ME, "2", "0", "--checkpoint", checkpoint], { env: server.env })).code).toBe(EXIT.success);
+    expect((await run(["invoke", "echo", "count", ...ME, "2", "0", "--checkpoint", checkpoint], { env: server.env })).code).toBe(
+      EXIT.success,
+    );
     // resume goes straight to the session endpoint, which refuses the token with a public code.
     const result = await run(["resume", checkpoint, "--output", "json", "--token", "not-the-token"], { env: server.env });
     expect(result.code).toBe(EXIT.rejected);

@@ -28,7 +28,9 @@ it("runs a two-node cluster end to end, resumes a cut upload at the other node a
   expect(out).toMatch(/node-a listening on http:\/\/127\.0\.0\.1:\d+/);
   expect(out).toMatch(/node-b listening on http:\/\/127\.0\.0\.1:\d+/);
   const cut = /cut connection #\d+ \(to (node-[ab]), which runs the invocation\) after [0-9.]+ MiB of upload/.exec(out);
-  const resumed = /the CLI resumed by itself on connection #\d+, which the balancer sent to (node-[ab]); the upload completed there/.exec(out);
+  const resumed = /the CLI resumed by itself on connection #\d+, which the balancer sent to (node-[ab]); the upload completed there/.exec(
+    out,
+  );
   expect(cut).not.toBeNull();
   expect(resumed).not.toBeNull();
   expect(resumed![1]).not.toBe(cut![1]);

@@ -45,7 +45,18 @@ function consumerProject(): string {
   for (const name of ["contract", "client"]) symlinkSync(join(PACKAGES, name), join(dir, "node_modules", "@golem-stream", name), "dir");
   symlinkSync(dirname(require.resolve("@types/node/package.json")), join(dir, "node_modules", "@types", "node"), "dir");
   writeFileSync(join(dir, "package.json"), JSON.stringify({ name: "codegen-consumer", private: true, type: "module" }));
-  const compilerOptions = { strict: true, module: "nodenext", moduleResolution: "nodenext", target: "es2022", outDir: "out", rootDir: ".", types: ["node"], skipLibCheck: true, noUncheckedIndexedAccess: true, exactOptionalPropertyTypes: true };
+  const compilerOptions = {
+    strict: true,
+    module: "nodenext",
+    moduleResolution: "nodenext",
+    target: "es2022",
+    outDir: "out",
+    rootDir: ".",
+    types: ["node"],
+    skipLibCheck: true,
+    noUncheckedIndexedAccess: true,
+    exactOptionalPropertyTypes: true,
+  };
   writeFileSync(join(dir, "tsconfig.json"), JSON.stringify({ compilerOptions, include: ["*.ts"] }));
   return dir;
 }
@@ -137,7 +148,9 @@ describe("golem-stream codegen round trip (real server, real CLI, real tsc)", ()
     writeFileSync(join(dir, "calls.ts"), CALLS);
     expect(tsc(dir)).toEqual({ code: 0, output: "" });
 
-    const compiled = (await import(pathToFileURL(join(dir, "out", "calls.js")).href)) as { callEveryMethod(url: string, token: string): Promise<unknown> };
+    const compiled = (await import(pathToFileURL(join(dir, "out", "calls.js")).href)) as {
+      callEveryMethod(url: string, token: string): Promise<unknown>;
+    };
     expect(await compiled.callEveryMethod(server.url, TOKEN)).toEqual({
       reverse: ["cba", "olléh"],
       digest: { bytes: "8", sha256: createHash("sha256").update("ab\ncd\nef").digest("hex") },
@@ -194,7 +207,6 @@ describe("golem-stream codegen exit codes", () => {
   });
 });
 
-
 describe("the catalogue asked for: -a/-e, then GOLEM_STREAM_APPLICATION/GOLEM_STREAM_ENVIRONMENT, then demo/default", () => {
   it("types and codegen read the variables, a flag wins over them, and a not-found names what was asked", async () => {
     const elsewhere = { ...server.env, GOLEM_STREAM_APPLICATION: "shop", GOLEM_STREAM_ENVIRONMENT: "prod" };
@@ -220,7 +232,17 @@ describe("golem-stream codegen of a catalogue with a method named then", () => {
     const catalogue = {
       application: "demo",
       environment: "default",
-      agentTypes: [{ name: "promise", constructorParameters: graph(record), methods: [{ name: "then", parameters: graph(record) }, { name: "ping", parameters: graph(record) }], config: [] }],
+      agentTypes: [
+        {
+          name: "promise",
+          constructorParameters: graph(record),
+          methods: [
+            { name: "then", parameters: graph(record) },
+            { name: "ping", parameters: graph(record) },
+          ],
+          config: [],
+        },
+      ],
     };
     const http = createServer((_, response) => response.setHeader("content-type", "application/json").end(JSON.stringify(catalogue)));
     await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));

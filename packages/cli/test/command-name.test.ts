@@ -44,7 +44,13 @@ it("a usage error's hint is spelled as typed here: the keyring command without a
     const stderr = new PassThrough();
     let text = "";
     stderr.on("data", (chunk: Buffer) => (text += chunk.toString()));
-    const io = { stdin: new PassThrough(), stdout: new PassThrough(), stderr, env: { GOLEM_STREAM_COMMAND: "pnpm golem-stream" }, signal: new AbortController().signal };
+    const io = {
+      stdin: new PassThrough(),
+      stdout: new PassThrough(),
+      stderr,
+      env: { GOLEM_STREAM_COMMAND: "pnpm golem-stream" },
+      signal: new AbortController().signal,
+    };
     const code = await runCli(["keyring", "list", "--keyring", join(dir, "missing.json")], io);
     expect(code).toBe(2);
     expect(text).toContain("`pnpm golem-stream serve --keyring <file>` creates one on its first start");

@@ -11,7 +11,9 @@ import { scratchDir, track } from "./support/processes.js";
 it("runs the main job end to end and checks its own results", async () => {
   const script = fileURLToPath(new URL("../examples/demo.mjs", import.meta.url));
   // Its temporary folder goes into the run's scratch root, removed even if the demo is killed here.
-  const child = track(spawn(process.execPath, [script], { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, TMPDIR: scratchDir() } }));
+  const child = track(
+    spawn(process.execPath, [script], { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, TMPDIR: scratchDir() } }),
+  );
   let out = "";
   let err = "";
   child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
@@ -22,6 +24,8 @@ it("runs the main job end to end and checks its own results", async () => {
   expect(out).toMatch(/listening on http:\/\/127\.0\.0\.1:\d+/);
   expect(out).toMatch(/✓ matches the local sha256/);
   expect(out).toMatch(/upper, decoded: "HELLO\\nSTREAMING WORLD\\n"/);
-  expect(out).toMatch(/✓ every item 0\.\.29 delivered in order; \d+ repeated since the last checkpoint write \(at most 100 ms of output\), none skipped/);
+  expect(out).toMatch(
+    /✓ every item 0\.\.29 delivered in order; \d+ repeated since the last checkpoint write \(at most 100 ms of output\), none skipped/,
+  );
   expect(out).toMatch(/stopped \(exit 0\)/);
 });

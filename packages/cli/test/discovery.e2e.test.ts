@@ -104,7 +104,9 @@ describe("decodeCatalogue", () => {
       response.end();
     });
     expect(error).toMatchObject({ exitCode: EXIT.connectionLost });
-    expect((error as Error).message).toMatch(/^discovery failed: HTTP 301, a redirect to https:\/\/elsewhere\.example\/v1\/agents\/types \(not followed/);
+    expect((error as Error).message).toMatch(
+      /^discovery failed: HTTP 301, a redirect to https:\/\/elsewhere\.example\/v1\/agents\/types \(not followed/,
+    );
   });
 
   it("a server that does not answer in time: no answer within --timeout, exit 4", async () => {
@@ -119,7 +121,10 @@ describe("decodeCatalogue", () => {
     ["no agentTypes", { application: "demo" }],
     ["agentTypes not an array", { agentTypes: {} }],
     ["an agent type without a name", { agentTypes: [{ constructorParameters: good.agentTypes[0]!.constructorParameters, methods: [] }] }],
-    ["a stream in the constructor", { agentTypes: [{ ...good.agentTypes[0], constructorParameters: t.graph(t.record({ s: t.stream(t.u8()) })) }] }],
+    [
+      "a stream in the constructor",
+      { agentTypes: [{ ...good.agentTypes[0], constructorParameters: t.graph(t.record({ s: t.stream(t.u8()) })) }] },
+    ],
     ["a dangling ref", { agentTypes: [{ ...good.agentTypes[0], methods: [{ name: "m", parameters: t.graph(t.ref("nope")) }] }] }],
     ["a method that is not an object", { agentTypes: [{ ...good.agentTypes[0], methods: [7] }] }],
     ["an empty method name", { agentTypes: [{ ...good.agentTypes[0], methods: [{ name: "", parameters: t.graph(t.record({})) }] }] }],
@@ -129,7 +134,7 @@ describe("decodeCatalogue", () => {
   });
 
   const wrongTyped: unknown[] = [undefined, null, 0, true, {}, [], "", "null", "[]", '"x"', "{", new Uint8Array([0xc3]), 1n];
-  it.each(wrongTyped.map((v) => [typeof v === "bigint" ? "1n" : JSON.stringify(v) ?? String(v), v] as const))(
+  it.each(wrongTyped.map((v) => [typeof v === "bigint" ? "1n" : (JSON.stringify(v) ?? String(v)), v] as const))(
     "throws only ProtocolError for %s",
     (_, value) => {
       expect(thrown(() => decodeCatalogue(value as string))).toBeInstanceOf(ProtocolError);

@@ -34,7 +34,14 @@ function links(file: string): { target: string; anchor: string | undefined }[] {
 /** GitHub's anchor for a heading: lower case, punctuation dropped, spaces to hyphens. */
 function anchorsOf(file: string): Set<string> {
   const headings = [...readFileSync(file, "utf8").matchAll(/^#{1,6} (.*)$/gm)].map((match) => match[1] as string);
-  return new Set(headings.map((heading) => heading.toLowerCase().replace(/[^\p{L}\p{N} _-]/gu, "").replace(/ /g, "-")));
+  return new Set(
+    headings.map((heading) =>
+      heading
+        .toLowerCase()
+        .replace(/[^\p{L}\p{N} _-]/gu, "")
+        .replace(/ /g, "-"),
+    ),
+  );
 }
 
 it("every page under docs/ is reachable from docs/README.md", () => {
@@ -48,7 +55,10 @@ it("every relative link of the indexes resolves, to the heading it names", () =>
   const broken = INDEXES.flatMap((index) =>
     links(index)
       .filter(({ target, anchor }) => !existsSync(target) || (anchor !== undefined && !anchorsOf(target).has(anchor)))
-      .map(({ target, anchor }) => `${relative(REPOSITORY, index)} → ${relative(REPOSITORY, target)}${anchor === undefined ? "" : `#${anchor}`}`),
+      .map(
+        ({ target, anchor }) =>
+          `${relative(REPOSITORY, index)} → ${relative(REPOSITORY, target)}${anchor === undefined ? "" : `#${anchor}`}`,
+      ),
   );
   expect(broken).toEqual([]);
 });

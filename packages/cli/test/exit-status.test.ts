@@ -14,7 +14,9 @@ describe("failureOf: invocation-failed without a reason", () => {
   it("after a reconnect names a restart of an invocation that is not replayable; after a resume, stdin too", () => {
     const away = failureOf(failed, { wasAway: true });
     expect(away.exitCode).toBe(EXIT.invocationFailed);
-    expect(away.message).toMatch(/it may have been a server restart, which fails every invocation it was running that is not replayable\. The output it produced before was delivered/);
+    expect(away.message).toMatch(
+      /it may have been a server restart, which fails every invocation it was running that is not replayable\. The output it produced before was delivered/,
+    );
     expect(failureOf(failed, { wasAway: true, resumed: true }).message).toMatch(
       /a server restart \(it fails every invocation it was running that is not replayable\), or an input only the interrupted process could feed \(stdin\)/,
     );

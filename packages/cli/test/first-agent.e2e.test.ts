@@ -29,7 +29,10 @@ interface Block {
   readonly lang: string;
   readonly body: string;
 }
-const blocks: Block[] = [...tutorial.matchAll(/^```(\w*)\n([\s\S]*?)^```$/gm)].map((match) => ({ lang: match[1] ?? "", body: match[2] ?? "" }));
+const blocks: Block[] = [...tutorial.matchAll(/^```(\w*)\n([\s\S]*?)^```$/gm)].map((match) => ({
+  lang: match[1] ?? "",
+  body: match[2] ?? "",
+}));
 const isSetup = (block: Block): boolean => /^(git|pnpm|npm|mkdir) /m.test(block.body);
 const isServer = (block: Block): boolean => / serve /.test(block.body);
 
@@ -95,7 +98,11 @@ afterAll(async () => {
 });
 
 it("has the blocks this test runs: a contract, an implementation, a client, a server and calls", () => {
-  expect(blocks.filter((block) => block.lang === "ts").map((block) => block.body.split("\n")[0])).toEqual(["// src/contract.ts", "// src/agents.ts", "// src/client.ts"]);
+  expect(blocks.filter((block) => block.lang === "ts").map((block) => block.body.split("\n")[0])).toEqual([
+    "// src/contract.ts",
+    "// src/agents.ts",
+    "// src/client.ts",
+  ]);
   expect(blocks.filter(isSetup)).toHaveLength(2);
   expect(blocks.filter(isServer)).toHaveLength(1);
   expect(JSON.parse(blocks.find((block) => block.lang === "json")?.body ?? "{}")).toMatchObject({ compilerOptions: { strict: true } });
@@ -118,7 +125,9 @@ it("served by serve --agents, the client script and the CLI print what the tutor
       if (found !== undefined) resolve(found);
     };
     server?.child.stdout?.on("data", check);
-    void server?.done.then((outcome) => reject(new Error(`the server's block exited (${outcome.code}) before listening: ${outcome.stderr}`)));
+    void server?.done.then((outcome) =>
+      reject(new Error(`the server's block exited (${outcome.code}) before listening: ${outcome.stderr}`)),
+    );
   });
   expect(server.stdout()).toContain("agents of dist/agents.js: application tutorial, environment default: tally");
 
@@ -142,7 +151,14 @@ it("served by serve --agents, the client script and the CLI print what the tutor
 
 it("every relative link of the tutorial resolves, to the heading it names", () => {
   const anchorsOf = (file: string): Set<string> =>
-    new Set([...readFileSync(file, "utf8").matchAll(/^#{1,6} (.*)$/gm)].map((match) => (match[1] as string).toLowerCase().replace(/[^\p{L}\p{N} _-]/gu, "").replace(/ /g, "-")));
+    new Set(
+      [...readFileSync(file, "utf8").matchAll(/^#{1,6} (.*)$/gm)].map((match) =>
+        (match[1] as string)
+          .toLowerCase()
+          .replace(/[^\p{L}\p{N} _-]/gu, "")
+          .replace(/ /g, "-"),
+      ),
+    );
   const links = [...tutorial.matchAll(/\]\(([^)\s]+)\)/g)].map((match) => match[1] as string).filter((href) => !/^[a-z]+:/.test(href));
   expect(links.length).toBeGreaterThan(5);
   const broken = links.filter((href) => {

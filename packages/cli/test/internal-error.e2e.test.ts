@@ -17,12 +17,18 @@ function brokenIo(): { io: CliIo; stderr: () => string } {
   const stderr = new PassThrough();
   let text = "";
   stderr.on("data", (chunk: Buffer) => (text += chunk.toString()));
-  const env = new Proxy<NodeJS.ProcessEnv>({}, {
-    get: () => {
-      throw new TypeError("the environment exploded");
+  const env = new Proxy<NodeJS.ProcessEnv>(
+    {},
+    {
+      get: () => {
+        throw new TypeError("the environment exploded");
+      },
     },
-  });
-  return { io: { stdin: new PassThrough(), stdout: new PassThrough(), stderr, env, signal: new AbortController().signal }, stderr: () => text };
+  );
+  return {
+    io: { stdin: new PassThrough(), stdout: new PassThrough(), stderr, env, signal: new AbortController().signal },
+    stderr: () => text,
+  };
 }
 
 it("reports a bug with its stack, exit 70, and says how to map the stack to the sources", async () => {

@@ -18,8 +18,15 @@ describe("loadOptional", () => {
   });
 
   it("names the missing dependency of a package that is present", async () => {
-    const load = () => Promise.reject(Object.assign(new Error("Cannot find package 'better-sqlite3' imported from /x/server/dist/index.js"), { code: "ERR_MODULE_NOT_FOUND" }));
-    await expect(loadOptional("@golem-stream/server", "golem-stream serve", load)).rejects.toThrow(/needs better-sqlite3, which is not installed/);
+    const load = () =>
+      Promise.reject(
+        Object.assign(new Error("Cannot find package 'better-sqlite3' imported from /x/server/dist/index.js"), {
+          code: "ERR_MODULE_NOT_FOUND",
+        }),
+      );
+    await expect(loadOptional("@golem-stream/server", "golem-stream serve", load)).rejects.toThrow(
+      /needs better-sqlite3, which is not installed/,
+    );
   });
 
   it("reports any other failure to load as it is", async () => {

@@ -140,6 +140,8 @@ describe("plain JSON errors name what the person wrote", () => {
 
   it("says where a wrong value is in plain JSON terms, not the native value's", () => {
     expect(() => convert({ name: 5, tags: [] })).toThrow(/^--constructor\.name: expected a string$/);
-    expect(() => convert({ name: "x", tags: [{ label: "a" }, { label: 7 }] })).toThrow(/^--constructor\.tags\[1\]\.label: expected a string$/);
+    expect(() => convert({ name: "x", tags: [{ label: "a" }, { label: 7 }] })).toThrow(
+      /^--constructor\.tags\[1\]\.label: expected a string$/,
+    );
   });
 });

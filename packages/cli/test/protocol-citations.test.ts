@@ -42,7 +42,14 @@ function sectionsOf(file: string): Set<string> {
 /** GitHub's anchor for each heading of a page: lower case, punctuation dropped, spaces to hyphens. */
 function anchorsOf(file: string): Set<string> {
   const headings = [...readFileSync(file, "utf8").matchAll(/^#{1,6} (.*)$/gm)].map((match) => match[1] as string);
-  return new Set(headings.map((heading) => heading.toLowerCase().replace(/[^\p{L}\p{N} _-]/gu, "").replace(/ /g, "-")));
+  return new Set(
+    headings.map((heading) =>
+      heading
+        .toLowerCase()
+        .replace(/[^\p{L}\p{N} _-]/gu, "")
+        .replace(/ /g, "-"),
+    ),
+  );
 }
 
 /** A page named in a citation (`client.md`, `docs/protocol/client.md`): looked up under docs/. */
@@ -97,7 +104,8 @@ function citationsOf(file: string): Citation[] {
       // Another standard's sections ("RFC 6455 §8.1") are not ours to check.
       if (qualifier !== undefined && /^RFC/i.test(qualifier)) continue;
       if (ofLink !== undefined || ofName !== undefined) page = pageNamed((ofLink ?? ofName) as string, file);
-      else if (open !== undefined && href !== undefined && href.startsWith("#")) page = qualifier?.endsWith(".md") ? pageNamed(qualifier, file) : file;
+      else if (open !== undefined && href !== undefined && href.startsWith("#"))
+        page = qualifier?.endsWith(".md") ? pageNamed(qualifier, file) : file;
       else if (open !== undefined && href !== undefined) page = pageNamed(href.split("#")[0] as string, file);
       else if (qualifier === undefined || /^protocol$/i.test(qualifier)) page = PROTOCOL;
       else if (/^decisions/i.test(qualifier)) page = DECISIONS;
@@ -161,7 +169,9 @@ it("every link into the restatements names a heading they have", () => {
     }),
   );
   const selfLinks = [PROTOCOL, DECISIONS].flatMap((file) =>
-    [...readFileSync(file, "utf8").matchAll(/\]\(#([^)\s]+)\)/g)].filter((match) => !anchorsOf(file).has(match[1] as string)).map((match) => `${relative(REPOSITORY, file)}: #${match[1]}`),
+    [...readFileSync(file, "utf8").matchAll(/\]\(#([^)\s]+)\)/g)]
+      .filter((match) => !anchorsOf(file).has(match[1] as string))
+      .map((match) => `${relative(REPOSITORY, file)}: #${match[1]}`),
   );
   expect([...broken, ...selfLinks]).toEqual([]);
 });

@@ -142,9 +142,25 @@ it("runs as written: serve, types, digest of a real file, reverse, count killed 
   const lines = walkthrough();
   expect(lines).toHaveLength(9);
   const port = String(await freePort());
-  const asTyped = lines.map((line) => line.replaceAll("8080", port).replace("pnpm golem-stream serve ", `pnpm golem-stream serve --port ${port} `));
-  const [serve, exportLine, types, digest, reverse, count, kill, resume, codegen] = asTyped as [string, string, string, string, string, string, string, string, string];
-  const shell = new Shell(folder, { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "/tmp", XDG_STATE_HOME: join(folder, "state") });
+  const asTyped = lines.map((line) =>
+    line.replaceAll("8080", port).replace("pnpm golem-stream serve ", `pnpm golem-stream serve --port ${port} `),
+  );
+  const [serve, exportLine, types, digest, reverse, count, kill, resume, codegen] = asTyped as [
+    string,
+    string,
+    string,
+    string,
+    string,
+    string,
+    string,
+    string,
+    string,
+  ];
+  const shell = new Shell(folder, {
+    PATH: process.env["PATH"] ?? "",
+    HOME: process.env["HOME"] ?? "/tmp",
+    XDG_STATE_HOME: join(folder, "state"),
+  });
 
   expect(await shell.run(serve)).toMatchObject({ status: 0 });
   const servePnpm = Number((await shell.run("echo $!")).output.trim());

@@ -7,6 +7,23 @@ it("every bound flag becomes its server limit; a flag left out keeps the server'
   const base = {} as ServeOptions;
   expect(serveLimits(base)).toEqual({});
   expect(
-    serveLimits({ ...base, authFailureLimit: 0, firstMessageTimeout: 1000, pingInterval: 2000, maxConnections: 5, maxConnectionsPerPrincipal: 3, maxSessionsPerPrincipal: 4, maxStoredBytesPerPrincipal: 6 }),
-  ).toEqual({ authFailuresPerAddress: 0, firstMessageTimeoutMs: 1000, pingIntervalMs: 2000, maxConnections: 5, maxConnectionsPerPrincipal: 3, maxRunningSessionsPerPrincipal: 4, maxStoredBytesPerPrincipal: 6 });
+    serveLimits({
+      ...base,
+      authFailureLimit: 0,
+      firstMessageTimeout: 1000,
+      pingInterval: 2000,
+      maxConnections: 5,
+      maxConnectionsPerPrincipal: 3,
+      maxSessionsPerPrincipal: 4,
+      maxStoredBytesPerPrincipal: 6,
+    }),
+  ).toEqual({
+    authFailuresPerAddress: 0,
+    firstMessageTimeoutMs: 1000,
+    pingIntervalMs: 2000,
+    maxConnections: 5,
+    maxConnectionsPerPrincipal: 3,
+    maxRunningSessionsPerPrincipal: 4,
+    maxStoredBytesPerPrincipal: 6,
+  });
 });

@@ -105,7 +105,9 @@ describe("bearer tokens for serve", () => {
 
 describe("connection", () => {
   it("takes flags over the environment over the default", () => {
-    expect(resolveConnection({ url: "http://a:1", token: "t1" }, { GOLEM_STREAM_URL: "http://b:2", GOLEM_STREAM_TOKEN: "t2" })).toMatchObject({
+    expect(
+      resolveConnection({ url: "http://a:1", token: "t1" }, { GOLEM_STREAM_URL: "http://b:2", GOLEM_STREAM_TOKEN: "t2" }),
+    ).toMatchObject({
       url: "http://a:1",
       token: "t1",
     });
@@ -201,7 +203,9 @@ describe("progress", () => {
 
   it("counts bytes, not items, for a byte stream, with percentage and ETA when the size is known", () => {
     expect(describeProgress(state({ items: 3, bytes: 3 * 1024 * 1024 }), 3_000)).toBe(" → data | 3.0 MiB | 1.0 MiB/s | 0:03");
-    expect(describeProgress(state({ bytes: 12 << 20, totalBytes: 48 << 20 }), 3_000)).toBe(" → data | 12.0 MiB / 48.0 MiB 25% | 4.0 MiB/s | 0:03 | ETA 0:09");
+    expect(describeProgress(state({ bytes: 12 << 20, totalBytes: 48 << 20 }), 3_000)).toBe(
+      " → data | 12.0 MiB / 48.0 MiB 25% | 4.0 MiB/s | 0:03 | ETA 0:09",
+    );
     expect(describeProgress(state({ bytes: 48 << 20, totalBytes: 48 << 20, note: "done", finishedAt: 4_000 }), 9_000)).toBe(
       " → data | 48.0 MiB / 48.0 MiB 100% | 12.0 MiB/s | 0:04 | done",
     );

@@ -31,7 +31,9 @@ describe("textLines", () => {
   it("yields the same lines however the input is chunked", async () => {
     await fc.assert(
       fc.asyncProperty(
-        fc.array(fc.oneof(fc.string({ unit: "grapheme" }), fc.constantFrom("\n", "\r\n", "\r", "é", "😀")), { maxLength: 30 }).map((parts) => parts.join("")),
+        fc
+          .array(fc.oneof(fc.string({ unit: "grapheme" }), fc.constantFrom("\n", "\r\n", "\r", "é", "😀")), { maxLength: 30 })
+          .map((parts) => parts.join("")),
         fc.array(fc.nat(200), { maxLength: 10 }),
         async (text, cuts) => {
           const bytes = new TextEncoder().encode(text);

@@ -17,7 +17,9 @@ it("accepts postgres:// and postgresql:// URLs with a user, a host and a databas
     shown: "postgres://golem@db.internal:5432/sessions",
     password: "s3cret",
   });
-  expect(parseStoreUrl("postgresql://golem@[::1]/sessions?sslmode=require", "--store").shown).toBe("postgresql://golem@[::1]/sessions?sslmode=require");
+  expect(parseStoreUrl("postgresql://golem@[::1]/sessions?sslmode=require", "--store").shown).toBe(
+    "postgresql://golem@[::1]/sessions?sslmode=require",
+  );
   expect(parseStoreUrl("POSTGRES://golem:p%40ss@h/db", "--store").password).toBe("p@ss");
 });
 

@@ -48,7 +48,10 @@ const walk = (node, outer) => {
 };
 walk(profile.head, "other");
 const perItem = (bytes) => `${(bytes / itemCount).toFixed(0).padStart(6)} B/item`;
-console.log(`${build ?? "this checkout's server"}: ${itemCount} tally items of 64 bytes; allocated ${perItem(total)} (sampled, collected objects included)`);
+console.log(
+  `${build ?? "this checkout's server"}: ${itemCount} tally items of 64 bytes; allocated ${perItem(total)} (sampled, collected objects included)`,
+);
 for (const [stage, bytes] of [...stages].sort((a, b) => b[1] - a[1])) console.log(`  ${stage.padEnd(44)} ${perItem(bytes)}`);
 console.log("  sites");
-for (const [site, bytes] of [...sites].sort((a, b) => b[1] - a[1]).slice(0, Number(process.env.TOP ?? 15))) console.log(`    ${perItem(bytes)}  ${site}`);
+for (const [site, bytes] of [...sites].sort((a, b) => b[1] - a[1]).slice(0, Number(process.env.TOP ?? 15)))
+  console.log(`    ${perItem(bytes)}  ${site}`);

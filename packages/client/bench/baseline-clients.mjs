@@ -45,7 +45,8 @@ export async function durableWs(url, messages, isBinary) {
     }
     const result = await finished;
     const want = isBinary ? expected.digest("hex") : String(messages.length);
-    if (result !== want || acked !== total) throw new Error(`durable peer answered ${result} (acked ${acked} of ${total} bytes), not ${want}`);
+    if (result !== want || acked !== total)
+      throw new Error(`durable peer answered ${result} (acked ${acked} of ${total} bytes), not ${want}`);
   });
   socket.close();
   return seconds;

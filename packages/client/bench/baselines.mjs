@@ -27,7 +27,19 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
 import { durableStreams, durableWs } from "./baseline-clients.mjs";
-import { benchSizes, bufferutilStatus, createMeasurements, digestOf, header, median, rawWs, startPeer, tallied, tallyOf, viaClient } from "./throughput.mjs";
+import {
+  benchSizes,
+  bufferutilStatus,
+  createMeasurements,
+  digestOf,
+  header,
+  median,
+  rawWs,
+  startPeer,
+  tallied,
+  tallyOf,
+  viaClient,
+} from "./throughput.mjs";
 
 const { totalMib: TOTAL_MIB, itemCount: ITEMS, rounds: ROUNDS, batches, items } = benchSizes();
 const bench = createMeasurements();
@@ -69,7 +81,12 @@ if (runs("strDurable")) await durableWs(durable.url, warmItems, false);
 if (runs("u8Durable")) await durableWs(durable.url, warmBatches, true);
 if (runs("strDs")) await durableStreams(ds.url, warmItems, false);
 if (runs("u8Ds")) await durableStreams(ds.url, warmBatches, true);
-for (const [peer, suffix] of before === undefined ? [[server, ""]] : [[server, ""], [before, "Before"]]) {
+for (const [peer, suffix] of before === undefined
+  ? [[server, ""]]
+  : [
+      [server, ""],
+      [before, "Before"],
+    ]) {
   if (runs(`strTally${suffix}`)) await viaClient(peer.url, "tally", tallyOf(warmItems), tallied(warmItems.length));
   if (runs(`strReverse${suffix}`)) await viaClient(peer.url, "reverse", tallyOf(warmItems));
   if (runs(`u8Server${suffix}`)) await viaClient(peer.url, "digest", digestOf(warmBatches));
@@ -124,6 +141,9 @@ for (const [label, name, base, target] of [
       ]),
 ]) {
   const ratio = ratioOf(name, base);
-  const verdict = target === undefined || ratio === undefined ? "" : `, target >= ${target}x: ${ratio.median >= target ? "met" : "NOT met"}`;
-  console.log(`${label.padEnd(48)} ${ratio === undefined ? "(not run)" : `${ratio.median.toFixed(2)}x (rounds ${ratio.min.toFixed(2)}–${ratio.max.toFixed(2)})${verdict}`}`);
+  const verdict =
+    target === undefined || ratio === undefined ? "" : `, target >= ${target}x: ${ratio.median >= target ? "met" : "NOT met"}`;
+  console.log(
+    `${label.padEnd(48)} ${ratio === undefined ? "(not run)" : `${ratio.median.toFixed(2)}x (rounds ${ratio.min.toFixed(2)}–${ratio.max.toFixed(2)})${verdict}`}`,
+  );
 }

@@ -21,8 +21,15 @@ for (const [label, contents] of Object.entries(ENTRIES)) {
     const name = /(?:^|\/)(wire|schema-value)\/dist\//.exec(input)?.[1] ?? (/^dist\//.test(input) ? "client" : input);
     byPackage.set(name, (byPackage.get(name) ?? 0) + bytes);
   }
-  console.log(`  minified bytes by package: ${[...byPackage].filter(([, bytes]) => bytes > 0).map(([name, bytes]) => `${name} ${kib(bytes)}`).join(", ")}`);
-  const largest = Object.entries(measured.bytesByInput).sort((a, b) => b[1] - a[1]).slice(0, 8);
+  console.log(
+    `  minified bytes by package: ${[...byPackage]
+      .filter(([, bytes]) => bytes > 0)
+      .map(([name, bytes]) => `${name} ${kib(bytes)}`)
+      .join(", ")}`,
+  );
+  const largest = Object.entries(measured.bytesByInput)
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 8);
   console.log(`  largest files: ${largest.map(([input, bytes]) => `${input.replace(/^(\.\.\/)+/, "")} ${kib(bytes)}`).join(", ")}`);
   if (measured.inputs.some((input) => /node_modules\/ws\//.test(input))) console.log("  CONTAINS ws");
 }

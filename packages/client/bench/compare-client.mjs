@@ -43,7 +43,11 @@ const server = await startPeer("server", join(dataDir, "files"));
 const invoke = (lib, url, method, list) => {
   const client = lib.createClient({ url, token: "t" });
   return time(async () => {
-    const call = client.invoke({ ...demo, method, methodParameters: { kind: "record", value: { fields: [lib.inputStream.strings(list)] } } });
+    const call = client.invoke({
+      ...demo,
+      method,
+      methodParameters: { kind: "record", value: { fields: [lib.inputStream.strings(list)] } },
+    });
     const result = await call.result;
     if (result.kind === "value" && result.streams.length > 0) {
       let count = 0;
@@ -57,7 +61,11 @@ const invoke = (lib, url, method, list) => {
 const digest = (lib, list) => {
   const client = lib.createClient({ url: server.url, token: "t" });
   return time(async () => {
-    const call = client.invoke({ ...demo, method: "digest", methodParameters: { kind: "record", value: { fields: [lib.inputStream.bytes(list)] } } });
+    const call = client.invoke({
+      ...demo,
+      method: "digest",
+      methodParameters: { kind: "record", value: { fields: [lib.inputStream.bytes(list)] } },
+    });
     await call.result;
     await call.finished;
   });
@@ -98,7 +106,12 @@ const cpuLine = (label, otherName, hereName, per = ITEMS, unit = "µs/item") => 
     `(rounds ${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)})`
   );
 };
-console.log(header(ROUNDS, `this checkout's client against ${otherPath}; one way to the ACK-only peer, round trip to this checkout's embedded server`));
+console.log(
+  header(
+    ROUNDS,
+    `this checkout's client against ${otherPath}; one way to the ACK-only peer, round trip to this checkout's embedded server`,
+  ),
+);
 console.log(`stream<string>, ${ITEMS} items of 64 bytes, one way (tally)`);
 console.log(row("  raw ws", "strRaw", "strRaw", ITEMS, "items/s"));
 console.log(row("  other build", "other", "strRaw", ITEMS, "items/s"));

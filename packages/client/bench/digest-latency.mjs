@@ -35,7 +35,11 @@ export async function createStore({ dataDir, reportPath }) {
     if (lastArrival > 0 && chunk.data.length >= 1 << 20) gaps.push(at - lastArrival);
     if (chunk.data.length >= 1 << 20) lastArrival = at;
     const accepted = accept(chunk, introduced);
-    if (chunk.data.length >= 1 << 20) accepted.then(() => latencies.push(performance.now() - at), () => {});
+    if (chunk.data.length >= 1 << 20)
+      accepted.then(
+        () => latencies.push(performance.now() - at),
+        () => {},
+      );
     return accepted;
   };
   store.observeCommits((seconds, writes) => groups.push([seconds * 1000, writes]));
@@ -69,7 +73,12 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const windowMib = Number(process.env.BENCH_WINDOW_MIB ?? 8);
   const root = mkdtempSync(join(process.env.BENCH_SERVE_DIR ?? tmpdir(), "golem-stream-digest-latency-"));
   const reportPath = join(root, "report.json");
-  const peer = await startPeer("store", join(root, "keys"), fileURLToPath(import.meta.url), JSON.stringify({ dataDir: join(root, "db"), reportPath }));
+  const peer = await startPeer(
+    "store",
+    join(root, "keys"),
+    fileURLToPath(import.meta.url),
+    JSON.stringify({ dataDir: join(root, "db"), reportPath }),
+  );
   const seconds = [];
   try {
     await viaClient(peer.url, "digest", digestOf(batches.slice(0, 4)));
@@ -86,7 +95,9 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     return sorted.length === 0 ? "-" : sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * q))].toFixed(1);
   };
   const line = (label, values) => `  ${label.padEnd(44)} p10 ${pct(values, 0.1)}  p50 ${pct(values, 0.5)}  p90 ${pct(values, 0.9)}`;
-  console.log(`digest of ${totalMib} × 1 MiB, ${rounds} rounds, client window ${windowMib} MiB, server data in ${process.env.BENCH_SERVE_DIR ?? tmpdir()}`);
+  console.log(
+    `digest of ${totalMib} × 1 MiB, ${rounds} rounds, client window ${windowMib} MiB, server data in ${process.env.BENCH_SERVE_DIR ?? tmpdir()}`,
+  );
   console.log(`  rate (median round)                          ${(totalMib / median(seconds)).toFixed(0)} MiB/s`);
   console.log(line("1 MiB batch, acceptInput to durable (ms)", latencies));
   console.log(line("1 MiB batch inter-arrival (ms)", gaps));

@@ -41,7 +41,7 @@ export function startDurablePeer(dataDir) {
     let slabUsed = 0;
 
     const lengthOf = (byteLength) => {
-      if (slabUsed + 4 > SLAB) (slab = Buffer.allocUnsafe(SLAB)), (slabUsed = 0);
+      if (slabUsed + 4 > SLAB) ((slab = Buffer.allocUnsafe(SLAB)), (slabUsed = 0));
       const prefix = slab.subarray(slabUsed, slabUsed + 4);
       prefix.writeUInt32LE(byteLength, 0);
       slabUsed += 4;

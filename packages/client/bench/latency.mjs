@@ -69,7 +69,8 @@ async function countLatencies(to, delayMs, consumerMs) {
   }
   await call.finished;
   const yields = await server.request("yields");
-  if (yields.length !== to || received.size !== to) throw new Error(`count ${to}: ${yields.length} yields, ${received.size} items received`);
+  if (yields.length !== to || received.size !== to)
+    throw new Error(`count ${to}: ${yields.length} yields, ${received.size} items received`);
   return yields.map(([value, at]) => Number(received.get(value) - BigInt(at)) / 1e6);
 }
 
@@ -94,5 +95,7 @@ console.log(`count, ${ITEMS} u32 items unless said; server: ${serverModule ?? "t
 for (const [name, values] of Object.entries(samples)) {
   const sorted = values.sort((a, b) => a - b);
   const fmt = (ms) => `${ms.toFixed(2).padStart(8)} ms`;
-  console.log(`  ${name.padEnd(52)} p50 ${fmt(percentile(sorted, 50))}  p99 ${fmt(percentile(sorted, 99))}  max ${fmt(sorted[sorted.length - 1])}  (${sorted.length} items)`);
+  console.log(
+    `  ${name.padEnd(52)} p50 ${fmt(percentile(sorted, 50))}  p99 ${fmt(percentile(sorted, 99))}  max ${fmt(sorted[sorted.length - 1])}  (${sorted.length} items)`,
+  );
 }

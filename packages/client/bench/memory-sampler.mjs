@@ -40,4 +40,3 @@ export async function memoryReport() {
   sampler ??= setInterval(sample, 20).unref();
   return report;
 }
-

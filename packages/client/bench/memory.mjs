@@ -280,7 +280,15 @@ async function parentMain() {
   };
   const liveRow = (run) => {
     const [c, s] = [growth(run, "client", "live"), growth(run, "server", "live")];
-    rows.push([`    live (after a full GC, every ${LIVE_PROBE_MS} ms)`, "", "", mib(c.heap), "", mib(s.heap), "what is held, garbage excluded"]);
+    rows.push([
+      `    live (after a full GC, every ${LIVE_PROBE_MS} ms)`,
+      "",
+      "",
+      mib(c.heap),
+      "",
+      mib(s.heap),
+      "what is held, garbage excluded",
+    ]);
   };
   const ratio = (label, small, big, what) => {
     const r = (side, part) => (growth(big, side, what)[part] / growth(small, side, what)[part]).toFixed(2);
@@ -364,7 +372,8 @@ async function parentMain() {
       const w = run.windows.find((w) => w.label === "all live")[side];
       return { rss: w.rss - run.base[side].rss, heap: w.heap - heapOf(run.base[side]) };
     };
-    const slope = (side, part) => `${((atLive(runs[1], side)[part] - atLive(runs[0], side)[part]) / (counts[1] - counts[0]) / 1024).toFixed(0)} KiB`;
+    const slope = (side, part) =>
+      `${((atLive(runs[1], side)[part] - atLive(runs[0], side)[part]) / (counts[1] - counts[0]) / 1024).toFixed(0)} KiB`;
     ratios.push(
       `${`per live session, ${counts[0]} → ${counts[1]}`.padEnd(36)} client RSS ${slope("client", "rss")}, heap+buf ${slope("client", "heap")}; ` +
         `server RSS ${slope("server", "rss")}, heap+buf ${slope("server", "heap")}`,

@@ -39,9 +39,7 @@ const [mode, dataDir, payloads, storeArgs] = process.argv.slice(2);
 
 function listening(wss) {
   return new Promise((resolve) =>
-    wss.once("listening", () =>
-      resolve({ url: `ws://127.0.0.1:${wss.address().port}`, close: () => new Promise((r) => wss.close(r)) }),
-    ),
+    wss.once("listening", () => resolve({ url: `ws://127.0.0.1:${wss.address().port}`, close: () => new Promise((r) => wss.close(r)) })),
   );
 }
 
@@ -79,7 +77,15 @@ function startAckPeer() {
             attemptId: message.attemptId,
             idempotencyKey: message.idempotencyKey,
             sessionToken: "session",
-            mappings: [{ channel: 1, direction: "input", streamToken: "input", provisionalRef: ref, inputHighWater: { sequence: 0n, terminal: false } }],
+            mappings: [
+              {
+                channel: 1,
+                direction: "input",
+                streamToken: "input",
+                provisionalRef: ref,
+                inputHighWater: { sequence: 0n, terminal: false },
+              },
+            ],
           });
           return;
         }
@@ -154,15 +160,17 @@ const peer =
           })
         : mode === "timed"
           ? await startTimedServer()
-        : mode === "store"
-          ? await startOnStore()
-        : mode === "durable"
-          ? await startDurablePeer(dataDir)
-        : mode === "ds"
-          ? await (await import("./durable-streams-peer.mjs")).startDurableStreamsPeer(dataDir)
-          : undefined;
+          : mode === "store"
+            ? await startOnStore()
+            : mode === "durable"
+              ? await startDurablePeer(dataDir)
+              : mode === "ds"
+                ? await (await import("./durable-streams-peer.mjs")).startDurableStreamsPeer(dataDir)
+                : undefined;
 if (peer === undefined) {
-  console.error("usage: peer.mjs raw | ack | server <dataDir> [inline] | store <dataDir> <module> <json> | durable <dataDir> | ds <dataDir>");
+  console.error(
+    "usage: peer.mjs raw | ack | server <dataDir> [inline] | store <dataDir> <module> <json> | durable <dataDir> | ds <dataDir>",
+  );
   process.exit(2);
 }
 
@@ -175,13 +183,20 @@ process.on("message", (message) => {
   // CPU time of this process (all threads), so a row can report what the receiver spent.
   else if (message === "cpu") process.send({ cpu: process.cpuUsage() });
   // With the embedded server, also its node byte budget: held now, capacity, highest since the last request.
-  else if (message === "memory") void memoryReport().then((memory) => process.send({ memory: { ...memory, buffered: peer.server?.bufferedBytes?.() } }));
+  else if (message === "memory")
+    void memoryReport().then((memory) => process.send({ memory: { ...memory, buffered: peer.server?.bufferedBytes?.() } }));
   // Durably accepted input items and recorded output items, over all streams (bench/unread-output.mjs).
   else if (message === "counts") process.send({ counts: storeCounts() });
   else if (message === "yields") process.send({ yields: yields.splice(0) });
   // Every allocation between the two, sampled (bench/allocations.mjs): the garbage too, not only what survives.
-  else if (message === "allocations-start") void allocationSampler().then((post) => post("HeapProfiler.startSampling", samplingOptions)).then(() => process.send({ "allocations-start": true }));
-  else if (message === "allocations-stop") void allocationSampler().then((post) => post("HeapProfiler.stopSampling")).then(({ profile }) => process.send({ "allocations-stop": profile }));
+  else if (message === "allocations-start")
+    void allocationSampler()
+      .then((post) => post("HeapProfiler.startSampling", samplingOptions))
+      .then(() => process.send({ "allocations-start": true }));
+  else if (message === "allocations-stop")
+    void allocationSampler()
+      .then((post) => post("HeapProfiler.stopSampling"))
+      .then(({ profile }) => process.send({ "allocations-stop": profile }));
 });
 
 const samplingOptions = { samplingInterval: 1024, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true };
@@ -191,7 +206,8 @@ function allocationSampler() {
   sampler ??= import("node:inspector").then(({ Session }) => {
     const session = new Session();
     session.connect();
-    return (method, params) => new Promise((resolve, reject) => session.post(method, params, (error, answer) => (error ? reject(error) : resolve(answer))));
+    return (method, params) =>
+      new Promise((resolve, reject) => session.post(method, params, (error, answer) => (error ? reject(error) : resolve(answer))));
   });
   return sampler;
 }
@@ -210,12 +226,19 @@ function storeCounts() {
     const { acceptInput, appendOutput } = proto;
     proto.acceptInput = function (chunk, ...rest) {
       const committed = acceptInput.call(this, chunk, ...rest);
-      void committed.then(() => (counts.input += Number(chunk.itemCount)), () => undefined);
+      void committed.then(
+        () => (counts.input += Number(chunk.itemCount)),
+        () => undefined,
+      );
       return committed;
     };
     proto.appendOutput = function (event, ...rest) {
       const committed = appendOutput.call(this, event, ...rest);
-      if (event.event === "item") void committed.then(() => (counts.output += Number(event.itemCount)), () => undefined);
+      if (event.event === "item")
+        void committed.then(
+          () => (counts.output += Number(event.itemCount)),
+          () => undefined,
+        );
       return committed;
     };
   }

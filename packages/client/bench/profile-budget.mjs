@@ -15,7 +15,6 @@
 import { readFileSync } from "node:fs";
 import { STAGES } from "./stages.mjs";
 
-
 const [perItem, file] = [Number(process.argv[2]), process.argv[3]];
 if (!(perItem > 0) || file === undefined) {
   console.error("usage: profile-budget.mjs <µs of CPU per item> <file.cpuprofile>");
@@ -53,4 +52,6 @@ profile.samples.forEach((id, i) => {
 });
 console.log(`${file}: busy ${(busy / 1000).toFixed(0)} ms; ${perItem} µs per item measured without the profiler`);
 for (const [stage, micros] of [...stages].sort((a, b) => b[1] - a[1]))
-  console.log(`  ${stage.padEnd(44)} ${((100 * micros) / busy).toFixed(1).padStart(5)} %  ${((perItem * micros) / busy).toFixed(2).padStart(6)} µs/item`);
+  console.log(
+    `  ${stage.padEnd(44)} ${((100 * micros) / busy).toFixed(1).padStart(5)} %  ${((perItem * micros) / busy).toFixed(2).padStart(6)} µs/item`,
+  );

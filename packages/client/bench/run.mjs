@@ -54,7 +54,20 @@
 import { closeSync, fdatasyncSync, mkdtempSync, openSync, rmSync, writeSync } from "node:fs";
 import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
-import { benchSizes, bufferutilStatus, createMeasurements, digestOf, header, median, rawWs, startPeer, tallied, tallyOf, time, viaClient } from "./throughput.mjs";
+import {
+  benchSizes,
+  bufferutilStatus,
+  createMeasurements,
+  digestOf,
+  header,
+  median,
+  rawWs,
+  startPeer,
+  tallied,
+  tallyOf,
+  time,
+  viaClient,
+} from "./throughput.mjs";
 
 const { totalMib: TOTAL_MIB, itemCount: ITEMS, rounds: ROUNDS, batches, items } = benchSizes();
 const bench = createMeasurements();
@@ -146,5 +159,7 @@ for (const [label, name, base, target] of [
   const ratio = ratioOf(name, base);
   const ceiling = bench.cpuCeiling(name, base);
   const ceilingText = ceiling === undefined ? "" : `; CPU ceiling on ${availableParallelism()} cores ${ceiling.toFixed(2)}x`;
-  console.log(`${label.padEnd(48)} ${ratio === undefined ? "(not run)" : `${ratio.toFixed(2)}x, target >= ${target}x: ${ratio >= target ? "met" : "NOT met"}${ceilingText}`}`);
+  console.log(
+    `${label.padEnd(48)} ${ratio === undefined ? "(not run)" : `${ratio.toFixed(2)}x, target >= ${target}x: ${ratio >= target ? "met" : "NOT met"}${ceilingText}`}`,
+  );
 }

@@ -46,7 +46,8 @@ const params = (...fields) => ({ kind: "record", value: { fields } });
 
 const dataDir = mkdtempSync(join(tmpdir(), "golem-stream-scale-"));
 // The forked server reads its limits from the environment it inherits (peer.mjs).
-if (NODE_BUDGET_MIB !== undefined) process.env.BENCH_SERVER_LIMITS = JSON.stringify({ maxQueuedBytesPerNode: NODE_BUDGET_MIB * 1024 * 1024 });
+if (NODE_BUDGET_MIB !== undefined)
+  process.env.BENCH_SERVER_LIMITS = JSON.stringify({ maxQueuedBytesPerNode: NODE_BUDGET_MIB * 1024 * 1024 });
 const server = await startPeer("server", dataDir);
 const client = createClient({ url: server.url, token: "t" });
 const memory = async () => (await server.request("memory")).now;
@@ -115,7 +116,8 @@ const digests = await Promise.all(
 const uploadSeconds = (Date.now() - uploading) / 1000;
 const duringUploads = await server.request("memory"); // its peak covers the uploads
 digests.forEach(([total, hash], i) => {
-  if (total !== String(uploads[i].size) || hash !== uploads[i].hash) throw new Error(`upload ${i}: digest ${hash} of ${total} bytes is wrong`);
+  if (total !== String(uploads[i].size) || hash !== uploads[i].hash)
+    throw new Error(`upload ${i}: digest ${hash} of ${total} bytes is wrong`);
 });
 
 // Release the idle sessions; every one must deliver its reversed words.
@@ -129,22 +131,32 @@ await server.close();
 rmSync(dataDir, { recursive: true, force: true });
 
 const gcNote = globalThis.gc === undefined ? "run with --expose-gc for live-byte figures; these include garbage" : "after a full GC";
-console.log(`node ${process.version}, ${availableParallelism()} cores, bufferutil ${bufferutilStatus()}; embedded server (SQLite synchronous=FULL) forked, client here`);
-console.log(`${IDLE} idle sessions (reverse, input and output stream open), opened ${OPEN_AT_ONCE} at a time in ${openSeconds.toFixed(1)} s`);
+console.log(
+  `node ${process.version}, ${availableParallelism()} cores, bufferutil ${bufferutilStatus()}; embedded server (SQLite synchronous=FULL) forked, client here`,
+);
+console.log(
+  `${IDLE} idle sessions (reverse, input and output stream open), opened ${OPEN_AT_ONCE} at a time in ${openSeconds.toFixed(1)} s`,
+);
 const rss = withIdle.rss - before.rss;
 const heap = withIdle.heapUsed + withIdle.arrayBuffers - (before.heapUsed + before.arrayBuffers);
 console.log(`  server memory per idle session (${gcNote}): RSS ${kib(rss / IDLE)} KiB, JS heap + array buffers ${kib(heap / IDLE)} KiB`);
-console.log(`  server total: RSS ${mib(before.rss)} -> ${mib(withIdle.rss)} MiB, heap ${mib(before.heapUsed)} -> ${mib(withIdle.heapUsed)} MiB`);
+console.log(
+  `  server total: RSS ${mib(before.rss)} -> ${mib(withIdle.rss)} MiB, heap ${mib(before.heapUsed)} -> ${mib(withIdle.heapUsed)} MiB`,
+);
 console.log(
   `  client memory per idle session (no GC): RSS ${kib((clientWithIdle.rss - clientBefore.rss) / IDLE)} KiB, heap ${kib((clientWithIdle.heapUsed - clientBefore.heapUsed) / IDLE)} KiB`,
 );
 console.log(
-  `${UPLOADS} concurrent digest uploads of ${UPLOAD_MIB} MiB beside them: ${(UPLOADS * UPLOAD_MIB / uploadSeconds).toFixed(0)} MiB/s together, ${uploadSeconds.toFixed(1)} s; every digest correct`,
+  `${UPLOADS} concurrent digest uploads of ${UPLOAD_MIB} MiB beside them: ${((UPLOADS * UPLOAD_MIB) / uploadSeconds).toFixed(0)} MiB/s together, ${uploadSeconds.toFixed(1)} s; every digest correct`,
 );
 const { buffered } = duringUploads;
-console.log(`  server's node byte budget (maxQueuedBytesPerNode) ${mib(buffered.capacity)} MiB; the most it held during the uploads ${mib(buffered.peak)} MiB`);
+console.log(
+  `  server's node byte budget (maxQueuedBytesPerNode) ${mib(buffered.capacity)} MiB; the most it held during the uploads ${mib(buffered.peak)} MiB`,
+);
 console.log(
   `  server peak during the uploads: RSS ${mib(duringUploads.peak.rss)} MiB, JS heap + array buffers ${mib(duringUploads.peak.heap)} MiB ` +
     `(+${mib(duringUploads.peak.heap - withIdle.heapUsed - withIdle.arrayBuffers)} MiB over the idle sessions' live heap + buffers)`,
 );
-console.log(`idle sessions released: ${IDLE} reversed outputs correct in ${releaseSeconds.toFixed(1)} s; server RSS at the end ${mib(after.rss)} MiB`);
+console.log(
+  `idle sessions released: ${IDLE} reversed outputs correct in ${releaseSeconds.toFixed(1)} s; server RSS at the end ${mib(after.rss)} MiB`,
+);

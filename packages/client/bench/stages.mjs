@@ -5,13 +5,23 @@
  */
 export const STAGES = [
   ["store (SQLite, group commit, sync)", (url) => /better-sqlite3|server\/dist\/store\//.test(url)],
-  ["encode (client: items) / acknowledgement (server)", (url) => /group-acks|wire\/dist\/(encode|canonical-json|envelope)|tokens\/dist|noble/.test(url)],
+  [
+    "encode (client: items) / acknowledgement (server)",
+    (url) => /group-acks|wire\/dist\/(encode|canonical-json|envelope)|tokens\/dist|noble/.test(url),
+  ],
   ["decode (strict, wire)", (url) => /wire\/dist\//.test(url)],
   ["validation (SchemaValue, canonical value)", (url) => /schema-value\/dist|server\/dist\/(values|agent-values)/.test(url)],
-  ["agent iteration (queue, agent)", (url) => /server\/dist\/(invocation\/(input-queue|mapped-iterable|output-)|demo\/|agent-host|contracts)/.test(url)],
+  [
+    "agent iteration (queue, agent)",
+    (url) => /server\/dist\/(invocation\/(input-queue|mapped-iterable|output-)|demo\/|agent-host|contracts)/.test(url),
+  ],
   ["routing (connection, attachment, session)", (url) => /server\/dist\//.test(url)],
   ["client runtime (feeder, channels, session)", (url) => /client\/dist\//.test(url)],
   ["durable peer (bench)", (url) => /bench\/(durable-peer|baseline-clients)/.test(url)],
-  ["socket (ws, net, libuv)", (url) => /node_modules\/.*ws\/lib|bufferutil|^node:(net|stream|internal\/stream|internal\/streams|internal\/stream_base_commons)/.test(url)],
+  [
+    "socket (ws, net, libuv)",
+    (url) =>
+      /node_modules\/.*ws\/lib|bufferutil|^node:(net|stream|internal\/stream|internal\/streams|internal\/stream_base_commons)/.test(url),
+  ],
   ["promises / microtasks", (url, name) => name === "runMicrotasks" || name === "processTicksAndRejections"],
 ];

@@ -107,7 +107,8 @@ export const tallyOf = (items) => [inputStream.strings(items)];
 /** The tally result must count every item: a bench that loses items must not look fast. */
 export const tallied = (expected) => (result) => {
   const [items, bytes] = result.value.value.fields.map((field) => field.value);
-  if (items !== String(expected) || bytes !== String(expected * ITEM.length)) throw new Error(`tally counted ${items} items, ${bytes} bytes`);
+  if (items !== String(expected) || bytes !== String(expected * ITEM.length))
+    throw new Error(`tally counted ${items} items, ${bytes} bytes`);
 };
 
 // ---- rounds and the report ----
@@ -174,15 +175,21 @@ export function createMeasurements() {
       const base = seconds[rawName];
       const ratios = base === undefined ? [] : times.map((t, round) => base[round] / t);
       // The spread over the rounds says how far one run of this machine can be trusted.
-      const ratio = ratios.length === 0 ? "" : `${median(ratios).toFixed(2).padStart(6)}x raw (rounds ${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)})`;
+      const ratio =
+        ratios.length === 0
+          ? ""
+          : `${median(ratios).toFixed(2).padStart(6)}x raw (rounds ${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)})`;
       // Per MiB in milliseconds; per item (far less) in microseconds.
       const perItem = unit.startsWith("items");
-      const cpuOf = (part) => (median(receiverCpu[name].map((round) => part(round))) / (perItem ? 1 : 1000) / units).toFixed(perItem ? 1 : 2);
+      const cpuOf = (part) =>
+        (median(receiverCpu[name].map((round) => part(round))) / (perItem ? 1 : 1000) / units).toFixed(perItem ? 1 : 2);
       const cpu =
         receiverCpu[name] === undefined
           ? ""
           : `  receiver CPU ${cpuOf((r) => r.user + r.system)} ${perItem ? "µs/item" : `ms/${unit.split("/")[0]}`} (user ${cpuOf((r) => r.user)}, system ${cpuOf((r) => r.system)})` +
-            (senderCpu[name] === undefined ? "" : `, sender ${(median(senderCpu[name]) / (perItem ? 1 : 1000) / units).toFixed(perItem ? 1 : 2)}`);
+            (senderCpu[name] === undefined
+              ? ""
+              : `, sender ${(median(senderCpu[name]) / (perItem ? 1 : 1000) / units).toFixed(perItem ? 1 : 2)}`);
       return `${label.padEnd(48)} ${rate.toFixed(rate >= 100 ? 0 : 1).padStart(10)} ${unit.padEnd(8)} ${ratio}${cpu}`;
     },
   };

@@ -109,13 +109,18 @@ async function reverse(url, count, options, reading) {
       yield item(i);
     }
   }
-  const call = client.invoke({ ...demo, method: "reverse", methodParameters: { kind: "record", value: { fields: [inputStream.strings(items())] } } });
+  const call = client.invoke({
+    ...demo,
+    method: "reverse",
+    methodParameters: { kind: "record", value: { fields: [inputStream.strings(items())] } },
+  });
   const result = await call.result;
   await reading();
   let n = 0;
   for await (const value of result.streams[0]) {
     const out = text(value);
-    if (out.length !== ITEM_BYTES || !out.endsWith(reversedLabel(n))) throw new Error(`output item ${n} is not the reverse of input item ${n}`);
+    if (out.length !== ITEM_BYTES || !out.endsWith(reversedLabel(n)))
+      throw new Error(`output item ${n} is not the reverse of input item ${n}`);
     n++;
   }
   await call.finished;
@@ -145,7 +150,9 @@ async function scenario(name, options) {
         const input = counts.input - before.input;
         if (process.env.UNREAD_DEBUG) {
           const u = counts.usage;
-          console.log(`  in ${input} out ${counts.output - before.output}: rss ${mib(u.rss - base.now.rss)} heap ${mib(u.heapUsed - base.now.heapUsed)} buffers ${mib(u.arrayBuffers - base.now.arrayBuffers)}`);
+          console.log(
+            `  in ${input} out ${counts.output - before.output}: rss ${mib(u.rss - base.now.rss)} heap ${mib(u.heapUsed - base.now.heapUsed)} buffers ${mib(u.arrayBuffers - base.now.arrayBuffers)}`,
+          );
         }
         if (input !== last) {
           last = input;
@@ -196,6 +203,10 @@ console.log(
 );
 const header = ["scenario", "input accepted (items)", "output committed (items)", "server RSS peak", "heap+buf peak", "live after GC"];
 const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
-const line = (cells) => cells.map((cell, i) => (i >= 3 ? cell.padStart(widths[i]) : cell.padEnd(widths[i]))).join("  ").trimEnd();
+const line = (cells) =>
+  cells
+    .map((cell, i) => (i >= 3 ? cell.padStart(widths[i]) : cell.padEnd(widths[i])))
+    .join("  ")
+    .trimEnd();
 console.log(line(header));
 for (const r of rows) console.log(line(r));

@@ -16,7 +16,16 @@ export {
 } from "./client.js";
 export type { AgentTypeSchema, MethodSchema } from "./discovery.js";
 export { jsToParams } from "./typed-agent.js";
-export { typedAgent, TypedCall, type AgentSource, type ConnectOptions, type ContractConnectOptions, type TypedAgent, type CallParams, type CallResult } from "./contract-agent.js";
+export {
+  typedAgent,
+  TypedCall,
+  type AgentSource,
+  type ConnectOptions,
+  type ContractConnectOptions,
+  type TypedAgent,
+  type CallParams,
+  type CallResult,
+} from "./contract-agent.js";
 export type { TypedOutput, SourceStreams, OutputStreams, SourceFor, OutputElement } from "./contract-streams.js";
 // Contracts are defined with this package's dependency; re-exported so a client needs one import.
 export { defineAgentType, ContractError, CONTRACT_ERROR_CODES, t } from "@golem-stream/contract";

@@ -22,7 +22,10 @@ export type { WsTransportOptions } from "./ws-transport.js";
 export function createClient(options: ClientOptions): Client {
   return createClientWith(options, () => {
     if (globalWebSocket() === undefined) {
-      throw new ClientError("invalid-argument", "this runtime has no global WebSocket: pass options.transport (under Node, import the package's Node build, which uses ws)");
+      throw new ClientError(
+        "invalid-argument",
+        "this runtime has no global WebSocket: pass options.transport (under Node, import the package's Node build, which uses ws)",
+      );
     }
     return webSocketTransport();
   });
@@ -30,5 +33,8 @@ export function createClient(options: ClientOptions): Client {
 
 /** The `ws` transport exists in the Node build only; here it says so instead of bundling `ws`. */
 export function wsTransport(_options?: WsTransportOptions): Transport {
-  throw new ClientError("invalid-argument", "wsTransport needs Node and the ws package: this is the browser build of @golem-stream/client, whose default transport is webSocketTransport()");
+  throw new ClientError(
+    "invalid-argument",
+    "wsTransport needs Node and the ws package: this is the browser build of @golem-stream/client, whose default transport is webSocketTransport()",
+  );
 }

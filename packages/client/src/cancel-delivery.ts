@@ -27,9 +27,7 @@ import type { OutputStream } from "./output-stream.js";
  *   the cancel; nothing was sent.
  */
 export type CancelOutcome =
-  | { readonly kind: "delivered" }
-  | { readonly kind: "undelivered"; readonly error: ClientError }
-  | { readonly kind: "already-over" };
+  { readonly kind: "delivered" } | { readonly kind: "undelivered"; readonly error: ClientError } | { readonly kind: "already-over" };
 
 export class CancelDelivery {
   /** What the caller's promises and readers reject with (kind `aborted`). */

@@ -77,7 +77,8 @@ export function outputOn(attachment: Attachment, channel: number): OutputStream 
 export function outputOfKind(attachment: Attachment, channel: number, kind: "u8" | "binary"): OutputStream {
   const stream = outputOn(attachment, channel);
   const schema = stream.schema;
-  if (schema !== undefined && schema.direct !== kind) throw violation(`an output-${kind} message on a stream whose elements are not ${kind}`);
+  if (schema !== undefined && schema.direct !== kind)
+    throw violation(`an output-${kind} message on a stream whose elements are not ${kind}`);
   return stream;
 }
 

@@ -96,7 +96,8 @@ export function createClientWith(options: ClientOptions, defaultTransport: () =>
   if ((token === undefined) === (getToken === undefined)) {
     throw new ClientError("invalid-argument", "give exactly one of token or getToken");
   }
-  if (token !== undefined && (typeof token !== "string" || token.length === 0)) throw new ClientError("invalid-argument", "token must be a non-empty string");
+  if (token !== undefined && (typeof token !== "string" || token.length === 0))
+    throw new ClientError("invalid-argument", "token must be a non-empty string");
   if (getToken !== undefined && typeof getToken !== "function") throw new ClientError("invalid-argument", "getToken must be a function");
   if (options.transport !== undefined && typeof options.transport?.connect !== "function") {
     throw new ClientError("invalid-argument", "transport must have a connect() method");
@@ -112,7 +113,12 @@ export function createClientWith(options: ClientOptions, defaultTransport: () =>
     acceptanceTimeoutMs: nonNegative(options.acceptanceTimeoutMs, DEFAULT_ACCEPTANCE_TIMEOUT_MS, "acceptanceTimeoutMs"),
     cancelConfirmTimeoutMs: positive(options.cancelConfirmTimeoutMs, DEFAULT_CANCEL_CONFIRM_TIMEOUT_MS, "cancelConfirmTimeoutMs"),
   };
-  const servedType = async (application: string, environment: string, agentType: string, signal: AbortSignal | undefined): Promise<AgentTypeSchema> => {
+  const servedType = async (
+    application: string,
+    environment: string,
+    agentType: string,
+    signal: AbortSignal | undefined,
+  ): Promise<AgentTypeSchema> => {
     const catalogue = await fetchCatalogue(discoveryUrl(config.url, application, environment), await config.getToken(), signal);
     const schema = catalogue.get(agentType);
     if (schema === undefined) throw new ClientError("rejected", `agent type ${agentType} is not in the catalogue`, { code: "not-found" });
@@ -125,7 +131,8 @@ export function createClientWith(options: ClientOptions, defaultTransport: () =>
       schema,
       invoke(method, args, extra = {}) {
         const methodSchema = schema.methods.get(method);
-        if (methodSchema === undefined) throw new ClientError("invalid-argument", `agent type ${agentType} has no method ${method}`, { code: "not-found" });
+        if (methodSchema === undefined)
+          throw new ClientError("invalid-argument", `agent type ${agentType} has no method ${method}`, { code: "not-found" });
         return client.invoke({
           ...extra,
           application,
@@ -154,7 +161,8 @@ export function createClientWith(options: ClientOptions, defaultTransport: () =>
     },
     invoke(invoke) {
       if (typeof invoke !== "object" || invoke === null) throw new ClientError("invalid-argument", "invoke needs an options object");
-      if (invoke.signal !== undefined && !(invoke.signal instanceof AbortSignal)) throw new ClientError("invalid-argument", "signal must be an AbortSignal");
+      if (invoke.signal !== undefined && !(invoke.signal instanceof AbortSignal))
+        throw new ClientError("invalid-argument", "signal must be an AbortSignal");
       if (invoke.onCheckpoint !== undefined && typeof invoke.onCheckpoint !== "function") {
         throw new ClientError("invalid-argument", "onCheckpoint must be a function");
       }
@@ -198,7 +206,8 @@ export function sessionUrl(base: string): string {
   }
   if (url.protocol === "http:") url.protocol = "ws:";
   else if (url.protocol === "https:") url.protocol = "wss:";
-  else if (url.protocol !== "ws:" && url.protocol !== "wss:") throw new ClientError("invalid-argument", `unsupported URL scheme ${url.protocol}`);
+  else if (url.protocol !== "ws:" && url.protocol !== "wss:")
+    throw new ClientError("invalid-argument", `unsupported URL scheme ${url.protocol}`);
   if (url.pathname === "/" || url.pathname === "") url.pathname = SESSION_PATH;
   return url.toString();
 }
@@ -234,14 +243,16 @@ function checkResumeState(state: ResumeState): void {
   const bad = (what: string): ClientError => new ClientError("invalid-argument", `resume state: ${what}`);
   if (typeof state !== "object" || state === null) throw bad("must be an object");
   const cursors: unknown = state.outputCursors;
-  if (!Array.isArray(cursors) || !cursors.every((cursor) => typeof cursor === "string")) throw bad("outputCursors must be an array of strings");
+  if (!Array.isArray(cursors) || !cursors.every((cursor) => typeof cursor === "string"))
+    throw bad("outputCursors must be an array of strings");
   if (typeof state.idempotencyKey !== "string") throw bad("idempotencyKey must be a string");
   if (typeof state.selector !== "object" || state.selector === null) throw bad("selector must be an object");
   const pending: unknown = state.pendingOperation;
   let probe: InvocationStart | ResumeAttach;
   if (state.sessionToken === undefined) {
     // Saved before acceptance: the frozen start is all there is.
-    if (!isMessageOfType(pending, "invocationStart")) throw bad("without a sessionToken, pendingOperation must be the frozen invocationStart");
+    if (!isMessageOfType(pending, "invocationStart"))
+      throw bad("without a sessionToken, pendingOperation must be the frozen invocationStart");
     if (cursors.length !== 0) throw bad("a pending start has no output cursors");
     probe = pending;
   } else {

@@ -9,7 +9,14 @@
  * A function beside the client rather than a method of it, so a page that
  * never uses contracts does not ship this code (the browser bundle budget).
  */
-import { contractDifferences, ContractError, type AnyAgentContract, type ConstructorArgs, type MethodName, type ResultSchema } from "@golem-stream/contract";
+import {
+  contractDifferences,
+  ContractError,
+  type AnyAgentContract,
+  type ConstructorArgs,
+  type MethodName,
+  type ResultSchema,
+} from "@golem-stream/contract";
 import type { JsOf } from "@golem-stream/schema-value";
 import type { Agent, AgentInvokeOptions, AgentOptions } from "./agent-options.js";
 import type { AgentTypeSchema } from "./discovery.js";
@@ -31,7 +38,6 @@ export interface ConnectOptions<C extends AnyAgentContract> {
   readonly signal?: AbortSignal;
 }
 
-
 /**
  * `client.connect`'s options: as `ConnectOptions`, with the constructor's
  * parameters under `constructor` (the issue's spelling) or `constructorArgs`.
@@ -48,8 +54,12 @@ export function contractOptions<C extends AnyAgentContract>(options: ContractCon
   if (typeof options !== "object" || options === null) throw new ClientError("invalid-argument", "connect needs an options object");
   const own = (name: string) => Object.prototype.hasOwnProperty.call(options, name);
   if (own("constructorArgs")) return options as unknown as ConnectOptions<C>;
-  if (!own("constructor")) throw new ClientError("invalid-argument", "connect needs the agent's constructor parameters: { constructor: { … } }");
-  const { constructor: constructorArgs, ...rest } = options as { readonly constructor: ConstructorArgs<C> } & Omit<ConnectOptions<C>, "constructorArgs">;
+  if (!own("constructor"))
+    throw new ClientError("invalid-argument", "connect needs the agent's constructor parameters: { constructor: { … } }");
+  const { constructor: constructorArgs, ...rest } = options as { readonly constructor: ConstructorArgs<C> } & Omit<
+    ConnectOptions<C>,
+    "constructorArgs"
+  >;
   return { ...rest, constructorArgs };
 }
 
@@ -57,8 +67,11 @@ export function contractOptions<C extends AnyAgentContract>(options: ContractCon
 export type CallParams<C extends AnyAgentContract, K extends MethodName<C>> = JsOf<C["methods"][K]["params"], SourceStreams>;
 
 /** What a typed call resolves to: the result with typed output streams, `undefined` without a result. */
-export type CallResult<C extends AnyAgentContract, K extends MethodName<C>> =
-  C["methods"][K] extends { readonly result: infer R } ? (R extends ResultSchema ? JsOf<R, OutputStreams> : undefined) : undefined;
+export type CallResult<C extends AnyAgentContract, K extends MethodName<C>> = C["methods"][K] extends { readonly result: infer R }
+  ? R extends ResultSchema
+    ? JsOf<R, OutputStreams>
+    : undefined
+  : undefined;
 
 /** An agent typed by its contract: one method per contract method. */
 export type TypedAgent<C extends AnyAgentContract> = {
@@ -86,7 +99,10 @@ export class TypedCall<R> implements PromiseLike<R> {
     return this.invocation.finished;
   }
 
-  then<A = R, B = never>(onFulfilled?: ((value: R) => A | PromiseLike<A>) | null, onRejected?: ((reason: unknown) => B | PromiseLike<B>) | null): Promise<A | B> {
+  then<A = R, B = never>(
+    onFulfilled?: ((value: R) => A | PromiseLike<A>) | null,
+    onRejected?: ((reason: unknown) => B | PromiseLike<B>) | null,
+  ): Promise<A | B> {
     return this.result.then(onFulfilled, onRejected);
   }
 }
@@ -114,7 +130,11 @@ export interface AgentSource {
  * An alias of `client.connect(contract, options)`, the spelling the documentation uses, as a free
  * function (it takes the constructor's parameters as `constructorArgs` only).
  */
-export async function typedAgent<C extends AnyAgentContract>(client: AgentSource, contract: C, options: ConnectOptions<C>): Promise<TypedAgent<C>> {
+export async function typedAgent<C extends AnyAgentContract>(
+  client: AgentSource,
+  contract: C,
+  options: ConnectOptions<C>,
+): Promise<TypedAgent<C>> {
   if (typeof contract !== "object" || contract === null || typeof contract.graphs !== "object") {
     throw new ClientError("invalid-argument", "typedAgent needs a contract made by defineAgentType");
   }
@@ -137,7 +157,11 @@ export function typedMethods<C extends AnyAgentContract>(contract: C, agent: Age
   const methods: Record<string, (params: unknown, options?: AgentInvokeOptions) => TypedCall<unknown>> = {};
   for (const method of contract.graphs.methods) {
     // `await client.connect(…)` would call it: a thenable agent never resolves to itself.
-    if (method.name === "then") throw new ClientError("invalid-argument", "a contract method named then cannot be typed (the agent would be a thenable); call it with client.agent");
+    if (method.name === "then")
+      throw new ClientError(
+        "invalid-argument",
+        "a contract method named then cannot be typed (the agent would be a thenable); call it with client.agent",
+      );
     methods[method.name] = (params, options) => new TypedCall(agent.invoke(method.name, params, options));
   }
   return Object.freeze(methods) as TypedAgent<C>;

@@ -69,7 +69,14 @@ function fetchFailure(error: unknown): string {
   for (let at: unknown = error, depth = 0; at !== undefined && at !== null && depth < 4; at = (at as { cause?: unknown }).cause, depth++) {
     const { code, message } = at as { code?: unknown; message?: unknown };
     const said = typeof message === "string" && message !== "" && message !== "fetch failed" ? message : undefined;
-    const part = said === undefined ? (typeof code === "string" ? code : undefined) : typeof code === "string" && !said.includes(code) ? `${said} (${code})` : said;
+    const part =
+      said === undefined
+        ? typeof code === "string"
+          ? code
+          : undefined
+        : typeof code === "string" && !said.includes(code)
+          ? `${said} (${code})`
+          : said;
     if (part !== undefined && !parts.includes(part)) parts.push(part);
   }
   return parts.length === 0 ? String(error) : parts.join(": ");

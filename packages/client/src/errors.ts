@@ -102,5 +102,8 @@ export function isClientCancelReason(value: unknown): value is ClientCancelReaso
 }
 
 export function invalidCancelReason(reason: unknown): ClientError {
-  return new ClientError("invalid-argument", `a cancel reason is one of ${CLIENT_CANCEL_REASONS.join(", ")}; got ${typeof reason === "string" ? JSON.stringify(reason) : typeof reason}`);
+  return new ClientError(
+    "invalid-argument",
+    `a cancel reason is one of ${CLIENT_CANCEL_REASONS.join(", ")}; got ${typeof reason === "string" ? JSON.stringify(reason) : typeof reason}`,
+  );
 }

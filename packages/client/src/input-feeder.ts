@@ -66,7 +66,12 @@ export class InputFeeder {
   /** Resolves once the server has durably recorded this stream's terminal. */
   readonly settled: Promise<void>;
 
-  constructor(binding: InputStream, provisionalRef: string, host: FeederHost, maxUnackedBytes: number = LIMITS.defaultClientUnackedInputBytes) {
+  constructor(
+    binding: InputStream,
+    provisionalRef: string,
+    host: FeederHost,
+    maxUnackedBytes: number = LIMITS.defaultClientUnackedInputBytes,
+  ) {
     this.binding = binding;
     this.provisionalRef = provisionalRef;
     this.#host = host;
@@ -221,12 +226,17 @@ export class InputFeeder {
         return out;
       }
       case "binary": {
-        const blob: BinaryBlob = item instanceof Uint8Array || ArrayBuffer.isView(item) || item instanceof ArrayBuffer
-          ? { bytes: toBytes(item) }
-          : (item as BinaryBlob);
+        const blob: BinaryBlob =
+          item instanceof Uint8Array || ArrayBuffer.isView(item) || item instanceof ArrayBuffer
+            ? { bytes: toBytes(item) }
+            : (item as BinaryBlob);
         const payload = toBytes(blob.bytes);
         if (payload.byteLength > LIMITS.maxBinaryPayloadBytes) {
-          throw new ClientError("invalid-argument", `a binary item of ${payload.byteLength} bytes exceeds ${LIMITS.maxBinaryPayloadBytes}`, { code: "limit-exceeded" });
+          throw new ClientError(
+            "invalid-argument",
+            `a binary item of ${payload.byteLength} bytes exceeds ${LIMITS.maxBinaryPayloadBytes}`,
+            { code: "limit-exceeded" },
+          );
         }
         const mimeType = blob.mimeType ?? this.binding.mimeType;
         return [{ kind: "binary", sequence: this.#nextSequence, payload, ...(mimeType === undefined ? {} : { mimeType }) }];
@@ -241,7 +251,10 @@ export class InputFeeder {
         try {
           text = checkInputItem(1, sequence, value);
         } catch (cause) {
-          throw new ClientError("invalid-argument", `input item ${sequence} is not a valid SchemaValue`, { code: "invalid-message", cause });
+          throw new ClientError("invalid-argument", `input item ${sequence} is not a valid SchemaValue`, {
+            code: "invalid-message",
+            cause,
+          });
         }
         return [{ kind: "value", sequence, text, bytes: checkedItemLength(1, sequence, text) }];
       }

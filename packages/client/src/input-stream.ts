@@ -22,11 +22,7 @@ export interface BinaryBlob {
  * runtime replaces each binding by `{"kind":"stream","value":{"provisionalRef":…}}`.
  */
 export type ParamNode = InputStream | { readonly kind: string; readonly value: ParamPayload };
-export type ParamPayload =
-  | JsonPrimitive
-  | InputStream
-  | readonly ParamPayload[]
-  | { readonly [member: string]: ParamPayload };
+export type ParamPayload = JsonPrimitive | InputStream | readonly ParamPayload[] | { readonly [member: string]: ParamPayload };
 
 export class InputStream {
   readonly element: InputElementKind;
@@ -99,7 +95,7 @@ function stringNode(item: unknown): ParamNode {
     item === null
       ? "null"
       : item instanceof Uint8Array
-        ? "bytes (decode them first, e.g. setEncoding(\"utf8\") on a Node stream, or use inputStream.bytes)"
+        ? 'bytes (decode them first, e.g. setEncoding("utf8") on a Node stream, or use inputStream.bytes)'
         : item === undefined
           ? "undefined"
           : `${typeof item === "object" ? "an" : "a"} ${typeof item}`;

@@ -126,10 +126,14 @@ export class Invocation {
         const error =
           failure === undefined
             ? new ClientError("invocation-failed", outcome.message, { code: outcome.code })
-            : new ClientError("invocation-failed", `${outcome.message} (after an input of this call failed here: ${failure instanceof Error ? failure.message : String(failure)})`, {
-                code: outcome.code,
-                cause: failure,
-              });
+            : new ClientError(
+                "invocation-failed",
+                `${outcome.message} (after an input of this call failed here: ${failure instanceof Error ? failure.message : String(failure)})`,
+                {
+                  code: outcome.code,
+                  cause: failure,
+                },
+              );
         rejectAll(error);
         this.#controller.abort(error);
       },
@@ -229,7 +233,12 @@ export class Invocation {
         return;
       }
       case "reconnecting":
-        this.#emit("reconnecting", { failures: event.failures, maxAttempts: event.maxAttempts, delayMs: event.delayMs, cause: event.cause });
+        this.#emit("reconnecting", {
+          failures: event.failures,
+          maxAttempts: event.maxAttempts,
+          delayMs: event.delayMs,
+          cause: event.cause,
+        });
         return;
       case "revoked":
         this.#emit("revoked", {});

@@ -27,12 +27,7 @@ import {
   type EncodeOptions,
   type SchemaValueJson,
 } from "@golem-stream/wire";
-import {
-  INPUT_ITEM_TAIL,
-  encodeInputStreamItemValue,
-  inputStreamItemHead,
-  isInputItemPosition,
-} from "@golem-stream/wire/internal";
+import { INPUT_ITEM_TAIL, encodeInputStreamItemValue, inputStreamItemHead, isInputItemPosition } from "@golem-stream/wire/internal";
 import type { Connection } from "./transport.js";
 
 /**
@@ -123,5 +118,9 @@ export function framesCheckedItems<C extends Connection>(connection: C): C {
 export function senderFor(connection: Connection): (message: ClientMessage) => void {
   if (framingConnections.has(connection)) return (message) => connection.send(message);
   return (message) =>
-    connection.send(message instanceof CheckedInputItem ? { type: message.type, channel: message.channel, sequence: message.sequence, value: message.value } : message);
+    connection.send(
+      message instanceof CheckedInputItem
+        ? { type: message.type, channel: message.channel, sequence: message.sequence, value: message.value }
+        : message,
+    );
 }

@@ -38,9 +38,7 @@ import type { ElementSchema } from "./schema.js";
  *   terminal arrived; `error` says why. The stream may still end on the server.
  */
 export type StreamOutcome =
-  | OutputOutcome
-  | { readonly kind: "already-delivered" }
-  | { readonly kind: "detached"; readonly error: ClientError };
+  OutputOutcome | { readonly kind: "already-delivered" } | { readonly kind: "detached"; readonly error: ClientError };
 
 /** What an output stream yields: a native value, a packed byte batch, or one binary item. */
 export type OutputChunk = SchemaValueJson | Uint8Array | BinaryBlob;
@@ -269,7 +267,10 @@ export class OutputStream implements AsyncIterable<OutputChunk> {
             const convert = this.#convert;
             if (convert === undefined) {
               await inner.return?.();
-              throw new ClientError("invalid-argument", "this stream's element schema is unknown (it was not exposed by a result or item seen here)");
+              throw new ClientError(
+                "invalid-argument",
+                "this stream's element schema is unknown (it was not exposed by a result or item seen here)",
+              );
             }
             return { done: false, value: convert(result.value) };
           },
@@ -472,10 +473,14 @@ function outcomeError(outcome: Exclude<OutputOutcome, { kind: "ok" }>, inputFail
     // Said from the input's side: that is where the caller must look (its source threw, or an item did not fit).
     const { error } = inputFailure;
     const why = error instanceof Error ? error.message : String(error);
-    return new ClientError("stream-failed", `an input of this call failed here: ${why} (then this output failed on the server: ${outcome.message})`, {
-      code: outcome.code,
-      cause: error,
-    });
+    return new ClientError(
+      "stream-failed",
+      `an input of this call failed here: ${why} (then this output failed on the server: ${outcome.message})`,
+      {
+        code: outcome.code,
+        cause: error,
+      },
+    );
   }
   return new ClientError("stream-cancelled", `stream cancelled: ${outcome.reason}`, { reason: outcome.reason as ServerCancelReason });
 }

@@ -54,7 +54,8 @@ export const DEFAULT_RECONNECT_POLICY = {
 
 /** The policy with its defaults filled in; an unusable value throws `invalid-argument` before any I/O. */
 export function resolvePolicy(policy: ReconnectPolicy | undefined): Required<ReconnectPolicy> {
-  if (policy !== undefined && (typeof policy !== "object" || policy === null)) throw new ClientError("invalid-argument", "reconnect must be an object");
+  if (policy !== undefined && (typeof policy !== "object" || policy === null))
+    throw new ClientError("invalid-argument", "reconnect must be an object");
   const resolved: Required<ReconnectPolicy> = { ...DEFAULT_RECONNECT_POLICY };
   for (const [key, value] of Object.entries(policy ?? {})) {
     if (value === undefined) continue;

@@ -45,7 +45,12 @@ export function checkResult(graphJson: SchemaGraphJson, value: SchemaValueJson):
 /** Validates one output item against its stream's element schema. */
 export function checkItem(schema: ElementSchema, value: SchemaValueJson): CheckedValue {
   try {
-    const decoded = decodeSchemaValue(value, schema.graph, { type: schema.elementType, streams: "stable", direction: "output", path: "item" });
+    const decoded = decodeSchemaValue(value, schema.graph, {
+      type: schema.elementType,
+      streams: "stable",
+      direction: "output",
+      path: "item",
+    });
     return { streams: schemasOf(schema.graph, decoded.streams) };
   } catch (error) {
     throw serverViolation(error);
@@ -53,7 +58,12 @@ export function checkItem(schema: ElementSchema, value: SchemaValueJson): Checke
 }
 
 /** Converts a validated value to plain JavaScript; stream leaves become what `stream` returns. */
-export function valueToJs(graph: SchemaGraph, type: SchemaType | undefined, value: SchemaValueJson, stream: (token: string) => unknown): unknown {
+export function valueToJs(
+  graph: SchemaGraph,
+  type: SchemaType | undefined,
+  value: SchemaValueJson,
+  stream: (token: string) => unknown,
+): unknown {
   return toJs(value, graph, type, {
     stream: (leaf) => ("streamToken" in leaf.ref ? stream(leaf.ref.streamToken) : undefined),
   });

@@ -60,8 +60,19 @@ export interface SessionConfig {
 }
 
 export type SessionEvent =
-  | { readonly type: "accepted"; readonly operation: "start" | "resume" | "takeover"; readonly attemptId: string; readonly replayed: boolean }
-  | { readonly type: "reconnecting"; readonly failures: number; readonly maxAttempts: number; readonly delayMs: number; readonly cause: string }
+  | {
+      readonly type: "accepted";
+      readonly operation: "start" | "resume" | "takeover";
+      readonly attemptId: string;
+      readonly replayed: boolean;
+    }
+  | {
+      readonly type: "reconnecting";
+      readonly failures: number;
+      readonly maxAttempts: number;
+      readonly delayMs: number;
+      readonly cause: string;
+    }
   | { readonly type: "revoked" }
   | { readonly type: "stream"; readonly stream: OutputStream }
   | { readonly type: "input-failed"; readonly input: InputStream; readonly error: unknown }
@@ -338,7 +349,10 @@ export class Session {
   detach(): ResumeState | undefined {
     const state = this.state;
     if (!this.#done) {
-      const message = this.#cancel === undefined ? "detached; the invocation continues on the server" : "detached before the cancellation reached the server";
+      const message =
+        this.#cancel === undefined
+          ? "detached; the invocation continues on the server"
+          : "detached before the cancellation reached the server";
       this.#fail(new ClientError("aborted", message));
     }
     return state;
@@ -391,7 +405,10 @@ export class Session {
           if (message.attemptId !== undefined && message.attemptId !== this.#operation.message.attemptId) {
             throw violation("rejection names another attempt");
           }
-          attachment.settle({ kind: "rejected", error: new ProtocolError(message.code, message.message, { retryable: message.retryable }) });
+          attachment.settle({
+            kind: "rejected",
+            error: new ProtocolError(message.code, message.message, { retryable: message.retryable }),
+          });
           return;
         default:
           throw violation(`${message.type} before invocationAccepted`);
@@ -415,7 +432,8 @@ export class Session {
         const stream = outputOn(attachment, message.channel);
         const schema = stream.schema;
         if (schema !== undefined) {
-          if (schema.direct !== undefined) throw violation(`a text item on a stream<${schema.direct}>, whose items must be binary messages`);
+          if (schema.direct !== undefined)
+            throw violation(`a text item on a stream<${schema.direct}>, whose items must be binary messages`);
           this.#outputs.adoptSchemas(checkItem(schema, message.value).streams);
         }
         if (stream.pushItem(message.sequence, 1n, message.value, message.cursorToken, wireBytes)) this.#progressed = true;
@@ -618,7 +636,9 @@ export class Session {
     this.#attachment?.settle({ kind: "released" });
     this.#abort.abort();
     cancel.settle(outcome);
-    this.#callbacks.onEvent(outcome.kind === "delivered" ? { type: "cancel-delivered" } : { type: "cancel-undelivered", error: outcome.error });
+    this.#callbacks.onEvent(
+      outcome.kind === "delivered" ? { type: "cancel-delivered" } : { type: "cancel-undelivered", error: outcome.error },
+    );
   }
 
   // ---- descriptors ----

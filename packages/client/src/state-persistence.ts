@@ -60,9 +60,13 @@ export class StatePersistence {
 
   #failed(cause: unknown): void {
     if (this.#failure !== undefined) return;
-    this.#failure = new ClientError("checkpoint-failed", `the onCheckpoint callback failed: ${cause instanceof Error ? cause.message : String(cause)}`, {
-      cause,
-    });
+    this.#failure = new ClientError(
+      "checkpoint-failed",
+      `the onCheckpoint callback failed: ${cause instanceof Error ? cause.message : String(cause)}`,
+      {
+        cause,
+      },
+    );
     this.#onFailure(this.#failure);
   }
 }

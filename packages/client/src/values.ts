@@ -21,10 +21,7 @@ const escapePointer = (segment: string): string => segment.replace(/~/g, "~0").r
  * node. `refFor` decides the reference (fresh for a new attempt, the frozen
  * one for an exact retry) and records the binding.
  */
-export function bindProvisionalRefs(
-  node: ParamNode,
-  refFor: (binding: InputStream, coordinate: string) => string,
-): SchemaValueJson {
+export function bindProvisionalRefs(node: ParamNode, refFor: (binding: InputStream, coordinate: string) => string): SchemaValueJson {
   // Made at the first binding: most values (every item of a plain stream) hold none.
   let placed: Set<InputStream> | undefined;
   return replace(node, [], (binding, coordinate) => {
@@ -48,11 +45,7 @@ const pointerOf = (path: readonly (string | number)[]): string =>
   path.map((segment) => `/${typeof segment === "number" ? segment : escapePointer(segment)}`).join("");
 
 /** A copy of `value` with its stream bindings replaced; `path` (from the root, mutated on the way) locates `value`. */
-function replace(
-  value: unknown,
-  path: (string | number)[],
-  refFor: (binding: InputStream, coordinate: string) => string,
-): JsonValue {
+function replace(value: unknown, path: (string | number)[], refFor: (binding: InputStream, coordinate: string) => string): JsonValue {
   if (path.length > LIMITS.maxJsonDepth) {
     throw new ClientError("invalid-argument", `value nests deeper than ${LIMITS.maxJsonDepth} levels`, { code: "limit-exceeded" });
   }

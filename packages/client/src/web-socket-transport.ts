@@ -91,7 +91,8 @@ function openWithBearerEntry(url: string, protocol: string, token: string): WebS
   }
   const entry = encodeBearerSubprotocol(token);
   // Definitive (not retried): no attempt could carry this token.
-  if (entry === undefined) throw new ProtocolError("unauthenticated", "a bearer token is 1 to 12 KiB of visible ASCII characters", { retryable: false });
+  if (entry === undefined)
+    throw new ProtocolError("unauthenticated", "a bearer token is 1 to 12 KiB of visible ASCII characters", { retryable: false });
   return new WebSocket(url, [protocol, entry]);
 }
 

@@ -252,7 +252,8 @@ function readErrorEnvelope(response: IncomingMessage): Promise<ProtocolError> {
         const code = getMember(body, "code");
         const error = getMember(body, "error");
         const errors = getMember(body, "errors");
-        const message = typeof error === "string" ? error : Array.isArray(errors) && typeof errors[0] === "string" ? errors[0] : `HTTP ${status}`;
+        const message =
+          typeof error === "string" ? error : Array.isArray(errors) && typeof errors[0] === "string" ? errors[0] : `HTTP ${status}`;
         resolve(isErrorCode(code) ? new ProtocolError(code, message) : fallback());
       } catch {
         resolve(fallback());

@@ -18,7 +18,12 @@ describe("nextAttach", () => {
     ["retryable rejection of a start", rejected("overloaded"), { accepted: false, sends: 1, hasSession: false }, "fresh-start"],
     ["retryable rejection of a resume", rejected("internal-error"), { accepted: false, sends: 1, hasSession: true }, "fresh-resume"],
     ["retryable violation after acceptance", rejected("input-gap"), { accepted: true, sends: 1, hasSession: true }, "fresh-resume"],
-    ["protocol-error flagged retryable after acceptance", rejected("protocol-error", true), { accepted: true, sends: 1, hasSession: true }, "fresh-resume"],
+    [
+      "protocol-error flagged retryable after acceptance",
+      rejected("protocol-error", true),
+      { accepted: true, sends: 1, hasSession: true },
+      "fresh-resume",
+    ],
     ["definitive rejection", rejected("not-found"), { accepted: false, sends: 1, hasSession: false }, "fail"],
     ["superseded resume", rejected("superseded"), { accepted: false, sends: 1, hasSession: true }, "fail"],
     ["revocation after a replayed acceptance", { kind: "revoked" }, { accepted: true, sends: 2, hasSession: true }, "fresh-resume"],

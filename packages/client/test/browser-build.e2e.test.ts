@@ -44,7 +44,10 @@ describe("the browser build's default transport", () => {
     const call = client.invoke({ ...demo, method: "reverse", methodParameters: record(inputStream.strings(["x"])) });
     let reconnects = 0;
     call.on("reconnecting", () => reconnects++);
-    const error = await call.result.then(() => undefined, (failure: unknown) => failure);
+    const error = await call.result.then(
+      () => undefined,
+      (failure: unknown) => failure,
+    );
     expect(error).toBeInstanceOf(ClientError);
     expect(error).toMatchObject({ kind: "rejected", code: "unauthenticated" });
     expect(reconnects).toBe(0);

@@ -33,7 +33,8 @@ const entries = ENTRIES as Record<string, string>;
  */
 const BUDGET_GZIP_BYTES = 40 * 1024;
 
-const nodeOnly = (inputs: readonly string[]): string[] => inputs.filter((input) => /node_modules\/(\.pnpm\/)?ws[@/]|ws-transport\.js$|^node:/.test(input));
+const nodeOnly = (inputs: readonly string[]): string[] =>
+  inputs.filter((input) => /node_modules\/(\.pnpm\/)?ws[@/]|ws-transport\.js$|^node:/.test(input));
 
 describe("the browser bundle", () => {
   it("createClient and its transport fit the size budget, and contain no ws, Node transport or Node built-in", async () => {

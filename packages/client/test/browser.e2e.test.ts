@@ -51,7 +51,11 @@ async function scenario<T>(name: string, args: object): Promise<T> {
 describe("the client in Chromium", () => {
   it("digest of a 64 MiB Blob: the server's SHA-256 equals crypto.subtle's in the page", async () => {
     const size = 64 * 1024 * 1024;
-    const { local, server: fields, size: sent } = await scenario<{ local: string; server: string[]; size: number }>("digest", { url: server.httpUrl, token: TOKEN, size });
+    const {
+      local,
+      server: fields,
+      size: sent,
+    } = await scenario<{ local: string; server: string[]; size: number }>("digest", { url: server.httpUrl, token: TOKEN, size });
     expect(sent).toBe(size);
     expect(local).toMatch(/^[0-9a-f]{64}$/);
     expect(fields).toEqual([String(size), local]);
@@ -60,7 +64,11 @@ describe("the client in Chromium", () => {
   it("reverse of text items, read with for await and through readable()", async () => {
     const items = Array.from({ length: 300 }, (_, i) => `item ${i} ${"é😀".repeat(i % 5)}`);
     const reversed = items.map((item) => Array.from(item).reverse().join(""));
-    const { iterated, read } = await scenario<{ iterated: string[]; read: string[] }>("reverse", { url: server.httpUrl, token: TOKEN, items });
+    const { iterated, read } = await scenario<{ iterated: string[]; read: string[] }>("reverse", {
+      url: server.httpUrl,
+      token: TOKEN,
+      items,
+    });
     expect(iterated).toEqual(reversed);
     expect(read).toEqual(reversed);
   });
@@ -68,7 +76,11 @@ describe("the client in Chromium", () => {
   it("split: both output streams of the result record, read at once", async () => {
     const lines = Array.from({ length: 400 }, (_, i) => `line ${i} of the split test`);
     const text = `${lines.join("\n")}\n`;
-    const answer = await scenario<{ upper: string; lines: string[]; coordinates: string[] }>("split", { url: server.httpUrl, token: TOKEN, text });
+    const answer = await scenario<{ upper: string; lines: string[]; coordinates: string[] }>("split", {
+      url: server.httpUrl,
+      token: TOKEN,
+      text,
+    });
     expect(answer.upper).toBe(text.toUpperCase());
     expect(answer.lines).toEqual(lines);
     expect(answer.coordinates).toEqual(["/value/fields/0", "/value/fields/1"]);
@@ -90,7 +102,11 @@ describe("the client in Chromium", () => {
     const proxy = await startTcpProxy({ upstream: server.url, plan: ({ index }) => ({ cutAfter: budgets[index] }) });
     try {
       const to = 5000;
-      const { items, reconnects } = await scenario<{ items: number[]; reconnects: string[] }>("count", { url: proxy.url.replace(/^ws:/, "http:"), token: TOKEN, to });
+      const { items, reconnects } = await scenario<{ items: number[]; reconnects: string[] }>("count", {
+        url: proxy.url.replace(/^ws:/, "http:"),
+        token: TOKEN,
+        to,
+      });
       expect(proxy.cuts).toBe(2);
       expect(reconnects.length).toBeGreaterThanOrEqual(2);
       expect(items).toEqual(Array.from({ length: to }, (_, i) => i));
@@ -100,7 +116,11 @@ describe("the client in Chromium", () => {
   }, 60_000);
 
   it("cancel() while the server is still sending: delivered, and a takeover from Node sees the output ended cancelled", async () => {
-    const { outcome, state } = await scenario<{ outcome: string; state: ResumeState }>("cancel", { url: server.httpUrl, token: TOKEN, to: 100_000 });
+    const { outcome, state } = await scenario<{ outcome: string; state: ResumeState }>("cancel", {
+      url: server.httpUrl,
+      token: TOKEN,
+      to: 100_000,
+    });
     expect(outcome).toBe("delivered");
     const second = createClient({ url: server.url, token: TOKEN }).takeover(state);
     expect(await endOf((await firstStream(second)).values())).toMatchObject({ kind: "stream-cancelled", reason: "cancelled" });

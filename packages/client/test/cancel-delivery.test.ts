@@ -83,7 +83,13 @@ describe("a cancel during a reconnect wait", () => {
 
     const second = await transport.nextConnection();
     const resume = (await second.waitUntil(isResume)) as ResumeAttach;
-    second.send({ type: "invocationAccepted", attemptId: resume.attemptId, idempotencyKey: "k", mappings: [inputMapping(5, undefined, 0n, false, STREAM_IN)], sessionToken: SESSION });
+    second.send({
+      type: "invocationAccepted",
+      attemptId: resume.attemptId,
+      idempotencyKey: "k",
+      mappings: [inputMapping(5, undefined, 0n, false, STREAM_IN)],
+      sessionToken: SESSION,
+    });
     await second.waitUntil((m) => m.type === "streamCancel");
     // The result's stream has no channel on this connection until the re-sent result maps it.
     expect(second.closed).toBe(false);
@@ -113,7 +119,13 @@ describe("a cancel during a reconnect wait", () => {
     const second = await transport.nextConnection();
     const resume = (await second.waitUntil(isResume)) as ResumeAttach;
     // The input's terminal is durable (the server cancelled it): nothing is left open.
-    second.send({ type: "invocationAccepted", attemptId: resume.attemptId, idempotencyKey: "k", mappings: [inputMapping(5, undefined, 0n, true, STREAM_IN)], sessionToken: SESSION });
+    second.send({
+      type: "invocationAccepted",
+      attemptId: resume.attemptId,
+      idempotencyKey: "k",
+      mappings: [inputMapping(5, undefined, 0n, true, STREAM_IN)],
+      sessionToken: SESSION,
+    });
     expect(await outcome).toEqual({ kind: "delivered" });
     expect(second.received).toEqual([resume]);
     expect(second.closed).toBe(true);
@@ -126,7 +138,13 @@ describe("a cancel during a reconnect wait", () => {
     const outcome2 = call2.cancel();
     const second2 = await other.transport.nextConnection();
     const resume2 = (await second2.waitUntil(isResume)) as ResumeAttach;
-    second2.send({ type: "invocationAccepted", attemptId: resume2.attemptId, idempotencyKey: "k", mappings: [inputMapping(5, undefined, 0n, true, STREAM_IN)], sessionToken: SESSION });
+    second2.send({
+      type: "invocationAccepted",
+      attemptId: resume2.attemptId,
+      idempotencyKey: "k",
+      mappings: [inputMapping(5, undefined, 0n, true, STREAM_IN)],
+      sessionToken: SESSION,
+    });
     second2.send({ type: "invocationFinished", outcome: { kind: "failure", code: "invocation-failed", message: "input cancelled" } });
     expect(await outcome2).toEqual({ kind: "delivered" });
     await expect(call2.finished).rejects.toMatchObject({ kind: "aborted" });
@@ -201,7 +219,13 @@ describe("a cancel before the first acceptance", () => {
     await expect(call.accepted).rejects.toMatchObject({ kind: "aborted" });
     const second = await transport.nextConnection();
     expect(await second.waitUntil(isStart)).toEqual(start);
-    second.send({ type: "invocationAccepted", attemptId: start.attemptId, idempotencyKey: start.idempotencyKey, mappings: [inputMapping(1, provisionalRefOf(start))], sessionToken: SESSION });
+    second.send({
+      type: "invocationAccepted",
+      attemptId: start.attemptId,
+      idempotencyKey: start.idempotencyKey,
+      mappings: [inputMapping(1, provisionalRefOf(start))],
+      sessionToken: SESSION,
+    });
     await second.waitUntil((m) => m.type === "streamCancel");
     expect(second.closed).toBe(false); // its result, and so its output streams, may follow
     second.send({ type: "invocationResult", mappings: [outputMapping(2)], result: streamResult() });
@@ -236,7 +260,13 @@ describe("a cancel before the first acceptance", () => {
 async function acceptedWithoutResult(transport: Transport): Promise<ServerSide> {
   const server = await transport.nextConnection();
   const start = (await server.waitUntil(isStart)) as InvocationStart;
-  server.send({ type: "invocationAccepted", attemptId: start.attemptId, idempotencyKey: start.idempotencyKey, mappings: [inputMapping(1, provisionalRefOf(start))], sessionToken: SESSION });
+  server.send({
+    type: "invocationAccepted",
+    attemptId: start.attemptId,
+    idempotencyKey: start.idempotencyKey,
+    mappings: [inputMapping(1, provisionalRefOf(start))],
+    sessionToken: SESSION,
+  });
   await server.waitUntil((m) => m.type === "inputStreamItem");
   return server;
 }
@@ -248,7 +278,13 @@ async function countWithSilentClose(options: Parameters<typeof memoryClient>[0] 
   const server = await transport.nextConnection();
   server.unansweredClose = true;
   const start = (await server.waitUntil(isStart)) as InvocationStart;
-  server.send({ type: "invocationAccepted", attemptId: start.attemptId, idempotencyKey: start.idempotencyKey, mappings: [], sessionToken: SESSION });
+  server.send({
+    type: "invocationAccepted",
+    attemptId: start.attemptId,
+    idempotencyKey: start.idempotencyKey,
+    mappings: [],
+    sessionToken: SESSION,
+  });
   server.send({ type: "invocationResult", mappings: [outputMapping(2)], result: streamResult() });
   await call.result;
   return { call, server, transport };
@@ -277,7 +313,13 @@ describe("a cancel on an accepted connection", () => {
     const call = client.invoke({ ...echo, method: "count", methodParameters: { kind: "record", value: { fields: [] } } });
     const server = await transport.nextConnection();
     const start = (await server.waitUntil(isStart)) as InvocationStart;
-    server.send({ type: "invocationAccepted", attemptId: start.attemptId, idempotencyKey: start.idempotencyKey, mappings: [], sessionToken: SESSION });
+    server.send({
+      type: "invocationAccepted",
+      attemptId: start.attemptId,
+      idempotencyKey: start.idempotencyKey,
+      mappings: [],
+      sessionToken: SESSION,
+    });
     await call.accepted;
     const outcome = call.cancel();
     const seen = watch(call, outcome);
@@ -326,7 +368,10 @@ describe("a cancel on an accepted connection", () => {
   });
 
   it("undelivered once the reconnect policy is spent on closes nobody answers", async () => {
-    const { call, transport } = await countWithSilentClose({ cancelConfirmTimeoutMs: 20, reconnect: { random: () => 0, initialDelayMs: 1, maxAttempts: 2 } });
+    const { call, transport } = await countWithSilentClose({
+      cancelConfirmTimeoutMs: 20,
+      reconnect: { random: () => 0, initialDelayMs: 1, maxAttempts: 2 },
+    });
     const outcome = call.cancel();
     for (let attempt = 0; attempt < 2; attempt++) {
       const next = await transport.nextConnection();
@@ -352,7 +397,13 @@ describe("a cancel on an accepted connection", () => {
     const second = await transport.nextConnection();
     const resume = (await second.waitUntil(isResume)) as ResumeAttach;
     expect(first.closed).toBe(true);
-    second.send({ type: "invocationAccepted", attemptId: resume.attemptId, idempotencyKey: "k", mappings: [inputMapping(5, undefined, 0n, false, STREAM_IN)], sessionToken: SESSION });
+    second.send({
+      type: "invocationAccepted",
+      attemptId: resume.attemptId,
+      idempotencyKey: "k",
+      mappings: [inputMapping(5, undefined, 0n, false, STREAM_IN)],
+      sessionToken: SESSION,
+    });
     await second.waitUntil((m) => m.type === "streamCancel");
     expect(second.received).toEqual([resume, { type: "streamCancel", channel: 5, reason: "cancelled" }]);
     second.send({ type: "inputStreamAck", channel: 5, highestContiguousSequence: 0n, mappings: [], terminal: true });
@@ -379,7 +430,13 @@ describe("a cancel on an accepted connection", () => {
     const call = client.invoke({ ...echo, method: "count", methodParameters: { kind: "record", value: { fields: [] } } });
     const server = await transport.nextConnection();
     const start = (await server.waitUntil(isStart)) as InvocationStart;
-    server.send({ type: "invocationAccepted", attemptId: start.attemptId, idempotencyKey: start.idempotencyKey, mappings: [], sessionToken: SESSION });
+    server.send({
+      type: "invocationAccepted",
+      attemptId: start.attemptId,
+      idempotencyKey: start.idempotencyKey,
+      mappings: [],
+      sessionToken: SESSION,
+    });
     server.send({ type: "invocationResult", mappings: [], result: { kind: "none" } });
     server.send({ type: "invocationFinished", outcome: { kind: "success" } });
     await call.finished;

@@ -57,7 +57,11 @@ function takeOver(call: Invocation): { second: Invocation; received: ServerMessa
   return { second: createClient({ url: server.url, token: TOKEN, transport }).takeover(call.state!), received };
 }
 
-async function delivered(outcome: Promise<CancelOutcome>, seen: { delivered: number; undelivered: number }, proxy: TcpProxy): Promise<void> {
+async function delivered(
+  outcome: Promise<CancelOutcome>,
+  seen: { delivered: number; undelivered: number },
+  proxy: TcpProxy,
+): Promise<void> {
   expect(await outcome).toEqual({ kind: "delivered" });
   expect(seen).toMatchObject({ delivered: 1, undelivered: 0 });
   // The client closed its connection after the cancellations; the server saw them before the close.
@@ -111,7 +115,11 @@ describe("a cancel while the connection is cut reaches the server once it is rea
     const proxy = await gate();
     try {
       const chunks = Array.from({ length: 4 }, (_, i) => new Uint8Array(1000).fill(i));
-      const call = clientThrough(proxy).invoke({ ...demo, method: "digest", methodParameters: record(inputStream.bytes(openSource(chunks))) });
+      const call = clientThrough(proxy).invoke({
+        ...demo,
+        method: "digest",
+        methodParameters: record(inputStream.bytes(openSource(chunks))),
+      });
       await call.accepted;
       const { outcome, seen } = await cancelWhileCut(call, proxy);
       proxy.open();
@@ -119,7 +127,9 @@ describe("a cancel while the connection is cut reaches the server once it is rea
 
       const { second, received } = takeOver(call);
       await second.finished.catch(() => undefined);
-      expect(acceptanceInputs(received)).toEqual([expect.objectContaining({ inputHighWater: expect.objectContaining({ terminal: true }) })]);
+      expect(acceptanceInputs(received)).toEqual([
+        expect.objectContaining({ inputHighWater: expect.objectContaining({ terminal: true }) }),
+      ]);
       expect(received.at(-1)?.type).toBe("invocationFinished");
     } finally {
       await proxy.close();

@@ -18,7 +18,9 @@ let probe: ProbeServer;
 /** Resolves when the server stops reading a session socket because its inbound queue is full. */
 let stoppedReading: () => void = () => undefined;
 const serverStoppedReading = new Promise<void>((resolve) => (stoppedReading = resolve));
-beforeAll(async () => void (probe = await startProbeServer([{ backpressure: (reason) => reason === "inbound-queue" && stoppedReading() }])));
+beforeAll(
+  async () => void (probe = await startProbeServer([{ backpressure: (reason) => reason === "inbound-queue" && stoppedReading() }])),
+);
 afterAll(async () => probe.close());
 
 /** Endless 64 KiB chunks, counting how many the client has pulled. */
@@ -40,7 +42,11 @@ describe("a cancel behind input the server has stopped reading", () => {
     const { transport, received } = recording();
     const chunks = endlessChunks();
     const client = createClient({ url: probe.url, token: TOKEN, transport, cancelConfirmTimeoutMs: 300 });
-    const call = client.invoke({ ...PROBE, method: "trickle", methodParameters: { kind: "record", value: { fields: [inputStream.bytes(chunks.source)] } } });
+    const call = client.invoke({
+      ...PROBE,
+      method: "trickle",
+      methodParameters: { kind: "record", value: { fields: [inputStream.bytes(chunks.source)] } },
+    });
     await call.accepted;
     // The agent's queue (256 entries) and the server's inbound queue are full: the server stops
     // reading the socket, and what the client sends from now on waits in the socket's buffers.

@@ -16,14 +16,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { InvocationAccepted, InvocationStart, ServerMessage } from "@golem-stream/wire";
-import {
-  createClient,
-  inputStream,
-  type CancelOutcome,
-  type Invocation,
-  type InvokeOptions,
-  type ResumeState,
-} from "../src/index.js";
+import { createClient, inputStream, type CancelOutcome, type Invocation, type InvokeOptions, type ResumeState } from "../src/index.js";
 import { demo, firstStream, record, u32 } from "./support/demo.js";
 import { startServer, TOKEN } from "./support/embedded.js";
 import { startMutingProxy, type MutingProxy, type ProxiedConnection } from "./support/muting-proxy.js";
@@ -52,7 +45,12 @@ async function unheardStart(options: InvokeOptions, run: (scene: Scene) => Promi
   const proxy = await startMutingProxy(server.url, () => gate.muted);
   try {
     const { transport, received: heard, until: heardUntil } = recording();
-    const client = createClient({ url: proxy.url, token: TOKEN, transport, reconnect: { initialDelayMs: 5, maxDelayMs: 20, maxAttempts: 50 } });
+    const client = createClient({
+      url: proxy.url,
+      token: TOKEN,
+      transport,
+      reconnect: { initialDelayMs: 5, maxDelayMs: 20, maxAttempts: 50 },
+    });
     const call = client.invoke(options);
     const lostAnswer = proxy.until(() => (proxy.connections[0]?.answered.length ?? 0) > 0).then(() => proxy.connections[0]!.answered[0]!);
     await run({
@@ -152,7 +150,8 @@ function cancelledEveryStream(proxy: MutingProxy): { start: InvocationStart; acc
   return { start, accepted };
 }
 
-const channelOf = (message: { readonly type: string }): number => ("channel" in message && typeof message.channel === "number" ? message.channel : -1);
+const channelOf = (message: { readonly type: string }): number =>
+  "channel" in message && typeof message.channel === "number" ? message.channel : -1;
 
 /**
  * A second client takes over the session the server accepted first — its
@@ -160,7 +159,12 @@ const channelOf = (message: { readonly type: string }): number => ("channel" in 
  * what the server sends it.
  */
 function takeOver(start: InvocationStart, accepted: InvocationAccepted): { second: Invocation; received: ServerMessage[] } {
-  const state: ResumeState = { sessionToken: accepted.sessionToken, outputCursors: [], selector: start.selector, idempotencyKey: accepted.idempotencyKey };
+  const state: ResumeState = {
+    sessionToken: accepted.sessionToken,
+    outputCursors: [],
+    selector: start.selector,
+    idempotencyKey: accepted.idempotencyKey,
+  };
   const { transport, received } = recording();
   return { second: createClient({ url: server.url, token: TOKEN, transport }).takeover(state), received };
 }

@@ -6,7 +6,15 @@
  */
 import { afterAll, beforeAll, expect, it, vi } from "vitest";
 import WsWebSocket from "ws";
-import { createClient, inputStream, webSocketTransport, wsTransport, type ClientMessage, type Transport, type WebSocketLike } from "../src/index.js";
+import {
+  createClient,
+  inputStream,
+  webSocketTransport,
+  wsTransport,
+  type ClientMessage,
+  type Transport,
+  type WebSocketLike,
+} from "../src/index.js";
 import { CheckedInputItem } from "../src/item-encoding.js";
 import { collect, demo, firstStream, record } from "./support/demo.js";
 import { startServer, TOKEN } from "./support/embedded.js";
@@ -32,7 +40,8 @@ it("wsTransport and webSocketTransport are handed the checked items and never pa
   try {
     expect(await reverseThrough(wsTransport())).toEqual(expected);
     const whatwg = webSocketTransport({
-      open: (url, protocol, token) => new WsWebSocket(url, protocol, { headers: { Authorization: `Bearer ${token}` } }) as unknown as WebSocketLike,
+      open: (url, protocol, token) =>
+        new WsWebSocket(url, protocol, { headers: { Authorization: `Bearer ${token}` } }) as unknown as WebSocketLike,
     });
     expect(await reverseThrough(whatwg)).toEqual(expected);
     expect(plain).not.toHaveBeenCalled();
@@ -47,7 +56,13 @@ it("a transport of one's own sees every input item as a plain message it can spr
   const own: Transport = {
     async connect(request, handlers) {
       const connection = await inner.connect(request, handlers);
-      return { ...connection, send: (message: ClientMessage) => { seen.push({ ...message }); connection.send(message); } };
+      return {
+        ...connection,
+        send: (message: ClientMessage) => {
+          seen.push({ ...message });
+          connection.send(message);
+        },
+      };
     },
   };
   expect(await reverseThrough(own)).toEqual(expected);

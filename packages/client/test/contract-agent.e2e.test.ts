@@ -5,7 +5,14 @@
  * `StaticAgentHost` next to an untyped definition.
  */
 import { echoContract } from "@golem-stream/contract/demo";
-import { createSessionServer, implement, Keyring, MemorySessionStore, StaticAgentHost, type AgentTypeDefinition } from "@golem-stream/server";
+import {
+  createSessionServer,
+  implement,
+  Keyring,
+  MemorySessionStore,
+  StaticAgentHost,
+  type AgentTypeDefinition,
+} from "@golem-stream/server";
 import { createServer } from "node:net";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from "vitest";
@@ -200,7 +207,10 @@ describe("the contract is checked against the catalogue", () => {
 
   it("an agent type the server does not have is rejected with not-found", async () => {
     const absent = defineAgentType({ name: "nobody", constructor: t.record({}), methods: {} });
-    await expect(typedAgent(client, absent, { ...where, constructorArgs: {} })).rejects.toMatchObject({ kind: "rejected", code: "not-found" });
+    await expect(typedAgent(client, absent, { ...where, constructorArgs: {} })).rejects.toMatchObject({
+      kind: "rejected",
+      code: "not-found",
+    });
   });
 
   it("a contract method named then is refused (the agent would be a thenable)", () => {
@@ -353,7 +363,13 @@ describe("a contract of its own, next to an untyped definition", () => {
 
   it("graphs with defs: a parameter record behind a ref, a recursive def, a stream of a typed ref", async () => {
     const agent = await typedAgent(labClient, lab, { ...at, constructorArgs: { owner: "ada", quota: 1n } });
-    const tree: TreeNode = { value: 1, kids: [{ value: 2, kids: [] }, { value: 3, kids: [{ value: 4, kids: [] }] }] };
+    const tree: TreeNode = {
+      value: 1,
+      kids: [
+        { value: 2, kids: [] },
+        { value: 3, kids: [{ value: 4, kids: [] }] },
+      ],
+    };
     const walked = await agent.walk({ tree });
     expectTypeOf(walked).toEqualTypeOf<TypedOutput<number>>();
     expect(await collect(walked)).toEqual([1, 2, 3, 4]);
@@ -365,7 +381,10 @@ describe("a contract of its own, next to an untyped definition", () => {
         return error;
       }
     })();
-    expect(refused).toMatchObject({ kind: "invalid-argument", message: expect.stringMatching(/elements\[0\]\.fields\[0\] \(tree\.kids\[0\]\.value\): must be an integer/) });
+    expect(refused).toMatchObject({
+      kind: "invalid-argument",
+      message: expect.stringMatching(/elements\[0\]\.fields\[0\] \(tree\.kids\[0\]\.value\): must be an integer/),
+    });
   });
 
   it("the untyped definition in the same host answers untyped calls", async () => {
@@ -438,6 +457,8 @@ describe("errors say what the library knows", () => {
       methods: { count: { params: t.record({ to: t.u32(), delayMs: t.u32() }), result: t.stream(t.u64()) } },
     });
     const error = await typedAgent(client, drifted, { ...where, constructorArgs: { name: "x" } }).catch((e: unknown) => e);
-    expect((error as ClientError).message).toContain("method count: the result differs at result[stream item]: the contract has u64, the server u32");
+    expect((error as ClientError).message).toContain(
+      "method count: the result differs at result[stream item]: the contract has u64, the server u32",
+    );
   });
 });

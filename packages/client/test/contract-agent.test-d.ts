@@ -5,20 +5,41 @@
  */
 import { echoContract } from "@golem-stream/contract/demo";
 import { describe, expectTypeOf, it } from "vitest";
-import { defineAgentType, t, typedAgent, type BinaryBlob, type Client, type InputStream, type TypedAgent, type TypedCall, type TypedOutput } from "../src/index.js";
+import {
+  defineAgentType,
+  t,
+  typedAgent,
+  type BinaryBlob,
+  type Client,
+  type InputStream,
+  type TypedAgent,
+  type TypedCall,
+  type TypedOutput,
+} from "../src/index.js";
 
 declare const client: Client;
 declare const echo: TypedAgent<typeof echoContract>;
-declare const file: { readonly size: number; readonly type: string; stream(): ReadableStream<Uint8Array>; arrayBuffer(): Promise<ArrayBuffer> };
+declare const file: {
+  readonly size: number;
+  readonly type: string;
+  stream(): ReadableStream<Uint8Array>;
+  arrayBuffer(): Promise<ArrayBuffer>;
+};
 
 describe("typed calls", () => {
   it("typedAgent takes the constructor as typed JavaScript and gives a TypedAgent", () => {
-    expectTypeOf(typedAgent(client, echoContract, { application: "demo", environment: "default", constructorArgs: { name: "x" } })).toEqualTypeOf<Promise<TypedAgent<typeof echoContract>>>();
+    expectTypeOf(
+      typedAgent(client, echoContract, { application: "demo", environment: "default", constructorArgs: { name: "x" } }),
+    ).toEqualTypeOf<Promise<TypedAgent<typeof echoContract>>>();
   });
 
   it("client.connect takes the constructor (the issue's spelling) or constructorArgs, typed, and gives a TypedAgent", () => {
-    expectTypeOf(client.connect(echoContract, { application: "demo", environment: "default", constructor: { name: "x" } })).toEqualTypeOf<Promise<TypedAgent<typeof echoContract>>>();
-    expectTypeOf(client.connect(echoContract, { application: "demo", environment: "default", constructorArgs: { name: "x" } })).toEqualTypeOf<Promise<TypedAgent<typeof echoContract>>>();
+    expectTypeOf(client.connect(echoContract, { application: "demo", environment: "default", constructor: { name: "x" } })).toEqualTypeOf<
+      Promise<TypedAgent<typeof echoContract>>
+    >();
+    expectTypeOf(
+      client.connect(echoContract, { application: "demo", environment: "default", constructorArgs: { name: "x" } }),
+    ).toEqualTypeOf<Promise<TypedAgent<typeof echoContract>>>();
     // @ts-expect-error the constructor's name must be a string
     void client.connect(echoContract, { application: "demo", environment: "default", constructor: { name: 1 } });
   });

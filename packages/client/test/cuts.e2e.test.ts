@@ -165,7 +165,10 @@ describe("a silently dead path", () => {
   it("is detected by the keepalive and resumed, delivering every item once", async () => {
     // The first connection that reaches 4000 bytes stalls, whichever it is: on a loaded machine the
     // 50 ms keepalive can give up on a slow first connection before it gets there.
-    const proxy = await startTcpProxy({ upstream: server.url, plan: () => (proxy.cuts === 0 ? { cutAfter: 4000, cutMode: "stall" } : undefined) });
+    const proxy = await startTcpProxy({
+      upstream: server.url,
+      plan: () => (proxy.cuts === 0 ? { cutAfter: 4000, cutMode: "stall" } : undefined),
+    });
     try {
       const client = createClient({
         url: proxy.url,

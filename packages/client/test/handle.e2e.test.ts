@@ -46,7 +46,13 @@ describe("events", () => {
     await call.finished;
     expect(announced).toHaveLength(6);
     expect(new Set(announced).size).toBe(6);
-    expect(accepted).toEqual([{ operation: "start", attemptId: expect.stringMatching(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/), replayed: false }]);
+    expect(accepted).toEqual([
+      {
+        operation: "start",
+        attemptId: expect.stringMatching(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/),
+        replayed: false,
+      },
+    ]);
     expect(await call.accepted).toEqual(accepted[0]);
     expect(call.signal.aborted).toBe(false);
   });

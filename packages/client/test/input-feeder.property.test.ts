@@ -18,7 +18,10 @@ describe("input feeder resend", () => {
     await fc.assert(
       fc.asyncProperty(
         fc.array(fc.uint8Array({ minLength: 1, maxLength: 50 }), { minLength: 1, maxLength: 30 }),
-        fc.array(fc.record({ ackFraction: fc.double({ min: 0, max: 1, noNaN: true }), reconnect: fc.boolean() }), { minLength: 1, maxLength: 20 }),
+        fc.array(fc.record({ ackFraction: fc.double({ min: 0, max: 1, noNaN: true }), reconnect: fc.boolean() }), {
+          minLength: 1,
+          maxLength: 20,
+        }),
         fc.integer({ min: 8, max: 200 }),
         async (chunks, steps, bound) => {
           const durable: number[] = [];

@@ -78,7 +78,11 @@ describe("stream<u8> sources: byte chunks of any type and size", () => {
     const dir = mkdtempSync(join(tmpdir(), "golem-stream-input-"));
     try {
       writeFileSync(join(dir, "data.bin"), all);
-      const call = client.invoke({ ...demo, method: "digest", methodParameters: record(inputStream.bytes(createReadStream(join(dir, "data.bin")))) });
+      const call = client.invoke({
+        ...demo,
+        method: "digest",
+        methodParameters: record(inputStream.bytes(createReadStream(join(dir, "data.bin")))),
+      });
       expect(await resultFields(call)).toEqual([String(all.length), sha256(all)]);
     } finally {
       rmSync(dir, { recursive: true, force: true });
@@ -108,7 +112,13 @@ describe("stream<string> sources", () => {
   const reversed = lines.map((line) => Array.from(line).reverse().join(""));
   it.each([
     ["an array", () => lines],
-    ["an async generator", () => (async function* () { yield* lines; })()],
+    [
+      "an async generator",
+      () =>
+        (async function* () {
+          yield* lines;
+        })(),
+    ],
     ["a Web ReadableStream", () => ReadableStream.from(lines)],
     ["a Node Readable in object mode", () => Readable.from(lines)],
   ])("reverse reads %s", async (_label, make) => {
@@ -121,18 +131,21 @@ describe("stream<string> sources", () => {
   it.each([
     ["a number", 42, "a number"],
     ["a Buffer (a Node stream without setEncoding)", Buffer.from("abc"), "bytes"],
-  ])("an item that is %s fails the input here: the server never sees it, no violation, the invocation ends", async (_label, wrong, what) => {
-    const call = client.invoke({ ...demo, method: "reverse", methodParameters: record(inputStream.strings(["a", wrong as never, "b"])) });
-    const failures: unknown[] = [];
-    call.on("inputFailed", (event) => failures.push(event.error));
-    const items = (await firstStream(call)).values();
-    await expect(collect(items)).rejects.toMatchObject({ kind: "stream-failed" });
-    expect(failures).toEqual([expect.objectContaining({ kind: "invalid-argument", message: expect.stringContaining(what) })]);
-    // The output's producer read the input's cancel (source-unavailable) and failed its stream; the
-    // invocation is over, not left running behind a connection the server closed over a bad item
-    // (validation-error), which the client reported as a rejection.
-    expect(await call.finished).toEqual({ kind: "success" });
-  });
+  ])(
+    "an item that is %s fails the input here: the server never sees it, no violation, the invocation ends",
+    async (_label, wrong, what) => {
+      const call = client.invoke({ ...demo, method: "reverse", methodParameters: record(inputStream.strings(["a", wrong as never, "b"])) });
+      const failures: unknown[] = [];
+      call.on("inputFailed", (event) => failures.push(event.error));
+      const items = (await firstStream(call)).values();
+      await expect(collect(items)).rejects.toMatchObject({ kind: "stream-failed" });
+      expect(failures).toEqual([expect.objectContaining({ kind: "invalid-argument", message: expect.stringContaining(what) })]);
+      // The output's producer read the input's cancel (source-unavailable) and failed its stream; the
+      // invocation is over, not left running behind a connection the server closed over a bad item
+      // (validation-error), which the client reported as a rejection.
+      expect(await call.finished).toEqual({ kind: "success" });
+    },
+  );
 
   it("tally counts what a one-way stream<string> delivered", async () => {
     const call = client.invoke({ ...demo, method: "tally", methodParameters: record(inputStream.strings(ReadableStream.from(lines))) });
@@ -157,7 +170,13 @@ describe("stream<binary> input of many MiB (probe agent)", () => {
   const params = (data: ReturnType<typeof inputStream.binary>) => record(data);
 
   it.each([
-    ["an async generator", (items: BinaryBlob[]) => (async function* () { yield* items; })()],
+    [
+      "an async generator",
+      (items: BinaryBlob[]) =>
+        (async function* () {
+          yield* items;
+        })(),
+    ],
     ["a Web ReadableStream", (items: BinaryBlob[]) => ReadableStream.from(items)],
     ["a Node Readable in object mode", (items: BinaryBlob[]) => Readable.from(items)],
   ])("every item, its bytes and MIME type arrive once, from %s", async (_label, make) => {
@@ -169,9 +188,15 @@ describe("stream<binary> input of many MiB (probe agent)", () => {
   it("Blobs and Files are one item each, with their own type or else the binding's default", async () => {
     const items = blobs();
     const files = items.map((item, i) =>
-      i % 2 === 0 ? new File([item.bytes], `part-${i}`, item.mimeType === undefined ? {} : { type: item.mimeType }) : new Blob([item.bytes], item.mimeType === undefined ? {} : { type: item.mimeType }),
+      i % 2 === 0
+        ? new File([item.bytes], `part-${i}`, item.mimeType === undefined ? {} : { type: item.mimeType })
+        : new Blob([item.bytes], item.mimeType === undefined ? {} : { type: item.mimeType }),
     );
-    const call = probeClient.invoke({ ...PROBE, method: "blobDigest", methodParameters: params(inputStream.binary(files, { mimeType: "image/png" })) });
+    const call = probeClient.invoke({
+      ...PROBE,
+      method: "blobDigest",
+      methodParameters: params(inputStream.binary(files, { mimeType: "image/png" })),
+    });
     expect(await resultFields(call)).toEqual(expected(items, "image/png"));
   });
 
@@ -182,7 +207,12 @@ describe("stream<binary> input of many MiB (probe agent)", () => {
       method: "blobDigest",
       methodParameters: params(inputStream.binary(items, { mimeType: "image/png" })),
     });
-    expect(await resultFields(call)).toEqual(expected(items.map((bytes) => ({ bytes })), "image/png"));
+    expect(await resultFields(call)).toEqual(
+      expected(
+        items.map((bytes) => ({ bytes })),
+        "image/png",
+      ),
+    );
   });
 });
 

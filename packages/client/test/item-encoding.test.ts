@@ -6,7 +6,14 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { CHANNEL_MAX, LIMITS, ProtocolError, U64_MAX, encodeMessage, type JsonValue, type SchemaValueJson } from "@golem-stream/wire";
-import { CheckedInputItem, checkInputItem, checkedItemLength, encodeClientMessage, framesCheckedItems, senderFor } from "../src/item-encoding.js";
+import {
+  CheckedInputItem,
+  checkInputItem,
+  checkedItemLength,
+  encodeClientMessage,
+  framesCheckedItems,
+  senderFor,
+} from "../src/item-encoding.js";
 
 const json = fc.jsonValue({ maxDepth: 4, stringUnit: "grapheme" }) as fc.Arbitrary<JsonValue>;
 const value = fc.record({ kind: fc.string({ maxLength: 12, unit: "grapheme" }), value: json }) as fc.Arbitrary<SchemaValueJson>;
@@ -35,13 +42,17 @@ describe("input item encoding, checked once", () => {
     fc.assert(
       fc.property(value, channel, sequence, channel, sequence, (v, checkedChannel, checkedSequence, sendChannel, sendSequence) => {
         const text = checkInputItem(checkedChannel, checkedSequence, v);
-        expect(checkedItemLength(checkedChannel, checkedSequence, text)).toBe(encodeMessage(item(checkedChannel, checkedSequence, v)).length);
+        expect(checkedItemLength(checkedChannel, checkedSequence, text)).toBe(
+          encodeMessage(item(checkedChannel, checkedSequence, v)).length,
+        );
         const message = new CheckedInputItem(sendChannel, sendSequence, text);
         expect(message.framed()).toBeDefined();
         expect(encodeClientMessage(message)).toBe(encodeMessage(item(sendChannel, sendSequence, v)));
         // What a transport that encodes messages itself sees: the same value, and the same bytes.
         expect(message.value).toEqual(v);
-        expect(encodeMessage(item(message.channel, message.sequence, message.value))).toBe(encodeMessage(item(sendChannel, sendSequence, v)));
+        expect(encodeMessage(item(message.channel, message.sequence, message.value))).toBe(
+          encodeMessage(item(sendChannel, sendSequence, v)),
+        );
         expect(encodeMessage(message)).toBe(encodeMessage(item(sendChannel, sendSequence, v)));
       }),
       { numRuns: 500 },

@@ -217,7 +217,12 @@ describe("takeover from saved state", () => {
 
   it("a finished invocation taken over again: streams already complete, success, nothing replayed", async () => {
     let saved: ResumeState | undefined;
-    const first = client.invoke({ ...demo, method: "count", methodParameters: record(u32(5), u32(0)), onCheckpoint: (state) => void (saved = state) });
+    const first = client.invoke({
+      ...demo,
+      method: "count",
+      methodParameters: record(u32(5), u32(0)),
+      onCheckpoint: (state) => void (saved = state),
+    });
     expect(strings(await collect((await firstStream(first)).values()))).toEqual([0, 1, 2, 3, 4]);
     await first.finished;
     // The saved state holds the stream's terminal cursor (signed by the real server).
@@ -237,7 +242,12 @@ describe("takeover from saved state", () => {
         // A transport that never connects: the process "dies" right after saving its start.
         transport: { connect: () => new Promise(() => undefined) },
       });
-      const call = never.invoke({ ...demo, method: "count", methodParameters: record(u32(20), u32(0)), onCheckpoint: (state) => void (saved = state) });
+      const call = never.invoke({
+        ...demo,
+        method: "count",
+        methodParameters: record(u32(20), u32(0)),
+        onCheckpoint: (state) => void (saved = state),
+      });
       await new Promise((resolve) => setImmediate(resolve));
       call.detach();
       expect(saved?.pendingOperation?.type).toBe("invocationStart");

@@ -37,7 +37,13 @@ async function nextAttach(peer: FakePeer): Promise<Attach> {
 const idempotencyKeyOf = (attach: Attach): string => (attach.type === "invocationStart" ? attach.idempotencyKey : "key-from-server");
 
 function accept(peer: FakePeer, attach: Attach, mappings: Extract<ServerMessage, { type: "invocationAccepted" }>["mappings"] = []): void {
-  peer.send({ type: "invocationAccepted", attemptId: attach.attemptId, idempotencyKey: idempotencyKeyOf(attach), mappings, sessionToken: SESSION });
+  peer.send({
+    type: "invocationAccepted",
+    attemptId: attach.attemptId,
+    idempotencyKey: idempotencyKeyOf(attach),
+    mappings,
+    sessionToken: SESSION,
+  });
 }
 
 /** Protocol 6.2 after acceptance: the diagnostic, then close 1002. */
@@ -71,7 +77,9 @@ describe("a server that accepts and then rejects retryably (retry storm)", () =>
       rejectRetryably(peer, attach);
     });
     // random just below 1: every delay is its ceiling minus one, so the backoff is exactly known.
-    const call = client(server.url, { reconnect: { maxAttempts: 6, initialDelayMs: 1, multiplier: 2, maxDelayMs: 8, random: () => 0.999999 } }).invoke({
+    const call = client(server.url, {
+      reconnect: { maxAttempts: 6, initialDelayMs: 1, multiplier: 2, maxDelayMs: 8, random: () => 0.999999 },
+    }).invoke({
       ...echo,
       method: "count",
       methodParameters: noParams,
@@ -108,13 +116,30 @@ describe("a server that accepts and then rejects retryably (retry storm)", () =>
       } else {
         accept(peer, attach, [outputMapping(2)]);
       }
-      peer.send({ type: "outputStreamItem", channel: 2, cursorToken: cursor("o", item), mappings: [], sequence: BigInt(item), value: { kind: "u32", value: item } });
+      peer.send({
+        type: "outputStreamItem",
+        channel: 2,
+        cursorToken: cursor("o", item),
+        mappings: [],
+        sequence: BigInt(item),
+        value: { kind: "u32", value: item },
+      });
       if (peer.index < CONNECTIONS) return rejectRetryably(peer, attach);
-      peer.send({ type: "outputStreamEnd", channel: 2, cursorToken: cursor("o", "end"), outcome: { kind: "ok" }, sequence: BigInt(item + 1) });
+      peer.send({
+        type: "outputStreamEnd",
+        channel: 2,
+        cursorToken: cursor("o", "end"),
+        outcome: { kind: "ok" },
+        sequence: BigInt(item + 1),
+      });
       if (attach.type === "resumeAttach") peer.send({ type: "invocationResult", mappings: [], result: streamResult() });
       peer.send({ type: "invocationFinished", outcome: { kind: "success" } });
     });
-    const call = client(server.url, { reconnect: { maxAttempts: 3, random: () => 0 } }).invoke({ ...echo, method: "count", methodParameters: noParams });
+    const call = client(server.url, { reconnect: { maxAttempts: 3, random: () => 0 } }).invoke({
+      ...echo,
+      method: "count",
+      methodParameters: noParams,
+    });
     const reconnects = record(call);
     const result = await call.result;
     const items: unknown[] = [];
@@ -201,7 +226,11 @@ describe("a server that completes the handshake and never answers (acceptance ti
       peer.send({ type: "invocationFinished", outcome: { kind: "success" } });
     });
     const TIMEOUT_MS = 100;
-    const call = client(server.url, { acceptanceTimeoutMs: TIMEOUT_MS, reconnect: { random: () => 0 } }).invoke({ ...echo, method: "count", methodParameters: noParams });
+    const call = client(server.url, { acceptanceTimeoutMs: TIMEOUT_MS, reconnect: { random: () => 0 } }).invoke({
+      ...echo,
+      method: "count",
+      methodParameters: noParams,
+    });
     const reconnects = record(call);
     await call.finished;
     const [first, ...retries] = server.peers;
@@ -214,7 +243,12 @@ describe("a server that completes the handshake and never answers (acceptance ti
       expect((retry.received[0] as InvocationStart).attemptId).toBe((first!.received[0] as InvocationStart).attemptId);
     }
     await expect(call.accepted).resolves.toMatchObject({ operation: "start", replayed: true });
-    expect(reconnects[0]).toEqual({ failures: 1, maxAttempts: 10, delayMs: 0, cause: `no answer to invocationStart within ${TIMEOUT_MS} ms` });
+    expect(reconnects[0]).toEqual({
+      failures: 1,
+      maxAttempts: 10,
+      delayMs: 0,
+      cause: `no answer to invocationStart within ${TIMEOUT_MS} ms`,
+    });
     expect(reconnects).toHaveLength(retries.length);
     await first!.closed; // the silent connection was let go
   });
@@ -233,10 +267,15 @@ describe("a server that completes the handshake and never answers (acceptance ti
       method: "count",
       methodParameters: noParams,
     });
-    await expect(call.finished).rejects.toMatchObject({ kind: "connection-lost", message: expect.stringContaining("no answer to resumeAttach") });
+    await expect(call.finished).rejects.toMatchObject({
+      kind: "connection-lost",
+      message: expect.stringContaining("no answer to resumeAttach"),
+    });
     // maxAttempts 3: the loss after acceptance (no progress) and the silent resumes use it up.
     expect(server.peers).toHaveLength(4);
-    const resumes = server.peers.map((peer) => peer.received[0]!).filter((message): message is ResumeAttach => message.type === "resumeAttach");
+    const resumes = server.peers
+      .map((peer) => peer.received[0]!)
+      .filter((message): message is ResumeAttach => message.type === "resumeAttach");
     expect(resumes.length).toBeGreaterThanOrEqual(2);
     // One resume operation, retried exactly.
     for (const resume of resumes) expect(resume).toEqual(resumes[0]);
@@ -244,7 +283,9 @@ describe("a server that completes the handshake and never answers (acceptance ti
 
   it("refuses an unusable timeout before any I/O", () => {
     for (const acceptanceTimeoutMs of [-1, 1.5, Number.NaN, 2 ** 31]) {
-      expect(() => createClient({ url: "ws://127.0.0.1:1", token: "t", acceptanceTimeoutMs })).toThrow(expect.objectContaining({ kind: "invalid-argument" }));
+      expect(() => createClient({ url: "ws://127.0.0.1:1", token: "t", acceptanceTimeoutMs })).toThrow(
+        expect.objectContaining({ kind: "invalid-argument" }),
+      );
     }
   });
 });
@@ -259,10 +300,21 @@ describe("a server that finishes too early (decisions §8)", () => {
     const call = await finishEarly((peer, attach) => {
       accept(peer, attach);
       peer.send({ type: "invocationResult", mappings: [outputMapping(2)], result: streamResult() });
-      peer.send({ type: "outputStreamItem", channel: 2, cursorToken: cursor("o", 0), mappings: [], sequence: 0n, value: { kind: "u32", value: 0 } });
+      peer.send({
+        type: "outputStreamItem",
+        channel: 2,
+        cursorToken: cursor("o", 0),
+        mappings: [],
+        sequence: 0n,
+        value: { kind: "u32", value: 0 },
+      });
       peer.send({ type: "invocationFinished", outcome: { kind: "success" } });
     });
-    const violation = { kind: "server-violation", code: "protocol-error", message: expect.stringContaining("before the terminal of 1 output stream") };
+    const violation = {
+      kind: "server-violation",
+      code: "protocol-error",
+      message: expect.stringContaining("before the terminal of 1 output stream"),
+    };
     await expect(call.finished).rejects.toMatchObject(violation);
     expect(call.signal.aborted).toBe(true);
     // The reader gets what arrived, then the same violation.
@@ -286,7 +338,11 @@ describe("a server that finishes too early (decisions §8)", () => {
       accept(peer, attach);
       peer.send({ type: "invocationFinished", outcome: { kind: "success" } });
     });
-    await expect(call.finished).rejects.toMatchObject({ kind: "server-violation", code: "protocol-error", message: expect.stringContaining("without an invocationResult") });
+    await expect(call.finished).rejects.toMatchObject({
+      kind: "server-violation",
+      code: "protocol-error",
+      message: expect.stringContaining("without an invocationResult"),
+    });
     await expect(call.result).rejects.toMatchObject({ kind: "server-violation" });
   });
 
@@ -302,20 +358,39 @@ describe("a server that finishes too early (decisions §8)", () => {
 });
 
 describe("channels the server never announced (protocol 8: invalid-channel)", () => {
-  const item = (channel: number): ServerMessage => ({ type: "outputStreamItem", channel, cursorToken: cursor("o", 0), mappings: [], sequence: 0n, value: { kind: "u32", value: 0 } });
+  const item = (channel: number): ServerMessage => ({
+    type: "outputStreamItem",
+    channel,
+    cursorToken: cursor("o", 0),
+    mappings: [],
+    sequence: 0n,
+    value: { kind: "u32", value: 0 },
+  });
   const cases: [string, ServerMessage[]][] = [
     ["an item on a channel never mapped", [item(9)]],
-    ["a binary item on a channel never mapped", [{ type: "output-u8", channel: 9, cursorToken: cursor("o", 0), sequence: 0n, payload: Uint8Array.of(1) }]],
-    ["a terminal on a channel never mapped", [{ type: "outputStreamEnd", channel: 9, cursorToken: cursor("o", "end"), outcome: { kind: "ok" }, sequence: 0n }]],
+    [
+      "a binary item on a channel never mapped",
+      [{ type: "output-u8", channel: 9, cursorToken: cursor("o", 0), sequence: 0n, payload: Uint8Array.of(1) }],
+    ],
+    [
+      "a terminal on a channel never mapped",
+      [{ type: "outputStreamEnd", channel: 9, cursorToken: cursor("o", "end"), outcome: { kind: "ok" }, sequence: 0n }],
+    ],
     ["a streamCancel on a channel never mapped", [{ type: "streamCancel", channel: 9, reason: "consumer-drop" }]],
-    ["an input acknowledgement on an output channel", [
-      { type: "invocationResult", mappings: [outputMapping(2)], result: streamResult() },
-      { type: "inputStreamAck", channel: 2, highestContiguousSequence: 0n, mappings: [], terminal: false },
-    ]],
-    ["a channel mapped twice", [
-      { type: "invocationResult", mappings: [outputMapping(2)], result: streamResult() },
-      { ...item(2), mappings: [outputMapping(2, "another-stream")] } as ServerMessage,
-    ]],
+    [
+      "an input acknowledgement on an output channel",
+      [
+        { type: "invocationResult", mappings: [outputMapping(2)], result: streamResult() },
+        { type: "inputStreamAck", channel: 2, highestContiguousSequence: 0n, mappings: [], terminal: false },
+      ],
+    ],
+    [
+      "a channel mapped twice",
+      [
+        { type: "invocationResult", mappings: [outputMapping(2)], result: streamResult() },
+        { ...item(2), mappings: [outputMapping(2, "another-stream")] } as ServerMessage,
+      ],
+    ],
   ];
   it.each(cases)("%s", async (_name, messages) => {
     server = await startFakeServer(async (peer) => {
@@ -323,7 +398,11 @@ describe("channels the server never announced (protocol 8: invalid-channel)", ()
       accept(peer, attach);
       for (const message of messages) peer.send(message);
     });
-    const call = client(server.url, { reconnect: { maxAttempts: 3, random: () => 0 } }).invoke({ ...echo, method: "count", methodParameters: noParams });
+    const call = client(server.url, { reconnect: { maxAttempts: 3, random: () => 0 } }).invoke({
+      ...echo,
+      method: "count",
+      methodParameters: noParams,
+    });
     await expect(call.finished).rejects.toMatchObject({ kind: "server-violation", code: "invalid-channel" });
     expect(server.peers).toHaveLength(1); // a violation is not retried
   });

@@ -21,7 +21,12 @@ describe("output stream dedupe", () => {
         fc.array(fc.integer({ min: 0, max: 6 }), { minLength: 1, maxLength: 10 }),
         async (data, splits, pullsPerConnection) => {
           let queued = 0;
-          const host: OutputStreamHost = { onQueueChange: (entries) => void (queued += entries), onCommit: () => undefined, sendCancel: () => undefined, inputFailure: () => undefined };
+          const host: OutputStreamHost = {
+            onQueueChange: (entries) => void (queued += entries),
+            onCommit: () => undefined,
+            sendCancel: () => undefined,
+            inputFailure: () => undefined,
+          };
           const stream = new OutputStream("s", host);
           const iterator = stream[Symbol.asyncIterator]();
           const seen: number[] = [];

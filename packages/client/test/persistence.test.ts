@@ -8,7 +8,20 @@
 import { describe, expect, it } from "vitest";
 import type { ClientMessage, InvocationStart, ResumeAttach } from "@golem-stream/wire";
 import { ClientError, inputStream, type ResumeState } from "../src/index.js";
-import { SESSION, cursor, echo, inputMapping, isResume, isStart, layoutStream, memoryClient, outputMapping, provisionalRefOf, streamResult, tick } from "./support/fixtures.js";
+import {
+  SESSION,
+  cursor,
+  echo,
+  inputMapping,
+  isResume,
+  isStart,
+  layoutStream,
+  memoryClient,
+  outputMapping,
+  provisionalRefOf,
+  streamResult,
+  tick,
+} from "./support/fixtures.js";
 
 const noParams = { kind: "record", value: { fields: [] } } as const;
 const oneInput = () => ({ kind: "record", value: { fields: [inputStream.strings(["a", "b"])] } }) as const;
@@ -102,7 +115,11 @@ describe("continuing a pending start in another process", () => {
       sessionToken: SESSION,
     });
     expect(await call.accepted).toMatchObject({ operation: "start", attemptId: start.attemptId });
-    expect(await server.waitUntil((m: ClientMessage) => m.type === "streamCancel")).toEqual({ type: "streamCancel", channel: 1, reason: "source-unavailable" });
+    expect(await server.waitUntil((m: ClientMessage) => m.type === "streamCancel")).toEqual({
+      type: "streamCancel",
+      channel: 1,
+      reason: "source-unavailable",
+    });
     // Nothing of the input is sent: this process has no source for it.
     expect(server.received.filter((m) => m.type === "inputStreamItem" || m.type === "inputStreamEnd")).toEqual([]);
     expect(states.at(-1)).toMatchObject({ sessionToken: SESSION, outputCursors: [] });
@@ -129,7 +146,10 @@ describe("continuing a pending start in another process", () => {
       mappings: [inputMapping(1, provisionalRefOf(again))],
       sessionToken: SESSION,
     });
-    expect(await second.waitUntil((m: ClientMessage) => m.type === "streamCancel")).toMatchObject({ channel: 1, reason: "source-unavailable" });
+    expect(await second.waitUntil((m: ClientMessage) => m.type === "streamCancel")).toMatchObject({
+      channel: 1,
+      reason: "source-unavailable",
+    });
     call.cancel();
   });
 
@@ -139,7 +159,13 @@ describe("continuing a pending start in another process", () => {
     const call = client.takeover(state);
     const first = await transport.nextConnection();
     await first.waitUntil(isStart);
-    first.send({ type: "invocationAccepted", attemptId: start.attemptId, idempotencyKey: start.idempotencyKey, mappings: [], sessionToken: SESSION });
+    first.send({
+      type: "invocationAccepted",
+      attemptId: start.attemptId,
+      idempotencyKey: start.idempotencyKey,
+      mappings: [],
+      sessionToken: SESSION,
+    });
     expect(await call.accepted).toMatchObject({ replayed: true });
     first.send({ type: "attachmentRevoked", reason: "replaced" });
     const second = await transport.nextConnection();
@@ -244,10 +270,23 @@ describe("a failing persistence callback is never ignored", () => {
     });
     const server = await transport.nextConnection();
     const start = (await server.waitUntil(isStart)) as InvocationStart;
-    server.send({ type: "invocationAccepted", attemptId: start.attemptId, idempotencyKey: start.idempotencyKey, mappings: [], sessionToken: SESSION });
+    server.send({
+      type: "invocationAccepted",
+      attemptId: start.attemptId,
+      idempotencyKey: start.idempotencyKey,
+      mappings: [],
+      sessionToken: SESSION,
+    });
     server.send({ type: "invocationResult", mappings: [outputMapping(2)], result: streamResult() });
     for (let i = 0; i < 3; i++) {
-      server.send({ type: "outputStreamItem", channel: 2, cursorToken: cursor("o", i), mappings: [], sequence: BigInt(i), value: { kind: "u32", value: i } });
+      server.send({
+        type: "outputStreamItem",
+        channel: 2,
+        cursorToken: cursor("o", i),
+        mappings: [],
+        sequence: BigInt(i),
+        value: { kind: "u32", value: i },
+      });
     }
     const result = await call.result;
     const iterator = result.kind === "value" ? result.streams[0]![Symbol.asyncIterator]() : undefined;
@@ -274,7 +313,13 @@ describe("a failing persistence callback is never ignored", () => {
     });
     const server = await transport.nextConnection();
     const start = (await server.waitUntil(isStart)) as InvocationStart;
-    server.send({ type: "invocationAccepted", attemptId: start.attemptId, idempotencyKey: start.idempotencyKey, mappings: [], sessionToken: SESSION });
+    server.send({
+      type: "invocationAccepted",
+      attemptId: start.attemptId,
+      idempotencyKey: start.idempotencyKey,
+      mappings: [],
+      sessionToken: SESSION,
+    });
     server.send({ type: "invocationResult", mappings: [outputMapping(2)], result: streamResult() });
     server.send({ type: "outputStreamEnd", channel: 2, cursorToken: cursor("o", "end"), outcome: { kind: "ok" }, sequence: 0n });
     server.send({ type: "invocationFinished", outcome: { kind: "success" } });

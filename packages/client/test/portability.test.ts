@@ -19,7 +19,12 @@ const BUILTINS = new Set(builtinModules.filter((name) => !name.startsWith("_")))
 
 /** Every module specifier of static imports/re-exports, dynamic `import()` and `require()`. */
 function specifiers(source: string): string[] {
-  const patterns = [/\bfrom\s*["']([^"']+)["']/g, /\bimport\s*["']([^"']+)["']/g, /\bimport\s*\(\s*["']([^"']+)["']\s*\)/g, /\brequire\s*\(\s*["']([^"']+)["']\s*\)/g];
+  const patterns = [
+    /\bfrom\s*["']([^"']+)["']/g,
+    /\bimport\s*["']([^"']+)["']/g,
+    /\bimport\s*\(\s*["']([^"']+)["']\s*\)/g,
+    /\brequire\s*\(\s*["']([^"']+)["']\s*\)/g,
+  ];
   return patterns.flatMap((pattern) => [...source.matchAll(pattern)].map((match) => match[1]!));
 }
 
@@ -33,18 +38,26 @@ describe("portability of the runtime", () => {
     expect(files).toContain("ws-transport.ts");
     // The scanner itself must not be blind: the allowed file does import Node built-ins.
     expect(specifiers(readFileSync(join(SRC, "ws-transport.ts"), "utf8")).filter(isNodeBuiltin)).not.toEqual([]);
-    expect(specifiers('import { randomUUID } from "node:crypto";\nconst m = await import("fs");').filter(isNodeBuiltin)).toEqual(["node:crypto", "fs"]);
+    expect(specifiers('import { randomUUID } from "node:crypto";\nconst m = await import("fs");').filter(isNodeBuiltin)).toEqual([
+      "node:crypto",
+      "fs",
+    ]);
   });
 
   it("imports no Node built-in outside the files that are about Node", () => {
     const offenders = files
       .filter((name) => !NODE_ONLY.has(name))
-      .flatMap((name) => specifiers(readFileSync(join(SRC, name), "utf8")).filter(isNodeBuiltin).map((specifier) => `${name}: ${specifier}`));
+      .flatMap((name) =>
+        specifiers(readFileSync(join(SRC, name), "utf8"))
+          .filter(isNodeBuiltin)
+          .map((specifier) => `${name}: ${specifier}`),
+      );
     expect(offenders).toEqual([]);
   });
 
   it("uses no Node Buffer API outside the files that are about Node (Buffer is not a global elsewhere)", () => {
-    const bufferApi = /\bBuffer\s*\.\s*(?:from|alloc|allocUnsafe|concat|isBuffer|byteLength|compare)\b|\bnew\s+Buffer\b|\.read(?:Big)?U?Int(?:8|16|32|64)(?:BE|LE)?\(/;
+    const bufferApi =
+      /\bBuffer\s*\.\s*(?:from|alloc|allocUnsafe|concat|isBuffer|byteLength|compare)\b|\bnew\s+Buffer\b|\.read(?:Big)?U?Int(?:8|16|32|64)(?:BE|LE)?\(/;
     expect(bufferApi.test('const x = Buffer.from("a");')).toBe(true);
     expect(bufferApi.test("bytes.readUInt32BE(0)")).toBe(true);
     const offenders = files.filter((name) => !NODE_ONLY.has(name) && bufferApi.test(readFileSync(join(SRC, name), "utf8")));

@@ -30,7 +30,12 @@ describe("bindProvisionalRefs", () => {
     ]);
     expect(bound).toEqual({
       kind: "record",
-      value: { fields: [{ "a/b~c": { kind: "stream", value: { provisionalRef: "ref-1" } } }, [1, { deep: { kind: "stream", value: { provisionalRef: "ref-2" } } }]] },
+      value: {
+        fields: [
+          { "a/b~c": { kind: "stream", value: { provisionalRef: "ref-1" } } },
+          [1, { deep: { kind: "stream", value: { provisionalRef: "ref-2" } } }],
+        ],
+      },
     });
   });
 

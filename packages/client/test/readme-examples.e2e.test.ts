@@ -38,7 +38,9 @@ const CONTEXT: readonly string[] = [
 ];
 
 function tsBlocks(markdown: string): string[] {
-  return [...markdown.matchAll(/^( *)```ts\n([\s\S]*?)^\1```$/gm)].map((match) => (match[2] ?? "").replace(new RegExp(`^${match[1]}`, "gm"), ""));
+  return [...markdown.matchAll(/^( *)```ts\n([\s\S]*?)^\1```$/gm)].map((match) =>
+    (match[2] ?? "").replace(new RegExp(`^${match[1]}`, "gm"), ""),
+  );
 }
 
 /** The contract README's blocks: the declaration of `files`, its server half, its client half, a recursive graph. */
@@ -67,7 +69,16 @@ async function typeCheck(markdown: string, context: readonly string[], prefix: s
   writeFileSync(
     project,
     JSON.stringify({
-      compilerOptions: { strict: true, noEmit: true, target: "es2022", module: "nodenext", moduleResolution: "nodenext", lib: ["es2022", "dom"], types: ["node"], skipLibCheck: true },
+      compilerOptions: {
+        strict: true,
+        noEmit: true,
+        target: "es2022",
+        module: "nodenext",
+        moduleResolution: "nodenext",
+        lib: ["es2022", "dom"],
+        types: ["node"],
+        skipLibCheck: true,
+      },
       files,
     }),
   );

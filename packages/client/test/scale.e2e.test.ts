@@ -57,7 +57,12 @@ it(`${IDLE_SESSIONS} idle sessions and ${UPLOADS} concurrent digest uploads: eve
   results.forEach((value, i) => {
     expect(value).toEqual({
       kind: "record",
-      value: { fields: [{ kind: "u64", value: String(UPLOAD_BYTES) }, { kind: "string", value: sha256(uploads[i]!.all) }] },
+      value: {
+        fields: [
+          { kind: "u64", value: String(UPLOAD_BYTES) },
+          { kind: "string", value: sha256(uploads[i]!.all) },
+        ],
+      },
     });
   });
 

@@ -36,7 +36,13 @@ describe("start and delivery", () => {
     const call = client.invoke({ ...echo, method: "count", methodParameters: noParams, onCheckpoint: (s) => void checkpoints.push(s) });
     const { server, start } = await acceptStart(transport);
     expect(start.selector.method).toBe("count");
-    server.send({ type: "invocationAccepted", attemptId: start.attemptId, idempotencyKey: start.idempotencyKey, mappings: [], sessionToken: SESSION });
+    server.send({
+      type: "invocationAccepted",
+      attemptId: start.attemptId,
+      idempotencyKey: start.idempotencyKey,
+      mappings: [],
+      sessionToken: SESSION,
+    });
     await call.accepted;
     server.send({ type: "invocationResult", mappings: [outputMapping(2)], result: streamResult() });
     const result = await call.result;
@@ -44,7 +50,14 @@ describe("start and delivery", () => {
     const [stream] = result.streams;
     expect(stream?.coordinate).toBe("");
     for (let i = 0; i < 3; i++) {
-      server.send({ type: "outputStreamItem", channel: 2, cursorToken: cursor("o", i), mappings: [], sequence: BigInt(i), value: { kind: "u32", value: i } });
+      server.send({
+        type: "outputStreamItem",
+        channel: 2,
+        cursorToken: cursor("o", i),
+        mappings: [],
+        sequence: BigInt(i),
+        value: { kind: "u32", value: i },
+      });
     }
     server.send({ type: "outputStreamEnd", channel: 2, cursorToken: cursor("o", "end"), outcome: { kind: "ok" }, sequence: 3n });
     server.send({ type: "invocationFinished", outcome: { kind: "success" } });
@@ -68,10 +81,29 @@ describe("start and delivery", () => {
     const { client, transport } = memoryClient();
     const call = client.invoke({ ...echo, method: "fail", methodParameters: noParams });
     const { server, start } = await acceptStart(transport);
-    server.send({ type: "invocationAccepted", attemptId: start.attemptId, idempotencyKey: start.idempotencyKey, mappings: [], sessionToken: SESSION });
+    server.send({
+      type: "invocationAccepted",
+      attemptId: start.attemptId,
+      idempotencyKey: start.idempotencyKey,
+      mappings: [],
+      sessionToken: SESSION,
+    });
     server.send({ type: "invocationResult", mappings: [outputMapping(2)], result: streamResult() });
-    server.send({ type: "outputStreamItem", channel: 2, cursorToken: cursor("o", 0), mappings: [], sequence: 0n, value: { kind: "u32", value: 0 } });
-    server.send({ type: "outputStreamEnd", channel: 2, cursorToken: cursor("o", 1), outcome: { kind: "error", code: "producer-error", message: "boom" }, sequence: 1n });
+    server.send({
+      type: "outputStreamItem",
+      channel: 2,
+      cursorToken: cursor("o", 0),
+      mappings: [],
+      sequence: 0n,
+      value: { kind: "u32", value: 0 },
+    });
+    server.send({
+      type: "outputStreamEnd",
+      channel: 2,
+      cursorToken: cursor("o", 1),
+      outcome: { kind: "error", code: "producer-error", message: "boom" },
+      sequence: 1n,
+    });
     const result = await call.result;
     const seen: unknown[] = [];
     const error = await (async () => {
@@ -91,12 +123,22 @@ describe("start and delivery", () => {
 describe("attempts and reconnects", () => {
   it("retries the exact frozen start with the same attempt id after an uncertain loss", async () => {
     const { client, transport } = memoryClient();
-    const call = client.invoke({ ...echo, method: "reverse", methodParameters: { kind: "record", value: { fields: [inputStream.strings(["a"])] } } });
+    const call = client.invoke({
+      ...echo,
+      method: "reverse",
+      methodParameters: { kind: "record", value: { fields: [inputStream.strings(["a"])] } },
+    });
     const first = await acceptStart(transport);
     first.server.drop();
     const second = await acceptStart(transport);
     expect(second.start).toEqual(first.start);
-    second.server.send({ type: "invocationAccepted", attemptId: second.start.attemptId, idempotencyKey: second.start.idempotencyKey, mappings: [], sessionToken: SESSION });
+    second.server.send({
+      type: "invocationAccepted",
+      attemptId: second.start.attemptId,
+      idempotencyKey: second.start.idempotencyKey,
+      mappings: [],
+      sessionToken: SESSION,
+    });
     const accepted = await call.accepted;
     expect(accepted).toMatchObject({ operation: "start", replayed: true });
     call.cancel();
@@ -104,9 +146,19 @@ describe("attempts and reconnects", () => {
 
   it("starts a new attempt with fresh provisional references after a retryable rejection", async () => {
     const { client, transport } = memoryClient();
-    const call = client.invoke({ ...echo, method: "reverse", methodParameters: { kind: "record", value: { fields: [inputStream.strings(["a"])] } } });
+    const call = client.invoke({
+      ...echo,
+      method: "reverse",
+      methodParameters: { kind: "record", value: { fields: [inputStream.strings(["a"])] } },
+    });
     const first = await acceptStart(transport);
-    first.server.send({ type: "invocationRejected", attemptId: first.start.attemptId, code: "overloaded", message: "busy", retryable: true });
+    first.server.send({
+      type: "invocationRejected",
+      attemptId: first.start.attemptId,
+      code: "overloaded",
+      message: "busy",
+      retryable: true,
+    });
     const second = await acceptStart(transport);
     expect(second.start.attemptId).not.toBe(first.start.attemptId);
     expect(provisionalRefOf(second.start)).not.toBe(provisionalRefOf(first.start));
@@ -146,10 +198,23 @@ describe("attempts and reconnects", () => {
     const { client, transport } = memoryClient();
     const call = client.invoke({ ...echo, method: "count", methodParameters: noParams });
     const { server, start } = await acceptStart(transport);
-    server.send({ type: "invocationAccepted", attemptId: start.attemptId, idempotencyKey: start.idempotencyKey, mappings: [], sessionToken: SESSION });
+    server.send({
+      type: "invocationAccepted",
+      attemptId: start.attemptId,
+      idempotencyKey: start.idempotencyKey,
+      mappings: [],
+      sessionToken: SESSION,
+    });
     server.send({ type: "invocationResult", mappings: [outputMapping(2)], result: streamResult() });
     for (let i = 0; i < 3; i++) {
-      server.send({ type: "outputStreamItem", channel: 2, cursorToken: cursor("o", i), mappings: [], sequence: BigInt(i), value: { kind: "u32", value: i } });
+      server.send({
+        type: "outputStreamItem",
+        channel: 2,
+        cursorToken: cursor("o", i),
+        mappings: [],
+        sequence: BigInt(i),
+        value: { kind: "u32", value: i },
+      });
     }
     const result = await call.result;
     const iterator = (result.kind === "value" ? result.streams[0]! : undefined)![Symbol.asyncIterator]();
@@ -162,9 +227,22 @@ describe("attempts and reconnects", () => {
     expect(resume.attemptId).not.toBe(start.attemptId);
     expect(resume).toMatchObject({ operation: "resume", sessionToken: SESSION, outputCursors: [cursor("o", 0)] });
     // The server replays everything after the cursor, on a new channel number.
-    again.send({ type: "invocationAccepted", attemptId: resume.attemptId, idempotencyKey: start.idempotencyKey, mappings: [outputMapping(7)], sessionToken: "session-token-2" });
+    again.send({
+      type: "invocationAccepted",
+      attemptId: resume.attemptId,
+      idempotencyKey: start.idempotencyKey,
+      mappings: [outputMapping(7)],
+      sessionToken: "session-token-2",
+    });
     for (let i = 1; i < 4; i++) {
-      again.send({ type: "outputStreamItem", channel: 7, cursorToken: cursor("o", i), mappings: [], sequence: BigInt(i), value: { kind: "u32", value: i } });
+      again.send({
+        type: "outputStreamItem",
+        channel: 7,
+        cursorToken: cursor("o", i),
+        mappings: [],
+        sequence: BigInt(i),
+        value: { kind: "u32", value: i },
+      });
     }
     again.send({ type: "outputStreamEnd", channel: 7, cursorToken: cursor("o", "end"), outcome: { kind: "ok" }, sequence: 4n });
     again.send({ type: "invocationResult", mappings: [outputMapping(8)], result: streamResult() });
@@ -180,7 +258,13 @@ describe("attempts and reconnects", () => {
     const { client, transport } = memoryClient();
     const call = client.invoke({ ...echo, method: "count", methodParameters: noParams });
     const { server, start } = await acceptStart(transport);
-    server.send({ type: "invocationAccepted", attemptId: start.attemptId, idempotencyKey: start.idempotencyKey, mappings: [], sessionToken: SESSION });
+    server.send({
+      type: "invocationAccepted",
+      attemptId: start.attemptId,
+      idempotencyKey: start.idempotencyKey,
+      mappings: [],
+      sessionToken: SESSION,
+    });
     const causes: string[] = [];
     call.on("reconnecting", (event) => causes.push(event.cause));
     server.send({ type: "invocationRejected", attemptId: start.attemptId, code: "input-gap", message: "gap", retryable: true });
@@ -196,7 +280,13 @@ describe("attempts and reconnects", () => {
     const { client, transport } = memoryClient();
     const call = client.invoke({ ...echo, method: "count", methodParameters: noParams });
     const { server, start } = await acceptStart(transport);
-    server.send({ type: "invocationAccepted", attemptId: start.attemptId, idempotencyKey: start.idempotencyKey, mappings: [], sessionToken: SESSION });
+    server.send({
+      type: "invocationAccepted",
+      attemptId: start.attemptId,
+      idempotencyKey: start.idempotencyKey,
+      mappings: [],
+      sessionToken: SESSION,
+    });
     const events: unknown[] = [];
     call.on("revoked", (event) => events.push(event));
     server.send({ type: "attachmentRevoked", reason: "replaced" });
@@ -210,7 +300,13 @@ describe("attempts and reconnects", () => {
     const first = await acceptStart(transport);
     first.server.drop();
     const second = await acceptStart(transport);
-    second.server.send({ type: "invocationAccepted", attemptId: second.start.attemptId, idempotencyKey: second.start.idempotencyKey, mappings: [], sessionToken: SESSION });
+    second.server.send({
+      type: "invocationAccepted",
+      attemptId: second.start.attemptId,
+      idempotencyKey: second.start.idempotencyKey,
+      mappings: [],
+      sessionToken: SESSION,
+    });
     second.server.send({ type: "attachmentRevoked", reason: "replaced" });
     const third = await transport.nextConnection();
     const resume = (await third.waitUntil(isResume)) as ResumeAttach;
@@ -230,10 +326,20 @@ describe("input discipline", () => {
         yield new Uint8Array(1024).fill(i);
       }
     }
-    const call = client.invoke({ ...echo, method: "digest", methodParameters: { kind: "record", value: { fields: [inputStream.bytes(chunks())] } } });
+    const call = client.invoke({
+      ...echo,
+      method: "digest",
+      methodParameters: { kind: "record", value: { fields: [inputStream.bytes(chunks())] } },
+    });
     const { server, start } = await acceptStart(transport);
     const ref = provisionalRefOf(start);
-    server.send({ type: "invocationAccepted", attemptId: start.attemptId, idempotencyKey: start.idempotencyKey, mappings: [inputMapping(1, ref)], sessionToken: SESSION });
+    server.send({
+      type: "invocationAccepted",
+      attemptId: start.attemptId,
+      idempotencyKey: start.idempotencyKey,
+      mappings: [inputMapping(1, ref)],
+      sessionToken: SESSION,
+    });
     await server.waitFor(5); // start + 4 batches
     await tick();
     expect(pulled).toBe(4);
@@ -246,7 +352,13 @@ describe("input discipline", () => {
     server.drop();
     const again = await transport.nextConnection();
     const resume = (await again.waitUntil(isResume)) as ResumeAttach;
-    again.send({ type: "invocationAccepted", attemptId: resume.attemptId, idempotencyKey: start.idempotencyKey, mappings: [inputMapping(3, undefined, 2048n)], sessionToken: SESSION });
+    again.send({
+      type: "invocationAccepted",
+      attemptId: resume.attemptId,
+      idempotencyKey: start.idempotencyKey,
+      mappings: [inputMapping(3, undefined, 2048n)],
+      sessionToken: SESSION,
+    });
     const resent = (await again.waitUntil((m: ClientMessage) => m.type === "input-u8")) as InputU8Batch;
     expect(resent.sequence).toBe(2048n);
     expect(resent.channel).toBe(3);
@@ -259,9 +371,19 @@ describe("input discipline", () => {
     let pulled = 0;
     const chunk = new Uint8Array(64 * 1024);
     const fast = { [Symbol.asyncIterator]: () => ({ next: async () => (pulled++, { done: false as const, value: chunk }) }) };
-    const call = client.invoke({ ...echo, method: "digest", methodParameters: { kind: "record", value: { fields: [inputStream.bytes(fast)] } } });
+    const call = client.invoke({
+      ...echo,
+      method: "digest",
+      methodParameters: { kind: "record", value: { fields: [inputStream.bytes(fast)] } },
+    });
     const { server, start } = await acceptStart(transport);
-    server.send({ type: "invocationAccepted", attemptId: start.attemptId, idempotencyKey: start.idempotencyKey, mappings: [inputMapping(1, provisionalRefOf(start))], sessionToken: SESSION });
+    server.send({
+      type: "invocationAccepted",
+      attemptId: start.attemptId,
+      idempotencyKey: start.idempotencyKey,
+      mappings: [inputMapping(1, provisionalRefOf(start))],
+      sessionToken: SESSION,
+    });
     await server.waitFor(1 + 128);
     for (let i = 0; i < 20; i++) await tick();
     expect(pulled).toBe(128); // 128 × 64 KiB = 8 MiB
@@ -276,9 +398,19 @@ describe("input discipline", () => {
 
   it("splits chunks into packed batches of at most 1 MiB and ends with the next sequence", async () => {
     const { client, transport } = memoryClient();
-    const call = client.invoke({ ...echo, method: "digest", methodParameters: { kind: "record", value: { fields: [inputStream.bytes([new Uint8Array(1024 * 1024 + 10)])] } } });
+    const call = client.invoke({
+      ...echo,
+      method: "digest",
+      methodParameters: { kind: "record", value: { fields: [inputStream.bytes([new Uint8Array(1024 * 1024 + 10)])] } },
+    });
     const { server, start } = await acceptStart(transport);
-    server.send({ type: "invocationAccepted", attemptId: start.attemptId, idempotencyKey: start.idempotencyKey, mappings: [inputMapping(1, provisionalRefOf(start))], sessionToken: SESSION });
+    server.send({
+      type: "invocationAccepted",
+      attemptId: start.attemptId,
+      idempotencyKey: start.idempotencyKey,
+      mappings: [inputMapping(1, provisionalRefOf(start))],
+      sessionToken: SESSION,
+    });
     const end = await server.waitUntil((m: ClientMessage) => m.type === "inputStreamEnd");
     const batches = server.received.filter((m): m is InputU8Batch => m.type === "input-u8");
     expect(batches.map((b) => [b.sequence, b.payload.byteLength])).toEqual([
@@ -295,11 +427,21 @@ describe("input discipline", () => {
       yield "a";
       throw new Error("disk gone");
     }
-    const call = client.invoke({ ...echo, method: "reverse", methodParameters: { kind: "record", value: { fields: [inputStream.strings(failing())] } } });
+    const call = client.invoke({
+      ...echo,
+      method: "reverse",
+      methodParameters: { kind: "record", value: { fields: [inputStream.strings(failing())] } },
+    });
     const failures: unknown[] = [];
     call.on("inputFailed", (event) => failures.push(event.error));
     const { server, start } = await acceptStart(transport);
-    server.send({ type: "invocationAccepted", attemptId: start.attemptId, idempotencyKey: start.idempotencyKey, mappings: [inputMapping(1, provisionalRefOf(start))], sessionToken: SESSION });
+    server.send({
+      type: "invocationAccepted",
+      attemptId: start.attemptId,
+      idempotencyKey: start.idempotencyKey,
+      mappings: [inputMapping(1, provisionalRefOf(start))],
+      sessionToken: SESSION,
+    });
     const cancel = await server.waitUntil((m: ClientMessage) => m.type === "streamCancel");
     expect(cancel).toMatchObject({ channel: 1, reason: "source-unavailable" });
     expect(server.received.filter((m) => m.type === "inputStreamItem")).toHaveLength(1);
@@ -313,10 +455,23 @@ describe("backpressure and cancellation", () => {
     const { client, transport } = memoryClient({ maxQueuedEntriesPerStream: 8 });
     const call = client.invoke({ ...echo, method: "count", methodParameters: noParams });
     const { server, start } = await acceptStart(transport);
-    server.send({ type: "invocationAccepted", attemptId: start.attemptId, idempotencyKey: start.idempotencyKey, mappings: [], sessionToken: SESSION });
+    server.send({
+      type: "invocationAccepted",
+      attemptId: start.attemptId,
+      idempotencyKey: start.idempotencyKey,
+      mappings: [],
+      sessionToken: SESSION,
+    });
     server.send({ type: "invocationResult", mappings: [outputMapping(2)], result: streamResult() });
     for (let i = 0; i < 20; i++) {
-      server.send({ type: "outputStreamItem", channel: 2, cursorToken: cursor("o", i), mappings: [], sequence: BigInt(i), value: { kind: "u32", value: i } });
+      server.send({
+        type: "outputStreamItem",
+        channel: 2,
+        cursorToken: cursor("o", i),
+        mappings: [],
+        sequence: BigInt(i),
+        value: { kind: "u32", value: i },
+      });
     }
     expect(server.paused).toBe(true);
     expect(server.held).toBe(12);
@@ -336,14 +491,33 @@ describe("backpressure and cancellation", () => {
     const { client, transport } = memoryClient();
     const call = client.invoke({ ...echo, method: "count", methodParameters: noParams });
     const { server, start } = await acceptStart(transport);
-    server.send({ type: "invocationAccepted", attemptId: start.attemptId, idempotencyKey: start.idempotencyKey, mappings: [], sessionToken: SESSION });
+    server.send({
+      type: "invocationAccepted",
+      attemptId: start.attemptId,
+      idempotencyKey: start.idempotencyKey,
+      mappings: [],
+      sessionToken: SESSION,
+    });
     server.send({ type: "invocationResult", mappings: [outputMapping(2)], result: streamResult() });
     const result = await call.result;
     const stream = result.kind === "value" ? result.streams[0]! : undefined;
     await stream!.cancel();
     expect(server.received.at(-1)).toEqual({ type: "streamCancel", channel: 2, reason: "cancelled" });
-    server.send({ type: "outputStreamItem", channel: 2, cursorToken: cursor("o", 0), mappings: [], sequence: 0n, value: { kind: "u32", value: 0 } });
-    server.send({ type: "outputStreamEnd", channel: 2, cursorToken: cursor("o", "end"), outcome: { kind: "cancelled", reason: "cancelled" }, sequence: 1n });
+    server.send({
+      type: "outputStreamItem",
+      channel: 2,
+      cursorToken: cursor("o", 0),
+      mappings: [],
+      sequence: 0n,
+      value: { kind: "u32", value: 0 },
+    });
+    server.send({
+      type: "outputStreamEnd",
+      channel: 2,
+      cursorToken: cursor("o", "end"),
+      outcome: { kind: "cancelled", reason: "cancelled" },
+      sequence: 1n,
+    });
     expect(await stream![Symbol.asyncIterator]().next()).toEqual({ done: true, value: undefined });
     expect(await stream!.ended).toEqual({ kind: "cancelled", reason: "cancelled" });
     expect(call.state?.outputCursors).toEqual([cursor("o", "end")]);
@@ -355,8 +529,21 @@ describe("a hostile server", () => {
     const { client, transport } = memoryClient();
     const call = client.invoke({ ...echo, method: "count", methodParameters: noParams });
     const { server, start } = await acceptStart(transport);
-    server.send({ type: "invocationAccepted", attemptId: start.attemptId, idempotencyKey: start.idempotencyKey, mappings: [], sessionToken: SESSION });
-    server.send({ type: "outputStreamItem", channel: 9, cursorToken: cursor("o", 0), mappings: [], sequence: 0n, value: { kind: "u32", value: 0 } });
+    server.send({
+      type: "invocationAccepted",
+      attemptId: start.attemptId,
+      idempotencyKey: start.idempotencyKey,
+      mappings: [],
+      sessionToken: SESSION,
+    });
+    server.send({
+      type: "outputStreamItem",
+      channel: 9,
+      cursorToken: cursor("o", 0),
+      mappings: [],
+      sequence: 0n,
+      value: { kind: "u32", value: 0 },
+    });
     await expect(call.finished).rejects.toMatchObject({ kind: "server-violation", code: "invalid-channel" });
   });
 
@@ -364,9 +551,22 @@ describe("a hostile server", () => {
     const { client, transport } = memoryClient();
     const call = client.invoke({ ...echo, method: "count", methodParameters: noParams });
     const { server, start } = await acceptStart(transport);
-    server.send({ type: "invocationAccepted", attemptId: start.attemptId, idempotencyKey: start.idempotencyKey, mappings: [], sessionToken: SESSION });
+    server.send({
+      type: "invocationAccepted",
+      attemptId: start.attemptId,
+      idempotencyKey: start.idempotencyKey,
+      mappings: [],
+      sessionToken: SESSION,
+    });
     server.send({ type: "invocationResult", mappings: [outputMapping(2)], result: streamResult() });
-    server.send({ type: "outputStreamItem", channel: 2, cursorToken: cursor("o", 1), mappings: [], sequence: 1n, value: { kind: "u32", value: 1 } });
+    server.send({
+      type: "outputStreamItem",
+      channel: 2,
+      cursorToken: cursor("o", 1),
+      mappings: [],
+      sequence: 1n,
+      value: { kind: "u32", value: 1 },
+    });
     await expect(call.finished).rejects.toMatchObject({ kind: "server-violation" });
   });
 
@@ -374,7 +574,13 @@ describe("a hostile server", () => {
     const { client, transport } = memoryClient();
     const call = client.invoke({ ...echo, method: "count", methodParameters: noParams });
     const { server, start } = await acceptStart(transport);
-    server.send({ type: "invocationAccepted", attemptId: "0dff1c71-f12f-4bb1-996c-23d693bdc825", idempotencyKey: start.idempotencyKey, mappings: [], sessionToken: SESSION });
+    server.send({
+      type: "invocationAccepted",
+      attemptId: "0dff1c71-f12f-4bb1-996c-23d693bdc825",
+      idempotencyKey: start.idempotencyKey,
+      mappings: [],
+      sessionToken: SESSION,
+    });
     await expect(call.finished).rejects.toMatchObject({ kind: "server-violation" });
   });
 });
@@ -397,9 +603,19 @@ describe("persistence callback", () => {
         },
       }),
     };
-    const call = client.invoke({ ...echo, method: "reverse", methodParameters: { kind: "record", value: { fields: [inputStream.strings(source)] } } });
+    const call = client.invoke({
+      ...echo,
+      method: "reverse",
+      methodParameters: { kind: "record", value: { fields: [inputStream.strings(source)] } },
+    });
     const { server, start } = await acceptStart(transport);
-    server.send({ type: "invocationAccepted", attemptId: start.attemptId, idempotencyKey: start.idempotencyKey, mappings: [inputMapping(1, provisionalRefOf(start))], sessionToken: SESSION });
+    server.send({
+      type: "invocationAccepted",
+      attemptId: start.attemptId,
+      idempotencyKey: start.idempotencyKey,
+      mappings: [inputMapping(1, provisionalRefOf(start))],
+      sessionToken: SESSION,
+    });
     await server.waitFor(3);
     server.send({ type: "streamCancel", channel: 1, reason: "consumer-drop" });
     server.send({ type: "inputStreamAck", channel: 1, highestContiguousSequence: 2n, mappings: [], terminal: true });
@@ -417,11 +633,23 @@ describe("nested input streams", () => {
     const outer = inputStream.values([{ kind: "record", value: { fields: [{ kind: "string", value: "g" }, inner] } }]);
     const call = client.invoke({ ...echo, method: "nested", methodParameters: { kind: "record", value: { fields: [outer] } } });
     const { server, start } = await acceptStart(transport);
-    server.send({ type: "invocationAccepted", attemptId: start.attemptId, idempotencyKey: start.idempotencyKey, mappings: [inputMapping(1, provisionalRefOf(start))], sessionToken: SESSION });
+    server.send({
+      type: "invocationAccepted",
+      attemptId: start.attemptId,
+      idempotencyKey: start.idempotencyKey,
+      mappings: [inputMapping(1, provisionalRefOf(start))],
+      sessionToken: SESSION,
+    });
     const item = await server.waitUntil((m: ClientMessage) => m.type === "inputStreamItem");
     const innerRef = /"provisionalRef":"([0-9a-f-]{36})"/.exec(JSON.stringify(item.type === "inputStreamItem" ? item.value : null))![1]!;
     // The nested stream has no channel until its mapping arrives with this ACK.
-    server.send({ type: "inputStreamAck", channel: 1, highestContiguousSequence: 1n, mappings: [inputMapping(5, innerRef, 0n, false, "stream-token-inner")], terminal: false });
+    server.send({
+      type: "inputStreamAck",
+      channel: 1,
+      highestContiguousSequence: 1n,
+      mappings: [inputMapping(5, innerRef, 0n, false, "stream-token-inner")],
+      terminal: false,
+    });
     const nested = await server.waitUntil((m: ClientMessage) => m.type === "inputStreamItem" && m.channel === 5);
     expect(nested).toMatchObject({ sequence: 0n, value: { kind: "string", value: "deep" } });
     call.cancel();
@@ -431,7 +659,13 @@ describe("nested input streams", () => {
     const { client, transport } = memoryClient();
     const call = client.invoke({ ...echo, method: "count", methodParameters: noParams });
     const { server, start } = await acceptStart(transport);
-    server.send({ type: "invocationAccepted", attemptId: start.attemptId, idempotencyKey: start.idempotencyKey, mappings: [], sessionToken: SESSION });
+    server.send({
+      type: "invocationAccepted",
+      attemptId: start.attemptId,
+      idempotencyKey: start.idempotencyKey,
+      mappings: [],
+      sessionToken: SESSION,
+    });
     server.send({ type: "invocationResult", mappings: [outputMapping(2)], result: streamResult() });
     await call.result;
     call.cancel();
@@ -447,10 +681,23 @@ describe("cancelling the whole invocation", () => {
     const states: ResumeState[] = [];
     const call = client.invoke({ ...echo, method: "count", methodParameters: noParams, onCheckpoint: (s) => void states.push(s) });
     const { server, start } = await acceptStart(transport);
-    server.send({ type: "invocationAccepted", attemptId: start.attemptId, idempotencyKey: start.idempotencyKey, mappings: [], sessionToken: SESSION });
+    server.send({
+      type: "invocationAccepted",
+      attemptId: start.attemptId,
+      idempotencyKey: start.idempotencyKey,
+      mappings: [],
+      sessionToken: SESSION,
+    });
     server.send({ type: "invocationResult", mappings: [outputMapping(2)], result: streamResult() });
     for (let i = 0; i < 4; i++) {
-      server.send({ type: "outputStreamItem", channel: 2, cursorToken: cursor("o", i), mappings: [], sequence: BigInt(i), value: { kind: "u32", value: i } });
+      server.send({
+        type: "outputStreamItem",
+        channel: 2,
+        cursorToken: cursor("o", i),
+        mappings: [],
+        sequence: BigInt(i),
+        value: { kind: "u32", value: i },
+      });
     }
     const result = await call.result;
     const stream = result.kind === "value" ? result.streams[0]! : undefined;
@@ -475,9 +722,19 @@ describe("bounded state under a hostile server", () => {
     const { client, transport } = memoryClient({ maxQueuedEntriesPerStream: 10_000 });
     const call = client.invoke({ ...echo, method: "count", methodParameters: noParams });
     const { server, start } = await acceptStart(transport);
-    server.send({ type: "invocationAccepted", attemptId: start.attemptId, idempotencyKey: start.idempotencyKey, mappings: [], sessionToken: SESSION });
+    server.send({
+      type: "invocationAccepted",
+      attemptId: start.attemptId,
+      idempotencyKey: start.idempotencyKey,
+      mappings: [],
+      sessionToken: SESSION,
+    });
     const streamOfStreams = { kind: "stream", value: { inner: { kind: "stream", value: { inner: { kind: "u32", value: {} } } } } };
-    server.send({ type: "invocationResult", mappings: [outputMapping(1)], result: { ...streamResult(), graph: { root: streamOfStreams } } });
+    server.send({
+      type: "invocationResult",
+      mappings: [outputMapping(1)],
+      result: { ...streamResult(), graph: { root: streamOfStreams } },
+    });
     for (let i = 0; i < 4100 && !server.closed; i++) {
       const token = `nested-${i}`;
       server.send({
@@ -489,7 +746,11 @@ describe("bounded state under a hostile server", () => {
         value: { kind: "stream", value: { streamToken: token } },
       });
     }
-    await expect(call.finished).rejects.toMatchObject({ kind: "server-violation", code: "limit-exceeded", message: expect.stringContaining("4096 streams") });
+    await expect(call.finished).rejects.toMatchObject({
+      kind: "server-violation",
+      code: "limit-exceeded",
+      message: expect.stringContaining("4096 streams"),
+    });
     expect(call.streams.length).toBeLessThanOrEqual(4096);
   });
 });
@@ -499,14 +760,27 @@ describe("schema validation of server values", () => {
     const { client, transport } = memoryClient();
     const call = client.invoke({ ...echo, method: "count", methodParameters: noParams });
     const { server, start } = await acceptStart(transport);
-    server.send({ type: "invocationAccepted", attemptId: start.attemptId, idempotencyKey: start.idempotencyKey, mappings: [], sessionToken: SESSION });
+    server.send({
+      type: "invocationAccepted",
+      attemptId: start.attemptId,
+      idempotencyKey: start.idempotencyKey,
+      mappings: [],
+      sessionToken: SESSION,
+    });
     server.send({ type: "invocationResult", mappings: [outputMapping(2)], result: streamResult(STREAM_OUT, inner) });
     return { call, server };
   }
 
   it("rejects an item that does not match the element schema", async () => {
     const { call, server } = await started("u32");
-    server.send({ type: "outputStreamItem", channel: 2, cursorToken: cursor("o", 0), mappings: [], sequence: 0n, value: { kind: "string", value: "no" } });
+    server.send({
+      type: "outputStreamItem",
+      channel: 2,
+      cursorToken: cursor("o", 0),
+      mappings: [],
+      sequence: 0n,
+      value: { kind: "string", value: "no" },
+    });
     await expect(call.finished).rejects.toMatchObject({ kind: "server-violation", code: "validation-error" });
   });
 
@@ -515,7 +789,14 @@ describe("schema validation of server values", () => {
     first.server.send({ type: "output-u8", channel: 2, cursorToken: cursor("o", 0), sequence: 0n, payload: new Uint8Array([1]) });
     await expect(first.call.finished).rejects.toMatchObject({ kind: "server-violation" });
     const second = await started("u8");
-    second.server.send({ type: "outputStreamItem", channel: 2, cursorToken: cursor("o", 0), mappings: [], sequence: 0n, value: { kind: "u8", value: 1 } });
+    second.server.send({
+      type: "outputStreamItem",
+      channel: 2,
+      cursorToken: cursor("o", 0),
+      mappings: [],
+      sequence: 0n,
+      value: { kind: "u8", value: 1 },
+    });
     await expect(second.call.finished).rejects.toMatchObject({ kind: "server-violation" });
   });
 
@@ -523,14 +804,31 @@ describe("schema validation of server values", () => {
     const { client, transport } = memoryClient();
     const call = client.invoke({ ...echo, method: "count", methodParameters: noParams });
     const { server, start } = await acceptStart(transport);
-    server.send({ type: "invocationAccepted", attemptId: start.attemptId, idempotencyKey: start.idempotencyKey, mappings: [], sessionToken: SESSION });
-    server.send({ type: "invocationResult", mappings: [], result: { kind: "value", graph: { root: { kind: "bool", value: {} } }, value: { kind: "u32", value: 1 } } });
+    server.send({
+      type: "invocationAccepted",
+      attemptId: start.attemptId,
+      idempotencyKey: start.idempotencyKey,
+      mappings: [],
+      sessionToken: SESSION,
+    });
+    server.send({
+      type: "invocationResult",
+      mappings: [],
+      result: { kind: "value", graph: { root: { kind: "bool", value: {} } }, value: { kind: "u32", value: 1 } },
+    });
     await expect(call.finished).rejects.toMatchObject({ kind: "server-violation" });
   });
 
   it("converts items to JavaScript with js()", async () => {
     const { call, server } = await started("u64");
-    server.send({ type: "outputStreamItem", channel: 2, cursorToken: cursor("o", 0), mappings: [], sequence: 0n, value: { kind: "u64", value: "18446744073709551615" } });
+    server.send({
+      type: "outputStreamItem",
+      channel: 2,
+      cursorToken: cursor("o", 0),
+      mappings: [],
+      sequence: 0n,
+      value: { kind: "u64", value: "18446744073709551615" },
+    });
     server.send({ type: "outputStreamEnd", channel: 2, cursorToken: cursor("o", 1), outcome: { kind: "ok" }, sequence: 1n });
     const result = await call.result;
     const items: unknown[] = [];
@@ -545,7 +843,13 @@ describe("resume state", () => {
     const states: ResumeState[] = [];
     const call = client.invoke({ ...echo, method: "count", methodParameters: noParams, onCheckpoint: (s) => void states.push(s) });
     const { server, start } = await acceptStart(transport);
-    server.send({ type: "invocationAccepted", attemptId: start.attemptId, idempotencyKey: start.idempotencyKey, mappings: [], sessionToken: SESSION });
+    server.send({
+      type: "invocationAccepted",
+      attemptId: start.attemptId,
+      idempotencyKey: start.idempotencyKey,
+      mappings: [],
+      sessionToken: SESSION,
+    });
     server.drop();
     const again = await transport.nextConnection();
     const resume = (await again.waitUntil(isResume)) as ResumeAttach;
@@ -558,7 +862,13 @@ describe("resume state", () => {
     const taken = next.takeover(saved);
     const third = await nextTransport.nextConnection();
     expect(await third.waitUntil(isResume)).toEqual(resume);
-    third.send({ type: "invocationAccepted", attemptId: resume.attemptId, idempotencyKey: start.idempotencyKey, mappings: [], sessionToken: "session-token-3" });
+    third.send({
+      type: "invocationAccepted",
+      attemptId: resume.attemptId,
+      idempotencyKey: start.idempotencyKey,
+      mappings: [],
+      sessionToken: "session-token-3",
+    });
     await taken.accepted;
     expect(taken.state?.pendingOperation).toBeUndefined();
     expect(taken.state?.sessionToken).toBe("session-token-3");
@@ -577,8 +887,18 @@ describe("resume state", () => {
     const server = await transport.nextConnection();
     const takeover = (await server.waitUntil(isResume)) as ResumeAttach;
     expect(takeover).toMatchObject({ operation: "takeover", sessionToken: SESSION, outputCursors: [] });
-    server.send({ type: "invocationAccepted", attemptId: takeover.attemptId, idempotencyKey: "k", mappings: [inputMapping(4, undefined, 10n)], sessionToken: SESSION });
-    expect(await server.waitUntil((m: ClientMessage) => m.type === "streamCancel")).toEqual({ type: "streamCancel", channel: 4, reason: "source-unavailable" });
+    server.send({
+      type: "invocationAccepted",
+      attemptId: takeover.attemptId,
+      idempotencyKey: "k",
+      mappings: [inputMapping(4, undefined, 10n)],
+      sessionToken: SESSION,
+    });
+    expect(await server.waitUntil((m: ClientMessage) => m.type === "streamCancel")).toEqual({
+      type: "streamCancel",
+      channel: 4,
+      reason: "source-unavailable",
+    });
     call.cancel();
   });
 
@@ -589,8 +909,18 @@ describe("resume state", () => {
     const server = await transport.nextConnection();
     const takeover = (await server.waitUntil(isResume)) as ResumeAttach;
     const elsewhere = "6f1c1f0e-2a4b-4c7d-9e8f-0a1b2c3d4e5f";
-    server.send({ type: "invocationAccepted", attemptId: takeover.attemptId, idempotencyKey: "k", mappings: [inputMapping(6, elsewhere, 0n)], sessionToken: SESSION });
-    expect(await server.waitUntil((m: ClientMessage) => m.type === "streamCancel")).toEqual({ type: "streamCancel", channel: 6, reason: "source-unavailable" });
+    server.send({
+      type: "invocationAccepted",
+      attemptId: takeover.attemptId,
+      idempotencyKey: "k",
+      mappings: [inputMapping(6, elsewhere, 0n)],
+      sessionToken: SESSION,
+    });
+    expect(await server.waitUntil((m: ClientMessage) => m.type === "streamCancel")).toEqual({
+      type: "streamCancel",
+      channel: 6,
+      reason: "source-unavailable",
+    });
     call.cancel();
   });
 });
@@ -601,10 +931,23 @@ describe("output stream views", () => {
     const states: ResumeState[] = [];
     const call = client.invoke({ ...echo, method: "count", methodParameters: noParams, onCheckpoint: (s) => void states.push(s) });
     const { server, start } = await acceptStart(transport);
-    server.send({ type: "invocationAccepted", attemptId: start.attemptId, idempotencyKey: start.idempotencyKey, mappings: [], sessionToken: SESSION });
+    server.send({
+      type: "invocationAccepted",
+      attemptId: start.attemptId,
+      idempotencyKey: start.idempotencyKey,
+      mappings: [],
+      sessionToken: SESSION,
+    });
     server.send({ type: "invocationResult", mappings: [outputMapping(2)], result: streamResult() });
     for (let i = 0; i < 2; i++) {
-      server.send({ type: "outputStreamItem", channel: 2, cursorToken: cursor("o", i), mappings: [], sequence: BigInt(i), value: { kind: "u32", value: i } });
+      server.send({
+        type: "outputStreamItem",
+        channel: 2,
+        cursorToken: cursor("o", i),
+        mappings: [],
+        sequence: BigInt(i),
+        value: { kind: "u32", value: i },
+      });
     }
     server.send({ type: "outputStreamEnd", channel: 2, cursorToken: cursor("o", "end"), outcome: { kind: "ok" }, sequence: 2n });
     const result = await call.result;

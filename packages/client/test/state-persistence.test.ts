@@ -13,7 +13,11 @@ const state = { sessionToken: "s" } as unknown as ResumeState;
 
 describe("StatePersistence.commit", () => {
   it("gives nothing to wait for without a callback", () => {
-    const persistence = new StatePersistence(undefined, () => state, () => undefined);
+    const persistence = new StatePersistence(
+      undefined,
+      () => state,
+      () => undefined,
+    );
     expect(persistence.commit()).toBeUndefined();
   });
 

@@ -22,9 +22,24 @@ const GlobalWebSocket = (globalThis as { WebSocket?: new (url: string, init: obj
 
 type MakeTransport = (options?: { maxHeldBytes?: number }) => Transport;
 const implementations: [string, MakeTransport | undefined][] = [
-  ["ws through its WHATWG surface", (options) => webSocketTransport({ open: (url, protocol, token) => new WsWebSocket(url, protocol, { headers: bearer(token) }) as unknown as WebSocketLike, ...options })],
+  [
+    "ws through its WHATWG surface",
+    (options) =>
+      webSocketTransport({
+        open: (url, protocol, token) => new WsWebSocket(url, protocol, { headers: bearer(token) }) as unknown as WebSocketLike,
+        ...options,
+      }),
+  ],
   // undici (the global of Node ≥ 22) takes headers in its init object.
-  ["the WebSocket global", GlobalWebSocket && ((options) => webSocketTransport({ open: (url, protocol, token) => new GlobalWebSocket(url, { protocols: [protocol], headers: bearer(token) }), ...options }))],
+  [
+    "the WebSocket global",
+    GlobalWebSocket &&
+      ((options) =>
+        webSocketTransport({
+          open: (url, protocol, token) => new GlobalWebSocket(url, { protocols: [protocol], headers: bearer(token) }),
+          ...options,
+        })),
+  ],
 ];
 
 describe.each(implementations)("%s", (_label, make) => {
@@ -49,25 +64,28 @@ describe.each(implementations)("%s", (_label, make) => {
     await blobs.finished;
   });
 
-  it.skipIf(make === undefined)("a socket that cannot pause holds messages up to a bound, then drops the connection and resumes; every item arrives once", async () => {
-    const client = createClient({
-      url: server.url,
-      token: TOKEN,
-      transport: make!({ maxHeldBytes: 32 * 1024 }),
-      maxQueuedEntriesPerStream: 8,
-      reconnect: { initialDelayMs: 5, maxDelayMs: 40, maxAttempts: 20 },
-    });
-    const call = client.invoke({ ...demo, method: "count", methodParameters: record(u32(3000), u32(0)) });
-    const reconnected = new Promise((resolve) => call.on("reconnecting", resolve));
-    const values: unknown[] = [];
-    for await (const item of (await firstStream(call)).values()) {
-      values.push(item.value);
-      // Stop reading until the held messages passed the bound and the connection was dropped.
-      if (values.length === 10) await reconnected;
-    }
-    expect(values).toEqual(Array.from({ length: 3000 }, (_, i) => i));
-    await call.finished;
-  });
+  it.skipIf(make === undefined)(
+    "a socket that cannot pause holds messages up to a bound, then drops the connection and resumes; every item arrives once",
+    async () => {
+      const client = createClient({
+        url: server.url,
+        token: TOKEN,
+        transport: make!({ maxHeldBytes: 32 * 1024 }),
+        maxQueuedEntriesPerStream: 8,
+        reconnect: { initialDelayMs: 5, maxDelayMs: 40, maxAttempts: 20 },
+      });
+      const call = client.invoke({ ...demo, method: "count", methodParameters: record(u32(3000), u32(0)) });
+      const reconnected = new Promise((resolve) => call.on("reconnecting", resolve));
+      const values: unknown[] = [];
+      for await (const item of (await firstStream(call)).values()) {
+        values.push(item.value);
+        // Stop reading until the held messages passed the bound and the connection was dropped.
+        if (values.length === 10) await reconnected;
+      }
+      expect(values).toEqual(Array.from({ length: 3000 }, (_, i) => i));
+      await call.finished;
+    },
+  );
 
   it.skipIf(make === undefined)("survives TCP cuts: resumes and delivers each item once", async () => {
     const budgets = [3000, 9000, 20_000];

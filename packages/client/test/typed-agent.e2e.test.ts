@@ -22,7 +22,17 @@ const echo = (name: string) => ({ application: "demo", environment: "default", a
 describe("client.agent", () => {
   it("invokes with JavaScript arguments, stream parameters as sources", async () => {
     const agent = await client.agent(echo("typed"));
-    expect([...agent.schema.methods.keys()].sort()).toEqual(["blobs", "count", "digest", "fail", "groups", "journal", "reverse", "split", "tally"]);
+    expect([...agent.schema.methods.keys()].sort()).toEqual([
+      "blobs",
+      "count",
+      "digest",
+      "fail",
+      "groups",
+      "journal",
+      "reverse",
+      "split",
+      "tally",
+    ]);
 
     const reverse = agent.invoke("reverse", { input: ["abc", "héllo"] });
     const reversed = await reverse.result;

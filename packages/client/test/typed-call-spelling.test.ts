@@ -38,9 +38,11 @@ it("docs call typed agents with client.connect; typedAgent( appears only where i
   const offenders: string[] = [];
   for (const file of files) {
     const { prose, code } = parts(readFileSync(file, "utf8"));
-    for (const block of code) if (block.includes("typedAgent(")) offenders.push(`${relative(REPOSITORY, file)}: a code block uses typedAgent(`);
+    for (const block of code)
+      if (block.includes("typedAgent(")) offenders.push(`${relative(REPOSITORY, file)}: a code block uses typedAgent(`);
     for (const paragraph of prose) {
-      if (paragraph.includes("typedAgent(") && !/\balias\b/.test(paragraph)) offenders.push(`${relative(REPOSITORY, file)}: ${paragraph.trim().slice(0, 80)}`);
+      if (paragraph.includes("typedAgent(") && !/\balias\b/.test(paragraph))
+        offenders.push(`${relative(REPOSITORY, file)}: ${paragraph.trim().slice(0, 80)}`);
     }
   }
   expect(offenders).toEqual([]);

@@ -43,7 +43,8 @@ describe("sources", () => {
     expect([...toBytes(Buffer.from([1, 2]))]).toEqual([1, 2]);
     expect(toBytes(new Uint16Array([0x0101]).buffer)).toEqual(new Uint8Array([1, 1]));
     expect(toBytes(new DataView(new Uint8Array([7, 8, 9]).buffer, 1, 2))).toEqual(new Uint8Array([8, 9]));
-    for (const bad of ["text", 1, null, undefined, {}, [1, 2]]) expect(() => toBytes(bad)).toThrow(expect.objectContaining({ kind: "invalid-argument" }));
+    for (const bad of ["text", 1, null, undefined, {}, [1, 2]])
+      expect(() => toBytes(bad)).toThrow(expect.objectContaining({ kind: "invalid-argument" }));
   });
 });
 
@@ -102,8 +103,18 @@ describe("token peeking (resume from another process)", () => {
   const session = new Uint8Array(16).fill(1);
   const stream = new Uint8Array(16).fill(0xab);
   it("finds the same stream identity in a stream token and a cursor token", () => {
-    const streamToken = token(2, [[1, Buffer.from("iss")], [16, session], [32, stream], [33, new Uint8Array(8)]]);
-    const cursorToken = token(3, [[1, Buffer.from("iss")], [16, session], [32, stream], [48, new Uint8Array(8)]]);
+    const streamToken = token(2, [
+      [1, Buffer.from("iss")],
+      [16, session],
+      [32, stream],
+      [33, new Uint8Array(8)],
+    ]);
+    const cursorToken = token(3, [
+      [1, Buffer.from("iss")],
+      [16, session],
+      [32, stream],
+      [48, new Uint8Array(8)],
+    ]);
     expect(streamIdentityOf(streamToken)).toBe("ab".repeat(16));
     expect(streamIdentityOf(cursorToken)).toBe(streamIdentityOf(streamToken));
   });
@@ -113,14 +124,46 @@ describe("token peeking (resume from another process)", () => {
   );
   it("tells a terminal cursor from an item cursor, and knows nothing of other tokens", () => {
     const u64 = (n: number) => Buffer.from([0, 0, 0, 0, 0, 0, 0, n]);
-    const cursorAt = (event: number) => token(3, [[1, Buffer.from("iss")], [16, session], [32, stream], [48, u64(5)], [49, u64(event)]]);
+    const cursorAt = (event: number) =>
+      token(3, [
+        [1, Buffer.from("iss")],
+        [16, session],
+        [32, stream],
+        [48, u64(5)],
+        [49, u64(event)],
+      ]);
     expect(isTerminalCursor(cursorAt(2))).toBe(true);
     expect(isTerminalCursor(cursorAt(1))).toBe(false);
     // A stream token with the same bytes at field 49's place is no cursor.
-    expect(isTerminalCursor(token(2, [[1, Buffer.from("iss")], [16, session], [32, stream], [49, u64(2)]]))).toBe(false);
+    expect(
+      isTerminalCursor(
+        token(2, [
+          [1, Buffer.from("iss")],
+          [16, session],
+          [32, stream],
+          [49, u64(2)],
+        ]),
+      ),
+    ).toBe(false);
     // Out of order fields, a short event field, trailing bytes, garbage: unknown, so not terminal.
-    expect(isTerminalCursor(token(3, [[1, Buffer.from("iss")], [49, u64(2)], [32, stream]]))).toBe(false);
-    expect(isTerminalCursor(token(3, [[1, Buffer.from("iss")], [32, stream], [49, Buffer.from([2])]]))).toBe(false);
+    expect(
+      isTerminalCursor(
+        token(3, [
+          [1, Buffer.from("iss")],
+          [49, u64(2)],
+          [32, stream],
+        ]),
+      ),
+    ).toBe(false);
+    expect(
+      isTerminalCursor(
+        token(3, [
+          [1, Buffer.from("iss")],
+          [32, stream],
+          [49, Buffer.from([2])],
+        ]),
+      ),
+    ).toBe(false);
     expect(isTerminalCursor(`${cursorAt(2)}AAAA`)).toBe(false);
     for (const garbage of ["", "gai1_", "gai1_!!!", "cursor-o-end"]) expect(isTerminalCursor(garbage)).toBe(false);
   });
@@ -173,7 +216,12 @@ describe("stream leaves in server values", () => {
   it("finds nested stream tokens with their JSON pointers", () => {
     const value: JsonValue = {
       kind: "record",
-      value: { fields: [{ kind: "stream", value: { streamToken: "a" } }, { kind: "list", value: { elements: [{ kind: "stream", value: { streamToken: "b" } }] } }] },
+      value: {
+        fields: [
+          { kind: "stream", value: { streamToken: "a" } },
+          { kind: "list", value: { elements: [{ kind: "stream", value: { streamToken: "b" } }] } },
+        ],
+      },
     };
     expect(findStreamTokens(value)).toEqual([
       { coordinate: "/value/fields/0", streamToken: "a" },
@@ -206,15 +254,17 @@ describe("wrong-typed arguments", () => {
   it("rejects one input stream at two coordinates (affine ownership)", () => {
     const { client } = memoryClient();
     const shared = inputStream.strings(["a"]);
-    expect(() => client.invoke({ ...echo, method: "reverse", methodParameters: { kind: "tuple", value: { elements: [shared, shared] } } })).toThrow(
-      expect.objectContaining({ code: "stream-already-consumed" }),
-    );
+    expect(() =>
+      client.invoke({ ...echo, method: "reverse", methodParameters: { kind: "tuple", value: { elements: [shared, shared] } } }),
+    ).toThrow(expect.objectContaining({ code: "stream-already-consumed" }));
   });
 
   it("rejects parameters that are not JSON", () => {
     const { client } = memoryClient();
     for (const bad of [undefined, () => 1, 1n, Symbol("s")]) {
-      expect(() => client.invoke({ ...echo, method: "count", methodParameters: { kind: "x", value: { v: bad } } as never })).toThrow(ClientError);
+      expect(() => client.invoke({ ...echo, method: "count", methodParameters: { kind: "x", value: { v: bad } } as never })).toThrow(
+        ClientError,
+      );
     }
   });
 
@@ -239,7 +289,13 @@ describe("wrong-typed arguments", () => {
     call.on("inputFailed", (event) => failures.push(event.error));
     const server = await transport.nextConnection();
     const start = await server.waitUntil(isStart);
-    server.send({ type: "invocationAccepted", attemptId: start.attemptId, idempotencyKey: start.idempotencyKey, mappings: [inputMapping(1, provisionalRefOf(start))], sessionToken: "s" });
+    server.send({
+      type: "invocationAccepted",
+      attemptId: start.attemptId,
+      idempotencyKey: start.idempotencyKey,
+      mappings: [inputMapping(1, provisionalRefOf(start))],
+      sessionToken: "s",
+    });
     expect(await server.waitUntil((m) => m.type === "streamCancel")).toMatchObject({ reason: "source-unavailable" });
     expect(failures).toEqual([expect.objectContaining({ kind: "invalid-argument" })]);
     expect(input.failure).toBe(failures[0]);
@@ -251,9 +307,14 @@ describe("a refused invoke consumes nothing", () => {
   it("leaves the input source unclaimed, so it can be used again", () => {
     const { client } = memoryClient();
     const lines = inputStream.strings(["a"]);
-    expect(() => client.invoke({ ...echo, application: 5 as never, method: "reverse", methodParameters: { kind: "record", value: { fields: [lines] } } })).toThrow(
-      expect.objectContaining({ kind: "invalid-argument" }),
-    );
+    expect(() =>
+      client.invoke({
+        ...echo,
+        application: 5 as never,
+        method: "reverse",
+        methodParameters: { kind: "record", value: { fields: [lines] } },
+      }),
+    ).toThrow(expect.objectContaining({ kind: "invalid-argument" }));
     const call = client.invoke({ ...echo, method: "reverse", methodParameters: { kind: "record", value: { fields: [lines] } } });
     call.cancel();
   });

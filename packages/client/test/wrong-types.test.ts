@@ -5,7 +5,17 @@
  */
 import { describe, expect, it } from "vitest";
 import { createClient, inputStream, type ResumeState } from "../src/index.js";
-import { SESSION, STREAM_OUT, echo, inputMapping, isStart, memoryClient, outputMapping, provisionalRefOf, streamResult } from "./support/fixtures.js";
+import {
+  SESSION,
+  STREAM_OUT,
+  echo,
+  inputMapping,
+  isStart,
+  memoryClient,
+  outputMapping,
+  provisionalRefOf,
+  streamResult,
+} from "./support/fixtures.js";
 
 const WRONG: [string, unknown][] = [
   ["undefined", undefined],
@@ -35,7 +45,8 @@ describe.each(WRONG)("given %s", (_label, wrong) => {
     expect(() => createClient(wrong as never)).toThrow(refused);
     if (typeof wrong !== "string") expect(() => createClient({ url: wrong as never, token: "t" })).toThrow(refused);
     if (typeof wrong !== "string") expect(() => createClient({ url: "ws://h", token: wrong as never })).toThrow(refused);
-    if (wrong !== undefined && typeof wrong !== "function") expect(() => createClient({ url: "ws://h", getToken: wrong as never })).toThrow(refused);
+    if (wrong !== undefined && typeof wrong !== "function")
+      expect(() => createClient({ url: "ws://h", getToken: wrong as never })).toThrow(refused);
     if (wrong !== undefined) expect(() => createClient({ url: "ws://h", token: "t", transport: wrong as never })).toThrow(refused);
   });
 
@@ -91,7 +102,10 @@ describe.each(WRONG)("given %s", (_label, wrong) => {
       expect(() => attach({ ...pendingStart, pendingOperation: wrong } as never)).toThrow(refused);
       for (const field of ["attemptId", "config", "idempotencyKey", "methodParameters", "selector"] as const) {
         if (field === "idempotencyKey" && typeof wrong === "string") continue; // a key, then refused below as a mismatch
-        expect(() => attach({ ...pendingStart, pendingOperation: { ...pendingStart.pendingOperation, [field]: wrong } } as never), field).toThrow(refused);
+        expect(
+          () => attach({ ...pendingStart, pendingOperation: { ...pendingStart.pendingOperation, [field]: wrong } } as never),
+          field,
+        ).toThrow(refused);
       }
     }
     expect(transport.connections).toHaveLength(0);
@@ -141,7 +155,13 @@ describe("cancel reasons the protocol does not have", () => {
     const call = client.invoke({ ...echo, method: "reverse", methodParameters: { kind: "record", value: { fields: [input] } } });
     const server = await transport.nextConnection();
     const start = await server.waitUntil(isStart);
-    server.send({ type: "invocationAccepted", attemptId: start.attemptId, idempotencyKey: start.idempotencyKey, mappings: [inputMapping(1, provisionalRefOf(start))], sessionToken: SESSION });
+    server.send({
+      type: "invocationAccepted",
+      attemptId: start.attemptId,
+      idempotencyKey: start.idempotencyKey,
+      mappings: [inputMapping(1, provisionalRefOf(start))],
+      sessionToken: SESSION,
+    });
     server.send({ type: "invocationResult", mappings: [outputMapping(2)], result: streamResult(STREAM_OUT, "string") });
     const result = await call.result;
     const stream = result.kind === "value" ? result.streams[0]! : undefined;
@@ -151,7 +171,14 @@ describe("cancel reasons the protocol does not have", () => {
       expect(() => input.cancel(wrong as never)).toThrow(refused);
     }
     // Nothing was sent or half-done: the stream still delivers, and a valid cancel still works.
-    server.send({ type: "outputStreamItem", channel: 2, cursorToken: "c0", mappings: [], sequence: 0n, value: { kind: "string", value: "a" } });
+    server.send({
+      type: "outputStreamItem",
+      channel: 2,
+      cursorToken: "c0",
+      mappings: [],
+      sequence: 0n,
+      value: { kind: "string", value: "a" },
+    });
     const iterator = stream![Symbol.asyncIterator]();
     expect((await iterator.next()).value).toEqual({ kind: "string", value: "a" });
     expect(server.received.filter((m) => m.type === "streamCancel")).toEqual([]);

@@ -16,8 +16,16 @@ afterEach(async () => {
   peer = undefined;
 });
 
-async function startPeer(onConnection: (socket: WebSocket, request: IncomingMessage) => void, options: Partial<ConstructorParameters<typeof WebSocketServer>[0]> = {}) {
-  peer = new WebSocketServer({ port: 0, host: "127.0.0.1", handleProtocols: (set) => (set.has(SUBPROTOCOL) ? SUBPROTOCOL : false), ...options });
+async function startPeer(
+  onConnection: (socket: WebSocket, request: IncomingMessage) => void,
+  options: Partial<ConstructorParameters<typeof WebSocketServer>[0]> = {},
+) {
+  peer = new WebSocketServer({
+    port: 0,
+    host: "127.0.0.1",
+    handleProtocols: (set) => (set.has(SUBPROTOCOL) ? SUBPROTOCOL : false),
+    ...options,
+  });
   await new Promise((resolve) => peer!.once("listening", resolve));
   peer.on("connection", onConnection);
   return `ws://127.0.0.1:${(peer.address() as { port: number }).port}`;
@@ -49,7 +57,9 @@ describe("ws transport", () => {
     });
     let n = 0;
     const client = createClient({ url, getToken: () => `token-${n++}`, reconnect: { maxAttempts: 2, random: () => 0 } });
-    await expect(client.invoke({ ...echo, method: "m", methodParameters: params }).finished).rejects.toMatchObject({ kind: "connection-lost" });
+    await expect(client.invoke({ ...echo, method: "m", methodParameters: params }).finished).rejects.toMatchObject({
+      kind: "connection-lost",
+    });
     expect(auth).toEqual(["Bearer token-0", "Bearer token-1", "Bearer token-2"]);
   });
 
@@ -99,12 +109,21 @@ describe("ws transport", () => {
     const http = createServer();
     http.on("upgrade", (_request, socket) => {
       const text = JSON.stringify(body);
-      socket.end(`HTTP/1.1 ${status} No\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(text)}\r\nconnection: close\r\n\r\n${text}`);
+      socket.end(
+        `HTTP/1.1 ${status} No\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(text)}\r\nconnection: close\r\n\r\n${text}`,
+      );
     });
     await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
     try {
-      const client = createClient({ url: `ws://127.0.0.1:${(http.address() as { port: number }).port}`, token: "t", reconnect: { maxAttempts: 2, random: () => 0 } });
-      await expect(client.invoke({ ...echo, method: "m", methodParameters: params }).finished).rejects.toMatchObject({ kind: "rejected", code });
+      const client = createClient({
+        url: `ws://127.0.0.1:${(http.address() as { port: number }).port}`,
+        token: "t",
+        reconnect: { maxAttempts: 2, random: () => 0 },
+      });
+      await expect(client.invoke({ ...echo, method: "m", methodParameters: params }).finished).rejects.toMatchObject({
+        kind: "rejected",
+        code,
+      });
     } finally {
       await new Promise((resolve) => http.close(resolve));
     }

@@ -27,7 +27,13 @@ function positiveInt(value: string): number {
 }
 
 function list(value: string, previous: string[] = []): string[] {
-  return [...previous, ...value.split(",").map((s) => s.trim()).filter((s) => s.length > 0)];
+  return [
+    ...previous,
+    ...value
+      .split(",")
+      .map((s) => s.trim())
+      .filter((s) => s.length > 0),
+  ];
 }
 
 interface ReportOptions {
@@ -95,7 +101,8 @@ async function checkServerReachable(url: string, token: string, timeoutMs: numbe
   } catch (error) {
     usage(`cannot reach ${endpoint}: ${error instanceof Error ? error.message : String(error)}`);
   }
-  if (status === 401 || status === 403) usage(`${endpoint} refused the token (HTTP ${status}): pass the one the server accepts with --token or GOLEM_STREAM_TOKEN`);
+  if (status === 401 || status === 403)
+    usage(`${endpoint} refused the token (HTTP ${status}): pass the one the server accepts with --token or GOLEM_STREAM_TOKEN`);
   if (status === 404) usage(`${endpoint} answered HTTP 404: is --url the server's base URL (the suite appends the session path)?`);
 }
 
@@ -106,7 +113,9 @@ async function checkAdapterStarts(command: string, timeoutMs: number): Promise<v
   try {
     adapter = await AdapterProcess.spawn(command, timeoutMs);
   } catch (error) {
-    usage(`the adapter command ${JSON.stringify(command)} did not start an adapter: ${error instanceof Error ? error.message : String(error)}`);
+    usage(
+      `the adapter command ${JSON.stringify(command)} did not start an adapter: ${error instanceof Error ? error.message : String(error)}`,
+    );
   }
   await adapter.kill();
 }
@@ -121,20 +130,41 @@ const program = new Command()
 program
   .command("server")
   .description("run the server suite against a running server that hosts the demo catalogue (decisions-v1 section 7)")
-  .option("--url <url>", "ws:// or wss:// base URL of the server (the suite appends /v1/agents/invoke-agent-session); required unless --list")
+  .option(
+    "--url <url>",
+    "ws:// or wss:// base URL of the server (the suite appends /v1/agents/invoke-agent-session); required unless --list",
+  )
   .addOption(new Option("--token <token>", "bearer token the server accepts; required unless --list").env("GOLEM_STREAM_TOKEN"))
   .option("--json", "print the report as JSON instead of text")
   .option("--junit <file>", "also write a JUnit XML report to FILE")
   .option("--only <sections>", `run only these sections or check ids (comma-separated; sections: ${SECTIONS.join(", ")})`, list)
   .option("--skip <sections>", "leave out these sections or check ids (comma-separated)", list)
   .option("--restart-cmd <command>", "shell command that restarts the server in place; enables the restart section")
-  .option("--durable-restart", "the server continues invocations a restart interrupted: the restart section requires continuation, and that the re-run of the demo's journal method follows its journal")
-  .option("--first-message-timeout <ms>", "the server's deadline for a connection's first message; enables liveness.first-message-deadline", positiveInt)
+  .option(
+    "--durable-restart",
+    "the server continues invocations a restart interrupted: the restart section requires continuation, and that the re-run of the demo's journal method follows its journal",
+  )
+  .option(
+    "--first-message-timeout <ms>",
+    "the server's deadline for a connection's first message; enables liveness.first-message-deadline",
+    positiveInt,
+  )
   .option("--ping-interval <ms>", "how often the server pings a session socket; enables the liveness.ping-* checks", positiveInt)
-  .option("--max-connections-per-principal <n>", "open session WebSockets the server allows one principal; enables limits.principal-connections-overloaded", positiveInt)
-  .option("--max-sessions-per-principal <n>", "invocations the server lets one principal run at once; enables limits.principal-sessions-overloaded", positiveInt)
+  .option(
+    "--max-connections-per-principal <n>",
+    "open session WebSockets the server allows one principal; enables limits.principal-connections-overloaded",
+    positiveInt,
+  )
+  .option(
+    "--max-sessions-per-principal <n>",
+    "invocations the server lets one principal run at once; enables limits.principal-sessions-overloaded",
+    positiveInt,
+  )
   .addOption(
-    new Option("--bounded-token <token>", "bearer token of the per-principal checks, of a principal nothing else uses meanwhile (default: --token)").env("GOLEM_STREAM_BOUNDED_TOKEN"),
+    new Option(
+      "--bounded-token <token>",
+      "bearer token of the per-principal checks, of a principal nothing else uses meanwhile (default: --token)",
+    ).env("GOLEM_STREAM_BOUNDED_TOKEN"),
   )
   .option("--timeout <ms>", "how long the server may stay silent while a check waits for it", positiveInt, 5000)
   .option("--check-timeout <ms>", "hard deadline of one check", positiveInt, 60_000)
@@ -160,41 +190,46 @@ program
       concurrency: number;
       list?: boolean;
     }) => {
-    if (options.list === true) {
-      const { serverChecks } = await import("./suite.js");
-      for (const check of serverChecks()) process.stdout.write(`${check.id}\t${check.ref}\t${check.expectation}\n`);
-      return;
-    }
-    const { url, token } = options;
-    if (url === undefined) usage("required option '--url <url>' not specified");
-    if (token === undefined) usage("required option '--token <token>' not specified (or set GOLEM_STREAM_TOKEN)");
-    await checkServerReachable(url, token, options.timeout);
-    await runAndReport(options, () =>
-      runServerSuite({
-        url,
-        token,
-        timeoutMs: options.timeout,
-        checkTimeoutMs: options.checkTimeout,
-        concurrency: options.concurrency,
-        restartCmd: options.restartCmd,
-        durableRestart: options.durableRestart === true,
-        firstMessageTimeoutMs: options.firstMessageTimeout,
-        pingIntervalMs: options.pingInterval,
-        maxConnectionsPerPrincipal: options.maxConnectionsPerPrincipal,
-        maxRunningSessionsPerPrincipal: options.maxSessionsPerPrincipal,
-        boundedToken: options.boundedToken,
-        ...(options.only ? { only: options.only } : {}),
-        ...(options.skip ? { skip: options.skip } : {}),
-        onResult: progress(options),
-      }),
-    );
+      if (options.list === true) {
+        const { serverChecks } = await import("./suite.js");
+        for (const check of serverChecks()) process.stdout.write(`${check.id}\t${check.ref}\t${check.expectation}\n`);
+        return;
+      }
+      const { url, token } = options;
+      if (url === undefined) usage("required option '--url <url>' not specified");
+      if (token === undefined) usage("required option '--token <token>' not specified (or set GOLEM_STREAM_TOKEN)");
+      await checkServerReachable(url, token, options.timeout);
+      await runAndReport(options, () =>
+        runServerSuite({
+          url,
+          token,
+          timeoutMs: options.timeout,
+          checkTimeoutMs: options.checkTimeout,
+          concurrency: options.concurrency,
+          restartCmd: options.restartCmd,
+          durableRestart: options.durableRestart === true,
+          firstMessageTimeoutMs: options.firstMessageTimeout,
+          pingIntervalMs: options.pingInterval,
+          maxConnectionsPerPrincipal: options.maxConnectionsPerPrincipal,
+          maxRunningSessionsPerPrincipal: options.maxSessionsPerPrincipal,
+          boundedToken: options.boundedToken,
+          ...(options.only ? { only: options.only } : {}),
+          ...(options.skip ? { skip: options.skip } : {}),
+          onResult: progress(options),
+        }),
+      );
     },
   );
 
 program
   .command("client")
-  .description("run the client suite: a scripted server on loopback drives the client under test through its adapter (JSON lines on stdin/stdout)")
-  .option("--adapter <command>", "shell command that starts the client's adapter (for @golem-stream/client: golem-stream-conformance-client-adapter); required unless --list")
+  .description(
+    "run the client suite: a scripted server on loopback drives the client under test through its adapter (JSON lines on stdin/stdout)",
+  )
+  .option(
+    "--adapter <command>",
+    "shell command that starts the client's adapter (for @golem-stream/client: golem-stream-conformance-client-adapter); required unless --list",
+  )
   .option("--json", "print the report as JSON instead of text")
   .option("--junit <file>", "also write a JUnit XML report to FILE")
   .option("--only <sections>", `run only these sections or scenario ids (comma-separated; sections: ${CLIENT_SECTIONS.join(", ")})`, list)
@@ -209,28 +244,41 @@ program
     48 * 1024 * 1024,
   )
   .option("--list", "list the scenarios (id, reference, rule) without running them")
-  .action(async (options: { adapter?: string; json?: boolean; junit?: string; only?: string[]; skip?: string[]; timeout: number; checkTimeout: number; concurrency: number; socketBufferAllowance: number; list?: boolean }) => {
-    if (options.list === true) {
-      const { clientScenarios } = await import("./client/suite.js");
-      for (const scenario of clientScenarios()) process.stdout.write(`${scenario.id}\t${scenario.ref}\t${scenario.expectation}\n`);
-      return;
-    }
-    if (options.adapter === undefined) usage("required option '--adapter <command>' not specified");
-    const adapter = resolveAdapter(options.adapter);
-    await checkAdapterStarts(adapter, options.timeout);
-    const { runClientSuite } = await import("./client/runner.js");
-    await runAndReport(options, () =>
-      runClientSuite({
-        adapter,
-        timeoutMs: options.timeout,
-        socketBufferAllowanceBytes: options.socketBufferAllowance,
-        checkTimeoutMs: options.checkTimeout,
-        concurrency: options.concurrency,
-        ...(options.only ? { only: options.only } : {}),
-        ...(options.skip ? { skip: options.skip } : {}),
-        onResult: progress(options),
-      }),
-    );
-  });
+  .action(
+    async (options: {
+      adapter?: string;
+      json?: boolean;
+      junit?: string;
+      only?: string[];
+      skip?: string[];
+      timeout: number;
+      checkTimeout: number;
+      concurrency: number;
+      socketBufferAllowance: number;
+      list?: boolean;
+    }) => {
+      if (options.list === true) {
+        const { clientScenarios } = await import("./client/suite.js");
+        for (const scenario of clientScenarios()) process.stdout.write(`${scenario.id}\t${scenario.ref}\t${scenario.expectation}\n`);
+        return;
+      }
+      if (options.adapter === undefined) usage("required option '--adapter <command>' not specified");
+      const adapter = resolveAdapter(options.adapter);
+      await checkAdapterStarts(adapter, options.timeout);
+      const { runClientSuite } = await import("./client/runner.js");
+      await runAndReport(options, () =>
+        runClientSuite({
+          adapter,
+          timeoutMs: options.timeout,
+          socketBufferAllowanceBytes: options.socketBufferAllowance,
+          checkTimeoutMs: options.checkTimeout,
+          concurrency: options.concurrency,
+          ...(options.only ? { only: options.only } : {}),
+          ...(options.skip ? { skip: options.skip } : {}),
+          onResult: progress(options),
+        }),
+      );
+    },
+  );
 
 await program.parseAsync(process.argv);

@@ -85,7 +85,10 @@ export class Connection {
       autoPong: options.autoPong ?? true,
     });
     // Bound before the handshake: a socket still connecting when the check ends is the one that would outlive it.
-    socket.once("close", releaseOnAbort(options.signal, () => socket.terminate()));
+    socket.once(
+      "close",
+      releaseOnAbort(options.signal, () => socket.terminate()),
+    );
     await new Promise<void>((resolve, reject) => {
       socket.once("open", () => resolve());
       socket.once("error", (error) => reject(options.signal?.aborted === true ? options.signal.reason : error));
@@ -166,7 +169,12 @@ export class Connection {
    * "total" the wait ends after `timeoutMs` even while other messages keep arriving: for a
    * reaction the server owes promptly (a cancel's end) while a stream is still flowing.
    */
-  async waitFor(what: string, predicate: (message: ServerMessage) => boolean, timeoutMs = this.timeoutMs, bound: WaitBound = "silence"): Promise<ServerMessage> {
+  async waitFor(
+    what: string,
+    predicate: (message: ServerMessage) => boolean,
+    timeoutMs = this.timeoutMs,
+    bound: WaitBound = "silence",
+  ): Promise<ServerMessage> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       this.#assertDecodable();
@@ -193,7 +201,8 @@ export class Connection {
    */
   async pingsOrClose(count: number, timeoutMs: number): Promise<void> {
     const deadline = Date.now() + timeoutMs;
-    while (this.pings < count && this.closeInfo === undefined) await this.#wait(`${count} pings or a close (saw ${this.pings} pings)`, deadline, timeoutMs, "total");
+    while (this.pings < count && this.closeInfo === undefined)
+      await this.#wait(`${count} pings or a close (saw ${this.pings} pings)`, deadline, timeoutMs, "total");
   }
 
   close(): void {

@@ -1,5 +1,12 @@
 /** What every check receives: where the server is, how to reach it, and helpers that clean up after themselves. */
-import type { InvocationAccepted, InvocationResult, InvocationStart, ResumeAttach, SchemaValueJson, ServerMessage } from "@golem-stream/wire";
+import type {
+  InvocationAccepted,
+  InvocationResult,
+  InvocationStart,
+  ResumeAttach,
+  SchemaValueJson,
+  ServerMessage,
+} from "@golem-stream/wire";
 import { randomUUID } from "node:crypto";
 import { Connection, type Closed } from "./connection.js";
 import { ensure, ensureEqual, Mismatch, show } from "./ensure.js";
@@ -126,7 +133,12 @@ export class SuiteContext {
   }
 
   /** Opens a connection and sends a resumeAttach; returns the first answer. */
-  async attach(sessionToken: string, operation: "resume" | "takeover", outputCursors: readonly string[] = [], attemptId = randomUUID()): Promise<{ conn: Connection; answer: ServerMessage; message: ResumeAttach }> {
+  async attach(
+    sessionToken: string,
+    operation: "resume" | "takeover",
+    outputCursors: readonly string[] = [],
+    attemptId = randomUUID(),
+  ): Promise<{ conn: Connection; answer: ServerMessage; message: ResumeAttach }> {
     const conn = await this.connect();
     const message: ResumeAttach = { type: "resumeAttach", attemptId, operation, outputCursors, sessionToken };
     conn.send(message);
@@ -143,7 +155,8 @@ export class SuiteContext {
 /** Channel of the mapping that resolved `provisionalRef`. */
 export function channelFor(accepted: InvocationAccepted, provisionalRef: string): number {
   const mapping = accepted.mappings.find((m) => m.provisionalRef === provisionalRef);
-  if (mapping === undefined) throw new Mismatch(`invocationAccepted has no mapping for provisional reference ${provisionalRef}: ${show(accepted.mappings)}`);
+  if (mapping === undefined)
+    throw new Mismatch(`invocationAccepted has no mapping for provisional reference ${provisionalRef}: ${show(accepted.mappings)}`);
   return mapping.channel;
 }
 
@@ -202,16 +215,25 @@ export async function ensureViolation(conn: Connection, expectation: ViolationEx
   const { messages, closed } = await conn.all();
   const closeCodes = expectation.closeCodes ?? [1002];
   const rejections = messages.filter((m) => m.type === "invocationRejected");
-  const after = messages.filter((m) => m.type === "invocationAccepted" && rejections.length > 0 && messages.indexOf(m) > messages.indexOf(rejections[0]!));
+  const after = messages.filter(
+    (m) => m.type === "invocationAccepted" && rejections.length > 0 && messages.indexOf(m) > messages.indexOf(rejections[0]!),
+  );
   ensure(after.length === 0, "the server accepted after rejecting");
   const rejection = rejections.at(-1);
-  if (expectation.rejectionRequired === true) ensure(rejection !== undefined, `no invocationRejected before close ${closed.code}; messages: ${show(messages.map((m) => m.type))}`);
+  if (expectation.rejectionRequired === true)
+    ensure(rejection !== undefined, `no invocationRejected before close ${closed.code}; messages: ${show(messages.map((m) => m.type))}`);
   ensure(rejections.length <= 1, `${rejections.length} invocationRejected messages`);
   if (rejection?.type === "invocationRejected") {
-    ensure(expectation.codes.includes(rejection.code), `invocationRejected code ${rejection.code} (${rejection.message}), expected ${expectation.codes.join(" or ")}`);
+    ensure(
+      expectation.codes.includes(rejection.code),
+      `invocationRejected code ${rejection.code} (${rejection.message}), expected ${expectation.codes.join(" or ")}`,
+    );
     if (expectation.attemptId !== undefined) ensureEqual(rejection.attemptId, expectation.attemptId, "attemptId of the rejection");
     if (expectation.retryable !== undefined) ensureEqual(rejection.retryable, expectation.retryable, `retryable of ${rejection.code}`);
-    ensure(messages.at(-1) === rejection, `messages after invocationRejected: ${show(messages.slice(messages.indexOf(rejection) + 1).map((m) => m.type))}`);
+    ensure(
+      messages.at(-1) === rejection,
+      `messages after invocationRejected: ${show(messages.slice(messages.indexOf(rejection) + 1).map((m) => m.type))}`,
+    );
   }
   ensure(closeCodes.includes(closed.code), `close code ${closed.code}, expected ${closeCodes.join(" or ")}`);
   return rejection?.type === "invocationRejected" ? `invocationRejected ${rejection.code}, close ${closed.code}` : `close ${closed.code}`;

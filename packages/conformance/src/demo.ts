@@ -73,7 +73,8 @@ export interface JournalItem {
 export function journalItems(messages: readonly ServerMessage[], channel: number): JournalItem[] {
   return outputValues(messages, channel).map((value) => {
     const fields = (value as { kind?: unknown; value?: { fields?: unknown } }).value?.fields;
-    if ((value as { kind?: unknown }).kind !== "record" || !Array.isArray(fields) || fields.length !== 4) throw new Mismatch(`a journal item is not a record of 4 fields: ${show(value)}`);
+    if ((value as { kind?: unknown }).kind !== "record" || !Array.isArray(fields) || fields.length !== 4)
+      throw new Mismatch(`a journal item is not a record of 4 fields: ${show(value)}`);
     const [index, step, now, random] = fields as { kind?: unknown; value?: unknown }[];
     if (index?.kind !== "u32" || typeof index.value !== "number") throw new Mismatch(`a journal item's index is not a u32: ${show(value)}`);
     return { index: index.value, journaled: { step, now, random } };

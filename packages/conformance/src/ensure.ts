@@ -14,13 +14,15 @@ export function show(value: unknown): string {
 
 /** JSON text with object members sorted: equality that ignores member order, as receivers must (section 2). */
 function normalized(value: unknown): string {
-  return JSON.stringify(value, (_key, v: unknown) => {
-    if (typeof v === "bigint") return v.toString();
-    if (v !== null && typeof v === "object" && !Array.isArray(v) && !ArrayBuffer.isView(v)) {
-      return Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
-    }
-    return v;
-  }) ?? String(value);
+  return (
+    JSON.stringify(value, (_key, v: unknown) => {
+      if (typeof v === "bigint") return v.toString();
+      if (v !== null && typeof v === "object" && !Array.isArray(v) && !ArrayBuffer.isView(v)) {
+        return Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+      }
+      return v;
+    }) ?? String(value)
+  );
 }
 
 export function ensureEqual(actual: unknown, expected: unknown, what: string): void {

@@ -37,7 +37,12 @@ export function probeUpgrade(url: string, options: ProbeOptions): Promise<ProbeR
   if (options.token !== undefined) headers.authorization = `Bearer ${options.token}`;
   return new Promise((resolve, reject) => {
     // agent false: one connection per probe, closed with its answer, instead of an idle keep-alive socket left behind.
-    const req = request(target, { headers, agent: false, timeout: options.timeoutMs, ...(options.signal === undefined ? {} : { signal: options.signal }) });
+    const req = request(target, {
+      headers,
+      agent: false,
+      timeout: options.timeoutMs,
+      ...(options.signal === undefined ? {} : { signal: options.signal }),
+    });
     req.on("timeout", () => req.destroy(new Error("timed out waiting for the upgrade response")));
     req.on("error", (error) => reject(options.signal?.aborted === true ? options.signal.reason : error));
     req.on("upgrade", (res, socket) => {

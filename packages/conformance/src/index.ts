@@ -5,7 +5,15 @@
  * protocol's vector files. The adapter for @golem-stream/client is at
  * `@golem-stream/conformance/client-adapter`.
  */
-export { runServerSuite, validateSelectors, type RunOptions, type SuiteReport, type CheckResult, type Status, type BaseReport } from "./runner.js";
+export {
+  runServerSuite,
+  validateSelectors,
+  type RunOptions,
+  type SuiteReport,
+  type CheckResult,
+  type Status,
+  type BaseReport,
+} from "./runner.js";
 export { serverChecks } from "./suite.js";
 export { SECTIONS, Mismatch, type Check, type Section, type ServerSetting } from "./check.js";
 export { SuiteContext, type SuiteOptions } from "./context.js";
@@ -20,10 +28,32 @@ export { clientScenarios } from "./client/suite.js";
 export { CLIENT_SECTIONS, defineScenarios, type Scenario, type ScenarioSpec, type ClientSection } from "./client/scenario.js";
 export { AdapterProcess } from "./client/adapter-process.js";
 export { ScriptTokens, type CursorPosition } from "./client/script-tokens.js";
-export { ScriptedSession, ScriptedOutput, ScriptedInput, nextAttach, provisionalRefOf, inputsOn, type Attach, type InputSeen } from "./client/session-script.js";
+export {
+  ScriptedSession,
+  ScriptedOutput,
+  ScriptedInput,
+  nextAttach,
+  provisionalRefOf,
+  inputsOn,
+  type Attach,
+  type InputSeen,
+} from "./client/session-script.js";
 export { ClientContext, CONFORMANCE_TOKEN, type ClientSuiteOptions, type StartSpec, type Outcome } from "./client/context.js";
 export { ScriptedServer, type ScriptedPeer, type Script, type UpgradeRequest, type Refusal } from "./client/scripted-server.js";
-export type { AdapterCommand, AdapterEvent, StartCommand, AttachCommand, FeedCommand, ReadCommand, CancelCommand, EndInputCommand, CloseCommand, StreamEndOutcome, ErrorCategory, InputElement } from "./client/adapter-protocol.js";
+export type {
+  AdapterCommand,
+  AdapterEvent,
+  StartCommand,
+  AttachCommand,
+  FeedCommand,
+  ReadCommand,
+  CancelCommand,
+  EndInputCommand,
+  CloseCommand,
+  StreamEndOutcome,
+  ErrorCategory,
+  InputElement,
+} from "./client/adapter-protocol.js";
 export { ERROR_CATEGORIES } from "./client/adapter-protocol.js";
 export { Connection, type Closed, type ConnectOptions, type WaitBound } from "./connection.js";
 export type { RunnableCheck } from "./run-checks.js";

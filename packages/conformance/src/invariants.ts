@@ -43,9 +43,14 @@ export function traceViolations(messages: readonly ServerMessage[], options: Tra
       const mapping = channels.get(channel);
       if (mapping === undefined) problems.push(`${at} uses channel ${channel} before any mapping announced it`);
       else {
-        const outbound = message.type === "outputStreamItem" || message.type === "outputStreamEnd" || message.type === "output-u8" || message.type === "output-binary";
+        const outbound =
+          message.type === "outputStreamItem" ||
+          message.type === "outputStreamEnd" ||
+          message.type === "output-u8" ||
+          message.type === "output-binary";
         if (outbound && mapping.direction !== "output") problems.push(`${at} sends output on input channel ${channel}`);
-        if (message.type === "inputStreamAck" && mapping.direction !== "input") problems.push(`${at} acknowledges output channel ${channel}`);
+        if (message.type === "inputStreamAck" && mapping.direction !== "input")
+          problems.push(`${at} acknowledges output channel ${channel}`);
       }
     }
     for (const mapping of mappingsOf(message)) {
@@ -53,8 +58,10 @@ export function traceViolations(messages: readonly ServerMessage[], options: Tra
       if (existing !== undefined && existing.streamToken !== mapping.streamToken) {
         problems.push(`${at} rebinds channel ${mapping.channel} to another stream`);
       }
-      if (mapping.direction === "input" && mapping.inputHighWater === undefined) problems.push(`${at} maps input channel ${mapping.channel} without inputHighWater`);
-      if (mapping.direction === "output" && mapping.inputHighWater !== undefined) problems.push(`${at} maps output channel ${mapping.channel} with inputHighWater`);
+      if (mapping.direction === "input" && mapping.inputHighWater === undefined)
+        problems.push(`${at} maps input channel ${mapping.channel} without inputHighWater`);
+      if (mapping.direction === "output" && mapping.inputHighWater !== undefined)
+        problems.push(`${at} maps output channel ${mapping.channel} with inputHighWater`);
       channels.set(mapping.channel, mapping);
     }
     switch (message.type) {
@@ -73,7 +80,8 @@ export function traceViolations(messages: readonly ServerMessage[], options: Tra
         if (ended.has(c)) problems.push(`${at}: a second terminal on channel ${c}`);
         ended.add(c);
         const expected = nextSequence.get(c) ?? options.outputStart?.get(c);
-        if (expected !== undefined && message.sequence !== expected) problems.push(`${at} on channel ${c} ends at sequence ${message.sequence}, expected ${expected}`);
+        if (expected !== undefined && message.sequence !== expected)
+          problems.push(`${at} on channel ${c} ends at sequence ${message.sequence}, expected ${expected}`);
         break;
       }
       case "invocationResult":

@@ -57,7 +57,11 @@ function matches(check: RunnableCheck<unknown>, selectors: readonly string[]): b
 }
 
 /** Throws for a selector that names neither a section nor a check. */
-export function validateSelectorsAgainst(selectors: readonly string[], sections: readonly string[], checks: readonly RunnableCheck<never>[]): void {
+export function validateSelectorsAgainst(
+  selectors: readonly string[],
+  sections: readonly string[],
+  checks: readonly RunnableCheck<never>[],
+): void {
   for (const s of selectors) {
     if (!sections.includes(s) && !checks.some((c) => c.id === s)) {
       throw new Error(`unknown section or check ${JSON.stringify(s)}; sections: ${sections.join(", ")}`);
@@ -66,7 +70,12 @@ export function validateSelectorsAgainst(selectors: readonly string[], sections:
 }
 
 /** The checks `only` and `skip` select, in suite order. */
-export function selectChecks<C extends RunnableCheck<never>>(all: readonly C[], sections: readonly string[], only: readonly string[] = [], skip: readonly string[] = []): C[] {
+export function selectChecks<C extends RunnableCheck<never>>(
+  all: readonly C[],
+  sections: readonly string[],
+  only: readonly string[] = [],
+  skip: readonly string[] = [],
+): C[] {
   validateSelectorsAgainst([...only, ...skip], sections, all);
   return all.filter((c) => (only.length === 0 || matches(c, only)) && !matches(c, skip));
 }
@@ -97,7 +106,11 @@ async function runOne<Ctx>(check: RunnableCheck<Ctx>, options: PoolOptions<Ctx>)
 }
 
 /** Runs `checks` at most `concurrency` at a time; results land in `into`. */
-export async function runPool<Ctx>(checks: readonly RunnableCheck<Ctx>[], options: PoolOptions<Ctx>, into: Map<RunnableCheck<Ctx>, CheckResult>): Promise<void> {
+export async function runPool<Ctx>(
+  checks: readonly RunnableCheck<Ctx>[],
+  options: PoolOptions<Ctx>,
+  into: Map<RunnableCheck<Ctx>, CheckResult>,
+): Promise<void> {
   let next = 0;
   const worker = async (): Promise<void> => {
     while (next < checks.length) {
@@ -111,7 +124,11 @@ export async function runPool<Ctx>(checks: readonly RunnableCheck<Ctx>[], option
 }
 
 /** Counts of a run's results, in the order the checks were selected. */
-export function summarize<Ctx>(selected: readonly RunnableCheck<Ctx>[], results: ReadonlyMap<RunnableCheck<Ctx>, CheckResult>, started: number): Pick<BaseReport, "results" | "passed" | "failed" | "skipped" | "durationMs"> {
+export function summarize<Ctx>(
+  selected: readonly RunnableCheck<Ctx>[],
+  results: ReadonlyMap<RunnableCheck<Ctx>, CheckResult>,
+  started: number,
+): Pick<BaseReport, "results" | "passed" | "failed" | "skipped" | "durationMs"> {
   const ordered = selected.map((c) => results.get(c)!);
   return {
     results: ordered,

@@ -1,7 +1,15 @@
 /** Runs server checks against a server and collects one result per check. */
 import { SECTIONS, type Check, type ServerSetting } from "./check.js";
 import { SuiteContext, type SuiteOptions } from "./context.js";
-import { runPool, selectChecks, summarize, validateSelectorsAgainst, type BaseReport, type CheckResult, type RunnableCheck } from "./run-checks.js";
+import {
+  runPool,
+  selectChecks,
+  summarize,
+  validateSelectorsAgainst,
+  type BaseReport,
+  type CheckResult,
+  type RunnableCheck,
+} from "./run-checks.js";
 import { serverChecks } from "./suite.js";
 
 export type { Status, CheckResult, BaseReport } from "./run-checks.js";
@@ -37,8 +45,10 @@ export const SETTING_FLAGS: Readonly<Record<ServerSetting, string>> = {
 /** Why `check` cannot run with `options`, if it cannot. */
 function skipReason(check: Check, options: RunOptions): string | undefined {
   if (check.section === "restart" && options.restartCmd === undefined) return "no --restart-cmd given";
-  if (check.durable === true && options.durableRestart !== true) return "no --durable-restart given: only a server that continues what a restart interrupted keeps a journal to follow";
-  if (check.needs !== undefined && options[check.needs] === undefined) return `the server's ${check.needs} was not given (${SETTING_FLAGS[check.needs]}): a server may set it otherwise, or not enforce it`;
+  if (check.durable === true && options.durableRestart !== true)
+    return "no --durable-restart given: only a server that continues what a restart interrupted keeps a journal to follow";
+  if (check.needs !== undefined && options[check.needs] === undefined)
+    return `the server's ${check.needs} was not given (${SETTING_FLAGS[check.needs]}): a server may set it otherwise, or not enforce it`;
   return undefined;
 }
 
@@ -62,7 +72,15 @@ export async function runServerSuite(options: RunOptions): Promise<SuiteReport> 
     },
     skipReason: (check: RunnableCheck<SuiteContext>) => skipReason(check as Check, options),
   });
-  await runPool(selected.filter((c) => c.section !== "restart"), pool(options.concurrency ?? 4), results);
-  await runPool(selected.filter((c) => c.section === "restart"), pool(1), results);
+  await runPool(
+    selected.filter((c) => c.section !== "restart"),
+    pool(options.concurrency ?? 4),
+    results,
+  );
+  await runPool(
+    selected.filter((c) => c.section === "restart"),
+    pool(1),
+    results,
+  );
   return { suite: "server", target: options.url, url: options.url, ...summarize(selected, results, started) };
 }

@@ -6,7 +6,14 @@
 import { existsSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 
-export const VECTOR_FILES = ["json-messages.json", "schema-values.json", "binary-messages.json", "tokens.json", "malformed.json", "demo-sessions.json"] as const;
+export const VECTOR_FILES = [
+  "json-messages.json",
+  "schema-values.json",
+  "binary-messages.json",
+  "tokens.json",
+  "malformed.json",
+  "demo-sessions.json",
+] as const;
 export type VectorFile = (typeof VECTOR_FILES)[number];
 
 /** The directory holding the vector files. */

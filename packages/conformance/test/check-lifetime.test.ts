@@ -27,7 +27,11 @@ function tcpConnections(server: Server): Promise<number> {
 async function startHoldingServer(): Promise<{ url: string; http: Server; held: ((accept: boolean) => void)[]; close(): Promise<void> }> {
   const held: ((accept: boolean) => void)[] = [];
   const http = createServer();
-  const wss = new WebSocketServer({ server: http, handleProtocols: () => SUBPROTOCOL, verifyClient: (_info, callback) => void held.push((accept) => callback(accept)) });
+  const wss = new WebSocketServer({
+    server: http,
+    handleProtocols: () => SUBPROTOCOL,
+    verifyClient: (_info, callback) => void held.push((accept) => callback(accept)),
+  });
   await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
   const { port } = http.address() as { port: number };
   return {
@@ -121,7 +125,10 @@ describe("a client scenario's end", () => {
     const pidFile = join(dir, "adapter.pid");
     const adapter = join(dir, "slow-adapter.mjs");
     // An adapter that starts but never gets ready: the scenario ends while `begin` waits for it.
-    writeFileSync(adapter, `import { writeFileSync } from "node:fs";\nwriteFileSync(${JSON.stringify(pidFile)}, String(process.pid));\nsetInterval(() => {}, 1000);\n`);
+    writeFileSync(
+      adapter,
+      `import { writeFileSync } from "node:fs";\nwriteFileSync(${JSON.stringify(pidFile)}, String(process.pid));\nsetInterval(() => {}, 1000);\n`,
+    );
     const ctx = new ClientContext({ adapter: `node "${adapter}"`, timeoutMs: NEVER_MS });
     const beginning = ctx.begin(() => undefined, { method: "count", methodParameters: {} });
     const pid = await vi.waitFor(

@@ -25,7 +25,11 @@ const HANG_MS = 60_000;
 function run(args: string[], killAfterMs?: number): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     const signal = killAfterMs === undefined ? undefined : AbortSignal.timeout(killAfterMs);
-    const child = spawn(process.execPath, [CLI, ...args], { stdio: ["ignore", "pipe", "pipe"], env: withoutTokenVariable(), ...(signal ? { signal, killSignal: "SIGKILL" as const } : {}) });
+    const child = spawn(process.execPath, [CLI, ...args], {
+      stdio: ["ignore", "pipe", "pipe"],
+      env: withoutTokenVariable(),
+      ...(signal ? { signal, killSignal: "SIGKILL" as const } : {}),
+    });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
@@ -50,7 +54,19 @@ afterAll(async () => {
 describe("golem-stream-conformance server", () => {
   it("exits 0 when the selected sections pass, and writes JUnit XML", async () => {
     const junit = join(dir, "report.xml");
-    const result = await run(["server", "--url", server.url, "--token", TOKEN, "--only", "handshake,first-message", "--skip", "handshake.fragmentation-ignored", "--junit", junit]);
+    const result = await run([
+      "server",
+      "--url",
+      server.url,
+      "--token",
+      TOKEN,
+      "--only",
+      "handshake,first-message",
+      "--skip",
+      "handshake.fragmentation-ignored",
+      "--junit",
+      junit,
+    ]);
     expect(result.stderr).not.toContain("FAIL");
     expect(result.code).toBe(0);
     expect(result.stdout).toMatch(/\d+ checks: \d+ passed, 0 failed/);
@@ -83,7 +99,10 @@ describe("golem-stream-conformance server", () => {
         "--bounded-token",
         BOUNDED_TOKEN,
       ]);
-      const statuses = (result: { stdout: string }) => (JSON.parse(result.stdout) as { results: { id: string; status: string; saw: string }[] }).results.map((r) => `${r.id} ${r.status}: ${r.saw}`);
+      const statuses = (result: { stdout: string }) =>
+        (JSON.parse(result.stdout) as { results: { id: string; status: string; saw: string }[] }).results.map(
+          (r) => `${r.id} ${r.status}: ${r.saw}`,
+        );
       expect(told.code, statuses(told).join("\n")).toBe(0);
       expect(statuses(told).map((line) => line.slice(0, line.indexOf(":")))).toEqual([
         "limits.principal-connections-overloaded passed",
@@ -109,7 +128,10 @@ describe("golem-stream-conformance server", () => {
     try {
       const result = await run(["server", "--url", proxy.url, "--token", TOKEN, "--only", "channels.prompt-ack", "--json"]);
       expect(result.code).toBe(1);
-      const report = JSON.parse(result.stdout) as { summary: { failed: number }; results: { id: string; status: string; saw: string; expectation: string }[] };
+      const report = JSON.parse(result.stdout) as {
+        summary: { failed: number };
+        results: { id: string; status: string; saw: string; expectation: string }[];
+      };
       expect(report.summary.failed).toBe(1);
       expect(report.results[0]).toMatchObject({ id: "channels.prompt-ack", status: "failed" });
       expect(report.results[0]!.saw).toBe('highestContiguousSequence: expected "1", saw "0"');
@@ -121,7 +143,9 @@ describe("golem-stream-conformance server", () => {
   it("exits 2 with one line, running nothing, when the server cannot be reached, refuses the token or has no session endpoint at the URL", async () => {
     const unreachable = await run(["server", "--url", "ws://127.0.0.1:1", "--token", TOKEN]);
     expect(unreachable.code).toBe(2);
-    expect(unreachable.stderr.trim()).toMatch(/^golem-stream-conformance: cannot reach ws:\/\/127\.0\.0\.1:1\/v1\/agents\/invoke-agent-session: .*ECONNREFUSED/);
+    expect(unreachable.stderr.trim()).toMatch(
+      /^golem-stream-conformance: cannot reach ws:\/\/127\.0\.0\.1:1\/v1\/agents\/invoke-agent-session: .*ECONNREFUSED/,
+    );
     const refused = await run(["server", "--url", server.url, "--token", "wrong-token"]);
     expect(refused.code).toBe(2);
     expect(refused.stderr).toContain("refused the token (HTTP 401)");
@@ -140,14 +164,18 @@ describe("golem-stream-conformance server", () => {
     expect(missing.code).toBe(2);
   });
 
-  it("exits 1 once the report is written when every check's deadline fires at once, run after run", async () => {
-    // A 1 ms deadline cuts each check off while it is still connecting: the command used to print its report and hang.
-    for (const only of ["channels", "channels", "channels", "channels", "handshake,first-message,resume,cancel,backpressure"]) {
-      const result = await run(["server", "--url", server.url, "--token", TOKEN, "--only", only, "--check-timeout", "1"], HANG_MS);
-      expect(result.code, `--only ${only}: ${result.stdout.slice(-300)}`).toBe(1);
-      expect(result.stdout).toMatch(/\d+ checks: 0 passed, \d+ failed/);
-    }
-  }, 6 * HANG_MS);
+  it(
+    "exits 1 once the report is written when every check's deadline fires at once, run after run",
+    async () => {
+      // A 1 ms deadline cuts each check off while it is still connecting: the command used to print its report and hang.
+      for (const only of ["channels", "channels", "channels", "channels", "handshake,first-message,resume,cancel,backpressure"]) {
+        const result = await run(["server", "--url", server.url, "--token", TOKEN, "--only", only, "--check-timeout", "1"], HANG_MS);
+        expect(result.code, `--only ${only}: ${result.stdout.slice(-300)}`).toBe(1);
+        expect(result.stdout).toMatch(/\d+ checks: 0 passed, \d+ failed/);
+      }
+    },
+    6 * HANG_MS,
+  );
 
   it("lists the checks without a server, --url or --token", async () => {
     const result = await run(["server", "--list"]);
@@ -162,7 +190,17 @@ describe("golem-stream-conformance client", () => {
 
   it("exits 0 when the selected scenarios pass, with the text report and JUnit XML", async () => {
     const junit = join(dir, "client.xml");
-    const result = await run(["client", "--adapter", ADAPTER, "--only", "outputs,attempts.exact-retry-after-cut", "--skip", "outputs.terminal-replay", "--junit", junit]);
+    const result = await run([
+      "client",
+      "--adapter",
+      ADAPTER,
+      "--only",
+      "outputs,attempts.exact-retry-after-cut",
+      "--skip",
+      "outputs.terminal-replay",
+      "--junit",
+      junit,
+    ]);
     expect(result.code, result.stdout + result.stderr).toBe(0);
     expect(result.stdout).toContain("Golem Stream Session v1 client conformance");
     expect(result.stdout).toMatch(/\d+ checks: \d+ passed, 0 failed/);
@@ -172,21 +210,44 @@ describe("golem-stream-conformance client", () => {
   });
 
   it("exits 1 when a scenario fails, and the JSON report names the adapter and what was seen", async () => {
-    const result = await run(["client", "--adapter", FAULTY("cursor-before-delivery"), "--only", "outputs.cursor-after-delivery", "--json"]);
+    const result = await run([
+      "client",
+      "--adapter",
+      FAULTY("cursor-before-delivery"),
+      "--only",
+      "outputs.cursor-after-delivery",
+      "--json",
+    ]);
     expect(result.code).toBe(1);
-    const report = JSON.parse(result.stdout) as { suite: string; adapter: string; summary: { failed: number }; results: { id: string; status: string; saw: string }[] };
-    expect(report).toMatchObject({ suite: "golem-stream-session-v1/client", adapter: FAULTY("cursor-before-delivery"), summary: { failed: 1 } });
+    const report = JSON.parse(result.stdout) as {
+      suite: string;
+      adapter: string;
+      summary: { failed: number };
+      results: { id: string; status: string; saw: string }[];
+    };
+    expect(report).toMatchObject({
+      suite: "golem-stream-session-v1/client",
+      adapter: FAULTY("cursor-before-delivery"),
+      summary: { failed: 1 },
+    });
     expect(report.results[0]!.saw).toContain("the application had received items 0-2 only");
   });
 
-  it("exits 1 once the report is written when every scenario's deadline fires at once", async () => {
-    // Cut off while the scripted server starts or the adapter gets ready: both used to outlive the run.
-    for (let round = 0; round < 2; round++) {
-      const result = await run(["client", "--adapter", ADAPTER, "--only", "outputs,attempts", "--check-timeout", "1", "--concurrency", "4"], HANG_MS);
-      expect(result.code, result.stdout.slice(-300)).toBe(1);
-      expect(result.stdout).toMatch(/\d+ checks: 0 passed, \d+ failed/);
-    }
-  }, 3 * HANG_MS);
+  it(
+    "exits 1 once the report is written when every scenario's deadline fires at once",
+    async () => {
+      // Cut off while the scripted server starts or the adapter gets ready: both used to outlive the run.
+      for (let round = 0; round < 2; round++) {
+        const result = await run(
+          ["client", "--adapter", ADAPTER, "--only", "outputs,attempts", "--check-timeout", "1", "--concurrency", "4"],
+          HANG_MS,
+        );
+        expect(result.code, result.stdout.slice(-300)).toBe(1);
+        expect(result.stdout).toMatch(/\d+ checks: 0 passed, \d+ failed/);
+      }
+    },
+    3 * HANG_MS,
+  );
 
   it("exits 2 on an unknown section or a missing --adapter; lists the scenarios", async () => {
     expect((await run(["client", "--adapter", ADAPTER, "--only", "no-such-section"])).code).toBe(2);
@@ -207,7 +268,9 @@ describe("golem-stream-conformance client", () => {
     const result = await run(["client", "--adapter", "exit 3", "--json"]);
     expect(result.code).toBe(2);
     expect(result.stdout).toBe("");
-    expect(result.stderr).toContain('the adapter command "exit 3" did not start an adapter: the adapter exited (status 3) before the adapter\'s ready event');
+    expect(result.stderr).toContain(
+      'the adapter command "exit 3" did not start an adapter: the adapter exited (status 3) before the adapter\'s ready event',
+    );
   });
 
   it("a failure names the lines the adapter wrote that are not events", async () => {

@@ -17,10 +17,33 @@ const adapterWith = (fault: string): string => `node "${FAULTY_ADAPTER}" ${fault
 
 /** Each fault and the scenarios that must catch it. */
 const CAUGHT_BY: Record<string, readonly string[]> = {
-  "cursor-before-delivery": ["outputs.cursor-after-delivery", "outputs.no-cursor-before-delivery", "bytes.u8-batch-cursor-and-overlap", "bytes.binary-items-replay", "outputs.nested-streams"],
-  "no-suffix-resend": ["inputs.suffix-resend-after-high-water", "inputs.high-water-beyond-last-ack", "inputs.high-water-zero", "bytes.u8-suffix-resend-inside-batch"],
-  "off-by-one-dedup": ["outputs.replay-below-cursor", "outputs.replay-of-cursor-item", "outputs.replay-of-received-undelivered", "bytes.binary-items-replay", "outputs.nested-streams"],
-  "new-attempt-on-retry": ["attempts.exact-retry-after-cut", "attempts.exact-retry-after-stall", "attempts.exact-retry-of-resume", "lifecycle.revoked-after-replayed-acceptance", "lifecycle.lost-server"],
+  "cursor-before-delivery": [
+    "outputs.cursor-after-delivery",
+    "outputs.no-cursor-before-delivery",
+    "bytes.u8-batch-cursor-and-overlap",
+    "bytes.binary-items-replay",
+    "outputs.nested-streams",
+  ],
+  "no-suffix-resend": [
+    "inputs.suffix-resend-after-high-water",
+    "inputs.high-water-beyond-last-ack",
+    "inputs.high-water-zero",
+    "bytes.u8-suffix-resend-inside-batch",
+  ],
+  "off-by-one-dedup": [
+    "outputs.replay-below-cursor",
+    "outputs.replay-of-cursor-item",
+    "outputs.replay-of-received-undelivered",
+    "bytes.binary-items-replay",
+    "outputs.nested-streams",
+  ],
+  "new-attempt-on-retry": [
+    "attempts.exact-retry-after-cut",
+    "attempts.exact-retry-after-stall",
+    "attempts.exact-retry-of-resume",
+    "lifecycle.revoked-after-replayed-acceptance",
+    "lifecycle.lost-server",
+  ],
   "skip-item": ["outputs.in-order-once", "outputs.replay-below-cursor"],
   "lenient-channels": ["violations.unknown-channel", "violations.premature-item"],
   "ignore-channel-rebinding": ["violations.channel-mapped-twice"],
@@ -38,7 +61,11 @@ const CAUGHT_BY: Record<string, readonly string[]> = {
 
 describe("faulty variants of @golem-stream/client", () => {
   it("the table covers every fault of client-faults.mjs, and names only real scenarios", () => {
-    expect(Object.keys(CAUGHT_BY).sort()).toEqual(Object.keys(CLIENT_FAULTS as object).filter((f) => f !== "none").sort());
+    expect(Object.keys(CAUGHT_BY).sort()).toEqual(
+      Object.keys(CLIENT_FAULTS as object)
+        .filter((f) => f !== "none")
+        .sort(),
+    );
     const ids = new Set(clientScenarios().map((s) => s.id));
     for (const names of Object.values(CAUGHT_BY)) for (const name of names) expect(ids, name).toContain(name);
   });

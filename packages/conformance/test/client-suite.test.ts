@@ -61,10 +61,33 @@ describe("the adapter protocol of the run", () => {
         .map((line) => ({ file, line })),
     );
     const types = new Set(lines.map(({ line }) => (JSON.parse(line) as { type: string }).type));
-    const invalid = lines.filter(({ line }) => !validate(JSON.parse(line))).map(({ file, line }) => `${file}: ${line.slice(0, 200)} ${JSON.stringify(validate.errors?.slice(0, 2))}`);
+    const invalid = lines
+      .filter(({ line }) => !validate(JSON.parse(line)))
+      .map(({ file, line }) => `${file}: ${line.slice(0, 200)} ${JSON.stringify(validate.errors?.slice(0, 2))}`);
     expect(invalid.slice(0, 5)).toEqual([]);
     // The run used every command and the events that matter.
-    for (const type of ["start", "attach", "feed", "endInput", "read", "cancel", "close", "ready", "accepted", "reconnecting", "revoked", "result", "stream", "item", "readDone", "streamEnd", "finished", "error", "cancelled", "checkpoint"]) {
+    for (const type of [
+      "start",
+      "attach",
+      "feed",
+      "endInput",
+      "read",
+      "cancel",
+      "close",
+      "ready",
+      "accepted",
+      "reconnecting",
+      "revoked",
+      "result",
+      "stream",
+      "item",
+      "readDone",
+      "streamEnd",
+      "finished",
+      "error",
+      "cancelled",
+      "checkpoint",
+    ]) {
       expect(types, type).toContain(type);
     }
   });

@@ -31,9 +31,17 @@ afterAll(async () => {
   await bounded?.dispose();
 });
 
-const needsSetting = new Set(serverChecks().filter((c) => c.needs !== undefined).map((c) => c.id));
+const needsSetting = new Set(
+  serverChecks()
+    .filter((c) => c.needs !== undefined)
+    .map((c) => c.id),
+);
 
-async function runThroughProxy(c: FaultCase | { fault: typeof NO_FAULT; caughtBy: readonly string[] }, timeoutMs: number, checkTimeoutMs = 20_000) {
+async function runThroughProxy(
+  c: FaultCase | { fault: typeof NO_FAULT; caughtBy: readonly string[] },
+  timeoutMs: number,
+  checkTimeoutMs = 20_000,
+) {
   const results = [];
   // The checks that need a server setting go to the bounded server, told its settings, one at a time.
   for (const [upstream, only, options] of [
@@ -45,7 +53,16 @@ async function runThroughProxy(c: FaultCase | { fault: typeof NO_FAULT; caughtBy
     try {
       // A check that a fault keeps busy (a stream that is never cancelled) is cut off at 20 s.
       // The project's server continues what a restart interrupted: the restart checks require it.
-      const report = await runServerSuite({ url: proxy.url, token: TOKEN, only, timeoutMs, checkTimeoutMs, restartCmd: control.command, durableRestart: true, ...options });
+      const report = await runServerSuite({
+        url: proxy.url,
+        token: TOKEN,
+        only,
+        timeoutMs,
+        checkTimeoutMs,
+        restartCmd: control.command,
+        durableRestart: true,
+        ...options,
+      });
       expect(proxy.errors.map(String), `errors inside the proxy with fault ${c.fault.name}`).toEqual([]);
       results.push(...report.results);
     } finally {
@@ -62,7 +79,9 @@ async function runThroughProxy(c: FaultCase | { fault: typeof NO_FAULT; caughtBy
  * due), never when the check was merely still running.
  */
 function cutOff(results: readonly { readonly id: string; readonly status: string; readonly saw: string }[]): string[] {
-  return results.filter((r) => r.status === "failed" && r.saw.startsWith("the check did not finish within")).map((r) => `${r.id}: ${r.saw}`);
+  return results
+    .filter((r) => r.status === "failed" && r.saw.startsWith("the check did not finish within"))
+    .map((r) => `${r.id}: ${r.saw}`);
 }
 
 function summary(ids: readonly string[]): string {
@@ -84,7 +103,9 @@ describe("the fault table", () => {
 
   it("names every check of the suite, except the few a proxy cannot break", () => {
     const covered = new Set(FAULTS.flatMap((f) => f.caughtBy));
-    const uncovered = serverChecks().filter((c) => !covered.has(c.id)).map((c) => c.id);
+    const uncovered = serverChecks()
+      .filter((c) => !covered.has(c.id))
+      .map((c) => c.id);
     expect(uncovered.sort()).toEqual(
       [
         // The proxy's WebSocket layer reassembles fragments before any fault sees them.
@@ -124,7 +145,10 @@ describe("faults of the checks that need a server setting are caught, one at a t
   for (const c of FAULTS.filter((f) => f.bounded === true)) {
     it(`${c.fault.name} (${c.fault.description}) fails ${summary(c.caughtBy)}`, async () => {
       const report = await runThroughProxy(c, FAULT_TIMEOUT_MS);
-      expect(report.results.filter((r) => r.status !== "failed").map((r) => r.id), `checks that should have caught ${c.fault.name}`).toEqual([]);
+      expect(
+        report.results.filter((r) => r.status !== "failed").map((r) => r.id),
+        `checks that should have caught ${c.fault.name}`,
+      ).toEqual([]);
       expect(cutOff(report.results), `checks that ${c.fault.name} only kept busy until their deadline`).toEqual([]);
     }, 60_000);
   }

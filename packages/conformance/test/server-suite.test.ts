@@ -9,7 +9,16 @@
  * and small ones, one at a time (two of them count one principal's sockets).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { formatJsonReport, formatJunitReport, formatTextReport, runServerSuite, serverChecks, type CheckResult, type RunOptions, type SuiteReport } from "../src/index.js";
+import {
+  formatJsonReport,
+  formatJunitReport,
+  formatTextReport,
+  runServerSuite,
+  serverChecks,
+  type CheckResult,
+  type RunOptions,
+  type SuiteReport,
+} from "../src/index.js";
 import { startRestartControl, type RestartControl } from "./support/control.js";
 import { BOUNDED_SUITE_OPTIONS, startServerUnderTest, TOKEN, type ServerUnderTest } from "./support/server.js";
 
@@ -32,7 +41,16 @@ afterAll(async () => {
 // Generous waits: this run must pass on a loaded machine, where a 5 s silence can happen.
 const run = (only: readonly string[], options: Partial<RunOptions> = {}): Promise<SuiteReport> =>
   // The project's server re-runs the demo methods after a restart (docs/durable-execution.md): continuation is required.
-  runServerSuite({ url: server.url, token: TOKEN, restartCmd: control.command, durableRestart: true, concurrency: 3, timeoutMs: 15_000, only, ...options });
+  runServerSuite({
+    url: server.url,
+    token: TOKEN,
+    restartCmd: control.command,
+    durableRestart: true,
+    concurrency: 3,
+    timeoutMs: 15_000,
+    only,
+    ...options,
+  });
 
 /** Runs one check and fails with what it saw unless it passed. */
 async function passes(id: string, runner = run): Promise<void> {
@@ -50,20 +68,27 @@ describe("the project's server passes each check", { concurrent: true, timeout: 
   }
 });
 
-describe("the project's server with short deadlines and small bounds passes each check that needs a setting, one at a time", { timeout: 120_000 }, () => {
-  const runBounded = (only: readonly string[]): Promise<SuiteReport> => runServerSuite({ url: bounded.url, token: TOKEN, concurrency: 1, timeoutMs: 15_000, only, ...BOUNDED_SUITE_OPTIONS });
-  for (const check of checks.filter((c) => c.needs !== undefined)) {
-    it(`${check.id}: ${check.expectation}`, () => passes(check.id, runBounded));
-  }
+describe(
+  "the project's server with short deadlines and small bounds passes each check that needs a setting, one at a time",
+  { timeout: 120_000 },
+  () => {
+    const runBounded = (only: readonly string[]): Promise<SuiteReport> =>
+      runServerSuite({ url: bounded.url, token: TOKEN, concurrency: 1, timeoutMs: 15_000, only, ...BOUNDED_SUITE_OPTIONS });
+    for (const check of checks.filter((c) => c.needs !== undefined)) {
+      it(`${check.id}: ${check.expectation}`, () => passes(check.id, runBounded));
+    }
 
-  it("without the setting, each of them is skipped and says which option it needs", async () => {
-    const report = await run(checks.filter((c) => c.needs !== undefined).map((c) => c.id));
-    expect(report.results.map((r) => [r.id, r.status])).toEqual(checks.filter((c) => c.needs !== undefined).map((c) => [c.id, "skipped"]));
-    expect(report.results.find((r) => r.id === "liveness.first-message-deadline")?.saw).toBe(
-      "the server's firstMessageTimeoutMs was not given (--first-message-timeout): a server may set it otherwise, or not enforce it",
-    );
-  });
-});
+    it("without the setting, each of them is skipped and says which option it needs", async () => {
+      const report = await run(checks.filter((c) => c.needs !== undefined).map((c) => c.id));
+      expect(report.results.map((r) => [r.id, r.status])).toEqual(
+        checks.filter((c) => c.needs !== undefined).map((c) => [c.id, "skipped"]),
+      );
+      expect(report.results.find((r) => r.id === "liveness.first-message-deadline")?.saw).toBe(
+        "the server's firstMessageTimeoutMs was not given (--first-message-timeout): a server may set it otherwise, or not enforce it",
+      );
+    });
+  },
+);
 
 describe("the project's server passes each restart check, one at a time", { timeout: 120_000 }, () => {
   for (const check of checks.filter((c) => c.section === "restart")) {
@@ -78,7 +103,15 @@ describe("--durable-restart", { timeout: 120_000 }, () => {
     try {
       const id = "restart.output-cursor-survives";
       const suite = (durableRestart: boolean) =>
-        runServerSuite({ url: failing.url, token: TOKEN, restartCmd: failingControl.command, durableRestart, concurrency: 1, timeoutMs: 15_000, only: [id] });
+        runServerSuite({
+          url: failing.url,
+          token: TOKEN,
+          restartCmd: failingControl.command,
+          durableRestart,
+          concurrency: 1,
+          timeoutMs: 15_000,
+          only: [id],
+        });
       expect((await suite(false)).results.find((r) => r.id === id)?.status).toBe("passed");
       const strict = (await suite(true)).results.find((r) => r.id === id);
       expect(strict?.status).toBe("failed");
@@ -104,7 +137,15 @@ describe("the suite's table and reports", () => {
   it("has a restart section, and a methods check for every demo method decisions §7 lists", () => {
     expect(checks.filter((c) => c.section === "restart").length).toBeGreaterThan(0);
     const methods = checks.filter((c) => c.section === "methods");
-    expect(methods.map((c) => c.expectation.slice(0, c.expectation.indexOf(":"))).sort()).toEqual(["blobs", "count", "digest", "fail", "groups", "reverse", "split"]);
+    expect(methods.map((c) => c.expectation.slice(0, c.expectation.indexOf(":"))).sort()).toEqual([
+      "blobs",
+      "count",
+      "digest",
+      "fail",
+      "groups",
+      "reverse",
+      "split",
+    ]);
   });
 
   it("names a protocol reference and an expectation for every check, with unique ids", () => {

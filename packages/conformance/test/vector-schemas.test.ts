@@ -7,10 +7,14 @@ import { describe, expect, it } from "vitest";
 import { loadVectors, VECTOR_FILES, type VectorFile } from "../src/index.js";
 
 // ajv-formats is CommonJS: its default export arrives as the module object under some loaders.
-const addFormats = ((addFormatsModule as unknown as { default?: typeof addFormatsModule }).default ?? addFormatsModule) as unknown as (ajv: Ajv2020) => void;
+const addFormats = ((addFormatsModule as unknown as { default?: typeof addFormatsModule }).default ?? addFormatsModule) as unknown as (
+  ajv: Ajv2020,
+) => void;
 
 function validator(file: VectorFile) {
-  const schema = JSON.parse(readFileSync(fileURLToPath(new URL(`../schemas/${file.replace(".json", ".schema.json")}`, import.meta.url)), "utf8")) as object;
+  const schema = JSON.parse(
+    readFileSync(fileURLToPath(new URL(`../schemas/${file.replace(".json", ".schema.json")}`, import.meta.url)), "utf8"),
+  ) as object;
   const ajv = new Ajv2020({ allErrors: true, strict: true, strictRequired: false });
   addFormats(ajv);
   return ajv.compile(schema);

@@ -16,7 +16,8 @@ function serve(answer: Answer): void {
   });
 }
 
-const json = (status: number, body: unknown): Response => new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json" } });
+const json = (status: number, body: unknown): Response =>
+  new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json" } });
 
 async function refusal(promise: Promise<unknown>): Promise<ConsoleError> {
   const error = await promise.then(

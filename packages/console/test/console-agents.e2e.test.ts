@@ -45,7 +45,8 @@ const agents = defineCatalogue({
             return (async function* () {
               let all = "";
               for await (const chunk of text) all += Buffer.from(chunk).toString("utf8");
-              for (const line of all.split("\n").filter((line) => line !== "")) yield line.toUpperCase() + "!".repeat(ctx.constructorArgs.marks);
+              for (const line of all.split("\n").filter((line) => line !== ""))
+                yield line.toUpperCase() + "!".repeat(ctx.constructorArgs.marks);
             })();
           },
         }),
@@ -133,7 +134,9 @@ it("with the module's application loaded, the console lists its agent type, rend
     await page.locator("#agent-type").selectOption("shouter");
     await page.locator("#method").selectOption("shout");
     await page.getByLabel("marks", { exact: true }).fill("2");
-    await page.getByLabel("text", { exact: true }).setInputFiles({ name: "words.txt", mimeType: "text/plain", buffer: Buffer.from("hey\nyou\n") });
+    await page
+      .getByLabel("text", { exact: true })
+      .setInputFiles({ name: "words.txt", mimeType: "text/plain", buffer: Buffer.from("hey\nyou\n") });
     await page.getByRole("button", { name: "Start" }).click();
     await page.locator("#outcome", { hasText: "success" }).waitFor({ timeout: 30_000 });
     expect(await page.locator("#streams .stream").first().locator("ol.items li").allTextContents()).toEqual(["HEY!!", "YOU!!"]);
@@ -180,7 +183,12 @@ it("a binary item of type text/html is offered as a download of application/octe
       if (blob === undefined) throw new Error(`no Blob behind ${anchor.href}`);
       return { type: anchor.type, download: anchor.getAttribute("download"), blobType: blob.type, text: await blob.text() };
     });
-    expect(seen).toEqual({ type: "application/octet-stream", download: "item-0", blobType: "application/octet-stream", text: PAGE("hello") });
+    expect(seen).toEqual({
+      type: "application/octet-stream",
+      download: "item-0",
+      blobType: "application/octet-stream",
+      text: PAGE("hello"),
+    });
     const [download] = await Promise.all([page.waitForEvent("download"), link.click()]);
     expect(download.suggestedFilename()).toBe("item-0");
     // Nothing was navigated to or run: the console is still the page, under its own title.

@@ -144,7 +144,14 @@ function plant(page: Page, records: readonly { id: string; touchedAt: number; it
           const transaction = open.result.transaction(["runs", "items"], "readwrite");
           for (const { id, touchedAt, items } of planted) {
             const state = { sessionToken: "gai1_planted", outputCursors: [], selector: {}, idempotencyKey: id };
-            transaction.objectStore("runs").put({ id, title: id, state, cursors: {}, streams: { s: { token: "s", label: "s", kind: "values", stored: items, storedBytes: 0 } }, touchedAt });
+            transaction.objectStore("runs").put({
+              id,
+              title: id,
+              state,
+              cursors: {},
+              streams: { s: { token: "s", label: "s", kind: "values", stored: items, storedBytes: 0 } },
+              touchedAt,
+            });
             for (let index = 0; index < items; index++) transaction.objectStore("items").put(`item ${index}`, [id, "s", index]);
           }
           transaction.oncomplete = () => {
@@ -322,7 +329,9 @@ describe("the web console in Chromium", () => {
       await signIn(page, TOKEN);
       await chooseMethod(page, "digest");
       const bytes = randomBytes(3 * 1024 * 1024 + 17);
-      await page.getByLabel("data", { exact: true }).setInputFiles({ name: "sample.bin", mimeType: "application/octet-stream", buffer: bytes });
+      await page
+        .getByLabel("data", { exact: true })
+        .setInputFiles({ name: "sample.bin", mimeType: "application/octet-stream", buffer: bytes });
       await page.getByRole("button", { name: "Start" }).click();
       await page.locator("#outcome", { hasText: "success" }).waitFor({ timeout: 60_000 });
       const sha256 = createHash("sha256").update(bytes).digest("hex");

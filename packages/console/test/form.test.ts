@@ -167,7 +167,20 @@ describe("composites", () => {
     enter(field, "c", "-3");
     expect(field.read()).toEqual({
       kind: "record",
-      value: { fields: [{ kind: "u8", value: 7 }, { kind: "record", value: { fields: [{ kind: "bool", value: true }, { kind: "s8", value: -3 }] } }] },
+      value: {
+        fields: [
+          { kind: "u8", value: 7 },
+          {
+            kind: "record",
+            value: {
+              fields: [
+                { kind: "bool", value: true },
+                { kind: "s8", value: -3 },
+              ],
+            },
+          },
+        ],
+      },
     });
     enter(field, "c", "300");
     expect(readError(field)).toBe("params.inner.c: a whole number from -128 to 127");
@@ -176,14 +189,30 @@ describe("composites", () => {
   it("tuples and fixed lists have one control per element, named by index", () => {
     const tuple = fieldFor(t.tuple(t.bool(), t.u8()));
     enter(tuple, "1", "9");
-    expect(tuple.read()).toEqual({ kind: "tuple", value: { elements: [{ kind: "bool", value: false }, { kind: "u8", value: 9 }] } });
+    expect(tuple.read()).toEqual({
+      kind: "tuple",
+      value: {
+        elements: [
+          { kind: "bool", value: false },
+          { kind: "u8", value: 9 },
+        ],
+      },
+    });
     enter(tuple, "1", "x");
     expect(readError(tuple)).toBe("x[1]: a whole number from 0 to 255");
     const fixed = fieldFor(t.fixedList(t.string(), 2));
     expect(fixed.element.querySelector("legend")?.textContent).toBe("x (2)");
     enter(fixed, "0", "a");
     enter(fixed, "1", "b");
-    expect(fixed.read()).toEqual({ kind: "fixed-list", value: { elements: [{ kind: "string", value: "a" }, { kind: "string", value: "b" }] } });
+    expect(fixed.read()).toEqual({
+      kind: "fixed-list",
+      value: {
+        elements: [
+          { kind: "string", value: "a" },
+          { kind: "string", value: "b" },
+        ],
+      },
+    });
   });
 
   it("a list grows and shrinks by its buttons, in order", () => {
@@ -196,7 +225,15 @@ describe("composites", () => {
     enter(field, "1", "11");
     enter(field, "2", "12");
     click(field.element, "Remove", 1);
-    expect(field.read()).toEqual({ kind: "list", value: { elements: [{ kind: "u8", value: 10 }, { kind: "u8", value: 12 }] } });
+    expect(field.read()).toEqual({
+      kind: "list",
+      value: {
+        elements: [
+          { kind: "u8", value: 10 },
+          { kind: "u8", value: 12 },
+        ],
+      },
+    });
     enter(field, "2", "-1");
     expect(readError(field)).toBe("x[2]: a whole number from 0 to 255");
   });
@@ -206,7 +243,17 @@ describe("composites", () => {
     click(field.element, "Add to x");
     enter(field, "key", "k");
     enter(field, "value", "5");
-    expect(field.read()).toEqual({ kind: "map", value: { entries: [[{ kind: "string", value: "k" }, { kind: "u32", value: 5 }]] } });
+    expect(field.read()).toEqual({
+      kind: "map",
+      value: {
+        entries: [
+          [
+            { kind: "string", value: "k" },
+            { kind: "u32", value: 5 },
+          ],
+        ],
+      },
+    });
     enter(field, "value", "");
     expect(readError(field)).toBe("x[0].value: a whole number from 0 to 4294967295");
   });
@@ -250,10 +297,12 @@ describe("composites", () => {
   });
 
   it("a union reads the chosen branch's tag and body", () => {
-    const field = fieldFor(t.union(
+    const field = fieldFor(
+      t.union(
         { tag: "n", body: t.string(), discriminator: { rule: "prefix", value: { prefix: "n:" } } },
         { tag: "s", body: t.string(), discriminator: { rule: "prefix", value: { prefix: "s:" } } },
-      ),);
+      ),
+    );
     choose(control<HTMLSelectElement>(field.element, "case"), 1);
     enter(field, "s", "s:hi");
     expect(field.read()).toEqual({ kind: "union", value: { tag: "s", body: { kind: "string", value: "s:hi" } } });
@@ -274,7 +323,19 @@ describe("composites", () => {
     enter(field, "1", "-1");
     expect(field.read()).toEqual({
       kind: "record",
-      value: { fields: [{ kind: "tuple", value: { elements: [{ kind: "s8", value: 0 }, { kind: "s8", value: -1 }] } }] },
+      value: {
+        fields: [
+          {
+            kind: "tuple",
+            value: {
+              elements: [
+                { kind: "s8", value: 0 },
+                { kind: "s8", value: -1 },
+              ],
+            },
+          },
+        ],
+      },
     });
   });
 });
@@ -317,7 +378,15 @@ describe("recordFields", () => {
     const read = recordFields(graph, container);
     expect(container.querySelector("legend")).toBeNull();
     enter({ element: container, read }, "n", "1");
-    expect(read()).toEqual({ kind: "record", value: { fields: [{ kind: "u8", value: 1 }, { kind: "string", value: "" }] } });
+    expect(read()).toEqual({
+      kind: "record",
+      value: {
+        fields: [
+          { kind: "u8", value: 1 },
+          { kind: "string", value: "" },
+        ],
+      },
+    });
     enter({ element: container, read }, "n", "x");
     expect(() => read()).toThrow("parameters.n: a whole number from 0 to 255");
   });

@@ -16,15 +16,41 @@ import { launchBrowser } from "./support/browser.js";
 const TOKEN = "forms-token";
 const t = {
   string: { kind: "string", value: {} },
-  record: (...fields: [string, JsonObject][]): JsonObject => ({ kind: "record", value: { fields: fields.map(([name, body]) => ({ name, body })) } }),
+  record: (...fields: [string, JsonObject][]): JsonObject => ({
+    kind: "record",
+    value: { fields: fields.map(([name, body]) => ({ name, body })) },
+  }),
 };
 const PARAMETERS = t.record(
-  ["shape", { kind: "variant", value: { cases: [{ name: "circle", payload: { kind: "f64", value: {} } }, { name: "square", payload: { kind: "u32", value: {} } }, { name: "none" }] } }],
+  [
+    "shape",
+    {
+      kind: "variant",
+      value: {
+        cases: [
+          { name: "circle", payload: { kind: "f64", value: {} } },
+          { name: "square", payload: { kind: "u32", value: {} } },
+          { name: "none" },
+        ],
+      },
+    },
+  ],
   ["tags", { kind: "list", value: { element: t.string } }],
   ["color", { kind: "enum", value: { cases: ["red", "green", "blue"] } }],
   ["note", { kind: "option", value: { inner: t.string } }],
   ["big", { kind: "u64", value: {} }],
-  ["pair", { kind: "tuple", value: { elements: [{ kind: "bool", value: {} }, { kind: "s8", value: {} }] } }],
+  [
+    "pair",
+    {
+      kind: "tuple",
+      value: {
+        elements: [
+          { kind: "bool", value: {} },
+          { kind: "s8", value: {} },
+        ],
+      },
+    },
+  ],
   ["access", { kind: "flags", value: { flags: ["read", "write"] } }],
 );
 
@@ -77,7 +103,9 @@ async function openForm(): Promise<Page> {
   await page.getByLabel("Bearer token").fill(TOKEN);
   await page.getByRole("button", { name: "Sign in" }).click();
   // This server has no demo application: signed in, the console says so and asks for another.
-  await page.locator("#catalogue-error", { hasText: 'There is no application "demo" with environment "default" on this server.' }).waitFor();
+  await page
+    .locator("#catalogue-error", { hasText: 'There is no application "demo" with environment "default" on this server.' })
+    .waitFor();
   await page.getByLabel("Application").fill("forms");
   await page.getByRole("button", { name: "Load agent types" }).click();
   await page.locator("#method").selectOption("describe");
@@ -85,7 +113,8 @@ async function openForm(): Promise<Page> {
 }
 
 /** The fieldset whose legend is `legend`. */
-const fieldset = (page: Page, legend: string) => page.locator("fieldset", { has: page.locator(":scope > legend", { hasText: new RegExp(`^${legend}`) }) });
+const fieldset = (page: Page, legend: string) =>
+  page.locator("fieldset", { has: page.locator(":scope > legend", { hasText: new RegExp(`^${legend}`) }) });
 
 it("every kind of control reads back the native value the method receives", async () => {
   const page = await openForm();
@@ -114,11 +143,27 @@ it("every kind of control reads back the native value the method receives", asyn
       value: {
         fields: [
           { kind: "variant", value: { case: 0, payload: { kind: "f64", value: 1.5 } } },
-          { kind: "list", value: { elements: [{ kind: "string", value: "x" }, { kind: "string", value: "y é" }] } },
+          {
+            kind: "list",
+            value: {
+              elements: [
+                { kind: "string", value: "x" },
+                { kind: "string", value: "y é" },
+              ],
+            },
+          },
           { kind: "enum", value: { case: 1 } },
           { kind: "option", value: { inner: { kind: "string", value: "hi" } } },
           { kind: "u64", value: "18446744073709551615" },
-          { kind: "tuple", value: { elements: [{ kind: "bool", value: true }, { kind: "s8", value: -5 }] } },
+          {
+            kind: "tuple",
+            value: {
+              elements: [
+                { kind: "bool", value: true },
+                { kind: "s8", value: -5 },
+              ],
+            },
+          },
           { kind: "flags", value: { bits: [false, true] } },
         ],
       },

@@ -67,7 +67,10 @@ it("serves the page at / and /index.html, not stored, with headers that keep it 
 
 it("serves hashed assets cacheable for a year, by their type", async () => {
   const script = await ask("GET", "/assets/index-1a2b.js");
-  expect(script.headers).toMatchObject({ "content-type": "text/javascript; charset=utf-8", "cache-control": "public, max-age=31536000, immutable" });
+  expect(script.headers).toMatchObject({
+    "content-type": "text/javascript; charset=utf-8",
+    "cache-control": "public, max-age=31536000, immutable",
+  });
   const data = await ask("GET", "/assets/data.bin");
   expect(data.headers?.["content-type"]).toBe("application/octet-stream");
   expect(data.body).toEqual(Buffer.from([1, 2, 3]));

@@ -35,8 +35,8 @@ describe("formatBytes", () => {
 
 describe("renderItem", () => {
   it("shows a string item as itself, with or without its schema", () => {
-    expect(renderItem(item(v.string("a \"b\"")), undefined, noNames)).toBe('a "b"');
-    expect(renderItem(item(v.string("a \"b\"")), schemaOf(t.string()), noNames)).toBe('a "b"');
+    expect(renderItem(item(v.string('a "b"')), undefined, noNames)).toBe('a "b"');
+    expect(renderItem(item(v.string('a "b"')), schemaOf(t.string()), noNames)).toBe('a "b"');
   });
 
   it("shows a record through its schema: field names, bigints as their digits", () => {

@@ -14,7 +14,8 @@ const record = (id: string, stored: number): RunRecord => ({
   streams: { s: { token: "s", label: "out", kind: "values", stored, storedBytes: 0 } },
 });
 
-const items = (count: number, from = 0) => Array.from({ length: count }, (_, at) => ({ stream: "s", index: from + at, item: `item ${from + at}` }));
+const items = (count: number, from = 0) =>
+  Array.from({ length: count }, (_, at) => ({ stream: "s", index: from + at, item: `item ${from + at}` }));
 
 const ids = async (): Promise<string[]> => (await listRuns()).map((stored) => (stored as RunRecord).id).sort();
 

@@ -64,12 +64,18 @@ describe("orphans", () => {
   });
 
   it("without Web Locks, keeps an open run until its retention has passed, and still sweeps finished ones", () => {
-    const records = [stored("quiet", { touchedAt: NOW - 23 * HOUR }), stored("expired", { touchedAt: NOW - 24 * HOUR }), stored("finished", { outcome: { ok: false, text: "x" } })];
+    const records = [
+      stored("quiet", { touchedAt: NOW - 23 * HOUR }),
+      stored("expired", { touchedAt: NOW - 24 * HOUR }),
+      stored("finished", { outcome: { ok: false, text: "x" } }),
+    ];
     expect(orphans(records, policy({ held: undefined }))).toEqual([
       { id: "expired", reason: "expired" },
       { id: "finished", reason: "finished" },
     ]);
-    expect(orphans([stored("short", { touchedAt: NOW - 2 * HOUR })], policy({ held: undefined, retentionMs: HOUR }))).toEqual([{ id: "short", reason: "expired" }]);
+    expect(orphans([stored("short", { touchedAt: NOW - 2 * HOUR })], policy({ held: undefined, retentionMs: HOUR }))).toEqual([
+      { id: "short", reason: "expired" },
+    ]);
   });
 
   it("an expired run counts as expired where locks are known too", () => {

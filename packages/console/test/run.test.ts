@@ -13,9 +13,21 @@ import { until } from "./support/dom.js";
 import { fakeClient, type FakeInvocation } from "./support/fake-client.js";
 import { FakeLocks, installLocks } from "./support/fake-locks.js";
 
-const OPTIONS = { application: "demo", environment: "default", agentType: "echo", method: "count", constructorParameters: { kind: "record", value: [] }, methodParameters: { kind: "record", value: [] } } as never;
+const OPTIONS = {
+  application: "demo",
+  environment: "default",
+  agentType: "echo",
+  method: "count",
+  constructorParameters: { kind: "record", value: [] },
+  methodParameters: { kind: "record", value: [] },
+} as never;
 const text = (value: string) => ({ kind: "string", value }) as never;
-const accepted = (cursors: string[]): ResumeState => ({ sessionToken: "gai1_session", outputCursors: cursors, selector: {} as never, idempotencyKey: "key" });
+const accepted = (cursors: string[]): ResumeState => ({
+  sessionToken: "gai1_session",
+  outputCursors: cursors,
+  selector: {} as never,
+  idempotencyKey: "key",
+});
 
 let ui: RunElements;
 let locks: FakeLocks;
@@ -23,11 +35,20 @@ const runs: Run[] = [];
 
 function elements(): RunElements {
   const make = <T extends HTMLElement>(tag: string): T => document.body.appendChild(document.createElement(tag)) as T;
-  return { title: make("h2"), status: make("p"), streams: make("div"), result: make("pre"), outcome: make("p"), cancel: make("button"), resume: make("button") };
+  return {
+    title: make("h2"),
+    status: make("p"),
+    streams: make("div"),
+    result: make("pre"),
+    outcome: make("p"),
+    cancel: make("button"),
+    resume: make("button"),
+  };
 }
 
 const shown = (elements: RunElements = ui): string[] => Array.from(elements.streams.querySelectorAll("li"), (li) => li.textContent ?? "");
-const outcome = (text: string, elements: RunElements = ui): Promise<void> => until(elements.outcome, () => elements.outcome.textContent === text);
+const outcome = (text: string, elements: RunElements = ui): Promise<void> =>
+  until(elements.outcome, () => elements.outcome.textContent === text);
 
 beforeEach(() => {
   document.body.replaceChildren();
@@ -87,7 +108,9 @@ it("binary items are stored with their bytes and type, and shown with a download
 
 it("a checkpoint naming a cursor the page cannot place is refused, so no cursor is stored without its items", async () => {
   const { invocation } = await started();
-  await expect(invocation.onCheckpoint(accepted(["somewhere-else"]))).rejects.toThrow("the console cannot tell which items a cursor covers");
+  await expect(invocation.onCheckpoint(accepted(["somewhere-else"]))).rejects.toThrow(
+    "the console cannot tell which items a cursor covers",
+  );
 });
 
 it("a run that has ended removes its records, clears the tab's run and lets go of its lock before it shows the outcome", async () => {

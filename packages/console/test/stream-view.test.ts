@@ -6,7 +6,14 @@ import { expect, it, vi } from "vitest";
 import { StreamView } from "../src/web/stream-view.js";
 import type { StreamRecord } from "../src/web/run-store.js";
 
-const record = (over: Partial<StreamRecord> = {}): StreamRecord => ({ token: "gai1_abcdefghijklmnop", label: "out", kind: undefined, stored: 0, storedBytes: 0, ...over });
+const record = (over: Partial<StreamRecord> = {}): StreamRecord => ({
+  token: "gai1_abcdefghijklmnop",
+  label: "out",
+  kind: undefined,
+  stored: 0,
+  storedBytes: 0,
+  ...over,
+});
 const text = (view: StreamView, selector: string): string | null | undefined => view.element.querySelector(selector)?.textContent;
 
 it("text items are listed as they arrive and counted in items and UTF-8 bytes", () => {

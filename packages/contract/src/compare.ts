@@ -37,11 +37,14 @@ export function contractDifferences(contract: AnyAgentContract, served: Catalogu
       continue;
     }
     const parameters = decodeSchemaGraph(method.parameters);
-    if (!sameGraph(parameters, theirs.parameters)) differences.push(`method ${method.name}: the parameters differ${where(parameters, theirs.parameters, "parameters")}`);
+    if (!sameGraph(parameters, theirs.parameters))
+      differences.push(`method ${method.name}: the parameters differ${where(parameters, theirs.parameters, "parameters")}`);
     const mine = method.result === undefined ? undefined : decodeSchemaGraph(method.result);
     if (mine === undefined || theirs.result === undefined) {
-      if (mine !== theirs.result) differences.push(`method ${method.name}: ${mine === undefined ? "the server's has a result" : "the server's has no result"}`);
-    } else if (!sameGraph(mine, theirs.result)) differences.push(`method ${method.name}: the result differs${where(mine, theirs.result, "result")}`);
+      if (mine !== theirs.result)
+        differences.push(`method ${method.name}: ${mine === undefined ? "the server's has a result" : "the server's has no result"}`);
+    } else if (!sameGraph(mine, theirs.result))
+      differences.push(`method ${method.name}: the result differs${where(mine, theirs.result, "result")}`);
   }
   return differences;
 }
@@ -63,5 +66,7 @@ function sameGraph(a: GraphShape, b: GraphShape): boolean {
 /** ` at PATH: the contract has X, the server Y`, or where the graphs differ only in their definitions. */
 function where(mine: GraphShape, theirs: GraphShape, base: string): string {
   const found = firstGraphDifference(mine, theirs, base);
-  return found === undefined ? " (in their type definitions)" : ` at ${found.path}: the contract has ${found.mine}, the server ${found.theirs}`;
+  return found === undefined
+    ? " (in their type definitions)"
+    : ` at ${found.path}: the contract has ${found.mine}, the server ${found.theirs}`;
 }

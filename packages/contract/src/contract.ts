@@ -97,17 +97,18 @@ export type MethodName<C extends AnyAgentContract> = keyof C["methods"] & string
  * here, so a contract that exists is one the protocol accepts; a bad one
  * throws `ContractError` (`invalid-contract`) naming the part at fault.
  */
-export function defineAgentType<
-  const N extends string,
-  C extends RecordSchema,
-  M extends Readonly<Record<string, MethodSpec>>,
->(spec: AgentTypeSpec<N, C, M>): AgentContract<N, C, M> {
+export function defineAgentType<const N extends string, C extends RecordSchema, M extends Readonly<Record<string, MethodSpec>>>(
+  spec: AgentTypeSpec<N, C, M>,
+): AgentContract<N, C, M> {
   if (typeof spec !== "object" || spec === null) throw new ContractError("defineAgentType needs a specification object");
   const { name, methods } = spec;
   const constructorType: unknown = Object.hasOwn(spec, "constructor") ? spec.constructor : undefined;
   if (typeof name !== "string" || name.length === 0) throw new ContractError("an agent type needs a non-empty name");
   const config = spec.config ?? [];
-  if (!Array.isArray(config) || config.some((entry) => !Array.isArray(entry?.path) || entry.path.some((part: unknown) => typeof part !== "string"))) {
+  if (
+    !Array.isArray(config) ||
+    config.some((entry) => !Array.isArray(entry?.path) || entry.path.some((part: unknown) => typeof part !== "string"))
+  ) {
     throw new ContractError(`agent type ${name}: config must be a list of {path: string[]}`);
   }
   // Protocol 4.1: "Constructor parameters MUST NOT contain streams".

@@ -29,7 +29,10 @@ export const echoContract = defineAgentType({
     // Bounded in the schema, so a start asking for more is a validation-error before the method
     // allocates anything: one blob at most the 16 MiB binary item limit, at most 65 536 of them.
     blobs: {
-      params: t.record({ count: t.u32({ max: { kind: "unsigned", value: String(DEMO_MAX_BLOBS) } }), size: t.u32({ max: { kind: "unsigned", value: String(DEMO_MAX_BLOB_BYTES) } }) }),
+      params: t.record({
+        count: t.u32({ max: { kind: "unsigned", value: String(DEMO_MAX_BLOBS) } }),
+        size: t.u32({ max: { kind: "unsigned", value: String(DEMO_MAX_BLOB_BYTES) } }),
+      }),
       result: t.stream(t.binary()),
     },
     split: {

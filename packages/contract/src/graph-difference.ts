@@ -64,7 +64,13 @@ class Walk {
       case "record": {
         const right = (b as typeof a).value.fields;
         const left = a.value.fields;
-        if (!sameJson(left.map((f) => f.name), right.map((f) => f.name))) return this.#differ(a, b, path);
+        if (
+          !sameJson(
+            left.map((f) => f.name),
+            right.map((f) => f.name),
+          )
+        )
+          return this.#differ(a, b, path);
         for (const [i, field] of left.entries()) {
           const found = this.compare(field.body, (right[i] as typeof field).body, `${path}.${field.name}`);
           if (found !== undefined) return found;
@@ -89,14 +95,25 @@ class Walk {
       }
       case "map": {
         const right = (b as typeof a).value;
-        return this.compare(a.value.key, right.key, `${path}{key}`) ?? this.compare(a.value.value, right.value, `${path}{value}`) ?? this.#rest(a, b, path, ["key", "value"]);
+        return (
+          this.compare(a.value.key, right.key, `${path}{key}`) ??
+          this.compare(a.value.value, right.value, `${path}{value}`) ??
+          this.#rest(a, b, path, ["key", "value"])
+        );
       }
       case "variant": {
         const right = (b as typeof a).value.cases;
-        if (!sameJson(a.value.cases.map((c) => [c.name, c.payload === undefined]), right.map((c) => [c.name, c.payload === undefined]))) return this.#differ(a, b, path);
+        if (
+          !sameJson(
+            a.value.cases.map((c) => [c.name, c.payload === undefined]),
+            right.map((c) => [c.name, c.payload === undefined]),
+          )
+        )
+          return this.#differ(a, b, path);
         for (const [i, item] of a.value.cases.entries()) {
           const theirs = (right[i] as typeof item).payload;
-          const found = item.payload === undefined || theirs === undefined ? undefined : this.compare(item.payload, theirs, `${path}:${item.name}`);
+          const found =
+            item.payload === undefined || theirs === undefined ? undefined : this.compare(item.payload, theirs, `${path}:${item.name}`);
           if (found !== undefined) return found;
         }
         return this.#rest(a, b, path, ["cases"]);
@@ -104,7 +121,8 @@ class Walk {
       case "result": {
         const left = a.value.spec;
         const right = (b as typeof a).value.spec;
-        if ((left.ok === undefined) !== (right.ok === undefined) || (left.err === undefined) !== (right.err === undefined)) return this.#differ(a, b, path);
+        if ((left.ok === undefined) !== (right.ok === undefined) || (left.err === undefined) !== (right.err === undefined))
+          return this.#differ(a, b, path);
         const ok = left.ok === undefined || right.ok === undefined ? undefined : this.compare(left.ok, right.ok, `${path}:ok`);
         const err = left.err === undefined || right.err === undefined ? undefined : this.compare(left.err, right.err, `${path}:err`);
         return ok ?? err ?? this.#rest(a, b, path, ["spec"]);
@@ -112,7 +130,13 @@ class Walk {
       case "union": {
         const right = (b as typeof a).value.spec.branches;
         const left = a.value.spec.branches;
-        if (!sameJson(left.map((x) => [x.tag, x.discriminator]), right.map((x) => [x.tag, x.discriminator]))) return this.#differ(a, b, path);
+        if (
+          !sameJson(
+            left.map((x) => [x.tag, x.discriminator]),
+            right.map((x) => [x.tag, x.discriminator]),
+          )
+        )
+          return this.#differ(a, b, path);
         for (const [i, branch] of left.entries()) {
           const found = this.compare(branch.body, (right[i] as typeof branch).body, `${path}|${branch.tag}`);
           if (found !== undefined) return found;

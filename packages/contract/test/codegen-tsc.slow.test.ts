@@ -32,7 +32,10 @@ function compile(files: Record<string, string>): string[] {
     skipLibCheck: true,
     types: [],
   };
-  const program = ts.createProgram(Object.keys(files).map((name) => join(scratch, name)), options);
+  const program = ts.createProgram(
+    Object.keys(files).map((name) => join(scratch, name)),
+    options,
+  );
   const emitted = program.emit();
   return [...ts.getPreEmitDiagnostics(program), ...emitted.diagnostics].map((d) => ts.flattenDiagnosticMessageText(d.messageText, "\n"));
 }

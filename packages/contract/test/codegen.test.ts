@@ -84,9 +84,13 @@ describe("names", () => {
       ].join("\n"),
     );
     expect(source).toContain('const kitchenSinkRecursiveParamsEvenDef = t.option(t.record({ next: t.ref("odd") }));');
-    expect(source).toContain('const kitchenSinkRecursiveParamsOddDef = t.record({ next: t.meta(t.ref("even"), { doc: "a ref with metadata" }) });');
+    expect(source).toContain(
+      'const kitchenSinkRecursiveParamsOddDef = t.record({ next: t.meta(t.ref("even"), { doc: "a ref with metadata" }) });',
+    );
     expect(source).toContain('const kitchenSinkRecursiveParams0Def = t.ref<typeof kitchenSinkRecursiveParamsAliasDef>("alias");');
-    expect(source).toContain('      params: t.graph(\n        t.ref<typeof kitchenSinkRecursiveParamsParamsDef>("params"),\n        [\n          { id: "tree", name: "Tree node", body: kitchenSinkRecursiveParamsTreeDef },');
+    expect(source).toContain(
+      '      params: t.graph(\n        t.ref<typeof kitchenSinkRecursiveParamsParamsDef>("params"),\n        [\n          { id: "tree", name: "Tree node", body: kitchenSinkRecursiveParamsTreeDef },',
+    );
   });
 });
 
@@ -94,11 +98,38 @@ describe("hostile catalogues", () => {
   const ok = { root: { kind: "record", value: { fields: [] } } } as CatalogueEntry["constructorParameters"];
   const cases: [string, CatalogueEntry[]][] = [
     ["an empty agent type name", [{ name: "", constructorParameters: ok, methods: [] }]],
-    ["a repeated agent type", [{ name: "a", constructorParameters: ok, methods: [] }, { name: "a", constructorParameters: ok, methods: [] }]],
-    ["a repeated method", [{ name: "a", constructorParameters: ok, methods: [{ name: "m", parameters: ok }, { name: "m", parameters: ok }] }]],
-    ["a dangling ref", [{ name: "a", constructorParameters: ok, methods: [{ name: "m", parameters: { root: { kind: "ref", value: { id: "x" } } } }] }]],
-    ["a stream in the constructor", [{ name: "a", constructorParameters: { root: { kind: "stream", value: { inner: { kind: "u8", value: {} } } } }, methods: [] }]],
-    ["an unknown kind", [{ name: "a", constructorParameters: ok, methods: [{ name: "m", parameters: { root: { kind: "nope", value: {} } as never } }] }]],
+    [
+      "a repeated agent type",
+      [
+        { name: "a", constructorParameters: ok, methods: [] },
+        { name: "a", constructorParameters: ok, methods: [] },
+      ],
+    ],
+    [
+      "a repeated method",
+      [
+        {
+          name: "a",
+          constructorParameters: ok,
+          methods: [
+            { name: "m", parameters: ok },
+            { name: "m", parameters: ok },
+          ],
+        },
+      ],
+    ],
+    [
+      "a dangling ref",
+      [{ name: "a", constructorParameters: ok, methods: [{ name: "m", parameters: { root: { kind: "ref", value: { id: "x" } } } }] }],
+    ],
+    [
+      "a stream in the constructor",
+      [{ name: "a", constructorParameters: { root: { kind: "stream", value: { inner: { kind: "u8", value: {} } } } }, methods: [] }],
+    ],
+    [
+      "an unknown kind",
+      [{ name: "a", constructorParameters: ok, methods: [{ name: "m", parameters: { root: { kind: "nope", value: {} } as never } }] }],
+    ],
   ];
   it.each(cases)("refuses %s with ContractError", (_, entries) => {
     expect(() => contractSource(entries)).toThrow(ContractError);
@@ -107,10 +138,18 @@ describe("hostile catalogues", () => {
 
 describe("methods a typed agent cannot have", () => {
   it("leaves out a method named then, says so in the source and in omitted, and keeps the rest", () => {
-    const entry: CatalogueEntry = { ...demo, name: "thenable", methods: [...demo.methods, { name: "then", parameters: demo.methods[0]!.parameters }] };
+    const entry: CatalogueEntry = {
+      ...demo,
+      name: "thenable",
+      methods: [...demo.methods, { name: "then", parameters: demo.methods[0]!.parameters }],
+    };
     const { source, exports, omitted } = contractSource([entry]);
-    expect(omitted).toEqual([{ agentType: "thenable", method: "then", reason: expect.stringMatching(/thenable; call it with client\.agent/) }]);
-    expect(source).toContain('    // "then" is left out: a typed agent with a method named then would be a thenable; call it with client.agent.');
+    expect(omitted).toEqual([
+      { agentType: "thenable", method: "then", reason: expect.stringMatching(/thenable; call it with client\.agent/) },
+    ]);
+    expect(source).toContain(
+      '    // "then" is left out: a typed agent with a method named then would be a thenable; call it with client.agent.',
+    );
     const contract = loadGenerated(source)[exports[0]!.name] as AnyAgentContract;
     expect(contract.graphs.methods.map((m) => m.name)).toEqual(demo.methods.map((m) => m.name));
     // What is left still passes the client's check against the catalogue that has then.
@@ -119,7 +158,10 @@ describe("methods a typed agent cannot have", () => {
   });
 
   it("still validates the graphs of the method it leaves out", () => {
-    const entry: CatalogueEntry = { ...demo, methods: [{ name: "then", parameters: { root: { kind: "ref", value: { id: "x" } } } as CatalogueEntry["constructorParameters"] }] };
+    const entry: CatalogueEntry = {
+      ...demo,
+      methods: [{ name: "then", parameters: { root: { kind: "ref", value: { id: "x" } } } as CatalogueEntry["constructorParameters"] }],
+    };
     expect(() => contractSource([entry])).toThrow(ContractError);
   });
 });

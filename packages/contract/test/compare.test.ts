@@ -5,7 +5,10 @@ import { assertContractMatches, ContractError, contractDifferences, defineAgentT
 import { echoContract } from "../src/demo.js";
 
 /** The catalogue a server built from `graphs` would serve, decoded as the client decodes it. */
-function served(graphs: { constructorParameters: SchemaGraphJson; methods: readonly { name: string; parameters: SchemaGraphJson; result?: SchemaGraphJson }[] }): CatalogueAgentType {
+function served(graphs: {
+  constructorParameters: SchemaGraphJson;
+  methods: readonly { name: string; parameters: SchemaGraphJson; result?: SchemaGraphJson }[];
+}): CatalogueAgentType {
   return {
     constructorParameters: decodeSchemaGraph(JSON.parse(JSON.stringify(graphs.constructorParameters))),
     methods: new Map(
@@ -23,14 +26,20 @@ function served(graphs: { constructorParameters: SchemaGraphJson; methods: reado
 describe("contractDifferences", () => {
   it("finds none between a contract and the catalogue made from it, member order aside", () => {
     expect(contractDifferences(echoContract, served(echoContract.graphs))).toEqual([]);
-    const reordered = JSON.parse(JSON.stringify(echoContract.graphs, (_key, value: unknown) =>
-      typeof value === "object" && value !== null && !Array.isArray(value) ? Object.fromEntries(Object.entries(value).reverse()) : value,
-    ));
+    const reordered = JSON.parse(
+      JSON.stringify(echoContract.graphs, (_key, value: unknown) =>
+        typeof value === "object" && value !== null && !Array.isArray(value) ? Object.fromEntries(Object.entries(value).reverse()) : value,
+      ),
+    );
     expect(contractDifferences(echoContract, served(reordered))).toEqual([]);
   });
 
   it("accepts a contract that declares only some of the served methods", () => {
-    const partial = defineAgentType({ name: "echo", constructor: t.record({ name: t.string() }), methods: { count: echoContract.methods.count } });
+    const partial = defineAgentType({
+      name: "echo",
+      constructor: t.record({ name: t.string() }),
+      methods: { count: echoContract.methods.count },
+    });
     expect(contractDifferences(partial, served(echoContract.graphs))).toEqual([]);
   });
 
@@ -68,7 +77,12 @@ describe("contractDifferences", () => {
       constructorParameters: t.graph(t.record({})),
       methods: [
         { name: "count", parameters: t.graph(t.record({})), result: t.graph(t.stream(t.u32())) },
-        { name: "tree", parameters: t.graph(t.record({ root: t.ref("node") }), { node: t.record({ label: t.option(t.string()), children: t.list(t.ref("node")) }) }) },
+        {
+          name: "tree",
+          parameters: t.graph(t.record({ root: t.ref("node") }), {
+            node: t.record({ label: t.option(t.string()), children: t.list(t.ref("node")) }),
+          }),
+        },
       ],
     });
     const mine = defineAgentType({
@@ -77,7 +91,9 @@ describe("contractDifferences", () => {
       methods: {
         count: { params: t.record({}), result: t.stream(t.u64()) },
         // Other ids, the same shape down to the option's inner type.
-        tree: { params: t.graph(t.record({ root: t.ref("n") }), { n: t.record({ label: t.option(t.char()), children: t.list(t.ref("n")) }) }) },
+        tree: {
+          params: t.graph(t.record({ root: t.ref("n") }), { n: t.record({ label: t.option(t.char()), children: t.list(t.ref("n")) }) }),
+        },
       },
     });
     expect(contractDifferences(mine, served1)).toEqual([
@@ -87,14 +103,22 @@ describe("contractDifferences", () => {
     const renamedOnly = defineAgentType({
       name: "a",
       constructor: t.record({}),
-      methods: { tree: { params: t.graph(t.record({ root: t.ref("n") }), { n: t.record({ label: t.option(t.string()), children: t.list(t.ref("n")) }) }) } },
+      methods: {
+        tree: {
+          params: t.graph(t.record({ root: t.ref("n") }), { n: t.record({ label: t.option(t.string()), children: t.list(t.ref("n")) }) }),
+        },
+      },
     });
     expect(contractDifferences(renamedOnly, served1)).toEqual(["method tree: the parameters differ (in their type definitions)"]);
   });
 
   it("tells a served result the contract lacks", () => {
     const served1 = served({ constructorParameters: t.graph(t.record({})), methods: [{ name: "m", parameters: t.graph(t.record({})) }] });
-    const withResult = defineAgentType({ name: "a", constructor: t.record({}), methods: { m: { params: t.record({}), result: t.bool() } } });
+    const withResult = defineAgentType({
+      name: "a",
+      constructor: t.record({}),
+      methods: { m: { params: t.record({}), result: t.bool() } },
+    });
     expect(contractDifferences(withResult, served1)).toEqual(["method m: the server's has no result"]);
   });
 });

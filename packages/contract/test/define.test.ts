@@ -16,8 +16,14 @@ const u64: JsonObject = { kind: "u64", value: {} };
 const f64: JsonObject = { kind: "f64", value: {} };
 const binary: JsonObject = { kind: "binary", value: { restrictions: {} } };
 const stream = (inner: JsonObject): JsonObject => ({ kind: "stream", value: { inner } });
-const record = (...fields: [string, JsonObject][]): JsonObject => ({ kind: "record", value: { fields: fields.map(([name, body]) => ({ name, body })) } });
-const atMost = (kind: string, max: number): JsonObject => ({ kind, value: { restrictions: { max: { kind: "unsigned", value: String(max) } } } });
+const record = (...fields: [string, JsonObject][]): JsonObject => ({
+  kind: "record",
+  value: { fields: fields.map(([name, body]) => ({ name, body })) },
+});
+const atMost = (kind: string, max: number): JsonObject => ({
+  kind,
+  value: { restrictions: { max: { kind: "unsigned", value: String(max) } } },
+});
 const graph = (root: JsonObject): SchemaGraphJson => ({ root }) as unknown as SchemaGraphJson;
 const LITERAL_METHODS = [
   { name: "reverse", parameters: graph(record(["input", stream(string)])), result: graph(stream(string)) },
@@ -28,8 +34,16 @@ const LITERAL_METHODS = [
     parameters: graph(record(["count", atMost("u32", 65_536)], ["size", atMost("u32", 16 * 1024 * 1024)])),
     result: graph(stream(binary)),
   },
-  { name: "split", parameters: graph(record(["data", stream(u8)])), result: graph(record(["upper", stream(u8)], ["lines", stream(string)])) },
-  { name: "groups", parameters: graph(record(["groups", u32], ["per", u32])), result: graph(stream(record(["name", string], ["items", stream(u32)]))) },
+  {
+    name: "split",
+    parameters: graph(record(["data", stream(u8)])),
+    result: graph(record(["upper", stream(u8)], ["lines", stream(string)])),
+  },
+  {
+    name: "groups",
+    parameters: graph(record(["groups", u32], ["per", u32])),
+    result: graph(stream(record(["name", string], ["items", stream(u32)]))),
+  },
   { name: "fail", parameters: graph(record(["after", u32])), result: graph(stream(u32)) },
   { name: "tally", parameters: graph(record(["input", stream(string)])), result: graph(record(["items", u64], ["bytes", u64])) },
   {
@@ -62,7 +76,10 @@ describe("defineAgentType: durability", () => {
     };
     const jobs = defineAgentType(spec);
     expect(jobs.durability).toEqual({ run: "replay", notify: "none" });
-    expect(jobs.graphs.methods.map((m) => Object.keys(m).sort())).toEqual([["name", "parameters", "result"], ["name", "parameters"]]);
+    expect(jobs.graphs.methods.map((m) => Object.keys(m).sort())).toEqual([
+      ["name", "parameters", "result"],
+      ["name", "parameters"],
+    ]);
     expect(defineAgentType({ ...spec, durability: undefined }).durability).toEqual({ notify: "none" });
     expect(echoContract.durability).toMatchObject({ count: "replay", digest: "replay", fail: "none" });
   });
@@ -107,15 +124,52 @@ describe("defineAgentType", () => {
   });
 
   const refusals: [string, () => unknown, RegExp][] = [
-    ["a parameter graph whose root is not a record", () => defineAgentType({ name: "x", constructor: t.record({}), methods: { m: { params: t.graph(t.ref("d"), { d: t.u8() }) } } }), /method m: params must be a record type.*or a graph rooted at one/],
-    ["a graph with a dangling ref", () => defineAgentType({ name: "x", constructor: t.graph(t.record({ a: t.ref("nowhere") })), methods: {} }), /constructor.*dangling ref/],
+    [
+      "a parameter graph whose root is not a record",
+      () => defineAgentType({ name: "x", constructor: t.record({}), methods: { m: { params: t.graph(t.ref("d"), { d: t.u8() }) } } }),
+      /method m: params must be a record type.*or a graph rooted at one/,
+    ],
+    [
+      "a graph with a dangling ref",
+      () => defineAgentType({ name: "x", constructor: t.graph(t.record({ a: t.ref("nowhere") })), methods: {} }),
+      /constructor.*dangling ref/,
+    ],
     ["an empty name", () => defineAgentType({ name: "", constructor: t.record({}), methods: {} }), /non-empty name/],
-    ["a constructor that is not a record", () => defineAgentType({ name: "x", constructor: t.string() as unknown as RecordSchema, methods: {} }), /constructor must be a record/],
-    ["method params that are not a record", () => defineAgentType({ name: "x", constructor: t.record({}), methods: { m: { params: t.u8() as unknown as RecordSchema } } }), /method m: params must be a record/],
-    ["a dangling ref", () => defineAgentType({ name: "x", constructor: t.record({}), methods: { m: { params: t.record({ a: t.ref("nowhere") }) } } }), /method m: params/],
-    ["an invalid result type", () => defineAgentType({ name: "x", constructor: t.record({}), methods: { m: { params: t.record({}), result: t.fixedList(t.u8(), -1) } } }), /method m: result.*length/],
-    ["a constructor that holds a stream (protocol 3.1)", () => defineAgentType({ name: "x", constructor: t.record({ s: t.stream(t.u8()) }), methods: {} }), /constructor.*stream types are not allowed/],
-    ["a bad config entry", () => defineAgentType({ name: "x", constructor: t.record({}), config: [{ path: "a" as unknown as string[] }], methods: {} }), /config/],
+    [
+      "a constructor that is not a record",
+      () => defineAgentType({ name: "x", constructor: t.string() as unknown as RecordSchema, methods: {} }),
+      /constructor must be a record/,
+    ],
+    [
+      "method params that are not a record",
+      () => defineAgentType({ name: "x", constructor: t.record({}), methods: { m: { params: t.u8() as unknown as RecordSchema } } }),
+      /method m: params must be a record/,
+    ],
+    [
+      "a dangling ref",
+      () => defineAgentType({ name: "x", constructor: t.record({}), methods: { m: { params: t.record({ a: t.ref("nowhere") }) } } }),
+      /method m: params/,
+    ],
+    [
+      "an invalid result type",
+      () =>
+        defineAgentType({
+          name: "x",
+          constructor: t.record({}),
+          methods: { m: { params: t.record({}), result: t.fixedList(t.u8(), -1) } },
+        }),
+      /method m: result.*length/,
+    ],
+    [
+      "a constructor that holds a stream (protocol 3.1)",
+      () => defineAgentType({ name: "x", constructor: t.record({ s: t.stream(t.u8()) }), methods: {} }),
+      /constructor.*stream types are not allowed/,
+    ],
+    [
+      "a bad config entry",
+      () => defineAgentType({ name: "x", constructor: t.record({}), config: [{ path: "a" as unknown as string[] }], methods: {} }),
+      /config/,
+    ],
   ];
   it.each(refusals)("refuses %s with invalid-contract", (_label, define, message) => {
     let thrown: unknown;

@@ -18,7 +18,9 @@ describe("layering", () => {
       for (const match of text.matchAll(/\bfrom\s+"([^"]+)"/g)) imported.add(match[1] as string);
       for (const match of text.matchAll(/\bimport\(\s*"([^"]+)"/g)) imported.add(match[1] as string);
     }
-    const foreign = [...imported].filter((specifier) => !specifier.startsWith("./") && !specifier.startsWith("../") && specifier !== "@golem-stream/schema-value");
+    const foreign = [...imported].filter(
+      (specifier) => !specifier.startsWith("./") && !specifier.startsWith("../") && specifier !== "@golem-stream/schema-value",
+    );
     expect(foreign).toEqual([]);
     expect(imported.has("@golem-stream/schema-value")).toBe(true);
   });

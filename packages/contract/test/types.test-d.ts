@@ -17,7 +17,8 @@ interface Arrays extends JsStreams {
 describe("JsOf maps every SchemaType kind", () => {
   it("scalars", () => {
     expectTypeOf<JsOf<ReturnType<typeof t.bool>>>().toEqualTypeOf<boolean>();
-    for (const _ of [t.s8(), t.s16(), t.s32(), t.u8(), t.u16(), t.u32(), t.f32(), t.f64()]) expectTypeOf<JsOf<typeof _>>().toEqualTypeOf<number>();
+    for (const _ of [t.s8(), t.s16(), t.s32(), t.u8(), t.u16(), t.u32(), t.f32(), t.f64()])
+      expectTypeOf<JsOf<typeof _>>().toEqualTypeOf<number>();
     expectTypeOf<JsOf<ReturnType<typeof t.s64>>>().toEqualTypeOf<bigint>();
     expectTypeOf<JsOf<ReturnType<typeof t.u64>>>().toEqualTypeOf<bigint>();
     expectTypeOf<JsOf<ReturnType<typeof t.duration>>>().toEqualTypeOf<bigint>();
@@ -74,9 +75,15 @@ describe("JsOf maps every SchemaType kind", () => {
   });
 
   it("builders with metadata and exact order keep their types", () => {
-    const ordered = t.recordOf([["b", t.u8(), { doc: "b" }], ["1", t.string()]]);
+    const ordered = t.recordOf([
+      ["b", t.u8(), { doc: "b" }],
+      ["1", t.string()],
+    ]);
     expectTypeOf<JsOf<typeof ordered>>().toEqualTypeOf<{ b: number; 1: string }>();
-    const cases = t.variantOf([["0", null], ["some", t.bool(), { deprecated: "x" }]]);
+    const cases = t.variantOf([
+      ["0", null],
+      ["some", t.bool(), { deprecated: "x" }],
+    ]);
     expectTypeOf<JsOf<typeof cases>>().toEqualTypeOf<{ case: "0" } | { case: "some"; value: boolean }>();
     const documented = t.meta(t.list(t.s64()), { doc: "d" });
     expectTypeOf<JsOf<typeof documented>>().toEqualTypeOf<bigint[]>();
@@ -84,9 +91,15 @@ describe("JsOf maps every SchemaType kind", () => {
 
   it("graphs map like their root, refs into their defs typed", () => {
     const leaf = t.u32();
-    const graph = t.graph(t.record({ a: t.ref<typeof leaf>("leaf"), b: t.stream(t.ref<typeof leaf>("leaf")) }), [{ id: "leaf", body: leaf }]);
+    const graph = t.graph(t.record({ a: t.ref<typeof leaf>("leaf"), b: t.stream(t.ref<typeof leaf>("leaf")) }), [
+      { id: "leaf", body: leaf },
+    ]);
     expectTypeOf<JsOf<typeof graph, Arrays>>().toEqualTypeOf<{ a: number; b: number[] }>();
-    const withDefs = defineAgentType({ name: "g", constructor: graph, methods: { m: { params: graph, result: t.graph(t.ref<typeof leaf>("leaf"), { leaf }) } } });
+    const withDefs = defineAgentType({
+      name: "g",
+      constructor: graph,
+      methods: { m: { params: graph, result: t.graph(t.ref<typeof leaf>("leaf"), { leaf }) } },
+    });
     expectTypeOf<MethodParams<typeof withDefs.methods.m, Arrays>>().toEqualTypeOf<{ a: number; b: number[] }>();
     expectTypeOf<MethodResult<typeof withDefs.methods.m, Arrays>>().toEqualTypeOf<number>();
   });
@@ -109,7 +122,11 @@ describe("contract types", () => {
     expectTypeOf<MethodParams<typeof echoContract.methods.split, Arrays>>().toEqualTypeOf<{ data: number[] }>();
     expectTypeOf<MethodResult<typeof echoContract.methods.split, Arrays>>().toEqualTypeOf<{ upper: number[]; lines: string[] }>();
     expectTypeOf<MethodResult<typeof echoContract.methods.digest, Arrays>>().toEqualTypeOf<{ bytes: bigint; sha256: string }>();
-    const noResult = defineAgentType({ name: "sink", constructor: t.record({}), methods: { put: { params: t.record({ key: t.string() }) } } });
+    const noResult = defineAgentType({
+      name: "sink",
+      constructor: t.record({}),
+      methods: { put: { params: t.record({ key: t.string() }) } },
+    });
     expectTypeOf<MethodResult<typeof noResult.methods.put, Arrays>>().toEqualTypeOf<undefined>();
     expectTypeOf(noResult.name).toEqualTypeOf<"sink">();
   });

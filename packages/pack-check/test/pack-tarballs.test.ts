@@ -33,22 +33,26 @@ it("packs every publishable package and prints install lines that work outside t
   });
   const tarballs = path.join(root, "tarballs");
   expect(stdout).toContain(`Packed ${publishablePackages().length} packages into ${tarballs}.`);
-  for (const { name } of publishablePackages()) expect(installLine(stdout, name)[2]).toMatch(new RegExp(`^${tarballs}/golem-stream-.*\\.tgz$`));
+  for (const { name } of publishablePackages())
+    expect(installLine(stdout, name)[2]).toMatch(new RegExp(`^${tarballs}/golem-stream-.*\\.tgz$`));
   // The client brings what it imports at run time, and nothing of the server's.
-  expect(installLine(stdout, "@golem-stream/client").slice(2).map((file) => path.basename(file).replace(/-\d+\.\d+\.\d+.*$/, ""))).toEqual([
-    "golem-stream-client",
-    "golem-stream-contract",
-    "golem-stream-schema-value",
-    "golem-stream-wire",
-  ]);
+  expect(
+    installLine(stdout, "@golem-stream/client")
+      .slice(2)
+      .map((file) => path.basename(file).replace(/-\d+\.\d+\.\d+.*$/, "")),
+  ).toEqual(["golem-stream-client", "golem-stream-contract", "golem-stream-schema-value", "golem-stream-wire"]);
 
   // A package with unpublished siblings and no third-party dependency: installs with npm offline.
   const project = path.join(root, "project");
   const [npm, ...args] = installLine(stdout, "@golem-stream/contract");
   mkdirSync(project);
-  writeFileSync(path.join(project, "package.json"), `${JSON.stringify({ name: "outside", version: "1.0.0", private: true, type: "module" })}\n`);
+  writeFileSync(
+    path.join(project, "package.json"),
+    `${JSON.stringify({ name: "outside", version: "1.0.0", private: true, type: "module" })}\n`,
+  );
   await run(npm as string, [...args, "--offline", "--no-audit", "--no-fund", "--loglevel=error"], { cwd: project, env: consumerEnv() });
-  const script = 'import { defineAgentType, t } from "@golem-stream/contract"; console.log(defineAgentType({ name: "a", constructor: t.record({}), methods: {} }).name);';
+  const script =
+    'import { defineAgentType, t } from "@golem-stream/contract"; console.log(defineAgentType({ name: "a", constructor: t.record({}), methods: {} }).name);';
   const { stdout: ran } = await run(consumerNode, ["--input-type=module", "-e", script], { cwd: project, env: consumerEnv() });
   expect(ran).toBe("a\n");
 });

@@ -46,7 +46,9 @@ beforeAll(async () => {
   await Promise.all(
     // store-postgres installs as a cluster node may: without optional dependencies, so no SQLite.
     CONSUMERS.map((consumer) =>
-      installConsumer(dir(consumer), path.join(fixtures, consumer), `@golem-stream/${consumer}`, tarballs, { omitOptional: consumer === "store-postgres" }),
+      installConsumer(dir(consumer), path.join(fixtures, consumer), `@golem-stream/${consumer}`, tarballs, {
+        omitOptional: consumer === "store-postgres",
+      }),
     ),
   );
   const { stdout: version } = await run(consumerNode, ["--version"]);
@@ -97,7 +99,10 @@ describe("the tarballs", () => {
       const manifest = JSON.parse(files.get("package.json")?.toString() ?? "{}") as Record<string, unknown>;
       expect(manifest["repository"], tarball.name).toMatchObject({ url: "git+https://github.com/golemcloud/golem-stream.git" });
       expect(manifest["engines"], tarball.name).toEqual({ node: ">=20.19" });
-      expect([...files.keys()].filter((file) => /(^|\/)test\/|\.test\./.test(file)), tarball.name).toEqual([]);
+      expect(
+        [...files.keys()].filter((file) => /(^|\/)test\/|\.test\./.test(file)),
+        tarball.name,
+      ).toEqual([]);
       // The registry shows the README on its own: links must be absolute, and it cannot point at files users never get.
       const readme = files.get("README.md")?.toString() ?? "";
       expect(readme.match(/\]\((?!https?:|#)[^)]*\)/g) ?? [], `${tarball.name}: relative links in README.md`).toEqual([]);
@@ -113,7 +118,11 @@ describe("the tarballs", () => {
       const maps = [...files.keys()].filter((file) => file.endsWith(".map"));
       const dangling: string[] = [];
       for (const mapFile of maps) {
-        const map = JSON.parse(files.get(mapFile)!.toString()) as { sources: string[]; sourceRoot?: string; sourcesContent?: (string | null)[] };
+        const map = JSON.parse(files.get(mapFile)!.toString()) as {
+          sources: string[];
+          sourceRoot?: string;
+          sourcesContent?: (string | null)[];
+        };
         map.sources.forEach((source, index) => {
           if (typeof map.sourcesContent?.[index] === "string") return;
           const resolved = path.posix.normalize(path.posix.join(path.posix.dirname(mapFile), map.sourceRoot ?? "", source));
@@ -128,8 +137,14 @@ describe("the tarballs", () => {
   it("publint reports no error or warning for any of them", async () => {
     for (const tarball of tarballs) {
       const data = readFileSync(tarball.file);
-      const { messages } = await publint({ pack: { tarball: data.buffer.slice(data.byteOffset, data.byteOffset + data.byteLength) }, level: "warning" });
-      expect(messages.map((message) => `${message.type} ${message.code} ${message.path.join(".")}`), tarball.name).toEqual([]);
+      const { messages } = await publint({
+        pack: { tarball: data.buffer.slice(data.byteOffset, data.byteOffset + data.byteLength) },
+        level: "warning",
+      });
+      expect(
+        messages.map((message) => `${message.type} ${message.code} ${message.path.join(".")}`),
+        tarball.name,
+      ).toEqual([]);
     }
   });
 
@@ -167,8 +182,12 @@ describe("installed alone with npm", () => {
   });
 
   it("the PostgreSQL store installs without SQLite (npm install --omit=optional), and loads", async () => {
-    expect(existsSync(path.join(dir("store-postgres"), "node_modules", "@golem-stream", "server")), "the server's store contract").toBe(true);
-    expect(existsSync(path.join(dir("store-postgres"), "node_modules", "better-sqlite3")), "store-postgres installed better-sqlite3").toBe(false);
+    expect(existsSync(path.join(dir("store-postgres"), "node_modules", "@golem-stream", "server")), "the server's store contract").toBe(
+      true,
+    );
+    expect(existsSync(path.join(dir("store-postgres"), "node_modules", "better-sqlite3")), "store-postgres installed better-sqlite3").toBe(
+      false,
+    );
     expect(existsSync(path.join(dir("server"), "node_modules", "better-sqlite3")), "a default install of the server has SQLite").toBe(true);
     expect(await node("store-postgres", "require.cjs")).toMatch(/^required PostgresSessionStore\n$/);
   });
@@ -180,10 +199,14 @@ describe("installed alone with npm", () => {
 
   it("the CLI invokes the installed server and writes contracts for it, and its library entry loads from ESM and CommonJS", async () => {
     const bin = path.join(dir("cli"), "node_modules/.bin/golem-stream");
-    const { stdout } = await run(bin, ["invoke", "echo", "count", "-c", '{"name":"cli"}', "3", "0", "--url", serverUrl, "--token", "s3cret"], {
-      cwd: dir("cli"),
-      env: consumerEnv(),
-    });
+    const { stdout } = await run(
+      bin,
+      ["invoke", "echo", "count", "-c", '{"name":"cli"}', "3", "0", "--url", serverUrl, "--token", "s3cret"],
+      {
+        cwd: dir("cli"),
+        env: consumerEnv(),
+      },
+    );
     // One output stream: bare output, one item per line (the result is the stream itself).
     expect(stdout).toBe("0\n1\n2\n");
     // codegen needs @golem-stream/contract's ./codegen entry from its tarball.
@@ -204,14 +227,31 @@ describe("installed alone with npm", () => {
     expect(listed.stdout).toMatch(/^takeover\.replaced-by-another-process\t/m);
     expect(existsSync(bin("golem-stream-conformance-client-adapter")), "the client adapter's bin").toBe(true);
     // The installed suite drives the installed adapter (and through it the installed client).
-    const suite = await run(bin("golem-stream-conformance"), ["client", "--adapter", bin("golem-stream-conformance-client-adapter"), "--only", "outputs.in-order-once,restart.resume-from-checkpoint", "--json"], options);
+    const suite = await run(
+      bin("golem-stream-conformance"),
+      [
+        "client",
+        "--adapter",
+        bin("golem-stream-conformance-client-adapter"),
+        "--only",
+        "outputs.in-order-once,restart.resume-from-checkpoint",
+        "--json",
+      ],
+      options,
+    );
     const report = JSON.parse(suite.stdout) as { results: { id: string; status: string }[] };
-    expect(report.results.map((r) => `${r.id} ${r.status}`)).toEqual(["outputs.in-order-once passed", "restart.resume-from-checkpoint passed"]);
+    expect(report.results.map((r) => `${r.id} ${r.status}`)).toEqual([
+      "outputs.in-order-once passed",
+      "restart.resume-from-checkpoint passed",
+    ]);
   });
 
   it("the CLI's serve says how to install the server it does not have", async () => {
     const bin = path.join(dir("cli"), "node_modules/.bin/golem-stream");
-    const failure = await run(bin, ["serve", "--port", "0", "--data-dir", path.join(root, "cli-data")], { cwd: dir("cli"), env: consumerEnv() }).then(
+    const failure = await run(bin, ["serve", "--port", "0", "--data-dir", path.join(root, "cli-data")], {
+      cwd: dir("cli"),
+      env: consumerEnv(),
+    }).then(
       () => undefined,
       (error: unknown) => error as { code: number; stderr: string },
     );
@@ -224,7 +264,10 @@ describe("installed alone with npm", () => {
   it("the CLI's serve runs once @golem-stream/server is installed beside it, as that message says", async () => {
     await addDependency(dir("cli"), "@golem-stream/server", tarballs);
     const bin = path.join(dir("cli"), "node_modules/.bin/golem-stream");
-    const serve = spawn(bin, ["serve", "--port", "0", "--token", "s3cret", "--data-dir", path.join(root, "cli-data")], { cwd: dir("cli"), env: consumerEnv() });
+    const serve = spawn(bin, ["serve", "--port", "0", "--token", "s3cret", "--data-dir", path.join(root, "cli-data")], {
+      cwd: dir("cli"),
+      env: consumerEnv(),
+    });
     try {
       const url = await listeningUrl(serve, /^listening on (\S+)$/m);
       const { stdout } = await run(bin, ["types", "--url", url, "--token", "s3cret"], { cwd: dir("cli"), env: consumerEnv() });
@@ -249,7 +292,16 @@ describe("TypeScript consumers", () => {
   for (const consumer of CONSUMERS) {
     for (const [mode, { options, files }] of Object.entries(settings)) {
       it(`${consumer} type-checks under ${mode}, its dependencies' declarations included (no skipLibCheck)`, () => {
-        const compilerOptions = { target: "es2022", lib: ["es2023"], strict: true, noEmit: true, skipLibCheck: false, types: ["node"], typeRoots: [nodeTypes], ...options };
+        const compilerOptions = {
+          target: "es2022",
+          lib: ["es2023"],
+          strict: true,
+          noEmit: true,
+          skipLibCheck: false,
+          types: ["node"],
+          typeRoots: [nodeTypes],
+          ...options,
+        };
         expect(typeCheck(dir(consumer), compilerOptions, files)).toBe("");
       });
     }
@@ -258,8 +310,20 @@ describe("TypeScript consumers", () => {
 
 describe("public types", () => {
   const entries: Record<Consumer, Record<string, string[]>> = {
-    client: { "@golem-stream/client": ["@golem-stream/client"], "@golem-stream/wire": ["@golem-stream/wire"], "@golem-stream/schema-value": ["@golem-stream/schema-value"] },
-    server: { "@golem-stream/server": ["@golem-stream/server", "@golem-stream/server/store", "@golem-stream/server/demo", "@golem-stream/server/testing"], "@golem-stream/tokens": ["@golem-stream/tokens"] },
+    client: {
+      "@golem-stream/client": ["@golem-stream/client"],
+      "@golem-stream/wire": ["@golem-stream/wire"],
+      "@golem-stream/schema-value": ["@golem-stream/schema-value"],
+    },
+    server: {
+      "@golem-stream/server": [
+        "@golem-stream/server",
+        "@golem-stream/server/store",
+        "@golem-stream/server/demo",
+        "@golem-stream/server/testing",
+      ],
+      "@golem-stream/tokens": ["@golem-stream/tokens"],
+    },
     cli: { "@golem-stream/cli": ["@golem-stream/cli"] },
     "store-postgres": { "@golem-stream/store-postgres": ["@golem-stream/store-postgres", "@golem-stream/store-postgres/local"] },
     conformance: { "@golem-stream/conformance": ["@golem-stream/conformance", "@golem-stream/conformance/client-adapter"] },

@@ -31,29 +31,43 @@ const CONTEXT: Readonly<Record<string, readonly string[]>> = {
 };
 
 function tsBlocks(markdown: string): string[] {
-  return [...markdown.matchAll(/^( *)```ts\n([\s\S]*?)^\1```$/gm)].map((match) => (match[2] ?? "").replace(new RegExp(`^${match[1]}`, "gm"), ""));
+  return [...markdown.matchAll(/^( *)```ts\n([\s\S]*?)^\1```$/gm)].map((match) =>
+    (match[2] ?? "").replace(new RegExp(`^${match[1]}`, "gm"), ""),
+  );
 }
 
-it.each(Object.keys(CONTEXT))("every TypeScript example of the %s README compiles under strict", async (name) => {
-  const context = CONTEXT[name] ?? [];
-  const blocks = tsBlocks(readFileSync(path.join(workspaceRoot, "packages", name, "README.md"), "utf8"));
-  expect(blocks.length, "a README block was added or removed: update CONTEXT").toBe(context.length);
-  const files = blocks.map((block, index) => {
-    const file = `${name}-${index + 1}.ts`;
-    writeFileSync(path.join(dir, file), `${context[index]}${block}\nexport {};\n`);
-    return file;
-  });
-  const project = path.join(dir, `tsconfig.${name}.json`);
-  writeFileSync(
-    project,
-    JSON.stringify({
-      compilerOptions: { strict: true, noEmit: true, target: "es2022", module: "nodenext", moduleResolution: "nodenext", types: ["node"], skipLibCheck: true },
-      files,
-    }),
-  );
-  const output = await promisify(execFile)(process.execPath, [tsc, "-p", project, "--pretty", "false"]).then(
-    () => "",
-    (error: { stdout?: string; stderr?: string }) => `${error.stdout ?? ""}${error.stderr ?? ""}`,
-  );
-  expect(output).toBe("");
-}, 60_000);
+it.each(Object.keys(CONTEXT))(
+  "every TypeScript example of the %s README compiles under strict",
+  async (name) => {
+    const context = CONTEXT[name] ?? [];
+    const blocks = tsBlocks(readFileSync(path.join(workspaceRoot, "packages", name, "README.md"), "utf8"));
+    expect(blocks.length, "a README block was added or removed: update CONTEXT").toBe(context.length);
+    const files = blocks.map((block, index) => {
+      const file = `${name}-${index + 1}.ts`;
+      writeFileSync(path.join(dir, file), `${context[index]}${block}\nexport {};\n`);
+      return file;
+    });
+    const project = path.join(dir, `tsconfig.${name}.json`);
+    writeFileSync(
+      project,
+      JSON.stringify({
+        compilerOptions: {
+          strict: true,
+          noEmit: true,
+          target: "es2022",
+          module: "nodenext",
+          moduleResolution: "nodenext",
+          types: ["node"],
+          skipLibCheck: true,
+        },
+        files,
+      }),
+    );
+    const output = await promisify(execFile)(process.execPath, [tsc, "-p", project, "--pretty", "false"]).then(
+      () => "",
+      (error: { stdout?: string; stderr?: string }) => `${error.stdout ?? ""}${error.stderr ?? ""}`,
+    );
+    expect(output).toBe("");
+  },
+  60_000,
+);

@@ -60,10 +60,15 @@ for (let round = 0; round < ROUNDS; round++) {
 
 const session = new Session();
 session.connect();
-const post = (method, params) => new Promise((resolve, reject) => session.post(method, params, (error, answer) => (error ? reject(error) : resolve(answer))));
+const post = (method, params) =>
+  new Promise((resolve, reject) => session.post(method, params, (error, answer) => (error ? reject(error) : resolve(answer))));
 const median = (values) => [...values].sort((a, b) => a - b)[values.length >> 1];
 for (const [i, { root, one }] of builds.entries()) {
-  await post("HeapProfiler.startSampling", { samplingInterval: 256, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
+  await post("HeapProfiler.startSampling", {
+    samplingInterval: 256,
+    includeObjectsCollectedByMajorGC: true,
+    includeObjectsCollectedByMinorGC: true,
+  });
   run(one, 100_000);
   const { profile } = await post("HeapProfiler.stopSampling");
   const sites = new Map();
@@ -78,7 +83,10 @@ for (const [i, { root, one }] of builds.entries()) {
   };
   walk(profile.head);
   const range = `${Math.min(...cpu[i]).toFixed(0)}–${Math.max(...cpu[i]).toFixed(0)}`;
-  console.log(`${root === here ? "this checkout" : root}: ${median(cpu[i]).toFixed(0)} ns CPU per item (rounds ${range}), ${(total / 100_000).toFixed(0)} B allocated per item`);
-  for (const [site, bytes] of [...sites].sort((a, b) => b[1] - a[1]).slice(0, TOP)) console.log(`  ${(bytes / 100_000).toFixed(0).padStart(5)} B  ${site}`);
+  console.log(
+    `${root === here ? "this checkout" : root}: ${median(cpu[i]).toFixed(0)} ns CPU per item (rounds ${range}), ${(total / 100_000).toFixed(0)} B allocated per item`,
+  );
+  for (const [site, bytes] of [...sites].sort((a, b) => b[1] - a[1]).slice(0, TOP))
+    console.log(`  ${(bytes / 100_000).toFixed(0).padStart(5)} B  ${site}`);
 }
 if (sink === 0) console.log("");

@@ -76,7 +76,9 @@ console.log(`  wire parseStrictJson                       ${fmt(strictParse)}  $
 console.log(`  parseStrictJson + decodeSchemaValue        ${fmt(parseAndDecode)}  ${ratio(parseAndDecode)}`);
 console.log(`  decodeSchemaValue alone (parsed JSON)      ${fmt(decodeOnly)}  ${ratio(decodeOnly)}`);
 console.log(`  byteCharge (validating)                    ${fmt(charge)}  ${ratio(charge)}`);
-console.log(`  encodeSchemaValue vs JSON.stringify        ${fmt(encode)}  ${(jsonStringify / encode).toFixed(2)}x JSON.stringify throughput`);
+console.log(
+  `  encodeSchemaValue vs JSON.stringify        ${fmt(encode)}  ${(jsonStringify / encode).toFixed(2)}x JSON.stringify throughput`,
+);
 console.log(`  toJs                                       ${fmt(toJsTime)}  ${ratio(toJsTime)}`);
 console.log(`  fromJs                                     ${fmt(fromJsTime)}  ${ratio(fromJsTime)}`);
 
@@ -86,7 +88,10 @@ console.log(`  fromJs                                     ${fmt(fromJsTime)}  ${
 console.log("linearity (decodeSchemaValue, ms per 1k elements):");
 const listGraph = decodeSchemaGraph(t.graph(t.list(t.ref("item")), { item }));
 const elements = value.value.fields[1].value.elements;
-const sized = [1_000, 4_000, 16_000].map((n) => [n, JSON.parse(canonicalJson(v.list(...Array.from({ length: n }, (_, i) => elements[i % ELEMENTS]))))]);
+const sized = [1_000, 4_000, 16_000].map((n) => [
+  n,
+  JSON.parse(canonicalJson(v.list(...Array.from({ length: n }, (_, i) => elements[i % ELEMENTS])))),
+]);
 for (const [, big] of sized) decodeSchemaValue(big, listGraph);
 for (const [n, big] of sized) {
   const ms = time(() => decodeSchemaValue(big, listGraph), quick ? 2 : 5);

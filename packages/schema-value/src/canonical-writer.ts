@@ -66,7 +66,10 @@ export function writeCanonical(value: SchemaValue): string | "not-native" | "too
 
 /** Kinds whose payload is one JSON scalar, each with its node's text up to the payload (the names need no escaping). */
 const SCALAR_OPENINGS: ReadonlyMap<string, string> = new Map(
-  ["bool", "s8", "s16", "s32", "u8", "u16", "u32", "s64", "u64", "f32", "f64", "char", "string"].map((kind) => [kind, `{"kind":"${kind}","value":`]),
+  ["bool", "s8", "s16", "s32", "u8", "u16", "u32", "s64", "u64", "f32", "f64", "char", "string"].map((kind) => [
+    kind,
+    `{"kind":"${kind}","value":`,
+  ]),
 );
 
 /**

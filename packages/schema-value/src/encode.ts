@@ -48,12 +48,7 @@ export function normalizeSchemaValue(json: SchemaValueInput, graph: SchemaGraph,
 }
 
 /** Semantic equality of two values of the same type. */
-export function schemaValuesEqual(
-  a: SchemaValueInput,
-  b: SchemaValueInput,
-  graph: SchemaGraph,
-  options?: DecodeValueOptions,
-): boolean {
+export function schemaValuesEqual(a: SchemaValueInput, b: SchemaValueInput, graph: SchemaGraph, options?: DecodeValueOptions): boolean {
   return normalizeSchemaValue(a, graph, options) === normalizeSchemaValue(b, graph, options);
 }
 

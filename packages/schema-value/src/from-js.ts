@@ -48,10 +48,18 @@ export function fromJs(data: unknown, graph: SchemaGraph, type?: SchemaType, hoo
     const walk = (x: unknown, declared: SchemaType): SchemaValue => {
       if (location.depth > 128) throw fail("data nests too deeply");
       const resolved = graph.resolve(declared);
-      const into = (child: unknown, childType: SchemaType, member: string, index: number | undefined, subIndex: number | undefined, at: DataStep) => {
+      const into = (
+        child: unknown,
+        childType: SchemaType,
+        member: string,
+        index: number | undefined,
+        subIndex: number | undefined,
+        at: DataStep,
+      ) => {
         const entered = location.enter(member, index, subIndex);
         dataPath.push(at);
-        if (explaining !== undefined && explaining.found === undefined && location.path() === explaining.path) explaining.found = renderDataPath(dataPath);
+        if (explaining !== undefined && explaining.found === undefined && location.path() === explaining.path)
+          explaining.found = renderDataPath(dataPath);
         const out = walk(child, childType);
         dataPath.pop();
         location.leave(entered);
@@ -99,7 +107,10 @@ export function fromJs(data: unknown, graph: SchemaGraph, type?: SchemaType, hoo
           const declaredCase = resolved.value.cases[index];
           if (declaredCase === undefined) throw fail(`unknown case "${clip(String(name))}"`);
           if (declaredCase.payload === undefined) return { kind: "variant", value: { case: index } };
-          return { kind: "variant", value: { case: index, payload: into(ownValue(x, "value"), declaredCase.payload, "payload", undefined, undefined, Step.value) } };
+          return {
+            kind: "variant",
+            value: { case: index, payload: into(ownValue(x, "value"), declaredCase.payload, "payload", undefined, undefined, Step.value) },
+          };
         }
         case "enum": {
           const index = typeof x === "string" ? resolved.value.cases.indexOf(x) : -1;
@@ -114,19 +125,28 @@ export function fromJs(data: unknown, graph: SchemaGraph, type?: SchemaType, hoo
         case "tuple": {
           const items = arrayOf(x, fail);
           if (items.length !== resolved.value.elements.length) throw fail(`expected ${resolved.value.elements.length} elements`);
-          return { kind: "tuple", value: { elements: resolved.value.elements.map((e, i) => into(items[i], e, "elements", i, undefined, i)) } };
+          return {
+            kind: "tuple",
+            value: { elements: resolved.value.elements.map((e, i) => into(items[i], e, "elements", i, undefined, i)) },
+          };
         }
         case "list":
         case "fixed-list": {
           const items = arrayOf(x, fail);
-          return { kind: resolved.kind, value: { elements: items.map((item, i) => into(item, resolved.value.element, "elements", i, undefined, i)) } };
+          return {
+            kind: resolved.kind,
+            value: { elements: items.map((item, i) => into(item, resolved.value.element, "elements", i, undefined, i)) },
+          };
         }
         case "map": {
           const pairs: [unknown, unknown][] = x instanceof Map ? [...x.entries()] : (arrayOf(x, fail) as [unknown, unknown][]);
           const entries = pairs.map((pair, i): [SchemaValue, SchemaValue] => {
             if (!Array.isArray(pair) || pair.length !== 2) throw fail("expected a Map or [key, value] pairs");
             dataPath.push(i);
-            const entry: [SchemaValue, SchemaValue] = [into(pair[0], resolved.value.key, "entries", i, 0, Step.key), into(pair[1], resolved.value.value, "entries", i, 1, Step.value)];
+            const entry: [SchemaValue, SchemaValue] = [
+              into(pair[0], resolved.value.key, "entries", i, 0, Step.key),
+              into(pair[1], resolved.value.value, "entries", i, 1, Step.value),
+            ];
             dataPath.pop();
             return entry;
           });
@@ -136,7 +156,10 @@ export function fromJs(data: unknown, graph: SchemaGraph, type?: SchemaType, hoo
           if (x === undefined || x === null) return { kind: "option", value: { inner: null } };
           if (graph.resolve(resolved.value.inner).kind === "option") {
             if (!isPlainObject(x) || !Object.hasOwn(x, "some")) throw fail("a nested option's value is written {some: value}");
-            return { kind: "option", value: { inner: into(ownValue(x, "some"), resolved.value.inner, "inner", undefined, undefined, Step.some) } };
+            return {
+              kind: "option",
+              value: { inner: into(ownValue(x, "some"), resolved.value.inner, "inner", undefined, undefined, Step.some) },
+            };
           }
           return { kind: "option", value: { inner: into(x, resolved.value.inner, "inner", undefined, undefined, Step.same) } };
         }
@@ -146,7 +169,13 @@ export function fromJs(data: unknown, graph: SchemaGraph, type?: SchemaType, hoo
           if (isOk === Object.hasOwn(x, "err")) throw fail("expected exactly one of ok and err");
           const tag = isOk ? "ok" : "err";
           const side = resolved.value.spec[tag];
-          return { kind: "result", value: { tag, value: side === undefined ? null : into(ownValue(x, tag), side, "value", undefined, undefined, isOk ? Step.ok : Step.err) } };
+          return {
+            kind: "result",
+            value: {
+              tag,
+              value: side === undefined ? null : into(ownValue(x, tag), side, "value", undefined, undefined, isOk ? Step.ok : Step.err),
+            },
+          };
         }
         case "text": {
           if (typeof x === "string") return { kind: "text", value: { text: x } };
@@ -212,7 +241,8 @@ export function fromJs(data: unknown, graph: SchemaGraph, type?: SchemaType, hoo
     } catch (error) {
       // A range or a restriction the walk does not check: walk again (streams are not bound
       // twice: see the stream case) to name the place in `data` that the decoder's path points at.
-      if (!(error instanceof ProtocolError) || error.code !== "validation-error" || error.path === undefined || error.path === "value") throw error;
+      if (!(error instanceof ProtocolError) || error.code !== "validation-error" || error.path === undefined || error.path === "value")
+        throw error;
       const path = error.path;
       explaining = { path };
       walk(data, expected);
@@ -301,4 +331,3 @@ function binaryOf(x: unknown, fail: (message: string) => Error): [number[], stri
   }
   throw fail("expected a Uint8Array or {bytes, mimeType?}");
 }
-

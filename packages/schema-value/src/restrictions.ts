@@ -58,7 +58,12 @@ export function scalarLength(text: string): number {
   return length;
 }
 
-export function checkText(r: TextRestrictions, text: string, language: string | undefined, regex: (source: string) => RegExp): string | undefined {
+export function checkText(
+  r: TextRestrictions,
+  text: string,
+  language: string | undefined,
+  regex: (source: string) => RegExp,
+): string | undefined {
   if (r.languages !== undefined && language !== undefined && !listIncludes(r.languages, language)) {
     return `language "${clip(language)}" is not allowed`;
   }

@@ -75,12 +75,20 @@ export function toJsWalk(value: SchemaValueInput, graph: SchemaGraph, type?: Sch
           const out: Record<string, unknown> = {};
           v.value.fields.forEach((field, i) => {
             const declaredField = fields[i] as { name: string; body: SchemaType };
-            Object.defineProperty(out, declaredField.name, { value: into(field, declaredField.body, "fields", i), enumerable: true, writable: true, configurable: true });
+            Object.defineProperty(out, declaredField.name, {
+              value: into(field, declaredField.body, "fields", i),
+              enumerable: true,
+              writable: true,
+              configurable: true,
+            });
           });
           return out;
         }
         case "variant": {
-          const declaredCase = (resolved as Extract<ResolvedType, { kind: "variant" }>).value.cases[v.value.case] as { name: string; payload?: SchemaType };
+          const declaredCase = (resolved as Extract<ResolvedType, { kind: "variant" }>).value.cases[v.value.case] as {
+            name: string;
+            payload?: SchemaType;
+          };
           if (v.value.payload === undefined || declaredCase.payload === undefined) return { case: declaredCase.name };
           return { case: declaredCase.name, value: into(v.value.payload, declaredCase.payload, "payload") };
         }
@@ -152,4 +160,3 @@ export function toJsWalk(value: SchemaValueInput, graph: SchemaGraph, type?: Sch
     return walk(decoded.value, expected);
   });
 }
-

@@ -181,7 +181,10 @@ export const t = {
    * A host-managed or future kind (`secret`, `quota-token`,
    * `permission-card`, `future`): a graph may declare one, no value fits it.
    */
-  hostManaged: <K extends HostManagedKind>(kind: K, value: { [member: string]: JsonValue } = {}): HostManagedType & { kind: K } => ({ kind, value }),
+  hostManaged: <K extends HostManagedKind>(kind: K, value: { [member: string]: JsonValue } = {}): HostManagedType & { kind: K } => ({
+    kind,
+    value,
+  }),
   /** `type` with `metadata` (doc, aliases, examples, deprecated, role) on its node; never affects validation. */
   meta: <T extends SchemaType>(type: T, metadata: Metadata): T => ({ ...type, value: { ...type.value, metadata } }) as T,
   /**
@@ -190,7 +193,9 @@ export const t = {
    */
   graph: <R extends SchemaType>(root: R, defs: Record<string, SchemaType> | readonly DefSpec[] = {}): GraphOf<R> => {
     const list: SchemaDef[] = Array.isArray(defs)
-      ? (defs as readonly DefSpec[]).map((def) => (def.name === undefined ? { id: def.id, body: def.body } : { id: def.id, name: def.name, body: def.body }))
+      ? (defs as readonly DefSpec[]).map((def) =>
+          def.name === undefined ? { id: def.id, body: def.body } : { id: def.id, name: def.name, body: def.body },
+        )
       : Object.entries(defs).map(([id, body]) => ({ id, body }));
     return list.length === 0 ? { root } : { defs: list, root };
   },

@@ -12,11 +12,7 @@ import type { JsonValue, SchemaValueJson } from "@golem-stream/wire";
 
 // ---------------------------------------------------------------- metadata
 
-export type Role =
-  | { tag: "multimodal" }
-  | { tag: "unstructured-text" }
-  | { tag: "unstructured-binary" }
-  | { tag: "other"; value: string };
+export type Role = { tag: "multimodal" } | { tag: "unstructured-text" } | { tag: "unstructured-binary" } | { tag: "other"; value: string };
 
 /** Never affects validation; kept verbatim so graphs survive a round trip. */
 export type Metadata = {

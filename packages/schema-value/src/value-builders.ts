@@ -73,8 +73,10 @@ const builders = {
   option: (inner: SchemaValue | null): ValueOf<"option"> => ({ kind: "option", value: { inner } }),
   ok: (value: SchemaValue | null = null): ValueOf<"result"> => ({ kind: "result", value: { tag: "ok", value } }),
   err: (value: SchemaValue | null = null): ValueOf<"result"> => ({ kind: "result", value: { tag: "err", value } }),
-  text: (text: string, language?: string): ValueOf<"text"> =>
-    ({ kind: "text", value: language === undefined ? { text } : { text, language } }),
+  text: (text: string, language?: string): ValueOf<"text"> => ({
+    kind: "text",
+    value: language === undefined ? { text } : { text, language },
+  }),
   binary: (bytes: Uint8Array | readonly number[], mimeType?: string): ValueOf<"binary"> => {
     const array = Array.from(bytes);
     return { kind: "binary", value: mimeType === undefined ? { bytes: array } : { bytes: array, mimeType } };
@@ -95,7 +97,8 @@ const builders = {
   }),
   union: (tag: string, body: SchemaValue): ValueOf<"union"> => ({ kind: "union", value: { tag, body } }),
   streamProvisional: (provisionalRef: string): ValueOf<"stream"> => {
-    if (typeof provisionalRef !== "string" || !isUuidV4(provisionalRef)) throw validationError("v.streamProvisional", "a provisional reference is a lower-case UUIDv4");
+    if (typeof provisionalRef !== "string" || !isUuidV4(provisionalRef))
+      throw validationError("v.streamProvisional", "a provisional reference is a lower-case UUIDv4");
     return { kind: "stream", value: { provisionalRef } };
   },
   streamToken: (streamToken: string): ValueOf<"stream"> => ({ kind: "stream", value: { streamToken } }),

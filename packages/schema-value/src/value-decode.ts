@@ -117,7 +117,8 @@ function count(value: unknown, name: string): number {
 }
 
 function oneOf<T extends string>(value: unknown, options: readonly T[], name: string): T {
-  if (!options.includes(value as T)) throw new ProtocolError("internal-error", `decodeSchemaValue option ${name} must be one of ${options.join(", ")}`);
+  if (!options.includes(value as T))
+    throw new ProtocolError("internal-error", `decodeSchemaValue option ${name} must be one of ${options.join(", ")}`);
   return value as T;
 }
 
@@ -251,7 +252,8 @@ class ValueDecoder {
       case "s64":
       case "u64": {
         const value = type.kind === "s64" ? parseSigned(payload) : parseUnsigned(payload);
-        if (value === undefined) throw this.invalid(`must be a canonical ${type.kind === "s64" ? "signed" : "unsigned"} decimal string in ${type.kind} range`);
+        if (value === undefined)
+          throw this.invalid(`must be a canonical ${type.kind === "s64" ? "signed" : "unsigned"} decimal string in ${type.kind} range`);
         this.add(8);
         this.restriction(checkNumeric(type.value.restrictions, value));
         return { kind: type.kind, value: payload as string };
@@ -405,7 +407,8 @@ class ValueDecoder {
       }
       case "duration": {
         const nanoseconds = getMember(this.object(payload, ["nanoseconds"], ["nanoseconds"]), "nanoseconds");
-        if (parseSigned(nanoseconds) === undefined) throw this.invalid("nanoseconds must be a canonical signed decimal string in i64 range");
+        if (parseSigned(nanoseconds) === undefined)
+          throw this.invalid("nanoseconds must be a canonical signed decimal string in i64 range");
         this.add(8);
         return { kind: type.kind, value: { nanoseconds: nanoseconds as string } };
       }
@@ -429,7 +432,8 @@ class ValueDecoder {
         const branch = branchByTag(type.value.spec.branches, tag);
         if (branch === undefined) throw this.invalid(`no union branch is tagged "${clip(tag)}"`);
         const body = this.child(getMember(p, "body") ?? null, branch.body, "body");
-        if (!discriminatorHolds(this.graph, branch, body)) throw this.invalid(`the body does not satisfy the discriminator of branch "${clip(tag)}"`);
+        if (!discriminatorHolds(this.graph, branch, body))
+          throw this.invalid(`the body does not satisfy the discriminator of branch "${clip(tag)}"`);
         return { kind: type.kind, value: { tag, body } };
       }
       case "stream":
@@ -456,7 +460,8 @@ class ValueDecoder {
     const p = this.object(payload, ["provisionalRef", "streamToken"], []);
     const provisional = getMember(p, "provisionalRef");
     const token = getMember(p, "streamToken");
-    if ((provisional === undefined) === (token === undefined)) throw this.invalid("a stream needs exactly one of provisionalRef and streamToken");
+    if ((provisional === undefined) === (token === undefined))
+      throw this.invalid("a stream needs exactly one of provisionalRef and streamToken");
     let ref: StreamRef;
     let key: string;
     if (provisional !== undefined) {

@@ -85,34 +85,83 @@ describe("t builders", () => {
   it("build graphs that decode", () => {
     const json = t.graph(t.ref("node"), { node: t.record({ value: t.u8(), next: t.option(t.ref("node")) }) });
     expect(json).toEqual({
-      defs: [{ id: "node", body: { kind: "record", value: { fields: [{ name: "value", body: { kind: "u8", value: {} } }, { name: "next", body: { kind: "option", value: { inner: { kind: "ref", value: { id: "node" } } } } }] } } }],
+      defs: [
+        {
+          id: "node",
+          body: {
+            kind: "record",
+            value: {
+              fields: [
+                { name: "value", body: { kind: "u8", value: {} } },
+                { name: "next", body: { kind: "option", value: { inner: { kind: "ref", value: { id: "node" } } } } },
+              ],
+            },
+          },
+        },
+      ],
       root: { kind: "ref", value: { id: "node" } },
     });
     expect(() => decodeSchemaGraph(json)).not.toThrow();
   });
 
   it("keep field order with recordOf, even for integer-like names", () => {
-    expect(t.recordOf([["b", t.u8()], ["1", t.u8()]])).toEqual({
+    expect(
+      t.recordOf([
+        ["b", t.u8()],
+        ["1", t.u8()],
+      ]),
+    ).toEqual({
       kind: "record",
-      value: { fields: [{ name: "b", body: t.u8() }, { name: "1", body: t.u8() }] },
+      value: {
+        fields: [
+          { name: "b", body: t.u8() },
+          { name: "1", body: t.u8() },
+        ],
+      },
     });
   });
 
   it("put metadata on fields and cases with recordOf and variantOf, keeping their order", () => {
     const doc = { doc: "d" };
-    expect(t.recordOf([["b", t.u8(), doc], ["1", t.u8()]]).value.fields).toEqual([{ name: "b", body: t.u8(), metadata: doc }, { name: "1", body: t.u8() }]);
-    expect(t.variantOf([["2", null, doc], ["a", t.string()]])).toEqual({
+    expect(
+      t.recordOf([
+        ["b", t.u8(), doc],
+        ["1", t.u8()],
+      ]).value.fields,
+    ).toEqual([
+      { name: "b", body: t.u8(), metadata: doc },
+      { name: "1", body: t.u8() },
+    ]);
+    expect(
+      t.variantOf([
+        ["2", null, doc],
+        ["a", t.string()],
+      ]),
+    ).toEqual({
       kind: "variant",
-      value: { cases: [{ name: "2", metadata: doc }, { name: "a", payload: t.string() }] },
+      value: {
+        cases: [
+          { name: "2", metadata: doc },
+          { name: "a", payload: t.string() },
+        ],
+      },
     });
   });
 
   it("put metadata on any node with meta, and on union branches", () => {
     const metadata: Metadata = { doc: "x", aliases: ["y"], examples: ["1"], deprecated: "no", role: { tag: "other", value: "v" } };
-    const json = t.graph(
-      t.meta(t.record({ r: t.meta(t.ref("d"), { doc: "ref" }) }), metadata),
-      [{ id: "d", name: "Display", body: t.union({ tag: "a", body: t.string(), discriminator: { rule: "prefix", value: { prefix: "a" } }, metadata: { doc: "branch" } }) }],
-    );
+    const json = t.graph(t.meta(t.record({ r: t.meta(t.ref("d"), { doc: "ref" }) }), metadata), [
+      {
+        id: "d",
+        name: "Display",
+        body: t.union({
+          tag: "a",
+          body: t.string(),
+          discriminator: { rule: "prefix", value: { prefix: "a" } },
+          metadata: { doc: "branch" },
+        }),
+      },
+    ]);
     const graph = decodeSchemaGraph(json);
     expect(graph.toJSON()).toEqual(json);
     expect(graph.root.value.metadata).toEqual(metadata);
@@ -126,12 +175,27 @@ describe("t builders", () => {
   it("declare host-managed kinds, which no value fits", () => {
     const json = t.graph(t.record({ s: t.hostManaged("secret", { any: [1] }), f: t.hostManaged("future") }));
     expect(decodeSchemaGraph(json).toJSON()).toEqual({
-      root: { kind: "record", value: { fields: [{ name: "s", body: { kind: "secret", value: { any: [1] } } }, { name: "f", body: { kind: "future", value: {} } }] } },
+      root: {
+        kind: "record",
+        value: {
+          fields: [
+            { name: "s", body: { kind: "secret", value: { any: [1] } } },
+            { name: "f", body: { kind: "future", value: {} } },
+          ],
+        },
+      },
     });
   });
 
   it("take defs as a list, keeping integer-like ids in order", () => {
-    expect(t.graph(t.ref("b"), [{ id: "b", body: t.u8() }, { id: "1", body: t.ref("b") }]).defs?.map((d) => d.id)).toEqual(["b", "1"]);
+    expect(
+      t
+        .graph(t.ref("b"), [
+          { id: "b", body: t.u8() },
+          { id: "1", body: t.ref("b") },
+        ])
+        .defs?.map((d) => d.id),
+    ).toEqual(["b", "1"]);
     // A typed ref is the same JSON as an untyped one: the type argument is compile-time only.
     const body = t.u8();
     expect(t.ref<typeof body>("b")).toEqual(t.ref("b"));

@@ -17,13 +17,20 @@ describe("writeCanonical of a single scalar node", () => {
     // Strings with and without what JSON escapes: quotes, backslashes, every control character.
     const escapes = fc.string({ unit: fc.constantFrom('"', "\\", "\n", "\u0000", "\u001f", " ", "\u007f", "\u2028", "a", "é", "😀") });
     const wellFormed = fc.string({ unit: "binary" }).filter(isWellFormedText);
-    const payload = fc.oneof(fc.string({ unit: "grapheme" }), escapes, wellFormed, fc.double({ noNaN: true, noDefaultInfinity: true }), fc.integer());
+    const payload = fc.oneof(
+      fc.string({ unit: "grapheme" }),
+      escapes,
+      wellFormed,
+      fc.double({ noNaN: true, noDefaultInfinity: true }),
+      fc.integer(),
+    );
     fc.assert(
       fc.property(fc.constantFrom(...SCALAR_KINDS.filter((kind) => kind !== "bool")), payload, fc.boolean(), (kind, value, valueFirst) => {
         const node = valueFirst ? { value, kind } : { kind, value };
         expect(write(node)).toBe(canonicalJson(node as JsonValue));
         // The same string inside a tree (a text node's payload) is quoted the same way.
-        if (typeof value === "string") expect(write({ kind: "text", value: { text: value } })).toBe(canonicalJson({ kind: "text", value: { text: value } }));
+        if (typeof value === "string")
+          expect(write({ kind: "text", value: { text: value } })).toBe(canonicalJson({ kind: "text", value: { text: value } }));
       }),
       { numRuns: 2000 },
     );
@@ -45,7 +52,14 @@ describe("writeCanonical of a single scalar node", () => {
     expect(write({ kind: "bool", value: 1 })).toBe("not-native");
     // An inherited member, a foreign prototype, an own member that is not enumerable by for-in.
     expect(write(Object.assign(Object.create({ extra: 1 }) as object, { kind: "string", value: "x" }))).toBe("not-native");
-    expect(write(new (class Node { kind = "string"; value = "x"; })())).toBe("not-native");
+    expect(
+      write(
+        new (class Node {
+          kind = "string";
+          value = "x";
+        })(),
+      ),
+    ).toBe("not-native");
     expect(write({ kind: "string", value: "x", [Symbol("s")]: 1 })).toBe('{"kind":"string","value":"x"}');
   });
 });
@@ -64,7 +78,12 @@ describe("encodeSchemaValue of an input item the wire read in place", () => {
     fc.assert(
       fc.property(fc.array(step, { minLength: 1, maxLength: 6 }), (steps) => {
         for (const { item, other, otherFirst, asBytes } of steps) {
-          const message = encodeClientMessage({ type: "inputStreamItem", channel: 3, sequence: 9n, value: { kind: "string", value: item } }) as string;
+          const message = encodeClientMessage({
+            type: "inputStreamItem",
+            channel: 3,
+            sequence: 9n,
+            value: { kind: "string", value: item },
+          }) as string;
           const decoded = decodeClientMessage(asBytes ? new TextEncoder().encode(message) : message, false);
           if (decoded.type !== "inputStreamItem") throw new Error("not an input item");
           const otherNode = { kind: "string", value: other } as const;

@@ -31,7 +31,13 @@ describe("decodeSchemaGraph", () => {
         kind: "record",
         value: {
           fields: [{ name: "a", body: { kind: "u8", value: {} }, metadata: { doc: "field" } }],
-          metadata: { doc: "a record", aliases: ["r"], examples: ['{"kind":"record"}'], deprecated: "use b", role: { tag: "other", value: "x" } },
+          metadata: {
+            doc: "a record",
+            aliases: ["r"],
+            examples: ['{"kind":"record"}'],
+            deprecated: "use b",
+            role: { tag: "other", value: "x" },
+          },
         },
       },
     } as const;
@@ -64,10 +70,14 @@ describe("decodeSchemaGraph", () => {
   });
 
   it("rejects metadata that does not match Golem's envelope", () => {
-    expect(thrown(() => decodeSchemaGraph(JSON.parse('{"root":{"kind":"u8","value":{"metadata":{"doc":1}}}}') as JsonValue)).path).toBe("root.metadata.doc");
-    expect(thrown(() => decodeSchemaGraph(JSON.parse('{"root":{"kind":"u8","value":{"metadata":{"role":{"tag":"multimodal","value":"x"}}}}}') as JsonValue)).code).toBe(
-      "validation-error",
+    expect(thrown(() => decodeSchemaGraph(JSON.parse('{"root":{"kind":"u8","value":{"metadata":{"doc":1}}}}') as JsonValue)).path).toBe(
+      "root.metadata.doc",
     );
+    expect(
+      thrown(() =>
+        decodeSchemaGraph(JSON.parse('{"root":{"kind":"u8","value":{"metadata":{"role":{"tag":"multimodal","value":"x"}}}}}') as JsonValue),
+      ).code,
+    ).toBe("validation-error");
   });
 
   it("compiles each regex once per graph, with the u flag", () => {
@@ -105,7 +115,19 @@ describe("decodeSchemaGraph", () => {
     const maps = Array.from({ length: 50 }, () => t.map(t.ref("d4000"), t.u8()));
     expect(thrown(() => decodeSchemaGraph(t.graph(t.tuple(...maps), defs))).path).toBe("root.elements[0].key");
     const graph = decodeSchemaGraph(t.graph(t.tuple(t.map(t.string(), t.ref("d0"))), defs));
-    expect(extractGraph(graph, t.ref("d4990")).defs.map((d) => d.id)).toEqual(["d4990", "d4991", "d4992", "d4993", "d4994", "d4995", "d4996", "d4997", "d4998", "d4999", "d5000"]);
+    expect(extractGraph(graph, t.ref("d4990")).defs.map((d) => d.id)).toEqual([
+      "d4990",
+      "d4991",
+      "d4992",
+      "d4993",
+      "d4994",
+      "d4995",
+      "d4996",
+      "d4997",
+      "d4998",
+      "d4999",
+      "d5000",
+    ]);
     expect(extractGraph(graph, t.ref("d0")).defs).toHaveLength(5001);
   });
 
@@ -141,7 +163,9 @@ describe("decodeSchemaGraph", () => {
       try {
         decodeSchemaGraph(graphJson);
       } finally {
-        counted.forEach((name, k) => Object.defineProperty(Array.prototype, name, { value: originals[k], configurable: true, writable: true }));
+        counted.forEach((name, k) =>
+          Object.defineProperty(Array.prototype, name, { value: originals[k], configurable: true, writable: true }),
+        );
       }
       return work + 1;
     };
@@ -166,7 +190,13 @@ describe("extractGraph", () => {
     const extracted = extractGraph(graph, t.ref("person"));
     expect(extracted.defs.map((d) => d.id)).toEqual(["name", "person"]);
     expect(extracted.root).toEqual(t.ref("person"));
-    expect(extracted.toJSON()).toEqual({ defs: [{ id: "name", body: t.string() }, { id: "person", body: person }], root: t.ref("person") });
+    expect(extracted.toJSON()).toEqual({
+      defs: [
+        { id: "name", body: t.string() },
+        { id: "person", body: person },
+      ],
+      root: t.ref("person"),
+    });
   });
 
   it("omits defs for a type that reaches none", () => {

@@ -140,7 +140,10 @@ describe("wrong-typed inputs to every public function", () => {
   it("the huge sparse list is refused by the byte-charge bound before it is walked", () => {
     const error = (() => {
       try {
-        decodeSchemaValue({ kind: "list", value: { elements: new Array(10_000_000) } } as unknown as JsonValue, decodeSchemaGraph(t.graph(t.list(t.u8()))));
+        decodeSchemaValue(
+          { kind: "list", value: { elements: new Array(10_000_000) } } as unknown as JsonValue,
+          decodeSchemaGraph(t.graph(t.list(t.u8()))),
+        );
       } catch (e) {
         return e as ProtocolError;
       }

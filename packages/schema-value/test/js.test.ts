@@ -1,5 +1,16 @@
 import { describe, expect, it } from "vitest";
-import { decodeSchemaGraph, decodeSchemaValue, encodeSchemaValue, fromJs, jsCodec, t, toJs, v, type SchemaType, type StreamLeaf } from "../src/index.js";
+import {
+  decodeSchemaGraph,
+  decodeSchemaValue,
+  encodeSchemaValue,
+  fromJs,
+  jsCodec,
+  t,
+  toJs,
+  v,
+  type SchemaType,
+  type StreamLeaf,
+} from "../src/index.js";
 import { thrown } from "./helpers.js";
 
 const P1 = "0dff1c71-f12f-4bb1-996c-23d693bdc825";
@@ -52,7 +63,17 @@ describe("JavaScript mapping", () => {
 
   it("accepts alternative spellings in fromJs", () => {
     const graph = decodeSchemaGraph(
-      t.graph(t.record({ when: t.datetime(), n: t.u64(), f: t.flags(["a", "b"]), m: t.map(t.u8(), t.u8()), txt: t.text(), bin: t.binary(), bytes: t.list(t.u8()) })),
+      t.graph(
+        t.record({
+          when: t.datetime(),
+          n: t.u64(),
+          f: t.flags(["a", "b"]),
+          m: t.map(t.u8(), t.u8()),
+          txt: t.text(),
+          bin: t.binary(),
+          bytes: t.list(t.u8()),
+        }),
+      ),
     );
     const value = fromJs(
       { when: new Date(Date.UTC(2026, 0, 1)), n: 5, f: ["b"], m: [[1, 2]], txt: "plain", bin: [9], bytes: new Uint8Array([7]) },
@@ -67,7 +88,15 @@ describe("JavaScript mapping", () => {
       bin: new Uint8Array([9]),
       bytes: [7],
     });
-    expect(toJs(fromJs({ when: "2026-01-01T00:00:00Z", n: 1n, f: { a: true, b: false }, m: new Map(), txt: { text: "" }, bin: { bytes: [] }, bytes: [] }, graph), graph)).toMatchObject({
+    expect(
+      toJs(
+        fromJs(
+          { when: "2026-01-01T00:00:00Z", n: 1n, f: { a: true, b: false }, m: new Map(), txt: { text: "" }, bin: { bytes: [] }, bytes: [] },
+          graph,
+        ),
+        graph,
+      ),
+    ).toMatchObject({
       f: new Set(["a"]),
     });
   });
@@ -89,7 +118,14 @@ describe("JavaScript mapping", () => {
 
   it("names the place in the JavaScript data beside the place in the native value", () => {
     const graph = decodeSchemaGraph(
-      t.graph(t.record({ name: t.string(), to: t.u8({ max: { kind: "unsigned", value: "9" } }), tags: t.list(t.record({ "odd key": t.bool() })), r: t.result({ ok: t.u32(), err: t.string() }) })),
+      t.graph(
+        t.record({
+          name: t.string(),
+          to: t.u8({ max: { kind: "unsigned", value: "9" } }),
+          tags: t.list(t.record({ "odd key": t.bool() })),
+          r: t.result({ ok: t.u32(), err: t.string() }),
+        }),
+      ),
     );
     const ok = { name: "x", to: 1, tags: [{ "odd key": true }], r: { ok: 1 } };
     expect(() => fromJs(ok, graph)).not.toThrow();
@@ -101,12 +137,26 @@ describe("JavaScript mapping", () => {
     expect(thrown(() => fromJs({ ...ok, r: { err: 2 } }, graph)).message).toBe("value.fields[3].value (r.err): expected a string");
     // A map's entries by index, then key or value.
     const maps = decodeSchemaGraph(t.graph(t.record({ m: t.map(t.string(), t.u8()) })));
-    expect(thrown(() => fromJs({ m: new Map([[5, 1]]) }, maps)).message).toBe("value.fields[0].entries[0][0] (m[0].key): expected a string");
+    expect(thrown(() => fromJs({ m: new Map([[5, 1]]) }, maps)).message).toBe(
+      "value.fields[0].entries[0][0] (m[0].key): expected a string",
+    );
     // Found by the decoder afterwards (a restriction, a range): the same naming, the path unchanged.
     const range = thrown(() => fromJs({ ...ok, to: 10 }, graph));
     expect(range.path).toBe("value.fields[1]");
     expect(range.message).toMatch(/^value\.fields\[1\] \(to\): /);
-    expect(thrown(() => fromJs({ m: new Map([["a", 1], ["b", 300]]) }, maps)).message).toMatch(/^value\.fields\[0\]\.entries\[1\]\[1\] \(m\[1\]\.value\): /);
+    expect(
+      thrown(() =>
+        fromJs(
+          {
+            m: new Map([
+              ["a", 1],
+              ["b", 300],
+            ]),
+          },
+          maps,
+        ),
+      ).message,
+    ).toMatch(/^value\.fields\[0\]\.entries\[1\]\[1\] \(m\[1\]\.value\): /);
   });
 
   it("names the place of a decoder's error in data that holds a stream, without calling the stream hook again", () => {

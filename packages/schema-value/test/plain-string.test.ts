@@ -33,7 +33,9 @@ function outcome(decode: () => unknown): unknown {
 }
 
 function same(json: unknown, options: DecodeValueOptions, graph = graphs[0]!): void {
-  expect(outcome(() => decodeSchemaValue(json as JsonValue, graph, options))).toEqual(outcome(() => decodeSchemaValueWalk(json as JsonValue, graph, options)));
+  expect(outcome(() => decodeSchemaValue(json as JsonValue, graph, options))).toEqual(
+    outcome(() => decodeSchemaValueWalk(json as JsonValue, graph, options)),
+  );
 }
 
 const text = fc.oneof(fc.string({ unit: "grapheme" }), fc.string({ unit: "binary" }), fc.constantFrom("", "\ud800", "a\udc00b", "é😀"));
@@ -55,14 +57,21 @@ const options = fc.record(
 describe("decodeSchemaValue of a string root", () => {
   it("gives the walk's answer for any value and options", () => {
     fc.assert(
-      fc.property(node, options, fc.constantFrom(0, 1, 2, 3), fc.constantFrom("none", "root", "other", "owned"), fc.nat(2), (json, opts, g, type, field) => {
-        const graph = graphs[g]!;
-        // The root given as options.type (as toJs and fromJs give it) is the same decode, and so is
-        // a node of the graph (a field's type); a type from elsewhere is not.
-        if (type === "none") same(json, opts, graph);
-        else if (type === "owned") same(json, { ...opts, type: ownedTypes[field]! }, graphs[3]!);
-        else same(json, { ...opts, type: type === "root" ? graph.root : t.string() }, graph);
-      }),
+      fc.property(
+        node,
+        options,
+        fc.constantFrom(0, 1, 2, 3),
+        fc.constantFrom("none", "root", "other", "owned"),
+        fc.nat(2),
+        (json, opts, g, type, field) => {
+          const graph = graphs[g]!;
+          // The root given as options.type (as toJs and fromJs give it) is the same decode, and so is
+          // a node of the graph (a field's type); a type from elsewhere is not.
+          if (type === "none") same(json, opts, graph);
+          else if (type === "owned") same(json, { ...opts, type: ownedTypes[field]! }, graphs[3]!);
+          else same(json, { ...opts, type: type === "root" ? graph.root : t.string() }, graph);
+        },
+      ),
       { numRuns: 3000 },
     );
   });
@@ -73,17 +82,34 @@ describe("decodeSchemaValue of a string root", () => {
       streams: [],
       byteCharge: 1 + 2 + 4,
     });
-    expect(decodeSchemaValue({ kind: "string", value: "x" }, graphs[1]!)).toEqual({ value: { kind: "string", value: "x" }, streams: [], byteCharge: 2 });
+    expect(decodeSchemaValue({ kind: "string", value: "x" }, graphs[1]!)).toEqual({
+      value: { kind: "string", value: "x" },
+      streams: [],
+      byteCharge: 2,
+    });
     // A string node inside the graph (a field's, a ref's), as toJs decodes each item of a stream.
     for (const type of ownedTypes.slice(0, 2)) {
-      expect(decodeSchemaValue({ kind: "string", value: "x" }, graphs[3]!, { type, streams: "any" })).toEqual({ value: { kind: "string", value: "x" }, streams: [], byteCharge: 2 });
+      expect(decodeSchemaValue({ kind: "string", value: "x" }, graphs[3]!, { type, streams: "any" })).toEqual({
+        value: { kind: "string", value: "x" },
+        streams: [],
+        byteCharge: 2,
+      });
     }
     // A char node is not a string: the walk's error.
-    expect(() => decodeSchemaValue({ kind: "string", value: "x" }, graphs[3]!, { type: ownedTypes[2]! })).toThrow(expect.objectContaining({ code: "validation-error" }));
+    expect(() => decodeSchemaValue({ kind: "string", value: "x" }, graphs[3]!, { type: ownedTypes[2]! })).toThrow(
+      expect.objectContaining({ code: "validation-error" }),
+    );
   });
 
   it("refuses what the walk refuses, with the walk's error", () => {
-    for (const json of [{ kind: "string", value: "\ud800" }, { kind: "string", value: 1 }, { kind: "string" }, { kind: "char", value: "x" }, ["x"], null]) {
+    for (const json of [
+      { kind: "string", value: "\ud800" },
+      { kind: "string", value: 1 },
+      { kind: "string" },
+      { kind: "char", value: "x" },
+      ["x"],
+      null,
+    ]) {
       expect(() => decodeSchemaValue(json as JsonValue, graphs[0]!)).toThrow(ProtocolError);
       same(json, {});
     }
@@ -91,11 +117,22 @@ describe("decodeSchemaValue of a string root", () => {
     const big = { kind: "string", value: "a".repeat(8 * 1024 * 1024) };
     expect(() => decodeSchemaValue(big, graphs[0]!)).toThrow(expect.objectContaining({ code: "limit-exceeded" }));
     // A getter that throws on a caller-built value: the walk's validation-error, not the raw error.
-    const hostile = { kind: "string", get value(): string { throw new Error("boom"); } };
-    expect(() => decodeSchemaValue(hostile as unknown as JsonValue, graphs[0]!)).toThrow(expect.objectContaining({ code: "validation-error" }));
+    const hostile = {
+      kind: "string",
+      get value(): string {
+        throw new Error("boom");
+      },
+    };
+    expect(() => decodeSchemaValue(hostile as unknown as JsonValue, graphs[0]!)).toThrow(
+      expect.objectContaining({ code: "validation-error" }),
+    );
     // A bad option is the caller's bug, reported by the walk.
-    expect(() => decodeSchemaValue({ kind: "string", value: "x" }, graphs[0]!, { streams: "sometimes" as never })).toThrow(expect.objectContaining({ code: "internal-error" }));
-    expect(() => decodeSchemaValue({ kind: "string", value: "x" }, graphs[0]!, { path: 7 as never })).toThrow(expect.objectContaining({ code: "internal-error" }));
+    expect(() => decodeSchemaValue({ kind: "string", value: "x" }, graphs[0]!, { streams: "sometimes" as never })).toThrow(
+      expect.objectContaining({ code: "internal-error" }),
+    );
+    expect(() => decodeSchemaValue({ kind: "string", value: "x" }, graphs[0]!, { path: 7 as never })).toThrow(
+      expect.objectContaining({ code: "internal-error" }),
+    );
   });
 });
 
@@ -109,13 +146,20 @@ describe("toJs of a string type", () => {
 
   it("gives the walk's answer for any value and type", () => {
     fc.assert(
-      fc.property(node, fc.constantFrom(0, 1, 2, 3), fc.constantFrom("none", "root", "other", "owned"), fc.nat(2), (json, g, choice, field) => {
-        const graph = choice === "owned" ? graphs[3]! : graphs[g]!;
-        const type = typeOf(choice, graph, field);
-        // The reference validates by the decoding walk itself, so it never meets either shortcut.
-        const walked = (): unknown => toJsWalk(decodeSchemaValueWalk(json as JsonValue, graph, { type, streams: "any" }).value, graph, type);
-        expect(outcome(() => toJs(json as JsonValue, graph, type))).toEqual(outcome(walked));
-      }),
+      fc.property(
+        node,
+        fc.constantFrom(0, 1, 2, 3),
+        fc.constantFrom("none", "root", "other", "owned"),
+        fc.nat(2),
+        (json, g, choice, field) => {
+          const graph = choice === "owned" ? graphs[3]! : graphs[g]!;
+          const type = typeOf(choice, graph, field);
+          // The reference validates by the decoding walk itself, so it never meets either shortcut.
+          const walked = (): unknown =>
+            toJsWalk(decodeSchemaValueWalk(json as JsonValue, graph, { type, streams: "any" }).value, graph, type);
+          expect(outcome(() => toJs(json as JsonValue, graph, type))).toEqual(outcome(walked));
+        },
+      ),
       { numRuns: 3000 },
     );
   });
@@ -123,13 +167,29 @@ describe("toJs of a string type", () => {
   it("returns a plain string's text, and refuses what the walk refuses", () => {
     expect(toJs({ kind: "string", value: "é😀" }, graphs[0]!)).toBe("é😀");
     expect(toJs({ kind: "string", value: "x" }, graphs[3]!, ownedTypes[1]!)).toBe("x");
-    for (const json of [{ kind: "string", value: "\ud800" }, { kind: "string", value: 1 }, { kind: "string", value: "x", extra: 1 }, { kind: "char", value: "x" }, ["x"], null]) {
+    for (const json of [
+      { kind: "string", value: "\ud800" },
+      { kind: "string", value: 1 },
+      { kind: "string", value: "x", extra: 1 },
+      { kind: "char", value: "x" },
+      ["x"],
+      null,
+    ]) {
       expect(() => toJs(json as JsonValue, graphs[0]!)).toThrow(expect.objectContaining({ code: "validation-error" }));
     }
     // A char node is not a string; a string over the 8 MiB charge is limit-exceeded.
-    expect(() => toJs({ kind: "string", value: "x" }, graphs[3]!, ownedTypes[2]!)).toThrow(expect.objectContaining({ code: "validation-error" }));
-    expect(() => toJs({ kind: "string", value: "é".repeat(4 * 1024 * 1024) }, graphs[0]!)).toThrow(expect.objectContaining({ code: "limit-exceeded" }));
-    const hostile = { kind: "string", get value(): string { throw new Error("boom"); } };
+    expect(() => toJs({ kind: "string", value: "x" }, graphs[3]!, ownedTypes[2]!)).toThrow(
+      expect.objectContaining({ code: "validation-error" }),
+    );
+    expect(() => toJs({ kind: "string", value: "é".repeat(4 * 1024 * 1024) }, graphs[0]!)).toThrow(
+      expect.objectContaining({ code: "limit-exceeded" }),
+    );
+    const hostile = {
+      kind: "string",
+      get value(): string {
+        throw new Error("boom");
+      },
+    };
     expect(() => toJs(hostile as unknown as JsonValue, graphs[0]!)).toThrow(expect.objectContaining({ code: "validation-error" }));
   });
 });

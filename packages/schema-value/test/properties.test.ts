@@ -8,13 +8,35 @@
 import { canonicalJson, parseStrictJson, ProtocolError, type JsonValue } from "@golem-stream/wire";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { decodeSchemaGraph, decodeSchemaValue, encodeSchemaValue, fromJs, t, toJs, type SchemaType, type SchemaValue } from "../src/index.js";
+import {
+  decodeSchemaGraph,
+  decodeSchemaValue,
+  encodeSchemaValue,
+  fromJs,
+  t,
+  toJs,
+  type SchemaType,
+  type SchemaValue,
+} from "../src/index.js";
 import { canonicalF32 } from "../src/scalars.js";
 import { writeCanonical } from "../src/canonical-writer.js";
 
 // ---------------------------------------------------------------- independent byte charge (protocol section 12)
 
-const WIDTH: Record<string, number> = { s8: 1, u8: 1, s16: 2, u16: 2, s32: 4, u32: 4, f32: 4, s64: 8, u64: 8, f64: 8, duration: 8, bool: 1 };
+const WIDTH: Record<string, number> = {
+  s8: 1,
+  u8: 1,
+  s16: 2,
+  u16: 2,
+  s32: 4,
+  u32: 4,
+  f32: 4,
+  s64: 8,
+  u64: 8,
+  f64: 8,
+  duration: 8,
+  bool: 1,
+};
 const bytes = (s: string) => Buffer.byteLength(s, "utf8");
 
 function independentCharge(node: SchemaValue): number {
@@ -35,7 +57,8 @@ function independentCharge(node: SchemaValue): number {
       payload = 4 + children(p["elements"]);
       break;
     case "map":
-      payload = 4 + (p["entries"] as [SchemaValue, SchemaValue][]).reduce((s, [k, v]) => s + independentCharge(k) + independentCharge(v), 0);
+      payload =
+        4 + (p["entries"] as [SchemaValue, SchemaValue][]).reduce((s, [k, v]) => s + independentCharge(k) + independentCharge(v), 0);
       break;
     case "enum":
       payload = 4;
@@ -88,10 +111,32 @@ const TREE = "tree";
 const treeDef = t.record({ v: t.u8(), kids: t.list(t.ref(TREE)) });
 
 const leafType: fc.Arbitrary<SchemaType> = fc.constantFrom<SchemaType>(
-  t.bool(), t.s8(), t.s16(), t.s32(), t.s64(), t.u8(), t.u16(), t.u32(), t.u64(), t.f32(), t.f64(),
-  t.char(), t.string(), t.datetime(), t.duration(), t.text(), t.text({ languages: ["en", "de"] }), t.binary(),
-  t.path(), t.url(), t.quantity({ baseUnit: "m", allowedSuffixes: [] }), t.enum(["a", "b", "c"]), t.flags(["x", "y"]),
-  t.ref(TREE), t.stream(t.u8()), t.stream(t.ref(TREE)),
+  t.bool(),
+  t.s8(),
+  t.s16(),
+  t.s32(),
+  t.s64(),
+  t.u8(),
+  t.u16(),
+  t.u32(),
+  t.u64(),
+  t.f32(),
+  t.f64(),
+  t.char(),
+  t.string(),
+  t.datetime(),
+  t.duration(),
+  t.text(),
+  t.text({ languages: ["en", "de"] }),
+  t.binary(),
+  t.path(),
+  t.url(),
+  t.quantity({ baseUnit: "m", allowedSuffixes: [] }),
+  t.enum(["a", "b", "c"]),
+  t.flags(["x", "y"]),
+  t.ref(TREE),
+  t.stream(t.u8()),
+  t.stream(t.ref(TREE)),
   t.u8({ min: { kind: "unsigned", value: "10" }, max: { kind: "unsigned", value: "20" } }),
   t.s64({ min: { kind: "signed", value: "-5" }, max: { kind: "signed", value: "5" } }),
   t.text({ maxLength: 3, regex: "^[a-z]*$" }),
@@ -105,19 +150,21 @@ const { type: typeArb } = fc.letrec<{ type: SchemaType }>((tie) => ({
     { depthSize: "small", withCrossShrink: true },
     leafType,
     names.chain((ns) => fc.tuple(...ns.map(() => tie("type"))).map((bodies) => t.recordOf(ns.map((n, i) => [n, bodies[i] as SchemaType])))),
-    names.filter((ns) => ns.length > 0).chain((ns) =>
-      fc.tuple(...ns.map(() => fc.option(tie("type"), { nil: null }))).map((payloads) =>
-        t.variant(Object.fromEntries(ns.map((n, i) => [n, payloads[i] ?? null]))),
+    names
+      .filter((ns) => ns.length > 0)
+      .chain((ns) =>
+        fc
+          .tuple(...ns.map(() => fc.option(tie("type"), { nil: null })))
+          .map((payloads) => t.variant(Object.fromEntries(ns.map((n, i) => [n, payloads[i] ?? null])))),
       ),
-    ),
     fc.array(tie("type"), { maxLength: 3 }).map((es) => t.tuple(...es)),
     tie("type").map((e) => t.list(e)),
     fc.tuple(tie("type"), fc.integer({ min: 0, max: 3 })).map(([e, n]) => t.fixedList(e, n)),
     fc.tuple(fc.constantFrom<SchemaType>(t.string(), t.u32(), t.enum(["k"])), tie("type")).map(([k, v]) => t.map(k, v)),
     tie("type").map((i) => t.option(i)),
-    fc.tuple(fc.option(tie("type"), { nil: undefined }), fc.option(tie("type"), { nil: undefined })).map(([ok, err]) =>
-      t.result({ ...(ok === undefined ? {} : { ok }), ...(err === undefined ? {} : { err }) }),
-    ),
+    fc
+      .tuple(fc.option(tie("type"), { nil: undefined }), fc.option(tie("type"), { nil: undefined }))
+      .map(([ok, err]) => t.result({ ...(ok === undefined ? {} : { ok }), ...(err === undefined ? {} : { err }) })),
     tie("type").map((body) =>
       t.union(
         { tag: "s", body: t.string(), discriminator: { rule: "prefix", value: { prefix: "s:" } } },
@@ -128,9 +175,9 @@ const { type: typeArb } = fc.letrec<{ type: SchemaType }>((tie) => ({
 }));
 
 /** A graph rooted at a random type, sometimes behind a ref, always with the recursive `tree` def. */
-const graphArb = fc.tuple(typeArb, fc.boolean()).map(([type, aliased]) =>
-  aliased ? t.graph(t.ref("alias"), { [TREE]: treeDef, alias: type }) : t.graph(type, { [TREE]: treeDef }),
-);
+const graphArb = fc
+  .tuple(typeArb, fc.boolean())
+  .map(([type, aliased]) => (aliased ? t.graph(t.ref("alias"), { [TREE]: treeDef, alias: type }) : t.graph(type, { [TREE]: treeDef })));
 
 // ---------------------------------------------------------------- conforming values
 
@@ -139,14 +186,25 @@ const i64 = fc.bigInt({ min: -(1n << 63n), max: (1n << 63n) - 1n });
 const floatPayload = (x: number, single: boolean): number | string =>
   Number.isNaN(x) ? "NaN" : x === Infinity ? "Infinity" : x === -Infinity ? "-Infinity" : single ? (canonicalF32(x) as number) : x;
 const datetime = fc
-  .tuple(fc.integer({ min: 0, max: 9999 }), fc.integer({ min: 1, max: 12 }), fc.integer({ min: 1, max: 28 }), fc.integer({ min: 0, max: 23 }), fc.integer({ min: 0, max: 59 }), fc.integer({ min: 0, max: 59 }), fc.stringMatching(/^(\.[0-9]{0,8}[1-9])?$/))
+  .tuple(
+    fc.integer({ min: 0, max: 9999 }),
+    fc.integer({ min: 1, max: 12 }),
+    fc.integer({ min: 1, max: 28 }),
+    fc.integer({ min: 0, max: 23 }),
+    fc.integer({ min: 0, max: 59 }),
+    fc.integer({ min: 0, max: 59 }),
+    fc.stringMatching(/^(\.[0-9]{0,8}[1-9])?$/),
+  )
   .map(([y, mo, d, h, mi, s, f]) => {
     const p = (n: number, w = 2) => String(n).padStart(w, "0");
     return `${p(y, 4)}-${p(mo)}-${p(d)}T${p(h)}:${p(mi)}:${p(s)}${f}Z`;
   });
 
 function valueArb(defs: Map<string, SchemaType>, type: SchemaType, depth: number): fc.Arbitrary<SchemaValue> {
-  const node = <K extends SchemaValue["kind"]>(kind: K) => (value: unknown) => ({ kind, value }) as SchemaValue;
+  const node =
+    <K extends SchemaValue["kind"]>(kind: K) =>
+    (value: unknown) =>
+      ({ kind, value }) as SchemaValue;
   const of = (child: SchemaType) => valueArb(defs, child, depth + 1);
   switch (type.kind) {
     case "ref":
@@ -179,7 +237,10 @@ function valueArb(defs: Map<string, SchemaType>, type: SchemaType, depth: number
     case "f64":
       return fc.double().map((x) => node("f64")(floatPayload(x, false)));
     case "char":
-      return fc.integer({ min: 0, max: 0x10ffff }).filter((c) => c < 0xd800 || c > 0xdfff).map((c) => node("char")(String.fromCodePoint(c)));
+      return fc
+        .integer({ min: 0, max: 0x10ffff })
+        .filter((c) => c < 0xd800 || c > 0xdfff)
+        .map((c) => node("char")(String.fromCodePoint(c)));
     case "string":
       return text.map(node("string"));
     case "datetime":
@@ -188,34 +249,47 @@ function valueArb(defs: Map<string, SchemaType>, type: SchemaType, depth: number
       return i64.map((x) => node("duration")({ nanoseconds: x.toString() }));
     case "text":
       if (type.value.restrictions.regex !== undefined) return fc.stringMatching(/^[a-z]{0,3}$/).map((s) => node("text")({ text: s }));
-      return fc.tuple(text, fc.option(fc.constantFrom("en", "de"), { nil: undefined })).map(([s, language]) => node("text")(language === undefined ? { text: s } : { text: s, language }));
+      return fc
+        .tuple(text, fc.option(fc.constantFrom("en", "de"), { nil: undefined }))
+        .map(([s, language]) => node("text")(language === undefined ? { text: s } : { text: s, language }));
     case "binary":
-      return fc.tuple(fc.array(fc.integer({ min: 0, max: 255 }), { maxLength: type.value.restrictions.maxBytes ?? 6 }), fc.option(fc.constantFrom(...(type.value.restrictions.mimeTypes ?? ["image/png", "text/plain"])), { nil: undefined })).map(([b, mimeType]) =>
-        node("binary")(mimeType === undefined ? { bytes: b } : { bytes: b, mimeType }),
-      );
+      return fc
+        .tuple(
+          fc.array(fc.integer({ min: 0, max: 255 }), { maxLength: type.value.restrictions.maxBytes ?? 6 }),
+          fc.option(fc.constantFrom(...(type.value.restrictions.mimeTypes ?? ["image/png", "text/plain"])), { nil: undefined }),
+        )
+        .map(([b, mimeType]) => node("binary")(mimeType === undefined ? { bytes: b } : { bytes: b, mimeType }));
     case "path":
       return text.filter((s) => s.length > 0).map((path) => node("path")({ path }));
     case "url":
       return fc.constantFrom("https://example.com/a?b=c", "mailto:x@y.z", "file:///tmp/x").map((url) => node("url")({ url }));
     case "quantity":
-      return fc.tuple(i64, fc.integer({ min: -(2 ** 31), max: 2 ** 31 - 1 })).map(([m, scale]) => node("quantity")({ mantissa: m.toString(), scale, unit: "m" }));
+      return fc
+        .tuple(i64, fc.integer({ min: -(2 ** 31), max: 2 ** 31 - 1 }))
+        .map(([m, scale]) => node("quantity")({ mantissa: m.toString(), scale, unit: "m" }));
     case "enum":
       return fc.integer({ min: 0, max: type.value.cases.length - 1 }).map((c) => node("enum")({ case: c }));
     case "flags":
-      return fc.array(fc.boolean(), { minLength: type.value.flags.length, maxLength: type.value.flags.length }).map((bits) => node("flags")({ bits }));
+      return fc
+        .array(fc.boolean(), { minLength: type.value.flags.length, maxLength: type.value.flags.length })
+        .map((bits) => node("flags")({ bits }));
     case "record":
       return fc.tuple(...type.value.fields.map((f) => of(f.body))).map((fields) => node("record")({ fields }));
     case "variant":
       return fc.integer({ min: 0, max: type.value.cases.length - 1 }).chain((i) => {
         const payload = type.value.cases[i]?.payload;
-        return payload === undefined ? fc.constant(node("variant")({ case: i })) : of(payload).map((p) => node("variant")({ case: i, payload: p }));
+        return payload === undefined
+          ? fc.constant(node("variant")({ case: i }))
+          : of(payload).map((p) => node("variant")({ case: i, payload: p }));
       });
     case "tuple":
       return fc.tuple(...type.value.elements.map(of)).map((elements) => node("tuple")({ elements }));
     case "list":
       return fc.array(of(type.value.element), { maxLength: depth > 3 ? 0 : 3 }).map((elements) => node("list")({ elements }));
     case "fixed-list":
-      return fc.array(of(type.value.element), { minLength: type.value.length, maxLength: type.value.length }).map((elements) => node("fixed-list")({ elements }));
+      return fc
+        .array(of(type.value.element), { minLength: type.value.length, maxLength: type.value.length })
+        .map((elements) => node("fixed-list")({ elements }));
     case "map":
       // Distinct keys: the decoder accepts duplicates (as Golem does), but a JS Map cannot hold them.
       return fc
@@ -226,7 +300,9 @@ function valueArb(defs: Map<string, SchemaType>, type: SchemaType, depth: number
     case "result":
       return fc.constantFrom("ok" as const, "err" as const).chain((tag) => {
         const side = type.value.spec[tag];
-        return side === undefined ? fc.constant(node("result")({ tag, value: null })) : of(side).map((v) => node("result")({ tag, value: v }));
+        return side === undefined
+          ? fc.constant(node("result")({ tag, value: null }))
+          : of(side).map((v) => node("result")({ tag, value: v }));
       });
     case "union": {
       const [, recordBranch] = type.value.spec.branches;
@@ -236,7 +312,12 @@ function valueArb(defs: Map<string, SchemaType>, type: SchemaType, depth: number
       );
     }
     case "stream":
-      return fc.oneof(fc.uuid({ version: 4 }).map((u) => ({ provisionalRef: u })), fc.stringMatching(/^gai1_[A-Za-z0-9_-]{1,20}$/).map((s) => ({ streamToken: s }))).map(node("stream"));
+      return fc
+        .oneof(
+          fc.uuid({ version: 4 }).map((u) => ({ provisionalRef: u })),
+          fc.stringMatching(/^gai1_[A-Za-z0-9_-]{1,20}$/).map((s) => ({ streamToken: s })),
+        )
+        .map(node("stream"));
     default:
       throw new Error(`no generator for ${type.kind}`);
   }
@@ -343,7 +424,8 @@ describe("properties", () => {
         const slots: [Record<string, unknown> | unknown[], string | number][] = [];
         const collect = (x: unknown) => {
           if (Array.isArray(x)) x.forEach((item, i) => (slots.push([x, i]), collect(item)));
-          else if (typeof x === "object" && x !== null) for (const [k, item] of Object.entries(x)) slots.push([x as Record<string, unknown>, k]), collect(item);
+          else if (typeof x === "object" && x !== null)
+            for (const [k, item] of Object.entries(x)) (slots.push([x as Record<string, unknown>, k]), collect(item));
         };
         collect(json);
         const slot = slots[pick % Math.max(slots.length, 1)];
@@ -361,7 +443,9 @@ describe("properties", () => {
           expect(encodeSchemaValue(decodeAny(decoded.value, graph).value)).toBe(encodeSchemaValue(decoded.value));
         } catch (error) {
           expect(error).toBeInstanceOf(ProtocolError);
-          expect(["validation-error", "unsupported-value", "stream-already-consumed", "limit-exceeded"]).toContain((error as ProtocolError).code);
+          expect(["validation-error", "unsupported-value", "stream-already-consumed", "limit-exceeded"]).toContain(
+            (error as ProtocolError).code,
+          );
         }
       }),
       { numRuns: 1000 },

@@ -60,7 +60,9 @@ describe("options", () => {
     const value = v.list(v.u8(1), v.u8(2)); // 5 + 2 + 2
     expect(decode(t.list(t.u8()), value, { maxByteCharge: 9 }).byteCharge).toBe(9);
     expect(thrown(() => decode(t.list(t.u8()), value, { maxByteCharge: 8 })).code).toBe("limit-exceeded");
-    expect(thrown(() => byteCharge(value, decodeSchemaGraph(t.graph(t.list(t.u8()))), undefined, { maxByteCharge: 8 })).code).toBe("limit-exceeded");
+    expect(thrown(() => byteCharge(value, decodeSchemaGraph(t.graph(t.list(t.u8()))), undefined, { maxByteCharge: 8 })).code).toBe(
+      "limit-exceeded",
+    );
   });
 
   it("refuses a binary array longer than the remaining charge before reading it", () => {
@@ -80,8 +82,12 @@ describe("options", () => {
 describe("normalization and equality", () => {
   it("ignores member order and whitespace", () => {
     const graph = decodeSchemaGraph(t.graph(t.record({ a: t.text(), b: t.option(t.u8()) })));
-    const a = parseStrictJson('{"value":{"fields":[{"value":{"language":"en","text":"x"},"kind":"text"},{"kind":"option","value":{"inner":null}}]},"kind":"record"}');
-    const b = parseStrictJson(' { "kind" : "record" , "value" : { "fields" : [ {"kind":"text","value":{"text":"x","language":"en"}} , {"kind":"option","value":{"inner":null}} ] } } ');
+    const a = parseStrictJson(
+      '{"value":{"fields":[{"value":{"language":"en","text":"x"},"kind":"text"},{"kind":"option","value":{"inner":null}}]},"kind":"record"}',
+    );
+    const b = parseStrictJson(
+      ' { "kind" : "record" , "value" : { "fields" : [ {"kind":"text","value":{"text":"x","language":"en"}} , {"kind":"option","value":{"inner":null}} ] } } ',
+    );
     expect(schemaValuesEqual(a, b, graph)).toBe(true);
     expect(normalizeSchemaValue(a, graph)).toBe(
       '{"kind":"record","value":{"fields":[{"kind":"text","value":{"language":"en","text":"x"}},{"kind":"option","value":{"inner":null}}]}}',
@@ -100,7 +106,9 @@ describe("normalization and equality", () => {
     const input = v.record(v.list(v.u8(1)));
     const decoded = decode(t.record({ a: t.list(t.u8()) }), input);
     (input.value.fields[0] as { value: { elements: SchemaValue[] } }).value.elements.push(v.u8(2));
-    expect(encodeSchemaValue(decoded.value)).toBe('{"kind":"record","value":{"fields":[{"kind":"list","value":{"elements":[{"kind":"u8","value":1}]}}]}}');
+    expect(encodeSchemaValue(decoded.value)).toBe(
+      '{"kind":"record","value":{"fields":[{"kind":"list","value":{"elements":[{"kind":"u8","value":1}]}}]}}',
+    );
   });
 
   it("keeps -0 for floats (a distinct value) and drops it for integers", () => {
@@ -193,7 +201,11 @@ describe("restrictions", () => {
     const hosts = Array.from({ length: 50 }, (_, i) => `Host${i}.example`);
     expect(() => decode(t.url({ allowedHosts: hosts }), v.url("https://host42.EXAMPLE/"))).not.toThrow();
     expect(thrown(() => decode(t.url({ allowedHosts: hosts }), v.url("https://host50.example/"))).code).toBe("validation-error");
-    const branches = Array.from({ length: 50 }, (_, i) => ({ tag: `b${i}`, body: t.string(), discriminator: { rule: "prefix" as const, value: { prefix: `${i}:` } } }));
+    const branches = Array.from({ length: 50 }, (_, i) => ({
+      tag: `b${i}`,
+      body: t.string(),
+      discriminator: { rule: "prefix" as const, value: { prefix: `${i}:` } },
+    }));
     expect(() => decode(t.union(...branches), v.union("b33", v.string("33:x")))).not.toThrow();
     expect(thrown(() => decode(t.union(...branches), v.union("b33", v.string("34:x")))).code).toBe("validation-error");
     expect(thrown(() => decode(t.union(...branches), v.union("b50", v.string("50:x")))).code).toBe("validation-error");
@@ -222,10 +234,13 @@ describe("restrictions", () => {
 
   it("checks union discriminators on bodies reached through refs", () => {
     const graph = decodeSchemaGraph(
-      t.graph(t.union({ tag: "s", body: t.ref("shape"), discriminator: { rule: "field-equals", value: { fieldName: "kind", literal: "sq" } } }), {
-        shape: t.record({ kind: t.ref("label") }),
-        label: t.text(),
-      }),
+      t.graph(
+        t.union({ tag: "s", body: t.ref("shape"), discriminator: { rule: "field-equals", value: { fieldName: "kind", literal: "sq" } } }),
+        {
+          shape: t.record({ kind: t.ref("label") }),
+          label: t.text(),
+        },
+      ),
     );
     expect(() => decodeSchemaValue(v.union("s", v.record(v.text("sq"))), graph)).not.toThrow();
     expect(thrown(() => decodeSchemaValue(v.union("s", v.record(v.text("tri"))), graph)).code).toBe("validation-error");
@@ -241,9 +256,17 @@ describe("stream leaves", () => {
   const type = t.record({
     v: t.variant({ a: t.stream(t.u8()), none: null }),
     r: t.result({ ok: t.stream(t.string()) }),
-    u: t.union({ tag: "x", body: t.record({ s: t.stream(t.u8()) }), discriminator: { rule: "field-absent", value: { fieldName: "kind" } } }),
+    u: t.union({
+      tag: "x",
+      body: t.record({ s: t.stream(t.u8()) }),
+      discriminator: { rule: "field-absent", value: { fieldName: "kind" } },
+    }),
   });
-  const value = v.record(v.variant(0, v.streamProvisional(P1)), v.ok(v.streamProvisional(P2)), v.union("x", v.record(v.streamToken("tok"))));
+  const value = v.record(
+    v.variant(0, v.streamProvisional(P1)),
+    v.ok(v.streamProvisional(P2)),
+    v.union("x", v.record(v.streamToken("tok"))),
+  );
 
   it("reports coordinates through variant payloads, results and union bodies, in document order", () => {
     const decoded = decode(type, value, { streams: "any", direction: "input" });

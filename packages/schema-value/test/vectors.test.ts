@@ -77,10 +77,44 @@ describe("schema-values.json", () => {
       }
     };
     vectors.valid.forEach((c) => collect(c.value));
-    const expected = ["bool", "s8", "s16", "s32", "s64", "u8", "u16", "u32", "u64", "f32", "f64", "char", "string", "record", "variant", "enum", "flags",
-      "tuple", "list", "fixed-list", "map", "option", "result", "text", "binary", "path", "url", "datetime", "duration", "quantity", "union", "stream"];
+    const expected = [
+      "bool",
+      "s8",
+      "s16",
+      "s32",
+      "s64",
+      "u8",
+      "u16",
+      "u32",
+      "u64",
+      "f32",
+      "f64",
+      "char",
+      "string",
+      "record",
+      "variant",
+      "enum",
+      "flags",
+      "tuple",
+      "list",
+      "fixed-list",
+      "map",
+      "option",
+      "result",
+      "text",
+      "binary",
+      "path",
+      "url",
+      "datetime",
+      "duration",
+      "quantity",
+      "union",
+      "stream",
+    ];
     expect([...kinds].sort()).toEqual([...expected].sort());
-    expect(new Set(vectors.invalid.map((c) => c.code))).toEqual(new Set(["validation-error", "unsupported-value", "stream-already-consumed", "limit-exceeded"]));
+    expect(new Set(vectors.invalid.map((c) => c.code))).toEqual(
+      new Set(["validation-error", "unsupported-value", "stream-already-consumed", "limit-exceeded"]),
+    );
     expect(vectors.valid.some((c) => c.graph !== null && typeof c.graph === "object" && "defs" in c.graph)).toBe(true);
   });
 

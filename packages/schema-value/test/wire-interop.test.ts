@@ -17,8 +17,17 @@ describe("interop with wire's message model", () => {
       attemptId: "ca7e5a82-2064-4c18-8359-806145c1562f",
       config: [],
       idempotencyKey: "k",
-      methodParameters: { kind: "record", value: { fields: [{ kind: "stream", value: { provisionalRef: "0dff1c71-f12f-4bb1-996c-23d693bdc825" } }] } },
-      selector: { agentType: "echo", application: "demo", constructorParameters: v.record(v.string("x")), environment: "default", method: "reverse" },
+      methodParameters: {
+        kind: "record",
+        value: { fields: [{ kind: "stream", value: { provisionalRef: "0dff1c71-f12f-4bb1-996c-23d693bdc825" } }] },
+      },
+      selector: {
+        agentType: "echo",
+        application: "demo",
+        constructorParameters: v.record(v.string("x")),
+        environment: "default",
+        method: "reverse",
+      },
     };
     const decoded = decodeSchemaValue(start.methodParameters, graph, { streams: "provisional", path: "methodParameters" });
     expect(decoded.streams[0]?.coordinate).toBe("/value/fields/0");

@@ -30,7 +30,11 @@ const EXPECTED_SHA256 = (() => {
 })();
 
 /** The demo's `echo` with every method declared not replayable: the same code, the other durability. */
-const PLAIN_ECHO = { ...ECHO_AGENT_TYPE, durability: "none", methods: ECHO_AGENT_TYPE.methods.map((method) => ({ ...method, durability: "none" })) };
+const PLAIN_ECHO = {
+  ...ECHO_AGENT_TYPE,
+  durability: "none",
+  methods: ECHO_AGENT_TYPE.methods.map((method) => ({ ...method, durability: "none" })),
+};
 
 function start(application, method) {
   return {
@@ -39,7 +43,13 @@ function start(application, method) {
     config: [],
     idempotencyKey: randomUUID(),
     methodParameters: { kind: "record", value: { fields: [{ kind: "stream", value: { provisionalRef: randomUUID() } }] } },
-    selector: { agentType: "echo", application, environment: "default", method, constructorParameters: { kind: "record", value: { fields: [{ kind: "string", value: "bench" }] } } },
+    selector: {
+      agentType: "echo",
+      application,
+      environment: "default",
+      method,
+      constructorParameters: { kind: "record", value: { fields: [{ kind: "string", value: "bench" }] } },
+    },
   };
 }
 
@@ -49,7 +59,10 @@ function start(application, method) {
  * well-behaved producer does.
  */
 function invoke(url, message, send) {
-  const socket = new WebSocket(`${url}${SESSION_PATH}`, [SUBPROTOCOL], { headers: { authorization: `Bearer ${TOKEN}` }, perMessageDeflate: false });
+  const socket = new WebSocket(`${url}${SESSION_PATH}`, [SUBPROTOCOL], {
+    headers: { authorization: `Bearer ${TOKEN}` },
+    perMessageDeflate: false,
+  });
   return new Promise((resolve, reject) => {
     let begin;
     let fields;
@@ -94,13 +107,15 @@ async function sendStrings(socket, channel) {
 
 async function digest(url, application) {
   const { seconds, fields } = await invoke(url, start(application, "digest"), sendBytes);
-  if (fields[0] !== String(U8_MIB * U8_BATCH) || fields[1] !== EXPECTED_SHA256) throw new Error(`digest of ${application}: ${JSON.stringify(fields)}`);
+  if (fields[0] !== String(U8_MIB * U8_BATCH) || fields[1] !== EXPECTED_SHA256)
+    throw new Error(`digest of ${application}: ${JSON.stringify(fields)}`);
   return seconds;
 }
 
 async function tally(url, application) {
   const { seconds, fields } = await invoke(url, start(application, "tally"), sendStrings);
-  if (fields[0] !== String(STRING_ITEMS) || fields[1] !== String(STRING_ITEMS * STRING.length)) throw new Error(`tally of ${application}: ${JSON.stringify(fields)}`);
+  if (fields[0] !== String(STRING_ITEMS) || fields[1] !== String(STRING_ITEMS * STRING.length))
+    throw new Error(`tally of ${application}: ${JSON.stringify(fields)}`);
   return seconds;
 }
 
@@ -111,7 +126,13 @@ function median(values) {
 }
 
 const dataDir = mkdtempSync(join(tmpdir(), "golem-stream-durability-bench-"));
-const server = await startEmbeddedServer({ dataDir, tokens: [TOKEN], synchronous: "full", agents: defineCatalogue({ applications: { plain: { default: [PLAIN_ECHO] } } }), demo: true });
+const server = await startEmbeddedServer({
+  dataDir,
+  tokens: [TOKEN],
+  synchronous: "full",
+  agents: defineCatalogue({ applications: { plain: { default: [PLAIN_ECHO] } } }),
+  demo: true,
+});
 const rows = {
   digestReplay: () => digest(server.url, "demo"),
   digestNone: () => digest(server.url, "plain"),

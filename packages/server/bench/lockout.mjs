@@ -26,7 +26,13 @@ const ADDRESSES = Number(process.env.BENCH_ADDRESSES ?? 200);
 const THROTTLE = Number(process.env.BENCH_THROTTLE ?? 20);
 
 const dataDir = mkdtempSync(join(tmpdir(), "golem-stream-lockout-"));
-const server = await startEmbeddedServer({ dataDir, tokens: [TOKEN], synchronous: "normal", browsers: { allowedOrigins: ["http://app.example"] }, limits: { authFailuresPerAddress: THROTTLE } });
+const server = await startEmbeddedServer({
+  dataDir,
+  tokens: [TOKEN],
+  synchronous: "normal",
+  browsers: { allowedOrigins: ["http://app.example"] },
+  limits: { authFailuresPerAddress: THROTTLE },
+});
 const { port } = new URL(server.url);
 const deadline = performance.now() + SECONDS * 1000;
 let attacks = 0;

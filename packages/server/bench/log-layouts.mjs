@@ -104,7 +104,10 @@ function run(name) {
   const insertRows = (rows) => {
     for (let at = 0; at < rows.length; at += 16) {
       const part = rows.slice(at, at + 16);
-      const s = part.length === 16 || part.length === GROUP ? stmt : (stmtN[part.length] ??= db.prepare(`INSERT INTO input_chunks VALUES ${new Array(part.length).fill(one).join(",")}`));
+      const s =
+        part.length === 16 || part.length === GROUP
+          ? stmt
+          : (stmtN[part.length] ??= db.prepare(`INSERT INTO input_chunks VALUES ${new Array(part.length).fill(one).join(",")}`));
       s.run(part.flat());
     }
   };
@@ -117,7 +120,7 @@ function run(name) {
   const walBefore = statSync(join(dir, "db-wal")).size;
   const t0 = process.cpuUsage();
   let commits = 0;
-  for (let done = 0; done < ROWS; ) {
+  for (let done = 0; done < ROWS;) {
     const s = streams[commits % NSTREAMS];
     const rows = [];
     for (let i = 0; i < GROUP; i++) rows.push(L.row(s, s.count + BigInt(i), data));
@@ -140,5 +143,7 @@ const results = Object.fromEntries(names.map((n) => [n, []]));
 for (let r = 0; r < ROUNDS; r++) for (const n of names) results[n].push(run(n));
 for (const n of names) {
   const us = results[n].map((x) => x.us).sort((a, b) => a - b);
-  console.log(`${n.padEnd(11)} GROUP=${GROUP} µs/row median ${us[Math.floor(us.length / 2)].toFixed(2)} (${us.map((x) => x.toFixed(2)).join(" ")})  WAL pages/commit ${results[n][0].walPerCommit.toFixed(2)}`);
+  console.log(
+    `${n.padEnd(11)} GROUP=${GROUP} µs/row median ${us[Math.floor(us.length / 2)].toFixed(2)} (${us.map((x) => x.toFixed(2)).join(" ")})  WAL pages/commit ${results[n][0].walPerCommit.toFixed(2)}`,
+  );
 }

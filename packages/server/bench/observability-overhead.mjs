@@ -31,7 +31,8 @@ async function tally(url) {
       const message = decodeServerMessage(new Uint8Array(data.buffer, data.byteOffset, data.byteLength), isBinary);
       if (message.type === "invocationAccepted") {
         const channel = message.mappings[0].channel;
-        for (let i = 0; i < ITEMS; i++) socket.send(encodeMessage({ type: "inputStreamItem", channel, sequence: BigInt(i), value: { kind: "string", value: STRING } }));
+        for (let i = 0; i < ITEMS; i++)
+          socket.send(encodeMessage({ type: "inputStreamItem", channel, sequence: BigInt(i), value: { kind: "string", value: STRING } }));
         socket.send(encodeMessage({ type: "inputStreamEnd", channel, sequence: BigInt(ITEMS) }));
       } else if (message.type === "invocationFinished") resolve();
       else if (message.type === "invocationRejected") reject(new Error(message.code));
@@ -44,7 +45,13 @@ async function tally(url) {
       config: [],
       idempotencyKey: randomUUID(),
       methodParameters: { kind: "record", value: { fields: [{ kind: "stream", value: { provisionalRef: randomUUID() } }] } },
-      selector: { agentType: "echo", application: "demo", environment: "default", method: "tally", constructorParameters: { kind: "record", value: { fields: [{ kind: "string", value: "bench" }] } } },
+      selector: {
+        agentType: "echo",
+        application: "demo",
+        environment: "default",
+        method: "tally",
+        constructorParameters: { kind: "record", value: { fields: [{ kind: "string", value: "bench" }] } },
+      },
     }),
   );
   await done;
@@ -56,7 +63,13 @@ async function tally(url) {
 const dirs = [mkdtempSync(join(tmpdir(), "ops-off-")), mkdtempSync(join(tmpdir(), "ops-on-"))];
 const off = await startEmbeddedServer({ dataDir: dirs[0], tokens: [TOKEN] });
 const logger = loggerFromPino(pino({ level: "info" }, pino.destination({ fd: openSync("/dev/null", "w"), sync: false })));
-const on = await startEmbeddedServer({ dataDir: dirs[1], tokens: [TOKEN], metrics: { processMetrics: true }, healthEndpoints: true, logger });
+const on = await startEmbeddedServer({
+  dataDir: dirs[1],
+  tokens: [TOKEN],
+  metrics: { processMetrics: true },
+  healthEndpoints: true,
+  logger,
+});
 await tally(off.url);
 await tally(on.url);
 const times = { off: [], on: [] };
@@ -68,6 +81,8 @@ const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.l
 const rate = (ms) => `${Math.round(ITEMS / (ms / 1000)).toLocaleString("en")} items/s`;
 console.log(`tally, ${ITEMS} string items of 64 bytes, SQLite synchronous=full, medians of ${ROUNDS} alternating rounds`);
 console.log(`  operations off (library default)        ${median(times.off).toFixed(0)} ms  ${rate(median(times.off))}`);
-console.log(`  metrics + health + pino logger on       ${median(times.on).toFixed(0)} ms  ${rate(median(times.on))}  ratio ${(median(times.off) / median(times.on)).toFixed(3)}x`);
+console.log(
+  `  metrics + health + pino logger on       ${median(times.on).toFixed(0)} ms  ${rate(median(times.on))}  ratio ${(median(times.off) / median(times.on)).toFixed(3)}x`,
+);
 await Promise.all([off.close(), on.close()]);
 for (const dir of dirs) rmSync(dir, { recursive: true, force: true });

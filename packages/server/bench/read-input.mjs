@@ -22,11 +22,18 @@ const dataDir = mkdtempSync(join(tmpdir(), "golem-stream-read-input-"));
 const store = new SqliteSessionStore({ dataDir, synchronous: "normal" });
 const owner = session();
 const input = stream(owner.sessionId, "input", { elementKind: "value", elementGraph: '{"root":{"kind":"string","value":{}}}' });
-await store.createSession(owner, [input], { attemptId: randomUUID(), operation: "start", descriptorDigest: "d", sessionId: owner.sessionId, generation: 1n });
+await store.createSession(owner, [input], {
+  attemptId: randomUUID(),
+  operation: "start",
+  descriptorDigest: "d",
+  sessionId: owner.sessionId,
+  generation: 1n,
+});
 const data = Buffer.from(`{"kind":"string","value":"${"x".repeat(40)}"}`);
 for (let at = 0; at < ITEMS; at += 1000) {
   const writes = [];
-  for (let i = at; i < Math.min(at + 1000, ITEMS); i++) writes.push(store.acceptInput({ streamId: input.streamId, sequence: BigInt(i), itemCount: 1n, data, mimeType: undefined }, []));
+  for (let i = at; i < Math.min(at + 1000, ITEMS); i++)
+    writes.push(store.acceptInput({ streamId: input.streamId, sequence: BigInt(i), itemCount: 1n, data, mimeType: undefined }, []));
   await Promise.all(writes);
 }
 console.log(`readInput of one item in a stream of ${ITEMS} 64-byte items (SQLite store), ${CALLS} calls each:`);

@@ -47,7 +47,13 @@ function start(method, fields) {
     config: [],
     idempotencyKey: randomUUID(),
     methodParameters: { kind: "record", value: { fields } },
-    selector: { agentType: "echo", application: "demo", environment: "default", method, constructorParameters: { kind: "record", value: { fields: [{ kind: "string", value: "bench" }] } } },
+    selector: {
+      agentType: "echo",
+      application: "demo",
+      environment: "default",
+      method,
+      constructorParameters: { kind: "record", value: { fields: [{ kind: "string", value: "bench" }] } },
+    },
   };
 }
 
@@ -141,10 +147,21 @@ async function withServer(synchronous, work) {
 }
 
 const digest = (url) =>
-  invoke(url, start("digest", [{ kind: "stream", value: { provisionalRef: randomUUID() } }]), (socket, accepted) => sendU8(socket, accepted.mappings[0].channel));
+  invoke(url, start("digest", [{ kind: "stream", value: { provisionalRef: randomUUID() } }]), (socket, accepted) =>
+    sendU8(socket, accepted.mappings[0].channel),
+  );
 const reverse = (url) =>
-  invoke(url, start("reverse", [{ kind: "stream", value: { provisionalRef: randomUUID() } }]), (socket, accepted) => sendStrings(socket, accepted.mappings[0].channel));
-const count = (url) => invoke(url, start("count", [{ kind: "u32", value: COUNT_ITEMS }, { kind: "u32", value: 0 }]));
+  invoke(url, start("reverse", [{ kind: "stream", value: { provisionalRef: randomUUID() } }]), (socket, accepted) =>
+    sendStrings(socket, accepted.mappings[0].channel),
+  );
+const count = (url) =>
+  invoke(
+    url,
+    start("count", [
+      { kind: "u32", value: COUNT_ITEMS },
+      { kind: "u32", value: 0 },
+    ]),
+  );
 
 const best = async (runs, work) => {
   let min = Infinity;
@@ -156,7 +173,10 @@ const mib = U8_TOTAL / (1024 * 1024);
 const raw = Math.min(await rawBaseline(), await rawBaseline(), await rawBaseline());
 const digestNormal = await withServer("normal", (url) => best(3, () => digest(url)));
 // The same store then serves small items: they must not slow down beside the large rows.
-const [digestFull, reverseAfterBlobs] = await withServer("full", async (url) => [await best(3, () => digest(url)), await best(3, () => reverse(url))]);
+const [digestFull, reverseAfterBlobs] = await withServer("full", async (url) => [
+  await best(3, () => digest(url)),
+  await best(3, () => reverse(url)),
+]);
 const rawStrings = Math.min(await rawStringsBaseline(), await rawStringsBaseline(), await rawStringsBaseline());
 const reverseNormal = await withServer("normal", (url) => best(3, () => reverse(url)));
 const reverseFull = await withServer("full", (url) => best(3, () => reverse(url)));
@@ -168,14 +188,26 @@ const items = (ms) => `${Math.round(COUNT_ITEMS / (ms / 1000))} items/s`;
 console.log(`bufferutil: ${bufferutilStatus()}`);
 console.log(`u8 input, ${mib} MiB in ${U8_BATCH / 1024} KiB batches (best of 3)`);
 console.log(`  bare ws, no protocol         ${raw.toFixed(0)} ms  ${rate(raw)}`);
-console.log(`  digest, synchronous=normal   ${digestNormal.toFixed(0)} ms  ${rate(digestNormal)}  ratio to bare ws ${(raw / digestNormal).toFixed(2)}x`);
-console.log(`  digest, synchronous=full     ${digestFull.toFixed(0)} ms  ${rate(digestFull)}  ratio to bare ws ${(raw / digestFull).toFixed(2)}x`);
+console.log(
+  `  digest, synchronous=normal   ${digestNormal.toFixed(0)} ms  ${rate(digestNormal)}  ratio to bare ws ${(raw / digestNormal).toFixed(2)}x`,
+);
+console.log(
+  `  digest, synchronous=full     ${digestFull.toFixed(0)} ms  ${rate(digestFull)}  ratio to bare ws ${(raw / digestFull).toFixed(2)}x`,
+);
 const strings = (ms) => `${Math.round(STRING_ITEMS / (ms / 1000))} items/s`;
 console.log(`reverse: ${STRING_ITEMS} string items of 64 bytes in, as many out (best of 3)`);
 console.log(`  bare ws, no protocol, one way  ${rawStrings.toFixed(0)} ms  ${strings(rawStrings)}`);
-console.log(`  synchronous=normal           ${reverseNormal.toFixed(0)} ms  ${strings(reverseNormal)}  ratio to bare ws ${(rawStrings / reverseNormal).toFixed(2)}x`);
-console.log(`  synchronous=full             ${reverseFull.toFixed(0)} ms  ${strings(reverseFull)}  ratio to bare ws ${(rawStrings / reverseFull).toFixed(2)}x`);
-console.log(`  full, store holding ${3 * mib} MiB of u8   ${reverseAfterBlobs.toFixed(0)} ms  ${strings(reverseAfterBlobs)}  ratio to bare ws ${(rawStrings / reverseAfterBlobs).toFixed(2)}x`);
+console.log(
+  `  synchronous=normal           ${reverseNormal.toFixed(0)} ms  ${strings(reverseNormal)}  ratio to bare ws ${(rawStrings / reverseNormal).toFixed(2)}x`,
+);
+console.log(
+  `  synchronous=full             ${reverseFull.toFixed(0)} ms  ${strings(reverseFull)}  ratio to bare ws ${(rawStrings / reverseFull).toFixed(2)}x`,
+);
+console.log(
+  `  full, store holding ${3 * mib} MiB of u8   ${reverseAfterBlobs.toFixed(0)} ms  ${strings(reverseAfterBlobs)}  ratio to bare ws ${(rawStrings / reverseAfterBlobs).toFixed(2)}x`,
+);
 console.log(`output items, count to ${COUNT_ITEMS} (best of 3)`);
 console.log(`  synchronous=normal           ${countNormal.toFixed(0)} ms  ${items(countNormal)}`);
-console.log(`  synchronous=full             ${countFull.toFixed(0)} ms  ${items(countFull)}  ratio to normal ${(countFull / countNormal).toFixed(2)}x`);
+console.log(
+  `  synchronous=full             ${countFull.toFixed(0)} ms  ${items(countFull)}  ratio to normal ${(countFull / countNormal).toFixed(2)}x`,
+);

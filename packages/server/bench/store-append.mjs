@@ -42,10 +42,14 @@ for (let round = 0; round < ROUNDS; round++) {
   }
 }
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
-console.log(`store appends, ${ITEMS} items of 64 bytes per round (an input and an output row each), ${ROUNDS} rounds, CPU µs per item (median, range)`);
+console.log(
+  `store appends, ${ITEMS} items of 64 bytes per round (an input and an output row each), ${ROUNDS} rounds, CPU µs per item (median, range)`,
+);
 for (const burst of BURSTS) {
   const row = results[burst];
-  const cells = Object.entries(row).map(([name, values]) => `${name} ${median(values).toFixed(2)} (${Math.min(...values).toFixed(2)}–${Math.max(...values).toFixed(2)})`);
+  const cells = Object.entries(row).map(
+    ([name, values]) => `${name} ${median(values).toFixed(2)} (${Math.min(...values).toFixed(2)}–${Math.max(...values).toFixed(2)})`,
+  );
   let ratio = "";
   if (row.other !== undefined) {
     const ratios = row.here.map((value, i) => row.other[i] / value);
@@ -75,10 +79,26 @@ async function measure(modulePath, burst) {
     const output = stream("output", { kind: "result" }, "/result");
     await store.createSession(
       {
-        sessionId, account: "acme", principal: "alice", application: "demo", environment: "default", agentType: "echo",
-        agentIdentity: "ab".repeat(32), method: "reverse", idempotencyKey: "k", selector: "{}", config: "[]", parameters: "{}",
-        generation: 1n, sessionToken: "t", streamKeyId: "k1", state: "running", result: undefined, outcome: undefined,
-        createdAt: 1000, finishedAt: undefined,
+        sessionId,
+        account: "acme",
+        principal: "alice",
+        application: "demo",
+        environment: "default",
+        agentType: "echo",
+        agentIdentity: "ab".repeat(32),
+        method: "reverse",
+        idempotencyKey: "k",
+        selector: "{}",
+        config: "[]",
+        parameters: "{}",
+        generation: 1n,
+        sessionToken: "t",
+        streamKeyId: "k1",
+        state: "running",
+        result: undefined,
+        outcome: undefined,
+        createdAt: 1000,
+        finishedAt: undefined,
       },
       [input],
       { attemptId: randomUUID(), operation: "start", descriptorDigest: "d", sessionId, generation: 1n },
@@ -91,7 +111,9 @@ async function measure(modulePath, burst) {
         for (let i = at; i < Math.min(at + burst, from + count); i++) {
           const sequence = BigInt(i);
           writes.push(store.acceptInput({ streamId: input.streamId, sequence, itemCount: 1n, data, mimeType: undefined }, []));
-          writes.push(store.appendOutput({ event: "item", streamId: output.streamId, sequence, itemCount: 1n, data, mimeType: undefined }, []));
+          writes.push(
+            store.appendOutput({ event: "item", streamId: output.streamId, sequence, itemCount: 1n, data, mimeType: undefined }, []),
+          );
         }
         await Promise.all(writes);
       }

@@ -17,7 +17,10 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const [runs = "5000", commands = "30"] = process.argv.slice(2);
-for (const [name, value] of [["runs", runs], ["commands", commands]]) {
+for (const [name, value] of [
+  ["runs", runs],
+  ["commands", commands],
+]) {
   if (!/^[1-9][0-9]*$/.test(value)) {
     console.error(`model-soak: ${name} must be a positive integer, not ${JSON.stringify(value)}`);
     process.exit(2);

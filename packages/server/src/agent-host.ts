@@ -67,10 +67,7 @@ export interface OutputWriter {
   readonly signal: AbortSignal;
 }
 
-export type OutputSource =
-  | AsyncIterable<OutputItem>
-  | Iterable<OutputItem>
-  | ((writer: OutputWriter) => Promise<void>);
+export type OutputSource = AsyncIterable<OutputItem> | Iterable<OutputItem> | ((writer: OutputWriter) => Promise<void>);
 
 export interface InvocationContext {
   readonly application: string;
@@ -188,7 +185,8 @@ export class StaticAgentHost implements AgentHost {
         for (const type of types) {
           checkName(type.name, "agent type", `${where}environment ${quoted(environment)}: `);
           checkConstructor(type, `${where}environment ${quoted(environment)}: agent type ${quoted(type.name)}`);
-          for (const method of type.methods) checkName(method.name, "method", `${where}environment ${quoted(environment)}: agent type ${quoted(type.name)}: `);
+          for (const method of type.methods)
+            checkName(method.name, "method", `${where}environment ${quoted(environment)}: agent type ${quoted(type.name)}: `);
         }
       }
       byApplication.set(application, new Map(Object.entries(environments)));
@@ -216,7 +214,10 @@ function checkConstructor(type: AgentTypeDescriptor, where: string): void {
   try {
     decodeSchemaGraph(type.constructorParameters, { streams: "forbidden" });
   } catch (cause) {
-    throw new TypeError(`StaticAgentHost: ${where}: constructor parameters: ${cause instanceof Error ? cause.message : "not a valid schema graph"}`, { cause });
+    throw new TypeError(
+      `StaticAgentHost: ${where}: constructor parameters: ${cause instanceof Error ? cause.message : "not a valid schema graph"}`,
+      { cause },
+    );
   }
 }
 

@@ -170,7 +170,8 @@ export async function startEmbeddedServer(options: EmbeddedServerOptions): Promi
   } catch (error) {
     throw new TypeError(`options.tokens: ${(error as Error).message}`);
   }
-  if (options.tokens.length === 0 && options.authentication === undefined) throw new TypeError("options.tokens must not be empty without options.authentication");
+  if (options.tokens.length === 0 && options.authentication === undefined)
+    throw new TypeError("options.tokens must not be empty without options.authentication");
   // Before anything is created: a bad catalogue leaves no data directory behind.
   const host = agentsHost(options);
   mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
@@ -181,7 +182,9 @@ export async function startEmbeddedServer(options: EmbeddedServerOptions): Promi
       dataDir: options.dataDir,
       synchronous: options.synchronous ?? "full",
       ...(options.payloadFileThreshold === undefined ? {} : { payloadFileThreshold: options.payloadFileThreshold }),
-      ...(options.storeOutageGraceMs === undefined ? {} : { outageGraceMs: checkOutageGraceMs(options.storeOutageGraceMs, "storeOutageGraceMs") }),
+      ...(options.storeOutageGraceMs === undefined
+        ? {}
+        : { outageGraceMs: checkOutageGraceMs(options.storeOutageGraceMs, "storeOutageGraceMs") }),
     });
   const server = createSessionServer({
     store,
@@ -189,7 +192,9 @@ export async function startEmbeddedServer(options: EmbeddedServerOptions): Promi
     keyring,
     ...withStaticTokens(
       options.tokens,
-      options.principalSecret === undefined ? loadOrCreatePrincipalSecret(options.dataDir).secret : checkPrincipalSecret(options.principalSecret, "options.principalSecret"),
+      options.principalSecret === undefined
+        ? loadOrCreatePrincipalSecret(options.dataDir).secret
+        : checkPrincipalSecret(options.principalSecret, "options.principalSecret"),
       options.authentication,
     ),
     ...(options.limits === undefined ? {} : { limits: options.limits }),

@@ -15,7 +15,14 @@
  * your own), `@golem-stream/server/demo` (the demo catalogue's host), `@golem-stream/server/testing`
  * (test clients, clocks and scenarios).
  */
-export { startEmbeddedServer, loadOrCreateKeyring, loadOrCreatePrincipalSecret, PRINCIPAL_SECRET_FILE, type EmbeddedServer, type EmbeddedServerOptions } from "./embedded.js";
+export {
+  startEmbeddedServer,
+  loadOrCreateKeyring,
+  loadOrCreatePrincipalSecret,
+  PRINCIPAL_SECRET_FILE,
+  type EmbeddedServer,
+  type EmbeddedServerOptions,
+} from "./embedded.js";
 export type { Catalogue, EnvironmentAgentTypes } from "./catalogue/catalogue.js";
 export { defineCatalogue } from "./catalogue/check-catalogue.js";
 export { CatalogueError } from "./catalogue/catalogue-error.js";
@@ -24,9 +31,29 @@ export { agentsHost, agentsFingerprint, type AgentsOptions } from "./catalogue/a
 export { catalogueFingerprint } from "./catalogue/fingerprint.js";
 export { CatalogueDriftError, type CatalogueDetails } from "./cluster/catalogue-check.js";
 export { CombinedAgentHost } from "./catalogue/combined-host.js";
-export { createSessionServer, type SessionServer, type BufferedBytes, type SessionServerOptions, type ClusterOptions, type ListeningAddress, type PageHandler } from "./server.js";
+export {
+  createSessionServer,
+  type SessionServer,
+  type BufferedBytes,
+  type SessionServerOptions,
+  type ClusterOptions,
+  type ListeningAddress,
+  type PageHandler,
+} from "./server.js";
 export type { Timers, TimerHandle } from "./timers.js";
-export type { ServerObserver, PartialObserver, AttachmentObserver, BackpressureReason, SilenceReason, PrincipalLimit, SessionIdentity, AttachEvent, AttachOperation, AttachmentEnd, RejectedOperation } from "./observability/server-observer.js";
+export type {
+  ServerObserver,
+  PartialObserver,
+  AttachmentObserver,
+  BackpressureReason,
+  SilenceReason,
+  PrincipalLimit,
+  SessionIdentity,
+  AttachEvent,
+  AttachOperation,
+  AttachmentEnd,
+  RejectedOperation,
+} from "./observability/server-observer.js";
 // From the lower layers: the Keyring the options take, and the protocol types in this package's signatures.
 export { Keyring, type KeyringInit, type KeyringKeyInit } from "@golem-stream/tokens";
 export type {

@@ -35,10 +35,7 @@ export interface Principal {
  * the principal, or undefined for `unauthenticated`. Must not throw for a bad
  * token; a thrown error is answered as `internal-error`.
  */
-export type Authenticator = (
-  bearerToken: string,
-  request: IncomingMessage,
-) => Principal | undefined | Promise<Principal | undefined>;
+export type Authenticator = (bearerToken: string, request: IncomingMessage) => Principal | undefined | Promise<Principal | undefined>;
 
 export type AuthorizedOperation = "start" | "resume" | "takeover" | "discover";
 
@@ -248,7 +245,11 @@ const PROTOCOL_CEILINGS: Partial<Record<keyof ServerLimits, number>> = {
 };
 
 /** Limits where 0 turns the bound off (every other limit is positive). */
-const ZERO_MEANS_OFF: ReadonlySet<keyof ServerLimits> = new Set<keyof ServerLimits>(["authFailuresPerAddress", "pingIntervalMs", "maxReplays"]);
+const ZERO_MEANS_OFF: ReadonlySet<keyof ServerLimits> = new Set<keyof ServerLimits>([
+  "authFailuresPerAddress",
+  "pingIntervalMs",
+  "maxReplays",
+]);
 
 /** Limits that are timer delays. */
 const TIMER_LIMITS: readonly (keyof ServerLimits)[] = ["firstMessageTimeoutMs", "pingIntervalMs", "tcpKeepAliveDelayMs"];

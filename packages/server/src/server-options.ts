@@ -191,16 +191,19 @@ export function checkOptions(options: SessionServerOptions): void {
     ["authenticator", "function"],
   ];
   for (const [name, type] of required) {
-    if (typeof options[name] !== type || options[name] === null) throw new TypeError(`options.${name} must be a ${type === "function" ? "function" : "non-null object"}`);
+    if (typeof options[name] !== type || options[name] === null)
+      throw new TypeError(`options.${name} must be a ${type === "function" ? "function" : "non-null object"}`);
   }
   for (const name of ["authorizer", "now", "pages"] as const) {
     if (options[name] !== undefined && typeof options[name] !== "function") throw new TypeError(`options.${name} must be a function`);
   }
   const timeout = options.readinessTimeoutMs;
-  if (timeout !== undefined && (!Number.isSafeInteger(timeout) || timeout <= 0)) throw new TypeError("options.readinessTimeoutMs must be a positive integer (ms)");
+  if (timeout !== undefined && (!Number.isSafeInteger(timeout) || timeout <= 0))
+    throw new TypeError("options.readinessTimeoutMs must be a positive integer (ms)");
   for (const name of ["issuer", "audience"] as const) {
     const value = options[name];
-    if (value !== undefined && (typeof value !== "string" || value.length === 0)) throw new TypeError(`options.${name} must be a non-empty string`);
+    if (value !== undefined && (typeof value !== "string" || value.length === 0))
+      throw new TypeError(`options.${name} must be a non-empty string`);
   }
 }
 

@@ -50,7 +50,14 @@ import {
   type SessionServerOptions,
 } from "./server-options.js";
 
-export type { BufferedBytes, ClusterOptions, ListeningAddress, PageHandler, SessionServer, SessionServerOptions } from "./server-options.js";
+export type {
+  BufferedBytes,
+  ClusterOptions,
+  ListeningAddress,
+  PageHandler,
+  SessionServer,
+  SessionServerOptions,
+} from "./server-options.js";
 
 export function createSessionServer(options: SessionServerOptions): SessionServer {
   checkOptions(options);
@@ -104,7 +111,10 @@ class NodeSessionServer implements SessionServer {
       now,
     );
     this.#tokens = new TokenService(options.keyring, { issuer, audience }, now);
-    const metrics = options.metrics === undefined || options.metrics === false ? undefined : new PrometheusMetrics(options.metrics === true ? {} : options.metrics);
+    const metrics =
+      options.metrics === undefined || options.metrics === false
+        ? undefined
+        : new PrometheusMetrics(options.metrics === true ? {} : options.metrics);
     this.metrics = metrics?.registry;
     const observers: PartialObserver[] = [tracingObserver(options.tracerProvider)];
     if (options.logger !== undefined) observers.push(logObserver(options.logger));
@@ -114,7 +124,11 @@ class NodeSessionServer implements SessionServer {
     const observer = (this.#observer = composeObservers(observers));
     if (metrics !== undefined) options.store.observeCommits?.((seconds, writes) => observer.storeCommitted(seconds, writes));
     options.store.observeOutages?.((event) => observer.storeOutage(event));
-    const operations: OperationsEndpoints = { registry: this.metrics, health: options.healthEndpoints === true, readiness: () => this.readiness() };
+    const operations: OperationsEndpoints = {
+      registry: this.metrics,
+      health: options.healthEndpoints === true,
+      readiness: () => this.readiness(),
+    };
     this.#storeProbe = new StoreProbe(options.store, options.readinessTimeoutMs ?? DEFAULT_READINESS_TIMEOUT_MS, now);
     const storedBytes = new StoredBytesTable(limits.maxStoredBytesPerPrincipal, () => observer.principalLimitReached("stored-bytes"));
     const deps: RuntimeDeps = {
@@ -156,7 +170,8 @@ class NodeSessionServer implements SessionServer {
         },
         (error: unknown) => {
           // A node refused for its catalogue never joined: listen says why.
-          if (!(error instanceof CatalogueDriftError)) logger.error("could not recover interrupted sessions", { event: "recovery.failed", error: String(error) });
+          if (!(error instanceof CatalogueDriftError))
+            logger.error("could not recover interrupted sessions", { event: "recovery.failed", error: String(error) });
         },
       );
     this.#sweep.start();
@@ -214,7 +229,11 @@ class NodeSessionServer implements SessionServer {
     const reachable = await this.#storeProbe.reachable();
     const checks = { store: reachable, started: this.#started, accepting: !this.#draining && !this.#closing };
     const catalogue = this.#leases?.catalogueDetails();
-    return { ready: checks.store && checks.started && checks.accepting, checks, ...(catalogue === undefined ? {} : { details: { catalogue } }) };
+    return {
+      ready: checks.store && checks.started && checks.accepting,
+      checks,
+      ...(catalogue === undefined ? {} : { details: { catalogue } }),
+    };
   }
 
   rotateKeyring(keyring: Keyring): void {
@@ -222,7 +241,8 @@ class NodeSessionServer implements SessionServer {
   }
 
   attach(server: Server): void {
-    const upgrade = (request: IncomingMessage, socket: Duplex, head: Buffer): void => void this.#endpoint.upgrade(request, socket, head, false);
+    const upgrade = (request: IncomingMessage, socket: Duplex, head: Buffer): void =>
+      void this.#endpoint.upgrade(request, socket, head, false);
     const request = (req: IncomingMessage, res: ServerResponse): void => void routeRequest(this.#routes, req, res, false);
     server.on("upgrade", upgrade);
     server.on("request", request);

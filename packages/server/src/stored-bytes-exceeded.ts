@@ -15,6 +15,8 @@ import { CountLimitError } from "./count-limit-error.js";
  */
 export class StoredBytesExceeded extends CountLimitError {
   constructor(limit: number) {
-    super(`this caller may keep at most ${limit} bytes in the store, and this would go past them; finished sessions give theirs back when their retention ends`);
+    super(
+      `this caller may keep at most ${limit} bytes in the store, and this would go past them; finished sessions give theirs back when their retention ends`,
+    );
   }
 }

@@ -23,7 +23,6 @@ afterAll(async () => {
   await server.dispose();
 });
 
-
 function start(method: string, methodParameters: SchemaValueJson, application: "demo" | "test" = "demo"): InvocationStart {
   return {
     type: "invocationStart",
@@ -145,7 +144,14 @@ describe("finding 2 (section 11; decisions section 5): every handshake failure u
   });
 
   it("a malformed subprotocol list, or ours offered twice, is unsupported-subprotocol, 400", async () => {
-    for (const protocol of [`${SUBPROTOCOL},,x`, `, ${SUBPROTOCOL}`, `x y, ${SUBPROTOCOL}`, `${SUBPROTOCOL}, ${SUBPROTOCOL}`, `${SUBPROTOCOL},`, `"${SUBPROTOCOL}"`]) {
+    for (const protocol of [
+      `${SUBPROTOCOL},,x`,
+      `, ${SUBPROTOCOL}`,
+      `x y, ${SUBPROTOCOL}`,
+      `${SUBPROTOCOL}, ${SUBPROTOCOL}`,
+      `${SUBPROTOCOL},`,
+      `"${SUBPROTOCOL}"`,
+    ]) {
       const answer = await rawHttp(server.httpUrl, upgradeHead(server.httpUrl, { "sec-websocket-protocol": protocol }));
       expect(answer.status).toBe(400);
       expect(answer.headers["content-type"]).toMatch(json);
@@ -206,7 +212,12 @@ describe("finding 4 (sections 1, 8): stream traffic sent before invocationAccept
     const { messages, closed } = await finish(client);
     expect(messages[0]?.type).toBe("invocationAccepted");
     expect(messages.some((m) => m.type === "inputStreamAck")).toBe(false);
-    expect(messages.at(-1)).toMatchObject({ type: "invocationRejected", attemptId: message.attemptId, code: "invalid-channel", retryable: true });
+    expect(messages.at(-1)).toMatchObject({
+      type: "invocationRejected",
+      attemptId: message.attemptId,
+      code: "invalid-channel",
+      retryable: true,
+    });
     expect(closed.code).toBe(1002);
   });
 
@@ -259,7 +270,15 @@ describe("finding 6: the Bearer scheme is case-insensitive; a count limit closes
         const one = await AuditClient.connect(limited.url);
         one.send(tooMany);
         const { messages, closed } = await finish(one);
-        expect(messages).toEqual([{ type: "invocationRejected", attemptId: tooMany.attemptId, code: "limit-exceeded", message: expect.any(String), retryable: false }]);
+        expect(messages).toEqual([
+          {
+            type: "invocationRejected",
+            attemptId: tooMany.attemptId,
+            code: "limit-exceeded",
+            message: expect.any(String),
+            retryable: false,
+          },
+        ]);
         expect(closed.code).toBe(1002);
       } finally {
         await limited.dispose();
@@ -306,7 +325,12 @@ describe("finding 7 (section 8): data on an input the server cancelled: in fligh
     expect(dropped.inputHighWater?.terminal).toBe(true);
     second.send({ type: "inputStreamItem", channel: dropped.channel, sequence: dropped.inputHighWater!.sequence, value: v.str("stale") });
     const { messages, closed } = await finish(second);
-    expect(messages.at(-1)).toMatchObject({ type: "invocationRejected", attemptId: resume.attemptId, code: "invalid-channel", retryable: true });
+    expect(messages.at(-1)).toMatchObject({
+      type: "invocationRejected",
+      attemptId: resume.attemptId,
+      code: "invalid-channel",
+      retryable: true,
+    });
     expect(closed.code).toBe(1002);
   });
 });

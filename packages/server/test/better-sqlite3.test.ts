@@ -29,6 +29,10 @@ describe("loading better-sqlite3", () => {
 
   it("lets any other failure through as it is (a binary built for another Node)", () => {
     const abiMismatch = new Error("The module was compiled against a different Node.js version");
-    expect(() => loadBetterSqlite3(() => { throw abiMismatch; })).toThrow(abiMismatch);
+    expect(() =>
+      loadBetterSqlite3(() => {
+        throw abiMismatch;
+      }),
+    ).toThrow(abiMismatch);
   });
 });

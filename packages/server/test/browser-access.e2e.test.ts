@@ -7,13 +7,7 @@
 import { request as httpRequest } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
-import {
-  SESSION_PATH,
-  SUBPROTOCOL,
-  decodeServerMessage,
-  encodeBearerSubprotocol,
-  encodeClientMessage,
-} from "@golem-stream/wire";
+import { SESSION_PATH, SUBPROTOCOL, decodeServerMessage, encodeBearerSubprotocol, encodeClientMessage } from "@golem-stream/wire";
 import { createSessionServer, type Logger } from "../src/index.js";
 import { demoStart, startTestServer, TOKEN, v, type TestServer } from "./helpers.js";
 
@@ -82,7 +76,12 @@ function attempt(server: TestServer, protocols: string[], headers: Record<string
 describe("with browsers enabled", () => {
   it("a page of an allowed origin authenticates with the bearer entry; only the protocol's subprotocol is selected", async () => {
     const answer = await attempt(withBrowsers, [SUBPROTOCOL, entry(TOKEN)], { origin: APP });
-    expect(answer).toEqual({ kind: "opened", selected: SUBPROTOCOL, close: { code: 1000, reason: "" }, firstMessage: "invocationAccepted" });
+    expect(answer).toEqual({
+      kind: "opened",
+      selected: SUBPROTOCOL,
+      close: { code: 1000, reason: "" },
+      firstMessage: "invocationAccepted",
+    });
   });
 
   it("the entry may come first, and a client without Origin (outside a browser) may use it too", async () => {
@@ -116,7 +115,12 @@ describe("with browsers enabled", () => {
     ];
     for (const protocols of cases) {
       const answer = await attempt(withBrowsers, protocols, { origin: APP });
-      expect(answer, protocols.join(",")).toEqual({ kind: "opened", selected: SUBPROTOCOL, close: { code: 4401, reason: "unauthenticated" }, firstMessage: undefined });
+      expect(answer, protocols.join(",")).toEqual({
+        kind: "opened",
+        selected: SUBPROTOCOL,
+        close: { code: 4401, reason: "unauthenticated" },
+        firstMessage: undefined,
+      });
     }
     // Two credentials at once are refused too.
     const both = await attempt(withBrowsers, [SUBPROTOCOL, entry(TOKEN)], { origin: APP, authorization: `Bearer ${TOKEN}` });
@@ -130,9 +134,17 @@ describe("with browsers enabled", () => {
 
   it("the catalogue answers CORS to allowed origins only", async () => {
     const path = "/v1/agents/types?application=demo&environment=default";
-    const preflight = await http(withBrowsers, "OPTIONS", path, { origin: APP, "access-control-request-method": "GET", "access-control-request-headers": "authorization" });
+    const preflight = await http(withBrowsers, "OPTIONS", path, {
+      origin: APP,
+      "access-control-request-method": "GET",
+      "access-control-request-headers": "authorization",
+    });
     expect(preflight.status).toBe(204);
-    expect(preflight.headers).toMatchObject({ "access-control-allow-origin": APP, "access-control-allow-headers": "authorization", vary: "Origin" });
+    expect(preflight.headers).toMatchObject({
+      "access-control-allow-origin": APP,
+      "access-control-allow-headers": "authorization",
+      vary: "Origin",
+    });
     const get = await http(withBrowsers, "GET", path, { origin: APP, authorization: `Bearer ${TOKEN}` });
     expect(get.status).toBe(200);
     expect(get.headers["access-control-allow-origin"]).toBe(APP);
@@ -168,11 +180,19 @@ describe("without the option (the default)", () => {
 it("allowedOrigins must be origins, checked at construction", () => {
   const base = { store: {}, host: {}, keyring: {}, authenticator: () => undefined } as unknown as Parameters<typeof createSessionServer>[0];
   for (const allowedOrigins of [[], ["http://app.example/"], ["app.example"], ["*"], ["ftp://app.example"], [42]]) {
-    expect(() => createSessionServer({ ...base, browsers: { allowedOrigins: allowedOrigins as string[] } }), JSON.stringify(allowedOrigins)).toThrow(TypeError);
+    expect(
+      () => createSessionServer({ ...base, browsers: { allowedOrigins: allowedOrigins as string[] } }),
+      JSON.stringify(allowedOrigins),
+    ).toThrow(TypeError);
   }
 });
 
-function http(server: TestServer, method: string, path: string, headers: Record<string, string>): Promise<{ status: number; headers: Record<string, unknown> }> {
+function http(
+  server: TestServer,
+  method: string,
+  path: string,
+  headers: Record<string, string>,
+): Promise<{ status: number; headers: Record<string, unknown> }> {
   return new Promise((resolve, reject) => {
     const req = httpRequest(`${server.httpUrl}${path}`, { method, headers });
     req.on("response", (res) => {

@@ -18,7 +18,11 @@ afterEach(async () => {
 
 async function serve(caller: Principal, limits: Partial<ServerLimits> = {}): Promise<{ url: string; http: string; errors: unknown[] }> {
   const errors: unknown[] = [];
-  const logger = { info: () => undefined, warn: () => undefined, error: (message: string, fields?: unknown) => void errors.push([message, fields]) };
+  const logger = {
+    info: () => undefined,
+    warn: () => undefined,
+    error: (message: string, fields?: unknown) => void errors.push([message, fields]),
+  };
   const server = createSessionServer({
     store: new MemorySessionStore(),
     host: createDemoHost(),
@@ -35,7 +39,9 @@ async function serve(caller: Principal, limits: Partial<ServerLimits> = {}): Pro
 /** The upgrade's HTTP refusal, or "open" when the WebSocket was accepted. */
 function handshake(url: string): Promise<{ status: number; body: string } | "open"> {
   return new Promise((resolve) => {
-    const socket = new WebSocket(`${url}/v1/agents/invoke-agent-session`, ["golem.agent-invocation.v1"], { headers: { authorization: `Bearer ${TOKEN}` } });
+    const socket = new WebSocket(`${url}/v1/agents/invoke-agent-session`, ["golem.agent-invocation.v1"], {
+      headers: { authorization: `Bearer ${TOKEN}` },
+    });
     socket.on("open", () => {
       socket.close();
       resolve("open");
@@ -58,7 +64,10 @@ describe("an authenticated identity too long for tokens", () => {
       code: "forbidden",
       error: "the authenticated identity is too long to be bound into tokens (account and principal at most 2048 UTF-8 bytes together)",
     });
-    expect(errors).toContainEqual(["authenticator returned an identity longer than limits.maxCallerIdentityBytes", { event: "auth.invalid-identity", accountBytes: 1, principalBytes: 7000, limit: 2048 }]);
+    expect(errors).toContainEqual([
+      "authenticator returned an identity longer than limits.maxCallerIdentityBytes",
+      { event: "auth.invalid-identity", accountBytes: 1, principalBytes: 7000, limit: 2048 },
+    ]);
     expect(JSON.stringify(errors)).not.toContain("ppp");
   });
 
@@ -90,13 +99,18 @@ describe("an authenticated identity too long for tokens", () => {
 
   it("the discovery endpoint refuses it the same way", async () => {
     const { http } = await serve({ account: "a", principal: "p".repeat(7000) });
-    const response = await fetch(`${http}/v1/agents/types?application=demo&environment=default`, { headers: { authorization: `Bearer ${TOKEN}` } });
+    const response = await fetch(`${http}/v1/agents/types?application=demo&environment=default`, {
+      headers: { authorization: `Bearer ${TOKEN}` },
+    });
     expect([response.status, ((await response.json()) as { code: string }).code]).toEqual([403, "forbidden"]);
   });
 
   it("a non-string or empty identity is the authenticator's bug: internal-error (500), said in the log", async () => {
     const { url, errors } = await serve({ account: "", principal: "p" });
     expect(await handshake(url)).toMatchObject({ status: 500 });
-    expect(errors).toContainEqual(["authenticator returned an invalid identity", { event: "auth.invalid-identity", account: "string of 0 bytes", principal: "string of 1 bytes" }]);
+    expect(errors).toContainEqual([
+      "authenticator returned an invalid identity",
+      { event: "auth.invalid-identity", account: "string of 0 bytes", principal: "string of 1 bytes" },
+    ]);
   });
 });

@@ -6,11 +6,28 @@
  */
 import { Keyring } from "@golem-stream/tokens";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { CatalogueDriftError, READY_PATH, StaticAgentHost, agentsFingerprint, catalogueFingerprint, createSessionServer, defineAgentType, implement, t, type AgentHost, type Catalogue, type SessionServer } from "../src/index.js";
+import {
+  CatalogueDriftError,
+  READY_PATH,
+  StaticAgentHost,
+  agentsFingerprint,
+  catalogueFingerprint,
+  createSessionServer,
+  defineAgentType,
+  implement,
+  t,
+  type AgentHost,
+  type Catalogue,
+  type SessionServer,
+} from "../src/index.js";
 import { MemoryCluster } from "../src/store/index.js";
 import { createDemoHost } from "../src/demo/index.js";
 
-const counter = defineAgentType({ name: "counter", constructor: t.record({}), methods: { next: { params: t.record({}), result: t.u32() } } });
+const counter = defineAgentType({
+  name: "counter",
+  constructor: t.record({}),
+  methods: { next: { params: t.record({}), result: t.u32() } },
+});
 const counterV2 = defineAgentType({
   name: "counter",
   constructor: t.record({}),
@@ -24,14 +41,22 @@ describe("catalogueFingerprint", () => {
     const base = catalogueFingerprint(catalogue([v1]));
     expect(base).toMatch(/^[0-9a-f]{64}$/);
     expect(catalogueFingerprint(catalogue([implement(counter, { next: () => 2 })]))).toBe(base);
-    expect(catalogueFingerprint({ applications: { app: { prod: [{ ...v1, methods: v1.methods.map((m) => ({ result: m.result, parameters: m.parameters, name: m.name })) }] } } })).toBe(base);
+    expect(
+      catalogueFingerprint({
+        applications: {
+          app: { prod: [{ ...v1, methods: v1.methods.map((m) => ({ result: m.result, parameters: m.parameters, name: m.name })) }] },
+        },
+      }),
+    ).toBe(base);
     expect(catalogueFingerprint(catalogue([implement(counterV2, { next: () => 1, reset: () => undefined })]))).not.toBe(base);
     expect(catalogueFingerprint({ applications: { app: { staging: [v1] } } })).not.toBe(base);
   });
 
   it("agentsFingerprint: the demo's by default, the demo joined with demo: true, none for a host of one's own", () => {
     const demoOnly = agentsFingerprint({});
-    expect(demoOnly).toBe(agentsFingerprint({ agents: { applications: { demo: { default: createDemoHost().agentTypes("demo", "default") as never } } } }));
+    expect(demoOnly).toBe(
+      agentsFingerprint({ agents: { applications: { demo: { default: createDemoHost().agentTypes("demo", "default") as never } } } }),
+    );
     expect(agentsFingerprint({ agents: catalogue([v1]) })).toBe(catalogueFingerprint(catalogue([v1])));
     expect(agentsFingerprint({ agents: catalogue([v1]), demo: true })).not.toBe(agentsFingerprint({ agents: catalogue([v1]) }));
     expect(agentsFingerprint({ agents: createDemoHost() })).toBeUndefined();
@@ -45,7 +70,14 @@ describe("nodes of one cluster compare catalogues before joining", () => {
   });
 
   const keyring = Keyring.generate("k1");
-  function node(cluster: MemoryCluster, id: string, host: AgentHost, fingerprint: string, allowCatalogueDrift = false, leaseTtlMs = 10_000): SessionServer {
+  function node(
+    cluster: MemoryCluster,
+    id: string,
+    host: AgentHost,
+    fingerprint: string,
+    allowCatalogueDrift = false,
+    leaseTtlMs = 10_000,
+  ): SessionServer {
     const server = createSessionServer({
       store: cluster.node(id),
       host,
@@ -96,7 +128,10 @@ describe("nodes of one cluster compare catalogues before joining", () => {
     });
     await a.drain(0);
     // Re-checked at b's next heartbeat: polled, as that heartbeat runs on b's own timer.
-    await vi.waitFor(async () => expect((await b.readiness()).details?.catalogue?.differing).toEqual([]), { timeout: 10_000, interval: 50 });
+    await vi.waitFor(async () => expect((await b.readiness()).details?.catalogue?.differing).toEqual([]), {
+      timeout: 10_000,
+      interval: 50,
+    });
   });
 
   it("a store that cannot record catalogues: the node starts unchecked and logs that it is", async () => {
@@ -111,11 +146,25 @@ describe("nodes of one cluster compare catalogues before joining", () => {
       },
     });
     const warnings: { message: string; fields: unknown }[] = [];
-    const logger = { debug: () => undefined, info: () => undefined, error: () => undefined, warn: (message: string, fields?: unknown) => warnings.push({ message, fields }) };
-    const server = createSessionServer({ store: older, host, keyring, authenticator: () => undefined, logger, cluster: { catalogue: fingerprintV1 } });
+    const logger = {
+      debug: () => undefined,
+      info: () => undefined,
+      error: () => undefined,
+      warn: (message: string, fields?: unknown) => warnings.push({ message, fields }),
+    };
+    const server = createSessionServer({
+      store: older,
+      host,
+      keyring,
+      authenticator: () => undefined,
+      logger,
+      cluster: { catalogue: fingerprintV1 },
+    });
     servers.push(server);
     await server.listen();
-    expect(warnings).toMatchObject([{ message: "cannot compare catalogues with the other nodes", fields: { event: "cluster.catalogue-check-off" } }]);
+    expect(warnings).toMatchObject([
+      { message: "cannot compare catalogues with the other nodes", fields: { event: "cluster.catalogue-check-off" } },
+    ]);
     expect((await server.readiness()).details).toBeUndefined();
   });
 });

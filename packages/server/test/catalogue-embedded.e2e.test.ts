@@ -6,10 +6,23 @@
 import { existsSync } from "node:fs";
 import type { ServerMessage } from "@golem-stream/wire";
 import { afterEach, describe, expect, it } from "vitest";
-import { CatalogueError, DISCOVERY_PATH, defineAgentType, defineCatalogue, implement, t, type AgentTypeDefinition, type Catalogue } from "../src/index.js";
+import {
+  CatalogueError,
+  DISCOVERY_PATH,
+  defineAgentType,
+  defineCatalogue,
+  implement,
+  t,
+  type AgentTypeDefinition,
+  type Catalogue,
+} from "../src/index.js";
 import { RawClient, TOKEN, emptyStart, startTestServer, type TestServer } from "./helpers.js";
 
-const greeter = defineAgentType({ name: "greeter", constructor: t.record({}), methods: { hello: { params: t.record({}), result: t.string() } } });
+const greeter = defineAgentType({
+  name: "greeter",
+  constructor: t.record({}),
+  methods: { hello: { params: t.record({}), result: t.string() } },
+});
 const typed = implement(greeter, { hello: () => "hello" });
 
 /** An untyped agent type whose one method `answer` returns 42. */
@@ -29,7 +42,9 @@ describe("startEmbeddedServer({ agents })", () => {
   });
 
   async function typesOf(application: string): Promise<{ status: number; names: string[] }> {
-    const response = await fetch(`${server?.httpUrl}${DISCOVERY_PATH}?application=${application}&environment=default`, { headers: { authorization: `Bearer ${TOKEN}` } });
+    const response = await fetch(`${server?.httpUrl}${DISCOVERY_PATH}?application=${application}&environment=default`, {
+      headers: { authorization: `Bearer ${TOKEN}` },
+    });
     if (response.status !== 200) return { status: response.status, names: [] };
     const body = (await response.json()) as { agentTypes: { name: string }[] };
     return { status: 200, names: body.agentTypes.map((type) => type.name) };
@@ -55,7 +70,9 @@ describe("startEmbeddedServer({ agents })", () => {
 
   it("refuses a bad catalogue before creating the data directory", async () => {
     const dataDir = `/tmp/golem-stream-never-${process.pid}-${Date.now()}`;
-    await expect(startTestServer({ dataDir, agents: { applications: { test: { default: [] } } } as Catalogue })).rejects.toThrow(CatalogueError);
+    await expect(startTestServer({ dataDir, agents: { applications: { test: { default: [] } } } as Catalogue })).rejects.toThrow(
+      CatalogueError,
+    );
     expect(existsSync(dataDir)).toBe(false);
   });
 });

@@ -3,12 +3,27 @@
  * and the host `agentsHost` builds from one, beside the demo or without it.
  */
 import { describe, expect, it } from "vitest";
-import { CatalogueError, agentsHost, checkAgents, defineAgentType, defineCatalogue, implement, t, type AgentHost, type AgentTypeDefinition, type Catalogue } from "../src/index.js";
+import {
+  CatalogueError,
+  agentsHost,
+  checkAgents,
+  defineAgentType,
+  defineCatalogue,
+  implement,
+  t,
+  type AgentHost,
+  type AgentTypeDefinition,
+  type Catalogue,
+} from "../src/index.js";
 
 const EMPTY = t.graph(t.record({}));
 const U32 = t.graph(t.u32());
 
-const greeter = defineAgentType({ name: "greeter", constructor: t.record({}), methods: { hello: { params: t.record({}), result: t.string() } } });
+const greeter = defineAgentType({
+  name: "greeter",
+  constructor: t.record({}),
+  methods: { hello: { params: t.record({}), result: t.string() } },
+});
 const typed = implement(greeter, { hello: () => "hello" });
 
 /** An untyped agent type whose one method `answer` returns 42. */
@@ -39,22 +54,66 @@ describe("defineCatalogue / checkAgents", () => {
     ["a function", () => catalogue([typed]), /^the catalogue is a function/],
     ["no applications", { test: { default: [typed] } }, /^the catalogue has an unknown field "test"/],
     ["empty", { applications: {} }, /^the catalogue has no application$/],
-    ["an environment that is no list", { applications: { test: { default: typed } } }, /^application "test": environment "default" must be a list of agent types, not an object$/],
+    [
+      "an environment that is no list",
+      { applications: { test: { default: typed } } },
+      /^application "test": environment "default" must be a list of agent types, not an object$/,
+    ],
     ["an empty environment", catalogue([]), /^application "test": environment "default" has no agent type$/],
-    ["an entry that is no definition", catalogue([greeter.name]), /^application "test": environment "default": agent type #1 must be an agent type definition/],
-    ["a contract instead of its implementation", catalogue([greeter]), /agent type "greeter": constructor parameters must be a schema graph/],
+    [
+      "an entry that is no definition",
+      catalogue([greeter.name]),
+      /^application "test": environment "default": agent type #1 must be an agent type definition/,
+    ],
+    [
+      "a contract instead of its implementation",
+      catalogue([greeter]),
+      /agent type "greeter": constructor parameters must be a schema graph/,
+    ],
     ["a type listed twice", catalogue([typed, typed]), /agent type "greeter" is listed twice in the environment$/],
     ["a name too long", catalogue([{ ...untyped, name: "x".repeat(129) }]), /over the 128 a selector name may have/],
     ["an application name empty", { applications: { "": { default: [typed] } } }, /application name must be a non-empty string/],
-    ["a constructor with a stream", catalogue([{ ...untyped, constructorParameters: t.graph(t.record({ s: t.stream(t.u8()) })) }]), /agent type "answers": constructor parameters: .*stream/],
-    ["parameters that are no record", catalogue([{ ...untyped, methods: [{ name: "answer", parameters: U32, result: U32 }] }]), /method "answer": parameters must be a record \(t\.record\(\{\.\.\.\}\)\), not u32$/],
-    ["an invalid result schema", catalogue([{ ...untyped, methods: [{ name: "answer", parameters: EMPTY, result: { root: { kind: "u33", value: {} } } }] }]), /method "answer": result: /],
-    ["a method without implementation", catalogue([{ ...untyped, implementations: {} }]), /method "answer" has no implementation function$/],
-    ["an implementation without method", catalogue([{ ...untyped, implementations: { ...untyped.implementations, extra: async () => undefined } }]), /implementation "extra" is for no declared method$/],
-    ["a method declared twice", catalogue([{ ...untyped, methods: [untyped.methods[0], untyped.methods[0]] }]), /method "answer" is declared twice$/],
+    [
+      "a constructor with a stream",
+      catalogue([{ ...untyped, constructorParameters: t.graph(t.record({ s: t.stream(t.u8()) })) }]),
+      /agent type "answers": constructor parameters: .*stream/,
+    ],
+    [
+      "parameters that are no record",
+      catalogue([{ ...untyped, methods: [{ name: "answer", parameters: U32, result: U32 }] }]),
+      /method "answer": parameters must be a record \(t\.record\(\{\.\.\.\}\)\), not u32$/,
+    ],
+    [
+      "an invalid result schema",
+      catalogue([{ ...untyped, methods: [{ name: "answer", parameters: EMPTY, result: { root: { kind: "u33", value: {} } } }] }]),
+      /method "answer": result: /,
+    ],
+    [
+      "a method without implementation",
+      catalogue([{ ...untyped, implementations: {} }]),
+      /method "answer" has no implementation function$/,
+    ],
+    [
+      "an implementation without method",
+      catalogue([{ ...untyped, implementations: { ...untyped.implementations, extra: async () => undefined } }]),
+      /implementation "extra" is for no declared method$/,
+    ],
+    [
+      "a method declared twice",
+      catalogue([{ ...untyped, methods: [untyped.methods[0], untyped.methods[0]] }]),
+      /method "answer" is declared twice$/,
+    ],
     ["a bad config", catalogue([{ ...untyped, config: [{ path: "a" }] }]), /"config" must be a list of \{path: string\[\], accepts\?\}/],
-    ["a method's durability that is no durability", catalogue([{ ...untyped, methods: [{ ...untyped.methods[0], durability: "yes" }] }]), /method "answer": "durability" must be "none" or "replay", not a string$/],
-    ["an agent type's durability that is no durability", catalogue([{ ...untyped, durability: true }]), /agent type "answers": "durability" must be "none" or "replay", not a boolean$/],
+    [
+      "a method's durability that is no durability",
+      catalogue([{ ...untyped, methods: [{ ...untyped.methods[0], durability: "yes" }] }]),
+      /method "answer": "durability" must be "none" or "replay", not a string$/,
+    ],
+    [
+      "an agent type's durability that is no durability",
+      catalogue([{ ...untyped, durability: true }]),
+      /agent type "answers": "durability" must be "none" or "replay", not a boolean$/,
+    ],
   ])("refuses %s with CatalogueError naming where", (_what, value, message) => {
     const thrown = (() => {
       try {
@@ -76,7 +135,11 @@ describe("agentsHost", () => {
   const own = { applications: { test: { default: [untyped] } } };
 
   it("is the demo without agents, the agents alone with them, both with demo: true", () => {
-    expect(agentsHost({}).agentTypes("demo", "default")?.map((type) => type.name)).toEqual(["echo"]);
+    expect(
+      agentsHost({})
+        .agentTypes("demo", "default")
+        ?.map((type) => type.name),
+    ).toEqual(["echo"]);
     const alone = agentsHost({ agents: own });
     expect(alone.agentTypes("demo", "default")).toBeUndefined();
     expect(alone.agentTypes("test", "default")?.map((type) => type.name)).toEqual(["answers"]);
@@ -88,7 +151,11 @@ describe("agentsHost", () => {
   it("refuses agents that claim the demo's environment when the demo is served too, and nothing to serve", () => {
     const clash = { applications: { demo: { default: [untyped] } } };
     expect(() => agentsHost({ agents: clash, demo: true })).toThrow(/application "demo", environment "default" is the demo's/);
-    expect(agentsHost({ agents: clash }).agentTypes("demo", "default")?.map((type) => type.name)).toEqual(["answers"]);
+    expect(
+      agentsHost({ agents: clash })
+        .agentTypes("demo", "default")
+        ?.map((type) => type.name),
+    ).toEqual(["answers"]);
     expect(() => agentsHost({ demo: false })).toThrow(/nothing to serve/);
   });
 });

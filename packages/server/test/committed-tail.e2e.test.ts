@@ -114,7 +114,8 @@ describe("output pumps and the tail", () => {
       const result = await client.nextOf("invocationResult");
       const input = accepted.mappings[0]!.channel;
       const items = 300;
-      for (let i = 0; i < items; i++) client.send({ type: "inputStreamItem", channel: input, sequence: BigInt(i), value: v.str(`item ${i}`) });
+      for (let i = 0; i < items; i++)
+        client.send({ type: "inputStreamItem", channel: input, sequence: BigInt(i), value: v.str(`item ${i}`) });
       client.send({ type: "inputStreamEnd", channel: input, sequence: BigInt(items) });
       const { messages } = await client.all();
       const values = outputValues(messages, result.mappings[0]!.channel);

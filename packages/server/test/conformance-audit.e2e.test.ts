@@ -38,7 +38,6 @@ afterAll(async () => {
 
 // ------------------------------------------------------------ vocabulary
 
-
 function start(method: string, methodParameters: SchemaValueJson, application = "demo"): InvocationStart {
   return {
     type: "invocationStart",
@@ -125,14 +124,33 @@ async function acceptedReverse() {
 // ------------------------------------------------------------ 0. the audit's own checker
 
 describe("the audit's log checker rejects what it must (so a clean log means something)", () => {
-  const accepted: ServerMessage = { type: "invocationAccepted", attemptId: randomUUID(), idempotencyKey: "k", mappings: [], sessionToken: "t" };
+  const accepted: ServerMessage = {
+    type: "invocationAccepted",
+    attemptId: randomUUID(),
+    idempotencyKey: "k",
+    mappings: [],
+    sessionToken: "t",
+  };
   const result = (channel: number): ServerMessage => ({
     type: "invocationResult",
     mappings: [{ channel, direction: "output", streamToken: `s${channel}` }],
     result: { kind: "none" },
   });
-  const item = (channel: number, sequence: bigint): ServerMessage => ({ type: "outputStreamItem", channel, cursorToken: `c${channel}.${sequence}`, mappings: [], sequence, value: v.u32(1) });
-  const end = (channel: number, sequence: bigint): ServerMessage => ({ type: "outputStreamEnd", channel, cursorToken: `e${channel}`, outcome: { kind: "ok" }, sequence });
+  const item = (channel: number, sequence: bigint): ServerMessage => ({
+    type: "outputStreamItem",
+    channel,
+    cursorToken: `c${channel}.${sequence}`,
+    mappings: [],
+    sequence,
+    value: v.u32(1),
+  });
+  const end = (channel: number, sequence: bigint): ServerMessage => ({
+    type: "outputStreamEnd",
+    channel,
+    cursorToken: `e${channel}`,
+    outcome: { kind: "ok" },
+    sequence,
+  });
   const finished: ServerMessage = { type: "invocationFinished", outcome: { kind: "success" } };
   const broken: [string, ServerMessage[]][] = [
     ["use before announcement", [accepted, item(1, 0n), result(1), end(1, 1n), finished]],
@@ -142,7 +160,18 @@ describe("the audit's log checker rejects what it must (so a clean log means som
     ["success without a result", [accepted, finished]],
     ["a message after the finish", [accepted, result(1), end(1, 0n), finished, end(1, 0n)]],
     ["a channel mapped twice", [accepted, result(1), result(1)]],
-    ["internals in public text", [{ type: "invocationRejected", attemptId: randomUUID(), code: "internal-error", message: "TypeError at run (/srv/a.ts:1:2)", retryable: true }]],
+    [
+      "internals in public text",
+      [
+        {
+          type: "invocationRejected",
+          attemptId: randomUUID(),
+          code: "internal-error",
+          message: "TypeError at run (/srv/a.ts:1:2)",
+          retryable: true,
+        },
+      ],
+    ],
   ];
   it.each(broken)("%s", (_, log) => {
     expect(checkConnectionLog(log)).not.toEqual([]);
@@ -173,7 +202,10 @@ describe("handshake (section 1; decisions section 5): failures use the HTTP erro
   });
 
   it("not-a-websocket is 426 for a plain GET of the session endpoint", async () => {
-    const answer = await rawHttp(server.httpUrl, upgradeHead(server.httpUrl, { connection: null, upgrade: null, "sec-websocket-key": null }));
+    const answer = await rawHttp(
+      server.httpUrl,
+      upgradeHead(server.httpUrl, { connection: null, upgrade: null, "sec-websocket-key": null }),
+    );
     expect(answer.status).toBe(426);
     expect(JSON.parse(answer.body)).toEqual({ code: "not-a-websocket", error: expect.any(String) });
   });
@@ -181,7 +213,10 @@ describe("handshake (section 1; decisions section 5): failures use the HTTP erro
   it("a valid upgrade selects exactly golem.agent-invocation.v1 and never per-message compression", async () => {
     const answer = await rawHttp(
       server.httpUrl,
-      upgradeHead(server.httpUrl, { "sec-websocket-protocol": `x.first, ${SUBPROTOCOL}, x.last`, "sec-websocket-extensions": "permessage-deflate; client_max_window_bits" }),
+      upgradeHead(server.httpUrl, {
+        "sec-websocket-protocol": `x.first, ${SUBPROTOCOL}, x.last`,
+        "sec-websocket-extensions": "permessage-deflate; client_max_window_bits",
+      }),
     );
     expect(answer.status).toBe(101);
     expect(answer.headers["sec-websocket-protocol"]).toBe(SUBPROTOCOL);
@@ -193,7 +228,9 @@ describe("handshake (section 1; decisions section 5): failures use the HTTP erro
 
 describe("first message (sections 1, 6.2, 11): a text invocationStart or resumeAttach, else 1002", () => {
   it("a binary first message closes 1002 with no diagnostic (no attempt id can be recovered)", async () => {
-    const { messages, closed } = await firstMessageAlone((c) => c.send({ type: "input-u8", channel: 1, sequence: 0n, payload: new Uint8Array([1]) }));
+    const { messages, closed } = await firstMessageAlone((c) =>
+      c.send({ type: "input-u8", channel: 1, sequence: 0n, payload: new Uint8Array([1]) }),
+    );
     expect(messages).toEqual([]);
     expect(closed.code).toBe(1002);
   });
@@ -261,7 +298,9 @@ describe("first message (sections 1, 6.2, 11): a text invocationStart or resumeA
     // Our own encoder refuses to write this, so it goes out raw.
     const raw = JSON.stringify({ ...attempt, version: 1, outputCursors: [item.cursorToken, item.cursorToken] });
     const { messages, closed } = await firstMessageAlone((c) => c.sendRaw(raw, false));
-    expect(messages).toEqual([{ type: "invocationRejected", attemptId: attempt.attemptId, code: "invalid-message", message: expect.any(String), retryable: false }]);
+    expect(messages).toEqual([
+      { type: "invocationRejected", attemptId: attempt.attemptId, code: "invalid-message", message: expect.any(String), retryable: false },
+    ]);
     expect(closed.code).toBe(1002);
   });
 
@@ -317,7 +356,11 @@ describe("channels (section 8): unknown, stale, duplicate, wrong-direction or pr
       const channel = (await client.nextOf("invocationAccepted")).mappings[0]!.channel;
       client.send({ type: "inputStreamEnd", channel, sequence: 0n });
       expect(await client.nextOf("inputStreamAck")).toMatchObject({ channel, terminal: true });
-      client.send(late === "end" ? { type: "inputStreamEnd", channel, sequence: 0n } : { type: "inputStreamItem", channel, sequence: 0n, value: v.str("late") });
+      client.send(
+        late === "end"
+          ? { type: "inputStreamEnd", channel, sequence: 0n }
+          : { type: "inputStreamItem", channel, sequence: 0n, value: v.str("late") },
+      );
       await expectViolation(client, message.attemptId, ["invalid-channel"]);
     }
   });
@@ -411,7 +454,10 @@ describe("input (sections 5.3, 5.4, 6.6, 9): cumulative ACKs, gaps, conflicts, i
     await client.waitFor((m) => m.type === "inputStreamAck" && m.highestContiguousSequence === 2n);
     const before = acks().length;
     // The same item 0, semantically equal (section 9: member order and whitespace do not matter).
-    client.sendRaw(`{ "version":1, "value":{"value":"abc","kind":"string"}, "type":"inputStreamItem", "sequence":"0", "channel":${input} }`, false);
+    client.sendRaw(
+      `{ "version":1, "value":{"value":"abc","kind":"string"}, "type":"inputStreamItem", "sequence":"0", "channel":${input} }`,
+      false,
+    );
     await client.waitFor(() => acks().length > before);
     expect(acks()[before]).toMatchObject({ channel: input, highestContiguousSequence: 2n, terminal: false, mappings: [] });
     client.send({ type: "inputStreamEnd", channel: input, sequence: 2n });
@@ -447,7 +493,9 @@ describe("nested input streams (sections 5.3, 6.6): announced, with their provis
     client.send(probe("nested", v.record(v.stream(randomUUID()))));
     const outer = (await client.nextOf("invocationAccepted")).mappings[0]!.channel;
     const refs = [randomUUID(), randomUUID(), randomUUID()];
-    refs.forEach((ref, i) => client.send({ type: "inputStreamItem", channel: outer, sequence: BigInt(i), value: v.record(v.str(`g${i}`), v.stream(ref)) }));
+    refs.forEach((ref, i) =>
+      client.send({ type: "inputStreamItem", channel: outer, sequence: BigInt(i), value: v.record(v.str(`g${i}`), v.stream(ref)) }),
+    );
     await client.waitFor((m) => m.type === "inputStreamAck" && m.highestContiguousSequence === 3n);
     const announced = client.received.flatMap((m) => (m.type === "inputStreamAck" ? m.mappings : []));
     expect(announced.map((m) => m.provisionalRef).sort()).toEqual([...refs].sort());
@@ -497,13 +545,18 @@ describe("stream-local cancellation (section 8): terminates only that stream", (
     const result = await client.nextOf("invocationResult");
     const [upper, lines] = result.mappings.map((m) => m.channel);
     client.send({ type: "streamCancel", channel: upper!, reason: "consumer-drop" });
-    expect(await client.nextOf("outputStreamEnd")).toMatchObject({ channel: upper, outcome: { kind: "cancelled", reason: "consumer-drop" } });
+    expect(await client.nextOf("outputStreamEnd")).toMatchObject({
+      channel: upper,
+      outcome: { kind: "cancelled", reason: "consumer-drop" },
+    });
     const text = new TextEncoder().encode("line\n".repeat(600));
     client.send({ type: "input-u8", channel: input, sequence: 0n, payload: text });
     client.send({ type: "inputStreamEnd", channel: input, sequence: BigInt(text.length) });
     const { messages, closed } = await finish(client);
     expect(itemsOn(messages, lines!)).toHaveLength(600);
-    expect(messages.filter((m) => m.type === "outputStreamEnd" && m.channel === lines)).toEqual([expect.objectContaining({ outcome: { kind: "ok" }, sequence: 600n })]);
+    expect(messages.filter((m) => m.type === "outputStreamEnd" && m.channel === lines)).toEqual([
+      expect.objectContaining({ outcome: { kind: "ok" }, sequence: 600n }),
+    ]);
     expect(messages.at(-1)).toEqual({ type: "invocationFinished", outcome: { kind: "success" } });
     expect(closed.code).toBe(1000);
   });
@@ -557,18 +610,23 @@ describe("attempts (sections 6.1, 9; decisions section 8): exact replay, resume,
 
     const cursors = log.flatMap((m) => (m.type === "outputStreamItem" ? [m.cursorToken] : []));
     const resume = attach("takeover", accepted.sessionToken, [cursors[0]!]);
-    await finish(await (async () => {
-      const c = await connect();
-      c.send(resume);
-      return c;
-    })());
+    await finish(
+      await (async () => {
+        const c = await connect();
+        c.send(resume);
+        return c;
+      })(),
+    );
     const changedResume = { ...resume, outputCursors: [cursors[1]!] };
     expect((await firstMessageAlone((c) => c.send(changedResume))).messages).toEqual([
       { type: "invocationRejected", attemptId: resume.attemptId, code: "attempt-conflict", message: expect.any(String), retryable: false },
     ]);
     // Reusing a start's attempt id for a resume is a changed descriptor too.
     const crossKind = { ...attach("resume", accepted.sessionToken), attemptId: message.attemptId };
-    expect((await firstMessageAlone((c) => c.send(crossKind))).messages[0]).toMatchObject({ code: "attempt-conflict", attemptId: message.attemptId });
+    expect((await firstMessageAlone((c) => c.send(crossKind))).messages[0]).toMatchObject({
+      code: "attempt-conflict",
+      attemptId: message.attemptId,
+    });
   });
 
   it("resume while the previous transport is still live (half-open): the old one gets attachmentRevoked", async () => {
@@ -626,7 +684,11 @@ describe("attempts (sections 6.1, 9; decisions section 8): exact replay, resume,
     const c = await connect();
     c.send(resume);
     const replayed = await finish(c);
-    expect(replayed.messages[0]).toMatchObject({ type: "invocationAccepted", attemptId: resume.attemptId, sessionToken: resumed.sessionToken });
+    expect(replayed.messages[0]).toMatchObject({
+      type: "invocationAccepted",
+      attemptId: resume.attemptId,
+      sessionToken: resumed.sessionToken,
+    });
     // A takeover moves the generation on; now the replay is told the current token and revoked.
     const d = await connect();
     d.send(attach("takeover", resumed.sessionToken));
@@ -651,7 +713,9 @@ describe("attempts (sections 6.1, 9; decisions section 8): exact replay, resume,
       const attempt = attach(operation, accepted.sessionToken);
       bob.send(attempt);
       const { messages } = await finish(bob);
-      expect(messages).toEqual([{ type: "invocationRejected", attemptId: attempt.attemptId, code: "invalid-token", message: expect.any(String), retryable: false }]);
+      expect(messages).toEqual([
+        { type: "invocationRejected", attemptId: attempt.attemptId, code: "invalid-token", message: expect.any(String), retryable: false },
+      ]);
     }
     const bob = await AuditClient.connect(server.url, "bob");
     bob.send(message);
@@ -687,7 +751,9 @@ describe("output replay (sections 6.5, 7, 9): from an item cursor the rest and t
     const upper = result.mappings[0]!.channel;
     const replayed = replay.flatMap((m) => (m.type === "output-u8" && m.channel === upper ? [m] : []));
     expect(replayed.map((b) => [b.sequence, new TextDecoder().decode(b.payload)])).toEqual([[3n, "CD\n"]]);
-    expect(replay.filter((m) => m.type === "outputStreamEnd" && m.channel === upper)).toEqual([expect.objectContaining({ sequence: 6n, outcome: { kind: "ok" } })]);
+    expect(replay.filter((m) => m.type === "outputStreamEnd" && m.channel === upper)).toEqual([
+      expect.objectContaining({ sequence: 6n, outcome: { kind: "ok" } }),
+    ]);
   });
 
   it("binary: an item cursor on the last item replays only the terminal; the terminal cursor replays nothing of the stream", async () => {
@@ -732,7 +798,9 @@ describe("output replay (sections 6.5, 7, 9): from an item cursor the rest and t
     const resumed = await connect();
     resumed.send(attach("resume", accepted.sessionToken, [items[1]!.cursorToken]));
     const { messages: replay } = await finish(resumed);
-    expect(replay.filter((m) => m.type === "outputStreamEnd")).toEqual([{ ...end, channel: expect.any(Number), cursorToken: expect.any(String) }]);
+    expect(replay.filter((m) => m.type === "outputStreamEnd")).toEqual([
+      { ...end, channel: expect.any(Number), cursorToken: expect.any(String) },
+    ]);
   });
 });
 
@@ -770,7 +838,9 @@ describe("invocationResult on every attachment, invocationFinished last, close 1
     const accepted = await client.nextOf("invocationAccepted");
     for (const mapping of accepted.mappings) client.send({ type: "inputStreamEnd", channel: mapping.channel, sequence: 0n });
     const { messages } = await finish(client);
-    expect(messages.filter((m) => m.type === "invocationResult")).toEqual([{ type: "invocationResult", mappings: [], result: { kind: "none" } }]);
+    expect(messages.filter((m) => m.type === "invocationResult")).toEqual([
+      { type: "invocationResult", mappings: [], result: { kind: "none" } },
+    ]);
     const again = await connect();
     again.send(attach("resume", accepted.sessionToken));
     const { messages: replay, closed } = await finish(again);
@@ -790,7 +860,10 @@ describe("invocationResult on every attachment, invocationFinished last, close 1
     const channel = (await client.nextOf("invocationAccepted")).mappings[0]!.channel;
     client.send({ type: "inputStreamItem", channel, sequence: 0n, value: v.str("boom") });
     const { messages, closed } = await finish(client);
-    expect(messages.at(-1)).toEqual({ type: "invocationFinished", outcome: { kind: "failure", code: "invocation-failed", message: "invocation failed" } });
+    expect(messages.at(-1)).toEqual({
+      type: "invocationFinished",
+      outcome: { kind: "failure", code: "invocation-failed", message: "invocation failed" },
+    });
     expect(closed.code).toBe(1000);
   });
 });
@@ -839,7 +912,12 @@ describe("limits (section 12; decisions section 6): oversize closes 1009, limits
     const size = 1024 * 1024 + 1;
     client.sendRaw(envelope({ channel, itemCount: String(size), kind: "input-u8", sequence: "0", version: 1 }, new Uint8Array(size)), true);
     const { messages, closed } = await finish(client);
-    expect(messages.at(-1)).toMatchObject({ type: "invocationRejected", attemptId: message.attemptId, code: "limit-exceeded", retryable: false });
+    expect(messages.at(-1)).toMatchObject({
+      type: "invocationRejected",
+      attemptId: message.attemptId,
+      code: "limit-exceeded",
+      retryable: false,
+    });
     expect(closed.code).toBe(1009);
   });
 
@@ -848,7 +926,9 @@ describe("limits (section 12; decisions section 6): oversize closes 1009, limits
     const message = start("digest", v.record(v.stream(randomUUID())));
     client.send(message);
     const channel = (await client.nextOf("invocationAccepted")).mappings[0]!.channel;
-    const meta = new TextEncoder().encode(`{"channel":${channel},"itemCount":"1","kind":"input-u8","sequence":"0","version":1${" ".repeat(64 * 1024)}}`);
+    const meta = new TextEncoder().encode(
+      `{"channel":${channel},"itemCount":"1","kind":"input-u8","sequence":"0","version":1${" ".repeat(64 * 1024)}}`,
+    );
     const data = new Uint8Array(4 + meta.length + 1);
     new DataView(data.buffer).setUint32(0, meta.length);
     data.set(meta, 4);
@@ -893,14 +973,16 @@ describe("backpressure (section 12): a session holding its byte budget stops rea
       expect(held).toBeLessThan(items);
       open();
       const { messages } = await finish(client);
-      expect(messages.filter((m) => m.type === "inputStreamAck").at(-1)).toMatchObject({ highestContiguousSequence: BigInt(items), terminal: true });
+      expect(messages.filter((m) => m.type === "inputStreamAck").at(-1)).toMatchObject({
+        highestContiguousSequence: BigInt(items),
+        terminal: true,
+      });
       expect(messages.at(-1)).toEqual({ type: "invocationFinished", outcome: { kind: "success" } });
     } finally {
       await small.dispose();
     }
   });
 });
-
 
 // ------------------------------------------------------------ 11. authorization on every attach
 
@@ -927,7 +1009,13 @@ describe("authorization (sections 1, 10.2): repeated on every resume, takeover a
       const accepted = await first.nextOf("invocationAccepted");
       await finish(first);
       expect(seen.map((r) => r.operation)).toEqual(["start"]);
-      expect(seen[0]).toMatchObject({ caller: { account: "acme", principal: "alice" }, application: "demo", environment: "default", agentType: "echo", method: "count" });
+      expect(seen[0]).toMatchObject({
+        caller: { account: "acme", principal: "alice" },
+        application: "demo",
+        environment: "default",
+        agentType: "echo",
+        method: "count",
+      });
       expect(seen[0]?.agentIdentity).toMatch(/^[0-9a-f]{64}$/);
 
       allowAttach = false;
@@ -937,7 +1025,13 @@ describe("authorization (sections 1, 10.2): repeated on every resume, takeover a
         client.send(attempt);
         const { messages, closed } = await finish(client);
         expect(messages).toEqual([
-          { type: "invocationRejected", attemptId: (attempt as { attemptId: string }).attemptId, code: "forbidden", message: expect.any(String), retryable: false },
+          {
+            type: "invocationRejected",
+            attemptId: (attempt as { attemptId: string }).attemptId,
+            code: "forbidden",
+            message: expect.any(String),
+            retryable: false,
+          },
         ]);
         expect(closed.code).toBe(1002);
       }
@@ -965,7 +1059,8 @@ describe("takeover with input in flight (sections 9, 6.8): nothing ACKed is lost
     a.send(start("digest", v.record(v.stream(randomUUID()))));
     const accepted = await a.nextOf("invocationAccepted");
     const channel = accepted.mappings[0]!.channel;
-    for (let i = 0; i < batches; i++) a.send({ type: "input-u8", channel, sequence: BigInt(i * batch), payload: all.subarray(i * batch, (i + 1) * batch) });
+    for (let i = 0; i < batches; i++)
+      a.send({ type: "input-u8", channel, sequence: BigInt(i * batch), payload: all.subarray(i * batch, (i + 1) * batch) });
     await a.nextOf("inputStreamAck");
 
     const b = await connect();
@@ -980,7 +1075,12 @@ describe("takeover with input in flight (sections 9, 6.8): nothing ACKed is lost
     // Resend from the last ACK A saw (a client keeps everything unACKed): the overlap must match.
     const from = Number(ackedOnA.at(-1) ?? 0n);
     for (let at = from; at < all.length; at += batch) {
-      b.send({ type: "input-u8", channel: input.channel, sequence: BigInt(at), payload: all.subarray(at, Math.min(at + batch, all.length)) });
+      b.send({
+        type: "input-u8",
+        channel: input.channel,
+        sequence: BigInt(at),
+        payload: all.subarray(at, Math.min(at + batch, all.length)),
+      });
     }
     b.send({ type: "inputStreamEnd", channel: input.channel, sequence: BigInt(all.length) });
     const { messages } = await finish(b);

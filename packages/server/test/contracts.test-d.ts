@@ -5,7 +5,17 @@
  * lists implementations that must not compile.
  */
 import { describe, expectTypeOf, it } from "vitest";
-import { defineAgentType, implement, t, type BinaryItem, type ContractContext, type OutputSourceOf, type ParamsIn, type ResultOut, type TypedOutputWriter } from "../src/index.js";
+import {
+  defineAgentType,
+  implement,
+  t,
+  type BinaryItem,
+  type ContractContext,
+  type OutputSourceOf,
+  type ParamsIn,
+  type ResultOut,
+  type TypedOutputWriter,
+} from "../src/index.js";
 import { echoContract } from "../src/demo/index.js";
 
 const files = defineAgentType({
@@ -21,7 +31,11 @@ const files = defineAgentType({
 
 describe("implement: parameters", () => {
   it("maps input streams to async iterables of their elements", () => {
-    expectTypeOf<ParamsIn<typeof files, "put">>().toEqualTypeOf<{ path: string; body: AsyncIterable<Uint8Array>; parts: AsyncIterable<BinaryItem> }>();
+    expectTypeOf<ParamsIn<typeof files, "put">>().toEqualTypeOf<{
+      path: string;
+      body: AsyncIterable<Uint8Array>;
+      parts: AsyncIterable<BinaryItem>;
+    }>();
     expectTypeOf<ParamsIn<typeof files, "lines">>().toEqualTypeOf<{ input: AsyncIterable<{ n: bigint; text: string }> }>();
     expectTypeOf<ParamsIn<typeof echoContract, "reverse">>().toEqualTypeOf<{ input: AsyncIterable<string> }>();
     expectTypeOf<ParamsIn<typeof echoContract, "digest">>().toEqualTypeOf<{ data: AsyncIterable<Uint8Array> }>();
@@ -38,7 +52,10 @@ describe("implement: results", () => {
     expectTypeOf<ResultOut<typeof files, "lines">>().toEqualTypeOf<OutputSourceOf<string>>();
     expectTypeOf<ResultOut<typeof files, "nested">>().toEqualTypeOf<OutputSourceOf<{ name: string; items: OutputSourceOf<number> }>>();
     expectTypeOf<ResultOut<typeof files, "forget">>().toEqualTypeOf<void>();
-    expectTypeOf<ResultOut<typeof echoContract, "split">>().toEqualTypeOf<{ upper: OutputSourceOf<Uint8Array>; lines: OutputSourceOf<string> }>();
+    expectTypeOf<ResultOut<typeof echoContract, "split">>().toEqualTypeOf<{
+      upper: OutputSourceOf<Uint8Array>;
+      lines: OutputSourceOf<string>;
+    }>();
     expectTypeOf<ResultOut<typeof echoContract, "blobs">>().toEqualTypeOf<OutputSourceOf<Uint8Array | BinaryItem>>();
   });
 
@@ -53,7 +70,10 @@ describe("implement: results", () => {
         (async function* () {
           for await (const { n, text } of input) yield `${n}: ${text}`;
         })(),
-      nested: async () => [{ name: "a", items: [1, 2] }, { name: "b", items: async (writer: TypedOutputWriter<number>) => void (await writer.write(3)) }],
+      nested: async () => [
+        { name: "a", items: [1, 2] },
+        { name: "b", items: async (writer: TypedOutputWriter<number>) => void (await writer.write(3)) },
+      ],
       forget: async () => {},
     });
   });

@@ -44,12 +44,20 @@ it("SIGKILL during a u8 upload: every ACKed byte is stored, and the store holds 
   const byteAt = (position: number) => (position * 31 + (position >> 17)) & 0xff;
   let sent = 0;
   for (let b = 0; b < 40; b++) {
-    client.send({ type: "input-u8", channel, sequence: BigInt(sent), payload: Uint8Array.from({ length: batch }, (_, i) => byteAt(sent + i)) });
+    client.send({
+      type: "input-u8",
+      channel,
+      sequence: BigInt(sent),
+      payload: Uint8Array.from({ length: batch }, (_, i) => byteAt(sent + i)),
+    });
     sent += batch;
   }
   // Kill once a third is acknowledged: later batches are in flight, in the kernel, or being synced.
   const acked = () =>
-    client.received.reduce((high, m) => (m.type === "inputStreamAck" && m.highestContiguousSequence > high ? m.highestContiguousSequence : high), 0n);
+    client.received.reduce(
+      (high, m) => (m.type === "inputStreamAck" && m.highestContiguousSequence > high ? m.highestContiguousSequence : high),
+      0n,
+    );
   await client.waitFor(() => acked() >= BigInt(Math.floor(sent / 3)));
   const exited = new Promise((resolve) => child.once("exit", resolve));
   child.kill("SIGKILL");

@@ -16,7 +16,11 @@ describe("TokenService.cursorsOf", () => {
     const sessionId = "6f1c2b9e-8a47-4e1f-9c3d-2b7a1e5f4c6d";
     const streamId = "0f1c2b9e-8a47-4e1f-9c3d-2b7a1e5f4c6d";
     const expected = (keyring: Keyring, position: bigint, event: "item" | "terminal") =>
-      mintToken("cursor", { issuer: "iss", audience: "aud", ...caller, issuedAt: BigInt(now), sessionId, streamId, position, event }, keyring);
+      mintToken(
+        "cursor",
+        { issuer: "iss", audience: "aud", ...caller, issuedAt: BigInt(now), sessionId, streamId, position, event },
+        keyring,
+      );
     const cursors = service.cursorsOf(caller, sessionId, streamId);
     expect(cursors(0n, "item")).toBe(expected(first, 0n, "item"));
     now += 1234;

@@ -50,11 +50,19 @@ async function endedDetached(url: string, sessionToken: string) {
   const back = await RawClient.connect(url);
   back.send(resume(sessionToken));
   const { messages } = await back.all();
-  expect(messages.find((m) => m.type === "outputStreamEnd")).toMatchObject({ outcome: { kind: "cancelled", reason: "transport-detached" } });
+  expect(messages.find((m) => m.type === "outputStreamEnd")).toMatchObject({
+    outcome: { kind: "cancelled", reason: "transport-detached" },
+  });
   return messages;
 }
 
-const resume = (sessionToken: string) => ({ type: "resumeAttach" as const, attemptId: randomUUID(), operation: "resume" as const, outputCursors: [], sessionToken });
+const resume = (sessionToken: string) => ({
+  type: "resumeAttach" as const,
+  attemptId: randomUUID(),
+  operation: "resume" as const,
+  outputCursors: [],
+  sessionToken,
+});
 
 describe("a running session without any attachment for detachedSessionTimeoutMs", () => {
   it("is given up: its output ends cancelled with transport-detached, durably; a client coming back reads that and the outcome", async () => {

@@ -51,7 +51,10 @@ describe("client cancellation", () => {
     const out = result.mappings[0]!.channel;
     expect(outputValues(messages, out)).toEqual([v.str("ba")]);
     // The reader saw its source fail: its output stream ends with producer-error.
-    expect(messages.find((m) => m.type === "outputStreamEnd")).toMatchObject({ channel: out, outcome: { kind: "error", code: "producer-error" } });
+    expect(messages.find((m) => m.type === "outputStreamEnd")).toMatchObject({
+      channel: out,
+      outcome: { kind: "error", code: "producer-error" },
+    });
   });
 });
 
@@ -61,7 +64,13 @@ describe("server cancellation", () => {
     client.send(probeStart("ignore", v.record(v.stream(randomUUID()))));
     const { messages, closed } = await client.all();
     const channel = messages[0]?.type === "invocationAccepted" ? messages[0].mappings[0]!.channel : -1;
-    expect(messages.map((m) => m.type)).toEqual(["invocationAccepted", "invocationResult", "streamCancel", "inputStreamAck", "invocationFinished"]);
+    expect(messages.map((m) => m.type)).toEqual([
+      "invocationAccepted",
+      "invocationResult",
+      "streamCancel",
+      "inputStreamAck",
+      "invocationFinished",
+    ]);
     expect(messages[1]).toEqual({ type: "invocationResult", mappings: [], result: { kind: "none" } });
     expect(messages[2]).toEqual({ type: "streamCancel", channel, reason: "consumer-drop" });
     expect(messages[3]).toMatchObject({ channel, terminal: true });

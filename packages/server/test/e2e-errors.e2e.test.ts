@@ -28,7 +28,13 @@ interface HttpAnswer {
 function upgradeRequest(headers: Record<string, string>, path = SESSION_PATH): Promise<HttpAnswer> {
   return new Promise((resolve, reject) => {
     const req = httpRequest(`${server.httpUrl}${path}`, {
-      headers: { connection: "Upgrade", upgrade: "websocket", "sec-websocket-version": "13", "sec-websocket-key": "dGhlIHNhbXBsZSBub25jZQ==", ...headers },
+      headers: {
+        connection: "Upgrade",
+        upgrade: "websocket",
+        "sec-websocket-version": "13",
+        "sec-websocket-key": "dGhlIHNhbXBsZSBub25jZQ==",
+        ...headers,
+      },
     });
     req.on("upgrade", () => resolve({ status: 101, body: undefined, upgraded: true }));
     req.on("response", (res) => {
@@ -84,9 +90,15 @@ describe("handshake failures use the HTTP error envelope and never upgrade", () 
   });
 
   it("not-a-websocket: 426 for a plain GET of the session endpoint; not-found elsewhere", async () => {
-    expect(await plainGet(SESSION_PATH)).toEqual({ status: 426, upgraded: false, body: { code: "not-a-websocket", error: expect.any(String) } });
+    expect(await plainGet(SESSION_PATH)).toEqual({
+      status: 426,
+      upgraded: false,
+      body: { code: "not-a-websocket", error: expect.any(String) },
+    });
     expect((await plainGet("/nowhere")).body).toMatchObject({ code: "not-found" });
-    expect((await upgradeRequest({ "sec-websocket-protocol": SUBPROTOCOL, authorization: `Bearer ${TOKEN}` }, "/nowhere")).status).toBe(404);
+    expect((await upgradeRequest({ "sec-websocket-protocol": SUBPROTOCOL, authorization: `Bearer ${TOKEN}` }, "/nowhere")).status).toBe(
+      404,
+    );
   });
 
   it("a valid upgrade selects exactly the subprotocol and no compression", async () => {
@@ -177,19 +189,37 @@ describe("first-message failures", () => {
     // The probe server's authorizer refuses environment "secret" and method "forbidden".
     const missingType = { ...base, selector: { ...base.selector, environment: "secret", agentType: "nowhere" } };
     expect(rejection((await firstMessage((c) => c.send(missingType))).messages).code).toBe("forbidden");
-    const missingTypeForbiddenMethod = { ...base, attemptId: randomUUID(), selector: { ...base.selector, agentType: "nowhere", method: "forbidden" } };
+    const missingTypeForbiddenMethod = {
+      ...base,
+      attemptId: randomUUID(),
+      selector: { ...base.selector, agentType: "nowhere", method: "forbidden" },
+    };
     expect(rejection((await firstMessage((c) => c.send(missingTypeForbiddenMethod))).messages).code).toBe("forbidden");
-    const badConstructor = { ...base, attemptId: randomUUID(), selector: { ...base.selector, method: "forbidden", constructorParameters: v.record(v.u32(7)) } };
+    const badConstructor = {
+      ...base,
+      attemptId: randomUUID(),
+      selector: { ...base.selector, method: "forbidden", constructorParameters: v.record(v.u32(7)) },
+    };
     expect(rejection((await firstMessage((c) => c.send(badConstructor))).messages).code).toBe("forbidden");
     // The same mistakes from an allowed caller are reported as they are.
     const allowedMissing = { ...base, attemptId: randomUUID(), selector: { ...base.selector, agentType: "nowhere" } };
     expect(rejection((await firstMessage((c) => c.send(allowedMissing))).messages).code).toBe("not-found");
-    const allowedBadConstructor = { ...base, attemptId: randomUUID(), selector: { ...base.selector, constructorParameters: v.record(v.u32(7)) } };
+    const allowedBadConstructor = {
+      ...base,
+      attemptId: randomUUID(),
+      selector: { ...base.selector, constructorParameters: v.record(v.u32(7)) },
+    };
     expect(rejection((await firstMessage((c) => c.send(allowedBadConstructor))).messages).code).toBe("validation-error");
   });
 
   it("invalid-token: a session token that does not verify, or belongs to another principal", async () => {
-    const garbage = { type: "resumeAttach" as const, attemptId: randomUUID(), operation: "resume" as const, outputCursors: [], sessionToken: "gai1_AAAA" };
+    const garbage = {
+      type: "resumeAttach" as const,
+      attemptId: randomUUID(),
+      operation: "resume" as const,
+      outputCursors: [],
+      sessionToken: "gai1_AAAA",
+    };
     expect(rejection((await firstMessage((c) => c.send(garbage))).messages)).toMatchObject({ code: "invalid-token", retryable: false });
 
     const owner = await RawClient.connect(server.url);
@@ -208,7 +238,13 @@ describe("first-message failures", () => {
     const base = demoStart("count", v.record());
     const start = { ...base, selector: { ...base.selector, application: "broken" } };
     const rejected = rejection((await firstMessage((c) => c.send(start))).messages);
-    expect(rejected).toEqual({ type: "invocationRejected", attemptId: start.attemptId, code: "internal-error", message: "internal error", retryable: true });
+    expect(rejected).toEqual({
+      type: "invocationRejected",
+      attemptId: start.attemptId,
+      code: "internal-error",
+      message: "internal error",
+      retryable: true,
+    });
   });
 
   it("limit-exceeded: more streams than the session limit", async () => {
@@ -311,7 +347,13 @@ describe("failures after acceptance: invocationRejected with the accepted attemp
     client.send({ type: "inputStreamItem", channel: 77, sequence: 0n, value: v.str("x") });
     await client.closed;
     const again = await RawClient.connect(server.url);
-    again.send({ type: "resumeAttach", attemptId: randomUUID(), operation: "resume", outputCursors: [], sessionToken: accepted.sessionToken });
+    again.send({
+      type: "resumeAttach",
+      attemptId: randomUUID(),
+      operation: "resume",
+      outputCursors: [],
+      sessionToken: accepted.sessionToken,
+    });
     const reaccepted = await again.nextOf("invocationAccepted");
     const input = reaccepted.mappings.find((m) => m.direction === "input")!;
     expect(input.inputHighWater).toEqual({ sequence: 1n, terminal: false });
@@ -330,10 +372,19 @@ describe("fatal failure", () => {
     const channel = (await client.nextOf("invocationAccepted")).mappings[0]!.channel;
     client.send({ type: "inputStreamItem", channel, sequence: 0n, value: v.str("boom") });
     const { messages, closed } = await client.all();
-    expect(messages.map((m) => m.type)).toEqual(["invocationAccepted", "inputStreamAck", "streamCancel", "inputStreamAck", "invocationFinished"]);
+    expect(messages.map((m) => m.type)).toEqual([
+      "invocationAccepted",
+      "inputStreamAck",
+      "streamCancel",
+      "inputStreamAck",
+      "invocationFinished",
+    ]);
     expect(messages[2]).toEqual({ type: "streamCancel", channel, reason: "invocation-failed" });
     expect(messages[3]).toMatchObject({ channel, highestContiguousSequence: 1n, terminal: true });
-    expect(messages[4]).toEqual({ type: "invocationFinished", outcome: { kind: "failure", code: "invocation-failed", message: "invocation failed" } });
+    expect(messages[4]).toEqual({
+      type: "invocationFinished",
+      outcome: { kind: "failure", code: "invocation-failed", message: "invocation failed" },
+    });
     expect(closed.code).toBe(1000);
   });
 
@@ -342,7 +393,10 @@ describe("fatal failure", () => {
     const start = { ...base, selector: { ...base.selector, application: "test", agentType: "probe" } };
     const { messages, closed } = await firstMessage((c) => c.send(start));
     expect(messages.map((m) => m.type)).toEqual(["invocationAccepted", "invocationFinished"]);
-    expect(messages[1]).toEqual({ type: "invocationFinished", outcome: { kind: "failure", code: "invocation-failed", message: "invocation failed" } });
+    expect(messages[1]).toEqual({
+      type: "invocationFinished",
+      outcome: { kind: "failure", code: "invocation-failed", message: "invocation failed" },
+    });
     expect(JSON.stringify(messages, (_, x: unknown) => (typeof x === "bigint" ? x.toString() : x))).not.toContain("srv");
     expect(closed.code).toBe(1000);
   });

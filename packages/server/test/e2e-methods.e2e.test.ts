@@ -52,7 +52,15 @@ describe("demo methods", () => {
           },
         },
       },
-      value: { kind: "record", value: { fields: [{ kind: "u64", value: "11" }, { kind: "string", value: expected }] } },
+      value: {
+        kind: "record",
+        value: {
+          fields: [
+            { kind: "u64", value: "11" },
+            { kind: "string", value: expected },
+          ],
+        },
+      },
     });
     expect(messages.filter((m) => m.type === "inputStreamAck").at(-1)).toMatchObject({ highestContiguousSequence: 11n, terminal: true });
   });
@@ -83,7 +91,15 @@ describe("demo methods", () => {
           },
         },
       },
-      value: { kind: "record", value: { fields: [{ kind: "u64", value: "4" }, { kind: "u64", value: "11" }] } },
+      value: {
+        kind: "record",
+        value: {
+          fields: [
+            { kind: "u64", value: "4" },
+            { kind: "u64", value: "11" },
+          ],
+        },
+      },
     });
     expect(messages.filter((m) => m.type === "inputStreamAck").at(-1)).toMatchObject({ highestContiguousSequence: 4n, terminal: true });
     expect(messages.at(-1)).toMatchObject({ type: "invocationFinished", outcome: { kind: "success" } });
@@ -166,10 +182,15 @@ describe("demo methods", () => {
     client.send(demoStart("journal", v.record(v.u32(3), v.u32(0))));
     const { messages } = await client.all();
     const channel = resultOf(messages).mappings[0]!.channel;
-    const items = outputValues(messages, channel).map((item) => (item.value as unknown as { fields: { kind: string; value: unknown }[] }).fields);
+    const items = outputValues(messages, channel).map(
+      (item) => (item.value as unknown as { fields: { kind: string; value: unknown }[] }).fields,
+    );
     expect(items.map((fields) => fields[0])).toEqual([v.u32(0), v.u32(1), v.u32(2)]);
     const [step, now, random] = items[0]!.slice(1);
-    expect(step).toMatchObject({ kind: "string", value: expect.stringMatching(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/) });
+    expect(step).toMatchObject({
+      kind: "string",
+      value: expect.stringMatching(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/),
+    });
     expect(now?.kind).toBe("u64");
     expect(BigInt(now!.value as string)).toBeGreaterThanOrEqual(BigInt(before));
     expect(random).toMatchObject({ kind: "f64", value: expect.any(Number) });

@@ -40,10 +40,22 @@ describe("discovery endpoint", () => {
   });
 
   it("answers failures with the HTTP error envelope", async () => {
-    expect(await getJson("/v1/agents/types?application=demo&environment=default", null)).toMatchObject({ status: 401, body: { code: "unauthenticated" } });
-    expect(await getJson("/v1/agents/types?application=demo")).toMatchObject({ status: 400, body: { code: "validation-error", errors: [expect.any(String)] } });
-    expect(await getJson("/v1/agents/types?application=nope&environment=default")).toMatchObject({ status: 404, body: { code: "not-found" } });
-    expect(await getJson("/v1/agents/types?application=demo&environment=secret")).toMatchObject({ status: 403, body: { code: "forbidden" } });
+    expect(await getJson("/v1/agents/types?application=demo&environment=default", null)).toMatchObject({
+      status: 401,
+      body: { code: "unauthenticated" },
+    });
+    expect(await getJson("/v1/agents/types?application=demo")).toMatchObject({
+      status: 400,
+      body: { code: "validation-error", errors: [expect.any(String)] },
+    });
+    expect(await getJson("/v1/agents/types?application=nope&environment=default")).toMatchObject({
+      status: 404,
+      body: { code: "not-found" },
+    });
+    expect(await getJson("/v1/agents/types?application=demo&environment=secret")).toMatchObject({
+      status: 403,
+      body: { code: "forbidden" },
+    });
   });
 });
 
@@ -60,7 +72,13 @@ describe("retention", () => {
       late.send(attempt);
       const { messages, closed } = await late.all();
       expect(messages).toEqual([
-        { type: "invocationRejected", attemptId: attempt.attemptId, code: "session-expired", message: expect.any(String), retryable: false },
+        {
+          type: "invocationRejected",
+          attemptId: attempt.attemptId,
+          code: "session-expired",
+          message: expect.any(String),
+          retryable: false,
+        },
       ]);
       expect(closed.code).toBe(1002);
     } finally {
@@ -80,7 +98,8 @@ describe("tombstones of purged sessions", () => {
       expect((await client.all()).messages.at(-1)).toMatchObject({ type: "invocationFinished", outcome: { kind: "success" } });
       const sessionId = (inspectToken(accepted.sessionToken).fields as { sessionId: string }).sessionId;
       // The sweeper runs every 50 ms here: wait until it has purged the session.
-      for (let i = 0; i < 200 && (await short.store.getSession(String(sessionId))) !== undefined; i++) await new Promise((r) => setTimeout(r, 20));
+      for (let i = 0; i < 200 && (await short.store.getSession(String(sessionId))) !== undefined; i++)
+        await new Promise((r) => setTimeout(r, 20));
       expect(await short.store.getSession(String(sessionId))).toBeUndefined();
 
       for (const late of [start, { ...start, attemptId: randomUUID() }]) {
@@ -166,7 +185,12 @@ describe("mounting and capacity", () => {
     const userServer = createServer((req, res) => {
       if (req.url === "/hello") res.end("hi from the user");
     });
-    const sessions = createSessionServer({ store, host: createDemoHost(), keyring: Keyring.generate(), authenticator: (t) => (t === TOKEN ? { account: "a", principal: "p" } : undefined) });
+    const sessions = createSessionServer({
+      store,
+      host: createDemoHost(),
+      keyring: Keyring.generate(),
+      authenticator: (t) => (t === TOKEN ? { account: "a", principal: "p" } : undefined),
+    });
     sessions.attach(userServer);
     await new Promise<void>((resolve) => userServer.listen(0, "127.0.0.1", resolve));
     const port = (userServer.address() as { port: number }).port;

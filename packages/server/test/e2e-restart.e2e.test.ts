@@ -44,7 +44,13 @@ describe("restart on the same data directory", () => {
     const after = await startTestServer({ dataDir, limits: { maxReplays: 0 } });
     try {
       const resumed = await RawClient.connect(after.url);
-      resumed.send({ type: "resumeAttach", attemptId: randomUUID(), operation: "resume", outputCursors: [], sessionToken: counterAccepted.sessionToken });
+      resumed.send({
+        type: "resumeAttach",
+        attemptId: randomUUID(),
+        operation: "resume",
+        outputCursors: [],
+        sessionToken: counterAccepted.sessionToken,
+      });
       const { messages, closed } = await resumed.all();
       expect(closed.code).toBe(1000);
       const replayResult = messages.find((m) => m.type === "invocationResult");
@@ -62,7 +68,13 @@ describe("restart on the same data directory", () => {
       });
 
       const inputResume = await RawClient.connect(after.url);
-      inputResume.send({ type: "resumeAttach", attemptId: randomUUID(), operation: "takeover", outputCursors: [], sessionToken: reverseAccepted.sessionToken });
+      inputResume.send({
+        type: "resumeAttach",
+        attemptId: randomUUID(),
+        operation: "takeover",
+        outputCursors: [],
+        sessionToken: reverseAccepted.sessionToken,
+      });
       const reaccepted = await inputResume.nextOf("invocationAccepted");
       const inputMapping = reaccepted.mappings.find((m) => m.direction === "input");
       expect(inputMapping?.inputHighWater).toEqual({ sequence: 1n, terminal: true });
@@ -102,7 +114,13 @@ describe("restart on the same data directory", () => {
 
       // A takeover resends the first batch (compared with the file) and a changed second one (refused).
       const second = await RawClient.connect(before.url);
-      second.send({ type: "resumeAttach", attemptId: randomUUID(), operation: "takeover", outputCursors: [], sessionToken: accepted.sessionToken });
+      second.send({
+        type: "resumeAttach",
+        attemptId: randomUUID(),
+        operation: "takeover",
+        outputCursors: [],
+        sessionToken: accepted.sessionToken,
+      });
       const retaken = await second.nextOf("invocationAccepted");
       const inputChannel = retaken.mappings.find((m) => m.direction === "input")!.channel;
       second.send({ type: "input-u8", channel: inputChannel, sequence: 0n, payload: input[0]! });
@@ -118,7 +136,13 @@ describe("restart on the same data directory", () => {
       const after = await startTestServer({ dataDir: dir });
       try {
         const replay = await RawClient.connect(after.url);
-        replay.send({ type: "resumeAttach", attemptId: randomUUID(), operation: "takeover", outputCursors: [], sessionToken: retaken.sessionToken });
+        replay.send({
+          type: "resumeAttach",
+          attemptId: randomUUID(),
+          operation: "takeover",
+          outputCursors: [],
+          sessionToken: retaken.sessionToken,
+        });
         // split is replayable: the restarted server re-ran it over the stored input (its output
         // compared with the payload files) and it waits for the rest of the input.
         const reattached = await replay.nextOf("invocationAccepted");

@@ -17,7 +17,7 @@ async function readItems(client: RawClient, count: number): Promise<{ channel: n
   const result = await client.nextOf("invocationResult");
   const channel = result.mappings[0]!.channel;
   let cursor = "";
-  for (let seen = 0; seen < count; ) {
+  for (let seen = 0; seen < count;) {
     const message = await client.next();
     if (message.type === "outputStreamItem" && message.channel === channel) {
       seen++;
@@ -139,7 +139,11 @@ describe("packed u8 resends", () => {
     client.send({ type: "input-u8", channel, sequence: 0n, payload: new Uint8Array([1, 2, 3]) });
     await client.nextOf("inputStreamAck");
     client.send({ type: "input-u8", channel, sequence: 2n, payload: new Uint8Array([9, 4]) });
-    expect(await client.nextOf("invocationRejected")).toMatchObject({ attemptId: start.attemptId, code: "input-conflict", retryable: true });
+    expect(await client.nextOf("invocationRejected")).toMatchObject({
+      attemptId: start.attemptId,
+      code: "input-conflict",
+      retryable: true,
+    });
   });
 });
 
@@ -262,7 +266,9 @@ describe("nested output streams on resume", () => {
     const replayResult = messages.find((m) => m.type === "invocationResult");
     if (replayResult?.type !== "invocationResult") throw new Error("no replayed result");
     expect(replayResult.mappings.map((m) => m.streamToken)).toEqual([outer.streamToken]);
-    const replayedOuter = messages.flatMap((m) => (m.type === "outputStreamItem" && m.channel === replayResult.mappings[0]!.channel ? [m] : []));
+    const replayedOuter = messages.flatMap((m) =>
+      m.type === "outputStreamItem" && m.channel === replayResult.mappings[0]!.channel ? [m] : [],
+    );
     expect(replayedOuter.map((m) => m.sequence)).toEqual([1n, 2n]);
     expect(replayedOuter.map((m) => m.mappings[0]!.streamToken)).toEqual([inner[1]!.streamToken, inner[2]!.streamToken]);
 
@@ -275,7 +281,9 @@ describe("nested output streams on resume", () => {
     expect(itemsOn(inner[1]!.streamToken)).toEqual([]);
     expect(itemsOn(inner[2]!.streamToken)).toEqual([0, 1]);
     const ends = messages.filter((m) => m.type === "outputStreamEnd").map((m) => ("channel" in m ? m.channel : 0));
-    expect(ends.sort()).toEqual([channelOf.get(outer.streamToken)!, channelOf.get(inner[0]!.streamToken)!, channelOf.get(inner[2]!.streamToken)!].sort());
+    expect(ends.sort()).toEqual(
+      [channelOf.get(outer.streamToken)!, channelOf.get(inner[0]!.streamToken)!, channelOf.get(inner[2]!.streamToken)!].sort(),
+    );
     expect(messages.at(-1)?.type).toBe("invocationFinished");
   });
 });

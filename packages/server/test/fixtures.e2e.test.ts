@@ -91,7 +91,10 @@ describe("malformed.json (client-sent cases)", () => {
         expect(c.expectedCode).toBe("limit-exceeded");
         continue;
       }
-      expect({ name: c.name, code: rejected.type === "invocationRejected" ? rejected.code : "" }).toEqual({ name: c.name, code: c.expectedCode });
+      expect({ name: c.name, code: rejected.type === "invocationRejected" ? rejected.code : "" }).toEqual({
+        name: c.name,
+        code: c.expectedCode,
+      });
       expect(rejected).toMatchObject({ attemptId: start.attemptId });
       expect(closed.code).toBe(c.expectedCode === "limit-exceeded" ? 1009 : 1002);
     }
@@ -104,7 +107,8 @@ describe("malformed.json (client-sent cases)", () => {
       client.sendRaw(c.binary ? bytes : Buffer.from(bytes), c.binary);
       const { messages, closed } = await client.all();
       expect(messages.filter((m) => m.type !== "invocationRejected")).toEqual([]);
-      for (const m of messages) expect({ name: c.name, code: m.type === "invocationRejected" ? m.code : "" }).toEqual({ name: c.name, code: c.expectedCode });
+      for (const m of messages)
+        expect({ name: c.name, code: m.type === "invocationRejected" ? m.code : "" }).toEqual({ name: c.name, code: c.expectedCode });
       expect([1002, 1009]).toContain(closed.code);
     }
   });
@@ -112,8 +116,12 @@ describe("malformed.json (client-sent cases)", () => {
 
 describe("valid vectors", () => {
   it("every client-sent message of json-messages.json and binary-messages.json decodes", () => {
-    const text = load<{ name: string; direction: string; text: string }>("json-messages.json").cases.filter((c) => c.direction === "client");
-    const binary = load<{ name: string; direction: string; envelopeHex: string }>("binary-messages.json").cases.filter((c) => c.direction === "client");
+    const text = load<{ name: string; direction: string; text: string }>("json-messages.json").cases.filter(
+      (c) => c.direction === "client",
+    );
+    const binary = load<{ name: string; direction: string; envelopeHex: string }>("binary-messages.json").cases.filter(
+      (c) => c.direction === "client",
+    );
     expect(text.length + binary.length).toBeGreaterThan(5);
     for (const c of text) expect(() => decodeClientMessage(c.text, false)).not.toThrow();
     for (const c of binary) expect(() => decodeClientMessage(Buffer.from(c.envelopeHex, "hex"), true)).not.toThrow();

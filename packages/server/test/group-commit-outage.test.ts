@@ -83,7 +83,9 @@ describe("GroupCommit through transient SQLite errors", () => {
     const results = await Promise.allSettled([group.write(() => "a"), group.write(() => "b")]);
     expect(results.map((r) => (r as PromiseRejectedResult).reason?.code)).toEqual(["SQLITE_BUSY", "SQLITE_BUSY"]);
     expect(time()).toBe(3000);
-    expect(events.filter((e) => e.kind === "grace-exceeded")).toEqual([{ kind: "grace-exceeded", seconds: 3, writes: 2, error: "SQLITE_BUSY" }]);
+    expect(events.filter((e) => e.kind === "grace-exceeded")).toEqual([
+      { kind: "grace-exceeded", seconds: 3, writes: 2, error: "SQLITE_BUSY" },
+    ]);
   });
 
   it("a full disk is not retried: the group fails at once", async () => {
@@ -100,7 +102,9 @@ describe("GroupCommit through transient SQLite errors", () => {
 describe("the SQLite store's outageGraceMs", () => {
   it("is checked before anything is opened", () => {
     const dataDir = join(tmpdir(), `golem-grace-${randomUUID()}`);
-    expect(() => new SqliteSessionStore({ dataDir, outageGraceMs: -1 })).toThrow("outageGraceMs must be a non-negative integer of milliseconds, got -1");
+    expect(() => new SqliteSessionStore({ dataDir, outageGraceMs: -1 })).toThrow(
+      "outageGraceMs must be a non-negative integer of milliseconds, got -1",
+    );
     expect(existsSync(dataDir)).toBe(false);
   });
 });

@@ -159,7 +159,13 @@ describe("SqliteSessionStore", () => {
       const synced = await datasyncsDuring(async () => {
         const store = new SqliteSessionStore({ dataDir, synchronous });
         const s = session();
-        await store.createSession(s, [stream(s.sessionId, "input")], { attemptId: randomUUID(), operation: "start", descriptorDigest: "d", sessionId: s.sessionId, generation: 1n });
+        await store.createSession(s, [stream(s.sessionId, "input")], {
+          attemptId: randomUUID(),
+          operation: "start",
+          descriptorDigest: "d",
+          sessionId: s.sessionId,
+          generation: 1n,
+        });
         await store.close();
       });
       if (synchronous === "full") expect(synced.length).toBeGreaterThan(0);

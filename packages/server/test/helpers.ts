@@ -6,7 +6,15 @@ import { join } from "node:path";
 import type { InvocationStart, SchemaValueJson } from "@golem-stream/wire";
 import { afterAll, beforeAll } from "vitest";
 import { Keyring } from "@golem-stream/tokens";
-import { createSessionServer, startEmbeddedServer, type EmbeddedServer, type EmbeddedServerOptions, type Logger, type PartialObserver, type SessionStore } from "../src/index.js";
+import {
+  createSessionServer,
+  startEmbeddedServer,
+  type EmbeddedServer,
+  type EmbeddedServerOptions,
+  type Logger,
+  type PartialObserver,
+  type SessionStore,
+} from "../src/index.js";
 import { createDemoHost } from "../src/demo/index.js";
 
 import { TEST_TOKEN as TOKEN } from "../src/testing/raw-client.js";
@@ -59,7 +67,12 @@ export function emptyStart(agentType: string, method: string): InvocationStart {
  * handed), for the whole file: listening before its tests, closed with its store and data
  * directory after them. `url()` is the session endpoint.
  */
-export function demoServerOn(store: SessionStore, dataDir: string, logger?: Logger, observers?: readonly PartialObserver[]): { url(): string } {
+export function demoServerOn(
+  store: SessionStore,
+  dataDir: string,
+  logger?: Logger,
+  observers?: readonly PartialObserver[],
+): { url(): string } {
   const server = createSessionServer({
     store,
     host: createDemoHost(),

@@ -50,7 +50,15 @@ describe("the Host check", () => {
 
   it("answers localhost, IP addresses and the public hosts", async () => {
     const port = new URL(running.httpUrl).port;
-    for (const host of [`localhost:${port}`, `127.0.0.1:${port}`, `[::1]:${port}`, "golem.example.com", "GOLEM.example.com.", `build.corp.example:${port}`, "app.localhost"]) {
+    for (const host of [
+      `localhost:${port}`,
+      `127.0.0.1:${port}`,
+      `[::1]:${port}`,
+      "golem.example.com",
+      "GOLEM.example.com.",
+      `build.corp.example:${port}`,
+      "app.localhost",
+    ]) {
       for (const path of PATHS) expect(await statusWithHost(running.httpUrl, path, host), `${host} ${path}`).toBe(200);
     }
   });
@@ -68,7 +76,13 @@ describe("attached to an application's server", () => {
   let store: MemorySessionStore;
   beforeAll(async () => {
     store = new MemorySessionStore();
-    server = createSessionServer({ store, host: createDemoHost(), keyring: Keyring.generate("k1"), authenticator: () => undefined, healthEndpoints: true });
+    server = createSessionServer({
+      store,
+      host: createDemoHost(),
+      keyring: Keyring.generate("k1"),
+      authenticator: () => undefined,
+      healthEndpoints: true,
+    });
     http = createServer((req, res) => {
       if (req.url === "/app") res.end("app");
     });

@@ -29,7 +29,8 @@ class GatedTransport extends MemoryTransport {
   }
 }
 
-const harness = (limits: Partial<ServerLimits> = {}, observer?: ServerObserver) => memoryHarness({ limits, ...(observer === undefined ? {} : { observer }) });
+const harness = (limits: Partial<ServerLimits> = {}, observer?: ServerObserver) =>
+  memoryHarness({ limits, ...(observer === undefined ? {} : { observer }) });
 
 /**
  * Counts what the runtime reports, and wakes `until` on every report: tests
@@ -98,7 +99,9 @@ describe("Connection + SessionRuntime in memory", () => {
     const items = transport.sent.filter((m) => m.type === "outputStreamItem");
     expect(items.map((m) => m.value)).toEqual([v.str("yx")]);
     // The value went out as the canonical bytes the store recorded, not parsed and encoded again.
-    expect(transport.storedValues.map((bytes) => new TextDecoder().decode(bytes))).toEqual([canonicalJson(v.str("yx") as unknown as JsonValue)]);
+    expect(transport.storedValues.map((bytes) => new TextDecoder().decode(bytes))).toEqual([
+      canonicalJson(v.str("yx") as unknown as JsonValue),
+    ]);
     expect(transport.sent.at(-1)?.type).toBe("invocationFinished");
     await store.close();
   });
@@ -113,7 +116,13 @@ describe("Connection + SessionRuntime in memory", () => {
     first.connection.transportClosed();
 
     const second = open();
-    second.send({ type: "resumeAttach", attemptId: randomUUID(), operation: "resume", outputCursors: [], sessionToken: accepted.sessionToken });
+    second.send({
+      type: "resumeAttach",
+      attemptId: randomUUID(),
+      operation: "resume",
+      outputCursors: [],
+      sessionToken: accepted.sessionToken,
+    });
     await second.transport.until(() => second.transport.closedWith !== undefined);
     const items = second.transport.sent.filter((m) => m.type === "outputStreamItem");
     expect(items).toHaveLength(50);
@@ -157,7 +166,13 @@ describe("Connection + SessionRuntime in memory", () => {
     // attachment sends its invocationFinished while the second, its exact replay, replaces it.
     const item = first.transport.sent.find((m) => m.type === "outputStreamItem");
     if (item?.type !== "outputStreamItem") throw new Error("no output");
-    const resume = { type: "resumeAttach", attemptId: randomUUID(), operation: "resume", outputCursors: [item.cursorToken], sessionToken: accepted.sessionToken } as const;
+    const resume = {
+      type: "resumeAttach",
+      attemptId: randomUUID(),
+      operation: "resume",
+      outputCursors: [item.cursorToken],
+      sessionToken: accepted.sessionToken,
+    } as const;
     const twins = [open(), open()];
     for (const twin of twins) twin.send(resume);
     for (const twin of twins) await twin.transport.expectClose("the end of an attachment of a finished session");
@@ -218,7 +233,13 @@ describe("Connection + SessionRuntime in memory", () => {
 
     // A new connection (the client's way out of a stuck one) cancels before anything else.
     const second = open(new GatedTransport());
-    second.send({ type: "resumeAttach", attemptId: randomUUID(), operation: "resume", outputCursors: [], sessionToken: accepted.sessionToken });
+    second.send({
+      type: "resumeAttach",
+      attemptId: randomUUID(),
+      operation: "resume",
+      outputCursors: [],
+      sessionToken: accepted.sessionToken,
+    });
     await second.transport.until((sent) => sent.some((m) => m.type === "invocationAccepted"));
     expect(first.transport.sent.some((m) => m.type === "attachmentRevoked")).toBe(true);
     const spentBefore = counts.sessionBudget;
@@ -231,7 +252,9 @@ describe("Connection + SessionRuntime in memory", () => {
     await second.transport.until((sent) => sent.some((m) => m.type === "inputStreamAck" && m.terminal));
     // The cancel itself met the spent budget, and went through.
     expect(counts.sessionBudget).toBe(spentBefore + 1);
-    expect(second.transport.sent.find((m) => m.type === "inputStreamAck" && m.terminal)).toMatchObject({ highestContiguousSequence: BigInt(before) });
+    expect(second.transport.sent.find((m) => m.type === "inputStreamAck" && m.terminal)).toMatchObject({
+      highestContiguousSequence: BigInt(before),
+    });
     await store.close();
   });
 });

@@ -10,7 +10,14 @@ function chunked(bytes: Uint8Array, cuts: number[]): InputChunk[] {
   const chunks: InputChunk[] = [];
   for (let i = 0; i + 1 < bounds.length; i++) {
     const [from, to] = [bounds[i]!, bounds[i + 1]!];
-    if (to > from) chunks.push({ streamId: "s", sequence: BigInt(from), itemCount: BigInt(to - from), data: bytes.slice(from, to), mimeType: undefined });
+    if (to > from)
+      chunks.push({
+        streamId: "s",
+        sequence: BigInt(from),
+        itemCount: BigInt(to - from),
+        data: bytes.slice(from, to),
+        mimeType: undefined,
+      });
   }
   return chunks;
 }
@@ -51,7 +58,13 @@ describe("sameInput (packed u8)", () => {
 });
 
 describe("sameInput (one item)", () => {
-  const item = (data: number[], mimeType?: string): InputChunk => ({ streamId: "s", sequence: 5n, itemCount: 1n, data: new Uint8Array(data), mimeType });
+  const item = (data: number[], mimeType?: string): InputChunk => ({
+    streamId: "s",
+    sequence: 5n,
+    itemCount: 1n,
+    data: new Uint8Array(data),
+    mimeType,
+  });
   it("compares bytes and MIME type", () => {
     expect(sameInput([item([1, 2], "a/b")], 5n, 6n, new Uint8Array([1, 2]), false, "a/b")).toBe(true);
     expect(sameInput([item([1, 2], "a/b")], 5n, 6n, new Uint8Array([1, 2]), false, undefined)).toBe(false);

@@ -18,7 +18,10 @@ describe("Journal", () => {
     const first = new Journal("s", store);
     const at = new Date(0);
     expect(await first.step("when", () => ({ at }))).toEqual({ at: "1970-01-01T00:00:00.000Z" });
-    await expect(first.step("fails", () => Promise.reject(new RangeError("no such account")))).rejects.toMatchObject({ name: "RangeError", message: "no such account" });
+    await expect(first.step("fails", () => Promise.reject(new RangeError("no such account")))).rejects.toMatchObject({
+      name: "RangeError",
+      message: "no such account",
+    });
     expect(await first.step("nothing", () => undefined)).toBeUndefined();
     expect(store.entries).toEqual([
       { sessionId: "s", position: 0, name: "when", outcome: '{"value":{"at":"1970-01-01T00:00:00.000Z"}}' },
@@ -57,7 +60,9 @@ describe("Journal", () => {
 
   it("a step of another name at a stored position is non-determinism, reported even if the method catches it", async () => {
     const reported: ReplayDivergence[] = [];
-    const journal = new Journal("s", recording(), [{ sessionId: "s", position: 0, name: "charge", outcome: "{}" }], (d) => reported.push(d));
+    const journal = new Journal("s", recording(), [{ sessionId: "s", position: 0, name: "charge", outcome: "{}" }], (d) =>
+      reported.push(d),
+    );
     await expect(journal.step("refund", () => 1)).rejects.toBeInstanceOf(ReplayDivergence);
     expect(reported).toHaveLength(1);
   });

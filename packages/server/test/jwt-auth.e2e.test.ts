@@ -11,7 +11,14 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { JWK, JWTPayload } from "jose";
 import { inspectToken, Keyring } from "@golem-stream/tokens";
-import { DISCOVERY_PATH, MemorySessionStore, createJwtAuth, createSessionServer, startEmbeddedServer, type JwtAuthOptions } from "../src/index.js";
+import {
+  DISCOVERY_PATH,
+  MemorySessionStore,
+  createJwtAuth,
+  createSessionServer,
+  startEmbeddedServer,
+  type JwtAuthOptions,
+} from "../src/index.js";
 import { createDemoHost } from "../src/demo/index.js";
 import { RawClient, demoStart, v } from "./helpers.js";
 import {
@@ -58,8 +65,22 @@ afterAll(async () => {
 /** A server authenticating with `createJwtAuth` (the file's JWKS server, no cooldown unless overridden); its URLs. */
 async function serveJwt(options: Partial<JwtAuthOptions> = {}): Promise<{ url: string; httpUrl: string }> {
   const source = options.jwksFile !== undefined || options.jwks !== undefined ? {} : { jwksUrl: jwks.url };
-  const { authenticator, authorizer } = createJwtAuth({ issuer: ISSUER, audience: AUDIENCE, logger, refresh: { cooldownMs: 0 }, ...source, ...options });
-  const server = createSessionServer({ store: new MemorySessionStore(), host: createDemoHost(), keyring: Keyring.generate(), authenticator, authorizer, logger });
+  const { authenticator, authorizer } = createJwtAuth({
+    issuer: ISSUER,
+    audience: AUDIENCE,
+    logger,
+    refresh: { cooldownMs: 0 },
+    ...source,
+    ...options,
+  });
+  const server = createSessionServer({
+    store: new MemorySessionStore(),
+    host: createDemoHost(),
+    keyring: Keyring.generate(),
+    authenticator,
+    authorizer,
+    logger,
+  });
   closers.push(() => server.close());
   return server.listen(0, "127.0.0.1");
 }
@@ -151,12 +172,22 @@ describe("bearer JWTs at the handshake", () => {
     closers.push(() => down.close());
     down.failWith = 503;
     const server = await serveJwt({ jwksUrl: down.url });
-    expect(await handshake(server.url, await token(rsa))).toEqual({ status: 500, body: { code: "internal-error", error: "internal error" } });
+    expect(await handshake(server.url, await token(rsa))).toEqual({
+      status: 500,
+      body: { code: "internal-error", error: "internal error" },
+    });
     // A body over 1 MiB is not read to its end.
     down.failWith = undefined;
     down.padding = 2 * 1024 * 1024;
-    expect(await handshake(server.url, await token(rsa))).toEqual({ status: 500, body: { code: "internal-error", error: "internal error" } });
-    expect(logger.lines).toContainEqual(["error", "authenticator failed", { event: "auth.error", error: "Error: cannot verify bearer JWTs: the key set is unavailable (RangeError)" }]);
+    expect(await handshake(server.url, await token(rsa))).toEqual({
+      status: 500,
+      body: { code: "internal-error", error: "internal error" },
+    });
+    expect(logger.lines).toContainEqual([
+      "error",
+      "authenticator failed",
+      { event: "auth.error", error: "Error: cannot verify bearer JWTs: the key set is unavailable (RangeError)" },
+    ]);
     down.padding = 0;
     expect(await handshake(server.url, await token(rsa))).toBe("open");
   });
@@ -173,20 +204,37 @@ describe("key rotation through the JWKS", () => {
 
     keys.keys = [rotated.jwk];
     const client = await RawClient.connect(url, await token(rotated));
-    client.send({ type: "resumeAttach", attemptId: crypto.randomUUID(), operation: "resume", outputCursors: [], sessionToken: (accepted as { sessionToken: string }).sessionToken });
-    expect((await client.waitFor((m) => m.type === "invocationAccepted" || m.type === "invocationRejected")).type).toBe("invocationAccepted");
+    client.send({
+      type: "resumeAttach",
+      attemptId: crypto.randomUUID(),
+      operation: "resume",
+      outputCursors: [],
+      sessionToken: (accepted as { sessionToken: string }).sessionToken,
+    });
+    expect((await client.waitFor((m) => m.type === "invocationAccepted" || m.type === "invocationRejected")).type).toBe(
+      "invocationAccepted",
+    );
     client.socket.terminate();
     expect(keys.fetches).toBe(2);
     // A takeover presents its own token too: the same subject is accepted, another is not.
     const takeover = async (bearer: string) => {
       const taker = await RawClient.connect(url, bearer);
-      taker.send({ type: "resumeAttach", attemptId: crypto.randomUUID(), operation: "takeover", outputCursors: [], sessionToken: (accepted as { sessionToken: string }).sessionToken });
+      taker.send({
+        type: "resumeAttach",
+        attemptId: crypto.randomUUID(),
+        operation: "takeover",
+        outputCursors: [],
+        sessionToken: (accepted as { sessionToken: string }).sessionToken,
+      });
       const answer = await taker.waitFor((m) => m.type === "invocationAccepted" || m.type === "invocationRejected");
       taker.socket.terminate();
       return answer;
     };
     expect((await takeover(await token(rotated))).type).toBe("invocationAccepted");
-    expect(await takeover(await token(rotated, { sub: `mallory-${CLAIM_MARKER}` }))).toMatchObject({ type: "invocationRejected", code: "invalid-token" });
+    expect(await takeover(await token(rotated, { sub: `mallory-${CLAIM_MARKER}` }))).toMatchObject({
+      type: "invocationRejected",
+      code: "invalid-token",
+    });
     expect(keys.fetches).toBe(2);
     // The retired key's tokens no longer verify.
     expect(await handshake(url, await token(rsa))).toEqual(UNAUTHENTICATED);
@@ -224,10 +272,14 @@ describe("key rotation through the JWKS", () => {
 
   it("a JWKS file that cannot be read or is not a key set fails at creation, naming the file", () => {
     const missing = join(dir, "missing.json");
-    expect(() => createJwtAuth({ jwksFile: missing, issuer: ISSUER, audience: AUDIENCE })).toThrow(`the JWKS file ${missing} cannot be read (ENOENT)`);
+    expect(() => createJwtAuth({ jwksFile: missing, issuer: ISSUER, audience: AUDIENCE })).toThrow(
+      `the JWKS file ${missing} cannot be read (ENOENT)`,
+    );
     const bad = join(dir, "bad.json");
     writeFileSync(bad, JSON.stringify({ keys: "none" }));
-    expect(() => createJwtAuth({ jwksFile: bad, issuer: ISSUER, audience: AUDIENCE })).toThrow(`the JWKS file ${bad} is not a JWKS: it needs a "keys" array of JWK objects`);
+    expect(() => createJwtAuth({ jwksFile: bad, issuer: ISSUER, audience: AUDIENCE })).toThrow(
+      `the JWKS file ${bad} is not a JWKS: it needs a "keys" array of JWK objects`,
+    );
   });
 
   it("options are checked at creation: one key source, issuer and audience required, only asymmetric algorithms", () => {
@@ -235,7 +287,9 @@ describe("key rotation through the JWKS", () => {
     expect(() => createJwtAuth({ ...base, jwks: { keys: [] } })).toThrow("exactly one of");
     expect(() => createJwtAuth({ ...base, issuer: "" })).toThrow("options.issuer is required");
     expect(() => createJwtAuth({ ...base, audience: [] })).toThrow("options.audience is required");
-    expect(() => createJwtAuth({ ...base, algorithms: ["HS256" as never] })).toThrow("options.algorithms must be a non-empty subset of RS256, ES256, EdDSA");
+    expect(() => createJwtAuth({ ...base, algorithms: ["HS256" as never] })).toThrow(
+      "options.algorithms must be a non-empty subset of RS256, ES256, EdDSA",
+    );
     expect(() => createJwtAuth({ ...base, jwksUrl: "file:///etc/jwks.json" })).toThrow("options.jwksUrl must be an http: or https: URL");
   });
 });
@@ -251,7 +305,10 @@ describe("claims to caller", () => {
     const { url } = await serveJwt({ principalClaim: "email", accountClaim: "org" });
     const claims = { email: `mail-${CLAIM_MARKER}@example.com`, org: `org-${CLAIM_MARKER}` };
     const accepted = await start(url, await token(rsa, claims));
-    expect(inspectToken((accepted as { sessionToken: string }).sessionToken).fields).toMatchObject({ account: claims.org, principal: claims.email });
+    expect(inspectToken((accepted as { sessionToken: string }).sessionToken).fields).toMatchObject({
+      account: claims.org,
+      principal: claims.email,
+    });
     expect(await handshake(url, await token(rsa, { email: claims.email }))).toEqual(UNAUTHENTICATED);
     expect(refusals()).toContainEqual({ event: "auth.jwt-refused", reason: "identity-claim-missing", claim: "org" });
     expect(await handshake(url, await token(rsa, { email: 42, org: claims.org }))).toEqual(UNAUTHENTICATED);
@@ -265,7 +322,11 @@ describe("authorization by claim", () => {
     const { url } = await serveJwt({ authorization: { claim: "scope", prefix: "stream:" } });
     const bearer = await scoped("stream:demo/default/echo/count");
     expect((await start(url, bearer)).type).toBe("invocationAccepted");
-    expect(await start(url, bearer, demoStart("blobs", v.record(v.u32(1), v.u32(1))))).toMatchObject({ type: "invocationRejected", code: "forbidden", retryable: false });
+    expect(await start(url, bearer, demoStart("blobs", v.record(v.u32(1), v.u32(1))))).toMatchObject({
+      type: "invocationRejected",
+      code: "forbidden",
+      retryable: false,
+    });
     // Without the prefix the entry is not a grant; without the claim nothing is granted.
     expect(await start(url, await scoped("demo/default/echo/count"))).toMatchObject({ type: "invocationRejected", code: "forbidden" });
     expect(await start(url, await token(rsa))).toMatchObject({ type: "invocationRejected", code: "forbidden" });
@@ -275,26 +336,43 @@ describe("authorization by claim", () => {
     const { url } = await serveJwt({ authorization: { claim: "roles" } });
     expect((await start(url, await token(rsa, { roles: ["demo"] }))).type).toBe("invocationAccepted");
     expect((await start(url, await token(rsa, { roles: ["other", "*/default/echo"] }))).type).toBe("invocationAccepted");
-    expect(await start(url, await token(rsa, { roles: ["demo/production", `app-${CLAIM_MARKER}`] }))).toMatchObject({ type: "invocationRejected", code: "forbidden" });
+    expect(await start(url, await token(rsa, { roles: ["demo/production", `app-${CLAIM_MARKER}`] }))).toMatchObject({
+      type: "invocationRejected",
+      code: "forbidden",
+    });
   });
 
   it("a resume is authorized with the claims of the token it presents", async () => {
     const { url } = await serveJwt({ authorization: { claim: "scope" } });
     const accepted = await start(url, await token(rsa, { scope: "demo" }));
     const client = await RawClient.connect(url, await token(rsa, { scope: `other-${CLAIM_MARKER}` }));
-    client.send({ type: "resumeAttach", attemptId: crypto.randomUUID(), operation: "resume", outputCursors: [], sessionToken: (accepted as { sessionToken: string }).sessionToken });
-    expect(await client.waitFor((m) => m.type === "invocationAccepted" || m.type === "invocationRejected")).toMatchObject({ type: "invocationRejected", code: "forbidden" });
+    client.send({
+      type: "resumeAttach",
+      attemptId: crypto.randomUUID(),
+      operation: "resume",
+      outputCursors: [],
+      sessionToken: (accepted as { sessionToken: string }).sessionToken,
+    });
+    expect(await client.waitFor((m) => m.type === "invocationAccepted" || m.type === "invocationRejected")).toMatchObject({
+      type: "invocationRejected",
+      code: "forbidden",
+    });
     client.socket.terminate();
   });
 
   it("discovery of an environment needs a grant inside it (403 forbidden otherwise)", async () => {
     const { httpUrl } = await serveJwt({ authorization: { claim: "scope" } });
     const discover = async (scope: string) => {
-      const response = await fetch(`${httpUrl}${DISCOVERY_PATH}?application=demo&environment=default`, { headers: { authorization: `Bearer ${await token(rsa, { scope })}` } });
+      const response = await fetch(`${httpUrl}${DISCOVERY_PATH}?application=demo&environment=default`, {
+        headers: { authorization: `Bearer ${await token(rsa, { scope })}` },
+      });
       return { status: response.status, body: (await response.json()) as unknown };
     };
     expect((await discover("demo/default/echo/count")).status).toBe(200);
-    expect(await discover(`demo/staging other-${CLAIM_MARKER}`)).toEqual({ status: 403, body: { code: "forbidden", error: "the caller may not read this catalogue" } });
+    expect(await discover(`demo/staging other-${CLAIM_MARKER}`)).toEqual({
+      status: 403,
+      body: { code: "forbidden", error: "the caller may not read this catalogue" },
+    });
   });
 });
 
@@ -319,7 +397,13 @@ describe("an authorizer of your own", () => {
 describe("beside static tokens (startEmbeddedServer, serve)", () => {
   it("a static token may do everything; a JWT is authorized by its grants; anything else is refused", async () => {
     const jwt = createJwtAuth({ jwksUrl: jwks.url, issuer: ISSUER, audience: AUDIENCE, authorization: { claim: "scope" }, logger });
-    const server = await startEmbeddedServer({ dataDir: join(dir, "embedded"), tokens: ["static-dev-token"], authentication: jwt, logger, synchronous: "normal" });
+    const server = await startEmbeddedServer({
+      dataDir: join(dir, "embedded"),
+      tokens: ["static-dev-token"],
+      authentication: jwt,
+      logger,
+      synchronous: "normal",
+    });
     closers.push(() => server.close());
     expect((await start(server.url, "static-dev-token")).type).toBe("invocationAccepted");
     expect((await start(server.url, await token(rsa, { scope: "demo/default" }))).type).toBe("invocationAccepted");
@@ -329,7 +413,9 @@ describe("beside static tokens (startEmbeddedServer, serve)", () => {
 
   it("no static token is needed when another authentication is given (and one is without)", async () => {
     const jwt = createJwtAuth({ jwksUrl: jwks.url, issuer: ISSUER, audience: AUDIENCE });
-    await expect(startEmbeddedServer({ dataDir: join(dir, "no-tokens"), tokens: [] })).rejects.toThrow("options.tokens must not be empty without options.authentication");
+    await expect(startEmbeddedServer({ dataDir: join(dir, "no-tokens"), tokens: [] })).rejects.toThrow(
+      "options.tokens must not be empty without options.authentication",
+    );
     const server = await startEmbeddedServer({ dataDir: join(dir, "jwt-only"), tokens: [], authentication: jwt, synchronous: "normal" });
     closers.push(() => server.close());
     expect(await handshake(server.url, await token(rsa))).toBe("open");

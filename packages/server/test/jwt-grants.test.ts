@@ -4,9 +4,18 @@ import { grantCovers, grantsOf } from "../src/auth/jwt-grants.js";
 import type { AuthorizationRequest } from "../src/index.js";
 
 const caller = { account: "a", principal: "p" };
-const start: AuthorizationRequest = { caller, operation: "start", application: "shop", environment: "prod", agentType: "cart", agentIdentity: "00", method: "add" };
+const start: AuthorizationRequest = {
+  caller,
+  operation: "start",
+  application: "shop",
+  environment: "prod",
+  agentType: "cart",
+  agentIdentity: "00",
+  method: "add",
+};
 const discover: AuthorizationRequest = { caller, operation: "discover", application: "shop", environment: "prod" };
-const covers = (claim: unknown, request: AuthorizationRequest, prefix = "") => grantsOf(claim, prefix).some((grant) => grantCovers(grant, request));
+const covers = (claim: unknown, request: AuthorizationRequest, prefix = "") =>
+  grantsOf(claim, prefix).some((grant) => grantCovers(grant, request));
 
 describe("grants", () => {
   it("reads a space-separated scope or an array of strings; anything else grants nothing", () => {
@@ -17,7 +26,10 @@ describe("grants", () => {
   });
 
   it("skips entries without the prefix, empty segments and more than four segments", () => {
-    expect(grantsOf("stream:shop openid stream: stream:a//b stream:a/b/c/d/e stream:a/b/c/d", "stream:")).toEqual([["shop"], ["a", "b", "c", "d"]]);
+    expect(grantsOf("stream:shop openid stream: stream:a//b stream:a/b/c/d/e stream:a/b/c/d", "stream:")).toEqual([
+      ["shop"],
+      ["a", "b", "c", "d"],
+    ]);
   });
 
   it("a grant covers what its segments name; * is any name; a shorter grant covers everything below", () => {

@@ -65,7 +65,10 @@ describe("node byte budget", () => {
     store.gate = undefined;
     for (const { client, output } of sessions) {
       const { messages } = await client.all();
-      expect(messages.filter((m) => m.type === "inputStreamAck").at(-1)).toMatchObject({ highestContiguousSequence: BigInt(items), terminal: true });
+      expect(messages.filter((m) => m.type === "inputStreamAck").at(-1)).toMatchObject({
+        highestContiguousSequence: BigInt(items),
+        terminal: true,
+      });
       expectAllReversed(messages, output, items);
     }
     // Everything it counted was given back: nothing leaks out of the budget.

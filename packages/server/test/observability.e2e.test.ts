@@ -90,15 +90,27 @@ describe("a full scenario run: metrics move, logs carry events and no secrets", 
 
   it("an upgrade with a bad bearer token counts as an unauthenticated rejection", async () => {
     await expect(RawClient.connect(server.url, "not-a-token")).rejects.toThrow(/401/);
-    const text = await scrapeUntil(server.httpUrl, (t) => sample(t, `${P}attachment_rejections_total`, { code: "unauthenticated", operation: "upgrade" }) === 1, "the rejection");
+    const text = await scrapeUntil(
+      server.httpUrl,
+      (t) => sample(t, `${P}attachment_rejections_total`, { code: "unauthenticated", operation: "upgrade" }) === 1,
+      "the rejection",
+    );
     expect(sample(text, `${P}attachments_total`, { operation: "start" })).toBe(0);
   });
 
   it("a catalogue request with a bad bearer token counts (and is logged) as an unauthenticated discover rejection", async () => {
-    const answer = await fetch(`${server.httpUrl}/v1/agents/types?application=demo&environment=default`, { headers: { authorization: "Bearer not-a-token" } });
+    const answer = await fetch(`${server.httpUrl}/v1/agents/types?application=demo&environment=default`, {
+      headers: { authorization: "Bearer not-a-token" },
+    });
     expect(answer.status).toBe(401);
-    await scrapeUntil(server.httpUrl, (t) => sample(t, `${P}attachment_rejections_total`, { code: "unauthenticated", operation: "discover" }) === 1, "the rejection");
-    const logged = lines.map((line) => JSON.parse(line) as Record<string, unknown>).filter((r) => r["event"] === "attach.rejected" && r["operation"] === "discover");
+    await scrapeUntil(
+      server.httpUrl,
+      (t) => sample(t, `${P}attachment_rejections_total`, { code: "unauthenticated", operation: "discover" }) === 1,
+      "the rejection",
+    );
+    const logged = lines
+      .map((line) => JSON.parse(line) as Record<string, unknown>)
+      .filter((r) => r["event"] === "attach.rejected" && r["operation"] === "discover");
     expect(logged).toEqual([expect.objectContaining({ code: "unauthenticated", msg: "attach rejected" })]);
   });
 
@@ -123,7 +135,11 @@ describe("a full scenario run: metrics move, logs carry events and no secrets", 
     client.send({ type: "inputStreamEnd", channel, sequence: 5n });
     const { closed } = await client.all();
     expect(closed.code).toBe(1000);
-    text = await scrapeUntil(server.httpUrl, (t) => sample(t, `${P}sessions_running`) === 0 && sample(t, `${P}connections_open`) === 0, "the session and connection gone");
+    text = await scrapeUntil(
+      server.httpUrl,
+      (t) => sample(t, `${P}sessions_running`) === 0 && sample(t, `${P}connections_open`) === 0,
+      "the session and connection gone",
+    );
     expect(sample(text, `${P}sessions_finished_total`, { outcome: "success" })).toBe(1);
     expect(sample(text, `${P}session_duration_seconds_count`, { outcome: "success" })).toBe(1);
     // Everything the session held in the node's budget was given back.
@@ -154,7 +170,11 @@ describe("a full scenario run: metrics move, logs carry events and no secrets", 
     expect(sample(text, `${P}revocations_total`)).toBe(1);
     const { messages } = await third.all();
     expect(messages.at(-1)?.type).toBe("invocationFinished");
-    text = await scrapeUntil(server.httpUrl, (t) => sample(t, `${P}sessions_finished_total`, { outcome: "success" }) === 2, "the second finish");
+    text = await scrapeUntil(
+      server.httpUrl,
+      (t) => sample(t, `${P}sessions_finished_total`, { outcome: "success" }) === 2,
+      "the second finish",
+    );
     expect(sample(text, `${P}output_items_total`, { kind: "value" })).toBe(20);
     // Every item reached a client at least once; those the resumes sent again count again.
     expect(sample(text, `${P}output_sent_items_total`, { kind: "value" })).toBeGreaterThanOrEqual(20);
@@ -184,7 +204,11 @@ describe("a full scenario run: metrics move, logs carry events and no secrets", 
     const client = await connect();
     client.socket.pause();
     client.send(demoStart("blobs", v.record(v.u32(64), v.u32(256 * 1024))));
-    await scrapeUntil(server.httpUrl, (t) => sample(t, `${P}backpressure_pauses_total`, { reason: "socket-buffer" }) > 0, "a socket-buffer pause");
+    await scrapeUntil(
+      server.httpUrl,
+      (t) => sample(t, `${P}backpressure_pauses_total`, { reason: "socket-buffer" }) > 0,
+      "a socket-buffer pause",
+    );
     client.socket.resume();
     const { messages } = await client.all();
     expect(messages.at(-1)?.type).toBe("invocationFinished");
@@ -200,16 +224,21 @@ describe("a full scenario run: metrics move, logs carry events and no secrets", 
     const records = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
     expect(records.filter((r) => typeof r["event"] !== "string")).toEqual([]);
     const events = records.map((r) => r["event"]);
-    expect(events).toEqual(expect.arrayContaining(["session.start", "attach", "attach.revoked", "attach.rejected", "violation", "session.finish", "attach.end"]));
+    expect(events).toEqual(
+      expect.arrayContaining(["session.start", "attach", "attach.revoked", "attach.rejected", "violation", "session.finish", "attach.end"]),
+    );
     const operations = records.filter((r) => r["event"] === "attach").map((r) => r["operation"]);
     expect(operations).toEqual(expect.arrayContaining(["start", "resume", "takeover"]));
-    expect(records.find((r) => r["event"] === "attach.rejected" && r["operation"] === "upgrade")).toMatchObject({ code: "unauthenticated" });
+    expect(records.find((r) => r["event"] === "attach.rejected" && r["operation"] === "upgrade")).toMatchObject({
+      code: "unauthenticated",
+    });
     expect(records.find((r) => r["event"] === "violation")).toMatchObject({ code: "invalid-channel", closeStatus: 1002 });
     const finish = records.find((r) => r["event"] === "session.finish");
     expect(finish).toMatchObject({ outcome: "success", application: "demo", agentType: "echo" });
     expect(typeof finish?.["durationMs"]).toBe("number");
     for (const record of records) {
-      if (record["session"] !== undefined) expect(record["session"]).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+      if (record["session"] !== undefined)
+        expect(record["session"]).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
     }
 
     const tokens = tokensIn(clients.flatMap((c) => c.received));
@@ -262,7 +291,14 @@ describe("health endpoints", () => {
     let pings = 0;
     Object.assign(store, { ping: () => (++pings, reachable ? Promise.resolve() : Promise.reject(new Error("down"))) });
     let now = 1_000_000;
-    const server = createSessionServer({ store, host: createDemoHost(), keyring: Keyring.generate(), authenticator: () => undefined, healthEndpoints: true, now: () => now });
+    const server = createSessionServer({
+      store,
+      host: createDemoHost(),
+      keyring: Keyring.generate(),
+      authenticator: () => undefined,
+      healthEndpoints: true,
+      now: () => now,
+    });
     const address = await server.listen();
     try {
       expect((await get(address.httpUrl, "/readyz")).status).toBe(200);
@@ -286,7 +322,14 @@ describe("health endpoints", () => {
   it("/readyz answers not ready when the store hangs past readinessTimeoutMs", async () => {
     const store = new MemorySessionStore();
     Object.assign(store, { ping: () => new Promise(() => undefined) });
-    const server = createSessionServer({ store, host: createDemoHost(), keyring: Keyring.generate(), authenticator: () => undefined, healthEndpoints: true, readinessTimeoutMs: 50 });
+    const server = createSessionServer({
+      store,
+      host: createDemoHost(),
+      keyring: Keyring.generate(),
+      authenticator: () => undefined,
+      healthEndpoints: true,
+      readinessTimeoutMs: 50,
+    });
     const address = await server.listen();
     try {
       expect(await server.readiness()).toEqual({ ready: false, checks: { store: false, started: true, accepting: true } });

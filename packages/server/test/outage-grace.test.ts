@@ -83,6 +83,7 @@ describe("OutageGrace", () => {
   it("checks the option", () => {
     expect(checkOutageGraceMs(undefined)).toBe(30_000);
     expect(checkOutageGraceMs(0)).toBe(0);
-    for (const bad of [-1, 1.5, Number.NaN, "30"]) expect(() => checkOutageGraceMs(bad, "storeOutageGraceMs")).toThrow(/storeOutageGraceMs must be a non-negative integer/);
+    for (const bad of [-1, 1.5, Number.NaN, "30"])
+      expect(() => checkOutageGraceMs(bad, "storeOutageGraceMs")).toThrow(/storeOutageGraceMs must be a non-negative integer/);
   });
 });

@@ -17,7 +17,10 @@ import { RawClient, demoStart, startTestServer, v } from "./helpers.js";
 const legacy = vi.hoisted(() => ({ noSizeCheck: false }));
 vi.mock("../src/invocation/message-room.js", async (importOriginal) => {
   const real = await importOriginal<typeof import("../src/invocation/message-room.js")>();
-  return { ...real, outputItemFits: (...args: Parameters<typeof real.outputItemFits>) => legacy.noSizeCheck || real.outputItemFits(...args) };
+  return {
+    ...real,
+    outputItemFits: (...args: Parameters<typeof real.outputItemFits>) => legacy.noSizeCheck || real.outputItemFits(...args),
+  };
 });
 
 const MiB = 1024 * 1024;
@@ -60,7 +63,13 @@ describe("a log written before the size check", () => {
     cleanup = () => after.dispose();
     for (let attachment = 0; attachment < 2; attachment++) {
       const late = await RawClient.connect(after.url);
-      late.send({ type: "resumeAttach", attemptId: randomUUID(), operation: "takeover", outputCursors: [], sessionToken: accepted.sessionToken });
+      late.send({
+        type: "resumeAttach",
+        attemptId: randomUUID(),
+        operation: "takeover",
+        outputCursors: [],
+        sessionToken: accepted.sessionToken,
+      });
       const { messages, closed } = await late.all();
       expect(messages.map((m) => m.type)).not.toContain("invocationRejected");
       expect(messages.filter((m) => m.type === "outputStreamItem")).toEqual([]);

@@ -9,7 +9,15 @@ import { afterEach, describe, expect, it } from "vitest";
 import { randomUUID } from "node:crypto";
 import fc from "fast-check";
 import { Keyring } from "@golem-stream/tokens";
-import { canonicalJson, encodeServerMessage, LIMITS, ProtocolError, type JsonObject, type JsonValue, type ServerMessage } from "@golem-stream/wire";
+import {
+  canonicalJson,
+  encodeServerMessage,
+  LIMITS,
+  ProtocolError,
+  type JsonObject,
+  type JsonValue,
+  type ServerMessage,
+} from "@golem-stream/wire";
 import { createSessionServer, MemorySessionStore, StaticAgentHost, type AgentTypeDefinition } from "../src/index.js";
 import { outputItemFits } from "../src/invocation/message-room.js";
 import { RawClient, TOKEN, demoStart, emptyStart, startTestServer, v, type TestServer } from "./helpers.js";
@@ -63,11 +71,16 @@ describe("an output item whose message cannot fit 8 MiB", () => {
     client.send({ type: "inputStreamItem", channel, sequence: 0n, value: v.str("x".repeat(8 * MiB - 200)) });
     client.send({ type: "inputStreamEnd", channel, sequence: 1n });
     const messages = await finishedLog(client);
-    expect(messages).toContainEqual(expect.objectContaining({ type: "inputStreamAck", channel, highestContiguousSequence: 1n, terminal: true }));
+    expect(messages).toContainEqual(
+      expect.objectContaining({ type: "inputStreamAck", channel, highestContiguousSequence: 1n, terminal: true }),
+    );
     const result = messages.find((m) => m.type === "invocationResult")!;
     const output = (result as Extract<ServerMessage, { type: "invocationResult" }>).mappings[0]!.channel;
     expect(messages.filter((m) => m.type === "outputStreamItem")).toEqual([]);
-    const end = messages.find((m) => m.type === "outputStreamEnd" && m.channel === output) as Extract<ServerMessage, { type: "outputStreamEnd" }>;
+    const end = messages.find((m) => m.type === "outputStreamEnd" && m.channel === output) as Extract<
+      ServerMessage,
+      { type: "outputStreamEnd" }
+    >;
     expect(end).toMatchObject({ sequence: 0n, outcome: PRODUCER_ERROR });
 
     // Any later attachment sees the same terminal and the finish.
@@ -102,7 +115,10 @@ describe("an output item whose message cannot fit 8 MiB", () => {
     const upperBytes = messages.reduce((sum, m) => sum + (m.type === "output-u8" && m.channel === upper ? m.payload.length : 0), 0);
     expect(upperBytes).toBe(size);
     expect(messages.find((m) => m.type === "outputStreamEnd" && m.channel === upper)).toMatchObject({ outcome: { kind: "ok" } });
-    expect(messages.find((m) => m.type === "outputStreamEnd" && m.channel === lines)).toMatchObject({ sequence: 0n, outcome: PRODUCER_ERROR });
+    expect(messages.find((m) => m.type === "outputStreamEnd" && m.channel === lines)).toMatchObject({
+      sequence: 0n,
+      outcome: PRODUCER_ERROR,
+    });
   });
 });
 
@@ -175,13 +191,21 @@ describe("property: output values of every kind around the 8 MiB message boundar
       name: "emitter",
       constructorParameters: { root: { kind: "record", value: { fields: [] } } },
       config: [],
-      methods: [{ name: "emit", parameters: { root: { kind: "record", value: { fields: [] } } }, result: { root: { kind: "stream", value: { inner: element } } } }],
+      methods: [
+        {
+          name: "emit",
+          parameters: { root: { kind: "record", value: { fields: [] } } },
+          result: { root: { kind: "stream", value: { inner: element } } },
+        },
+      ],
       implementations: {
         emit: async (ctx) => {
           const value = nextValue;
-          return ctx.output((async function* () {
-            yield value as never;
-          })());
+          return ctx.output(
+            (async function* () {
+              yield value as never;
+            })(),
+          );
         },
       },
     };
@@ -284,7 +308,13 @@ describe("acceptances that list every stream of a session", () => {
     try {
       const client = await RawClient.connect(url);
       const start = demoStart("nested", v.record(v.stream(randomUUID())), {
-        selector: { agentType: "probe", application: "test", constructorParameters: v.record(v.str("t")), environment: "default", method: "nested" },
+        selector: {
+          agentType: "probe",
+          application: "test",
+          constructorParameters: v.record(v.str("t")),
+          environment: "default",
+          method: "nested",
+        },
       });
       client.send(start);
       const accepted = (await client.nextOf("invocationAccepted")) as Accepted;
@@ -315,7 +345,13 @@ describe("acceptances that list every stream of a session", () => {
 
       // A resume lists every stream: the acceptance is sent, and it decodes (RawClient decodes strictly).
       const again = await RawClient.connect(url);
-      again.send({ type: "resumeAttach", attemptId: randomUUID(), operation: "takeover", outputCursors: [], sessionToken: accepted.sessionToken });
+      again.send({
+        type: "resumeAttach",
+        attemptId: randomUUID(),
+        operation: "takeover",
+        outputCursors: [],
+        sessionToken: accepted.sessionToken,
+      });
       const reaccepted = (await again.nextOf("invocationAccepted")) as Accepted;
       expect(reaccepted.mappings.length).toBe(acked + 1);
       expect(encodeServerMessage(reaccepted).length).toBeLessThanOrEqual(LIMITS.maxTextMessageBytes);

@@ -41,7 +41,10 @@ describe("packRun", () => {
         for (let r = 0; r + 1 < rows.length; r++) {
           const [start, end] = rows[r] as [number, number];
           const next = run[end] as PackableAppend;
-          const joinable = next.packable !== undefined && run.slice(start, end).every((a) => a.packable !== undefined) && rowBytes(run, start, end + 1) <= maxBytes;
+          const joinable =
+            next.packable !== undefined &&
+            run.slice(start, end).every((a) => a.packable !== undefined) &&
+            rowBytes(run, start, end + 1) <= maxBytes;
           expect(joinable).toBe(false);
         }
       }),
@@ -50,12 +53,23 @@ describe("packRun", () => {
 
   it("packs nothing with a bound of 0, not even empty appends", () => {
     const run = [append(1n, 0), append(1n, 0), append(1n, 10), append(1n, 0)];
-    expect(packRun(run, 0)).toEqual([[0, 1], [1, 2], [2, 3], [3, 4]]);
+    expect(packRun(run, 0)).toEqual([
+      [0, 1],
+      [1, 2],
+      [2, 3],
+      [3, 4],
+    ]);
   });
 
   it("keeps an append larger than the bound, and every unpackable one, in a row of its own", () => {
     const run = [append(1n, 10), append(1n, 10), append(1n, 500), append(1n, 10), append(1n, 10, false), append(1n, 10), append(1n, 10)];
-    expect(packRun(run, 100)).toEqual([[0, 2], [2, 3], [3, 4], [4, 5], [5, 7]]);
+    expect(packRun(run, 100)).toEqual([
+      [0, 2],
+      [2, 3],
+      [3, 4],
+      [4, 5],
+      [5, 7],
+    ]);
   });
 });
 
@@ -82,13 +96,23 @@ describe("joinParts and splitPacked", () => {
 
   /** The part list `joinParts` writes for parts of these item counts and byte lengths (any, valid or not). */
   const partList = (parts: readonly { itemCount: bigint; length: number }[]): Uint8Array =>
-    joinParts(parts.map(({ itemCount, length }) => ({ itemCount, packable: new Uint8Array(length) })), 0, parts.length).parts;
+    joinParts(
+      parts.map(({ itemCount, length }) => ({ itemCount, packable: new Uint8Array(length) })),
+      0,
+      parts.length,
+    ).parts;
 
   it("encode item counts up to 2^64 - 1 (LEB128, at most 10 bytes each)", () => {
-    const parts = partList([{ itemCount: U64_MAX, length: 0 }, { itemCount: 1n, length: 3 }]);
+    const parts = partList([
+      { itemCount: U64_MAX, length: 0 },
+      { itemCount: 1n, length: 3 },
+    ]);
     expect(parts.byteLength).toBe(10 + 1 + 1 + 1);
     const split = splitPacked(0n, U64_MAX + 1n, Uint8Array.of(7, 8, 9), parts);
-    expect(split.map((p) => [p.sequence, p.itemCount, [...p.data]])).toEqual([[0n, U64_MAX, []], [U64_MAX, 1n, [7, 8, 9]]]);
+    expect(split.map((p) => [p.sequence, p.itemCount, [...p.data]])).toEqual([
+      [0n, U64_MAX, []],
+      [U64_MAX, 1n, [7, 8, 9]],
+    ]);
   });
 
   it("refuses a part list that does not describe its row", () => {
@@ -100,8 +124,22 @@ describe("joinParts and splitPacked", () => {
       ["varint longer than a u64", 1n, Uint8Array.of(0x81, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 4)],
       ["part past the bytes", 1n, partList([{ itemCount: 1n, length: 5 }])],
       ["bytes left over", 1n, partList([{ itemCount: 1n, length: 3 }])],
-      ["items do not add up", 3n, partList([{ itemCount: 1n, length: 2 }, { itemCount: 1n, length: 2 }])],
-      ["a part of no items", 1n, partList([{ itemCount: 0n, length: 2 }, { itemCount: 1n, length: 2 }])],
+      [
+        "items do not add up",
+        3n,
+        partList([
+          { itemCount: 1n, length: 2 },
+          { itemCount: 1n, length: 2 },
+        ]),
+      ],
+      [
+        "a part of no items",
+        1n,
+        partList([
+          { itemCount: 0n, length: 2 },
+          { itemCount: 1n, length: 2 },
+        ]),
+      ],
     ];
     for (const [name, itemCount, parts] of damaged) {
       expect(() => splitPacked(5n, itemCount, data, parts), name).toThrow(PackedRowError);

@@ -21,7 +21,13 @@ async function openWithSession(dataDir: string, overrides: Partial<SessionRecord
   const store = new SqliteSessionStore({ dataDir, payloadFileThreshold: THRESHOLD });
   const s = session(overrides);
   const input = stream(s.sessionId, "input");
-  await store.createSession(s, [input], { attemptId: randomUUID(), operation: "start", descriptorDigest: "d", sessionId: s.sessionId, generation: 1n });
+  await store.createSession(s, [input], {
+    attemptId: randomUUID(),
+    operation: "start",
+    descriptorDigest: "d",
+    sessionId: s.sessionId,
+    generation: 1n,
+  });
   return { store, s, input };
 }
 
@@ -37,7 +43,9 @@ const chunk = (streamId: string, sequence: bigint, data: Uint8Array): InputChunk
 function rows(dataDir: string, table: "input_chunks" | "output_events") {
   const db = new Database(join(dataDir, "sessions.db"), { readonly: true });
   try {
-    return db.prepare(`SELECT length(data) AS inline, payload_offset AS offset, payload_length AS length FROM ${table} ORDER BY rowid`).all();
+    return db
+      .prepare(`SELECT length(data) AS inline, payload_offset AS offset, payload_length AS length FROM ${table} ORDER BY rowid`)
+      .all();
   } finally {
     db.close();
   }
@@ -88,7 +96,13 @@ describe("SqliteSessionStore payload files", () => {
     const store = new SqliteSessionStore({ dataDir, payloadFileThreshold: Number.POSITIVE_INFINITY });
     const s = session();
     const input = stream(s.sessionId, "input");
-    await store.createSession(s, [input], { attemptId: randomUUID(), operation: "start", descriptorDigest: "d", sessionId: s.sessionId, generation: 1n });
+    await store.createSession(s, [input], {
+      attemptId: randomUUID(),
+      operation: "start",
+      descriptorDigest: "d",
+      sessionId: s.sessionId,
+      generation: 1n,
+    });
     await store.acceptInput(chunk(input.streamId, 0n, randomBytes(1 << 20)), []);
     await store.close();
     expect(readdirSync(join(dataDir, "payloads"))).toEqual([]);
@@ -163,7 +177,13 @@ describe("SqliteSessionStore payload files", () => {
     await store.finish(old.sessionId, '{"kind":"success"}', 1000);
     const recent = session({ idempotencyKey: "key-2" });
     const recentInput = stream(recent.sessionId, "input");
-    await store.createSession(recent, [recentInput], { attemptId: randomUUID(), operation: "start", descriptorDigest: "d", sessionId: recent.sessionId, generation: 1n });
+    await store.createSession(recent, [recentInput], {
+      attemptId: randomUUID(),
+      operation: "start",
+      descriptorDigest: "d",
+      sessionId: recent.sessionId,
+      generation: 1n,
+    });
     await store.acceptInput(chunk(recentInput.streamId, 0n, randomBytes(THRESHOLD)), []);
     await store.finish(recent.sessionId, '{"kind":"success"}', 9000);
 
@@ -189,7 +209,10 @@ describe("SqliteSessionStore payload files", () => {
     const data = randomBytes(THRESHOLD * 2);
     await Promise.all([
       store.setResult(s.sessionId, '{"kind":"none"}', [out]),
-      store.appendOutput({ event: "item", streamId: out.streamId, sequence: 0n, itemCount: BigInt(data.length), data, mimeType: undefined }, []),
+      store.appendOutput(
+        { event: "item", streamId: out.streamId, sequence: 0n, itemCount: BigInt(data.length), data, mimeType: undefined },
+        [],
+      ),
     ]);
     expect(await store.readOutput(out.streamId, 0n, 1)).toMatchObject([{ event: "item", data: new Uint8Array(data) }]);
     await store.close();
@@ -206,7 +229,10 @@ describe("SqliteSessionStore payload files", () => {
     const reopened = new SqliteSessionStore({ dataDir, payloadFileThreshold: THRESHOLD });
     expect((await reopened.getStream(input.streamId))?.count).toBe(BigInt(data.length));
     // Digests: comparing 4 MiB element by element takes vitest seconds.
-    const digest = (bytes: Uint8Array | undefined) => createHash("sha256").update(bytes ?? new Uint8Array(0)).digest("hex");
+    const digest = (bytes: Uint8Array | undefined) =>
+      createHash("sha256")
+        .update(bytes ?? new Uint8Array(0))
+        .digest("hex");
     expect(digest((await reopened.readInput(input.streamId, 0n, 1n))[0]?.data)).toBe(digest(data));
     await reopened.close();
   });
@@ -253,7 +279,13 @@ describe("SqliteSessionStore data directory", () => {
     expect(() => new SqliteSessionStore({ dataDir })).toThrow(/sessions\.db is in use by another store/);
     // The refused store took nothing: the first one still writes.
     const s = session();
-    await first.createSession(s, [], { attemptId: randomUUID(), operation: "start", descriptorDigest: "d", sessionId: s.sessionId, generation: 1n });
+    await first.createSession(s, [], {
+      attemptId: randomUUID(),
+      operation: "start",
+      descriptorDigest: "d",
+      sessionId: s.sessionId,
+      generation: 1n,
+    });
     await first.close();
     const second = new SqliteSessionStore({ dataDir });
     expect(await second.getSession(s.sessionId)).toMatchObject({ sessionId: s.sessionId });

@@ -257,7 +257,10 @@ describe("HTTP handshake helpers", () => {
   const request = (headers: Record<string, string>) => ({ headers }) as unknown as IncomingMessage;
 
   it("writes Golem's envelope: errors[] on 400, error otherwise", () => {
-    expect(errorEnvelope("unsupported-subprotocol", "m")).toEqual({ status: 400, body: '{"code":"unsupported-subprotocol","errors":["m"]}' });
+    expect(errorEnvelope("unsupported-subprotocol", "m")).toEqual({
+      status: 400,
+      body: '{"code":"unsupported-subprotocol","errors":["m"]}',
+    });
     expect(errorEnvelope("unauthenticated", "m")).toEqual({ status: 401, body: '{"code":"unauthenticated","error":"m"}' });
     expect(errorEnvelope("not-a-websocket", "m").status).toBe(426);
   });
@@ -314,8 +317,10 @@ describe("entry points refuse wrong-typed options", () => {
     const { createSessionServer, startEmbeddedServer } = await import("../src/index.js");
     for (const wrong of WRONG_TYPES) {
       expect(() => createSessionServer(wrong as never)).toThrow(TypeError);
-      if (typeof wrong !== "function") expect(() => createSessionServer({ store: {}, host: {}, keyring: {}, authenticator: wrong } as never)).toThrow(/authenticator/);
-      if (typeof wrong !== "string") await expect(startEmbeddedServer({ dataDir: wrong, tokens: ["t"] } as never)).rejects.toThrow(/dataDir/);
+      if (typeof wrong !== "function")
+        expect(() => createSessionServer({ store: {}, host: {}, keyring: {}, authenticator: wrong } as never)).toThrow(/authenticator/);
+      if (typeof wrong !== "string")
+        await expect(startEmbeddedServer({ dataDir: wrong, tokens: ["t"] } as never)).rejects.toThrow(/dataDir/);
       await expect(startEmbeddedServer({ dataDir: "/tmp/x", tokens: wrong } as never)).rejects.toThrow(/tokens/);
     }
     await expect(startEmbeddedServer({ dataDir: "", tokens: ["t"] })).rejects.toThrow(/dataDir/);

@@ -17,7 +17,8 @@ afterEach(async () => {
   running = undefined;
 });
 
-const refusals = async (limit: string) => sample(await running!.server.metrics!.metrics(), "golem_stream_principal_limit_refusals_total", { limit });
+const refusals = async (limit: string) =>
+  sample(await running!.server.metrics!.metrics(), "golem_stream_principal_limit_refusals_total", { limit });
 
 /** A `count` that runs until its output is cancelled. */
 const longCount = () => demoStart("count", v.record(v.u32(1_000_000), v.u32(1000)));

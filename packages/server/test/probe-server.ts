@@ -8,7 +8,16 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Keyring } from "@golem-stream/tokens";
 import type { JsonObject, SchemaGraphJson } from "@golem-stream/wire";
-import { SqliteSessionStore, createSessionServer, type AgentHost, type AgentTypeDefinition, type AgentTypeDescriptor, type InvocationContext, type ServerLimits, StaticAgentHost } from "../src/index.js";
+import {
+  SqliteSessionStore,
+  createSessionServer,
+  type AgentHost,
+  type AgentTypeDefinition,
+  type AgentTypeDescriptor,
+  type InvocationContext,
+  type ServerLimits,
+  StaticAgentHost,
+} from "../src/index.js";
 import { ECHO_CONSTRUCTOR, createDemoHost } from "../src/demo/index.js";
 import { TOKEN } from "./helpers.js";
 import type { PartialObserver } from "../src/index.js";
@@ -16,7 +25,10 @@ import type { PartialObserver } from "../src/index.js";
 const string: JsonObject = { kind: "string", value: {} };
 const stream = (inner: JsonObject): JsonObject => ({ kind: "stream", value: { inner } });
 const graph = (root: JsonObject): SchemaGraphJson => ({ root });
-const record = (...fields: [string, JsonObject][]): JsonObject => ({ kind: "record", value: { fields: fields.map(([name, body]) => ({ name, body })) } });
+const record = (...fields: [string, JsonObject][]): JsonObject => ({
+  kind: "record",
+  value: { fields: fields.map(([name, body]) => ({ name, body })) },
+});
 
 function streamField(ctx: InvocationContext, index: number) {
   const fields = (ctx.parameters.value as { fields: JsonObject[] }).fields;
@@ -43,7 +55,11 @@ export const PROBE: AgentTypeDefinition = {
     { name: "gate", parameters: graph(record(["a", stream(string)])) },
     { name: "explode", parameters: graph(record(["a", stream(string)])) },
     { name: "drop", parameters: graph(record(["a", stream(string)], ["b", stream(string)])) },
-    { name: "nested", parameters: graph(record(["outer", stream(record(["name", string], ["inner", stream(string)]))])), result: graph(stream(string)) },
+    {
+      name: "nested",
+      parameters: graph(record(["outer", stream(record(["name", string], ["inner", stream(string)]))])),
+      result: graph(stream(string)),
+    },
   ],
   implementations: {
     two: async (ctx) => {
@@ -81,7 +97,8 @@ export const PROBE: AgentTypeDefinition = {
         (async function* () {
           for await (const item of outer) {
             const [name, inner] = (item.value as { fields: JsonObject[] }).fields;
-            for await (const line of ctx.inputValues(inner)) yield { kind: "string", value: `${String(name?.["value"])}:${String(line.value)}` };
+            for await (const line of ctx.inputValues(inner))
+              yield { kind: "string", value: `${String(name?.["value"])}:${String(line.value)}` };
           }
         })(),
       );
@@ -98,21 +115,31 @@ const brokenHost: AgentHost = {
   invoke: () => Promise.reject(new Error("unreachable")),
 };
 
-export async function startProbeServer(limits: Partial<ServerLimits> = {}, now?: () => number, keyring: Keyring = Keyring.generate("k1"), observers?: readonly PartialObserver[]) {
+export async function startProbeServer(
+  limits: Partial<ServerLimits> = {},
+  now?: () => number,
+  keyring: Keyring = Keyring.generate("k1"),
+  observers?: readonly PartialObserver[],
+) {
   const dataDir = mkdtempSync(join(tmpdir(), "golem-stream-probe-"));
   const store = new SqliteSessionStore({ dataDir, synchronous: "normal" });
   const demo = createDemoHost();
   const probe = new StaticAgentHost({ test: { default: [PROBE] } });
   const host: AgentHost = {
     agentTypes: (application, environment) =>
-      application === "test" ? probe.agentTypes(application, environment) : application === "broken" ? brokenHost.agentTypes(application, environment) : demo.agentTypes(application, environment),
+      application === "test"
+        ? probe.agentTypes(application, environment)
+        : application === "broken"
+          ? brokenHost.agentTypes(application, environment)
+          : demo.agentTypes(application, environment),
     invoke: (ctx) => (ctx.application === "test" ? probe.invoke(ctx) : demo.invoke(ctx)),
   };
   const server = createSessionServer({
     store,
     host,
     keyring,
-    authenticator: (token) => (token === TOKEN ? { account: "acme", principal: "alice" } : token === "bob" ? { account: "acme", principal: "bob" } : undefined),
+    authenticator: (token) =>
+      token === TOKEN ? { account: "acme", principal: "alice" } : token === "bob" ? { account: "acme", principal: "bob" } : undefined,
     authorizer: (request) => request.method !== "forbidden" && request.environment !== "secret",
     limits,
     ...(now === undefined ? {} : { now }),

@@ -27,7 +27,16 @@ async function clientOf(send: (socket: WebSocket) => void): Promise<RawClient> {
 it("all({ idleMs }) gives up on a silent socket with a summary of the messages received", async () => {
   const client = await clientOf((socket) => {
     for (const sequence of [0n, 1n, 2n]) {
-      socket.send(encodeServerMessage({ type: "outputStreamItem", channel: 2, cursorToken: "t", mappings: [], sequence, value: { kind: "u32", value: 1 } }));
+      socket.send(
+        encodeServerMessage({
+          type: "outputStreamItem",
+          channel: 2,
+          cursorToken: "t",
+          mappings: [],
+          sequence,
+          value: { kind: "u32", value: 1 },
+        }),
+      );
     }
     socket.send(encodeServerMessage({ type: "outputStreamEnd", channel: 2, cursorToken: "t", outcome: { kind: "ok" }, sequence: 3n }));
   });
@@ -56,7 +65,17 @@ it("all({ idleMs }) waits for a stream that takes longer than idleMs in total wh
     const client = await clientOf((socket) => {
       socket.on("message", () => {
         if (sent === 10) socket.close(1000, "done");
-        else socket.send(encodeServerMessage({ type: "outputStreamItem", channel: 2, cursorToken: "t", mappings: [], sequence: BigInt(sent++), value: { kind: "u32", value: 1 } }));
+        else
+          socket.send(
+            encodeServerMessage({
+              type: "outputStreamItem",
+              channel: 2,
+              cursorToken: "t",
+              mappings: [],
+              sequence: BigInt(sent++),
+              value: { kind: "u32", value: 1 },
+            }),
+          );
       });
     });
     client.socket.on("message", () => {

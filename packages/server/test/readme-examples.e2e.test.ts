@@ -37,7 +37,9 @@ const CONTEXT: readonly string[] = [
 const OWN_SERVER = 4;
 
 function tsBlocks(markdown: string): string[] {
-  return [...markdown.matchAll(/^( *)```ts\n([\s\S]*?)^\1```$/gm)].map((match) => (match[2] ?? "").replace(new RegExp(`^${match[1]}`, "gm"), ""));
+  return [...markdown.matchAll(/^( *)```ts\n([\s\S]*?)^\1```$/gm)].map((match) =>
+    (match[2] ?? "").replace(new RegExp(`^${match[1]}`, "gm"), ""),
+  );
 }
 
 it("every TypeScript example of the README compiles under strict", async () => {
@@ -51,7 +53,15 @@ it("every TypeScript example of the README compiles under strict", async () => {
   writeFileSync(
     join(dir, "tsconfig.json"),
     JSON.stringify({
-      compilerOptions: { strict: true, noEmit: true, target: "es2022", module: "nodenext", moduleResolution: "nodenext", types: ["node"], skipLibCheck: true },
+      compilerOptions: {
+        strict: true,
+        noEmit: true,
+        target: "es2022",
+        module: "nodenext",
+        moduleResolution: "nodenext",
+        types: ["node"],
+        skipLibCheck: true,
+      },
       files,
     }),
   );

@@ -36,7 +36,8 @@ const dice = defineAgentType({
 function fourItems(attempt: number, signal: AbortSignal, label: string): AsyncIterable<string> {
   return (async function* () {
     for (let i = 0; i < 4; i++) {
-      if (i === 2 && attempt === 1) await new Promise((_, reject) => signal.addEventListener("abort", () => reject(signal.reason), { once: true }));
+      if (i === 2 && attempt === 1)
+        await new Promise((_, reject) => signal.addEventListener("abort", () => reject(signal.reason), { once: true }));
       yield `${i}:${label}`;
     }
   })();
@@ -80,7 +81,9 @@ async function serve(dataDir: string): Promise<TestServer> {
  * data directory; resumes after the second item and resolves with what the client received before
  * and after the restart, and the restarted server.
  */
-async function interrupted(method: string): Promise<{ before: string[]; after: ServerMessage[]; server: TestServer; sessionToken: string }> {
+async function interrupted(
+  method: string,
+): Promise<{ before: string[]; after: ServerMessage[]; server: TestServer; sessionToken: string }> {
   const dataDir = mkdtempSync(join(tmpdir(), "golem-stream-divergence-"));
   dataDirs.push(dataDir);
   const first = await serve(dataDir);
@@ -94,10 +97,17 @@ async function interrupted(method: string): Promise<{ before: string[]; after: S
 
   const second = await serve(dataDir);
   const resumed = await RawClient.connect(second.url);
-  resumed.send({ type: "resumeAttach", attemptId: randomUUID(), operation: "resume", outputCursors: [items[1]!.cursorToken], sessionToken: accepted.sessionToken });
+  resumed.send({
+    type: "resumeAttach",
+    attemptId: randomUUID(),
+    operation: "resume",
+    outputCursors: [items[1]!.cursorToken],
+    sessionToken: accepted.sessionToken,
+  });
   const { messages } = await resumed.all();
   const refreshed = messages.find((m) => m.type === "invocationAccepted");
-  if (refreshed?.type !== "invocationAccepted") throw new Error(`the resume after the restart was not accepted: ${JSON.stringify(messages[0])}`);
+  if (refreshed?.type !== "invocationAccepted")
+    throw new Error(`the resume after the restart was not accepted: ${JSON.stringify(messages[0])}`);
   expect(items.map((item) => item.channel)).toEqual([channel, channel]);
   return { before: items.map((item) => item.value.value as string), after: messages, server: second, sessionToken: refreshed.sessionToken };
 }
@@ -114,8 +124,14 @@ describe("a re-run after a restart on the same data directory", () => {
     expect(before).toEqual([`0:${calls - 1}`, `1:${calls - 1}`]);
     // Nothing after the cursor: the re-run's first item already differed from the stored one.
     expect(after.filter((m) => m.type === "outputStreamItem")).toEqual([]);
-    expect(after.find((m) => m.type === "outputStreamEnd")).toMatchObject({ sequence: 2n, outcome: { kind: "cancelled", reason: "invocation-failed" } });
-    expect(after.at(-1)).toEqual({ type: "invocationFinished", outcome: { kind: "failure", code: "invocation-failed", message: DIVERGED } });
+    expect(after.find((m) => m.type === "outputStreamEnd")).toMatchObject({
+      sequence: 2n,
+      outcome: { kind: "cancelled", reason: "invocation-failed" },
+    });
+    expect(after.at(-1)).toEqual({
+      type: "invocationFinished",
+      outcome: { kind: "failure", code: "invocation-failed", message: DIVERGED },
+    });
     expect(await divergences(server)).toBe(1);
     // What was delivered stays: a resume from the start gets the first run's items, unchanged.
     const again = await RawClient.connect(server.url);

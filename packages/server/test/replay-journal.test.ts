@@ -157,7 +157,11 @@ const finished = (sent: readonly ServerMessage[]) => sent.some((m) => m.type ===
  * the last one. `openStore` is called for each server: the same memory store, or the SQLite store
  * opened again on the same data directory, as a restarted process opens it.
  */
-async function walkThrough(steps: number, faults: Fault[], openStore: () => SessionStore | Promise<SessionStore> = sharedMemoryStore()): Promise<ServerMessage[]> {
+async function walkThrough(
+  steps: number,
+  faults: Fault[],
+  openStore: () => SessionStore | Promise<SessionStore> = sharedMemoryStore(),
+): Promise<ServerMessage[]> {
   let keyring: ReturnType<typeof memoryHarness>["keyring"] | undefined;
   // What the next server is sent: the start, then a resume with the newest token. A message whose
   // acceptance never arrived is sent again as it was (an exact replay of its attempt), since the
@@ -179,7 +183,14 @@ async function walkThrough(steps: number, faults: Fault[], openStore: () => Sess
     send(attach);
     await transport.expect("the end or a crash", (sent) => crashedNow || finished(sent));
     const accepted = transport.sent.find((m) => m.type === "invocationAccepted");
-    if (accepted?.type === "invocationAccepted") attach = { type: "resumeAttach", attemptId: randomUUID(), operation: "resume", outputCursors: [], sessionToken: accepted.sessionToken };
+    if (accepted?.type === "invocationAccepted")
+      attach = {
+        type: "resumeAttach",
+        attemptId: randomUUID(),
+        operation: "resume",
+        outputCursors: [],
+        sessionToken: accepted.sessionToken,
+      };
     if (!crashedNow) return [...transport.sent];
     harness.runtime.shutdown();
     process.kill();
@@ -187,7 +198,10 @@ async function walkThrough(steps: number, faults: Fault[], openStore: () => Sess
 }
 
 /** Walks seeded plans `seeds` through the stores `openStores(seed)` gives, checking each outcome. */
-async function walkSeeds(seeds: number, openStores: (seed: number) => { open: () => SessionStore | Promise<SessionStore>; close: () => Promise<void> }): Promise<void> {
+async function walkSeeds(
+  seeds: number,
+  openStores: (seed: number) => { open: () => SessionStore | Promise<SessionStore>; close: () => Promise<void> },
+): Promise<void> {
   const steps = 6;
   for (let seed = 1; seed <= seeds; seed++) {
     const faults = plan(seeded(seed), steps);
@@ -204,7 +218,10 @@ async function walkSeeds(seeds: number, openStores: (seed: number) => { open: ()
     expect(messages.at(-1), where).toEqual({ type: "invocationFinished", outcome: { kind: "success" } });
     const items = messages.flatMap((m) => (m.type === "outputStreamItem" ? [m.value.value as string] : []));
     // Every item once, each with the id its step's first committed run returned.
-    expect(items.map((item) => item.split(":")[0]), where).toEqual(Array.from({ length: steps }, (_, i) => String(i)));
+    expect(
+      items.map((item) => item.split(":")[0]),
+      where,
+    ).toEqual(Array.from({ length: steps }, (_, i) => String(i)));
     // Once, and once more for each crash before the step's entry was committed.
     const expected = Array.from({ length: steps }, (_, i) => 1 + planned.filter((f) => f.step === i && f.phase === "before").length);
     expect(live.effects, where).toEqual(expected);
@@ -260,6 +277,9 @@ describe("journal: a re-run whose step at a position has another name", () => {
     const { transport, send } = after.open();
     send({ type: "resumeAttach", attemptId: randomUUID(), operation: "resume", outputCursors: [], sessionToken: accepted.sessionToken });
     await transport.expect("the end", finished);
-    expect(transport.sent.at(-1)).toEqual({ type: "invocationFinished", outcome: { kind: "failure", code: "invocation-failed", message: REPLAY_DIVERGED } });
+    expect(transport.sent.at(-1)).toEqual({
+      type: "invocationFinished",
+      outcome: { kind: "failure", code: "invocation-failed", message: REPLAY_DIVERGED },
+    });
   });
 });

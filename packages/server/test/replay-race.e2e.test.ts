@@ -85,7 +85,13 @@ describe("an exact replay racing the attach it replays", () => {
     await first.closed;
 
     const release = store.arm("attach");
-    const resume = { type: "resumeAttach" as const, attemptId: randomUUID(), operation: "resume" as const, outputCursors: [], sessionToken: accepted.sessionToken };
+    const resume = {
+      type: "resumeAttach" as const,
+      attemptId: randomUUID(),
+      operation: "resume" as const,
+      outputCursors: [],
+      sessionToken: accepted.sessionToken,
+    };
     const uncertain = await RawClient.connect(url);
     uncertain.send(resume);
     await store.committed;
@@ -156,7 +162,13 @@ describe("cut-and-replay under concurrency (stress)", () => {
       first.send(demoStart("count", v.record(v.u32(1), v.u32(0))));
       const accepted = await first.nextOf("invocationAccepted");
       await first.all();
-      const resume = { type: "resumeAttach" as const, attemptId: randomUUID(), operation: "resume" as const, outputCursors: [], sessionToken: accepted.sessionToken };
+      const resume = {
+        type: "resumeAttach" as const,
+        attemptId: randomUUID(),
+        operation: "resume" as const,
+        outputCursors: [],
+        sessionToken: accepted.sessionToken,
+      };
       const [uncertain, refused, replay] = await Promise.all([0, 1, 2].map(() => RawClient.connect(server.url)));
       uncertain!.send(resume);
       // Cut as soon as the message is on its way; replay on a new connection,

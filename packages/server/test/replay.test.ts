@@ -95,9 +95,12 @@ const durableAgent = implement(durable, {
       for (let g = 0; g < groups; g++) {
         // Gate numbers 100 + g: a group waits before it is yielded.
         await hooks.gate?.(ctx.attempt, 100 + g);
-        yield { name: `group-${g}`, items: (async function* () {
-          for (let i = 0; i < 3; i++) yield g * 10 + i;
-        })() };
+        yield {
+          name: `group-${g}`,
+          items: (async function* () {
+            for (let i = 0; i < 3; i++) yield g * 10 + i;
+          })(),
+        };
       }
     })();
   },
@@ -194,7 +197,13 @@ function accepted(messages: readonly ServerMessage[]): InvocationAccepted {
 async function resumeToEnd(node: Server, before: readonly ServerMessage[]): Promise<ServerMessage[]> {
   const { transport, send } = node.open();
   const cursor = lastCursor(before);
-  send({ type: "resumeAttach", attemptId: randomUUID(), operation: "resume", outputCursors: cursor === undefined ? [] : [cursor], sessionToken: accepted(before).sessionToken });
+  send({
+    type: "resumeAttach",
+    attemptId: randomUUID(),
+    operation: "resume",
+    outputCursors: cursor === undefined ? [] : [cursor],
+    sessionToken: accepted(before).sessionToken,
+  });
   await transport.expect("invocationFinished", (sent) => sent.some((m) => m.type === "invocationFinished"));
   return [...transport.sent];
 }
@@ -226,13 +235,22 @@ describe("re-running a replayable invocation after a restart", () => {
     client.send(start("sum", v.record(v.stream(randomUUID()))));
     await client.transport.expect("acceptance", (sent) => sent.some((m) => m.type === "invocationAccepted"));
     const channel = accepted(client.transport.sent).mappings[0]!.channel;
-    for (const [sequence, value] of [1, 2, 3].entries()) client.send({ type: "inputStreamItem", channel, sequence: BigInt(sequence), value: v.u32(value) });
-    await client.transport.expect("three acknowledged", (sent) => sent.some((m) => m.type === "inputStreamAck" && m.highestContiguousSequence === 3n));
+    for (const [sequence, value] of [1, 2, 3].entries())
+      client.send({ type: "inputStreamItem", channel, sequence: BigInt(sequence), value: v.u32(value) });
+    await client.transport.expect("three acknowledged", (sent) =>
+      sent.some((m) => m.type === "inputStreamAck" && m.highestContiguousSequence === 3n),
+    );
     first.crash();
 
     const second = await first.restart();
     const { transport, send } = second.open();
-    send({ type: "resumeAttach", attemptId: randomUUID(), operation: "resume", outputCursors: [], sessionToken: accepted(client.transport.sent).sessionToken });
+    send({
+      type: "resumeAttach",
+      attemptId: randomUUID(),
+      operation: "resume",
+      outputCursors: [],
+      sessionToken: accepted(client.transport.sent).sessionToken,
+    });
     await transport.expect("acceptance", (sent) => sent.some((m) => m.type === "invocationAccepted"));
     const resumed = accepted(transport.sent).mappings.find((m) => m.direction === "input")!;
     expect(resumed.inputHighWater).toEqual({ sequence: 3n, terminal: false });
@@ -240,7 +258,10 @@ describe("re-running a replayable invocation after a restart", () => {
     send({ type: "inputStreamEnd", channel: resumed.channel, sequence: 4n });
     await transport.expect("invocationFinished", (sent) => sent.some((m) => m.type === "invocationFinished"));
     const result = transport.sent.find((m) => m.type === "invocationResult");
-    expect(result?.type === "invocationResult" ? result.result : undefined).toMatchObject({ kind: "value", value: { kind: "u32", value: 16 } });
+    expect(result?.type === "invocationResult" ? result.result : undefined).toMatchObject({
+      kind: "value",
+      value: { kind: "u32", value: 16 },
+    });
     expect(transport.sent.at(-1)).toEqual({ type: "invocationFinished", outcome: { kind: "success" } });
   });
 
@@ -259,7 +280,10 @@ describe("re-running a replayable invocation after a restart", () => {
     const second = await first.restart({ observer: { ...NOOP_OBSERVER, replayDiverged: (session) => diverged.push(session.method) } });
     const after = await resumeToEnd(second, client.transport.sent);
     expect(u32s(resultItems(client.transport.sent))).toEqual([0, 1]);
-    expect(after.at(-1)).toEqual({ type: "invocationFinished", outcome: { kind: "failure", code: "invocation-failed", message: REPLAY_DIVERGED } });
+    expect(after.at(-1)).toEqual({
+      type: "invocationFinished",
+      outcome: { kind: "failure", code: "invocation-failed", message: REPLAY_DIVERGED },
+    });
     expect(diverged).toEqual(["unstable"]);
   });
 
@@ -299,7 +323,10 @@ describe("re-running a replayable invocation after a restart", () => {
     const started: number[] = [];
     for (let restarts = 0; restarts < 3; restarts++) {
       node.crash();
-      node = await node.restart({ limits: { maxReplays: 2 }, observer: { ...NOOP_OBSERVER, replayStarted: (_session, attempt) => started.push(attempt) } });
+      node = await node.restart({
+        limits: { maxReplays: 2 },
+        observer: { ...NOOP_OBSERVER, replayStarted: (_session, attempt) => started.push(attempt) },
+      });
     }
     const after = await resumeToEnd(node, client.transport.sent);
     expect(started).toEqual([2, 3]);
@@ -315,14 +342,26 @@ describe("re-running a replayable invocation after a restart", () => {
     first.crash();
     const timers = new ManualTimers();
     const given: string[] = [];
-    const second = await first.restart({ timers, limits: { detachedSessionTimeoutMs: 60_000 }, observer: { ...NOOP_OBSERVER, sessionGivenUp: (session) => given.push(session.method) } });
+    const second = await first.restart({
+      timers,
+      limits: { detachedSessionTimeoutMs: 60_000 },
+      observer: { ...NOOP_OBSERVER, sessionGivenUp: (session) => given.push(session.method) },
+    });
     timers.advance(60_000);
     expect(given).toEqual(["count"]);
     // The method itself is still held at its gate: its stream ends, the invocation ends as the method does.
     const { transport, send } = second.open();
-    send({ type: "resumeAttach", attemptId: randomUUID(), operation: "resume", outputCursors: [], sessionToken: accepted(client.transport.sent).sessionToken });
+    send({
+      type: "resumeAttach",
+      attemptId: randomUUID(),
+      operation: "resume",
+      outputCursors: [],
+      sessionToken: accepted(client.transport.sent).sessionToken,
+    });
     await transport.expect("the stream's end", (sent) => sent.some((m) => m.type === "outputStreamEnd"));
-    expect(transport.sent.find((m) => m.type === "outputStreamEnd")).toMatchObject({ outcome: { kind: "cancelled", reason: "transport-detached" } });
+    expect(transport.sent.find((m) => m.type === "outputStreamEnd")).toMatchObject({
+      outcome: { kind: "cancelled", reason: "transport-detached" },
+    });
   });
 
   it("nested streams: a re-run's groups are the stored streams (matched by place), their items compared, the rest continued", async () => {
@@ -330,20 +369,32 @@ describe("re-running a replayable invocation after a restart", () => {
     const first = server();
     const client = first.open();
     client.send(start("nested", v.record(v.u32(4))));
-    const groupItems = (sent: readonly ServerMessage[]) => sent.filter((m) => m.type === "outputStreamItem" && typeof m.value.value === "number");
+    const groupItems = (sent: readonly ServerMessage[]) =>
+      sent.filter((m) => m.type === "outputStreamItem" && typeof m.value.value === "number");
     await client.transport.expect("two groups and their items", (sent) => groupItems(sent).length === 6);
     first.crash();
 
     const second = await first.restart();
     const { transport, send } = second.open();
-    send({ type: "resumeAttach", attemptId: randomUUID(), operation: "resume", outputCursors: [], sessionToken: accepted(client.transport.sent).sessionToken });
+    send({
+      type: "resumeAttach",
+      attemptId: randomUUID(),
+      operation: "resume",
+      outputCursors: [],
+      sessionToken: accepted(client.transport.sent).sessionToken,
+    });
     await transport.expect("invocationFinished", (sent) => sent.some((m) => m.type === "invocationFinished"));
     expect(transport.sent.at(-1)).toEqual({ type: "invocationFinished", outcome: { kind: "success" } });
-    const names = transport.sent.flatMap((m) => (m.type === "outputStreamItem" && m.value.kind === "record" ? [JSON.stringify(m.value)] : []));
+    const names = transport.sent.flatMap((m) =>
+      m.type === "outputStreamItem" && m.value.kind === "record" ? [JSON.stringify(m.value)] : [],
+    );
     expect(names).toHaveLength(4);
-    expect(u32s(groupItems(transport.sent).map((m) => (m.type === "outputStreamItem" ? m.value : v.u32(-1)))).sort((a, b) => a - b)).toEqual([0, 1, 2, 10, 11, 12, 20, 21, 22, 30, 31, 32]);
+    expect(
+      u32s(groupItems(transport.sent).map((m) => (m.type === "outputStreamItem" ? m.value : v.u32(-1)))).sort((a, b) => a - b),
+    ).toEqual([0, 1, 2, 10, 11, 12, 20, 21, 22, 30, 31, 32]);
     // The first two groups' streams are the ones the client already had: the same tokens as before the restart.
-    const tokensOf = (sent: readonly ServerMessage[]) => sent.flatMap((m) => (m.type === "outputStreamItem" ? m.mappings.map((mapping) => mapping.streamToken) : []));
+    const tokensOf = (sent: readonly ServerMessage[]) =>
+      sent.flatMap((m) => (m.type === "outputStreamItem" ? m.mappings.map((mapping) => mapping.streamToken) : []));
     expect(tokensOf(transport.sent).slice(0, 2)).toEqual(tokensOf(client.transport.sent).slice(0, 2));
   });
 
@@ -364,7 +415,11 @@ describe("re-running a replayable invocation after a restart", () => {
     const refused: string[] = [];
     const second = await first.restart({
       limits: { maxRunningSessionsPerPrincipal: 1 },
-      observer: { ...NOOP_OBSERVER, replayStarted: (session) => rerun.push(session.method), principalLimitReached: (limit) => refused.push(limit) },
+      observer: {
+        ...NOOP_OBSERVER,
+        replayStarted: (session) => rerun.push(session.method),
+        principalLimitReached: (limit) => refused.push(limit),
+      },
     });
     expect(rerun.sort()).toEqual(["count", "nested"]);
     expect(refused).toEqual([]);
@@ -378,8 +433,14 @@ describe("re-running a replayable invocation after a restart", () => {
 
     gate.open(2, 1);
     gate.open(2, 101);
-    expect((await resumeToEnd(second, counting.transport.sent)).at(-1)).toEqual({ type: "invocationFinished", outcome: { kind: "success" } });
-    expect((await resumeToEnd(second, grouping.transport.sent)).at(-1)).toEqual({ type: "invocationFinished", outcome: { kind: "success" } });
+    expect((await resumeToEnd(second, counting.transport.sent)).at(-1)).toEqual({
+      type: "invocationFinished",
+      outcome: { kind: "success" },
+    });
+    expect((await resumeToEnd(second, grouping.transport.sent)).at(-1)).toEqual({
+      type: "invocationFinished",
+      outcome: { kind: "success" },
+    });
 
     // Both ended, their slots are free again.
     const later = second.open();

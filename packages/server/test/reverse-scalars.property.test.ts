@@ -12,9 +12,16 @@ const byScalars = (text: string): string => Array.from(text).reverse().join("");
 describe("reverseScalars", () => {
   it("reverses by scalar value for any text, with or without surrogate pairs", () => {
     fc.assert(
-      fc.property(fc.oneof(fc.string({ unit: "grapheme", maxLength: 200 }), fc.string({ unit: "binary", maxLength: 200 }), fc.string({ maxLength: 200 })), (text) => {
-        expect(reverseScalars(text)).toBe(byScalars(text));
-      }),
+      fc.property(
+        fc.oneof(
+          fc.string({ unit: "grapheme", maxLength: 200 }),
+          fc.string({ unit: "binary", maxLength: 200 }),
+          fc.string({ maxLength: 200 }),
+        ),
+        (text) => {
+          expect(reverseScalars(text)).toBe(byScalars(text));
+        },
+      ),
     );
   });
 

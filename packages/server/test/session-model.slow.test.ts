@@ -34,7 +34,10 @@ const replay =
 
 interface ModelTest<Item> {
   readonly method: "reverse" | "digest";
-  readonly commands: (maxCommands: number, replayPath?: string) => fc.Arbitrary<Iterable<fc.AsyncCommand<SessionModel<Item>, SessionUnderTest>>>;
+  readonly commands: (
+    maxCommands: number,
+    replayPath?: string,
+  ) => fc.Arbitrary<Iterable<fc.AsyncCommand<SessionModel<Item>, SessionUnderTest>>>;
   readonly moves: readonly string[];
   readonly movesRun: ReadonlyMap<string, number>;
 }
@@ -61,7 +64,9 @@ function modelTest<Item>({ method, commands, moves, movesRun: ran }: ModelTest<I
           }
           sequences++;
         }),
-        replay === undefined ? { numRuns: runs } : { seed: replay.seed, ...(replay.path === undefined ? {} : { path: replay.path, endOnFailure: true }) },
+        replay === undefined
+          ? { numRuns: runs }
+          : { seed: replay.seed, ...(replay.path === undefined ? {} : { path: replay.path, endOnFailure: true }) },
       );
       if (replay !== undefined) {
         expect(sequences).toBeGreaterThan(0);
@@ -69,7 +74,8 @@ function modelTest<Item>({ method, commands, moves, movesRun: ran }: ModelTest<I
       }
       expect(sequences).toBe(runs);
       // Not vacuous: every kind of move ran (its check let it) at least once.
-      if (env["MODEL_RUNS"] !== undefined) console.log(`${method} moves run:`, Object.fromEntries(moves.map((move) => [move, ran.get(move) ?? 0])));
+      if (env["MODEL_RUNS"] !== undefined)
+        console.log(`${method} moves run:`, Object.fromEntries(moves.map((move) => [move, ran.get(move) ?? 0])));
       expect(moves.filter((move) => (ran.get(move) ?? 0) === 0)).toEqual([]);
     },
     // The default covers the bounded run; a soak gets time in proportion to its runs.

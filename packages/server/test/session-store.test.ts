@@ -27,11 +27,20 @@ describe("SqliteSessionStore on disk", () => {
     const dataDir = sqliteDir();
     const store = new SqliteSessionStore({ dataDir });
     const s = session();
-    await store.createSession(s, [], { attemptId: randomUUID(), operation: "start", descriptorDigest: "d", sessionId: s.sessionId, generation: 1n });
+    await store.createSession(s, [], {
+      attemptId: randomUUID(),
+      operation: "start",
+      descriptorDigest: "d",
+      sessionId: s.sessionId,
+      generation: 1n,
+    });
     const out = stream(s.sessionId, "output", { parent: { kind: "result" } });
     await store.setResult(s.sessionId, '{"kind":"none"}', [out]);
     const child = stream(s.sessionId, "output", { parent: { kind: "item", streamId: out.streamId, sequence: 0n } });
-    await store.appendOutput({ event: "item", streamId: out.streamId, sequence: 0n, itemCount: 3n, data: bytes("abc"), mimeType: undefined }, [child]);
+    await store.appendOutput(
+      { event: "item", streamId: out.streamId, sequence: 0n, itemCount: 3n, data: bytes("abc"), mimeType: undefined },
+      [child],
+    );
     await store.appendOutput({ event: "terminal", streamId: out.streamId, sequence: 3n, outcome: '{"kind":"ok"}' }, []);
     await store.finish(s.sessionId, '{"kind":"success"}', 5000);
     await store.close();
@@ -50,7 +59,13 @@ describe("SqliteSessionStore on disk", () => {
     const store = new SqliteSessionStore({ dataDir: sqliteDir() });
     const s = session();
     const input = stream(s.sessionId, "input");
-    await store.createSession(s, [input], { attemptId: randomUUID(), operation: "start", descriptorDigest: "d", sessionId: s.sessionId, generation: 1n });
+    await store.createSession(s, [input], {
+      attemptId: randomUUID(),
+      operation: "start",
+      descriptorDigest: "d",
+      sessionId: s.sessionId,
+      generation: 1n,
+    });
     const writes = [
       store.acceptInput({ streamId: input.streamId, sequence: 0n, itemCount: 1n, data: bytes("a"), mimeType: undefined }, []),
       store.acceptInput({ streamId: input.streamId, sequence: 5n, itemCount: 1n, data: bytes("x"), mimeType: undefined }, []),
@@ -69,7 +84,13 @@ describe("SqliteSessionStore on disk", () => {
     const store = new SqliteSessionStore({ dataDir: sqliteDir(), payloadFileThreshold: 64 });
     const s = session();
     const input = stream(s.sessionId, "input");
-    await store.createSession(s, [input], { attemptId: randomUUID(), operation: "start", descriptorDigest: "d", sessionId: s.sessionId, generation: 1n });
+    await store.createSession(s, [input], {
+      attemptId: randomUUID(),
+      operation: "start",
+      descriptorDigest: "d",
+      sessionId: s.sessionId,
+      generation: 1n,
+    });
     const out = stream(s.sessionId, "output", { parent: { kind: "result" } });
     await store.setResult(s.sessionId, '{"kind":"none"}', [out]);
     const text = (i: number): string => (i % 3 === 0 ? `${i}:`.padEnd(80, "x") : `item ${i}`);
@@ -78,7 +99,12 @@ describe("SqliteSessionStore on disk", () => {
     for (let i = 0; i < n; i++) {
       const mimeType = i % 2 === 0 ? "text/plain" : undefined;
       writes.push(store.acceptInput({ streamId: input.streamId, sequence: BigInt(i), itemCount: 1n, data: bytes(text(i)), mimeType }, []));
-      writes.push(store.appendOutput({ event: "item", streamId: out.streamId, sequence: BigInt(i), itemCount: 1n, data: bytes(text(i)), mimeType }, []));
+      writes.push(
+        store.appendOutput(
+          { event: "item", streamId: out.streamId, sequence: BigInt(i), itemCount: 1n, data: bytes(text(i)), mimeType },
+          [],
+        ),
+      );
     }
     await Promise.all(writes);
     const decode = (data: Uint8Array): string => new TextDecoder().decode(data);
@@ -99,7 +125,13 @@ describe("SqliteSessionStore on disk", () => {
     const store = new SqliteSessionStore({ dataDir: sqliteDir() });
     const s = session();
     const input = stream(s.sessionId, "input");
-    await store.createSession(s, [input], { attemptId: randomUUID(), operation: "start", descriptorDigest: "d", sessionId: s.sessionId, generation: 1n });
+    await store.createSession(s, [input], {
+      attemptId: randomUUID(),
+      operation: "start",
+      descriptorDigest: "d",
+      sessionId: s.sessionId,
+      generation: 1n,
+    });
     // The chunk continues the stream, but the stream it introduces already exists.
     const clash = stream(s.sessionId, "input", { streamId: input.streamId });
     const writes = [
@@ -118,11 +150,20 @@ describe("SqliteSessionStore on disk", () => {
     const store = new SqliteSessionStore({ dataDir });
     const s = session();
     const input = stream(s.sessionId, "input");
-    await store.createSession(s, [input], { attemptId: randomUUID(), operation: "start", descriptorDigest: "d", sessionId: s.sessionId, generation: 1n });
+    await store.createSession(s, [input], {
+      attemptId: randomUUID(),
+      operation: "start",
+      descriptorDigest: "d",
+      sessionId: s.sessionId,
+      generation: 1n,
+    });
     const out = stream(s.sessionId, "output", { parent: { kind: "result" } });
     await store.setResult(s.sessionId, '{"kind":"none"}', [out]);
     await store.acceptInput({ streamId: input.streamId, sequence: 0n, itemCount: 2n, data: bytes("ab"), mimeType: undefined }, []);
-    await store.appendOutput({ event: "item", streamId: out.streamId, sequence: 0n, itemCount: 1n, data: bytes("x"), mimeType: "text/plain" }, []);
+    await store.appendOutput(
+      { event: "item", streamId: out.streamId, sequence: 0n, itemCount: 1n, data: bytes("x"), mimeType: "text/plain" },
+      [],
+    );
     await store.close();
 
     // Rewrite the logs as the first schema had them.
@@ -138,20 +179,24 @@ describe("SqliteSessionStore on disk", () => {
       INSERT INTO output_v0 SELECT stream_id, sequence, event, item_count, data, mime_type, outcome FROM output_events; DROP TABLE output_events; ALTER TABLE output_v0 RENAME TO output_events;
       PRAGMA user_version = 0;`);
     const withoutRowid = () =>
-      (db.prepare("SELECT sql FROM sqlite_master WHERE name IN ('input_chunks', 'output_events')").all() as { sql: string }[]).filter((row) =>
-        row.sql.includes("WITHOUT ROWID"),
+      (db.prepare("SELECT sql FROM sqlite_master WHERE name IN ('input_chunks', 'output_events')").all() as { sql: string }[]).filter(
+        (row) => row.sql.includes("WITHOUT ROWID"),
       ).length;
     expect(withoutRowid()).toBe(2);
     db.close();
 
     const upgraded = new SqliteSessionStore({ dataDir });
-    expect((await upgraded.readInput(input.streamId, 0n, 2n)).map((c) => [c.sequence, new TextDecoder().decode(c.data)])).toEqual([[0n, "ab"]]);
+    expect((await upgraded.readInput(input.streamId, 0n, 2n)).map((c) => [c.sequence, new TextDecoder().decode(c.data)])).toEqual([
+      [0n, "ab"],
+    ]);
     expect(await upgraded.readOutput(out.streamId, 0n, 10)).toMatchObject([{ event: "item", sequence: 0n, mimeType: "text/plain" }]);
     await upgraded.acceptInput({ streamId: input.streamId, sequence: 2n, itemCount: 1n, data: bytes("c"), mimeType: undefined }, []);
     await upgraded.close();
     const check = new Database(join(dataDir, "sessions.db"), { readonly: true });
     try {
-      const tables = check.prepare("SELECT sql FROM sqlite_master WHERE name IN ('input_chunks', 'output_events')").all() as { sql: string }[];
+      const tables = check.prepare("SELECT sql FROM sqlite_master WHERE name IN ('input_chunks', 'output_events')").all() as {
+        sql: string;
+      }[];
       expect(tables).toHaveLength(2);
       expect(tables.filter((row) => row.sql.includes("WITHOUT ROWID"))).toEqual([]);
       expect(check.pragma("user_version", { simple: true })).toBe(5);
@@ -185,7 +230,13 @@ describe("SqliteSessionStore on disk", () => {
     const dataDir = sqliteDir();
     const store = new SqliteSessionStore({ dataDir });
     const s = session();
-    await store.createSession(s, [], { attemptId: randomUUID(), operation: "start", descriptorDigest: "d", sessionId: s.sessionId, generation: 1n });
+    await store.createSession(s, [], {
+      attemptId: randomUUID(),
+      operation: "start",
+      descriptorDigest: "d",
+      sessionId: s.sessionId,
+      generation: 1n,
+    });
     await store.close();
     const db = new Database(join(dataDir, "sessions.db"));
     db.exec("DROP TABLE journal; DROP TABLE session_runs; PRAGMA user_version = 4;");
@@ -201,7 +252,13 @@ describe("SqliteSessionStore on disk", () => {
   it("one node keeps every session at epoch 1: journal entries and run counts of another epoch are refused and store nothing", async () => {
     const store = new SqliteSessionStore({ dataDir: sqliteDir() });
     const s = session();
-    await store.createSession(s, [], { attemptId: randomUUID(), operation: "start", descriptorDigest: "d", sessionId: s.sessionId, generation: 1n });
+    await store.createSession(s, [], {
+      attemptId: randomUUID(),
+      operation: "start",
+      descriptorDigest: "d",
+      sessionId: s.sessionId,
+      generation: 1n,
+    });
     const entry = { sessionId: s.sessionId, position: 0, name: "now", outcome: '{"value":1}' };
     await expect(store.appendJournal(entry, 2n)).rejects.toMatchObject({ code: "ownership-lost" });
     await expect(store.recordRun(s.sessionId, 2n)).rejects.toMatchObject({ code: "ownership-lost" });

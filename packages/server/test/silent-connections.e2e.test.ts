@@ -58,7 +58,10 @@ describe("a peer that stops answering pings", () => {
     const log = recordingLogger();
     const timers = new ManualTimers();
     running = await startMemoryServer({ metrics: true, logger: log.logger, timers, limits: { detachedSessionTimeoutMs: 60_000 } });
-    const socket = new WebSocket(`${running.url}${SESSION_PATH}`, [SUBPROTOCOL], { headers: { authorization: `Bearer ${ALICE}` }, autoPong: false });
+    const socket = new WebSocket(`${running.url}${SESSION_PATH}`, [SUBPROTOCOL], {
+      headers: { authorization: `Bearer ${ALICE}` },
+      autoPong: false,
+    });
     await new Promise((resolve, reject) => socket.once("open", resolve).once("error", reject));
     const client = new RawClient(socket);
     const pinged = new Promise((resolve) => socket.once("ping", resolve));
@@ -97,7 +100,12 @@ describe("a peer that answers pings", () => {
 describe("TCP keepalive", () => {
   it("is turned on for every accepted session socket", async () => {
     const store = new MemorySessionStore();
-    const server = createSessionServer({ store, host: createDemoHost(), keyring: Keyring.generate("k1"), authenticator: (t) => (t === ALICE ? { account: "a", principal: "p" } : undefined) });
+    const server = createSessionServer({
+      store,
+      host: createDemoHost(),
+      keyring: Keyring.generate("k1"),
+      authenticator: (t) => (t === ALICE ? { account: "a", principal: "p" } : undefined),
+    });
     const http = createServer();
     const keepAlive: unknown[][] = [];
     // Registered before the session server's listener: sees the socket first.

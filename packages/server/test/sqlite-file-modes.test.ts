@@ -25,8 +25,16 @@ it("creates sessions.db and its WAL 0600 under a umask that would leave them rea
   const store = new SqliteSessionStore({ dataDir });
   try {
     const s = session();
-    await store.createSession(s, [], { attemptId: randomUUID(), operation: "start", descriptorDigest: "d", sessionId: s.sessionId, generation: 1n });
-    const files = ["sessions.db", "sessions.db-wal", "sessions.db-shm"].map((name) => join(dataDir, name)).filter((path) => existsSync(path));
+    await store.createSession(s, [], {
+      attemptId: randomUUID(),
+      operation: "start",
+      descriptorDigest: "d",
+      sessionId: s.sessionId,
+      generation: 1n,
+    });
+    const files = ["sessions.db", "sessions.db-wal", "sessions.db-shm"]
+      .map((name) => join(dataDir, name))
+      .filter((path) => existsSync(path));
     expect(files).toContain(join(dataDir, "sessions.db-wal"));
     for (const path of files) expect(modeOf(path).toString(8), path).toBe("600");
   } finally {
@@ -37,5 +45,7 @@ it("creates sessions.db and its WAL 0600 under a umask that would leave them rea
 it("names the database file when it cannot be opened (a directory in its place)", () => {
   const dataDir = sqliteDir();
   mkdirSync(join(dataDir, "sessions.db"));
-  expect(() => new SqliteSessionStore({ dataDir })).toThrow(`cannot open the session database ${join(dataDir, "sessions.db")}: EISDIR: illegal operation on a directory`);
+  expect(() => new SqliteSessionStore({ dataDir })).toThrow(
+    `cannot open the session database ${join(dataDir, "sessions.db")}: EISDIR: illegal operation on a directory`,
+  );
 });

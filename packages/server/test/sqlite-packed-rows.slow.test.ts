@@ -45,10 +45,14 @@ describe("SqliteSessionStore packed log rows", () => {
     // The streams' counts moved by every item; the next append continues them.
     expect((await real.getStream(ids.input.streamId))?.count).toBe(BigInt(n));
     expect((await real.getStream(ids.output.streamId))?.count).toBe(BigInt(n));
-    await expect(real.acceptInput({ streamId: ids.input.streamId, sequence: BigInt(n - 1), itemCount: 1n, data: bytes("x"), mimeType: undefined }, [])).rejects.toThrow();
+    await expect(
+      real.acceptInput({ streamId: ids.input.streamId, sequence: BigInt(n - 1), itemCount: 1n, data: bytes("x"), mimeType: undefined }, []),
+    ).rejects.toThrow();
     await real.appendOutput({ event: "terminal", streamId: ids.output.streamId, sequence: BigInt(n), outcome: '{"kind":"ok"}' }, []);
     await model.appendOutput({ event: "terminal", streamId: ids.output.streamId, sequence: BigInt(n), outcome: '{"kind":"ok"}' }, []);
-    expect(await real.readOutput(ids.output.streamId, BigInt(n - 2), 10)).toEqual(await model.readOutput(ids.output.streamId, BigInt(n - 2), 10));
+    expect(await real.readOutput(ids.output.streamId, BigInt(n - 2), 10)).toEqual(
+      await model.readOutput(ids.output.streamId, BigInt(n - 2), 10),
+    );
     await real.close();
   });
 

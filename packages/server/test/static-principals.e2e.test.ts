@@ -40,7 +40,12 @@ function dataDir(): string {
 }
 
 async function embedded(dir: string, principalSecret?: Uint8Array, tokens: readonly StaticToken[] = [TOKEN]): Promise<EmbeddedServer> {
-  const server = await startEmbeddedServer({ dataDir: dir, tokens, synchronous: "normal", ...(principalSecret === undefined ? {} : { principalSecret }) });
+  const server = await startEmbeddedServer({
+    dataDir: dir,
+    tokens,
+    synchronous: "normal",
+    ...(principalSecret === undefined ? {} : { principalSecret }),
+  });
   servers.push(server);
   return server;
 }
@@ -88,7 +93,9 @@ describe("static-token principals", () => {
     const other = principalIn(await finishedSession((await embedded(c)).url), c);
     expect(second).toBe(first);
     expect(other).not.toBe(first);
-    await expect(startEmbeddedServer({ dataDir: dataDir(), tokens: [TOKEN], principalSecret: new Uint8Array(15) })).rejects.toThrow(/at least 16 bytes/);
+    await expect(startEmbeddedServer({ dataDir: dataDir(), tokens: [TOKEN], principalSecret: new Uint8Array(15) })).rejects.toThrow(
+      /at least 16 bytes/,
+    );
   });
 
   it("a session started under the earlier name (the bare SHA-256 prefix) stays resumable", async () => {
@@ -160,7 +167,6 @@ describe("formerPrincipals and formerAccounts from an authenticator", () => {
       await store.close();
     }
   });
-
 });
 
 describe("static-token accounts", () => {
@@ -182,7 +188,11 @@ describe("static-token accounts", () => {
 
   it("tokens grouped into one account share it, and its idempotency keys; a token outside the group does not", async () => {
     const dir = dataDir();
-    const server = await embedded(dir, undefined, [{ token: TOKEN, account: "team-a" }, { token: OTHER, account: "team-a" }, "a-lone-static-token"]);
+    const server = await embedded(dir, undefined, [
+      { token: TOKEN, account: "team-a" },
+      { token: OTHER, account: "team-a" },
+      "a-lone-static-token",
+    ]);
     const mine = await startWithKey(server.url, TOKEN, "upload-7");
     expect(mine).toMatchObject({ type: "invocationAccepted" });
     if (mine.type === "invocationAccepted") expect(accountIn(mine.sessionToken, dir)).toBe("team-a");
@@ -195,7 +205,10 @@ describe("static-token accounts", () => {
       [{ token: TOKEN, account: "token-0123456789abcdef" }],
       [{ token: TOKEN, account: "has space" }],
       [{ token: TOKEN, account: "" }],
-      [{ token: TOKEN, account: "a" }, { token: TOKEN, account: "b" }],
+      [
+        { token: TOKEN, account: "a" },
+        { token: TOKEN, account: "b" },
+      ],
       [TOKEN, { token: TOKEN, account: "a" }],
     ]) {
       await expect(startEmbeddedServer({ dataDir: dataDir(), tokens }), JSON.stringify(tokens)).rejects.toThrow(/options\.tokens: /);

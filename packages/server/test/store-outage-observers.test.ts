@@ -18,7 +18,8 @@ describe("a store outage, observed", () => {
   it("moves the metrics: unavailable while it lasts, retries, writes failed past the grace, its length once over", async () => {
     const metrics = new PrometheusMetrics();
     /** A gauge's or a counter's one value. */
-    const value = async (name: string): Promise<number | undefined> => (await metrics.registry.getSingleMetric(`golem_stream_${name}`)?.get())?.values[0]?.value;
+    const value = async (name: string): Promise<number | undefined> =>
+      (await metrics.registry.getSingleMetric(`golem_stream_${name}`)?.get())?.values[0]?.value;
     expect(await value("store_unavailable")).toBe(0);
     for (const event of OUTAGE) metrics.observer.storeOutage?.(event);
     expect(await value("store_unavailable")).toBe(1);

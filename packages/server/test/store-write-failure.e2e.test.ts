@@ -89,11 +89,20 @@ describe("an output write the store fails", () => {
     const { messages } = await client.all();
     const items = messages.filter((m) => m.type === "outputStreamItem");
     expect(items.map((m) => m.sequence)).toEqual(Array.from({ length: 40 }, (_, i) => BigInt(i)));
-    expect(messages.find((m) => m.type === "outputStreamEnd")).toMatchObject({ sequence: 40n, outcome: { kind: "cancelled", reason: "invocation-failed" } });
+    expect(messages.find((m) => m.type === "outputStreamEnd")).toMatchObject({
+      sequence: 40n,
+      outcome: { kind: "cancelled", reason: "invocation-failed" },
+    });
     expect(messages.at(-1)).toMatchObject({ type: "invocationFinished", outcome: { kind: "failure", code: "invocation-failed" } });
 
     const next = await RawClient.connect(server.url());
-    next.send({ type: "resumeAttach", attemptId: randomUUID(), operation: "takeover", outputCursors: [], sessionToken: accepted.sessionToken });
+    next.send({
+      type: "resumeAttach",
+      attemptId: randomUUID(),
+      operation: "takeover",
+      outputCursors: [],
+      sessionToken: accepted.sessionToken,
+    });
     const replay = await next.all();
     expect(replay.messages.filter((m) => m.type === "outputStreamItem")).toHaveLength(40);
     expect(replay.messages.at(-1)).toMatchObject({ type: "invocationFinished", outcome: { kind: "failure", code: "invocation-failed" } });
@@ -111,7 +120,10 @@ describe("an output write the store fails", () => {
     store.repair();
     const { messages } = await client.all();
     expect(messages.filter((m) => m.type === "outputStreamItem")).toHaveLength(10);
-    expect(messages.find((m) => m.type === "outputStreamEnd")).toMatchObject({ sequence: 10n, outcome: { kind: "cancelled", reason: "invocation-failed" } });
+    expect(messages.find((m) => m.type === "outputStreamEnd")).toMatchObject({
+      sequence: 10n,
+      outcome: { kind: "cancelled", reason: "invocation-failed" },
+    });
     expect(messages.at(-1)).toMatchObject({ type: "invocationFinished", outcome: { kind: "failure", code: "invocation-failed" } });
   });
 
@@ -127,7 +139,13 @@ describe("an output write the store fails", () => {
     const acks = messages.filter((m) => m.type === "inputStreamAck");
     expect(acks.every((m) => m.highestContiguousSequence <= 10n)).toBe(true);
     const next = await RawClient.connect(server.url());
-    next.send({ type: "resumeAttach", attemptId: randomUUID(), operation: "takeover", outputCursors: [], sessionToken: accepted.sessionToken });
+    next.send({
+      type: "resumeAttach",
+      attemptId: randomUUID(),
+      operation: "takeover",
+      outputCursors: [],
+      sessionToken: accepted.sessionToken,
+    });
     const replay = await next.all();
     expect(replay.messages.at(-1)).toMatchObject({ type: "invocationFinished", outcome: { kind: "failure", code: "invocation-failed" } });
     expect(errors.filter((event) => event === "attach.fault").length).toBeLessThanOrEqual(1);

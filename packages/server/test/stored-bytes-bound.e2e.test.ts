@@ -21,9 +21,13 @@ afterEach(async () => {
   running = undefined;
 });
 
-const refusals = async () => sample(await running!.server.metrics!.metrics(), "golem_stream_principal_limit_refusals_total", { limit: "stored-bytes" });
+const refusals = async () =>
+  sample(await running!.server.metrics!.metrics(), "golem_stream_principal_limit_refusals_total", { limit: "stored-bytes" });
 
-const LIMIT_FAILURE = { type: "invocationFinished", outcome: { kind: "failure", code: "limit-exceeded", message: expect.stringMatching(/at most 6 bytes in the store/) } };
+const LIMIT_FAILURE = {
+  type: "invocationFinished",
+  outcome: { kind: "failure", code: "limit-exceeded", message: expect.stringMatching(/at most 6 bytes in the store/) },
+};
 
 /** Starts `digest` (a u8 input) for `token` and returns the client and the input's channel. */
 async function startDigest(url: string, token: string): Promise<{ client: RawClient; channel: number }> {
@@ -66,7 +70,12 @@ describe("maxStoredBytesPerPrincipal", () => {
     // Alice keeps 6 bytes, as many as she may: a new start is refused, definitively.
     const again = await RawClient.connect(running.url, ALICE);
     again.send(demoStart("count", v.record(v.u32(1), v.u32(0))));
-    expect(await again.next()).toMatchObject({ type: "invocationRejected", code: "limit-exceeded", retryable: false, message: expect.stringMatching(/at most 6 bytes in the store/) });
+    expect(await again.next()).toMatchObject({
+      type: "invocationRejected",
+      code: "limit-exceeded",
+      retryable: false,
+      message: expect.stringMatching(/at most 6 bytes in the store/),
+    });
     expect((await again.all()).closed.code).toBe(1002);
     expect(await refusals()).toBe(2);
   });
@@ -78,7 +87,9 @@ describe("maxStoredBytesPerPrincipal", () => {
     const { messages } = await alice.all();
     const items = messages.filter((m) => m.type === "output-binary");
     expect(items).toHaveLength(1);
-    expect(messages).toContainEqual(expect.objectContaining({ type: "outputStreamEnd", outcome: { kind: "cancelled", reason: "invocation-failed" }, sequence: 1n }));
+    expect(messages).toContainEqual(
+      expect.objectContaining({ type: "outputStreamEnd", outcome: { kind: "cancelled", reason: "invocation-failed" }, sequence: 1n }),
+    );
     expect(messages.at(-1)).toEqual(LIMIT_FAILURE);
     expect(await refusals()).toBe(1);
 
@@ -128,7 +139,11 @@ describe("maxStoredBytesPerPrincipal when the store cannot sum", () => {
       }
     })();
     const events: unknown[] = [];
-    const logger = { info() {}, warn() {}, error: (_: string, fields?: Readonly<Record<string, unknown>>) => events.push(fields?.["event"]) };
+    const logger = {
+      info() {},
+      warn() {},
+      error: (_: string, fields?: Readonly<Record<string, unknown>>) => events.push(fields?.["event"]),
+    };
     running = await startMemoryServer({ store, logger, limits: { maxStoredBytesPerPrincipal: 6 } });
     expect(await digestToEnd(running.url, ALICE, 6)).toEqual({ type: "invocationFinished", outcome: { kind: "success" } });
     expect(events).toContain("stored-bytes.count-failed");

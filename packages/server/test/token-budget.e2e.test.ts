@@ -9,7 +9,17 @@ import { afterEach, describe, expect, it } from "vitest";
 import { t } from "@golem-stream/schema-value";
 import { Keyring } from "@golem-stream/tokens";
 import type { JsonObject } from "@golem-stream/wire";
-import { DEFAULT_LIMITS, MAX_CALLER_IDENTITY_BYTES, MAX_SELECTOR_NAME_BYTES, MemorySessionStore, StaticAgentHost, createSessionServer, type AgentTypeDefinition, type Principal, type ServerLimits } from "../src/index.js";
+import {
+  DEFAULT_LIMITS,
+  MAX_CALLER_IDENTITY_BYTES,
+  MAX_SELECTOR_NAME_BYTES,
+  MemorySessionStore,
+  StaticAgentHost,
+  createSessionServer,
+  type AgentTypeDefinition,
+  type Principal,
+  type ServerLimits,
+} from "../src/index.js";
 import { RawClient, TOKEN, demoStart, v } from "./helpers.js";
 
 const servers: { close(): Promise<void> }[] = [];
@@ -59,7 +69,12 @@ function server(options: { issuer?: string; audience?: string; caller?: Principa
 /** Starts the longest selector with a 1 KiB idempotency key; resolves with the session token once the invocation finished. */
 async function longestStart(url: string): Promise<string> {
   const client = await RawClient.connect(url);
-  client.send(demoStart(LONGEST.method, v.record(), { idempotencyKey: "k".repeat(1024), selector: { ...LONGEST, constructorParameters: v.record() } }));
+  client.send(
+    demoStart(LONGEST.method, v.record(), {
+      idempotencyKey: "k".repeat(1024),
+      selector: { ...LONGEST, constructorParameters: v.record() },
+    }),
+  );
   const { messages } = await client.all();
   expect(messages.map((m) => m.type)).toEqual(["invocationAccepted", "invocationResult", "invocationFinished"]);
   return (messages[0] as { sessionToken: string }).sessionToken;
@@ -93,7 +108,9 @@ describe("options.issuer and options.audience", () => {
   });
 
   it("text with a lone surrogate is a TypeError (tokens carry UTF-8)", () => {
-    expect(() => server({ audience: "aud\ud800" })).toThrow(new TypeError("options.audience must be well-formed Unicode text (no lone surrogates): tokens carry it as UTF-8"));
+    expect(() => server({ audience: "aud\ud800" })).toThrow(
+      new TypeError("options.audience must be well-formed Unicode text (no lone surrogates): tokens carry it as UTF-8"),
+    );
   });
 });
 
@@ -106,13 +123,19 @@ describe("limits.maxCallerIdentityBytes at its ceiling", () => {
   });
 
   it("leaves nothing for an issuer longer than the default", () => {
-    expect(() => server({ issuer: "golem-stream!", limits: { maxCallerIdentityBytes: 100_000 } })).toThrow(/^options\.issuer and options\.audience are 33 UTF-8 bytes together, over the 32 /);
+    expect(() => server({ issuer: "golem-stream!", limits: { maxCallerIdentityBytes: 100_000 } })).toThrow(
+      /^options\.issuer and options\.audience are 33 UTF-8 bytes together, over the 32 /,
+    );
   });
 });
 
 describe("StaticAgentHost names", () => {
   it("of 128 UTF-8 bytes are registered", () => {
-    expect(hostOf(LONGEST).agentTypes(LONGEST.application, LONGEST.environment)?.map((type) => type.name)).toEqual([LONGEST.agentType]);
+    expect(
+      hostOf(LONGEST)
+        .agentTypes(LONGEST.application, LONGEST.environment)
+        ?.map((type) => type.name),
+    ).toEqual([LONGEST.agentType]);
   });
 
   /** How the message shows a name: JSON-quoted, the first 40 characters. */
@@ -130,7 +153,9 @@ describe("StaticAgentHost names", () => {
   ] as const)("one byte longer: a %s name is refused with a RangeError that says where", (part, where) => {
     const what = part === "agentType" ? "agent type" : part;
     expect(() => hostOf({ ...LONGEST, [part]: tooLong })).toThrow(
-      new RangeError(`StaticAgentHost: ${where}${what} name ${shown(tooLong)} is 129 UTF-8 bytes long, over the 128 a selector name may have (it is written into every session token)`),
+      new RangeError(
+        `StaticAgentHost: ${where}${what} name ${shown(tooLong)} is 129 UTF-8 bytes long, over the 128 a selector name may have (it is written into every session token)`,
+      ),
     );
   });
 
@@ -139,11 +164,15 @@ describe("StaticAgentHost names", () => {
       ...agentType("streams", "m"),
       constructorParameters: t.graph(t.record({ s: t.stream(t.u8()) })),
     };
-    expect(() => new StaticAgentHost({ app: { env: [streaming] } })).toThrow(/agent type "streams": constructor parameters: .*stream types are not allowed/);
+    expect(() => new StaticAgentHost({ app: { env: [streaming] } })).toThrow(
+      /agent type "streams": constructor parameters: .*stream types are not allowed/,
+    );
   });
 
   it("an empty name or one with a lone surrogate is a TypeError", () => {
-    expect(() => hostOf({ ...LONGEST, method: "" })).toThrow(new TypeError(`StaticAgentHost: ${type}method name must be a non-empty string`));
+    expect(() => hostOf({ ...LONGEST, method: "" })).toThrow(
+      new TypeError(`StaticAgentHost: ${type}method name must be a non-empty string`),
+    );
     expect(() => hostOf({ ...LONGEST, environment: "env\udc00" })).toThrow(
       new TypeError(`StaticAgentHost: ${app}environment name ${shown("env\udc00")} must be well-formed Unicode text (no lone surrogates)`),
     );

@@ -30,7 +30,8 @@ import { RawClient, TOKEN, demoStart, v } from "./helpers.js";
 const issuerCheck = vi.hoisted(() => ({ lifted: false }));
 vi.mock("../src/admission/token-budget.js", async (importOriginal) => {
   const actual = await importOriginal<typeof TokenBudget>();
-  const checkIssuerAndAudience: typeof actual.checkIssuerAndAudience = (...args) => (issuerCheck.lifted ? undefined : actual.checkIssuerAndAudience(...args));
+  const checkIssuerAndAudience: typeof actual.checkIssuerAndAudience = (...args) =>
+    issuerCheck.lifted ? undefined : actual.checkIssuerAndAudience(...args);
   return { ...actual, checkIssuerAndAudience };
 });
 
@@ -42,7 +43,8 @@ afterEach(async () => {
 const EMPTY_RECORD: JsonObject = { kind: "record", value: { fields: [] } };
 const graph = (root: JsonObject): SchemaGraphJson => ({ root });
 /** `list<list<... inner>>`, `depth` lists deep (a list nests least in the JSON of schemas and values). */
-const nestedType = (depth: number, inner: JsonObject): JsonObject => (depth === 0 ? inner : { kind: "list", value: { element: nestedType(depth - 1, inner) } });
+const nestedType = (depth: number, inner: JsonObject): JsonObject =>
+  depth === 0 ? inner : { kind: "list", value: { element: nestedType(depth - 1, inner) } };
 /** One element in each of `depth` nested lists: the leaf's coordinate grows by `/value/elements/0` per list. */
 const nestedValue = (depth: number, inner: SchemaValueJson): SchemaValueJson =>
   depth === 0 ? inner : ({ kind: "list", value: { elements: [nestedValue(depth - 1, inner)] } } as unknown as SchemaValueJson);
@@ -52,16 +54,26 @@ const U32: JsonObject = { kind: "u32", value: {} };
 /** Each stream 35 lists deep: a coordinate of about 600 characters. */
 const DEPTH = 35;
 
-function definition(name: string, methods: AgentTypeDefinition["methods"], implementations: AgentTypeDefinition["implementations"]): AgentTypeDefinition {
+function definition(
+  name: string,
+  methods: AgentTypeDefinition["methods"],
+  implementations: AgentTypeDefinition["implementations"],
+): AgentTypeDefinition {
   return { name, constructorParameters: graph(EMPTY_RECORD), config: [], methods, implementations };
 }
 
 const DEEP = definition(
   "deep",
   [
-    { name: "deepInput", parameters: graph({ kind: "record", value: { fields: [{ name: "a", body: nestedType(DEPTH, streamOf(U32)) }] } }) },
+    {
+      name: "deepInput",
+      parameters: graph({ kind: "record", value: { fields: [{ name: "a", body: nestedType(DEPTH, streamOf(U32)) }] } }),
+    },
     { name: "deepOutput", parameters: graph(EMPTY_RECORD), result: graph(streamOf(nestedType(DEPTH, streamOf(U32)))) },
-    { name: "deepItems", parameters: graph({ kind: "record", value: { fields: [{ name: "a", body: streamOf(nestedType(DEPTH, streamOf(U32))) }] } }) },
+    {
+      name: "deepItems",
+      parameters: graph({ kind: "record", value: { fields: [{ name: "a", body: streamOf(nestedType(DEPTH, streamOf(U32))) }] } }),
+    },
   ],
   {
     deepInput: async () => undefined,
@@ -80,12 +92,17 @@ const DEEP = definition(
   },
 );
 
-async function serve(test: AgentTypeDefinition, issuer?: string, keyring = Keyring.generate("k1")): Promise<{ url: string; store: MemorySessionStore; server: SessionServer }> {
+async function serve(
+  test: AgentTypeDefinition,
+  issuer?: string,
+  keyring = Keyring.generate("k1"),
+): Promise<{ url: string; store: MemorySessionStore; server: SessionServer }> {
   const store = new MemorySessionStore();
   const demo = createDemoHost();
   // A host of its own, not a StaticAgentHost: it may serve names longer than 128 bytes.
   const host: AgentHost = {
-    agentTypes: (application, environment) => (application === "test" ? (environment === "default" ? [test] : undefined) : demo.agentTypes(application, environment)),
+    agentTypes: (application, environment) =>
+      application === "test" ? (environment === "default" ? [test] : undefined) : demo.agentTypes(application, environment),
     invoke: (ctx) => (ctx.application === "test" ? test.implementations[ctx.method]!(ctx) : demo.invoke(ctx)),
   };
   const server = createSessionServer({
@@ -114,7 +131,9 @@ async function rejection(client: RawClient): Promise<{ rejected: ServerMessage; 
 describe("a session token that would be longer than 8192 characters", () => {
   it("an agent type of a host of its own whose names are too long together: the start is refused limit-exceeded, not retryable, close 1002, nothing stored", async () => {
     const longName = "agent-".repeat(1000);
-    const { url, store } = await serve(definition(longName, [{ name: "run", parameters: graph(EMPTY_RECORD) }], { run: async () => undefined }));
+    const { url, store } = await serve(
+      definition(longName, [{ name: "run", parameters: graph(EMPTY_RECORD) }], { run: async () => undefined }),
+    );
     const client = await RawClient.connect(url);
     const start = testStart(longName, "run", v.record());
     client.send(start);
@@ -172,9 +191,15 @@ describe("a stream token that would be longer than 8192 characters (a long issue
     client.send({ type: "inputStreamItem", channel, sequence: 0n, value: nestedValue(DEPTH, v.stream(randomUUID())) });
     const { messages, closed } = await client.all();
     expect(messages.map((m) => m.type)).toEqual(["invocationAccepted", "invocationRejected"]);
-    expect(messages[1]).toMatchObject({ code: "limit-exceeded", retryable: false, message: expect.stringMatching(/^the token of an input stream would be \d{4} characters long/) });
+    expect(messages[1]).toMatchObject({
+      code: "limit-exceeded",
+      retryable: false,
+      message: expect.stringMatching(/^the token of an input stream would be \d{4} characters long/),
+    });
     expect(closed.code).toBe(1002);
-    const streamId = (await store.listStreams((await store.getAttempt(accepted.attemptId))!.sessionId)).find((s) => s.direction === "input")!.streamId;
+    const streamId = (await store.listStreams((await store.getAttempt(accepted.attemptId))!.sessionId)).find(
+      (s) => s.direction === "input",
+    )!.streamId;
     expect(await store.readInput(streamId, 0n, 1n)).toEqual([]);
   });
 
@@ -203,7 +228,8 @@ describe("a stream token that would be longer than 8192 characters (a long issue
 describe("a refreshed session token that would be longer than 8192 characters", () => {
   it("after a rotation to a longer key id, a takeover of a session whose token was near the limit is refused limit-exceeded and attaches nothing", async () => {
     // The agent type name's length that puts the session's token just under the limit, measured on a first server.
-    const typeNamed = (name: string) => definition(name, [{ name: "run", parameters: graph(EMPTY_RECORD) }], { run: async () => undefined });
+    const typeNamed = (name: string) =>
+      definition(name, [{ name: "run", parameters: graph(EMPTY_RECORD) }], { run: async () => undefined });
     const probe = await serve(typeNamed("t"));
     const measuring = await RawClient.connect(probe.url);
     measuring.send(testStart("t", "run", v.record()));
@@ -221,12 +247,20 @@ describe("a refreshed session token that would be longer than 8192 characters", 
     expect(sessionToken.length).toBeGreaterThan(8192 - 40);
 
     server.rotateKeyring(keyring.rotate("k".repeat(64)));
-    const takeover = { type: "resumeAttach" as const, attemptId: randomUUID(), operation: "takeover" as const, outputCursors: [], sessionToken };
+    const takeover = {
+      type: "resumeAttach" as const,
+      attemptId: randomUUID(),
+      operation: "takeover" as const,
+      outputCursors: [],
+      sessionToken,
+    };
     const again = await RawClient.connect(url);
     again.send(takeover);
     const { rejected, code } = await rejection(again);
     expect(rejected).toMatchObject({ type: "invocationRejected", attemptId: takeover.attemptId, code: "limit-exceeded", retryable: false });
-    expect((rejected as { message: string }).message).toMatch(/^the session token would be \d{4} characters long, over the limit of 8192: /);
+    expect((rejected as { message: string }).message).toMatch(
+      /^the session token would be \d{4} characters long, over the limit of 8192: /,
+    );
     expect(code).toBe(1002);
     expect(await store.getAttempt(takeover.attemptId)).toBeUndefined();
   });

@@ -70,7 +70,9 @@ describe("failed authentications are throttled per address", () => {
     for (let i = 0; i < 3; i++) expect(await upgrade("wrong")).toMatch(/^HTTP\/1\.1 401 /);
     expect(await upgrade(ALICE)).toMatch(/^HTTP\/1\.1 503 /);
     // The catalogue authenticates too, and is throttled the same way.
-    const catalogue = await fetch(`${running.httpUrl}/v1/agents/types?application=demo&environment=default`, { headers: { authorization: `Bearer ${ALICE}` } });
+    const catalogue = await fetch(`${running.httpUrl}/v1/agents/types?application=demo&environment=default`, {
+      headers: { authorization: `Bearer ${ALICE}` },
+    });
     expect(catalogue.status).toBe(503);
     expect(await catalogue.json()).toMatchObject({ code: "overloaded" });
     now += 60_000;
@@ -79,6 +81,7 @@ describe("failed authentications are throttled per address", () => {
 
   it("0 turns the throttle off", async () => {
     running = await startMemoryServer({ limits: { authFailuresPerAddress: 0 } });
-    for (let i = 0; i < 25; i++) expect(await rawUpgrade(running.url, [SUBPROTOCOL], { Authorization: "Bearer wrong" }).status).toMatch(/ 401 /);
+    for (let i = 0; i < 25; i++)
+      expect(await rawUpgrade(running.url, [SUBPROTOCOL], { Authorization: "Bearer wrong" }).status).toMatch(/ 401 /);
   });
 });

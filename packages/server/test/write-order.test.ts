@@ -6,22 +6,31 @@ import { expect, it } from "vitest";
 import fc from "fast-check";
 import { continuesRun, writeOrder, type OrderedAppend } from "../src/store/write-order.js";
 
-const append = (streamId: string, sequence: number, log: "input" | "output" = "input"): OrderedAppend => ({ log, streamId, sequence: BigInt(sequence), itemCount: 1n });
+const append = (streamId: string, sequence: number, log: "input" | "output" = "input"): OrderedAppend => ({
+  log,
+  streamId,
+  sequence: BigInt(sequence),
+  itemCount: 1n,
+});
 
 /** A group: appends of a few streams (either log), and other writes (undefined). */
-const arbitraryGroup = fc.array(
-  fc.option(fc.record({ stream: fc.constantFrom("a", "b", "c"), log: fc.constantFrom("input" as const, "output" as const) }), { nil: undefined }),
-  { maxLength: 40 },
-).map((entries) => {
-  const next = new Map<string, number>();
-  return entries.map((entry) => {
-    if (entry === undefined) return undefined;
-    const key = `${entry.log}:${entry.stream}`;
-    const sequence = next.get(key) ?? 0;
-    next.set(key, sequence + 1);
-    return append(entry.stream, sequence, entry.log);
+const arbitraryGroup = fc
+  .array(
+    fc.option(fc.record({ stream: fc.constantFrom("a", "b", "c"), log: fc.constantFrom("input" as const, "output" as const) }), {
+      nil: undefined,
+    }),
+    { maxLength: 40 },
+  )
+  .map((entries) => {
+    const next = new Map<string, number>();
+    return entries.map((entry) => {
+      if (entry === undefined) return undefined;
+      const key = `${entry.log}:${entry.stream}`;
+      const sequence = next.get(key) ?? 0;
+      next.set(key, sequence + 1);
+      return append(entry.stream, sequence, entry.log);
+    });
   });
-});
 
 it("writeOrder is a permutation that keeps every other write in place and each stream's appends in order, across no barrier", () => {
   fc.assert(

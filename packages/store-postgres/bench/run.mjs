@@ -89,7 +89,10 @@ const peers = [raw, sqlite, durable, ds];
 
 let postgres;
 try {
-  postgres = process.env.BENCH_PG_URL === undefined ? await startLocalPostgres({ settings: { fsync, synchronous_commit: "on" } }) : await otherServer(process.env.BENCH_PG_URL, process.env.BENCH_PG_DIR);
+  postgres =
+    process.env.BENCH_PG_URL === undefined
+      ? await startLocalPostgres({ settings: { fsync, synchronous_commit: "on" } })
+      : await otherServer(process.env.BENCH_PG_URL, process.env.BENCH_PG_DIR);
 } catch (error) {
   console.error(`PostgreSQL rows left out: ${error instanceof Error ? error.message : String(error)}`);
 }
@@ -191,7 +194,8 @@ const rows = {
   }),
   ...(before && {
     u8PgBefore: () => withDb("u8PgBefore", [before], () => viaClient(before.url, "digest", digestOf(batches))),
-    u8PgCrossBefore: () => withDb("u8PgCrossBefore", [beforeA, beforeB], () => viaAThenB("digest", digestOf(batches), undefined, [beforeA, beforeB])),
+    u8PgCrossBefore: () =>
+      withDb("u8PgCrossBefore", [beforeA, beforeB], () => viaAThenB("digest", digestOf(batches), undefined, [beforeA, beforeB])),
   }),
   strRaw: () => rawWs(raw.url, items, false),
   strSqlite: () => viaClient(sqlite.url, "tally", tallyOf(items), tallied(ITEMS)),

@@ -35,7 +35,7 @@ export function distinctRuns(appends: readonly RunAppend[]): [number, number][] 
   if (bytes > RUN_BYTES) return undefined;
   const runs: [number, number][] = [];
   const seen = new Set<string>();
-  for (let at = 0; at < appends.length; ) {
+  for (let at = 0; at < appends.length;) {
     const first = appends[at]!;
     const key = `${first.log}:${first.streamId}`;
     if (seen.has(key)) return undefined;
@@ -81,7 +81,12 @@ export function appendGroupStatement(schema: string): string {
 }
 
 /** The parameters of `appendGroupStatement` for `runs` of `appends`, rows packed up to `packedRowBytes`. */
-export function appendGroupValues(appends: readonly RunAppend[], runs: readonly [number, number][], packedRowBytes: number, channel: string): unknown[] {
+export function appendGroupValues(
+  appends: readonly RunAppend[],
+  runs: readonly [number, number][],
+  packedRowBytes: number,
+  channel: string,
+): unknown[] {
   const runIndex: number[] = [];
   const logs: string[] = [];
   const streams: string[] = [];

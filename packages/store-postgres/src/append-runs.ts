@@ -64,7 +64,10 @@ export interface RunRow {
 /** The rows of a run: appends without a MIME type share rows of up to `packedRowBytes` (0: none do, `packRun`). */
 export function runRows(appends: readonly RunAppend[], packedRowBytes: number): RunRow[] {
   const one = ({ sequence, itemCount, data, mimeType }: RunAppend): RunRow => ({ sequence, itemCount, data, mimeType, parts: undefined });
-  const packable = appends.map((append) => ({ itemCount: append.itemCount, packable: append.mimeType === undefined ? append.data : undefined }));
+  const packable = appends.map((append) => ({
+    itemCount: append.itemCount,
+    packable: append.mimeType === undefined ? append.data : undefined,
+  }));
   return packRun(packable, packedRowBytes).map(([start, end]) => {
     const head = appends[start] as RunAppend;
     if (end - start === 1) return one(head);

@@ -160,17 +160,19 @@ export class ChangeFeed {
     this.#timer = setTimeout(() => {
       this.#timer = undefined;
       if (this.#closed) return;
-      this.#listen().then(
-        async () => {
-          if (this.#closed) return;
-          this.reconnects++;
-          await this.#onReconnect([...this.#listeners.keys()]);
-        },
-        (error: unknown) => {
-          this.#onError(error instanceof Error ? error : new Error(String(error)));
-          this.#scheduleReconnect();
-        },
-      ).catch((error: unknown) => this.#onError(error instanceof Error ? error : new Error(String(error))));
+      this.#listen()
+        .then(
+          async () => {
+            if (this.#closed) return;
+            this.reconnects++;
+            await this.#onReconnect([...this.#listeners.keys()]);
+          },
+          (error: unknown) => {
+            this.#onError(error instanceof Error ? error : new Error(String(error)));
+            this.#scheduleReconnect();
+          },
+        )
+        .catch((error: unknown) => this.#onError(error instanceof Error ? error : new Error(String(error))));
     }, delay);
     this.#timer.unref();
   }

@@ -19,7 +19,13 @@ export async function checkEpoch(tx: WriteContext, query: string, id: string, ep
 }
 
 /** The error of an append that did not move its stream: refused for its epoch, or `message`. */
-export async function refusal(tx: WriteContext, sql: Statements, streamId: string, epoch: bigint | undefined, message: string): Promise<Error> {
+export async function refusal(
+  tx: WriteContext,
+  sql: Statements,
+  streamId: string,
+  epoch: bigint | undefined,
+  message: string,
+): Promise<Error> {
   await checkEpoch(tx, sql.streamEpoch, streamId, epoch);
   return new Error(message);
 }

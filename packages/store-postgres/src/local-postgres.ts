@@ -97,12 +97,15 @@ export function ensurePostgresUser(): void {
     execFileSync("useradd", ["-r", "-g", USER, "-M", "-d", "/nonexistent", "-s", "/usr/sbin/nologin", USER], { stdio: "pipe" });
   } catch (error) {
     const stderr = (error as { stderr?: Buffer }).stderr?.toString() ?? "";
-    throw new Error(`PostgreSQL cannot run as root and creating the user "${USER}" failed: ${error instanceof Error ? error.message : String(error)} ${stderr}`.trim());
+    throw new Error(
+      `PostgreSQL cannot run as root and creating the user "${USER}" failed: ${error instanceof Error ? error.message : String(error)} ${stderr}`.trim(),
+    );
   }
 }
 
 function checkDatabaseName(name: string): string {
-  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(name)) throw new TypeError(`database name ${JSON.stringify(name)}: use 1..63 of a-z 0-9 _, not starting with a digit`);
+  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(name))
+    throw new TypeError(`database name ${JSON.stringify(name)}: use 1..63 of a-z 0-9 _, not starting with a digit`);
   return name;
 }
 
@@ -219,5 +222,18 @@ export async function startLocalPostgres(options: LocalPostgresOptions = {}): Pr
     await server.start();
     running = true;
   };
-  return { url: urlOf(database), host: HOST, port, user: USER, password, database, directory, createDatabase, urlOf, shutdown, start, stop };
+  return {
+    url: urlOf(database),
+    host: HOST,
+    port,
+    user: USER,
+    password,
+    database,
+    directory,
+    createDatabase,
+    urlOf,
+    shutdown,
+    start,
+    stop,
+  };
 }

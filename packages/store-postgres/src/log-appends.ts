@@ -14,23 +14,33 @@ import type { StoreContext } from "./store-context.js";
 
 export function acceptInput(store: StoreContext, chunk: InputChunk, introduced: readonly NewStream[], epoch?: bigint): Promise<void> {
   const sql = store.sql;
-  return store.write(async (tx) => {
-    const moved = await tx.query<{ session_id: string }>(sql.advanceInput, [chunk.itemCount, chunk.streamId, chunk.sequence, epoch ?? null]);
-    const sessionId = moved.rows[0]?.session_id;
-    if (sessionId === undefined) throw await refusal(tx, sql, chunk.streamId, epoch, "input chunk does not continue the stream");
-    await tx.query(sql.insertInput, [chunk.streamId, chunk.sequence, chunk.itemCount, chunk.data, chunk.mimeType ?? null]);
-    await insertStreams(store, tx, introduced);
-    tx.notify(encodeNote(sessionId, { kind: "input", streamId: chunk.streamId }));
-  }, introduced.length > 0 ? undefined : {
-    log: "input",
-    streamId: chunk.streamId,
-    sequence: chunk.sequence,
-    itemCount: chunk.itemCount,
-    data: chunk.data,
-    mimeType: chunk.mimeType,
-    epoch,
-    note: (sessionId: string) => encodeNote(sessionId, { kind: "input", streamId: chunk.streamId }),
-  });
+  return store.write(
+    async (tx) => {
+      const moved = await tx.query<{ session_id: string }>(sql.advanceInput, [
+        chunk.itemCount,
+        chunk.streamId,
+        chunk.sequence,
+        epoch ?? null,
+      ]);
+      const sessionId = moved.rows[0]?.session_id;
+      if (sessionId === undefined) throw await refusal(tx, sql, chunk.streamId, epoch, "input chunk does not continue the stream");
+      await tx.query(sql.insertInput, [chunk.streamId, chunk.sequence, chunk.itemCount, chunk.data, chunk.mimeType ?? null]);
+      await insertStreams(store, tx, introduced);
+      tx.notify(encodeNote(sessionId, { kind: "input", streamId: chunk.streamId }));
+    },
+    introduced.length > 0
+      ? undefined
+      : {
+          log: "input",
+          streamId: chunk.streamId,
+          sequence: chunk.sequence,
+          itemCount: chunk.itemCount,
+          data: chunk.data,
+          mimeType: chunk.mimeType,
+          epoch,
+          note: (sessionId: string) => encodeNote(sessionId, { kind: "input", streamId: chunk.streamId }),
+        },
+  );
 }
 
 export async function readInput(store: StoreContext, streamId: string, from: bigint, to: bigint): Promise<InputChunk[]> {
@@ -52,34 +62,58 @@ export function endInput(store: StoreContext, streamId: string, terminal: InputT
 
 export function appendOutput(store: StoreContext, event: OutputEvent, introduced: readonly NewStream[], epoch?: bigint): Promise<void> {
   const sql = store.sql;
-  return store.write(async (tx) => {
-    let sessionId: string | undefined;
-    if (event.event === "item") {
-      const moved = await tx.query<{ session_id: string }>(sql.advanceOutput, [event.itemCount, event.streamId, event.sequence, epoch ?? null]);
-      sessionId = moved.rows[0]?.session_id;
-      if (sessionId === undefined) throw await refusal(tx, sql, event.streamId, epoch, "output event does not continue the stream");
-      await tx.query(sql.insertOutput, [event.streamId, event.sequence, "item", event.itemCount, event.data, event.mimeType ?? null, null]);
-    } else {
-      const ended = await tx.query<{ session_id: string }>(sql.endOutput, [event.streamId, event.sequence, epoch ?? null]);
-      sessionId = ended.rows[0]?.session_id;
-      if (sessionId === undefined) throw await refusal(tx, sql, event.streamId, epoch, "output terminal does not continue the stream");
-      await tx.query(sql.insertOutput, [event.streamId, event.sequence, "terminal", 0, null, null, event.outcome]);
-    }
-    await insertStreams(store, tx, introduced);
-    tx.notify(encodeNote(sessionId, { kind: "output", streamId: event.streamId }));
-  }, event.event !== "item" || introduced.length > 0 ? undefined : {
-    log: "output",
-    streamId: event.streamId,
-    sequence: event.sequence,
-    itemCount: event.itemCount,
-    data: event.data,
-    mimeType: event.mimeType,
-    epoch,
-    note: (sessionId: string) => encodeNote(sessionId, { kind: "output", streamId: event.streamId }),
-  });
+  return store.write(
+    async (tx) => {
+      let sessionId: string | undefined;
+      if (event.event === "item") {
+        const moved = await tx.query<{ session_id: string }>(sql.advanceOutput, [
+          event.itemCount,
+          event.streamId,
+          event.sequence,
+          epoch ?? null,
+        ]);
+        sessionId = moved.rows[0]?.session_id;
+        if (sessionId === undefined) throw await refusal(tx, sql, event.streamId, epoch, "output event does not continue the stream");
+        await tx.query(sql.insertOutput, [
+          event.streamId,
+          event.sequence,
+          "item",
+          event.itemCount,
+          event.data,
+          event.mimeType ?? null,
+          null,
+        ]);
+      } else {
+        const ended = await tx.query<{ session_id: string }>(sql.endOutput, [event.streamId, event.sequence, epoch ?? null]);
+        sessionId = ended.rows[0]?.session_id;
+        if (sessionId === undefined) throw await refusal(tx, sql, event.streamId, epoch, "output terminal does not continue the stream");
+        await tx.query(sql.insertOutput, [event.streamId, event.sequence, "terminal", 0, null, null, event.outcome]);
+      }
+      await insertStreams(store, tx, introduced);
+      tx.notify(encodeNote(sessionId, { kind: "output", streamId: event.streamId }));
+    },
+    event.event !== "item" || introduced.length > 0
+      ? undefined
+      : {
+          log: "output",
+          streamId: event.streamId,
+          sequence: event.sequence,
+          itemCount: event.itemCount,
+          data: event.data,
+          mimeType: event.mimeType,
+          epoch,
+          note: (sessionId: string) => encodeNote(sessionId, { kind: "output", streamId: event.streamId }),
+        },
+  );
 }
 
-export async function readOutput(store: StoreContext, streamId: string, from: bigint, limit: number, maxBytes = Number.POSITIVE_INFINITY): Promise<OutputEvent[]> {
+export async function readOutput(
+  store: StoreContext,
+  streamId: string,
+  from: bigint,
+  limit: number,
+  maxBytes = Number.POSITIVE_INFINITY,
+): Promise<OutputEvent[]> {
   if (!Number.isSafeInteger(limit) || limit < 0) throw new RangeError(`readOutput limit must be a non-negative integer, got ${limit}`);
   if (Number.isNaN(maxBytes) || maxBytes < 0) throw new RangeError(`readOutput maxBytes must be a non-negative number, got ${maxBytes}`);
   if (limit === 0) return [];

@@ -13,6 +13,9 @@
  * logs (`log-appends.ts`), the journal (`journal.ts`), retention
  * (`retention.ts`) and this node's cluster membership: leases, claims,
  * catalogues (`membership.ts`).
+ *
+ * Why one file: it is the SessionStore's method list, each method one delegation to the part that
+ * owns it; the parts above hold the logic.
  */
 import { randomUUID } from "node:crypto";
 import type {
@@ -97,13 +100,16 @@ export class PostgresSessionStore implements ClusterSessionStore {
     this.schema = checkSchemaName(options.schema ?? DEFAULT_SCHEMA);
     this.channel = `${this.schema}_changes`;
     const nodeId = options.nodeId ?? randomUUID();
-    if (typeof nodeId !== "string" || nodeId.length === 0 || nodeId.length > 200) throw new TypeError("nodeId must be a non-empty string of at most 200 characters");
+    if (typeof nodeId !== "string" || nodeId.length === 0 || nodeId.length > 200)
+      throw new TypeError("nodeId must be a non-empty string of at most 200 characters");
     this.nodeId = nodeId;
     this.#onError = options.onError ?? (() => {});
     const maxPackedRowBytes = options.maxPackedRowBytes ?? DEFAULT_MAX_PACKED_ROW_BYTES;
-    if (!Number.isSafeInteger(maxPackedRowBytes) || maxPackedRowBytes < 0) throw new TypeError("maxPackedRowBytes must be a non-negative integer");
+    if (!Number.isSafeInteger(maxPackedRowBytes) || maxPackedRowBytes < 0)
+      throw new TypeError("maxPackedRowBytes must be a non-negative integer");
     const logCompression = options.logCompression ?? "lz4";
-    if (logCompression !== "lz4" && logCompression !== "server") throw new TypeError(`logCompression must be "lz4" or "server", got ${JSON.stringify(logCompression)}`);
+    if (logCompression !== "lz4" && logCompression !== "server")
+      throw new TypeError(`logCompression must be "lz4" or "server", got ${JSON.stringify(logCompression)}`);
     this.#logCompression = logCompression;
     const outageGraceMs = checkOutageGraceMs(options.outageGraceMs);
     const outageClock = options.outageClock ?? SYSTEM_OUTAGE_CLOCK;
@@ -221,7 +227,11 @@ export class PostgresSessionStore implements ClusterSessionStore {
 
   #checkOpen(): void {
     if (this.#state !== "open") {
-      throw new Error(this.#state === "closed" ? "the PostgresSessionStore is closed" : "PostgresSessionStore: call open() (or use PostgresSessionStore.connect) first");
+      throw new Error(
+        this.#state === "closed"
+          ? "the PostgresSessionStore is closed"
+          : "PostgresSessionStore: call open() (or use PostgresSessionStore.connect) first",
+      );
     }
   }
 

@@ -163,7 +163,11 @@ export function encodeInputTerminal(terminal: InputTerminal): string {
 export function decodeInputTerminal(text: string): InputTerminal {
   if (text === "end") return { kind: "end" };
   const [, by, reason] = text.split(":");
-  return { kind: "cancelled", by: by === "client" ? "client" : "server", reason: reason as Extract<InputTerminal, { kind: "cancelled" }>["reason"] };
+  return {
+    kind: "cancelled",
+    by: by === "client" ? "client" : "server",
+    reason: reason as Extract<InputTerminal, { kind: "cancelled" }>["reason"],
+  };
 }
 
 /** A copy: node-postgres may decode small values into a shared pool buffer. */
@@ -208,5 +212,11 @@ export function eventsFrom(row: OutputRow, from: bigint): OutputEvent[] {
 }
 
 function packedRow(row: InputRow | OutputRow, parts: Buffer): PackedRow {
-  return { streamId: row.stream_id, sequence: BigInt(row.sequence), itemCount: BigInt(row.item_count), data: bytesOf(row.data), parts: bytesOf(parts) };
+  return {
+    streamId: row.stream_id,
+    sequence: BigInt(row.sequence),
+    itemCount: BigInt(row.item_count),
+    data: bytesOf(row.data),
+    parts: bytesOf(parts),
+  };
 }

@@ -36,7 +36,12 @@ export async function insertStreams(store: StoreContext, tx: WriteContext, strea
   }
 }
 
-export function createSession(store: StoreContext, session: SessionRecord, streams: readonly NewStream[], attempt: AttemptRecord): Promise<CreateSessionResult> {
+export function createSession(
+  store: StoreContext,
+  session: SessionRecord,
+  streams: readonly NewStream[],
+  attempt: AttemptRecord,
+): Promise<CreateSessionResult> {
   const sql = store.sql;
   return store.write(async (tx) => {
     const check = async (): Promise<CreateSessionResult["kind"] | null> => {
@@ -81,14 +86,25 @@ export function createSession(store: StoreContext, session: SessionRecord, strea
     // another node), which must be answered as a replay: check again (read committed, so this
     // statement sees that commit).
     if (inserted.rowCount !== 1) return { kind: (await check()) ?? "idempotency-conflict" } as CreateSessionResult;
-    const attempted = await tx.query(sql.insertAttempt, [attempt.attemptId, attempt.operation, attempt.descriptorDigest, attempt.sessionId, attempt.generation]);
+    const attempted = await tx.query(sql.insertAttempt, [
+      attempt.attemptId,
+      attempt.operation,
+      attempt.descriptorDigest,
+      attempt.sessionId,
+      attempt.generation,
+    ]);
     if (attempted.rowCount !== 1) throw new Rollback<CreateSessionResult>({ kind: "attempt-exists" });
     await insertStreams(store, tx, streams);
     return { kind: "created" } as CreateSessionResult;
   });
 }
 
-export function attach(store: StoreContext, attempt: AttemptRecord, sessionToken: string, expectedGeneration: bigint | undefined): Promise<AttachResult> {
+export function attach(
+  store: StoreContext,
+  attempt: AttemptRecord,
+  sessionToken: string,
+  expectedGeneration: bigint | undefined,
+): Promise<AttachResult> {
   const sql = store.sql;
   return store.write(async (tx): Promise<AttachResult> => {
     const exists = await tx.query(sql.getAttempt, [attempt.attemptId]);
@@ -100,7 +116,13 @@ export function attach(store: StoreContext, attempt: AttemptRecord, sessionToken
     if (expectedGeneration !== undefined && generation !== expectedGeneration) return { kind: "superseded" };
     if (attempt.generation !== generation + 1n) return { kind: "superseded" };
     await tx.query(sql.attach, [attempt.generation, sessionToken, attempt.sessionId]);
-    const attempted = await tx.query(sql.insertAttempt, [attempt.attemptId, attempt.operation, attempt.descriptorDigest, attempt.sessionId, attempt.generation]);
+    const attempted = await tx.query(sql.insertAttempt, [
+      attempt.attemptId,
+      attempt.operation,
+      attempt.descriptorDigest,
+      attempt.sessionId,
+      attempt.generation,
+    ]);
     if (attempted.rowCount !== 1) throw new Rollback<AttachResult>({ kind: "attempt-exists" });
     tx.notify(encodeNote(attempt.sessionId, { kind: "attached", generation: attempt.generation.toString() }));
     return { kind: "attached", generation: attempt.generation };
@@ -108,7 +130,13 @@ export function attach(store: StoreContext, attempt: AttemptRecord, sessionToken
 }
 
 /** Records the result once; an owner's write (`epoch`) only at its epoch. */
-export function setResult(store: StoreContext, sessionId: string, result: string, introduced: readonly NewStream[], epoch?: bigint): Promise<void> {
+export function setResult(
+  store: StoreContext,
+  sessionId: string,
+  result: string,
+  introduced: readonly NewStream[],
+  epoch?: bigint,
+): Promise<void> {
   const sql = store.sql;
   return store.write(async (tx) => {
     const set = await tx.query(sql.setResult, [result, sessionId, epoch ?? null]);

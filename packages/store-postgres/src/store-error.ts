@@ -38,7 +38,11 @@ export class PostgresStoreError extends Error {
 }
 
 // node-postgres 8's texts for its own timers (lib/client.js, pg-pool/index.js).
-const CONNECT_TIMEOUT_TEXTS = ["timeout expired", "Connection terminated due to connection timeout", "timeout exceeded when trying to connect"];
+const CONNECT_TIMEOUT_TEXTS = [
+  "timeout expired",
+  "Connection terminated due to connection timeout",
+  "timeout exceeded when trying to connect",
+];
 const QUERY_TIMEOUT_TEXT = "Query read timeout";
 
 /** Which timeout `error` is, if it is one. */
@@ -67,7 +71,17 @@ export function asStoreError(error: unknown, context?: string): unknown {
  * connections (53300). A full disk (53100) is not among them: it lasts until
  * someone acts, so it is reported, not retried.
  */
-const UNAVAILABLE_SQLSTATES: ReadonlySet<string> = new Set(["08000", "08001", "08003", "08004", "08006", "57P01", "57P02", "57P03", "53300"]);
+const UNAVAILABLE_SQLSTATES: ReadonlySet<string> = new Set([
+  "08000",
+  "08001",
+  "08003",
+  "08004",
+  "08006",
+  "57P01",
+  "57P02",
+  "57P03",
+  "53300",
+]);
 /** Node's socket errors for a peer that is not there, or went away. */
 const UNAVAILABLE_SOCKET_CODES: ReadonlySet<string> = new Set([
   "ECONNREFUSED",
@@ -97,7 +111,8 @@ const UNAVAILABLE_TEXTS = [
  */
 export function isUnavailable(error: unknown): boolean {
   if (typeof error !== "object" || error === null) return false;
-  if (error instanceof PostgresStoreError) return error.code === "connect-timeout" || error.code === "unavailable" || isUnavailable(error.cause);
+  if (error instanceof PostgresStoreError)
+    return error.code === "connect-timeout" || error.code === "unavailable" || isUnavailable(error.cause);
   const code = (error as { code?: unknown }).code;
   if (typeof code === "string" && (UNAVAILABLE_SQLSTATES.has(code) || UNAVAILABLE_SOCKET_CODES.has(code))) return true;
   // Node reports a refused connection to every address of a name (localhost: ::1 and 127.0.0.1) as one AggregateError.

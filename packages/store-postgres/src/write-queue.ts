@@ -24,6 +24,10 @@
  * before it fails. (Appends of different streams may be written in another
  * order than issued, stream by stream: @golem-stream/server's `writeOrder`. Each stream's
  * appends, and every other write, keep their order.)
+ *
+ * Why one file: one writer: the group in flight, the queue behind it, the outage grace and the
+ * lost-COMMIT check all act on the one connection and the order of its groups; the one-statement
+ * append group and the SQL already live apart.
  */
 import { performance } from "node:perf_hooks";
 import pg from "pg";
@@ -267,12 +271,20 @@ export class WriteQueue {
    * committed): within the outage grace the streams' counts then tell
    * (`#appendsCommitted`), else the group fails as not confirmed.
    */
-  async #commitAppends(client: pg.Client, group: readonly Pending[], ordered: readonly Pending[], runs: readonly [number, number][]): Promise<void> {
+  async #commitAppends(
+    client: pg.Client,
+    group: readonly Pending[],
+    ordered: readonly Pending[],
+    runs: readonly [number, number][],
+  ): Promise<void> {
     const began = performance.now();
     const appends = ordered.map((item) => item.append!);
     let moved: Set<number>;
     try {
-      const answer = await client.query<{ run: number }>(this.#runs!.group, appendGroupValues(appends, runs, this.#runs!.packedRowBytes(), this.#channel));
+      const answer = await client.query<{ run: number }>(
+        this.#runs!.group,
+        appendGroupValues(appends, runs, this.#runs!.packedRowBytes(), this.#channel),
+      );
       moved = new Set(answer.rows.map((row) => row.run));
     } catch (error) {
       this.#abandonIfStalled(client, error);
@@ -287,7 +299,11 @@ export class WriteQueue {
       if (await this.#recover(group, failure, this.#runs!.counts === undefined ? undefined : committed, settle)) return;
       const code = timeoutCode(failure);
       const message = `store write not confirmed (it may have committed): ${failure.message}`;
-      this.#fail(group, (item) => item.reject(code === undefined ? new Error(message, { cause: failure }) : new PostgresStoreError(code, message, { cause: failure })));
+      this.#fail(group, (item) =>
+        item.reject(
+          code === undefined ? new Error(message, { cause: failure }) : new PostgresStoreError(code, message, { cause: failure }),
+        ),
+      );
       return;
     }
     this.#grace.available();
@@ -295,7 +311,13 @@ export class WriteQueue {
   }
 
   /** Settles a group of appends whose statement committed, `moved` its runs that moved their stream; the others go the careful way next. */
-  #settleAppends(group: readonly Pending[], ordered: readonly Pending[], runs: readonly [number, number][], moved: ReadonlySet<number>, began: number): void {
+  #settleAppends(
+    group: readonly Pending[],
+    ordered: readonly Pending[],
+    runs: readonly [number, number][],
+    moved: ReadonlySet<number>,
+    began: number,
+  ): void {
     const again = new Set<Pending>();
     runs.forEach(([start, end], run) => {
       if (moved.has(run)) return;
@@ -318,7 +340,9 @@ export class WriteQueue {
    */
   async #appendsCommitted(client: pg.Client, appends: readonly LogAppend[], runs: readonly [number, number][]): Promise<Verdict> {
     const firsts = runs.map(([start]) => appends[start]!);
-    const { rows } = await client.query<{ stream_id: string; count: string }>(this.#runs!.counts!, [firsts.map((append) => append.streamId)]);
+    const { rows } = await client.query<{ stream_id: string; count: string }>(this.#runs!.counts!, [
+      firsts.map((append) => append.streamId),
+    ]);
     const counts = new Map(rows.map((row) => [row.stream_id, BigInt(row.count)]));
     let all = true;
     for (const [index, [start, end]] of runs.entries()) {
@@ -341,7 +365,12 @@ export class WriteQueue {
    * must fail (the grace is spent, or its outcome cannot be known), the
    * connection dropped either way.
    */
-  async #recover(group: readonly Pending[], error: Error, committed: ((client: pg.Client) => Promise<Verdict>) | undefined, settle: () => void): Promise<boolean> {
+  async #recover(
+    group: readonly Pending[],
+    error: Error,
+    committed: ((client: pg.Client) => Promise<Verdict>) | undefined,
+    settle: () => void,
+  ): Promise<boolean> {
     this.#dropWriter();
     if (!isUnavailable(error)) return false;
     let failure: unknown = error;
@@ -421,7 +450,10 @@ export class WriteQueue {
     const order = this.#runs === undefined ? group.map((_, index) => index) : writeOrder(group.map((item) => item.append));
     const ordered = order.map((index) => group[index]!);
     const appends = ordered.map((item) => item.append);
-    const runs = this.#runs !== undefined && ordered.every((item) => item.append !== undefined && !item.careful) ? distinctRuns(appends as LogAppend[]) : undefined;
+    const runs =
+      this.#runs !== undefined && ordered.every((item) => item.append !== undefined && !item.careful)
+        ? distinctRuns(appends as LogAppend[])
+        : undefined;
     if (runs !== undefined) return this.#commitAppends(client, group, ordered, runs);
     const control = new ControlStatements(client);
     /** Whether the COMMIT went out: from then on a lost answer leaves the outcome unknown. */
@@ -471,10 +503,16 @@ export class WriteQueue {
             item.retries++;
             this.#transientRetries++;
             // What was not written yet, in the order it was issued.
-            retry = order.slice(at).sort((a, b) => a - b).map((i) => group[i]!);
+            retry = order
+              .slice(at)
+              .sort((a, b) => a - b)
+              .map((i) => group[i]!);
             break;
           }
-          outcomes[index] = error instanceof Rollback ? { ok: true, value: error.value } : { ok: false, error: toError(asStoreError(error), "store write failed") };
+          outcomes[index] =
+            error instanceof Rollback
+              ? { ok: true, value: error.value }
+              : { ok: false, error: toError(asStoreError(error), "store write failed") };
         }
       }
       // The notifications in one statement, in array order (identical ones may be coalesced by
@@ -490,16 +528,27 @@ export class WriteQueue {
       if (isUnavailable(failure)) {
         // Before the COMMIT went out nothing can have committed; after it, PostgreSQL says (`pg_xact_status`).
         const xid = control.xid;
-        const verify = !commitSent ? undefined : xid === undefined ? async (): Promise<Verdict> => "unknown" : (writer: pg.Client) => transactionCommitted(writer, xid);
+        const verify = !commitSent
+          ? undefined
+          : xid === undefined
+            ? async (): Promise<Verdict> => "unknown"
+            : (writer: pg.Client) => transactionCommitted(writer, xid);
         if (await this.#recover(group, failure, verify, settle)) return;
       }
       const code = timeoutCode(failure);
       // A COMMIT that got no answer may have committed: say so rather than "not committed".
       const unconfirmed = code === "query-timeout" || (commitSent && isUnavailable(failure) && this.#grace.graceMs > 0);
       this.#fail(group, (item) => {
-        if (unconfirmed) item.reject(new PostgresStoreError(code ?? "unavailable", `store write not confirmed (it may have committed): ${failure.message}`, { cause: failure }));
-        else if (code !== undefined) item.reject(new PostgresStoreError(code, `store write not committed: ${failure.message}`, { cause: failure }));
-        else if (this.#grace.down) item.reject(new PostgresStoreError("unavailable", `store write not committed: ${failure.message}`, { cause: failure }));
+        if (unconfirmed)
+          item.reject(
+            new PostgresStoreError(code ?? "unavailable", `store write not confirmed (it may have committed): ${failure.message}`, {
+              cause: failure,
+            }),
+          );
+        else if (code !== undefined)
+          item.reject(new PostgresStoreError(code, `store write not committed: ${failure.message}`, { cause: failure }));
+        else if (this.#grace.down)
+          item.reject(new PostgresStoreError("unavailable", `store write not committed: ${failure.message}`, { cause: failure }));
         else item.reject(new Error(`store write not committed: ${failure.message}`, { cause: failure }));
       });
       return;
@@ -537,4 +586,3 @@ function isFutureTransaction(error: unknown): boolean {
 export function toError(error: unknown, context: string): Error {
   return error instanceof Error ? error : new Error(`${context}: ${String(error)}`);
 }
-

@@ -35,8 +35,20 @@ it("the parameters name each row's run and slice of one binary payload; packed r
     8192,
     "ch",
   );
-  expect([runs, logs, streams, starts, totals]).toEqual([[0, 1], ["input", "output"], ["in", "out"], ["0", "5"], ["2", "1"]]);
-  expect([rowRuns, sequences, counts, offsets, lengths]).toEqual([[0, 1], ["0", "5"], ["2", "1"], [0, 20], [20, 10]]);
+  expect([runs, logs, streams, starts, totals]).toEqual([
+    [0, 1],
+    ["input", "output"],
+    ["in", "out"],
+    ["0", "5"],
+    ["2", "1"],
+  ]);
+  expect([rowRuns, sequences, counts, offsets, lengths]).toEqual([
+    [0, 1],
+    ["0", "5"],
+    ["2", "1"],
+    [0, 20],
+    [20, 10],
+  ]);
   // A Buffer parameter is what `pg` sends in binary (a bytea[] goes as hex text).
   expect(Buffer.isBuffer(payload)).toBe(true);
   expect([...(payload as Buffer)]).toEqual([...new Uint8Array(10).fill(0), ...new Uint8Array(10).fill(1), ...new Uint8Array(10).fill(5)]);

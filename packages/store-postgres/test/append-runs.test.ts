@@ -41,7 +41,13 @@ it("a run holds appends of one ownership epoch: the run is checked once, for all
 });
 
 it("runRows packs appends without a MIME type and splits back into them; 0 packs nothing", () => {
-  const run = [append("s", 0, 100), append("s", 1, 100), append("s", 2, 100, "input", "text/plain"), append("s", 3, 100), append("s", 4, 100)];
+  const run = [
+    append("s", 0, 100),
+    append("s", 1, 100),
+    append("s", 2, 100, "input", "text/plain"),
+    append("s", 3, 100),
+    append("s", 4, 100),
+  ];
   expect(runRows(run, 0).every((row) => row.parts === undefined)).toBe(true);
   const rows = runRows(run, 150);
   expect(rows.map((row) => [row.sequence, row.itemCount, row.parts !== undefined, row.mimeType])).toEqual([

@@ -52,12 +52,15 @@ it("a database whose node table has no catalogue column gets it at open, and kee
   const client = await admin();
   try {
     await client.query(`ALTER TABLE ${schema}.nodes DROP COLUMN catalogue`);
-    const versions = async () => (await client.query<{ version: number }>(`SELECT version FROM ${schema}.schema_migrations ORDER BY version`)).rows;
+    const versions = async () =>
+      (await client.query<{ version: number }>(`SELECT version FROM ${schema}.schema_migrations ORDER BY version`)).rows;
     const before = await versions();
     const again = await connect({ schema, nodeId: "node-b" });
     await again.heartbeat(60_000);
     await again.setCatalogue("b".repeat(64));
-    expect((await client.query(`SELECT catalogue FROM ${schema}.nodes WHERE node_id = 'node-b'`)).rows).toEqual([{ catalogue: "b".repeat(64) }]);
+    expect((await client.query(`SELECT catalogue FROM ${schema}.nodes WHERE node_id = 'node-b'`)).rows).toEqual([
+      { catalogue: "b".repeat(64) },
+    ]);
     expect(await versions()).toEqual(before);
   } finally {
     await client.end();

@@ -24,12 +24,19 @@ describe("notes", () => {
     for (const change of changes) expect(parseNote(encodeNote("s1", change))).toEqual({ sessionId: "s1", change });
   });
 
-  it.each([undefined, "", "not json", "null", "[]", '{"s":1,"c":{"kind":"output"}}', '{"s":"s1"}', '{"s":"s1","c":null}', '{"s":"s1","c":{"kind":"unknown"}}'])(
-    "ignore what this store did not send: %j",
-    (payload) => {
-      expect(parseNote(payload)).toBeUndefined();
-    },
-  );
+  it.each([
+    undefined,
+    "",
+    "not json",
+    "null",
+    "[]",
+    '{"s":1,"c":{"kind":"output"}}',
+    '{"s":"s1"}',
+    '{"s":"s1","c":null}',
+    '{"s":"s1","c":{"kind":"unknown"}}',
+  ])("ignore what this store did not send: %j", (payload) => {
+    expect(parseNote(payload)).toBeUndefined();
+  });
 });
 
 describe("ChangeFeed", () => {
@@ -55,7 +62,8 @@ describe("ChangeFeed", () => {
     });
   }
 
-  const notify = (client: FakeClient, payload: string, channel = CHANNEL) => client.emit("notification", { channel, payload, processId: 1 });
+  const notify = (client: FakeClient, payload: string, channel = CHANNEL) =>
+    client.emit("notification", { channel, payload, processId: 1 });
 
   beforeEach(() => {
     vi.useFakeTimers();

@@ -36,10 +36,18 @@ const largeRows = (schema: string) =>
   });
 
 const resetTargets = (schema: string) =>
-  inspect((client) => client.query(`ALTER TABLE ${schema}.input_chunks RESET (toast_tuple_target); ALTER TABLE ${schema}.output_events RESET (toast_tuple_target)`));
+  inspect((client) =>
+    client.query(
+      `ALTER TABLE ${schema}.input_chunks RESET (toast_tuple_target); ALTER TABLE ${schema}.output_events RESET (toast_tuple_target)`,
+    ),
+  );
 
 const versions = (schema: string) =>
-  inspect(async (client) => (await client.query<{ version: number }>(`SELECT version FROM ${schema}.schema_migrations ORDER BY version`)).rows.map((r) => r.version));
+  inspect(async (client) =>
+    (await client.query<{ version: number }>(`SELECT version FROM ${schema}.schema_migrations ORDER BY version`)).rows.map(
+      (r) => r.version,
+    ),
+  );
 
 it("a fresh schema stores packed rows of the default size whole, not compressed", async () => {
   const schema = freshSchema();
@@ -60,7 +68,12 @@ it("items of one byte pack into rows whose part list fits too: whole, not compre
   const ids = await burstStreams([store]);
   const writes: Promise<void>[] = [];
   for (let i = 0; i < 20_000; i++) {
-    writes.push(store.acceptInput({ streamId: ids.input.streamId, sequence: BigInt(i), itemCount: 1n, data: new Uint8Array([i & 0xff]), mimeType: undefined }, []));
+    writes.push(
+      store.acceptInput(
+        { streamId: ids.input.streamId, sequence: BigInt(i), itemCount: 1n, data: new Uint8Array([i & 0xff]), mimeType: undefined },
+        [],
+      ),
+    );
   }
   await Promise.all(writes);
   // PostgreSQL compresses a row's largest column first: here the part list, so both are looked at.
@@ -117,14 +130,21 @@ it("the writer asks for lz4 only when told to and the server has it", () => {
 
 it("compresses a 1 MiB batch with lz4 where the server has it, else with the server's method, and reads it back", async () => {
   const lz4 = await inspect((client) => serverHasLz4(client));
-  const serverDefault = await inspect(async (client) => (await client.query<{ m: string }>("SELECT current_setting('default_toast_compression') AS m")).rows[0]?.m);
+  const serverDefault = await inspect(
+    async (client) => (await client.query<{ m: string }>("SELECT current_setting('default_toast_compression') AS m")).rows[0]?.m,
+  );
   const batch = new Uint8Array(1024 * 1024).fill(7);
-  for (const [logCompression, expected] of [["lz4", lz4 ? "lz4" : serverDefault], ["server", serverDefault]] as const) {
+  for (const [logCompression, expected] of [
+    ["lz4", lz4 ? "lz4" : serverDefault],
+    ["server", serverDefault],
+  ] as const) {
     const schema = freshSchema();
     const store = await connect({ schema, logCompression });
     const ids = await burstStreams([store]);
     await store.acceptInput({ streamId: ids.input.streamId, sequence: 0n, itemCount: 1n, data: batch, mimeType: undefined }, []);
-    const stored = await inspect(async (client) => (await client.query<{ m: string }>(`SELECT pg_column_compression(data) AS m FROM ${schema}.input_chunks`)).rows);
+    const stored = await inspect(
+      async (client) => (await client.query<{ m: string }>(`SELECT pg_column_compression(data) AS m FROM ${schema}.input_chunks`)).rows,
+    );
     expect(stored).toEqual([{ m: expected }]);
     const [chunk] = await store.readInput(ids.input.streamId, 0n, 1n);
     expect(Buffer.from(chunk!.data).equals(Buffer.from(batch))).toBe(true);

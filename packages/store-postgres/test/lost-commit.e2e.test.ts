@@ -14,7 +14,13 @@ import { cleanUp, connect, pgUrl } from "./support/stores.js";
 
 afterAll(cleanUp);
 
-const start = (sessionId: string) => ({ attemptId: randomUUID(), operation: "start" as const, descriptorDigest: "d", sessionId, generation: 1n });
+const start = (sessionId: string) => ({
+  attemptId: randomUUID(),
+  operation: "start" as const,
+  descriptorDigest: "d",
+  sessionId,
+  generation: 1n,
+});
 
 interface CuttingProxy {
   readonly url: string;
@@ -122,7 +128,9 @@ describe("a writer connection lost around its COMMIT", () => {
       expect(await store.readJournal(s.sessionId)).toEqual([entry]);
       // Written once more (a retry of a write whose first answer was lost): done, not refused.
       await store.appendJournal(entry, 1n);
-      await expect(store.appendJournal({ ...entry, outcome: '{"value":1.09}' }, 1n)).rejects.toThrow("the journal position is already taken");
+      await expect(store.appendJournal({ ...entry, outcome: '{"value":1.09}' }, 1n)).rejects.toThrow(
+        "the journal position is already taken",
+      );
       expect(await store.readJournal(s.sessionId)).toEqual([entry]);
     } finally {
       await proxy.close();
@@ -140,7 +148,16 @@ describe("a writer connection lost around its COMMIT", () => {
       const chunks = ["ab", "cde", "f"];
       const accepted = Promise.all(
         chunks.map((text, i) =>
-          store.acceptInput({ streamId: input.streamId, sequence: BigInt([0, 2, 5][i]!), itemCount: BigInt(text.length), data: bytes(text), mimeType: undefined }, []),
+          store.acceptInput(
+            {
+              streamId: input.streamId,
+              sequence: BigInt([0, 2, 5][i]!),
+              itemCount: BigInt(text.length),
+              data: bytes(text),
+              mimeType: undefined,
+            },
+            [],
+          ),
         ),
       );
       await cut;

@@ -27,7 +27,14 @@ async function get(url: string): Promise<{ status: number; body: string }> {
 it("readiness asks PostgreSQL; lease, drain and commit metrics follow the node", async () => {
   const dataDir = mkdtempSync(join(tmpdir(), "golem-stream-pg-ops-"));
   const store = await connect({ nodeId: "ops-node" });
-  const server = await startEmbeddedServer({ dataDir, tokens: [TEST_TOKEN], store, cluster: { leaseTtlMs: 2000 }, metrics: true, healthEndpoints: true });
+  const server = await startEmbeddedServer({
+    dataDir,
+    tokens: [TEST_TOKEN],
+    store,
+    cluster: { leaseTtlMs: 2000 },
+    metrics: true,
+    healthEndpoints: true,
+  });
   try {
     expect(JSON.parse((await get(`${server.httpUrl}/readyz`)).body)).toEqual({
       status: "ready",
@@ -47,7 +54,9 @@ it("readiness asks PostgreSQL; lease, drain and commit metrics follow the node",
     expect((await client.all()).messages.at(-1)?.type).toBe("invocationFinished");
     text = (await get(`${server.httpUrl}/metrics`)).body;
     expect(sample(text, "golem_stream_store_commit_seconds_count")).toBeGreaterThan(0);
-    expect(sample(text, "golem_stream_store_commit_group_size_sum")).toBeGreaterThanOrEqual(sample(text, "golem_stream_store_commit_group_size_count"));
+    expect(sample(text, "golem_stream_store_commit_group_size_sum")).toBeGreaterThanOrEqual(
+      sample(text, "golem_stream_store_commit_group_size_count"),
+    );
 
     // A running invocation keeps the drain going while the endpoints are asked.
     const running = await RawClient.connect(server.url);

@@ -47,7 +47,9 @@ it("packs nothing while a live node of an earlier version is in the cluster, and
   const client = await admin();
   try {
     // What a node of schema 1 writes: no log_format.
-    await client.query(`INSERT INTO ${schema}.nodes (node_id, lease_expires_at) VALUES ('old-node', clock_timestamp() + interval '1 hour')`);
+    await client.query(
+      `INSERT INTO ${schema}.nodes (node_id, lease_expires_at) VALUES ('old-node', clock_timestamp() + interval '1 hour')`,
+    );
     await node.heartbeat(60_000);
     const ids = await burstStreams([node]);
     await writeBurst(node, ids, 0, 40);
@@ -58,7 +60,9 @@ it("packs nothing while a live node of an earlier version is in the cluster, and
     const after = await rowCounts(schema);
     expect(after.rows).toBeLessThan(80 + 80 / 8);
     expect(after.packed).toBe(after.rows - 80);
-    expect((await node.readInput(ids.input.streamId, 0n, 80n)).map((c) => c.sequence)).toEqual(Array.from({ length: 80 }, (_, i) => BigInt(i)));
+    expect((await node.readInput(ids.input.streamId, 0n, 80n)).map((c) => c.sequence)).toEqual(
+      Array.from({ length: 80 }, (_, i) => BigInt(i)),
+    );
   } finally {
     await client.end();
   }

@@ -40,7 +40,8 @@ it("a node counts what the cluster stored before it started: the principal at it
     const client = await RawClient.connect(first.url, TEST_TOKEN);
     client.send(demoStart("digest", v.record(v.stream(randomUUID()))));
     const channel = (await client.nextOf("invocationAccepted")).mappings[0]!.channel;
-    for (let sequence = 0n; sequence < BigInt(LIMIT); sequence++) client.send({ type: "input-u8", channel, sequence, payload: new Uint8Array([7]) });
+    for (let sequence = 0n; sequence < BigInt(LIMIT); sequence++)
+      client.send({ type: "input-u8", channel, sequence, payload: new Uint8Array([7]) });
     client.send({ type: "inputStreamEnd", channel, sequence: BigInt(LIMIT) });
     expect((await client.all()).messages.at(-1)).toEqual({ type: "invocationFinished", outcome: { kind: "success" } });
 

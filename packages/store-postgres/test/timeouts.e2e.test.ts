@@ -16,7 +16,13 @@ import { startSilentListener, startTcpProxy } from "@golem-stream/test-support";
 
 afterAll(cleanUp);
 
-const start = (sessionId: string) => ({ attemptId: randomUUID(), operation: "start" as const, descriptorDigest: "d", sessionId, generation: 1n });
+const start = (sessionId: string) => ({
+  attemptId: randomUUID(),
+  operation: "start" as const,
+  descriptorDigest: "d",
+  sessionId,
+  generation: 1n,
+});
 
 async function failure(promise: Promise<unknown>): Promise<unknown> {
   return promise.then(
@@ -39,7 +45,9 @@ describe("statementTimeoutMs", () => {
       const read = await failure(store.getStream(input.streamId));
       expect(read).toBeInstanceOf(PostgresStoreError);
       expect(read).toMatchObject({ code: "statement-timeout", cause: { code: "57014" } });
-      const write = await failure(store.acceptInput({ streamId: input.streamId, sequence: 0n, itemCount: 1n, data: bytes("a"), mimeType: undefined }, []));
+      const write = await failure(
+        store.acceptInput({ streamId: input.streamId, sequence: 0n, itemCount: 1n, data: bytes("a"), mimeType: undefined }, []),
+      );
       expect(write).toMatchObject({ name: "PostgresStoreError", code: "statement-timeout" });
     } finally {
       await blocker.query("ROLLBACK");
@@ -60,14 +68,22 @@ describe("queryTimeoutMs and connectTimeoutMs", () => {
       through.port = String(proxy.port);
       // No outage grace: this is what each call meets at the first timeout (with one, a connect
       // timeout is waited out like a refused connection: write-queue-outage.test.ts).
-      const store = await connect({ connectionString: through.toString(), statementTimeoutMs: 0, queryTimeoutMs: 1500, connectTimeoutMs: 1500, outageGraceMs: 0 });
+      const store = await connect({
+        connectionString: through.toString(),
+        statementTimeoutMs: 0,
+        queryTimeoutMs: 1500,
+        connectTimeoutMs: 1500,
+        outageGraceMs: 0,
+      });
       const s = session();
       const input = stream(s.sessionId, "input");
       await store.createSession(s, [input], start(s.sessionId));
       await store.getSession(s.sessionId); // a pooled connection, open before the stall
       proxy.pause();
       expect(await failure(store.getSession(s.sessionId))).toMatchObject({ name: "PostgresStoreError", code: "query-timeout" });
-      const write = await failure(store.acceptInput({ streamId: input.streamId, sequence: 0n, itemCount: 1n, data: bytes("a"), mimeType: undefined }, []));
+      const write = await failure(
+        store.acceptInput({ streamId: input.streamId, sequence: 0n, itemCount: 1n, data: bytes("a"), mimeType: undefined }, []),
+      );
       expect(write).toMatchObject({ name: "PostgresStoreError", code: "query-timeout" });
       // The stalled writer connection was closed: the next write opens another, which cannot connect.
       const reconnect = await failure(store.endInput(input.streamId, { kind: "end" }));
@@ -90,9 +106,14 @@ describe("queryTimeoutMs and connectTimeoutMs", () => {
       const url = new URL(pgUrl());
       url.hostname = "127.0.0.1";
       url.port = String(silent.port);
-      const opened = await failure(PostgresSessionStore.connect({ connectionString: url.toString(), schema: freshSchema(), connectTimeoutMs: 300 }));
+      const opened = await failure(
+        PostgresSessionStore.connect({ connectionString: url.toString(), schema: freshSchema(), connectTimeoutMs: 300 }),
+      );
       expect(opened).toBeInstanceOf(PostgresStoreError);
-      expect(opened).toMatchObject({ code: "connect-timeout", message: expect.stringMatching(/^cannot open the PostgresSessionStore: connect-timeout: /) });
+      expect(opened).toMatchObject({
+        code: "connect-timeout",
+        message: expect.stringMatching(/^cannot open the PostgresSessionStore: connect-timeout: /),
+      });
     } finally {
       await silent.close();
     }
@@ -101,14 +122,29 @@ describe("queryTimeoutMs and connectTimeoutMs", () => {
 
 describe("options", () => {
   it("refuses negative or fractional timeouts, from the options or from pool", () => {
-    expect(() => new PostgresSessionStore({ connectionString: pgUrl(), statementTimeoutMs: -1 })).toThrow(/statementTimeoutMs must be a non-negative integer/);
+    expect(() => new PostgresSessionStore({ connectionString: pgUrl(), statementTimeoutMs: -1 })).toThrow(
+      /statementTimeoutMs must be a non-negative integer/,
+    );
     expect(() => new PostgresSessionStore({ connectionString: pgUrl(), queryTimeoutMs: 1.5 })).toThrow(TypeError);
-    expect(() => new PostgresSessionStore({ connectionString: pgUrl(), pool: { connectionTimeoutMillis: -5 } })).toThrow(/connectTimeoutMs must be/);
+    expect(() => new PostgresSessionStore({ connectionString: pgUrl(), pool: { connectionTimeoutMillis: -5 } })).toThrow(
+      /connectTimeoutMs must be/,
+    );
   });
 
   it("the defaults, a pool's pg settings where no option is given, and options over both", () => {
-    expect(connectionSettings({})).toEqual({ connectionTimeoutMillis: 10_000, statement_timeout: 30_000, query_timeout: 45_000, keepAlive: true, keepAliveInitialDelayMillis: 10_000 });
-    expect(connectionSettings({ statementTimeoutMs: 7 }, { statement_timeout: 5, query_timeout: 9, connectionTimeoutMillis: 3, keepAlive: false })).toEqual({
+    expect(connectionSettings({})).toEqual({
+      connectionTimeoutMillis: 10_000,
+      statement_timeout: 30_000,
+      query_timeout: 45_000,
+      keepAlive: true,
+      keepAliveInitialDelayMillis: 10_000,
+    });
+    expect(
+      connectionSettings(
+        { statementTimeoutMs: 7 },
+        { statement_timeout: 5, query_timeout: 9, connectionTimeoutMillis: 3, keepAlive: false },
+      ),
+    ).toEqual({
       connectionTimeoutMillis: 3,
       statement_timeout: 7,
       query_timeout: 9,

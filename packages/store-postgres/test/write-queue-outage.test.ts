@@ -78,7 +78,6 @@ class Database {
   }
 }
 
-
 /** Breaks the connection that sent `text` as `pg` does, and throws what `pg` throws. */
 function lose(client: FakeClient | undefined): never {
   const reset = new Error("Connection terminated unexpectedly");
@@ -118,7 +117,9 @@ describe("a database that cannot be reached", () => {
       expect(reason.code).toBe("unavailable");
     }
     expect(db.clock.time).toBe(GRACE_MS);
-    expect(db.events.filter((e) => e.kind === "grace-exceeded")).toEqual([{ kind: "grace-exceeded", seconds: 6, writes: 2, error: "connect ECONNREFUSED 127.0.0.1:5432" }]);
+    expect(db.events.filter((e) => e.kind === "grace-exceeded")).toEqual([
+      { kind: "grace-exceeded", seconds: 6, writes: 2, error: "connect ECONNREFUSED 127.0.0.1:5432" },
+    ]);
     // Still down: one connect, no wait, and the write fails.
     const connects = db.connects;
     await expect(queue.write(statement("write c", 3))).rejects.toMatchObject({ code: "unavailable" });
@@ -187,7 +188,11 @@ describe("a connection lost during a group", () => {
       if (text === "write b") throw pgError("23505", "b broke a rule");
       return undefined;
     };
-    const results = await Promise.allSettled([queue.write(statement("write a", 1)), queue.write(statement("write b", 2)), queue.write(statement("write c", 3))]);
+    const results = await Promise.allSettled([
+      queue.write(statement("write a", 1)),
+      queue.write(statement("write b", 2)),
+      queue.write(statement("write c", 3)),
+    ]);
     expect(results.map((r) => r.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
     expect((results[1] as PromiseRejectedResult).reason.message).toBe("b broke a rule");
     expect(db.clients[0]!.log[0]).toBe(`BEGIN; ${TRANSACTION_ID}; SAVEPOINT write`);
@@ -285,7 +290,13 @@ describe("a connection lost during a group", () => {
 });
 
 describe("a group statement of appends whose answer was lost", () => {
-  const RUNS: RunStatements = { input: "run input", output: "run output", group: "append group", packedRowBytes: () => 0, counts: "counts" };
+  const RUNS: RunStatements = {
+    input: "run input",
+    output: "run output",
+    group: "append group",
+    packedRowBytes: () => 0,
+    counts: "counts",
+  };
 
   function append(queue: WriteQueue, stream: string, sequence: number): Promise<unknown> {
     return queue.write(statement(`write ${stream}#${sequence}`, undefined), outputAppend(stream, sequence));

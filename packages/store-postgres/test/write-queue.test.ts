@@ -22,7 +22,6 @@ function queueOn(...clients: FakeClient[]): { queue: WriteQueue; connects: () =>
   return { queue, connects: () => connects };
 }
 
-
 /** The statements of the log that are not the writer's own control statements. */
 const writes = (client: FakeClient): string[] => client.log.filter((text) => text.startsWith("write "));
 
@@ -60,7 +59,11 @@ describe("grouping", () => {
   it("writes issued in one turn share one transaction, each in its own savepoint, in the order issued", async () => {
     const client = new FakeClient();
     const { queue } = queueOn(client);
-    const values = await Promise.all([queue.write(statement("write a", 1)), queue.write(statement("write b", 2)), queue.write(statement("write c", 3))]);
+    const values = await Promise.all([
+      queue.write(statement("write a", 1)),
+      queue.write(statement("write b", 2)),
+      queue.write(statement("write c", 3)),
+    ]);
     expect(values).toEqual([1, 2, 3]);
     expect(client.log).toEqual([
       "BEGIN; SAVEPOINT write",
@@ -126,7 +129,11 @@ describe("a write that fails", () => {
       return undefined;
     });
     const { queue } = queueOn(client);
-    const results = await Promise.allSettled([queue.write(statement("write a", 1)), queue.write(statement("write b", 2)), queue.write(statement("write c", 3))]);
+    const results = await Promise.allSettled([
+      queue.write(statement("write a", 1)),
+      queue.write(statement("write b", 2)),
+      queue.write(statement("write c", 3)),
+    ]);
     expect(results).toEqual([
       { status: "fulfilled", value: 1 },
       { status: "rejected", reason: unique },
@@ -163,7 +170,11 @@ describe("a write that fails", () => {
       return undefined;
     });
     const { queue } = queueOn(client);
-    await Promise.allSettled([queue.write(statement("write a", 1, "note a")), queue.write(statement("write b", 2, "note b")), queue.write(statement("write c", 3, "it's c"))]);
+    await Promise.allSettled([
+      queue.write(statement("write a", 1, "note a")),
+      queue.write(statement("write b", 2, "note b")),
+      queue.write(statement("write c", 3, "it's c")),
+    ]);
     expect(client.log.at(-1)).toBe(
       `RELEASE SAVEPOINT write; SELECT pg_notify('${CHANNEL}', note) FROM unnest(ARRAY['note a', 'it''s c']::text[]) AS note; COMMIT`,
     );
@@ -257,7 +268,11 @@ describe("the connection", () => {
     });
     const second = new FakeClient();
     const { queue, connects } = queueOn(first, second);
-    const results = await Promise.allSettled([queue.write(statement("write a", 1)), queue.write(statement("write b", 2)), queue.write(statement("write c", 3))]);
+    const results = await Promise.allSettled([
+      queue.write(statement("write a", 1)),
+      queue.write(statement("write b", 2)),
+      queue.write(statement("write c", 3)),
+    ]);
     for (const result of results) {
       expect(result.status).toBe("rejected");
       expect((result as PromiseRejectedResult).reason.message).toBe("store write not committed: Connection terminated unexpectedly");
@@ -278,7 +293,10 @@ describe("the connection", () => {
     const { queue, connects } = queueOn(client, next);
     const error = await queue.write(statement("write a", 1)).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(PostgresStoreError);
-    expect(error).toMatchObject({ code: "query-timeout", message: "store write not confirmed (it may have committed): Query read timeout" });
+    expect(error).toMatchObject({
+      code: "query-timeout",
+      message: "store write not confirmed (it may have committed): Query read timeout",
+    });
     expect(client.ended).toBe(1);
     expect(await queue.write(statement("write b", 2))).toBe(2);
     expect(connects()).toBe(2);
@@ -313,7 +331,10 @@ describe("the connection", () => {
       if (attempts++ === 0) throw new Error("timeout expired");
       return client.asClient();
     }, CHANNEL);
-    await expect(queue.write(statement("write a", 1))).rejects.toMatchObject({ code: "connect-timeout", message: "cannot connect the writer: connect-timeout: timeout expired" });
+    await expect(queue.write(statement("write a", 1))).rejects.toMatchObject({
+      code: "connect-timeout",
+      message: "cannot connect the writer: connect-timeout: timeout expired",
+    });
     expect(await queue.write(statement("write b", 2))).toBe(2);
   });
 });
@@ -375,7 +396,13 @@ describe("appends", () => {
     expect(client.log).toEqual(["append group"]);
     // Runs in `writeOrder`: stream a's two appends together, then b's; their counts and starts.
     const [runs, logs, streams, starts, totals] = values[0]!;
-    expect({ runs, logs, streams, starts, totals }).toEqual({ runs: [0, 1], logs: ["output", "output"], streams: ["a", "b"], starts: ["0", "7"], totals: ["2", "1"] });
+    expect({ runs, logs, streams, starts, totals }).toEqual({
+      runs: [0, 1],
+      logs: ["output", "output"],
+      streams: ["a", "b"],
+      starts: ["0", "7"],
+      totals: ["2", "1"],
+    });
     // The channel, then each run's ownership epoch (none: these writers are not owners).
     expect(values[0]!.slice(-2)).toEqual([CHANNEL, [null, null]]);
   });

@@ -27,7 +27,8 @@ const CHROMIUM_ARGS = [
 ];
 
 export async function launchChromium(): Promise<Browser> {
-  const fix = "install Debian's chromium (apt-get install -y chromium; `pnpm test` does, through scripts/ensure-test-packages.sh) or set CHROMIUM_PATH";
+  const fix =
+    "install Debian's chromium (apt-get install -y chromium; `pnpm test` does, through scripts/ensure-test-packages.sh) or set CHROMIUM_PATH";
   if (!existsSync(CHROMIUM_PATH)) throw new Error(`no browser can be started: ${CHROMIUM_PATH} does not exist; ${fix}`);
   try {
     return await chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS, headless: true, timeout: 60_000 });

@@ -10,7 +10,7 @@ export const sha256 = (bytes: Uint8Array): string => createHash("sha256").update
 export function randomChunks(size: number, maxChunk: number): { chunks: Uint8Array[]; all: Uint8Array } {
   const all = randomBytes(size);
   const chunks: Uint8Array[] = [];
-  for (let at = 0; at < size; ) {
+  for (let at = 0; at < size;) {
     const length = Math.min(size - at, 1 + Math.floor(Math.random() * maxChunk));
     chunks.push(all.subarray(at, at + length));
     at += length;

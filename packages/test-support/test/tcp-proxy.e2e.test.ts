@@ -214,7 +214,10 @@ describe("startTcpProxy", () => {
     const b = await upstream();
     const gone = await upstream();
     await gone.close();
-    cleanups.push(() => a.close(), () => b.close());
+    cleanups.push(
+      () => a.close(),
+      () => b.close(),
+    );
     const proxy = await startTcpProxy({
       upstream: [
         { id: "a", port: a.port },
@@ -252,4 +255,3 @@ describe("startSilentListener", () => {
     expect(client.state.text).toBe("");
   });
 });
-

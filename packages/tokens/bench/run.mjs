@@ -113,6 +113,8 @@ const small = "verifyToken, small stream token";
 const large = "verifyToken, 8192-char stream token";
 // Time per character of the large token relative to the small one: linear work stays at or below 1.
 const perChar = ratio(small, large) * (smallStream.length / largestStream.length);
-console.log(`verify time per char, ${largestStream.length}-char vs ${smallStream.length}-char token = ${perChar.toFixed(2)}x   (linear work: <= 1x)`);
+console.log(
+  `verify time per char, ${largestStream.length}-char vs ${smallStream.length}-char token = ${perChar.toFixed(2)}x   (linear work: <= 1x)`,
+);
 console.log(`reject junk / verify a valid 8192-char token = ${ratio("reject 8192 chars of junk", large).toFixed(2)}x faster`);
 if (sink === 0.5) console.log(sink);

@@ -74,10 +74,13 @@ export function cursorMinter(keyring: Keyring, fields: CursorStreamFields): Curs
   const varying = bytes.subarray(fixedBytes);
   return {
     mint(issuedAt, position, event) {
-      if (typeof issuedAt !== "bigint" || issuedAt < 0n || issuedAt > U64_MAX) throw usageError("issuedAt (field 5) must be a bigint from 0 to 2^64-1", "issuedAt");
-      if (typeof position !== "bigint" || position < 0n || position > U64_MAX) throw usageError("position (field 48) must be a bigint from 0 to 2^64-1", "position");
+      if (typeof issuedAt !== "bigint" || issuedAt < 0n || issuedAt > U64_MAX)
+        throw usageError("issuedAt (field 5) must be a bigint from 0 to 2^64-1", "issuedAt");
+      if (typeof position !== "bigint" || position < 0n || position > U64_MAX)
+        throw usageError("position (field 48) must be a bigint from 0 to 2^64-1", "position");
       const eventValue = EVENT_VALUE[event];
-      if (eventValue === undefined || !Object.hasOwn(EVENT_VALUE, event)) throw usageError('event (field 49) must be one of "item", "terminal"', "event");
+      if (eventValue === undefined || !Object.hasOwn(EVENT_VALUE, event))
+        throw usageError('event (field 49) must be one of "item", "terminal"', "event");
       view.setBigUint64(offsets.issuedAt, issuedAt, false);
       view.setBigUint64(offsets.position, position, false);
       view.setBigUint64(offsets.event, eventValue, false);

@@ -111,7 +111,11 @@ export class TokenTooLongError extends ProtocolError {
   /** The length the token would have had, in characters. */
   readonly characters: number;
 
-  constructor(kind: TokenKind, characters: number, message = `the ${kind} token would be ${characters} characters long, over the limit of ${LIMITS.maxTokenBytes}`) {
+  constructor(
+    kind: TokenKind,
+    characters: number,
+    message = `the ${kind} token would be ${characters} characters long, over the limit of ${LIMITS.maxTokenBytes}`,
+  ) {
     super("limit-exceeded", message, { path: "fields" });
     this.kind = kind;
     this.characters = characters;

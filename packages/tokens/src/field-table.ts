@@ -57,13 +57,7 @@ const enumField = (id: number, name: string, names: readonly string[]): FieldSpe
   names,
 });
 
-const COMMON: readonly FieldSpec[] = [
-  text(1, "issuer"),
-  text(2, "audience"),
-  text(3, "account"),
-  text(4, "principal"),
-  u64(5, "issuedAt"),
-];
+const COMMON: readonly FieldSpec[] = [text(1, "issuer"), text(2, "audience"), text(3, "account"), text(4, "principal"), u64(5, "issuedAt")];
 
 /** Each kind's fields in strictly increasing id order, the order they are written in. */
 export const FIELD_TABLE: Readonly<Record<TokenKind, readonly FieldSpec[]>> = {
@@ -87,13 +81,7 @@ export const FIELD_TABLE: Readonly<Record<TokenKind, readonly FieldSpec[]>> = {
     text(34, "elementSchemaDigest", "sha256-hex"),
     text(35, "coordinate"),
   ],
-  cursor: [
-    ...COMMON,
-    uuid(16, "sessionId"),
-    uuid(32, "streamId"),
-    u64(48, "position"),
-    enumField(49, "event", ["item", "terminal"]),
-  ],
+  cursor: [...COMMON, uuid(16, "sessionId"), uuid(32, "streamId"), u64(48, "position"), enumField(49, "event", ["item", "terminal"])],
 };
 
 /** Per kind, the typed member names it has. */

@@ -14,7 +14,8 @@ const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{
 const SHA256_HEX_PATTERN = /^[0-9a-f]{64}$/;
 
 /** A typed value checked and ready to write: text stays a string, UUIDs become their hex digits. */
-export type PreparedValue = { readonly wire: "text"; readonly text: string; readonly byteLength: number }
+export type PreparedValue =
+  | { readonly wire: "text"; readonly text: string; readonly byteLength: number }
   | { readonly wire: "uuid"; readonly bytes: Uint8Array }
   | { readonly wire: "u64"; readonly value: bigint };
 
@@ -94,9 +95,7 @@ function textRuleProblem(spec: FieldSpec, value: string, byteLength: number): st
     case "key-id":
       return byteLength <= LIMITS.maxKeyIdBytes ? undefined : `must be at most ${LIMITS.maxKeyIdBytes} UTF-8 bytes`;
     case "idempotency-key":
-      return byteLength <= LIMITS.maxIdempotencyKeyBytes
-        ? undefined
-        : `must be at most ${LIMITS.maxIdempotencyKeyBytes} UTF-8 bytes`;
+      return byteLength <= LIMITS.maxIdempotencyKeyBytes ? undefined : `must be at most ${LIMITS.maxIdempotencyKeyBytes} UTF-8 bytes`;
     default:
       return undefined;
   }

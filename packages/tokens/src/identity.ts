@@ -30,10 +30,7 @@ const CHECKED: readonly (readonly [keyof ExpectedTokenIdentity, number])[] = [
  * naming the field id) unless every given member of `expected` equals the
  * token's field.
  */
-export function assertTokenIdentity(
-  fields: CommonTokenFields & { readonly sessionId: string },
-  expected: ExpectedTokenIdentity,
-): void {
+export function assertTokenIdentity(fields: CommonTokenFields & { readonly sessionId: string }, expected: ExpectedTokenIdentity): void {
   if (typeof fields !== "object" || fields === null) throw usageError("fields must be an object", "fields");
   if (typeof expected !== "object" || expected === null) throw usageError("expected must be an object", "expected");
   for (const [name, id] of CHECKED) {

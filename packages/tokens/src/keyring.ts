@@ -9,8 +9,20 @@
  * enumeration, `util.inspect`, `JSON.stringify` or `toString` of a keyring
  * can reach them. `exportKeyringJson()` is the one, explicitly named, place
  * that serialises secrets.
+ *
+ * Why one file: every operation reads and writes the same module-private secrets table, which is
+ * the point of the design above: a second file would need the table exported to it.
  */
-import { canonicalJson, encodeUtf8, getMember, isJsonObject, parseStrictJson, isWellFormedText, utf8ByteLength, LIMITS } from "@golem-stream/wire";
+import {
+  canonicalJson,
+  encodeUtf8,
+  getMember,
+  isJsonObject,
+  parseStrictJson,
+  isWellFormedText,
+  utf8ByteLength,
+  LIMITS,
+} from "@golem-stream/wire";
 import type { JsonObject, JsonValue } from "@golem-stream/wire";
 import { decodeBase64Url, encodeBase64Url } from "./base64url.js";
 import { usageError } from "./errors.js";
@@ -178,7 +190,10 @@ export class Keyring {
     const entries = entriesOf(this);
     if (typeof keyId !== "string" || !entries.has(keyId)) throw usageError("no such key in the keyring", "keyId");
     if (keyId === this.activeKeyId) throw usageError("the key is already active", "keyId");
-    return new Keyring({ active: keyId, keys: this.#keyInits().map((key) => (key.id === keyId ? { id: key.id, secret: key.secret } : key)) });
+    return new Keyring({
+      active: keyId,
+      keys: this.#keyInits().map((key) => (key.id === keyId ? { id: key.id, secret: key.secret } : key)),
+    });
   }
 
   /**
@@ -212,7 +227,11 @@ export class Keyring {
 
   /** The current keys as constructor input, staged flags kept. */
   #keyInits(): KeyringKeyInit[] {
-    return [...entriesOf(this)].map(([id, entry]) => ({ id, secret: entry.secret, ...(this.stagedKeyIds.includes(id) ? { staged: true } : {}) }));
+    return [...entriesOf(this)].map(([id, entry]) => ({
+      id,
+      secret: entry.secret,
+      ...(this.stagedKeyIds.includes(id) ? { staged: true } : {}),
+    }));
   }
 
   /** True when `keyId` names a configured key (active or verify-only). */
@@ -303,13 +322,13 @@ function checkKeyId(id: unknown, path: string): string {
 
 function secretBytes(secret: unknown, path: string): Uint8Array {
   let bytes: Uint8Array | undefined;
-  if (secret instanceof Uint8Array) bytes = Uint8Array.from(secret); // a private copy the caller cannot change
+  if (secret instanceof Uint8Array)
+    bytes = Uint8Array.from(secret); // a private copy the caller cannot change
   else if (typeof secret === "string" && secret.length <= 2 * KEYRING_LIMITS.maxSecretBytes) {
     // Copied: the decoder may return a view into a buffer shared with other data.
     const decoded = decodeBase64Url(secret);
     bytes = decoded === undefined ? undefined : Uint8Array.from(decoded);
-  }
-  else if (typeof secret !== "string") throw usageError("a secret must be bytes or unpadded base64url text", path);
+  } else if (typeof secret !== "string") throw usageError("a secret must be bytes or unpadded base64url text", path);
   if (bytes === undefined) throw usageError("a secret must be unpadded base64url text (RFC 4648 section 5)", path);
   if (bytes.length < KEYRING_LIMITS.minSecretBytes || bytes.length > KEYRING_LIMITS.maxSecretBytes) {
     throw usageError(`a secret must be ${KEYRING_LIMITS.minSecretBytes}..${KEYRING_LIMITS.maxSecretBytes} bytes`, path);
@@ -384,4 +403,3 @@ function randomKeyId(): string {
   crypto.getRandomValues(bytes);
   return `k-${Array.from(bytes, (byte) => byte.toString(16).padStart(2, "0")).join("")}`;
 }
-

@@ -28,12 +28,7 @@ export interface MintOptions {
  * (`fields.sessionId`) and whose message says what the field must be,
  * without echoing the value.
  */
-export function mintToken<K extends TokenKind>(
-  kind: K,
-  fields: TokenFields<K>,
-  keyring: Keyring,
-  options: MintOptions = {},
-): string {
+export function mintToken<K extends TokenKind>(kind: K, fields: TokenFields<K>, keyring: Keyring, options: MintOptions = {}): string {
   if (!isTokenKind(kind)) throw usageError('kind must be "session", "stream" or "cursor"', "kind");
   assertKeyring(keyring);
   if (typeof options !== "object" || options === null) throw usageError("options must be an object", "options");

@@ -66,15 +66,45 @@ const CALLS: readonly [string, "invalid-token" | "internal-error", (wrong: unkno
     // Only field 24 is read: any object without it falls back to the key id, as documented.
     ["a function", "an array", "a plain object", "bytes", "a String object"],
   ],
-  ["streamTokenKeyId(sessionTokenKeyId)", "internal-error", (w) => streamTokenKeyId({ ...SESSION_FIELDS, streamKeyId: undefined }, w as string), []],
-  ["refreshedSessionFields(previous)", "internal-error", (w) => refreshedSessionFields(w as typeof verifiedSession, { generation: 2n, issuedAt: 1n }), []],
-  ["refreshedSessionFields(changes)", "internal-error", (w) => refreshedSessionFields(verifiedSession, w as { generation: bigint; issuedAt: bigint }), []],
+  [
+    "streamTokenKeyId(sessionTokenKeyId)",
+    "internal-error",
+    (w) => streamTokenKeyId({ ...SESSION_FIELDS, streamKeyId: undefined }, w as string),
+    [],
+  ],
+  [
+    "refreshedSessionFields(previous)",
+    "internal-error",
+    (w) => refreshedSessionFields(w as typeof verifiedSession, { generation: 2n, issuedAt: 1n }),
+    [],
+  ],
+  [
+    "refreshedSessionFields(changes)",
+    "internal-error",
+    (w) => refreshedSessionFields(verifiedSession, w as { generation: bigint; issuedAt: bigint }),
+    [],
+  ],
   ["new Keyring(init)", "internal-error", (w) => new Keyring(w as ConstructorParameters<typeof Keyring>[0]), []],
-  ["new Keyring({ active })", "internal-error", (w) => new Keyring({ active: w as string, keys: [{ id: "k", secret: new Uint8Array(32) }] }), []],
+  [
+    "new Keyring({ active })",
+    "internal-error",
+    (w) => new Keyring({ active: w as string, keys: [{ id: "k", secret: new Uint8Array(32) }] }),
+    [],
+  ],
   ["new Keyring({ keys })", "internal-error", (w) => new Keyring({ active: "k", keys: w as [] }), []],
   ["new Keyring({ keys: [key] })", "internal-error", (w) => new Keyring({ active: "k", keys: [w as { id: string; secret: string }] }), []],
-  ["new Keyring({ keys: [{ id }] })", "internal-error", (w) => new Keyring({ active: "k", keys: [{ id: w as string, secret: new Uint8Array(32) }] }), []],
-  ["new Keyring({ keys: [{ secret }] })", "internal-error", (w) => new Keyring({ active: "k", keys: [{ id: "k", secret: w as string }] }), []],
+  [
+    "new Keyring({ keys: [{ id }] })",
+    "internal-error",
+    (w) => new Keyring({ active: "k", keys: [{ id: w as string, secret: new Uint8Array(32) }] }),
+    [],
+  ],
+  [
+    "new Keyring({ keys: [{ secret }] })",
+    "internal-error",
+    (w) => new Keyring({ active: "k", keys: [{ id: "k", secret: w as string }] }),
+    [],
+  ],
   ["Keyring.fromJSON(input)", "internal-error", (w) => Keyring.fromJSON(w as string), []],
   ["sha256Hex(input)", "internal-error", (w) => sha256Hex(w as string), ["bytes"]],
   ["assertTokenIdentity(fields)", "internal-error", (w) => assertTokenIdentity(w as typeof STREAM_FIELDS, { issuer: "x" }), []],
@@ -113,7 +143,11 @@ describe("mintToken field checks", () => {
     ["a UUID without hyphens", { sessionId: "6f1c2d3e4b5a4c6d8e7f9a0b1c2d3e4f" }, "fields.sessionId"],
     ["empty text", { issuer: "" }, "fields.issuer"],
     ["a lone surrogate", { principal: "user:\ud800" }, "fields.principal"],
-    ["a digest in upper case", { agentIdentity: "9F86D081884C7D659A2FEAA0C55AD015A3BF4F1B2B0B822CD15D6C15B0F00A08" }, "fields.agentIdentity"],
+    [
+      "a digest in upper case",
+      { agentIdentity: "9F86D081884C7D659A2FEAA0C55AD015A3BF4F1B2B0B822CD15D6C15B0F00A08" },
+      "fields.agentIdentity",
+    ],
     ["a digest of the wrong length", { agentIdentity: "abc" }, "fields.agentIdentity"],
     ["an idempotency key over 1 KiB", { idempotencyKey: "é".repeat(513) }, "fields.idempotencyKey"],
     ["a stream key id over 64 bytes", { streamKeyId: "k".repeat(65) }, "fields.streamKeyId"],
@@ -176,7 +210,13 @@ describe("mintToken with fields too long together", () => {
       }
       expect(caught).toBeInstanceOf(TokenTooLongError);
       const error = caught as TokenTooLongError;
-      expect([error.code, error.retryable, error.closeCode, error.kind, error.path]).toEqual(["limit-exceeded", false, 1002, "session", "fields"]);
+      expect([error.code, error.retryable, error.closeCode, error.kind, error.path]).toEqual([
+        "limit-exceeded",
+        false,
+        1002,
+        "session",
+        "fields",
+      ]);
       expect(error.characters).toBeGreaterThan(8192);
       expect(error.message).toBe(`the session token would be ${error.characters} characters long, over the limit of 8192`);
     }

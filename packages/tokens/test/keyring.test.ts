@@ -44,24 +44,62 @@ describe("Keyring file", () => {
   });
 
   const file = (change: Record<string, unknown>, keys?: unknown[]) =>
-    JSON.stringify({ version: 1, active: "k-2026", keys: keys ?? [{ id: "k-2026", secret: secret2026 }, { id: "k-2025", secret: secret2025, verifyOnly: true }], ...change });
+    JSON.stringify({
+      version: 1,
+      active: "k-2026",
+      keys: keys ?? [
+        { id: "k-2026", secret: secret2026 },
+        { id: "k-2025", secret: secret2025, verifyOnly: true },
+      ],
+      ...change,
+    });
 
   it.each([
     ["not JSON", "{"],
     ["a duplicate member", '{"version":1,"version":1,"active":"a","keys":[]}'],
     ["version 3", file({ version: 3 })],
-    ["a staged key in a version 1 file", file({}, [{ id: "k-2026", secret: secret2026 }, { id: "k-2025", secret: secret2025, verifyOnly: true, staged: true }])],
-    ["a staged key without verifyOnly", file({ version: 2 }, [{ id: "k-2026", secret: secret2026 }, { id: "k-2025", secret: secret2025, staged: true }])],
+    [
+      "a staged key in a version 1 file",
+      file({}, [
+        { id: "k-2026", secret: secret2026 },
+        { id: "k-2025", secret: secret2025, verifyOnly: true, staged: true },
+      ]),
+    ],
+    [
+      "a staged key without verifyOnly",
+      file({ version: 2 }, [
+        { id: "k-2026", secret: secret2026 },
+        { id: "k-2025", secret: secret2025, staged: true },
+      ]),
+    ],
     ["the active key staged", file({ version: 2 }, [{ id: "k-2026", secret: secret2026, staged: true }])],
-    ["staged false", file({ version: 2 }, [{ id: "k-2026", secret: secret2026 }, { id: "k-2025", secret: secret2025, verifyOnly: true, staged: false }])],
+    [
+      "staged false",
+      file({ version: 2 }, [
+        { id: "k-2026", secret: secret2026 },
+        { id: "k-2025", secret: secret2025, verifyOnly: true, staged: false },
+      ]),
+    ],
     ["an unknown top-level member", file({ comment: "x" })],
     ["no keys", file({}, [])],
     ["an active id naming no key", file({ active: "k-2030" })],
     ["an unknown key member", file({}, [{ id: "k-2026", secret: secret2026, note: "x" }])],
-    ["a non-active key without verifyOnly", file({}, [{ id: "k-2026", secret: secret2026 }, { id: "k-2025", secret: secret2025 }])],
+    [
+      "a non-active key without verifyOnly",
+      file({}, [
+        { id: "k-2026", secret: secret2026 },
+        { id: "k-2025", secret: secret2025 },
+      ]),
+    ],
     ["the active key marked verifyOnly", file({}, [{ id: "k-2026", secret: secret2026, verifyOnly: true }])],
     ["verifyOnly false", file({}, [{ id: "k-2026", secret: secret2026, verifyOnly: false }])],
-    ["duplicate key ids", file({}, [{ id: "k-2026", secret: secret2026 }, { id: "k-2026", secret: secret2025, verifyOnly: true }])],
+    [
+      "duplicate key ids",
+      file({}, [
+        { id: "k-2026", secret: secret2026 },
+        { id: "k-2026", secret: secret2025, verifyOnly: true },
+      ]),
+    ],
     ["an empty key id", file({ active: "" }, [{ id: "", secret: secret2026 }])],
     ["a 65-byte key id", file({ active: "k".repeat(65) }, [{ id: "k".repeat(65), secret: secret2026 }])],
     ["a padded secret", file({}, [{ id: "k-2026", secret: `${Buffer.alloc(32).toString("base64")}` }])],
@@ -77,7 +115,11 @@ describe("Keyring file", () => {
   });
 
   it(`rejects more than ${KEYRING_LIMITS.maxKeys} keys and files over 1 MiB`, () => {
-    const keys = Array.from({ length: KEYRING_LIMITS.maxKeys + 1 }, (_, i) => ({ id: `k${i}`, secret: secret2026, ...(i > 0 ? { verifyOnly: true } : {}) }));
+    const keys = Array.from({ length: KEYRING_LIMITS.maxKeys + 1 }, (_, i) => ({
+      id: `k${i}`,
+      secret: secret2026,
+      ...(i > 0 ? { verifyOnly: true } : {}),
+    }));
     configError(() => Keyring.fromJSON(JSON.stringify({ version: 1, active: "k0", keys })));
     configError(() => Keyring.fromJSON(" ".repeat(KEYRING_LIMITS.maxFileBytes + 1)));
   });
@@ -176,7 +218,10 @@ describe("staged rotation: stage, then activate", () => {
     const staged = before.stage("k-new");
     expect(staged.activeKeyId).toBe("k-old");
     expect(staged.stagedKeyIds).toEqual(["k-new"]);
-    expect(staged.keyIds.map((id) => [id, staged.roleOf(id)])).toEqual([["k-old", "active"], ["k-new", "staged"]]);
+    expect(staged.keyIds.map((id) => [id, staged.roleOf(id)])).toEqual([
+      ["k-old", "active"],
+      ["k-new", "staged"],
+    ]);
     expect(staged.isVerifyOnly("k-new")).toBe(true);
     expect(before.has("k-new")).toBe(false); // keyrings are immutable
     // New tokens keep the old key: a node that has not got the staged file yet still verifies them.
@@ -191,7 +236,9 @@ describe("staged rotation: stage, then activate", () => {
     expect(verifyToken(fromActivatedNode, "session", staged).keyId).toBe("k-new");
     expect(() => verifyToken(fromActivatedNode, "session", before)).toThrow(InvalidTokenError);
     // Stream tokens of a session pinned to it (field 24, at that node) are re-minted with it, unchanged.
-    expect(mintToken("stream", STREAM_FIELDS, staged, { keyId: "k-new" })).toBe(mintToken("stream", STREAM_FIELDS, activated, { keyId: "k-new" }));
+    expect(mintToken("stream", STREAM_FIELDS, staged, { keyId: "k-new" })).toBe(
+      mintToken("stream", STREAM_FIELDS, activated, { keyId: "k-new" }),
+    );
   });
 
   it("activate makes the staged key the signing key and keeps the old one verify-only", () => {
@@ -200,7 +247,10 @@ describe("staged rotation: stage, then activate", () => {
     const activated = staged.activate("k-new");
     expect(activated.activeKeyId).toBe("k-new");
     expect(activated.stagedKeyIds).toEqual([]);
-    expect(activated.keyIds.map((id) => [id, activated.roleOf(id)])).toEqual([["k-old", "verify-only"], ["k-new", "active"]]);
+    expect(activated.keyIds.map((id) => [id, activated.roleOf(id)])).toEqual([
+      ["k-old", "verify-only"],
+      ["k-new", "active"],
+    ]);
     expect(verifyToken(mintToken("session", SESSION_FIELDS, activated), "session", activated).keyId).toBe("k-new");
     expect(verifyToken(oldSession, "session", activated).keyId).toBe("k-old");
     // Rolling back is activating the old key again; either way no token stops verifying.
@@ -220,7 +270,16 @@ describe("staged rotation: stage, then activate", () => {
     expect(staged.withoutKey("k-new").keyIds).toEqual(["k-old"]);
     expect(staged.withoutKey("k-new").stage("k-other").stagedKeyIds).toEqual(["k-other"]);
     configError(() => new Keyring({ active: "a", keys: [{ id: "a", secret: new Uint8Array(32), staged: true }] }));
-    configError(() => new Keyring({ active: "a", keys: [{ id: "a", secret: new Uint8Array(32) }, { id: "b", secret: new Uint8Array(32), staged: "yes" as never }] }));
+    configError(
+      () =>
+        new Keyring({
+          active: "a",
+          keys: [
+            { id: "a", secret: new Uint8Array(32) },
+            { id: "b", secret: new Uint8Array(32), staged: "yes" as never },
+          ],
+        }),
+    );
   });
 
   it("the file: version 2 while a key is staged, version 1 otherwise, so earlier releases read it", () => {

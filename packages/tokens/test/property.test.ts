@@ -45,23 +45,46 @@ const sessionFields: fc.Arbitrary<SessionTokenFields> = fc.record(
     idempotencyKey: text,
     streamKeyId: fc.constantFrom("k-2025", "k-2026", "ключ"),
   },
-  { noNullPrototype: true, requiredKeys: ["issuer", "audience", "account", "principal", "issuedAt", "sessionId", "application", "environment", "agentType", "agentIdentity", "method", "generation", "idempotencyKey"] },
+  {
+    noNullPrototype: true,
+    requiredKeys: [
+      "issuer",
+      "audience",
+      "account",
+      "principal",
+      "issuedAt",
+      "sessionId",
+      "application",
+      "environment",
+      "agentType",
+      "agentIdentity",
+      "method",
+      "generation",
+      "idempotencyKey",
+    ],
+  },
 );
-const streamFields: fc.Arbitrary<StreamTokenFields> = fc.record({
-  ...common,
-  sessionId: uuid,
-  streamId: uuid,
-  direction: fc.constantFrom("input" as const, "output" as const),
-  elementSchemaDigest: digest,
-  coordinate: text,
-}, { noNullPrototype: true });
-const cursorFields: fc.Arbitrary<CursorTokenFields> = fc.record({
-  ...common,
-  sessionId: uuid,
-  streamId: uuid,
-  position: u64,
-  event: fc.constantFrom("item" as const, "terminal" as const),
-}, { noNullPrototype: true });
+const streamFields: fc.Arbitrary<StreamTokenFields> = fc.record(
+  {
+    ...common,
+    sessionId: uuid,
+    streamId: uuid,
+    direction: fc.constantFrom("input" as const, "output" as const),
+    elementSchemaDigest: digest,
+    coordinate: text,
+  },
+  { noNullPrototype: true },
+);
+const cursorFields: fc.Arbitrary<CursorTokenFields> = fc.record(
+  {
+    ...common,
+    sessionId: uuid,
+    streamId: uuid,
+    position: u64,
+    event: fc.constantFrom("item" as const, "terminal" as const),
+  },
+  { noNullPrototype: true },
+);
 
 const anyToken: fc.Arbitrary<{ kind: TokenKind; fields: TokenFields<TokenKind> }> = fc.oneof(
   sessionFields.map((fields) => ({ kind: "session" as const, fields })),
@@ -128,10 +151,16 @@ describe("properties", () => {
 
   it("arbitrary text fails only with InvalidTokenError", () => {
     fc.assert(
-      fc.property(fc.oneof(fc.string({ maxLength: 300 }), fc.string({ maxLength: 300 }).map((s) => `gai1_${s}`)), (input) => {
-        expect(rejects(() => verifyToken(input, "session", keyring))).toBe(true);
-        expect(rejects(() => inspectToken(input))).toBe(true);
-      }),
+      fc.property(
+        fc.oneof(
+          fc.string({ maxLength: 300 }),
+          fc.string({ maxLength: 300 }).map((s) => `gai1_${s}`),
+        ),
+        (input) => {
+          expect(rejects(() => verifyToken(input, "session", keyring))).toBe(true);
+          expect(rejects(() => inspectToken(input))).toBe(true);
+        },
+      ),
     );
   });
 
@@ -143,7 +172,12 @@ describe("properties", () => {
       fc.record({ op: fc.constant("none" as const), at: fc.nat() }),
       fc.record({ op: fc.constantFrom("drop" as const, "repeat" as const, "swap" as const, "resize" as const), at: fc.nat() }),
       fc.record({ op: fc.constant("renumber" as const), at: fc.nat(), id: fc.integer({ min: 0, max: 255 }) }),
-      fc.record({ op: fc.constant("append" as const), at: fc.nat(), id: fc.integer({ min: 0, max: 255 }), bytes: fc.uint8Array({ maxLength: 20 }) }),
+      fc.record({
+        op: fc.constant("append" as const),
+        at: fc.nat(),
+        id: fc.integer({ min: 0, max: 255 }),
+        bytes: fc.uint8Array({ maxLength: 20 }),
+      }),
     );
     let accepted = 0;
     let rejected = 0;
@@ -197,14 +231,19 @@ describe("properties", () => {
 describe("keyring wiring", () => {
   it("a token verifies only with a keyring holding its key with the same secret", () => {
     fc.assert(
-      fc.property(fc.uint8Array({ minLength: 32, maxLength: 64 }), fc.uint8Array({ minLength: 32, maxLength: 64 }), cursorFields, (a, b, fields) => {
-        fc.pre(Buffer.compare(Buffer.from(a), Buffer.from(b)) !== 0);
-        const mine = new Keyring({ active: "k", keys: [{ id: "k", secret: a }] });
-        const theirs = new Keyring({ active: "k", keys: [{ id: "k", secret: b }] });
-        const token = mintToken("cursor", fields, mine);
-        expect(verifyToken(token, "cursor", mine).fields).toStrictEqual(fields);
-        expect(rejects(() => verifyToken(token, "cursor", theirs))).toBe(true);
-      }),
+      fc.property(
+        fc.uint8Array({ minLength: 32, maxLength: 64 }),
+        fc.uint8Array({ minLength: 32, maxLength: 64 }),
+        cursorFields,
+        (a, b, fields) => {
+          fc.pre(Buffer.compare(Buffer.from(a), Buffer.from(b)) !== 0);
+          const mine = new Keyring({ active: "k", keys: [{ id: "k", secret: a }] });
+          const theirs = new Keyring({ active: "k", keys: [{ id: "k", secret: b }] });
+          const token = mintToken("cursor", fields, mine);
+          expect(verifyToken(token, "cursor", mine).fields).toStrictEqual(fields);
+          expect(rejects(() => verifyToken(token, "cursor", theirs))).toBe(true);
+        },
+      ),
       { numRuns: 100 },
     );
   });

@@ -16,12 +16,26 @@ const U64_MAX = (1n << 64n) - 1n;
 function largest<K extends TokenKind>(kind: K, fill: number): TokenFields<K> {
   const common = { issuer: "i", audience: "a", account: "c", principal: "p", issuedAt: U64_MAX };
   if (kind === "session") {
-    const fields = { ...SESSION_FIELDS, ...common, application: "a", environment: "e", agentType: "t", generation: U64_MAX, idempotencyKey: "q".repeat(1024), streamKeyId: KEY_ID };
+    const fields = {
+      ...SESSION_FIELDS,
+      ...common,
+      application: "a",
+      environment: "e",
+      agentType: "t",
+      generation: U64_MAX,
+      idempotencyKey: "q".repeat(1024),
+      streamKeyId: KEY_ID,
+    };
     return { ...fields, method: "m".repeat(fill - 7) } as TokenFields<K>;
   }
   if (kind === "stream") return { ...STREAM_FIELDS, ...common, coordinate: "/".repeat(fill - 4) } as TokenFields<K>;
   // A two-byte character where one byte is left over keeps multi-byte text counted in bytes.
-  return { ...CURSOR_FIELDS, ...common, position: U64_MAX, principal: "é".repeat((fill - 3) >> 1) + "p".repeat((fill - 3) & 1) } as TokenFields<K>;
+  return {
+    ...CURSOR_FIELDS,
+    ...common,
+    position: U64_MAX,
+    principal: "é".repeat((fill - 3) >> 1) + "p".repeat((fill - 3) & 1),
+  } as TokenFields<K>;
 }
 
 describe("textFieldBudget", () => {
@@ -29,9 +43,12 @@ describe("textFieldBudget", () => {
     expect([textFieldBudget("session"), textFieldBudget("stream"), textFieldBudget("cursor")]).toEqual([4787, 5879, 5940]);
   });
 
-  it.each(["session", "stream", "cursor"] as const)("%s: free text within it mints a token of at most 8192 characters, one byte more is TokenTooLongError", (kind) => {
-    const budget = textFieldBudget(kind);
-    expect(mintToken(kind, largest(kind, budget), keyring)).toHaveLength(8192);
-    expect(() => mintToken(kind, largest(kind, budget + 1), keyring)).toThrow(TokenTooLongError);
-  });
+  it.each(["session", "stream", "cursor"] as const)(
+    "%s: free text within it mints a token of at most 8192 characters, one byte more is TokenTooLongError",
+    (kind) => {
+      const budget = textFieldBudget(kind);
+      expect(mintToken(kind, largest(kind, budget), keyring)).toHaveLength(8192);
+      expect(() => mintToken(kind, largest(kind, budget + 1), keyring)).toThrow(TokenTooLongError);
+    },
+  );
 });

@@ -7,7 +7,16 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { InvalidTokenError, Keyring, inspectToken, mintToken, refreshedSessionFields, streamTokenKeyId, verifyToken, type TokenKind } from "../src/index.js";
+import {
+  InvalidTokenError,
+  Keyring,
+  inspectToken,
+  mintToken,
+  refreshedSessionFields,
+  streamTokenKeyId,
+  verifyToken,
+  type TokenKind,
+} from "../src/index.js";
 import { tokenBytes } from "./support/raw-token.js";
 import { typedFields, jsonFields } from "./support/typed.js";
 import { buildVectors, type JsonFields } from "./support/vectors.js";

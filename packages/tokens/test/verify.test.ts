@@ -196,7 +196,13 @@ describe("assertTokenIdentity", () => {
 
   it("passes when every given member matches", () => {
     expect(() =>
-      assertTokenIdentity(fields, { issuer: fields.issuer, audience: fields.audience, account: fields.account, principal: fields.principal, sessionId: fields.sessionId }),
+      assertTokenIdentity(fields, {
+        issuer: fields.issuer,
+        audience: fields.audience,
+        account: fields.account,
+        principal: fields.principal,
+        sessionId: fields.sessionId,
+      }),
     ).not.toThrow();
     expect(() => assertTokenIdentity(fields, {})).not.toThrow();
   });

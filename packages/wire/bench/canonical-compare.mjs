@@ -16,11 +16,17 @@ const here = await import(new URL("../dist/canonical-json.js", import.meta.url).
 const item = () => ({ channel: 1, sequence: "123", value: { kind: "string", value: "x".repeat(64) }, type: "inputStreamItem", version: 1 });
 const record = { kind: "record", value: { fields: Array.from({ length: 20 }, (_, i) => ({ kind: "string", value: `field-${i}` })) } };
 const median = (values) => [...values].sort((a, b) => a - b)[values.length >> 1];
-for (const [label, make] of [["input item message", item], ["record of 20 strings", () => record]]) {
+for (const [label, make] of [
+  ["input item message", item],
+  ["record of 20 strings", () => record],
+]) {
   if (before.canonicalJson(make()) !== here.canonicalJson(make())) throw new Error(`${label}: the outputs differ`);
   const nanos = { before: [], here: [] };
   for (let round = 0; round < 7; round++)
-    for (const [name, encoder] of [["before", before], ["here", here]]) {
+    for (const [name, encoder] of [
+      ["before", before],
+      ["here", here],
+    ]) {
       const count = 200_000;
       const start = process.hrtime.bigint();
       for (let i = 0; i < count; i++) encoder.canonicalJson(make());

@@ -85,9 +85,23 @@ for (let i = 0; i < 200; i++) {
     value: i % 4 === 3 ? mediumItem(i).value : smallItem(i).value,
     version: 1,
   });
-  serverCorpus.push({ channel: 1, highestContiguousSequence: String(i + 1), mappings: [], terminal: false, type: "inputStreamAck", version: 1 });
+  serverCorpus.push({
+    channel: 1,
+    highestContiguousSequence: String(i + 1),
+    mappings: [],
+    terminal: false,
+    type: "inputStreamAck",
+    version: 1,
+  });
 }
-serverCorpus.push({ channel: 2, cursorToken: token("end", 200), outcome: { kind: "ok" }, sequence: "200", type: "outputStreamEnd", version: 1 });
+serverCorpus.push({
+  channel: 2,
+  cursorToken: token("end", 200),
+  outcome: { kind: "ok" },
+  sequence: "200",
+  type: "outputStreamEnd",
+  version: 1,
+});
 
 // ws delivers text frames as bytes: both sides start from the same bytes.
 const clientFrames = clientCorpus.map((m) => encoder.encode(JSON.stringify(m)));
@@ -107,7 +121,9 @@ function compareDecode(label, frames, decode) {
   const mib = bytesOf(frames) / 1048576;
   console.log(`${label}: ${frames.length} messages, ${(bytesOf(frames) / 1024).toFixed(0)} KiB`);
   console.log(`  JSON.parse(TextDecoder.decode(bytes))  ${(mib / (baseline / 1000)).toFixed(0).padStart(6)} MiB/s`);
-  console.log(`  ${label.padEnd(37)} ${(mib / (ours / 1000)).toFixed(0).padStart(6)} MiB/s   throughput x${(baseline / ours).toFixed(2)} of JSON.parse`);
+  console.log(
+    `  ${label.padEnd(37)} ${(mib / (ours / 1000)).toFixed(0).padStart(6)} MiB/s   throughput x${(baseline / ours).toFixed(2)} of JSON.parse`,
+  );
   return baseline / ours;
 }
 
@@ -136,8 +152,16 @@ const serverRatio = compareDecode("decodeServerMessage", serverFrames, decodeSer
   const message = { type: "input-u8", channel: 1, sequence: 0n, payload };
   const frame = encodeMessage(message);
   const rounds = quick ? 20 : 100;
-  const { baseline: copy, candidate: encode } = race(() => new Uint8Array(payload), () => encodeMessage(message), rounds);
-  const { candidate: decode } = race(() => new Uint8Array(payload), () => decodeClientMessage(frame, true), rounds);
+  const { baseline: copy, candidate: encode } = race(
+    () => new Uint8Array(payload),
+    () => encodeMessage(message),
+    rounds,
+  );
+  const { candidate: decode } = race(
+    () => new Uint8Array(payload),
+    () => decodeClientMessage(frame, true),
+    rounds,
+  );
   console.log("binary input-u8, 1 MiB payload");
   console.log(`  encodeMessage                          x${(encode / copy).toFixed(2)} the time of one payload copy`);
   console.log(`  decodeClientMessage                    x${(decode / copy).toFixed(3)} the time of one payload copy (a view, no copy)`);
@@ -145,4 +169,6 @@ const serverRatio = compareDecode("decodeServerMessage", serverFrames, decodeSer
 
 const target = 0.5;
 const verdict = clientRatio >= target ? "meets" : "MISSES";
-console.log(`\ntarget: decodeClientMessage >= ${target}x JSON.parse: x${clientRatio.toFixed(2)} ${verdict} it (server side x${serverRatio.toFixed(2)})`);
+console.log(
+  `\ntarget: decodeClientMessage >= ${target}x JSON.parse: x${clientRatio.toFixed(2)} ${verdict} it (server side x${serverRatio.toFixed(2)})`,
+);

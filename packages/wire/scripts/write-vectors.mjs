@@ -41,7 +41,9 @@ function canon(value) {
   }
   if (typeof value === "string") return JSON.stringify(value);
   if (Array.isArray(value)) return `[${value.map(canon).join(",")}]`;
-  const names = Object.keys(value).filter((name) => value[name] !== undefined).sort(byCodePoint);
+  const names = Object.keys(value)
+    .filter((name) => value[name] !== undefined)
+    .sort(byCodePoint);
   return `{${names.map((name) => `${JSON.stringify(name)}:${canon(value[name])}`).join(",")}}`;
 }
 
@@ -213,7 +215,7 @@ valid(
   "Config value members sort by code point: Z < a < é < U+E000 < U+FFFF < U+1F600 (a UTF-16 sort would put U+1F600 before U+E000).",
   "client",
   mutate(base.invocationStart, (m) => {
-    m.config = [{ path: ["labels"], value: { "\u{1F600}": 5, "\uE000": 4, "é": 3, a: 2, Z: 1, "\uFFFF": 4.5 } }];
+    m.config = [{ path: ["labels"], value: { "\u{1F600}": 5, "\uE000": 4, é: 3, a: 2, Z: 1, "\uFFFF": 4.5 } }];
   }),
 );
 valid(
@@ -222,7 +224,10 @@ valid(
   "client",
   mutate(base.invocationStart, (m) => {
     m.config = [
-      { path: ["text"], value: "quote\" backslash\\ slash/ nul\u0000 bs\b ff\f nl\n cr\r tab\t us\u001f del\u007f ls\u2028 ps\u2029 astral\u{10FFFF}" },
+      {
+        path: ["text"],
+        value: 'quote" backslash\\ slash/ nul\u0000 bs\b ff\f nl\n cr\r tab\t us\u001f del\u007f ls\u2028 ps\u2029 astral\u{10FFFF}',
+      },
     ];
   }),
 );
@@ -301,9 +306,21 @@ valid(
   }),
 );
 for (const reason of ["cancelled", "consumer-drop", "source-unavailable"]) {
-  valid(`client-stream-cancel-${reason}`, `A client cancel with reason ${reason}.`, "client", mutate(base.clientStreamCancel, (m) => { m.reason = reason; }));
+  valid(
+    `client-stream-cancel-${reason}`,
+    `A client cancel with reason ${reason}.`,
+    "client",
+    mutate(base.clientStreamCancel, (m) => {
+      m.reason = reason;
+    }),
+  );
 }
-valid("invocation-accepted", "An acceptance with one input mapping (resolving a provisional reference) and one output mapping.", "server", base.invocationAccepted);
+valid(
+  "invocation-accepted",
+  "An acceptance with one input mapping (resolving a provisional reference) and one output mapping.",
+  "server",
+  base.invocationAccepted,
+);
 valid(
   "invocation-accepted-no-mappings",
   "The acceptance of protocol section 6.1, without mappings.",
@@ -415,8 +432,23 @@ valid(
     m.mappings = [inputMapping(4, STREAM_IN_2, "0", { provisionalRef: PROVISIONAL_2 })];
   }),
 );
-for (const reason of ["cancelled", "consumer-drop", "transport-detached", "source-unavailable", "producer-deleted", "invocation-failed", "protocol-error"]) {
-  valid(`server-stream-cancel-${reason}`, `A server cancel with reason ${reason}.`, "server", mutate(base.serverStreamCancel, (m) => { m.reason = reason; }));
+for (const reason of [
+  "cancelled",
+  "consumer-drop",
+  "transport-detached",
+  "source-unavailable",
+  "producer-deleted",
+  "invocation-failed",
+  "protocol-error",
+]) {
+  valid(
+    `server-stream-cancel-${reason}`,
+    `A server cancel with reason ${reason}.`,
+    "server",
+    mutate(base.serverStreamCancel, (m) => {
+      m.reason = reason;
+    }),
+  );
 }
 valid("attachment-revoked", "The revocation of protocol section 6.8.", "server", base.attachmentRevoked);
 valid("invocation-finished-success", "A successful finish.", "server", base.invocationFinished);
@@ -465,21 +497,36 @@ binary(
   meta("input-u8", { channel: 4294967295, itemCount: "2", sequence: "18446744073709551613" }),
   [0x61, 0x62],
 );
-binary("input-binary-empty", "One binary item with an empty payload (the envelope allows it; the schema decides).", meta("input-binary", { channel: 3, itemCount: "1", sequence: "12" }), []);
+binary(
+  "input-binary-empty",
+  "One binary item with an empty payload (the envelope allows it; the schema decides).",
+  meta("input-binary", { channel: 3, itemCount: "1", sequence: "12" }),
+  [],
+);
 binary(
   "input-binary-mime",
   "One binary item with a MIME type.",
   meta("input-binary", { itemCount: "1", mimeType: "image/svg+xml" }),
   Array.from(utf8("<svg/>")),
 );
-binary("output-u8", "A packed output batch with the cursor of its last byte.", meta("output-u8", { channel: 2, cursorToken: CURSOR, itemCount: "4", sequence: "100" }), [1, 2, 3, 4]);
+binary(
+  "output-u8",
+  "A packed output batch with the cursor of its last byte.",
+  meta("output-u8", { channel: 2, cursorToken: CURSOR, itemCount: "4", sequence: "100" }),
+  [1, 2, 3, 4],
+);
 binary(
   "output-binary",
   "One output binary item with cursor and MIME type.",
   meta("output-binary", { channel: 2, cursorToken: CURSOR, itemCount: "1", mimeType: "application/octet-stream", sequence: "5" }),
   [0xde, 0xad, 0xbe, 0xef],
 );
-binary("output-binary-no-mime", "One output binary item without MIME type.", meta("output-binary", { channel: 7, cursorToken: CURSOR_2, itemCount: "1" }), [0]);
+binary(
+  "output-binary-no-mime",
+  "One output binary item without MIME type.",
+  meta("output-binary", { channel: 7, cursorToken: CURSOR_2, itemCount: "1" }),
+  [0],
+);
 
 // ---- malformed.json ----
 
@@ -506,36 +553,132 @@ function generated(name, description, direction, binaryFrame, parts, expectedCod
 
 // Strict JSON (section 2).
 const itemText = canon(base.inputStreamItem);
-badBytes("invalid-utf8", "A text message with an invalid UTF-8 byte inside a string.", "client", Buffer.concat([utf8('{"channel":1,"reason":"cancelled'), Buffer.from([0xff]), utf8('","type":"streamCancel","version":1}')]));
-badBytes("overlong-utf8", "A text message with an overlong UTF-8 encoding of '/'.", "client", Buffer.concat([utf8('{"channel":1,"reason":"cancelled'), Buffer.from([0xc0, 0xaf]), utf8('","type":"streamCancel","version":1}')]));
-badBytes("encoded-surrogate-utf8", "A text message with a UTF-8-encoded surrogate (ED A0 80).", "client", Buffer.concat([utf8('{"channel":1,"reason":"cancelled'), Buffer.from([0xed, 0xa0, 0x80]), utf8('","type":"streamCancel","version":1}')]));
-badBytes("truncated-utf8", "A text message ending in the middle of a UTF-8 sequence.", "client", Buffer.concat([utf8(itemText.slice(0, -1)), Buffer.from([0xe2, 0x82])]));
-badBytes("utf8-bom", "A text message starting with a UTF-8 byte-order mark.", "client", Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), utf8(itemText)]));
-bad("lone-high-surrogate-escape", "A string value ending in an escaped high surrogate with no low surrogate.", "client", '{"channel":1,"sequence":"0","type":"inputStreamItem","value":{"kind":"string","value":"a\\ud800"},"version":1}');
-bad("lone-low-surrogate-escape", "A string value with an escaped low surrogate alone.", "client", '{"channel":1,"sequence":"0","type":"inputStreamItem","value":{"kind":"string","value":"\\udc00b"},"version":1}');
-bad("reversed-surrogate-escapes", "Escaped surrogates in the wrong order.", "server", '{"code":"internal-error","message":"\\udc00\\ud800","retryable":true,"type":"invocationRejected","version":1}');
-bad("lone-surrogate-in-member-name", "A member name that is an escaped lone surrogate, inside a config value.", "client", canon(base.invocationStart).replace('"config":[]', '"config":[{"path":["a"],"value":{"\\ud83d":1}}]'));
+badBytes(
+  "invalid-utf8",
+  "A text message with an invalid UTF-8 byte inside a string.",
+  "client",
+  Buffer.concat([utf8('{"channel":1,"reason":"cancelled'), Buffer.from([0xff]), utf8('","type":"streamCancel","version":1}')]),
+);
+badBytes(
+  "overlong-utf8",
+  "A text message with an overlong UTF-8 encoding of '/'.",
+  "client",
+  Buffer.concat([utf8('{"channel":1,"reason":"cancelled'), Buffer.from([0xc0, 0xaf]), utf8('","type":"streamCancel","version":1}')]),
+);
+badBytes(
+  "encoded-surrogate-utf8",
+  "A text message with a UTF-8-encoded surrogate (ED A0 80).",
+  "client",
+  Buffer.concat([utf8('{"channel":1,"reason":"cancelled'), Buffer.from([0xed, 0xa0, 0x80]), utf8('","type":"streamCancel","version":1}')]),
+);
+badBytes(
+  "truncated-utf8",
+  "A text message ending in the middle of a UTF-8 sequence.",
+  "client",
+  Buffer.concat([utf8(itemText.slice(0, -1)), Buffer.from([0xe2, 0x82])]),
+);
+badBytes(
+  "utf8-bom",
+  "A text message starting with a UTF-8 byte-order mark.",
+  "client",
+  Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), utf8(itemText)]),
+);
+bad(
+  "lone-high-surrogate-escape",
+  "A string value ending in an escaped high surrogate with no low surrogate.",
+  "client",
+  '{"channel":1,"sequence":"0","type":"inputStreamItem","value":{"kind":"string","value":"a\\ud800"},"version":1}',
+);
+bad(
+  "lone-low-surrogate-escape",
+  "A string value with an escaped low surrogate alone.",
+  "client",
+  '{"channel":1,"sequence":"0","type":"inputStreamItem","value":{"kind":"string","value":"\\udc00b"},"version":1}',
+);
+bad(
+  "reversed-surrogate-escapes",
+  "Escaped surrogates in the wrong order.",
+  "server",
+  '{"code":"internal-error","message":"\\udc00\\ud800","retryable":true,"type":"invocationRejected","version":1}',
+);
+bad(
+  "lone-surrogate-in-member-name",
+  "A member name that is an escaped lone surrogate, inside a config value.",
+  "client",
+  canon(base.invocationStart).replace('"config":[]', '"config":[{"path":["a"],"value":{"\\ud83d":1}}]'),
+);
 bad("trailing-comma", "An object with a trailing comma.", "client", '{"channel":1,"sequence":"1","type":"inputStreamEnd","version":1,}');
 bad("single-quotes", "Single-quoted strings are not JSON.", "client", "{'channel':1,'sequence':'1','type':'inputStreamEnd','version':1}");
-bad("unterminated-object", "A message cut off before its closing brace.", "client", '{"channel":1,"sequence":"1","type":"inputStreamEnd","version":1');
+bad(
+  "unterminated-object",
+  "A message cut off before its closing brace.",
+  "client",
+  '{"channel":1,"sequence":"1","type":"inputStreamEnd","version":1',
+);
 bad("two-documents", "Two JSON objects in one message.", "client", `${canon(base.inputStreamEnd)}${canon(base.inputStreamEnd)}`);
 bad("comment", "A JavaScript comment is not JSON.", "client", '{"channel":1,/* one */"sequence":"1","type":"inputStreamEnd","version":1}');
 bad("nan-literal", "NaN is not a JSON value.", "client", '{"channel":NaN,"sequence":"1","type":"inputStreamEnd","version":1}');
-bad("leading-zero-number", "A JSON number with a leading zero.", "client", '{"channel":01,"sequence":"1","type":"inputStreamEnd","version":1}');
-bad("number-overflow", "A number beyond the range of a double inside a value.", "client", '{"channel":1,"sequence":"0","type":"inputStreamItem","value":{"kind":"f64","value":1e999},"version":1}');
-bad("raw-control-character", "An unescaped control character inside a string.", "client", '{"channel":1,"reason":"cancelled\u0001","type":"streamCancel","version":1}');
+bad(
+  "leading-zero-number",
+  "A JSON number with a leading zero.",
+  "client",
+  '{"channel":01,"sequence":"1","type":"inputStreamEnd","version":1}',
+);
+bad(
+  "number-overflow",
+  "A number beyond the range of a double inside a value.",
+  "client",
+  '{"channel":1,"sequence":"0","type":"inputStreamItem","value":{"kind":"f64","value":1e999},"version":1}',
+);
+bad(
+  "raw-control-character",
+  "An unescaped control character inside a string.",
+  "client",
+  '{"channel":1,"reason":"cancelled\u0001","type":"streamCancel","version":1}',
+);
 bad("empty-message", "An empty text message.", "client", "");
 bad("whitespace-only", "A text message of only whitespace.", "server", " \n\t ");
 bad("top-level-array", "A top-level array instead of an object.", "client", `[${canon(base.inputStreamEnd)}]`);
 bad("top-level-string", "A top-level string.", "server", '"invocationFinished"');
 bad("top-level-number", "A top-level number.", "client", "1");
 bad("top-level-null", "A top-level null.", "server", "null");
-bad("duplicate-top-level-member", "The member channel appears twice.", "client", '{"channel":1,"channel":1,"sequence":"1","type":"inputStreamEnd","version":1}');
-bad("duplicate-member-escaped", "A duplicate member spelled once with an escape (t\\u0079pe).", "client", '{"channel":1,"sequence":"1","type":"inputStreamEnd","t\\u0079pe":"inputStreamEnd","version":1}');
-bad("duplicate-member-in-value", "A duplicate member deep inside a SchemaValue.", "client", '{"channel":1,"sequence":"0","type":"inputStreamItem","value":{"kind":"record","value":{"fields":[{"kind":"string","kind":"string","value":"x"}]}},"version":1}');
-bad("duplicate-member-in-config", "A duplicate member inside a config value.", "client", canon(base.invocationStart).replace('"config":[]', '"config":[{"path":["a"],"value":{"x":1,"x":2}}]'));
-bad("duplicate-member-in-graph", "A duplicate member inside a result graph.", "server", '{"mappings":[],"result":{"graph":{"root":{"kind":"bool","value":{}},"root":{"kind":"bool","value":{}}},"kind":"value","value":{"kind":"bool","value":true}},"type":"invocationResult","version":1}');
-bad("too-deep", "Containers nested 129 deep (127 arrays inside a SchemaValue): deeper than the JSON depth limit of 128.", "client", `{"channel":1,"sequence":"0","type":"inputStreamItem","value":{"kind":"list","value":${"[".repeat(127)}${"]".repeat(127)}},"version":1}`, "limit-exceeded");
+bad(
+  "duplicate-top-level-member",
+  "The member channel appears twice.",
+  "client",
+  '{"channel":1,"channel":1,"sequence":"1","type":"inputStreamEnd","version":1}',
+);
+bad(
+  "duplicate-member-escaped",
+  "A duplicate member spelled once with an escape (t\\u0079pe).",
+  "client",
+  '{"channel":1,"sequence":"1","type":"inputStreamEnd","t\\u0079pe":"inputStreamEnd","version":1}',
+);
+bad(
+  "duplicate-member-in-value",
+  "A duplicate member deep inside a SchemaValue.",
+  "client",
+  '{"channel":1,"sequence":"0","type":"inputStreamItem","value":{"kind":"record","value":{"fields":[{"kind":"string","kind":"string","value":"x"}]}},"version":1}',
+);
+bad(
+  "duplicate-member-in-config",
+  "A duplicate member inside a config value.",
+  "client",
+  canon(base.invocationStart).replace('"config":[]', '"config":[{"path":["a"],"value":{"x":1,"x":2}}]'),
+);
+bad(
+  "duplicate-member-in-graph",
+  "A duplicate member inside a result graph.",
+  "server",
+  '{"mappings":[],"result":{"graph":{"root":{"kind":"bool","value":{}},"root":{"kind":"bool","value":{}}},"kind":"value","value":{"kind":"bool","value":true}},"type":"invocationResult","version":1}',
+);
+bad(
+  "too-deep",
+  "Containers nested 129 deep (127 arrays inside a SchemaValue): deeper than the JSON depth limit of 128.",
+  "client",
+  `{"channel":1,"sequence":"0","type":"inputStreamItem","value":{"kind":"list","value":${"[".repeat(127)}${"]".repeat(127)}},"version":1}`,
+  "limit-exceeded",
+);
 {
   const head = '{"channel":1,"sequence":"0","type":"inputStreamItem","value":{"kind":"string","value":"';
   const tail = '"},"version":1}';
@@ -550,28 +693,119 @@ bad("too-deep", "Containers nested 129 deep (127 arrays inside a SchemaValue): d
 }
 
 // version and type.
-bad("version-missing", "version is required.", "client", mutate(base.inputStreamEnd, (m) => delete m.version));
-bad("version-string", "version must be the JSON number 1, not the string.", "client", mutate(base.inputStreamEnd, (m) => (m.version = "1")));
-bad("version-two", "version 2 is not protocol v1.", "server", mutate(base.attachmentRevoked, (m) => (m.version = 2)));
-bad("version-zero", "version 0 is not protocol v1.", "client", mutate(base.inputStreamEnd, (m) => (m.version = 0)));
-bad("version-true", "version true is not the number 1.", "client", mutate(base.inputStreamEnd, (m) => (m.version = true)));
-bad("version-null", "version null is not the number 1.", "server", mutate(base.invocationFinished, (m) => (m.version = null)));
-bad("type-missing", "type is required.", "client", mutate(base.inputStreamEnd, (m) => delete m.type));
-bad("type-unknown", "An unknown variant name.", "client", mutate(base.inputStreamEnd, (m) => (m.type = "inputStreamStop")));
-bad("type-case", "Variant names are case-sensitive.", "server", mutate(base.invocationFinished, (m) => (m.type = "InvocationFinished")));
-bad("type-number", "type must be a string.", "client", mutate(base.inputStreamEnd, (m) => (m.type = 3)));
-bad("wrong-direction-accepted-from-client", "invocationAccepted is a server-to-client message; a server must not accept it from a client.", "client", base.invocationAccepted);
-bad("wrong-direction-start-from-server", "invocationStart is a client-to-server message; a client must not accept it from a server.", "server", base.invocationStart);
+bad(
+  "version-missing",
+  "version is required.",
+  "client",
+  mutate(base.inputStreamEnd, (m) => delete m.version),
+);
+bad(
+  "version-string",
+  "version must be the JSON number 1, not the string.",
+  "client",
+  mutate(base.inputStreamEnd, (m) => (m.version = "1")),
+);
+bad(
+  "version-two",
+  "version 2 is not protocol v1.",
+  "server",
+  mutate(base.attachmentRevoked, (m) => (m.version = 2)),
+);
+bad(
+  "version-zero",
+  "version 0 is not protocol v1.",
+  "client",
+  mutate(base.inputStreamEnd, (m) => (m.version = 0)),
+);
+bad(
+  "version-true",
+  "version true is not the number 1.",
+  "client",
+  mutate(base.inputStreamEnd, (m) => (m.version = true)),
+);
+bad(
+  "version-null",
+  "version null is not the number 1.",
+  "server",
+  mutate(base.invocationFinished, (m) => (m.version = null)),
+);
+bad(
+  "type-missing",
+  "type is required.",
+  "client",
+  mutate(base.inputStreamEnd, (m) => delete m.type),
+);
+bad(
+  "type-unknown",
+  "An unknown variant name.",
+  "client",
+  mutate(base.inputStreamEnd, (m) => (m.type = "inputStreamStop")),
+);
+bad(
+  "type-case",
+  "Variant names are case-sensitive.",
+  "server",
+  mutate(base.invocationFinished, (m) => (m.type = "InvocationFinished")),
+);
+bad(
+  "type-number",
+  "type must be a string.",
+  "client",
+  mutate(base.inputStreamEnd, (m) => (m.type = 3)),
+);
+bad(
+  "wrong-direction-accepted-from-client",
+  "invocationAccepted is a server-to-client message; a server must not accept it from a client.",
+  "client",
+  base.invocationAccepted,
+);
+bad(
+  "wrong-direction-start-from-server",
+  "invocationStart is a client-to-server message; a client must not accept it from a server.",
+  "server",
+  base.invocationStart,
+);
 bad("wrong-direction-ack-from-client", "inputStreamAck sent by a client.", "client", base.inputStreamAck);
 bad("wrong-direction-item-from-server", "inputStreamItem sent by a server.", "server", base.inputStreamItem);
-bad("binary-kind-as-text", "Binary metadata sent as a text frame has no type.", "client", { channel: 1, itemCount: "1", kind: "input-u8", sequence: "0", version: 1 });
+bad("binary-kind-as-text", "Binary metadata sent as a text frame has no type.", "client", {
+  channel: 1,
+  itemCount: "1",
+  kind: "input-u8",
+  sequence: "0",
+  version: 1,
+});
 
 // Unknown, missing, illegal and null members.
-bad("unknown-top-level-member", "A member no variant defines.", "client", mutate(base.inputStreamEnd, (m) => (m.extra = true)));
-bad("illegal-member-for-variant", "cursorToken belongs to output items, not input items.", "client", mutate(base.inputStreamItem, (m) => (m.cursorToken = CURSOR)));
-bad("illegal-mappings-on-end", "mappings is not a member of outputStreamEnd.", "server", mutate(base.outputStreamEnd, (m) => (m.mappings = [])));
-bad("proto-top-level-member", "A top-level __proto__ member is an unknown member like any other.", "client", '{"__proto__":{},"channel":1,"sequence":"1","type":"inputStreamEnd","version":1}');
-bad("attempt-id-on-item", "attemptId is not a member of inputStreamItem.", "client", mutate(base.inputStreamItem, (m) => (m.attemptId = ATTEMPT)));
+bad(
+  "unknown-top-level-member",
+  "A member no variant defines.",
+  "client",
+  mutate(base.inputStreamEnd, (m) => (m.extra = true)),
+);
+bad(
+  "illegal-member-for-variant",
+  "cursorToken belongs to output items, not input items.",
+  "client",
+  mutate(base.inputStreamItem, (m) => (m.cursorToken = CURSOR)),
+);
+bad(
+  "illegal-mappings-on-end",
+  "mappings is not a member of outputStreamEnd.",
+  "server",
+  mutate(base.outputStreamEnd, (m) => (m.mappings = [])),
+);
+bad(
+  "proto-top-level-member",
+  "A top-level __proto__ member is an unknown member like any other.",
+  "client",
+  '{"__proto__":{},"channel":1,"sequence":"1","type":"inputStreamEnd","version":1}',
+);
+bad(
+  "attempt-id-on-item",
+  "attemptId is not a member of inputStreamItem.",
+  "client",
+  mutate(base.inputStreamItem, (m) => (m.attemptId = ATTEMPT)),
+);
 for (const [variant, direction, member] of [
   ["invocationStart", "client", "attemptId"],
   ["invocationStart", "client", "config"],
@@ -607,13 +841,43 @@ for (const [variant, direction, member] of [
   ["invocationFinished", "server", "outcome"],
 ]) {
   const kebab = (name) => name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
-  bad(`missing-${kebab(variant)}-${kebab(member)}`, `${member} is required in ${base[variant].type}.`, direction, mutate(base[variant], (m) => delete m[member]));
+  bad(
+    `missing-${kebab(variant)}-${kebab(member)}`,
+    `${member} is required in ${base[variant].type}.`,
+    direction,
+    mutate(base[variant], (m) => delete m[member]),
+  );
 }
-bad("null-phantom-id", "An optional member (phantomId) must be omitted, not null.", "client", mutate(base.invocationStart, (m) => (m.selector.phantomId = null)));
-bad("null-cursor-token-on-end", "outputStreamEnd.cursorToken must be omitted, not null.", "server", mutate(base.outputStreamEnd, (m) => (m.cursorToken = null)));
-bad("null-attempt-id-on-rejection", "invocationRejected.attemptId must be omitted, not null.", "server", mutate(base.invocationRejected, (m) => (m.attemptId = null)));
-bad("null-provisional-ref", "A mapping's provisionalRef must be omitted, not null.", "server", mutate(base.invocationAccepted, (m) => (m.mappings[1].provisionalRef = null)));
-bad("null-required-member", "A required member (sessionToken) given as null.", "client", mutate(base.resumeAttach, (m) => (m.sessionToken = null)));
+bad(
+  "null-phantom-id",
+  "An optional member (phantomId) must be omitted, not null.",
+  "client",
+  mutate(base.invocationStart, (m) => (m.selector.phantomId = null)),
+);
+bad(
+  "null-cursor-token-on-end",
+  "outputStreamEnd.cursorToken must be omitted, not null.",
+  "server",
+  mutate(base.outputStreamEnd, (m) => (m.cursorToken = null)),
+);
+bad(
+  "null-attempt-id-on-rejection",
+  "invocationRejected.attemptId must be omitted, not null.",
+  "server",
+  mutate(base.invocationRejected, (m) => (m.attemptId = null)),
+);
+bad(
+  "null-provisional-ref",
+  "A mapping's provisionalRef must be omitted, not null.",
+  "server",
+  mutate(base.invocationAccepted, (m) => (m.mappings[1].provisionalRef = null)),
+);
+bad(
+  "null-required-member",
+  "A required member (sessionToken) given as null.",
+  "client",
+  mutate(base.resumeAttach, (m) => (m.sessionToken = null)),
+);
 
 // Canonical decimal strings.
 for (const [name, value, description] of [
@@ -631,13 +895,43 @@ for (const [name, value, description] of [
   ["two-to-the-64", "18446744073709551616", "2^64, one more than the largest u64"],
   ["twenty-one-digits", "100000000000000000000", "21 digits"],
 ]) {
-  bad(`decimal-${name}`, `inputStreamEnd.sequence with ${description}.`, "client", mutate(base.inputStreamEnd, (m) => (m.sequence = value)));
+  bad(
+    `decimal-${name}`,
+    `inputStreamEnd.sequence with ${description}.`,
+    "client",
+    mutate(base.inputStreamEnd, (m) => (m.sequence = value)),
+  );
 }
-bad("decimal-number-in-ack", "highestContiguousSequence as a JSON number.", "server", mutate(base.inputStreamAck, (m) => (m.highestContiguousSequence = 1)));
-bad("decimal-high-water-non-canonical", "inputHighWater.sequence with a leading zero.", "server", mutate(base.invocationAccepted, (m) => (m.mappings[0].inputHighWater.sequence = "00")));
-bad("decimal-output-item-sequence-overflow", "outputStreamItem.sequence of 2^64.", "server", mutate(base.outputStreamItem, (m) => (m.sequence = "18446744073709551616")));
-bad("item-sequence-no-room", "An input item at sequence 2^64 - 1 would make the item count overflow a u64.", "client", mutate(base.inputStreamItem, (m) => (m.sequence = U64_MAX)));
-bad("output-item-sequence-no-room", "An output item at sequence 2^64 - 1 would make the item count overflow a u64.", "server", mutate(base.outputStreamItem, (m) => (m.sequence = U64_MAX)));
+bad(
+  "decimal-number-in-ack",
+  "highestContiguousSequence as a JSON number.",
+  "server",
+  mutate(base.inputStreamAck, (m) => (m.highestContiguousSequence = 1)),
+);
+bad(
+  "decimal-high-water-non-canonical",
+  "inputHighWater.sequence with a leading zero.",
+  "server",
+  mutate(base.invocationAccepted, (m) => (m.mappings[0].inputHighWater.sequence = "00")),
+);
+bad(
+  "decimal-output-item-sequence-overflow",
+  "outputStreamItem.sequence of 2^64.",
+  "server",
+  mutate(base.outputStreamItem, (m) => (m.sequence = "18446744073709551616")),
+);
+bad(
+  "item-sequence-no-room",
+  "An input item at sequence 2^64 - 1 would make the item count overflow a u64.",
+  "client",
+  mutate(base.inputStreamItem, (m) => (m.sequence = U64_MAX)),
+);
+bad(
+  "output-item-sequence-no-room",
+  "An output item at sequence 2^64 - 1 would make the item count overflow a u64.",
+  "server",
+  mutate(base.outputStreamItem, (m) => (m.sequence = U64_MAX)),
+);
 
 // UUIDs.
 for (const [name, value, description] of [
@@ -649,14 +943,49 @@ for (const [name, value, description] of [
   ["short", ATTEMPT.slice(0, 35), "35 characters"],
   ["nil", "00000000-0000-0000-0000-000000000000", "the nil UUID"],
 ]) {
-  bad(`uuid-attempt-${name}`, `invocationStart.attemptId with ${description}.`, "client", mutate(base.invocationStart, (m) => (m.attemptId = value)));
+  bad(
+    `uuid-attempt-${name}`,
+    `invocationStart.attemptId with ${description}.`,
+    "client",
+    mutate(base.invocationStart, (m) => (m.attemptId = value)),
+  );
 }
-bad("uuid-resume-attempt-number", "resumeAttach.attemptId as a number.", "client", mutate(base.resumeAttach, (m) => (m.attemptId = 1)));
-bad("uuid-phantom-upper-case", "selector.phantomId in upper case (any version is allowed, upper case is not).", "client", mutate(base.invocationStart, (m) => (m.selector.phantomId = PHANTOM.toUpperCase())));
-bad("uuid-phantom-no-hyphens", "selector.phantomId without hyphens.", "client", mutate(base.invocationStart, (m) => (m.selector.phantomId = PHANTOM.replaceAll("-", ""))));
-bad("uuid-provisional-ref-upper", "A mapping's provisionalRef in upper case.", "server", mutate(base.invocationAccepted, (m) => (m.mappings[0].provisionalRef = PROVISIONAL.toUpperCase())));
-bad("uuid-accepted-attempt", "invocationAccepted.attemptId that is not a UUID.", "server", mutate(base.invocationAccepted, (m) => (m.attemptId = "attempt-1")));
-bad("uuid-rejected-attempt", "invocationRejected.attemptId with a version-5 UUID.", "server", mutate(base.invocationRejected, (m) => (m.attemptId = "ca7e5a82-2064-5c18-8359-806145c1562f")));
+bad(
+  "uuid-resume-attempt-number",
+  "resumeAttach.attemptId as a number.",
+  "client",
+  mutate(base.resumeAttach, (m) => (m.attemptId = 1)),
+);
+bad(
+  "uuid-phantom-upper-case",
+  "selector.phantomId in upper case (any version is allowed, upper case is not).",
+  "client",
+  mutate(base.invocationStart, (m) => (m.selector.phantomId = PHANTOM.toUpperCase())),
+);
+bad(
+  "uuid-phantom-no-hyphens",
+  "selector.phantomId without hyphens.",
+  "client",
+  mutate(base.invocationStart, (m) => (m.selector.phantomId = PHANTOM.replaceAll("-", ""))),
+);
+bad(
+  "uuid-provisional-ref-upper",
+  "A mapping's provisionalRef in upper case.",
+  "server",
+  mutate(base.invocationAccepted, (m) => (m.mappings[0].provisionalRef = PROVISIONAL.toUpperCase())),
+);
+bad(
+  "uuid-accepted-attempt",
+  "invocationAccepted.attemptId that is not a UUID.",
+  "server",
+  mutate(base.invocationAccepted, (m) => (m.attemptId = "attempt-1")),
+);
+bad(
+  "uuid-rejected-attempt",
+  "invocationRejected.attemptId with a version-5 UUID.",
+  "server",
+  mutate(base.invocationRejected, (m) => (m.attemptId = "ca7e5a82-2064-5c18-8359-806145c1562f")),
+);
 
 // Channels.
 for (const [name, value, description] of [
@@ -667,31 +996,111 @@ for (const [name, value, description] of [
   ["string", "1", "a string"],
   ["null", null, "null"],
 ]) {
-  bad(`channel-${name}`, `channel ${description}.`, "client", mutate(base.clientStreamCancel, (m) => (m.channel = value)));
+  bad(
+    `channel-${name}`,
+    `channel ${description}.`,
+    "client",
+    mutate(base.clientStreamCancel, (m) => (m.channel = value)),
+  );
 }
-bad("channel-zero-in-mapping", "A mapping on channel 0.", "server", mutate(base.invocationAccepted, (m) => (m.mappings[1].channel = 0)));
-bad("channel-too-large-on-ack", "inputStreamAck on channel 2^32.", "server", mutate(base.inputStreamAck, (m) => (m.channel = 4294967296)));
+bad(
+  "channel-zero-in-mapping",
+  "A mapping on channel 0.",
+  "server",
+  mutate(base.invocationAccepted, (m) => (m.mappings[1].channel = 0)),
+);
+bad(
+  "channel-too-large-on-ack",
+  "inputStreamAck on channel 2^32.",
+  "server",
+  mutate(base.inputStreamAck, (m) => (m.channel = 4294967296)),
+);
 
 // Mappings.
-bad("mappings-duplicate-channel", "Two mappings of one message on the same channel.", "server", mutate(base.invocationAccepted, (m) => (m.mappings[1].channel = 1)));
-bad("mappings-duplicate-token", "Two mappings of one message with the same stream token.", "server", mutate(base.invocationAccepted, (m) => (m.mappings[1] = inputMapping(2, STREAM_IN))));
+bad(
+  "mappings-duplicate-channel",
+  "Two mappings of one message on the same channel.",
+  "server",
+  mutate(base.invocationAccepted, (m) => (m.mappings[1].channel = 1)),
+);
+bad(
+  "mappings-duplicate-token",
+  "Two mappings of one message with the same stream token.",
+  "server",
+  mutate(base.invocationAccepted, (m) => (m.mappings[1] = inputMapping(2, STREAM_IN))),
+);
 bad(
   "mappings-duplicate-provisional-ref",
   "Two mappings of one message resolving the same provisional reference.",
   "server",
   mutate(base.invocationAccepted, (m) => (m.mappings[1] = inputMapping(2, STREAM_IN_2, "0", { provisionalRef: PROVISIONAL }))),
 );
-bad("mappings-input-without-high-water", "An input mapping without inputHighWater.", "server", mutate(base.invocationAccepted, (m) => delete m.mappings[0].inputHighWater));
-bad("mappings-output-with-high-water", "An output mapping with inputHighWater.", "server", mutate(base.invocationAccepted, (m) => (m.mappings[1].inputHighWater = { sequence: "0", terminal: false })));
-bad("mappings-output-with-provisional-ref", "Provisional references name client inputs; an output mapping cannot carry one.", "server", mutate(base.invocationAccepted, (m) => (m.mappings[1].provisionalRef = PROVISIONAL_2)));
-bad("mappings-direction-unknown", "A mapping direction other than input or output.", "server", mutate(base.invocationAccepted, (m) => (m.mappings[1].direction = "both")));
-bad("mappings-not-array", "mappings must be an array.", "server", mutate(base.invocationResult, (m) => (m.mappings = {})));
-bad("mappings-element-not-object", "A mapping must be an object.", "server", mutate(base.invocationResult, (m) => (m.mappings = [1])));
-bad("mappings-unknown-member", "A mapping with an unknown member.", "server", mutate(base.outputStreamItem, (m) => (m.mappings = [{ ...outputMapping(3, STREAM_OUT), epoch: 1 }])));
-bad("mappings-missing-token", "A mapping without streamToken.", "server", mutate(base.inputStreamAck, (m) => (m.mappings = [{ channel: 3, direction: "output" }])));
-bad("high-water-terminal-missing", "inputHighWater without terminal.", "server", mutate(base.invocationAccepted, (m) => delete m.mappings[0].inputHighWater.terminal));
-bad("high-water-extra-member", "inputHighWater with an unknown member.", "server", mutate(base.invocationAccepted, (m) => (m.mappings[0].inputHighWater.offset = "0")));
-bad("high-water-terminal-string", "inputHighWater.terminal as a string.", "server", mutate(base.invocationAccepted, (m) => (m.mappings[0].inputHighWater.terminal = "false")));
+bad(
+  "mappings-input-without-high-water",
+  "An input mapping without inputHighWater.",
+  "server",
+  mutate(base.invocationAccepted, (m) => delete m.mappings[0].inputHighWater),
+);
+bad(
+  "mappings-output-with-high-water",
+  "An output mapping with inputHighWater.",
+  "server",
+  mutate(base.invocationAccepted, (m) => (m.mappings[1].inputHighWater = { sequence: "0", terminal: false })),
+);
+bad(
+  "mappings-output-with-provisional-ref",
+  "Provisional references name client inputs; an output mapping cannot carry one.",
+  "server",
+  mutate(base.invocationAccepted, (m) => (m.mappings[1].provisionalRef = PROVISIONAL_2)),
+);
+bad(
+  "mappings-direction-unknown",
+  "A mapping direction other than input or output.",
+  "server",
+  mutate(base.invocationAccepted, (m) => (m.mappings[1].direction = "both")),
+);
+bad(
+  "mappings-not-array",
+  "mappings must be an array.",
+  "server",
+  mutate(base.invocationResult, (m) => (m.mappings = {})),
+);
+bad(
+  "mappings-element-not-object",
+  "A mapping must be an object.",
+  "server",
+  mutate(base.invocationResult, (m) => (m.mappings = [1])),
+);
+bad(
+  "mappings-unknown-member",
+  "A mapping with an unknown member.",
+  "server",
+  mutate(base.outputStreamItem, (m) => (m.mappings = [{ ...outputMapping(3, STREAM_OUT), epoch: 1 }])),
+);
+bad(
+  "mappings-missing-token",
+  "A mapping without streamToken.",
+  "server",
+  mutate(base.inputStreamAck, (m) => (m.mappings = [{ channel: 3, direction: "output" }])),
+);
+bad(
+  "high-water-terminal-missing",
+  "inputHighWater without terminal.",
+  "server",
+  mutate(base.invocationAccepted, (m) => delete m.mappings[0].inputHighWater.terminal),
+);
+bad(
+  "high-water-extra-member",
+  "inputHighWater with an unknown member.",
+  "server",
+  mutate(base.invocationAccepted, (m) => (m.mappings[0].inputHighWater.offset = "0")),
+);
+bad(
+  "high-water-terminal-string",
+  "inputHighWater.terminal as a string.",
+  "server",
+  mutate(base.invocationAccepted, (m) => (m.mappings[0].inputHighWater.terminal = "false")),
+);
 generated(
   "mappings-too-many",
   "4097 distinct mappings in one message: more than a session's 4096 streams.",
@@ -707,71 +1116,351 @@ generated(
 
 // Cancel reasons, outcomes and codes.
 for (const reason of ["transport-detached", "producer-deleted", "invocation-failed", "protocol-error"]) {
-  bad(`client-cancel-server-reason-${reason}`, `${reason} is a server cancel reason; a client cannot send it.`, "client", mutate(base.clientStreamCancel, (m) => (m.reason = reason)));
+  bad(
+    `client-cancel-server-reason-${reason}`,
+    `${reason} is a server cancel reason; a client cannot send it.`,
+    "client",
+    mutate(base.clientStreamCancel, (m) => (m.reason = reason)),
+  );
 }
-bad("client-cancel-unknown-reason", "An unknown cancel reason from a client.", "client", mutate(base.clientStreamCancel, (m) => (m.reason = "timeout")));
-bad("server-cancel-unknown-reason", "An unknown cancel reason from a server.", "server", mutate(base.serverStreamCancel, (m) => (m.reason = "replaced")));
-bad("outcome-invocation-kind-on-stream", "success is an invocation outcome, not a stream outcome.", "server", mutate(base.outputStreamEnd, (m) => (m.outcome = { kind: "success" })));
-bad("outcome-error-without-message", "An error outcome needs a message.", "server", mutate(base.outputStreamEnd, (m) => (m.outcome = { code: "producer-error", kind: "error" })));
-bad("outcome-error-unknown-code", "An error outcome with a code outside the v1 set.", "server", mutate(base.outputStreamEnd, (m) => (m.outcome = { code: "producer_error", kind: "error", message: "x" })));
-bad("outcome-ok-extra-member", "An ok outcome has no other member.", "server", mutate(base.outputStreamEnd, (m) => (m.outcome = { kind: "ok", message: "done" })));
-bad("outcome-cancelled-without-reason", "A cancelled outcome needs a reason.", "server", mutate(base.outputStreamEnd, (m) => (m.outcome = { kind: "cancelled" })));
-bad("outcome-cancelled-unknown-reason", "A cancelled outcome with a reason outside the server set.", "server", mutate(base.outputStreamEnd, (m) => (m.outcome = { kind: "cancelled", reason: "replaced" })));
-bad("outcome-not-object", "outcome must be an object.", "server", mutate(base.outputStreamEnd, (m) => (m.outcome = "ok")));
-bad("outcome-stream-kind-on-invocation", "ok is a stream outcome, not an invocation outcome.", "server", mutate(base.invocationFinished, (m) => (m.outcome = { kind: "ok" })));
-bad("outcome-failure-without-code", "A failure outcome needs a code.", "server", mutate(base.invocationFinished, (m) => (m.outcome = { kind: "failure", message: "x" })));
-bad("outcome-failure-unknown-code", "A failure outcome with a code outside the v1 set.", "server", mutate(base.invocationFinished, (m) => (m.outcome = { code: "crashed", kind: "failure", message: "x" })));
-bad("outcome-success-extra-member", "A success outcome has no other member.", "server", mutate(base.invocationFinished, (m) => (m.outcome = { kind: "success", code: "invocation-failed" })));
-bad("rejection-unknown-code", "A rejection code outside the v1 set.", "server", mutate(base.invocationRejected, (m) => (m.code = "validation_error")));
-bad("rejection-retryable-string", "retryable must be a boolean.", "server", mutate(base.invocationRejected, (m) => (m.retryable = "false")));
-bad("rejection-message-not-string", "message must be a string.", "server", mutate(base.invocationRejected, (m) => (m.message = ["x"])));
-bad("revoked-unknown-reason", "replaced is the sole v1 revocation reason.", "server", mutate(base.attachmentRevoked, (m) => (m.reason = "expired")));
-bad("operation-unknown", "operation is resume or takeover.", "client", mutate(base.resumeAttach, (m) => (m.operation = "restart")));
-bad("ack-terminal-not-boolean", "inputStreamAck.terminal must be a boolean.", "server", mutate(base.inputStreamAck, (m) => (m.terminal = 0)));
+bad(
+  "client-cancel-unknown-reason",
+  "An unknown cancel reason from a client.",
+  "client",
+  mutate(base.clientStreamCancel, (m) => (m.reason = "timeout")),
+);
+bad(
+  "server-cancel-unknown-reason",
+  "An unknown cancel reason from a server.",
+  "server",
+  mutate(base.serverStreamCancel, (m) => (m.reason = "replaced")),
+);
+bad(
+  "outcome-invocation-kind-on-stream",
+  "success is an invocation outcome, not a stream outcome.",
+  "server",
+  mutate(base.outputStreamEnd, (m) => (m.outcome = { kind: "success" })),
+);
+bad(
+  "outcome-error-without-message",
+  "An error outcome needs a message.",
+  "server",
+  mutate(base.outputStreamEnd, (m) => (m.outcome = { code: "producer-error", kind: "error" })),
+);
+bad(
+  "outcome-error-unknown-code",
+  "An error outcome with a code outside the v1 set.",
+  "server",
+  mutate(base.outputStreamEnd, (m) => (m.outcome = { code: "producer_error", kind: "error", message: "x" })),
+);
+bad(
+  "outcome-ok-extra-member",
+  "An ok outcome has no other member.",
+  "server",
+  mutate(base.outputStreamEnd, (m) => (m.outcome = { kind: "ok", message: "done" })),
+);
+bad(
+  "outcome-cancelled-without-reason",
+  "A cancelled outcome needs a reason.",
+  "server",
+  mutate(base.outputStreamEnd, (m) => (m.outcome = { kind: "cancelled" })),
+);
+bad(
+  "outcome-cancelled-unknown-reason",
+  "A cancelled outcome with a reason outside the server set.",
+  "server",
+  mutate(base.outputStreamEnd, (m) => (m.outcome = { kind: "cancelled", reason: "replaced" })),
+);
+bad(
+  "outcome-not-object",
+  "outcome must be an object.",
+  "server",
+  mutate(base.outputStreamEnd, (m) => (m.outcome = "ok")),
+);
+bad(
+  "outcome-stream-kind-on-invocation",
+  "ok is a stream outcome, not an invocation outcome.",
+  "server",
+  mutate(base.invocationFinished, (m) => (m.outcome = { kind: "ok" })),
+);
+bad(
+  "outcome-failure-without-code",
+  "A failure outcome needs a code.",
+  "server",
+  mutate(base.invocationFinished, (m) => (m.outcome = { kind: "failure", message: "x" })),
+);
+bad(
+  "outcome-failure-unknown-code",
+  "A failure outcome with a code outside the v1 set.",
+  "server",
+  mutate(base.invocationFinished, (m) => (m.outcome = { code: "crashed", kind: "failure", message: "x" })),
+);
+bad(
+  "outcome-success-extra-member",
+  "A success outcome has no other member.",
+  "server",
+  mutate(base.invocationFinished, (m) => (m.outcome = { kind: "success", code: "invocation-failed" })),
+);
+bad(
+  "rejection-unknown-code",
+  "A rejection code outside the v1 set.",
+  "server",
+  mutate(base.invocationRejected, (m) => (m.code = "validation_error")),
+);
+bad(
+  "rejection-retryable-string",
+  "retryable must be a boolean.",
+  "server",
+  mutate(base.invocationRejected, (m) => (m.retryable = "false")),
+);
+bad(
+  "rejection-message-not-string",
+  "message must be a string.",
+  "server",
+  mutate(base.invocationRejected, (m) => (m.message = ["x"])),
+);
+bad(
+  "revoked-unknown-reason",
+  "replaced is the sole v1 revocation reason.",
+  "server",
+  mutate(base.attachmentRevoked, (m) => (m.reason = "expired")),
+);
+bad(
+  "operation-unknown",
+  "operation is resume or takeover.",
+  "client",
+  mutate(base.resumeAttach, (m) => (m.operation = "restart")),
+);
+bad(
+  "ack-terminal-not-boolean",
+  "inputStreamAck.terminal must be a boolean.",
+  "server",
+  mutate(base.inputStreamAck, (m) => (m.terminal = 0)),
+);
 
 // Results.
-bad("result-value-without-graph", "A value result needs its graph.", "server", mutate(base.invocationResult, (m) => delete m.result.graph));
-bad("result-graph-not-object", "A result graph must be an object.", "server", mutate(base.invocationResult, (m) => (m.result.graph = [])));
-bad("result-none-with-value", "A none result has no value.", "server", mutate(base.invocationResult, (m) => (m.result = { kind: "none", value: sv("bool", true) })));
-bad("result-unknown-kind", "A result kind other than none or value.", "server", mutate(base.invocationResult, (m) => (m.result = { kind: "unit" })));
+bad(
+  "result-value-without-graph",
+  "A value result needs its graph.",
+  "server",
+  mutate(base.invocationResult, (m) => delete m.result.graph),
+);
+bad(
+  "result-graph-not-object",
+  "A result graph must be an object.",
+  "server",
+  mutate(base.invocationResult, (m) => (m.result.graph = [])),
+);
+bad(
+  "result-none-with-value",
+  "A none result has no value.",
+  "server",
+  mutate(base.invocationResult, (m) => (m.result = { kind: "none", value: sv("bool", true) })),
+);
+bad(
+  "result-unknown-kind",
+  "A result kind other than none or value.",
+  "server",
+  mutate(base.invocationResult, (m) => (m.result = { kind: "unit" })),
+);
 
 // SchemaValue shape.
-bad("value-not-object", "A SchemaValue must be an object.", "client", mutate(base.inputStreamItem, (m) => (m.value = "ready")));
-bad("value-null", "A SchemaValue cannot be null.", "client", mutate(base.inputStreamItem, (m) => (m.value = null)));
-bad("value-missing-kind", "A SchemaValue without kind.", "client", mutate(base.inputStreamItem, (m) => (m.value = { value: "ready" })));
-bad("value-missing-value", "A SchemaValue without value.", "server", mutate(base.outputStreamItem, (m) => (m.value = { kind: "string" })));
-bad("value-extra-member", "A SchemaValue with a third member.", "client", mutate(base.inputStreamItem, (m) => (m.value = { kind: "string", type: "string", value: "x" })));
-bad("value-kind-not-string", "A SchemaValue kind must be a string.", "client", mutate(base.inputStreamItem, (m) => (m.value = { kind: 1, value: "x" })));
-bad("method-parameters-array", "methodParameters must be a SchemaValue object.", "client", mutate(base.invocationStart, (m) => (m.methodParameters = [])));
-bad("result-value-bad-shape", "A result value must be a SchemaValue.", "server", mutate(base.invocationResult, (m) => (m.result.value = true)));
+bad(
+  "value-not-object",
+  "A SchemaValue must be an object.",
+  "client",
+  mutate(base.inputStreamItem, (m) => (m.value = "ready")),
+);
+bad(
+  "value-null",
+  "A SchemaValue cannot be null.",
+  "client",
+  mutate(base.inputStreamItem, (m) => (m.value = null)),
+);
+bad(
+  "value-missing-kind",
+  "A SchemaValue without kind.",
+  "client",
+  mutate(base.inputStreamItem, (m) => (m.value = { value: "ready" })),
+);
+bad(
+  "value-missing-value",
+  "A SchemaValue without value.",
+  "server",
+  mutate(base.outputStreamItem, (m) => (m.value = { kind: "string" })),
+);
+bad(
+  "value-extra-member",
+  "A SchemaValue with a third member.",
+  "client",
+  mutate(base.inputStreamItem, (m) => (m.value = { kind: "string", type: "string", value: "x" })),
+);
+bad(
+  "value-kind-not-string",
+  "A SchemaValue kind must be a string.",
+  "client",
+  mutate(base.inputStreamItem, (m) => (m.value = { kind: 1, value: "x" })),
+);
+bad(
+  "method-parameters-array",
+  "methodParameters must be a SchemaValue object.",
+  "client",
+  mutate(base.invocationStart, (m) => (m.methodParameters = [])),
+);
+bad(
+  "result-value-bad-shape",
+  "A result value must be a SchemaValue.",
+  "server",
+  mutate(base.invocationResult, (m) => (m.result.value = true)),
+);
 
 // Selector.
-bad("selector-missing-method", "selector.method is required.", "client", mutate(base.invocationStart, (m) => delete m.selector.method));
-bad("selector-unknown-member", "selector with an unknown member.", "client", mutate(base.invocationStart, (m) => (m.selector.component = "x")));
-bad("selector-empty-application", "selector.application must not be empty.", "client", mutate(base.invocationStart, (m) => (m.selector.application = "")));
-bad("selector-agent-type-number", "selector.agentType must be a string.", "client", mutate(base.invocationStart, (m) => (m.selector.agentType = 7)));
-bad("selector-constructor-bad-shape", "constructorParameters must be a SchemaValue.", "client", mutate(base.invocationStart, (m) => (m.selector.constructorParameters = { kind: "record" })));
-bad("selector-not-object", "selector must be an object.", "client", mutate(base.invocationStart, (m) => (m.selector = "demo/default/media")));
+bad(
+  "selector-missing-method",
+  "selector.method is required.",
+  "client",
+  mutate(base.invocationStart, (m) => delete m.selector.method),
+);
+bad(
+  "selector-unknown-member",
+  "selector with an unknown member.",
+  "client",
+  mutate(base.invocationStart, (m) => (m.selector.component = "x")),
+);
+bad(
+  "selector-empty-application",
+  "selector.application must not be empty.",
+  "client",
+  mutate(base.invocationStart, (m) => (m.selector.application = "")),
+);
+bad(
+  "selector-agent-type-number",
+  "selector.agentType must be a string.",
+  "client",
+  mutate(base.invocationStart, (m) => (m.selector.agentType = 7)),
+);
+bad(
+  "selector-constructor-bad-shape",
+  "constructorParameters must be a SchemaValue.",
+  "client",
+  mutate(base.invocationStart, (m) => (m.selector.constructorParameters = { kind: "record" })),
+);
+bad(
+  "selector-not-object",
+  "selector must be an object.",
+  "client",
+  mutate(base.invocationStart, (m) => (m.selector = "demo/default/media")),
+);
 
 // Idempotency key.
-bad("idempotency-key-empty", "An empty idempotency key.", "client", mutate(base.invocationStart, (m) => (m.idempotencyKey = "")));
-bad("idempotency-key-1025-bytes", "An idempotency key of 1025 ASCII bytes.", "client", mutate(base.invocationStart, (m) => (m.idempotencyKey = "k".repeat(1025))), "limit-exceeded");
-bad("idempotency-key-utf8-bytes", "342 three-byte characters: 342 UTF-16 units but 1026 UTF-8 bytes, over 1 KiB.", "client", mutate(base.invocationStart, (m) => (m.idempotencyKey = "€".repeat(342))), "limit-exceeded");
-bad("idempotency-key-number", "An idempotency key must be a string.", "server", mutate(base.invocationAccepted, (m) => (m.idempotencyKey = 42)));
+bad(
+  "idempotency-key-empty",
+  "An empty idempotency key.",
+  "client",
+  mutate(base.invocationStart, (m) => (m.idempotencyKey = "")),
+);
+bad(
+  "idempotency-key-1025-bytes",
+  "An idempotency key of 1025 ASCII bytes.",
+  "client",
+  mutate(base.invocationStart, (m) => (m.idempotencyKey = "k".repeat(1025))),
+  "limit-exceeded",
+);
+bad(
+  "idempotency-key-utf8-bytes",
+  "342 three-byte characters: 342 UTF-16 units but 1026 UTF-8 bytes, over 1 KiB.",
+  "client",
+  mutate(base.invocationStart, (m) => (m.idempotencyKey = "€".repeat(342))),
+  "limit-exceeded",
+);
+bad(
+  "idempotency-key-number",
+  "An idempotency key must be a string.",
+  "server",
+  mutate(base.invocationAccepted, (m) => (m.idempotencyKey = 42)),
+);
 
 // Configuration.
-bad("config-not-array", "config must be an array.", "client", mutate(base.invocationStart, (m) => (m.config = {})));
-bad("config-entry-missing-value", "A config entry without value.", "client", mutate(base.invocationStart, (m) => (m.config = [{ path: ["a"] }])));
-bad("config-entry-extra-member", "A config entry with an unknown member.", "client", mutate(base.invocationStart, (m) => (m.config = [{ path: ["a"], secret: true, value: 1 }])));
-bad("config-path-empty", "A config path must have at least one segment.", "client", mutate(base.invocationStart, (m) => (m.config = [{ path: [], value: 1 }])));
-bad("config-path-empty-segment", "A config path segment must not be empty.", "client", mutate(base.invocationStart, (m) => (m.config = [{ path: ["provider", ""], value: 1 }])));
-bad("config-path-segment-number", "A config path segment must be a string.", "client", mutate(base.invocationStart, (m) => (m.config = [{ path: ["provider", 0], value: 1 }])));
-bad("config-path-not-array", "A config path must be an array.", "client", mutate(base.invocationStart, (m) => (m.config = [{ path: "provider.model", value: 1 }])));
-bad("config-path-33-segments", "A config path of 33 segments: over the limit of 32.", "client", mutate(base.invocationStart, (m) => (m.config = [{ path: Array.from({ length: 33 }, (_, i) => `s${i}`), value: 1 }])), "limit-exceeded");
-bad("config-duplicate-path", "Two config entries with the same path.", "client", mutate(base.invocationStart, (m) => (m.config = [{ path: ["a", "b"], value: 1 }, { path: ["a", "b"], value: 2 }])));
-bad("config-stream-token", "A config value that is a stream reference (stable token form).", "client", mutate(base.invocationStart, (m) => (m.config = [{ path: ["a"], value: sv("stream", { streamToken: STREAM_IN }) }])));
-bad("config-provisional-ref", "A config value that is a stream reference (provisional form).", "client", mutate(base.invocationStart, (m) => (m.config = [{ path: ["a"], value: provisional(PROVISIONAL) }])));
-bad("config-nested-stream", "A stream reference nested deep inside a config value.", "client", mutate(base.invocationStart, (m) => (m.config = [{ path: ["a"], value: { list: [1, { inner: sv("stream", {}) }] } }])));
+bad(
+  "config-not-array",
+  "config must be an array.",
+  "client",
+  mutate(base.invocationStart, (m) => (m.config = {})),
+);
+bad(
+  "config-entry-missing-value",
+  "A config entry without value.",
+  "client",
+  mutate(base.invocationStart, (m) => (m.config = [{ path: ["a"] }])),
+);
+bad(
+  "config-entry-extra-member",
+  "A config entry with an unknown member.",
+  "client",
+  mutate(base.invocationStart, (m) => (m.config = [{ path: ["a"], secret: true, value: 1 }])),
+);
+bad(
+  "config-path-empty",
+  "A config path must have at least one segment.",
+  "client",
+  mutate(base.invocationStart, (m) => (m.config = [{ path: [], value: 1 }])),
+);
+bad(
+  "config-path-empty-segment",
+  "A config path segment must not be empty.",
+  "client",
+  mutate(base.invocationStart, (m) => (m.config = [{ path: ["provider", ""], value: 1 }])),
+);
+bad(
+  "config-path-segment-number",
+  "A config path segment must be a string.",
+  "client",
+  mutate(base.invocationStart, (m) => (m.config = [{ path: ["provider", 0], value: 1 }])),
+);
+bad(
+  "config-path-not-array",
+  "A config path must be an array.",
+  "client",
+  mutate(base.invocationStart, (m) => (m.config = [{ path: "provider.model", value: 1 }])),
+);
+bad(
+  "config-path-33-segments",
+  "A config path of 33 segments: over the limit of 32.",
+  "client",
+  mutate(base.invocationStart, (m) => (m.config = [{ path: Array.from({ length: 33 }, (_, i) => `s${i}`), value: 1 }])),
+  "limit-exceeded",
+);
+bad(
+  "config-duplicate-path",
+  "Two config entries with the same path.",
+  "client",
+  mutate(
+    base.invocationStart,
+    (m) =>
+      (m.config = [
+        { path: ["a", "b"], value: 1 },
+        { path: ["a", "b"], value: 2 },
+      ]),
+  ),
+);
+bad(
+  "config-stream-token",
+  "A config value that is a stream reference (stable token form).",
+  "client",
+  mutate(base.invocationStart, (m) => (m.config = [{ path: ["a"], value: sv("stream", { streamToken: STREAM_IN }) }])),
+);
+bad(
+  "config-provisional-ref",
+  "A config value that is a stream reference (provisional form).",
+  "client",
+  mutate(base.invocationStart, (m) => (m.config = [{ path: ["a"], value: provisional(PROVISIONAL) }])),
+);
+bad(
+  "config-nested-stream",
+  "A stream reference nested deep inside a config value.",
+  "client",
+  mutate(base.invocationStart, (m) => (m.config = [{ path: ["a"], value: { list: [1, { inner: sv("stream", {}) }] } }])),
+);
 generated(
   "config-too-many-entries",
   "257 config entries with distinct paths: over the limit of 256.",
@@ -786,18 +1475,79 @@ generated(
 );
 
 // Tokens.
-bad("session-token-empty", "An empty session token.", "client", mutate(base.resumeAttach, (m) => (m.sessionToken = "")));
-bad("session-token-space", "A token containing a space.", "client", mutate(base.resumeAttach, (m) => (m.sessionToken = "gai1_abc def")));
-bad("session-token-non-ascii", "A token containing a non-ASCII character.", "client", mutate(base.resumeAttach, (m) => (m.sessionToken = "gai1_é")));
-bad("session-token-control", "A token containing a control character.", "server", mutate(base.invocationAccepted, (m) => (m.sessionToken = "gai1_\n")));
-bad("session-token-number", "A token must be a string.", "client", mutate(base.resumeAttach, (m) => (m.sessionToken = 5)));
-bad("session-token-8193", "A token of 8193 bytes: over the 8192-byte token limit.", "client", mutate(base.resumeAttach, (m) => (m.sessionToken = `gai1_${"A".repeat(8188)}`)), "limit-exceeded");
-bad("stream-token-empty", "A mapping with an empty stream token.", "server", mutate(base.invocationAccepted, (m) => (m.mappings[1].streamToken = "")));
-bad("cursor-token-empty-on-item", "An output item with an empty cursor token.", "server", mutate(base.outputStreamItem, (m) => (m.cursorToken = "")));
-bad("output-cursors-duplicate", "The same output cursor twice.", "client", mutate(base.resumeAttach, (m) => (m.outputCursors = [CURSOR, CURSOR])));
-bad("output-cursors-not-array", "outputCursors must be an array.", "client", mutate(base.resumeAttach, (m) => (m.outputCursors = CURSOR)));
-bad("output-cursors-empty-token", "An empty output cursor.", "client", mutate(base.resumeAttach, (m) => (m.outputCursors = [""])));
-bad("output-cursors-null-element", "A null output cursor.", "client", mutate(base.resumeAttach, (m) => (m.outputCursors = [null])));
+bad(
+  "session-token-empty",
+  "An empty session token.",
+  "client",
+  mutate(base.resumeAttach, (m) => (m.sessionToken = "")),
+);
+bad(
+  "session-token-space",
+  "A token containing a space.",
+  "client",
+  mutate(base.resumeAttach, (m) => (m.sessionToken = "gai1_abc def")),
+);
+bad(
+  "session-token-non-ascii",
+  "A token containing a non-ASCII character.",
+  "client",
+  mutate(base.resumeAttach, (m) => (m.sessionToken = "gai1_é")),
+);
+bad(
+  "session-token-control",
+  "A token containing a control character.",
+  "server",
+  mutate(base.invocationAccepted, (m) => (m.sessionToken = "gai1_\n")),
+);
+bad(
+  "session-token-number",
+  "A token must be a string.",
+  "client",
+  mutate(base.resumeAttach, (m) => (m.sessionToken = 5)),
+);
+bad(
+  "session-token-8193",
+  "A token of 8193 bytes: over the 8192-byte token limit.",
+  "client",
+  mutate(base.resumeAttach, (m) => (m.sessionToken = `gai1_${"A".repeat(8188)}`)),
+  "limit-exceeded",
+);
+bad(
+  "stream-token-empty",
+  "A mapping with an empty stream token.",
+  "server",
+  mutate(base.invocationAccepted, (m) => (m.mappings[1].streamToken = "")),
+);
+bad(
+  "cursor-token-empty-on-item",
+  "An output item with an empty cursor token.",
+  "server",
+  mutate(base.outputStreamItem, (m) => (m.cursorToken = "")),
+);
+bad(
+  "output-cursors-duplicate",
+  "The same output cursor twice.",
+  "client",
+  mutate(base.resumeAttach, (m) => (m.outputCursors = [CURSOR, CURSOR])),
+);
+bad(
+  "output-cursors-not-array",
+  "outputCursors must be an array.",
+  "client",
+  mutate(base.resumeAttach, (m) => (m.outputCursors = CURSOR)),
+);
+bad(
+  "output-cursors-empty-token",
+  "An empty output cursor.",
+  "client",
+  mutate(base.resumeAttach, (m) => (m.outputCursors = [""])),
+);
+bad(
+  "output-cursors-null-element",
+  "A null output cursor.",
+  "client",
+  mutate(base.resumeAttach, (m) => (m.outputCursors = [null])),
+);
 generated(
   "output-cursors-too-many",
   "4097 distinct output cursors: more than a session's 4096 streams.",
@@ -816,52 +1566,179 @@ const okMeta = meta("input-u8", { itemCount: "3" });
 const env = (metadata, payload = [1, 2, 3]) => envelope(typeof metadata === "string" ? metadata : canon(metadata), payload);
 badEnvelope("envelope-empty", "An empty binary message.", "client", []);
 badEnvelope("envelope-short-prefix", "A binary message shorter than its 4-byte length prefix.", "client", [0, 0, 0]);
-badEnvelope("envelope-metadata-length-over-limit", "A metadata length of 65537: over 64 KiB, rejected before reading metadata.", "client", [0x00, 0x01, 0x00, 0x01, 0x7b, 0x7d], "limit-exceeded");
+badEnvelope(
+  "envelope-metadata-length-over-limit",
+  "A metadata length of 65537: over 64 KiB, rejected before reading metadata.",
+  "client",
+  [0x00, 0x01, 0x00, 0x01, 0x7b, 0x7d],
+  "limit-exceeded",
+);
 badEnvelope("envelope-metadata-length-huge", "A metadata length of 2^32 - 1.", "server", [0xff, 0xff, 0xff, 0xff], "limit-exceeded");
-badEnvelope("envelope-metadata-truncated", "A metadata length longer than the message.", "client", Buffer.concat([Buffer.from([0, 0, 0, 200]), utf8(canon(okMeta))]));
+badEnvelope(
+  "envelope-metadata-truncated",
+  "A metadata length longer than the message.",
+  "client",
+  Buffer.concat([Buffer.from([0, 0, 0, 200]), utf8(canon(okMeta))]),
+);
 badEnvelope("envelope-metadata-empty", "A zero metadata length: empty metadata is not JSON.", "client", [0, 0, 0, 0, 1, 2, 3]);
 badEnvelope("envelope-metadata-not-json", "Metadata that is not JSON.", "client", env("kind=input-u8"));
 badEnvelope(
   "envelope-metadata-invalid-utf8",
   "Metadata with an invalid UTF-8 byte (FE) inside a string.",
   "client",
-  envelope(Buffer.concat([utf8('{"channel":1,"itemCount":"3","kind":"input-u8","sequence":"0","version":1,"x":"'), Buffer.from([0xfe]), utf8('"}')]), [1, 2, 3]),
+  envelope(
+    Buffer.concat([
+      utf8('{"channel":1,"itemCount":"3","kind":"input-u8","sequence":"0","version":1,"x":"'),
+      Buffer.from([0xfe]),
+      utf8('"}'),
+    ]),
+    [1, 2, 3],
+  ),
 );
 badEnvelope("envelope-metadata-array", "Metadata that is a JSON array.", "client", env("[1]"));
-badEnvelope("envelope-metadata-duplicate", "Metadata with a duplicate member.", "client", env('{"channel":1,"channel":1,"itemCount":"3","kind":"input-u8","sequence":"0","version":1}'));
-badEnvelope("envelope-metadata-too-deep", "Metadata whose containers nest 129 deep.", "client", env(`{"x":${"[".repeat(128)}${"]".repeat(128)}}`), "limit-exceeded");
+badEnvelope(
+  "envelope-metadata-duplicate",
+  "Metadata with a duplicate member.",
+  "client",
+  env('{"channel":1,"channel":1,"itemCount":"3","kind":"input-u8","sequence":"0","version":1}'),
+);
+badEnvelope(
+  "envelope-metadata-too-deep",
+  "Metadata whose containers nest 129 deep.",
+  "client",
+  env(`{"x":${"[".repeat(128)}${"]".repeat(128)}}`),
+  "limit-exceeded",
+);
 badEnvelope("envelope-version-missing", "Metadata without version.", "client", env(mutate(okMeta, (m) => delete m.version)));
 badEnvelope("envelope-version-two", "Metadata with version 2.", "client", env(mutate(okMeta, (m) => (m.version = 2))));
-badEnvelope("envelope-version-string", "Metadata with version \"1\".", "client", env(mutate(okMeta, (m) => (m.version = "1"))));
+badEnvelope("envelope-version-string", 'Metadata with version "1".', "client", env(mutate(okMeta, (m) => (m.version = "1"))));
 badEnvelope("envelope-kind-missing", "Metadata without kind.", "client", env(mutate(okMeta, (m) => delete m.kind)));
 badEnvelope("envelope-kind-unknown", "An unknown metadata kind.", "client", env(mutate(okMeta, (m) => (m.kind = "input-u16"))));
 badEnvelope("envelope-text-variant", "A text variant sent in a binary frame.", "client", env(base.inputStreamItem, []));
-badEnvelope("envelope-output-kind-from-client", "output-u8 sent by a client.", "client", env(meta("output-u8", { cursorToken: CURSOR, itemCount: "3" })));
+badEnvelope(
+  "envelope-output-kind-from-client",
+  "output-u8 sent by a client.",
+  "client",
+  env(meta("output-u8", { cursorToken: CURSOR, itemCount: "3" })),
+);
 badEnvelope("envelope-input-kind-from-server", "input-binary sent by a server.", "server", env(meta("input-binary", { itemCount: "1" })));
 badEnvelope("envelope-unknown-member", "Metadata with an unknown member.", "client", env(mutate(okMeta, (m) => (m.offset = "0"))));
 badEnvelope("envelope-channel-zero", "Metadata on channel 0.", "client", env(mutate(okMeta, (m) => (m.channel = 0))));
-badEnvelope("envelope-channel-string", "Metadata channel as a string.", "server", env(meta("output-u8", { channel: "1", cursorToken: CURSOR, itemCount: "3" })));
+badEnvelope(
+  "envelope-channel-string",
+  "Metadata channel as a string.",
+  "server",
+  env(meta("output-u8", { channel: "1", cursorToken: CURSOR, itemCount: "3" })),
+);
 badEnvelope("envelope-sequence-number", "Metadata sequence as a JSON number.", "client", env(mutate(okMeta, (m) => (m.sequence = 0))));
-badEnvelope("envelope-sequence-non-canonical", "Metadata sequence with a leading zero.", "client", env(mutate(okMeta, (m) => (m.sequence = "00"))));
+badEnvelope(
+  "envelope-sequence-non-canonical",
+  "Metadata sequence with a leading zero.",
+  "client",
+  env(mutate(okMeta, (m) => (m.sequence = "00"))),
+);
 badEnvelope("envelope-item-count-missing", "Metadata without itemCount.", "client", env(mutate(okMeta, (m) => delete m.itemCount)));
 badEnvelope("envelope-item-count-number", "itemCount as a JSON number.", "client", env(mutate(okMeta, (m) => (m.itemCount = 3))));
-badEnvelope("envelope-item-count-non-canonical", "itemCount with a leading zero.", "client", env(mutate(okMeta, (m) => (m.itemCount = "03"))));
-badEnvelope("envelope-u8-item-count-mismatch", "A packed u8 itemCount that differs from the payload length.", "client", env(mutate(okMeta, (m) => (m.itemCount = "2"))));
-badEnvelope("envelope-binary-item-count-two", "A binary item's itemCount must be 1.", "client", env(meta("input-binary", { itemCount: "2" })));
-badEnvelope("envelope-binary-item-count-zero", "A binary item's itemCount must be 1, even with an empty payload.", "server", env(meta("output-binary", { cursorToken: CURSOR, itemCount: "0" }), []));
-badEnvelope("envelope-u8-empty-payload", "A packed u8 batch with no bytes.", "client", env(mutate(okMeta, (m) => (m.itemCount = "0")), []));
-badEnvelope("envelope-u8-overflow", "sequence + itemCount overflows a u64: 2^64 - 2 plus 2.", "client", env(meta("input-u8", { itemCount: "2", sequence: "18446744073709551614" }), [1, 2]));
-badEnvelope("envelope-binary-overflow", "A binary item at sequence 2^64 - 1 overflows sequence + 1.", "server", env(meta("output-binary", { cursorToken: CURSOR, itemCount: "1", sequence: U64_MAX }), [1]));
-badEnvelope("envelope-cursor-on-input", "cursorToken is forbidden on input kinds.", "client", env(mutate(okMeta, (m) => (m.cursorToken = CURSOR))));
-badEnvelope("envelope-cursor-missing-on-output", "cursorToken is required on output kinds.", "server", env(meta("output-u8", { itemCount: "3" })));
-badEnvelope("envelope-cursor-null-on-output", "cursorToken null on an output kind.", "server", env(meta("output-binary", { cursorToken: null, itemCount: "1" })));
+badEnvelope(
+  "envelope-item-count-non-canonical",
+  "itemCount with a leading zero.",
+  "client",
+  env(mutate(okMeta, (m) => (m.itemCount = "03"))),
+);
+badEnvelope(
+  "envelope-u8-item-count-mismatch",
+  "A packed u8 itemCount that differs from the payload length.",
+  "client",
+  env(mutate(okMeta, (m) => (m.itemCount = "2"))),
+);
+badEnvelope(
+  "envelope-binary-item-count-two",
+  "A binary item's itemCount must be 1.",
+  "client",
+  env(meta("input-binary", { itemCount: "2" })),
+);
+badEnvelope(
+  "envelope-binary-item-count-zero",
+  "A binary item's itemCount must be 1, even with an empty payload.",
+  "server",
+  env(meta("output-binary", { cursorToken: CURSOR, itemCount: "0" }), []),
+);
+badEnvelope(
+  "envelope-u8-empty-payload",
+  "A packed u8 batch with no bytes.",
+  "client",
+  env(
+    mutate(okMeta, (m) => (m.itemCount = "0")),
+    [],
+  ),
+);
+badEnvelope(
+  "envelope-u8-overflow",
+  "sequence + itemCount overflows a u64: 2^64 - 2 plus 2.",
+  "client",
+  env(meta("input-u8", { itemCount: "2", sequence: "18446744073709551614" }), [1, 2]),
+);
+badEnvelope(
+  "envelope-binary-overflow",
+  "A binary item at sequence 2^64 - 1 overflows sequence + 1.",
+  "server",
+  env(meta("output-binary", { cursorToken: CURSOR, itemCount: "1", sequence: U64_MAX }), [1]),
+);
+badEnvelope(
+  "envelope-cursor-on-input",
+  "cursorToken is forbidden on input kinds.",
+  "client",
+  env(mutate(okMeta, (m) => (m.cursorToken = CURSOR))),
+);
+badEnvelope(
+  "envelope-cursor-missing-on-output",
+  "cursorToken is required on output kinds.",
+  "server",
+  env(meta("output-u8", { itemCount: "3" })),
+);
+badEnvelope(
+  "envelope-cursor-null-on-output",
+  "cursorToken null on an output kind.",
+  "server",
+  env(meta("output-binary", { cursorToken: null, itemCount: "1" })),
+);
 badEnvelope("envelope-cursor-empty", "An empty cursorToken.", "server", env(meta("output-u8", { cursorToken: "", itemCount: "3" })));
-badEnvelope("envelope-mime-on-u8", "mimeType is only allowed on binary kinds.", "client", env(mutate(okMeta, (m) => (m.mimeType = "text/plain"))));
-badEnvelope("envelope-mime-on-output-u8", "mimeType is only allowed on binary kinds (output).", "server", env(meta("output-u8", { cursorToken: CURSOR, itemCount: "3", mimeType: "text/plain" })));
-badEnvelope("envelope-mime-no-subtype", "A MIME type without a subtype.", "client", env(meta("input-binary", { itemCount: "1", mimeType: "text" })));
-badEnvelope("envelope-mime-parameters", "A MIME type with parameters does not match the section 3.1 pattern.", "client", env(meta("input-binary", { itemCount: "1", mimeType: "text/plain; charset=utf-8" })));
-badEnvelope("envelope-mime-non-ascii", "A MIME type with a non-ASCII character.", "server", env(meta("output-binary", { cursorToken: CURSOR, itemCount: "1", mimeType: "image/pñg" })));
-badEnvelope("envelope-mime-null", "mimeType must be omitted, not null.", "client", env(meta("input-binary", { itemCount: "1", mimeType: null })));
+badEnvelope(
+  "envelope-mime-on-u8",
+  "mimeType is only allowed on binary kinds.",
+  "client",
+  env(mutate(okMeta, (m) => (m.mimeType = "text/plain"))),
+);
+badEnvelope(
+  "envelope-mime-on-output-u8",
+  "mimeType is only allowed on binary kinds (output).",
+  "server",
+  env(meta("output-u8", { cursorToken: CURSOR, itemCount: "3", mimeType: "text/plain" })),
+);
+badEnvelope(
+  "envelope-mime-no-subtype",
+  "A MIME type without a subtype.",
+  "client",
+  env(meta("input-binary", { itemCount: "1", mimeType: "text" })),
+);
+badEnvelope(
+  "envelope-mime-parameters",
+  "A MIME type with parameters does not match the section 3.1 pattern.",
+  "client",
+  env(meta("input-binary", { itemCount: "1", mimeType: "text/plain; charset=utf-8" })),
+);
+badEnvelope(
+  "envelope-mime-non-ascii",
+  "A MIME type with a non-ASCII character.",
+  "server",
+  env(meta("output-binary", { cursorToken: CURSOR, itemCount: "1", mimeType: "image/pñg" })),
+);
+badEnvelope(
+  "envelope-mime-null",
+  "mimeType must be omitted, not null.",
+  "client",
+  env(meta("input-binary", { itemCount: "1", mimeType: null })),
+);
 generated(
   "envelope-u8-payload-over-limit",
   "A packed u8 batch of 1 MiB + 1 bytes: over the packed limit.",

@@ -12,13 +12,7 @@ import { canonicalJson } from "./canonical-json.js";
 import { channelCodec, mimeTypeCodec, tokenCodec, u64Codec } from "./fields.js";
 import { type JsonObject, getMember, isJsonObject } from "./json.js";
 import { LIMITS, U64_MAX } from "./limits.js";
-import type {
-  BinaryMessage,
-  InputBinaryItem,
-  InputU8Batch,
-  OutputBinaryItem,
-  OutputU8Batch,
-} from "./messages.js";
+import type { BinaryMessage, InputBinaryItem, InputU8Batch, OutputBinaryItem, OutputU8Batch } from "./messages.js";
 import { parseStrictJson } from "./strict-json.js";
 import { encodeUtf8 } from "./utf8.js";
 
@@ -179,7 +173,7 @@ export function encodeBinaryMessage(message: object, allocate: EnvelopeAllocator
 }
 
 function readU32(data: Uint8Array): number {
-  return ((data[0] as number) * 0x1000000 + (((data[1] as number) << 16) | ((data[2] as number) << 8) | (data[3] as number)));
+  return (data[0] as number) * 0x1000000 + (((data[1] as number) << 16) | ((data[2] as number) << 8) | (data[3] as number));
 }
 
 function checkPayloadSize(rules: AnyKindRules, length: number): void {

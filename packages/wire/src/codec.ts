@@ -69,13 +69,7 @@ export class MemberTable<T> {
    * caller has already checked (`version`, `type`, `kind`); any other member
    * not in the table is rejected. `what` names the object in errors.
    */
-  decode(
-    json: JsonObject,
-    at: string,
-    what: string,
-    into: Record<string, unknown>,
-    reserved: ReadonlySet<string> | null = null,
-  ): void {
+  decode(json: JsonObject, at: string, what: string, into: Record<string, unknown>, reserved: ReadonlySet<string> | null = null): void {
     let required = 0;
     for (const name in json) {
       const member = this.byName.get(name);
@@ -159,11 +153,7 @@ export function quoteName(name: string): string {
  * enforces rules that span members; it runs on the typed value in both
  * directions.
  */
-export function objectCodec<T>(
-  what: string,
-  members: MembersOf<T>,
-  check?: (value: T, at: string) => void,
-): Codec<T> {
+export function objectCodec<T>(what: string, members: MembersOf<T>, check?: (value: T, at: string) => void): Codec<T> {
   const table = new MemberTable(members);
   return {
     decode(json, at) {

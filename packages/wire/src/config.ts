@@ -36,10 +36,7 @@ function rejectStreamReferences(value: unknown, at: string): void {
   const found = findStreamReference(value, 0);
   if (found === null) return;
   if (found === TOO_DEEP) throw limitAt(at, `nests deeper than ${LIMITS.maxJsonDepth}`);
-  const where = found.reduceRight<string>(
-    (path, key) => (typeof key === "number" ? elementPath(path, key) : memberPath(path, key)),
-    at,
-  );
+  const where = found.reduceRight<string>((path, key) => (typeof key === "number" ? elementPath(path, key) : memberPath(path, key)), at);
   throw invalidAt(where, "must not contain a stream reference");
 }
 
@@ -79,18 +76,14 @@ const configEntryCodec = objectCodec<ConfigEntry>("a configuration entry", {
 });
 
 /** At most 256 entries, each naming a distinct path. */
-export const configCodec: Codec<readonly ConfigEntry[]> = arrayCodec(
-  configEntryCodec,
-  { max: LIMITS.maxConfigEntries },
-  (entries, at) => {
-    if (entries.length < 2) return;
-    // Two values for one path would make the configuration ambiguous, as a
-    // duplicate member name makes an object ambiguous (section 2).
-    const seen = new Set<string>();
-    entries.forEach((entry, index) => {
-      const key = JSON.stringify(entry.path);
-      if (seen.has(key)) throw invalidAt(memberPath(elementPath(at, index), "path"), "repeats the path of an earlier entry");
-      seen.add(key);
-    });
-  },
-);
+export const configCodec: Codec<readonly ConfigEntry[]> = arrayCodec(configEntryCodec, { max: LIMITS.maxConfigEntries }, (entries, at) => {
+  if (entries.length < 2) return;
+  // Two values for one path would make the configuration ambiguous, as a
+  // duplicate member name makes an object ambiguous (section 2).
+  const seen = new Set<string>();
+  entries.forEach((entry, index) => {
+    const key = JSON.stringify(entry.path);
+    if (seen.has(key)) throw invalidAt(memberPath(elementPath(at, index), "path"), "repeats the path of an earlier entry");
+    seen.add(key);
+  });
+});

@@ -70,10 +70,15 @@ export function decodeCanonicalInputItem(text: string): InputStreamItem | undefi
   const sequenceEnd = valueStart - AFTER_SEQUENCE;
   try {
     const channel = channelCodec.decode(digitsValue(text, CHANNEL_START, channelEnd), "channel");
-    const sequence = sequenceEnd - sequenceStart <= EXACT_DIGITS ? BigInt(digitsValue(text, sequenceStart, sequenceEnd)) : BigInt(text.slice(sequenceStart, sequenceEnd));
+    const sequence =
+      sequenceEnd - sequenceStart <= EXACT_DIGITS
+        ? BigInt(digitsValue(text, sequenceStart, sequenceEnd))
+        : BigInt(text.slice(sequenceStart, sequenceEnd));
     // u64Codec's range, and room for the item itself (the variant's own check).
     if (sequence >= U64_MAX) return undefined;
-    const value = plainStringNode(text, valueStart, valueEnd) ?? schemaValueCodec.decode(parseStrictJson(text.slice(valueStart, valueEnd), VALUE_OPTIONS), "value");
+    const value =
+      plainStringNode(text, valueStart, valueEnd) ??
+      schemaValueCodec.decode(parseStrictJson(text.slice(valueStart, valueEnd), VALUE_OPTIONS), "value");
     return { type: "inputStreamItem", channel, sequence, value };
   } catch {
     return undefined;

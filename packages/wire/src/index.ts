@@ -12,13 +12,7 @@
  */
 export { decodeClientMessage, decodeServerMessage } from "./decode.js";
 export { recoverAttemptId } from "./attempt-recovery.js";
-export {
-  encodeMessage,
-  encodeClientMessage,
-  encodeServerMessage,
-  type EncodeOptions,
-  type TextMessage,
-} from "./encode.js";
+export { encodeMessage, encodeClientMessage, encodeServerMessage, type EncodeOptions, type TextMessage } from "./encode.js";
 export { BINARY_KINDS, type BinaryKind, type EnvelopeAllocator } from "./binary-envelope.js";
 export { EnvelopePool } from "./envelope-pool.js";
 export * from "./messages.js";

@@ -43,8 +43,7 @@ export const LIMITS = {
 } as const;
 
 /** Largest binary message: payload plus the 4-byte length prefix plus metadata. */
-export const MAX_BINARY_MESSAGE_BYTES =
-  4 + LIMITS.maxBinaryMetadataBytes + LIMITS.maxBinaryPayloadBytes;
+export const MAX_BINARY_MESSAGE_BYTES = 4 + LIMITS.maxBinaryMetadataBytes + LIMITS.maxBinaryPayloadBytes;
 
 /** 2^64 - 1, the largest u64. */
 export const U64_MAX = (1n << 64n) - 1n;

@@ -129,8 +129,7 @@ export interface InvocationRejected {
 }
 
 export type InvocationResultBody =
-  | { readonly kind: "none" }
-  | { readonly kind: "value"; readonly graph: SchemaGraphJson; readonly value: SchemaValueJson };
+  { readonly kind: "none" } | { readonly kind: "value"; readonly graph: SchemaGraphJson; readonly value: SchemaValueJson };
 
 export interface InvocationResult {
   readonly type: "invocationResult";
@@ -186,8 +185,7 @@ export interface AttachmentRevoked {
 }
 
 export type InvocationOutcome =
-  | { readonly kind: "success" }
-  | { readonly kind: "failure"; readonly code: ErrorCode; readonly message: string };
+  { readonly kind: "success" } | { readonly kind: "failure"; readonly code: ErrorCode; readonly message: string };
 
 export interface InvocationFinished {
   readonly type: "invocationFinished";
@@ -232,12 +230,7 @@ export interface OutputBinaryItem {
   readonly mimeType?: string;
 }
 
-export type ClientTextMessage =
-  | InvocationStart
-  | ResumeAttach
-  | InputStreamItem
-  | InputStreamEnd
-  | ClientStreamCancel;
+export type ClientTextMessage = InvocationStart | ResumeAttach | InputStreamItem | InputStreamEnd | ClientStreamCancel;
 export type ClientBinaryMessage = InputU8Batch | InputBinaryItem;
 export type ClientMessage = ClientTextMessage | ClientBinaryMessage;
 

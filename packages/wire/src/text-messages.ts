@@ -3,16 +3,7 @@
  * (protocol sections 5 and 6). `version` and `type` are common to all of
  * them and are checked by the caller before a table is used.
  */
-import {
-  type Codec,
-  type MembersOf,
-  MemberTable,
-  arrayCodec,
-  invalidAt,
-  objectCodec,
-  optional,
-  required,
-} from "./codec.js";
+import { type Codec, type MembersOf, MemberTable, arrayCodec, invalidAt, objectCodec, optional, required } from "./codec.js";
 import { configCodec } from "./config.js";
 import {
   booleanCodec,
@@ -104,13 +95,9 @@ const selectorCodec = objectCodec<Selector>("a selector", {
 });
 
 /** At most one cursor per output stream: no duplicates, no more than a session's streams. */
-const outputCursorsCodec: Codec<readonly string[]> = arrayCodec(
-  tokenCodec,
-  { max: LIMITS.maxStreamsPerSession },
-  (cursors, at) => {
-    if (new Set(cursors).size !== cursors.length) throw invalidAt(at, "must not contain the same cursor twice");
-  },
-);
+const outputCursorsCodec: Codec<readonly string[]> = arrayCodec(tokenCodec, { max: LIMITS.maxStreamsPerSession }, (cursors, at) => {
+  if (new Set(cursors).size !== cursors.length) throw invalidAt(at, "must not contain the same cursor twice");
+});
 
 const resultBodyCodec = taggedUnion<InvocationResultBody>("a result", {
   none: objectCodec("a result without value", { kind: required(literalCodec("none")) }),

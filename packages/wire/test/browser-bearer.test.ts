@@ -2,7 +2,11 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { BEARER_SUBPROTOCOL_PREFIX, decodeBearerSubprotocol, encodeBearerSubprotocol } from "../src/index.js";
 
-const visibleAscii = fc.string({ unit: fc.integer({ min: 0x21, max: 0x7e }).map((code) => String.fromCharCode(code)), minLength: 1, maxLength: 200 });
+const visibleAscii = fc.string({
+  unit: fc.integer({ min: 0x21, max: 0x7e }).map((code) => String.fromCharCode(code)),
+  minLength: 1,
+  maxLength: 200,
+});
 /** RFC 7230 `token` characters: what a Sec-WebSocket-Protocol entry may hold. */
 const HTTP_TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 

@@ -30,9 +30,7 @@ describe("member order", () => {
   });
 
   it("sorts nested objects and keeps array order", () => {
-    expect(canonicalJson({ b: [{ y: 1, x: 2 }, 3], a: { d: null, c: true } })).toBe(
-      '{"a":{"c":true,"d":null},"b":[{"x":2,"y":1},3]}',
-    );
+    expect(canonicalJson({ b: [{ y: 1, x: 2 }, 3], a: { d: null, c: true } })).toBe('{"a":{"c":true,"d":null},"b":[{"x":2,"y":1},3]}');
   });
 
   it("agrees with a sort over code point arrays for any names", () => {

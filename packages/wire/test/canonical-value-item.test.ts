@@ -27,9 +27,9 @@ const unicodeValue = fc.record({
   kind: fc.string({ maxLength: 12, unit: "grapheme" }),
   value: fc.jsonValue({ maxDepth: 3, stringUnit: "grapheme" }) as fc.Arbitrary<JsonValue>,
 });
-const item = fc.tuple(outputStreamItem, fc.option(unicodeValue, { nil: undefined })).map(
-  ([message, value]): OutputStreamItem => (value === undefined ? message : { ...message, value }),
-);
+const item = fc
+  .tuple(outputStreamItem, fc.option(unicodeValue, { nil: undefined }))
+  .map(([message, value]): OutputStreamItem => (value === undefined ? message : { ...message, value }));
 
 function split(message: OutputStreamItem): { head: OutputStreamItemHead; stored: Uint8Array } {
   const { value, ...head } = message;
@@ -86,10 +86,17 @@ describe("encodeOutputStreamItemWithCanonicalValue", () => {
     const head: OutputStreamItemHead = { type: "outputStreamItem", channel: 1, cursorToken: "t", mappings: [], sequence: 0n };
     const notUtf8 = Uint8Array.of(...encodeUtf8('{"kind":"'), 0xff, ...encodeUtf8('","value":1}'));
     for (const bytes of ["", "null", '{"kind":"s"', '{"value":1,"kind":"s"}', '["kind"]'].map(encodeUtf8)) {
-      expect(outcome(() => encodeOutputStreamItemWithCanonicalValue(head, bytes))).toMatchObject({ code: "invalid-message", path: "value" });
+      expect(outcome(() => encodeOutputStreamItemWithCanonicalValue(head, bytes))).toMatchObject({
+        code: "invalid-message",
+        path: "value",
+      });
     }
     expect(outcome(() => encodeOutputStreamItemWithCanonicalValue(head, notUtf8))).toMatchObject({ code: "invalid-message" });
-    expect(outcome(() => encodeOutputStreamItemWithCanonicalValue({ ...head, type: "outputStreamEnd" } as never, encodeUtf8('{"kind":"s","value":1}')))).toMatchObject({
+    expect(
+      outcome(() =>
+        encodeOutputStreamItemWithCanonicalValue({ ...head, type: "outputStreamEnd" } as never, encodeUtf8('{"kind":"s","value":1}')),
+      ),
+    ).toMatchObject({
       code: "invalid-message",
       path: "type",
     });

@@ -11,9 +11,9 @@ import { type ClientMessage, decodeClientMessage, encodeClientMessage, LIMITS, U
 import { decodeCanonicalInputItem } from "../src/decode-input-item.js";
 import { channel, schemaValue, u64 } from "./support/arbitraries.js";
 
-const inputItem = fc.record({ channel, sequence: u64.filter((s) => s < U64_MAX), value: schemaValue }).map(
-  (m): ClientMessage => ({ type: "inputStreamItem", ...m }),
-);
+const inputItem = fc
+  .record({ channel, sequence: u64.filter((s) => s < U64_MAX), value: schemaValue })
+  .map((m): ClientMessage => ({ type: "inputStreamItem", ...m }));
 
 /** What the full decoder says: the message, or the error's code. */
 function full(text: string): ClientMessage | string {
@@ -43,7 +43,14 @@ const stringText = fc.oneof(
   fc.string({ unit: "grapheme", maxLength: 40 }),
 );
 const stringItem = fc
-  .record({ channel, sequence: fc.oneof(u64.filter((s) => s < U64_MAX), fc.bigInt({ min: 0n, max: 1n << 60n })), text: stringText })
+  .record({
+    channel,
+    sequence: fc.oneof(
+      u64.filter((s) => s < U64_MAX),
+      fc.bigInt({ min: 0n, max: 1n << 60n }),
+    ),
+    text: stringText,
+  })
   .map(({ channel, sequence, text }) => ({ channel, sequence, value: { kind: "string", value: text } }));
 
 /** The text a client encoder writes for a string item, written by hand so that ill-formed texts can be written too. */
@@ -69,7 +76,12 @@ describe("decodeCanonicalInputItem", () => {
   it("reads a string item in place exactly when the full decoder accepts it, with the same message", () => {
     fc.assert(
       fc.property(stringItem, ({ channel, sequence, value }) => {
-        for (const text of [stringItemText(channel, sequence, value.value), stringItemText(channel, sequence, value.value).replace(/\\u00([01][0-9a-f])/g, (_, hex: string) => String.fromCharCode(Number.parseInt(hex, 16)))]) {
+        for (const text of [
+          stringItemText(channel, sequence, value.value),
+          stringItemText(channel, sequence, value.value).replace(/\\u00([01][0-9a-f])/g, (_, hex: string) =>
+            String.fromCharCode(Number.parseInt(hex, 16)),
+          ),
+        ]) {
           const fast = decodeCanonicalInputItem(text);
           const slow = full(text);
           // Answers for every text the full decoder accepts (escaped ones through the parser), never for one it refuses.
@@ -82,7 +94,10 @@ describe("decodeCanonicalInputItem", () => {
   });
 
   it("on mutated string items, answers only where the full decoder accepts the same message", () => {
-    const mutation = fc.array(fc.tuple(fc.nat(), fc.constantFrom(...NOISE), fc.constantFrom("replace", "insert", "delete")), { minLength: 1, maxLength: 2 });
+    const mutation = fc.array(fc.tuple(fc.nat(), fc.constantFrom(...NOISE), fc.constantFrom("replace", "insert", "delete")), {
+      minLength: 1,
+      maxLength: 2,
+    });
     fc.assert(
       fc.property(stringItem, mutation, ({ channel, sequence, value }, edits) => {
         let text = stringItemText(channel, sequence, value.value);

@@ -6,17 +6,9 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import {
-  CHANNEL_MAX,
-  LIMITS,
-  U64_MAX,
-  encodeClientMessage,
-  type JsonValue,
-  type SchemaValueJson,
-} from "../src/index.js";
+import { CHANNEL_MAX, LIMITS, U64_MAX, encodeClientMessage, type JsonValue, type SchemaValueJson } from "../src/index.js";
 import { encodeInputStreamItemValue, isInputItemPosition } from "../src/internal.js";
 import { outcome, viaParts, viaTable } from "./support/input-item-encodings.js";
-
 
 const json = fc.jsonValue({ maxDepth: 4, stringUnit: "grapheme" }) as fc.Arbitrary<JsonValue>;
 const anything = fc.oneof(json, fc.anything({ maxDepth: 3 }), fc.constant(Number.NaN), fc.constant("\ud800"), fc.constant(undefined));

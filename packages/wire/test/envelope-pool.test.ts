@@ -80,7 +80,13 @@ describe("EnvelopePool", () => {
 
   it("serves as the encoders' allocator: the message is the view it returns", () => {
     const pool = new EnvelopePool(4 * 1024 * KiB);
-    const message = { type: "output-binary" as const, channel: 2, sequence: 7n, cursorToken: "c", payload: new Uint8Array(100 * KiB).fill(3) };
+    const message = {
+      type: "output-binary" as const,
+      channel: 2,
+      sequence: 7n,
+      cursorToken: "c",
+      payload: new Uint8Array(100 * KiB).fill(3),
+    };
     const first = encodeServerMessage(message, pool.encodeOptions) as Uint8Array;
     expect(pool.owns(first)).toBe(true);
     pool.release(first);

@@ -9,9 +9,7 @@ import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { ProtocolError, parseStrictJson } from "../src/index.js";
 
-const suiteDir = fileURLToPath(
-  new URL("../../../../shared/conformance/JSONTestSuite/test_parsing/", import.meta.url),
-);
+const suiteDir = fileURLToPath(new URL("../../../../shared/conformance/JSONTestSuite/test_parsing/", import.meta.url));
 const present = existsSync(suiteDir);
 if (!present) {
   console.log(`JSONTestSuite skipped: ${suiteDir} is absent (it ships in ../shared, not in the repository)`);
@@ -76,7 +74,11 @@ function accepts(bytes: Uint8Array): boolean {
 }
 
 describe.skipIf(!present)("JSONTestSuite test_parsing", () => {
-  const files = present ? readdirSync(suiteDir).filter((name) => name.endsWith(".json")).sort() : [];
+  const files = present
+    ? readdirSync(suiteDir)
+        .filter((name) => name.endsWith(".json"))
+        .sort()
+    : [];
   const read = (name: string) => new Uint8Array(readFileSync(suiteDir + name));
 
   it("has the expected corpus", () => {

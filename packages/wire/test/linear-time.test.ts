@@ -74,8 +74,7 @@ function growth(make: (n: number) => string, n: number, decode: (text: string) =
   return large / small;
 }
 
-const item = (value: string) =>
-  `{"channel":1,"sequence":"0","type":"inputStreamItem","value":{"kind":"x","value":${value}},"version":1}`;
+const item = (value: string) => `{"channel":1,"sequence":"0","type":"inputStreamItem","value":{"kind":"x","value":${value}},"version":1}`;
 
 const SHAPES: readonly (readonly [string, (n: number) => string])[] = [
   ["many short strings, one backslash at the end", (n) => `[${'"ab",'.repeat(n)}"\\n"]`],
@@ -86,7 +85,10 @@ const SHAPES: readonly (readonly [string, (n: number) => string])[] = [
     "many objects of 16 members sharing their names",
     (n) => `[${Array.from({ length: n / 16 }, () => `{${Array.from({ length: 16 }, (_, i) => `"k${i}":1`).join(",")}}`).join(",")}]`,
   ],
-  ["nesting to the limit, repeatedly", (n) => `[${Array.from({ length: n / 100 }, () => `${"[".repeat(100)}${"]".repeat(100)}`).join(",")}]`],
+  [
+    "nesting to the limit, repeatedly",
+    (n) => `[${Array.from({ length: n / 100 }, () => `${"[".repeat(100)}${"]".repeat(100)}`).join(",")}]`,
+  ],
   ["one long number", (n) => `[0.${"1".repeat(n)}]`],
   ["many surrogate pair escapes", (n) => `["${"\\ud83d\\ude00".repeat(n)}"]`],
   ["an unterminated string full of escaped quotes", (n) => `["${'\\"'.repeat(n)}`],
@@ -99,7 +101,13 @@ describe("decoding work is linear in the input", () => {
   });
 
   it.each(SHAPES)("decodeClientMessage, as a SchemaValue: %s", (_name, make) => {
-    expect(growth((n) => item(make(n)), 4000, (text) => decodeClientMessage(text, false))).toBeLessThan(BOUND);
+    expect(
+      growth(
+        (n) => item(make(n)),
+        4000,
+        (text) => decodeClientMessage(text, false),
+      ),
+    ).toBeLessThan(BOUND);
   });
 
   it("a configuration value with many containers", () => {

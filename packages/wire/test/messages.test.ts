@@ -71,9 +71,7 @@ describe("limits at their boundary", () => {
     const ok = decodeClientMessage(frame(metadata(LIMITS.maxBinaryMetadataBytes)), true);
     // The MIME type is "a/" plus the filler.
     expect(ok.type === "input-binary" && ok.mimeType?.length).toBe(LIMITS.maxBinaryMetadataBytes - head.length - tail.length + 2);
-    expect(rejection(() => decodeClientMessage(frame(metadata(LIMITS.maxBinaryMetadataBytes + 1)), true)).code).toBe(
-      "limit-exceeded",
-    );
+    expect(rejection(() => decodeClientMessage(frame(metadata(LIMITS.maxBinaryMetadataBytes + 1)), true)).code).toBe("limit-exceeded");
   });
 
   it("accepts a packed u8 payload of exactly 1 MiB and a binary one of exactly 16 MiB", () => {
@@ -88,8 +86,14 @@ describe("limits at their boundary", () => {
 
   it("refuses to encode payloads over their limits, or an empty batch", () => {
     const over = (size: number) => new Uint8Array(size);
-    expect(rejection(() => encodeMessage({ type: "input-u8", channel: 1, sequence: 0n, payload: over(LIMITS.maxPackedU8PayloadBytes + 1) })).code).toBe("limit-exceeded");
-    expect(rejection(() => encodeMessage({ type: "input-binary", channel: 1, sequence: 0n, payload: over(LIMITS.maxBinaryPayloadBytes + 1) })).code).toBe("limit-exceeded");
+    expect(
+      rejection(() => encodeMessage({ type: "input-u8", channel: 1, sequence: 0n, payload: over(LIMITS.maxPackedU8PayloadBytes + 1) }))
+        .code,
+    ).toBe("limit-exceeded");
+    expect(
+      rejection(() => encodeMessage({ type: "input-binary", channel: 1, sequence: 0n, payload: over(LIMITS.maxBinaryPayloadBytes + 1) }))
+        .code,
+    ).toBe("limit-exceeded");
     expect(rejection(() => encodeMessage({ type: "input-u8", channel: 1, sequence: 0n, payload: over(0) })).code).toBe("invalid-message");
   });
 
@@ -97,7 +101,12 @@ describe("limits at their boundary", () => {
     // An item whose string value pads the canonical text to an exact size.
     const item = (textBytes: number) => {
       const empty = encodeMessage({ type: "inputStreamItem", channel: 1, sequence: 0n, value: { kind: "string", value: "" } });
-      return { type: "inputStreamItem" as const, channel: 1, sequence: 0n, value: { kind: "string", value: "é".repeat((textBytes - empty.length) / 2) } };
+      return {
+        type: "inputStreamItem" as const,
+        channel: 1,
+        sequence: 0n,
+        value: { kind: "string", value: "é".repeat((textBytes - empty.length) / 2) },
+      };
     };
     const atLimit = encodeMessage(item(LIMITS.maxTextMessageBytes));
     expect(encodeUtf8(atLimit).length).toBe(LIMITS.maxTextMessageBytes);
@@ -117,7 +126,13 @@ describe("limits at their boundary", () => {
     }));
     expect(decodeClientMessage(encodeMessage(start({ config })), false)).toEqual(start({ config }));
     const cursors = Array.from({ length: LIMITS.maxStreamsPerSession }, (_, i) => `c${i}`);
-    const resume = { type: "resumeAttach" as const, attemptId: ATTEMPT, operation: "resume" as const, outputCursors: cursors, sessionToken: "s".repeat(LIMITS.maxTokenBytes) };
+    const resume = {
+      type: "resumeAttach" as const,
+      attemptId: ATTEMPT,
+      operation: "resume" as const,
+      outputCursors: cursors,
+      sessionToken: "s".repeat(LIMITS.maxTokenBytes),
+    };
     expect(decodeClientMessage(encodeMessage(resume), false)).toEqual(resume);
     expect(rejection(() => encodeMessage({ ...resume, outputCursors: [...cursors, "extra"] })).code).toBe("limit-exceeded");
   });
@@ -170,7 +185,9 @@ describe("binary payloads", () => {
   });
 
   it("accept a Node Buffer, as ws delivers it", () => {
-    const frame = Buffer.from(encodeMessage({ type: "output-u8", channel: 2, sequence: 0n, cursorToken: "c1", payload: new Uint8Array([7]) }));
+    const frame = Buffer.from(
+      encodeMessage({ type: "output-u8", channel: 2, sequence: 0n, cursorToken: "c1", payload: new Uint8Array([7]) }),
+    );
     expect(decodeServerMessage(frame, true)).toMatchObject({ type: "output-u8", cursorToken: "c1", sequence: 0n });
   });
 });
@@ -192,12 +209,24 @@ describe("encoder checks", () => {
     ["a batch that overflows the sequence", { type: "input-u8", channel: 1, sequence: U64_MAX - 1n, payload: new Uint8Array(2) }],
     ["an item at the last sequence", { type: "inputStreamItem", channel: 1, sequence: U64_MAX, value: { kind: "bool", value: true } }],
     ["a stream reference in config", start({ config: [{ path: ["a"], value: [{ kind: "stream", value: { streamToken: "t" } }] }] })],
-    ["a non-JSON value inside a SchemaValue", { type: "inputStreamItem", channel: 1, sequence: 0n, value: { kind: "x", value: new Date() } }],
+    [
+      "a non-JSON value inside a SchemaValue",
+      { type: "inputStreamItem", channel: 1, sequence: 0n, value: { kind: "x", value: new Date() } },
+    ],
     ["an unknown type", { type: "inputStreamBegin", channel: 1 }],
-    ["duplicate mapping channels", { type: "inputStreamAck", channel: 1, highestContiguousSequence: 0n, terminal: false, mappings: [
-      { channel: 2, direction: "output", streamToken: "a" },
-      { channel: 2, direction: "output", streamToken: "b" },
-    ] }],
+    [
+      "duplicate mapping channels",
+      {
+        type: "inputStreamAck",
+        channel: 1,
+        highestContiguousSequence: 0n,
+        terminal: false,
+        mappings: [
+          { channel: 2, direction: "output", streamToken: "a" },
+          { channel: 2, direction: "output", streamToken: "b" },
+        ],
+      },
+    ],
   ])("refuses %s", (_name, message) => {
     expect(rejection(() => encodeMessage(message as Message)).code).toBe("invalid-message");
   });
@@ -211,7 +240,9 @@ describe("encoder checks", () => {
     expect(encodeMessage({ type: "streamCancel", channel: 3, reason: "transport-detached" })).toBe(
       '{"channel":3,"reason":"transport-detached","type":"streamCancel","version":1}',
     );
-    expect(rejection(() => decodeClientMessage('{"channel":3,"reason":"transport-detached","type":"streamCancel","version":1}', false)).code).toBe("invalid-message");
+    expect(
+      rejection(() => decodeClientMessage('{"channel":3,"reason":"transport-detached","type":"streamCancel","version":1}', false)).code,
+    ).toBe("invalid-message");
   });
 });
 
@@ -239,9 +270,19 @@ describe("errors", () => {
 
   it("never reveal token values", () => {
     const secret = "gai1_SECRET-TOKEN-VALUE";
-    const error = rejection(() => decodeClientMessage(JSON.stringify({
-      type: "resumeAttach", version: 1, attemptId: ATTEMPT, operation: "resume", outputCursors: [secret, secret], sessionToken: secret,
-    }), false));
+    const error = rejection(() =>
+      decodeClientMessage(
+        JSON.stringify({
+          type: "resumeAttach",
+          version: 1,
+          attemptId: ATTEMPT,
+          operation: "resume",
+          outputCursors: [secret, secret],
+          sessionToken: secret,
+        }),
+        false,
+      ),
+    );
     expect(error.message).not.toContain("SECRET");
   });
 

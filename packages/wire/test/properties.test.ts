@@ -148,12 +148,37 @@ describe("hostile input never escapes as a foreign error", () => {
 
   it("arbitrary JSON objects carrying a real variant name", () => {
     const types = fc.constantFrom(
-      "invocationStart", "resumeAttach", "inputStreamItem", "inputStreamEnd", "streamCancel",
-      "invocationAccepted", "invocationRejected", "invocationResult", "outputStreamItem",
-      "outputStreamEnd", "inputStreamAck", "attachmentRevoked", "invocationFinished",
+      "invocationStart",
+      "resumeAttach",
+      "inputStreamItem",
+      "inputStreamEnd",
+      "streamCancel",
+      "invocationAccepted",
+      "invocationRejected",
+      "invocationResult",
+      "outputStreamItem",
+      "outputStreamEnd",
+      "inputStreamAck",
+      "attachmentRevoked",
+      "invocationFinished",
     );
     const members = fc.dictionary(
-      fc.constantFrom("attemptId", "config", "channel", "sequence", "value", "mappings", "outcome", "result", "selector", "reason", "code", "terminal", "outputCursors", "__proto__"),
+      fc.constantFrom(
+        "attemptId",
+        "config",
+        "channel",
+        "sequence",
+        "value",
+        "mappings",
+        "outcome",
+        "result",
+        "selector",
+        "reason",
+        "code",
+        "terminal",
+        "outputCursors",
+        "__proto__",
+      ),
       fc.jsonValue({ maxDepth: 3 }),
     );
     fc.assert(

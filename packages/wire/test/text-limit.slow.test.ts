@@ -46,31 +46,25 @@ function outcomeOf(encode: () => string | Uint8Array): unknown {
   }
 }
 
-
 describe("encodeOutputStreamItemWithCanonicalValue", () => {
   it("applies the text limit at the same byte, whatever the value's characters", () => {
     const max = LIMITS.maxTextMessageBytes;
     fc.assert(
-      fc.property(
-        outputStreamItem,
-        fc.constantFrom("a", "é", "€", "😀"),
-        fc.integer({ min: -4, max: 4 }),
-        (message, unit, over) => {
-          const unitBytes = encodeUtf8(unit).length;
-          const envelope = encodeUtf8(encodeServerMessage({ ...message, value: { kind: "s", value: "" } })).length;
-          const target = max + over; // the message's size in bytes, give or take one unit
-          const units = Math.floor((target - envelope) / unitBytes);
-          const value: SchemaValueJson = { kind: "s", value: unit.repeat(units) };
-          const whole = { ...message, value };
-          const { head, stored } = split(whole);
-          const expected = outcomeOf(() => encodeServerMessage(whole));
-          const actual = outcomeOf(() => encodeOutputStreamItemWithCanonicalValue(head, stored));
-          // Compared as they are: an 8 MiB string, or the error.
-          expect(actual === expected || (typeof actual !== "string" && JSON.stringify(actual) === JSON.stringify(expected))).toBe(true);
-          // Both sides of the limit are reached.
-          return (envelope + units * unitBytes <= max) === (typeof expected === "string");
-        },
-      ),
+      fc.property(outputStreamItem, fc.constantFrom("a", "é", "€", "😀"), fc.integer({ min: -4, max: 4 }), (message, unit, over) => {
+        const unitBytes = encodeUtf8(unit).length;
+        const envelope = encodeUtf8(encodeServerMessage({ ...message, value: { kind: "s", value: "" } })).length;
+        const target = max + over; // the message's size in bytes, give or take one unit
+        const units = Math.floor((target - envelope) / unitBytes);
+        const value: SchemaValueJson = { kind: "s", value: unit.repeat(units) };
+        const whole = { ...message, value };
+        const { head, stored } = split(whole);
+        const expected = outcomeOf(() => encodeServerMessage(whole));
+        const actual = outcomeOf(() => encodeOutputStreamItemWithCanonicalValue(head, stored));
+        // Compared as they are: an 8 MiB string, or the error.
+        expect(actual === expected || (typeof actual !== "string" && JSON.stringify(actual) === JSON.stringify(expected))).toBe(true);
+        // Both sides of the limit are reached.
+        return envelope + units * unitBytes <= max === (typeof expected === "string");
+      }),
       { numRuns: 24, endOnFailure: true }, // shrinking 8 MiB values takes minutes
     );
   });

@@ -10,7 +10,14 @@ import { isWellFormedText, utf8ByteLength } from "../src/index.js";
 
 /** Strings mixing ASCII runs with 2-, 3- and 4-byte characters and stray surrogates. */
 const mixed = fc
-  .array(fc.oneof(fc.string({ unit: "grapheme-ascii" }), fc.string({ unit: "binary" }), fc.constantFrom("é", "€", "😀", "\ud800", "\udc00", "\ud83d\ude00")), { maxLength: 8 })
+  .array(
+    fc.oneof(
+      fc.string({ unit: "grapheme-ascii" }),
+      fc.string({ unit: "binary" }),
+      fc.constantFrom("é", "€", "😀", "\ud800", "\udc00", "\ud83d\ude00"),
+    ),
+    { maxLength: 8 },
+  )
   .map((parts) => parts.join(""));
 
 describe("isWellFormedText", () => {

@@ -112,7 +112,7 @@ describe.each(WRONG.map(([name, value]) => [name, value] as const))("%s", (_name
   });
 
   it("as canonicalJson input (where it is not JSON)", () => {
-    if (Array.isArray(value) || value === null || typeof value === "number" && Number.isFinite(value) || typeof value === "boolean") {
+    if (Array.isArray(value) || value === null || (typeof value === "number" && Number.isFinite(value)) || typeof value === "boolean") {
       expect(typeof canonicalJson(value as never)).toBe("string");
       return;
     }

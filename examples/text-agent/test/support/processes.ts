@@ -65,7 +65,20 @@ export interface Server {
 /** `golem-stream serve --agents dist/agents.js` on a free port and a fresh data directory, once it listens. */
 export async function serveAgents(): Promise<Server> {
   const dataDir = mkdtempSync(join(tmpdir(), "text-agent-"));
-  const server = start([cliBin(), "serve", "--agents", "dist/agents.js", "--port", "0", "--token", TOKEN, "--data-dir", dataDir, "--log-level", "warn"]);
+  const server = start([
+    cliBin(),
+    "serve",
+    "--agents",
+    "dist/agents.js",
+    "--port",
+    "0",
+    "--token",
+    TOKEN,
+    "--data-dir",
+    dataDir,
+    "--log-level",
+    "warn",
+  ]);
   const url = await new Promise<string>((resolve, reject) => {
     const check = (): void => {
       const match = /^listening on (\S+)$/m.exec(server.stdout());

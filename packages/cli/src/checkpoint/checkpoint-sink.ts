@@ -127,11 +127,14 @@ export function createCheckpointSink(
       deferred = state;
       unsaved++;
       if (unsaved >= batching.maxItems || now() - lastWrite >= batching.intervalMs) return enqueue(state);
-      timer ??= setTimeout(() => {
-        timer = undefined;
-        // A failure shows at the next delivery (it rejects) or at flush.
-        if (deferred !== undefined) void enqueue(deferred).catch(() => undefined);
-      }, Math.max(0, batching.intervalMs - (now() - lastWrite)));
+      timer ??= setTimeout(
+        () => {
+          timer = undefined;
+          // A failure shows at the next delivery (it rejects) or at flush.
+          if (deferred !== undefined) void enqueue(deferred).catch(() => undefined);
+        },
+        Math.max(0, batching.intervalMs - (now() - lastWrite)),
+      );
       // A quiet stream must not keep the process alive just to write a checkpoint: flush does.
       timer.unref();
     },

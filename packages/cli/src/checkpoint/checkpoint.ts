@@ -64,8 +64,7 @@ export interface Checkpoint {
  * message it travelled in, plus two lists of at most one maximal cursor token
  * per stream.
  */
-export const MAX_CHECKPOINT_BYTES =
-  LIMITS.maxTextMessageBytes + 2 * LIMITS.maxStreamsPerSession * (LIMITS.maxTokenBytes + 8);
+export const MAX_CHECKPOINT_BYTES = LIMITS.maxTextMessageBytes + 2 * LIMITS.maxStreamsPerSession * (LIMITS.maxTokenBytes + 8);
 
 const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 const TOKEN = /^gai1_[A-Za-z0-9_-]+$/;
@@ -119,11 +118,9 @@ export function decodeCheckpoint(input: string | Uint8Array, options: DecodeChec
   );
   const version = getMember(root, "version");
   if (version !== CHECKPOINT_VERSION) {
-    throw new ProtocolError(
-      "invalid-message",
-      "checkpoint.version: this CLI reads checkpoint version 1 only",
-      { path: "checkpoint.version" },
-    );
+    throw new ProtocolError("invalid-message", "checkpoint.version: this CLI reads checkpoint version 1 only", {
+      path: "checkpoint.version",
+    });
   }
   const protocol = expectObject(getMember(root, "protocol"), "checkpoint.protocol", ["subprotocol", "version"]);
   expectLiteral(getMember(protocol, "subprotocol"), "checkpoint.protocol.subprotocol", SUBPROTOCOL);
@@ -158,12 +155,7 @@ export function decodeCheckpoint(input: string | Uint8Array, options: DecodeChec
 }
 
 function decodeSelector(value: JsonValue | undefined, path: string): Selector {
-  const object = expectObject(
-    value,
-    path,
-    ["agentType", "application", "constructorParameters", "environment", "method"],
-    ["phantomId"],
-  );
+  const object = expectObject(value, path, ["agentType", "application", "constructorParameters", "environment", "method"], ["phantomId"]);
   const text = (name: string): string => expectString(getMember(object, name), `${path}.${name}`, { minBytes: 1 });
   const phantomId = getMember(object, "phantomId");
   // The wire codec's rule: a selector reaches a checkpoint only after the wire encoder accepted it.
@@ -264,7 +256,8 @@ function decodePendingStart(value: JsonValue, path: string, selector: Selector, 
 function checkProvisionalLeaves(value: JsonValue, path: string): void {
   const seen = new Set<string>();
   const visit = (node: JsonValue, depth: number): void => {
-    if (depth > LIMITS.maxJsonDepth) throw new ProtocolError("limit-exceeded", `${path}: nests deeper than ${LIMITS.maxJsonDepth}`, { path });
+    if (depth > LIMITS.maxJsonDepth)
+      throw new ProtocolError("limit-exceeded", `${path}: nests deeper than ${LIMITS.maxJsonDepth}`, { path });
     if (Array.isArray(node)) {
       for (const child of node) visit(child, depth + 1);
       return;

@@ -13,7 +13,10 @@ import { timeoutOption, tokenOption, urlOption } from "./connection-options.js";
 
 export function addCatalogueCommands(program: Command, { io, setExitCode }: CommandContext): void {
   /** Runs a catalogue command with -a/-e decided from the flag, the environment or the default. */
-  const runOnCatalogue = <T extends { readonly application: string; readonly environment: string }>(load: () => Promise<(options: T, io: CliIo) => Promise<ExitCode>>) =>
+  const runOnCatalogue =
+    <T extends { readonly application: string; readonly environment: string }>(
+      load: () => Promise<(options: T, io: CliIo) => Promise<ExitCode>>,
+    ) =>
     async (options: T): Promise<void> => {
       const action = await load();
       setExitCode(await action(withCatalogueSelector(options, io.env), io));

@@ -36,7 +36,8 @@ export async function runCodegen(options: CodegenOptions, io: CliIo): Promise<Ex
   const toStdout = options.out === undefined || options.out === "-";
   try {
     // The process exits once this resolves: wait until the module is with the OS (a pipe writes later).
-    if (toStdout) await new Promise<void>((resolve, reject) => io.stdout.write(generated.source, (error) => (error ? reject(error) : resolve())));
+    if (toStdout)
+      await new Promise<void>((resolve, reject) => io.stdout.write(generated.source, (error) => (error ? reject(error) : resolve())));
     // Ordinary permissions (0644 under the usual umask): a build user or a container reads it.
     else await replaceFileAtomically(options.out as string, generated.source, { mode: SOURCE_FILE_MODE });
   } catch (cause) {
@@ -48,6 +49,9 @@ export async function runCodegen(options: CodegenOptions, io: CliIo): Promise<Ex
     report(io, `golem-stream: warning: ${left.agentType}.${left.method} is not in the generated contract: ${left.reason}`);
   }
   const names = generated.exports.map((e) => `${e.name} (${e.agentType})`).join(", ");
-  report(io, `${generated.exports.length} contract${generated.exports.length === 1 ? "" : "s"}${toStdout ? "" : ` written to ${options.out as string}`}${names === "" ? "" : `: ${names}`}`);
+  report(
+    io,
+    `${generated.exports.length} contract${generated.exports.length === 1 ? "" : "s"}${toStdout ? "" : ` written to ${options.out as string}`}${names === "" ? "" : `: ${names}`}`,
+  );
   return EXIT.success;
 }

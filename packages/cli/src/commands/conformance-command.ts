@@ -8,8 +8,13 @@ import type { CommandContext } from "./command-context.js";
 export function addConformanceCommand(program: Command, { io, setExitCode }: CommandContext): void {
   program
     .command("conformance")
-    .description("Run the protocol's black-box conformance suites: against a server, or against a client through its adapter (needs @golem-stream/conformance).")
-    .argument("[args...]", "the suite's arguments, e.g. server --url ws://host:port --token T [--json] [--junit FILE] [--only SECTIONS], or client --adapter CMD [...]")
+    .description(
+      "Run the protocol's black-box conformance suites: against a server, or against a client through its adapter (needs @golem-stream/conformance).",
+    )
+    .argument(
+      "[args...]",
+      "the suite's arguments, e.g. server --url ws://host:port --token T [--json] [--junit FILE] [--only SECTIONS], or client --adapter CMD [...]",
+    )
     .helpOption(false)
     .allowUnknownOption()
     .passThroughOptions()

@@ -12,7 +12,9 @@ export const tokenOption = () => new Option("--token <token>", "bearer token sen
 
 /** How long a command may wait for the server's first answer (the discovery request, a connection). */
 export const timeoutOption = (description: string) =>
-  new Option("--timeout <duration>", description).argParser(parseBoundedDuration(1, 3_600_000, "at most 1h")).default(DEFAULT_TIMEOUT_MS, "30s");
+  new Option("--timeout <duration>", description)
+    .argParser(parseBoundedDuration(1, 3_600_000, "at most 1h"))
+    .default(DEFAULT_TIMEOUT_MS, "30s");
 
 /** The options `invoke` and `resume` share, added to `command`. */
 export function addRunOptions(command: Command): Command {
@@ -20,7 +22,7 @@ export function addRunOptions(command: Command): Command {
     .addOption(
       new Option(
         "--output <format>",
-        "auto: a single output stream bare (strings as lines, bytes raw, other items as JSON lines), several as {\"stream\",\"item\"} lines; lines: always {\"stream\",\"item\"} lines; json: one JSON event per line for everything",
+        'auto: a single output stream bare (strings as lines, bytes raw, other items as JSON lines), several as {"stream","item"} lines; lines: always {"stream","item"} lines; json: one JSON event per line for everything',
       )
         .choices(["auto", "lines", "json"])
         .default("auto"),
@@ -32,7 +34,10 @@ export function addRunOptions(command: Command): Command {
     )
     .option("--no-progress", "never draw progress (drawn only when stderr is a terminal and stdout is not)")
     .addOption(
-      new Option("--checkpoint-interval <duration>", "write the checkpoint at most this long after an item was printed (0: after every item)")
+      new Option(
+        "--checkpoint-interval <duration>",
+        "write the checkpoint at most this long after an item was printed (0: after every item)",
+      )
         .argParser(parseIntervalMs)
         .default(DEFAULT_CHECKPOINT_BATCHING.intervalMs, `${DEFAULT_CHECKPOINT_BATCHING.intervalMs}ms`),
     )
@@ -46,7 +51,11 @@ export function addRunOptions(command: Command): Command {
         .argParser(parseCount(0, 1_000))
         .default(DEFAULT_RETRIES),
     )
-    .addOption(timeoutOption("how long the server may take to accept a connection or answer its first message (then retried), and the discovery request"))
+    .addOption(
+      timeoutOption(
+        "how long the server may take to accept a connection or answer its first message (then retried), and the discovery request",
+      ),
+    )
     .addOption(urlOption())
     .addOption(tokenOption());
 }

@@ -19,7 +19,7 @@ export function addInvokeCommands(program: Command, { io, setExitCode }: Command
     .addOption(applicationOption())
     .addOption(environmentOption())
     .option("-c, --constructor <json>", "constructor parameters as JSON (an object by field name, or an array)")
-    .option("--native", "arguments and --constructor are native SchemaValue JSON ({\"kind\":..,\"value\":..})", false)
+    .option("--native", 'arguments and --constructor are native SchemaValue JSON ({"kind":..,"value":..})', false)
     .option("--idempotency-key <key>", "invocation idempotency key (default: a fresh UUID)")
     .option("--phantom-id <uuid>", "phantom agent id")
     .option("--checkpoint <file>", "keep checkpoint v1 here, so `resume` can continue after a crash");
@@ -54,7 +54,10 @@ ${EXIT_HELP}`,
       const { runInvoke } = await import("./invoke.js");
       const constructorJson = Object.hasOwn(parsed, "constructor") ? (parsed["constructor"] as string) : undefined;
       const { constructor: _ignored, ...rest } = parsed;
-      const options = withCatalogueSelector({ ...runOptionsOf(rest), ...(constructorJson === undefined ? {} : { constructorJson }) } as InvokeOptions, io.env);
+      const options = withCatalogueSelector(
+        { ...runOptionsOf(rest), ...(constructorJson === undefined ? {} : { constructorJson }) } as InvokeOptions,
+        io.env,
+      );
       setExitCode(await runInvoke({ agentType, method, args }, options, io));
     });
 

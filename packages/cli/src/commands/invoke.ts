@@ -34,7 +34,9 @@ async function checkCheckpointPath(path: string): Promise<void> {
     () => false,
   );
   if (exists) {
-    throw usageError(`--checkpoint ${path} already exists; continue that invocation with \`golem-stream resume ${path}\`, or delete the file`);
+    throw usageError(
+      `--checkpoint ${path} already exists; continue that invocation with \`golem-stream resume ${path}\`, or delete the file`,
+    );
   }
   await access(dirname(resolve(path)), constants.W_OK).catch((cause: unknown) => {
     throw usageError(`--checkpoint ${path}: its directory does not exist or is not writable`, cause);
@@ -61,8 +63,12 @@ export async function runInvoke(target: InvokeTarget, options: InvokeOptions, io
   const argumentOptions = { native: options.native };
   const constructorParameters = constructorValue(options.constructorJson, agentType.constructorParameters, argumentOptions);
   const progress = createProgress(io, options.progress);
-  const { methodParameters, stdinParameter } = bindMethodParameters(target.args, method.parameters, io, argumentOptions, (name, barOptions) =>
-    progress.stream(name, "in", barOptions),
+  const { methodParameters, stdinParameter } = bindMethodParameters(
+    target.args,
+    method.parameters,
+    io,
+    argumentOptions,
+    (name, barOptions) => progress.stream(name, "in", barOptions),
   );
   const sink = createCheckpointSink(options.checkpoint, methodSchemaDigest(agentType, method), options.checkpointBatching);
 
@@ -87,7 +93,10 @@ export async function runInvoke(target: InvokeTarget, options: InvokeOptions, io
   }
   call.on("inputFailed", ({ error }) => {
     progress.stop();
-    report(io, `golem-stream: reading stdin failed, the input stream was cancelled: ${error instanceof Error ? error.message : String(error)}`);
+    report(
+      io,
+      `golem-stream: reading stdin failed, the input stream was cancelled: ${error instanceof Error ? error.message : String(error)}`,
+    );
   });
   const code = await runSession(call, io, {
     format: options.output,

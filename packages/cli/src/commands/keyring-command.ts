@@ -35,7 +35,8 @@ two steps; no call fails on the way:
     );
   const dataDirOption = () =>
     new Option("--data-dir <dir>", "the serve data directory (default: $XDG_STATE_HOME/golem-stream or ~/.local/state/golem-stream)");
-  const keyringOption = () => new Option("--keyring <file>", "a keyring file (serve --keyring) instead of the data directory's").conflicts("dataDir");
+  const keyringOption = () =>
+    new Option("--keyring <file>", "a keyring file (serve --keyring) instead of the data directory's").conflicts("dataDir");
   keyring
     .command("list")
     .description("Show each key id and its role: active (signs new tokens), staged (verifies, signs once activated) or verify-only.")
@@ -48,7 +49,9 @@ two steps; no call fails on the way:
     });
   keyring
     .command("rotate")
-    .description("Add a fresh active key; the current one becomes verify-only. With --staged, add it staged instead (a cluster's first step).")
+    .description(
+      "Add a fresh active key; the current one becomes verify-only. With --staged, add it staged instead (a cluster's first step).",
+    )
     .addOption(dataDirOption())
     .addOption(keyringOption())
     .option("--key-id <id>", "id of the new key (default: a random one)")

@@ -27,10 +27,13 @@ export interface KeyringOptions {
 
 async function load(options: KeyringOptions, io: CliIo): Promise<{ path: string; keyring: Keyring }> {
   if (options.keyring !== undefined && options.dataDir !== undefined) throw usageError("give --keyring or --data-dir, not both");
-  const path = options.keyring === undefined ? join(resolve(options.dataDir ?? defaultDataDir(io.env)), KEYRING_FILE) : resolve(options.keyring);
+  const path =
+    options.keyring === undefined ? join(resolve(options.dataDir ?? defaultDataDir(io.env)), KEYRING_FILE) : resolve(options.keyring);
   const keyring = await readKeyringFile(path);
   if (keyring === undefined) {
-    throw usageError(`no keyring at ${path}; \`golem-stream serve${options.keyring === undefined ? "" : " --keyring <file>"}\` creates one on its first start`);
+    throw usageError(
+      `no keyring at ${path}; \`golem-stream serve${options.keyring === undefined ? "" : " --keyring <file>"}\` creates one on its first start`,
+    );
   }
   return { path, keyring };
 }
@@ -80,17 +83,26 @@ async function update(
   return EXIT.success;
 }
 
-export async function runKeyringRotate(options: KeyringOptions & { readonly keyId?: string; readonly staged: boolean }, io: CliIo): Promise<ExitCode> {
+export async function runKeyringRotate(
+  options: KeyringOptions & { readonly keyId?: string; readonly staged: boolean },
+  io: CliIo,
+): Promise<ExitCode> {
   const { keyId } = options;
   if (options.staged) {
-    return update(options, io, "stage a key", (keyring) => (keyId === undefined ? keyring.stage() : keyring.stage(keyId)), (before, after) => {
-      const newKeyId = after.stagedKeyIds[0] ?? "";
-      return (
-        `${newKeyId}\tstaged (new: verifies tokens, signs none yet)\n${before.activeKeyId}\tactive\n` +
-        "Restart `golem-stream serve` (in a cluster: copy this file to every node and restart each), then\n" +
-        `\`golem-stream keyring activate ${newKeyId}\`, copy and restart each again.\n`
-      );
-    });
+    return update(
+      options,
+      io,
+      "stage a key",
+      (keyring) => (keyId === undefined ? keyring.stage() : keyring.stage(keyId)),
+      (before, after) => {
+        const newKeyId = after.stagedKeyIds[0] ?? "";
+        return (
+          `${newKeyId}\tstaged (new: verifies tokens, signs none yet)\n${before.activeKeyId}\tactive\n` +
+          "Restart `golem-stream serve` (in a cluster: copy this file to every node and restart each), then\n" +
+          `\`golem-stream keyring activate ${newKeyId}\`, copy and restart each again.\n`
+        );
+      },
+    );
   }
   return update(
     options,

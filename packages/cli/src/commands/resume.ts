@@ -67,7 +67,10 @@ async function warnIfSchemaChanged(checkpoint: Checkpoint, connection: Connectio
     const catalogue = await fetchCatalogue(connection, application, environment, io.signal);
     const found = findMethod(catalogue, agentType, method);
     if (methodSchemaDigest(found.agentType, found.method) !== checkpoint.methodSchemaDigest) {
-      report(io, `golem-stream: note: ${agentType}.${method} has a different schema now than when this checkpoint was written; the session keeps the one it started with`);
+      report(
+        io,
+        `golem-stream: note: ${agentType}.${method} has a different schema now than when this checkpoint was written; the session keeps the one it started with`,
+      );
     }
   } catch {
     // No catalogue, or the method is gone: the takeover itself reports what matters.

@@ -32,7 +32,9 @@ export function describeServedAgents(file: string | undefined, agents: Catalogue
   if (!isHost(agents)) {
     for (const [application, environments] of Object.entries(agents.applications)) {
       for (const [environment, types] of Object.entries(environments)) {
-        lines.push(`agents of ${file}: application ${application}, environment ${environment}: ${types.map((type) => type.name).join(", ")}`);
+        lines.push(
+          `agents of ${file}: application ${application}, environment ${environment}: ${types.map((type) => type.name).join(", ")}`,
+        );
         served.push([application, environment]);
       }
     }
@@ -45,7 +47,8 @@ export function describeServedAgents(file: string | undefined, agents: Catalogue
     ...(demo ? demoCalls(command) : []),
   ];
   const first = served[0];
-  const consoleQuery = demo || first === undefined ? "" : `?${new URLSearchParams({ application: first[0], environment: first[1] }).toString()}`;
+  const consoleQuery =
+    demo || first === undefined ? "" : `?${new URLSearchParams({ application: first[0], environment: first[1] }).toString()}`;
   return { lines, calls, demo, consoleQuery };
 }
 

@@ -6,7 +6,18 @@
 import { Option, type Command } from "commander";
 import type { CommandContext } from "./command-context.js";
 import { jwtFlags } from "../jwt-flags.js";
-import { collect, collectOrigin, parseBoundedDuration, parseByteSize, parseCount, parseIntervalMs, parseOutageGrace, parsePort, parseRetention, parseTimeoutMs } from "../option-parsers.js";
+import {
+  collect,
+  collectOrigin,
+  parseBoundedDuration,
+  parseByteSize,
+  parseCount,
+  parseIntervalMs,
+  parseOutageGrace,
+  parsePort,
+  parseRetention,
+  parseTimeoutMs,
+} from "../option-parsers.js";
 import {
   DEFAULT_DETACHED_TIMEOUT_MS,
   DEFAULT_DRAIN_TIMEOUT_MS,
@@ -29,16 +40,30 @@ export function addServeCommand(program: Command, { io, setExitCode }: CommandCo
     )
     .addOption(new Option("--port <port>", "TCP port; 0 picks a free one").argParser(parsePort).default(DEFAULT_PORT))
     .option("--host <host>", "interface to listen on", DEFAULT_HOST)
-    .addOption(
-      new Option("--token <token>", "accept this static bearer token (repeatable)").argParser(collect).default([]),
+    .addOption(new Option("--token <token>", "accept this static bearer token (repeatable)").argParser(collect).default([]))
+    .option(
+      "--token-file <file>",
+      "accept every token in this file (one per line, # comments): each its own account, or ACCOUNT: TOKEN to group tokens into one account that shares idempotency keys",
     )
-    .option("--token-file <file>", "accept every token in this file (one per line, # comments): each its own account, or ACCOUNT: TOKEN to group tokens into one account that shares idempotency keys")
-    .option("--agents <file>", "serve the agents of this ES module (its default export: defineCatalogue({...}) or an AgentHost) instead of the demo; see Agents below")
+    .option(
+      "--agents <file>",
+      "serve the agents of this ES module (its default export: defineCatalogue({...}) or an AgentHost) instead of the demo; see Agents below",
+    )
     .option("--demo", "with --agents: serve the demo catalogue (application demo) beside them", false)
-    .option("--data-dir <dir>", "store, keyring and generated token live here (default: $XDG_STATE_HOME/golem-stream or ~/.local/state/golem-stream)")
+    .option(
+      "--data-dir <dir>",
+      "store, keyring and generated token live here (default: $XDG_STATE_HOME/golem-stream or ~/.local/state/golem-stream)",
+    )
     .addOption(new Option("--log-level <level>", "how much to log on stderr").choices(LOG_LEVELS).default("info"))
-    .addOption(new Option("--log-format <format>", "log lines as JSON, or readable (auto: readable on a terminal)").choices(LOG_FORMATS).default("auto"))
-    .option("--log-file <file>", "append the log to this file instead of stderr (for serve in the background of a terminal you keep typing in)")
+    .addOption(
+      new Option("--log-format <format>", "log lines as JSON, or readable (auto: readable on a terminal)")
+        .choices(LOG_FORMATS)
+        .default("auto"),
+    )
+    .option(
+      "--log-file <file>",
+      "append the log to this file instead of stderr (for serve in the background of a terminal you keep typing in)",
+    )
     .option("--metrics", "serve Prometheus metrics at /metrics (no bearer token; keep the port off the public internet)", false)
     .addOption(
       new Option("--retention <duration>", "how long a finished invocation stays resumable (90s, 30m, 24h, 7d)")
@@ -53,9 +78,15 @@ export function addServeCommand(program: Command, { io, setExitCode }: CommandCo
         .argParser(parseBoundedDuration(1_000, 2 ** 31 - 1, "from 1s to 24d"))
         .default(DEFAULT_DETACHED_TIMEOUT_MS, "24h"),
     )
-    .option("--keyring <file>", "the signing keyring, created on first start (default: <data-dir>/keyring.json); a cluster's nodes share one")
+    .option(
+      "--keyring <file>",
+      "the signing keyring, created on first start (default: <data-dir>/keyring.json); a cluster's nodes share one",
+    )
     .addOption(
-      new Option("--allow-origin <origin>", "let web pages of this origin open sessions, with the bearer token in a subprotocol entry (repeatable; see Browsers below)")
+      new Option(
+        "--allow-origin <origin>",
+        "let web pages of this origin open sessions, with the bearer token in a subprotocol entry (repeatable; see Browsers below)",
+      )
         .argParser(collectOrigin)
         .default([]),
     )
@@ -66,33 +97,50 @@ export function addServeCommand(program: Command, { io, setExitCode }: CommandCo
         "how long work waits for a store that is unavailable (PostgreSQL restarting, unreachable; SQLite busy or an I/O error) before the invocations waiting on a write fail; 0s: at once (default: 30s)",
       ).argParser(parseOutageGrace),
     )
-    .option("--store <url>", "cluster mode: keep sessions in PostgreSQL, postgres://USER@HOST:PORT/DATABASE (default: $GOLEM_STREAM_STORE, else SQLite in the data directory)")
+    .option(
+      "--store <url>",
+      "cluster mode: keep sessions in PostgreSQL, postgres://USER@HOST:PORT/DATABASE (default: $GOLEM_STREAM_STORE, else SQLite in the data directory)",
+    )
     .option("--node-id <id>", "with --store: this node's id in the cluster (default: <hostname>-<random>)")
     .addOption(
-      new Option("--drain-timeout <duration>", "with --store: on SIGTERM/SIGINT, how long this node's invocations may run before they are failed (default: 30s)")
-        .argParser(parseBoundedDuration(1, 86_400_000, "at most 24h")),
+      new Option(
+        "--drain-timeout <duration>",
+        "with --store: on SIGTERM/SIGINT, how long this node's invocations may run before they are failed (default: 30s)",
+      ).argParser(parseBoundedDuration(1, 86_400_000, "at most 24h")),
     )
     .addOption(
-      new Option("--lease-ttl <duration>", "with --store: how long this node's lease lasts without a heartbeat (default: 10s)")
-        .argParser(parseBoundedDuration(100, 86_400_000, "from 100ms to 24h")),
+      new Option("--lease-ttl <duration>", "with --store: how long this node's lease lasts without a heartbeat (default: 10s)").argParser(
+        parseBoundedDuration(100, 86_400_000, "from 100ms to 24h"),
+      ),
     )
     .addOption(
-      new Option("--pg-connect-timeout-ms <ms>", "with --store: how long opening a PostgreSQL connection (or waiting for a free pooled one) may take; 0: forever (default: 10000)")
-        .argParser(parseTimeoutMs),
+      new Option(
+        "--pg-connect-timeout-ms <ms>",
+        "with --store: how long opening a PostgreSQL connection (or waiting for a free pooled one) may take; 0: forever (default: 10000)",
+      ).argParser(parseTimeoutMs),
     )
     .addOption(
-      new Option("--pg-statement-timeout-ms <ms>", "with --store: PostgreSQL cancels a statement that runs longer (statement_timeout); 0: not sent (default: 30000)")
-        .argParser(parseTimeoutMs),
+      new Option(
+        "--pg-statement-timeout-ms <ms>",
+        "with --store: PostgreSQL cancels a statement that runs longer (statement_timeout); 0: not sent (default: 30000)",
+      ).argParser(parseTimeoutMs),
     )
     .addOption(
-      new Option("--pg-query-timeout-ms <ms>", "with --store: how long to wait for any answer to a query before closing its connection; keep it above the statement timeout; 0: none (default: 45000)")
-        .argParser(parseTimeoutMs),
+      new Option(
+        "--pg-query-timeout-ms <ms>",
+        "with --store: how long to wait for any answer to a query before closing its connection; keep it above the statement timeout; 0: none (default: 45000)",
+      ).argParser(parseTimeoutMs),
     )
     .addOption(
-      new Option("--pg-keepalive-initial-delay-ms <ms>", "with --store: idle time before TCP keepalive probes on every PostgreSQL connection; 0: the system's delay (default: 10000)")
-        .argParser(parseTimeoutMs),
+      new Option(
+        "--pg-keepalive-initial-delay-ms <ms>",
+        "with --store: idle time before TCP keepalive probes on every PostgreSQL connection; 0: the system's delay (default: 10000)",
+      ).argParser(parseTimeoutMs),
     )
-    .option("--allow-catalogue-drift", "with --store: serve even when other live nodes serve another catalogue (during a rolling upgrade of --agents; logged and shown in /readyz)")
+    .option(
+      "--allow-catalogue-drift",
+      "with --store: serve even when other live nodes serve another catalogue (during a rolling upgrade of --agents; logged and shown in /readyz)",
+    )
     .addOption(
       new Option(
         "--log-compression <method>",
@@ -108,35 +156,52 @@ export function addServeCommand(program: Command, { io, setExitCode }: CommandCo
     .addOption(jwt.authorizationPrefix)
     .addOption(jwt.clockSkew)
     .addOption(
-      new Option("--auth-failure-limit <n>", "failed authentications one client address may have per minute before its requests are refused (503) for the rest of that minute; 0: no throttle, e.g. behind a proxy (default: 20)")
-        .argParser(parseCount(0, 1_000_000)),
+      new Option(
+        "--auth-failure-limit <n>",
+        "failed authentications one client address may have per minute before its requests are refused (503) for the rest of that minute; 0: no throttle, e.g. behind a proxy (default: 20)",
+      ).argParser(parseCount(0, 1_000_000)),
     )
     .addOption(
-      new Option("--first-message-timeout <duration>", "how long a session connection may wait before its first message, then it is closed (default: 30s)")
-        .argParser(parseBoundedDuration(1, 2 ** 31 - 1, "from 1ms to 24d")),
+      new Option(
+        "--first-message-timeout <duration>",
+        "how long a session connection may wait before its first message, then it is closed (default: 30s)",
+      ).argParser(parseBoundedDuration(1, 2 ** 31 - 1, "from 1ms to 24d")),
     )
     .addOption(
-      new Option("--ping-interval <duration>", "the server pings every session connection this often and drops one that answers neither of two pings; 0: no pings (default: 30s)")
-        .argParser(parseIntervalMs),
+      new Option(
+        "--ping-interval <duration>",
+        "the server pings every session connection this often and drops one that answers neither of two pings; 0: no pings (default: 30s)",
+      ).argParser(parseIntervalMs),
     )
     .addOption(
-      new Option("--max-connections <n>", "open session connections of all callers together; more are refused with 503 overloaded (default: 10000)")
-        .argParser(parseCount(1, 10_000_000)),
+      new Option(
+        "--max-connections <n>",
+        "open session connections of all callers together; more are refused with 503 overloaded (default: 10000)",
+      ).argParser(parseCount(1, 10_000_000)),
     )
     .addOption(
-      new Option("--max-connections-per-principal <n>", "open session connections one token (principal) may have; more are refused with 503 overloaded (default: 1000)")
-        .argParser(parseCount(1, 1_000_000)),
+      new Option(
+        "--max-connections-per-principal <n>",
+        "open session connections one token (principal) may have; more are refused with 503 overloaded (default: 1000)",
+      ).argParser(parseCount(1, 1_000_000)),
     )
     .addOption(
-      new Option("--max-sessions-per-principal <n>", "invocations one token (principal) may run at once; more starts are refused with overloaded, retryable (default: 500)")
-        .argParser(parseCount(1, 1_000_000)),
+      new Option(
+        "--max-sessions-per-principal <n>",
+        "invocations one token (principal) may run at once; more starts are refused with overloaded, retryable (default: 500)",
+      ).argParser(parseCount(1, 1_000_000)),
     )
     .addOption(
-      new Option("--max-stored-bytes-per-principal <size>", "input and output bytes one token (principal) may keep in the store until their retention ends (512MiB, 16GiB); at the bound starts are refused and an item past it fails its invocation, both limit-exceeded (default: 16GiB)")
-        .argParser(parseByteSize),
+      new Option(
+        "--max-stored-bytes-per-principal <size>",
+        "input and output bytes one token (principal) may keep in the store until their retention ends (512MiB, 16GiB); at the bound starts are refused and an item past it fails its invocation, both limit-exceeded (default: 16GiB)",
+      ).argParser(parseByteSize),
     )
     .addOption(
-      new Option("--public-host <name>", "a DNS name clients reach this server by (repeatable; .example.com for every name under it, * for any): the console, /metrics, /healthz, /readyz and the catalogue answer only a Host of localhost, an IP address or one of these")
+      new Option(
+        "--public-host <name>",
+        "a DNS name clients reach this server by (repeatable; .example.com for every name under it, * for any): the console, /metrics, /healthz, /readyz and the catalogue answer only a Host of localhost, an IP address or one of these",
+      )
         .argParser(collect)
         .default([]),
     )

@@ -25,11 +25,15 @@ export interface CredentialFacts {
 export async function credentialWarnings(facts: CredentialFacts): Promise<string[]> {
   const warnings: string[] = [];
   if (facts.flagTokens.length > 0) {
-    warnings.push("--token puts the bearer token in the process list, where every user of this machine can read it (ps); use --token-file FILE or the GOLEM_STREAM_TOKEN environment variable");
+    warnings.push(
+      "--token puts the bearer token in the process list, where every user of this machine can read it (ps); use --token-file FILE or the GOLEM_STREAM_TOKEN environment variable",
+    );
   }
   for (const { token, source } of facts.tokens) {
     if (token.length < MIN_TOKEN_CHARACTERS) {
-      warnings.push(`a bearer token from ${source} has ${token.length} characters, short enough to guess; use ${MIN_TOKEN_CHARACTERS} or more (the generated one has 32)`);
+      warnings.push(
+        `a bearer token from ${source} has ${token.length} characters, short enough to guess; use ${MIN_TOKEN_CHARACTERS} or more (the generated one has 32)`,
+      );
     }
   }
   for (const { path, what } of facts.files) {

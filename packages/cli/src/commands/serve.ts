@@ -88,7 +88,10 @@ function clusterSettings(options: ServeOptions, io: CliIo): ClusterSettings | un
       options.logCompression !== undefined && "--log-compression",
       options.allowCatalogueDrift === true && "--allow-catalogue-drift",
     ].filter((name) => name !== false);
-    if (clusterOnly.length > 0) throw usageError(`${clusterOnly.join(", ")} only ${clusterOnly.length === 1 ? "applies" : "apply"} to a cluster node: add --store postgres://USER@HOST:PORT/DATABASE`);
+    if (clusterOnly.length > 0)
+      throw usageError(
+        `${clusterOnly.join(", ")} only ${clusterOnly.length === 1 ? "applies" : "apply"} to a cluster node: add --store postgres://USER@HOST:PORT/DATABASE`,
+      );
     return undefined;
   }
   const store = parseStoreUrl(text, options.store === undefined ? "GOLEM_STREAM_STORE" : "--store");
@@ -115,7 +118,10 @@ function storeTimeouts(options: ServeOptions): StoreTimeouts {
 }
 
 function defaultNodeId(): string {
-  const host = hostname().replace(/[^A-Za-z0-9._-]/g, "").replace(/^[^A-Za-z0-9]+/, "").slice(0, 60);
+  const host = hostname()
+    .replace(/[^A-Za-z0-9._-]/g, "")
+    .replace(/^[^A-Za-z0-9]+/, "")
+    .slice(0, 60);
   return `${host === "" ? "node" : host}-${randomBytes(3).toString("hex")}`;
 }
 
@@ -143,7 +149,14 @@ export async function runServe(options: ServeOptions, io: CliIo): Promise<ExitCo
   const logger = createLogger(io, options.logLevel, undefined, options.logFormat);
   const jwt = await jwtAuthentication(options, logger);
   // An optional peer dependency (it builds SQLite natively): loaded before anything is created.
-  const { startEmbeddedServer, loadOrCreatePrincipalSecret: loadPrincipalSecret, PRINCIPAL_SECRET_FILE, checkAgents, agentsHost, agentsFingerprint } = await loadServer();
+  const {
+    startEmbeddedServer,
+    loadOrCreatePrincipalSecret: loadPrincipalSecret,
+    PRINCIPAL_SECRET_FILE,
+    checkAgents,
+    agentsHost,
+    agentsFingerprint,
+  } = await loadServer();
   // The user's module, loaded and checked before anything is created: a mistake in it leaves nothing behind.
   const served = await loadServedAgents(options, checkAgents, agentsHost);
   const dataDir = resolve(options.dataDir ?? defaultDataDir(io.env));
@@ -164,7 +177,11 @@ export async function runServe(options: ServeOptions, io: CliIo): Promise<ExitCo
     tokens: [
       ...options.token.map((token) => ({ token, source: "--token" })),
       ...(io.env["GOLEM_STREAM_TOKEN"] ? [{ token: io.env["GOLEM_STREAM_TOKEN"], source: "GOLEM_STREAM_TOKEN" }] : []),
-      ...(options.tokenFile === undefined ? [] : tokens.filter((token) => !options.token.includes(token) && token !== io.env["GOLEM_STREAM_TOKEN"]).map((token) => ({ token, source: `--token-file ${options.tokenFile}` }))),
+      ...(options.tokenFile === undefined
+        ? []
+        : tokens
+            .filter((token) => !options.token.includes(token) && token !== io.env["GOLEM_STREAM_TOKEN"])
+            .map((token) => ({ token, source: `--token-file ${options.tokenFile}` }))),
     ],
     files: [
       { path: keyringPath ?? join(dataDir, KEYRING_FILE), what: "keyring" },
@@ -186,7 +203,10 @@ export async function runServe(options: ServeOptions, io: CliIo): Promise<ExitCo
   try {
     principalSecret = loadPrincipalSecret(principalSecretDir);
   } catch (error) {
-    throw usageError(`cannot use the principal secret in ${principalSecretDir}: ${error instanceof Error ? error.message : String(error)}`, error);
+    throw usageError(
+      `cannot use the principal secret in ${principalSecretDir}: ${error instanceof Error ? error.message : String(error)}`,
+      error,
+    );
   }
   let server: EmbeddedServer;
   try {
@@ -214,16 +234,22 @@ export async function runServe(options: ServeOptions, io: CliIo): Promise<ExitCo
     });
   } catch (error) {
     const code = (error as { code?: unknown }).code;
-    if (code === "EADDRINUSE") throw new CliError(EXIT.usage, `${options.host}:${options.port} is already in use; choose another --port`, { cause: error });
+    if (code === "EADDRINUSE")
+      throw new CliError(EXIT.usage, `${options.host}:${options.port} is already in use; choose another --port`, { cause: error });
     if (code === "EACCES") throw new CliError(EXIT.usage, `not allowed to listen on ${options.host}:${options.port}`, { cause: error });
-    if (error instanceof Error && error.name === "CatalogueDriftError") throw new CliError(EXIT.agentsInvalid, `cannot join the cluster: ${error.message}`);
+    if (error instanceof Error && error.name === "CatalogueDriftError")
+      throw new CliError(EXIT.agentsInvalid, `cannot join the cluster: ${error.message}`);
     const message = error instanceof Error ? error.message : String(error);
     throw new CliError(EXIT.usage, `cannot start the server: ${scrub(message, cluster?.store.password)}`);
   }
   const url = server.httpUrl;
   const command = commandName(io.env);
   const tokenHint =
-    generatedFile !== undefined ? `$(cat ${shellWord(generatedFile)})` : tokens.length === 0 ? "<a JWT of the issuer>" : "<one of the tokens you gave>";
+    generatedFile !== undefined
+      ? `$(cat ${shellWord(generatedFile)})`
+      : tokens.length === 0
+        ? "<a JWT of the issuer>"
+        : "<one of the tokens you gave>";
   const keyRoles = keyring === undefined ? [] : [describeKeyRoles(keyring)];
   const where =
     cluster === undefined
@@ -231,12 +257,21 @@ export async function runServe(options: ServeOptions, io: CliIo): Promise<ExitCo
       : [
           `store ${cluster.store.shown} (cluster node ${cluster.nodeId}, lease ${formatMs(cluster.leaseTtlMs)}, drain timeout ${formatMs(cluster.drainTimeoutMs)})`,
           `keyring ${keyringPath ?? ""} (every node of the cluster needs this same keyring and the same tokens)`,
-          catalogueLine(agentsFingerprint(served.agents === undefined ? {} : { agents: served.agents, demo: options.demo }), options.allowCatalogueDrift === true),
+          catalogueLine(
+            agentsFingerprint(served.agents === undefined ? {} : { agents: served.agents, demo: options.demo }),
+            options.allowCatalogueDrift === true,
+          ),
           ...keyRoles,
           // A missing or mistyped --keyring would otherwise go unnoticed until a resume at another node fails.
-          ...(keyringCreated ? [`NEW keyring created just now at ${keyringPath ?? ""}: copy this file to every other node; a node with another keyring refuses this node's tokens`] : []),
+          ...(keyringCreated
+            ? [
+                `NEW keyring created just now at ${keyringPath ?? ""}: copy this file to every other node; a node with another keyring refuses this node's tokens`,
+              ]
+            : []),
           ...(principalSecret.created
-            ? [`NEW principal secret created just now at ${join(principalSecretDir, PRINCIPAL_SECRET_FILE)}: copy it next to the keyring of every other node; a node with another one names callers differently, and they cannot resume there`]
+            ? [
+                `NEW principal secret created just now at ${join(principalSecretDir, PRINCIPAL_SECRET_FILE)}: copy it next to the keyring of every other node; a node with another one names callers differently, and they cannot resume there`,
+              ]
             : []),
         ];
   if (jwt !== undefined) where.push(jwt.description);
@@ -249,13 +284,17 @@ export async function runServe(options: ServeOptions, io: CliIo): Promise<ExitCo
     [
       `listening on ${url}`,
       ...where,
-      ...(options.allowOrigin.length === 0 ? [] : [`web pages of ${options.allowOrigin.join(", ")} may open sessions (bearer token in a subprotocol entry)`]),
+      ...(options.allowOrigin.length === 0
+        ? []
+        : [`web pages of ${options.allowOrigin.join(", ")} may open sessions (bearer token in a subprotocol entry)`]),
       "",
       "Call it from another terminal:",
       `  export GOLEM_STREAM_URL=${url} GOLEM_STREAM_TOKEN=${tokenHint}`,
       ...served.calls(command).map((call) => `  ${call}`),
       "",
-      cluster === undefined ? "Stop with Ctrl-C." : "Stop with Ctrl-C or SIGTERM: the node drains first (a second signal stops it at once).",
+      cluster === undefined
+        ? "Stop with Ctrl-C."
+        : "Stop with Ctrl-C or SIGTERM: the node drains first (a second signal stops it at once).",
       "",
     ].join("\n"),
   );
@@ -263,7 +302,10 @@ export async function runServe(options: ServeOptions, io: CliIo): Promise<ExitCo
   for (const warning of weakCredentials) logger.warn(warning, { event: "credentials.weak" });
   if (cluster !== undefined && keyringCreated) logger.warn("created a new keyring", { event: "keyring.created", path: keyringPath });
   if (options.agents !== undefined) logger.info("agents loaded", { event: "agents.loaded", file: options.agents, demo: served.demo });
-  logger.info("server started", { event: "server.start", ...(cluster === undefined ? { url, dataDir } : { url, store: cluster.store.shown, node: cluster.nodeId }) });
+  logger.info("server started", {
+    event: "server.start",
+    ...(cluster === undefined ? { url, dataDir } : { url, store: cluster.store.shown, node: cluster.nodeId }),
+  });
   await new Promise<void>((resolveStop) => {
     if (io.signal.aborted) resolveStop();
     io.signal.addEventListener("abort", () => resolveStop(), { once: true });
@@ -282,7 +324,10 @@ export async function runServe(options: ServeOptions, io: CliIo): Promise<ExitCo
   logger.info("draining", { event: "server.draining", reason, timeoutMs: cluster.drainTimeoutMs });
   const started = Date.now();
   const failed = await server.drain(cluster.drainTimeoutMs);
-  const outcome = failed === 0 ? "every invocation this node ran has finished" : `${failed} invocation${failed === 1 ? "" : "s"} still running at the deadline failed`;
+  const outcome =
+    failed === 0
+      ? "every invocation this node ran has finished"
+      : `${failed} invocation${failed === 1 ? "" : "s"} still running at the deadline failed`;
   io.stdout.write(`drained in ${formatMs(Date.now() - started)}: ${outcome}; left the cluster\n`);
   logger.info("stopped", { event: "server.stop", failed });
   return EXIT.success;
@@ -332,7 +377,9 @@ async function loadConsole(): Promise<(request: IncomingMessage, response: Serve
 /** The banner's line on the catalogue a cluster node checks the others against. */
 function catalogueLine(fingerprint: string | undefined, allowDrift: boolean): string {
   if (fingerprint === undefined) return "catalogue of an agent host of its own: not compared with the other nodes'";
-  const rule = allowDrift ? "other nodes may serve another catalogue: --allow-catalogue-drift" : "every node of the cluster must serve the same";
+  const rule = allowDrift
+    ? "other nodes may serve another catalogue: --allow-catalogue-drift"
+    : "every node of the cluster must serve the same";
   return `catalogue ${fingerprint.slice(0, 12)} (${rule})`;
 }
 

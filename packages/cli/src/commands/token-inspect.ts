@@ -15,9 +15,7 @@ import { readAllBounded } from "../io/stdin-source.js";
 
 export async function runTokenInspect(value: string, options: { json: boolean }, io: CliIo): Promise<ExitCode> {
   const token =
-    value === "-"
-      ? new TextDecoder().decode(await readAllBounded(io.stdin, LIMITS.maxTokenBytes + 2, "the token on stdin")).trim()
-      : value;
+    value === "-" ? new TextDecoder().decode(await readAllBounded(io.stdin, LIMITS.maxTokenBytes + 2, "the token on stdin")).trim() : value;
   let inspected: InspectedToken;
   try {
     inspected = inspectToken(token);

@@ -51,7 +51,10 @@ export class ReconnectNotice {
       const what = this.#answered
         ? `the server answered with an error that may pass (${attempt.cause})`
         : `${this.#everConnected ? "connection lost" : "cannot reach the server"} (${attempt.cause})`;
-      report(this.#io, `golem-stream: ${what}; retrying quietly, up to ${this.#maxAttempts} time${this.#maxAttempts === 1 ? "" : "s"} (--retries)`);
+      report(
+        this.#io,
+        `golem-stream: ${what}; retrying quietly, up to ${this.#maxAttempts} time${this.#maxAttempts === 1 ? "" : "s"} (--retries)`,
+      );
     }
     if (this.#io.stderr.isTTY !== true) return;
     const due = this.#now() + attempt.delayMs;

@@ -58,12 +58,19 @@ function describeFailure(error: unknown, context: FailureContext): Failure {
       // only this process knows it was away, and not which of them it was.
       if (context.wasAway !== true) {
         // A server that answered with errors was there all along: a restart is not a likely cause.
-        const before = context.serverError === undefined ? "" : `; before, it had answered this process with ${context.serverError}, so it may be failing (a full disk, a broken store)`;
-        return { exitCode: EXIT.invocationFailed, message: `the invocation failed on the server${code}, which gives no reason (its log has it)${before}` };
+        const before =
+          context.serverError === undefined
+            ? ""
+            : `; before, it had answered this process with ${context.serverError}, so it may be failing (a full disk, a broken store)`;
+        return {
+          exitCode: EXIT.invocationFailed,
+          message: `the invocation failed on the server${code}, which gives no reason (its log has it)${before}`,
+        };
       }
-      const causes = context.resumed === true
-        ? "a server restart (it fails every invocation it was running that is not replayable), or an input only the interrupted process could feed (stdin), which resume had to cancel (source-unavailable)"
-        : "a server restart, which fails every invocation it was running that is not replayable";
+      const causes =
+        context.resumed === true
+          ? "a server restart (it fails every invocation it was running that is not replayable), or an input only the interrupted process could feed (stdin), which resume had to cancel (source-unavailable)"
+          : "a server restart, which fails every invocation it was running that is not replayable";
       return {
         exitCode: EXIT.invocationFailed,
         message: `the invocation failed on the server${code} while this process was away from it, without a reason (the server's log has it); it may have been ${causes}. The output it produced before was delivered`,
@@ -93,7 +100,10 @@ function describeFailure(error: unknown, context: FailureContext): Failure {
     case "connection-lost": {
       const refusal = refusalOf(error);
       if (refusal === undefined) return { exitCode: EXIT.connectionLost, message: `connection lost: ${error.message}` };
-      return { exitCode: EXIT.connectionLost, message: `the server is reachable but kept refusing with an error that may pass; ${error.message}. ${leftBehind(context)}` };
+      return {
+        exitCode: EXIT.connectionLost,
+        message: `the server is reachable but kept refusing with an error that may pass; ${error.message}. ${leftBehind(context)}`,
+      };
     }
   }
 }
@@ -106,7 +116,8 @@ function refusalOf(error: Error): string | undefined {
 
 /** After giving up: what may be running on the server, and what the user can do about it. */
 function leftBehind(context: FailureContext): string {
-  const resume = context.checkpoint === undefined ? undefined : `\`${context.command ?? "golem-stream"} resume ${shellWord(context.checkpoint)}\``;
+  const resume =
+    context.checkpoint === undefined ? undefined : `\`${context.command ?? "golem-stream"} resume ${shellWord(context.checkpoint)}\``;
   switch (context.started ?? "accepted") {
     case "none":
       return "Nothing was started on the server (a refused start runs nothing): run the command again once the server is healthy";

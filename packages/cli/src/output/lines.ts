@@ -27,9 +27,16 @@ export interface ChunkLine {
  * The line for one output chunk of stream `name`. `plain` is the item as
  * plain JSON when its type is known; otherwise the native value is printed.
  */
-export function chunkLine(format: LineFormat, name: string, streamToken: string, chunk: OutputChunk, plain: JsonValue | undefined): ChunkLine {
+export function chunkLine(
+  format: LineFormat,
+  name: string,
+  streamToken: string,
+  chunk: OutputChunk,
+  plain: JsonValue | undefined,
+): ChunkLine {
   if (chunk instanceof Uint8Array) {
-    const json: JsonObject = format === "json" ? { event: "bytes", stream: name, base64: base64(chunk) } : { stream: name, base64: base64(chunk) };
+    const json: JsonObject =
+      format === "json" ? { event: "bytes", stream: name, base64: base64(chunk) } : { stream: name, base64: base64(chunk) };
     return { json, items: chunk.length, bytes: chunk.length };
   }
   if (isBytes(chunk)) {

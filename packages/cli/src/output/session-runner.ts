@@ -184,7 +184,10 @@ class SessionRunner {
         const because = cancelled.kind === "cancelled" ? " (without --checkpoint nothing could resume it)" : "";
         report(this.#io, `golem-stream: ${why}; ${cancelled.message}${because}`);
       } else {
-        report(this.#io, `golem-stream: ${why}; nothing was cancelled and the checkpoint stops before the unwritten item: ${this.#detachedHint()}`);
+        report(
+          this.#io,
+          `golem-stream: ${why}; nothing was cancelled and the checkpoint stops before the unwritten item: ${this.#detachedHint()}`,
+        );
       }
       return EXIT.outputFailed;
     }
@@ -209,16 +212,23 @@ class SessionRunner {
    */
   async #cancel(why: string): Promise<{ readonly kind: "cancelled" | "already-over" | "undelivered"; readonly message: string }> {
     const cancelling = this.#call.cancel(why);
-    const hint = setTimeout(() => report(this.#io, `golem-stream: ${why}; cancelling on the server (Ctrl-C again to exit without waiting)`), 500);
+    const hint = setTimeout(
+      () => report(this.#io, `golem-stream: ${why}; cancelling on the server (Ctrl-C again to exit without waiting)`),
+      500,
+    );
     // A second Ctrl-C exits at once (bin.ts): then this is all that is left to say.
     const exitNote = this.#io.exitNote;
-    if (exitNote !== undefined) exitNote.text = `${why}; exited without waiting for the cancel, so the invocation may keep running on the server`;
+    if (exitNote !== undefined)
+      exitNote.text = `${why}; exited without waiting for the cancel, so the invocation may keep running on the server`;
     const cancelled = await cancelling.finally(() => {
       clearTimeout(hint);
       if (exitNote !== undefined) exitNote.text = undefined;
     });
     if (cancelled.kind === "undelivered") {
-      return { kind: "undelivered", message: `the cancel did not reach the server (${cancelled.error.message}), the invocation may keep running` };
+      return {
+        kind: "undelivered",
+        message: `the cancel did not reach the server (${cancelled.error.message}), the invocation may keep running`,
+      };
     }
     if (cancelled.kind === "already-over") return { kind: "already-over", message: "the invocation had already ended" };
     return { kind: "cancelled", message: "the invocation was cancelled" };
@@ -247,7 +257,10 @@ class SessionRunner {
   /** What a detached invocation's user can do next, with the real checkpoint path. */
   #detachedHint(): string {
     const command = commandName(this.#io.env);
-    const resume = this.#options.checkpoint === undefined ? `\`${command} resume\` with its checkpoint` : `\`${command} resume ${shellWord(this.#options.checkpoint)}\``;
+    const resume =
+      this.#options.checkpoint === undefined
+        ? `\`${command} resume\` with its checkpoint`
+        : `\`${command} resume ${shellWord(this.#options.checkpoint)}\``;
     const stdin = this.#options.stdinParameter;
     if (stdin === undefined) return `the invocation keeps running, ${resume} continues it`;
     return (
@@ -269,7 +282,9 @@ class SessionRunner {
     } catch (error) {
       // The client checked the envelope; a graph this CLI cannot read is the server's fault.
       this.#call.cancel("unreadable result");
-      return this.#fail(new Error(`the server sent a result this CLI cannot read: ${error instanceof Error ? error.message : String(error)}`));
+      return this.#fail(
+        new Error(`the server sent a result this CLI cannot read: ${error instanceof Error ? error.message : String(error)}`),
+      );
     }
     let finishError: unknown;
     await this.#call.finished.catch((error: unknown) => (finishError = error));
@@ -302,7 +317,8 @@ class SessionRunner {
     this.#failureReported = true;
     this.#progress.stop();
     this.#reconnects.clear();
-    if (this.#mode === "json") this.#emitLater({ event: "failed", ...(failure.code === undefined ? {} : { code: failure.code }), message: failure.message });
+    if (this.#mode === "json")
+      this.#emitLater({ event: "failed", ...(failure.code === undefined ? {} : { code: failure.code }), message: failure.message });
     report(this.#io, `golem-stream: ${failure.message}`);
     return failure.exitCode;
   }
@@ -422,7 +438,7 @@ class SessionRunner {
    * is not replayed (taken over past it) gets a numbered name.
    */
   async #infoOf(streamToken: string): Promise<StreamInfo> {
-    for (let idleTurns = 0; idleTurns < 3 && !this.#names.has(streamToken); ) {
+    for (let idleTurns = 0; idleTurns < 3 && !this.#names.has(streamToken);) {
       if (this.#printing > 0) {
         await new Promise<void>((resolve) => this.#printed.push(resolve));
         idleTurns = 0;

@@ -49,12 +49,7 @@ export function renderWithStreamNames(value: JsonValue, graph: SchemaGraph, type
   };
 }
 
-function replaceMarkers(
-  value: JsonValue,
-  path: string,
-  pattern: RegExp,
-  found: (index: number, path: string) => string,
-): JsonValue {
+function replaceMarkers(value: JsonValue, path: string, pattern: RegExp, found: (index: number, path: string) => string): JsonValue {
   if (typeof value === "string") {
     const match = pattern.exec(value);
     return match === null ? value : found(Number(match[1]), path);

@@ -65,7 +65,10 @@ export function isBundled(packageRoot: string): boolean {
   const workspaceDependencies = Object.keys(manifest.dependencies ?? {})
     .filter((name) => name.startsWith("@golem-stream/"))
     .map((name) => join(packageRoot, "..", name.slice("@golem-stream/".length), "dist"));
-  const inputs = [...mtimes(join(packageRoot, "dist"), (relative) => !isBundleFile(relative)), ...workspaceDependencies.flatMap((dir) => mtimes(dir))];
+  const inputs = [
+    ...mtimes(join(packageRoot, "dist"), (relative) => !isBundleFile(relative)),
+    ...workspaceDependencies.flatMap((dir) => mtimes(dir)),
+  ];
   return Math.max(...inputs) < Math.min(...bundle);
 }
 

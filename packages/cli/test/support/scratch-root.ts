@@ -71,7 +71,9 @@ function exists(pid: number): boolean {
 /** The process's command line, or undefined when it is gone (or this system has no /proc). */
 function commandLineOf(pid: number): string[] | undefined {
   try {
-    return readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").filter((part) => part !== "");
+    return readFileSync(`/proc/${pid}/cmdline`, "utf8")
+      .split("\0")
+      .filter((part) => part !== "");
   } catch {
     return undefined;
   }
@@ -123,7 +125,8 @@ function postmasters(root: string): number[] {
  * postmaster with SIGQUIT, its immediate shutdown, which ends its backends too), then removes it.
  */
 export async function removeScratchRoot(root: string): Promise<void> {
-  const startsWith = (expected: readonly string[]) => (actual: readonly string[]) => expected.every((part, index) => actual[index] === part);
+  const startsWith = (expected: readonly string[]) => (actual: readonly string[]) =>
+    expected.every((part, index) => actual[index] === part);
   await Promise.all(recordedChildren(root).map(({ pid, commandLine }) => stop(pid, startsWith(commandLine.slice(0, 2)), "SIGKILL")));
   await Promise.all(postmasters(root).map((pid) => stop(pid, (actual) => /(^|\/)postgres$/.test(actual[0] ?? ""), "SIGQUIT")));
   removeTree(root);

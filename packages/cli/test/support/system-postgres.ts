@@ -35,7 +35,12 @@ export interface SystemPostgres {
 export function systemPostgresBinDir(): string | undefined {
   if (!existsSync(DEBIAN_ROOT)) return undefined;
   const versions = readdirSync(DEBIAN_ROOT)
-    .filter((name) => /^\d+$/.test(name) && existsSync(join(DEBIAN_ROOT, name, "bin", "postgres")) && existsSync(join(DEBIAN_ROOT, name, "bin", "initdb")))
+    .filter(
+      (name) =>
+        /^\d+$/.test(name) &&
+        existsSync(join(DEBIAN_ROOT, name, "bin", "postgres")) &&
+        existsSync(join(DEBIAN_ROOT, name, "bin", "initdb")),
+    )
     .sort((a, b) => Number(b) - Number(a));
   return versions[0] === undefined ? undefined : join(DEBIAN_ROOT, versions[0], "bin");
 }
@@ -69,16 +74,24 @@ export async function startSystemPostgres(binDir: string, parentDir: string): Pr
     const passwordFile = join(directory, "password");
     writeFileSync(passwordFile, password, { mode: 0o600 });
     if (user !== undefined) chownSync(passwordFile, user.uid, user.gid);
-    execFileSync(join(binDir, "initdb"), ["-D", data, "-U", USER, "--auth=scram-sha-256", `--pwfile=${passwordFile}`, "-E", "UTF8", "--no-sync"], {
-      stdio: "pipe",
-      ...user,
-    });
+    execFileSync(
+      join(binDir, "initdb"),
+      ["-D", data, "-U", USER, "--auth=scram-sha-256", `--pwfile=${passwordFile}`, "-E", "UTF8", "--no-sync"],
+      {
+        stdio: "pipe",
+        ...user,
+      },
+    );
     const port = await freePort();
     const settings = { listen_addresses: HOST, port: String(port), unix_socket_directories: "", fsync: "off", max_connections: "100" };
-    server = spawn(join(binDir, "postgres"), ["-D", data, ...Object.entries(settings).flatMap(([name, value]) => ["-c", `${name}=${value}`])], {
-      stdio: ["ignore", "pipe", "pipe"],
-      ...user,
-    });
+    server = spawn(
+      join(binDir, "postgres"),
+      ["-D", data, ...Object.entries(settings).flatMap(([name, value]) => ["-c", `${name}=${value}`])],
+      {
+        stdio: ["ignore", "pipe", "pipe"],
+        ...user,
+      },
+    );
     server.stdout?.on("data", (chunk: Buffer) => output.push(chunk.toString()));
     server.stderr?.on("data", (chunk: Buffer) => output.push(chunk.toString()));
     const urlOf = (database: string) => `postgres://${USER}:${password}@${HOST}:${port}/${database}`;
@@ -113,8 +126,11 @@ export async function startSystemPostgres(binDir: string, parentDir: string): Pr
   } catch (error) {
     await stop();
     const stderr = (error as { stderr?: Buffer }).stderr?.toString() ?? "";
-    throw new Error(`the system PostgreSQL in ${binDir} could not start: ${error instanceof Error ? error.message : String(error)}\n${stderr}${output.join("").slice(-4000)}`, {
-      cause: error,
-    });
+    throw new Error(
+      `the system PostgreSQL in ${binDir} could not start: ${error instanceof Error ? error.message : String(error)}\n${stderr}${output.join("").slice(-4000)}`,
+      {
+        cause: error,
+      },
+    );
   }
 }

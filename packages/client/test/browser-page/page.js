@@ -136,7 +136,9 @@ window.scenarios = {
       await call.result;
       return { outcome: "accepted" };
     } catch (error) {
-      return error instanceof ClientError ? { outcome: "failed", kind: error.kind, code: error.code, reconnects } : { outcome: "threw", message: String(error) };
+      return error instanceof ClientError
+        ? { outcome: "failed", kind: error.kind, code: error.code, reconnects }
+        : { outcome: "threw", message: String(error) };
     }
   },
 };

@@ -20,10 +20,19 @@ const client = createClient({
   reconnect: { initialDelayMs: 100, maxDelayMs: 2000, maxAttempts: 10 },
 });
 
-const demo = { application: "demo", environment: "default", agentType: "echo", constructorParameters: { kind: "record", value: { fields: [{ kind: "string", value: "me" }] } } };
+const demo = {
+  application: "demo",
+  environment: "default",
+  agentType: "echo",
+  constructorParameters: { kind: "record", value: { fields: [{ kind: "string", value: "me" }] } },
+};
 
 export async function digestFile(file: File): Promise<string> {
-  const call: Invocation = client.invoke({ ...demo, method: "digest", methodParameters: { kind: "record", value: { fields: [inputStream.bytes(file)] } } });
+  const call: Invocation = client.invoke({
+    ...demo,
+    method: "digest",
+    methodParameters: { kind: "record", value: { fields: [inputStream.bytes(file)] } },
+  });
   const result = await call.result;
   await call.finished;
   return JSON.stringify(result);
@@ -43,7 +52,11 @@ async function* lines(): AsyncIterable<string> {
 }
 
 export async function reverse(onItem: (item: OutputChunk) => void): Promise<void> {
-  const call = client.invoke({ ...demo, method: "reverse", methodParameters: { kind: "record", value: { fields: [inputStream.strings(lines())] } } });
+  const call = client.invoke({
+    ...demo,
+    method: "reverse",
+    methodParameters: { kind: "record", value: { fields: [inputStream.strings(lines())] } },
+  });
   call.on("reconnecting", (event) => console.log(event.failures, event.delayMs));
   const result = await call.result;
   const stream = result.kind === "value" ? result.streams[0] : undefined;

@@ -27,7 +27,11 @@ export interface FakeServer {
 }
 
 export async function startFakeServer(onPeer: (peer: FakePeer) => void | Promise<void>): Promise<FakeServer> {
-  const server = new WebSocketServer({ port: 0, host: "127.0.0.1", handleProtocols: (set) => (set.has(SUBPROTOCOL) ? SUBPROTOCOL : false) });
+  const server = new WebSocketServer({
+    port: 0,
+    host: "127.0.0.1",
+    handleProtocols: (set) => (set.has(SUBPROTOCOL) ? SUBPROTOCOL : false),
+  });
   await new Promise((resolve) => server.once("listening", resolve));
   const peers: FakePeer[] = [];
   server.on("connection", (socket: WebSocket) => {

@@ -34,7 +34,13 @@ export function outputMapping(channel: number, streamToken = STREAM_OUT): Stream
   return { channel, direction: "output", streamToken };
 }
 
-export function inputMapping(channel: number, provisionalRef: string | undefined, sequence = 0n, terminal = false, streamToken = STREAM_IN): StreamMapping {
+export function inputMapping(
+  channel: number,
+  provisionalRef: string | undefined,
+  sequence = 0n,
+  terminal = false,
+  streamToken = STREAM_IN,
+): StreamMapping {
   return {
     channel,
     direction: "input",
@@ -88,8 +94,19 @@ export function layoutStream(streamByte: number): { token: string; cursor: (posi
   const session = new Uint8Array(16).fill(1);
   const stream = new Uint8Array(16).fill(streamByte);
   return {
-    token: layoutToken(2, [[1, Buffer.from("iss")], [16, session], [32, stream], [33, u64(2n)]]),
+    token: layoutToken(2, [
+      [1, Buffer.from("iss")],
+      [16, session],
+      [32, stream],
+      [33, u64(2n)],
+    ]),
     cursor: (position, event) =>
-      layoutToken(3, [[1, Buffer.from("iss")], [16, session], [32, stream], [48, u64(BigInt(position))], [49, u64(event === "item" ? 1n : 2n)]]),
+      layoutToken(3, [
+        [1, Buffer.from("iss")],
+        [16, session],
+        [32, stream],
+        [48, u64(BigInt(position))],
+        [49, u64(event === "item" ? 1n : 2n)],
+      ]),
   };
 }

@@ -4,13 +4,7 @@
  * (encode, then strict decode), so the runtime is tested against exactly what
  * a socket would carry — without a socket.
  */
-import {
-  decodeClientMessage,
-  decodeServerMessage,
-  encodeMessage,
-  type ClientMessage,
-  type ServerMessage,
-} from "@golem-stream/wire";
+import { decodeClientMessage, decodeServerMessage, encodeMessage, type ClientMessage, type ServerMessage } from "@golem-stream/wire";
 import type { Connection, ConnectionHandlers, ConnectRequest, Transport } from "../../src/transport.js";
 
 export class MemoryTransport implements Transport {
@@ -125,7 +119,7 @@ export class ServerSide {
   async waitUntil<M extends ClientMessage>(predicate: (message: ClientMessage) => message is M): Promise<M>;
   async waitUntil(predicate: (message: ClientMessage) => boolean): Promise<ClientMessage>;
   async waitUntil(predicate: (message: ClientMessage) => boolean): Promise<ClientMessage> {
-    for (let seen = 0; ; ) {
+    for (let seen = 0; ;) {
       while (seen < this.received.length) {
         const message = this.received[seen++]!;
         if (predicate(message)) return message;

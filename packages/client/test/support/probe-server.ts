@@ -29,7 +29,10 @@ const u64: JsonObject = { kind: "u64", value: {} };
 const u8: JsonObject = { kind: "u8", value: {} };
 const binary: JsonObject = { kind: "binary", value: { restrictions: {} } };
 const stream = (inner: JsonObject): JsonObject => ({ kind: "stream", value: { inner } });
-const recordType = (...fields: [string, JsonObject][]): JsonObject => ({ kind: "record", value: { fields: fields.map(([name, body]) => ({ name, body })) } });
+const recordType = (...fields: [string, JsonObject][]): JsonObject => ({
+  kind: "record",
+  value: { fields: fields.map(([name, body]) => ({ name, body })) },
+});
 const value = (kind: string, v: string | number): SchemaValueJson => ({ kind, value: v }) as SchemaValueJson;
 const record = (...fields: SchemaValueJson[]): SchemaValueJson => ({ kind: "record", value: { fields } }) as unknown as SchemaValueJson;
 
@@ -73,9 +76,17 @@ const PROBE_AGENT_TYPE: AgentTypeDefinition = {
   config: [],
   methods: [
     // items, total payload bytes, and blobsDigest() of what arrived.
-    { name: "blobDigest", parameters: { root: recordType(["data", stream(binary)]) }, result: { root: recordType(["items", u64], ["bytes", u64], ["sha256", str]) } },
+    {
+      name: "blobDigest",
+      parameters: { root: recordType(["data", stream(binary)]) },
+      result: { root: recordType(["items", u64], ["bytes", u64], ["sha256", str]) },
+    },
     // Reads `bytes` bytes of the input, then stops reading it (the server cancels it: consumer-drop).
-    { name: "head", parameters: { root: recordType(["data", stream(u8)], ["bytes", u32]) }, result: { root: recordType(["bytes", u64], ["sha256", str]) } },
+    {
+      name: "head",
+      parameters: { root: recordType(["data", stream(u8)], ["bytes", u32]) },
+      result: { root: recordType(["bytes", u64], ["sha256", str]) },
+    },
     // Takes one input chunk a second (a consumer far slower than any client); the bytes it took.
     { name: "trickle", parameters: { root: recordType(["data", stream(u8)]) }, result: { root: u64 } },
     // A stream<u8> of `chunks` writes of `size` bytes each: byte i of the stream is patternByte(i).

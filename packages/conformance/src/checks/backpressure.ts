@@ -31,8 +31,13 @@ export const backpressureChecks: Check[] = defineChecks("backpressure", [
       const { messages, closed } = await conn.all(ctx.timeoutMs * 4);
       const blobs = messages.filter((m) => m.type === "output-binary");
       ensureEqual(blobs.length, 1100, "blobs received");
-      const bad = blobs.findIndex((m, i) => m.type !== "output-binary" || m.sequence !== BigInt(i) || m.payload.length !== 65536 || !blobOk(i, m.payload));
-      ensure(bad === -1, `blob ${bad} is out of order or corrupt: ${show(blobs[bad] === undefined ? undefined : { sequence: (blobs[bad] as { sequence: bigint }).sequence })}`);
+      const bad = blobs.findIndex(
+        (m, i) => m.type !== "output-binary" || m.sequence !== BigInt(i) || m.payload.length !== 65536 || !blobOk(i, m.payload),
+      );
+      ensure(
+        bad === -1,
+        `blob ${bad} is out of order or corrupt: ${show(blobs[bad] === undefined ? undefined : { sequence: (blobs[bad] as { sequence: bigint }).sequence })}`,
+      );
       ensureFinishedSuccess(messages, closed);
     },
   },
@@ -54,7 +59,8 @@ export const backpressureChecks: Check[] = defineChecks("backpressure", [
   {
     name: "input-while-output-stalled",
     ref: "§12 (a slow stream backpressures the multiplexed session)",
-    expectation: "reverse fed 3000 items while its output is not read for a while: nothing is dropped — every input is acknowledged and every output arrives once, in order",
+    expectation:
+      "reverse fed 3000 items while its output is not read for a while: nothing is dropped — every input is acknowledged and every output arrives once, in order",
     async run(ctx) {
       const { conn, channel } = await inputSession(ctx, reverseStart());
       conn.socket.pause();
@@ -65,7 +71,10 @@ export const backpressureChecks: Check[] = defineChecks("backpressure", [
       const { messages, closed } = await conn.all(ctx.timeoutMs * 4);
       const out = messages.flatMap((m) => (m.type === "outputStreamItem" ? [(m.value as { value: string }).value] : []));
       ensureEqual(out.length, 3000, "outputs");
-      ensure(out.every((s, i) => s === [...`v${i}`].reverse().join("")), "outputs out of order or altered");
+      ensure(
+        out.every((s, i) => s === [...`v${i}`].reverse().join("")),
+        "outputs out of order or altered",
+      );
       ensureFinishedSuccess(messages, closed);
     },
   },

@@ -36,7 +36,11 @@ function cancelInput(reason: ClientCancelReason): CheckSpec {
       conn.send(inputItem(channel, 0, "ab"));
       conn.send({ type: "streamCancel", channel, reason });
       const ack = await conn.waitFor("terminal ack", (m) => m.type === "inputStreamAck" && m.channel === channel && m.terminal);
-      ensureEqual(ack.type === "inputStreamAck" ? ack.highestContiguousSequence : undefined, 1n, "highestContiguousSequence of the terminal ack");
+      ensureEqual(
+        ack.type === "inputStreamAck" ? ack.highestContiguousSequence : undefined,
+        1n,
+        "highestContiguousSequence of the terminal ack",
+      );
       const { messages } = await conn.all();
       ensureTrace(messages);
       ensureEqual(messages.at(-1)?.type, "invocationFinished", "last message");
@@ -53,14 +57,18 @@ export const cancelChecks: Check[] = defineChecks("cancel", [
   {
     name: "cancel-crossing-terminal",
     ref: "decisions §8",
-    expectation: "a streamCancel sent right after the input's own inputStreamEnd is accepted once and ignored: no invalid-channel, the invocation succeeds",
+    expectation:
+      "a streamCancel sent right after the input's own inputStreamEnd is accepted once and ignored: no invalid-channel, the invocation succeeds",
     async run(ctx) {
       const { conn, channel } = await inputSession(ctx, reverseStart());
       conn.send(inputItem(channel, 0, "ab"));
       conn.send(inputEnd(channel, 1));
       conn.send({ type: "streamCancel", channel, reason: "cancelled" });
       const { messages, closed } = await conn.all();
-      ensure(!messages.some((m) => m.type === "invocationRejected"), `rejected: ${show(messages.find((m) => m.type === "invocationRejected"))}`);
+      ensure(
+        !messages.some((m) => m.type === "invocationRejected"),
+        `rejected: ${show(messages.find((m) => m.type === "invocationRejected"))}`,
+      );
       const last = messages.at(-1);
       ensure(last?.type === "invocationFinished", `last message ${show(last)}`);
       ensureEqual(closed.code, 1000, "close code");

@@ -2,15 +2,28 @@
 import type { InputStreamAck, ServerMessage } from "@golem-stream/wire";
 import { defineChecks, ensure, ensureEqual, show, type Check } from "../check.js";
 import type { Connection } from "../connection.js";
-import { ensureFinishedSuccess, ensureTrace, ensureViolation, invocationResult, resultChannel, resultValue, type SuiteContext } from "../context.js";
+import {
+  ensureFinishedSuccess,
+  ensureTrace,
+  ensureViolation,
+  invocationResult,
+  resultChannel,
+  resultValue,
+  type SuiteContext,
+} from "../context.js";
 import { countStart, countValues, demoStart, digestOf, inputStart, outputValues, reverseStart, val } from "../demo.js";
 import { inputEnd as end, inputItem as item, inputSession, inputViolation } from "./support.js";
 
 /** A channel no mapping installs. */
 const UNMAPPED = 4242;
 
-const isAck = (channel: number, count: bigint, terminal?: boolean) => (m: ServerMessage): boolean =>
-  m.type === "inputStreamAck" && m.channel === channel && m.highestContiguousSequence >= count && (terminal === undefined || m.terminal === terminal);
+const isAck =
+  (channel: number, count: bigint, terminal?: boolean) =>
+  (m: ServerMessage): boolean =>
+    m.type === "inputStreamAck" &&
+    m.channel === channel &&
+    m.highestContiguousSequence >= count &&
+    (terminal === undefined || m.terminal === terminal);
 
 const reverseSession = (ctx: SuiteContext) => inputSession(ctx, reverseStart());
 const digestSession = (ctx: SuiteContext) => inputSession(ctx, inputStart("digest"));
@@ -30,7 +43,8 @@ export const channelChecks: Check[] = defineChecks("channels", [
   {
     name: "prompt-ack",
     ref: "§6.6, decisions §8",
-    expectation: "one input item, with nothing sent after it, is acknowledged with highestContiguousSequence \"1\" (a count, not an index) and terminal false",
+    expectation:
+      'one input item, with nothing sent after it, is acknowledged with highestContiguousSequence "1" (a count, not an index) and terminal false',
     async run(ctx) {
       const { conn, channel } = await reverseSession(ctx);
       conn.send(item(channel, 0, "abc"));
@@ -43,7 +57,7 @@ export const channelChecks: Check[] = defineChecks("channels", [
   {
     name: "acks-monotonic",
     ref: "§6.6",
-    expectation: "acknowledgements of 20 items never decrease and reach \"20\"; the end is acknowledged terminal with \"20\"",
+    expectation: 'acknowledgements of 20 items never decrease and reach "20"; the end is acknowledged terminal with "20"',
     async run(ctx) {
       const { conn, channel } = await reverseSession(ctx);
       for (let i = 0; i < 20; i++) conn.send(item(channel, i, `item-${i}`));
@@ -51,8 +65,14 @@ export const channelChecks: Check[] = defineChecks("channels", [
       conn.send(end(channel, 20));
       const { messages, closed } = await conn.all();
       const acks = acksOn(messages, channel).map((a) => a.highestContiguousSequence);
-      ensure(acks.every((a, i) => i === 0 || a >= acks[i - 1]!), `acks decreased: ${show(acks)}`);
-      ensure(acks.every((a) => a <= 20n), `ack beyond what was sent: ${show(acks)}`);
+      ensure(
+        acks.every((a, i) => i === 0 || a >= acks[i - 1]!),
+        `acks decreased: ${show(acks)}`,
+      );
+      ensure(
+        acks.every((a) => a <= 20n),
+        `ack beyond what was sent: ${show(acks)}`,
+      );
       const last = acksOn(messages, channel).at(-1);
       ensureEqual(last === undefined ? undefined : [last.highestContiguousSequence, last.terminal], [20n, true], "final ack");
       ensureFinishedSuccess(messages, closed);
@@ -66,7 +86,11 @@ export const channelChecks: Check[] = defineChecks("channels", [
       const { conn, channel } = await reverseSession(ctx);
       conn.send(end(channel, 0));
       const ack = await conn.waitFor("terminal ack", isAck(channel, 0n, true));
-      ensureEqual(ack.type === "inputStreamAck" ? ack.highestContiguousSequence : undefined, 0n, "highestContiguousSequence of the terminal ack");
+      ensureEqual(
+        ack.type === "inputStreamAck" ? ack.highestContiguousSequence : undefined,
+        0n,
+        "highestContiguousSequence of the terminal ack",
+      );
       const { messages, closed } = await conn.all();
       ensureFinishedSuccess(messages, closed);
     },
@@ -74,7 +98,8 @@ export const channelChecks: Check[] = defineChecks("channels", [
   {
     name: "output-order-and-cursors",
     ref: "§6.4, §6.5, §8",
-    expectation: "reverse's output items arrive in input order with sequences 0..n-1, each with a cursor token; the end has sequence n, outcome ok and a cursor",
+    expectation:
+      "reverse's output items arrive in input order with sequences 0..n-1, each with a cursor token; the end has sequence n, outcome ok and a cursor",
     async run(ctx) {
       const { conn, channel } = await reverseSession(ctx);
       const inputs = ["one", "two", "three", "four", "five"];
@@ -82,20 +107,31 @@ export const channelChecks: Check[] = defineChecks("channels", [
       conn.send(end(channel, inputs.length));
       const { messages, closed } = await conn.all();
       const out = resultChannel(messages);
-      ensureEqual(outputValues(messages, out), inputs.map((s) => val.str([...s].reverse().join(""))), "output values");
+      ensureEqual(
+        outputValues(messages, out),
+        inputs.map((s) => val.str([...s].reverse().join(""))),
+        "output values",
+      );
       const items = messages.filter((m) => m.type === "outputStreamItem");
-      ensure(items.every((m) => m.type === "outputStreamItem" && m.cursorToken.length > 0), "an item without cursor");
+      ensure(
+        items.every((m) => m.type === "outputStreamItem" && m.cursorToken.length > 0),
+        "an item without cursor",
+      );
       const theEnd = messages.find((m) => m.type === "outputStreamEnd");
       ensure(theEnd?.type === "outputStreamEnd" && theEnd.cursorToken !== undefined, `end without cursor: ${show(theEnd)}`);
       ensureEqual(theEnd.sequence, 5n, "end sequence");
-      ensure(new Set(items.map((m) => (m.type === "outputStreamItem" ? m.cursorToken : ""))).size === items.length, "two items share a cursor token");
+      ensure(
+        new Set(items.map((m) => (m.type === "outputStreamItem" ? m.cursorToken : ""))).size === items.length,
+        "two items share a cursor token",
+      );
       ensureFinishedSuccess(messages, closed);
     },
   },
   {
     name: "result-before-finished",
     ref: "§6.3, §6.9, decisions §8",
-    expectation: "count(3) sends exactly one invocationResult announcing its output stream, then items 0..2, the end, invocationFinished success, close 1000",
+    expectation:
+      "count(3) sends exactly one invocationResult announcing its output stream, then items 0..2, the end, invocationFinished success, close 1000",
     async run(ctx) {
       const { conn } = await ctx.start(countStart(3, 0));
       const { messages, closed } = await conn.all();
@@ -117,14 +153,17 @@ export const channelChecks: Check[] = defineChecks("channels", [
       conn.send(end(channel, 2));
       const { messages, closed } = await conn.all();
       ensureEqual(outputValues(messages, resultChannel(messages)), [val.str("cba"), val.str("ed")], "outputs");
-      ensure(acksOn(messages, channel).every((a) => a.highestContiguousSequence <= 2n), "an ack past the sent items");
+      ensure(
+        acksOn(messages, channel).every((a) => a.highestContiguousSequence <= 2n),
+        "an ack past the sent items",
+      );
       ensureFinishedSuccess(messages, closed);
     },
   },
   {
     name: "duplicate-range-same-ack",
     ref: "§6.6",
-    expectation: "resending items 0..2 after they were acknowledged returns the same cumulative ACK \"3\"",
+    expectation: 'resending items 0..2 after they were acknowledged returns the same cumulative ACK "3"',
     async run(ctx) {
       const { conn, channel } = await reverseSession(ctx);
       for (let i = 0; i < 3; i++) conn.send(item(channel, i, `x${i}`));
@@ -135,14 +174,18 @@ export const channelChecks: Check[] = defineChecks("channels", [
       const { messages, closed } = await conn.all();
       const later = acksOn(messages.slice(before), channel);
       ensure(later.length > 0, "no ACK after the duplicate range and the end");
-      ensure(later.every((a) => a.highestContiguousSequence === 3n), `acks after the duplicates: ${show(later.map((a) => a.highestContiguousSequence))}`);
+      ensure(
+        later.every((a) => a.highestContiguousSequence === 3n),
+        `acks after the duplicates: ${show(later.map((a) => a.highestContiguousSequence))}`,
+      );
       ensureFinishedSuccess(messages, closed);
     },
   },
   {
     name: "input-conflict",
     ref: "§9, §6.2, decisions §5",
-    expectation: "a different value at an acknowledged sequence is input-conflict: invocationRejected (accepted attemptId, retryable true), close 1002",
+    expectation:
+      "a different value at an acknowledged sequence is input-conflict: invocationRejected (accepted attemptId, retryable true), close 1002",
     async run(ctx) {
       const { conn, channel, attemptId } = await reverseSession(ctx);
       conn.send(item(channel, 0, "abc"));
@@ -170,7 +213,10 @@ export const channelChecks: Check[] = defineChecks("channels", [
       conn.send(item(channel, 3, "d"));
       const saw = await ensureViolation(conn, { codes: ["input-gap"], attemptId, rejectionRequired: true, retryable: true });
       const acks = acksOn(conn.received, channel).map((a) => a.highestContiguousSequence);
-      ensure(acks.every((a) => a <= 2n), `ack past the gap: ${show(acks)}`);
+      ensure(
+        acks.every((a) => a <= 2n),
+        `ack past the gap: ${show(acks)}`,
+      );
       return saw;
     },
   },
@@ -234,7 +280,7 @@ export const channelChecks: Check[] = defineChecks("channels", [
   {
     name: "u8-ack-counts-bytes",
     ref: "§6.6, §7",
-    expectation: "a packed u8 batch of 5 bytes is acknowledged with highestContiguousSequence \"5\" (one item per byte)",
+    expectation: 'a packed u8 batch of 5 bytes is acknowledged with highestContiguousSequence "5" (one item per byte)',
     async run(ctx) {
       const { conn, channel } = await digestSession(ctx);
       conn.send({ type: "input-u8", channel, sequence: 0n, payload: new Uint8Array([1, 2, 3, 4, 5]) });
@@ -293,7 +339,8 @@ export const channelChecks: Check[] = defineChecks("channels", [
   {
     name: "nested-announced-before-use",
     ref: "§8, §6.4",
-    expectation: "groups(3, 2): every nested stream's channel is announced by the item that exposes it before any message uses it; all streams end exactly once",
+    expectation:
+      "groups(3, 2): every nested stream's channel is announced by the item that exposes it before any message uses it; all streams end exactly once",
     async run(ctx) {
       const { conn } = await ctx.start(demoStart("groups", val.record(val.u32(3), val.u32(2))));
       const { messages, closed } = await conn.all();
@@ -301,7 +348,8 @@ export const channelChecks: Check[] = defineChecks("channels", [
       const nested = messages.flatMap((m) => (m.type === "outputStreamItem" ? m.mappings : []));
       ensureEqual(nested.length, 3, "nested streams announced");
       ensureEqual(new Set([...nested.map((m) => m.channel)]).size, 3, "distinct nested channels");
-      for (const mapping of nested) ensureEqual(countValues(messages, mapping.channel), [0, 1], `items of nested channel ${mapping.channel}`);
+      for (const mapping of nested)
+        ensureEqual(countValues(messages, mapping.channel), [0, 1], `items of nested channel ${mapping.channel}`);
       ensureFinishedSuccess(messages, closed);
     },
   },
@@ -317,7 +365,10 @@ export const channelChecks: Check[] = defineChecks("channels", [
       const all = [...accepted.mappings, ...invocationResult(messages).mappings];
       ensureEqual(new Set(all.map((m) => m.channel)).size, 3, "distinct channels");
       ensureEqual(new Set(all.map((m) => m.streamToken)).size, 3, "distinct stream tokens");
-      ensure(all.every((m) => m.channel > 0), "channel 0 used");
+      ensure(
+        all.every((m) => m.channel > 0),
+        "channel 0 used",
+      );
       ensureFinishedSuccess(messages, closed);
     },
   },
@@ -331,7 +382,13 @@ export const channelChecks: Check[] = defineChecks("channels", [
       const out = resultChannel(messages);
       ensureEqual(countValues(messages, out), [0, 1], "items");
       const theEnd = messages.find((m) => m.type === "outputStreamEnd");
-      ensureEqual(theEnd?.type === "outputStreamEnd" ? [theEnd.outcome.kind, "code" in theEnd.outcome ? theEnd.outcome.code : undefined, theEnd.sequence] : undefined, ["error", "producer-error", 2n], "end");
+      ensureEqual(
+        theEnd?.type === "outputStreamEnd"
+          ? [theEnd.outcome.kind, "code" in theEnd.outcome ? theEnd.outcome.code : undefined, theEnd.sequence]
+          : undefined,
+        ["error", "producer-error", 2n],
+        "end",
+      );
       ensureTrace(messages);
       ensure(messages.at(-1)?.type === "invocationFinished", "no invocationFinished last");
       ensureEqual(closed.code, 1000, "close code");

@@ -27,9 +27,22 @@ export const firstMessageChecks: Check[] = defineChecks("first-message", [
     "an inputStreamItem as the first message is refused (protocol-error or invalid-message if diagnosed, close 1002) and nothing is accepted",
     { type: "inputStreamItem", channel: 1, sequence: 0n, value: { kind: "string", value: "x" } },
   ),
-  prematureFirst("end-before-acceptance", "an inputStreamEnd as the first message is refused, close 1002", { type: "inputStreamEnd", channel: 1, sequence: 0n }),
-  prematureFirst("cancel-before-acceptance", "a streamCancel as the first message is refused, close 1002", { type: "streamCancel", channel: 1, reason: "cancelled" }),
-  prematureFirst("binary-first", "a well-formed input-u8 binary message as the first message is refused, close 1002", { type: "input-u8", channel: 1, sequence: 0n, payload: new Uint8Array([1, 2, 3]) }),
+  prematureFirst("end-before-acceptance", "an inputStreamEnd as the first message is refused, close 1002", {
+    type: "inputStreamEnd",
+    channel: 1,
+    sequence: 0n,
+  }),
+  prematureFirst("cancel-before-acceptance", "a streamCancel as the first message is refused, close 1002", {
+    type: "streamCancel",
+    channel: 1,
+    reason: "cancelled",
+  }),
+  prematureFirst("binary-first", "a well-formed input-u8 binary message as the first message is refused, close 1002", {
+    type: "input-u8",
+    channel: 1,
+    sequence: 0n,
+    payload: new Uint8Array([1, 2, 3]),
+  }),
   {
     name: "start-as-binary-frame",
     ref: "§1",
@@ -43,7 +56,8 @@ export const firstMessageChecks: Check[] = defineChecks("first-message", [
   {
     name: "second-start",
     ref: "§8 (one WebSocket carries one invocation session), §11",
-    expectation: "a second invocationStart on an accepted connection is a state violation: invocationRejected protocol-error with the accepted attemptId, close 1002",
+    expectation:
+      "a second invocationStart on an accepted connection is a state violation: invocationRejected protocol-error with the accepted attemptId, close 1002",
     async run(ctx) {
       const { start } = reverseStart();
       const { conn } = await ctx.start(start);
@@ -58,14 +72,21 @@ export const firstMessageChecks: Check[] = defineChecks("first-message", [
     async run(ctx) {
       const { start } = reverseStart();
       const { conn, accepted } = await ctx.start(start);
-      conn.send({ type: "resumeAttach", attemptId: randomUUID(), operation: "resume", outputCursors: [], sessionToken: accepted.sessionToken });
+      conn.send({
+        type: "resumeAttach",
+        attemptId: randomUUID(),
+        operation: "resume",
+        outputCursors: [],
+        sessionToken: accepted.sessionToken,
+      });
       return ensureViolation(conn, { codes: ["protocol-error", "invalid-message"], attemptId: start.attemptId, rejectionRequired: true });
     },
   },
   {
     name: "acceptance-echoes-start",
     ref: "§6.1",
-    expectation: "invocationAccepted carries the start's attemptId and idempotencyKey, a session token, and a mapping for every provisional reference",
+    expectation:
+      "invocationAccepted carries the start's attemptId and idempotencyKey, a session token, and a mapping for every provisional reference",
     async run(ctx) {
       const { start, ref } = reverseStart();
       const { accepted } = await ctx.start(start);

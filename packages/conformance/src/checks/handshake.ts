@@ -10,7 +10,8 @@ export function ensureEnvelope(result: ProbeResult, status: number, code: string
   const body = result.body as { code?: unknown; errors?: unknown; error?: unknown } | undefined;
   ensure(typeof body === "object" && body !== null, `body is not a JSON object: ${show(result.body)}`);
   ensureEqual(body.code, code, "error envelope code");
-  if (status === 400) ensure(Array.isArray(body.errors) && body.errors.every((e) => typeof e === "string"), `400 envelope without errors[]: ${show(body)}`);
+  if (status === 400)
+    ensure(Array.isArray(body.errors) && body.errors.every((e) => typeof e === "string"), `400 envelope without errors[]: ${show(body)}`);
   else ensure(typeof body.error === "string", `envelope without error text: ${show(body)}`);
   return `HTTP ${result.status} ${show(body)}`;
 }
@@ -47,7 +48,8 @@ export const handshakeChecks: Check[] = defineChecks("handshake", [
     name: "unsupported-subprotocol",
     ref: "§1, decisions §5",
     expectation: "an upgrade offering only other subprotocols fails with HTTP 400 unsupported-subprotocol",
-    run: async (ctx) => ensureEnvelope(await ctx.probe({ token: ctx.token, protocols: ["golem.agent-invocation.v2"] }), 400, "unsupported-subprotocol"),
+    run: async (ctx) =>
+      ensureEnvelope(await ctx.probe({ token: ctx.token, protocols: ["golem.agent-invocation.v2"] }), 400, "unsupported-subprotocol"),
   },
   {
     name: "missing-token",
@@ -81,7 +83,11 @@ export const handshakeChecks: Check[] = defineChecks("handshake", [
     ref: "§1",
     expectation: "an upgrade offering permessage-deflate is accepted without negotiating it (no Sec-WebSocket-Extensions)",
     async run(ctx) {
-      const result = await ctx.probe({ token: ctx.token, protocols: [SUBPROTOCOL], extensions: "permessage-deflate; client_max_window_bits" });
+      const result = await ctx.probe({
+        token: ctx.token,
+        protocols: [SUBPROTOCOL],
+        extensions: "permessage-deflate; client_max_window_bits",
+      });
       ensureEqual(result.status, 101, "HTTP status");
       ensureEqual(result.headers["sec-websocket-extensions"], undefined, "Sec-WebSocket-Extensions");
     },

@@ -11,7 +11,12 @@ function reshuffled(start: InvocationStart): string {
   const canonical = JSON.parse(encodeMessage(start) as string) as Record<string, unknown>;
   const reversed = (value: unknown): unknown => {
     if (Array.isArray(value)) return value.map(reversed);
-    if (value !== null && typeof value === "object") return Object.fromEntries(Object.entries(value).reverse().map(([k, v]) => [k, reversed(v)]));
+    if (value !== null && typeof value === "object")
+      return Object.fromEntries(
+        Object.entries(value)
+          .reverse()
+          .map(([k, v]) => [k, reversed(v)]),
+      );
     return value;
   };
   return JSON.stringify(reversed(canonical), null, 2);
@@ -35,7 +40,8 @@ export const idempotencyChecks: Check[] = defineChecks("idempotency", [
   {
     name: "replay-returns-acceptance",
     ref: "§6.1, §9",
-    expectation: "resending a finished start with the same attempt id on a new connection returns invocationAccepted for that attempt and idempotency key, never a second invocation's rejection",
+    expectation:
+      "resending a finished start with the same attempt id on a new connection returns invocationAccepted for that attempt and idempotency key, never a second invocation's rejection",
     async run(ctx) {
       const start = countStart(2, 0);
       await runToEnd(ctx, start);
@@ -49,7 +55,8 @@ export const idempotencyChecks: Check[] = defineChecks("idempotency", [
   {
     name: "replay-same-session",
     ref: "§6.1, §9",
-    expectation: "the replayed acceptance of a finished start belongs to the same session: resuming with its token replays the same outputs (0, 1)",
+    expectation:
+      "the replayed acceptance of a finished start belongs to the same session: resuming with its token replays the same outputs (0, 1)",
     async run(ctx) {
       const start = countStart(2, 0);
       await runToEnd(ctx, start);
@@ -66,7 +73,8 @@ export const idempotencyChecks: Check[] = defineChecks("idempotency", [
   {
     name: "replay-while-live-revokes",
     ref: "§9, §6.8",
-    expectation: "an exact replay while the first transport is live is accepted on the new transport, and the old one receives attachmentRevoked replaced as its last message",
+    expectation:
+      "an exact replay while the first transport is live is accepted on the new transport, and the old one receives attachmentRevoked replaced as its last message",
     async run(ctx) {
       const start = countStart(200, 20);
       const first = await ctx.start(start);
@@ -95,7 +103,11 @@ export const idempotencyChecks: Check[] = defineChecks("idempotency", [
     },
   },
   attemptConflict(
-    { name: "attempt-conflict-parameters", ref: "§5.1, §9, decisions §5", expectation: "the same attempt id with different method parameters is attempt-conflict" },
+    {
+      name: "attempt-conflict-parameters",
+      ref: "§5.1, §9, decisions §5",
+      expectation: "the same attempt id with different method parameters is attempt-conflict",
+    },
     (start) => ({ ...countStart(2, 0), attemptId: start.attemptId, idempotencyKey: start.idempotencyKey }),
   ),
   attemptConflict(
@@ -103,13 +115,21 @@ export const idempotencyChecks: Check[] = defineChecks("idempotency", [
     (start) => ({ ...start, idempotencyKey: `${start.idempotencyKey}-other` }),
   ),
   attemptConflict(
-    { name: "attempt-conflict-constructor", ref: "§9 (equality covers constructor parameters)", expectation: "the same attempt id with different constructor parameters is attempt-conflict" },
-    (start) => ({ ...start, selector: { ...start.selector, constructorParameters: { kind: "record", value: { fields: [{ kind: "string", value: "other" }] } } } }),
+    {
+      name: "attempt-conflict-constructor",
+      ref: "§9 (equality covers constructor parameters)",
+      expectation: "the same attempt id with different constructor parameters is attempt-conflict",
+    },
+    (start) => ({
+      ...start,
+      selector: { ...start.selector, constructorParameters: { kind: "record", value: { fields: [{ kind: "string", value: "other" }] } } },
+    }),
   ),
   {
     name: "attempt-conflict-live",
     ref: "§9",
-    expectation: "the same attempt id with different parameters while the first transport is live is attempt-conflict, and the first transport is not revoked",
+    expectation:
+      "the same attempt id with different parameters while the first transport is live is attempt-conflict, and the first transport is not revoked",
     async run(ctx) {
       const start = countStart(50, 20);
       const first = await ctx.start(start);
@@ -137,7 +157,8 @@ export const idempotencyChecks: Check[] = defineChecks("idempotency", [
   {
     name: "fresh-attempts-independent",
     ref: "§9",
-    expectation: "two starts with fresh attempt ids and keys are two invocations: both accepted with different session tokens and full outputs",
+    expectation:
+      "two starts with fresh attempt ids and keys are two invocations: both accepted with different session tokens and full outputs",
     async run(ctx) {
       const a = await ctx.start(countStart(3, 0));
       const b = await ctx.start(countStart(3, 0));

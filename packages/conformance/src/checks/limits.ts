@@ -76,10 +76,21 @@ const principalChecks = [
         const extra = await ctx.connect({ token: ctx.boundedToken });
         const { start } = reverseStart();
         extra.send(start);
-        const refused = await ensureViolation(extra, { codes: ["overloaded"], attemptId: start.attemptId, rejectionRequired: true, retryable: true });
+        const refused = await ensureViolation(extra, {
+          codes: ["overloaded"],
+          attemptId: start.attemptId,
+          rejectionRequired: true,
+          retryable: true,
+        });
         // Resumes are never refused by the bound: they start nothing new.
         const resumed = await connectOnceFreed(ctx, ctx.boundedToken);
-        resumed.send({ type: "resumeAttach", attemptId: randomUUID(), operation: "resume", outputCursors: [], sessionToken: running[0]!.sessionToken });
+        resumed.send({
+          type: "resumeAttach",
+          attemptId: randomUUID(),
+          operation: "resume",
+          outputCursors: [],
+          sessionToken: running[0]!.sessionToken,
+        });
         const answer = await resumed.next("the answer to the resume");
         ensure(answer.type === "invocationAccepted", `a resume of a running invocation was answered ${show(answer)}`);
         running[0] = { ...running[0]!, conn: resumed };
@@ -117,7 +128,7 @@ export const limitChecks: Check[] = defineChecks("limits", [
   {
     name: "u8-batch-at-limit",
     ref: "§7, decisions §6",
-    expectation: "a packed u8 batch of exactly 1 MiB is accepted and acknowledged with \"1048576\"",
+    expectation: 'a packed u8 batch of exactly 1 MiB is accepted and acknowledged with "1048576"',
     async run(ctx) {
       const { conn, channel } = await inputSession(ctx, inputStart("digest"));
       conn.send({ type: "input-u8", channel, sequence: 0n, payload: new Uint8Array(MiB) });

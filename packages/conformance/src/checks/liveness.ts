@@ -29,7 +29,8 @@ export const livenessChecks: Check[] = defineChecks("liveness", [
       try {
         ({ closed } = await conn.all(deadline + ctx.timeoutMs));
       } catch (error) {
-        if (error instanceof WaitTimeout) throw new Mismatch(`still open ${Date.now() - opened} ms after the upgrade, with a first-message deadline of ${deadline} ms`);
+        if (error instanceof WaitTimeout)
+          throw new Mismatch(`still open ${Date.now() - opened} ms after the upgrade, with a first-message deadline of ${deadline} ms`);
         throw error;
       }
       const after = Date.now() - opened;
@@ -55,7 +56,8 @@ export const livenessChecks: Check[] = defineChecks("liveness", [
         try {
           await conn.pingsOrClose(PINGS_ANSWERED, budget);
         } catch (error) {
-          if (error instanceof WaitTimeout) throw new Mismatch(`${conn.pings} pings in ${budget} ms, with a ping interval of ${interval} ms`);
+          if (error instanceof WaitTimeout)
+            throw new Mismatch(`${conn.pings} pings in ${budget} ms, with a ping interval of ${interval} ms`);
           throw error;
         }
         ensure(conn.closeInfo === undefined, `closed (${conn.closeInfo?.code}) after ${conn.pings} pings, each answered`);
@@ -87,7 +89,8 @@ export const livenessChecks: Check[] = defineChecks("liveness", [
         try {
           await conn.pingsOrClose(Number.POSITIVE_INFINITY, budget);
         } catch (error) {
-          if (error instanceof WaitTimeout) throw new Mismatch(`still open after ${conn.pings} unanswered pings in ${budget} ms, with a ping interval of ${interval} ms`);
+          if (error instanceof WaitTimeout)
+            throw new Mismatch(`still open after ${conn.pings} unanswered pings in ${budget} ms, with a ping interval of ${interval} ms`);
           throw error;
         }
         const closed = conn.closeInfo!;

@@ -23,7 +23,12 @@ interface DemoCase {
   readonly method: string;
   readonly methodParameters: SchemaValueJson;
   readonly inputs: { provisionalRef: string; items?: SchemaValueJson[]; batchesHex?: string[] }[];
-  readonly expected: { readonly resultGraph: JsonValue; readonly resultValue?: JsonValue; readonly outputs: ExpectedOutput[]; readonly finished: JsonValue };
+  readonly expected: {
+    readonly resultGraph: JsonValue;
+    readonly resultValue?: JsonValue;
+    readonly outputs: ExpectedOutput[];
+    readonly finished: JsonValue;
+  };
 }
 
 /** What arrived on one output channel, in the vector's shape; stream leaves become {"nested": i}. */
@@ -50,14 +55,17 @@ function observed(messages: readonly ServerMessage[], channel: number, expected:
       );
     }
     if (m.type === "output-u8") bytes.push(m.payload);
-    if (m.type === "output-binary") blobs.push({ bytesHex: Buffer.from(m.payload).toString("hex"), ...(m.mimeType === undefined ? {} : { mimeType: m.mimeType }) });
+    if (m.type === "output-binary")
+      blobs.push({ bytesHex: Buffer.from(m.payload).toString("hex"), ...(m.mimeType === undefined ? {} : { mimeType: m.mimeType }) });
     if (m.type === "outputStreamEnd") outcome = m.outcome as unknown as JsonValue;
   }
   return {
     ...(expected.items === undefined ? {} : { items }),
     ...(expected.bytesHex === undefined ? {} : { bytesHex: Buffer.concat(bytes).toString("hex") }),
     ...(expected.blobs === undefined ? {} : { blobs }),
-    ...(expected.nested === undefined ? {} : { nested: nestedMappings.map((mapping, i) => observed(messages, mapping.channel, expected.nested![i]!)) }),
+    ...(expected.nested === undefined
+      ? {}
+      : { nested: nestedMappings.map((mapping, i) => observed(messages, mapping.channel, expected.nested![i]!)) }),
     outcome,
   };
 }

@@ -50,7 +50,11 @@ export async function restartServer(ctx: SuiteContext): Promise<void> {
  * A reverse session with 3 acknowledged items (`${prefix}0` …), then a
  * restart, then an attach with `operation`: the new connection and its acceptance.
  */
-async function acknowledgedThenRestarted(ctx: SuiteContext, prefix: string, operation: "resume" | "takeover"): Promise<{ resumed: Connection; answer: InvocationAccepted }> {
+async function acknowledgedThenRestarted(
+  ctx: SuiteContext,
+  prefix: string,
+  operation: "resume" | "takeover",
+): Promise<{ resumed: Connection; answer: InvocationAccepted }> {
   const { conn, accepted, channel } = await inputSession(ctx, reverseStart());
   for (let i = 0; i < 3; i++) conn.send(inputItem(channel, i, `${prefix}${i}`));
   await conn.waitFor("ack 3", (m) => m.type === "inputStreamAck" && m.highestContiguousSequence === 3n);
@@ -81,7 +85,9 @@ export const restartChecks: Check[] = defineChecks("restart", [
       for (let i = 0; i < 3; i++) cursor = (await conn.nextOf("outputStreamItem")).cursorToken;
       await restartServer(ctx);
       conn.terminate();
-      const seenBefore = conn.received.flatMap((m) => (m.type === "outputStreamItem" && m.sequence >= 3n ? [(m.value as { value: number }).value] : []));
+      const seenBefore = conn.received.flatMap((m) =>
+        m.type === "outputStreamItem" && m.sequence >= 3n ? [(m.value as { value: number }).value] : [],
+      );
       const { conn: resumed, answer } = await ctx.attach(accepted.sessionToken, "resume", [cursor]);
       ensure(answer.type === "invocationAccepted", `answer after restart: ${show(answer)}`);
       const { messages } = await resumed.all(ctx.timeoutMs * 3);
@@ -92,7 +98,10 @@ export const restartChecks: Check[] = defineChecks("restart", [
       ensureEqual(values.slice(0, seenBefore.length), seenBefore, "items delivered before the restart, replayed");
       const end = messages.find((m) => m.type === "outputStreamEnd");
       const finished = messages.at(-1);
-      ensure(end?.type === "outputStreamEnd" && finished?.type === "invocationFinished", `no end or no invocationFinished: ${show(messages.map((m) => m.type))}`);
+      ensure(
+        end?.type === "outputStreamEnd" && finished?.type === "invocationFinished",
+        `no end or no invocationFinished: ${show(messages.map((m) => m.type))}`,
+      );
       if (ctx.durableRestart) ensureEqual(end.outcome, { kind: "ok" }, "end of a count a durable server continued");
       if (end.outcome.kind === "ok") {
         ensureEqual(values.length, 17, "items of a continued count");
@@ -123,11 +132,23 @@ export const restartChecks: Check[] = defineChecks("restart", [
       const channel = resultChannel(messages);
       ensureTrace(messages, { outputStart: new Map([[channel, 3n]]) });
       const after = journalItems(messages, channel);
-      ensureEqual(before.map((item) => item.index), range(3), "indexes of the items before the restart");
-      ensureEqual(after.map((item) => item.index), range(17, 3), "indexes of the items after the restart");
+      ensureEqual(
+        before.map((item) => item.index),
+        range(3),
+        "indexes of the items before the restart",
+      );
+      ensureEqual(
+        after.map((item) => item.index),
+        range(17, 3),
+        "indexes of the items after the restart",
+      );
       const journaled = before[0]!.journaled;
-      ensure(typeof (journaled.step as { value?: unknown } | undefined)?.value === "string", `the first item's step result is not a string: ${show(journaled)}`);
-      for (const item of [...before, ...after]) ensureEqual(item.journaled, journaled, `journaled values of item ${item.index}, against item 0's`);
+      ensure(
+        typeof (journaled.step as { value?: unknown } | undefined)?.value === "string",
+        `the first item's step result is not a string: ${show(journaled)}`,
+      );
+      for (const item of [...before, ...after])
+        ensureEqual(item.journaled, journaled, `journaled values of item ${item.index}, against item 0's`);
       const end = messages.find((m) => m.type === "outputStreamEnd");
       ensureEqual(end?.type === "outputStreamEnd" ? end.outcome : end, { kind: "ok" }, "end of a journal a durable server continued");
       const finished = messages.at(-1);
@@ -140,7 +161,7 @@ export const restartChecks: Check[] = defineChecks("restart", [
     name: "input-high-water-survives",
     ref: "§4.3, §9",
     expectation:
-      "3 acknowledged input items survive a restart: the resumed mapping reports high-water \"3\"; if not terminal, the suffix completes the invocation with 4 outputs, if terminal the invocation fails",
+      '3 acknowledged input items survive a restart: the resumed mapping reports high-water "3"; if not terminal, the suffix completes the invocation with 4 outputs, if terminal the invocation fails',
     async run(ctx) {
       const { resumed, answer } = await acknowledgedThenRestarted(ctx, "r", "resume");
       const input = answer.mappings.find((m) => m.direction === "input");
@@ -149,14 +170,21 @@ export const restartChecks: Check[] = defineChecks("restart", [
       if (input!.inputHighWater!.terminal) {
         const { messages } = await resumed.all(ctx.timeoutMs * 2);
         const finished = messages.at(-1);
-        ensure(finished?.type === "invocationFinished" && finished.outcome.kind === "failure", `input terminal after restart but the invocation did not fail: ${show(finished)}`);
+        ensure(
+          finished?.type === "invocationFinished" && finished.outcome.kind === "failure",
+          `input terminal after restart but the invocation did not fail: ${show(finished)}`,
+        );
         return "input terminalized by the restart; invocation failed";
       }
       resumed.send(inputItem(input!.channel, 3, "r3"));
       resumed.send(inputEnd(input!.channel, 4));
       const { messages, closed } = await resumed.all(ctx.timeoutMs * 2);
       const out = messages.flatMap((m) => (m.type === "outputStreamItem" ? [m.value] : []));
-      ensureEqual(out, range(4).map((i) => val.str(`${i}r`)), "outputs");
+      ensureEqual(
+        out,
+        range(4).map((i) => val.str(`${i}r`)),
+        "outputs",
+      );
       ensureFinishedSuccess(messages, closed);
       return "input continued after the restart";
     },
@@ -164,7 +192,8 @@ export const restartChecks: Check[] = defineChecks("restart", [
   {
     name: "acknowledged-input-replayed",
     ref: "§9, §6.6",
-    expectation: "after a restart, resending the 3 acknowledged items identically is accepted (idempotent), not input-conflict: the server kept what it acknowledged",
+    expectation:
+      "after a restart, resending the 3 acknowledged items identically is accepted (idempotent), not input-conflict: the server kept what it acknowledged",
     async run(ctx) {
       const { resumed, answer } = await acknowledgedThenRestarted(ctx, "k", "takeover");
       const input = answer.mappings.find((m) => m.direction === "input");
@@ -172,7 +201,10 @@ export const restartChecks: Check[] = defineChecks("restart", [
       for (let i = 0; i < 3; i++) resumed.send(inputItem(input.channel, i, `k${i}`));
       if (input.inputHighWater?.terminal !== true) resumed.send(inputEnd(input.channel, 3));
       const { messages, closed } = await resumed.all(ctx.timeoutMs * 2);
-      ensure(!messages.some((m) => m.type === "invocationRejected"), `rejected: ${show(messages.find((m) => m.type === "invocationRejected"))}`);
+      ensure(
+        !messages.some((m) => m.type === "invocationRejected"),
+        `rejected: ${show(messages.find((m) => m.type === "invocationRejected"))}`,
+      );
       ensureEqual(messages.at(-1)?.type, "invocationFinished", "last message");
       if (ctx.durableRestart) ensureFinishedSuccess(messages, closed);
     },
@@ -180,7 +212,8 @@ export const restartChecks: Check[] = defineChecks("restart", [
   {
     name: "acceptance-survives",
     ref: "§6.1 (acceptance is durable and replayable by exact attempt)",
-    expectation: "after a restart, an exact replay of a finished start is accepted for the same attempt, and a different start under its attempt id is attempt-conflict",
+    expectation:
+      "after a restart, an exact replay of a finished start is accepted for the same attempt, and a different start under its attempt id is attempt-conflict",
     async run(ctx) {
       const start = countStart(2, 0);
       await runToEnd(ctx, start);

@@ -3,7 +3,16 @@ import { randomUUID } from "node:crypto";
 import type { InvocationAccepted, InvocationStart, ResumeAttach, ServerMessage } from "@golem-stream/wire";
 import { defineChecks, ensure, ensureEqual, show, type Check } from "../check.js";
 import type { Connection } from "../connection.js";
-import { channelFor, ensureAnswerRejected, ensureFinishedSuccess, ensureRejected, ensureTrace, ensureViolation, resultChannel, type SuiteContext } from "../context.js";
+import {
+  channelFor,
+  ensureAnswerRejected,
+  ensureFinishedSuccess,
+  ensureRejected,
+  ensureTrace,
+  ensureViolation,
+  resultChannel,
+  type SuiteContext,
+} from "../context.js";
 import { countStart, countValues, range, reverseStart, val } from "../demo.js";
 import { inputEnd, inputItem as item } from "./support.js";
 
@@ -26,7 +35,12 @@ export async function finishedCount(ctx: SuiteContext, n: number): Promise<Finis
   return { start, accepted, cursors, endCursor: end.cursorToken };
 }
 
-async function accepted(ctx: SuiteContext, token: string, operation: "resume" | "takeover", cursors: string[] = []): Promise<{ conn: Connection; accepted: InvocationAccepted }> {
+async function accepted(
+  ctx: SuiteContext,
+  token: string,
+  operation: "resume" | "takeover",
+  cursors: string[] = [],
+): Promise<{ conn: Connection; accepted: InvocationAccepted }> {
   const { conn, answer } = await ctx.attach(token, operation, cursors);
   ensure(answer.type === "invocationAccepted", `expected invocationAccepted for ${operation}, saw ${show(answer)}`);
   return { conn, accepted: answer };
@@ -46,7 +60,10 @@ async function detachedReverse(ctx: SuiteContext, n: number, end = false): Promi
   const channel = channelFor(acc, ref);
   for (let i = 0; i < n; i++) conn.send(item(channel, i, `in-${i}`));
   if (end) conn.send(inputEnd(channel, n));
-  await conn.waitFor(`ack ${n}`, (m) => m.type === "inputStreamAck" && m.channel === channel && m.highestContiguousSequence === BigInt(n) && (!end || m.terminal));
+  await conn.waitFor(
+    `ack ${n}`,
+    (m) => m.type === "inputStreamAck" && m.channel === channel && m.highestContiguousSequence === BigInt(n) && (!end || m.terminal),
+  );
   conn.terminate();
   await conn.closed;
   return { token: acc.sessionToken, ref, start };
@@ -67,7 +84,11 @@ async function refusedAfterResume(ctx: SuiteContext, sequence: number, text: str
 }
 
 /** A resumeAttach with a fresh attempt id on a new connection, refused before acceptance with one of `codes`. */
-async function refusedAttach(ctx: SuiteContext, attach: Pick<ResumeAttach, "operation" | "outputCursors" | "sessionToken">, codes: readonly string[]): Promise<string> {
+async function refusedAttach(
+  ctx: SuiteContext,
+  attach: Pick<ResumeAttach, "operation" | "outputCursors" | "sessionToken">,
+  codes: readonly string[],
+): Promise<string> {
   const conn = await ctx.connect();
   const attemptId = randomUUID();
   conn.send({ type: "resumeAttach", attemptId, ...attach });
@@ -75,7 +96,12 @@ async function refusedAttach(ctx: SuiteContext, attach: Pick<ResumeAttach, "oper
 }
 
 /** An attach whose session token or cursors the server did not issue for this session: invalid-token. */
-async function invalidTokenAttach(ctx: SuiteContext, sessionToken: string, operation: "resume" | "takeover", cursors: string[] = []): Promise<void> {
+async function invalidTokenAttach(
+  ctx: SuiteContext,
+  sessionToken: string,
+  operation: "resume" | "takeover",
+  cursors: string[] = [],
+): Promise<void> {
   const { conn, answer } = await ctx.attach(sessionToken, operation, cursors);
   ensureAnswerRejected(answer, "invalid-token");
   conn.terminate();
@@ -134,7 +160,11 @@ export const resumeChecks: Check[] = defineChecks("resume", [
       const f = await finishedCount(ctx, 3);
       const { conn } = await accepted(ctx, f.accepted.sessionToken, "resume", [f.endCursor]);
       const { messages } = await conn.all();
-      ensureEqual(messages.filter((m) => m.type === "outputStreamItem" || m.type === "outputStreamEnd").length, 0, "items or terminals replayed");
+      ensureEqual(
+        messages.filter((m) => m.type === "outputStreamItem" || m.type === "outputStreamEnd").length,
+        0,
+        "items or terminals replayed",
+      );
       ensureEqual(messages.at(-1)?.type, "invocationFinished", "last message");
     },
   },
@@ -147,7 +177,10 @@ export const resumeChecks: Check[] = defineChecks("resume", [
       const { conn } = await accepted(ctx, f.accepted.sessionToken, "resume", [f.endCursor]);
       const { messages } = await conn.all();
       const types = messages.map((m) => m.type);
-      ensure(types.includes("invocationResult") && types.indexOf("invocationResult") < types.indexOf("invocationFinished"), `types ${show(types)}`);
+      ensure(
+        types.includes("invocationResult") && types.indexOf("invocationResult") < types.indexOf("invocationFinished"),
+        `types ${show(types)}`,
+      );
     },
   },
   {
@@ -193,7 +226,8 @@ export const resumeChecks: Check[] = defineChecks("resume", [
   {
     name: "input-high-water",
     ref: "§4.3, §6.1, §9",
-    expectation: "after 3 acknowledged items and a dropped transport, resume maps the input with inputHighWater {sequence \"3\", terminal false}",
+    expectation:
+      'after 3 acknowledged items and a dropped transport, resume maps the input with inputHighWater {sequence "3", terminal false}',
     async run(ctx) {
       const d = await detachedReverse(ctx, 3);
       const { conn, accepted: acc } = await accepted(ctx, d.token, "resume");
@@ -226,7 +260,11 @@ export const resumeChecks: Check[] = defineChecks("resume", [
       conn.send(inputEnd(channel, 4));
       const { messages, closed } = await conn.all();
       const out = messages.flatMap((m) => (m.type === "outputStreamItem" ? [m.value] : []));
-      ensureEqual(out, range(4).map((i) => val.str(`${i}-ni`)), "outputs");
+      ensureEqual(
+        out,
+        range(4).map((i) => val.str(`${i}-ni`)),
+        "outputs",
+      );
       ensureFinishedSuccess(messages, closed);
     },
   },
@@ -318,13 +356,18 @@ export const resumeChecks: Check[] = defineChecks("resume", [
     expectation: "outputCursors with two cursors of the same output stream is refused (invalid-message), nothing replayed",
     async run(ctx) {
       const f = await finishedCount(ctx, 3);
-      return refusedAttach(ctx, { operation: "takeover", outputCursors: [f.cursors[0]!, f.cursors[1]!], sessionToken: f.accepted.sessionToken }, ["invalid-message", "invalid-token"]);
+      return refusedAttach(
+        ctx,
+        { operation: "takeover", outputCursors: [f.cursors[0]!, f.cursors[1]!], sessionToken: f.accepted.sessionToken },
+        ["invalid-message", "invalid-token"],
+      );
     },
   },
   {
     name: "resume-exact-replay",
     ref: "§9 (a resume is frozen for uncertain retry)",
-    expectation: "resending the same resumeAttach (same attempt id) on a new connection while the first resumed transport is live is accepted again, not superseded, and the first resumed transport receives attachmentRevoked",
+    expectation:
+      "resending the same resumeAttach (same attempt id) on a new connection while the first resumed transport is live is accepted again, not superseded, and the first resumed transport receives attachmentRevoked",
     async run(ctx) {
       const { conn: original, accepted: acc } = await ctx.start(countStart(400, 10));
       const { conn: first, answer, message } = await ctx.attach(acc.sessionToken, "resume");

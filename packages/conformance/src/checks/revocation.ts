@@ -26,19 +26,22 @@ export const revocationChecks: Check[] = defineChecks("revocation", [
   {
     name: "resume-revokes-live",
     ref: "§6.8, decisions §8",
-    expectation: "resume while the first transport is live: the old transport receives attachmentRevoked replaced, nothing after it, and is closed",
+    expectation:
+      "resume while the first transport is live: the old transport receives attachmentRevoked replaced, nothing after it, and is closed",
     run: (ctx) => revokedBy(ctx, "resume"),
   },
   {
     name: "takeover-revokes-live",
     ref: "§6.8, decisions §8",
-    expectation: "takeover while the first transport is live: the old transport receives attachmentRevoked replaced, nothing after it, and is closed",
+    expectation:
+      "takeover while the first transport is live: the old transport receives attachmentRevoked replaced, nothing after it, and is closed",
     run: (ctx) => revokedBy(ctx, "takeover"),
   },
   {
     name: "new-owner-continues",
     ref: "§9, decisions §8",
-    expectation: "after a takeover with the cursor of the last delivered item, the new transport receives the following items with no gap and no repeat",
+    expectation:
+      "after a takeover with the cursor of the last delivered item, the new transport receives the following items with no gap and no repeat",
     async run(ctx) {
       const live = await liveCount(ctx);
       const items = await (async () => {

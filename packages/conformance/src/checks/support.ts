@@ -25,7 +25,12 @@ export async function runToEnd(ctx: SuiteContext, start: InvocationStart): Promi
   await (await ctx.start(start)).conn.all();
 }
 
-export const inputItem = (channel: number, sequence: number, text: string) => ({ type: "inputStreamItem" as const, channel, sequence: BigInt(sequence), value: val.str(text) });
+export const inputItem = (channel: number, sequence: number, text: string) => ({
+  type: "inputStreamItem" as const,
+  channel,
+  sequence: BigInt(sequence),
+  value: val.str(text),
+});
 export const inputEnd = (channel: number, sequence: number) => ({ type: "inputStreamEnd" as const, channel, sequence: BigInt(sequence) });
 
 /**

@@ -28,7 +28,10 @@ export class AdapterProcess {
     this.#timeoutMs = timeoutMs;
     this.#child = spawn(command, { shell: true, stdio: ["pipe", "pipe", "pipe"], detached: true });
     // Bound from the start: an adapter still starting when its scenario ends would otherwise outlive the suite.
-    this.#child.once("close", releaseOnAbort(signal, () => this.#killGroup()));
+    this.#child.once(
+      "close",
+      releaseOnAbort(signal, () => this.#killGroup()),
+    );
     this.#child.stdin!.on("error", () => undefined);
     this.#child.stderr!.on("data", (chunk: Buffer) => {
       this.#stderr = (this.#stderr + chunk.toString("utf8")).slice(-STDERR_TAIL_BYTES);
@@ -37,7 +40,8 @@ export class AdapterProcess {
       if (line.trim() === "") return;
       try {
         const event = JSON.parse(line) as unknown;
-        if (typeof event !== "object" || event === null || typeof (event as { type?: unknown }).type !== "string") throw new Error("not an event");
+        if (typeof event !== "object" || event === null || typeof (event as { type?: unknown }).type !== "string")
+          throw new Error("not an event");
         this.events.push(event as AdapterEvent);
       } catch {
         this.problems.push(`the adapter wrote a line that is not an event: ${line.slice(0, 200)}`);
@@ -99,7 +103,8 @@ export class AdapterProcess {
         clearTimeout(timer);
         this.#waiters.delete(check);
         if (event !== undefined) resolve(event);
-        else reject(new Mismatch(`the adapter exited (${this.#exitStatus}) before ${what}; events: ${this.summary()}${this.#diagnostics()}`));
+        else
+          reject(new Mismatch(`the adapter exited (${this.#exitStatus}) before ${what}; events: ${this.summary()}${this.#diagnostics()}`));
       };
       this.#waiters.add(check);
     });
@@ -107,7 +112,9 @@ export class AdapterProcess {
 
   /** The events so far, shortened, for failure messages. */
   summary(): string {
-    const shown = this.events.filter((e) => e.type !== "ready").map((e) => (e.type === "item" ? `item(${e.stream}:${show(e.value ?? e.bytesHex)})` : show(e)));
+    const shown = this.events
+      .filter((e) => e.type !== "ready")
+      .map((e) => (e.type === "item" ? `item(${e.stream}:${show(e.value ?? e.bytesHex)})` : show(e)));
     return shown.length > 30 ? `${shown.slice(0, 30).join(", ")}, … (${shown.length} events)` : shown.join(", ") || "none";
   }
 

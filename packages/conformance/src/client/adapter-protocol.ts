@@ -64,7 +64,9 @@ export interface AttachCommand {
 }
 
 /** Items for an input stream: SchemaValues (`element` "value") or bytes as hex (`element` "u8"). */
-export type FeedCommand = { readonly type: "feed"; readonly input: string } & ({ readonly items: readonly SchemaValueJson[] } | { readonly bytesHex: string });
+export type FeedCommand = { readonly type: "feed"; readonly input: string } & (
+  { readonly items: readonly SchemaValueJson[] } | { readonly bytesHex: string }
+);
 
 export interface EndInputCommand {
   readonly type: "endInput";
@@ -107,14 +109,27 @@ export type StreamEndOutcome =
   | { readonly kind: "cancelled"; readonly reason: string };
 
 /** Categories of a failed invocation, language-neutral. */
-export const ERROR_CATEGORIES = ["rejected", "revoked", "connection-lost", "invocation-failed", "server-violation", "aborted", "other"] as const;
+export const ERROR_CATEGORIES = [
+  "rejected",
+  "revoked",
+  "connection-lost",
+  "invocation-failed",
+  "server-violation",
+  "aborted",
+  "other",
+] as const;
 export type ErrorCategory = (typeof ERROR_CATEGORIES)[number];
 
 export type AdapterEvent =
   /** First line, before any command is read. */
   | { readonly type: "ready"; readonly implementation: string }
   /** Every acceptance: the first one and each after a reconnect. */
-  | { readonly type: "accepted"; readonly operation: "start" | "resume" | "takeover"; readonly attemptId: string; readonly replayed?: boolean }
+  | {
+      readonly type: "accepted";
+      readonly operation: "start" | "resume" | "takeover";
+      readonly attemptId: string;
+      readonly replayed?: boolean;
+    }
   /** A connection ended and the client will try again. */
   | { readonly type: "reconnecting"; readonly cause?: string }
   /** The server revoked a connection (attachmentRevoked). */
@@ -127,7 +142,14 @@ export type AdapterEvent =
    * One output item handed to the application: a SchemaValue, or the bytes of
    * a packed u8 batch or binary item (as hex, or by size and SHA-256 after a `read` with `digest`).
    */
-  | { readonly type: "item"; readonly stream: number; readonly value?: SchemaValueJson; readonly bytesHex?: string; readonly size?: number; readonly sha256?: string }
+  | {
+      readonly type: "item";
+      readonly stream: number;
+      readonly value?: SchemaValueJson;
+      readonly bytesHex?: string;
+      readonly size?: number;
+      readonly sha256?: string;
+    }
   /** A state the client persisted (after `start` or `attach` with `checkpoints`): opaque JSON, given back in `attach`. */
   | { readonly type: "checkpoint"; readonly state: unknown }
   | { readonly type: "readDone"; readonly stream: number; readonly delivered: number }

@@ -118,7 +118,17 @@ export class ClientContext {
   async continueIn(operation: "resume" | "takeover", state: unknown): Promise<AdapterProcess> {
     const adapter = await AdapterProcess.spawn(this.adapterCommand, this.timeoutMs, this.signal);
     this.#later.push(adapter);
-    adapter.send({ type: "attach", url: this.server.url, token: CONFORMANCE_TOKEN, operation, state, acceptanceTimeoutMs: 30_000, maxReconnectAttempts: 5, ...RECONNECT, checkpoints: true });
+    adapter.send({
+      type: "attach",
+      url: this.server.url,
+      token: CONFORMANCE_TOKEN,
+      operation,
+      state,
+      acceptanceTimeoutMs: 30_000,
+      maxReconnectAttempts: 5,
+      ...RECONNECT,
+      checkpoints: true,
+    });
     return adapter;
   }
 
@@ -131,7 +141,10 @@ export class ClientContext {
 
   /** `finished` or `error`, whichever the adapter reports first. */
   async outcome(adapter: AdapterProcess = this.adapter): Promise<Outcome> {
-    return (await adapter.waitFor((e) => e.type === "finished" || e.type === "error", "end of the invocation (finished or error)")) as Outcome;
+    return (await adapter.waitFor(
+      (e) => e.type === "finished" || e.type === "error",
+      "end of the invocation (finished or error)",
+    )) as Outcome;
   }
 
   /** Fails unless the invocation finished successfully. */

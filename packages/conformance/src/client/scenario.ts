@@ -3,7 +3,18 @@ import type { RunnableCheck } from "../run-checks.js";
 import type { ClientContext } from "./context.js";
 
 /** Sections of the client suite, for `--only` / `--skip`. */
-export const CLIENT_SECTIONS = ["handshake", "outputs", "bytes", "inputs", "attempts", "violations", "lifecycle", "takeover", "restart", "backpressure"] as const;
+export const CLIENT_SECTIONS = [
+  "handshake",
+  "outputs",
+  "bytes",
+  "inputs",
+  "attempts",
+  "violations",
+  "lifecycle",
+  "takeover",
+  "restart",
+  "backpressure",
+] as const;
 export type ClientSection = (typeof CLIENT_SECTIONS)[number];
 
 export interface Scenario extends RunnableCheck<ClientContext> {

@@ -42,7 +42,11 @@ export class ScriptTokens {
 
   /** A stream token; `streamId` is a UUID naming the stream inside the script. */
   stream(streamId: string, direction: "input" | "output"): string {
-    return mintToken("stream", { ...COMMON, issuedAt: 0n, sessionId: this.sessionId, streamId, direction, elementSchemaDigest: DIGEST, coordinate: "0" }, this.#keyring);
+    return mintToken(
+      "stream",
+      { ...COMMON, issuedAt: 0n, sessionId: this.sessionId, streamId, direction, elementSchemaDigest: DIGEST, coordinate: "0" },
+      this.#keyring,
+    );
   }
 
   cursor(streamId: string, position: bigint, event: CursorEvent): string {

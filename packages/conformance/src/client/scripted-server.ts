@@ -91,7 +91,10 @@ export class ScriptedServer {
         const header = info.req.headers["sec-websocket-protocol"];
         const upgrade: UpgradeRequest = {
           index: (server?.upgrades.length ?? 0) + 1,
-          protocols: (header ?? "").split(",").map((p) => p.trim()).filter((p) => p !== ""),
+          protocols: (header ?? "")
+            .split(",")
+            .map((p) => p.trim())
+            .filter((p) => p !== ""),
           authorization: info.req.headers.authorization,
         };
         server?.upgrades.push(upgrade);
@@ -102,11 +105,16 @@ export class ScriptedServer {
     });
     server = new ScriptedServer(wss, timeoutMs);
     const started = server;
-    wss.once("close", releaseOnAbort(signal, () => void started.close()));
+    wss.once(
+      "close",
+      releaseOnAbort(signal, () => void started.close()),
+    );
     await new Promise((resolve, reject) => {
       wss.once("listening", resolve);
       wss.once("error", reject);
-      wss.once("close", () => reject(signal?.aborted === true ? signal.reason : new Error("the scripted server closed before it listened")));
+      wss.once("close", () =>
+        reject(signal?.aborted === true ? signal.reason : new Error("the scripted server closed before it listened")),
+      );
     });
     return server;
   }
@@ -170,7 +178,9 @@ export class ScriptedServer {
       try {
         received.push(decodeClientMessage(isBinary ? bytes : bytes.toString("utf8"), isBinary));
       } catch (error) {
-        problems.push(`connection ${index}: the client sent a message the codec refuses: ${error instanceof Error ? error.message : String(error)}`);
+        problems.push(
+          `connection ${index}: the client sent a message the codec refuses: ${error instanceof Error ? error.message : String(error)}`,
+        );
       }
       wake?.();
     });

@@ -14,7 +14,8 @@ export type Attach = InvocationStart | ResumeAttach;
 /** The first message of a connection, which must be a start or a resume. */
 export async function nextAttach(peer: ScriptedPeer): Promise<Attach> {
   const message = await peer.next("the first message (invocationStart or resumeAttach)");
-  if (message.type !== "invocationStart" && message.type !== "resumeAttach") throw new Mismatch(`connection ${peer.index} began with ${message.type}`);
+  if (message.type !== "invocationStart" && message.type !== "resumeAttach")
+    throw new Mismatch(`connection ${peer.index} began with ${message.type}`);
   return message;
 }
 
@@ -75,16 +76,33 @@ export class ScriptedOutput {
     return {
       type: "invocationResult",
       mappings: announced ? [] : [this.mapping(channel)],
-      result: { kind: "value", graph: { root: { kind: "stream", value: { inner: { kind: "u32", value: {} } } } }, value: { kind: "stream", value: { streamToken: this.token } } },
+      result: {
+        kind: "value",
+        graph: { root: { kind: "stream", value: { inner: { kind: "u32", value: {} } } } },
+        value: { kind: "stream", value: { streamToken: this.token } },
+      },
     };
   }
 
   item(channel: number, sequence: number): ServerMessage {
-    return { type: "outputStreamItem", channel, cursorToken: this.#tokens.cursor(this.id, BigInt(sequence), "item"), mappings: [], sequence: BigInt(sequence), value: u32(sequence) };
+    return {
+      type: "outputStreamItem",
+      channel,
+      cursorToken: this.#tokens.cursor(this.id, BigInt(sequence), "item"),
+      mappings: [],
+      sequence: BigInt(sequence),
+      value: u32(sequence),
+    };
   }
 
   end(channel: number, sequence: number, outcome: OutputOutcome = { kind: "ok" }): ServerMessage {
-    return { type: "outputStreamEnd", channel, cursorToken: this.#tokens.cursor(this.id, BigInt(sequence), "terminal"), outcome, sequence: BigInt(sequence) };
+    return {
+      type: "outputStreamEnd",
+      channel,
+      cursorToken: this.#tokens.cursor(this.id, BigInt(sequence), "terminal"),
+      outcome,
+      sequence: BigInt(sequence),
+    };
   }
 
   /** Sends items `from` ≤ n < `to`. */
@@ -99,7 +117,8 @@ export class ScriptedOutput {
    */
   cursorIn(resume: ResumeAttach): { position: number; event: "item" | "terminal" } | undefined {
     const mine = resume.outputCursors.map((c) => this.#tokens.readCursor(c)).filter((c) => c.streamId === this.id);
-    if (mine.length > 1) throw new Mismatch(`the resume carries ${mine.length} cursors for one output stream: ${show(resume.outputCursors)}`);
+    if (mine.length > 1)
+      throw new Mismatch(`the resume carries ${mine.length} cursors for one output stream: ${show(resume.outputCursors)}`);
     const cursor = mine[0];
     return cursor === undefined ? undefined : { position: Number(cursor.position), event: cursor.event };
   }
@@ -121,7 +140,13 @@ export class ScriptedInput {
   }
 
   mapping(channel: number, highWater: number, terminal = false, provisionalRef?: string): StreamMapping {
-    return { channel, direction: "input", streamToken: this.token, inputHighWater: { sequence: BigInt(highWater), terminal }, ...(provisionalRef === undefined ? {} : { provisionalRef }) };
+    return {
+      channel,
+      direction: "input",
+      streamToken: this.token,
+      inputHighWater: { sequence: BigInt(highWater), terminal },
+      ...(provisionalRef === undefined ? {} : { provisionalRef }),
+    };
   }
 
   ack(channel: number, count: number, terminal = false): ServerMessage {

@@ -7,7 +7,13 @@ export function formatJsonReport(report: BaseReport): string {
     {
       suite: `golem-stream-session-v1/${report.suite}`,
       [report.suite === "server" ? "url" : "adapter"]: report.target,
-      summary: { total: report.results.length, passed: report.passed, failed: report.failed, skipped: report.skipped, durationMs: report.durationMs },
+      summary: {
+        total: report.results.length,
+        passed: report.passed,
+        failed: report.failed,
+        skipped: report.skipped,
+        durationMs: report.durationMs,
+      },
       results: report.results,
     },
     null,

@@ -28,7 +28,10 @@ export function formatJunitReport(report: BaseReport): string {
       const open = `    <testcase classname="${escapeXml(section)}" name="${escapeXml(r.id)}" time="${(r.durationMs / 1000).toFixed(3)}"`;
       if (r.status === "passed") out.push(`${open}/>`);
       else if (r.status === "skipped") out.push(`${open}><skipped message="${escapeXml(r.saw)}"/></testcase>`);
-      else out.push(`${open}><failure message="${escapeXml(r.saw)}">${escapeXml(`${r.ref}\nexpected: ${r.expectation}\nsaw: ${r.saw}`)}</failure></testcase>`);
+      else
+        out.push(
+          `${open}><failure message="${escapeXml(r.saw)}">${escapeXml(`${r.ref}\nexpected: ${r.expectation}\nsaw: ${r.saw}`)}</failure></testcase>`,
+        );
     }
     out.push("  </testsuite>");
   }

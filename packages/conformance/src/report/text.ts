@@ -19,6 +19,9 @@ export function formatTextReport(report: BaseReport): string {
     }
     lines.push(`  ${formatResultLine(result).replaceAll("\n", "\n  ")}`);
   }
-  lines.push("", `${report.results.length} checks: ${report.passed} passed, ${report.failed} failed, ${report.skipped} skipped in ${(report.durationMs / 1000).toFixed(1)} s`);
+  lines.push(
+    "",
+    `${report.results.length} checks: ${report.passed} passed, ${report.failed} failed, ${report.skipped} skipped in ${(report.durationMs / 1000).toFixed(1)} s`,
+  );
   return lines.join("\n");
 }

@@ -24,7 +24,8 @@ function wrap(transport, hooks) {
       const connecting = transport.connect(request, {
         onMessage(message, wireBytes) {
           // A channel keeps its first stream: rebinding one is the server's violation, for the client to catch.
-          for (const mapping of message.mappings ?? []) if (!conn.channels.has(mapping.channel)) conn.channels.set(mapping.channel, mapping.streamToken);
+          for (const mapping of message.mappings ?? [])
+            if (!conn.channels.has(mapping.channel)) conn.channels.set(mapping.channel, mapping.streamToken);
           const passed = hooks.inbound ? hooks.inbound(message, conn) : message;
           if (passed !== undefined) handlers.onMessage(passed, wireBytes);
         },
@@ -32,7 +33,9 @@ function wrap(transport, hooks) {
           handlers.onClose(hooks.close ? hooks.close(info) : info);
         },
       });
-      const connection = hooks.connectError ? await connecting.catch((error) => Promise.reject(hooks.connectError(error))) : await connecting;
+      const connection = hooks.connectError
+        ? await connecting.catch((error) => Promise.reject(hooks.connectError(error)))
+        : await connecting;
       return {
         send(message) {
           const passed = hooks.outbound ? hooks.outbound(message, conn) : message;
@@ -59,7 +62,8 @@ export const CLIENT_FAULTS = {
         if ((message.type === "outputStreamItem" || message.type === "outputStreamEnd") && message.cursorToken !== undefined) {
           latest.set(conn.channels.get(message.channel), message.cursorToken);
         }
-        if (message.type === "output-u8" || message.type === "output-binary") latest.set(conn.channels.get(message.channel), message.cursorToken);
+        if (message.type === "output-u8" || message.type === "output-binary")
+          latest.set(conn.channels.get(message.channel), message.cursorToken);
         return message;
       },
       outbound(message) {
@@ -143,7 +147,10 @@ export const CLIENT_FAULTS = {
   "ignore-high-water": () => ({
     inbound(message, conn) {
       if (message.type !== "invocationAccepted" || conn.index === 1) return message;
-      return { ...message, mappings: message.mappings.map((m) => (m.direction === "input" ? { ...m, inputHighWater: { sequence: 0n, terminal: false } } : m)) };
+      return {
+        ...message,
+        mappings: message.mappings.map((m) => (m.direction === "input" ? { ...m, inputHighWater: { sequence: 0n, terminal: false } } : m)),
+      };
     },
   }),
 
@@ -194,13 +201,17 @@ export const CLIENT_FAULTS = {
         if (message.type === "outputStreamItem") latest.set(conn.channels.get(message.channel), message.cursorToken);
         return message;
       },
-      checkpoint: (state) => (state.sessionToken !== undefined && latest.size > 0 ? { ...state, outputCursors: [...latest.values()] } : state),
+      checkpoint: (state) =>
+        state.sessionToken !== undefined && latest.size > 0 ? { ...state, outputCursors: [...latest.values()] } : state,
     };
   },
 
   // A start saved while its outcome was unknown is saved with a new attempt id: the restarted process does not retry it exactly.
   "refrozen-pending-start": () => ({
-    checkpoint: (state) => (state.pendingOperation?.type === "invocationStart" ? { ...state, pendingOperation: { ...state.pendingOperation, attemptId: randomUUID() } } : state),
+    checkpoint: (state) =>
+      state.pendingOperation?.type === "invocationStart"
+        ? { ...state, pendingOperation: { ...state.pendingOperation, attemptId: randomUUID() } }
+        : state,
   }),
 
   // An input whose source stayed behind with a crashed process is left open instead of cancelled.

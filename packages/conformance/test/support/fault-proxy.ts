@@ -109,7 +109,10 @@ function encodeOut<M extends ServerMessage | ClientMessage>(out: Out<M>): { data
     // A fault may build a message the strict encoder refuses (that is the point of some faults):
     // text messages are then written as plain JSON, u64 values as decimal strings.
     if (BINARY_TYPES.has(out.type)) throw error;
-    return { data: JSON.stringify({ version: 1, ...out }, (_key, value: unknown) => (typeof value === "bigint" ? value.toString() : value)), binary: false };
+    return {
+      data: JSON.stringify({ version: 1, ...out }, (_key, value: unknown) => (typeof value === "bigint" ? value.toString() : value)),
+      binary: false,
+    };
   }
 }
 
@@ -117,11 +120,18 @@ const BINARY_TYPES = new Set(["input-u8", "input-binary", "output-u8", "output-b
 
 function offeredProtocols(req: IncomingMessage): string[] {
   const header = req.headers["sec-websocket-protocol"];
-  return typeof header === "string" ? header.split(",").map((p) => p.trim()).filter((p) => p.length > 0) : [];
+  return typeof header === "string"
+    ? header
+        .split(",")
+        .map((p) => p.trim())
+        .filter((p) => p.length > 0)
+    : [];
 }
 
 function writeHttp(socket: Duplex, status: number, body: string): void {
-  socket.end(`HTTP/1.1 ${status} Refused\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  socket.end(
+    `HTTP/1.1 ${status} Refused\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
 }
 
 /** Serialises async work per direction so that frames keep their order; a failure is reported, not thrown. */
@@ -157,16 +167,20 @@ export async function startFaultProxy(upstreamUrl: string, validToken: string, f
 
   const server: Server = createServer((req, res) => {
     // Plain HTTP (no upgrade): forwarded, with the error rewritten if the fault says so.
-    const upstream = request(new URL(req.url ?? "/", upstreamUrl.replace(/^ws/, "http")), { method: req.method, headers: req.headers }, (answer) => {
-      const chunks: Buffer[] = [];
-      answer.on("data", (c: Buffer) => chunks.push(c));
-      answer.on("end", () => {
-        let status = answer.statusCode ?? 502;
-        let body = Buffer.concat(chunks).toString("utf8");
-        if (fault.httpError !== undefined && status >= 400) ({ status, body } = fault.httpError(status, body));
-        res.writeHead(status, { "content-type": "application/json" }).end(body);
-      });
-    });
+    const upstream = request(
+      new URL(req.url ?? "/", upstreamUrl.replace(/^ws/, "http")),
+      { method: req.method, headers: req.headers },
+      (answer) => {
+        const chunks: Buffer[] = [];
+        answer.on("data", (c: Buffer) => chunks.push(c));
+        answer.on("end", () => {
+          let status = answer.statusCode ?? 502;
+          let body = Buffer.concat(chunks).toString("utf8");
+          if (fault.httpError !== undefined && status >= 400) ({ status, body } = fault.httpError(status, body));
+          res.writeHead(status, { "content-type": "application/json" }).end(body);
+        });
+      },
+    );
     upstream.on("error", () => res.writeHead(502).end());
     req.pipe(upstream);
   });

@@ -81,9 +81,15 @@ export function consoleHandler(options: ConsoleHandlerOptions = {}): ConsoleHand
   try {
     files = readTree(root);
   } catch (cause) {
-    throw new Error(`the web console is not built (${root} is unreadable): the package is incomplete; reinstall it (in a checkout of the repository, run pnpm build)`, { cause });
+    throw new Error(
+      `the web console is not built (${root} is unreadable): the package is incomplete; reinstall it (in a checkout of the repository, run pnpm build)`,
+      { cause },
+    );
   }
-  if (!files.has("/index.html")) throw new Error(`the web console is not built (${join(root, "index.html")} is missing): the package is incomplete; reinstall it (in a checkout of the repository, run pnpm build)`);
+  if (!files.has("/index.html"))
+    throw new Error(
+      `the web console is not built (${join(root, "index.html")} is missing): the package is incomplete; reinstall it (in a checkout of the repository, run pnpm build)`,
+    );
   return async (request, response) => {
     if (request.method !== "GET" && request.method !== "HEAD") return false;
     let path: string;

@@ -74,15 +74,17 @@ export async function loadCatalogue(token: string, application: string, environm
   }
   const types = (body as { agentTypes?: unknown }).agentTypes;
   if (!Array.isArray(types)) throw new ConsoleError("The catalogue has no agentTypes list.");
-  return types.map((type: { name: string; constructorParameters: unknown; methods: { name: string; parameters: unknown; result?: unknown }[] }) => ({
-    name: type.name,
-    constructorParameters: decodeSchemaGraph(type.constructorParameters as never),
-    methods: type.methods.map((method) => ({
-      name: method.name,
-      parameters: decodeSchemaGraph(method.parameters as never, { streams: "allowed" }),
-      result: method.result === undefined ? undefined : decodeSchemaGraph(method.result as never, { streams: "allowed" }),
-    })),
-  }));
+  return types.map(
+    (type: { name: string; constructorParameters: unknown; methods: { name: string; parameters: unknown; result?: unknown }[] }) => ({
+      name: type.name,
+      constructorParameters: decodeSchemaGraph(type.constructorParameters as never),
+      methods: type.methods.map((method) => ({
+        name: method.name,
+        parameters: decodeSchemaGraph(method.parameters as never, { streams: "allowed" }),
+        result: method.result === undefined ? undefined : decodeSchemaGraph(method.result as never, { streams: "allowed" }),
+      })),
+    }),
+  );
 }
 
 function refusal(status: number, code: string | undefined, application: string, environment: string): string {

@@ -22,7 +22,11 @@ export class FormError extends Error {}
 let nextId = 0;
 const uid = (): string => `f${++nextId}`;
 
-function el<K extends keyof HTMLElementTagNameMap>(tag: K, props: Partial<HTMLElementTagNameMap[K]> = {}, ...children: (Node | string)[]): HTMLElementTagNameMap[K] {
+function el<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  props: Partial<HTMLElementTagNameMap[K]> = {},
+  ...children: (Node | string)[]
+): HTMLElementTagNameMap[K] {
   const node = Object.assign(document.createElement(tag), props);
   node.append(...children);
   return node;
@@ -86,7 +90,8 @@ export function buildField(graph: SchemaGraph, declared: SchemaType, label: stri
         element: labelled(label, input, type.kind),
         read: () => {
           const value = Number(input.value);
-          if (input.value.trim() === "" || !Number.isInteger(value) || value < min || value > max) fail(`a whole number from ${min} to ${max}`);
+          if (input.value.trim() === "" || !Number.isInteger(value) || value < min || value > max)
+            fail(`a whole number from ${min} to ${max}`);
           return node(type.kind, value);
         },
       };
@@ -150,7 +155,10 @@ export function buildField(graph: SchemaGraph, declared: SchemaType, label: stri
         mimeType = file.type;
         void file.arrayBuffer().then((buffer) => (bytes = Array.from(new Uint8Array(buffer))));
       });
-      return { element: labelled(label, input, "binary: a small file"), read: () => node("binary", mimeType === "" ? { bytes } : { bytes, mimeType }) };
+      return {
+        element: labelled(label, input, "binary: a small file"),
+        read: () => node("binary", mimeType === "" ? { bytes } : { bytes, mimeType }),
+      };
     }
     case "record": {
       const set = el("fieldset", {}, el("legend", { textContent: label }));
@@ -171,7 +179,11 @@ export function buildField(graph: SchemaGraph, declared: SchemaType, label: stri
       return { element: set, read: () => node("fixed-list", { elements: fields.map((f) => f.read()) }) };
     }
     case "list":
-      return growingList(label, (i) => buildField(graph, type.value.element, `${i}`, `${where}[${i}]`), (fields) => node("list", { elements: fields.map((f) => f.read()) }));
+      return growingList(
+        label,
+        (i) => buildField(graph, type.value.element, `${i}`, `${where}[${i}]`),
+        (fields) => node("list", { elements: fields.map((f) => f.read()) }),
+      );
     case "map":
       return growingList(
         label,
@@ -223,7 +235,12 @@ export function buildField(graph: SchemaGraph, declared: SchemaType, label: stri
     }
     case "flags": {
       const boxes = type.value.flags.map((name) => ({ name, box: el("input", { type: "checkbox" }) }));
-      const set = el("fieldset", {}, el("legend", { textContent: `${label} (flags)` }), ...boxes.map(({ name, box }) => labelled(name, box)));
+      const set = el(
+        "fieldset",
+        {},
+        el("legend", { textContent: `${label} (flags)` }),
+        ...boxes.map(({ name, box }) => labelled(name, box)),
+      );
       return { element: set, read: () => node("flags", { bits: boxes.map(({ box }) => box.checked) }) };
     }
     case "stream":

@@ -41,7 +41,7 @@ export function pointerName(graph: SchemaGraph | undefined, type: SchemaType | u
   const segments = pointer.split("/").slice(1);
   const names: string[] = [];
   let current: SchemaType | undefined = type;
-  for (let i = 0; i + 1 < segments.length && current !== undefined; ) {
+  for (let i = 0; i + 1 < segments.length && current !== undefined;) {
     const resolved = graph.resolve(current);
     const [, member, index] = [segments[i], segments[i + 1], segments[i + 2]];
     if (resolved.kind === "record" && member === "fields") {

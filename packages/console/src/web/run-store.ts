@@ -78,7 +78,10 @@ function itemKey(run: string, stream: string, index: number): IDBValidKey {
 }
 
 /** Writes the run record (stamped `touchedAt` now) and new items atomically. */
-export async function saveRun(record: RunRecord, items: readonly { stream: string; index: number; item: StoredItem }[] = []): Promise<void> {
+export async function saveRun(
+  record: RunRecord,
+  items: readonly { stream: string; index: number; item: StoredItem }[] = [],
+): Promise<void> {
   const db = await database();
   const transaction = db.transaction([RUNS, ITEMS], "readwrite");
   transaction.objectStore(RUNS).put({ ...record, touchedAt: Date.now() });
@@ -95,7 +98,9 @@ export async function loadRun(id: string): Promise<{ record: RunRecord; items: M
   const store = db.transaction(ITEMS, "readonly").objectStore(ITEMS);
   const streams = Object.values(record.streams);
   const reads = streams.map((stream) =>
-    request<StoredItem[]>(store.getAll(IDBKeyRange.bound(itemKey(id, stream.token, 0), itemKey(id, stream.token, Number.MAX_SAFE_INTEGER)))),
+    request<StoredItem[]>(
+      store.getAll(IDBKeyRange.bound(itemKey(id, stream.token, 0), itemKey(id, stream.token, Number.MAX_SAFE_INTEGER))),
+    ),
   );
   const items = new Map<string, StoredItem[]>();
   // One transaction wrote both the items and the counts; the count decides all the same.

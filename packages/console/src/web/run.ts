@@ -19,7 +19,17 @@
  * IndexedDB; what stays is the page as it is, until the tab goes. While it is
  * shown, this page holds the run's lock, which keeps other tabs' sweeps off it.
  */
-import { findStreamTokens, isClientError, type Client, type InvocationResult, type InvokeOptions, type Invocation, type OutputChunk, type OutputStream, type ResumeState } from "@golem-stream/client";
+import {
+  findStreamTokens,
+  isClientError,
+  type Client,
+  type InvocationResult,
+  type InvokeOptions,
+  type Invocation,
+  type OutputChunk,
+  type OutputStream,
+  type ResumeState,
+} from "@golem-stream/client";
 import { decodeSchemaGraph } from "@golem-stream/schema-value";
 import type { JsonValue } from "@golem-stream/wire";
 import { pointerName, renderItem } from "./render.js";
@@ -120,7 +130,10 @@ export class Run {
     ui.cancel.hidden = false;
     ui.resume.hidden = true;
     call.on("stream", (stream) => this.#readers.push(this.#read(stream)));
-    call.on("accepted", (event) => !this.#discarded && (ui.status.textContent = `running (${event.operation} accepted${event.replayed ? ", replayed" : ""})`));
+    call.on(
+      "accepted",
+      (event) => !this.#discarded && (ui.status.textContent = `running (${event.operation} accepted${event.replayed ? ", replayed" : ""})`),
+    );
     call.on("reconnecting", (event) => {
       if (this.#discarded) return;
       ui.status.textContent = `connection lost (${event.cause}); reconnecting in ${event.delayMs} ms, try ${event.failures} of ${event.maxAttempts}`;
@@ -138,7 +151,7 @@ export class Run {
 
   /** Resolves once every stream known (nested ones appear while others are read) has been read to its end. */
   async #readersDone(): Promise<void> {
-    for (let seen = -1; seen !== this.#readers.length; ) {
+    for (let seen = -1; seen !== this.#readers.length;) {
       seen = this.#readers.length;
       await Promise.all(this.#readers);
     }
@@ -146,7 +159,9 @@ export class Run {
 
   async #failed(error: unknown): Promise<void> {
     if (this.#discarded) return;
-    const text = isClientError(error) ? `${error.kind}${error.code === undefined ? "" : ` (${error.code})`}: ${error.message}` : String(error);
+    const text = isClientError(error)
+      ? `${error.kind}${error.code === undefined ? "" : ` (${error.code})`}: ${error.message}`
+      : String(error);
     if (isClientError(error) && (error.kind === "connection-lost" || error.kind === "checkpoint-failed")) {
       // Not an outcome: the invocation may still run on the server. The checkpoint continues it.
       this.#ui.status.textContent = `stopped: ${text}`;
@@ -168,7 +183,9 @@ export class Run {
     if (this.#discarded) return;
     this.#record.outcome = outcome;
     let failure: string | undefined;
-    await this.#forget().catch((error: unknown) => (failure = `cannot remove the run from IndexedDB: ${error instanceof Error ? error.message : String(error)}`));
+    await this.#forget().catch(
+      (error: unknown) => (failure = `cannot remove the run from IndexedDB: ${error instanceof Error ? error.message : String(error)}`),
+    );
     if (this.#discarded) return;
     this.#showOutcome(outcome);
     if (failure !== undefined) this.#ui.status.textContent = failure;
@@ -193,7 +210,11 @@ export class Run {
       for (const stream of result.streams) {
         this.#viewFor(stream.streamToken).setLabel(pointerName(graph, graph.root, stream.coordinate ?? "") || "result");
       }
-      this.#record.result = renderItem(result.value, { graph, elementType: graph.root, direct: undefined }, (token) => this.#views.get(token)?.record.label ?? "?");
+      this.#record.result = renderItem(
+        result.value,
+        { graph, elementType: graph.root, direct: undefined },
+        (token) => this.#views.get(token)?.record.label ?? "?",
+      );
     }
     this.#ui.result.textContent = this.#record.result;
   }
@@ -201,7 +222,13 @@ export class Run {
   #viewFor(token: string, restored: readonly StoredItem[] = []): StreamView {
     let view = this.#views.get(token);
     if (view === undefined) {
-      const record = (this.#record.streams[token] ??= { token, label: `stream ${this.#views.size + 1}`, kind: undefined, stored: 0, storedBytes: 0 });
+      const record = (this.#record.streams[token] ??= {
+        token,
+        label: `stream ${this.#views.size + 1}`,
+        kind: undefined,
+        stored: 0,
+        storedBytes: 0,
+      });
       view = new StreamView(record, restored);
       this.#views.set(token, view);
       this.#ui.streams.append(view.element);
@@ -263,7 +290,8 @@ export class Run {
       if (known === undefined) return Promise.reject(new Error("the console cannot tell which items a cursor covers"));
       cursors[cursor] = known;
       const view = this.#viewFor(known.stream);
-      for (let index = view.record.stored; index < known.count; index++) items.push({ stream: known.stream, index, item: view.items[index]! });
+      for (let index = view.record.stored; index < known.count; index++)
+        items.push({ stream: known.stream, index, item: view.items[index]! });
       if (known.count > view.record.stored) {
         view.record.storedBytes += view.bytesOf(view.record.stored, known.count);
         view.record.stored = known.count;
@@ -308,7 +336,9 @@ export class Run {
         await saveRun(record, items);
       } catch (error) {
         // The next checkpoint fails the call (checkpoint-failed): what is stored stays consistent.
-        this.#writeFailure = new Error(`cannot store the checkpoint in IndexedDB: ${error instanceof Error ? error.message : String(error)}`);
+        this.#writeFailure = new Error(
+          `cannot store the checkpoint in IndexedDB: ${error instanceof Error ? error.message : String(error)}`,
+        );
         this.#ui.status.textContent = this.#writeFailure.message;
       }
     }

@@ -89,7 +89,12 @@ export class StreamView {
     const following = list.scrollTop + list.clientHeight >= list.scrollHeight - 4;
     const kind: StreamKind = typeof item === "string" ? "values" : item instanceof Uint8Array ? "bytes" : "binary";
     this.record.kind ??= kind;
-    const size = typeof item === "string" ? new TextEncoder().encode(item).byteLength : item instanceof Uint8Array ? item.byteLength : item.bytes.byteLength;
+    const size =
+      typeof item === "string"
+        ? new TextEncoder().encode(item).byteLength
+        : item instanceof Uint8Array
+          ? item.byteLength
+          : item.bytes.byteLength;
     this.#bytes += size;
     if (typeof item === "string") this.#list.append(li(item));
     else if (!(item instanceof Uint8Array)) {
@@ -109,7 +114,8 @@ export class StreamView {
 
   bytesOf(from: number, to: number): number {
     let total = 0;
-    for (const item of this.items.slice(from, to)) total += typeof item === "string" ? 0 : item instanceof Uint8Array ? item.byteLength : item.bytes.byteLength;
+    for (const item of this.items.slice(from, to))
+      total += typeof item === "string" ? 0 : item instanceof Uint8Array ? item.byteLength : item.bytes.byteLength;
     return total;
   }
 

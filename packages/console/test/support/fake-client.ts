@@ -115,7 +115,10 @@ export class FakeInvocation {
 }
 
 /** A client whose `invoke` and `takeover` record what they were given and hand out `FakeInvocation`s. */
-export function fakeClient(): { client: Client; calls: { kind: "invoke" | "takeover"; options: unknown; state?: ResumeState; invocation: FakeInvocation }[] } {
+export function fakeClient(): {
+  client: Client;
+  calls: { kind: "invoke" | "takeover"; options: unknown; state?: ResumeState; invocation: FakeInvocation }[];
+} {
   const calls: { kind: "invoke" | "takeover"; options: unknown; state?: ResumeState; invocation: FakeInvocation }[] = [];
   const client = {
     invoke(options: { onCheckpoint: (state: ResumeState) => void | Promise<void> }) {

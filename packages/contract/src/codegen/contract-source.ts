@@ -87,7 +87,9 @@ export function contractSource(agentTypes: readonly CatalogueEntry[], options: C
     const schema = (graph: CatalogueGraph, part: string[], where: string, streams: "allowed" | "forbidden", indent: string) =>
       graphSource(checked(graph, where, streams), [...words, ...part], names, defConsts, indent);
     const lines = [`export const ${exported} = defineAgentType({`, `  name: ${JSON.stringify(name)},`];
-    lines.push(`  constructor: ${schema(agentType.constructorParameters, ["constructor"], `agent type ${name}: constructor`, "forbidden", "  ")},`);
+    lines.push(
+      `  constructor: ${schema(agentType.constructorParameters, ["constructor"], `agent type ${name}: constructor`, "forbidden", "  ")},`,
+    );
     const config = agentType.config ?? [];
     if (config.length > 0) lines.push(`  config: ${literal(config.map((entry) => ({ path: [...entry.path] })))},`);
     lines.push("  methods: {");
@@ -100,7 +102,8 @@ export function contractSource(agentTypes: readonly CatalogueEntry[], options: C
       const methodWords = wordsOf(method.name);
       // Members sit at six spaces when the method breaks over lines; on one line they are short anyway.
       const members = [`params: ${schema(method.parameters, [...methodWords, "params"], `${where}: parameters`, "allowed", "      ")}`];
-      if (method.result !== undefined) members.push(`result: ${schema(method.result, [...methodWords, "result"], `${where}: result`, "allowed", "      ")}`);
+      if (method.result !== undefined)
+        members.push(`result: ${schema(method.result, [...methodWords, "result"], `${where}: result`, "allowed", "      ")}`);
       const untypable = UNTYPABLE_METHODS.get(method.name);
       if (untypable !== undefined) {
         omitted.push({ agentType: name, method: method.name, reason: untypable });
@@ -127,7 +130,8 @@ function nonEmpty(name: unknown, what: string): string {
 }
 
 function checked(graph: CatalogueGraph, where: string, streams: "allowed" | "forbidden"): SchemaGraphJson {
-  const json: SchemaGraphJson = graph.defs === undefined || graph.defs.length === 0 ? { root: graph.root } : { defs: [...graph.defs], root: graph.root };
+  const json: SchemaGraphJson =
+    graph.defs === undefined || graph.defs.length === 0 ? { root: graph.root } : { defs: [...graph.defs], root: graph.root };
   try {
     return decodeSchemaGraph(json, { streams }).toJSON();
   } catch (cause) {
@@ -154,7 +158,11 @@ function graphSource(graph: SchemaGraphJson, words: readonly string[], names: Na
   }
   const inner = `${indent}  `;
   const list = defs.map((def) => {
-    const members = [`id: ${JSON.stringify(def.id)}`, ...(def.name === undefined ? [] : [`name: ${JSON.stringify(def.name)}`]), `body: ${constOf.get(def.id) as string}`];
+    const members = [
+      `id: ${JSON.stringify(def.id)}`,
+      ...(def.name === undefined ? [] : [`name: ${JSON.stringify(def.name)}`]),
+      `body: ${constOf.get(def.id) as string}`,
+    ];
     return `{ ${members.join(", ")} }`;
   });
   return layout("t.graph(", [typeSource(graph.root, (id) => constOf.get(id), inner), layout("[", list, "]", inner)], ")", indent);

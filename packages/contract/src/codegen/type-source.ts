@@ -70,7 +70,12 @@ function bareTypeSource(type: SchemaType, refName: RefNamer, indent: string): st
         return layout("t.recordOf([", entries, "])", indent);
       }
       if (fields.length === 0) return "t.record({})";
-      return layout("t.record({ ", fields.map((f) => `${propertyKey(f.name)}: ${item(f.body)}`), " })", indent);
+      return layout(
+        "t.record({ ",
+        fields.map((f) => `${propertyKey(f.name)}: ${item(f.body)}`),
+        " })",
+        indent,
+      );
     }
     case "variant": {
       const { cases } = type.value;
@@ -80,7 +85,12 @@ function bareTypeSource(type: SchemaType, refName: RefNamer, indent: string): st
         return layout("t.variantOf([", entries, "])", indent);
       }
       if (cases.length === 0) return "t.variant({})";
-      return layout("t.variant({ ", cases.map((c) => `${propertyKey(c.name)}: ${payload(c.payload)}`), " })", indent);
+      return layout(
+        "t.variant({ ",
+        cases.map((c) => `${propertyKey(c.name)}: ${payload(c.payload)}`),
+        " })",
+        indent,
+      );
     }
     case "enum":
       return `t.enum(${literal(type.value.cases)})`;
@@ -114,7 +124,11 @@ function bareTypeSource(type: SchemaType, refName: RefNamer, indent: string): st
       return `t.${type.kind}(${literal(type.value.spec)})`;
     case "union": {
       const branches = type.value.spec.branches.map((b) => {
-        const members = [`tag: ${JSON.stringify(b.tag)}`, `body: ${typeSource(b.body, refName, inner + STEP)}`, `discriminator: ${literal(b.discriminator as JsonValue)}`];
+        const members = [
+          `tag: ${JSON.stringify(b.tag)}`,
+          `body: ${typeSource(b.body, refName, inner + STEP)}`,
+          `discriminator: ${literal(b.discriminator as JsonValue)}`,
+        ];
         if (b.metadata !== undefined) members.push(`metadata: ${literal(b.metadata as JsonValue)}`);
         return layout("{ ", members, " }", inner);
       });

@@ -11,7 +11,9 @@ import { contractDifferences, type AnyAgentContract, type CatalogueAgentType } f
 import { contractSource, type CatalogueEntry } from "../../src/codegen/index.js";
 
 export function loadGenerated(source: string): Record<string, unknown> {
-  const { outputText } = ts.transpileModule(source, { compilerOptions: { module: ts.ModuleKind.CommonJS, target: ts.ScriptTarget.ES2022 } });
+  const { outputText } = ts.transpileModule(source, {
+    compilerOptions: { module: ts.ModuleKind.CommonJS, target: ts.ScriptTarget.ES2022 },
+  });
   const exports: Record<string, unknown> = {};
   const require = (specifier: string) => {
     if (specifier !== "@golem-stream/contract") throw new Error(`generated code imports ${specifier}`);
@@ -24,10 +26,19 @@ export function loadGenerated(source: string): Record<string, unknown> {
 /** The catalogue entry as a typed client sees it: every graph decoded. */
 export function served(entry: CatalogueEntry): CatalogueAgentType {
   const decode = (graph: { root: unknown; defs?: readonly unknown[] | undefined }) =>
-    decodeSchemaGraph((graph.defs === undefined || graph.defs.length === 0 ? { root: graph.root } : { defs: graph.defs, root: graph.root }) as SchemaGraphJson);
+    decodeSchemaGraph(
+      (graph.defs === undefined || graph.defs.length === 0
+        ? { root: graph.root }
+        : { defs: graph.defs, root: graph.root }) as SchemaGraphJson,
+    );
   return {
     constructorParameters: decode(entry.constructorParameters),
-    methods: new Map(entry.methods.map((m) => [m.name, { parameters: decode(m.parameters), result: m.result === undefined ? undefined : decode(m.result) }])),
+    methods: new Map(
+      entry.methods.map((m) => [
+        m.name,
+        { parameters: decode(m.parameters), result: m.result === undefined ? undefined : decode(m.result) },
+      ]),
+    ),
   };
 }
 
@@ -39,7 +50,8 @@ export function roundTripDifferences(contract: AnyAgentContract, entry: Catalogu
   // The catalogue's order, as a JavaScript object keeps it (integer-like names first).
   const theirs = Object.keys(Object.fromEntries(entry.methods.map((m) => [m.name, true])));
   if (JSON.stringify(mine) !== JSON.stringify(theirs)) differences.push(`methods ${JSON.stringify(mine)} vs ${JSON.stringify(theirs)}`);
-  if (JSON.stringify(contract.config.map((c) => c.path)) !== JSON.stringify((entry.config ?? []).map((c) => c.path))) differences.push("config");
+  if (JSON.stringify(contract.config.map((c) => c.path)) !== JSON.stringify((entry.config ?? []).map((c) => c.path)))
+    differences.push("config");
   return differences;
 }
 

@@ -7,9 +7,11 @@ import { startEmbeddedServer } from "@golem-stream/server";
 const dataDir = mkdtempSync(join(tmpdir(), "golem-stream-pack-data-"));
 const server = await startEmbeddedServer({ dataDir, tokens: ["s3cret"], port: 0 });
 console.log(`listening ${server.httpUrl}`);
-process.on("SIGTERM", () =>
-  void server.close().then(() => {
-    rmSync(dataDir, { recursive: true, force: true });
-    process.exit(0);
-  }),
+process.on(
+  "SIGTERM",
+  () =>
+    void server.close().then(() => {
+      rmSync(dataDir, { recursive: true, force: true });
+      process.exit(0);
+    }),
 );

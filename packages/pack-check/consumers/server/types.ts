@@ -57,7 +57,9 @@ export const typedShouter: AgentTypeDefinition = implement(shouterContract, {
 const store: SessionStore = new MemorySessionStore();
 const direction: StreamDirection = "input";
 export const sessions = createSessionServer({
-  store, host: new StaticAgentHost({ app: { prod: [shouter] } }), keyring: Keyring.generate(),
+  store,
+  host: new StaticAgentHost({ app: { prod: [shouter] } }),
+  keyring: Keyring.generate(),
   authenticator: (bearer) => (bearer === "s3cret" ? { account: "acme", principal: "me" } : undefined),
 });
 export const started: Promise<EmbeddedServer> = startEmbeddedServer({ dataDir: "./data", tokens: ["s3cret"], port: 0 });

@@ -47,7 +47,13 @@ export interface InstallOptions {
   readonly omitOptional?: boolean;
 }
 
-export async function installConsumer(directory: string, fixtures: string, packageName: string, tarballs: readonly Tarball[], options: InstallOptions = {}): Promise<void> {
+export async function installConsumer(
+  directory: string,
+  fixtures: string,
+  packageName: string,
+  tarballs: readonly Tarball[],
+  options: InstallOptions = {},
+): Promise<void> {
   mkdirSync(directory, { recursive: true });
   cpSync(fixtures, directory, { recursive: true });
   const file = (name: string) => {
@@ -67,7 +73,10 @@ export async function installConsumer(directory: string, fixtures: string, packa
 /** Adds another of the packed packages to an installed consumer, as `npm install <name>` would. */
 export async function addDependency(directory: string, packageName: string, tarballs: readonly Tarball[]): Promise<void> {
   const manifestFile = path.join(directory, "package.json");
-  const manifest = JSON.parse(readFileSync(manifestFile, "utf8")) as { dependencies: Record<string, string>; overrides: Record<string, string> };
+  const manifest = JSON.parse(readFileSync(manifestFile, "utf8")) as {
+    dependencies: Record<string, string>;
+    overrides: Record<string, string>;
+  };
   const tarball = tarballs.find((candidate) => candidate.name === packageName);
   if (tarball === undefined) throw new Error(`no tarball for ${packageName}`);
   // npm refuses an override of a direct dependency: the tarball becomes the dependency itself.
@@ -79,7 +88,10 @@ export async function addDependency(directory: string, packageName: string, tarb
 
 async function npmInstall(directory: string, options: InstallOptions = {}): Promise<void> {
   const omit = options.omitOptional === true ? ["--omit=optional"] : [];
-  await run("npm", ["install", "--prefer-offline", "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error", ...omit], { cwd: directory, env: consumerEnv() });
+  await run("npm", ["install", "--prefer-offline", "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error", ...omit], {
+    cwd: directory,
+    env: consumerEnv(),
+  });
   shareSqliteBinary(directory);
 }
 

@@ -15,8 +15,17 @@ import ts from "typescript";
 import { cachingHost } from "./type-check.js";
 
 export function unexportedPublicTypes(consumerDir: string, packageName: string, entryPoints: readonly string[]): string[] {
-  const probes = entryPoints.map((entry, index) => ({ file: path.join(consumerDir, `__probe_${index}.ts`), text: `export * from "${entry}";\n` }));
-  const options: ts.CompilerOptions = { module: ts.ModuleKind.NodeNext, moduleResolution: ts.ModuleResolutionKind.NodeNext, strict: true, noEmit: true, types: [] };
+  const probes = entryPoints.map((entry, index) => ({
+    file: path.join(consumerDir, `__probe_${index}.ts`),
+    text: `export * from "${entry}";\n`,
+  }));
+  const options: ts.CompilerOptions = {
+    module: ts.ModuleKind.NodeNext,
+    moduleResolution: ts.ModuleResolutionKind.NodeNext,
+    strict: true,
+    noEmit: true,
+    types: [],
+  };
   const host = cachingHost(options);
   const readProbe = (file: string) => probes.find((probe) => path.resolve(probe.file) === path.resolve(file));
   const getSourceFile = host.getSourceFile.bind(host);
@@ -56,7 +65,8 @@ export function unexportedPublicTypes(consumerDir: string, packageName: string, 
         ts.isTypeAliasDeclaration(declaration) ||
         ts.isClassDeclaration(declaration) ||
         ts.isEnumDeclaration(declaration);
-      if (named && !exported.has(symbol)) missing.set(symbol.name, `${symbol.name} (used by ${via}, declared in ${path.basename(declaration.getSourceFile().fileName)})`);
+      if (named && !exported.has(symbol))
+        missing.set(symbol.name, `${symbol.name} (used by ${via}, declared in ${path.basename(declaration.getSourceFile().fileName)})`);
       visitNode(declaration, symbol.name);
     }
   };

@@ -25,7 +25,10 @@ export function publishablePackages(): { name: string; directory: string; versio
   const packagesDir = path.join(workspaceRoot, "packages");
   return readdirSync(packagesDir)
     .map((entry) => path.join(packagesDir, entry))
-    .map((directory) => ({ directory, manifest: JSON.parse(readFileSync(path.join(directory, "package.json"), "utf8")) as Record<string, unknown> }))
+    .map((directory) => ({
+      directory,
+      manifest: JSON.parse(readFileSync(path.join(directory, "package.json"), "utf8")) as Record<string, unknown>,
+    }))
     .filter(({ manifest }) => manifest["private"] !== true)
     .map(({ directory, manifest }) => ({ name: String(manifest["name"]), directory, version: String(manifest["version"]) }));
 }
@@ -49,7 +52,11 @@ export function tarballFiles(file: string): Map<string, Buffer> {
   while (offset + 512 <= tar.length) {
     const header = tar.subarray(offset, offset + 512);
     if (header.every((byte) => byte === 0)) break;
-    const field = (start: number, length: number) => header.subarray(start, start + length).toString("utf8").replace(/\0.*$/s, "");
+    const field = (start: number, length: number) =>
+      header
+        .subarray(start, start + length)
+        .toString("utf8")
+        .replace(/\0.*$/s, "");
     const name = `${field(345, 155) === "" ? "" : `${field(345, 155)}/`}${field(0, 100)}`;
     const size = Number.parseInt(field(124, 12).trim() || "0", 8);
     const type = field(156, 1);

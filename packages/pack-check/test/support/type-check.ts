@@ -9,7 +9,8 @@ import path from "node:path";
 import ts from "typescript";
 
 const shared = new Map<string, ts.SourceFile>();
-const isShared = (file: string) => file.includes(`${path.sep}typescript${path.sep}lib${path.sep}`) || file.includes(`${path.sep}@types${path.sep}node${path.sep}`);
+const isShared = (file: string) =>
+  file.includes(`${path.sep}typescript${path.sep}lib${path.sep}`) || file.includes(`${path.sep}@types${path.sep}node${path.sep}`);
 
 /** A compiler host that caches the shared declaration files across programs. */
 export function cachingHost(options: ts.CompilerOptions): ts.CompilerHost {
@@ -17,7 +18,8 @@ export function cachingHost(options: ts.CompilerOptions): ts.CompilerHost {
   const getSourceFile = host.getSourceFile.bind(host);
   host.getSourceFile = (file, languageVersionOrOptions, ...rest) => {
     if (!isShared(file)) return getSourceFile(file, languageVersionOrOptions, ...rest);
-    const settings = typeof languageVersionOrOptions === "object" ? languageVersionOrOptions : { languageVersion: languageVersionOrOptions };
+    const settings =
+      typeof languageVersionOrOptions === "object" ? languageVersionOrOptions : { languageVersion: languageVersionOrOptions };
     const key = `${file}\0${settings.languageVersion}\0${settings.impliedNodeFormat ?? ""}`;
     let source = shared.get(key);
     if (source === undefined) {

@@ -27,7 +27,11 @@ export async function authorizeOrThrow(authorize: Authorizer, request: Authoriza
  * returns the caller under the names that matched, which then stand for
  * the caller in everything about this session.
  */
-export function verifyUnderAnyName(tokens: TokenService, token: string, caller: Principal): { verified: VerifiedToken<"session">; caller: Principal } {
+export function verifyUnderAnyName(
+  tokens: TokenService,
+  token: string,
+  caller: Principal,
+): { verified: VerifiedToken<"session">; caller: Principal } {
   try {
     return { verified: tokens.verifySession(token, caller), caller };
   } catch (error) {

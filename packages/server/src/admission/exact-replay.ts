@@ -101,6 +101,9 @@ export class ExactReplay {
       // Other nodes revoke their transports of this generation (section 9: sole owner).
       await live.claimAttachment(attachment);
     }
-    return { attachment, open: () => attachment.open({ cursors, resolveProvisionalRefs: operation === "start" }, record.idempotencyKey, owner) };
+    return {
+      attachment,
+      open: () => attachment.open({ cursors, resolveProvisionalRefs: operation === "start" }, record.idempotencyKey, owner),
+    };
   }
 }

@@ -33,7 +33,13 @@ export async function verifyCursors(
     const [logged] = await deps.store.readOutput(cursor.streamId, cursor.position, 1);
     // Read as an attachment sends it: an unsendable legacy item is its stream's terminal (message-room.ts).
     const event =
-      logged === undefined ? undefined : asSendable(logged, stream.elementKind, live.childrenOf(stream.streamId, logged.sequence).map((child) => child.token));
+      logged === undefined
+        ? undefined
+        : asSendable(
+            logged,
+            stream.elementKind,
+            live.childrenOf(stream.streamId, logged.sequence).map((child) => child.token),
+          );
     if (event === undefined || event.sequence !== cursor.position || event.event !== cursor.event) {
       throw new ProtocolError("invalid-token", "the token is not valid here");
     }

@@ -47,7 +47,9 @@ export class ResumeAdmission {
         const existing = await this.#deps.store.getAttempt(message.attemptId);
         const live = await this.#cache.load(sessionId);
         if (live === undefined) throw new ProtocolError("session-expired", "the session is no longer retained");
-        return this.#cache.evictOnFailure(live, () => this.#resumeLoaded(live, message, caller, transport, verified, existing, descriptorDigest));
+        return this.#cache.evictOnFailure(live, () =>
+          this.#resumeLoaded(live, message, caller, transport, verified, existing, descriptorDigest),
+        );
       }),
     );
   }

@@ -28,7 +28,9 @@ export class SessionRuntime {
 
   constructor(deps: RuntimeDeps, authorizer: Authorizer) {
     this.deps = deps;
-    const runningPerPrincipal = new PrincipalSlots(deps.limits.maxRunningSessionsPerPrincipal, "sessions", (limit) => deps.observer.principalLimitReached(limit));
+    const runningPerPrincipal = new PrincipalSlots(deps.limits.maxRunningSessionsPerPrincipal, "sessions", (limit) =>
+      deps.observer.principalLimitReached(limit),
+    );
     this.node = new NodeLifecycle(deps, runningPerPrincipal);
     const replay = new ExactReplay(deps, this.node.cache, authorizer);
     this.#starts = new StartAdmission(deps, this.node, replay, authorizer, runningPerPrincipal);

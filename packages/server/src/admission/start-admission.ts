@@ -62,7 +62,9 @@ export class StartAdmission {
 
   #replayStart(attempt: AttemptRecord, descriptorDigest: string, caller: Principal, transport: SessionTransport): Promise<Attachment> {
     const cache = this.#node.cache;
-    return openDecided(cache.exclusive(attempt.sessionId, () => this.#replay.decide(attempt, descriptorDigest, "start", caller, transport, new Map())));
+    return openDecided(
+      cache.exclusive(attempt.sessionId, () => this.#replay.decide(attempt, descriptorDigest, "start", caller, transport, new Map())),
+    );
   }
 
   /** A new session for a validated start; `slot` goes with its run, and is released on any other path. */

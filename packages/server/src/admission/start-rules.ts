@@ -27,7 +27,12 @@ export interface ValidatedStart {
  * identity, so a caller it refuses cannot tell a missing agent type, or its
  * constructor's schema, from a refusal.
  */
-export async function validateStart(host: AgentHost, authorize: Authorizer, message: InvocationStart, caller: Principal): Promise<ValidatedStart> {
+export async function validateStart(
+  host: AgentHost,
+  authorize: Authorizer,
+  message: InvocationStart,
+  caller: Principal,
+): Promise<ValidatedStart> {
   const selector = message.selector;
   const request: AuthorizationRequest = {
     caller,
@@ -89,10 +94,14 @@ function checkConfig(type: AgentTypeDescriptor, config: readonly ConfigEntry[]):
     seen.add(key);
     const declaration = type.config.find((d) => d.path.length === entry.path.length && d.path.every((s, i) => s === entry.path[i]));
     if (declaration === undefined) {
-      throw new ProtocolError("validation-error", `config[${index}] is not a configuration entry of this agent type`, { path: `config[${index}]` });
+      throw new ProtocolError("validation-error", `config[${index}] is not a configuration entry of this agent type`, {
+        path: `config[${index}]`,
+      });
     }
     if (declaration.accepts !== undefined && !declaration.accepts(entry.value)) {
-      throw new ProtocolError("validation-error", `config[${index}] has a value this agent type does not accept`, { path: `config[${index}]` });
+      throw new ProtocolError("validation-error", `config[${index}] has a value this agent type does not accept`, {
+        path: `config[${index}]`,
+      });
     }
   });
 }

@@ -48,8 +48,12 @@ export const MAX_CALLER_IDENTITY_BYTES = DEPLOYMENT_AND_CALLER_BYTES - utf8ByteL
  * a `RangeError` at construction instead.
  */
 export function checkIssuerAndAudience(issuer: string, audience: string, maxCallerIdentityBytes: number): void {
-  for (const [name, value] of [["issuer", issuer], ["audience", audience]] as const) {
-    if (!isWellFormedText(value)) throw new TypeError(`options.${name} must be well-formed Unicode text (no lone surrogates): tokens carry it as UTF-8`);
+  for (const [name, value] of [
+    ["issuer", issuer],
+    ["audience", audience],
+  ] as const) {
+    if (!isWellFormedText(value))
+      throw new TypeError(`options.${name} must be well-formed Unicode text (no lone surrogates): tokens carry it as UTF-8`);
   }
   const bytes = utf8ByteLength(issuer) + utf8ByteLength(audience);
   const room = DEPLOYMENT_AND_CALLER_BYTES - maxCallerIdentityBytes;
@@ -72,6 +76,8 @@ export function checkSelectorName(name: unknown, subject: string): void {
   if (!isWellFormedText(name)) throw new TypeError(`${subject} must be well-formed Unicode text (no lone surrogates)`);
   const bytes = utf8ByteLength(name);
   if (bytes > MAX_SELECTOR_NAME_BYTES) {
-    throw new RangeError(`${subject} is ${bytes} UTF-8 bytes long, over the ${MAX_SELECTOR_NAME_BYTES} a selector name may have (it is written into every session token)`);
+    throw new RangeError(
+      `${subject} is ${bytes} UTF-8 bytes long, over the ${MAX_SELECTOR_NAME_BYTES} a selector name may have (it is written into every session token)`,
+    );
   }
 }

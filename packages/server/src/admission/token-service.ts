@@ -131,7 +131,14 @@ export class TokenService implements StreamTokens {
    * picked up at the next token.
    */
   cursorsOf(caller: Principal, sessionId: string, streamId: string): (position: bigint, event: CursorEvent) => string {
-    const fields = { issuer: this.#identity.issuer, audience: this.#identity.audience, account: caller.account, principal: caller.principal, sessionId, streamId };
+    const fields = {
+      issuer: this.#identity.issuer,
+      audience: this.#identity.audience,
+      account: caller.account,
+      principal: caller.principal,
+      sessionId,
+      streamId,
+    };
     let keyring = this.#keyring;
     let minter: CursorMinter = cursorMinter(keyring, fields);
     return (position, event) => {
@@ -157,11 +164,7 @@ export class TokenService implements StreamTokens {
     return { streamId: fields.streamId, position: fields.position, event: fields.event };
   }
 
-  #checkIdentity(
-    fields: SessionTokenFields | VerifiedToken<"cursor">["fields"],
-    caller: Principal,
-    sessionId: string | undefined,
-  ): void {
+  #checkIdentity(fields: SessionTokenFields | VerifiedToken<"cursor">["fields"], caller: Principal, sessionId: string | undefined): void {
     assertTokenIdentity(fields, {
       issuer: this.#identity.issuer,
       audience: this.#identity.audience,

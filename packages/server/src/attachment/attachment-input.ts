@@ -3,6 +3,10 @@
  * acceptance (items, ends, cancels), resend handling (section 9), and the
  * ACKs, each sent only after the commit it reports (grouped per commit, see
  * group-acks.ts).
+ *
+ * Why one file: the item, end, cancel and resend paths share one table of the attachment's input
+ * streams and one order of ACKs; the grouping of ACKs and the resend comparison already live
+ * apart.
  */
 import {
   ProtocolError,
@@ -167,19 +171,40 @@ export class AttachmentInput {
     );
   }
 
-  #acceptItem(stream: StreamState, message: InputStreamItem, decoded: DecodedValue, canonical: Uint8Array, permitBytes: number): boolean | Promise<boolean> {
+  #acceptItem(
+    stream: StreamState,
+    message: InputStreamItem,
+    decoded: DecodedValue,
+    canonical: Uint8Array,
+    permitBytes: number,
+  ): boolean | Promise<boolean> {
     const session = this.#link.session;
     // Most items introduce no stream: no parent to describe, no lists to make (here and below).
     const introduced =
       decoded.streams.length === 0
         ? NO_STREAMS
-        : session.prepareStreams(decoded.streams, stream.graph, "input", { kind: "item", streamId: stream.streamId, sequence: message.sequence }, "/value");
+        : session.prepareStreams(
+            decoded.streams,
+            stream.graph,
+            "input",
+            { kind: "item", streamId: stream.streamId, sequence: message.sequence },
+            "/value",
+          );
     // The decoded value is the server's own copy; it needs rewriting only when it introduces streams.
     const value =
       introduced.length === 0
         ? (decoded.value as unknown as SchemaValueJson)
-        : substituteStreamRefs(decoded.value as unknown as SchemaValueJson, new Map(introduced.map((p) => [p.state.provisionalRef ?? "", p.state.token])));
-    const chunk: InputChunk = { streamId: stream.streamId, sequence: message.sequence, itemCount: 1n, data: canonical, mimeType: undefined };
+        : substituteStreamRefs(
+            decoded.value as unknown as SchemaValueJson,
+            new Map(introduced.map((p) => [p.state.provisionalRef ?? "", p.state.token])),
+          );
+    const chunk: InputChunk = {
+      streamId: stream.streamId,
+      sequence: message.sequence,
+      itemCount: 1n,
+      data: canonical,
+      mimeType: undefined,
+    };
     if (introduced.length === 0) return this.#acceptPlainItem(stream, chunk, value, permitBytes);
     const accepted = session.acceptInput(this.#owner, stream, chunk, { kind: "value", value }, introduced, permitBytes);
     const states = introduced.length === 0 ? NO_STATES : introduced.map((p) => p.state);
@@ -192,7 +217,15 @@ export class AttachmentInput {
     this.#handling++;
     let accepted: AcceptedInput | undefined | Promise<AcceptedInput | undefined>;
     try {
-      accepted = this.#link.session.acceptInput(this.#owner, stream, chunk, { kind: "value", value }, NO_STREAMS, permitBytes, this.#commits);
+      accepted = this.#link.session.acceptInput(
+        this.#owner,
+        stream,
+        chunk,
+        { kind: "value", value },
+        NO_STREAMS,
+        permitBytes,
+        this.#commits,
+      );
     } catch (error) {
       this.#handling--;
       throw error;
@@ -244,8 +277,17 @@ export class AttachmentInput {
       sequence = stream.count;
     }
     const data = ownedPayload(payload);
-    const item: InputItem = message.type === "input-u8" ? { kind: "bytes", bytes: data } : { kind: "blob", blob: mimeType === undefined ? { bytes: data } : { bytes: data, mimeType } };
-    const chunk: InputChunk = { streamId: stream.streamId, sequence, itemCount: message.type === "input-u8" ? BigInt(data.length) : 1n, data, mimeType };
+    const item: InputItem =
+      message.type === "input-u8"
+        ? { kind: "bytes", bytes: data }
+        : { kind: "blob", blob: mimeType === undefined ? { bytes: data } : { bytes: data, mimeType } };
+    const chunk: InputChunk = {
+      streamId: stream.streamId,
+      sequence,
+      itemCount: message.type === "input-u8" ? BigInt(data.length) : 1n,
+      data,
+      mimeType,
+    };
     const accepted = await this.#link.session.acceptInput(this.#owner, stream, chunk, item, [], permitBytes);
     if (accepted !== undefined) this.#ackWhenCommitted(stream, accepted, []);
     return true;
@@ -256,7 +298,13 @@ export class AttachmentInput {
    * match what was accepted (then it is re-ACKed); a range starting above it
    * is a gap. A range straddling it must match on the overlap.
    */
-  async #isDuplicate(stream: StreamState, sequence: bigint, itemCount: bigint, data: Uint8Array, mimeType: string | undefined): Promise<boolean> {
+  async #isDuplicate(
+    stream: StreamState,
+    sequence: bigint,
+    itemCount: bigint,
+    data: Uint8Array,
+    mimeType: string | undefined,
+  ): Promise<boolean> {
     const highWater = stream.count;
     if (sequence > highWater) throw new ProtocolError("input-gap", "input skips items that were never accepted");
     if (sequence === highWater) return false;

@@ -242,7 +242,9 @@ export class Attachment implements AttachmentSink {
     if (this.#ended || this.#finishedSent) return;
     this.observed.revoked();
     this.#end("revoked");
-    sendLastThenClose(this.#transport, { type: "attachmentRevoked", reason: "replaced" }, () => this.#transport.close(CLOSE_NORMAL, "replaced"));
+    sendLastThenClose(this.#transport, { type: "attachmentRevoked", reason: "replaced" }, () =>
+      this.#transport.close(CLOSE_NORMAL, "replaced"),
+    );
   }
 
   /**

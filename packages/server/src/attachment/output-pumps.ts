@@ -167,7 +167,8 @@ export class OutputPumps {
           if (sent !== SENT) await sent;
           if (link.isEnded()) return;
           link.session.delivered(pump.stream, event.event === "item" ? event.data.length : 0);
-          if (event.event === "item") link.session.deps.observer.outputSent(pump.stream.elementKind, Number(event.itemCount), event.data.length);
+          if (event.event === "item")
+            link.session.deps.observer.outputSent(pump.stream.elementKind, Number(event.itemCount), event.data.length);
           if (event.event === "terminal") {
             pump.state = "done";
             pump.tail.clear();
@@ -179,7 +180,8 @@ export class OutputPumps {
         }
         // A full batch, by count or by bytes: there may be more. (Not when the
         // log ran ahead of the session: the sync that catches up kicks again.)
-        if (!ahead && (events.length === PUMP_BATCH || bytes >= PUMP_BATCH_BYTES || (cached !== undefined && pump.tail.size > 0))) pump.dirty = true;
+        if (!ahead && (events.length === PUMP_BATCH || bytes >= PUMP_BATCH_BYTES || (cached !== undefined && pump.tail.size > 0)))
+          pump.dirty = true;
       }
     } finally {
       pump.running = false;
@@ -201,7 +203,7 @@ export class OutputPumps {
 
   /** Whether the stream, or a stream it descends from, was introduced by an item that is never sent. */
   #neverExposed(stream: StreamState): boolean {
-    for (let current: StreamState | undefined = stream; current !== undefined; ) {
+    for (let current: StreamState | undefined = stream; current !== undefined;) {
       if (this.#unexposed.has(current.streamId)) return true;
       const parent: StreamState["parent"] = current.parent;
       current = parent.kind === "item" ? this.#link.session.stream(parent.streamId) : undefined;

@@ -8,7 +8,14 @@
  */
 import { readFileSync, statSync } from "node:fs";
 import { readFile, stat } from "node:fs/promises";
-import { createLocalJWKSet, errors, type FlattenedJWSInput, type JSONWebKeySet, type JWSHeaderParameters, type JWTVerifyGetKey } from "jose";
+import {
+  createLocalJWKSet,
+  errors,
+  type FlattenedJWSInput,
+  type JSONWebKeySet,
+  type JWSHeaderParameters,
+  type JWTVerifyGetKey,
+} from "jose";
 import type { Logger } from "../options.js";
 
 /** Largest JWKS file read (1 MiB): a key set is a few kilobytes. */
@@ -75,7 +82,11 @@ export function jwksFile(options: JwksFileOptions): JWTVerifyGetKey {
         keys = fresh;
       })
       .catch((error: unknown) => {
-        logger.warn("cannot re-read the JWKS file; keeping the keys read before", { event: "auth.jwks-file-unreadable", path, error: error instanceof TypeError ? error.message : String((error as NodeJS.ErrnoException).code ?? error) });
+        logger.warn("cannot re-read the JWKS file; keeping the keys read before", {
+          event: "auth.jwks-file-unreadable",
+          path,
+          error: error instanceof TypeError ? error.message : String((error as NodeJS.ErrnoException).code ?? error),
+        });
       })
       .finally(() => {
         readAt = now();

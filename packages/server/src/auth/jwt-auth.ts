@@ -160,14 +160,17 @@ export function createJwtAuth(options: JwtAuthOptions): JwtAuth {
       }
       // The keys could not be had (a fetch failed, timed out, or the set is invalid): not the
       // caller's fault, so not `unauthenticated`; the server answers `internal-error` (retryable).
-      throw new Error(`cannot verify bearer JWTs: the key set is unavailable (${typeof code === "string" ? code : error instanceof Error ? error.name : "error"})`);
+      throw new Error(
+        `cannot verify bearer JWTs: the key set is unavailable (${typeof code === "string" ? code : error instanceof Error ? error.name : "error"})`,
+      );
     }
     const principal = claims[settings.principalClaim];
     const account = claims[settings.accountClaim];
     if (typeof principal !== "string" || principal === "") return refuse("identity-claim-missing", settings.principalClaim);
     if (typeof account !== "string" || account === "") return refuse("identity-claim-missing", settings.accountClaim);
     const caller: Principal = { account, principal };
-    const grants = settings.authorization === undefined ? undefined : grantsOf(claims[settings.authorization.claim], settings.authorization.prefix);
+    const grants =
+      settings.authorization === undefined ? undefined : grantsOf(claims[settings.authorization.claim], settings.authorization.prefix);
     verified.set(caller, { claims, grants });
     return caller;
   };
@@ -221,8 +224,10 @@ function checkJwtOptions(options: JwtAuthOptions): CheckedOptions {
     }
     if (url.protocol !== "https:" && url.protocol !== "http:") throw new TypeError("options.jwksUrl must be an http: or https: URL");
   }
-  if (options.jwksFile !== undefined && (typeof options.jwksFile !== "string" || options.jwksFile === "")) throw new TypeError("options.jwksFile must be a non-empty path");
-  if (options.jwks !== undefined && (typeof options.jwks !== "object" || options.jwks === null)) throw new TypeError("options.jwks must be a JWKS object");
+  if (options.jwksFile !== undefined && (typeof options.jwksFile !== "string" || options.jwksFile === ""))
+    throw new TypeError("options.jwksFile must be a non-empty path");
+  if (options.jwks !== undefined && (typeof options.jwks !== "object" || options.jwks === null))
+    throw new TypeError("options.jwks must be a JWKS object");
   const algorithms = options.algorithms ?? JWT_ALGORITHMS;
   if (!Array.isArray(algorithms) || algorithms.length === 0 || !algorithms.every((name) => JWT_ALGORITHMS.includes(name))) {
     throw new TypeError(`options.algorithms must be a non-empty subset of ${JWT_ALGORITHMS.join(", ")}`);
@@ -235,7 +240,8 @@ function checkJwtOptions(options: JwtAuthOptions): CheckedOptions {
   if (authorization !== undefined) {
     if (typeof authorization !== "object" || authorization === null) throw new TypeError("options.authorization must be an object");
     claimName(authorization.claim, "options.authorization.claim");
-    if (authorization.prefix !== undefined && typeof authorization.prefix !== "string") throw new TypeError("options.authorization.prefix must be a string");
+    if (authorization.prefix !== undefined && typeof authorization.prefix !== "string")
+      throw new TypeError("options.authorization.prefix must be a string");
   }
   const refresh = options.refresh ?? {};
   const checked = {
@@ -253,7 +259,10 @@ function checkJwtOptions(options: JwtAuthOptions): CheckedOptions {
     clockToleranceSeconds,
     principalClaim: claimName(options.principalClaim ?? JWT_DEFAULTS.principalClaim, "options.principalClaim"),
     accountClaim: claimName(options.accountClaim ?? JWT_DEFAULTS.accountClaim, "options.accountClaim"),
-    authorization: authorization === undefined ? undefined : { claim: authorization.claim, prefix: authorization.prefix ?? JWT_DEFAULTS.authorizationPrefix },
+    authorization:
+      authorization === undefined
+        ? undefined
+        : { claim: authorization.claim, prefix: authorization.prefix ?? JWT_DEFAULTS.authorizationPrefix },
     refresh: checked,
   };
 }

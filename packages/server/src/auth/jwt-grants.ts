@@ -21,7 +21,12 @@ const MAX_GRANT_SEGMENTS = 4;
  * is removed from the others. Any other value grants nothing.
  */
 export function grantsOf(value: unknown, prefix: string): readonly Grant[] {
-  const entries = typeof value === "string" ? value.split(" ") : Array.isArray(value) ? value.filter((entry): entry is string => typeof entry === "string") : [];
+  const entries =
+    typeof value === "string"
+      ? value.split(" ")
+      : Array.isArray(value)
+        ? value.filter((entry): entry is string => typeof entry === "string")
+        : [];
   const grants: Grant[] = [];
   for (const entry of entries) {
     if (entry === "" || !entry.startsWith(prefix)) continue;

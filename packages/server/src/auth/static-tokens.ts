@@ -30,7 +30,9 @@ const ACCOUNT_NAME = /^[A-Za-z0-9._-]{1,64}$/;
 /** Throws a `TypeError` naming the rule when `name` cannot name a group of static tokens. */
 export function checkTokenAccount(name: string): string {
   if (typeof name !== "string" || !ACCOUNT_NAME.test(name) || name.startsWith("token-")) {
-    throw new TypeError(`a token account is 1..64 of A-Z a-z 0-9 . _ - and does not start with "token-" (the names of single tokens' accounts), got ${JSON.stringify(name)}`);
+    throw new TypeError(
+      `a token account is 1..64 of A-Z a-z 0-9 . _ - and does not start with "token-" (the names of single tokens' accounts), got ${JSON.stringify(name)}`,
+    );
   }
   return name;
 }
@@ -91,6 +93,7 @@ export function withStaticTokens(tokens: readonly StaticToken[], secret: Uint8Ar
   // Lookup by keyed digest: the comparison never runs over the secret's bytes.
   const authenticator: Authenticator = (bearer, request) => principals.get(keyed(bearer)) ?? other?.authenticator(bearer, request);
   const otherAuthorizer = other?.authorizer;
-  const authorizer: Authorizer = (request) => staticCallers.has(request.caller) || otherAuthorizer === undefined || otherAuthorizer(request);
+  const authorizer: Authorizer = (request) =>
+    staticCallers.has(request.caller) || otherAuthorizer === undefined || otherAuthorizer(request);
   return { authenticator, authorizer };
 }

@@ -55,7 +55,8 @@ function hostOf(agents: Catalogue | AgentHost): AgentHost {
  * whose catalogue cannot be listed. Call it on options `agentsHost` accepted.
  */
 export function agentsFingerprint(options: AgentsOptions): string | undefined {
-  if (options.agents === undefined) return catalogueFingerprint({ applications: { [DEMO_APPLICATION]: { [DEMO_ENVIRONMENT]: [ECHO_AGENT_TYPE] } } });
+  if (options.agents === undefined)
+    return catalogueFingerprint({ applications: { [DEMO_APPLICATION]: { [DEMO_ENVIRONMENT]: [ECHO_AGENT_TYPE] } } });
   if (isAgentHost(options.agents)) return undefined;
   const own = options.agents.applications;
   if (options.demo !== true) return catalogueFingerprint({ applications: own });

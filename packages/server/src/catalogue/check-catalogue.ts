@@ -38,7 +38,9 @@ export function isAgentHost(value: unknown): value is AgentHost {
 export function checkAgents(value: unknown): Catalogue | AgentHost {
   if (isAgentHost(value)) return value;
   if (typeof value === "function") {
-    throw new CatalogueError("the catalogue is a function: give the catalogue itself (defineCatalogue({ applications: {...} })) or an AgentHost, not a function that makes one");
+    throw new CatalogueError(
+      "the catalogue is a function: give the catalogue itself (defineCatalogue({ applications: {...} })) or an AgentHost, not a function that makes one",
+    );
   }
   return checkCatalogue(value);
 }
@@ -47,11 +49,16 @@ export function checkAgents(value: unknown): Catalogue | AgentHost {
 export function checkCatalogue(value: unknown): Catalogue {
   if (!isPlainObject(value)) throw new CatalogueError(`the catalogue must be an object { applications: {...} }, not ${describe(value)}`);
   for (const key of Object.keys(value)) {
-    if (key !== "applications") throw new CatalogueError(`the catalogue has an unknown field ${quoted(key)}: only "applications" (application → environment → agent types)`);
+    if (key !== "applications")
+      throw new CatalogueError(
+        `the catalogue has an unknown field ${quoted(key)}: only "applications" (application → environment → agent types)`,
+      );
   }
   const applications = value["applications"];
-  if (applications === undefined) throw new CatalogueError('the catalogue has no "applications": { applications: { <application>: { <environment>: [agent types] } } }');
-  if (!isPlainObject(applications)) throw new CatalogueError(`"applications" must be an object of applications, not ${describe(applications)}`);
+  if (applications === undefined)
+    throw new CatalogueError('the catalogue has no "applications": { applications: { <application>: { <environment>: [agent types] } } }');
+  if (!isPlainObject(applications))
+    throw new CatalogueError(`"applications" must be an object of applications, not ${describe(applications)}`);
   const names = Object.keys(applications);
   if (names.length === 0) throw new CatalogueError("the catalogue has no application");
   for (const application of names) checkApplication(application, applications[application]);
@@ -86,14 +93,18 @@ function checkEnvironment(types: unknown, where: string): void {
 
 function checkAgentType(type: unknown, where: string): void {
   if (!isPlainObject(type)) {
-    throw new CatalogueError(`${where} must be an agent type definition (what implement(contract, methods) returns), not ${describe(type)}`);
+    throw new CatalogueError(
+      `${where} must be an agent type definition (what implement(contract, methods) returns), not ${describe(type)}`,
+    );
   }
   checkName(type["name"], where, "name");
   checkGraph(type["constructorParameters"], `${where}: constructor parameters`, { record: true, streams: "forbidden" });
   const methods = type["methods"];
-  if (!Array.isArray(methods)) throw new CatalogueError(`${where}: "methods" must be a list of {name, parameters, result?}, not ${describe(methods)}`);
+  if (!Array.isArray(methods))
+    throw new CatalogueError(`${where}: "methods" must be a list of {name, parameters, result?}, not ${describe(methods)}`);
   const implementations = type["implementations"];
-  if (!isPlainObject(implementations)) throw new CatalogueError(`${where}: "implementations" must be an object of functions by method name, not ${describe(implementations)}`);
+  if (!isPlainObject(implementations))
+    throw new CatalogueError(`${where}: "implementations" must be an object of functions by method name, not ${describe(implementations)}`);
   const declared = new Set<string>();
   methods.forEach((method: unknown, index) => {
     const name = isPlainObject(method) && typeof method["name"] === "string" ? method["name"] : undefined;
@@ -134,7 +145,8 @@ function checkConfig(config: unknown, where: string): void {
 }
 
 function checkGraph(graph: unknown, where: string, rules: { record: boolean; streams: "allowed" | "forbidden" }): void {
-  if (!isPlainObject(graph)) throw new CatalogueError(`${where} must be a schema graph {root, defs?} (t.graph(...)), not ${describe(graph)}`);
+  if (!isPlainObject(graph))
+    throw new CatalogueError(`${where} must be a schema graph {root, defs?} (t.graph(...)), not ${describe(graph)}`);
   let root: string;
   try {
     const decoded = decodeSchemaGraph(graph as JsonValue, { streams: rules.streams });

@@ -88,7 +88,10 @@ export class CatalogueCheck {
 
   details(): CatalogueDetails | undefined {
     if (!this.#active) return undefined;
-    return { fingerprint: this.#fingerprint, differing: this.#differing.map((node) => ({ node: node.nodeId, fingerprint: node.fingerprint ?? "" })) };
+    return {
+      fingerprint: this.#fingerprint,
+      differing: this.#differing.map((node) => ({ node: node.nodeId, fingerprint: node.fingerprint ?? "" })),
+    };
   }
 
   /** The live nodes with another fingerprint; undefined when they cannot be read (the check is then off, or the store is down). */
@@ -109,7 +112,10 @@ export class CatalogueCheck {
     this.#differing = differing;
     if (before === now) return;
     if (differing.length === 0) {
-      this.#logger.info("every live node serves this catalogue", { event: "cluster.catalogue-agreed", fingerprint: short(this.#fingerprint) });
+      this.#logger.info("every live node serves this catalogue", {
+        event: "cluster.catalogue-agreed",
+        fingerprint: short(this.#fingerprint),
+      });
     } else {
       this.#logger.warn("live nodes serve another catalogue (allowed drift)", {
         event: "cluster.catalogue-drift",
@@ -135,5 +141,7 @@ function short(fingerprint: string | undefined): string {
 
 /** PostgreSQL's undefined_column (42703): a schema whose node table has no catalogue column. */
 function isMissingColumn(error: unknown): boolean {
-  return (error as { code?: unknown } | null)?.code === "42703" || (error as { cause?: { code?: unknown } } | null)?.cause?.code === "42703";
+  return (
+    (error as { code?: unknown } | null)?.code === "42703" || (error as { cause?: { code?: unknown } } | null)?.cause?.code === "42703"
+  );
 }

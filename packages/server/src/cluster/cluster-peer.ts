@@ -100,7 +100,9 @@ export class ClusterPeer {
         this.sync();
         return;
       case "attached":
-        void this.#session.attachedElsewhere(BigInt(change.generation), change.attachment).catch((error: unknown) => this.#warn("attach change", error));
+        void this.#session
+          .attachedElsewhere(BigInt(change.generation), change.attachment)
+          .catch((error: unknown) => this.#warn("attach change", error));
         return;
       case "cancel":
         void this.#session.cancelOutputById(change.streamId, change.reason).catch((error: unknown) => this.#warn("remote cancel", error));
@@ -142,7 +144,12 @@ export class ClusterPeer {
   }
 
   #warn(what: string, error: unknown): void {
-    this.#session.logger.warn(`cluster ${what} failed`, { event: "cluster.peer-failed", session: this.#session.sessionId, step: what, error: String(error) });
+    this.#session.logger.warn(`cluster ${what} failed`, {
+      event: "cluster.peer-failed",
+      session: this.#session.sessionId,
+      step: what,
+      error: String(error),
+    });
   }
 
   // ------------------------------------------------------------ attachment side
@@ -168,7 +175,9 @@ export class ClusterPeer {
     setImmediate(() => {
       this.#deliveryScheduled = false;
       for (const [id, { events, bytes: total }] of this.#delivered) {
-        void this.#store.publish(this.#session.sessionId, { kind: "delivered", streamId: id, events, bytes: total }).catch((error: unknown) => this.#warn("delivery", error));
+        void this.#store
+          .publish(this.#session.sessionId, { kind: "delivered", streamId: id, events, bytes: total })
+          .catch((error: unknown) => this.#warn("delivery", error));
       }
       this.#delivered.clear();
     });
@@ -224,7 +233,9 @@ export class ClusterPeer {
     setImmediate(() => {
       this.#consumptionScheduled = false;
       for (const [id, taken] of this.#consumed) {
-        void this.#store.publish(this.#session.sessionId, { kind: "consumed", streamId: id, sequence: String(taken) }).catch((error: unknown) => this.#warn("consumption", error));
+        void this.#store
+          .publish(this.#session.sessionId, { kind: "consumed", streamId: id, sequence: String(taken) })
+          .catch((error: unknown) => this.#warn("consumption", error));
       }
       this.#consumed.clear();
     });

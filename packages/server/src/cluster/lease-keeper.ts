@@ -34,12 +34,19 @@ export class LeaseKeeper {
   readonly #orphanClaims: NodeJS.Timeout;
 
   /** `claimOrphans` claims the lapsed nodes' sessions and resolves to how many. */
-  constructor(cluster: ClusterSessionStore, options: LeaseOptions, logger: Logger, observer: ServerObserver, claimOrphans: () => Promise<number>) {
+  constructor(
+    cluster: ClusterSessionStore,
+    options: LeaseOptions,
+    logger: Logger,
+    observer: ServerObserver,
+    claimOrphans: () => Promise<number>,
+  ) {
     const { leaseTtlMs } = options;
     this.#observer = observer;
     this.#logger = logger;
     this.#claimOrphans = claimOrphans;
-    const check = options.catalogue === undefined ? undefined : new CatalogueCheck(cluster, options.catalogue, options.allowCatalogueDrift, logger);
+    const check =
+      options.catalogue === undefined ? undefined : new CatalogueCheck(cluster, options.catalogue, options.allowCatalogueDrift, logger);
     this.#check = check;
     // The catalogue is compared before the first heartbeat: a refused node never joins.
     this.catalogueVerified = check === undefined ? Promise.resolve() : check.verify();
@@ -53,18 +60,20 @@ export class LeaseKeeper {
     let refused = false;
     this.catalogueVerified.catch(() => (refused = true));
     const beat = async (): Promise<void> =>
-      refused ? undefined : cluster.heartbeat(leaseTtlMs).then(
-        () => {
-          availability.succeeded(performance.now());
-          observer.leaseHeartbeat(true);
-          return check?.refresh();
-        },
-        (error: unknown) => {
-          availability.failed();
-          observer.leaseHeartbeat(false);
-          logger.error("lease heartbeat failed", { event: "cluster.heartbeat-error", error: String(error) });
-        },
-      );
+      refused
+        ? undefined
+        : cluster.heartbeat(leaseTtlMs).then(
+            () => {
+              availability.succeeded(performance.now());
+              observer.leaseHeartbeat(true);
+              return check?.refresh();
+            },
+            (error: unknown) => {
+              availability.failed();
+              observer.leaseHeartbeat(false);
+              logger.error("lease heartbeat failed", { event: "cluster.heartbeat-error", error: String(error) });
+            },
+          );
     this.#heartbeat = setInterval(() => void beat(), Math.floor(leaseTtlMs / 3));
     this.#heartbeat.unref();
     this.#orphanClaims = setInterval(() => void this.#claim(), Math.floor(leaseTtlMs / 2));

@@ -35,13 +35,15 @@ export interface ContractContext<C extends AnyAgentContract> extends InvocationC
   readonly constructorArgs: ConstructorArgs<C>;
 }
 
-
 /** The parameters a typed method receives. */
 export type ParamsIn<C extends AnyAgentContract, K extends MethodName<C>> = JsOf<C["methods"][K]["params"], InputStreams>;
 
 /** What a typed method returns: its result as JavaScript, or nothing for a method without a result. */
-export type ResultOut<C extends AnyAgentContract, K extends MethodName<C>> =
-  C["methods"][K] extends { readonly result: infer R } ? (R extends ResultSchema ? JsOf<R, OutputStreams> : void) : void;
+export type ResultOut<C extends AnyAgentContract, K extends MethodName<C>> = C["methods"][K] extends { readonly result: infer R }
+  ? R extends ResultSchema
+    ? JsOf<R, OutputStreams>
+    : void
+  : void;
 
 export type TypedMethod<C extends AnyAgentContract, K extends MethodName<C>> = (
   ctx: ContractContext<C>,
@@ -153,7 +155,12 @@ function lazy<T>(open: () => AsyncIterable<T>): AsyncIterable<T> {
   return { [Symbol.asyncIterator]: () => open()[Symbol.asyncIterator]() };
 }
 
-function convertInput(items: AsyncIterable<SchemaValueJson>, graph: SchemaGraph, type: SchemaType, hooks: ToJsHooks): AsyncIterable<unknown> {
+function convertInput(
+  items: AsyncIterable<SchemaValueJson>,
+  graph: SchemaGraph,
+  type: SchemaType,
+  hooks: ToJsHooks,
+): AsyncIterable<unknown> {
   return mapAsyncIterable(items, (item) => toJs(item, graph, type, hooks));
 }
 
@@ -179,7 +186,10 @@ function toNative(data: unknown, graph: SchemaGraph, type: SchemaType | undefine
  */
 function outputSource(source: unknown, context: StreamContext, ctx: InvocationContext): OutputSource {
   const direct = isDirectBinary(context.graph, context.elementType);
-  const convert = direct === undefined ? (item: unknown) => toNative(item, context.graph, context.elementType, ctx) : (item: unknown) => item as OutputItem;
+  const convert =
+    direct === undefined
+      ? (item: unknown) => toNative(item, context.graph, context.elementType, ctx)
+      : (item: unknown) => item as OutputItem;
   if (typeof source === "function") {
     const produce = source as (writer: { write(item: unknown): Promise<void>; signal: AbortSignal }) => Promise<void>;
     return (writer) => produce({ write: (item) => writer.write(convert(item)), signal: writer.signal });
@@ -189,7 +199,9 @@ function outputSource(source: unknown, context: StreamContext, ctx: InvocationCo
     if (Symbol.asyncIterator in source) return mapAsyncIterable(source as AsyncIterable<unknown>, convert);
     if (Symbol.iterator in source) return mapSync(source as Iterable<unknown>, convert);
   }
-  throw new TypeError(`an output stream at ${context.coordinate || "the result"} must be an async iterable, an iterable or a function of a writer`);
+  throw new TypeError(
+    `an output stream at ${context.coordinate || "the result"} must be an async iterable, an iterable or a function of a writer`,
+  );
 }
 
 function* mapSync(source: Iterable<unknown>, convert: (item: unknown) => OutputItem): Generator<OutputItem> {

@@ -28,7 +28,8 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
 /** Deterministic blob `index` of `size` bytes: byte j is (index + j) mod 256. */
 export function demoBlob(index: number, size: number): Uint8Array {
   // The schema bounds `size` before a start is accepted; this guards callers outside the host.
-  if (!Number.isSafeInteger(size) || size < 0 || size > DEMO_MAX_BLOB_BYTES) throw new RangeError(`a demo blob has 0 to ${DEMO_MAX_BLOB_BYTES} bytes`);
+  if (!Number.isSafeInteger(size) || size < 0 || size > DEMO_MAX_BLOB_BYTES)
+    throw new RangeError(`a demo blob has 0 to ${DEMO_MAX_BLOB_BYTES} bytes`);
   const bytes = new Uint8Array(size);
   for (let j = 0; j < size; j++) bytes[j] = (index + j) & 0xff;
   return bytes;

@@ -44,4 +44,3 @@ export interface InputCommitListener {
   /** The chunk's commit failed; called after the invocation was told. */
   failed(error: unknown): void;
 }
-

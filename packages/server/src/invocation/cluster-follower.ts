@@ -89,7 +89,8 @@ export class ClusterFollower {
       attachedElsewhere: (generation, attachment) => this.#attachedElsewhere(generation, attachment),
       cancelOutputById: async (streamId, reason) => {
         const stream = session.stream(streamId);
-        if (stream !== undefined && this.role === "owner" && session.record().state !== "finished") await session.cancelOutput(stream, reason);
+        if (stream !== undefined && this.role === "owner" && session.record().state !== "finished")
+          await session.cancelOutput(stream, reason);
       },
       deliveredRemotely: (streamId, events, bytes) => {
         const stream = session.stream(streamId);
@@ -188,7 +189,8 @@ export class ClusterFollower {
     if (stored.count < stream.count) stream.count = stored.count;
     // The high-water is where the chunk starts and the input is open: the refusal was not about its position.
     if (stored.count === chunk.sequence && stored.inputTerminal === undefined) throw error;
-    const why = stored.inputTerminal !== undefined ? `the input already ended at ${stored.count}` : `its committed high-water is ${stored.count}`;
+    const why =
+      stored.inputTerminal !== undefined ? `the input already ended at ${stored.count}` : `its committed high-water is ${stored.count}`;
     throw new InputPositionConflict(`input chunk at ${chunk.sequence} does not continue the stream: ${why}`, { cause: error });
   }
 
@@ -219,9 +221,13 @@ export class ClusterFollower {
    */
   async syncFromStore(): Promise<void> {
     const session = this.#session;
-    const [record, streams] = await Promise.all([session.deps.store.getSession(session.sessionId), session.deps.store.listStreams(session.sessionId)]);
+    const [record, streams] = await Promise.all([
+      session.deps.store.getSession(session.sessionId),
+      session.deps.store.listStreams(session.sessionId),
+    ]);
     if (record === undefined) return;
-    if (this.role === "owner" && record.state === "finished" && session.record().state !== "finished" && !session.finishing()) this.#finishedElsewhere();
+    if (this.role === "owner" && record.state === "finished" && session.record().state !== "finished" && !session.finishing())
+      this.#finishedElsewhere();
     const mirror = this.role === "mirror";
     const outputs: StreamState[] = [];
     const cancelledByServer: StreamState[] = [];
@@ -277,7 +283,10 @@ export class ClusterFollower {
    */
   #finishedElsewhere(): void {
     const session = this.#session;
-    session.deps.logger.warn("session finished by another node (this node's lease had lapsed): its invocation stops here", { event: "session.finished-elsewhere", session: session.sessionId });
+    session.deps.logger.warn("session finished by another node (this node's lease had lapsed): its invocation stops here", {
+      event: "session.finished-elsewhere",
+      session: session.sessionId,
+    });
     this.role = "mirror";
     session.stopInvocation("the session was finished by another node");
   }

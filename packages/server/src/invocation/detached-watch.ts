@@ -59,7 +59,10 @@ export class DetachedWatch {
   serving(): void {
     if (this.#beating !== undefined) return;
     this.#heartbeat();
-    this.#beating = this.#timers.setInterval(() => this.#heartbeat(), Math.max(10, Math.floor(Math.min(this.#timeoutMs, MAX_TIMER_MS) / 4)));
+    this.#beating = this.#timers.setInterval(
+      () => this.#heartbeat(),
+      Math.max(10, Math.floor(Math.min(this.#timeoutMs, MAX_TIMER_MS) / 4)),
+    );
   }
 
   /** Serving node: the attachment here ended. */

@@ -63,7 +63,8 @@ export async function feedInput(stream: StreamState, host: FeedHost): Promise<vo
         // Packed bytes may have been committed in other batches than the agent was fed: only the unfed suffix.
         // (Read after the wait: nothing else hands this stream's items on while the feed is behind.)
         if (chunk.sequence > stream.fed) break;
-        const item = chunk.sequence + chunk.itemCount <= stream.fed ? undefined : itemFrom(inputItemOf(stream, chunk), chunk.sequence, stream.fed);
+        const item =
+          chunk.sequence + chunk.itemCount <= stream.fed ? undefined : itemFrom(inputItemOf(stream, chunk), chunk.sequence, stream.fed);
         if (item === undefined) continue;
         const bytes = item.kind === "bytes" ? item.bytes.length : chunk.data.length;
         host.charge(bytes);

@@ -49,7 +49,9 @@ export class Journal {
     const stored = this.#stored.get(position);
     if (stored !== undefined) {
       if (stored.name !== name) {
-        const divergence = new ReplayDivergence(`journal position ${position}: the run before called step ${JSON.stringify(stored.name)}, this one ${JSON.stringify(name)}`);
+        const divergence = new ReplayDivergence(
+          `journal position ${position}: the run before called step ${JSON.stringify(stored.name)}, this one ${JSON.stringify(name)}`,
+        );
         this.#diverged(divergence);
         throw divergence;
       }

@@ -446,7 +446,11 @@ export class LiveSession {
     this.record = { ...this.record, state: "finished", outcome: text, finishedAt: at };
     this.#running = false;
     this.#attachment.stopWatching();
-    this.deps.observer.sessionFinished(identityOf(this.record), outcome.kind === "success" ? "success" : outcome.code, at - this.record.createdAt);
+    this.deps.observer.sessionFinished(
+      identityOf(this.record),
+      outcome.kind === "success" ? "success" : outcome.code,
+      at - this.record.createdAt,
+    );
     this.#attachment.current?.finished();
   }
 

@@ -10,7 +10,15 @@
  * success reads top to bottom in one file; the session keeps the state the
  * run shares with its attachments and the other nodes.
  */
-import { canonicalJson, encodeUtf8, ProtocolError, type InvocationOutcome, type JsonValue, type SchemaValueJson, type ServerCancelReason } from "@golem-stream/wire";
+import {
+  canonicalJson,
+  encodeUtf8,
+  ProtocolError,
+  type InvocationOutcome,
+  type JsonValue,
+  type SchemaValueJson,
+  type ServerCancelReason,
+} from "@golem-stream/wire";
 import type { InvocationContext, MethodDescriptor } from "../agent-host.js";
 import type { JournalEntry, SessionRecord, SessionStore } from "../store/session-store.js";
 import { isOwnershipLost } from "../store/ownership.js";
@@ -139,10 +147,7 @@ export class MethodRun {
     }
   }
 
-  async #execute(
-    method: MethodDescriptor,
-    input: InvocationInput,
-  ): Promise<void> {
+  async #execute(method: MethodDescriptor, input: InvocationInput): Promise<void> {
     const context = this.#context(input);
     const result = await this.#host.deps.host.invoke(context);
     if (this.#host.failing()) return;
@@ -183,7 +188,12 @@ export class MethodRun {
     }
     const text = canonicalJson(body);
     // A result no attachment could send is never committed: the invocation fails instead (message-room.ts).
-    if (!invocationResultFits(encodeUtf8(text).length, introduced.map((p) => p.state.token))) {
+    if (
+      !invocationResultFits(
+        encodeUtf8(text).length,
+        introduced.map((p) => p.state.token),
+      )
+    ) {
       throw new ResultRefused("the result does not fit in one 8 MiB message");
     }
     if (this.#replaying && this.#host.record().result !== undefined) {

@@ -93,10 +93,18 @@ export function prepareOutputItem(stream: StreamState, item: OutputItem, outputs
         const data = utf8Bytes(
           decoded.streams.length === 0
             ? canonicalValue(decoded)
-            : canonicalJson(outputs.expose(decoded.value as unknown as SchemaValueJson, decoded.streams, introduced) as unknown as JsonValue),
+            : canonicalJson(
+                outputs.expose(decoded.value as unknown as SchemaValueJson, decoded.streams, introduced) as unknown as JsonValue,
+              ),
         );
         // Never commit an event that no attachment could send (message-room.ts).
-        if (!outputItemFits(data.length, introduced.map((p) => p.state.token))) throw new PublicProducerError(ITEM_TOO_LARGE);
+        if (
+          !outputItemFits(
+            data.length,
+            introduced.map((p) => p.state.token),
+          )
+        )
+          throw new PublicProducerError(ITEM_TOO_LARGE);
         return { event: itemEvent(sequence, 1n, data), introduced };
       };
       return [{ size: decoded.byteCharge, build }];

@@ -210,7 +210,9 @@ export class OutputProducers {
       same = await replay.matchItem(built.event.data, built.event.mimeType);
     }
     if (!same) {
-      const divergence = new ReplayDivergence(`output stream ${stream.coordinate}: the item at ${replay.position - 1n} differs from the stored one`);
+      const divergence = new ReplayDivergence(
+        `output stream ${stream.coordinate}: the item at ${replay.position - 1n} differs from the stored one`,
+      );
       this.#host.fail(divergence);
       throw divergence;
     }
@@ -347,14 +349,25 @@ export class OutputProducers {
         () => {
           if (abort.signal.aborted) return undefined;
           // A re-run's source that ends before the items the run before wrote: non-determinism.
-          if (stream.replay !== undefined) return this.#host.fail(new ReplayDivergence(`output stream ${stream.coordinate} ended after ${stream.replay.position} of its ${stream.replay.until} stored items`));
+          if (stream.replay !== undefined)
+            return this.#host.fail(
+              new ReplayDivergence(
+                `output stream ${stream.coordinate} ended after ${stream.replay.position} of its ${stream.replay.until} stored items`,
+              ),
+            );
           return this.appendTerminal(stream, { kind: "ok" });
         },
         (error: unknown) => {
           if (abort.signal.aborted) return undefined;
-          if (stream.replay !== undefined) return this.#host.fail(new ReplayDivergence(`output stream ${stream.coordinate} failed after ${stream.replay.position} of its ${stream.replay.until} stored items`));
+          if (stream.replay !== undefined)
+            return this.#host.fail(
+              new ReplayDivergence(
+                `output stream ${stream.coordinate} failed after ${stream.replay.position} of its ${stream.replay.until} stored items`,
+              ),
+            );
           const message = error instanceof PublicProducerError ? error.message : PRODUCER_FAILED;
-          if (!(error instanceof PublicProducerError)) this.#host.deps.logger.warn("output producer failed", { event: "producer.failed", error: String(error) });
+          if (!(error instanceof PublicProducerError))
+            this.#host.deps.logger.warn("output producer failed", { event: "producer.failed", error: String(error) });
           return this.appendTerminal(stream, { kind: "error", code: "producer-error", message });
         },
       )

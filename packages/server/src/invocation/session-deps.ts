@@ -61,4 +61,3 @@ export interface SessionDeps {
   /** Payload bytes each principal keeps in the store (`limits.maxStoredBytesPerPrincipal`). */
   readonly storedBytes: StoredBytesCharge;
 }
-

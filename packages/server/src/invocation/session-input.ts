@@ -90,7 +90,8 @@ export class SessionInput {
     // The common case waits for nothing and returns at once: no promise and no
     // async frame per item (measured on 64-byte items, docs/performance.md).
     const queue = stream.queue;
-    if ((queue === undefined || queue.hasSpace) && !this.#host.remote()) return this.#acceptNow(owner, stream, chunk, item, introduced, permitBytes, listener);
+    if ((queue === undefined || queue.hasSpace) && !this.#host.remote())
+      return this.#acceptNow(owner, stream, chunk, item, introduced, permitBytes, listener);
     return this.#acceptAfterWaiting(owner, stream, chunk, item, introduced, permitBytes, listener);
   }
 
@@ -155,7 +156,12 @@ export class SessionInput {
     if (!behind && stream.count > stream.fed) stream.fed = stream.count;
     this.#host.deps.observer.inputAccepted(stream.elementKind, Number(chunk.itemCount), chunk.data.length);
     this.#host.cluster?.inputHandedOver(stream, chunk.data.length);
-    const committed = this.#commitInput(stream, chunk, introduced.length === 0 ? NO_RECORDS : introduced.map((p) => p.record), this.#host.clientWriteEpoch());
+    const committed = this.#commitInput(
+      stream,
+      chunk,
+      introduced.length === 0 ? NO_RECORDS : introduced.map((p) => p.record),
+      this.#host.clientWriteEpoch(),
+    );
     // The permits cover the store's copy until the commit as well as the
     // agent's until it takes the item (released at the take alone, input
     // outran a slow disk with nothing to stop it). A value is held twice,
@@ -179,7 +185,8 @@ export class SessionInput {
         listener?.failed(error);
       },
     );
-    if (stream.queue !== undefined && fresh !== undefined) stream.queue.push(fresh, agentCopy, storeCopy > 0 ? undefined : stream.inputCommitted);
+    if (stream.queue !== undefined && fresh !== undefined)
+      stream.queue.push(fresh, agentCopy, storeCopy > 0 ? undefined : stream.inputCommitted);
     else void stream.inputCommitted.then(() => this.#host.permits.release(agentCopy));
     if (behind && stream.queue !== undefined) this.feed(stream);
     return { committed, count };
@@ -191,7 +198,9 @@ export class SessionInput {
       this.#host.cluster.feed(stream);
       return;
     }
-    void feedInput(stream, { store: this.#host.deps.store, charge: (bytes) => this.#host.permits.charge(bytes) }).catch((error: unknown) => this.#host.fail(error));
+    void feedInput(stream, { store: this.#host.deps.store, charge: (bytes) => this.#host.permits.charge(bytes) }).catch((error: unknown) =>
+      this.#host.fail(error),
+    );
   }
 
   /** Commits an accepted chunk (in a cluster, as `ClusterFollower.checkedCommit` says). */
@@ -244,7 +253,11 @@ export class SessionInput {
     if (stream.inputTerminal !== undefined) return false;
     stream.inputTerminal = terminal;
     try {
-      await this.#host.deps.store.endInput(stream.streamId, terminal, terminal.kind === "cancelled" && terminal.by === "server" ? this.#host.ownerEpoch() : this.#host.clientWriteEpoch());
+      await this.#host.deps.store.endInput(
+        stream.streamId,
+        terminal,
+        terminal.kind === "cancelled" && terminal.by === "server" ? this.#host.ownerEpoch() : this.#host.clientWriteEpoch(),
+      );
     } catch (error) {
       // Not recorded: the stream is still open, and recording a failure tries again.
       if (stream.inputTerminal === terminal) stream.inputTerminal = undefined;

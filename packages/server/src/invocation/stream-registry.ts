@@ -168,7 +168,9 @@ export class StreamRegistry {
   ): PendingStream[] | undefined {
     const found = leaves.map((leaf) => {
       const coordinate = `${coordinatePrefix}${leaf.coordinate}`;
-      const stream = [...this.#streams.values()].find((s) => s.direction === direction && s.coordinate === coordinate && sameParent(s.parent, parent));
+      const stream = [...this.#streams.values()].find(
+        (s) => s.direction === direction && s.coordinate === coordinate && sameParent(s.parent, parent),
+      );
       return { leaf, stream };
     });
     if (found.every(({ stream }) => stream === undefined)) return undefined;

@@ -29,7 +29,10 @@ export interface OperationsEndpoints {
 
 /** Whether `pathname` is an enabled operations endpoint. */
 export function isOperationsPath(pathname: string, endpoints: OperationsEndpoints): boolean {
-  return (pathname === METRICS_PATH && endpoints.registry !== undefined) || ((pathname === HEALTH_PATH || pathname === READY_PATH) && endpoints.health);
+  return (
+    (pathname === METRICS_PATH && endpoints.registry !== undefined) ||
+    ((pathname === HEALTH_PATH || pathname === READY_PATH) && endpoints.health)
+  );
 }
 
 /** Answers the request if it is for an enabled operations endpoint; returns whether it did. */
@@ -55,7 +58,11 @@ export async function handleOperationsRequest(
     send(response, 200, "application/json", `${JSON.stringify({ status: "ok" })}\n`);
   } else {
     const readiness = await endpoints.readiness();
-    const body = { status: readiness.ready ? "ready" : "not-ready", checks: readiness.checks, ...(readiness.details === undefined ? {} : { details: readiness.details }) };
+    const body = {
+      status: readiness.ready ? "ready" : "not-ready",
+      checks: readiness.checks,
+      ...(readiness.details === undefined ? {} : { details: readiness.details }),
+    };
     send(response, readiness.ready ? 200 : 503, "application/json", `${JSON.stringify(body)}\n`);
   }
   return true;

@@ -45,8 +45,7 @@ export function logObserver(logger: Logger): PartialObserver {
       });
       return {
         revoked: () => logger.info("attachment revoked", { event: "attach.revoked", session, generation }),
-        violation: (code, closeStatus) =>
-          logger.warn("protocol violation", { event: "violation", session, generation, code, closeStatus }),
+        violation: (code, closeStatus) => logger.warn("protocol violation", { event: "violation", session, generation, code, closeStatus }),
         ended: (reason) => debug?.("attachment ended", { event: "attach.end", session, generation, reason }),
       };
     },
@@ -58,7 +57,10 @@ export function logObserver(logger: Logger): PartialObserver {
     violation: (code, closeStatus) => logger.warn("protocol violation", { event: "violation", code, closeStatus }),
     storeOutage: (event) => {
       if (event.kind === "unavailable") {
-        logger.warn("store unavailable: writes and reads wait for it, up to the outage grace", { event: "store.unavailable", error: event.error });
+        logger.warn("store unavailable: writes and reads wait for it, up to the outage grace", {
+          event: "store.unavailable",
+          error: event.error,
+        });
       } else if (event.kind === "available") {
         logger.warn("store available again", { event: "store.available", seconds: event.seconds });
       } else if (event.kind === "grace-exceeded") {
@@ -75,7 +77,8 @@ export function logObserver(logger: Logger): PartialObserver {
     leaseHeartbeat: (ok) => {
       if (!ok) logger.warn("lease heartbeat failed", { event: "cluster.heartbeat-failed" });
     },
-    orphansClaimed: (count) => logger.warn("finished invocations of a node whose lease lapsed", { event: "cluster.orphans-claimed", count }),
+    orphansClaimed: (count) =>
+      logger.warn("finished invocations of a node whose lease lapsed", { event: "cluster.orphans-claimed", count }),
     drainStarted: () => logger.info("draining", { event: "drain" }),
     principalLimitReached: (limit) => logger.info("refused a caller at its per-principal bound", { event: "principal.limit", limit }),
     connectionSilent: (reason) =>
@@ -83,9 +86,13 @@ export function logObserver(logger: Logger): PartialObserver {
         event: "connection.silent",
         reason,
       }),
-    replayStarted: (session, attempt) => logger.info("re-running an interrupted replayable invocation", { event: "invocation.replay", ...sessionFields(session), attempt }),
+    replayStarted: (session, attempt) =>
+      logger.info("re-running an interrupted replayable invocation", { event: "invocation.replay", ...sessionFields(session), attempt }),
     replayDiverged: (session) =>
-      logger.warn("a re-run diverged from the run before (non-deterministic): the invocation fails", { event: "invocation.replay-diverged", ...sessionFields(session) }),
+      logger.warn("a re-run diverged from the run before (non-deterministic): the invocation fails", {
+        event: "invocation.replay-diverged",
+        ...sessionFields(session),
+      }),
     sessionGivenUp: (session, detachedMs) =>
       logger.warn("session given up: no attachment for detachedSessionTimeoutMs; its streams end transport-detached", {
         event: "session.given-up",

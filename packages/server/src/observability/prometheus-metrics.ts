@@ -84,7 +84,10 @@ export class PrometheusMetrics {
     });
     const revocations = new Counter({ name: `${p}revocations_total`, help: "Attachments revoked (attachmentRevoked sent).", registers });
     /** Items and payload bytes by element kind: the observer call that counts one batch of them. */
-    const counters = (direction: "input" | "output" | "output_sent", what: string): ((kind: ElementKind, items: number, bytes: number) => void) => {
+    const counters = (
+      direction: "input" | "output" | "output_sent",
+      what: string,
+    ): ((kind: ElementKind, items: number, bytes: number) => void) => {
       const items = new Counter({
         name: `${p}${direction}_items_total`,
         help: `${what} items, by element kind (a u8 item is one byte).`,
@@ -131,7 +134,11 @@ export class PrometheusMetrics {
       buckets: OUTAGE_SECONDS_BUCKETS,
       registers,
     });
-    const storeRetries = new Counter({ name: `${p}store_retries_total`, help: "Store writes retried because the database could not be reached.", registers });
+    const storeRetries = new Counter({
+      name: `${p}store_retries_total`,
+      help: "Store writes retried because the database could not be reached.",
+      registers,
+    });
     const outageFailures = new Counter({
       name: `${p}store_outage_failures_total`,
       help: "Store writes failed because the database stayed unreachable for longer than the outage grace (their invocations fail with invocation-failed).",
@@ -162,7 +169,11 @@ export class PrometheusMetrics {
       help: "Cluster mode: 1 while the last lease heartbeat succeeded, 0 after a failed one.",
       registers,
     });
-    const heartbeatFailures = new Counter({ name: `${p}cluster_heartbeat_failures_total`, help: "Cluster mode: lease heartbeats that failed.", registers });
+    const heartbeatFailures = new Counter({
+      name: `${p}cluster_heartbeat_failures_total`,
+      help: "Cluster mode: lease heartbeats that failed.",
+      registers,
+    });
     const orphans = new Counter({
       name: `${p}cluster_orphans_claimed_total`,
       help: "Cluster mode: invocations of nodes whose lease lapsed that this node claimed and failed.",

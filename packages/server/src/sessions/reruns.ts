@@ -58,7 +58,11 @@ export class Reruns {
       journal = await store.readJournal(record.sessionId);
     } catch (error) {
       // Finished meanwhile (another node), or a store that fails now: not re-run; failing it records what can be.
-      this.#deps.logger.warn("could not start re-running an interrupted invocation", { event: "invocation.replay-failed", session: record.sessionId, error: String(error) });
+      this.#deps.logger.warn("could not start re-running an interrupted invocation", {
+        event: "invocation.replay-failed",
+        session: record.sessionId,
+        error: String(error),
+      });
       return false;
     }
     if (attempt - 1 > this.#deps.limits.maxReplays) {

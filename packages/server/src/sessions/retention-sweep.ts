@@ -26,7 +26,14 @@ export class RetentionSweep {
   readonly #now: () => number;
   #timer: NodeJS.Timeout | undefined;
 
-  constructor(store: SessionStore, clustered: boolean, limits: ServerLimits, storedBytes: StoredBytesCounts, logger: Logger, now: () => number) {
+  constructor(
+    store: SessionStore,
+    clustered: boolean,
+    limits: ServerLimits,
+    storedBytes: StoredBytesCounts,
+    logger: Logger,
+    now: () => number,
+  ) {
     this.#store = store;
     this.#clustered = clustered;
     this.#limits = limits;
@@ -71,7 +78,10 @@ export class RetentionSweep {
       const totals = await this.#store.storedBytesByPrincipal?.();
       if (totals !== undefined) this.#storedBytes.replace(totals);
     } catch (error) {
-      this.#logger.error("could not read the bytes each principal keeps in the store", { event: "stored-bytes.count-failed", error: String(error) });
+      this.#logger.error("could not read the bytes each principal keeps in the store", {
+        event: "stored-bytes.count-failed",
+        error: String(error),
+      });
     }
   }
 }

@@ -67,7 +67,11 @@ export class SessionCache {
     const record = await this.#deps.store.getSession(sessionId);
     if (record === undefined) return undefined;
     const streams = await this.#deps.store.listStreams(sessionId);
-    const live = new LiveSession(this.#deps, record, streams.map((s) => new StreamState(s)));
+    const live = new LiveSession(
+      this.#deps,
+      record,
+      streams.map((s) => new StreamState(s)),
+    );
     const cluster = this.#deps.cluster;
     if (cluster === undefined) {
       // A running session that is not in memory was interrupted (this process
@@ -136,7 +140,13 @@ export class SessionCache {
   }
 
   /** A new attachment of `live`, observed; its end may evict the session. */
-  newAttachment(live: LiveSession, attemptId: string, generation: bigint, transport: SessionTransport, operation: AttachOperation): Attachment {
+  newAttachment(
+    live: LiveSession,
+    attemptId: string,
+    generation: bigint,
+    transport: SessionTransport,
+    operation: AttachOperation,
+  ): Attachment {
     const observed = this.#deps.observer.attached({ operation, session: identityOf(live.record), generation });
     return new Attachment(live, attemptId, generation, transport, () => this.evictIfIdle(live), observed);
   }

@@ -105,5 +105,8 @@ export interface ClusterSessionStore extends SessionStore {
 }
 
 export function isClusterStore(store: SessionStore): store is ClusterSessionStore {
-  return typeof (store as Partial<ClusterSessionStore>).subscribe === "function" && typeof (store as Partial<ClusterSessionStore>).claimOrphans === "function";
+  return (
+    typeof (store as Partial<ClusterSessionStore>).subscribe === "function" &&
+    typeof (store as Partial<ClusterSessionStore>).claimOrphans === "function"
+  );
 }

@@ -97,7 +97,12 @@ export class GroupCommit {
 
   readonly #outage: OutageGrace;
 
-  constructor(commitGroup: CommitGroup, payloads: PayloadFiles, syncCommitted?: () => Promise<void>, outage: OutageGrace = new OutageGrace(0)) {
+  constructor(
+    commitGroup: CommitGroup,
+    payloads: PayloadFiles,
+    syncCommitted?: () => Promise<void>,
+    outage: OutageGrace = new OutageGrace(0),
+  ) {
     this.#commitGroup = commitGroup;
     this.#payloads = payloads;
     this.#syncCommitted = syncCommitted;
@@ -255,7 +260,8 @@ export class GroupCommit {
   #synced(covered: number): void {
     if (covered <= this.#syncedGroups) return;
     this.#syncedGroups = covered;
-    while (this.#unsynced.length > 0 && (this.#unsynced[0] as CommittedGroup).ordinal <= covered) settle(this.#unsynced.shift() as CommittedGroup, this.#listener);
+    while (this.#unsynced.length > 0 && (this.#unsynced[0] as CommittedGroup).ordinal <= covered)
+      settle(this.#unsynced.shift() as CommittedGroup, this.#listener);
     this.#wakeDurable(undefined);
   }
 

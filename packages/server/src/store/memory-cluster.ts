@@ -116,12 +116,15 @@ class MemoryClusterNode implements ClusterSessionStore {
 
   async attach(attempt: AttemptRecord, sessionToken: string, expectedGeneration: bigint | undefined): Promise<AttachResult> {
     const attached = await this.#store.attach(attempt, sessionToken, expectedGeneration);
-    if (attached.kind === "attached") this.#cluster.publish(attempt.sessionId, { kind: "attached", generation: String(attached.generation) });
+    if (attached.kind === "attached")
+      this.#cluster.publish(attempt.sessionId, { kind: "attached", generation: String(attached.generation) });
     return attached;
   }
 
   acceptInput(chunk: InputChunk, introduced: readonly NewStream[], epoch?: bigint): Promise<void> {
-    return this.#publishing(this.#sessionOf(chunk.streamId), { kind: "input", streamId: chunk.streamId }, () => this.#store.acceptInput(chunk, introduced, epoch));
+    return this.#publishing(this.#sessionOf(chunk.streamId), { kind: "input", streamId: chunk.streamId }, () =>
+      this.#store.acceptInput(chunk, introduced, epoch),
+    );
   }
 
   readInput(streamId: string, from: bigint, to: bigint): Promise<InputChunk[]> {
@@ -133,7 +136,9 @@ class MemoryClusterNode implements ClusterSessionStore {
   }
 
   appendOutput(event: OutputEvent, introduced: readonly NewStream[], epoch?: bigint): Promise<void> {
-    return this.#publishing(this.#sessionOf(event.streamId), { kind: "output", streamId: event.streamId }, () => this.#store.appendOutput(event, introduced, epoch));
+    return this.#publishing(this.#sessionOf(event.streamId), { kind: "output", streamId: event.streamId }, () =>
+      this.#store.appendOutput(event, introduced, epoch),
+    );
   }
 
   readOutput(streamId: string, from: bigint, limit: number, maxBytes?: number): Promise<OutputEvent[]> {

@@ -148,7 +148,8 @@ export class MemorySessionStore implements SessionStore {
       else low = middle + 1;
     }
     const found: InputChunk[] = [];
-    for (let at = low; at < chunks.length && (chunks[at] as InputChunk).sequence < to; at++) found.push(copyBytes(chunks[at] as InputChunk));
+    for (let at = low; at < chunks.length && (chunks[at] as InputChunk).sequence < to; at++)
+      found.push(copyBytes(chunks[at] as InputChunk));
     return found;
   }
 
@@ -263,7 +264,11 @@ export class MemorySessionStore implements SessionStore {
   async storedBytesByPrincipal(finishedBefore?: number): Promise<StoredBytes[]> {
     const totals = new Map<string, StoredBytes>();
     for (const session of this.#sessions.values()) {
-      if (finishedBefore !== undefined && !(session.state === "finished" && session.finishedAt !== undefined && session.finishedAt < finishedBefore)) continue;
+      if (
+        finishedBefore !== undefined &&
+        !(session.state === "finished" && session.finishedAt !== undefined && session.finishedAt < finishedBefore)
+      )
+        continue;
       let bytes = 0;
       for (const id of this.#streamsBySession.get(session.sessionId) ?? []) {
         for (const chunk of this.#input.get(id) ?? []) bytes += chunk.data.length;

@@ -66,7 +66,11 @@ export class OutageGrace {
   #lastError = "";
 
   /** `listener` is read at each event, so a store can take its observer after it was built. */
-  constructor(graceMs: number, clock: OutageClock = SYSTEM_OUTAGE_CLOCK, listener: () => StoreOutageListener | undefined = () => undefined) {
+  constructor(
+    graceMs: number,
+    clock: OutageClock = SYSTEM_OUTAGE_CLOCK,
+    listener: () => StoreOutageListener | undefined = () => undefined,
+  ) {
     this.graceMs = checkOutageGraceMs(graceMs);
     this.#clock = clock;
     this.#listener = listener;

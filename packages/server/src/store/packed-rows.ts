@@ -51,7 +51,12 @@ export function packRun(run: readonly PackableAppend[], maxBytes: number): [numb
   for (let i = 0; i < run.length; i++) {
     const { packable, itemCount } = run[i] as PackableAppend;
     const size = packable === undefined ? 0 : packable.byteLength + varintLength(itemCount) + varintLength(packable.byteLength);
-    const joins = maxBytes > 0 && packable !== undefined && i > start && (run[i - 1] as PackableAppend).packable !== undefined && bytes + size <= maxBytes;
+    const joins =
+      maxBytes > 0 &&
+      packable !== undefined &&
+      i > start &&
+      (run[i - 1] as PackableAppend).packable !== undefined &&
+      bytes + size <= maxBytes;
     if (!joins && i > start) {
       rows.push([start, i]);
       start = i;
@@ -64,7 +69,11 @@ export function packRun(run: readonly PackableAppend[], maxBytes: number): [numb
 }
 
 /** A packed row of `run[start..end)`: its parts' bytes back to back, their list, and their item count. */
-export function joinParts(run: readonly PackableAppend[], start: number, end: number): { data: Uint8Array; parts: Uint8Array; itemCount: bigint } {
+export function joinParts(
+  run: readonly PackableAppend[],
+  start: number,
+  end: number,
+): { data: Uint8Array; parts: Uint8Array; itemCount: bigint } {
   let total = 0;
   let partsLength = 0;
   for (let i = start; i < end; i++) {
@@ -193,7 +202,14 @@ export function packedOutputItems(row: PackedRow, from: bigint): Extract<OutputE
   const items: Extract<OutputEvent, { event: "item" }>[] = [];
   for (const part of splitPacked(row.sequence, row.itemCount, row.data, row.parts)) {
     if (part.sequence >= from) {
-      items.push({ event: "item", streamId: row.streamId, sequence: part.sequence, itemCount: part.itemCount, data: part.data, mimeType: undefined });
+      items.push({
+        event: "item",
+        streamId: row.streamId,
+        sequence: part.sequence,
+        itemCount: part.itemCount,
+        data: part.data,
+        mimeType: undefined,
+      });
     }
   }
   return items;

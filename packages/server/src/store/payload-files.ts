@@ -90,7 +90,7 @@ export class PayloadFiles {
       // payloads took 58 ms on tmpfs: bench/digest-latency.mjs in the client package).
       await Promise.all(
         payloads.map(async ({ ref, data }) => {
-          for (let written = 0; written < data.byteLength; ) {
+          for (let written = 0; written < data.byteLength;) {
             const { bytesWritten } = await file.write(data, written, data.byteLength - written, ref.offset + written);
             written += bytesWritten;
           }
@@ -107,7 +107,7 @@ export class PayloadFiles {
     const bytes = new Uint8Array(ref.length);
     const fd = openSync(this.#path(ref.sessionId), "r");
     try {
-      for (let read = 0; read < ref.length; ) {
+      for (let read = 0; read < ref.length;) {
         const n = readSync(fd, bytes, read, ref.length - read, ref.offset + read);
         if (n === 0) throw new Error(`payload file of session ${ref.sessionId} ends before the bytes sessions.db points at`);
         read += n;

@@ -32,8 +32,7 @@ export type StreamParent =
   | { readonly kind: "item"; readonly streamId: string; readonly sequence: bigint };
 
 export type InputTerminal =
-  | { readonly kind: "end" }
-  | { readonly kind: "cancelled"; readonly reason: ServerCancelReason; readonly by: "client" | "server" };
+  { readonly kind: "end" } | { readonly kind: "cancelled"; readonly reason: ServerCancelReason; readonly by: "client" | "server" };
 
 export interface StreamRecord {
   readonly streamId: string;
@@ -133,9 +132,7 @@ export type CreateSessionResult =
   | { readonly kind: "purged" };
 
 export type AttachResult =
-  | { readonly kind: "attached"; readonly generation: bigint }
-  | { readonly kind: "superseded" }
-  | { readonly kind: "attempt-exists" };
+  { readonly kind: "attached"; readonly generation: bigint } | { readonly kind: "superseded" } | { readonly kind: "attempt-exists" };
 
 /**
  * One entry of an invocation's journal (docs/durable-execution.md): the
@@ -184,11 +181,7 @@ export interface SessionStore {
    * and stores `sessionToken` for it. With `expectedGeneration` (resume) the
    * move happens only if that is still the current generation.
    */
-  attach(
-    attempt: AttemptRecord,
-    sessionToken: string,
-    expectedGeneration: bigint | undefined,
-  ): Promise<AttachResult>;
+  attach(attempt: AttemptRecord, sessionToken: string, expectedGeneration: bigint | undefined): Promise<AttachResult>;
 
   /**
    * Appends the next input chunk (its sequence must equal the stream's count) and the streams it introduced.

@@ -57,7 +57,9 @@ export class RecordAppend implements LogAppend {
   }
 
   row(): unknown[] {
-    return this.log === "input" ? inputRow(this.record as InputChunk, this.payload) : outputItemRow(this.record as OutputItemEvent, this.payload);
+    return this.log === "input"
+      ? inputRow(this.record as InputChunk, this.payload)
+      : outputItemRow(this.record as OutputItemEvent, this.payload);
   }
 }
 

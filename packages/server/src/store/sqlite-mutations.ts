@@ -14,7 +14,16 @@ import { runWrite, type CommitGroup, type LogAppend, type PendingWrite, type Wri
 import { joinParts, packRun } from "./packed-rows.js";
 import type { PendingPayload } from "./payload-files.js";
 import { RowInserter } from "./row-inserter.js";
-import type { AttachResult, AttemptRecord, CreateSessionResult, InputChunk, JournalEntry, NewStream, OutputEvent, SessionRecord } from "./session-store.js";
+import type {
+  AttachResult,
+  AttemptRecord,
+  CreateSessionResult,
+  InputChunk,
+  JournalEntry,
+  NewStream,
+  OutputEvent,
+  SessionRecord,
+} from "./session-store.js";
 import {
   APPENDED,
   INPUT_COLUMNS,
@@ -66,7 +75,7 @@ export class SqliteMutations {
     this.commitGroup = db.transaction((batch: readonly PendingWrite[], outcomes: WriteOutcome[]) => {
       const appends = batch.map((write) => write.append);
       const order = writeOrder(appends);
-      for (let at = 0; at < order.length; ) {
+      for (let at = 0; at < order.length;) {
         const first = appends[order[at] as number];
         let end = at + 1;
         if (first !== undefined) {
@@ -147,7 +156,9 @@ export class SqliteMutations {
       if (end - start === 1) return (appends[start] as LogAppend).row();
       const part = appends[start] as LogAppend;
       const { data, parts, itemCount } = joinParts(appends, start, end);
-      return input ? packedInputRow(part.streamId, part.sequence, itemCount, data, parts) : packedOutputRow(part.streamId, part.sequence, itemCount, data, parts);
+      return input
+        ? packedInputRow(part.streamId, part.sequence, itemCount, data, parts)
+        : packedOutputRow(part.streamId, part.sequence, itemCount, data, parts);
     });
     (input ? this.#inputRows : this.#outputRows).insertAll(rows);
   }
@@ -175,8 +186,18 @@ export class SqliteMutations {
 
   #createSession(session: SessionRecord, streams: readonly NewStream[], attempt: AttemptRecord): CreateSessionResult {
     if (this.#statements.getAttempt.get(attempt.attemptId) !== undefined) return { kind: "attempt-exists" };
-    const scope = [session.account, session.application, session.environment, session.agentType, session.agentIdentity, session.idempotencyKey];
-    if (this.#statements.attemptTombstoned.get(attempt.attemptId) !== undefined || this.#statements.idempotencyTombstoned.get(...scope) !== undefined) {
+    const scope = [
+      session.account,
+      session.application,
+      session.environment,
+      session.agentType,
+      session.agentIdentity,
+      session.idempotencyKey,
+    ];
+    if (
+      this.#statements.attemptTombstoned.get(attempt.attemptId) !== undefined ||
+      this.#statements.idempotencyTombstoned.get(...scope) !== undefined
+    ) {
       return { kind: "purged" };
     }
     if (this.#statements.findByIdempotency.get(...scope) !== undefined) return { kind: "idempotency-conflict" };

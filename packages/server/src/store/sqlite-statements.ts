@@ -95,9 +95,13 @@ export function prepareStatements(db: Database.Database): SqliteStatements {
       ON CONFLICT (session_id, position) DO NOTHING`),
     journalEntry: db.prepare("SELECT name, outcome FROM journal WHERE session_id = ? AND position = ?"),
     readJournal: db.prepare("SELECT * FROM journal WHERE session_id = ? ORDER BY position"),
-    recordRun: db.prepare(`INSERT INTO session_runs (session_id, runs)
+    recordRun: db
+      .prepare(
+        `INSERT INTO session_runs (session_id, runs)
       SELECT session_id, 2 FROM sessions WHERE session_id = ? AND state = 'running'
-      ON CONFLICT (session_id) DO UPDATE SET runs = runs + 1 RETURNING runs`).pluck(),
+      ON CONFLICT (session_id) DO UPDATE SET runs = runs + 1 RETURNING runs`,
+      )
+      .pluck(),
     setResult: db.prepare("UPDATE sessions SET result = ? WHERE session_id = ? AND result IS NULL"),
     finish: db.prepare(`UPDATE sessions SET state = 'finished', outcome = ?, finished_at = ?
       WHERE session_id = ? AND state = 'running'`),
@@ -112,8 +116,12 @@ export function prepareStatements(db: Database.Database): SqliteStatements {
     dropAttemptTombstones: db.prepare("DELETE FROM attempt_tombstones WHERE stamped_at < ?"),
     dropIdempotencyTombstones: db.prepare("DELETE FROM idempotency_tombstones WHERE stamped_at < ?"),
     attemptTombstoned: db.prepare("SELECT 1 FROM attempt_tombstones WHERE attempt_id = ?").pluck(),
-    idempotencyTombstoned: db.prepare(`SELECT 1 FROM idempotency_tombstones WHERE account = ? AND application = ?
-      AND environment = ? AND agent_type = ? AND agent_identity = ? AND idempotency_key = ?`).pluck(),
+    idempotencyTombstoned: db
+      .prepare(
+        `SELECT 1 FROM idempotency_tombstones WHERE account = ? AND application = ?
+      AND environment = ? AND agent_type = ? AND agent_identity = ? AND idempotency_key = ?`,
+      )
+      .pluck(),
   };
 }
 

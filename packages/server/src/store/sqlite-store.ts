@@ -95,7 +95,12 @@ export class SqliteSessionStore implements SessionStore {
     this.#mutations = new SqliteMutations(db, this.#statements, maxPackedRowBytes);
     this.#wal = new WalSync(path);
     const outage = new OutageGrace(outageGraceMs, options.outageClock ?? SYSTEM_OUTAGE_CLOCK, () => this.#outageListener);
-    this.#group = new GroupCommit(this.#mutations.commitGroup, this.#payloads, options.synchronous === "normal" ? undefined : () => this.#wal.sync(), outage);
+    this.#group = new GroupCommit(
+      this.#mutations.commitGroup,
+      this.#payloads,
+      options.synchronous === "normal" ? undefined : () => this.#wal.sync(),
+      outage,
+    );
     // Files of sessions purged just before a crash (the purge committed, the unlink did not run).
     this.#payloads.sweep((sessionId) => this.#statements.sessionExists.get(sessionId) !== undefined);
   }
@@ -151,7 +156,8 @@ export class SqliteSessionStore implements SessionStore {
     return this.#run(() => {
       const read = this.#payloadReader(streamId);
       const chunks: InputChunk[] = [];
-      for (const row of this.#statements.readInput.all({ stream: streamId, from, to }) as InputRow[]) pushChunks(row, read, from, to, chunks);
+      for (const row of this.#statements.readInput.all({ stream: streamId, from, to }) as InputRow[])
+        pushChunks(row, read, from, to, chunks);
       return chunks;
     });
   }
@@ -180,7 +186,11 @@ export class SqliteSessionStore implements SessionStore {
       if (limit < 1) return [];
       let bytes = 0;
       // One row more than `limit`: the first may hold only items before `from`.
-      rows: for (const row of this.#statements.readOutput.iterate({ stream: streamId, from, limit: limit + 1 }) as IterableIterator<OutputRow>) {
+      rows: for (const row of this.#statements.readOutput.iterate({
+        stream: streamId,
+        from,
+        limit: limit + 1,
+      }) as IterableIterator<OutputRow>) {
         if (row.parts === null) {
           if (row.sequence < from) continue;
           taken.push(row);

@@ -59,5 +59,10 @@ export function writeOrder(appends: readonly (OrderedAppend | undefined)[]): num
 
 /** Whether `next` appends to the same log of the same stream right where `previous` ends. */
 export function continuesRun(previous: OrderedAppend, next: OrderedAppend | undefined): next is OrderedAppend {
-  return next !== undefined && next.log === previous.log && next.streamId === previous.streamId && next.sequence === previous.sequence + previous.itemCount;
+  return (
+    next !== undefined &&
+    next.log === previous.log &&
+    next.streamId === previous.streamId &&
+    next.sequence === previous.sequence + previous.itemCount
+  );
 }

@@ -38,7 +38,12 @@ export function fencingScenarios(api: TestApi, cluster: ClusterHarness): void {
     /** A's write, held while A is stalled: it goes once B has claimed, and its outcome is kept. */
     const heldAtA = <T>(write: () => Promise<T>): Promise<T> => {
       const held = aMayWrite.then(write);
-      state.heldAtA.push(held.then(() => "stored", (error: unknown) => (error as { code?: unknown }).code));
+      state.heldAtA.push(
+        held.then(
+          () => "stored",
+          (error: unknown) => (error as { code?: unknown }).code,
+        ),
+      );
       return held;
     };
     const wrap = (index: number, store: ClusterSessionStore): ClusterSessionStore => {
@@ -60,9 +65,13 @@ export function fencingScenarios(api: TestApi, cluster: ClusterHarness): void {
       }
       return intercepting(store, {
         heartbeat: (ttlMs) => (stalled ? Promise.resolve() : store.heartbeat(ttlMs)),
-        acceptInput: (chunk, introduced, epoch) => (stalled ? heldAtA(() => store.acceptInput(chunk, introduced, epoch)) : store.acceptInput(chunk, introduced, epoch)),
+        acceptInput: (chunk, introduced, epoch) =>
+          stalled ? heldAtA(() => store.acceptInput(chunk, introduced, epoch)) : store.acceptInput(chunk, introduced, epoch),
         appendOutput: (event, introduced, epoch) => {
-          if (!stalled) return store.appendOutput(event, introduced, epoch).then(() => void (state.committedByA += event.event === "item" ? event.itemCount : 0n));
+          if (!stalled)
+            return store
+              .appendOutput(event, introduced, epoch)
+              .then(() => void (state.committedByA += event.event === "item" ? event.itemCount : 0n));
           return heldAtA(() => store.appendOutput(event, introduced, epoch));
         },
       });
@@ -77,7 +86,10 @@ export function fencingScenarios(api: TestApi, cluster: ClusterHarness): void {
         if (index === 0 && fields?.["event"] === "session.ownership-lost") lostAtA();
       },
     });
-    const { stores, nodes: [a, b] } = await startCluster(2, { leaseTtlMs: 300, wrap, logger, limits });
+    const {
+      stores,
+      nodes: [a, b],
+    } = await startCluster(2, { leaseTtlMs: 300, wrap, logger, limits });
     /** Stalls A (then runs `whileStalled`), waits for B's claim, lets A's held writes land (refused), then lets B write. */
     const stallUntilClaimed = async (whileStalled?: () => void) => {
       stalled = true;
@@ -97,7 +109,9 @@ export function fencingScenarios(api: TestApi, cluster: ClusterHarness): void {
   function expectClaimersOutcome(messages: readonly ServerMessage[]): number {
     const result = messages.find((m) => m.type === "invocationResult") as Extract<ServerMessage, { type: "invocationResult" }>;
     const channel = result.mappings[0]!.channel;
-    expect(messages.find((m) => m.type === "outputStreamEnd" && m.channel === channel)).toMatchObject({ outcome: { kind: "cancelled", reason: "invocation-failed" } });
+    expect(messages.find((m) => m.type === "outputStreamEnd" && m.channel === channel)).toMatchObject({
+      outcome: { kind: "cancelled", reason: "invocation-failed" },
+    });
     expect(messages.at(-1)).toMatchObject({ type: "invocationFinished", outcome: { kind: "failure", code: "invocation-failed" } });
     return channel;
   }
@@ -218,7 +232,10 @@ export function fencingScenarios(api: TestApi, cluster: ClusterHarness): void {
           return store.finish(...args);
         },
       });
-    const { stores, nodes: [a] } = await startCluster(1, { wrap: slowSuccess });
+    const {
+      stores,
+      nodes: [a],
+    } = await startCluster(1, { wrap: slowSuccess });
     const client = await RawClient.connect(a!.url);
     client.send(demoStart("tally", v.record(v.stream(randomUUID()))));
     const accepted = (await client.nextOf("invocationAccepted")) as Accepted;

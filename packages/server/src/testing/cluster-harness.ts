@@ -120,7 +120,11 @@ export function clusterHarness(afterEach: typeof AfterEach, openStores: OpenClus
     return { type: "resumeAttach", attemptId: randomUUID(), operation, outputCursors, sessionToken };
   }
 
-  async function startThenResume(owner: Node, at: Node, start: ReturnType<typeof demoStart>): Promise<{ accepted: Accepted; client: RawClient }> {
+  async function startThenResume(
+    owner: Node,
+    at: Node,
+    start: ReturnType<typeof demoStart>,
+  ): Promise<{ accepted: Accepted; client: RawClient }> {
     const first = await RawClient.connect(owner.url);
     first.send(start);
     const accepted = (await first.nextOf("invocationAccepted")) as Accepted;

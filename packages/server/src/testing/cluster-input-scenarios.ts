@@ -44,7 +44,8 @@ export function inputScenarios(api: TestApi, cluster: ClusterHarness): void {
     first.send(demoStart("tally", v.record(v.stream(randomUUID()))));
     const accepted = (await first.nextOf("invocationAccepted")) as Accepted;
     const channel = accepted.mappings[0]!.channel;
-    for (const [i, text] of ["ab", "cd", "ef"].entries()) first.send({ type: "inputStreamItem", channel, sequence: BigInt(i), value: v.str(text) });
+    for (const [i, text] of ["ab", "cd", "ef"].entries())
+      first.send({ type: "inputStreamItem", channel, sequence: BigInt(i), value: v.str(text) });
     await new Promise((resolve) => setTimeout(resolve, 20));
     first.terminate();
 
@@ -56,7 +57,8 @@ export function inputScenarios(api: TestApi, cluster: ClusterHarness): void {
     const mapping = reaccepted.mappings[0]!;
     const from = Number(mapping.inputHighWater!.sequence);
     const texts = ["ab", "cd", "ef", "gh"];
-    for (let i = from; i < texts.length; i++) second.send({ type: "inputStreamItem", channel: mapping.channel, sequence: BigInt(i), value: v.str(texts[i]!) });
+    for (let i = from; i < texts.length; i++)
+      second.send({ type: "inputStreamItem", channel: mapping.channel, sequence: BigInt(i), value: v.str(texts[i]!) });
     // The invocation is still running when A's commits land and are refused.
     await second.waitFor((m) => m.type === "inputStreamAck" && m.highestContiguousSequence === BigInt(texts.length));
     await new Promise((resolve) => setTimeout(resolve, 250));
@@ -103,7 +105,8 @@ export function inputScenarios(api: TestApi, cluster: ClusterHarness): void {
     first.send(demoStart("tally", v.record(v.stream(randomUUID()))));
     const accepted = (await first.nextOf("invocationAccepted")) as Accepted;
     const texts = ["ab", "cd", "ef", "gh"];
-    for (let i = 0; i < 3; i++) first.send({ type: "inputStreamItem", channel: accepted.mappings[0]!.channel, sequence: BigInt(i), value: v.str(texts[i]!) });
+    for (let i = 0; i < 3; i++)
+      first.send({ type: "inputStreamItem", channel: accepted.mappings[0]!.channel, sequence: BigInt(i), value: v.str(texts[i]!) });
     await new Promise((resolve) => setTimeout(resolve, 20));
     first.terminate();
 
@@ -112,10 +115,13 @@ export function inputScenarios(api: TestApi, cluster: ClusterHarness): void {
     const mapping = ((await second.nextOf("invocationAccepted")) as Accepted).mappings[0]!;
     expect(mapping.inputHighWater).toEqual({ sequence: 0n, terminal: false });
     // The end follows at once: it is recorded while the refused items are still being checked.
-    for (let i = 0; i < texts.length; i++) second.send({ type: "inputStreamItem", channel: mapping.channel, sequence: BigInt(i), value: v.str(texts[i]!) });
+    for (let i = 0; i < texts.length; i++)
+      second.send({ type: "inputStreamItem", channel: mapping.channel, sequence: BigInt(i), value: v.str(texts[i]!) });
     second.send({ type: "inputStreamEnd", channel: mapping.channel, sequence: BigInt(texts.length) });
     const { messages } = await second.all(UNTIL_SILENT);
-    const acks = messages.flatMap((m) => (m.type === "inputStreamAck" && m.channel === mapping.channel ? [m.highestContiguousSequence] : []));
+    const acks = messages.flatMap((m) =>
+      m.type === "inputStreamAck" && m.channel === mapping.channel ? [m.highestContiguousSequence] : [],
+    );
     expect(acks).toEqual([...acks].sort((x, y) => (x < y ? -1 : x > y ? 1 : 0)));
     expect(acks.at(-1)).toBe(BigInt(texts.length));
     const result = messages.find((m) => m.type === "invocationResult") as Extract<ServerMessage, { type: "invocationResult" }>;
@@ -143,7 +149,8 @@ export function inputScenarios(api: TestApi, cluster: ClusterHarness): void {
     const atBAccepted = (await atB.nextOf("invocationAccepted")) as Accepted;
     const mapping = atBAccepted.mappings[0]!;
     const texts = ["ab", "cd", "ef"];
-    for (let i = 0; i < texts.length; i++) atB.send({ type: "inputStreamItem", channel: mapping.channel, sequence: BigInt(i), value: v.str(texts[i]!) });
+    for (let i = 0; i < texts.length; i++)
+      atB.send({ type: "inputStreamItem", channel: mapping.channel, sequence: BigInt(i), value: v.str(texts[i]!) });
     atB.send({ type: "inputStreamEnd", channel: mapping.channel, sequence: BigInt(texts.length) });
     const first = await atB.all(UNTIL_SILENT);
     expect(first.messages.map((m) => m.type)).not.toContain("invocationFinished");
@@ -153,7 +160,8 @@ export function inputScenarios(api: TestApi, cluster: ClusterHarness): void {
     atA.send(resume("resume", atBAccepted.sessionToken));
     const again = ((await atA.nextOf("invocationAccepted")) as Accepted).mappings[0]!;
     expect(again.inputHighWater).toEqual({ sequence: 2n, terminal: false });
-    for (let i = 2; i < texts.length; i++) atA.send({ type: "inputStreamItem", channel: again.channel, sequence: BigInt(i), value: v.str(texts[i]!) });
+    for (let i = 2; i < texts.length; i++)
+      atA.send({ type: "inputStreamItem", channel: again.channel, sequence: BigInt(i), value: v.str(texts[i]!) });
     atA.send({ type: "inputStreamEnd", channel: again.channel, sequence: BigInt(texts.length) });
     const { messages } = await atA.all(UNTIL_SILENT);
     const result = messages.find((m) => m.type === "invocationResult") as Extract<ServerMessage, { type: "invocationResult" }>;

@@ -19,7 +19,9 @@ export function ownerLossScenarios(api: TestApi, cluster: ClusterHarness): void 
   const { it, expect } = api;
   const { startCluster, resume, startThenResume, closedByScenario } = cluster;
   it("the owner's lease lapses (node A stops without a word): another node re-runs a replayable invocation; the client at B gets every item once and success", async () => {
-    const { nodes: [a, b] } = await startCluster(2, { leaseTtlMs: 300 });
+    const {
+      nodes: [a, b],
+    } = await startCluster(2, { leaseTtlMs: 300 });
     const { client: second } = await startThenResume(a!, b!, demoStart("count", v.record(v.u32(40), v.u32(5))));
     const result = await second.nextOf("invocationResult");
     await second.waitFor((m) => m.type === "outputStreamItem");
@@ -32,7 +34,9 @@ export function ownerLossScenarios(api: TestApi, cluster: ClusterHarness): void 
   });
 
   it("digest: the owner's lease lapses mid-upload; the node that claims it re-runs it over the stored input, and the rest of the upload completes it", async () => {
-    const { nodes: [a, b] } = await startCluster(2, { leaseTtlMs: 300 });
+    const {
+      nodes: [a, b],
+    } = await startCluster(2, { leaseTtlMs: 300 });
     const { client: second } = await startThenResume(a!, b!, demoStart("digest", v.record(v.stream(randomUUID()))));
     const reaccepted = (await second.nextOf("invocationAccepted")) as Accepted;
     const input = reaccepted.mappings.find((m) => m.direction === "input")!.channel;
@@ -45,26 +49,41 @@ export function ownerLossScenarios(api: TestApi, cluster: ClusterHarness): void 
     second.send({ type: "inputStreamEnd", channel: input, sequence: 200_000n });
     const { messages } = await second.all(UNTIL_SILENT);
     const result = messages.find((m) => m.type === "invocationResult");
-    expect(result).toMatchObject({ result: { value: { value: { fields: [{ value: "200000" }, { value: createHash("sha256").update(data).digest("hex") }] } } } });
+    expect(result).toMatchObject({
+      result: { value: { value: { fields: [{ value: "200000" }, { value: createHash("sha256").update(data).digest("hex") }] } } },
+    });
     expect(messages.at(-1)).toMatchObject({ type: "invocationFinished", outcome: { kind: "success" } });
   });
 
   it("the owner's lease lapses (node A stops without a word) with re-runs off: another node finishes its invocation; the client at B gets terminals and invocation-failed", async () => {
-    const { nodes: [a, b] } = await startCluster(2, { leaseTtlMs: 300, limits: { maxReplays: 0 } });
+    const {
+      nodes: [a, b],
+    } = await startCluster(2, { leaseTtlMs: 300, limits: { maxReplays: 0 } });
     const { accepted, client: second } = await startThenResume(a!, b!, demoStart("count", v.record(v.u32(100000), v.u32(5))));
     await second.waitFor((m) => m.type === "outputStreamItem");
     // A dies: its invocation stops, nothing more is recorded, its lease is no longer renewed.
     await a!.server.close();
     closedByScenario(a);
     const { messages } = await second.all(UNTIL_SILENT);
-    expect(messages.find((m) => m.type === "outputStreamEnd")).toMatchObject({ outcome: { kind: "cancelled", reason: "invocation-failed" } });
+    expect(messages.find((m) => m.type === "outputStreamEnd")).toMatchObject({
+      outcome: { kind: "cancelled", reason: "invocation-failed" },
+    });
     expect(messages.at(-1)).toMatchObject({ type: "invocationFinished", outcome: { kind: "failure", code: "invocation-failed" } });
     // Everything produced before stays replayable.
     const replay = await RawClient.connect(b!.url);
     replay.send(resume("takeover", accepted.sessionToken));
     const again = await replay.all(UNTIL_SILENT);
-    expect(outputValues(again.messages, (again.messages.find((m) => m.type === "invocationResult") as Extract<ServerMessage, { type: "invocationResult" }>).mappings[0]!.channel)).toEqual(
-      outputValues(messages, (messages.find((m) => m.type === "invocationResult") as Extract<ServerMessage, { type: "invocationResult" }>).mappings[0]!.channel),
+    expect(
+      outputValues(
+        again.messages,
+        (again.messages.find((m) => m.type === "invocationResult") as Extract<ServerMessage, { type: "invocationResult" }>).mappings[0]!
+          .channel,
+      ),
+    ).toEqual(
+      outputValues(
+        messages,
+        (messages.find((m) => m.type === "invocationResult") as Extract<ServerMessage, { type: "invocationResult" }>).mappings[0]!.channel,
+      ),
     );
   });
 
@@ -106,7 +125,10 @@ export function ownerLossScenarios(api: TestApi, cluster: ClusterHarness): void 
           return claimed;
         },
       });
-    const { nodes: [, b], stores } = await startCluster(2, { leaseTtlMs: LEASE_MS, wrap: reachable });
+    const {
+      nodes: [, b],
+      stores,
+    } = await startCluster(2, { leaseTtlMs: LEASE_MS, wrap: reachable });
     // An invocation B runs, idle for a minute before its first item: nothing but a claim could end it.
     const atB = await RawClient.connect(b!.url);
     atB.send(demoStart("count", v.record(v.u32(3), v.u32(60_000))));
@@ -153,7 +175,9 @@ export function ownerLossScenarios(api: TestApi, cluster: ClusterHarness): void 
         if (index === 0 && (event === "session.finished-elsewhere" || event === "session.ownership-lost")) stoppedAtA(event);
       },
     });
-    const { nodes: [a, b] } = await startCluster(2, { leaseTtlMs: 300, wrap: stallable, logger: watch });
+    const {
+      nodes: [a, b],
+    } = await startCluster(2, { leaseTtlMs: 300, wrap: stallable, logger: watch });
     // An agent that waits for its input: while nobody sends any, A writes nothing that a refusal could stop.
     const { client: atB } = await startThenResume(a!, b!, demoStart("digest", v.record(v.stream(randomUUID()))));
     const reaccepted = (await atB.nextOf("invocationAccepted")) as Accepted;
@@ -173,8 +197,12 @@ export function ownerLossScenarios(api: TestApi, cluster: ClusterHarness): void 
     expect(messages.at(-1)).toMatchObject({ type: "invocationFinished", outcome: { kind: "success" } });
     // A stops the agent it no longer owns.
     let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error("A kept running the invocation B had claimed")), 10_000)));
-    expect(["session.finished-elsewhere", "session.ownership-lost"]).toContain(await Promise.race([stopped, late]).finally(() => clearTimeout(timer)));
+    const late = new Promise<never>(
+      (_, reject) => (timer = setTimeout(() => reject(new Error("A kept running the invocation B had claimed")), 10_000)),
+    );
+    expect(["session.finished-elsewhere", "session.ownership-lost"]).toContain(
+      await Promise.race([stopped, late]).finally(() => clearTimeout(timer)),
+    );
     expect(await a!.server.drain(0)).toBe(0);
     closedByScenario(a);
   });

@@ -54,7 +54,9 @@ export function resumeScenarios(api: TestApi, cluster: ClusterHarness): void {
     const back = await RawClient.connect(b!.url);
     back.send(resume("resume", reaccepted.sessionToken));
     const { messages } = await back.all(UNTIL_SILENT);
-    expect(messages.find((m) => m.type === "outputStreamEnd")).toMatchObject({ outcome: { kind: "cancelled", reason: "transport-detached" } });
+    expect(messages.find((m) => m.type === "outputStreamEnd")).toMatchObject({
+      outcome: { kind: "cancelled", reason: "transport-detached" },
+    });
   }, 30_000);
 
   it("reverse: items sent at node A, the connection cut, the rest sent at node B; every output in order, no gap", async () => {
@@ -68,7 +70,7 @@ export function resumeScenarios(api: TestApi, cluster: ClusterHarness): void {
     const result = await first.nextOf("invocationResult");
     const output = result.mappings[0]!.channel;
     let cursor = "";
-    for (let seen = 0; seen < 2; ) {
+    for (let seen = 0; seen < 2;) {
       const message = await first.next();
       if (message.type === "outputStreamItem" && message.channel === output) {
         seen++;
@@ -86,7 +88,9 @@ export function resumeScenarios(api: TestApi, cluster: ClusterHarness): void {
     second.send({ type: "inputStreamEnd", channel: inputMapping.channel, sequence: 3n });
     const { messages, closed } = await second.all(UNTIL_SILENT);
     const reResult = messages.find((m) => m.type === "invocationResult") as Extract<ServerMessage, { type: "invocationResult" }>;
-    expect(outputValues(messages, reResult.mappings[0]?.channel ?? reaccepted.mappings.find((m) => m.direction === "output")!.channel)).toEqual([v.str("ihg")]);
+    expect(
+      outputValues(messages, reResult.mappings[0]?.channel ?? reaccepted.mappings.find((m) => m.direction === "output")!.channel),
+    ).toEqual([v.str("ihg")]);
     expect(messages.at(-1)).toMatchObject({ type: "invocationFinished", outcome: { kind: "success" } });
     expect(closed.code).toBe(1000);
   });
@@ -135,7 +139,8 @@ export function resumeScenarios(api: TestApi, cluster: ClusterHarness): void {
     again.send(resume("resume", acceptedAtB.sessionToken));
     const mapping = ((await again.nextOf("invocationAccepted")) as Accepted).mappings[0]!;
     expect(mapping.inputHighWater).toEqual({ sequence: 6n, terminal: false });
-    for (let i = 6; i < texts.length; i++) again.send({ type: "inputStreamItem", channel: mapping.channel, sequence: BigInt(i), value: v.str(texts[i]!) });
+    for (let i = 6; i < texts.length; i++)
+      again.send({ type: "inputStreamItem", channel: mapping.channel, sequence: BigInt(i), value: v.str(texts[i]!) });
     again.send({ type: "inputStreamEnd", channel: mapping.channel, sequence: BigInt(texts.length) });
     const { messages } = await again.all(UNTIL_SILENT);
     feedHeld = false;
@@ -165,7 +170,12 @@ export function resumeScenarios(api: TestApi, cluster: ClusterHarness): void {
     const from = Number(mapping.inputHighWater!.sequence);
     expect(from).toBe(half);
     for (let at = from; at < data.length; at += 1024 * 1024) {
-      second.send({ type: "input-u8", channel: mapping.channel, sequence: BigInt(at), payload: data.subarray(at, Math.min(at + 1024 * 1024, data.length)) });
+      second.send({
+        type: "input-u8",
+        channel: mapping.channel,
+        sequence: BigInt(at),
+        payload: data.subarray(at, Math.min(at + 1024 * 1024, data.length)),
+      });
     }
     second.send({ type: "inputStreamEnd", channel: mapping.channel, sequence: BigInt(data.length) });
     const { messages } = await second.all(UNTIL_SILENT);

@@ -200,7 +200,10 @@ export function servingScenarios(api: TestApi, cluster: ClusterHarness): void {
     const budgetMiB = 16;
     const blobCount = 3 * budgetMiB;
     const pauses = new Pauses();
-    const { stores, nodes: [a, b] } = await startCluster(2, { limits: { maxQueuedBytesPerSession: budgetMiB * 1024 * 1024 }, pauses });
+    const {
+      stores,
+      nodes: [a, b],
+    } = await startCluster(2, { limits: { maxQueuedBytesPerSession: budgetMiB * 1024 * 1024 }, pauses });
     const { accepted, client: second } = await startThenResume(a!, b!, demoStart("blobs", v.record(v.u32(blobCount), v.u32(1024 * 1024))));
     const result = await second.nextOf("invocationResult");
     second.socket.pause();

@@ -17,12 +17,21 @@ import { bytes, session, stream } from "./store-records.js";
 
 export type OpenNodePair = () => Promise<readonly [ClusterSessionStore, ClusterSessionStore]>;
 
-const outcomeOf = (settled: PromiseSettledResult<unknown>): unknown => (settled.status === "fulfilled" ? "ok" : ((settled.reason as { code?: unknown }).code ?? String(settled.reason)));
+const outcomeOf = (settled: PromiseSettledResult<unknown>): unknown =>
+  settled.status === "fulfilled" ? "ok" : ((settled.reason as { code?: unknown }).code ?? String(settled.reason));
 
 export function clusterFencingContract(api: TestApi, name: string, open: OpenNodePair): void {
   const { describe, it, expect } = api;
-  const item = (streamId: string, sequence: bigint, text: string): OutputEvent => ({ event: "item", streamId, sequence, itemCount: 1n, data: bytes(text), mimeType: undefined });
-  const texts = (events: readonly OutputEvent[]) => events.map((e) => (e.event === "item" ? new TextDecoder().decode(e.data) : `end ${e.outcome}`));
+  const item = (streamId: string, sequence: bigint, text: string): OutputEvent => ({
+    event: "item",
+    streamId,
+    sequence,
+    itemCount: 1n,
+    data: bytes(text),
+    mimeType: undefined,
+  });
+  const texts = (events: readonly OutputEvent[]) =>
+    events.map((e) => (e.event === "item" ? new TextDecoder().decode(e.data) : `end ${e.outcome}`));
 
   describe(name, () => {
     it("a claim moves the session to the next epoch; the former owner's writes with its epoch are refused and store nothing; the claimer's go through", async () => {
@@ -32,7 +41,13 @@ export function clusterFencingContract(api: TestApi, name: string, open: OpenNod
       const s = session();
       const input = stream(s.sessionId, "input");
       const out = stream(s.sessionId, "output", { parent: { kind: "params" } });
-      await a.createSession(s, [input, out], { attemptId: randomUUID(), operation: "start", descriptorDigest: "d", sessionId: s.sessionId, generation: 1n });
+      await a.createSession(s, [input, out], {
+        attemptId: randomUUID(),
+        operation: "start",
+        descriptorDigest: "d",
+        sessionId: s.sessionId,
+        generation: 1n,
+      });
       expect(await a.ownership(s.sessionId)).toEqual({ nodeId: a.nodeId, epoch: 1n });
       await a.appendOutput(item(out.streamId, 0n, "a0"), [], 1n);
       // A's lease ends (as a lapse would): B claims the session at epoch 2.
@@ -48,7 +63,9 @@ export function clusterFencingContract(api: TestApi, name: string, open: OpenNod
         a.endInput(input.streamId, { kind: "cancelled", reason: "consumer-drop", by: "server" }, 1n),
       ]);
       expect(stale.map(outcomeOf)).toEqual(["ownership-lost", "ownership-lost", "ownership-lost", "ownership-lost"]);
-      await expect(a.appendOutput({ event: "terminal", streamId: out.streamId, sequence: 1n, outcome: '{"kind":"ok"}' }, [], 1n)).rejects.toMatchObject({ code: "ownership-lost" });
+      await expect(
+        a.appendOutput({ event: "terminal", streamId: out.streamId, sequence: 1n, outcome: '{"kind":"ok"}' }, [], 1n),
+      ).rejects.toMatchObject({ code: "ownership-lost" });
       await expect(a.setResult(s.sessionId, '{"kind":"none"}', [], 1n)).rejects.toMatchObject({ code: "ownership-lost" });
       await expect(a.finish(s.sessionId, '{"kind":"success"}', 2000, 1n)).rejects.toMatchObject({ code: "ownership-lost" });
       expect(texts(await b.readOutput(out.streamId, 0n, 10))).toEqual(["a0"]);
@@ -78,7 +95,13 @@ export function clusterFencingContract(api: TestApi, name: string, open: OpenNod
     it("journal entries and run counts carry the owner's epoch: the former owner's are refused and store nothing; the claimer's go through", async () => {
       const [a, b] = await open();
       // A store without the journal runs every method as not replayable: nothing to fence.
-      if (a.appendJournal === undefined || a.recordRun === undefined || b.appendJournal === undefined || b.recordRun === undefined || b.readJournal === undefined) {
+      if (
+        a.appendJournal === undefined ||
+        a.recordRun === undefined ||
+        b.appendJournal === undefined ||
+        b.recordRun === undefined ||
+        b.readJournal === undefined
+      ) {
         expect([a.appendJournal, b.appendJournal]).toEqual([undefined, undefined]);
         await a.close();
         await b.close();
@@ -87,7 +110,13 @@ export function clusterFencingContract(api: TestApi, name: string, open: OpenNod
       await a.heartbeat(60_000);
       await b.heartbeat(60_000);
       const s = session();
-      await a.createSession(s, [], { attemptId: randomUUID(), operation: "start", descriptorDigest: "d", sessionId: s.sessionId, generation: 1n });
+      await a.createSession(s, [], {
+        attemptId: randomUUID(),
+        operation: "start",
+        descriptorDigest: "d",
+        sessionId: s.sessionId,
+        generation: 1n,
+      });
       const entry = (position: number, outcome: string) => ({ sessionId: s.sessionId, position, name: "step", outcome });
       await a.appendJournal(entry(0, '{"value":"a0"}'), 1n);
       await a.leave();
@@ -107,7 +136,13 @@ export function clusterFencingContract(api: TestApi, name: string, open: OpenNod
       await b.heartbeat(60_000);
       const s = session();
       const out = stream(s.sessionId, "output", { parent: { kind: "params" } });
-      await a.createSession(s, [out], { attemptId: randomUUID(), operation: "start", descriptorDigest: "d", sessionId: s.sessionId, generation: 1n });
+      await a.createSession(s, [out], {
+        attemptId: randomUUID(),
+        operation: "start",
+        descriptorDigest: "d",
+        sessionId: s.sessionId,
+        generation: 1n,
+      });
       await a.leave();
       expect(await b.claimOrphans()).toEqual([s.sessionId]);
       await b.leave();

@@ -12,7 +12,9 @@ import type { BackpressureReason, PartialObserver } from "../observability/serve
 export class Pauses {
   /** Every pause since `reset`, in order. */
   readonly #log: BackpressureReason[] = [];
-  get log(): readonly BackpressureReason[] { return this.#log; }
+  get log(): readonly BackpressureReason[] {
+    return this.#log;
+  }
   readonly #waiters: { done: () => boolean; resolve: () => void }[] = [];
   readonly observer: PartialObserver = {
     backpressure: (reason) => {

@@ -128,7 +128,8 @@ export class RawClient {
       const arm = (): void => {
         clearTimeout(timer);
         timer = setTimeout(
-          () => reject(new Error(`the socket stayed silent for ${idleMs} ms without closing; received: ${describeReceived(this.received)}`)),
+          () =>
+            reject(new Error(`the socket stayed silent for ${idleMs} ms without closing; received: ${describeReceived(this.received)}`)),
           idleMs,
         );
       };

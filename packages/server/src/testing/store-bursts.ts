@@ -37,7 +37,12 @@ export function writeBurst(store: SessionStore, ids: BurstStreams, first: number
   for (let i = first; i < first + n; i++) {
     const data = bytes(burstItemText(i));
     writes.push(store.acceptInput({ streamId: ids.input.streamId, sequence: BigInt(i), itemCount: 1n, data, mimeType: undefined }, []));
-    writes.push(store.appendOutput({ event: "item", streamId: ids.output.streamId, sequence: BigInt(i), itemCount: 1n, data, mimeType: undefined }, []));
+    writes.push(
+      store.appendOutput(
+        { event: "item", streamId: ids.output.streamId, sequence: BigInt(i), itemCount: 1n, data, mimeType: undefined },
+        [],
+      ),
+    );
   }
   return Promise.all(writes);
 }
@@ -60,9 +65,16 @@ export async function expectSameBurstReads(
       const range = [ids.input.streamId, BigInt(from), BigInt(from + span)] as const;
       expect(await real.readInput(...range), `readInput ${from} +${span}`).toEqual(await model.readInput(...range));
     }
-    for (const [limit, maxBytes] of [[1, Infinity], [5, Infinity], [1000, 200], [1000, Infinity]] as const) {
+    for (const [limit, maxBytes] of [
+      [1, Infinity],
+      [5, Infinity],
+      [1000, 200],
+      [1000, Infinity],
+    ] as const) {
       const args = [ids.output.streamId, BigInt(from), limit, maxBytes] as const;
-      expect(await real.readOutput(...args), `readOutput ${from} limit ${limit} maxBytes ${maxBytes}`).toEqual(await model.readOutput(...args));
+      expect(await real.readOutput(...args), `readOutput ${from} limit ${limit} maxBytes ${maxBytes}`).toEqual(
+        await model.readOutput(...args),
+      );
     }
   }
 }

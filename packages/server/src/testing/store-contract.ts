@@ -9,6 +9,9 @@
  *   import { describe, expect, it } from "vitest";
  *   import { storeContract } from "@golem-stream/server/testing";
  *   storeContract({ describe, it, expect }, "MyStore", () => MyStore.open(...));
+ *
+ * Why one file: a store's implementer reads the whole contract as one list of cases in one
+ * describe block; the cases share only the opened store and the record builders.
  */
 import { randomUUID } from "node:crypto";
 import type { describe as Describe, expect as Expect, it as It } from "vitest";
@@ -29,7 +32,13 @@ export function storeContract(api: TestApi, name: string, open: () => SessionSto
       const store = await open();
       const first = session();
       const input = stream(first.sessionId, "input");
-      const attempt = { attemptId: randomUUID(), operation: "start" as const, descriptorDigest: "d1", sessionId: first.sessionId, generation: 1n };
+      const attempt = {
+        attemptId: randomUUID(),
+        operation: "start" as const,
+        descriptorDigest: "d1",
+        sessionId: first.sessionId,
+        generation: 1n,
+      };
       expect(await store.createSession(first, [input], attempt)).toEqual({ kind: "created" });
       expect(await store.getSession(first.sessionId)).toEqual(first);
       expect(await store.getAttempt(attempt.attemptId)).toEqual(attempt);
@@ -38,17 +47,33 @@ export function storeContract(api: TestApi, name: string, open: () => SessionSto
 
       expect(await store.createSession(session(), [], attempt)).toEqual({ kind: "attempt-exists" });
       const again = session();
-      expect(await store.createSession(again, [], { ...attempt, attemptId: randomUUID(), sessionId: again.sessionId })).toEqual({ kind: "idempotency-conflict" });
+      expect(await store.createSession(again, [], { ...attempt, attemptId: randomUUID(), sessionId: again.sessionId })).toEqual({
+        kind: "idempotency-conflict",
+      });
       const otherAgent = session({ agentIdentity: "cd".repeat(32) });
-      expect(await store.createSession(otherAgent, [], { ...attempt, attemptId: randomUUID(), sessionId: otherAgent.sessionId })).toEqual({ kind: "created" });
+      expect(await store.createSession(otherAgent, [], { ...attempt, attemptId: randomUUID(), sessionId: otherAgent.sessionId })).toEqual({
+        kind: "created",
+      });
       await store.close();
     });
 
     it("moves generations only forward and only from the expected one", async () => {
       const store = await open();
       const s = session();
-      await store.createSession(s, [], { attemptId: randomUUID(), operation: "start", descriptorDigest: "d", sessionId: s.sessionId, generation: 1n });
-      const resume = { attemptId: randomUUID(), operation: "resume" as const, descriptorDigest: "r", sessionId: s.sessionId, generation: 2n };
+      await store.createSession(s, [], {
+        attemptId: randomUUID(),
+        operation: "start",
+        descriptorDigest: "d",
+        sessionId: s.sessionId,
+        generation: 1n,
+      });
+      const resume = {
+        attemptId: randomUUID(),
+        operation: "resume" as const,
+        descriptorDigest: "r",
+        sessionId: s.sessionId,
+        generation: 2n,
+      };
       expect(await store.attach(resume, "gai1_two", 1n)).toEqual({ kind: "attached", generation: 2n });
       expect(await store.attach(resume, "gai1_two", 1n)).toEqual({ kind: "attempt-exists" });
       const stale = { ...resume, attemptId: randomUUID(), generation: 2n };
@@ -63,10 +88,18 @@ export function storeContract(api: TestApi, name: string, open: () => SessionSto
       const store = await open();
       const s = session();
       const input = stream(s.sessionId, "input");
-      await store.createSession(s, [input], { attemptId: randomUUID(), operation: "start", descriptorDigest: "d", sessionId: s.sessionId, generation: 1n });
+      await store.createSession(s, [input], {
+        attemptId: randomUUID(),
+        operation: "start",
+        descriptorDigest: "d",
+        sessionId: s.sessionId,
+        generation: 1n,
+      });
       await store.acceptInput({ streamId: input.streamId, sequence: 0n, itemCount: 3n, data: bytes("abc"), mimeType: undefined }, []);
       await store.acceptInput({ streamId: input.streamId, sequence: 3n, itemCount: 2n, data: bytes("de"), mimeType: undefined }, []);
-      await expect(store.acceptInput({ streamId: input.streamId, sequence: 9n, itemCount: 1n, data: bytes("z"), mimeType: undefined }, [])).rejects.toThrow();
+      await expect(
+        store.acceptInput({ streamId: input.streamId, sequence: 9n, itemCount: 1n, data: bytes("z"), mimeType: undefined }, []),
+      ).rejects.toThrow();
       const overlap = await store.readInput(input.streamId, 2n, 4n);
       expect(overlap.map((c) => c.sequence)).toEqual([0n, 3n]);
       // A range that starts where a chunk ends, or ends where one starts, leaves that chunk out.
@@ -84,12 +117,25 @@ export function storeContract(api: TestApi, name: string, open: () => SessionSto
       const store = await open();
       const s = session();
       const input = stream(s.sessionId, "input");
-      await store.createSession(s, [input], { attemptId: randomUUID(), operation: "start", descriptorDigest: "d", sessionId: s.sessionId, generation: 1n });
+      await store.createSession(s, [input], {
+        attemptId: randomUUID(),
+        operation: "start",
+        descriptorDigest: "d",
+        sessionId: s.sessionId,
+        generation: 1n,
+      });
       const out = stream(s.sessionId, "output", { parent: { kind: "result" } });
       const lost = { code: "ownership-lost" };
       await expect(store.setResult(s.sessionId, '{"kind":"none"}', [out], 2n)).rejects.toMatchObject(lost);
       await store.setResult(s.sessionId, '{"kind":"none"}', [out], 1n);
-      const item = (sequence: bigint, text: string) => ({ event: "item" as const, streamId: out.streamId, sequence, itemCount: 1n, data: bytes(text), mimeType: undefined });
+      const item = (sequence: bigint, text: string) => ({
+        event: "item" as const,
+        streamId: out.streamId,
+        sequence,
+        itemCount: 1n,
+        data: bytes(text),
+        mimeType: undefined,
+      });
       const chunk = { streamId: input.streamId, sequence: 0n, itemCount: 1n, data: bytes("a"), mimeType: undefined };
       // Issued together (one group where the store groups writes): the stale ones fail alone.
       const writes = await Promise.allSettled([
@@ -109,7 +155,9 @@ export function storeContract(api: TestApi, name: string, open: () => SessionSto
         "ownership-lost",
       ]);
       await expect(store.finish(s.sessionId, '{"kind":"success"}', 2000, 2n)).rejects.toMatchObject(lost);
-      expect((await store.readOutput(out.streamId, 0n, 10)).map((e) => (e.event === "item" ? new TextDecoder().decode(e.data) : "end"))).toEqual(["y"]);
+      expect(
+        (await store.readOutput(out.streamId, 0n, 10)).map((e) => (e.event === "item" ? new TextDecoder().decode(e.data) : "end")),
+      ).toEqual(["y"]);
       const streams = await store.listStreams(s.sessionId);
       expect(streams.map((x) => [x.count, x.inputTerminal, x.outputTerminal])).toEqual([
         [1n, undefined, false],
@@ -125,11 +173,20 @@ export function storeContract(api: TestApi, name: string, open: () => SessionSto
       const store = await open();
       const s = session();
       const input = stream(s.sessionId, "input");
-      await store.createSession(s, [input], { attemptId: randomUUID(), operation: "start", descriptorDigest: "d", sessionId: s.sessionId, generation: 1n });
+      await store.createSession(s, [input], {
+        attemptId: randomUUID(),
+        operation: "start",
+        descriptorDigest: "d",
+        sessionId: s.sessionId,
+        generation: 1n,
+      });
       const out = stream(s.sessionId, "output", { parent: { kind: "result" } });
       await store.setResult(s.sessionId, '{"kind":"none"}', [out]);
       const chunk = (sequence: bigint, text: string) =>
-        store.acceptInput({ streamId: input.streamId, sequence, itemCount: BigInt(text.length), data: bytes(text), mimeType: undefined }, []);
+        store.acceptInput(
+          { streamId: input.streamId, sequence, itemCount: BigInt(text.length), data: bytes(text), mimeType: undefined },
+          [],
+        );
       const item = (sequence: bigint, text: string) =>
         store.appendOutput({ event: "item", streamId: out.streamId, sequence, itemCount: 1n, data: bytes(text), mimeType: undefined }, []);
       const writes = [
@@ -163,15 +220,32 @@ export function storeContract(api: TestApi, name: string, open: () => SessionSto
     it("output events replay from any sequence; the terminal comes last; nested streams are recorded with their parent", async () => {
       const store = await open();
       const s = session();
-      await store.createSession(s, [], { attemptId: randomUUID(), operation: "start", descriptorDigest: "d", sessionId: s.sessionId, generation: 1n });
+      await store.createSession(s, [], {
+        attemptId: randomUUID(),
+        operation: "start",
+        descriptorDigest: "d",
+        sessionId: s.sessionId,
+        generation: 1n,
+      });
       const out = stream(s.sessionId, "output", { parent: { kind: "result" } });
       await store.setResult(s.sessionId, '{"kind":"none"}', [out]);
       await expect(store.setResult(s.sessionId, '{"kind":"none"}', [])).rejects.toThrow();
       const child = stream(s.sessionId, "output", { parent: { kind: "item", streamId: out.streamId, sequence: 1n } });
-      await store.appendOutput({ event: "item", streamId: out.streamId, sequence: 0n, itemCount: 2n, data: bytes("ab"), mimeType: undefined }, []);
-      await store.appendOutput({ event: "item", streamId: out.streamId, sequence: 2n, itemCount: 1n, data: bytes("c"), mimeType: "text/plain" }, [child]);
+      await store.appendOutput(
+        { event: "item", streamId: out.streamId, sequence: 0n, itemCount: 2n, data: bytes("ab"), mimeType: undefined },
+        [],
+      );
+      await store.appendOutput(
+        { event: "item", streamId: out.streamId, sequence: 2n, itemCount: 1n, data: bytes("c"), mimeType: "text/plain" },
+        [child],
+      );
       await store.appendOutput({ event: "terminal", streamId: out.streamId, sequence: 3n, outcome: '{"kind":"ok"}' }, []);
-      await expect(store.appendOutput({ event: "item", streamId: out.streamId, sequence: 3n, itemCount: 1n, data: bytes("d"), mimeType: undefined }, [])).rejects.toThrow();
+      await expect(
+        store.appendOutput(
+          { event: "item", streamId: out.streamId, sequence: 3n, itemCount: 1n, data: bytes("d"), mimeType: undefined },
+          [],
+        ),
+      ).rejects.toThrow();
       expect((await store.readOutput(out.streamId, 0n, 10)).map((e) => [e.event, e.sequence])).toEqual([
         ["item", 0n],
         ["item", 2n],
@@ -193,7 +267,13 @@ export function storeContract(api: TestApi, name: string, open: () => SessionSto
       const s = session();
       const start = { attemptId: randomUUID(), operation: "start" as const, descriptorDigest: "d", sessionId: s.sessionId, generation: 1n };
       await store.createSession(s, [], start);
-      const resume = { attemptId: randomUUID(), operation: "resume" as const, descriptorDigest: "r", sessionId: s.sessionId, generation: 2n };
+      const resume = {
+        attemptId: randomUUID(),
+        operation: "resume" as const,
+        descriptorDigest: "r",
+        sessionId: s.sessionId,
+        generation: 2n,
+      };
       await store.attach(resume, "gai1_two", 1n);
       const running = session({ idempotencyKey: "key-2" });
       await store.createSession(running, [], { ...start, attemptId: randomUUID(), sessionId: running.sessionId });
@@ -209,7 +289,9 @@ export function storeContract(api: TestApi, name: string, open: () => SessionSto
       expect(await store.createSession(again, [], newAttempt(randomUUID()))).toEqual({ kind: "purged" });
       // Another agent's key of the same text is not.
       const other = session({ sessionId: randomUUID(), agentIdentity: "ef".repeat(32) });
-      expect(await store.createSession(other, [], { ...start, attemptId: randomUUID(), sessionId: other.sessionId })).toEqual({ kind: "created" });
+      expect(await store.createSession(other, [], { ...start, attemptId: randomUUID(), sessionId: other.sessionId })).toEqual({
+        kind: "created",
+      });
       // The running session was not purged and left no tombstone.
       expect(await store.getSession(running.sessionId)).toBeDefined();
 
@@ -230,9 +312,17 @@ export function storeContract(api: TestApi, name: string, open: () => SessionSto
         return;
       }
       const totals = async (finishedBefore?: number) =>
-        (await store.storedBytesByPrincipal!(finishedBefore)).map((t) => [t.account, t.principal, t.bytes]).sort((a, b) => String(a[1]).localeCompare(String(b[1])));
+        (await store.storedBytesByPrincipal!(finishedBefore))
+          .map((t) => [t.account, t.principal, t.bytes])
+          .sort((a, b) => String(a[1]).localeCompare(String(b[1])));
       expect(await totals()).toEqual([]);
-      const start = (s: ReturnType<typeof session>) => ({ attemptId: randomUUID(), operation: "start" as const, descriptorDigest: "d", sessionId: s.sessionId, generation: 1n });
+      const start = (s: ReturnType<typeof session>) => ({
+        attemptId: randomUUID(),
+        operation: "start" as const,
+        descriptorDigest: "d",
+        sessionId: s.sessionId,
+        generation: 1n,
+      });
       const alice = session();
       const input = stream(alice.sessionId, "input");
       await store.createSession(alice, [input], start(alice));
@@ -241,8 +331,14 @@ export function storeContract(api: TestApi, name: string, open: () => SessionSto
       await store.acceptInput({ streamId: input.streamId, sequence: 0n, itemCount: 3n, data: bytes("abc"), mimeType: undefined }, []);
       // Large enough for a store that keeps big payloads apart from its rows (the SQLite store's payload files).
       const large = new Uint8Array(100_000).fill(7);
-      await store.appendOutput({ event: "item", streamId: out.streamId, sequence: 0n, itemCount: 1n, data: large, mimeType: undefined }, []);
-      await store.appendOutput({ event: "item", streamId: out.streamId, sequence: 1n, itemCount: 1n, data: bytes("de"), mimeType: "text/plain" }, []);
+      await store.appendOutput(
+        { event: "item", streamId: out.streamId, sequence: 0n, itemCount: 1n, data: large, mimeType: undefined },
+        [],
+      );
+      await store.appendOutput(
+        { event: "item", streamId: out.streamId, sequence: 1n, itemCount: 1n, data: bytes("de"), mimeType: "text/plain" },
+        [],
+      );
       await store.appendOutput({ event: "terminal", streamId: out.streamId, sequence: 2n, outcome: '{"kind":"ok"}' }, []);
       const bob = session({ principal: "bob", idempotencyKey: "key-bob" });
       const bobInput = stream(bob.sessionId, "input");
@@ -271,16 +367,27 @@ export function storeContract(api: TestApi, name: string, open: () => SessionSto
     it("readOutput with maxBytes stops after the event that reaches it, and always returns at least one", async () => {
       const store = await open();
       const s = session();
-      await store.createSession(s, [], { attemptId: randomUUID(), operation: "start", descriptorDigest: "d", sessionId: s.sessionId, generation: 1n });
+      await store.createSession(s, [], {
+        attemptId: randomUUID(),
+        operation: "start",
+        descriptorDigest: "d",
+        sessionId: s.sessionId,
+        generation: 1n,
+      });
       const out = stream(s.sessionId, "output", { parent: { kind: "result" } });
       await store.setResult(s.sessionId, '{"kind":"none"}', [out]);
       const items = ["aaaa", "bbbb", "cc", "dddddddd"];
       for (const [i, text] of items.entries()) {
-        await store.appendOutput({ event: "item", streamId: out.streamId, sequence: BigInt(i), itemCount: 1n, data: bytes(text), mimeType: undefined }, []);
+        await store.appendOutput(
+          { event: "item", streamId: out.streamId, sequence: BigInt(i), itemCount: 1n, data: bytes(text), mimeType: undefined },
+          [],
+        );
       }
       await store.appendOutput({ event: "terminal", streamId: out.streamId, sequence: 4n, outcome: '{"kind":"ok"}' }, []);
       const read = async (from: bigint, limit: number, maxBytes?: number) =>
-        (await store.readOutput(out.streamId, from, limit, maxBytes)).map((e) => (e.event === "item" ? new TextDecoder().decode(e.data) : e.event));
+        (await store.readOutput(out.streamId, from, limit, maxBytes)).map((e) =>
+          e.event === "item" ? new TextDecoder().decode(e.data) : e.event,
+        );
       expect(await read(0n, 10, 8)).toEqual(["aaaa", "bbbb"]);
       expect(await read(0n, 10, 9)).toEqual(["aaaa", "bbbb", "cc"]);
       expect(await read(0n, 10, 1)).toEqual(["aaaa"]);
@@ -297,7 +404,13 @@ export function storeContract(api: TestApi, name: string, open: () => SessionSto
       expect(appendJournal !== undefined && readJournal !== undefined && recordRun !== undefined).toBe(true);
       if (appendJournal === undefined || readJournal === undefined || recordRun === undefined) return;
       const s = session();
-      await store.createSession(s, [], { attemptId: randomUUID(), operation: "start", descriptorDigest: "d", sessionId: s.sessionId, generation: 1n });
+      await store.createSession(s, [], {
+        attemptId: randomUUID(),
+        operation: "start",
+        descriptorDigest: "d",
+        sessionId: s.sessionId,
+        generation: 1n,
+      });
       const entry = (position: number, name: string, outcome: string) => ({ sessionId: s.sessionId, position, name, outcome });
       // Positions are taken in call order but may commit out of order: a later one first.
       await appendJournal.call(store, entry(1, "charge", '{"value":{"id":"c-1"}}'));

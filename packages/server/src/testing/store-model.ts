@@ -46,15 +46,26 @@ function bytes(size: number): Uint8Array {
 export async function checkAgainstModel(options: ModelCheckOptions): Promise<void> {
   const { fc, expect } = options;
   const threshold = options.threshold ?? 256;
-  const sizes = fc.array(fc.oneof(fc.integer({ min: 1, max: threshold - 1 }), fc.integer({ min: threshold, max: 3 * threshold })), { minLength: 1, maxLength: options.maxBurst ?? 4 });
+  const sizes = fc.array(fc.oneof(fc.integer({ min: 1, max: threshold - 1 }), fc.integer({ min: threshold, max: 3 * threshold })), {
+    minLength: 1,
+    maxLength: options.maxBurst ?? 4,
+  });
   const op: fcModule.Arbitrary<Op> = fc.oneof(
     { weight: 4, arbitrary: sizes.map((s) => ({ kind: "input" as const, sizes: s })) },
     { weight: 4, arbitrary: sizes.map((s) => ({ kind: "output" as const, sizes: s })) },
     { weight: 1, arbitrary: fc.constant({ kind: "reopen" as const }) },
-    { weight: 2, arbitrary: fc.record({ kind: fc.constant("readInput" as const), from: fc.nat(4000), span: fc.integer({ min: 1, max: 4000 }) }) },
     {
       weight: 2,
-      arbitrary: fc.record({ kind: fc.constant("readOutput" as const), from: fc.nat(20), limit: fc.integer({ min: 1, max: 8 }), maxBytes: fc.integer({ min: 1, max: 2000 }) }),
+      arbitrary: fc.record({ kind: fc.constant("readInput" as const), from: fc.nat(4000), span: fc.integer({ min: 1, max: 4000 }) }),
+    },
+    {
+      weight: 2,
+      arbitrary: fc.record({
+        kind: fc.constant("readOutput" as const),
+        from: fc.nat(20),
+        limit: fc.integer({ min: 1, max: 8 }),
+        maxBytes: fc.integer({ min: 1, max: 2000 }),
+      }),
     },
   );
   await fc.assert(
@@ -64,7 +75,13 @@ export async function checkAgainstModel(options: ModelCheckOptions): Promise<voi
       const s = session({ idempotencyKey: randomUUID() });
       const input = stream(s.sessionId, "input");
       const output = stream(s.sessionId, "output", { elementKind: "binary" });
-      const attempt = { attemptId: randomUUID(), operation: "start" as const, descriptorDigest: "d", sessionId: s.sessionId, generation: 1n };
+      const attempt = {
+        attemptId: randomUUID(),
+        operation: "start" as const,
+        descriptorDigest: "d",
+        sessionId: s.sessionId,
+        generation: 1n,
+      };
       const both = async (run: (store: SessionStore) => Promise<unknown>) => Promise.all([run(real), run(model)]);
       try {
         await both((store) => store.createSession(s, [input, output], attempt));
@@ -75,7 +92,13 @@ export async function checkAgainstModel(options: ModelCheckOptions): Promise<voi
             case "input": {
               // Issued together: one group commit where the store has one.
               const chunks = step.sizes.map((size) => {
-                const chunk = { streamId: input.streamId, sequence: inputCount, itemCount: BigInt(size), data: bytes(size), mimeType: undefined };
+                const chunk = {
+                  streamId: input.streamId,
+                  sequence: inputCount,
+                  itemCount: BigInt(size),
+                  data: bytes(size),
+                  mimeType: undefined,
+                };
                 inputCount += BigInt(size);
                 return chunk;
               });

@@ -38,9 +38,7 @@ export interface BrowserOptions {
 
 /** Where a request's bearer token came from. */
 export type Credential =
-  | { readonly from: "authorization" }
-  | { readonly from: "subprotocol"; readonly token: string }
-  | { readonly from: "none" };
+  { readonly from: "authorization" } | { readonly from: "subprotocol"; readonly token: string } | { readonly from: "none" };
 
 export class BrowserAccess {
   readonly #origins: Set<string>;
@@ -79,9 +77,11 @@ export class BrowserAccess {
     const entries = [...(offeredSubprotocols(request) ?? [])].filter((name) => name.startsWith(BEARER_SUBPROTOCOL_PREFIX));
     const hasAuthorization = request.headers.authorization !== undefined;
     if (entries.length === 0) return hasAuthorization ? { from: "authorization" } : { from: "none" };
-    if (entries.length > 1 || hasAuthorization) throw new ProtocolError("unauthenticated", "give one bearer token: an Authorization header or one bearer subprotocol entry");
+    if (entries.length > 1 || hasAuthorization)
+      throw new ProtocolError("unauthenticated", "give one bearer token: an Authorization header or one bearer subprotocol entry");
     const token = decodeBearerSubprotocol(entries[0]!);
-    if (token === undefined) throw new ProtocolError("unauthenticated", "the bearer subprotocol entry is not canonical base64url of a token");
+    if (token === undefined)
+      throw new ProtocolError("unauthenticated", "the bearer subprotocol entry is not canonical base64url of a token");
     return { from: "subprotocol", token };
   }
 
@@ -125,7 +125,9 @@ function checkOrigins(options: BrowserOptions): string[] {
       parsed = undefined;
     }
     if (parsed === undefined || (parsed.protocol !== "http:" && parsed.protocol !== "https:") || parsed.origin !== origin) {
-      throw new TypeError(`options.browsers.allowedOrigins: ${JSON.stringify(origin)} is not an origin (scheme://host[:port], no path or trailing slash)`);
+      throw new TypeError(
+        `options.browsers.allowedOrigins: ${JSON.stringify(origin)} is not an origin (scheme://host[:port], no path or trailing slash)`,
+      );
     }
     return origin;
   });

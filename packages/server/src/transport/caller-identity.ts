@@ -18,7 +18,11 @@ import type { Logger, Principal } from "../options.js";
 export function checkCallerIdentity(caller: Principal, maxBytes: number, logger: Logger): Principal {
   const { account, principal } = caller as { account: unknown; principal: unknown };
   if (typeof account !== "string" || typeof principal !== "string" || account === "" || principal === "") {
-    logger.error("authenticator returned an invalid identity", { event: "auth.invalid-identity", account: describe(account), principal: describe(principal) });
+    logger.error("authenticator returned an invalid identity", {
+      event: "auth.invalid-identity",
+      account: describe(account),
+      principal: describe(principal),
+    });
     throw new ProtocolError("internal-error", "internal error");
   }
   for (const member of ["formerPrincipals", "formerAccounts"] as const) {
@@ -31,7 +35,12 @@ export function checkCallerIdentity(caller: Principal, maxBytes: number, logger:
   const accountBytes = utf8ByteLength(account);
   const principalBytes = utf8ByteLength(principal);
   if (accountBytes + principalBytes > maxBytes) {
-    logger.error("authenticator returned an identity longer than limits.maxCallerIdentityBytes", { event: "auth.invalid-identity", accountBytes, principalBytes, limit: maxBytes });
+    logger.error("authenticator returned an identity longer than limits.maxCallerIdentityBytes", {
+      event: "auth.invalid-identity",
+      accountBytes,
+      principalBytes,
+      limit: maxBytes,
+    });
     throw new ProtocolError(
       "forbidden",
       `the authenticated identity is too long to be bound into tokens (account and principal at most ${maxBytes} UTF-8 bytes together)`,

@@ -252,7 +252,9 @@ export class Connection {
       const message = this.#decode(inbound, attachment);
       if (message === undefined) return undefined;
       if (message.type === "streamCancel") return this.#handle(message, attachment, 0);
-      return permits.acquire(permitBytes, this.#closing.signal).then((held) => (held ? this.#handle(message, attachment, permitBytes) : undefined));
+      return permits
+        .acquire(permitBytes, this.#closing.signal)
+        .then((held) => (held ? this.#handle(message, attachment, permitBytes) : undefined));
     }
     return permits.acquire(permitBytes, this.#closing.signal).then((held) =>
       // Not held: the connection closed while it waited.
@@ -389,7 +391,11 @@ export class Connection {
   #reject(error: unknown, attemptId: string, afterAcceptance: boolean): ProtocolError {
     const failure = toProtocolError(error, this.#logger);
     const retryable = failure.code === "protocol-error" ? afterAcceptance : failure.retryable;
-    sendLastThenClose(this.#transport, { type: "invocationRejected", attemptId, code: failure.code, message: failure.message, retryable }, () => this.#close(failure.closeCode));
+    sendLastThenClose(
+      this.#transport,
+      { type: "invocationRejected", attemptId, code: failure.code, message: failure.message, retryable },
+      () => this.#close(failure.closeCode),
+    );
     this.#state = "closed";
     return failure;
   }

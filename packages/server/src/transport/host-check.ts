@@ -25,7 +25,9 @@ export class HostCheck {
 
   constructor(publicHosts: readonly string[] = []) {
     if (!Array.isArray(publicHosts) || !publicHosts.every((name) => typeof name === "string" && /^(\*|\.?[a-z0-9.-]+)$/i.test(name))) {
-      throw new TypeError("options.publicHosts must be an array of host names (golem.example.com, .example.com for every name under it, or *)");
+      throw new TypeError(
+        "options.publicHosts must be an array of host names (golem.example.com, .example.com for every name under it, or *)",
+      );
     }
     this.#any = publicHosts.includes("*");
     for (const name of publicHosts) {

@@ -33,7 +33,10 @@ export async function routeRequest(routes: HttpRoutes, request: IncomingMessage,
   const url = parseRequestUrl(request);
   const ours = owned || (url !== undefined && (url.pathname === DISCOVERY_PATH || isOperationsPath(url.pathname, routes.operations)));
   if (ours && url?.pathname !== SESSION_PATH && !routes.hosts.allows(request)) {
-    sendHttpError(response, new ProtocolError("forbidden", "this server does not answer to that Host name (see publicHosts, serve --public-host)"));
+    sendHttpError(
+      response,
+      new ProtocolError("forbidden", "this server does not answer to that Host name (see publicHosts, serve --public-host)"),
+    );
     return;
   }
   if (url !== undefined && (await handleOperationsRequest(url.pathname, request, response, routes.operations))) return;

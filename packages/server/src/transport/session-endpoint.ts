@@ -61,7 +61,9 @@ export class SessionEndpoint {
   constructor(deps: SessionEndpointDeps) {
     this.#deps = deps;
     const limits = deps.limits;
-    this.#connectionsPerPrincipal = new PrincipalSlots(limits.maxConnectionsPerPrincipal, "connections", (limit) => deps.observer.principalLimitReached(limit));
+    this.#connectionsPerPrincipal = new PrincipalSlots(limits.maxConnectionsPerPrincipal, "connections", (limit) =>
+      deps.observer.principalLimitReached(limit),
+    );
     this.#wss = new WebSocketServer({
       noServer: true,
       perMessageDeflate: false,
@@ -160,7 +162,13 @@ export class SessionEndpoint {
   #onSocket(ws: WebSocket, caller: Principal, socket: Duplex): void {
     const deps = this.#deps;
     const observer = deps.observer;
-    const transport = new WsTransport(ws, deps.limits.sendHighWaterBytes, socket, () => observer.backpressure("socket-buffer"), deps.envelopes);
+    const transport = new WsTransport(
+      ws,
+      deps.limits.sendHighWaterBytes,
+      socket,
+      () => observer.backpressure("socket-buffer"),
+      deps.envelopes,
+    );
     const connection = new Connection(transport, caller, deps.runtime);
     observer.connectionOpened();
     this.#sessions.add(ws);

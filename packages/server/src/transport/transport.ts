@@ -12,12 +12,7 @@
  * (ws-transport.ts) is the real one; tests may supply an in-memory one.
  * Encoding happens here so the runtime works with typed messages only.
  */
-import {
-  type EncodeOptions,
-  encodeServerMessage,
-  type OutputStreamItemHead,
-  type ServerMessage,
-} from "@golem-stream/wire";
+import { type EncodeOptions, encodeServerMessage, type OutputStreamItemHead, type ServerMessage } from "@golem-stream/wire";
 import { encodeOutputStreamItemWithCanonicalValue } from "@golem-stream/wire/internal";
 
 /**

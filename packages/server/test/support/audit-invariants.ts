@@ -73,16 +73,21 @@ export function checkConnectionLog(messages: readonly ServerMessage[], expect: L
       if (!Number.isInteger(mapping.channel) || mapping.channel < 1 || mapping.channel > CHANNEL_MAX) {
         problems.push(`${where}: channel ${mapping.channel} is outside 1..4294967295`);
       }
-      if (channels.has(mapping.channel) || inMessage.has(mapping.channel)) problems.push(`${where}: channel ${mapping.channel} mapped twice on one connection`);
+      if (channels.has(mapping.channel) || inMessage.has(mapping.channel))
+        problems.push(`${where}: channel ${mapping.channel} mapped twice on one connection`);
       if (tokens.has(mapping.streamToken)) problems.push(`${where}: a stream token is announced twice on one connection`);
-      if (mapping.direction === "input" && mapping.inputHighWater === undefined) problems.push(`${where}: input mapping without inputHighWater`);
-      if (mapping.direction === "output" && mapping.inputHighWater !== undefined) problems.push(`${where}: output mapping with inputHighWater`);
-      if (mapping.direction === "output" && mapping.provisionalRef !== undefined) problems.push(`${where}: output mapping with provisionalRef`);
+      if (mapping.direction === "input" && mapping.inputHighWater === undefined)
+        problems.push(`${where}: input mapping without inputHighWater`);
+      if (mapping.direction === "output" && mapping.inputHighWater !== undefined)
+        problems.push(`${where}: output mapping with inputHighWater`);
+      if (mapping.direction === "output" && mapping.provisionalRef !== undefined)
+        problems.push(`${where}: output mapping with provisionalRef`);
       inMessage.add(mapping.channel);
       tokens.add(mapping.streamToken);
       channels.set(mapping.channel, mapping);
       if (mapping.direction === "output") outputs.set(mapping.channel, { next: undefined, ended: false });
-      else inputs.set(mapping.channel, { count: mapping.inputHighWater?.sequence ?? 0n, terminal: mapping.inputHighWater?.terminal ?? false });
+      else
+        inputs.set(mapping.channel, { count: mapping.inputHighWater?.sequence ?? 0n, terminal: mapping.inputHighWater?.terminal ?? false });
     }
   };
 
@@ -99,7 +104,8 @@ export function checkConnectionLog(messages: readonly ServerMessage[], expect: L
       return;
     }
     if (track.ended) problems.push(`${where}: channel ${channel} has an event after its terminal`);
-    if (track.next !== undefined && sequence !== track.next) problems.push(`${where}: channel ${channel} expected sequence ${track.next}, got ${sequence}`);
+    if (track.next !== undefined && sequence !== track.next)
+      problems.push(`${where}: channel ${channel} expected sequence ${track.next}, got ${sequence}`);
     track.next = sequence + items;
     if (terminal) track.ended = true;
   };
@@ -152,7 +158,8 @@ export function checkConnectionLog(messages: readonly ServerMessage[], expect: L
           break;
         }
         if (message.highestContiguousSequence < track.count) problems.push(`${where}: the cumulative ACK went backwards`);
-        if (track.terminal && message.highestContiguousSequence !== track.count) problems.push(`${where}: the ACK moved after the terminal`);
+        if (track.terminal && message.highestContiguousSequence !== track.count)
+          problems.push(`${where}: the ACK moved after the terminal`);
         if (track.terminal && !message.terminal) problems.push(`${where}: terminal went from true to false`);
         track.count = message.highestContiguousSequence;
         track.terminal ||= message.terminal;
@@ -175,7 +182,8 @@ export function checkConnectionLog(messages: readonly ServerMessage[], expect: L
       if (!track.terminal) problems.push(`input channel ${channel} is not terminal at invocationFinished`);
     }
     if (expect.allowUnterminatedOutputs !== true) {
-      for (const [channel, track] of outputs) if (!track.ended) problems.push(`output channel ${channel} has no terminal before invocationFinished`);
+      for (const [channel, track] of outputs)
+        if (!track.ended) problems.push(`output channel ${channel} has no terminal before invocationFinished`);
     }
   }
   return problems;

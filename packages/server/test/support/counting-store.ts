@@ -33,7 +33,6 @@ export class CountingStore extends MemorySessionStore {
   }
 }
 
-
 /** Every item arrived, reversed, in order, and the session finished. */
 export function expectAllReversed(messages: Parameters<typeof outputValues>[0], channel: number, items: number): void {
   const rejected = messages.find((m) => m.type === "invocationRejected");

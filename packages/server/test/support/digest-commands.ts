@@ -87,9 +87,12 @@ class ResendOverlap extends Move<number> {
     sendBatch(c, r, from, [...m.sent.slice(from, m.acked), ...this.extra]);
     m.sent.push(...this.extra);
     const expected = m.sent.length;
-    await c.link.transport.expect("the ACK of a resend", (sent) => sent.slice(before).some(ackAtLeast(this.extra.length === 0 ? 0 : expected)));
+    await c.link.transport.expect("the ACK of a resend", (sent) =>
+      sent.slice(before).some(ackAtLeast(this.extra.length === 0 ? 0 : expected)),
+    );
     const ack = c.link.transport.sent.slice(before).find(isAck)!;
-    if (ack.highestContiguousSequence !== BigInt(expected) || ack.terminal) fail(c, `a resend straddling the high-water must be ACKed at ${expected}`);
+    if (ack.highestContiguousSequence !== BigInt(expected) || ack.terminal)
+      fail(c, `a resend straddling the high-water must be ACKed at ${expected}`);
     m.acked = expected;
   }
   toString(): string {
@@ -144,7 +147,12 @@ class TextOnBinary extends Move<number> {
   }
   protected act(m: Model, r: Real): Promise<void> {
     return violation(m, r, "protocol-error", (c) =>
-      c.link.send({ type: "inputStreamItem", channel: r.channel(c, "input"), sequence: BigInt(m.sent.length), value: { kind: "u8", value: 1 } }),
+      c.link.send({
+        type: "inputStreamItem",
+        channel: r.channel(c, "input"),
+        sequence: BigInt(m.sent.length),
+        value: { kind: "u8", value: 1 },
+      }),
     );
   }
   toString(): string {
@@ -160,14 +168,19 @@ async function finishes(m: Model, r: Real, c: ModelConnection, before: number, w
   if (terminalAck?.highestContiguousSequence !== BigInt(m.acked)) fail(c, `${what}: expected the terminal ACK at ${m.acked}`);
   const result = after.find((msg) => msg.type === "invocationResult");
   if (withResult) {
-    if (result?.type !== "invocationResult" || result.result.kind !== "value" || JSON.stringify(result.result.value) !== JSON.stringify(digestOf(m.sent.slice(0, m.acked)))) {
+    if (
+      result?.type !== "invocationResult" ||
+      result.result.kind !== "value" ||
+      JSON.stringify(result.result.value) !== JSON.stringify(digestOf(m.sent.slice(0, m.acked)))
+    ) {
       fail(c, `${what}: the result must be the length and SHA-256 of the ${m.acked} acknowledged bytes`);
     }
   } else if (result !== undefined) {
     fail(c, `${what}: a failed invocation has no result`);
   }
   const last = after.at(-1);
-  if (last?.type !== "invocationFinished" || last.outcome.kind !== (withResult ? "success" : "failure")) fail(c, `${what}: expected invocationFinished ${withResult ? "success" : "failure"} last`);
+  if (last?.type !== "invocationFinished" || last.outcome.kind !== (withResult ? "success" : "failure"))
+    fail(c, `${what}: expected invocationFinished ${withResult ? "success" : "failure"} last`);
   r.expectedFinish = withResult ? "success" : "failure";
   m.inputTerminal = true;
   m.finished = true;
@@ -212,7 +225,6 @@ class CancelBytes extends Move<number> {
   }
 }
 
-
 /** Batches sent, then the socket drops before any ACK. */
 class SendBytesThenCut extends Move<number> {
   constructor(readonly batches: readonly (readonly number[])[]) {
@@ -256,7 +268,13 @@ class AttachBytes extends Move<number> {
   }
   protected async act(m: Model, r: Real): Promise<void> {
     const sessionToken = this.operation === "resume" ? r.tokens[m.generation - 1]! : r.tokens[this.tokenPick % m.generation]!;
-    const message: ResumeAttach = { type: "resumeAttach", attemptId: randomUUID(), operation: this.operation, outputCursors: [], sessionToken };
+    const message: ResumeAttach = {
+      type: "resumeAttach",
+      attemptId: randomUUID(),
+      operation: this.operation,
+      outputCursors: [],
+      sessionToken,
+    };
     const previous = r.owner;
     if (previous !== undefined) previous.expectedEnd = "revoked";
     const c = r.open(message.attemptId);
@@ -270,9 +288,11 @@ class AttachBytes extends Move<number> {
     m.generation += 1;
     m.attempts += 1;
     const input = acceptance.mappings.find((mapping) => mapping.direction === "input");
-    if (acceptance.mappings.length !== 1 || input?.inputHighWater === undefined || input.provisionalRef !== undefined) fail(c, "the acceptance must map the input stream alone, by token");
+    if (acceptance.mappings.length !== 1 || input?.inputHighWater === undefined || input.provisionalRef !== undefined)
+      fail(c, "the acceptance must map the input stream alone, by token");
     const kept = Number(input.inputHighWater.sequence);
-    if (kept < m.acked || kept > m.sent.length) fail(c, `the input's high-water ${kept} must lie between the ACKed ${m.acked} and the sent ${m.sent.length}`);
+    if (kept < m.acked || kept > m.sent.length)
+      fail(c, `the input's high-water ${kept} must lie between the ACKed ${m.acked} and the sent ${m.sent.length}`);
     if (input.inputHighWater.terminal !== m.inputTerminal) fail(c, `the input's terminal flag must be ${m.inputTerminal}`);
     m.acked = kept;
     m.sent.length = kept;
@@ -292,7 +312,6 @@ class AttachBytes extends Move<number> {
     return `AttachBytes(${this.operation}, token ${this.tokenPick})`;
   }
 }
-
 
 /** Nobody attaches for the detached timeout: the input ends transport-detached, `digest`'s reader throws, the invocation fails. */
 class DetachedBytes extends Move<number> {
@@ -318,7 +337,11 @@ export function digestCommands(maxCommands: number, replayPath?: string): fc.Arb
   return fc.commands(
     [
       ...Array.from({ length: 6 }, () => bytes.map((b) => new SendBytes(b))),
-      ...Array.from({ length: 3 }, () => fc.tuple(fc.nat(), fc.array(fc.integer({ min: 0, max: 255 }), { maxLength: 3 })).map(([pick, extra]) => new ResendOverlap(pick, extra))),
+      ...Array.from({ length: 3 }, () =>
+        fc
+          .tuple(fc.nat(), fc.array(fc.integer({ min: 0, max: 255 }), { maxLength: 3 }))
+          .map(([pick, extra]) => new ResendOverlap(pick, extra)),
+      ),
       fc.tuple(fc.nat(), fc.nat(), fc.integer({ min: 1, max: 255 })).map(([pick, at, delta]) => new ConflictingOverlap(pick, at, delta)),
       fc.nat(3).map((skip) => new GapBytes(skip)),
       fc.constant(new TextOnBinary()),
@@ -326,7 +349,9 @@ export function digestCommands(maxCommands: number, replayPath?: string): fc.Arb
       reason.map((why) => new CancelBytes(why)),
       fc.constant(new Cut<number>("CutBytes")),
       fc.array(bytes, { minLength: 1, maxLength: 3 }).map((batches) => new SendBytesThenCut(batches)),
-      ...Array.from({ length: 3 }, () => fc.tuple(fc.constantFrom("resume", "takeover" as const), fc.nat()).map(([op, token]) => new AttachBytes(op, token))),
+      ...Array.from({ length: 3 }, () =>
+        fc.tuple(fc.constantFrom("resume", "takeover" as const), fc.nat()).map(([op, token]) => new AttachBytes(op, token)),
+      ),
       fc.nat().map((pick) => new StaleResume<number>("StaleResumeBytes", pick)),
       fc.constant(new DetachedBytes()),
     ],

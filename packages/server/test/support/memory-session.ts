@@ -138,8 +138,13 @@ export async function expectAcross(what: string, transports: readonly MemoryTran
 
 /** A short rendering of a message log for failure messages. */
 export function describe(messages: readonly ServerMessage[]): string {
-  return JSON.stringify(messages.map((m) => ({ ...m, ...("cursorToken" in m ? { cursorToken: "…" } : {}), ...("sessionToken" in m ? { sessionToken: "…" } : {}) })), (_key, value: unknown) =>
-    typeof value === "bigint" ? `${value}n` : value,
+  return JSON.stringify(
+    messages.map((m) => ({
+      ...m,
+      ...("cursorToken" in m ? { cursorToken: "…" } : {}),
+      ...("sessionToken" in m ? { sessionToken: "…" } : {}),
+    })),
+    (_key, value: unknown) => (typeof value === "bigint" ? `${value}n` : value),
   );
 }
 

@@ -53,7 +53,8 @@ export async function violation(m: SessionModel<unknown>, r: Real, code: ErrorCo
   send(c);
   await c.link.transport.expectClose(`invocationRejected ${code}`);
   const last = c.link.transport.sent.at(-1);
-  if (last?.type !== "invocationRejected" || last.code !== code || !last.retryable) fail(c, `expected a retryable invocationRejected ${code}`);
+  if (last?.type !== "invocationRejected" || last.code !== code || !last.retryable)
+    fail(c, `expected a retryable invocationRejected ${code}`);
   r.owner = undefined;
   m.attached = false;
 }
@@ -65,7 +66,8 @@ export async function refused(r: Real, message: InvocationStart | ResumeAttach, 
   c.link.send(message);
   await c.link.transport.expectClose(`invocationRejected ${code}`);
   const sent = c.link.transport.sent;
-  if (sent.length !== 1 || sent[0]?.type !== "invocationRejected" || sent[0].code !== code || sent[0].retryable) fail(c, `expected only invocationRejected ${code}, not retryable`);
+  if (sent.length !== 1 || sent[0]?.type !== "invocationRejected" || sent[0].code !== code || sent[0].retryable)
+    fail(c, `expected only invocationRejected ${code}, not retryable`);
 }
 
 /** The client's socket drops: the session only detaches. `name` names it in each model (`Cut`, `CutBytes`). */
@@ -108,7 +110,11 @@ export class StaleResume<Item> extends Move<Item> {
   }
   protected act(m: SessionModel<Item>, r: Real): Promise<void> {
     const sessionToken = r.tokens[this.tokenPick % (m.generation - 1)]!;
-    return refused(r, { type: "resumeAttach", attemptId: randomUUID(), operation: "resume", outputCursors: [], sessionToken }, "superseded");
+    return refused(
+      r,
+      { type: "resumeAttach", attemptId: randomUUID(), operation: "resume", outputCursors: [], sessionToken },
+      "superseded",
+    );
   }
   toString(): string {
     return `${this.name}(token ${this.tokenPick})`;

@@ -28,7 +28,11 @@ export interface RawUpgrade {
 }
 
 /** Opens `ws://host:port/v1/...` by hand with `protocols` and `headers`; the socket is never answered unless the test does. */
-export function rawUpgrade(url: string, protocols: readonly string[] = [SUBPROTOCOL], headers: Readonly<Record<string, string>> = {}): RawUpgrade {
+export function rawUpgrade(
+  url: string,
+  protocols: readonly string[] = [SUBPROTOCOL],
+  headers: Readonly<Record<string, string>> = {},
+): RawUpgrade {
   const { hostname, port } = new URL(url);
   const socket = connect(Number(port), hostname);
   const frames: RawFrame[] = [];

@@ -96,14 +96,18 @@ async function afterAcceptance(
   const highWater = input?.inputHighWater;
   if (input === undefined || highWater === undefined) fail(c, "the acceptance must map the input stream");
   const kept = Number(highWater.sequence);
-  if (kept < m.acked || kept > m.sent.length) fail(c, `the input's high-water ${kept} must lie between the ACKed ${m.acked} and the sent ${m.sent.length}`);
+  if (kept < m.acked || kept > m.sent.length)
+    fail(c, `the input's high-water ${kept} must lie between the ACKed ${m.acked} and the sent ${m.sent.length}`);
   // An item kept from before a cut, after the client cancelled the output: the agent took it,
   // could not write it and stopped reading, so the session is finishing (perhaps already has).
   const finishing = !m.finished && m.outputTerminal && kept > m.acked;
   if (highWater.terminal !== m.inputTerminal && !finishing) fail(c, `the input's terminal flag must be ${m.inputTerminal}`);
   const resolves = message.type === "invocationStart";
   if (input.provisionalRef !== (resolves ? r.provisionalRef : undefined)) {
-    fail(c, resolves ? "a start's replay resolves the input's provisional reference" : "a resume does not resolve provisional references again");
+    fail(
+      c,
+      resolves ? "a start's replay resolves the input's provisional reference" : "a resume does not resolve provisional references again",
+    );
   }
   // Items beyond the high-water were never accepted: the client resends or replaces them.
   m.acked = kept;
@@ -125,7 +129,8 @@ async function afterAcceptance(
   if (early) {
     await c.link.transport.expectClose("the rejection of an item sent before the acceptance");
     const last = c.link.transport.sent.at(-1);
-    if (last?.type !== "invocationRejected" || last.code !== "invalid-channel" || !last.retryable) fail(c, "an item before the acceptance must be a retryable invalid-channel");
+    if (last?.type !== "invocationRejected" || last.code !== "invalid-channel" || !last.retryable)
+      fail(c, "an item before the acceptance must be a retryable invalid-channel");
     if (c.link.transport.sent.some(isAck)) fail(c, "an item before the acceptance must not be acknowledged");
     return;
   }
@@ -136,10 +141,12 @@ async function afterAcceptance(
   const replayTo = m.outputTerminal ? m.outputs : kept;
   const itemsExpected = from !== "terminal" && from < replayTo;
   const terminalExpected = m.outputTerminal && from !== "terminal";
-  await c.link.transport.expect("the result and the replayed output", (sent) =>
-    sent.some((msg) => msg.type === "invocationResult") &&
-    (!itemsExpected || sent.some(outputItem(replayTo - 1))) &&
-    (!terminalExpected || sent.some((msg) => msg.type === "outputStreamEnd")),
+  await c.link.transport.expect(
+    "the result and the replayed output",
+    (sent) =>
+      sent.some((msg) => msg.type === "invocationResult") &&
+      (!itemsExpected || sent.some(outputItem(replayTo - 1))) &&
+      (!terminalExpected || sent.some((msg) => msg.type === "outputStreamEnd")),
   );
   const items = c.link.transport.sent.filter((msg) => msg.type === "outputStreamItem");
   if (itemsExpected && items[0]?.sequence !== BigInt(from)) fail(c, `the replay must start just after the cursor, at ${from}`);
@@ -164,7 +171,13 @@ export class Resume extends Move<string> {
   }
   protected act(m: Model, r: Real): Promise<void> {
     const { cursors, from } = cursorFor(this.cursorPick, m, r);
-    const message: ResumeAttach = { type: "resumeAttach", attemptId: randomUUID(), operation: "resume", outputCursors: cursors, sessionToken: r.tokens[m.generation - 1]! };
+    const message: ResumeAttach = {
+      type: "resumeAttach",
+      attemptId: randomUUID(),
+      operation: "resume",
+      outputCursors: cursors,
+      sessionToken: r.tokens[m.generation - 1]!,
+    };
     return attach(m, r, message, from, undefined);
   }
   toString(): string {
@@ -186,7 +199,13 @@ export class Takeover extends Move<string> {
   protected act(m: Model, r: Real): Promise<void> {
     const { cursors, from } = cursorFor(this.cursorPick, m, r);
     const sessionToken = r.tokens[this.tokenPick % m.generation]!;
-    const message: ResumeAttach = { type: "resumeAttach", attemptId: randomUUID(), operation: "takeover", outputCursors: cursors, sessionToken };
+    const message: ResumeAttach = {
+      type: "resumeAttach",
+      attemptId: randomUUID(),
+      operation: "takeover",
+      outputCursors: cursors,
+      sessionToken,
+    };
     return attach(m, r, message, from, undefined);
   }
   toString(): string {
@@ -245,7 +264,13 @@ export class SendThenResume extends Move<string> {
       m.sent.push(text);
     }
     const { cursors, from } = cursorFor(this.cursorPick, m, r);
-    const message: ResumeAttach = { type: "resumeAttach", attemptId: randomUUID(), operation: "resume", outputCursors: cursors, sessionToken: r.tokens[m.generation - 1]! };
+    const message: ResumeAttach = {
+      type: "resumeAttach",
+      attemptId: randomUUID(),
+      operation: "resume",
+      outputCursors: cursors,
+      sessionToken: r.tokens[m.generation - 1]!,
+    };
     return attach(m, r, message, from, undefined, undefined, () => c.link.transport.releaseSends());
   }
   toString(): string {
@@ -263,10 +288,18 @@ export class ItemBeforeAcceptance extends Move<string> {
     return m.attached;
   }
   protected act(m: Model, r: Real): Promise<void> {
-    const message: ResumeAttach = { type: "resumeAttach", attemptId: randomUUID(), operation: "resume", outputCursors: [], sessionToken: r.tokens[m.generation - 1]! };
+    const message: ResumeAttach = {
+      type: "resumeAttach",
+      attemptId: randomUUID(),
+      operation: "resume",
+      outputCursors: [],
+      sessionToken: r.tokens[m.generation - 1]!,
+    };
     // The previous connection's channel number: the client guesses it will be the same.
     const channel = r.channel(ownerOf(r), "input");
-    return attach(m, r, message, 0, undefined, (c) => c.link.send({ type: "inputStreamItem", channel, sequence: BigInt(m.sent.length), value: v.str(this.text) })).then(() => {
+    return attach(m, r, message, 0, undefined, (c) =>
+      c.link.send({ type: "inputStreamItem", channel, sequence: BigInt(m.sent.length), value: v.str(this.text) }),
+    ).then(() => {
       r.owner = undefined;
       m.attached = false;
     });
@@ -290,7 +323,13 @@ export class RacingResumes extends Move<string> {
   protected async act(m: Model, r: Real): Promise<void> {
     const { cursors, from } = cursorFor(this.cursorPick, m, r);
     const sessionToken = r.tokens[m.generation - 1]!;
-    const messages = [0, 1].map((): ResumeAttach => ({ type: "resumeAttach", attemptId: randomUUID(), operation: "resume", outputCursors: cursors, sessionToken }));
+    const messages = [0, 1].map((): ResumeAttach => ({
+      type: "resumeAttach",
+      attemptId: randomUUID(),
+      operation: "resume",
+      outputCursors: cursors,
+      sessionToken,
+    }));
     const previous = r.owner;
     if (previous !== undefined) previous.expectedEnd = "revoked";
     const racers = messages.map((message) => r.open(message.attemptId));
@@ -325,7 +364,13 @@ export class DoubledResume extends Move<string> {
   }
   protected async act(m: Model, r: Real): Promise<void> {
     const { cursors, from } = cursorFor(this.cursorPick, m, r);
-    const message: ResumeAttach = { type: "resumeAttach", attemptId: randomUUID(), operation: "resume", outputCursors: cursors, sessionToken: r.tokens[m.generation - 1]! };
+    const message: ResumeAttach = {
+      type: "resumeAttach",
+      attemptId: randomUUID(),
+      operation: "resume",
+      outputCursors: cursors,
+      sessionToken: r.tokens[m.generation - 1]!,
+    };
     const previous = r.owner;
     if (previous !== undefined) previous.expectedEnd = "revoked";
     const twins = [r.open(message.attemptId), r.open(message.attemptId)];
@@ -359,7 +404,11 @@ export class DoubledResume extends Move<string> {
 /** The index of the first of `connections` the server closes, bounded by progress. */
 async function firstClosed(connections: readonly ModelConnection[]): Promise<number> {
   const closed = (): number => connections.findIndex((c) => c.link.transport.closedWith !== undefined);
-  await expectAcross("the close of one of two transports", connections.map((c) => c.link.transport), () => closed() >= 0);
+  await expectAcross(
+    "the close of one of two transports",
+    connections.map((c) => c.link.transport),
+    () => closed() >= 0,
+  );
   return closed();
 }
 
@@ -379,14 +428,19 @@ export class TakeoverOverHeldSocket extends Move<string> {
   protected act(m: Model, r: Real): Promise<void> {
     ownerOf(r).link.transport.holdSends();
     const { cursors, from } = cursorFor(this.cursorPick, m, r);
-    const message: ResumeAttach = { type: "resumeAttach", attemptId: randomUUID(), operation: "takeover", outputCursors: cursors, sessionToken: r.tokens[m.generation - 1]! };
+    const message: ResumeAttach = {
+      type: "resumeAttach",
+      attemptId: randomUUID(),
+      operation: "takeover",
+      outputCursors: cursors,
+      sessionToken: r.tokens[m.generation - 1]!,
+    };
     return attach(m, r, message, from, undefined);
   }
   toString(): string {
     return `TakeoverOverHeldSocket(cursor ${this.cursorPick})`;
   }
 }
-
 
 /** An accepted attempt's id with another descriptor: attempt-conflict. */
 export class AttemptConflict extends Move<string> {
@@ -399,7 +453,9 @@ export class AttemptConflict extends Move<string> {
   protected act(_m: Model, r: Real): Promise<void> {
     const { message } = r.attempts[this.pick % r.attempts.length]!;
     const changed: InvocationStart | ResumeAttach =
-      message.type === "invocationStart" ? { ...message, idempotencyKey: randomUUID() } : { ...message, operation: message.operation === "resume" ? "takeover" : "resume" };
+      message.type === "invocationStart"
+        ? { ...message, idempotencyKey: randomUUID() }
+        : { ...message, operation: message.operation === "resume" ? "takeover" : "resume" };
     return refused(r, changed, "attempt-conflict");
   }
   toString(): string {

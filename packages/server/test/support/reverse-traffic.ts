@@ -41,7 +41,10 @@ export class SendItem extends Move<string> {
       droppedByAgent(c, r, await finishes(m, r, c, before, "an item after the output's cancel"));
       return;
     }
-    await c.link.transport.expect(`the ACK of item ${sequence} and its output`, (sent) => sent.some(ackAtLeast(sequence + 1)) && sent.some(outputItem(sequence)));
+    await c.link.transport.expect(
+      `the ACK of item ${sequence} and its output`,
+      (sent) => sent.some(ackAtLeast(sequence + 1)) && sent.some(outputItem(sequence)),
+    );
     m.acked = sequence + 1;
     m.outputs = Math.max(m.outputs, sequence + 1);
   }
@@ -88,7 +91,9 @@ export class ConflictingItem extends Move<string> {
   protected act(m: Model, r: Real): Promise<void> {
     const sequence = this.pick % m.acked;
     const text = this.text === m.sent[sequence] ? `${this.text}!` : this.text;
-    return violation(m, r, "input-conflict", (c) => c.link.send({ type: "inputStreamItem", channel: r.channel(c, "input"), sequence: BigInt(sequence), value: v.str(text) }));
+    return violation(m, r, "input-conflict", (c) =>
+      c.link.send({ type: "inputStreamItem", channel: r.channel(c, "input"), sequence: BigInt(sequence), value: v.str(text) }),
+    );
   }
   toString(): string {
     return `ConflictingItem(${this.pick}, ${JSON.stringify(this.text)})`;
@@ -113,7 +118,9 @@ export class GapItem extends Move<string> {
   protected act(m: Model, r: Real): Promise<void> {
     const sequence = BigInt(m.sent.length + 1 + this.skip);
     if (this.held) ownerOf(r).link.transport.holdSends();
-    return violation(m, r, "input-gap", (c) => c.link.send({ type: "inputStreamItem", channel: r.channel(c, "input"), sequence, value: v.str("gap") }));
+    return violation(m, r, "input-gap", (c) =>
+      c.link.send({ type: "inputStreamItem", channel: r.channel(c, "input"), sequence, value: v.str("gap") }),
+    );
   }
   toString(): string {
     return `GapItem(${this.skip}${this.held ? ", held" : ""})`;
@@ -130,7 +137,9 @@ export class WrongEnd extends Move<string> {
   }
   protected act(m: Model, r: Real): Promise<void> {
     const sequence = BigInt(m.sent.length + this.delta);
-    return violation(m, r, this.delta < 0 ? "input-conflict" : "input-gap", (c) => c.link.send({ type: "inputStreamEnd", channel: r.channel(c, "input"), sequence }));
+    return violation(m, r, this.delta < 0 ? "input-conflict" : "input-gap", (c) =>
+      c.link.send({ type: "inputStreamEnd", channel: r.channel(c, "input"), sequence }),
+    );
   }
   toString(): string {
     return `WrongEnd(${this.delta})`;
@@ -175,9 +184,11 @@ async function finishes(m: Model, r: Real, c: ModelConnection, before: number, w
   await c.link.transport.expectClose(what);
   const after = c.link.transport.sent.slice(before);
   const last = after.at(-1);
-  if (last?.type !== "invocationFinished" || last.outcome.kind !== "success") fail(c, `${what}: expected a successful invocationFinished last`);
+  if (last?.type !== "invocationFinished" || last.outcome.kind !== "success")
+    fail(c, `${what}: expected a successful invocationFinished last`);
   const terminalAck = after.find((msg) => isAck(msg) && msg.terminal);
-  if (terminalAck === undefined || !isAck(terminalAck) || terminalAck.highestContiguousSequence !== BigInt(m.acked)) fail(c, `${what}: expected the terminal ACK at ${m.acked}`);
+  if (terminalAck === undefined || !isAck(terminalAck) || terminalAck.highestContiguousSequence !== BigInt(m.acked))
+    fail(c, `${what}: expected the terminal ACK at ${m.acked}`);
   m.inputTerminal = true;
   m.outputTerminal = true;
   m.finished = true;
@@ -187,7 +198,12 @@ async function finishes(m: Model, r: Real, c: ModelConnection, before: number, w
 }
 
 /** The output's terminal among `after`, at the count of items the client saw (unless it had it already: then none). */
-function outputEndIn(c: ModelConnection, after: readonly ServerMessage[], m: Model, hadIt: boolean): Extract<ServerMessage, { type: "outputStreamEnd" }> | undefined {
+function outputEndIn(
+  c: ModelConnection,
+  after: readonly ServerMessage[],
+  m: Model,
+  hadIt: boolean,
+): Extract<ServerMessage, { type: "outputStreamEnd" }> | undefined {
   const end = after.find((msg) => msg.type === "outputStreamEnd");
   if (hadIt) {
     if (end !== undefined) fail(c, "a second output terminal");
@@ -202,7 +218,8 @@ function droppedByAgent(c: ModelConnection, r: Real, after: readonly ServerMessa
   const input = r.channel(c, "input");
   const cancel = after.findIndex((msg) => msg.type === "streamCancel" && msg.channel === input && msg.reason === "consumer-drop");
   const terminalAck = after.findIndex((msg) => isAck(msg) && msg.terminal);
-  if (cancel < 0 || terminalAck < cancel) fail(c, "the input the agent stopped reading must be cancelled (consumer-drop) before its terminal ACK");
+  if (cancel < 0 || terminalAck < cancel)
+    fail(c, "the input the agent stopped reading must be cancelled (consumer-drop) before its terminal ACK");
 }
 
 /** inputStreamEnd at the count: terminal ACK, the output ends ok after every item, then a successful finish. */
@@ -319,13 +336,13 @@ export class LateOutputCancel extends Move<string> {
     c.link.send({ type: "inputStreamItem", channel: r.channel(c, "input"), sequence: 0n, value: v.str(m.sent[0]!) });
     await c.link.transport.expect("the ACK of the resend after a late cancel", (sent) => sent.slice(before).some(isAck));
     const after = c.link.transport.sent.slice(before);
-    if (after.length !== 1 || !isAck(after[0]!) || after[0].highestContiguousSequence !== BigInt(m.acked)) fail(c, "a late cancel must be ignored: only the resend's ACK follows it");
+    if (after.length !== 1 || !isAck(after[0]!) || after[0].highestContiguousSequence !== BigInt(m.acked))
+      fail(c, "a late cancel must be ignored: only the resend's ACK follows it");
   }
   toString(): string {
     return `LateOutputCancel(${this.reason}${this.twice ? ", twice" : ""})`;
   }
 }
-
 
 /** Items sent, then the socket drops before any ACK: the next acceptance says how many were kept. */
 export class SendThenCut extends Move<string> {

@@ -68,7 +68,10 @@ const text = fc.string({ unit: fc.constantFrom("a", "b", "z", " ", "é", "€", 
 const reason = fc.constantFrom<ClientCancelReason>("cancelled", "consumer-drop", "source-unavailable");
 
 /** Every move, weighted towards traffic and attaches so that sessions live long enough to be interesting. */
-export function sessionCommands(maxCommands: number, replayPath?: string): fc.Arbitrary<Iterable<fc.AsyncCommand<SessionModel, SessionUnderTest>>> {
+export function sessionCommands(
+  maxCommands: number,
+  replayPath?: string,
+): fc.Arbitrary<Iterable<fc.AsyncCommand<SessionModel, SessionUnderTest>>> {
   const sendItem = text.map((t) => new SendItem(t));
   return fc.commands(
     [
@@ -94,7 +97,9 @@ export function sessionCommands(maxCommands: number, replayPath?: string): fc.Ar
       fc.nat().map((pick) => new StaleResume<string>("StaleResume", pick)),
       fc.nat().map((pick) => new ReplayAttempt(pick)),
       fc.nat().map((pick) => new AttemptConflict(pick)),
-      fc.tuple(fc.array(text, { minLength: 1, maxLength: 3 }), fc.boolean(), fc.nat()).map(([texts, behind, cursor]) => new SendThenResume(texts, behind, cursor)),
+      fc
+        .tuple(fc.array(text, { minLength: 1, maxLength: 3 }), fc.boolean(), fc.nat())
+        .map(([texts, behind, cursor]) => new SendThenResume(texts, behind, cursor)),
       text.map((t) => new ItemBeforeAcceptance(t)),
       fc.nat().map((pick) => new RacingResumes(pick)),
       fc.nat().map((pick) => new DoubledResume(pick)),

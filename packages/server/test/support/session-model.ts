@@ -97,7 +97,13 @@ export class SessionUnderTest {
   }
 
   open(attemptId: string): ModelConnection {
-    const connection: ModelConnection = { link: this.harness.open(), attemptId, expectedEnd: "open", allowUnterminatedOutputs: false, audited: 0 };
+    const connection: ModelConnection = {
+      link: this.harness.open(),
+      attemptId,
+      expectedEnd: "open",
+      allowUnterminatedOutputs: false,
+      audited: 0,
+    };
     this.connections.push(connection);
     return connection;
   }
@@ -127,9 +133,13 @@ export class SessionUnderTest {
     for (const [index, connection] of this.connections.entries()) {
       const log = connection.link.transport.sent;
       const where = `connection ${index}`;
-      problems.push(...checkConnectionLog(log, { allowUnterminatedOutputs: connection.allowUnterminatedOutputs }).map((p) => `${where}: ${p}`));
+      problems.push(
+        ...checkConnectionLog(log, { allowUnterminatedOutputs: connection.allowUnterminatedOutputs }).map((p) => `${where}: ${p}`),
+      );
       for (; connection.audited < log.length; connection.audited++) {
-        problems.push(...this.#auditMessage(model, connection, log[connection.audited]!).map((p) => `${where} #${connection.audited}: ${p}`));
+        problems.push(
+          ...this.#auditMessage(model, connection, log[connection.audited]!).map((p) => `${where} #${connection.audited}: ${p}`),
+        );
       }
       problems.push(...auditEnd(connection).map((p) => `${where}: ${p}`));
       if (problems.length > 0) throw new Error(`${problems.join("\n")}\nsent on ${where}: ${describe(log)}`);
@@ -150,7 +160,8 @@ export class SessionUnderTest {
         break;
       case "invocationRejected": {
         const expected = connection.expectedEnd;
-        if (typeof expected !== "object" || expected.rejected !== message.code) problems.push(`an unexpected rejection ${message.code}: ${message.message}`);
+        if (typeof expected !== "object" || expected.rejected !== message.code)
+          problems.push(`an unexpected rejection ${message.code}: ${message.message}`);
         if (message.attemptId !== connection.attemptId) problems.push("a rejection naming another attempt");
         break;
       }
@@ -160,8 +171,10 @@ export class SessionUnderTest {
       case "outputStreamItem": {
         const sequence = Number(message.sequence);
         const input = model.sent[sequence];
-        if (typeof input !== "string" || sequence >= model.acked) problems.push(`output item ${sequence} for an input the server never acknowledged`);
-        else if (!sameValue(message.value, v.str(reversed(input)))) problems.push(`output item ${sequence} is ${JSON.stringify(message.value)}, not the reverse of ${JSON.stringify(input)}`);
+        if (typeof input !== "string" || sequence >= model.acked)
+          problems.push(`output item ${sequence} for an input the server never acknowledged`);
+        else if (!sameValue(message.value, v.str(reversed(input))))
+          problems.push(`output item ${sequence} is ${JSON.stringify(message.value)}, not the reverse of ${JSON.stringify(input)}`);
         this.cursors[sequence] ??= message.cursorToken;
         break;
       }
@@ -170,21 +183,25 @@ export class SessionUnderTest {
           problems.push(`the output ends ${JSON.stringify(message.outcome)}, not ${JSON.stringify(this.expectedOutputOutcome)}`);
         }
         if (this.#outputEnd === undefined) this.#outputEnd = { outcome: message.outcome, sequence: message.sequence };
-        else if (!sameValue(this.#outputEnd, { outcome: message.outcome, sequence: message.sequence })) problems.push("the output's terminal differs from the one another connection received");
+        else if (!sameValue(this.#outputEnd, { outcome: message.outcome, sequence: message.sequence }))
+          problems.push("the output's terminal differs from the one another connection received");
         if (message.sequence > BigInt(model.acked)) problems.push("the output ends after more items than were acknowledged");
         if (message.cursorToken !== undefined) this.terminalCursor ??= message.cursorToken;
         break;
       case "inputStreamAck":
-        if (message.highestContiguousSequence > BigInt(model.sent.length)) problems.push(`ACK of ${message.highestContiguousSequence} items when ${model.sent.length} were sent`);
+        if (message.highestContiguousSequence > BigInt(model.sent.length))
+          problems.push(`ACK of ${message.highestContiguousSequence} items when ${model.sent.length} were sent`);
         break;
       case "invocationResult":
         if (this.#result === undefined) this.#result = message.result;
         else if (!sameValue(this.#result, message.result)) problems.push("the result differs from the one another connection received");
         break;
       case "invocationFinished":
-        if (this.expectedFinish !== undefined && message.outcome.kind !== this.expectedFinish) problems.push(`the invocation finished ${message.outcome.kind}, not ${this.expectedFinish}`);
+        if (this.expectedFinish !== undefined && message.outcome.kind !== this.expectedFinish)
+          problems.push(`the invocation finished ${message.outcome.kind}, not ${this.expectedFinish}`);
         if (this.#finishedOutcome === undefined) this.#finishedOutcome = message.outcome;
-        else if (!sameValue(this.#finishedOutcome, message.outcome)) problems.push("the finish differs from the one another connection received");
+        else if (!sameValue(this.#finishedOutcome, message.outcome))
+          problems.push("the finish differs from the one another connection received");
         break;
       default:
         break;
@@ -206,8 +223,14 @@ function auditEnd(connection: ModelConnection): string[] {
   if (closedWith === undefined) return [];
   if (expected === "cut") return closedWith === 1006 ? [] : [`closed with ${closedWith} by the server before the client cut it`];
   if (expected === "open") return [`closed with ${closedWith} unexpectedly`];
-  if (expected === "finished") return closedWith === 1000 && last?.type === "invocationFinished" ? [] : [`expected invocationFinished and close 1000, got ${last?.type} and ${closedWith}`];
-  if (expected === "revoked") return closedWith === 1000 && last?.type === "attachmentRevoked" ? [] : [`expected attachmentRevoked and close 1000, got ${last?.type} and ${closedWith}`];
+  if (expected === "finished")
+    return closedWith === 1000 && last?.type === "invocationFinished"
+      ? []
+      : [`expected invocationFinished and close 1000, got ${last?.type} and ${closedWith}`];
+  if (expected === "revoked")
+    return closedWith === 1000 && last?.type === "attachmentRevoked"
+      ? []
+      : [`expected attachmentRevoked and close 1000, got ${last?.type} and ${closedWith}`];
   return closedWith === 1002 && last?.type === "invocationRejected" && last.code === expected.rejected
     ? []
     : [`expected invocationRejected ${expected.rejected} and close 1002, got ${last?.type} and ${closedWith}`];
@@ -227,22 +250,41 @@ const bigints = (_key: string, value: unknown): unknown => (typeof value === "bi
  * Starts `method` and returns the model and the session once the acceptance
  * has arrived (for `reverse` also its result, which exposes the output).
  */
-export async function startedSession<Item = string>(method: "reverse" | "digest" = "reverse"): Promise<{ model: SessionModel<Item>; real: SessionUnderTest }> {
+export async function startedSession<Item = string>(
+  method: "reverse" | "digest" = "reverse",
+): Promise<{ model: SessionModel<Item>; real: SessionUnderTest }> {
   const real = new SessionUnderTest(method);
   const connection = real.open(real.start.attemptId);
   connection.link.send(real.start);
-  if (method === "reverse") await connection.link.transport.expect("the acceptance and the result", (sent) => sent.some((m) => m.type === "invocationResult"));
+  if (method === "reverse")
+    await connection.link.transport.expect("the acceptance and the result", (sent) => sent.some((m) => m.type === "invocationResult"));
   else await connection.link.transport.expect("the acceptance", (sent) => sent.length > 0);
   const accepted = connection.link.transport.sent[0];
   if (accepted?.type !== "invocationAccepted") throw new Error(`the start was not accepted: ${describe(connection.link.transport.sent)}`);
   const input = accepted.mappings.find((m) => m.direction === "input");
-  if (accepted.mappings.length !== 1 || input?.provisionalRef !== real.provisionalRef || input.inputHighWater?.sequence !== 0n || input.inputHighWater.terminal) {
+  if (
+    accepted.mappings.length !== 1 ||
+    input?.provisionalRef !== real.provisionalRef ||
+    input.inputHighWater?.sequence !== 0n ||
+    input.inputHighWater.terminal
+  ) {
     throw new Error(`the start's acceptance must map exactly its input stream, resolving its reference: ${describe([accepted])}`);
   }
   real.tokens.push(accepted.sessionToken);
   real.attempts.push({ message: real.start, generation: 1, from: 0 });
   real.owner = connection;
-  const model: SessionModel<Item> = { sent: [], acked: 0, outputs: 0, inputTerminal: false, outputTerminal: false, finished: false, generation: 1, attached: true, attempts: 1, lateCancels: 0 };
+  const model: SessionModel<Item> = {
+    sent: [],
+    acked: 0,
+    outputs: 0,
+    inputTerminal: false,
+    outputTerminal: false,
+    finished: false,
+    generation: 1,
+    attached: true,
+    attempts: 1,
+    lateCancels: 0,
+  };
   real.audit(model);
   return { model, real };
 }

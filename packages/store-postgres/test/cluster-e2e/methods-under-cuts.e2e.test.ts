@@ -130,7 +130,9 @@ const methods: [string, Scenario<unknown>, unknown][] = [
       await call.finished;
       return blobs.map((blob) => `${blob.bytes.length}:${blob.mimeType}:${sha256(blob.bytes)}`);
     },
-    range(12).map((i) => `${48 * 1024}:application/octet-stream:${sha256(Uint8Array.from({ length: 48 * 1024 }, (_, j) => (i + j) & 0xff))}`),
+    range(12).map(
+      (i) => `${48 * 1024}:application/octet-stream:${sha256(Uint8Array.from({ length: 48 * 1024 }, (_, j) => (i + j) & 0xff))}`,
+    ),
   ],
   [
     "split",
@@ -202,9 +204,13 @@ describe.each([
   ["two nodes", () => two],
   ["three nodes", () => three],
 ])("every demo method behind a round-robin balancer, %s, cut at many points", (_, balancer) => {
-  it.each(methods)("%s", async (_method, scenario, expected) => {
-    await acrossCuts(balancer(), scenario, expected);
-  }, 60_000);
+  it.each(methods)(
+    "%s",
+    async (_method, scenario, expected) => {
+      await acrossCuts(balancer(), scenario, expected);
+    },
+    60_000,
+  );
 });
 
 describe("an upload continued at a node that does not run the invocation", () => {

@@ -60,7 +60,12 @@ const settle = async (call: Invocation, value: () => unknown) => {
 };
 
 function countRun(key: string, to: number, delayMs: number): Run {
-  const call = clientFor(balancer.url, { reconnect: PATIENT }).invoke({ ...demo, method: "count", methodParameters: record(u32(to), u32(delayMs)), idempotencyKey: key });
+  const call = clientFor(balancer.url, { reconnect: PATIENT }).invoke({
+    ...demo,
+    method: "count",
+    methodParameters: record(u32(to), u32(delayMs)),
+    idempotencyKey: key,
+  });
   const items: unknown[] = [];
   const done = (async () => {
     try {
@@ -81,7 +86,12 @@ function digestRun(key: string): Run {
       await sleep(40);
     }
   }
-  const call = clientFor(balancer.url, { reconnect: PATIENT }).invoke({ ...demo, method: "digest", methodParameters: record(inputStream.bytes(paced())), idempotencyKey: key });
+  const call = clientFor(balancer.url, { reconnect: PATIENT }).invoke({
+    ...demo,
+    method: "digest",
+    methodParameters: record(inputStream.bytes(paced())),
+    idempotencyKey: key,
+  });
   let fields: unknown;
   const done = (async () => {
     const result = await call.result.catch(() => undefined);
@@ -99,14 +109,24 @@ function tallyRun(key: string): Run {
       await sleep(5);
     }
   }
-  const call = clientFor(balancer.url, { reconnect: PATIENT }).invoke({ ...demo, method: "tally", methodParameters: record(inputStream.strings(paced())), idempotencyKey: key });
+  const call = clientFor(balancer.url, { reconnect: PATIENT }).invoke({
+    ...demo,
+    method: "tally",
+    methodParameters: record(inputStream.strings(paced())),
+    idempotencyKey: key,
+  });
   let fields: unknown;
   const done = (async () => {
     const result = await call.result.catch(() => undefined);
     if (result?.kind === "value") fields = fieldsOf(result.value).map((f) => f.value);
     return settle(call, () => fields);
   })();
-  return { key, kind: "tally", expected: [String(strings.length), String(strings.reduce((sum, s) => sum + Buffer.byteLength(s), 0))], done };
+  return {
+    key,
+    kind: "tally",
+    expected: [String(strings.length), String(strings.reduce((sum, s) => sum + Buffer.byteLength(s), 0))],
+    done,
+  };
 }
 
 describe("rolling restart with drain", () => {
@@ -124,7 +144,12 @@ describe("rolling restart with drain", () => {
     runs.forEach((run) => void run.done.then(() => settled.add(run.key)));
     const progress = setInterval(() => {
       if (process.env.GS_E2E_DEBUG === undefined) return;
-      console.log(`[${new Date().toISOString()}] pending: ${runs.filter((r) => !settled.has(r.key)).map((r) => r.key).join(", ")}; live: ${live.map((n) => n.id).join(",")}`);
+      console.log(
+        `[${new Date().toISOString()}] pending: ${runs
+          .filter((r) => !settled.has(r.key))
+          .map((r) => r.key)
+          .join(", ")}; live: ${live.map((n) => n.id).join(",")}`,
+      );
       console.log(cluster.logs());
     }, 5000);
     onTestFinished(() => clearInterval(progress));
@@ -146,7 +171,14 @@ describe("rolling restart with drain", () => {
 
     const outcomes = await Promise.all(runs.map((run) => run.done));
     const db = await admin();
-    let rows: { idempotency_key: string; session_id: string; owner_node: string; outcome: string; finished_at: string; count: string | null }[];
+    let rows: {
+      idempotency_key: string;
+      session_id: string;
+      owner_node: string;
+      outcome: string;
+      finished_at: string;
+      count: string | null;
+    }[];
     try {
       rows = (
         await db.query(

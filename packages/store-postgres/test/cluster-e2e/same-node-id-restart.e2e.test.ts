@@ -84,7 +84,12 @@ it("count owned by node A, the client attached at B: A killed and restarted as n
   // From the item after the starting client's last delivered one (it held item 1 undelivered when it detached), each once.
   expect(items).toEqual(range(79, 1));
   // Re-run by the restarted node itself, at the epoch it held: nobody claimed it.
-  expect(await sessionOf(key)).toMatchObject({ owner_node: "node-a", owner_epoch: "1", runs: 2, outcome: JSON.stringify({ kind: "success" }) });
+  expect(await sessionOf(key)).toMatchObject({
+    owner_node: "node-a",
+    owner_epoch: "1",
+    runs: 2,
+    outcome: JSON.stringify({ kind: "success" }),
+  });
   expect(await a.logged((entry) => entry["event"] === "recovery.interrupted")).toMatchObject({ count: 1 });
 });
 
@@ -100,7 +105,12 @@ it("digest mid-upload, the client attached at A itself: A killed and restarted a
       yield chunk;
     }
   }
-  const call = clientFor(a.url, { reconnect: PATIENT }).invoke({ ...demo, method: "digest", methodParameters: record(inputStream.bytes(upload())), idempotencyKey: key });
+  const call = clientFor(a.url, { reconnect: PATIENT }).invoke({
+    ...demo,
+    method: "digest",
+    methodParameters: record(inputStream.bytes(upload())),
+    idempotencyKey: key,
+  });
   await call.accepted;
   // The first half is committed (the input's count in the store), so the re-run reads it back from there.
   const firstHalf = chunks.slice(0, half).reduce((sum, chunk) => sum + chunk.length, 0);
@@ -109,9 +119,17 @@ it("digest mid-upload, the client attached at A itself: A killed and restarted a
   a = await killAndRestart(a, true);
   release();
   const result = await call.result;
-  expect(result.kind === "value" ? fieldsOf(result.value) : undefined).toEqual([{ kind: "u64", value: String(all.length) }, { kind: "string", value: sha256(all) }]);
+  expect(result.kind === "value" ? fieldsOf(result.value) : undefined).toEqual([
+    { kind: "u64", value: String(all.length) },
+    { kind: "string", value: sha256(all) },
+  ]);
   await expect(call.finished).resolves.toEqual({ kind: "success" });
-  expect(await sessionOf(key)).toMatchObject({ owner_node: "node-a", owner_epoch: "1", runs: 2, outcome: JSON.stringify({ kind: "success" }) });
+  expect(await sessionOf(key)).toMatchObject({
+    owner_node: "node-a",
+    owner_epoch: "1",
+    runs: 2,
+    outcome: JSON.stringify({ kind: "success" }),
+  });
 });
 
 describe("a lease shorter than the restart", () => {
@@ -146,7 +164,10 @@ describe("a lease shorter than the restart", () => {
     await expect(atB.finished).resolves.toEqual({ kind: "success" });
     sa = await restarted!;
     expect(items).toEqual(range(79, 1));
-    const { rows } = await db.query<{ outcome: string; owner_node: string }>(`SELECT outcome, owner_node FROM ${short.schema}.sessions WHERE idempotency_key = $1`, [key]);
+    const { rows } = await db.query<{ outcome: string; owner_node: string }>(
+      `SELECT outcome, owner_node FROM ${short.schema}.sessions WHERE idempotency_key = $1`,
+      [key],
+    );
     expect(JSON.parse(rows[0]!.outcome)).toEqual({ kind: "success" });
     expect(["node-a", "node-b"]).toContain(rows[0]!.owner_node);
   });

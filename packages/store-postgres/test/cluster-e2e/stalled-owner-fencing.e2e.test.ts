@@ -61,7 +61,10 @@ afterAll(async () => {
 });
 
 /** Reads `stream<u32>` items until the stream ends; the error that ended it, if any. */
-async function readAll(call: ReturnType<ReturnType<typeof clientFor>["takeover"]>, onItem: (seen: number) => void): Promise<{ items: number[]; error: unknown }> {
+async function readAll(
+  call: ReturnType<ReturnType<typeof clientFor>["takeover"]>,
+  onItem: (seen: number) => void,
+): Promise<{ items: number[]; error: unknown }> {
   const items: number[] = [];
   try {
     for await (const item of (await firstStream(call)).values()) {
@@ -102,7 +105,12 @@ it("SIGSTOP of the owner past its lease, a claim at B, SIGCONT: the former owner
         [key],
       )
     ).rows;
-  const start = clientFor(owner.url).invoke({ ...demo, method: "count", methodParameters: record(u32(100_000), u32(10)), idempotencyKey: key });
+  const start = clientFor(owner.url).invoke({
+    ...demo,
+    method: "count",
+    methodParameters: record(u32(100_000), u32(10)),
+    idempotencyKey: key,
+  });
   const startStream = (await firstStream(start)).values()[Symbol.asyncIterator]();
   for (let seen = 0; seen < 2; seen++) expect((await startStream.next()).value?.value).toBe(seen);
   const state: ResumeState | undefined = start.detach();

@@ -36,7 +36,19 @@ import { startTcpProxy } from "@golem-stream/test-support";
 import { admin, cleanUp, pgUrl } from "../support/stores.js";
 import { stallProxy, type StallProxy } from "../support/stall-proxy.js";
 import { TestCluster, type NodeProcess } from "./support/cluster.js";
-import { clientFor, demo, fieldsOf, firstStream, randomChunks, range, record, sha256, sleep, u32, type SchemaValueJson } from "./support/demo.js";
+import {
+  clientFor,
+  demo,
+  fieldsOf,
+  firstStream,
+  randomChunks,
+  range,
+  record,
+  sha256,
+  sleep,
+  u32,
+  type SchemaValueJson,
+} from "./support/demo.js";
 
 /** The advisory lock key B's run count waits for while the test holds it. */
 const HOLD = 0x7265726e; // "rern"
@@ -91,7 +103,8 @@ async function bHeld(key: string): Promise<void> {
     );
     if (Number(rows[0]!.n) > 0) return;
     const runs = (await sessionOf(key))?.runs;
-    if (runs !== null && runs !== undefined) throw new Error("B re-ran the invocation before the owner was stopped (its lease lapsed while it ran)");
+    if (runs !== null && runs !== undefined)
+      throw new Error("B re-ran the invocation before the owner was stopped (its lease lapsed while it ran)");
     await sleep(10);
   }
 }
@@ -99,7 +112,14 @@ async function bHeld(key: string): Promise<void> {
 /** The session of idempotency key `key` with its `direction` stream and run count. */
 async function sessionOf(key: string, direction: "input" | "output" = "output") {
   return (
-    await db.query<{ count: string; stream_id: string; owner_node: string; owner_epoch: string; outcome: string | null; runs: number | null }>(
+    await db.query<{
+      count: string;
+      stream_id: string;
+      owner_node: string;
+      owner_epoch: string;
+      outcome: string | null;
+      runs: number | null;
+    }>(
       `SELECT st.count, st.stream_id, se.owner_node, se.owner_epoch, se.outcome, r.runs
        FROM ${cluster.schema}.sessions se JOIN ${cluster.schema}.streams st USING (session_id) LEFT JOIN ${cluster.schema}.session_runs r USING (session_id)
        WHERE se.idempotency_key = $1 AND st.direction = $2`,
@@ -176,7 +196,11 @@ describe.each([
     // B claims once the owner's lease has lapsed; the re-run's first write, its run count, waits in the trigger.
     await bHeld(key);
     const atClaim = await sessionOf(key);
-    expect({ owner: atClaim?.owner_node, epoch: atClaim?.owner_epoch, runs: atClaim?.runs }).toEqual({ owner: "node-b", epoch: "2", runs: null });
+    expect({ owner: atClaim?.owner_node, epoch: atClaim?.owner_epoch, runs: atClaim?.runs }).toEqual({
+      owner: "node-b",
+      epoch: "2",
+      runs: null,
+    });
 
     // The former owner goes on; its held write reaches PostgreSQL now, after the claim: refused for its epoch.
     cluster.resume(owner);
@@ -197,7 +221,13 @@ describe.each([
     if (attachedAt === "the former owner") expect(reconnects).toBeGreaterThan(0);
 
     const after = await sessionOf(key);
-    expect({ count: after?.count, owner: after?.owner_node, epoch: after?.owner_epoch, runs: after?.runs, outcome: JSON.parse(after!.outcome!) as unknown }).toEqual({
+    expect({
+      count: after?.count,
+      owner: after?.owner_node,
+      epoch: after?.owner_epoch,
+      runs: after?.runs,
+      outcome: JSON.parse(after!.outcome!) as unknown,
+    }).toEqual({
       count: String(TO),
       runs: 2,
       owner: "node-b",
@@ -259,7 +289,12 @@ it("mid-upload: SIGSTOP of digest's owner past its lease, the client attached at
       yield chunk;
     }
   }
-  const call = clientFor(balancer.url).invoke({ ...demo, method: "digest", methodParameters: record(inputStream.bytes(upload())), idempotencyKey: key });
+  const call = clientFor(balancer.url).invoke({
+    ...demo,
+    method: "digest",
+    methodParameters: record(inputStream.bytes(upload())),
+    idempotencyKey: key,
+  });
   await call.accepted;
   balancer.setUpstreams([b]);
   balancer.cutOpen();
@@ -273,9 +308,18 @@ it("mid-upload: SIGSTOP of digest's owner past its lease, the client attached at
   release();
 
   const result = await call.result;
-  expect(result.kind === "value" ? fieldsOf(result.value) : undefined).toEqual([{ kind: "u64", value: String(all.length) }, { kind: "string", value: sha256(all) }]);
+  expect(result.kind === "value" ? fieldsOf(result.value) : undefined).toEqual([
+    { kind: "u64", value: String(all.length) },
+    { kind: "string", value: sha256(all) },
+  ]);
   await expect(call.finished).resolves.toEqual({ kind: "success" });
-  expect(await sessionOf(key, "input")).toMatchObject({ count: String(all.length), owner_node: "node-b", owner_epoch: "2", runs: 2, outcome: JSON.stringify({ kind: "success" }) });
+  expect(await sessionOf(key, "input")).toMatchObject({
+    count: String(all.length),
+    owner_node: "node-b",
+    owner_epoch: "2",
+    runs: 2,
+    outcome: JSON.stringify({ kind: "success" }),
+  });
   expect(owner.log.filter((line) => line.includes("invocation.record-failed"))).toEqual([]);
 });
 
@@ -297,7 +341,12 @@ it("mid-upload with the client attached at the owner: SIGSTOP past its lease, B 
       yield chunk;
     }
   }
-  const call = clientFor(owner.url).invoke({ ...demo, method: "digest", methodParameters: record(inputStream.bytes(upload())), idempotencyKey: key });
+  const call = clientFor(owner.url).invoke({
+    ...demo,
+    method: "digest",
+    methodParameters: record(inputStream.bytes(upload())),
+    idempotencyKey: key,
+  });
   let reconnects = 0;
   call.on("reconnecting", () => reconnects++);
   while (Number((await sessionOf(key, "input"))?.count ?? 0) < firstHalf) await sleep(10);
@@ -308,9 +357,18 @@ it("mid-upload with the client attached at the owner: SIGSTOP past its lease, B 
   release();
 
   const result = await call.result;
-  expect(result.kind === "value" ? fieldsOf(result.value) : undefined).toEqual([{ kind: "u64", value: String(all.length) }, { kind: "string", value: sha256(all) }]);
+  expect(result.kind === "value" ? fieldsOf(result.value) : undefined).toEqual([
+    { kind: "u64", value: String(all.length) },
+    { kind: "string", value: sha256(all) },
+  ]);
   await expect(call.finished).resolves.toEqual({ kind: "success" });
-  expect(await sessionOf(key, "input")).toMatchObject({ count: String(all.length), owner_node: "node-b", owner_epoch: "2", runs: 2, outcome: JSON.stringify({ kind: "success" }) });
+  expect(await sessionOf(key, "input")).toMatchObject({
+    count: String(all.length),
+    owner_node: "node-b",
+    owner_epoch: "2",
+    runs: 2,
+    outcome: JSON.stringify({ kind: "success" }),
+  });
   // The former owner's first write after the claim (input its client sent) was refused; the client resumed.
   expect((await owner.logged((entry) => entry["event"] === "session.ownership-lost"))["epoch"]).toBe("1");
   expect(reconnects).toBeGreaterThan(0);

@@ -35,7 +35,12 @@ describe("a stalled reader at another node than the owner", () => {
     const key = `stall-${Date.now()}`;
     // Started at A (A owns it), detached at once, taken over at B by a client that reads nothing:
     // its own queue (1 MiB, 1 entry) fills and it stops reading its socket.
-    const started = clientFor(a.url).invoke({ ...demo, method: "blobs", methodParameters: record(u32(BLOBS), u32(SIZE)), idempotencyKey: key });
+    const started = clientFor(a.url).invoke({
+      ...demo,
+      method: "blobs",
+      methodParameters: record(u32(BLOBS), u32(SIZE)),
+      idempotencyKey: key,
+    });
     await started.accepted;
     const state = started.detach()!;
     const reader = clientFor(b.url, { maxQueuedBytes: SIZE, maxQueuedEntriesPerStream: 1 }).takeover(state);
@@ -87,7 +92,9 @@ describe("a stalled reader at another node than the owner", () => {
       overallPeakMiB: { a: peak.a / MiB, b: peak.b / MiB },
       producedDuringStall,
     };
-    console.log(`stalled reader RSS (MiB): ${JSON.stringify(figures, (_, v: unknown) => (typeof v === "number" ? Math.round(v * 10) / 10 : v))}`);
+    console.log(
+      `stalled reader RSS (MiB): ${JSON.stringify(figures, (_, v: unknown) => (typeof v === "number" ? Math.round(v * 10) / 10 : v))}`,
+    );
     expect(stall.a - baseline.a).toBeLessThan(200 * MiB);
     expect(stall.b - baseline.b).toBeLessThan(200 * MiB);
     expect(peak.a - baseline.a).toBeLessThan(200 * MiB);

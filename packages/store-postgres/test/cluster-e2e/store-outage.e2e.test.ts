@@ -78,7 +78,12 @@ interface Ran {
 const progressOf = new Map<string, string>();
 
 /** Reads every item of `call`'s first stream, and how it finished (`success`, or `kind:code`). */
-async function drain(call: Invocation, progress: () => void, label: string, progressAt = 5): Promise<{ items: unknown[]; outcome: string }> {
+async function drain(
+  call: Invocation,
+  progress: () => void,
+  label: string,
+  progressAt = 5,
+): Promise<{ items: unknown[]; outcome: string }> {
   const items: unknown[] = [];
   try {
     for await (const item of (await firstStream(call)).values()) {
@@ -117,29 +122,51 @@ async function countAt(owner: NodeProcess, attachedAt: NodeProcess, to: number, 
  * the invocation is idle (waiting for input) until `held` opens.
  */
 async function reverseAt(node: NodeProcess, input: readonly string[], held: Promise<void>, progress: () => void): Promise<Ran> {
-  const call = client(node).invoke({ ...demo, method: "reverse", methodParameters: record(inputStream.strings(halfThenHeld(input, held))) });
+  const call = client(node).invoke({
+    ...demo,
+    method: "reverse",
+    methodParameters: record(inputStream.strings(halfThenHeld(input, held))),
+  });
   const { items: out, outcome } = await drain(call, progress, `reverse ${node.id}`, input.length / 2);
   return { values: out, outcome };
 }
 
 /** `digest` at `node`: half its chunks, then (once `held` opens) the rest. */
 async function digestAt(node: NodeProcess, chunks: readonly Uint8Array[], held: Promise<void>, progress: () => void): Promise<Ran> {
-  const call = client(node).invoke({ ...demo, method: "digest", methodParameters: record(inputStream.bytes(halfThenHeld(chunks, held, progress))) });
+  const call = client(node).invoke({
+    ...demo,
+    method: "digest",
+    methodParameters: record(inputStream.bytes(halfThenHeld(chunks, held, progress))),
+  });
   const result = await call.result;
   progressOf.set("digest", "result");
-  return { values: result.kind === "value" ? fieldsOf(result.value).map((field) => field.value) : result.kind, outcome: await outcomeOf(call) };
+  return {
+    values: result.kind === "value" ? fieldsOf(result.value).map((field) => field.value) : result.kind,
+    outcome: await outcomeOf(call),
+  };
 }
 
 /** `tally` at `node`: half its lines, then (once `held` opens) the rest. */
 async function tallyAt(node: NodeProcess, lines: readonly string[], held: Promise<void>, progress: () => void): Promise<Ran> {
-  const call = client(node).invoke({ ...demo, method: "tally", methodParameters: record(inputStream.strings(halfThenHeld(lines, held, progress))) });
+  const call = client(node).invoke({
+    ...demo,
+    method: "tally",
+    methodParameters: record(inputStream.strings(halfThenHeld(lines, held, progress))),
+  });
   const result = await call.result;
-  return { values: result.kind === "value" ? fieldsOf(result.value).map((field) => field.value) : result.kind, outcome: await outcomeOf(call) };
+  return {
+    values: result.kind === "value" ? fieldsOf(result.value).map((field) => field.value) : result.kind,
+    outcome: await outcomeOf(call),
+  };
 }
 
 /** `split` at `node`: half its bytes, then (once `held` opens) the rest; both outputs read to their ends. */
 async function splitAt(node: NodeProcess, chunks: readonly Uint8Array[], held: Promise<void>, progress: () => void): Promise<Ran> {
-  const call = client(node).invoke({ ...demo, method: "split", methodParameters: record(inputStream.bytes(halfThenHeld(chunks, held, progress))) });
+  const call = client(node).invoke({
+    ...demo,
+    method: "split",
+    methodParameters: record(inputStream.bytes(halfThenHeld(chunks, held, progress))),
+  });
   const result = await call.result;
   if (result.kind !== "value") return { values: result.kind, outcome: await outcomeOf(call) };
   const [upper, lines] = result.streams;
@@ -207,7 +234,11 @@ function outcomeOf(call: Invocation): Promise<string> {
 }
 
 const tallyLines = range(400).map((i) => `line ${i}`);
-const splitText = Buffer.from(range(300).map((i) => `line ${i} ${"q".repeat(i % 40)}`).join("\n"));
+const splitText = Buffer.from(
+  range(300)
+    .map((i) => `line ${i} ${"q".repeat(i % 40)}`)
+    .join("\n"),
+);
 const splitChunks = range(8).map((i) => splitText.subarray((i * splitText.length) / 8, ((i + 1) * splitText.length) / 8));
 const BLOBS = 600;
 const GROUPS = 3;
@@ -221,7 +252,12 @@ const digestAll = Buffer.concat(digestChunks);
  * Starts the invocations, waits until each has made progress, runs `outage`, opens the held
  * input, and resolves with what each ended with, by name.
  */
-async function underOutage(countTo: number, idleAtB: "digest" | "reverse", outage: () => Promise<void>, everyMethod = false): Promise<Record<string, Ran>> {
+async function underOutage(
+  countTo: number,
+  idleAtB: "digest" | "reverse",
+  outage: () => Promise<void>,
+  everyMethod = false,
+): Promise<Record<string, Ran>> {
   // A run that hangs ends by the test's timeout, which tells nothing: the nodes' logs and the runs' progress do.
   onTestFailed(() => console.error(`${cluster.logs()}\n${JSON.stringify([...progressOf])}`));
   progressOf.clear();
@@ -239,7 +275,8 @@ async function underOutage(countTo: number, idleAtB: "digest" | "reverse", outag
     "count at B, client at A": countAt(b, a, countTo, progress()),
     "reverse at A": reverseAt(a, reverseInput, held.wait, progress()),
     // A digest has no output to tell that its first half was committed: only where every run must succeed.
-    [`${idleAtB} at B`]: idleAtB === "digest" ? digestAt(b, digestChunks, held.wait, progress()) : reverseAt(b, reverseInput, held.wait, progress()),
+    [`${idleAtB} at B`]:
+      idleAtB === "digest" ? digestAt(b, digestChunks, held.wait, progress()) : reverseAt(b, reverseInput, held.wait, progress()),
     ...(everyMethod
       ? {
           "tally at A": tallyAt(a, tallyLines, held.wait, progress()),
@@ -286,10 +323,19 @@ describe("PostgreSQL unavailable under running invocations on two nodes", () => 
     }
     expect(ran["reverse at A"], message).toEqual({ values: reversed, outcome: "success" });
     expect(ran["digest at B"], message).toEqual({ values: [String(digestAll.length), sha256(digestAll)], outcome: "success" });
-    expect(ran["tally at A"], message).toEqual({ values: [String(tallyLines.length), String(Buffer.byteLength(tallyLines.join("")))], outcome: "success" });
-    expect(ran["split at B"], message).toEqual({ values: { upper: sha256(Buffer.from(splitText.toString().toUpperCase())), lines: splitText.toString().split("\n") }, outcome: "success" });
+    expect(ran["tally at A"], message).toEqual({
+      values: [String(tallyLines.length), String(Buffer.byteLength(tallyLines.join("")))],
+      outcome: "success",
+    });
+    expect(ran["split at B"], message).toEqual({
+      values: { upper: sha256(Buffer.from(splitText.toString().toUpperCase())), lines: splitText.toString().split("\n") },
+      outcome: "success",
+    });
     expect(ran["blobs at A"], message).toEqual({ values: range(BLOBS).map((i) => i & 0xff), outcome: "success" });
-    expect(ran["groups at B"], message).toEqual({ values: { names: range(GROUPS).map((g) => `group-${g}`), groups: range(GROUPS).map(() => range(PER_GROUP)) }, outcome: "success" });
+    expect(ran["groups at B"], message).toEqual({
+      values: { names: range(GROUPS).map((g) => `group-${g}`), groups: range(GROUPS).map(() => range(PER_GROUP)) },
+      outcome: "success",
+    });
     // The writers waited: each node saw the outage and its end, and failed nothing past the grace.
     for (const node of [a, b]) {
       expect(node.log.some((line) => line.includes('"store available again"'))).toBe(true);
@@ -297,32 +343,37 @@ describe("PostgreSQL unavailable under running invocations on two nodes", () => 
     }
   });
 
-  it("down past the grace: the invocations waiting on a write fail with invocation-failed, the idle ones succeed, nothing a client received is lost", { timeout: 60_000 }, async () => {
-    const from = [a.log.length, b.log.length];
-    const ran = await underOutage(100_000, "reverse", async () => {
-      await postgres.shutdown("fast");
-      await Promise.all([logged(a, "store.outage-grace-exceeded", 1, from[0]), logged(b, "store.outage-grace-exceeded", 1, from[1])]);
-      await postgres.start();
-    });
-    const message = cluster.logs();
-    const counts = ["count at A, client at A", "count at A, client at B", "count at B, client at B", "count at B, client at A"];
-    for (const name of counts) {
-      const { values, outcome } = ran[name]!;
-      expect(outcome, `${name}\n${message}`).toBe("invocation-failed:invocation-failed");
-      // What the client received: the first items, once, in order.
-      expect(values, name).toEqual(range((values as unknown[]).length));
-    }
-    expect(ran["reverse at A"], message).toEqual({ values: reversed, outcome: "success" });
-    expect(ran["reverse at B"], message).toEqual({ values: reversed, outcome: "success" });
-    // Every item a client received was committed: each count's stored output holds at least as many.
-    const stored = await storedCounts();
-    const received = counts.map((name) => (ran[name]!.values as unknown[]).length).sort((x, y) => x - y);
-    const committed = stored.filter((count) => count < 100_000).sort((x, y) => x - y);
-    expect(committed.length).toBeGreaterThanOrEqual(received.length);
-    const largest = committed.slice(-received.length);
-    received.forEach((count, i) => expect(largest[i]).toBeGreaterThanOrEqual(count));
-    for (const node of [a, b]) expect(node.log.some((line) => line.includes("store unavailable for longer than the outage grace"))).toBe(true);
-  });
+  it(
+    "down past the grace: the invocations waiting on a write fail with invocation-failed, the idle ones succeed, nothing a client received is lost",
+    { timeout: 60_000 },
+    async () => {
+      const from = [a.log.length, b.log.length];
+      const ran = await underOutage(100_000, "reverse", async () => {
+        await postgres.shutdown("fast");
+        await Promise.all([logged(a, "store.outage-grace-exceeded", 1, from[0]), logged(b, "store.outage-grace-exceeded", 1, from[1])]);
+        await postgres.start();
+      });
+      const message = cluster.logs();
+      const counts = ["count at A, client at A", "count at A, client at B", "count at B, client at B", "count at B, client at A"];
+      for (const name of counts) {
+        const { values, outcome } = ran[name]!;
+        expect(outcome, `${name}\n${message}`).toBe("invocation-failed:invocation-failed");
+        // What the client received: the first items, once, in order.
+        expect(values, name).toEqual(range((values as unknown[]).length));
+      }
+      expect(ran["reverse at A"], message).toEqual({ values: reversed, outcome: "success" });
+      expect(ran["reverse at B"], message).toEqual({ values: reversed, outcome: "success" });
+      // Every item a client received was committed: each count's stored output holds at least as many.
+      const stored = await storedCounts();
+      const received = counts.map((name) => (ran[name]!.values as unknown[]).length).sort((x, y) => x - y);
+      const committed = stored.filter((count) => count < 100_000).sort((x, y) => x - y);
+      expect(committed.length).toBeGreaterThanOrEqual(received.length);
+      const largest = committed.slice(-received.length);
+      received.forEach((count, i) => expect(largest[i]).toBeGreaterThanOrEqual(count));
+      for (const node of [a, b])
+        expect(node.log.some((line) => line.includes("store unavailable for longer than the outage grace"))).toBe(true);
+    },
+  );
 });
 
 /** The item count of every `count` output stream in the cluster's schema (finished sessions of this file). */

@@ -21,7 +21,7 @@ let c: NodeProcess;
 
 beforeAll(async () => {
   await cluster.prepare();
-  [a, b, c] = await Promise.all(["node-a", "node-b", "node-c"].map((id) => cluster.start(id))) as [NodeProcess, NodeProcess, NodeProcess];
+  [a, b, c] = (await Promise.all(["node-a", "node-b", "node-c"].map((id) => cluster.start(id)))) as [NodeProcess, NodeProcess, NodeProcess];
 });
 
 afterAll(async () => {
@@ -31,7 +31,12 @@ afterAll(async () => {
 
 /** Starts `count(to, delayMs)` at `node`, reads `first` items, detaches: the state to attach elsewhere. */
 async function startAt(node: NodeProcess, to: number, delayMs: number, first: number, idempotencyKey?: string): Promise<ResumeState> {
-  const call = clientFor(node.url).invoke({ ...demo, method: "count", methodParameters: record(u32(to), u32(delayMs)), ...(idempotencyKey === undefined ? {} : { idempotencyKey }) });
+  const call = clientFor(node.url).invoke({
+    ...demo,
+    method: "count",
+    methodParameters: record(u32(to), u32(delayMs)),
+    ...(idempotencyKey === undefined ? {} : { idempotencyKey }),
+  });
   const stream = await firstStream(call);
   // Read without leaving a for-await loop, which would drop (cancel) the stream.
   const items = stream.values()[Symbol.asyncIterator]();
@@ -139,7 +144,10 @@ describe("the owner's process is killed", () => {
       await cluster.kill(victim);
       release();
       const result = await call.result;
-      expect(result.kind === "value" ? fieldsOf(result.value) : undefined).toEqual([{ kind: "u64", value: String(all.length) }, { kind: "string", value: sha256(all) }]);
+      expect(result.kind === "value" ? fieldsOf(result.value) : undefined).toEqual([
+        { kind: "u64", value: String(all.length) },
+        { kind: "string", value: sha256(all) },
+      ]);
       await expect(call.finished).resolves.toEqual({ kind: "success" });
     } finally {
       await balancer.close();

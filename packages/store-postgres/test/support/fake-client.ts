@@ -6,7 +6,10 @@
  */
 import type pg from "pg";
 
-export type Answer = (text: string, values: readonly unknown[] | undefined) => Partial<pg.QueryResult> | Promise<Partial<pg.QueryResult>> | undefined | Promise<undefined>;
+export type Answer = (
+  text: string,
+  values: readonly unknown[] | undefined,
+) => Partial<pg.QueryResult> | Promise<Partial<pg.QueryResult>> | undefined | Promise<undefined>;
 
 let xids = 1000;
 
@@ -18,7 +21,13 @@ function results(text: string, rows: unknown[] = []): pg.QueryResult | pg.QueryR
   const statements = text.split("; ");
   const answers = statements.map(
     (statement) =>
-      ({ command: statement.split(" ")[0]!, rowCount: 0, oid: 0, fields: [], rows: statement.includes("pg_current_xact_id") ? [{ xid: String(xids++) }] : rows }) as pg.QueryResult,
+      ({
+        command: statement.split(" ")[0]!,
+        rowCount: 0,
+        oid: 0,
+        fields: [],
+        rows: statement.includes("pg_current_xact_id") ? [{ xid: String(xids++) }] : rows,
+      }) as pg.QueryResult,
   );
   return answers.length === 1 ? answers[0]! : answers;
 }

@@ -23,7 +23,12 @@ export function freshSchema(): string {
 }
 
 export async function connect(options: Partial<PostgresSessionStoreOptions> = {}): Promise<PostgresSessionStore> {
-  const store = await PostgresSessionStore.connect({ connectionString: pgUrl(), schema: options.schema ?? freshSchema(), pool: { max: 4 }, ...options });
+  const store = await PostgresSessionStore.connect({
+    connectionString: pgUrl(),
+    schema: options.schema ?? freshSchema(),
+    pool: { max: 4 },
+    ...options,
+  });
   open.add(store);
   return store;
 }

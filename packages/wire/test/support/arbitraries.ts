@@ -24,9 +24,7 @@ export const u64 = fc.bigInt({ min: 0n, max: U64_MAX });
 const itemSequence = fc.bigInt({ min: 0n, max: U64_MAX - 1n });
 const name = fc.string({ minLength: 1, maxLength: 20, unit: "grapheme" });
 const text = fc.string({ maxLength: 40, unit: "grapheme" });
-const idempotencyKey = fc
-  .string({ minLength: 1, maxLength: 120, unit: "grapheme" })
-  .filter((key) => utf8ByteLength(key) <= 1024);
+const idempotencyKey = fc.string({ minLength: 1, maxLength: 120, unit: "grapheme" }).filter((key) => utf8ByteLength(key) <= 1024);
 const json = fc.jsonValue({ maxDepth: 3 }) as fc.Arbitrary<JsonValue>;
 export const schemaValue = fc.record({ kind: fc.string({ maxLength: 12 }), value: json });
 
@@ -83,26 +81,24 @@ const u8Batch = fc
 const binaryPayload = fc.uint8Array({ maxLength: 64 });
 
 export const clientMessage: fc.Arbitrary<ClientMessage> = fc.oneof(
-  fc.record(
-    {
-      type: fc.constant("invocationStart" as const),
-      attemptId: uuidV4,
-      config: configEntries,
-      idempotencyKey,
-      methodParameters: schemaValue,
-      selector: fc.record(
-        {
-          agentType: name,
-          application: name,
-          constructorParameters: schemaValue,
-          environment: name,
-          method: name,
-          phantomId: uuidV4,
-        },
-        { requiredKeys: ["agentType", "application", "constructorParameters", "environment", "method"] },
-      ),
-    },
-  ),
+  fc.record({
+    type: fc.constant("invocationStart" as const),
+    attemptId: uuidV4,
+    config: configEntries,
+    idempotencyKey,
+    methodParameters: schemaValue,
+    selector: fc.record(
+      {
+        agentType: name,
+        application: name,
+        constructorParameters: schemaValue,
+        environment: name,
+        method: name,
+        phantomId: uuidV4,
+      },
+      { requiredKeys: ["agentType", "application", "constructorParameters", "environment", "method"] },
+    ),
+  }),
   fc.record({
     type: fc.constant("resumeAttach" as const),
     attemptId: uuidV4,
@@ -113,9 +109,7 @@ export const clientMessage: fc.Arbitrary<ClientMessage> = fc.oneof(
   fc.record({ type: fc.constant("inputStreamItem" as const), channel, sequence: itemSequence, value: schemaValue }),
   fc.record({ type: fc.constant("inputStreamEnd" as const), channel, sequence: u64 }),
   fc.record({ type: fc.constant("streamCancel" as const), channel, reason: fc.constantFrom(...CLIENT_CANCEL_REASONS) }),
-  fc
-    .tuple(channel, u8Batch)
-    .map(([ch, [payload, sequence]]) => ({ type: "input-u8" as const, channel: ch, sequence, payload })),
+  fc.tuple(channel, u8Batch).map(([ch, [payload, sequence]]) => ({ type: "input-u8" as const, channel: ch, sequence, payload })),
   fc.record(
     { type: fc.constant("input-binary" as const), channel, sequence: itemSequence, payload: binaryPayload, mimeType },
     { requiredKeys: ["type", "channel", "sequence", "payload"] },

@@ -7,7 +7,18 @@
  */
 import { createHash } from "node:crypto";
 import { createInterface } from "node:readline";
-import { createClient, inputStream, isClientError, wsTransport, type Client, type Invocation, type OutputStream, type ParamNode, type ResumeState, type Transport } from "@golem-stream/client";
+import {
+  createClient,
+  inputStream,
+  isClientError,
+  wsTransport,
+  type Client,
+  type Invocation,
+  type OutputStream,
+  type ParamNode,
+  type ResumeState,
+  type Transport,
+} from "@golem-stream/client";
 import type { SchemaValueJson } from "@golem-stream/wire";
 import type { AdapterCommand, AdapterEvent, AttachCommand, ErrorCategory, StartCommand, StreamEndOutcome } from "../adapter-protocol.js";
 import { ERROR_CATEGORIES } from "../adapter-protocol.js";
@@ -15,7 +26,16 @@ import { AsyncQueue } from "./async-queue.js";
 import { stateFromJson, stateToJson } from "./state-json.js";
 
 /** The client's types in this entry's signatures, importable from here. */
-export type { ResumeState, AcceptedState, PendingStartState, Transport, Connection, ConnectionHandlers, ConnectRequest, CloseInfo } from "@golem-stream/client";
+export type {
+  ResumeState,
+  AcceptedState,
+  PendingStartState,
+  Transport,
+  Connection,
+  ConnectionHandlers,
+  ConnectRequest,
+  CloseInfo,
+} from "@golem-stream/client";
 
 export interface ClientAdapterOptions {
   readonly input?: NodeJS.ReadableStream;
@@ -97,7 +117,8 @@ export async function runClientAdapter(options: ClientAdapterOptions = {}): Prom
         if (next.done === true) {
           reader.done = true;
           const ended = await streams![index]!.ended;
-          const outcome: StreamEndOutcome = ended.kind === "ok" || ended.kind === "error" || ended.kind === "cancelled" ? ended : { kind: "ok" };
+          const outcome: StreamEndOutcome =
+            ended.kind === "ok" || ended.kind === "error" || ended.kind === "cancelled" ? ended : { kind: "ok" };
           emit({ type: "streamEnd", stream: index, outcome });
           break;
         }
@@ -108,7 +129,11 @@ export async function runClientAdapter(options: ClientAdapterOptions = {}): Prom
     } catch (error) {
       reader.done = true;
       if (isClientError(error) && error.kind === "stream-failed") {
-        emit({ type: "streamEnd", stream: index, outcome: { kind: "error", code: error.code ?? "internal-error", message: error.message } });
+        emit({
+          type: "streamEnd",
+          stream: index,
+          outcome: { kind: "error", code: error.code ?? "internal-error", message: error.message },
+        });
       }
       // Anything else fails the invocation too; `finished` reports it.
     } finally {
@@ -154,7 +179,10 @@ export async function runClientAdapter(options: ClientAdapterOptions = {}): Prom
   // Reported before the client goes on: the suite may stop this process as soon as it sees one.
   const checkpointsOf = (command: StartCommand | AttachCommand) =>
     command.checkpoints === true
-      ? { onCheckpoint: (state: ResumeState) => emit({ type: "checkpoint", state: stateToJson((options.wrapCheckpoint ?? ((s) => s))(state)) }) }
+      ? {
+          onCheckpoint: (state: ResumeState) =>
+            emit({ type: "checkpoint", state: stateToJson((options.wrapCheckpoint ?? ((s) => s))(state)) }),
+        }
       : {};
 
   const start = (command: StartCommand): void => {
@@ -188,7 +216,8 @@ export async function runClientAdapter(options: ClientAdapterOptions = {}): Prom
       (result) => {
         const known = result.kind === "value" ? result.streams : [];
         streams = [...known];
-        for (const stream of known) readers.push({ iterator: stream[Symbol.asyncIterator](), credit: 0, digest: false, delivered: 0, running: false, done: false });
+        for (const stream of known)
+          readers.push({ iterator: stream[Symbol.asyncIterator](), credit: 0, digest: false, delivered: 0, running: false, done: false });
         emit({ type: "result", kind: result.kind, streams: known.length });
         for (const stream of early.splice(0)) register(stream);
         for (const pending of pendingReads.splice(0)) read(pending.stream, pending.count, pending.digest);
@@ -200,7 +229,12 @@ export async function runClientAdapter(options: ClientAdapterOptions = {}): Prom
       (error: unknown) =>
         emit(
           isClientError(error)
-            ? { type: "error", category: categoryOf(error.kind), ...(error.code === undefined ? {} : { code: error.code }), message: error.message }
+            ? {
+                type: "error",
+                category: categoryOf(error.kind),
+                ...(error.code === undefined ? {} : { code: error.code }),
+                message: error.message,
+              }
             : { type: "error", category: "other", message: error instanceof Error ? error.message : String(error) },
         ),
     );

@@ -9,7 +9,9 @@ import { decodeClientMessage, encodeClientMessage, type InvocationStart, type Re
 
 export function stateToJson(state: ResumeState): unknown {
   const { pendingOperation, ...rest } = state;
-  return pendingOperation === undefined ? rest : { ...rest, pendingOperation: JSON.parse(encodeClientMessage(pendingOperation)) as unknown };
+  return pendingOperation === undefined
+    ? rest
+    : { ...rest, pendingOperation: JSON.parse(encodeClientMessage(pendingOperation)) as unknown };
 }
 
 /** The inverse of `stateToJson`; the client checks the rest (`invalid-argument` on a bad state). */

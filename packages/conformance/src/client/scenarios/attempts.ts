@@ -27,7 +27,8 @@ export const attemptScenarios = defineScenarios("attempts", [
   {
     name: "exact-retry-after-stall",
     ref: "§5.1, §9",
-    expectation: "a start the server never answers is, after the client's acceptance timeout (500 ms here), retried exactly with the same attempt id",
+    expectation:
+      "a start the server never answers is, after the client's acceptance timeout (500 ms here), retried exactly with the same attempt id",
     run: async (ctx) => {
       const attaches: Attach[] = [];
       await ctx.begin(planned(new ScriptedSession(ctx.tokens), ["stall", "complete"], attaches), { ...COUNT, acceptanceTimeoutMs: 500 });
@@ -40,7 +41,8 @@ export const attemptScenarios = defineScenarios("attempts", [
   {
     name: "fresh-attempt-for-resume",
     ref: "§9, §5.2",
-    expectation: "after an accepted start is cut, the client resumes with a fresh UUIDv4 attempt id and the session token of the acceptance",
+    expectation:
+      "after an accepted start is cut, the client resumes with a fresh UUIDv4 attempt id and the session token of the acceptance",
     run: async (ctx) => {
       const attaches: Attach[] = [];
       await ctx.begin(planned(new ScriptedSession(ctx.tokens), ["accept-cut", "complete"], attaches), COUNT);
@@ -80,7 +82,10 @@ export const attemptScenarios = defineScenarios("attempts", [
       const [, first, second] = attaches;
       ensure(first?.type === "resumeAttach" && second?.type === "resumeAttach", `attaches ${show(attaches.map((a) => a.type))}`);
       ensure(first.sessionToken === session.sessionTokens[0], "the first resume does not carry the start's session token");
-      ensure(second.sessionToken === session.sessionTokens[1], "the second resume does not carry the token the first resume's acceptance refreshed");
+      ensure(
+        second.sessionToken === session.sessionTokens[1],
+        "the second resume does not carry the token the first resume's acceptance refreshed",
+      );
       ensure(first.attemptId !== second.attemptId, "two resumes share an attempt id");
       return "the refreshed token used";
     },
@@ -98,7 +103,8 @@ export const attemptScenarios = defineScenarios("attempts", [
       let inputs: unknown[] = [];
       await ctx.begin(async (peer) => {
         const attach = await nextAttach(peer);
-        if (attach.type !== "invocationStart") throw new Mismatch(`connection ${peer.index} began with ${attach.type}; no start was ever accepted`);
+        if (attach.type !== "invocationStart")
+          throw new Mismatch(`connection ${peer.index} began with ${attach.type}; no start was ever accepted`);
         starts.push(attach);
         if (peer.index === 1) {
           peer.send({ type: "invocationRejected", attemptId: attach.attemptId, code: "overloaded", message: "try again", retryable: true });

@@ -60,9 +60,16 @@ export const backpressureScenarios = defineScenarios("backpressure", [
       const stream = outputStream(ctx.tokens);
       const token = stream.token;
       const item = (n: number): Uint8Array =>
-        encodeServerMessage({ type: "output-binary", channel: 1, sequence: BigInt(n), cursorToken: ctx.tokens.cursor(stream.id, BigInt(n), "item"), payload: payload(n) }) as Uint8Array;
+        encodeServerMessage({
+          type: "output-binary",
+          channel: 1,
+          sequence: BigInt(n),
+          cursorToken: ctx.tokens.cursor(stream.id, BigInt(n), "item"),
+          payload: payload(n),
+        }) as Uint8Array;
       const wireBytes = item(0).length;
-      const ahead = (credit: number): number => (credit + LIMITS.maxQueuedEntriesPerStream + 1) * wireBytes + ctx.socketBufferAllowanceBytes;
+      const ahead = (credit: number): number =>
+        (credit + LIMITS.maxQueuedEntriesPerStream + 1) * wireBytes + ctx.socketBufferAllowanceBytes;
       // Half again what a conforming client can take without reading: an unbounded one takes it all.
       const total = Math.ceil((1.5 * ahead(0)) / wireBytes);
       let credit = 0;
@@ -96,7 +103,18 @@ export const backpressureScenarios = defineScenarios("backpressure", [
           peer.send(FINISHED);
           writer.done = true;
         },
-        { method: "blobs", methodParameters: { kind: "record", value: { fields: [{ kind: "u32", value: total }, { kind: "u32", value: ITEM_BYTES }] } } },
+        {
+          method: "blobs",
+          methodParameters: {
+            kind: "record",
+            value: {
+              fields: [
+                { kind: "u32", value: total },
+                { kind: "u32", value: ITEM_BYTES },
+              ],
+            },
+          },
+        },
       );
       await ctx.adapter.waitFor((e) => e.type === "result", "the result");
       const peer = ctx.server.peers[0]!;
@@ -105,8 +123,12 @@ export const backpressureScenarios = defineScenarios("backpressure", [
       let last = -1;
       while (still < SETTLE_MS) {
         if (writer.breach !== undefined) throw new Mismatch(writer.breach);
-        if (writer.done && peer.bufferedAmount === 0) throw new Mismatch(`the client took all ${total} items (${writer.written} bytes) off the socket while the application read none: it buffers without bound`);
-        if (peer.isClosed) throw new Mismatch(`the connection closed while the application was not reading; events: ${ctx.adapter.summary()}`);
+        if (writer.done && peer.bufferedAmount === 0)
+          throw new Mismatch(
+            `the client took all ${total} items (${writer.written} bytes) off the socket while the application read none: it buffers without bound`,
+          );
+        if (peer.isClosed)
+          throw new Mismatch(`the connection closed while the application was not reading; events: ${ctx.adapter.summary()}`);
         observe(peer);
         still = writer.taken === last ? still + POLL_MS : 0;
         last = writer.taken;
@@ -126,7 +148,9 @@ export const backpressureScenarios = defineScenarios("backpressure", [
       await ctx.finishedOk();
       const end = await ctx.adapter.waitFor((e) => e.type === "streamEnd", "the stream's end");
       ensure(end.type === "streamEnd" && end.outcome.kind === "ok", `stream end ${show(end)}`);
-      const seen = ctx.adapter.events.flatMap((e) => (e.type === "item" ? [`${e.size ?? "?"}:${e.sha256 ?? e.bytesHex?.slice(0, 16) ?? "?"}`] : []));
+      const seen = ctx.adapter.events.flatMap((e) =>
+        e.type === "item" ? [`${e.size ?? "?"}:${e.sha256 ?? e.bytesHex?.slice(0, 16) ?? "?"}`] : [],
+      );
       ensure(seen.length === total, `the application received ${seen.length} items, expected ${total}`);
       const wrong = seen.findIndex((s, n) => s !== `${ITEM_BYTES}:${sha256(payload(n))}`);
       ensureEqual(wrong, -1, "the first item that is not the one sent at its place (lost, duplicated, reordered or altered)");

@@ -10,13 +10,30 @@ import type { ScriptTokens } from "../script-tokens.js";
 import { FINISHED, ScriptedSession, nextAttach, type Attach, type ScriptedOutput } from "../session-script.js";
 
 /** `count(to, delayMs)`: one output `stream<u32>` (the scripts decide what it carries). */
-export const COUNT = { method: "count", methodParameters: { kind: "record", value: { fields: [{ kind: "u32", value: 15 }, { kind: "u32", value: 0 }] } } } as const;
+export const COUNT = {
+  method: "count",
+  methodParameters: {
+    kind: "record",
+    value: {
+      fields: [
+        { kind: "u32", value: 15 },
+        { kind: "u32", value: 0 },
+      ],
+    },
+  },
+} as const;
 
 /** `split(data: stream<u8>)`: result `record{upper: stream<u8>, lines: stream<string>}`. */
-export const SPLIT = { method: "split", methodParameters: { kind: "record", value: { fields: [{ kind: "stream", value: { input: "data", element: "u8" } }] } } } as const;
+export const SPLIT = {
+  method: "split",
+  methodParameters: { kind: "record", value: { fields: [{ kind: "stream", value: { input: "data", element: "u8" } }] } },
+} as const;
 
 /** `reverse(input: stream<string>)`: one input stream, fed by the scenario, and one output. */
-export const REVERSE = { method: "reverse", methodParameters: { kind: "record", value: { fields: [{ kind: "stream", value: { input: "in", element: "value" } }] } } } as const;
+export const REVERSE = {
+  method: "reverse",
+  methodParameters: { kind: "record", value: { fields: [{ kind: "stream", value: { input: "in", element: "value" } }] } },
+} as const;
 
 export const str = (value: string) => ({ kind: "string", value }) as const;
 
@@ -48,7 +65,11 @@ export async function expectAllOnce(ctx: ClientContext, n: number): Promise<void
   ctx.adapter.send({ type: "read", stream: 0 });
   await ctx.finishedOk();
   await ctx.adapter.waitFor((e) => e.type === "streamEnd" && e.stream === 0, "the end of output stream 0");
-  ensureEqual(ctx.numbers(0), Array.from({ length: n }, (_, i) => i), "items the application received");
+  ensureEqual(
+    ctx.numbers(0),
+    Array.from({ length: n }, (_, i) => i),
+    "items the application received",
+  );
 }
 
 /** The result graph the demo catalogue gives `method`. */
@@ -70,12 +91,24 @@ export function outputStream(tokens: ScriptTokens): { readonly id: string; reado
 
 /** The ok end of output stream `id` on `channel` at sequence `at`, with its terminal cursor. */
 export function okEnd(tokens: ScriptTokens, id: string, channel: number, at: number): ServerMessage {
-  return { type: "outputStreamEnd", channel, cursorToken: tokens.cursor(id, BigInt(at), "terminal"), outcome: { kind: "ok" }, sequence: BigInt(at) };
+  return {
+    type: "outputStreamEnd",
+    channel,
+    cursorToken: tokens.cursor(id, BigInt(at), "terminal"),
+    outcome: { kind: "ok" },
+    sequence: BigInt(at),
+  };
 }
 
 /** The packed u8 batch of bytes `from` … `to - 1` of stream `id`, its cursor naming the batch's final byte. */
 export function u8Batch(tokens: ScriptTokens, id: string, channel: number, from: number, to: number): ServerMessage {
-  return { type: "output-u8", channel, sequence: BigInt(from), cursorToken: tokens.cursor(id, BigInt(to - 1), "item"), payload: bytes(from, to) };
+  return {
+    type: "output-u8",
+    channel,
+    sequence: BigInt(from),
+    cursorToken: tokens.cursor(id, BigInt(to - 1), "item"),
+    payload: bytes(from, to),
+  };
 }
 
 /** The result of `split`: record{upper, lines} of the two stream tokens, with `mappings` announcing any of them. */
@@ -83,13 +116,27 @@ export function splitResult(upperToken: string, linesToken: string, mappings: re
   return {
     type: "invocationResult",
     mappings: [...mappings],
-    result: { kind: "value", graph: resultGraphOf("split"), value: { kind: "record", value: { fields: [{ kind: "stream", value: { streamToken: upperToken } }, { kind: "stream", value: { streamToken: linesToken } }] } } },
+    result: {
+      kind: "value",
+      graph: resultGraphOf("split"),
+      value: {
+        kind: "record",
+        value: {
+          fields: [
+            { kind: "stream", value: { streamToken: upperToken } },
+            { kind: "stream", value: { streamToken: linesToken } },
+          ],
+        },
+      },
+    },
   };
 }
 
 /** Bytes the application received on output stream `stream`, as one hex string. */
 export function receivedHex(ctx: ClientContext, stream: number): string {
-  return ctx.adapter.events.flatMap((e) => (e.type === "item" && e.stream === stream && e.bytesHex !== undefined ? [e.bytesHex] : [])).join("");
+  return ctx.adapter.events
+    .flatMap((e) => (e.type === "item" && e.stream === stream && e.bytesHex !== undefined ? [e.bytesHex] : []))
+    .join("");
 }
 
 /** Accepts `attach` and sends the result that announces `out` on channel 1: how a script answers a start. */
@@ -143,7 +190,11 @@ export const PLANNED_ITEMS = 3;
  * `accept-cut` (accept, send one item, vanish), or `complete` the invocation.
  * Connections past the plan do what its last step says.
  */
-export function planned(session: ScriptedSession, plan: readonly ("cut" | "stall" | "accept-cut" | "complete")[], attaches: Attach[] = []): Script {
+export function planned(
+  session: ScriptedSession,
+  plan: readonly ("cut" | "stall" | "accept-cut" | "complete")[],
+  attaches: Attach[] = [],
+): Script {
   const out = session.output();
   return async (peer) => {
     const attach = await nextAttach(peer);

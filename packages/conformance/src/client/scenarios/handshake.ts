@@ -24,7 +24,10 @@ export const handshakeScenarios = defineScenarios("handshake", [
       ensure(upgrades.length >= 2, `${upgrades.length} upgrade(s); expected a reconnect`);
       for (const upgrade of upgrades) {
         ensure(upgrade.protocols.includes(SUBPROTOCOL), `upgrade ${upgrade.index} offered ${show(upgrade.protocols)}`);
-        ensure(upgrade.authorization === `Bearer ${CONFORMANCE_TOKEN}`, `upgrade ${upgrade.index} sent Authorization ${show(upgrade.authorization)}`);
+        ensure(
+          upgrade.authorization === `Bearer ${CONFORMANCE_TOKEN}`,
+          `upgrade ${upgrade.index} sent Authorization ${show(upgrade.authorization)}`,
+        );
       }
       return `${upgrades.length} upgrades, each with the subprotocol and the bearer token`;
     },
@@ -32,11 +35,19 @@ export const handshakeScenarios = defineScenarios("handshake", [
   {
     name: "refused-unauthenticated",
     ref: "§1, §11, decisions §5",
-    expectation: "an upgrade refused with HTTP 401 and the envelope code unauthenticated fails the invocation as rejected with that code, without another upgrade",
+    expectation:
+      "an upgrade refused with HTTP 401 and the envelope code unauthenticated fails the invocation as rejected with that code, without another upgrade",
     run: async (ctx) => {
-      await ctx.begin(() => undefined, COUNT, () => ({ status: 401, body: { code: "unauthenticated", error: "authentication required" } }));
+      await ctx.begin(
+        () => undefined,
+        COUNT,
+        () => ({ status: 401, body: { code: "unauthenticated", error: "authentication required" } }),
+      );
       const outcome = await ctx.outcome();
-      ensure(outcome.type === "error" && outcome.category === "rejected" && outcome.code === "unauthenticated", `outcome ${show(outcome)}, expected rejected/unauthenticated`);
+      ensure(
+        outcome.type === "error" && outcome.category === "rejected" && outcome.code === "unauthenticated",
+        `outcome ${show(outcome)}, expected rejected/unauthenticated`,
+      );
       ensure(ctx.server.upgrades.length === 1, `${ctx.server.upgrades.length} upgrades: a definitive refusal is not retried`);
       return "rejected with unauthenticated";
     },
@@ -44,7 +55,8 @@ export const handshakeScenarios = defineScenarios("handshake", [
   {
     name: "refused-retryably",
     ref: "§1, §11, decisions §5",
-    expectation: "an upgrade refused with HTTP 503 and the envelope code overloaded is retried, and the invocation completes on a later connection",
+    expectation:
+      "an upgrade refused with HTTP 503 and the envelope code overloaded is retried, and the invocation completes on a later connection",
     run: async (ctx) => {
       await beginAccepted(
         ctx,

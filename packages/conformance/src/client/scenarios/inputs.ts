@@ -76,7 +76,10 @@ async function resendAfterCut(ctx: ClientContext, plan: ResendPlan): Promise<{ f
   return { first, resent };
 }
 
-const expectedSuffix = (from: number): InputSeen[] => [...WORDS.slice(from).map((w, i) => ({ sequence: from + i, value: str(w) })), { sequence: WORDS.length, end: true as const }];
+const expectedSuffix = (from: number): InputSeen[] => [
+  ...WORDS.slice(from).map((w, i) => ({ sequence: from + i, value: str(w) })),
+  { sequence: WORDS.length, end: true as const },
+];
 
 export const inputScenarios = defineScenarios("inputs", [
   {
@@ -104,7 +107,8 @@ export const inputScenarios = defineScenarios("inputs", [
   {
     name: "suffix-resend-after-high-water",
     ref: "§9, §4.3",
-    expectation: "after a cut, the client resends exactly the items from the server's high-water (2, after an ACK of 2), identical to the first sending, then the end",
+    expectation:
+      "after a cut, the client resends exactly the items from the server's high-water (2, after an ACK of 2), identical to the first sending, then the end",
     run: async (ctx) => {
       const { resent } = await resendAfterCut(ctx, { ackBeforeCut: 2, highWater: 2 });
       ensureEqual(resent, expectedSuffix(2), "input messages after the resume");
@@ -114,7 +118,8 @@ export const inputScenarios = defineScenarios("inputs", [
   {
     name: "high-water-beyond-last-ack",
     ref: "§9, §4.3",
-    expectation: "when the resumed acceptance's high-water (4) is beyond the last ACK the client saw (1), the client resends from the high-water, not from its last ACK",
+    expectation:
+      "when the resumed acceptance's high-water (4) is beyond the last ACK the client saw (1), the client resends from the high-water, not from its last ACK",
     run: async (ctx) => {
       const { resent } = await resendAfterCut(ctx, { ackBeforeCut: 1, highWater: 4 });
       ensureEqual(resent, expectedSuffix(4), "input messages after the resume");

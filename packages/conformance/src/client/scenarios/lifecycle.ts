@@ -24,7 +24,8 @@ export const lifecycleScenarios = defineScenarios("lifecycle", [
   {
     name: "revoked",
     ref: "§6.8, decisions §8",
-    expectation: "attachmentRevoked on an accepted connection (another owner took over): the client reports the revocation, fails the invocation as revoked and does not reconnect",
+    expectation:
+      "attachmentRevoked on an accepted connection (another owner took over): the client reports the revocation, fails the invocation as revoked and does not reconnect",
     run: async (ctx) => {
       await beginAccepted(ctx, (peer, out) => {
         peer.send(out.item(1, 0));
@@ -33,7 +34,10 @@ export const lifecycleScenarios = defineScenarios("lifecycle", [
       });
       const outcome = await ctx.outcome();
       ensure(outcome.type === "error" && outcome.category === "revoked", `outcome ${show(outcome)}, expected an error of category revoked`);
-      ensure(ctx.adapter.events.some((e) => e.type === "revoked"), "no revoked event");
+      ensure(
+        ctx.adapter.events.some((e) => e.type === "revoked"),
+        "no revoked event",
+      );
       ensure(ctx.server.peers.length === 1, `the client opened ${ctx.server.peers.length} connections after being replaced`);
       return "revoked, no reconnect";
     },
@@ -41,7 +45,8 @@ export const lifecycleScenarios = defineScenarios("lifecycle", [
   {
     name: "revoked-after-replayed-acceptance",
     ref: "§6.1, §9",
-    expectation: "an exact retry answered by the committed acceptance and then attachmentRevoked: the client starts a new resume with a fresh attempt id and the replayed session token, and completes",
+    expectation:
+      "an exact retry answered by the committed acceptance and then attachmentRevoked: the client starts a new resume with a fresh attempt id and the replayed session token, and completes",
     run: async (ctx) => {
       const session = new ScriptedSession(ctx.tokens);
       const out = session.output();
@@ -60,14 +65,18 @@ export const lifecycleScenarios = defineScenarios("lifecycle", [
         completeResumed(peer, attach, session, out);
       }, COUNT);
       await expectAllOnce(ctx, ITEMS);
-      ensure(attemptIds.length === 3 && attemptIds[0] === attemptIds[1] && attemptIds[2] !== attemptIds[1], `attempt ids ${show(attemptIds)}: expected the start twice, then a fresh one`);
+      ensure(
+        attemptIds.length === 3 && attemptIds[0] === attemptIds[1] && attemptIds[2] !== attemptIds[1],
+        `attempt ids ${show(attemptIds)}: expected the start twice, then a fresh one`,
+      );
       return "resumed with a fresh attempt";
     },
   },
   {
     name: "retryable-rejection-after-acceptance",
     ref: "§6.2, §9",
-    expectation: "a retryable invocationRejected after acceptance (then close 1002) leads to a new resume with a fresh attempt id, and the invocation completes",
+    expectation:
+      "a retryable invocationRejected after acceptance (then close 1002) leads to a new resume with a fresh attempt id, and the invocation completes",
     run: async (ctx) => {
       const session = new ScriptedSession(ctx.tokens);
       const out = session.output();
@@ -92,7 +101,8 @@ export const lifecycleScenarios = defineScenarios("lifecycle", [
   {
     name: "definitive-rejection",
     ref: "§6.2, §11",
-    expectation: "a non-retryable invocationRejected before acceptance fails the invocation as rejected with the server's code (forbidden), without a retry",
+    expectation:
+      "a non-retryable invocationRejected before acceptance fails the invocation as rejected with the server's code (forbidden), without a retry",
     run: async (ctx) => {
       await ctx.begin(async (peer) => {
         const attach = await nextAttach(peer);
@@ -100,7 +110,10 @@ export const lifecycleScenarios = defineScenarios("lifecycle", [
         peer.close(1002);
       }, COUNT);
       const outcome = await ctx.outcome();
-      ensure(outcome.type === "error" && outcome.category === "rejected" && outcome.code === "forbidden", `outcome ${show(outcome)}, expected rejected/forbidden`);
+      ensure(
+        outcome.type === "error" && outcome.category === "rejected" && outcome.code === "forbidden",
+        `outcome ${show(outcome)}, expected rejected/forbidden`,
+      );
       ensure(ctx.server.peers.length === 1, `${ctx.server.peers.length} connections: a definitive rejection is not retried`);
       return "rejected with forbidden";
     },
@@ -108,7 +121,8 @@ export const lifecycleScenarios = defineScenarios("lifecycle", [
   {
     name: "stream-error-end",
     ref: "§6.5, §8",
-    expectation: "an output stream ending with an error outcome is reported on that stream with its code (producer-error); the invocation still finishes",
+    expectation:
+      "an output stream ending with an error outcome is reported on that stream with its code (producer-error); the invocation still finishes",
     run: async (ctx) => {
       await beginAccepted(ctx, (peer, out) => {
         peer.send(out.item(1, 0));
@@ -132,14 +146,18 @@ export const lifecycleScenarios = defineScenarios("lifecycle", [
         peer.send({ type: "invocationFinished", outcome: { kind: "failure", code: "invocation-failed", message: "agent trapped" } });
       });
       const outcome = await ctx.outcome();
-      ensure(outcome.type === "error" && outcome.category === "invocation-failed" && outcome.code === "invocation-failed", `outcome ${show(outcome)}`);
+      ensure(
+        outcome.type === "error" && outcome.category === "invocation-failed" && outcome.code === "invocation-failed",
+        `outcome ${show(outcome)}`,
+      );
       return "invocation-failed";
     },
   },
   {
     name: "cancel",
     ref: "§5.5, decisions §8",
-    expectation: "cancelling the invocation sends streamCancel with reason cancelled for the open output stream, and reports the cancellation delivered once the server ends it",
+    expectation:
+      "cancelling the invocation sends streamCancel with reason cancelled for the open output stream, and reports the cancellation delivered once the server ends it",
     run: async (ctx) => {
       let reason: string | undefined;
       const seen = gate();
@@ -164,7 +182,8 @@ export const lifecycleScenarios = defineScenarios("lifecycle", [
   {
     name: "quiet-accepted-connection",
     ref: "§1, §9",
-    expectation: "an accepted connection on which the server stays silent for 1.5 s is kept (there is no idle timeout in the protocol), and the invocation completes on it",
+    expectation:
+      "an accepted connection on which the server stays silent for 1.5 s is kept (there is no idle timeout in the protocol), and the invocation completes on it",
     run: async (ctx) => {
       const session = new ScriptedSession(ctx.tokens);
       const out = session.output();
@@ -184,14 +203,18 @@ export const lifecycleScenarios = defineScenarios("lifecycle", [
   {
     name: "lost-server",
     ref: "§9, §11",
-    expectation: "a server that cuts every connection before answering: the client retries the exact start a bounded number of times (5 without progress here), then fails as connection-lost",
+    expectation:
+      "a server that cuts every connection before answering: the client retries the exact start a bounded number of times (5 without progress here), then fails as connection-lost",
     run: async (ctx) => {
       const starts: Attach[] = [];
-      await ctx.begin(async (peer) => {
-        const attach = await nextAttach(peer);
-        starts.push(attach);
-        peer.cut();
-      }, { ...COUNT, maxReconnectAttempts: 5 });
+      await ctx.begin(
+        async (peer) => {
+          const attach = await nextAttach(peer);
+          starts.push(attach);
+          peer.cut();
+        },
+        { ...COUNT, maxReconnectAttempts: 5 },
+      );
       const outcome = await ctx.outcome();
       ensure(outcome.type === "error" && outcome.category === "connection-lost", `outcome ${show(outcome)}, expected connection-lost`);
       ensure(ctx.server.peers.length <= 6, `${ctx.server.peers.length} connections for 5 retries`);
@@ -200,4 +223,3 @@ export const lifecycleScenarios = defineScenarios("lifecycle", [
     },
   },
 ]);
-

@@ -59,8 +59,15 @@ export const restartScenarios = defineScenarios("restart", [
       ensure(attach.operation === "resume", `the restarted process attached with operation ${attach.operation}, expected resume`);
       ensure(attach.sessionToken === session.sessionTokens[0], "the resume does not carry the saved session token");
       const cursor = out.cursorIn(attach);
-      ensure(cursor !== undefined && cursor.event === "item" && cursor.position <= 3, `the resume's cursor names ${show(cursor)}; the crashed process had delivered items 0-3`);
-      ensureEqual(ctx.numbers(0, restarted), Array.from({ length: TOTAL - cursor.position - 1 }, (_, i) => cursor.position + 1 + i), "items the restarted process received");
+      ensure(
+        cursor !== undefined && cursor.event === "item" && cursor.position <= 3,
+        `the resume's cursor names ${show(cursor)}; the crashed process had delivered items 0-3`,
+      );
+      ensureEqual(
+        ctx.numbers(0, restarted),
+        Array.from({ length: TOTAL - cursor.position - 1 }, (_, i) => cursor.position + 1 + i),
+        "items the restarted process received",
+      );
       ensure(late.length === 0, `unexpected attaches: ${show(late)}`);
       return `resumed after a crash from item ${cursor.position}`;
     },
@@ -101,8 +108,15 @@ export const restartScenarios = defineScenarios("restart", [
       restarted.send({ type: "read", stream: 0 });
       await ctx.finishedOk(restarted);
       await endOfStream(restarted);
-      ensureEqual(ctx.numbers(0, restarted), Array.from({ length: TOTAL }, (_, i) => i), "items the restarted process received");
-      ensure(starts.length >= 2, `the restarted process began with ${show(ctx.server.peers[1]?.received[0]?.type)}, expected the pending start`);
+      ensureEqual(
+        ctx.numbers(0, restarted),
+        Array.from({ length: TOTAL }, (_, i) => i),
+        "items the restarted process received",
+      );
+      ensure(
+        starts.length >= 2,
+        `the restarted process began with ${show(ctx.server.peers[1]?.received[0]?.type)}, expected the pending start`,
+      );
       ensureEqual(starts[1], starts[0], "the start the restarted process sent");
       return "the identical start, retried from saved state";
     },
@@ -145,14 +159,20 @@ export const restartScenarios = defineScenarios("restart", [
       ctx.adapter.send({ type: "feed", input: "in", items: [str("a"), str("b")] });
       await acked.opened;
       // The acceptance is saved before anything else happens on the connection.
-      await ctx.adapter.waitFor((e) => e.type === "checkpoint" && (e.state as { sessionToken?: unknown }).sessionToken !== undefined, "a checkpoint after acceptance");
+      await ctx.adapter.waitFor(
+        (e) => e.type === "checkpoint" && (e.state as { sessionToken?: unknown }).sessionToken !== undefined,
+        "a checkpoint after acceptance",
+      );
       const saved = ctx.latestCheckpoint();
       await ctx.adapter.kill();
       const restarted = await ctx.continueIn("takeover", saved);
       restarted.send({ type: "read", stream: 0 });
       await ctx.finishedOk(restarted);
       await endOfStream(restarted);
-      ensure(reason === "source-unavailable", `the server saw streamCancel ${show(reason)}, expected reason source-unavailable on the input's channel 3`);
+      ensure(
+        reason === "source-unavailable",
+        `the server saw streamCancel ${show(reason)}, expected reason source-unavailable on the input's channel 3`,
+      );
       const resent = inputsOn(second, 3);
       ensure(resent.length === 0, `the restarted process sent input it has no source for: ${show(resent)}`);
       return "input cancelled as source-unavailable";

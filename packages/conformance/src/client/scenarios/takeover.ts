@@ -23,14 +23,23 @@ const FIRST_CONNECTION = 10;
  * sender's session token is of a superseded generation (decisions §8), which is definitive.
  */
 function refuseAsSuperseded(peer: ScriptedPeer, attemptId: string): void {
-  peer.send({ type: "invocationRejected", attemptId, code: "superseded", message: "another attachment took this session over", retryable: false });
+  peer.send({
+    type: "invocationRejected",
+    attemptId,
+    code: "superseded",
+    message: "another attachment took this session over",
+    retryable: false,
+  });
   peer.close(1002);
 }
 
 /** Fails unless `adapter` reported the revocation and ended as `revoked`. */
 async function expectRevoked(ctx: ClientContext, adapter: AdapterProcess): Promise<void> {
   const outcome = await ctx.outcome(adapter);
-  ensure(outcome.type === "error" && outcome.category === "revoked", `the replaced client ended with ${show(outcome)}, expected an error of category revoked`);
+  ensure(
+    outcome.type === "error" && outcome.category === "revoked",
+    `the replaced client ended with ${show(outcome)}, expected an error of category revoked`,
+  );
   ensure(
     adapter.events.some((e) => e.type === "revoked"),
     `the replaced client reported no revoked event; events: ${adapter.summary()}`,
@@ -76,7 +85,10 @@ export const takeoverScenarios = defineScenarios("takeover", [
       await deliver(ctx, 2);
       cut.open();
       await expectRevoked(ctx, ctx.adapter);
-      ensure(late.length === 0 && ctx.server.peers.length === 2, `after the revocation the client went on: ${show(late)} (${ctx.server.peers.length} connections)`);
+      ensure(
+        late.length === 0 && ctx.server.peers.length === 2,
+        `after the revocation the client went on: ${show(late)} (${ctx.server.peers.length} connections)`,
+      );
       return "revoked after a fresh resume, 2 connections";
     },
   },
@@ -129,10 +141,17 @@ export const takeoverScenarios = defineScenarios("takeover", [
       ensure(attach.sessionToken === session.sessionTokens[0], "the takeover does not carry the session token the first process saved");
       ensure(attach.attemptId !== startAttempt, "the takeover reuses the start's attempt id; a new operation needs a fresh one (§9)");
       const cursor = out.cursorIn(attach);
-      ensure(cursor !== undefined && cursor.event === "item" && cursor.position <= 3, `the takeover's cursor names ${show(cursor)}; the first process had delivered items 0-3 and saved its state after delivering`);
+      ensure(
+        cursor !== undefined && cursor.event === "item" && cursor.position <= 3,
+        `the takeover's cursor names ${show(cursor)}; the first process had delivered items 0-3 and saved its state after delivering`,
+      );
       const first = ctx.numbers(0);
       const second = ctx.numbers(0, taker);
-      ensureEqual(second, Array.from({ length: TOTAL - cursor.position - 1 }, (_, i) => cursor.position + 1 + i), "items the second process received");
+      ensureEqual(
+        second,
+        Array.from({ length: TOTAL - cursor.position - 1 }, (_, i) => cursor.position + 1 + i),
+        "items the second process received",
+      );
       ensure(first.length >= cursor.position + 1, `the first process delivered ${show(first)}, less than its saved cursor`);
       ensure(late.length === 0, `after the takeover: ${show(late)}`);
       return `takeover from item ${cursor.position}; the first process revoked, no resume over the taker`;

@@ -176,7 +176,10 @@ async function expectViolation(ctx: ClientContext, m: Misbehaviour): Promise<str
   const codes: readonly string[] = typeof m.code === "string" ? [m.code] : m.code;
   const outcome = await ctx.outcome();
   ensure(outcome.type === "error", `the invocation ${outcome.type}; expected it to fail with ${codes.join(" or ")}`);
-  ensure(outcome.code !== undefined && codes.includes(outcome.code), `the invocation failed with ${show({ category: outcome.category, code: outcome.code })}, expected code ${codes.join(" or ")}`);
+  ensure(
+    outcome.code !== undefined && codes.includes(outcome.code),
+    `the invocation failed with ${show({ category: outcome.category, code: outcome.code })}, expected code ${codes.join(" or ")}`,
+  );
   ensure(outcome.category === "server-violation", `category ${outcome.category}, expected server-violation`);
   ensure(ctx.server.peers.length === 1, `the client opened ${ctx.server.peers.length} connections: a violation is not retried`);
   return `failed with ${outcome.code}`;
@@ -184,12 +187,10 @@ async function expectViolation(ctx: ClientContext, m: Misbehaviour): Promise<str
 
 export const violationScenarios = defineScenarios(
   "violations",
-  MISBEHAVIOURS.map(
-    (m): ScenarioSpec => ({
-      name: m.name,
-      ref: m.ref,
-      expectation: `a server that ${m.what}: the invocation fails as a server violation with code ${typeof m.code === "string" ? m.code : m.code.join(" or ")}, without a retry`,
-      run: (ctx) => expectViolation(ctx, m),
-    }),
-  ),
+  MISBEHAVIOURS.map((m): ScenarioSpec => ({
+    name: m.name,
+    ref: m.ref,
+    expectation: `a server that ${m.what}: the invocation fails as a server violation with code ${typeof m.code === "string" ? m.code : m.code.join(" or ")}, without a retry`,
+    run: (ctx) => expectViolation(ctx, m),
+  })),
 );

@@ -49,7 +49,8 @@ export class TestCluster {
   readonly schema = freshSchema();
   readonly keyring = Keyring.generate("k1").exportKeyringJson();
   readonly nodes: NodeProcess[] = [];
-  readonly #options: Required<Omit<ClusterOptions, "pgUrl" | "outageGraceMs" | "maxReplays">> & Pick<ClusterOptions, "pgUrl" | "outageGraceMs" | "maxReplays">;
+  readonly #options: Required<Omit<ClusterOptions, "pgUrl" | "outageGraceMs" | "maxReplays">> &
+    Pick<ClusterOptions, "pgUrl" | "outageGraceMs" | "maxReplays">;
 
   constructor(options: ClusterOptions = {}) {
     this.#options = { ...options, leaseTtlMs: options.leaseTtlMs ?? 1000, drainMs: options.drainMs ?? 2000 };
@@ -57,7 +58,11 @@ export class TestCluster {
 
   /** Creates the schema once (nodes starting together would all migrate it). */
   async prepare(): Promise<void> {
-    const store = await connect({ schema: this.schema, nodeId: "test-setup", ...(this.#options.pgUrl === undefined ? {} : { connectionString: this.#options.pgUrl }) });
+    const store = await connect({
+      schema: this.schema,
+      nodeId: "test-setup",
+      ...(this.#options.pgUrl === undefined ? {} : { connectionString: this.#options.pgUrl }),
+    });
     await store.close();
   }
 

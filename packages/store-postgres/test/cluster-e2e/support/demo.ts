@@ -1,5 +1,13 @@
 /** Calling the demo catalogue (decisions §7) with the real client. */
-import { createClient, type Client, type Invocation, type InvokeOptions, type OutputStream, type ParamNode, type ReconnectPolicy } from "@golem-stream/client";
+import {
+  createClient,
+  type Client,
+  type Invocation,
+  type InvokeOptions,
+  type OutputStream,
+  type ParamNode,
+  type ReconnectPolicy,
+} from "@golem-stream/client";
 import { TOKEN } from "./cluster.js";
 
 // The demo helpers that hold no client type are the client's own test support's (ParamNode,
@@ -24,7 +32,10 @@ export const sleep = (ms: number): Promise<void> => new Promise((resolve) => set
 /** Short waits, many tries: a cut (or a draining node) costs milliseconds, not seconds. */
 export const FAST_RECONNECT: ReconnectPolicy = { initialDelayMs: 5, maxDelayMs: 100, maxAttempts: 40 };
 
-export function clientFor(url: string, options: { reconnect?: ReconnectPolicy; maxQueuedBytes?: number; maxQueuedEntriesPerStream?: number } = {}): Client {
+export function clientFor(
+  url: string,
+  options: { reconnect?: ReconnectPolicy; maxQueuedBytes?: number; maxQueuedEntriesPerStream?: number } = {},
+): Client {
   return createClient({ url, token: TOKEN, reconnect: options.reconnect ?? FAST_RECONNECT, ...options });
 }
 

@@ -36,8 +36,7 @@ const env = (name, fallback) => {
 const nodeId = env("GS_NODE_ID");
 const token = env("GS_TOKEN");
 const drainMs = Number(env("GS_DRAIN_MS", "2000"));
-const log = (level) => (message, fields) =>
-  process.stderr.write(`${JSON.stringify({ node: nodeId, level, message, ...fields })}\n`);
+const log = (level) => (message, fields) => process.stderr.write(`${JSON.stringify({ node: nodeId, level, message, ...fields })}\n`);
 const logger = { info() {}, warn: log("warn"), error: log("error") };
 
 const store = await PostgresSessionStore.connect({
