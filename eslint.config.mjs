@@ -1,8 +1,8 @@
 /**
  * ESLint with typescript-eslint's type-aware rules: only rules the codebase
- * keeps, each with the reason it is here. No formatting rules (no formatter
- * runs: a reformat of files others are editing would make merges
- * impossible). `pnpm lint` runs it; docs/architecture.md says what it checks.
+ * keeps, each with the reason it is here. No formatting rules: Prettier
+ * formats (`pnpm format`). `pnpm lint` runs both; docs/architecture.md says
+ * what each checks.
  */
 import tseslint from "typescript-eslint";
 
