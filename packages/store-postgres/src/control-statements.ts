@@ -16,13 +16,10 @@
  */
 import type pg from "pg";
 
-/** Asks for the transaction's id (assigning it now), so its outcome can be asked after a lost connection (`pg_xact_status`). */
-export const TRANSACTION_ID = "SELECT pg_current_xact_id()::text AS xid";
-
 export class ControlStatements {
   readonly #client: pg.Client;
   #held: string[] = [];
-  /** The transaction's id, once a `TRANSACTION_ID` statement sent by `send` has answered. */
+  /** The transaction's id, once a statement sent by `send` answered it as `xid` (the commit marker's, `lost-commit.ts`). */
   xid: string | undefined;
 
   constructor(client: pg.Client) {

@@ -11,7 +11,8 @@
  *
  * The parts: the SQL (`statements.ts`), session rows (`session-rows.ts`), the
  * logs (`log-appends.ts`), the journal (`journal.ts`), retention
- * (`retention.ts`) and this node's cluster membership: leases, claims,
+ * (`retention.ts`), the changes replayed after the listener reconnects
+ * (`replay-changes.ts`) and this node's cluster membership: leases, claims,
  * catalogues (`membership.ts`).
  *
  * Why one file: it is the SessionStore's method list, each method one delegation to the part that
@@ -41,6 +42,7 @@ import type {
 import { checkOutageGraceMs, OutageGrace, SYSTEM_OUTAGE_CLOCK } from "@golem-stream/server/store";
 import { appendGroupStatement } from "./append-group.js";
 import { ChangeFeed, encodeNote } from "./change-feed.js";
+import { replayChanges } from "./replay-changes.js";
 import { connectionSettings } from "./connection-settings.js";
 import { Connections } from "./connections.js";
 import * as journal from "./journal.js";
@@ -57,6 +59,7 @@ import type { StoreContext } from "./store-context.js";
 import { asStoreError } from "./store-error.js";
 import { DEFAULT_MAX_PACKED_ROW_BYTES, DEFAULT_SCHEMA, type PostgresSessionStoreOptions } from "./store-options.js";
 import { WriteQueue, type LogAppend, type WriteContext } from "./write-queue.js";
+import { CommitMarker, sweepMarkers } from "./lost-commit.js";
 
 export { DEFAULT_SCHEMA, type PostgresSessionStoreOptions } from "./store-options.js";
 
@@ -68,6 +71,8 @@ export class PostgresSessionStore implements ClusterSessionStore {
   readonly channel: string;
   readonly #connections: Connections;
   readonly #writes: WriteQueue;
+  /** The writer's outage grace: commit markers unused for longer than a day plus this are swept at open. */
+  readonly #outageGraceMs: number;
   readonly #feed: ChangeFeed;
   readonly #sessionReads: SessionReads;
   readonly #membership: Membership;
@@ -138,12 +143,14 @@ export class PostgresSessionStore implements ClusterSessionStore {
         counts: sql.streamCounts,
       },
       new OutageGrace(outageGraceMs, outageClock, () => this.#outageListener),
+      new CommitMarker(`${this.schema}.writer_groups`),
     );
+    this.#outageGraceMs = outageGraceMs;
     this.#sessionReads = new SessionReads((text, values) => this.#connections.pool.query(text, values), sql);
     this.#feed = new ChangeFeed({
       connect: () => this.#connections.client(),
       channel: this.channel,
-      onReconnect: (sessionIds) => this.#replay(sessionIds),
+      onReconnect: (sessionIds) => replayChanges(sessionIds, this, (sessionId, change) => this.#feed.dispatch(sessionId, change), this.#onError),
       onError: (error) => this.#onError(error),
     });
     this.#context = {
@@ -164,6 +171,7 @@ export class PostgresSessionStore implements ClusterSessionStore {
         let failure: unknown;
         try {
           await migrate(client.connection, this.schema);
+          await sweepMarkers(client.connection, `${this.schema}.writer_groups`, this.#outageGraceMs);
           await this.#membership.checkPacking(client.connection);
           this.#connections.writerSetup = writerSetup(this.#logCompression, await serverHasLz4(client.connection));
         } catch (error) {
@@ -377,33 +385,5 @@ export class PostgresSessionStore implements ClusterSessionStore {
    */
   async publish(sessionId: string, change: SessionChange): Promise<void> {
     await this.#connections.read(this.#context.sql.notify, [this.channel, encodeNote(sessionId, change)]);
-  }
-
-  /**
-   * After the listener reconnects: notifications sent meanwhile are lost, so
-   * every subscriber of `sessionIds` gets, from the committed state, each
-   * change a write could have sent: `resync` (other changes may be lost), `attached` with the current generation,
-   * `input`/`output` for every stream, then `result` and `finished` if
-   * recorded. Changes carry no payload; subscribers re-read the store.
-   */
-  async #replay(sessionIds: readonly string[]): Promise<void> {
-    for (const sessionId of sessionIds) {
-      let session: SessionRecord | undefined;
-      let streams: StreamRecord[];
-      try {
-        // Asked together: one round trip (session-reads.ts); a session that is gone has no streams.
-        [session, streams] = await Promise.all([this.getSession(sessionId), this.listStreams(sessionId)]);
-      } catch (error) {
-        this.#onError(error instanceof Error ? error : new Error(String(error)));
-        continue;
-      }
-      if (session === undefined) continue;
-      // Changes that are not writes (delivery progress above all) may have been lost too.
-      this.#feed.dispatch(sessionId, { kind: "resync" });
-      this.#feed.dispatch(sessionId, { kind: "attached", generation: session.generation.toString() });
-      for (const stream of streams) this.#feed.dispatch(sessionId, { kind: stream.direction, streamId: stream.streamId });
-      if (session.result !== undefined) this.#feed.dispatch(sessionId, { kind: "result" });
-      if (session.state === "finished") this.#feed.dispatch(sessionId, { kind: "finished" });
-    }
   }
 }

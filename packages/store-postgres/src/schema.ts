@@ -135,6 +135,20 @@ CREATE TABLE ${s}.session_runs (
 );
 `,
   },
+  {
+    // Commit markers (lost-commit.ts): one row per writer (a store instance), set by each of its
+    // groups of several statements inside the group's transaction, so a group whose COMMIT
+    // answer was lost is known committed or not even after a crash handed its transaction id out
+    // again. Rows are deleted when their store closes, or swept once unused for a day.
+    version: 5,
+    sql: (s) => `
+CREATE TABLE ${s}.writer_groups (
+  writer text PRIMARY KEY,
+  group_seq bigint NOT NULL,
+  written_at timestamptz NOT NULL DEFAULT now()
+);
+`,
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -24,60 +24,19 @@
  * before it fails. (Appends of different streams may be written in another
  * order than issued, stream by stream: @golem-stream/server's `writeOrder`. Each stream's
  * appends, and every other write, keep their order.)
- *
- * Why one file: one writer: the group in flight, the queue behind it, the outage grace and the
- * lost-COMMIT check all act on the one connection and the order of its groups; the one-statement
- * append group and the SQL already live apart.
  */
 import { performance } from "node:perf_hooks";
 import pg from "pg";
 import { OutageGrace, writeOrder } from "@golem-stream/server/store";
 import { appendGroupValues, distinctRuns } from "./append-group.js";
-import { RUN_BYTES, RUN_ROW_BYTES, runLength, runRows, type RunAppend } from "./append-runs.js";
-import { ControlStatements, TRANSACTION_ID } from "./control-statements.js";
+import { RUN_BYTES, RUN_ROW_BYTES, runLength } from "./append-runs.js";
+import { ControlStatements } from "./control-statements.js";
+import { writeRun } from "./run-write.js";
+import { Rollback, type LogAppend, type RunStatements, type WriteContext } from "./writes.js";
+import { appendsCommitted, resolveLostGroup, type CommitMarker, type Verdict } from "./lost-commit.js";
 import { asStoreError, isUnavailable, PostgresStoreError, timeoutCode } from "./store-error.js";
 
-/** Thrown by a write to undo its statements and still resolve with `value` (e.g. `attempt-exists`). */
-export class Rollback<T> {
-  constructor(readonly value: T) {}
-}
-
-/** What a write may do inside the group's transaction. */
-export interface WriteContext {
-  query<R extends pg.QueryResultRow = pg.QueryResultRow>(text: string, values?: readonly unknown[]): Promise<pg.QueryResult<R>>;
-  /** Queues a notification sent (with the write's others) only if the write commits. */
-  notify(payload: string): void;
-}
-
-/**
- * A write that only appends one row at the end of a stream's log (an input
- * chunk, an output item, introducing no stream). Appends of one stream in a
- * group that continue one another (other streams' appends between them do
- * not count, `writeOrder`) are written as one run: one
- * statement that advances the count by their sum and inserts every row, in
- * one savepoint, instead of four round trips per row (SAVEPOINT, UPDATE,
- * INSERT, RELEASE). A run whose stream does not continue where its first
- * row says is written again one write at a time, so each failure stays its own.
- */
-export interface LogAppend extends RunAppend {
-  /** The change notification for the run, given the stream's session id. */
-  note(sessionId: string): string;
-}
-
-/** The run statements, by log (the store's schema is in them), and how runs are packed. */
-export interface RunStatements {
-  readonly input: string;
-  readonly output: string;
-  /** A group of runs, one per stream, with its notifications (`append-group.ts`). */
-  readonly group: string;
-  /** Bytes per packed row for the run being written now (0: a row per append; @golem-stream/server's `packRun`). */
-  readonly packedRowBytes: () => number;
-  /** The count of each stream of `$1` (text[]): `stream_id`, `count`; tells whether a group statement whose answer was lost committed. */
-  readonly counts?: string;
-}
-
-/** What became of a group whose connection was lost, asked once PostgreSQL answers again. */
-type Verdict = "committed" | "not-committed" | "pending" | "unknown";
+export { Rollback, type LogAppend, type RunStatements, type WriteContext } from "./writes.js";
 
 interface Pending {
   readonly work: (context: WriteContext) => Promise<unknown>;
@@ -122,18 +81,22 @@ export class WriteQueue {
   #transientRetries = 0;
   /** Retries of groups whose connection was lost or could not be made (`outage`). */
   readonly #grace: OutageGrace;
+  /** Written by each group of several statements within a grace, so a lost COMMIT can be told (`lost-commit.ts`). */
+  readonly #marker: CommitMarker | undefined;
 
   /**
    * `outage` is the grace of a database that cannot be reached (default: none,
    * every such group fails at once): groups are retried in order, and a group
-   * whose COMMIT got no answer is first checked, so nothing is written twice
-   * or reported lost when it committed.
+   * whose COMMIT got no answer is first checked (by its `marker`; without one
+   * it fails as not confirmed), so nothing is written twice or reported lost
+   * when it committed, nor reported durable when it was lost.
    */
-  constructor(connect: () => Promise<pg.Client>, channel: string, runs?: RunStatements, outage: OutageGrace = new OutageGrace(0)) {
+  constructor(connect: () => Promise<pg.Client>, channel: string, runs?: RunStatements, outage: OutageGrace = new OutageGrace(0), marker?: CommitMarker) {
     this.#connect = connect;
     this.#channel = channel;
     this.#runs = runs;
     this.#grace = outage;
+    this.#marker = marker;
   }
 
   /** Queues `work`; an `append` (see `LogAppend`) may be written together with its neighbours instead. */
@@ -155,12 +118,13 @@ export class WriteQueue {
     this.#listener = listener;
   }
 
-  /** Commits everything queued, then ends the writer connection. */
+  /** Commits everything queued, deletes the writer's commit marker, then ends the writer connection. */
   async close(): Promise<void> {
     this.#closed = true;
     await this.drain();
     const client = this.#client;
     this.#client = undefined;
+    if (client !== undefined) await this.#marker?.forget(client);
     await client?.end().catch(() => undefined);
   }
 
@@ -211,46 +175,6 @@ export class WriteQueue {
   }
 
   /**
-   * Writes a run of appends in one statement inside one savepoint. False
-   * (and nothing written) when the stream does not continue where the run
-   * starts: the caller then writes them one by one for their own outcomes.
-   */
-  async #writeRun(client: pg.Client, control: ControlStatements, run: readonly Pending[], notes: string[]): Promise<boolean> {
-    const appends = run.map((item) => item.append!);
-    const first = appends[0]!;
-    const total = appends.reduce((sum, append) => sum + append.itemCount, 0n);
-    const rows = runRows(appends, this.#runs!.packedRowBytes());
-    await control.send("SAVEPOINT run");
-    try {
-      const moved = await client.query<{ session_id: string }>(first.log === "input" ? this.#runs!.input : this.#runs!.output, [
-        total,
-        first.streamId,
-        first.sequence,
-        rows.map((row) => row.sequence.toString()),
-        rows.map((row) => row.itemCount.toString()),
-        rows.map((row) => Buffer.from(row.data.buffer, row.data.byteOffset, row.data.byteLength)),
-        rows.map((row) => row.mimeType ?? null),
-        rows.map((row) => (row.parts === undefined ? null : Buffer.from(row.parts.buffer, row.parts.byteOffset, row.parts.byteLength))),
-        first.epoch === undefined ? null : first.epoch.toString(),
-      ]);
-      const sessionId = moved.rows[0]?.session_id;
-      if (sessionId === undefined) {
-        await control.send("ROLLBACK TO SAVEPOINT run; RELEASE SAVEPOINT run");
-        return false;
-      }
-      control.hold("RELEASE SAVEPOINT run");
-      notes.push(first.note(sessionId));
-      return true;
-    } catch (error) {
-      this.#abandonIfStalled(client, error);
-      if (this.#client !== client) throw error;
-      await control.send("ROLLBACK TO SAVEPOINT run; RELEASE SAVEPOINT run");
-      // Deadlocks and other failures: the writes go one by one, with their own savepoints and retries.
-      return false;
-    }
-  }
-
-  /**
    * After a query timed out on the client (`queryTimeoutMs`), the statement
    * may still be running and the connection cannot be trusted: it is closed,
    * the group fails and the next one connects again.
@@ -269,22 +193,14 @@ export class WriteQueue {
    * outcomes. After an error nothing was written and the whole group goes
    * the careful way, unless the answer was lost (the statement may have
    * committed): within the outage grace the streams' counts then tell
-   * (`#appendsCommitted`), else the group fails as not confirmed.
+   * (`appendsCommitted`, `lost-commit.ts`), else the group fails as not confirmed.
    */
-  async #commitAppends(
-    client: pg.Client,
-    group: readonly Pending[],
-    ordered: readonly Pending[],
-    runs: readonly [number, number][],
-  ): Promise<void> {
+  async #commitAppends(client: pg.Client, group: readonly Pending[], ordered: readonly Pending[], runs: readonly [number, number][]): Promise<void> {
     const began = performance.now();
     const appends = ordered.map((item) => item.append!);
     let moved: Set<number>;
     try {
-      const answer = await client.query<{ run: number }>(
-        this.#runs!.group,
-        appendGroupValues(appends, runs, this.#runs!.packedRowBytes(), this.#channel),
-      );
+      const answer = await client.query<{ run: number }>(this.#runs!.group, appendGroupValues(appends, runs, this.#runs!.packedRowBytes(), this.#channel));
       moved = new Set(answer.rows.map((row) => row.run));
     } catch (error) {
       this.#abandonIfStalled(client, error);
@@ -294,16 +210,12 @@ export class WriteQueue {
         return;
       }
       const failure = toError(error, "the store's write failed");
-      const committed = (writer: pg.Client) => this.#appendsCommitted(writer, appends, runs);
+      const committed = (writer: pg.Client) => appendsCommitted(writer, this.#runs!.counts!, appends, runs);
       const settle = () => this.#settleAppends(group, ordered, runs, new Set(runs.map((_, run) => run)), began);
       if (await this.#recover(group, failure, this.#runs!.counts === undefined ? undefined : committed, settle)) return;
       const code = timeoutCode(failure);
       const message = `store write not confirmed (it may have committed): ${failure.message}`;
-      this.#fail(group, (item) =>
-        item.reject(
-          code === undefined ? new Error(message, { cause: failure }) : new PostgresStoreError(code, message, { cause: failure }),
-        ),
-      );
+      this.#fail(group, (item) => item.reject(code === undefined ? new Error(message, { cause: failure }) : new PostgresStoreError(code, message, { cause: failure })));
       return;
     }
     this.#grace.available();
@@ -311,13 +223,7 @@ export class WriteQueue {
   }
 
   /** Settles a group of appends whose statement committed, `moved` its runs that moved their stream; the others go the careful way next. */
-  #settleAppends(
-    group: readonly Pending[],
-    ordered: readonly Pending[],
-    runs: readonly [number, number][],
-    moved: ReadonlySet<number>,
-    began: number,
-  ): void {
+  #settleAppends(group: readonly Pending[], ordered: readonly Pending[], runs: readonly [number, number][], moved: ReadonlySet<number>, began: number): void {
     const again = new Set<Pending>();
     runs.forEach(([start, end], run) => {
       if (moved.has(run)) return;
@@ -331,74 +237,18 @@ export class WriteQueue {
   }
 
   /**
-   * Whether a group statement whose answer was lost committed, from the
-   * streams' counts now. One statement commits all its runs or none, and
-   * only this writer appends to these streams, in order (the rest of the
-   * queue waits): a run whose count is still where it starts proves nothing
-   * was committed; every count at or past its run's end, that all was. Any
-   * other count cannot be told apart: unknown.
+   * The group's connection was lost, or could not be made (`error`): within
+   * the grace, either settles the group as committed (`settle`) or puts it
+   * back at the head of the queue, before every later write, to be written
+   * again, once PostgreSQL says which (`committed`, `lost-commit.ts`). True
+   * when it did one of those; false when the group must fail.
    */
-  async #appendsCommitted(client: pg.Client, appends: readonly LogAppend[], runs: readonly [number, number][]): Promise<Verdict> {
-    const firsts = runs.map(([start]) => appends[start]!);
-    const { rows } = await client.query<{ stream_id: string; count: string }>(this.#runs!.counts!, [
-      firsts.map((append) => append.streamId),
-    ]);
-    const counts = new Map(rows.map((row) => [row.stream_id, BigInt(row.count)]));
-    let all = true;
-    for (const [index, [start, end]] of runs.entries()) {
-      const first = firsts[index]!;
-      const count = counts.get(first.streamId);
-      if (count === first.sequence) return "not-committed";
-      const total = appends.slice(start, end).reduce((sum, append) => sum + append.itemCount, 0n);
-      if (count === undefined || count < first.sequence + total) all = false;
-    }
-    return all ? "committed" : "unknown";
-  }
-
-  /**
-   * The group's connection was lost, or could not be made (`error`). Within
-   * the outage grace: waits (backoff), then, when the group may have
-   * committed (`committed` given), asks PostgreSQL whether it did, again
-   * until it answers, and either settles the group as committed (`settle`)
-   * or puts it back at the head of the queue, before every later write, to
-   * be written again. True when it did one of those; false when the group
-   * must fail (the grace is spent, or its outcome cannot be known), the
-   * connection dropped either way.
-   */
-  async #recover(
-    group: readonly Pending[],
-    error: Error,
-    committed: ((client: pg.Client) => Promise<Verdict>) | undefined,
-    settle: () => void,
-  ): Promise<boolean> {
-    this.#dropWriter();
-    if (!isUnavailable(error)) return false;
-    let failure: unknown = error;
-    while (await this.#grace.retry(failure)) {
-      if (committed === undefined) {
-        this.#queue.unshift(...group);
-        return true;
-      }
-      let verdict: Verdict;
-      try {
-        verdict = await committed(await this.#writer());
-      } catch (next) {
-        this.#dropWriter();
-        if (!isUnavailable(next)) return false;
-        failure = next;
-        continue;
-      }
-      if (verdict === "pending") continue; // the old connection's transaction is still open: ask again
-      if (verdict === "unknown") return false;
-      if (verdict === "committed") {
-        this.#grace.available();
-        settle();
-      } else {
-        this.#queue.unshift(...group);
-      }
-      return true;
-    }
-    return false;
+  async #recover(group: readonly Pending[], error: Error, committed: ((client: pg.Client) => Promise<Verdict>) | undefined, settle: () => void): Promise<boolean> {
+    const writer = { grace: this.#grace, dropWriter: () => this.#dropWriter(), writer: () => this.#writer() };
+    const outcome = await resolveLostGroup(writer, error, committed);
+    if (outcome === "committed") settle();
+    else if (outcome === "again") this.#queue.unshift(...group);
+    return outcome !== "failed";
   }
 
   /** Rejects every write of `group` with `reject`; counted as failed past the grace while an outage is under way. */
@@ -450,14 +300,13 @@ export class WriteQueue {
     const order = this.#runs === undefined ? group.map((_, index) => index) : writeOrder(group.map((item) => item.append));
     const ordered = order.map((index) => group[index]!);
     const appends = ordered.map((item) => item.append);
-    const runs =
-      this.#runs !== undefined && ordered.every((item) => item.append !== undefined && !item.careful)
-        ? distinctRuns(appends as LogAppend[])
-        : undefined;
+    const runs = this.#runs !== undefined && ordered.every((item) => item.append !== undefined && !item.careful) ? distinctRuns(appends as LogAppend[]) : undefined;
     if (runs !== undefined) return this.#commitAppends(client, group, ordered, runs);
     const control = new ControlStatements(client);
     /** Whether the COMMIT went out: from then on a lost answer leaves the outcome unknown. */
     let commitSent = false;
+    /** The group's number in its commit marker (none without a grace: nothing would ask). */
+    const marked = this.#grace.graceMs > 0 ? this.#marker?.next() : undefined;
     /** Settles the group from `outcomes` once its transaction committed. */
     const settle = (): void => {
       this.#listener?.((performance.now() - began) / 1000, group.length - retry.length);
@@ -473,13 +322,14 @@ export class WriteQueue {
     };
     try {
       control.hold("BEGIN");
-      // The transaction's id, to ask PostgreSQL after a lost COMMIT whether it committed.
-      if (this.#grace.graceMs > 0) control.hold(TRANSACTION_ID);
+      // The commit marker and the transaction's id, to tell after a lost COMMIT whether it committed.
+      if (marked !== undefined) control.hold(this.#marker!.statement(client, marked));
       for (let at = 0; at < ordered.length; at++) {
         const item = ordered[at]!;
         const index = order[at]!;
         const run = this.#runs === undefined ? 1 : runLength(appends, at);
-        if (run > 1 && (await this.#writeRun(client, control, ordered.slice(at, at + run), notes))) {
+        const members = ordered.slice(at, at + run).map((member) => member.append!);
+        if (run > 1 && (await writeRun(client, control, this.#runs!, members, notes, (error) => (this.#abandonIfStalled(client, error), this.#client !== client)))) {
           for (let i = 0; i < run; i++) outcomes[order[at + i]!] = { ok: true, value: undefined };
           at += run - 1;
           continue;
@@ -503,16 +353,10 @@ export class WriteQueue {
             item.retries++;
             this.#transientRetries++;
             // What was not written yet, in the order it was issued.
-            retry = order
-              .slice(at)
-              .sort((a, b) => a - b)
-              .map((i) => group[i]!);
+            retry = order.slice(at).sort((a, b) => a - b).map((i) => group[i]!);
             break;
           }
-          outcomes[index] =
-            error instanceof Rollback
-              ? { ok: true, value: error.value }
-              : { ok: false, error: toError(asStoreError(error), "store write failed") };
+          outcomes[index] = error instanceof Rollback ? { ok: true, value: error.value } : { ok: false, error: toError(asStoreError(error), "store write failed") };
         }
       }
       // The notifications in one statement, in array order (identical ones may be coalesced by
@@ -526,29 +370,18 @@ export class WriteQueue {
       await client.query("ROLLBACK").catch(() => undefined);
       const failure = toError(error, "the store's transaction failed");
       if (isUnavailable(failure)) {
-        // Before the COMMIT went out nothing can have committed; after it, PostgreSQL says (`pg_xact_status`).
+        // Before the COMMIT went out nothing can have committed; after it, the group's commit marker says.
         const xid = control.xid;
-        const verify = !commitSent
-          ? undefined
-          : xid === undefined
-            ? async (): Promise<Verdict> => "unknown"
-            : (writer: pg.Client) => transactionCommitted(writer, xid);
+        const verify = !commitSent ? undefined : marked === undefined ? async (): Promise<Verdict> => "unknown" : (writer: pg.Client) => this.#marker!.committed(writer, xid, marked);
         if (await this.#recover(group, failure, verify, settle)) return;
       }
       const code = timeoutCode(failure);
       // A COMMIT that got no answer may have committed: say so rather than "not committed".
       const unconfirmed = code === "query-timeout" || (commitSent && isUnavailable(failure) && this.#grace.graceMs > 0);
       this.#fail(group, (item) => {
-        if (unconfirmed)
-          item.reject(
-            new PostgresStoreError(code ?? "unavailable", `store write not confirmed (it may have committed): ${failure.message}`, {
-              cause: failure,
-            }),
-          );
-        else if (code !== undefined)
-          item.reject(new PostgresStoreError(code, `store write not committed: ${failure.message}`, { cause: failure }));
-        else if (this.#grace.down)
-          item.reject(new PostgresStoreError("unavailable", `store write not committed: ${failure.message}`, { cause: failure }));
+        if (unconfirmed) item.reject(new PostgresStoreError(code ?? "unavailable", `store write not confirmed (it may have committed): ${failure.message}`, { cause: failure }));
+        else if (code !== undefined) item.reject(new PostgresStoreError(code, `store write not committed: ${failure.message}`, { cause: failure }));
+        else if (this.#grace.down) item.reject(new PostgresStoreError("unavailable", `store write not committed: ${failure.message}`, { cause: failure }));
         else item.reject(new Error(`store write not committed: ${failure.message}`, { cause: failure }));
       });
       return;
@@ -558,31 +391,7 @@ export class WriteQueue {
   }
 }
 
-/**
- * Whether the transaction `xid` committed, by PostgreSQL's commit log (it keeps the outcome of
- * recent transactions). An id "in the future" (22023) is one a crashed server handed out but
- * never logged: after its recovery no transaction has that id yet, so ours did not commit (a
- * commit's record, replayed, would have moved the server's next id past it).
- */
-async function transactionCommitted(client: pg.Client, xid: string): Promise<Verdict> {
-  let rows: { status: string | null }[];
-  try {
-    ({ rows } = await client.query<{ status: string | null }>("SELECT pg_xact_status($1::xid8) AS status", [xid]));
-  } catch (error) {
-    if (isFutureTransaction(error)) return "not-committed";
-    throw error;
-  }
-  const status = rows[0]?.status;
-  if (status === "committed") return "committed";
-  if (status === "aborted") return "not-committed";
-  if (status === "in progress") return "pending";
-  return "unknown";
-}
-
-function isFutureTransaction(error: unknown): boolean {
-  return (error as { code?: unknown } | null)?.code === "22023" && error instanceof Error && / is in the future$/.test(error.message);
-}
-
 export function toError(error: unknown, context: string): Error {
   return error instanceof Error ? error : new Error(`${context}: ${String(error)}`);
 }
+

@@ -80,7 +80,7 @@ it("upgrades a schema 1 database: its rows read as before, later bursts are pack
     await client.query(`ALTER TABLE ${schema}.input_chunks DROP COLUMN parts; ALTER TABLE ${schema}.output_events DROP COLUMN parts;
       ALTER TABLE ${schema}.nodes DROP COLUMN log_format; DELETE FROM ${schema}.schema_migrations WHERE version >= 2;
       ALTER TABLE ${schema}.sessions DROP COLUMN owner_epoch; ALTER TABLE ${schema}.streams DROP COLUMN owner_epoch;
-      DROP TABLE ${schema}.journal; DROP TABLE ${schema}.session_runs;
+      DROP TABLE ${schema}.journal; DROP TABLE ${schema}.session_runs; DROP TABLE ${schema}.writer_groups;
       ALTER TABLE ${schema}.input_chunks RESET (toast_tuple_target); ALTER TABLE ${schema}.output_events RESET (toast_tuple_target)`);
   } finally {
     await client.end();

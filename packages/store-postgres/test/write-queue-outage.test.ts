@@ -2,13 +2,13 @@
  * The writer through a database outage, against scripted stand-ins for its connections and a
  * clock the test moves (no PostgreSQL, no waiting): groups whose connection was lost or could
  * not be made are retried within the grace, in order; a group whose COMMIT got no answer is
- * checked (`pg_xact_status`, or the streams' counts for a group statement) before anything is
- * written again; past the grace the waiting writes fail with `unavailable`, and later ones fail
+ * checked (its commit marker once `pg_xact_status` says its transaction ended, or the streams'
+ * counts for a group statement) before anything is written again; past the grace the waiting writes fail with `unavailable`, and later ones fail
  * at once until PostgreSQL answers again.
  */
 import { describe, expect, it } from "vitest";
 import { OutageGrace, type OutageClock, type StoreOutageEvent } from "@golem-stream/server/store";
-import { TRANSACTION_ID } from "../src/control-statements.js";
+import { CommitMarker } from "../src/lost-commit.js";
 import { isUnavailable, PostgresStoreError } from "../src/store-error.js";
 import { WriteQueue, type RunStatements } from "../src/write-queue.js";
 import { outputAppend, statement } from "./support/writes.js";
@@ -16,6 +16,17 @@ import { FakeClient, pgError, type Answer } from "./support/fake-client.js";
 
 const CHANNEL = "golem_changes";
 const GRACE_MS = 6000;
+const MARKERS = "golem.writer_groups";
+const WRITER = "writer-1";
+/** The marker statement of the group numbered `group`. */
+const marker = (group: number): string => new CommitMarker(MARKERS, WRITER).statement(new FakeClient(), group);
+const MARKER_READ = `SELECT group_seq FROM ${MARKERS} WHERE writer = $1`;
+
+/** The number the last group written set its commit marker to. */
+function lastMarked(log: readonly string[]): number {
+  const text = [...log].reverse().find((t) => t.includes(`INSERT INTO ${MARKERS}`));
+  return Number(/VALUES \('[^']*', (\d+)\)/.exec(text ?? "")?.[1]);
+}
 
 /** A clock whose waits move it by exactly the wait (a retry costs no real time). */
 function steppingClock(): OutageClock & { time: number } {
@@ -64,6 +75,7 @@ class Database {
       CHANNEL,
       runs,
       grace,
+      new CommitMarker(MARKERS, WRITER),
     );
   }
 
@@ -181,6 +193,7 @@ describe("a connection lost during a group", () => {
         xid = String(values?.[0]);
         return { rows: [{ status: "committed" }] };
       }
+      if (text === MARKER_READ) return { rows: [{ group_seq: String(lastMarked(db.log)) }] };
       if (isCommit(text) && !lost) {
         lost = true;
         lose(db.clients[0]);
@@ -195,10 +208,10 @@ describe("a connection lost during a group", () => {
     ]);
     expect(results.map((r) => r.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
     expect((results[1] as PromiseRejectedResult).reason.message).toBe("b broke a rule");
-    expect(db.clients[0]!.log[0]).toBe(`BEGIN; ${TRANSACTION_ID}; SAVEPOINT write`);
+    expect(db.clients[0]!.log[0]).toBe(`BEGIN; ${marker(1)}; SAVEPOINT write`);
     expect(xid).toMatch(/^\d+$/);
-    // The check is the only statement of the second connection.
-    expect(db.clients[1]!.log).toEqual(["SELECT pg_xact_status($1::xid8) AS status"]);
+    // The check is all the second connection sends: the transaction ended, then its marker.
+    expect(db.clients[1]!.log).toEqual(["SELECT pg_xact_status($1::xid8) AS status", MARKER_READ]);
     expect(await queue.write(statement("write d", 4))).toBe(4);
     expect(db.lastWrites).toEqual(["write d"]);
   });
@@ -227,6 +240,8 @@ describe("a connection lost during a group", () => {
     let asked = 0;
     db.answer = (text) => {
       if (text.includes("pg_xact_status")) return { rows: [{ status: asked++ < 2 ? "in progress" : "committed" }] };
+      // Visible only once the transaction ended: read before, it would say "not committed".
+      if (text === MARKER_READ) return { rows: [{ group_seq: String(asked > 2 ? lastMarked(db.log) : 0) }] };
       if (isCommit(text) && !lost) {
         lost = true;
         lose(db.clients[0]);
@@ -235,25 +250,70 @@ describe("a connection lost during a group", () => {
     };
     expect(await queue.write(statement("write a", 1))).toBe(1);
     expect(asked).toBe(3);
+    expect(db.log.filter((t) => t === MARKER_READ)).toHaveLength(1);
     expect(db.log.filter((t) => t === "write a")).toHaveLength(1);
   });
 
-  it("after the COMMIT, when PostgreSQL no longer knows the transaction: fails as not confirmed", async () => {
+  it("after the COMMIT, when PostgreSQL no longer knows the transaction (too old): the marker tells, committed", async () => {
     const db = new Database();
     const queue = db.queue();
     let lost = false;
     db.answer = (text) => {
       if (text.includes("pg_xact_status")) return { rows: [{ status: null }] };
+      if (text === MARKER_READ) return { rows: [{ group_seq: String(lastMarked(db.log)) }] };
       if (isCommit(text) && !lost) {
         lost = true;
         lose(db.clients[0]);
       }
       return undefined;
     };
+    expect(await queue.write(statement("write a", 1))).toBe(1);
+    expect(db.log.filter((t) => t === "write a")).toHaveLength(1);
+  });
+
+  it("after the COMMIT, when a crash handed its transaction id out again: pg_xact_status says committed, the marker does not, the group is written again", async () => {
+    const db = new Database();
+    const queue = db.queue();
+    let lost = false;
+    db.answer = (text) => {
+      // Somebody else's transaction, which got the lost group's id after the restart.
+      if (text.includes("pg_xact_status")) return { rows: [{ status: "committed" }] };
+      // The marker as the group before left it: the lost group's never committed.
+      if (text === MARKER_READ) return { rows: [{ group_seq: String(lastMarked(db.log) - 1) }] };
+      // The second group's COMMIT: the first one committed and set the marker to 1.
+      if (isCommit(text) && !lost && db.log.includes("write a")) {
+        lost = true;
+        lose(db.clients[0]);
+      }
+      return undefined;
+    };
+    expect(await queue.write(statement("write z", 0))).toBe(0);
+    const values = await Promise.all([queue.write(statement("write a", 1)), queue.write(statement("write b", 2))]);
+    expect(values).toEqual([1, 2]);
+    expect(db.log.filter((t) => t === "write z")).toHaveLength(1);
+    expect(db.lastWrites).toEqual(["write a", "write b"]);
+    expect(db.clients).toHaveLength(2);
+    // Written again in a transaction of its own, with a marker of its own.
+    expect(db.clients[0]!.log.filter((t) => t.includes(`INSERT INTO ${MARKERS}`))).toHaveLength(2);
+    expect(db.clients[1]!.log.at(2)).toBe(`BEGIN; ${marker(3)}; SAVEPOINT write`);
+  });
+
+  it("after the COMMIT, when the writer has no marker: fails as not confirmed", async () => {
+    const db = new Database();
+    const connect = async () => {
+      const client = new FakeClient((text) => {
+        if (isCommit(text) && db.clients.length === 1) lose(db.clients[0]);
+        return undefined;
+      });
+      db.clients.push(client);
+      return client.asClient();
+    };
+    const queue = new WriteQueue(connect, CHANNEL, undefined, new OutageGrace(GRACE_MS, db.clock));
     await expect(queue.write(statement("write a", 1))).rejects.toMatchObject({
       code: "unavailable",
       message: "store write not confirmed (it may have committed): Connection terminated unexpectedly",
     });
+    expect(db.clients[0]!.log[0]).toBe("BEGIN; SAVEPOINT write");
   });
 
   it("after the COMMIT, when PostgreSQL restarted from a crash and calls the id in the future: nothing committed, the group is written again", async () => {
