@@ -2,7 +2,7 @@
  * A writer connection lost at the worst moment, on a real PostgreSQL: a proxy passes the writer's
  * COMMIT (or its group statement of appends) to the server and cuts the connection before the
  * answer comes back, so the write committed and the store does not know it. Within the outage
- * grace the store asks after reconnecting (`pg_xact_status`, the streams' counts) and settles the
+ * grace the store asks after reconnecting (the group's commit marker, the streams' counts) and settles the
  * writes as committed, writing nothing twice; cut before the COMMIT went out, the group is
  * written again. A journal entry written again after all (its answer lost) is done, not refused.
  */
@@ -10,7 +10,7 @@ import { randomUUID } from "node:crypto";
 import { createServer, connect as connectTcp, type AddressInfo, type Socket } from "node:net";
 import { afterAll, describe, expect, it } from "vitest";
 import { bytes, session, stream } from "@golem-stream/server/testing";
-import { cleanUp, connect, pgUrl } from "./support/stores.js";
+import { admin, cleanUp, connect, freshSchema, pgUrl } from "./support/stores.js";
 
 afterAll(cleanUp);
 
@@ -170,3 +170,50 @@ describe("a writer connection lost around its COMMIT", () => {
     }
   });
 });
+
+describe("the writer's commit marker (writer_groups)", () => {
+  const markers = async (schema: string) => {
+    const client = await admin();
+    try {
+      return (await client.query<{ writer: string; group_seq: string }>(`SELECT writer, group_seq FROM ${schema}.writer_groups ORDER BY writer`)).rows;
+    } finally {
+      await client.end();
+    }
+  };
+
+  it("one row per open store, set by each group of several statements, deleted when the store closes", async () => {
+    const schema = freshSchema();
+    const store = await connect({ schema });
+    for (let i = 0; i < 3; i++) {
+      const s = session({ idempotencyKey: `marker-${i}` });
+      await store.createSession(s, [stream(s.sessionId, "input")], start(s.sessionId));
+    }
+    const rows = await markers(schema);
+    expect(rows).toHaveLength(1);
+    expect(Number(rows[0]!.group_seq)).toBeGreaterThanOrEqual(3);
+    await store.close();
+    expect(await markers(schema)).toEqual([]);
+  });
+
+  it("without an outage grace nothing would ask: no marker is written", async () => {
+    const schema = freshSchema();
+    const store = await connect({ schema, outageGraceMs: 0 });
+    const s = session({ idempotencyKey: "no-grace" });
+    await store.createSession(s, [], start(s.sessionId));
+    expect(await markers(schema)).toEqual([]);
+  });
+
+  it("a crashed writer's row, unused for a day and the grace, is swept when a store opens; a recent one stays", async () => {
+    const schema = freshSchema();
+    await (await connect({ schema })).close();
+    const client = await admin();
+    try {
+      await client.query(`INSERT INTO ${schema}.writer_groups (writer, group_seq, written_at) VALUES ('gone', 7, now() - interval '2 days'), ('recent', 9, now() - interval '1 hour')`);
+    } finally {
+      await client.end();
+    }
+    await connect({ schema });
+    expect(await markers(schema)).toEqual([{ writer: "recent", group_seq: "9" }]);
+  });
+});
+
