@@ -122,25 +122,29 @@ function isFutureTransaction(error: unknown): boolean {
 
 /**
  * Whether a group statement of appends whose answer was lost committed, from
- * the streams' counts now (`counts`: `stream_id`, `count` of each stream of
- * `$1`). One statement commits all its runs or none, and only this writer
- * appends to these streams, in order (the rest of the queue waits): a run
- * whose count is still where it starts proves nothing was committed; every
- * count at or past its run's end, that all was. Any other count cannot be
- * told apart: unknown. No transaction id is involved, so a crash that hands
- * ids out again cannot fool it.
+ * the streams' counts now (`counts`: `stream_id`, `count`, `owner_epoch` of
+ * each stream of `$1`). One statement commits all its runs or none, and only
+ * this writer appends to these streams, in order (the rest of the queue
+ * waits): a run whose count is still where it starts proves nothing was
+ * committed; every count at or past its run's end, that all was. Any other
+ * count cannot be told apart: unknown. So is a count past the start of a
+ * stream that moved to another ownership epoch than its run's (another node
+ * claimed the session meanwhile, a long outage, and may have appended in
+ * place of the lost run). No transaction id is involved, so a crash that
+ * hands ids out again cannot fool it.
  */
 export async function appendsCommitted(client: pg.Client, counts: string, appends: readonly RunAppend[], runs: readonly [number, number][]): Promise<Verdict> {
   const firsts = runs.map(([start]) => appends[start]!);
-  const { rows } = await client.query<{ stream_id: string; count: string }>(counts, [firsts.map((append) => append.streamId)]);
-  const now = new Map(rows.map((row) => [row.stream_id, BigInt(row.count)]));
+  const { rows } = await client.query<{ stream_id: string; count: string; owner_epoch: string }>(counts, [firsts.map((append) => append.streamId)]);
+  const now = new Map(rows.map((row) => [row.stream_id, { count: BigInt(row.count), epoch: BigInt(row.owner_epoch) }]));
   let all = true;
   for (const [index, [start, end]] of runs.entries()) {
     const first = firsts[index]!;
-    const count = now.get(first.streamId);
-    if (count === first.sequence) return "not-committed";
+    const stream = now.get(first.streamId);
+    if (stream?.count === first.sequence) return "not-committed";
     const total = appends.slice(start, end).reduce((sum, append) => sum + append.itemCount, 0n);
-    if (count === undefined || count < first.sequence + total) all = false;
+    if (stream === undefined || stream.count < first.sequence + total) all = false;
+    else if (first.epoch !== undefined && stream.epoch !== first.epoch) all = false;
   }
   return all ? "committed" : "unknown";
 }

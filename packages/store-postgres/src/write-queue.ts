@@ -9,7 +9,9 @@
  * are sent with `pg_notify` just before COMMIT, only for the writes that
  * succeeded, in their order, so PostgreSQL delivers them after the commit
  * and in commit order. Every promise settles only after the COMMIT (or its
- * failure): nothing is reported durable before it is. A group of small
+ * failure): nothing is reported durable before it is, and within an outage
+ * grace each transaction sets its writer's commit marker, which tells after
+ * a lost COMMIT whether it committed (`lost-commit.ts`). A group of small
  * appends only, one run per stream, skips all of that: one statement outside
  * a transaction block (`append-group.ts`), committed when it answers.
  *

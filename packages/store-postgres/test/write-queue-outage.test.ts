@@ -358,15 +358,15 @@ describe("a group statement of appends whose answer was lost", () => {
     counts: "counts",
   };
 
-  function append(queue: WriteQueue, stream: string, sequence: number): Promise<unknown> {
-    return queue.write(statement(`write ${stream}#${sequence}`, undefined), outputAppend(stream, sequence));
+  function append(queue: WriteQueue, stream: string, sequence: number, epoch?: bigint): Promise<unknown> {
+    return queue.write(statement(`write ${stream}#${sequence}`, undefined), { ...outputAppend(stream, sequence), epoch });
   }
 
-  /** Answers the group statement (moving every run) after losing the first one's answer; `counts` as given. */
-  function script(db: Database, counts: Record<string, number>): { groups: () => number } {
+  /** Answers the group statement (moving every run) after losing the first one's answer; `counts` as given, every stream at `epoch`. */
+  function script(db: Database, counts: Record<string, number>, epoch = 1): { groups: () => number } {
     let groups = 0;
     db.answer = (text, values) => {
-      if (text === "counts") return { rows: Object.entries(counts).map(([stream_id, count]) => ({ stream_id, count: String(count) })) };
+      if (text === "counts") return { rows: Object.entries(counts).map(([stream_id, count]) => ({ stream_id, count: String(count), owner_epoch: String(epoch) })) };
       if (text !== "append group") return undefined;
       if (groups++ === 0) lose(db.clients[0]);
       const [runs] = values as [number[]];
@@ -390,6 +390,27 @@ describe("a group statement of appends whose answer was lost", () => {
     const { groups } = script(db, { a: 2, b: 7 });
     await Promise.all([append(queue, "a", 0), append(queue, "a", 1), append(queue, "b", 7)]);
     expect(groups()).toBe(2);
+  });
+
+  it("whose streams moved past their runs at another ownership epoch (claimed meanwhile): fails as not confirmed, never settled", async () => {
+    const db = new Database();
+    const queue = db.queue(RUNS);
+    // Another node claimed the session (epoch 2) and appended where the lost run would have gone.
+    const { groups } = script(db, { a: 2 }, 2);
+    const results = await Promise.allSettled([append(queue, "a", 0, 1n), append(queue, "a", 1, 1n)]);
+    expect(results.map((r) => (r as PromiseRejectedResult).reason?.message)).toEqual([
+      "store write not confirmed (it may have committed): Connection terminated unexpectedly",
+      "store write not confirmed (it may have committed): Connection terminated unexpectedly",
+    ]);
+    expect(groups()).toBe(1);
+  });
+
+  it("whose streams are past their runs at the runs' own epoch: settles", async () => {
+    const db = new Database();
+    const queue = db.queue(RUNS);
+    const { groups } = script(db, { a: 2 }, 1);
+    await Promise.all([append(queue, "a", 0, 1n), append(queue, "a", 1, 1n)]);
+    expect(groups()).toBe(1);
   });
 
   it("whose counts tell nothing: fails as not confirmed", async () => {
