@@ -97,7 +97,9 @@ export const STALE_MARKER_SECONDS = 86_400;
 
 /** Deletes the rows of writers gone for `STALE_MARKER_SECONDS` plus `graceMs`. */
 export async function sweepMarkers(client: pg.ClientBase, table: string, graceMs: number): Promise<void> {
-  await client.query(`DELETE FROM ${table} WHERE written_at < now() - make_interval(secs => $1)`, [STALE_MARKER_SECONDS + Math.ceil(graceMs / 1000)]);
+  await client.query(`DELETE FROM ${table} WHERE written_at < now() - make_interval(secs => $1)`, [
+    STALE_MARKER_SECONDS + Math.ceil(graceMs / 1000),
+  ]);
 }
 
 /**
@@ -133,9 +135,16 @@ function isFutureTransaction(error: unknown): boolean {
  * place of the lost run). No transaction id is involved, so a crash that
  * hands ids out again cannot fool it.
  */
-export async function appendsCommitted(client: pg.Client, counts: string, appends: readonly RunAppend[], runs: readonly [number, number][]): Promise<Verdict> {
+export async function appendsCommitted(
+  client: pg.Client,
+  counts: string,
+  appends: readonly RunAppend[],
+  runs: readonly [number, number][],
+): Promise<Verdict> {
   const firsts = runs.map(([start]) => appends[start]!);
-  const { rows } = await client.query<{ stream_id: string; count: string; owner_epoch: string }>(counts, [firsts.map((append) => append.streamId)]);
+  const { rows } = await client.query<{ stream_id: string; count: string; owner_epoch: string }>(counts, [
+    firsts.map((append) => append.streamId),
+  ]);
   const now = new Map(rows.map((row) => [row.stream_id, { count: BigInt(row.count), epoch: BigInt(row.owner_epoch) }]));
   let all = true;
   for (const [index, [start, end]] of runs.entries()) {
@@ -166,7 +175,11 @@ export interface LostGroupWriter {
  * write it again, before every later write; `failed`: the grace is spent,
  * or its outcome cannot be known. The connection is dropped either way.
  */
-export async function resolveLostGroup(writer: LostGroupWriter, error: Error, committed: ((client: pg.Client) => Promise<Verdict>) | undefined): Promise<"committed" | "again" | "failed"> {
+export async function resolveLostGroup(
+  writer: LostGroupWriter,
+  error: Error,
+  committed: ((client: pg.Client) => Promise<Verdict>) | undefined,
+): Promise<"committed" | "again" | "failed"> {
   writer.dropWriter();
   if (!isUnavailable(error)) return "failed";
   let failure: unknown = error;

@@ -150,7 +150,8 @@ export class PostgresSessionStore implements ClusterSessionStore {
     this.#feed = new ChangeFeed({
       connect: () => this.#connections.client(),
       channel: this.channel,
-      onReconnect: (sessionIds) => replayChanges(sessionIds, this, (sessionId, change) => this.#feed.dispatch(sessionId, change), this.#onError),
+      onReconnect: (sessionIds) =>
+        replayChanges(sessionIds, this, (sessionId, change) => this.#feed.dispatch(sessionId, change), this.#onError),
       onError: (error) => this.#onError(error),
     });
     this.#context = {

@@ -26,6 +26,11 @@
  * before it fails. (Appends of different streams may be written in another
  * order than issued, stream by stream: @golem-stream/server's `writeOrder`. Each stream's
  * appends, and every other write, keep their order.)
+ *
+ * Why one file: one writer: the group in flight, the queue behind it and the outage grace all
+ * act on the one connection and the order of its groups. What stands apart lives apart: the
+ * one-statement append group (`append-group.ts`), a run's statement (`run-write.ts`), what
+ * became of a group whose COMMIT answer was lost (`lost-commit.ts`), and the SQL.
  */
 import { performance } from "node:perf_hooks";
 import pg from "pg";
@@ -93,7 +98,13 @@ export class WriteQueue {
    * it fails as not confirmed), so nothing is written twice or reported lost
    * when it committed, nor reported durable when it was lost.
    */
-  constructor(connect: () => Promise<pg.Client>, channel: string, runs?: RunStatements, outage: OutageGrace = new OutageGrace(0), marker?: CommitMarker) {
+  constructor(
+    connect: () => Promise<pg.Client>,
+    channel: string,
+    runs?: RunStatements,
+    outage: OutageGrace = new OutageGrace(0),
+    marker?: CommitMarker,
+  ) {
     this.#connect = connect;
     this.#channel = channel;
     this.#runs = runs;
@@ -197,12 +208,20 @@ export class WriteQueue {
    * committed): within the outage grace the streams' counts then tell
    * (`appendsCommitted`, `lost-commit.ts`), else the group fails as not confirmed.
    */
-  async #commitAppends(client: pg.Client, group: readonly Pending[], ordered: readonly Pending[], runs: readonly [number, number][]): Promise<void> {
+  async #commitAppends(
+    client: pg.Client,
+    group: readonly Pending[],
+    ordered: readonly Pending[],
+    runs: readonly [number, number][],
+  ): Promise<void> {
     const began = performance.now();
     const appends = ordered.map((item) => item.append!);
     let moved: Set<number>;
     try {
-      const answer = await client.query<{ run: number }>(this.#runs!.group, appendGroupValues(appends, runs, this.#runs!.packedRowBytes(), this.#channel));
+      const answer = await client.query<{ run: number }>(
+        this.#runs!.group,
+        appendGroupValues(appends, runs, this.#runs!.packedRowBytes(), this.#channel),
+      );
       moved = new Set(answer.rows.map((row) => row.run));
     } catch (error) {
       this.#abandonIfStalled(client, error);
@@ -217,7 +236,11 @@ export class WriteQueue {
       if (await this.#recover(group, failure, this.#runs!.counts === undefined ? undefined : committed, settle)) return;
       const code = timeoutCode(failure);
       const message = `store write not confirmed (it may have committed): ${failure.message}`;
-      this.#fail(group, (item) => item.reject(code === undefined ? new Error(message, { cause: failure }) : new PostgresStoreError(code, message, { cause: failure })));
+      this.#fail(group, (item) =>
+        item.reject(
+          code === undefined ? new Error(message, { cause: failure }) : new PostgresStoreError(code, message, { cause: failure }),
+        ),
+      );
       return;
     }
     this.#grace.available();
@@ -225,7 +248,13 @@ export class WriteQueue {
   }
 
   /** Settles a group of appends whose statement committed, `moved` its runs that moved their stream; the others go the careful way next. */
-  #settleAppends(group: readonly Pending[], ordered: readonly Pending[], runs: readonly [number, number][], moved: ReadonlySet<number>, began: number): void {
+  #settleAppends(
+    group: readonly Pending[],
+    ordered: readonly Pending[],
+    runs: readonly [number, number][],
+    moved: ReadonlySet<number>,
+    began: number,
+  ): void {
     const again = new Set<Pending>();
     runs.forEach(([start, end], run) => {
       if (moved.has(run)) return;
@@ -245,7 +274,12 @@ export class WriteQueue {
    * again, once PostgreSQL says which (`committed`, `lost-commit.ts`). True
    * when it did one of those; false when the group must fail.
    */
-  async #recover(group: readonly Pending[], error: Error, committed: ((client: pg.Client) => Promise<Verdict>) | undefined, settle: () => void): Promise<boolean> {
+  async #recover(
+    group: readonly Pending[],
+    error: Error,
+    committed: ((client: pg.Client) => Promise<Verdict>) | undefined,
+    settle: () => void,
+  ): Promise<boolean> {
     const writer = { grace: this.#grace, dropWriter: () => this.#dropWriter(), writer: () => this.#writer() };
     const outcome = await resolveLostGroup(writer, error, committed);
     if (outcome === "committed") settle();
@@ -302,7 +336,10 @@ export class WriteQueue {
     const order = this.#runs === undefined ? group.map((_, index) => index) : writeOrder(group.map((item) => item.append));
     const ordered = order.map((index) => group[index]!);
     const appends = ordered.map((item) => item.append);
-    const runs = this.#runs !== undefined && ordered.every((item) => item.append !== undefined && !item.careful) ? distinctRuns(appends as LogAppend[]) : undefined;
+    const runs =
+      this.#runs !== undefined && ordered.every((item) => item.append !== undefined && !item.careful)
+        ? distinctRuns(appends as LogAppend[])
+        : undefined;
     if (runs !== undefined) return this.#commitAppends(client, group, ordered, runs);
     const control = new ControlStatements(client);
     /** Whether the COMMIT went out: from then on a lost answer leaves the outcome unknown. */
@@ -331,7 +368,17 @@ export class WriteQueue {
         const index = order[at]!;
         const run = this.#runs === undefined ? 1 : runLength(appends, at);
         const members = ordered.slice(at, at + run).map((member) => member.append!);
-        if (run > 1 && (await writeRun(client, control, this.#runs!, members, notes, (error) => (this.#abandonIfStalled(client, error), this.#client !== client)))) {
+        if (
+          run > 1 &&
+          (await writeRun(
+            client,
+            control,
+            this.#runs!,
+            members,
+            notes,
+            (error) => (this.#abandonIfStalled(client, error), this.#client !== client),
+          ))
+        ) {
           for (let i = 0; i < run; i++) outcomes[order[at + i]!] = { ok: true, value: undefined };
           at += run - 1;
           continue;
@@ -355,10 +402,16 @@ export class WriteQueue {
             item.retries++;
             this.#transientRetries++;
             // What was not written yet, in the order it was issued.
-            retry = order.slice(at).sort((a, b) => a - b).map((i) => group[i]!);
+            retry = order
+              .slice(at)
+              .sort((a, b) => a - b)
+              .map((i) => group[i]!);
             break;
           }
-          outcomes[index] = error instanceof Rollback ? { ok: true, value: error.value } : { ok: false, error: toError(asStoreError(error), "store write failed") };
+          outcomes[index] =
+            error instanceof Rollback
+              ? { ok: true, value: error.value }
+              : { ok: false, error: toError(asStoreError(error), "store write failed") };
         }
       }
       // The notifications in one statement, in array order (identical ones may be coalesced by
@@ -374,16 +427,27 @@ export class WriteQueue {
       if (isUnavailable(failure)) {
         // Before the COMMIT went out nothing can have committed; after it, the group's commit marker says.
         const xid = control.xid;
-        const verify = !commitSent ? undefined : marked === undefined ? async (): Promise<Verdict> => "unknown" : (writer: pg.Client) => this.#marker!.committed(writer, xid, marked);
+        const verify = !commitSent
+          ? undefined
+          : marked === undefined
+            ? async (): Promise<Verdict> => "unknown"
+            : (writer: pg.Client) => this.#marker!.committed(writer, xid, marked);
         if (await this.#recover(group, failure, verify, settle)) return;
       }
       const code = timeoutCode(failure);
       // A COMMIT that got no answer may have committed: say so rather than "not committed".
       const unconfirmed = code === "query-timeout" || (commitSent && isUnavailable(failure) && this.#grace.graceMs > 0);
       this.#fail(group, (item) => {
-        if (unconfirmed) item.reject(new PostgresStoreError(code ?? "unavailable", `store write not confirmed (it may have committed): ${failure.message}`, { cause: failure }));
-        else if (code !== undefined) item.reject(new PostgresStoreError(code, `store write not committed: ${failure.message}`, { cause: failure }));
-        else if (this.#grace.down) item.reject(new PostgresStoreError("unavailable", `store write not committed: ${failure.message}`, { cause: failure }));
+        if (unconfirmed)
+          item.reject(
+            new PostgresStoreError(code ?? "unavailable", `store write not confirmed (it may have committed): ${failure.message}`, {
+              cause: failure,
+            }),
+          );
+        else if (code !== undefined)
+          item.reject(new PostgresStoreError(code, `store write not committed: ${failure.message}`, { cause: failure }));
+        else if (this.#grace.down)
+          item.reject(new PostgresStoreError("unavailable", `store write not committed: ${failure.message}`, { cause: failure }));
         else item.reject(new Error(`store write not committed: ${failure.message}`, { cause: failure }));
       });
       return;
@@ -396,4 +460,3 @@ export class WriteQueue {
 export function toError(error: unknown, context: string): Error {
   return error instanceof Error ? error : new Error(`${context}: ${String(error)}`);
 }
-

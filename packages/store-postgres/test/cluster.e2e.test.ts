@@ -11,7 +11,13 @@ import { admin, cleanUp, connect, freshSchema } from "./support/stores.js";
 
 afterAll(cleanUp);
 
-const start = (sessionId: string) => ({ attemptId: randomUUID(), operation: "start" as const, descriptorDigest: "d", sessionId, generation: 1n });
+const start = (sessionId: string) => ({
+  attemptId: randomUUID(),
+  operation: "start" as const,
+  descriptorDigest: "d",
+  sessionId,
+  generation: 1n,
+});
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function pair(): Promise<[PostgresSessionStore, PostgresSessionStore]> {
@@ -65,7 +71,6 @@ function record(store: PostgresSessionStore, sessionId: string) {
 }
 
 describe("two nodes take one start at once", () => {
-
   it("the same attempt (a client's exact retry racing its original at another node): one node creates the session, the other finds the attempt, never idempotency-conflict", async () => {
     const [a, b] = await pair();
     const original = session({ idempotencyKey: "raced" });
@@ -192,7 +197,10 @@ describe("fencing across a schema upgrade", () => {
     const s = session();
     const out = stream(s.sessionId, "output");
     await old.createSession(s, [out], start(s.sessionId));
-    await old.appendOutput({ event: "item", streamId: out.streamId, sequence: 0n, itemCount: 1n, data: bytes("x"), mimeType: undefined }, []);
+    await old.appendOutput(
+      { event: "item", streamId: out.streamId, sequence: 0n, itemCount: 1n, data: bytes("x"), mimeType: undefined },
+      [],
+    );
     await old.close();
     const client = await admin();
     try {
@@ -206,11 +214,17 @@ describe("fencing across a schema upgrade", () => {
     const a = await connect({ schema, nodeId: "node-a" });
     const b = await connect({ schema, nodeId: "node-b" });
     expect(await a.ownership(s.sessionId)).toEqual({ nodeId: "node-a", epoch: 1n });
-    await a.appendOutput({ event: "item", streamId: out.streamId, sequence: 1n, itemCount: 1n, data: bytes("y"), mimeType: undefined }, [], 1n);
+    await a.appendOutput(
+      { event: "item", streamId: out.streamId, sequence: 1n, itemCount: 1n, data: bytes("y"), mimeType: undefined },
+      [],
+      1n,
+    );
     await a.leave();
     await b.heartbeat(60_000);
     expect(await b.claimOrphans()).toEqual([s.sessionId]);
-    await expect(a.appendOutput({ event: "item", streamId: out.streamId, sequence: 2n, itemCount: 1n, data: bytes("z"), mimeType: undefined }, [], 1n)).rejects.toMatchObject({
+    await expect(
+      a.appendOutput({ event: "item", streamId: out.streamId, sequence: 2n, itemCount: 1n, data: bytes("z"), mimeType: undefined }, [], 1n),
+    ).rejects.toMatchObject({
       code: "ownership-lost",
     });
     await b.appendOutput({ event: "terminal", streamId: out.streamId, sequence: 2n, outcome: "{}" }, [], 2n);
@@ -228,7 +242,9 @@ describe("the journal across a schema upgrade", () => {
     await old.close();
     const client = await admin();
     try {
-      await client.query(`DROP TABLE ${schema}.writer_groups; DROP TABLE ${schema}.journal; DROP TABLE ${schema}.session_runs; DELETE FROM ${schema}.schema_migrations WHERE version >= 4`);
+      await client.query(
+        `DROP TABLE ${schema}.writer_groups; DROP TABLE ${schema}.journal; DROP TABLE ${schema}.session_runs; DELETE FROM ${schema}.schema_migrations WHERE version >= 4`,
+      );
     } finally {
       await client.end();
     }
@@ -272,7 +288,7 @@ describe("writers of several nodes", () => {
     // The retry path ran: without the deadlock, Y's write would have committed on its first try.
     expect(a.transientRetries).toBe(1);
     expect((await a.getSession(x.sessionId))?.state).toBe("finished");
-    expect((await a.getSession(y.sessionId))).toMatchObject({ state: "finished", finishedAt: 2 });
+    expect(await a.getSession(y.sessionId)).toMatchObject({ state: "finished", finishedAt: 2 });
   }, 15_000);
 });
 
@@ -306,7 +322,13 @@ describe("change feed", () => {
       a.appendOutput({ event: "item", streamId: out.streamId, sequence: 0n, itemCount: 1n, data: bytes("x"), mimeType: undefined }, []),
       a.appendOutput({ event: "terminal", streamId: out.streamId, sequence: 1n, outcome: "{}" }, []),
     ]);
-    expect(await b.attach({ attemptId: randomUUID(), operation: "takeover", descriptorDigest: "t", sessionId: s.sessionId, generation: 2n }, "gai1_2", undefined)).toMatchObject({ kind: "attached" });
+    expect(
+      await b.attach(
+        { attemptId: randomUUID(), operation: "takeover", descriptorDigest: "t", sessionId: s.sessionId, generation: 2n },
+        "gai1_2",
+        undefined,
+      ),
+    ).toMatchObject({ kind: "attached" });
     await a.finish(s.sessionId, "{}", 9);
     // Repeats in a row are folded: identical notifications of one transaction are coalesced by
     // PostgreSQL, so the two appends (maybe one group) give one or two output changes.
@@ -333,8 +355,12 @@ describe("change feed", () => {
     await a.createSession(s, [input], start(s.sessionId));
     const atB = record(b, s.sessionId);
     const clash = stream(s.sessionId, "input", { streamId: input.streamId });
-    await expect(a.acceptInput({ streamId: input.streamId, sequence: 0n, itemCount: 1n, data: bytes("a"), mimeType: undefined }, [clash])).rejects.toThrow();
-    await expect(a.acceptInput({ streamId: input.streamId, sequence: 7n, itemCount: 1n, data: bytes("a"), mimeType: undefined }, [])).rejects.toThrow();
+    await expect(
+      a.acceptInput({ streamId: input.streamId, sequence: 0n, itemCount: 1n, data: bytes("a"), mimeType: undefined }, [clash]),
+    ).rejects.toThrow();
+    await expect(
+      a.acceptInput({ streamId: input.streamId, sequence: 7n, itemCount: 1n, data: bytes("a"), mimeType: undefined }, []),
+    ).rejects.toThrow();
     await a.finish(randomUUID(), "{}", 1); // no such session: no change
     await a.publish(s.sessionId, { kind: "delivered", streamId: "marker", events: 1, bytes: 3 });
     await atB.until((changes) => changes.length > 0);

@@ -48,14 +48,23 @@ afterAll(async () => {
   await postgres?.stop();
 });
 
-const start = (sessionId: string) => ({ attemptId: randomUUID(), operation: "start" as const, descriptorDigest: "d", sessionId, generation: 1n });
+const start = (sessionId: string) => ({
+  attemptId: randomUUID(),
+  operation: "start" as const,
+  descriptorDigest: "d",
+  sessionId,
+  generation: 1n,
+});
 
 /**
  * The transaction ids the server sent each connection, from its answers: the value of each
  * row of a one-column result named `xid` (the writer's `pg_current_xact_id()`), in the wire
  * protocol's messages (a type byte, then a length that counts itself).
  */
-function transactionIds(): { listen: (connection: ProxiedConnection, chunk: Buffer) => void; last: (connection: ProxiedConnection) => string | undefined } {
+function transactionIds(): {
+  listen: (connection: ProxiedConnection, chunk: Buffer) => void;
+  last: (connection: ProxiedConnection) => string | undefined;
+} {
   const buffered = new Map<number, Buffer>();
   const xidColumn = new Map<number, boolean>();
   const seen = new Map<number, string>();
@@ -120,11 +129,15 @@ describe("a COMMIT lost in a crash, its transaction id handed out again after th
       const again = new pg.Client({ connectionString: postgres.url });
       await again.connect();
       try {
-        const { rows } = await again.query<{ xid: string }>("INSERT INTO other_node_work VALUES (1) RETURNING pg_current_xact_id()::text AS xid");
+        const { rows } = await again.query<{ xid: string }>(
+          "INSERT INTO other_node_work VALUES (1) RETURNING pg_current_xact_id()::text AS xid",
+        );
         // The crash this test is about: the id of the lost group is the next one handed out.
         expect(rows[0]?.xid).toBe(xid);
         expect((await again.query("SELECT 1 FROM crash.sessions WHERE session_id = $1", [s.sessionId])).rowCount).toBe(0);
-        expect((await again.query<{ status: string }>("SELECT pg_xact_status($1::xid8) AS status", [xid])).rows[0]?.status).toBe("committed");
+        expect((await again.query<{ status: string }>("SELECT pg_xact_status($1::xid8) AS status", [xid])).rows[0]?.status).toBe(
+          "committed",
+        );
       } finally {
         await again.end();
       }

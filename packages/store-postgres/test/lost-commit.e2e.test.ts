@@ -175,7 +175,9 @@ describe("the writer's commit marker (writer_groups)", () => {
   const markers = async (schema: string) => {
     const client = await admin();
     try {
-      return (await client.query<{ writer: string; group_seq: string }>(`SELECT writer, group_seq FROM ${schema}.writer_groups ORDER BY writer`)).rows;
+      return (
+        await client.query<{ writer: string; group_seq: string }>(`SELECT writer, group_seq FROM ${schema}.writer_groups ORDER BY writer`)
+      ).rows;
     } finally {
       await client.end();
     }
@@ -208,7 +210,9 @@ describe("the writer's commit marker (writer_groups)", () => {
     await (await connect({ schema })).close();
     const client = await admin();
     try {
-      await client.query(`INSERT INTO ${schema}.writer_groups (writer, group_seq, written_at) VALUES ('gone', 7, now() - interval '2 days'), ('recent', 9, now() - interval '1 hour')`);
+      await client.query(
+        `INSERT INTO ${schema}.writer_groups (writer, group_seq, written_at) VALUES ('gone', 7, now() - interval '2 days'), ('recent', 9, now() - interval '1 hour')`,
+      );
     } finally {
       await client.end();
     }
@@ -216,4 +220,3 @@ describe("the writer's commit marker (writer_groups)", () => {
     expect(await markers(schema)).toEqual([{ writer: "recent", group_seq: "9" }]);
   });
 });
-

@@ -12,7 +12,13 @@ import { admin, cleanUp, connect, freshSchema, pgUrl } from "./support/stores.js
 
 afterAll(cleanUp);
 
-const start = (sessionId: string) => ({ attemptId: randomUUID(), operation: "start" as const, descriptorDigest: "d", sessionId, generation: 1n });
+const start = (sessionId: string) => ({
+  attemptId: randomUUID(),
+  operation: "start" as const,
+  descriptorDigest: "d",
+  sessionId,
+  generation: 1n,
+});
 
 describe("writes", () => {
   it("group-commits writes issued together; one failing write rolls back alone", async () => {
@@ -54,7 +60,10 @@ describe("writes", () => {
     const out = stream(s.sessionId, "output", { parent: { kind: "result" } });
     await store.setResult(s.sessionId, '{"kind":"none"}', [out]);
     const writes = Array.from({ length: 1000 }, (_, i) =>
-      store.appendOutput({ event: "item", streamId: out.streamId, sequence: BigInt(i), itemCount: 1n, data: bytes(`#${i}`), mimeType: undefined }, []),
+      store.appendOutput(
+        { event: "item", streamId: out.streamId, sequence: BigInt(i), itemCount: 1n, data: bytes(`#${i}`), mimeType: undefined },
+        [],
+      ),
     );
     writes.push(store.appendOutput({ event: "terminal", streamId: out.streamId, sequence: 1000n, outcome: '{"kind":"ok"}' }, []));
     await Promise.all(writes);
@@ -70,7 +79,10 @@ describe("writes", () => {
     const input = stream(s.sessionId, "input");
     await store.createSession(s, [input], start(s.sessionId));
     const chunk = (sequence: number, text: string, mimeType?: string) =>
-      store.acceptInput({ streamId: input.streamId, sequence: BigInt(sequence), itemCount: BigInt(text.length), data: bytes(text), mimeType }, []);
+      store.acceptInput(
+        { streamId: input.streamId, sequence: BigInt(sequence), itemCount: BigInt(text.length), data: bytes(text), mimeType },
+        [],
+      );
     const outcomes = await Promise.allSettled([
       chunk(5, "zz"), // does not continue: fails alone, then the run from 0 goes on
       chunk(0, "ab"),
@@ -80,7 +92,15 @@ describe("writes", () => {
       chunk(6, "gh"),
       chunk(8, "i"),
     ]);
-    expect(outcomes.map((o) => o.status)).toEqual(["rejected", "fulfilled", "fulfilled", "fulfilled", "rejected", "fulfilled", "fulfilled"]);
+    expect(outcomes.map((o) => o.status)).toEqual([
+      "rejected",
+      "fulfilled",
+      "fulfilled",
+      "fulfilled",
+      "rejected",
+      "fulfilled",
+      "fulfilled",
+    ]);
     const held = await store.readInput(input.streamId, 0n, 9n);
     expect(held.map((c) => [c.sequence, new TextDecoder().decode(c.data), c.mimeType])).toEqual([
       [0n, "ab", undefined],
@@ -129,19 +149,30 @@ describe("writes", () => {
     const sent = await writerQueries(/^(BEGIN|WITH moved)/, () =>
       Promise.all([
         ...["ab", "cde", "f"].map((text, i) =>
-          store.acceptInput({ streamId: input.streamId, sequence: BigInt([0, 2, 5][i]!), itemCount: BigInt(text.length), data: bytes(text), mimeType: undefined }, []),
+          store.acceptInput(
+            {
+              streamId: input.streamId,
+              sequence: BigInt([0, 2, 5][i]!),
+              itemCount: BigInt(text.length),
+              data: bytes(text),
+              mimeType: undefined,
+            },
+            [],
+          ),
         ),
-        store.appendOutput({ event: "item", streamId: out.streamId, sequence: 0n, itemCount: 1n, data: bytes("z"), mimeType: undefined }, []),
+        store.appendOutput(
+          { event: "item", streamId: out.streamId, sequence: 0n, itemCount: 1n, data: bytes("z"), mimeType: undefined },
+          [],
+        ),
       ]),
     );
     expect(sent).toHaveLength(1);
     expect(sent[0]).toMatch(/^WITH moved AS/);
     expect((await store.readInput(input.streamId, 0n, 6n)).map((c) => new TextDecoder().decode(c.data)).join("")).toBe("abcdef");
     expect((await store.readOutput(out.streamId, 0n, 10)).map((e) => e.sequence)).toEqual([0n]);
-    await expect.poll(() => changes).toEqual([
-      JSON.stringify({ kind: "input", streamId: input.streamId }),
-      JSON.stringify({ kind: "output", streamId: out.streamId }),
-    ]);
+    await expect
+      .poll(() => changes)
+      .toEqual([JSON.stringify({ kind: "input", streamId: input.streamId }), JSON.stringify({ kind: "output", streamId: out.streamId })]);
   });
 
   it("a group with other writes than appends takes three round trips per run: BEGIN with the SAVEPOINT, the run, the RELEASE and notifications with COMMIT", async () => {
@@ -152,7 +183,16 @@ describe("writes", () => {
     const sent = await writerQueries(/^BEGIN/, () =>
       Promise.all([
         ...["ab", "cde", "f"].map((text, i) =>
-          store.acceptInput({ streamId: input.streamId, sequence: BigInt([0, 2, 5][i]!), itemCount: BigInt(text.length), data: bytes(text), mimeType: undefined }, []),
+          store.acceptInput(
+            {
+              streamId: input.streamId,
+              sequence: BigInt([0, 2, 5][i]!),
+              itemCount: BigInt(text.length),
+              data: bytes(text),
+              mimeType: undefined,
+            },
+            [],
+          ),
         ),
         store.endInput(input.streamId, { kind: "end" }),
       ]),
@@ -161,7 +201,9 @@ describe("writes", () => {
     expect(sent[0]).toMatch(
       /^BEGIN; INSERT INTO t_[0-9a-f]+\.writer_groups \(writer, group_seq\) VALUES \('[0-9a-f-]{36}', \d+\) ON CONFLICT \(writer\) DO UPDATE SET group_seq = excluded\.group_seq, written_at = now\(\) RETURNING pg_current_xact_id\(\)::text AS xid; SAVEPOINT run$/,
     );
-    expect(sent.at(-1)).toMatch(/; SELECT pg_notify\('[^']+', note\) FROM unnest\(ARRAY\['[^']+'(, '[^']+')*\]::text\[\]\) AS note; COMMIT$/);
+    expect(sent.at(-1)).toMatch(
+      /; SELECT pg_notify\('[^']+', note\) FROM unnest\(ARRAY\['[^']+'(, '[^']+')*\]::text\[\]\) AS note; COMMIT$/,
+    );
     expect((await store.readInput(input.streamId, 0n, 6n)).map((c) => new TextDecoder().decode(c.data)).join("")).toBe("abcdef");
     expect((await store.getStream(input.streamId))?.inputTerminal).toEqual({ kind: "end" });
   });
@@ -176,13 +218,21 @@ describe("writes", () => {
     await store.acceptInput({ streamId: b.streamId, sequence: 0n, itemCount: 1n, data: bytes("b"), mimeType: undefined }, []);
     await expect.poll(() => changes).toHaveLength(1);
     changes.length = 0;
-    const chunk = (streamId: string, sequence: bigint, text: string) => store.acceptInput({ streamId, sequence, itemCount: 1n, data: bytes(text), mimeType: undefined }, []);
-    const outcomes = await Promise.allSettled([chunk(a.streamId, 0n, "x"), chunk(b.streamId, 0n, "stale"), chunk(a.streamId, 1n, "y"), chunk(b.streamId, 1n, "c")]);
+    const chunk = (streamId: string, sequence: bigint, text: string) =>
+      store.acceptInput({ streamId, sequence, itemCount: 1n, data: bytes(text), mimeType: undefined }, []);
+    const outcomes = await Promise.allSettled([
+      chunk(a.streamId, 0n, "x"),
+      chunk(b.streamId, 0n, "stale"),
+      chunk(a.streamId, 1n, "y"),
+      chunk(b.streamId, 1n, "c"),
+    ]);
     // b's run starts where b is not: written again one by one, its first fails, its second continues.
     expect(outcomes.map((o) => o.status)).toEqual(["fulfilled", "rejected", "fulfilled", "fulfilled"]);
     expect((await store.readInput(a.streamId, 0n, 2n)).map((c) => new TextDecoder().decode(c.data)).join("")).toBe("xy");
     expect((await store.readInput(b.streamId, 0n, 2n)).map((c) => new TextDecoder().decode(c.data)).join("")).toBe("bc");
-    await expect.poll(() => changes).toEqual([JSON.stringify({ kind: "input", streamId: a.streamId }), JSON.stringify({ kind: "input", streamId: b.streamId })]);
+    await expect
+      .poll(() => changes)
+      .toEqual([JSON.stringify({ kind: "input", streamId: a.streamId }), JSON.stringify({ kind: "input", streamId: b.streamId })]);
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect(changes).toHaveLength(2);
   });
@@ -203,7 +253,9 @@ describe("writes", () => {
     // Appends of 64 KiB (above RUN_ROW_BYTES) are not small: 512 a group.
     const large = new Uint8Array(64 * 1024);
     await Promise.all(
-      Array.from({ length: 600 }, (_, i) => store.acceptInput({ streamId: input.streamId, sequence: BigInt(3000 + i), itemCount: 1n, data: large, mimeType: undefined }, [])),
+      Array.from({ length: 600 }, (_, i) =>
+        store.acceptInput({ streamId: input.streamId, sequence: BigInt(3000 + i), itemCount: 1n, data: large, mimeType: undefined }, []),
+      ),
     );
     expect(groups).toEqual([512, 88]);
     expect((await store.getStream(input.streamId))?.count).toBe(3600n);
@@ -214,7 +266,8 @@ describe("writes", () => {
     const s = session();
     const input = stream(s.sessionId, "input");
     await store.createSession(s, [input], start(s.sessionId));
-    const append = (sequence: bigint) => store.acceptInput({ streamId: input.streamId, sequence, itemCount: 1n, data: bytes("a"), mimeType: undefined }, []);
+    const append = (sequence: bigint) =>
+      store.acceptInput({ streamId: input.streamId, sequence, itemCount: 1n, data: bytes("a"), mimeType: undefined }, []);
     // Each round issues a write a few microtasks after the previous one resolved: one of them
     // lands after the writer's loop saw an empty queue and before it marked itself idle (what the
     // cluster tests did when a change arrived before the writer had read its COMMIT). A write lost
@@ -300,7 +353,9 @@ describe("tombstones", () => {
     // The same attempt id (exact replay), a resume's attempt id, or the same key with a new attempt: purged.
     const replay = session({ sessionId: randomUUID() });
     expect(await store.createSession(replay, [], { ...attempt, sessionId: replay.sessionId })).toEqual({ kind: "purged" });
-    expect(await store.createSession(session({ idempotencyKey: "other" }), [], { ...resume, operation: "start", generation: 1n })).toEqual({ kind: "purged" });
+    expect(await store.createSession(session({ idempotencyKey: "other" }), [], { ...resume, operation: "start", generation: 1n })).toEqual({
+      kind: "purged",
+    });
     expect(await store.createSession(replay, [], { ...start(replay.sessionId) })).toEqual({ kind: "purged" });
     // Another agent identity is another scope.
     const other = session({ agentIdentity: "cd".repeat(32) });
@@ -368,7 +423,9 @@ describe("migrations and lifecycle", () => {
   });
 
   it("a server that is not there fails connect with the driver's reason", async () => {
-    await expect(PostgresSessionStore.connect({ connectionString: "postgres://nobody:x@127.0.0.1:1/none", schema: freshSchema() })).rejects.toThrow(/ECONNREFUSED|connect/);
+    await expect(
+      PostgresSessionStore.connect({ connectionString: "postgres://nobody:x@127.0.0.1:1/none", schema: freshSchema() }),
+    ).rejects.toThrow(/ECONNREFUSED|connect/);
   });
 });
 

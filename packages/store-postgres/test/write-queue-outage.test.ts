@@ -366,7 +366,10 @@ describe("a group statement of appends whose answer was lost", () => {
   function script(db: Database, counts: Record<string, number>, epoch = 1): { groups: () => number } {
     let groups = 0;
     db.answer = (text, values) => {
-      if (text === "counts") return { rows: Object.entries(counts).map(([stream_id, count]) => ({ stream_id, count: String(count), owner_epoch: String(epoch) })) };
+      if (text === "counts")
+        return {
+          rows: Object.entries(counts).map(([stream_id, count]) => ({ stream_id, count: String(count), owner_epoch: String(epoch) })),
+        };
       if (text !== "append group") return undefined;
       if (groups++ === 0) lose(db.clients[0]);
       const [runs] = values as [number[]];
