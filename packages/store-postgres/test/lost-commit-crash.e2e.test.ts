@@ -12,7 +12,7 @@
  * The server keeps the group's WAL in memory until its commit: no WAL is written for a
  * transaction before a commit forces a flush unless a WAL page fills or something asks for it
  * (full-page images, the standby snapshot every 15 s at `wal_level` replica, autovacuum, a
- * checkpoint), so those are off or far away here. The test checks that the id was handed out
+ * checkpoint), so those are off or far away here, and the group starts a fresh WAL segment. The test checks that the id was handed out
  * again before it lets the writer ask, so it cannot pass without the crash it is about.
  */
 import { randomUUID } from "node:crypto";
@@ -112,6 +112,9 @@ describe("a COMMIT lost in a crash, its transaction id handed out again after th
       await store.createSession(before, [stream(before.sessionId, "input")], start(before.sessionId));
       await other.connect();
       await other.query("CREATE TABLE other_node_work (n integer)");
+      // A new WAL segment: the group's few records then sit alone on its first page, which the
+      // WAL writer (writing whole pages only, with no asynchronous commit to flush) leaves in memory.
+      await other.query("SELECT pg_switch_wal()");
       await other.end();
 
       armed = true;
