@@ -63,9 +63,10 @@ export function cursorMinter(keyring: Keyring, fields: CursorStreamFields): Curs
   // state over them is made at the first token of each millisecond, and the
   // others hash only position, event and what follows. Where a SHA-256
   // block ends inside those bytes, that saves one of the token's four
-  // compressions.
+  // compressions. One state, made here and set again in place at each new
+  // millisecond (no state allocated per millisecond).
   let stateIssuedAt = -1n;
-  let sinceIssuedAtSigner: PreparedHmac = signer;
+  const sinceIssuedAtSigner: PreparedHmac = signer.extended(sinceIssuedAt);
   // Base64url maps each 3 bytes to 4 characters on their own, so the text of
   // the whole 3-byte groups before issuedAt is the same in every token:
   // written once, and each token encodes only the bytes after it.
@@ -82,7 +83,7 @@ export function cursorMinter(keyring: Keyring, fields: CursorStreamFields): Curs
       view.setBigUint64(offsets.position, position, false);
       view.setBigUint64(offsets.event, eventValue, false);
       if (issuedAt !== stateIssuedAt) {
-        sinceIssuedAtSigner = signer.extended(sinceIssuedAt);
+        signer.extendInto(sinceIssuedAt, sinceIssuedAtSigner);
         stateIssuedAt = issuedAt;
       }
       sinceIssuedAtSigner.macInto(sincePosition, signature);
