@@ -12,7 +12,7 @@
 import { usageError } from "./errors.js";
 import { FIELD_TABLE } from "./field-table.js";
 import { assertKeyring, mintingKeyFor, type Keyring } from "./keyring.js";
-import { encodeBase64Url } from "./base64url.js";
+import { base64UrlEncoderOf } from "./base64url.js";
 import { layoutPayload, tokenText } from "./payload.js";
 import { prepareFieldValue } from "./field-values.js";
 import { SIGNATURE_BYTES, type PreparedHmac } from "./signature.js";
@@ -72,7 +72,8 @@ export function cursorMinter(keyring: Keyring, fields: CursorStreamFields): Curs
   // written once, and each token encodes only the bytes after it.
   const fixedBytes = offsets.issuedAt - (offsets.issuedAt % 3);
   const fixedText = tokenText(bytes.subarray(0, fixedBytes));
-  const varying = bytes.subarray(fixedBytes);
+  // Encoded from the same view every time (the bytes under it are rewritten per token).
+  const varyingText = base64UrlEncoderOf(bytes.subarray(fixedBytes));
   return {
     mint(issuedAt, position, event) {
       if (typeof issuedAt !== "bigint" || issuedAt < 0n || issuedAt > U64_MAX) throw usageError("issuedAt (field 5) must be a bigint from 0 to 2^64-1", "issuedAt");
@@ -87,7 +88,7 @@ export function cursorMinter(keyring: Keyring, fields: CursorStreamFields): Curs
         stateIssuedAt = issuedAt;
       }
       sinceIssuedAtSigner.macInto(sincePosition, signature);
-      return fixedText + encodeBase64Url(varying);
+      return fixedText + varyingText();
     },
   };
 }
