@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * Bytes the server allocates per 64-byte `tally` item, by stage of the small-item path
+ * Bytes the server allocates per 64-byte `tally` (or, with BENCH_METHOD=reverse, `reverse`) item, by stage of the small-item path
  * (bench/stages.mjs), and the allocation sites that make most of them. Garbage is what the
  * young-generation collector pays for; unlike a rate or a CPU time it hardly moves with the load
  * of a shared machine, so a change that removes per-item work can be measured here when the
@@ -9,6 +9,7 @@
  *   node bench/allocations.mjs                       # this checkout's embedded server
  *   node bench/allocations.mjs <other build>/packages/server/dist/index.js
  *   BENCH_ITEMS=50000 TOP=25 node bench/allocations.mjs
+ *   BENCH_METHOD=reverse node bench/allocations.mjs   # the round trip: each item also comes back as an output item
  *
  * The server runs in a forked bench/peer.mjs; its inspector samples every allocation (one sample
  * per KiB on average, objects already collected included) while the client sends the items.
@@ -20,13 +21,16 @@ import { STAGES } from "./stages.mjs";
 import { benchSizes, startPeer, tallied, tallyOf, viaClient } from "./throughput.mjs";
 
 const build = process.argv[2];
+/** `tally` (one way, the default) or `reverse` (each item also recorded, committed and sent back). */
+const method = process.env.BENCH_METHOD ?? "tally";
+if (method !== "tally" && method !== "reverse") throw new Error(`BENCH_METHOD must be tally or reverse, not ${method}`);
 const { itemCount, items } = benchSizes({ items: 50000 });
 const dataDir = mkdtempSync(join(tmpdir(), "golem-stream-allocations-"));
 const server = await startPeer("server", dataDir, ...(build === undefined ? [] : ["files", build]));
 const warm = items.slice(0, 2000);
-await viaClient(server.url, "tally", tallyOf(warm), tallied(warm.length));
+await viaClient(server.url, method, tallyOf(warm), method === "tally" ? tallied(warm.length) : undefined);
 await server.request("allocations-start");
-await viaClient(server.url, "tally", tallyOf(items), tallied(itemCount));
+await viaClient(server.url, method, tallyOf(items), method === "tally" ? tallied(itemCount) : undefined);
 const profile = await server.request("allocations-stop");
 await server.close();
 rmSync(dataDir, { recursive: true, force: true });
@@ -49,7 +53,7 @@ const walk = (node, outer) => {
 walk(profile.head, "other");
 const perItem = (bytes) => `${(bytes / itemCount).toFixed(0).padStart(6)} B/item`;
 console.log(
-  `${build ?? "this checkout's server"}: ${itemCount} tally items of 64 bytes; allocated ${perItem(total)} (sampled, collected objects included)`,
+  `${build ?? "this checkout's server"}: ${itemCount} ${method} items of 64 bytes; allocated ${perItem(total)} (sampled, collected objects included)`,
 );
 for (const [stage, bytes] of [...stages].sort((a, b) => b[1] - a[1])) console.log(`  ${stage.padEnd(44)} ${perItem(bytes)}`);
 console.log("  sites");

@@ -28,6 +28,27 @@ describe("StoredBytesTable", () => {
     expect(() => table.checkRoom({ account: "globex", principal: "alice" })).not.toThrow();
   });
 
+  it("reads an owner's names once however often it charges (a session charges per item)", () => {
+    const table = new StoredBytesTable(1000, () => undefined);
+    let reads = 0;
+    const owner = {
+      get account() {
+        reads++;
+        return "acme";
+      },
+      get principal() {
+        reads++;
+        return "alice";
+      },
+    };
+    for (let i = 0; i < 10; i++) expect(table.charge(owner, 5)).toBeUndefined();
+    expect(table.usedBy(owner)).toBe(50);
+    expect(reads).toBe(2);
+    // An equal owner in another object counts against the same bytes.
+    expect(table.usedBy({ ...alice })).toBe(50);
+    expect(table.charge({ account: "acme", principal: "alice" }, 951)).toBeInstanceOf(StoredBytesExceeded);
+  });
+
   it("giveBack counts the purged sessions' bytes less, never below zero", () => {
     const table = new StoredBytesTable(10, () => undefined);
     table.charge(alice, 10);

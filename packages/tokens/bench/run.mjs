@@ -1,5 +1,6 @@
 // Benchmark of @golem-stream/tokens against dist/ (run `npx tsc -p tsconfig.json` first):
 //   node bench/run.mjs
+//   BENCH_TOKENS_BEFORE=<other build>/packages/tokens/dist/index.js node bench/run.mjs   # its cursor minter in the same rounds
 //
 // Prints ratios measured side by side in the same run, never absolute
 // targets: mint and verify of a typical session token against a bare
@@ -10,7 +11,9 @@
 // so a busy machine slows both sides of a ratio alike.
 import { hmac } from "@noble/hashes/hmac.js";
 import { sha256 } from "@noble/hashes/sha2.js";
-import { Keyring, mintToken, verifyToken, inspectToken, InvalidTokenError } from "../dist/index.js";
+import { Keyring, mintToken, verifyToken, inspectToken, InvalidTokenError, cursorMinter } from "../dist/index.js";
+
+const before = process.env.BENCH_TOKENS_BEFORE ? await import(process.env.BENCH_TOKENS_BEFORE) : undefined;
 
 const ROUNDS = 31;
 const MIN_ROUND_MS = 30;
@@ -55,8 +58,32 @@ const smallBytes = Buffer.from(smallStream.slice(5), "base64url").length;
 const largestStream = mintToken("stream", { ...stream, coordinate: "x".repeat(6140 - smallBytes + "result".length) }, keyring);
 const junk = `gai1_${"A".repeat(8186)}!`;
 
+// A stream's cursor tokens as a server mints them: a burst of 16 per millisecond, positions counting up.
+const cursorFields = {
+  issuer: stream.issuer,
+  audience: stream.audience,
+  account: stream.account,
+  principal: stream.principal,
+  sessionId: stream.sessionId,
+  streamId: stream.streamId,
+};
+const cursorMinting = (mod) => {
+  const minter = mod.cursorMinter(new mod.Keyring({ active: "k-2026", keys: [{ id: "k-2026", secret }] }), cursorFields);
+  let position = 0n;
+  let issuedAt = 1796083200000n;
+  return () => {
+    position++;
+    if ((position & 15n) === 0n) issuedAt++;
+    return minter.mint(issuedAt, position, "item").length;
+  };
+};
+const mintCursor = cursorMinting({ cursorMinter, Keyring });
+const mintCursorBefore = before === undefined ? undefined : cursorMinting(before);
+
 let sink = 0;
 const contenders = {
+  "cursorMinter.mint": () => (sink ^= mintCursor()),
+  ...(mintCursorBefore === undefined ? {} : { "cursorMinter.mint, BENCH_TOKENS_BEFORE": () => (sink ^= mintCursorBefore()) }),
   "bare hmac(sha256, key, bytes)": () => (sink ^= hmac(sha256, secret, signedBytes)[0]),
   mintToken: () => (sink ^= mintToken("session", session, keyring).length),
   verifyToken: () => (sink ^= Number(verifyToken(token, "session", keyring).fields.generation)),
@@ -108,6 +135,12 @@ for (const [name, value] of Object.entries(ops)) console.log(`${name.padEnd(38)}
 console.log("");
 const BARE = "bare hmac(sha256, key, bytes)";
 console.log(`mintToken   / bare HMAC  = ${ratio("mintToken", BARE).toFixed(2)}x   (target >= 0.70x)`);
+console.log(`cursor token: ${(1e9 / ops["cursorMinter.mint"]).toFixed(0)} ns each (16 per millisecond)`);
+if (mintCursorBefore !== undefined) {
+  console.log(
+    `cursorMinter.mint / BENCH_TOKENS_BEFORE's = ${ratio("cursorMinter.mint", "cursorMinter.mint, BENCH_TOKENS_BEFORE").toFixed(2)}x (${(1e9 / ops["cursorMinter.mint, BENCH_TOKENS_BEFORE"]).toFixed(0)} ns before)`,
+  );
+}
 console.log(`verifyToken / bare HMAC  = ${ratio("verifyToken", BARE).toFixed(2)}x   (target >= 0.70x)`);
 const small = "verifyToken, small stream token";
 const large = "verifyToken, 8192-char stream token";

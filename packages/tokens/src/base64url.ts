@@ -35,6 +35,17 @@ export function encodeBase64Url(bytes: Uint8Array): string {
 }
 
 /**
+ * An encoder of `bytes`' contents at the time of each call, for bytes that are
+ * rewritten in place and encoded again and again (the cursor minter's): on
+ * Node the `Buffer` view over them is made once, not per call.
+ */
+export function base64UrlEncoderOf(bytes: Uint8Array): () => string {
+  if (NodeBuffer === undefined) return () => encodeBase64UrlPortable(bytes);
+  const view = NodeBuffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  return () => view.toString("base64url");
+}
+
+/**
  * Decodes `text.slice(start)` as strict unpadded base64url. Returns
  * `undefined` (never throws) on any character outside the alphabet,
  * including `=`, on an impossible length, and on non-zero unused bits in the

@@ -12,7 +12,7 @@
 import { usageError } from "./errors.js";
 import { FIELD_TABLE } from "./field-table.js";
 import { assertKeyring, mintingKeyFor, type Keyring } from "./keyring.js";
-import { encodeBase64Url } from "./base64url.js";
+import { base64UrlEncoderOf } from "./base64url.js";
 import { layoutPayload, tokenText } from "./payload.js";
 import { prepareFieldValue } from "./field-values.js";
 import { SIGNATURE_BYTES, type PreparedHmac } from "./signature.js";
@@ -63,15 +63,17 @@ export function cursorMinter(keyring: Keyring, fields: CursorStreamFields): Curs
   // state over them is made at the first token of each millisecond, and the
   // others hash only position, event and what follows. Where a SHA-256
   // block ends inside those bytes, that saves one of the token's four
-  // compressions.
+  // compressions. One state, made here and set again in place at each new
+  // millisecond (no state allocated per millisecond).
   let stateIssuedAt = -1n;
-  let sinceIssuedAtSigner: PreparedHmac = signer;
+  const sinceIssuedAtSigner: PreparedHmac = signer.extended(sinceIssuedAt);
   // Base64url maps each 3 bytes to 4 characters on their own, so the text of
   // the whole 3-byte groups before issuedAt is the same in every token:
   // written once, and each token encodes only the bytes after it.
   const fixedBytes = offsets.issuedAt - (offsets.issuedAt % 3);
   const fixedText = tokenText(bytes.subarray(0, fixedBytes));
-  const varying = bytes.subarray(fixedBytes);
+  // Encoded from the same view every time (the bytes under it are rewritten per token).
+  const varyingText = base64UrlEncoderOf(bytes.subarray(fixedBytes));
   return {
     mint(issuedAt, position, event) {
       if (typeof issuedAt !== "bigint" || issuedAt < 0n || issuedAt > U64_MAX)
@@ -85,11 +87,11 @@ export function cursorMinter(keyring: Keyring, fields: CursorStreamFields): Curs
       view.setBigUint64(offsets.position, position, false);
       view.setBigUint64(offsets.event, eventValue, false);
       if (issuedAt !== stateIssuedAt) {
-        sinceIssuedAtSigner = signer.extended(sinceIssuedAt);
+        signer.extendInto(sinceIssuedAt, sinceIssuedAtSigner);
         stateIssuedAt = issuedAt;
       }
       sinceIssuedAtSigner.macInto(sincePosition, signature);
-      return fixedText + encodeBase64Url(varying);
+      return fixedText + varyingText();
     },
   };
 }

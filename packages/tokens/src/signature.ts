@@ -59,6 +59,16 @@ export class PreparedHmac {
     return new PreparedHmac(new KeyedState(this.#keyed.clone()), more);
   }
 
+  /**
+   * Makes `target` (made by `extended` of this one) HMAC under the same key
+   * with `more` appended to this one's prefix, in place: what `extended(more)`
+   * returns, without allocating a state. This one is unchanged.
+   */
+  extendInto(more: Uint8Array, target: PreparedHmac): void {
+    this.#keyed._cloneInto(target.#keyed);
+    target.#keyed.update(more);
+  }
+
   /** Writes HMAC(key, prefix || message) into `out[0..32)`. */
   macInto(message: Uint8Array, out: Uint8Array): void {
     // `_cloneInto(target)` is noble's way to reuse a keyed state: it copies

@@ -4,7 +4,13 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { decodeBase64Url, decodeBase64UrlPortable, encodeBase64Url, encodeBase64UrlPortable } from "../src/base64url.js";
+import {
+  base64UrlEncoderOf,
+  decodeBase64Url,
+  decodeBase64UrlPortable,
+  encodeBase64Url,
+  encodeBase64UrlPortable,
+} from "../src/base64url.js";
 
 const IMPLEMENTATIONS = [
   ["native", encodeBase64Url, decodeBase64Url],
@@ -74,6 +80,27 @@ describe("the implementations agree", () => {
         expect(decodeBase64Url(text)).toStrictEqual(decodeBase64UrlPortable(text));
       }),
       { numRuns: 2000 },
+    );
+  });
+});
+
+describe("base64UrlEncoderOf", () => {
+  it("encodes the bytes' contents at each call, as the portable encoder does, however they were rewritten in place", () => {
+    fc.assert(
+      fc.property(
+        fc.nat({ max: 8 }),
+        fc.array(fc.uint8Array({ minLength: 1, maxLength: 120 }), { minLength: 1, maxLength: 6 }),
+        (offset, contents) => {
+          const size = Math.max(...contents.map((bytes) => bytes.length));
+          const bytes = new Uint8Array(offset + size + 3).subarray(offset, offset + size);
+          const encode = base64UrlEncoderOf(bytes);
+          for (const content of contents) {
+            bytes.fill(0);
+            bytes.set(content);
+            expect(encode()).toBe(encodeBase64UrlPortable(bytes));
+          }
+        },
+      ),
     );
   });
 });

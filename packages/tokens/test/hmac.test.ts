@@ -99,6 +99,28 @@ describe("PreparedHmac", () => {
     );
   });
 
+  it("extendInto sets a state in place to what extended gives, again and again, for any key, prefixes and messages", () => {
+    fc.assert(
+      fc.property(
+        fc.uint8Array({ minLength: 1, maxLength: 200 }),
+        fc.uint8Array({ maxLength: 150 }),
+        fc.array(fc.tuple(fc.uint8Array({ maxLength: 150 }), fc.uint8Array({ maxLength: 100 })), { minLength: 1, maxLength: 6 }),
+        (key, prefix, steps) => {
+          const base = new PreparedHmac(key, prefix);
+          const target = base.extended(new Uint8Array(0));
+          for (const [more, message] of steps) {
+            base.extendInto(more, target);
+            const expected = createHmac("sha256", key).update(prefix).update(more).update(message).digest("hex");
+            expect(toHex(target.mac(message))).toBe(expected);
+            expect(toHex(base.extended(more).mac(message))).toBe(expected);
+            // The base is unchanged by either.
+            expect(toHex(base.mac(message))).toBe(createHmac("sha256", key).update(prefix).update(message).digest("hex"));
+          }
+        },
+      ),
+    );
+  });
+
   it("signs the protocol's domain string: ASCII domain, 0x00, kind word, 0x00", () => {
     expect(Buffer.from(signaturePrefix("stream")).toString("latin1")).toBe("golem.agent-invocation.token.v1\u0000stream\u0000");
   });

@@ -26,7 +26,7 @@ import type { InputStreamItem, SchemaValueJson } from "./messages.js";
 import { channelCodec, schemaValueCodec } from "./fields.js";
 import { parseStrictJson, type StrictJsonOptions } from "./strict-json.js";
 import { rememberStringNode } from "./string-node-text.js";
-import { isWellFormedText } from "./utf8.js";
+import { plainStringNodeBody } from "./plain-string-node.js";
 
 /**
  * The text before `V`, in one sticky expression (`test` from `lastIndex` 0
@@ -47,14 +47,6 @@ const DIGIT_0 = 0x30;
 const EXACT_DIGITS = 15;
 /** One level of the depth limit is the message object around the value. */
 const VALUE_OPTIONS: StrictJsonOptions = { maxBytes: LIMITS.maxTextMessageBytes, maxDepth: LIMITS.maxJsonDepth - 1 };
-/**
- * A string node whose text holds no quote, no backslash and no control
- * character (what JSON strings hold as they are), up to its closing quote.
- */
-const PLAIN_STRING_NODE = /\{"kind":"string","value":"[^"\\\u0000-\u001f]*"\}/y;
-const STRING_NODE_HEAD = '{"kind":"string","value":"'.length;
-const STRING_NODE_TAIL = '"}'.length;
-
 /** The message, when `text` (already bounded and well-formed) is a canonical input item; otherwise undefined. */
 export function decodeCanonicalInputItem(text: string): InputStreamItem | undefined {
   HEAD.lastIndex = 0;
@@ -85,19 +77,10 @@ export function decodeCanonicalInputItem(text: string): InputStreamItem | undefi
   }
 }
 
-/**
- * The node `{"kind":"string","value":T}` when `text[start, end)` is exactly
- * `{"kind":"string","value":"T"}` with `T` well-formed and holding no quote,
- * backslash or control character; otherwise undefined (the strict parser
- * decides). Such text is one strict JSON value: two distinct members, one
- * level deep, a string with no escape (so none that is a lone surrogate).
- */
+/** The node of a plain string value (plain-string-node.ts); its text is kept as the node's canonical form for the store's copy of the value (string-node-text.ts). */
 function plainStringNode(text: string, start: number, end: number): SchemaValueJson | undefined {
-  PLAIN_STRING_NODE.lastIndex = start;
-  if (!PLAIN_STRING_NODE.test(text) || PLAIN_STRING_NODE.lastIndex !== end) return undefined;
-  const body = text.slice(start + STRING_NODE_HEAD, end - STRING_NODE_TAIL);
-  if (!isWellFormedText(body)) return undefined;
-  // This text is the node's canonical form: kept for the store's copy of the value (string-node-text.ts).
+  const body = plainStringNodeBody(text, start, end);
+  if (body === undefined) return undefined;
   rememberStringNode(text, start, body);
   return { kind: "string", value: body };
 }

@@ -10,6 +10,7 @@ import { type JsonObject, getMember, isJsonObject } from "./json.js";
 import { LIMITS } from "./limits.js";
 import type { ClientMessage, ClientTextMessage, ServerMessage, ServerTextMessage } from "./messages.js";
 import { decodeCanonicalInputItem } from "./decode-input-item.js";
+import { decodeCanonicalOutputItem } from "./decode-output-item.js";
 import { parseStrictJson, toText } from "./strict-json.js";
 import { CLIENT_TEXT_VARIANTS, SERVER_TEXT_VARIANTS, type TextVariant } from "./text-messages.js";
 
@@ -35,10 +36,15 @@ export function decodeClientMessage(data: string | Uint8Array, isBinary: boolean
   return decodeCanonicalInputItem(text) ?? decodeText(text, "client", CLIENT_VARIANTS);
 }
 
-/** Decodes a message the server sent; the mirror of `decodeClientMessage`. */
+/**
+ * Decodes a message the server sent; the mirror of `decodeClientMessage`: a
+ * canonical output item introducing no stream (nearly every message a
+ * client reads) takes the shortcut, anything else the full decoder.
+ */
 export function decodeServerMessage(data: string | Uint8Array, isBinary: boolean): ServerMessage {
   if (checkFrameType(isBinary)) return decodeBinaryMessage(data, "server") as ServerMessage;
-  return decodeText(data, "server", SERVER_VARIANTS);
+  const text = toText(data, LIMITS.maxTextMessageBytes, TEXT_MESSAGE);
+  return decodeCanonicalOutputItem(text) ?? decodeText(text, "server", SERVER_VARIANTS);
 }
 
 function checkFrameType(isBinary: unknown): boolean {

@@ -34,6 +34,13 @@ export class StoredBytesTable implements StoredBytesCharge, StoredBytesCounts {
   readonly #limit: number;
   readonly #used = new Map<string, number>();
   readonly #reached: () => void;
+  /**
+   * Each owner object's key, made once: a live session charges with the same
+   * owner for every input chunk and output item (twice per `reverse` item),
+   * and serialising the names each time was about 1 µs per round trip.
+   * Weak, so an ended session's owner takes its key with it.
+   */
+  readonly #keys = new WeakMap<BytesOwner, string>();
 
   /** `reached` is told of every refusal (metrics and logs). */
   constructor(limit: number, reached: () => void) {
@@ -43,7 +50,7 @@ export class StoredBytesTable implements StoredBytesCharge, StoredBytesCounts {
 
   /** Bytes `owner` keeps, as this node knows. */
   usedBy(owner: BytesOwner): number {
-    return this.#used.get(keyOf(owner)) ?? 0;
+    return this.#used.get(this.#keyOf(owner)) ?? 0;
   }
 
   /** Throws `limit-exceeded` when `owner` has no room left (a new start: it would be refused its first item). */
@@ -60,7 +67,7 @@ export class StoredBytesTable implements StoredBytesCharge, StoredBytesCounts {
    */
   charge(owner: BytesOwner, bytes: number): StoredBytesExceeded | undefined {
     if (bytes === 0) return undefined;
-    const key = keyOf(owner);
+    const key = this.#keyOf(owner);
     const used = this.#used.get(key) ?? 0;
     if (used + bytes > this.#limit) {
       this.#reached();
@@ -68,6 +75,16 @@ export class StoredBytesTable implements StoredBytesCharge, StoredBytesCounts {
     }
     this.#used.set(key, used + bytes);
     return undefined;
+  }
+
+  /** `keyOf(owner)`, made once per owner object (owners are never changed: their fields are the session's record). */
+  #keyOf(owner: BytesOwner): string {
+    let key = this.#keys.get(owner);
+    if (key === undefined) {
+      key = keyOf(owner);
+      this.#keys.set(owner, key);
+    }
+    return key;
   }
 
   /** Counts `totals` less: the bytes of sessions a purge deleted. A count never goes below 0. */

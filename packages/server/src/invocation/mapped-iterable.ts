@@ -33,6 +33,19 @@ export function mapAsyncIterable<S, T>(source: AsyncIterable<S>, convert: (item:
   return new MappedIterable(source, convert);
 }
 
+/**
+ * The source and conversion of an iterable made by `mapAsyncIterable`, for
+ * a consumer that iterates it with its own `for await`
+ * (`driveOutputSource`): it iterates the source and converts in its loop,
+ * without the mapped iterator's promise and reaction per item. Undefined
+ * for any other iterable.
+ */
+export function mappedParts(
+  iterable: unknown,
+): { readonly source: AsyncIterable<unknown>; readonly convert: (item: unknown) => unknown } | undefined {
+  return iterable instanceof MappedIterable ? (iterable as MappedIterable<unknown, unknown>) : undefined;
+}
+
 /** `source` with `convert` applied to each item (see mapAsyncIterable). */
 class MappedIterable<S, T> implements AsyncIterable<T> {
   constructor(

@@ -6,6 +6,7 @@
  * session can hold.
  */
 import type { OutputItem, OutputSource } from "../agent-host.js";
+import { mappedParts } from "./mapped-iterable.js";
 
 export async function driveOutputSource(
   source: OutputSource,
@@ -21,6 +22,20 @@ export async function driveOutputSource(
         await write(item);
       },
     });
+    return;
+  }
+  // A typed agent's async source comes wrapped in its conversion (contracts/implement.ts):
+  // converted here, in this loop, instead of through the wrapper's own promise and
+  // reaction per item. A conversion that throws leaves the loop, and `for await`
+  // ends the source's iteration, as the wrapper would.
+  const mapped = mappedParts(source);
+  if (mapped !== undefined) {
+    const convert = mapped.convert as (item: unknown) => OutputItem;
+    for await (const raw of mapped.source) {
+      if (signal.aborted) return;
+      const pending = write(convert(raw));
+      if (pending !== undefined) await pending;
+    }
     return;
   }
   if (Symbol.asyncIterator in source) {
