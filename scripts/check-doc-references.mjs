@@ -251,8 +251,21 @@ function checkMarkdown(tree, file, text) {
   return found;
 }
 
+/**
+ * The project's own GitHub address as a root-relative path (`/docs/x.md#a`), so links the
+ * package READMEs spell out in full (npm shows a README without the repository around it) are
+ * checked as well; any other URL as it is.
+ */
+function projectPath(target) {
+  const match = /^https:\/\/github\.com\/golemcloud\/golem-stream(?:\/(?:blob|tree)\/main(\/[^#?]*)?)?\/?(#.*)?$/.exec(target);
+  if (match === null) return target;
+  const path = match[1] ?? "/README.md";
+  return `${path}${match[2] ?? ""}`;
+}
+
 /** Null when a link target is fine, else what is wrong with it. */
-function checkLink(tree, file, target, ownAnchors) {
+function checkLink(tree, file, rawTarget, ownAnchors) {
+  const target = projectPath(rawTarget);
   if (/^[a-z][a-z0-9+.-]*:/i.test(target)) return null; // https:, mailto:, …
   const hash = target.indexOf("#");
   const rawPath = hash === -1 ? target : target.slice(0, hash);
@@ -345,7 +358,11 @@ function checkTree(tree) {
 /** A small tree in memory, and what the check must (and must not) report in it. */
 const SAMPLES = {
   files: {
-    "README.md": "See [docs](docs/guide.md#running-it) and [gone](docs/old.md).\n",
+    "README.md": [
+      "See [docs](docs/guide.md#running-it) and [gone](docs/old.md).",
+      "[a](https://github.com/golemcloud/golem-stream/blob/main/docs/guide.md#guide) [b](https://github.com/golemcloud/golem-stream/tree/main/packages/server#readme)",
+      "[c](https://github.com/golemcloud/golem-stream/blob/main/docs/moved.md) [d](https://github.com/golemcloud/golem-stream#nothing) [e](https://github.com/golemcloud/golem-stream/issues)",
+    ].join("\n"),
     "docs/guide.md": [
       "# Guide",
       "## Running it",
@@ -371,6 +388,8 @@ const SAMPLES = {
   /** `file:line kind text` of every expected report, in order. */
   expected: [
     "README.md:1 link docs/old.md (no such file)",
+    "README.md:3 link https://github.com/golemcloud/golem-stream/blob/main/docs/moved.md (no such file)",
+    'README.md:3 anchor https://github.com/golemcloud/golem-stream#nothing (no heading "nothing" in README.md)',
     'docs/guide.md:3 anchor #missing (no heading "missing" in docs/guide.md)',
     "docs/guide.md:4 code path packages/server/src/sessions/session-runtime.ts",
     "docs/guide.md:5 code path sessions/gone.ts",
