@@ -15,6 +15,9 @@
  *   (contains `/` and ends in one of PATH_EXTENSIONS, or starts with one of
  *   ROOT_FOLDERS) exists. A bare file name (`live-session.ts`, no `/`) must be
  *   the name of some file in the repository.
+ * - Test files named without their extension (`loopback.e2e.test`), in
+ *   Markdown and in source comments: a file of that name and a script
+ *   extension exists (a test renamed to `.e2e.test.ts` takes its mentions along).
  * - File names in comments of packages/*\/src/**\/*.ts (`//` and `/* *\/`
  *   comments, found with TypeScript's scanner so strings and regular
  *   expressions are not mistaken for comments): every `.ts` or `.mjs` name
@@ -126,7 +129,7 @@ function candidates(tree, file, name, { sourceComment = false } = {}) {
 
 /** True when `name` (a path with `/`, or a bare file name) names something in the tree. */
 function resolves(tree, file, name, options) {
-  if (!name.includes("/")) return tree.names.has(name) || tree.folders.has(name);
+  if (!name.includes("/")) return nameExists(tree, file, name);
   if (candidates(tree, file, name, options).some((path) => exists(tree, path))) return true;
   const rooted = ROOT_FOLDERS.some((prefix) => name.startsWith(prefix)) || /^(\.\.?|src|test|bench)\//.test(name);
   if (rooted) return false;
@@ -216,6 +219,34 @@ function looksLikePath(word, extensions) {
   return hasExtension && !word.startsWith(".");
 }
 
+/**
+ * Test files named without their extension (`loopback.e2e.test`, `session.test`): the words of
+ * `line` that are one, each to be the name of a test file with a script extension. Not a regular
+ * expression's `.test(` call, nor a name written with its extension (a path, checked as one).
+ */
+function testNames(line) {
+  return [...line.matchAll(/(?<![\w.$/#@-])([a-z][a-z0-9-]*(?:\.[a-z0-9-]+)*\.test)(?![\w(-]|\.\w)/g)].map((match) => match[1]);
+}
+
+const TEST_EXTENSIONS = [".ts", ".mts", ".mjs", ".js", ".cjs"];
+
+function testFileExists(tree, file, name) {
+  return TEST_EXTENSIONS.some((ext) => nameExists(tree, file, `${name}${ext}`));
+}
+
+/**
+ * Markdown files whose bare file names are all in one folder, as the file itself says (its own
+ * sentence names the folder): a name found only elsewhere is a stale one.
+ */
+const NAME_SCOPES = { "docs/client-requirements.md": "packages/client/" };
+
+/** A bare file name exists: anywhere, or in the folder NAME_SCOPES gives for `file`. */
+function nameExists(tree, file, name) {
+  const scope = NAME_SCOPES[file];
+  if (scope === undefined) return tree.names.has(name) || tree.folders.has(name);
+  return tree.paths.some((path) => path.startsWith(scope) && posix.basename(path) === name);
+}
+
 /** Dangling references in one Markdown file: `{ line, kind, text }`. */
 function checkMarkdown(tree, file, text) {
   const found = [];
@@ -238,6 +269,10 @@ function checkMarkdown(tree, file, text) {
     for (const target of targets) {
       const problem = checkLink(tree, file, target, ownAnchors);
       if (problem !== null) found.push({ line: number, kind: problem.kind, text: `${target}${problem.detail}` });
+    }
+
+    for (const name of testNames(line)) {
+      if (!isAllowed(file, name) && !testFileExists(tree, file, name)) found.push({ line: number, kind: "test name", text: name });
     }
 
     for (const span of codeSpans(line)) {
@@ -314,6 +349,10 @@ function checkSource(tree, file, text) {
   for (const comment of commentsOf(text)) {
     const firstLine = text.slice(0, comment.pos).split("\n").length;
     comment.text.split("\n").forEach((line, offset) => {
+      for (const name of testNames(line)) {
+        if (!isAllowed(file, name) && !testFileExists(tree, file, name))
+          found.push({ line: firstLine + offset, kind: "test name", text: name });
+      }
       const words = withoutUrls(line).split(/[\s`]+/);
       for (const word of words) {
         const path = pathPart(word);
@@ -374,16 +413,22 @@ const SAMPLES = {
       "node scripts/missing.mjs `packages/nothing.ts`",
       "```",
       "Run `node scripts/check.mjs --flag` then `node scripts/absent.mjs`.",
+      "Tested in loopback.test and `cuts.e2e.test`, not by RegExp.test or `/x/.test(s)`; see `cuts.e2e.test.ts`, `cuts.test-d.ts`.",
     ].join("\n"),
     "packages/server/package.json": "{}",
     "packages/server/README.md": "## Options\nSee `src/admission/rules.ts` and `src/nothing.ts` and [src](src/admission/).\n",
     "packages/server/src/admission/rules.ts": [
       "// Moved here from session-runtime.ts; see ./rules.ts and admission/rules.ts.",
       'const s = "// not a comment: gone.ts"; const r = /\\/\\/ also.ts/;',
-      "/* The cache (cache.ts) */",
+      "/* The cache (cache.ts), tested by cache.test; SAFE.test(name) and unreachable.test(x) are calls */",
       "export const x = 1; // trailing: rules.ts",
     ].join("\n"),
+    "docs/client-requirements.md": "Names in packages/client: `agent.ts`, `rules.ts`, output.property.test, cuts.e2e.test.\n",
+    "packages/client/src/agent.ts": "",
+    "packages/client/test/output.property.test.ts": "",
     "scripts/check.mjs": "",
+    "packages/server/test/cuts.e2e.test.ts": "",
+    "packages/server/test/cuts.test-d.ts": "",
   },
   /** `file:line kind text` of every expected report, in order. */
   expected: [
@@ -395,9 +440,13 @@ const SAMPLES = {
     "docs/guide.md:5 code path sessions/gone.ts",
     "docs/guide.md:5 file name live-session.ts",
     "docs/guide.md:10 code path scripts/absent.mjs",
+    "docs/client-requirements.md:1 file name rules.ts",
+    "docs/client-requirements.md:1 test name cuts.e2e.test",
+    "docs/guide.md:11 test name loopback.test",
     "packages/server/README.md:2 code path src/nothing.ts",
     "packages/server/src/admission/rules.ts:1 comment session-runtime.ts",
     "packages/server/src/admission/rules.ts:3 comment cache.ts",
+    "packages/server/src/admission/rules.ts:3 test name cache.test",
   ],
 };
 
