@@ -15,6 +15,8 @@
  *   (contains `/` and ends in one of PATH_EXTENSIONS, or starts with one of
  *   ROOT_FOLDERS) exists. A bare file name (`live-session.ts`, no `/`) must be
  *   the name of some file in the repository.
+ * - The same paths written outside code (`see docs/agents.md`), and bare
+ *   `.ts`/`.mjs` names there (a bare `Node.js` in prose is no file name).
  * - Test files named without their extension (`loopback.e2e.test`), in
  *   Markdown and in source comments: a file of that name and a script
  *   extension exists (a test renamed to `.e2e.test.ts` takes its mentions along).
@@ -275,6 +277,13 @@ function checkMarkdown(tree, file, text) {
       if (!isAllowed(file, name) && !testFileExists(tree, file, name)) found.push({ line: number, kind: "test name", text: name });
     }
 
+    // Outside code: paths with a `/`, and bare `.ts`/`.mjs` names (a bare "Node.js" is no file name).
+    for (const word of prose.replace(/\]\([^)]*\)/g, "]").split(/\s+/)) {
+      const path = pathPart(word);
+      if (!looksLikePath(path, path.includes("/") ? PATH_EXTENSIONS : COMMENT_EXTENSIONS) || isAllowed(file, path)) continue;
+      if (!resolves(tree, file, path)) found.push({ line: number, kind: path.includes("/") ? "prose path" : "file name", text: path });
+    }
+
     for (const span of codeSpans(line)) {
       for (const word of span.split(/\s+/)) {
         const path = pathPart(word);
@@ -413,6 +422,7 @@ const SAMPLES = {
       "node scripts/missing.mjs `packages/nothing.ts`",
       "```",
       "Run `node scripts/check.mjs --flag` then `node scripts/absent.mjs`.",
+      "In prose: docs/gone.md, docs/guide.md, Node.js, rules.ts and gone.ts (see [x](guide.md)).",
       "Tested in loopback.test and `cuts.e2e.test`, not by RegExp.test or `/x/.test(s)`; see `cuts.e2e.test.ts`, `cuts.test-d.ts`.",
     ].join("\n"),
     "packages/server/package.json": "{}",
@@ -442,7 +452,9 @@ const SAMPLES = {
     "docs/guide.md:10 code path scripts/absent.mjs",
     "docs/client-requirements.md:1 file name rules.ts",
     "docs/client-requirements.md:1 test name cuts.e2e.test",
-    "docs/guide.md:11 test name loopback.test",
+    "docs/guide.md:11 prose path docs/gone.md",
+    "docs/guide.md:11 file name gone.ts",
+    "docs/guide.md:12 test name loopback.test",
     "packages/server/README.md:2 code path src/nothing.ts",
     "packages/server/src/admission/rules.ts:1 comment session-runtime.ts",
     "packages/server/src/admission/rules.ts:3 comment cache.ts",
