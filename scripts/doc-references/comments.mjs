@@ -4,6 +4,7 @@
  * and the `.ts`/`.mjs` file names and test names they hold.
  */
 import ts from "typescript";
+import { unknownEntries } from "./package-entries.mjs";
 import { COMMENT_EXTENSIONS, isAllowed, looksLikePath, pathPart, resolves, testFileExists, testNames } from "./resolve.mjs";
 
 /** Every comment of a TypeScript text: `{ pos, text }`, found by TypeScript's own scanner. */
@@ -30,6 +31,9 @@ export function checkSource(tree, file, text) {
   for (const comment of commentsOf(text)) {
     const firstLine = text.slice(0, comment.pos).split("\n").length;
     comment.text.split("\n").forEach((line, offset) => {
+      for (const { kind, text: name } of unknownEntries(tree, line)) {
+        if (!isAllowed(tree, file, name)) found.push({ line: firstLine + offset, kind, text: name });
+      }
       for (const name of testNames(line)) {
         if (!isAllowed(tree, file, name) && !testFileExists(tree, file, name))
           found.push({ line: firstLine + offset, kind: "test name", text: name });

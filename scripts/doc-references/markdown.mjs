@@ -4,6 +4,7 @@
  * Fenced code blocks are skipped: they show commands and code, often a user's own files.
  */
 import { posix } from "node:path";
+import { unknownEntries } from "./package-entries.mjs";
 import {
   COMMENT_EXTENSIONS,
   PATH_EXTENSIONS,
@@ -68,6 +69,10 @@ export function checkMarkdown(tree, file, text) {
   const ownAnchors = anchorsOf(text);
   let fence = null;
   text.split("\n").forEach((line, index) => {
+    // Package specifiers everywhere, code blocks too: an import of a workspace package is never a user's own name.
+    for (const { kind, text: name } of unknownEntries(tree, line)) {
+      if (!isAllowed(tree, file, name)) found.push({ line: index + 1, kind, text: name });
+    }
     const opens = /^\s{0,3}(`{3,}|~{3,})/.exec(line);
     if (opens) {
       if (fence === null) fence = opens[1][0];
