@@ -4,7 +4,7 @@
  * that was renamed, split or moved while the docs and comments that name it
  * stayed as they were.
  *
- *   node scripts/check-doc-references.mjs        # run by .ci/run; about a second
+ *   node scripts/check-doc-references.mjs        # run by .ci/run; a few seconds
  *
  * What it checks:
  * - Markdown links: every relative `[text](path)` (and `![alt](path)`, and a
@@ -22,9 +22,13 @@
  *   Markdown and in source comments: a file of that name and a script
  *   extension exists (a test renamed to `.e2e.test.ts` takes its mentions along).
  * - File names in comments of packages/*\/src/**\/*.ts (`//` and `/* *\/`
- *   comments, found with TypeScript's scanner so strings and regular
+ *   comments, found with TypeScript's parser so strings and regular
  *   expressions are not mistaken for comments): every `.ts` or `.mjs` name
  *   resolves as above.
+ * - Package names of the workspace (`@golem-stream/wire/internal`), in
+ *   Markdown (code blocks included: an import of a workspace package is never
+ *   a user's own name) and in source comments: the package exists and exports
+ *   that entry point (doc-references/package-entries.mjs).
  *
  * Where a path may be relative to (first match wins): the repository root, the
  * folder of the file that names it, the package the file belongs to (the

@@ -1,13 +1,13 @@
 /**
  * The source side of check-doc-references: the comments of a TypeScript file (found with
- * TypeScript's own scanner, so strings and regular expressions are not mistaken for comments)
+ * TypeScript's own parser, so strings and regular expressions are not mistaken for comments)
  * and the `.ts`/`.mjs` file names and test names they hold.
  */
 import ts from "typescript";
 import { unknownEntries } from "./package-entries.mjs";
 import { COMMENT_EXTENSIONS, isAllowed, looksLikePath, pathPart, resolves, testFileExists, testNames } from "./resolve.mjs";
 
-/** Every comment of a TypeScript text: `{ pos, text }`, found by TypeScript's own scanner. */
+/** Every comment of a TypeScript text: `{ pos, text }`, found by TypeScript's own parser. */
 export function commentsOf(text) {
   const source = ts.createSourceFile("x.ts", text, ts.ScriptTarget.Latest, false, ts.ScriptKind.TS);
   const comments = new Map();
