@@ -13,7 +13,8 @@
  *   names one of its headings, slugged as GitHub does, or an HTML `id`/`name`.
  * - Paths in inline code: a word in backticks that looks like a repository path
  *   (contains `/` and ends in one of PATH_EXTENSIONS, or starts with one of
- *   ROOT_FOLDERS, both in doc-references/resolve.mjs) exists. A bare file
+ *   ROOT_FOLDERS, both in doc-references/resolve.mjs, or with `src/`, `test/`
+ *   or `bench/`) exists. A bare file
  *   name (`live-session.ts`, no `/`) must be the name of some file in the
  *   repository (for a file in NAME_SCOPES, of a file in its folder).
  * - The same paths written outside code (`see docs/agents.md`), and bare

@@ -105,7 +105,7 @@ export function looksLikePath(word, extensions) {
   if (!/^[\w./@-]+$/.test(word)) return false;
   if (!/[a-z]/i.test(word)) return false;
   const hasExtension = extensions.some((ext) => word.endsWith(ext) && word.length > ext.length);
-  if (word.includes("/")) return hasExtension || ROOT_FOLDERS.some((prefix) => word.startsWith(prefix));
+  if (word.includes("/")) return hasExtension || ROOT_FOLDERS.some((prefix) => word.startsWith(prefix)) || /^(src|test|bench)\//.test(word);
   return hasExtension && !word.startsWith(".");
 }
 

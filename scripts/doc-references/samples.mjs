@@ -29,7 +29,8 @@ const SAMPLES = {
       "Tested in loopback.test and `cuts.e2e.test`, not by RegExp.test or `/x/.test(s)`; see `cuts.e2e.test.ts`, `cuts.test-d.ts`.",
     ].join("\n"),
     "packages/server/package.json": "{}",
-    "packages/server/README.md": "## Options\nSee `src/admission/rules.ts` and `src/nothing.ts` and [src](src/admission/).\n",
+    "packages/server/README.md":
+      "## Options\nSee `src/admission/rules.ts` and `src/nothing.ts` and [src](src/admission/), `src/admission/`, `src/gone/`.\n",
     "packages/server/src/admission/rules.ts": [
       "// Moved here from session-runtime.ts; see ./rules.ts and admission/rules.ts.",
       'const s = "// not a comment: gone.ts"; const r = /\\/\\/ also.ts/;',
@@ -66,6 +67,7 @@ const SAMPLES = {
     "docs/guide.md:11 file name gone.ts",
     "docs/guide.md:12 test name loopback.test",
     "packages/server/README.md:2 code path src/nothing.ts",
+    "packages/server/README.md:2 code path src/gone/",
     "packages/server/src/admission/rules.ts:1 comment session-runtime.ts",
     "packages/server/src/admission/rules.ts:3 comment cache.ts",
     "packages/server/src/admission/rules.ts:3 test name cache.test",
