@@ -90,6 +90,7 @@ export function pathPart(word) {
   return word
     .replace(/^[("'[{]+/, "")
     .replace(/[)"'\]},;.:]+$/, "")
+    .replace(/['’]s$/, "") // a possessive: session.ts's
     .replace(/^[\w.-]+=/, "") // --flag=path, key=path
     .replace(/#.*$/, "")
     .replace(/:\d+(?::\d+)?$/, "");

@@ -34,7 +34,7 @@ const SAMPLES = {
     "packages/server/src/admission/rules.ts": [
       "// Moved here from session-runtime.ts; see ./rules.ts and admission/rules.ts.",
       'const s = "// not a comment: gone.ts"; const r = /\\/\\/ also.ts/;',
-      "/* The cache (cache.ts), tested by cache.test; SAFE.test(name) and unreachable.test(x) are calls */",
+      "/* The cache (cache.ts, and gone.ts's part), tested by cache.test; SAFE.test(name) and unreachable.test(x) are calls */",
       "export const x = 1; // trailing: rules.ts, from @golem-stream/wire/old",
     ].join("\n"),
     "docs/client-requirements.md": "Names in packages/client: `agent.ts`, `rules.ts`, output.property.test, cuts.e2e.test.\n",
@@ -70,6 +70,7 @@ const SAMPLES = {
     "packages/server/README.md:2 code path src/gone/",
     "packages/server/src/admission/rules.ts:1 comment session-runtime.ts",
     "packages/server/src/admission/rules.ts:3 comment cache.ts",
+    "packages/server/src/admission/rules.ts:3 comment gone.ts",
     "packages/server/src/admission/rules.ts:3 test name cache.test",
     "packages/server/src/admission/rules.ts:4 package entry @golem-stream/wire/old",
   ],
