@@ -125,16 +125,24 @@ function projectPath(target) {
   return `${path}${match[2] ?? ""}`;
 }
 
+/** The anchors of a Markdown file of the tree, read once per tree. */
+function anchorsIn(tree, path) {
+  tree.anchors ??= new Map();
+  if (!tree.anchors.has(path)) tree.anchors.set(path, anchorsOf(tree.read(path)));
+  return tree.anchors.get(path);
+}
+
 /** Null when a link target is fine, else what is wrong with it. */
 function checkLink(tree, file, rawTarget, ownAnchors) {
   const target = projectPath(rawTarget);
   if (/^[a-z][a-z0-9+.-]*:/i.test(target)) return null; // https:, mailto:, …
   const hash = target.indexOf("#");
   const rawPath = hash === -1 ? target : target.slice(0, hash);
-  const anchor = hash === -1 ? null : decodeURIComponent(target.slice(hash + 1));
   let path;
+  let anchor;
   try {
     path = decodeURIComponent(rawPath);
+    anchor = hash === -1 ? null : decodeURIComponent(target.slice(hash + 1));
   } catch {
     return { kind: "link", detail: " (not a valid URL path)" };
   }
@@ -144,7 +152,7 @@ function checkLink(tree, file, rawTarget, ownAnchors) {
     if (!exists(tree, resolved)) return { kind: "link", detail: " (no such file)" };
   }
   if (anchor === null || anchor === "" || !resolved.endsWith(".md")) return null;
-  const anchors = resolved === file ? ownAnchors : anchorsOf(tree.read(resolved));
+  const anchors = resolved === file ? ownAnchors : anchorsIn(tree, resolved);
   if (!anchors.has(anchor)) return { kind: "anchor", detail: ` (no heading "${anchor}" in ${resolved})` };
   return null;
 }
