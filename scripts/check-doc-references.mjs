@@ -83,14 +83,27 @@ const ALLOWED = [
  */
 const NAME_SCOPES = { "docs/client-requirements.md": "packages/client/" };
 
+/** The files git knows of or would add; the check needs git (it reads the tree the way a commit will hold it). */
 function listFiles() {
-  const out = execFileSync("git", ["ls-files", "-z", "--cached", "--others", "--exclude-standard"], {
+  let out;
+  try {
+    out = gitFiles();
+  } catch (error) {
+    console.error(
+      `check-doc-references: cannot list the repository's files with git: ${error instanceof Error ? error.message : String(error)}`,
+    );
+    process.exit(1);
+  }
+  return [...new Set(out.split("\0").filter((path) => path !== ""))].filter((path) => existsSync(join(root, path)));
+}
+
+function gitFiles() {
+  return execFileSync("git", ["ls-files", "-z", "--cached", "--others", "--exclude-standard"], {
     cwd: root,
     encoding: "utf8",
     maxBuffer: 64 * 1024 * 1024,
     stdio: ["ignore", "pipe", "ignore"],
   });
-  return [...new Set(out.split("\0").filter((path) => path !== ""))].filter((path) => existsSync(join(root, path)));
 }
 
 const broken = checkSamples();
