@@ -1,4 +1,4 @@
-/** What a conformance check is, and how it states what it saw when it fails. */
+/** What a conformance check is; how it states what it saw when it fails is ensure.ts's (re-exported here). */
 import type { ServerSetting, SuiteContext } from "./context.js";
 
 // What checks throw and how they show values, and the settings a check may need: imported from here by every check.

@@ -100,7 +100,7 @@ CREATE TABLE ${s}.nodes (
   {
     // Packed log rows (@golem-stream/server's packRun/splitPacked): `parts` is NULL in every row
     // written before. `nodes.log_format` is what each live node can read: a node of version 1
-    // leaves it NULL, and while one is live nobody packs (postgres-store.ts, `packing`).
+    // leaves it NULL, and while one is live nobody packs (membership.ts, `packing`).
     version: 2,
     sql: (s) => `
 ALTER TABLE ${s}.input_chunks ADD COLUMN parts bytea;

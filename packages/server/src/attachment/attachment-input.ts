@@ -324,7 +324,7 @@ export class AttachmentInput {
     const before = this.#inputStream(message.channel, "inputStreamEnd");
     if (before === undefined) return;
     // The end is recorded after the stream's items are durable, and its ACK after theirs: in a
-    // cluster an item the store refused is still being checked against it (see live-session.ts).
+    // cluster an item the store refused is still being checked against it (see cluster-follower.ts, `checkedCommit`).
     await before.inputCommitted;
     const stream = this.#inputStream(message.channel, "inputStreamEnd");
     if (stream === undefined) return;

@@ -87,7 +87,7 @@ export class PayloadFiles {
       // All at once: each payload has its own place, so the positional writes may run in any
       // order on the thread pool; the sync below waits for all of them. One after another, each
       // write waited for a turn of an event loop busy reading the next batches (a group of 21
-      // payloads took 58 ms on tmpfs: bench/digest-latency.mjs in the client package).
+      // payloads took 58 ms on tmpfs: packages/client/bench/digest-latency.mjs).
       await Promise.all(
         payloads.map(async ({ ref, data }) => {
           for (let written = 0; written < data.byteLength;) {

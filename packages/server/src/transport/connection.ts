@@ -243,7 +243,7 @@ export class Connection {
     // unconsumed input or unsent output stops decoding here, and the socket
     // stops being read. A text message (a value item) is charged twice its
     // size: the item is held decoded for the agent and re-encoded for the
-    // store until its commit (live-session.ts, acceptInput).
+    // store until its commit (invocation/session-input.ts, acceptInput).
     const permitBytes = Math.min(inbound.isBinary ? inbound.data.length : 2 * inbound.data.length, permits.capacity);
     if (permits.tryAcquire(permitBytes)) return this.#decodeHeld(inbound, attachment, permitBytes);
     this.#observer.backpressure("session-budget");
