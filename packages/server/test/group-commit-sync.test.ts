@@ -12,7 +12,7 @@ import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { afterEach, describe, expect, it } from "vitest";
 import { SqliteSessionStore } from "../src/index.js";
-import { removeStoreDirs, session, sqliteDir, stream } from "./support/store-records.js";
+import { bytes, removeStoreDirs, session, sqliteDir, stream } from "./support/store-records.js";
 import { GroupCommit, runWrite, type CommitGroup, type LogAppend } from "../src/store/group-commit.js";
 import type { PayloadFiles } from "../src/store/payload-files.js";
 
@@ -131,6 +131,47 @@ it("without a sync function a write resolves at its commit (synchronous: normal)
   await expect(group.durable()).resolves.toBeUndefined();
 });
 
+/** A watcher of one write (`GroupCommit.writeWatched`), recording when and how it was told. */
+function watcher(log: string[], name: string) {
+  return { inputSettled: (error: Error | undefined) => log.push(error === undefined ? `${name} ok` : `${name} ${error.message}`) };
+}
+
+it("a watched write is told only after a sync that began after its commit, in order with the promised writes around it", async () => {
+  const { sync, pending } = controlledSyncs();
+  const group = new GroupCommit(commitGroup, noPayloads, sync);
+  const told: string[] = [];
+  let committed = 0;
+  group.writeWatched(() => ++committed, watcher(told, "first"));
+  void group.write(() => ++committed).then(() => told.push("promised ok"));
+  group.writeWatched(() => {
+    throw new Error("stale sequence");
+  }, watcher(told, "third"));
+  expect(told).toEqual([]); // never told before `writeWatched` returns
+  await turn();
+  expect(committed).toBe(2); // committed at once (the third rolled back alone)...
+  expect(told).toEqual([]); // ...told nothing before the sync
+  pending[0]!.resolve();
+  await turn();
+  expect(told).toEqual(["first ok", "third stale sequence", "promised ok"]); // watchers at the settle, the promise's reaction after it
+});
+
+it("a failed sync or commit tells each watched write it covered the error", async () => {
+  const { sync, pending } = controlledSyncs();
+  const group = new GroupCommit(commitGroup, noPayloads, sync);
+  const told: string[] = [];
+  group.writeWatched(() => 1, watcher(told, "synced"));
+  await turn();
+  pending[0]!.reject(new Error("EIO"));
+  await turn();
+  expect(told).toEqual(["synced EIO"]);
+  const failing = new GroupCommit(() => {
+    throw new Error("disk full");
+  }, noPayloads);
+  failing.writeWatched(() => 1, watcher(told, "committed"));
+  await turn();
+  expect(told).toEqual(["synced EIO", "committed disk full"]);
+});
+
 describe("SqliteSessionStore", () => {
   afterEach(removeStoreDirs);
 
@@ -152,6 +193,35 @@ describe("SqliteSessionStore", () => {
     }
     return synced;
   }
+
+  it("acceptInputWatched commits like acceptInput and tells each chunk's outcome once, after returning: a stale sequence and a stale epoch fail alone", async () => {
+    const store = new SqliteSessionStore({ dataDir: sqliteDir() });
+    const s = session();
+    const input = stream(s.sessionId, "input");
+    await store.createSession(s, [input], { attemptId: randomUUID(), operation: "start", descriptorDigest: "d", sessionId: s.sessionId, generation: 1n });
+    const told: string[] = [];
+    const chunk = (sequence: bigint, text: string) => ({ streamId: input.streamId, sequence, itemCount: 1n, data: bytes(text), mimeType: undefined });
+    const all = new Promise<void>((resolve) => {
+      const tell = (name: string) => ({
+        inputSettled: (error: Error | undefined) => {
+          told.push(error === undefined ? `${name} ok` : `${name} failed`);
+          if (told.length === 5) resolve();
+        },
+      });
+      store.acceptInputWatched(chunk(0n, "a"), undefined, tell("0"));
+      store.acceptInputWatched(chunk(1n, "b"), 1n, tell("1"));
+      store.acceptInputWatched(chunk(5n, "x"), undefined, tell("gap"));
+      store.acceptInputWatched(chunk(2n, "y"), 7n, tell("stale epoch"));
+      store.acceptInputWatched(chunk(2n, "c"), undefined, tell("2"));
+      expect(told).toEqual([]);
+    });
+    await all;
+    expect(told.filter((t) => t !== "stale epoch failed")).toEqual(["0 ok", "1 ok", "gap failed", "2 ok"]);
+    expect(told).toContain("stale epoch failed");
+    const stored = await store.readInput(input.streamId, 0n, 3n);
+    expect(stored.map((c) => new TextDecoder().decode(c.data))).toEqual(["a", "b", "c"]);
+    await store.close();
+  });
 
   it("at synchronous: full (the default) a commit resolves after a sync of the WAL from the thread pool; at normal without", async () => {
     for (const synchronous of ["full", "normal"] as const) {

@@ -32,6 +32,7 @@ import type {
   AttemptRecord,
   CreateSessionResult,
   InputChunk,
+  InputCommitWatcher,
   InputTerminal,
   NewStream,
   OutputEvent,
@@ -68,6 +69,9 @@ export type { SqliteSessionStoreOptions } from "./sqlite-options.js";
 
 /** Under `dataDir`: one append-only payload file per session. */
 const PAYLOAD_DIR = "payloads";
+
+/** The streams a watched input chunk introduces: none. */
+const NO_STREAMS: readonly NewStream[] = Object.freeze([]);
 
 export class SqliteSessionStore implements SessionStore {
   readonly #db: Database.Database;
@@ -145,6 +149,17 @@ export class SqliteSessionStore implements SessionStore {
     const payload = this.#reservePayload(chunk.streamId, chunk.data);
     const append = introduced.length > 0 ? undefined : new RecordAppend("input", chunk, payload);
     return this.#group.write(() => this.#mutations.acceptInput(chunk, introduced, payload), append, payload);
+  }
+
+  /** `acceptInput` of a chunk that introduces no stream, without a promise (session-store.ts). */
+  acceptInputWatched(chunk: InputChunk, epoch: bigint | undefined, watcher: InputCommitWatcher): void {
+    if (epoch !== undefined && epoch !== FIRST_EPOCH) {
+      // Told after this returns, as the interface promises.
+      this.#fenced(chunk.streamId, epoch).catch((error: Error) => watcher.inputSettled(error));
+      return;
+    }
+    const payload = this.#reservePayload(chunk.streamId, chunk.data);
+    this.#group.writeWatched(() => this.#mutations.acceptInput(chunk, NO_STREAMS, payload), watcher, new RecordAppend("input", chunk, payload), payload);
   }
 
   readInput(streamId: string, from: bigint, to: bigint): Promise<InputChunk[]> {
