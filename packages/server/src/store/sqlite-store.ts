@@ -154,8 +154,11 @@ export class SqliteSessionStore implements SessionStore {
   /** `acceptInput` of a chunk that introduces no stream, without a promise (session-store.ts). */
   acceptInputWatched(chunk: InputChunk, epoch: bigint | undefined, watcher: InputCommitWatcher): void {
     if (epoch !== undefined && epoch !== FIRST_EPOCH) {
-      // Told after this returns, as the interface promises.
-      this.#fenced(chunk.streamId, epoch).catch((error: Error) => watcher.inputSettled(error));
+      // Refused through the queue, so that it is told in its place among the watched writes.
+      const refusal = new OwnershipLostError(this.#statements.sessionOfStream.get(chunk.streamId) as string | undefined, epoch, FIRST_EPOCH);
+      this.#group.writeWatched(() => {
+        throw refusal;
+      }, watcher);
       return;
     }
     const payload = this.#reservePayload(chunk.streamId, chunk.data);
