@@ -53,9 +53,14 @@ export interface WriteWatcher {
   inputSettled(error: Error | undefined): void;
 }
 
+/** A write as an object (one per write, instead of a closure and its context). */
+export interface WriteTask {
+  run(): unknown;
+}
+
 export interface PendingWrite {
   /** The write itself; let go of at the commit (see `#release`). */
-  readonly work: (() => unknown) | undefined;
+  readonly work: (() => unknown) | WriteTask | undefined;
   /** A promise's resolving functions, or (`watcher`) none. */
   readonly resolve: ((value: unknown) => void) | undefined;
   readonly reject: ((error: Error) => void) | undefined;
@@ -135,7 +140,7 @@ export class GroupCommit {
    * would have settled) instead of a promise: under a burst of small items, a promise and its
    * two resolving functions per write were garbage the group's one sync did not need.
    */
-  writeWatched(work: () => unknown, watcher: WriteWatcher, append?: LogAppend, payload?: PendingPayload): void {
+  writeWatched(work: (() => unknown) | WriteTask, watcher: WriteWatcher, append?: LogAppend, payload?: PendingPayload): void {
     this.#queue.push({ work, resolve: undefined, reject: undefined, watcher, append, payload });
     this.#scheduleFlush();
   }
@@ -341,7 +346,7 @@ export function runWrite(item: PendingWrite | undefined): WriteOutcome {
   if (item === undefined) return { ok: false, error: new Error("store write lost") };
   if (item.work === undefined) return { ok: false, error: new Error("store write already committed") };
   try {
-    return { ok: true, value: item.work() };
+    return { ok: true, value: typeof item.work === "function" ? item.work() : item.work.run() };
   } catch (error) {
     // Not this write's own failure: the whole group rolls back and is written again, in order.
     if (isTransientSqliteError(error)) throw error;

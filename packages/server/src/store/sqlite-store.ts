@@ -45,7 +45,7 @@ import type {
 import { FIRST_EPOCH, OwnershipLostError } from "./ownership.js";
 import { checkOutageGraceMs, OutageGrace, SYSTEM_OUTAGE_CLOCK, type StoreOutageListener } from "./outage-grace.js";
 import { openSessionDatabase, WalSync } from "./sqlite-database.js";
-import { RecordAppend } from "./sqlite-log-rows.js";
+import { InputAppendTask, RecordAppend } from "./sqlite-log-rows.js";
 import { SqliteMutations } from "./sqlite-mutations.js";
 import { maxPackedRowBytesOf, pageSizeOf, payloadFileThresholdOf, type SqliteSessionStoreOptions } from "./sqlite-options.js";
 import { prepareStatements, PURGEABLE_BYTES_SQL, STORED_BYTES_SQL, type SqliteStatements } from "./sqlite-statements.js";
@@ -151,6 +151,9 @@ export class SqliteSessionStore implements SessionStore {
     return this.#group.write(() => this.#mutations.acceptInput(chunk, introduced, payload), append, payload);
   }
 
+  /** A chunk that introduces no stream, written on its own (one function for every `InputAppendTask`). */
+  readonly #writeInput = (chunk: InputChunk, payload: PendingPayload | undefined): void => this.#mutations.acceptInput(chunk, NO_STREAMS, payload);
+
   /** `acceptInput` of a chunk that introduces no stream, without a promise (session-store.ts). */
   acceptInputWatched(chunk: InputChunk, epoch: bigint | undefined, watcher: InputCommitWatcher): void {
     if (epoch !== undefined && epoch !== FIRST_EPOCH) {
@@ -162,7 +165,8 @@ export class SqliteSessionStore implements SessionStore {
       return;
     }
     const payload = this.#reservePayload(chunk.streamId, chunk.data);
-    this.#group.writeWatched(() => this.#mutations.acceptInput(chunk, NO_STREAMS, payload), watcher, new RecordAppend("input", chunk, payload), payload);
+    const task = new InputAppendTask(this.#writeInput, chunk, payload);
+    this.#group.writeWatched(task, watcher, task, payload);
   }
 
   readInput(streamId: string, from: bigint, to: bigint): Promise<InputChunk[]> {
