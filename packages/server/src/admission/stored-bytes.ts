@@ -87,7 +87,19 @@ export class StoredBytesTable implements StoredBytesCharge, StoredBytesCounts {
   }
 }
 
+/**
+ * The key of each owner object seen, made once: `charge` runs for every input item, and a
+ * session asks with the same owner object every time (a key written per item was an array,
+ * a string and a `JSON.stringify` per 64-byte item). Weak: an owner no one holds is forgotten.
+ */
+const KEYS = new WeakMap<BytesOwner, string>();
+
 /** Unambiguous: JSON escapes whatever the names hold. */
 function keyOf(owner: BytesOwner): string {
-  return JSON.stringify([owner.account, owner.principal]);
+  let key = KEYS.get(owner);
+  if (key === undefined) {
+    key = JSON.stringify([owner.account, owner.principal]);
+    KEYS.set(owner, key);
+  }
+  return key;
 }
