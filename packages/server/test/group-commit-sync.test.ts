@@ -172,6 +172,28 @@ it("a failed sync or commit tells each watched write it covered the error", asyn
   expect(told).toEqual(["synced EIO", "committed disk full"]);
 });
 
+it("a watcher that throws does not keep the writes after it from being told", async () => {
+  const group = new GroupCommit(commitGroup, noPayloads);
+  const told: string[] = [];
+  const unhandled: unknown[] = [];
+  const onUnhandled = (reason: unknown): void => void unhandled.push(reason);
+  process.on("unhandledRejection", onUnhandled);
+  try {
+    group.writeWatched(() => 1, {
+      inputSettled: () => {
+        throw new Error("a broken watcher");
+      },
+    });
+    group.writeWatched(() => 2, watcher(told, "next"));
+    await turn();
+    await turn();
+  } finally {
+    process.off("unhandledRejection", onUnhandled);
+  }
+  expect(told).toEqual(["next ok"]);
+  expect(unhandled).toEqual([new Error("a broken watcher")]);
+});
+
 describe("SqliteSessionStore", () => {
   afterEach(removeStoreDirs);
 

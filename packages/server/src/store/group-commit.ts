@@ -332,15 +332,27 @@ function settle({ batch, outcomes, began }: CommittedGroup, listener: CommitList
   batch.forEach((item, index) => {
     const outcome = outcomes[index];
     if (outcome?.ok === true) {
-      if (item.watcher !== undefined) item.watcher.inputSettled(undefined);
+      if (item.watcher !== undefined) tell(item.watcher, undefined);
       else item.resolve?.(outcome.value);
     } else rejectWrite(item, outcome?.error ?? new Error("store write lost"));
   });
 }
 
 function rejectWrite(item: PendingWrite, error: Error): void {
-  if (item.watcher !== undefined) item.watcher.inputSettled(error);
+  if (item.watcher !== undefined) tell(item.watcher, error);
   else item.reject?.(error);
+}
+
+/**
+ * Tells a watcher, which must not throw; one that does cannot keep the writes after it from
+ * being told: its error surfaces as an unhandled rejection, as a promise's reaction's would.
+ */
+function tell(watcher: WriteWatcher, error: Error | undefined): void {
+  try {
+    watcher.inputSettled(error);
+  } catch (thrown) {
+    void Promise.reject(thrown);
+  }
 }
 
 /** Runs one write, capturing its outcome (it rolled back alone if it threw). */
