@@ -378,8 +378,9 @@ export class LiveSession {
   /**
    * Accepts the next chunk of `stream` (session-input.ts): resolves to the
    * promise of its commit, after which (and only after which) the client may
-   * be told, or to undefined when the chunk no longer continues the stream
-   * or `owner` was replaced.
+   * be told (or `LISTENER_TOLD`: only `listener` is told of the commit), or
+   * to undefined when the chunk no longer continues the stream or `owner`
+   * was replaced.
    */
   acceptInput(
     owner: AttachmentSink,

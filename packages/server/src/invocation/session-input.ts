@@ -75,6 +75,9 @@ export class SessionInput {
    * the agent, and returns the promise of its commit, after which (and only
    * after which) the client may be told. The connection goes on decoding
    * while the commit is pending, so consecutive items share one sync.
+   * With a `listener`, the commit may instead be told only to it
+   * (`LISTENER_TOLD`: one node, a value that introduces no stream, a store
+   * with `acceptInputWatched`), with no promise made.
    * Returns undefined if the chunk no longer continues the stream (it
    * became terminal meanwhile) or `owner` was replaced; its permits are
    * then released.
