@@ -100,6 +100,31 @@ it("a committed write waiting for its sync holds nothing of its work, row or byt
   expect(write.settled.state()).toBe("resolved");
 });
 
+it("a committed watched write whose task is also its append holds neither while it waits for its sync (only its watcher)", async () => {
+  setFlagsFromString("--expose-gc");
+  const collectGarbage = runInNewContext("gc") as () => void;
+  const { sync, pending } = controlledSyncs();
+  const group = new GroupCommit(commitGroup, noPayloads, sync);
+  const told: string[] = [];
+  // One object that is the write's task and its append (as the SQLite store's InputAppendTask), holding the bytes.
+  const task = (() => {
+    const bytes = new Uint8Array(4096).fill(7);
+    const both = { log: "input" as const, streamId: "s", sequence: 0n, itemCount: 1n, row: () => [bytes], packable: bytes, run: () => bytes.length };
+    group.writeWatched(both, watcher(told, "task"), both);
+    return new WeakRef(both);
+  })();
+  await turn();
+  expect(pending).toHaveLength(1); // committed; its sync has not completed
+  collectGarbage();
+  await turn();
+  collectGarbage();
+  expect(task.deref()).toBeUndefined();
+  expect(told).toEqual([]); // not told before the sync
+  pending[0]!.resolve();
+  await turn();
+  expect(told).toEqual(["task ok"]);
+});
+
 it("a failed sync fails every write it covered, and durable() with them", async () => {
   const { sync, pending } = controlledSyncs();
   const group = new GroupCommit(commitGroup, noPayloads, sync);
