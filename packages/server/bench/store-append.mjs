@@ -8,6 +8,7 @@
  *
  *   node bench/store-append.mjs [/path/to/other/packages/server/dist/index.js]
  *   STORE_ITEMS=20000 STORE_ROUNDS=5 STORE_BURSTS=1,16,64 node bench/store-append.mjs ...
+ *   STORE_WATCHED=1 node bench/store-append.mjs ...   # input through acceptInputWatched where a build has it
  *
  * The store runs at `synchronous: "normal"`: the WAL sync is the disk's
  * time, not the store's CPU, and would only add noise here.
@@ -23,6 +24,8 @@ const ITEMS = Number(process.env.STORE_ITEMS ?? 20000);
 const ROUNDS = Number(process.env.STORE_ROUNDS ?? 5);
 const BURSTS = (process.env.STORE_BURSTS ?? "1,16,64").split(",").map(Number);
 const HERE = fileURLToPath(new URL("../dist/index.js", import.meta.url));
+/** Input chunks handed over as the session hands most of them: told to a watcher, no promise each (a build without the method uses `acceptInput`). */
+const WATCHED = process.env.STORE_WATCHED === "1";
 
 if (process.argv[2] === "--child") {
   const [, , , modulePath, burstText] = process.argv;
@@ -43,7 +46,7 @@ for (let round = 0; round < ROUNDS; round++) {
 }
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 console.log(
-  `store appends, ${ITEMS} items of 64 bytes per round (an input and an output row each), ${ROUNDS} rounds, CPU µs per item (median, range)`,
+  `store appends, ${ITEMS} items of 64 bytes per round (an input and an output row each${WATCHED ? "; input through acceptInputWatched where a build has it" : ""}), ${ROUNDS} rounds, CPU µs per item (median, range)`,
 );
 for (const burst of BURSTS) {
   const row = results[burst];
@@ -105,16 +108,31 @@ async function measure(modulePath, burst) {
     );
     await store.setResult(sessionId, '{"kind":"none"}', [output]);
     const data = Buffer.from(`"${"x".repeat(62)}"`);
+    const watched = WATCHED && typeof store.acceptInputWatched === "function";
     const run = async (from, count) => {
       for (let at = from; at < from + count; at += burst) {
         const writes = [];
+        let told = 0;
+        let expected = 0;
+        let allTold;
+        const watcher = {
+          inputSettled: (error) => {
+            if (error !== undefined) throw error;
+            if (++told === expected) allTold();
+          },
+        };
         for (let i = at; i < Math.min(at + burst, from + count); i++) {
           const sequence = BigInt(i);
-          writes.push(store.acceptInput({ streamId: input.streamId, sequence, itemCount: 1n, data, mimeType: undefined }, []));
+          const chunk = { streamId: input.streamId, sequence, itemCount: 1n, data, mimeType: undefined };
+          if (watched) {
+            expected++;
+            store.acceptInputWatched(chunk, undefined, watcher);
+          } else writes.push(store.acceptInput(chunk, []));
           writes.push(
             store.appendOutput({ event: "item", streamId: output.streamId, sequence, itemCount: 1n, data, mimeType: undefined }, []),
           );
         }
+        if (expected > 0) writes.push(new Promise((resolve) => (allTold = resolve)));
         await Promise.all(writes);
       }
     };

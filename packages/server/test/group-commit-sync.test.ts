@@ -12,7 +12,7 @@ import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { afterEach, describe, expect, it } from "vitest";
 import { SqliteSessionStore } from "../src/index.js";
-import { removeStoreDirs, session, sqliteDir, stream } from "./support/store-records.js";
+import { bytes, removeStoreDirs, session, sqliteDir, stream } from "./support/store-records.js";
 import { GroupCommit, runWrite, type CommitGroup, type LogAppend } from "../src/store/group-commit.js";
 import type { PayloadFiles } from "../src/store/payload-files.js";
 
@@ -100,6 +100,39 @@ it("a committed write waiting for its sync holds nothing of its work, row or byt
   expect(write.settled.state()).toBe("resolved");
 });
 
+it("a committed watched write whose task is also its append holds neither while it waits for its sync (only its watcher)", async () => {
+  setFlagsFromString("--expose-gc");
+  const collectGarbage = runInNewContext("gc") as () => void;
+  const { sync, pending } = controlledSyncs();
+  const group = new GroupCommit(commitGroup, noPayloads, sync);
+  const told: string[] = [];
+  // One object that is the write's task and its append (as the SQLite store's InputAppendTask), holding the bytes.
+  const task = (() => {
+    const bytes = new Uint8Array(4096).fill(7);
+    const both = {
+      log: "input" as const,
+      streamId: "s",
+      sequence: 0n,
+      itemCount: 1n,
+      row: () => [bytes],
+      packable: bytes,
+      run: () => bytes.length,
+    };
+    group.writeWatched(both, watcher(told, "task"), both);
+    return new WeakRef(both);
+  })();
+  await turn();
+  expect(pending).toHaveLength(1); // committed; its sync has not completed
+  collectGarbage();
+  await turn();
+  collectGarbage();
+  expect(task.deref()).toBeUndefined();
+  expect(told).toEqual([]); // not told before the sync
+  pending[0]!.resolve();
+  await turn();
+  expect(told).toEqual(["task ok"]);
+});
+
 it("a failed sync fails every write it covered, and durable() with them", async () => {
   const { sync, pending } = controlledSyncs();
   const group = new GroupCommit(commitGroup, noPayloads, sync);
@@ -131,6 +164,72 @@ it("without a sync function a write resolves at its commit (synchronous: normal)
   await expect(group.durable()).resolves.toBeUndefined();
 });
 
+/** A watcher of one write (`GroupCommit.writeWatched`), recording when and how it was told. */
+function watcher(log: string[], name: string) {
+  return { inputSettled: (error: Error | undefined) => log.push(error === undefined ? `${name} ok` : `${name} ${error.message}`) };
+}
+
+it("a watched write is told only after a sync that began after its commit, in order with the promised writes around it", async () => {
+  const { sync, pending } = controlledSyncs();
+  const group = new GroupCommit(commitGroup, noPayloads, sync);
+  const told: string[] = [];
+  let committed = 0;
+  group.writeWatched(() => ++committed, watcher(told, "first"));
+  void group.write(() => ++committed).then(() => told.push("promised ok"));
+  group.writeWatched(
+    () => {
+      throw new Error("stale sequence");
+    },
+    watcher(told, "third"),
+  );
+  expect(told).toEqual([]); // never told before `writeWatched` returns
+  await turn();
+  expect(committed).toBe(2); // committed at once (the third rolled back alone)...
+  expect(told).toEqual([]); // ...told nothing before the sync
+  pending[0]!.resolve();
+  await turn();
+  expect(told).toEqual(["first ok", "third stale sequence", "promised ok"]); // watchers at the settle, the promise's reaction after it
+});
+
+it("a failed sync or commit tells each watched write it covered the error", async () => {
+  const { sync, pending } = controlledSyncs();
+  const group = new GroupCommit(commitGroup, noPayloads, sync);
+  const told: string[] = [];
+  group.writeWatched(() => 1, watcher(told, "synced"));
+  await turn();
+  pending[0]!.reject(new Error("EIO"));
+  await turn();
+  expect(told).toEqual(["synced EIO"]);
+  const failing = new GroupCommit(() => {
+    throw new Error("disk full");
+  }, noPayloads);
+  failing.writeWatched(() => 1, watcher(told, "committed"));
+  await turn();
+  expect(told).toEqual(["synced EIO", "committed disk full"]);
+});
+
+it("a watcher that throws does not keep the writes after it from being told", async () => {
+  const group = new GroupCommit(commitGroup, noPayloads);
+  const told: string[] = [];
+  const unhandled: unknown[] = [];
+  const onUnhandled = (reason: unknown): void => void unhandled.push(reason);
+  process.on("unhandledRejection", onUnhandled);
+  try {
+    group.writeWatched(() => 1, {
+      inputSettled: () => {
+        throw new Error("a broken watcher");
+      },
+    });
+    group.writeWatched(() => 2, watcher(told, "next"));
+    await turn();
+    await turn();
+  } finally {
+    process.off("unhandledRejection", onUnhandled);
+  }
+  expect(told).toEqual(["next ok"]);
+  expect(unhandled).toEqual([new Error("a broken watcher")]);
+});
+
 describe("SqliteSessionStore", () => {
   afterEach(removeStoreDirs);
 
@@ -152,6 +251,46 @@ describe("SqliteSessionStore", () => {
     }
     return synced;
   }
+
+  it("acceptInputWatched commits like acceptInput and tells each chunk's outcome once, after returning: in order; a stale sequence and a stale epoch fail alone", async () => {
+    const store = new SqliteSessionStore({ dataDir: sqliteDir() });
+    const s = session();
+    const input = stream(s.sessionId, "input");
+    await store.createSession(s, [input], {
+      attemptId: randomUUID(),
+      operation: "start",
+      descriptorDigest: "d",
+      sessionId: s.sessionId,
+      generation: 1n,
+    });
+    const told: string[] = [];
+    const chunk = (sequence: bigint, text: string) => ({
+      streamId: input.streamId,
+      sequence,
+      itemCount: 1n,
+      data: bytes(text),
+      mimeType: undefined,
+    });
+    const all = new Promise<void>((resolve) => {
+      const tell = (name: string) => ({
+        inputSettled: (error: Error | undefined) => {
+          told.push(error === undefined ? `${name} ok` : `${name} failed`);
+          if (told.length === 5) resolve();
+        },
+      });
+      store.acceptInputWatched(chunk(0n, "a"), undefined, tell("0"));
+      store.acceptInputWatched(chunk(1n, "b"), 1n, tell("1"));
+      store.acceptInputWatched(chunk(5n, "x"), undefined, tell("gap"));
+      store.acceptInputWatched(chunk(2n, "y"), 7n, tell("stale epoch"));
+      store.acceptInputWatched(chunk(2n, "c"), undefined, tell("2"));
+      expect(told).toEqual([]);
+    });
+    await all;
+    expect(told).toEqual(["0 ok", "1 ok", "gap failed", "stale epoch failed", "2 ok"]); // in the order handed over
+    const stored = await store.readInput(input.streamId, 0n, 3n);
+    expect(stored.map((c) => new TextDecoder().decode(c.data))).toEqual(["a", "b", "c"]);
+    await store.close();
+  });
 
   it("at synchronous: full (the default) a commit resolves after a sync of the WAL from the thread pool; at normal without", async () => {
     for (const synchronous of ["full", "normal"] as const) {

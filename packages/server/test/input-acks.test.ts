@@ -4,14 +4,20 @@
  * cumulatively for everything committed together, and never for a commit that failed. The
  * store here holds every input commit until the test lets it go, so what is sent while a commit
  * is pending is exactly what the server sends before its commit.
+ *
+ * Every test runs twice: against a store whose `acceptInput` answers with a promise, and
+ * against one that also offers `acceptInputWatched` (the SQLite store's: the commit told to one
+ * small object per chunk, watched-input-commit.ts), which the session then uses for these items.
  */
-import { expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { randomUUID } from "node:crypto";
 import type { InputStreamAck } from "@golem-stream/wire";
 import { MemorySessionStore } from "../src/index.js";
-import { type InputChunk, type NewStream } from "../src/store/index.js";
+import { type InputChunk, type InputCommitWatcher, type NewStream } from "../src/store/index.js";
 import { demoStart, v } from "./helpers.js";
 import { memoryHarness } from "./support/memory-session.js";
+import { NodeBudget } from "../src/invocation/node-budget.js";
+import { resolveLimits } from "../src/index.js";
 
 /** The memory store, each input commit held (committed, not yet reported) until `release` or `fail`. */
 class HeldCommits extends MemorySessionStore {
@@ -40,16 +46,35 @@ class HeldCommits extends MemorySessionStore {
   }
 }
 
+/** The same store, telling each input commit to a watcher (in the order handed over) as the SQLite store does. */
+class HeldWatchedCommits extends HeldCommits {
+  /** Chunks handed over through `acceptInputWatched`: the session took the watched path. */
+  watched = 0;
+  acceptInputWatched(chunk: InputChunk, _epoch: bigint | undefined, watcher: InputCommitWatcher): void {
+    this.watched++;
+    this.acceptInput(chunk, []).then(
+      () => watcher.inputSettled(undefined),
+      (error: Error) => watcher.inputSettled(error),
+    );
+  }
+}
+
 /** Turns of the event loop in which an ACK sent at acceptance (before any commit) would have gone out. */
 async function turns(count: number): Promise<void> {
   for (let i = 0; i < count; i++) await new Promise<void>((resolve) => setImmediate(resolve));
 }
 
-async function tallyWithHeldCommits(items: number) {
-  const store = new HeldCommits();
-  const { open } = memoryHarness({ store });
+const STORES = [
+  { name: "commits answered with a promise", make: () => new HeldCommits() },
+  { name: "commits told to a watcher", make: () => new HeldWatchedCommits() },
+];
+
+async function withHeldCommits(make: () => HeldCommits, method: string, items: number) {
+  const store = make();
+  const budget = new NodeBudget(resolveLimits().maxQueuedBytesPerNode);
+  const { open } = memoryHarness({ store, nodeBudget: budget });
   const { transport, send } = open();
-  send(demoStart("tally", v.record(v.stream(randomUUID()))));
+  send(demoStart(method, v.record(v.stream(randomUUID()))));
   await transport.expect("invocationAccepted", (sent) => sent.some((m) => m.type === "invocationAccepted"));
   const accepted = transport.sent.find((m) => m.type === "invocationAccepted");
   const channel = accepted?.type === "invocationAccepted" ? (accepted.mappings[0]?.channel ?? 0) : 0;
@@ -57,21 +82,56 @@ async function tallyWithHeldCommits(items: number) {
   await store.holding(items);
   await turns(20);
   const acks = (): InputStreamAck[] => transport.sent.filter((m): m is InputStreamAck => m.type === "inputStreamAck");
-  return { store, transport, acks };
+  return { store, transport, acks, send, channel, budget };
 }
 
-it("an item is acknowledged only once its commit is done, and items committed together share one cumulative ACK", async () => {
-  const { store, transport, acks } = await tallyWithHeldCommits(3);
-  expect(acks()).toEqual([]); // every item handed over, none committed: nothing acknowledged
-  await store.release();
-  await transport.expect("the ACK of the three items", () => acks().length > 0);
-  expect(acks().map((ack) => ack.highestContiguousSequence)).toEqual([3n]);
-  expect(acks()[0]?.terminal).toBe(false);
+describe.each(STORES)("$name", ({ make }) => {
+  it("an item is acknowledged only once its commit is done, and items committed together share one cumulative ACK", async () => {
+    const { store, transport, acks } = await withHeldCommits(make, "tally", 3);
+    expect(acks()).toEqual([]); // every item handed over, none committed: nothing acknowledged
+    await store.release();
+    await transport.expect("the ACK of the three items", () => acks().length > 0);
+    expect(acks().map((ack) => ack.highestContiguousSequence)).toEqual([3n]);
+    expect(acks()[0]?.terminal).toBe(false);
+  });
+
+  it("a commit that fails is never acknowledged, nor anything after it; the invocation fails", async () => {
+    const { store, transport, acks } = await withHeldCommits(make, "tally", 3);
+    await store.release(1n);
+    await transport.expectClose("the failed commit");
+    expect(acks().every((ack) => ack.highestContiguousSequence <= 1n)).toBe(true);
+  });
+
+  it("an end behind held items is recorded and acknowledged only after their commits; every permit comes back", async () => {
+    const { store, transport, acks, send, channel, budget } = await withHeldCommits(make, "tally", 3);
+    send({ type: "inputStreamEnd", channel, sequence: 3n });
+    await turns(20);
+    expect(acks()).toEqual([]); // neither the items' ACK nor the terminal's
+    expect(budget.held).toBeGreaterThan(0); // the store's copies, until their commits
+    await store.release();
+    await transport.expect("the terminal ACK", () => acks().some((ack) => ack.terminal));
+    expect(acks().every((ack) => ack.highestContiguousSequence === 3n)).toBe(true);
+    await transport.expect("the result", (sent) => sent.some((m) => m.type === "invocationResult"));
+    expect(budget.held).toBe(0);
+  });
+
+  it("items reach the agent once each, in order, whether their commits are held or not", async () => {
+    const { store, transport, send, channel } = await withHeldCommits(make, "reverse", 4);
+    await store.release();
+    for (let i = 4; i < 8; i++) send({ type: "inputStreamItem", channel, sequence: BigInt(i), value: v.str(`item ${i}`) });
+    await store.holding(4);
+    await store.release();
+    send({ type: "inputStreamEnd", channel, sequence: 8n });
+    const outputs = (): unknown[] =>
+      transport.sent.flatMap((m) => (m.type === "outputStreamItem" && m.value.kind === "string" ? [m.value.value] : []));
+    await transport.expect("eight reversed items", () => outputs().length >= 8);
+    expect(outputs()).toEqual([0, 1, 2, 3, 4, 5, 6, 7].map((i) => [...`item ${i}`].reverse().join("")));
+  });
 });
 
-it("a commit that fails is never acknowledged, nor anything after it; the invocation fails", async () => {
-  const { store, transport, acks } = await tallyWithHeldCommits(3);
-  await store.release(1n);
-  await transport.expectClose("the failed commit");
-  expect(acks().every((ack) => ack.highestContiguousSequence <= 1n)).toBe(true);
+it("the session hands a watching store every item that introduces no stream", async () => {
+  const { store, transport, acks } = await withHeldCommits(() => new HeldWatchedCommits(), "tally", 3);
+  expect((store as HeldWatchedCommits).watched).toBe(3);
+  await store.release();
+  await transport.expect("the ACK", () => acks().length > 0);
 });

@@ -14,7 +14,7 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SqliteSessionStore, type Logger } from "../src/index.js";
-import { type InputChunk, type NewStream, type OutputEvent } from "../src/store/index.js";
+import { type InputChunk, type InputCommitWatcher, type NewStream, type OutputEvent } from "../src/store/index.js";
 import { RawClient, demoServerOn, demoStart, v } from "./helpers.js";
 
 /**
@@ -45,6 +45,18 @@ class FailingStore extends SqliteSessionStore {
     }
     return super.acceptInput(chunk, introduced);
   }
+  /** The session's path for items that introduce no stream: the chunk at `failInputAt` fails in its place among the others. */
+  override acceptInputWatched(chunk: InputChunk, epoch: bigint | undefined, watcher: InputCommitWatcher): void {
+    if (chunk.sequence === this.failInputAt) {
+      this.failInputAt = undefined;
+      this.watchedFailures++;
+      // A sequence the stream cannot take: the store refuses it, told in order with the chunks around it.
+      super.acceptInputWatched({ ...chunk, sequence: chunk.sequence + 1_000_000n }, epoch, watcher);
+      return;
+    }
+    super.acceptInputWatched(chunk, epoch, watcher);
+  }
+  watchedFailures = 0;
   /** The next result fails once. */
   failResult = false;
   override setResult(sessionId: string, result: string, introduced: readonly NewStream[]): Promise<void> {
@@ -149,6 +161,7 @@ describe("an output write the store fails", () => {
     const replay = await next.all();
     expect(replay.messages.at(-1)).toMatchObject({ type: "invocationFinished", outcome: { kind: "failure", code: "invocation-failed" } });
     expect(errors.filter((event) => event === "attach.fault").length).toBeLessThanOrEqual(1);
+    expect(store.watchedFailures).toBe(1); // the failure went the way the session hands such items over
   });
 
   it("a result the store fails to record: the invocation fails (its result's streams were never stored, so nothing ends them)", async () => {

@@ -3,7 +3,7 @@
  * nothing and is refused, and the store's sums replace every count (how a
  * retention sweep gives purged sessions' bytes back).
  */
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { StoredBytesTable } from "../src/admission/stored-bytes.js";
 import { StoredBytesExceeded } from "../src/stored-bytes-exceeded.js";
 
@@ -47,6 +47,21 @@ describe("StoredBytesTable", () => {
     // An equal owner in another object counts against the same bytes.
     expect(table.usedBy({ ...alice })).toBe(50);
     expect(table.charge({ account: "acme", principal: "alice" }, 951)).toBeInstanceOf(StoredBytesExceeded);
+  });
+
+  it("an owner object's key is made once, however often it is charged; equal owners in other objects share its count", () => {
+    const table = new StoredBytesTable(1_000_000, () => undefined);
+    const owner = { account: "acme", principal: 'a","b' };
+    table.charge(owner, 1);
+    const stringify = vi.spyOn(JSON, "stringify");
+    try {
+      for (let i = 0; i < 1000; i++) table.charge(owner, 1);
+      expect(stringify).not.toHaveBeenCalled(); // one key per item was the cost this avoids
+    } finally {
+      stringify.mockRestore();
+    }
+    expect(table.usedBy({ ...owner })).toBe(1001);
+    expect(table.usedBy({ account: 'acme","a', principal: "b" })).toBe(0);
   });
 
   it("giveBack counts the purged sessions' bytes less, never below zero", () => {

@@ -23,7 +23,13 @@ import {
 import type { AttachmentLink } from "./attachment-link.js";
 import { GroupAcks, type GroupAck } from "./group-acks.js";
 import { sameInput } from "../invocation/input-resend.js";
-import type { AcceptedInput, AttachmentSink, InputCommitListener } from "../invocation/attachment-sink.js";
+import {
+  LISTENER_TOLD,
+  type AcceptedInput,
+  type AttachmentSink,
+  type InputAcceptance,
+  type InputCommitListener,
+} from "../invocation/attachment-sink.js";
 import type { DecodedValue } from "@golem-stream/schema-value";
 import type { InputChunk } from "../store/session-store.js";
 import type { InputItem, PendingStream, StreamState } from "../invocation/stream-state.js";
@@ -215,7 +221,7 @@ export class AttachmentInput {
   /** An item that introduces no stream: `#commits` sends its ACK after the commit. */
   #acceptPlainItem(stream: StreamState, chunk: InputChunk, value: SchemaValueJson, permitBytes: number): boolean | Promise<boolean> {
     this.#handling++;
-    let accepted: AcceptedInput | undefined | Promise<AcceptedInput | undefined>;
+    let accepted: InputAcceptance | Promise<InputAcceptance>;
     try {
       accepted = this.#link.session.acceptInput(
         this.#owner,
@@ -243,7 +249,7 @@ export class AttachmentInput {
   }
 
   /** Not accepted (the stream ended, or the attachment was replaced, meanwhile): no ACK is owed. */
-  #plainAccepted(accepted: AcceptedInput | undefined): true {
+  #plainAccepted(accepted: InputAcceptance): true {
     if (accepted === undefined) this.#handling--;
     return true;
   }
@@ -253,8 +259,8 @@ export class AttachmentInput {
     this.#link.maybeFinish();
   }
 
-  #itemAccepted(stream: StreamState, accepted: AcceptedInput | undefined, introduced: readonly StreamState[]): true {
-    if (accepted !== undefined) this.#ackWhenCommitted(stream, accepted, introduced);
+  #itemAccepted(stream: StreamState, accepted: InputAcceptance, introduced: readonly StreamState[]): true {
+    if (accepted !== undefined) this.#ackWhenCommitted(stream, withPromise(accepted), introduced);
     return true;
   }
 
@@ -289,7 +295,7 @@ export class AttachmentInput {
       mimeType,
     };
     const accepted = await this.#link.session.acceptInput(this.#owner, stream, chunk, item, [], permitBytes);
-    if (accepted !== undefined) this.#ackWhenCommitted(stream, accepted, []);
+    if (accepted !== undefined) this.#ackWhenCommitted(stream, withPromise(accepted), []);
     return true;
   }
 
@@ -426,4 +432,10 @@ export class AttachmentInput {
  */
 function ownedPayload(payload: Uint8Array): Uint8Array {
   return payload.byteLength * 2 >= payload.buffer.byteLength ? payload : payload.slice();
+}
+
+/** A chunk accepted without a listener always comes with the promise of its commit: only `#commits` is told instead. */
+function withPromise(accepted: AcceptedInput | typeof LISTENER_TOLD): AcceptedInput {
+  if (accepted === LISTENER_TOLD) throw new Error("an input commit told only to its listener has no promise to acknowledge");
+  return accepted;
 }

@@ -34,6 +34,16 @@ export interface AcceptedInput {
 }
 
 /**
+ * What `acceptInput` answers for an accepted chunk when only the `InputCommitListener` it was
+ * given is told of the commit: no promise of it was made (the stream's `inputCommitted` waits
+ * for it all the same).
+ */
+export const LISTENER_TOLD = "listener-told";
+
+/** What `acceptInput` answers: the chunk accepted (with or without a promise of its commit), or not (undefined). */
+export type InputAcceptance = AcceptedInput | typeof LISTENER_TOLD | undefined;
+
+/**
  * Told of an accepted chunk's commit by the reaction that also releases the chunk's permits:
  * one reaction per item instead of one here and another for the ACK (attachment-input.ts).
  * Neither method may throw.

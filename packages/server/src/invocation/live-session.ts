@@ -38,7 +38,7 @@ import type { ClusterSessionStore } from "../store/cluster-store.js";
 import { FIRST_EPOCH } from "../store/ownership.js";
 import type { InputChunk, SessionRecord, StreamParent, StreamRecord } from "../store/session-store.js";
 import type { SchemaGraph } from "../values.js";
-import type { AcceptedInput, AttachmentSink, InputCommitListener } from "./attachment-sink.js";
+import type { AttachmentSink, InputAcceptance, InputCommitListener } from "./attachment-sink.js";
 import { AttachmentSlot } from "./attachment-slot.js";
 import { BytePermits } from "./byte-permits.js";
 import { ClusterFollower } from "./cluster-follower.js";
@@ -378,8 +378,9 @@ export class LiveSession {
   /**
    * Accepts the next chunk of `stream` (session-input.ts): resolves to the
    * promise of its commit, after which (and only after which) the client may
-   * be told, or to undefined when the chunk no longer continues the stream
-   * or `owner` was replaced.
+   * be told (or `LISTENER_TOLD`: only `listener` is told of the commit), or
+   * to undefined when the chunk no longer continues the stream or `owner`
+   * was replaced.
    */
   acceptInput(
     owner: AttachmentSink,
@@ -389,7 +390,7 @@ export class LiveSession {
     introduced: readonly PendingStream[],
     permitBytes: number,
     listener?: InputCommitListener,
-  ): AcceptedInput | undefined | Promise<AcceptedInput | undefined> {
+  ): InputAcceptance | Promise<InputAcceptance> {
     return this.#input.acceptInput(owner, stream, chunk, item, introduced, permitBytes, listener);
   }
 

@@ -12,13 +12,14 @@
  */
 import type { ClientCancelReason, ServerCancelReason } from "@golem-stream/wire";
 import type { Principal } from "../options.js";
-import type { InputChunk, InputTerminal, NewStream } from "../store/session-store.js";
+import type { InputChunk, InputTerminal, NewStream, SessionStore } from "../store/session-store.js";
 import { isOwnershipLost } from "../store/ownership.js";
-import type { AcceptedInput, AttachmentSink, InputCommitListener } from "./attachment-sink.js";
+import { LISTENER_TOLD, type AttachmentSink, type InputAcceptance, type InputCommitListener } from "./attachment-sink.js";
 import type { BytePermits } from "./byte-permits.js";
 import type { ClusterFollower } from "./cluster-follower.js";
 import { feedInput } from "./input-feed.js";
 import { InputQueue } from "./input-queue.js";
+import { WatchedInputCommit } from "./watched-input-commit.js";
 import type { SessionDeps } from "./session-deps.js";
 import { itemFrom, type InputItem, type PendingStream, type StreamState } from "./stream-state.js";
 
@@ -74,6 +75,9 @@ export class SessionInput {
    * the agent, and returns the promise of its commit, after which (and only
    * after which) the client may be told. The connection goes on decoding
    * while the commit is pending, so consecutive items share one sync.
+   * With a `listener`, the commit may instead be told only to it
+   * (`LISTENER_TOLD`: one node, a value that introduces no stream, a store
+   * with `acceptInputWatched`), with no promise made.
    * Returns undefined if the chunk no longer continues the stream (it
    * became terminal meanwhile) or `owner` was replaced; its permits are
    * then released.
@@ -86,7 +90,7 @@ export class SessionInput {
     introduced: readonly PendingStream[],
     permitBytes: number,
     listener?: InputCommitListener,
-  ): AcceptedInput | undefined | Promise<AcceptedInput | undefined> {
+  ): InputAcceptance | Promise<InputAcceptance> {
     // The common case waits for nothing and returns at once: no promise and no
     // async frame per item (measured on 64-byte items, docs/performance.md).
     const queue = stream.queue;
@@ -103,7 +107,7 @@ export class SessionInput {
     introduced: readonly PendingStream[],
     permitBytes: number,
     listener: InputCommitListener | undefined,
-  ): Promise<AcceptedInput | undefined> {
+  ): Promise<InputAcceptance> {
     const queue = stream.queue;
     if (queue !== undefined && !queue.hasSpace) {
       this.#host.deps.observer.backpressure("input-queue");
@@ -121,7 +125,7 @@ export class SessionInput {
     introduced: readonly PendingStream[],
     permitBytes: number,
     listener: InputCommitListener | undefined,
-  ): AcceptedInput | undefined {
+  ): InputAcceptance {
     // A transport replaced while it waited accepts nothing more: the new
     // owner's mappings already reported the high-water.
     if (this.#host.attachment() !== owner || stream.inputTerminal !== undefined || chunk.sequence !== stream.count) {
@@ -156,12 +160,6 @@ export class SessionInput {
     if (!behind && stream.count > stream.fed) stream.fed = stream.count;
     this.#host.deps.observer.inputAccepted(stream.elementKind, Number(chunk.itemCount), chunk.data.length);
     this.#host.cluster?.inputHandedOver(stream, chunk.data.length);
-    const committed = this.#commitInput(
-      stream,
-      chunk,
-      introduced.length === 0 ? NO_RECORDS : introduced.map((p) => p.record),
-      this.#host.clientWriteEpoch(),
-    );
     // The permits cover the store's copy until the commit as well as the
     // agent's until it takes the item (released at the take alone, input
     // outran a slow disk with nothing to stop it). A value is held twice,
@@ -170,6 +168,75 @@ export class SessionInput {
     // buffer both hold: released when both are done.
     const storeCopy = item.kind === "value" ? Math.floor(permitBytes / 2) : 0;
     const agentCopy = permitBytes - storeCopy;
+    // The common case (one node, a value that introduces no stream, an attachment that listens):
+    // the store tells one small object of the commit; no promise, closure or reaction per item.
+    if (
+      listener !== undefined &&
+      storeCopy > 0 &&
+      introduced.length === 0 &&
+      this.#host.cluster === undefined &&
+      this.#host.deps.store.acceptInputWatched !== undefined
+    ) {
+      this.#commitWatched(stream, chunk, fresh, storeCopy, agentCopy, listener);
+      if (behind && stream.queue !== undefined) this.feed(stream);
+      return LISTENER_TOLD;
+    }
+    const committed = this.#commitPromised(stream, chunk, introduced, fresh, storeCopy, agentCopy, listener);
+    if (behind && stream.queue !== undefined) this.feed(stream);
+    return { committed, count: stream.count };
+  }
+
+  /**
+   * Hands the store a chunk whose commit it tells a `WatchedInputCommit`, and `fresh` to the
+   * agent's queue. Apart from `#commitPromised` so that this path makes no closure (and no
+   * function context for one): nothing but the watcher per item.
+   */
+  #commitWatched(
+    stream: StreamState,
+    chunk: InputChunk,
+    fresh: InputItem | undefined,
+    storeCopy: number,
+    agentCopy: number,
+    listener: InputCommitListener,
+  ): void {
+    const queue = fresh === undefined ? undefined : stream.queue;
+    const commit = new WatchedInputCommit(
+      this.#host,
+      stream,
+      stream.count,
+      queue === undefined ? storeCopy + agentCopy : storeCopy,
+      listener,
+    );
+    stream.watchedCommitIssued();
+    try {
+      (this.#host.deps.store as Required<Pick<SessionStore, "acceptInputWatched">>).acceptInputWatched(
+        chunk,
+        this.#host.clientWriteEpoch(),
+        commit,
+      );
+    } catch (error) {
+      settleLater(commit, error);
+    }
+    // The agent's half of the permits: released when it takes the item (the store's copy is the watcher's).
+    if (queue !== undefined) queue.push(fresh as InputItem, agentCopy);
+  }
+
+  /** Hands the store a chunk with a promise of its commit, reacted to once; `fresh` to the agent's queue. */
+  #commitPromised(
+    stream: StreamState,
+    chunk: InputChunk,
+    introduced: readonly PendingStream[],
+    fresh: InputItem | undefined,
+    storeCopy: number,
+    agentCopy: number,
+    listener: InputCommitListener | undefined,
+  ): Promise<void> {
+    const committed = this.#commitInput(
+      stream,
+      chunk,
+      introduced.length === 0 ? NO_RECORDS : introduced.map((p) => p.record),
+      this.#host.clientWriteEpoch(),
+    );
     // One reaction per outcome (not a chain of catch/then per item): release the store's copy, and
     // on failure fail the invocation. A position conflict only ends the attachment (the client
     // resumes); a mirror never fails the invocation it does not run.
@@ -188,8 +255,7 @@ export class SessionInput {
     if (stream.queue !== undefined && fresh !== undefined)
       stream.queue.push(fresh, agentCopy, storeCopy > 0 ? undefined : stream.inputCommitted);
     else void stream.inputCommitted.then(() => this.#host.permits.release(agentCopy));
-    if (behind && stream.queue !== undefined) this.feed(stream);
-    return { committed, count };
+    return committed;
   }
 
   /** Hands the agent the committed items of `stream` it has not had (input-feed.ts); in a cluster, through the follower. */
@@ -270,4 +336,9 @@ export class SessionInput {
     else if (stream.queue !== undefined) onQueue(stream.queue);
     return true;
   }
+}
+
+/** A store that threw instead of telling: the commit failed all the same, told after the call returned (as the store would have). */
+function settleLater(commit: WatchedInputCommit, error: unknown): void {
+  queueMicrotask(() => commit.inputSettled(error instanceof Error ? error : new Error(String(error))));
 }

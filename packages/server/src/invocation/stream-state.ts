@@ -60,8 +60,46 @@ export class StreamState {
   /** Their payload bytes, charged to the session's byte permits until sent. */
   backlogBytes = 0;
   readonly backlogWaiters: (() => void)[] = [];
-  /** Settles when every input chunk handed to the store so far is committed. */
-  inputCommitted: Promise<void> = Promise.resolve();
+  /**
+   * Commits of input chunks handed to the store through a watcher (no promise per chunk,
+   * `SessionStore.acceptInputWatched`): how many were handed over and how many have settled
+   * (the store settles them in the order they were handed over), and what waits for them.
+   */
+  #watchedIssued = 0;
+  #watchedSettled = 0;
+  #watchedWaiters: { readonly target: number; readonly resolve: () => void }[] = [];
+  /** The promise `inputCommitted` last made for the watched commits, and the count it waits for (one per count, not per call). */
+  #watchedPromise: Promise<void> | undefined;
+  #watchedTarget = 0;
+  /** The commit of the last chunk handed to the store with a promise. */
+  #promisedCommit: Promise<void> = Promise.resolve();
+  /** Input: settles when every input chunk handed to the store so far is committed (or its commit failed). */
+  get inputCommitted(): Promise<void> {
+    if (this.#watchedSettled >= this.#watchedIssued) return this.#promisedCommit;
+    if (this.#watchedPromise !== undefined && this.#watchedTarget === this.#watchedIssued) return this.#watchedPromise;
+    const target = this.#watchedIssued;
+    const promised = this.#promisedCommit;
+    const watched = new Promise<void>((resolve) => this.#watchedWaiters.push({ target, resolve })).then(() => promised);
+    this.#watchedPromise = watched;
+    this.#watchedTarget = target;
+    return watched;
+  }
+  /** Input: the commit of the chunk just handed to the store with a promise (its reaction, which never rejects). */
+  set inputCommitted(committed: Promise<void>) {
+    this.#promisedCommit = committed;
+  }
+  /** Input: one more chunk handed to the store with a watcher; `inputCommitted` waits for it. */
+  watchedCommitIssued(): void {
+    this.#watchedIssued++;
+  }
+  /** Input: the oldest watched commit settled (after its watcher's work): wakes what waited for it. */
+  watchedCommitSettled(): void {
+    const settled = ++this.#watchedSettled;
+    const waiters = this.#watchedWaiters;
+    while (waiters.length > 0 && (waiters[0] as { target: number }).target <= settled)
+      (waiters.shift() as { resolve: () => void }).resolve();
+    if (settled >= this.#watchedIssued) this.#watchedPromise = undefined;
+  }
   /** Input: settles once a server cancel is recorded and handed to the attachment (the finish waits for it). */
   serverCancelSent: Promise<void> = Promise.resolve();
   #graph: SchemaGraph | undefined;

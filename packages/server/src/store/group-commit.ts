@@ -48,11 +48,24 @@ export interface LogAppend {
   readonly packable: Uint8Array | undefined;
 }
 
+/** Told of one write's outcome instead of a promise (`GroupCommit.writeWatched`). */
+export interface WriteWatcher {
+  inputSettled(error: Error | undefined): void;
+}
+
+/** A write as an object (one per write, instead of a closure and its context). */
+export interface WriteTask {
+  run(): unknown;
+}
+
 export interface PendingWrite {
   /** The write itself; let go of at the commit (see `#release`). */
-  readonly work: (() => unknown) | undefined;
-  readonly resolve: (value: unknown) => void;
-  readonly reject: (error: Error) => void;
+  readonly work: (() => unknown) | WriteTask | undefined;
+  /** A promise's resolving functions, or (`watcher`) none. */
+  readonly resolve: ((value: unknown) => void) | undefined;
+  readonly reject: ((error: Error) => void) | undefined;
+  /** Told instead of a promise; written like any other write. */
+  readonly watcher: WriteWatcher | undefined;
   /** Set when the write only appends one row at the end of a log (the store writes runs of them together). */
   readonly append: LogAppend | undefined;
   /** Bytes the write's row points at, to be on disk before the commit. */
@@ -122,9 +135,19 @@ export class GroupCommit {
   /** Queues `work` for the next group; resolves with its value once the group has committed. */
   write<T>(work: () => T, append?: LogAppend, payload?: PendingPayload): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.#queue.push({ work, resolve: resolve as (value: unknown) => void, reject, append, payload });
+      this.#queue.push({ work, resolve: resolve as (value: unknown) => void, reject, watcher: undefined, append, payload });
       this.#scheduleFlush();
     });
+  }
+
+  /**
+   * `write`, its outcome told to `watcher` (at the same moment and in the same order its promise
+   * would have settled) instead of a promise: under a burst of small items, a promise and its
+   * two resolving functions per write were garbage the group's one sync did not need.
+   */
+  writeWatched(work: (() => unknown) | WriteTask, watcher: WriteWatcher, append?: LogAppend, payload?: PendingPayload): void {
+    this.#queue.push({ work, resolve: undefined, reject: undefined, watcher, append, payload });
+    this.#scheduleFlush();
   }
 
   /** Registers the one listener told of each committed group (metrics). */
@@ -155,7 +178,9 @@ export class GroupCommit {
     if (batch.length === 0) return;
     // The latency reported covers the payload files' writes and syncs as well as the transaction.
     const began = this.#listener === undefined ? 0 : performance.now();
-    const payloads = batch.flatMap((item) => (item.payload === undefined ? [] : [item.payload]));
+    // A loop, not `flatMap`: that made an array per write, nearly all of them empty.
+    const payloads: PendingPayload[] = [];
+    for (const item of batch) if (item.payload !== undefined) payloads.push(item.payload);
     if (payloads.length === 0) {
       const retrying = this.#commit(batch, began);
       if (retrying !== undefined) {
@@ -172,7 +197,7 @@ export class GroupCommit {
         () => this.#commit(batch, began),
         // Nothing of this group commits: its rows would point at bytes that may not be on disk.
         (error: unknown) => {
-          for (const item of batch) item.reject(toError(error));
+          for (const item of batch) rejectWrite(item, toError(error));
         },
       )
       .finally(() => {
@@ -189,7 +214,7 @@ export class GroupCommit {
     } catch (error) {
       if (isTransientSqliteError(error)) return this.#retry(batch, began, error);
       // The commit itself failed: nothing of this batch is durable.
-      for (const item of batch) item.reject(toError(error));
+      for (const item of batch) rejectWrite(item, toError(error));
       return undefined;
     }
     this.#outage.available();
@@ -209,7 +234,7 @@ export class GroupCommit {
           failure = next;
           continue;
         }
-        for (const item of batch) item.reject(toError(next));
+        for (const item of batch) rejectWrite(item, toError(next));
         return;
       }
       this.#outage.available();
@@ -217,7 +242,7 @@ export class GroupCommit {
       return;
     }
     this.#outage.exceeded(batch.length);
-    for (const item of batch) item.reject(toError(failure));
+    for (const item of batch) rejectWrite(item, toError(failure));
   }
 
   #committed(batch: readonly QueuedWrite[], outcomes: WriteOutcome[], began: number): void {
@@ -268,7 +293,7 @@ export class GroupCommit {
   /** Committed, but not known to be on disk: nothing of these groups may be acknowledged. */
   #syncFailed(covered: number, error: Error): void {
     while (this.#unsynced.length > 0 && (this.#unsynced[0] as CommittedGroup).ordinal <= covered) {
-      for (const item of (this.#unsynced.shift() as CommittedGroup).batch) item.reject(error);
+      for (const item of (this.#unsynced.shift() as CommittedGroup).batch) rejectWrite(item, error);
     }
     this.#wakeDurable(error);
   }
@@ -312,9 +337,28 @@ function settle({ batch, outcomes, began }: CommittedGroup, listener: CommitList
   listener?.((performance.now() - began) / 1000, batch.length);
   batch.forEach((item, index) => {
     const outcome = outcomes[index];
-    if (outcome?.ok === true) item.resolve(outcome.value);
-    else item.reject(outcome?.error ?? new Error("store write lost"));
+    if (outcome?.ok === true) {
+      if (item.watcher !== undefined) tell(item.watcher, undefined);
+      else item.resolve?.(outcome.value);
+    } else rejectWrite(item, outcome?.error ?? new Error("store write lost"));
   });
+}
+
+function rejectWrite(item: PendingWrite, error: Error): void {
+  if (item.watcher !== undefined) tell(item.watcher, error);
+  else item.reject?.(error);
+}
+
+/**
+ * Tells a watcher, which must not throw; one that does cannot keep the writes after it from
+ * being told: its error surfaces as an unhandled rejection, as a promise's reaction's would.
+ */
+function tell(watcher: WriteWatcher, error: Error | undefined): void {
+  try {
+    watcher.inputSettled(error);
+  } catch (thrown) {
+    void Promise.reject(thrown);
+  }
 }
 
 /** Runs one write, capturing its outcome (it rolled back alone if it threw). */
@@ -322,7 +366,7 @@ export function runWrite(item: PendingWrite | undefined): WriteOutcome {
   if (item === undefined) return { ok: false, error: new Error("store write lost") };
   if (item.work === undefined) return { ok: false, error: new Error("store write already committed") };
   try {
-    return { ok: true, value: item.work() };
+    return { ok: true, value: typeof item.work === "function" ? item.work() : item.work.run() };
   } catch (error) {
     // Not this write's own failure: the whole group rolls back and is written again, in order.
     if (isTransientSqliteError(error)) throw error;

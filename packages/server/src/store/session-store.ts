@@ -162,6 +162,12 @@ export interface StoredBytes {
 /** Told after each committed group of writes: how long the commit took and how many writes it held. */
 export type CommitListener = (seconds: number, writes: number) => void;
 
+/** Told of one input chunk's commit (`SessionStore.acceptInputWatched`). Must not throw. */
+export interface InputCommitWatcher {
+  /** The chunk is committed (`error` undefined), or its commit failed. */
+  inputSettled(error: Error | undefined): void;
+}
+
 export interface SessionStore {
   /**
    * Atomically records a new session, its parameter streams and its start
@@ -188,6 +194,15 @@ export interface SessionStore {
    * `epoch`: the owner's ownership epoch when the owner accepts it (fenced); none at a node that only serves the attachment.
    */
   acceptInput(chunk: InputChunk, introduced: readonly NewStream[], epoch?: bigint): Promise<void>;
+  /**
+   * Optional: `acceptInput` of a chunk that introduces no stream, its outcome told to `watcher`
+   * instead of a promise (a promise, its resolving functions and a reaction per 64-byte item
+   * were a sixth of the server's garbage, docs/performance.md). `watcher.inputSettled` is
+   * called exactly once, never before this returns, after the commit is as durable as
+   * `acceptInput`'s promise would have resolved (or with the error it would have rejected with);
+   * the watchers of one store are called in the order their chunks were handed over.
+   */
+  acceptInputWatched?(chunk: InputChunk, epoch: bigint | undefined, watcher: InputCommitWatcher): void;
   /** Chunks overlapping `[from, to)`, in order, to compare a resend with what was accepted. */
   readInput(streamId: string, from: bigint, to: bigint): Promise<InputChunk[]>;
   /** Records the input's terminal unless it has one; `epoch` as for `acceptInput`. */

@@ -5,7 +5,7 @@
  * commit writes it in a run. A payload kept in a file (`payload-files.ts`)
  * leaves the row's data empty and points at its place.
  */
-import type { LogAppend, WriteOutcome } from "./group-commit.js";
+import type { LogAppend, WriteOutcome, WriteTask } from "./group-commit.js";
 import type { PendingPayload } from "./payload-files.js";
 import type { InputChunk, OutputEvent } from "./session-store.js";
 
@@ -47,8 +47,8 @@ export class RecordAppend implements LogAppend {
 
   constructor(
     readonly log: "input" | "output",
-    private readonly record: InputChunk | OutputItemEvent,
-    private readonly payload: PendingPayload | undefined,
+    protected readonly record: InputChunk | OutputItemEvent,
+    protected readonly payload: PendingPayload | undefined,
   ) {
     this.streamId = record.streamId;
     this.sequence = record.sequence;
@@ -87,4 +87,23 @@ export function outputItemRow(event: Extract<OutputEvent, { event: "item" }>, pa
 /** An output terminal's row of `output_events`, in column order. */
 export function outputTerminalRow(event: Extract<OutputEvent, { event: "terminal" }>): unknown[] {
   return [event.streamId, event.sequence, "terminal", 0, null, null, event.outcome, null, null, null];
+}
+
+/**
+ * An input chunk that introduces no stream, as one object that is both its append and its
+ * write (`run`: the chunk written on its own, when its run could not be), instead of an append
+ * and a closure per chunk.
+ */
+export class InputAppendTask extends RecordAppend implements WriteTask {
+  constructor(
+    private readonly write: (chunk: InputChunk, payload: PendingPayload | undefined) => void,
+    chunk: InputChunk,
+    payload: PendingPayload | undefined,
+  ) {
+    super("input", chunk, payload);
+  }
+
+  run(): void {
+    this.write(this.record as InputChunk, this.payload);
+  }
 }

@@ -32,6 +32,7 @@ import type {
   AttemptRecord,
   CreateSessionResult,
   InputChunk,
+  InputCommitWatcher,
   InputTerminal,
   NewStream,
   OutputEvent,
@@ -44,7 +45,7 @@ import type {
 import { FIRST_EPOCH, OwnershipLostError } from "./ownership.js";
 import { checkOutageGraceMs, OutageGrace, SYSTEM_OUTAGE_CLOCK, type StoreOutageListener } from "./outage-grace.js";
 import { openSessionDatabase, WalSync } from "./sqlite-database.js";
-import { RecordAppend } from "./sqlite-log-rows.js";
+import { InputAppendTask, RecordAppend } from "./sqlite-log-rows.js";
 import { SqliteMutations } from "./sqlite-mutations.js";
 import { maxPackedRowBytesOf, pageSizeOf, payloadFileThresholdOf, type SqliteSessionStoreOptions } from "./sqlite-options.js";
 import { prepareStatements, PURGEABLE_BYTES_SQL, STORED_BYTES_SQL, type SqliteStatements } from "./sqlite-statements.js";
@@ -68,6 +69,9 @@ export type { SqliteSessionStoreOptions } from "./sqlite-options.js";
 
 /** Under `dataDir`: one append-only payload file per session. */
 const PAYLOAD_DIR = "payloads";
+
+/** The streams a watched input chunk introduces: none. */
+const NO_STREAMS: readonly NewStream[] = Object.freeze([]);
 
 export class SqliteSessionStore implements SessionStore {
   readonly #db: Database.Database;
@@ -150,6 +154,29 @@ export class SqliteSessionStore implements SessionStore {
     const payload = this.#reservePayload(chunk.streamId, chunk.data);
     const append = introduced.length > 0 ? undefined : new RecordAppend("input", chunk, payload);
     return this.#group.write(() => this.#mutations.acceptInput(chunk, introduced, payload), append, payload);
+  }
+
+  /** A chunk that introduces no stream, written on its own (one function for every `InputAppendTask`). */
+  readonly #writeInput = (chunk: InputChunk, payload: PendingPayload | undefined): void =>
+    this.#mutations.acceptInput(chunk, NO_STREAMS, payload);
+
+  /** `acceptInput` of a chunk that introduces no stream, without a promise (session-store.ts). */
+  acceptInputWatched(chunk: InputChunk, epoch: bigint | undefined, watcher: InputCommitWatcher): void {
+    if (epoch !== undefined && epoch !== FIRST_EPOCH) {
+      // Refused through the queue, so that it is told in its place among the watched writes.
+      const refusal = new OwnershipLostError(
+        this.#statements.sessionOfStream.get(chunk.streamId) as string | undefined,
+        epoch,
+        FIRST_EPOCH,
+      );
+      this.#group.writeWatched(() => {
+        throw refusal;
+      }, watcher);
+      return;
+    }
+    const payload = this.#reservePayload(chunk.streamId, chunk.data);
+    const task = new InputAppendTask(this.#writeInput, chunk, payload);
+    this.#group.writeWatched(task, watcher, task, payload);
   }
 
   readInput(streamId: string, from: bigint, to: bigint): Promise<InputChunk[]> {

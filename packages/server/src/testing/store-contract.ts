@@ -84,6 +84,54 @@ export function storeContract(api: TestApi, name: string, open: () => SessionSto
       await store.close();
     });
 
+    it("acceptInputWatched, where a store has it, commits as acceptInput does and tells each chunk's outcome once, in order, after returning", async () => {
+      const store = await open();
+      if (store.acceptInputWatched === undefined) {
+        // Optional: the session then hands every chunk to acceptInput.
+        expect(typeof store.acceptInput).toBe("function");
+        await store.close();
+        return;
+      }
+      const s = session();
+      const input = stream(s.sessionId, "input");
+      await store.createSession(s, [input], {
+        attemptId: randomUUID(),
+        operation: "start",
+        descriptorDigest: "d",
+        sessionId: s.sessionId,
+        generation: 1n,
+      });
+      const told: string[] = [];
+      const chunk = (sequence: bigint, text: string) => ({
+        streamId: input.streamId,
+        sequence,
+        itemCount: BigInt(text.length),
+        data: bytes(text),
+        mimeType: undefined,
+      });
+      await new Promise<void>((resolve) => {
+        const watcher = (name: string) => ({
+          inputSettled: (error: Error | undefined) => {
+            told.push(`${name} ${error === undefined ? "ok" : "failed"}`);
+            if (told.length === 4) resolve();
+          },
+        });
+        store.acceptInputWatched?.(chunk(0n, "ab"), undefined, watcher("first"));
+        store.acceptInputWatched?.(chunk(2n, "c"), undefined, watcher("second"));
+        store.acceptInputWatched?.(chunk(9n, "z"), undefined, watcher("gap"));
+        store.acceptInputWatched?.(chunk(3n, "de"), undefined, watcher("third"));
+        expect(told).toEqual([]);
+      });
+      expect(told).toEqual(["first ok", "second ok", "gap failed", "third ok"]);
+      const stored = await store.readInput(input.streamId, 0n, 5n);
+      expect(stored.map((c) => [c.sequence, Buffer.from(c.data).toString()])).toEqual([
+        [0n, "ab"],
+        [2n, "c"],
+        [3n, "de"],
+      ]);
+      await store.close();
+    });
+
     it("input chunks must continue the stream; ranges are read back across chunk boundaries", async () => {
       const store = await open();
       const s = session();

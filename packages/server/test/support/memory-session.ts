@@ -170,6 +170,8 @@ export interface MemoryHarnessOptions {
   readonly host?: AgentHost;
   /** Sees what the runtime reports (backpressure, input accepted, output recorded); a no-op unless given. */
   readonly observer?: ServerObserver;
+  /** The node's byte budget (a fresh one of the default size unless given): a test reads what is held. */
+  readonly nodeBudget?: NodeBudget;
 }
 
 export function memoryHarness(options: MemoryHarnessOptions = {}) {
@@ -186,7 +188,7 @@ export function memoryHarness(options: MemoryHarnessOptions = {}) {
       observer: options.observer ?? NOOP_OBSERVER,
       now: Date.now,
       timers: options.timers ?? SYSTEM_TIMERS,
-      nodeBudget: new NodeBudget(resolveLimits().maxQueuedBytesPerNode),
+      nodeBudget: options.nodeBudget ?? new NodeBudget(resolveLimits().maxQueuedBytesPerNode),
       storedBytes: new StoredBytesTable(resolveLimits().maxStoredBytesPerPrincipal, () => undefined),
     },
     () => true,
