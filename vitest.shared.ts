@@ -47,7 +47,10 @@ export function checked(thresholds?: Thresholds): TestUserConfig {
       : {
           coverage: {
             provider: "v8",
-            include: ["src/**/*.ts"],
+            // Absolute: the unit project loads the other workspace packages from their sources
+            // (SOURCE_CONDITION), and a relative `src/**` also matched their `src/` files, so a
+            // package's figures counted its dependencies' code. Vitest runs in the package's folder.
+            include: [`${process.cwd()}/src/**/*.ts`],
             reporter: ["text-summary", "json-summary", "html"],
             thresholds: { ...thresholds },
           },

@@ -5,6 +5,20 @@ import { brief, firstGraphDifference } from "../src/graph-difference.js";
 
 const graph = (root: SchemaType, defs: Record<string, SchemaType> = {}) => decodeSchemaGraph(t.graph(root, defs));
 const differ = (mine: SchemaType, theirs: SchemaType) => firstGraphDifference(graph(mine), graph(theirs), "$");
+/** A two-branch union of records told apart by their `kind` field: `s` carries `text`, `n` carries `number`. */
+const union = (text: SchemaType, number: SchemaType): SchemaType =>
+  t.union(
+    {
+      tag: "s",
+      body: t.record({ kind: t.string(), v: text }),
+      discriminator: { rule: "field-equals", value: { fieldName: "kind", literal: "s" } },
+    },
+    {
+      tag: "n",
+      body: t.record({ kind: t.string(), v: number }),
+      discriminator: { rule: "field-equals", value: { fieldName: "kind", literal: "n" } },
+    },
+  );
 
 describe("firstGraphDifference", () => {
   it("finds none between equal graphs", () => {
@@ -22,6 +36,22 @@ describe("firstGraphDifference", () => {
     ["result sides", t.result({ ok: t.u8(), err: t.string() }), t.result({ ok: t.u8(), err: t.char() }), "$:err", "string", "char"],
     ["enum cases", t.enum(["a", "b"]), t.enum(["a", "c"]), "$", "enum{a, b}", "enum{a, c}"],
     ["metadata", t.meta(t.string(), { doc: "mine" }), t.string(), "$", 'string {"metadata":{"doc":"mine"}}', "string"],
+    ["union branch bodies", union(t.string(), t.u8()), union(t.string(), t.u16()), "$|n.v", "u8", "u16"],
+    ["union branches' text", union(t.string(), t.u8()), union(t.char(), t.u8()), "$|s.v", "string", "char"],
+    [
+      "union discriminators",
+      union(t.string(), t.u8()),
+      t.union({
+        tag: "s",
+        body: t.record({ kind: t.string(), v: t.string() }),
+        discriminator: { rule: "field-absent", value: { fieldName: "n" } },
+      }),
+      "$",
+      "union{s: record{kind: string, v: string}, n: record{kind: string, v: u8}}",
+      "union{s: record{kind: string, v: string}}",
+    ],
+    ["flags", t.flags(["read", "write"]), t.flags(["read"]), "$", "flags{read, write}", "flags{read}"],
+    ["result with one side", t.result({ ok: t.u8() }), t.result({ err: t.u8() }), "$", "result<u8, _>", "result<_, u8>"],
   ])("%s", (_what, mine, theirs, path, mineBrief, theirsBrief) => {
     expect(differ(mine, theirs)).toEqual({ path, mine: mineBrief, theirs: theirsBrief });
   });
