@@ -40,6 +40,7 @@ export type {
   StoreOutageEvent,
   OutageClock,
   JournalEntry,
+  InputCommitWatcher,
 } from "@golem-stream/server/store";
 // What a write refused by fencing rejects with (docs/cluster.md, *Fencing*).
 export { OwnershipLostError, isOwnershipLost } from "@golem-stream/server/store";

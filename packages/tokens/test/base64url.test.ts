@@ -3,7 +3,7 @@
  * portable one) against RFC 4648 section 10 and against each other.
  */
 import fc from "fast-check";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import {
   base64UrlEncoderOf,
   decodeBase64Url,
@@ -102,5 +102,21 @@ describe("base64UrlEncoderOf", () => {
         },
       ),
     );
+  });
+
+  it("without Node's Buffer (a browser), encodes with the portable encoder, the contents at each call", async () => {
+    vi.stubGlobal("Buffer", undefined);
+    vi.resetModules();
+    try {
+      const portable = await import("../src/base64url.js");
+      const bytes = Uint8Array.of(0xfb, 0xff, 0x00);
+      const encode = portable.base64UrlEncoderOf(bytes);
+      expect(encode()).toBe("-_8A");
+      bytes[2] = 0xbf;
+      expect(encode()).toBe("-_-_");
+    } finally {
+      vi.unstubAllGlobals();
+      vi.resetModules();
+    }
   });
 });

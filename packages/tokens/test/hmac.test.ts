@@ -4,6 +4,7 @@
  * form tokens use.
  */
 import { createHmac } from "node:crypto";
+import { inspect } from "node:util";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { PreparedHmac, signaturePrefix } from "../src/signature.js";
@@ -57,6 +58,13 @@ const RFC_4231 = [
 ];
 
 describe("PreparedHmac", () => {
+  it("never shows its key-derived state: string, JSON and Node's inspect are redacted", () => {
+    const prepared = new PreparedHmac(new Uint8Array(32).fill(7));
+    expect(String(prepared)).toBe("PreparedHmac(<redacted>)");
+    expect(JSON.stringify({ prepared })).toBe('{"prepared":"<redacted>"}');
+    expect(inspect(prepared)).toBe("PreparedHmac(<redacted>)");
+  });
+
   it.each(RFC_4231)("RFC 4231 $name", ({ key, data, mac }) => {
     const prepared = new PreparedHmac(key);
     expect(toHex(prepared.mac(data))).toBe(mac);
