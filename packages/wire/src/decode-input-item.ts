@@ -21,12 +21,10 @@
  * decoder uses for it (test/decode-input-item.test.ts holds the two to each
  * other on generated and mutated messages).
  */
-import { LIMITS, U64_MAX } from "./limits.js";
 import type { InputStreamItem, SchemaValueJson } from "./messages.js";
-import { channelCodec, schemaValueCodec } from "./fields.js";
-import { parseStrictJson, type StrictJsonOptions } from "./strict-json.js";
 import { rememberStringNode } from "./string-node-text.js";
 import { plainStringNodeBody } from "./plain-string-node.js";
+import { CHANNEL_START, canonicalChannel, canonicalSequence, canonicalValueEnd, strictItemValue } from "./canonical-item-frame.js";
 
 /**
  * The text before `V`, in one sticky expression (`test` from `lastIndex` 0
@@ -36,41 +34,26 @@ import { plainStringNodeBody } from "./plain-string-node.js";
  * the expression engine several times faster than by `startsWith`.
  */
 const HEAD = /\{"channel":(?:0|[1-9][0-9]{0,9}),"sequence":"(?:0|[1-9][0-9]{0,19})","type":"inputStreamItem","value":/y;
-const CHANNEL_START = '{"channel":'.length;
 const AFTER_CHANNEL = ',"sequence":"'.length;
 const AFTER_SEQUENCE = '","type":"inputStreamItem","value":'.length;
-const TAIL = /,"version":1\}/y;
-const TAIL_LENGTH = ',"version":1}'.length;
 const COMMA = ",";
-const DIGIT_0 = 0x30;
-/** Decimals of at most this many digits are exact as a double (below 2^53), so need no string for BigInt. */
-const EXACT_DIGITS = 15;
-/** One level of the depth limit is the message object around the value. */
-const VALUE_OPTIONS: StrictJsonOptions = { maxBytes: LIMITS.maxTextMessageBytes, maxDepth: LIMITS.maxJsonDepth - 1 };
+
 /** The message, when `text` (already bounded and well-formed) is a canonical input item; otherwise undefined. */
 export function decodeCanonicalInputItem(text: string): InputStreamItem | undefined {
   HEAD.lastIndex = 0;
   if (!HEAD.test(text)) return undefined;
   const valueStart = HEAD.lastIndex;
-  const valueEnd = text.length - TAIL_LENGTH;
-  if (valueEnd <= valueStart) return undefined;
-  TAIL.lastIndex = valueEnd;
-  if (!TAIL.test(text)) return undefined;
+  const valueEnd = canonicalValueEnd(text, valueStart);
+  if (valueEnd < 0) return undefined;
   // HEAD matched: the channel's digits end at the first comma, the sequence's where HEAD's last literal begins.
   const channelEnd = text.indexOf(COMMA, CHANNEL_START);
   const sequenceStart = channelEnd + AFTER_CHANNEL;
   const sequenceEnd = valueStart - AFTER_SEQUENCE;
   try {
-    const channel = channelCodec.decode(digitsValue(text, CHANNEL_START, channelEnd), "channel");
-    const sequence =
-      sequenceEnd - sequenceStart <= EXACT_DIGITS
-        ? BigInt(digitsValue(text, sequenceStart, sequenceEnd))
-        : BigInt(text.slice(sequenceStart, sequenceEnd));
-    // u64Codec's range, and room for the item itself (the variant's own check).
-    if (sequence >= U64_MAX) return undefined;
-    const value =
-      plainStringNode(text, valueStart, valueEnd) ??
-      schemaValueCodec.decode(parseStrictJson(text.slice(valueStart, valueEnd), VALUE_OPTIONS), "value");
+    const channel = canonicalChannel(text, CHANNEL_START, channelEnd);
+    const sequence = canonicalSequence(text, sequenceStart, sequenceEnd);
+    if (sequence === undefined) return undefined;
+    const value = plainStringNode(text, valueStart, valueEnd) ?? strictItemValue(text, valueStart, valueEnd);
     return { type: "inputStreamItem", channel, sequence, value };
   } catch {
     return undefined;
@@ -83,11 +66,4 @@ function plainStringNode(text: string, start: number, end: number): SchemaValueJ
   if (body === undefined) return undefined;
   rememberStringNode(text, start, body);
   return { kind: "string", value: body };
-}
-
-/** The value of the canonical digits `text[start, end)`, at most `EXACT_DIGITS` of them. */
-function digitsValue(text: string, start: number, end: number): number {
-  let value = 0;
-  for (let i = start; i < end; i++) value = value * 10 + (text.charCodeAt(i) - DIGIT_0);
-  return value;
 }

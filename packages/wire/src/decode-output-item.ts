@@ -20,11 +20,10 @@
  * the full decoder uses for it (test/decode-output-item.test.ts holds the two
  * to each other on generated and mutated messages).
  */
-import { LIMITS, U64_MAX } from "./limits.js";
+import { LIMITS } from "./limits.js";
 import type { OutputStreamItem, SchemaValueJson } from "./messages.js";
-import { channelCodec, schemaValueCodec } from "./fields.js";
-import { parseStrictJson, type StrictJsonOptions } from "./strict-json.js";
 import { plainStringNodeBody } from "./plain-string-node.js";
+import { CHANNEL_START, canonicalChannel, canonicalSequence, canonicalValueEnd, strictItemValue } from "./canonical-item-frame.js";
 
 /**
  * The text before `V`, in one sticky expression (`test` from `lastIndex` 0
@@ -36,29 +35,19 @@ const HEAD = new RegExp(
   `\\{"channel":(?:0|[1-9][0-9]{0,9}),"cursorToken":"[\\x21\\x23-\\x5b\\x5d-\\x7e]{1,${LIMITS.maxTokenBytes}}","mappings":\\[\\],"sequence":"(?:0|[1-9][0-9]{0,19})","type":"outputStreamItem","value":`,
   "y",
 );
-const CHANNEL_START = '{"channel":'.length;
 const AFTER_CHANNEL = ',"cursorToken":"'.length;
 const AFTER_TOKEN = '","mappings":[],"sequence":"'.length;
 const AFTER_SEQUENCE = '","type":"outputStreamItem","value":'.length;
-const TAIL = /,"version":1\}/y;
-const TAIL_LENGTH = ',"version":1}'.length;
 const COMMA = ",";
 const QUOTE = '"';
-const DIGIT_0 = 0x30;
-/** Decimals of at most this many digits are exact as a double (below 2^53), so need no string for BigInt. */
-const EXACT_DIGITS = 15;
-/** One level of the depth limit is the message object around the value. */
-const VALUE_OPTIONS: StrictJsonOptions = { maxBytes: LIMITS.maxTextMessageBytes, maxDepth: LIMITS.maxJsonDepth - 1 };
 
 /** The message, when `text` (already bounded and well-formed) is a canonical output item introducing no stream; otherwise undefined. */
 export function decodeCanonicalOutputItem(text: string): OutputStreamItem | undefined {
   HEAD.lastIndex = 0;
   if (!HEAD.test(text)) return undefined;
   const valueStart = HEAD.lastIndex;
-  const valueEnd = text.length - TAIL_LENGTH;
-  if (valueEnd <= valueStart) return undefined;
-  TAIL.lastIndex = valueEnd;
-  if (!TAIL.test(text)) return undefined;
+  const valueEnd = canonicalValueEnd(text, valueStart);
+  if (valueEnd < 0) return undefined;
   // HEAD matched: the channel's digits end at the first comma, the token at the first quote after it
   // (it holds none), the sequence where HEAD's last literal begins.
   const channelEnd = text.indexOf(COMMA, CHANNEL_START);
@@ -67,27 +56,13 @@ export function decodeCanonicalOutputItem(text: string): OutputStreamItem | unde
   const sequenceStart = tokenEnd + AFTER_TOKEN;
   const sequenceEnd = valueStart - AFTER_SEQUENCE;
   try {
-    const channel = channelCodec.decode(digitsValue(text, CHANNEL_START, channelEnd), "channel");
-    const sequence =
-      sequenceEnd - sequenceStart <= EXACT_DIGITS
-        ? BigInt(digitsValue(text, sequenceStart, sequenceEnd))
-        : BigInt(text.slice(sequenceStart, sequenceEnd));
-    // u64Codec's range, and room for the item itself (the variant's own check).
-    if (sequence >= U64_MAX) return undefined;
+    const channel = canonicalChannel(text, CHANNEL_START, channelEnd);
+    const sequence = canonicalSequence(text, sequenceStart, sequenceEnd);
+    if (sequence === undefined) return undefined;
     const body = plainStringNodeBody(text, valueStart, valueEnd);
-    const value: SchemaValueJson =
-      body !== undefined
-        ? { kind: "string", value: body }
-        : schemaValueCodec.decode(parseStrictJson(text.slice(valueStart, valueEnd), VALUE_OPTIONS), "value");
+    const value: SchemaValueJson = body !== undefined ? { kind: "string", value: body } : strictItemValue(text, valueStart, valueEnd);
     return { type: "outputStreamItem", channel, cursorToken: text.slice(tokenStart, tokenEnd), mappings: [], sequence, value };
   } catch {
     return undefined;
   }
-}
-
-/** The value of the canonical digits `text[start, end)`, at most `EXACT_DIGITS` of them. */
-function digitsValue(text: string, start: number, end: number): number {
-  let value = 0;
-  for (let i = start; i < end; i++) value = value * 10 + (text.charCodeAt(i) - DIGIT_0);
-  return value;
 }
