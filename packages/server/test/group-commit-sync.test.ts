@@ -6,13 +6,12 @@
  * covered. The sync is a controlled promise here, so nothing
  * depends on timing.
  */
-import { randomUUID } from "node:crypto";
 import { open, type FileHandle } from "node:fs/promises";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { afterEach, describe, expect, it } from "vitest";
 import { SqliteSessionStore } from "../src/index.js";
-import { bytes, removeStoreDirs, session, sqliteDir, stream } from "./support/store-records.js";
+import { bytes, removeStoreDirs, session, sqliteDir, startAttempt, stream } from "./support/store-records.js";
 import { GroupCommit, runWrite, type CommitGroup, type LogAppend } from "../src/store/group-commit.js";
 import type { PayloadFiles } from "../src/store/payload-files.js";
 
@@ -256,13 +255,7 @@ describe("SqliteSessionStore", () => {
     const store = new SqliteSessionStore({ dataDir: sqliteDir() });
     const s = session();
     const input = stream(s.sessionId, "input");
-    await store.createSession(s, [input], {
-      attemptId: randomUUID(),
-      operation: "start",
-      descriptorDigest: "d",
-      sessionId: s.sessionId,
-      generation: 1n,
-    });
+    await store.createSession(s, [input], startAttempt(s));
     const told: string[] = [];
     const chunk = (sequence: bigint, text: string) => ({
       streamId: input.streamId,
@@ -298,13 +291,7 @@ describe("SqliteSessionStore", () => {
       const synced = await datasyncsDuring(async () => {
         const store = new SqliteSessionStore({ dataDir, synchronous });
         const s = session();
-        await store.createSession(s, [stream(s.sessionId, "input")], {
-          attemptId: randomUUID(),
-          operation: "start",
-          descriptorDigest: "d",
-          sessionId: s.sessionId,
-          generation: 1n,
-        });
+        await store.createSession(s, [stream(s.sessionId, "input")], startAttempt(s));
         await store.close();
       });
       if (synchronous === "full") expect(synced.length).toBeGreaterThan(0);

@@ -11,7 +11,7 @@ import { createHash, randomBytes, randomUUID } from "node:crypto";
 import Database from "better-sqlite3";
 import { SqliteSessionStore } from "../src/index.js";
 import { type InputChunk, type SessionRecord } from "../src/store/index.js";
-import { bytes, removeStoreDirs, session, sqliteDir, stream } from "./support/store-records.js";
+import { bytes, removeStoreDirs, session, sqliteDir, startAttempt, stream } from "./support/store-records.js";
 
 afterEach(removeStoreDirs);
 
@@ -21,13 +21,7 @@ async function openWithSession(dataDir: string, overrides: Partial<SessionRecord
   const store = new SqliteSessionStore({ dataDir, payloadFileThreshold: THRESHOLD });
   const s = session(overrides);
   const input = stream(s.sessionId, "input");
-  await store.createSession(s, [input], {
-    attemptId: randomUUID(),
-    operation: "start",
-    descriptorDigest: "d",
-    sessionId: s.sessionId,
-    generation: 1n,
-  });
+  await store.createSession(s, [input], startAttempt(s));
   return { store, s, input };
 }
 
@@ -96,13 +90,7 @@ describe("SqliteSessionStore payload files", () => {
     const store = new SqliteSessionStore({ dataDir, payloadFileThreshold: Number.POSITIVE_INFINITY });
     const s = session();
     const input = stream(s.sessionId, "input");
-    await store.createSession(s, [input], {
-      attemptId: randomUUID(),
-      operation: "start",
-      descriptorDigest: "d",
-      sessionId: s.sessionId,
-      generation: 1n,
-    });
+    await store.createSession(s, [input], startAttempt(s));
     await store.acceptInput(chunk(input.streamId, 0n, randomBytes(1 << 20)), []);
     await store.close();
     expect(readdirSync(join(dataDir, "payloads"))).toEqual([]);
@@ -177,13 +165,7 @@ describe("SqliteSessionStore payload files", () => {
     await store.finish(old.sessionId, '{"kind":"success"}', 1000);
     const recent = session({ idempotencyKey: "key-2" });
     const recentInput = stream(recent.sessionId, "input");
-    await store.createSession(recent, [recentInput], {
-      attemptId: randomUUID(),
-      operation: "start",
-      descriptorDigest: "d",
-      sessionId: recent.sessionId,
-      generation: 1n,
-    });
+    await store.createSession(recent, [recentInput], startAttempt(recent));
     await store.acceptInput(chunk(recentInput.streamId, 0n, randomBytes(THRESHOLD)), []);
     await store.finish(recent.sessionId, '{"kind":"success"}', 9000);
 
@@ -279,13 +261,7 @@ describe("SqliteSessionStore data directory", () => {
     expect(() => new SqliteSessionStore({ dataDir })).toThrow(/sessions\.db is in use by another store/);
     // The refused store took nothing: the first one still writes.
     const s = session();
-    await first.createSession(s, [], {
-      attemptId: randomUUID(),
-      operation: "start",
-      descriptorDigest: "d",
-      sessionId: s.sessionId,
-      generation: 1n,
-    });
+    await first.createSession(s, [], startAttempt(s));
     await first.close();
     const second = new SqliteSessionStore({ dataDir });
     expect(await second.getSession(s.sessionId)).toMatchObject({ sessionId: s.sessionId });

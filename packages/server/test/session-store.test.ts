@@ -6,11 +6,10 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { join } from "node:path";
-import { randomUUID } from "node:crypto";
 import Database from "better-sqlite3";
 import { MemorySessionStore, SqliteSessionStore, type SessionStore } from "../src/index.js";
 import { storeContract } from "../src/testing/index.js";
-import { bytes, removeStoreDirs, session, sqliteDir, stream } from "./support/store-records.js";
+import { bytes, removeStoreDirs, session, sqliteDir, startAttempt, stream } from "./support/store-records.js";
 
 const IMPLEMENTATIONS: [string, () => SessionStore][] = [
   ["SqliteSessionStore", () => new SqliteSessionStore({ dataDir: sqliteDir() })],
@@ -27,13 +26,7 @@ describe("SqliteSessionStore on disk", () => {
     const dataDir = sqliteDir();
     const store = new SqliteSessionStore({ dataDir });
     const s = session();
-    await store.createSession(s, [], {
-      attemptId: randomUUID(),
-      operation: "start",
-      descriptorDigest: "d",
-      sessionId: s.sessionId,
-      generation: 1n,
-    });
+    await store.createSession(s, [], startAttempt(s));
     const out = stream(s.sessionId, "output", { parent: { kind: "result" } });
     await store.setResult(s.sessionId, '{"kind":"none"}', [out]);
     const child = stream(s.sessionId, "output", { parent: { kind: "item", streamId: out.streamId, sequence: 0n } });
@@ -59,13 +52,7 @@ describe("SqliteSessionStore on disk", () => {
     const store = new SqliteSessionStore({ dataDir: sqliteDir() });
     const s = session();
     const input = stream(s.sessionId, "input");
-    await store.createSession(s, [input], {
-      attemptId: randomUUID(),
-      operation: "start",
-      descriptorDigest: "d",
-      sessionId: s.sessionId,
-      generation: 1n,
-    });
+    await store.createSession(s, [input], startAttempt(s));
     const writes = [
       store.acceptInput({ streamId: input.streamId, sequence: 0n, itemCount: 1n, data: bytes("a"), mimeType: undefined }, []),
       store.acceptInput({ streamId: input.streamId, sequence: 5n, itemCount: 1n, data: bytes("x"), mimeType: undefined }, []),
@@ -84,13 +71,7 @@ describe("SqliteSessionStore on disk", () => {
     const store = new SqliteSessionStore({ dataDir: sqliteDir(), payloadFileThreshold: 64 });
     const s = session();
     const input = stream(s.sessionId, "input");
-    await store.createSession(s, [input], {
-      attemptId: randomUUID(),
-      operation: "start",
-      descriptorDigest: "d",
-      sessionId: s.sessionId,
-      generation: 1n,
-    });
+    await store.createSession(s, [input], startAttempt(s));
     const out = stream(s.sessionId, "output", { parent: { kind: "result" } });
     await store.setResult(s.sessionId, '{"kind":"none"}', [out]);
     const text = (i: number): string => (i % 3 === 0 ? `${i}:`.padEnd(80, "x") : `item ${i}`);
@@ -125,13 +106,7 @@ describe("SqliteSessionStore on disk", () => {
     const store = new SqliteSessionStore({ dataDir: sqliteDir() });
     const s = session();
     const input = stream(s.sessionId, "input");
-    await store.createSession(s, [input], {
-      attemptId: randomUUID(),
-      operation: "start",
-      descriptorDigest: "d",
-      sessionId: s.sessionId,
-      generation: 1n,
-    });
+    await store.createSession(s, [input], startAttempt(s));
     // The chunk continues the stream, but the stream it introduces already exists.
     const clash = stream(s.sessionId, "input", { streamId: input.streamId });
     const writes = [
@@ -150,13 +125,7 @@ describe("SqliteSessionStore on disk", () => {
     const store = new SqliteSessionStore({ dataDir });
     const s = session();
     const input = stream(s.sessionId, "input");
-    await store.createSession(s, [input], {
-      attemptId: randomUUID(),
-      operation: "start",
-      descriptorDigest: "d",
-      sessionId: s.sessionId,
-      generation: 1n,
-    });
+    await store.createSession(s, [input], startAttempt(s));
     const out = stream(s.sessionId, "output", { parent: { kind: "result" } });
     await store.setResult(s.sessionId, '{"kind":"none"}', [out]);
     await store.acceptInput({ streamId: input.streamId, sequence: 0n, itemCount: 2n, data: bytes("ab"), mimeType: undefined }, []);
@@ -209,7 +178,7 @@ describe("SqliteSessionStore on disk", () => {
     const dataDir = sqliteDir();
     const store = new SqliteSessionStore({ dataDir });
     const s = session();
-    const start = { attemptId: randomUUID(), operation: "start" as const, descriptorDigest: "d", sessionId: s.sessionId, generation: 1n };
+    const start = startAttempt(s);
     await store.createSession(s, [], start);
     await store.finish(s.sessionId, '{"kind":"success"}', 1000);
     await store.close();
@@ -230,13 +199,7 @@ describe("SqliteSessionStore on disk", () => {
     const dataDir = sqliteDir();
     const store = new SqliteSessionStore({ dataDir });
     const s = session();
-    await store.createSession(s, [], {
-      attemptId: randomUUID(),
-      operation: "start",
-      descriptorDigest: "d",
-      sessionId: s.sessionId,
-      generation: 1n,
-    });
+    await store.createSession(s, [], startAttempt(s));
     await store.close();
     const db = new Database(join(dataDir, "sessions.db"));
     db.exec("DROP TABLE journal; DROP TABLE session_runs; PRAGMA user_version = 4;");
@@ -252,13 +215,7 @@ describe("SqliteSessionStore on disk", () => {
   it("one node keeps every session at epoch 1: journal entries and run counts of another epoch are refused and store nothing", async () => {
     const store = new SqliteSessionStore({ dataDir: sqliteDir() });
     const s = session();
-    await store.createSession(s, [], {
-      attemptId: randomUUID(),
-      operation: "start",
-      descriptorDigest: "d",
-      sessionId: s.sessionId,
-      generation: 1n,
-    });
+    await store.createSession(s, [], startAttempt(s));
     const entry = { sessionId: s.sessionId, position: 0, name: "now", outcome: '{"value":1}' };
     await expect(store.appendJournal(entry, 2n)).rejects.toMatchObject({ code: "ownership-lost" });
     await expect(store.recordRun(s.sessionId, 2n)).rejects.toMatchObject({ code: "ownership-lost" });

@@ -3,13 +3,12 @@
  * the payload files beside them, whatever the umask; and a database that cannot be opened is
  * named in the error (SQLite's own message, "unable to open database file", does not).
  */
-import { randomUUID } from "node:crypto";
 import { existsSync, mkdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, expect, it } from "vitest";
 import { SqliteSessionStore } from "../src/index.js";
 import { session } from "../src/testing/index.js";
-import { removeStoreDirs, sqliteDir } from "./support/store-records.js";
+import { removeStoreDirs, sqliteDir, startAttempt } from "./support/store-records.js";
 
 const umaskAtStart = process.umask();
 afterEach(() => {
@@ -25,13 +24,7 @@ it("creates sessions.db and its WAL 0600 under a umask that would leave them rea
   const store = new SqliteSessionStore({ dataDir });
   try {
     const s = session();
-    await store.createSession(s, [], {
-      attemptId: randomUUID(),
-      operation: "start",
-      descriptorDigest: "d",
-      sessionId: s.sessionId,
-      generation: 1n,
-    });
+    await store.createSession(s, [], startAttempt(s));
     const files = ["sessions.db", "sessions.db-wal", "sessions.db-shm"]
       .map((name) => join(dataDir, name))
       .filter((path) => existsSync(path));

@@ -4,20 +4,13 @@
  */
 import { afterAll, describe, expect, it } from "vitest";
 import { randomUUID } from "node:crypto";
-import { bytes, clusterFencingContract, session, stream } from "@golem-stream/server/testing";
+import { bytes, clusterFencingContract, session, startAttempt, stream } from "@golem-stream/server/testing";
 import { isClusterStore, type SessionChange } from "@golem-stream/server/store";
 import type { PostgresSessionStore } from "../src/index.js";
 import { admin, cleanUp, connect, freshSchema } from "./support/stores.js";
 
 afterAll(cleanUp);
 
-const start = (sessionId: string) => ({
-  attemptId: randomUUID(),
-  operation: "start" as const,
-  descriptorDigest: "d",
-  sessionId,
-  generation: 1n,
-});
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function pair(): Promise<[PostgresSessionStore, PostgresSessionStore]> {
@@ -74,7 +67,7 @@ describe("two nodes take one start at once", () => {
   it("the same attempt (a client's exact retry racing its original at another node): one node creates the session, the other finds the attempt, never idempotency-conflict", async () => {
     const [a, b] = await pair();
     const original = session({ idempotencyKey: "raced" });
-    const attempt = start(original.sessionId);
+    const attempt = startAttempt(original);
     const blocker = await admin();
     try {
       // A's transaction stops after inserting the session row, before its attempt row.
@@ -101,10 +94,10 @@ describe("two nodes take one start at once", () => {
     try {
       await blocker.query("BEGIN");
       await blocker.query(`LOCK TABLE ${a.schema}.attempts IN EXCLUSIVE MODE`);
-      const atA = a.createSession(first, [], start(first.sessionId));
+      const atA = a.createSession(first, [], startAttempt(first));
       await lockWaiters(1);
       const second = session({ idempotencyKey: "raced" });
-      const atB = b.createSession(second, [], start(second.sessionId));
+      const atB = b.createSession(second, [], startAttempt(second));
       await lockWaiters(2);
       await blocker.query("COMMIT");
       expect(await atA).toEqual({ kind: "created" });
@@ -120,7 +113,7 @@ describe("owners and leases", () => {
     const [a, b] = await pair();
     expect(isClusterStore(a)).toBe(true);
     const s = session();
-    await a.createSession(s, [], start(s.sessionId));
+    await a.createSession(s, [], startAttempt(s));
     expect(await b.ownerOf(s.sessionId)).toBe("node-a");
     expect(await b.ownerOf(randomUUID())).toBeUndefined();
   });
@@ -134,10 +127,10 @@ describe("owners and leases", () => {
     const ofB = session({ idempotencyKey: "b" });
     const ofC = session({ idempotencyKey: "c" });
     const done = session({ idempotencyKey: "done" });
-    await a.createSession(ofA, [], start(ofA.sessionId));
-    await b.createSession(ofB, [], start(ofB.sessionId));
-    await c.createSession(ofC, [], start(ofC.sessionId));
-    await a.createSession(done, [], start(done.sessionId));
+    await a.createSession(ofA, [], startAttempt(ofA));
+    await b.createSession(ofB, [], startAttempt(ofB));
+    await c.createSession(ofC, [], startAttempt(ofC));
+    await a.createSession(done, [], startAttempt(done));
     await a.finish(done.sessionId, "{}", 1);
     // c has no lease row: its session is an orphan at once; a's lease is live.
     expect(await b.claimOrphans()).toEqual([ofC.sessionId]);
@@ -160,7 +153,7 @@ describe("owners and leases", () => {
     for (let i = 0; i < 40; i++) {
       const s = session({ idempotencyKey: `k${i}` });
       ids.push(s.sessionId);
-      void dead.createSession(s, [], start(s.sessionId));
+      void dead.createSession(s, [], startAttempt(s));
     }
     await dead.close();
     await a.heartbeat(60_000);
@@ -179,7 +172,7 @@ describe("owners and leases", () => {
     await a.heartbeat(60_000);
     await b.heartbeat(60_000);
     const s = session();
-    await a.createSession(s, [], start(s.sessionId));
+    await a.createSession(s, [], startAttempt(s));
     expect(await b.claimOrphans()).toEqual([]);
     await a.leave();
     expect(await b.claimOrphans()).toEqual([s.sessionId]);
@@ -196,7 +189,7 @@ describe("fencing across a schema upgrade", () => {
     await old.heartbeat(60_000);
     const s = session();
     const out = stream(s.sessionId, "output");
-    await old.createSession(s, [out], start(s.sessionId));
+    await old.createSession(s, [out], startAttempt(s));
     await old.appendOutput(
       { event: "item", streamId: out.streamId, sequence: 0n, itemCount: 1n, data: bytes("x"), mimeType: undefined },
       [],
@@ -238,7 +231,7 @@ describe("the journal across a schema upgrade", () => {
     const old = await connect({ schema, nodeId: "node-a" });
     await old.heartbeat(60_000);
     const s = session();
-    await old.createSession(s, [], start(s.sessionId));
+    await old.createSession(s, [], startAttempt(s));
     await old.close();
     const client = await admin();
     try {
@@ -267,8 +260,8 @@ describe("writers of several nodes", () => {
     const [a] = await pair();
     const x = session({ idempotencyKey: "x" });
     const y = session({ idempotencyKey: "y" });
-    await a.createSession(x, [], start(x.sessionId));
-    await a.createSession(y, [], start(y.sessionId));
+    await a.createSession(x, [], startAttempt(x));
+    await a.createSession(y, [], startAttempt(y));
     // Another node's transaction holds Y and will want X, which A's group takes first.
     const other = await admin();
     try {
@@ -297,7 +290,7 @@ describe("change feed", () => {
     const [a, b] = await pair();
     const s = session();
     const input = stream(s.sessionId, "input");
-    await a.createSession(s, [input], start(s.sessionId));
+    await a.createSession(s, [input], startAttempt(s));
     const atA = record(a, s.sessionId);
     const atB = record(b, s.sessionId);
     // Read at delivery time on B: the write is committed when its change arrives.
@@ -352,7 +345,7 @@ describe("change feed", () => {
     const [a, b] = await pair();
     const s = session();
     const input = stream(s.sessionId, "input");
-    await a.createSession(s, [input], start(s.sessionId));
+    await a.createSession(s, [input], startAttempt(s));
     const atB = record(b, s.sessionId);
     const clash = stream(s.sessionId, "input", { streamId: input.streamId });
     await expect(
@@ -390,7 +383,7 @@ describe("change feed", () => {
     const [a, b] = await pair();
     const s = session();
     const input = stream(s.sessionId, "input");
-    await a.createSession(s, [input], start(s.sessionId));
+    await a.createSession(s, [input], startAttempt(s));
     const atB = record(b, s.sessionId);
     const client = await admin();
     try {

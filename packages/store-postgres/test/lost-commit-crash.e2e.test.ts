@@ -15,10 +15,9 @@
  * checkpoint), so those are off or far away here, and the group starts a fresh WAL segment. The test checks that the id was handed out
  * again before it lets the writer ask, so it cannot pass without the crash it is about.
  */
-import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import pg from "pg";
-import { session, stream } from "@golem-stream/server/testing";
+import { session, startAttempt, stream } from "@golem-stream/server/testing";
 import { startTcpProxy, type ProxiedConnection, type TcpProxy } from "@golem-stream/test-support";
 import { startLocalPostgres, type LocalPostgres } from "../src/local-postgres.js";
 import { PostgresSessionStore } from "../src/index.js";
@@ -46,14 +45,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await proxy?.close();
   await postgres?.stop();
-});
-
-const start = (sessionId: string) => ({
-  attemptId: randomUUID(),
-  operation: "start" as const,
-  descriptorDigest: "d",
-  sessionId,
-  generation: 1n,
 });
 
 /**
@@ -109,7 +100,7 @@ describe("a COMMIT lost in a crash, its transaction id handed out again after th
     try {
       // Earlier work, committed and flushed: the tables and the writer's connection are in use.
       const before = session({ idempotencyKey: "before" });
-      await store.createSession(before, [stream(before.sessionId, "input")], start(before.sessionId));
+      await store.createSession(before, [stream(before.sessionId, "input")], startAttempt(before));
       await other.connect();
       await other.query("CREATE TABLE other_node_work (n integer)");
       // A new WAL segment: the group's few records then sit alone on its first page, which the
@@ -119,7 +110,7 @@ describe("a COMMIT lost in a crash, its transaction id handed out again after th
 
       armed = true;
       const s = session({ idempotencyKey: "lost" });
-      const created = store.createSession(s, [stream(s.sessionId, "input")], start(s.sessionId));
+      const created = store.createSession(s, [stream(s.sessionId, "input")], startAttempt(s));
       const writer = await commitHeld;
       const xid = ids.last(writer);
       expect(xid).toMatch(/^\d+$/);

@@ -6,21 +6,12 @@
  * writes as committed, writing nothing twice; cut before the COMMIT went out, the group is
  * written again. A journal entry written again after all (its answer lost) is done, not refused.
  */
-import { randomUUID } from "node:crypto";
 import { createServer, connect as connectTcp, type AddressInfo, type Socket } from "node:net";
 import { afterAll, describe, expect, it } from "vitest";
-import { bytes, session, stream } from "@golem-stream/server/testing";
+import { bytes, session, startAttempt, stream } from "@golem-stream/server/testing";
 import { admin, cleanUp, connect, freshSchema, pgUrl } from "./support/stores.js";
 
 afterAll(cleanUp);
-
-const start = (sessionId: string) => ({
-  attemptId: randomUUID(),
-  operation: "start" as const,
-  descriptorDigest: "d",
-  sessionId,
-  generation: 1n,
-});
 
 interface CuttingProxy {
   readonly url: string;
@@ -89,7 +80,7 @@ describe("a writer connection lost around its COMMIT", () => {
       const s = session();
       const cut = proxy.arm("COMMIT", true);
       // Written again, the session would be refused as an existing attempt.
-      const created = store.createSession(s, [stream(s.sessionId, "input")], start(s.sessionId));
+      const created = store.createSession(s, [stream(s.sessionId, "input")], startAttempt(s));
       await cut;
       expect(await created).toEqual({ kind: "created" });
       expect((await store.getSession(s.sessionId))?.sessionId).toBe(s.sessionId);
@@ -105,7 +96,7 @@ describe("a writer connection lost around its COMMIT", () => {
       const store = await connect({ connectionString: proxy.url });
       const s = session();
       const cut = proxy.arm("COMMIT", false);
-      const created = store.createSession(s, [stream(s.sessionId, "input")], start(s.sessionId));
+      const created = store.createSession(s, [stream(s.sessionId, "input")], startAttempt(s));
       await cut;
       expect(await created).toEqual({ kind: "created" });
       expect(await store.listStreams(s.sessionId)).toHaveLength(1);
@@ -119,7 +110,7 @@ describe("a writer connection lost around its COMMIT", () => {
     try {
       const store = await connect({ connectionString: proxy.url });
       const s = session();
-      await store.createSession(s, [], start(s.sessionId));
+      await store.createSession(s, [], startAttempt(s));
       const entry = { sessionId: s.sessionId, position: 0, name: "fetch-rate", outcome: '{"value":1.08}' };
       const cut = proxy.arm("COMMIT", true);
       const appended = store.appendJournal(entry, 1n);
@@ -143,7 +134,7 @@ describe("a writer connection lost around its COMMIT", () => {
       const store = await connect({ connectionString: proxy.url });
       const s = session();
       const input = stream(s.sessionId, "input");
-      await store.createSession(s, [input], start(s.sessionId));
+      await store.createSession(s, [input], startAttempt(s));
       const cut = proxy.arm("WITH moved AS", true);
       const chunks = ["ab", "cde", "f"];
       const accepted = Promise.all(
@@ -188,7 +179,7 @@ describe("the writer's commit marker (writer_groups)", () => {
     const store = await connect({ schema });
     for (let i = 0; i < 3; i++) {
       const s = session({ idempotencyKey: `marker-${i}` });
-      await store.createSession(s, [stream(s.sessionId, "input")], start(s.sessionId));
+      await store.createSession(s, [stream(s.sessionId, "input")], startAttempt(s));
     }
     const rows = await markers(schema);
     expect(rows).toHaveLength(1);
@@ -201,7 +192,7 @@ describe("the writer's commit marker (writer_groups)", () => {
     const schema = freshSchema();
     const store = await connect({ schema, outageGraceMs: 0 });
     const s = session({ idempotencyKey: "no-grace" });
-    await store.createSession(s, [], start(s.sessionId));
+    await store.createSession(s, [], startAttempt(s));
     expect(await markers(schema)).toEqual([]);
   });
 

@@ -6,26 +6,18 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { randomUUID } from "node:crypto";
 import pg from "pg";
-import { bytes, session, stream } from "@golem-stream/server/testing";
+import { bytes, session, startAttempt, stream } from "@golem-stream/server/testing";
 import { PostgresSessionStore, SCHEMA_VERSION } from "../src/index.js";
 import { admin, cleanUp, connect, freshSchema, pgUrl } from "./support/stores.js";
 
 afterAll(cleanUp);
-
-const start = (sessionId: string) => ({
-  attemptId: randomUUID(),
-  operation: "start" as const,
-  descriptorDigest: "d",
-  sessionId,
-  generation: 1n,
-});
 
 describe("writes", () => {
   it("group-commits writes issued together; one failing write rolls back alone", async () => {
     const store = await connect();
     const s = session();
     const input = stream(s.sessionId, "input");
-    await store.createSession(s, [input], start(s.sessionId));
+    await store.createSession(s, [input], startAttempt(s));
     const writes = [
       store.acceptInput({ streamId: input.streamId, sequence: 0n, itemCount: 1n, data: bytes("a"), mimeType: undefined }, []),
       store.acceptInput({ streamId: input.streamId, sequence: 5n, itemCount: 1n, data: bytes("x"), mimeType: undefined }, []),
@@ -40,7 +32,7 @@ describe("writes", () => {
     const store = await connect();
     const s = session();
     const input = stream(s.sessionId, "input");
-    await store.createSession(s, [input], start(s.sessionId));
+    await store.createSession(s, [input], startAttempt(s));
     // The chunk continues the stream, but the stream it introduces already exists.
     const clash = stream(s.sessionId, "input", { streamId: input.streamId });
     const writes = [
@@ -56,7 +48,7 @@ describe("writes", () => {
   it("a burst of a thousand appends not awaited one by one commits in order", async () => {
     const store = await connect();
     const s = session();
-    await store.createSession(s, [], start(s.sessionId));
+    await store.createSession(s, [], startAttempt(s));
     const out = stream(s.sessionId, "output", { parent: { kind: "result" } });
     await store.setResult(s.sessionId, '{"kind":"none"}', [out]);
     const writes = Array.from({ length: 1000 }, (_, i) =>
@@ -77,7 +69,7 @@ describe("writes", () => {
     const store = await connect();
     const s = session();
     const input = stream(s.sessionId, "input");
-    await store.createSession(s, [input], start(s.sessionId));
+    await store.createSession(s, [input], startAttempt(s));
     const chunk = (sequence: number, text: string, mimeType?: string) =>
       store.acceptInput(
         { streamId: input.streamId, sequence: BigInt(sequence), itemCount: BigInt(text.length), data: bytes(text), mimeType },
@@ -139,7 +131,7 @@ describe("writes", () => {
     const store = await connect();
     const s = session();
     const input = stream(s.sessionId, "input");
-    await store.createSession(s, [input], start(s.sessionId));
+    await store.createSession(s, [input], startAttempt(s));
     const out = stream(s.sessionId, "output", { parent: { kind: "result" } });
     const changes: string[] = [];
     store.subscribe(s.sessionId, (change) => changes.push(JSON.stringify(change)));
@@ -179,7 +171,7 @@ describe("writes", () => {
     const store = await connect();
     const s = session();
     const input = stream(s.sessionId, "input");
-    await store.createSession(s, [input], start(s.sessionId));
+    await store.createSession(s, [input], startAttempt(s));
     const sent = await writerQueries(/^BEGIN/, () =>
       Promise.all([
         ...["ab", "cde", "f"].map((text, i) =>
@@ -212,7 +204,7 @@ describe("writes", () => {
     const store = await connect();
     const s = session();
     const [a, b] = [stream(s.sessionId, "input"), stream(s.sessionId, "input")];
-    await store.createSession(s, [a, b], start(s.sessionId));
+    await store.createSession(s, [a, b], startAttempt(s));
     const changes: string[] = [];
     store.subscribe(s.sessionId, (change) => changes.push(JSON.stringify(change)));
     await store.acceptInput({ streamId: b.streamId, sequence: 0n, itemCount: 1n, data: bytes("b"), mimeType: undefined }, []);
@@ -241,7 +233,7 @@ describe("writes", () => {
     const store = await connect();
     const s = session();
     const input = stream(s.sessionId, "input");
-    await store.createSession(s, [input], start(s.sessionId));
+    await store.createSession(s, [input], startAttempt(s));
     const groups: number[] = [];
     store.observeCommits((_, writes) => groups.push(writes));
     const appends = Array.from({ length: 3000 }, (_, i) =>
@@ -265,7 +257,7 @@ describe("writes", () => {
     const store = await connect();
     const s = session();
     const input = stream(s.sessionId, "input");
-    await store.createSession(s, [input], start(s.sessionId));
+    await store.createSession(s, [input], startAttempt(s));
     const append = (sequence: bigint) =>
       store.acceptInput({ streamId: input.streamId, sequence, itemCount: 1n, data: bytes("a"), mimeType: undefined }, []);
     // Each round issues a write a few microtasks after the previous one resolved: one of them
@@ -291,7 +283,7 @@ describe("writes", () => {
     const s = session({ generation: big, createdAt: 2 ** 52 + 1 });
     const input = stream(s.sessionId, "input");
     const child = stream(s.sessionId, "output", { parent: { kind: "item", streamId: input.streamId, sequence: big } });
-    await store.createSession(s, [input, child], { ...start(s.sessionId), generation: big });
+    await store.createSession(s, [input, child], startAttempt(s, { generation: big }));
     expect(await store.getSession(s.sessionId)).toEqual(s);
     expect((await store.listStreams(s.sessionId))[1]?.parent).toEqual({ kind: "item", streamId: input.streamId, sequence: big });
     const data = Uint8Array.from({ length: 300_000 }, (_, i) => (i * 31) & 0xff);
@@ -317,7 +309,7 @@ describe("reads", () => {
     const awkward = `it's \\ $' $& $1 -- ${randomUUID()}`;
     const s = session({ sessionId: awkward });
     const input = stream(s.sessionId, "input");
-    await store.createSession(s, [input], start(s.sessionId));
+    await store.createSession(s, [input], startAttempt(s));
     const sent: string[] = [];
     const query = pg.Client.prototype.query;
     pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
@@ -343,7 +335,7 @@ describe("tombstones", () => {
   it("purging leaves the attempt ids and the idempotency scope; createSession answers purged until they are dropped", async () => {
     const store = await connect();
     const s = session();
-    const attempt = start(s.sessionId);
+    const attempt = startAttempt(s);
     await store.createSession(s, [], attempt);
     const resume = { attemptId: randomUUID(), operation: "resume" as const, descriptorDigest: "r", sessionId: s.sessionId, generation: 2n };
     expect(await store.attach(resume, "gai1_two", 1n)).toEqual({ kind: "attached", generation: 2n });
@@ -356,10 +348,10 @@ describe("tombstones", () => {
     expect(await store.createSession(session({ idempotencyKey: "other" }), [], { ...resume, operation: "start", generation: 1n })).toEqual({
       kind: "purged",
     });
-    expect(await store.createSession(replay, [], { ...start(replay.sessionId) })).toEqual({ kind: "purged" });
+    expect(await store.createSession(replay, [], startAttempt(replay))).toEqual({ kind: "purged" });
     // Another agent identity is another scope.
     const other = session({ agentIdentity: "cd".repeat(32) });
-    const otherAttempt = start(other.sessionId);
+    const otherAttempt = startAttempt(other);
     expect(await store.createSession(other, [], otherAttempt)).toEqual({ kind: "created" });
     // attempt-exists is checked before purged (the replay's scope is tombstoned).
     expect(await store.createSession(replay, [], otherAttempt)).toEqual({ kind: "attempt-exists" });
@@ -383,7 +375,7 @@ describe("migrations and lifecycle", () => {
       await client.end();
     }
     const s = session();
-    await stores[0]?.createSession(s, [], start(s.sessionId));
+    await stores[0]?.createSession(s, [], startAttempt(s));
     expect(await stores[2]?.getSession(s.sessionId)).toEqual(s);
   });
 
@@ -413,7 +405,7 @@ describe("migrations and lifecycle", () => {
     const store = await connect({ schema });
     const s = session();
     const input = stream(s.sessionId, "input");
-    const created = store.createSession(s, [input], start(s.sessionId));
+    const created = store.createSession(s, [input], startAttempt(s));
     const chunk = store.acceptInput({ streamId: input.streamId, sequence: 0n, itemCount: 1n, data: bytes("a"), mimeType: undefined }, []);
     await store.close();
     await expect(created).resolves.toEqual({ kind: "created" });
@@ -433,7 +425,7 @@ describe("retention bounds", () => {
   it("an infinite retention purges nothing; fractional times are bounds in whole milliseconds", async () => {
     const store = await connect();
     const s = session();
-    await store.createSession(s, [], start(s.sessionId));
+    await store.createSession(s, [], startAttempt(s));
     await store.finish(s.sessionId, "{}", 5000);
     expect(await store.purgeFinished(Number.NEGATIVE_INFINITY, 6000, Number.NEGATIVE_INFINITY)).toBe(0);
     expect(await store.purgeFinished(5000, 6000.7, 0)).toBe(0);

@@ -7,22 +7,13 @@
  * a `PostgresStoreError` with its code, and the store works again after.
  */
 import { afterAll, describe, expect, it } from "vitest";
-import { randomUUID } from "node:crypto";
-import { bytes, session, stream } from "@golem-stream/server/testing";
+import { bytes, session, startAttempt, stream } from "@golem-stream/server/testing";
 import { PostgresSessionStore, PostgresStoreError } from "../src/index.js";
 import { connectionSettings } from "../src/connection-settings.js";
 import { admin, cleanUp, connect, freshSchema, pgUrl } from "./support/stores.js";
 import { startSilentListener, startTcpProxy } from "@golem-stream/test-support";
 
 afterAll(cleanUp);
-
-const start = (sessionId: string) => ({
-  attemptId: randomUUID(),
-  operation: "start" as const,
-  descriptorDigest: "d",
-  sessionId,
-  generation: 1n,
-});
 
 async function failure(promise: Promise<unknown>): Promise<unknown> {
   return promise.then(
@@ -37,7 +28,7 @@ describe("statementTimeoutMs", () => {
     const store = await connect({ statementTimeoutMs: 1000 });
     const s = session();
     const input = stream(s.sessionId, "input");
-    await store.createSession(s, [input], start(s.sessionId));
+    await store.createSession(s, [input], startAttempt(s));
     const blocker = await admin();
     try {
       await blocker.query("BEGIN");
@@ -77,7 +68,7 @@ describe("queryTimeoutMs and connectTimeoutMs", () => {
       });
       const s = session();
       const input = stream(s.sessionId, "input");
-      await store.createSession(s, [input], start(s.sessionId));
+      await store.createSession(s, [input], startAttempt(s));
       await store.getSession(s.sessionId); // a pooled connection, open before the stall
       proxy.pause();
       expect(await failure(store.getSession(s.sessionId))).toMatchObject({ name: "PostgresStoreError", code: "query-timeout" });

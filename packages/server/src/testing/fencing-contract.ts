@@ -9,11 +9,10 @@
  *
  *   clusterFencingContract({ describe, it, expect }, "my cluster", () => openTwoNodes());
  */
-import { randomUUID } from "node:crypto";
 import type { ClusterSessionStore } from "../store/cluster-store.js";
 import type { OutputEvent } from "../store/session-store.js";
 import type { TestApi } from "./store-contract.js";
-import { bytes, session, stream } from "./store-records.js";
+import { bytes, session, startAttempt, stream } from "./store-records.js";
 
 export type OpenNodePair = () => Promise<readonly [ClusterSessionStore, ClusterSessionStore]>;
 
@@ -41,13 +40,7 @@ export function clusterFencingContract(api: TestApi, name: string, open: OpenNod
       const s = session();
       const input = stream(s.sessionId, "input");
       const out = stream(s.sessionId, "output", { parent: { kind: "params" } });
-      await a.createSession(s, [input, out], {
-        attemptId: randomUUID(),
-        operation: "start",
-        descriptorDigest: "d",
-        sessionId: s.sessionId,
-        generation: 1n,
-      });
+      await a.createSession(s, [input, out], startAttempt(s));
       expect(await a.ownership(s.sessionId)).toEqual({ nodeId: a.nodeId, epoch: 1n });
       await a.appendOutput(item(out.streamId, 0n, "a0"), [], 1n);
       // A's lease ends (as a lapse would): B claims the session at epoch 2.
@@ -110,13 +103,7 @@ export function clusterFencingContract(api: TestApi, name: string, open: OpenNod
       await a.heartbeat(60_000);
       await b.heartbeat(60_000);
       const s = session();
-      await a.createSession(s, [], {
-        attemptId: randomUUID(),
-        operation: "start",
-        descriptorDigest: "d",
-        sessionId: s.sessionId,
-        generation: 1n,
-      });
+      await a.createSession(s, [], startAttempt(s));
       const entry = (position: number, outcome: string) => ({ sessionId: s.sessionId, position, name: "step", outcome });
       await a.appendJournal(entry(0, '{"value":"a0"}'), 1n);
       await a.leave();
@@ -136,13 +123,7 @@ export function clusterFencingContract(api: TestApi, name: string, open: OpenNod
       await b.heartbeat(60_000);
       const s = session();
       const out = stream(s.sessionId, "output", { parent: { kind: "params" } });
-      await a.createSession(s, [out], {
-        attemptId: randomUUID(),
-        operation: "start",
-        descriptorDigest: "d",
-        sessionId: s.sessionId,
-        generation: 1n,
-      });
+      await a.createSession(s, [out], startAttempt(s));
       await a.leave();
       expect(await b.claimOrphans()).toEqual([s.sessionId]);
       await b.leave();

@@ -11,7 +11,7 @@
  */
 export { storeContract, type TestApi } from "./store-contract.js";
 export { checkAgainstModel, type ModelCheckOptions } from "./store-model.js";
-export { session, stream, bytes } from "./store-records.js";
+export { session, stream, startAttempt, bytes } from "./store-records.js";
 export { burstStreams, burstItemText, expectSameBurstReads, writeBurst, type BurstStreams } from "./store-bursts.js";
 export { clusterFencingContract, type OpenNodePair } from "./fencing-contract.js";
 export { clusterScenarios, type ClusterTestApi, type OpenClusterStores } from "./cluster-scenarios.js";

@@ -8,7 +8,7 @@
 import { randomUUID } from "node:crypto";
 import type { expect as Expect } from "vitest";
 import type { SessionStore } from "../store/session-store.js";
-import { bytes, session, stream } from "./store-records.js";
+import { bytes, session, startAttempt, stream } from "./store-records.js";
 
 export interface BurstStreams {
   readonly input: { readonly streamId: string };
@@ -20,7 +20,7 @@ export async function burstStreams(stores: readonly SessionStore[]): Promise<Bur
   const s = session({ idempotencyKey: randomUUID() });
   const input = stream(s.sessionId, "input");
   const output = stream(s.sessionId, "output", { parent: { kind: "result" } });
-  const attempt = { attemptId: randomUUID(), operation: "start" as const, descriptorDigest: "d", sessionId: s.sessionId, generation: 1n };
+  const attempt = startAttempt(s);
   for (const store of stores) {
     await store.createSession(s, [input], attempt);
     await store.setResult(s.sessionId, '{"kind":"none"}', [output]);

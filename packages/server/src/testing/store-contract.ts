@@ -16,7 +16,7 @@
 import { randomUUID } from "node:crypto";
 import type { describe as Describe, expect as Expect, it as It } from "vitest";
 import type { SessionStore } from "../store/session-store.js";
-import { bytes, session, stream } from "./store-records.js";
+import { bytes, session, startAttempt, stream } from "./store-records.js";
 
 export interface TestApi {
   readonly describe: typeof Describe;
@@ -60,13 +60,7 @@ export function storeContract(api: TestApi, name: string, open: () => SessionSto
     it("moves generations only forward and only from the expected one", async () => {
       const store = await open();
       const s = session();
-      await store.createSession(s, [], {
-        attemptId: randomUUID(),
-        operation: "start",
-        descriptorDigest: "d",
-        sessionId: s.sessionId,
-        generation: 1n,
-      });
+      await store.createSession(s, [], startAttempt(s));
       const resume = {
         attemptId: randomUUID(),
         operation: "resume" as const,
@@ -94,13 +88,7 @@ export function storeContract(api: TestApi, name: string, open: () => SessionSto
       }
       const s = session();
       const input = stream(s.sessionId, "input");
-      await store.createSession(s, [input], {
-        attemptId: randomUUID(),
-        operation: "start",
-        descriptorDigest: "d",
-        sessionId: s.sessionId,
-        generation: 1n,
-      });
+      await store.createSession(s, [input], startAttempt(s));
       const told: string[] = [];
       const chunk = (sequence: bigint, text: string) => ({
         streamId: input.streamId,
@@ -136,13 +124,7 @@ export function storeContract(api: TestApi, name: string, open: () => SessionSto
       const store = await open();
       const s = session();
       const input = stream(s.sessionId, "input");
-      await store.createSession(s, [input], {
-        attemptId: randomUUID(),
-        operation: "start",
-        descriptorDigest: "d",
-        sessionId: s.sessionId,
-        generation: 1n,
-      });
+      await store.createSession(s, [input], startAttempt(s));
       await store.acceptInput({ streamId: input.streamId, sequence: 0n, itemCount: 3n, data: bytes("abc"), mimeType: undefined }, []);
       await store.acceptInput({ streamId: input.streamId, sequence: 3n, itemCount: 2n, data: bytes("de"), mimeType: undefined }, []);
       await expect(
@@ -165,13 +147,7 @@ export function storeContract(api: TestApi, name: string, open: () => SessionSto
       const store = await open();
       const s = session();
       const input = stream(s.sessionId, "input");
-      await store.createSession(s, [input], {
-        attemptId: randomUUID(),
-        operation: "start",
-        descriptorDigest: "d",
-        sessionId: s.sessionId,
-        generation: 1n,
-      });
+      await store.createSession(s, [input], startAttempt(s));
       const out = stream(s.sessionId, "output", { parent: { kind: "result" } });
       const lost = { code: "ownership-lost" };
       await expect(store.setResult(s.sessionId, '{"kind":"none"}', [out], 2n)).rejects.toMatchObject(lost);
@@ -221,13 +197,7 @@ export function storeContract(api: TestApi, name: string, open: () => SessionSto
       const store = await open();
       const s = session();
       const input = stream(s.sessionId, "input");
-      await store.createSession(s, [input], {
-        attemptId: randomUUID(),
-        operation: "start",
-        descriptorDigest: "d",
-        sessionId: s.sessionId,
-        generation: 1n,
-      });
+      await store.createSession(s, [input], startAttempt(s));
       const out = stream(s.sessionId, "output", { parent: { kind: "result" } });
       await store.setResult(s.sessionId, '{"kind":"none"}', [out]);
       const chunk = (sequence: bigint, text: string) =>
@@ -268,13 +238,7 @@ export function storeContract(api: TestApi, name: string, open: () => SessionSto
     it("output events replay from any sequence; the terminal comes last; nested streams are recorded with their parent", async () => {
       const store = await open();
       const s = session();
-      await store.createSession(s, [], {
-        attemptId: randomUUID(),
-        operation: "start",
-        descriptorDigest: "d",
-        sessionId: s.sessionId,
-        generation: 1n,
-      });
+      await store.createSession(s, [], startAttempt(s));
       const out = stream(s.sessionId, "output", { parent: { kind: "result" } });
       await store.setResult(s.sessionId, '{"kind":"none"}', [out]);
       await expect(store.setResult(s.sessionId, '{"kind":"none"}', [])).rejects.toThrow();
@@ -313,7 +277,7 @@ export function storeContract(api: TestApi, name: string, open: () => SessionSto
     it("a purge leaves tombstones of attempt ids and idempotency keys until they are dropped", async () => {
       const store = await open();
       const s = session();
-      const start = { attemptId: randomUUID(), operation: "start" as const, descriptorDigest: "d", sessionId: s.sessionId, generation: 1n };
+      const start = startAttempt(s);
       await store.createSession(s, [], start);
       const resume = {
         attemptId: randomUUID(),
@@ -364,16 +328,9 @@ export function storeContract(api: TestApi, name: string, open: () => SessionSto
           .map((t) => [t.account, t.principal, t.bytes])
           .sort((a, b) => String(a[1]).localeCompare(String(b[1])));
       expect(await totals()).toEqual([]);
-      const start = (s: ReturnType<typeof session>) => ({
-        attemptId: randomUUID(),
-        operation: "start" as const,
-        descriptorDigest: "d",
-        sessionId: s.sessionId,
-        generation: 1n,
-      });
       const alice = session();
       const input = stream(alice.sessionId, "input");
-      await store.createSession(alice, [input], start(alice));
+      await store.createSession(alice, [input], startAttempt(alice));
       const out = stream(alice.sessionId, "output", { parent: { kind: "result" }, elementKind: "binary" });
       await store.setResult(alice.sessionId, '{"kind":"none"}', [out]);
       await store.acceptInput({ streamId: input.streamId, sequence: 0n, itemCount: 3n, data: bytes("abc"), mimeType: undefined }, []);
@@ -390,11 +347,11 @@ export function storeContract(api: TestApi, name: string, open: () => SessionSto
       await store.appendOutput({ event: "terminal", streamId: out.streamId, sequence: 2n, outcome: '{"kind":"ok"}' }, []);
       const bob = session({ principal: "bob", idempotencyKey: "key-bob" });
       const bobInput = stream(bob.sessionId, "input");
-      await store.createSession(bob, [bobInput], start(bob));
+      await store.createSession(bob, [bobInput], startAttempt(bob));
       await store.acceptInput({ streamId: bobInput.streamId, sequence: 0n, itemCount: 4n, data: bytes("wxyz"), mimeType: undefined }, []);
       // A principal of the same name in another account is another principal.
       const other = session({ account: "globex", idempotencyKey: "key-globex" });
-      await store.createSession(other, [], start(other));
+      await store.createSession(other, [], startAttempt(other));
       expect(await totals()).toEqual([
         ["acme", "alice", 3 + 100_000 + 2],
         ["acme", "bob", 4],
@@ -415,13 +372,7 @@ export function storeContract(api: TestApi, name: string, open: () => SessionSto
     it("readOutput with maxBytes stops after the event that reaches it, and always returns at least one", async () => {
       const store = await open();
       const s = session();
-      await store.createSession(s, [], {
-        attemptId: randomUUID(),
-        operation: "start",
-        descriptorDigest: "d",
-        sessionId: s.sessionId,
-        generation: 1n,
-      });
+      await store.createSession(s, [], startAttempt(s));
       const out = stream(s.sessionId, "output", { parent: { kind: "result" } });
       await store.setResult(s.sessionId, '{"kind":"none"}', [out]);
       const items = ["aaaa", "bbbb", "cc", "dddddddd"];
@@ -452,13 +403,7 @@ export function storeContract(api: TestApi, name: string, open: () => SessionSto
       expect(appendJournal !== undefined && readJournal !== undefined && recordRun !== undefined).toBe(true);
       if (appendJournal === undefined || readJournal === undefined || recordRun === undefined) return;
       const s = session();
-      await store.createSession(s, [], {
-        attemptId: randomUUID(),
-        operation: "start",
-        descriptorDigest: "d",
-        sessionId: s.sessionId,
-        generation: 1n,
-      });
+      await store.createSession(s, [], startAttempt(s));
       const entry = (position: number, name: string, outcome: string) => ({ sessionId: s.sessionId, position, name, outcome });
       // Positions are taken in call order but may commit out of order: a later one first.
       await appendJournal.call(store, entry(1, "charge", '{"value":{"id":"c-1"}}'));

@@ -13,7 +13,7 @@ import type fcModule from "fast-check";
 import type { expect as Expect } from "vitest";
 import { MemorySessionStore } from "../store/memory-store.js";
 import type { SessionStore } from "../store/session-store.js";
-import { session, stream } from "./store-records.js";
+import { session, startAttempt, stream } from "./store-records.js";
 
 export interface ModelCheckOptions {
   readonly fc: typeof fcModule;
@@ -75,13 +75,7 @@ export async function checkAgainstModel(options: ModelCheckOptions): Promise<voi
       const s = session({ idempotencyKey: randomUUID() });
       const input = stream(s.sessionId, "input");
       const output = stream(s.sessionId, "output", { elementKind: "binary" });
-      const attempt = {
-        attemptId: randomUUID(),
-        operation: "start" as const,
-        descriptorDigest: "d",
-        sessionId: s.sessionId,
-        generation: 1n,
-      };
+      const attempt = startAttempt(s);
       const both = async (run: (store: SessionStore) => Promise<unknown>) => Promise.all([run(real), run(model)]);
       try {
         await both((store) => store.createSession(s, [input, output], attempt));

@@ -1,9 +1,10 @@
 /**
- * Records for `SessionStore` tests: a session and a stream with plausible
- * values (fresh random ids each call), and UTF-8 bytes of a string.
+ * Records for `SessionStore` tests: a session, a stream and a start attempt
+ * with plausible values (fresh random ids each call), and UTF-8 bytes of a
+ * string.
  */
 import { randomUUID } from "node:crypto";
-import type { NewStream, SessionRecord } from "../store/session-store.js";
+import type { AttemptRecord, NewStream, SessionRecord } from "../store/session-store.js";
 
 export function session(overrides: Partial<SessionRecord> = {}): SessionRecord {
   return {
@@ -44,6 +45,11 @@ export function stream(sessionId: string, direction: "input" | "output", overrid
     token: `gai1_${randomUUID()}`,
     ...overrides,
   };
+}
+
+/** The attempt that starts `record` at generation 1, as `createSession` takes it: `store.createSession(s, streams, startAttempt(s))`. */
+export function startAttempt(record: SessionRecord, overrides: Partial<AttemptRecord> = {}): AttemptRecord {
+  return { attemptId: randomUUID(), operation: "start", descriptorDigest: "d", sessionId: record.sessionId, generation: 1n, ...overrides };
 }
 
 export const bytes = (text: string): Uint8Array => new TextEncoder().encode(text);

@@ -41,4 +41,4 @@ export function removeStoreDirs(): void {
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 }
 
-export { bytes, session, stream } from "../../src/testing/store-records.js";
+export { bytes, session, startAttempt, stream } from "../../src/testing/store-records.js";
