@@ -268,6 +268,49 @@ describe.each([
   });
 });
 
+/** `digest`'s parameters: about 600 kB of random chunks, the second half held until `release()`. */
+function heldBackUpload() {
+  const { chunks, all } = randomChunks(600_000, 40_000);
+  const half = Math.floor(chunks.length / 2);
+  const firstHalf = chunks.slice(0, half).reduce((sum, chunk) => sum + chunk.length, 0);
+  let release: () => void = () => undefined;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  async function* upload(): AsyncGenerator<Uint8Array> {
+    for (const [index, chunk] of chunks.entries()) {
+      if (index === half) await released;
+      yield chunk;
+    }
+  }
+  return { all, firstHalf, release: () => release(), parameters: record(inputStream.bytes(upload())) };
+}
+
+/** Once the first half of `upload` is committed: stops `owner` until B has claimed the session of `key`, continues it, and lets the upload go on. */
+async function stallOwnerMidUpload(owner: NodeProcess, key: string, upload: ReturnType<typeof heldBackUpload>): Promise<void> {
+  while (Number((await sessionOf(key, "input"))?.count ?? 0) < upload.firstHalf) await sleep(10);
+  cluster.pause(owner);
+  while ((await sessionOf(key, "input"))?.owner_node !== "node-b") await sleep(10);
+  cluster.resume(owner);
+  upload.release();
+}
+
+/** The digest of every byte of `all` once and success, the session at B after its one re-run, and nothing the former owner failed to record. */
+async function expectDigestOfEveryByteOnce(call: Invocation, key: string, all: Uint8Array, owner: NodeProcess): Promise<void> {
+  const result = await call.result;
+  expect(result.kind === "value" ? fieldsOf(result.value) : undefined).toEqual([
+    { kind: "u64", value: String(all.length) },
+    { kind: "string", value: sha256(all) },
+  ]);
+  await expect(call.finished).resolves.toEqual({ kind: "success" });
+  expect(await sessionOf(key, "input")).toMatchObject({
+    count: String(all.length),
+    owner_node: "node-b",
+    owner_epoch: "2",
+    runs: 2,
+    outcome: JSON.stringify({ kind: "success" }),
+  });
+  expect(owner.log.filter((line) => line.includes("invocation.record-failed"))).toEqual([]);
+}
+
 it("mid-upload: SIGSTOP of digest's owner past its lease, the client attached at B; B claims and re-runs it over the stored input, the upload goes on, SIGCONT: the digest is of every byte once, success, and the former owner records nothing", async () => {
   const owner = await cluster.start("node-owner-3");
   // The start reaches the owner; every later connection goes to B.
@@ -278,49 +321,15 @@ it("mid-upload: SIGSTOP of digest's owner past its lease, the client attached at
     await balancer.close();
   });
   const key = `stalled-digest-${Date.now()}`;
-  const { chunks, all } = randomChunks(600_000, 40_000);
-  const half = Math.floor(chunks.length / 2);
-  const firstHalf = chunks.slice(0, half).reduce((sum, chunk) => sum + chunk.length, 0);
-  let release: () => void = () => undefined;
-  const released = new Promise<void>((resolve) => (release = resolve));
-  async function* upload(): AsyncGenerator<Uint8Array> {
-    for (const [index, chunk] of chunks.entries()) {
-      if (index === half) await released;
-      yield chunk;
-    }
-  }
-  const call = clientFor(balancer.url).invoke({
-    ...demo,
-    method: "digest",
-    methodParameters: record(inputStream.bytes(upload())),
-    idempotencyKey: key,
-  });
+  const upload = heldBackUpload();
+  const call = clientFor(balancer.url).invoke({ ...demo, method: "digest", methodParameters: upload.parameters, idempotencyKey: key });
   await call.accepted;
   balancer.setUpstreams([b]);
   balancer.cutOpen();
   await balancer.until(() => balancer.connections.some((routed) => routed.upstreamId === b.id && !routed.closed));
-  // B has committed the first half for the owner's agent.
-  while (Number((await sessionOf(key, "input"))?.count ?? 0) < firstHalf) await sleep(10);
-
-  cluster.pause(owner);
-  while ((await sessionOf(key, "input"))?.owner_node !== "node-b") await sleep(10);
-  cluster.resume(owner);
-  release();
-
-  const result = await call.result;
-  expect(result.kind === "value" ? fieldsOf(result.value) : undefined).toEqual([
-    { kind: "u64", value: String(all.length) },
-    { kind: "string", value: sha256(all) },
-  ]);
-  await expect(call.finished).resolves.toEqual({ kind: "success" });
-  expect(await sessionOf(key, "input")).toMatchObject({
-    count: String(all.length),
-    owner_node: "node-b",
-    owner_epoch: "2",
-    runs: 2,
-    outcome: JSON.stringify({ kind: "success" }),
-  });
-  expect(owner.log.filter((line) => line.includes("invocation.record-failed"))).toEqual([]);
+  // B commits the first half for the owner's agent.
+  await stallOwnerMidUpload(owner, key, upload);
+  await expectDigestOfEveryByteOnce(call, key, upload.all, owner);
 });
 
 it("mid-upload with the client attached at the owner: SIGSTOP past its lease, B claims and re-runs digest, SIGCONT: the input the former owner accepts after the claim is refused, the client resumes there and resends; the digest is of every byte once, success", async () => {
@@ -330,47 +339,13 @@ it("mid-upload with the client attached at the owner: SIGSTOP past its lease, B 
     await cluster.kill(owner);
   });
   const key = `stalled-digest-at-owner-${Date.now()}`;
-  const { chunks, all } = randomChunks(600_000, 40_000);
-  const half = Math.floor(chunks.length / 2);
-  const firstHalf = chunks.slice(0, half).reduce((sum, chunk) => sum + chunk.length, 0);
-  let release: () => void = () => undefined;
-  const released = new Promise<void>((resolve) => (release = resolve));
-  async function* upload(): AsyncGenerator<Uint8Array> {
-    for (const [index, chunk] of chunks.entries()) {
-      if (index === half) await released;
-      yield chunk;
-    }
-  }
-  const call = clientFor(owner.url).invoke({
-    ...demo,
-    method: "digest",
-    methodParameters: record(inputStream.bytes(upload())),
-    idempotencyKey: key,
-  });
+  const upload = heldBackUpload();
+  const call = clientFor(owner.url).invoke({ ...demo, method: "digest", methodParameters: upload.parameters, idempotencyKey: key });
   let reconnects = 0;
   call.on("reconnecting", () => reconnects++);
-  while (Number((await sessionOf(key, "input"))?.count ?? 0) < firstHalf) await sleep(10);
-
-  cluster.pause(owner);
-  while ((await sessionOf(key, "input"))?.owner_node !== "node-b") await sleep(10);
-  cluster.resume(owner);
-  release();
-
-  const result = await call.result;
-  expect(result.kind === "value" ? fieldsOf(result.value) : undefined).toEqual([
-    { kind: "u64", value: String(all.length) },
-    { kind: "string", value: sha256(all) },
-  ]);
-  await expect(call.finished).resolves.toEqual({ kind: "success" });
-  expect(await sessionOf(key, "input")).toMatchObject({
-    count: String(all.length),
-    owner_node: "node-b",
-    owner_epoch: "2",
-    runs: 2,
-    outcome: JSON.stringify({ kind: "success" }),
-  });
+  await stallOwnerMidUpload(owner, key, upload);
+  await expectDigestOfEveryByteOnce(call, key, upload.all, owner);
   // The former owner's first write after the claim (input its client sent) was refused; the client resumed.
   expect((await owner.logged((entry) => entry["event"] === "session.ownership-lost"))["epoch"]).toBe("1");
   expect(reconnects).toBeGreaterThan(0);
-  expect(owner.log.filter((line) => line.includes("invocation.record-failed"))).toEqual([]);
 });
