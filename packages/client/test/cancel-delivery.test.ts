@@ -12,10 +12,12 @@ import {
   SESSION,
   STREAM_IN,
   echo,
+  acceptanceOf,
   inputMapping,
   isResume,
   isStart,
   memoryClient,
+  nextStart,
   outputMapping,
   provisionalRefOf,
   streamResult,
@@ -49,15 +51,8 @@ const cancels = (server: ServerSide): ClientMessage[] => server.received.filter(
 
 /** The first connection: the start accepted with its input on channel 1, the result's stream on channel 2. */
 async function acceptedReverse(transport: Transport) {
-  const server = await transport.nextConnection();
-  const start = (await server.waitUntil(isStart)) as InvocationStart;
-  server.send({
-    type: "invocationAccepted",
-    attemptId: start.attemptId,
-    idempotencyKey: start.idempotencyKey,
-    mappings: [inputMapping(1, provisionalRefOf(start))],
-    sessionToken: SESSION,
-  });
+  const { server, start } = await nextStart(transport);
+  server.send(acceptanceOf(start, [inputMapping(1, provisionalRefOf(start))]));
   server.send({ type: "invocationResult", mappings: [outputMapping(2)], result: streamResult() });
   // The input's first item is on its way; the server never acknowledges it.
   await server.waitUntil((m) => m.type === "inputStreamItem");
@@ -212,20 +207,13 @@ describe("a cancel before the first acceptance", () => {
   it("an uncertain start is retried exactly; accepted, every stream is cancelled", async () => {
     const { client, transport } = memoryClient();
     const call = reverseCall(client);
-    const first = await transport.nextConnection();
-    const start = (await first.waitUntil(isStart)) as InvocationStart;
+    const { server: first, start: start } = await nextStart(transport);
     first.drop(); // the server may have accepted it
     const outcome = call.cancel();
     await expect(call.accepted).rejects.toMatchObject({ kind: "aborted" });
     const second = await transport.nextConnection();
     expect(await second.waitUntil(isStart)).toEqual(start);
-    second.send({
-      type: "invocationAccepted",
-      attemptId: start.attemptId,
-      idempotencyKey: start.idempotencyKey,
-      mappings: [inputMapping(1, provisionalRefOf(start))],
-      sessionToken: SESSION,
-    });
+    second.send(acceptanceOf(start, [inputMapping(1, provisionalRefOf(start))]));
     await second.waitUntil((m) => m.type === "streamCancel");
     expect(second.closed).toBe(false); // its result, and so its output streams, may follow
     second.send({ type: "invocationResult", mappings: [outputMapping(2)], result: streamResult() });
@@ -242,8 +230,7 @@ describe("a cancel before the first acceptance", () => {
     for (const retryable of [false, true]) {
       const { client, transport } = memoryClient();
       const call = reverseCall(client);
-      const first = await transport.nextConnection();
-      const start = (await first.waitUntil(isStart)) as InvocationStart;
+      const { server: first, start: start } = await nextStart(transport);
       first.drop();
       const outcome = call.cancel();
       const second = await transport.nextConnection();
@@ -258,15 +245,8 @@ describe("a cancel before the first acceptance", () => {
 
 /** `reverse` accepted with its input on channel 1; its first item sent, no result yet. */
 async function acceptedWithoutResult(transport: Transport): Promise<ServerSide> {
-  const server = await transport.nextConnection();
-  const start = (await server.waitUntil(isStart)) as InvocationStart;
-  server.send({
-    type: "invocationAccepted",
-    attemptId: start.attemptId,
-    idempotencyKey: start.idempotencyKey,
-    mappings: [inputMapping(1, provisionalRefOf(start))],
-    sessionToken: SESSION,
-  });
+  const { server, start } = await nextStart(transport);
+  server.send(acceptanceOf(start, [inputMapping(1, provisionalRefOf(start))]));
   await server.waitUntil((m) => m.type === "inputStreamItem");
   return server;
 }
@@ -278,13 +258,7 @@ async function countWithSilentClose(options: Parameters<typeof memoryClient>[0] 
   const server = await transport.nextConnection();
   server.unansweredClose = true;
   const start = (await server.waitUntil(isStart)) as InvocationStart;
-  server.send({
-    type: "invocationAccepted",
-    attemptId: start.attemptId,
-    idempotencyKey: start.idempotencyKey,
-    mappings: [],
-    sessionToken: SESSION,
-  });
+  server.send(acceptanceOf(start));
   server.send({ type: "invocationResult", mappings: [outputMapping(2)], result: streamResult() });
   await call.result;
   return { call, server, transport };
@@ -311,15 +285,8 @@ describe("a cancel on an accepted connection", () => {
   it("waits for the result (its streams exist only from it on), then cancels them too", async () => {
     const { client, transport } = memoryClient();
     const call = client.invoke({ ...echo, method: "count", methodParameters: { kind: "record", value: { fields: [] } } });
-    const server = await transport.nextConnection();
-    const start = (await server.waitUntil(isStart)) as InvocationStart;
-    server.send({
-      type: "invocationAccepted",
-      attemptId: start.attemptId,
-      idempotencyKey: start.idempotencyKey,
-      mappings: [],
-      sessionToken: SESSION,
-    });
+    const { server, start } = await nextStart(transport);
+    server.send(acceptanceOf(start));
     await call.accepted;
     const outcome = call.cancel();
     const seen = watch(call, outcome);
@@ -428,15 +395,8 @@ describe("a cancel on an accepted connection", () => {
   it("a cancel after the invocation is over sends nothing", async () => {
     const { client, transport } = memoryClient();
     const call = client.invoke({ ...echo, method: "count", methodParameters: { kind: "record", value: { fields: [] } } });
-    const server = await transport.nextConnection();
-    const start = (await server.waitUntil(isStart)) as InvocationStart;
-    server.send({
-      type: "invocationAccepted",
-      attemptId: start.attemptId,
-      idempotencyKey: start.idempotencyKey,
-      mappings: [],
-      sessionToken: SESSION,
-    });
+    const { server, start } = await nextStart(transport);
+    server.send(acceptanceOf(start));
     server.send({ type: "invocationResult", mappings: [], result: { kind: "none" } });
     server.send({ type: "invocationFinished", outcome: { kind: "success" } });
     await call.finished;

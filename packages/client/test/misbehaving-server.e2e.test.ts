@@ -11,7 +11,7 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { ClientMessage, InvocationStart, ResumeAttach, ServerMessage } from "@golem-stream/wire";
 import { ClientError, createClient, inputStream, type ClientOptions, type ReconnectingEvent } from "../src/index.js";
-import { SESSION, cursor, echo, inputMapping, outputMapping, provisionalRefOf, streamResult } from "./support/fixtures.js";
+import { SESSION, cursor, echo, inputMapping, noParams, outputMapping, provisionalRefOf, streamResult } from "./support/fixtures.js";
 import { startFakeServer, type FakePeer, type FakeServer } from "./support/fake-session-server.js";
 
 let server: FakeServer | undefined;
@@ -20,8 +20,6 @@ afterEach(async () => {
   await server?.close();
   server = undefined;
 });
-
-const noParams = { kind: "record", value: { fields: [] } } as const;
 
 type Attach = InvocationStart | ResumeAttach;
 function isAttach(message: ClientMessage): message is Attach {

@@ -12,18 +12,20 @@ import {
   SESSION,
   cursor,
   echo,
+  tick,
+  acceptanceOf,
   inputMapping,
   isResume,
   isStart,
   layoutStream,
   memoryClient,
+  nextStart,
+  noParams,
   outputMapping,
   provisionalRefOf,
   streamResult,
-  tick,
 } from "./support/fixtures.js";
 
-const noParams = { kind: "record", value: { fields: [] } } as const;
 const oneInput = () => ({ kind: "record", value: { fields: [inputStream.strings(["a", "b"])] } }) as const;
 
 function deferred<T = void>(): { promise: Promise<T>; resolve: (value: T) => void } {
@@ -56,8 +58,7 @@ describe("the frozen start is saved before it is sent", () => {
     expect(pending.idempotencyKey).toBe("key-1");
     release.resolve();
 
-    const server = await transport.nextConnection();
-    const start = (await server.waitUntil(isStart)) as InvocationStart;
+    const { server, start } = await nextStart(transport);
     // The very descriptor on the wire, provisional references included.
     expect(start).toEqual(pending.pendingOperation);
     expect(pending.selector).toEqual(start.selector);
@@ -73,15 +74,13 @@ describe("the frozen start is saved before it is sent", () => {
     const { client, transport } = memoryClient();
     const states: ResumeState[] = [];
     const call = client.invoke({ ...echo, method: "reverse", methodParameters: oneInput(), onCheckpoint: (s) => void states.push(s) });
-    const first = await transport.nextConnection();
-    const start1 = (await first.waitUntil(isStart)) as InvocationStart;
+    const { server: first, start: start1 } = await nextStart(transport);
     first.drop();
     const second = await transport.nextConnection();
     expect(await second.waitUntil(isStart)).toEqual(start1);
     expect(states.map((s) => s.pendingOperation)).toEqual([start1]);
     second.send({ type: "invocationRejected", attemptId: start1.attemptId, code: "overloaded", message: "busy", retryable: true });
-    const third = await transport.nextConnection();
-    const start2 = (await third.waitUntil(isStart)) as InvocationStart;
+    const { server: third, start: start2 } = await nextStart(transport);
     expect(start2.attemptId).not.toBe(start1.attemptId);
     expect(states.at(-1)?.pendingOperation).toEqual(start2);
     call.cancel();
@@ -93,8 +92,7 @@ describe("continuing a pending start in another process", () => {
     const { client, transport } = memoryClient();
     let saved: ResumeState | undefined;
     const call = client.invoke({ ...echo, method: "reverse", methodParameters: oneInput(), onCheckpoint: (s) => void (saved = s) });
-    const server = await transport.nextConnection();
-    const start = (await server.waitUntil(isStart)) as InvocationStart;
+    const { server, start } = await nextStart(transport);
     // The process dies here, before any answer.
     call.detach();
     return { state: saved!, start };
@@ -107,13 +105,7 @@ describe("continuing a pending start in another process", () => {
     const call = client.takeover(state, { onCheckpoint: (s) => void states.push(s) });
     const server = await transport.nextConnection();
     expect(await server.waitUntil(isStart)).toEqual(start);
-    server.send({
-      type: "invocationAccepted",
-      attemptId: start.attemptId,
-      idempotencyKey: start.idempotencyKey,
-      mappings: [inputMapping(1, provisionalRefOf(start), 1n)],
-      sessionToken: SESSION,
-    });
+    server.send(acceptanceOf(start, [inputMapping(1, provisionalRefOf(start), 1n)]));
     expect(await call.accepted).toMatchObject({ operation: "start", attemptId: start.attemptId });
     expect(await server.waitUntil((m: ClientMessage) => m.type === "streamCancel")).toEqual({
       type: "streamCancel",
@@ -134,18 +126,11 @@ describe("continuing a pending start in another process", () => {
     const first = await transport.nextConnection();
     await first.waitUntil(isStart);
     first.send({ type: "invocationRejected", attemptId: start.attemptId, code: "overloaded", message: "busy", retryable: true });
-    const second = await transport.nextConnection();
-    const again = (await second.waitUntil(isStart)) as InvocationStart;
+    const { server: second, start: again } = await nextStart(transport);
     expect(again.attemptId).not.toBe(start.attemptId);
     expect(provisionalRefOf(again)).not.toBe(provisionalRefOf(start));
     expect({ ...again, attemptId: "", methodParameters: null }).toEqual({ ...start, attemptId: "", methodParameters: null });
-    second.send({
-      type: "invocationAccepted",
-      attemptId: again.attemptId,
-      idempotencyKey: again.idempotencyKey,
-      mappings: [inputMapping(1, provisionalRefOf(again))],
-      sessionToken: SESSION,
-    });
+    second.send(acceptanceOf(again, [inputMapping(1, provisionalRefOf(again))]));
     expect(await second.waitUntil((m: ClientMessage) => m.type === "streamCancel")).toMatchObject({
       channel: 1,
       reason: "source-unavailable",
@@ -159,13 +144,7 @@ describe("continuing a pending start in another process", () => {
     const call = client.takeover(state);
     const first = await transport.nextConnection();
     await first.waitUntil(isStart);
-    first.send({
-      type: "invocationAccepted",
-      attemptId: start.attemptId,
-      idempotencyKey: start.idempotencyKey,
-      mappings: [],
-      sessionToken: SESSION,
-    });
+    first.send(acceptanceOf(start));
     expect(await call.accepted).toMatchObject({ replayed: true });
     first.send({ type: "attachmentRevoked", reason: "replaced" });
     const second = await transport.nextConnection();
@@ -181,13 +160,7 @@ describe("continuing a pending start in another process", () => {
     const call = client.takeover(state);
     const server = await transport.nextConnection();
     await server.waitUntil(isStart);
-    server.send({
-      type: "invocationAccepted",
-      attemptId: start.attemptId,
-      idempotencyKey: start.idempotencyKey,
-      mappings: [inputMapping(1, "0dff1c71-f12f-4bb1-996c-23d693bdc825")],
-      sessionToken: SESSION,
-    });
+    server.send(acceptanceOf(start, [inputMapping(1, "0dff1c71-f12f-4bb1-996c-23d693bdc825")]));
     await expect(call.finished).rejects.toMatchObject({ kind: "server-violation" });
   });
 });
@@ -268,15 +241,8 @@ describe("a failing persistence callback is never ignored", () => {
         if (++writes === 3) throw new Error("disk full");
       },
     });
-    const server = await transport.nextConnection();
-    const start = (await server.waitUntil(isStart)) as InvocationStart;
-    server.send({
-      type: "invocationAccepted",
-      attemptId: start.attemptId,
-      idempotencyKey: start.idempotencyKey,
-      mappings: [],
-      sessionToken: SESSION,
-    });
+    const { server, start } = await nextStart(transport);
+    server.send(acceptanceOf(start));
     server.send({ type: "invocationResult", mappings: [outputMapping(2)], result: streamResult() });
     for (let i = 0; i < 3; i++) {
       server.send({
@@ -311,15 +277,8 @@ describe("a failing persistence callback is never ignored", () => {
         if (fail) return Promise.reject(new Error("read-only file system"));
       },
     });
-    const server = await transport.nextConnection();
-    const start = (await server.waitUntil(isStart)) as InvocationStart;
-    server.send({
-      type: "invocationAccepted",
-      attemptId: start.attemptId,
-      idempotencyKey: start.idempotencyKey,
-      mappings: [],
-      sessionToken: SESSION,
-    });
+    const { server, start } = await nextStart(transport);
+    server.send(acceptanceOf(start));
     server.send({ type: "invocationResult", mappings: [outputMapping(2)], result: streamResult() });
     server.send({ type: "outputStreamEnd", channel: 2, cursorToken: cursor("o", "end"), outcome: { kind: "ok" }, sequence: 0n });
     server.send({ type: "invocationFinished", outcome: { kind: "success" } });

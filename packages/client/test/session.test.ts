@@ -11,38 +11,26 @@ import {
   STREAM_OUT,
   cursor,
   echo,
+  tick,
+  acceptanceOf,
   inputMapping,
   isResume,
-  isStart,
   memoryClient,
+  nextStart,
+  noParams,
   outputMapping,
   provisionalRefOf,
   streamResult,
-  tick,
 } from "./support/fixtures.js";
-
-const noParams = { kind: "record", value: { fields: [] } } as const;
-
-async function acceptStart(transport: ReturnType<typeof memoryClient>["transport"]) {
-  const server = await transport.nextConnection();
-  const start = (await server.waitUntil(isStart)) as InvocationStart;
-  return { server, start };
-}
 
 describe("start and delivery", () => {
   it("delivers output items in order and retains a cursor only when the consumer comes back", async () => {
     const { client, transport } = memoryClient();
     const checkpoints: ResumeState[] = [];
     const call = client.invoke({ ...echo, method: "count", methodParameters: noParams, onCheckpoint: (s) => void checkpoints.push(s) });
-    const { server, start } = await acceptStart(transport);
+    const { server, start } = await nextStart(transport);
     expect(start.selector.method).toBe("count");
-    server.send({
-      type: "invocationAccepted",
-      attemptId: start.attemptId,
-      idempotencyKey: start.idempotencyKey,
-      mappings: [],
-      sessionToken: SESSION,
-    });
+    server.send(acceptanceOf(start));
     await call.accepted;
     server.send({ type: "invocationResult", mappings: [outputMapping(2)], result: streamResult() });
     const result = await call.result;
@@ -80,14 +68,8 @@ describe("start and delivery", () => {
   it("reports a stream's error end as a typed error after its items", async () => {
     const { client, transport } = memoryClient();
     const call = client.invoke({ ...echo, method: "fail", methodParameters: noParams });
-    const { server, start } = await acceptStart(transport);
-    server.send({
-      type: "invocationAccepted",
-      attemptId: start.attemptId,
-      idempotencyKey: start.idempotencyKey,
-      mappings: [],
-      sessionToken: SESSION,
-    });
+    const { server, start } = await nextStart(transport);
+    server.send(acceptanceOf(start));
     server.send({ type: "invocationResult", mappings: [outputMapping(2)], result: streamResult() });
     server.send({
       type: "outputStreamItem",
@@ -128,17 +110,11 @@ describe("attempts and reconnects", () => {
       method: "reverse",
       methodParameters: { kind: "record", value: { fields: [inputStream.strings(["a"])] } },
     });
-    const first = await acceptStart(transport);
+    const first = await nextStart(transport);
     first.server.drop();
-    const second = await acceptStart(transport);
+    const second = await nextStart(transport);
     expect(second.start).toEqual(first.start);
-    second.server.send({
-      type: "invocationAccepted",
-      attemptId: second.start.attemptId,
-      idempotencyKey: second.start.idempotencyKey,
-      mappings: [],
-      sessionToken: SESSION,
-    });
+    second.server.send(acceptanceOf(second.start));
     const accepted = await call.accepted;
     expect(accepted).toMatchObject({ operation: "start", replayed: true });
     call.cancel();
@@ -151,7 +127,7 @@ describe("attempts and reconnects", () => {
       method: "reverse",
       methodParameters: { kind: "record", value: { fields: [inputStream.strings(["a"])] } },
     });
-    const first = await acceptStart(transport);
+    const first = await nextStart(transport);
     first.server.send({
       type: "invocationRejected",
       attemptId: first.start.attemptId,
@@ -159,7 +135,7 @@ describe("attempts and reconnects", () => {
       message: "busy",
       retryable: true,
     });
-    const second = await acceptStart(transport);
+    const second = await nextStart(transport);
     expect(second.start.attemptId).not.toBe(first.start.attemptId);
     expect(provisionalRefOf(second.start)).not.toBe(provisionalRefOf(first.start));
     expect(second.start.idempotencyKey).toBe(first.start.idempotencyKey);
@@ -170,7 +146,7 @@ describe("attempts and reconnects", () => {
   it("surfaces a definitive rejection with its public code", async () => {
     const { client, transport } = memoryClient();
     const call = client.invoke({ ...echo, method: "nope", methodParameters: noParams });
-    const { server, start } = await acceptStart(transport);
+    const { server, start } = await nextStart(transport);
     server.send({ type: "invocationRejected", attemptId: start.attemptId, code: "not-found", message: "no such method", retryable: false });
     await expect(call.accepted).rejects.toMatchObject({ kind: "rejected", code: "not-found" });
     await expect(call.finished).rejects.toBeInstanceOf(ClientError);
@@ -197,14 +173,8 @@ describe("attempts and reconnects", () => {
   it("resumes after acceptance with a fresh attempt id, the delivered cursors, and drops replayed items", async () => {
     const { client, transport } = memoryClient();
     const call = client.invoke({ ...echo, method: "count", methodParameters: noParams });
-    const { server, start } = await acceptStart(transport);
-    server.send({
-      type: "invocationAccepted",
-      attemptId: start.attemptId,
-      idempotencyKey: start.idempotencyKey,
-      mappings: [],
-      sessionToken: SESSION,
-    });
+    const { server, start } = await nextStart(transport);
+    server.send(acceptanceOf(start));
     server.send({ type: "invocationResult", mappings: [outputMapping(2)], result: streamResult() });
     for (let i = 0; i < 3; i++) {
       server.send({
@@ -227,13 +197,7 @@ describe("attempts and reconnects", () => {
     expect(resume.attemptId).not.toBe(start.attemptId);
     expect(resume).toMatchObject({ operation: "resume", sessionToken: SESSION, outputCursors: [cursor("o", 0)] });
     // The server replays everything after the cursor, on a new channel number.
-    again.send({
-      type: "invocationAccepted",
-      attemptId: resume.attemptId,
-      idempotencyKey: start.idempotencyKey,
-      mappings: [outputMapping(7)],
-      sessionToken: "session-token-2",
-    });
+    again.send(acceptanceOf(start, [outputMapping(7)], { attemptId: resume.attemptId, sessionToken: "session-token-2" }));
     for (let i = 1; i < 4; i++) {
       again.send({
         type: "outputStreamItem",
@@ -257,14 +221,8 @@ describe("attempts and reconnects", () => {
   it("resumes after a retryable rejection that follows acceptance", async () => {
     const { client, transport } = memoryClient();
     const call = client.invoke({ ...echo, method: "count", methodParameters: noParams });
-    const { server, start } = await acceptStart(transport);
-    server.send({
-      type: "invocationAccepted",
-      attemptId: start.attemptId,
-      idempotencyKey: start.idempotencyKey,
-      mappings: [],
-      sessionToken: SESSION,
-    });
+    const { server, start } = await nextStart(transport);
+    server.send(acceptanceOf(start));
     const causes: string[] = [];
     call.on("reconnecting", (event) => causes.push(event.cause));
     server.send({ type: "invocationRejected", attemptId: start.attemptId, code: "input-gap", message: "gap", retryable: true });
@@ -279,14 +237,8 @@ describe("attempts and reconnects", () => {
   it("fails with revoked when another connection takes the session over", async () => {
     const { client, transport } = memoryClient();
     const call = client.invoke({ ...echo, method: "count", methodParameters: noParams });
-    const { server, start } = await acceptStart(transport);
-    server.send({
-      type: "invocationAccepted",
-      attemptId: start.attemptId,
-      idempotencyKey: start.idempotencyKey,
-      mappings: [],
-      sessionToken: SESSION,
-    });
+    const { server, start } = await nextStart(transport);
+    server.send(acceptanceOf(start));
     const events: unknown[] = [];
     call.on("revoked", (event) => events.push(event));
     server.send({ type: "attachmentRevoked", reason: "replaced" });
@@ -297,16 +249,10 @@ describe("attempts and reconnects", () => {
   it("resumes when a replayed acceptance is revoked (its attachment had detached)", async () => {
     const { client, transport } = memoryClient();
     const call = client.invoke({ ...echo, method: "count", methodParameters: noParams });
-    const first = await acceptStart(transport);
+    const first = await nextStart(transport);
     first.server.drop();
-    const second = await acceptStart(transport);
-    second.server.send({
-      type: "invocationAccepted",
-      attemptId: second.start.attemptId,
-      idempotencyKey: second.start.idempotencyKey,
-      mappings: [],
-      sessionToken: SESSION,
-    });
+    const second = await nextStart(transport);
+    second.server.send(acceptanceOf(second.start));
     second.server.send({ type: "attachmentRevoked", reason: "replaced" });
     const third = await transport.nextConnection();
     const resume = (await third.waitUntil(isResume)) as ResumeAttach;
@@ -331,15 +277,9 @@ describe("input discipline", () => {
       method: "digest",
       methodParameters: { kind: "record", value: { fields: [inputStream.bytes(chunks())] } },
     });
-    const { server, start } = await acceptStart(transport);
+    const { server, start } = await nextStart(transport);
     const ref = provisionalRefOf(start);
-    server.send({
-      type: "invocationAccepted",
-      attemptId: start.attemptId,
-      idempotencyKey: start.idempotencyKey,
-      mappings: [inputMapping(1, ref)],
-      sessionToken: SESSION,
-    });
+    server.send(acceptanceOf(start, [inputMapping(1, ref)]));
     await server.waitFor(5); // start + 4 batches
     await tick();
     expect(pulled).toBe(4);
@@ -352,13 +292,7 @@ describe("input discipline", () => {
     server.drop();
     const again = await transport.nextConnection();
     const resume = (await again.waitUntil(isResume)) as ResumeAttach;
-    again.send({
-      type: "invocationAccepted",
-      attemptId: resume.attemptId,
-      idempotencyKey: start.idempotencyKey,
-      mappings: [inputMapping(3, undefined, 2048n)],
-      sessionToken: SESSION,
-    });
+    again.send(acceptanceOf(start, [inputMapping(3, undefined, 2048n)], { attemptId: resume.attemptId }));
     const resent = (await again.waitUntil((m: ClientMessage) => m.type === "input-u8")) as InputU8Batch;
     expect(resent.sequence).toBe(2048n);
     expect(resent.channel).toBe(3);
@@ -376,14 +310,8 @@ describe("input discipline", () => {
       method: "digest",
       methodParameters: { kind: "record", value: { fields: [inputStream.bytes(fast)] } },
     });
-    const { server, start } = await acceptStart(transport);
-    server.send({
-      type: "invocationAccepted",
-      attemptId: start.attemptId,
-      idempotencyKey: start.idempotencyKey,
-      mappings: [inputMapping(1, provisionalRefOf(start))],
-      sessionToken: SESSION,
-    });
+    const { server, start } = await nextStart(transport);
+    server.send(acceptanceOf(start, [inputMapping(1, provisionalRefOf(start))]));
     await server.waitFor(1 + 128);
     for (let i = 0; i < 20; i++) await tick();
     expect(pulled).toBe(128); // 128 × 64 KiB = 8 MiB
@@ -403,14 +331,8 @@ describe("input discipline", () => {
       method: "digest",
       methodParameters: { kind: "record", value: { fields: [inputStream.bytes([new Uint8Array(1024 * 1024 + 10)])] } },
     });
-    const { server, start } = await acceptStart(transport);
-    server.send({
-      type: "invocationAccepted",
-      attemptId: start.attemptId,
-      idempotencyKey: start.idempotencyKey,
-      mappings: [inputMapping(1, provisionalRefOf(start))],
-      sessionToken: SESSION,
-    });
+    const { server, start } = await nextStart(transport);
+    server.send(acceptanceOf(start, [inputMapping(1, provisionalRefOf(start))]));
     const end = await server.waitUntil((m: ClientMessage) => m.type === "inputStreamEnd");
     const batches = server.received.filter((m): m is InputU8Batch => m.type === "input-u8");
     expect(batches.map((b) => [b.sequence, b.payload.byteLength])).toEqual([
@@ -434,14 +356,8 @@ describe("input discipline", () => {
     });
     const failures: unknown[] = [];
     call.on("inputFailed", (event) => failures.push(event.error));
-    const { server, start } = await acceptStart(transport);
-    server.send({
-      type: "invocationAccepted",
-      attemptId: start.attemptId,
-      idempotencyKey: start.idempotencyKey,
-      mappings: [inputMapping(1, provisionalRefOf(start))],
-      sessionToken: SESSION,
-    });
+    const { server, start } = await nextStart(transport);
+    server.send(acceptanceOf(start, [inputMapping(1, provisionalRefOf(start))]));
     const cancel = await server.waitUntil((m: ClientMessage) => m.type === "streamCancel");
     expect(cancel).toMatchObject({ channel: 1, reason: "source-unavailable" });
     expect(server.received.filter((m) => m.type === "inputStreamItem")).toHaveLength(1);
@@ -454,14 +370,8 @@ describe("backpressure and cancellation", () => {
   it("pauses reading when one stream's queue is full and resumes as the consumer drains", async () => {
     const { client, transport } = memoryClient({ maxQueuedEntriesPerStream: 8 });
     const call = client.invoke({ ...echo, method: "count", methodParameters: noParams });
-    const { server, start } = await acceptStart(transport);
-    server.send({
-      type: "invocationAccepted",
-      attemptId: start.attemptId,
-      idempotencyKey: start.idempotencyKey,
-      mappings: [],
-      sessionToken: SESSION,
-    });
+    const { server, start } = await nextStart(transport);
+    server.send(acceptanceOf(start));
     server.send({ type: "invocationResult", mappings: [outputMapping(2)], result: streamResult() });
     for (let i = 0; i < 20; i++) {
       server.send({
@@ -490,14 +400,8 @@ describe("backpressure and cancellation", () => {
   it("sends cancel for an output stream and ends the iteration", async () => {
     const { client, transport } = memoryClient();
     const call = client.invoke({ ...echo, method: "count", methodParameters: noParams });
-    const { server, start } = await acceptStart(transport);
-    server.send({
-      type: "invocationAccepted",
-      attemptId: start.attemptId,
-      idempotencyKey: start.idempotencyKey,
-      mappings: [],
-      sessionToken: SESSION,
-    });
+    const { server, start } = await nextStart(transport);
+    server.send(acceptanceOf(start));
     server.send({ type: "invocationResult", mappings: [outputMapping(2)], result: streamResult() });
     const result = await call.result;
     const stream = result.kind === "value" ? result.streams[0]! : undefined;
@@ -528,14 +432,8 @@ describe("a hostile server", () => {
   it("fails the invocation with invalid-channel when an item names an unmapped channel (protocol 8)", async () => {
     const { client, transport } = memoryClient();
     const call = client.invoke({ ...echo, method: "count", methodParameters: noParams });
-    const { server, start } = await acceptStart(transport);
-    server.send({
-      type: "invocationAccepted",
-      attemptId: start.attemptId,
-      idempotencyKey: start.idempotencyKey,
-      mappings: [],
-      sessionToken: SESSION,
-    });
+    const { server, start } = await nextStart(transport);
+    server.send(acceptanceOf(start));
     server.send({
       type: "outputStreamItem",
       channel: 9,
@@ -550,14 +448,8 @@ describe("a hostile server", () => {
   it("fails when an output stream skips a sequence", async () => {
     const { client, transport } = memoryClient();
     const call = client.invoke({ ...echo, method: "count", methodParameters: noParams });
-    const { server, start } = await acceptStart(transport);
-    server.send({
-      type: "invocationAccepted",
-      attemptId: start.attemptId,
-      idempotencyKey: start.idempotencyKey,
-      mappings: [],
-      sessionToken: SESSION,
-    });
+    const { server, start } = await nextStart(transport);
+    server.send(acceptanceOf(start));
     server.send({ type: "invocationResult", mappings: [outputMapping(2)], result: streamResult() });
     server.send({
       type: "outputStreamItem",
@@ -573,7 +465,7 @@ describe("a hostile server", () => {
   it("fails when an acceptance names another attempt", async () => {
     const { client, transport } = memoryClient();
     const call = client.invoke({ ...echo, method: "count", methodParameters: noParams });
-    const { server, start } = await acceptStart(transport);
+    const { server, start } = await nextStart(transport);
     server.send({
       type: "invocationAccepted",
       attemptId: "0dff1c71-f12f-4bb1-996c-23d693bdc825",
@@ -608,14 +500,8 @@ describe("persistence callback", () => {
       method: "reverse",
       methodParameters: { kind: "record", value: { fields: [inputStream.strings(source)] } },
     });
-    const { server, start } = await acceptStart(transport);
-    server.send({
-      type: "invocationAccepted",
-      attemptId: start.attemptId,
-      idempotencyKey: start.idempotencyKey,
-      mappings: [inputMapping(1, provisionalRefOf(start))],
-      sessionToken: SESSION,
-    });
+    const { server, start } = await nextStart(transport);
+    server.send(acceptanceOf(start, [inputMapping(1, provisionalRefOf(start))]));
     await server.waitFor(3);
     server.send({ type: "streamCancel", channel: 1, reason: "consumer-drop" });
     server.send({ type: "inputStreamAck", channel: 1, highestContiguousSequence: 2n, mappings: [], terminal: true });
@@ -632,14 +518,8 @@ describe("nested input streams", () => {
     const inner = inputStream.strings(["deep"]);
     const outer = inputStream.values([{ kind: "record", value: { fields: [{ kind: "string", value: "g" }, inner] } }]);
     const call = client.invoke({ ...echo, method: "nested", methodParameters: { kind: "record", value: { fields: [outer] } } });
-    const { server, start } = await acceptStart(transport);
-    server.send({
-      type: "invocationAccepted",
-      attemptId: start.attemptId,
-      idempotencyKey: start.idempotencyKey,
-      mappings: [inputMapping(1, provisionalRefOf(start))],
-      sessionToken: SESSION,
-    });
+    const { server, start } = await nextStart(transport);
+    server.send(acceptanceOf(start, [inputMapping(1, provisionalRefOf(start))]));
     const item = await server.waitUntil((m: ClientMessage) => m.type === "inputStreamItem");
     const innerRef = /"provisionalRef":"([0-9a-f-]{36})"/.exec(JSON.stringify(item.type === "inputStreamItem" ? item.value : null))![1]!;
     // The nested stream has no channel until its mapping arrives with this ACK.
@@ -658,14 +538,8 @@ describe("nested input streams", () => {
   it("sends the cancellations of invocation.cancel() before closing", async () => {
     const { client, transport } = memoryClient();
     const call = client.invoke({ ...echo, method: "count", methodParameters: noParams });
-    const { server, start } = await acceptStart(transport);
-    server.send({
-      type: "invocationAccepted",
-      attemptId: start.attemptId,
-      idempotencyKey: start.idempotencyKey,
-      mappings: [],
-      sessionToken: SESSION,
-    });
+    const { server, start } = await nextStart(transport);
+    server.send(acceptanceOf(start));
     server.send({ type: "invocationResult", mappings: [outputMapping(2)], result: streamResult() });
     await call.result;
     call.cancel();
@@ -680,14 +554,8 @@ describe("cancelling the whole invocation", () => {
     const { client, transport } = memoryClient();
     const states: ResumeState[] = [];
     const call = client.invoke({ ...echo, method: "count", methodParameters: noParams, onCheckpoint: (s) => void states.push(s) });
-    const { server, start } = await acceptStart(transport);
-    server.send({
-      type: "invocationAccepted",
-      attemptId: start.attemptId,
-      idempotencyKey: start.idempotencyKey,
-      mappings: [],
-      sessionToken: SESSION,
-    });
+    const { server, start } = await nextStart(transport);
+    server.send(acceptanceOf(start));
     server.send({ type: "invocationResult", mappings: [outputMapping(2)], result: streamResult() });
     for (let i = 0; i < 4; i++) {
       server.send({
@@ -721,14 +589,8 @@ describe("bounded state under a hostile server", () => {
     // A deep queue, so the parent items (which announce the streams) are all read.
     const { client, transport } = memoryClient({ maxQueuedEntriesPerStream: 10_000 });
     const call = client.invoke({ ...echo, method: "count", methodParameters: noParams });
-    const { server, start } = await acceptStart(transport);
-    server.send({
-      type: "invocationAccepted",
-      attemptId: start.attemptId,
-      idempotencyKey: start.idempotencyKey,
-      mappings: [],
-      sessionToken: SESSION,
-    });
+    const { server, start } = await nextStart(transport);
+    server.send(acceptanceOf(start));
     const streamOfStreams = { kind: "stream", value: { inner: { kind: "stream", value: { inner: { kind: "u32", value: {} } } } } };
     server.send({
       type: "invocationResult",
@@ -759,14 +621,8 @@ describe("schema validation of server values", () => {
   async function started(inner = "u32") {
     const { client, transport } = memoryClient();
     const call = client.invoke({ ...echo, method: "count", methodParameters: noParams });
-    const { server, start } = await acceptStart(transport);
-    server.send({
-      type: "invocationAccepted",
-      attemptId: start.attemptId,
-      idempotencyKey: start.idempotencyKey,
-      mappings: [],
-      sessionToken: SESSION,
-    });
+    const { server, start } = await nextStart(transport);
+    server.send(acceptanceOf(start));
     server.send({ type: "invocationResult", mappings: [outputMapping(2)], result: streamResult(STREAM_OUT, inner) });
     return { call, server };
   }
@@ -803,14 +659,8 @@ describe("schema validation of server values", () => {
   it("rejects a result whose value does not match its own graph", async () => {
     const { client, transport } = memoryClient();
     const call = client.invoke({ ...echo, method: "count", methodParameters: noParams });
-    const { server, start } = await acceptStart(transport);
-    server.send({
-      type: "invocationAccepted",
-      attemptId: start.attemptId,
-      idempotencyKey: start.idempotencyKey,
-      mappings: [],
-      sessionToken: SESSION,
-    });
+    const { server, start } = await nextStart(transport);
+    server.send(acceptanceOf(start));
     server.send({
       type: "invocationResult",
       mappings: [],
@@ -842,14 +692,8 @@ describe("resume state", () => {
     const { client, transport } = memoryClient();
     const states: ResumeState[] = [];
     const call = client.invoke({ ...echo, method: "count", methodParameters: noParams, onCheckpoint: (s) => void states.push(s) });
-    const { server, start } = await acceptStart(transport);
-    server.send({
-      type: "invocationAccepted",
-      attemptId: start.attemptId,
-      idempotencyKey: start.idempotencyKey,
-      mappings: [],
-      sessionToken: SESSION,
-    });
+    const { server, start } = await nextStart(transport);
+    server.send(acceptanceOf(start));
     server.drop();
     const again = await transport.nextConnection();
     const resume = (await again.waitUntil(isResume)) as ResumeAttach;
@@ -862,13 +706,7 @@ describe("resume state", () => {
     const taken = next.takeover(saved);
     const third = await nextTransport.nextConnection();
     expect(await third.waitUntil(isResume)).toEqual(resume);
-    third.send({
-      type: "invocationAccepted",
-      attemptId: resume.attemptId,
-      idempotencyKey: start.idempotencyKey,
-      mappings: [],
-      sessionToken: "session-token-3",
-    });
+    third.send(acceptanceOf(start, [], { attemptId: resume.attemptId, sessionToken: "session-token-3" }));
     await taken.accepted;
     expect(taken.state?.pendingOperation).toBeUndefined();
     expect(taken.state?.sessionToken).toBe("session-token-3");
@@ -930,14 +768,8 @@ describe("output stream views", () => {
     const { client, transport } = memoryClient();
     const states: ResumeState[] = [];
     const call = client.invoke({ ...echo, method: "count", methodParameters: noParams, onCheckpoint: (s) => void states.push(s) });
-    const { server, start } = await acceptStart(transport);
-    server.send({
-      type: "invocationAccepted",
-      attemptId: start.attemptId,
-      idempotencyKey: start.idempotencyKey,
-      mappings: [],
-      sessionToken: SESSION,
-    });
+    const { server, start } = await nextStart(transport);
+    server.send(acceptanceOf(start));
     server.send({ type: "invocationResult", mappings: [outputMapping(2)], result: streamResult() });
     for (let i = 0; i < 2; i++) {
       server.send({

@@ -7,7 +7,7 @@ import { ClientError, createClient, inputStream, reconnectDelay, sessionUrl, DEF
 import { pullFrom, toBytes } from "../src/sources.js";
 import { isTerminalCursor, streamIdentityOf } from "../src/token-peek.js";
 import { findProvisionalRefs, findStreamTokens, renewProvisionalRefs } from "../src/values.js";
-import { echo, inputMapping, isStart, memoryClient, provisionalRefOf } from "./support/fixtures.js";
+import { echo, acceptanceOf, inputMapping, isStart, memoryClient, provisionalRefOf } from "./support/fixtures.js";
 
 async function drain<T>(source: Parameters<typeof pullFrom<T>>[0]): Promise<T[]> {
   const iterator = pullFrom<T>(source);
@@ -289,13 +289,7 @@ describe("wrong-typed arguments", () => {
     call.on("inputFailed", (event) => failures.push(event.error));
     const server = await transport.nextConnection();
     const start = await server.waitUntil(isStart);
-    server.send({
-      type: "invocationAccepted",
-      attemptId: start.attemptId,
-      idempotencyKey: start.idempotencyKey,
-      mappings: [inputMapping(1, provisionalRefOf(start))],
-      sessionToken: "s",
-    });
+    server.send(acceptanceOf(start, [inputMapping(1, provisionalRefOf(start))], { sessionToken: "s" }));
     expect(await server.waitUntil((m) => m.type === "streamCancel")).toMatchObject({ reason: "source-unavailable" });
     expect(failures).toEqual([expect.objectContaining({ kind: "invalid-argument" })]);
     expect(input.failure).toBe(failures[0]);

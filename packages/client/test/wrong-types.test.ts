@@ -9,6 +9,7 @@ import {
   SESSION,
   STREAM_OUT,
   echo,
+  acceptanceOf,
   inputMapping,
   isStart,
   memoryClient,
@@ -155,13 +156,7 @@ describe("cancel reasons the protocol does not have", () => {
     const call = client.invoke({ ...echo, method: "reverse", methodParameters: { kind: "record", value: { fields: [input] } } });
     const server = await transport.nextConnection();
     const start = await server.waitUntil(isStart);
-    server.send({
-      type: "invocationAccepted",
-      attemptId: start.attemptId,
-      idempotencyKey: start.idempotencyKey,
-      mappings: [inputMapping(1, provisionalRefOf(start))],
-      sessionToken: SESSION,
-    });
+    server.send(acceptanceOf(start, [inputMapping(1, provisionalRefOf(start))]));
     server.send({ type: "invocationResult", mappings: [outputMapping(2)], result: streamResult(STREAM_OUT, "string") });
     const result = await call.result;
     const stream = result.kind === "value" ? result.streams[0]! : undefined;

@@ -1,6 +1,6 @@
-import type { SchemaValueJson, InvocationStart, ResumeAttach, ClientMessage, StreamMapping } from "@golem-stream/wire";
+import type { SchemaValueJson, InvocationAccepted, InvocationStart, ResumeAttach, ClientMessage, StreamMapping } from "@golem-stream/wire";
 import { createClient, type Client, type ClientOptions } from "../../src/index.js";
-import { MemoryTransport } from "./memory-transport.js";
+import { MemoryTransport, type ServerSide } from "./memory-transport.js";
 
 export const echo: { application: string; environment: string; agentType: string; constructorParameters: SchemaValueJson } = {
   application: "demo",
@@ -29,6 +29,35 @@ export function memoryClient(options: Partial<ClientOptions> = {}): { client: Cl
 
 export const isStart = (m: ClientMessage): m is InvocationStart => m.type === "invocationStart";
 export const isResume = (m: ClientMessage): m is ResumeAttach => m.type === "resumeAttach";
+
+/** A method's parameters with no fields. */
+export const noParams = { kind: "record", value: { fields: [] } } as const;
+
+/** The transport's next connection and the start the client sends on it. */
+export async function nextStart(transport: MemoryTransport): Promise<{ server: ServerSide; start: InvocationStart }> {
+  const server = await transport.nextConnection();
+  const start = await server.waitUntil(isStart);
+  return { server, start };
+}
+
+/**
+ * The server's acceptance of `start`: its attempt id and idempotency key, `mappings`, the session
+ * token `SESSION`; `overrides` for a resume's attempt id or another token.
+ */
+export function acceptanceOf(
+  start: InvocationStart,
+  mappings: readonly StreamMapping[] = [],
+  overrides: Partial<Pick<InvocationAccepted, "attemptId" | "sessionToken">> = {},
+): InvocationAccepted {
+  return {
+    type: "invocationAccepted",
+    attemptId: start.attemptId,
+    idempotencyKey: start.idempotencyKey,
+    mappings,
+    sessionToken: SESSION,
+    ...overrides,
+  };
+}
 
 export function outputMapping(channel: number, streamToken = STREAM_OUT): StreamMapping {
   return { channel, direction: "output", streamToken };
