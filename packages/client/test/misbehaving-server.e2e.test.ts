@@ -11,7 +11,18 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { ClientMessage, InvocationStart, ResumeAttach, ServerMessage } from "@golem-stream/wire";
 import { ClientError, createClient, inputStream, type ClientOptions, type ReconnectingEvent } from "../src/index.js";
-import { SESSION, cursor, echo, inputMapping, noParams, outputMapping, provisionalRefOf, streamResult } from "./support/fixtures.js";
+import {
+  SESSION,
+  cursor,
+  echo,
+  inputMapping,
+  noParams,
+  okEnd,
+  outputMapping,
+  provisionalRefOf,
+  streamResult,
+  u32Item,
+} from "./support/fixtures.js";
 import { startFakeServer, type FakePeer, type FakeServer } from "./support/fake-session-server.js";
 
 let server: FakeServer | undefined;
@@ -114,14 +125,7 @@ describe("a server that accepts and then rejects retryably (retry storm)", () =>
       } else {
         accept(peer, attach, [outputMapping(2)]);
       }
-      peer.send({
-        type: "outputStreamItem",
-        channel: 2,
-        cursorToken: cursor("o", item),
-        mappings: [],
-        sequence: BigInt(item),
-        value: { kind: "u32", value: item },
-      });
+      peer.send(u32Item(item));
       if (peer.index < CONNECTIONS) return rejectRetryably(peer, attach);
       peer.send({
         type: "outputStreamEnd",
@@ -298,14 +302,7 @@ describe("a server that finishes too early (decisions §8)", () => {
     const call = await finishEarly((peer, attach) => {
       accept(peer, attach);
       peer.send({ type: "invocationResult", mappings: [outputMapping(2)], result: streamResult() });
-      peer.send({
-        type: "outputStreamItem",
-        channel: 2,
-        cursorToken: cursor("o", 0),
-        mappings: [],
-        sequence: 0n,
-        value: { kind: "u32", value: 0 },
-      });
+      peer.send(u32Item(0));
       peer.send({ type: "invocationFinished", outcome: { kind: "success" } });
     });
     const violation = {
@@ -348,7 +345,7 @@ describe("a server that finishes too early (decisions §8)", () => {
     const call = await finishEarly((peer, attach) => {
       accept(peer, attach);
       peer.send({ type: "invocationResult", mappings: [outputMapping(2)], result: streamResult() });
-      peer.send({ type: "outputStreamEnd", channel: 2, cursorToken: cursor("o", "end"), outcome: { kind: "ok" }, sequence: 0n });
+      peer.send(okEnd(0));
       peer.send({ type: "invocationFinished", outcome: { kind: "success" } });
     });
     await expect(call.finished).resolves.toEqual({ kind: "success" });
@@ -370,10 +367,7 @@ describe("channels the server never announced (protocol 8: invalid-channel)", ()
       "a binary item on a channel never mapped",
       [{ type: "output-u8", channel: 9, cursorToken: cursor("o", 0), sequence: 0n, payload: Uint8Array.of(1) }],
     ],
-    [
-      "a terminal on a channel never mapped",
-      [{ type: "outputStreamEnd", channel: 9, cursorToken: cursor("o", "end"), outcome: { kind: "ok" }, sequence: 0n }],
-    ],
+    ["a terminal on a channel never mapped", [okEnd(0, 9)]],
     ["a streamCancel on a channel never mapped", [{ type: "streamCancel", channel: 9, reason: "consumer-drop" }]],
     [
       "an input acknowledgement on an output channel",

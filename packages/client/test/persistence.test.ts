@@ -10,10 +10,9 @@ import type { ClientMessage, InvocationStart, ResumeAttach } from "@golem-stream
 import { ClientError, inputStream, type ResumeState } from "../src/index.js";
 import {
   SESSION,
+  acceptanceOf,
   cursor,
   echo,
-  tick,
-  acceptanceOf,
   inputMapping,
   isResume,
   isStart,
@@ -21,9 +20,12 @@ import {
   memoryClient,
   nextStart,
   noParams,
+  okEnd,
   outputMapping,
   provisionalRefOf,
   streamResult,
+  tick,
+  u32Item,
 } from "./support/fixtures.js";
 
 const oneInput = () => ({ kind: "record", value: { fields: [inputStream.strings(["a", "b"])] } }) as const;
@@ -245,14 +247,7 @@ describe("a failing persistence callback is never ignored", () => {
     server.send(acceptanceOf(start));
     server.send({ type: "invocationResult", mappings: [outputMapping(2)], result: streamResult() });
     for (let i = 0; i < 3; i++) {
-      server.send({
-        type: "outputStreamItem",
-        channel: 2,
-        cursorToken: cursor("o", i),
-        mappings: [],
-        sequence: BigInt(i),
-        value: { kind: "u32", value: i },
-      });
+      server.send(u32Item(i));
     }
     const result = await call.result;
     const iterator = result.kind === "value" ? result.streams[0]![Symbol.asyncIterator]() : undefined;
@@ -280,7 +275,7 @@ describe("a failing persistence callback is never ignored", () => {
     const { server, start } = await nextStart(transport);
     server.send(acceptanceOf(start));
     server.send({ type: "invocationResult", mappings: [outputMapping(2)], result: streamResult() });
-    server.send({ type: "outputStreamEnd", channel: 2, cursorToken: cursor("o", "end"), outcome: { kind: "ok" }, sequence: 0n });
+    server.send(okEnd(0));
     server.send({ type: "invocationFinished", outcome: { kind: "success" } });
     await call.finished;
     fail = true;

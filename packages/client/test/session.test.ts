@@ -9,18 +9,20 @@ import { ClientError, inputStream, type ResumeState } from "../src/index.js";
 import {
   SESSION,
   STREAM_OUT,
+  acceptanceOf,
   cursor,
   echo,
-  tick,
-  acceptanceOf,
   inputMapping,
   isResume,
   memoryClient,
   nextStart,
   noParams,
+  okEnd,
   outputMapping,
   provisionalRefOf,
   streamResult,
+  tick,
+  u32Item,
 } from "./support/fixtures.js";
 
 describe("start and delivery", () => {
@@ -38,16 +40,9 @@ describe("start and delivery", () => {
     const [stream] = result.streams;
     expect(stream?.coordinate).toBe("");
     for (let i = 0; i < 3; i++) {
-      server.send({
-        type: "outputStreamItem",
-        channel: 2,
-        cursorToken: cursor("o", i),
-        mappings: [],
-        sequence: BigInt(i),
-        value: { kind: "u32", value: i },
-      });
+      server.send(u32Item(i));
     }
-    server.send({ type: "outputStreamEnd", channel: 2, cursorToken: cursor("o", "end"), outcome: { kind: "ok" }, sequence: 3n });
+    server.send(okEnd(3));
     server.send({ type: "invocationFinished", outcome: { kind: "success" } });
 
     const iterator = stream![Symbol.asyncIterator]();
@@ -71,14 +66,7 @@ describe("start and delivery", () => {
     const { server, start } = await nextStart(transport);
     server.send(acceptanceOf(start));
     server.send({ type: "invocationResult", mappings: [outputMapping(2)], result: streamResult() });
-    server.send({
-      type: "outputStreamItem",
-      channel: 2,
-      cursorToken: cursor("o", 0),
-      mappings: [],
-      sequence: 0n,
-      value: { kind: "u32", value: 0 },
-    });
+    server.send(u32Item(0));
     server.send({
       type: "outputStreamEnd",
       channel: 2,
@@ -177,14 +165,7 @@ describe("attempts and reconnects", () => {
     server.send(acceptanceOf(start));
     server.send({ type: "invocationResult", mappings: [outputMapping(2)], result: streamResult() });
     for (let i = 0; i < 3; i++) {
-      server.send({
-        type: "outputStreamItem",
-        channel: 2,
-        cursorToken: cursor("o", i),
-        mappings: [],
-        sequence: BigInt(i),
-        value: { kind: "u32", value: i },
-      });
+      server.send(u32Item(i));
     }
     const result = await call.result;
     const iterator = (result.kind === "value" ? result.streams[0]! : undefined)![Symbol.asyncIterator]();
@@ -199,16 +180,9 @@ describe("attempts and reconnects", () => {
     // The server replays everything after the cursor, on a new channel number.
     again.send(acceptanceOf(start, [outputMapping(7)], { attemptId: resume.attemptId, sessionToken: "session-token-2" }));
     for (let i = 1; i < 4; i++) {
-      again.send({
-        type: "outputStreamItem",
-        channel: 7,
-        cursorToken: cursor("o", i),
-        mappings: [],
-        sequence: BigInt(i),
-        value: { kind: "u32", value: i },
-      });
+      again.send(u32Item(i, 7));
     }
-    again.send({ type: "outputStreamEnd", channel: 7, cursorToken: cursor("o", "end"), outcome: { kind: "ok" }, sequence: 4n });
+    again.send(okEnd(4, 7));
     again.send({ type: "invocationResult", mappings: [outputMapping(8)], result: streamResult() });
     again.send({ type: "invocationFinished", outcome: { kind: "success" } });
     const rest: unknown[] = [];
@@ -374,14 +348,7 @@ describe("backpressure and cancellation", () => {
     server.send(acceptanceOf(start));
     server.send({ type: "invocationResult", mappings: [outputMapping(2)], result: streamResult() });
     for (let i = 0; i < 20; i++) {
-      server.send({
-        type: "outputStreamItem",
-        channel: 2,
-        cursorToken: cursor("o", i),
-        mappings: [],
-        sequence: BigInt(i),
-        value: { kind: "u32", value: i },
-      });
+      server.send(u32Item(i));
     }
     expect(server.paused).toBe(true);
     expect(server.held).toBe(12);
@@ -407,14 +374,7 @@ describe("backpressure and cancellation", () => {
     const stream = result.kind === "value" ? result.streams[0]! : undefined;
     await stream!.cancel();
     expect(server.received.at(-1)).toEqual({ type: "streamCancel", channel: 2, reason: "cancelled" });
-    server.send({
-      type: "outputStreamItem",
-      channel: 2,
-      cursorToken: cursor("o", 0),
-      mappings: [],
-      sequence: 0n,
-      value: { kind: "u32", value: 0 },
-    });
+    server.send(u32Item(0));
     server.send({
       type: "outputStreamEnd",
       channel: 2,
@@ -434,14 +394,7 @@ describe("a hostile server", () => {
     const call = client.invoke({ ...echo, method: "count", methodParameters: noParams });
     const { server, start } = await nextStart(transport);
     server.send(acceptanceOf(start));
-    server.send({
-      type: "outputStreamItem",
-      channel: 9,
-      cursorToken: cursor("o", 0),
-      mappings: [],
-      sequence: 0n,
-      value: { kind: "u32", value: 0 },
-    });
+    server.send(u32Item(0, 9));
     await expect(call.finished).rejects.toMatchObject({ kind: "server-violation", code: "invalid-channel" });
   });
 
@@ -451,14 +404,7 @@ describe("a hostile server", () => {
     const { server, start } = await nextStart(transport);
     server.send(acceptanceOf(start));
     server.send({ type: "invocationResult", mappings: [outputMapping(2)], result: streamResult() });
-    server.send({
-      type: "outputStreamItem",
-      channel: 2,
-      cursorToken: cursor("o", 1),
-      mappings: [],
-      sequence: 1n,
-      value: { kind: "u32", value: 1 },
-    });
+    server.send(u32Item(1));
     await expect(call.finished).rejects.toMatchObject({ kind: "server-violation" });
   });
 
@@ -558,14 +504,7 @@ describe("cancelling the whole invocation", () => {
     server.send(acceptanceOf(start));
     server.send({ type: "invocationResult", mappings: [outputMapping(2)], result: streamResult() });
     for (let i = 0; i < 4; i++) {
-      server.send({
-        type: "outputStreamItem",
-        channel: 2,
-        cursorToken: cursor("o", i),
-        mappings: [],
-        sequence: BigInt(i),
-        value: { kind: "u32", value: i },
-      });
+      server.send(u32Item(i));
     }
     const result = await call.result;
     const stream = result.kind === "value" ? result.streams[0]! : undefined;
@@ -772,16 +711,9 @@ describe("output stream views", () => {
     server.send(acceptanceOf(start));
     server.send({ type: "invocationResult", mappings: [outputMapping(2)], result: streamResult() });
     for (let i = 0; i < 2; i++) {
-      server.send({
-        type: "outputStreamItem",
-        channel: 2,
-        cursorToken: cursor("o", i),
-        mappings: [],
-        sequence: BigInt(i),
-        value: { kind: "u32", value: i },
-      });
+      server.send(u32Item(i));
     }
-    server.send({ type: "outputStreamEnd", channel: 2, cursorToken: cursor("o", "end"), outcome: { kind: "ok" }, sequence: 2n });
+    server.send(okEnd(2));
     const result = await call.result;
     const stream = result.kind === "value" ? result.streams[0]! : undefined;
     const reader = stream!.readable().getReader();

@@ -1,4 +1,13 @@
-import type { SchemaValueJson, InvocationAccepted, InvocationStart, ResumeAttach, ClientMessage, StreamMapping } from "@golem-stream/wire";
+import type {
+  SchemaValueJson,
+  InvocationAccepted,
+  InvocationStart,
+  OutputStreamEnd,
+  OutputStreamItem,
+  ResumeAttach,
+  ClientMessage,
+  StreamMapping,
+} from "@golem-stream/wire";
 import { createClient, type Client, type ClientOptions } from "../../src/index.js";
 import { MemoryTransport, type ServerSide } from "./memory-transport.js";
 
@@ -92,6 +101,23 @@ export const streamResult = (token = STREAM_OUT, inner: string = "u32") => ({
   graph: { root: { kind: "stream", value: { inner: { kind: inner, value: {} } } } },
   value: { kind: "stream", value: { streamToken: token } },
 });
+
+/** The output item at `position` of a `stream<u32>` whose items are their positions, with the cursor `cursor("o", position)`. */
+export function u32Item(position: number, channel = 2): OutputStreamItem {
+  return {
+    type: "outputStreamItem",
+    channel,
+    cursorToken: cursor("o", position),
+    mappings: [],
+    sequence: BigInt(position),
+    value: { kind: "u32", value: position },
+  };
+}
+
+/** The `ok` end of an output stream after `count` items, with the cursor `cursor("o", "end")`. */
+export function okEnd(count: number, channel = 2): OutputStreamEnd {
+  return { type: "outputStreamEnd", channel, cursorToken: cursor("o", "end"), outcome: { kind: "ok" }, sequence: BigInt(count) };
+}
 
 export const tick = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
