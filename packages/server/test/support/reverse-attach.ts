@@ -26,6 +26,18 @@ function cursorFor(pick: number, m: Model, r: Real): { cursors: string[]; from: 
   return { cursors: [r.terminalCursor!], from: "terminal" };
 }
 
+/** A new resume or takeover (a fresh attempt id) with the cursor `cursorPick` chooses and the current token, or `sessionToken`. */
+function newAttach(
+  operation: "resume" | "takeover",
+  cursorPick: number,
+  m: Model,
+  r: Real,
+  sessionToken = r.tokens[m.generation - 1]!,
+): { message: ResumeAttach; from: ReplayFrom } {
+  const { cursors, from } = cursorFor(cursorPick, m, r);
+  return { message: { type: "resumeAttach", attemptId: randomUUID(), operation, outputCursors: cursors, sessionToken }, from };
+}
+
 /**
  * Sends an attach (a new resume or takeover, or an exact replay of an
  * accepted attempt) and checks the acceptance and what follows it:
@@ -170,14 +182,7 @@ export class Resume extends Move<string> {
     return true;
   }
   protected act(m: Model, r: Real): Promise<void> {
-    const { cursors, from } = cursorFor(this.cursorPick, m, r);
-    const message: ResumeAttach = {
-      type: "resumeAttach",
-      attemptId: randomUUID(),
-      operation: "resume",
-      outputCursors: cursors,
-      sessionToken: r.tokens[m.generation - 1]!,
-    };
+    const { message, from } = newAttach("resume", this.cursorPick, m, r);
     return attach(m, r, message, from, undefined);
   }
   toString(): string {
@@ -197,15 +202,7 @@ export class Takeover extends Move<string> {
     return true;
   }
   protected act(m: Model, r: Real): Promise<void> {
-    const { cursors, from } = cursorFor(this.cursorPick, m, r);
-    const sessionToken = r.tokens[this.tokenPick % m.generation]!;
-    const message: ResumeAttach = {
-      type: "resumeAttach",
-      attemptId: randomUUID(),
-      operation: "takeover",
-      outputCursors: cursors,
-      sessionToken,
-    };
+    const { message, from } = newAttach("takeover", this.cursorPick, m, r, r.tokens[this.tokenPick % m.generation]!);
     return attach(m, r, message, from, undefined);
   }
   toString(): string {
@@ -263,14 +260,7 @@ export class SendThenResume extends Move<string> {
       c.link.send({ type: "inputStreamItem", channel, sequence: BigInt(m.sent.length), value: v.str(text) });
       m.sent.push(text);
     }
-    const { cursors, from } = cursorFor(this.cursorPick, m, r);
-    const message: ResumeAttach = {
-      type: "resumeAttach",
-      attemptId: randomUUID(),
-      operation: "resume",
-      outputCursors: cursors,
-      sessionToken: r.tokens[m.generation - 1]!,
-    };
+    const { message, from } = newAttach("resume", this.cursorPick, m, r);
     return attach(m, r, message, from, undefined, undefined, () => c.link.transport.releaseSends());
   }
   toString(): string {
@@ -363,14 +353,7 @@ export class DoubledResume extends Move<string> {
     return true;
   }
   protected async act(m: Model, r: Real): Promise<void> {
-    const { cursors, from } = cursorFor(this.cursorPick, m, r);
-    const message: ResumeAttach = {
-      type: "resumeAttach",
-      attemptId: randomUUID(),
-      operation: "resume",
-      outputCursors: cursors,
-      sessionToken: r.tokens[m.generation - 1]!,
-    };
+    const { message, from } = newAttach("resume", this.cursorPick, m, r);
     const previous = r.owner;
     if (previous !== undefined) previous.expectedEnd = "revoked";
     const twins = [r.open(message.attemptId), r.open(message.attemptId)];
@@ -427,14 +410,7 @@ export class TakeoverOverHeldSocket extends Move<string> {
   }
   protected act(m: Model, r: Real): Promise<void> {
     ownerOf(r).link.transport.holdSends();
-    const { cursors, from } = cursorFor(this.cursorPick, m, r);
-    const message: ResumeAttach = {
-      type: "resumeAttach",
-      attemptId: randomUUID(),
-      operation: "takeover",
-      outputCursors: cursors,
-      sessionToken: r.tokens[m.generation - 1]!,
-    };
+    const { message, from } = newAttach("takeover", this.cursorPick, m, r);
     return attach(m, r, message, from, undefined);
   }
   toString(): string {
