@@ -89,6 +89,13 @@ async function chooseMethod(page: Page, method: string): Promise<void> {
   await page.getByLabel("name", { exact: true }).fill("console");
 }
 
+/** Fills `count`'s parameters and starts it. */
+async function startCount(page: Page, to: number, delayMs: number): Promise<void> {
+  await page.getByLabel("to", { exact: true }).fill(String(to));
+  await page.getByLabel("delayMs", { exact: true }).fill(String(delayMs));
+  await page.getByRole("button", { name: "Start" }).click();
+}
+
 /** The text items of the first stream panel. */
 function items(page: Page): Promise<string[]> {
   return page.locator("#streams .stream").first().locator("ol.items li").allTextContents();
@@ -201,9 +208,7 @@ describe("the web console in Chromium", () => {
       await signIn(page, TOKEN);
       await chooseMethod(page, "count");
       const to = 150;
-      await page.getByLabel("to", { exact: true }).fill(String(to));
-      await page.getByLabel("delayMs", { exact: true }).fill("25");
-      await page.getByRole("button", { name: "Start" }).click();
+      await startCount(page, to, 25);
       await page.waitForFunction(() => document.querySelectorAll("#streams ol.items li").length >= 40);
       await page.screenshot({ path: SCREENSHOT, fullPage: true });
       const before = await items(page);
@@ -229,9 +234,7 @@ describe("the web console in Chromium", () => {
     try {
       await signIn(page, TOKEN);
       await chooseMethod(page, "count");
-      await page.getByLabel("to", { exact: true }).fill("100000");
-      await page.getByLabel("delayMs", { exact: true }).fill("20");
-      await page.getByRole("button", { name: "Start" }).click();
+      await startCount(page, 100000, 20);
       await page.waitForFunction(() => document.querySelectorAll("#streams ol.items li").length >= 5);
       await page.getByLabel("to", { exact: true }).fill("60");
       await page.getByLabel("delayMs", { exact: true }).fill("25");
@@ -255,9 +258,7 @@ describe("the web console in Chromium", () => {
     try {
       await signIn(page, TOKEN);
       await chooseMethod(page, "count");
-      await page.getByLabel("to", { exact: true }).fill("40");
-      await page.getByLabel("delayMs", { exact: true }).fill("25");
-      await page.getByRole("button", { name: "Start" }).click();
+      await startCount(page, 40, 25);
       await page.waitForFunction(() => document.querySelectorAll("#streams ol.items li").length >= 5);
       const during = await stored(page);
       expect(during.runs).toHaveLength(1); // stored while it runs, for a reload
@@ -280,9 +281,7 @@ describe("the web console in Chromium", () => {
     try {
       await signIn(page, TOKEN);
       await chooseMethod(page, "count");
-      await page.getByLabel("to", { exact: true }).fill("100000");
-      await page.getByLabel("delayMs", { exact: true }).fill("20");
-      await page.getByRole("button", { name: "Start" }).click();
+      await startCount(page, 100000, 20);
       await page.waitForFunction(() => document.querySelectorAll("#streams ol.items li").length >= 5);
       expect((await stored(page)).runs).toHaveLength(1);
       await page.getByRole("button", { name: "Sign out" }).click();
@@ -355,9 +354,7 @@ describe("the web console in Chromium", () => {
       await signIn(page, TOKEN);
       await chooseMethod(page, "count");
       const to = 400;
-      await page.getByLabel("to", { exact: true }).fill(String(to));
-      await page.getByLabel("delayMs", { exact: true }).fill("5");
-      await page.getByRole("button", { name: "Start" }).click();
+      await startCount(page, to, 5);
       await page.locator("#status", { hasText: "connection lost" }).waitFor({ timeout: 30_000 });
       await page.locator("#outcome", { hasText: "success" }).waitFor({ timeout: 60_000 });
       expect(network.cuts).toBe(2);
