@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { randomUUID } from "node:crypto";
-import type { InvocationAccepted, InvocationStart, SchemaValueJson, ServerMessage } from "@golem-stream/wire";
+import type { InvocationAccepted, InvocationStart, ResumeAttach, SchemaValueJson, ServerMessage } from "@golem-stream/wire";
 import { defineAgentType, t } from "@golem-stream/contract";
 import { implement, MemorySessionStore, StaticAgentHost, type ServerLimits, type SessionStore } from "../src/index.js";
 import { NOOP_OBSERVER, type ServerObserver } from "../src/observability/server-observer.js";
@@ -194,16 +194,15 @@ function accepted(messages: readonly ServerMessage[]): InvocationAccepted {
 }
 
 /** Resumes at `node` with the session token and cursor of `before`'s log; resolves to the new log once the invocation finished. */
+/** A resume of the session `before` was accepted in, with `outputCursors`. */
+function resumeOf(before: readonly ServerMessage[], outputCursors: string[] = []): ResumeAttach {
+  return { type: "resumeAttach", attemptId: randomUUID(), operation: "resume", outputCursors, sessionToken: accepted(before).sessionToken };
+}
+
 async function resumeToEnd(node: Server, before: readonly ServerMessage[]): Promise<ServerMessage[]> {
   const { transport, send } = node.open();
   const cursor = lastCursor(before);
-  send({
-    type: "resumeAttach",
-    attemptId: randomUUID(),
-    operation: "resume",
-    outputCursors: cursor === undefined ? [] : [cursor],
-    sessionToken: accepted(before).sessionToken,
-  });
+  send(resumeOf(before, cursor === undefined ? [] : [cursor]));
   await transport.expect("invocationFinished", (sent) => sent.some((m) => m.type === "invocationFinished"));
   return [...transport.sent];
 }
@@ -244,13 +243,7 @@ describe("re-running a replayable invocation after a restart", () => {
 
     const second = await first.restart();
     const { transport, send } = second.open();
-    send({
-      type: "resumeAttach",
-      attemptId: randomUUID(),
-      operation: "resume",
-      outputCursors: [],
-      sessionToken: accepted(client.transport.sent).sessionToken,
-    });
+    send(resumeOf(client.transport.sent));
     await transport.expect("acceptance", (sent) => sent.some((m) => m.type === "invocationAccepted"));
     const resumed = accepted(transport.sent).mappings.find((m) => m.direction === "input")!;
     expect(resumed.inputHighWater).toEqual({ sequence: 3n, terminal: false });
@@ -351,13 +344,7 @@ describe("re-running a replayable invocation after a restart", () => {
     expect(given).toEqual(["count"]);
     // The method itself is still held at its gate: its stream ends, the invocation ends as the method does.
     const { transport, send } = second.open();
-    send({
-      type: "resumeAttach",
-      attemptId: randomUUID(),
-      operation: "resume",
-      outputCursors: [],
-      sessionToken: accepted(client.transport.sent).sessionToken,
-    });
+    send(resumeOf(client.transport.sent));
     await transport.expect("the stream's end", (sent) => sent.some((m) => m.type === "outputStreamEnd"));
     expect(transport.sent.find((m) => m.type === "outputStreamEnd")).toMatchObject({
       outcome: { kind: "cancelled", reason: "transport-detached" },
@@ -376,13 +363,7 @@ describe("re-running a replayable invocation after a restart", () => {
 
     const second = await first.restart();
     const { transport, send } = second.open();
-    send({
-      type: "resumeAttach",
-      attemptId: randomUUID(),
-      operation: "resume",
-      outputCursors: [],
-      sessionToken: accepted(client.transport.sent).sessionToken,
-    });
+    send(resumeOf(client.transport.sent));
     await transport.expect("invocationFinished", (sent) => sent.some((m) => m.type === "invocationFinished"));
     expect(transport.sent.at(-1)).toEqual({ type: "invocationFinished", outcome: { kind: "success" } });
     const names = transport.sent.flatMap((m) =>
