@@ -29,6 +29,9 @@ import { typeCheck } from "./support/type-check.js";
 import { packAll, tarballFiles, workspaceRoot, type Tarball } from "./support/tarballs.js";
 
 const run = promisify(execFile);
+/** The conformance kit's wait for the adapter (`--timeout`) and a scenario's deadline (`--check-timeout`) on a loaded machine. */
+const KIT_WAIT_MS = 60_000;
+const KIT_CHECK_DEADLINE_MS = 120_000;
 const require = createRequire(import.meta.url);
 const fixtures = path.resolve(import.meta.dirname, "../consumers");
 const CONSUMERS = ["client", "server", "cli", "store-postgres", "conformance"] as const;
@@ -216,35 +219,48 @@ describe("installed alone with npm", () => {
     expect(await node("cli", "embed.cjs")).toBe("cjs: checkpoint v1\n");
   });
 
-  it("the conformance kit's command and its client adapter run from the installed package", async () => {
-    const bin = (name: string) => path.join(dir("conformance"), "node_modules/.bin", name);
-    const options = { cwd: dir("conformance"), env: consumerEnv() };
-    const help = await run(bin("golem-stream-conformance"), ["--help"], options);
-    expect(help.stdout).toMatch(/^Usage: golem-stream-conformance/m);
-    expect(help.stdout).toMatch(/^\s+server \[options\]/m);
-    expect(help.stdout).toMatch(/^\s+client \[options\]/m);
-    const listed = await run(bin("golem-stream-conformance"), ["client", "--adapter", "unused", "--list"], options);
-    expect(listed.stdout).toMatch(/^takeover\.replaced-by-another-process\t/m);
-    expect(existsSync(bin("golem-stream-conformance-client-adapter")), "the client adapter's bin").toBe(true);
-    // The installed suite drives the installed adapter (and through it the installed client).
-    const suite = await run(
-      bin("golem-stream-conformance"),
-      [
-        "client",
-        "--adapter",
-        bin("golem-stream-conformance-client-adapter"),
-        "--only",
-        "outputs.in-order-once,restart.resume-from-checkpoint",
-        "--json",
-      ],
-      options,
-    );
-    const report = JSON.parse(suite.stdout) as { results: { id: string; status: string }[] };
-    expect(report.results.map((r) => `${r.id} ${r.status}`)).toEqual([
-      "outputs.in-order-once passed",
-      "restart.resume-from-checkpoint passed",
-    ]);
-  });
+  it(
+    "the conformance kit's command and its client adapter run from the installed package",
+    async () => {
+      const bin = (name: string) => path.join(dir("conformance"), "node_modules/.bin", name);
+      const options = { cwd: dir("conformance"), env: consumerEnv() };
+      const help = await run(bin("golem-stream-conformance"), ["--help"], options);
+      expect(help.stdout).toMatch(/^Usage: golem-stream-conformance/m);
+      expect(help.stdout).toMatch(/^\s+server \[options\]/m);
+      expect(help.stdout).toMatch(/^\s+client \[options\]/m);
+      const listed = await run(bin("golem-stream-conformance"), ["client", "--adapter", "unused", "--list"], options);
+      expect(listed.stdout).toMatch(/^takeover\.replaced-by-another-process\t/m);
+      expect(existsSync(bin("golem-stream-conformance-client-adapter")), "the client adapter's bin").toBe(true);
+      // The installed suite drives the installed adapter (and through it the installed client). What
+      // is checked is that the installed pieces work together, not how fast: the waits are set for a
+      // loaded machine (each restart starts the adapter anew from node_modules; beside a disk-heavy
+      // benchmark the kit's defaults, a 10 s wait, once failed this). A failed scenario exits 1 with
+      // the report on stdout, which says what the scenario saw.
+      const suite = await run(
+        bin("golem-stream-conformance"),
+        [
+          "client",
+          "--adapter",
+          bin("golem-stream-conformance-client-adapter"),
+          "--only",
+          "outputs.in-order-once,restart.resume-from-checkpoint",
+          "--timeout",
+          String(KIT_WAIT_MS),
+          "--check-timeout",
+          String(KIT_CHECK_DEADLINE_MS),
+          "--json",
+        ],
+        options,
+      ).catch((error: { stdout?: string; stderr?: string }) => ({ stdout: error.stdout ?? "", stderr: error.stderr ?? "" }));
+      expect(suite.stdout, `no JSON report; stderr: ${suite.stderr}`).toMatch(/^\{/);
+      const report = JSON.parse(suite.stdout) as { results: { id: string; status: string; saw?: string }[] };
+      expect(report.results.map((r) => `${r.id} ${r.status}${r.status === "passed" ? "" : `: ${r.saw ?? ""}`}`)).toEqual([
+        "outputs.in-order-once passed",
+        "restart.resume-from-checkpoint passed",
+      ]);
+    },
+    3 * KIT_CHECK_DEADLINE_MS,
+  );
 
   it("the CLI's serve says how to install the server it does not have", async () => {
     const bin = path.join(dir("cli"), "node_modules/.bin/golem-stream");
