@@ -13,7 +13,7 @@ import { createDemoHost } from "../demo/host.js";
 import { createSessionServer, type SessionServer } from "../server.js";
 import type { ClusterSessionStore } from "../store/cluster-store.js";
 import type { Logger, ServerLimits } from "../options.js";
-import type { demoStart } from "./demo-messages.js";
+import { v, type demoStart } from "./demo-messages.js";
 import { RawClient, TEST_TOKEN as TOKEN } from "./raw-client.js";
 import type { Pauses } from "./pauses.js";
 
@@ -41,6 +41,17 @@ export function intercepting(store: ClusterSessionStore, replacements: Partial<C
 }
 
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Sends `texts[from..to)` on `channel` as string input items, each numbered by its index in `texts`. */
+export function sendTexts(client: RawClient, channel: number, texts: readonly string[], from = 0, to = texts.length): void {
+  for (let i = from; i < to; i++) client.send({ type: "inputStreamItem", channel, sequence: BigInt(i), value: v.str(texts[i]!) });
+}
+
+/** Sends `texts[from..]` as {@link sendTexts} does, then the stream's end after the last of them. */
+export function sendTextsThenEnd(client: RawClient, channel: number, texts: readonly string[], from = 0): void {
+  sendTexts(client, channel, texts, from);
+  client.send({ type: "inputStreamEnd", channel, sequence: BigInt(texts.length) });
+}
 
 /**
  * Every client's `all()` gives up once the server has sent nothing for 20 s,

@@ -10,7 +10,7 @@ import type { ServerMessage } from "@golem-stream/wire";
 import type { ClusterSessionStore } from "../store/cluster-store.js";
 import { demoStart, v } from "./demo-messages.js";
 import { RawClient } from "./raw-client.js";
-import { intercepting, sleep, UNTIL_SILENT } from "./cluster-harness.js";
+import { intercepting, sendTexts, sendTextsThenEnd, sleep, UNTIL_SILENT } from "./cluster-harness.js";
 import type { Accepted, Node, ClusterHarness } from "./cluster-harness.js";
 import type { TestApi } from "./store-contract.js";
 
@@ -44,8 +44,7 @@ export function inputScenarios(api: TestApi, cluster: ClusterHarness): void {
     first.send(demoStart("tally", v.record(v.stream(randomUUID()))));
     const accepted = (await first.nextOf("invocationAccepted")) as Accepted;
     const channel = accepted.mappings[0]!.channel;
-    for (const [i, text] of ["ab", "cd", "ef"].entries())
-      first.send({ type: "inputStreamItem", channel, sequence: BigInt(i), value: v.str(text) });
+    sendTexts(first, channel, ["ab", "cd", "ef"]);
     await new Promise((resolve) => setTimeout(resolve, 20));
     first.terminate();
 
@@ -57,8 +56,7 @@ export function inputScenarios(api: TestApi, cluster: ClusterHarness): void {
     const mapping = reaccepted.mappings[0]!;
     const from = Number(mapping.inputHighWater!.sequence);
     const texts = ["ab", "cd", "ef", "gh"];
-    for (let i = from; i < texts.length; i++)
-      second.send({ type: "inputStreamItem", channel: mapping.channel, sequence: BigInt(i), value: v.str(texts[i]!) });
+    sendTexts(second, mapping.channel, texts, from);
     // The invocation is still running when A's commits land and are refused.
     await second.waitFor((m) => m.type === "inputStreamAck" && m.highestContiguousSequence === BigInt(texts.length));
     await new Promise((resolve) => setTimeout(resolve, 250));
@@ -105,8 +103,7 @@ export function inputScenarios(api: TestApi, cluster: ClusterHarness): void {
     first.send(demoStart("tally", v.record(v.stream(randomUUID()))));
     const accepted = (await first.nextOf("invocationAccepted")) as Accepted;
     const texts = ["ab", "cd", "ef", "gh"];
-    for (let i = 0; i < 3; i++)
-      first.send({ type: "inputStreamItem", channel: accepted.mappings[0]!.channel, sequence: BigInt(i), value: v.str(texts[i]!) });
+    sendTexts(first, accepted.mappings[0]!.channel, texts, 0, 3);
     await new Promise((resolve) => setTimeout(resolve, 20));
     first.terminate();
 
@@ -115,9 +112,7 @@ export function inputScenarios(api: TestApi, cluster: ClusterHarness): void {
     const mapping = ((await second.nextOf("invocationAccepted")) as Accepted).mappings[0]!;
     expect(mapping.inputHighWater).toEqual({ sequence: 0n, terminal: false });
     // The end follows at once: it is recorded while the refused items are still being checked.
-    for (let i = 0; i < texts.length; i++)
-      second.send({ type: "inputStreamItem", channel: mapping.channel, sequence: BigInt(i), value: v.str(texts[i]!) });
-    second.send({ type: "inputStreamEnd", channel: mapping.channel, sequence: BigInt(texts.length) });
+    sendTextsThenEnd(second, mapping.channel, texts);
     const { messages } = await second.all(UNTIL_SILENT);
     const acks = messages.flatMap((m) =>
       m.type === "inputStreamAck" && m.channel === mapping.channel ? [m.highestContiguousSequence] : [],
@@ -149,9 +144,7 @@ export function inputScenarios(api: TestApi, cluster: ClusterHarness): void {
     const atBAccepted = (await atB.nextOf("invocationAccepted")) as Accepted;
     const mapping = atBAccepted.mappings[0]!;
     const texts = ["ab", "cd", "ef"];
-    for (let i = 0; i < texts.length; i++)
-      atB.send({ type: "inputStreamItem", channel: mapping.channel, sequence: BigInt(i), value: v.str(texts[i]!) });
-    atB.send({ type: "inputStreamEnd", channel: mapping.channel, sequence: BigInt(texts.length) });
+    sendTextsThenEnd(atB, mapping.channel, texts);
     const first = await atB.all(UNTIL_SILENT);
     expect(first.messages.map((m) => m.type)).not.toContain("invocationFinished");
     expect(first.closed.code).not.toBe(1000);
@@ -160,9 +153,7 @@ export function inputScenarios(api: TestApi, cluster: ClusterHarness): void {
     atA.send(resume("resume", atBAccepted.sessionToken));
     const again = ((await atA.nextOf("invocationAccepted")) as Accepted).mappings[0]!;
     expect(again.inputHighWater).toEqual({ sequence: 2n, terminal: false });
-    for (let i = 2; i < texts.length; i++)
-      atA.send({ type: "inputStreamItem", channel: again.channel, sequence: BigInt(i), value: v.str(texts[i]!) });
-    atA.send({ type: "inputStreamEnd", channel: again.channel, sequence: BigInt(texts.length) });
+    sendTextsThenEnd(atA, again.channel, texts, 2);
     const { messages } = await atA.all(UNTIL_SILENT);
     const result = messages.find((m) => m.type === "invocationResult") as Extract<ServerMessage, { type: "invocationResult" }>;
     const fields = (result.result as unknown as { value: { value: { fields: { value: unknown }[] } } }).value.value.fields;

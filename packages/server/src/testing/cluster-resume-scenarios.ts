@@ -10,7 +10,7 @@ import type { ClusterSessionStore } from "../store/cluster-store.js";
 import type { Logger } from "../options.js";
 import { demoStart, outputValues, v } from "./demo-messages.js";
 import { RawClient } from "./raw-client.js";
-import { intercepting, sleep, UNTIL_SILENT } from "./cluster-harness.js";
+import { intercepting, sendTexts, sendTextsThenEnd, sleep, UNTIL_SILENT } from "./cluster-harness.js";
 import type { Accepted, ClusterHarness } from "./cluster-harness.js";
 import type { TestApi } from "./store-contract.js";
 
@@ -120,7 +120,7 @@ export function resumeScenarios(api: TestApi, cluster: ClusterHarness): void {
     const [a, b] = (await startCluster(2, { wrap: slowFeedAtA })).nodes;
     const texts = ["a", "bb", "ccc", "dddd", "eeeee", "ffffff", "ggggggg", "hhhhhhhh"];
     const send = async (client: RawClient, channel: number, from: number, to: number): Promise<void> => {
-      for (let i = from; i < to; i++) client.send({ type: "inputStreamItem", channel, sequence: BigInt(i), value: v.str(texts[i]!) });
+      sendTexts(client, channel, texts, from, to);
       await client.waitFor((m) => m.type === "inputStreamAck" && m.channel === channel && m.highestContiguousSequence >= BigInt(to - 1));
     };
     const first = await RawClient.connect(a!.url);
@@ -139,9 +139,7 @@ export function resumeScenarios(api: TestApi, cluster: ClusterHarness): void {
     again.send(resume("resume", acceptedAtB.sessionToken));
     const mapping = ((await again.nextOf("invocationAccepted")) as Accepted).mappings[0]!;
     expect(mapping.inputHighWater).toEqual({ sequence: 6n, terminal: false });
-    for (let i = 6; i < texts.length; i++)
-      again.send({ type: "inputStreamItem", channel: mapping.channel, sequence: BigInt(i), value: v.str(texts[i]!) });
-    again.send({ type: "inputStreamEnd", channel: mapping.channel, sequence: BigInt(texts.length) });
+    sendTextsThenEnd(again, mapping.channel, texts, 6);
     const { messages } = await again.all(UNTIL_SILENT);
     feedHeld = false;
     const result = messages.find((m) => m.type === "invocationResult") as Extract<ServerMessage, { type: "invocationResult" }>;
