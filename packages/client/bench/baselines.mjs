@@ -8,13 +8,16 @@
  *     group, every byte acknowledged once synced, at most 16 MiB unacknowledged;
  *   - Durable Streams (`@durable-streams/server` file-backed, `@durable-streams/client`'s
  *     `IdempotentProducer`: batched appends over HTTP);
- *   - raw `ws` one way (no durability), the ceiling of a socket.
+ *   - raw `ws` one way (no durability), the ceiling of a socket;
+ *   - golem-stream's `digest` once more with the peer's window (16 MiB unacknowledged instead of the
+ *     client's default 8), so that the two differ only in the work per byte.
  *
  *   node bench/baselines.mjs                          # after `pnpm build`
  *   BENCH_ROUNDS=5 BENCH_ITEMS=50000 BENCH_MIB=64 node bench/baselines.mjs
  *   BENCH_ONLY=strTally node --cpu-prof --cpu-prof-dir=/tmp/prof bench/baselines.mjs
  *   BENCH_SERVER_BEFORE=<other build>/packages/server/dist/index.js node bench/baselines.mjs
  *                     # adds that build's tally, reverse and digest rows to the same rounds (before/after)
+ *   BENCH_PEER_DISCARD=1 node bench/baselines.mjs     # the peer deletes each log at its connection's close
  *
  * Every row runs in separate processes (sender here, receiver forked from bench/peer.mjs), every
  * round runs every row once, in reverse order every other round; ratios are medians over the
@@ -53,6 +56,7 @@ const server = await startPeer("server", join(dataDir, "server"));
 const beforeBuild = process.env.BENCH_SERVER_BEFORE;
 const before = beforeBuild === undefined ? undefined : await startPeer("server", join(dataDir, "before"), "files", beforeBuild);
 
+const PEER_WINDOW = { maxUnackedInputBytes: 16 * 1024 * 1024 };
 const rows = {
   strRaw: () => withCpu("strRaw", raw, () => rawWs(raw.url, items, false)),
   strDurable: () => withCpu("strDurable", durable, () => durableWs(durable.url, items, false)),
@@ -63,6 +67,9 @@ const rows = {
   u8Durable: () => withCpu("u8Durable", durable, () => durableWs(durable.url, batches, true)),
   u8Ds: () => withCpu("u8Ds", ds, () => durableStreams(ds.url, batches, true)),
   u8Server: () => withCpu("u8Server", server, () => viaClient(server.url, "digest", digestOf(batches))),
+  // The client's default window is 8 MiB unacknowledged per stream (decisions-v1), the peer's 16:
+  // this row gives the client the peer's window, so the two differ only in the work per byte.
+  u8ServerWide: () => withCpu("u8ServerWide", server, () => viaClient(server.url, "digest", digestOf(batches), undefined, PEER_WINDOW)),
 };
 if (before !== undefined) {
   rows.strTallyBefore = () => withCpu("strTallyBefore", before, () => viaClient(before.url, "tally", tallyOf(items), tallied(ITEMS)));
@@ -91,6 +98,7 @@ for (const [peer, suffix] of before === undefined
   if (runs(`strReverse${suffix}`)) await viaClient(peer.url, "reverse", tallyOf(warmItems));
   if (runs(`u8Server${suffix}`)) await viaClient(peer.url, "digest", digestOf(warmBatches));
 }
+if (runs("u8ServerWide")) await viaClient(server.url, "digest", digestOf(warmBatches), undefined, PEER_WINDOW);
 
 await bench.runRounds(rows, ROUNDS);
 await Promise.all([raw.close(), durable.close(), ds.close(), server.close(), before?.close()]);
@@ -113,6 +121,7 @@ console.log(row("  raw ws one way", "u8Raw", "u8Raw", TOTAL_MIB, "MiB/s"));
 console.log(row("  hand-written durable peer (SHA-256)", "u8Durable", "u8Raw", TOTAL_MIB, "MiB/s"));
 console.log(row("  Durable Streams (file-backed, batched)", "u8Ds", "u8Raw", TOTAL_MIB, "MiB/s"));
 console.log(row("  golem-stream digest", "u8Server", "u8Raw", TOTAL_MIB, "MiB/s"));
+console.log(row("  golem-stream digest, the peer's 16 MiB window", "u8ServerWide", "u8Raw", TOTAL_MIB, "MiB/s"));
 if (before !== undefined) console.log(row("    digest, BENCH_SERVER_BEFORE", "u8ServerBefore", "u8Raw", TOTAL_MIB, "MiB/s"));
 
 const ratioOf = (name, base) => {
@@ -129,6 +138,7 @@ for (const [label, name, base, target] of [
   ["  64 B reverse round trip / raw ws one way", "strReverse", "strRaw", 0.25],
   ["  1 MiB digest / hand-written durable peer", "u8Server", "u8Durable", 0.9],
   ["  1 MiB digest / Durable Streams", "u8Server", "u8Ds", undefined],
+  ["  1 MiB digest, 16 MiB window / durable peer", "u8ServerWide", "u8Durable", undefined],
   ...(before === undefined
     ? []
     : [
