@@ -652,14 +652,15 @@ describe("resume state", () => {
     taken.cancel();
   });
 
-  it("a takeover cancels inputs it has no source for (source-unavailable)", async () => {
+  it.each([
+    ["inputs it has no source for (source-unavailable)", inputMapping(4, undefined, 10n)],
+    [
+      "an unused nested input the acceptance names by another process's provisional reference",
+      inputMapping(6, "6f1c1f0e-2a4b-4c7d-9e8f-0a1b2c3d4e5f", 0n),
+    ],
+  ])("a takeover cancels %s", async (_, mapping) => {
     const { client, transport } = memoryClient();
-    const state: ResumeState = {
-      sessionToken: SESSION,
-      outputCursors: [],
-      selector: { ...echo, method: "digest" },
-      idempotencyKey: "k",
-    };
+    const state: ResumeState = { sessionToken: SESSION, outputCursors: [], selector: { ...echo, method: "digest" }, idempotencyKey: "k" };
     const call = client.takeover(state);
     const server = await transport.nextConnection();
     const takeover = (await server.waitUntil(isResume)) as ResumeAttach;
@@ -668,34 +669,12 @@ describe("resume state", () => {
       type: "invocationAccepted",
       attemptId: takeover.attemptId,
       idempotencyKey: "k",
-      mappings: [inputMapping(4, undefined, 10n)],
+      mappings: [mapping],
       sessionToken: SESSION,
     });
     expect(await server.waitUntil((m: ClientMessage) => m.type === "streamCancel")).toEqual({
       type: "streamCancel",
-      channel: 4,
-      reason: "source-unavailable",
-    });
-    call.cancel();
-  });
-
-  it("a takeover cancels an unused nested input the acceptance names by another process's provisional reference", async () => {
-    const { client, transport } = memoryClient();
-    const state: ResumeState = { sessionToken: SESSION, outputCursors: [], selector: { ...echo, method: "digest" }, idempotencyKey: "k" };
-    const call = client.takeover(state);
-    const server = await transport.nextConnection();
-    const takeover = (await server.waitUntil(isResume)) as ResumeAttach;
-    const elsewhere = "6f1c1f0e-2a4b-4c7d-9e8f-0a1b2c3d4e5f";
-    server.send({
-      type: "invocationAccepted",
-      attemptId: takeover.attemptId,
-      idempotencyKey: "k",
-      mappings: [inputMapping(6, elsewhere, 0n)],
-      sessionToken: SESSION,
-    });
-    expect(await server.waitUntil((m: ClientMessage) => m.type === "streamCancel")).toEqual({
-      type: "streamCancel",
-      channel: 6,
+      channel: mapping.channel,
       reason: "source-unavailable",
     });
     call.cancel();
