@@ -42,6 +42,29 @@ export function intercepting(store: ClusterSessionStore, replacements: Partial<C
 
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
+/**
+ * Adds up the items of the chunks a store wrapper is handed: a scenario waits until a node holds
+ * items in flight, or until their commits have settled, instead of waiting for a while.
+ */
+export class ItemCount {
+  #items = 0n;
+  readonly #waiting: { readonly items: bigint; readonly resolve: () => void }[] = [];
+
+  add(chunk: { readonly itemCount: bigint }): void {
+    this.#items += chunk.itemCount;
+    for (const waiter of this.#waiting.filter(({ items }) => this.#items >= items)) {
+      this.#waiting.splice(this.#waiting.indexOf(waiter), 1);
+      waiter.resolve();
+    }
+  }
+
+  /** Resolves once the chunks added so far hold at least `items` items. */
+  reached(items: bigint): Promise<void> {
+    if (this.#items >= items) return Promise.resolve();
+    return new Promise((resolve) => this.#waiting.push({ items, resolve }));
+  }
+}
+
 /** Sends `texts[from..to)` on `channel` as string input items, each numbered by its index in `texts`. */
 export function sendTexts(client: RawClient, channel: number, texts: readonly string[], from = 0, to = texts.length): void {
   for (let i = from; i < to; i++) client.send({ type: "inputStreamItem", channel, sequence: BigInt(i), value: v.str(texts[i]!) });

@@ -10,7 +10,7 @@ import type { ServerMessage } from "@golem-stream/wire";
 import type { ClusterSessionStore } from "../store/cluster-store.js";
 import { demoStart, v } from "./demo-messages.js";
 import { RawClient } from "./raw-client.js";
-import { intercepting, sendTexts, sendTextsThenEnd, sleep, UNTIL_SILENT } from "./cluster-harness.js";
+import { intercepting, ItemCount, sendTexts, sendTextsThenEnd, sleep, UNTIL_SILENT } from "./cluster-harness.js";
 import type { Accepted, Node, ClusterHarness } from "./cluster-harness.js";
 import type { TestApi } from "./store-contract.js";
 
@@ -37,15 +37,26 @@ export function inputScenarios(api: TestApi, cluster: ClusterHarness): void {
 
   it("input the previous attachment's node commits after the client resumed at another node (its connection cut with commits in flight) is the same input: accepted once, nothing fails", async () => {
     // Node A's commits of input take 150 ms: the client's connection to A is cut while three are in flight.
+    const enteredAtA = new ItemCount();
+    const settledAtA = new ItemCount();
     const slowInput = (index: number, store: ClusterSessionStore): ClusterSessionStore =>
-      index !== 0 ? store : intercepting(store, { acceptInput: (...args) => sleep(150).then(() => store.acceptInput(...args)) });
+      index !== 0
+        ? store
+        : intercepting(store, {
+            acceptInput: (...args) => {
+              enteredAtA.add(args[0]);
+              return sleep(150)
+                .then(() => store.acceptInput(...args))
+                .finally(() => settledAtA.add(args[0]));
+            },
+          });
     const [a, b] = (await startCluster(2, { wrap: slowInput })).nodes;
     const first = await RawClient.connect(a!.url);
     first.send(demoStart("tally", v.record(v.stream(randomUUID()))));
     const accepted = (await first.nextOf("invocationAccepted")) as Accepted;
     const channel = accepted.mappings[0]!.channel;
     sendTexts(first, channel, ["ab", "cd", "ef"]);
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await enteredAtA.reached(3n);
     first.terminate();
 
     // B reads the high-water before A's commits land; the client resends from it. B commits first,
@@ -59,7 +70,7 @@ export function inputScenarios(api: TestApi, cluster: ClusterHarness): void {
     sendTexts(second, mapping.channel, texts, from);
     // The invocation is still running when A's commits land and are refused.
     await second.waitFor((m) => m.type === "inputStreamAck" && m.highestContiguousSequence === BigInt(texts.length));
-    await new Promise((resolve) => setTimeout(resolve, 250));
+    await settledAtA.reached(3n);
     second.send({ type: "inputStreamEnd", channel: mapping.channel, sequence: BigInt(texts.length) });
     const { messages } = await second.all(UNTIL_SILENT);
     const result = messages.find((m) => m.type === "invocationResult") as Extract<ServerMessage, { type: "invocationResult" }>;
@@ -79,10 +90,12 @@ export function inputScenarios(api: TestApi, cluster: ClusterHarness): void {
     let oldLanded!: () => void;
     const landed = new Promise<void>((resolve) => (oldLanded = resolve));
     let landedCount = 0;
+    const enteredAtA = new ItemCount();
     const gated = (index: number, store: ClusterSessionStore): ClusterSessionStore =>
       index === 0
         ? intercepting(store, {
             acceptInput: async (...args) => {
+              enteredAtA.add(args[0]);
               await oldGate;
               await store.acceptInput(...args);
               if (++landedCount === 3) oldLanded();
@@ -104,7 +117,7 @@ export function inputScenarios(api: TestApi, cluster: ClusterHarness): void {
     const accepted = (await first.nextOf("invocationAccepted")) as Accepted;
     const texts = ["ab", "cd", "ef", "gh"];
     sendTexts(first, accepted.mappings[0]!.channel, texts, 0, 3);
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await enteredAtA.reached(3n);
     first.terminate();
 
     const second = await RawClient.connect(b!.url);
