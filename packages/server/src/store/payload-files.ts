@@ -172,6 +172,8 @@ async function writeRun(file: FileHandle, run: readonly PendingPayload[]): Promi
   let position = run[0]!.ref.offset;
   while (buffers.length > 0) {
     const { bytesWritten } = await file.writev(buffers, position);
+    // A regular file takes at least one byte or fails (ENOSPC, EIO); never loop on nothing.
+    if (bytesWritten === 0) throw new Error(`payload file write at ${position} took no bytes`);
     position += bytesWritten;
     buffers = remainderAfter(buffers, bytesWritten);
   }
