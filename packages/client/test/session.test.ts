@@ -23,16 +23,13 @@ import {
   streamResult,
   tick,
   u32Item,
+  acceptedCount,
 } from "./support/fixtures.js";
 
 describe("start and delivery", () => {
   it("delivers output items in order and retains a cursor only when the consumer comes back", async () => {
-    const { client, transport } = memoryClient();
-    const checkpoints: ResumeState[] = [];
-    const call = client.invoke({ ...echo, method: "count", methodParameters: noParams, onCheckpoint: (s) => void checkpoints.push(s) });
-    const { server, start } = await nextStart(transport);
+    const { states: checkpoints, call, server, start } = await acceptedCount();
     expect(start.selector.method).toBe("count");
-    server.send(acceptanceOf(start));
     await call.accepted;
     server.send({ type: "invocationResult", mappings: [outputMapping(2)], result: streamResult() });
     const result = await call.result;
@@ -497,11 +494,7 @@ describe("nested input streams", () => {
 
 describe("cancelling the whole invocation", () => {
   it("every consumer's next() throws aborted, queued items are released, and the item held counts as delivered only when its consumer comes back", async () => {
-    const { client, transport } = memoryClient();
-    const states: ResumeState[] = [];
-    const call = client.invoke({ ...echo, method: "count", methodParameters: noParams, onCheckpoint: (s) => void states.push(s) });
-    const { server, start } = await nextStart(transport);
-    server.send(acceptanceOf(start));
+    const { call, server } = await acceptedCount();
     server.send({ type: "invocationResult", mappings: [outputMapping(2)], result: streamResult() });
     for (let i = 0; i < 4; i++) {
       server.send(u32Item(i));
@@ -628,11 +621,7 @@ describe("schema validation of server values", () => {
 
 describe("resume state", () => {
   it("carries the frozen resume while it is in flight, and a takeover retries it exactly", async () => {
-    const { client, transport } = memoryClient();
-    const states: ResumeState[] = [];
-    const call = client.invoke({ ...echo, method: "count", methodParameters: noParams, onCheckpoint: (s) => void states.push(s) });
-    const { server, start } = await nextStart(transport);
-    server.send(acceptanceOf(start));
+    const { transport, states, call, server, start } = await acceptedCount();
     server.drop();
     const again = await transport.nextConnection();
     const resume = (await again.waitUntil(isResume)) as ResumeAttach;
@@ -683,11 +672,7 @@ describe("resume state", () => {
 
 describe("output stream views", () => {
   it("reads through a Web ReadableStream with the same cursor rule, and allows one consumer only", async () => {
-    const { client, transport } = memoryClient();
-    const states: ResumeState[] = [];
-    const call = client.invoke({ ...echo, method: "count", methodParameters: noParams, onCheckpoint: (s) => void states.push(s) });
-    const { server, start } = await nextStart(transport);
-    server.send(acceptanceOf(start));
+    const { states, call, server } = await acceptedCount();
     server.send({ type: "invocationResult", mappings: [outputMapping(2)], result: streamResult() });
     for (let i = 0; i < 2; i++) {
       server.send(u32Item(i));

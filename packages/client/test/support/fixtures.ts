@@ -8,7 +8,7 @@ import type {
   ClientMessage,
   StreamMapping,
 } from "@golem-stream/wire";
-import { createClient, type Client, type ClientOptions } from "../../src/index.js";
+import { createClient, type Client, type ClientOptions, type Invocation, type ResumeState } from "../../src/index.js";
 import { MemoryTransport, type ServerSide } from "./memory-transport.js";
 
 export const echo: { application: string; environment: string; agentType: string; constructorParameters: SchemaValueJson } = {
@@ -47,6 +47,26 @@ export async function nextStart(transport: MemoryTransport): Promise<{ server: S
   const server = await transport.nextConnection();
   const start = await server.waitUntil(isStart);
   return { server, start };
+}
+
+/**
+ * A `count` invocation on a memory client that keeps every checkpoint in `states`, its start
+ * taken and accepted by the scripted server (no mappings): where most delivery tests begin.
+ */
+export async function acceptedCount(): Promise<{
+  client: Client;
+  transport: MemoryTransport;
+  states: ResumeState[];
+  call: Invocation;
+  server: ServerSide;
+  start: InvocationStart;
+}> {
+  const { client, transport } = memoryClient();
+  const states: ResumeState[] = [];
+  const call = client.invoke({ ...echo, method: "count", methodParameters: noParams, onCheckpoint: (s) => void states.push(s) });
+  const { server, start } = await nextStart(transport);
+  server.send(acceptanceOf(start));
+  return { client, transport, states, call, server, start };
 }
 
 /**
