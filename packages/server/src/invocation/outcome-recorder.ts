@@ -141,10 +141,13 @@ export class OutcomeRecorder {
     }
   }
 
-  /** Cancels every open input and output with `reason` (used by failure and restart recovery). */
+  /** Cancels every open input and output with `reason` (used by failure, a give-up and restart recovery). */
   async terminalizeAll(reason: ServerCancelReason): Promise<void> {
+    // Every output's producer stops before any input ends: ending an input wakes the agent, and an
+    // agent that fails on it would otherwise end an output first with its own outcome (producer-error
+    // instead of `reason`), whenever the input's commit and the agent's failure beat this loop.
+    for (const stream of this.#host.streams()) if (stream.direction === "output") stream.producer?.abort(new Error(reason));
     for (const stream of this.#host.streams()) {
-      if (stream.direction === "output") stream.producer?.abort(new Error(reason));
       if (stream.terminal) continue;
       // After a refused write (a result, or an item that introduced streams), its new streams are
       // known here but not in the store: there is nothing to end, and the store would refuse it.
