@@ -6,7 +6,7 @@
  * `producer-error` (a cluster scenario on PostgreSQL once ended its output so).
  */
 import { expect, it } from "vitest";
-import type { ServerCancelReason, StreamOutcome } from "@golem-stream/wire";
+import type { OutputOutcome, ServerCancelReason } from "@golem-stream/wire";
 import { OutcomeRecorder, type OutcomeHost } from "../src/invocation/outcome-recorder.js";
 
 interface FakeStream {
@@ -28,7 +28,7 @@ it("stops every output's producer before it ends any input, then ends the output
     // Creation order: the method's input before the result's outputs, as for `reverse`.
     streams: () => [input, ...outputs],
     producers: {
-      appendTerminal: async (stream: FakeStream, outcome: StreamOutcome) => void seen.push(`${stream.streamId} ${JSON.stringify(outcome)}`),
+      appendTerminal: async (stream: FakeStream, outcome: OutputOutcome) => void seen.push(`${stream.streamId} ${JSON.stringify(outcome)}`),
     },
     cancelInputByServer: async (stream: FakeStream, reason: ServerCancelReason) =>
       void seen.push(`${stream.streamId} cancelled ${reason}; producers running: [${producersRunning().join(", ")}]`),
