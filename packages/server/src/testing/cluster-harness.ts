@@ -16,6 +16,7 @@ import type { Logger, ServerLimits } from "../options.js";
 import { v, type demoStart } from "./demo-messages.js";
 import { RawClient, TEST_TOKEN as TOKEN } from "./raw-client.js";
 import type { Pauses } from "./pauses.js";
+import { Conditions } from "./conditions.js";
 
 export type Accepted = Extract<ServerMessage, { type: "invocationAccepted" }>;
 
@@ -48,20 +49,16 @@ export const sleep = (ms: number): Promise<void> => new Promise((resolve) => set
  */
 export class ItemCount {
   #items = 0n;
-  readonly #waiting: { readonly items: bigint; readonly resolve: () => void }[] = [];
+  readonly #conditions = new Conditions();
 
   add(chunk: { readonly itemCount: bigint }): void {
     this.#items += chunk.itemCount;
-    for (const waiter of this.#waiting.filter(({ items }) => this.#items >= items)) {
-      this.#waiting.splice(this.#waiting.indexOf(waiter), 1);
-      waiter.resolve();
-    }
+    this.#conditions.check();
   }
 
   /** Resolves once the chunks added so far hold at least `items` items. */
   reached(items: bigint): Promise<void> {
-    if (this.#items >= items) return Promise.resolve();
-    return new Promise((resolve) => this.#waiting.push({ items, resolve }));
+    return this.#conditions.until(() => this.#items >= items);
   }
 }
 

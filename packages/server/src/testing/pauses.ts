@@ -2,6 +2,7 @@
  * The server's backpressure pauses as events a test can wait for.
  */
 import type { BackpressureReason, PartialObserver } from "../observability/server-observer.js";
+import { Conditions } from "./conditions.js";
 
 /**
  * Records the server's backpressure pauses in order (pass `observer` in the
@@ -15,14 +16,11 @@ export class Pauses {
   get log(): readonly BackpressureReason[] {
     return this.#log;
   }
-  readonly #waiters: { done: () => boolean; resolve: () => void }[] = [];
+  readonly #conditions = new Conditions();
   readonly observer: PartialObserver = {
     backpressure: (reason) => {
       this.#log.push(reason);
-      for (const waiter of this.#waiters.filter((w) => w.done())) {
-        this.#waiters.splice(this.#waiters.indexOf(waiter), 1);
-        waiter.resolve();
-      }
+      this.#conditions.check();
     },
   };
 
@@ -53,7 +51,6 @@ export class Pauses {
   }
 
   #until(done: () => boolean): Promise<void> {
-    if (done()) return Promise.resolve();
-    return new Promise((resolve) => this.#waiters.push({ done, resolve }));
+    return this.#conditions.until(done);
   }
 }
