@@ -349,6 +349,7 @@ export class SqliteSessionStore implements SessionStore {
 
   async close(): Promise<void> {
     await this.#group.drain();
+    await this.#payloads.close();
     await this.#wal.close();
     if (this.#db.open) this.#db.close();
   }

@@ -1,0 +1,97 @@
+/**
+ * How `PayloadFiles` holds its files (`src/store/payload-files.ts`): a session's file is opened
+ * for writes that return only once synced (O_DSYNC: no row may commit before its bytes are on
+ * disk, and no separate sync follows them), stays open between groups only while more of the
+ * session's payloads are on their way, never more than `MAX_FILES_KEPT_OPEN` at once, and is closed
+ * before its session's file is removed and at `close()`.
+ *
+ * The open file descriptors are read from /proc/self (Linux): elsewhere those tests skip, saying so.
+ */
+import { afterEach, expect, it } from "vitest";
+import { constants, existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { MAX_FILES_KEPT_OPEN, PayloadFiles } from "../src/store/payload-files.js";
+
+const HAS_PROC = existsSync("/proc/self/fdinfo");
+if (!HAS_PROC) console.log("payload-file-handles: no /proc/self/fdinfo on this platform; the descriptor checks skip");
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+function payloadDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), "golem-stream-payload-handles-"));
+  dirs.push(dir);
+  return join(dir, "payloads");
+}
+
+/** The open flags of every descriptor of this process that names `path`. */
+function descriptorsOf(path: string): number[] {
+  const flags: number[] = [];
+  for (const fd of readdirSync("/proc/self/fd")) {
+    let target: string;
+    try {
+      target = readlinkSync(`/proc/self/fd/${fd}`);
+    } catch {
+      continue; // closed since the listing
+    }
+    if (target !== path && target !== `${path} (deleted)`) continue;
+    const line = /^flags:\s+([0-7]+)$/m.exec(readFileSync(`/proc/self/fdinfo/${fd}`, "utf8"));
+    flags.push(Number.parseInt(line![1]!, 8));
+  }
+  return flags;
+}
+
+it.skipIf(!HAS_PROC)(
+  "holds a session's file open, for writes that return synced, while more of its payloads wait; closes it with its last",
+  async () => {
+    const dir = payloadDir();
+    const files = new PayloadFiles(dir);
+    const first = files.reserve("s1", new Uint8Array(100).fill(1));
+    const second = files.reserve("s1", new Uint8Array(50).fill(2));
+    await files.writeDurably([first]);
+    expect(files.keptOpen).toBe(1);
+    const flags = descriptorsOf(join(dir, "s1"));
+    expect(flags).toHaveLength(1);
+    expect(flags[0]! & constants.O_DSYNC).toBe(constants.O_DSYNC);
+
+    await files.writeDurably([second]);
+    expect(files.keptOpen).toBe(0);
+    await files.close();
+    expect(descriptorsOf(join(dir, "s1"))).toEqual([]);
+    expect(files.read(second.ref)).toEqual(new Uint8Array(50).fill(2));
+  },
+);
+
+it("keeps at most MAX_FILES_KEPT_OPEN files open, however many sessions are uploading", async () => {
+  const files = new PayloadFiles(payloadDir());
+  const sessions = Array.from({ length: MAX_FILES_KEPT_OPEN + 6 }, (_, i) => `s${i}`);
+  const firsts = sessions.map((sessionId) => files.reserve(sessionId, new Uint8Array([1])));
+  const seconds = sessions.map((sessionId) => files.reserve(sessionId, new Uint8Array([2])));
+  await files.writeDurably(firsts);
+  expect(files.keptOpen).toBe(MAX_FILES_KEPT_OPEN);
+  await files.writeDurably(seconds);
+  expect(files.keptOpen).toBe(0);
+  for (const payload of seconds) expect(files.read(payload.ref)).toEqual(new Uint8Array([2]));
+  await files.close();
+});
+
+it.skipIf(!HAS_PROC)("closes a held file before removing it, and every held file at close()", async () => {
+  const dir = payloadDir();
+  const files = new PayloadFiles(dir);
+  const payloads = ["gone", "kept"].map((sessionId) => files.reserve(sessionId, new Uint8Array(10)));
+  for (const sessionId of ["gone", "kept"]) files.reserve(sessionId, new Uint8Array(10)); // still on their way
+  await files.writeDurably(payloads);
+  expect(files.keptOpen).toBe(2);
+
+  await files.remove(["gone"]);
+  expect(existsSync(join(dir, "gone"))).toBe(false);
+  expect(descriptorsOf(join(dir, "gone"))).toEqual([]);
+  expect(files.keptOpen).toBe(1);
+
+  await files.close();
+  expect(files.keptOpen).toBe(0);
+  expect(descriptorsOf(join(dir, "kept"))).toEqual([]);
+});
