@@ -8,7 +8,9 @@
  *     group, every byte acknowledged once synced, at most 16 MiB unacknowledged;
  *   - Durable Streams (`@durable-streams/server` file-backed, `@durable-streams/client`'s
  *     `IdempotentProducer`: batched appends over HTTP);
- *   - raw `ws` one way (no durability), the ceiling of a socket;
+ *   - raw `ws` one way (no durability), the ceiling of a socket; and for small items once more with
+ *     the frames of a burst sharing socket writes, as the client's do: what `ws` alone costs per
+ *     message when the sender is not the slower side;
  *   - golem-stream's `digest` once more with the peer's window (16 MiB unacknowledged instead of the
  *     client's default 8), so that the two differ only in the work per byte.
  *
@@ -59,6 +61,7 @@ const before = beforeBuild === undefined ? undefined : await startPeer("server",
 const PEER_WINDOW = { maxUnackedInputBytes: 16 * 1024 * 1024 };
 const rows = {
   strRaw: () => withCpu("strRaw", raw, () => rawWs(raw.url, items, false)),
+  strRawBatched: () => withCpu("strRawBatched", raw, () => rawWs(raw.url, items, false, { batched: true })),
   strDurable: () => withCpu("strDurable", durable, () => durableWs(durable.url, items, false)),
   strDs: () => withCpu("strDs", ds, () => durableStreams(ds.url, items, false)),
   strTally: () => withCpu("strTally", server, () => viaClient(server.url, "tally", tallyOf(items), tallied(ITEMS))),
@@ -83,7 +86,7 @@ const only = process.env.BENCH_ONLY?.split(",");
 const runs = (...names) => only === undefined || names.some((name) => only.includes(name));
 const warmItems = items.slice(0, 2000);
 const warmBatches = batches.slice(0, 4);
-if (runs("strRaw", "u8Raw")) await rawWs(raw.url, warmItems, false);
+if (runs("strRaw", "u8Raw", "strRawBatched")) await rawWs(raw.url, warmItems, false);
 if (runs("strDurable")) await durableWs(durable.url, warmItems, false);
 if (runs("u8Durable")) await durableWs(durable.url, warmBatches, true);
 if (runs("strDs")) await durableStreams(ds.url, warmItems, false);
@@ -108,6 +111,7 @@ const { row } = bench;
 console.log(header(ROUNDS, "durable rows sync before they acknowledge (golem-stream: SQLite synchronous=FULL)"));
 console.log(`stream<string>, ${ITEMS} items of 64 bytes (ratios to raw ws one way)`);
 console.log(row("  raw ws one way", "strRaw", "strRaw", ITEMS, "items/s"));
+console.log(row("  raw ws one way, writes batched as the client's", "strRawBatched", "strRaw", ITEMS, "items/s"));
 console.log(row("  hand-written durable peer", "strDurable", "strRaw", ITEMS, "items/s"));
 console.log(row("  Durable Streams (file-backed, batched)", "strDs", "strRaw", ITEMS, "items/s"));
 console.log(row("  golem-stream tally (one way)", "strTally", "strRaw", ITEMS, "items/s"));
@@ -138,6 +142,7 @@ for (const [label, name, base, target] of [
   ["  64 B reverse round trip / raw ws one way", "strReverse", "strRaw", 0.25],
   ["  1 MiB digest / hand-written durable peer", "u8Server", "u8Durable", 0.9],
   ["  1 MiB digest / Durable Streams", "u8Server", "u8Ds", undefined],
+  ["  64 B raw ws, writes batched / Durable Streams", "strRawBatched", "strDs", undefined],
   ["  1 MiB digest, 16 MiB window / durable peer", "u8ServerWide", "u8Durable", undefined],
   ...(before === undefined
     ? []
