@@ -9,12 +9,13 @@
  * the limit must be raised before the process opens its first socket.
  */
 import { spawn } from "node:child_process";
-import { randomBytes, randomUUID } from "node:crypto";
+import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { connect } from "node:net";
 import { fileURLToPath } from "node:url";
 import { performance } from "node:perf_hooks";
+import { upgradeRequest } from "@golem-stream/test-support";
 import { decodeServerMessage, encodeBearerSubprotocol, encodeMessage, SESSION_PATH, SUBPROTOCOL } from "@golem-stream/wire";
 
 const require = createRequire(createRequire(import.meta.resolve("@golem-stream/client")).resolve("ws"));
@@ -218,19 +219,7 @@ export function hostileUpgrade(port, localAddress, headers) {
       resolve(/^HTTP\/1\.1 (\d+)/.exec(chunk.toString("latin1"))?.[1] ?? "garbage");
       socket.on("data", () => undefined); // read, never answer
     });
-    socket.write(
-      [
-        `GET ${SESSION_PATH} HTTP/1.1`,
-        `Host: 127.0.0.1:${port}`,
-        "Upgrade: websocket",
-        "Connection: Upgrade",
-        "Sec-WebSocket-Version: 13",
-        `Sec-WebSocket-Key: ${randomBytes(16).toString("base64")}`,
-        ...headers,
-        "",
-        "",
-      ].join("\r\n"),
-    );
+    socket.write(upgradeRequest(`127.0.0.1:${port}`, headers));
   });
 }
 

@@ -9,11 +9,11 @@
 // (BENCH_ATTACKERS, BENCH_ADDRESSES, BENCH_THROTTLE=0 for no per-address throttle)
 import { mkdtempSync, rmSync } from "node:fs";
 import { connect } from "node:net";
-import { randomBytes } from "node:crypto";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import WebSocket from "ws";
+import { upgradeRequest } from "@golem-stream/test-support";
 import { decodeServerMessage, encodeBearerSubprotocol, encodeMessage, SESSION_PATH, SUBPROTOCOL } from "@golem-stream/wire";
 import { startEmbeddedServer } from "../dist/index.js";
 import { demoStart, v } from "../dist/testing/demo-messages.js";
@@ -57,17 +57,7 @@ function attack() {
     });
     socket.on("data", () => resolve()); // read (and never answer) the answer and the close frame
     socket.write(
-      [
-        `GET ${SESSION_PATH} HTTP/1.1`,
-        `Host: 127.0.0.1:${port}`,
-        "Upgrade: websocket",
-        "Connection: Upgrade",
-        "Sec-WebSocket-Version: 13",
-        `Sec-WebSocket-Key: ${randomBytes(16).toString("base64")}`,
-        `Sec-WebSocket-Protocol: ${SUBPROTOCOL}, ${encodeBearerSubprotocol("wrong-token")}`,
-        "",
-        "",
-      ].join("\r\n"),
+      upgradeRequest(`127.0.0.1:${port}`, [`Sec-WebSocket-Protocol: ${SUBPROTOCOL}, ${encodeBearerSubprotocol("wrong-token")}`]),
     );
     attacks++;
   });

@@ -6,7 +6,8 @@
  */
 import { randomBytes } from "node:crypto";
 import { connect, type Socket } from "node:net";
-import { SESSION_PATH, SUBPROTOCOL } from "@golem-stream/wire";
+import { SUBPROTOCOL } from "@golem-stream/wire";
+import { upgradeRequest } from "@golem-stream/test-support";
 
 export interface RawFrame {
   readonly opcode: number;
@@ -43,19 +44,12 @@ export function rawUpgrade(
   const status = new Promise<string>((resolve) => (resolveStatus = resolve));
   const ended = new Promise<void>((resolve) => socket.once("close", () => resolve()));
   socket.on("error", () => undefined);
-  const lines = [
-    `GET ${SESSION_PATH} HTTP/1.1`,
-    ...(Object.keys(headers).some((name) => name.toLowerCase() === "host") ? [] : [`Host: ${hostname}:${port}`]),
-    "Upgrade: websocket",
-    "Connection: Upgrade",
-    "Sec-WebSocket-Version: 13",
-    `Sec-WebSocket-Key: ${randomBytes(16).toString("base64")}`,
-    `Sec-WebSocket-Protocol: ${protocols.join(", ")}`,
-    ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`),
-    "",
-    "",
-  ];
-  socket.write(lines.join("\r\n"));
+  socket.write(
+    upgradeRequest(`${hostname}:${port}`, [
+      `Sec-WebSocket-Protocol: ${protocols.join(", ")}`,
+      ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`),
+    ]),
+  );
   socket.on("data", (chunk: Buffer) => {
     buffered = Buffer.concat([buffered, chunk]);
     if (!upgraded) {
