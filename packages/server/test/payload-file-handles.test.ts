@@ -1,17 +1,18 @@
 /**
  * How `PayloadFiles` holds its files (`src/store/payload-files.ts`): a session's file is opened
- * for writes that return only once synced (O_DSYNC: no row may commit before its bytes are on
- * disk, and no separate sync follows them), stays open between groups only while more of the
- * session's payloads are on their way, never more than `MAX_FILES_KEPT_OPEN` at once, and is closed
- * before its session's file is removed and at `close()`.
+ * for writes that return only once synced (O_DSYNC on Linux: no row may commit before its bytes
+ * are on disk, and no separate sync follows them; elsewhere a `datasync` after each group's),
+ * stays open between groups only while more of the session's payloads are on their way, never
+ * more than `MAX_FILES_KEPT_OPEN` at once, and is closed before its session's file is removed and
+ * at `close()`.
  *
  * The open file descriptors are read from /proc/self (Linux): elsewhere those tests skip, saying so.
  */
-import { afterEach, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { constants, existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { MAX_FILES_KEPT_OPEN, PayloadFiles } from "../src/store/payload-files.js";
+import { MAX_FILES_KEPT_OPEN, PayloadFiles, WRITES_RETURN_SYNCED } from "../src/store/payload-files.js";
 
 const HAS_PROC = existsSync("/proc/self/fdinfo");
 if (!HAS_PROC) console.log("payload-file-handles: no /proc/self/fdinfo on this platform; the descriptor checks skip");
@@ -44,26 +45,33 @@ function descriptorsOf(path: string): number[] {
   return flags;
 }
 
-it.skipIf(!HAS_PROC)(
-  "holds a session's file open, for writes that return synced, while more of its payloads wait; closes it with its last",
-  async () => {
+it("writes O_DSYNC by default on Linux, where such a write returns as fdatasync would", () => {
+  expect(WRITES_RETURN_SYNCED).toBe(process.platform === "linux");
+});
+
+describe.skipIf(!HAS_PROC).each([
+  { mode: "O_DSYNC writes", writesReturnSynced: true, dsync: constants.O_DSYNC },
+  { mode: "plain writes and a datasync after each group's", writesReturnSynced: false, dsync: 0 },
+])("$mode", ({ writesReturnSynced, dsync }) => {
+  it("holds a session's file open while more of its payloads wait, closes it with its last, and reads back what it wrote", async () => {
     const dir = payloadDir();
-    const files = new PayloadFiles(dir);
+    const files = new PayloadFiles(dir, writesReturnSynced);
     const first = files.reserve("s1", new Uint8Array(100).fill(1));
     const second = files.reserve("s1", new Uint8Array(50).fill(2));
     await files.writeDurably([first]);
     expect(files.keptOpen).toBe(1);
     const flags = descriptorsOf(join(dir, "s1"));
     expect(flags).toHaveLength(1);
-    expect(flags[0]! & constants.O_DSYNC).toBe(constants.O_DSYNC);
+    expect(flags[0]! & constants.O_DSYNC).toBe(dsync);
 
     await files.writeDurably([second]);
     expect(files.keptOpen).toBe(0);
     await files.close();
     expect(descriptorsOf(join(dir, "s1"))).toEqual([]);
+    expect(files.read(first.ref)).toEqual(new Uint8Array(100).fill(1));
     expect(files.read(second.ref)).toEqual(new Uint8Array(50).fill(2));
-  },
-);
+  });
+});
 
 it("keeps at most MAX_FILES_KEPT_OPEN files open, however many sessions are uploading", async () => {
   const files = new PayloadFiles(payloadDir());

@@ -37,9 +37,12 @@ export interface PendingPayload {
 /** Session ids become file names only when they cannot name anything else. */
 const SAFE_NAME = /^[0-9A-Za-z_-]{1,128}$/;
 
-/** Where the platform has no O_DSYNC (its constant is missing), each group's writes are followed by an explicit sync. */
-const WRITES_RETURN_SYNCED = typeof constants.O_DSYNC === "number";
-const OPEN_FOR_SYNCED_WRITES = constants.O_RDWR | constants.O_CREAT | (WRITES_RETURN_SYNCED ? constants.O_DSYNC : 0);
+/**
+ * On Linux a write to a file opened O_DSYNC returns as `fdatasync` would, the device's cache
+ * flushed. Elsewhere it may promise less (on macOS libuv's `datasync` is `F_FULLFSYNC`, which an
+ * O_DSYNC write is not), so there each group's writes are followed by an explicit `datasync`.
+ */
+export const WRITES_RETURN_SYNCED = process.platform === "linux" && typeof constants.O_DSYNC === "number";
 
 export class PayloadFiles {
   readonly #dir: string;
@@ -52,7 +55,13 @@ export class PayloadFiles {
   /** Files whose close is under way. */
   readonly #closing = new Set<Promise<void>>();
 
-  constructor(dir: string) {
+  /** O_DSYNC writes (`WRITES_RETURN_SYNCED`, the default here), or plain writes and a `datasync` after each group's. */
+  readonly #writesReturnSynced: boolean;
+  readonly #openFlags: number;
+
+  constructor(dir: string, writesReturnSynced: boolean = WRITES_RETURN_SYNCED) {
+    this.#writesReturnSynced = writesReturnSynced && typeof constants.O_DSYNC === "number";
+    this.#openFlags = constants.O_RDWR | constants.O_CREAT | (this.#writesReturnSynced ? constants.O_DSYNC : 0);
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     this.#dir = dir;
   }
@@ -101,7 +110,7 @@ export class PayloadFiles {
     // large upload hashed as it arrives) those waits, not the disk, set the pace of the group commit.
     const kept = this.#open.get(sessionId);
     this.#open.delete(sessionId);
-    const file = kept ?? (await open(this.#path(sessionId), OPEN_FOR_SYNCED_WRITES, 0o600));
+    const file = kept ?? (await open(this.#path(sessionId), this.#openFlags, 0o600));
     let end = 0;
     try {
       // Each run of adjacent payloads is one positional `writev`: one call takes the file's lock
@@ -109,7 +118,7 @@ export class PayloadFiles {
       // and the kernel spins waiting for it (a tenth of the server's CPU on `digest` on ext4). Runs
       // are written one after another; a run's bytes never wait for a turn of the event loop.
       for (const run of adjacentRuns(payloads)) end = await writeRun(file, run);
-      if (!WRITES_RETURN_SYNCED) await file.datasync();
+      if (!this.#writesReturnSynced) await file.datasync();
     } catch (error) {
       this.#closeLater(file);
       throw error;
