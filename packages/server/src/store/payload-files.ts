@@ -104,10 +104,11 @@ export class PayloadFiles {
   }
 
   async #writeFile(sessionId: string, payloads: readonly PendingPayload[]): Promise<void> {
-    // O_DSYNC: each write returns once its bytes are on disk. A group then costs one trip to the
-    // thread pool (the write) instead of four (open, write, sync, close) while a session keeps
-    // uploading. Each trip waits for the event loop to take its completion, and on a busy loop (a
-    // large upload hashed as it arrives) those waits, not the disk, set the pace of the group commit.
+    // With O_DSYNC each write returns once its bytes are on disk, and the file stays open while the
+    // session keeps uploading: a group costs one trip to the thread pool (the write) instead of four
+    // (open, write, sync, close). Each trip waits for the event loop to take its completion, and on
+    // a busy loop (a large upload hashed as it arrives) those waits, not the disk, set the pace of
+    // the group commit.
     const kept = this.#open.get(sessionId);
     this.#open.delete(sessionId);
     const file = kept ?? (await open(this.#path(sessionId), this.#openFlags, 0o600));
