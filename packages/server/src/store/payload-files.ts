@@ -109,9 +109,7 @@ export class PayloadFiles {
     // (open, write, sync, close). Each trip waits for the event loop to take its completion, and on
     // a busy loop (a large upload hashed as it arrives) those waits, not the disk, set the pace of
     // the group commit.
-    const kept = this.#open.get(sessionId);
-    this.#open.delete(sessionId);
-    const file = kept ?? (await open(this.#path(sessionId), this.#openFlags, 0o600));
+    const file = this.#take(sessionId) ?? (await open(this.#path(sessionId), this.#openFlags, 0o600));
     let end = 0;
     try {
       // Each run of adjacent payloads is one positional `writev`: one call takes the file's lock
@@ -143,6 +141,13 @@ export class PayloadFiles {
     while (this.#closing.size > 0) await Promise.all(this.#closing);
   }
 
+  /** The session's file if it is held open, no longer held: its taker writes to it or closes it. */
+  #take(sessionId: string): FileHandle | undefined {
+    const file = this.#open.get(sessionId);
+    this.#open.delete(sessionId);
+    return file;
+  }
+
   #closeLater(file: FileHandle): void {
     const closing = file
       .close()
@@ -172,8 +177,7 @@ export class PayloadFiles {
   async remove(sessionIds: readonly string[]): Promise<void> {
     // Some systems (Windows) refuse to delete a file that is still open.
     for (const sessionId of sessionIds) {
-      const file = this.#open.get(sessionId);
-      this.#open.delete(sessionId);
+      const file = this.#take(sessionId);
       if (file !== undefined) this.#closeLater(file);
     }
     await this.#closed();
