@@ -76,20 +76,27 @@ export async function rawWs(url, messages, isBinary, { batched = false } = {}) {
   await new Promise((resolve) => socket.once("open", resolve));
   const seconds = await time(async () => {
     const done = new Promise((resolve) => socket.once("message", resolve));
+    // `batched`: the frames of a burst share socket writes of about 64 KiB, as
+    // @golem-stream/client's are (ws-transport.ts), instead of a write each.
+    let corked = false;
     let corkedBytes = 0;
+    const uncork = () => {
+      if (!corked) return;
+      corked = false;
+      corkedBytes = 0;
+      tcp.uncork();
+    };
     for (const message of messages) {
-      // `batched`: the frames of a burst share socket writes of about 64 KiB, as
-      // @golem-stream/client's are (ws-transport.ts), instead of a write each.
-      if (batched && corkedBytes === 0) tcp.cork();
+      if (batched && !corked) ((corked = true), tcp.cork());
       socket.send(message, { binary: isBinary });
-      if (batched && (corkedBytes += message.length) >= 64 * 1024) ((corkedBytes = 0), tcp.uncork());
+      if (corked && (corkedBytes += message.length) >= 64 * 1024) uncork();
       // Respect the socket's buffer like any well-behaved producer.
       if (socket.bufferedAmount > 8 * MIB) {
-        if (corkedBytes > 0) ((corkedBytes = 0), tcp.uncork());
+        uncork();
         await new Promise((resolve) => setImmediate(resolve));
       }
     }
-    if (corkedBytes > 0) tcp.uncork();
+    uncork();
     await done;
   });
   socket.close();
