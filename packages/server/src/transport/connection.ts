@@ -108,7 +108,7 @@ export class Connection {
       // here, and one whose session holds none reads on once it is taken (#maybeResume).
       else if (this.#node.spent) this.#pause("node-budget");
     }
-    if (!this.#processing) void this.#drain();
+    if (!this.#processing) this.#drain();
   }
 
   #pause(reason: "inbound-queue" | "node-budget"): void {
@@ -207,25 +207,48 @@ export class Connection {
     return cancels;
   }
 
-  async #drain(): Promise<void> {
+  /**
+   * Handles the queued messages in order. Synchronously while each waits for nothing (the
+   * common case: no promise, no async frame and no microtask hop per message); from the first
+   * that waits, in `#drainAfter`, which comes back here once it is handled. `#processing`
+   * stays set across the wait, so a message received meanwhile only queues.
+   */
+  #drain(): void {
     this.#processing = true;
     try {
       for (;;) {
         const next = this.#inbound.shift();
         if (next === undefined) break;
         this.#maybeResume();
-        // A message that waits for nothing is handled synchronously: no await (and its microtask hops) per item.
         const pending = this.#process(next);
-        if (pending !== undefined) await pending;
+        if (pending !== undefined) {
+          void this.#drainAfter(pending);
+          return;
+        }
         if (this.#state === "closed") break;
       }
     } catch (error) {
-      // #process reports every expected failure itself; this is a bug path.
-      this.#logger.error("connection failed", { event: "connection.fault", error: String(error) });
-      this.#close(CLOSE_INTERNAL_ERROR);
-    } finally {
-      this.#processing = false;
+      this.#fault(error);
     }
+    this.#processing = false;
+  }
+
+  async #drainAfter(pending: Promise<void>): Promise<void> {
+    try {
+      await pending;
+    } catch (error) {
+      this.#fault(error);
+      this.#processing = false;
+      return;
+    }
+    if (this.#state === "closed") this.#processing = false;
+    else this.#drain();
+  }
+
+  /** #process reports every expected failure itself: this is a bug path. */
+  #fault(error: unknown): void {
+    this.#logger.error("connection failed", { event: "connection.fault", error: String(error) });
+    this.#close(CLOSE_INTERNAL_ERROR);
   }
 
   #process(inbound: Inbound): Promise<void> | undefined {
