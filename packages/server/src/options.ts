@@ -119,6 +119,14 @@ export interface ServerLimits {
   /** Received messages held before the socket stops being read (default 16). */
   readonly maxPendingInboundMessages: number;
   /**
+   * Bytes of messages one connection reads in one turn of the event loop
+   * before it stops reading until the next turn (default 256 KiB; the chunk
+   * being parsed is finished first). libuv otherwise reads a busy socket up to
+   * 2 MiB per turn: with small items that was tens of milliseconds in which no
+   * other connection was read and no completed sync was acknowledged.
+   */
+  readonly maxReadBytesPerTurn: number;
+  /**
    * Open authenticated session WebSockets; further upgrades are refused with
    * `overloaded` (HTTP 503, default 10 000). A connection refused by a close
    * (the browser extension's refusal) never counts: it is dropped at most a
@@ -219,6 +227,7 @@ export const DEFAULT_LIMITS: ServerLimits = {
   sendHighWaterBytes: 1024 * 1024,
   maxPooledSendBytes: 8 * 1024 * 1024,
   maxPendingInboundMessages: 16,
+  maxReadBytesPerTurn: 256 * 1024,
   maxConnections: 10_000,
   authFailuresPerAddress: 20,
   authFailureWindowMs: 60_000,

@@ -29,6 +29,8 @@ class GatedTransport extends MemoryTransport {
   }
 }
 
+const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
 const harness = (limits: Partial<ServerLimits> = {}, observer?: ServerObserver) =>
   memoryHarness({ limits, ...(observer === undefined ? {} : { observer }) });
 
@@ -198,6 +200,54 @@ describe("Connection + SessionRuntime in memory", () => {
     await transport.until(() => transport.closedWith !== undefined);
     expect(transport.paused).toBe(false);
     expect(transport.sent.filter((m) => m.type === "outputStreamItem")).toHaveLength(20);
+    await store.close();
+  });
+
+  it("reads at most maxReadBytesPerTurn of messages in one turn of the event loop, then reads on at the next", async () => {
+    const { open, store } = harness({ maxReadBytesPerTurn: 512 });
+    const { transport, send } = open();
+    send(demoStart("tally", v.record(v.stream(randomUUID()))));
+    await transport.until((sent) => sent.some((m) => m.type === "invocationAccepted"));
+    await nextTurn(); // the start's turn is over
+    const item = (i: number) => ({ type: "inputStreamItem", channel: 1, sequence: BigInt(i), value: v.str("x".repeat(100)) }) as const;
+    // About 170 bytes each: the third crosses 512 bytes.
+    send(item(0));
+    send(item(1));
+    expect(transport.paused).toBe(false);
+    send(item(2));
+    expect(transport.paused).toBe(true);
+    await nextTurn();
+    expect(transport.paused).toBe(false);
+    // A new turn counts afresh, and nothing read before the pause was lost.
+    send(item(3));
+    send(item(4));
+    expect(transport.paused).toBe(false);
+    send({ type: "inputStreamEnd", channel: 1, sequence: 5n });
+    await transport.until(() => transport.closedWith !== undefined);
+    // tally's result: 5 items of 100 bytes.
+    const result = transport.sent.find((m) => m.type === "invocationResult");
+    expect(JSON.stringify(result, (_k, value: unknown) => (typeof value === "bigint" ? String(value) : value))).toContain(
+      '{"kind":"u64","value":"5"},{"kind":"u64","value":"500"}',
+    );
+    expect(transport.sent.filter((m) => m.type === "inputStreamAck").at(-1)).toMatchObject({
+      highestContiguousSequence: 5n,
+      terminal: true,
+    });
+    await store.close();
+  });
+
+  it("a turn's end does not resume reading that backpressure stopped", async () => {
+    const { open, store } = harness({ maxReadBytesPerTurn: 1, maxPendingInboundMessages: 2, maxQueuedEntriesPerStream: 2 });
+    const { transport, send } = open();
+    send(demoStart("reverse", v.record(v.stream(randomUUID()))));
+    await transport.until((sent) => sent.some((m) => m.type === "invocationAccepted"));
+    // reverse's output waits for a send that never settles: its input piles up behind it.
+    transport.holdSends();
+    for (let i = 0; i < 50; i++) send({ type: "inputStreamItem", channel: 1, sequence: BigInt(i), value: v.str(`${i}`) });
+    expect(transport.paused).toBe(true);
+    await nextTurn();
+    expect(transport.paused).toBe(true);
+    transport.releaseSends();
     await store.close();
   });
 
