@@ -4,6 +4,7 @@
  * @golem-stream/client against another build of it, alternating in every
  * round, each sending the same 64-byte strings
  * - one way, to the same ACK-only peer (`bench/peer.mjs ack`, forked), beside raw `ws`;
+ * - one way, to the same embedded server (`tally`, durable: its ACKs wait for commits);
  * - round trip (`reverse`: every item comes back), to the same embedded server
  *   (`bench/peer.mjs server`, this checkout's server, forked);
  * - durable `digest` of BENCH_MIB (default 64) 1 MiB u8 batches, to that server,
@@ -73,6 +74,7 @@ const digest = (lib, list) => {
 const warm = items.slice(0, 2000);
 for (const lib of [here, other]) {
   await invoke(lib, peer.url, "tally", warm);
+  await invoke(lib, server.url, "tally", warm);
   await invoke(lib, server.url, "reverse", warm);
   await digest(lib, batches.slice(0, 4));
 }
@@ -83,6 +85,8 @@ await bench.runRounds(
     strRaw: () => withCpu("strRaw", raw, () => rawWs(raw.url, items, false)),
     other: () => withCpu("other", peer, () => invoke(other, peer.url, "tally", items)),
     here: () => withCpu("here", peer, () => invoke(here, peer.url, "tally", items)),
+    otherDurable: () => withCpu("otherDurable", server, () => invoke(other, server.url, "tally", items)),
+    hereDurable: () => withCpu("hereDurable", server, () => invoke(here, server.url, "tally", items)),
     otherReverse: () => withCpu("otherReverse", server, () => invoke(other, server.url, "reverse", items)),
     hereReverse: () => withCpu("hereReverse", server, () => invoke(here, server.url, "reverse", items)),
     binRaw: () => withCpu("binRaw", raw, () => rawWs(raw.url, batches, true)),
@@ -118,6 +122,11 @@ console.log(row("  other build", "other", "strRaw", ITEMS, "items/s"));
 console.log(row("  this checkout", "here", "strRaw", ITEMS, "items/s"));
 console.log(row("  this checkout / other build", "here", "other", ITEMS, "items/s"));
 console.log(cpuLine("  sender CPU, other → this", "other", "here"));
+console.log(`stream<string>, ${ITEMS} items of 64 bytes, one way to the embedded server (durable tally)`);
+console.log(row("  other build", "otherDurable", "strRaw", ITEMS, "items/s"));
+console.log(row("  this checkout", "hereDurable", "strRaw", ITEMS, "items/s"));
+console.log(row("  this checkout / other build", "hereDurable", "otherDurable", ITEMS, "items/s"));
+console.log(cpuLine("  sender CPU, other → this", "otherDurable", "hereDurable"));
 console.log(`stream<string>, ${ITEMS} items of 64 bytes, round trip (reverse)`);
 console.log(row("  other build", "otherReverse", "strRaw", ITEMS, "items/s"));
 console.log(row("  this checkout", "hereReverse", "strRaw", ITEMS, "items/s"));

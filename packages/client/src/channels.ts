@@ -57,7 +57,8 @@ function installInput(
   attachment.channels.set(mapping.channel, { direction: "input", feeder });
   attachment.channelOf.set(feeder, mapping.channel);
   if (connection === undefined) return;
-  feeder.attach({ channel: mapping.channel, send: senderFor(connection) }, highWater);
+  const congested = connection.congested?.bind(connection);
+  feeder.attach({ channel: mapping.channel, send: senderFor(connection), ...(congested === undefined ? {} : { congested }) }, highWater);
 }
 
 function installOutput(attachment: Attachment, mapping: StreamMapping, outputs: OutputRegistry): void {

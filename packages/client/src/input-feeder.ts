@@ -14,6 +14,8 @@ import { toBytes, type PullIterator } from "./sources.js";
 export interface FeederLink {
   readonly channel: number;
   send(message: ClientMessage): void;
+  /** The connection's write backpressure (`Connection.congested`), when it has one. */
+  congested?(drained: () => void): boolean;
 }
 
 export interface FeederHost {
@@ -183,7 +185,9 @@ export class InputFeeder {
     this.#pumping = true;
     try {
       while (this.#terminal === undefined && !this.#terminalAcked) {
-        if (this.#unackedBytes >= this.#maxUnackedBytes) {
+        // Room in the unacknowledged window, and a connection that is taking what it is given: a
+        // source is not read ahead of the network (its items would wait as queued frames).
+        if (this.#unackedBytes >= this.#maxUnackedBytes || this.#link?.congested?.(this.#wakeOnDrain) === true) {
           await new Promise<void>((resolve) => (this.#wakePump = resolve));
           continue;
         }
@@ -291,6 +295,9 @@ export class InputFeeder {
     if (terminal.kind === "end") link.send({ type: "inputStreamEnd", channel: link.channel, sequence: this.#nextSequence });
     else link.send({ type: "streamCancel", channel: link.channel, reason: terminal.reason });
   }
+
+  /** One function per feeder: a connection keeps each once however often it is asked while congested. */
+  readonly #wakeOnDrain = (): void => this.#wake();
 
   #wake(): void {
     const wake = this.#wakePump;

@@ -50,6 +50,16 @@ export interface Connection {
   pause(): void;
   resume(): void;
   close(code?: number, reason?: string): void;
+  /**
+   * Write backpressure, for a transport that has it: `true` while more than
+   * its high-water mark of sent bytes wait in this process for the network
+   * (they are queued, never lost), after arranging for `drained` to be called
+   * once they have gone or the connection closed. Input feeders stop pulling
+   * their sources meanwhile, so that a source faster than the network waits
+   * in the source rather than as frames in memory. Without it, a connection
+   * is written to as fast as each stream's unacknowledged-input bound allows.
+   */
+  congested?(drained: () => void): boolean;
 }
 
 export interface Transport {

@@ -143,6 +143,16 @@ export function wsTransport(options: WsTransportOptions = {}): Transport {
  */
 const CORKED_BYTES_PER_WRITE = 64 * KiB;
 
+/**
+ * Bytes queued in this process for one socket past which input feeders stop
+ * pulling their sources (`Connection.congested`), as the server's
+ * `sendHighWaterBytes` does for its producers. A client faster than its server
+ * otherwise held its whole unacknowledged window (8 MiB per stream) as queued
+ * frames, and the garbage collector copied them all on every young-generation
+ * collection.
+ */
+const SEND_HIGH_WATER_BYTES = 1024 * KiB;
+
 function connectionOf(socket: WebSocket, keepaliveIntervalMs: number, tcp: Socket | undefined, envelopes: EnvelopePool): Connection {
   let corked = false;
   let corkedBytes = 0;
@@ -169,6 +179,15 @@ function connectionOf(socket: WebSocket, keepaliveIntervalMs: number, tcp: Socke
       corkedBytes = 0;
     }
   };
+  /** Called once the socket's queued bytes have gone (or it closed): feeders waiting on `congested`. */
+  const drainWaiters = new Set<() => void>();
+  const drained = (): void => {
+    const waiting = [...drainWaiters];
+    drainWaiters.clear();
+    for (const wake of waiting) wake();
+  };
+  tcp?.on("drain", drained);
+  socket.once("close", drained);
   let paused = false;
   let alive = true;
   const sawLife = (): void => {
@@ -194,6 +213,13 @@ function connectionOf(socket: WebSocket, keepaliveIntervalMs: number, tcp: Socke
     send(message: ClientMessage): void {
       if (socket.readyState !== WebSocket.OPEN) return;
       write(encodeClientMessage(message, envelopes.encodeOptions));
+    },
+    congested(wake: () => void): boolean {
+      // Above the mark, the socket has refused a write (its own mark is lower), so it will emit
+      // "drain" once its queue is empty.
+      if (tcp === undefined || socket.readyState !== WebSocket.OPEN || socket.bufferedAmount < SEND_HIGH_WATER_BYTES) return false;
+      drainWaiters.add(wake);
+      return true;
     },
     pause: () => {
       paused = true;

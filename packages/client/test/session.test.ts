@@ -295,6 +295,38 @@ describe("input discipline", () => {
     call.cancel();
   });
 
+  it("does not read a source ahead of a congested connection, and reads on once its writes have gone", async () => {
+    const { client, transport } = memoryClient();
+    let pulled = 0;
+    let server: Awaited<ReturnType<typeof nextStart>>["server"] | undefined;
+    async function* items() {
+      for (let i = 0; i < 40; i++) {
+        pulled++;
+        // The connection fills up while the tenth item is being sent.
+        if (i === 9 && server !== undefined) server.congestedNow = true;
+        yield new Uint8Array([i]);
+      }
+    }
+    const call = client.invoke({
+      ...echo,
+      method: "digest",
+      methodParameters: { kind: "record", value: { fields: [inputStream.bytes(items())] } },
+    });
+    const started = await nextStart(transport);
+    server = started.server;
+    server.send(acceptanceOf(started.start, [inputMapping(1, provisionalRefOf(started.start))]));
+    await server.waitFor(1 + 10);
+    for (let i = 0; i < 20; i++) await tick();
+    // Far inside the unacknowledged window, the source still waits for the connection.
+    expect(pulled).toBe(10);
+    expect(server.received).toHaveLength(1 + 10);
+    server.drain();
+    const end = await server.waitUntil((m: ClientMessage) => m.type === "inputStreamEnd");
+    expect(end).toMatchObject({ sequence: 40n });
+    expect(pulled).toBe(40);
+    call.cancel();
+  });
+
   it("splits chunks into packed batches of at most 1 MiB and ends with the next sequence", async () => {
     const { client, transport } = memoryClient();
     const call = client.invoke({

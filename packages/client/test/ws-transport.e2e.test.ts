@@ -6,7 +6,7 @@ import { createServer, type IncomingMessage } from "node:http";
 import { afterEach, describe, expect, it } from "vitest";
 import { WebSocketServer, type WebSocket } from "ws";
 import { SUBPROTOCOL } from "@golem-stream/wire";
-import { createClient } from "../src/index.js";
+import { createClient, wsTransport } from "../src/index.js";
 import { echo } from "./support/fixtures.js";
 
 let peer: WebSocketServer | undefined;
@@ -127,5 +127,41 @@ describe("ws transport", () => {
     } finally {
       await new Promise((resolve) => http.close(resolve));
     }
+  });
+
+  it("reports write backpressure once a megabyte waits for a peer that does not read, and calls back when it has gone", async () => {
+    let peerSocket: WebSocket | undefined;
+    const url = await startPeer((socket) => {
+      peerSocket = socket;
+      socket.pause(); // reads nothing: the client's writes pile up in the kernel, then in the client
+    });
+    const connection = await wsTransport({ keepaliveIntervalMs: 0 }).connect(
+      { url: `${url}/v1/agents/invoke-agent-session`, token: "t", signal: new AbortController().signal },
+      { onMessage: () => undefined, onClose: () => undefined },
+    );
+    let drained = false;
+    const wake = (): void => void (drained = true);
+    expect(connection.congested?.(wake)).toBe(false);
+    const value = { kind: "string", value: "x".repeat(64 * 1024) } as const;
+    let sent = 0;
+    // Each send leaves at once until the kernel's buffers are full; from there they wait in the
+    // process, and past a megabyte of them the connection says so. Bounded: 64 MiB at most.
+    while (connection.congested?.(wake) !== true && sent < 1024) {
+      connection.send({ type: "inputStreamItem", channel: 1, sequence: BigInt(sent), value });
+      sent++;
+      // A turn now and then lets the socket hand what it can to the kernel.
+      if (sent % 16 === 0) await new Promise((resolve) => setImmediate(resolve));
+    }
+    expect(sent).toBeLessThan(1024);
+    expect(drained).toBe(false);
+    const gone = new Promise<void>((resolve) => {
+      const check = (): void => (connection.congested?.(resolve) === false ? resolve() : undefined);
+      check();
+    });
+    peerSocket?.resume();
+    await gone;
+    expect(drained).toBe(true);
+    expect(connection.congested?.(wake)).toBe(false);
+    connection.close();
   });
 });

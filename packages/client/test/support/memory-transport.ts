@@ -58,6 +58,9 @@ export class ServerSide {
   readonly #handlers: ConnectionHandlers;
   #waiter: (() => void) | undefined;
   pauseCount = 0;
+  /** While set, the connection reports write backpressure (`Connection.congested`) until `drain()`. */
+  congestedNow = false;
+  readonly #drainWaiters = new Set<() => void>();
 
   constructor(request: ConnectRequest, handlers: ConnectionHandlers) {
     this.request = request;
@@ -83,7 +86,20 @@ export class ServerSide {
         this.closeRequested = true;
         if (!this.unansweredClose) this.#close(1000);
       },
+      congested: (drained) => {
+        if (!this.congestedNow) return false;
+        this.#drainWaiters.add(drained);
+        return true;
+      },
     };
+  }
+
+  /** The connection's queued writes have gone: what waited on `congested` is called back. */
+  drain(): void {
+    this.congestedNow = false;
+    const waiting = [...this.#drainWaiters];
+    this.#drainWaiters.clear();
+    for (const wake of waiting) wake();
   }
 
   /** Sends like a server: through the codec; held while the client has paused reading. */
