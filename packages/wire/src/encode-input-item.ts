@@ -12,7 +12,7 @@
  * value's text, and `INPUT_ITEM_TAIL`. A property test holds the parts to
  * `encodeClientMessage` byte for byte, and the errors to its errors.
  */
-import { canonicalJsonAtDepth } from "./canonical-json.js";
+import { canonicalJsonAtDepth, canonicalStringNode } from "./canonical-json.js";
 import { encodeClientMessage, tooLargeAsText } from "./encode.js";
 import { isItemPosition, schemaValueCodec } from "./fields.js";
 import { CHANNEL_MAX, LIMITS, U64_MAX } from "./limits.js";
@@ -48,7 +48,7 @@ export function encodeInputStreamItemValue(channel: number, sequence: bigint, va
   }
   schemaValueCodec.encode(value, "value");
   // The value is a member of the message: one level down from its root.
-  const text = canonicalJsonAtDepth(value, 1);
+  const text = canonicalStringNode(value) ?? canonicalJsonAtDepth(value, 1);
   const max = LIMITS.maxTextMessageBytes;
   if ((MAX_HEAD_CHARS + text.length + INPUT_ITEM_TAIL.length) * 3 > max) {
     // Near the limit: the exact count, as the whole message's check makes it (head and tail are ASCII).

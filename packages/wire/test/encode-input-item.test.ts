@@ -8,11 +8,22 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { CHANNEL_MAX, LIMITS, U64_MAX, encodeClientMessage, type JsonValue, type SchemaValueJson } from "../src/index.js";
 import { encodeInputStreamItemValue, isInputItemPosition } from "../src/internal.js";
+import { canonicalJson, canonicalStringNode } from "../src/canonical-json.js";
 import { outcome, viaParts, viaTable } from "./support/input-item-encodings.js";
 
 const json = fc.jsonValue({ maxDepth: 4, stringUnit: "grapheme" }) as fc.Arbitrary<JsonValue>;
 const anything = fc.oneof(json, fc.anything({ maxDepth: 3 }), fc.constant(Number.NaN), fc.constant("\ud800"), fc.constant(undefined));
+/** Strings with what JSON must escape, lone surrogates and non-ASCII text among ordinary characters. */
+const text = fc.string({ unit: fc.constantFrom("a", "Z", " ", '"', "\\", "\n", "\u0000", "\u001f", "é", "😀", "\ud800", "\udfff") });
+/** `stream<string>` items, which take a shortcut (`canonicalStringNode`), and near misses of their shape. */
+const stringNode = fc.oneof(
+  fc.record({ kind: fc.constant("string"), value: fc.oneof(text, fc.string({ unit: "binary" })) }),
+  fc.record({ value: text, kind: fc.constant("string") }),
+  fc.record({ kind: fc.constant("string"), value: anything }),
+  fc.record({ kind: fc.constant("string"), value: text, other: anything }),
+);
 const value = fc.oneof(
+  stringNode,
   fc.record({ kind: fc.string({ maxLength: 12, unit: "grapheme" }), value: json }),
   fc.record({ kind: fc.oneof(fc.string(), fc.integer()), value: anything }, { requiredKeys: [] }),
   fc.dictionary(fc.constantFrom("kind", "value", "other"), anything),
@@ -61,6 +72,47 @@ describe("inputStreamItem in parts", () => {
     }
     // The cases reach both outcomes and both error codes.
     expect([...seen].sort()).toEqual(["invalid-message", "limit-exceeded", "ok"]);
+  });
+
+  it("writes a string node as the general walk does, and leaves every near miss of its shape to it", () => {
+    const bare = Object.assign(Object.create(null) as object, { kind: "string", value: "bare" });
+    const inherited = Object.assign(Object.create({ value: "inherited" }) as object, { kind: "string" });
+    const extraInherited = Object.assign(Object.create({ extra: 1 }) as object, { kind: "string", value: "x" });
+    class Node {
+      readonly kind = "string";
+      readonly value = "class";
+    }
+    const cases = [
+      { kind: "string", value: "plain" },
+      { value: "reversed", kind: "string" },
+      { kind: "string", value: 'quote " backslash \\ newline \n nul \u0000' },
+      { kind: "string", value: "lone \ud800 surrogate" },
+      { kind: "string", value: "" },
+      { kind: "string", value: 5 },
+      { kind: "string", value: "x", extra: undefined },
+      { kind: "string", value: "x", extra: 1 },
+      bare,
+      inherited,
+      extraInherited,
+      new Node(),
+    ] as unknown as SchemaValueJson[];
+    for (const v of cases) expect(outcome(viaParts(3, 7n, v))).toBe(outcome(viaTable(3, 7n, v)));
+  });
+
+  it("canonicalStringNode answers for exactly a plain string node, as canonicalJson writes it", () => {
+    expect(canonicalStringNode({ kind: "string", value: 'a"b' })).toBe(canonicalJson({ kind: "string", value: 'a"b' }));
+    expect(canonicalStringNode({ value: "x", kind: "string" })).toBe(canonicalJson({ kind: "string", value: "x" }));
+    for (const other of [
+      { kind: "string", value: "x", extra: 1 },
+      { kind: "string" },
+      { kind: "s", value: "x" },
+      { kind: "string", value: 1 },
+      ["string", "x"],
+      "string",
+      null,
+    ]) {
+      expect(canonicalStringNode(other)).toBeUndefined();
+    }
   });
 
   it("isInputItemPosition accepts exactly the channels and sequences encodeClientMessage accepts", () => {
