@@ -8,7 +8,7 @@ import type { JsonValue, SchemaValueJson, StreamMapping } from "@golem-stream/wi
 import { violation } from "./errors.js";
 import { InputFeeder, type FeederHost } from "./input-feeder.js";
 import type { InputStream, ParamNode } from "./input-stream.js";
-import { bindProvisionalRefs, findProvisionalRefs } from "./values.js";
+import { bindProvisionalRefs, findProvisionalRefs, isStringNode } from "./values.js";
 import { randomUUID } from "./uuid.js";
 
 /**
@@ -92,7 +92,11 @@ export class InputRegistry {
     const host: FeederHost = {
       freezeValue: (owner, item) => {
         const encode = owner.encode ?? ((value: unknown) => value as ParamNode);
-        return bindProvisionalRefs(encode(item), (nested) => this.feederFor(nested).provisionalRef);
+        const node = encode(item);
+        // The feeder encodes an item at once and keeps only its text, so an item that can hold no
+        // binding (every item of a stream<string>) needs no copy.
+        if (isStringNode(node)) return node;
+        return bindProvisionalRefs(node, (nested) => this.feederFor(nested).provisionalRef);
       },
       onSourceFailure: (input, error) => this.#options.onSourceFailure(input, error),
       onAcknowledged: () => this.#options.onAcknowledged(),

@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import { LIMITS } from "@golem-stream/wire";
 import { ClientError } from "../src/errors.js";
 import { inputStream, type ParamNode } from "../src/input-stream.js";
-import { bindProvisionalRefs } from "../src/values.js";
+import { bindProvisionalRefs, isStringNode } from "../src/values.js";
 
 const empty = (): AsyncIterable<string> => ({ [Symbol.asyncIterator]: () => ({ next: async () => ({ done: true, value: undefined }) }) });
 
@@ -75,5 +75,29 @@ describe("bindProvisionalRefs", () => {
     };
     expect(() => bindProvisionalRefs(nest(LIMITS.maxJsonDepth) as ParamNode, () => "r")).not.toThrow();
     expect(() => bindProvisionalRefs(nest(LIMITS.maxJsonDepth + 1) as ParamNode, () => "r")).toThrow(/deeper than/);
+  });
+});
+
+describe("isStringNode", () => {
+  it("holds for a plain string node only: anything that could carry a binding is copied and bound", () => {
+    expect(isStringNode({ kind: "string", value: "x" } as unknown as ParamNode)).toBe(true);
+    expect(isStringNode({ value: "", kind: "string" } as unknown as ParamNode)).toBe(true);
+    class Node {
+      readonly kind = "string";
+      readonly value = "x";
+    }
+    for (const other of [
+      { kind: "string", value: "x", other: inputStream.strings(empty()) },
+      { kind: "string", value: inputStream.strings(empty()) },
+      { kind: "u8", value: 1 },
+      Object.assign(Object.create({ value: "inherited" }) as object, { kind: "string" }),
+      new Node(),
+      inputStream.strings(empty()),
+      ["string", "x"],
+      "x",
+      null,
+    ]) {
+      expect(isStringNode(other as unknown as ParamNode)).toBe(false);
+    }
   });
 });
