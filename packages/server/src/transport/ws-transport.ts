@@ -92,6 +92,9 @@ export class WsTransport implements SessionTransport {
 
   close(code: number, reason = ""): void {
     if (this.#socket.readyState === this.#socket.OPEN || this.#socket.readyState === this.#socket.CONNECTING) {
+      // The peer's close frame ends the handshake: a socket paused (backpressure, or a turn's share
+      // read) would never read it, and would hold the connection open until ws's 30 s close timer.
+      this.#socket.resume();
       this.#socket.close(code, reason);
     }
   }
