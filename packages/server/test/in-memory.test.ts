@@ -11,7 +11,7 @@ import { SENT, type OutgoingMessage } from "../src/transport/transport.js";
 import type { ServerLimits } from "../src/index.js";
 import { NOOP_OBSERVER, type ServerObserver } from "../src/observability/server-observer.js";
 import { demoStart, v } from "./helpers.js";
-import { MemoryTransport, memoryHarness } from "./support/memory-session.js";
+import { MemoryTransport, memoryHarness, nextTurn } from "./support/memory-session.js";
 
 /** A transport under backpressure for output items: each one's send settles only when the test releases it. */
 class GatedTransport extends MemoryTransport {
@@ -28,8 +28,6 @@ class GatedTransport extends MemoryTransport {
     this.#gates.shift()?.();
   }
 }
-
-const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 const harness = (limits: Partial<ServerLimits> = {}, observer?: ServerObserver) =>
   memoryHarness({ limits, ...(observer === undefined ? {} : { observer }) });

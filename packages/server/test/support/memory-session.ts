@@ -27,7 +27,8 @@ import { encodeOutgoing, type OutgoingMessage, type SessionTransport } from "../
  */
 const QUIET_TURNS = 500;
 
-const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+/** One turn of the event loop: what `setImmediate` waits for. */
+export const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 export class MemoryTransport implements SessionTransport {
   readonly sent: ServerMessage[] = [];
