@@ -145,8 +145,13 @@ export class Connection {
     this.#turnBytes = 0;
     if (!this.#yielding) return;
     this.#yielding = false;
-    if (!this.#paused && this.#state !== "closed") this.#transport.resumeReading();
+    this.#readOn();
   };
+
+  /** Reads the socket again unless backpressure or this turn's share still holds it (both stop reading; either may end first). */
+  #readOn(): void {
+    if (!this.#paused && !this.#yielding && this.#state !== "closed") this.#transport.resumeReading();
+  }
 
   #pause(reason: "inbound-queue" | "node-budget"): void {
     this.#paused = true;
@@ -199,7 +204,7 @@ export class Connection {
       return;
     }
     this.#paused = false;
-    if (!this.#yielding) this.#transport.resumeReading();
+    this.#readOn();
   };
 
   /** The message is decoded or dropped: its bytes leave the node's count (its session's permits hold them from here). */
