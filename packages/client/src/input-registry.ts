@@ -5,10 +5,11 @@
  * starts and resolves the server's input mappings to feeders.
  */
 import type { JsonValue, SchemaValueJson, StreamMapping } from "@golem-stream/wire";
+import { isPlainStringNode } from "@golem-stream/wire/internal";
 import { violation } from "./errors.js";
 import { InputFeeder, type FeederHost } from "./input-feeder.js";
 import type { InputStream, ParamNode } from "./input-stream.js";
-import { bindProvisionalRefs, findProvisionalRefs, isStringNode } from "./values.js";
+import { bindProvisionalRefs, findProvisionalRefs } from "./values.js";
 import { randomUUID } from "./uuid.js";
 
 /**
@@ -95,7 +96,7 @@ export class InputRegistry {
         const node = encode(item);
         // The feeder encodes an item at once and keeps only its text, so an item that can hold no
         // binding (every item of a stream<string>) needs no copy.
-        if (isStringNode(node)) return node;
+        if (isPlainStringNode(node)) return node;
         return bindProvisionalRefs(node, (nested) => this.feederFor(nested).provisionalRef);
       },
       onSourceFailure: (input, error) => this.#options.onSourceFailure(input, error),

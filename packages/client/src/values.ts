@@ -37,22 +37,6 @@ export function bindProvisionalRefs(node: ParamNode, refFor: (binding: InputStre
 }
 
 /**
- * `{ kind: "string", value: <string> }` as a plain object with no other member: a node that can
- * hold no stream binding, as `bindProvisionalRefs` would copy it.
- */
-export function isStringNode(node: ParamNode): node is SchemaValueJson {
-  if (typeof node !== "object" || node === null || Object.getPrototypeOf(node) !== Object.prototype) return false;
-  const record = node as Readonly<Record<string, unknown>>;
-  if (record["kind"] !== "string" || typeof record["value"] !== "string") return false;
-  let members = 0;
-  for (const name in record) {
-    if (name !== "kind" && name !== "value") return false;
-    members++;
-  }
-  return members === 2;
-}
-
-/**
  * The JSON pointer of a path. Built only when a stream or an error needs it:
  * escaping every member name of every input item on the way down cost more
  * than the copy itself.

@@ -31,25 +31,35 @@ export function canonicalJsonAtDepth(value: unknown, depth: number): string {
 }
 
 /**
+ * `{ kind: "string", value: <string> }` as a plain object (prototype
+ * `Object.prototype` or none) whose own members are exactly those two: the
+ * value a client encodes most (every item of a `stream<string>`), which can
+ * hold nothing but its text.
+ */
+export function isPlainStringNode(value: unknown): value is { readonly kind: "string"; readonly value: string } {
+  if (typeof value !== "object" || value === null) return false;
+  const record = value as Readonly<Record<string, unknown>>;
+  if (record["kind"] !== "string" || typeof record["value"] !== "string") return false;
+  const proto: unknown = Object.getPrototypeOf(value);
+  if (proto !== Object.prototype && proto !== null) return false;
+  const names = Object.keys(record);
+  if (names.length !== 2) return false;
+  const [first, second] = names;
+  return (first === "kind" && second === "value") || (first === "value" && second === "kind");
+}
+
+/**
  * What `canonicalJsonAtDepth(value, depth)` writes, at any depth below the
- * limit, for the value a client encodes most (every item of a
- * `stream<string>`): a plain object whose own members are exactly `kind`,
- * `"string"`, and `value`, a string. The same text, and the same error for a
- * lone surrogate, without the general walk (about half of such an item's
- * encoding). Undefined for every other value, which takes the general walk.
+ * limit, for a plain string node (`isPlainStringNode`): the same text, and
+ * the same error for a lone surrogate, without the general walk (about half
+ * of such an item's encoding). Undefined for every other value, which takes
+ * the general walk.
  */
 export function canonicalStringNode(value: unknown): string | undefined {
-  if (typeof value !== "object" || value === null) return undefined;
-  const record = value as Readonly<Record<string, unknown>>;
-  const text = record["value"];
-  if (record["kind"] !== "string" || typeof text !== "string") return undefined;
-  const proto: unknown = Object.getPrototypeOf(value);
-  if (proto !== Object.prototype && proto !== null) return undefined;
-  const names = Object.keys(record);
-  if (names.length !== 2) return undefined;
-  const [first, second] = names;
-  if (!((first === "kind" && second === "value") || (first === "value" && second === "kind"))) return undefined;
-  return '{"kind":"string","value":' + quote(text) + "}";
+  if (!isPlainStringNode(value)) return undefined;
+  // Read once: the text checked is the text written, whatever an accessor would answer next.
+  const text: unknown = value.value;
+  return typeof text === "string" ? '{"kind":"string","value":' + quote(text) + "}" : undefined;
 }
 
 /**
