@@ -84,7 +84,7 @@ it("a committed write waiting for its sync holds nothing of its work, row or byt
   // The item's bytes, reachable only through the write: its closure and its row both hold them.
   const write = (() => {
     const bytes = new Uint8Array(4096).fill(7);
-    const append: LogAppend = { log: "input", streamId: "s", sequence: 0n, itemCount: 1n, row: () => [bytes], packable: bytes };
+    const append: LogAppend = { log: "input", streamId: "s", sequence: 0n, itemCount: 1n, rows: () => [[bytes]], packable: bytes };
     return { bytes: new WeakRef(bytes), settled: track(group.write(() => bytes.length, append)) };
   })();
   await turn();
@@ -113,7 +113,7 @@ it("a committed watched write whose task is also its append holds neither while 
       streamId: "s",
       sequence: 0n,
       itemCount: 1n,
-      row: () => [bytes],
+      rows: () => [[bytes]],
       packable: bytes,
       run: () => bytes.length,
     };

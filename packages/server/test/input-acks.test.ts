@@ -5,9 +5,11 @@
  * store here holds every input commit until the test lets it go, so what is sent while a commit
  * is pending is exactly what the server sends before its commit.
  *
- * Every test runs twice: against a store whose `acceptInput` answers with a promise, and
- * against one that also offers `acceptInputWatched` (the SQLite store's: the commit told to one
- * small object per chunk, watched-input-commit.ts), which the session then uses for these items.
+ * Every test runs three times: against a store whose `acceptInput` answers with a promise,
+ * against one that also offers `acceptInputWatched` (the commit told to one small object per
+ * chunk, watched-input-commit.ts), which the session then uses for these items, and against one
+ * that also offers `joinInputWatched` (the SQLite store's: a chunk joins the write of the one
+ * before it while that waits for its commit, and one outcome covers both).
  */
 import { describe, expect, it } from "vitest";
 import { randomUUID } from "node:crypto";
@@ -59,6 +61,41 @@ class HeldWatchedCommits extends HeldCommits {
   }
 }
 
+/**
+ * The same store, joining each chunk to the write of the chunk before it (same watcher) until
+ * the held commits are released, as the SQLite store joins them until its group commits: the
+ * watcher is told once, when every chunk of its write has settled (failed if any failed).
+ */
+class HeldJoinedCommits extends HeldWatchedCommits {
+  #open: { watcher: InputCommitWatcher; commits: Promise<void>[] } | undefined;
+  /** Chunks that joined another's write. */
+  joined = 0;
+  override acceptInputWatched(chunk: InputChunk, _epoch: bigint | undefined, watcher: InputCommitWatcher): void {
+    this.watched++;
+    const open = { watcher, commits: [this.acceptInput(chunk, [])] };
+    this.#open = open;
+    const settle = (): void => {
+      const count = open.commits.length;
+      void Promise.allSettled(open.commits).then((outcomes) => {
+        if (open.commits.length !== count) return settle();
+        const failed = outcomes.find((outcome) => outcome.status === "rejected");
+        watcher.inputSettled(failed === undefined ? undefined : (failed.reason as Error));
+      });
+    };
+    settle();
+  }
+  joinInputWatched(chunk: InputChunk, _epoch: bigint | undefined, watcher: InputCommitWatcher): boolean {
+    if (this.#open?.watcher !== watcher) return false;
+    this.joined++;
+    this.#open.commits.push(this.acceptInput(chunk, []));
+    return true;
+  }
+  override release(failAt?: bigint): Promise<void> {
+    this.#open = undefined; // what was handed over commits now: nothing joins it any more
+    return super.release(failAt);
+  }
+}
+
 /** Turns of the event loop in which an ACK sent at acceptance (before any commit) would have gone out. */
 async function turns(count: number): Promise<void> {
   for (let i = 0; i < count; i++) await new Promise<void>((resolve) => setImmediate(resolve));
@@ -67,6 +104,7 @@ async function turns(count: number): Promise<void> {
 const STORES = [
   { name: "commits answered with a promise", make: () => new HeldCommits() },
   { name: "commits told to a watcher", make: () => new HeldWatchedCommits() },
+  { name: "writes joined, their commit told to one watcher", make: () => new HeldJoinedCommits() },
 ];
 
 async function withHeldCommits(make: () => HeldCommits, method: string, items: number) {
@@ -134,4 +172,18 @@ it("the session hands a watching store every item that introduces no stream", as
   expect((store as HeldWatchedCommits).watched).toBe(3);
   await store.release();
   await transport.expect("the ACK", () => acks().length > 0);
+});
+
+it("a store that joins writes: the items of a burst share one watcher, and each is still owed its ACK until that one outcome", async () => {
+  const { store, transport, acks, send, channel, budget } = await withHeldCommits(() => new HeldJoinedCommits(), "tally", 5);
+  const joining = store as HeldJoinedCommits;
+  expect(joining.watched).toBe(1); // the first item's write...
+  expect(joining.joined).toBe(4); // ...and every later one joined it
+  send({ type: "inputStreamEnd", channel, sequence: 5n });
+  await turns(20);
+  expect(acks()).toEqual([]);
+  await store.release();
+  await transport.expect("the end of the invocation", (sent) => sent.some((m) => m.type === "invocationFinished"));
+  expect(acks().map((ack) => ack.highestContiguousSequence)).toContain(5n);
+  expect(budget.held).toBe(0); // the permits of all five items came back with the one outcome
 });

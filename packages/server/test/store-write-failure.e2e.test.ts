@@ -56,6 +56,10 @@ class FailingStore extends SqliteSessionStore {
     }
     super.acceptInputWatched(chunk, epoch, watcher);
   }
+  /** The chunk at `failInputAt` joins no other write: it is handed over alone, above. */
+  override joinInputWatched(chunk: InputChunk, epoch: bigint | undefined, watcher: InputCommitWatcher): boolean {
+    return chunk.sequence !== this.failInputAt && super.joinInputWatched(chunk, epoch, watcher);
+  }
   watchedFailures = 0;
   /** The next result fails once. */
   failResult = false;

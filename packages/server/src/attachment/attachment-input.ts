@@ -56,17 +56,17 @@ export class AttachmentInput {
    * hand-over to the session until this hears of the commit.
    */
   readonly #commits: InputCommitListener = {
-    committed: (stream, count) => {
+    committed: (stream, count, chunks) => {
       try {
         this.#groupAcks.add(stream, count, NO_MAPPINGS, NO_STATES);
       } catch (error) {
         this.#link.fault(error);
       }
-      this.#ackSettled();
+      this.#ackSettled(chunks);
     },
-    failed: (error) => {
+    failed: (error, chunks) => {
       this.#link.fault(error);
-      this.#ackSettled();
+      this.#ackSettled(chunks);
     },
   };
 
@@ -254,8 +254,8 @@ export class AttachmentInput {
     return true;
   }
 
-  #ackSettled(): void {
-    this.#handling--;
+  #ackSettled(chunks: number): void {
+    this.#handling -= chunks;
     this.#link.maybeFinish();
   }
 

@@ -44,13 +44,15 @@ export const LISTENER_TOLD = "listener-told";
 export type InputAcceptance = AcceptedInput | typeof LISTENER_TOLD | undefined;
 
 /**
- * Told of an accepted chunk's commit by the reaction that also releases the chunk's permits:
- * one reaction per item instead of one here and another for the ACK (attachment-input.ts).
+ * Told of accepted chunks' commit by the reaction that also releases the chunks' permits:
+ * one reaction per commit instead of one here and another for the ACK (attachment-input.ts).
+ * One outcome may cover several chunks of one stream, accepted one after another (their
+ * writes joined in the store: watched-input-commit.ts); `chunks` says how many.
  * Neither method may throw.
  */
 export interface InputCommitListener {
-  /** The stream's input up to `count` is committed (durable). */
-  committed(stream: StreamState, count: bigint): void;
-  /** The chunk's commit failed; called after the invocation was told. */
-  failed(error: unknown): void;
+  /** The stream's input up to `count` is committed (durable): `chunks` accepted chunks. */
+  committed(stream: StreamState, count: bigint, chunks: number): void;
+  /** The commit of `chunks` accepted chunks failed; called after the invocation was told. */
+  failed(error: unknown, chunks: number): void;
 }

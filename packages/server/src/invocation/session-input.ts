@@ -200,22 +200,23 @@ export class SessionInput {
     listener: InputCommitListener,
   ): void {
     const queue = fresh === undefined ? undefined : stream.queue;
-    const commit = new WatchedInputCommit(
-      this.#host,
-      stream,
-      stream.count,
-      queue === undefined ? storeCopy + agentCopy : storeCopy,
-      listener,
-    );
-    stream.watchedCommitIssued();
-    try {
-      (this.#host.deps.store as Required<Pick<SessionStore, "acceptInputWatched">>).acceptInputWatched(
-        chunk,
-        this.#host.clientWriteEpoch(),
-        commit,
-      );
-    } catch (error) {
-      settleLater(commit, error);
+    const releaseBytes = queue === undefined ? storeCopy + agentCopy : storeCopy;
+    const store = this.#host.deps.store as Required<Pick<SessionStore, "acceptInputWatched">> & Pick<SessionStore, "joinInputWatched">;
+    const epoch = this.#host.clientWriteEpoch();
+    // The stream's chunk before this one may still wait for its group: joined to it, this one
+    // shares its write and its watcher (watched-input-commit.ts).
+    const last = stream.lastWatchedCommit;
+    if (last !== undefined && last.listener === listener && store.joinInputWatched?.(chunk, epoch, last) === true) {
+      last.extend(stream.count, releaseBytes);
+    } else {
+      const commit = new WatchedInputCommit(this.#host, stream, stream.count, releaseBytes, listener);
+      stream.lastWatchedCommit = commit;
+      stream.watchedCommitIssued();
+      try {
+        store.acceptInputWatched(chunk, epoch, commit);
+      } catch (error) {
+        settleLater(commit, error);
+      }
     }
     // The agent's half of the permits: released when it takes the item (the store's copy is the watcher's).
     if (queue !== undefined) queue.push(fresh as InputItem, agentCopy);
@@ -244,12 +245,12 @@ export class SessionInput {
     stream.inputCommitted = committed.then(
       () => {
         if (storeCopy > 0) this.#host.permits.release(storeCopy);
-        listener?.committed(stream, count);
+        listener?.committed(stream, count, 1);
       },
       (error: unknown) => {
         if (storeCopy > 0) this.#host.permits.release(storeCopy);
         if (this.#host.cluster?.sparesInvocation(error) !== true) void this.#host.fail(error);
-        listener?.failed(error);
+        listener?.failed(error, 1);
       },
     );
     if (stream.queue !== undefined && fresh !== undefined)

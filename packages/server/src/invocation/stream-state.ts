@@ -8,9 +8,17 @@
 import type { BinaryItem } from "../agent-host.js";
 import type { InputQueue } from "./input-queue.js";
 import type { OutputReplay } from "./output-replay.js";
-import type { ElementKind, InputTerminal, NewStream, StreamParent, StreamRecord } from "../store/session-store.js";
+import type { ElementKind, InputCommitWatcher, InputTerminal, NewStream, StreamParent, StreamRecord } from "../store/session-store.js";
 import type { SchemaValueJson, StreamDirection } from "@golem-stream/wire";
 import { storedGraph, type SchemaGraph } from "../values.js";
+
+/** A watched commit of input chunks that later chunks of its stream may join (watched-input-commit.ts). */
+export interface JoinableInputCommit extends InputCommitWatcher {
+  /** Who is told of the outcome: a chunk joins only a commit of its own listener. */
+  readonly listener: object;
+  /** A chunk joined the commit's write: the stream's count after it, and the permits it releases at the outcome. */
+  extend(count: bigint, releaseBytes: number): void;
+}
 
 /** What an agent reads from an input stream. */
 export type InputItem =
@@ -88,6 +96,8 @@ export class StreamState {
   set inputCommitted(committed: Promise<void>) {
     this.#promisedCommit = committed;
   }
+  /** Input: the watched commit the last chunk was handed to the store with (the next may join it). */
+  lastWatchedCommit: JoinableInputCommit | undefined;
   /** Input: one more chunk handed to the store with a watcher; `inputCommitted` waits for it. */
   watchedCommitIssued(): void {
     this.#watchedIssued++;

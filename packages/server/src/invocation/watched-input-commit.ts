@@ -1,15 +1,18 @@
 /**
- * One accepted input chunk whose commit the store tells (`SessionStore.acceptInputWatched`)
+ * Accepted input chunks whose commit the store tells (`SessionStore.acceptInputWatched`)
  * instead of a promise: what the session's reaction to the commit did, as one small object
- * per chunk and no closure, promise or reaction. At the outcome it releases the permits the
- * store's copy held (and the agent's, when the chunk was not queued for it), tells the
- * attachment's listener (which acknowledges only a commit that succeeded), fails the
- * invocation if the commit failed, and lets what waits on the stream's `inputCommitted` go on.
+ * and no closure, promise or reaction. At the outcome it releases the permits the store's
+ * copy held (and the agent's, when a chunk was not queued for it), tells the attachment's
+ * listener (which acknowledges only a commit that succeeded), fails the invocation if the
+ * commit failed, and lets what waits on the stream's `inputCommitted` go on.
+ *
+ * One chunk at first; the chunks of the same stream that join its write in the store before
+ * it commits (`SessionStore.joinInputWatched`) are added to it (`extend`), so a burst of small
+ * items costs one of these, and one outcome, per group commit instead of one per item.
  */
-import type { InputCommitWatcher } from "../store/session-store.js";
 import type { InputCommitListener } from "./attachment-sink.js";
 import type { BytePermits } from "./byte-permits.js";
-import type { StreamState } from "./stream-state.js";
+import type { JoinableInputCommit, StreamState } from "./stream-state.js";
 
 /** What every watched commit of one session shares. */
 export interface WatchedCommitHost {
@@ -18,27 +21,40 @@ export interface WatchedCommitHost {
   fail(error: unknown): Promise<void>;
 }
 
-export class WatchedInputCommit implements InputCommitWatcher {
+export class WatchedInputCommit implements JoinableInputCommit {
   constructor(
     private readonly host: WatchedCommitHost,
     private readonly stream: StreamState,
-    /** The stream's count after the chunk. */
-    private readonly count: bigint,
+    /** The stream's count after its last chunk. */
+    private count: bigint,
     /** Permits released at the outcome. */
-    private readonly releaseBytes: number,
-    private readonly listener: InputCommitListener,
+    private releaseBytes: number,
+    /** Told of the outcome: only chunks of the same listener (attachment) may be added. */
+    readonly listener: InputCommitListener,
   ) {}
+
+  /** The chunks this commit covers. */
+  private chunks = 1;
+
+  /** A chunk that joined this commit's write in the store: the stream's count after it, and its permits. */
+  extend(count: bigint, releaseBytes: number): void {
+    this.count = count;
+    this.releaseBytes += releaseBytes;
+    this.chunks++;
+  }
 
   inputSettled(error: Error | undefined): void {
     try {
       if (this.releaseBytes > 0) this.host.permits.release(this.releaseBytes);
       if (error === undefined) {
-        this.listener.committed(this.stream, this.count);
+        this.listener.committed(this.stream, this.count, this.chunks);
       } else {
         void this.host.fail(error);
-        this.listener.failed(error);
+        this.listener.failed(error, this.chunks);
       }
     } finally {
+      // Nothing joins a settled commit, and the stream should not keep its listener's attachment alive.
+      if (this.stream.lastWatchedCommit === this) this.stream.lastWatchedCommit = undefined;
       this.stream.watchedCommitSettled();
     }
   }

@@ -39,11 +39,13 @@ export interface LogAppend {
   readonly sequence: bigint;
   readonly itemCount: bigint;
   /**
-   * The row's values in its table's column order (the count is advanced by
-   * the caller), made only for an append written as a row of its own: most
-   * small appends share a packed row and never need theirs.
+   * Its rows, each the values in its table's column order (the count is
+   * advanced by the caller), made only for an append written on its own: most
+   * small appends share a packed row and never need theirs. One row, or
+   * packed rows of at most `maxPackedRowBytes` for an append that holds
+   * several chunks (`InputAppendTask.join`).
    */
-  row(): readonly unknown[];
+  rows(maxPackedRowBytes: number): readonly (readonly unknown[])[];
   /** The row's bytes, when they may share a packed row with the appends around it (`packed-rows.ts`). */
   readonly packable: Uint8Array | undefined;
 }
@@ -148,6 +150,16 @@ export class GroupCommit {
   writeWatched(work: (() => unknown) | WriteTask, watcher: WriteWatcher, append?: LogAppend, payload?: PendingPayload): void {
     this.#queue.push({ work, resolve: undefined, reject: undefined, watcher, append, payload });
     this.#scheduleFlush();
+  }
+
+  /**
+   * The work of the last write queued, when `watcher` watches it: it waits
+   * for its group still, so what joins it (`InputAppendTask.join`) commits
+   * with it, and is told with it.
+   */
+  queuedWorkOf(watcher: WriteWatcher): (() => unknown) | WriteTask | undefined {
+    const last = this.#queue[this.#queue.length - 1];
+    return last !== undefined && last.watcher === watcher ? last.work : undefined;
   }
 
   /** Registers the one listener told of each committed group (metrics). */

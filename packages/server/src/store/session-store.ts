@@ -203,6 +203,16 @@ export interface SessionStore {
    * the watchers of one store are called in the order their chunks were handed over.
    */
   acceptInputWatched?(chunk: InputChunk, epoch: bigint | undefined, watcher: InputCommitWatcher): void;
+  /**
+   * Optional, beside `acceptInputWatched`: adds `chunk` (which continues the
+   * stream of the chunk `watcher` was handed over with) to that chunk's
+   * write, if it has not been committed yet and the two may be written
+   * together; true if so. The chunk then commits with it, and its outcome is
+   * `watcher`'s one call (after which both are committed, or neither). False
+   * leaves everything as it was: the caller hands the chunk over with
+   * `acceptInputWatched`.
+   */
+  joinInputWatched?(chunk: InputChunk, epoch: bigint | undefined, watcher: InputCommitWatcher): boolean;
   /** Chunks overlapping `[from, to)`, in order, to compare a resend with what was accepted. */
   readInput(streamId: string, from: bigint, to: bigint): Promise<InputChunk[]>;
   /** Records the input's terminal unless it has one; `epoch` as for `acceptInput`. */

@@ -6,6 +6,7 @@
  * leaves the row's data empty and points at its place.
  */
 import type { LogAppend, WriteOutcome, WriteTask } from "./group-commit.js";
+import { joinParts, packRun } from "./packed-rows.js";
 import type { PendingPayload } from "./payload-files.js";
 import type { InputChunk, OutputEvent } from "./session-store.js";
 
@@ -56,11 +57,36 @@ export class RecordAppend implements LogAppend {
     this.packable = payload === undefined && record.mimeType === undefined ? record.data : undefined;
   }
 
-  row(): unknown[] {
-    return this.log === "input"
-      ? inputRow(this.record as InputChunk, this.payload)
-      : outputItemRow(this.record as OutputItemEvent, this.payload);
+  rows(): unknown[][] {
+    return [
+      this.log === "input"
+        ? inputRow(this.record as InputChunk, this.payload)
+        : outputItemRow(this.record as OutputItemEvent, this.payload),
+    ];
   }
+}
+
+/**
+ * The rows of a run of appends of one log and stream: consecutive packable
+ * appends share packed rows of at most `maxBytes` (`packed-rows.ts`), every
+ * other append is written as its own rows.
+ */
+export function runRows(appends: readonly LogAppend[], maxBytes: number): (readonly unknown[])[] {
+  const rows: (readonly unknown[])[] = [];
+  for (const [start, end] of packRun(appends, maxBytes)) {
+    const first = appends[start] as LogAppend;
+    if (end - start === 1) {
+      for (const row of first.rows(maxBytes)) rows.push(row);
+      continue;
+    }
+    const { data, parts, itemCount } = joinParts(appends, start, end);
+    rows.push(
+      first.log === "input"
+        ? packedInputRow(first.streamId, first.sequence, itemCount, data, parts)
+        : packedOutputRow(first.streamId, first.sequence, itemCount, data, parts),
+    );
+  }
+  return rows;
 }
 
 /** A row of `output_events` holding several items (`packed-rows.ts`). */
@@ -90,20 +116,64 @@ export function outputTerminalRow(event: Extract<OutputEvent, { event: "terminal
 }
 
 /**
- * An input chunk that introduces no stream, as one object that is both its append and its
- * write (`run`: the chunk written on its own, when its run could not be), instead of an append
- * and a closure per chunk.
+ * An input chunk that introduces no stream, as one object that is both its
+ * append and its write (`run`: written on its own, when its run could not
+ * be), instead of an append and a closure per chunk.
+ *
+ * While it waits in the group commit's queue, the chunks that continue its
+ * stream may join it (`join`, `SessionStore.joinInputWatched`): under a burst
+ * of small items of one stream, a group then holds one write, one watcher
+ * and one outcome per stream and turn instead of one per item. Its chunks
+ * are written as the same rows as if each had been appended alone (packed
+ * rows of at most the store's `maxPackedRowBytes`: `runRows`), so a read
+ * cannot tell the difference.
  */
-export class InputAppendTask extends RecordAppend implements WriteTask {
+export class InputAppendTask implements LogAppend, WriteTask {
+  readonly log = "input";
+  readonly streamId: string;
+  readonly sequence: bigint;
+  itemCount: bigint;
+  packable: Uint8Array | undefined;
+  /** The chunks that joined it, in order; undefined while none has. */
+  #joined: InputChunk[] | undefined;
+
   constructor(
-    private readonly write: (chunk: InputChunk, payload: PendingPayload | undefined) => void,
-    chunk: InputChunk,
-    payload: PendingPayload | undefined,
+    private readonly write: (task: InputAppendTask) => void,
+    private readonly chunk: InputChunk,
+    private readonly payload: PendingPayload | undefined,
   ) {
-    super("input", chunk, payload);
+    this.streamId = chunk.streamId;
+    this.sequence = chunk.sequence;
+    this.itemCount = chunk.itemCount;
+    this.packable = payload === undefined && chunk.mimeType === undefined ? chunk.data : undefined;
+  }
+
+  /**
+   * Takes `next` into this write when both may share packed rows (their
+   * bytes in their rows, no MIME type) and `next` continues this write's
+   * items; false (and nothing changed) otherwise. The caller hands over only
+   * a chunk whose bytes belong in its row.
+   */
+  join(next: InputChunk): boolean {
+    if (this.payload !== undefined || this.chunk.mimeType !== undefined || next.mimeType !== undefined) return false;
+    if (next.streamId !== this.streamId || next.sequence !== this.sequence + this.itemCount) return false;
+    (this.#joined ??= []).push(next);
+    this.itemCount += next.itemCount;
+    // Written as its own packed rows from now on, not packed with its neighbours as one part.
+    this.packable = undefined;
+    return true;
+  }
+
+  rows(maxBytes: number): (readonly unknown[])[] {
+    if (this.#joined === undefined) return [inputRow(this.chunk, this.payload)];
+    const chunks = [this.chunk, ...this.#joined];
+    return runRows(
+      chunks.map((chunk) => new RecordAppend("input", chunk, undefined)),
+      maxBytes,
+    );
   }
 
   run(): void {
-    this.write(this.record as InputChunk, this.payload);
+    this.write(this);
   }
 }

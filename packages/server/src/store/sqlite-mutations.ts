@@ -11,7 +11,6 @@
  */
 import type Database from "better-sqlite3";
 import { runWrite, type CommitGroup, type LogAppend, type PendingWrite, type WriteOutcome } from "./group-commit.js";
-import { joinParts, packRun } from "./packed-rows.js";
 import type { PendingPayload } from "./payload-files.js";
 import { RowInserter } from "./row-inserter.js";
 import type {
@@ -24,16 +23,7 @@ import type {
   OutputEvent,
   SessionRecord,
 } from "./session-store.js";
-import {
-  APPENDED,
-  INPUT_COLUMNS,
-  OUTPUT_COLUMNS,
-  inputRow,
-  outputItemRow,
-  outputTerminalRow,
-  packedInputRow,
-  packedOutputRow,
-} from "./sqlite-log-rows.js";
+import { APPENDED, INPUT_COLUMNS, OUTPUT_COLUMNS, inputRow, outputItemRow, outputTerminalRow, runRows } from "./sqlite-log-rows.js";
 import type { SessionRow } from "./sqlite-rows.js";
 import type { SqliteStatements } from "./sqlite-statements.js";
 import { continuesRun, writeOrder } from "./write-order.js";
@@ -99,6 +89,11 @@ export class SqliteMutations {
     this.#atomic.acceptInput(chunk, introduced, payload);
   }
 
+  /** Writes one append (that introduces no stream) atomically: its count update and its rows. */
+  writeAppend(append: LogAppend): void {
+    this.#atomic.appendRun([append]);
+  }
+
   appendOutput(event: OutputEvent, introduced: readonly NewStream[], payload: PendingPayload | undefined): void {
     this.#atomic.appendOutput(event, introduced, payload);
   }
@@ -152,15 +147,7 @@ export class SqliteMutations {
     const input = first.log === "input";
     const advance = input ? this.#statements.advanceInput : this.#statements.advanceOutput;
     if (advance.run(total, first.streamId, first.sequence).changes !== 1) throw new Error("the run does not continue its stream");
-    const rows = packRun(appends, this.#maxPackedRowBytes).map(([start, end]) => {
-      if (end - start === 1) return (appends[start] as LogAppend).row();
-      const part = appends[start] as LogAppend;
-      const { data, parts, itemCount } = joinParts(appends, start, end);
-      return input
-        ? packedInputRow(part.streamId, part.sequence, itemCount, data, parts)
-        : packedOutputRow(part.streamId, part.sequence, itemCount, data, parts);
-    });
-    (input ? this.#inputRows : this.#outputRows).insertAll(rows);
+    (input ? this.#inputRows : this.#outputRows).insertAll(runRows(appends, this.#maxPackedRowBytes));
   }
 
   #insertStreams(streams: readonly NewStream[]): void {

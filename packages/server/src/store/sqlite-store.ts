@@ -70,9 +70,6 @@ export type { SqliteSessionStoreOptions } from "./sqlite-options.js";
 /** Under `dataDir`: one append-only payload file per session. */
 const PAYLOAD_DIR = "payloads";
 
-/** The streams a watched input chunk introduces: none. */
-const NO_STREAMS: readonly NewStream[] = Object.freeze([]);
-
 export class SqliteSessionStore implements SessionStore {
   readonly #db: Database.Database;
   readonly #statements: SqliteStatements;
@@ -156,9 +153,8 @@ export class SqliteSessionStore implements SessionStore {
     return this.#group.write(() => this.#mutations.acceptInput(chunk, introduced, payload), append, payload);
   }
 
-  /** A chunk that introduces no stream, written on its own (one function for every `InputAppendTask`). */
-  readonly #writeInput = (chunk: InputChunk, payload: PendingPayload | undefined): void =>
-    this.#mutations.acceptInput(chunk, NO_STREAMS, payload);
+  /** A chunk that introduces no stream (and those that joined it), written on its own: one function for every `InputAppendTask`. */
+  readonly #writeInput = (task: InputAppendTask): void => this.#mutations.writeAppend(task);
 
   /** `acceptInput` of a chunk that introduces no stream, without a promise (session-store.ts). */
   acceptInputWatched(chunk: InputChunk, epoch: bigint | undefined, watcher: InputCommitWatcher): void {
@@ -177,6 +173,15 @@ export class SqliteSessionStore implements SessionStore {
     const payload = this.#reservePayload(chunk.streamId, chunk.data);
     const task = new InputAppendTask(this.#writeInput, chunk, payload);
     this.#group.writeWatched(task, watcher, task, payload);
+  }
+
+  /** `SessionStore.joinInputWatched`: the chunk joins the queued write `watcher` watches, when it may (`InputAppendTask.join`). */
+  joinInputWatched(chunk: InputChunk, epoch: bigint | undefined, watcher: InputCommitWatcher): boolean {
+    if (epoch !== undefined && epoch !== FIRST_EPOCH) return false;
+    // Bytes that go to a payload file have their own place reserved: they never join.
+    if (chunk.data.byteLength >= this.#payloadFileThreshold) return false;
+    const work = this.#group.queuedWorkOf(watcher);
+    return work instanceof InputAppendTask && work.join(chunk);
   }
 
   readInput(streamId: string, from: bigint, to: bigint): Promise<InputChunk[]> {

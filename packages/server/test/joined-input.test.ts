@@ -1,0 +1,105 @@
+/**
+ * Input chunks that join a queued write (`SqliteSessionStore.joinInputWatched`,
+ * `InputAppendTask.join`): a chunk that continues the stream of a write
+ * still waiting for its group commits with it, and its watcher is told once.
+ * What the log holds is the same as if each chunk had been handed over alone:
+ * every chunk read back as it was appended, in packed rows of at most
+ * `maxPackedRowBytes`. A chunk that may not join is refused with nothing
+ * changed, and then goes its own way.
+ */
+import { afterEach, describe, expect, it } from "vitest";
+import { SqliteSessionStore } from "../src/index.js";
+import type { InputChunk, InputCommitWatcher } from "../src/store/index.js";
+import { bytes, removeStoreDirs, session, sqliteDir, startAttempt, stream } from "./support/store-records.js";
+
+afterEach(removeStoreDirs);
+
+/** A watcher that records its calls, and resolves `told` at the first. */
+function watcher(): InputCommitWatcher & { readonly calls: (Error | undefined)[]; readonly told: Promise<void> } {
+  const calls: (Error | undefined)[] = [];
+  let resolve = (): void => undefined;
+  const told = new Promise<void>((r) => (resolve = r));
+  return {
+    calls,
+    told,
+    inputSettled(error: Error | undefined) {
+      calls.push(error);
+      resolve();
+    },
+  };
+}
+
+async function storeWithInput(options: { maxPackedRowBytes?: number; payloadFileThreshold?: number } = {}) {
+  const store = new SqliteSessionStore({ dataDir: sqliteDir(), ...options });
+  const s = session();
+  const input = stream(s.sessionId, "input");
+  await store.createSession(s, [input], startAttempt(s));
+  const chunk = (sequence: bigint, text: string, more: Partial<InputChunk> = {}): InputChunk => ({
+    streamId: input.streamId,
+    sequence,
+    itemCount: 1n,
+    data: bytes(text),
+    mimeType: undefined,
+    ...more,
+  });
+  const texts = async (from: bigint, to: bigint) =>
+    (await store.readInput(input.streamId, from, to)).map((c) => [c.sequence, new TextDecoder().decode(c.data)]);
+  return { store, input, chunk, texts };
+}
+
+describe("SqliteSessionStore.joinInputWatched", () => {
+  it("chunks that join a queued write commit with it, are told once, and read back each as it was appended", async () => {
+    // Rows of at most 24 bytes: the 40 joined items take several packed rows.
+    const { store, input, chunk, texts } = await storeWithInput({ maxPackedRowBytes: 24 });
+    const told = watcher();
+    store.acceptInputWatched(chunk(0n, "item 0"), undefined, told);
+    for (let i = 1; i < 40; i++) expect(store.joinInputWatched(chunk(BigInt(i), `item ${i}`), undefined, told)).toBe(true);
+    expect(told.calls).toEqual([]); // nothing is committed before the group
+    await told.told;
+    expect(told.calls).toEqual([undefined]); // one outcome for the forty chunks
+    expect((await store.getStream(input.streamId))?.count).toBe(40n);
+    const all = Array.from({ length: 40 }, (_, i) => [BigInt(i), `item ${i}`]);
+    expect(await texts(0n, 40n)).toEqual(all);
+    expect(await texts(17n, 19n)).toEqual(all.slice(17, 19)); // a range inside one packed row
+    await store.close();
+  });
+
+  it("a chunk joins only a write still queued, of its own watcher, that it continues, with its bytes in the row; otherwise nothing changes", async () => {
+    const { store, chunk, texts } = await storeWithInput({ payloadFileThreshold: 100 });
+    const first = watcher();
+    const other = watcher();
+    store.acceptInputWatched(chunk(0n, "a"), undefined, first);
+    expect(store.joinInputWatched(chunk(1n, "b"), undefined, other)).toBe(false); // another write's watcher
+    expect(store.joinInputWatched(chunk(2n, "gap"), undefined, first)).toBe(false); // does not continue it
+    expect(store.joinInputWatched(chunk(1n, "typed", { mimeType: "text/plain" }), undefined, first)).toBe(false);
+    expect(store.joinInputWatched(chunk(1n, "x".repeat(100)), undefined, first)).toBe(false); // goes to a payload file
+    expect(store.joinInputWatched(chunk(1n, "stale"), 7n, first)).toBe(false); // a stale ownership epoch
+    expect(store.joinInputWatched(chunk(1n, "b"), undefined, first)).toBe(true);
+    await first.told;
+    // Committed: the write is no longer queued, so nothing joins it any more.
+    expect(store.joinInputWatched(chunk(2n, "c"), undefined, first)).toBe(false);
+    const next = watcher();
+    store.acceptInputWatched(chunk(2n, "c"), undefined, next);
+    await next.told;
+    expect([first.calls, other.calls, next.calls]).toEqual([[undefined], [], [undefined]]);
+    expect(await texts(0n, 3n)).toEqual([
+      [0n, "a"],
+      [1n, "b"],
+      [2n, "c"],
+    ]);
+    await store.close();
+  });
+
+  it("a write that fails fails every chunk that joined it, told once, and stores none of them", async () => {
+    const { store, input, chunk, texts } = await storeWithInput();
+    const told = watcher();
+    store.acceptInputWatched(chunk(5n, "gap"), undefined, told); // the stream is at 0: this write fails
+    expect(store.joinInputWatched(chunk(6n, "after the gap"), undefined, told)).toBe(true);
+    await told.told;
+    expect(told.calls).toHaveLength(1);
+    expect(told.calls[0]).toBeInstanceOf(Error);
+    expect((await store.getStream(input.streamId))?.count).toBe(0n);
+    expect(await texts(0n, 10n)).toEqual([]);
+    await store.close();
+  });
+});
