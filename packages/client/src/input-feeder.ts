@@ -191,19 +191,18 @@ export class InputFeeder {
           await new Promise<void>((resolve) => (this.#wakePump = resolve));
           continue;
         }
-        const result = await this.#source.next();
+        // A source that never waits (an array, a generator) hands its item over without a promise.
+        const source = this.#source;
+        const result = source.nextNow === undefined ? await source.next() : source.nextNow();
         if (this.#terminal !== undefined || this.#terminalAcked) break;
         if (result.done) {
           this.#terminal = { kind: "end" };
           this.#sendTerminal();
           break;
         }
-        for (const entry of this.#toEntries(result.value)) {
-          this.#pending.push(entry);
-          this.#unackedBytes += bytesOf(entry);
-          this.#nextSequence = entry.sequence + countOf(entry);
-          this.#send(entry);
-        }
+        const element = this.binding.element;
+        if (element === "value") this.#enqueue(this.#valueEntry(result.value));
+        else for (const entry of this.#byteEntries(element, result.value)) this.#enqueue(entry);
       }
     } catch (error) {
       if (this.#terminal === undefined && !this.#terminalAcked) {
@@ -216,8 +215,17 @@ export class InputFeeder {
     }
   }
 
-  #toEntries(item: unknown): Pending[] {
-    switch (this.binding.element) {
+  /** Sends `entry` and keeps it until it is acknowledged. */
+  #enqueue(entry: Pending): void {
+    this.#pending.push(entry);
+    this.#unackedBytes += bytesOf(entry);
+    this.#nextSequence = entry.sequence + countOf(entry);
+    this.#send(entry);
+  }
+
+  /** A `stream<u8>` or `stream<binary>` source's item as the entries it is sent as. */
+  #byteEntries(element: "u8" | "binary", item: unknown): Pending[] {
+    switch (element) {
       case "u8": {
         const bytes = toBytes(item);
         const out: Pending[] = [];
@@ -245,24 +253,26 @@ export class InputFeeder {
         const mimeType = blob.mimeType ?? this.binding.mimeType;
         return [{ kind: "binary", sequence: this.#nextSequence, payload, ...(mimeType === undefined ? {} : { mimeType }) }];
       }
-      case "value": {
-        const value = this.#host.freezeValue(this.binding, item);
-        const sequence = this.#nextSequence;
-        // Encoding once here both charges the exact wire size and rejects a malformed item as the
-        // source's failure now, rather than as a send error on some later reconnect. The
-        // transport reuses this encoding of the value (item-encoding.ts).
-        let text: string;
-        try {
-          text = checkInputItem(1, sequence, value);
-        } catch (cause) {
-          throw new ClientError("invalid-argument", `input item ${sequence} is not a valid SchemaValue`, {
-            code: "invalid-message",
-            cause,
-          });
-        }
-        return [{ kind: "value", sequence, text, bytes: checkedItemLength(1, sequence, text) }];
-      }
     }
+  }
+
+  /** A value stream's item as the entry it is sent as. */
+  #valueEntry(item: unknown): Pending {
+    const value = this.#host.freezeValue(this.binding, item);
+    const sequence = this.#nextSequence;
+    // Encoding once here both charges the exact wire size and rejects a malformed item as the
+    // source's failure now, rather than as a send error on some later reconnect. The
+    // transport reuses this encoding of the value (item-encoding.ts).
+    let text: string;
+    try {
+      text = checkInputItem(1, sequence, value);
+    } catch (cause) {
+      throw new ClientError("invalid-argument", `input item ${sequence} is not a valid SchemaValue`, {
+        code: "invalid-message",
+        cause,
+      });
+    }
+    return { kind: "value", sequence, text, bytes: checkedItemLength(1, sequence, text) };
   }
 
   #send(entry: Pending): void {

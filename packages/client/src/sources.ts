@@ -31,6 +31,13 @@ export type ByteSource = Source<Uint8Array | ArrayBuffer | ArrayBufferView> | Bl
 
 export interface PullIterator<T> {
   next(): Promise<IteratorResult<T, undefined>>;
+  /**
+   * For a source that never waits (a sync iterable): what `next` would
+   * resolve with, at once (or it throws what `next` would reject with), so
+   * that taking an item costs no promise. Absent where an item may have to
+   * be waited for.
+   */
+  readonly nextNow?: () => IteratorResult<T, undefined>;
   /** Releases the source early (cancel, server-side cancel, invocation end). Idempotent. */
   close(): Promise<void>;
 }
@@ -73,13 +80,32 @@ export function pullFrom<T>(source: Source<T> | BlobLike): PullIterator<T> {
   }
   const iterable = (source as Partial<Iterable<T>>)[Symbol.iterator];
   if (typeof iterable === "function") {
-    const it = iterable.call(source);
-    return fromIterator({
-      next: async () => it.next(),
-      return: async () => it.return?.() ?? { done: true, value: undefined },
-    });
+    return fromSyncIterator(iterable.call(source));
   }
   throw notASource();
+}
+
+/** A sync iterable's items, each also at hand at once (`nextNow`). */
+function fromSyncIterator<T>(iterator: Iterator<T>): PullIterator<T> {
+  let closed = false;
+  const nextNow = (): IteratorResult<T, undefined> => {
+    if (closed) return { done: true, value: undefined };
+    const result = iterator.next();
+    if (result.done === true) {
+      closed = true;
+      return { done: true, value: undefined };
+    }
+    return result;
+  };
+  return {
+    nextNow,
+    next: async () => nextNow(),
+    async close() {
+      if (closed) return;
+      closed = true;
+      iterator.return?.();
+    },
+  };
 }
 
 function fromIterator<T>(iterator: AsyncIterator<T>): PullIterator<T> {

@@ -3,7 +3,7 @@
  * real wire codecs. Each test scripts the server side message by message.
  */
 import { describe, expect, it, vi } from "vitest";
-import type { ClientMessage, InputU8Batch, InvocationStart, ResumeAttach } from "@golem-stream/wire";
+import type { ClientMessage, InputStreamItem, InputU8Batch, InvocationStart, ResumeAttach } from "@golem-stream/wire";
 import { ProtocolError } from "@golem-stream/wire";
 import { ClientError, inputStream, type ResumeState } from "../src/index.js";
 import {
@@ -324,6 +324,59 @@ describe("input discipline", () => {
     const end = await server.waitUntil((m: ClientMessage) => m.type === "inputStreamEnd");
     expect(end).toMatchObject({ sequence: 40n });
     expect(pulled).toBe(40);
+    call.cancel();
+  });
+
+  // A sync source's items are taken without a promise each (`PullIterator.nextNow`): the same bounds hold.
+  it.each([
+    { kind: "a sync generator", wrap: (items: Iterable<string>) => items },
+    {
+      kind: "an async generator",
+      wrap: (items: Iterable<string>) =>
+        (async function* () {
+          yield* items;
+        })(),
+    },
+  ])("reads $kind of strings no further than the window and the connection allow, in order", async ({ wrap }) => {
+    const { client, transport } = memoryClient({ maxUnackedInputBytes: 1000 });
+    let pulled = 0;
+    let server: Awaited<ReturnType<typeof nextStart>>["server"] | undefined;
+    function* items() {
+      for (let i = 0; i < 40; i++) {
+        pulled++;
+        // The connection fills up while the fourth item is being sent.
+        if (i === 3 && server !== undefined) server.congestedNow = true;
+        yield `item ${i}`;
+      }
+    }
+    const call = client.invoke({
+      ...echo,
+      method: "tally",
+      methodParameters: { kind: "record", value: { fields: [inputStream.strings(wrap(items()))] } },
+    });
+    const started = await nextStart(transport);
+    server = started.server;
+    server.send(acceptanceOf(started.start, [inputMapping(1, provisionalRefOf(started.start))]));
+    await server.waitFor(1 + 4);
+    for (let i = 0; i < 20; i++) await tick();
+    expect(pulled).toBe(4); // congested: not read on
+    server.drain();
+    await server.waitFor(1 + 5);
+    for (let i = 0; i < 20; i++) await tick();
+    const sentItems = (): InputStreamItem[] => server!.received.filter((m): m is InputStreamItem => m.type === "inputStreamItem");
+    const held = sentItems().length;
+    expect(held).toBeGreaterThan(4);
+    expect(held).toBeLessThan(40); // the window (1000 bytes) holds about ten of these
+    expect(pulled).toBe(held);
+    // Each ACK frees room for about as many items as it covers, until the end.
+    while (!server.received.some((m) => m.type === "inputStreamEnd")) {
+      const sent = sentItems().length;
+      server.send({ type: "inputStreamAck", channel: 1, highestContiguousSequence: BigInt(sent), mappings: [], terminal: false });
+      for (let i = 0; i < 20; i++) await tick();
+      expect(pulled).toBeLessThanOrEqual(sent + held);
+    }
+    expect(server.received.find((m) => m.type === "inputStreamEnd")).toMatchObject({ sequence: 40n });
+    expect(sentItems().map((m) => m.sequence)).toEqual(Array.from({ length: 40 }, (_, i) => BigInt(i)));
     call.cancel();
   });
 

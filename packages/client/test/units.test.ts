@@ -28,6 +28,38 @@ describe("sources", () => {
     expect(await drain(Readable.from([1, 2]))).toEqual([1, 2]);
   });
 
+  it("a sync iterable's items are also at hand at once (nextNow), exactly as next() gives them; sources that may wait have no nextNow", async () => {
+    const returned: string[] = [];
+    function* gen() {
+      try {
+        yield "a";
+        yield "b";
+        throw new Error("the source broke");
+      } finally {
+        returned.push("finally");
+      }
+    }
+    const now = pullFrom(gen());
+    expect(now.nextNow?.()).toEqual({ done: false, value: "a" });
+    expect(await now.next()).toEqual({ done: false, value: "b" }); // the two take turns on one iterator
+    expect(() => now.nextNow?.()).toThrow("the source broke"); // what next() would reject with
+    const ended = pullFrom(["x"]);
+    expect([ended.nextNow?.(), ended.nextNow?.(), ended.nextNow?.()]).toEqual([
+      { done: false, value: "x" },
+      { done: true, value: undefined },
+      { done: true, value: undefined },
+    ]);
+    const closed = pullFrom(gen());
+    closed.nextNow?.();
+    await closed.close();
+    expect(returned).toEqual(["finally", "finally"]); // close() returns the iterator
+    expect(closed.nextNow?.()).toEqual({ done: true, value: undefined });
+    async function* asyncGen() {
+      yield 1;
+    }
+    for (const waits of [asyncGen(), new ReadableStream(), Readable.from([1])]) expect(pullFrom(waits).nextNow).toBeUndefined();
+  });
+
   it("pulls lazily: nothing is read before next()", async () => {
     let pulled = 0;
     const stream = new ReadableStream({ pull: (c) => void (pulled++, c.enqueue(pulled)) }, { highWaterMark: 0 });
