@@ -120,6 +120,57 @@ export function storeContract(api: TestApi, name: string, open: () => SessionSto
       await store.close();
     });
 
+    it("joinInputWatched, where a store has it: a joined chunk commits with the write it joined and is told with it; a refused one changes nothing", async () => {
+      const store = await open();
+      if (store.joinInputWatched === undefined) {
+        // Optional: the session then hands every chunk over on its own.
+        expect(store.joinInputWatched).toBeUndefined();
+        await store.close();
+        return;
+      }
+      // A chunk joins a write handed over by acceptInputWatched: a store with one has both.
+      if (store.acceptInputWatched === undefined) throw new Error("a store with joinInputWatched has acceptInputWatched too");
+      const s = session();
+      const input = stream(s.sessionId, "input");
+      await store.createSession(s, [input], startAttempt(s));
+      const chunk = (sequence: bigint, text: string) => ({
+        streamId: input.streamId,
+        sequence,
+        itemCount: BigInt(text.length),
+        data: bytes(text),
+        mimeType: undefined,
+      });
+      const told: string[] = [];
+      const settled: Promise<void>[] = [];
+      const watcher = (name: string) => {
+        let resolve = (): void => undefined;
+        settled.push(new Promise<void>((r) => (resolve = r)));
+        return {
+          inputSettled: (error: Error | undefined) => {
+            told.push(`${name} ${error === undefined ? "ok" : "failed"}`);
+            resolve();
+          },
+        };
+      };
+      const first = watcher("first");
+      store.acceptInputWatched(chunk(0n, "ab"), undefined, first);
+      expect(store.joinInputWatched(chunk(2n, "c"), undefined, watcher("unknown"))).toBe(false); // a watcher with no write
+      expect(store.joinInputWatched(chunk(9n, "z"), undefined, first)).toBe(false); // does not continue the write
+      // A store may refuse any join: the chunk is then handed over on its own, as the session does.
+      if (!store.joinInputWatched(chunk(2n, "c"), undefined, first)) store.acceptInputWatched(chunk(2n, "c"), undefined, watcher("second"));
+      expect(told).toEqual([]);
+      await Promise.all([settled[0], ...settled.slice(2)]);
+      expect(told.every((entry) => entry.endsWith(" ok"))).toBe(true);
+      expect(told.filter((entry) => entry.startsWith("first"))).toHaveLength(1); // told once, joined or not
+      expect((await store.getStream(input.streamId))?.count).toBe(3n);
+      const stored = await store.readInput(input.streamId, 0n, 3n);
+      expect(stored.map((c) => [c.sequence, Buffer.from(c.data).toString()])).toEqual([
+        [0n, "ab"],
+        [2n, "c"],
+      ]);
+      await store.close();
+    });
+
     it("input chunks must continue the stream; ranges are read back across chunk boundaries", async () => {
       const store = await open();
       const s = session();
