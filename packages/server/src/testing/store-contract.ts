@@ -15,7 +15,7 @@
  */
 import { randomUUID } from "node:crypto";
 import type { describe as Describe, expect as Expect, it as It } from "vitest";
-import type { SessionStore } from "../store/session-store.js";
+import type { InputChunk, NewStream, SessionStore } from "../store/session-store.js";
 import { bytes, session, startAttempt, stream } from "./store-records.js";
 
 export interface TestApi {
@@ -86,17 +86,8 @@ export function storeContract(api: TestApi, name: string, open: () => SessionSto
         await store.close();
         return;
       }
-      const s = session();
-      const input = stream(s.sessionId, "input");
-      await store.createSession(s, [input], startAttempt(s));
+      const { input, chunk } = await withInputStream(store);
       const told: string[] = [];
-      const chunk = (sequence: bigint, text: string) => ({
-        streamId: input.streamId,
-        sequence,
-        itemCount: BigInt(text.length),
-        data: bytes(text),
-        mimeType: undefined,
-      });
       await new Promise<void>((resolve) => {
         const watcher = (name: string) => ({
           inputSettled: (error: Error | undefined) => {
@@ -130,16 +121,7 @@ export function storeContract(api: TestApi, name: string, open: () => SessionSto
       }
       // A chunk joins a write handed over by acceptInputWatched: a store with one has both.
       if (store.acceptInputWatched === undefined) throw new Error("a store with joinInputWatched has acceptInputWatched too");
-      const s = session();
-      const input = stream(s.sessionId, "input");
-      await store.createSession(s, [input], startAttempt(s));
-      const chunk = (sequence: bigint, text: string) => ({
-        streamId: input.streamId,
-        sequence,
-        itemCount: BigInt(text.length),
-        data: bytes(text),
-        mimeType: undefined,
-      });
+      const { input, chunk } = await withInputStream(store);
       const told: string[] = [];
       const settled: Promise<void>[] = [];
       const watcher = (name: string) => {
@@ -485,4 +467,19 @@ export function storeContract(api: TestApi, name: string, open: () => SessionSto
       await store.close();
     });
   });
+}
+
+/** A session with one input stream in `store`, and a builder of that stream's chunks (one item per character of `text`). */
+async function withInputStream(store: SessionStore): Promise<{ input: NewStream; chunk: (sequence: bigint, text: string) => InputChunk }> {
+  const s = session();
+  const input = stream(s.sessionId, "input");
+  await store.createSession(s, [input], startAttempt(s));
+  const chunk = (sequence: bigint, text: string): InputChunk => ({
+    streamId: input.streamId,
+    sequence,
+    itemCount: BigInt(text.length),
+    data: bytes(text),
+    mimeType: undefined,
+  });
+  return { input, chunk };
 }
