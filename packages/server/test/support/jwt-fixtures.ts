@@ -8,9 +8,14 @@ import type { Logger } from "../../src/index.js";
 
 export const ISSUER = "https://issuer.example";
 export const AUDIENCE = "golem-stream-tests";
-/** The default `sub`: a marker the log check looks for (no claim value may reach a log). */
-export const SUBJECT = "subject-7f3a";
-export const CLAIM_MARKER = "7f3a";
+/**
+ * The marker the log check looks for in every claim value it sends (no claim value may reach a
+ * log). Not hexadecimal: the logs hold random session ids, and a hex marker turned up inside one
+ * of them now and then.
+ */
+export const CLAIM_MARKER = "qz7x";
+/** The default `sub`, marked. */
+export const SUBJECT = `subject-${CLAIM_MARKER}`;
 
 export interface SigningKey {
   readonly kid: string;
