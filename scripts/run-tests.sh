@@ -3,7 +3,11 @@
 # two packages at a time, then the end-to-end tests (real sockets, processes,
 # PostgreSQL, Chromium) one package at a time: on a two-core machine, every
 # package's tests at once made timing-sensitive scenarios starve, and a unit
-# property test over 8 MiB values ran five times slower. `--continue` keeps
+# property test over 8 MiB values ran five times slower. Within a package,
+# two end-to-end files run at once (vitest's default on two cores is one):
+# they mostly wait on the processes, sockets and databases they start, and
+# one at a time left a core idle (the CLI's files, two at a time, kept 1.27
+# cores busy). `--continue` keeps
 # every package's result when one fails, and the second phase runs whatever
 # the first found. Last, each package's coverage.
 set -uo pipefail
@@ -27,7 +31,7 @@ status=0
 # shellcheck disable=SC2046
 turbo run test:unit --concurrency=2 --continue "$@" -- $(report unit) $(collect unit) || status=$?
 # shellcheck disable=SC2046
-turbo run test:e2e --concurrency=1 --continue "$@" -- $(report e2e) $(collect e2e) || status=$?
+turbo run test:e2e --concurrency=1 --continue "$@" -- --maxWorkers=2 $(report e2e) $(collect e2e) || status=$?
 turbo run test:coverage --continue "$@" || status=$?
 node scripts/coverage-summary.mjs
 exit "$status"
