@@ -6,10 +6,10 @@
 # property test over 8 MiB values ran five times slower. Within a package,
 # two end-to-end files run at once (vitest's default on two cores is one):
 # they mostly wait on the processes, sockets and databases they start, and
-# one at a time left a core idle (the CLI's files, two at a time, kept 1.27
-# cores busy). `--continue` keeps
-# every package's result when one fails, and the second phase runs whatever
-# the first found. Last, each package's coverage.
+# one at a time left a core idle (this phase took 13 min in CI, 8.4 with
+# two: docs/testing.md). `--continue` keeps every package's result when one
+# fails, and the second phase runs whatever the first found. Last, each
+# package's coverage.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 # Each package also writes a JSON report to test-results/ (scripts/check-skips.mjs reads them).
