@@ -19,18 +19,29 @@
  * `durable()`, so that nothing a read returns can be lost to a power failure
  * either.
  *
+ * With `checkpoints` (the SQLite store), a checkpoint of the WAL that is
+ * due runs between two groups, the next group waiting for it
+ * (`wal-checkpoints.ts`). One whose database file could not be synced
+ * leaves the store taking no more writes: each fails with that error.
+ *
  * A group whose transaction fails with a transient error (busy, locked, I/O:
  * `sqlite-errors.ts`) rolled back as a whole: it is committed again, with
  * backoff, within the store's outage grace, before any later write (which
  * waits); past the grace its writes fail. A failed sync is never retried: the
  * kernel may have dropped the pages it could not write, so a second sync could
  * succeed without them.
+ *
+ * Why one file: the write queue, the wait for a group's payload files, the
+ * sync slots and the checkpoint between groups all turn on the same private
+ * state (the group in flight, the committed groups waiting for a sync, the
+ * counts `durable()` compares); split, each part would reach into the others.
  */
 import { performance } from "node:perf_hooks";
 import type { PayloadFiles, PendingPayload } from "./payload-files.js";
 import type { CommitListener } from "./session-store.js";
 import { OutageGrace } from "./outage-grace.js";
 import { isTransientSqliteError } from "./sqlite-errors.js";
+import { CheckpointSyncError, type Checkpoints } from "./wal-checkpoints.js";
 
 /** An input chunk or output item that introduces no stream: one row at the end of its log. */
 export interface LogAppend {
@@ -111,17 +122,24 @@ export class GroupCommit {
   #durableWaiters: { readonly target: number; readonly resolve: () => void; readonly reject: (error: Error) => void }[] = [];
 
   readonly #outage: OutageGrace;
+  readonly #checkpoints: Checkpoints | undefined;
+  /** A checkpoint ran since the last group: the next group commits whatever the WAL holds (never two in a row). */
+  #checkpointed = false;
+  /** A checkpoint's database sync failed: every write from then on fails with this. */
+  #broken: Error | undefined;
 
   constructor(
     commitGroup: CommitGroup,
     payloads: PayloadFiles,
     syncCommitted?: () => Promise<void>,
     outage: OutageGrace = new OutageGrace(0),
+    checkpoints?: Checkpoints,
   ) {
     this.#commitGroup = commitGroup;
     this.#payloads = payloads;
     this.#syncCommitted = syncCommitted;
     this.#outage = outage;
+    this.#checkpoints = checkpoints;
   }
 
   /**
@@ -186,8 +204,17 @@ export class GroupCommit {
   #flush(): void {
     this.#flushScheduled = false;
     if (this.#flushing !== undefined) return; // the group in flight schedules the next
+    if (this.#queue.length === 0) return;
+    if (this.#broken !== undefined) {
+      for (const item of this.#queue.splice(0)) rejectWrite(item, this.#broken);
+      return;
+    }
+    if (this.#checkpointDue()) {
+      this.#checkpoint(this.#checkpoints as Checkpoints);
+      return;
+    }
+    this.#checkpointed = false;
     const batch = this.#queue.splice(0);
-    if (batch.length === 0) return;
     // The latency reported covers the payload files' writes and syncs as well as the transaction.
     const began = this.#listener === undefined ? 0 : performance.now();
     // A loop, not `flatMap`: that made an array per write, nearly all of them empty.
@@ -212,6 +239,33 @@ export class GroupCommit {
           for (const item of batch) rejectWrite(item, toError(error));
         },
       )
+      .finally(() => {
+        this.#flushing = undefined;
+        if (this.#queue.length > 0) this.#scheduleFlush();
+      });
+  }
+
+  #checkpointDue(): boolean {
+    if (this.#checkpoints === undefined || this.#checkpointed) return false;
+    try {
+      return this.#checkpoints.due();
+    } catch {
+      return false; // the commit reports what is wrong with the database
+    }
+  }
+
+  /**
+   * Runs a checkpoint before the next group, with no commit meanwhile: it copies the whole WAL,
+   * and the next commit writes the WAL from its start again. One that failed otherwise is not
+   * tried again before that commit (the WAL only grows), so commits never wait on two in a row.
+   */
+  #checkpoint(checkpoints: Checkpoints): void {
+    this.#checkpointed = true;
+    this.#flushing = checkpoints
+      .run()
+      .catch((error: unknown) => {
+        if (error instanceof CheckpointSyncError) this.#broken = error;
+      })
       .finally(() => {
         this.#flushing = undefined;
         if (this.#queue.length > 0) this.#scheduleFlush();

@@ -25,8 +25,12 @@ export function openSessionDatabase(path: string, pageSize: number): Database.Da
     db.pragma("journal_mode = WAL");
     // `full` durability without a sync on the event loop: commits run at NORMAL (in WAL mode no
     // sync but at checkpoints) and the group commit syncs the WAL file from the thread pool
-    // before any write of the group resolves (`WalSync`).
+    // before any write of the group resolves (`FileSync`).
     db.pragma("synchronous = NORMAL");
+    // SQLite's own checkpoint, inside the commit that fills the WAL to 1 000 pages, syncs the WAL
+    // and the database on the event loop (about 26 ms under a stream of small items): the group
+    // commit checkpoints between two groups instead, with both syncs in the thread pool.
+    db.pragma("wal_autocheckpoint = 0");
     // Statement journals (the undo of one savepoint: each write runs in its own inside the group's
     // transaction) in memory. On disk they spilled past 64 KiB, four 16 KiB pages, into a temp
     // file: about one pwrite per small item, more than the WAL itself took. Each holds the pages
@@ -45,40 +49,40 @@ export function openSessionDatabase(path: string, pageSize: number): Database.Da
 }
 
 /**
- * Makes every committed WAL frame durable: `fdatasync` of the WAL file, in
- * libuv's thread pool. In WAL mode a commit only appends frames (the
- * database file changes only at checkpoints, which SQLite syncs itself at
- * NORMAL), so this is what FULL does at each commit, once for many commits
- * and without blocking the event loop. With exclusive locking the WAL file
- * lives until the database closes (it is reset, never replaced), so one
- * handle serves.
+ * `fdatasync` of one of the store's files in libuv's thread pool, through
+ * one handle opened at the first sync and kept until the store closes.
+ *
+ * For the WAL file (`<database>-wal`): in WAL mode a commit only appends
+ * frames, so this is what FULL does at each commit, once for many commits
+ * and without blocking the event loop. The WAL file lives until the database
+ * closes (a checkpoint lets it be written again from its start, it is never
+ * replaced), so one handle serves. For the database file: it changes only at
+ * checkpoints, and is synced after each (`wal-checkpoints.ts`).
  */
-export class WalSync {
-  readonly #walPath: string;
-  /** The WAL file, opened at the first sync. */
-  #wal: Promise<FileHandle> | undefined;
+export class FileSync {
+  readonly #path: string;
+  #handle: Promise<FileHandle> | undefined;
 
-  /** `databasePath`: the database file; its WAL is beside it (`<path>-wal`). */
-  constructor(databasePath: string) {
-    this.#walPath = `${databasePath}-wal`;
+  constructor(path: string) {
+    this.#path = path;
   }
 
   sync(): Promise<void> {
-    if (this.#wal === undefined) {
-      const opening = open(this.#walPath, "r+");
-      this.#wal = opening;
+    if (this.#handle === undefined) {
+      const opening = open(this.#path, "r+");
+      this.#handle = opening;
       opening.catch(() => {
-        if (this.#wal === opening) this.#wal = undefined; // the next sync tries again
+        if (this.#handle === opening) this.#handle = undefined; // the next sync tries again
       });
     }
-    return this.#wal.then((handle) => handle.datasync());
+    return this.#handle.then((handle) => handle.datasync());
   }
 
-  /** Closes the WAL file's handle, if one was opened (before the database closes). */
+  /** Closes the handle, if one was opened (before the database closes). */
   async close(): Promise<void> {
-    const wal = this.#wal;
-    this.#wal = undefined;
-    await wal?.then((handle) => handle.close()).catch(() => undefined);
+    const handle = this.#handle;
+    this.#handle = undefined;
+    await handle?.then((opened) => opened.close()).catch(() => undefined);
   }
 }
 

@@ -3,6 +3,7 @@
  * and the checks that refuse a value out of range before anything is opened.
  */
 import type { OutageClock } from "./outage-grace.js";
+import { DEFAULT_CHECKPOINT_PAGES } from "./wal-checkpoints.js";
 
 export interface SqliteSessionStoreOptions {
   /** Directory that holds `sessions.db`; created if missing. */
@@ -42,6 +43,13 @@ export interface SqliteSessionStoreOptions {
    * 0 fails at the first error.
    */
   readonly outageGraceMs?: number;
+  /**
+   * Pages the WAL may hold before it is checkpointed into the database
+   * (default 1000, SQLite's own `wal_autocheckpoint`). The checkpoint runs
+   * between two group commits, its syncs off the event loop
+   * (`wal-checkpoints.ts`); the WAL file grows to about this many pages.
+   */
+  readonly checkpointPages?: number;
   /** The clock of the outage grace (tests). Default: the process's. */
   readonly outageClock?: OutageClock;
 }
@@ -71,4 +79,10 @@ export function pageSizeOf(options: SqliteSessionStoreOptions): number {
     throw new TypeError("pageSize must be a power of two from 4096 to 65536");
   }
   return size;
+}
+
+export function checkpointPagesOf(options: SqliteSessionStoreOptions): number {
+  const pages = options.checkpointPages ?? DEFAULT_CHECKPOINT_PAGES;
+  if (!Number.isSafeInteger(pages) || pages < 1) throw new TypeError("checkpointPages must be a positive integer");
+  return pages;
 }

@@ -44,10 +44,12 @@ import type {
 } from "./session-store.js";
 import { FIRST_EPOCH, OwnershipLostError } from "./ownership.js";
 import { checkOutageGraceMs, OutageGrace, SYSTEM_OUTAGE_CLOCK, type StoreOutageListener } from "./outage-grace.js";
-import { openSessionDatabase, WalSync } from "./sqlite-database.js";
+import { FileSync, openSessionDatabase } from "./sqlite-database.js";
+import { WalCheckpoints } from "./wal-checkpoints.js";
 import { InputAppendTask, RecordAppend } from "./sqlite-log-rows.js";
 import { SqliteMutations } from "./sqlite-mutations.js";
-import { maxPackedRowBytesOf, pageSizeOf, payloadFileThresholdOf, type SqliteSessionStoreOptions } from "./sqlite-options.js";
+import { checkpointPagesOf, maxPackedRowBytesOf, pageSizeOf, payloadFileThresholdOf } from "./sqlite-options.js";
+import type { SqliteSessionStoreOptions } from "./sqlite-options.js";
 import { prepareStatements, PURGEABLE_BYTES_SQL, STORED_BYTES_SQL, type SqliteStatements } from "./sqlite-statements.js";
 import {
   encodeInputTerminal,
@@ -79,7 +81,9 @@ export class SqliteSessionStore implements SessionStore {
   readonly #group: GroupCommit;
   /** Writes of several statements, each a savepoint inside the group's transaction. */
   readonly #mutations: SqliteMutations;
-  readonly #wal: WalSync;
+  /** Syncs of the WAL file (each group's, at `synchronous: "full"`) and of the database file (after a checkpoint). */
+  readonly #wal: FileSync;
+  readonly #database: FileSync;
   #outageListener: StoreOutageListener | undefined;
 
   constructor(options: SqliteSessionStoreOptions) {
@@ -87,6 +91,7 @@ export class SqliteSessionStore implements SessionStore {
     this.#payloadFileThreshold = payloadFileThresholdOf(options);
     const maxPackedRowBytes = maxPackedRowBytesOf(options);
     const outageGraceMs = checkOutageGraceMs(options.outageGraceMs);
+    const checkpointPages = checkpointPagesOf(options);
     mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
     const path = join(options.dataDir, "sessions.db");
     const db = openSessionDatabase(path, pageSize);
@@ -94,13 +99,20 @@ export class SqliteSessionStore implements SessionStore {
     this.#payloads = new PayloadFiles(join(options.dataDir, PAYLOAD_DIR));
     this.#statements = prepareStatements(db);
     this.#mutations = new SqliteMutations(db, this.#statements, maxPackedRowBytes);
-    this.#wal = new WalSync(path);
+    this.#wal = new FileSync(`${path}-wal`);
+    this.#database = new FileSync(path);
     const outage = new OutageGrace(outageGraceMs, options.outageClock ?? SYSTEM_OUTAGE_CLOCK, () => this.#outageListener);
     this.#group = new GroupCommit(
       this.#mutations.commitGroup,
       this.#payloads,
       options.synchronous === "normal" ? undefined : () => this.#wal.sync(),
       outage,
+      new WalCheckpoints(
+        db,
+        () => this.#wal.sync(),
+        () => this.#database.sync(),
+        checkpointPages,
+      ),
     );
     // Files of sessions purged just before a crash (the purge committed, the unlink did not run).
     this.#payloads.sweep((sessionId) => this.#statements.sessionExists.get(sessionId) !== undefined);
@@ -356,6 +368,8 @@ export class SqliteSessionStore implements SessionStore {
     await this.#group.drain();
     await this.#payloads.close();
     await this.#wal.close();
+    await this.#database.close();
+    // Closing, SQLite checkpoints what the WAL still holds, with its own syncs, and removes it.
     if (this.#db.open) this.#db.close();
   }
 
