@@ -100,6 +100,7 @@ describe("the group commit's checkpoints", () => {
     await turn();
     await turn();
     expect(commits).toEqual([]);
+    expect(group.failure).toBeInstanceOf(CheckpointSyncError); // what the store's ping (readiness) reports
     expect(waiting.get()).toMatch(/rejected: the database file could not be synced/);
     expect(later.get()).toMatch(/rejected: the database file could not be synced/);
     await group.drain();

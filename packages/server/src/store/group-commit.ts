@@ -180,6 +180,11 @@ export class GroupCommit {
     return last !== undefined && last.watcher === watcher ? last.work : undefined;
   }
 
+  /** Why no write can commit any more (a checkpoint's failed database sync), if that happened. */
+  get failure(): Error | undefined {
+    return this.#broken;
+  }
+
   /** Registers the one listener told of each committed group (metrics). */
   observe(listener: CommitListener): void {
     this.#listener = listener;

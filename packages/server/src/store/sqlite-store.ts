@@ -361,6 +361,9 @@ export class SqliteSessionStore implements SessionStore {
 
   async ping(): Promise<void> {
     if (!this.#db.open) throw new Error("the store is closed");
+    // A store that takes no more writes is not ready, whatever a read would answer.
+    const failure = this.#group.failure;
+    if (failure !== undefined) throw failure;
     this.#db.prepare("SELECT 1").get();
   }
 
