@@ -23,6 +23,7 @@ import {
   type JsonObject,
   type JsonValue,
 } from "@golem-stream/wire";
+import { isAsciiStringNodeText } from "@golem-stream/wire/internal";
 import { parseSigned, parseUnsigned } from "./decimal.js";
 import { clip, guard, limitError, validationError } from "./errors.js";
 import { checkedType, SchemaGraph } from "./graph.js";
@@ -149,7 +150,9 @@ function decodePlainString(json: SchemaValueInput, graph: SchemaGraph, options: 
   if (options.path !== undefined && typeof options.path !== "string") return undefined;
   const text = plainStringText(json, graph, options.type);
   if (text === undefined) return undefined;
-  return { value: { kind: "string", value: text }, streams: [], byteCharge: 1 + utf8ByteLength(text) };
+  // A string the wire just read in place from an all-ASCII message is one byte per character: no scan.
+  const bytes = isAsciiStringNodeText(text) ? text.length : utf8ByteLength(text);
+  return { value: { kind: "string", value: text }, streams: [], byteCharge: 1 + bytes };
 }
 
 /**

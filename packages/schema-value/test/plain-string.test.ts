@@ -4,7 +4,7 @@
  * what the full walk gives: the same decoded value and charge (for `toJs`,
  * the same text), or the same error.
  */
-import { ProtocolError, type JsonValue } from "@golem-stream/wire";
+import { decodeClientMessage, encodeClientMessage, ProtocolError, type InputStreamItem, type JsonValue } from "@golem-stream/wire";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { decodeSchemaGraph, decodeSchemaValue, t, toJs, type DecodeValueOptions, type SchemaType } from "../src/index.js";
@@ -73,6 +73,20 @@ describe("decodeSchemaValue of a string root", () => {
         },
       ),
       { numRuns: 3000 },
+    );
+  });
+
+  it("gives the walk's charge for an item the wire just read from bytes, ASCII or not (the ASCII one is not counted again)", () => {
+    fc.assert(
+      fc.property(fc.oneof(fc.string({ unit: "grapheme" }), fc.string({ unit: fc.constantFrom("a", "~", " ", "é", "😀") })), (value) => {
+        const text = encodeClientMessage({ type: "inputStreamItem", channel: 1, sequence: 3n, value: { kind: "string", value } }) as string;
+        const item = decodeClientMessage(new TextEncoder().encode(text), false) as InputStreamItem;
+        same(item.value, { streams: "provisional", path: "value" });
+        expect(decodeSchemaValue(item.value as unknown as JsonValue, graphs[0]!).byteCharge).toBe(
+          1 + new TextEncoder().encode(value).length,
+        );
+      }),
+      { numRuns: 1000 },
     );
   });
 

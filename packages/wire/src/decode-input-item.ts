@@ -38,8 +38,12 @@ const AFTER_CHANNEL = ',"sequence":"'.length;
 const AFTER_SEQUENCE = '","type":"inputStreamItem","value":'.length;
 const COMMA = ",";
 
-/** The message, when `text` (already bounded and well-formed) is a canonical input item; otherwise undefined. */
-export function decodeCanonicalInputItem(text: string): InputStreamItem | undefined {
+/**
+ * The message, when `text` (already bounded and well-formed) is a canonical
+ * input item; otherwise undefined. `ascii`: `text` was decoded from as many
+ * bytes as it has characters (string-node-text.ts keeps that of a string node).
+ */
+export function decodeCanonicalInputItem(text: string, ascii = false): InputStreamItem | undefined {
   HEAD.lastIndex = 0;
   if (!HEAD.test(text)) return undefined;
   const valueStart = HEAD.lastIndex;
@@ -53,7 +57,7 @@ export function decodeCanonicalInputItem(text: string): InputStreamItem | undefi
     const channel = canonicalChannel(text, CHANNEL_START, channelEnd);
     const sequence = canonicalSequence(text, sequenceStart, sequenceEnd);
     if (sequence === undefined) return undefined;
-    const value = plainStringNode(text, valueStart, valueEnd) ?? strictItemValue(text, valueStart, valueEnd);
+    const value = plainStringNode(text, valueStart, valueEnd, ascii) ?? strictItemValue(text, valueStart, valueEnd);
     return { type: "inputStreamItem", channel, sequence, value };
   } catch {
     return undefined;
@@ -61,9 +65,9 @@ export function decodeCanonicalInputItem(text: string): InputStreamItem | undefi
 }
 
 /** The node of a plain string value (plain-string-node.ts); its text is kept as the node's canonical form for the store's copy of the value (string-node-text.ts). */
-function plainStringNode(text: string, start: number, end: number): SchemaValueJson | undefined {
+function plainStringNode(text: string, start: number, end: number, ascii: boolean): SchemaValueJson | undefined {
   const body = plainStringNodeBody(text, start, end);
   if (body === undefined) return undefined;
-  rememberStringNode(text, start, body);
+  rememberStringNode(text, start, body, ascii);
   return { kind: "string", value: body };
 }

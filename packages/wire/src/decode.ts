@@ -33,7 +33,9 @@ export function decodeClientMessage(data: string | Uint8Array, isBinary: boolean
   // Bounded and decoded once; a canonical input item (nearly every message a
   // server reads) then takes the shortcut, anything else the full decoder.
   const text = toText(data, LIMITS.maxTextMessageBytes, TEXT_MESSAGE);
-  return decodeCanonicalInputItem(text) ?? decodeText(text, "client", CLIENT_VARIANTS);
+  // As many bytes as characters: every byte was ASCII (any other character takes two or more).
+  const ascii = typeof data !== "string" && data.length === text.length;
+  return decodeCanonicalInputItem(text, ascii) ?? decodeText(text, "client", CLIENT_VARIANTS);
 }
 
 /**

@@ -9,6 +9,10 @@
  * hands it out instead of having it written again (and, being a slice of
  * the message, it needs no flattening on its way to bytes).
  *
+ * `isAsciiStringNodeText` says whether a text is that of the node just read
+ * from a message that came as bytes, all of them ASCII: its UTF-8 length is
+ * then its length, which a validator would otherwise count with a scan.
+ *
  * Only the last such node is kept, and only from a message of at most
  * `MAX_REMEMBERED_MESSAGE_CHARS` characters, so at most one small message
  * stays alive for it; the first answer lets go of it. The answer depends only
@@ -25,16 +29,30 @@ const NODE_TAIL_CHARS = 2;
 let message: string | undefined;
 let text: string | undefined;
 let nodeStart = 0;
+/** The message came as bytes, as many as its characters: every one of them ASCII. */
+let ascii = false;
 
 /**
  * Called by the decoder: `message[nodeStart, ...)` is the canonical text of a
- * string node whose text is `nodeText`, which needs no escape.
+ * string node whose text is `nodeText`, which needs no escape. `asciiSource`:
+ * `source` was decoded from as many bytes as it has characters.
  */
-export function rememberStringNode(source: string, start: number, nodeText: string): void {
+export function rememberStringNode(source: string, start: number, nodeText: string, asciiSource: boolean): void {
   if (source.length > MAX_REMEMBERED_MESSAGE_CHARS) return;
   message = source;
   nodeStart = start;
   text = nodeText;
+  ascii = asciiSource;
+}
+
+/**
+ * Whether `nodeText` is the text of the string node the wire last read in
+ * place, from a message whose bytes were all ASCII: then so is `nodeText`,
+ * and its UTF-8 length is its length. Never true for any other text (an
+ * equal string is the same text); asking lets go of nothing.
+ */
+export function isAsciiStringNodeText(nodeText: string): boolean {
+  return ascii && message !== undefined && nodeText === text;
 }
 
 /**
@@ -47,5 +65,6 @@ export function canonicalStringNodeText(nodeText: string): string | undefined {
   if (message === undefined || nodeText !== text) return undefined;
   const answer = message.slice(nodeStart, nodeStart + NODE_HEAD_CHARS + nodeText.length + NODE_TAIL_CHARS);
   message = text = undefined;
+  ascii = false;
   return answer;
 }

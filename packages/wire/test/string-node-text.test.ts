@@ -7,7 +7,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { canonicalJson, decodeClientMessage, encodeClientMessage } from "../src/index.js";
-import { canonicalStringNodeText } from "../src/internal.js";
+import { canonicalStringNodeText, isAsciiStringNodeText } from "../src/internal.js";
 import { MAX_REMEMBERED_MESSAGE_CHARS } from "../src/string-node-text.js";
 
 const text = fc.oneof(
@@ -29,6 +29,7 @@ describe("canonicalStringNodeText", () => {
       fc.record({ ask: text }),
       // The text just decoded, asked as an equal string built afresh.
       fc.record({ askLast: fc.constant(true) }),
+      fc.record({ askAscii: text }),
     );
     fc.assert(
       fc.property(fc.array(step, { maxLength: 12 }), (steps) => {
@@ -37,6 +38,11 @@ describe("canonicalStringNodeText", () => {
           if ("decode" in s) {
             decodeItem(s.decode, s.asBytes);
             last = s.decode;
+            continue;
+          }
+          if ("askAscii" in s) {
+            // Only ever true for a text whose UTF-8 is one byte per character.
+            if (isAsciiStringNodeText(s.askAscii)) expect(new TextEncoder().encode(s.askAscii).length).toBe(s.askAscii.length);
             continue;
           }
           const asked = "ask" in s ? s.ask : [...last].join("");
@@ -64,5 +70,18 @@ describe("canonicalStringNodeText", () => {
     const fits = "x".repeat(MAX_REMEMBERED_MESSAGE_CHARS - 200);
     decodeItem(fits, false);
     expect(canonicalStringNodeText(fits)).toBe(canonicalJson({ kind: "string", value: fits }));
+  });
+
+  it("says a text is ASCII only for the node just read from an all-ASCII message of bytes, until it is let go of", () => {
+    decodeItem("plain", true);
+    expect(isAsciiStringNodeText("plain")).toBe(true);
+    expect(isAsciiStringNodeText("plain")).toBe(true); // asking lets go of nothing
+    expect(isAsciiStringNodeText("other")).toBe(false);
+    expect(canonicalStringNodeText("plain")).toBeDefined();
+    expect(isAsciiStringNodeText("plain")).toBe(false); // the canonical text's answer let go of it
+    decodeItem("café", true);
+    expect(isAsciiStringNodeText("café")).toBe(false);
+    decodeItem("plain", false); // a text message: no bytes were counted
+    expect(isAsciiStringNodeText("plain")).toBe(false);
   });
 });
