@@ -33,6 +33,16 @@ function controlledCheckpoints() {
   return { checkpoints, runs, state };
 }
 
+/** Commits each group's writes, recording the group's size. */
+function recordedCommits(): { commits: number[]; commitGroup: CommitGroup } {
+  const commits: number[] = [];
+  const commitGroup: CommitGroup = (batch, outcomes) => {
+    commits.push(batch.length);
+    batch.forEach((item, i) => (outcomes[i] = runWrite(item)));
+  };
+  return { commits, commitGroup };
+}
+
 function outcome(promise: Promise<unknown>): { get: () => string } {
   let state = "pending";
   promise.then(
@@ -44,11 +54,7 @@ function outcome(promise: Promise<unknown>): { get: () => string } {
 
 describe("the group commit's checkpoints", () => {
   it("a due checkpoint runs between two groups; the next commit waits for it; never two before a commit", async () => {
-    const commits: number[] = [];
-    const commitGroup: CommitGroup = (batch, outcomes) => {
-      commits.push(batch.length);
-      batch.forEach((item, i) => (outcomes[i] = runWrite(item)));
-    };
+    const { commits, commitGroup } = recordedCommits();
     const { checkpoints, runs, state } = controlledCheckpoints();
     const group = new GroupCommit(commitGroup, noPayloads, undefined, undefined, checkpoints);
     const first = outcome(group.write(() => 1));
@@ -83,11 +89,7 @@ describe("the group commit's checkpoints", () => {
   });
 
   it("a checkpoint whose database sync failed leaves the store taking no writes: each fails with that error", async () => {
-    const commits: number[] = [];
-    const commitGroup: CommitGroup = (batch, outcomes) => {
-      commits.push(batch.length);
-      batch.forEach((item, i) => (outcomes[i] = runWrite(item)));
-    };
+    const { commits, commitGroup } = recordedCommits();
     const { checkpoints, runs, state } = controlledCheckpoints();
     const group = new GroupCommit(commitGroup, noPayloads, undefined, undefined, checkpoints);
     state.due = true;
