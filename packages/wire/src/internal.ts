@@ -3,10 +3,11 @@
  * packages build their hot loops on: an input item written from its
  * pre-encoded head and tail, an output item sent with the canonical text the
  * store already holds, the canonical text of a string node the decoder just
- * read and whether its message was ASCII, the shape of a string node an encoder may write without its walk.
- * Each keeps the rules of the checked codec it stands in for (tests compare
- * the two on random inputs), but each asks its caller to keep a precondition
- * the main entry's functions check for themselves.
+ * read and whether its message was ASCII, the shape of a string node an
+ * encoder may write without its walk. Each keeps the rules of the checked
+ * codec it stands in for (tests compare the two on random inputs), but each
+ * asks its caller to keep a precondition the main entry's functions check for
+ * themselves.
  *
  * For the workspace's own packages: no compatibility promise beyond the
  * version they are released with. Applications use the main entry.

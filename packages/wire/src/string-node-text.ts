@@ -65,6 +65,5 @@ export function canonicalStringNodeText(nodeText: string): string | undefined {
   if (message === undefined || nodeText !== text) return undefined;
   const answer = message.slice(nodeStart, nodeStart + NODE_HEAD_CHARS + nodeText.length + NODE_TAIL_CHARS);
   message = text = undefined;
-  ascii = false;
   return answer;
 }
