@@ -24,8 +24,8 @@ export function openSessionDatabase(path: string, pageSize: number): Database.Da
     db.pragma("locking_mode = EXCLUSIVE");
     db.pragma("journal_mode = WAL");
     // `full` durability without a sync on the event loop: commits run at NORMAL (in WAL mode no
-    // sync but at checkpoints) and the group commit syncs the WAL file from the thread pool
-    // before any write of the group resolves (`FileSync`).
+    // sync; checkpoints are the group commit's, below) and the group commit syncs the WAL file
+    // from the thread pool before any write of the group resolves (`FileSync`).
     db.pragma("synchronous = NORMAL");
     // SQLite's own checkpoint, inside the commit that fills the WAL to 1 000 pages, syncs the WAL
     // and the database on the event loop (about 26 ms under a stream of small items): the group

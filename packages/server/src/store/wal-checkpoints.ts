@@ -34,7 +34,11 @@ export const DEFAULT_CHECKPOINT_PAGES = 1000;
 export interface Checkpoints {
   /** Whether one is due now; asked between two groups, before the next one commits. */
   due(): boolean;
-  /** Runs it; the next commit waits. A rejection means the store must take no more writes. */
+  /**
+   * Runs it; the next commit waits. A `CheckpointSyncError` means the store
+   * must take no more writes; any other failure leaves the WAL as it was, to
+   * be checkpointed after the next commit.
+   */
   run(): Promise<void>;
 }
 
