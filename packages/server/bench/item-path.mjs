@@ -63,6 +63,8 @@ async function measure(build) {
   const { encodeOutgoing } = await load("transport/transport.js");
 
   const dataDir = mkdtempSync(join(tmpdir(), "golem-stream-item-path-"));
+  // Removed however the run ends, a failed check of the result included.
+  process.on("exit", () => rmSync(dataDir, { recursive: true, force: true }));
   const store = new SqliteSessionStore({ dataDir, synchronous: SYNCHRONOUS });
   const limits = resolveLimits({});
   const runtime = new SessionRuntime(
@@ -154,7 +156,6 @@ async function measure(build) {
     throw new Error(`tally's result is not ${total} items of 64 bytes: ${counted}`);
   }
   await store.close();
-  rmSync(dataDir, { recursive: true, force: true });
   return {
     microsPerItem: (used.user + used.system) / ITEMS,
     userPerItem: used.user / ITEMS,
