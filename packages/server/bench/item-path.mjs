@@ -170,6 +170,9 @@ async function startProfiler() {
   const session = new Session();
   session.connect();
   await session.post("Profiler.enable");
+  // Finer than V8's default (1 ms) for short runs: PROFILE_INTERVAL_US=100.
+  if (process.env.PROFILE_INTERVAL_US !== undefined)
+    await session.post("Profiler.setSamplingInterval", { interval: Number(process.env.PROFILE_INTERVAL_US) });
   await session.post("Profiler.start");
   return session;
 }

@@ -8,6 +8,8 @@
  * changed, and then goes its own way.
  */
 import { afterEach, describe, expect, it } from "vitest";
+import { join } from "node:path";
+import Database from "better-sqlite3";
 import { SqliteSessionStore } from "../src/index.js";
 import type { InputChunk, InputCommitWatcher } from "../src/store/index.js";
 import { bytes, removeStoreDirs, session, sqliteDir, startAttempt, stream } from "./support/store-records.js";
@@ -30,7 +32,8 @@ function watcher(): InputCommitWatcher & { readonly calls: (Error | undefined)[]
 }
 
 async function storeWithInput(options: { maxPackedRowBytes?: number; payloadFileThreshold?: number } = {}) {
-  const store = new SqliteSessionStore({ dataDir: sqliteDir(), ...options });
+  const dataDir = sqliteDir();
+  const store = new SqliteSessionStore({ dataDir, ...options });
   const s = session();
   const input = stream(s.sessionId, "input");
   await store.createSession(s, [input], startAttempt(s));
@@ -44,7 +47,7 @@ async function storeWithInput(options: { maxPackedRowBytes?: number; payloadFile
   });
   const texts = async (from: bigint, to: bigint) =>
     (await store.readInput(input.streamId, from, to)).map((c) => [c.sequence, new TextDecoder().decode(c.data)]);
-  return { store, input, chunk, texts };
+  return { store, input, chunk, texts, dataDir };
 }
 
 describe("SqliteSessionStore.joinInputWatched", () => {
@@ -62,6 +65,42 @@ describe("SqliteSessionStore.joinInputWatched", () => {
     expect(await texts(0n, 40n)).toEqual(all);
     expect(await texts(17n, 19n)).toEqual(all.slice(17, 19)); // a range inside one packed row
     await store.close();
+  });
+
+  it("joined chunks are stored as the same rows as the same chunks appended one by one", async () => {
+    // Sizes and counts that make single-chunk rows (longer than a row), packed rows and a count of several items.
+    const texts = ["a", "bb", "c".repeat(30), "dd", "e", "f".repeat(9), "g", "h".repeat(25), "ii", "j"];
+    const counts = [1n, 3n, 1n, 2n, 1n, 1n, 4n, 1n, 1n, 1n];
+    const layout = async (joining: boolean) => {
+      const { store, chunk, dataDir } = await storeWithInput({ maxPackedRowBytes: 16 });
+      let sequence = 0n;
+      const chunks = texts.map((text, i) => {
+        const c = chunk(sequence, text, { itemCount: counts[i] as bigint });
+        sequence += counts[i] as bigint;
+        return c;
+      });
+      if (joining) {
+        const told = watcher();
+        store.acceptInputWatched(chunks[0] as InputChunk, undefined, told);
+        for (const c of chunks.slice(1)) expect(store.joinInputWatched(c, undefined, told)).toBe(true);
+        await told.told;
+      } else {
+        // One group, each chunk its own append (`runRows` packs the run).
+        await Promise.all(chunks.map((c) => store.acceptInput(c, [])));
+      }
+      await store.close();
+      const db = new Database(join(dataDir, "sessions.db"), { readonly: true });
+      try {
+        return db.prepare("SELECT sequence, item_count, hex(data) AS data, hex(parts) AS parts FROM input_chunks ORDER BY sequence").all();
+      } finally {
+        db.close();
+      }
+    };
+    const joined = await layout(true);
+    expect(joined).toEqual(await layout(false));
+    // Both kinds of row are there: packed rows, and chunks too long to share one.
+    expect(joined.some((row) => (row as { parts: string }).parts === "")).toBe(true);
+    expect(joined.some((row) => (row as { parts: string }).parts !== "")).toBe(true);
   });
 
   it("a chunk joins only a write still queued, of its own watcher, that it continues, with its bytes in the row; otherwise nothing changes", async () => {

@@ -115,6 +115,13 @@ describe("joinParts and splitPacked", () => {
     ]);
   });
 
+  it("counts a row's items exactly where a sum of numbers would round (past 2^53)", () => {
+    const counts = [(1n << 53n) - 1n, 1n, 1n, 1n << 60n, 3n, U64_MAX - (1n << 61n)];
+    const run = counts.map((itemCount) => append(itemCount, 2));
+    expect(joinParts(run, 0, run.length).itemCount).toBe(counts.reduce((sum, count) => sum + count, 0n));
+    expect(joinParts(run, 0, 3).itemCount).toBe((1n << 53n) + 1n);
+  });
+
   it("refuses a part list that does not describe its row", () => {
     const data = Uint8Array.of(1, 2, 3, 4);
     const damaged: [string, bigint, Uint8Array][] = [

@@ -33,6 +33,11 @@ export interface PackableAppend {
   readonly packable: Uint8Array | undefined;
 }
 
+/** Reads the bytes an element of a run may share a packed row with (undefined: a row of its own). */
+export type PackableBytes<T> = (element: T) => Uint8Array | undefined;
+
+const packableOf: PackableBytes<PackableAppend> = (append) => append.packable;
+
 /**
  * Cuts a run of consecutive appends of one stream into rows: each entry is
  * the `[start, end)` indexes of the appends one row holds. Consecutive
@@ -45,18 +50,27 @@ export interface PackableAppend {
  * is not): for items of a few bytes the list is a third of the row.
  */
 export function packRun(run: readonly PackableAppend[], maxBytes: number): [number, number][] {
+  return packRunOf(run, maxBytes, packableOf);
+}
+
+/**
+ * `packRun` of any run of records that carry an item count, their bytes read by `bytesOf`: the
+ * store packs the chunks joined into one input write (`InputAppendTask`) as they are, without an
+ * append object per chunk.
+ */
+export function packRunOf<T extends { readonly itemCount: bigint }>(
+  run: readonly T[],
+  maxBytes: number,
+  bytesOf: PackableBytes<T>,
+): [number, number][] {
   const rows: [number, number][] = [];
   let start = 0;
   let bytes = 0;
   for (let i = 0; i < run.length; i++) {
-    const { packable, itemCount } = run[i] as PackableAppend;
-    const size = packable === undefined ? 0 : packable.byteLength + varintLength(itemCount) + varintLength(packable.byteLength);
-    const joins =
-      maxBytes > 0 &&
-      packable !== undefined &&
-      i > start &&
-      (run[i - 1] as PackableAppend).packable !== undefined &&
-      bytes + size <= maxBytes;
+    const element = run[i] as T;
+    const packable = bytesOf(element);
+    const size = packable === undefined ? 0 : packable.byteLength + varintLength(element.itemCount) + varintLength(packable.byteLength);
+    const joins = maxBytes > 0 && packable !== undefined && i > start && bytesOf(run[i - 1] as T) !== undefined && bytes + size <= maxBytes;
     if (!joins && i > start) {
       rows.push([start, i]);
       start = i;
@@ -74,28 +88,45 @@ export function joinParts(
   start: number,
   end: number,
 ): { data: Uint8Array; parts: Uint8Array; itemCount: bigint } {
+  return joinPartsOf(run, start, end, packableOf);
+}
+
+/** `joinParts` of any run of records that carry an item count, their bytes read by `bytesOf` (see `packRunOf`). */
+export function joinPartsOf<T extends { readonly itemCount: bigint }>(
+  run: readonly T[],
+  start: number,
+  end: number,
+  bytesOf: PackableBytes<T>,
+): { data: Uint8Array; parts: Uint8Array; itemCount: bigint } {
   let total = 0;
   let partsLength = 0;
   for (let i = start; i < end; i++) {
-    const { itemCount, packable } = run[i] as PackableAppend;
+    const element = run[i] as T;
+    const packable = bytesOf(element);
     if (packable === undefined) throw new TypeError("only packable appends share a row");
     total += packable.byteLength;
-    partsLength += varintLength(itemCount) + varintLength(packable.byteLength);
+    partsLength += varintLength(element.itemCount) + varintLength(packable.byteLength);
   }
   // Written straight into their arrays: no object or bigint per part (this runs for every small item).
   const data = new Uint8Array(total);
   const parts = new Uint8Array(partsLength);
   let at = 0;
   let partsAt = 0;
+  // Counts summed as numbers while exact (a bigint sum made a bigint per part), the rest as bigints.
+  let counted = 0;
   let items = 0n;
   for (let i = start; i < end; i++) {
-    const { itemCount, packable } = run[i] as PackableAppend & { packable: Uint8Array };
+    const element = run[i] as T;
+    const itemCount = element.itemCount;
+    const packable = bytesOf(element) as Uint8Array;
     data.set(packable, at);
     at += packable.byteLength;
-    items += itemCount;
+    const count = Number(itemCount);
+    if (itemCount <= MAX_SAFE_BIGINT && counted + count <= Number.MAX_SAFE_INTEGER) counted += count;
+    else items += itemCount;
     partsAt = writeVarint(parts, writeVarint(parts, partsAt, itemCount), packable.byteLength);
   }
-  return { data, parts, itemCount: items };
+  return { data, parts, itemCount: items + BigInt(counted) };
 }
 
 /** Thrown when a packed row does not describe its own bytes (a damaged database). */

@@ -6,11 +6,14 @@
  * leaves the row's data empty and points at its place.
  */
 import type { LogAppend, WriteOutcome, WriteTask } from "./group-commit.js";
-import { joinParts, packRun } from "./packed-rows.js";
+import { joinParts, joinPartsOf, packRun, packRunOf, type PackableBytes } from "./packed-rows.js";
 import type { PendingPayload } from "./payload-files.js";
 import type { InputChunk, OutputEvent } from "./session-store.js";
 
 const EMPTY = new Uint8Array(0);
+
+/** A joined chunk's bytes are always in its row, with no MIME type (`InputAppendTask.join`). */
+const chunkBytes: PackableBytes<InputChunk> = (chunk) => chunk.data;
 
 /** The outcome of every append written in a run (one shared object: a burst of small items allocated one each). */
 export const APPENDED: WriteOutcome = Object.freeze({ ok: true, value: undefined });
@@ -132,10 +135,11 @@ export class InputAppendTask implements LogAppend, WriteTask {
   readonly log = "input";
   readonly streamId: string;
   readonly sequence: bigint;
-  itemCount: bigint;
   packable: Uint8Array | undefined;
-  /** The chunks that joined it, in order; undefined while none has. */
-  #joined: InputChunk[] | undefined;
+  /** Its first chunk and every chunk that joined it, in order; undefined while none has. */
+  #chunks: InputChunk[] | undefined;
+  /** The sequence after its last chunk: one bigint sum per joined chunk (checking and counting with two made two). */
+  #end: bigint;
 
   constructor(
     private readonly write: (task: InputAppendTask) => void,
@@ -144,8 +148,12 @@ export class InputAppendTask implements LogAppend, WriteTask {
   ) {
     this.streamId = chunk.streamId;
     this.sequence = chunk.sequence;
-    this.itemCount = chunk.itemCount;
+    this.#end = chunk.sequence + chunk.itemCount;
     this.packable = payload === undefined && chunk.mimeType === undefined ? chunk.data : undefined;
+  }
+
+  get itemCount(): bigint {
+    return this.#chunks === undefined ? this.chunk.itemCount : this.#end - this.sequence;
   }
 
   /**
@@ -156,21 +164,29 @@ export class InputAppendTask implements LogAppend, WriteTask {
    */
   join(next: InputChunk): boolean {
     if (this.payload !== undefined || this.chunk.mimeType !== undefined || next.mimeType !== undefined) return false;
-    if (next.streamId !== this.streamId || next.sequence !== this.sequence + this.itemCount) return false;
-    (this.#joined ??= []).push(next);
-    this.itemCount += next.itemCount;
+    if (next.streamId !== this.streamId || next.sequence !== this.#end) return false;
+    if (this.#chunks === undefined) this.#chunks = [this.chunk, next];
+    else this.#chunks.push(next);
+    this.#end = next.sequence + next.itemCount;
     // Written as its own packed rows from now on, not packed with its neighbours as one part.
     this.packable = undefined;
     return true;
   }
 
+  /** Its chunks' rows: packed rows of at most `maxBytes`, cut exactly as `runRows` cuts a run of them appended one by one. */
   rows(maxBytes: number): (readonly unknown[])[] {
-    if (this.#joined === undefined) return [inputRow(this.chunk, this.payload)];
-    const chunks = [this.chunk, ...this.#joined];
-    return runRows(
-      chunks.map((chunk) => new RecordAppend("input", chunk, undefined)),
-      maxBytes,
-    );
+    const chunks = this.#chunks;
+    if (chunks === undefined) return [inputRow(this.chunk, this.payload)];
+    const rows: (readonly unknown[])[] = [];
+    for (const [start, end] of packRunOf(chunks, maxBytes, chunkBytes)) {
+      const first = chunks[start] as InputChunk;
+      if (end - start === 1) rows.push(inputRow(first, undefined));
+      else {
+        const { data, parts, itemCount } = joinPartsOf(chunks, start, end, chunkBytes);
+        rows.push(packedInputRow(first.streamId, first.sequence, itemCount, data, parts));
+      }
+    }
+    return rows;
   }
 
   run(): void {
