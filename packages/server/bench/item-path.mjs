@@ -12,6 +12,7 @@
  *   ITEMS=200000 ROUNDS=9 BURST=400 SYNCHRONOUS=full node bench/item-path.mjs ...
  *   PROFILE=/tmp/item-path.cpuprofile node bench/item-path.mjs --child dist/index.js
  *       # one run of one build, its measured part profiled (for packages/client/bench/profile-budget.mjs)
+ *       # PROFILE_INTERVAL_US=100: a sample every 100 µs instead of V8's 1 ms, for short runs
  *
  * Why: the loopback benches (`packages/client/bench/baselines.mjs`) share two
  * cores between the client, the server and the socket, and their rounds move
