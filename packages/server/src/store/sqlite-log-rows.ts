@@ -138,7 +138,7 @@ export class InputAppendTask implements LogAppend, WriteTask {
   packable: Uint8Array | undefined;
   /** Its first chunk and every chunk that joined it, in order; undefined while none has. */
   #chunks: InputChunk[] | undefined;
-  /** The sequence after its last chunk: one bigint sum per joined chunk (checking and counting with two made two). */
+  /** The sequence after its last chunk: one bigint sum per joined chunk, where checking its place and adding its count made two. */
   #end: bigint;
 
   constructor(
