@@ -98,7 +98,7 @@ describe("SqliteSessionStore.joinInputWatched", () => {
     };
     const joined = await layout(true);
     expect(joined).toEqual(await layout(false));
-    // Both kinds of row are there: packed rows, and chunks too long to share one.
+    // Both kinds of row are there: packed rows, and rows of one chunk (too long to share one), whose `parts` is NULL (`hex` of it '').
     expect(joined.some((row) => (row as { parts: string }).parts === "")).toBe(true);
     expect(joined.some((row) => (row as { parts: string }).parts !== "")).toBe(true);
   });
