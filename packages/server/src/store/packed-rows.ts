@@ -66,17 +66,20 @@ export function packRunOf<T extends { readonly itemCount: bigint }>(
   const rows: [number, number][] = [];
   let start = 0;
   let bytes = 0;
+  // The element before's bytes, read once: `bytesOf` is the caller's function.
+  let previous: Uint8Array | undefined;
   for (let i = 0; i < run.length; i++) {
     const element = run[i] as T;
     const packable = bytesOf(element);
     const size = packable === undefined ? 0 : packable.byteLength + varintLength(element.itemCount) + varintLength(packable.byteLength);
-    const joins = maxBytes > 0 && packable !== undefined && i > start && bytesOf(run[i - 1] as T) !== undefined && bytes + size <= maxBytes;
+    const joins = maxBytes > 0 && packable !== undefined && i > start && previous !== undefined && bytes + size <= maxBytes;
     if (!joins && i > start) {
       rows.push([start, i]);
       start = i;
       bytes = 0;
     }
     bytes += size;
+    previous = packable;
   }
   if (start < run.length) rows.push([start, run.length]);
   return rows;

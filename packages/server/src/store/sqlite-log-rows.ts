@@ -6,7 +6,7 @@
  * leaves the row's data empty and points at its place.
  */
 import type { LogAppend, WriteOutcome, WriteTask } from "./group-commit.js";
-import { joinParts, joinPartsOf, packRun, packRunOf, type PackableBytes } from "./packed-rows.js";
+import { joinPartsOf, packRunOf, type PackableBytes } from "./packed-rows.js";
 import type { PendingPayload } from "./payload-files.js";
 import type { InputChunk, OutputEvent } from "./session-store.js";
 
@@ -14,6 +14,8 @@ const EMPTY = new Uint8Array(0);
 
 /** A joined chunk's bytes are always in its row, with no MIME type (`InputAppendTask.join`). */
 const chunkBytes: PackableBytes<InputChunk> = (chunk) => chunk.data;
+const chunkAlone = (chunk: InputChunk): unknown[][] => [inputRow(chunk, undefined)];
+const appendBytes: PackableBytes<LogAppend> = (append) => append.packable;
 
 /** The outcome of every append written in a run (one shared object: a burst of small items allocated one each). */
 export const APPENDED: WriteOutcome = Object.freeze({ ok: true, value: undefined });
@@ -75,16 +77,31 @@ export class RecordAppend implements LogAppend {
  * other append is written as its own rows.
  */
 export function runRows(appends: readonly LogAppend[], maxBytes: number): (readonly unknown[])[] {
+  return runRowsOf(appends, maxBytes, appendBytes, appends[0]?.log ?? "input", (append) => append.rows(maxBytes));
+}
+
+/**
+ * The rows of a run of one log and stream, of appends or of the chunks joined into one write: the
+ * elements `packRunOf` puts together share a packed row, and one on its own is written as `alone`
+ * says.
+ */
+function runRowsOf<T extends { readonly streamId: string; readonly sequence: bigint; readonly itemCount: bigint }>(
+  run: readonly T[],
+  maxBytes: number,
+  bytesOf: PackableBytes<T>,
+  log: "input" | "output",
+  alone: (element: T) => readonly (readonly unknown[])[],
+): (readonly unknown[])[] {
   const rows: (readonly unknown[])[] = [];
-  for (const [start, end] of packRun(appends, maxBytes)) {
-    const first = appends[start] as LogAppend;
+  for (const [start, end] of packRunOf(run, maxBytes, bytesOf)) {
+    const first = run[start] as T;
     if (end - start === 1) {
-      for (const row of first.rows(maxBytes)) rows.push(row);
+      for (const row of alone(first)) rows.push(row);
       continue;
     }
-    const { data, parts, itemCount } = joinParts(appends, start, end);
+    const { data, parts, itemCount } = joinPartsOf(run, start, end, bytesOf);
     rows.push(
-      first.log === "input"
+      log === "input"
         ? packedInputRow(first.streamId, first.sequence, itemCount, data, parts)
         : packedOutputRow(first.streamId, first.sequence, itemCount, data, parts),
     );
@@ -177,16 +194,7 @@ export class InputAppendTask implements LogAppend, WriteTask {
   rows(maxBytes: number): (readonly unknown[])[] {
     const chunks = this.#chunks;
     if (chunks === undefined) return [inputRow(this.chunk, this.payload)];
-    const rows: (readonly unknown[])[] = [];
-    for (const [start, end] of packRunOf(chunks, maxBytes, chunkBytes)) {
-      const first = chunks[start] as InputChunk;
-      if (end - start === 1) rows.push(inputRow(first, undefined));
-      else {
-        const { data, parts, itemCount } = joinPartsOf(chunks, start, end, chunkBytes);
-        rows.push(packedInputRow(first.streamId, first.sequence, itemCount, data, parts));
-      }
-    }
-    return rows;
+    return runRowsOf(chunks, maxBytes, chunkBytes, "input", chunkAlone);
   }
 
   run(): void {
