@@ -70,6 +70,8 @@ export interface EmbeddedServerOptions extends AgentsOptions {
   readonly synchronous?: "full" | "normal";
   /** Payloads of at least this many bytes go to per-session files (default 65536; see `SqliteSessionStoreOptions`). */
   readonly payloadFileThreshold?: number;
+  /** Payload files written with direct I/O (default true on Linux; see `SqliteSessionStoreOptions.payloadDirectIo`). */
+  readonly payloadDirectIo?: boolean;
   /**
    * How long the SQLite store retries writes that failed with a transient
    * error (busy, I/O) before failing them (default 30 000; 0: at once; see
@@ -182,6 +184,7 @@ export async function startEmbeddedServer(options: EmbeddedServerOptions): Promi
       dataDir: options.dataDir,
       synchronous: options.synchronous ?? "full",
       ...(options.payloadFileThreshold === undefined ? {} : { payloadFileThreshold: options.payloadFileThreshold }),
+      ...(options.payloadDirectIo === undefined ? {} : { payloadDirectIo: options.payloadDirectIo }),
       ...(options.storeOutageGraceMs === undefined
         ? {}
         : { outageGraceMs: checkOutageGraceMs(options.storeOutageGraceMs, "storeOutageGraceMs") }),

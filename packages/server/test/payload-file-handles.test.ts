@@ -1,7 +1,8 @@
 /**
  * How `PayloadFiles` holds its files (`src/store/payload-files.ts`): a session's file is opened
  * for writes that return only once synced (O_DSYNC on Linux: no row may commit before its bytes
- * are on disk, and no separate sync follows them; elsewhere a `datasync` after each group's),
+ * are on disk, and no separate sync follows them; elsewhere a `datasync` after each group's) and,
+ * on Linux, that bypass the page cache (O_DIRECT, `payload-direct-io.ts`),
  * stays open between groups only while more of the session's payloads are on their way, never
  * more than `MAX_FILES_KEPT_OPEN` at once, and is closed before its session's file is removed and
  * at `close()`.
@@ -12,7 +13,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { constants, existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { MAX_FILES_KEPT_OPEN, PayloadFiles, WRITES_RETURN_SYNCED } from "../src/store/payload-files.js";
+import { DIRECT_IO_AVAILABLE, MAX_FILES_KEPT_OPEN, PayloadFiles, WRITES_RETURN_SYNCED } from "../src/store/payload-files.js";
 
 const HAS_PROC = existsSync("/proc/self/fdinfo");
 if (!HAS_PROC) console.log("payload-file-handles: no /proc/self/fdinfo on this platform; the descriptor checks skip");
@@ -49,13 +50,19 @@ it("writes O_DSYNC by default on Linux, where such a write returns as fdatasync 
   expect(WRITES_RETURN_SYNCED).toBe(process.platform === "linux");
 });
 
+it("writes with direct I/O by default on Linux", () => {
+  expect(DIRECT_IO_AVAILABLE).toBe(process.platform === "linux");
+  expect(new PayloadFiles(payloadDir()).directIo).toBe(DIRECT_IO_AVAILABLE);
+});
+
 describe.skipIf(!HAS_PROC).each([
-  { mode: "O_DSYNC writes", writesReturnSynced: true, dsync: constants.O_DSYNC },
-  { mode: "plain writes and a datasync after each group's", writesReturnSynced: false, dsync: 0 },
-])("$mode", ({ writesReturnSynced, dsync }) => {
+  { mode: "O_DSYNC direct writes", writesReturnSynced: true, directIo: true, dsync: constants.O_DSYNC, direct: constants.O_DIRECT },
+  { mode: "O_DSYNC writes through the page cache", writesReturnSynced: true, directIo: false, dsync: constants.O_DSYNC, direct: 0 },
+  { mode: "plain writes and a datasync after each group's", writesReturnSynced: false, directIo: false, dsync: 0, direct: 0 },
+])("$mode", ({ writesReturnSynced, directIo, dsync, direct }) => {
   it("holds a session's file open while more of its payloads wait, closes it with its last, and reads back what it wrote", async () => {
     const dir = payloadDir();
-    const files = new PayloadFiles(dir, writesReturnSynced);
+    const files = new PayloadFiles(dir, { writesReturnSynced, directIo });
     const first = files.reserve("s1", new Uint8Array(100).fill(1));
     const second = files.reserve("s1", new Uint8Array(50).fill(2));
     await files.writeDurably([first]);
@@ -63,6 +70,7 @@ describe.skipIf(!HAS_PROC).each([
     const flags = descriptorsOf(join(dir, "s1"));
     expect(flags).toHaveLength(1);
     expect(flags[0]! & constants.O_DSYNC).toBe(dsync);
+    expect(flags[0]! & (constants.O_DIRECT ?? 0)).toBe(direct);
 
     await files.writeDurably([second]);
     expect(files.keptOpen).toBe(0);

@@ -11,11 +11,16 @@ import { createHash, randomBytes, randomUUID } from "node:crypto";
 import Database from "better-sqlite3";
 import { SqliteSessionStore } from "../src/index.js";
 import { type InputChunk, type SessionRecord } from "../src/store/index.js";
+import { alignUp } from "../src/store/payload-direct-io.js";
+import { DIRECT_IO_AVAILABLE } from "../src/store/payload-files.js";
 import { bytes, removeStoreDirs, session, sqliteDir, startAttempt, stream } from "./support/store-records.js";
 
 afterEach(removeStoreDirs);
 
 const THRESHOLD = 1024;
+
+/** Where a payload that follows `end` starts: with direct I/O (the default on Linux) at an aligned offset. */
+const place = (end: number): number => (DIRECT_IO_AVAILABLE ? alignUp(end) : end);
 
 async function openWithSession(dataDir: string, overrides: Partial<SessionRecord> = {}) {
   const store = new SqliteSessionStore({ dataDir, payloadFileThreshold: THRESHOLD });
@@ -67,13 +72,15 @@ describe("SqliteSessionStore payload files", () => {
     expect(rows(dataDir, "input_chunks")).toEqual([
       { inline: small.length, offset: null, length: null },
       { inline: 0, offset: 0, length: large.length },
-      { inline: 0, offset: large.length, length: larger.length },
+      { inline: 0, offset: place(large.length), length: larger.length },
     ]);
+    const blobAt = place(place(large.length) + larger.length);
     expect(rows(dataDir, "output_events")).toEqual([
-      { inline: 0, offset: large.length + larger.length, length: blob.length },
+      { inline: 0, offset: blobAt, length: blob.length },
       { inline: null, offset: null, length: null },
     ]);
-    expect(statSync(join(dataDir, "payloads", s.sessionId)).size).toBe(large.length + larger.length + blob.length);
+    // A direct write ends on an aligned offset: the last payload's padding is written too.
+    expect(statSync(join(dataDir, "payloads", s.sessionId)).size).toBe(place(blobAt + blob.length));
 
     const reopened = new SqliteSessionStore({ dataDir, payloadFileThreshold: THRESHOLD });
     const chunks = await reopened.readInput(input.streamId, 0n, 10_000n);
@@ -129,6 +136,25 @@ describe("SqliteSessionStore payload files", () => {
     await store.close();
   });
 
+  it("with payloadDirectIo false, lays payloads end to end through the page cache", async () => {
+    const dataDir = sqliteDir();
+    const store = new SqliteSessionStore({ dataDir, payloadFileThreshold: THRESHOLD, payloadDirectIo: false });
+    const s = session();
+    const input = stream(s.sessionId, "input");
+    await store.createSession(s, [input], startAttempt(s));
+    const first = randomBytes(THRESHOLD + 3);
+    const second = randomBytes(THRESHOLD);
+    await store.acceptInput(chunk(input.streamId, 0n, first), []);
+    await store.acceptInput(chunk(input.streamId, BigInt(first.length), second), []);
+    expect((await store.readInput(input.streamId, 0n, 1_000_000n)).map((c) => Buffer.from(c.data))).toEqual([first, second]);
+    await store.close();
+    expect(rows(dataDir, "input_chunks")).toEqual([
+      { inline: 0, offset: 0, length: first.length },
+      { inline: 0, offset: first.length, length: second.length },
+    ]);
+    expect(statSync(join(dataDir, "payloads", s.sessionId)).size).toBe(first.length + second.length);
+  });
+
   it("bytes a crash left after the last committed payload are skipped, never read", async () => {
     const dataDir = sqliteDir();
     const { store, s, input } = await openWithSession(dataDir);
@@ -145,7 +171,7 @@ describe("SqliteSessionStore payload files", () => {
     await reopened.close();
     expect(rows(dataDir, "input_chunks")).toEqual([
       { inline: 0, offset: 0, length: first.length },
-      { inline: 0, offset: first.length + 500, length: second.length },
+      { inline: 0, offset: place(place(first.length) + 500), length: second.length },
     ]);
   });
 

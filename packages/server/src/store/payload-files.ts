@@ -20,6 +20,7 @@
 import { closeSync, constants, mkdirSync, openSync, readdirSync, readSync, statSync, unlinkSync } from "node:fs";
 import { open, unlink, type FileHandle } from "node:fs/promises";
 import { join } from "node:path";
+import { alignUp, DIRECT_IO_ALIGNMENT, StagingBuffers, writeRunDirect } from "./payload-direct-io.js";
 
 /** Where a payload lives: `length` bytes at `offset` of its session's file. */
 export interface PayloadRef {
@@ -44,6 +45,22 @@ const SAFE_NAME = /^[0-9A-Za-z_-]{1,128}$/;
  */
 export const WRITES_RETURN_SYNCED = process.platform === "linux" && typeof constants.O_DSYNC === "number";
 
+/** Direct I/O (`payload-direct-io.ts`) is Linux's `O_DIRECT`; elsewhere payloads go through the page cache. */
+export const DIRECT_IO_AVAILABLE = process.platform === "linux" && typeof constants.O_DIRECT === "number";
+
+export interface PayloadFilesOptions {
+  /** O_DSYNC writes (default `WRITES_RETURN_SYNCED`), or plain writes and a `datasync` after each group's. */
+  readonly writesReturnSynced?: boolean | undefined;
+  /**
+   * Write payloads with direct I/O, not through the page cache (default `DIRECT_IO_AVAILABLE`).
+   * Payloads then start at offsets aligned to `DIRECT_IO_ALIGNMENT`. A file system that refuses
+   * direct I/O is written through the page cache from then on, the layout kept.
+   */
+  readonly directIo?: boolean | undefined;
+  /** How a file is opened for writing (default `open` of `node:fs/promises`): tests refuse O_DIRECT through it, as a file system may. */
+  readonly openFile?: (path: string, flags: number, mode: number) => Promise<FileHandle>;
+}
+
 export class PayloadFiles {
   readonly #dir: string;
   /** The end of each session's file as this process has laid it out. */
@@ -55,15 +72,30 @@ export class PayloadFiles {
   /** Files whose close is under way. */
   readonly #closing = new Set<Promise<void>>();
 
-  /** O_DSYNC writes (`WRITES_RETURN_SYNCED`, the default here), or plain writes and a `datasync` after each group's. */
   readonly #writesReturnSynced: boolean;
   readonly #openFlags: number;
+  /** Payloads start at aligned offsets: direct I/O was asked for (kept if it is later refused). */
+  readonly #aligned: boolean;
+  /** Direct writes, until the file system or the memory refuses them. */
+  #direct: boolean;
+  readonly #staging = new StagingBuffers();
+  readonly #openFileAt: (path: string, flags: number, mode: number) => Promise<FileHandle>;
+  /** The open files that were opened with `O_DIRECT`. */
+  readonly #directFiles = new WeakSet<FileHandle>();
 
-  constructor(dir: string, writesReturnSynced: boolean = WRITES_RETURN_SYNCED) {
-    this.#writesReturnSynced = writesReturnSynced && typeof constants.O_DSYNC === "number";
+  constructor(dir: string, options: PayloadFilesOptions = {}) {
+    this.#writesReturnSynced = (options.writesReturnSynced ?? WRITES_RETURN_SYNCED) && typeof constants.O_DSYNC === "number";
     this.#openFlags = constants.O_RDWR | constants.O_CREAT | (this.#writesReturnSynced ? constants.O_DSYNC : 0);
+    this.#aligned = (options.directIo ?? DIRECT_IO_AVAILABLE) && DIRECT_IO_AVAILABLE;
+    this.#direct = this.#aligned;
+    this.#openFileAt = options.openFile ?? open;
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     this.#dir = dir;
+  }
+
+  /** True while payloads are written with direct I/O (false once a file system refused it). */
+  get directIo(): boolean {
+    return this.#direct;
   }
 
   /** How many files are held open between groups (at most `MAX_FILES_KEPT_OPEN`). */
@@ -83,7 +115,8 @@ export class PayloadFiles {
    */
   reserve(sessionId: string, data: Uint8Array): PendingPayload {
     if (!this.accepts(sessionId)) throw new Error("session id is not a safe payload file name");
-    const offset = this.#ends.get(sessionId) ?? this.#sizeOnDisk(sessionId);
+    const end = this.#ends.get(sessionId) ?? this.#sizeOnDisk(sessionId);
+    const offset = this.#aligned ? alignUp(end) : end;
     this.#ends.set(sessionId, offset + data.byteLength);
     return { ref: { sessionId, offset, length: data.byteLength }, data };
   }
@@ -109,14 +142,31 @@ export class PayloadFiles {
     // (open, write, sync, close). Each trip waits for the event loop to take its completion, and on
     // a busy loop (a large upload hashed as it arrives) those waits, not the disk, set the pace of
     // the group commit.
-    const file = this.#take(sessionId) ?? (await open(this.#path(sessionId), this.#openFlags, 0o600));
+    let file = this.#take(sessionId) ?? (await this.#openFile(sessionId));
     let end = 0;
     try {
-      // Each run of adjacent payloads is one positional `writev`: one call takes the file's lock
-      // once. Several writes to one file at once from the thread pool contend for its inode lock,
-      // and the kernel spins waiting for it (a tenth of the server's CPU on `digest` on ext4). Runs
-      // are written one after another; a run's bytes never wait for a turn of the event loop.
-      for (const run of adjacentRuns(payloads)) end = await writeRun(file, run);
+      const staging = this.#directFiles.has(file) ? await this.#staging.take() : undefined;
+      if (staging !== undefined) {
+        try {
+          // A direct run spans the padding between its payloads: it is written whole blocks at a time.
+          for (const run of adjacentRuns(payloads, DIRECT_IO_ALIGNMENT)) end = await writeRunDirect(file, run, staging);
+        } catch (error) {
+          if ((error as NodeJS.ErrnoException).code !== "EINVAL") throw error;
+          // Refused (alignment the device does not take, a file system without it): the same bytes,
+          // at the same places, through the page cache, from now on.
+          file = await this.#reopenBuffered(sessionId, file);
+          for (const run of adjacentRuns(payloads)) end = await writeRun(file, run);
+        } finally {
+          this.#staging.give(staging);
+        }
+      } else {
+        if (this.#directFiles.has(file)) file = await this.#reopenBuffered(sessionId, file); // no aligned memory
+        // Each run of adjacent payloads is one positional `writev`: one call takes the file's lock
+        // once. Several writes to one file at once from the thread pool contend for its inode lock,
+        // and the kernel spins waiting for it (a tenth of the server's CPU on `digest` on ext4). Runs
+        // are written one after another; a run's bytes never wait for a turn of the event loop.
+        for (const run of adjacentRuns(payloads)) end = await writeRun(file, run);
+      }
       if (!this.#writesReturnSynced) await file.datasync();
     } catch (error) {
       this.#closeLater(file);
@@ -128,6 +178,28 @@ export class PayloadFiles {
     const more = (this.#ends.get(sessionId) ?? 0) > end;
     if (more && this.#open.size < MAX_FILES_KEPT_OPEN) this.#open.set(sessionId, file);
     else this.#closeLater(file);
+  }
+
+  /** Opens a session's file for writing: with direct I/O unless it has been refused. */
+  async #openFile(sessionId: string): Promise<FileHandle> {
+    if (this.#direct) {
+      try {
+        const file = await this.#openFileAt(this.#path(sessionId), this.#openFlags | constants.O_DIRECT, 0o600);
+        this.#directFiles.add(file);
+        return file;
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== "EINVAL") throw error;
+        this.#direct = false;
+      }
+    }
+    return this.#openFileAt(this.#path(sessionId), this.#openFlags, 0o600);
+  }
+
+  /** Direct I/O was refused: this writer goes through the page cache from now on, starting with `file`'s session. */
+  async #reopenBuffered(sessionId: string, file: FileHandle): Promise<FileHandle> {
+    this.#direct = false;
+    this.#closeLater(file);
+    return this.#openFileAt(this.#path(sessionId), this.#openFlags, 0o600);
   }
 
   /** Closes every file this writer holds open and waits for the closes (at the store's close). */
@@ -223,8 +295,11 @@ export const MAX_FILES_KEPT_OPEN = 64;
 /** A file's `writev` takes at most IOV_MAX (1024 on Linux) buffers per call. */
 export const MAX_BUFFERS_PER_WRITE = 1024;
 
-/** Payloads in runs where each starts where the one before it ends (in reservation order, nearly always one run). */
-export function adjacentRuns(payloads: readonly PendingPayload[]): PendingPayload[][] {
+/**
+ * Payloads in runs where each starts where the one before it ends, rounded up to `alignment` (in
+ * reservation order, nearly always one run).
+ */
+export function adjacentRuns(payloads: readonly PendingPayload[], alignment = 1): PendingPayload[][] {
   const runs: PendingPayload[][] = [];
   let run: PendingPayload[] = [];
   let end = -1;
@@ -234,7 +309,8 @@ export function adjacentRuns(payloads: readonly PendingPayload[]): PendingPayloa
       run = [];
     }
     run.push(payload);
-    end = payload.ref.offset + payload.ref.length;
+    const payloadEnd = payload.ref.offset + payload.ref.length;
+    end = payloadEnd % alignment === 0 ? payloadEnd : payloadEnd + alignment - (payloadEnd % alignment);
   }
   if (run.length > 0) runs.push(run);
   return runs;

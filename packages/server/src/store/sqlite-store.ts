@@ -96,7 +96,7 @@ export class SqliteSessionStore implements SessionStore {
     const path = join(options.dataDir, "sessions.db");
     const db = openSessionDatabase(path, pageSize);
     this.#db = db;
-    this.#payloads = new PayloadFiles(join(options.dataDir, PAYLOAD_DIR));
+    this.#payloads = new PayloadFiles(join(options.dataDir, PAYLOAD_DIR), { directIo: options.payloadDirectIo });
     this.#statements = prepareStatements(db);
     this.#mutations = new SqliteMutations(db, this.#statements, maxPackedRowBytes);
     this.#wal = new FileSync(`${path}-wal`);
