@@ -84,81 +84,92 @@ describe("restart on the same data directory", () => {
     }
   });
 
-  it("large u8 payloads (kept in payload files) are compared on resend and replayed after a restart, byte for byte", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "golem-stream-restart-u8-"));
-    const batch = 200 * 1024; // above the 64 KiB payload file threshold
-    const input = Array.from({ length: 3 }, (_, b) =>
-      Uint8Array.from({ length: batch }, (_, i) => ((b * batch + i) % 1000 === 999 ? 0x0a : 0x61 + ((b + i) % 26))),
-    );
-    const upperOf = (bytes: Uint8Array) => Buffer.from(bytes.map((x) => (x >= 0x61 && x <= 0x7a ? x - 0x20 : x)));
-    const expectedUpper = Buffer.concat(input.map(upperOf));
-    const upperBytes = (messages: readonly ServerMessage[], channel: number) =>
-      Buffer.concat(messages.flatMap((m) => (m.type === "output-u8" && m.channel === channel ? [Buffer.from(m.payload)] : [])));
-    try {
-      const before = await startTestServer({ dataDir: dir });
-      const first = await RawClient.connect(before.url);
-      first.send(demoStart("split", v.record(v.stream(randomUUID()))));
-      const accepted = await first.nextOf("invocationAccepted");
-      const channel = accepted.mappings[0]!.channel;
-      let sequence = 0n;
-      for (const payload of input) {
-        first.send({ type: "input-u8", channel, sequence, payload });
-        sequence += BigInt(payload.length);
-      }
-      await first.waitFor((m) => m.type === "inputStreamAck" && m.highestContiguousSequence === sequence);
-      const result = await first.nextOf("invocationResult");
-      const upper = result.mappings[0]!.channel;
-      await first.waitFor(() => upperBytes(first.received, upper).length === expectedUpper.length);
-      expect(upperBytes(first.received, upper).equals(expectedUpper)).toBe(true);
-      expect(readdirSync(join(dir, "payloads"))).toHaveLength(1);
-
-      // A takeover resends the first batch (compared with the file) and a changed second one (refused).
-      const second = await RawClient.connect(before.url);
-      second.send({
-        type: "resumeAttach",
-        attemptId: randomUUID(),
-        operation: "takeover",
-        outputCursors: [],
-        sessionToken: accepted.sessionToken,
-      });
-      const retaken = await second.nextOf("invocationAccepted");
-      const inputChannel = retaken.mappings.find((m) => m.direction === "input")!.channel;
-      second.send({ type: "input-u8", channel: inputChannel, sequence: 0n, payload: input[0]! });
-      expect(await second.nextOf("inputStreamAck")).toMatchObject({ highestContiguousSequence: sequence, terminal: false });
-      const changed = Uint8Array.from(input[1]!);
-      changed[batch - 1] = (changed[batch - 1] ?? 0) ^ 1;
-      second.send({ type: "input-u8", channel: inputChannel, sequence: BigInt(batch), payload: changed });
-      const refused = await second.all();
-      expect(refused.messages.at(-1)).toMatchObject({ type: "invocationRejected", code: "input-conflict" });
-      expect(refused.closed.code).toBe(1002);
-      await before.close();
-
-      const after = await startTestServer({ dataDir: dir });
+  it.each([
+    { files: "written with direct I/O (the default on Linux)", payloadDirectIo: true },
+    { files: "written through the page cache", payloadDirectIo: false },
+  ])(
+    "large u8 payloads (kept in payload files $files) are compared on resend and replayed after a restart, byte for byte",
+    async ({ payloadDirectIo }) => {
+      const dir = mkdtempSync(join(tmpdir(), "golem-stream-restart-u8-"));
+      // Above the 64 KiB payload file threshold, and not a multiple of a disk block: a direct write pads it.
+      const batch = 200 * 1024 + 1;
+      const input = Array.from({ length: 3 }, (_, b) =>
+        Uint8Array.from({ length: batch }, (_, i) => ((b * batch + i) % 1000 === 999 ? 0x0a : 0x61 + ((b + i) % 26))),
+      );
+      const upperOf = (bytes: Uint8Array) => Buffer.from(bytes.map((x) => (x >= 0x61 && x <= 0x7a ? x - 0x20 : x)));
+      const expectedUpper = Buffer.concat(input.map(upperOf));
+      const upperBytes = (messages: readonly ServerMessage[], channel: number) =>
+        Buffer.concat(messages.flatMap((m) => (m.type === "output-u8" && m.channel === channel ? [Buffer.from(m.payload)] : [])));
       try {
-        const replay = await RawClient.connect(after.url);
-        replay.send({
+        const before = await startTestServer({ dataDir: dir, payloadDirectIo });
+        const first = await RawClient.connect(before.url);
+        first.send(demoStart("split", v.record(v.stream(randomUUID()))));
+        const accepted = await first.nextOf("invocationAccepted");
+        const channel = accepted.mappings[0]!.channel;
+        let sequence = 0n;
+        for (const payload of input) {
+          first.send({ type: "input-u8", channel, sequence, payload });
+          sequence += BigInt(payload.length);
+        }
+        await first.waitFor((m) => m.type === "inputStreamAck" && m.highestContiguousSequence === sequence);
+        const result = await first.nextOf("invocationResult");
+        const upper = result.mappings[0]!.channel;
+        await first.waitFor(() => upperBytes(first.received, upper).length === expectedUpper.length);
+        expect(upperBytes(first.received, upper).equals(expectedUpper)).toBe(true);
+        const payloadFiles = readdirSync(join(dir, "payloads"));
+        expect(payloadFiles).toHaveLength(1);
+        // Every direct write ends on a block boundary; through the page cache the file ends where its last payload does.
+        const directlyWritten = payloadDirectIo && process.platform === "linux";
+        expect(statSync(join(dir, "payloads", payloadFiles[0]!)).size % 4096 === 0).toBe(directlyWritten);
+
+        // A takeover resends the first batch (compared with the file) and a changed second one (refused).
+        const second = await RawClient.connect(before.url);
+        second.send({
           type: "resumeAttach",
           attemptId: randomUUID(),
           operation: "takeover",
           outputCursors: [],
-          sessionToken: retaken.sessionToken,
+          sessionToken: accepted.sessionToken,
         });
-        // split is replayable: the restarted server re-ran it over the stored input (its output
-        // compared with the payload files) and it waits for the rest of the input.
-        const reattached = await replay.nextOf("invocationAccepted");
-        const input = reattached.mappings.find((m) => m.direction === "input")!;
-        expect(input.inputHighWater).toEqual({ sequence, terminal: false });
-        replay.send({ type: "inputStreamEnd", channel: input.channel, sequence });
-        const { messages } = await replay.all();
-        const replayed = messages.find((m) => m.type === "invocationResult");
-        if (replayed?.type !== "invocationResult") throw new Error("no result replayed");
-        expect(upperBytes(messages, replayed.mappings[0]!.channel).equals(expectedUpper)).toBe(true);
-        expect(messages.at(-1)).toEqual({ type: "invocationFinished", outcome: { kind: "success" } });
+        const retaken = await second.nextOf("invocationAccepted");
+        const inputChannel = retaken.mappings.find((m) => m.direction === "input")!.channel;
+        second.send({ type: "input-u8", channel: inputChannel, sequence: 0n, payload: input[0]! });
+        expect(await second.nextOf("inputStreamAck")).toMatchObject({ highestContiguousSequence: sequence, terminal: false });
+        const changed = Uint8Array.from(input[1]!);
+        changed[batch - 1] = (changed[batch - 1] ?? 0) ^ 1;
+        second.send({ type: "input-u8", channel: inputChannel, sequence: BigInt(batch), payload: changed });
+        const refused = await second.all();
+        expect(refused.messages.at(-1)).toMatchObject({ type: "invocationRejected", code: "input-conflict" });
+        expect(refused.closed.code).toBe(1002);
+        await before.close();
+
+        const after = await startTestServer({ dataDir: dir, payloadDirectIo });
+        try {
+          const replay = await RawClient.connect(after.url);
+          replay.send({
+            type: "resumeAttach",
+            attemptId: randomUUID(),
+            operation: "takeover",
+            outputCursors: [],
+            sessionToken: retaken.sessionToken,
+          });
+          // split is replayable: the restarted server re-ran it over the stored input (its output
+          // compared with the payload files) and it waits for the rest of the input.
+          const reattached = await replay.nextOf("invocationAccepted");
+          const input = reattached.mappings.find((m) => m.direction === "input")!;
+          expect(input.inputHighWater).toEqual({ sequence, terminal: false });
+          replay.send({ type: "inputStreamEnd", channel: input.channel, sequence });
+          const { messages } = await replay.all();
+          const replayed = messages.find((m) => m.type === "invocationResult");
+          if (replayed?.type !== "invocationResult") throw new Error("no result replayed");
+          expect(upperBytes(messages, replayed.mappings[0]!.channel).equals(expectedUpper)).toBe(true);
+          expect(messages.at(-1)).toEqual({ type: "invocationFinished", outcome: { kind: "success" } });
+        } finally {
+          await after.close();
+        }
       } finally {
-        await after.close();
+        rmSync(dir, { recursive: true, force: true });
       }
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
+    },
+  );
 });
