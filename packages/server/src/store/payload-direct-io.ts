@@ -21,7 +21,12 @@
  * (never another session's stale bytes).
  */
 import type { FileHandle } from "node:fs/promises";
-import type { PendingPayload } from "./payload-files.js";
+
+/** A payload with its place in its file (`PendingPayload` of `payload-files.ts`, which builds on this file). */
+export interface PlacedPayload {
+  readonly ref: { readonly offset: number; readonly length: number };
+  readonly data: Uint8Array;
+}
 
 /** Offset, length and memory of every direct write are multiples of this. */
 export const DIRECT_IO_ALIGNMENT = 4096;
@@ -92,7 +97,7 @@ export class StagingBuffers {
  * one before) through `staging`, a window at a time; returns the run's aligned end. The padding
  * after each payload is written as zeros.
  */
-export async function writeRunDirect(file: FileHandle, run: readonly PendingPayload[], staging: Uint8Array): Promise<number> {
+export async function writeRunDirect(file: FileHandle, run: readonly PlacedPayload[], staging: Uint8Array): Promise<number> {
   const last = run[run.length - 1]!;
   const end = alignUp(last.ref.offset + last.ref.length);
   let position = run[0]!.ref.offset;
@@ -111,7 +116,7 @@ export async function writeRunDirect(file: FileHandle, run: readonly PendingPayl
         filled += zeros;
         continue;
       }
-      const payloadNow = payload as PendingPayload;
+      const payloadNow = payload as PlacedPayload;
       const take = Math.min(payloadNow.ref.length - within, windowLength - filled);
       staging.set(payloadNow.data.subarray(within, within + take), filled);
       filled += take;
