@@ -154,6 +154,27 @@ it.skipIf(!DIRECT_IO_AVAILABLE)("writes through the page cache, at the same plac
   await files.close();
 });
 
+it.skipIf(!DIRECT_IO_AVAILABLE)("reopens without O_DIRECT a file held open from before direct I/O was refused", async () => {
+  const dir = join(tempDir(), "payloads");
+  const files = new PayloadFiles(dir, { directIo: true });
+  const firsts = ["s", "t"].map((sessionId) => files.reserve(sessionId, new Uint8Array(100).fill(1)));
+  const seconds = ["s", "t"].map((sessionId) => files.reserve(sessionId, new Uint8Array(100).fill(2)));
+  await files.writeDurably(firsts); // both files held open: their second payloads are on their way
+  expect(files.keptOpen).toBe(2);
+  const probe = await open(join(dir, "probe"), "w");
+  const prototype = Object.getPrototypeOf(probe) as { write: (...args: unknown[]) => Promise<unknown> };
+  await probe.close();
+  const write = vi
+    .spyOn(prototype, "write")
+    .mockRejectedValueOnce(Object.assign(new Error("EINVAL: invalid argument, write"), { code: "EINVAL" }));
+  await files.writeDurably([seconds[0]!]); // refused for s
+  expect(files.directIo).toBe(false);
+  await files.writeDurably([seconds[1]!]); // t's held file: not written directly again
+  expect(write).toHaveBeenCalledTimes(1);
+  for (const payload of [...firsts, ...seconds]) expect(files.read(payload.ref)).toEqual(payload.data);
+  await files.close();
+});
+
 it.skipIf(!DIRECT_IO_AVAILABLE)("opens without O_DIRECT once a file system refuses it at the open", async () => {
   const dir = join(tempDir(), "payloads");
   // As a file system without direct I/O answers an open that asks for it.

@@ -145,6 +145,8 @@ export class PayloadFiles {
     let file = this.#take(sessionId) ?? (await this.#openFile(sessionId));
     let end = 0;
     try {
+      // A file held open from before direct I/O was refused is opened again without it.
+      if (!this.#direct && this.#directFiles.has(file)) file = await this.#reopenBuffered(sessionId, file);
       const staging = this.#directFiles.has(file) ? await this.#staging.take() : undefined;
       if (staging !== undefined) {
         try {
