@@ -95,13 +95,13 @@ it("lays payloads out at aligned offsets, runs split where one does not start at
   expect(adjacentRuns(apart, DIRECT_IO_ALIGNMENT).map((run) => run.length)).toEqual([3, 1]);
 });
 
-it("keeps at most MAX_STAGING_BUFFERS staging buffers, page-aligned and reused; a take beyond them waits for a give", async () => {
+it("keeps at most MAX_STAGING_BUFFERS staging buffers, cut from one block and reused; a take beyond them waits for a give", async () => {
   const pool = new StagingBuffers();
   const taken = await Promise.all(Array.from({ length: MAX_STAGING_BUFFERS }, () => pool.take()));
-  for (const buffer of taken) {
-    expect(buffer?.byteLength).toBe(STAGING_BYTES);
-    expect(buffer?.byteOffset).toBe(0);
-  }
+  // Slices of one page-aligned block, each a whole number of windows into it.
+  expect(new Set(taken.map((buffer) => buffer?.buffer)).size).toBe(1);
+  expect(taken.map((buffer) => buffer?.byteOffset)).toEqual(Array.from({ length: MAX_STAGING_BUFFERS }, (_, i) => i * STAGING_BYTES));
+  for (const buffer of taken) expect(buffer?.byteLength).toBe(STAGING_BYTES);
   let extra: Uint8Array | undefined;
   const waiting = pool.take().then((buffer) => (extra = buffer));
   await new Promise((resolve) => setImmediate(resolve));
@@ -112,21 +112,26 @@ it("keeps at most MAX_STAGING_BUFFERS staging buffers, page-aligned and reused; 
 });
 
 it.skipIf(!DIRECT_IO_AVAILABLE)(
-  "reads back payloads larger than a staging window and many sessions' at once, written with O_DIRECT",
+  "reads back payloads larger than a staging window, of more sessions and stores at once than staging buffers, written with O_DIRECT",
   async () => {
-    const files = new PayloadFiles(join(tempDir(), "payloads"), { directIo: true });
+    // Two stores' writers, sharing the process's staging buffers.
+    const writers = [0, 1].map((n) => new PayloadFiles(join(tempDir(), `payloads-${n}`), { directIo: true }));
     const sessions = Array.from({ length: MAX_STAGING_BUFFERS + 3 }, (_, i) => `s${i}`);
     const sizes = [STAGING_BYTES + 3, 70_000, 1, 2 * STAGING_BYTES];
-    const written = sessions.flatMap((sessionId, s) =>
-      sizes.map((size, i) => files.reserve(sessionId, new Uint8Array(size).fill(((s * 7 + i) % 255) + 1))),
+    const written = writers.map((files, w) =>
+      sessions.flatMap((sessionId, s) =>
+        sizes.map((size, i) => files.reserve(sessionId, new Uint8Array(size).fill(((w * 31 + s * 7 + i) % 255) + 1))),
+      ),
     );
-    await files.writeDurably(written);
-    expect(files.directIo).toBe(true);
-    for (const payload of written) {
-      expect(payload.ref.offset % DIRECT_IO_ALIGNMENT).toBe(0);
-      expect(Buffer.from(files.read(payload.ref)).equals(Buffer.from(payload.data))).toBe(true);
+    await Promise.all(writers.map((files, w) => files.writeDurably(written[w]!)));
+    for (const [w, files] of writers.entries()) {
+      expect(files.directIo).toBe(true);
+      for (const payload of written[w]!) {
+        expect(payload.ref.offset % DIRECT_IO_ALIGNMENT).toBe(0);
+        expect(Buffer.from(files.read(payload.ref)).equals(Buffer.from(payload.data))).toBe(true);
+      }
+      await files.close();
     }
-    await files.close();
   },
 );
 

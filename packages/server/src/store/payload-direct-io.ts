@@ -65,12 +65,17 @@ function pageAlignedBytes(length: number): Uint8Array | undefined {
 }
 
 /**
- * The staging buffers of one writer: made when first needed, at most `MAX_STAGING_BUFFERS`, reused
- * for its life (so their pages stay warm); a write that finds none free waits for one.
+ * Staging buffers: at most `MAX_STAGING_BUFFERS` slices of one page-aligned block, made when first
+ * needed and reused (so their pages stay warm); a write that finds none free waits for one. The
+ * payload files of every store in the process share one set (`SHARED_STAGING`): each WebAssembly
+ * memory reserves gigabytes of address space (guard regions, never touched), so the process makes
+ * one, and the thread pool writes four at a time however many stores there are.
  */
 export class StagingBuffers {
   readonly #free: Uint8Array[] = [];
   readonly #waiting: ((buffer: Uint8Array) => void)[] = [];
+  /** The block the buffers are cut from; null once it could not be made. */
+  #block: Uint8Array | null | undefined;
   #made = 0;
 
   /** A buffer of `STAGING_BYTES` for one run's writes, or undefined if aligned memory cannot be had. */
@@ -78,9 +83,10 @@ export class StagingBuffers {
     const free = this.#free.pop();
     if (free !== undefined) return free;
     if (this.#made < MAX_STAGING_BUFFERS) {
-      const made = pageAlignedBytes(STAGING_BYTES);
-      if (made !== undefined) this.#made++;
-      return made;
+      if (this.#block === undefined) this.#block = pageAlignedBytes(MAX_STAGING_BUFFERS * STAGING_BYTES) ?? null;
+      if (this.#block === null) return undefined;
+      // Each slice starts a whole number of staging windows into a page-aligned block: aligned too.
+      return this.#block.subarray(this.#made * STAGING_BYTES, ++this.#made * STAGING_BYTES);
     }
     return new Promise((resolve) => this.#waiting.push(resolve));
   }
@@ -91,6 +97,9 @@ export class StagingBuffers {
     else this.#free.push(buffer);
   }
 }
+
+/** The staging buffers of every payload file writer in this process. */
+export const SHARED_STAGING = new StagingBuffers();
 
 /**
  * Writes one run of payloads (each at an aligned offset, each starting at the aligned end of the

@@ -20,7 +20,7 @@
 import { closeSync, constants, mkdirSync, openSync, readdirSync, readSync, statSync, unlinkSync } from "node:fs";
 import { open, unlink, type FileHandle } from "node:fs/promises";
 import { join } from "node:path";
-import { alignUp, DIRECT_IO_ALIGNMENT, StagingBuffers, writeRunDirect } from "./payload-direct-io.js";
+import { alignUp, DIRECT_IO_ALIGNMENT, SHARED_STAGING, writeRunDirect } from "./payload-direct-io.js";
 
 /** Where a payload lives: `length` bytes at `offset` of its session's file. */
 export interface PayloadRef {
@@ -78,7 +78,7 @@ export class PayloadFiles {
   readonly #aligned: boolean;
   /** Direct writes, until the file system or the memory refuses them. */
   #direct: boolean;
-  readonly #staging = new StagingBuffers();
+  readonly #staging = SHARED_STAGING;
   readonly #openFileAt: (path: string, flags: number, mode: number) => Promise<FileHandle>;
   /** The open files that were opened with `O_DIRECT`. */
   readonly #directFiles = new WeakSet<FileHandle>();

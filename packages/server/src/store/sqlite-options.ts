@@ -30,7 +30,7 @@ export interface SqliteSessionStoreOptions {
   /**
    * Write payload files with direct I/O (default true on Linux, where it is
    * `O_DIRECT`; elsewhere ignored): the bytes go from one of at most four
-   * staging buffers of 4 MiB to the disk, not through the page cache, which
+   * staging buffers of 4 MiB (per process) to the disk, not through the page cache, which
    * saves the kernel a copy into cache pages of every byte (about 1.8 ms of
    * CPU per MiB). Each payload then starts at an offset aligned to 4096
    * bytes. A file system that refuses it is written through the page cache.
