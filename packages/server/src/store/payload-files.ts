@@ -8,7 +8,9 @@
  * the `fsync` of each. A packed `stream<u8>` batch of 1 MiB cost about 3 ms
  * that way; written here once, by libuv's thread pool, to a file opened with
  * `O_DSYNC` (each write returns synced), it costs well under 1 ms and the
- * event loop keeps reading the socket meanwhile.
+ * event loop keeps reading the socket meanwhile. On Linux the file is opened
+ * `O_DIRECT` too, the bytes written from staging buffers, not through the
+ * page cache (`payload-direct-io.ts`).
  *
  * Durability rule: the bytes are written and synced (and a new file's
  * directory entry with them) before the commit of the row that points at
