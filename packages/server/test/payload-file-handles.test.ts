@@ -76,8 +76,8 @@ describe.skipIf(!HAS_PROC).each([
     expect(files.keptOpen).toBe(0);
     await files.close();
     expect(descriptorsOf(join(dir, "s1"))).toEqual([]);
-    expect(files.read(first.ref)).toEqual(new Uint8Array(100).fill(1));
-    expect(files.read(second.ref)).toEqual(new Uint8Array(50).fill(2));
+    expect(await files.read(first.ref)).toEqual(new Uint8Array(100).fill(1));
+    expect(await files.read(second.ref)).toEqual(new Uint8Array(50).fill(2));
   });
 });
 
@@ -90,7 +90,7 @@ it("keeps at most MAX_FILES_KEPT_OPEN files open, however many sessions are uplo
   expect(files.keptOpen).toBe(MAX_FILES_KEPT_OPEN);
   await files.writeDurably(seconds);
   expect(files.keptOpen).toBe(0);
-  for (const payload of seconds) expect(files.read(payload.ref)).toEqual(new Uint8Array([2]));
+  for (const payload of seconds) expect(await files.read(payload.ref)).toEqual(new Uint8Array([2]));
   await files.close();
 });
 

@@ -5,7 +5,18 @@
  * files go when their sessions go.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { appendFileSync, existsSync, mkdirSync, readdirSync, renameSync, rmdirSync, statSync, truncateSync, writeFileSync } from "node:fs";
+import {
+  appendFileSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  renameSync,
+  rmdirSync,
+  rmSync,
+  statSync,
+  truncateSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { createHash, randomBytes, randomUUID } from "node:crypto";
 import Database from "better-sqlite3";
@@ -173,6 +184,30 @@ describe("SqliteSessionStore payload files", () => {
       { inline: 0, offset: 0, length: first.length },
       { inline: 0, offset: place(place(first.length) + 500), length: second.length },
     ]);
+  });
+
+  it("reads file payloads from the thread pool, the file opened with the rows: a purge's unlink right after cannot take them", async () => {
+    const dataDir = sqliteDir();
+    const { store, s, input } = await openWithSession(dataDir);
+    const data = randomBytes(3 * THRESHOLD);
+    await store.acceptInput(chunk(input.streamId, 0n, data), []);
+    const out = stream(s.sessionId, "output", { parent: { kind: "result" }, elementKind: "binary" });
+    await store.setResult(s.sessionId, '{"kind":"none"}', [out]);
+    const blob = randomBytes(2 * THRESHOLD);
+    await store.appendOutput({ event: "item", streamId: out.streamId, sequence: 0n, itemCount: 1n, data: blob, mimeType: undefined }, []);
+
+    const inputRead = store.readInput(input.streamId, 0n, 1_000_000n);
+    const outputRead = store.readOutput(out.streamId, 0n, 10);
+    // A turn of the event loop passes before the reads come back: they were not read on it.
+    const order: string[] = [];
+    setImmediate(() => order.push("a turn later"));
+    void inputRead.then(() => order.push("input read"));
+    // As a purge would after its commit: the file goes, in the same turn as the reads' rows.
+    rmSync(join(dataDir, "payloads", s.sessionId));
+    expect((await inputRead).map((c) => Buffer.from(c.data))).toEqual([data]);
+    expect((await outputRead).map((e) => (e.event === "item" ? Buffer.from(e.data) : undefined))).toEqual([blob]);
+    expect(order[0]).toBe("a turn later");
+    await store.close();
   });
 
   it("a payload file shorter than its rows say fails the read with a clear error", async () => {

@@ -19,7 +19,7 @@
  * a file: wasted, never read. Files of sessions the database no longer has
  * (a crash between a purge's commit and its unlink) are removed at open.
  */
-import { closeSync, constants, mkdirSync, openSync, readdirSync, readSync, statSync, unlinkSync } from "node:fs";
+import { closeSync, constants, mkdirSync, openSync, read, readdirSync, statSync, unlinkSync } from "node:fs";
 import { open, unlink, type FileHandle } from "node:fs/promises";
 import { join } from "node:path";
 import { alignUp, DIRECT_IO_ALIGNMENT, SHARED_STAGING, writeRunDirect } from "./payload-direct-io.js";
@@ -29,6 +29,12 @@ export interface PayloadRef {
   readonly sessionId: string;
   readonly offset: number;
   readonly length: number;
+}
+
+/** `bytes.byteLength` bytes to be read from `offset` of a session's file (`PayloadFiles.readInto`). */
+export interface PayloadRead {
+  readonly offset: number;
+  readonly bytes: Uint8Array;
 }
 
 /** A payload that has its place but is not on disk yet. */
@@ -233,19 +239,21 @@ export class PayloadFiles {
     this.#closing.add(closing);
   }
 
-  /** Reads a payload a committed row points at. */
-  read(ref: PayloadRef): Uint8Array {
+  /**
+   * Fills each read's `bytes` with those at its `offset` of the session's file, read from the
+   * thread pool: a file written with direct I/O is not in the page cache, and a read of it waits for
+   * the disk. The file is opened before this returns, in the turn that read the rows pointing into
+   * it, so a purge that unlinks it afterwards cannot take the bytes away.
+   */
+  readInto(sessionId: string, reads: readonly PayloadRead[]): Promise<void> {
+    const fd = openSync(this.#path(sessionId), "r");
+    return readAll(fd, sessionId, reads).finally(() => closeSync(fd));
+  }
+
+  /** Reads one payload a committed row points at. */
+  async read(ref: PayloadRef): Promise<Uint8Array> {
     const bytes = new Uint8Array(ref.length);
-    const fd = openSync(this.#path(ref.sessionId), "r");
-    try {
-      for (let read = 0; read < ref.length;) {
-        const n = readSync(fd, bytes, read, ref.length - read, ref.offset + read);
-        if (n === 0) throw new Error(`payload file of session ${ref.sessionId} ends before the bytes sessions.db points at`);
-        read += n;
-      }
-    } finally {
-      closeSync(fd);
-    }
+    await this.readInto(ref.sessionId, [{ offset: ref.offset, bytes }]);
     return bytes;
   }
 
@@ -346,6 +354,23 @@ export function remainderAfter(buffers: readonly Uint8Array[], written: number):
     }
   }
   return rest;
+}
+
+/** Reads each of `reads` in turn from `fd`, resuming after a short read; a file that ends first fails. */
+async function readAll(fd: number, sessionId: string, reads: readonly PayloadRead[]): Promise<void> {
+  for (const { offset, bytes } of reads) {
+    for (let done = 0; done < bytes.byteLength;) {
+      const n = await readAt(fd, bytes, done, offset + done);
+      if (n === 0) throw new Error(`payload file of session ${sessionId} ends before the bytes sessions.db points at`);
+      done += n;
+    }
+  }
+}
+
+function readAt(fd: number, bytes: Uint8Array, from: number, position: number): Promise<number> {
+  return new Promise((resolve, reject) =>
+    read(fd, bytes, from, bytes.byteLength - from, position, (error, n) => (error === null ? resolve(n) : reject(error))),
+  );
 }
 
 /** Makes a new file's directory entry durable. */

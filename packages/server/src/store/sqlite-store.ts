@@ -25,6 +25,7 @@ import { join } from "node:path";
 import type Database from "better-sqlite3";
 import { GroupCommit, toError } from "./group-commit.js";
 import { PayloadFiles, type PendingPayload } from "./payload-files.js";
+import { PayloadReads } from "./payload-reads.js";
 import type {
   CommitListener,
   AttachResult,
@@ -197,8 +198,7 @@ export class SqliteSessionStore implements SessionStore {
   }
 
   readInput(streamId: string, from: bigint, to: bigint): Promise<InputChunk[]> {
-    return this.#run(() => {
-      const read = this.#payloadReader(streamId);
+    return this.#runReading(streamId, (read) => {
       const chunks: InputChunk[] = [];
       for (const row of this.#statements.readInput.all({ stream: streamId, from, to }) as InputRow[])
         pushChunks(row, read, from, to, chunks);
@@ -221,7 +221,7 @@ export class SqliteSessionStore implements SessionStore {
   }
 
   readOutput(streamId: string, from: bigint, limit: number, maxBytes = Number.POSITIVE_INFINITY): Promise<OutputEvent[]> {
-    return this.#run(() => {
+    return this.#runReading(streamId, (read) => {
       // Rows first, payloads after: the connection is busy while the iterator
       // is open, and a row past the byte bound is never read at all (an inline
       // row carries its payload).
@@ -248,7 +248,6 @@ export class SqliteSessionStore implements SessionStore {
           if (taken.length >= limit || bytes >= maxBytes) break rows;
         }
       }
-      const read = this.#payloadReader(streamId);
       return taken.map((entry) => ("stream_id" in entry ? toEvent(entry, read) : entry));
     });
   }
@@ -265,14 +264,13 @@ export class SqliteSessionStore implements SessionStore {
     return this.#payloads.reserve(sessionId, data);
   }
 
-  /** Reads the file payloads of one stream's rows (the session is looked up once, if at all). */
-  #payloadReader(streamId: string): PayloadReader {
-    let sessionId: string | undefined;
-    return (row) => {
-      if (row.payload_offset === null || row.payload_length === null) return undefined;
-      sessionId ??= this.#statements.sessionOfStream.get(streamId) as string;
-      return this.#payloads.read({ sessionId, offset: Number(row.payload_offset), length: Number(row.payload_length) });
-    };
+  /** `work` over one stream's rows, their file payloads read from the thread pool before the promise resolves (`payload-reads.ts`). */
+  #runReading<T>(streamId: string, work: (read: PayloadReader) => T): Promise<T> {
+    const reads = new PayloadReads();
+    return this.#run(
+      () => work(reads.reader),
+      () => reads.start(this.#payloads, () => this.#statements.sessionOfStream.get(streamId) as string),
+    );
   }
 
   setResult(sessionId: string, result: string, introduced: readonly NewStream[], epoch?: bigint): Promise<void> {
@@ -377,18 +375,20 @@ export class SqliteSessionStore implements SessionStore {
   }
 
   /**
-   * Runs synchronous SQLite work and reports its outcome as a promise,
-   * released once every commit the work could have read is synced: a
-   * client is never shown what a power failure could still take away.
+   * Runs synchronous SQLite work; its promise resolves once every commit the work could have read is synced (a client
+   * is never shown what a power failure could take away) and the reads `startReads` began in the same turn are done.
    */
-  #run<T>(work: () => T): Promise<T> {
+  #run<T>(work: () => T, startReads?: () => Promise<void> | undefined): Promise<T> {
     let value: T;
+    let reading: Promise<void> | undefined;
     try {
       value = work();
+      reading = startReads?.();
     } catch (error) {
       return Promise.reject(toError(error));
     }
-    return this.#group.durable().then(() => value);
+    const durable = this.#group.durable();
+    return (reading === undefined ? durable : Promise.all([durable, reading])).then(() => value);
   }
 }
 
