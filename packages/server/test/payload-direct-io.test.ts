@@ -52,6 +52,20 @@ function expectedFile(payloads: readonly PendingPayload[], start: number): Uint8
   return bytes;
 }
 
+/**
+ * Makes the next `FileHandle.write` fail as a device that refuses a direct write answers, and returns
+ * the spy (`writev`, which page-cache writes use, is left alone). `dir` holds a scratch file opened
+ * to reach the class's prototype, which `node:fs/promises` does not export.
+ */
+async function refuseNextFileWrite(dir: string) {
+  const probe = await open(join(dir, "probe"), "w");
+  const prototype = Object.getPrototypeOf(probe) as { write: (...args: unknown[]) => Promise<unknown> };
+  await probe.close();
+  return vi
+    .spyOn(prototype, "write")
+    .mockRejectedValueOnce(Object.assign(new Error("EINVAL: invalid argument, write"), { code: "EINVAL" }));
+}
+
 it("writes a run's payloads at their places and zeros between them, a staging window at a time, whatever the staging held", async () => {
   const dir = tempDir();
   await fc.assert(
@@ -138,12 +152,7 @@ it.skipIf(!DIRECT_IO_AVAILABLE)(
 it.skipIf(!DIRECT_IO_AVAILABLE)("writes through the page cache, at the same places, once a direct write is refused", async () => {
   const dir = join(tempDir(), "payloads");
   const files = new PayloadFiles(dir, { directIo: true });
-  const probe = await open(join(dir, "probe"), "w");
-  const prototype = Object.getPrototypeOf(probe) as { write: (...args: unknown[]) => Promise<unknown> };
-  await probe.close();
-  const write = vi
-    .spyOn(prototype, "write")
-    .mockRejectedValueOnce(Object.assign(new Error("EINVAL: invalid argument, write"), { code: "EINVAL" }));
+  const write = await refuseNextFileWrite(dir);
   const first = files.reserve("s", new Uint8Array(5000).fill(1));
   const second = files.reserve("s", new Uint8Array(3).fill(2));
   await files.writeDurably([first, second]);
@@ -166,12 +175,7 @@ it.skipIf(!DIRECT_IO_AVAILABLE)("reopens without O_DIRECT a file held open from 
   const seconds = ["s", "t"].map((sessionId) => files.reserve(sessionId, new Uint8Array(100).fill(2)));
   await files.writeDurably(firsts); // both files held open: their second payloads are on their way
   expect(files.keptOpen).toBe(2);
-  const probe = await open(join(dir, "probe"), "w");
-  const prototype = Object.getPrototypeOf(probe) as { write: (...args: unknown[]) => Promise<unknown> };
-  await probe.close();
-  const write = vi
-    .spyOn(prototype, "write")
-    .mockRejectedValueOnce(Object.assign(new Error("EINVAL: invalid argument, write"), { code: "EINVAL" }));
+  const write = await refuseNextFileWrite(dir);
   await files.writeDurably([seconds[0]!]); // refused for s
   expect(files.directIo).toBe(false);
   await files.writeDurably([seconds[1]!]); // t's held file: not written directly again
