@@ -39,10 +39,10 @@ export const MAX_STAGING_BUFFERS = 4;
 
 const WASM_PAGE_BYTES = 65536;
 
-/** `n` rounded up to the next multiple of `DIRECT_IO_ALIGNMENT`. */
-export function alignUp(n: number): number {
-  const rest = n % DIRECT_IO_ALIGNMENT;
-  return rest === 0 ? n : n + DIRECT_IO_ALIGNMENT - rest;
+/** `n` rounded up to the next multiple of `alignment` (1: `n` itself). */
+export function alignUp(n: number, alignment = DIRECT_IO_ALIGNMENT): number {
+  const rest = n % alignment;
+  return rest === 0 ? n : n + alignment - rest;
 }
 
 /**

@@ -153,30 +153,32 @@ export class PayloadFiles {
     let file = this.#take(sessionId) ?? (await this.#openFile(sessionId));
     let end = 0;
     try {
-      // A file held open from before direct I/O was refused is opened again without it.
-      if (!this.#direct && this.#directFiles.has(file)) file = await this.#reopenBuffered(sessionId, file);
-      const staging = this.#directFiles.has(file) ? await this.#staging.take() : undefined;
-      if (staging !== undefined) {
-        try {
-          // A direct run spans the padding between its payloads: it is written whole blocks at a time.
-          for (const run of adjacentRuns(payloads, DIRECT_IO_ALIGNMENT)) end = await writeRunDirect(file, run, staging);
-        } catch (error) {
-          if ((error as NodeJS.ErrnoException).code !== "EINVAL") throw error;
-          // Refused (alignment the device does not take, a file system without it): the same bytes,
-          // at the same places, through the page cache, from now on.
+      let written = false;
+      if (this.#directFiles.has(file)) {
+        const staging = this.#direct ? await this.#staging.take() : undefined;
+        if (staging === undefined) {
+          // Refused since this file was opened (it was held open), or no aligned memory.
           file = await this.#reopenBuffered(sessionId, file);
-          for (const run of adjacentRuns(payloads)) end = await writeRun(file, run);
-        } finally {
-          this.#staging.give(staging);
+        } else {
+          try {
+            // A direct run spans the padding between its payloads: it is written whole blocks at a time.
+            for (const run of adjacentRuns(payloads, DIRECT_IO_ALIGNMENT)) end = await writeRunDirect(file, run, staging);
+            written = true;
+          } catch (error) {
+            if ((error as NodeJS.ErrnoException).code !== "EINVAL") throw error;
+            // Refused (alignment the device does not take, a file system without it): the same bytes,
+            // at the same places, through the page cache, from now on.
+            file = await this.#reopenBuffered(sessionId, file);
+          } finally {
+            this.#staging.give(staging);
+          }
         }
-      } else {
-        if (this.#directFiles.has(file)) file = await this.#reopenBuffered(sessionId, file); // no aligned memory
-        // Each run of adjacent payloads is one positional `writev`: one call takes the file's lock
-        // once. Several writes to one file at once from the thread pool contend for its inode lock,
-        // and the kernel spins waiting for it (a tenth of the server's CPU on `digest` on ext4). Runs
-        // are written one after another; a run's bytes never wait for a turn of the event loop.
-        for (const run of adjacentRuns(payloads)) end = await writeRun(file, run);
       }
+      // Each run of adjacent payloads is one positional `writev`: one call takes the file's lock
+      // once. Several writes to one file at once from the thread pool contend for its inode lock,
+      // and the kernel spins waiting for it (a tenth of the server's CPU on `digest` on ext4). Runs
+      // are written one after another; a run's bytes never wait for a turn of the event loop.
+      if (!written) for (const run of adjacentRuns(payloads)) end = await writeRun(file, run);
       if (!this.#writesReturnSynced) await file.datasync();
     } catch (error) {
       this.#closeLater(file);
@@ -321,8 +323,7 @@ export function adjacentRuns(payloads: readonly PendingPayload[], alignment = 1)
       run = [];
     }
     run.push(payload);
-    const payloadEnd = payload.ref.offset + payload.ref.length;
-    end = payloadEnd % alignment === 0 ? payloadEnd : payloadEnd + alignment - (payloadEnd % alignment);
+    end = alignUp(payload.ref.offset + payload.ref.length, alignment);
   }
   if (run.length > 0) runs.push(run);
   return runs;
