@@ -20,6 +20,7 @@ import {
   writeRunDirect,
 } from "../src/store/payload-direct-io.js";
 import { adjacentRuns, DIRECT_IO_AVAILABLE, PayloadFiles, type PendingPayload } from "../src/store/payload-files.js";
+import { readPayload } from "./support/payload-read.js";
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -142,7 +143,7 @@ it.skipIf(!DIRECT_IO_AVAILABLE)(
       expect(files.directIo).toBe(true);
       for (const payload of written[w]!) {
         expect(payload.ref.offset % DIRECT_IO_ALIGNMENT).toBe(0);
-        expect(Buffer.from(await files.read(payload.ref)).equals(Buffer.from(payload.data))).toBe(true);
+        expect(Buffer.from(await readPayload(files, payload.ref)).equals(Buffer.from(payload.data))).toBe(true);
       }
       await files.close();
     }
@@ -159,12 +160,12 @@ it.skipIf(!DIRECT_IO_AVAILABLE)("writes through the page cache, at the same plac
   expect(write).toHaveBeenCalledTimes(1); // the refused one; the rest went through `writev`
   expect(files.directIo).toBe(false);
   expect(second.ref.offset).toBe(alignUp(first.ref.length)); // the layout stays
-  expect(await files.read(first.ref)).toEqual(first.data);
-  expect(await files.read(second.ref)).toEqual(second.data);
+  expect(await readPayload(files, first.ref)).toEqual(first.data);
+  expect(await readPayload(files, second.ref)).toEqual(second.data);
   const later = files.reserve("t", new Uint8Array(10).fill(3));
   await files.writeDurably([later]);
   expect(write).toHaveBeenCalledTimes(1);
-  expect(await files.read(later.ref)).toEqual(later.data);
+  expect(await readPayload(files, later.ref)).toEqual(later.data);
   await files.close();
 });
 
@@ -180,7 +181,7 @@ it.skipIf(!DIRECT_IO_AVAILABLE)("reopens without O_DIRECT a file held open from 
   expect(files.directIo).toBe(false);
   await files.writeDurably([seconds[1]!]); // t's held file: not written directly again
   expect(write).toHaveBeenCalledTimes(1);
-  for (const payload of [...firsts, ...seconds]) expect(await files.read(payload.ref)).toEqual(payload.data);
+  for (const payload of [...firsts, ...seconds]) expect(await readPayload(files, payload.ref)).toEqual(payload.data);
   await files.close();
 });
 
@@ -195,7 +196,7 @@ it.skipIf(!DIRECT_IO_AVAILABLE)("opens without O_DIRECT once a file system refus
   const payload = files.reserve("s", new Uint8Array(100).fill(9));
   await files.writeDurably([payload]);
   expect(files.directIo).toBe(false);
-  expect(await files.read(payload.ref)).toEqual(payload.data);
+  expect(await readPayload(files, payload.ref)).toEqual(payload.data);
   expect(statSync(join(dir, "s")).size).toBe(100); // through the page cache: no padding written
   await files.close();
 });

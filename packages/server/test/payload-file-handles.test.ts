@@ -14,6 +14,7 @@ import { constants, existsSync, mkdtempSync, readdirSync, readFileSync, readlink
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DIRECT_IO_AVAILABLE, MAX_FILES_KEPT_OPEN, PayloadFiles, WRITES_RETURN_SYNCED } from "../src/store/payload-files.js";
+import { readPayload } from "./support/payload-read.js";
 
 const HAS_PROC = existsSync("/proc/self/fdinfo");
 if (!HAS_PROC) console.log("payload-file-handles: no /proc/self/fdinfo on this platform; the descriptor checks skip");
@@ -76,8 +77,8 @@ describe.skipIf(!HAS_PROC).each([
     expect(files.keptOpen).toBe(0);
     await files.close();
     expect(descriptorsOf(join(dir, "s1"))).toEqual([]);
-    expect(await files.read(first.ref)).toEqual(new Uint8Array(100).fill(1));
-    expect(await files.read(second.ref)).toEqual(new Uint8Array(50).fill(2));
+    expect(await readPayload(files, first.ref)).toEqual(new Uint8Array(100).fill(1));
+    expect(await readPayload(files, second.ref)).toEqual(new Uint8Array(50).fill(2));
   });
 });
 
@@ -90,7 +91,7 @@ it("keeps at most MAX_FILES_KEPT_OPEN files open, however many sessions are uplo
   expect(files.keptOpen).toBe(MAX_FILES_KEPT_OPEN);
   await files.writeDurably(seconds);
   expect(files.keptOpen).toBe(0);
-  for (const payload of seconds) expect(await files.read(payload.ref)).toEqual(new Uint8Array([2]));
+  for (const payload of seconds) expect(await readPayload(files, payload.ref)).toEqual(new Uint8Array([2]));
   await files.close();
 });
 

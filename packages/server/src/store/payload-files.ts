@@ -252,13 +252,6 @@ export class PayloadFiles {
     return readAll(fd, sessionId, reads).finally(() => closeSync(fd));
   }
 
-  /** Reads one payload a committed row points at. */
-  async read(ref: PayloadRef): Promise<Uint8Array> {
-    const bytes = new Uint8Array(ref.length);
-    await this.readInto(ref.sessionId, [{ offset: ref.offset, bytes }]);
-    return bytes;
-  }
-
   /** Deletes the files of purged sessions (their rows are gone already). */
   async remove(sessionIds: readonly string[]): Promise<void> {
     // Some systems (Windows) refuse to delete a file that is still open.
