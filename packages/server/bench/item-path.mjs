@@ -3,10 +3,12 @@
  * The server's small-item path after the socket: CPU per 64-byte `tally`
  * item from `Connection.receive` of the message's bytes to the ACK (strict
  * decode, validation, routing, the SQLite store's group commit, the demo
- * agent), without `ws`, a socket or a client process beside it, and the
- * event loop's delay meanwhile (p99 and longest turn: how long a message on
- * another connection could have waited). For this checkout's build and,
- * optionally, another build's, alternating in fresh processes round by round.
+ * agent), without `ws`, a socket or a client process beside it, the event
+ * loop's delay meanwhile (p99 and longest turn: how long a message on
+ * another connection could have waited), and the bytes the store wrote per
+ * item (WAL, checkpoints; the item itself is about 94 bytes as stored). For
+ * this checkout's build and, optionally, another build's, alternating in
+ * fresh processes round by round.
  *
  *   node bench/item-path.mjs [/path/to/other/packages/server/dist/index.js]
  *   ITEMS=200000 ROUNDS=9 BURST=400 SYNCHRONOUS=full node bench/item-path.mjs ...
@@ -28,7 +30,7 @@
  * a build from the same history does.
  */
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { randomUUID } from "node:crypto";
@@ -141,9 +143,11 @@ async function measure(build) {
   const profiler = process.env.PROFILE === undefined ? undefined : await startProfiler();
   const delay = monitorEventLoopDelay({ resolution: 1 });
   delay.enable();
+  const writtenBefore = bytesWritten();
   const started = process.cpuUsage();
   await feed(WARM_ITEMS, WARM_ITEMS + ITEMS);
   const used = process.cpuUsage(started);
+  const written = bytesWritten() - writtenBefore;
   delay.disable();
   if (profiler !== undefined) {
     const { profile } = await profiler.post("Profiler.stop");
@@ -163,7 +167,23 @@ async function measure(build) {
     // The longest turns: how long a message on another connection could have waited.
     delayP99: delay.percentile(99) / 1e6,
     delayMax: delay.max / 1e6,
+    // What the store hands the kernel per item (WAL, checkpoints, payload files): NaN off Linux.
+    writtenPerItem: written / ITEMS,
   };
+}
+
+/**
+ * Bytes this process has passed to `write` and its kin so far (`wchar` of /proc/self/io, every
+ * thread): unlike CPU time it does not move with the machine's load, so a change to how the store
+ * lays out its writes shows in it exactly. NaN where there is no /proc.
+ */
+function bytesWritten() {
+  try {
+    const match = /^wchar: (\d+)$/m.exec(readFileSync("/proc/self/io", "utf8"));
+    return match === null ? Number.NaN : Number(match[1]);
+  } catch {
+    return Number.NaN;
+  }
 }
 
 /** The inspector's CPU profiler, started: only the measured part is in the profile, not the setup. */
@@ -271,8 +291,9 @@ for (const [name, runs] of Object.entries(results)) {
   const user = runs.map((r) => r.userPerItem);
   const p99 = runs.map((r) => r.delayP99);
   const max = runs.map((r) => r.delayMax);
+  const written = runs.map((r) => r.writtenPerItem);
   console.log(
-    `  ${name.padEnd(5)} ${median(cpu).toFixed(2)} (${range(cpu)}), user ${median(user).toFixed(2)}; event-loop delay p99 ${median(p99).toFixed(1)} ms, max ${median(max).toFixed(1)} ms (${range(max)})`,
+    `  ${name.padEnd(5)} ${median(cpu).toFixed(2)} (${range(cpu)}), user ${median(user).toFixed(2)}; event-loop delay p99 ${median(p99).toFixed(1)} ms, max ${median(max).toFixed(1)} ms (${range(max)}); written ${median(written).toFixed(0)} B per item`,
   );
 }
 if (results.other !== undefined) {

@@ -226,7 +226,7 @@ describe("SqliteSessionStore on disk", () => {
     await store.close();
   });
 
-  it("creates a new database with 16 KiB pages (or pageSize); an existing one keeps its own", async () => {
+  it("creates a new database with 4 KiB pages (or pageSize); an existing one keeps its own", async () => {
     const pageSize = (dataDir: string): number => {
       const db = new Database(join(dataDir, "sessions.db"), { readonly: true });
       try {
@@ -237,7 +237,7 @@ describe("SqliteSessionStore on disk", () => {
     };
     const fresh = sqliteDir();
     await new SqliteSessionStore({ dataDir: fresh }).close();
-    expect(pageSize(fresh)).toBe(16384);
+    expect(pageSize(fresh)).toBe(4096);
     const large = sqliteDir();
     await new SqliteSessionStore({ dataDir: large, pageSize: 65536 }).close();
     expect(pageSize(large)).toBe(65536);

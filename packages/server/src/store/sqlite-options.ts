@@ -12,10 +12,12 @@ export interface SqliteSessionStoreOptions {
   readonly synchronous?: "full" | "normal";
   /**
    * Page size of a new database: a power of two from 4096 to 65536 (default
-   * 16384). SQLite writes a blob page by page, one system call each, twice
-   * (WAL, then checkpoint): larger pages make large input and output
-   * (packed u8 batches, binary items) cheaper, while every commit writes at
-   * least its modified pages whole. Ignored for an existing database.
+   * 4096). Every commit writes each page it modified whole, twice (WAL, then
+   * checkpoint), so small pages keep a burst of small items' commits small:
+   * 64-byte items cost about 250 bytes of writes each at 4 KiB, 460 at
+   * 16 KiB (`bench/item-path.mjs`). Larger pages write a large row in fewer
+   * system calls (one per page), but payloads of `payloadFileThreshold` bytes
+   * or more never go into pages. Ignored for an existing database.
    */
   readonly pageSize?: number;
   /**
@@ -39,9 +41,11 @@ export interface SqliteSessionStoreOptions {
   /**
    * Small input chunks and output items of one stream committed in the same
    * group share one row of their log, up to this many bytes per row
-   * (default 8192; 0 writes a row per append). A burst of 64-byte items then
+   * (default 65536; 0 writes a row per append). A burst of 64-byte items then
    * costs SQLite one insert per row instead of one per item
-   * (`packed-rows.ts`). Reads return the appends as they were made.
+   * (`packed-rows.ts`). A row longer than a page continues in overflow pages
+   * that SQLite fills whole, where rows of about half a page left the rest of
+   * each page empty. Reads return the appends as they were made.
    */
   readonly maxPackedRowBytes?: number;
   /**
@@ -63,7 +67,7 @@ export interface SqliteSessionStoreOptions {
   readonly outageClock?: OutageClock;
 }
 
-const DEFAULT_PAGE_SIZE = 16384;
+const DEFAULT_PAGE_SIZE = 4096;
 const DEFAULT_PAYLOAD_FILE_THRESHOLD = 65536;
 
 export function payloadFileThresholdOf(options: SqliteSessionStoreOptions): number {
@@ -74,7 +78,7 @@ export function payloadFileThresholdOf(options: SqliteSessionStoreOptions): numb
   return threshold;
 }
 
-const DEFAULT_MAX_PACKED_ROW_BYTES = 8192;
+const DEFAULT_MAX_PACKED_ROW_BYTES = 65536;
 
 export function maxPackedRowBytesOf(options: SqliteSessionStoreOptions): number {
   const bytes = options.maxPackedRowBytes ?? DEFAULT_MAX_PACKED_ROW_BYTES;
