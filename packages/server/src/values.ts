@@ -5,6 +5,7 @@
  * swapping provisional references for stable stream tokens.
  */
 import { canonicalJson, ProtocolError, type JsonValue, type SchemaValueJson } from "@golem-stream/wire";
+import { canonicalStringNodeBytes } from "@golem-stream/wire/internal";
 import {
   decodeSchemaGraph,
   decodeSchemaValue,
@@ -62,6 +63,24 @@ export function canonicalValue(decoded: DecodedValue): string {
  */
 export function utf8Bytes(text: string): Uint8Array {
   return Buffer.from(text, "utf8");
+}
+
+/**
+ * A decoded value's canonical text as the bytes its log row keeps. A string
+ * item the wire read in place from an all-ASCII message (nearly every item
+ * of a `stream<string>`) already is those bytes in the message: they are
+ * handed on as a view of it, neither encoded again nor copied (the store
+ * copies them into its packed row at the commit). The view keeps the
+ * message's memory, the socket's read buffer, alive until then; a message's
+ * permits cover it (transport/connection.ts).
+ */
+export function canonicalValueBytes(decoded: DecodedValue): Uint8Array {
+  const value = decoded.value as { readonly kind: unknown; readonly value: unknown };
+  if (value.kind === "string" && typeof value.value === "string") {
+    const view = canonicalStringNodeBytes(value.value);
+    if (view !== undefined) return view;
+  }
+  return utf8Bytes(canonicalValue(decoded));
 }
 
 export interface ElementInfo {

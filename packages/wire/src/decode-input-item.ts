@@ -40,10 +40,11 @@ const COMMA = ",";
 
 /**
  * The message, when `text` (already bounded and well-formed) is a canonical
- * input item; otherwise undefined. `ascii`: `text` was decoded from as many
- * bytes as it has characters (string-node-text.ts keeps that of a string node).
+ * input item; otherwise undefined. `asciiBytes`: what `text` was decoded
+ * from, when it has as many bytes as `text` has characters (string-node-text.ts
+ * keeps them for a string node's canonical bytes).
  */
-export function decodeCanonicalInputItem(text: string, ascii = false): InputStreamItem | undefined {
+export function decodeCanonicalInputItem(text: string, asciiBytes?: Uint8Array): InputStreamItem | undefined {
   HEAD.lastIndex = 0;
   if (!HEAD.test(text)) return undefined;
   const valueStart = HEAD.lastIndex;
@@ -57,7 +58,7 @@ export function decodeCanonicalInputItem(text: string, ascii = false): InputStre
     const channel = canonicalChannel(text, CHANNEL_START, channelEnd);
     const sequence = canonicalSequence(text, sequenceStart, sequenceEnd);
     if (sequence === undefined) return undefined;
-    const value = plainStringNode(text, valueStart, valueEnd, ascii) ?? strictItemValue(text, valueStart, valueEnd);
+    const value = plainStringNode(text, valueStart, valueEnd, asciiBytes) ?? strictItemValue(text, valueStart, valueEnd);
     return { type: "inputStreamItem", channel, sequence, value };
   } catch {
     return undefined;
@@ -65,9 +66,9 @@ export function decodeCanonicalInputItem(text: string, ascii = false): InputStre
 }
 
 /** The node of a plain string value (plain-string-node.ts); its text is kept as the node's canonical form for the store's copy of the value (string-node-text.ts). */
-function plainStringNode(text: string, start: number, end: number, ascii: boolean): SchemaValueJson | undefined {
+function plainStringNode(text: string, start: number, end: number, asciiBytes: Uint8Array | undefined): SchemaValueJson | undefined {
   const body = plainStringNodeBody(text, start, end);
   if (body === undefined) return undefined;
-  rememberStringNode(text, start, body, ascii);
+  rememberStringNode(text, start, body, asciiBytes);
   return { kind: "string", value: body };
 }

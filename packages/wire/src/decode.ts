@@ -34,8 +34,8 @@ export function decodeClientMessage(data: string | Uint8Array, isBinary: boolean
   // server reads) then takes the shortcut, anything else the full decoder.
   const text = toText(data, LIMITS.maxTextMessageBytes, TEXT_MESSAGE);
   // As many bytes as characters: every byte was ASCII (any other character takes two or more).
-  const ascii = typeof data !== "string" && data.length === text.length;
-  return decodeCanonicalInputItem(text, ascii) ?? decodeText(text, "client", CLIENT_VARIANTS);
+  const asciiBytes = typeof data !== "string" && data.length === text.length ? data : undefined;
+  return decodeCanonicalInputItem(text, asciiBytes) ?? decodeText(text, "client", CLIENT_VARIANTS);
 }
 
 /**

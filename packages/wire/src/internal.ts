@@ -2,8 +2,8 @@
  * @golem-stream/wire/internal — the fast paths the other golem-stream
  * packages build their hot loops on: an input item written from its
  * pre-encoded head and tail, an output item sent with the canonical text the
- * store already holds, the canonical text of a string node the decoder just
- * read and whether its message was ASCII, the shape of a string node an
+ * store already holds, the canonical text (or bytes) of a string node the
+ * decoder just read and whether its message was ASCII, the shape of a string node an
  * encoder may write without its walk. Each keeps the rules of the checked
  * codec it stands in for (tests compare the two on random inputs), but each
  * asks its caller to keep a precondition the main entry's functions check for
@@ -14,5 +14,5 @@
  */
 export { encodeOutputStreamItemWithCanonicalValue } from "./encode.js";
 export { encodeInputStreamItemValue, inputStreamItemHead, isInputItemPosition, INPUT_ITEM_TAIL } from "./encode-input-item.js";
-export { canonicalStringNodeText, isAsciiStringNodeText } from "./string-node-text.js";
+export { canonicalStringNodeBytes, canonicalStringNodeText, isAsciiStringNodeText } from "./string-node-text.js";
 export { isPlainStringNode } from "./canonical-json.js";

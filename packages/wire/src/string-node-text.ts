@@ -11,11 +11,14 @@
  *
  * `isAsciiStringNodeText` says whether a text is that of the node just read
  * from a message that came as bytes, all of them ASCII: its UTF-8 length is
- * then its length, which a validator would otherwise count with a scan.
+ * then its length, which a validator would otherwise count with a scan. And
+ * `canonicalStringNodeBytes` hands out the node's canonical form as those
+ * bytes themselves (a view of the message, no copy), where the text would be
+ * encoded to UTF-8 again for the store.
  *
  * Only the last such node is kept, and only from a message of at most
  * `MAX_REMEMBERED_MESSAGE_CHARS` characters, so at most one small message
- * stays alive for it; the first answer lets go of it. The answer depends only
+ * (and the bytes it came in) stays alive for it; the first answer lets go of it. The answer depends only
  * on the text asked about: it is given only for a text equal to the node's,
  * and the canonical text of a string node is a function of its text alone.
  */
@@ -31,18 +34,22 @@ let text: string | undefined;
 let nodeStart = 0;
 /** The message came as bytes, as many as its characters: every one of them ASCII. */
 let ascii = false;
+/** Those bytes (set only when `ascii`): character `i` of the message is byte `i`. */
+let asciiBytes: Uint8Array | undefined;
 
 /**
  * Called by the decoder: `message[nodeStart, ...)` is the canonical text of a
- * string node whose text is `nodeText`, which needs no escape. `asciiSource`:
- * `source` was decoded from as many bytes as it has characters.
+ * string node whose text is `nodeText`, which needs no escape. `sourceBytes`:
+ * what `source` was decoded from, when it has as many bytes as `source` has
+ * characters (every one ASCII); undefined otherwise.
  */
-export function rememberStringNode(source: string, start: number, nodeText: string, asciiSource: boolean): void {
+export function rememberStringNode(source: string, start: number, nodeText: string, sourceBytes: Uint8Array | undefined): void {
   if (source.length > MAX_REMEMBERED_MESSAGE_CHARS) return;
   message = source;
   nodeStart = start;
   text = nodeText;
-  ascii = asciiSource;
+  ascii = sourceBytes !== undefined;
+  asciiBytes = sourceBytes;
 }
 
 /**
@@ -64,6 +71,25 @@ export function isAsciiStringNodeText(nodeText: string): boolean {
 export function canonicalStringNodeText(nodeText: string): string | undefined {
   if (message === undefined || nodeText !== text) return undefined;
   const answer = message.slice(nodeStart, nodeStart + NODE_HEAD_CHARS + nodeText.length + NODE_TAIL_CHARS);
-  message = text = undefined;
+  forget();
   return answer;
+}
+
+/**
+ * The UTF-8 of `canonicalStringNodeText(nodeText)` as a view of the bytes the
+ * message came in, when `nodeText` is the text of the node the wire last read
+ * in place from an all-ASCII message; otherwise undefined (the caller encodes
+ * the text). The view shares the message's memory: it is the caller's to keep
+ * only as long as it would keep the message.
+ */
+export function canonicalStringNodeBytes(nodeText: string): Uint8Array | undefined {
+  if (asciiBytes === undefined || message === undefined || nodeText !== text) return undefined;
+  const answer = asciiBytes.subarray(nodeStart, nodeStart + NODE_HEAD_CHARS + nodeText.length + NODE_TAIL_CHARS);
+  forget();
+  return answer;
+}
+
+function forget(): void {
+  message = text = asciiBytes = undefined;
+  ascii = false;
 }

@@ -1,13 +1,14 @@
 /**
  * `canonicalStringNodeText` hands out the canonical text of the string node
- * the wire last read in place. Whatever was decoded before, and whatever it
- * is asked, its answer is undefined or exactly canonical JSON's text for a
- * string node with the text asked about.
+ * the wire last read in place, and `canonicalStringNodeBytes` its UTF-8 as a
+ * view of the message's bytes. Whatever was decoded before, and whatever they
+ * are asked, their answer is undefined or exactly canonical JSON's text (or
+ * its UTF-8) for a string node with the text asked about.
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { canonicalJson, decodeClientMessage, encodeClientMessage } from "../src/index.js";
-import { canonicalStringNodeText, isAsciiStringNodeText } from "../src/internal.js";
+import { canonicalStringNodeBytes, canonicalStringNodeText, isAsciiStringNodeText } from "../src/internal.js";
 import { MAX_REMEMBERED_MESSAGE_CHARS } from "../src/string-node-text.js";
 
 const text = fc.oneof(
@@ -16,11 +17,15 @@ const text = fc.oneof(
   fc.constantFrom("", "x", "xx"),
 );
 
-/** A client's text message carrying a string item, decoded as a server decodes it (text or bytes). */
-function decodeItem(value: string, asBytes: boolean): void {
+/** A client's text message carrying a string item, decoded as a server decodes it (text or bytes); the bytes if it came as bytes. */
+function decodeItem(value: string, asBytes: boolean): Uint8Array | undefined {
   const message = encodeClientMessage({ type: "inputStreamItem", channel: 1, sequence: 7n, value: { kind: "string", value } }) as string;
-  decodeClientMessage(asBytes ? new TextEncoder().encode(message) : message, false);
+  const bytes = asBytes ? new TextEncoder().encode(message) : undefined;
+  decodeClientMessage(bytes ?? message, false);
+  return bytes;
 }
+
+const utf8 = (text: string): Uint8Array => new TextEncoder().encode(text);
 
 describe("canonicalStringNodeText", () => {
   it("answers only with canonical JSON's text for the node asked about, whatever was decoded before", () => {
@@ -30,6 +35,8 @@ describe("canonicalStringNodeText", () => {
       // The text just decoded, asked as an equal string built afresh.
       fc.record({ askLast: fc.constant(true) }),
       fc.record({ askAscii: text }),
+      fc.record({ askBytes: text }),
+      fc.record({ askLastBytes: fc.constant(true) }),
     );
     fc.assert(
       fc.property(fc.array(step, { maxLength: 12 }), (steps) => {
@@ -43,6 +50,12 @@ describe("canonicalStringNodeText", () => {
           if ("askAscii" in s) {
             // Only ever true for a text whose UTF-8 is one byte per character.
             if (isAsciiStringNodeText(s.askAscii)) expect(new TextEncoder().encode(s.askAscii).length).toBe(s.askAscii.length);
+            continue;
+          }
+          if ("askBytes" in s || "askLastBytes" in s) {
+            const asked = "askBytes" in s ? s.askBytes : [...last].join("");
+            const answer = canonicalStringNodeBytes(asked);
+            if (answer !== undefined) expect(answer).toEqual(utf8(canonicalJson({ kind: "string", value: asked })));
             continue;
           }
           const asked = "ask" in s ? s.ask : [...last].join("");
@@ -83,5 +96,26 @@ describe("canonicalStringNodeText", () => {
     expect(isAsciiStringNodeText("café")).toBe(false);
     decodeItem("plain", false); // a text message: no bytes were counted
     expect(isAsciiStringNodeText("plain")).toBe(false);
+  });
+
+  it("hands out the canonical bytes as a view of an all-ASCII message's bytes, once, and for nothing else", () => {
+    const bytes = decodeItem("plain", true) as Uint8Array;
+    expect(canonicalStringNodeBytes("other")).toBeUndefined();
+    const view = canonicalStringNodeBytes("plain") as Uint8Array;
+    expect(view).toEqual(utf8('{"kind":"string","value":"plain"}'));
+    // No copy: the message's own memory.
+    expect(view.buffer).toBe(bytes.buffer);
+    expect(view.byteOffset).toBe(new TextDecoder().decode(bytes).indexOf('{"kind"'));
+    // The first answer lets go of the message, for the text as for the bytes.
+    expect(canonicalStringNodeBytes("plain")).toBeUndefined();
+    expect(canonicalStringNodeText("plain")).toBeUndefined();
+    decodeItem("plain", true);
+    expect(canonicalStringNodeText("plain")).toBeDefined();
+    expect(canonicalStringNodeBytes("plain")).toBeUndefined();
+    // Not ASCII, or a text message: character offsets are not byte offsets, or there are no bytes.
+    decodeItem("café", true);
+    expect(canonicalStringNodeBytes("café")).toBeUndefined();
+    decodeItem("plain", false);
+    expect(canonicalStringNodeBytes("plain")).toBeUndefined();
   });
 });

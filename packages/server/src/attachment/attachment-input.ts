@@ -33,7 +33,7 @@ import {
 import type { DecodedValue } from "@golem-stream/schema-value";
 import type { InputChunk } from "../store/session-store.js";
 import type { InputItem, PendingStream, StreamState } from "../invocation/stream-state.js";
-import { canonicalValue, checkBinaryItem, decodeValue, substituteStreamRefs, utf8Bytes } from "../values.js";
+import { canonicalValueBytes, checkBinaryItem, decodeValue, substituteStreamRefs } from "../values.js";
 
 /** What an item that introduces no stream (most) carries: shared empty lists. */
 const NO_STREAMS: readonly PendingStream[] = Object.freeze([]);
@@ -169,7 +169,7 @@ export class AttachmentInput {
       throw new ProtocolError("protocol-error", "items of a direct-binary stream travel as binary messages", { retryable: true });
     }
     const decoded = decodeValue(message.value as unknown as JsonValue, stream.graph, "provisional", "value");
-    const canonical = utf8Bytes(canonicalValue(decoded));
+    const canonical = canonicalValueBytes(decoded);
     // The next item in order (the common case) is no resend: no need to wait for #isDuplicate.
     if (message.sequence === stream.count) return this.#acceptItem(stream, message, decoded, canonical, permitBytes);
     return this.#isDuplicate(stream, message.sequence, 1n, canonical, undefined).then((duplicate) =>

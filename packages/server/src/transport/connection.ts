@@ -307,8 +307,10 @@ export class Connection {
     // Permits before decoding (section 12): a session holding its budget in
     // unconsumed input or unsent output stops decoding here, and the socket
     // stops being read. A text message (a value item) is charged twice its
-    // size: the item is held decoded for the agent and re-encoded for the
-    // store until its commit (invocation/session-input.ts, acceptInput).
+    // size: the item is held decoded for the agent, and for the store until
+    // its commit either re-encoded or (a string item, values.ts
+    // canonicalValueBytes) as the message's own bytes, whose read buffer it
+    // keeps (invocation/session-input.ts, acceptInput).
     const permitBytes = Math.min(inbound.isBinary ? inbound.data.length : 2 * inbound.data.length, permits.capacity);
     if (permits.tryAcquire(permitBytes)) return this.#decodeHeld(inbound, attachment, permitBytes);
     this.#observer.backpressure("session-budget");
