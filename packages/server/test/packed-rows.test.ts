@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
-import { joinParts, packRun, PackedRowError, splitPacked, type PackableAppend } from "../src/store/packed-rows.js";
+import { joinParts, packRun, PackedRowError, splitPacked, splitPackedRange, type PackableAppend } from "../src/store/packed-rows.js";
 
 const U64_MAX = (1n << 64n) - 1n;
 
@@ -94,6 +94,38 @@ describe("joinParts and splitPacked", () => {
     );
   });
 
+  it("splitPackedRange gives exactly the parts splitPacked gives that overlap the range, for any range", () => {
+    // Item counts of a few (the number path: under 2^53 items in the row) and of up to 2^60 (the bigint path).
+    const smallCounts = fc.array(
+      fc.record({ itemCount: fc.bigInt({ min: 1n, max: 5n }), length: fc.nat(30), packable: fc.constant(true), seed: fc.nat(1000) }),
+      { minLength: 1, maxLength: 40 },
+    );
+    fc.assert(
+      fc.property(
+        fc.oneof(smallCounts, arbitraryRun),
+        fc.bigInt({ min: 0n, max: 1n << 62n }),
+        fc.oneof(fc.bigInt({ min: -3n, max: 60n }), fc.bigInt({ min: -3n, max: 1n << 62n })),
+        fc.oneof(fc.bigInt({ min: 0n, max: 10n }), fc.bigInt({ min: 0n, max: 1n << 62n })),
+        (spec, first, fromOffset, span) => {
+          const run = spec.map((a) => append(a.itemCount, a.length, true, a.seed));
+          const { data, parts, itemCount } = joinParts(run, 0, run.length);
+          // Ranges inside the row, around its ends and beyond them, of every length.
+          const from = first + fromOffset;
+          const to = from + span;
+          const whole = splitPacked(first, itemCount, data, parts);
+          const wanted = whole.filter((part) => part.sequence < to && part.sequence + part.itemCount > from);
+          const show = (list: typeof whole) => list.map((part) => [part.sequence, part.itemCount, [...part.data]]);
+          expect(show(splitPackedRange(first, itemCount, data, parts, from, to))).toEqual(show(wanted));
+        },
+      ),
+    );
+    // Rows of few items, where a range of one item is the common read.
+    const small = [1n, 1n, 2n, 1n].map((count, i) => append(count, 3, true, i));
+    const row = joinParts(small, 0, small.length);
+    expect(splitPackedRange(10n, row.itemCount, row.data, row.parts, 12n, 13n).map((p) => [p.sequence, p.itemCount])).toEqual([[12n, 2n]]);
+    expect(splitPackedRange(10n, row.itemCount, row.data, row.parts, 15n, 16n)).toEqual([]);
+  });
+
   /** The part list `joinParts` writes for parts of these item counts and byte lengths (any, valid or not). */
   const partList = (parts: readonly { itemCount: bigint; length: number }[]): Uint8Array =>
     joinParts(
@@ -140,6 +172,14 @@ describe("joinParts and splitPacked", () => {
         ]),
       ],
       [
+        "more items than the row, the last part empty",
+        1n,
+        partList([
+          { itemCount: 1n, length: 4 },
+          { itemCount: 1n, length: 0 },
+        ]),
+      ],
+      [
         "a part of no items",
         1n,
         partList([
@@ -150,6 +190,14 @@ describe("joinParts and splitPacked", () => {
     ];
     for (const [name, itemCount, parts] of damaged) {
       expect(() => splitPacked(5n, itemCount, data, parts), name).toThrow(PackedRowError);
+      // A read of any range of the row walks the whole list: the damage is found wherever it is.
+      for (const [from, to] of [
+        [5n, 6n],
+        [5n, 5n + itemCount],
+        [100n, 101n],
+      ] as const) {
+        expect(() => splitPackedRange(5n, itemCount, data, parts, from, to), `${name}, range ${from}..${to}`).toThrow(PackedRowError);
+      }
     }
   });
 });

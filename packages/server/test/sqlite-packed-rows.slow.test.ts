@@ -56,7 +56,7 @@ describe("SqliteSessionStore packed log rows", () => {
     await real.close();
   });
 
-  it("by default packs rows past a page (64 KiB, 4 KiB pages): a burst of 3 000 items takes two rows, not one per half page", async () => {
+  it("by default packs rows past a page (16 KiB, 4 KiB pages): a burst of 3 000 items takes seven rows, not one per half page", async () => {
     const dataDir = sqliteDir();
     const real = new SqliteSessionStore({ dataDir });
     const model = new MemorySessionStore();
@@ -66,8 +66,8 @@ describe("SqliteSessionStore packed log rows", () => {
     // Every 97th item: each read from the middle of either row, and from their boundary's neighbours.
     await expectSameBurstReads(expect, real, model, ids, n, 97);
     await real.close();
-    // About 37 bytes per item with its entry in the part list, 110 KB: two rows of at most 64 KiB (8 KiB rows took fourteen).
-    for (const table of ["input_chunks", "output_events"] as const) expect(rowCounts(dataDir, table)).toEqual({ rows: 2, packed: 2 });
+    // About 37 bytes per item with its entry in the part list, 110 KB: seven rows of at most 16 KiB (8 KiB rows took fourteen).
+    for (const table of ["input_chunks", "output_events"] as const) expect(rowCounts(dataDir, table)).toEqual({ rows: 7, packed: 7 });
   });
 
   it("maxPackedRowBytes: 0 writes a row per append; the option is checked", async () => {

@@ -211,6 +211,74 @@ export function splitPacked(sequence: bigint, itemCount: bigint, data: Uint8Arra
   return out;
 }
 
+/**
+ * The parts of a packed row that overlap the items `[from, to)`, checked exactly as `splitPacked`
+ * checks the whole row (the same `PackedRowError`s): the whole part list is walked, but only the
+ * parts in the range become objects. A read of one item (a resend's duplicate check, a replay's
+ * first row) out of a row of hundreds cost a `bigint` per varint and an object per part.
+ */
+export function splitPackedRange(
+  sequence: bigint,
+  itemCount: bigint,
+  data: Uint8Array,
+  parts: Uint8Array,
+  from: bigint,
+  to: bigint,
+): PackedPart[] {
+  const overlaps = (part: PackedPart): boolean => part.sequence < to && part.sequence + part.itemCount > from;
+  if (itemCount > MAX_SAFE_BIGINT) return splitPacked(sequence, itemCount, data, parts).filter(overlaps);
+  // Item positions within the row, as numbers (exact: the row holds fewer than 2^53 items).
+  const total = Number(itemCount);
+  const low = from <= sequence ? 0 : from - sequence >= itemCount ? total : Number(from - sequence);
+  const high = to <= sequence ? 0 : to - sequence >= itemCount ? total : Number(to - sequence);
+  const out: PackedPart[] = [];
+  let at = 0;
+  let offset = 0;
+  let position = 0;
+  while (at < parts.length) {
+    const count = readVarintNumber(parts, at, sequence);
+    at = varintEnd;
+    const length = readVarintNumber(parts, at, sequence);
+    at = varintEnd;
+    if (count < 1 || offset + length > data.byteLength) {
+      throw new PackedRowError(`the packed row at sequence ${sequence} lists a part past its bytes`);
+    }
+    // More items than the row holds: it does not add up (and past 2^53 the sum would not be exact).
+    if (position + count > total) {
+      throw new PackedRowError(`the packed row at sequence ${sequence} lists parts that do not add up to it`);
+    }
+    if (position < high && position + count > low) {
+      out.push({ sequence: sequence + BigInt(position), itemCount: BigInt(count), data: data.subarray(offset, offset + length) });
+    }
+    position += count;
+    offset += length;
+  }
+  if (offset !== data.byteLength || position !== total || at === 0) {
+    throw new PackedRowError(`the packed row at sequence ${sequence} lists parts that do not add up to it`);
+  }
+  return out;
+}
+
+/** Where the varint `readVarintNumber` read last ends (one number, no pair per call). */
+let varintEnd = 0;
+
+/** The LEB128 varint at `at`, as a number (past 2^53 only approximately: larger than any count the caller accepts). */
+function readVarintNumber(parts: Uint8Array, at: number, sequence: bigint): number {
+  let value = 0;
+  let scale = 1;
+  for (let read = 0; read < MAX_VARINT_BYTES; read++) {
+    const byte = parts[at + read];
+    if (byte === undefined) break;
+    value += (byte & 0x7f) * scale;
+    scale *= 0x80;
+    if ((byte & 0x80) === 0) {
+      varintEnd = at + read + 1;
+      return value;
+    }
+  }
+  throw new PackedRowError(`the packed row at sequence ${sequence} has a truncated part list`);
+}
+
 /** A packed row as a store reads it back: the stream, its first sequence, item count, bytes and part list. */
 export interface PackedRow {
   readonly streamId: string;
@@ -223,10 +291,8 @@ export interface PackedRow {
 /** The input chunks a packed row holds that overlap `[from, to)`, as they were appended. */
 export function packedInputChunks(row: PackedRow, from: bigint, to: bigint): InputChunk[] {
   const chunks: InputChunk[] = [];
-  for (const part of splitPacked(row.sequence, row.itemCount, row.data, row.parts)) {
-    if (part.sequence < to && part.sequence + part.itemCount > from) {
-      chunks.push({ streamId: row.streamId, sequence: part.sequence, itemCount: part.itemCount, data: part.data, mimeType: undefined });
-    }
+  for (const part of splitPackedRange(row.sequence, row.itemCount, row.data, row.parts, from, to)) {
+    chunks.push({ streamId: row.streamId, sequence: part.sequence, itemCount: part.itemCount, data: part.data, mimeType: undefined });
   }
   return chunks;
 }
@@ -234,7 +300,7 @@ export function packedInputChunks(row: PackedRow, from: bigint, to: bigint): Inp
 /** The output items a packed row holds from sequence `from` on, as they were appended. */
 export function packedOutputItems(row: PackedRow, from: bigint): Extract<OutputEvent, { event: "item" }>[] {
   const items: Extract<OutputEvent, { event: "item" }>[] = [];
-  for (const part of splitPacked(row.sequence, row.itemCount, row.data, row.parts)) {
+  for (const part of splitPackedRange(row.sequence, row.itemCount, row.data, row.parts, from, row.sequence + row.itemCount)) {
     if (part.sequence >= from) {
       items.push({
         event: "item",

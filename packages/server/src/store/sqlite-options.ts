@@ -14,7 +14,7 @@ export interface SqliteSessionStoreOptions {
    * Page size of a new database: a power of two from 4096 to 65536 (default
    * 4096). Every commit writes each page it modified whole, twice (WAL, then
    * checkpoint), so small pages keep a burst of small items' commits small:
-   * 64-byte items cost about 250 bytes of writes each at 4 KiB, 460 at
+   * 64-byte items cost about 260 bytes of writes each at 4 KiB, 555 at
    * 16 KiB (`bench/item-path.mjs`). Larger pages write a large row in fewer
    * system calls (one per page), but payloads of `payloadFileThreshold` bytes
    * or more never go into pages. Ignored for an existing database.
@@ -41,11 +41,13 @@ export interface SqliteSessionStoreOptions {
   /**
    * Small input chunks and output items of one stream committed in the same
    * group share one row of their log, up to this many bytes per row
-   * (default 65536; 0 writes a row per append). A burst of 64-byte items then
+   * (default 16384; 0 writes a row per append). A burst of 64-byte items then
    * costs SQLite one insert per row instead of one per item
    * (`packed-rows.ts`). A row longer than a page continues in overflow pages
    * that SQLite fills whole, where rows of about half a page left the rest of
-   * each page empty. Reads return the appends as they were made.
+   * each page empty. A read of one item (a resend's duplicate check) reads
+   * its whole row: larger rows saved little more writing and cost such reads
+   * more. Reads return the appends as they were made.
    */
   readonly maxPackedRowBytes?: number;
   /**
@@ -78,7 +80,7 @@ export function payloadFileThresholdOf(options: SqliteSessionStoreOptions): numb
   return threshold;
 }
 
-const DEFAULT_MAX_PACKED_ROW_BYTES = 65536;
+const DEFAULT_MAX_PACKED_ROW_BYTES = 16384;
 
 export function maxPackedRowBytesOf(options: SqliteSessionStoreOptions): number {
   const bytes = options.maxPackedRowBytes ?? DEFAULT_MAX_PACKED_ROW_BYTES;
