@@ -225,8 +225,9 @@ export function splitPackedRange(
   from: bigint,
   to: bigint,
 ): PackedPart[] {
-  const overlaps = (part: PackedPart): boolean => part.sequence < to && part.sequence + part.itemCount > from;
-  if (itemCount > MAX_SAFE_BIGINT) return splitPacked(sequence, itemCount, data, parts).filter(overlaps);
+  if (itemCount > MAX_SAFE_BIGINT) {
+    return splitPacked(sequence, itemCount, data, parts).filter((part) => part.sequence < to && part.sequence + part.itemCount > from);
+  }
   // Item positions within the row, as numbers (exact: the row holds fewer than 2^53 items).
   const total = Number(itemCount);
   const low = from <= sequence ? 0 : from - sequence >= itemCount ? total : Number(from - sequence);
