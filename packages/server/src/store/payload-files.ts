@@ -208,10 +208,10 @@ export class PayloadFiles {
   }
 
   /** Direct I/O was refused: this writer goes through the page cache from now on, starting with `file`'s session. */
-  async #reopenBuffered(sessionId: string, file: FileHandle): Promise<FileHandle> {
+  #reopenBuffered(sessionId: string, file: FileHandle): Promise<FileHandle> {
     this.#direct = false;
     this.#closeLater(file);
-    return this.#openFileAt(this.#path(sessionId), this.#openFlags, 0o600);
+    return this.#openFile(sessionId);
   }
 
   /** Closes every file this writer holds open and waits for the closes (at the store's close). */
