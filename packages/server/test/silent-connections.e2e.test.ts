@@ -8,6 +8,7 @@
  * defaults' 30 s pass at once); a client answering pings is run on real
  * timers with a short interval, waiting for its pings as events.
  */
+import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
@@ -81,6 +82,35 @@ describe("a peer that stops answering pings", () => {
     const givenUp = log.next("session.given-up");
     timers.advance(60_000);
     await givenUp;
+  });
+});
+
+describe("a peer that sends messages but answers no ping", () => {
+  it("stays connected: every message counts as an answer", async () => {
+    const timers = new ManualTimers();
+    running = await startMemoryServer({ metrics: true, timers });
+    const socket = new WebSocket(`${running.url}${SESSION_PATH}`, [SUBPROTOCOL], {
+      headers: { authorization: `Bearer ${ALICE}` },
+      autoPong: false,
+    });
+    await new Promise((resolve, reject) => socket.once("open", resolve).once("error", reject));
+    const client = new RawClient(socket);
+    client.send(demoStart("tally", v.record(v.stream(randomUUID()))));
+    const channel = (await client.nextOf("invocationAccepted")).mappings[0]!.channel;
+    // Five pings, none answered; an item after each (a message the server has read, as its ACK
+    // shows) keeps the peer alive where two missed pings in a row would drop it.
+    for (let sequence = 0; sequence < 5; sequence++) {
+      const pinged = new Promise((resolve) => socket.once("ping", resolve));
+      timers.advance(DEFAULT_MS);
+      await pinged;
+      client.send({ type: "inputStreamItem", channel, sequence: BigInt(sequence), value: v.str("alive") });
+      expect(await client.nextOf("inputStreamAck")).toMatchObject({ highestContiguousSequence: BigInt(sequence + 1) });
+    }
+    timers.advance(DEFAULT_MS);
+    expect(await silentCount(running, "ping")).toBe(0);
+    expect(socket.readyState).toBe(WebSocket.OPEN);
+    socket.close();
+    await client.closed;
   });
 });
 

@@ -30,6 +30,17 @@ export interface LivenessSettings {
   readonly pingIntervalMs: number;
 }
 
+/**
+ * What the socket's one `message` listener tells the watch. Not a listener of
+ * its own: `ws` emits every message to each listener, and with two a burst
+ * of small items paid, per message, the copy of the listener array Node's
+ * `emit` makes and a second call (docs/performance.md).
+ */
+export interface LivenessWatch {
+  /** A message arrived: the peer has spoken (the first-message timer stops) and is alive. */
+  heard(): void;
+}
+
 /** Pings missed in a row before the peer counts as gone. */
 const MISSED_PINGS = 2;
 
@@ -37,11 +48,16 @@ const MISSED_PINGS = 2;
  * Watches one accepted socket until it closes, on `timers`. `silent` is
  * called once when the socket is given up, before it is closed.
  */
-export function watchLiveness(ws: WebSocket, settings: LivenessSettings, timers: Timers, silent: (reason: SilenceReason) => void): void {
+export function watchLiveness(
+  ws: WebSocket,
+  settings: LivenessSettings,
+  timers: Timers,
+  silent: (reason: SilenceReason) => void,
+): LivenessWatch {
   let spoken = false;
   let missed = 0;
   let awaitingPong = false;
-  const heard = (): void => {
+  const answered = (): void => {
     missed = 0;
     awaitingPong = false;
   };
@@ -54,7 +70,7 @@ export function watchLiveness(ws: WebSocket, settings: LivenessSettings, timers:
     if (ws.readyState !== ws.OPEN) return;
     if (ws.isPaused || ws.bufferedAmount > 0) {
       // Backpressure in either direction: a pong may be waiting behind it (see the file comment).
-      heard();
+      answered();
       return;
     }
     if (awaitingPong && ++missed >= MISSED_PINGS) {
@@ -66,16 +82,20 @@ export function watchLiveness(ws: WebSocket, settings: LivenessSettings, timers:
     ws.ping();
   };
   const pings = settings.pingIntervalMs === 0 ? undefined : timers.setInterval(ping, settings.pingIntervalMs);
-  ws.on("pong", heard);
-  ws.on("message", () => {
-    spoken = true;
-    timers.clearTimeout(firstMessage);
-    heard();
-  });
+  ws.on("pong", answered);
   ws.once("close", () => {
     timers.clearTimeout(firstMessage);
     if (pings !== undefined) timers.clearInterval(pings);
   });
+  return {
+    heard: () => {
+      if (!spoken) {
+        spoken = true;
+        timers.clearTimeout(firstMessage);
+      }
+      answered();
+    },
+  };
 }
 
 /**

@@ -172,8 +172,9 @@ export class SessionEndpoint {
     const connection = new Connection(transport, caller, deps.runtime);
     observer.connectionOpened();
     this.#sessions.add(ws);
-    watchLiveness(ws, deps.limits, deps.timers, (reason) => observer.connectionSilent(reason));
+    const liveness = watchLiveness(ws, deps.limits, deps.timers, (reason) => observer.connectionSilent(reason));
     ws.on("message", (data: RawData, isBinary: boolean) => {
+      liveness.heard();
       // While the server closes, nothing more is taken (the runtime is shut down); it was never ACKed.
       if (deps.state() !== "closing") connection.receive(toBytes(data, isBinary), isBinary);
     });
