@@ -7,9 +7,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { randomUUID } from "node:crypto";
-import { SUBPROTOCOL, type InvocationStart, type ResumeAttach, type SchemaValueJson, type ServerMessage } from "@golem-stream/wire";
+import { SUBPROTOCOL, type InvocationStart, type SchemaValueJson, type ServerMessage } from "@golem-stream/wire";
 import { startProbeServer } from "./probe-server.js";
-import { v } from "./helpers.js";
+import { v, resumeAttach } from "./helpers.js";
 import { AuditClient, rawHttp, upgradeHead, type Closed } from "./support/audit-client.js";
 import { checkConnectionLog } from "./support/audit-invariants.js";
 
@@ -40,10 +40,6 @@ function start(method: string, methodParameters: SchemaValueJson, application: "
   };
 }
 
-function attach(operation: "resume" | "takeover", sessionToken: string): ResumeAttach {
-  return { type: "resumeAttach", attemptId: randomUUID(), operation, outputCursors: [], sessionToken };
-}
-
 async function finish(client: AuditClient): Promise<{ messages: ServerMessage[]; closed: Closed }> {
   const { messages, closed } = await client.all();
   expect(client.undecodable).toEqual([]);
@@ -71,7 +67,7 @@ describe("finding 1 (sections 4.3, 5.3, 6.6): a nested input whose announcing AC
     await first.closed;
 
     const second = await AuditClient.connect(server.url);
-    second.send(attach("resume", accepted.sessionToken));
+    second.send(resumeAttach("resume", accepted.sessionToken));
     const reaccepted = await second.nextOf("invocationAccepted");
     const nested = reaccepted.mappings.find((m) => m.provisionalRef === ref);
     expect(nested).toMatchObject({ direction: "input", inputHighWater: { sequence: 0n, terminal: false } });
@@ -103,7 +99,7 @@ describe("finding 1 (sections 4.3, 5.3, 6.6): a nested input whose announcing AC
     await first.closed;
 
     const second = await AuditClient.connect(server.url);
-    second.send(attach("resume", accepted.sessionToken));
+    second.send(resumeAttach("resume", accepted.sessionToken));
     const reaccepted = await second.nextOf("invocationAccepted");
     const again = reaccepted.mappings.find((m) => m.streamToken === nested.streamToken);
     expect(again).toMatchObject({ direction: "input", inputHighWater: { sequence: 1n, terminal: false } });
@@ -186,7 +182,7 @@ describe("finding 3 (decisions section 8): a cancel crossing a terminal is accep
     await first.closed;
 
     const second = await AuditClient.connect(server.url);
-    second.send(attach("resume", accepted.sessionToken));
+    second.send(resumeAttach("resume", accepted.sessionToken));
     const reaccepted = await second.nextOf("invocationAccepted");
     const resumedInput = reaccepted.mappings.find((m) => m.direction === "input")!;
     const resumedUpper = (await second.nextOf("invocationResult")).mappings[0]!.channel;
@@ -228,7 +224,7 @@ describe("finding 4 (sections 1, 8): stream traffic sent before invocationAccept
     first.terminate();
     await first.closed;
     const client = await AuditClient.connect(server.url);
-    const resume = attach("resume", accepted.sessionToken);
+    const resume = resumeAttach("resume", accepted.sessionToken);
     client.send(resume);
     client.send({ type: "streamCancel", channel: 1, reason: "cancelled" });
     const { messages, closed } = await finish(client);
@@ -318,7 +314,7 @@ describe("finding 7 (section 8): data on an input the server cancelled: in fligh
     await first.closed;
 
     const second = await AuditClient.connect(server.url);
-    const resume = attach("resume", accepted.sessionToken);
+    const resume = resumeAttach("resume", accepted.sessionToken);
     second.send(resume);
     const reaccepted = await second.nextOf("invocationAccepted");
     const dropped = reaccepted.mappings.find((m) => m.streamToken === accepted.mappings[0]!.streamToken)!;

@@ -10,7 +10,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { randomUUID } from "node:crypto";
-import { Pauses, RawClient, demoStart, v } from "./helpers.js";
+import { Pauses, RawClient, demoStart, v, resumeAttach } from "./helpers.js";
 import { resetGate, startProbeServer } from "./probe-server.js";
 
 let probe: Awaited<ReturnType<typeof startProbeServer>>;
@@ -31,10 +31,6 @@ function gateStart() {
 function acceptedItems(client: RawClient): number {
   const last = client.received.filter((m) => m.type === "inputStreamAck").at(-1);
   return last?.type === "inputStreamAck" ? Number(last.highestContiguousSequence) : 0;
-}
-
-function takeover(sessionToken: string) {
-  return { type: "resumeAttach" as const, attemptId: randomUUID(), operation: "takeover" as const, outputCursors: [], sessionToken };
 }
 
 describe("a cancel behind input the agent does not read", () => {
@@ -59,7 +55,7 @@ describe("a cancel behind input the agent does not read", () => {
 
       // Another process takes the session over: the input is terminal at what was accepted.
       const next = await RawClient.connect(probe.url);
-      next.send(takeover(accepted.sessionToken));
+      next.send(resumeAttach("takeover", accepted.sessionToken));
       const again = await next.nextOf("invocationAccepted");
       expect(again.mappings[0]!.inputHighWater).toEqual({ sequence: 256n, terminal: true });
       open();

@@ -11,18 +11,11 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createHash, randomUUID } from "node:crypto";
 import { Keyring } from "@golem-stream/tokens";
-import {
-  SUBPROTOCOL,
-  type ClientMessage,
-  type InvocationStart,
-  type ResumeAttach,
-  type SchemaValueJson,
-  type ServerMessage,
-} from "@golem-stream/wire";
+import { SUBPROTOCOL, type ClientMessage, type InvocationStart, type SchemaValueJson, type ServerMessage } from "@golem-stream/wire";
 import { createSessionServer, MemorySessionStore, type AuthorizationRequest } from "../src/index.js";
 import { createDemoHost } from "../src/demo/index.js";
 import { resetGate, startProbeServer } from "./probe-server.js";
-import { Pauses, v } from "./helpers.js";
+import { Pauses, v, resumeAttach } from "./helpers.js";
 import { AuditClient, rawHttp, upgradeHead, type Closed } from "./support/audit-client.js";
 import { checkConnectionLog, type LogExpectations } from "./support/audit-invariants.js";
 
@@ -56,10 +49,6 @@ function start(method: string, methodParameters: SchemaValueJson, application = 
 }
 
 const probe = (method: string, parameters: SchemaValueJson): InvocationStart => start(method, parameters, "test");
-
-function attach(operation: "resume" | "takeover", sessionToken: string, outputCursors: string[] = []): ResumeAttach {
-  return { type: "resumeAttach", attemptId: randomUUID(), operation, outputCursors, sessionToken };
-}
 
 const connect = (): Promise<AuditClient> => AuditClient.connect(server.url);
 
@@ -294,7 +283,7 @@ describe("first message (sections 1, 6.2, 11): a text invocationStart or resumeA
     const { messages: first } = await finish(done);
     const item = first.find((m) => m.type === "outputStreamItem");
     if (item?.type !== "outputStreamItem") throw new Error("no item");
-    const attempt = attach("resume", accepted.sessionToken);
+    const attempt = resumeAttach("resume", accepted.sessionToken);
     // Our own encoder refuses to write this, so it goes out raw.
     const raw = JSON.stringify({ ...attempt, version: 1, outputCursors: [item.cursorToken, item.cursorToken] });
     const { messages, closed } = await firstMessageAlone((c) => c.sendRaw(raw, false));
@@ -309,7 +298,7 @@ describe("first message (sections 1, 6.2, 11): a text invocationStart or resumeA
     client.terminate();
     const streamToken = accepted.mappings[0]!.streamToken;
     for (const token of [streamToken, "gai1_", "gai1_" + "A".repeat(8200)]) {
-      const attempt = attach("takeover", token);
+      const attempt = resumeAttach("takeover", token);
       const { messages } = await firstMessageAlone((c) => c.sendRaw(JSON.stringify({ ...attempt, version: 1 }), false));
       expect(messages).toEqual([expect.objectContaining({ type: "invocationRejected", attemptId: attempt.attemptId })]);
       expect(["invalid-token", "invalid-message", "limit-exceeded"]).toContain((messages[0] as { code: string }).code);
@@ -378,7 +367,7 @@ describe("channels (section 8): unknown, stale, duplicate, wrong-direction or pr
     await first.closed;
 
     const second = await connect();
-    const resume = attach("resume", accepted.sessionToken);
+    const resume = resumeAttach("resume", accepted.sessionToken);
     second.send(resume);
     const reaccepted = await second.nextOf("invocationAccepted");
     const result = await second.nextOf("invocationResult");
@@ -419,7 +408,7 @@ describe("channels (section 8): unknown, stale, duplicate, wrong-direction or pr
     client.terminate();
     await client.closed;
     const again = await connect();
-    const resume = attach("resume", accepted.sessionToken);
+    const resume = resumeAttach("resume", accepted.sessionToken);
     again.send(resume);
     await again.nextOf("invocationAccepted");
     again.send({ type: "inputStreamEnd", channel: 999, sequence: 0n });
@@ -609,7 +598,7 @@ describe("attempts (sections 6.1, 9; decisions section 8): exact replay, resume,
     ]);
 
     const cursors = log.flatMap((m) => (m.type === "outputStreamItem" ? [m.cursorToken] : []));
-    const resume = attach("takeover", accepted.sessionToken, [cursors[0]!]);
+    const resume = resumeAttach("takeover", accepted.sessionToken, [cursors[0]!]);
     await finish(
       await (async () => {
         const c = await connect();
@@ -622,7 +611,7 @@ describe("attempts (sections 6.1, 9; decisions section 8): exact replay, resume,
       { type: "invocationRejected", attemptId: resume.attemptId, code: "attempt-conflict", message: expect.any(String), retryable: false },
     ]);
     // Reusing a start's attempt id for a resume is a changed descriptor too.
-    const crossKind = { ...attach("resume", accepted.sessionToken), attemptId: message.attemptId };
+    const crossKind = { ...resumeAttach("resume", accepted.sessionToken), attemptId: message.attemptId };
     expect((await firstMessageAlone((c) => c.send(crossKind))).messages[0]).toMatchObject({
       code: "attempt-conflict",
       attemptId: message.attemptId,
@@ -635,7 +624,7 @@ describe("attempts (sections 6.1, 9; decisions section 8): exact replay, resume,
     const accepted = await a.nextOf("invocationAccepted");
     await a.nextOf("outputStreamItem");
     const b = await connect();
-    b.send(attach("resume", accepted.sessionToken));
+    b.send(resumeAttach("resume", accepted.sessionToken));
     const { messages: aLog } = await finish(a);
     expect(aLog.at(-1)).toEqual({ type: "attachmentRevoked", reason: "replaced" });
     const { messages: bLog, closed } = await finish(b);
@@ -652,21 +641,21 @@ describe("attempts (sections 6.1, 9; decisions section 8): exact replay, resume,
     const gen1 = (await a.nextOf("invocationAccepted")).sessionToken;
     await finish(a);
     const b = await connect();
-    b.send(attach("takeover", gen1));
+    b.send(resumeAttach("takeover", gen1));
     const gen2 = (await b.nextOf("invocationAccepted")).sessionToken;
     await finish(b);
 
-    const stale = attach("resume", gen1);
+    const stale = resumeAttach("resume", gen1);
     expect((await firstMessageAlone((c) => c.send(stale))).messages).toEqual([
       { type: "invocationRejected", attemptId: stale.attemptId, code: "superseded", message: expect.any(String), retryable: false },
     ]);
     const c = await connect();
-    c.send(attach("resume", gen2));
+    c.send(resumeAttach("resume", gen2));
     const gen3 = (await c.nextOf("invocationAccepted")).sessionToken;
     await finish(c);
     expect(new Set([gen1, gen2, gen3]).size).toBe(3);
     const d = await connect();
-    d.send(attach("takeover", gen1));
+    d.send(resumeAttach("takeover", gen1));
     expect((await finish(d)).messages.at(-1)?.type).toBe("invocationFinished");
   });
 
@@ -675,7 +664,7 @@ describe("attempts (sections 6.1, 9; decisions section 8): exact replay, resume,
     a.send(start("count", v.record(v.u32(2), v.u32(0))));
     const accepted = await a.nextOf("invocationAccepted");
     await finish(a);
-    const resume = attach("resume", accepted.sessionToken);
+    const resume = resumeAttach("resume", accepted.sessionToken);
     const b = await connect();
     b.send(resume);
     const resumed = await b.nextOf("invocationAccepted");
@@ -691,7 +680,7 @@ describe("attempts (sections 6.1, 9; decisions section 8): exact replay, resume,
     });
     // A takeover moves the generation on; now the replay is told the current token and revoked.
     const d = await connect();
-    d.send(attach("takeover", resumed.sessionToken));
+    d.send(resumeAttach("takeover", resumed.sessionToken));
     const current = await d.nextOf("invocationAccepted");
     await finish(d);
     const e = await connect();
@@ -710,7 +699,7 @@ describe("attempts (sections 6.1, 9; decisions section 8): exact replay, resume,
     await finish(a);
     for (const operation of ["resume", "takeover"] as const) {
       const bob = await AuditClient.connect(server.url, "bob");
-      const attempt = attach(operation, accepted.sessionToken);
+      const attempt = resumeAttach(operation, accepted.sessionToken);
       bob.send(attempt);
       const { messages } = await finish(bob);
       expect(messages).toEqual([
@@ -744,7 +733,7 @@ describe("output replay (sections 6.5, 7, 9): from an item cursor the rest and t
     await finish(client);
 
     const resumed = await connect();
-    resumed.send(attach("resume", accepted.sessionToken, [firstBatch.cursorToken]));
+    resumed.send(resumeAttach("resume", accepted.sessionToken, [firstBatch.cursorToken]));
     const { messages: replay } = await finish(resumed, { allowUnterminatedOutputs: false });
     const result = replay.find((m) => m.type === "invocationResult");
     if (result?.type !== "invocationResult") throw new Error("no result on resume");
@@ -772,7 +761,7 @@ describe("output replay (sections 6.5, 7, 9): from an item cursor the rest and t
     expect(end.sequence).toBe(3n);
 
     const fromLastItem = await connect();
-    fromLastItem.send(attach("resume", accepted.sessionToken, [blobs[2]!.cursorToken]));
+    fromLastItem.send(resumeAttach("resume", accepted.sessionToken, [blobs[2]!.cursorToken]));
     const { messages: replay } = await finish(fromLastItem);
     expect(replay.map((m) => m.type)).toEqual(["invocationAccepted", "invocationResult", "outputStreamEnd", "invocationFinished"]);
     expect(replay[2]).toMatchObject({ outcome: { kind: "ok" }, sequence: 3n });
@@ -780,7 +769,7 @@ describe("output replay (sections 6.5, 7, 9): from an item cursor the rest and t
     const reaccepted = replay[0];
     if (reaccepted?.type !== "invocationAccepted") throw new Error("unreachable");
     const fromTerminal = await connect();
-    fromTerminal.send(attach("resume", reaccepted.sessionToken, [end.cursorToken]));
+    fromTerminal.send(resumeAttach("resume", reaccepted.sessionToken, [end.cursorToken]));
     // The result re-announces the stream whose terminal the client already holds.
     const { messages: nothing } = await finish(fromTerminal, { allowUnterminatedOutputs: true });
     expect(nothing.map((m) => m.type)).toEqual(["invocationAccepted", "invocationResult", "invocationFinished"]);
@@ -796,7 +785,7 @@ describe("output replay (sections 6.5, 7, 9): from an item cursor the rest and t
     expect(messages.at(-1)).toEqual({ type: "invocationFinished", outcome: { kind: "success" } });
     const items = messages.flatMap((m) => (m.type === "outputStreamItem" ? [m] : []));
     const resumed = await connect();
-    resumed.send(attach("resume", accepted.sessionToken, [items[1]!.cursorToken]));
+    resumed.send(resumeAttach("resume", accepted.sessionToken, [items[1]!.cursorToken]));
     const { messages: replay } = await finish(resumed);
     expect(replay.filter((m) => m.type === "outputStreamEnd")).toEqual([
       { ...end, channel: expect.any(Number), cursorToken: expect.any(String) },
@@ -818,11 +807,11 @@ describe("invocationResult on every attachment, invocationFinished last, close 1
     replay.send(message);
     logs.push((await finish(replay)).messages);
     const resumed = await connect();
-    resumed.send(attach("resume", accepted.sessionToken));
+    resumed.send(resumeAttach("resume", accepted.sessionToken));
     const resumedAccepted = await resumed.nextOf("invocationAccepted");
     logs.push((await finish(resumed)).messages);
     const taken = await connect();
-    taken.send(attach("takeover", resumedAccepted.sessionToken));
+    taken.send(resumeAttach("takeover", resumedAccepted.sessionToken));
     logs.push((await finish(taken)).messages);
     for (const log of logs) {
       expect(log.filter((m) => m.type === "invocationResult")).toHaveLength(1);
@@ -842,7 +831,7 @@ describe("invocationResult on every attachment, invocationFinished last, close 1
       { type: "invocationResult", mappings: [], result: { kind: "none" } },
     ]);
     const again = await connect();
-    again.send(attach("resume", accepted.sessionToken));
+    again.send(resumeAttach("resume", accepted.sessionToken));
     const { messages: replay, closed } = await finish(again);
     expect(replay.map((m) => m.type)).toEqual(["invocationAccepted", "invocationResult", "invocationFinished"]);
     const reaccepted = replay[0];
@@ -1019,7 +1008,11 @@ describe("authorization (sections 1, 10.2): repeated on every resume, takeover a
       expect(seen[0]?.agentIdentity).toMatch(/^[0-9a-f]{64}$/);
 
       allowAttach = false;
-      const refused: ClientMessage[] = [attach("resume", accepted.sessionToken), attach("takeover", accepted.sessionToken), message];
+      const refused: ClientMessage[] = [
+        resumeAttach("resume", accepted.sessionToken),
+        resumeAttach("takeover", accepted.sessionToken),
+        message,
+      ];
       for (const attempt of refused) {
         const client = await AuditClient.connect(address.url);
         client.send(attempt);
@@ -1039,7 +1032,7 @@ describe("authorization (sections 1, 10.2): repeated on every resume, takeover a
 
       allowAttach = true;
       const again = await AuditClient.connect(address.url);
-      again.send(attach("resume", accepted.sessionToken));
+      again.send(resumeAttach("resume", accepted.sessionToken));
       expect((await finish(again)).messages.at(-1)).toEqual({ type: "invocationFinished", outcome: { kind: "success" } });
     } finally {
       await sessions.close();
@@ -1064,7 +1057,7 @@ describe("takeover with input in flight (sections 9, 6.8): nothing ACKed is lost
     await a.nextOf("inputStreamAck");
 
     const b = await connect();
-    b.send(attach("takeover", accepted.sessionToken));
+    b.send(resumeAttach("takeover", accepted.sessionToken));
     const reaccepted = await b.nextOf("invocationAccepted");
     const { messages: aLog } = await finish(a);
     expect(aLog.at(-1)).toEqual({ type: "attachmentRevoked", reason: "replaced" });

@@ -6,10 +6,9 @@
  * restart; a client that comes back later reads those terminals and the
  * outcome. An attach before then starts the wait over.
  */
-import { randomUUID } from "node:crypto";
 import { afterEach, describe, expect, it } from "vitest";
 import { ManualTimers } from "../src/testing/index.js";
-import { RawClient, demoStart, startTestServer, v, type TestServer } from "./helpers.js";
+import { RawClient, demoStart, startTestServer, v, type TestServer, resumeAttach } from "./helpers.js";
 import { recordingLogger } from "./support/recording-logger.js";
 
 /** The limit; time moves only through `ManualTimers`, so its value says nothing about how long a test takes. */
@@ -48,21 +47,13 @@ async function detach(log: ReturnType<typeof recordingLogger>, client: RawClient
 /** Resumes the session and reads it to its end: the output ended transport-detached. */
 async function endedDetached(url: string, sessionToken: string) {
   const back = await RawClient.connect(url);
-  back.send(resume(sessionToken));
+  back.send(resumeAttach("resume", sessionToken));
   const { messages } = await back.all();
   expect(messages.find((m) => m.type === "outputStreamEnd")).toMatchObject({
     outcome: { kind: "cancelled", reason: "transport-detached" },
   });
   return messages;
 }
-
-const resume = (sessionToken: string) => ({
-  type: "resumeAttach" as const,
-  attemptId: randomUUID(),
-  operation: "resume" as const,
-  outputCursors: [],
-  sessionToken,
-});
 
 describe("a running session without any attachment for detachedSessionTimeoutMs", () => {
   it("is given up: its output ends cancelled with transport-detached, durably; a client coming back reads that and the outcome", async () => {
@@ -89,7 +80,7 @@ describe("a running session without any attachment for detachedSessionTimeoutMs"
 
     // Back just before the limit: the wait is cancelled, and three timeouts pass while attached.
     const back = await RawClient.connect(url);
-    back.send(resume(accepted.sessionToken));
+    back.send(resumeAttach("resume", accepted.sessionToken));
     const reaccepted = await back.nextOf("invocationAccepted");
     expect(timers.pending).toBe(0);
     timers.advance(3 * TIMEOUT_MS);

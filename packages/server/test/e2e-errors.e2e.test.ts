@@ -8,7 +8,7 @@ import { randomUUID } from "node:crypto";
 import { request as httpRequest } from "node:http";
 import WebSocket from "ws";
 import { SESSION_PATH, SUBPROTOCOL, type ServerMessage } from "@golem-stream/wire";
-import { RawClient, TOKEN, demoStart, v } from "./helpers.js";
+import { RawClient, TOKEN, demoStart, v, resumeAttach } from "./helpers.js";
 import { startProbeServer } from "./probe-server.js";
 
 let server: Awaited<ReturnType<typeof startProbeServer>>;
@@ -213,13 +213,7 @@ describe("first-message failures", () => {
   });
 
   it("invalid-token: a session token that does not verify, or belongs to another principal", async () => {
-    const garbage = {
-      type: "resumeAttach" as const,
-      attemptId: randomUUID(),
-      operation: "resume" as const,
-      outputCursors: [],
-      sessionToken: "gai1_AAAA",
-    };
+    const garbage = resumeAttach("resume", "gai1_AAAA");
     expect(rejection((await firstMessage((c) => c.send(garbage))).messages)).toMatchObject({ code: "invalid-token", retryable: false });
 
     const owner = await RawClient.connect(server.url);
@@ -347,13 +341,7 @@ describe("failures after acceptance: invocationRejected with the accepted attemp
     client.send({ type: "inputStreamItem", channel: 77, sequence: 0n, value: v.str("x") });
     await client.closed;
     const again = await RawClient.connect(server.url);
-    again.send({
-      type: "resumeAttach",
-      attemptId: randomUUID(),
-      operation: "resume",
-      outputCursors: [],
-      sessionToken: accepted.sessionToken,
-    });
+    again.send(resumeAttach("resume", accepted.sessionToken));
     const reaccepted = await again.nextOf("invocationAccepted");
     const input = reaccepted.mappings.find((m) => m.direction === "input")!;
     expect(input.inputHighWater).toEqual({ sequence: 1n, terminal: false });

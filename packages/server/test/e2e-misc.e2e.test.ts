@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { randomUUID } from "node:crypto";
 import { inspectToken, Keyring } from "@golem-stream/tokens";
 import WebSocket from "ws";
-import { RawClient, TOKEN, demoStart, v } from "./helpers.js";
+import { RawClient, TOKEN, demoStart, v, resumeAttach } from "./helpers.js";
 import { startProbeServer } from "./probe-server.js";
 import { createServer } from "node:http";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -24,10 +24,6 @@ afterAll(async () => {
 async function getJson(path: string, token: string | null = TOKEN): Promise<{ status: number; body: unknown }> {
   const response = await fetch(`${server.httpUrl}${path}`, { headers: token === null ? {} : { authorization: `Bearer ${token}` } });
   return { status: response.status, body: await response.json() };
-}
-
-function resume(operation: "resume" | "takeover", sessionToken: string, outputCursors: string[] = []) {
-  return { type: "resumeAttach" as const, attemptId: randomUUID(), operation, outputCursors, sessionToken };
 }
 
 describe("discovery endpoint", () => {
@@ -68,7 +64,7 @@ describe("retention", () => {
     clock += 60_001;
     try {
       const late = await RawClient.connect(server.url);
-      const attempt = resume("takeover", accepted.sessionToken);
+      const attempt = resumeAttach("takeover", accepted.sessionToken);
       late.send(attempt);
       const { messages, closed } = await late.all();
       expect(messages).toEqual([
@@ -136,7 +132,7 @@ describe("keyring rotation", () => {
 
       rotating.server.rotateKeyring(original.rotate("k2"));
       const resumed = await RawClient.connect(rotating.url);
-      resumed.send(resume("resume", accepted.sessionToken));
+      resumed.send(resumeAttach("resume", accepted.sessionToken));
       const reaccepted = await resumed.nextOf("invocationAccepted");
       expect(inspectToken(reaccepted.sessionToken).keyId).toBe("k2");
       expect(reaccepted.mappings[0]!.streamToken).toBe(accepted.mappings[0]!.streamToken);
@@ -147,7 +143,7 @@ describe("keyring rotation", () => {
       // A keyring without k1 no longer verifies tokens it signed.
       rotating.server.rotateKeyring(Keyring.generate("k9"));
       const stranger = await RawClient.connect(rotating.url);
-      stranger.send(resume("resume", accepted.sessionToken));
+      stranger.send(resumeAttach("resume", accepted.sessionToken));
       expect((await stranger.all()).messages[0]).toMatchObject({ code: "invalid-token" });
     } finally {
       await rotating.dispose();
@@ -165,7 +161,7 @@ describe("output cursors", () => {
     expect(cursors).toHaveLength(2);
 
     const twice = await RawClient.connect(server.url);
-    twice.send(resume("takeover", acceptedA.sessionToken, cursors));
+    twice.send(resumeAttach("takeover", acceptedA.sessionToken, cursors));
     expect((await twice.all()).messages[0]).toMatchObject({ code: "invalid-message" });
 
     const b = await RawClient.connect(server.url);
@@ -173,7 +169,7 @@ describe("output cursors", () => {
     const acceptedB = await b.nextOf("invocationAccepted");
     await b.all();
     const foreign = await RawClient.connect(server.url);
-    foreign.send(resume("takeover", acceptedB.sessionToken, [cursors[0]!]));
+    foreign.send(resumeAttach("takeover", acceptedB.sessionToken, [cursors[0]!]));
     expect((await foreign.all()).messages[0]).toMatchObject({ code: "invalid-token" });
   });
 });

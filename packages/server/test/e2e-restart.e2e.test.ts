@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { randomUUID } from "node:crypto";
 import type { ServerMessage } from "@golem-stream/wire";
-import { RawClient, demoStart, outputValues, startTestServer, v } from "./helpers.js";
+import { RawClient, demoStart, outputValues, startTestServer, v, resumeAttach } from "./helpers.js";
 
 const dataDir = mkdtempSync(join(tmpdir(), "golem-stream-restart-"));
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
@@ -44,13 +44,7 @@ describe("restart on the same data directory", () => {
     const after = await startTestServer({ dataDir, limits: { maxReplays: 0 } });
     try {
       const resumed = await RawClient.connect(after.url);
-      resumed.send({
-        type: "resumeAttach",
-        attemptId: randomUUID(),
-        operation: "resume",
-        outputCursors: [],
-        sessionToken: counterAccepted.sessionToken,
-      });
+      resumed.send(resumeAttach("resume", counterAccepted.sessionToken));
       const { messages, closed } = await resumed.all();
       expect(closed.code).toBe(1000);
       const replayResult = messages.find((m) => m.type === "invocationResult");
@@ -68,13 +62,7 @@ describe("restart on the same data directory", () => {
       });
 
       const inputResume = await RawClient.connect(after.url);
-      inputResume.send({
-        type: "resumeAttach",
-        attemptId: randomUUID(),
-        operation: "takeover",
-        outputCursors: [],
-        sessionToken: reverseAccepted.sessionToken,
-      });
+      inputResume.send(resumeAttach("takeover", reverseAccepted.sessionToken));
       const reaccepted = await inputResume.nextOf("invocationAccepted");
       const inputMapping = reaccepted.mappings.find((m) => m.direction === "input");
       expect(inputMapping?.inputHighWater).toEqual({ sequence: 1n, terminal: true });
@@ -124,13 +112,7 @@ describe("restart on the same data directory", () => {
 
         // A takeover resends the first batch (compared with the file) and a changed second one (refused).
         const second = await RawClient.connect(before.url);
-        second.send({
-          type: "resumeAttach",
-          attemptId: randomUUID(),
-          operation: "takeover",
-          outputCursors: [],
-          sessionToken: accepted.sessionToken,
-        });
+        second.send(resumeAttach("takeover", accepted.sessionToken));
         const retaken = await second.nextOf("invocationAccepted");
         const inputChannel = retaken.mappings.find((m) => m.direction === "input")!.channel;
         second.send({ type: "input-u8", channel: inputChannel, sequence: 0n, payload: input[0]! });
@@ -146,13 +128,7 @@ describe("restart on the same data directory", () => {
         const after = await startTestServer({ dataDir: dir, payloadDirectIo });
         try {
           const replay = await RawClient.connect(after.url);
-          replay.send({
-            type: "resumeAttach",
-            attemptId: randomUUID(),
-            operation: "takeover",
-            outputCursors: [],
-            sessionToken: retaken.sessionToken,
-          });
+          replay.send(resumeAttach("takeover", retaken.sessionToken));
           // split is replayable: the restarted server re-ran it over the stored input (its output
           // compared with the payload files) and it waits for the rest of the input.
           const reattached = await replay.nextOf("invocationAccepted");

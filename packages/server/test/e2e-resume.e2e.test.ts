@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createHash, randomUUID } from "node:crypto";
 import type { ServerMessage } from "@golem-stream/wire";
-import { RawClient, demoStart, outputValues, startTestServer, v, type TestServer } from "./helpers.js";
+import { RawClient, demoStart, outputValues, startTestServer, v, type TestServer, resumeAttach } from "./helpers.js";
 
 let server: TestServer;
 beforeAll(async () => {
@@ -27,10 +27,6 @@ async function readItems(client: RawClient, count: number): Promise<{ channel: n
   return { channel, cursor };
 }
 
-function resumeMessage(operation: "resume" | "takeover", sessionToken: string, outputCursors: string[] = []) {
-  return { type: "resumeAttach" as const, attemptId: randomUUID(), operation, outputCursors, sessionToken };
-}
-
 function counts(messages: readonly ServerMessage[]): number[] {
   const result = messages.find((m) => m.type === "invocationResult");
   if (result?.type !== "invocationResult") return [];
@@ -46,7 +42,7 @@ describe("resume", () => {
     first.socket.terminate();
 
     const second = await RawClient.connect(server.url);
-    second.send(resumeMessage("resume", accepted.sessionToken, [cursor]));
+    second.send(resumeAttach("resume", accepted.sessionToken, [cursor]));
     const reaccepted = await second.nextOf("invocationAccepted");
     expect(reaccepted.sessionToken).not.toBe(accepted.sessionToken);
     expect(reaccepted.idempotencyKey).toBe(accepted.idempotencyKey);
@@ -66,7 +62,7 @@ describe("resume", () => {
     if (end?.type !== "outputStreamEnd" || end.cursorToken === undefined) throw new Error("no terminal cursor");
 
     const fromTerminal = await RawClient.connect(server.url);
-    fromTerminal.send(resumeMessage("resume", accepted.sessionToken, [end.cursorToken]));
+    fromTerminal.send(resumeAttach("resume", accepted.sessionToken, [end.cursorToken]));
     const { messages: replay } = await fromTerminal.all();
     const types = replay.map((m) => m.type);
     expect(types).toEqual(["invocationAccepted", "invocationResult", "invocationFinished"]);
@@ -74,7 +70,7 @@ describe("resume", () => {
     const reaccepted = replay[0];
     if (reaccepted?.type !== "invocationAccepted") throw new Error("unreachable");
     const fromStart = await RawClient.connect(server.url);
-    fromStart.send(resumeMessage("resume", reaccepted.sessionToken));
+    fromStart.send(resumeAttach("resume", reaccepted.sessionToken));
     const { messages: full } = await fromStart.all();
     expect(counts(full)).toEqual([0, 1, 2]);
     expect(full.at(-1)?.type).toBe("invocationFinished");
@@ -92,7 +88,7 @@ describe("resume", () => {
     first.socket.terminate();
 
     const second = await RawClient.connect(server.url);
-    second.send(resumeMessage("resume", accepted.sessionToken));
+    second.send(resumeAttach("resume", accepted.sessionToken));
     const reaccepted = await second.nextOf("invocationAccepted");
     const input = reaccepted.mappings.find((m) => m.direction === "input")!;
     expect(input.inputHighWater).toEqual({ sequence: 2n, terminal: false });
@@ -155,7 +151,7 @@ describe("takeover and replacement", () => {
     await readItems(a, 2);
 
     const b = await RawClient.connect(server.url);
-    b.send(resumeMessage("takeover", accepted.sessionToken));
+    b.send(resumeAttach("takeover", accepted.sessionToken));
     const { messages: aMessages, closed: aClosed } = await a.all();
     expect(aMessages.at(-1)).toEqual({ type: "attachmentRevoked", reason: "replaced" });
     expect(aClosed.code).toBe(1000);
@@ -171,11 +167,11 @@ describe("takeover and replacement", () => {
     const accepted = await a.nextOf("invocationAccepted");
     await a.all();
     const b = await RawClient.connect(server.url);
-    b.send(resumeMessage("resume", accepted.sessionToken));
+    b.send(resumeAttach("resume", accepted.sessionToken));
     await b.all();
 
     const stale = await RawClient.connect(server.url);
-    const attempt = resumeMessage("resume", accepted.sessionToken);
+    const attempt = resumeAttach("resume", accepted.sessionToken);
     stale.send(attempt);
     const { messages, closed } = await stale.all();
     expect(messages).toEqual([
@@ -184,7 +180,7 @@ describe("takeover and replacement", () => {
     expect(closed.code).toBe(1002);
 
     const taker = await RawClient.connect(server.url);
-    taker.send(resumeMessage("takeover", accepted.sessionToken));
+    taker.send(resumeAttach("takeover", accepted.sessionToken));
     const taken = await taker.all();
     expect(taken.messages.at(-1)?.type).toBe("invocationFinished");
   });
@@ -217,7 +213,7 @@ describe("takeover and replacement", () => {
     const accepted = await a.nextOf("invocationAccepted");
     await a.all();
     const b = await RawClient.connect(server.url);
-    b.send(resumeMessage("resume", accepted.sessionToken));
+    b.send(resumeAttach("resume", accepted.sessionToken));
     const resumed = await b.nextOf("invocationAccepted");
     await b.all();
 
@@ -257,7 +253,7 @@ describe("nested output streams on resume", () => {
 
     // Outer delivered up to its item 0; inner stream 1 completely delivered.
     const resumed = await RawClient.connect(server.url);
-    resumed.send(resumeMessage("resume", accepted.sessionToken, [outerItems[0]!.cursorToken, innerEnd.cursorToken]));
+    resumed.send(resumeAttach("resume", accepted.sessionToken, [outerItems[0]!.cursorToken, innerEnd.cursorToken]));
     const { messages } = await resumed.all();
     const reaccepted = messages[0];
     if (reaccepted?.type !== "invocationAccepted") throw new Error("not accepted");

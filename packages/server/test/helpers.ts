@@ -41,7 +41,7 @@ export async function startTestServer(options: Partial<EmbeddedServerOptions> = 
 }
 
 export { RawClient, type Closed } from "../src/testing/raw-client.js";
-export { v, demoStart, outputValues } from "../src/testing/demo-messages.js";
+export { v, demoStart, outputValues, resumeAttach } from "../src/testing/demo-messages.js";
 
 /** A fresh start (new attempt id and idempotency key) of `method` of a test agent type, in environment `default`, with an empty constructor record. */
 export function agentStart(application: string, agentType: string, method: string, methodParameters: SchemaValueJson): InvocationStart {

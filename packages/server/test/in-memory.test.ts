@@ -10,7 +10,7 @@ import { canonicalJson, type JsonValue } from "@golem-stream/wire";
 import { SENT, type OutgoingMessage } from "../src/transport/transport.js";
 import type { ServerLimits } from "../src/index.js";
 import { NOOP_OBSERVER, type ServerObserver } from "../src/observability/server-observer.js";
-import { demoStart, v } from "./helpers.js";
+import { demoStart, v, resumeAttach } from "./helpers.js";
 import { MemoryTransport, memoryHarness, nextTurn } from "./support/memory-session.js";
 
 /** A transport under backpressure for output items: each one's send settles only when the test releases it. */
@@ -116,13 +116,7 @@ describe("Connection + SessionRuntime in memory", () => {
     first.connection.transportClosed();
 
     const second = open();
-    second.send({
-      type: "resumeAttach",
-      attemptId: randomUUID(),
-      operation: "resume",
-      outputCursors: [],
-      sessionToken: accepted.sessionToken,
-    });
+    second.send(resumeAttach("resume", accepted.sessionToken));
     await second.transport.until(() => second.transport.closedWith !== undefined);
     const items = second.transport.sent.filter((m) => m.type === "outputStreamItem");
     expect(items).toHaveLength(50);
@@ -166,13 +160,7 @@ describe("Connection + SessionRuntime in memory", () => {
     // attachment sends its invocationFinished while the second, its exact replay, replaces it.
     const item = first.transport.sent.find((m) => m.type === "outputStreamItem");
     if (item?.type !== "outputStreamItem") throw new Error("no output");
-    const resume = {
-      type: "resumeAttach",
-      attemptId: randomUUID(),
-      operation: "resume",
-      outputCursors: [item.cursorToken],
-      sessionToken: accepted.sessionToken,
-    } as const;
+    const resume = resumeAttach("resume", accepted.sessionToken, [item.cursorToken]);
     const twins = [open(), open()];
     for (const twin of twins) twin.send(resume);
     for (const twin of twins) await twin.transport.expectClose("the end of an attachment of a finished session");
@@ -281,13 +269,7 @@ describe("Connection + SessionRuntime in memory", () => {
 
     // A new connection (the client's way out of a stuck one) cancels before anything else.
     const second = open(new GatedTransport());
-    second.send({
-      type: "resumeAttach",
-      attemptId: randomUUID(),
-      operation: "resume",
-      outputCursors: [],
-      sessionToken: accepted.sessionToken,
-    });
+    second.send(resumeAttach("resume", accepted.sessionToken));
     await second.transport.until((sent) => sent.some((m) => m.type === "invocationAccepted"));
     expect(first.transport.sent.some((m) => m.type === "attachmentRevoked")).toBe(true);
     const spentBefore = counts.sessionBudget;

@@ -20,7 +20,7 @@ import {
   type JwtAuthOptions,
 } from "../src/index.js";
 import { createDemoHost } from "../src/demo/index.js";
-import { RawClient, demoStart, v } from "./helpers.js";
+import { RawClient, demoStart, v, resumeAttach } from "./helpers.js";
 import {
   AUDIENCE,
   CLAIM_MARKER,
@@ -204,13 +204,7 @@ describe("key rotation through the JWKS", () => {
 
     keys.keys = [rotated.jwk];
     const client = await RawClient.connect(url, await token(rotated));
-    client.send({
-      type: "resumeAttach",
-      attemptId: crypto.randomUUID(),
-      operation: "resume",
-      outputCursors: [],
-      sessionToken: (accepted as { sessionToken: string }).sessionToken,
-    });
+    client.send(resumeAttach("resume", (accepted as { sessionToken: string }).sessionToken));
     expect((await client.waitFor((m) => m.type === "invocationAccepted" || m.type === "invocationRejected")).type).toBe(
       "invocationAccepted",
     );
@@ -219,13 +213,7 @@ describe("key rotation through the JWKS", () => {
     // A takeover presents its own token too: the same subject is accepted, another is not.
     const takeover = async (bearer: string) => {
       const taker = await RawClient.connect(url, bearer);
-      taker.send({
-        type: "resumeAttach",
-        attemptId: crypto.randomUUID(),
-        operation: "takeover",
-        outputCursors: [],
-        sessionToken: (accepted as { sessionToken: string }).sessionToken,
-      });
+      taker.send(resumeAttach("takeover", (accepted as { sessionToken: string }).sessionToken));
       const answer = await taker.waitFor((m) => m.type === "invocationAccepted" || m.type === "invocationRejected");
       taker.socket.terminate();
       return answer;
@@ -346,13 +334,7 @@ describe("authorization by claim", () => {
     const { url } = await serveJwt({ authorization: { claim: "scope" } });
     const accepted = await start(url, await token(rsa, { scope: "demo" }));
     const client = await RawClient.connect(url, await token(rsa, { scope: `other-${CLAIM_MARKER}` }));
-    client.send({
-      type: "resumeAttach",
-      attemptId: crypto.randomUUID(),
-      operation: "resume",
-      outputCursors: [],
-      sessionToken: (accepted as { sessionToken: string }).sessionToken,
-    });
+    client.send(resumeAttach("resume", (accepted as { sessionToken: string }).sessionToken));
     expect(await client.waitFor((m) => m.type === "invocationAccepted" || m.type === "invocationRejected")).toMatchObject({
       type: "invocationRejected",
       code: "forbidden",

@@ -16,14 +16,10 @@ import { Keyring } from "@golem-stream/tokens";
 import type { ServerMessage } from "@golem-stream/wire";
 import { createSessionServer, loggerFromPino, MemorySessionStore, type SessionServer } from "../src/index.js";
 import { createDemoHost } from "../src/demo/index.js";
-import { RawClient, TOKEN, demoStart, startTestServer, v, type TestServer } from "./helpers.js";
+import { RawClient, TOKEN, demoStart, startTestServer, v, type TestServer, resumeAttach } from "./helpers.js";
 import { get, sample, scrapeUntil } from "./support/operations.js";
 
 const P = "golem_stream_";
-
-function resumeMessage(operation: "resume" | "takeover", sessionToken: string) {
-  return { type: "resumeAttach" as const, attemptId: randomUUID(), operation, outputCursors: [], sessionToken };
-}
 
 /** Every token the server handed to a client, found anywhere in its messages. */
 function tokensIn(messages: readonly ServerMessage[]): Set<string> {
@@ -155,14 +151,14 @@ describe("a full scenario run: metrics move, logs carry events and no secrets", 
     await first.closed;
 
     const second = await connect();
-    second.send(resumeMessage("resume", accepted.sessionToken));
+    second.send(resumeAttach("resume", accepted.sessionToken));
     const resumed = await second.nextOf("invocationAccepted");
     let text = await metrics();
     expect(sample(text, `${P}attachments_total`, { operation: "resume" })).toBe(1);
     expect(sample(text, `${P}output_items_total`, { kind: "value" })).toBeGreaterThan(0);
 
     const third = await connect();
-    third.send(resumeMessage("takeover", resumed.sessionToken));
+    third.send(resumeAttach("takeover", resumed.sessionToken));
     await third.nextOf("invocationAccepted");
     await second.nextOf("attachmentRevoked");
     text = await metrics();
@@ -183,7 +179,7 @@ describe("a full scenario run: metrics move, logs carry events and no secrets", 
   it("a resume with a forged session token is rejected and counted by its public code", async () => {
     const client = await connect();
     const forged = `${"A".repeat(40)}.${"B".repeat(43)}`;
-    client.send(resumeMessage("resume", forged));
+    client.send(resumeAttach("resume", forged));
     const rejected = await client.nextOf("invocationRejected");
     const text = await metrics();
     expect(sample(text, `${P}attachment_rejections_total`, { code: rejected.code, operation: "resume" })).toBe(1);
@@ -368,10 +364,10 @@ describe("OpenTelemetry spans", () => {
     first.terminate();
     await first.closed;
     const second = await RawClient.connect(url);
-    second.send(resumeMessage("resume", accepted.sessionToken));
+    second.send(resumeAttach("resume", accepted.sessionToken));
     const resumed = await second.nextOf("invocationAccepted");
     const third = await RawClient.connect(url);
-    third.send(resumeMessage("takeover", resumed.sessionToken));
+    third.send(resumeAttach("takeover", resumed.sessionToken));
     await second.nextOf("attachmentRevoked");
     await third.all();
     await second.closed;

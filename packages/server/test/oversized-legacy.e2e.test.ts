@@ -12,7 +12,7 @@ import { randomUUID } from "node:crypto";
 import { inspectToken } from "@golem-stream/tokens";
 import type { ServerMessage } from "@golem-stream/wire";
 import { SqliteSessionStore } from "../src/index.js";
-import { RawClient, demoStart, startTestServer, v } from "./helpers.js";
+import { RawClient, demoStart, startTestServer, v, resumeAttach } from "./helpers.js";
 
 const legacy = vi.hoisted(() => ({ noSizeCheck: false }));
 vi.mock("../src/invocation/message-room.js", async (importOriginal) => {
@@ -63,13 +63,7 @@ describe("a log written before the size check", () => {
     cleanup = () => after.dispose();
     for (let attachment = 0; attachment < 2; attachment++) {
       const late = await RawClient.connect(after.url);
-      late.send({
-        type: "resumeAttach",
-        attemptId: randomUUID(),
-        operation: "takeover",
-        outputCursors: [],
-        sessionToken: accepted.sessionToken,
-      });
+      late.send(resumeAttach("takeover", accepted.sessionToken));
       const { messages, closed } = await late.all();
       expect(messages.map((m) => m.type)).not.toContain("invocationRejected");
       expect(messages.filter((m) => m.type === "outputStreamItem")).toEqual([]);

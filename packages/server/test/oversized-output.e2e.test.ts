@@ -20,7 +20,7 @@ import {
 } from "@golem-stream/wire";
 import { createSessionServer, MemorySessionStore, StaticAgentHost, type AgentTypeDefinition } from "../src/index.js";
 import { outputItemFits } from "../src/invocation/message-room.js";
-import { RawClient, TOKEN, demoStart, emptyStart, startTestServer, v, type TestServer } from "./helpers.js";
+import { RawClient, TOKEN, demoStart, emptyStart, startTestServer, v, type TestServer, resumeAttach } from "./helpers.js";
 import { PROBE } from "./probe-server.js";
 
 /**
@@ -47,10 +47,6 @@ afterEach(async () => {
 });
 
 type Accepted = Extract<ServerMessage, { type: "invocationAccepted" }>;
-
-function takeover(sessionToken: string, outputCursors: string[] = []) {
-  return { type: "resumeAttach" as const, attemptId: randomUUID(), operation: "takeover" as const, outputCursors, sessionToken };
-}
 
 /** Every message of a connection that must end with invocationFinished and close 1000. */
 async function finishedLog(client: RawClient): Promise<ServerMessage[]> {
@@ -85,12 +81,12 @@ describe("an output item whose message cannot fit 8 MiB", () => {
 
     // Any later attachment sees the same terminal and the finish.
     const again = await RawClient.connect(server.url);
-    again.send(takeover(accepted.sessionToken));
+    again.send(resumeAttach("takeover", accepted.sessionToken));
     const replayed = await finishedLog(again);
     expect(replayed.find((m) => m.type === "outputStreamEnd")).toMatchObject({ sequence: 0n, outcome: PRODUCER_ERROR });
     // From the terminal's cursor: nothing of that stream again.
     const fromEnd = await RawClient.connect(server.url);
-    fromEnd.send(takeover(accepted.sessionToken, [end.cursorToken!]));
+    fromEnd.send(resumeAttach("takeover", accepted.sessionToken, [end.cursorToken!]));
     const rest = await finishedLog(fromEnd);
     expect(rest.filter((m) => m.type === "outputStreamEnd")).toEqual([]);
   });
@@ -345,13 +341,7 @@ describe("acceptances that list every stream of a session", () => {
 
       // A resume lists every stream: the acceptance is sent, and it decodes (RawClient decodes strictly).
       const again = await RawClient.connect(url);
-      again.send({
-        type: "resumeAttach",
-        attemptId: randomUUID(),
-        operation: "takeover",
-        outputCursors: [],
-        sessionToken: accepted.sessionToken,
-      });
+      again.send(resumeAttach("takeover", accepted.sessionToken));
       const reaccepted = (await again.nextOf("invocationAccepted")) as Accepted;
       expect(reaccepted.mappings.length).toBe(acked + 1);
       expect(encodeServerMessage(reaccepted).length).toBeLessThanOrEqual(LIMITS.maxTextMessageBytes);

@@ -11,11 +11,10 @@ import { afterEach, describe, expect, it } from "vitest";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { randomUUID } from "node:crypto";
 import type { ServerMessage } from "@golem-stream/wire";
 import { defineAgentType, t } from "@golem-stream/contract";
 import { defineCatalogue, implement } from "../src/index.js";
-import { RawClient, agentStart, outputValues, startTestServer, v, type TestServer } from "./helpers.js";
+import { RawClient, agentStart, outputValues, startTestServer, v, type TestServer, resumeAttach } from "./helpers.js";
 
 const DIVERGED = "the method produced different output when it was re-run (non-deterministic)";
 
@@ -97,13 +96,7 @@ async function interrupted(
 
   const second = await serve(dataDir);
   const resumed = await RawClient.connect(second.url);
-  resumed.send({
-    type: "resumeAttach",
-    attemptId: randomUUID(),
-    operation: "resume",
-    outputCursors: [items[1]!.cursorToken],
-    sessionToken: accepted.sessionToken,
-  });
+  resumed.send(resumeAttach("resume", accepted.sessionToken, [items[1]!.cursorToken]));
   const { messages } = await resumed.all();
   const refreshed = messages.find((m) => m.type === "invocationAccepted");
   if (refreshed?.type !== "invocationAccepted")
@@ -135,7 +128,7 @@ describe("a re-run after a restart on the same data directory", () => {
     expect(await divergences(server)).toBe(1);
     // What was delivered stays: a resume from the start gets the first run's items, unchanged.
     const again = await RawClient.connect(server.url);
-    again.send({ type: "resumeAttach", attemptId: randomUUID(), operation: "resume", outputCursors: [], sessionToken });
+    again.send(resumeAttach("resume", sessionToken));
     const { messages } = await again.all();
     const result = messages.find((m) => m.type === "invocationResult");
     if (result?.type !== "invocationResult") throw new Error("no invocationResult on the second resume");

@@ -15,7 +15,6 @@
  * the run before called one fails as non-deterministic.
  */
 import { describe, expect, it } from "vitest";
-import { randomUUID } from "node:crypto";
 import type { ClientMessage, InvocationStart, SchemaValueJson, ServerMessage } from "@golem-stream/wire";
 import { defineAgentType, t } from "@golem-stream/contract";
 import { implement, SqliteSessionStore, StaticAgentHost } from "../src/index.js";
@@ -24,7 +23,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { MemorySessionStore, type JournalEntry, type SessionStore } from "../src/store/index.js";
 import { REPLAY_DIVERGED } from "../src/invocation/replay-divergence.js";
-import { agentStart, v } from "./helpers.js";
+import { agentStart, v, resumeAttach } from "./helpers.js";
 import { memoryHarness } from "./support/memory-session.js";
 
 type Phase = "before" | "during" | "after";
@@ -183,14 +182,7 @@ async function walkThrough(
     send(attach);
     await transport.expect("the end or a crash", (sent) => crashedNow || finished(sent));
     const accepted = transport.sent.find((m) => m.type === "invocationAccepted");
-    if (accepted?.type === "invocationAccepted")
-      attach = {
-        type: "resumeAttach",
-        attemptId: randomUUID(),
-        operation: "resume",
-        outputCursors: [],
-        sessionToken: accepted.sessionToken,
-      };
+    if (accepted?.type === "invocationAccepted") attach = resumeAttach("resume", accepted.sessionToken);
     if (!crashedNow) return [...transport.sent];
     harness.runtime.shutdown();
     process.kill();
@@ -275,7 +267,7 @@ describe("journal: a re-run whose step at a position has another name", () => {
     const after = memoryHarness({ host, store: processView(store, [], () => undefined).view, keyring: before.keyring });
     await after.runtime.recoverInterrupted();
     const { transport, send } = after.open();
-    send({ type: "resumeAttach", attemptId: randomUUID(), operation: "resume", outputCursors: [], sessionToken: accepted.sessionToken });
+    send(resumeAttach("resume", accepted.sessionToken));
     await transport.expect("the end", finished);
     expect(transport.sent.at(-1)).toEqual({
       type: "invocationFinished",

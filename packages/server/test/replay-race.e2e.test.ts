@@ -11,7 +11,7 @@ import { inspectToken, Keyring } from "@golem-stream/tokens";
 import type { ServerMessage } from "@golem-stream/wire";
 import { MemorySessionStore, createSessionServer, type SessionStore } from "../src/index.js";
 import { createDemoHost } from "../src/demo/index.js";
-import { RawClient, TOKEN, demoStart, startTestServer, v } from "./helpers.js";
+import { RawClient, TOKEN, demoStart, startTestServer, v, resumeAttach } from "./helpers.js";
 
 /** A store whose `attach` and `createSession` answers wait for the test once armed. */
 class GatedStore extends MemorySessionStore {
@@ -85,13 +85,7 @@ describe("an exact replay racing the attach it replays", () => {
     await first.closed;
 
     const release = store.arm("attach");
-    const resume = {
-      type: "resumeAttach" as const,
-      attemptId: randomUUID(),
-      operation: "resume" as const,
-      outputCursors: [],
-      sessionToken: accepted.sessionToken,
-    };
+    const resume = resumeAttach("resume", accepted.sessionToken);
     const uncertain = await RawClient.connect(url);
     uncertain.send(resume);
     await store.committed;
@@ -162,13 +156,7 @@ describe("cut-and-replay under concurrency (stress)", () => {
       first.send(demoStart("count", v.record(v.u32(1), v.u32(0))));
       const accepted = await first.nextOf("invocationAccepted");
       await first.all();
-      const resume = {
-        type: "resumeAttach" as const,
-        attemptId: randomUUID(),
-        operation: "resume" as const,
-        outputCursors: [],
-        sessionToken: accepted.sessionToken,
-      };
+      const resume = resumeAttach("resume", accepted.sessionToken);
       const [uncertain, refused, replay] = await Promise.all([0, 1, 2].map(() => RawClient.connect(server.url)));
       uncertain!.send(resume);
       // Cut as soon as the message is on its way; replay on a new connection,

@@ -12,7 +12,7 @@ import { defineAgentType, t } from "@golem-stream/contract";
 import { implement, MemorySessionStore, StaticAgentHost, type ServerLimits, type SessionStore } from "../src/index.js";
 import { NOOP_OBSERVER, type ServerObserver } from "../src/observability/server-observer.js";
 import { REPLAY_DIVERGED } from "../src/invocation/replay-divergence.js";
-import { agentStart, v } from "./helpers.js";
+import { agentStart, v, resumeAttach } from "./helpers.js";
 import { ManualTimers } from "../src/testing/index.js";
 import { memoryHarness, type MemoryConnection } from "./support/memory-session.js";
 
@@ -196,7 +196,7 @@ function accepted(messages: readonly ServerMessage[]): InvocationAccepted {
 /** Resumes at `node` with the session token and cursor of `before`'s log; resolves to the new log once the invocation finished. */
 /** A resume of the session `before` was accepted in, with `outputCursors`. */
 function resumeOf(before: readonly ServerMessage[], outputCursors: string[] = []): ResumeAttach {
-  return { type: "resumeAttach", attemptId: randomUUID(), operation: "resume", outputCursors, sessionToken: accepted(before).sessionToken };
+  return resumeAttach("resume", accepted(before).sessionToken, outputCursors);
 }
 
 async function resumeToEnd(node: Server, before: readonly ServerMessage[]): Promise<ServerMessage[]> {

@@ -7,7 +7,7 @@
  * resumable. Each token is its own account, so one holder cannot claim
  * another's idempotency keys, unless the tokens are grouped into one.
  */
-import { createHmac, randomUUID } from "node:crypto";
+import { createHmac } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -23,7 +23,7 @@ import {
   type StaticToken,
 } from "../src/index.js";
 import { createDemoHost } from "../src/demo/index.js";
-import { demoStart, RawClient, v } from "./helpers.js";
+import { demoStart, RawClient, v, resumeAttach } from "./helpers.js";
 
 const TOKEN = "a-static-token-for-principals";
 const dirs: string[] = [];
@@ -114,7 +114,7 @@ describe("static-token principals", () => {
 
     const server = await embedded(dir);
     const client = await RawClient.connect(server.url, TOKEN);
-    client.send({ type: "resumeAttach", attemptId: randomUUID(), operation: "resume", outputCursors: [], sessionToken });
+    client.send(resumeAttach("resume", sessionToken));
     const { messages } = await client.all();
     expect(messages[0]).toMatchObject({ type: "invocationAccepted" });
     expect(messages.filter((m) => m.type === "outputStreamItem")).toHaveLength(3);
@@ -138,7 +138,7 @@ describe("static-token principals", () => {
 
     const server = await embedded(dir, secret);
     const client = await RawClient.connect(server.url, TOKEN);
-    client.send({ type: "resumeAttach", attemptId: randomUUID(), operation: "resume", outputCursors: [], sessionToken });
+    client.send(resumeAttach("resume", sessionToken));
     const { messages } = await client.all();
     const accepted = messages[0];
     expect(accepted).toMatchObject({ type: "invocationAccepted" });

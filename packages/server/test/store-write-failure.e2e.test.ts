@@ -15,7 +15,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SqliteSessionStore, type Logger } from "../src/index.js";
 import { type InputChunk, type InputCommitWatcher, type NewStream, type OutputEvent } from "../src/store/index.js";
-import { RawClient, demoServerOn, demoStart, v } from "./helpers.js";
+import { RawClient, demoServerOn, demoStart, v, resumeAttach } from "./helpers.js";
 
 /**
  * The embedded store, failing the output item at `failAt` once, as a disk
@@ -112,13 +112,7 @@ describe("an output write the store fails", () => {
     expect(messages.at(-1)).toMatchObject({ type: "invocationFinished", outcome: { kind: "failure", code: "invocation-failed" } });
 
     const next = await RawClient.connect(server.url());
-    next.send({
-      type: "resumeAttach",
-      attemptId: randomUUID(),
-      operation: "takeover",
-      outputCursors: [],
-      sessionToken: accepted.sessionToken,
-    });
+    next.send(resumeAttach("takeover", accepted.sessionToken));
     const replay = await next.all();
     expect(replay.messages.filter((m) => m.type === "outputStreamItem")).toHaveLength(40);
     expect(replay.messages.at(-1)).toMatchObject({ type: "invocationFinished", outcome: { kind: "failure", code: "invocation-failed" } });
@@ -155,13 +149,7 @@ describe("an output write the store fails", () => {
     const acks = messages.filter((m) => m.type === "inputStreamAck");
     expect(acks.every((m) => m.highestContiguousSequence <= 10n)).toBe(true);
     const next = await RawClient.connect(server.url());
-    next.send({
-      type: "resumeAttach",
-      attemptId: randomUUID(),
-      operation: "takeover",
-      outputCursors: [],
-      sessionToken: accepted.sessionToken,
-    });
+    next.send(resumeAttach("takeover", accepted.sessionToken));
     const replay = await next.all();
     expect(replay.messages.at(-1)).toMatchObject({ type: "invocationFinished", outcome: { kind: "failure", code: "invocation-failed" } });
     expect(errors.filter((event) => event === "attach.fault").length).toBeLessThanOrEqual(1);

@@ -24,7 +24,7 @@ import { MemorySessionStore, createSessionServer, type AgentHost, type AgentType
 import { createDemoHost } from "../src/demo/index.js";
 import type * as TokenBudget from "../src/admission/token-budget.js";
 import { STREAM_TOO_DEEP } from "../src/invocation/output-producers.js";
-import { RawClient, TOKEN, demoStart, v } from "./helpers.js";
+import { RawClient, TOKEN, demoStart, v, resumeAttach } from "./helpers.js";
 
 /** While set, createSessionServer takes any issuer: a deployment whose tokens are near the limit before any stream. */
 const issuerCheck = vi.hoisted(() => ({ lifted: false }));
@@ -247,13 +247,7 @@ describe("a refreshed session token that would be longer than 8192 characters", 
     expect(sessionToken.length).toBeGreaterThan(8192 - 40);
 
     server.rotateKeyring(keyring.rotate("k".repeat(64)));
-    const takeover = {
-      type: "resumeAttach" as const,
-      attemptId: randomUUID(),
-      operation: "takeover" as const,
-      outputCursors: [],
-      sessionToken,
-    };
+    const takeover = resumeAttach("takeover", sessionToken);
     const again = await RawClient.connect(url);
     again.send(takeover);
     const { rejected, code } = await rejection(again);

@@ -1,6 +1,6 @@
 /** Messages and values of the demo catalogue, built by hand for protocol-level tests. */
 import { randomUUID } from "node:crypto";
-import type { InvocationStart, SchemaValueJson, ServerMessage } from "@golem-stream/wire";
+import type { InvocationStart, ResumeAttach, SchemaValueJson, ServerMessage } from "@golem-stream/wire";
 
 export const v = {
   str: (value: string): SchemaValueJson => ({ kind: "string", value }),
@@ -25,6 +25,19 @@ export function demoStart(method: string, methodParameters: SchemaValueJson, ove
     },
     ...overrides,
   };
+}
+
+/**
+ * A `resumeAttach` first message with a fresh attempt id: `resume` of a
+ * detached session, or `takeover` of one attached elsewhere, acknowledging
+ * output up to `outputCursors`.
+ */
+export function resumeAttach(
+  operation: ResumeAttach["operation"],
+  sessionToken: string,
+  outputCursors: readonly string[] = [],
+): ResumeAttach {
+  return { type: "resumeAttach", attemptId: randomUUID(), operation, outputCursors, sessionToken };
 }
 
 /** Items of a value output stream, in order, from a message log. */

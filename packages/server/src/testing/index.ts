@@ -18,6 +18,6 @@ export { clusterScenarios, type ClusterTestApi, type OpenClusterStores } from ".
 export { RawClient, TEST_TOKEN, type Closed } from "./raw-client.js";
 export { ManualTimers } from "./manual-timers.js";
 export { Pauses } from "./pauses.js";
-export { v, demoStart, outputValues } from "./demo-messages.js";
+export { v, demoStart, outputValues, resumeAttach } from "./demo-messages.js";
 // The protocol messages RawClient sends and receives.
 export type * from "@golem-stream/wire";

@@ -10,13 +10,14 @@
  * agent's reader throw fails the invocation.
  */
 import fc from "fast-check";
-import { createHash, randomUUID } from "node:crypto";
+import { createHash } from "node:crypto";
 import type { ClientCancelReason, ResumeAttach, ServerMessage } from "@golem-stream/wire";
 import { resolveLimits } from "../../src/index.js";
 import { v } from "../../src/testing/demo-messages.js";
 import { expectAcross } from "./memory-session.js";
 import { ackAtLeast, Cut, fail, isAck, Move, ownerOf, refused, StaleResume, violation } from "./model-moves.js";
 import type { ModelConnection, SessionModel, SessionUnderTest } from "./session-model.js";
+import { resumeAttach } from "../helpers.js";
 
 type Model = SessionModel<number>;
 type Real = SessionUnderTest;
@@ -268,13 +269,7 @@ class AttachBytes extends Move<number> {
   }
   protected async act(m: Model, r: Real): Promise<void> {
     const sessionToken = this.operation === "resume" ? r.tokens[m.generation - 1]! : r.tokens[this.tokenPick % m.generation]!;
-    const message: ResumeAttach = {
-      type: "resumeAttach",
-      attemptId: randomUUID(),
-      operation: this.operation,
-      outputCursors: [],
-      sessionToken,
-    };
+    const message: ResumeAttach = resumeAttach(this.operation, sessionToken);
     const previous = r.owner;
     if (previous !== undefined) previous.expectedEnd = "revoked";
     const c = r.open(message.attemptId);

@@ -7,11 +7,11 @@
  * what the protocol says must follow (bounded by progress, never by time),
  * checks it, updates the model, then audits (session-model.ts).
  */
-import { randomUUID } from "node:crypto";
 import type fc from "fast-check";
 import type { ErrorCode, InvocationStart, ResumeAttach, ServerMessage } from "@golem-stream/wire";
 import { describe } from "./memory-session.js";
 import type { ModelConnection, SessionModel, SessionUnderTest } from "./session-model.js";
+import { resumeAttach } from "../helpers.js";
 
 /** How many times each kind of move ran (its check passed), by kind, so a test can show every kind was exercised. */
 export const movesRun = new Map<string, number>();
@@ -110,11 +110,7 @@ export class StaleResume<Item> extends Move<Item> {
   }
   protected act(m: SessionModel<Item>, r: Real): Promise<void> {
     const sessionToken = r.tokens[this.tokenPick % (m.generation - 1)]!;
-    return refused(
-      r,
-      { type: "resumeAttach", attemptId: randomUUID(), operation: "resume", outputCursors: [], sessionToken },
-      "superseded",
-    );
+    return refused(r, resumeAttach("resume", sessionToken), "superseded");
   }
   toString(): string {
     return `${this.name}(token ${this.tokenPick})`;

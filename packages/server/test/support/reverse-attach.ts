@@ -12,6 +12,7 @@ import { v } from "../../src/testing/demo-messages.js";
 import { expectAcross } from "./memory-session.js";
 import { fail, isAck, Move, outputItem, ownerOf, refused } from "./model-moves.js";
 import type { ModelConnection, ReplayFrom, SessionModel, SessionUnderTest } from "./session-model.js";
+import { resumeAttach } from "../helpers.js";
 
 type Model = SessionModel;
 type Real = SessionUnderTest;
@@ -35,7 +36,7 @@ function newAttach(
   sessionToken = r.tokens[m.generation - 1]!,
 ): { message: ResumeAttach; from: ReplayFrom } {
   const { cursors, from } = cursorFor(cursorPick, m, r);
-  return { message: { type: "resumeAttach", attemptId: randomUUID(), operation, outputCursors: cursors, sessionToken }, from };
+  return { message: resumeAttach(operation, sessionToken, cursors), from };
 }
 
 /**
@@ -278,13 +279,7 @@ export class ItemBeforeAcceptance extends Move<string> {
     return m.attached;
   }
   protected act(m: Model, r: Real): Promise<void> {
-    const message: ResumeAttach = {
-      type: "resumeAttach",
-      attemptId: randomUUID(),
-      operation: "resume",
-      outputCursors: [],
-      sessionToken: r.tokens[m.generation - 1]!,
-    };
+    const message = resumeAttach("resume", r.tokens[m.generation - 1]!);
     // The previous connection's channel number: the client guesses it will be the same.
     const channel = r.channel(ownerOf(r), "input");
     return attach(m, r, message, 0, undefined, (c) =>
@@ -313,13 +308,7 @@ export class RacingResumes extends Move<string> {
   protected async act(m: Model, r: Real): Promise<void> {
     const { cursors, from } = cursorFor(this.cursorPick, m, r);
     const sessionToken = r.tokens[m.generation - 1]!;
-    const messages = [0, 1].map((): ResumeAttach => ({
-      type: "resumeAttach",
-      attemptId: randomUUID(),
-      operation: "resume",
-      outputCursors: cursors,
-      sessionToken,
-    }));
+    const messages = [0, 1].map(() => resumeAttach("resume", sessionToken, cursors));
     const previous = r.owner;
     if (previous !== undefined) previous.expectedEnd = "revoked";
     const racers = messages.map((message) => r.open(message.attemptId));
