@@ -32,9 +32,10 @@ const NODE_TAIL_CHARS = 2;
 let message: string | undefined;
 let text: string | undefined;
 let nodeStart = 0;
-/** The message came as bytes, as many as its characters: every one of them ASCII. */
-let ascii = false;
-/** Those bytes (set only when `ascii`): character `i` of the message is byte `i`. */
+/**
+ * The bytes the message came in, when they are as many as its characters (every one of them
+ * ASCII, so character `i` of the message is byte `i`); undefined otherwise.
+ */
 let asciiBytes: Uint8Array | undefined;
 
 /**
@@ -48,7 +49,6 @@ export function rememberStringNode(source: string, start: number, nodeText: stri
   message = source;
   nodeStart = start;
   text = nodeText;
-  ascii = sourceBytes !== undefined;
   asciiBytes = sourceBytes;
 }
 
@@ -59,7 +59,7 @@ export function rememberStringNode(source: string, start: number, nodeText: stri
  * equal string is the same text); asking lets go of nothing.
  */
 export function isAsciiStringNodeText(nodeText: string): boolean {
-  return ascii && message !== undefined && nodeText === text;
+  return asciiBytes !== undefined && message !== undefined && nodeText === text;
 }
 
 /**
@@ -91,5 +91,4 @@ export function canonicalStringNodeBytes(nodeText: string): Uint8Array | undefin
 
 function forget(): void {
   message = text = asciiBytes = undefined;
-  ascii = false;
 }
