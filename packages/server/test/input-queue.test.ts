@@ -90,4 +90,21 @@ describe("InputQueue consumer", () => {
     queue.consume();
     expect(() => queue.consume()).toThrow("already being read");
   });
+
+  it("a feeder that found the queue full is woken once it is half empty, not at each entry taken", async () => {
+    const { queue, permits } = queueOf(8);
+    for (let item = 0; item < 8; item++) push(queue, permits, item);
+    expect(queue.hasSpace).toBe(false);
+    let woken = false;
+    const space = queue.waitForSpace().then(() => (woken = true));
+    const iterator = queue.consume()[Symbol.asyncIterator]();
+    for (let taken = 0; taken < 3; taken++) await iterator.next();
+    await new Promise((resolve) => setImmediate(resolve));
+    // Five left: there is space, but the feeder waits on until half the queue is free.
+    expect(queue.hasSpace).toBe(true);
+    expect(woken).toBe(false);
+    await iterator.next();
+    await space;
+    expect(queue.length).toBe(4);
+  });
 });

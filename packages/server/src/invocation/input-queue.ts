@@ -3,6 +3,7 @@
  * reads it. At most `capacity` entries wait here (protocol section 12: 256
  * per stream); the connection waits for space before it accepts the next
  * item, which stops it reading the socket, which backpressures the client.
+ * A feeder that found it full goes on once half of it is free.
  *
  * Each entry holds the session byte permits of the message that carried it;
  * they are released when the agent takes the entry, or when the queue is
@@ -26,6 +27,8 @@ type Ending = { kind: "end" } | { kind: "cancelled"; reason: string };
 export class InputQueue<T> {
   readonly #entries: Entry<T>[] = [];
   readonly #capacity: number;
+  /** Where a waiting feeder is woken (#wakeSpaceWaiters). */
+  readonly #lowWater: number;
   readonly #permits: BytePermits;
   /** Called once when the consumer stops reading before the end. */
   readonly #onConsumerDrop: () => void;
@@ -37,6 +40,7 @@ export class InputQueue<T> {
 
   constructor(capacity: number, permits: BytePermits, onConsumerDrop: () => void) {
     this.#capacity = capacity;
+    this.#lowWater = Math.floor(capacity / 2);
     this.#permits = permits;
     this.#onConsumerDrop = onConsumerDrop;
   }
@@ -99,6 +103,16 @@ export class InputQueue<T> {
   #discard(): void {
     this.#discarded = true;
     for (const entry of this.#entries.splice(0)) this.#release(entry);
+    this.#wakeSpaceWaiters();
+  }
+
+  /**
+   * A feeder that found the queue full waits until it is half empty, not for one free entry:
+   * woken per entry, it handed over one item and waited again, a promise and several microtask
+   * hops for every item while the agent was the slower side (about one item in twenty of a
+   * `tally` burst).
+   */
+  #wakeSpaceWaiters(): void {
     for (const waiter of this.#spaceWaiters.splice(0)) waiter();
   }
 
@@ -137,7 +151,7 @@ export class InputQueue<T> {
       const entry = this.#entries.shift();
       if (entry !== undefined) {
         this.#release(entry);
-        this.#spaceWaiters.shift()?.();
+        if (this.#spaceWaiters.length > 0 && this.#entries.length <= this.#lowWater) this.#wakeSpaceWaiters();
         return { done: false, value: entry.item };
       }
       const ending = this.#ending;
