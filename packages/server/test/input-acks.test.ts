@@ -15,7 +15,7 @@ import { describe, expect, it } from "vitest";
 import { randomUUID } from "node:crypto";
 import type { InputStreamAck } from "@golem-stream/wire";
 import { MemorySessionStore } from "../src/index.js";
-import { type InputChunk, type InputCommitWatcher, type NewStream } from "../src/store/index.js";
+import { type InputChunk, type InputCommitWatcher, type InputTerminal, type NewStream } from "../src/store/index.js";
 import { demoStart, v } from "./helpers.js";
 import { memoryHarness } from "./support/memory-session.js";
 import { NodeBudget } from "../src/invocation/node-budget.js";
@@ -25,6 +25,13 @@ import { resolveLimits } from "../src/index.js";
 class HeldCommits extends MemorySessionStore {
   readonly #held: { chunk: InputChunk; committed: Promise<void>; resolve: () => void; reject: (error: Error) => void }[] = [];
   #waiter: { count: number; resolve: () => void } | undefined;
+  /** Input terminals handed to the store (not held: the memory store records them at once, behind the chunks before). */
+  ends = 0;
+
+  override endInput(streamId: string, terminal: InputTerminal, epoch?: bigint): Promise<void> {
+    this.ends++;
+    return super.endInput(streamId, terminal, epoch);
+  }
 
   override acceptInput(chunk: InputChunk, introduced: readonly NewStream[]): Promise<void> {
     const committed = super.acceptInput(chunk, introduced);
@@ -140,10 +147,12 @@ describe.each(STORES)("$name", ({ make }) => {
     expect(acks().every((ack) => ack.highestContiguousSequence <= 1n)).toBe(true);
   });
 
-  it("an end behind held items is recorded and acknowledged only after their commits; every permit comes back", async () => {
+  it("an end behind held items goes to the store behind them at once, and is acknowledged only after their commits; every permit comes back", async () => {
     const { store, transport, acks, send, channel, budget } = await withHeldCommits(make, "tally", 3);
     send({ type: "inputStreamEnd", channel, sequence: 3n });
     await turns(20);
+    // One node: the store keeps the order of what it is handed, so the end shares the items' commit.
+    expect(store.ends).toBe(1);
     expect(acks()).toEqual([]); // neither the items' ACK nor the terminal's
     expect(budget.held).toBeGreaterThan(0); // the store's copies, until their commits
     await store.release();

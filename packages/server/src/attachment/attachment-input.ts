@@ -329,14 +329,20 @@ export class AttachmentInput {
   async #inputEnd(message: InputStreamEnd): Promise<void> {
     const before = this.#inputStream(message.channel, "inputStreamEnd");
     if (before === undefined) return;
-    // The end is recorded after the stream's items are durable, and its ACK after theirs: in a
-    // cluster an item the store refused is still being checked against it (see cluster-follower.ts, `checkedCommit`).
-    await before.inputCommitted;
+    // In a cluster the end waits for the stream's items to commit: an item the store refused is
+    // still being checked against it (cluster-follower.ts, `checkedCommit`), which may move the
+    // count. On one node the store records the end after the items handed to it before (its
+    // mutations take effect in call order, session-store.ts): in the same group commit while
+    // they still wait for theirs, one sync instead of two before the terminal ACK.
+    if (this.#link.session.clustered) await before.inputCommitted;
     const stream = this.#inputStream(message.channel, "inputStreamEnd");
     if (stream === undefined) return;
     if (message.sequence < stream.count) throw new ProtocolError("input-conflict", "inputStreamEnd claims fewer items than were accepted");
     if (message.sequence > stream.count) throw new ProtocolError("input-gap", "inputStreamEnd claims items that were never accepted");
     await this.#link.session.endInput(stream);
+    // Settled by now (committed before the end, or failed, which faults this attachment: then
+    // nothing is sent); the ACK says every item is durable, so it never goes before them.
+    await stream.inputCommitted;
     this.#link.channels.close(stream.streamId);
     await this.#link.send(this.#ack(stream, []));
   }

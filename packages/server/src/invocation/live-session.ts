@@ -253,6 +253,11 @@ export class LiveSession {
     this.#cluster.role = role;
   }
 
+  /** Cluster mode: other nodes may write this session too (cluster-follower.ts). */
+  get clustered(): boolean {
+    return this.#cluster !== undefined;
+  }
+
   /** A mirror of a running session: another node runs it, this one serves its attachment. */
   get remote(): boolean {
     return this.#cluster !== undefined && this.#cluster.remote;
