@@ -1,9 +1,11 @@
 /**
  * What a small invocation costs in syncs: each group commit of the SQLite store is one sync
  * before anything it holds is acknowledged, so the groups an invocation needs set the least
- * time it can take. A `tally` whose items and input end arrive together needs four: the
+ * time it can take. A `tally` whose items and input end arrive together needs three: the
  * session, the input (its items and its end, handed to the store in order without waiting in
- * between), the result, the finish.
+ * between), and the result with the success (`finishWithResult`: nothing is left to write after
+ * it). A result that introduces a stream is written before its stream's items, so the finish
+ * stays a write of its own.
  */
 import { afterEach, expect, it } from "vitest";
 import { randomUUID } from "node:crypto";
@@ -48,7 +50,7 @@ async function serverCountingGroups(): Promise<{ url: string; groups: number[] }
   return { url: `ws://127.0.0.1:${(http.address() as { port: number }).port}`, groups };
 }
 
-it.each([1, 3])("a tally of %i item(s) sent with its end commits four groups: session, input, result, finish", async (items) => {
+it.each([1, 3])("a tally of %i item(s) sent with its end commits three groups: session, input, result and finish", async (items) => {
   const { url, groups } = await serverCountingGroups();
   const client = await RawClient.connect(url);
   client.send(demoStart("tally", v.record(v.stream(randomUUID()))));
@@ -66,6 +68,20 @@ it.each([1, 3])("a tally of %i item(s) sent with its end commits four groups: se
   const acks = messages.filter((m) => m.type === "inputStreamAck");
   expect(acks.at(-1)).toMatchObject({ highestContiguousSequence: BigInt(items), terminal: true });
   expect(committedBefore).toBe(1); // the session
-  // The input's items and its end in one group (the items join one write), then the result, then the finish.
-  expect(groups.slice(committedBefore)).toEqual([2, 1, 1]);
+  // The input's items and its end in one group (the items join one write), then the result and the success in one write.
+  expect(groups.slice(committedBefore)).toEqual([2, 1]);
+});
+
+it("a result that introduces a stream is recorded before the stream's items, and the finish after their terminal", async () => {
+  const { url, groups } = await serverCountingGroups();
+  const client = await RawClient.connect(url);
+  client.send(demoStart("count", v.record(v.u32(3), v.u32(0))));
+  const { messages, closed } = await client.all();
+  expect(closed.code).toBe(1000);
+  const types = messages.map((m) => m.type);
+  expect(types.indexOf("invocationResult")).toBeLessThan(types.indexOf("outputStreamEnd"));
+  expect(messages.at(-1)).toEqual({ type: "invocationFinished", outcome: { kind: "success" } });
+  // The session, the result, the output (its items and terminal in one group or more), the finish alone.
+  expect(groups.length).toBeGreaterThanOrEqual(4);
+  expect(groups.at(-1)).toBe(1);
 });

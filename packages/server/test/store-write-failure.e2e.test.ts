@@ -13,6 +13,7 @@ import { randomUUID } from "node:crypto";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { inspectToken } from "@golem-stream/tokens";
 import { SqliteSessionStore, type Logger } from "../src/index.js";
 import { type InputChunk, type InputCommitWatcher, type NewStream, type OutputEvent } from "../src/store/index.js";
 import { RawClient, demoServerOn, demoStart, v, resumeAttach } from "./helpers.js";
@@ -73,6 +74,16 @@ class FailingStore extends SqliteSessionStore {
   override finish(sessionId: string, outcome: string, at: number): Promise<void> {
     if (this.broken) return this.#refuse();
     return super.finish(sessionId, outcome, at);
+  }
+  resultsWithSuccess = 0;
+  /** A result written with the success (nothing written after it) fails as `setResult` does: neither is recorded. */
+  override finishWithResult(sessionId: string, result: string, outcome: string, at: number): Promise<void> {
+    this.resultsWithSuccess++;
+    if (this.failResult) {
+      this.failResult = false;
+      return Promise.reject(new Error("disk I/O error"));
+    }
+    return super.finishWithResult(sessionId, result, outcome, at);
   }
   repair(): void {
     this.broken = false;
@@ -163,5 +174,25 @@ describe("an output write the store fails", () => {
     const { messages } = await client.all();
     expect(messages.some((m) => m.type === "invocationResult")).toBe(false);
     expect(messages.at(-1)).toMatchObject({ type: "invocationFinished", outcome: { kind: "failure", code: "invocation-failed" } });
+  });
+
+  it("a result the store fails to record with the success: the invocation fails, and the store holds neither", async () => {
+    store.failResult = true;
+    const before = store.resultsWithSuccess;
+    const client = await RawClient.connect(server.url());
+    client.send(demoStart("tally", v.record(v.stream(randomUUID()))));
+    const accepted = await client.nextOf("invocationAccepted");
+    const channel = accepted.mappings[0]!.channel;
+    client.send({ type: "inputStreamItem", channel, sequence: 0n, value: v.str("one") });
+    client.send({ type: "inputStreamEnd", channel, sequence: 1n });
+    const { messages } = await client.all();
+    expect(store.resultsWithSuccess - before).toBe(1); // the result went with the success, and that write failed
+    expect(store.failResult).toBe(false);
+    expect(messages.some((m) => m.type === "invocationResult")).toBe(false);
+    expect(messages.at(-1)).toMatchObject({ type: "invocationFinished", outcome: { kind: "failure", code: "invocation-failed" } });
+    const sessionId = (inspectToken(accepted.sessionToken).fields as { sessionId: string }).sessionId;
+    const stored = await store.getSession(sessionId);
+    expect(stored?.result).toBeUndefined();
+    expect(JSON.parse(stored?.outcome ?? "{}")).toMatchObject({ kind: "failure", code: "invocation-failed" });
   });
 });

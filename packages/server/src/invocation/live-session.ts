@@ -157,7 +157,7 @@ export class LiveSession {
         this.record = { ...this.record, result: text };
         this.#attachment.current?.resultCommitted();
       },
-      finish: (outcome) => this.#outcome.finish(outcome),
+      finish: (outcome, record) => this.#outcome.finish(outcome, record),
       fail: (error) => this.#outcome.fail(error),
     });
   }

@@ -28,6 +28,7 @@ import { createInvocationContext, type InvocationInput } from "./invocation-cont
 import { Journal } from "./journal.js";
 import { invocationResultFits } from "./message-room.js";
 import type { OutputProducers } from "./output-producers.js";
+import type { RecordFinish } from "./outcome-recorder.js";
 import { OutputReplay } from "./output-replay.js";
 import { ReplayDivergence } from "./replay-divergence.js";
 import type { SessionDeps } from "./session-deps.js";
@@ -40,6 +41,12 @@ export interface RunOptions {
   readonly journaled: boolean;
   /** A re-run: its number (2 on the first) and the journal of the runs before. */
   readonly rerun?: { readonly attempt: number; readonly journal: readonly JournalEntry[] };
+}
+
+/** A checked result: the text the session records, and the streams it introduces. */
+interface PreparedResult {
+  readonly text: string;
+  readonly introduced: readonly PendingStream[];
 }
 
 /** What a run needs from its session. */
@@ -65,8 +72,11 @@ export interface RunHost {
   rerunStarted(): void;
   /** The result is committed: the session's record holds it, and the attachment may send it. */
   resultCommitted(text: string): void;
-  /** Records the outcome once (outcome-recorder.ts). */
-  finish(outcome: InvocationOutcome): Promise<void>;
+  /**
+   * Records the outcome once (outcome-recorder.ts); with `record`, its write is `record`'s (given
+   * the outcome's text and time) instead of the store's `finish`.
+   */
+  finish(outcome: InvocationOutcome, record?: RecordFinish): Promise<void>;
   /** Fails the invocation once; never rejects. */
   fail(error: unknown): Promise<void>;
 }
@@ -151,7 +161,18 @@ export class MethodRun {
     const context = this.#context(input);
     const result = await this.#host.deps.host.invoke(context);
     if (this.#host.failing()) return;
-    await this.#commitResult(method, result);
+    const prepared = this.#prepareResult(method, result);
+    const finishWithResult = this.#host.deps.store.finishWithResult;
+    if (finishWithResult !== undefined && this.#resultIsLast(prepared)) {
+      // Nothing is left to write but the result and the success: one write, so one sync, for both.
+      // The attachment hears of the result first, then of the finish (`finish` tells it after this).
+      await this.#host.finish({ kind: "success" }, async (outcome, at) => {
+        await finishWithResult.call(this.#host.deps.store, this.#host.sessionId, prepared.text, outcome, at, this.#host.ownerEpoch());
+        this.#host.resultCommitted(prepared.text);
+      });
+      return;
+    }
+    await this.#commitResult(prepared);
     await this.#host.producers.whenIdle();
     if (this.#host.failing()) return;
     // Before a successful finish every input is terminal (decisions section 8).
@@ -163,7 +184,20 @@ export class MethodRun {
     await this.#host.finish({ kind: "success" });
   }
 
-  async #commitResult(method: MethodDescriptor, result: SchemaValueJson | undefined): Promise<void> {
+  /**
+   * Whether the result is the last thing this run writes: it introduces no stream, no output is
+   * being produced, every input has its terminal, and no other node takes part (a cluster's
+   * stores publish each change on its own). Then the success may go with it.
+   */
+  #resultIsLast(prepared: PreparedResult): boolean {
+    if (this.#replaying || prepared.introduced.length > 0 || this.#host.deps.cluster !== undefined || !this.#host.producers.idle)
+      return false;
+    for (const stream of this.#host.streams.inOrder()) if (stream.direction === "input" && stream.inputTerminal === undefined) return false;
+    return true;
+  }
+
+  /** The method's result checked against its schema, as the text the session records, with the streams it introduces. */
+  #prepareResult(method: MethodDescriptor, result: SchemaValueJson | undefined): PreparedResult {
     let body: JsonValue;
     let introduced: PendingStream[] = [];
     if (method.result === undefined) {
@@ -196,6 +230,11 @@ export class MethodRun {
     ) {
       throw new ResultRefused("the result does not fit in one 8 MiB message");
     }
+    return { text, introduced };
+  }
+
+  /** Records the result (on a re-run, compares it with the stored one), then lets its streams' producers start. */
+  async #commitResult({ text, introduced }: PreparedResult): Promise<void> {
     if (this.#replaying && this.#host.record().result !== undefined) {
       // The run before committed its result (and its streams, matched by `prepareStreams`): the same one, or non-determinism.
       if (text !== this.#host.record().result) throw new ReplayDivergence("the result differs from the stored one");

@@ -24,6 +24,9 @@ import type { StreamState } from "./stream-state.js";
 const RECORD_FAILURE_RETRY_MS = 2_000;
 const MAX_RECORD_FAILURE_RETRY_MS = 60_000;
 
+/** Writes an outcome (its canonical text, its time) in place of the store's `finish`. */
+export type RecordFinish = (outcome: string, at: number) => Promise<void>;
+
 /** What the recorder needs from its session. */
 export interface OutcomeHost {
   readonly deps: SessionDeps;
@@ -177,10 +180,12 @@ export class OutcomeRecorder {
    * Records the outcome once. A success being committed when a failure
    * arrives (a drain's deadline) stays the outcome, here as in the store:
    * the later call waits for the first instead of overwriting the record.
+   * `record` writes it in place of the store's `finish` (the result with
+   * it, method-run.ts).
    */
-  finish(outcome: InvocationOutcome): Promise<void> {
+  finish(outcome: InvocationOutcome, record?: RecordFinish): Promise<void> {
     if (this.#finishing !== undefined) return this.#finishing;
-    const attempt = this.#recordFinish(outcome);
+    const attempt = this.#recordFinish(outcome, record);
     this.#finishing = attempt;
     // A finish the store failed to record may be tried again (as a failure).
     attempt.catch(() => {
@@ -189,14 +194,15 @@ export class OutcomeRecorder {
     return attempt;
   }
 
-  async #recordFinish(outcome: InvocationOutcome): Promise<void> {
+  async #recordFinish(outcome: InvocationOutcome, record: RecordFinish | undefined): Promise<void> {
     if (this.#host.finished()) return;
     // The client hears of every server cancel of an input before the finish (decisions section 8).
     await Promise.all(this.#host.streams().map((stream) => stream.serverCancelSent));
     if (this.#host.finished()) return;
     const text = canonicalJson(outcome as unknown as JsonValue);
     const at = this.#host.deps.now();
-    await this.#host.deps.store.finish(this.#host.sessionId, text, at, this.#host.ownerEpoch());
+    if (record === undefined) await this.#host.deps.store.finish(this.#host.sessionId, text, at, this.#host.ownerEpoch());
+    else await record(text, at);
     this.#host.finishCommitted(outcome, text, at);
   }
 }

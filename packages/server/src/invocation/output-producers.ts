@@ -382,4 +382,9 @@ export class OutputProducers {
   whenIdle(): Promise<void> {
     return this.#active.zero();
   }
+
+  /** No output is being produced (what `whenIdle` waits for is so now). */
+  get idle(): boolean {
+    return this.#active.count === 0;
+  }
 }

@@ -6,6 +6,7 @@ import type { ServerCancelReason, StreamDirection } from "@golem-stream/wire";
 import type {
   ElementKind,
   InputChunk,
+  JournalEntry,
   InputTerminal,
   OutputEvent,
   SessionRecord,
@@ -202,4 +203,15 @@ export function toEvent(row: OutputRow, readPayload: PayloadReader): OutputEvent
     data: readPayload(row) ?? bytesOf(row.data),
     mimeType: row.mime_type ?? undefined,
   };
+}
+
+export interface JournalRow {
+  readonly session_id: string;
+  readonly position: bigint;
+  readonly name: string;
+  readonly outcome: string;
+}
+
+export function toJournalEntry(row: JournalRow): JournalEntry {
+  return { sessionId: row.session_id, position: Number(row.position), name: row.name, outcome: row.outcome };
 }

@@ -58,10 +58,12 @@ import {
   payloadLength,
   pushChunks,
   toEvent,
+  toJournalEntry,
   toSession,
   toStream,
   type AttemptRow,
   type InputRow,
+  type JournalRow,
   type OutputRow,
   type PayloadReader,
   type SessionRow,
@@ -274,15 +276,25 @@ export class SqliteSessionStore implements SessionStore {
   }
 
   setResult(sessionId: string, result: string, introduced: readonly NewStream[], epoch?: bigint): Promise<void> {
-    if (epoch !== undefined && epoch !== FIRST_EPOCH) return Promise.reject(new OwnershipLostError(sessionId, epoch, FIRST_EPOCH));
-    return this.#group.write(() => this.#mutations.setResult(sessionId, result, introduced));
+    return this.#sessionWrite(sessionId, epoch, () => this.#mutations.setResult(sessionId, result, introduced));
   }
 
   finish(sessionId: string, outcome: string, at: number, epoch?: bigint): Promise<void> {
-    if (epoch !== undefined && epoch !== FIRST_EPOCH) return Promise.reject(new OwnershipLostError(sessionId, epoch, FIRST_EPOCH));
-    return this.#group.write(() => {
+    return this.#sessionWrite(sessionId, epoch, () => void this.#statements.finish.run(outcome, at, sessionId));
+  }
+
+  finishWithResult(sessionId: string, result: string, outcome: string, at: number, epoch?: bigint): Promise<void> {
+    // One write, so one savepoint: a result that cannot be recorded takes the outcome back with it.
+    return this.#sessionWrite(sessionId, epoch, () => {
+      this.#mutations.setResult(sessionId, result, []);
       this.#statements.finish.run(outcome, at, sessionId);
     });
+  }
+
+  /** A write of the session's own rows at `epoch`, refused before it is queued unless it is `FIRST_EPOCH` (see `#fenced`). */
+  #sessionWrite<T>(sessionId: string, epoch: bigint | undefined, work: () => T): Promise<T> {
+    if (epoch !== undefined && epoch !== FIRST_EPOCH) return Promise.reject(new OwnershipLostError(sessionId, epoch, FIRST_EPOCH));
+    return this.#group.write(work);
   }
 
   /**
@@ -298,24 +310,15 @@ export class SqliteSessionStore implements SessionStore {
   }
 
   appendJournal(entry: JournalEntry, epoch?: bigint): Promise<void> {
-    if (epoch !== undefined && epoch !== FIRST_EPOCH) return Promise.reject(new OwnershipLostError(entry.sessionId, epoch, FIRST_EPOCH));
-    return this.#group.write(() => this.#mutations.appendJournal(entry));
+    return this.#sessionWrite(entry.sessionId, epoch, () => this.#mutations.appendJournal(entry));
   }
 
   readJournal(sessionId: string): Promise<JournalEntry[]> {
-    return this.#run(() =>
-      (this.#statements.readJournal.all(sessionId) as JournalRow[]).map((row) => ({
-        sessionId: row.session_id,
-        position: Number(row.position),
-        name: row.name,
-        outcome: row.outcome,
-      })),
-    );
+    return this.#run(() => (this.#statements.readJournal.all(sessionId) as JournalRow[]).map(toJournalEntry));
   }
 
   recordRun(sessionId: string, epoch?: bigint): Promise<number> {
-    if (epoch !== undefined && epoch !== FIRST_EPOCH) return Promise.reject(new OwnershipLostError(sessionId, epoch, FIRST_EPOCH));
-    return this.#group.write(() => {
+    return this.#sessionWrite(sessionId, epoch, () => {
       const runs = this.#statements.recordRun.get(sessionId) as bigint | undefined;
       if (runs === undefined) throw new Error("the session is not running");
       return Number(runs);
@@ -390,11 +393,4 @@ export class SqliteSessionStore implements SessionStore {
     const durable = this.#group.durable();
     return (reading === undefined ? durable : Promise.all([durable, reading])).then(() => value);
   }
-}
-
-interface JournalRow {
-  readonly session_id: string;
-  readonly position: bigint;
-  readonly name: string;
-  readonly outcome: string;
 }

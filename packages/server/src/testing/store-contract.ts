@@ -153,6 +153,32 @@ export function storeContract(api: TestApi, name: string, open: () => SessionSto
       await store.close();
     });
 
+    it("finishWithResult, where a store has it: the result and the outcome in one write; a result already recorded refuses both", async () => {
+      const store = await open();
+      if (store.finishWithResult === undefined) {
+        // Optional: the session then calls setResult, then finish.
+        expect(typeof store.finish).toBe("function");
+        await store.close();
+        return;
+      }
+      const s = session();
+      await store.createSession(s, [], startAttempt(s));
+      await store.finishWithResult(s.sessionId, '{"kind":"none"}', '{"kind":"success"}', 4000);
+      expect(await store.getSession(s.sessionId)).toMatchObject({
+        result: '{"kind":"none"}',
+        state: "finished",
+        outcome: '{"kind":"success"}',
+        finishedAt: 4000,
+      });
+      const other = session({ idempotencyKey: "key-2" });
+      await store.createSession(other, [], startAttempt(other));
+      await store.setResult(other.sessionId, '{"kind":"none"}', []);
+      await expect(store.finishWithResult(other.sessionId, '{"kind":"none"}', '{"kind":"success"}', 5000)).rejects.toThrow();
+      // Neither part of the refused write was recorded: the session still runs.
+      expect(await store.getSession(other.sessionId)).toMatchObject({ state: "running", outcome: undefined });
+      await store.close();
+    });
+
     it("input chunks must continue the stream; ranges are read back across chunk boundaries", async () => {
       const store = await open();
       const s = session();
