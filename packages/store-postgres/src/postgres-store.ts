@@ -307,6 +307,10 @@ export class PostgresSessionStore implements ClusterSessionStore {
     return sessions.finish(this.#context, sessionId, outcome, at, epoch);
   }
 
+  finishWithResult(sessionId: string, result: string, outcome: string, at: number, epoch?: bigint): Promise<void> {
+    return sessions.finishWithResult(this.#context, sessionId, result, outcome, at, epoch);
+  }
+
   appendJournal(entry: JournalEntry, epoch?: bigint): Promise<void> {
     return journal.appendJournal(this.#context, entry, epoch);
   }

@@ -149,6 +149,28 @@ export function setResult(
   });
 }
 
+/** `setResult` (no stream introduced) and `finish` in one write: both or neither. */
+export function finishWithResult(
+  store: StoreContext,
+  sessionId: string,
+  result: string,
+  outcome: string,
+  at: number,
+  epoch?: bigint,
+): Promise<void> {
+  const sql = store.sql;
+  return store.write(async (tx) => {
+    const set = await tx.query(sql.setResult, [result, sessionId, epoch ?? null]);
+    if (set.rowCount !== 1) {
+      await checkEpoch(tx, sql.sessionEpoch, sessionId, epoch);
+      throw new Error("the invocation result was already recorded");
+    }
+    const finished = await tx.query(sql.finish, [outcome, at, sessionId, epoch ?? null]);
+    tx.notify(encodeNote(sessionId, { kind: "result" }));
+    if (finished.rowCount === 1) tx.notify(encodeNote(sessionId, { kind: "finished" }));
+  });
+}
+
 export function finish(store: StoreContext, sessionId: string, outcome: string, at: number, epoch?: bigint): Promise<void> {
   const sql = store.sql;
   return store.write(async (tx) => {

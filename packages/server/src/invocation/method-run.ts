@@ -186,12 +186,10 @@ export class MethodRun {
 
   /**
    * Whether the result is the last thing this run writes: it introduces no stream, no output is
-   * being produced, every input has its terminal, and no other node takes part (a cluster's
-   * stores publish each change on its own). Then the success may go with it.
+   * being produced, and every input has its terminal. Then the success may go with it.
    */
   #resultIsLast(prepared: PreparedResult): boolean {
-    if (this.#replaying || prepared.introduced.length > 0 || this.#host.deps.cluster !== undefined || !this.#host.producers.idle)
-      return false;
+    if (this.#replaying || prepared.introduced.length > 0 || !this.#host.producers.idle) return false;
     for (const stream of this.#host.streams.inOrder()) if (stream.direction === "input" && stream.inputTerminal === undefined) return false;
     return true;
   }

@@ -233,10 +233,11 @@ export interface SessionStore {
   /** Records the outcome unless the session is finished already; `epoch`: the owner's ownership epoch (fenced, even when the session is finished). */
   finish(sessionId: string, outcome: string, at: number, epoch?: bigint): Promise<void>;
   /**
-   * Optional, one node: `setResult` (introducing no stream) and then `finish`, as one atomic
-   * write: both are recorded or neither (it rejects as `setResult` would, and then the outcome is
-   * not recorded either). For a method whose result is the last thing it writes, one sync instead
-   * of two. Without it the runtime calls the two in turn.
+   * Optional: `setResult` (introducing no stream) and then `finish`, as one atomic write: both
+   * are recorded or neither (it rejects as `setResult` would, and then the outcome is not
+   * recorded either); a cluster store tells the other nodes of both, in that order. For a method
+   * whose result is the last thing it writes, one commit instead of two. Without it the runtime
+   * calls the two in turn.
    */
   finishWithResult?(sessionId: string, result: string, outcome: string, at: number, epoch?: bigint): Promise<void>;
 
