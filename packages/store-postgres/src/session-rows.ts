@@ -137,19 +137,14 @@ export function setResult(
   introduced: readonly NewStream[],
   epoch?: bigint,
 ): Promise<void> {
-  const sql = store.sql;
   return store.write(async (tx) => {
-    const set = await tx.query(sql.setResult, [result, sessionId, epoch ?? null]);
-    if (set.rowCount !== 1) {
-      await checkEpoch(tx, sql.sessionEpoch, sessionId, epoch);
-      throw new Error("the invocation result was already recorded");
-    }
+    await recordResult(store, tx, sessionId, result, epoch);
     await insertStreams(store, tx, introduced);
     tx.notify(encodeNote(sessionId, { kind: "result" }));
   });
 }
 
-/** `setResult` (no stream introduced) and `finish` in one write: both or neither. */
+/** `setResult` (no stream introduced) and `finish` in one write: both or neither, notified in that order. */
 export function finishWithResult(
   store: StoreContext,
   sessionId: string,
@@ -158,17 +153,26 @@ export function finishWithResult(
   at: number,
   epoch?: bigint,
 ): Promise<void> {
-  const sql = store.sql;
   return store.write(async (tx) => {
-    const set = await tx.query(sql.setResult, [result, sessionId, epoch ?? null]);
-    if (set.rowCount !== 1) {
-      await checkEpoch(tx, sql.sessionEpoch, sessionId, epoch);
-      throw new Error("the invocation result was already recorded");
-    }
-    const finished = await tx.query(sql.finish, [outcome, at, sessionId, epoch ?? null]);
+    await recordResult(store, tx, sessionId, result, epoch);
+    const finished = await tx.query(store.sql.finish, [outcome, at, sessionId, epoch ?? null]);
     tx.notify(encodeNote(sessionId, { kind: "result" }));
     if (finished.rowCount === 1) tx.notify(encodeNote(sessionId, { kind: "finished" }));
   });
+}
+
+/** The result's row, or the refusal of a stale epoch or of a second result (the write then rolls back). */
+async function recordResult(
+  store: StoreContext,
+  tx: WriteContext,
+  sessionId: string,
+  result: string,
+  epoch: bigint | undefined,
+): Promise<void> {
+  const set = await tx.query(store.sql.setResult, [result, sessionId, epoch ?? null]);
+  if (set.rowCount === 1) return;
+  await checkEpoch(tx, store.sql.sessionEpoch, sessionId, epoch);
+  throw new Error("the invocation result was already recorded");
 }
 
 export function finish(store: StoreContext, sessionId: string, outcome: string, at: number, epoch?: bigint): Promise<void> {

@@ -164,7 +164,7 @@ export class MethodRun {
     const prepared = this.#prepareResult(method, result);
     const finishWithResult = this.#host.deps.store.finishWithResult;
     if (finishWithResult !== undefined && this.#resultIsLast(prepared)) {
-      // Nothing is left to write but the result and the success: one write, so one sync, for both.
+      // Nothing is left to write but the result and the success: one write, so one commit, for both.
       // The attachment hears of the result first, then of the finish (`finish` tells it after this).
       await this.#host.finish({ kind: "success" }, async (outcome, at) => {
         await finishWithResult.call(this.#host.deps.store, this.#host.sessionId, prepared.text, outcome, at, this.#host.ownerEpoch());

@@ -6,8 +6,8 @@ import type { ServerCancelReason, StreamDirection } from "@golem-stream/wire";
 import type {
   ElementKind,
   InputChunk,
-  JournalEntry,
   InputTerminal,
+  JournalEntry,
   OutputEvent,
   SessionRecord,
   SessionState,
