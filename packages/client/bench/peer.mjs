@@ -28,6 +28,7 @@
  * and "allocations-stop" bracket a sampling of every allocation (the inspector's
  * heap profile, collected objects included, as `{ "allocations-stop": profile }`; bench/allocations.mjs).
  */
+import { readFileSync } from "node:fs";
 import { WebSocketServer } from "ws";
 import { SUBPROTOCOL, decodeClientMessage, encodeMessage } from "@golem-stream/wire";
 import { SqliteSessionStore, startEmbeddedServer } from "@golem-stream/server";
@@ -174,6 +175,17 @@ if (peer === undefined) {
   process.exit(2);
 }
 
+/** CPU of this process's main thread alone so far, in microseconds (/proc, 10 ms ticks): NaN where there is no /proc. */
+function mainThreadMicros() {
+  try {
+    const stat = readFileSync(`/proc/self/task/${process.pid}/stat`, "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return (Number(fields[11]) + Number(fields[12])) * 10_000;
+  } catch {
+    return Number.NaN;
+  }
+}
+
 const stop = async () => {
   await peer.close();
   process.exit(0);
@@ -181,7 +193,7 @@ const stop = async () => {
 process.on("message", (message) => {
   if (message === "close") void stop();
   // CPU time of this process (all threads), so a row can report what the receiver spent.
-  else if (message === "cpu") process.send({ cpu: process.cpuUsage() });
+  else if (message === "cpu") process.send({ cpu: { ...process.cpuUsage(), mainThread: mainThreadMicros() } });
   // With the embedded server, also its node byte budget: held now, capacity, highest since the last request.
   else if (message === "memory")
     void memoryReport().then((memory) => process.send({ memory: { ...memory, buffered: peer.server?.bufferedBytes?.() } }));

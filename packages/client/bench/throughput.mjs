@@ -153,7 +153,7 @@ export function createMeasurements() {
       const sender = process.cpuUsage(senderBefore);
       const after = await Promise.all(list.map((r) => r.cpu()));
       const sum = (part) => after.reduce((total, cpu, i) => total + cpu[part] - before[i][part], 0);
-      (receiverCpu[name] ??= []).push({ user: sum("user"), system: sum("system") });
+      (receiverCpu[name] ??= []).push({ user: sum("user"), system: sum("system"), mainThread: sum("mainThread") });
       (senderCpu[name] ??= []).push(sender.user + sender.system);
       return result;
     },
@@ -204,13 +204,23 @@ export function createMeasurements() {
       const cpu =
         receiverCpu[name] === undefined
           ? ""
-          : `  receiver CPU ${cpuOf((r) => r.user + r.system)} ${perItem ? "µs/item" : `ms/${unit.split("/")[0]}`} (user ${cpuOf((r) => r.user)}, system ${cpuOf((r) => r.system)})` +
+          : `  receiver CPU ${cpuOf((r) => r.user + r.system)} ${perItem ? "µs/item" : `ms/${unit.split("/")[0]}`} (user ${cpuOf((r) => r.user)}, system ${cpuOf((r) => r.system)}${mainThreadOf(cpuOf)})` +
             (senderCpu[name] === undefined
               ? ""
               : `, sender ${(median(senderCpu[name]) / (perItem ? 1 : 1000) / units).toFixed(perItem ? 1 : 2)}`);
       return `${label.padEnd(48)} ${rate.toFixed(rate >= 100 ? 0 : 1).padStart(10)} ${unit.padEnd(8)} ${ratio}${cpu}`;
     },
   };
+}
+
+/**
+ * ", main thread X": the receivers' main threads alone (their event loops, which bound a node's
+ * rate; the rest is the thread pool's writes and syncs and the collector's helpers), where /proc
+ * counts them (in 10 ms ticks, so a row shorter than a second or so is coarse).
+ */
+function mainThreadOf(cpuOf) {
+  const value = cpuOf((r) => r.mainThread);
+  return Number.isFinite(Number(value)) ? `, main thread ${value}` : "";
 }
 
 export function median(values) {
