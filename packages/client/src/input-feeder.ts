@@ -119,13 +119,24 @@ export class InputFeeder {
     const advanced = count > this.#acked || terminal;
     while (this.#head < this.#pending.length) {
       const entry = this.#pending[this.#head]!;
+      if (entry.kind !== "u8") {
+        // One item per entry, numbered in order: the acknowledged ones are dropped with one
+        // subtraction of sequences per acknowledgement, not a bigint sum per item.
+        if (entry.sequence >= count) break;
+        const end = Math.min(this.#pending.length, this.#head + Number(count - entry.sequence));
+        while (this.#head < end) {
+          this.#unackedBytes -= bytesOf(this.#pending[this.#head]!);
+          this.#pending[this.#head++] = undefined as unknown as Pending;
+        }
+        break;
+      }
       const end = entry.sequence + countOf(entry);
       if (end <= count) {
         this.#unackedBytes -= bytesOf(entry);
         this.#pending[this.#head++] = undefined as unknown as Pending;
         continue;
       }
-      if (entry.kind === "u8" && entry.sequence < count) {
+      if (entry.sequence < count) {
         // Part of a packed batch is durable: keep only the suffix for a resend.
         const cut = Number(count - entry.sequence);
         this.#unackedBytes -= cut;
