@@ -10,9 +10,11 @@
  *   node bench/allocations.mjs <other build>/packages/server/dist/index.js
  *   BENCH_ITEMS=50000 TOP=25 node bench/allocations.mjs
  *   BENCH_METHOD=reverse node bench/allocations.mjs   # the round trip: each item also comes back as an output item
+ *   BENCH_SIDE=client node bench/allocations.mjs      # the client's bytes (this process), not the server's
  *
- * The server runs in a forked bench/peer.mjs; its inspector samples every allocation (one sample
- * per KiB on average, objects already collected included) while the client sends the items.
+ * The server runs in a forked bench/peer.mjs; its inspector (or, with BENCH_SIDE=client, this
+ * process's) samples every allocation (one sample per KiB on average, objects already collected
+ * included) while the client sends the items.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -29,9 +31,13 @@ const dataDir = mkdtempSync(join(tmpdir(), "golem-stream-allocations-"));
 const server = await startPeer("server", dataDir, ...(build === undefined ? [] : ["files", build]));
 const warm = items.slice(0, 2000);
 await viaClient(server.url, method, tallyOf(warm), method === "tally" ? tallied(warm.length) : undefined);
-await server.request("allocations-start");
+/** Whose allocations are sampled: the server's (default) or this process's, the client's. */
+const side = process.env.BENCH_SIDE ?? "server";
+if (side !== "server" && side !== "client") throw new Error(`BENCH_SIDE must be server or client, not ${side}`);
+const sampler = side === "server" ? server : await clientSampler();
+await sampler.request("allocations-start");
 await viaClient(server.url, method, tallyOf(items), method === "tally" ? tallied(itemCount) : undefined);
-const profile = await server.request("allocations-stop");
+const profile = await sampler.request("allocations-stop");
 await server.close();
 rmSync(dataDir, { recursive: true, force: true });
 
@@ -53,9 +59,23 @@ const walk = (node, outer) => {
 walk(profile.head, "other");
 const perItem = (bytes) => `${(bytes / itemCount).toFixed(0).padStart(6)} B/item`;
 console.log(
-  `${build ?? "this checkout's server"}: ${itemCount} ${method} items of 64 bytes; allocated ${perItem(total)} (sampled, collected objects included)`,
+  `${side === "client" ? "this checkout's client" : (build ?? "this checkout's server")}: ${itemCount} ${method} items of 64 bytes; allocated ${perItem(total)} (sampled, collected objects included)`,
 );
 for (const [stage, bytes] of [...stages].sort((a, b) => b[1] - a[1])) console.log(`  ${stage.padEnd(44)} ${perItem(bytes)}`);
 console.log("  sites");
 for (const [site, bytes] of [...sites].sort((a, b) => b[1] - a[1]).slice(0, Number(process.env.TOP ?? 15)))
   console.log(`    ${perItem(bytes)}  ${site}`);
+
+/** This process's heap sampler, asked as a peer is (`request`), with the options `bench/peer.mjs` uses. */
+async function clientSampler() {
+  const { Session } = await import("node:inspector/promises");
+  const session = new Session();
+  session.connect();
+  const options = { samplingInterval: 1024, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true };
+  return {
+    request: async (name) =>
+      name === "allocations-start"
+        ? session.post("HeapProfiler.startSampling", options)
+        : (await session.post("HeapProfiler.stopSampling")).profile,
+  };
+}

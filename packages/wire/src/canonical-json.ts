@@ -42,11 +42,18 @@ export function isPlainStringNode(value: unknown): value is { readonly kind: "st
   if (record["kind"] !== "string" || typeof record["value"] !== "string") return false;
   const proto: unknown = Object.getPrototypeOf(value);
   if (proto !== Object.prototype && proto !== null) return false;
-  const names = Object.keys(record);
-  if (names.length !== 2) return false;
-  const [first, second] = names;
-  return (first === "kind" && second === "value") || (first === "value" && second === "kind");
+  // Exactly these two own enumerable names, as `Object.keys` would list them, counted without
+  // the array it makes (one per item a client encodes).
+  let names = 0;
+  for (const name in record) {
+    if (!hasOwn.call(record, name)) continue;
+    if (name !== "kind" && name !== "value") return false;
+    names++;
+  }
+  return names === 2;
 }
+
+const hasOwn = Object.prototype.hasOwnProperty;
 
 /**
  * What `canonicalJsonAtDepth(value, depth)` writes, at any depth below the

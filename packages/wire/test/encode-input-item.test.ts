@@ -78,6 +78,8 @@ describe("inputStreamItem in parts", () => {
     const bare = Object.assign(Object.create(null) as object, { kind: "string", value: "bare" });
     const inherited = Object.assign(Object.create({ value: "inherited" }) as object, { kind: "string" });
     const extraInherited = Object.assign(Object.create({ extra: 1 }) as object, { kind: "string", value: "x" });
+    const hiddenExtra = Object.defineProperty({ kind: "string", value: "hidden" }, "extra", { value: 1, enumerable: false });
+    const symbolExtra = { kind: "string", value: "symbol", [Symbol("extra")]: 1 };
     class Node {
       readonly kind = "string";
       readonly value = "class";
@@ -94,6 +96,8 @@ describe("inputStreamItem in parts", () => {
       bare,
       inherited,
       extraInherited,
+      hiddenExtra,
+      symbolExtra,
       new Node(),
     ] as unknown as SchemaValueJson[];
     for (const v of cases) expect(outcome(viaParts(3, 7n, v))).toBe(outcome(viaTable(3, 7n, v)));
