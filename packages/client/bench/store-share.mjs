@@ -1,0 +1,43 @@
+#!/usr/bin/env node
+/**
+ * What the SQLite store's input path costs a loopback `tally`, measured by taking it away: the
+ * embedded server as shipped beside the same server on a store that reports each turn's input
+ * chunks committed without writing them (bench/unwritten-input-store.mjs; everything else still
+ * SQLite), rows alternating in every round. Prints the rate and the server's CPU per item, all
+ * threads and its main thread alone (the event loop, which bounds a node's rate).
+ *
+ *   node bench/store-share.mjs
+ *   BENCH_ITEMS=200000 BENCH_ROUNDS=6 node bench/store-share.mjs
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { benchSizes, createMeasurements, header, startPeer, tallied, tallyOf, viaClient } from "./throughput.mjs";
+
+const { itemCount: ITEMS, rounds: ROUNDS, items } = benchSizes();
+const bench = createMeasurements();
+const dataDir = mkdtempSync(join(tmpdir(), "golem-stream-store-share-"));
+const shipped = await startPeer("server", join(dataDir, "shipped"));
+const unwritten = await startPeer(
+  "store",
+  join(dataDir, "unwritten"),
+  fileURLToPath(new URL("./unwritten-input-store.mjs", import.meta.url)),
+  JSON.stringify({ dataDir: join(dataDir, "unwritten-store") }),
+);
+const warm = items.slice(0, 2000);
+for (const server of [shipped, unwritten]) await viaClient(server.url, "tally", tallyOf(warm), tallied(warm.length));
+await bench.runRounds(
+  {
+    shipped: () => bench.withCpu("shipped", shipped, () => viaClient(shipped.url, "tally", tallyOf(items), tallied(ITEMS))),
+    unwritten: () => bench.withCpu("unwritten", unwritten, () => viaClient(unwritten.url, "tally", tallyOf(items), tallied(ITEMS))),
+  },
+  ROUNDS,
+);
+await Promise.all([shipped.close(), unwritten.close()]);
+rmSync(dataDir, { recursive: true, force: true });
+
+console.log(header(ROUNDS, "the SQLite store beside one that writes no input"));
+console.log(`stream<string>, ${ITEMS} items of 64 bytes (tally)`);
+console.log(bench.row("  SQLite, as shipped", "shipped", "shipped", ITEMS, "items/s"));
+console.log(bench.row("  input not written", "unwritten", "shipped", ITEMS, "items/s"));
