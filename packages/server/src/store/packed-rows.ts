@@ -138,7 +138,7 @@ export class PackedRowError extends Error {
 }
 
 /** Bytes of `value` as an unsigned LEB128 varint. */
-function varintLength(value: bigint | number): number {
+export function varintLength(value: bigint | number): number {
   let length = 1;
   if (typeof value === "number") {
     for (let rest = value; rest >= 0x80; rest = Math.floor(rest / 0x80)) length++;
@@ -149,7 +149,7 @@ function varintLength(value: bigint | number): number {
 }
 
 /** Writes `value` (a byte length or an item count) as an unsigned LEB128 varint at `at`; returns where it ends. */
-function writeVarint(out: Uint8Array, at: number, value: bigint | number): number {
+export function writeVarint(out: Uint8Array, at: number, value: bigint | number): number {
   let pos = at;
   // Below 2^53 (byte lengths, nearly all item counts) without bigint arithmetic.
   if (typeof value === "number" || value <= MAX_SAFE_BIGINT) {

@@ -8,13 +8,12 @@
 import type { LogAppend, WriteOutcome, WriteTask } from "./group-commit.js";
 import { joinPartsOf, packRunOf, type PackableBytes } from "./packed-rows.js";
 import type { PendingPayload } from "./payload-files.js";
+import { RunPacker } from "./run-packer.js";
 import type { InputChunk, OutputEvent } from "./session-store.js";
 
 const EMPTY = new Uint8Array(0);
 
-/** A joined chunk's bytes are always in its row, with no MIME type (`InputAppendTask.join`). */
-const chunkBytes: PackableBytes<InputChunk> = (chunk) => chunk.data;
-const chunkAlone = (chunk: InputChunk): unknown[][] => [inputRow(chunk, undefined)];
+/** An append's bytes, when it may share a packed row with its neighbours. */
 const appendBytes: PackableBytes<LogAppend> = (append) => append.packable;
 
 /** The outcome of every append written in a run (one shared object: a burst of small items allocated one each). */
@@ -153,15 +152,19 @@ export class InputAppendTask implements LogAppend, WriteTask {
   readonly streamId: string;
   readonly sequence: bigint;
   packable: Uint8Array | undefined;
-  /** Its first chunk and every chunk that joined it, in order; undefined while none has. */
-  #chunks: InputChunk[] | undefined;
+  /** Its chunks packed into rows as they join (`run-packer.ts`); undefined while none has joined. */
+  #packer: RunPacker | undefined;
+  /** The rows, once asked for (a group retried, or a run written again one write at a time, asks again). */
+  #rows: (readonly unknown[])[] | undefined;
   /** The sequence after its last chunk: one bigint sum per joined chunk, where checking its place and adding its count made two. */
   #end: bigint;
 
+  /** `maxPackedRowBytes`: the store's bound on a packed row, which the chunks that join are packed to as they come. */
   constructor(
     private readonly write: (task: InputAppendTask) => void,
     private readonly chunk: InputChunk,
     private readonly payload: PendingPayload | undefined,
+    private readonly maxPackedRowBytes: number,
   ) {
     this.streamId = chunk.streamId;
     this.sequence = chunk.sequence;
@@ -170,7 +173,7 @@ export class InputAppendTask implements LogAppend, WriteTask {
   }
 
   get itemCount(): bigint {
-    return this.#chunks === undefined ? this.chunk.itemCount : this.#end - this.sequence;
+    return this.#packer === undefined ? this.chunk.itemCount : this.#end - this.sequence;
   }
 
   /**
@@ -181,20 +184,30 @@ export class InputAppendTask implements LogAppend, WriteTask {
    */
   join(next: InputChunk): boolean {
     if (this.payload !== undefined || this.chunk.mimeType !== undefined || next.mimeType !== undefined) return false;
-    if (next.streamId !== this.streamId || next.sequence !== this.#end) return false;
-    if (this.#chunks === undefined) this.#chunks = [this.chunk, next];
-    else this.#chunks.push(next);
+    if (next.streamId !== this.streamId || next.sequence !== this.#end || this.#rows !== undefined) return false;
+    if (this.#packer === undefined) {
+      this.#packer = new RunPacker(this.maxPackedRowBytes);
+      this.#packer.add(this.chunk);
+    }
+    this.#packer.add(next);
     this.#end = next.sequence + next.itemCount;
     // Written as its own packed rows from now on, not packed with its neighbours as one part.
     this.packable = undefined;
     return true;
   }
 
-  /** Its chunks' rows: packed rows of at most `maxBytes`, cut exactly as `runRows` cuts a run of them appended one by one. */
-  rows(maxBytes: number): (readonly unknown[])[] {
-    const chunks = this.#chunks;
-    if (chunks === undefined) return [inputRow(this.chunk, this.payload)];
-    return runRowsOf(chunks, maxBytes, chunkBytes, "input", chunkAlone);
+  /** Its chunks' rows: packed rows of at most `maxPackedRowBytes`, cut exactly as `runRows` cuts a run of them appended one by one. */
+  rows(): (readonly unknown[])[] {
+    const packer = this.#packer;
+    if (packer === undefined) return [inputRow(this.chunk, this.payload)];
+    this.#rows ??= packer
+      .rows()
+      .map((row) =>
+        row.parts === undefined
+          ? inputRow(row.first, undefined)
+          : packedInputRow(row.first.streamId, row.first.sequence, row.itemCount, row.data, row.parts),
+      );
+    return this.#rows;
   }
 
   run(): void {

@@ -80,6 +80,8 @@ export class SqliteSessionStore implements SessionStore {
   readonly #statements: SqliteStatements;
   readonly #payloads: PayloadFiles;
   readonly #payloadFileThreshold: number;
+  /** The bound on a packed row (`maxPackedRowBytes`): chunks that join a queued write are packed to it as they come. */
+  readonly #maxPackedRowBytes: number;
   /** The write queue (`group-commit.ts`); its commit function is the mutations' group transaction. */
   readonly #group: GroupCommit;
   /** Writes of several statements, each a savepoint inside the group's transaction. */
@@ -93,6 +95,7 @@ export class SqliteSessionStore implements SessionStore {
     const pageSize = pageSizeOf(options);
     this.#payloadFileThreshold = payloadFileThresholdOf(options);
     const maxPackedRowBytes = maxPackedRowBytesOf(options);
+    this.#maxPackedRowBytes = maxPackedRowBytes;
     const outageGraceMs = checkOutageGraceMs(options.outageGraceMs);
     const checkpointPages = checkpointPagesOf(options);
     mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
@@ -186,7 +189,7 @@ export class SqliteSessionStore implements SessionStore {
       return;
     }
     const payload = this.#reservePayload(chunk.streamId, chunk.data);
-    const task = new InputAppendTask(this.#writeInput, chunk, payload);
+    const task = new InputAppendTask(this.#writeInput, chunk, payload, this.#maxPackedRowBytes);
     this.#group.writeWatched(task, watcher, task, payload);
   }
 

@@ -1,0 +1,130 @@
+/**
+ * Packs a run of input chunks into rows as they arrive, rather than once the run is complete:
+ * the chunks that join one queued write (`InputAppendTask.join`) are copied into their row's bytes
+ * and part list at once, and the rows are ready when the group commits.
+ *
+ * Why: packing the whole run at the commit walked it three times (`packRunOf` to cut it,
+ * `joinPartsOf` to size each row and again to fill it), with `bigint` arithmetic on every item's
+ * count in each walk, and kept every chunk, and the socket's read buffer it is a view of, alive
+ * until then: about 0.18 µs of the server's event loop per 64-byte item on loopback
+ * (docs/performance.md). Here each chunk is sized, copied and listed once.
+ *
+ * The rows are exactly those `packRunOf` and `joinPartsOf` make of the same chunks: a row takes
+ * chunks while its bytes and part list stay within `maxBytes`; a row of one chunk is that chunk
+ * itself, unpacked (test/run-packer.test.ts holds the two to each other).
+ */
+import { varintLength, writeVarint } from "./packed-rows.js";
+import type { InputChunk } from "./session-store.js";
+
+/** A row of a packed run: one chunk as it is (`parts` undefined), or several packed. */
+export interface PackedRunRow {
+  /** The row's first chunk: its stream and sequence; the whole row when `parts` is undefined. */
+  readonly first: InputChunk;
+  readonly itemCount: bigint;
+  readonly data: Uint8Array;
+  /** The part list (`packed-rows.ts`), when the row packs several chunks. */
+  readonly parts: Uint8Array | undefined;
+}
+
+const MAX_SAFE_BIGINT = BigInt(Number.MAX_SAFE_INTEGER);
+/** A row's arrays start this large and double as chunks join it (up to the row's bound). */
+const FIRST_CAPACITY = 512;
+
+export class RunPacker {
+  readonly #maxBytes: number;
+  readonly #rows: PackedRunRow[] = [];
+  /** The open row: its first chunk (copied only once a second one joins it). */
+  #first: InputChunk | undefined;
+  #chunks = 0;
+  /** Its size as `packRunOf` counts it: bytes and both varints of each part. */
+  #size = 0;
+  #data: Uint8Array | undefined;
+  #dataEnd = 0;
+  #parts: Uint8Array | undefined;
+  #partsEnd = 0;
+  /** Its item count: summed as a number while exact, the rest as a bigint. */
+  #items = 0;
+  #itemsBeyond = 0n;
+  #finished = false;
+
+  constructor(maxBytes: number) {
+    this.#maxBytes = maxBytes;
+  }
+
+  add(chunk: InputChunk): void {
+    if (this.#finished) throw new Error("a finished run takes no more chunks");
+    const length = chunk.data.byteLength;
+    const count = chunk.itemCount;
+    const small = count <= MAX_SAFE_BIGINT;
+    const countNumber = small ? Number(count) : 0;
+    const size = length + varintLength(small ? countNumber : count) + varintLength(length);
+    if (this.#first === undefined || this.#maxBytes === 0 || this.#size + size > this.#maxBytes) {
+      this.#close();
+      this.#first = chunk;
+      this.#chunks = 1;
+      this.#size = size;
+      this.#items = 0;
+      this.#itemsBeyond = 0n;
+      this.#count(count, small, countNumber);
+      return;
+    }
+    if (this.#chunks === 1) this.#append(this.#first, this.#first.itemCount);
+    this.#append(chunk, small ? countNumber : count);
+    this.#chunks++;
+    this.#size += size;
+    this.#count(count, small, countNumber);
+  }
+
+  /** The rows, the open one closed; the packer takes no more chunks. */
+  rows(): readonly PackedRunRow[] {
+    if (!this.#finished) {
+      this.#close();
+      this.#finished = true;
+    }
+    return this.#rows;
+  }
+
+  #count(count: bigint, small: boolean, countNumber: number): void {
+    if (small && this.#items + countNumber <= Number.MAX_SAFE_INTEGER) this.#items += countNumber;
+    else this.#itemsBeyond += count;
+  }
+
+  /** Copies `chunk` into the open row's bytes and lists it (`count`: its item count, as a number where exact). */
+  #append(chunk: InputChunk, count: number | bigint): void {
+    const length = chunk.data.byteLength;
+    this.#data = ensure(this.#data, this.#dataEnd + length);
+    this.#data.set(chunk.data, this.#dataEnd);
+    this.#dataEnd += length;
+    // Two varints of at most 10 bytes each.
+    this.#parts = ensure(this.#parts, this.#partsEnd + 20);
+    this.#partsEnd = writeVarint(this.#parts, writeVarint(this.#parts, this.#partsEnd, count), length);
+  }
+
+  #close(): void {
+    const first = this.#first;
+    if (first === undefined) return;
+    const itemCount = this.#itemsBeyond + BigInt(this.#items);
+    if (this.#chunks === 1) {
+      this.#rows.push({ first, itemCount, data: first.data, parts: undefined });
+    } else {
+      const data = (this.#data as Uint8Array).subarray(0, this.#dataEnd);
+      const parts = (this.#parts as Uint8Array).subarray(0, this.#partsEnd);
+      this.#rows.push({ first, itemCount, data, parts });
+    }
+    this.#first = undefined;
+    this.#data = undefined;
+    this.#dataEnd = 0;
+    this.#parts = undefined;
+    this.#partsEnd = 0;
+  }
+}
+
+/** `array`, or a larger copy of it, with room for `needed` bytes. */
+function ensure(array: Uint8Array | undefined, needed: number): Uint8Array {
+  if (array !== undefined && array.byteLength >= needed) return array;
+  let capacity = Math.max(FIRST_CAPACITY, array?.byteLength ?? 0);
+  while (capacity < needed) capacity *= 2;
+  const grown = new Uint8Array(capacity);
+  if (array !== undefined) grown.set(array);
+  return grown;
+}
