@@ -11,7 +11,8 @@ import type { SchemaGraph, SchemaType, SchemaValue } from "@golem-stream/schema-
 import { LIMITS, isProtocolError, parseStrictJson } from "@golem-stream/wire";
 import type { JsonValue, SchemaValueJson } from "@golem-stream/wire";
 import type { CliIo } from "./io/cli-io.js";
-import { byteChunks, knownInputSize, readAllBounded, stdinBytes, textLines, thenDone } from "./io/stdin-source.js";
+import { byteChunks, knownInputSize, readAllBounded, stdinBytes, thenDone } from "./io/stdin-source.js";
+import { textLines } from "./io/stdin-lines.js";
 import type { StreamProgress, StreamProgressOptions } from "./io/progress.js";
 import { usageError } from "./exit-codes.js";
 import { plainToNative } from "./plain-json.js";
@@ -183,20 +184,12 @@ function stdinStream(
     );
   }
   if (graph.resolve(elementType).kind === "string") {
-    return inputStream.strings(
-      thenDone(
-        textLines(io.stdin, (bytes) => bar.add(1, bytes)),
-        done,
-      ),
-    );
+    return inputStream.strings(textLines(io.stdin, (lines, bytes) => bar.add(lines, bytes), undefined, done));
   }
   // Any other element type: one JSON value per line, converted like an argument.
   let line = 0;
   return inputStream.values(
-    thenDone(
-      textLines(io.stdin, (bytes) => bar.add(1, bytes)),
-      done,
-    ),
+    textLines(io.stdin, (lines, bytes) => bar.add(lines, bytes), undefined, done),
     (text: string): ParamNode => {
       line += 1;
       return parseValueArgument(text, graph, elementType, `stdin line ${line}`, options) as unknown as ParamNode;

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { CliError } from "../src/exit-codes.js";
-import { byteChunks, textLines } from "../src/io/stdin-source.js";
+import { byteChunks } from "../src/io/stdin-source.js";
+import { textLines } from "../src/io/stdin-lines.js";
 
 async function collect<T>(source: AsyncIterable<T>): Promise<T[]> {
   const out: T[] = [];
@@ -38,9 +39,23 @@ describe("textLines", () => {
         async (text, cuts) => {
           const bytes = new TextEncoder().encode(text);
           let counted = 0;
-          const lines = await collect(textLines(chunked(bytes, cuts), (n) => (counted += n)));
+          let told = 0;
+          let ended = 0;
+          const lines = await collect(
+            textLines(
+              chunked(bytes, cuts),
+              (count, n) => {
+                told += count;
+                counted += n;
+              },
+              undefined,
+              () => ended++,
+            ),
+          );
           expect(lines).toEqual(referenceLines(text));
           expect(counted).toBe(new TextEncoder().encode(lines.join("")).length);
+          expect(told).toBe(lines.length);
+          expect(ended).toBe(1);
         },
       ),
       { numRuns: 300 },
@@ -56,6 +71,51 @@ describe("textLines", () => {
     expect(lines).toEqual(["short"]);
     expect(error).toBeInstanceOf(CliError);
     expect((error as CliError).message).toMatch(/line 2 is longer than 64 bytes/);
+  });
+
+  it("hands out every line before a bad one, then fails naming it, however the input is chunked", async () => {
+    /** The outcome read from the whole input at once: the lines, then the first failure, if any. */
+    const reference = (bytes: Uint8Array, maxLineBytes: number): { lines: string[]; error: string | undefined } => {
+      const lines: string[] = [];
+      const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+      let start = 0;
+      while (start < bytes.length) {
+        const newline = bytes.indexOf(0x0a, start);
+        const end = newline === -1 ? bytes.length : newline;
+        const number = lines.length + 1;
+        if (end - start > maxLineBytes) return { lines, error: `stdin line ${number} is longer than ${maxLineBytes} bytes` };
+        let line = bytes.subarray(start, end);
+        if (line.length > 0 && line[line.length - 1] === 0x0d) line = line.subarray(0, line.length - 1);
+        try {
+          lines.push(decoder.decode(line));
+        } catch {
+          return { lines, error: `stdin line ${number} is not valid UTF-8` };
+        }
+        start = end + 1;
+      }
+      return { lines, error: undefined };
+    };
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.constantFrom(0x61, 0x62, 0x0a, 0x0d, 0xc3, 0xa9, 0xff), { maxLength: 80 }),
+        fc.array(fc.nat(90), { maxLength: 8 }),
+        fc.integer({ min: 1, max: 12 }),
+        async (values, cuts, maxLineBytes) => {
+          const bytes = Uint8Array.from(values);
+          const expected = reference(bytes, maxLineBytes);
+          const lines: string[] = [];
+          let error: string | undefined;
+          try {
+            for await (const line of textLines(chunked(bytes, cuts), () => undefined, maxLineBytes)) lines.push(line);
+          } catch (failure) {
+            expect(failure).toBeInstanceOf(CliError);
+            error = (failure as CliError).message;
+          }
+          expect({ lines, error }).toEqual(expected);
+        },
+      ),
+      { numRuns: 500 },
+    );
   });
 
   it("fails on invalid UTF-8", async () => {

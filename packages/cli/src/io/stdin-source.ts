@@ -8,10 +8,6 @@ import type { Readable } from "node:stream";
 import { LIMITS } from "@golem-stream/wire";
 import { usageError } from "../exit-codes.js";
 
-const NEWLINE = 0x0a;
-const CARRIAGE_RETURN = 0x0d;
-const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
-
 /**
  * Raw bytes for `stream<u8>`, counted as they are read. Chunks already
  * waiting in the source's buffer are joined, up to `batchBytes`: every batch
@@ -41,58 +37,6 @@ export async function* byteChunks(
     onChunk(size);
     yield new Uint8Array(Buffer.concat(parts, size));
   }
-}
-
-/**
- * One string per line for `stream<string>`: a line ends at LF, a CR before
- * it is dropped (so CRLF files work), and a last line without LF is still an
- * item. A line longer than `maxLineBytes` (default: the largest value the
- * protocol accepts) or not valid UTF-8 fails the stream rather than being
- * truncated or silently altered.
- */
-export async function* textLines(
-  source: AsyncIterable<unknown>,
-  onLine: (bytes: number) => void,
-  maxLineBytes: number = LIMITS.maxValueByteCharge - 16,
-): AsyncGenerator<string> {
-  let pending: Uint8Array[] = [];
-  let pendingBytes = 0;
-  let lineNumber = 0;
-  const emit = (parts: Uint8Array[], length: number): string => {
-    lineNumber++;
-    let bytes = parts.length === 1 ? parts[0]! : Buffer.concat(parts, length);
-    if (bytes.length > 0 && bytes[bytes.length - 1] === CARRIAGE_RETURN) bytes = bytes.subarray(0, bytes.length - 1);
-    onLine(bytes.length);
-    try {
-      return strictUtf8.decode(bytes);
-    } catch (cause) {
-      throw usageError(`stdin line ${lineNumber} is not valid UTF-8`, cause);
-    }
-  };
-  for await (const chunk of source) {
-    let bytes = toBytes(chunk);
-    for (;;) {
-      const end = bytes.indexOf(NEWLINE);
-      const take = end === -1 ? bytes.length : end;
-      if (pendingBytes + take > maxLineBytes) {
-        throw usageError(`stdin line ${lineNumber + 1} is longer than ${maxLineBytes} bytes`);
-      }
-      if (end === -1) {
-        if (bytes.length > 0) {
-          pending.push(bytes);
-          pendingBytes += bytes.length;
-        }
-        break;
-      }
-      pending.push(bytes.subarray(0, end));
-      const line = emit(pending, pendingBytes + end);
-      pending = [];
-      pendingBytes = 0;
-      yield line;
-      bytes = bytes.subarray(end + 1);
-    }
-  }
-  if (pendingBytes > 0) yield emit(pending, pendingBytes);
 }
 
 /** All of stdin as one item, for `stream<binary>`; larger than `maxBytes` is an error, never a truncation. */
