@@ -13,6 +13,7 @@
  */
 import { LIMITS } from "@golem-stream/wire";
 import { usageError } from "../exit-codes.js";
+import { toBytes } from "./stdin-source.js";
 
 const NEWLINE = 0x0a;
 const CARRIAGE_RETURN = 0x0d;
@@ -217,10 +218,4 @@ function withoutCarriageReturn(line: string): string {
 
 function joined(parts: readonly Uint8Array[], length: number): Uint8Array {
   return parts.length === 1 ? (parts[0] as Uint8Array) : Buffer.concat(parts, length);
-}
-
-function toBytes(chunk: unknown): Uint8Array {
-  if (chunk instanceof Uint8Array) return chunk;
-  if (typeof chunk === "string") return Buffer.from(chunk, "utf8");
-  throw usageError("stdin produced something that is not bytes");
 }

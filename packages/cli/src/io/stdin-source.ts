@@ -52,7 +52,8 @@ export async function readAllBounded(source: Readable, maxBytes: number, what: s
   return new Uint8Array(Buffer.concat(parts, total));
 }
 
-function toBytes(chunk: unknown): Uint8Array {
+/** A chunk of stdin as bytes (a stream with an encoding set yields strings). */
+export function toBytes(chunk: unknown): Uint8Array {
   if (chunk instanceof Uint8Array) return chunk;
   if (typeof chunk === "string") return Buffer.from(chunk, "utf8");
   throw usageError("stdin produced something that is not bytes");
