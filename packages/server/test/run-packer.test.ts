@@ -1,15 +1,13 @@
 /**
  * `RunPacker` packs chunks as they arrive into exactly the rows that cutting the whole run at once
- * makes (`packRunOf`, `joinPartsOf`): the same cuts, bytes, part lists and item counts, and a row
+ * makes (`packRun`, `joinParts`): the same cuts, bytes, part lists and item counts, and a row
  * of one chunk left as that chunk.
  */
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
-import { joinPartsOf, packRunOf } from "../src/store/packed-rows.js";
+import { joinParts, packRun } from "../src/store/packed-rows.js";
 import { RunPacker } from "../src/store/run-packer.js";
 import type { InputChunk } from "../src/store/session-store.js";
-
-const chunkBytes = (chunk: InputChunk): Uint8Array => chunk.data;
 
 /** Consecutive chunks of one stream with recognisable bytes. */
 function chunksOf(spec: readonly { itemCount: bigint; length: number }[]): InputChunk[] {
@@ -32,10 +30,11 @@ function cutAtOnce(
   chunks: readonly InputChunk[],
   maxBytes: number,
 ): { first: InputChunk; itemCount: bigint; data: Uint8Array; parts: Uint8Array | undefined }[] {
-  return packRunOf(chunks, maxBytes, chunkBytes).map(([start, end]) => {
+  const appends = chunks.map((chunk) => ({ itemCount: chunk.itemCount, packable: chunk.data }));
+  return packRun(appends, maxBytes).map(([start, end]) => {
     const first = chunks[start] as InputChunk;
     if (end - start === 1) return { first, itemCount: first.itemCount, data: first.data, parts: undefined };
-    const { data, parts, itemCount } = joinPartsOf(chunks, start, end, chunkBytes);
+    const { data, parts, itemCount } = joinParts(appends, start, end);
     return { first, itemCount, data, parts };
   });
 }

@@ -33,11 +33,6 @@ export interface PackableAppend {
   readonly packable: Uint8Array | undefined;
 }
 
-/** Reads the bytes an element of a run may share a packed row with (undefined: a row of its own). */
-export type PackableBytes<T> = (element: T) => Uint8Array | undefined;
-
-const packableOf: PackableBytes<PackableAppend> = (append) => append.packable;
-
 /**
  * Cuts a run of consecutive appends of one stream into rows: each entry is
  * the `[start, end)` indexes of the appends one row holds. Consecutive
@@ -50,28 +45,15 @@ const packableOf: PackableBytes<PackableAppend> = (append) => append.packable;
  * is not): for items of a few bytes the list is a third of the row.
  */
 export function packRun(run: readonly PackableAppend[], maxBytes: number): [number, number][] {
-  return packRunOf(run, maxBytes, packableOf);
-}
-
-/**
- * `packRun` of any run of records that carry an item count, their bytes read by `bytesOf`: the
- * store packs the chunks joined into one input write (`InputAppendTask`) as they are, without an
- * append object per chunk.
- */
-export function packRunOf<T extends { readonly itemCount: bigint }>(
-  run: readonly T[],
-  maxBytes: number,
-  bytesOf: PackableBytes<T>,
-): [number, number][] {
   const rows: [number, number][] = [];
   let start = 0;
   let bytes = 0;
-  // The element before's bytes, read once: `bytesOf` is the caller's function.
+  // The append before's bytes, read once.
   let previous: Uint8Array | undefined;
   for (let i = 0; i < run.length; i++) {
-    const element = run[i] as T;
-    const packable = bytesOf(element);
-    const size = packable === undefined ? 0 : packable.byteLength + varintLength(element.itemCount) + varintLength(packable.byteLength);
+    const append = run[i] as PackableAppend;
+    const packable = append.packable;
+    const size = packable === undefined ? 0 : packable.byteLength + varintLength(append.itemCount) + varintLength(packable.byteLength);
     const joins = maxBytes > 0 && packable !== undefined && i > start && previous !== undefined && bytes + size <= maxBytes;
     if (!joins && i > start) {
       rows.push([start, i]);
@@ -91,26 +73,16 @@ export function joinParts(
   start: number,
   end: number,
 ): { data: Uint8Array; parts: Uint8Array; itemCount: bigint } {
-  return joinPartsOf(run, start, end, packableOf);
-}
-
-/** `joinParts` of any run of records that carry an item count, their bytes read by `bytesOf` (see `packRunOf`). */
-export function joinPartsOf<T extends { readonly itemCount: bigint }>(
-  run: readonly T[],
-  start: number,
-  end: number,
-  bytesOf: PackableBytes<T>,
-): { data: Uint8Array; parts: Uint8Array; itemCount: bigint } {
   let total = 0;
   let partsLength = 0;
   for (let i = start; i < end; i++) {
-    const element = run[i] as T;
-    const packable = bytesOf(element);
+    const append = run[i] as PackableAppend;
+    const packable = append.packable;
     if (packable === undefined) throw new TypeError("only packable appends share a row");
     total += packable.byteLength;
-    partsLength += varintLength(element.itemCount) + varintLength(packable.byteLength);
+    partsLength += varintLength(append.itemCount) + varintLength(packable.byteLength);
   }
-  // Written straight into their arrays: no object or bigint per part (this runs for every small item).
+  // Written straight into their arrays: no object or bigint per part.
   const data = new Uint8Array(total);
   const parts = new Uint8Array(partsLength);
   let at = 0;
@@ -119,9 +91,9 @@ export function joinPartsOf<T extends { readonly itemCount: bigint }>(
   let counted = 0;
   let items = 0n;
   for (let i = start; i < end; i++) {
-    const element = run[i] as T;
-    const itemCount = element.itemCount;
-    const packable = bytesOf(element) as Uint8Array;
+    const append = run[i] as PackableAppend;
+    const itemCount = append.itemCount;
+    const packable = append.packable as Uint8Array;
     data.set(packable, at);
     at += packable.byteLength;
     const count = Number(itemCount);

@@ -3,13 +3,13 @@
  * the chunks that join one queued write (`InputAppendTask.join`) are copied into their row's bytes
  * and part list at once, and the rows are ready when the group commits.
  *
- * Why: packing the whole run at the commit walked it three times (`packRunOf` to cut it,
- * `joinPartsOf` to size each row and again to fill it), with `bigint` arithmetic on every item's
+ * Why: packing the whole run at the commit walked it three times (`packRun` to cut it,
+ * `joinParts` to size each row and again to fill it), with `bigint` arithmetic on every item's
  * count in each walk, and kept every chunk, and the socket's read buffer it is a view of, alive
  * until then: about 0.18 µs of the server's event loop per 64-byte item on loopback
  * (docs/performance.md). Here each chunk is sized, copied and listed once.
  *
- * The rows are exactly those `packRunOf` and `joinPartsOf` make of the same chunks: a row takes
+ * The rows are exactly those `packRun` and `joinParts` make of the same chunks: a row takes
  * chunks while its bytes and part list stay within `maxBytes`; a row of one chunk is that chunk
  * itself, unpacked (test/run-packer.test.ts holds the two to each other).
  */
@@ -36,7 +36,7 @@ export class RunPacker {
   /** The open row: its first chunk (copied only once a second one joins it). */
   #first: InputChunk | undefined;
   #chunks = 0;
-  /** Its size as `packRunOf` counts it: bytes and both varints of each part. */
+  /** Its size as `packRun` counts it: bytes and both varints of each part. */
   #size = 0;
   #data: Uint8Array | undefined;
   #dataEnd = 0;

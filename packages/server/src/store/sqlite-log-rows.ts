@@ -6,15 +6,12 @@
  * leaves the row's data empty and points at its place.
  */
 import type { LogAppend, WriteOutcome, WriteTask } from "./group-commit.js";
-import { joinPartsOf, packRunOf, type PackableBytes } from "./packed-rows.js";
+import { joinParts, packRun } from "./packed-rows.js";
 import type { PendingPayload } from "./payload-files.js";
 import { RunPacker } from "./run-packer.js";
 import type { InputChunk, OutputEvent } from "./session-store.js";
 
 const EMPTY = new Uint8Array(0);
-
-/** An append's bytes, when it may share a packed row with its neighbours. */
-const appendBytes: PackableBytes<LogAppend> = (append) => append.packable;
 
 /** The outcome of every append written in a run (one shared object: a burst of small items allocated one each). */
 export const APPENDED: WriteOutcome = Object.freeze({ ok: true, value: undefined });
@@ -76,29 +73,15 @@ export class RecordAppend implements LogAppend {
  * other append is written as its own rows.
  */
 export function runRows(appends: readonly LogAppend[], maxBytes: number): (readonly unknown[])[] {
-  return runRowsOf(appends, maxBytes, appendBytes, appends[0]?.log ?? "input", (append) => append.rows(maxBytes));
-}
-
-/**
- * The rows of a run of one log and stream, of appends or of the chunks joined into one write: the
- * elements `packRunOf` puts together share a packed row, and one on its own is written as `alone`
- * says.
- */
-function runRowsOf<T extends { readonly streamId: string; readonly sequence: bigint; readonly itemCount: bigint }>(
-  run: readonly T[],
-  maxBytes: number,
-  bytesOf: PackableBytes<T>,
-  log: "input" | "output",
-  alone: (element: T) => readonly (readonly unknown[])[],
-): (readonly unknown[])[] {
   const rows: (readonly unknown[])[] = [];
-  for (const [start, end] of packRunOf(run, maxBytes, bytesOf)) {
-    const first = run[start] as T;
+  const log = appends[0]?.log ?? "input";
+  for (const [start, end] of packRun(appends, maxBytes)) {
+    const first = appends[start] as LogAppend;
     if (end - start === 1) {
-      for (const row of alone(first)) rows.push(row);
+      for (const row of first.rows(maxBytes)) rows.push(row);
       continue;
     }
-    const { data, parts, itemCount } = joinPartsOf(run, start, end, bytesOf);
+    const { data, parts, itemCount } = joinParts(appends, start, end);
     rows.push(
       log === "input"
         ? packedInputRow(first.streamId, first.sequence, itemCount, data, parts)
