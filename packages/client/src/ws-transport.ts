@@ -23,6 +23,7 @@ import {
   type ClientMessage,
 } from "@golem-stream/wire";
 import { encodeClientMessage, framesCheckedItems } from "./item-encoding.js";
+import { TextFrameBurst } from "./ws-text-frames.js";
 import type { CloseInfo, Connection, ConnectionHandlers, ConnectRequest, Transport } from "./transport.js";
 
 export interface WsTransportOptions {
@@ -161,8 +162,27 @@ function connectionOf(socket: WebSocket, keepaliveIntervalMs: number, tcp: Socke
     corkedBytes = 0;
     tcp?.uncork();
   };
+  // Small text messages (input items, most of all) are framed by this transport, a burst of them
+  // one write; the frames reach the socket only while it is open, after ws's close reply none do.
+  const frames = tcp === undefined ? undefined : new TextFrameBurst((bytes) => tcp.write(bytes));
+  let framesFlushScheduled = false;
+  const flushFrames = (): void => {
+    framesFlushScheduled = false;
+    if (socket.readyState === WebSocket.OPEN) frames?.flush();
+    else frames?.discard();
+  };
   /** `ws` corks around each frame itself; corks nest, so this outer one joins the frames of a burst. */
   const write = (data: string | Uint8Array): void => {
+    if (frames !== undefined && typeof data === "string" && TextFrameBurst.fits(data)) {
+      frames.add(data);
+      if (!framesFlushScheduled) {
+        framesFlushScheduled = true;
+        process.nextTick(flushFrames);
+      }
+      return;
+    }
+    // Whatever ws writes goes after the frames framed before it.
+    frames?.flush();
     // A large message is a write of its own anyway: corking it would only delay it.
     if (tcp !== undefined && !corked && data.length < CORKED_BYTES_PER_WRITE) {
       corked = true;
@@ -235,6 +255,8 @@ function connectionOf(socket: WebSocket, keepaliveIntervalMs: number, tcp: Socke
       // The server's close frame ends the handshake (and confirms it read what came before ours):
       // a paused socket would never read it and fall to ws's 30 s close timer instead.
       if (paused) socket.resume();
+      // The items sent before the close go before its frame.
+      frames?.flush();
       socket.close(code, reason.slice(0, 120));
     },
   });
