@@ -22,8 +22,8 @@ import {
   isJsonObject,
   type ClientMessage,
 } from "@golem-stream/wire";
+import { TextFrameBurst } from "@golem-stream/wire/internal";
 import { encodeClientMessage, framesCheckedItems } from "./item-encoding.js";
-import { TextFrameBurst } from "./ws-text-frames.js";
 import type { CloseInfo, Connection, ConnectionHandlers, ConnectRequest, Transport } from "./transport.js";
 
 export interface WsTransportOptions {
@@ -164,7 +164,7 @@ function connectionOf(socket: WebSocket, keepaliveIntervalMs: number, tcp: Socke
   };
   // Small text messages (input items, most of all) are framed by this transport, a burst of them
   // one write; the frames reach the socket only while it is open, after ws's close reply none do.
-  const frames = tcp === undefined ? undefined : new TextFrameBurst((bytes) => tcp.write(bytes));
+  const frames = tcp === undefined ? undefined : new TextFrameBurst((bytes) => tcp.write(bytes), { masked: true });
   let framesFlushScheduled = false;
   const flushFrames = (): void => {
     framesFlushScheduled = false;

@@ -13,10 +13,7 @@ import { describe, expect, it } from "vitest";
 const SRC = fileURLToPath(new URL("../src", import.meta.url));
 
 /** Files that may use Node built-ins, and why. */
-const NODE_ONLY = new Map([
-  ["ws-transport.ts", "the `ws` transport: Node's http/net types for the handshake"],
-  ["ws-text-frames.ts", "the `ws` transport's own text frames: Node's random source for masking keys, Buffer to write into"],
-]);
+const NODE_ONLY = new Map([["ws-transport.ts", "the `ws` transport: Node's http/net types for the handshake"]]);
 
 const BUILTINS = new Set(builtinModules.filter((name) => !name.startsWith("_")));
 

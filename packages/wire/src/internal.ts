@@ -4,7 +4,8 @@
  * pre-encoded head and tail, an output item sent with the canonical text the
  * store already holds, the canonical text (or bytes) of a string node the
  * decoder just read and whether its message was ASCII, the shape of a string node an
- * encoder may write without its walk. Each keeps the rules of the checked
+ * encoder may write without its walk, and the WebSocket frames of a burst of
+ * small text messages, written into one buffer. Each keeps the rules of the checked
  * codec it stands in for (tests compare the two on random inputs), but each
  * asks its caller to keep a precondition the main entry's functions check for
  * themselves.
@@ -16,3 +17,9 @@ export { encodeOutputStreamItemWithCanonicalValue } from "./encode.js";
 export { encodeInputStreamItemValue, inputStreamItemHead, isInputItemPosition, INPUT_ITEM_TAIL } from "./encode-input-item.js";
 export { canonicalStringNodeBytes, canonicalStringNodeText, isAsciiStringNodeText } from "./string-node-text.js";
 export { isPlainStringNode } from "./canonical-json.js";
+export {
+  FRAME_SLAB_BYTES,
+  MAX_FRAMED_TEXT_CHARS,
+  TextFrameBurst,
+  type TextFrameBurstOptions,
+} from "./websocket-text-frames.js";

@@ -23,7 +23,7 @@ import { Connection } from "./connection.js";
 import { authenticate, checkUpgradeRequest, rejectUpgrade } from "./http-handshake.js";
 import { parseRequestUrl } from "./http-routes.js";
 import { closeThenDrop, watchLiveness } from "./liveness.js";
-import { WsTransport } from "./ws-transport.js";
+import { closeSocket, WsTransport } from "./ws-transport.js";
 
 export interface SessionEndpointDeps {
   readonly limits: ServerLimits;
@@ -126,7 +126,7 @@ export class SessionEndpoint {
 
   /** Closes every client's socket with `code` (their sessions stay: clients resume elsewhere or later). */
   detachAll(code: number, reason: string): void {
-    for (const client of this.#wss.clients) client.close(code, reason);
+    for (const client of this.#wss.clients) closeSocket(client, code, reason);
   }
 
   /** Closes every socket with 1001, drops those that do not answer, and stops the WebSocket server. */
@@ -194,7 +194,7 @@ async function closeClients(clients: Iterable<WebSocket>): Promise<void> {
       new Promise<void>((resolve) => {
         if (client.readyState === client.CLOSED) return resolve();
         client.once("close", () => resolve());
-        client.close(1001, "server shutting down");
+        closeSocket(client, 1001, "server shutting down");
       }),
   );
   if (closing.length === 0) return;

@@ -1,12 +1,29 @@
 /**
  * The real `SessionTransport`: one `ws` WebSocket, with writes of a burst
- * corked into one system call and a high-water mark that makes a sender
- * wait for a client that does not read.
+ * corked into one system call (its small text messages framed here, into
+ * one buffer: wire's `TextFrameBurst`) and a high-water mark that makes a
+ * sender wait for a client that does not read.
  */
 import type { Writable } from "node:stream";
 import type { WebSocket } from "ws";
 import type { EnvelopePool } from "@golem-stream/wire";
+import { TextFrameBurst } from "@golem-stream/wire/internal";
 import { encodeOutgoing, type OutgoingMessage, SENT, type SessionTransport } from "./transport.js";
+
+/** The transport of each session socket, so that a close from outside it (a drain, a shutdown) writes its framed messages first. */
+const transports = new WeakMap<WebSocket, WsTransport>();
+
+/**
+ * Closes `socket` as its transport's `close` does: the small messages it
+ * framed and has not yet written go before the close frame, as they would
+ * have through `ws`. For every close of a session socket from outside its
+ * connection.
+ */
+export function closeSocket(socket: WebSocket, code: number, reason: string): void {
+  const transport = transports.get(socket);
+  if (transport === undefined) socket.close(code, reason);
+  else transport.close(code, reason);
+}
 
 export class WsTransport implements SessionTransport {
   readonly #socket: WebSocket;
@@ -14,6 +31,9 @@ export class WsTransport implements SessionTransport {
   readonly #stream: Writable | undefined;
   readonly #onBackpressure: () => void;
   readonly #envelopes: EnvelopePool | undefined;
+  /** Small text messages (ACKs, output items) framed here, a burst of them one write; undefined without `stream`. */
+  readonly #frames: TextFrameBurst | undefined;
+  #framesFlushScheduled = false;
   #corked = false;
 
   /**
@@ -35,6 +55,8 @@ export class WsTransport implements SessionTransport {
     this.#stream = stream;
     this.#onBackpressure = onBackpressure;
     this.#envelopes = envelopes;
+    this.#frames = stream === undefined ? undefined : new TextFrameBurst((bytes) => stream.write(bytes), { masked: false });
+    transports.set(socket, this);
   }
 
   get isOpen(): boolean {
@@ -51,15 +73,24 @@ export class WsTransport implements SessionTransport {
       return new Promise((resolve) => this.#socket.once("close", () => resolve()));
     }
     const data = encodeOutgoing(message, this.#envelopes?.encodeOptions);
+    const frames = this.#frames;
+    // Below the high-water mark the caller may go on at once; above it, it
+    // waits until this message has been handed to the kernel (ws's callback),
+    // so a client that does not read stops producers instead of growing a buffer.
+    const belowHighWater = this.#socket.bufferedAmount < this.#highWaterBytes;
+    if (frames !== undefined && typeof data === "string" && belowHighWater && TextFrameBurst.fits(data)) {
+      frames.add(data);
+      this.#flushFramesAtTickEnd();
+      return SENT;
+    }
+    // Whatever ws writes goes after the frames framed before it.
+    frames?.flush();
     const binary = typeof data !== "string";
     // A server's frame is written from the envelope itself: its memory goes back to the pool
     // only in the send callback, after the write (or its failure).
     const written = this.#envelopes?.whenWritten(data);
     this.#corkUntilNextTick();
-    // Below the high-water mark the caller may go on at once; above it, it
-    // waits until this message has been handed to the kernel, so a client
-    // that does not read stops producers instead of growing a buffer.
-    if (this.#socket.bufferedAmount < this.#highWaterBytes) {
+    if (belowHighWater) {
       this.#socket.send(data, { binary }, written);
       return SENT;
     }
@@ -70,6 +101,17 @@ export class WsTransport implements SessionTransport {
         resolve();
       }),
     );
+  }
+
+  /** Writes the burst's frames once this tick's work is done: only while the socket is open (after ws's close frame, none may follow). */
+  #flushFramesAtTickEnd(): void {
+    if (this.#framesFlushScheduled) return;
+    this.#framesFlushScheduled = true;
+    process.nextTick(() => {
+      this.#framesFlushScheduled = false;
+      if (this.isOpen) this.#frames?.flush();
+      else this.#frames?.discard();
+    });
   }
 
   /**
@@ -95,6 +137,8 @@ export class WsTransport implements SessionTransport {
       // The peer's close frame ends the handshake: a socket paused (backpressure, or a turn's share
       // read) would never read it, and would hold the connection open until ws's 30 s close timer.
       this.#socket.resume();
+      // The messages sent before the close go before its frame.
+      if (this.isOpen) this.#frames?.flush();
       this.#socket.close(code, reason);
     }
   }
