@@ -164,7 +164,10 @@ function connectionOf(socket: WebSocket, keepaliveIntervalMs: number, tcp: Socke
   };
   // Small text messages (input items, most of all) are framed by this transport, a burst of them
   // one write; the frames reach the socket only while it is open, after ws's close reply none do.
-  const frames = tcp === undefined ? undefined : new TextFrameBurst((bytes) => tcp.write(bytes), { masked: true });
+  const frames =
+    tcp === undefined
+      ? undefined
+      : new TextFrameBurst((bytes) => tcp.write(bytes), { masked: true, backlogged: () => tcp.writableLength > 0 });
   let framesFlushScheduled = false;
   const flushFrames = (): void => {
     framesFlushScheduled = false;

@@ -24,21 +24,24 @@ interface Pair {
   /** What the client read, decoded, in order, and the close code it saw. */
   readonly received: ServerMessage[];
   readonly closed: Promise<number>;
+  readonly client: WebSocket;
 }
 
-async function connect(highWaterBytes = 1 << 20): Promise<Pair> {
+async function connect(highWaterBytes = 1 << 20, watchWrites?: (stream: Socket) => void): Promise<Pair> {
   server = new WebSocketServer({ port: 0, host: "127.0.0.1", perMessageDeflate: false });
   await new Promise((resolve) => server!.once("listening", resolve));
   const accepted = new Promise<WsTransport>((resolve) =>
-    server!.once("connection", (socket: WebSocket & { _socket: Socket }) =>
-      resolve(new WsTransport(socket, highWaterBytes, socket._socket)),
-    ),
+    server!.once("connection", (socket: WebSocket & { _socket: Socket }) => {
+      watchWrites?.(socket._socket);
+      resolve(new WsTransport(socket, highWaterBytes, socket._socket));
+    }),
   );
   const client = new WebSocket(`ws://127.0.0.1:${(server.address() as { port: number }).port}`, { perMessageDeflate: false });
   const received: ServerMessage[] = [];
   client.on("message", (data: Buffer, isBinary) => received.push(decodeServerMessage(new Uint8Array(data), isBinary)));
   const closed = new Promise<number>((resolve) => client.once("close", (code) => resolve(code)));
-  return { transport: await accepted, received, closed };
+  await new Promise((resolve) => client.once("open", resolve));
+  return { transport: await accepted, received, closed, client };
 }
 
 const ack = (n: number): ServerMessage => ({
@@ -71,6 +74,9 @@ function mixedBurst(): ServerMessage[] {
   return messages;
 }
 
+/** A turn of the event loop: the transport writes its burst at the end of the tick. */
+const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
 describe("the server's own text frames on loopback", () => {
   it("reach the client in the order they were sent, mixed with what ws frames, and before a close in the same tick", async () => {
     const { transport, received, closed } = await connect();
@@ -99,5 +105,40 @@ describe("the server's own text frames on loopback", () => {
     transport.close(1000, "done");
     expect(await closed).toBe(1000);
     expect(received).toEqual(burst);
+  });
+
+  it("hands a socket that still holds bytes copies of its bursts, not views that would keep the shared slab alive", async () => {
+    const writes: { bytes: Uint8Array; queuedBefore: number }[] = [];
+    const { transport, received, closed, client } = await connect(64 << 20, (stream) => {
+      const write = stream.write.bind(stream) as (chunk: Uint8Array) => boolean;
+      (stream as { write: (chunk: Uint8Array) => boolean }).write = (chunk) => {
+        writes.push({ bytes: chunk, queuedBefore: stream.writableLength });
+        return write(chunk);
+      };
+    });
+    // The client stops reading: once the kernel's buffers are full, the server's socket queues.
+    const tcp = (client as unknown as { _socket: Socket })._socket;
+    tcp.pause();
+    const sent: ServerMessage[] = [];
+    const queue = (count: number): void => {
+      for (let i = 0; i < count; i++) {
+        sent.push(item(sent.length, "y".repeat(1_000)));
+        expect(transport.send(sent.at(-1)!)).toBe(SENT);
+      }
+    };
+    // A burst of a few messages a turn, as a pump sends them, until the socket holds bytes for many turns.
+    for (let turn = 0; writes.filter((write) => write.queuedBefore > 0).length < 20 && turn < 20_000; turn++) {
+      queue(8);
+      await nextTurn();
+    }
+    const backlogged = writes.filter((write) => write.queuedBefore > 0);
+    expect(backlogged.length).toBe(20);
+    for (const { bytes } of backlogged) expect(bytes.buffer.byteLength).toBe(bytes.length);
+    // Before the backlog, the slab's own views went out.
+    expect(writes[0]!.bytes.buffer.byteLength).toBeGreaterThan(writes[0]!.bytes.length);
+    tcp.resume();
+    transport.close(1000, "done");
+    expect(await closed).toBe(1000);
+    expect(received).toEqual(sent);
   });
 });

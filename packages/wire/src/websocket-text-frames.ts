@@ -79,19 +79,30 @@ let current: Slab | undefined;
 export interface TextFrameBurstOptions {
   /** Mask every frame with its own random key: what a client sends (RFC 6455 section 5.3). A server's frames are unmasked. */
   readonly masked: boolean;
+  /**
+   * Whether the socket still holds bytes it has not written. Then a burst is
+   * handed to `write` as a copy of its own size, not as a view of the slab:
+   * a peer that reads slowly keeps every region queued for it alive, and a
+   * view keeps the whole 64 KiB slab alive with it, so a socket holding a
+   * region per small message (one output item a tick, say) would hold 64
+   * KiB per message instead of the message. A socket with nothing queued
+   * writes the view at once and lets go of it. Default: never.
+   */
+  readonly backlogged?: () => boolean;
 }
 
 /**
  * The text frames of one connection's current burst. `add` frames a
  * message; `flush` hands what waits to `write` as one `Uint8Array`, a
  * region of the slab that is never written again, so `write` may keep it
- * for as long as the socket needs it. A burst is one region: when another
+ * for as long as the socket needs it (or a copy: `backlogged`). A burst is one region: when another
  * burst framed into the slab meanwhile, or the slab is full, what waits is
  * written first and the burst goes on in a new region.
  */
 export class TextFrameBurst {
   readonly #write: (bytes: Uint8Array) => void;
   readonly #masked: boolean;
+  readonly #backlogged: (() => boolean) | undefined;
   #slab: Slab | undefined;
   /** The region of `#slab` framed and not yet written. */
   #start = 0;
@@ -100,6 +111,7 @@ export class TextFrameBurst {
   constructor(write: (bytes: Uint8Array) => void, options: TextFrameBurstOptions) {
     this.#write = write;
     this.#masked = options.masked;
+    this.#backlogged = options.backlogged;
   }
 
   /** Whether `text` is small enough to be framed here. */
@@ -146,10 +158,11 @@ export class TextFrameBurst {
     slab.end = this.#end;
   }
 
-  /** Hands the frames that wait to `write`, as one region. */
+  /** Hands the frames that wait to `write`, as one region (a copy of it when the socket is backlogged). */
   flush(): void {
     if (this.#end === this.#start || this.#slab === undefined) return;
-    const frames = this.#slab.bytes.subarray(this.#start, this.#end);
+    const bytes = this.#slab.bytes;
+    const frames = this.#backlogged?.() === true ? bytes.slice(this.#start, this.#end) : bytes.subarray(this.#start, this.#end);
     this.#start = this.#end;
     this.#write(frames);
   }

@@ -138,6 +138,32 @@ describe("text frames of several connections", () => {
   });
 });
 
+describe("a backlogged socket", () => {
+  it("is handed copies of its own size, so the regions it queues hold no slab; a socket with nothing queued gets views", () => {
+    let backlogged = false;
+    const written: Uint8Array[] = [];
+    const burst = new TextFrameBurst((bytes) => written.push(bytes), { masked: false, backlogged: () => backlogged });
+    const other = new TextFrameBurst(() => undefined, { masked: false });
+    const sent: string[] = [];
+    for (let i = 0; i < 1_000; i++) {
+      backlogged = i % 2 === 1;
+      const message = `output ${i}`;
+      burst.add(message);
+      sent.push(message);
+      // Another connection fills the slab between this one's bursts, as busy neighbours do.
+      other.add("x".repeat(300));
+      burst.flush();
+      other.flush();
+    }
+    written.forEach((region, i) => {
+      const isCopy = region.byteOffset === 0 && region.buffer.byteLength === region.length;
+      expect(isCopy).toBe(i % 2 === 1);
+      if (!isCopy) expect(region.buffer.byteLength).toBe(FRAME_SLAB_BYTES);
+    });
+    expect(readAll(written, false)).toEqual(sent);
+  });
+});
+
 describe("masking keys", () => {
   it("are drawn for every masked frame, so the same text is sent as different bytes", () => {
     const { burst, copies } = capturedBurst(true);

@@ -55,7 +55,11 @@ export class WsTransport implements SessionTransport {
     this.#stream = stream;
     this.#onBackpressure = onBackpressure;
     this.#envelopes = envelopes;
-    this.#frames = stream === undefined ? undefined : new TextFrameBurst((bytes) => stream.write(bytes), { masked: false });
+    // A client that reads slowly keeps its queued bursts alive: they are copies then, not slab views.
+    this.#frames =
+      stream === undefined
+        ? undefined
+        : new TextFrameBurst((bytes) => stream.write(bytes), { masked: false, backlogged: () => stream.writableLength > 0 });
     transports.set(socket, this);
   }
 
