@@ -3,7 +3,9 @@
  * decoded by `@golem-stream/wire`. Inbound bytes are bounded before
  * allocation (`maxPayload`: the largest legal binary message) and decoded
  * strictly; a message that fails decoding closes the socket with the error's
- * close status and is reported through `onClose`, never delivered.
+ * close status and is reported through `onClose`, never delivered. Small
+ * text messages are framed here (wire's `TextFrameBurst`, masked), a burst
+ * of them one socket write; `ws` frames everything else, after them.
  */
 import WebSocket from "ws";
 import type { IncomingMessage } from "node:http";

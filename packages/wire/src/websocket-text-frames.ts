@@ -95,9 +95,10 @@ export interface TextFrameBurstOptions {
  * The text frames of one connection's current burst. `add` frames a
  * message; `flush` hands what waits to `write` as one `Uint8Array`, a
  * region of the slab that is never written again, so `write` may keep it
- * for as long as the socket needs it (or a copy: `backlogged`). A burst is one region: when another
- * burst framed into the slab meanwhile, or the slab is full, what waits is
- * written first and the burst goes on in a new region.
+ * for as long as the socket needs it (or a copy: `backlogged`). A burst is
+ * one region: when another burst framed into the slab meanwhile, or the
+ * slab is full, what waits is written first and the burst goes on in a new
+ * region.
  */
 export class TextFrameBurst {
   readonly #write: (bytes: Uint8Array) => void;
