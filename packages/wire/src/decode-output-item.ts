@@ -29,12 +29,13 @@ import { CHANNEL_START, canonicalChannel, canonicalSequence, canonicalValueEnd, 
  * The text before `V`, in one sticky expression (`test` from `lastIndex` 0
  * leaves `lastIndex` at `V`, without a match object): the channel and the
  * sequence as canonical unsigned decimals of at most 10 and 20 digits, the
- * token as 1 to `maxTokenBytes` characters that JSON writes as they are.
+ * token as characters that JSON writes as they are; at most `maxTokenBytes`
+ * of them is checked apart, from where it ends. (Written into the
+ * expression as `{1,8192}`, the bound took V8 twice as long to match as the
+ * whole head does now: about 0.36 against 0.17 µs for a 220-character token.)
  */
-const HEAD = new RegExp(
-  `\\{"channel":(?:0|[1-9][0-9]{0,9}),"cursorToken":"[\\x21\\x23-\\x5b\\x5d-\\x7e]{1,${LIMITS.maxTokenBytes}}","mappings":\\[\\],"sequence":"(?:0|[1-9][0-9]{0,19})","type":"outputStreamItem","value":`,
-  "y",
-);
+const HEAD =
+  /\{"channel":(?:0|[1-9][0-9]{0,9}),"cursorToken":"[\x21\x23-\x5b\x5d-\x7e]+","mappings":\[\],"sequence":"(?:0|[1-9][0-9]{0,19})","type":"outputStreamItem","value":/y;
 const AFTER_CHANNEL = ',"cursorToken":"'.length;
 const AFTER_TOKEN = '","mappings":[],"sequence":"'.length;
 const AFTER_SEQUENCE = '","type":"outputStreamItem","value":'.length;
@@ -53,6 +54,7 @@ export function decodeCanonicalOutputItem(text: string): OutputStreamItem | unde
   const channelEnd = text.indexOf(COMMA, CHANNEL_START);
   const tokenStart = channelEnd + AFTER_CHANNEL;
   const tokenEnd = text.indexOf(QUOTE, tokenStart);
+  if (tokenEnd - tokenStart > LIMITS.maxTokenBytes) return undefined;
   const sequenceStart = tokenEnd + AFTER_TOKEN;
   const sequenceEnd = valueStart - AFTER_SEQUENCE;
   try {
