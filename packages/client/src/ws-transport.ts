@@ -169,21 +169,16 @@ function connectionOf(socket: WebSocket, keepaliveIntervalMs: number, tcp: Socke
   const frames =
     tcp === undefined
       ? undefined
-      : new TextFrameBurst((bytes) => tcp.write(bytes), { masked: true, backlogged: () => tcp.writableLength > 0 });
-  let framesFlushScheduled = false;
-  const flushFrames = (): void => {
-    framesFlushScheduled = false;
-    if (socket.readyState === WebSocket.OPEN) frames?.flush();
-    else frames?.discard();
-  };
+      : new TextFrameBurst((bytes) => tcp.write(bytes), {
+          masked: true,
+          backlogged: () => tcp.writableLength > 0,
+          schedule: (task) => process.nextTick(task),
+          open: () => socket.readyState === WebSocket.OPEN,
+        });
   /** `ws` corks around each frame itself; corks nest, so this outer one joins the frames of a burst. */
   const write = (data: string | Uint8Array): void => {
     if (frames !== undefined && typeof data === "string" && TextFrameBurst.fits(data)) {
       frames.add(data);
-      if (!framesFlushScheduled) {
-        framesFlushScheduled = true;
-        process.nextTick(flushFrames);
-      }
       return;
     }
     // Whatever ws writes goes after the frames framed before it.

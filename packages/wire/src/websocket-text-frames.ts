@@ -87,6 +87,20 @@ export interface TextFrameBurstOptions {
    * writes the view at once and lets go of it. Default: never.
    */
   readonly backlogged?: () => boolean;
+  /**
+   * Writes each burst once the work at hand is done: `add` hands this a task
+   * (once per burst) that flushes, and a transport passes its runtime's
+   * end-of-tick queue (`process.nextTick` in Node). Without it, only `flush`
+   * writes.
+   */
+  readonly schedule?: (task: () => void) => void;
+  /**
+   * Whether the socket may still be written when a scheduled task runs; when
+   * not (the peer's close was answered, and no frame may follow it), what
+   * waits is dropped, as a socket library drops a send after close. Default:
+   * always.
+   */
+  readonly open?: () => boolean;
 }
 
 /**
@@ -102,6 +116,9 @@ export class TextFrameBurst {
   readonly #write: (bytes: Uint8Array) => void;
   readonly #masked: boolean;
   readonly #backlogged: (() => boolean) | undefined;
+  readonly #schedule: ((task: () => void) => void) | undefined;
+  readonly #open: (() => boolean) | undefined;
+  #scheduled = false;
   #slab: Slab | undefined;
   /** The region of `#slab` framed and not yet written. */
   #start = 0;
@@ -111,6 +128,8 @@ export class TextFrameBurst {
     this.#write = write;
     this.#masked = options.masked;
     this.#backlogged = options.backlogged;
+    this.#schedule = options.schedule;
+    this.#open = options.open;
   }
 
   /** Whether `text` is small enough to be framed here. */
@@ -155,7 +174,18 @@ export class TextFrameBurst {
     }
     this.#end = payload + length;
     slab.end = this.#end;
+    if (this.#schedule !== undefined && !this.#scheduled) {
+      this.#scheduled = true;
+      this.#schedule(this.#flushScheduled);
+    }
   }
+
+  /** The scheduled task: writes what waits while the socket is open, drops it otherwise. */
+  readonly #flushScheduled = (): void => {
+    this.#scheduled = false;
+    if (this.#open?.() ?? true) this.flush();
+    else this.discard();
+  };
 
   /** Hands the frames that wait to `write`, as one region (a copy of it when the socket is backlogged). */
   flush(): void {

@@ -138,6 +138,31 @@ describe("text frames of several connections", () => {
   });
 });
 
+describe("a scheduled burst", () => {
+  it("is written by one task per burst while the socket is open, and dropped once it is not", () => {
+    const tasks: (() => void)[] = [];
+    let open = true;
+    const written: Uint8Array[] = [];
+    const burst = new TextFrameBurst((bytes) => written.push(bytes), {
+      masked: true,
+      schedule: (task) => tasks.push(task),
+      open: () => open,
+    });
+    burst.add("one");
+    burst.add("two");
+    expect(tasks).toHaveLength(1);
+    tasks.shift()!();
+    expect(readAll(written, true)).toEqual(["one", "two"]);
+    burst.add("three");
+    expect(tasks).toHaveLength(1);
+    open = false;
+    tasks.shift()!();
+    expect(burst.pendingBytes).toBe(0);
+    burst.flush();
+    expect(readAll(written, true)).toEqual(["one", "two"]);
+  });
+});
+
 describe("a backlogged socket", () => {
   it("is handed copies of its own size, so the regions it queues hold no slab; a socket with nothing queued gets views", () => {
     let backlogged = false;

@@ -23,7 +23,7 @@ import { Connection } from "./connection.js";
 import { authenticate, checkUpgradeRequest, rejectUpgrade } from "./http-handshake.js";
 import { parseRequestUrl } from "./http-routes.js";
 import { closeThenDrop, watchLiveness } from "./liveness.js";
-import { closeSocket, WsTransport } from "./ws-transport.js";
+import { WsTransport } from "./ws-transport.js";
 
 export interface SessionEndpointDeps {
   readonly limits: ServerLimits;
@@ -53,8 +53,13 @@ const CLOSE_GRACE_MS = 1_000;
 export class SessionEndpoint {
   readonly #deps: SessionEndpointDeps;
   readonly #wss: WebSocketServer;
-  /** Authenticated session sockets: what `limits.maxConnections` counts (a socket refused by a close is not one). */
-  readonly #sessions = new Set<WebSocket>();
+  /**
+   * Authenticated session sockets, each with its transport: what `limits.maxConnections` counts
+   * (a socket refused by a close is not one), and what a close from outside the connection (a
+   * drain, a shutdown) closes through, so the small messages its transport framed and has not yet
+   * written go before the close frame, as they would have through `ws`.
+   */
+  readonly #sessions = new Map<WebSocket, WsTransport>();
   /** Session sockets per principal (`limits.maxConnectionsPerPrincipal`). */
   readonly #connectionsPerPrincipal: PrincipalSlots;
 
@@ -126,13 +131,20 @@ export class SessionEndpoint {
 
   /** Closes every client's socket with `code` (their sessions stay: clients resume elsewhere or later). */
   detachAll(code: number, reason: string): void {
-    for (const client of this.#wss.clients) closeSocket(client, code, reason);
+    for (const client of this.#wss.clients) this.#closeSocket(client, code, reason);
   }
 
   /** Closes every socket with 1001, drops those that do not answer, and stops the WebSocket server. */
   async close(): Promise<void> {
-    await closeClients(this.#wss.clients);
+    await closeClients(this.#wss.clients, (client, code, reason) => this.#closeSocket(client, code, reason));
     await new Promise<void>((resolve) => this.#wss.close(() => resolve()));
+  }
+
+  /** Closes `socket` through its session's transport when it has one (see `#sessions`). */
+  #closeSocket(socket: WebSocket, code: number, reason: string): void {
+    const transport = this.#sessions.get(socket);
+    if (transport === undefined) socket.close(code, reason);
+    else transport.close(code, reason);
   }
 
   /** Refuses an upgrade with `overloaded` when `limits.maxConnections` authenticated sockets are open. */
@@ -171,7 +183,7 @@ export class SessionEndpoint {
     );
     const connection = new Connection(transport, caller, deps.runtime);
     observer.connectionOpened();
-    this.#sessions.add(ws);
+    this.#sessions.set(ws, transport);
     const liveness = watchLiveness(ws, deps.limits, deps.timers, (reason) => observer.connectionSilent(reason));
     ws.on("message", (data: RawData, isBinary: boolean) => {
       liveness.heard();
@@ -188,13 +200,13 @@ export class SessionEndpoint {
 }
 
 /** Closes every socket with 1001; those that do not complete the close within `CLOSE_GRACE_MS` are dropped. */
-async function closeClients(clients: Iterable<WebSocket>): Promise<void> {
+async function closeClients(clients: Iterable<WebSocket>, close: (client: WebSocket, code: number, reason: string) => void): Promise<void> {
   const closing = [...clients].map(
     (client) =>
       new Promise<void>((resolve) => {
         if (client.readyState === client.CLOSED) return resolve();
         client.once("close", () => resolve());
-        closeSocket(client, 1001, "server shutting down");
+        close(client, 1001, "server shutting down");
       }),
   );
   if (closing.length === 0) return;

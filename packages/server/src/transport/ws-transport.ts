@@ -10,21 +10,6 @@ import type { EnvelopePool } from "@golem-stream/wire";
 import { TextFrameBurst } from "@golem-stream/wire/internal";
 import { encodeOutgoing, type OutgoingMessage, SENT, type SessionTransport } from "./transport.js";
 
-/** The transport of each session socket, so that a close from outside it (a drain, a shutdown) writes its framed messages first. */
-const transports = new WeakMap<WebSocket, WsTransport>();
-
-/**
- * Closes `socket` as its transport's `close` does: the small messages it
- * framed and has not yet written go before the close frame, as they would
- * have through `ws`. For every close of a session socket from outside its
- * connection.
- */
-export function closeSocket(socket: WebSocket, code: number, reason: string): void {
-  const transport = transports.get(socket);
-  if (transport === undefined) socket.close(code, reason);
-  else transport.close(code, reason);
-}
-
 export class WsTransport implements SessionTransport {
   readonly #socket: WebSocket;
   readonly #highWaterBytes: number;
@@ -33,7 +18,6 @@ export class WsTransport implements SessionTransport {
   readonly #envelopes: EnvelopePool | undefined;
   /** Small text messages (ACKs, output items) framed here, a burst of them one write; undefined without `stream`. */
   readonly #frames: TextFrameBurst | undefined;
-  #framesFlushScheduled = false;
   #corked = false;
 
   /**
@@ -59,8 +43,13 @@ export class WsTransport implements SessionTransport {
     this.#frames =
       stream === undefined
         ? undefined
-        : new TextFrameBurst((bytes) => stream.write(bytes), { masked: false, backlogged: () => stream.writableLength > 0 });
-    transports.set(socket, this);
+        : new TextFrameBurst((bytes) => stream.write(bytes), {
+            masked: false,
+            backlogged: () => stream.writableLength > 0,
+            // Written once this tick's work is done, only while the socket is open (after ws's close frame, none may follow).
+            schedule: (task) => process.nextTick(task),
+            open: () => this.isOpen,
+          });
   }
 
   get isOpen(): boolean {
@@ -84,7 +73,6 @@ export class WsTransport implements SessionTransport {
     const belowHighWater = this.#socket.bufferedAmount < this.#highWaterBytes;
     if (frames !== undefined && typeof data === "string" && belowHighWater && TextFrameBurst.fits(data)) {
       frames.add(data);
-      this.#flushFramesAtTickEnd();
       return SENT;
     }
     // Whatever ws writes goes after the frames framed before it.
@@ -105,17 +93,6 @@ export class WsTransport implements SessionTransport {
         resolve();
       }),
     );
-  }
-
-  /** Writes the burst's frames once this tick's work is done: only while the socket is open (after ws's close frame, none may follow). */
-  #flushFramesAtTickEnd(): void {
-    if (this.#framesFlushScheduled) return;
-    this.#framesFlushScheduled = true;
-    process.nextTick(() => {
-      this.#framesFlushScheduled = false;
-      if (this.isOpen) this.#frames?.flush();
-      else this.#frames?.discard();
-    });
   }
 
   /**
