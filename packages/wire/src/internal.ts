@@ -17,4 +17,4 @@ export { encodeOutputStreamItemWithCanonicalValue } from "./encode.js";
 export { encodeInputStreamItemValue, inputStreamItemHead, isInputItemPosition, INPUT_ITEM_TAIL } from "./encode-input-item.js";
 export { canonicalStringNodeBytes, canonicalStringNodeText, isAsciiStringNodeText } from "./string-node-text.js";
 export { isPlainStringNode } from "./canonical-json.js";
-export { FRAME_SLAB_BYTES, MAX_FRAMED_TEXT_CHARS, TextFrameBurst, type TextFrameBurstOptions } from "./websocket-text-frames.js";
+export { TextFrameBurst, type TextFrameBurstOptions } from "./websocket-text-frames.js";
