@@ -18,3 +18,4 @@ export { encodeInputStreamItemValue, inputStreamItemHead, isInputItemPosition, I
 export { canonicalStringNodeBytes, canonicalStringNodeText, isAsciiStringNodeText } from "./string-node-text.js";
 export { isPlainStringNode } from "./canonical-json.js";
 export { TextFrameBurst, type TextFrameBurstOptions } from "./websocket-text-frames.js";
+export { TextFrameReader, type TextFrameReaderOptions } from "./websocket-frame-reader.js";

@@ -15,6 +15,7 @@
  * Pure bytes: `Uint8Array`, `TextEncoder`, and the Web Crypto random source
  * for masking keys (RFC 6455 section 10.3: unpredictable).
  */
+import { mask } from "./websocket-masking.js";
 
 /** Text messages of at most this many UTF-16 code units are framed here (at most 3 bytes each, so under 64 KiB: a 16-bit length). */
 export const MAX_FRAMED_TEXT_CHARS = 16 * 1024;
@@ -41,21 +42,6 @@ function drawKey(target: Uint8Array, at: number): void {
   target[at + 2] = keys[keyAt + 2]!;
   target[at + 3] = keys[keyAt + 3]!;
   keyAt += 4;
-}
-
-/**
- * XORs the `length` bytes of `view`'s buffer from `start` with the 4-byte key
- * at `keyAt`, four bytes at a time (read and written in the same byte order,
- * so each byte meets the key's byte at its place): a third of the time of a
- * loop over the bytes.
- */
-function mask(view: DataView, keyAt: number, start: number, length: number): void {
-  const key = view.getUint32(keyAt, true);
-  const end = start + length;
-  let i = start;
-  for (; i + 3 < end; i += 4) view.setUint32(i, view.getUint32(i, true) ^ key, true);
-  // The tail starts a multiple of four bytes in, so its nth byte takes the key's nth.
-  for (let j = 0; i < end; i++, j++) view.setUint8(i, view.getUint8(i) ^ view.getUint8(keyAt + j));
 }
 
 /**

@@ -1,0 +1,185 @@
+/**
+ * The client's small text messages read straight from what a server's socket
+ * delivers (RFC 6455 section 5.2), before a general WebSocket receiver sees
+ * the bytes. `TextFrameReader` splits the byte stream at frame boundaries:
+ * a frame that is a whole message (final, text, masked, no reserved bit),
+ * lies whole in one chunk and is small enough is unmasked in place and
+ * handed on as a view of the chunk; every other frame (control frames,
+ * fragments, binary, a frame split across chunks, anything malformed) goes,
+ * byte for byte and in order, to the general receiver, which then always
+ * starts reading at a frame's first byte and applies its own rules to it.
+ *
+ * The Node server reads its sockets this way, with `ws` as the general
+ * receiver: `ws`'s receiver took about 0.5 µs to read a 64-byte item's frame
+ * on this project's machine (a buffer view for each part of the header and
+ * one for the payload, and an event per message).
+ *
+ * Pure bytes: `Uint8Array` and `DataView`.
+ */
+import { mask } from "./websocket-masking.js";
+
+/** The longest frame header: 2 bytes, a 64-bit length, a masking key. */
+const MAX_HEADER_BYTES = 14;
+
+/** A 64-bit length's high 32 bits above this is beyond 2^53 - 1 bytes, which no receiver reads (and numbers here cannot count). */
+const MAX_LENGTH_HIGH_BITS = 0x1f_ffff;
+
+export interface TextFrameReaderOptions<Chunk extends Uint8Array> {
+  /** Frames whose payload is longer go to `other`: the general receiver applies its own size limit. */
+  readonly maxPayloadBytes: number;
+  /** A whole-message text frame's payload, unmasked: a view of the chunk's memory, in place. */
+  readonly text: (payload: Uint8Array) => void;
+  /** Bytes `start` to `end` of `chunk` belong to other frames: hand them to the general receiver, in order with `text`. */
+  readonly other: (chunk: Chunk, start: number, end: number) => void;
+  /**
+   * Whether frames may still be read here, asked before each. Once it says
+   * no (the connection is closing), every byte from that frame on goes to
+   * `other`, so the general receiver alone decides what is read from a
+   * closing connection. Default: always.
+   */
+  readonly open?: () => boolean;
+}
+
+/**
+ * Splits one connection's inbound bytes (a client's frames, as a server
+ * reads them) between whole-message text frames, read here, and everything
+ * else, handed to a general receiver. `read` takes each chunk as the socket
+ * delivers it.
+ */
+export class TextFrameReader<Chunk extends Uint8Array = Uint8Array> {
+  readonly #maxPayloadBytes: number;
+  readonly #text: (payload: Uint8Array) => void;
+  readonly #other: (chunk: Chunk, start: number, end: number) => void;
+  readonly #open: () => boolean;
+  /** Bytes of the frame being handed to `other` still to come. */
+  #remaining = 0;
+  /** The start of a header the last chunk ended in (already handed to `other`), to learn its frame's length. */
+  readonly #header = new Uint8Array(MAX_HEADER_BYTES);
+  #headerLength = 0;
+  /** A fragmented message is under way: a final text frame now is the general receiver's to refuse (section 5.4). */
+  #fragmented = false;
+  /** Everything goes to `other` from here on. */
+  #passThrough = false;
+
+  constructor(options: TextFrameReaderOptions<Chunk>) {
+    this.#maxPayloadBytes = options.maxPayloadBytes;
+    this.#text = options.text;
+    this.#other = options.other;
+    this.#open = options.open ?? (() => true);
+  }
+
+  /** Reads one chunk of the connection's bytes. Unmasks the text frames it reads in place. */
+  read(chunk: Chunk): void {
+    const total = chunk.length;
+    if (this.#passThrough) {
+      if (total > 0) this.#other(chunk, 0, total);
+      return;
+    }
+    let at = this.#finishHeader(chunk);
+    at = this.#forward(chunk, at);
+    let view: DataView | undefined;
+    while (at < total && this.#remaining === 0) {
+      const available = total - at;
+      if (available < 2) return this.#keepHeader(chunk, at);
+      const first = chunk[at]!;
+      const second = chunk[at + 1]!;
+      const length7 = second & 0x7f;
+      const headerBytes = headerBytesOf(second);
+      if (available < headerBytes) return this.#keepHeader(chunk, at);
+      let length = length7;
+      if (length7 === 126) length = (chunk[at + 2]! << 8) | chunk[at + 3]!;
+      else if (length7 === 127) {
+        view ??= new DataView(chunk.buffer, chunk.byteOffset, total);
+        const high = view.getUint32(at + 2);
+        if (high > MAX_LENGTH_HIGH_BITS) return this.#passAll(chunk, at);
+        length = high * 2 ** 32 + view.getUint32(at + 6);
+      }
+      const end = at + headerBytes + length;
+      const whole = first === 0x81 && second >= 0x80 && !this.#fragmented && length <= this.#maxPayloadBytes && end <= total;
+      if (!this.#open()) return this.#passAll(chunk, at);
+      if (whole) {
+        view ??= new DataView(chunk.buffer, chunk.byteOffset, total);
+        const payload = at + headerBytes;
+        mask(view, payload - 4, payload, length);
+        at = end;
+        this.#text(new Uint8Array(chunk.buffer, chunk.byteOffset + payload, length));
+        continue;
+      }
+      this.#noteFragments(first);
+      this.#remaining = headerBytes + length;
+      at = this.#forward(chunk, at);
+    }
+  }
+
+  /** Hands on as much of the frame being forwarded as `chunk` holds from `at`; returns where that stops. */
+  #forward(chunk: Chunk, at: number): number {
+    if (this.#remaining === 0 || at === chunk.length) return at;
+    const end = Math.min(chunk.length, at + this.#remaining);
+    this.#remaining -= end - at;
+    this.#other(chunk, at, end);
+    return end;
+  }
+
+  /** `chunk` ends in a frame's header: it goes to `other` now, and a copy stays to learn the frame's length. */
+  #keepHeader(chunk: Chunk, at: number): void {
+    const total = chunk.length;
+    this.#header.set(chunk.subarray(at, total), 0);
+    this.#headerLength = total - at;
+    this.#other(chunk, at, total);
+  }
+
+  /** Completes a header the last chunk ended in, from the start of `chunk`; returns the offset after the bytes it took. */
+  #finishHeader(chunk: Chunk): number {
+    if (this.#headerLength === 0) return 0;
+    const header = this.#header;
+    let at = 0;
+    for (;;) {
+      const needed = this.#headerLength < 2 ? 2 : headerBytesOf(header[1]!);
+      if (this.#headerLength >= needed) break;
+      if (at === chunk.length) {
+        if (at > 0) this.#other(chunk, 0, at);
+        return at;
+      }
+      header[this.#headerLength++] = chunk[at++]!;
+    }
+    if (at > 0) this.#other(chunk, 0, at);
+    this.#headerLength = 0;
+    const length7 = header[1]! & 0x7f;
+    const view = new DataView(header.buffer);
+    let length = length7;
+    if (length7 === 126) length = view.getUint16(2);
+    else if (length7 === 127) {
+      const high = view.getUint32(2);
+      if (high > MAX_LENGTH_HIGH_BITS) {
+        this.#passAll(chunk, at);
+        return chunk.length;
+      }
+      length = high * 2 ** 32 + view.getUint32(6);
+    }
+    this.#noteFragments(header[0]!);
+    // The header is all handed on; what follows is the payload's.
+    this.#remaining = length;
+    return at;
+  }
+
+  /** Tracks whether a fragmented message is under way, from a frame handed to `other` (its first byte). */
+  #noteFragments(first: number): void {
+    const opcode = first & 0x0f;
+    const final = first >= 0x80;
+    if (opcode === 0x1 || opcode === 0x2) this.#fragmented = !final;
+    else if (opcode === 0x0 && final) this.#fragmented = false;
+  }
+
+  /** From `at` on, everything goes to `other`. */
+  #passAll(chunk: Chunk, at: number): void {
+    this.#passThrough = true;
+    this.#remaining = 0;
+    if (at < chunk.length) this.#other(chunk, at, chunk.length);
+  }
+}
+
+/** A header's size from its second byte. */
+function headerBytesOf(second: number): number {
+  const length7 = second & 0x7f;
+  return 2 + (length7 === 126 ? 2 : length7 === 127 ? 8 : 0) + (second >= 0x80 ? 4 : 0);
+}
