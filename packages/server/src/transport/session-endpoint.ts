@@ -23,6 +23,7 @@ import { Connection } from "./connection.js";
 import { authenticate, checkUpgradeRequest, rejectUpgrade } from "./http-handshake.js";
 import { parseRequestUrl } from "./http-routes.js";
 import { closeThenDrop, watchLiveness } from "./liveness.js";
+import { readTextFramesFirst } from "./text-frames-first.js";
 import { WsTransport } from "./ws-transport.js";
 
 export interface SessionEndpointDeps {
@@ -76,6 +77,8 @@ export class SessionEndpoint {
       // with invalid-message and 1002 (section 11) rather than ws's bare 1007.
       skipUTF8Validation: true,
       maxPayload: Math.max(limits.maxBinaryMessageBytes, limits.maxTextMessageBytes),
+      // Messages are emitted while a chunk is parsed, in order with those read first (text-frames-first.ts).
+      allowSynchronousEvents: true,
       handleProtocols: (protocols) => (protocols.has(SUBPROTOCOL) ? SUBPROTOCOL : false),
       clientTracking: true,
     });
@@ -185,11 +188,13 @@ export class SessionEndpoint {
     observer.connectionOpened();
     this.#sessions.set(ws, transport);
     const liveness = watchLiveness(ws, deps.limits, deps.timers, (reason) => observer.connectionSilent(reason));
-    ws.on("message", (data: RawData, isBinary: boolean) => {
+    const onMessage = (data: Uint8Array, isBinary: boolean): void => {
       liveness.heard();
       // While the server closes, nothing more is taken (the runtime is shut down); it was never ACKed.
-      if (deps.state() !== "closing") connection.receive(toBytes(data, isBinary), isBinary);
-    });
+      if (deps.state() !== "closing") connection.receive(data, isBinary);
+    };
+    ws.on("message", (data: RawData, isBinary: boolean) => onMessage(toBytes(data, isBinary), isBinary));
+    readTextFramesFirst(ws, deps.limits.maxTextMessageBytes, (text) => onMessage(text, false));
     ws.on("close", () => {
       this.#sessions.delete(ws);
       observer.connectionClosed();

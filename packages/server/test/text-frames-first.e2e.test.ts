@@ -1,0 +1,156 @@
+/**
+ * The server reads a session socket's small text frames itself, before `ws`
+ * (`readTextFramesFirst`, wire's `TextFrameReader`), on loopback: with the
+ * `ws` the lockfile holds the fast path is in use; a client's mixed traffic
+ * (small and large texts, binary, a fragmented message, pings) arrives whole
+ * and in order, split between the two readers; a close frame or a frame
+ * `ws` refuses ends what is read, as with `ws` alone.
+ */
+import { connect as connectTcp, type Socket } from "node:net";
+import { afterEach, describe, expect, it } from "vitest";
+import WebSocket, { WebSocketServer } from "ws";
+import { readTextFramesFirst } from "../src/transport/text-frames-first.js";
+
+let server: WebSocketServer | undefined;
+afterEach(async () => {
+  for (const client of server?.clients ?? []) client.terminate();
+  await new Promise((resolve) => (server ? server.close(resolve) : resolve(undefined)));
+  server = undefined;
+});
+
+/** What the server read, in order: `fast` text read before ws, `text` and `binary` from ws's message event. */
+interface Accepted {
+  readonly received: string[];
+  readonly fastPath: boolean;
+  readonly closed: Promise<number>;
+  /** The codes of the errors ws reported (a frame it refused). */
+  readonly errors: string[];
+}
+
+/** A server configured as the session endpoint's `ws` (text-frames-first.ts relies on these options), reading small text frames first. */
+async function listen(maxTextBytes = 1024): Promise<{ port: number; accepted: Promise<Accepted> }> {
+  server = new WebSocketServer({
+    port: 0,
+    host: "127.0.0.1",
+    perMessageDeflate: false,
+    skipUTF8Validation: true,
+    allowSynchronousEvents: true,
+    maxPayload: 1 << 20,
+  });
+  await new Promise((resolve) => server!.once("listening", resolve));
+  const accepted = new Promise<Accepted>((resolve) =>
+    server!.once("connection", (socket: WebSocket) => {
+      const received: string[] = [];
+      socket.on("message", (data: Buffer, isBinary) => received.push(`${isBinary ? "binary" : "text"} ${data.toString("utf8")}`));
+      const fastPath = readTextFramesFirst(socket, maxTextBytes, (payload) =>
+        received.push(`fast ${Buffer.from(payload).toString("utf8")}`),
+      );
+      const closed = new Promise<number>((done) => socket.once("close", (code) => done(code)));
+      const errors: string[] = [];
+      socket.on("error", (error: Error & { code?: string }) => errors.push(error.code ?? error.message));
+      resolve({ received, fastPath, closed, errors });
+    }),
+  );
+  return { port: (server.address() as { port: number }).port, accepted };
+}
+
+const withoutPath = (entry: string): string => entry.replace(/^(fast|text) /, "text ");
+
+describe("readTextFramesFirst", () => {
+  it("is in use with the ws release installed, and leaves a socket it cannot read alone", () => {
+    const stranger = { readyState: 1 } as unknown as WebSocket;
+    expect(readTextFramesFirst(stranger, 1024, () => {})).toBe(false);
+  });
+
+  it("reads a client's mixed traffic whole and in order, the small texts itself", async () => {
+    const { port, accepted } = await listen();
+    const client = new WebSocket(`ws://127.0.0.1:${port}`, { perMessageDeflate: false });
+    await new Promise((resolve) => client.once("open", resolve));
+    const { received, fastPath, closed } = await accepted;
+    expect(fastPath).toBe(true);
+    const sent: string[] = [];
+    let pongs = 0;
+    client.on("pong", () => pongs++);
+    for (let i = 0; i < 3000; i++) {
+      if (i % 500 === 250) {
+        // A fragmented text with a ping between its fragments.
+        client.send(`frag-${i}-a`, { fin: false });
+        client.ping();
+        client.send(`-b`, { fin: true });
+        sent.push(`text frag-${i}-a-b`);
+      } else if (i % 300 === 7) {
+        const large = `large-${i}-${"x".repeat(2000)}`;
+        client.send(large);
+        sent.push(`text ${large}`);
+      } else if (i % 200 === 3) {
+        client.send(Buffer.from(`blob-${i}`), { binary: true });
+        sent.push(`binary blob-${i}`);
+      } else {
+        client.send(`{"item":${i},"text":"é ${"y".repeat(i % 150)}"}`);
+        sent.push(`text {"item":${i},"text":"é ${"y".repeat(i % 150)}"}`);
+      }
+    }
+    client.close(1000);
+    expect(await closed).toBe(1000);
+    expect(received.map(withoutPath)).toEqual(sent);
+    expect(received.filter((entry) => entry.startsWith("fast ")).length).toBeGreaterThan(2000);
+    expect(pongs).toBe(6);
+  });
+
+  it("reads nothing after a close frame, nor after a frame ws refuses, in the same write", async () => {
+    const frame = (first: number, text: string, masked = true): Buffer => {
+      const payload = Buffer.from(text);
+      const key = Buffer.from([1, 2, 3, 4]);
+      const body = masked ? payload.map((byte, i) => byte ^ key[i % 4]!) : payload;
+      return Buffer.concat([Buffer.from([first, (masked ? 0x80 : 0) | payload.length]), masked ? key : Buffer.alloc(0), body]);
+    };
+    const close1000 = Buffer.concat([Buffer.from([0x88, 0x82, 0, 0, 0, 0]), Buffer.from([0x03, 0xe8])]);
+    for (const [bad, code, error] of [
+      [close1000, 1000, []],
+      [frame(0x81, "unmasked", false), 1002, ["WS_ERR_EXPECTED_MASK"]],
+      [frame(0xc1, "reserved bit"), 1002, ["WS_ERR_UNEXPECTED_RSV_1"]],
+    ] as const) {
+      const { port, accepted } = await listen();
+      const { socket, closeCode } = await rawUpgrade(port);
+      socket.write(Buffer.concat([frame(0x81, "one"), frame(0x81, "two"), bad, frame(0x81, "three"), frame(0x82, "four")]));
+      const { received, errors } = await accepted;
+      // The server's close frame: 1000 answers the client's, 1002 fails the connection.
+      expect(await closeCode).toBe(code);
+      expect(received).toEqual(["fast one", "fast two"]);
+      // One error for the refused frame, none for what followed it (ws's receiver is never written after it ended).
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(errors).toEqual(error);
+      socket.destroy();
+      await new Promise((resolve) => server!.close(resolve));
+      server = undefined;
+    }
+  });
+});
+
+/** A TCP socket that completed a WebSocket handshake with the server, and the status code of the server's close frame once it comes. */
+async function rawUpgrade(port: number): Promise<{ socket: Socket; closeCode: Promise<number> }> {
+  const socket = connectTcp(port, "127.0.0.1");
+  socket.on("error", () => {});
+  await new Promise((resolve) => socket.once("connect", resolve));
+  socket.write(
+    "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n" +
+      "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n",
+  );
+  let bytes = Buffer.alloc(0);
+  const closeCode = new Promise<number>((resolve) =>
+    socket.on("data", (data: Buffer) => {
+      bytes = Buffer.concat([bytes, data]);
+      const frameAt = bytes.indexOf("\r\n\r\n") + 4;
+      // The only frame the server sends here: close, unmasked, a 7-bit length, then the code.
+      if (frameAt >= 4 && bytes.length >= frameAt + 4 && bytes[frameAt] === 0x88) resolve(bytes.readUInt16BE(frameAt + 2));
+    }),
+  );
+  await new Promise<void>((resolve) => {
+    const waitForHead = (): void => {
+      if (bytes.includes("\r\n\r\n")) resolve();
+      else socket.once("data", waitForHead);
+    };
+    socket.once("data", waitForHead);
+  });
+  return { socket, closeCode };
+}
