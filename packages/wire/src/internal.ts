@@ -5,7 +5,8 @@
  * store already holds, the canonical text (or bytes) of a string node the
  * decoder just read and whether its message was ASCII, the shape of a string node an
  * encoder may write without its walk, and the WebSocket frames of a burst of
- * small text messages, written into one buffer. Each keeps the rules of the checked
+ * small text messages, written into one buffer, and a client's small text
+ * frames read from a server's socket before a general receiver sees them. Each keeps the rules of the checked
  * codec it stands in for (tests compare the two on random inputs), but each
  * asks its caller to keep a precondition the main entry's functions check for
  * themselves.
