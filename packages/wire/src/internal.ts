@@ -19,4 +19,12 @@ export { encodeInputStreamItemValue, inputStreamItemHead, isInputItemPosition, I
 export { canonicalStringNodeBytes, canonicalStringNodeText, isAsciiStringNodeText } from "./string-node-text.js";
 export { isPlainStringNode } from "./canonical-json.js";
 export { TextFrameBurst, type TextFrameBurstOptions } from "./websocket-text-frames.js";
-export { TextFrameReader, type TextFrameReaderOptions } from "./websocket-frame-reader.js";
+export {
+  TextFrameReader,
+  readTextFramesBefore,
+  readWsTextFramesFirst,
+  type FrameReceiver,
+  type ReadTextFramesBeforeOptions,
+  type TextFrameReaderOptions,
+  type WsSocketState,
+} from "./websocket-frame-reader.js";

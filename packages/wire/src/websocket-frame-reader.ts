@@ -1,18 +1,19 @@
 /**
- * The client's small text messages read straight from what a server's socket
- * delivers (RFC 6455 section 5.2), before a general WebSocket receiver sees
- * the bytes. `TextFrameReader` splits the byte stream at frame boundaries:
- * a frame that is a whole message (final, text, masked, no reserved bit),
- * lies whole in one chunk and is small enough is unmasked in place and
- * handed on as a view of the chunk; every other frame (control frames,
- * fragments, binary, a frame split across chunks, anything malformed) goes,
- * byte for byte and in order, to the general receiver, which then always
- * starts reading at a frame's first byte and applies its own rules to it.
+ * Small text messages read straight from what a socket delivers (RFC 6455
+ * section 5.2), before a general WebSocket receiver sees the bytes.
+ * `TextFrameReader` splits the byte stream at frame boundaries: a frame that
+ * is a whole message (final, text, no reserved bit, masked when a client
+ * sent it, not when a server did), lies whole in one chunk and is small
+ * enough is unmasked in place (a client's) and handed on as a view of the
+ * chunk; every other frame (control frames, fragments, binary, a frame split
+ * across chunks, anything malformed) goes, byte for byte and in order, to
+ * the general receiver, which then always starts reading at a frame's first
+ * byte and applies its own rules to it.
  *
- * The Node server reads its sockets this way, with `ws` as the general
- * receiver: `ws`'s receiver took about 0.5 µs to read a 64-byte item's frame
- * on this project's machine (a buffer view for each part of the header and
- * one for the payload, and an event per message).
+ * Both Node transports read their sockets this way, with `ws` as the general
+ * receiver (`readTextFramesBefore`): `ws`'s receiver took about 0.5 µs to
+ * read a 64-byte item's frame on this project's machine (a buffer view for
+ * each part of the header and one for the payload, and an event per message).
  *
  * Pure bytes: `Uint8Array` and `DataView`.
  */
@@ -25,6 +26,12 @@ const MAX_HEADER_BYTES = 14;
 const MAX_LENGTH_HIGH_BITS = 0x1f_ffff;
 
 export interface TextFrameReaderOptions<Chunk extends Uint8Array> {
+  /**
+   * Whose frames these are: a client's (masked, read by a server: the default) or a server's
+   * (unmasked, read by a client). Frames masked otherwise go to `other`, whose rules refuse them
+   * (RFC 6455 section 5.1).
+   */
+  readonly masked?: boolean;
   /** Frames whose payload is longer go to `other`: the general receiver applies its own size limit. */
   readonly maxPayloadBytes: number;
   /** A whole-message text frame's payload, unmasked: a view of the chunk's memory, in place. */
@@ -41,13 +48,15 @@ export interface TextFrameReaderOptions<Chunk extends Uint8Array> {
 }
 
 /**
- * Splits one connection's inbound bytes (a client's frames, as a server
- * reads them) between whole-message text frames, read here, and everything
+ * Splits one connection's inbound bytes (a client's frames as a server reads
+ * them, or a server's as a client does) between whole-message text frames, read here, and everything
  * else, handed to a general receiver. `read` takes each chunk as the socket
  * delivers it.
  */
 export class TextFrameReader<Chunk extends Uint8Array = Uint8Array> {
   readonly #maxPayloadBytes: number;
+  /** The mask bit a frame read here carries: 0x80 for a client's frames, 0 for a server's. */
+  readonly #maskBit: number;
   readonly #text: (payload: Uint8Array) => void;
   readonly #other: (chunk: Chunk, start: number, end: number) => void;
   readonly #open: () => boolean;
@@ -63,6 +72,7 @@ export class TextFrameReader<Chunk extends Uint8Array = Uint8Array> {
 
   constructor(options: TextFrameReaderOptions<Chunk>) {
     this.#maxPayloadBytes = options.maxPayloadBytes;
+    this.#maskBit = options.masked === false ? 0 : 0x80;
     this.#text = options.text;
     this.#other = options.other;
     this.#open = options.open ?? (() => true);
@@ -95,12 +105,15 @@ export class TextFrameReader<Chunk extends Uint8Array = Uint8Array> {
         length = high * 2 ** 32 + view.getUint32(at + 6);
       }
       const end = at + headerBytes + length;
-      const whole = first === 0x81 && second >= 0x80 && !this.#fragmented && length <= this.#maxPayloadBytes && end <= total;
+      const whole =
+        first === 0x81 && (second & 0x80) === this.#maskBit && !this.#fragmented && length <= this.#maxPayloadBytes && end <= total;
       if (!this.#open()) return this.#passAll(chunk, at);
       if (whole) {
-        view ??= new DataView(chunk.buffer, chunk.byteOffset, total);
         const payload = at + headerBytes;
-        mask(view, payload - 4, payload, length);
+        if (this.#maskBit !== 0) {
+          view ??= new DataView(chunk.buffer, chunk.byteOffset, total);
+          mask(view, payload - 4, payload, length);
+        }
         at = end;
         this.#text(new Uint8Array(chunk.buffer, chunk.byteOffset + payload, length));
         continue;
@@ -182,4 +195,84 @@ export class TextFrameReader<Chunk extends Uint8Array = Uint8Array> {
 function headerBytesOf(second: number): number {
   const length7 = second & 0x7f;
   return 2 + (length7 === 126 ? 2 : length7 === 127 ? 8 : 0) + (second >= 0x80 ? 4 : 0);
+}
+
+/**
+ * A general receiver a `TextFrameReader` can sit in front of: a Node
+ * `Writable` written a connection's chunks, as `ws`'s receiver is.
+ */
+export interface FrameReceiver<Chunk extends Uint8Array> {
+  write(chunk: Chunk): boolean;
+  /** Set as soon as it refuses a frame (`Writable#errored`): it fails the connection, and nothing after that frame is read. */
+  readonly errored: unknown;
+  /** Ended by a close frame (`Writable#writableEnded`): nothing after the close frame is read. */
+  readonly writableEnded: boolean;
+}
+
+export type ReadTextFramesBeforeOptions = Omit<TextFrameReaderOptions<Uint8Array>, "other">;
+
+/**
+ * Puts a `TextFrameReader` in front of `receiver`: its `write`, what the
+ * socket library calls with each chunk the socket delivers, is replaced by
+ * one that reads the whole-message text frames (handed to `options.text`)
+ * and writes every other frame's bytes to the receiver as before. Frames are
+ * read here only while `options.open()` and the receiver has neither
+ * refused a frame nor read a close frame; after a close frame nothing more
+ * is written to it, as its own parse stops there. Call it before the
+ * receiver is written anything, so that the reader starts at a frame
+ * boundary. The replaced `write` returns what the receiver's last write
+ * returned (false: stop reading until it drains), true when it was not
+ * written.
+ */
+export function readTextFramesBefore<Chunk extends Uint8Array>(receiver: FrameReceiver<Chunk>, options: ReadTextFramesBeforeOptions): void {
+  const write = receiver.write.bind(receiver);
+  const open = options.open;
+  let flowing = true;
+  const reader = new TextFrameReader<Chunk>({
+    ...options,
+    open: () => receiver.errored == null && (open === undefined || open()),
+    other: (chunk, start, end) => {
+      if (receiver.writableEnded) return;
+      // A part of a Node Buffer is a Buffer: the receiver gets the kind of chunk it was given.
+      flowing = write(start === 0 && end === chunk.length ? chunk : (chunk.subarray(start, end) as Chunk));
+    },
+  });
+  receiver.write = (chunk: Chunk): boolean => {
+    flowing = true;
+    reader.read(chunk);
+    return flowing;
+  };
+}
+
+/** What is used of a `ws` WebSocket (the Node library both transports use) besides its private receiver. */
+export interface WsSocketState {
+  readonly readyState: number;
+  readonly OPEN: number;
+}
+
+/**
+ * `readTextFramesBefore` in front of a `ws` WebSocket's receiver: the small
+ * text frames it would read are read here while the socket is open, and
+ * everything else reaches `ws` as before. Call it before the socket delivers
+ * anything (on the server at once after the upgrade, on the client on
+ * `open`), with `ws` emitting messages synchronously (`allowSynchronousEvents`,
+ * its default), so they keep their order with those read here.
+ *
+ * This leans on `ws`'s private receiver (`WebSocket#_receiver`, the
+ * `Writable` its socket listener writes each chunk to; between frames with
+ * nothing buffered when `_state` is 0 and `_bufferedBytes` 0). When it is not
+ * there as expected (a `ws` release that changed it), nothing changes and
+ * this returns false: `ws` reads every frame, slower, never wrong. Both
+ * transports' tests check the fast path is in use with the `ws` the lockfile
+ * holds.
+ */
+export function readWsTextFramesFirst(socket: WsSocketState, options: Omit<ReadTextFramesBeforeOptions, "open">): boolean {
+  const receiver: unknown = (socket as unknown as { _receiver?: unknown })._receiver;
+  if (typeof receiver !== "object" || receiver === null) return false;
+  const fields = receiver as Record<string, unknown>;
+  const fresh = typeof fields.write === "function" && fields.errored === null && fields._state === 0 && fields._bufferedBytes === 0;
+  if (!fresh) return false;
+  // Not once ws is closing (a close frame read, or this side's own close sent): ws then reads alone.
+  readTextFramesBefore(receiver as FrameReceiver<Uint8Array>, { ...options, open: () => socket.readyState === socket.OPEN });
+  return true;
 }

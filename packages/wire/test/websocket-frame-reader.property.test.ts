@@ -11,7 +11,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import * as ws from "ws";
-import { TextFrameReader } from "../src/websocket-frame-reader.js";
+import { readTextFramesBefore, TextFrameReader } from "../src/websocket-frame-reader.js";
 
 /** `ws`'s frame reader: exported by the package, absent from its type definitions. */
 interface WsReceiver {
@@ -30,9 +30,15 @@ const { Receiver } = ws as unknown as {
 /** What a receiver read, in order: each message, control frame, close and refusal. */
 type Event = string;
 
-/** A receiver as the server configures `ws`'s (client frames, UTF-8 left to the strict decoder), recording what it reads. */
-function wsReceiver(maxPayload: number, events: Event[]): { readonly receiver: WsReceiver; readonly concluded: () => boolean } {
-  const receiver = new Receiver({ isServer: true, maxPayload, skipUTF8Validation: true });
+/**
+ * Which side reads: a server reads a client's frames (masked), a client a server's (unmasked).
+ * The frames below are the reading side's peer's, valid or not.
+ */
+type Side = "server" | "client";
+
+/** A receiver as the transports configure `ws`'s (UTF-8 left to the strict decoder), recording what it reads. */
+function wsReceiver(side: Side, maxPayload: number, events: Event[]): { readonly receiver: WsReceiver; readonly concluded: () => boolean } {
+  const receiver = new Receiver({ isServer: side === "server", maxPayload, skipUTF8Validation: true });
   let concluded = false;
   receiver.on("message", (data, isBinary) => events.push(`${isBinary ? "binary" : "text"} ${data.toString("hex")}`));
   receiver.on("ping", (data) => events.push(`ping ${data.toString("hex")}`));
@@ -52,9 +58,9 @@ function refusal(receiver: WsReceiver): Event[] {
 }
 
 /** `ws`'s receiver alone, fed the chunks as a socket delivers them (stopping, as `ws` does, at a close frame or a refusal). */
-function readByWs(chunks: readonly Buffer[], maxPayload: number): Event[] {
+function readByWs(side: Side, chunks: readonly Buffer[], maxPayload: number): Event[] {
   const events: Event[] = [];
-  const { receiver, concluded } = wsReceiver(maxPayload, events);
+  const { receiver, concluded } = wsReceiver(side, maxPayload, events);
   for (const chunk of chunks) {
     if (concluded() || receiver.errored !== null) break;
     receiver.write(chunk);
@@ -62,26 +68,27 @@ function readByWs(chunks: readonly Buffer[], maxPayload: number): Event[] {
   return [...events, ...refusal(receiver)];
 }
 
-/** The reader in front of `ws`'s receiver, as the server wires them; `read` counts the text messages the reader read itself. */
-function readByReader(chunks: readonly Buffer[], maxPayload: number, readerLimit: number): { events: Event[]; read: number } {
+/**
+ * The reader in front of `ws`'s receiver, as the transports put it there (`readTextFramesBefore`,
+ * `open` standing for the socket's readyState, which a close frame ends); `read` counts the text
+ * messages the reader read itself.
+ */
+function readByReader(side: Side, chunks: readonly Buffer[], maxPayload: number, readerLimit: number): { events: Event[]; read: number } {
   const events: Event[] = [];
-  const { receiver, concluded } = wsReceiver(maxPayload, events);
+  const { receiver, concluded } = wsReceiver(side, maxPayload, events);
   let read = 0;
-  const reader = new TextFrameReader<Buffer>({
+  readTextFramesBefore(receiver, {
     maxPayloadBytes: readerLimit,
+    masked: side === "server",
     text: (payload) => {
       read++;
       events.push(`text ${Buffer.from(payload).toString("hex")}`);
     },
-    // As the server wires it: after a close frame ws's receiver has ended, and ignores the rest (text-frames-first.ts).
-    other: (chunk, start, end) => {
-      if (!receiver.writableEnded) receiver.write(chunk.subarray(start, end));
-    },
-    open: () => !concluded() && receiver.errored === null,
+    open: () => !concluded(),
   });
   for (const chunk of chunks) {
     if (concluded() || receiver.errored !== null) break;
-    reader.read(chunk);
+    receiver.write(chunk);
   }
   return { events: [...events, ...refusal(receiver)], read };
 }
@@ -122,47 +129,59 @@ function frameBytes(frame: FrameSpec): Uint8Array {
 
 const payload = (maxLength: number) => fc.uint8Array({ maxLength });
 const key = fc.integer({ min: 0, max: 0xffff_ffff });
-const frame = (first: number, body: fc.Arbitrary<Uint8Array>, masked = true): fc.Arbitrary<FrameSpec> =>
-  fc.record({ first: fc.constant(first), payload: body, masked: fc.constant(masked), lengthForm: fc.constant("shortest" as const), key });
-
-/** Sequences of frames a client sends, mostly valid, now and then not. */
-const frames: fc.Arbitrary<FrameSpec[][]> = fc.array(
-  fc.oneof(
-    { weight: 12, arbitrary: frame(0x81, payload(200)).map((f) => [f]) },
-    { weight: 3, arbitrary: frame(0x81, fc.uint8Array({ minLength: 120, maxLength: 1200 })).map((f) => [f]) },
-    { weight: 2, arbitrary: frame(0x82, payload(300)).map((f) => [f]) },
-    { weight: 2, arbitrary: frame(0x89, payload(125)).map((f) => [f]) },
-    { weight: 1, arbitrary: frame(0x8a, payload(20)).map((f) => [f]) },
-    {
-      // A fragmented message, a ping between its fragments.
-      weight: 2,
-      arbitrary: fc
-        .tuple(fc.constantFrom(0x01, 0x02), payload(100), payload(100), payload(10), payload(100))
-        .chain(([opcode, a, b, ping, c]) =>
-          fc.tuple(frame(opcode, fc.constant(a)), frame(0x00, fc.constant(b)), frame(0x89, fc.constant(ping)), frame(0x80, fc.constant(c))),
-        ),
-    },
-    // A whole text frame inside a fragmented message: a protocol error.
-    { weight: 1, arbitrary: fc.tuple(frame(0x01, payload(20)), frame(0x81, payload(20))) },
-    // A length in a longer form than needed: ws reads it; so must the pair.
-    {
-      weight: 1,
-      arbitrary: fc
-        .record({
-          first: fc.constant(0x81),
-          payload: payload(300),
-          masked: fc.constant(true),
-          lengthForm: fc.constantFrom("16" as const, "64" as const),
-          key,
-        })
-        .map((f) => [f]),
-    },
-    { weight: 1, arbitrary: frame(0x81, payload(40), false).map((f) => [f]) }, // unmasked: refused
-    { weight: 1, arbitrary: frame(0xc1, payload(40)).map((f) => [f]) }, // RSV1 without an extension: refused
-    { weight: 1, arbitrary: frame(0x88, fc.constant(Uint8Array.of(0x03, 0xe8))).map((f) => [f]) }, // close 1000
-  ),
-  { maxLength: 40 },
-);
+/** Sequences of frames the reading side's peer sends (`masked`: a client), mostly valid, now and then not. */
+const framesOf = (masked: boolean): fc.Arbitrary<FrameSpec[][]> => {
+  const frame = (first: number, body: fc.Arbitrary<Uint8Array>, maskedHere = masked): fc.Arbitrary<FrameSpec> =>
+    fc.record({
+      first: fc.constant(first),
+      payload: body,
+      masked: fc.constant(maskedHere),
+      lengthForm: fc.constant("shortest" as const),
+      key,
+    });
+  return fc.array(
+    fc.oneof(
+      { weight: 12, arbitrary: frame(0x81, payload(200)).map((f) => [f]) },
+      { weight: 3, arbitrary: frame(0x81, fc.uint8Array({ minLength: 120, maxLength: 1200 })).map((f) => [f]) },
+      { weight: 2, arbitrary: frame(0x82, payload(300)).map((f) => [f]) },
+      { weight: 2, arbitrary: frame(0x89, payload(125)).map((f) => [f]) },
+      { weight: 1, arbitrary: frame(0x8a, payload(20)).map((f) => [f]) },
+      {
+        // A fragmented message, a ping between its fragments.
+        weight: 2,
+        arbitrary: fc
+          .tuple(fc.constantFrom(0x01, 0x02), payload(100), payload(100), payload(10), payload(100))
+          .chain(([opcode, a, b, ping, c]) =>
+            fc.tuple(
+              frame(opcode, fc.constant(a)),
+              frame(0x00, fc.constant(b)),
+              frame(0x89, fc.constant(ping)),
+              frame(0x80, fc.constant(c)),
+            ),
+          ),
+      },
+      // A whole text frame inside a fragmented message: a protocol error.
+      { weight: 1, arbitrary: fc.tuple(frame(0x01, payload(20)), frame(0x81, payload(20))) },
+      // A length in a longer form than needed: ws reads it; so must the pair.
+      {
+        weight: 1,
+        arbitrary: fc
+          .record({
+            first: fc.constant(0x81),
+            payload: payload(300),
+            masked: fc.constant(masked),
+            lengthForm: fc.constantFrom("16" as const, "64" as const),
+            key,
+          })
+          .map((f) => [f]),
+      },
+      { weight: 1, arbitrary: frame(0x81, payload(40), !masked).map((f) => [f]) }, // masked the other way: refused
+      { weight: 1, arbitrary: frame(0xc1, payload(40)).map((f) => [f]) }, // RSV1 without an extension: refused
+      { weight: 1, arbitrary: frame(0x88, fc.constant(Uint8Array.of(0x03, 0xe8))).map((f) => [f]) }, // close 1000
+    ),
+    { maxLength: 40 },
+  );
+};
 
 /** The stream cut at `cuts` (fractions of its length), each chunk its own buffer, some at an offset in a larger one (as a socket's reads are). */
 function chunksOf(stream: Uint8Array, cuts: readonly number[], offsets: readonly number[]): Buffer[] {
@@ -182,18 +201,22 @@ function chunksOf(stream: Uint8Array, cuts: readonly number[], offsets: readonly
 
 const concat = (parts: readonly Uint8Array[]): Uint8Array => Buffer.concat(parts.map((p) => Buffer.from(p)));
 
-describe("TextFrameReader in front of ws's receiver", () => {
+describe.each([
+  ["a server's, reading a client's masked frames", "server" as const],
+  ["a client's, reading a server's unmasked frames", "client" as const],
+])("TextFrameReader in front of ws's receiver: %s", (_, side) => {
+  const masked = side === "server";
   it("reads what ws alone reads, in order, whatever the frames and wherever the chunks end", () => {
     fc.assert(
       fc.property(
-        frames,
+        framesOf(masked),
         fc.array(fc.double({ min: 0, max: 1, noNaN: true }), { maxLength: 30 }),
         fc.array(fc.integer({ min: 0, max: 7 }), { maxLength: 5 }),
         fc.constantFrom(1024, 300, 64),
         (groups, cuts, offsets, readerLimit) => {
           const stream = concat(groups.flat().map(frameBytes));
-          const alone = readByWs(chunksOf(stream, cuts, offsets), 1024);
-          const paired = readByReader(chunksOf(stream, cuts, offsets), 1024, readerLimit).events;
+          const alone = readByWs(side, chunksOf(stream, cuts, offsets), 1024);
+          const paired = readByReader(side, chunksOf(stream, cuts, offsets), 1024, readerLimit).events;
           expect(paired).toEqual(alone);
         },
       ),
@@ -202,60 +225,63 @@ describe("TextFrameReader in front of ws's receiver", () => {
   });
 
   it("reads a payload over ws's limit as ws refuses it: 1009, the messages before it read", () => {
-    const before = frameBytes({ first: 0x81, payload: Uint8Array.of(1, 2, 3), masked: true, lengthForm: "shortest", key: 7 });
-    const over = frameBytes({ first: 0x81, payload: new Uint8Array(200), masked: true, lengthForm: "shortest", key: 9 });
+    const before = frameBytes({ first: 0x81, payload: Uint8Array.of(1, 2, 3), masked, lengthForm: "shortest", key: 7 });
+    const over = frameBytes({ first: 0x81, payload: new Uint8Array(200), masked, lengthForm: "shortest", key: 9 });
     const chunks = [Buffer.from(concat([before, over, before]))];
-    const alone = readByWs(chunks, 100);
+    const alone = readByWs(side, chunks, 100);
     expect(alone).toEqual(["text 010203", "refused WS_ERR_UNSUPPORTED_MESSAGE_LENGTH"]);
-    expect(readByReader([Buffer.from(concat([before, over, before]))], 100, 100).events).toEqual(alone);
+    expect(readByReader(side, [Buffer.from(concat([before, over, before]))], 100, 100).events).toEqual(alone);
   });
 
   it("hands a length beyond 2^53 to ws, which refuses it, and reads nothing after it", () => {
-    const small = frameBytes({ first: 0x81, payload: Uint8Array.of(5), masked: true, lengthForm: "shortest", key: 1 });
+    const small = frameBytes({ first: 0x81, payload: Uint8Array.of(5), masked, lengthForm: "shortest", key: 1 });
     const huge = Uint8Array.of(0x82, 0xff, 0xff, 0xff, 0xff, 0xff, 0, 0, 0, 1, 0, 0, 0, 0);
     for (const cut of [1, small.length + 3, small.length + 12]) {
       const stream = concat([small, huge, small]);
       const chunks = [Buffer.from(stream.subarray(0, cut)), Buffer.from(stream.subarray(cut))];
       const alone = readByWs(
+        side,
         chunks.map((c) => Buffer.from(c)),
         1 << 20,
       );
       expect(alone[0]).toBe("text 05");
       expect(alone.at(-1)).toMatch(/^refused/);
-      expect(readByReader(chunks, 1 << 20, 1 << 20).events).toEqual(alone);
+      expect(readByReader(side, chunks, 1 << 20, 1 << 20).events).toEqual(alone);
     }
   });
 
   it("reads the small whole text frames itself, even when chunks end inside frames", () => {
     const items = Array.from({ length: 1000 }, (_, i) =>
-      frameBytes({ first: 0x81, payload: Buffer.from(`{"item":${i}}`), masked: true, lengthForm: "shortest", key: i * 2654435761 }),
+      frameBytes({ first: 0x81, payload: Buffer.from(`{"item":${i}}`), masked, lengthForm: "shortest", key: i * 2654435761 }),
     );
     // After a fragmented message (with a ping between its fragments), whole text frames are read here again.
     const fragmented = [
       { first: 0x01, payload: Uint8Array.of(1) },
       { first: 0x89, payload: Uint8Array.of(2) },
       { first: 0x80, payload: Uint8Array.of(3) },
-    ].map((f) => frameBytes({ ...f, masked: true, lengthForm: "shortest", key: 5 }));
+    ].map((f) => frameBytes({ ...f, masked, lengthForm: "shortest", key: 5 }));
     const stream = concat([...fragmented, ...items]);
     // Chunks of 4 KiB: most frames lie whole in one; those cut by a chunk's end go to ws.
     const chunks: Buffer[] = [];
     for (let at = 0; at < stream.length; at += 4096) chunks.push(Buffer.from(stream.subarray(at, at + 4096)));
     const alone = readByWs(
+      side,
       chunks.map((c) => Buffer.from(c)),
       1 << 20,
     );
-    const { events, read } = readByReader(chunks, 1 << 20, 1 << 16);
+    const { events, read } = readByReader(side, chunks, 1 << 20, 1 << 16);
     expect(events).toEqual(alone);
     expect(events).toHaveLength(1002);
     expect(read).toBeGreaterThan(1000 - chunks.length);
   });
 
   it("hands everything to ws once the connection is no longer open, from the next frame on", () => {
-    const item = (n: number) => frameBytes({ first: 0x81, payload: Uint8Array.of(n), masked: true, lengthForm: "shortest", key: n });
+    const item = (n: number) => frameBytes({ first: 0x81, payload: Uint8Array.of(n), masked, lengthForm: "shortest", key: n });
     const texts: number[] = [];
     const others: Array<[number, number]> = [];
     let open = true;
     const reader = new TextFrameReader({
+      masked,
       maxPayloadBytes: 100,
       text: (payload) => {
         texts.push(payload[0]!);

@@ -12,6 +12,7 @@ import { Socket } from "node:net";
 import type { Duplex } from "node:stream";
 import { WebSocketServer, type RawData, type WebSocket } from "ws";
 import { BROWSER_REFUSAL_CLOSE_BASE, ProtocolError, SESSION_PATH, SUBPROTOCOL, httpStatusFor, type EnvelopePool } from "@golem-stream/wire";
+import { readWsTextFramesFirst } from "@golem-stream/wire/internal";
 import type { SessionRuntime } from "../admission/session-runtime.js";
 import { PrincipalSlots } from "../admission/principal-slots.js";
 import type { Authenticator, Logger, Principal, ServerLimits } from "../options.js";
@@ -23,7 +24,6 @@ import { Connection } from "./connection.js";
 import { authenticate, checkUpgradeRequest, rejectUpgrade } from "./http-handshake.js";
 import { parseRequestUrl } from "./http-routes.js";
 import { closeThenDrop, watchLiveness } from "./liveness.js";
-import { readTextFramesFirst } from "./text-frames-first.js";
 import { WsTransport } from "./ws-transport.js";
 
 export interface SessionEndpointDeps {
@@ -77,7 +77,7 @@ export class SessionEndpoint {
       // with invalid-message and 1002 (section 11) rather than ws's bare 1007.
       skipUTF8Validation: true,
       maxPayload: Math.max(limits.maxBinaryMessageBytes, limits.maxTextMessageBytes),
-      // Messages are emitted while a chunk is parsed, in order with those read first (text-frames-first.ts).
+      // Messages are emitted while a chunk is parsed, in order with those read before ws (readWsTextFramesFirst).
       allowSynchronousEvents: true,
       handleProtocols: (protocols) => (protocols.has(SUBPROTOCOL) ? SUBPROTOCOL : false),
       clientTracking: true,
@@ -194,7 +194,8 @@ export class SessionEndpoint {
       if (deps.state() !== "closing") connection.receive(data, isBinary);
     };
     ws.on("message", (data: RawData, isBinary: boolean) => onMessage(toBytes(data, isBinary), isBinary));
-    readTextFramesFirst(ws, deps.limits.maxTextMessageBytes, (text) => onMessage(text, false));
+    // The client's small text frames (its items) are read before ws, which reads every other frame (docs/protocol/server.md, Socket reads).
+    readWsTextFramesFirst(ws, { maxPayloadBytes: deps.limits.maxTextMessageBytes, masked: true, text: (text) => onMessage(text, false) });
     ws.on("close", () => {
       this.#sessions.delete(ws);
       observer.connectionClosed();

@@ -1,6 +1,6 @@
 /**
  * The server reads a session socket's small text frames itself, before `ws`
- * (`readTextFramesFirst`, wire's `TextFrameReader`), on loopback: with the
+ * (wire's `readWsTextFramesFirst`), on loopback: with the
  * `ws` the lockfile holds the fast path is in use; a client's mixed traffic
  * (small and large texts, binary, a fragmented message, pings) arrives whole
  * and in order, split between the two readers; a close frame or a frame
@@ -9,7 +9,7 @@
 import { connect as connectTcp, type Socket } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import WebSocket, { WebSocketServer } from "ws";
-import { readTextFramesFirst } from "../src/transport/text-frames-first.js";
+import { readWsTextFramesFirst } from "@golem-stream/wire/internal";
 
 let server: WebSocketServer | undefined;
 afterEach(async () => {
@@ -27,7 +27,7 @@ interface Accepted {
   readonly errors: string[];
 }
 
-/** A server configured as the session endpoint's `ws` (text-frames-first.ts relies on these options), reading small text frames first. */
+/** A server configured as the session endpoint's `ws` (readWsTextFramesFirst relies on these options), reading small text frames first. */
 async function listen(maxTextBytes = 1024): Promise<{ port: number; accepted: Promise<Accepted> }> {
   server = new WebSocketServer({
     port: 0,
@@ -42,9 +42,11 @@ async function listen(maxTextBytes = 1024): Promise<{ port: number; accepted: Pr
     server!.once("connection", (socket: WebSocket) => {
       const received: string[] = [];
       socket.on("message", (data: Buffer, isBinary) => received.push(`${isBinary ? "binary" : "text"} ${data.toString("utf8")}`));
-      const fastPath = readTextFramesFirst(socket, maxTextBytes, (payload) =>
-        received.push(`fast ${Buffer.from(payload).toString("utf8")}`),
-      );
+      const fastPath = readWsTextFramesFirst(socket, {
+        maxPayloadBytes: maxTextBytes,
+        masked: true,
+        text: (payload) => received.push(`fast ${Buffer.from(payload).toString("utf8")}`),
+      });
       const closed = new Promise<number>((done) => socket.once("close", (code) => done(code)));
       const errors: string[] = [];
       socket.on("error", (error: Error & { code?: string }) => errors.push(error.code ?? error.message));
@@ -56,10 +58,10 @@ async function listen(maxTextBytes = 1024): Promise<{ port: number; accepted: Pr
 
 const withoutPath = (entry: string): string => entry.replace(/^(fast|text) /, "text ");
 
-describe("readTextFramesFirst", () => {
+describe("a session socket's small text frames, read before ws", () => {
   it("is in use with the ws release installed, and leaves a socket it cannot read alone", () => {
     const stranger = { readyState: 1 } as unknown as WebSocket;
-    expect(readTextFramesFirst(stranger, 1024, () => {})).toBe(false);
+    expect(readWsTextFramesFirst(stranger, { maxPayloadBytes: 1024, masked: true, text: () => {} })).toBe(false);
   });
 
   it("reads a client's mixed traffic whole and in order, the small texts itself", async () => {
