@@ -5,7 +5,9 @@
  * strictly; a message that fails decoding closes the socket with the error's
  * close status and is reported through `onClose`, never delivered. Small
  * text messages are framed here (wire's `TextFrameBurst`, masked), a burst
- * of them one socket write; `ws` frames everything else, after them.
+ * of them one socket write; `ws` frames everything else, after them. The
+ * server's small text messages are read ahead of `ws` too (wire's
+ * `readWsTextFramesFirst`).
  */
 import WebSocket from "ws";
 import type { IncomingMessage } from "node:http";
@@ -24,7 +26,7 @@ import {
   isJsonObject,
   type ClientMessage,
 } from "@golem-stream/wire";
-import { TextFrameBurst } from "@golem-stream/wire/internal";
+import { readWsTextFramesFirst, TextFrameBurst } from "@golem-stream/wire/internal";
 import { encodeClientMessage, framesCheckedItems } from "./item-encoding.js";
 import type { CloseInfo, Connection, ConnectionHandlers, ConnectRequest, Transport } from "./transport.js";
 
@@ -63,10 +65,15 @@ export function wsTransport(options: WsTransportOptions = {}): Transport {
           perMessageDeflate: false,
           maxPayload,
           handshakeTimeout,
+          // The strict decoder checks UTF-8 itself, for the frames read before ws as for the rest.
+          skipUTF8Validation: true,
+          // Messages are emitted while a chunk is parsed, in order with those read before ws (readWsTextFramesFirst).
+          allowSynchronousEvents: true,
         });
         let opened = false;
         let closed = false;
         let decodeError: ProtocolError | undefined;
+        const life: Life = { alive: true };
         const onAbort = (): void => socket.terminate();
         request.signal.addEventListener("abort", onAbort, { once: true });
 
@@ -106,11 +113,13 @@ export function wsTransport(options: WsTransportOptions = {}): Transport {
             return;
           }
           opened = true;
-          resolve(connectionOf(socket, keepaliveIntervalMs, tcp, envelopes));
+          // Before the socket delivers anything: its small text messages are read ahead of ws.
+          readWsTextFramesFirst(socket, { maxPayloadBytes: maxPayload, masked: false, text: (payload) => onMessage(payload, false) });
+          resolve(connectionOf(socket, keepaliveIntervalMs, tcp, envelopes, life));
         });
-        socket.on("message", (data, isBinary) => {
+        const onMessage = (bytes: Uint8Array, isBinary: boolean): void => {
+          life.alive = true;
           if (closed || decodeError !== undefined) return;
-          const bytes = toUint8Array(data);
           let message;
           try {
             message = decodeServerMessage(bytes, isBinary);
@@ -121,7 +130,8 @@ export function wsTransport(options: WsTransportOptions = {}): Transport {
             return;
           }
           handlers.onMessage(message, bytes.byteLength);
-        });
+        };
+        socket.on("message", (data, isBinary) => onMessage(toUint8Array(data), isBinary));
         socket.on("close", (code, reason) => {
           if (closed) return;
           closed = true;
@@ -156,7 +166,18 @@ const CORKED_BYTES_PER_WRITE = 64 * KiB;
  */
 const SEND_HIGH_WATER_BYTES = 1024 * KiB;
 
-function connectionOf(socket: WebSocket, keepaliveIntervalMs: number, tcp: Socket | undefined, envelopes: EnvelopePool): Connection {
+/** Whether the server showed a sign of life (a message, a pong) since the last keepalive ping: set by every message, however read. */
+interface Life {
+  alive: boolean;
+}
+
+function connectionOf(
+  socket: WebSocket,
+  keepaliveIntervalMs: number,
+  tcp: Socket | undefined,
+  envelopes: EnvelopePool,
+  life: Life,
+): Connection {
   let corked = false;
   let corkedBytes = 0;
   const uncorkNextTick = (): void => {
@@ -209,21 +230,18 @@ function connectionOf(socket: WebSocket, keepaliveIntervalMs: number, tcp: Socke
   tcp?.on("drain", drained);
   socket.once("close", drained);
   let paused = false;
-  let alive = true;
-  const sawLife = (): void => {
-    alive = true;
-  };
-  socket.on("message", sawLife);
-  socket.on("pong", sawLife);
+  socket.on("pong", () => {
+    life.alive = true;
+  });
   const keepalive =
     keepaliveIntervalMs > 0
       ? setInterval(() => {
           // While paused we read nothing, pongs included: silence is expected then.
-          if (!alive && !paused) {
+          if (!life.alive && !paused) {
             socket.terminate();
             return;
           }
-          alive = false;
+          life.alive = false;
           socket.ping();
         }, keepaliveIntervalMs)
       : undefined;
@@ -247,7 +265,7 @@ function connectionOf(socket: WebSocket, keepaliveIntervalMs: number, tcp: Socke
     },
     resume: () => {
       paused = false;
-      alive = true;
+      life.alive = true;
       socket.resume();
     },
     close(code = 1000, reason = ""): void {
