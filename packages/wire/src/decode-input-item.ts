@@ -29,11 +29,15 @@ import { CHANNEL_START, canonicalChannel, canonicalSequence, canonicalValueEnd, 
 /**
  * The text before `V`, in one sticky expression (`test` from `lastIndex` 0
  * leaves `lastIndex` at `V`, without a match object): the channel and the
- * sequence as canonical unsigned decimals of at most 10 and 20 digits (the
- * digits of 2^32 - 1 and of the largest u64). Literal text is compared by
- * the expression engine several times faster than by `startsWith`.
+ * sequence as canonical unsigned decimals. Literal text is compared by the
+ * expression engine several times faster than by `startsWith`. Their
+ * lengths, at most 10 and 20 digits (the digits of 2^32 - 1 and of the
+ * largest u64), are checked after the match: as bounds inside the
+ * expression (`[0-9]{0,9}`) they took V8 a third longer to match.
  */
-const HEAD = /\{"channel":(?:0|[1-9][0-9]{0,9}),"sequence":"(?:0|[1-9][0-9]{0,19})","type":"inputStreamItem","value":/y;
+const HEAD = /\{"channel":(?:0|[1-9][0-9]*),"sequence":"(?:0|[1-9][0-9]*)","type":"inputStreamItem","value":/y;
+const MAX_CHANNEL_DIGITS = 10;
+const MAX_SEQUENCE_DIGITS = 20;
 const AFTER_CHANNEL = ',"sequence":"'.length;
 const AFTER_SEQUENCE = '","type":"inputStreamItem","value":'.length;
 const COMMA = ",";
@@ -54,6 +58,7 @@ export function decodeCanonicalInputItem(text: string, asciiBytes?: Uint8Array):
   const channelEnd = text.indexOf(COMMA, CHANNEL_START);
   const sequenceStart = channelEnd + AFTER_CHANNEL;
   const sequenceEnd = valueStart - AFTER_SEQUENCE;
+  if (channelEnd - CHANNEL_START > MAX_CHANNEL_DIGITS || sequenceEnd - sequenceStart > MAX_SEQUENCE_DIGITS) return undefined;
   try {
     const channel = canonicalChannel(text, CHANNEL_START, channelEnd);
     const sequence = canonicalSequence(text, sequenceStart, sequenceEnd);

@@ -176,4 +176,32 @@ describe("decodeCanonicalInputItem", () => {
     expect(full(text(LIMITS.maxJsonDepth))).toBe("limit-exceeded");
     expect(() => decodeClientMessage(text(LIMITS.maxJsonDepth), false)).toThrow(expect.objectContaining({ code: "limit-exceeded" }));
   });
+
+  it("declines a channel or sequence of more digits than a u32 or u64 has, without reading it as a number", () => {
+    // An 8 MiB run of digits read as a BigInt takes V8 over a second: a client could spend the server's CPU that way.
+    const read: number[] = [];
+    const original = globalThis.BigInt;
+    globalThis.BigInt = Object.assign((value: string | number | bigint | boolean) => {
+      read.push(String(value).length);
+      return original(value);
+    }, original);
+    try {
+      for (const [channel, sequence] of [
+        ["1", "1".repeat(21)],
+        ["1", "1".repeat(100_000)],
+        ["1".repeat(11), "1"],
+        ["4294967295", "18446744073709551614"],
+      ] as const) {
+        const text = `{"channel":${channel},"sequence":"${sequence}","type":"inputStreamItem","value":{"kind":"string","value":"x"},"version":1}`;
+        const fast = decodeCanonicalInputItem(text);
+        if (sequence.length <= 20 && channel.length <= 10)
+          expect(fast).toMatchObject({ channel: 4294967295, sequence: 18446744073709551614n });
+        else expect(fast).toBeUndefined();
+        agrees(text);
+      }
+    } finally {
+      globalThis.BigInt = original;
+    }
+    expect(Math.max(...read)).toBeLessThanOrEqual(20);
+  });
 });
