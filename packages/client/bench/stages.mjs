@@ -5,8 +5,8 @@
  */
 export const STAGES = [
   ["store (SQLite, group commit, sync)", (url) => /better-sqlite3|server\/dist\/store\//.test(url)],
-  // The transports' own WebSocket frames are the socket's work, though wire writes them.
-  ["socket (ws, net, libuv)", (url) => /wire\/dist\/websocket-text-frames/.test(url)],
+  // The transports' own WebSocket frames, written and read, are the socket's work, though wire does it.
+  ["socket (ws, net, libuv)", (url) => /wire\/dist\/websocket-(text-frames|frame-reader|masking)/.test(url)],
   [
     "encode (client: items) / acknowledgement (server)",
     (url) => /group-acks|wire\/dist\/(encode|canonical-json|envelope)|tokens\/dist|noble/.test(url),
