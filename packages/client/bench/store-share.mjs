@@ -3,7 +3,9 @@
  * What the SQLite store's input path costs a loopback `tally`, measured by taking it away: the
  * embedded server as shipped beside the same server on a store that reports each turn's input
  * chunks committed without writing them (bench/unwritten-input-store.mjs; everything else still
- * SQLite), rows alternating in every round. Prints the rate and the server's CPU per item, all
+ * SQLite), and beside the same SQLite store run on a thread of its own behind a stand-in on the
+ * event loop (bench/worker-store.mjs: what moving the store's work off the event loop would
+ * give), rows alternating in every round. Prints the rate and the server's CPU per item, all
  * threads and its main thread alone (the event loop, which bounds a node's rate).
  *
  *   node bench/store-share.mjs
@@ -25,19 +27,27 @@ const unwritten = await startPeer(
   fileURLToPath(new URL("./unwritten-input-store.mjs", import.meta.url)),
   JSON.stringify({ dataDir: join(dataDir, "unwritten-store") }),
 );
+const threaded = await startPeer(
+  "store",
+  join(dataDir, "threaded"),
+  fileURLToPath(new URL("./worker-store.mjs", import.meta.url)),
+  JSON.stringify({ dataDir: join(dataDir, "threaded-store") }),
+);
 const warm = items.slice(0, 2000);
-for (const server of [shipped, unwritten]) await viaClient(server.url, "tally", tallyOf(warm), tallied(warm.length));
+for (const server of [shipped, unwritten, threaded]) await viaClient(server.url, "tally", tallyOf(warm), tallied(warm.length));
 await bench.runRounds(
   {
     shipped: () => bench.withCpu("shipped", shipped, () => viaClient(shipped.url, "tally", tallyOf(items), tallied(ITEMS))),
     unwritten: () => bench.withCpu("unwritten", unwritten, () => viaClient(unwritten.url, "tally", tallyOf(items), tallied(ITEMS))),
+    threaded: () => bench.withCpu("threaded", threaded, () => viaClient(threaded.url, "tally", tallyOf(items), tallied(ITEMS))),
   },
   ROUNDS,
 );
-await Promise.all([shipped.close(), unwritten.close()]);
+await Promise.all([shipped.close(), unwritten.close(), threaded.close()]);
 rmSync(dataDir, { recursive: true, force: true });
 
-console.log(header(ROUNDS, "the SQLite store beside one that writes no input"));
+console.log(header(ROUNDS, "the SQLite store beside one that writes no input and the same store on a thread of its own"));
 console.log(`stream<string>, ${ITEMS} items of 64 bytes (tally)`);
 console.log(bench.row("  SQLite, as shipped", "shipped", "shipped", ITEMS, "items/s"));
 console.log(bench.row("  input not written", "unwritten", "shipped", ITEMS, "items/s"));
+console.log(bench.row("  SQLite on a thread of its own", "threaded", "shipped", ITEMS, "items/s"));
