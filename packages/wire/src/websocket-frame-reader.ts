@@ -49,9 +49,9 @@ export interface TextFrameReaderOptions<Chunk extends Uint8Array> {
 
 /**
  * Splits one connection's inbound bytes (a client's frames as a server reads
- * them, or a server's as a client does) between whole-message text frames, read here, and everything
- * else, handed to a general receiver. `read` takes each chunk as the socket
- * delivers it.
+ * them, or a server's as a client does) between whole-message text frames,
+ * read here, and everything else, handed to a general receiver. `read`
+ * takes each chunk as the socket delivers it.
  */
 export class TextFrameReader<Chunk extends Uint8Array = Uint8Array> {
   readonly #maxPayloadBytes: number;

@@ -8,9 +8,9 @@
  * their callbacks: about 0.6 µs per message instead of 1.0–1.6 on this
  * project's machine (a bare sender and receiver on loopback, 200 000
  * messages of 150 bytes, either direction). `ws` still does the handshake,
- * every inbound frame, the control frames and every larger message; a
- * transport writes what waits here before anything it hands to `ws`, so
- * frames keep the order they were sent in.
+ * the control frames and every larger message it sends (inbound, see
+ * `websocket-frame-reader.ts`); a transport writes what waits here before
+ * anything it hands to `ws`, so frames keep the order they were sent in.
  *
  * Pure bytes: `Uint8Array`, `TextEncoder`, and the Web Crypto random source
  * for masking keys (RFC 6455 section 10.3: unpredictable).
