@@ -155,7 +155,8 @@ export class TextFrameReader<Chunk extends Uint8Array = Uint8Array> {
       }
       header[this.#headerLength++] = chunk[at++]!;
     }
-    if (at > 0) this.#other(chunk, 0, at);
+    // A header kept was incomplete: this chunk gave it at least one byte.
+    this.#other(chunk, 0, at);
     this.#headerLength = 0;
     const length7 = header[1]! & 0x7f;
     const view = new DataView(header.buffer);

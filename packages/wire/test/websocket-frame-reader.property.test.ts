@@ -11,7 +11,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import * as ws from "ws";
-import { readTextFramesBefore, TextFrameReader } from "../src/websocket-frame-reader.js";
+import { readTextFramesBefore, readWsTextFramesFirst, TextFrameReader } from "../src/websocket-frame-reader.js";
 
 /** `ws`'s frame reader: exported by the package, absent from its type definitions. */
 interface WsReceiver {
@@ -293,11 +293,86 @@ describe.each([
     const stream = concat([item(1), item(2), item(3), item(4)]);
     reader.read(stream);
     reader.read(Uint8Array.of(1, 2, 3));
+    reader.read(new Uint8Array(0));
     expect(texts).toEqual([1, 2]);
     const frameLength = item(1).length;
     expect(others).toEqual([
       [2 * frameLength, 4 * frameLength],
       [0, 3],
     ]);
+  });
+
+  it("reads what ws alone reads when every chunk is a single byte (headers of every length form cut everywhere) or empty", () => {
+    const frame = (first: number, payload: Uint8Array, lengthForm: FrameSpec["lengthForm"] = "shortest") =>
+      frameBytes({ first, payload, masked, lengthForm, key: 0x1234_5678 });
+    const bytes = (n: number) => Uint8Array.from({ length: n }, (_, i) => i % 251);
+    const stream = concat([
+      frame(0x81, bytes(5)),
+      frame(0x81, bytes(300)),
+      frame(0x81, bytes(40), "64"),
+      frame(0x82, bytes(70_000)),
+      frame(0x01, bytes(3)),
+      frame(0x89, bytes(2)),
+      frame(0x80, bytes(4)),
+      frame(0x81, bytes(7), "16"),
+      frame(0x88, Uint8Array.of(0x03, 0xe8)),
+      frame(0x81, bytes(9)),
+    ]);
+    const oneByteEach = () =>
+      Array.from(stream, (byte) => Buffer.of(byte)).flatMap((chunk, i) => (i % 50 === 0 ? [Buffer.alloc(0), chunk] : [chunk]));
+    const alone = readByWs(side, oneByteEach(), 1 << 20);
+    expect(alone.at(-1)).toBe("close 1000");
+    expect(readByReader(side, oneByteEach(), 1 << 20, 1 << 16).events).toEqual(alone);
+  });
+
+  it("hands a length beyond 2^53 whose header ends a chunk to ws, and then everything", () => {
+    const huge = Uint8Array.of(0x82, (masked ? 0x80 : 0) | 127, 0xff, 0xff, 0xff, 0xff, 0, 0, 0, 1, ...(masked ? [1, 2, 3, 4] : []));
+    const small = frameBytes({ first: 0x81, payload: Uint8Array.of(5), masked, lengthForm: "shortest", key: 1 });
+    const chunks = () => [Buffer.from(huge.subarray(0, 3)), Buffer.from(huge.subarray(3)), Buffer.from(small), Buffer.alloc(0)];
+    const alone = readByWs(side, chunks(), 1 << 20);
+    expect(alone.at(-1)).toMatch(/^refused/);
+    expect(readByReader(side, chunks(), 1 << 20, 1 << 20).events).toEqual(alone);
+  });
+
+  it("reads every frame with no open() given, and an empty chunk changes nothing", () => {
+    const texts: number[] = [];
+    const reader = new TextFrameReader({ masked, maxPayloadBytes: 100, text: (payload) => texts.push(payload[0]!), other: () => {} });
+    reader.read(new Uint8Array(0));
+    reader.read(
+      concat([1, 2, 3].map((n) => frameBytes({ first: 0x81, payload: Uint8Array.of(n), masked, lengthForm: "shortest", key: n }))),
+    );
+    expect(texts).toEqual([1, 2, 3]);
+  });
+});
+
+describe("readWsTextFramesFirst", () => {
+  /** A stand-in for a `ws` WebSocket: its state, and a real `ws` receiver where `ws` keeps it. */
+  const socketWith = (receiver: unknown) => ({ readyState: 1, OPEN: 1, _receiver: receiver });
+  const client = (n: number) =>
+    Buffer.from(frameBytes({ first: 0x81, payload: Uint8Array.of(n), masked: true, lengthForm: "shortest", key: n }));
+
+  it("reads a fresh receiver's text frames while the socket is open, then leaves them to ws", () => {
+    const events: Event[] = [];
+    const { receiver } = wsReceiver("server", 1 << 20, events);
+    const socket = socketWith(receiver);
+    const read: number[] = [];
+    expect(readWsTextFramesFirst(socket, { maxPayloadBytes: 100, masked: true, text: (payload) => read.push(payload[0]!) })).toBe(true);
+    receiver.write(client(1));
+    socket.readyState = 2; // closing: ws reads alone
+    receiver.write(client(2));
+    expect(read).toEqual([1]);
+    expect(events).toEqual(["text 02"]);
+  });
+
+  it("changes nothing for a socket whose receiver is missing, has read something, or has failed", () => {
+    const options = { maxPayloadBytes: 100, masked: true, text: () => {} };
+    expect(readWsTextFramesFirst(socketWith(undefined), options)).toBe(false);
+    expect(readWsTextFramesFirst(socketWith({ write: () => true }), options)).toBe(false);
+    const partway = wsReceiver("server", 1 << 20, []).receiver;
+    partway.write(client(1).subarray(0, 3));
+    expect(readWsTextFramesFirst(socketWith(partway), options)).toBe(false);
+    const failed = wsReceiver("server", 1 << 20, []).receiver;
+    failed.write(Buffer.from(frameBytes({ first: 0x81, payload: Uint8Array.of(1), masked: false, lengthForm: "shortest", key: 0 })));
+    expect(readWsTextFramesFirst(socketWith(failed), options)).toBe(false);
   });
 });
