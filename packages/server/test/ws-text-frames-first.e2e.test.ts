@@ -6,10 +6,10 @@
  * and in order, split between the two readers; a close frame or a frame
  * `ws` refuses ends what is read, as with `ws` alone.
  */
-import { connect as connectTcp, type Socket } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import WebSocket, { WebSocketServer } from "ws";
 import { readWsTextFramesFirst } from "@golem-stream/wire/internal";
+import { rawUpgrade } from "./support/raw-upgrade.js";
 
 let server: WebSocketServer | undefined;
 afterEach(async () => {
@@ -113,46 +113,19 @@ describe("a session socket's small text frames, read before ws", () => {
       [frame(0xc1, "reserved bit"), 1002, ["WS_ERR_UNEXPECTED_RSV_1"]],
     ] as const) {
       const { port, accepted } = await listen();
-      const { socket, closeCode } = await rawUpgrade(port);
-      socket.write(Buffer.concat([frame(0x81, "one"), frame(0x81, "two"), bad, frame(0x81, "three"), frame(0x82, "four")]));
+      const raw = rawUpgrade(`ws://127.0.0.1:${port}`);
+      expect(await raw.status).toMatch(/ 101 /);
+      raw.socket.write(Buffer.concat([frame(0x81, "one"), frame(0x81, "two"), bad, frame(0x81, "three"), frame(0x82, "four")]));
       const { received, errors } = await accepted;
       // The server's close frame: 1000 answers the client's, 1002 fails the connection.
-      expect(await closeCode).toBe(code);
+      expect((await raw.frame(0x8)).payload.readUInt16BE(0)).toBe(code);
       expect(received).toEqual(["fast one", "fast two"]);
       // One error for the refused frame, none for what followed it (ws's receiver is never written after it ended).
       await new Promise((resolve) => setImmediate(resolve));
       expect(errors).toEqual(error);
-      socket.destroy();
+      raw.socket.destroy();
       await new Promise((resolve) => server!.close(resolve));
       server = undefined;
     }
   });
 });
-
-/** A TCP socket that completed a WebSocket handshake with the server, and the status code of the server's close frame once it comes. */
-async function rawUpgrade(port: number): Promise<{ socket: Socket; closeCode: Promise<number> }> {
-  const socket = connectTcp(port, "127.0.0.1");
-  socket.on("error", () => {});
-  await new Promise((resolve) => socket.once("connect", resolve));
-  socket.write(
-    "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n" +
-      "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n",
-  );
-  let bytes = Buffer.alloc(0);
-  const closeCode = new Promise<number>((resolve) =>
-    socket.on("data", (data: Buffer) => {
-      bytes = Buffer.concat([bytes, data]);
-      const frameAt = bytes.indexOf("\r\n\r\n") + 4;
-      // The only frame the server sends here: close, unmasked, a 7-bit length, then the code.
-      if (frameAt >= 4 && bytes.length >= frameAt + 4 && bytes[frameAt] === 0x88) resolve(bytes.readUInt16BE(frameAt + 2));
-    }),
-  );
-  await new Promise<void>((resolve) => {
-    const waitForHead = (): void => {
-      if (bytes.includes("\r\n\r\n")) resolve();
-      else socket.once("data", waitForHead);
-    };
-    socket.once("data", waitForHead);
-  });
-  return { socket, closeCode };
-}
