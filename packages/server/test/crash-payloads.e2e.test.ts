@@ -1,8 +1,10 @@
 /**
- * A server killed with SIGKILL while packed u8 input streams in loses no
- * acknowledged byte, and what its store holds afterwards is exactly a prefix
- * of what was sent: payload files and database rows agree after a real
- * crash, not only after a clean close.
+ * A server killed with SIGKILL while input streams in loses no acknowledged
+ * byte or item, and what its store holds afterwards is exactly a prefix of
+ * what was sent: payload files and database rows agree after a real crash,
+ * not only after a clean close. Both kinds of payload file are covered:
+ * packed u8 batches, and bursts of small string items whose runs keep their
+ * bytes in the file.
  */
 import { afterEach, expect, it } from "vitest";
 import { fork, type ChildProcess } from "node:child_process";
@@ -80,6 +82,55 @@ it("SIGKILL during a u8 upload: every ACKed byte is stored, and the store holds 
     }
     expect(mismatches).toBe(0);
     expect(BigInt(position)).toBe(input!.count);
+    expect(readdirSync(join(dataDir, "payloads"))).toEqual([session!.sessionId]);
+  } finally {
+    await store.close();
+  }
+});
+
+it("SIGKILL during a burst of small string items: every ACKed item is stored, and the store holds a prefix of what was sent", async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), "golem-stream-crash-"));
+  dirs.push(dataDir);
+  const { url, child } = await startServerProcess(dataDir);
+  const client = await RawClient.connect(url);
+  client.send(demoStart("tally", v.record(v.stream(randomUUID()))));
+  const channel = (await client.nextOf("invocationAccepted")).mappings[0]!.channel;
+
+  // 30 000 items of about 64 bytes, each naming its own sequence: runs of them reach the payload file.
+  const items = 30_000;
+  const textOf = (sequence: number) => `item ${sequence} `.padEnd(64, "x");
+  for (let i = 0; i < items; i++) client.send({ type: "inputStreamItem", channel, sequence: BigInt(i), value: v.str(textOf(i)) });
+  const acked = () =>
+    client.received.reduce(
+      (high, m) => (m.type === "inputStreamAck" && m.highestContiguousSequence > high ? m.highestContiguousSequence : high),
+      0n,
+    );
+  await client.waitFor(() => acked() >= BigInt(items / 3));
+  const exited = new Promise((resolve) => child.once("exit", resolve));
+  child.kill("SIGKILL");
+  await exited;
+  const ackedBeforeKill = acked();
+  client.terminate();
+
+  const store = new SqliteSessionStore({ dataDir });
+  try {
+    const [session] = await store.listRunningSessions();
+    const [input] = await store.listStreams(session!.sessionId);
+    expect(input!.count).toBeGreaterThanOrEqual(ackedBeforeKill);
+    expect(input!.count).toBeLessThanOrEqual(BigInt(items));
+    const chunks = await store.readInput(input!.streamId, 0n, input!.count);
+    const decoder = new TextDecoder();
+    let next = 0;
+    let wrong = 0;
+    for (const chunk of chunks) {
+      expect(chunk.sequence).toBe(BigInt(next));
+      expect(chunk.itemCount).toBe(1n);
+      if (!decoder.decode(chunk.data).includes(textOf(next))) wrong++;
+      next++;
+    }
+    expect(wrong).toBe(0);
+    expect(BigInt(next)).toBe(input!.count);
+    // The runs were kept in the session's payload file, the path this test is about.
     expect(readdirSync(join(dataDir, "payloads"))).toEqual([session!.sessionId]);
   } finally {
     await store.close();

@@ -69,6 +69,13 @@ export interface WriteWatcher {
 /** A write as an object (one per write, instead of a closure and its context). */
 export interface WriteTask {
   run(): unknown;
+  /**
+   * Called once, as its group is taken from the queue (nothing joins the write after that): bytes
+   * its rows will point at, given their place now, or undefined. A run of small input chunks that
+   * joined one write while it waited only knows at that moment whether it is large enough for a
+   * payload file (`InputAppendTask.placeRun`).
+   */
+  placePayload?(): PendingPayload | undefined;
 }
 
 export interface PendingWrite {
@@ -224,7 +231,11 @@ export class GroupCommit {
     const began = this.#listener === undefined ? 0 : performance.now();
     // A loop, not `flatMap`: that made an array per write, nearly all of them empty.
     const payloads: PendingPayload[] = [];
-    for (const item of batch) if (item.payload !== undefined) payloads.push(item.payload);
+    for (const item of batch) {
+      const work = item.work;
+      if (item.payload === undefined && typeof work === "object" && work.placePayload !== undefined) item.payload = work.placePayload();
+      if (item.payload !== undefined) payloads.push(item.payload);
+    }
     if (payloads.length === 0) {
       const retrying = this.#commit(batch, began);
       if (retrying !== undefined) {

@@ -33,6 +33,17 @@ export function inputRow(chunk: InputChunk, payload: PendingPayload | undefined)
   ];
 }
 
+/** An input chunk's row whose bytes are `length` bytes at `offset` of its session's payload file. */
+function inputRowAt(chunk: InputChunk, slice: { readonly offset: number; readonly length: number }): unknown[] {
+  return [chunk.streamId, chunk.sequence, chunk.itemCount, EMPTY, chunk.mimeType ?? null, slice.offset, slice.length, null];
+}
+
+/**
+ * Gives a run of `length` bytes of a stream's input its place in its session's payload file, the
+ * bytes written into the buffer by `fill`; undefined keeps them in the database's rows.
+ */
+export type RunPlacer = (streamId: string, length: number, fill: (out: Uint8Array) => void) => PendingPayload | undefined;
+
 /** A row of `input_chunks` holding several appends (`packed-rows.ts`). */
 export function packedInputRow(streamId: string, sequence: bigint, itemCount: bigint, data: Uint8Array, parts: Uint8Array): unknown[] {
   return [streamId, sequence, itemCount, data, null, null, null, parts];
@@ -142,12 +153,17 @@ export class InputAppendTask implements LogAppend, WriteTask {
   /** The sequence after its last chunk: one bigint sum per joined chunk, where checking its place and adding its count made two. */
   #end: bigint;
 
-  /** `maxPackedRowBytes`: the store's bound on a packed row, which the chunks that join are packed to as they come. */
+  /**
+   * `maxPackedRowBytes`: the store's bound on a packed row, which the chunks that join are packed to
+   * as they come. `placeRun`: gives the bytes of a run of joined chunks their place in a payload
+   * file, or undefined to keep them in the rows (a run too small, a session without a file).
+   */
   constructor(
     private readonly write: (task: InputAppendTask) => void,
     private readonly chunk: InputChunk,
     private readonly payload: PendingPayload | undefined,
     private readonly maxPackedRowBytes: number,
+    private readonly placeRun?: RunPlacer,
   ) {
     this.streamId = chunk.streamId;
     this.sequence = chunk.sequence;
@@ -179,7 +195,11 @@ export class InputAppendTask implements LogAppend, WriteTask {
     return true;
   }
 
-  /** Its chunks' rows: packed rows of at most `maxPackedRowBytes`, cut exactly as `runRows` cuts a run of them appended one by one. */
+  /**
+   * Its chunks' rows: packed rows of at most `maxPackedRowBytes`, cut exactly as `runRows` cuts a
+   * run of them appended one by one; their bytes in a payload file once `placePayload` put them
+   * there.
+   */
   rows(): (readonly unknown[])[] {
     const packer = this.#packer;
     if (packer === undefined) return [inputRow(this.chunk, this.payload)];
@@ -191,6 +211,42 @@ export class InputAppendTask implements LogAppend, WriteTask {
           : packedInputRow(row.first.streamId, row.first.sequence, row.itemCount, row.data, row.parts),
       );
     return this.#rows;
+  }
+
+  /**
+   * `WriteTask.placePayload`: a run of joined chunks that `placeRun` gives a place in its session's
+   * payload file keeps its bytes there, gathered into one buffer, and its rows (the same cuts, the
+   * same part lists) point at their slices of it. Nothing joins the run after this. A failure to
+   * place it (the file cannot be looked at) leaves its bytes in the rows.
+   */
+  placePayload(): PendingPayload | undefined {
+    const packer = this.#packer;
+    if (packer === undefined || this.placeRun === undefined || this.#rows !== undefined) return undefined;
+    const rows = packer.rows();
+    let total = 0;
+    for (const row of rows) total += row.data.byteLength;
+    let placed: PendingPayload | undefined;
+    try {
+      placed = this.placeRun(this.streamId, total, (out) => {
+        let at = 0;
+        for (const row of rows) {
+          out.set(row.data, at);
+          at += row.data.byteLength;
+        }
+      });
+    } catch {
+      placed = undefined;
+    }
+    if (placed === undefined) return undefined;
+    let offset = placed.ref.offset;
+    this.#rows = rows.map((row) => {
+      const slice = { offset, length: row.data.byteLength };
+      offset += slice.length;
+      return row.parts === undefined
+        ? inputRowAt(row.first, slice)
+        : [row.first.streamId, row.first.sequence, row.itemCount, EMPTY, null, slice.offset, slice.length, row.parts];
+    });
+    return placed;
   }
 
   run(): void {

@@ -174,7 +174,9 @@ export function pushChunks(row: InputRow, readPayload: PayloadReader, from: bigi
     if (row.sequence < to && row.sequence + row.item_count > from) out.push(toChunk(row, readPayload));
     return;
   }
-  out.push(...packedInputChunks(packedRow(row, row.parts), from, to));
+  // A packed row whose bytes are in a payload file: its chunks are views of the bytes the read fills.
+  const data = row.payload_length === null ? bytesOf(row.data) : (readPayload(row) ?? bytesOf(row.data));
+  out.push(...packedInputChunks({ ...packedRow(row, row.parts), data }, from, to));
 }
 
 /** The items a packed row of `output_events` holds from sequence `from` on. */

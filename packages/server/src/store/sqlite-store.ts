@@ -47,7 +47,7 @@ import { FIRST_EPOCH, OwnershipLostError } from "./ownership.js";
 import { checkOutageGraceMs, OutageGrace, SYSTEM_OUTAGE_CLOCK, type StoreOutageListener } from "./outage-grace.js";
 import { FileSync, openSessionDatabase } from "./sqlite-database.js";
 import { WalCheckpoints } from "./wal-checkpoints.js";
-import { InputAppendTask, RecordAppend } from "./sqlite-log-rows.js";
+import { InputAppendTask, RecordAppend, type RunPlacer } from "./sqlite-log-rows.js";
 import { SqliteMutations } from "./sqlite-mutations.js";
 import { checkpointPagesOf, maxPackedRowBytesOf, pageSizeOf, payloadFileThresholdOf } from "./sqlite-options.js";
 import type { SqliteSessionStoreOptions } from "./sqlite-options.js";
@@ -74,6 +74,9 @@ export type { SqliteSessionStoreOptions } from "./sqlite-options.js";
 
 /** Under `dataDir`: one append-only payload file per session. */
 const PAYLOAD_DIR = "payloads";
+
+/** A run of joined input chunks of at least this many bytes keeps them in its session's payload file. */
+const RUN_FILE_BYTES = 16384;
 
 export class SqliteSessionStore implements SessionStore {
   readonly #db: Database.Database;
@@ -189,7 +192,7 @@ export class SqliteSessionStore implements SessionStore {
       return;
     }
     const payload = this.#reservePayload(chunk.streamId, chunk.data);
-    const task = new InputAppendTask(this.#writeInput, chunk, payload, this.#maxPackedRowBytes);
+    const task = new InputAppendTask(this.#writeInput, chunk, payload, this.#maxPackedRowBytes, this.#placeRun);
     this.#group.writeWatched(task, watcher, task, payload);
   }
 
@@ -268,6 +271,21 @@ export class SqliteSessionStore implements SessionStore {
     if (sessionId === undefined || !this.#payloads.accepts(sessionId)) return undefined;
     return this.#payloads.reserve(sessionId, data);
   }
+
+  /**
+   * A run of small chunks that joined one write (`InputAppendTask.placePayload`) goes to its
+   * session's payload file once it holds `RUN_FILE_BYTES`: SQLite would write its bytes twice (WAL,
+   * then checkpoint) on the event loop, in rows of overflow pages; the file takes them once, from
+   * the thread pool, and the rows keep only their part lists.
+   */
+  readonly #placeRun: RunPlacer | undefined = (streamId, length, fill) => {
+    if (length < RUN_FILE_BYTES || this.#payloadFileThreshold === Number.POSITIVE_INFINITY) return undefined;
+    const sessionId = this.#statements.sessionOfStream.get(streamId) as string | undefined;
+    if (sessionId === undefined || !this.#payloads.accepts(sessionId)) return undefined;
+    const data = new Uint8Array(length);
+    fill(data);
+    return this.#payloads.reserve(sessionId, data);
+  };
 
   /** `work` over one stream's rows, their file payloads read from the thread pool before the promise resolves (`payload-reads.ts`). */
   #runReading<T>(streamId: string, work: (read: PayloadReader) => T): Promise<T> {
