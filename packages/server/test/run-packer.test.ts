@@ -80,7 +80,21 @@ describe("RunPacker", () => {
     const rows = packer.rows();
     expect(rows.map((row) => row.itemCount)).toEqual([1n << 61n, 3n, 1n]);
     expect(rows[1]?.parts).toBeUndefined();
-    expect(rows[1]?.data).toBe(chunks[2]?.data);
+    expect(rows[1]?.data).toEqual(chunks[2]?.data);
+  });
+
+  it("holds the run's bytes back to back in one buffer: every row's data, in order, across the buffer's growths", () => {
+    // 3 000 chunks of 1 to 200 bytes: the run's buffer doubles several times while rows close.
+    const chunks = chunksOf(Array.from({ length: 3000 }, (_, i) => ({ itemCount: 1n, length: 1 + ((i * 53) % 200) })));
+    const packer = new RunPacker(1000);
+    for (const chunk of chunks) packer.add(chunk);
+    const rows = packer.rows();
+    const bytes = packer.bytes();
+    const expected = Buffer.concat(chunks.map((chunk) => chunk.data));
+    expect(Buffer.from(bytes).equals(expected)).toBe(true);
+    expect(Buffer.from(Buffer.concat(rows.map((row) => row.data))).equals(expected)).toBe(true);
+    expect(rows.length).toBeGreaterThan(100);
+    expect(packer.bytes()).toEqual(bytes);
   });
 
   it("takes no chunk once its rows are asked for, and answers the same rows again", () => {

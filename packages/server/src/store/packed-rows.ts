@@ -11,7 +11,10 @@
  * Layout: the row's `data` is the parts' bytes back to back, `sequence` the
  * first part's, `item_count` the sum of theirs, and `parts` the list of
  * (item count, byte length) of each part, as unsigned LEB128 varints. A row
- * with `parts` NULL is one append, as before packing. Only appends whose
+ * with `parts` NULL is one append, as before packing. In the SQLite store,
+ * a packed row of a run of input kept in a payload file has empty `data`
+ * and points at its bytes there (`InputAppendTask.placePayload`); its part
+ * list is the same. Only appends whose
  * bytes are in the row and that carry no MIME type are packed; reads split a
  * packed row back into exactly the chunks or events that were appended, so
  * nothing outside the SQLite store sees the difference.

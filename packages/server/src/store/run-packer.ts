@@ -1,7 +1,7 @@
 /**
  * Packs a run of input chunks into rows as they arrive, rather than once the run is complete:
- * the chunks that join one queued write (`InputAppendTask.join`) are copied into their row's bytes
- * and part list at once, and the rows are ready when the group commits.
+ * the chunks that join one queued write (`InputAppendTask.join`) are copied into the run's bytes
+ * and listed in their row's part list at once, and the rows are ready when the group commits.
  *
  * Why: packing the whole run at the commit walked it three times (`packRun` to cut it,
  * `joinParts` to size each row and again to fill it), with `bigint` arithmetic on every item's
@@ -11,7 +11,8 @@
  *
  * The rows are exactly those `packRun` and `joinParts` make of the same chunks: a row takes
  * chunks while its bytes and part list stay within `maxBytes`; a row of one chunk is that chunk
- * itself, unpacked (test/run-packer.test.ts holds the two to each other).
+ * itself, unpacked (test/run-packer.test.ts holds the two to each other). The rows' bytes lie back
+ * to back in one buffer, so a run kept in a payload file is written from it without another copy.
  */
 import { varintLength, writeVarint } from "./packed-rows.js";
 import type { InputChunk } from "./session-store.js";
@@ -27,19 +28,27 @@ export interface PackedRunRow {
 }
 
 const MAX_SAFE_BIGINT = BigInt(Number.MAX_SAFE_INTEGER);
-/** A row's arrays start this large and double as chunks join it (up to the row's bound). */
-const FIRST_CAPACITY = 512;
+/** The run's buffer starts this large and doubles as chunks join it; a row's part list starts at `FIRST_PARTS_CAPACITY`. */
+const FIRST_CAPACITY = 4096;
+const FIRST_PARTS_CAPACITY = 512;
 
 export class RunPacker {
   readonly #maxBytes: number;
   readonly #rows: PackedRunRow[] = [];
-  /** The open row: its first chunk (copied only once a second one joins it). */
+  /**
+   * Every chunk's bytes back to back, in one buffer for the whole run: each row's bytes are a view
+   * of it, and the run's are one view (`bytes`), which a payload file takes as it is
+   * (`InputAppendTask.placePayload`). Grown by doubling: a row closed before a growth keeps a view
+   * of the buffer it was written in, which holds the same bytes.
+   */
+  #bytes: Uint8Array | undefined;
+  #bytesEnd = 0;
+  /** The open row: its first chunk, and where its bytes start in `#bytes`. */
   #first: InputChunk | undefined;
+  #rowStart = 0;
   #chunks = 0;
   /** Its size as `packRun` counts it: bytes and both varints of each part. */
   #size = 0;
-  #data: Uint8Array | undefined;
-  #dataEnd = 0;
   #parts: Uint8Array | undefined;
   #partsEnd = 0;
   /** Its item count: summed as a number while exact, the rest as a bigint. */
@@ -61,6 +70,8 @@ export class RunPacker {
     if (this.#first === undefined || this.#maxBytes === 0 || this.#size + size > this.#maxBytes) {
       this.#close();
       this.#first = chunk;
+      this.#rowStart = this.#bytesEnd;
+      this.#copy(chunk.data);
       this.#chunks = 1;
       this.#size = size;
       this.#items = 0;
@@ -68,8 +79,9 @@ export class RunPacker {
       this.#count(count, small, countNumber);
       return;
     }
-    if (this.#chunks === 1) this.#append(this.#first, this.#first.itemCount);
-    this.#append(chunk, small ? countNumber : count);
+    if (this.#chunks === 1) this.#list(this.#first.itemCount, this.#first.data.byteLength);
+    this.#copy(chunk.data);
+    this.#list(small ? countNumber : count, length);
     this.#chunks++;
     this.#size += size;
     this.#count(count, small, countNumber);
@@ -84,17 +96,36 @@ export class RunPacker {
     return this.#rows;
   }
 
+  /** The run's bytes: every row's `data`, back to back, in row order (the packer takes no more chunks). */
+  bytes(): Uint8Array {
+    this.rows();
+    return this.#bytes === undefined ? new Uint8Array(0) : this.#bytes.subarray(0, this.#bytesEnd);
+  }
+
   #count(count: bigint, small: boolean, countNumber: number): void {
     if (small && this.#items + countNumber <= Number.MAX_SAFE_INTEGER) this.#items += countNumber;
     else this.#itemsBeyond += count;
   }
 
-  /** Copies `chunk` into the open row's bytes and lists it (`count`: its item count, as a number where exact). */
-  #append(chunk: InputChunk, count: number | bigint): void {
-    const length = chunk.data.byteLength;
-    this.#data = ensure(this.#data, this.#dataEnd + length);
-    this.#data.set(chunk.data, this.#dataEnd);
-    this.#dataEnd += length;
+  /** Copies a chunk's bytes to the end of the run's. */
+  #copy(data: Uint8Array): void {
+    const end = this.#bytesEnd + data.byteLength;
+    let bytes = this.#bytes;
+    if (bytes === undefined || bytes.byteLength < end) {
+      let capacity = Math.max(FIRST_CAPACITY, 2 * (bytes?.byteLength ?? 0));
+      while (capacity < end) capacity *= 2;
+      // Not zeroed: only the bytes copied in are ever read (every view ends at `#bytesEnd`).
+      const unzeroed = Buffer.allocUnsafe(capacity);
+      const grown = new Uint8Array(unzeroed.buffer, unzeroed.byteOffset, capacity);
+      if (bytes !== undefined) grown.set(bytes.subarray(0, this.#bytesEnd));
+      this.#bytes = bytes = grown;
+    }
+    bytes.set(data, this.#bytesEnd);
+    this.#bytesEnd = end;
+  }
+
+  /** Lists a part of `length` bytes and `count` items in the open row's part list. */
+  #list(count: number | bigint, length: number): void {
     // Two varints of at most 10 bytes each.
     this.#parts = ensure(this.#parts, this.#partsEnd + 20);
     this.#partsEnd = writeVarint(this.#parts, writeVarint(this.#parts, this.#partsEnd, count), length);
@@ -104,16 +135,14 @@ export class RunPacker {
     const first = this.#first;
     if (first === undefined) return;
     const itemCount = this.#itemsBeyond + BigInt(this.#items);
+    const data = (this.#bytes as Uint8Array).subarray(this.#rowStart, this.#bytesEnd);
     if (this.#chunks === 1) {
-      this.#rows.push({ first, itemCount, data: first.data, parts: undefined });
+      this.#rows.push({ first, itemCount, data, parts: undefined });
     } else {
-      const data = (this.#data as Uint8Array).subarray(0, this.#dataEnd);
       const parts = (this.#parts as Uint8Array).subarray(0, this.#partsEnd);
       this.#rows.push({ first, itemCount, data, parts });
     }
     this.#first = undefined;
-    this.#data = undefined;
-    this.#dataEnd = 0;
     this.#parts = undefined;
     this.#partsEnd = 0;
   }
@@ -122,7 +151,7 @@ export class RunPacker {
 /** `array`, or a larger copy of it, with room for `needed` bytes. */
 function ensure(array: Uint8Array | undefined, needed: number): Uint8Array {
   if (array !== undefined && array.byteLength >= needed) return array;
-  let capacity = Math.max(FIRST_CAPACITY, array?.byteLength ?? 0);
+  let capacity = Math.max(FIRST_PARTS_CAPACITY, array?.byteLength ?? 0);
   while (capacity < needed) capacity *= 2;
   const grown = new Uint8Array(capacity);
   if (array !== undefined) grown.set(array);

@@ -3,7 +3,8 @@
  * an input chunk, an output item or terminal, a packed row holding several
  * appends (`packed-rows.ts`), and `RecordAppend`, an append as the group
  * commit writes it in a run. A payload kept in a file (`payload-files.ts`)
- * leaves the row's data empty and points at its place.
+ * leaves the row's data empty and points at its place; so does a packed
+ * row whose run of input went to the file (`InputAppendTask.placePayload`).
  */
 import type { LogAppend, WriteOutcome, WriteTask } from "./group-commit.js";
 import { joinParts, packRun } from "./packed-rows.js";
@@ -38,11 +39,8 @@ function inputRowAt(chunk: InputChunk, slice: { readonly offset: number; readonl
   return [chunk.streamId, chunk.sequence, chunk.itemCount, EMPTY, chunk.mimeType ?? null, slice.offset, slice.length, null];
 }
 
-/**
- * Gives a run of `length` bytes of a stream's input its place in its session's payload file, the
- * bytes written into the buffer by `fill`; undefined keeps them in the database's rows.
- */
-export type RunPlacer = (streamId: string, length: number, fill: (out: Uint8Array) => void) => PendingPayload | undefined;
+/** Gives the bytes of a run of a stream's input their place in its session's payload file; undefined keeps them in the database's rows. */
+export type RunPlacer = (streamId: string, bytes: Uint8Array) => PendingPayload | undefined;
 
 /** A row of `input_chunks` holding several appends (`packed-rows.ts`). */
 export function packedInputRow(streamId: string, sequence: bigint, itemCount: bigint, data: Uint8Array, parts: Uint8Array): unknown[] {
@@ -223,17 +221,9 @@ export class InputAppendTask implements LogAppend, WriteTask {
     const packer = this.#packer;
     if (packer === undefined || this.placeRun === undefined || this.#rows !== undefined) return undefined;
     const rows = packer.rows();
-    let total = 0;
-    for (const row of rows) total += row.data.byteLength;
     let placed: PendingPayload | undefined;
     try {
-      placed = this.placeRun(this.streamId, total, (out) => {
-        let at = 0;
-        for (const row of rows) {
-          out.set(row.data, at);
-          at += row.data.byteLength;
-        }
-      });
+      placed = this.placeRun(this.streamId, packer.bytes());
     } catch {
       placed = undefined;
     }

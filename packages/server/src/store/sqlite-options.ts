@@ -26,7 +26,9 @@ export interface SqliteSessionStoreOptions {
    * `<dataDir>/payloads/` instead of in the database: written once, off the
    * event loop, and synced before the row that points at them commits
    * (SQLite would write them twice, WAL then checkpoint, blocking the event
-   * loop). `Infinity` keeps every payload in the database.
+   * loop). So are the bytes of a burst of small input chunks of one stream
+   * once the chunks that joined one write hold 16 KiB (their rows keep only
+   * their part lists). `Infinity` keeps every payload in the database.
    */
   readonly payloadFileThreshold?: number;
   /**

@@ -278,13 +278,11 @@ export class SqliteSessionStore implements SessionStore {
    * then checkpoint) on the event loop, in rows of overflow pages; the file takes them once, from
    * the thread pool, and the rows keep only their part lists.
    */
-  readonly #placeRun: RunPlacer | undefined = (streamId, length, fill) => {
-    if (length < RUN_FILE_BYTES || this.#payloadFileThreshold === Number.POSITIVE_INFINITY) return undefined;
+  readonly #placeRun: RunPlacer = (streamId, bytes) => {
+    if (bytes.byteLength < RUN_FILE_BYTES || this.#payloadFileThreshold === Number.POSITIVE_INFINITY) return undefined;
     const sessionId = this.#statements.sessionOfStream.get(streamId) as string | undefined;
     if (sessionId === undefined || !this.#payloads.accepts(sessionId)) return undefined;
-    const data = new Uint8Array(length);
-    fill(data);
-    return this.#payloads.reserve(sessionId, data);
+    return this.#payloads.reserve(sessionId, bytes);
   };
 
   /** `work` over one stream's rows, their file payloads read from the thread pool before the promise resolves (`payload-reads.ts`). */
