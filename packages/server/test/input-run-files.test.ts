@@ -1,8 +1,8 @@
 /**
  * Runs of small input chunks in payload files (`InputAppendTask.placePayload`,
  * `SqliteSessionStore`): the chunks that joined one queued write keep their bytes in the
- * session's payload file once they hold 16 KiB, written and synced before the rows that point at
- * them commit; the rows keep their cuts and part lists. Reads, stored-byte sums and purges see
+ * session's payload file once they hold 16 KiB (or `payloadFileThreshold`, if lower), written and
+ * synced before the rows that point at them commit; the rows keep their cuts and part lists. Reads, stored-byte sums and purges see
  * the same log as if the bytes were in the rows; a run whose file cannot be written commits none
  * of its chunks.
  */
@@ -102,6 +102,7 @@ describe("runs of joined input chunks in payload files", () => {
     // 700 chunks of 1 to 97 bytes, some of several items, and two longer than a packed row (rows of one chunk).
     const lengths = Array.from({ length: 700 }, (_, i) => (i === 100 || i === 400 ? 20_000 : 1 + ((i * 37) % 97)));
     const total = lengths.reduce((sum, length) => sum + length, 0);
+    expect(total).toBeGreaterThanOrEqual(RUN_FILE_BYTES);
     expect(await t.burst(lengths, (i) => BigInt(1 + (i % 3)))).toEqual([undefined]);
     const end = t.sent();
     expect((await t.store().getStream(t.input.streamId))?.count).toBe(end);
@@ -124,18 +125,25 @@ describe("runs of joined input chunks in payload files", () => {
   });
 
   it("a run under 16 KiB keeps its bytes in its rows, and so does every run with payloadFileThreshold Infinity", async () => {
-    for (const [options, lengths] of [
-      [{}, Array.from({ length: 100 }, () => 64)],
-      [{ payloadFileThreshold: Number.POSITIVE_INFINITY }, Array.from({ length: 1000 }, () => 64)],
+    for (const [options, count] of [
+      [{}, 200],
+      [{ payloadFileThreshold: Number.POSITIVE_INFINITY }, 2000],
     ] as const) {
       const t = await storeWithInput(options);
-      expect(lengths.length * 64 < RUN_FILE_BYTES).toBe(lengths.length === 100);
-      expect(await t.burst(lengths)).toEqual([undefined]);
+      expect(await t.burst(Array.from({ length: count }, () => 64))).toEqual([undefined]);
       for (const row of await t.rows()) expect(row).toMatchObject({ offset: null, length: null });
       expect(existsSync(t.payloadFile)).toBe(false);
       expect(await t.read(0n, t.sent())).toEqual(t.expected(0n, t.sent()));
       await t.store().close();
     }
+  });
+
+  it("a payloadFileThreshold under 16 KiB sends smaller runs to the file as well", async () => {
+    const t = await storeWithInput({ payloadFileThreshold: 4096 });
+    expect(await t.burst(Array.from({ length: 100 }, () => 64))).toEqual([undefined]);
+    for (const row of await t.rows()) expect(row).toMatchObject({ inline: 0, offset: expect.any(Number) });
+    expect(await t.read(0n, 100n)).toEqual(t.expected(0n, 100n));
+    await t.store().close();
   });
 
   it("a run whose payload file cannot be written commits none of its chunks and tells its watcher; the next run commits", async () => {
@@ -152,10 +160,11 @@ describe("runs of joined input chunks in payload files", () => {
     rmdirSync(t.payloadFile);
     // Sent again from where the stream stands, as a client resends what was never acknowledged.
     t.rewind();
-    expect(await t.burst(Array.from({ length: 400 }, (_, i) => 1 + (i % 64)))).toEqual([undefined]);
-    expect(await t.read(0n, 400n)).toEqual(t.expected(0n, 400n));
+    expect(await t.burst(Array.from({ length: 1000 }, (_, i) => 1 + (i % 64)))).toEqual([undefined]);
+    expect(statSync(t.payloadFile).isFile()).toBe(true);
+    expect(await t.read(0n, 1000n)).toEqual(t.expected(0n, 1000n));
     await t.reopen();
-    expect(await t.read(0n, 400n)).toEqual(t.expected(0n, 400n));
+    expect(await t.read(0n, 1000n)).toEqual(t.expected(0n, 1000n));
     await t.store().close();
   });
 

@@ -27,8 +27,9 @@ export interface SqliteSessionStoreOptions {
    * event loop, and synced before the row that points at them commits
    * (SQLite would write them twice, WAL then checkpoint, blocking the event
    * loop). So are the bytes of a burst of small input chunks of one stream
-   * once the chunks that joined one write hold 16 KiB (their rows keep only
-   * their part lists). `Infinity` keeps every payload in the database.
+   * once the chunks that joined one write hold 16 KiB, or this threshold if
+   * lower (their rows keep only their part lists). `Infinity` keeps every
+   * payload in the database.
    */
   readonly payloadFileThreshold?: number;
   /**

@@ -75,7 +75,16 @@ export type { SqliteSessionStoreOptions } from "./sqlite-options.js";
 /** Under `dataDir`: one append-only payload file per session. */
 const PAYLOAD_DIR = "payloads";
 
-/** A run of joined input chunks of at least this many bytes keeps them in its session's payload file. */
+/**
+ * A run of joined input chunks of at least this many bytes keeps them in its session's payload
+ * file. Lower, a run of a few items would cost its group a device write before the commit for
+ * little; at the 64 KiB of `payloadFileThreshold`, a stream of small items mostly stayed in
+ * SQLite in runs of one turn's items (about 25 KiB), the event loop 1.2x busier per item than
+ * here (`bench/item-path.mjs`): a run in a file makes its group wait for the file's write, so the
+ * next run grows while it waits.
+ * Its price is the round trip's: `reverse` ran about 6 % slower, its groups waiting for the device
+ * write of the input runs that reach it.
+ */
 const RUN_FILE_BYTES = 16384;
 
 export class SqliteSessionStore implements SessionStore {
@@ -274,12 +283,14 @@ export class SqliteSessionStore implements SessionStore {
 
   /**
    * A run of small chunks that joined one write (`InputAppendTask.placePayload`) goes to its
-   * session's payload file once it holds `RUN_FILE_BYTES`: SQLite would write its bytes twice (WAL,
-   * then checkpoint) on the event loop, in rows of overflow pages; the file takes them once, from
-   * the thread pool, and the rows keep only their part lists.
+   * session's payload file once it holds `RUN_FILE_BYTES` (or `payloadFileThreshold`, if that is
+   * lower): SQLite would write its bytes twice (WAL, then checkpoint) on the event loop, in rows of
+   * overflow pages; the file takes them once, from the thread pool, and the rows keep only their
+   * part lists. `payloadFileThreshold: Infinity` keeps every run in its rows.
    */
   readonly #placeRun: RunPlacer = (streamId, bytes) => {
-    if (bytes.byteLength < RUN_FILE_BYTES || this.#payloadFileThreshold === Number.POSITIVE_INFINITY) return undefined;
+    const threshold = this.#payloadFileThreshold;
+    if (threshold === Number.POSITIVE_INFINITY || bytes.byteLength < Math.min(RUN_FILE_BYTES, threshold)) return undefined;
     const sessionId = this.#statements.sessionOfStream.get(streamId) as string | undefined;
     if (sessionId === undefined || !this.#payloads.accepts(sessionId)) return undefined;
     return this.#payloads.reserve(sessionId, bytes);
