@@ -43,11 +43,15 @@ async function storeWithInput(options: Omit<SqliteSessionStoreOptions, "dataDir"
   let store = new SqliteSessionStore({ dataDir, ...options });
   const s = session();
   const input = stream(s.sessionId, "input");
-  await store.createSession(s, [input], startAttempt(s));
+  const output = stream(s.sessionId, "output");
+  await store.createSession(s, [input, output], startAttempt(s));
   let next = 0n;
   let sent: InputChunk[] = [];
-  /** Hands `lengths.length` chunks to the store as one write and those that join it; resolves with its watcher's calls. */
-  const burst = async (lengths: readonly number[], counts: (i: number) => bigint = () => 1n) => {
+  /**
+   * Hands `lengths.length` chunks to the store as one write and those that join it (`alongside`:
+   * other writes of the same turn, so of the same group); resolves with its watcher's calls.
+   */
+  const burst = async (lengths: readonly number[], counts: (i: number) => bigint = () => 1n, alongside?: () => Promise<void>) => {
     const told = watcher();
     lengths.forEach((length, i) => {
       const chunk: InputChunk = {
@@ -62,7 +66,7 @@ async function storeWithInput(options: Omit<SqliteSessionStoreOptions, "dataDir"
       if (i === 0) store.acceptInputWatched(chunk, undefined, told);
       else expect(store.joinInputWatched(chunk, undefined, told)).toBe(true);
     });
-    await told.told;
+    await Promise.all([told.told, alongside?.()]);
     return told.calls;
   };
   /** The chunks sent that overlap `[from, to)`, as a read should return them. */
@@ -93,7 +97,7 @@ async function storeWithInput(options: Omit<SqliteSessionStoreOptions, "dataDir"
     next = 0n;
     sent = [];
   };
-  return { store: () => store, s, input, burst, expected, read, rows, payloadFile, reopen, rewind, sent: () => next, dataDir };
+  return { store: () => store, s, input, output, burst, expected, read, rows, payloadFile, reopen, rewind, sent: () => next, dataDir };
 }
 
 describe("runs of joined input chunks in payload files", () => {
@@ -136,6 +140,21 @@ describe("runs of joined input chunks in payload files", () => {
       expect(await t.read(0n, t.sent())).toEqual(t.expected(0n, t.sent()));
       await t.store().close();
     }
+  });
+
+  it("a run in a group that holds output stays in its rows: the output, sent after the commit, waits for no file write", async () => {
+    const t = await storeWithInput();
+    const item = { event: "item", streamId: t.output.streamId, sequence: 0n, itemCount: 1n, data: chunkBytes(9, 64), mimeType: undefined } as const;
+    // The output item is appended in the turn the run is handed over: both are in one group.
+    expect(await t.burst(Array.from({ length: 400 }, () => 64), undefined, () => t.store().appendOutput(item, []))).toEqual([undefined]);
+    for (const row of await t.rows()) expect(row).toMatchObject({ offset: null, length: null });
+    expect(existsSync(t.payloadFile)).toBe(false);
+    expect(await t.read(0n, 400n)).toEqual(t.expected(0n, 400n));
+    // The next run, in a group of its own, goes to the file.
+    expect(await t.burst(Array.from({ length: 400 }, () => 64))).toEqual([undefined]);
+    expect((await t.rows()).filter((row) => row.offset !== null).length).toBeGreaterThan(0);
+    expect(await t.read(0n, 800n)).toEqual(t.expected(0n, 800n));
+    await t.store().close();
   });
 
   it("a payloadFileThreshold under 16 KiB sends smaller runs to the file as well", async () => {

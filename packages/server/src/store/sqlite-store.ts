@@ -81,9 +81,8 @@ const PAYLOAD_DIR = "payloads";
  * little; at the 64 KiB of `payloadFileThreshold`, a stream of small items mostly stayed in
  * SQLite in runs of one turn's items (about 25 KiB), the event loop 1.2x busier per item than
  * here (`bench/item-path.mjs`): a run in a file makes its group wait for the file's write, so the
- * next run grows while it waits.
- * Its price is the round trip's: `reverse` ran about 6 % slower, its groups waiting for the device
- * write of the input runs that reach it.
+ * next run grows while it waits. A group that holds output places no run (`placePayloads` in
+ * `group-commit.ts`): a round trip's output would wait for that write.
  */
 const RUN_FILE_BYTES = 16384;
 
