@@ -71,7 +71,9 @@ async function storeWithInput(options: Omit<SqliteSessionStoreOptions, "dataDir"
   };
   /** The chunks sent that overlap `[from, to)`, as a read should return them. */
   const expected = (from: bigint, to: bigint) =>
-    sent.filter((c) => c.sequence < to && c.sequence + c.itemCount > from).map((c) => ({ ...c, data: Buffer.from(c.data).toString("hex") }));
+    sent
+      .filter((c) => c.sequence < to && c.sequence + c.itemCount > from)
+      .map((c) => ({ ...c, data: Buffer.from(c.data).toString("hex") }));
   const read = async (from: bigint, to: bigint) =>
     (await store.readInput(input.streamId, from, to)).map((c) => ({ ...c, data: Buffer.from(c.data).toString("hex") }));
   /** The input log's rows as the database holds them (read with the store closed: it holds the database exclusively), the store opened again. */
@@ -80,7 +82,9 @@ async function storeWithInput(options: Omit<SqliteSessionStoreOptions, "dataDir"
     const db = new Database(join(dataDir, "sessions.db"), { readonly: true });
     try {
       return db
-        .prepare("SELECT sequence, length(data) AS inline, payload_offset AS offset, payload_length AS length, parts IS NOT NULL AS packed FROM input_chunks ORDER BY sequence")
+        .prepare(
+          "SELECT sequence, length(data) AS inline, payload_offset AS offset, payload_length AS length, parts IS NOT NULL AS packed FROM input_chunks ORDER BY sequence",
+        )
         .all() as { inline: number; offset: number | null; length: number | null; packed: number }[];
     } finally {
       db.close();
@@ -120,7 +124,14 @@ describe("runs of joined input chunks in payload files", () => {
     expect(rows.reduce((sum, row) => sum + row.length!, 0)).toBe(total);
     expect(statSync(t.payloadFile).size).toBeGreaterThanOrEqual(total);
 
-    const ranges: [bigint, bigint][] = [[0n, end], [5n, 6n], [17n, 19n], [300n, 900n], [end - 1n, end], [end, end + 5n]];
+    const ranges: [bigint, bigint][] = [
+      [0n, end],
+      [5n, 6n],
+      [17n, 19n],
+      [300n, 900n],
+      [end - 1n, end],
+      [end, end + 5n],
+    ];
     for (const [from, to] of ranges) expect(await t.read(from, to)).toEqual(t.expected(from, to));
     expect(await t.store().storedBytesByPrincipal()).toEqual([{ account: t.s.account, principal: t.s.principal, bytes: total }]);
     await t.reopen();
@@ -144,9 +155,22 @@ describe("runs of joined input chunks in payload files", () => {
 
   it("a run in a group that holds output stays in its rows: the output, sent after the commit, waits for no file write", async () => {
     const t = await storeWithInput();
-    const item = { event: "item", streamId: t.output.streamId, sequence: 0n, itemCount: 1n, data: chunkBytes(9, 64), mimeType: undefined } as const;
+    const item = {
+      event: "item",
+      streamId: t.output.streamId,
+      sequence: 0n,
+      itemCount: 1n,
+      data: chunkBytes(9, 64),
+      mimeType: undefined,
+    } as const;
     // The output item is appended in the turn the run is handed over: both are in one group.
-    expect(await t.burst(Array.from({ length: 400 }, () => 64), undefined, () => t.store().appendOutput(item, []))).toEqual([undefined]);
+    expect(
+      await t.burst(
+        Array.from({ length: 400 }, () => 64),
+        undefined,
+        () => t.store().appendOutput(item, []),
+      ),
+    ).toEqual([undefined]);
     for (const row of await t.rows()) expect(row).toMatchObject({ offset: null, length: null });
     expect(existsSync(t.payloadFile)).toBe(false);
     expect(await t.read(0n, 400n)).toEqual(t.expected(0n, 400n));

@@ -24,7 +24,7 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type Database from "better-sqlite3";
 import { GroupCommit, toError } from "./group-commit.js";
-import { PayloadFiles, type PendingPayload } from "./payload-files.js";
+import { PayloadFiles } from "./payload-files.js";
 import { PayloadReads } from "./payload-reads.js";
 import type {
   CommitListener,
@@ -47,7 +47,8 @@ import { FIRST_EPOCH, OwnershipLostError } from "./ownership.js";
 import { checkOutageGraceMs, OutageGrace, SYSTEM_OUTAGE_CLOCK, type StoreOutageListener } from "./outage-grace.js";
 import { FileSync, openSessionDatabase } from "./sqlite-database.js";
 import { WalCheckpoints } from "./wal-checkpoints.js";
-import { InputAppendTask, RecordAppend, type RunPlacer } from "./sqlite-log-rows.js";
+import { InputAppendTask, RecordAppend } from "./sqlite-log-rows.js";
+import { PayloadPlacement } from "./payload-placement.js";
 import { SqliteMutations } from "./sqlite-mutations.js";
 import { checkpointPagesOf, maxPackedRowBytesOf, pageSizeOf, payloadFileThresholdOf } from "./sqlite-options.js";
 import type { SqliteSessionStoreOptions } from "./sqlite-options.js";
@@ -75,22 +76,12 @@ export type { SqliteSessionStoreOptions } from "./sqlite-options.js";
 /** Under `dataDir`: one append-only payload file per session. */
 const PAYLOAD_DIR = "payloads";
 
-/**
- * A run of joined input chunks of at least this many bytes keeps them in its session's payload
- * file. Lower, a run of a few items would cost its group a device write before the commit for
- * little; at the 64 KiB of `payloadFileThreshold`, a stream of small items mostly stayed in
- * SQLite in runs of one turn's items (about 25 KiB), the event loop 1.2x busier per item than
- * here (`bench/item-path.mjs`): a run in a file makes its group wait for the file's write, so the
- * next run grows while it waits. A group that holds output places no run (`placePayloads` in
- * `group-commit.ts`): a round trip's output would wait for that write.
- */
-const RUN_FILE_BYTES = 16384;
-
 export class SqliteSessionStore implements SessionStore {
   readonly #db: Database.Database;
   readonly #statements: SqliteStatements;
   readonly #payloads: PayloadFiles;
-  readonly #payloadFileThreshold: number;
+  /** Which bytes go to the payload files (`payload-placement.ts`). */
+  readonly #placement: PayloadPlacement;
   /** The bound on a packed row (`maxPackedRowBytes`): chunks that join a queued write are packed to it as they come. */
   readonly #maxPackedRowBytes: number;
   /** The write queue (`group-commit.ts`); its commit function is the mutations' group transaction. */
@@ -104,7 +95,6 @@ export class SqliteSessionStore implements SessionStore {
 
   constructor(options: SqliteSessionStoreOptions) {
     const pageSize = pageSizeOf(options);
-    this.#payloadFileThreshold = payloadFileThresholdOf(options);
     const maxPackedRowBytes = maxPackedRowBytesOf(options);
     this.#maxPackedRowBytes = maxPackedRowBytes;
     const outageGraceMs = checkOutageGraceMs(options.outageGraceMs);
@@ -114,6 +104,11 @@ export class SqliteSessionStore implements SessionStore {
     const db = openSessionDatabase(path, pageSize);
     this.#db = db;
     this.#payloads = new PayloadFiles(join(options.dataDir, PAYLOAD_DIR), { directIo: options.payloadDirectIo });
+    this.#placement = new PayloadPlacement(
+      this.#payloads,
+      payloadFileThresholdOf(options),
+      (streamId) => this.#statements.sessionOfStream.get(streamId) as string | undefined,
+    );
     this.#statements = prepareStatements(db);
     this.#mutations = new SqliteMutations(db, this.#statements, maxPackedRowBytes);
     this.#wal = new FileSync(`${path}-wal`);
@@ -177,7 +172,7 @@ export class SqliteSessionStore implements SessionStore {
 
   acceptInput(chunk: InputChunk, introduced: readonly NewStream[], epoch?: bigint): Promise<void> {
     if (epoch !== undefined && epoch !== FIRST_EPOCH) return this.#fenced(chunk.streamId, epoch);
-    const payload = this.#reservePayload(chunk.streamId, chunk.data);
+    const payload = this.#placement.forAppend(chunk.streamId, chunk.data);
     const append = introduced.length > 0 ? undefined : new RecordAppend("input", chunk, payload);
     return this.#group.write(() => this.#mutations.acceptInput(chunk, introduced, payload), append, payload);
   }
@@ -199,8 +194,8 @@ export class SqliteSessionStore implements SessionStore {
       }, watcher);
       return;
     }
-    const payload = this.#reservePayload(chunk.streamId, chunk.data);
-    const task = new InputAppendTask(this.#writeInput, chunk, payload, this.#maxPackedRowBytes, this.#placeRun);
+    const payload = this.#placement.forAppend(chunk.streamId, chunk.data);
+    const task = new InputAppendTask(this.#writeInput, chunk, payload, this.#maxPackedRowBytes, this.#placement.forRun);
     this.#group.writeWatched(task, watcher, task, payload);
   }
 
@@ -208,7 +203,7 @@ export class SqliteSessionStore implements SessionStore {
   joinInputWatched(chunk: InputChunk, epoch: bigint | undefined, watcher: InputCommitWatcher): boolean {
     if (epoch !== undefined && epoch !== FIRST_EPOCH) return false;
     // Bytes that go to a payload file have their own place reserved: they never join.
-    if (chunk.data.byteLength >= this.#payloadFileThreshold) return false;
+    if (this.#placement.isLarge(chunk.data.byteLength)) return false;
     const work = this.#group.queuedWorkOf(watcher);
     return work instanceof InputAppendTask && work.join(chunk);
   }
@@ -231,7 +226,7 @@ export class SqliteSessionStore implements SessionStore {
 
   appendOutput(event: OutputEvent, introduced: readonly NewStream[], epoch?: bigint): Promise<void> {
     if (epoch !== undefined && epoch !== FIRST_EPOCH) return this.#fenced(event.streamId, epoch);
-    const payload = event.event === "item" ? this.#reservePayload(event.streamId, event.data) : undefined;
+    const payload = event.event === "item" ? this.#placement.forAppend(event.streamId, event.data) : undefined;
     const append = event.event !== "item" || introduced.length > 0 ? undefined : new RecordAppend("output", event, payload);
     return this.#group.write(() => this.#mutations.appendOutput(event, introduced, payload), append, payload);
   }
@@ -267,33 +262,6 @@ export class SqliteSessionStore implements SessionStore {
       return taken.map((entry) => ("stream_id" in entry ? toEvent(entry, read) : entry));
     });
   }
-
-  /**
-   * Gives a large payload its place in its session's file. Small payloads,
-   * and those of a stream not committed yet (its session is not known
-   * here), stay in the row.
-   */
-  #reservePayload(streamId: string, data: Uint8Array): PendingPayload | undefined {
-    if (data.byteLength < this.#payloadFileThreshold) return undefined;
-    const sessionId = this.#statements.sessionOfStream.get(streamId) as string | undefined;
-    if (sessionId === undefined || !this.#payloads.accepts(sessionId)) return undefined;
-    return this.#payloads.reserve(sessionId, data);
-  }
-
-  /**
-   * A run of small chunks that joined one write (`InputAppendTask.placePayload`) goes to its
-   * session's payload file once it holds `RUN_FILE_BYTES` (or `payloadFileThreshold`, if that is
-   * lower): SQLite would write its bytes twice (WAL, then checkpoint) on the event loop, in rows of
-   * overflow pages; the file takes them once, from the thread pool, and the rows keep only their
-   * part lists. `payloadFileThreshold: Infinity` keeps every run in its rows.
-   */
-  readonly #placeRun: RunPlacer = (streamId, bytes) => {
-    const threshold = this.#payloadFileThreshold;
-    if (threshold === Number.POSITIVE_INFINITY || bytes.byteLength < Math.min(RUN_FILE_BYTES, threshold)) return undefined;
-    const sessionId = this.#statements.sessionOfStream.get(streamId) as string | undefined;
-    if (sessionId === undefined || !this.#payloads.accepts(sessionId)) return undefined;
-    return this.#payloads.reserve(sessionId, bytes);
-  };
 
   /** `work` over one stream's rows, their file payloads read from the thread pool before the promise resolves (`payload-reads.ts`). */
   #runReading<T>(streamId: string, work: (read: PayloadReader) => T): Promise<T> {
