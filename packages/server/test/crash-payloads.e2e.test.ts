@@ -33,6 +33,31 @@ function startServerProcess(dataDir: string): Promise<{ url: string; child: Chil
   });
 }
 
+/** Kills the server with SIGKILL once `atLeast` input items are acknowledged; resolves with the highest acknowledged before the kill. */
+async function killOnceAcked(client: RawClient, child: ChildProcess, atLeast: bigint): Promise<bigint> {
+  const acked = () =>
+    client.received.reduce(
+      (high, m) => (m.type === "inputStreamAck" && m.highestContiguousSequence > high ? m.highestContiguousSequence : high),
+      0n,
+    );
+  await client.waitFor(() => acked() >= atLeast);
+  const exited = new Promise((resolve) => child.once("exit", resolve));
+  child.kill("SIGKILL");
+  await exited;
+  const ackedBeforeKill = acked();
+  client.terminate();
+  return ackedBeforeKill;
+}
+
+/** The one running session's input stream, its count checked to hold every acknowledged item and nothing past what was sent. */
+async function theInput(store: SqliteSessionStore, acked: bigint, sent: bigint) {
+  const [session] = await store.listRunningSessions();
+  const [input] = await store.listStreams(session!.sessionId);
+  expect(input!.count).toBeGreaterThanOrEqual(acked);
+  expect(input!.count).toBeLessThanOrEqual(sent);
+  return { session: session!, input: input! };
+}
+
 it("SIGKILL during a u8 upload: every ACKed byte is stored, and the store holds a prefix of what was sent", async () => {
   const dataDir = mkdtempSync(join(tmpdir(), "golem-stream-crash-"));
   dirs.push(dataDir);
@@ -55,25 +80,12 @@ it("SIGKILL during a u8 upload: every ACKed byte is stored, and the store holds 
     sent += batch;
   }
   // Kill once a third is acknowledged: later batches are in flight, in the kernel, or being synced.
-  const acked = () =>
-    client.received.reduce(
-      (high, m) => (m.type === "inputStreamAck" && m.highestContiguousSequence > high ? m.highestContiguousSequence : high),
-      0n,
-    );
-  await client.waitFor(() => acked() >= BigInt(Math.floor(sent / 3)));
-  const exited = new Promise((resolve) => child.once("exit", resolve));
-  child.kill("SIGKILL");
-  await exited;
-  const ackedBeforeKill = acked();
-  client.terminate();
+  const ackedBeforeKill = await killOnceAcked(client, child, BigInt(Math.floor(sent / 3)));
 
   const store = new SqliteSessionStore({ dataDir });
   try {
-    const [session] = await store.listRunningSessions();
-    const [input] = await store.listStreams(session!.sessionId);
-    expect(input!.count).toBeGreaterThanOrEqual(ackedBeforeKill);
-    expect(input!.count).toBeLessThanOrEqual(BigInt(sent));
-    const chunks = await store.readInput(input!.streamId, 0n, input!.count);
+    const { session, input } = await theInput(store, ackedBeforeKill, BigInt(sent));
+    const chunks = await store.readInput(input.streamId, 0n, input.count);
     let position = 0;
     let mismatches = 0;
     for (const chunk of chunks) {
@@ -81,8 +93,8 @@ it("SIGKILL during a u8 upload: every ACKed byte is stored, and the store holds 
       for (const byte of chunk.data) if (byte !== byteAt(position++)) mismatches++;
     }
     expect(mismatches).toBe(0);
-    expect(BigInt(position)).toBe(input!.count);
-    expect(readdirSync(join(dataDir, "payloads"))).toEqual([session!.sessionId]);
+    expect(BigInt(position)).toBe(input.count);
+    expect(readdirSync(join(dataDir, "payloads"))).toEqual([session.sessionId]);
   } finally {
     await store.close();
   }
@@ -100,25 +112,12 @@ it("SIGKILL during a burst of small string items: every ACKed item is stored, an
   const items = 30_000;
   const textOf = (sequence: number) => `item ${sequence} `.padEnd(64, "x");
   for (let i = 0; i < items; i++) client.send({ type: "inputStreamItem", channel, sequence: BigInt(i), value: v.str(textOf(i)) });
-  const acked = () =>
-    client.received.reduce(
-      (high, m) => (m.type === "inputStreamAck" && m.highestContiguousSequence > high ? m.highestContiguousSequence : high),
-      0n,
-    );
-  await client.waitFor(() => acked() >= BigInt(items / 3));
-  const exited = new Promise((resolve) => child.once("exit", resolve));
-  child.kill("SIGKILL");
-  await exited;
-  const ackedBeforeKill = acked();
-  client.terminate();
+  const ackedBeforeKill = await killOnceAcked(client, child, BigInt(items / 3));
 
   const store = new SqliteSessionStore({ dataDir });
   try {
-    const [session] = await store.listRunningSessions();
-    const [input] = await store.listStreams(session!.sessionId);
-    expect(input!.count).toBeGreaterThanOrEqual(ackedBeforeKill);
-    expect(input!.count).toBeLessThanOrEqual(BigInt(items));
-    const chunks = await store.readInput(input!.streamId, 0n, input!.count);
+    const { session, input } = await theInput(store, ackedBeforeKill, BigInt(items));
+    const chunks = await store.readInput(input.streamId, 0n, input.count);
     const decoder = new TextDecoder();
     let next = 0;
     let wrong = 0;
@@ -129,9 +128,9 @@ it("SIGKILL during a burst of small string items: every ACKed item is stored, an
       next++;
     }
     expect(wrong).toBe(0);
-    expect(BigInt(next)).toBe(input!.count);
+    expect(BigInt(next)).toBe(input.count);
     // The runs were kept in the session's payload file, the path this test is about.
-    expect(readdirSync(join(dataDir, "payloads"))).toEqual([session!.sessionId]);
+    expect(readdirSync(join(dataDir, "payloads"))).toEqual([session.sessionId]);
   } finally {
     await store.close();
   }

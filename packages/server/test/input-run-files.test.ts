@@ -11,27 +11,14 @@ import { existsSync, mkdirSync, readdirSync, rmdirSync, statSync } from "node:fs
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { SqliteSessionStore, type SqliteSessionStoreOptions } from "../src/index.js";
-import type { InputChunk, InputCommitWatcher } from "../src/store/index.js";
+import type { InputChunk } from "../src/store/index.js";
+import { recordingWatcher } from "./support/input-watcher.js";
 import { removeStoreDirs, session, sqliteDir, startAttempt, stream } from "./support/store-records.js";
 
 afterEach(removeStoreDirs);
 
 /** A run of this many bytes or more goes to the payload file (the store's `RUN_FILE_BYTES`). */
 const RUN_FILE_BYTES = 16384;
-
-function watcher(): InputCommitWatcher & { readonly calls: (Error | undefined)[]; readonly told: Promise<void> } {
-  const calls: (Error | undefined)[] = [];
-  let resolve = (): void => undefined;
-  const told = new Promise<void>((r) => (resolve = r));
-  return {
-    calls,
-    told,
-    inputSettled(error: Error | undefined) {
-      calls.push(error);
-      resolve();
-    },
-  };
-}
 
 /** Chunk `i`'s bytes: its length varies, every byte a function of the chunk and its place. */
 function chunkBytes(i: number, length: number): Uint8Array {
@@ -52,7 +39,7 @@ async function storeWithInput(options: Omit<SqliteSessionStoreOptions, "dataDir"
    * other writes of the same turn, so of the same group); resolves with its watcher's calls.
    */
   const burst = async (lengths: readonly number[], counts: (i: number) => bigint = () => 1n, alongside?: () => Promise<void>) => {
-    const told = watcher();
+    const told = recordingWatcher();
     lengths.forEach((length, i) => {
       const chunk: InputChunk = {
         streamId: input.streamId,

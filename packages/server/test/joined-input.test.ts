@@ -11,25 +11,11 @@ import { afterEach, describe, expect, it } from "vitest";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { SqliteSessionStore } from "../src/index.js";
-import type { InputChunk, InputCommitWatcher } from "../src/store/index.js";
+import type { InputChunk } from "../src/store/index.js";
+import { recordingWatcher } from "./support/input-watcher.js";
 import { bytes, removeStoreDirs, session, sqliteDir, startAttempt, stream } from "./support/store-records.js";
 
 afterEach(removeStoreDirs);
-
-/** A watcher that records its calls, and resolves `told` at the first. */
-function watcher(): InputCommitWatcher & { readonly calls: (Error | undefined)[]; readonly told: Promise<void> } {
-  const calls: (Error | undefined)[] = [];
-  let resolve = (): void => undefined;
-  const told = new Promise<void>((r) => (resolve = r));
-  return {
-    calls,
-    told,
-    inputSettled(error: Error | undefined) {
-      calls.push(error);
-      resolve();
-    },
-  };
-}
 
 async function storeWithInput(options: { maxPackedRowBytes?: number; payloadFileThreshold?: number } = {}) {
   const dataDir = sqliteDir();
@@ -54,7 +40,7 @@ describe("SqliteSessionStore.joinInputWatched", () => {
   it("chunks that join a queued write commit with it, are told once, and read back each as it was appended", async () => {
     // Rows of at most 24 bytes: the 40 joined items take several packed rows.
     const { store, input, chunk, texts } = await storeWithInput({ maxPackedRowBytes: 24 });
-    const told = watcher();
+    const told = recordingWatcher();
     store.acceptInputWatched(chunk(0n, "item 0"), undefined, told);
     for (let i = 1; i < 40; i++) expect(store.joinInputWatched(chunk(BigInt(i), `item ${i}`), undefined, told)).toBe(true);
     expect(told.calls).toEqual([]); // nothing is committed before the group
@@ -80,7 +66,7 @@ describe("SqliteSessionStore.joinInputWatched", () => {
         return c;
       });
       if (joining) {
-        const told = watcher();
+        const told = recordingWatcher();
         store.acceptInputWatched(chunks[0] as InputChunk, undefined, told);
         for (const c of chunks.slice(1)) expect(store.joinInputWatched(c, undefined, told)).toBe(true);
         await told.told;
@@ -105,8 +91,8 @@ describe("SqliteSessionStore.joinInputWatched", () => {
 
   it("a chunk joins only a write still queued, of its own watcher, that it continues, with its bytes in the row; otherwise nothing changes", async () => {
     const { store, chunk, texts } = await storeWithInput({ payloadFileThreshold: 100 });
-    const first = watcher();
-    const other = watcher();
+    const first = recordingWatcher();
+    const other = recordingWatcher();
     store.acceptInputWatched(chunk(0n, "a"), undefined, first);
     expect(store.joinInputWatched(chunk(1n, "b"), undefined, other)).toBe(false); // another write's watcher
     expect(store.joinInputWatched(chunk(2n, "gap"), undefined, first)).toBe(false); // does not continue it
@@ -117,7 +103,7 @@ describe("SqliteSessionStore.joinInputWatched", () => {
     await first.told;
     // Committed: the write is no longer queued, so nothing joins it any more.
     expect(store.joinInputWatched(chunk(2n, "c"), undefined, first)).toBe(false);
-    const next = watcher();
+    const next = recordingWatcher();
     store.acceptInputWatched(chunk(2n, "c"), undefined, next);
     await next.told;
     expect([first.calls, other.calls, next.calls]).toEqual([[undefined], [], [undefined]]);
@@ -131,7 +117,7 @@ describe("SqliteSessionStore.joinInputWatched", () => {
 
   it("a write that fails fails every chunk that joined it, told once, and stores none of them", async () => {
     const { store, input, chunk, texts } = await storeWithInput();
-    const told = watcher();
+    const told = recordingWatcher();
     store.acceptInputWatched(chunk(5n, "gap"), undefined, told); // the stream is at 0: this write fails
     expect(store.joinInputWatched(chunk(6n, "after the gap"), undefined, told)).toBe(true);
     await told.told;
