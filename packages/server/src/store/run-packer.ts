@@ -32,14 +32,25 @@ const MAX_SAFE_BIGINT = BigInt(Number.MAX_SAFE_INTEGER);
 const FIRST_CAPACITY = 4096;
 const FIRST_PARTS_CAPACITY = 512;
 
+/** A closed row, its bytes named by where they lie in the run's buffer (views are made once it is final). */
+interface ClosedRow {
+  readonly first: InputChunk;
+  readonly itemCount: bigint;
+  readonly start: number;
+  readonly end: number;
+  readonly parts: Uint8Array | undefined;
+}
+
 export class RunPacker {
   readonly #maxBytes: number;
-  readonly #rows: PackedRunRow[] = [];
+  readonly #closed: ClosedRow[] = [];
+  #rows: PackedRunRow[] | undefined;
   /**
    * Every chunk's bytes back to back, in one buffer for the whole run: each row's bytes are a view
    * of it, and the run's are one view (`bytes`), which a payload file takes as it is
-   * (`InputAppendTask.placePayload`). Grown by doubling: a row closed before a growth keeps a view
-   * of the buffer it was written in, which holds the same bytes.
+   * (`InputAppendTask.placePayload`). Grown by doubling; no view of it is made until the run is
+   * complete, so a buffer outgrown is garbage at once: the run holds at most twice its bytes (a
+   * view per row into each buffer it outgrew had held up to three times).
    */
   #bytes: Uint8Array | undefined;
   #bytesEnd = 0;
@@ -89,9 +100,16 @@ export class RunPacker {
 
   /** The rows, the open one closed; the packer takes no more chunks. */
   rows(): readonly PackedRunRow[] {
-    if (!this.#finished) {
+    if (this.#rows === undefined) {
       this.#close();
       this.#finished = true;
+      const bytes = this.#bytes ?? new Uint8Array(0);
+      this.#rows = this.#closed.map(({ first, itemCount, start, end, parts }) => ({
+        first,
+        itemCount,
+        data: bytes.subarray(start, end),
+        parts,
+      }));
     }
     return this.#rows;
   }
@@ -135,13 +153,8 @@ export class RunPacker {
     const first = this.#first;
     if (first === undefined) return;
     const itemCount = this.#itemsBeyond + BigInt(this.#items);
-    const data = (this.#bytes as Uint8Array).subarray(this.#rowStart, this.#bytesEnd);
-    if (this.#chunks === 1) {
-      this.#rows.push({ first, itemCount, data, parts: undefined });
-    } else {
-      const parts = (this.#parts as Uint8Array).subarray(0, this.#partsEnd);
-      this.#rows.push({ first, itemCount, data, parts });
-    }
+    const parts = this.#chunks === 1 ? undefined : (this.#parts as Uint8Array).subarray(0, this.#partsEnd);
+    this.#closed.push({ first, itemCount, start: this.#rowStart, end: this.#bytesEnd, parts });
     this.#first = undefined;
     this.#parts = undefined;
     this.#partsEnd = 0;
