@@ -49,8 +49,8 @@ export class RunPacker {
    * Every chunk's bytes back to back, in one buffer for the whole run: each row's bytes are a view
    * of it, and the run's are one view (`bytes`), which a payload file takes as it is
    * (`InputAppendTask.placePayload`). Grown by doubling; no view of it is made until the run is
-   * complete, so a buffer outgrown is garbage at once: the run holds at most twice its bytes (a
-   * view per row into each buffer it outgrew had held up to three times).
+   * complete, so a buffer outgrown is garbage at once: the run holds at most twice its bytes
+   * (views made as rows closed would keep every outgrown buffer alive, up to three times).
    */
   #bytes: Uint8Array | undefined;
   #bytesEnd = 0;
