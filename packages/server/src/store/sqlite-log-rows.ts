@@ -213,8 +213,8 @@ export class InputAppendTask implements LogAppend, WriteTask {
 
   /**
    * `WriteTask.placePayload`: a run of joined chunks that `placeRun` gives a place in its session's
-   * payload file keeps its bytes there, gathered into one buffer, and its rows (the same cuts, the
-   * same part lists) point at their slices of it. Nothing joins the run after this. A failure to
+   * payload file keeps its bytes there (written from the packer's buffer, where they lie back to
+   * back), and its rows (the same cuts, the same part lists) point at their slices of it. Nothing joins the run after this. A failure to
    * place it (the file cannot be looked at) leaves its bytes in the rows.
    */
   placePayload(): PendingPayload | undefined {
