@@ -2,9 +2,10 @@
  * Runs of small input chunks in payload files (`InputAppendTask.placePayload`,
  * `SqliteSessionStore`): the chunks that joined one queued write keep their bytes in the
  * session's payload file once they hold 16 KiB (or `payloadFileThreshold`, if lower), written and
- * synced before the rows that point at them commit; the rows keep their cuts and part lists. Reads, stored-byte sums and purges see
- * the same log as if the bytes were in the rows; a run whose file cannot be written commits none
- * of its chunks.
+ * synced before the rows that point at them commit; the rows keep their cuts and part lists.
+ * Reads, stored-byte sums and purges see the same log as if the bytes were in the rows; a run
+ * whose file cannot be written commits none of its chunks; a group that holds output places no
+ * run.
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { existsSync, mkdirSync, readdirSync, rmdirSync, statSync } from "node:fs";
