@@ -5,6 +5,7 @@
  * files go when their sessions go.
  */
 import { afterEach, describe, expect, it } from "vitest";
+import { SCHEMA_VERSION } from "../src/store/sqlite-schema.js";
 import {
   appendFileSync,
   existsSync,
@@ -310,7 +311,7 @@ describe("SqliteSessionStore payload files", () => {
       { inline: 0, offset: 0, length: next.length },
     ]);
     const check = new Database(join(dataDir, "sessions.db"), { readonly: true });
-    expect(check.pragma("user_version", { simple: true })).toBe(5);
+    expect(check.pragma("user_version", { simple: true })).toBe(SCHEMA_VERSION);
     check.close();
   });
 });

@@ -5,6 +5,7 @@
  * savepoints per write, schema upgrades, page sizes.
  */
 import { afterEach, describe, expect, it } from "vitest";
+import { SCHEMA_VERSION } from "../src/store/sqlite-schema.js";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { MemorySessionStore, SqliteSessionStore, type SessionStore } from "../src/index.js";
@@ -168,7 +169,7 @@ describe("SqliteSessionStore on disk", () => {
       }[];
       expect(tables).toHaveLength(2);
       expect(tables.filter((row) => row.sql.includes("WITHOUT ROWID"))).toEqual([]);
-      expect(check.pragma("user_version", { simple: true })).toBe(5);
+      expect(check.pragma("user_version", { simple: true })).toBe(SCHEMA_VERSION);
     } finally {
       check.close();
     }
@@ -210,6 +211,31 @@ describe("SqliteSessionStore on disk", () => {
     expect(await upgraded.readJournal(s.sessionId)).toEqual([{ sessionId: s.sessionId, position: 0, name: "now", outcome: '{"value":1}' }]);
     expect(await upgraded.recordRun(s.sessionId)).toBe(2);
     await upgraded.close();
+  });
+
+  it("upgrades a schema 5 database, whose rows read as before, to a version a schema 5 server refuses", async () => {
+    const dataDir = sqliteDir();
+    const store = new SqliteSessionStore({ dataDir });
+    const s = session();
+    const input = stream(s.sessionId, "input");
+    await store.createSession(s, [input], startAttempt(s));
+    await store.acceptInput({ streamId: input.streamId, sequence: 0n, itemCount: 1n, data: bytes("kept"), mimeType: undefined }, []);
+    await store.close();
+    const db = new Database(join(dataDir, "sessions.db"));
+    db.exec("PRAGMA user_version = 5;");
+    db.close();
+
+    const upgraded = new SqliteSessionStore({ dataDir });
+    expect((await upgraded.readInput(input.streamId, 0n, 1n)).map((c) => new TextDecoder().decode(c.data))).toEqual(["kept"]);
+    await upgraded.close();
+    const check = new Database(join(dataDir, "sessions.db"), { readonly: true });
+    expect(check.pragma("user_version", { simple: true })).toBe(6);
+    check.close();
+    // What a server of one version less does with it: a version above its own is refused at open.
+    const newer = new Database(join(dataDir, "sessions.db"));
+    newer.exec(`PRAGMA user_version = ${SCHEMA_VERSION + 1};`);
+    newer.close();
+    expect(() => new SqliteSessionStore({ dataDir })).toThrow(/schema version 7; this server knows 6/);
   });
 
   it("one node keeps every session at epoch 1: journal entries and run counts of another epoch are refused and store nothing", async () => {

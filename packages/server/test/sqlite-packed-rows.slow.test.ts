@@ -6,6 +6,7 @@
  * upgrade from schema 3, and with a damaged row.
  */
 import { afterEach, describe, expect, it } from "vitest";
+import { SCHEMA_VERSION } from "../src/store/sqlite-schema.js";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import fc from "fast-check";
@@ -100,7 +101,7 @@ describe("SqliteSessionStore packed log rows", () => {
     await upgraded.close();
     expect(rowCounts(dataDir, "input_chunks").rows).toBeLessThan(30 + 60 / 8);
     const check = new Database(join(dataDir, "sessions.db"), { readonly: true });
-    expect(check.pragma("user_version", { simple: true })).toBe(5);
+    expect(check.pragma("user_version", { simple: true })).toBe(SCHEMA_VERSION);
     check.close();
   });
 

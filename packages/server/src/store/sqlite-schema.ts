@@ -40,8 +40,11 @@ CREATE TABLE IF NOT EXISTS output_events (
  * 3: tombstones of purged sessions.
  * 4: a log row may pack several appends (`parts`).
  * 5: the journal of replayable invocations and their run counts.
+ * 6: a packed row may keep its bytes in the payload file (a run of small input:
+ *    `InputAppendTask.placePayload`), which a server of version 5 would read as
+ *    a damaged row; the tables are those of version 5.
  */
-export const SCHEMA_VERSION = 5;
+export const SCHEMA_VERSION = 6;
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS sessions (
@@ -131,10 +134,12 @@ export function migrate(db: Database.Database): void {
       // Versions 2 and 3: new tables, and the logs' `parts` column (NULL: every old row is one append).
       db.exec(SCHEMA);
       addPartsColumn(db, logs);
-    } else {
+    } else if (version === 4) {
       // Version 4: new tables only.
       db.exec(SCHEMA);
     }
+    // Version 5 has every table and column already: only the version moves, so that a server of
+    // version 5 refuses what this one writes.
     db.pragma(`user_version = ${SCHEMA_VERSION}`);
   })();
 }
