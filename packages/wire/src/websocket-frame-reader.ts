@@ -93,17 +93,10 @@ export class TextFrameReader<Chunk extends Uint8Array = Uint8Array> {
       if (available < 2) return this.#keepHeader(chunk, at);
       const first = chunk[at]!;
       const second = chunk[at + 1]!;
-      const length7 = second & 0x7f;
       const headerBytes = headerBytesOf(second);
       if (available < headerBytes) return this.#keepHeader(chunk, at);
-      let length = length7;
-      if (length7 === 126) length = (chunk[at + 2]! << 8) | chunk[at + 3]!;
-      else if (length7 === 127) {
-        view ??= new DataView(chunk.buffer, chunk.byteOffset, total);
-        const high = view.getUint32(at + 2);
-        if (high > MAX_LENGTH_HIGH_BITS) return this.#passAll(chunk, at);
-        length = high * 2 ** 32 + view.getUint32(at + 6);
-      }
+      const length = payloadLengthAt(chunk, at);
+      if (length < 0) return this.#passAll(chunk, at);
       const end = at + headerBytes + length;
       const whole =
         first === 0x81 && (second & 0x80) === this.#maskBit && !this.#fragmented && length <= this.#maxPayloadBytes && end <= total;
@@ -158,17 +151,10 @@ export class TextFrameReader<Chunk extends Uint8Array = Uint8Array> {
     // A header kept was incomplete: this chunk gave it at least one byte.
     this.#other(chunk, 0, at);
     this.#headerLength = 0;
-    const length7 = header[1]! & 0x7f;
-    const view = new DataView(header.buffer);
-    let length = length7;
-    if (length7 === 126) length = view.getUint16(2);
-    else if (length7 === 127) {
-      const high = view.getUint32(2);
-      if (high > MAX_LENGTH_HIGH_BITS) {
-        this.#passAll(chunk, at);
-        return chunk.length;
-      }
-      length = high * 2 ** 32 + view.getUint32(6);
+    const length = payloadLengthAt(header, 0);
+    if (length < 0) {
+      this.#passAll(chunk, at);
+      return chunk.length;
     }
     this.#noteFragments(header[0]!);
     // The header is all handed on; what follows is the payload's.
@@ -190,6 +176,20 @@ export class TextFrameReader<Chunk extends Uint8Array = Uint8Array> {
     this.#remaining = 0;
     if (at < chunk.length) this.#other(chunk, at, chunk.length);
   }
+}
+
+/**
+ * The payload length of the frame whose header starts at `at` of `bytes` (the whole header
+ * there); -1 for a 64-bit length beyond 2^53 - 1, which no receiver reads.
+ */
+function payloadLengthAt(bytes: Uint8Array, at: number): number {
+  const length7 = bytes[at + 1]! & 0x7f;
+  if (length7 < 126) return length7;
+  if (length7 === 126) return (bytes[at + 2]! << 8) | bytes[at + 3]!;
+  const high = bytes[at + 2]! * 2 ** 24 + ((bytes[at + 3]! << 16) | (bytes[at + 4]! << 8) | bytes[at + 5]!);
+  if (high > MAX_LENGTH_HIGH_BITS) return -1;
+  const low = bytes[at + 6]! * 2 ** 24 + ((bytes[at + 7]! << 16) | (bytes[at + 8]! << 8) | bytes[at + 9]!);
+  return high * 2 ** 32 + low;
 }
 
 /** A header's size from its second byte. */

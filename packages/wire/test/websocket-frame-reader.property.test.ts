@@ -275,6 +275,33 @@ describe.each([
     expect(read).toBeGreaterThan(1000 - chunks.length);
   });
 
+  it("reads the text frames after a frame of 16- or 64-bit length itself, whether its header lies whole in a chunk or is cut", () => {
+    const text = (n: number) => frameBytes({ first: 0x81, payload: Uint8Array.of(n), masked, lengthForm: "shortest", key: n });
+    for (const [length, lengthForm] of [
+      [300, "16"],
+      [70_000, "64"],
+      [5, "64"],
+    ] as const) {
+      const big = frameBytes({ first: 0x82, payload: new Uint8Array(length).fill(7), masked, lengthForm, key: 3 });
+      const stream = concat([text(1), big, text(2), text(3)]);
+      const bigStart = text(1).length;
+      // Whole in one chunk; cut inside the big frame's header (its length learned from the carried part); cut inside its payload.
+      for (const cut of [stream.length, bigStart + 3, bigStart + big.length - 1]) {
+        const chunks = [Buffer.from(stream.subarray(0, cut)), Buffer.from(stream.subarray(cut))].filter((c) => c.length > 0);
+        const alone = readByWs(
+          side,
+          chunks.map((c) => Buffer.from(c)),
+          1 << 20,
+        );
+        const { events, read } = readByReader(side, chunks, 1 << 20, 1 << 20);
+        expect(events).toEqual(alone);
+        expect(events).toHaveLength(4);
+        // Every text frame, the ones after the long one included: its length was read right.
+        expect(read).toBe(3);
+      }
+    }
+  });
+
   it("hands everything to ws once the connection is no longer open, from the next frame on", () => {
     const item = (n: number) => frameBytes({ first: 0x81, payload: Uint8Array.of(n), masked, lengthForm: "shortest", key: n });
     const texts: number[] = [];
