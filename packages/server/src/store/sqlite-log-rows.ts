@@ -9,7 +9,7 @@
 import type { LogAppend, WriteOutcome, WriteTask } from "./group-commit.js";
 import { joinParts, packRun } from "./packed-rows.js";
 import type { PendingPayload } from "./payload-files.js";
-import { RunPacker } from "./run-packer.js";
+import { RunPacker, type PackedRunRow } from "./run-packer.js";
 import type { InputChunk, OutputEvent } from "./session-store.js";
 
 const EMPTY = new Uint8Array(0);
@@ -20,31 +20,41 @@ export const APPENDED: WriteOutcome = Object.freeze({ ok: true, value: undefined
 export const INPUT_COLUMNS = 8;
 export const OUTPUT_COLUMNS = 10;
 
-/** An input chunk's row of `input_chunks`, in column order (a payload in a file leaves the row's data empty). */
-export function inputRow(chunk: InputChunk, payload: PendingPayload | undefined): unknown[] {
+/** Where a row's bytes lie in its session's payload file: `length` bytes at `offset` (`PayloadRef` is one). */
+export interface PayloadPlace {
+  readonly offset: number;
+  readonly length: number;
+}
+
+/** An input chunk's row of `input_chunks`, in column order (bytes at a place in a payload file leave the row's data empty). */
+export function inputRow(chunk: InputChunk, place: PayloadPlace | undefined): unknown[] {
   return [
     chunk.streamId,
     chunk.sequence,
     chunk.itemCount,
-    payload === undefined ? chunk.data : EMPTY,
+    place === undefined ? chunk.data : EMPTY,
     chunk.mimeType ?? null,
-    payload?.ref.offset ?? null,
-    payload?.ref.length ?? null,
+    place?.offset ?? null,
+    place?.length ?? null,
     null,
   ];
-}
-
-/** An input chunk's row whose bytes are `length` bytes at `offset` of its session's payload file. */
-function inputRowAt(chunk: InputChunk, slice: { readonly offset: number; readonly length: number }): unknown[] {
-  return [chunk.streamId, chunk.sequence, chunk.itemCount, EMPTY, chunk.mimeType ?? null, slice.offset, slice.length, null];
 }
 
 /** Gives the bytes of a run of a stream's input their place in its session's payload file; undefined keeps them in the database's rows. */
 export type RunPlacer = (streamId: string, bytes: Uint8Array) => PendingPayload | undefined;
 
-/** A row of `input_chunks` holding several appends (`packed-rows.ts`). */
-export function packedInputRow(streamId: string, sequence: bigint, itemCount: bigint, data: Uint8Array, parts: Uint8Array): unknown[] {
-  return [streamId, sequence, itemCount, data, null, null, null, parts];
+/** A row of `input_chunks` holding several appends (`packed-rows.ts`); their bytes `data`, or at `place` in the payload file. */
+export function packedInputRow(
+  streamId: string,
+  sequence: bigint,
+  itemCount: bigint,
+  data: Uint8Array,
+  parts: Uint8Array,
+  place?: PayloadPlace,
+): unknown[] {
+  return place === undefined
+    ? [streamId, sequence, itemCount, data, null, null, null, parts]
+    : [streamId, sequence, itemCount, EMPTY, null, place.offset, place.length, parts];
 }
 
 type OutputItemEvent = Extract<OutputEvent, { event: "item" }>;
@@ -70,7 +80,7 @@ export class RecordAppend implements LogAppend {
   rows(): unknown[][] {
     return [
       this.log === "input"
-        ? inputRow(this.record as InputChunk, this.payload)
+        ? inputRow(this.record as InputChunk, this.payload?.ref)
         : outputItemRow(this.record as OutputItemEvent, this.payload),
     ];
   }
@@ -200,22 +210,17 @@ export class InputAppendTask implements LogAppend, WriteTask {
    */
   rows(): (readonly unknown[])[] {
     const packer = this.#packer;
-    if (packer === undefined) return [inputRow(this.chunk, this.payload)];
-    this.#rows ??= packer
-      .rows()
-      .map((row) =>
-        row.parts === undefined
-          ? inputRow(row.first, undefined)
-          : packedInputRow(row.first.streamId, row.first.sequence, row.itemCount, row.data, row.parts),
-      );
+    if (packer === undefined) return [inputRow(this.chunk, this.payload?.ref)];
+    this.#rows ??= runRowsOf(packer.rows(), undefined);
     return this.#rows;
   }
 
   /**
    * `WriteTask.placePayload`: a run of joined chunks that `placeRun` gives a place in its session's
    * payload file keeps its bytes there (written from the packer's buffer, where they lie back to
-   * back), and its rows (the same cuts, the same part lists) point at their slices of it. Nothing joins the run after this. A failure to
-   * place it (the file cannot be looked at) leaves its bytes in the rows.
+   * back), and its rows (the same cuts, the same part lists) point at their slices of it. Nothing
+   * joins the run after this. A failure to place it (the file cannot be looked at) leaves its
+   * bytes in the rows.
    */
   placePayload(): PendingPayload | undefined {
     const packer = this.#packer;
@@ -228,18 +233,26 @@ export class InputAppendTask implements LogAppend, WriteTask {
       placed = undefined;
     }
     if (placed === undefined) return undefined;
-    let offset = placed.ref.offset;
-    this.#rows = rows.map((row) => {
-      const slice = { offset, length: row.data.byteLength };
-      offset += slice.length;
-      return row.parts === undefined
-        ? inputRowAt(row.first, slice)
-        : [row.first.streamId, row.first.sequence, row.itemCount, EMPTY, null, slice.offset, slice.length, row.parts];
-    });
+    this.#rows = runRowsOf(rows, placed.ref.offset);
     return placed;
   }
 
   run(): void {
     this.write(this);
   }
+}
+
+/**
+ * The rows of a packed run: a row of one chunk, or a packed row. With `fileOffset`, the run's
+ * bytes lie from there in the payload file, each row's slice after the one before it.
+ */
+function runRowsOf(rows: readonly PackedRunRow[], fileOffset: number | undefined): (readonly unknown[])[] {
+  let offset = fileOffset ?? 0;
+  return rows.map((row) => {
+    const place = fileOffset === undefined ? undefined : { offset, length: row.data.byteLength };
+    offset += row.data.byteLength;
+    return row.parts === undefined
+      ? inputRow(row.first, place)
+      : packedInputRow(row.first.streamId, row.first.sequence, row.itemCount, row.data, row.parts, place);
+  });
 }

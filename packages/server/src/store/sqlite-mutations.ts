@@ -239,7 +239,7 @@ export class SqliteMutations {
   #acceptInput(chunk: InputChunk, introduced: readonly NewStream[], payload: PendingPayload | undefined): void {
     const moved = this.#statements.advanceInput.run(chunk.itemCount, chunk.streamId, chunk.sequence);
     if (moved.changes !== 1) throw new Error("input chunk does not continue the stream");
-    this.#inputRows.insertAll([inputRow(chunk, payload)]);
+    this.#inputRows.insertAll([inputRow(chunk, payload?.ref)]);
     this.#insertStreams(introduced);
   }
 

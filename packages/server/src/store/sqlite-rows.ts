@@ -175,8 +175,7 @@ export function pushChunks(row: InputRow, readPayload: PayloadReader, from: bigi
     return;
   }
   // A packed row whose bytes are in a payload file: its chunks are views of the bytes the read fills.
-  const data = row.payload_length === null ? bytesOf(row.data) : (readPayload(row) ?? bytesOf(row.data));
-  out.push(...packedInputChunks({ ...packedRow(row, row.parts), data }, from, to));
+  out.push(...packedInputChunks(packedRow(row, row.parts, readPayload(row)), from, to));
 }
 
 /** The items a packed row of `output_events` holds from sequence `from` on. */
@@ -184,8 +183,10 @@ export function packedEvents(row: OutputRow, parts: Buffer, from: bigint): Extra
   return packedOutputItems(packedRow(row, parts), from);
 }
 
-function packedRow(row: InputRow | OutputRow, parts: Buffer): PackedRow {
-  return { streamId: row.stream_id, sequence: row.sequence, itemCount: row.item_count, data: bytesOf(row.data), parts: bytesOf(parts) };
+/** A packed row as `packed-rows.ts` reads it; `fileBytes`: its bytes, when they are in a payload file. */
+function packedRow(row: InputRow | OutputRow, parts: Buffer, fileBytes?: Uint8Array): PackedRow {
+  const data = fileBytes ?? bytesOf(row.data);
+  return { streamId: row.stream_id, sequence: row.sequence, itemCount: row.item_count, data, parts: bytesOf(parts) };
 }
 
 /** The payload bytes of a row that packs nothing, wherever they are kept. */
