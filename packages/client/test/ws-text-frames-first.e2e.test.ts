@@ -11,6 +11,7 @@ import WebSocket, { WebSocketServer } from "ws";
 import { encodeServerMessage, SUBPROTOCOL, type ServerMessage } from "@golem-stream/wire";
 import { wsTransport } from "../src/index.js";
 import { readWsTextFramesFirst } from "@golem-stream/wire/internal";
+import { stringOutputItem } from "@golem-stream/test-support";
 
 let peer: WebSocketServer | undefined;
 afterEach(async () => {
@@ -31,15 +32,6 @@ async function startPeer(onConnection: (socket: WebSocket) => void, autoPong = t
   peer.on("connection", onConnection);
   return `ws://127.0.0.1:${(peer.address() as { port: number }).port}`;
 }
-
-const item = (n: number, text: string): ServerMessage => ({
-  type: "outputStreamItem",
-  channel: 2,
-  cursorToken: `cursor-${n}`,
-  mappings: [],
-  sequence: BigInt(n),
-  value: { kind: "string", value: text },
-});
 
 const request = (url: string) => ({ url: `${url}/v1/agents/invoke-agent-session`, token: "t", signal: new AbortController().signal });
 
@@ -62,18 +54,18 @@ describe("the server's small text frames, read before ws", () => {
       for (let n = 0; n < 3000; n++) {
         if (n % 500 === 250) {
           // One message in two fragments, a ping between them.
-          const text = encodeServerMessage(item(n, `fragmented-${n}`)) as string;
+          const text = encodeServerMessage(stringOutputItem(n, `fragmented-${n}`)) as string;
           socket.send(text.slice(0, 20), { fin: false });
           socket.ping();
           socket.send(text.slice(20), { fin: true });
         } else {
           // Now and then an item larger than a socket read: ws reads those.
-          const message = item(n, n % 300 === 7 ? "x".repeat(100_000) : `item ${n} é ${"y".repeat(n % 150)}`);
+          const message = stringOutputItem(n, n % 300 === 7 ? "x".repeat(100_000) : `item ${n} é ${"y".repeat(n % 150)}`);
           socket.send(encodeServerMessage(message) as string);
           sent.push(message);
           continue;
         }
-        sent.push(item(n, `fragmented-${n}`));
+        sent.push(stringOutputItem(n, `fragmented-${n}`));
       }
       socket.close(1000);
     });
@@ -99,7 +91,7 @@ describe("the server's small text frames, read before ws", () => {
           socket.close(1000);
           return;
         }
-        socket.send(encodeServerMessage(item(n, `tick ${n}`)) as string);
+        socket.send(encodeServerMessage(stringOutputItem(n, `tick ${n}`)) as string);
         n++;
       }, 5);
       socket.once("close", () => clearInterval(timer));

@@ -11,6 +11,7 @@ import WebSocket, { WebSocketServer } from "ws";
 import { decodeServerMessage, type ServerMessage } from "@golem-stream/wire";
 import { SENT } from "../src/transport/transport.js";
 import { WsTransport } from "../src/transport/ws-transport.js";
+import { stringOutputItem } from "@golem-stream/test-support";
 
 let server: WebSocketServer | undefined;
 afterEach(async () => {
@@ -52,24 +53,15 @@ const ack = (n: number): ServerMessage => ({
   terminal: false,
 });
 
-const item = (n: number, text: string): ServerMessage => ({
-  type: "outputStreamItem",
-  channel: 2,
-  cursorToken: `cursor-${n}`,
-  mappings: [],
-  sequence: BigInt(n),
-  value: { kind: "string", value: text },
-});
-
 /** ACKs and small items, items too large to be framed by the transport (ws frames them), binary batches: one tick. */
 function mixedBurst(): ServerMessage[] {
   const messages: ServerMessage[] = [];
   for (let i = 0; i < 3_000; i++) {
-    if (i % 700 === 350) messages.push(item(i, "large ".repeat(4_000)));
+    if (i % 700 === 350) messages.push(stringOutputItem(i, "large ".repeat(4_000)));
     else if (i % 500 === 250)
       messages.push({ type: "output-u8", channel: 3, sequence: BigInt(i), cursorToken: `c${i}`, payload: new Uint8Array(3_000).fill(i) });
     else if (i % 3 === 0) messages.push(ack(i));
-    else messages.push(item(i, `item ${i} ${"€".repeat(i % 50)}`));
+    else messages.push(stringOutputItem(i, `item ${i} ${"€".repeat(i % 50)}`));
   }
   return messages;
 }
@@ -95,7 +87,7 @@ describe("the server's own text frames on loopback", () => {
     const results: (Promise<void> | typeof SENT)[] = [];
     let waited = 0;
     for (let i = 0; waited < 100 && i < 400_000; i++) {
-      burst.push(item(i, "x".repeat(200)));
+      burst.push(stringOutputItem(i, "x".repeat(200)));
       results.push(transport.send(burst[i]!));
       if (results[i] !== SENT) waited++;
     }
@@ -122,7 +114,7 @@ describe("the server's own text frames on loopback", () => {
     const sent: ServerMessage[] = [];
     const queue = (count: number): void => {
       for (let i = 0; i < count; i++) {
-        sent.push(item(sent.length, "y".repeat(1_000)));
+        sent.push(stringOutputItem(sent.length, "y".repeat(1_000)));
         expect(transport.send(sent.at(-1)!)).toBe(SENT);
       }
     };

@@ -1,6 +1,6 @@
 /**
  * @golem-stream/test-support — what the tests of several packages share (a
- * headless Chromium, demo-call values, a TCP proxy that breaks the network on
+ * headless Chromium, demo-call values, server messages of transport tests, a TCP proxy that breaks the network on
  * purpose, a hand-written WebSocket upgrade request), so
  * that no package's tests import another package's `test/` folder (turbo
  * would not see those files as inputs, and a change to them would leave
@@ -8,6 +8,7 @@
  */
 export { CHROMIUM_PATH, launchChromium } from "./chromium.js";
 export { collect, fieldsOf, randomChunks, sha256, u32 } from "./demo-values.js";
+export { stringOutputItem } from "./server-messages.js";
 export {
   startSilentListener,
   startTcpProxy,
