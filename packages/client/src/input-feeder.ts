@@ -8,6 +8,7 @@
 import { LIMITS, type ClientCancelReason, type ClientMessage, type SchemaValueJson } from "@golem-stream/wire";
 import { ClientError, violation } from "./errors.js";
 import { CheckedInputItem, checkInputItem, checkedItemLength } from "./item-encoding.js";
+import { PendingValues } from "./pending-values.js";
 import type { InputStream, BinaryBlob } from "./input-stream.js";
 import { toBytes, type PullIterator } from "./sources.js";
 
@@ -27,21 +28,14 @@ export interface FeederHost {
   onAcknowledged?(): void;
 }
 
+/** An unacknowledged chunk of a byte stream (a value stream's items are kept in `PendingValues`). */
 type Pending =
   | { readonly kind: "u8"; readonly sequence: bigint; readonly payload: Uint8Array }
-  | { readonly kind: "binary"; readonly sequence: bigint; readonly payload: Uint8Array; readonly mimeType?: string }
-  | {
-      readonly kind: "value";
-      readonly sequence: bigint;
-      /** The value's canonical text, checked (item-encoding.ts): each send frames it. */
-      readonly text: string;
-      readonly bytes: number;
-    };
+  | { readonly kind: "binary"; readonly sequence: bigint; readonly payload: Uint8Array; readonly mimeType?: string };
 
 type Terminal = { readonly kind: "end" } | { readonly kind: "cancel"; readonly reason: ClientCancelReason };
 
 const countOf = (entry: Pending): bigint => (entry.kind === "u8" ? BigInt(entry.payload.byteLength) : 1n);
-const bytesOf = (entry: Pending): number => (entry.kind === "value" ? entry.bytes : entry.payload.byteLength);
 
 export class InputFeeder {
   readonly binding: InputStream;
@@ -53,9 +47,11 @@ export class InputFeeder {
   readonly #host: FeederHost;
   readonly #maxUnackedBytes: number;
   readonly #source: PullIterator<unknown>;
-  /** Unacknowledged items in sequence order; `#head` skips acknowledged ones without shifting. */
+  /** A byte stream's unacknowledged chunks in sequence order; `#head` skips acknowledged ones without shifting. */
   #pending: Pending[] = [];
   #head = 0;
+  /** A value stream's unacknowledged items (its chunks are never in `#pending`). */
+  readonly #values: PendingValues | undefined;
   #unackedBytes = 0;
   #nextSequence = 0n;
   #acked = 0n;
@@ -79,6 +75,7 @@ export class InputFeeder {
     this.#host = host;
     this.#maxUnackedBytes = maxUnackedBytes;
     this.#source = binding.claim();
+    this.#values = binding.element === "value" ? new PendingValues(0n) : undefined;
     binding.onCancel((reason) => this.cancel(reason));
     this.settled = new Promise((resolve) => (this.#settle = resolve));
   }
@@ -103,6 +100,7 @@ export class InputFeeder {
     this.acknowledge(highWater.sequence, highWater.terminal);
     if (this.#terminalAcked) return;
     for (let i = this.#head; i < this.#pending.length; i++) this.#send(this.#pending[i]!);
+    this.#values?.forEach((sequence, text) => this.#sendValue(sequence, text));
     if (this.#terminal !== undefined) this.#sendTerminal();
     if (!this.#pumping) void this.#pump();
   }
@@ -117,26 +115,16 @@ export class InputFeeder {
     if (count > this.#nextSequence) throw violation(`server acknowledged ${count} input items; only ${this.#nextSequence} were sent`);
     if (count < this.#acked) throw violation(`server acknowledgement went back from ${this.#acked} to ${count}`);
     const advanced = count > this.#acked || terminal;
+    if (this.#values !== undefined) this.#unackedBytes -= this.#values.dropBefore(count);
     while (this.#head < this.#pending.length) {
       const entry = this.#pending[this.#head]!;
-      if (entry.kind !== "u8") {
-        // One item per entry, numbered in order: the acknowledged ones are dropped with one
-        // subtraction of sequences per acknowledgement, not a bigint sum per item.
-        if (entry.sequence >= count) break;
-        const end = Math.min(this.#pending.length, this.#head + Number(count - entry.sequence));
-        while (this.#head < end) {
-          this.#unackedBytes -= bytesOf(this.#pending[this.#head]!);
-          this.#pending[this.#head++] = undefined as unknown as Pending;
-        }
-        break;
-      }
       const end = entry.sequence + countOf(entry);
       if (end <= count) {
-        this.#unackedBytes -= bytesOf(entry);
+        this.#unackedBytes -= entry.payload.byteLength;
         this.#pending[this.#head++] = undefined as unknown as Pending;
         continue;
       }
-      if (entry.sequence < count) {
+      if (entry.kind === "u8" && entry.sequence < count) {
         // Part of a packed batch is durable: keep only the suffix for a resend.
         const cut = Number(count - entry.sequence);
         this.#unackedBytes -= cut;
@@ -154,6 +142,7 @@ export class InputFeeder {
       this.#terminalAcked = true;
       this.#pending = [];
       this.#head = 0;
+      this.#values?.clear(this.#nextSequence);
       this.#unackedBytes = 0;
       void this.#source.close().catch(() => undefined);
       this.#settle();
@@ -171,6 +160,7 @@ export class InputFeeder {
     this.#terminal = { kind: "cancel", reason };
     this.#pending = [];
     this.#head = 0;
+    this.#values?.clear(this.#nextSequence);
     this.#unackedBytes = 0;
     void this.#source.close().catch(() => undefined);
     this.#sendTerminal();
@@ -212,7 +202,7 @@ export class InputFeeder {
           break;
         }
         const element = this.binding.element;
-        if (element === "value") this.#enqueue(this.#valueEntry(result.value));
+        if (element === "value") this.#enqueueValue(result.value, this.#values as PendingValues);
         else for (const entry of this.#byteEntries(element, result.value)) this.#enqueue(entry);
       }
     } catch (error) {
@@ -229,7 +219,7 @@ export class InputFeeder {
   /** Sends `entry` and keeps it until it is acknowledged. */
   #enqueue(entry: Pending): void {
     this.#pending.push(entry);
-    this.#unackedBytes += bytesOf(entry);
+    this.#unackedBytes += entry.payload.byteLength;
     this.#nextSequence = entry.sequence + countOf(entry);
     this.#send(entry);
   }
@@ -267,8 +257,8 @@ export class InputFeeder {
     }
   }
 
-  /** A value stream's item as the entry it is sent as. */
-  #valueEntry(item: unknown): Pending {
+  /** Sends a value stream's next item and keeps it until it is acknowledged. */
+  #enqueueValue(item: unknown, values: PendingValues): void {
     const value = this.#host.freezeValue(this.binding, item);
     const sequence = this.#nextSequence;
     // Encoding once here both charges the exact wire size and rejects a malformed item as the
@@ -283,7 +273,11 @@ export class InputFeeder {
         cause,
       });
     }
-    return { kind: "value", sequence, text, bytes: checkedItemLength(1, sequence, text) };
+    const charge = checkedItemLength(1, sequence, text);
+    values.push(text, charge);
+    this.#unackedBytes += charge;
+    this.#nextSequence = sequence + 1n;
+    this.#sendValue(sequence, text);
   }
 
   #send(entry: Pending): void {
@@ -303,10 +297,11 @@ export class InputFeeder {
           ...(entry.mimeType === undefined ? {} : { mimeType: entry.mimeType }),
         });
         return;
-      case "value":
-        link.send(new CheckedInputItem(channel, entry.sequence, entry.text));
-        return;
     }
+  }
+
+  #sendValue(sequence: bigint, text: string): void {
+    this.#link?.send(new CheckedInputItem(this.#link.channel, sequence, text));
   }
 
   #sendTerminal(): void {

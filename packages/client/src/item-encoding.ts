@@ -8,8 +8,9 @@
  * `encodeClientMessage` makes of the message, the value's canonical text as
  * the result. What it proves about the value holds for every later send of
  * the same item: only `channel` (the connection's mapping) and `sequence` can
- * differ, and both are checked again here. The text is kept with the item,
- * sent in a `CheckedInputItem` message, and framed by concatenation for each
+ * differ, and both are checked again here. The text is kept with the item
+ * (as UTF-8, pending-values.ts), sent in a `CheckedInputItem` message, and
+ * framed by concatenation for each
  * send (canonical JSON: the message's members sort as channel < sequence <
  * type < value < version). `test/item-encoding.test.ts` checks, for
  * generated values, channels and sequences, that the result is
@@ -43,13 +44,7 @@ const MAX_FRAMED_VALUE_CHARS = Math.floor((LIMITS.maxTextMessageBytes - 128) / 3
  * throws. With `checkedItemLength` it gives the message's length.
  */
 export function checkInputItem(channel: number, sequence: bigint, value: SchemaValueJson): string {
-  const text = encodeInputStreamItemValue(channel, sequence, value);
-  // The text is built by concatenation, which V8 keeps as a tree of its pieces until something
-  // reads its characters. It is kept until the server acknowledges the item (up to the 8 MiB
-  // unacknowledged-input bound of them), so it is read here once, which stores it as one piece:
-  // a tree per kept item made the garbage collector's work per item about 1 µs more.
-  text.charCodeAt(0);
-  return text;
+  return encodeInputStreamItemValue(channel, sequence, value);
 }
 
 /** The length (UTF-16 units, as `encodeMessage(...).length`) of the item whose value `checkInputItem` returned `valueText` for. */

@@ -1,0 +1,101 @@
+/**
+ * `PendingValues` against the plainest model of it, an array of (sequence,
+ * text, charge): whatever is pushed and dropped, it holds exactly the items
+ * after the last drop, in order, with their texts unchanged (any Unicode, as
+ * UTF-8 and back) and their charges summed right. Buffers that start small
+ * make it move its held part to the front and grow, in every order.
+ */
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { PendingValues } from "../src/pending-values.js";
+
+type Step = { readonly kind: "push"; readonly text: string; readonly charge: number } | { readonly kind: "drop"; readonly fraction: number };
+
+const text = fc.oneof(
+  { weight: 4, arbitrary: fc.string({ unit: "grapheme", maxLength: 40 }) },
+  { weight: 1, arbitrary: fc.string({ unit: "binary", minLength: 100, maxLength: 400 }) },
+);
+const step: fc.Arbitrary<Step> = fc.oneof(
+  { weight: 3, arbitrary: fc.record({ kind: fc.constant("push" as const), text, charge: fc.integer({ min: 0, max: 9_000_000 }) }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant("drop" as const), fraction: fc.double({ min: 0, max: 1.2, noNaN: true }) }) },
+);
+
+function held(values: PendingValues): { sequence: bigint; text: string }[] {
+  const items: { sequence: bigint; text: string }[] = [];
+  values.forEach((sequence, text) => items.push({ sequence, text }));
+  return items;
+}
+
+describe("PendingValues", () => {
+  it("holds exactly the items after the last drop, texts and charges unchanged", () => {
+    fc.assert(
+      fc.property(fc.bigInt({ min: 0n, max: 2n ** 60n }), fc.array(step, { minLength: 10, maxLength: 200, size: "max" }), (first, steps) => {
+        // Buffers that start small: most runs move the held items to the front, and grow.
+        const values = new PendingValues(first, { bytes: 64, items: 2 });
+        let model: { sequence: bigint; text: string; charge: number }[] = [];
+        let next = first;
+        for (const s of steps) {
+          if (s.kind === "push") {
+            values.push(s.text, s.charge);
+            model.push({ sequence: next++, text: s.text, charge: s.charge });
+            continue;
+          }
+          // Up to a little beyond the last pushed item: a drop never takes more than is held.
+          const before = model[0]?.sequence ?? next;
+          const upTo = before + BigInt(Math.floor((model.length + 1) * s.fraction));
+          const dropped = model.filter((item) => item.sequence < upTo);
+          expect(values.dropBefore(upTo)).toBe(dropped.reduce((sum, item) => sum + item.charge, 0));
+          model = model.filter((item) => item.sequence >= upTo);
+        }
+        expect(values.length).toBe(model.length);
+        expect(held(values)).toEqual(model.map(({ sequence, text }) => ({ sequence, text })));
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  it("moves the held items to the front of the buffer, or into a larger one, with the dropped ones before them", () => {
+    // 16 bytes, room reserved at 3 bytes a character: "klm" finds 8 held bytes from offset 2 and
+    // takes a 64-byte buffer; "no" then finds 6 held from offset 10 with room to move them in place.
+    const values = new PendingValues(0n, { bytes: 16, items: 8 });
+    for (const text of ["ab", "cd", "efgh", "ij"]) values.push(text, 1);
+    expect(values.dropBefore(1n)).toBe(1);
+    values.push("klm", 1);
+    expect(held(values).map((item) => item.text)).toEqual(["cd", "efgh", "ij", "klm"]);
+    expect(values.dropBefore(3n)).toBe(2);
+    for (const text of ["no", "pq", "rs", "tu", "vw", "xyz", "é€😀"]) values.push(text, 1);
+    expect(held(values)).toEqual(
+      ["ij", "klm", "no", "pq", "rs", "tu", "vw", "xyz", "é€😀"].map((text, i) => ({ sequence: 3n + BigInt(i), text })),
+    );
+  });
+
+  it("numbers items from the sequence it is cleared to", () => {
+    const values = new PendingValues(5n);
+    values.push("a", 1);
+    values.push("b", 1);
+    values.clear(9n);
+    expect(values.length).toBe(0);
+    expect(values.dropBefore(100n)).toBe(0);
+    values.push("c", 3);
+    expect(held(values)).toEqual([{ sequence: 9n, text: "c" }]);
+    expect(values.dropBefore(9n)).toBe(0);
+    expect(values.dropBefore(10n)).toBe(3);
+    expect(values.length).toBe(0);
+  });
+
+  it("keeps a window of small items in one buffer through many turns of it", () => {
+    // A sender's steady state: items pushed and acknowledged in turns, thousands held at once.
+    const values = new PendingValues(0n);
+    let next = 0n;
+    let acked = 0n;
+    for (let turn = 0; turn < 200; turn++) {
+      for (let i = 0; i < 700; i++) values.push(`{"kind":"string","value":"item ${next++} ✓"}`, 60);
+      acked += 650n;
+      values.dropBefore(acked);
+    }
+    const items = held(values);
+    expect(items.length).toBe(Number(next - acked));
+    expect(items[0]).toEqual({ sequence: acked, text: `{"kind":"string","value":"item ${acked} ✓"}` });
+    expect(items.at(-1)).toEqual({ sequence: next - 1n, text: `{"kind":"string","value":"item ${next - 1n} ✓"}` });
+  });
+});
