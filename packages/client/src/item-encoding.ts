@@ -47,9 +47,25 @@ export function checkInputItem(channel: number, sequence: bigint, value: SchemaV
   return encodeInputStreamItemValue(channel, sequence, value);
 }
 
-/** The length (UTF-16 units, as `encodeMessage(...).length`) of the item whose value `checkInputItem` returned `valueText` for. */
+/** The head's characters besides the channel's and the sequence's digits. */
+const HEAD_CHARS = inputStreamItemHead(0, 0n).length - 2;
+const MAX_EXACT = BigInt(Number.MAX_SAFE_INTEGER);
+
+/**
+ * The length (UTF-16 units, as `encodeMessage(...).length`) of the item whose value
+ * `checkInputItem` returned `valueText` for. Counted, not built: the head is made again for each
+ * send (`CheckedInputItem.framed`), and making it here too cost a string per item.
+ */
 export function checkedItemLength(channel: number, sequence: bigint, valueText: string): number {
-  return inputStreamItemHead(channel, sequence).length + valueText.length + INPUT_ITEM_TAIL.length;
+  const sequenceDigits = sequence > MAX_EXACT ? sequence.toString().length : decimalDigits(Number(sequence));
+  return HEAD_CHARS + decimalDigits(channel) + sequenceDigits + valueText.length + INPUT_ITEM_TAIL.length;
+}
+
+/** The digits of a non-negative integer written in decimal (exact below 2^53). */
+function decimalDigits(value: number): number {
+  let digits = 1;
+  for (let rest = value; rest >= 10; rest = Math.floor(rest / 10)) digits++;
+  return digits;
 }
 
 /**
