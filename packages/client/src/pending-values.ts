@@ -1,8 +1,8 @@
 /**
  * The items of a value stream the server has not durably acknowledged, kept
  * for a resend after a reconnect (protocol section 9): each item's canonical
- * value text as UTF-8, back to back in one buffer, with its end and its
- * charge to the unacknowledged window in typed arrays. No object per item.
+ * value text as UTF-8, back to back in blocks of bytes, with where it lies and
+ * its charge to the unacknowledged window in typed arrays. No object per item.
  *
  * Why not the texts themselves: a client sending small items faster than the
  * server commits them holds its whole window (8 MiB by default, about 50 000
@@ -11,38 +11,59 @@
  * then survived a young-generation collection or two, was copied each time,
  * and was promoted to the old generation, where the full collections found
  * it dead: about a quarter of the sending client's CPU per item
- * (docs/performance.md). Bytes in one buffer are one object whatever their
- * number; encoding each text into it once costs less than copying it once.
+ * (docs/performance.md). A block of bytes is one object whatever it holds;
+ * encoding each text into one costs less than copying it once.
+ *
+ * Blocks rather than one buffer: a block is let go of once every item in it
+ * is acknowledged, so nothing is ever moved, and a window of any size (an
+ * application may allow gigabytes) never needs one allocation of its size.
+ * A block is `blockBytes` (64 KiB), or one item's worst case when larger; it
+ * holds its items' bytes and less than one item's worst case unused at its end.
  *
  * A resend decodes the texts back, which only a reconnect does. The items are
  * numbered from `firstSequence`, one per item, as a value stream's are.
  */
-const FIRST_CAPACITY = { bytes: 64 * 1024, items: 1024 };
+const DEFAULT_CAPACITY = { blockBytes: 64 * 1024, items: 1024 };
 /** The most UTF-8 bytes a UTF-16 unit encodes to (a surrogate pair is two units, four bytes). */
 const MAX_BYTES_PER_UNIT = 3;
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
+/** A block of texts; `first` is the index (counted over the life of the object) of the first item written into it. */
+interface Block {
+  readonly bytes: Uint8Array;
+  readonly first: number;
+}
+
 export class PendingValues {
-  /** The texts' UTF-8, back to back from `#start` to `#end`. */
-  #bytes: Uint8Array;
-  #start = 0;
-  #end = 0;
-  /** Per held item, from index `#head` to `#tail`: where its bytes end, and its window charge. */
+  readonly #blockBytes: number;
+  /** The blocks holding items, oldest first from `#firstBlock`; the last is written into. */
+  #blocks: (Block | undefined)[] = [];
+  #firstBlock = 0;
+  /** Where the next item goes in the last block. */
+  #blockEnd = 0;
+  /** A block let go of, kept to be written into again (most items fit standard blocks). */
+  #spare: Uint8Array | undefined;
+  /** Per item, indexed from `#base`: where its bytes start and end in its block, and its window charge. */
+  #starts: Uint32Array;
   #ends: Uint32Array;
   #charges: Uint32Array;
+  #base = 0;
+  /** The held items, as indexes over the life of the object: `#head` up to `#tail`. */
   #head = 0;
   #tail = 0;
   #firstSequence: bigint;
 
   /**
-   * `firstSequence`: the sequence of the first item that will be pushed. `capacity`: the
-   * buffers' first sizes, which grow by doubling (tests start them small).
+   * `firstSequence`: the sequence of the first item that will be pushed. `capacity`: the size of
+   * a block, and how many items the per-item arrays start with (they double as needed; tests
+   * start both small).
    */
-  constructor(firstSequence: bigint, capacity: { readonly bytes: number; readonly items: number } = FIRST_CAPACITY) {
+  constructor(firstSequence: bigint, capacity: { readonly blockBytes: number; readonly items: number } = DEFAULT_CAPACITY) {
     this.#firstSequence = firstSequence;
-    this.#bytes = new Uint8Array(capacity.bytes);
+    this.#blockBytes = capacity.blockBytes;
+    this.#starts = new Uint32Array(capacity.items);
     this.#ends = new Uint32Array(capacity.items);
     this.#charges = new Uint32Array(capacity.items);
   }
@@ -51,13 +72,26 @@ export class PendingValues {
     return this.#tail - this.#head;
   }
 
+  /** The bytes of the blocks kept: those holding items, the one being written into, and a spare. */
+  get retainedBytes(): number {
+    let bytes = this.#spare?.length ?? 0;
+    for (let at = this.#firstBlock; at < this.#blocks.length; at++) bytes += this.#blocks[at]!.bytes.length;
+    return bytes;
+  }
+
   /** Holds the next item: its canonical value text and what it charges to the window. */
   push(text: string, charge: number): void {
-    this.#makeRoom(text.length * MAX_BYTES_PER_UNIT);
-    const { written } = encoder.encodeInto(text, this.#bytes.subarray(this.#end));
-    this.#end += written;
-    this.#ends[this.#tail] = this.#end;
-    this.#charges[this.#tail] = charge;
+    const block = this.#blockFor(text.length * MAX_BYTES_PER_UNIT);
+    const start = this.#blockEnd;
+    this.#blockEnd += encoder.encodeInto(text, block.subarray(start)).written;
+    // A block of one large item takes no other: it goes as soon as that item is acknowledged.
+    const end = this.#blockEnd;
+    if (block.length > this.#blockBytes) this.#blockEnd = block.length;
+    if (this.#tail - this.#base === this.#ends.length) this.#makeItemRoom();
+    const slot = this.#tail - this.#base;
+    this.#starts[slot] = start;
+    this.#ends[slot] = end;
+    this.#charges[slot] = charge;
     this.#tail++;
   }
 
@@ -66,69 +100,89 @@ export class PendingValues {
     if (sequence <= this.#firstSequence || this.#head === this.#tail) return 0;
     const count = Math.min(this.#tail - this.#head, Number(sequence - this.#firstSequence));
     let charge = 0;
-    const last = this.#head + count;
-    for (let i = this.#head; i < last; i++) charge += this.#charges[i]!;
-    this.#start = this.#ends[last - 1]!;
-    this.#head = last;
+    const last = this.#head - this.#base + count;
+    for (let slot = this.#head - this.#base; slot < last; slot++) charge += this.#charges[slot]!;
+    this.#head += count;
     this.#firstSequence += BigInt(count);
-    if (this.#head === this.#tail) this.#start = this.#end = this.#head = this.#tail = 0;
+    if (this.#head === this.#tail) {
+      // Nothing held: every block goes (a standard one stays as the spare), the next item starts one.
+      for (let at = this.#firstBlock; at < this.#blocks.length; at++) this.#release(this.#blocks[at]!);
+      this.#blocks = [];
+      this.#firstBlock = this.#blockEnd = 0;
+      return charge;
+    }
+    // A block goes once the next one starts at or before the first item held.
+    while (this.#firstBlock + 1 < this.#blocks.length && this.#blocks[this.#firstBlock + 1]!.first <= this.#head) {
+      this.#release(this.#blocks[this.#firstBlock]!);
+      this.#blocks[this.#firstBlock++] = undefined;
+    }
+    if (this.#firstBlock > 64 && this.#firstBlock * 2 > this.#blocks.length) {
+      this.#blocks = this.#blocks.slice(this.#firstBlock);
+      this.#firstBlock = 0;
+    }
     return charge;
   }
 
   /** Each held item's sequence and text, in order. */
   forEach(visit: (sequence: bigint, text: string) => void): void {
-    let start = this.#start;
+    let blockAt = this.#firstBlock;
     let sequence = this.#firstSequence;
-    for (let i = this.#head; i < this.#tail; i++) {
-      const end = this.#ends[i]!;
-      visit(sequence, decoder.decode(this.#bytes.subarray(start, end)));
-      start = end;
+    for (let index = this.#head; index < this.#tail; index++) {
+      while (blockAt + 1 < this.#blocks.length && this.#blocks[blockAt + 1]!.first <= index) blockAt++;
+      const slot = index - this.#base;
+      visit(sequence, decoder.decode(this.#blocks[blockAt]!.bytes.subarray(this.#starts[slot], this.#ends[slot])));
       sequence++;
     }
   }
 
   /** Lets go of every item; the next pushed is numbered `nextSequence`. */
   clear(nextSequence: bigint): void {
-    this.#start = this.#end = this.#head = this.#tail = 0;
+    for (let at = this.#firstBlock; at < this.#blocks.length; at++) this.#release(this.#blocks[at]!);
+    this.#blocks = [];
+    this.#firstBlock = this.#blockEnd = 0;
+    this.#head = this.#tail = this.#base = 0;
     this.#firstSequence = nextSequence;
   }
 
-  /**
-   * Room for `bytes` more and one more item: the held items moved to the front once the
-   * dropped ones are at least half of a buffer, a larger buffer when that is not enough.
-   * Moving only what outlived half a buffer keeps each byte's moves amortised constant.
-   */
-  #makeRoom(bytes: number): void {
-    if (this.#end + bytes <= this.#bytes.length && this.#tail < this.#ends.length) return;
-    const liveBytes = this.#end - this.#start;
-    const liveItems = this.#tail - this.#head;
-    const byteCapacity = grown(this.#bytes.length, liveBytes + bytes);
-    if (byteCapacity === this.#bytes.length) this.#bytes.copyWithin(0, this.#start, this.#end);
-    else {
-      const larger = new Uint8Array(byteCapacity);
-      larger.set(this.#bytes.subarray(this.#start, this.#end));
-      this.#bytes = larger;
+  /** The last block, or a new one when it has less than `bytes` left. */
+  #blockFor(bytes: number): Uint8Array {
+    const last = this.#blocks.length > this.#firstBlock ? this.#blocks[this.#blocks.length - 1] : undefined;
+    if (last !== undefined && this.#blockEnd + bytes <= last.bytes.length) return last.bytes;
+    let fresh: Uint8Array;
+    if (bytes <= this.#blockBytes) {
+      fresh = this.#spare ?? new Uint8Array(this.#blockBytes);
+      this.#spare = undefined;
+    } else {
+      fresh = new Uint8Array(bytes);
     }
-    const itemCapacity = grown(this.#ends.length, liveItems + 1);
-    const ends = itemCapacity === this.#ends.length ? this.#ends : new Uint32Array(itemCapacity);
-    const charges = itemCapacity === this.#charges.length ? this.#charges : new Uint32Array(itemCapacity);
-    // In place, index i is read (at head + i) before it is written (at i).
-    for (let i = 0; i < liveItems; i++) {
-      ends[i] = this.#ends[this.#head + i]! - this.#start;
-      charges[i] = this.#charges[this.#head + i]!;
-    }
-    this.#ends = ends;
-    this.#charges = charges;
-    this.#start = 0;
-    this.#end = liveBytes;
-    this.#head = 0;
-    this.#tail = liveItems;
+    this.#blocks.push({ bytes: fresh, first: this.#tail });
+    this.#blockEnd = 0;
+    return fresh;
+  }
+
+  #release(block: Block): void {
+    if (block.bytes.length === this.#blockBytes) this.#spare = block.bytes;
+  }
+
+  /** Room for one more item in the per-item arrays: the held ones moved to the front, into larger arrays when they fill half. */
+  #makeItemRoom(): void {
+    const held = this.#tail - this.#head;
+    const from = this.#head - this.#base;
+    const capacity = held * 2 <= this.#ends.length ? this.#ends.length : this.#ends.length * 2;
+    this.#starts = moved(this.#starts, from, held, capacity);
+    this.#ends = moved(this.#ends, from, held, capacity);
+    this.#charges = moved(this.#charges, from, held, capacity);
+    this.#base = this.#head;
   }
 }
 
-/** `capacity`, doubled until `needed` is at most half of it (so that moving the held part is worth it), or as it is when `needed` fits in half. */
-function grown(capacity: number, needed: number): number {
-  let next = capacity;
-  while (needed * 2 > next) next *= 2;
-  return next;
+/** `array`'s `count` entries from `from`, at the front of `array` itself or of a new array of `capacity`. */
+function moved(array: Uint32Array, from: number, count: number, capacity: number): Uint32Array {
+  if (capacity === array.length) {
+    array.copyWithin(0, from, from + count);
+    return array;
+  }
+  const larger = new Uint32Array(capacity);
+  larger.set(array.subarray(from, from + count));
+  return larger;
 }

@@ -2,8 +2,9 @@
  * `PendingValues` against the plainest model of it, an array of (sequence,
  * text, charge): whatever is pushed and dropped, it holds exactly the items
  * after the last drop, in order, with their texts unchanged (any Unicode, as
- * UTF-8 and back) and their charges summed right. Buffers that start small
- * make it move its held part to the front and grow, in every order.
+ * UTF-8 and back) and their charges summed right. Small blocks and per-item
+ * arrays make it start blocks, let go of them, and move and grow its arrays,
+ * in every order.
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
@@ -30,8 +31,8 @@ describe("PendingValues", () => {
   it("holds exactly the items after the last drop, texts and charges unchanged", () => {
     fc.assert(
       fc.property(fc.bigInt({ min: 0n, max: 2n ** 60n }), fc.array(step, { minLength: 10, maxLength: 200, size: "max" }), (first, steps) => {
-        // Buffers that start small: most runs move the held items to the front, and grow.
-        const values = new PendingValues(first, { bytes: 64, items: 2 });
+        // Small blocks and per-item arrays: most runs fill blocks, let go of them, and move and grow the arrays.
+        const values = new PendingValues(first, { blockBytes: 64, items: 2 });
         let model: { sequence: bigint; text: string; charge: number }[] = [];
         let next = first;
         for (const s of steps) {
@@ -54,19 +55,16 @@ describe("PendingValues", () => {
     );
   });
 
-  it("moves the held items to the front of the buffer, or into a larger one, with the dropped ones before them", () => {
-    // 16 bytes, room reserved at 3 bytes a character: "klm" finds 8 held bytes from offset 2 and
-    // takes a 64-byte buffer; "no" then finds 6 held from offset 10 with room to move them in place.
-    const values = new PendingValues(0n, { bytes: 16, items: 8 });
-    for (const text of ["ab", "cd", "efgh", "ij"]) values.push(text, 1);
-    expect(values.dropBefore(1n)).toBe(1);
-    values.push("klm", 1);
-    expect(held(values).map((item) => item.text)).toEqual(["cd", "efgh", "ij", "klm"]);
-    expect(values.dropBefore(3n)).toBe(2);
-    for (const text of ["no", "pq", "rs", "tu", "vw", "xyz", "é€😀"]) values.push(text, 1);
-    expect(held(values)).toEqual(
-      ["ij", "klm", "no", "pq", "rs", "tu", "vw", "xyz", "é€😀"].map((text, i) => ({ sequence: 3n + BigInt(i), text })),
-    );
+  it("writes an item that does not fit what is left of a block into the next, and one larger than a block into its own", () => {
+    // Blocks of 16 bytes, room reserved at 3 bytes a character: a block takes up to two items of
+    // two characters; "klmnopq" (21 bytes reserved) takes a block of its own.
+    const values = new PendingValues(0n, { blockBytes: 16, items: 2 });
+    for (const text of ["ab", "cd", "ef", "klmnopq", "rs", "é€", "😀"]) values.push(text, 1);
+    expect(values.dropBefore(3n)).toBe(3);
+    expect(held(values)).toEqual(["klmnopq", "rs", "é€", "😀"].map((text, i) => ({ sequence: 3n + BigInt(i), text })));
+    for (let i = 0; i < 40; i++) values.push(`t${i}`, 2);
+    expect(values.dropBefore(30n)).toBe(4 + 23 * 2);
+    expect(held(values).map((item) => item.text)).toEqual(Array.from({ length: 17 }, (_, i) => `t${i + 23}`));
   });
 
   it("numbers items from the sequence it is cleared to", () => {
@@ -83,7 +81,28 @@ describe("PendingValues", () => {
     expect(values.length).toBe(0);
   });
 
-  it("keeps a window of small items in one buffer through many turns of it", () => {
+  it("lets go of a block once every item in it is acknowledged", () => {
+    const values = new PendingValues(0n, { blockBytes: 1024, items: 16 });
+    let next = 0n;
+    for (let turn = 0; turn < 500; turn++) {
+      for (let i = 0; i < 20; i++) values.push(`item ${next++}`, 1);
+      values.dropBefore(next - 30n);
+      // 30 items of at most 10 characters (30 bytes reserved each) span at most two blocks; one more may be spare.
+      expect(values.retainedBytes).toBeLessThanOrEqual(3 * 1024);
+    }
+    values.dropBefore(next);
+    expect(values.length).toBe(0);
+    expect(values.retainedBytes).toBeLessThanOrEqual(2 * 1024);
+    // An item larger than a block has a block of its own, which takes no other item and is let go
+    // of with it (not kept as the spare).
+    values.push("x".repeat(10_000), 1);
+    values.push("y", 1);
+    values.dropBefore(next + 1n);
+    expect(held(values)).toEqual([{ sequence: next + 1n, text: "y" }]);
+    expect(values.retainedBytes).toBeLessThanOrEqual(2 * 1024);
+  });
+
+  it("keeps a window of small items through many turns of its blocks", () => {
     // A sender's steady state: items pushed and acknowledged in turns, thousands held at once.
     const values = new PendingValues(0n);
     let next = 0n;
