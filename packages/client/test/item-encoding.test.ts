@@ -19,7 +19,12 @@ const json = fc.jsonValue({ maxDepth: 4, stringUnit: "grapheme" }) as fc.Arbitra
 const value = fc.record({ kind: fc.string({ maxLength: 12, unit: "grapheme" }), value: json }) as fc.Arbitrary<SchemaValueJson>;
 const channel = fc.oneof(fc.integer({ min: 1, max: 9 }), fc.integer({ min: 1, max: CHANNEL_MAX }));
 /** Where a decimal gains a digit, and where a double stops being exact. */
-const digitEdges = [...Array.from({ length: 19 }, (_, k) => 10n ** BigInt(k + 1)).flatMap((p) => [p - 1n, p]), 2n ** 53n - 1n, 2n ** 53n, 2n ** 53n + 1n];
+const digitEdges = [
+  ...Array.from({ length: 19 }, (_, k) => 10n ** BigInt(k + 1)).flatMap((p) => [p - 1n, p]),
+  2n ** 53n - 1n,
+  2n ** 53n,
+  2n ** 53n + 1n,
+];
 const sequence = fc.oneof(
   fc.bigInt({ min: 0n, max: 20n }),
   fc.bigInt({ min: 0n, max: U64_MAX - 1n }),

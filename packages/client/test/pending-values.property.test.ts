@@ -10,7 +10,8 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { PendingValues } from "../src/pending-values.js";
 
-type Step = { readonly kind: "push"; readonly text: string; readonly charge: number } | { readonly kind: "drop"; readonly fraction: number };
+type Step =
+  { readonly kind: "push"; readonly text: string; readonly charge: number } | { readonly kind: "drop"; readonly fraction: number };
 
 const text = fc.oneof(
   { weight: 4, arbitrary: fc.string({ unit: "grapheme", maxLength: 40 }) },
@@ -30,27 +31,31 @@ function held(values: PendingValues): { sequence: bigint; text: string }[] {
 describe("PendingValues", () => {
   it("holds exactly the items after the last drop, texts and charges unchanged", () => {
     fc.assert(
-      fc.property(fc.bigInt({ min: 0n, max: 2n ** 60n }), fc.array(step, { minLength: 10, maxLength: 200, size: "max" }), (first, steps) => {
-        // Small blocks and per-item arrays: most runs fill blocks, let go of them, and move and grow the arrays.
-        const values = new PendingValues(first, { blockBytes: 64, items: 2 });
-        let model: { sequence: bigint; text: string; charge: number }[] = [];
-        let next = first;
-        for (const s of steps) {
-          if (s.kind === "push") {
-            values.push(s.text, s.charge);
-            model.push({ sequence: next++, text: s.text, charge: s.charge });
-            continue;
+      fc.property(
+        fc.bigInt({ min: 0n, max: 2n ** 60n }),
+        fc.array(step, { minLength: 10, maxLength: 200, size: "max" }),
+        (first, steps) => {
+          // Small blocks and per-item arrays: most runs fill blocks, let go of them, and move and grow the arrays.
+          const values = new PendingValues(first, { blockBytes: 64, items: 2 });
+          let model: { sequence: bigint; text: string; charge: number }[] = [];
+          let next = first;
+          for (const s of steps) {
+            if (s.kind === "push") {
+              values.push(s.text, s.charge);
+              model.push({ sequence: next++, text: s.text, charge: s.charge });
+              continue;
+            }
+            // Up to a little beyond the last pushed item: a drop never takes more than is held.
+            const before = model[0]?.sequence ?? next;
+            const upTo = before + BigInt(Math.floor((model.length + 1) * s.fraction));
+            const dropped = model.filter((item) => item.sequence < upTo);
+            expect(values.dropBefore(upTo)).toBe(dropped.reduce((sum, item) => sum + item.charge, 0));
+            model = model.filter((item) => item.sequence >= upTo);
           }
-          // Up to a little beyond the last pushed item: a drop never takes more than is held.
-          const before = model[0]?.sequence ?? next;
-          const upTo = before + BigInt(Math.floor((model.length + 1) * s.fraction));
-          const dropped = model.filter((item) => item.sequence < upTo);
-          expect(values.dropBefore(upTo)).toBe(dropped.reduce((sum, item) => sum + item.charge, 0));
-          model = model.filter((item) => item.sequence >= upTo);
-        }
-        expect(values.length).toBe(model.length);
-        expect(held(values)).toEqual(model.map(({ sequence, text }) => ({ sequence, text })));
-      }),
+          expect(values.length).toBe(model.length);
+          expect(held(values)).toEqual(model.map(({ sequence, text }) => ({ sequence, text })));
+        },
+      ),
       { numRuns: 200 },
     );
   });
