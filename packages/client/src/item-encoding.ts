@@ -10,9 +10,8 @@
  * the same item: only `channel` (the connection's mapping) and `sequence` can
  * differ, and both are checked again here. The text is kept with the item
  * (as UTF-8, pending-values.ts), sent in a `CheckedInputItem` message, and
- * framed by concatenation for each
- * send (canonical JSON: the message's members sort as channel < sequence <
- * type < value < version). `test/item-encoding.test.ts` checks, for
+ * framed by concatenation for each send (canonical JSON: the message's
+ * members sort as channel < sequence < type < value < version). `test/item-encoding.test.ts` checks, for
  * generated values, channels and sequences, that the result is
  * byte-identical to `encodeMessage`.
  *

@@ -17,13 +17,18 @@
  * Blocks rather than one buffer: a block is let go of once every item in it
  * is acknowledged, so nothing is ever moved, and a window of any size (an
  * application may allow gigabytes) never needs one allocation of its size.
- * A block is `blockBytes` (64 KiB), or one item's worst case when larger; it
- * holds its items' bytes and less than one item's worst case unused at its end.
+ * Blocks start at 1 KiB and double up to `maxBlockBytes` (64 KiB) while items
+ * are held; an item larger than that has a block of its own. A block holds
+ * its items' bytes and less than one item's worst case unused at its end.
+ * Once nothing is held, nothing is kept: a stream that sends now and then
+ * holds a small block only while an item waits for its acknowledgement.
  *
  * A resend decodes the texts back, which only a reconnect does. The items are
  * numbered from `firstSequence`, one per item, as a value stream's are.
  */
-const DEFAULT_CAPACITY = { blockBytes: 64 * 1024, items: 1024 };
+const DEFAULT_CAPACITY = { maxBlockBytes: 64 * 1024, items: 1024 };
+/** The first block's size (or `maxBlockBytes`, when smaller). */
+const FIRST_BLOCK_BYTES = 1024;
 /** The most UTF-8 bytes a UTF-16 unit encodes to (a surrogate pair is two units, four bytes). */
 const MAX_BYTES_PER_UNIT = 3;
 
@@ -37,13 +42,15 @@ interface Block {
 }
 
 export class PendingValues {
-  readonly #blockBytes: number;
+  readonly #maxBlockBytes: number;
+  /** The size of the next block: doubled with each block up to `#maxBlockBytes`, and reset once nothing is held. */
+  #nextBlockBytes: number;
   /** The blocks holding items, oldest first from `#firstBlock`; the last is written into. */
   #blocks: (Block | undefined)[] = [];
   #firstBlock = 0;
   /** Where the next item goes in the last block. */
   #blockEnd = 0;
-  /** A block let go of, kept to be written into again (most items fit standard blocks). */
+  /** A block of the largest size let go of while items are held, kept to be written into again. */
   #spare: Uint8Array | undefined;
   /** Per item, indexed from `#base`: where its bytes start and end in its block, and its window charge. */
   #starts: Uint32Array;
@@ -56,13 +63,14 @@ export class PendingValues {
   #firstSequence: bigint;
 
   /**
-   * `firstSequence`: the sequence of the first item that will be pushed. `capacity`: the size of
-   * a block, and how many items the per-item arrays start with (they double as needed; tests
-   * start both small).
+   * `firstSequence`: the sequence of the first item that will be pushed. `capacity`: the largest
+   * block, and how many items the per-item arrays start with (they double as needed; tests start
+   * both small).
    */
-  constructor(firstSequence: bigint, capacity: { readonly blockBytes: number; readonly items: number } = DEFAULT_CAPACITY) {
+  constructor(firstSequence: bigint, capacity: { readonly maxBlockBytes: number; readonly items: number } = DEFAULT_CAPACITY) {
     this.#firstSequence = firstSequence;
-    this.#blockBytes = capacity.blockBytes;
+    this.#maxBlockBytes = capacity.maxBlockBytes;
+    this.#nextBlockBytes = Math.min(FIRST_BLOCK_BYTES, capacity.maxBlockBytes);
     this.#starts = new Uint32Array(capacity.items);
     this.#ends = new Uint32Array(capacity.items);
     this.#charges = new Uint32Array(capacity.items);
@@ -72,7 +80,7 @@ export class PendingValues {
     return this.#tail - this.#head;
   }
 
-  /** The bytes of the blocks kept: those holding items, the one being written into, and a spare. */
+  /** The bytes of the blocks kept: those holding items (the last one being written into), and a spare. */
   get retainedBytes(): number {
     let bytes = this.#spare?.length ?? 0;
     for (let at = this.#firstBlock; at < this.#blocks.length; at++) bytes += this.#blocks[at]!.bytes.length;
@@ -86,7 +94,7 @@ export class PendingValues {
     this.#blockEnd += encoder.encodeInto(text, block.subarray(start)).written;
     // A block of one large item takes no other: it goes as soon as that item is acknowledged.
     const end = this.#blockEnd;
-    if (block.length > this.#blockBytes) this.#blockEnd = block.length;
+    if (block.length > this.#maxBlockBytes) this.#blockEnd = block.length;
     if (this.#tail - this.#base === this.#ends.length) this.#makeItemRoom();
     const slot = this.#tail - this.#base;
     this.#starts[slot] = start;
@@ -105,10 +113,7 @@ export class PendingValues {
     this.#head += count;
     this.#firstSequence += BigInt(count);
     if (this.#head === this.#tail) {
-      // Nothing held: every block goes (a standard one stays as the spare), the next item starts one.
-      for (let at = this.#firstBlock; at < this.#blocks.length; at++) this.#release(this.#blocks[at]!);
-      this.#blocks = [];
-      this.#firstBlock = this.#blockEnd = 0;
+      this.#letGoOfBlocks();
       return charge;
     }
     // A block goes once the next one starts at or before the first item held.
@@ -137,9 +142,7 @@ export class PendingValues {
 
   /** Lets go of every item; the next pushed is numbered `nextSequence`. */
   clear(nextSequence: bigint): void {
-    for (let at = this.#firstBlock; at < this.#blocks.length; at++) this.#release(this.#blocks[at]!);
-    this.#blocks = [];
-    this.#firstBlock = this.#blockEnd = 0;
+    this.#letGoOfBlocks();
     this.#head = this.#tail = this.#base = 0;
     this.#firstSequence = nextSequence;
   }
@@ -149,11 +152,14 @@ export class PendingValues {
     const last = this.#blocks.length > this.#firstBlock ? this.#blocks[this.#blocks.length - 1] : undefined;
     if (last !== undefined && this.#blockEnd + bytes <= last.bytes.length) return last.bytes;
     let fresh: Uint8Array;
-    if (bytes <= this.#blockBytes) {
-      fresh = this.#spare ?? new Uint8Array(this.#blockBytes);
+    if (bytes > this.#maxBlockBytes) fresh = new Uint8Array(bytes);
+    else if (this.#spare !== undefined) {
+      fresh = this.#spare;
       this.#spare = undefined;
     } else {
-      fresh = new Uint8Array(bytes);
+      while (this.#nextBlockBytes < bytes) this.#nextBlockBytes *= 2;
+      fresh = new Uint8Array(Math.min(this.#nextBlockBytes, this.#maxBlockBytes));
+      this.#nextBlockBytes = Math.min(this.#nextBlockBytes * 2, this.#maxBlockBytes);
     }
     this.#blocks.push({ bytes: fresh, first: this.#tail });
     this.#blockEnd = 0;
@@ -161,7 +167,15 @@ export class PendingValues {
   }
 
   #release(block: Block): void {
-    if (block.bytes.length === this.#blockBytes) this.#spare = block.bytes;
+    if (block.bytes.length === this.#maxBlockBytes) this.#spare = block.bytes;
+  }
+
+  /** Nothing is held: every block goes, the spare too, and the next starts small again. */
+  #letGoOfBlocks(): void {
+    this.#blocks = [];
+    this.#firstBlock = this.#blockEnd = 0;
+    this.#spare = undefined;
+    this.#nextBlockBytes = Math.min(FIRST_BLOCK_BYTES, this.#maxBlockBytes);
   }
 
   /** Room for one more item in the per-item arrays: the held ones moved to the front, into larger arrays when they fill half. */

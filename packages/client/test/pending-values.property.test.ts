@@ -36,7 +36,7 @@ describe("PendingValues", () => {
         fc.array(step, { minLength: 10, maxLength: 200, size: "max" }),
         (first, steps) => {
           // Small blocks and per-item arrays: most runs fill blocks, let go of them, and move and grow the arrays.
-          const values = new PendingValues(first, { blockBytes: 64, items: 2 });
+          const values = new PendingValues(first, { maxBlockBytes: 64, items: 2 });
           let model: { sequence: bigint; text: string; charge: number }[] = [];
           let next = first;
           for (const s of steps) {
@@ -63,7 +63,7 @@ describe("PendingValues", () => {
   it("writes an item that does not fit what is left of a block into the next, and one larger than a block into its own", () => {
     // Blocks of 16 bytes, room reserved at 3 bytes a character: a block takes up to two items of
     // two characters; "klmnopq" (21 bytes reserved) takes a block of its own.
-    const values = new PendingValues(0n, { blockBytes: 16, items: 2 });
+    const values = new PendingValues(0n, { maxBlockBytes: 16, items: 2 });
     for (const text of ["ab", "cd", "ef", "klmnopq", "rs", "é€", "😀"]) values.push(text, 1);
     expect(values.dropBefore(3n)).toBe(3);
     expect(held(values)).toEqual(["klmnopq", "rs", "é€", "😀"].map((text, i) => ({ sequence: 3n + BigInt(i), text })));
@@ -87,7 +87,7 @@ describe("PendingValues", () => {
   });
 
   it("lets go of a block once every item in it is acknowledged", () => {
-    const values = new PendingValues(0n, { blockBytes: 1024, items: 16 });
+    const values = new PendingValues(0n, { maxBlockBytes: 1024, items: 16 });
     let next = 0n;
     for (let turn = 0; turn < 500; turn++) {
       for (let i = 0; i < 20; i++) values.push(`item ${next++}`, 1);
@@ -95,16 +95,33 @@ describe("PendingValues", () => {
       // 30 items of at most 10 characters (30 bytes reserved each) span at most two blocks; one more may be spare.
       expect(values.retainedBytes).toBeLessThanOrEqual(3 * 1024);
     }
+    // Nothing held, nothing kept: a stream that sends now and then holds no block while idle.
     values.dropBefore(next);
     expect(values.length).toBe(0);
-    expect(values.retainedBytes).toBeLessThanOrEqual(2 * 1024);
+    expect(values.retainedBytes).toBe(0);
     // An item larger than a block has a block of its own, which takes no other item and is let go
-    // of with it (not kept as the spare).
+    // of with it (not kept as the spare); blocks start small again.
     values.push("x".repeat(10_000), 1);
     values.push("y", 1);
     values.dropBefore(next + 1n);
     expect(held(values)).toEqual([{ sequence: next + 1n, text: "y" }]);
-    expect(values.retainedBytes).toBeLessThanOrEqual(2 * 1024);
+    expect(values.retainedBytes).toBeLessThanOrEqual(1024);
+  });
+
+  it("starts with a small block and doubles them up to the largest while items are held", () => {
+    const values = new PendingValues(0n, { maxBlockBytes: 8192, items: 16 });
+    values.push("a", 1);
+    expect(values.retainedBytes).toBe(1024);
+    // Items of 100 characters reserve 300 bytes each: blocks of 2, 4 and 8 KiB follow, then 8 KiB again.
+    const added: number[] = [];
+    for (let i = 0; i < 150; i++) {
+      const before = values.retainedBytes;
+      values.push("b".repeat(100), 1);
+      if (values.retainedBytes > before) added.push(values.retainedBytes - before);
+    }
+    expect(added.slice(0, 4)).toEqual([2048, 4096, 8192, 8192]);
+    values.dropBefore(151n);
+    expect(values.retainedBytes).toBe(0);
   });
 
   it("keeps a window of small items through many turns of its blocks", () => {
