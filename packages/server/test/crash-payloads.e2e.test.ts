@@ -33,6 +33,17 @@ function startServerProcess(dataDir: string): Promise<{ url: string; child: Chil
   });
 }
 
+/** A server process on a fresh data directory, and a `demo` invocation of `method` started on it over one input stream. */
+async function startedUpload(method: string) {
+  const dataDir = mkdtempSync(join(tmpdir(), "golem-stream-crash-"));
+  dirs.push(dataDir);
+  const { url, child } = await startServerProcess(dataDir);
+  const client = await RawClient.connect(url);
+  client.send(demoStart(method, v.record(v.stream(randomUUID()))));
+  const channel = (await client.nextOf("invocationAccepted")).mappings[0]!.channel;
+  return { dataDir, child, client, channel };
+}
+
 /** Kills the server with SIGKILL once `atLeast` input items are acknowledged; resolves with the highest acknowledged before the kill. */
 async function killOnceAcked(client: RawClient, child: ChildProcess, atLeast: bigint): Promise<bigint> {
   const acked = () =>
@@ -59,12 +70,7 @@ async function theInput(store: SqliteSessionStore, acked: bigint, sent: bigint) 
 }
 
 it("SIGKILL during a u8 upload: every ACKed byte is stored, and the store holds a prefix of what was sent", async () => {
-  const dataDir = mkdtempSync(join(tmpdir(), "golem-stream-crash-"));
-  dirs.push(dataDir);
-  const { url, child } = await startServerProcess(dataDir);
-  const client = await RawClient.connect(url);
-  client.send(demoStart("digest", v.record(v.stream(randomUUID()))));
-  const channel = (await client.nextOf("invocationAccepted")).mappings[0]!.channel;
+  const { dataDir, child, client, channel } = await startedUpload("digest");
 
   // 40 batches of 128 KiB (payload files), each byte a function of its position.
   const batch = 128 * 1024;
@@ -101,12 +107,7 @@ it("SIGKILL during a u8 upload: every ACKed byte is stored, and the store holds 
 });
 
 it("SIGKILL during a burst of small string items: every ACKed item is stored, and the store holds a prefix of what was sent", async () => {
-  const dataDir = mkdtempSync(join(tmpdir(), "golem-stream-crash-"));
-  dirs.push(dataDir);
-  const { url, child } = await startServerProcess(dataDir);
-  const client = await RawClient.connect(url);
-  client.send(demoStart("tally", v.record(v.stream(randomUUID()))));
-  const channel = (await client.nextOf("invocationAccepted")).mappings[0]!.channel;
+  const { dataDir, child, client, channel } = await startedUpload("tally");
 
   // 30 000 items of about 64 bytes, each naming its own sequence: runs of them reach the payload file.
   const items = 30_000;
