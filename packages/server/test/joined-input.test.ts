@@ -10,19 +10,15 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { join } from "node:path";
 import Database from "better-sqlite3";
-import { SqliteSessionStore } from "../src/index.js";
 import type { InputChunk } from "../src/store/index.js";
 import { recordingWatcher } from "./support/input-watcher.js";
-import { bytes, removeStoreDirs, session, sqliteDir, startAttempt, stream } from "./support/store-records.js";
+import { bytes, removeStoreDirs, storeWithInput } from "./support/store-records.js";
 
 afterEach(removeStoreDirs);
 
-async function storeWithInput(options: { maxPackedRowBytes?: number; payloadFileThreshold?: number } = {}) {
-  const dataDir = sqliteDir();
-  const store = new SqliteSessionStore({ dataDir, ...options });
-  const s = session();
-  const input = stream(s.sessionId, "input");
-  await store.createSession(s, [input], startAttempt(s));
+/** `storeWithInput`, with a chunk of its input stream made from text and the stream's texts read back. */
+async function storeWithChunks(options: { maxPackedRowBytes?: number; payloadFileThreshold?: number } = {}) {
+  const { store, input, dataDir } = await storeWithInput(options);
   const chunk = (sequence: bigint, text: string, more: Partial<InputChunk> = {}): InputChunk => ({
     streamId: input.streamId,
     sequence,
@@ -39,7 +35,7 @@ async function storeWithInput(options: { maxPackedRowBytes?: number; payloadFile
 describe("SqliteSessionStore.joinInputWatched", () => {
   it("chunks that join a queued write commit with it, are told once, and read back each as it was appended", async () => {
     // Rows of at most 24 bytes: the 40 joined items take several packed rows.
-    const { store, input, chunk, texts } = await storeWithInput({ maxPackedRowBytes: 24 });
+    const { store, input, chunk, texts } = await storeWithChunks({ maxPackedRowBytes: 24 });
     const told = recordingWatcher();
     store.acceptInputWatched(chunk(0n, "item 0"), undefined, told);
     for (let i = 1; i < 40; i++) expect(store.joinInputWatched(chunk(BigInt(i), `item ${i}`), undefined, told)).toBe(true);
@@ -58,7 +54,7 @@ describe("SqliteSessionStore.joinInputWatched", () => {
     const texts = ["a", "bb", "c".repeat(30), "dd", "e", "f".repeat(9), "g", "h".repeat(25), "ii", "j"];
     const counts = [1n, 3n, 1n, 2n, 1n, 1n, 4n, 1n, 1n, 1n];
     const layout = async (joining: boolean) => {
-      const { store, chunk, dataDir } = await storeWithInput({ maxPackedRowBytes: 16 });
+      const { store, chunk, dataDir } = await storeWithChunks({ maxPackedRowBytes: 16 });
       let sequence = 0n;
       const chunks = texts.map((text, i) => {
         const c = chunk(sequence, text, { itemCount: counts[i] as bigint });
@@ -90,7 +86,7 @@ describe("SqliteSessionStore.joinInputWatched", () => {
   });
 
   it("a chunk joins only a write still queued, of its own watcher, that it continues, with its bytes in the row; otherwise nothing changes", async () => {
-    const { store, chunk, texts } = await storeWithInput({ payloadFileThreshold: 100 });
+    const { store, chunk, texts } = await storeWithChunks({ payloadFileThreshold: 100 });
     const first = recordingWatcher();
     const other = recordingWatcher();
     store.acceptInputWatched(chunk(0n, "a"), undefined, first);
@@ -116,7 +112,7 @@ describe("SqliteSessionStore.joinInputWatched", () => {
   });
 
   it("a write that fails fails every chunk that joined it, told once, and stores none of them", async () => {
-    const { store, input, chunk, texts } = await storeWithInput();
+    const { store, input, chunk, texts } = await storeWithChunks();
     const told = recordingWatcher();
     store.acceptInputWatched(chunk(5n, "gap"), undefined, told); // the stream is at 0: this write fails
     expect(store.joinInputWatched(chunk(6n, "after the gap"), undefined, told)).toBe(true);

@@ -10,7 +10,7 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import { MemorySessionStore, SqliteSessionStore, type SessionStore } from "../src/index.js";
 import { storeContract } from "../src/testing/index.js";
-import { bytes, removeStoreDirs, session, sqliteDir, startAttempt, stream } from "./support/store-records.js";
+import { bytes, removeStoreDirs, session, sqliteDir, startAttempt, storeWithInput, stream } from "./support/store-records.js";
 
 const IMPLEMENTATIONS: [string, () => SessionStore][] = [
   ["SqliteSessionStore", () => new SqliteSessionStore({ dataDir: sqliteDir() })],
@@ -50,10 +50,7 @@ describe("SqliteSessionStore on disk", () => {
   });
 
   it("group-commits writes issued together; one failing write rolls back alone", async () => {
-    const store = new SqliteSessionStore({ dataDir: sqliteDir() });
-    const s = session();
-    const input = stream(s.sessionId, "input");
-    await store.createSession(s, [input], startAttempt(s));
+    const { store, s, input } = await storeWithInput();
     const writes = [
       store.acceptInput({ streamId: input.streamId, sequence: 0n, itemCount: 1n, data: bytes("a"), mimeType: undefined }, []),
       store.acceptInput({ streamId: input.streamId, sequence: 5n, itemCount: 1n, data: bytes("x"), mimeType: undefined }, []),
@@ -69,10 +66,7 @@ describe("SqliteSessionStore on disk", () => {
   it("a long run of appends issued together (many rows per statement) keeps every row, in order, on both logs", async () => {
     // 37 = 16 + 16 + 5 rows per log: full statements and a remainder; the
     // payload-file threshold puts every third item in the file.
-    const store = new SqliteSessionStore({ dataDir: sqliteDir(), payloadFileThreshold: 64 });
-    const s = session();
-    const input = stream(s.sessionId, "input");
-    await store.createSession(s, [input], startAttempt(s));
+    const { store, s, input } = await storeWithInput({ payloadFileThreshold: 64 });
     const out = stream(s.sessionId, "output", { parent: { kind: "result" } });
     await store.setResult(s.sessionId, '{"kind":"none"}', [out]);
     const text = (i: number): string => (i % 3 === 0 ? `${i}:`.padEnd(80, "x") : `item ${i}`);
@@ -104,10 +98,7 @@ describe("SqliteSessionStore on disk", () => {
   });
 
   it("a write whose last statement fails rolls back its earlier statements, and only those", async () => {
-    const store = new SqliteSessionStore({ dataDir: sqliteDir() });
-    const s = session();
-    const input = stream(s.sessionId, "input");
-    await store.createSession(s, [input], startAttempt(s));
+    const { store, s, input } = await storeWithInput();
     // The chunk continues the stream, but the stream it introduces already exists.
     const clash = stream(s.sessionId, "input", { streamId: input.streamId });
     const writes = [
@@ -122,11 +113,7 @@ describe("SqliteSessionStore on disk", () => {
   });
 
   it("upgrades a database whose logs are WITHOUT ROWID tables (schema 0), keeping every row", async () => {
-    const dataDir = sqliteDir();
-    const store = new SqliteSessionStore({ dataDir });
-    const s = session();
-    const input = stream(s.sessionId, "input");
-    await store.createSession(s, [input], startAttempt(s));
+    const { dataDir, store, s, input } = await storeWithInput();
     const out = stream(s.sessionId, "output", { parent: { kind: "result" } });
     await store.setResult(s.sessionId, '{"kind":"none"}', [out]);
     await store.acceptInput({ streamId: input.streamId, sequence: 0n, itemCount: 2n, data: bytes("ab"), mimeType: undefined }, []);
@@ -214,11 +201,7 @@ describe("SqliteSessionStore on disk", () => {
   });
 
   it("upgrades a schema 5 database, whose rows read as before, to a version a schema 5 server refuses", async () => {
-    const dataDir = sqliteDir();
-    const store = new SqliteSessionStore({ dataDir });
-    const s = session();
-    const input = stream(s.sessionId, "input");
-    await store.createSession(s, [input], startAttempt(s));
+    const { dataDir, store, s, input } = await storeWithInput();
     await store.acceptInput({ streamId: input.streamId, sequence: 0n, itemCount: 1n, data: bytes("kept"), mimeType: undefined }, []);
     await store.close();
     const db = new Database(join(dataDir, "sessions.db"));

@@ -8,6 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SqliteSessionStore, type SqliteSessionStoreOptions } from "../../src/index.js";
 import type { SessionStore } from "../../src/store/session-store.js";
+import { session, startAttempt, stream } from "../../src/testing/store-records.js";
 
 const dirs: string[] = [];
 export function sqliteDir(): string {
@@ -42,3 +43,13 @@ export function removeStoreDirs(): void {
 }
 
 export { bytes, session, startAttempt, stream } from "../../src/testing/store-records.js";
+
+/** A SQLite store, made with `options` on a fresh directory, holding one started session with an input stream: where most of the store's tests start. */
+export async function storeWithInput(options: Omit<SqliteSessionStoreOptions, "dataDir"> = {}) {
+  const dataDir = sqliteDir();
+  const store = new SqliteSessionStore({ dataDir, ...options });
+  const s = session();
+  const input = stream(s.sessionId, "input");
+  await store.createSession(s, [input], startAttempt(s));
+  return { dataDir, store, s, input };
+}
