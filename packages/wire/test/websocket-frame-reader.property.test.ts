@@ -93,6 +93,21 @@ function readByReader(side: Side, chunks: readonly Buffer[], maxPayload: number,
   return { events: [...events, ...refusal(receiver)], read };
 }
 
+/** The same chunks read by `ws` alone and by the reader in front of it; `ws` is given copies, since the reader unmasks in place. */
+function readBothWays(
+  side: Side,
+  chunks: readonly Buffer[],
+  maxPayload: number,
+  readerLimit: number,
+): { alone: Event[]; events: Event[]; read: number } {
+  const alone = readByWs(
+    side,
+    chunks.map((chunk) => Buffer.from(chunk)),
+    maxPayload,
+  );
+  return { alone, ...readByReader(side, chunks, maxPayload, readerLimit) };
+}
+
 /** One frame as a client writes it: `first` is FIN, RSV and opcode; `lengthForm` the length's encoding (shortest unless forced). */
 interface FrameSpec {
   readonly first: number;
@@ -215,9 +230,8 @@ describe.each([
         fc.constantFrom(1024, 300, 64),
         (groups, cuts, offsets, readerLimit) => {
           const stream = concat(groups.flat().map(frameBytes));
-          const alone = readByWs(side, chunksOf(stream, cuts, offsets), 1024);
-          const paired = readByReader(side, chunksOf(stream, cuts, offsets), 1024, readerLimit).events;
-          expect(paired).toEqual(alone);
+          const { alone, events } = readBothWays(side, chunksOf(stream, cuts, offsets), 1024, readerLimit);
+          expect(events).toEqual(alone);
         },
       ),
       { numRuns: 400 },
@@ -227,10 +241,9 @@ describe.each([
   it("reads a payload over ws's limit as ws refuses it: 1009, the messages before it read", () => {
     const before = frameBytes({ first: 0x81, payload: Uint8Array.of(1, 2, 3), masked, lengthForm: "shortest", key: 7 });
     const over = frameBytes({ first: 0x81, payload: new Uint8Array(200), masked, lengthForm: "shortest", key: 9 });
-    const chunks = [Buffer.from(concat([before, over, before]))];
-    const alone = readByWs(side, chunks, 100);
+    const { alone, events } = readBothWays(side, [Buffer.from(concat([before, over, before]))], 100, 100);
     expect(alone).toEqual(["text 010203", "refused WS_ERR_UNSUPPORTED_MESSAGE_LENGTH"]);
-    expect(readByReader(side, [Buffer.from(concat([before, over, before]))], 100, 100).events).toEqual(alone);
+    expect(events).toEqual(alone);
   });
 
   it("hands a length beyond 2^53 to ws, which refuses it, and reads nothing after it", () => {
@@ -239,14 +252,10 @@ describe.each([
     for (const cut of [1, small.length + 3, small.length + 12]) {
       const stream = concat([small, huge, small]);
       const chunks = [Buffer.from(stream.subarray(0, cut)), Buffer.from(stream.subarray(cut))];
-      const alone = readByWs(
-        side,
-        chunks.map((c) => Buffer.from(c)),
-        1 << 20,
-      );
+      const { alone, events } = readBothWays(side, chunks, 1 << 20, 1 << 20);
       expect(alone[0]).toBe("text 05");
       expect(alone.at(-1)).toMatch(/^refused/);
-      expect(readByReader(side, chunks, 1 << 20, 1 << 20).events).toEqual(alone);
+      expect(events).toEqual(alone);
     }
   });
 
@@ -264,12 +273,7 @@ describe.each([
     // Chunks of 4 KiB: most frames lie whole in one; those cut by a chunk's end go to ws.
     const chunks: Buffer[] = [];
     for (let at = 0; at < stream.length; at += 4096) chunks.push(Buffer.from(stream.subarray(at, at + 4096)));
-    const alone = readByWs(
-      side,
-      chunks.map((c) => Buffer.from(c)),
-      1 << 20,
-    );
-    const { events, read } = readByReader(side, chunks, 1 << 20, 1 << 16);
+    const { alone, events, read } = readBothWays(side, chunks, 1 << 20, 1 << 16);
     expect(events).toEqual(alone);
     expect(events).toHaveLength(1002);
     expect(read).toBeGreaterThan(1000 - chunks.length);
@@ -288,12 +292,7 @@ describe.each([
       // Whole in one chunk; cut inside the big frame's header (its length learned from the carried part); cut inside its payload.
       for (const cut of [stream.length, bigStart + 3, bigStart + big.length - 1]) {
         const chunks = [Buffer.from(stream.subarray(0, cut)), Buffer.from(stream.subarray(cut))].filter((c) => c.length > 0);
-        const alone = readByWs(
-          side,
-          chunks.map((c) => Buffer.from(c)),
-          1 << 20,
-        );
-        const { events, read } = readByReader(side, chunks, 1 << 20, 1 << 20);
+        const { alone, events, read } = readBothWays(side, chunks, 1 << 20, 1 << 20);
         expect(events).toEqual(alone);
         expect(events).toHaveLength(4);
         // Every text frame, the ones after the long one included: its length was read right.
@@ -347,18 +346,18 @@ describe.each([
     ]);
     const oneByteEach = () =>
       Array.from(stream, (byte) => Buffer.of(byte)).flatMap((chunk, i) => (i % 50 === 0 ? [Buffer.alloc(0), chunk] : [chunk]));
-    const alone = readByWs(side, oneByteEach(), 1 << 20);
+    const { alone, events } = readBothWays(side, oneByteEach(), 1 << 20, 1 << 16);
     expect(alone.at(-1)).toBe("close 1000");
-    expect(readByReader(side, oneByteEach(), 1 << 20, 1 << 16).events).toEqual(alone);
+    expect(events).toEqual(alone);
   });
 
   it("hands a length beyond 2^53 whose header ends a chunk to ws, and then everything", () => {
     const huge = Uint8Array.of(0x82, (masked ? 0x80 : 0) | 127, 0xff, 0xff, 0xff, 0xff, 0, 0, 0, 1, ...(masked ? [1, 2, 3, 4] : []));
     const small = frameBytes({ first: 0x81, payload: Uint8Array.of(5), masked, lengthForm: "shortest", key: 1 });
     const chunks = () => [Buffer.from(huge.subarray(0, 3)), Buffer.from(huge.subarray(3)), Buffer.from(small), Buffer.alloc(0)];
-    const alone = readByWs(side, chunks(), 1 << 20);
+    const { alone, events } = readBothWays(side, chunks(), 1 << 20, 1 << 20);
     expect(alone.at(-1)).toMatch(/^refused/);
-    expect(readByReader(side, chunks(), 1 << 20, 1 << 20).events).toEqual(alone);
+    expect(events).toEqual(alone);
   });
 
   it("reads every frame with no open() given, and an empty chunk changes nothing", () => {
