@@ -160,13 +160,12 @@ it("SIGTERM drains a node: its invocation finishes, the client resumes at the ot
   const session = await balancer.until((connections) => connections.find((c) => c.websocket && c.upstream >= 0));
   await waitFor(invoked, () => itemsOf(invoked.stdout(), "$").length >= 3, "three items arrived");
   const owner = session.upstream === 0 ? a : b;
-  const drainStarted = Date.now();
   owner.running.child.kill("SIGTERM");
   const stopped = await owner.running.done;
   expect(stopped.code).toBe(EXIT.success);
-  // It waited for its invocation (about 2.7 s of items were left), not for the 30 s deadline.
-  expect(Date.now() - drainStarted).toBeLessThan(20_000);
   expect(stopped.stdout.toString()).toMatch(/^draining \(SIGTERM\): refusing new connections/m);
+  // It waited for its invocation to finish, not for the deadline: a drain that reached the deadline
+  // says how many invocations it failed instead (a clock here would only measure the machine's load).
   expect(stopped.stdout.toString()).toMatch(/^drained in [0-9.]+m?s: every invocation this node ran has finished; left the cluster$/m);
 
   const done = await invoked.done;
