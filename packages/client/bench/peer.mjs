@@ -175,14 +175,26 @@ if (peer === undefined) {
   process.exit(2);
 }
 
-/** CPU of this process's main thread alone so far, in microseconds (/proc, 10 ms ticks): NaN where there is no /proc. */
-function mainThreadMicros() {
+/**
+ * This process's main thread so far, in microseconds: the CPU it ran (`mainThread`) and the time it
+ * was ready to run but waited for a core (`mainThreadWait`), from the scheduler's own accounting
+ * (/proc/…/schedstat, in nanoseconds). Without schedstat, the CPU from /proc/…/stat (10 ms ticks)
+ * and no wait; without /proc, NaN for both.
+ */
+function mainThread() {
+  const task = `/proc/self/task/${process.pid}`;
   try {
-    const stat = readFileSync(`/proc/self/task/${process.pid}/stat`, "utf8");
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return (Number(fields[11]) + Number(fields[12])) * 10_000;
+    const [run, wait] = readFileSync(`${task}/schedstat`, "utf8").trim().split(" ").map(Number);
+    return { mainThread: run / 1000, mainThreadWait: wait / 1000 };
   } catch {
-    return Number.NaN;
+    // A kernel without CONFIG_SCHED_INFO has no schedstat: fall back to the ticks of stat.
+  }
+  try {
+    const stat = readFileSync(`${task}/stat`, "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return { mainThread: (Number(fields[11]) + Number(fields[12])) * 10_000, mainThreadWait: Number.NaN };
+  } catch {
+    return { mainThread: Number.NaN, mainThreadWait: Number.NaN };
   }
 }
 
@@ -193,7 +205,7 @@ const stop = async () => {
 process.on("message", (message) => {
   if (message === "close") void stop();
   // CPU time of this process (all threads), so a row can report what the receiver spent.
-  else if (message === "cpu") process.send({ cpu: { ...process.cpuUsage(), mainThread: mainThreadMicros() } });
+  else if (message === "cpu") process.send({ cpu: { ...process.cpuUsage(), ...mainThread() } });
   // With the embedded server, also its node byte budget: held now, capacity, highest since the last request.
   else if (message === "memory")
     void memoryReport().then((memory) => process.send({ memory: { ...memory, buffered: peer.server?.bufferedBytes?.() } }));

@@ -153,7 +153,12 @@ export function createMeasurements() {
       const sender = process.cpuUsage(senderBefore);
       const after = await Promise.all(list.map((r) => r.cpu()));
       const sum = (part) => after.reduce((total, cpu, i) => total + cpu[part] - before[i][part], 0);
-      (receiverCpu[name] ??= []).push({ user: sum("user"), system: sum("system"), mainThread: sum("mainThread") });
+      (receiverCpu[name] ??= []).push({
+        user: sum("user"),
+        system: sum("system"),
+        mainThread: sum("mainThread"),
+        mainThreadWait: sum("mainThreadWait"),
+      });
       (senderCpu[name] ??= []).push(sender.user + sender.system);
       return result;
     },
@@ -214,13 +219,17 @@ export function createMeasurements() {
 }
 
 /**
- * ", main thread X": the receivers' main threads alone (their event loops, which bound a node's
- * rate; the rest is the thread pool's writes and syncs and the collector's helpers), where /proc
- * counts them (in 10 ms ticks, so a row shorter than a second or so is coarse).
+ * ", main thread X (waited Y)": the receivers' main threads alone (their event loops, which bound a
+ * node's rate; the rest is the thread pool's writes and syncs and the collector's helpers), and how
+ * long they were ready to run but waited for a core, where /proc counts them. On a machine whose
+ * cores the sender and the receivers' other threads share, a busy event loop's wait is rate the row
+ * loses without spending any CPU (docs/performance.md, *The CPU ceiling*).
  */
 function mainThreadOf(cpuOf) {
   const value = cpuOf((r) => r.mainThread);
-  return Number.isFinite(Number(value)) ? `, main thread ${value}` : "";
+  if (!Number.isFinite(Number(value))) return "";
+  const wait = cpuOf((r) => r.mainThreadWait);
+  return `, main thread ${value}${Number.isFinite(Number(wait)) ? ` (waited ${wait})` : ""}`;
 }
 
 export function median(values) {
