@@ -7,7 +7,7 @@
  * readers; and a message read either way is a sign of life to the keepalive.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import WebSocket, { WebSocketServer } from "ws";
+import WebSocket, { WebSocketServer, type ClientOptions } from "ws";
 import { encodeServerMessage, SUBPROTOCOL, type ServerMessage } from "@golem-stream/wire";
 import { wsTransport } from "../src/index.js";
 import { readWsTextFramesFirst } from "@golem-stream/wire/internal";
@@ -40,12 +40,19 @@ describe("the server's small text frames, read before ws", () => {
     const stranger = { readyState: 1 } as unknown as WebSocket;
     expect(readWsTextFramesFirst(stranger, { maxPayloadBytes: 1024, masked: false, text: () => {} })).toBe(false);
     const url = await startPeer(() => {});
-    const socket = new WebSocket(url, SUBPROTOCOL);
-    const used = await new Promise<boolean>((resolve) =>
-      socket.once("open", () => resolve(readWsTextFramesFirst(socket, { maxPayloadBytes: 1024, masked: false, text: () => {} }))),
-    );
-    expect(used).toBe(true);
-    socket.terminate();
+    const readFirst = (options: ClientOptions) => {
+      const socket = new WebSocket(url, SUBPROTOCOL, options);
+      return new Promise<boolean>((resolve) =>
+        socket.once("open", () => {
+          resolve(readWsTextFramesFirst(socket, { maxPayloadBytes: 1024, masked: false, text: () => {} }));
+          socket.terminate();
+        }),
+      );
+    };
+    // Configured as the transport configures ws.
+    expect(await readFirst({ perMessageDeflate: false, skipUTF8Validation: true, maxPayload: 1024 })).toBe(true);
+    // ws's defaults check UTF-8 themselves (their own close code): ws reads alone.
+    expect(await readFirst({})).toBe(false);
   });
 
   it("hands a server's mixed traffic to the handlers whole and in order", async () => {

@@ -34,7 +34,10 @@ export interface TextFrameReaderOptions<Chunk extends Uint8Array> {
   readonly masked?: boolean;
   /** Frames whose payload is longer go to `other`: the general receiver applies its own size limit. */
   readonly maxPayloadBytes: number;
-  /** A whole-message text frame's payload, unmasked: a view of the chunk's memory, in place. */
+  /**
+   * A whole-message text frame's payload, unmasked: a view of the chunk's memory, in place. If it
+   * throws, the reader hands everything from the next frame on to `other` and rethrows.
+   */
   readonly text: (payload: Uint8Array) => void;
   /** Bytes `start` to `end` of `chunk` belong to other frames: hand them to the general receiver, in order with `text`. */
   readonly other: (chunk: Chunk, start: number, end: number) => void;
@@ -108,7 +111,15 @@ export class TextFrameReader<Chunk extends Uint8Array = Uint8Array> {
           mask(view, payload - 4, payload, length);
         }
         at = end;
-        this.#text(new Uint8Array(chunk.buffer, chunk.byteOffset + payload, length));
+        try {
+          this.#text(new Uint8Array(chunk.buffer, chunk.byteOffset + payload, length));
+        } catch (error) {
+          // The rest of the chunk and everything after it go to the general receiver, from the
+          // next frame's first byte: a throw must not leave this reader a frame boundary behind
+          // (reading a frame hidden in another's payload as its own).
+          this.#passAll(chunk, at);
+          throw error;
+        }
         continue;
       }
       this.#noteFragments(first);
@@ -266,14 +277,47 @@ export interface WsSocketState {
  * this returns false: `ws` reads every frame, slower, never wrong. Both
  * transports' tests check the fast path is in use with the `ws` the lockfile
  * holds.
+ *
+ * It also returns false, and `ws` reads alone, unless `ws` would read the
+ * frames read here as they are read here (`readsAsThisReader`).
  */
 export function readWsTextFramesFirst(socket: WsSocketState, options: Omit<ReadTextFramesBeforeOptions, "open">): boolean {
   const receiver: unknown = (socket as unknown as { _receiver?: unknown })._receiver;
   if (typeof receiver !== "object" || receiver === null) return false;
   const fields = receiver as Record<string, unknown>;
   const fresh = typeof fields.write === "function" && fields.errored === null && fields._state === 0 && fields._bufferedBytes === 0;
-  if (!fresh) return false;
+  if (!fresh || !readsAsThisReader(fields, options)) return false;
   // Not once ws is closing (a close frame read, or this side's own close sent): ws then reads alone.
   readTextFramesBefore(receiver as FrameReceiver<Uint8Array>, { ...options, open: () => socket.readyState === socket.OPEN });
   return true;
+}
+
+/**
+ * Whether `ws`'s receiver, configured as `fields` say, reads a whole small text frame as the reader
+ * does: on the same side (a server's receiver reads masked frames); no extension negotiated (with
+ * permessage-deflate a frame may be compressed, and `ws` inflates such a message later, so one
+ * read here would overtake it); its messages emitted while it parses (otherwise a message `ws` read
+ * from a chunk would come after one read here from later in it); UTF-8 left to the caller's
+ * decoder, as here (otherwise `ws` fails a connection that the decoder would fail with another
+ * close code); and no size limit below the reader's (`ws` keeps `maxPayload | 0`: a frame between
+ * the two would be read here and refused by `ws`; 0 is no limit), the reader's own limit a number
+ * (NaN compares false with every length).
+ */
+function readsAsThisReader(
+  fields: Record<string, unknown>,
+  options: { readonly masked?: boolean; readonly maxPayloadBytes: number },
+): boolean {
+  const extensions = fields._extensions;
+  const limit = fields._maxPayload;
+  return (
+    fields._isServer === (options.masked !== false) &&
+    typeof extensions === "object" &&
+    extensions !== null &&
+    Object.keys(extensions).length === 0 &&
+    fields._allowSynchronousEvents === true &&
+    fields._skipUTF8Validation === true &&
+    typeof limit === "number" &&
+    options.maxPayloadBytes >= 0 &&
+    (limit === 0 || (limit > 0 && options.maxPayloadBytes <= limit))
+  );
 }

@@ -373,6 +373,40 @@ describe.each([
     expect(events).toEqual(alone);
   });
 
+  it("hands everything from the next frame on to ws when the text callback throws, and rethrows", () => {
+    const frame = (first: number, payload: Uint8Array, key: number) => frameBytes({ first, payload, masked, lengthForm: "shortest", key });
+    // A binary frame whose payload ends in the bytes of a text frame: only a reader that lost its
+    // place would read that as a frame.
+    const hidden = frame(0x81, Buffer.from("EVIL"), 0);
+    const binary = frame(0x82, concat([Uint8Array.of(1, 2), hidden]), 0);
+    const boom = frame(0x81, Buffer.from("boom"), 0);
+    const texts: string[] = [];
+    const others: Array<[number, number, number]> = [];
+    let chunkIndex = 0;
+    const reader = new TextFrameReader({
+      masked,
+      maxPayloadBytes: 100,
+      text: (payload) => {
+        texts.push(Buffer.from(payload).toString());
+        if (texts.length === 1) throw new Error("the callback failed");
+      },
+      other: (_chunk, start, end) => others.push([chunkIndex, start, end]),
+    });
+    const stream = concat([boom, binary]);
+    // Cut just before the hidden frame's header.
+    const cut = stream.length - hidden.length;
+    expect(() => reader.read(stream.slice(0, cut))).toThrow("the callback failed");
+    chunkIndex = 1;
+    reader.read(stream.slice(cut));
+    reader.read(frame(0x81, Buffer.from("next"), 3));
+    expect(texts).toEqual(["boom"]);
+    expect(others).toEqual([
+      [0, boom.length, cut],
+      [1, 0, hidden.length],
+      [1, 0, frame(0x81, Buffer.from("next"), 3).length],
+    ]);
+  });
+
   it("reads every frame with no open() given, and an empty chunk changes nothing", () => {
     const texts: number[] = [];
     const reader = new TextFrameReader({ masked, maxPayloadBytes: 100, text: (payload) => texts.push(payload[0]!), other: () => {} });
@@ -401,6 +435,30 @@ describe("readWsTextFramesFirst", () => {
     receiver.write(client(2));
     expect(read).toEqual([1]);
     expect(events).toEqual(["text 02"]);
+  });
+
+  it("changes nothing for a receiver that would read a small text frame otherwise than the reader", () => {
+    const options = { maxPayloadBytes: 100, masked: true, text: () => {} };
+    const receiver = (settings: Record<string, unknown>) =>
+      new Receiver({ isServer: true, maxPayload: 1 << 20, skipUTF8Validation: true, ...settings } as never);
+    // As the transports configure ws (maxPayload 0 is no limit): read here.
+    expect(readWsTextFramesFirst(socketWith(receiver({})), options)).toBe(true);
+    expect(readWsTextFramesFirst(socketWith(receiver({ maxPayload: 0 })), options)).toBe(true);
+    expect(readWsTextFramesFirst(socketWith(receiver({ maxPayload: 100 })), options)).toBe(true);
+    for (const settings of [
+      { isServer: false }, // a client's receiver: the server's frames, unmasked
+      { extensions: { "permessage-deflate": {} } }, // compressed messages inflate later
+      { allowSynchronousEvents: false }, // one message per tick
+      { skipUTF8Validation: false }, // ws fails invalid UTF-8 with its own close code
+      { maxPayload: 99 }, // a limit below the reader's
+    ]) {
+      expect(readWsTextFramesFirst(socketWith(receiver(settings)), options), JSON.stringify(settings)).toBe(false);
+    }
+    expect(readWsTextFramesFirst(socketWith(receiver({})), { ...options, maxPayloadBytes: Number.NaN })).toBe(false);
+    // The same limit given to both, beyond 32 bits: ws keeps 100 of it (maxPayload | 0), the reader would not.
+    const beyond = 2 ** 32 + 100;
+    expect(readWsTextFramesFirst(socketWith(receiver({ maxPayload: beyond })), { ...options, maxPayloadBytes: beyond })).toBe(false);
+    expect(readWsTextFramesFirst(socketWith(receiver({ isServer: false })), { ...options, masked: false })).toBe(true);
   });
 
   it("changes nothing for a socket whose receiver is missing, has read something, or has failed", () => {
