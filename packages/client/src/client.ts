@@ -19,6 +19,7 @@ import { ClientError } from "./errors.js";
 import type { Agent, AgentOptions, AttachOptions, InvokeOptions } from "./agent-options.js";
 import { Invocation } from "./invocation.js";
 import { resolvePolicy, type ReconnectPolicy } from "./reconnect-policy.js";
+import { nonNegativeMs, positiveInteger, positiveMs } from "./option-checks.js";
 import type { Transport } from "./transport.js";
 import { discoveryUrl, fetchCatalogue, type AgentTypeSchema } from "./discovery.js";
 import { jsToConstructor, jsToParams } from "./typed-agent.js";
@@ -107,11 +108,16 @@ export function createClientWith(options: ClientOptions, defaultTransport: () =>
     getToken: getToken ?? (() => token as string),
     transport: options.transport ?? defaultTransport(),
     policy: resolvePolicy(options.reconnect),
-    maxUnackedInputBytes: positive(options.maxUnackedInputBytes, LIMITS.defaultClientUnackedInputBytes, "maxUnackedInputBytes"),
-    maxQueuedEntriesPerStream: positive(options.maxQueuedEntriesPerStream, LIMITS.maxQueuedEntriesPerStream, "maxQueuedEntriesPerStream"),
-    maxQueuedBytes: positive(options.maxQueuedBytes, LIMITS.maxQueuedBytesPerSession, "maxQueuedBytes"),
-    acceptanceTimeoutMs: nonNegative(options.acceptanceTimeoutMs, DEFAULT_ACCEPTANCE_TIMEOUT_MS, "acceptanceTimeoutMs"),
-    cancelConfirmTimeoutMs: positive(options.cancelConfirmTimeoutMs, DEFAULT_CANCEL_CONFIRM_TIMEOUT_MS, "cancelConfirmTimeoutMs"),
+    maxUnackedInputBytes: positiveInteger(options.maxUnackedInputBytes, LIMITS.defaultClientUnackedInputBytes, "maxUnackedInputBytes"),
+    maxQueuedEntriesPerStream: positiveInteger(
+      options.maxQueuedEntriesPerStream,
+      LIMITS.maxQueuedEntriesPerStream,
+      "maxQueuedEntriesPerStream",
+    ),
+    maxQueuedBytes: positiveInteger(options.maxQueuedBytes, LIMITS.maxQueuedBytesPerSession, "maxQueuedBytes"),
+    acceptanceTimeoutMs: nonNegativeMs(options.acceptanceTimeoutMs, DEFAULT_ACCEPTANCE_TIMEOUT_MS, "acceptanceTimeoutMs"),
+    // A timer: beyond 2^31 - 1 ms Node would fire it at once.
+    cancelConfirmTimeoutMs: positiveMs(options.cancelConfirmTimeoutMs, DEFAULT_CANCEL_CONFIRM_TIMEOUT_MS, "cancelConfirmTimeoutMs"),
   };
   const servedType = async (
     application: string,
@@ -217,23 +223,6 @@ export const DEFAULT_ACCEPTANCE_TIMEOUT_MS = 30_000;
 
 /** Default of `ClientOptions.cancelConfirmTimeoutMs`. */
 export const DEFAULT_CANCEL_CONFIRM_TIMEOUT_MS = 10_000;
-
-/** setTimeout's largest delay; beyond it Node fires at once. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
-
-function nonNegative(value: number | undefined, fallback: number, name: string): number {
-  if (value === undefined) return fallback;
-  if (!Number.isSafeInteger(value) || value < 0 || value > MAX_TIMER_MS) {
-    throw new ClientError("invalid-argument", `${name} must be an integer from 0 to ${MAX_TIMER_MS}`);
-  }
-  return value;
-}
-
-function positive(value: number | undefined, fallback: number, name: string): number {
-  if (value === undefined) return fallback;
-  if (!Number.isSafeInteger(value) || value <= 0) throw new ClientError("invalid-argument", `${name} must be a positive integer`);
-  return value;
-}
 
 /**
  * Saved state often comes from a file: check it before use, with the wire

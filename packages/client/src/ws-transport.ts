@@ -28,12 +28,13 @@ import {
 } from "@golem-stream/wire";
 import { readWsTextFramesFirst, TextFrameBurst } from "@golem-stream/wire/internal";
 import { encodeClientMessage, framesCheckedItems } from "./item-encoding.js";
+import { integerOption, nonNegativeMs, optionsObject, positiveMs } from "./option-checks.js";
 import type { CloseInfo, Connection, ConnectionHandlers, ConnectRequest, Transport } from "./transport.js";
 
 export interface WsTransportOptions {
   /** Abandon a handshake that takes longer, ms. Default 10 000. */
   readonly handshakeTimeoutMs?: number;
-  /** Largest inbound WebSocket message accepted, bytes. Default: the protocol's largest binary message. */
+  /** Largest inbound WebSocket message accepted, bytes, 1 to 2^31 - 1 (what `ws` can bound). Default: the protocol's largest binary message. */
   readonly maxPayloadBytes?: number;
   /**
    * A connection that shows no sign of life (no message, no pong) for two intervals is torn
@@ -52,11 +53,17 @@ export interface WsTransportOptions {
 /** Bound on an HTTP error envelope read from a refused handshake. */
 const MAX_ERROR_BODY_BYTES = 64 * KiB;
 
-export function wsTransport(options: WsTransportOptions = {}): Transport {
-  const handshakeTimeout = options.handshakeTimeoutMs ?? 10_000;
-  const maxPayload = options.maxPayloadBytes ?? MAX_BINARY_MESSAGE_BYTES;
-  const keepaliveIntervalMs = options.keepaliveIntervalMs ?? 15_000;
-  const envelopes = new EnvelopePool(options.maxPooledSendBytes ?? 4 * MiB);
+/** The largest `maxPayloadBytes`: `ws` keeps its `maxPayload` as a 32-bit integer (`| 0`). */
+const MAX_PAYLOAD_OPTION_BYTES = 2 ** 31 - 1;
+
+export function wsTransport(options?: WsTransportOptions): Transport {
+  const given = optionsObject(options, "wsTransport");
+  const handshakeTimeout = positiveMs(given.handshakeTimeoutMs, 10_000, "handshakeTimeoutMs");
+  const maxPayload = integerOption(given.maxPayloadBytes, MAX_BINARY_MESSAGE_BYTES, "maxPayloadBytes", 1, MAX_PAYLOAD_OPTION_BYTES);
+  // Two intervals of silence end a connection: each must be a timer Node keeps.
+  const keepaliveIntervalMs = nonNegativeMs(given.keepaliveIntervalMs, 15_000, "keepaliveIntervalMs");
+  const pooled = integerOption(given.maxPooledSendBytes, 4 * MiB, "maxPooledSendBytes", 0, Number.MAX_SAFE_INTEGER);
+  const envelopes = new EnvelopePool(pooled);
   return {
     connect(request: ConnectRequest, handlers: ConnectionHandlers): Promise<Connection> {
       return new Promise<Connection>((resolve, reject) => {

@@ -4,7 +4,7 @@
  * `invalid-argument` — never a stray TypeError, never a connection attempt.
  */
 import { describe, expect, it } from "vitest";
-import { createClient, inputStream, type ResumeState } from "../src/index.js";
+import { createClient, inputStream, wsTransport, type ResumeState } from "../src/index.js";
 import {
   SESSION,
   STREAM_OUT,
@@ -97,6 +97,22 @@ describe.each(WRONG)("given %s", (_label, wrong) => {
     expect(transport.connections).toHaveLength(0);
   });
 
+  it("wsTransport refuses it as options and as each numeric option", () => {
+    if (wrong !== undefined && !(typeof wrong === "object" && wrong !== null && !Array.isArray(wrong))) {
+      expect(() => wsTransport(wrong as never)).toThrow(refused);
+    }
+    if (wrong === undefined) {
+      // Every default.
+      expect(() => wsTransport(wrong)).not.toThrow();
+      expect(() => wsTransport(Object.fromEntries(NUMERIC_TRANSPORT_OPTIONS.map((option) => [option, wrong])))).not.toThrow();
+      return;
+    }
+    for (const option of NUMERIC_TRANSPORT_OPTIONS) {
+      if (wrong === 0 && ZERO_ALLOWED.has(option)) continue;
+      expect(() => wsTransport({ [option]: wrong }), option).toThrow(refused);
+    }
+  });
+
   it("resume and takeover refuse it in a pending start's state", () => {
     const { client, transport } = memoryClient();
     for (const attach of [client.resume, client.takeover]) {
@@ -110,6 +126,36 @@ describe.each(WRONG)("given %s", (_label, wrong) => {
       }
     }
     expect(transport.connections).toHaveLength(0);
+  });
+});
+
+const NUMERIC_TRANSPORT_OPTIONS = ["handshakeTimeoutMs", "maxPayloadBytes", "keepaliveIntervalMs", "maxPooledSendBytes"] as const;
+/** 0 disables keepalives, and pools nothing. */
+const ZERO_ALLOWED = new Set<string>(["keepaliveIntervalMs", "maxPooledSendBytes"]);
+
+describe("numbers out of an option's range", () => {
+  // ws keeps maxPayload as a 32-bit integer and reads a negative or NaN one as no limit; Node fires
+  // a timer of more than 2^31 - 1 ms at once.
+  it.each([
+    ["handshakeTimeoutMs", [-1, 0.5, 2 ** 31, Number.POSITIVE_INFINITY], [1, 2 ** 31 - 1]],
+    ["maxPayloadBytes", [-1, 0, 1.5, 2 ** 31, 2 ** 32 + 100, Number.POSITIVE_INFINITY], [1, 2 ** 31 - 1]],
+    ["keepaliveIntervalMs", [-1, 1.5, 2 ** 31], [0, 2 ** 31 - 1]],
+    ["maxPooledSendBytes", [-1, 0.5, 2 ** 53], [0, 2 ** 53 - 1]],
+  ] as const)("wsTransport refuses %s outside its range and takes its ends", (option, outside, ends) => {
+    for (const value of outside) expect(() => wsTransport({ [option]: value }), String(value)).toThrow(refused);
+    for (const value of ends) expect(() => wsTransport({ [option]: value }), String(value)).not.toThrow();
+  });
+
+  it.each([
+    ["cancelConfirmTimeoutMs", [0, 2 ** 31], [1, 2 ** 31 - 1]],
+    ["acceptanceTimeoutMs", [-1, 2 ** 31], [0, 2 ** 31 - 1]],
+    ["maxUnackedInputBytes", [0, -1, 2 ** 53], [1, 2 ** 53 - 1]],
+  ] as const)("createClient refuses %s outside its range and takes its ends", (option, outside, ends) => {
+    const transport = memoryClient().transport;
+    for (const value of outside)
+      expect(() => createClient({ url: "ws://h", token: "t", transport, [option]: value }), String(value)).toThrow(refused);
+    for (const value of ends)
+      expect(() => createClient({ url: "ws://h", token: "t", transport, [option]: value }), String(value)).not.toThrow();
   });
 });
 
