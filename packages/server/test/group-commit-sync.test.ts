@@ -143,6 +143,44 @@ it("a failed sync fails every write it covered, and durable() with them", async 
   await expect(read).rejects.toThrow("EIO");
 });
 
+it("after a failed sync the store takes no more writes: a later sync's success settles nothing, and writes and reads fail", async () => {
+  const { sync, pending } = controlledSyncs();
+  const group = new GroupCommit(commitGroup, noPayloads, sync);
+  let committed = 0;
+  const first = group.write(() => ++committed);
+  await turn();
+  const second = group.write(() => ++committed);
+  await turn();
+  expect(pending).toHaveLength(2); // two syncs in flight, the second covering both groups
+  pending[0]!.reject(new Error("EIO"));
+  await expect(first).rejects.toThrow("EIO");
+  // The journal may miss pages of the first group: the second group's frames come after them.
+  await expect(second).rejects.toThrow("EIO");
+  pending[1]!.resolve();
+  await turn();
+  expect(group.failure).toMatchObject({ name: "JournalSyncError", cause: new Error("EIO") });
+  await expect(group.write(() => ++committed)).rejects.toThrow(/could not be synced/);
+  expect(committed).toBe(2); // nothing committed after the failure
+  await expect(group.durable()).rejects.toThrow(/could not be synced/);
+});
+
+it("a sync that fails while a later group's payloads are written keeps that group from committing", async () => {
+  const { sync, pending } = controlledSyncs();
+  let release: () => void = () => {};
+  const payloads = { writeDurably: () => new Promise<void>((resolve) => (release = resolve)) } as unknown as PayloadFiles;
+  const group = new GroupCommit(commitGroup, payloads, sync);
+  let committed = 0;
+  const first = group.write(() => ++committed);
+  await turn();
+  const withPayload = group.write(() => ++committed, undefined, { bytes: new Uint8Array(1) } as never);
+  await turn();
+  pending[0]!.reject(new Error("EIO"));
+  await expect(first).rejects.toThrow("EIO");
+  release();
+  await expect(withPayload).rejects.toThrow(/could not be synced/);
+  expect(committed).toBe(1);
+});
+
 it("drain() waits for the sync in flight", async () => {
   const { sync, pending } = controlledSyncs();
   const group = new GroupCommit(commitGroup, noPayloads, sync);

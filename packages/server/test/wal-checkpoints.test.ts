@@ -154,13 +154,13 @@ describe("WalCheckpoints", () => {
     db.close();
   });
 
-  it("leaves the checkpoint out when the WAL sync fails, and rejects with CheckpointSyncError when the database sync fails", async () => {
+  it("copies nothing and rejects with CheckpointSyncError when the WAL sync fails, and rejects so when the database sync fails", async () => {
     const { db, walLength } = walDatabase(10);
     const failing = async (): Promise<void> => {
       throw new Error("EIO");
     };
     const fine = async (): Promise<void> => undefined;
-    await new WalCheckpoints(db, failing, fine, 1).run();
+    await expect(new WalCheckpoints(db, failing, fine, 1).run()).rejects.toBeInstanceOf(CheckpointSyncError);
     db.prepare("INSERT INTO t VALUES (x'00')").run();
     expect(walLength()).toBeGreaterThan(10); // nothing was copied, so the WAL goes on growing
     await expect(new WalCheckpoints(db, fine, failing, 1).run()).rejects.toBeInstanceOf(CheckpointSyncError);

@@ -27,9 +27,9 @@
  * A group whose transaction fails with a transient error (busy, locked, I/O:
  * `sqlite-errors.ts`) rolled back as a whole: it is committed again, with
  * backoff, within the store's outage grace, before any later write (which
- * waits); past the grace its writes fail. A failed sync is never retried: the
- * kernel may have dropped the pages it could not write, so a second sync could
- * succeed without them.
+ * waits); past the grace its writes fail. A failed sync is never retried, and
+ * leaves the store taking no more writes: the kernel may have dropped the
+ * pages it could not write, so a second sync could succeed without them.
  *
  * Why one file: the write queue, the wait for a group's payload files, the
  * sync slots and the checkpoint between groups all turn on the same private
@@ -156,6 +156,7 @@ export class GroupCommit {
    * released after this cannot show a client anything a power failure loses.
    */
   durable(): Promise<void> {
+    if (this.#broken !== undefined) return Promise.reject(this.#broken);
     if (this.#syncedGroups >= this.#committedGroups) return Promise.resolve();
     return new Promise<void>((resolve, reject) => this.#durableWaiters.push({ target: this.#committedGroups, resolve, reject }));
   }
@@ -188,7 +189,7 @@ export class GroupCommit {
     return last !== undefined && last.watcher === watcher ? last.work : undefined;
   }
 
-  /** Why no write can commit any more (a checkpoint's failed database sync), if that happened. */
+  /** Why no write can commit any more (a failed sync of the journal, or of the database after a checkpoint), if that happened. */
   get failure(): Error | undefined {
     return this.#broken;
   }
@@ -285,6 +286,11 @@ export class GroupCommit {
 
   /** Commits `batch`; a promise while it is being retried after a transient error (later groups wait for it). */
   #commit(batch: readonly QueuedWrite[], began: number): Promise<void> | undefined {
+    // Broken while this group's payloads were written: its commit could never be acknowledged.
+    if (this.#broken !== undefined) {
+      for (const item of batch) rejectWrite(item, this.#broken);
+      return undefined;
+    }
     const outcomes: WriteOutcome[] = [];
     try {
       this.#commitGroup(batch, outcomes);
@@ -303,6 +309,10 @@ export class GroupCommit {
   async #retry(batch: readonly QueuedWrite[], began: number, error: unknown): Promise<void> {
     let failure = error;
     while (await this.#outage.retry(failure)) {
+      if (this.#broken !== undefined) {
+        for (const item of batch) rejectWrite(item, this.#broken);
+        return;
+      }
       const outcomes: WriteOutcome[] = [];
       try {
         this.#commitGroup(batch, outcomes);
@@ -349,7 +359,7 @@ export class GroupCommit {
     const running: Promise<void> = sync()
       .then(
         () => this.#synced(covered),
-        (error: unknown) => this.#syncFailed(covered, toError(error)),
+        (error: unknown) => this.#syncFailed(toError(error)),
       )
       .finally(() => {
         this.#syncsInFlight.delete(running);
@@ -367,11 +377,15 @@ export class GroupCommit {
     this.#wakeDurable(undefined);
   }
 
-  /** Committed, but not known to be on disk: nothing of these groups may be acknowledged. */
-  #syncFailed(covered: number, error: Error): void {
-    while (this.#unsynced.length > 0 && (this.#unsynced[0] as CommittedGroup).ordinal <= covered) {
-      for (const item of (this.#unsynced.shift() as CommittedGroup).batch) rejectWrite(item, error);
-    }
+  /**
+   * Committed, but not known to be on disk: nothing of these groups may be acknowledged, nor of
+   * any group after them. The journal may have lost pages in the middle: SQLite's recovery stops
+   * at the first frame it cannot read, so every later commit's frames would go with them, whatever
+   * a later sync answers. The store takes no more writes (as after a checkpoint's failed sync).
+   */
+  #syncFailed(error: Error): void {
+    this.#broken ??= new JournalSyncError("the store's journal could not be synced: it takes no more writes", { cause: error });
+    for (const group of this.#unsynced.splice(0)) for (const item of group.batch) rejectWrite(item, error);
     this.#wakeDurable(error);
   }
 
@@ -470,6 +484,11 @@ export function runWrite(item: PendingWrite | undefined): WriteOutcome {
     if (isTransientSqliteError(error)) throw error;
     return { ok: false, error: toError(error) };
   }
+}
+
+/** The store's journal could not be synced: the store takes no more writes (`GroupCommit`). */
+export class JournalSyncError extends Error {
+  override readonly name = "JournalSyncError";
 }
 
 export function toError(error: unknown): Error {

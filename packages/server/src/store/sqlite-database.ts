@@ -50,39 +50,50 @@ export function openSessionDatabase(path: string, pageSize: number): Database.Da
 
 /**
  * `fdatasync` of one of the store's files in libuv's thread pool, through
- * one handle opened at the first sync and kept until the store closes.
+ * handles opened as needed (one for each sync running at once: two of the
+ * group commit's and a checkpoint's at most) and kept until the store closes.
  *
  * For the WAL file (`<database>-wal`): in WAL mode a commit only appends
  * frames, so this is what FULL does at each commit, once for many commits
  * and without blocking the event loop. The WAL file lives until the database
  * closes (a checkpoint lets it be written again from its start, it is never
- * replaced), so one handle serves. For the database file: it changes only at
+ * replaced), so handles opened once serve. For the database file: it changes only at
  * checkpoints, and is synced after each (`wal-checkpoints.ts`).
  */
 export class FileSync {
   readonly #path: string;
-  #handle: Promise<FileHandle> | undefined;
+  /**
+   * Handles opened and not syncing now. Each sync runs on a handle no other sync is using:
+   * Linux reports a failed writeback to the next sync of each open file once, so two syncs at
+   * once on one handle could split one report, one failing and the other, perhaps returning
+   * first, succeeding over pages that were lost. On handles of their own each sees the failure.
+   */
+  readonly #idle: FileHandle[] = [];
+  readonly #syncing = new Set<Promise<unknown>>();
+  #closed = false;
 
   constructor(path: string) {
     this.#path = path;
   }
 
-  sync(): Promise<void> {
-    if (this.#handle === undefined) {
-      const opening = open(this.#path, "r+");
-      this.#handle = opening;
-      opening.catch(() => {
-        if (this.#handle === opening) this.#handle = undefined; // the next sync tries again
-      });
+  async sync(): Promise<void> {
+    const handle = this.#idle.pop() ?? (await open(this.#path, "r+"));
+    const syncing = handle.datasync();
+    this.#syncing.add(syncing);
+    try {
+      await syncing;
+    } finally {
+      this.#syncing.delete(syncing);
+      if (this.#closed) await handle.close().catch(() => undefined);
+      else this.#idle.push(handle);
     }
-    return this.#handle.then((handle) => handle.datasync());
   }
 
-  /** Closes the handle, if one was opened (before the database closes). */
+  /** Closes the handles once their syncs are done (before the database closes). */
   async close(): Promise<void> {
-    const handle = this.#handle;
-    this.#handle = undefined;
-    await handle?.then((opened) => opened.close()).catch(() => undefined);
+    this.#closed = true;
+    await Promise.allSettled([...this.#syncing]);
+    await Promise.all(this.#idle.splice(0).map((handle) => handle.close().catch(() => undefined)));
   }
 }
 

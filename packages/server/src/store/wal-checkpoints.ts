@@ -20,10 +20,11 @@
  *    again: until then the WAL still holds what the database may not, so
  *    the group commit waits for `run()` before its next commit.
  *
- * A failed WAL sync leaves the checkpoint out (the WAL grows, SQLite reads a
- * long one as well). A failed database sync rejects `run()`: the copied pages
- * may be lost, and the next commit would overwrite the only copy of them in
- * the WAL, so the store takes no more writes (`GroupCommit`).
+ * A failed sync rejects `run()`, and the store takes no more writes
+ * (`GroupCommit`): of the WAL, because it may have lost pages that commits
+ * acknowledged after it would need (a failed sync is never trusted again,
+ * group-commit.ts); of the database, because the copied pages may be lost, and
+ * the next commit would overwrite the only copy of them in the WAL.
  */
 import type Database from "better-sqlite3";
 
@@ -42,7 +43,7 @@ export interface Checkpoints {
   run(): Promise<void>;
 }
 
-/** Thrown by `WalCheckpoints.run` when the database file could not be synced after its pages were copied. */
+/** Thrown by `WalCheckpoints.run` when the WAL could not be synced before its pages were copied, or the database file after. */
 export class CheckpointSyncError extends Error {
   override readonly name = "CheckpointSyncError";
 }
@@ -73,8 +74,8 @@ export class WalCheckpoints implements Checkpoints {
   async run(): Promise<void> {
     try {
       await this.#syncWal();
-    } catch {
-      return; // the group commit's own sync of the WAL reports this failure to the writes it covers
+    } catch (error) {
+      throw new CheckpointSyncError("the WAL could not be synced before a checkpoint", { cause: error });
     }
     this.#db.pragma("synchronous = OFF");
     try {
