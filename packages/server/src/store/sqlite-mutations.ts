@@ -29,6 +29,7 @@ import type { SqliteStatements } from "./sqlite-statements.js";
 import { continuesRun, writeOrder } from "./write-order.js";
 
 export class SqliteMutations {
+  readonly #db: Database.Database;
   readonly #statements: SqliteStatements;
   readonly #maxPackedRowBytes: number;
   /** Every insert into the two logs: one row, or a run of appends with many rows per statement. */
@@ -39,6 +40,7 @@ export class SqliteMutations {
   readonly commitGroup: CommitGroup;
 
   constructor(db: Database.Database, statements: SqliteStatements, maxPackedRowBytes: number) {
+    this.#db = db;
     this.#statements = statements;
     this.#maxPackedRowBytes = maxPackedRowBytes;
     this.#inputRows = new RowInserter(db, "input_chunks", INPUT_COLUMNS);
@@ -123,20 +125,38 @@ export class SqliteMutations {
    * time, so each failure stays its own.
    */
   #writeRun(batch: readonly PendingWrite[], indexes: readonly number[], outcomes: WriteOutcome[]): void {
-    if (indexes.length > 1 && this.#tryAppendRun(indexes.map((i) => batch[i]?.append as LogAppend))) {
-      for (const i of indexes) outcomes[i] = APPENDED;
-      return;
+    if (indexes.length > 1) {
+      const failure = this.#tryAppendRun(indexes.map((i) => batch[i]?.append as LogAppend));
+      if (failure === undefined) {
+        for (const i of indexes) outcomes[i] = APPENDED;
+        return;
+      }
+      this.#failGroupIfRolledBack(failure);
     }
-    for (const i of indexes) outcomes[i] = runWrite(batch[i]);
+    for (const i of indexes) {
+      const outcome = runWrite(batch[i]);
+      outcomes[i] = outcome;
+      if (!outcome.ok) this.#failGroupIfRolledBack(outcome.error);
+    }
   }
 
-  /** Writes a run of appends atomically; false (and nothing written) if any of it fails. */
-  #tryAppendRun(run: readonly LogAppend[]): boolean {
+  /**
+   * SQLite rolls a whole transaction back on some failures of one statement (a full disk, no
+   * memory), not only the statement's savepoint: the group's earlier writes are then gone, and
+   * the next one would run outside any transaction and commit on its own. The group fails as
+   * one, with that failure (GroupCommit rejects all its writes).
+   */
+  #failGroupIfRolledBack(failure: unknown): void {
+    if (!this.#db.inTransaction) throw failure;
+  }
+
+  /** Writes a run of appends atomically; undefined, or what failed (and nothing written). */
+  #tryAppendRun(run: readonly LogAppend[]): unknown {
     try {
       this.#atomic.appendRun(run);
-      return true;
-    } catch {
-      return false;
+      return undefined;
+    } catch (error) {
+      return error ?? new Error("the run failed");
     }
   }
 
