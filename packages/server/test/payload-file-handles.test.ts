@@ -5,12 +5,13 @@
  * on Linux, that bypass the page cache (O_DIRECT, `payload-direct-io.ts`),
  * stays open between groups only while more of the session's payloads are on their way, never
  * more than `MAX_FILES_KEPT_OPEN` at once, and is closed before its session's file is removed and
- * at `close()`.
+ * at `close()`. After a file's first write in a process, created or found, its directory is synced.
  *
  * The open file descriptors are read from /proc/self (Linux): elsewhere those tests skip, saying so.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { constants, existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from "node:fs";
+import { constants, existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync } from "node:fs";
+import { open, type FileHandle } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DIRECT_IO_AVAILABLE, MAX_FILES_KEPT_OPEN, PayloadFiles, WRITES_RETURN_SYNCED } from "../src/store/payload-files.js";
@@ -112,3 +113,36 @@ it.skipIf(!HAS_PROC)("closes a held file before removing it, and every held file
   expect(files.keptOpen).toBe(0);
   expect(descriptorsOf(join(dir, "kept"))).toEqual([]);
 });
+
+it.skipIf(!HAS_PROC)(
+  "syncs the directory after the first write of a file in this process, whether it created the file or found it",
+  async () => {
+    const dir = payloadDir();
+    const probe = await open(new URL(import.meta.url), "r");
+    const proto = Object.getPrototypeOf(probe) as { sync(this: FileHandle): Promise<void> };
+    await probe.close();
+    const { sync } = proto;
+    const directorySyncs: number[] = [];
+    proto.sync = function (this: FileHandle) {
+      if (statSync(readlinkSync(`/proc/self/fd/${this.fd}`)).isDirectory()) directorySyncs.push(this.fd);
+      return sync.call(this);
+    };
+    try {
+      const writer = new PayloadFiles(dir);
+      await writer.writeDurably([writer.reserve("s1", new Uint8Array([1]))]);
+      expect(directorySyncs).toHaveLength(1); // a new file
+      await writer.writeDurably([writer.reserve("s1", new Uint8Array([2]))]);
+      expect(directorySyncs).toHaveLength(1); // its entry is durable already
+      await writer.close();
+      // The next process finds the file (an earlier one may have been killed before its directory sync).
+      const next = new PayloadFiles(dir);
+      await next.writeDurably([next.reserve("s1", new Uint8Array([3]))]);
+      expect(directorySyncs).toHaveLength(2);
+      await next.writeDurably([next.reserve("s1", new Uint8Array([4]))]);
+      expect(directorySyncs).toHaveLength(2);
+      await next.close();
+    } finally {
+      proto.sync = sync;
+    }
+  },
+);

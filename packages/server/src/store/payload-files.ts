@@ -73,7 +73,7 @@ export class PayloadFiles {
   readonly #dir: string;
   /** The end of each session's file as this process has laid it out. */
   readonly #ends = new Map<string, number>();
-  /** Files created since the directory was last synced. */
+  /** Files first written by this process (created now, or found from an earlier one) whose directory it has not synced since. */
   readonly #fresh = new Set<string>();
   /** Files kept open between groups, because more of their payloads were waiting to be written. */
   readonly #open = new Map<string, FileHandle>();
@@ -281,13 +281,18 @@ export class PayloadFiles {
     return join(this.#dir, sessionId);
   }
 
-  /** The size of a file this process has not written yet (0, and a new file to come, if there is none). */
+  /**
+   * The size of a file this process has not written yet (0 if there is none). Either way its
+   * directory is synced after its first write here: a file that is there may be one an earlier
+   * process created and was killed before syncing the directory, its entry still only in the
+   * kernel's cache, and rows committed now would point into a file a power loss could remove.
+   */
   #sizeOnDisk(sessionId: string): number {
+    this.#fresh.add(sessionId);
     try {
       return statSync(this.#path(sessionId)).size;
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
-      this.#fresh.add(sessionId);
       return 0;
     }
   }
