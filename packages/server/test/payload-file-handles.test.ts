@@ -146,3 +146,30 @@ it.skipIf(!HAS_PROC)(
     }
   },
 );
+
+it("fails a group's write only once every file's write of it has settled", async () => {
+  let releaseSlow: () => void = () => {};
+  const slowOpened = new Promise<void>((resolve) => (releaseSlow = resolve));
+  let slowDone = false;
+  const files = new PayloadFiles(payloadDir(), {
+    openFile: async (path, flags, mode) => {
+      if (path.endsWith("broken")) throw Object.assign(new Error("EACCES"), { code: "EACCES" });
+      if (path.endsWith("slow")) {
+        await slowOpened;
+        const handle = await open(path, flags, mode);
+        slowDone = true;
+        return handle;
+      }
+      return open(path, flags, mode);
+    },
+  });
+  const group = files.writeDurably([files.reserve("slow", new Uint8Array([1])), files.reserve("broken", new Uint8Array([2]))]);
+  let settled = false;
+  void group.catch(() => (settled = true));
+  await new Promise((resolve) => setImmediate(resolve));
+  expect(settled).toBe(false); // the slow file's write is still running
+  releaseSlow();
+  await expect(group).rejects.toThrow("EACCES");
+  expect(slowDone).toBe(true);
+  await files.close();
+});

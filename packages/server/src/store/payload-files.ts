@@ -137,7 +137,10 @@ export class PayloadFiles {
       if (list === undefined) bySession.set(payload.ref.sessionId, [payload]);
       else list.push(payload);
     }
-    await Promise.all([...bySession].map(([sessionId, list]) => this.#writeFile(sessionId, list)));
+    // Every file's write settles before this does, failed or not: the next group's writes must not
+    // start while one of this group's is still running on a file it holds.
+    const written = await Promise.allSettled([...bySession].map(([sessionId, list]) => this.#writeFile(sessionId, list)));
+    for (const outcome of written) if (outcome.status === "rejected") throw outcome.reason;
     if ([...bySession.keys()].some((sessionId) => this.#fresh.has(sessionId))) {
       await syncDirectory(this.#dir);
       for (const sessionId of bySession.keys()) this.#fresh.delete(sessionId);
