@@ -466,6 +466,24 @@ export class LiveSession {
     else if (!this.finished) await this.failInterrupted();
   }
 
+  /** Whether an invocation runs here now. */
+  get running(): boolean {
+    return this.#running;
+  }
+
+  /**
+   * This node claimed the session again while an earlier run of it still went on here (the node's
+   * lease had lapsed unnoticed, another node claimed the session and lost it too): that run stops,
+   * recording nothing more (its writes carry the epoch it had, which the store now refuses), and
+   * its client is closed 1001 to resume at the session loaded afresh for the re-run. Left running,
+   * it would write at the new epoch beside the re-run, every item twice.
+   */
+  supersede(): void {
+    this.#stopInvocation("this node claimed the session again: a re-run replaces this run");
+    this.#attachment.stopWatching();
+    this.#attachment.current?.ownershipMoved();
+  }
+
   /** Aborts the running invocation without recording anything (server shutdown). */
   abortForShutdown(): void {
     // Nothing more is recorded: on the next start the session is found

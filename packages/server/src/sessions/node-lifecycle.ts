@@ -16,6 +16,8 @@ export class NodeLifecycle {
   readonly runs: InvocationRuns;
   readonly #deps: SessionDeps;
   readonly #reruns: Reruns;
+  /** Sessions this node claimed whose re-run or failure could not be started then (a store failure). */
+  readonly #unhandledClaims = new Set<string>();
 
   /** `runningPerPrincipal` counts new invocations and re-runs alike (`limits.maxRunningSessionsPerPrincipal`). */
   constructor(deps: SessionDeps, runningPerPrincipal: RerunSlots) {
@@ -53,24 +55,56 @@ export class NodeLifecycle {
     if (cluster === undefined) return 0;
     const claimed = await cluster.claimOrphans();
     for (const sessionId of claimed) {
-      await this.cache.exclusive(sessionId, async () => {
-        const live = this.cache.get(sessionId);
-        if (live === undefined) {
-          const loaded = await this.cache.load(sessionId);
-          if (loaded !== undefined) this.cache.evictIfIdle(loaded);
-          return;
-        }
-        // The epoch of this claim (or of a later one by this node); claimed from this node since: that node's to finish.
-        const ownership = await cluster.ownership(sessionId);
-        if (ownership?.nodeId !== cluster.nodeId) return;
-        live.ownerEpoch = ownership.epoch;
-        live.role = "owner";
-        await live.syncFromStore();
-        if (!live.finished) await this.#reruns.rerunOrFail(live);
-        this.cache.evictIfIdle(live);
-      });
+      // Each on its own: a store failure while one is re-run or failed must not leave the others
+      // claimed by this node and never run, as a later claim skips what this node owns.
+      try {
+        await this.cache.exclusive(sessionId, () => this.#takeClaimed(sessionId));
+      } catch (error) {
+        this.#unhandledClaims.add(sessionId);
+        this.#deps.logger.error("could not re-run or fail a claimed session: tried again at the next claim", {
+          event: "session.claim-failed",
+          session: sessionId,
+          error: String(error),
+        });
+      }
+    }
+    // Claimed earlier and not handled then: they are this node's, so no claim returns them again.
+    for (const sessionId of [...this.#unhandledClaims]) {
+      if (claimed.includes(sessionId)) continue;
+      try {
+        await this.cache.exclusive(sessionId, () => this.#takeClaimed(sessionId));
+        this.#unhandledClaims.delete(sessionId);
+      } catch {
+        // Logged when it first failed; tried again at the next claim.
+      }
     }
     return claimed.length;
+  }
+
+  /** Runs again, or fails, a session this node has just claimed. */
+  async #takeClaimed(sessionId: string): Promise<void> {
+    const cluster = this.#deps.cluster;
+    if (cluster === undefined) return;
+    let live = this.cache.get(sessionId);
+    if (live?.running === true) {
+      // An earlier run of it still goes on here: it stops, and the session is loaded afresh.
+      live.supersede();
+      this.cache.forget(live);
+      live = undefined;
+    }
+    if (live === undefined) {
+      const loaded = await this.cache.load(sessionId);
+      if (loaded !== undefined) this.cache.evictIfIdle(loaded);
+      return;
+    }
+    // The epoch of this claim (or of a later one by this node); claimed from this node since: that node's to finish.
+    const ownership = await cluster.ownership(sessionId);
+    if (ownership?.nodeId !== cluster.nodeId) return;
+    live.ownerEpoch = ownership.epoch;
+    live.role = "owner";
+    await live.syncFromStore();
+    if (!live.finished) await this.#reruns.rerunOrFail(live);
+    this.cache.evictIfIdle(live);
   }
 
   /**

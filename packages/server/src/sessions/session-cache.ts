@@ -105,6 +105,13 @@ export class SessionCache {
     }
   }
 
+  /** Forgets `live` (superseded by a copy loaded afresh), whatever its state. */
+  forget(live: LiveSession): void {
+    if (this.#live.get(live.sessionId) !== live) return;
+    this.#live.delete(live.sessionId);
+    live.unfollow();
+  }
+
   /** A session loaded only to answer a refused attempt does not stay in memory. */
   async evictOnFailure<T>(live: LiveSession, work: () => Promise<T>): Promise<T> {
     try {

@@ -206,4 +206,94 @@ export function ownerLossScenarios(api: TestApi, cluster: ClusterHarness): void 
     expect(await a!.server.drain(0)).toBe(0);
     closedByScenario(a);
   });
+
+  it("A's lease lapses while A still runs the invocation, B claims it and stops too, and A claims it back: A's earlier run stops and one re-run writes each item once; the client resumes and gets every item once", async () => {
+    let stalled = false;
+    const written: string[] = [];
+    const wrap = (index: number, store: ClusterSessionStore): ClusterSessionStore =>
+      intercepting(store, {
+        heartbeat: (ttlMs) => (index === 0 && stalled ? Promise.resolve() : store.heartbeat(ttlMs)),
+        appendOutput: async (event, introduced, epoch) => {
+          await store.appendOutput(event, introduced, epoch);
+          written.push(`${event.event} ${event.sequence} at epoch ${epoch}`);
+        },
+      });
+    const reruns = [0, 1].map(() => {
+      let seen!: () => void;
+      return { seen: new Promise<void>((resolve) => (seen = resolve)), tell: () => seen() };
+    });
+    const quiet = () => undefined;
+    const logger = (index: number): Logger => ({
+      info: (_message, fields) => {
+        if (fields?.["event"] === "invocation.replay") reruns[index]!.tell();
+      },
+      warn: quiet,
+      error: quiet,
+    });
+    const {
+      nodes: [a, b],
+    } = await startCluster(2, { leaseTtlMs: 300, wrap, logger });
+    // Items 300 ms apart: A's first run writes nothing before B claims, so no refusal stops it.
+    const atA = await RawClient.connect(a!.url);
+    atA.send(demoStart("count", v.record(v.u32(3), v.u32(300))));
+    const accepted = (await atA.nextOf("invocationAccepted")) as Accepted;
+    stalled = true;
+    await reruns[1]!.seen; // B claimed and re-runs it
+    await b!.server.close(); // B stops before its re-run writes anything
+    closedByScenario(b);
+    stalled = false;
+    await reruns[0]!.seen; // A claims it back
+    // The client at A was closed (1001) as its earlier run stopped; it resumes there.
+    atA.terminate();
+    const client = await RawClient.connect(a!.url);
+    client.send(resume("resume", accepted.sessionToken));
+    const { messages } = await client.all(UNTIL_SILENT);
+    const result = messages.find((m) => m.type === "invocationResult") as Extract<ServerMessage, { type: "invocationResult" }>;
+    expect(outputValues(messages, result.mappings[0]!.channel).map((item) => item.value)).toEqual([0, 1, 2]);
+    expect(messages.at(-1)).toMatchObject({ type: "invocationFinished", outcome: { kind: "success" } });
+    // Every write the store took at the last epoch (A's claim back): the re-run's alone, each item once.
+    const last = written.map((w) => BigInt(w.split(" at epoch ")[1]!)).reduce((x, y) => (y > x ? y : x));
+    expect(written.filter((w) => w.endsWith(` at epoch ${last}`))).toEqual(
+      ["item 0", "item 1", "item 2", "terminal 3"].map((w) => `${w} at epoch ${last}`),
+    );
+  });
+
+  it("a store failure while the claimer fails one of the sessions it claimed leaves none of them running: the rest are failed at once, that one at the next claim", async () => {
+    let failNextFinish = true;
+    let finished = 0;
+    const waiters: (() => void)[] = [];
+    const until = async (condition: () => boolean): Promise<void> => {
+      while (!condition()) await new Promise<void>((resolve) => waiters.push(resolve));
+    };
+    const wrap = (index: number, store: ClusterSessionStore): ClusterSessionStore =>
+      index !== 1
+        ? store
+        : intercepting(store, {
+            // One failure of the store right after B's claim, on the first session it fails.
+            finish: async (sessionId, outcome, at, epoch) => {
+              if (failNextFinish) {
+                failNextFinish = false;
+                throw new Error("the store failed once");
+              }
+              await store.finish(sessionId, outcome, at, epoch);
+              finished++;
+              waiters.splice(0).forEach((wake) => wake());
+            },
+          });
+    const {
+      stores,
+      nodes: [a],
+    } = await startCluster(2, { leaseTtlMs: 300, wrap, limits: { maxReplays: 0 } });
+    for (let i = 0; i < 3; i++) {
+      const client = await RawClient.connect(a!.url);
+      client.send(demoStart("count", v.record(v.u32(3), v.u32(60_000))));
+      await client.nextOf("invocationAccepted");
+      client.terminate();
+    }
+    await a!.server.close(); // A dies: B claims its three sessions once A's lease lapses
+    closedByScenario(a);
+    await until(() => finished === 3);
+    expect(failNextFinish).toBe(false);
+    expect(await stores[1]!.listRunningSessions()).toEqual([]);
+  });
 }
