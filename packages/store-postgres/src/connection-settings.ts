@@ -34,6 +34,15 @@ export interface ConnectionTimeouts {
    * `keepAliveInitialDelayMillis` (keepAlive is always on). Default 10 000.
    */
   readonly keepAliveInitialDelayMs?: number;
+  /**
+   * How long PostgreSQL keeps a transaction open while its client sends
+   * nothing before ending the connection: a node stalled in the middle of a
+   * write (a frozen process, a network cut that keepalives have not noticed
+   * yet) then lets go of the rows it locked, so another node's claim of its
+   * sessions, which waits for them, goes through. Sent as the session's
+   * `idle_in_transaction_session_timeout`. Default 10 000; 0 for none.
+   */
+  readonly idleInTransactionTimeoutMs?: number;
 }
 
 export const DEFAULT_CONNECTION_TIMEOUTS: Required<ConnectionTimeouts> = {
@@ -41,6 +50,7 @@ export const DEFAULT_CONNECTION_TIMEOUTS: Required<ConnectionTimeouts> = {
   statementTimeoutMs: 30_000,
   queryTimeoutMs: 45_000,
   keepAliveInitialDelayMs: 10_000,
+  idleInTransactionTimeoutMs: 10_000,
 };
 
 /** Each option's `pg` setting, which `pool` may also give. */
@@ -49,6 +59,7 @@ const PG_NAMES = {
   statementTimeoutMs: "statement_timeout",
   queryTimeoutMs: "query_timeout",
   keepAliveInitialDelayMs: "keepAliveInitialDelayMillis",
+  idleInTransactionTimeoutMs: "idle_in_transaction_session_timeout",
 } as const satisfies Record<keyof ConnectionTimeouts, keyof pg.ClientConfig>;
 
 /**
@@ -76,5 +87,7 @@ export function connectionSettings(timeouts: ConnectionTimeouts, pool: pg.PoolCo
     query_timeout: resolved.queryTimeoutMs,
     keepAlive: pool.keepAlive ?? true,
     keepAliveInitialDelayMillis: resolved.keepAliveInitialDelayMs,
+    // pg sends it only when it is truthy: 0 leaves the server's own setting (none by default).
+    idle_in_transaction_session_timeout: resolved.idleInTransactionTimeoutMs,
   };
 }

@@ -116,16 +116,20 @@ export function statements(s: string) {
       ORDER BY o.sequence, o.event DESC`,
     // Only while the session runs, and at the owner's epoch when given (fencing): a finished
     // invocation's journal is closed. A taken position inserts nothing (no error, so the
-    // savepoint stays usable): the caller then reads what holds it (journalEntry).
+    // savepoint stays usable): the caller then reads what holds it (journalEntry). FOR SHARE:
+    // the epoch read holds the session row until this transaction ends, so a claim (which
+    // updates it) waits and then reads the entry, or goes first and this inserts nothing; a
+    // plain read let a claim pass between this statement and its commit.
     appendJournal: `INSERT INTO ${s}.journal (session_id, position, name, outcome)
       SELECT session_id, $2, $3, $4 FROM ${s}.sessions WHERE session_id = $1 AND state = 'running'
-        AND ($5::bigint IS NULL OR owner_epoch = $5)
+        AND ($5::bigint IS NULL OR owner_epoch = $5) FOR SHARE
       ON CONFLICT (session_id, position) DO NOTHING`,
     journalEntry: `SELECT name, outcome FROM ${s}.journal WHERE session_id = $1 AND position = $2`,
     readJournal: `SELECT position, name, outcome FROM ${s}.journal WHERE session_id = $1 ORDER BY position`,
+    // FOR SHARE, as appendJournal's: a claim cannot pass between the epoch's check and the commit.
     recordRun: `INSERT INTO ${s}.session_runs (session_id, runs)
       SELECT session_id, 2 FROM ${s}.sessions WHERE session_id = $1 AND state = 'running'
-        AND ($2::bigint IS NULL OR owner_epoch = $2)
+        AND ($2::bigint IS NULL OR owner_epoch = $2) FOR SHARE
       ON CONFLICT (session_id) DO UPDATE SET runs = ${s}.session_runs.runs + 1 RETURNING runs`,
     setResult: `UPDATE ${s}.sessions SET result = $1 WHERE session_id = $2 AND result IS NULL AND ($3::bigint IS NULL OR owner_epoch = $3)`,
     finish: `UPDATE ${s}.sessions SET state = 'finished', outcome = $1, finished_at = $2 WHERE session_id = $3 AND state = 'running'

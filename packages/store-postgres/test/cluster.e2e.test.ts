@@ -7,6 +7,8 @@ import { randomUUID } from "node:crypto";
 import { bytes, clusterFencingContract, session, startAttempt, stream } from "@golem-stream/server/testing";
 import { isClusterStore, type SessionChange } from "@golem-stream/server/store";
 import type { PostgresSessionStore } from "../src/index.js";
+import pg from "pg";
+import { statements } from "../src/statements.js";
 import { admin, cleanUp, connect, freshSchema } from "./support/stores.js";
 
 afterAll(cleanUp);
@@ -252,6 +254,80 @@ describe("the journal across a schema upgrade", () => {
     expect(await b.recordRun(s.sessionId, 2n)).toBe(2);
     await b.appendJournal(entry(1, '{"value":"b"}'), 2n);
     expect((await b.readJournal(s.sessionId)).map((e) => e.outcome)).toEqual(['{"value":0}', '{"value":"b"}']);
+  });
+});
+
+describe("a claim racing the former owner's journal and run count", () => {
+  it.each(["appendJournal", "recordRun"] as const)(
+    "%s at the old epoch, not yet committed, holds a claim until it commits: the claimer then sees it",
+    async (write) => {
+      const [a, b] = await pair();
+      await a.heartbeat(60_000);
+      const s = session();
+      await a.createSession(s, [], startAttempt(s));
+      await a.leave(); // A's lease is gone; its transaction below is still open
+      await b.heartbeat(60_000);
+      const sql = statements(a.schema);
+      const owner = await admin();
+      try {
+        // A's group transaction, stalled after its statement and before its commit.
+        await owner.query("BEGIN");
+        if (write === "appendJournal") await owner.query(sql.appendJournal, [s.sessionId, 0, "step", '{"value":"a"}', "1"]);
+        else await owner.query(sql.recordRun, [s.sessionId, "1"]);
+        const claim = b.claimOrphans();
+        const first = await Promise.race([claim.then(() => "claimed"), lockWaiters(1, a.schema).then(() => "waits")]);
+        expect(first).toBe("waits"); // the claim cannot pass the owner's uncommitted write
+        await owner.query("COMMIT");
+        expect(await claim).toEqual([s.sessionId]);
+      } finally {
+        await owner.end();
+      }
+      if (write === "appendJournal") expect((await b.readJournal(s.sessionId)).map((e) => e.outcome)).toEqual(['{"value":"a"}']);
+      else expect(await b.recordRun(s.sessionId, 2n)).toBe(3);
+    },
+  );
+});
+
+describe("a former owner stalled inside its write transaction", () => {
+  it("is ended by PostgreSQL after idleInTransactionTimeoutMs: the claim it held goes through, and its write fails", async () => {
+    const schema = freshSchema();
+    const a = await connect({ schema, nodeId: "node-a", idleInTransactionTimeoutMs: 300 });
+    const b = await connect({ schema, nodeId: "node-b" });
+    await a.heartbeat(60_000);
+    const s = session();
+    await a.createSession(s, [], startAttempt(s));
+    // A's writer stalls before its next COMMIT (a frozen process): its transaction stays open on the server.
+    const query = pg.Client.prototype.query;
+    let stalled!: () => void;
+    const reachedCommit = new Promise<void>((resolve) => (stalled = resolve));
+    let resume!: () => void;
+    const resumed = new Promise<void>((resolve) => (resume = resolve));
+    pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+      if (typeof args[0] === "string" && /COMMIT$/.test(args[0])) {
+        pg.Client.prototype.query = query;
+        stalled();
+        // Sent once the process goes on, after the claim.
+        return resumed.then(() => (query as (...a: unknown[]) => unknown).apply(this, args));
+      }
+      return (query as (...a: unknown[]) => unknown).apply(this, args);
+    } as typeof query;
+    let write: Promise<unknown>;
+    try {
+      write = a.appendJournal({ sessionId: s.sessionId, position: 0, name: "step", outcome: '{"value":"a"}' }, 1n);
+      void write.catch(() => undefined);
+      await reachedCommit;
+    } finally {
+      pg.Client.prototype.query = query;
+    }
+    await a.leave();
+    await b.heartbeat(60_000);
+    // The claim waits for A's row lock until PostgreSQL ends A's idle transaction.
+    expect(await b.claimOrphans()).toEqual([s.sessionId]);
+    expect(await b.readJournal(s.sessionId)).toEqual([]);
+    // A goes on: its transaction is gone, and its write fails instead of landing after the claim.
+    resume();
+    await expect(write).rejects.toThrow();
+    expect(await b.readJournal(s.sessionId)).toEqual([]);
   });
 });
 

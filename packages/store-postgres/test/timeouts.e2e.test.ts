@@ -129,6 +129,7 @@ describe("options", () => {
       query_timeout: 45_000,
       keepAlive: true,
       keepAliveInitialDelayMillis: 10_000,
+      idle_in_transaction_session_timeout: 10_000,
     });
     expect(
       connectionSettings(
@@ -141,6 +142,7 @@ describe("options", () => {
       query_timeout: 9,
       keepAlive: false,
       keepAliveInitialDelayMillis: 10_000,
+      idle_in_transaction_session_timeout: 10_000,
     });
     expect(connectionSettings({}, { statement_timeout: false }).statement_timeout).toBe(0);
   });
