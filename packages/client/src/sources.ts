@@ -76,7 +76,8 @@ export function pullFrom<T>(source: Source<T> | BlobLike): PullIterator<T> {
   if (isReadableStream<T>(source)) return fromReadableStream(source);
   const asyncIterable = (source as Partial<AsyncIterable<T>>)[Symbol.asyncIterator];
   if (typeof asyncIterable === "function") {
-    return fromIterator(asyncIterable.call(source));
+    const iterator = fromIterator(asyncIterable.call(source));
+    return isNodeReadable(source) ? guardedReadable(source, iterator) : iterator;
   }
   const iterable = (source as Partial<Iterable<T>>)[Symbol.iterator];
   if (typeof iterable === "function") {
@@ -104,6 +105,41 @@ function fromSyncIterator<T>(iterator: Iterator<T>): PullIterator<T> {
       if (closed) return;
       closed = true;
       iterator.return?.();
+    },
+  };
+}
+
+/** What is used of a Node `Readable` (known by its shape: the browser build imports no Node module). */
+interface NodeReadableLike {
+  on(event: "error", listener: (error: unknown) => void): unknown;
+  destroy(): unknown;
+  pipe: unknown;
+}
+
+function isNodeReadable(source: object): source is NodeReadableLike {
+  const candidate = source as Partial<Record<keyof NodeReadableLike, unknown>>;
+  return typeof candidate.on === "function" && typeof candidate.destroy === "function" && typeof candidate.pipe === "function";
+}
+
+/**
+ * A Node `Readable` read through its async iterator, which listens to the stream only from its
+ * first `next()`: until the invocation is accepted and the input mapped, an `error` the stream
+ * emits (a file that does not exist) had no listener and ended the process. One is here from the
+ * claim on: the error stays with the stream, and the first read fails with it as a source
+ * failure. Closed before its first read, the iterator's `return` does nothing, so the stream is
+ * destroyed here: no source is left open. The listener stays: an error the stream emits while it
+ * is destroyed must not end the process either.
+ */
+function guardedReadable<T>(readable: NodeReadableLike, iterator: PullIterator<T>): PullIterator<T> {
+  readable.on("error", () => {});
+  return {
+    next: () => iterator.next(),
+    async close() {
+      try {
+        await iterator.close();
+      } finally {
+        readable.destroy();
+      }
     },
   };
 }

@@ -1,5 +1,9 @@
 /** The small pure pieces: sources, reconnect delays, URL handling, token peeking, argument checks. */
 import { readFileSync } from "node:fs";
+import { randomUUID } from "node:crypto";
+import { createReadStream } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { Readable } from "node:stream";
 import { describe, expect, it } from "vitest";
 import type { JsonValue } from "@golem-stream/wire";
@@ -58,6 +62,19 @@ describe("sources", () => {
       yield 1;
     }
     for (const waits of [asyncGen(), new ReadableStream(), Readable.from([1])]) expect(pullFrom(waits).nextNow).toBeUndefined();
+  });
+
+  it("a Node Readable that fails before its first read fails that read, and never the process; closed unread, it is destroyed", async () => {
+    const missing = createReadStream(join(tmpdir(), `golem-stream-missing-${randomUUID()}`));
+    const failing = pullFrom(missing);
+    // The open fails now, long before anything reads: with no listener, its error event would throw.
+    await new Promise<void>((resolve) => missing.once("close", () => resolve()));
+    await expect(failing.next()).rejects.toMatchObject({ code: "ENOENT" });
+    await failing.close();
+    const waiting = new Readable({ read() {} });
+    const unread = pullFrom(waiting);
+    await unread.close();
+    expect(waiting.destroyed).toBe(true);
   });
 
   it("pulls lazily: nothing is read before next()", async () => {
