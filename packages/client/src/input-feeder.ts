@@ -6,6 +6,7 @@
  * not pulled — the producer is paused, nothing is queued without bound.
  */
 import { LIMITS, type ClientCancelReason, type ClientMessage, type SchemaValueJson } from "@golem-stream/wire";
+import { isMimeType } from "@golem-stream/wire/internal";
 import { ClientError, violation } from "./errors.js";
 import { CheckedInputItem, checkInputItem, checkedItemLength } from "./item-encoding.js";
 import { PendingValues } from "./pending-values.js";
@@ -252,6 +253,17 @@ export class InputFeeder {
           );
         }
         const mimeType = blob.mimeType ?? this.binding.mimeType;
+        // Checked here, as a value item is encoded here: refused later by the encoder, the item
+        // would already be kept for a resend, and every reconnect would fail on it again.
+        if (mimeType !== undefined && !isMimeType(mimeType)) {
+          throw new ClientError(
+            "invalid-argument",
+            `binary item ${this.#nextSequence} has a mimeType that is not a MIME type (type/subtype)`,
+            {
+              code: "invalid-message",
+            },
+          );
+        }
         return [{ kind: "binary", sequence: this.#nextSequence, payload, ...(mimeType === undefined ? {} : { mimeType }) }];
       }
     }

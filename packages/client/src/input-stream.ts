@@ -5,6 +5,7 @@
  * the stream reference it becomes (protocol 3.2).
  */
 import type { ClientCancelReason, JsonPrimitive, SchemaValueJson } from "@golem-stream/wire";
+import { isMimeType } from "@golem-stream/wire/internal";
 import { ClientError, invalidCancelReason, isClientCancelReason } from "./errors.js";
 import { assertSource, pullFrom, readingBlobItems, type BlobLike, type ByteSource, type PullIterator, type Source } from "./sources.js";
 
@@ -40,8 +41,8 @@ export class InputStream {
     options: { encode?: (item: unknown) => ParamNode; mimeType?: string } = {},
   ) {
     assertSource(source);
-    if (options.mimeType !== undefined && typeof options.mimeType !== "string") {
-      throw new ClientError("invalid-argument", "mimeType must be a string");
+    if (options.mimeType !== undefined && !isMimeType(options.mimeType)) {
+      throw new ClientError("invalid-argument", "mimeType must be a MIME type (type/subtype)");
     }
     this.element = element;
     this.#source = source;

@@ -197,7 +197,9 @@ export function readingBlobItems(items: PullIterator<unknown>): PullIterator<unk
       if (result.done === true || !isBlobLike(result.value)) return result;
       const blob = result.value;
       const bytes = new Uint8Array(await blob.arrayBuffer());
-      return { done: false, value: blob.type === "" ? { bytes } : { bytes, mimeType: blob.type } };
+      // A binary item's mimeType is `type/subtype`: a Blob's parameters (`;charset=utf-8`) are left out.
+      const mimeType = blob.type.split(";", 1)[0]!.trim();
+      return { done: false, value: mimeType === "" ? { bytes } : { bytes, mimeType } };
     },
     close: () => items.close(),
   };

@@ -6,6 +6,7 @@ import { describe, expect, it, vi } from "vitest";
 import type { ClientMessage, InputStreamItem, InputU8Batch, InvocationStart, ResumeAttach } from "@golem-stream/wire";
 import { ProtocolError } from "@golem-stream/wire";
 import { ClientError, inputStream, type ResumeState } from "../src/index.js";
+import { pullFrom, readingBlobItems } from "../src/sources.js";
 import {
   SESSION,
   STREAM_OUT,
@@ -419,6 +420,38 @@ describe("input discipline", () => {
     expect(server.received.filter((m) => m.type === "inputStreamItem")).toHaveLength(1);
     expect(failures).toHaveLength(1);
     call.cancel();
+  });
+});
+
+describe("binary items with a mimeType that is not one", () => {
+  it("fail their input as the source's failure when taken: the item is never sent, nor kept for a resend", async () => {
+    const { client, transport } = memoryClient();
+    const items = [
+      { bytes: Uint8Array.of(1), mimeType: "text/plain" },
+      { bytes: Uint8Array.of(2), mimeType: "not a mime type" },
+    ];
+    const call = client.invoke({
+      ...echo,
+      method: "blobs",
+      methodParameters: { kind: "record", value: { fields: [inputStream.binary(items)] } },
+    });
+    const failures: unknown[] = [];
+    call.on("inputFailed", (event) => failures.push(event.error));
+    const { server, start } = await nextStart(transport);
+    server.send(acceptanceOf(start, [inputMapping(1, provisionalRefOf(start))]));
+    const cancel = await server.waitUntil((m: ClientMessage) => m.type === "streamCancel");
+    expect(cancel).toMatchObject({ channel: 1, reason: "source-unavailable" });
+    expect(failures).toEqual([expect.objectContaining({ kind: "invalid-argument", code: "invalid-message" })]);
+    expect(server.received.filter((m) => m.type === "input-binary").map((m) => (m as { sequence: bigint }).sequence)).toEqual([0n]);
+    call.cancel();
+  });
+
+  it("inputStream.binary refuses a default mimeType that is not one, and a Blob's parameters are left out of its item's", async () => {
+    expect(() => inputStream.binary([], { mimeType: "text plain" })).toThrow(
+      expect.objectContaining({ name: "ClientError", kind: "invalid-argument" }),
+    );
+    const items = readingBlobItems(pullFrom([new Blob([Uint8Array.of(7)], { type: "text/plain;charset=utf-8" })]));
+    expect(await items.next()).toEqual({ done: false, value: { bytes: Uint8Array.of(7), mimeType: "text/plain" } });
   });
 });
 

@@ -138,9 +138,14 @@ const MIME_TYPE = /^[A-Za-z0-9!#$&^_.+-]+\/[A-Za-z0-9!#$&^_.+-]+$/;
 
 /** Section 3.1: the MIME type syntax. */
 export const mimeTypeCodec: Codec<string> = identity((value, at) => {
-  if (typeof value !== "string" || !MIME_TYPE.test(value)) throw invalidAt(at, "must be a MIME type such as text/plain");
+  if (!isMimeType(value)) throw invalidAt(at, "must be a MIME type such as text/plain");
   return value;
 });
+
+/** Whether `value` is a MIME type as a binary item's `mimeType` must be (`type/subtype`, token characters). */
+export function isMimeType(value: unknown): value is string {
+  return typeof value === "string" && MIME_TYPE.test(value);
+}
 
 /** One of a closed set of strings. */
 export function oneOfCodec<T extends string>(allowed: readonly T[]): Codec<T> {

@@ -18,6 +18,7 @@ export { encodeOutputStreamItemWithCanonicalValue } from "./encode.js";
 export { encodeInputStreamItemValue, inputStreamItemHead, isInputItemPosition, INPUT_ITEM_TAIL } from "./encode-input-item.js";
 export { canonicalStringNodeBytes, canonicalStringNodeText, isAsciiStringNodeText } from "./string-node-text.js";
 export { isPlainStringNode } from "./canonical-json.js";
+export { isMimeType } from "./fields.js";
 export { TextFrameBurst, type TextFrameBurstOptions } from "./websocket-text-frames.js";
 export {
   TextFrameReader,
