@@ -121,7 +121,7 @@ export class InputFeeder {
       const entry = this.#pending[this.#head]!;
       const end = entry.sequence + countOf(entry);
       if (end <= count) {
-        this.#unackedBytes -= entry.payload.byteLength;
+        this.#unackedBytes -= chargeOf(entry);
         this.#pending[this.#head++] = undefined as unknown as Pending;
         continue;
       }
@@ -220,7 +220,7 @@ export class InputFeeder {
   /** Sends `entry` and keeps it until it is acknowledged. */
   #enqueue(entry: Pending): void {
     this.#pending.push(entry);
-    this.#unackedBytes += entry.payload.byteLength;
+    this.#unackedBytes += chargeOf(entry);
     this.#nextSequence = entry.sequence + countOf(entry);
     this.#send(entry);
   }
@@ -332,4 +332,15 @@ export class InputFeeder {
     this.#wakePump = undefined;
     wake?.();
   }
+}
+
+/**
+ * What a kept entry counts against the unacknowledged window: its payload and the memory of the
+ * entry itself. Counted by payload alone, empty binary items cost nothing and a source of 1-byte
+ * chunks kept millions of entries within an 8 MiB window (gigabytes of heap).
+ */
+const ENTRY_OVERHEAD_BYTES = 64;
+
+function chargeOf(entry: Pending): number {
+  return entry.payload.byteLength + ENTRY_OVERHEAD_BYTES;
 }

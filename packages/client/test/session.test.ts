@@ -455,6 +455,35 @@ describe("binary items with a mimeType that is not one", () => {
   });
 });
 
+describe("the unacknowledged window counts each kept item", () => {
+  // Each item a turn of the event loop: a source that is never stopped then fails the test's timeout instead of blocking it.
+  async function* forever(item: () => Uint8Array) {
+    for (;;) {
+      await tick();
+      yield item();
+    }
+  }
+  it.each([
+    ["empty binary items", () => inputStream.binary(forever(() => new Uint8Array(0)))],
+    ["1-byte u8 chunks", () => inputStream.bytes(forever(() => Uint8Array.of(1)))],
+  ])("%s stop the source at the window though their bytes are far below it", async (_label, source) => {
+    const { client, transport } = memoryClient({ maxUnackedInputBytes: 64 * 1024 });
+    const call = client.invoke({ ...echo, method: "blobs", methodParameters: { kind: "record", value: { fields: [source()] } } });
+    const { server, start } = await nextStart(transport);
+    server.send(acceptanceOf(start, [inputMapping(1, provisionalRefOf(start))]));
+    // No acknowledgement comes: the source is read until the window is full, then no further.
+    let sent = -1;
+    while (sent !== server.received.length) {
+      sent = server.received.length;
+      for (let i = 0; i < 5; i++) await tick();
+    }
+    const items = server.received.filter((m) => m.type === "input-binary" || m.type === "input-u8").length;
+    expect(items).toBeGreaterThan(0);
+    expect(items).toBeLessThanOrEqual((64 * 1024) / 64 + 1);
+    call.cancel();
+  });
+});
+
 describe("backpressure and cancellation", () => {
   it("pauses reading when one stream's queue is full and resumes as the consumer drains", async () => {
     const { client, transport } = memoryClient({ maxQueuedEntriesPerStream: 8 });
