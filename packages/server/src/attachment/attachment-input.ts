@@ -90,6 +90,15 @@ export class AttachmentInput {
    * them (they move to the input queue or are released).
    */
   handle(message: ClientStreamMessage, permitBytes: number): Promise<void> | undefined {
+    // Another transport took the session over while this message waited (for its permits, say):
+    // it acts on nothing any more, as its items are refused (session-input.ts). Its end or cancel
+    // applied now would end an input the new owner was told is open. A closed one with no
+    // successor still has its cancels applied (they were read before the close).
+    const current = this.#link.session.attachment;
+    if (current !== undefined && current !== this.#owner) {
+      this.#link.session.permits.release(permitBytes);
+      return undefined;
+    }
     // invocationFinished waits for the ACK of a message being handled.
     this.#handling++;
     let outcome: boolean | Promise<boolean>;

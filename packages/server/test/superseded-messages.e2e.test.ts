@@ -1,0 +1,85 @@
+/**
+ * A message of a connection another transport has taken the session from acts on nothing, even
+ * when it was read before the takeover and only waited (for the session's byte permits) until
+ * after it: the new owner was told the input is open at its high-water, and goes on from there.
+ */
+import { randomUUID } from "node:crypto";
+import { afterEach, expect, it } from "vitest";
+import { Keyring } from "@golem-stream/tokens";
+import type { JsonObject, SchemaValueJson, ServerMessage } from "@golem-stream/wire";
+import { createSessionServer, MemorySessionStore, StaticAgentHost, type AgentTypeDefinition, type SessionServer } from "../src/index.js";
+import { Pauses, RawClient, TOKEN, agentStart, resumeAttach, v } from "./helpers.js";
+
+const BUDGET = 64 * 1024;
+const U8_STREAM: JsonObject = { kind: "stream", value: { inner: { kind: "u8", value: {} } } };
+
+let server: SessionServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+it("an inputStreamEnd that waited for permits across a takeover is dropped: the new owner's bytes and end are the input's", async () => {
+  let openGate!: () => void;
+  const gate = new Promise<void>((resolve) => (openGate = resolve));
+  let readAll!: () => void;
+  const drained = new Promise<void>((resolve) => (readAll = resolve));
+  const first = BUDGET - 100; // leaves less than an inputStreamEnd's charge (twice its size)
+  let read = 0;
+  const reader: AgentTypeDefinition = {
+    name: "reader",
+    constructorParameters: { root: { kind: "record", value: { fields: [] } } },
+    config: [],
+    methods: [{ name: "count", parameters: { root: { kind: "record", value: { fields: [{ name: "data", body: U8_STREAM }] } } } }],
+    implementations: {
+      count: async (ctx) => {
+        const input = ctx.inputBytes((ctx.parameters as unknown as { value: { fields: JsonObject[] } }).value.fields[0]);
+        await gate;
+        for await (const bytes of input) {
+          read += bytes.length;
+          if (read === first) readAll();
+        }
+        return undefined;
+      },
+    },
+  };
+  const pauses = new Pauses();
+  server = createSessionServer({
+    store: new MemorySessionStore(),
+    host: new StaticAgentHost({ test: { default: [reader] } }),
+    keyring: Keyring.generate("k1"),
+    authenticator: (token) => (token === TOKEN ? { account: "acme", principal: "alice" } : undefined),
+    limits: { maxQueuedBytesPerSession: BUDGET },
+    observers: [pauses.observer],
+  });
+  const { url } = await server.listen();
+  const a = await RawClient.connect(url);
+  a.send(agentStart("test", "reader", "count", v.record(v.stream(randomUUID())) as SchemaValueJson));
+  const accepted = (await a.nextOf("invocationAccepted")) as Extract<ServerMessage, { type: "invocationAccepted" }>;
+  const channel = accepted.mappings[0]!.channel;
+  a.send({ type: "input-u8", channel, sequence: 0n, payload: new Uint8Array(first).fill(7) });
+  await a.waitFor((m) => m.type === "inputStreamAck" && m.highestContiguousSequence === BigInt(first));
+  pauses.reset();
+  a.send({ type: "inputStreamEnd", channel, sequence: BigInt(first) });
+  await pauses.reached("session-budget"); // A's end waits for permits
+  a.socket.pause(); // and A reads nothing more (it never answers the close)
+
+  const b = await RawClient.connect(url);
+  b.send(resumeAttach("takeover", accepted.sessionToken));
+  const taken = (await b.nextOf("invocationAccepted")) as Extract<ServerMessage, { type: "invocationAccepted" }>;
+  expect(taken.mappings[0]).toMatchObject({ inputHighWater: { sequence: BigInt(first), terminal: false } });
+  openGate(); // the agent reads: permits come free, and A's end gets its turn
+  await drained;
+  for (let i = 0; i < 3; i++) await new Promise((resolve) => setImmediate(resolve));
+  const channelB = taken.mappings[0]!.channel;
+  b.send({ type: "input-u8", channel: channelB, sequence: BigInt(first), payload: new Uint8Array(10).fill(9) });
+  b.send({ type: "inputStreamEnd", channel: channelB, sequence: BigInt(first + 10) });
+  const { messages } = await b.all();
+  expect(messages.filter((m) => m.type === "inputStreamAck").at(-1)).toMatchObject({
+    highestContiguousSequence: BigInt(first + 10),
+    terminal: true,
+  });
+  expect(messages.at(-1)).toMatchObject({ type: "invocationFinished", outcome: { kind: "success" } });
+  expect(read).toBe(first + 10);
+  a.terminate();
+});
