@@ -106,8 +106,13 @@ export class Attachment implements AttachmentSink {
    */
   async open(plan: AttachPlan, idempotencyKey: string, owner: boolean): Promise<void> {
     // High-waters are reported only once committed: wait for input chunks
-    // the previous owner handed to the store just before it was replaced.
+    // the previous owner handed to the store just before it was replaced,
+    // and for an input terminal on its way to the store (one that fails is
+    // then no terminal: the input is reported open).
     await Promise.all(this.session.streams().map((stream) => stream.inputCommitted));
+    for (let writes = terminalWrites(this.session.streams()); writes.length > 0; writes = terminalWrites(this.session.streams())) {
+      await Promise.all(writes);
+    }
     if (this.#ended) return;
     const mappings: StreamMapping[] = [];
     const announcedNow: StreamState[] = [];
@@ -319,4 +324,11 @@ export class Attachment implements AttachmentSink {
       () => this.#transport.close(CLOSE_INTERNAL_ERROR, ""),
     );
   }
+}
+
+/** The input terminals of `streams` still on their way to the store. */
+function terminalWrites(streams: readonly StreamState[]): Promise<void>[] {
+  const writes: Promise<void>[] = [];
+  for (const stream of streams) if (stream.inputTerminalWrite !== undefined) writes.push(stream.inputTerminalWrite);
+  return writes;
 }

@@ -319,17 +319,25 @@ export class SessionInput {
   async #terminateInput(stream: StreamState, terminal: InputTerminal, onQueue: (queue: InputQueue<InputItem>) => void): Promise<boolean> {
     if (stream.inputTerminal !== undefined) return false;
     stream.inputTerminal = terminal;
+    const written = this.#host.deps.store.endInput(
+      stream.streamId,
+      terminal,
+      terminal.kind === "cancelled" && terminal.by === "server" ? this.#host.ownerEpoch() : this.#host.clientWriteEpoch(),
+    );
+    const settled = written.then(
+      () => undefined,
+      () => undefined,
+    );
+    stream.inputTerminalWrite = settled;
     try {
-      await this.#host.deps.store.endInput(
-        stream.streamId,
-        terminal,
-        terminal.kind === "cancelled" && terminal.by === "server" ? this.#host.ownerEpoch() : this.#host.clientWriteEpoch(),
-      );
+      await written;
     } catch (error) {
       // Not recorded: the stream is still open, and recording a failure tries again.
       if (stream.inputTerminal === terminal) stream.inputTerminal = undefined;
       if (isOwnershipLost(error)) this.#host.lostOwnership(error);
       throw error;
+    } finally {
+      if (stream.inputTerminalWrite === settled) stream.inputTerminalWrite = undefined;
     }
     // A natural end waits behind the items the feed has not handed on yet
     // (cluster: another node's); the feed ends the queue after the last one.

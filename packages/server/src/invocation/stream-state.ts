@@ -56,6 +56,12 @@ export class StreamState {
   /** Set while the owner feeds `fed` up to `count`. */
   feeding = false;
   inputTerminal: InputTerminal | undefined;
+  /**
+   * Input: the store's write of `inputTerminal` while it is on its way (set with it, cleared once
+   * it settled; never rejects). Until then the terminal is not durable: an acceptance waits for
+   * it before reporting the high-water (attachment.ts).
+   */
+  inputTerminalWrite: Promise<void> | undefined;
   outputTerminal: boolean;
   /** Input only, while the invocation runs. */
   queue: InputQueue<InputItem> | undefined;
