@@ -55,6 +55,8 @@ export class AttachmentInput {
    * its own (a promise and two closures per item). The ACK is owed (`#handling`) from the
    * hand-over to the session until this hears of the commit.
    */
+  /** Server cancels of nested inputs whose channel was still reserved: sent once the ACK announcing it is. */
+  readonly #cancelsAwaitingAnnouncement = new Map<StreamState, ServerCancelReason>();
   readonly #commits: InputCommitListener = {
     committed: (stream, count, chunks) => {
       try {
@@ -147,7 +149,13 @@ export class AttachmentInput {
   cancelledByServer(stream: StreamState, reason: ServerCancelReason): void {
     const link = this.#link;
     const entry = link.channels.forStream(stream.streamId);
-    if (entry === undefined || entry.state === "reserved") return;
+    if (entry === undefined) return;
+    if (entry.state === "reserved") {
+      // A nested input not announced yet (the ACK of the item that introduced it is still to
+      // come): told right after that ACK, which would otherwise announce it open for good.
+      this.#cancelsAwaitingAnnouncement.set(stream, reason);
+      return;
+    }
     // The sends are issued now, in order: the transport keeps call order,
     // so the terminal ACK cannot fall behind a later invocationFinished.
     this.#groupAcks.flush(stream);
@@ -421,6 +429,14 @@ export class AttachmentInput {
         terminal: false,
       })
       .catch((error: unknown) => link.fault(error));
+    // Announced now: a server cancel recorded while they were not yet is sent after the ACK.
+    if (this.#cancelsAwaitingAnnouncement.size === 0) return;
+    for (const child of pending.introduced) {
+      const reason = this.#cancelsAwaitingAnnouncement.get(child);
+      if (reason === undefined) continue;
+      this.#cancelsAwaitingAnnouncement.delete(child);
+      this.cancelledByServer(child, reason);
+    }
   }
 
   /** The stream's current ACK (a resend's, the terminal's), after any group ACK still pending. */
