@@ -93,7 +93,8 @@ export class OutputStream implements AsyncIterable<OutputChunk> {
   #serverEnded = false;
   #finished = false;
   #iterating = false;
-  #wake: (() => void) | undefined;
+  /** Reads waiting for an entry or the end: all are woken, and each takes what is there in call order. */
+  #wakers: (() => void)[] = [];
   #doneResolve!: (outcome: StreamOutcome) => void;
   /** Set when delivery must stop at once (the persistence callback failed): thrown by the next `next()`. */
   #halted: ClientError | undefined;
@@ -365,7 +366,7 @@ export class OutputStream implements AsyncIterable<OutputChunk> {
         if (outcome.kind === "detached") throw outcome.error;
         throw outcomeError(outcome, this.#host.inputFailure());
       }
-      await new Promise<void>((resolve) => (this.#wake = resolve));
+      await new Promise<void>((resolve) => this.#wakers.push(resolve));
     }
   }
 
@@ -455,9 +456,10 @@ export class OutputStream implements AsyncIterable<OutputChunk> {
   }
 
   #notify(): void {
-    const wake = this.#wake;
-    this.#wake = undefined;
-    wake?.();
+    const wakers = this.#wakers;
+    if (wakers.length === 0) return;
+    this.#wakers = [];
+    for (const wake of wakers) wake();
   }
 }
 

@@ -455,6 +455,24 @@ describe("binary items with a mimeType that is not one", () => {
   });
 });
 
+describe("an output stream read by next() calls not awaited one by one", () => {
+  it("answers every call, in call order, and each settles once the stream ends", async () => {
+    const { call, server } = await acceptedCount();
+    server.send({ type: "invocationResult", mappings: [outputMapping(2)], result: streamResult() });
+    const result = await call.result;
+    if (result.kind !== "value") throw new Error("expected a value result");
+    const reader = result.streams[0]![Symbol.asyncIterator]();
+    // Three reads wait at once; two items and the end arrive.
+    const reads = [reader.next(), reader.next(), reader.next()];
+    server.send(u32Item(0));
+    server.send(u32Item(1));
+    server.send(okEnd(2));
+    const answers = await Promise.all(reads);
+    expect(answers.map((answer) => (answer.done ? "done" : (answer.value as { value: unknown }).value))).toEqual([0, 1, "done"]);
+    server.send({ type: "invocationFinished", outcome: { kind: "success" } });
+  });
+});
+
 describe("the unacknowledged window counts each kept item", () => {
   // Each item a turn of the event loop: a source that is never stopped then fails the test's timeout instead of blocking it.
   async function* forever(item: () => Uint8Array) {
