@@ -9,7 +9,7 @@ import type { SchemaGraph } from "@golem-stream/schema-value";
 import { violation } from "./errors.js";
 import { OutputStream, type OutputStreamHost } from "./output-stream.js";
 import { checkResult, valueToJs, type ElementSchema } from "./schema.js";
-import { isTerminalCursor, streamIdentityOf } from "./token-peek.js";
+import { isTerminalCursor, itemCursorPosition, streamIdentityOf } from "./token-peek.js";
 import { findStreamTokens } from "./values.js";
 
 export interface OutputRegistryHost {
@@ -61,8 +61,10 @@ export class OutputRegistry {
       sendCancel: (target, reason) => this.#host.sendCancel(target, reason),
       inputFailure: () => this.#host.inputFailure(),
     };
+    const deliveredAt = inherited === undefined ? undefined : itemCursorPosition(inherited);
     stream = new OutputStream(streamToken, host, {
       ...(inherited === undefined ? {} : { retainedCursor: inherited }),
+      ...(deliveredAt === undefined ? {} : { deliveredAt }),
       knownStart,
       // Holding its terminal cursor, the stream is complete: the server replays nothing for it.
       terminalDelivered: inherited !== undefined && isTerminalCursor(inherited),

@@ -84,6 +84,12 @@ export class OutputStream implements AsyncIterable<OutputChunk> {
   #head = 0;
   /** Next logical sequence expected from the server; `undefined` until known (streams inherited from a checkpoint). */
   #nextSequence: bigint | undefined;
+  /**
+   * Inherited from a checkpoint: the position of the item whose cursor it holds, delivered
+   * already. Until the start is known, a replay of that item or of any before it is dropped: a
+   * retried resume can carry an older cursor than the one saved beside it (protocol §9).
+   */
+  #deliveredAt: bigint | undefined;
   #ending: Ending | undefined;
   #retained: string | undefined;
   /** Cursor of the value most recently handed out, not yet delivered. */
@@ -109,12 +115,13 @@ export class OutputStream implements AsyncIterable<OutputChunk> {
   constructor(
     streamToken: string,
     host: OutputStreamHost,
-    options: { retainedCursor?: string; knownStart?: boolean; terminalDelivered?: boolean } = {},
+    options: { retainedCursor?: string; knownStart?: boolean; terminalDelivered?: boolean; deliveredAt?: bigint } = {},
   ) {
     this.streamToken = streamToken;
     this.#host = host;
     this.#retained = options.retainedCursor;
     this.#nextSequence = options.knownStart === false ? undefined : 0n;
+    this.#deliveredAt = options.deliveredAt;
     this.ended = new Promise((resolve) => (this.#doneResolve = resolve));
     if (options.terminalDelivered === true && options.retainedCursor !== undefined) {
       this.#ending = { outcome: { kind: "already-delivered" }, cursorToken: options.retainedCursor };
@@ -178,8 +185,17 @@ export class OutputStream implements AsyncIterable<OutputChunk> {
    */
   pushItem(sequence: bigint, count: bigint, chunk: OutputChunk, cursorToken: string, wireBytes: number): boolean {
     if (this.#ending !== undefined) return false; // replay after the terminal: already have everything
-    const expected = this.#nextSequence ?? sequence;
     const end = sequence + count;
+    if (this.#nextSequence === undefined && this.#deliveredAt !== undefined) {
+      const deliveredAt = this.#deliveredAt;
+      if (end <= deliveredAt) return false; // before the item delivered last
+      if (sequence === deliveredAt) {
+        // The item delivered last: the replay goes on after it.
+        this.#nextSequence = end;
+        return false;
+      }
+    }
+    const expected = this.#nextSequence ?? sequence;
     if (end <= expected) return false; // an identical replay of something already queued or delivered
     if (sequence > expected) throw violation(`output stream skipped from sequence ${expected} to ${sequence}`);
     if (sequence < expected) {

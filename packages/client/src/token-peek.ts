@@ -8,7 +8,10 @@
  *   allows at most one cursor per output stream): the stream identity;
  * - know that a stream whose *terminal* cursor it inherited is complete — the
  *   server replays nothing for it (protocol 6.5) — instead of waiting for an
- *   end that never comes: the cursor's event kind.
+ *   end that never comes: the cursor's event kind;
+ * - drop what a replay repeats up to the item it inherited the cursor of (a
+ *   retried resume may carry an older cursor than the one saved beside it): the
+ *   cursor's position.
  *
  * Token layout: protocol 10.1, decisions §4. Anything unreadable yields
  * `undefined`; callers then treat the token as an identity of its own and its
@@ -21,6 +24,7 @@ import { LIMITS } from "@golem-stream/wire";
 const PREFIX = "gai1_";
 const SIGNATURE_BYTES = 32;
 const STREAM_ID_FIELD = 32;
+const CURSOR_POSITION_FIELD = 48;
 const CURSOR_EVENT_FIELD = 49;
 const CURSOR_KIND = 3;
 const TERMINAL_EVENT = 2n;
@@ -37,6 +41,16 @@ export function isTerminalCursor(token: string): boolean {
   if (read?.kind !== CURSOR_KIND) return false;
   const event = read.fields.get(CURSOR_EVENT_FIELD);
   return event !== undefined && event.length === 8 && viewOf(event).getBigUint64(0) === TERMINAL_EVENT;
+}
+
+/** The position (field 48: the logical items before its event) of a cursor token of an item, as far as it can be read. */
+export function itemCursorPosition(token: string): bigint | undefined {
+  const read = readFields(token);
+  if (read?.kind !== CURSOR_KIND) return undefined;
+  const event = read.fields.get(CURSOR_EVENT_FIELD);
+  const position = read.fields.get(CURSOR_POSITION_FIELD);
+  if (event?.length !== 8 || viewOf(event).getBigUint64(0) === TERMINAL_EVENT || position?.length !== 8) return undefined;
+  return viewOf(position).getBigUint64(0);
 }
 
 function readFields(token: string): { kind: number; fields: Map<number, Uint8Array> } | undefined {

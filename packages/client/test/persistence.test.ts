@@ -213,6 +213,51 @@ describe("a stream whose terminal cursor was saved", () => {
   });
 });
 
+describe("a takeover retrying a resume saved with an older cursor than the checkpoint's", () => {
+  it("drops what the replay repeats up to the item the checkpoint's cursor names, and delivers the rest once", async () => {
+    const out = layoutStream(0xcd);
+    const item = (position: number) => ({
+      type: "outputStreamItem" as const,
+      channel: 2,
+      cursorToken: out.cursor(position, "item"),
+      mappings: [],
+      sequence: BigInt(position),
+      value: { kind: "u32", value: position },
+    });
+    // The resume was frozen when item 1 was the last delivered; the consumer then read up to
+    // item 6 before the process died, and the checkpoint saved item 6's cursor beside it.
+    const { client, transport } = memoryClient();
+    const saved: ResumeState = {
+      sessionToken: SESSION,
+      outputCursors: [out.cursor(6, "item")],
+      selector: { ...echo, method: "count" },
+      idempotencyKey: "k",
+      pendingOperation: {
+        type: "resumeAttach",
+        attemptId: "5c8d2b8e-3f7a-4a43-9f55-0d6a2f3b1c11",
+        operation: "resume",
+        outputCursors: [out.cursor(1, "item")],
+        sessionToken: SESSION,
+      },
+    };
+    const call = client.takeover(saved);
+    const server = await transport.nextConnection();
+    const resume = (await server.waitUntil(isResume)) as ResumeAttach;
+    expect(resume.outputCursors).toEqual([out.cursor(1, "item")]); // retried exactly (protocol §9)
+    server.send({ type: "invocationAccepted", attemptId: resume.attemptId, idempotencyKey: "k", mappings: [], sessionToken: SESSION });
+    server.send({ type: "invocationResult", mappings: [outputMapping(2, out.token)], result: streamResult(out.token) });
+    // The server replays after the resume's cursor: from item 2.
+    for (let position = 2; position < 10; position++) server.send(item(position));
+    server.send({ type: "outputStreamEnd", channel: 2, cursorToken: out.cursor(10, "terminal"), outcome: { kind: "ok" }, sequence: 10n });
+    server.send({ type: "invocationFinished", outcome: { kind: "success" } });
+    const result = await call.result;
+    const values: unknown[] = [];
+    for await (const value of result.kind === "value" ? result.streams[0]!.values() : []) values.push((value as { value: unknown }).value);
+    expect(values).toEqual([7, 8, 9]);
+    await expect(call.finished).resolves.toEqual({ kind: "success" });
+  });
+});
+
 describe("a failing persistence callback is never ignored", () => {
   it("before the start: nothing is sent, the handle fails with checkpoint-failed and its cause", async () => {
     const { client, transport } = memoryClient();
