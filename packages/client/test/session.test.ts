@@ -5,7 +5,7 @@
 import { describe, expect, it, vi } from "vitest";
 import type { ClientMessage, InputStreamItem, InputU8Batch, InvocationStart, ResumeAttach } from "@golem-stream/wire";
 import { ProtocolError } from "@golem-stream/wire";
-import { ClientError, inputStream, type ResumeState } from "../src/index.js";
+import { ClientError, inputStream, type ClientOptions, type InputStream, type ResumeState } from "../src/index.js";
 import { pullFrom, readingBlobItems } from "../src/sources.js";
 import {
   SESSION,
@@ -401,20 +401,11 @@ describe("input discipline", () => {
   });
 
   it("tells the server source-unavailable when the source throws", async () => {
-    const { client, transport } = memoryClient();
     async function* failing() {
       yield "a";
       throw new Error("disk gone");
     }
-    const call = client.invoke({
-      ...echo,
-      method: "reverse",
-      methodParameters: { kind: "record", value: { fields: [inputStream.strings(failing())] } },
-    });
-    const failures: unknown[] = [];
-    call.on("inputFailed", (event) => failures.push(event.error));
-    const { server, start } = await nextStart(transport);
-    server.send(acceptanceOf(start, [inputMapping(1, provisionalRefOf(start))]));
+    const { call, server, failures } = await invokedWithInput("reverse", inputStream.strings(failing()));
     const cancel = await server.waitUntil((m: ClientMessage) => m.type === "streamCancel");
     expect(cancel).toMatchObject({ channel: 1, reason: "source-unavailable" });
     expect(server.received.filter((m) => m.type === "inputStreamItem")).toHaveLength(1);
@@ -423,22 +414,24 @@ describe("input discipline", () => {
   });
 });
 
+/** `method` invoked with `input` as its one parameter and accepted, the input on channel 1; its input failures recorded. */
+async function invokedWithInput(method: string, input: InputStream, options: Partial<ClientOptions> = {}) {
+  const { client, transport } = memoryClient(options);
+  const call = client.invoke({ ...echo, method, methodParameters: { kind: "record", value: { fields: [input] } } });
+  const failures: unknown[] = [];
+  call.on("inputFailed", (event) => failures.push(event.error));
+  const { server, start } = await nextStart(transport);
+  server.send(acceptanceOf(start, [inputMapping(1, provisionalRefOf(start))]));
+  return { call, server, failures };
+}
+
 describe("binary items with a mimeType that is not one", () => {
   it("fail their input as the source's failure when taken: the item is never sent, nor kept for a resend", async () => {
-    const { client, transport } = memoryClient();
     const items = [
       { bytes: Uint8Array.of(1), mimeType: "text/plain" },
       { bytes: Uint8Array.of(2), mimeType: "not a mime type" },
     ];
-    const call = client.invoke({
-      ...echo,
-      method: "blobs",
-      methodParameters: { kind: "record", value: { fields: [inputStream.binary(items)] } },
-    });
-    const failures: unknown[] = [];
-    call.on("inputFailed", (event) => failures.push(event.error));
-    const { server, start } = await nextStart(transport);
-    server.send(acceptanceOf(start, [inputMapping(1, provisionalRefOf(start))]));
+    const { call, server, failures } = await invokedWithInput("blobs", inputStream.binary(items));
     const cancel = await server.waitUntil((m: ClientMessage) => m.type === "streamCancel");
     expect(cancel).toMatchObject({ channel: 1, reason: "source-unavailable" });
     expect(failures).toEqual([expect.objectContaining({ kind: "invalid-argument", code: "invalid-message" })]);
@@ -485,10 +478,7 @@ describe("the unacknowledged window counts each kept item", () => {
     ["empty binary items", () => inputStream.binary(forever(() => new Uint8Array(0)))],
     ["1-byte u8 chunks", () => inputStream.bytes(forever(() => Uint8Array.of(1)))],
   ])("%s stop the source at the window though their bytes are far below it", async (_label, source) => {
-    const { client, transport } = memoryClient({ maxUnackedInputBytes: 64 * 1024 });
-    const call = client.invoke({ ...echo, method: "blobs", methodParameters: { kind: "record", value: { fields: [source()] } } });
-    const { server, start } = await nextStart(transport);
-    server.send(acceptanceOf(start, [inputMapping(1, provisionalRefOf(start))]));
+    const { call, server } = await invokedWithInput("blobs", source(), { maxUnackedInputBytes: 64 * 1024 });
     // No acknowledgement comes: the source is read until the window is full, then no further.
     let sent = -1;
     while (sent !== server.received.length) {

@@ -9,10 +9,14 @@ import { Keyring } from "@golem-stream/tokens";
 import {
   createSessionServer,
   startEmbeddedServer,
+  StaticAgentHost,
+  type AgentTypeDefinition,
   type EmbeddedServer,
   type EmbeddedServerOptions,
   type Logger,
   type PartialObserver,
+  type SessionServer,
+  type SessionServerOptions,
   type SessionStore,
 } from "../src/index.js";
 import { createDemoHost } from "../src/demo/index.js";
@@ -99,3 +103,23 @@ export function demoServerOn(
 }
 
 export { Pauses } from "../src/testing/pauses.js";
+
+/**
+ * A listening session server on `store` serving `agentTypes` (application `test`, environment
+ * `default`) to the test token, `options` beside; the caller closes it.
+ */
+export async function serveTestAgents(
+  store: SessionStore,
+  agentTypes: AgentTypeDefinition[],
+  options: Partial<SessionServerOptions> = {},
+): Promise<{ server: SessionServer; url: string }> {
+  const server = createSessionServer({
+    store,
+    host: new StaticAgentHost({ test: { default: agentTypes } }),
+    keyring: Keyring.generate("k1"),
+    authenticator: (token) => (token === TOKEN ? { account: "acme", principal: "alice" } : undefined),
+    ...options,
+  });
+  const { url } = await server.listen();
+  return { server, url };
+}

@@ -6,10 +6,9 @@
  */
 import { randomUUID } from "node:crypto";
 import { afterEach, expect, it } from "vitest";
-import { Keyring } from "@golem-stream/tokens";
 import type { JsonObject, SchemaValueJson, ServerMessage } from "@golem-stream/wire";
-import { createSessionServer, MemorySessionStore, StaticAgentHost, type AgentTypeDefinition, type SessionServer } from "../src/index.js";
-import { RawClient, TOKEN, agentStart, v } from "./helpers.js";
+import { MemorySessionStore, type AgentTypeDefinition, type SessionServer } from "../src/index.js";
+import { RawClient, agentStart, serveTestAgents, v } from "./helpers.js";
 
 const STRING: JsonObject = { kind: "string", value: {} };
 const stream = (inner: JsonObject): JsonObject => ({ kind: "stream", value: { inner } });
@@ -58,13 +57,8 @@ it("a nested input dropped by the agent before the ACK announcing it is cancelle
       },
     },
   };
-  server = createSessionServer({
-    store: new GatedStore(),
-    host: new StaticAgentHost({ test: { default: [dropper] } }),
-    keyring: Keyring.generate("k1"),
-    authenticator: (token) => (token === TOKEN ? { account: "acme", principal: "alice" } : undefined),
-  });
-  const { url } = await server.listen();
+  let url: string;
+  ({ server, url } = await serveTestAgents(new GatedStore(), [dropper]));
   const client = await RawClient.connect(url);
   client.send(agentStart("test", "dropper", "drop", v.record(v.stream(randomUUID())) as SchemaValueJson));
   const accepted = (await client.nextOf("invocationAccepted")) as Extract<ServerMessage, { type: "invocationAccepted" }>;

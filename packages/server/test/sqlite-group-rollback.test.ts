@@ -28,7 +28,18 @@ function nearlyFullStore() {
     count: (statements.getStream.get(streamId) as { count: bigint }).count,
     rows: (db.prepare("SELECT count(*) AS n FROM input_chunks WHERE stream_id = ?").get(streamId) as { n: bigint }).n,
   });
-  return { db, mutations, streams, stored };
+  const group = new GroupCommit(mutations.commitGroup, {} as PayloadFiles);
+  /** One input append through the group commit: "stored", or the code it failed with. */
+  const append = (streamId: string, sequence: bigint, size: number): Promise<string | undefined> => {
+    const record = new RecordAppend("input", chunk(streamId, sequence, size), undefined);
+    return group
+      .write(() => mutations.writeAppend(record), record)
+      .then(
+        () => "stored",
+        (error: { code?: string }) => error.code,
+      );
+  };
+  return { db, streams, stored, append };
 }
 
 const chunk = (streamId: string, sequence: bigint, size: number) => ({
@@ -40,44 +51,24 @@ const chunk = (streamId: string, sequence: bigint, size: number) => ({
 });
 
 it("a write that fills the disk fails its whole group: the writes after it are not committed on their own", async () => {
-  const { db, mutations, streams, stored } = nearlyFullStore();
-  const group = new GroupCommit(mutations.commitGroup, {} as PayloadFiles);
-  const append = (streamId: string, size: number) => {
-    const record = new RecordAppend("input", chunk(streamId, 0n, size), undefined);
-    return group
-      .write(() => mutations.writeAppend(record), record)
-      .then(
-        () => "stored",
-        (error: { code?: string }) => error.code,
-      );
-  };
+  const { db, streams, stored, append } = nearlyFullStore();
   const outcomes = await Promise.all([
-    append(streams[0]!.streamId, 100),
-    append(streams[1]!.streamId, 200_000),
-    append(streams[2]!.streamId, 100),
+    append(streams[0]!.streamId, 0n, 100),
+    append(streams[1]!.streamId, 0n, 200_000),
+    append(streams[2]!.streamId, 0n, 100),
   ]);
   expect(outcomes).toEqual(["SQLITE_FULL", "SQLITE_FULL", "SQLITE_FULL"]);
   for (const { streamId } of streams) expect(stored(streamId), streamId).toEqual({ count: 0n, rows: 0n });
   // Room again: the store goes on.
   db.pragma("max_page_count = 1000000");
-  await expect(append(streams[2]!.streamId, 100)).resolves.toBe("stored");
+  await expect(append(streams[2]!.streamId, 0n, 100)).resolves.toBe("stored");
   expect(stored(streams[2]!.streamId)).toEqual({ count: 1n, rows: 1n });
   db.close();
 });
 
 it("a run of appends that fills the disk fails its whole group, not one append at a time outside it", async () => {
-  const { db, mutations, streams, stored } = nearlyFullStore();
-  const group = new GroupCommit(mutations.commitGroup, {} as PayloadFiles);
+  const { db, streams, stored, append } = nearlyFullStore();
   const [first, second] = [streams[0]!.streamId, streams[1]!.streamId];
-  const append = (streamId: string, sequence: bigint, size: number) => {
-    const record = new RecordAppend("input", chunk(streamId, sequence, size), undefined);
-    return group
-      .write(() => mutations.writeAppend(record), record)
-      .then(
-        () => "stored",
-        (error: { code?: string }) => error.code,
-      );
-  };
   // Three appends of one stream continue one another: one run, too large for the disk as a whole,
   // each of which alone would fit (written one at a time outside the group, the first would commit).
   const outcomes = await Promise.all([

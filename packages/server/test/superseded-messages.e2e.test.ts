@@ -8,13 +8,28 @@
  */
 import { randomUUID } from "node:crypto";
 import { afterEach, expect, it } from "vitest";
-import { Keyring } from "@golem-stream/tokens";
 import type { JsonObject, SchemaValueJson, ServerMessage } from "@golem-stream/wire";
-import { createSessionServer, MemorySessionStore, StaticAgentHost, type AgentTypeDefinition, type SessionServer } from "../src/index.js";
-import { Pauses, RawClient, TOKEN, agentStart, resumeAttach, v } from "./helpers.js";
+import { MemorySessionStore, type AgentTypeDefinition, type SessionServer } from "../src/index.js";
+import { Pauses, RawClient, agentStart, resumeAttach, serveTestAgents, v } from "./helpers.js";
 
 const BUDGET = 64 * 1024;
 const U8_STREAM: JsonObject = { kind: "stream", value: { inner: { kind: "u8", value: {} } } };
+
+/** Agent type `reader`: method `count` hands its one `stream<u8>` parameter's bytes to `read`. */
+function readerAgent(read: (input: AsyncIterable<Uint8Array>) => Promise<void>): AgentTypeDefinition {
+  return {
+    name: "reader",
+    constructorParameters: { root: { kind: "record", value: { fields: [] } } },
+    config: [],
+    methods: [{ name: "count", parameters: { root: { kind: "record", value: { fields: [{ name: "data", body: U8_STREAM }] } } } }],
+    implementations: {
+      count: async (ctx) => {
+        await read(ctx.inputBytes((ctx.parameters as unknown as { value: { fields: JsonObject[] } }).value.fields[0]));
+        return undefined;
+      },
+    },
+  };
+}
 
 let server: SessionServer | undefined;
 afterEach(async () => {
@@ -29,33 +44,19 @@ it("an inputStreamEnd that waited for permits across a takeover is dropped: the 
   const drained = new Promise<void>((resolve) => (readAll = resolve));
   const first = BUDGET - 100; // leaves less than an inputStreamEnd's charge (twice its size)
   let read = 0;
-  const reader: AgentTypeDefinition = {
-    name: "reader",
-    constructorParameters: { root: { kind: "record", value: { fields: [] } } },
-    config: [],
-    methods: [{ name: "count", parameters: { root: { kind: "record", value: { fields: [{ name: "data", body: U8_STREAM }] } } } }],
-    implementations: {
-      count: async (ctx) => {
-        const input = ctx.inputBytes((ctx.parameters as unknown as { value: { fields: JsonObject[] } }).value.fields[0]);
-        await gate;
-        for await (const bytes of input) {
-          read += bytes.length;
-          if (read === first) readAll();
-        }
-        return undefined;
-      },
-    },
-  };
+  const reader = readerAgent(async (input) => {
+    await gate;
+    for await (const bytes of input) {
+      read += bytes.length;
+      if (read === first) readAll();
+    }
+  });
   const pauses = new Pauses();
-  server = createSessionServer({
-    store: new MemorySessionStore(),
-    host: new StaticAgentHost({ test: { default: [reader] } }),
-    keyring: Keyring.generate("k1"),
-    authenticator: (token) => (token === TOKEN ? { account: "acme", principal: "alice" } : undefined),
+  let url: string;
+  ({ server, url } = await serveTestAgents(new MemorySessionStore(), [reader], {
     limits: { maxQueuedBytesPerSession: BUDGET },
     observers: [pauses.observer],
-  });
-  const { url } = await server.listen();
+  }));
   const a = await RawClient.connect(url);
   a.send(agentStart("test", "reader", "count", v.record(v.stream(randomUUID())) as SchemaValueJson));
   const accepted = (await a.nextOf("invocationAccepted")) as Extract<ServerMessage, { type: "invocationAccepted" }>;
@@ -104,28 +105,13 @@ it("a takeover's acceptance waits for an input terminal still on its way to the 
     }
   }
   let read = -1;
-  const reader: AgentTypeDefinition = {
-    name: "reader",
-    constructorParameters: { root: { kind: "record", value: { fields: [] } } },
-    config: [],
-    methods: [{ name: "count", parameters: { root: { kind: "record", value: { fields: [{ name: "data", body: U8_STREAM }] } } } }],
-    implementations: {
-      count: async (ctx) => {
-        let n = 0;
-        for await (const bytes of ctx.inputBytes((ctx.parameters as unknown as { value: { fields: JsonObject[] } }).value.fields[0]))
-          n += bytes.length;
-        read = n;
-        return undefined;
-      },
-    },
-  };
-  server = createSessionServer({
-    store: new HoldingStore(),
-    host: new StaticAgentHost({ test: { default: [reader] } }),
-    keyring: Keyring.generate("k1"),
-    authenticator: (token) => (token === TOKEN ? { account: "acme", principal: "alice" } : undefined),
+  const reader = readerAgent(async (input) => {
+    let n = 0;
+    for await (const bytes of input) n += bytes.length;
+    read = n;
   });
-  const { url } = await server.listen();
+  let url: string;
+  ({ server, url } = await serveTestAgents(new HoldingStore(), [reader]));
   const a = await RawClient.connect(url);
   a.send(agentStart("test", "reader", "count", v.record(v.stream(randomUUID())) as SchemaValueJson));
   const accepted = (await a.nextOf("invocationAccepted")) as Extract<ServerMessage, { type: "invocationAccepted" }>;
