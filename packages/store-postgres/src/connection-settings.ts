@@ -38,8 +38,8 @@ export interface ConnectionTimeouts {
    * How long PostgreSQL keeps a transaction open while its client sends
    * nothing before ending the connection: a node stalled in the middle of a
    * write (a frozen process, a network cut that keepalives have not noticed
-   * yet) then lets go of the rows it locked, so another node's claim of its
-   * sessions, which waits for them, goes through. Sent as the session's
+   * yet) then lets go of the rows it locked, so another node can claim the
+   * sessions they belong to (a claim leaves those to a later one). Sent as the session's
    * `idle_in_transaction_session_timeout`. Default 10 000; 0 for none.
    */
   readonly idleInTransactionTimeoutMs?: number;

@@ -70,7 +70,8 @@ export class Membership {
   /**
    * Claims every running session whose owner has no live lease, this node's own lease live
    * (`PostgresSessionStore.claimOrphans` says why), moving them and their streams to the next
-   * ownership epoch in one transaction.
+   * ownership epoch in one transaction; one whose rows another transaction holds (a stalled
+   * former owner's write) is left for a later claim instead of holding up the others.
    */
   async claimOrphans(): Promise<string[]> {
     this.#checkOpen();

@@ -117,9 +117,10 @@ export function statements(s: string) {
     // Only while the session runs, and at the owner's epoch when given (fencing): a finished
     // invocation's journal is closed. A taken position inserts nothing (no error, so the
     // savepoint stays usable): the caller then reads what holds it (journalEntry). FOR SHARE:
-    // the epoch read holds the session row until this transaction ends, so a claim (which
-    // updates it) waits and then reads the entry, or goes first and this inserts nothing; a
-    // plain read let a claim pass between this statement and its commit.
+    // the epoch read holds the session row until this transaction ends, so a claim (which locks
+    // it FOR UPDATE, skipping rows it cannot lock) leaves the session to a later claim, which
+    // then reads the entry, or goes first and this inserts nothing: a claim never passes between
+    // this statement and its commit.
     appendJournal: `INSERT INTO ${s}.journal (session_id, position, name, outcome)
       SELECT session_id, $2, $3, $4 FROM ${s}.sessions WHERE session_id = $1 AND state = 'running'
         AND ($5::bigint IS NULL OR owner_epoch = $5) FOR SHARE
@@ -154,12 +155,27 @@ export function statements(s: string) {
     ownership: `SELECT owner_node, owner_epoch FROM ${s}.sessions WHERE session_id = $1`,
     heartbeat: `INSERT INTO ${s}.nodes (node_id, lease_expires_at, log_format) VALUES ($1, clock_timestamp() + $2 * interval '1 millisecond', $3)
       ON CONFLICT (node_id) DO UPDATE SET lease_expires_at = EXCLUDED.lease_expires_at, log_format = EXCLUDED.log_format`,
-    // Under READ COMMITTED a concurrent claimer waiting on a row re-checks it after the first
-    // commits: the new owner's lease is live, so the row no longer qualifies.
-    claimOrphans: `UPDATE ${s}.sessions AS x SET owner_node = $1, owner_epoch = x.owner_epoch + 1
-      WHERE x.state = 'running' AND x.owner_node IS DISTINCT FROM $1
-        AND EXISTS (SELECT 1 FROM ${s}.nodes me WHERE me.node_id = $1 AND me.lease_expires_at > clock_timestamp())
-        AND NOT EXISTS (SELECT 1 FROM ${s}.nodes n WHERE n.node_id = x.owner_node AND n.lease_expires_at > clock_timestamp())
+    // Only sessions whose row and every stream row this claim can lock now (SKIP LOCKED): one a
+    // stalled former owner (or another claimer) holds a lock on is left for a later claim, and
+    // no claim waits behind it; the rest of the orphans are claimed at once. The stream rows are
+    // locked here too, so moving them to the new epoch (claimStreams) waits for nothing. A
+    // stream another transaction is creating has its session row locked (insertStream).
+    claimOrphans: `WITH candidates AS (
+        SELECT x.session_id FROM ${s}.sessions AS x
+        WHERE x.state = 'running' AND x.owner_node IS DISTINCT FROM $1
+          AND EXISTS (SELECT 1 FROM ${s}.nodes me WHERE me.node_id = $1 AND me.lease_expires_at > clock_timestamp())
+          AND NOT EXISTS (SELECT 1 FROM ${s}.nodes n WHERE n.node_id = x.owner_node AND n.lease_expires_at > clock_timestamp())
+        FOR UPDATE OF x SKIP LOCKED
+      ), held AS (
+        SELECT t.session_id FROM ${s}.streams AS t WHERE t.session_id IN (SELECT session_id FROM candidates)
+        FOR UPDATE OF t SKIP LOCKED
+      ), claimable AS (
+        SELECT c.session_id FROM candidates AS c
+        WHERE (SELECT count(*) FROM ${s}.streams AS t WHERE t.session_id = c.session_id)
+          = (SELECT count(*) FROM held AS h WHERE h.session_id = c.session_id)
+      )
+      UPDATE ${s}.sessions AS x SET owner_node = $1, owner_epoch = x.owner_epoch + 1
+      FROM claimable AS c WHERE x.session_id = c.session_id
       RETURNING x.session_id, x.owner_epoch`,
     claimStreams: `UPDATE ${s}.streams AS t SET owner_epoch = c.epoch
       FROM unnest($1::text[], $2::bigint[]) AS c(session_id, epoch) WHERE t.session_id = c.session_id`,

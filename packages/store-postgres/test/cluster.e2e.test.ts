@@ -43,6 +43,23 @@ async function lockWaiters(count: number, inSchema?: string): Promise<void> {
   }
 }
 
+/** Waits until no backend of this database is idle in a transaction that touched `schema` (PostgreSQL ended it). */
+async function writerEnded(schema: string): Promise<void> {
+  const client = await admin();
+  try {
+    for (;;) {
+      const { rows } = await client.query<{ n: string }>(
+        "SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND state = 'idle in transaction' AND strpos(query, $1) > 0",
+        [schema],
+      );
+      if (Number(rows[0]!.n) === 0) return;
+      await sleep(10);
+    }
+  } finally {
+    await client.end();
+  }
+}
+
 /** Collects a session's changes; `until` waits for a predicate over them. */
 function record(store: PostgresSessionStore, sessionId: string) {
   const changes: SessionChange[] = [];
@@ -259,7 +276,7 @@ describe("the journal across a schema upgrade", () => {
 
 describe("a claim racing the former owner's journal and run count", () => {
   it.each(["appendJournal", "recordRun"] as const)(
-    "%s at the old epoch, not yet committed, holds a claim until it commits: the claimer then sees it",
+    "%s at the old epoch, not yet committed, keeps a claim off the session until it commits: the claimer then sees it",
     async (write) => {
       const [a, b] = await pair();
       await a.heartbeat(60_000);
@@ -274,11 +291,10 @@ describe("a claim racing the former owner's journal and run count", () => {
         await owner.query("BEGIN");
         if (write === "appendJournal") await owner.query(sql.appendJournal, [s.sessionId, 0, "step", '{"value":"a"}', "1"]);
         else await owner.query(sql.recordRun, [s.sessionId, "1"]);
-        const claim = b.claimOrphans();
-        const first = await Promise.race([claim.then(() => "claimed"), lockWaiters(1, a.schema).then(() => "waits")]);
-        expect(first).toBe("waits"); // the claim cannot pass the owner's uncommitted write
+        // The claim cannot pass the owner's uncommitted write: it leaves the session for later.
+        expect(await b.claimOrphans()).toEqual([]);
         await owner.query("COMMIT");
-        expect(await claim).toEqual([s.sessionId]);
+        expect(await b.claimOrphans()).toEqual([s.sessionId]);
       } finally {
         await owner.end();
       }
@@ -286,6 +302,37 @@ describe("a claim racing the former owner's journal and run count", () => {
       else expect(await b.recordRun(s.sessionId, 2n)).toBe(3);
     },
   );
+});
+
+describe("a claim beside a former owner's open transaction", () => {
+  it("claims the other orphans at once and leaves the session whose rows that transaction holds for a later claim", async () => {
+    const schema = freshSchema();
+    const [a, b, c] = await Promise.all(["node-a", "node-b", "node-c"].map((nodeId) => connect({ schema, nodeId })));
+    await Promise.all([a!.heartbeat(60_000), c!.heartbeat(60_000)]);
+    const atA = session({ idempotencyKey: "at-a" });
+    const outputAtA = stream(atA.sessionId, "output");
+    await a!.createSession(atA, [outputAtA], startAttempt(atA));
+    const atC = session({ idempotencyKey: "at-c" });
+    await c!.createSession(atC, [stream(atC.sessionId, "output")], startAttempt(atC));
+    await Promise.all([a!.leave(), c!.leave()]); // both leases gone; A is only stalled
+    await b!.heartbeat(60_000);
+    const owner = await admin();
+    try {
+      // A's write, stalled before its commit, holds its stream's row.
+      await owner.query("BEGIN");
+      await owner.query(`UPDATE ${schema}.streams SET count = count WHERE stream_id = $1`, [outputAtA.streamId]);
+      const claim = b!.claimOrphans();
+      const first = await Promise.race([claim.then(() => "claimed"), lockWaiters(1, schema).then(() => "waits")]);
+      expect(first).toBe("claimed");
+      expect(await claim).toEqual([atC.sessionId]);
+      expect(await b!.ownership(atA.sessionId)).toMatchObject({ nodeId: "node-a" });
+    } finally {
+      await owner.query("ROLLBACK");
+      await owner.end();
+    }
+    expect(await b!.claimOrphans()).toEqual([atA.sessionId]);
+    expect(await b!.ownership(atA.sessionId)).toEqual({ nodeId: "node-b", epoch: 2n });
+  });
 });
 
 describe("a former owner stalled inside its write transaction", () => {
@@ -321,7 +368,10 @@ describe("a former owner stalled inside its write transaction", () => {
     }
     await a.leave();
     await b.heartbeat(60_000);
-    // The claim waits for A's row lock until PostgreSQL ends A's idle transaction.
+    // A claim leaves the session alone while A's transaction holds its row; once PostgreSQL has
+    // ended that idle transaction (A's connection is gone), a claim takes it.
+    expect(await b.claimOrphans()).toEqual([]);
+    await writerEnded(a.schema);
     expect(await b.claimOrphans()).toEqual([s.sessionId]);
     expect(await b.readJournal(s.sessionId)).toEqual([]);
     // A goes on: its transaction is gone, and its write fails instead of landing after the claim.
