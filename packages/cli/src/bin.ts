@@ -4,6 +4,7 @@
  * The first SIGINT/SIGTERM asks the running command to stop cleanly; a
  * second one exits at once.
  */
+import { EXIT } from "./exit-codes.js";
 import type { ExitNote } from "./io/cli-io.js";
 import { runCli } from "./program.js";
 
@@ -25,8 +26,11 @@ process.on("SIGTERM", onSignal);
 // next write and stop as on Ctrl-C, cancelling or detaching first (output/session-runner.ts);
 // any other command has nothing to leave behind: stop quietly at once.
 const stopsItself = ["invoke", "resume"].includes(process.argv[2] ?? "");
+/** Any other failure of stdout (a full disk, /dev/full): the command's output is lost, so it did not succeed. */
+let stdoutFailure: NodeJS.ErrnoException | undefined;
 process.stdout.on("error", (error: NodeJS.ErrnoException) => {
   if (error.code === "EPIPE" && !stopsItself) process.exit(process.exitCode ?? 0);
+  stdoutFailure ??= error;
 });
 
 const code = await runCli(process.argv.slice(2), {
@@ -41,5 +45,12 @@ const code = await runCli(process.argv.slice(2), {
 });
 // Every output write was awaited, so nothing is lost by exiting now; an open
 // socket, a reconnect timer or a paused stdin must not keep a finished
-// command alive.
+// command alive. A command that reported success while stdout failed (it
+// writes without waiting: `types`, `keyring list`, …) exits as the table says: 74.
+// An empty write's callback runs once the writes before it are done or failed.
+if (code === EXIT.success && !process.stdout.destroyed) await new Promise<void>((resolve) => process.stdout.write("", () => resolve()));
+if (code === EXIT.success && stdoutFailure !== undefined && stdoutFailure.code !== "EPIPE") {
+  process.stderr.write(`golem-stream: could not write to stdout: ${stdoutFailure.message}\n`);
+  process.exit(EXIT.outputFailed);
+}
 process.exit(code);
