@@ -59,6 +59,9 @@ export class NodeLifecycle {
       // claimed by this node and never run, as a later claim skips what this node owns.
       try {
         await this.cache.exclusive(sessionId, () => this.#takeClaimed(sessionId));
+        // Handled now (claimed again since an earlier failure): never taken again, which would
+        // supersede the run just started.
+        this.#unhandledClaims.delete(sessionId);
       } catch (error) {
         this.#unhandledClaims.add(sessionId);
         this.#deps.logger.error("could not re-run or fail a claimed session: tried again at the next claim", {
