@@ -49,14 +49,14 @@ export class AttachmentInput {
   /** Messages being handled and commits awaiting their ACK. */
   #handling = 0;
   readonly #groupAcks: GroupAcks<StreamState, StreamState>;
+  /** Server cancels of nested inputs whose channel was still reserved: sent once the ACK announcing it is. */
+  readonly #cancelsAwaitingAnnouncement = new Map<StreamState, ServerCancelReason>();
   /**
    * The ACK of an item that introduces no stream (nearly all): told by the session's one
    * reaction to the item's commit, which also releases its permits, instead of a reaction of
    * its own (a promise and two closures per item). The ACK is owed (`#handling`) from the
    * hand-over to the session until this hears of the commit.
    */
-  /** Server cancels of nested inputs whose channel was still reserved: sent once the ACK announcing it is. */
-  readonly #cancelsAwaitingAnnouncement = new Map<StreamState, ServerCancelReason>();
   readonly #commits: InputCommitListener = {
     committed: (stream, count, chunks) => {
       try {

@@ -54,34 +54,32 @@ export class NodeLifecycle {
     const cluster = this.#deps.cluster;
     if (cluster === undefined) return 0;
     const claimed = await cluster.claimOrphans();
-    for (const sessionId of claimed) {
-      // Each on its own: a store failure while one is re-run or failed must not leave the others
-      // claimed by this node and never run, as a later claim skips what this node owns.
-      try {
-        await this.cache.exclusive(sessionId, () => this.#takeClaimed(sessionId));
-        // Handled now (claimed again since an earlier failure): never taken again, which would
-        // supersede the run just started.
-        this.#unhandledClaims.delete(sessionId);
-      } catch (error) {
-        this.#unhandledClaims.add(sessionId);
-        this.#deps.logger.error("could not re-run or fail a claimed session: tried again at the next claim", {
-          event: "session.claim-failed",
-          session: sessionId,
-          error: String(error),
-        });
-      }
-    }
+    for (const sessionId of claimed) await this.#handleClaimed(sessionId, true);
     // Claimed earlier and not handled then: they are this node's, so no claim returns them again.
-    for (const sessionId of [...this.#unhandledClaims]) {
-      if (claimed.includes(sessionId)) continue;
-      try {
-        await this.cache.exclusive(sessionId, () => this.#takeClaimed(sessionId));
-        this.#unhandledClaims.delete(sessionId);
-      } catch {
-        // Logged when it first failed; tried again at the next claim.
-      }
-    }
+    for (const sessionId of [...this.#unhandledClaims]) if (!claimed.includes(sessionId)) await this.#handleClaimed(sessionId, false);
     return claimed.length;
+  }
+
+  /**
+   * Takes one claimed session on its own: a store failure while it is re-run or failed must not
+   * leave the others claimed by this node and never run, as a later claim skips what this node
+   * owns. One that fails is tried again at the next claim; `log` says the failure (not on a retry).
+   */
+  async #handleClaimed(sessionId: string, log: boolean): Promise<void> {
+    try {
+      await this.cache.exclusive(sessionId, () => this.#takeClaimed(sessionId));
+      // Handled now (perhaps claimed again since an earlier failure): never taken again, which
+      // would supersede the run just started.
+      this.#unhandledClaims.delete(sessionId);
+    } catch (error) {
+      this.#unhandledClaims.add(sessionId);
+      if (!log) return;
+      this.#deps.logger.error("could not re-run or fail a claimed session: tried again at the next claim", {
+        event: "session.claim-failed",
+        session: sessionId,
+        error: String(error),
+      });
+    }
   }
 
   /** Runs again, or fails, a session this node has just claimed. */

@@ -284,13 +284,18 @@ export class GroupCommit {
       });
   }
 
+  /** Whether the store takes no more writes: then every write of `batch` has been rejected with why. */
+  #refusedAsBroken(batch: readonly PendingWrite[]): boolean {
+    const broken = this.#broken;
+    if (broken === undefined) return false;
+    for (const item of batch) rejectWrite(item, broken);
+    return true;
+  }
+
   /** Commits `batch`; a promise while it is being retried after a transient error (later groups wait for it). */
   #commit(batch: readonly QueuedWrite[], began: number): Promise<void> | undefined {
     // Broken while this group's payloads were written: its commit could never be acknowledged.
-    if (this.#broken !== undefined) {
-      for (const item of batch) rejectWrite(item, this.#broken);
-      return undefined;
-    }
+    if (this.#refusedAsBroken(batch)) return undefined;
     const outcomes: WriteOutcome[] = [];
     try {
       this.#commitGroup(batch, outcomes);
@@ -309,10 +314,7 @@ export class GroupCommit {
   async #retry(batch: readonly QueuedWrite[], began: number, error: unknown): Promise<void> {
     let failure = error;
     while (await this.#outage.retry(failure)) {
-      if (this.#broken !== undefined) {
-        for (const item of batch) rejectWrite(item, this.#broken);
-        return;
-      }
+      if (this.#refusedAsBroken(batch)) return;
       const outcomes: WriteOutcome[] = [];
       try {
         this.#commitGroup(batch, outcomes);

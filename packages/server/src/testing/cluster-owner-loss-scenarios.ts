@@ -9,6 +9,7 @@ import { inspectToken } from "@golem-stream/tokens";
 import type { ServerMessage } from "@golem-stream/wire";
 import type { ClusterSessionStore } from "../store/cluster-store.js";
 import type { Logger } from "../options.js";
+import { Conditions } from "./conditions.js";
 import { demoStart, outputValues, v } from "./demo-messages.js";
 import { RawClient } from "./raw-client.js";
 import { intercepting, UNTIL_SILENT } from "./cluster-harness.js";
@@ -96,11 +97,9 @@ export function ownerLossScenarios(api: TestApi, cluster: ClusterHarness): void 
     const renewed = [0, 0];
     let claims = 0;
     const held: (() => void)[] = [];
-    const waiters: (() => void)[] = [];
-    const wake = (): void => waiters.splice(0).forEach((w) => w());
-    const until = async (condition: () => boolean): Promise<void> => {
-      while (!condition()) await new Promise<void>((resolve) => waiters.push(resolve));
-    };
+    const progress = new Conditions();
+    const wake = (): void => progress.check();
+    const until = (condition: () => boolean): Promise<void> => progress.until(condition);
     const reachable = (index: number, store: ClusterSessionStore): ClusterSessionStore =>
       intercepting(store, {
         heartbeat: async (ttlMs) => {
@@ -263,10 +262,7 @@ export function ownerLossScenarios(api: TestApi, cluster: ClusterHarness): void 
   it("a store failure while the claimer fails one of the sessions it claimed leaves none of them running: the rest are failed at once, that one at the next claim", async () => {
     let failNextFinish = true;
     let finished = 0;
-    const waiters: (() => void)[] = [];
-    const until = async (condition: () => boolean): Promise<void> => {
-      while (!condition()) await new Promise<void>((resolve) => waiters.push(resolve));
-    };
+    const progress = new Conditions();
     const wrap = (index: number, store: ClusterSessionStore): ClusterSessionStore =>
       index !== 1
         ? store
@@ -279,7 +275,7 @@ export function ownerLossScenarios(api: TestApi, cluster: ClusterHarness): void 
               }
               await store.finish(sessionId, outcome, at, epoch);
               finished++;
-              waiters.splice(0).forEach((wake) => wake());
+              progress.check();
             },
           });
     const {
@@ -294,7 +290,7 @@ export function ownerLossScenarios(api: TestApi, cluster: ClusterHarness): void 
     }
     await a!.server.close(); // A dies: B claims its three sessions once A's lease lapses
     closedByScenario(a);
-    await until(() => finished === 3);
+    await progress.until(() => finished === 3);
     expect(failNextFinish).toBe(false);
     expect(await stores[1]!.listRunningSessions()).toEqual([]);
   });
