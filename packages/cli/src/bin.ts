@@ -47,10 +47,12 @@ const code = await runCli(process.argv.slice(2), {
 // socket, a reconnect timer or a paused stdin must not keep a finished
 // command alive. A command that reported success while stdout failed (it
 // writes without waiting: `types`, `keyring list`, …) exits as the table says: 74.
-// An empty write's callback runs once the writes before it are done or failed.
-if (code === EXIT.success && !process.stdout.destroyed) await new Promise<void>((resolve) => process.stdout.write("", () => resolve()));
-if (code === EXIT.success && stdoutFailure !== undefined && stdoutFailure.code !== "EPIPE") {
-  process.stderr.write(`golem-stream: could not write to stdout: ${stdoutFailure.message}\n`);
-  process.exit(EXIT.outputFailed);
+if (code === EXIT.success) {
+  // An empty write's callback runs once the writes before it are done or failed.
+  if (!process.stdout.destroyed) await new Promise<void>((resolve) => process.stdout.write("", () => resolve()));
+  if (stdoutFailure !== undefined && stdoutFailure.code !== "EPIPE") {
+    process.stderr.write(`golem-stream: could not write to stdout: ${stdoutFailure.message}\n`);
+    process.exit(EXIT.outputFailed);
+  }
 }
 process.exit(code);
