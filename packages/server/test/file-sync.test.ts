@@ -5,11 +5,11 @@
  * succeeds over the lost pages. Handles are reused from one sync to the next and closed with it.
  */
 import { fstatSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { open, type FileHandle } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, expect, it } from "vitest";
 import { FileSync } from "../src/store/sqlite-database.js";
+import { datasyncsDuring } from "./support/datasync-spy.js";
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -24,36 +24,9 @@ function scratchFile(): string {
   return path;
 }
 
-/** FileHandle's datasync recorded by file descriptor while `run` runs, and the most that ran at once. */
-async function handlesDuring(run: () => Promise<void>): Promise<{ synced: number[]; concurrent: number }> {
-  const probe = await open(new URL(import.meta.url), "r");
-  const proto = Object.getPrototypeOf(probe) as { datasync(this: FileHandle): Promise<void> };
-  await probe.close();
-  const { datasync } = proto;
-  const synced: number[] = [];
-  let running = 0;
-  let concurrent = 0;
-  proto.datasync = async function (this: FileHandle) {
-    synced.push(this.fd);
-    running++;
-    concurrent = Math.max(concurrent, running);
-    try {
-      await datasync.call(this);
-    } finally {
-      running--;
-    }
-  };
-  try {
-    await run();
-  } finally {
-    proto.datasync = datasync;
-  }
-  return { synced, concurrent };
-}
-
 it("runs syncs at once on handles of their own, reuses them one after another, and closes them all", async () => {
   const file = new FileSync(scratchFile());
-  const { synced, concurrent } = await handlesDuring(async () => {
+  const { synced, concurrent } = await datasyncsDuring(async () => {
     await Promise.all([file.sync(), file.sync(), file.sync()]);
     await file.sync();
     await file.sync();

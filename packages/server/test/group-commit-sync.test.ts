@@ -6,13 +6,13 @@
  * covered. The sync is a controlled promise here, so nothing
  * depends on timing.
  */
-import { open, type FileHandle } from "node:fs/promises";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { afterEach, describe, expect, it } from "vitest";
 import { SqliteSessionStore } from "../src/index.js";
 import { bytes, removeStoreDirs, session, sqliteDir, startAttempt, stream } from "./support/store-records.js";
 import { GroupCommit, runWrite, type CommitGroup, type LogAppend } from "../src/store/group-commit.js";
+import { datasyncsDuring } from "./support/datasync-spy.js";
 import type { PayloadFiles } from "../src/store/payload-files.js";
 
 const commitGroup: CommitGroup = (batch, outcomes) => batch.forEach((item, i) => (outcomes[i] = runWrite(item)));
@@ -270,25 +270,6 @@ it("a watcher that throws does not keep the writes after it from being told", as
 describe("SqliteSessionStore", () => {
   afterEach(removeStoreDirs);
 
-  /** Counts fdatasync calls made through FileHandle (the WAL sync) while `run` runs. */
-  async function datasyncsDuring(run: () => Promise<void>): Promise<string[]> {
-    const probe = await open(new URL(import.meta.url), "r");
-    const proto = Object.getPrototypeOf(probe) as { datasync: (this: FileHandle) => Promise<void> };
-    await probe.close();
-    const original = proto.datasync;
-    const synced: string[] = [];
-    proto.datasync = function (this: FileHandle) {
-      synced.push(String(this.fd));
-      return original.call(this);
-    };
-    try {
-      await run();
-    } finally {
-      proto.datasync = original;
-    }
-    return synced;
-  }
-
   it("acceptInputWatched commits like acceptInput and tells each chunk's outcome once, after returning: in order; a stale sequence and a stale epoch fail alone", async () => {
     const store = new SqliteSessionStore({ dataDir: sqliteDir() });
     const s = session();
@@ -326,7 +307,7 @@ describe("SqliteSessionStore", () => {
   it("at synchronous: full (the default) a commit resolves after a sync of the WAL from the thread pool; at normal without", async () => {
     for (const synchronous of ["full", "normal"] as const) {
       const dataDir = sqliteDir();
-      const synced = await datasyncsDuring(async () => {
+      const { synced } = await datasyncsDuring(async () => {
         const store = new SqliteSessionStore({ dataDir, synchronous });
         const s = session();
         await store.createSession(s, [stream(s.sessionId, "input")], startAttempt(s));
