@@ -2,15 +2,13 @@
  * `golem-stream invoke`: discover the method's schema, build the arguments,
  * start the invocation and print its output (see output/session-runner.ts).
  */
-import { constants } from "node:fs";
-import { access } from "node:fs/promises";
-import { dirname, resolve } from "node:path";
 import { isClientError } from "@golem-stream/client";
 import { sessionClient } from "../session-client.js";
 import type { SessionClient } from "../session-client.js";
 import type { Invocation } from "@golem-stream/client";
 import { bindMethodParameters, constructorValue, nativeAsJson } from "../arguments.js";
 import { createCheckpointSink, finishCheckpoint } from "../checkpoint/checkpoint-sink.js";
+import { claimCheckpointFile } from "../checkpoint/checkpoint-claim.js";
 import { resolveConnection } from "../connection.js";
 import { findMethod, methodSchemaDigest } from "../discovery.js";
 import { fetchCatalogueWithRetries } from "../catalogue-retries.js";
@@ -22,26 +20,6 @@ import { createProgress } from "../io/progress.js";
 import { failureOf } from "../output/exit-status.js";
 import { runSession } from "../output/session-runner.js";
 import type { InvokeOptions } from "../options.js";
-
-/**
- * A new checkpoint must not replace one that may still be needed to resume
- * another invocation, and must be writable: both are found out now rather
- * than after the invocation started.
- */
-async function checkCheckpointPath(path: string): Promise<void> {
-  const exists = await access(path).then(
-    () => true,
-    () => false,
-  );
-  if (exists) {
-    throw usageError(
-      `--checkpoint ${path} already exists; continue that invocation with \`golem-stream resume ${path}\`, or delete the file`,
-    );
-  }
-  await access(dirname(resolve(path)), constants.W_OK).catch((cause: unknown) => {
-    throw usageError(`--checkpoint ${path}: its directory does not exist or is not writable`, cause);
-  });
-}
 
 /** The wire codec accepts only lower-case UUIDv4 phantom ids; refuse others before any request. */
 const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
@@ -56,7 +34,17 @@ export async function runInvoke(target: InvokeTarget, options: InvokeOptions, io
   if (options.phantomId !== undefined && !UUID_V4.test(options.phantomId)) {
     throw usageError("--phantom-id must be a lower-case UUIDv4");
   }
-  if (options.checkpoint !== undefined) await checkCheckpointPath(options.checkpoint);
+  // Claimed before anything else, so that two invocations never share one checkpoint; given
+  // back if this one ends before its first checkpoint was written.
+  const claim = options.checkpoint === undefined ? undefined : await claimCheckpointFile(options.checkpoint);
+  try {
+    return await invoke(target, options, io);
+  } finally {
+    await claim?.release();
+  }
+}
+
+async function invoke(target: InvokeTarget, options: InvokeOptions, io: CliIo): Promise<ExitCode> {
   const connection = resolveConnection(options, io.env);
   const catalogue = await fetchCatalogueWithRetries(connection, options, io);
   const { agentType, method } = findMethod(catalogue, target.agentType, target.method);

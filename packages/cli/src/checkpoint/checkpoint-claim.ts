@@ -1,0 +1,65 @@
+/**
+ * `invoke --checkpoint FILE` claims FILE before it does anything else: it creates the file, empty
+ * and private, with O_EXCL, so of two invocations given the same file exactly one goes on.
+ * Checking that the file did not exist and writing it later let both go on, and the later
+ * writer silently replaced the other's checkpoint, which could then never be resumed.
+ *
+ * The checkpoint writer replaces the empty file by rename, as it replaces any earlier state
+ * (atomic-file.ts). An invocation that ends before its first checkpoint was written gives the
+ * file back, so trying again is not refused; one killed in between leaves it empty, and the
+ * refusal of the next claim says what such a file is.
+ */
+import { open, stat, unlink } from "node:fs/promises";
+import type { Stats } from "node:fs";
+import { usageError } from "../exit-codes.js";
+import type { CliError } from "../exit-codes.js";
+
+export interface CheckpointClaim {
+  /**
+   * Removes the file if no checkpoint was ever written over it (it is still the empty file the
+   * claim created). Never rejects: a file it cannot remove only makes the next claim refuse.
+   */
+  release(): Promise<void>;
+}
+
+/** Creates `path` exclusively, or throws the usage error that says why it cannot be this invocation's checkpoint. */
+export async function claimCheckpointFile(path: string): Promise<CheckpointClaim> {
+  let claimed: Stats;
+  try {
+    const file = await open(path, "wx", 0o600);
+    try {
+      claimed = await file.stat();
+    } finally {
+      await file.close();
+    }
+  } catch (error) {
+    throw await refusal(path, error);
+  }
+  return {
+    release: async () => {
+      const now = await stat(path).catch(() => undefined);
+      // A written checkpoint came by rename: another file, never empty.
+      if (now === undefined || now.ino !== claimed.ino || now.dev !== claimed.dev || now.size !== 0) return;
+      await unlink(path).catch(() => undefined);
+    },
+  };
+}
+
+async function refusal(path: string, error: unknown): Promise<CliError> {
+  if ((error as NodeJS.ErrnoException | null)?.code !== "EEXIST") {
+    return usageError(`--checkpoint ${path}: its directory does not exist or is not writable`, error);
+  }
+  const existing = await stat(path).catch(() => undefined);
+  if (existing?.isFile() === true && existing.size === 0) {
+    return usageError(
+      `--checkpoint ${path} is empty: another invocation claimed it and has not written it yet, or one stopped before it did; ` +
+        "delete the file if no other `golem-stream invoke` uses it",
+      error,
+    );
+  }
+  // Another invocation's checkpoint: replacing it would lose the way to resume that invocation.
+  return usageError(
+    `--checkpoint ${path} already exists; continue that invocation with \`golem-stream resume ${path}\`, or delete the file`,
+    error,
+  );
+}
