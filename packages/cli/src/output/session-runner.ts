@@ -29,7 +29,7 @@ import type { OutputFormat, ResultDestination } from "../options.js";
 import { bareLine, mayHoldStreams } from "./bare-output.js";
 import { failureOf } from "./exit-status.js";
 import { chunkLine, isBytes, nativeJson, outcomeJson } from "./lines.js";
-import { renderWithStreamNames } from "./stream-names.js";
+import { nextItemIndex, renderWithStreamNames, unplacedStreamName } from "./stream-names.js";
 import { shellWord } from "../io/shell-word.js";
 import { commandName } from "../io/command-name.js";
 
@@ -88,7 +88,6 @@ class SessionRunner {
   readonly #consumers = new Map<string, Promise<void>>();
   #graph: SchemaGraph | undefined;
   #mode: Mode;
-  #unnamed = 0;
   /** Readers printing an item right now, and who waits for one to finish (see #infoOf). */
   #printing = 0;
   readonly #printed: (() => void)[] = [];
@@ -388,7 +387,9 @@ class SessionRunner {
     // client counts as delivery of the item in hand — wrong when writing it
     // just failed. Only asking for the next item may advance the cursor.
     const iterator = stream[Symbol.asyncIterator]();
-    for (let index = 0; ; index++) {
+    // Items are indexed by their position in the stream, as in every run: the names of the streams
+    // they hold (`$[3].items`) stay those an earlier run printed.
+    for (let index = nextItemIndex(stream.retainedCursor); ; index++) {
       let next: IteratorResult<OutputChunk, undefined>;
       try {
         next = await iterator.next();
@@ -435,7 +436,7 @@ class SessionRunner {
    * reader renders. That item arrived before the child's mapping, so it is
    * either being printed now or about to be handed out: wait while any reader
    * is printing, plus a few turns for hand-over. A stream whose parent item
-   * is not replayed (taken over past it) gets a numbered name.
+   * is not replayed (taken over past it) is named by its stream id.
    */
   async #infoOf(streamToken: string): Promise<StreamInfo> {
     for (let idleTurns = 0; idleTurns < 3 && !this.#names.has(streamToken);) {
@@ -449,7 +450,7 @@ class SessionRunner {
     }
     const known = this.#names.get(streamToken);
     if (known !== undefined) return known;
-    const info = { name: `$?${++this.#unnamed}`, elementType: undefined };
+    const info = { name: unplacedStreamName(streamToken), elementType: undefined };
     this.#names.set(streamToken, info);
     return info;
   }

@@ -5,9 +5,16 @@
  * item of stream `$`. Found by rendering the value with a unique marker in
  * place of each stream and locating the markers in the rendered JSON, so the
  * names always match what `invoke` prints.
+ *
+ * A name is the same in every run of one invocation (`invoke`, then `resume`):
+ * an item's index is its position in its stream, which a resumed run reads from
+ * the cursor it continues after, and a stream whose parent item no run of this
+ * process prints is named by its stream id. Counted from 0 in each process, a
+ * resumed run gave a name an earlier run had used to another stream.
  */
 import { randomUUID } from "node:crypto";
 import type { SchemaGraph, SchemaType, StreamLeaf } from "@golem-stream/schema-value";
+import { inspectToken } from "@golem-stream/tokens";
 import { isJsonObject } from "@golem-stream/wire";
 import type { JsonValue } from "@golem-stream/wire";
 import { nativeToPlain } from "../plain-json.js";
@@ -64,4 +71,34 @@ function replaceMarkers(value: JsonValue, path: string, pattern: RegExp, found: 
     );
   }
   return value;
+}
+
+/**
+ * The position in its stream of the next item a stream hands out: 0, or one past the item whose
+ * cursor it holds (saved by an earlier run, which printed that item; protocol token field 48).
+ * 0 as well for a cursor that cannot be read.
+ */
+export function nextItemIndex(retainedCursor: string | undefined): number {
+  if (retainedCursor === undefined) return 0;
+  try {
+    const token = inspectToken(retainedCursor);
+    return token.kind === "cursor" && token.fields.event === "item" ? Number(token.fields.position) + 1 : 0;
+  } catch {
+    return 0;
+  }
+}
+
+/**
+ * The name of a stream whose parent item this process does not print (a `resume` continues after
+ * it): `$?` and the stream's id (token field 32), which every run sees the same. A token that
+ * cannot be read is named by itself.
+ */
+export function unplacedStreamName(streamToken: string): string {
+  try {
+    const token = inspectToken(streamToken);
+    if (token.kind === "stream") return `$?${token.fields.streamId}`;
+  } catch {
+    // Not a token of this protocol's layout: the token is still the stream's own name.
+  }
+  return `$?${streamToken}`;
 }
