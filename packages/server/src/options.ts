@@ -181,12 +181,13 @@ export interface ServerLimits {
    */
   readonly maxRunningSessionsPerPrincipal: number;
   /**
-   * Payload bytes one principal may keep in the store: its sessions' input
-   * chunks and output items, until their retention ends (default 16 GiB).
-   * A start while the principal keeps that many is answered
-   * `invocationRejected` `limit-exceeded` (not retryable); an input or
-   * output item that would go past it is never stored, and the invocation
-   * it belongs to fails with `limit-exceeded`. Other principals' work is
+   * Bytes one principal may keep in the store: its sessions' input chunks
+   * and output items, and their own records and attempts (store/record-bytes.ts),
+   * until their retention ends (default 16 GiB). A start, resume or takeover
+   * whose record would go past it is answered `invocationRejected`
+   * `limit-exceeded` (not retryable); an input or output item or a result
+   * that would go past it is never stored, and the invocation it belongs to
+   * fails with `limit-exceeded`. Other principals' work is
    * never touched. Counted from the store's own sums at start, then by what
    * the server writes and what each retention sweep purges; in a cluster
    * each node counts the store's sums again after each sweep, so a

@@ -4,12 +4,16 @@
  * combined query (`session-reads.ts`) and the migrations (`schema.ts`): text only, built once
  * per store for its schema, so each reads as SQL in one place.
  */
+import { ATTEMPT_RECORD_BYTES, SESSION_RECORD_BYTES } from "@golem-stream/server/store";
 
 /** The store's statements, schema-qualified (`s`: a name `checkSchemaName` accepted). */
 export type Statements = ReturnType<typeof statements>;
 
 /** Every statement, schema-qualified. */
 export function statements(s: string) {
+  /** A session's own record as counted (the server's store/record-bytes.ts): its fixed part and its texts, in UTF-8 bytes. */
+  const sessionRecordSql = `${SESSION_RECORD_BYTES}::bigint + octet_length(s.agent_identity) + octet_length(s.idempotency_key)
+    + octet_length(s.selector) + octet_length(s.config) + octet_length(s.parameters) + COALESCE(octet_length(s.result), 0)`;
   const scope = "json_build_array($2::text, $3::text, $4::text, $5::text, $6::text, $7::text)::text";
   return {
     // attempt-exists, then purged (attempt id or idempotency scope tombstoned), then idempotency-conflict.
@@ -29,21 +33,33 @@ export function statements(s: string) {
     getAttempt: `SELECT * FROM ${s}.attempts WHERE attempt_id = $1`,
     getSession: `SELECT * FROM ${s}.sessions WHERE session_id = $1`,
     runningSessions: `SELECT * FROM ${s}.sessions WHERE state = 'running' ORDER BY created_at, session_id`,
-    storedBytes: `SELECT s.account, s.principal, SUM(logs.bytes)::text AS bytes FROM (
-        SELECT stream_id, SUM(octet_length(data)::bigint) AS bytes FROM ${s}.input_chunks GROUP BY stream_id
+    // Payload bytes per stream before the joins, then each session's record and its attempts
+    // (record-bytes.ts of the server's store), summed per principal.
+    storedBytes: `SELECT s.account, s.principal, SUM(kept.bytes)::text AS bytes FROM (
+        SELECT t.session_id, logs.bytes FROM (
+          SELECT stream_id, SUM(octet_length(data)::bigint) AS bytes FROM ${s}.input_chunks GROUP BY stream_id
+          UNION ALL
+          SELECT stream_id, SUM(COALESCE(octet_length(data), 0)::bigint) FROM ${s}.output_events WHERE event = 'item' GROUP BY stream_id
+        ) logs JOIN ${s}.streams t ON t.stream_id = logs.stream_id
         UNION ALL
-        SELECT stream_id, SUM(COALESCE(octet_length(data), 0)::bigint) FROM ${s}.output_events WHERE event = 'item' GROUP BY stream_id
-      ) logs JOIN ${s}.streams t ON t.stream_id = logs.stream_id JOIN ${s}.sessions s ON s.session_id = t.session_id
-      GROUP BY s.account, s.principal HAVING SUM(logs.bytes) > 0`,
-    purgeableBytes: `SELECT account, principal, bytes::text AS bytes FROM (
-        SELECT s.account, s.principal, SUM(
+        SELECT session_id, COUNT(*) * ${ATTEMPT_RECORD_BYTES} FROM ${s}.attempts GROUP BY session_id
+        UNION ALL
+        SELECT s.session_id, ${sessionRecordSql} FROM ${s}.sessions s
+      ) kept JOIN ${s}.sessions s ON s.session_id = kept.session_id
+      GROUP BY s.account, s.principal HAVING SUM(kept.bytes) > 0`,
+    purgeableBytes: `WITH purged AS (SELECT session_id, account, principal FROM ${s}.sessions WHERE state = 'finished' AND finished_at < $1)
+      SELECT p.account, p.principal, SUM(kept.bytes)::text AS bytes FROM (
+        SELECT t.session_id,
           (SELECT COALESCE(SUM(octet_length(c.data)::bigint), 0) FROM ${s}.input_chunks c WHERE c.stream_id = t.stream_id)
           + (SELECT COALESCE(SUM(COALESCE(octet_length(o.data), 0)::bigint), 0) FROM ${s}.output_events o WHERE o.stream_id = t.stream_id AND o.event = 'item')
-        ) AS bytes
-        FROM ${s}.sessions s JOIN ${s}.streams t ON t.session_id = s.session_id
-        WHERE s.state = 'finished' AND s.finished_at < $1
-        GROUP BY s.account, s.principal
-      ) purgeable WHERE bytes > 0`,
+          AS bytes
+        FROM ${s}.streams t WHERE t.session_id IN (SELECT session_id FROM purged)
+        UNION ALL
+        SELECT session_id, COUNT(*) * ${ATTEMPT_RECORD_BYTES} FROM ${s}.attempts WHERE session_id IN (SELECT session_id FROM purged) GROUP BY session_id
+        UNION ALL
+        SELECT s.session_id, ${sessionRecordSql} FROM ${s}.sessions s WHERE s.session_id IN (SELECT session_id FROM purged)
+      ) kept JOIN purged p ON p.session_id = kept.session_id
+      GROUP BY p.account, p.principal HAVING SUM(kept.bytes) > 0`,
     lockSessions: `SELECT 1 FROM ${s}.sessions WHERE session_id = ANY($1::text[]) ORDER BY session_id FOR UPDATE`,
     // A new stream takes its session's ownership epoch (the session row is locked: lockSessions).
     insertStream: `INSERT INTO ${s}.streams (stream_id, session_id, ordinal, direction, element_kind, element_graph,

@@ -194,7 +194,7 @@ export function addServeCommand(program: Command, { io, setExitCode }: CommandCo
     .addOption(
       new Option(
         "--max-stored-bytes-per-principal <size>",
-        "input and output bytes one token (principal) may keep in the store until their retention ends (512MiB, 16GiB); at the bound starts are refused and an item past it fails its invocation, both limit-exceeded (default: 16GiB)",
+        "bytes one token (principal) may keep in the store until their retention ends: input, output, and its sessions' parameters, results and attempts (512MiB, 16GiB); at the bound starts and resumes are refused and an item or result past it fails its invocation, both limit-exceeded (default: 16GiB)",
       ).argParser(parseByteSize),
     )
     .addOption(

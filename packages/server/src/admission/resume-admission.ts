@@ -12,6 +12,7 @@ import type { LiveSession } from "../invocation/live-session.js";
 import type { RuntimeDeps } from "./runtime-deps.js";
 import type { Authorizer, Principal } from "../options.js";
 import type { AttemptRecord } from "../store/session-store.js";
+import { ATTEMPT_RECORD_BYTES } from "../store/record-bytes.js";
 import type { SessionTransport } from "../transport/transport.js";
 import type { SessionCache } from "../sessions/session-cache.js";
 import { digestOf } from "../values.js";
@@ -114,7 +115,13 @@ export class ResumeAdmission {
       generation,
     };
     const expected = message.operation === "resume" ? fields.generation : record.generation;
+    // The attempt's record stays as long as the session (an exact replay must find it), so it
+    // counts against the caller's stored bytes (store/record-bytes.ts): a loop of resumes cannot
+    // fill the disk. An exact replay above stores nothing and is never refused for it.
+    const refused = this.#deps.storedBytes.charge(live.owner, ATTEMPT_RECORD_BYTES);
+    if (refused !== undefined) throw refused;
     const attached = await this.#deps.store.attach(attempt, sessionToken, expected);
+    if (attached.kind !== "attached") this.#deps.storedBytes.refund(live.owner, ATTEMPT_RECORD_BYTES);
     if (attached.kind === "superseded") return supersededUnlessDecided();
     if (attached.kind === "attempt-exists") {
       const raced = await this.#deps.store.getAttempt(message.attemptId);

@@ -13,6 +13,7 @@ import { LiveSession } from "../invocation/live-session.js";
 import type { RuntimeDeps } from "./runtime-deps.js";
 import type { Authorizer, Principal } from "../options.js";
 import type { AttemptRecord, SessionRecord } from "../store/session-store.js";
+import { ATTEMPT_RECORD_BYTES, sessionRecordBytes } from "../store/record-bytes.js";
 import type { SessionTransport } from "../transport/transport.js";
 import { identityOf } from "../observability/server-observer.js";
 import type { NodeLifecycle } from "../sessions/node-lifecycle.js";
@@ -48,7 +49,7 @@ export class StartAdmission {
     const existing = await this.#deps.store.getAttempt(message.attemptId);
     if (existing !== undefined) return this.#replayStart(existing, descriptorDigest, caller, transport);
     const validated = await validateStart(this.#deps.host, this.#authorize, message, caller);
-    // A caller that keeps as many bytes in the store as it may would be refused its first item.
+    // A caller that keeps as many bytes in the store as it may is refused before its start is decoded.
     this.#deps.storedBytes.checkRoom(caller);
     // A new invocation (an exact replay above runs nothing new): one of the caller's slots, held until it finishes.
     const slot = this.#runningPerPrincipal.acquire(caller);
@@ -123,6 +124,10 @@ export class StartAdmission {
     const record: SessionRecord = { ...provisionalRecord, parameters: canonicalJson(parameters as unknown as JsonValue) };
     live.record = record;
     const attempt: AttemptRecord = { attemptId: message.attemptId, operation: "start", descriptorDigest, sessionId, generation: 1n };
+    // The session's record and its attempt count against the caller's stored bytes (store/record-bytes.ts).
+    const recordBytes = sessionRecordBytes(record) + ATTEMPT_RECORD_BYTES;
+    const refused = this.#deps.storedBytes.charge(caller, recordBytes);
+    if (refused !== undefined) throw refused;
 
     // Creation and ownership under the session's queue: an exact replay that
     // reads the committed attempt waits until this start holds the session.
@@ -152,6 +157,7 @@ export class StartAdmission {
     }
     const created = attachment;
     slot.release();
+    this.#deps.storedBytes.refund(caller, recordBytes);
     if (created.kind === "attempt-exists") {
       const raced = await this.#deps.store.getAttempt(message.attemptId);
       if (raced === undefined) throw new ProtocolError("internal-error", "internal error");

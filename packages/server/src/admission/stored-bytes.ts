@@ -1,6 +1,7 @@
 /**
- * The payload bytes each principal keeps in the store (input chunks and
- * output items of sessions within retention), against
+ * The bytes each principal keeps in the store (input chunks and output
+ * items of sessions within retention, and the sessions' own records and
+ * attempts: store/record-bytes.ts), against
  * `limits.maxStoredBytesPerPrincipal`, so one token holder cannot fill the
  * disk every other caller's sessions are written to.
  *
@@ -85,6 +86,11 @@ export class StoredBytesTable implements StoredBytesCharge, StoredBytesCounts {
       this.#keys.set(owner, key);
     }
     return key;
+  }
+
+  /** Counts `bytes` less for `owner`: what `charge` counted for a write the store did not make. */
+  refund(owner: BytesOwner, bytes: number): void {
+    this.giveBack([{ account: owner.account, principal: owner.principal, bytes }]);
   }
 
   /** Counts `totals` less: the bytes of sessions a purge deleted. A count never goes below 0. */

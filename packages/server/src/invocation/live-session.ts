@@ -149,6 +149,7 @@ export class LiveSession {
       ownerEpoch: () => this.ownerEpoch,
       failing: () => this.#outcome.failing,
       adopt: (pending) => this.adopt(pending),
+      chargeStored: (bytes) => deps.storedBytes.charge(this.owner, bytes),
       openQueue: (stream) => this.#input.openQueue(stream),
       feed: (stream) => this.#input.feed(stream),
       cancelInputByServer: (stream, reason) => this.cancelInputByServer(stream, reason),

@@ -22,6 +22,7 @@ import {
 import type { InvocationContext, MethodDescriptor } from "../agent-host.js";
 import type { JournalEntry, SessionRecord, SessionStore } from "../store/session-store.js";
 import { isOwnershipLost } from "../store/ownership.js";
+import { resultRecordBytes } from "../store/record-bytes.js";
 import { catalogueGraph, decodeValue } from "../values.js";
 import { ResultRefused } from "./failure-outcome.js";
 import { createInvocationContext, type InvocationInput } from "./invocation-context.js";
@@ -63,6 +64,8 @@ export interface RunHost {
   failing(): boolean;
   /** Registers prepared streams just before their commit. */
   adopt(pending: readonly PendingStream[]): void;
+  /** Counts bytes the store is about to keep against the principal's bound; the refusal when they would go past it. */
+  chargeStored(bytes: number): Error | undefined;
   /** Gives an input its agent queue (session-input.ts). */
   openQueue(stream: StreamState): void;
   /** Hands the agent the committed items of an input it has not had (session-input.ts). */
@@ -227,6 +230,12 @@ export class MethodRun {
       )
     ) {
       throw new ResultRefused("the result does not fit in one 8 MiB message");
+    }
+    // A new result joins the session's record, which counts against the principal's stored bytes
+    // (store/record-bytes.ts); a re-run's is the one already stored and counted.
+    if (!(this.#replaying && this.#host.record().result !== undefined)) {
+      const refused = this.#host.chargeStored(resultRecordBytes(text));
+      if (refused !== undefined) throw refused;
     }
     return { text, introduced };
   }

@@ -22,6 +22,8 @@ export { isClusterStore } from "./cluster-store.js";
 export { OwnershipLostError, isOwnershipLost, FIRST_EPOCH, OWNERSHIP_LOST } from "./ownership.js";
 export { MemorySessionStore } from "./memory-store.js";
 export { MemoryCluster } from "./memory-cluster.js";
+// What a session's own records count for in `storedBytesByPrincipal`, beside its payload bytes.
+export { ATTEMPT_RECORD_BYTES, SESSION_RECORD_BYTES, sessionRecordBytes, type SessionTexts } from "./record-bytes.js";
 export {
   joinParts,
   packedInputChunks,

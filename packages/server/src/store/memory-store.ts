@@ -19,6 +19,7 @@ import type {
   StreamRecord,
 } from "./session-store.js";
 import { FIRST_EPOCH, OwnershipLostError } from "./ownership.js";
+import { ATTEMPT_RECORD_BYTES, sessionRecordBytes } from "./record-bytes.js";
 
 type MutableStream = { -readonly [K in keyof StreamRecord]: StreamRecord[K] };
 type MutableSession = { -readonly [K in keyof SessionRecord]: SessionRecord[K] };
@@ -263,18 +264,19 @@ export class MemorySessionStore implements SessionStore {
 
   async storedBytesByPrincipal(finishedBefore?: number): Promise<StoredBytes[]> {
     const totals = new Map<string, StoredBytes>();
+    const attempts = new Map<string, number>();
+    for (const attempt of this.#attempts.values()) attempts.set(attempt.sessionId, (attempts.get(attempt.sessionId) ?? 0) + 1);
     for (const session of this.#sessions.values()) {
       if (
         finishedBefore !== undefined &&
         !(session.state === "finished" && session.finishedAt !== undefined && session.finishedAt < finishedBefore)
       )
         continue;
-      let bytes = 0;
+      let bytes = sessionRecordBytes(session) + ATTEMPT_RECORD_BYTES * (attempts.get(session.sessionId) ?? 0);
       for (const id of this.#streamsBySession.get(session.sessionId) ?? []) {
         for (const chunk of this.#input.get(id) ?? []) bytes += chunk.data.length;
         for (const event of this.#output.get(id) ?? []) if (event.event === "item") bytes += event.data.length;
       }
-      if (bytes === 0) continue;
       const key = JSON.stringify([session.account, session.principal]);
       const sum = totals.get(key);
       totals.set(key, { account: session.account, principal: session.principal, bytes: (sum?.bytes ?? 0) + bytes });

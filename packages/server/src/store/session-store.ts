@@ -152,7 +152,7 @@ export interface JournalEntry {
   readonly outcome: string;
 }
 
-/** Payload bytes one principal keeps in a store's input and output logs. */
+/** The bytes one principal keeps in a store: its logs' payloads and its sessions' records (`storedBytesByPrincipal`). */
 export interface StoredBytes {
   readonly account: string;
   readonly principal: string;
@@ -283,10 +283,12 @@ export interface SessionStore {
    */
   observeCommits?(listener: CommitListener): void;
   /**
-   * Optional (`limits.maxStoredBytesPerPrincipal`): the payload bytes of
-   * every input chunk and output item in the store, summed per principal
-   * (the session's `account` and `principal`); principals with none are
-   * left out. Purged sessions no longer count. With `finishedBefore`, only
+   * Optional (`limits.maxStoredBytesPerPrincipal`): the bytes each
+   * principal (the session's `account` and `principal`) keeps in the store:
+   * the payload bytes of every input chunk and output item, and each
+   * session's own record and attempts as record-bytes.ts counts them
+   * (`sessionRecordBytes`, `ATTEMPT_RECORD_BYTES`); principals with no
+   * session are left out. Purged sessions no longer count. With `finishedBefore`, only
    * the sessions finished before it: what `purgeFinished(finishedBefore, …)`
    * is about to delete, which should cost in proportion to them, not to the
    * whole store. The server reads every sum at start (and, in a cluster,

@@ -340,8 +340,9 @@ export class SqliteSessionStore implements SessionStore {
    * A row's bytes are in its payload file (`payload_length`) or inline; a
    * packed row's data is its parts' bytes. Every sum scans both logs once,
    * summed per stream before the joins (measured: 1 million 64-byte rows,
-   * 0.9 s instead of 5 s joined per row); it runs at start only. The sum of
-   * the sessions a purge is about to delete reads only their streams' rows.
+   * 0.9 s instead of 5 s joined per row), and adds the sessions' records and
+   * attempts (record-bytes.ts); it runs at start only. The sum of the
+   * sessions a purge is about to delete reads only their rows.
    */
   storedBytesByPrincipal(finishedBefore?: number): Promise<StoredBytes[]> {
     const statement = this.#db.prepare(finishedBefore === undefined ? STORED_BYTES_SQL : PURGEABLE_BYTES_SQL).safeIntegers(false);

@@ -18,20 +18,24 @@ export function inputScenarios(api: TestApi, cluster: ClusterHarness): void {
   const { it, expect } = api;
   const { startCluster, resume, startThenResume } = cluster;
   it("maxStoredBytesPerPrincipal: input past the bound at a node that only mirrors the session is refused there with limit-exceeded, and never stored", async () => {
-    const [a, b] = (await startCluster(2, { limits: { maxStoredBytesPerPrincipal: 6 } })).nodes;
+    // The bound leaves room for the session's records (a few KiB) beside the first chunk, not the second.
+    const [a, b] = (await startCluster(2, { limits: { maxStoredBytesPerPrincipal: 100_000 } })).nodes;
     const { client } = await startThenResume(a!, b!, demoStart("digest", v.record(v.stream(randomUUID()))));
     const reaccepted = (await client.nextOf("invocationAccepted")) as Accepted;
     const channel = reaccepted.mappings[0]!.channel;
-    client.send({ type: "input-u8", channel, sequence: 0n, payload: new Uint8Array(6).fill(1) });
-    await client.waitFor((m) => m.type === "inputStreamAck" && m.highestContiguousSequence === 6n);
-    client.send({ type: "input-u8", channel, sequence: 6n, payload: new Uint8Array([2]) });
+    client.send({ type: "input-u8", channel, sequence: 0n, payload: new Uint8Array(90_000).fill(1) });
+    await client.waitFor((m) => m.type === "inputStreamAck" && m.highestContiguousSequence === 90_000n);
+    client.send({ type: "input-u8", channel, sequence: 90_000n, payload: new Uint8Array(20_000).fill(2) });
     const { messages, closed } = await client.all(UNTIL_SILENT);
     expect(messages.at(-1)).toMatchObject({ type: "invocationRejected", code: "limit-exceeded", retryable: false });
     expect(closed.code).toBe(1002);
-    // The owner's stream holds the six bytes and nothing after them.
+    // The owner's stream holds the first chunk and nothing after it.
     const back = await RawClient.connect(a!.url);
     back.send(resume("takeover", reaccepted.sessionToken));
-    expect(((await back.nextOf("invocationAccepted")) as Accepted).mappings[0]!.inputHighWater).toEqual({ sequence: 6n, terminal: false });
+    expect(((await back.nextOf("invocationAccepted")) as Accepted).mappings[0]!.inputHighWater).toEqual({
+      sequence: 90_000n,
+      terminal: false,
+    });
     back.terminate();
   });
 

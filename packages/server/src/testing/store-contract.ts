@@ -17,6 +17,7 @@ import { randomUUID } from "node:crypto";
 import type { describe as Describe, expect as Expect, it as It } from "vitest";
 import type { InputChunk, NewStream, SessionStore } from "../store/session-store.js";
 import { bytes, session, startAttempt, stream } from "./store-records.js";
+import { ATTEMPT_RECORD_BYTES, sessionRecordBytes } from "../store/record-bytes.js";
 
 export interface TestApi {
   readonly describe: typeof Describe;
@@ -374,7 +375,7 @@ export function storeContract(api: TestApi, name: string, open: () => SessionSto
       await store.close();
     });
 
-    it("sums the payload bytes each principal keeps in the logs, all or of the sessions finished before a time; a purge gives them back", async () => {
+    it("sums the bytes each principal keeps (its logs' payloads, its sessions' records and attempts), all or of the sessions finished before a time; a purge gives them back", async () => {
       const store = await open();
       if (store.storedBytesByPrincipal === undefined) {
         // Optional: a store without it leaves the server to count what it wrote since it started.
@@ -382,8 +383,10 @@ export function storeContract(api: TestApi, name: string, open: () => SessionSto
         await store.close();
         return;
       }
+      // Account acme's principals (another account's are looked at on their own below).
       const totals = async (finishedBefore?: number) =>
         (await store.storedBytesByPrincipal!(finishedBefore))
+          .filter((t) => t.account === "acme")
           .map((t) => [t.account, t.principal, t.bytes])
           .sort((a, b) => String(a[1]).localeCompare(String(b[1])));
       expect(await totals()).toEqual([]);
@@ -409,22 +412,37 @@ export function storeContract(api: TestApi, name: string, open: () => SessionSto
       await store.createSession(bob, [bobInput], startAttempt(bob));
       await store.acceptInput({ streamId: bobInput.streamId, sequence: 0n, itemCount: 4n, data: bytes("wxyz"), mimeType: undefined }, []);
       // A principal of the same name in another account is another principal.
-      const other = session({ account: "globex", idempotencyKey: "key-globex" });
+      const other = session({ account: "globex", idempotencyKey: "key-globex", parameters: '{"kind":"string","value":"é"}' });
       await store.createSession(other, [], startAttempt(other));
+      // Each session's record (its texts in UTF-8 bytes, the result once set) and each attempt.
+      const aliceBytes = sessionRecordBytes({ ...alice, result: '{"kind":"none"}' }) + ATTEMPT_RECORD_BYTES + 3 + 100_000 + 2;
+      let bobBytes = sessionRecordBytes(bob) + ATTEMPT_RECORD_BYTES + 4;
+      const otherBytes = sessionRecordBytes(other) + ATTEMPT_RECORD_BYTES;
+      expect(otherBytes).toBe(
+        sessionRecordBytes({ ...other, parameters: "" }) + '{"kind":"string","value":"é"}'.length + 1 + ATTEMPT_RECORD_BYTES,
+      );
+      const byPrincipal = async () => (await store.storedBytesByPrincipal!()).map((t) => [t.account, t.principal, t.bytes]);
       expect(await totals()).toEqual([
-        ["acme", "alice", 3 + 100_000 + 2],
-        ["acme", "bob", 4],
+        ["acme", "alice", aliceBytes],
+        ["acme", "bob", bobBytes],
       ]);
+      expect((await byPrincipal()).find((t) => t[0] === "globex")).toEqual(["globex", "alice", otherBytes]);
+      await store.attach(
+        { attemptId: randomUUID(), operation: "takeover", descriptorDigest: "t", sessionId: bob.sessionId, generation: 2n },
+        "gai1_b2",
+        undefined,
+      );
+      bobBytes += ATTEMPT_RECORD_BYTES;
       expect(await totals(5000)).toEqual([]);
       await store.finish(alice.sessionId, '{"kind":"success"}', 1000);
       await store.finish(bob.sessionId, '{"kind":"success"}', 3000);
       // What purgeFinished(finishedBefore) is about to delete: Alice's session only.
       expect(await totals(1000)).toEqual([]);
-      expect(await totals(1001)).toEqual([["acme", "alice", 3 + 100_000 + 2]]);
+      expect(await totals(1001)).toEqual([["acme", "alice", aliceBytes]]);
       expect(await store.purgeFinished(1001, 2000, 0)).toBe(1);
-      expect(await totals()).toEqual([["acme", "bob", 4]]);
+      expect(await totals()).toEqual([["acme", "bob", bobBytes]]);
       expect(await totals(1001)).toEqual([]);
-      expect(await totals(3001)).toEqual([["acme", "bob", 4]]);
+      expect(await totals(3001)).toEqual([["acme", "bob", bobBytes]]);
       await store.close();
     });
 
