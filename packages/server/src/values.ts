@@ -100,22 +100,6 @@ export function describeElement(graph: SchemaGraph, elementType: SchemaType): El
   };
 }
 
-/** Checks a direct-binary item against its element's binary restrictions. */
-export function checkBinaryItem(graph: SchemaGraph, length: number, mimeType: string | undefined): void {
-  const root = graph.resolve(graph.root);
-  if (root.kind !== "binary") return;
-  const r = root.value.restrictions;
-  if (mimeType !== undefined && r.mimeTypes !== undefined && !r.mimeTypes.includes(mimeType)) {
-    throw new ProtocolError("validation-error", "the item's MIME type is not allowed by the stream's element schema");
-  }
-  if (r.minBytes !== undefined && length < r.minBytes) {
-    throw new ProtocolError("validation-error", "the item is shorter than the stream's element schema allows");
-  }
-  if (r.maxBytes !== undefined && length > r.maxBytes) {
-    throw new ProtocolError("validation-error", "the item is longer than the stream's element schema allows");
-  }
-}
-
 /**
  * A copy of `value` with every `{"provisionalRef": r}` stream payload whose
  * `r` is in `tokens` replaced by `{"streamToken": tokens.get(r)}`.

@@ -33,7 +33,8 @@ import {
 import type { DecodedValue } from "@golem-stream/schema-value";
 import type { InputChunk } from "../store/session-store.js";
 import type { InputItem, PendingStream, StreamState } from "../invocation/stream-state.js";
-import { canonicalValueBytes, checkBinaryItem, decodeValue, substituteStreamRefs } from "../values.js";
+import { canonicalValueBytes, decodeValue, substituteStreamRefs } from "../values.js";
+import { checkBinaryItem, checkU8Items } from "../direct-binary-items.js";
 
 /** What an item that introduces no stream (most) carries: shared empty lists. */
 const NO_STREAMS: readonly PendingStream[] = Object.freeze([]);
@@ -292,6 +293,7 @@ export class AttachmentInput {
     let payload = message.payload;
     const mimeType = message.type === "input-binary" ? message.mimeType : undefined;
     if (message.type === "input-binary") checkBinaryItem(stream.graph, payload.length, mimeType);
+    else checkU8Items(stream.graph, payload);
     const itemCount = message.type === "input-u8" ? BigInt(payload.length) : 1n;
     if (sequence !== stream.count && (await this.#isDuplicate(stream, sequence, itemCount, payload, mimeType))) return false;
     if (message.type === "input-u8" && sequence < stream.count) {

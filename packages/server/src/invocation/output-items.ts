@@ -13,7 +13,8 @@ import { canonicalJson, LIMITS, type JsonValue, type SchemaValueJson } from "@go
 import type { StreamLeaf } from "@golem-stream/schema-value";
 import { PublicProducerError, type BinaryItem, type OutputItem } from "../agent-host.js";
 import type { OutputEvent, StreamParent } from "../store/session-store.js";
-import { canonicalValue, checkBinaryItem, decodeValue, utf8Bytes, type SchemaGraph } from "../values.js";
+import { canonicalValue, decodeValue, utf8Bytes, type SchemaGraph } from "../values.js";
+import { checkBinaryItem, checkU8Items } from "../direct-binary-items.js";
 import { ITEM_TOO_LARGE, outputItemFits } from "./message-room.js";
 import { isBinaryItem } from "./output-source.js";
 import type { PendingStream, StreamState } from "./stream-state.js";
@@ -55,6 +56,7 @@ export function prepareOutputItem(stream: StreamState, item: OutputItem, outputs
   switch (stream.elementKind) {
     case "u8": {
       if (!(item instanceof Uint8Array)) throw new PublicProducerError("a stream<u8> producer must yield bytes");
+      checkU8Items(stream.graph, item);
       const batches: Uint8Array[] = [];
       for (let at = 0; at < item.length; at += LIMITS.maxPackedU8PayloadBytes) {
         batches.push(item.slice(at, at + LIMITS.maxPackedU8PayloadBytes));
