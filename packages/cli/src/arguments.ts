@@ -13,6 +13,7 @@ import type { JsonValue, SchemaValueJson } from "@golem-stream/wire";
 import type { CliIo } from "./io/cli-io.js";
 import { byteChunks, knownInputSize, readAllBounded, stdinBytes, thenDone } from "./io/stdin-source.js";
 import { textLines } from "./io/stdin-lines.js";
+import { JSON_VALUE_LINE, STRING_ITEM_LINE } from "./io/line-limits.js";
 import type { StreamProgress, StreamProgressOptions } from "./io/progress.js";
 import { usageError } from "./exit-codes.js";
 import { plainToNative } from "./plain-json.js";
@@ -184,12 +185,12 @@ function stdinStream(
     );
   }
   if (graph.resolve(elementType).kind === "string") {
-    return inputStream.strings(textLines(io.stdin, (lines, bytes) => bar.add(lines, bytes), undefined, done));
+    return inputStream.strings(textLines(io.stdin, (lines, bytes) => bar.add(lines, bytes), STRING_ITEM_LINE, done));
   }
   // Any other element type: one JSON value per line, converted like an argument.
   let line = 0;
   return inputStream.values(
-    textLines(io.stdin, (lines, bytes) => bar.add(lines, bytes), undefined, done),
+    textLines(io.stdin, (lines, bytes) => bar.add(lines, bytes), JSON_VALUE_LINE, done),
     (text: string): ParamNode => {
       line += 1;
       return parseValueArgument(text, graph, elementType, `stdin line ${line}`, options) as unknown as ParamNode;

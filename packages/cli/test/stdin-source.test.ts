@@ -3,6 +3,8 @@ import fc from "fast-check";
 import { CliError } from "../src/exit-codes.js";
 import { byteChunks } from "../src/io/stdin-source.js";
 import { textLines } from "../src/io/stdin-lines.js";
+import { STRING_ITEM_LINE, tooLongMessage } from "../src/io/line-limits.js";
+import type { LineLimit } from "../src/io/line-limits.js";
 
 async function collect<T>(source: AsyncIterable<T>): Promise<T[]> {
   const out: T[] = [];
@@ -66,7 +68,7 @@ describe("textLines", () => {
     const bytes = new TextEncoder().encode("short\n" + "x".repeat(100) + "\nnever");
     const lines: string[] = [];
     const error = await (async () => {
-      for await (const line of textLines(chunked(bytes, [3, 50, 70]), () => undefined, 64)) lines.push(line);
+      for await (const line of textLines(chunked(bytes, [3, 50, 70]), () => undefined, { maxBytes: 64 })) lines.push(line);
     })().catch((e: unknown) => e);
     expect(lines).toEqual(["short"]);
     expect(error).toBeInstanceOf(CliError);
@@ -75,7 +77,7 @@ describe("textLines", () => {
 
   it("hands out every line before a bad one, then fails naming it, however the input is chunked", async () => {
     /** The outcome read from the whole input at once: the lines, then the first failure, if any. */
-    const reference = (bytes: Uint8Array, maxLineBytes: number): { lines: string[]; error: string | undefined } => {
+    const reference = (bytes: Uint8Array, limit: LineLimit): { lines: string[]; error: string | undefined } => {
       const lines: string[] = [];
       const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
       let start = 0;
@@ -83,9 +85,11 @@ describe("textLines", () => {
         const newline = bytes.indexOf(0x0a, start);
         const end = newline === -1 ? bytes.length : newline;
         const number = lines.length + 1;
-        if (end - start > maxLineBytes) return { lines, error: `stdin line ${number} is longer than ${maxLineBytes} bytes` };
         let line = bytes.subarray(start, end);
         if (line.length > 0 && line[line.length - 1] === 0x0d) line = line.subarray(0, line.length - 1);
+        // The limit is on the line's text (the CR that ends it is not sent), or on that text as a JSON string.
+        const size = limit.asJsonString === true ? JSON.stringify(Buffer.from(line).toString("latin1")).length - 2 : line.length;
+        if (size > limit.maxBytes) return { lines, error: tooLongMessage(number, limit) };
         try {
           lines.push(decoder.decode(line));
         } catch {
@@ -97,16 +101,18 @@ describe("textLines", () => {
     };
     await fc.assert(
       fc.asyncProperty(
-        fc.array(fc.constantFrom(0x61, 0x62, 0x0a, 0x0d, 0xc3, 0xa9, 0xff), { maxLength: 80 }),
+        fc.array(fc.constantFrom(0x61, 0x62, 0x0a, 0x0d, 0xc3, 0xa9, 0xff, 0x22, 0x5c, 0x01, 0x09), { maxLength: 80 }),
         fc.array(fc.nat(90), { maxLength: 8 }),
         fc.integer({ min: 1, max: 12 }),
-        async (values, cuts, maxLineBytes) => {
+        fc.boolean(),
+        async (values, cuts, maxLineBytes, asJsonString) => {
           const bytes = Uint8Array.from(values);
-          const expected = reference(bytes, maxLineBytes);
+          const limit: LineLimit = { maxBytes: maxLineBytes, asJsonString };
+          const expected = reference(bytes, limit);
           const lines: string[] = [];
           let error: string | undefined;
           try {
-            for await (const line of textLines(chunked(bytes, cuts), () => undefined, maxLineBytes)) lines.push(line);
+            for await (const line of textLines(chunked(bytes, cuts), () => undefined, limit)) lines.push(line);
           } catch (failure) {
             expect(failure).toBeInstanceOf(CliError);
             error = (failure as CliError).message;
@@ -116,6 +122,10 @@ describe("textLines", () => {
       ),
       { numRuns: 500 },
     );
+  });
+
+  it("a stream<string> line may take what one protocol message leaves for it, as a JSON string", () => {
+    expect(STRING_ITEM_LINE).toEqual({ maxBytes: 8 * 1024 * 1024 - 130, asJsonString: true });
   });
 
   it("fails on invalid UTF-8", async () => {

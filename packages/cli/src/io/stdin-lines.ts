@@ -1,9 +1,9 @@
 /**
  * One string per line of stdin, for a `stream<string>` parameter (or one JSON value per line for
  * other element types): a line ends at LF, a CR before it is dropped (so CRLF files work), and a
- * last line without LF is still an item. A line longer than `maxLineBytes` (default: the largest
- * value the protocol accepts) or not valid UTF-8 fails the stream rather than being truncated or
- * silently altered; the lines before it are handed over first.
+ * last line without LF is still an item. A line longer than its `LineLimit` (line-limits.ts) or
+ * not valid UTF-8 fails the stream rather than being truncated or silently altered; the lines
+ * before it are handed over first.
  *
  * Why a reader of its own rather than an async generator: piping log lines is the CLI's small-item
  * path, and a generator yielding each line, wrapped in another that noticed the end, cost two
@@ -11,8 +11,9 @@
  * newlines found natively, its complete lines decoded in one call) and its lines handed out from
  * an array, each as an already settled promise.
  */
-import { LIMITS } from "@golem-stream/wire";
 import { usageError } from "../exit-codes.js";
+import { STRING_ITEM_LINE, escapedLength, tooLongMessage } from "./line-limits.js";
+import type { LineLimit } from "./line-limits.js";
 import { toBytes } from "./stdin-source.js";
 
 const NEWLINE = 0x0a;
@@ -26,16 +27,18 @@ const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 export function textLines(
   source: AsyncIterable<unknown>,
   onLines: (lines: number, bytes: number) => void,
-  maxLineBytes: number = LIMITS.maxValueByteCharge - 16,
+  limit: LineLimit = STRING_ITEM_LINE,
   onEnd: () => void = () => undefined,
 ): AsyncIterableIterator<string> {
-  return new LineReader(source[Symbol.asyncIterator](), onLines, maxLineBytes, onEnd);
+  return new LineReader(source[Symbol.asyncIterator](), onLines, limit, onEnd);
 }
 
 class LineReader implements AsyncIterableIterator<string> {
   readonly #source: AsyncIterator<unknown>;
   readonly #onLines: (lines: number, bytes: number) => void;
-  readonly #maxLineBytes: number;
+  readonly #limit: LineLimit;
+  /** A line of at most this many bytes fits whatever it holds: its exact size is not worked out. */
+  readonly #surelyFits: number;
   readonly #onEnd: () => void;
   /** Lines cut and not handed out yet, from `#at`. */
   #lines: string[] = [];
@@ -53,10 +56,12 @@ class LineReader implements AsyncIterableIterator<string> {
   /** `onEnd` was called. */
   #told = false;
 
-  constructor(source: AsyncIterator<unknown>, onLines: (lines: number, bytes: number) => void, maxLineBytes: number, onEnd: () => void) {
+  constructor(source: AsyncIterator<unknown>, onLines: (lines: number, bytes: number) => void, limit: LineLimit, onEnd: () => void) {
     this.#source = source;
     this.#onLines = onLines;
-    this.#maxLineBytes = maxLineBytes;
+    this.#limit = limit;
+    // JSON escapes a byte as at most 6.
+    this.#surelyFits = limit.asJsonString === true ? Math.floor(limit.maxBytes / 6) : limit.maxBytes;
     this.#onEnd = onEnd;
   }
 
@@ -142,8 +147,8 @@ class LineReader implements AsyncIterableIterator<string> {
     let tooLong: Error | undefined;
     let lines = 0;
     for (let at = end; at !== -1; at = bytes.indexOf(NEWLINE, at + 1)) {
-      if (at - lineStart > this.#maxLineBytes) {
-        tooLong = usageError(`stdin line ${this.#lineNumber + lines + 1} is longer than ${this.#maxLineBytes} bytes`);
+      if (at - lineStart > this.#surelyFits && !this.#fits(bytes.subarray(lineStart, at))) {
+        tooLong = usageError(tooLongMessage(this.#lineNumber + lines + 1, this.#limit));
         break;
       }
       lines++;
@@ -189,8 +194,9 @@ class LineReader implements AsyncIterableIterator<string> {
 
   /** One line's bytes (its LF already cut off) as its text, its CR dropped. */
   #lineOf(bytes: Uint8Array): string {
+    if (bytes.byteLength > this.#surelyFits && !this.#fits(bytes)) throw usageError(tooLongMessage(this.#lineNumber + 1, this.#limit));
     this.#lineNumber++;
-    const body = bytes.byteLength > 0 && bytes[bytes.byteLength - 1] === CARRIAGE_RETURN ? bytes.subarray(0, bytes.byteLength - 1) : bytes;
+    const body = withoutFinalCarriageReturn(bytes);
     this.#cutBytes += body.byteLength;
     try {
       return strictUtf8.decode(body);
@@ -199,9 +205,24 @@ class LineReader implements AsyncIterableIterator<string> {
     }
   }
 
+  /**
+   * Bytes of a line not ended yet: past the limit plus a CR (dropped at the end of the line), the
+   * line is too long whatever follows, so it is not kept any longer.
+   */
   #checkLength(bytes: number): void {
-    if (bytes > this.#maxLineBytes) throw usageError(`stdin line ${this.#lineNumber + 1} is longer than ${this.#maxLineBytes} bytes`);
+    if (bytes > this.#limit.maxBytes + 1) throw usageError(tooLongMessage(this.#lineNumber + 1, this.#limit));
   }
+
+  /** Whether a line (its LF cut off, its CR not yet) is within the limit. */
+  #fits(line: Uint8Array): boolean {
+    const body = withoutFinalCarriageReturn(line);
+    if (body.byteLength > this.#limit.maxBytes) return false;
+    return this.#limit.asJsonString !== true || escapedLength(body) <= this.#limit.maxBytes;
+  }
+}
+
+function withoutFinalCarriageReturn(line: Uint8Array): Uint8Array {
+  return line.byteLength > 0 && line[line.byteLength - 1] === CARRIAGE_RETURN ? line.subarray(0, line.byteLength - 1) : line;
 }
 
 function decodeStrict(region: Uint8Array): string | undefined {

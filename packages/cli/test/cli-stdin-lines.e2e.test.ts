@@ -1,0 +1,54 @@
+/**
+ * The limit on a stdin line bound to a `stream<string>` is what the protocol lets the item be:
+ * its JSON string must fit in one 8 MiB `inputStreamItem` message, 8 388 478 bytes as a JSON
+ * string (a quote takes 2). A line within it is sent (the demo's `tally` counts its bytes); one
+ * past it fails with a message that says so, instead of passing the CLI's check and failing
+ * later as "not a valid SchemaValue".
+ */
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { EXIT } from "../src/exit-codes.js";
+import { lines, run, scratchDir, startServer } from "./support/processes.js";
+import type { ServerProcess } from "./support/processes.js";
+
+/** 8 MiB less what an `inputStreamItem` of an empty string takes at the largest channel and sequence. */
+const MAX_JSON_STRING_BYTES = 8 * 1024 * 1024 - 130;
+let server: ServerProcess;
+
+beforeAll(async () => {
+  server = await startServer(join(scratchDir(), "data"));
+});
+afterAll(async () => {
+  await server?.stop();
+});
+
+function tally(stdin: string): ReturnType<typeof run> {
+  return run(["invoke", "echo", "tally", "-c", '{"name":"lines"}', "-"], { env: server.env, stdin });
+}
+
+describe("a stdin line for a stream<string>", () => {
+  it.each([
+    ["plain text", "a".repeat(MAX_JSON_STRING_BYTES), MAX_JSON_STRING_BYTES],
+    // Each quote is 2 bytes as a JSON string; the CR before the LF is not part of the line.
+    ["quotes, ended by CRLF", `${'"'.repeat(MAX_JSON_STRING_BYTES / 2)}\r`, MAX_JSON_STRING_BYTES / 2],
+  ])("is sent when its JSON string takes exactly what a message leaves: %s", async (_, line, bytes) => {
+    const result = await tally(`${line}\n`);
+    expect(result.stderr).toBe("");
+    expect(result.code).toBe(EXIT.success);
+    expect(lines(result.stdout).map((l) => JSON.parse(l) as unknown)).toEqual([{ result: { items: "1", bytes: String(bytes) } }]);
+  });
+
+  it.each([
+    ["plain text", "a".repeat(MAX_JSON_STRING_BYTES + 1)],
+    ["quotes", '"'.repeat(MAX_JSON_STRING_BYTES / 2 + 1)],
+  ])("one byte longer as a JSON string fails, saying what the limit is: %s", async (_, line) => {
+    const result = await tally(`first\n${line}\nlast\n`);
+    expect(result.code).toBe(EXIT.invocationFailed);
+    expect(result.stderr).toContain(
+      "golem-stream: reading stdin failed, the input stream was cancelled: stdin line 2 is too long: a stream<string> item " +
+        `must fit in one protocol message of 8388608 bytes, which leaves ${MAX_JSON_STRING_BYTES} bytes for the line as a ` +
+        "JSON string (there a quote or a backslash takes 2 bytes, a control character 2 or 6)\n",
+    );
+    expect(result.stdout.length).toBe(0);
+  });
+});
