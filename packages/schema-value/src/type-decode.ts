@@ -222,9 +222,10 @@ function numericRestrictions(kind: NumericKind, json: JsonValue | undefined, pat
 }
 
 /**
- * A bound must be of the family of its type and inside the type's range; a
- * mismatched bound is a graph error here (Golem silently ignores it, which
- * would let a schema promise a check that never happens).
+ * A bound must be of the family of its type and inside the type's range (an
+ * f32 bound: a value f32 holds exactly); a mismatched bound is a graph error
+ * here (Golem's validator silently ignores it, which would let a schema
+ * promise a check that never happens).
  */
 function numericBound(kind: NumericKind, json: JsonValue | undefined, path: string): NumericBound {
   const b = members(json, path, ["kind", "value"], ["kind", "value"]);
@@ -234,7 +235,10 @@ function numericBound(kind: NumericKind, json: JsonValue | undefined, path: stri
     if (family !== "float-bits") throw graphError(path, `a ${kind} bound must be float-bits`);
     const bits = parseUnsigned(text);
     if (bits === undefined) throw graphError(`${path}.value`, "must be a canonical unsigned decimal string in u64 range");
-    if (!Number.isFinite(floatFromBits(bits))) throw graphError(`${path}.value`, "must be the bits of a finite f64");
+    const bound = floatFromBits(bits);
+    if (!Number.isFinite(bound)) throw graphError(`${path}.value`, "must be the bits of a finite f64");
+    // Golem's well-formedness check refuses an f32 bound that does not round-trip through f32, and its validator skips one.
+    if (kind === "f32" && Math.fround(bound) !== bound) throw graphError(`${path}.value`, "must be the bits of an f32 value");
     return { kind: "float-bits", value: text as string };
   }
   const [min, max] = INTEGER_RANGES[kind];

@@ -271,7 +271,9 @@ class ValueDecoder {
           value = normalized;
         } else throw this.invalid('must be a finite JSON number or "NaN", "Infinity", "-Infinity"');
         this.add(NUMERIC_WIDTH[type.kind]);
-        this.restriction(checkNumeric(type.value.restrictions, floatValue(value)));
+        // An f32 is compared as the f32 itself (Golem widens it to f64), not as the shorter decimal it is written as.
+        const compared = type.kind === "f32" ? Math.fround(floatValue(value)) : floatValue(value);
+        this.restriction(checkNumeric(type.value.restrictions, compared));
         return { kind: type.kind, value };
       }
       case "char":

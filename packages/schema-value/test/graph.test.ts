@@ -80,6 +80,21 @@ describe("decodeSchemaGraph", () => {
     ).toBe("validation-error");
   });
 
+  it("refuses an f32 bound that is not an f32 value, as Golem's well-formedness check does", () => {
+    const bits = (x: number) => {
+      const view = new DataView(new ArrayBuffer(8));
+      view.setFloat64(0, x);
+      return { kind: "float-bits", value: view.getBigUint64(0).toString() } as const;
+    };
+    for (const bound of [0.1, 1e300, 2 ** -160]) {
+      expect(thrown(() => decodeSchemaGraph(t.graph(t.f32({ max: bits(bound) })))).path).toBe("root.restrictions.max.value");
+      expect(() => decodeSchemaGraph(t.graph(t.f64({ max: bits(bound) })))).not.toThrow();
+    }
+    for (const bound of [Math.fround(0.1), -0, 2 ** -149, 3.4028234663852886e38]) {
+      expect(() => decodeSchemaGraph(t.graph(t.f32({ min: bits(bound) })))).not.toThrow();
+    }
+  });
+
   it("compiles each regex once per graph, with the u flag", () => {
     const graph = decodeSchemaGraph(t.graph(t.tuple(t.text({ regex: "^\\p{L}+$" }), t.text({ regex: "^\\p{L}+$" }))));
     const compiled = graph.regex("^\\p{L}+$");

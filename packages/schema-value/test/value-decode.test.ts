@@ -20,6 +20,13 @@ import { canonicalF32 } from "../src/scalars.js";
 import { compareQuantity } from "../src/restrictions.js";
 import { thrown } from "./helpers.js";
 
+/** The IEEE-754 bits of a double, as a float-bits bound writes them. */
+function floatBits(x: number): string {
+  const view = new DataView(new ArrayBuffer(8));
+  view.setFloat64(0, x);
+  return view.getBigUint64(0).toString();
+}
+
 const P1 = "0dff1c71-f12f-4bb1-996c-23d693bdc825";
 const P2 = "7c9e6679-7425-40de-944b-e07fc1f90ae7";
 
@@ -230,6 +237,18 @@ describe("restrictions", () => {
     const type = t.u64({ max: { kind: "unsigned", value: "9007199254740993" } });
     expect(() => decode(type, v.u64(9007199254740993n))).not.toThrow();
     expect(thrown(() => decode(type, v.u64(9007199254740994n))).code).toBe("validation-error");
+  });
+
+  it("compares an f32 with its bounds as the exact f32 value, as Golem's validator does", () => {
+    // The f32 nearest 0.1 is 0.100000001490116..., above the double 0.1 its shortest decimal reads as.
+    const single = (x: number) => ({ kind: "float-bits", value: floatBits(Math.fround(x)) }) as const;
+    const below = new Float32Array(new Uint32Array([0x3dcccccc]).buffer)[0] as number;
+    expect(decode(t.f32({ min: single(0.1) }), v.f32(0.1)).value).toEqual(v.f32(0.1));
+    expect(decode(t.f32({ min: single(0.1) }), { kind: "f32", value: 0.10000000149011612 }).value).toEqual(v.f32(0.1));
+    expect(decode(t.f32({ max: single(0.7) }), v.f32(0.7)).value).toEqual(v.f32(0.7));
+    expect(decode(t.f32({ min: single(0.7), max: single(0.7) }), v.f32(0.7)).value).toEqual(v.f32(0.7));
+    expect(thrown(() => decode(t.f32({ min: single(0.1) }), { kind: "f32", value: below })).message).toContain("below the minimum");
+    expect(thrown(() => decode(t.f32({ max: single(0.7) }), v.f32(0.70000005))).message).toContain("above the maximum");
   });
 
   it("checks union discriminators on bodies reached through refs", () => {

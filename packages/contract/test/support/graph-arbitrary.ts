@@ -41,16 +41,21 @@ const RANGES: Record<string, [bigint, bigint]> = {
   u32: [0n, 2n ** 32n - 1n],
   u64: [0n, 2n ** 64n - 1n],
 };
-const floatBits = fc.double({ noNaN: true, noDefaultInfinity: true }).map((x) => {
+const bitsOf = (x: number) => {
   const view = new DataView(new ArrayBuffer(8));
   view.setFloat64(0, x);
   return { kind: "float-bits", value: view.getBigUint64(0).toString() };
-});
+};
+const floatBits = fc.double({ noNaN: true, noDefaultInfinity: true }).map(bitsOf);
+// An f32 bound is a value f32 holds exactly (a graph with any other is refused).
+const f32Bits = fc.float({ noNaN: true, noDefaultInfinity: true }).map(bitsOf);
 const numeric = fc.constantFrom(...Object.keys(RANGES), "f32", "f64").chain((kind) => {
   const range = RANGES[kind];
   const bound =
     range === undefined
-      ? floatBits
+      ? kind === "f32"
+        ? f32Bits
+        : floatBits
       : fc
           .bigInt({ min: range[0], max: range[1] })
           .map((v) => ({ kind: kind.startsWith("s") ? "signed" : "unsigned", value: v.toString() }));
