@@ -9,12 +9,12 @@ import type { SessionClient } from "../session-client.js";
 import type { Invocation } from "@golem-stream/client";
 import { isProtocolError } from "@golem-stream/wire";
 import { createCheckpointSink, finishCheckpoint, stateFromCheckpoint } from "../checkpoint/checkpoint-sink.js";
-import { readCheckpointFile } from "../checkpoint/checkpoint-file.js";
+import { readCheckpointFileUnlessAborted } from "../checkpoint/checkpoint-file.js";
 import type { Checkpoint } from "../checkpoint/checkpoint.js";
 import { resolveConnection } from "../connection.js";
 import type { Connection } from "../connection.js";
 import { fetchCatalogue, findMethod, methodSchemaDigest } from "../discovery.js";
-import { usageError } from "../exit-codes.js";
+import { CliError, EXIT, usageError } from "../exit-codes.js";
 import type { ExitCode } from "../exit-codes.js";
 import type { CliIo } from "../io/cli-io.js";
 import { report } from "../io/cli-io.js";
@@ -26,8 +26,10 @@ import type { ResumeOptions } from "../options.js";
 export async function runResume(file: string, options: ResumeOptions, io: CliIo): Promise<ExitCode> {
   let checkpoint: Checkpoint;
   try {
-    checkpoint = await readCheckpointFile(file);
+    checkpoint = await readCheckpointFileUnlessAborted(file, io.signal);
   } catch (error) {
+    // A FIFO no process had written into yet.
+    if (io.signal.aborted) throw new CliError(EXIT.interrupted, `interrupted while reading checkpoint ${file}, before anything was sent`);
     if (isProtocolError(error)) throw usageError(`${file} is not a usable checkpoint: ${error.message}`, error);
     throw usageError(`cannot read checkpoint ${file}: ${error instanceof Error ? error.message : String(error)}`, error);
   }
