@@ -15,11 +15,19 @@ export async function driveOutputSource(
   signal: AbortSignal,
 ): Promise<void> {
   if (typeof source === "function") {
+    const writeItem = async (item: OutputItem): Promise<void> => {
+      if (signal.aborted) throw signal.reason;
+      await write(item);
+    };
     await source({
       signal,
-      write: async (item) => {
-        if (signal.aborted) throw signal.reason;
-        await write(item);
+      write: (item) => {
+        const written = writeItem(item);
+        // A producer that does not await a write (one after its stream ended, or after a
+        // cancel) must not take the whole server down with an unhandled rejection; a producer
+        // that awaits still gets it.
+        written.catch(() => undefined);
+        return written;
       },
     });
     return;

@@ -1,0 +1,62 @@
+/**
+ * Mistakes in a user's own agent code that must stay that agent's problem:
+ * a push producer's write after its stream ended, left unawaited, must not
+ * take the server (and every other invocation) down with an unhandled
+ * rejection; a typed method whose result does not match its schema gets the
+ * same public reason an untyped one does; a method named like a member of
+ * `Object.prototype` must have its own implementation.
+ */
+import { afterEach, expect, it } from "vitest";
+import type { SchemaValueJson } from "@golem-stream/wire";
+import { MemorySessionStore, t, type AgentTypeDefinition, type OutputWriter, type SessionServer } from "../src/index.js";
+import { RawClient, agentStart, serveTestAgents, v } from "./helpers.js";
+
+let server: SessionServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+const EMPTY = t.graph(t.record({}));
+
+it("a producer's write after its stream ended, never awaited, fails only that write: the server serves the next invocation", async () => {
+  let kept: OutputWriter | undefined;
+  const lines: AgentTypeDefinition = {
+    name: "lines",
+    constructorParameters: EMPTY,
+    config: [],
+    methods: [{ name: "once", parameters: EMPTY, result: t.graph(t.stream(t.string())) }],
+    implementations: {
+      once: async (ctx) =>
+        ctx.output(async (writer) => {
+          await writer.write({ kind: "string", value: "first" } as SchemaValueJson);
+          kept = writer;
+        }),
+    },
+  };
+  const unhandled: unknown[] = [];
+  const onUnhandled = (reason: unknown): void => void unhandled.push(reason);
+  process.on("unhandledRejection", onUnhandled);
+  try {
+    let url: string;
+    ({ server, url } = await serveTestAgents(new MemorySessionStore(), [lines]));
+    const first = await RawClient.connect(url);
+    first.send(agentStart("test", "lines", "once", v.record() as SchemaValueJson));
+    expect((await first.all()).messages.at(-1)).toEqual({ type: "invocationFinished", outcome: { kind: "success" } });
+
+    // The producer's writer, used after its stream ended, and never awaited.
+    void kept!.write({ kind: "string", value: "late" } as SchemaValueJson);
+    // Node reports an unhandled rejection once the microtasks after a macrotask have run.
+    await new Promise((resolve) => setImmediate(resolve));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(unhandled).toEqual([]);
+    // Awaited, the same mistake is the producer's to see.
+    await expect(kept!.write({ kind: "string", value: "late" } as SchemaValueJson)).rejects.toThrow(/already ended/);
+
+    const second = await RawClient.connect(url);
+    second.send(agentStart("test", "lines", "once", v.record() as SchemaValueJson));
+    expect((await second.all()).messages.at(-1)).toEqual({ type: "invocationFinished", outcome: { kind: "success" } });
+  } finally {
+    process.off("unhandledRejection", onUnhandled);
+  }
+});
