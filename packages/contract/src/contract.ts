@@ -107,9 +107,15 @@ export function defineAgentType<const N extends string, C extends RecordSchema, 
   const config = spec.config ?? [];
   if (
     !Array.isArray(config) ||
-    config.some((entry) => !Array.isArray(entry?.path) || entry.path.some((part: unknown) => typeof part !== "string"))
+    // Protocol 4.2: each path a non-empty array of non-empty strings.
+    config.some(
+      (entry) =>
+        !Array.isArray(entry?.path) ||
+        entry.path.length === 0 ||
+        entry.path.some((part: unknown) => typeof part !== "string" || part.length === 0),
+    )
   ) {
-    throw new ContractError(`agent type ${name}: config must be a list of {path: string[]}`);
+    throw new ContractError(`agent type ${name}: config must be a list of {path: string[]}, each path non-empty, of non-empty names`);
   }
   // Protocol 4.1: "Constructor parameters MUST NOT contain streams".
   const constructorParameters = recordGraph(constructorType, `agent type ${name}: constructor`, "forbidden");

@@ -170,6 +170,16 @@ describe("defineAgentType", () => {
       () => defineAgentType({ name: "x", constructor: t.record({}), config: [{ path: "a" as unknown as string[] }], methods: {} }),
       /config/,
     ],
+    [
+      "an empty config path (protocol 4.2)",
+      () => defineAgentType({ name: "x", constructor: t.record({}), config: [{ path: [] }], methods: {} }),
+      /config.*each path non-empty/,
+    ],
+    [
+      "a config path with an empty name (protocol 4.2)",
+      () => defineAgentType({ name: "x", constructor: t.record({}), config: [{ path: ["a", ""] }], methods: {} }),
+      /config.*of non-empty names/,
+    ],
   ];
   it.each(refusals)("refuses %s with invalid-contract", (_label, define, message) => {
     let thrown: unknown;

@@ -200,7 +200,9 @@ export class StaticAgentHost implements AgentHost {
 
   invoke(context: InvocationContext): Promise<SchemaValueJson | undefined> {
     const types = this.#applications.get(context.application)?.get(context.environment) ?? [];
-    const implementation = types.find((type) => type.name === context.agentType)?.implementations[context.method];
+    const implementations = types.find((type) => type.name === context.agentType)?.implementations;
+    const implementation =
+      implementations !== undefined && Object.hasOwn(implementations, context.method) ? implementations[context.method] : undefined;
     if (implementation === undefined) return Promise.reject(new Error("method has no implementation"));
     return implementation(context);
   }

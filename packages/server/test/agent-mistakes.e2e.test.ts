@@ -8,7 +8,15 @@
  */
 import { afterEach, expect, it } from "vitest";
 import type { SchemaValueJson } from "@golem-stream/wire";
-import { MemorySessionStore, t, type AgentTypeDefinition, type OutputWriter, type SessionServer } from "../src/index.js";
+import {
+  MemorySessionStore,
+  defineAgentType,
+  implement,
+  t,
+  type AgentTypeDefinition,
+  type OutputWriter,
+  type SessionServer,
+} from "../src/index.js";
 import { RawClient, agentStart, serveTestAgents, v } from "./helpers.js";
 
 let server: SessionServer | undefined;
@@ -59,4 +67,14 @@ it("a producer's write after its stream ended, never awaited, fails only that wr
   } finally {
     process.off("unhandledRejection", onUnhandled);
   }
+});
+
+it("implement refuses a method named like an Object.prototype member that it was not given", () => {
+  const named = defineAgentType({
+    name: "named",
+    constructor: t.record({}),
+    methods: { toString: { params: t.record({}), result: t.string() } },
+  });
+  expect(() => implement(named, {} as never)).toThrow(/method toString has no implementation/);
+  expect(() => implement(named, { toString: () => "own" })).not.toThrow();
 });

@@ -103,7 +103,19 @@ describe("defineCatalogue / checkAgents", () => {
       catalogue([{ ...untyped, methods: [untyped.methods[0], untyped.methods[0]] }]),
       /method "answer" is declared twice$/,
     ],
-    ["a bad config", catalogue([{ ...untyped, config: [{ path: "a" }] }]), /"config" must be a list of \{path: string\[\], accepts\?\}/],
+    ["a bad config", catalogue([{ ...untyped, config: [{ path: "a" }] }]), /"config" must be a list of \{path, accepts\?\}/],
+    ["a config path that is empty", catalogue([{ ...untyped, config: [{ path: [] }] }]), /each path a non-empty list of non-empty strings/],
+    ["a config path with an empty name", catalogue([{ ...untyped, config: [{ path: ["a", ""] }] }]), /each path a non-empty list/],
+    [
+      "a method whose only implementation is inherited (toString)",
+      catalogue([{ ...untyped, methods: [{ ...untyped.methods[0], name: "toString" }], implementations: {} }]),
+      /method "toString" has no implementation function$/,
+    ],
+    [
+      "a method named constructor without implementation",
+      catalogue([{ ...untyped, methods: [{ ...untyped.methods[0], name: "constructor" }], implementations: {} }]),
+      /method "constructor" has no implementation function$/,
+    ],
     [
       "a method's durability that is no durability",
       catalogue([{ ...untyped, methods: [{ ...untyped.methods[0], durability: "yes" }] }]),

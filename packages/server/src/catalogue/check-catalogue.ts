@@ -115,7 +115,9 @@ function checkAgentType(type: unknown, where: string): void {
     declared.add(name as string);
     checkGraph(method["parameters"], `${at}: parameters`, { record: true, streams: "allowed" });
     if (method["result"] !== undefined) checkGraph(method["result"], `${at}: result`, { record: false, streams: "allowed" });
-    if (typeof implementations[name as string] !== "function") throw new CatalogueError(`${at} has no implementation function`);
+    // Its own property: `toString` or `constructor` must not find the object's inherited ones.
+    if (!Object.hasOwn(implementations, name as string) || typeof implementations[name as string] !== "function")
+      throw new CatalogueError(`${at} has no implementation function`);
     checkDurability(method["durability"], at);
   });
   for (const name of Object.keys(implementations)) {
@@ -138,10 +140,15 @@ function checkConfig(config: unknown, where: string): void {
       (entry: unknown) =>
         isPlainObject(entry) &&
         Array.isArray(entry["path"]) &&
-        (entry["path"] as unknown[]).every((part) => typeof part === "string") &&
+        // Protocol 4.2: a non-empty array of non-empty strings.
+        entry["path"].length > 0 &&
+        (entry["path"] as unknown[]).every((part) => typeof part === "string" && part.length > 0) &&
         (entry["accepts"] === undefined || typeof entry["accepts"] === "function"),
     );
-  if (!valid) throw new CatalogueError(`${where}: "config" must be a list of {path: string[], accepts?} (an empty list when none)`);
+  if (!valid)
+    throw new CatalogueError(
+      `${where}: "config" must be a list of {path, accepts?}, each path a non-empty list of non-empty strings (an empty list when none)`,
+    );
 }
 
 function checkGraph(graph: unknown, where: string, rules: { record: boolean; streams: "allowed" | "forbidden" }): void {

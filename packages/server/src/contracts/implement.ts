@@ -76,7 +76,8 @@ export function implement<C extends AnyAgentContract>(contract: C, methods: NoIn
   const constructorGraph = decodeSchemaGraph(contract.graphs.constructorParameters);
   const implementations: Record<string, MethodImplementation> = {};
   for (const method of contract.graphs.methods) {
-    const handler: unknown = (methods as Record<string, unknown>)[method.name];
+    // Its own property: a method named `toString` or `constructor` must not find the inherited one.
+    const handler: unknown = Object.hasOwn(methods, method.name) ? (methods as Record<string, unknown>)[method.name] : undefined;
     if (typeof handler !== "function") throw new TypeError(`agent type ${contract.name}: method ${method.name} has no implementation`);
     implementations[method.name] = typedMethod(
       handler as (ctx: InvocationContext, params: unknown) => unknown,
