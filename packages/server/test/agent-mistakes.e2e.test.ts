@@ -69,6 +69,24 @@ it("a producer's write after its stream ended, never awaited, fails only that wr
   }
 });
 
+it("a typed method whose result does not match its schema fails with the server's public reason, as an untyped one does", async () => {
+  const small = defineAgentType({ name: "small", constructor: t.record({}), methods: { byte: { params: t.record({}), result: t.u8() } } });
+  // A JavaScript caller (no type checker) returning 300 where a u8 is declared.
+  const typed = implement(small, { byte: () => 300 as never });
+  let url: string;
+  ({ server, url } = await serveTestAgents(new MemorySessionStore(), [typed]));
+  const client = await RawClient.connect(url);
+  client.send(agentStart("test", "small", "byte", v.record() as SchemaValueJson));
+  expect((await client.all()).messages.at(-1)).toEqual({
+    type: "invocationFinished",
+    outcome: {
+      kind: "failure",
+      code: "invocation-failed",
+      message: expect.stringMatching(/^the method's result does not match its declared schema: .*255/),
+    },
+  });
+});
+
 it("implement refuses a method named like an Object.prototype member that it was not given", () => {
   const named = defineAgentType({
     name: "named",

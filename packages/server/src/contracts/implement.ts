@@ -25,10 +25,11 @@ import {
   type StreamRef,
   type ToJsHooks,
 } from "@golem-stream/schema-value";
-import type { JsonValue, SchemaValueJson } from "@golem-stream/wire";
+import { ProtocolError, type JsonValue, type SchemaValueJson } from "@golem-stream/wire";
 import type { AgentTypeDefinition, InvocationContext, MethodImplementation, OutputItem, OutputSource } from "../agent-host.js";
 import type { InputStreams, OutputStreams } from "./streams.js";
 import { mapAsyncIterable } from "../invocation/mapped-iterable.js";
+import { ResultRefused } from "../invocation/failure-outcome.js";
 
 /** The invocation context of a typed method: the untyped one plus the constructor arguments as JavaScript. */
 export interface ContractContext<C extends AnyAgentContract> extends InvocationContext {
@@ -106,7 +107,14 @@ function typedMethod(
     const params = toJs(ctx.parameters, parameters, undefined, inputHooks(ctx, parameters));
     const returned = await handler(withConstructorArgs(ctx, constructorGraph), params);
     if (result === undefined) return undefined;
-    return toNative(returned, result, undefined, ctx);
+    try {
+      return toNative(returned, result, undefined, ctx);
+    } catch (error) {
+      // The same public reason an untyped method's result gets (invocation/method-run.ts): the
+      // converter names a path in the declared schema and the rule broken, nothing of the agent's.
+      if (!(error instanceof ProtocolError)) throw error;
+      throw new ResultRefused(`the method's result does not match its declared schema: ${error.message}`, { cause: error });
+    }
   };
 }
 
