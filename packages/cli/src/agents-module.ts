@@ -4,9 +4,9 @@
  * `AgentHost`). Everything that can go wrong with it is the user's to fix,
  * so each becomes one line naming the file and the problem, with exit code
  * 78 (`EXIT.agentsInvalid`), never a stack trace: no such file, a syntax
- * error (with its line), an import that cannot be resolved, an error thrown
- * while the module loads, no default export, or a catalogue that fails the
- * server's checks.
+ * error (with its line, also one a TypeScript loader found), an import that
+ * cannot be resolved, an error thrown while the module loads, no default
+ * export, or a catalogue that fails the server's checks.
  */
 import { execFile } from "node:child_process";
 import { stat } from "node:fs/promises";
@@ -60,6 +60,8 @@ async function loadProblem(error: unknown, path: string): Promise<string> {
       ? `syntax error in it or a module it imports: ${firstLine(error)}`
       : `syntax error at line ${line}: ${firstLine(error)}`;
   }
+  const located = error instanceof Error ? loaderSyntaxError(error.message, path) : undefined;
+  if (located !== undefined) return located;
   if (isNamed(error, "CatalogueError")) return `invalid catalogue: ${firstLine(error)}`;
   return `it threw while loading: ${firstLine(error)}`;
 }
@@ -79,6 +81,22 @@ function syntaxErrorLine(path: string): Promise<number | undefined> {
   });
 }
 
+/**
+ * A syntax error as an esbuild-based TypeScript loader (tsx) reports it: a
+ * first line "Transform failed with 1 error:", then one line per error,
+ * `<file>:<line>:<column>: ERROR: <text>`. The first of them, as Node's own
+ * syntax errors are reported; undefined for any other message.
+ */
+function loaderSyntaxError(message: string, path: string): string | undefined {
+  if (!/^Transform failed with \d+ errors?:\n/.test(message)) return undefined;
+  const match = /^(.+):(\d+):\d+: ERROR: (.+)$/m.exec(message);
+  if (match === null) return undefined;
+  const [, file = "", line = "", text = ""] = match;
+  // tsx names a .mts or .cts module by its .ts name.
+  const same = file === path || (/\.[mc]ts$/.test(path) && file === `${path.slice(0, -4)}.ts`);
+  return `syntax error ${same ? "" : `in ${file} `}at line ${line}: ${clip(text)}`;
+}
+
 function isNamed(error: unknown, name: string): boolean {
   return error instanceof Error && error.name === name;
 }
@@ -95,5 +113,9 @@ function firstLine(error: unknown): string {
   } else {
     text = `${String(error)}`.split("\n")[0] ?? "";
   }
+  return clip(text);
+}
+
+function clip(text: string): string {
   return text.length > MAX_PROBLEM_LENGTH ? `${text.slice(0, MAX_PROBLEM_LENGTH)}…` : text;
 }
