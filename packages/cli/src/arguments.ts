@@ -11,7 +11,7 @@ import type { SchemaGraph, SchemaType, SchemaValue } from "@golem-stream/schema-
 import { LIMITS, isProtocolError, parseStrictJson } from "@golem-stream/wire";
 import type { JsonValue, SchemaValueJson } from "@golem-stream/wire";
 import type { CliIo } from "./io/cli-io.js";
-import { byteChunks, knownInputSize, readAllBounded, stdinBytes, thenDone } from "./io/stdin-source.js";
+import { byteChunks, knownInputSize, readAllBounded, refuseDirectoryStdin, stdinBytes, thenDone } from "./io/stdin-source.js";
 import { textLines } from "./io/stdin-lines.js";
 import { JSON_VALUE_LINE, STRING_ITEM_LINE } from "./io/line-limits.js";
 import type { StreamProgress, StreamProgressOptions } from "./io/progress.js";
@@ -142,6 +142,7 @@ export function bindMethodParameters(
       if (arg !== "-") throw usageError(`${what} is a ${describeType(graph, field.body)}: pass - to stream stdin into it`);
       if (stdinParameter !== undefined) throw usageError(`stdin is already bound to ${stdinParameter}; only one - is possible`);
       stdinParameter = field.name;
+      refuseDirectoryStdin(io.stdin, field.name);
       const direct = isDirectBinary(graph, resolved.value.inner);
       const totalBytes = knownInputSize(io.stdin);
       const bar = stdinProgress(field.name, {

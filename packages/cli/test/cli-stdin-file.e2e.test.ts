@@ -4,6 +4,7 @@
  * 64 KiB at a time with nothing read ahead, which made every 64 KiB its own
  * event (16 times the server's per-event work). The real CLI and a real
  * `serve --metrics`; the server's commit-group histogram counts the writes.
+ * A directory on stdin is refused rather than read as empty input.
  */
 import { createHash, randomBytes } from "node:crypto";
 import { closeSync, openSync, writeFileSync } from "node:fs";
@@ -68,4 +69,19 @@ it("sends a regular file on stdin in 1 MiB batches: about one store write per Mi
 it("still reads a pipe as it comes, whole and in order", async () => {
   const data = randomBytes(3 * MIB + 1);
   expect(await digestWrites(data, "pipe")).toBeGreaterThanOrEqual(4);
+});
+
+it.each(["digest", "reverse"])("refuses a directory on stdin instead of reading it as empty input: %s", async (method) => {
+  const before = await storeWrites();
+  const directory = openSync(scratchDir(), "r");
+  try {
+    const result = await run(["invoke", "echo", method, "-c", '{"name":"x"}', "-"], { env: server.env, stdinFd: directory });
+    expect(result.stderr).toMatch(/^golem-stream: stdin is a directory, not data for [a-z]+: redirect a file or a pipe into it\n$/);
+    expect(result.code).toBe(EXIT.usage);
+    expect(result.stdout.length).toBe(0);
+  } finally {
+    closeSync(directory);
+  }
+  // Nothing was started.
+  expect(await storeWrites()).toBe(before);
 });

@@ -91,6 +91,22 @@ export function knownInputSize(source: Readable): number | undefined {
   }
 }
 
+/**
+ * Refuses a directory on stdin (`golem-stream ... - < dir`): Node hands a directory on fd 0 over
+ * as a stream that ends at once, so it read as empty input and the invocation ran on nothing.
+ */
+export function refuseDirectoryStdin(stdin: Readable, parameter: string): void {
+  const fd = (stdin as { fd?: unknown }).fd;
+  if (typeof fd !== "number") return;
+  let isDirectory: boolean;
+  try {
+    isDirectory = fstatSync(fd).isDirectory();
+  } catch {
+    return; // Not a file descriptor this process can look at: reading it says what is wrong.
+  }
+  if (isDirectory) throw usageError(`stdin is a directory, not data for ${parameter}: redirect a file or a pipe into it`);
+}
+
 /** Passes the items of `items` through and calls `done` once they ended (not when they failed). */
 export async function* thenDone<T>(items: AsyncIterable<T>, done: () => void): AsyncGenerator<T> {
   yield* items;
