@@ -206,6 +206,22 @@ describe("takeover and replacement", () => {
     expect((await c.closed).code).toBe(1002);
   });
 
+  it("an exact start replay is recognised by its values, not their spelling: equal SchemaValues written differently are the same attempt (section 9)", async () => {
+    const start = demoStart("count", v.record(v.u32(2), v.u32(0)));
+    // The same start, its delay written -0: the same u32 as 0, another JSON text.
+    const spelled = JSON.stringify({ ...start, version: 1 }).replace('{"kind":"u32","value":0}', '{"kind":"u32","value":-0}');
+    expect(spelled).toContain("-0");
+    const a = await RawClient.connect(server.url);
+    a.sendRaw(spelled);
+    const accepted = await a.nextOf("invocationAccepted");
+    const b = await RawClient.connect(server.url);
+    b.send(start);
+    const replayed = await b.nextOf("invocationAccepted");
+    expect(replayed).toMatchObject({ attemptId: start.attemptId, sessionToken: accepted.sessionToken });
+    expect((await b.all()).messages.at(-1)).toMatchObject({ type: "invocationFinished", outcome: { kind: "success" } });
+    a.terminate();
+  });
+
   it("a replay of a superseded start attempt reports the current token and mappings, then revokes", async () => {
     const start = demoStart("count", v.record(v.u32(2), v.u32(0)));
     const a = await RawClient.connect(server.url);

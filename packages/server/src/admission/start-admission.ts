@@ -45,7 +45,7 @@ export class StartAdmission {
   }
 
   async #start(message: InvocationStart, caller: Principal, transport: SessionTransport): Promise<Attachment> {
-    const descriptorDigest = digestOf(startDescriptor(message));
+    const descriptorDigest = digestOf(startDescriptor(this.#deps.host, message));
     const existing = await this.#deps.store.getAttempt(message.attemptId);
     if (existing !== undefined) return this.#replayStart(existing, descriptorDigest, caller, transport);
     const validated = await validateStart(this.#deps.host, this.#authorize, message, caller);

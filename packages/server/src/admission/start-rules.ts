@@ -67,15 +67,40 @@ export async function validateStart(
   return { type, method, agentIdentity, constructorParameters };
 }
 
-/** What an exact replay of a start must repeat (section 9): its digest is the attempt's descriptor. */
-export function startDescriptor(message: InvocationStart): JsonValue {
+/**
+ * What an exact replay of a start must repeat (section 9): its digest is the attempt's
+ * descriptor. "Equality is semantic after strict decoding and canonical SchemaValue
+ * normalization", so the constructor and method parameters count as the canonical text of their
+ * decoded values (`0.1` and `0.10000000149011612` are one f32, `.5Z` and `.500Z` one datetime),
+ * where the catalogue has the agent type and method and the value decodes. Otherwise the start is
+ * refused anyway, and its values count as sent.
+ */
+export function startDescriptor(host: AgentHost, message: InvocationStart): JsonValue {
+  const selector = message.selector;
+  const type = host.agentTypes(selector.application, selector.environment)?.find((t) => t.name === selector.agentType);
+  const method = type?.methods.find((m) => m.name === selector.method);
+  const constructorParameters = selector.constructorParameters as unknown as JsonValue;
+  const methodParameters = message.methodParameters as unknown as JsonValue;
   return {
     attemptId: message.attemptId,
     config: message.config as unknown as JsonValue,
     idempotencyKey: message.idempotencyKey,
-    methodParameters: message.methodParameters as unknown as JsonValue,
-    selector: message.selector as unknown as JsonValue,
+    methodParameters: method === undefined ? methodParameters : normalized(methodParameters, method.parameters, "provisional"),
+    selector: {
+      ...(selector as unknown as Record<string, JsonValue>),
+      constructorParameters:
+        type === undefined ? constructorParameters : normalized(constructorParameters, type.constructorParameters, "forbidden"),
+    },
   };
+}
+
+/** `value`'s canonical SchemaValue form under `graph`, or `value` itself when it does not decode. */
+function normalized(value: JsonValue, graph: object, streams: "provisional" | "forbidden"): JsonValue {
+  try {
+    return JSON.parse(canonicalValue(decodeValue(value, catalogueGraph(graph), streams, "value"))) as JsonValue;
+  } catch {
+    return value;
+  }
 }
 
 /** Decisions section 4, field 20: SHA-256 of the canonical constructor parameters and phantom id. */
