@@ -24,19 +24,28 @@ const TYPESCRIPT = new Set([".ts", ".mts", ".cts", ".tsx"]);
 /** The server's check of a default export (`checkAgents` of `@golem-stream/server`). */
 export type CheckAgents = (value: unknown) => Catalogue | AgentHost;
 
-/** Loads `file` (relative to `cwd`) and returns its checked default export. */
-export async function loadAgentsModule(file: string, cwd: string, checkAgents: CheckAgents): Promise<Catalogue | AgentHost> {
+/**
+ * Loads `file` (relative to `cwd`) and returns its checked default export;
+ * `signal` (SIGINT/SIGTERM) stops the wait for a module still loading.
+ */
+export async function loadAgentsModule(
+  file: string,
+  cwd: string,
+  checkAgents: CheckAgents,
+  signal: AbortSignal,
+): Promise<Catalogue | AgentHost> {
   const path = resolve(cwd, file);
   const refuse = (problem: string): CliError => new CliError(EXIT.agentsInvalid, `--agents ${file}: ${problem}`);
   const found = await stat(path).catch(() => undefined);
   if (found === undefined) throw refuse(`no such file (looked for ${path})`);
   if (!found.isFile()) throw refuse("not a file: give the module's file (e.g. ./agents.js)");
-  let module: Record<string, unknown>;
-  try {
-    module = (await import(pathToFileURL(path).href)) as Record<string, unknown>;
-  } catch (error) {
-    throw refuse(await loadProblem(error, path));
+  const loading = await importWhileAlive(pathToFileURL(path).href, signal);
+  if (loading.outcome === "stuck") throw refuse(STUCK);
+  if (loading.outcome === "interrupted") {
+    throw new CliError(EXIT.interrupted, `--agents ${file}: interrupted while it was loading; nothing was started`);
   }
+  if (loading.outcome === "threw") throw refuse(await loadProblem(loading.error, path));
+  const module = loading.module;
   if (module["default"] === undefined) {
     throw refuse("no default export: end it with export default defineCatalogue({ applications: { ... } }) (or an AgentHost)");
   }
@@ -45,6 +54,41 @@ export async function loadAgentsModule(file: string, cwd: string, checkAgents: C
   } catch (error) {
     throw refuse(`invalid catalogue: ${firstLine(error)}`);
   }
+}
+
+const STUCK = "its top-level await (or that of a module it imports) never settled: nothing left running could settle what it awaits";
+
+type Loading =
+  | { readonly outcome: "loaded"; readonly module: Record<string, unknown> }
+  | { readonly outcome: "threw"; readonly error: unknown }
+  | { readonly outcome: "stuck" }
+  | { readonly outcome: "interrupted" };
+
+/**
+ * Imports the module, unless it can never finish or the user stops first.
+ * A top-level await of a promise nothing will settle leaves the event loop
+ * empty, and Node would end the process with exit code 13 and no word;
+ * `beforeExit` comes first, while the import is pending, so the wait is
+ * known to be endless. One that keeps the process alive (a connection that
+ * never answers) waits until a signal: nothing has been started to stop.
+ */
+function importWhileAlive(url: string, signal: AbortSignal): Promise<Loading> {
+  if (signal.aborted) return Promise.resolve({ outcome: "interrupted" });
+  return new Promise((settle) => {
+    const finish = (loading: Loading): void => {
+      process.off("beforeExit", onDrained);
+      signal.removeEventListener("abort", onAbort);
+      settle(loading);
+    };
+    const onDrained = (): void => finish({ outcome: "stuck" });
+    const onAbort = (): void => finish({ outcome: "interrupted" });
+    process.on("beforeExit", onDrained);
+    signal.addEventListener("abort", onAbort);
+    import(url).then(
+      (module: Record<string, unknown>) => finish({ outcome: "loaded", module }),
+      (error: unknown) => finish({ outcome: "threw", error }),
+    );
+  });
 }
 
 /** Why importing the module failed, in a few words. */

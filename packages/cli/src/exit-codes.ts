@@ -27,7 +27,10 @@ export const EXIT = {
    * from the last saved item; without one a failed stdout cancels the invocation (nothing could resume it).
    */
   outputFailed: 74,
-  /** Interrupted by SIGINT/SIGTERM; the session keeps running on the server and can be resumed. */
+  /**
+   * Interrupted by SIGINT/SIGTERM; the session keeps running on the server and can be resumed.
+   * `serve` stopped while its `--agents` module was still loading, before it started anything.
+   */
   interrupted: 130,
   /**
    * stdout was closed by its reader (`| head`): 128 + SIGPIPE, what a shell reports for a program

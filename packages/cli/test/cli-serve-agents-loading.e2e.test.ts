@@ -1,14 +1,16 @@
 /**
  * `golem-stream serve --agents` while the module loads, as a real process:
  * a TypeScript loader's syntax error is reported with its file, line and
- * text, as Node's own are.
+ * text, as Node's own are; a top-level await that can never settle is
+ * reported as a problem of the module (Node alone would exit 13 without a
+ * word); and a signal while the module still loads stops serve.
  */
-import { mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { expect, it } from "vitest";
 import { EXIT } from "../src/exit-codes.js";
-import { run, scratchDir, TOKEN, type RunResult } from "./support/processes.js";
+import { run, scratchDir, start, TOKEN, waitFor, type RunResult } from "./support/processes.js";
 
 /** A TypeScript loader as `NODE_OPTIONS=--import=...` gives one (esbuild's errors, thrown as tsx throws them). */
 const TS_LOADER = new URL("./fixtures/agents/esbuild-loader.mjs", import.meta.url).href;
@@ -23,8 +25,13 @@ function moduleFiles(files: Record<string, string>): string {
   return join(dir, Object.keys(files)[0] ?? "");
 }
 
+/** `serve --agents file`, on a data directory that must not be created when the module is refused. */
+function serveArgs(file: string, dataDir = join(scratchDir(), "state")): string[] {
+  return ["serve", "--port", "0", "--token", TOKEN, "--data-dir", dataDir, "--agents", file];
+}
+
 function serve(file: string, env: Record<string, string> = {}): Promise<RunResult> {
-  return run(["serve", "--port", "0", "--token", TOKEN, "--data-dir", join(scratchDir(), "state"), "--agents", file], { env });
+  return run(serveArgs(file), { env });
 }
 
 /** The one line serve printed, after the file's name; and that it exited 78 with nothing on stdout. */
@@ -52,3 +59,37 @@ it("a syntax error a TypeScript loader finds in an imported module names that mo
   const result = await serve(file, { NODE_OPTIONS: `--import=${TS_LOADER}` });
   expect(refusal(result, file)).toBe(`syntax error in ${join(file, "..", "lib", "settings.ts")} at line 3: Unexpected ","`);
 });
+
+it("a top-level await nothing can settle any more is refused with exit 78, not Node's silent exit 13", async () => {
+  const file = moduleFiles({
+    "agents.mjs": "// waits for a connection whose promise nothing settles\nawait new Promise(() => {});\nexport default {};\n",
+  });
+  const result = await serve(file);
+  expect(refusal(result, file)).toMatch(/^its top-level await \(or that of a module it imports\) never settled: /);
+});
+
+it("a top-level await settled by what it leaves running is waited for, to its error", async () => {
+  const file = moduleFiles({
+    "agents.mjs": 'await new Promise((_, reject) => setImmediate(() => reject(new Error("no answer"))));\nexport default {};\n',
+  });
+  expect(refusal(await serve(file), file)).toBe("it threw while loading: no answer");
+});
+
+it.each(["SIGINT", "SIGTERM"] as const)(
+  "%s while the module's top-level await waits stops serve: exit 130, nothing started",
+  async (signal) => {
+    // The interval keeps the process alive: a module waiting for a server that does not answer.
+    const file = moduleFiles({
+      "agents.mjs": 'console.error("connecting");\nawait new Promise(() => setInterval(() => undefined, 60_000));\nexport default {};\n',
+    });
+    const dataDir = join(scratchDir(), "state");
+    const running = start(serveArgs(file, dataDir));
+    await waitFor(running, () => running.stderr().includes("connecting\n"), "the module started loading");
+    running.child.kill(signal);
+    const result = await running.done;
+    expect(result.code).toBe(EXIT.interrupted);
+    expect(result.stdout.length).toBe(0);
+    expect(result.stderr).toBe(`connecting\ngolem-stream: --agents ${file}: interrupted while it was loading; nothing was started\n`);
+    expect(existsSync(dataDir)).toBe(false);
+  },
+);

@@ -158,7 +158,7 @@ export async function runServe(options: ServeOptions, io: CliIo): Promise<ExitCo
     agentsFingerprint,
   } = await loadServer();
   // The user's module, loaded and checked before anything is created: a mistake in it leaves nothing behind.
-  const served = await loadServedAgents(options, checkAgents, agentsHost);
+  const served = await loadServedAgents(options, checkAgents, agentsHost, io.signal);
   const dataDir = resolve(options.dataDir ?? defaultDataDir(io.env));
   if (cluster === undefined) await createDataDir(dataDir);
   const exposed = await exposedDataDir(dataDir);
@@ -343,9 +343,10 @@ async function loadServedAgents(
   options: ServeOptions,
   checkAgents: typeof import("@golem-stream/server").checkAgents,
   agentsHost: typeof import("@golem-stream/server").agentsHost,
+  signal: AbortSignal,
 ): Promise<ServedAgents & { readonly agents?: Catalogue | AgentHost }> {
   if (options.agents === undefined) return describeServedAgents(undefined, undefined, true);
-  const agents = await loadAgentsModule(options.agents, process.cwd(), checkAgents);
+  const agents = await loadAgentsModule(options.agents, process.cwd(), checkAgents, signal);
   try {
     // Only to find a clash with the demo now; startEmbeddedServer builds the host it serves.
     agentsHost({ agents, demo: options.demo });
