@@ -91,22 +91,26 @@ function importWhileAlive(url: string, signal: AbortSignal): Promise<Loading> {
   });
 }
 
-/** Why importing the module failed, in a few words. */
+/** Why importing the module failed, in a few words, whatever was thrown (even a value whose getters throw). */
 async function loadProblem(error: unknown, path: string): Promise<string> {
-  const code = (error as { code?: unknown } | null)?.code;
-  if (code === "ERR_UNKNOWN_FILE_EXTENSION" && TYPESCRIPT.has(extname(path))) {
-    return "a TypeScript file: compile it with tsc and give the .js file, or load TypeScript with NODE_OPTIONS=--import=tsx (docs/agents.md)";
+  try {
+    const code = (error as { code?: unknown } | null)?.code;
+    if (code === "ERR_UNKNOWN_FILE_EXTENSION" && TYPESCRIPT.has(extname(path))) {
+      return "a TypeScript file: compile it with tsc and give the .js file, or load TypeScript with NODE_OPTIONS=--import=tsx (docs/agents.md)";
+    }
+    if (code === "ERR_MODULE_NOT_FOUND") return `an import cannot be found: ${firstLine(error)}`;
+    if (error instanceof SyntaxError) {
+      const line = await syntaxErrorLine(path);
+      return line === undefined
+        ? `syntax error in it or a module it imports: ${firstLine(error)}`
+        : `syntax error at line ${line}: ${firstLine(error)}`;
+    }
+    const located = error instanceof Error ? loaderSyntaxError(error.message, path) : undefined;
+    if (located !== undefined) return located;
+    if (isNamed(error, "CatalogueError")) return `invalid catalogue: ${firstLine(error)}`;
+  } catch {
+    // Telling what it is threw (a Proxy, a getter): it is only something thrown.
   }
-  if (code === "ERR_MODULE_NOT_FOUND") return `an import cannot be found: ${firstLine(error)}`;
-  if (error instanceof SyntaxError) {
-    const line = await syntaxErrorLine(path);
-    return line === undefined
-      ? `syntax error in it or a module it imports: ${firstLine(error)}`
-      : `syntax error at line ${line}: ${firstLine(error)}`;
-  }
-  const located = error instanceof Error ? loaderSyntaxError(error.message, path) : undefined;
-  if (located !== undefined) return located;
-  if (isNamed(error, "CatalogueError")) return `invalid catalogue: ${firstLine(error)}`;
   return `it threw while loading: ${firstLine(error)}`;
 }
 
@@ -145,19 +149,39 @@ function isNamed(error: unknown, name: string): boolean {
   return error instanceof Error && error.name === name;
 }
 
-/** An error as one short line: `Name: message` (the name left out for a plain Error or a CatalogueError already said). */
+/** What is shown of a thrown value that has neither a string form nor JSON. */
+const NO_TEXT = "a value with no text form";
+
+/**
+ * An error as one short line: `Name: message` (the name left out for a plain
+ * Error or a CatalogueError already said). Never throws: a module may throw
+ * anything, even a value `String()` refuses (an object without a prototype,
+ * shown as its JSON instead).
+ */
 function firstLine(error: unknown): string {
   let text: string;
-  if (error instanceof Error) {
-    const message = error.message.split("\n")[0] ?? "";
-    text =
-      error.name === "Error" || error.name === "CatalogueError" || error.name === "SyntaxError" || message === ""
-        ? message || error.name
-        : `${error.name}: ${message}`;
-  } else {
-    text = `${String(error)}`.split("\n")[0] ?? "";
+  try {
+    if (error instanceof Error) {
+      const message = String(error.message).split("\n")[0] ?? "";
+      const name = String(error.name);
+      text =
+        name === "Error" || name === "CatalogueError" || name === "SyntaxError" || message === "" ? message || name : `${name}: ${message}`;
+    } else {
+      text = textOf(error).split("\n")[0] ?? "";
+    }
+  } catch {
+    text = NO_TEXT;
   }
   return clip(text);
+}
+
+/** A thrown value that is no Error as text: its string form, or else its JSON (which may throw: a cycle). */
+function textOf(value: unknown): string {
+  try {
+    return String(value);
+  } catch {
+    return JSON.stringify(value) ?? NO_TEXT;
+  }
 }
 
 function clip(text: string): string {

@@ -51,6 +51,16 @@ const CASES: [string, () => string, (file: string) => RegExp, string[]?][] = [
     () => /: it threw while loading: database unreachable$/,
   ],
   [
+    "a thrown value with no string form (its JSON instead)",
+    () => moduleFile("agents.mjs", 'throw Object.assign(Object.create(null), { reason: "config missing" });\n'),
+    () => /: it threw while loading: \{"reason":"config missing"\}$/,
+  ],
+  [
+    "a thrown value with neither a string form nor JSON",
+    () => moduleFile("agents.mjs", "const value = Object.create(null);\nvalue.self = value;\nthrow value;\n"),
+    () => /: it threw while loading: a value with no text form$/,
+  ],
+  [
     "a method left unimplemented",
     () => join(FIXTURES, "unimplemented.js"),
     () => /: it threw while loading: TypeError: agent type words: method split has no implementation$/,
