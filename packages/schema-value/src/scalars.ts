@@ -20,18 +20,75 @@ export const EXCEPTIONAL_FLOATS: ReadonlySet<string> = new Set(["NaN", "Infinity
 
 /**
  * The canonical JSON number of an f32: the shortest decimal that rounds to
- * the same f32, as a JS number. A value that is not finite as f32 returns
- * undefined. `-0` is kept (it is a distinct f32).
+ * the same f32; of two, the closer one; of two equally close, the one whose
+ * last digit is even (as ryu, and so serde_json, write an f32, and as
+ * ECMAScript writes a double). As a JS number. A value that is not finite as
+ * f32 returns undefined. `-0` is kept (it is a distinct f32).
  */
 export function canonicalF32(value: number): number | undefined {
   const single = Math.fround(value);
   if (!Number.isFinite(single)) return undefined;
   if (single === 0) return single;
+  const magnitude = Math.abs(single);
+  f32View.setFloat32(0, magnitude);
+  const bits = f32View.getUint32(0);
+  // At a power of two (above the smallest normal) the gap to the f32 below is half the gap above,
+  // so the decimals that round to it are not centred on it.
+  const lopsided = (bits & 0x7fffff) === 0 && bits >>> 23 > 1;
+  const halfwayPossible = mayBeHalfway(magnitude);
   for (let precision = 1; precision <= 9; precision++) {
-    const candidate = Number(single.toPrecision(precision));
-    if (Math.fround(candidate) === single) return candidate;
+    // The nearest decimal of this many digits (of two equally near, the larger).
+    const text = magnitude.toExponential(precision - 1);
+    const nearest = Number(text);
+    const nearestFits = Math.fround(nearest) === magnitude;
+    if (nearestFits && !halfwayPossible) return single < 0 ? -nearest : nearest;
+    // The next decimal on the other side of the value can fit only when the nearest fits too (and the
+    // value may lie halfway between them), or when the nearest is just outside a lopsided interval on
+    // its narrow side: 2^-96 is 1.2621775e-29, not 1.2621774e-29.
+    if (!nearestFits && !lopsided) continue;
+    const exponentAt = text.indexOf("e");
+    const digits = Number(text.slice(0, exponentAt).replace(".", ""));
+    const exponent = Number(text.slice(exponentAt + 1)) - precision + 1;
+    const otherDigits = nearest < magnitude ? digits + 1 : digits - 1;
+    const other = Number(`${otherDigits}e${exponent}`);
+    const otherFits = Math.fround(other) === magnitude;
+    // Both fit and the value lies halfway between them: the even one (2097152.25 is 2097152.2).
+    if (nearestFits && otherFits && digits % 2 === 1 && isHalfway(bits, Math.min(digits, otherDigits), exponent)) {
+      return single < 0 ? -other : other;
+    }
+    if (nearestFits) return single < 0 ? -nearest : nearest;
+    if (otherFits) return single < 0 ? -other : other;
   }
   return single; // unreachable: 9 significant digits always round-trip an f32
+}
+
+const f32View = new DataView(new ArrayBuffer(4));
+
+/**
+ * Whether a positive f32 could lie exactly halfway between two decimals of
+ * at most 9 digits: then it is (2n + 1) / 2 x 10^k with 2n + 1 < 2 x 10^9,
+ * which for a value that is not an integer (an integer f32 never does) needs
+ * k >= -13, so 2^14 times the value is an integer. Most values are not.
+ */
+function mayBeHalfway(magnitude: number): boolean {
+  return !Number.isInteger(magnitude) && Number.isInteger(magnitude * 16384);
+}
+
+/** Whether the positive f32 with these bits is exactly (low + 1/2) x 10^exponent. Exact, in bigint. */
+function isHalfway(bits: number, low: number, exponent: number): boolean {
+  const biased = bits >>> 23;
+  const fraction = bits & 0x7fffff;
+  // The f32 is mantissa x 2^power.
+  const mantissa = BigInt(biased === 0 ? fraction : fraction | 0x800000);
+  const power = (biased === 0 ? 1 : biased) - 150;
+  // 2 x mantissa x 2^power = (2 x low + 1) x 10^exponent, both sides scaled to integers.
+  let left = 2n * mantissa;
+  let right = BigInt(2 * low + 1);
+  if (power >= 0) left <<= BigInt(power);
+  else right <<= BigInt(-power);
+  if (exponent >= 0) right *= 10n ** BigInt(exponent);
+  else left *= 10n ** BigInt(-exponent);
+  return left === right;
 }
 
 /** The f64 value of an f32/f64 payload, exceptional strings included. */
