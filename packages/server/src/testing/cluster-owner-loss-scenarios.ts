@@ -294,4 +294,70 @@ export function ownerLossScenarios(api: TestApi, cluster: ClusterHarness): void 
     expect(failNextFinish).toBe(false);
     expect(await stores[1]!.listRunningSessions()).toEqual([]);
   });
+
+  it("a claimed session whose handling failed, claimed back later by the same node after another node ran it, is run there once: the next claims leave that run alone", async () => {
+    const progress = new Conditions();
+    const state = { failLoadsAtB: false, stalled: [false, false, false], cMayClaim: false, reclaiming: false, claimsAtBSince: 0 };
+    const replays = [0, 0, 0];
+    let claimFailedAtB = false;
+    let sessionId = "";
+    const wrap = (index: number, store: ClusterSessionStore): ClusterSessionStore =>
+      intercepting(store, {
+        heartbeat: (ttlMs) => (state.stalled[index] ? Promise.resolve() : store.heartbeat(ttlMs)),
+        // B cannot load the session while its first claim is handled, nor while C has it.
+        listStreams: (id) => (index === 1 && state.failLoadsAtB ? Promise.reject(new Error("the store failed")) : store.listStreams(id)),
+        claimOrphans: async () => {
+          if (index === 2 && !state.cMayClaim) return [];
+          const claimed = await store.claimOrphans();
+          if (index === 1) {
+            // B claims the session back from C: this time its handling goes through.
+            if (state.reclaiming && claimed.includes(sessionId)) state.failLoadsAtB = false;
+            state.claimsAtBSince++;
+            progress.check();
+          }
+          return claimed;
+        },
+      });
+    const logger = (index: number): Logger => ({
+      info: (_message, fields) => {
+        if (fields?.["event"] === "invocation.replay") replays[index]!++;
+        progress.check();
+      },
+      warn: () => undefined,
+      error: (_message, fields) => {
+        if (index === 1 && fields?.["event"] === "session.claim-failed") claimFailedAtB = true;
+        progress.check();
+      },
+    });
+    const {
+      nodes: [a, , c],
+    } = await startCluster(3, { leaseTtlMs: 300, wrap, logger });
+    const atA = await RawClient.connect(a!.url);
+    // Replayable, and running for a minute: only a claim ends a run of it.
+    atA.send(demoStart("count", v.record(v.u32(1), v.u32(60_000))));
+    const accepted = (await atA.nextOf("invocationAccepted")) as Accepted;
+    sessionId = (inspectToken(accepted.sessionToken).fields as { sessionId: string }).sessionId;
+    atA.terminate();
+    // A dies; B claims the session and fails to load it.
+    state.failLoadsAtB = true;
+    await a!.server.close();
+    closedByScenario(a);
+    await progress.until(() => claimFailedAtB);
+    // B's lease lapses (its heartbeats stall); C claims the session and runs it.
+    state.stalled[1] = true;
+    state.cMayClaim = true;
+    await progress.until(() => replays[2] === 1);
+    // C's lease lapses instead; B, alive again, claims the session back and runs it.
+    state.cMayClaim = false;
+    state.stalled[2] = true;
+    state.reclaiming = true;
+    state.stalled[1] = false;
+    await progress.until(() => replays[1] === 1);
+    // Two more claims at B: neither takes the session again (which would stop B's run and start another).
+    state.claimsAtBSince = 0;
+    await progress.until(() => state.claimsAtBSince >= 2);
+    expect(replays).toEqual([0, 1, 1]);
+    closedByScenario(c);
+    await c!.server.close();
+  });
 }
