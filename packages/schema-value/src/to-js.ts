@@ -3,6 +3,7 @@
  * docs/protocol/schema-value.md). The value is validated first, so the walk
  * below only ever sees well-formed nodes of the expected types.
  */
+import { encodeSchemaValue } from "./encode.js";
 import { guard, validationError } from "./errors.js";
 import { checkedType, type SchemaGraph } from "./graph.js";
 import { Location } from "./location.js";
@@ -110,11 +111,19 @@ export function toJsWalk(value: SchemaValueInput, graph: SchemaGraph, type?: Sch
         case "map": {
           const m = (resolved as Extract<ResolvedType, { kind: "map" }>).value;
           const out = new Map<unknown, unknown>();
+          // Keys are the same when their canonical texts are, as values are compared everywhere else:
+          // two equal records are two JavaScript objects, but one key.
+          const seen = new Set<string>();
           v.value.entries.forEach(([k, x], i) => {
-            const key = into(k, m.key, "entries", i, 0);
+            const at = `${location.path()}.entries[${i}][0]`;
+            const canonical = encodeSchemaValue(k);
             // The native form allows repeated keys (Golem does not forbid
             // them); a Map would silently keep only the last one.
-            if (out.has(key)) throw validationError(`${location.path()}.entries[${i}][0]`, "a repeated map key has no JavaScript Map form");
+            if (seen.has(canonical)) throw validationError(at, "a repeated map key has no JavaScript Map form");
+            seen.add(canonical);
+            const key = into(k, m.key, "entries", i, 0);
+            // Distinct keys that a Map still takes for one (it compares with SameValueZero): float 0 and -0.
+            if (out.has(key)) throw validationError(at, "float keys 0 and -0 are distinct, but one JavaScript Map key");
             out.set(key, into(x, m.value, "entries", i, 1));
           });
           return out;

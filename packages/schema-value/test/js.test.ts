@@ -195,6 +195,43 @@ describe("JavaScript mapping", () => {
     expect(thrown(() => toJs(value, graph)).path).toBe("value.entries[1][0]");
   });
 
+  it("finds repeated map keys by the keys' canonical form, not by JavaScript's key equality", () => {
+    // Equal records are distinct JavaScript objects, but the same key.
+    const records = decodeSchemaGraph(t.graph(t.map(t.record({ a: t.u8() }), t.bool())));
+    const key = v.record(v.u8(1));
+    const repeated = v.map([key, v.bool(true)], [v.record(v.u8(2)), v.bool(true)], [key, v.bool(false)]);
+    expect(() => decodeSchemaValue(repeated, records)).not.toThrow();
+    const error = thrown(() => toJs(repeated, records));
+    expect(error.path).toBe("value.entries[2][0]");
+    expect(error.message).toContain("a repeated map key");
+    expect((toJs(v.map([key, v.bool(true)], [v.record(v.u8(2)), v.bool(false)]), records) as Map<unknown, unknown>).size).toBe(2);
+    // The same f32 written two ways is one key; NaN is one key.
+    const floats = decodeSchemaGraph(t.graph(t.map(t.f32(), t.bool())));
+    const spelled = {
+      kind: "map",
+      value: {
+        entries: [
+          [v.f32(0.1), v.bool(true)],
+          [{ kind: "f32", value: 0.10000000149011612 }, v.bool(true)],
+        ],
+      },
+    };
+    expect(thrown(() => toJs(spelled, floats)).message).toContain("a repeated map key");
+    expect(thrown(() => toJs(v.map([v.f32(Number.NaN), v.bool(true)], [v.f32(Number.NaN), v.bool(true)]), floats)).message).toContain(
+      "a repeated map key",
+    );
+    // 0 and -0 are distinct keys (their canonical texts differ), which a JavaScript Map cannot keep apart.
+    const zeros = v.map([v.f64(0), v.bool(true)], [v.f64(-0), v.bool(false)]);
+    const doubles = decodeSchemaGraph(t.graph(t.map(t.f64(), t.bool())));
+    expect(encodeSchemaValue(decodeSchemaValue(zeros, doubles).value)).toBe(
+      '{"kind":"map","value":{"entries":[[{"kind":"f64","value":0},{"kind":"bool","value":true}],[{"kind":"f64","value":-0},{"kind":"bool","value":false}]]}}',
+    );
+    const zeroError = thrown(() => toJs(zeros, doubles));
+    expect(zeroError.path).toBe("value.entries[1][0]");
+    expect(zeroError.message).not.toContain("repeated");
+    expect(zeroError.message).toContain("0 and -0");
+  });
+
   it("refuses host-managed types", () => {
     const graph = decodeSchemaGraph({ root: { kind: "secret", value: {} } });
     expect(thrown(() => fromJs("x", graph)).code).toBe("validation-error");
