@@ -49,6 +49,21 @@ async function killAfterGroups(running: Running, count: number): Promise<ItemLin
   return itemLines((await running.done).stdout);
 }
 
+describe("nested stream names in one run", () => {
+  // Every item waits for its checkpoint write before the next is taken: a nested stream's reader
+  // must wait for the item that holds it while that item is queued behind the write, not name the
+  // stream by its id as if no run of this process printed its parent.
+  it("a checkpoint written after every item: each nested stream is named by its place", async () => {
+    const checkpoint = join(scratchDir(), "every-item.ckpt");
+    const args = ["invoke", "paced", "groups", "-a", "paced", "-c", "{}", "5", "2", "0", "--checkpoint", checkpoint];
+    const result = await run([...args, "--checkpoint-interval", "0"], { env: server.env });
+    expect(result.code, result.stderr).toBe(EXIT.success);
+    const nested = itemLines(result.stdout).filter((line) => line.stream !== "$");
+    expect(nested.map((line) => line.stream)).toEqual(nested.map((line) => `$[${Math.floor(valueOf(line) / 1000)}].items`));
+    expect(nested).toHaveLength(10);
+  });
+});
+
 describe("nested stream names across resume", () => {
   it("every run names each nested stream as the first did, and never gives one name to two streams", async () => {
     const checkpoint = join(scratchDir(), "groups.ckpt");

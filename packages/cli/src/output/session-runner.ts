@@ -91,6 +91,8 @@ class SessionRunner {
   /** Readers printing an item right now, and who waits for one to finish (see #infoOf). */
   #printing = 0;
   readonly #printed: (() => void)[] = [];
+  /** Streams whose reader waits in `next()`: one with an item queued hands it out next (see #infoOf). */
+  readonly #taking = new Set<OutputStream>();
   #streamFailure: string | undefined;
   /** Items printed by this run, and the streams whose whole output an earlier run delivered (`resume` of a finished invocation). */
   #itemsPrinted = 0;
@@ -391,9 +393,11 @@ class SessionRunner {
     // they hold (`$[3].items`) stay those an earlier run printed.
     for (let index = nextItemIndex(stream.retainedCursor); ; index++) {
       let next: IteratorResult<OutputChunk, undefined>;
+      this.#taking.add(stream);
       try {
         next = await iterator.next();
       } catch (error) {
+        this.#took(stream);
         bar.finish("failed");
         if (isClientError(error) && error.kind === "checkpoint-failed") {
           // Not this stream's outcome: the whole run stops, like a failed write to stdout.
@@ -403,6 +407,7 @@ class SessionRunner {
         this.#streamFailure ??= `stream ${info.name} ${failureOf(error).message}`;
         break;
       }
+      this.#took(stream);
       if (next.done === true) {
         bar.finish("done");
         break;
@@ -435,12 +440,13 @@ class SessionRunner {
    * A nested stream is named by the item that exposed it, which its parent's
    * reader renders. That item arrived before the child's mapping, so it is
    * either being printed now or about to be handed out: wait while any reader
-   * is printing, plus a few turns for hand-over. A stream whose parent item
-   * is not replayed (taken over past it) is named by its stream id.
+   * is printing or waits in `next()` with an item queued (behind the checkpoint
+   * write of the item before), plus a few turns for hand-over. A stream whose
+   * parent item is not replayed (taken over past it) is named by its stream id.
    */
   async #infoOf(streamToken: string): Promise<StreamInfo> {
     for (let idleTurns = 0; idleTurns < 3 && !this.#names.has(streamToken);) {
-      if (this.#printing > 0) {
+      if (this.#printing > 0 || [...this.#taking].some((stream) => stream.queuedEntries > 0)) {
         await new Promise<void>((resolve) => this.#printed.push(resolve));
         idleTurns = 0;
       } else {
@@ -453,6 +459,12 @@ class SessionRunner {
     const info = { name: unplacedStreamName(streamToken), elementType: undefined };
     this.#names.set(streamToken, info);
     return info;
+  }
+
+  /** A reader left `next()`: whoever waits for a name looks again (it renders the item it took before it prints). */
+  #took(stream: OutputStream): void {
+    this.#taking.delete(stream);
+    for (const wake of this.#printed.splice(0)) wake();
   }
 
   async #print(info: StreamInfo, streamToken: string, chunk: OutputChunk, index: number): Promise<{ items: number; bytes: number }> {
