@@ -66,4 +66,51 @@ describe("AuthThrottle", () => {
     expect(() => off.check("10.0.0.1")).not.toThrow();
     expect(off.size).toBe(0);
   });
+
+  it("admits at once no more authentications of one address than it has failures left: a burst of guesses reaches the authenticator at most that often", async () => {
+    const throttle = new AuthThrottle({ maxFailures: 3, windowMs: 60_000, maxAddresses: 10 }, () => 0);
+    let running = 0;
+    let most = 0;
+    let calls = 0;
+    /** A guess: admitted, then it fails a turn of the event loop later (an authenticator that awaits). */
+    const guess = async (): Promise<string> => {
+      let admission;
+      try {
+        admission = await throttle.admit("10.0.0.1");
+      } catch {
+        return "refused";
+      }
+      calls++;
+      most = Math.max(most, ++running);
+      await new Promise((resolve) => setImmediate(resolve));
+      running--;
+      admission.settled(true);
+      return "failed";
+    };
+    const outcomes = await Promise.all(Array.from({ length: 50 }, guess));
+    expect(calls).toBe(3);
+    expect(most).toBe(3);
+    expect(outcomes.filter((o) => o === "failed")).toHaveLength(3);
+    expect(outcomes.filter((o) => o === "refused")).toHaveLength(47);
+    await expect(throttle.admit("10.0.0.1")).rejects.toThrow(/too many failed authentications/);
+  });
+
+  it("a burst of good authentications from one address all go through, as many at once as it has failures left", async () => {
+    const throttle = new AuthThrottle({ maxFailures: 2, windowMs: 60_000, maxAddresses: 10 }, () => 0);
+    throttle.failed("10.0.0.2"); // one failure left: one at a time
+    let running = 0;
+    let most = 0;
+    const good = async (): Promise<void> => {
+      const admission = await throttle.admit("10.0.0.2");
+      most = Math.max(most, ++running);
+      await new Promise((resolve) => setImmediate(resolve));
+      running--;
+      admission.settled(false);
+    };
+    await Promise.all(Array.from({ length: 20 }, good));
+    expect(most).toBe(1);
+    // Another address is not held back by this one's turns.
+    const other = await throttle.admit("10.0.0.3");
+    other.settled(false);
+  });
 });

@@ -13,6 +13,10 @@ import { demoStart, RawClient, v } from "./helpers.js";
 import { rawUpgrade } from "./support/raw-upgrade.js";
 import { ALICE, startMemoryServer, type MemoryServer } from "./support/memory-server.js";
 import { ManualTimers } from "../src/testing/index.js";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { createSessionServer, Keyring, MemorySessionStore } from "../src/index.js";
+import { createDemoHost } from "../src/demo/index.js";
 
 const APP = "http://app.example:5173";
 const CLOSE = 0x8;
@@ -77,6 +81,49 @@ describe("failed authentications are throttled per address", () => {
     expect(await catalogue.json()).toMatchObject({ code: "overloaded" });
     now += 60_000;
     expect(await upgrade(ALICE)).toMatch(/^HTTP\/1\.1 101 /);
+  });
+
+  it("guesses sent at once reach an authenticator that takes its time at most as often as the limit allows; the rest are refused", async () => {
+    const GUESSES = 60;
+    let calls = 0;
+    let upgrades = 0;
+    /** Every authentication is held until the server has read every guess: all are under way at once. */
+    let allRead!: () => void;
+    const everyGuessRead = new Promise<void>((resolve) => (allRead = resolve));
+    const http = createServer();
+    // Before the session server's own listener: counts each upgrade as the server reads it.
+    http.on("upgrade", () => {
+      if (++upgrades === GUESSES) allRead();
+    });
+    const server = createSessionServer({
+      store: new MemorySessionStore(),
+      host: createDemoHost(),
+      keyring: Keyring.generate("k1"),
+      limits: { authFailuresPerAddress: 5, authFailureWindowMs: 60_000 },
+      authenticator: async () => {
+        calls++;
+        await everyGuessRead;
+        return undefined;
+      },
+    });
+    server.attach(http);
+    await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
+    try {
+      const { port } = http.address() as AddressInfo;
+      const statuses = await Promise.all(
+        Array.from(
+          { length: GUESSES },
+          () => rawUpgrade(`ws://127.0.0.1:${port}`, [SUBPROTOCOL], { Authorization: "Bearer wrong" }).status,
+        ),
+      );
+      expect(calls).toBe(5);
+      expect(statuses.filter((status) => / 401 /.test(status))).toHaveLength(5);
+      expect(statuses.filter((status) => / 503 /.test(status))).toHaveLength(GUESSES - 5);
+    } finally {
+      await server.close();
+      http.closeAllConnections();
+      await new Promise((resolve) => http.close(resolve));
+    }
   });
 
   it("0 turns the throttle off", async () => {

@@ -16,6 +16,11 @@
  * would get its allowance again each time. IPv6 addresses are counted per /64
  * prefix, the block one host usually owns.
  *
+ * Authentications of one address run at most as many at once as it has
+ * failures left (`admit`); the rest wait their turn. Counting failures only
+ * once each authentication ends would let a burst of guesses sent at once
+ * all reach the authenticator before the first failure was counted.
+ *
  * Keyed by the TCP peer address: behind a reverse proxy every client shares
  * the proxy's address, so one client's failures would throttle everyone;
  * turn the throttle off there (`limits.authFailuresPerAddress: 0`) and
@@ -36,6 +41,19 @@ interface Failures {
   count: number;
 }
 
+/** One admitted authentication: `settled(failed)` once it ends, whatever its outcome. */
+export interface AuthAdmission {
+  settled(failed: boolean): void;
+}
+
+/** Authentications of one address under way, and those waiting for one of them to end. */
+interface InFlight {
+  running: number;
+  readonly waiting: (() => void)[];
+}
+
+const UNTHROTTLED: AuthAdmission = { settled: () => undefined };
+
 export class AuthThrottle {
   readonly #settings: AuthThrottleSettings;
   readonly #now: () => number;
@@ -49,6 +67,9 @@ export class AuthThrottle {
     this.#now = now;
   }
 
+  /** Authentications under way per address key (only while some are). */
+  readonly #inFlight = new Map<string, InFlight>();
+
   /** Addresses remembered now (at most `maxAddresses`). */
   get size(): number {
     return this.#counting.size + this.#throttled.size;
@@ -61,6 +82,53 @@ export class AuthThrottle {
     if (entry !== undefined && entry.count >= this.#settings.maxFailures) {
       throw new ProtocolError("overloaded", "too many failed authentications from this address; try again later");
     }
+  }
+
+  /**
+   * Waits until `address` may run one more authentication: while as many of
+   * its authentications are under way as it has failures left in its window
+   * (at least one), the next waits for one of them to end. Throws
+   * `overloaded`, as `check`, when the address is throttled, now or by the
+   * time its turn comes. A successful authentication frees its turn and
+   * counts nothing, so a burst of good requests from one address waits only
+   * for the ones before it.
+   */
+  async admit(address: string | undefined): Promise<AuthAdmission> {
+    if (this.#settings.maxFailures === 0 || address === undefined) return UNTHROTTLED;
+    const key = keyOf(address);
+    this.check(address);
+    let flight = this.#inFlight.get(key);
+    if (flight === undefined) {
+      flight = { running: 0, waiting: [] };
+      this.#inFlight.set(key, flight);
+    }
+    while (flight.running >= Math.max(1, this.#settings.maxFailures - (this.#current(key)?.count ?? 0))) {
+      await new Promise<void>((resolve) => flight!.waiting.push(resolve));
+      try {
+        this.check(address);
+      } catch (error) {
+        // Refused in its turn: the next one waiting is told, and refused or admitted in turn.
+        this.#wakeNext(key, flight);
+        throw error;
+      }
+    }
+    flight.running++;
+    let settled = false;
+    return {
+      settled: (failed) => {
+        if (settled) return;
+        settled = true;
+        if (failed) this.failed(address);
+        flight!.running--;
+        this.#wakeNext(key, flight!);
+      },
+    };
+  }
+
+  #wakeNext(key: string, flight: InFlight): void {
+    const next = flight.waiting.shift();
+    if (next !== undefined) next();
+    else if (flight.running === 0) this.#inFlight.delete(key);
   }
 
   /** Counts one failed authentication of `address`. */

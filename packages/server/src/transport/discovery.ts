@@ -31,11 +31,17 @@ export async function handleDiscovery(request: IncomingMessage, response: Server
   try {
     if (request.method !== "GET") throw new ProtocolError("invalid-message", "only GET is supported here");
     const address = request.socket.remoteAddress;
-    deps.throttle.check(address);
-    const caller = await authenticate(request, deps.authenticator, deps.logger, deps.maxCallerIdentityBytes).catch((error: unknown) => {
-      if (error instanceof ProtocolError && error.code === "unauthenticated") deps.throttle.failed(address);
-      throw error;
-    });
+    const admission = await deps.throttle.admit(address);
+    const caller = await authenticate(request, deps.authenticator, deps.logger, deps.maxCallerIdentityBytes).then(
+      (authenticated) => {
+        admission.settled(false);
+        return authenticated;
+      },
+      (error: unknown) => {
+        admission.settled(error instanceof ProtocolError && error.code === "unauthenticated");
+        throw error;
+      },
+    );
     const application = url.searchParams.get("application");
     const environment = url.searchParams.get("environment");
     if (application === null || environment === null || application === "" || environment === "") {

@@ -103,15 +103,16 @@ export class SessionEndpoint {
       deps.browsers?.checkOrigin(request);
       const address = request.socket.remoteAddress;
       // Before the authenticator runs, and answered over HTTP even to a page: a throttled address gets no socket.
-      deps.authThrottle.check(address);
+      const admission = await deps.authThrottle.admit(address);
       const viaEntry = deps.browsers?.offersBearerEntry(request) === true;
       let caller;
       try {
         const credential = deps.browsers?.credential(request) ?? { from: "authorization" };
         const token = credential.from === "subprotocol" ? credential.token : undefined;
         caller = await authenticate(request, deps.authenticator, deps.logger, deps.limits.maxCallerIdentityBytes, token);
+        admission.settled(false);
       } catch (error) {
-        if (error instanceof ProtocolError && error.code === "unauthenticated") deps.authThrottle.failed(address);
+        admission.settled(error instanceof ProtocolError && error.code === "unauthenticated");
         // A page cannot read a refused handshake's status: tell it in a close it can read.
         if (viaEntry && error instanceof ProtocolError) return this.#refuseByClose(request, socket, head, error);
         throw error;
