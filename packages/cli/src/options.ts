@@ -71,6 +71,8 @@ export interface ServeOptions extends JwtServeOptions {
   readonly authFailureLimit?: number;
   /** Milliseconds a session socket may wait before its first message; absent: the server's default. */
   readonly firstMessageTimeout?: number;
+  /** Milliseconds a client may take to send a whole HTTP request; absent: the server's default. */
+  readonly httpRequestTimeout?: number;
   /** Milliseconds between the server's pings; absent: the server's default. */
   readonly pingInterval?: number;
   /** Open session sockets of all callers together; absent: the server's default. */

@@ -11,6 +11,7 @@ it("every bound flag becomes its server limit; a flag left out keeps the server'
       ...base,
       authFailureLimit: 0,
       firstMessageTimeout: 1000,
+      httpRequestTimeout: 1500,
       pingInterval: 2000,
       maxConnections: 5,
       maxConnectionsPerPrincipal: 3,
@@ -20,6 +21,7 @@ it("every bound flag becomes its server limit; a flag left out keeps the server'
   ).toEqual({
     authFailuresPerAddress: 0,
     firstMessageTimeoutMs: 1000,
+    httpRequestTimeoutMs: 1500,
     pingIntervalMs: 2000,
     maxConnections: 5,
     maxConnectionsPerPrincipal: 3,

@@ -156,6 +156,14 @@ export interface ServerLimits {
    */
   readonly firstMessageTimeoutMs: number;
   /**
+   * How long a client may take to send a whole HTTP request (its head, and
+   * any body) to the listener `listen` opens; then 408 and the connection
+   * closes (default 30 000 ms). Bounds how long a slow or silent client
+   * holds a connection before it is a session socket. A server handed to
+   * `attach` keeps its own timeouts.
+   */
+  readonly httpRequestTimeoutMs: number;
+  /**
    * How often the server pings each session socket; a peer that answers
    * neither of two pings in a row is dropped (its attachment detaches and the
    * detached timeout starts). Not counted while either side is backpressured
@@ -234,6 +242,7 @@ export const DEFAULT_LIMITS: ServerLimits = {
   authFailureWindowMs: 60_000,
   maxAuthFailureAddresses: 10_000,
   firstMessageTimeoutMs: 30_000,
+  httpRequestTimeoutMs: 30_000,
   pingIntervalMs: 30_000,
   tcpKeepAliveDelayMs: 30_000,
   maxConnectionsPerPrincipal: 1000,
@@ -262,7 +271,12 @@ const ZERO_MEANS_OFF: ReadonlySet<keyof ServerLimits> = new Set<keyof ServerLimi
 ]);
 
 /** Limits that are timer delays. */
-const TIMER_LIMITS: readonly (keyof ServerLimits)[] = ["firstMessageTimeoutMs", "pingIntervalMs", "tcpKeepAliveDelayMs"];
+const TIMER_LIMITS: readonly (keyof ServerLimits)[] = [
+  "firstMessageTimeoutMs",
+  "httpRequestTimeoutMs",
+  "pingIntervalMs",
+  "tcpKeepAliveDelayMs",
+];
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** Fills defaults and clamps every limit to the protocol's ceiling. */

@@ -10,7 +10,7 @@
  * cluster/lease-keeper.ts), draining, closing.
  */
 import { SYSTEM_TIMERS, type Timers } from "./timers.js";
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { networkInterfaces } from "node:os";
 import type { Duplex } from "node:stream";
@@ -19,6 +19,7 @@ import type { Keyring } from "@golem-stream/tokens";
 import type { Registry } from "prom-client";
 import { BrowserAccess, listeningOrigins } from "./transport/browser-access.js";
 import { routeRequest, type HttpRoutes } from "./transport/http-routes.js";
+import { createHttpListener } from "./transport/http-listener.js";
 import { SessionEndpoint } from "./transport/session-endpoint.js";
 import { HostCheck } from "./transport/host-check.js";
 import { AuthThrottle } from "./transport/auth-throttle.js";
@@ -252,7 +253,7 @@ class NodeSessionServer implements SessionServer {
   async listen(port = 0, host = "127.0.0.1"): Promise<ListeningAddress> {
     await this.ready;
     await this.#catalogueVerified;
-    const server = createServer((req, res) => void routeRequest(this.#routes, req, res, true));
+    const server = createHttpListener((req, res) => void routeRequest(this.#routes, req, res, true), this.#limits.httpRequestTimeoutMs);
     server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => void this.#endpoint.upgrade(req, socket, head, true));
     this.#owned = server;
     await new Promise<void>((resolve, reject) => {

@@ -169,6 +169,12 @@ export function addServeCommand(program: Command, { io, setExitCode }: CommandCo
     )
     .addOption(
       new Option(
+        "--http-request-timeout <duration>",
+        "how long a client may take to send a whole HTTP request (an upgrade's head, a catalogue request), then 408 and the connection closes (default: 30s)",
+      ).argParser(parseBoundedDuration(1, 2 ** 31 - 1, "from 1ms to 24d")),
+    )
+    .addOption(
+      new Option(
         "--ping-interval <duration>",
         "the server pings every session connection this often and drops one that answers neither of two pings; 0: no pings (default: 30s)",
       ).argParser(parseIntervalMs),

@@ -10,6 +10,7 @@ export function serveLimits(options: ServeOptions): Partial<ServerLimits> {
   const limits: { -readonly [K in keyof ServerLimits]?: ServerLimits[K] } = {};
   if (options.authFailureLimit !== undefined) limits.authFailuresPerAddress = options.authFailureLimit;
   if (options.firstMessageTimeout !== undefined) limits.firstMessageTimeoutMs = options.firstMessageTimeout;
+  if (options.httpRequestTimeout !== undefined) limits.httpRequestTimeoutMs = options.httpRequestTimeout;
   if (options.pingInterval !== undefined) limits.pingIntervalMs = options.pingInterval;
   if (options.maxConnections !== undefined) limits.maxConnections = options.maxConnections;
   if (options.maxConnectionsPerPrincipal !== undefined) limits.maxConnectionsPerPrincipal = options.maxConnectionsPerPrincipal;

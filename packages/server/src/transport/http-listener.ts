@@ -1,0 +1,73 @@
+/**
+ * The server's own HTTP listener (`SessionServer.listen`): what it bounds
+ * before any route runs. Node's defaults let one client hold a connection
+ * for minutes with a request it never finishes (headers a byte at a time, a
+ * body no route reads), and answer an oversized or malformed request with a
+ * bare status line, outside the error envelope every other refusal uses.
+ * A server handed to `attach` keeps its own settings: its owner chose them.
+ */
+import { createServer, STATUS_CODES, type IncomingMessage, type RequestListener, type Server } from "node:http";
+import type { Duplex } from "node:stream";
+import { errorEnvelope } from "./http-handshake.js";
+
+/**
+ * Largest request head read. Above the server's own bounds on what it reads
+ * from a head (a 16 KiB Authorization header, a 16 KiB bearer entry among
+ * the subprotocols, decided by the routes in the envelope), with room for
+ * the other headers a browser sends beside them.
+ */
+export const MAX_REQUEST_HEAD_BYTES = 64 * 1024;
+
+/** How often Node looks for requests past their deadline: a small share of the deadline, at most 5 s. */
+function checkingIntervalMs(requestTimeoutMs: number): number {
+  return Math.max(1, Math.min(5_000, Math.floor(requestTimeoutMs / 4)));
+}
+
+/** An HTTP server whose requests must arrive whole within `requestTimeoutMs`, answered by `listener`. */
+export function createHttpListener(listener: RequestListener, requestTimeoutMs: number): Server {
+  const server = createServer(
+    {
+      headersTimeout: requestTimeoutMs,
+      requestTimeout: requestTimeoutMs,
+      connectionsCheckingInterval: checkingIntervalMs(requestTimeoutMs),
+      maxHeaderSize: MAX_REQUEST_HEAD_BYTES,
+    },
+    (request, response) => {
+      // No route reads a request body: one that brings one must not keep its connection for it.
+      if (bringsBody(request)) response.shouldKeepAlive = false;
+      listener(request, response);
+    },
+  );
+  server.on("clientError", answerClientError);
+  return server;
+}
+
+function bringsBody(request: IncomingMessage): boolean {
+  const length = request.headers["content-length"];
+  return request.headers["transfer-encoding"] !== undefined || (length !== undefined && length !== "0");
+}
+
+/**
+ * A request Node could not read: an oversized head is answered in the error
+ * envelope (`limit-exceeded`), a malformed one too (`invalid-message`); a
+ * request that did not arrive in time gets Node's bare 408, as nothing of it
+ * was judged. The connection closes either way.
+ */
+function answerClientError(error: Error & { code?: string }, socket: Duplex): void {
+  if (!socket.writable || error.code === "ECONNRESET") {
+    socket.destroy();
+    return;
+  }
+  if (error.code === "ERR_HTTP_REQUEST_TIMEOUT") {
+    socket.end("HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n\r\n");
+    return;
+  }
+  const { status, body } =
+    error.code === "HPE_HEADER_OVERFLOW"
+      ? errorEnvelope("limit-exceeded", `the request's head is larger than ${MAX_REQUEST_HEAD_BYTES} bytes`)
+      : errorEnvelope("invalid-message", "the request is not well-formed HTTP/1.1");
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ""}\r\nContent-Type: application/json\r\n` +
+      `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
+}
