@@ -129,6 +129,12 @@ describe("bearer JWTs at the handshake", () => {
     expect(await handshake(url, await token(rsa, { nbf: now() + 30 }))).toBe("open");
   });
 
+  it("refuses a token issued in the future, and accepts one whose iat is within the clock tolerance", async () => {
+    expect(await handshake(url, await token(rsa, { iat: now() + 24 * 3600 }))).toEqual(UNAUTHENTICATED);
+    expect(refusals()).toContainEqual({ event: "auth.jwt-refused", reason: "ERR_JWT_CLAIM_VALIDATION_FAILED", claim: "iat" });
+    expect(await handshake(url, await token(rsa, { iat: now() + 30 }))).toBe("open");
+  });
+
   it("the clock tolerance is an option", async () => {
     const strict = await serveJwt({ clockToleranceSeconds: 0 });
     expect(await handshake(strict.url, await token(rsa, { exp: now() - 30 }))).toEqual(UNAUTHENTICATED);

@@ -164,6 +164,11 @@ export function createJwtAuth(options: JwtAuthOptions): JwtAuth {
         `cannot verify bearer JWTs: the key set is unavailable (${typeof code === "string" ? code : error instanceof Error ? error.name : "error"})`,
       );
     }
+    // jose checks `iat` only against a maximum age; a token issued in the future (beyond the
+    // clock tolerance) is refused here, as the tolerance's documentation says.
+    if (typeof claims.iat === "number" && claims.iat > now() / 1000 + settings.clockToleranceSeconds) {
+      return refuse("ERR_JWT_CLAIM_VALIDATION_FAILED", "iat");
+    }
     const principal = claims[settings.principalClaim];
     const account = claims[settings.accountClaim];
     if (typeof principal !== "string" || principal === "") return refuse("identity-claim-missing", settings.principalClaim);
