@@ -243,6 +243,30 @@ describe("key rotation through the JWKS", () => {
     expect(keys.fetches).toBe(1);
   });
 
+  it("while the identity provider fails, tokens with made-up keys cause at most one fetch per cooldown; the keys had before stay in use", async () => {
+    const keys = await JwksServer.start([rsa.jwk]);
+    closers.push(() => keys.close());
+    let clock = Date.now();
+    const { url } = await serveJwt({ jwksUrl: keys.url, refresh: {}, now: () => clock });
+    // Down before any set was had: one fetch, then internal-error without another.
+    keys.failWith = 503;
+    for (let attempt = 0; attempt < 5; attempt++) expect(await handshake(url, await token(stranger))).toMatchObject({ status: 500 });
+    expect(keys.fetches).toBe(1);
+    // Back once the cooldown has passed.
+    keys.failWith = undefined;
+    clock += 30_000;
+    expect(await handshake(url, await token(rsa))).toBe("open");
+    expect(keys.fetches).toBe(2);
+    // Down again when the set is due (its age past maxAgeMs): one failed fetch; the set had before still verifies.
+    keys.failWith = 503;
+    clock += 600_000;
+    expect(await handshake(url, await token(rsa))).toBe("open");
+    for (let attempt = 0; attempt < 5; attempt++) expect(await handshake(url, await token(stranger))).toEqual(UNAUTHENTICATED);
+    expect(await handshake(url, await token(rsa))).toBe("open");
+    expect(keys.fetches).toBe(3);
+    expect(logger.lines).toContainEqual(["warn", "cannot fetch the JWKS; keeping the keys had before", expect.anything()]);
+  });
+
   it("a set older than refresh.maxAgeMs is fetched again", async () => {
     const keys = await JwksServer.start([rsa.jwk]);
     closers.push(() => keys.close());

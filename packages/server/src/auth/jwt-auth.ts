@@ -19,10 +19,11 @@
  * Refusals are logged by reason (jose's error code and the claim's name),
  * never with the token or a claim's value.
  */
-import { createRemoteJWKSet, customFetch, jwtVerify, type JSONWebKeySet, type JWTPayload, type JWTVerifyGetKey } from "jose";
+import { jwtVerify, type JSONWebKeySet, type JWTPayload, type JWTVerifyGetKey } from "jose";
 import { silentLogger, type Authenticator, type Authorizer, type Logger, type Principal } from "../options.js";
 import { grantCovers, grantsOf, type Grant } from "./jwt-grants.js";
-import { boundedFetch, MAX_JWKS_RESPONSE_BYTES } from "./bounded-fetch.js";
+import { MAX_JWKS_RESPONSE_BYTES } from "./bounded-fetch.js";
+import { jwksUrl } from "./jwks-url.js";
 import { jwksFile, parseJwks } from "./jwks-file.js";
 
 /** The signature algorithms a token may use. */
@@ -45,9 +46,11 @@ export const JWT_DEFAULTS = {
 /** How keys are fetched (or read, for a file) again. */
 export interface JwksRefreshOptions {
   /**
-   * After a fetch, how long a token naming a key the set lacks must wait
-   * before the set is fetched again (default 30 000 ms): bounds the fetches
-   * a stream of tokens with made-up `kid`s can cause. Such a token is refused.
+   * After a fetch, successful or not, how long before the set is fetched
+   * again (default 30 000 ms): bounds the fetches a stream of tokens with
+   * made-up `kid`s can cause, also while the identity provider fails. Within
+   * it a token naming a key the set lacks is refused, and while no set was
+   * ever had a handshake fails `internal-error` without a fetch.
    */
   readonly cooldownMs?: number;
   /** How long a fetched set is used before it is fetched again (default 600 000 ms, 10 minutes). */
@@ -191,11 +194,14 @@ export function createJwtAuth(options: JwtAuthOptions): JwtAuth {
 
 function keySource(options: JwtAuthOptions, refresh: Required<JwksRefreshOptions>, now: () => number, logger: Logger): JWTVerifyGetKey {
   if (options.jwksUrl !== undefined) {
-    return createRemoteJWKSet(new URL(options.jwksUrl), {
-      cooldownDuration: refresh.cooldownMs,
-      cacheMaxAge: refresh.maxAgeMs,
-      timeoutDuration: refresh.timeoutMs,
-      [customFetch]: boundedFetch(MAX_JWKS_RESPONSE_BYTES),
+    return jwksUrl({
+      url: new URL(options.jwksUrl),
+      cooldownMs: refresh.cooldownMs,
+      maxAgeMs: refresh.maxAgeMs,
+      timeoutMs: refresh.timeoutMs,
+      maxBytes: MAX_JWKS_RESPONSE_BYTES,
+      now,
+      logger,
     });
   }
   if (options.jwksFile !== undefined) {
