@@ -201,7 +201,16 @@ export const catalogueEntryArb: fc.Arbitrary<CatalogueEntry> = fc
   .record({
     name,
     constructorParameters: graphOf(recordRoot).filter(valid("forbidden")),
-    config: fc.array(fc.record({ path: fc.array(text, { minLength: 1, maxLength: 2 }) }), { maxLength: 2 }),
+    // Protocol 4.2: a path is a non-empty array of non-empty strings.
+    config: fc.array(
+      fc.record({
+        path: fc.array(
+          text.filter((part) => part !== ""),
+          { minLength: 1, maxLength: 2 },
+        ),
+      }),
+      { maxLength: 2 },
+    ),
     methods: names(0).chain((ns) =>
       fc.tuple(
         ...ns.map((n) =>
