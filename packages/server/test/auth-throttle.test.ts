@@ -1,6 +1,6 @@
 /** The failed-authentication table: bounded, keyed per IPv4 address and per IPv6 /64. */
 import { describe, expect, it } from "vitest";
-import { AuthThrottle, keyOf } from "../src/transport/auth-throttle.js";
+import { AuthThrottle, keyOf, MAX_WAITING_AUTHENTICATIONS } from "../src/transport/auth-throttle.js";
 
 describe("AuthThrottle", () => {
   it("the table remembers at most maxAddresses addresses, forgetting the least recently failed", () => {
@@ -112,5 +112,15 @@ describe("AuthThrottle", () => {
     // Another address is not held back by this one's turns.
     const other = await throttle.admit("10.0.0.3");
     other.settled(false);
+  });
+
+  it("refuses an authentication at once when as many of its address's wait for their turn as the bound allows", async () => {
+    const throttle = new AuthThrottle({ maxFailures: 1, windowMs: 60_000, maxAddresses: 10 }, () => 0);
+    const first = await throttle.admit("10.0.0.4");
+    const waiting = Array.from({ length: MAX_WAITING_AUTHENTICATIONS }, () => throttle.admit("10.0.0.4"));
+    await expect(throttle.admit("10.0.0.4")).rejects.toThrow(/too many authentications from this address at once/);
+    // They are let through in turn as the ones before them succeed.
+    first.settled(false);
+    for (const next of waiting) (await next).settled(false);
   });
 });

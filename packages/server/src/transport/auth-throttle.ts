@@ -54,6 +54,13 @@ interface InFlight {
 
 const UNTHROTTLED: AuthAdmission = { settled: () => undefined };
 
+/**
+ * Authentications of one address that may wait for their turn; more are refused `overloaded` at
+ * once. Each holds an upgraded socket, or a request, while it waits: a flood from one address
+ * must not hold an unbounded number.
+ */
+export const MAX_WAITING_AUTHENTICATIONS = 1024;
+
 export class AuthThrottle {
   readonly #settings: AuthThrottleSettings;
   readonly #now: () => number;
@@ -103,6 +110,9 @@ export class AuthThrottle {
       this.#inFlight.set(key, flight);
     }
     while (flight.running >= Math.max(1, this.#settings.maxFailures - (this.#current(key)?.count ?? 0))) {
+      if (flight.waiting.length >= MAX_WAITING_AUTHENTICATIONS) {
+        throw new ProtocolError("overloaded", "too many authentications from this address at once; try again later");
+      }
       await new Promise<void>((resolve) => flight!.waiting.push(resolve));
       try {
         this.check(address);
