@@ -87,6 +87,29 @@ it("a typed method whose result does not match its schema fails with the server'
   });
 });
 
+it("the log names what a typed method got wrong when its result's stream is not one: the converter's cause is kept", async () => {
+  const lines: unknown[] = [];
+  const logger = { info: () => undefined, error: () => undefined, warn: (_message: string, fields?: unknown) => void lines.push(fields) };
+  const streaming = defineAgentType({
+    name: "streaming",
+    constructor: t.record({}),
+    methods: { lines: { params: t.record({}), result: t.stream(t.string()) } },
+  });
+  // A JavaScript caller returning a number where the stream's source belongs.
+  const typed = implement(streaming, { lines: () => 42 as never });
+  let url: string;
+  ({ server, url } = await serveTestAgents(new MemorySessionStore(), [typed], { logger }));
+  const client = await RawClient.connect(url);
+  client.send(agentStart("test", "streaming", "lines", v.record() as SchemaValueJson));
+  expect((await client.all()).messages.at(-1)).toMatchObject({ type: "invocationFinished", outcome: { kind: "failure" } });
+  expect(lines).toContainEqual(
+    expect.objectContaining({
+      event: "invocation.failed",
+      error: expect.stringMatching(/caused by TypeError: an output stream at the result must be/),
+    }),
+  );
+});
+
 it("implement refuses a method named like an Object.prototype member that it was not given", () => {
   const named = defineAgentType({
     name: "named",

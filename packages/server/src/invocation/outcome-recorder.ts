@@ -116,7 +116,7 @@ export class OutcomeRecorder {
     this.#host.deps.logger.warn("invocation failed", {
       event: "invocation.failed",
       session: this.#host.sessionId,
-      error: error instanceof ReplayDivergence ? `${error.message}: ${error.detail}` : String(error),
+      error: error instanceof ReplayDivergence ? `${error.message}: ${error.detail}` : withCauses(error),
     });
     if (error instanceof ReplayDivergence) this.#host.deps.observer.replayDiverged(identityOf(this.#host.record()));
     this.#host.abortInvocation(new Error(INVOCATION_FAILED));
@@ -205,4 +205,19 @@ export class OutcomeRecorder {
     else await record(text, at);
     this.#host.finishCommitted(outcome, text, at);
   }
+}
+
+/**
+ * The error and what caused it, for the log: a converter's public error ("value is not
+ * well-formed") says nothing of the agent's own mistake, which its cause names (at most three
+ * causes, each as `String` gives it).
+ */
+function withCauses(error: unknown): string {
+  let text = String(error);
+  let cause = error instanceof Error ? error.cause : undefined;
+  for (let depth = 0; depth < 3 && cause !== undefined; depth++) {
+    text += ` (caused by ${String(cause)})`;
+    cause = cause instanceof Error ? cause.cause : undefined;
+  }
+  return text;
 }
