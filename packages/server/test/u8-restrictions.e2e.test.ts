@@ -10,19 +10,11 @@
 import { randomUUID } from "node:crypto";
 import { afterEach, expect, it } from "vitest";
 import type { JsonObject, SchemaValueJson, ServerMessage } from "@golem-stream/wire";
-import { MemorySessionStore, type AgentTypeDefinition, type SessionServer } from "../src/index.js";
+import { MemorySessionStore, t, type AgentTypeDefinition, type SessionServer } from "../src/index.js";
 import { RawClient, agentStart, serveTestAgents, v } from "./helpers.js";
 
-const RANGED_U8: JsonObject = {
-  kind: "u8",
-  value: { restrictions: { min: { kind: "unsigned", value: "10" }, max: { kind: "unsigned", value: "20" } } },
-};
-const graph = (root: JsonObject) => ({ root }) as never;
-const stream = (inner: JsonObject): JsonObject => ({ kind: "stream", value: { inner } });
-const record = (...fields: [string, JsonObject][]): JsonObject => ({
-  kind: "record",
-  value: { fields: fields.map(([name, body]) => ({ name, body })) },
-});
+const RANGED_U8 = t.u8({ min: { kind: "unsigned", value: "10" }, max: { kind: "unsigned", value: "20" } });
+const EMPTY = t.graph(t.record({}));
 
 let server: SessionServer | undefined;
 afterEach(async () => {
@@ -34,11 +26,11 @@ afterEach(async () => {
 function rangedBytes(received: number[]): AgentTypeDefinition {
   return {
     name: "ranged",
-    constructorParameters: graph(record()),
+    constructorParameters: EMPTY,
     config: [],
     methods: [
-      { name: "take", parameters: graph(record(["input", stream(RANGED_U8)])) },
-      { name: "emit", parameters: graph(record()), result: graph(stream(RANGED_U8)) },
+      { name: "take", parameters: t.graph(t.record({ input: t.stream(RANGED_U8) })) },
+      { name: "emit", parameters: EMPTY, result: t.graph(t.stream(RANGED_U8)) },
     ],
     implementations: {
       take: async (ctx) => {
