@@ -110,6 +110,38 @@ it("the log names what a typed method got wrong when its result's stream is not 
   );
 });
 
+it("an agent that throws a value with no string form, or an error caused by one, fails its invocation; the server logs it and serves on", async () => {
+  const lines: unknown[] = [];
+  const logger = { info: () => undefined, error: () => undefined, warn: (_message: string, fields?: unknown) => void lines.push(fields) };
+  const unprintable: AgentTypeDefinition = {
+    name: "unprintable",
+    constructorParameters: EMPTY,
+    config: [],
+    methods: [
+      { name: "bare", parameters: EMPTY },
+      { name: "caused", parameters: EMPTY },
+    ],
+    implementations: {
+      bare: () => Promise.reject(Object.create(null) as Error),
+      caused: () => Promise.reject(new Error("the agent failed", { cause: Object.create(null) })),
+    },
+  };
+  let url: string;
+  ({ server, url } = await serveTestAgents(new MemorySessionStore(), [unprintable], { logger }));
+  for (const method of ["bare", "caused", "bare"]) {
+    const client = await RawClient.connect(url);
+    client.send(agentStart("test", "unprintable", method, v.record() as SchemaValueJson));
+    expect((await client.all()).messages.at(-1)).toEqual({
+      type: "invocationFinished",
+      outcome: { kind: "failure", code: "invocation-failed", message: "invocation failed" },
+    });
+  }
+  expect(lines).toContainEqual(expect.objectContaining({ event: "invocation.failed", error: "[object Object]" }));
+  expect(lines).toContainEqual(
+    expect.objectContaining({ event: "invocation.failed", error: "Error: the agent failed (caused by [object Object])" }),
+  );
+});
+
 it("implement refuses a method named like an Object.prototype member that it was not given", () => {
   const named = defineAgentType({
     name: "named",

@@ -11,6 +11,7 @@
 import { canonicalJson, type JsonValue } from "@golem-stream/wire";
 import type { JournalEntry } from "../store/session-store.js";
 import { ReplayDivergence } from "./replay-divergence.js";
+import { errorText } from "../error-text.js";
 
 /** Where entries go; undefined for a method that is not replayable (steps just run). */
 export interface JournalStore {
@@ -71,7 +72,7 @@ async function run<T>(fn: () => T | Promise<T>): Promise<StepOutcome> {
   try {
     value = await fn();
   } catch (error) {
-    const failure = error instanceof Error ? error : new Error(String(error));
+    const failure = error instanceof Error ? error : new Error(errorText(error));
     return { error: { name: failure.name, message: failure.message } };
   }
   if (value === undefined) return {};

@@ -19,6 +19,7 @@ import type { OutputProducers } from "./output-producers.js";
 import { ReplayDivergence } from "./replay-divergence.js";
 import type { SessionDeps } from "./session-deps.js";
 import type { StreamState } from "./stream-state.js";
+import { errorTextWithCauses } from "../error-text.js";
 
 /** After the store refused to record a failure: the first wait before trying again, growing by this much per attempt. */
 const RECORD_FAILURE_RETRY_MS = 2_000;
@@ -116,7 +117,7 @@ export class OutcomeRecorder {
     this.#host.deps.logger.warn("invocation failed", {
       event: "invocation.failed",
       session: this.#host.sessionId,
-      error: error instanceof ReplayDivergence ? `${error.message}: ${error.detail}` : withCauses(error),
+      error: error instanceof ReplayDivergence ? `${error.message}: ${error.detail}` : errorTextWithCauses(error),
     });
     if (error instanceof ReplayDivergence) this.#host.deps.observer.replayDiverged(identityOf(this.#host.record()));
     this.#host.abortInvocation(new Error(INVOCATION_FAILED));
@@ -205,19 +206,4 @@ export class OutcomeRecorder {
     else await record(text, at);
     this.#host.finishCommitted(outcome, text, at);
   }
-}
-
-/**
- * The error and what caused it, for the log: a converter's public error ("value is not
- * well-formed") says nothing of the agent's own mistake, which its cause names (at most three
- * causes, each as `String` gives it).
- */
-function withCauses(error: unknown): string {
-  let text = String(error);
-  let cause = error instanceof Error ? error.cause : undefined;
-  for (let depth = 0; depth < 3 && cause !== undefined; depth++) {
-    text += ` (caused by ${String(cause)})`;
-    cause = cause instanceof Error ? cause.cause : undefined;
-  }
-  return text;
 }
