@@ -7,9 +7,10 @@
  * larger or malformed one is answered in the envelope too, not with Node's
  * bare status line.
  */
-import { connect, type Socket } from "node:net";
+import { connect, type AddressInfo, type Socket } from "node:net";
 import { afterEach, expect, it } from "vitest";
 import { ALICE, startMemoryServer, type MemoryServer } from "./support/memory-server.js";
+import { createHttpListener } from "../src/transport/http-listener.js";
 
 let running: MemoryServer | undefined;
 afterEach(async () => {
@@ -37,6 +38,27 @@ it("a request head that never ends is answered 408 once httpRequestTimeoutMs has
   running = await startMemoryServer({ limits: { httpRequestTimeoutMs: 200 } });
   const { answer } = await exchange("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n");
   expect(await answer).toMatch(/^HTTP\/1\.1 408 /);
+});
+
+it("after its 408 a client that keeps its side of the connection open holds nothing: the server's side of it closes", async () => {
+  const listener = createHttpListener((_request, response) => response.end(), 200);
+  const serverSides: Promise<void>[] = [];
+  listener.on("connection", (side: Socket) => serverSides.push(new Promise((resolve) => side.once("close", () => resolve()))));
+  await new Promise<void>((resolve) => listener.listen(0, "127.0.0.1", resolve));
+  try {
+    // A client that does not end its side when the server ends its own.
+    const socket = connect({ port: (listener.address() as AddressInfo).port, host: "127.0.0.1", allowHalfOpen: true });
+    socket.on("error", () => undefined);
+    const chunks: Buffer[] = [];
+    socket.on("data", (chunk: Buffer) => chunks.push(chunk));
+    socket.write("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n");
+    await new Promise<void>((resolve) => socket.once("end", resolve));
+    expect(Buffer.concat(chunks).toString("latin1")).toMatch(/^HTTP\/1\.1 408 /);
+    await serverSides[0];
+    socket.destroy();
+  } finally {
+    await new Promise((resolve) => listener.close(resolve));
+  }
 });
 
 it("a request with a body no route reads is answered, then its connection closes, however slowly the body comes", async () => {
