@@ -123,4 +123,41 @@ describe("AuthThrottle", () => {
     first.settled(false);
     for (const next of waiting) (await next).settled(false);
   });
+
+  it("a turn handed to one waiting is never taken by a new arrival, even when the ones running end in the same turn", async () => {
+    const throttle = new AuthThrottle({ maxFailures: 2, windowMs: 60_000, maxAddresses: 10 }, () => 0);
+    let running = 0;
+    let most = 0;
+    const authenticate = async (): Promise<() => void> => {
+      const admission = await throttle.admit("10.0.0.5");
+      most = Math.max(most, ++running);
+      return () => {
+        running--;
+        admission.settled(false);
+      };
+    };
+    const a = await authenticate();
+    const b = await authenticate();
+    const waiting = authenticate(); // two run: it waits
+    await Promise.resolve();
+    // Both end together (they awaited one key set fetch, say): the one waiting takes a turn.
+    a();
+    b();
+    const w = await waiting;
+    const x = await authenticate();
+    let yRuns = false;
+    const y = authenticate().then((done) => {
+      yRuns = true;
+      return done;
+    });
+    // Every microtask run: two run again (w and x), so y waits.
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(yRuns).toBe(false);
+    w();
+    (await y)();
+    x();
+    expect(most).toBe(2);
+    // Nothing is left behind: a new arrival runs at once.
+    (await authenticate())();
+  });
 });

@@ -109,36 +109,52 @@ export class AuthThrottle {
       flight = { running: 0, waiting: [] };
       this.#inFlight.set(key, flight);
     }
-    while (flight.running >= Math.max(1, this.#settings.maxFailures - (this.#current(key)?.count ?? 0))) {
-      if (flight.waiting.length >= MAX_WAITING_AUTHENTICATIONS) {
+    const admitted = flight;
+    if (admitted.running < this.#allowance(key)) {
+      admitted.running++;
+    } else {
+      if (admitted.waiting.length >= MAX_WAITING_AUTHENTICATIONS) {
         throw new ProtocolError("overloaded", "too many authentications from this address at once; try again later");
       }
-      await new Promise<void>((resolve) => flight!.waiting.push(resolve));
+      // Woken with the turn of one that ended: `running` already counts this one.
+      await new Promise<void>((resolve) => admitted.waiting.push(resolve));
       try {
         this.check(address);
       } catch (error) {
-        // Refused in its turn: the next one waiting is told, and refused or admitted in turn.
-        this.#wakeNext(key, flight);
+        // Refused in its turn: the turn goes on to the next one waiting.
+        this.#release(key, admitted);
         throw error;
       }
     }
-    flight.running++;
     let settled = false;
     return {
       settled: (failed) => {
         if (settled) return;
         settled = true;
         if (failed) this.failed(address);
-        flight!.running--;
-        this.#wakeNext(key, flight!);
+        this.#release(key, admitted);
       },
     };
   }
 
-  #wakeNext(key: string, flight: InFlight): void {
-    const next = flight.waiting.shift();
-    if (next !== undefined) next();
-    else if (flight.running === 0) this.#inFlight.delete(key);
+  /** How many authentications of the address may run at once: its failures left, at least one. */
+  #allowance(key: string): number {
+    return Math.max(1, this.#settings.maxFailures - (this.#current(key)?.count ?? 0));
+  }
+
+  /**
+   * An authentication ended: its turn goes straight to the next one waiting, unless more run
+   * than the address's allowance now allows (failures meanwhile). Handed over, not freed and
+   * taken again, so no new arrival can slip in between, and the flight stays in the table for as
+   * long as anything runs or waits in it.
+   */
+  #release(key: string, flight: InFlight): void {
+    if (flight.waiting.length > 0 && flight.running <= this.#allowance(key)) {
+      flight.waiting.shift()!();
+      return;
+    }
+    flight.running--;
+    if (flight.running === 0 && flight.waiting.length === 0 && this.#inFlight.get(key) === flight) this.#inFlight.delete(key);
   }
 
   /** Counts one failed authentication of `address`. */
