@@ -17,6 +17,7 @@ import { demoStart, RawClient, resumeAttach, startTestServer, TOKEN, v, type Tes
 import { MemorySessionStore, SqliteSessionStore, type SessionStore } from "../src/index.js";
 import { ALICE, BOB, startMemoryServer, type MemoryServer } from "./support/memory-server.js";
 import { sample } from "./support/operations.js";
+import { attemptHeadroom } from "../src/admission/stored-bytes.js";
 
 let running: MemoryServer | undefined;
 afterEach(async () => {
@@ -40,12 +41,15 @@ async function keptBy(store: SessionStore, principal: string): Promise<number> {
   return (await store.storedBytesByPrincipal!()).find((total) => total.principal === principal)?.bytes ?? 0;
 }
 
-/** Starts `digest` (a u8 input) for `token` and returns the client and the input's channel. */
-async function startDigest(url: string, token: string): Promise<{ client: RawClient; channel: number }> {
+/** Starts `digest` (a u8 input) for `token` and returns the client, the input's channel and the acceptance. */
+async function startDigest(
+  url: string,
+  token: string,
+): Promise<{ client: RawClient; channel: number; accepted: { readonly sessionToken: string } }> {
   const client = await RawClient.connect(url, token);
   client.send(demoStart("digest", v.record(v.stream(randomUUID()))));
   const accepted = await client.nextOf("invocationAccepted");
-  return { client, channel: accepted.mappings[0]!.channel };
+  return { client, channel: accepted.mappings[0]!.channel, accepted };
 }
 
 /** Sends `bytes` as the next u8 chunk at `sequence` and waits for its acknowledgement. */
@@ -66,7 +70,7 @@ describe("maxStoredBytesPerPrincipal", () => {
   it("an input item past the bound is never acknowledged and fails its invocation with limit-exceeded; the principal's next start is refused; another principal works", async () => {
     const store = new MemorySessionStore();
     running = await startMemoryServer({ store, metrics: true, limits: { maxStoredBytesPerPrincipal: LIMIT } });
-    const { client, channel } = await startDigest(running.url, ALICE);
+    const { client, channel, accepted } = await startDigest(running.url, ALICE);
     // Alice's session's record is counted already; her input fills the rest of the bound exactly.
     const room = LIMIT - (await keptBy(store, "alice"));
     expect(room).toBeGreaterThan(90_000);
@@ -99,6 +103,12 @@ describe("maxStoredBytesPerPrincipal", () => {
     });
     expect((await again.all()).closed.code).toBe(1002);
     expect(await refusals()).toBe(2);
+
+    // Her failed session is still hers to reach: a resume's attempt record may go past the bound by a headroom.
+    const back = await RawClient.connect(running.url, ALICE);
+    back.send(resumeAttach("resume", accepted.sessionToken));
+    expect(await back.next()).toMatchObject({ type: "invocationAccepted" });
+    expect((await back.all()).messages.at(-1)).toEqual(LIMIT_FAILURE);
   });
 
   it("an output item past the bound is never stored or sent, and fails its invocation with limit-exceeded", async () => {
@@ -151,7 +161,7 @@ describe("maxStoredBytesPerPrincipal", () => {
     expect((await again.all()).messages.at(-1)).toEqual({ type: "invocationFinished", outcome: { kind: "success" } });
   });
 
-  it("each takeover's attempt record counts: a loop of takeovers is refused at the bound, while an exact replay of an accepted one is not", async () => {
+  it("each takeover's attempt record counts: a loop of takeovers is refused at the bound and its headroom for attempts, while an exact replay of an accepted one is not", async () => {
     const store = new MemorySessionStore();
     const limit = 8_000;
     running = await startMemoryServer({ store, metrics: true, limits: { maxStoredBytesPerPrincipal: limit } });
@@ -172,12 +182,13 @@ describe("maxStoredBytesPerPrincipal", () => {
         break;
       }
       last = takeover;
-      expect(taken.length).toBeLessThan(limit / 256 + 2);
+      expect(taken.length).toBeLessThan((limit + attemptHeadroom(limit)) / 256 + 2);
     }
-    // Every accepted takeover was counted; the refused one was not.
+    // Every accepted takeover was counted, up to the bound and its headroom for attempts; the refused one was not.
     const kept = await keptBy(store, "alice");
-    expect(kept).toBeLessThanOrEqual(limit);
-    expect(kept + 256).toBeGreaterThan(limit);
+    expect(kept).toBeGreaterThan(limit);
+    expect(kept).toBeLessThanOrEqual(limit + attemptHeadroom(limit));
+    expect(kept + 256).toBeGreaterThan(limit + attemptHeadroom(limit));
     expect(await refusals()).toBe(1);
     // The exact replay of the last accepted takeover stores nothing, and is answered.
     const replay = await RawClient.connect(running.url, ALICE);

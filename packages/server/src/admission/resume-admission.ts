@@ -117,8 +117,9 @@ export class ResumeAdmission {
     const expected = message.operation === "resume" ? fields.generation : record.generation;
     // The attempt's record stays as long as the session (an exact replay must find it), so it
     // counts against the caller's stored bytes (store/record-bytes.ts): a loop of resumes cannot
-    // fill the disk. An exact replay above stores nothing and is never refused for it.
-    const refused = this.#deps.storedBytes.charge(live.owner, ATTEMPT_RECORD_BYTES);
+    // fill the disk. It may go past the bound by a headroom, so that a principal at its bound can
+    // still reach its sessions. An exact replay above stores nothing and is never refused for it.
+    const refused = this.#deps.storedBytes.chargeAttempt(live.owner, ATTEMPT_RECORD_BYTES);
     if (refused !== undefined) throw refused;
     const attached = await this.#deps.store.attach(attempt, sessionToken, expected);
     if (attached.kind !== "attached") this.#deps.storedBytes.refund(live.owner, ATTEMPT_RECORD_BYTES);

@@ -78,6 +78,24 @@ export class StoredBytesTable implements StoredBytesCharge, StoredBytesCounts {
     return undefined;
   }
 
+  /**
+   * `charge` for the attempt record of a resume or takeover, which may go
+   * past the bound by `attemptHeadroom`: a principal at its bound can still
+   * reattach to its sessions (read a finished one's result, feed one that
+   * waits for input) while retention has not given bytes back, and a loop
+   * of takeovers still meets a bound.
+   */
+  chargeAttempt(owner: BytesOwner, bytes: number): StoredBytesExceeded | undefined {
+    const key = this.#keyOf(owner);
+    const used = this.#used.get(key) ?? 0;
+    if (used + bytes > this.#limit + attemptHeadroom(this.#limit)) {
+      this.#reached();
+      return new StoredBytesExceeded(this.#limit);
+    }
+    this.#used.set(key, used + bytes);
+    return undefined;
+  }
+
   /** `keyOf(owner)`, made once per owner object (owners are never changed: their fields are the session's record). */
   #keyOf(owner: BytesOwner): string {
     let key = this.#keys.get(owner);
@@ -108,6 +126,11 @@ export class StoredBytesTable implements StoredBytesCharge, StoredBytesCounts {
     this.#used.clear();
     for (const total of totals) if (total.bytes > 0) this.#used.set(keyOf(total), total.bytes);
   }
+}
+
+/** How far attempt records may take a principal past its bound: a sixteenth of it, at most 1 MiB (4096 attempt records). */
+export function attemptHeadroom(limit: number): number {
+  return Math.min(1024 * 1024, Math.floor(limit / 16));
 }
 
 /** Unambiguous: JSON escapes whatever the names hold. */
