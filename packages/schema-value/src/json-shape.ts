@@ -6,7 +6,6 @@
  * member.
  */
 import { getMember, isJsonObject, isWellFormedText, type JsonObject, type JsonValue } from "@golem-stream/wire";
-import { isRoundedInteger } from "@golem-stream/wire/internal";
 import { clip, graphError } from "./errors.js";
 
 /** An object with only `allowed` members and every `required` one. */
@@ -52,10 +51,8 @@ export function unique(seen: Set<string>, name: string, path: string, what: stri
   return name;
 }
 
-/** The member `name` of `holder`, a JSON integer (not `0.99999999999999999`, which only its double is). */
-export function integer(holder: JsonObject, name: string, path: string, min: number, max: number): number {
-  const json = getMember(holder, name);
-  if (typeof json !== "number" || !Number.isInteger(json) || json < min || json > max || isRoundedInteger(holder, name, json)) {
+export function integer(json: JsonValue | undefined, path: string, min: number, max: number): number {
+  if (typeof json !== "number" || !Number.isInteger(json) || json < min || json > max) {
     throw graphError(path, `must be an integer from ${min} through ${max}`);
   }
   return json === 0 ? 0 : json; // drops -0

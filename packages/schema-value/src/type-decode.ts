@@ -147,7 +147,7 @@ export function decodeType(json: JsonValue | undefined, path: string, facts: Typ
     }
     case "fixed-list": {
       const v = members(value, at("value"), ["element", "length", "metadata"], ["element", "length"]);
-      const length = integer(v, "length", at("length"), 0, U32_MAX);
+      const length = integer(v["length"], at("length"), 0, U32_MAX);
       return { kind, value: withMetadata({ element: decodeType(v["element"], at("element"), facts), length }, v, path) };
     }
     case "map": {
@@ -261,8 +261,8 @@ function textRestrictions(json: JsonValue | undefined, path: string, facts: Type
   const r = members(json, path, ["languages", "minLength", "maxLength", "regex"], []);
   const out: TextRestrictions = {};
   if (r["languages"] !== undefined) out.languages = strings(r["languages"], `${path}.languages`);
-  if (r["minLength"] !== undefined) out.minLength = integer(r, "minLength", `${path}.minLength`, 0, U32_MAX);
-  if (r["maxLength"] !== undefined) out.maxLength = integer(r, "maxLength", `${path}.maxLength`, 0, U32_MAX);
+  if (r["minLength"] !== undefined) out.minLength = integer(r["minLength"], `${path}.minLength`, 0, U32_MAX);
+  if (r["maxLength"] !== undefined) out.maxLength = integer(r["maxLength"], `${path}.maxLength`, 0, U32_MAX);
   if (r["regex"] !== undefined) {
     out.regex = string(r["regex"], `${path}.regex`);
     facts.regexes.push({ source: out.regex, path: `${path}.regex` });
@@ -274,8 +274,8 @@ function binaryRestrictions(json: JsonValue | undefined, path: string): BinaryRe
   const r = members(json, path, ["mimeTypes", "minBytes", "maxBytes"], []);
   const out: BinaryRestrictions = {};
   if (r["mimeTypes"] !== undefined) out.mimeTypes = strings(r["mimeTypes"], `${path}.mimeTypes`);
-  if (r["minBytes"] !== undefined) out.minBytes = integer(r, "minBytes", `${path}.minBytes`, 0, U32_MAX);
-  if (r["maxBytes"] !== undefined) out.maxBytes = integer(r, "maxBytes", `${path}.maxBytes`, 0, U32_MAX);
+  if (r["minBytes"] !== undefined) out.minBytes = integer(r["minBytes"], `${path}.minBytes`, 0, U32_MAX);
+  if (r["maxBytes"] !== undefined) out.maxBytes = integer(r["maxBytes"], `${path}.maxBytes`, 0, U32_MAX);
   return out;
 }
 
@@ -306,7 +306,7 @@ function quantityBound(json: JsonValue | undefined, path: string): QuantityBound
   if (parseSigned(mantissa) === undefined) throw graphError(`${path}.mantissa`, "must be a canonical signed decimal string in i64 range");
   return {
     mantissa: mantissa as string,
-    scale: integer(q, "scale", `${path}.scale`, I32_MIN, I32_MAX),
+    scale: integer(q["scale"], `${path}.scale`, I32_MIN, I32_MAX),
     unit: string(q["unit"], `${path}.unit`),
   };
 }

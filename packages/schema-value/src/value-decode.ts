@@ -23,7 +23,7 @@ import {
   type JsonObject,
   type JsonValue,
 } from "@golem-stream/wire";
-import { isAsciiStringNodeText, isRoundedInteger } from "@golem-stream/wire/internal";
+import { isAsciiStringNodeText } from "@golem-stream/wire/internal";
 import { parseSigned, parseUnsigned } from "./decimal.js";
 import { clip, guard, limitError, validationError } from "./errors.js";
 import { checkedType, SchemaGraph } from "./graph.js";
@@ -229,11 +229,10 @@ class ValueDecoder {
     }
     if (resolved.kind === "stream" && this.mode === "forbidden") throw this.invalid("streams are not allowed here");
     if (kind !== resolved.kind) throw this.invalid(`expected a ${resolved.kind} value, found ${clip(kind)}`);
-    return this.payload(resolved, payload, json);
+    return this.payload(resolved, payload);
   }
 
-  /** `node` is the value's `{kind, value}` object, which holds `payload`. */
-  private payload(type: ResolvedType, payload: JsonValue, node: JsonObject): SchemaValue {
+  private payload(type: ResolvedType, payload: JsonValue): SchemaValue {
     switch (type.kind) {
       case "bool":
         if (typeof payload !== "boolean") throw this.invalid("a bool payload must be true or false");
@@ -246,14 +245,7 @@ class ValueDecoder {
       case "u16":
       case "u32": {
         const [min, max] = SMALL_INTEGER_RANGES[type.kind];
-        // A JSON integer: not 0.99999999999999999, which only its double (1) is (wire's rounded-integers.ts).
-        if (
-          typeof payload !== "number" ||
-          !Number.isInteger(payload) ||
-          payload < min ||
-          payload > max ||
-          isRoundedInteger(node, "value", payload)
-        ) {
+        if (typeof payload !== "number" || !Number.isInteger(payload) || payload < min || payload > max) {
           throw this.invalid(`must be an integer from ${min} through ${max}`);
         }
         this.add(NUMERIC_WIDTH[type.kind]);
@@ -386,7 +378,7 @@ class ValueDecoder {
         const out = new Array<number>(bytes.length);
         for (let i = 0; i < bytes.length; i++) {
           const byte = bytes[i];
-          if (typeof byte !== "number" || !Number.isInteger(byte) || byte < 0 || byte > 255 || isRoundedInteger(bytes, i, byte)) {
+          if (typeof byte !== "number" || !Number.isInteger(byte) || byte < 0 || byte > 255) {
             throw this.invalidAt("bytes", i, "a byte must be an integer from 0 through 255");
           }
           out[i] = byte === 0 ? 0 : byte;
@@ -431,13 +423,7 @@ class ValueDecoder {
         const mantissa = parseSigned(mantissaJson);
         if (mantissa === undefined) throw this.invalid("mantissa must be a canonical signed decimal string in i64 range");
         const scale = getMember(p, "scale");
-        if (
-          typeof scale !== "number" ||
-          !Number.isInteger(scale) ||
-          scale < -0x8000_0000 ||
-          scale > 0x7fff_ffff ||
-          isRoundedInteger(p, "scale", scale)
-        ) {
+        if (typeof scale !== "number" || !Number.isInteger(scale) || scale < -0x8000_0000 || scale > 0x7fff_ffff) {
           throw this.invalid("scale must be an i32 integer");
         }
         this.add(12);
@@ -564,7 +550,7 @@ class ValueDecoder {
 
   private caseIndex(payload: JsonObject, count: number): number {
     const index = getMember(payload, "case");
-    if (typeof index !== "number" || !Number.isInteger(index) || index < 0 || index >= count || isRoundedInteger(payload, "case", index)) {
+    if (typeof index !== "number" || !Number.isInteger(index) || index < 0 || index >= count) {
       throw this.invalid(`case must be an integer from 0 through ${count - 1}`);
     }
     this.add(4);

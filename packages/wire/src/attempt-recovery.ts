@@ -11,8 +11,7 @@
  */
 import { isUuidV4 } from "./fields.js";
 import { LIMITS } from "./limits.js";
-import { findStringEnd } from "./json-string-end.js";
-import { toText } from "./strict-json.js";
+import { findStringEnd, toText } from "./strict-json.js";
 
 const WANTED = new Set(["type", "attemptId"]);
 

@@ -9,9 +9,7 @@
  * frames read from a server's socket before a general receiver sees them. Each keeps the rules of the checked
  * codec it stands in for (tests compare the two on random inputs), but each
  * asks its caller to keep a precondition the main entry's functions check for
- * themselves. And what the strict parser noted of a number whose text is not
- * an integer although its double is, which the SchemaValue decoder refuses
- * where an integer belongs.
+ * themselves.
  *
  * For the workspace's own packages: no compatibility promise beyond the
  * version they are released with. Applications use the main entry.
@@ -21,7 +19,6 @@ export { encodeInputStreamItemValue, inputStreamItemHead, isInputItemPosition, I
 export { canonicalStringNodeBytes, canonicalStringNodeText, isAsciiStringNodeText } from "./string-node-text.js";
 export { isPlainStringNode } from "./canonical-json.js";
 export { isMimeType } from "./fields.js";
-export { isRoundedInteger } from "./rounded-integers.js";
 export { TextFrameBurst, type TextFrameBurstOptions } from "./websocket-text-frames.js";
 export {
   TextFrameReader,

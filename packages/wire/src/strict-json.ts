@@ -12,9 +12,7 @@
  */
 import { ProtocolError } from "./errors.js";
 import type { JsonValue } from "./json.js";
-import { findStringEnd } from "./json-string-end.js";
 import { LIMITS } from "./limits.js";
-import { markRoundedIntegers, roundsToInteger } from "./rounded-integers.js";
 import { decodeUtf8, isWellFormedText, utf8ByteLength } from "./utf8.js";
 
 export interface StrictJsonOptions {
@@ -66,7 +64,6 @@ export function parseStrictJson(input: string | Uint8Array, options?: StrictJson
   if (mayOverflow && !allNumbersFinite(value)) {
     throw new ProtocolError("invalid-message", `${what} has a number outside the range of a double`);
   }
-  if (roundedStarts.length > 0) markRoundedIntegers(text, value, roundedStarts);
   return value;
 }
 
@@ -191,23 +188,17 @@ class Frame {
  */
 const framePool: Frame[] = [];
 
-/** Where the numbers of the document being parsed that are not integers but round to one start, in order. */
-const roundedStarts: number[] = [];
-
 function sameText(text: string, a: number, b: number, length: number): boolean {
   for (let k = 0; k < length; k++) if (text.charCodeAt(a + k) !== text.charCodeAt(b + k)) return false;
   return true;
 }
 
 /**
- * Enforces depth, duplicate names and surrogate pairing in one pass, and
- * notes in `roundedStarts` the numbers that are not integers although their
- * doubles are. Returns whether a number might overflow a double (an exponent
- * or a long digit run), which is rare enough to check afterwards on the
- * parsed value.
+ * Enforces depth, duplicate names and surrogate pairing in one pass.
+ * Returns whether a number might overflow a double (an exponent or a long
+ * digit run), which is rare enough to check afterwards on the parsed value.
  */
 function prescan(text: string, maxDepth: number, what: string): boolean {
-  roundedStarts.length = 0;
   try {
     return scan(text, maxDepth, what);
   } finally {
@@ -256,18 +247,13 @@ function scan(text: string, maxDepth: number, what: string): boolean {
       // A number lexeme, or garbage that JSON.parse will reject. Letters of
       // true/false/null never get here, so an `e` below is an exponent.
       const start = i;
-      let dot = -1;
-      let exponent = false;
       for (i++; i < length; i++) {
         const d = text.charCodeAt(i);
         if (d >= DIGIT_0 && d <= DIGIT_9) continue;
-        if (d === DOT) dot = i;
-        else if (d === LOWER_E || d === UPPER_E) exponent = true;
-        else if (d !== PLUS && d !== MINUS) break;
+        if (d === LOWER_E || d === UPPER_E) mayOverflow = true;
+        else if (d !== DOT && d !== PLUS && d !== MINUS) break;
       }
-      if (exponent || i - start > MAX_SAFE_LEXEME_LENGTH) mayOverflow = true;
-      // With a fraction or an exponent, the double may be an integer the number is not (rounded-integers.ts).
-      if ((exponent || dot >= 0) && roundsToInteger(text, start, dot, i, exponent)) roundedStarts.push(start);
+      if (i - start > MAX_SAFE_LEXEME_LENGTH) mayOverflow = true;
       continue;
     }
     switch (c) {
@@ -296,6 +282,21 @@ function scan(text: string, maxDepth: number, what: string): boolean {
     i++;
   }
   return mayOverflow;
+}
+
+/** Index of the closing quote of a string whose body starts at `start`, or -1. */
+export function findStringEnd(text: string, start: number): number {
+  let i = start;
+  for (;;) {
+    const quote = text.indexOf('"', i);
+    if (quote < 0) return -1;
+    // The quote is escaped when an odd number of backslashes precede it.
+    // Each backslash run is counted once, so the whole scan stays linear.
+    let backslashes = 0;
+    for (let j = quote - 1; j >= start && text.charCodeAt(j) === BACKSLASH; j--) backslashes++;
+    if (backslashes % 2 === 0) return quote;
+    i = quote + 1;
+  }
 }
 
 /** Rejects `\u` escapes in `text[start, end)` that would produce a lone surrogate. */
