@@ -134,6 +134,20 @@ describe("bare output for a single output stream", () => {
   });
 });
 
+describe("resume reading its checkpoint from the terminal", () => {
+  it("waits for what is typed or pasted into /dev/stdin, and judges that, instead of failing at once", () => {
+    // Not a checkpoint: what matters is that it was waited for and read (then refused as such).
+    const printed = execFileSync(
+      "python3",
+      [join(import.meta.dirname, "fixtures", "tty-stdin.py"), '{"not":"a checkpoint"}', process.execPath, BIN, "resume", "/dev/stdin"],
+      { encoding: "utf8" },
+    ).split("\n");
+    expect(printed[0]).toBe("reading");
+    expect(printed[1]).toBe(String(EXIT.usage));
+    expect(printed.slice(2).join("\n")).toContain("/dev/stdin is not a usable checkpoint");
+  });
+});
+
 describe("errors a person can act on", () => {
   it.each([
     ["invalid JSON, said once", ["-c", "{nam", "1", "0"], /^golem-stream: --constructor is not valid JSON\n$/],

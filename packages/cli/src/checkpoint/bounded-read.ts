@@ -24,23 +24,32 @@ export interface BoundedReadOptions {
 }
 
 export async function readBounded(path: string, options: BoundedReadOptions): Promise<Uint8Array> {
-  const fd = await openFd(path, constants.O_RDONLY | constants.O_NONBLOCK);
-  let isFifo: boolean;
+  let fd = await openFd(path, constants.O_RDONLY | constants.O_NONBLOCK);
   try {
-    isFifo = (await fstatFd(fd)).isFIFO();
+    if ((await fstatFd(fd)).isFIFO()) return readPipe(new Socket({ fd, readable: true, writable: false }), options);
   } catch (error) {
     await closeFd(fd);
     throw error;
   }
-  if (isFifo) return readPipe(new Socket({ fd, readable: true, writable: false }), options);
+  // Anything else is opened again without O_NONBLOCK: a terminal (`resume /dev/stdin` typed or
+  // pasted into) read without it answers EAGAIN at once instead of waiting for the text.
+  await closeFd(fd);
+  fd = await openFd(path, constants.O_RDONLY);
   try {
+    const stats = await fstatFd(fd);
+    // Replaced by a FIFO between the two opens: the open above has found its writer already.
+    if (stats.isFIFO()) {
+      const pipe = new Socket({ fd, readable: true, writable: false });
+      fd = -1;
+      return await readPipe(pipe, options);
+    }
     return await readFile(fd, options);
   } finally {
-    await closeFd(fd);
+    if (fd >= 0) await closeFd(fd);
   }
 }
 
-/** A regular file (or a device): O_NONBLOCK changes nothing for it. */
+/** A regular file, or a device such as a terminal, read from libuv's thread pool. */
 async function readFile(fd: number, options: BoundedReadOptions): Promise<Uint8Array> {
   const buffer = Buffer.alloc(Math.min(options.maxBytes + 1, 64 * 1024));
   const chunks: Buffer[] = [];
