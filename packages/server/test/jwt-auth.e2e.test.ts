@@ -267,6 +267,22 @@ describe("key rotation through the JWKS", () => {
     expect(logger.lines).toContainEqual(["warn", "cannot fetch the JWKS; keeping the keys had before", expect.anything()]);
   });
 
+  it("a fresh set keeps verifying while a fetch for a key it lacks hangs", async () => {
+    const keys = await JwksServer.start([rsa.jwk]);
+    closers.push(() => keys.close());
+    const { url } = await serveJwt({ jwksUrl: keys.url });
+    expect(await handshake(url, await token(rsa))).toBe("open");
+    keys.hold = true;
+    let unknownAnswered = false;
+    const unknownKey = handshake(url, await token(stranger)).finally(() => (unknownAnswered = true));
+    // Its fetch is under way, and hangs.
+    await keys.heldFetch();
+    expect(await handshake(url, await token(rsa))).toBe("open");
+    expect(unknownAnswered).toBe(false);
+    keys.release();
+    expect(await unknownKey).toEqual(UNAUTHENTICATED);
+  });
+
   it("a set older than refresh.maxAgeMs is fetched again", async () => {
     const keys = await JwksServer.start([rsa.jwk]);
     closers.push(() => keys.close());

@@ -75,8 +75,12 @@ export function jwksUrl(options: JwksUrlOptions): JWTVerifyGetKey {
   const cooledDown = (since: number | undefined): boolean => since === undefined || now() - since >= cooldownMs;
 
   return async (header: JWSHeaderParameters, token: FlattenedJWSInput) => {
-    if (fetching !== undefined) await fetching;
-    else if ((keys === undefined || now() - fetchedAt >= maxAgeMs) && cooledDown(failedAt)) await refresh();
+    // A set that is still fresh is used while a refresh (for a key it lacks) is under way: a made-up
+    // `kid` sent to an identity provider that hangs must not hold every other handshake.
+    if (keys === undefined || now() - fetchedAt >= maxAgeMs) {
+      if (fetching !== undefined) await fetching;
+      else if (cooledDown(failedAt)) await refresh();
+    }
     if (keys === undefined) throw new KeySetUnavailable(lastFailure);
     try {
       return await keys(header, token);

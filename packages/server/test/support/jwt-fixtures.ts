@@ -59,14 +59,24 @@ export class JwksServer {
   fetches = 0;
   /** Answer every fetch with this status instead (a key source that is down). */
   failWith: number | undefined;
+  /** Hold every fetch unanswered (an identity provider that hangs) until `release`. */
+  hold = false;
+  readonly #held: (() => void)[] = [];
+  #onHeld: (() => void) | undefined;
   /** Answer every fetch with this many bytes of padding after the key set, sent without a length. */
   padding = 0;
   readonly #server: Server;
 
   private constructor(keys: JWK[]) {
     this.keys = keys;
-    this.#server = createServer((_request, response) => {
+    this.#server = createServer((request, response) => {
       this.fetches++;
+      if (this.hold) {
+        this.#held.push(() => this.#server.emit("request", request, response));
+        this.fetches--;
+        this.#onHeld?.();
+        return;
+      }
       if (this.failWith !== undefined) {
         response.writeHead(this.failWith).end();
         return;
@@ -85,6 +95,18 @@ export class JwksServer {
     const jwks = new JwksServer(keys);
     await new Promise<void>((resolve) => jwks.#server.listen(0, "127.0.0.1", resolve));
     return jwks;
+  }
+
+  /** Resolves once a fetch is held (at once if one is). */
+  heldFetch(): Promise<void> {
+    if (this.#held.length > 0) return Promise.resolve();
+    return new Promise((resolve) => (this.#onHeld = resolve));
+  }
+
+  /** Answers the fetches held so far, as the server is now. */
+  release(): void {
+    this.hold = false;
+    for (const answer of this.#held.splice(0)) answer();
   }
 
   get url(): string {
