@@ -49,7 +49,8 @@ export class StartAdmission {
     const existing = await this.#deps.store.getAttempt(message.attemptId);
     if (existing !== undefined) return this.#replayStart(existing, descriptorDigest, caller, transport);
     const validated = await validateStart(this.#deps.host, this.#authorize, message, caller);
-    // A caller that keeps as many bytes in the store as it may is refused before its start is decoded.
+    // A caller that keeps as many bytes in the store as it may is refused before its session is made
+    // (whose record the charge in #create counts).
     this.#deps.storedBytes.checkRoom(caller);
     // A new invocation (an exact replay above runs nothing new): one of the caller's slots, held until it finishes.
     const slot = this.#runningPerPrincipal.acquire(caller);
