@@ -35,6 +35,19 @@ describe("discovery endpoint", () => {
     expect(methods.map((m) => m.name)).toEqual(ECHO_METHODS.map((m) => m.name));
   });
 
+  it("answers HEAD as GET, without the body; another method is invalid-message", async () => {
+    const path = `${server.httpUrl}/v1/agents/types?application=demo&environment=default`;
+    const headers = { authorization: `Bearer ${TOKEN}` };
+    const get = await fetch(path, { headers });
+    const head = await fetch(path, { method: "HEAD", headers });
+    expect(head.status).toBe(200);
+    expect(head.headers.get("content-length")).toBe(get.headers.get("content-length"));
+    expect(await head.text()).toBe("");
+    const post = await fetch(path, { method: "POST", headers });
+    expect(post.status).toBe(400);
+    expect(await post.json()).toMatchObject({ code: "invalid-message" });
+  });
+
   it("answers failures with the HTTP error envelope", async () => {
     expect(await getJson("/v1/agents/types?application=demo&environment=default", null)).toMatchObject({
       status: 401,

@@ -29,7 +29,9 @@ export interface DiscoveryDeps {
 
 export async function handleDiscovery(request: IncomingMessage, response: ServerResponse, url: URL, deps: DiscoveryDeps): Promise<void> {
   try {
-    if (request.method !== "GET") throw new ProtocolError("invalid-message", "only GET is supported here");
+    // HEAD as GET, its body left out by Node (RFC 9110 section 9.3.2: wherever GET is served).
+    if (request.method !== "GET" && request.method !== "HEAD")
+      throw new ProtocolError("invalid-message", "only GET and HEAD are supported here");
     const address = request.socket.remoteAddress;
     const admission = await deps.throttle.admit(address);
     const caller = await authenticate(request, deps.authenticator, deps.logger, deps.maxCallerIdentityBytes).then(
