@@ -67,15 +67,7 @@ export class StoredBytesTable implements StoredBytesCharge, StoredBytesCounts {
    * Called synchronously just before the store is handed the write.
    */
   charge(owner: BytesOwner, bytes: number): StoredBytesExceeded | undefined {
-    if (bytes === 0) return undefined;
-    const key = this.#keyOf(owner);
-    const used = this.#used.get(key) ?? 0;
-    if (used + bytes > this.#limit) {
-      this.#reached();
-      return new StoredBytesExceeded(this.#limit);
-    }
-    this.#used.set(key, used + bytes);
-    return undefined;
+    return this.#chargeUpTo(owner, bytes, this.#limit);
   }
 
   /**
@@ -86,9 +78,15 @@ export class StoredBytesTable implements StoredBytesCharge, StoredBytesCounts {
    * of takeovers still meets a bound.
    */
   chargeAttempt(owner: BytesOwner, bytes: number): StoredBytesExceeded | undefined {
+    return this.#chargeUpTo(owner, bytes, this.#limit + attemptHeadroom(this.#limit));
+  }
+
+  /** Counts `bytes` more for `owner` unless that takes it past `ceiling`; the refusal (of the bound) then. */
+  #chargeUpTo(owner: BytesOwner, bytes: number, ceiling: number): StoredBytesExceeded | undefined {
+    if (bytes === 0) return undefined;
     const key = this.#keyOf(owner);
     const used = this.#used.get(key) ?? 0;
-    if (used + bytes > this.#limit + attemptHeadroom(this.#limit)) {
+    if (used + bytes > ceiling) {
       this.#reached();
       return new StoredBytesExceeded(this.#limit);
     }
