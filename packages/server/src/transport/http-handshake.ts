@@ -124,6 +124,12 @@ export function checkUpgradeRequest(request: IncomingMessage): void {
 
 /** Answers a failed upgrade on the raw socket and closes it. */
 export function rejectUpgrade(socket: Duplex, error: ProtocolError): void {
+  if (socket.writable) socket.end(rawErrorResponse(error));
+  else socket.destroy();
+}
+
+/** `error` in the error envelope as a whole HTTP/1.1 response, for a socket no `ServerResponse` writes to. */
+export function rawErrorResponse(error: ProtocolError): string {
   const { status, body } = errorEnvelope(error.code, error.message);
   const head = [
     `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? "Error"}`,
@@ -134,8 +140,7 @@ export function rejectUpgrade(socket: Duplex, error: ProtocolError): void {
     "",
     "",
   ].join("\r\n");
-  if (socket.writable) socket.end(head + body);
-  else socket.destroy();
+  return head + body;
 }
 
 export function sendHttpError(response: ServerResponse, error: ProtocolError): void {

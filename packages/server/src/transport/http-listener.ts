@@ -6,9 +6,10 @@
  * bare status line, outside the error envelope every other refusal uses.
  * A server handed to `attach` keeps its own settings: its owner chose them.
  */
-import { createServer, STATUS_CODES, type IncomingMessage, type RequestListener, type Server } from "node:http";
+import { createServer, type IncomingMessage, type RequestListener, type Server } from "node:http";
 import type { Duplex } from "node:stream";
-import { errorEnvelope } from "./http-handshake.js";
+import { ProtocolError } from "@golem-stream/wire";
+import { rawErrorResponse } from "./http-handshake.js";
 
 /**
  * Largest request head read. Above the server's own bounds on what it reads
@@ -64,12 +65,9 @@ function answerClientError(error: Error & { code?: string }, socket: Duplex): vo
 
 function answerTo(error: Error & { code?: string }): string {
   if (error.code === "ERR_HTTP_REQUEST_TIMEOUT") return "HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n\r\n";
-  const { status, body } =
+  return rawErrorResponse(
     error.code === "HPE_HEADER_OVERFLOW"
-      ? errorEnvelope("limit-exceeded", `the request's head is larger than ${MAX_REQUEST_HEAD_BYTES} bytes`)
-      : errorEnvelope("invalid-message", "the request is not well-formed HTTP/1.1");
-  return (
-    `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ""}\r\nContent-Type: application/json\r\n` +
-    `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`
+      ? new ProtocolError("limit-exceeded", `the request's head is larger than ${MAX_REQUEST_HEAD_BYTES} bytes`)
+      : new ProtocolError("invalid-message", "the request is not well-formed HTTP/1.1"),
   );
 }
