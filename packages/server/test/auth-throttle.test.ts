@@ -1,6 +1,10 @@
 /** The failed-authentication table: bounded, keyed per IPv4 address and per IPv6 /64. */
 import { describe, expect, it } from "vitest";
+import { ProtocolError } from "@golem-stream/wire";
 import { AuthThrottle, keyOf, MAX_WAITING_AUTHENTICATIONS } from "../src/transport/auth-throttle.js";
+
+/** What an authenticator that refused the credential throws. */
+const GUESSED_WRONG = new ProtocolError("unauthenticated", "the bearer token is not valid");
 
 describe("AuthThrottle", () => {
   it("the table remembers at most maxAddresses addresses, forgetting the least recently failed", () => {
@@ -84,7 +88,7 @@ describe("AuthThrottle", () => {
       most = Math.max(most, ++running);
       await new Promise((resolve) => setImmediate(resolve));
       running--;
-      admission.settled(true);
+      admission.settled(GUESSED_WRONG);
       return "failed";
     };
     const outcomes = await Promise.all(Array.from({ length: 50 }, guess));
@@ -105,13 +109,13 @@ describe("AuthThrottle", () => {
       most = Math.max(most, ++running);
       await new Promise((resolve) => setImmediate(resolve));
       running--;
-      admission.settled(false);
+      admission.settled();
     };
     await Promise.all(Array.from({ length: 20 }, good));
     expect(most).toBe(1);
     // Another address is not held back by this one's turns.
     const other = await throttle.admit("10.0.0.3");
-    other.settled(false);
+    other.settled();
   });
 
   it("refuses an authentication at once when as many of its address's wait for their turn as the bound allows", async () => {
@@ -120,8 +124,8 @@ describe("AuthThrottle", () => {
     const waiting = Array.from({ length: MAX_WAITING_AUTHENTICATIONS }, () => throttle.admit("10.0.0.4"));
     await expect(throttle.admit("10.0.0.4")).rejects.toThrow(/too many authentications from this address at once/);
     // They are let through in turn as the ones before them succeed.
-    first.settled(false);
-    for (const next of waiting) (await next).settled(false);
+    first.settled();
+    for (const next of waiting) (await next).settled();
   });
 
   it("a turn handed to one waiting is never taken by a new arrival, even when the ones running end in the same turn", async () => {
@@ -133,7 +137,7 @@ describe("AuthThrottle", () => {
       most = Math.max(most, ++running);
       return () => {
         running--;
-        admission.settled(false);
+        admission.settled();
       };
     };
     const a = await authenticate();

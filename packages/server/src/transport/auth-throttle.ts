@@ -41,9 +41,13 @@ interface Failures {
   count: number;
 }
 
-/** One admitted authentication: `settled(failed)` once it ends, whatever its outcome. */
+/**
+ * One admitted authentication: `settled()` once it succeeds, `settled(error)` once it fails with
+ * `error`, which counts as a failed authentication of its address when it refused the credential
+ * (`unauthenticated`).
+ */
 export interface AuthAdmission {
-  settled(failed: boolean): void;
+  settled(error?: unknown): void;
 }
 
 /** Authentications of one address under way, and those waiting for one of them to end. */
@@ -128,10 +132,10 @@ export class AuthThrottle {
     }
     let settled = false;
     return {
-      settled: (failed) => {
+      settled: (error) => {
         if (settled) return;
         settled = true;
-        if (failed) this.failed(address);
+        if (error instanceof ProtocolError && error.code === "unauthenticated") this.failed(address);
         this.#release(key, admitted);
       },
     };

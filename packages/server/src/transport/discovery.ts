@@ -36,11 +36,11 @@ export async function handleDiscovery(request: IncomingMessage, response: Server
     const admission = await deps.throttle.admit(address);
     const caller = await authenticate(request, deps.authenticator, deps.logger, deps.maxCallerIdentityBytes).then(
       (authenticated) => {
-        admission.settled(false);
+        admission.settled();
         return authenticated;
       },
       (error: unknown) => {
-        admission.settled(error instanceof ProtocolError && error.code === "unauthenticated");
+        admission.settled(error);
         throw error;
       },
     );

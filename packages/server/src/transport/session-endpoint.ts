@@ -110,9 +110,9 @@ export class SessionEndpoint {
         const credential = deps.browsers?.credential(request) ?? { from: "authorization" };
         const token = credential.from === "subprotocol" ? credential.token : undefined;
         caller = await authenticate(request, deps.authenticator, deps.logger, deps.limits.maxCallerIdentityBytes, token);
-        admission.settled(false);
+        admission.settled();
       } catch (error) {
-        admission.settled(error instanceof ProtocolError && error.code === "unauthenticated");
+        admission.settled(error);
         // A page cannot read a refused handshake's status: tell it in a close it can read.
         if (viaEntry && error instanceof ProtocolError) return this.#refuseByClose(request, socket, head, error);
         throw error;
