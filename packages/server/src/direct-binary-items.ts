@@ -7,7 +7,7 @@
  * on input and on an agent's output alike.
  */
 import { ProtocolError } from "@golem-stream/wire";
-import type { NumericBound, SchemaGraph } from "@golem-stream/schema-value";
+import { decodeSchemaValue, type SchemaGraph } from "@golem-stream/schema-value";
 
 /** Checks a direct-binary item against its element's binary restrictions. */
 export function checkBinaryItem(graph: SchemaGraph, length: number, mimeType: string | undefined): void {
@@ -25,14 +25,8 @@ export function checkBinaryItem(graph: SchemaGraph, length: number, mimeType: st
   }
 }
 
-/** The bytes a `stream<u8>`'s element allows, from its `min` and `max`; undefined when it allows all 256. */
-interface ByteRange {
-  readonly min: number;
-  readonly max: number;
-}
-
-/** Per element graph: resolved once, as a stream's every batch is checked against it. */
-const ranges = new WeakMap<SchemaGraph, ByteRange | null>();
+/** Per element graph: which of the 256 bytes its element allows (1) or not (0); null when it allows all. */
+const allowedBytes = new WeakMap<SchemaGraph, Uint8Array | null>();
 
 /**
  * Checks each byte of a `stream<u8>` batch (each is one item) against the
@@ -40,37 +34,47 @@ const ranges = new WeakMap<SchemaGraph, ByteRange | null>();
  * usual case, costs one lookup per batch, not a scan.
  */
 export function checkU8Items(graph: SchemaGraph, bytes: Uint8Array): void {
-  const range = byteRange(graph);
-  if (range === undefined) return;
+  const allowed = allowedBytesOf(graph);
+  if (allowed === undefined) return;
   for (let i = 0; i < bytes.length; i++) {
     const byte = bytes[i]!;
-    if (byte < range.min || byte > range.max) {
+    if (allowed[byte] === 0) {
       throw new ProtocolError(
         "validation-error",
-        `item ${i} of the batch is ${byte}, outside what the stream's element schema allows (${range.min} to ${range.max})`,
+        `item ${i} of the batch is ${byte}, outside what the stream's element schema allows (${allowedRange(allowed)})`,
       );
     }
   }
 }
 
-function byteRange(graph: SchemaGraph): ByteRange | undefined {
-  let range = ranges.get(graph);
-  if (range === undefined) {
-    range = null;
+/**
+ * The bytes a restricted u8 element allows, as the SchemaValue decoder judges
+ * each of the 256 as a `u8` item (its bounds' kinds and comparisons are the
+ * decoder's own): worked out once per graph, as a stream's every batch is
+ * checked against it.
+ */
+function allowedBytesOf(graph: SchemaGraph): Uint8Array | undefined {
+  let allowed = allowedBytes.get(graph);
+  if (allowed === undefined) {
     const root = graph.resolve(graph.root);
-    const restrictions = root.kind === "u8" ? root.value.restrictions : undefined;
-    if (restrictions !== undefined) {
-      const min = restrictions.min === undefined ? 0 : Math.max(0, Math.ceil(boundNumber(restrictions.min)));
-      const max = restrictions.max === undefined ? 255 : Math.min(255, Math.floor(boundNumber(restrictions.max)));
-      if (min > 0 || max < 255) range = { min, max };
-    }
-    ranges.set(graph, range);
+    const restricted = root.kind === "u8" && (root.value.restrictions?.min !== undefined || root.value.restrictions?.max !== undefined);
+    allowed = restricted ? Uint8Array.from({ length: 256 }, (_, byte) => (decodes(graph, byte) ? 1 : 0)) : null;
+    allowedBytes.set(graph, allowed);
   }
-  return range ?? undefined;
+  return allowed ?? undefined;
 }
 
-/** A bound as a number (a u8's bounds are small integers; a float bound is its f64 from its bits). */
-function boundNumber(bound: NumericBound): number {
-  if (bound.kind !== "float-bits") return Number(BigInt(bound.value));
-  return new Float64Array(new BigUint64Array([BigInt(bound.value)]).buffer)[0]!;
+function decodes(graph: SchemaGraph, byte: number): boolean {
+  try {
+    decodeSchemaValue({ kind: "u8", value: byte }, graph);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** `10 to 20`: the first and the last byte allowed (`none` when none is). */
+function allowedRange(allowed: Uint8Array): string {
+  const first = allowed.indexOf(1);
+  return first < 0 ? "none" : `${first} to ${allowed.lastIndexOf(1)}`;
 }
