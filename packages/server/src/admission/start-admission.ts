@@ -17,10 +17,10 @@ import { ATTEMPT_RECORD_BYTES, sessionRecordBytes } from "../store/record-bytes.
 import type { SessionTransport } from "../transport/transport.js";
 import { identityOf } from "../observability/server-observer.js";
 import type { NodeLifecycle } from "../sessions/node-lifecycle.js";
-import { catalogueGraph, decodeValue, digestOf, substituteStreamRefs } from "../values.js";
+import { catalogueGraph, decodeValue, substituteStreamRefs } from "../values.js";
 import type { PrincipalSlot, PrincipalSlots } from "./principal-slots.js";
 import { openDecided, type ExactReplay } from "./exact-replay.js";
-import { startDescriptor, validateStart, type ValidatedStart } from "./start-rules.js";
+import { startDescriptor, validateStart, type StartDescriptor, type ValidatedStart } from "./start-rules.js";
 
 export class StartAdmission {
   readonly #deps: RuntimeDeps;
@@ -45,7 +45,8 @@ export class StartAdmission {
   }
 
   async #start(message: InvocationStart, caller: Principal, transport: SessionTransport): Promise<Attachment> {
-    const descriptorDigest = digestOf(startDescriptor(this.#deps.host, message));
+    const descriptor = startDescriptor(this.#deps.host, message);
+    const descriptorDigest = descriptor.digest;
     const existing = await this.#deps.store.getAttempt(message.attemptId);
     if (existing !== undefined) return this.#replayStart(existing, descriptorDigest, caller, transport);
     const validated = await validateStart(this.#deps.host, this.#authorize, message, caller);
@@ -55,7 +56,7 @@ export class StartAdmission {
     // A new invocation (an exact replay above runs nothing new): one of the caller's slots, held until it finishes.
     const slot = this.#runningPerPrincipal.acquire(caller);
     try {
-      return await this.#create(message, caller, transport, validated, descriptorDigest, slot);
+      return await this.#create(message, caller, transport, validated, descriptor, slot);
     } catch (error) {
       slot.release();
       throw error;
@@ -75,11 +76,16 @@ export class StartAdmission {
     caller: Principal,
     transport: SessionTransport,
     validated: ValidatedStart,
-    descriptorDigest: string,
+    descriptor: StartDescriptor,
     slot: PrincipalSlot,
   ): Promise<Attachment> {
     const graph = catalogueGraph(validated.method.parameters);
-    const decoded = decodeValue(message.methodParameters as unknown as JsonValue, graph, "provisional", "methodParameters");
+    // Decoded once, for the descriptor, when that was under this method's graph (the catalogue unchanged since).
+    const decoded =
+      descriptor.parameters?.graph === graph
+        ? descriptor.parameters.decoded
+        : decodeValue(message.methodParameters as unknown as JsonValue, graph, "provisional", "methodParameters");
+    const descriptorDigest = descriptor.digest;
 
     const sessionId = randomUUID();
     const selector = message.selector;

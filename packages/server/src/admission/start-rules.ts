@@ -5,7 +5,8 @@
  * order that tells a refused caller nothing. Also the start's descriptor
  * (what an exact replay of it must repeat) and its agent identity.
  */
-import { canonicalValue, catalogueGraph, decodeValue, digestOf } from "../values.js";
+import { canonicalValue, catalogueGraph, decodeValue, digestOf, type SchemaGraph } from "../values.js";
+import type { DecodedValue } from "@golem-stream/schema-value";
 import { ProtocolError, type ConfigEntry, type InvocationStart, type JsonValue, type SchemaValueJson } from "@golem-stream/wire";
 import type { AgentHost, AgentTypeDescriptor, MethodDescriptor } from "../agent-host.js";
 import type { AuthorizationRequest, Authorizer, Principal } from "../options.js";
@@ -67,40 +68,58 @@ export async function validateStart(
   return { type, method, agentIdentity, constructorParameters };
 }
 
+/** A start's descriptor: what an exact replay of it must repeat (section 9). */
+export interface StartDescriptor {
+  /** The attempt's descriptor digest. */
+  readonly digest: string;
+  /** The method parameters as decoded for the digest, under `graph`; undefined when they were not. */
+  readonly parameters: { readonly graph: SchemaGraph; readonly decoded: DecodedValue } | undefined;
+}
+
 /**
- * What an exact replay of a start must repeat (section 9): its digest is the attempt's
- * descriptor. "Equality is semantic after strict decoding and canonical SchemaValue
+ * "Equality is semantic after strict decoding and canonical SchemaValue
  * normalization", so the constructor and method parameters count as the canonical text of their
  * decoded values (`0.1` and `0.10000000149011612` are one f32, `.5Z` and `.500Z` one datetime),
  * where the catalogue has the agent type and method and the value decodes. Otherwise the start is
- * refused anyway, and its values count as sent.
+ * refused anyway, and its values count as sent. The decoded method parameters are kept, for the
+ * start to use rather than decode them again.
  */
-export function startDescriptor(host: AgentHost, message: InvocationStart): JsonValue {
+export function startDescriptor(host: AgentHost, message: InvocationStart): StartDescriptor {
   const selector = message.selector;
   const type = host.agentTypes(selector.application, selector.environment)?.find((t) => t.name === selector.agentType);
   const method = type?.methods.find((m) => m.name === selector.method);
   const constructorParameters = selector.constructorParameters as unknown as JsonValue;
   const methodParameters = message.methodParameters as unknown as JsonValue;
-  return {
+  const graph = method === undefined ? undefined : catalogueGraph(method.parameters);
+  const decoded = graph === undefined ? undefined : decodedOrUndefined(methodParameters, graph, "provisional");
+  const digest = digestOf({
     attemptId: message.attemptId,
     config: message.config as unknown as JsonValue,
     idempotencyKey: message.idempotencyKey,
-    methodParameters: method === undefined ? methodParameters : normalized(methodParameters, method.parameters, "provisional"),
+    methodParameters: canonicalJsonOf(decoded, methodParameters),
     selector: {
       ...(selector as unknown as Record<string, JsonValue>),
-      constructorParameters:
-        type === undefined ? constructorParameters : normalized(constructorParameters, type.constructorParameters, "forbidden"),
+      constructorParameters: canonicalJsonOf(
+        type === undefined ? undefined : decodedOrUndefined(constructorParameters, catalogueGraph(type.constructorParameters), "forbidden"),
+        constructorParameters,
+      ),
     },
-  };
+  });
+  return { digest, parameters: graph === undefined || decoded === undefined ? undefined : { graph, decoded } };
 }
 
-/** `value`'s canonical SchemaValue form under `graph`, or `value` itself when it does not decode. */
-function normalized(value: JsonValue, graph: object, streams: "provisional" | "forbidden"): JsonValue {
+/** `value` decoded under `graph`, or undefined when it does not decode. */
+function decodedOrUndefined(value: JsonValue, graph: SchemaGraph, streams: "provisional" | "forbidden"): DecodedValue | undefined {
   try {
-    return JSON.parse(canonicalValue(decodeValue(value, catalogueGraph(graph), streams, "value"))) as JsonValue;
+    return decodeValue(value, graph, streams, "value");
   } catch {
-    return value;
+    return undefined;
   }
+}
+
+/** A decoded value's canonical form as JSON, or the value as `sent` when it was not decoded. */
+function canonicalJsonOf(decoded: DecodedValue | undefined, sent: JsonValue): JsonValue {
+  return decoded === undefined ? sent : (JSON.parse(canonicalValue(decoded)) as JsonValue);
 }
 
 /** Decisions section 4, field 20: SHA-256 of the canonical constructor parameters and phantom id. */
