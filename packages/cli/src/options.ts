@@ -77,6 +77,8 @@ export interface ServeOptions extends JwtServeOptions {
   readonly pingInterval?: number;
   /** Open session sockets of all callers together; absent: the server's default. */
   readonly maxConnections?: number;
+  /** Connections to the listener that are not session sockets; absent: the server's default. */
+  readonly maxHttpConnections?: number;
   /** Open session sockets per principal; absent: the server's default. */
   readonly maxConnectionsPerPrincipal?: number;
   /** Invocations one principal may run at once; absent: the server's default. */

@@ -107,6 +107,7 @@ it("serve refuses bad bound values as usage errors", async () => {
     ["--ping-interval", "soon"],
     ["--max-connections-per-principal", "0"],
     ["--max-connections", "0"],
+    ["--max-http-connections", "0"],
     ["--max-sessions-per-principal", "x"],
     ["--max-stored-bytes-per-principal", "16GB"],
     ["--max-stored-bytes-per-principal", "0"],

@@ -164,6 +164,17 @@ export interface ServerLimits {
    */
   readonly httpRequestTimeoutMs: number;
   /**
+   * Connections the listener `listen` opens may hold that are not session
+   * sockets: requests being read or answered, idle keep-alive connections,
+   * upgrades waiting for their authentication (default 1024). One more is
+   * answered `overloaded` (HTTP 503) and closed at once. Each such
+   * connection is bounded in time, this bounds how many a client opening
+   * them faster than they time out can hold. Session sockets count in
+   * `maxConnections` instead. A server handed to `attach` is its owner's to
+   * bound (Node's `server.maxConnections`).
+   */
+  readonly maxHttpConnections: number;
+  /**
    * How often the server pings each session socket; a peer that answers
    * neither of two pings in a row is dropped (its attachment detaches and the
    * detached timeout starts). Not counted while either side is backpressured
@@ -243,6 +254,7 @@ export const DEFAULT_LIMITS: ServerLimits = {
   maxAuthFailureAddresses: 10_000,
   firstMessageTimeoutMs: 30_000,
   httpRequestTimeoutMs: 30_000,
+  maxHttpConnections: 1024,
   pingIntervalMs: 30_000,
   tcpKeepAliveDelayMs: 30_000,
   maxConnectionsPerPrincipal: 1000,

@@ -253,8 +253,14 @@ class NodeSessionServer implements SessionServer {
   async listen(port = 0, host = "127.0.0.1"): Promise<ListeningAddress> {
     await this.ready;
     await this.#catalogueVerified;
-    const server = createHttpListener((req, res) => void routeRequest(this.#routes, req, res, true), this.#limits.httpRequestTimeoutMs);
-    server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => void this.#endpoint.upgrade(req, socket, head, true));
+    const { server, becameSession } = createHttpListener(
+      (req, res) => void routeRequest(this.#routes, req, res, true),
+      this.#limits,
+      () => this.#observer.attachRejected("overloaded", "connection"),
+    );
+    server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+      void this.#endpoint.upgrade(req, socket, head, true).then((session) => session && becameSession(socket));
+    });
     this.#owned = server;
     await new Promise<void>((resolve, reject) => {
       server.once("error", reject);

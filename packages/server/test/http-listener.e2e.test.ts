@@ -41,7 +41,10 @@ it("a request head that never ends is answered 408 once httpRequestTimeoutMs has
 });
 
 it("after its 408 a client that keeps its side of the connection open holds nothing: the server's side of it closes", async () => {
-  const listener = createHttpListener((_request, response) => response.end(), 200);
+  const listener = createHttpListener((_request, response) => response.end(), {
+    httpRequestTimeoutMs: 200,
+    maxHttpConnections: 1024,
+  }).server;
   const serverSides: Promise<void>[] = [];
   listener.on("connection", (side: Socket) => serverSides.push(new Promise((resolve) => side.once("close", () => resolve()))));
   await new Promise<void>((resolve) => listener.listen(0, "127.0.0.1", resolve));

@@ -187,6 +187,12 @@ export function addServeCommand(program: Command, { io, setExitCode }: CommandCo
     )
     .addOption(
       new Option(
+        "--max-http-connections <n>",
+        "connections that are not (yet) session connections: HTTP requests, idle keep-alive, upgrades being authenticated; more are refused with 503 overloaded (default: 1024)",
+      ).argParser(parseCount(1, 10_000_000)),
+    )
+    .addOption(
+      new Option(
         "--max-connections-per-principal <n>",
         "open session connections one token (principal) may have; more are refused with 503 overloaded (default: 1000)",
       ).argParser(parseCount(1, 1_000_000)),

@@ -13,6 +13,7 @@ export function serveLimits(options: ServeOptions): Partial<ServerLimits> {
   if (options.httpRequestTimeout !== undefined) limits.httpRequestTimeoutMs = options.httpRequestTimeout;
   if (options.pingInterval !== undefined) limits.pingIntervalMs = options.pingInterval;
   if (options.maxConnections !== undefined) limits.maxConnections = options.maxConnections;
+  if (options.maxHttpConnections !== undefined) limits.maxHttpConnections = options.maxHttpConnections;
   if (options.maxConnectionsPerPrincipal !== undefined) limits.maxConnectionsPerPrincipal = options.maxConnectionsPerPrincipal;
   if (options.maxSessionsPerPrincipal !== undefined) limits.maxRunningSessionsPerPrincipal = options.maxSessionsPerPrincipal;
   if (options.maxStoredBytesPerPrincipal !== undefined) limits.maxStoredBytesPerPrincipal = options.maxStoredBytesPerPrincipal;

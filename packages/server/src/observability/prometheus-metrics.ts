@@ -72,7 +72,7 @@ export class PrometheusMetrics {
     });
     const rejections = new Counter({
       name: `${p}attachment_rejections_total`,
-      help: "Attaches (or upgrades, or catalogue requests: operation discover) refused, by public code and by the operation the first message asked for.",
+      help: "Attaches (or upgrades, or catalogue requests: operation discover, or connections before any request: operation connection) refused, by public code and by the operation the first message asked for.",
       labelNames: ["code", "operation"] as const,
       registers,
     });

@@ -26,9 +26,10 @@ export type AttachOperation = "start" | "replay" | "resume" | "takeover";
 /**
  * The first message an attach rejection answered; `upgrade` before any message (HTTP), `unknown`
  * when it could not be decoded; `discover` a refused catalogue request (`GET /v1/agents/types`),
- * which authenticates like an upgrade and is where a wrong token shows first.
+ * which authenticates like an upgrade and is where a wrong token shows first; `connection` a
+ * connection to the server's own listener refused before any request (`limits.maxHttpConnections`).
  */
-export type RejectedOperation = "start" | "resume" | "takeover" | "upgrade" | "unknown" | "discover";
+export type RejectedOperation = "start" | "resume" | "takeover" | "upgrade" | "unknown" | "discover" | "connection";
 
 /** Why the server paused taking more from a client or a producer (protocol section 12). */
 export type BackpressureReason =

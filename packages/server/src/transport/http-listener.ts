@@ -9,6 +9,7 @@
 import { createServer, type IncomingMessage, type RequestListener, type Server } from "node:http";
 import type { Duplex } from "node:stream";
 import { ProtocolError } from "@golem-stream/wire";
+import { ConnectionGate } from "./connection-gate.js";
 import { rawErrorResponse } from "./http-handshake.js";
 
 /**
@@ -24,8 +25,29 @@ function checkingIntervalMs(requestTimeoutMs: number): number {
   return Math.max(10, Math.min(5_000, Math.floor(requestTimeoutMs / 4)));
 }
 
-/** An HTTP server whose requests must arrive whole within `requestTimeoutMs`, answered by `listener`. */
-export function createHttpListener(listener: RequestListener, requestTimeoutMs: number): Server {
+/** What the listener bounds (`ServerLimits` members of the same names). */
+export interface HttpListenerLimits {
+  readonly httpRequestTimeoutMs: number;
+  readonly maxHttpConnections: number;
+}
+
+/** The listener's server, and how a connection leaves its count. */
+export interface HttpListener {
+  readonly server: Server;
+  /** The connection became a session socket: it no longer counts in `maxHttpConnections`. */
+  becameSession(socket: Duplex): void;
+}
+
+/**
+ * An HTTP server whose requests must arrive whole within
+ * `httpRequestTimeoutMs`, answered by `listener`, holding at most
+ * `maxHttpConnections` connections that are not session sockets: one more is
+ * answered `overloaded` (503) in the envelope and closed at once, and
+ * `refused` is told.
+ */
+export function createHttpListener(listener: RequestListener, limits: HttpListenerLimits, refused: () => void = () => {}): HttpListener {
+  const requestTimeoutMs = limits.httpRequestTimeoutMs;
+  const gate = new ConnectionGate(limits.maxHttpConnections);
   const server = createServer(
     {
       headersTimeout: requestTimeoutMs,
@@ -40,7 +62,21 @@ export function createHttpListener(listener: RequestListener, requestTimeoutMs: 
     },
   );
   server.on("clientError", answerClientError);
-  return server;
+  // After Node's own connection listener, which gives the socket its parser: destroying it now
+  // ends that parser as any closed connection does.
+  server.on("connection", (socket: Duplex) => {
+    if (gate.admit(socket)) return;
+    refused();
+    refuseConnection(socket);
+  });
+  return { server, becameSession: (socket) => gate.release(socket) };
+}
+
+/** An answer before any request: the client may not have sent one yet, and nothing of it is read. */
+function refuseConnection(socket: Duplex): void {
+  socket.on("error", () => undefined);
+  socket.write(rawErrorResponse(new ProtocolError("overloaded", "the server holds as many connections as it may; retry later")));
+  socket.destroy();
 }
 
 function bringsBody(request: IncomingMessage): boolean {

@@ -84,13 +84,17 @@ export class SessionEndpoint {
     });
   }
 
-  /** An HTTP upgrade; `owned`: on the server's own listener, where an upgrade to another path is refused rather than left alone. */
-  async upgrade(request: IncomingMessage, socket: Duplex, head: Buffer, owned: boolean): Promise<void> {
+  /**
+   * An HTTP upgrade; `owned`: on the server's own listener, where an upgrade to another path is
+   * refused rather than left alone. True once `socket` is a session socket (`limits.maxConnections`
+   * counts it from then); false when it was refused or left alone.
+   */
+  async upgrade(request: IncomingMessage, socket: Duplex, head: Buffer, owned: boolean): Promise<boolean> {
     socket.on("error", () => socket.destroy());
     const url = parseRequestUrl(request);
     if (url?.pathname !== SESSION_PATH) {
       if (owned) rejectUpgrade(socket, new ProtocolError("not-found", "no such endpoint"));
-      return;
+      return false;
     }
     const deps = this.#deps;
     try {
@@ -114,22 +118,36 @@ export class SessionEndpoint {
       } catch (error) {
         admission.settled(error);
         // A page cannot read a refused handshake's status: tell it in a close it can read.
-        if (viaEntry && error instanceof ProtocolError) return this.#refuseByClose(request, socket, head, error);
+        if (viaEntry && error instanceof ProtocolError) {
+          this.#refuseByClose(request, socket, head, error);
+          return false;
+        }
         throw error;
       }
       // Again: other upgrades may have been authenticated meanwhile.
       this.#checkConnectionCount();
       // Held until the TCP socket closes, whether the upgrade completes or not.
       const slot = this.#connectionsPerPrincipal.acquire(caller);
-      if (socket.destroyed) return slot.release(); // the client left while it was authenticated
+      if (socket.destroyed) {
+        slot.release(); // the client left while it was authenticated
+        return false;
+      }
       socket.once("close", () => slot.release());
       // A peer that vanished without a FIN is found by the kernel even while the server sends nothing.
       if (socket instanceof Socket) socket.setKeepAlive(true, deps.limits.tcpKeepAliveDelayMs);
-      this.#wss.handleUpgrade(request, socket, head, (ws) => this.#onSocket(ws, caller, socket));
+      // `ws` completes an upgrade at once when, as here, no `verifyClient` runs; a socket it
+      // completed later would only stay counted as a pending connection until it closed.
+      let session = false;
+      this.#wss.handleUpgrade(request, socket, head, (ws) => {
+        session = true;
+        this.#onSocket(ws, caller, socket);
+      });
+      return session;
     } catch (error) {
       const failure = error instanceof ProtocolError ? error : new ProtocolError("internal-error", "internal error");
       deps.observer.attachRejected(failure.code, "upgrade");
       rejectUpgrade(socket, failure);
+      return false;
     }
   }
 
