@@ -19,7 +19,7 @@ import type { OutputProducers } from "./output-producers.js";
 import { ReplayDivergence } from "./replay-divergence.js";
 import type { SessionDeps } from "./session-deps.js";
 import type { StreamState } from "./stream-state.js";
-import { errorTextWithCauses } from "../error-text.js";
+import { errorLogFields } from "../error-text.js";
 
 /** After the store refused to record a failure: the first wait before trying again, growing by this much per attempt. */
 const RECORD_FAILURE_RETRY_MS = 2_000;
@@ -117,7 +117,8 @@ export class OutcomeRecorder {
     this.#host.deps.logger.warn("invocation failed", {
       event: "invocation.failed",
       session: this.#host.sessionId,
-      error: error instanceof ReplayDivergence ? `${error.message}: ${error.detail}` : errorTextWithCauses(error),
+      // A divergence is the server's own finding (where the re-run differed), with no stack worth reading.
+      ...(error instanceof ReplayDivergence ? { error: `${error.message}: ${error.detail}` } : errorLogFields(error)),
     });
     if (error instanceof ReplayDivergence) this.#host.deps.observer.replayDiverged(identityOf(this.#host.record()));
     this.#host.abortInvocation(new Error(INVOCATION_FAILED));

@@ -23,7 +23,7 @@ import { ReplayDivergence } from "./replay-divergence.js";
 import type { SessionDeps } from "./session-deps.js";
 import type { PendingStream, StreamState } from "./stream-state.js";
 import { Tally } from "./tally.js";
-import { errorTextWithCauses } from "../error-text.js";
+import { errorLogFields } from "../error-text.js";
 
 /** What the producers need from their session. */
 export interface ProducerHost {
@@ -368,7 +368,7 @@ export class OutputProducers {
             );
           const message = error instanceof PublicProducerError ? error.message : PRODUCER_FAILED;
           if (!(error instanceof PublicProducerError))
-            this.#host.deps.logger.warn("output producer failed", { event: "producer.failed", error: errorTextWithCauses(error) });
+            this.#host.deps.logger.warn("output producer failed", { event: "producer.failed", ...errorLogFields(error) });
           return this.appendTerminal(stream, { kind: "error", code: "producer-error", message });
         },
       )
