@@ -5,17 +5,18 @@
  * so each becomes one line naming the file and the problem, with exit code
  * 78 (`EXIT.agentsInvalid`), never a stack trace: no such file, a syntax
  * error (with its line, also one a TypeScript loader found), an import that
- * cannot be resolved, an error thrown while the module loads, no default
+ * cannot be resolved, CommonJS in a file Node loads as an ES module (with
+ * Node's explanation of why), an error thrown while the module loads, no default
  * export, or a catalogue that fails the server's checks.
  */
 import { execFile } from "node:child_process";
 import { stat } from "node:fs/promises";
 import { extname, resolve } from "node:path";
-import { pathToFileURL } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import type { AgentHost, Catalogue } from "@golem-stream/server";
 import { CliError, EXIT } from "./exit-codes.js";
 
-/** What the message quotes of an error's text: its first line, this long at most. */
+/** What the message quotes of an error's text: its first line, this long at most (Node's whole explanation of CommonJS in an ES module, three times this). */
 const MAX_PROBLEM_LENGTH = 300;
 /** How long `node --check` may take to find a syntax error's line; past it, the message goes without one. */
 const SYNTAX_CHECK_TIMEOUT_MS = 10_000;
@@ -107,6 +108,8 @@ async function loadProblem(error: unknown, path: string): Promise<string> {
     }
     const located = error instanceof Error ? loaderSyntaxError(error.message, path) : undefined;
     if (located !== undefined) return located;
+    const commonJs = error instanceof Error ? commonJsProblem(error, path) : undefined;
+    if (commonJs !== undefined) return commonJs;
     if (isNamed(error, "CatalogueError")) return `invalid catalogue: ${firstLine(error)}`;
   } catch {
     // Telling what it is threw (a Proxy, a getter): it is only something thrown.
@@ -143,6 +146,44 @@ function loaderSyntaxError(message: string, path: string): string | undefined {
   // tsx names a .mts or .cts module by its .ts name.
   const same = file === path || (/\.[mc]ts$/.test(path) && file === `${path.slice(0, -4)}.ts`);
   return `syntax error ${same ? "" : `in ${file} `}at line ${line}: ${clip(text)}`;
+}
+
+/** Node's ReferenceError for a CommonJS name used in an ES module: `require is not defined in ES module scope, …`. */
+const COMMONJS_IN_ESM = /^(require|module|exports|__filename|__dirname) is not defined in ES module scope/;
+
+/**
+ * CommonJS (`require`, `module.exports`, `exports.default`) in a file Node loads as an ES module:
+ * Node's whole explanation on one line (its second line says why the file is an ES module, a
+ * `.js` file under `"type": "module"`, and how to make it CommonJS), naming the module when it
+ * is another one it imports, and how to write it as an ES module instead; undefined for any other
+ * error.
+ */
+function commonJsProblem(error: Error, path: string): string | undefined {
+  const message = String(error.message);
+  if (String(error.name) !== "ReferenceError" || !COMMONJS_IN_ESM.test(message)) return undefined;
+  const explanation = message
+    .split("\n")
+    .map((line) => line.trim())
+    .filter((line) => line !== "")
+    .map((line) => (/[.!?]$/.test(line) ? line : `${line}.`))
+    .join(" ");
+  const file = errorFile(error);
+  const where = file === undefined || file === path ? "" : ` (${file})`;
+  return clip(
+    `CommonJS in an ES module${where}: ${explanation} To keep it an ES module, use import and export default instead (from TypeScript: compile with "module": "nodenext")`,
+    3 * MAX_PROBLEM_LENGTH,
+  );
+}
+
+/** The file an error was thrown in: the first frame of its stack, when that is a file: URL. */
+function errorFile(error: Error): string | undefined {
+  const match = /^\s+at (?:.*\()?(file:\/\/[^\s)]+?):\d+:\d+\)?$/m.exec(String(error.stack));
+  if (match?.[1] === undefined) return undefined;
+  try {
+    return fileURLToPath(match[1]);
+  } catch {
+    return undefined;
+  }
 }
 
 function isNamed(error: unknown, name: string): boolean {
@@ -184,6 +225,6 @@ function textOf(value: unknown): string {
   }
 }
 
-function clip(text: string): string {
-  return text.length > MAX_PROBLEM_LENGTH ? `${text.slice(0, MAX_PROBLEM_LENGTH)}…` : text;
+function clip(text: string, max = MAX_PROBLEM_LENGTH): string {
+  return text.length > max ? `${text.slice(0, max)}…` : text;
 }

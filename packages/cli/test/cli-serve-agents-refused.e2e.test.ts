@@ -20,6 +20,23 @@ function moduleFile(name: string, source: string): string {
   return join(dir, name);
 }
 
+/** Files of these sources in a fresh folder whose package.json says `"type": "module"`; the path of the first one. */
+function esmPackageFile(files: Record<string, string>): string {
+  const dir = scratchDir();
+  writeFileSync(join(dir, "package.json"), '{ "type": "module" }\n');
+  for (const [name, source] of Object.entries(files)) writeFileSync(join(dir, name), source);
+  return join(dir, Object.keys(files)[0] ?? "");
+}
+
+/** The problem Node's loading of CommonJS as an ES module gives, with its whole explanation (`.js` under `"type": "module"`). */
+const commonJsInEsm = (file: string, name: string, scope: string, module = file): RegExp =>
+  new RegExp(
+    `: CommonJS in an ES module${module === file ? "" : ` \\(${module}\\)`}: ${name} is not defined in ES module scope${scope}\\. ` +
+      `This file is being treated as an ES module because it has a '\\.js' file extension and '${file.replace(/agents\\\.js$/, "")}package\\.json' ` +
+      `contains "type": "module"\\. To treat it as a CommonJS script, rename it to use the '\\.cjs' file extension\\. ` +
+      'To keep it an ES module, use import and export default instead \\(from TypeScript: compile with "module": "nodenext"\\)$',
+  );
+
 const untypedType = (name: string) =>
   `{ name: ${JSON.stringify(name)}, constructorParameters: ${EMPTY_RECORD}, config: [], methods: [{ name: "run", parameters: ${EMPTY_RECORD} }], implementations: { run: async () => undefined } }`;
 
@@ -44,6 +61,21 @@ const CASES: [string, () => string, (file: string) => RegExp, string[]?][] = [
     "an import that cannot be found",
     () => moduleFile("agents.mjs", 'import "@golem-stream/not-a-package";\nexport default {};\n'),
     () => /: an import cannot be found: Cannot find package '@golem-stream\/not-a-package'/,
+  ],
+  [
+    "CommonJS require() in a .js file of a package of ES modules (Node's explanation kept)",
+    () => esmPackageFile({ "agents.js": 'const { join } = require("node:path");\nmodule.exports = {};\n' }),
+    (file) => commonJsInEsm(file, "require", ", you can use import instead"),
+  ],
+  [
+    "CommonJS exports.default in a .js file of a package of ES modules",
+    () => esmPackageFile({ "agents.js": "exports.default = {};\n" }),
+    (file) => commonJsInEsm(file, "exports", ""),
+  ],
+  [
+    "CommonJS in a module it imports, named",
+    () => esmPackageFile({ "agents.js": 'import "./settings.js";\nexport default {};\n', "settings.js": "module.exports = {};\n" }),
+    (file) => commonJsInEsm(file, "module", "", file.replace(/agents\\\.js$/, "settings\\.js")),
   ],
   [
     "an error thrown while loading",
