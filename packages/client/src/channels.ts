@@ -1,9 +1,10 @@
 /**
  * The connection-local channel table (protocol section 8): installing the
  * server's mappings before anything may use their channels, and looking a
- * channel up for a message that names it. A channel mapped twice, unknown,
- * or of the wrong direction is `invalid-channel` (protocol 8); a binary
- * message of the wrong kind for its stream is a `protocol-error`.
+ * channel up for a message that names it. A channel mapped twice, a stream
+ * mapped twice (decisions §8: a stream is announced once per connection), a
+ * channel unknown, or of the wrong direction is `invalid-channel` (protocol
+ * 8); a binary message of the wrong kind for its stream is a `protocol-error`.
  */
 import type { ClientCancelReason, StreamMapping } from "@golem-stream/wire";
 import type { Attachment } from "./attachment.js";
@@ -54,6 +55,9 @@ function installInput(
     return;
   }
   const { feeder } = resolved;
+  // Mapped again, the feeder would be attached again and resend its whole unacknowledged window
+  // on the new channel: each such ACK (a few hundred bytes) queued up to 8 MiB of frames.
+  if (attachment.channelOf.has(feeder)) throw invalidChannel(`input stream mapped twice on one connection (channel ${mapping.channel})`);
   attachment.channels.set(mapping.channel, { direction: "input", feeder });
   attachment.channelOf.set(feeder, mapping.channel);
   if (connection === undefined) return;
@@ -63,6 +67,9 @@ function installInput(
 
 function installOutput(attachment: Attachment, mapping: StreamMapping, outputs: OutputRegistry): void {
   const stream = outputs.streamFor(mapping.streamToken);
+  // Each mapping is an entry of this connection's table: mapped again and again (by replayed
+  // items, dropped without being charged), the table grew without bound.
+  if (attachment.channelOf.has(stream)) throw invalidChannel(`output stream mapped twice on one connection (channel ${mapping.channel})`);
   attachment.channels.set(mapping.channel, { direction: "output", stream });
   attachment.channelOf.set(stream, mapping.channel);
 }

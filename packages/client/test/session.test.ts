@@ -181,7 +181,8 @@ describe("attempts and reconnects", () => {
       again.send(u32Item(i, 7));
     }
     again.send(okEnd(4, 7));
-    again.send({ type: "invocationResult", mappings: [outputMapping(8)], result: streamResult() });
+    // The re-sent result announces nothing: the acceptance announced its stream (decisions §8).
+    again.send({ type: "invocationResult", mappings: [], result: streamResult() });
     again.send({ type: "invocationFinished", outcome: { kind: "success" } });
     const rest: unknown[] = [];
     for (let r = await iterator.next(); !r.done; r = await iterator.next()) rest.push(r.value);
