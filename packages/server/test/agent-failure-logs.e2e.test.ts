@@ -28,6 +28,7 @@ const faulty = defineAgentType({
   methods: {
     dig: { params: t.record({}), result: t.u32() },
     numbers: { params: t.record({}), result: t.stream(t.u32()) },
+    letters: { params: t.record({}), result: t.record({ first: t.stream(t.u32()), second: t.stream(t.u32()) }) },
   },
 });
 
@@ -39,6 +40,8 @@ const typed = implement(faulty, {
       yield 1;
       yield empty().inner.deeper;
     })(),
+  // A JavaScript caller (no type checker) yielding a string into its second stream<u32>.
+  letters: () => ({ first: [1], second: ["a" as never] }),
 });
 
 /** Runs `method` of `faulty` to its end on a server logging to `log`: every message the client received. */
@@ -79,4 +82,38 @@ it("producer.failed carries the stack of the producer's error; the client's stre
     /^TypeError: Cannot read properties of undefined \(reading 'deeper'\)\n {4}at .*agent-failure-logs\.e2e\.test\.ts:\d+/,
   );
   expect(text(messages)).not.toMatch(/agent-failure-logs|deeper|\n {4}at /);
+});
+
+it("producer.failed names the session, what was invoked and which output stream failed", async () => {
+  const log = recordingLogger();
+  const messages = await run("letters", log);
+  expect(messages.at(-1)).toEqual({ type: "invocationFinished", outcome: { kind: "success" } });
+  expect(log.lines.filter((l) => l["event"] === "producer.failed")).toEqual([
+    {
+      event: "producer.failed",
+      session: expect.any(String),
+      application: "test",
+      environment: "default",
+      agentType: "faulty",
+      method: "letters",
+      stream: "/result/value/value/fields/1",
+      streamId: expect.any(String),
+      error: "ProtocolError: value: expected a number",
+      stack: expect.stringMatching(/^ProtocolError: value: expected a number\n/),
+    },
+  ]);
+  const session = log.lines.find((l) => l["event"] === "session.start")?.["session"];
+  expect(log.lines.find((l) => l["event"] === "producer.failed")?.["session"]).toBe(session);
+});
+
+it("invocation.failed names what was invoked beside the session, as the other lines about a session do", async () => {
+  const log = recordingLogger();
+  await run("dig", log);
+  expect(log.lines.find((l) => l["event"] === "invocation.failed")).toMatchObject({
+    session: log.lines.find((l) => l["event"] === "session.start")?.["session"],
+    application: "test",
+    environment: "default",
+    agentType: "faulty",
+    method: "dig",
+  });
 });

@@ -33,6 +33,7 @@ import type { ClientCancelReason, InvocationOutcome, ServerCancelReason } from "
 import type { StreamLeaf } from "@golem-stream/schema-value";
 import type { MethodDescriptor } from "../agent-host.js";
 import type { Principal } from "../options.js";
+import { sessionFields } from "../observability/log-observer.js";
 import { identityOf } from "../observability/server-observer.js";
 import type { ClusterSessionStore } from "../store/cluster-store.js";
 import { FIRST_EPOCH } from "../store/ownership.js";
@@ -95,6 +96,7 @@ export class LiveSession {
       fail: (error) => void this.#outcome.fail(error),
       chargeStored: (bytes) => deps.storedBytes.charge(this.owner, bytes),
       writeEpoch: () => this.ownerEpoch,
+      sessionLogFields: () => sessionFields(this.record),
     });
     this.#streams = new StreamRegistry(
       { deps, owner: this.owner, sessionId: record.sessionId, record: () => this.record, replaying: () => this.#method.replaying },

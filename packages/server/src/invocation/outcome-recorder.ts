@@ -11,6 +11,7 @@
  * rules, read together.
  */
 import { canonicalJson, type InvocationOutcome, type JsonValue, type ServerCancelReason } from "@golem-stream/wire";
+import { sessionFields } from "../observability/log-observer.js";
 import { identityOf } from "../observability/server-observer.js";
 import type { SessionRecord } from "../store/session-store.js";
 import { isOwnershipLost } from "../store/ownership.js";
@@ -116,7 +117,7 @@ export class OutcomeRecorder {
   async #recordFailure(error: unknown): Promise<void> {
     this.#host.deps.logger.warn("invocation failed", {
       event: "invocation.failed",
-      session: this.#host.sessionId,
+      ...sessionFields(this.#host.record()),
       // A divergence is the server's own finding (where the re-run differed), with no stack worth reading.
       ...(error instanceof ReplayDivergence ? { error: `${error.message}: ${error.detail}` } : errorLogFields(error)),
     });

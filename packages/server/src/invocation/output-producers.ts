@@ -53,6 +53,8 @@ export interface ProducerHost {
   chargeStored(bytes: number): Error | undefined;
   /** The ownership epoch the invocation's writes carry (store/ownership.ts). */
   writeEpoch(): bigint;
+  /** The fields every log line about the session has: its id and what was invoked (log-observer.ts). */
+  sessionLogFields(): Readonly<Record<string, string>>;
 }
 
 /** What an item that introduces no stream (most) hands on: shared empty lists. */
@@ -366,10 +368,16 @@ export class OutputProducers {
                 `output stream ${stream.coordinate} failed after ${stream.replay.position} of its ${stream.replay.until} stored items`,
               ),
             );
-          const message = error instanceof PublicProducerError ? error.message : PRODUCER_FAILED;
-          if (!(error instanceof PublicProducerError))
-            this.#host.deps.logger.warn("output producer failed", { event: "producer.failed", ...errorLogFields(error) });
-          return this.appendTerminal(stream, { kind: "error", code: "producer-error", message });
+          if (error instanceof PublicProducerError)
+            return this.appendTerminal(stream, { kind: "error", code: "producer-error", message: error.message });
+          const fields = {
+            event: "producer.failed",
+            ...this.#host.sessionLogFields(),
+            stream: stream.coordinate,
+            streamId: stream.streamId,
+          };
+          this.#host.deps.logger.warn("output producer failed", { ...fields, ...errorLogFields(error) });
+          return this.appendTerminal(stream, { kind: "error", code: "producer-error", message: PRODUCER_FAILED });
         },
       )
       .catch((error: unknown) => this.#host.fail(error))

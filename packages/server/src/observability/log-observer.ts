@@ -8,7 +8,8 @@
 import type { Logger } from "../options.js";
 import type { AttachEvent, AttachmentObserver, PartialObserver, SessionIdentity } from "./server-observer.js";
 
-function sessionFields(session: SessionIdentity): Record<string, string> {
+/** The fields of every log line about a session: its store id and what was invoked (docs/operations.md). */
+export function sessionFields(session: SessionIdentity): Record<string, string> {
   return {
     session: session.sessionId,
     application: session.application,
