@@ -1,7 +1,7 @@
 /**
  * `serve --agents <file>`: imports the user's ES module and takes its default
  * export as the catalogue to serve (a `defineCatalogue(...)` or an
- * `AgentHost`). Everything that can go wrong with it is the user's to fix,
+ * `AgentHost`; of CommonJS in tsc's shape, its `exports.default`). Everything that can go wrong with it is the user's to fix,
  * so each becomes one line naming the file and the problem, with exit code
  * 78 (`EXIT.agentsInvalid`), never a stack trace: no such file, a syntax
  * error (with its line, also one a TypeScript loader found), an import that
@@ -46,15 +46,34 @@ export async function loadAgentsModule(
     throw new CliError(EXIT.interrupted, `--agents ${file}: interrupted while it was loading; nothing was started`);
   }
   if (loading.outcome === "threw") throw refuse(await loadProblem(loading.error, path));
-  const module = loading.module;
-  if (module["default"] === undefined) {
+  const exported = defaultExport(loading.module);
+  if (exported === undefined) {
     throw refuse("no default export: end it with export default defineCatalogue({ applications: { ... } }) (or an AgentHost)");
   }
   try {
-    return checkAgents(module["default"]);
+    return checkAgents(exported);
   } catch (error) {
     throw refuse(`invalid catalogue: ${firstLine(error)}`);
   }
+}
+
+/**
+ * The module's default export. Node gives a CommonJS module's `module.exports` as its default;
+ * in the shape tsc and Babel emit for an ES module (`Object.defineProperty(exports, "__esModule",
+ * { value: true }); exports.default = ...`) that is an object marked `__esModule` whose `default`
+ * member is the module's own default export, so that member is taken, as TypeScript's and the
+ * bundlers' interop take it (undefined when the transpiled module had no default export).
+ */
+function defaultExport(module: Record<string, unknown>): unknown {
+  const exported = module["default"];
+  try {
+    if (typeof exported === "object" && exported !== null && (exported as { __esModule?: unknown }).__esModule === true) {
+      return (exported as { default?: unknown }).default;
+    }
+  } catch {
+    // A getter or a Proxy that throws: not tsc's shape; the catalogue's check says what it is.
+  }
+  return exported;
 }
 
 const STUCK = "its top-level await (or that of a module it imports) never settled: nothing left running could settle what it awaits";

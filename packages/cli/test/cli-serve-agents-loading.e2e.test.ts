@@ -1,7 +1,8 @@
 /**
  * `golem-stream serve --agents` while the module loads, as a real process:
  * a TypeScript loader's syntax error is reported with its file, line and
- * text, as Node's own are; a top-level await that can never settle is
+ * text, as Node's own are; CommonJS as tsc emits it serves its `default`;
+ * a top-level await that can never settle is
  * reported as a problem of the module (Node alone would exit 13 without a
  * word); and a signal while the module still loads stops serve.
  */
@@ -10,7 +11,7 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { expect, it } from "vitest";
 import { EXIT } from "../src/exit-codes.js";
-import { run, scratchDir, start, TOKEN, waitFor, type RunResult } from "./support/processes.js";
+import { run, scratchDir, start, startServe, TOKEN, waitFor, type RunResult } from "./support/processes.js";
 
 /** A TypeScript loader as `NODE_OPTIONS=--import=...` gives one (esbuild's errors, thrown as tsx throws them). */
 const TS_LOADER = new URL("./fixtures/agents/esbuild-loader.mjs", import.meta.url).href;
@@ -58,6 +59,34 @@ it("a syntax error a TypeScript loader finds in an imported module names that mo
   });
   const result = await serve(file, { NODE_OPTIONS: `--import=${TS_LOADER}` });
   expect(refusal(result, file)).toBe(`syntax error in ${join(file, "..", "lib", "settings.ts")} at line 3: Unexpected ","`);
+});
+
+const EMPTY_RECORD = '{ root: { kind: "record", value: { fields: [] } } }';
+const CATALOGUE = `{ applications: { tutorial: { default: [{ name: "tally", constructorParameters: ${EMPTY_RECORD}, config: [], methods: [{ name: "run", parameters: ${EMPTY_RECORD} }], implementations: { run: async () => undefined } }] } } }`;
+
+/** A module as tsc writes one for `"module": "commonjs"`: its default export is `exports.default`, beside the `__esModule` mark. */
+function tscCommonJs(exportsDefault: boolean): string {
+  const exported = exportsDefault ? `exports.default = ${CATALOGUE};\n` : `exports.catalogue = ${CATALOGUE};\n`;
+  return `"use strict";\nObject.defineProperty(exports, "__esModule", { value: true });\n${exported}`;
+}
+
+it.each([
+  ["a .cjs file", "agents.cjs"],
+  ["a .js file of a package that is not of ES modules", "agents.js"],
+])("CommonJS as tsc emits it serves its exports.default, not the exports object: %s", async (_, name) => {
+  const file = moduleFiles({ [name]: tscCommonJs(true), "package.json": '{ "name": "my-agents" }\n' });
+  const server = await startServe([...serveArgs(file).slice(1), "--log-level", "warn"]);
+  try {
+    await waitFor(server.running, () => server.running.stdout().toString().includes(`agents of ${file}:`), "the banner listed the agents");
+    expect(server.running.stdout().toString()).toContain(`agents of ${file}: application tutorial, environment default: tally\n`);
+  } finally {
+    await server.stop();
+  }
+});
+
+it("CommonJS as tsc emits it with no exports.default has no default export", async () => {
+  const file = moduleFiles({ "agents.cjs": tscCommonJs(false) });
+  expect(refusal(await serve(file), file)).toMatch(/^no default export: end it with export default defineCatalogue\(/);
 });
 
 it("a top-level await nothing can settle any more is refused with exit 78, not Node's silent exit 13", async () => {
