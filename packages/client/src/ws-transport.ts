@@ -32,7 +32,7 @@ import { integerOption, nonNegativeMs, optionsObject, positiveMs } from "./optio
 import type { CloseInfo, Connection, ConnectionHandlers, ConnectRequest, Transport } from "./transport.js";
 
 export interface WsTransportOptions {
-  /** Abandon a handshake that takes longer, ms. Default 10 000. */
+  /** Abandon a handshake (a refusal's body included) that takes longer, however busy the server keeps it, ms. Default 10 000; then it is a lost connection, retried. */
   readonly handshakeTimeoutMs?: number;
   /** Largest inbound WebSocket message accepted, bytes, 1 to 2^31 - 1 (what `ws` can bound). Default: the protocol's largest binary message. */
   readonly maxPayloadBytes?: number;
@@ -83,6 +83,12 @@ export function wsTransport(options?: WsTransportOptions): Transport {
         const life: Life = { alive: true };
         const onAbort = (): void => socket.terminate();
         request.signal.addEventListener("abort", onAbort, { once: true });
+        // `ws`'s own `handshakeTimeout` only fires when the request's socket is idle: a server
+        // trickling its answer (a 101's head, a refusal's body) a byte at a time never trips it.
+        // The whole handshake, a refusal's body included, has this deadline instead: the socket
+        // is torn down, which ends the handshake as a lost connection, or a refusal's body as
+        // unreadable (`readErrorEnvelope`'s fallback).
+        const deadline = setTimeout(() => socket.terminate(), handshakeTimeout);
 
         // The TCP socket under the WebSocket, for corking bursts of small messages (connectionOf).
         let tcp: Socket | undefined;
@@ -94,6 +100,7 @@ export function wsTransport(options?: WsTransportOptions): Transport {
           // The HTTP refusal carries the public code; read it before tearing the socket down.
           refused = true;
           void readErrorEnvelope(response).then((error) => {
+            clearTimeout(deadline);
             reject(error);
             socket.terminate();
           });
@@ -114,6 +121,7 @@ export function wsTransport(options?: WsTransportOptions): Transport {
         });
         socket.on("open", () => {
           request.signal.removeEventListener("abort", onAbort);
+          clearTimeout(deadline);
           if (socket.protocol !== SUBPROTOCOL) {
             socket.terminate();
             reject(new ProtocolError("unsupported-subprotocol", "server did not select golem.agent-invocation.v1"));
@@ -144,6 +152,8 @@ export function wsTransport(options?: WsTransportOptions): Transport {
           closed = true;
           request.signal.removeEventListener("abort", onAbort);
           if (!opened) {
+            // A refusal's body may still be read: the deadline stays until it is.
+            if (!refused) clearTimeout(deadline);
             if (!refused) reject(new Error(`connection closed before the handshake completed (${code})`));
             return;
           }
@@ -318,6 +328,10 @@ function readErrorEnvelope(response: IncomingMessage): Promise<ProtocolError> {
       chunks.push(chunk);
     });
     response.on("error", () => resolve(fallback()));
+    // Torn down before its end (the handshake's deadline): what arrived is not the whole envelope.
+    response.on("close", () => {
+      if (!response.complete) resolve(fallback());
+    });
     response.on("end", () => {
       try {
         const body = parseStrictJson(Buffer.concat(chunks), { maxBytes: MAX_ERROR_BODY_BYTES, what: "error envelope" });

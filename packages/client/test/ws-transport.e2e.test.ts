@@ -3,6 +3,7 @@
  * crosses the handshake, and how bad bytes become typed, non-retried errors.
  */
 import { createServer, type IncomingMessage } from "node:http";
+import type { Duplex } from "node:stream";
 import { afterEach, describe, expect, it } from "vitest";
 import { WebSocketServer, type WebSocket } from "ws";
 import { SUBPROTOCOL } from "@golem-stream/wire";
@@ -126,6 +127,63 @@ describe("ws transport", () => {
       });
     } finally {
       await new Promise((resolve) => http.close(resolve));
+    }
+  });
+
+  /** A server that answers every upgrade with `head` and then `body`, one byte per 20 ms and never more than that: never idle. */
+  async function trickling(head: string, body: string): Promise<{ url: string; stop: () => Promise<void> }> {
+    const http = createServer();
+    const timers = new Set<NodeJS.Timeout>();
+    const sockets = new Set<Duplex>();
+    http.on("upgrade", (_request, socket: Duplex) => {
+      sockets.add(socket);
+      socket.on("error", () => undefined);
+      socket.write(head);
+      let at = 0;
+      const timer = setInterval(() => {
+        if (socket.destroyed) return clearInterval(timer);
+        socket.write(body[at % body.length]!);
+        at++;
+      }, 20);
+      timers.add(timer);
+    });
+    await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
+    return {
+      url: `ws://127.0.0.1:${(http.address() as { port: number }).port}`,
+      stop: async () => {
+        for (const timer of timers) clearInterval(timer);
+        // Upgraded sockets are no longer the HTTP server's to close.
+        for (const socket of sockets) socket.destroy();
+        await new Promise((resolve) => http.close(resolve));
+      },
+    };
+  }
+
+  it.each([
+    ["the head of a 101, a header line at a time", "HTTP/1.1 101 Switching Protocols\r\n", "x-slow: 1\r\n", "connection-lost"],
+    [
+      "the body of a 503 refusal",
+      "HTTP/1.1 503 No\r\ncontent-type: application/json\r\ncontent-length: 100000\r\n\r\n",
+      " ",
+      "connection-lost",
+    ],
+  ])("a handshake whose server trickles %s, never idle, is abandoned after handshakeTimeoutMs", async (_what, head, body, kind) => {
+    const server = await trickling(head, body);
+    try {
+      const client = createClient({
+        url: server.url,
+        token: "t",
+        transport: wsTransport({ handshakeTimeoutMs: 300 }),
+        reconnect: { maxAttempts: 1, random: () => 0 },
+      });
+      const call = client.invoke({ ...echo, method: "m", methodParameters: params });
+      const causes: string[] = [];
+      call.on("reconnecting", (event) => causes.push(event.cause));
+      await expect(call.finished).rejects.toMatchObject({ kind });
+      // Abandoned each time, and retried once as a connection that may come back.
+      expect(causes).toHaveLength(1);
+    } finally {
+      await server.stop();
     }
   });
 
