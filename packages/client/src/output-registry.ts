@@ -31,10 +31,16 @@ export class OutputRegistry {
   readonly #streams = new Map<string, OutputStream>();
   /** Cursors from saved state whose stream this process has not seen yet, keyed by stream identity. */
   readonly #inherited = new Map<string, string>();
+  /** Those of them whose stream identity could not be read (keyed by the cursor itself): no stream is known to be not theirs. */
+  readonly #unreadable = new Set<string>();
 
   constructor(host: OutputRegistryHost, inheritedCursors: readonly string[] = []) {
     this.#host = host;
-    for (const cursor of inheritedCursors) this.#inherited.set(streamIdentityOf(cursor) ?? cursor, cursor);
+    for (const cursor of inheritedCursors) {
+      const identity = streamIdentityOf(cursor);
+      if (identity === undefined) this.#unreadable.add(cursor);
+      this.#inherited.set(identity ?? cursor, cursor);
+    }
   }
 
   get streams(): ReadonlyMap<string, OutputStream> {
@@ -49,11 +55,19 @@ export class OutputRegistry {
     if (this.#streams.size + this.#host.otherStreams() >= LIMITS.maxStreamsPerSession) {
       throw violation(`server announced more than ${LIMITS.maxStreamsPerSession} streams`, "limit-exceeded");
     }
-    const identity = streamIdentityOf(streamToken) ?? streamToken;
+    const readIdentity = streamIdentityOf(streamToken);
+    const identity = readIdentity ?? streamToken;
     const inherited = this.#inherited.get(identity);
-    if (inherited !== undefined) this.#inherited.delete(identity);
-    // A stream inherited from a checkpoint resumes after a cursor whose position we do not read.
-    const knownStart = inherited === undefined && this.#inherited.size === 0;
+    if (inherited !== undefined) {
+      this.#inherited.delete(identity);
+      this.#unreadable.delete(identity);
+    }
+    // A stream without an inherited cursor starts at sequence 0 unless it may be the stream of a
+    // cursor that could not be paired with it (one whose identity, or its own, could not be read):
+    // then it starts wherever the server resumes it. One with an inherited cursor starts after the
+    // item the cursor names (OutputStream's `deliveredAt`), or anywhere if its position is unread.
+    const unpairable = this.#unreadable.size > 0 || (readIdentity === undefined && this.#inherited.size > 0);
+    const knownStart = inherited === undefined && !unpairable;
     let stream: OutputStream | undefined;
     const host: OutputStreamHost = {
       onQueueChange: (_entries, bytes) => this.#host.onQueueChange(stream!, bytes),

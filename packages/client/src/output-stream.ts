@@ -194,6 +194,11 @@ export class OutputStream implements AsyncIterable<OutputChunk> {
         this.#nextSequence = end;
         return false;
       }
+      // Or the replay starts after it: at the next item, or anywhere beyond a packed batch (the
+      // cursor does not say how many bytes that batch held).
+      if (sequence > deliveredAt + 1n && !(chunk instanceof Uint8Array)) {
+        throw violation(`output stream resumed at sequence ${sequence}, after item ${deliveredAt} was delivered`);
+      }
     }
     const expected = this.#nextSequence ?? sequence;
     if (end <= expected) return false; // an identical replay of something already queued or delivered
@@ -222,9 +227,7 @@ export class OutputStream implements AsyncIterable<OutputChunk> {
       this.#serverEnded = true;
       return first;
     }
-    if (this.#nextSequence !== undefined && sequence !== this.#nextSequence && this.#cancelReason === undefined) {
-      throw violation(`output stream ended at sequence ${sequence}, expected ${this.#nextSequence}`);
-    }
+    if (this.#cancelReason === undefined) this.#checkEnd(sequence);
     this.#serverEnded = true;
     this.#ending = { outcome, cursorToken };
     this.#doneResolve(outcome);
@@ -236,6 +239,19 @@ export class OutputStream implements AsyncIterable<OutputChunk> {
     }
     this.#notify();
     return true;
+  }
+
+  /** The end's sequence is the count of items: the next one expected, or the one after the item an inherited cursor names. */
+  #checkEnd(sequence: bigint): void {
+    if (this.#nextSequence !== undefined) {
+      if (sequence !== this.#nextSequence) throw violation(`output stream ended at sequence ${sequence}, expected ${this.#nextSequence}`);
+      return;
+    }
+    // Unless the stream is a stream<u8>, whose delivered batch may have held any number of bytes.
+    const deliveredAt = this.#deliveredAt;
+    if (deliveredAt !== undefined && this.#schema !== undefined && this.#schema.direct !== "u8" && sequence !== deliveredAt + 1n) {
+      throw violation(`output stream ended at sequence ${sequence} right after item ${deliveredAt} was delivered`);
+    }
   }
 
   // ---- the consumer side ----

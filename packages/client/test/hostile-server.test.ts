@@ -6,13 +6,16 @@
  * cost of memory for the first two.
  */
 import { describe, expect, it } from "vitest";
-import type { ClientMessage } from "@golem-stream/wire";
-import { inputStream } from "../src/index.js";
+import type { ClientMessage, InvocationStart, OutputStreamItem, ResumeAttach } from "@golem-stream/wire";
+import { inputStream, type OutputStream, type ResumeState } from "../src/index.js";
 import {
+  SESSION,
   STREAM_IN,
   acceptanceOf,
   echo,
   inputMapping,
+  isResume,
+  layoutStream,
   memoryClient,
   nextStart,
   noParams,
@@ -59,5 +62,91 @@ describe("a stream mapped twice on one connection (decisions §8: announced once
     // A replay of item 0 (dropped, never queued) carrying a second mapping of the same stream.
     server.send({ ...u32Item(0), mappings: [outputMapping(7)] });
     await expect(call.finished).rejects.toMatchObject({ kind: "server-violation", code: "invalid-channel" });
+  });
+});
+
+describe("after a takeover, a stream resumes where this process can know it must", () => {
+  const a = layoutStream(0xaa);
+  const b = layoutStream(0xbb);
+  const u32Stream = { kind: "stream", value: { inner: { kind: "u32", value: {} } } };
+  const pair = {
+    kind: "value" as const,
+    graph: {
+      root: {
+        kind: "record",
+        value: {
+          fields: [
+            { name: "a", body: u32Stream },
+            { name: "b", body: u32Stream },
+          ],
+        },
+      },
+    },
+    value: { kind: "record", value: { fields: [a.token, b.token].map((streamToken) => ({ kind: "stream", value: { streamToken } })) } },
+  };
+  const item = (channel: number, position: number): OutputStreamItem => ({
+    type: "outputStreamItem",
+    channel,
+    cursorToken: `c-${channel}-${position}`,
+    mappings: [],
+    sequence: BigInt(position),
+    value: { kind: "u32", value: position },
+  });
+
+  /** A takeover of state holding stream a's cursor at item 4 (b has none); b is mapped first, while a's cursor is unpaired. */
+  async function takenOver() {
+    const { client, transport } = memoryClient();
+    const state: ResumeState = {
+      sessionToken: SESSION,
+      outputCursors: [a.cursor(4, "item")],
+      selector: { ...echo, method: "pair" },
+      idempotencyKey: "k",
+    };
+    const call = client.takeover(state);
+    const server = await transport.nextConnection();
+    const takeover = (await server.waitUntil(isResume)) as ResumeAttach;
+    server.send({
+      ...acceptanceOf({ attemptId: takeover.attemptId, idempotencyKey: "k" } as InvocationStart),
+      mappings: [outputMapping(3, b.token), outputMapping(2, a.token)],
+    });
+    server.send({ type: "invocationResult", mappings: [], result: pair });
+    return { call, server };
+  }
+
+  it("a stream whose cursor names item 4 may resume at item 5, not beyond", async () => {
+    const { call, server } = await takenOver();
+    server.send(item(2, 9));
+    await expect(call.finished).rejects.toMatchObject({ kind: "server-violation", code: "protocol-error" });
+  });
+
+  it("a stream without a cursor starts at item 0, also while another stream's cursor is unpaired", async () => {
+    const { call, server } = await takenOver();
+    server.send(item(3, 7));
+    await expect(call.finished).rejects.toMatchObject({ kind: "server-violation", code: "protocol-error" });
+  });
+
+  it("a stream whose cursor names item 4 may not end at once with fewer or more items than 5", async () => {
+    const { call, server } = await takenOver();
+    server.send({ type: "outputStreamEnd", channel: 2, cursorToken: a.cursor(7, "terminal"), outcome: { kind: "ok" }, sequence: 7n });
+    await expect(call.finished).rejects.toMatchObject({ kind: "server-violation", code: "protocol-error" });
+  });
+
+  it("resuming right after the delivered item, and from 0, is what it accepts", async () => {
+    const { call, server } = await takenOver();
+    const result = await call.result;
+    const [first, second] = result.kind === "value" ? result.streams : [];
+    server.send(item(2, 5));
+    server.send({ type: "outputStreamEnd", channel: 2, cursorToken: a.cursor(6, "terminal"), outcome: { kind: "ok" }, sequence: 6n });
+    server.send(item(3, 0));
+    server.send({ type: "outputStreamEnd", channel: 3, cursorToken: b.cursor(1, "terminal"), outcome: { kind: "ok" }, sequence: 1n });
+    server.send({ type: "invocationFinished", outcome: { kind: "success" } });
+    const read = async (stream: OutputStream | undefined) => {
+      const values: unknown[] = [];
+      for await (const value of stream!.values()) values.push((value as { value: unknown }).value);
+      return values;
+    };
+    expect(await read(first)).toEqual([5]);
+    expect(await read(second)).toEqual([0]);
+    await expect(call.finished).resolves.toEqual({ kind: "success" });
   });
 });
