@@ -87,7 +87,7 @@ it("a typed method whose result does not match its schema fails with the server'
   });
 });
 
-it("the log names what a typed method got wrong when its result's stream is not one: the converter's cause is kept", async () => {
+it("a typed method whose result's stream is not one: the public reason and the log say so, not only that the value is not well-formed", async () => {
   const lines: unknown[] = [];
   const logger = { info: () => undefined, error: () => undefined, warn: (_message: string, fields?: unknown) => void lines.push(fields) };
   const streaming = defineAgentType({
@@ -101,11 +101,19 @@ it("the log names what a typed method got wrong when its result's stream is not 
   ({ server, url } = await serveTestAgents(new MemorySessionStore(), [typed], { logger }));
   const client = await RawClient.connect(url);
   client.send(agentStart("test", "streaming", "lines", v.record() as SchemaValueJson));
-  expect((await client.all()).messages.at(-1)).toMatchObject({ type: "invocationFinished", outcome: { kind: "failure" } });
+  expect((await client.all()).messages.at(-1)).toEqual({
+    type: "invocationFinished",
+    outcome: {
+      kind: "failure",
+      code: "invocation-failed",
+      message:
+        "the method's result does not match its declared schema: an output stream at the result must be an async iterable, an iterable or a function of a writer",
+    },
+  });
   expect(lines).toContainEqual(
     expect.objectContaining({
       event: "invocation.failed",
-      error: expect.stringMatching(/caused by TypeError: an output stream at the result must be/),
+      error: expect.stringMatching(/: an output stream at the result must be an async iterable/),
     }),
   );
 });

@@ -208,7 +208,10 @@ function outputSource(source: unknown, context: StreamContext, ctx: InvocationCo
     if (Symbol.asyncIterator in source) return mapAsyncIterable(source as AsyncIterable<unknown>, convert);
     if (Symbol.iterator in source) return mapSync(source as Iterable<unknown>, convert);
   }
-  throw new TypeError(
+  // A ProtocolError, which the converter passes on as it is (anything else becomes its bare "value is
+  // not well-formed"): the refused result's public reason (typedMethod) then says what was wrong.
+  throw new ProtocolError(
+    "validation-error",
     `an output stream at ${context.coordinate || "the result"} must be an async iterable, an iterable or a function of a writer`,
   );
 }
