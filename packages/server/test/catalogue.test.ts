@@ -68,7 +68,33 @@ describe("defineCatalogue / checkAgents", () => {
     [
       "a contract instead of its implementation",
       catalogue([greeter]),
-      /agent type "greeter": constructor parameters must be a schema graph/,
+      /^application "test": environment "default": agent type "greeter": the catalogue holds the contract of agent type "greeter", not an implementation: serve implement\(contract, \{ hello: … \}\)$/,
+    ],
+    [
+      "a contract of many methods, some not named as identifiers",
+      catalogue([
+        defineAgentType({
+          name: "many",
+          constructor: t.record({}),
+          methods: Object.fromEntries(["a", "b-c", "d", "e", "f", "g", "h", "i", "j"].map((name) => [name, { params: t.record({}) }])),
+        }),
+      ]),
+      /: serve implement\(contract, \{ a: …, "b-c": …, d: …, e: …, f: …, g: …, h: …, i: …, … \}\)$/,
+    ],
+    [
+      "a contract as the whole catalogue",
+      greeter,
+      /^the catalogue is the contract of agent type "greeter", not a catalogue: serve defineCatalogue\(\{ applications: \{ <application>: \{ <environment>: \[implement\(contract, \{ hello: … \}\)\] \} \} \}\)$/,
+    ],
+    [
+      "constructor parameters left out",
+      catalogue([{ ...untyped, constructorParameters: undefined }]),
+      /agent type "answers": constructor parameters must be a schema graph \{root, defs\?\} \(t\.graph\(\.\.\.\)\), not undefined$/,
+    ],
+    [
+      "a method list left out",
+      catalogue([{ ...untyped, methods: undefined }]),
+      /"methods" must be a list of \{name, parameters, result\?\}, not undefined$/,
     ],
     ["a type listed twice", catalogue([typed, typed]), /agent type "greeter" is listed twice in the environment$/],
     ["a name too long", catalogue([{ ...untyped, name: "x".repeat(129) }]), /over the 128 a selector name may have/],

@@ -48,6 +48,10 @@ export function checkAgents(value: unknown): Catalogue | AgentHost {
 /** Returns `value` as a `Catalogue` once every check passed; throws `CatalogueError` naming the first problem. */
 export function checkCatalogue(value: unknown): Catalogue {
   if (!isPlainObject(value)) throw new CatalogueError(`the catalogue must be an object { applications: {...} }, not ${describe(value)}`);
+  if (isAgentContract(value))
+    throw new CatalogueError(
+      `the catalogue is the contract of agent type ${contractName(value)}, not a catalogue: serve defineCatalogue({ applications: { <application>: { <environment>: [${implementHint(value)}] } } })`,
+    );
   for (const key of Object.keys(value)) {
     if (key !== "applications")
       throw new CatalogueError(
@@ -97,6 +101,10 @@ function checkAgentType(type: unknown, where: string): void {
       `${where} must be an agent type definition (what implement(contract, methods) returns), not ${describe(type)}`,
     );
   }
+  if (isAgentContract(type))
+    throw new CatalogueError(
+      `${where}: the catalogue holds the contract of agent type ${contractName(type)}, not an implementation: serve ${implementHint(type)}`,
+    );
   checkName(type["name"], where, "name");
   checkGraph(type["constructorParameters"], `${where}: constructor parameters`, { record: true, streams: "forbidden" });
   const methods = type["methods"];
@@ -176,11 +184,46 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-/** What a wrong value is, in a message: its kind, never its content. */
+/**
+ * Whether `value` is what `defineAgentType` (@golem-stream/contract) returns, the contract an
+ * agent type is written against: its schema graphs, and no implementations (`implement` adds them).
+ */
+function isAgentContract(value: Record<string, unknown>): boolean {
+  const graphs = value["graphs"];
+  return (
+    !Object.hasOwn(value, "implementations") &&
+    isPlainObject(graphs) &&
+    Array.isArray(graphs["methods"]) &&
+    isPlainObject(graphs["constructorParameters"])
+  );
+}
+
+function contractName(contract: Record<string, unknown>): string {
+  const name = contract["name"];
+  return typeof name === "string" ? quoted(name) : "(no name)";
+}
+
+/** `implement(contract, { sum: …, countdown: … })`: what to serve in a contract's place, with its methods. */
+function implementHint(contract: Record<string, unknown>): string {
+  const methods = (contract["graphs"] as { methods: unknown[] }).methods;
+  const names = methods.map((method) => (isPlainObject(method) && typeof method["name"] === "string" ? method["name"] : undefined));
+  const listed = names.filter((name): name is string => name !== undefined).slice(0, 8);
+  const more = methods.length > listed.length ? ", …" : "";
+  const keys = `${listed.map((name) => `${quotedKey(name)}: …`).join(", ")}${more}`;
+  return `implement(contract, ${keys === "" ? "{}" : `{ ${keys} }`})`;
+}
+
+/** A method name as an object key in a hint: bare when it is an identifier, quoted otherwise. */
+function quotedKey(name: string): string {
+  return /^[A-Za-z_$][\w$]{0,39}$/.test(name) ? name : quoted(name);
+}
+
+/** What a wrong value is, in a message: its kind, never its content ("undefined", "a string", "an object"). */
 function describe(value: unknown): string {
-  if (value === null) return "null";
+  if (value === null || value === undefined) return String(value);
   if (Array.isArray(value)) return "a list";
-  return typeof value === "object" ? "an object" : `a ${typeof value}`;
+  const kind = typeof value;
+  return `${/^[aeiou]/.test(kind) ? "an" : "a"} ${kind}`;
 }
 
 /** A name in a message: JSON-quoted, cut short so a name of kilobytes does not flood the log. */
