@@ -133,6 +133,21 @@ export async function call(url: string, token: string): Promise<{ word: string; 
   });
 });
 
+it("run by npx (npm_command=exec), the banner spells the command npx golem-stream: a bare golem-stream is not on the PATH", async () => {
+  // What npm sets in the environment of what `npx golem-stream …` (or `npm exec`) runs.
+  const env = { npm_command: "exec", npm_lifecycle_event: "npx" };
+  const args = ["--port", "0", "--token", TOKEN, "--data-dir", scratchDir(), "--agents", MODULE, "--log-level", "warn"];
+  const server = await startServe(args, "", { env });
+  try {
+    await waitFor(server.running, () => server.running.stdout().toString().includes("Stop with Ctrl-C"), "the banner was printed");
+    const banner = server.running.stdout().toString();
+    expect(banner).toContain("\n  npx golem-stream types -a text -e default\n");
+    expect(banner.replaceAll("npx golem-stream", "")).not.toMatch(/(^|\s)golem-stream /m);
+  } finally {
+    await server.stop();
+  }
+});
+
 it("serve --agents --demo serves the demo beside the module's agents, and the conformance kit passes against it", async () => {
   const server = await startServe([
     "--port",

@@ -1,4 +1,4 @@
-/** How hints and help spell the command: `golem-stream`, or what GOLEM_STREAM_COMMAND says (the checkout's launcher). */
+/** How hints and help spell the command: `golem-stream`, `npx golem-stream` run by npx, or what GOLEM_STREAM_COMMAND says (the checkout's launcher). */
 import { expect, it } from "vitest";
 import { commandName, spellCommands } from "../src/io/command-name.js";
 
@@ -7,6 +7,15 @@ it("is golem-stream unless GOLEM_STREAM_COMMAND names another spelling", () => {
   expect(commandName({ GOLEM_STREAM_COMMAND: "" })).toBe("golem-stream");
   expect(commandName({ GOLEM_STREAM_COMMAND: "  " })).toBe("golem-stream");
   expect(commandName({ GOLEM_STREAM_COMMAND: "pnpm golem-stream" })).toBe("pnpm golem-stream");
+});
+
+it("is npx golem-stream when npx (or npm exec) runs it, which sets npm_command=exec and npm_lifecycle_event=npx", () => {
+  expect(commandName({ npm_command: "exec", npm_lifecycle_event: "npx" })).toBe("npx golem-stream");
+  expect(commandName({ npm_command: "exec" })).toBe("npx golem-stream");
+  expect(commandName({ npm_lifecycle_event: "npx" })).toBe("npx golem-stream");
+  // npm run: the script's own environment; GOLEM_STREAM_COMMAND still has the last word.
+  expect(commandName({ npm_command: "run", npm_lifecycle_event: "serve" })).toBe("golem-stream");
+  expect(commandName({ npm_command: "exec", GOLEM_STREAM_COMMAND: "pnpm golem-stream" })).toBe("pnpm golem-stream");
 });
 
 it("respells command lines only: not paths, package names, longer names or the program's own prefix", () => {
