@@ -44,10 +44,13 @@ export function fromJs(data: unknown, graph: SchemaGraph, type?: SchemaType, hoo
     const dataPath: DataStep[] = [];
     /** Set for a second walk that only finds which place in `data` a decoder error's path is. */
     let explaining: { readonly path: string; found?: string } | undefined;
-    const fail = (message: string) => located(location.path(), renderDataPath(dataPath), message);
+    const fail = (message: string, cause?: unknown) => located(location.path(), renderDataPath(dataPath), message, cause);
     const walk = (x: unknown, declared: SchemaType): SchemaValue => {
       if (location.depth > 128) throw fail("data nests too deeply");
       const resolved = graph.resolve(declared);
+      // A record field left out (or an element given as undefined): said as such, not as whatever
+      // the type's own check (or a stream hook handed undefined) makes of it.
+      if (x === undefined && resolved.kind !== "option") throw fail(`missing (expected ${articled(resolved.kind)} value)`);
       const into = (
         child: unknown,
         childType: SchemaType,
@@ -223,7 +226,7 @@ export function fromJs(data: unknown, graph: SchemaGraph, type?: SchemaType, hoo
           // The naming walk only looks for a place: the first walk bound this stream already.
           if (explaining !== undefined) return { kind: "stream", value: { provisionalRef: "" } };
           const context: StreamContext = { coordinate: location.pointer(), elementType: resolved.value.inner, graph };
-          const ref = hooks.stream === undefined ? x : hooks.stream(x, context);
+          const ref = hooks.stream === undefined ? x : boundStream(hooks.stream, x, context, fail);
           if (!isPlainObject(ref)) throw fail("expected a stream reference");
           const provisional = ownValue(ref, "provisionalRef");
           const token = ownValue(ref, "streamToken");
@@ -291,6 +294,30 @@ function isPlainObject(x: unknown): x is Record<string, unknown> {
   if (typeof x !== "object" || x === null || Array.isArray(x)) return false;
   const proto: unknown = Object.getPrototypeOf(x);
   return proto === Object.prototype || proto === null;
+}
+
+/**
+ * The hook's stream reference for `x`; a hook that refuses `x` with an error of its own (not a
+ * `ProtocolError`: "not a source") has its message said at the place in `data`, where `guard`
+ * alone would only say the value is not well-formed.
+ */
+function boundStream(
+  hook: NonNullable<FromJsHooks["stream"]>,
+  x: unknown,
+  context: StreamContext,
+  fail: (message: string, cause?: unknown) => ProtocolError,
+): unknown {
+  try {
+    return hook(x, context);
+  } catch (error) {
+    if (error instanceof ProtocolError) throw error;
+    throw fail(error instanceof Error ? error.message : "the stream hook refused it", error);
+  }
+}
+
+/** `a u8`, `an s8`, `an enum`: the kind with its article, as the kind's name is read aloud. */
+function articled(kind: string): string {
+  return /^(?:[aeio]|[sf]\d)/.test(kind) ? `an ${kind}` : `a ${kind}`;
 }
 
 function ownValue(x: Record<string, unknown>, name: string): unknown {

@@ -181,6 +181,31 @@ describe("JavaScript mapping", () => {
     expect(error.message).toBe('value: unknown field "nam" (the fields are name)');
   });
 
+  it("says a field left out is missing, at its place, whatever its type (an option may be left out)", () => {
+    const graph = decodeSchemaGraph(t.graph(t.record({ n: t.u32(), s8: t.s8(), rest: t.option(t.string()) })));
+    expect(fromJs({ n: 1, s8: -1 }, graph)).toEqual(v.record(v.u32(1), v.s8(-1), v.option(null)));
+    const error = thrown(() => fromJs({ s8: 1 }, graph));
+    expect(error.path).toBe("value.fields[0]");
+    expect(error.message).toBe("value.fields[0] (n): missing (expected a u32 value)");
+    expect(thrown(() => fromJs({ n: 1 }, graph)).message).toBe("value.fields[1] (s8): missing (expected an s8 value)");
+  });
+
+  it("says a stream left out is missing, and what a stream hook refuses, at its place, with the hook's error as the cause", () => {
+    const graph = decodeSchemaGraph(t.graph(t.record({ numbers: t.stream(t.f64()) })));
+    const refusal = new TypeError("an input stream source must be an async iterable");
+    const stream = (data: unknown) => {
+      if (typeof data !== "object" || data === null) throw refusal;
+      return { provisionalRef: "8d1d4f0e-2b0c-4c39-9f0e-5e6f1a2b3c4d" };
+    };
+    expect(thrown(() => fromJs({}, graph, undefined, { stream })).message).toBe(
+      "value.fields[0] (numbers): missing (expected a stream value)",
+    );
+    const refused = thrown(() => fromJs({ numbers: 42 }, graph, undefined, { stream }));
+    expect(refused.code).toBe("validation-error");
+    expect(refused.message).toBe("value.fields[0] (numbers): an input stream source must be an async iterable");
+    expect(refused.cause).toBe(refusal);
+  });
+
   it("names unknown cases, flags and tags", () => {
     const graph = decodeSchemaGraph(t.graph(t.tuple(t.enum(["a"]), t.flags(["r"]), t.variant({ x: null }))));
     expect(thrown(() => fromJs(["b", new Set(), { case: "x" }], graph)).path).toBe("value.elements[0]");
