@@ -58,6 +58,10 @@ export class InputFeeder {
   #acked = 0n;
   #terminal: Terminal | undefined;
   #terminalAcked = false;
+  /** This stream's own terminal went out on the current connection. */
+  #terminalSentHere = false;
+  /** The server cancelled this input (`streamCancel`): its terminal may count fewer items than were sent. */
+  #cancelledByServer = false;
   #link: FeederLink | undefined;
   #pumping = false;
   #wakePump: (() => void) | undefined;
@@ -95,10 +99,16 @@ export class InputFeeder {
     return this.#unackedBytes;
   }
 
-  /** A connection mapped this stream to `channel`; `highWater` is the server's durable state. */
+  /**
+   * A connection mapped this stream to `channel`; `highWater` is the server's durable state. A
+   * terminal there is taken as it is, even one that counts fewer items than this input's end: the
+   * server's cancel (an agent that stopped reading, decisions §8) may have been lost with the
+   * connection before, and the durable state does not say which terminal it holds.
+   */
   attach(link: FeederLink, highWater: { readonly sequence: bigint; readonly terminal: boolean }): void {
     this.#link = link;
-    this.acknowledge(highWater.sequence, highWater.terminal);
+    this.#terminalSentHere = false;
+    this.#record(highWater.sequence, highWater.terminal);
     if (this.#terminalAcked) return;
     for (let i = this.#head; i < this.#pending.length; i++) this.#send(this.#pending[i]!);
     this.#values?.forEach((sequence, text) => this.#sendValue(sequence, text));
@@ -108,10 +118,27 @@ export class InputFeeder {
 
   detach(): void {
     this.#link = undefined;
+    this.#terminalSentHere = false;
   }
 
-  /** `count` items are durably accepted; `terminal` when the stream's end or cancel is. */
+  /**
+   * An `inputStreamAck`: `count` items are durably accepted; `terminal` when the stream's end or
+   * cancel is. On one connection a terminal follows the server's `streamCancel`, or this input's
+   * own terminal sent on it; after its end, it counts exactly the items the end counted. Anything
+   * else would report an input complete whose items the agent never got.
+   */
   acknowledge(count: bigint, terminal: boolean): void {
+    if (this.#terminalAcked) return;
+    if (terminal && !this.#cancelledByServer) {
+      if (!this.#terminalSentHere) throw violation("a terminal inputStreamAck for an input that neither ended nor was cancelled");
+      if (this.#terminal?.kind === "end" && count !== this.#nextSequence) {
+        throw violation(`a terminal inputStreamAck of ${count} input items; the input ended after ${this.#nextSequence}`);
+      }
+    }
+    this.#record(count, terminal);
+  }
+
+  #record(count: bigint, terminal: boolean): void {
     if (this.#terminalAcked) return;
     if (count > this.#nextSequence) throw violation(`server acknowledged ${count} input items; only ${this.#nextSequence} were sent`);
     if (count < this.#acked) throw violation(`server acknowledgement went back from ${this.#acked} to ${count}`);
@@ -170,6 +197,7 @@ export class InputFeeder {
 
   /** The server cancelled this input; its terminal ACK follows. Stop reading the source now. */
   serverCancelled(): void {
+    this.#cancelledByServer = true;
     if (this.#terminal === undefined) this.#terminal = { kind: "cancel", reason: "cancelled" };
     void this.#source.close().catch(() => undefined);
     this.#wake();
@@ -322,6 +350,7 @@ export class InputFeeder {
     if (link === undefined || terminal === undefined || this.#terminalAcked) return;
     if (terminal.kind === "end") link.send({ type: "inputStreamEnd", channel: link.channel, sequence: this.#nextSequence });
     else link.send({ type: "streamCancel", channel: link.channel, reason: terminal.reason });
+    this.#terminalSentHere = true;
   }
 
   /** One function per feeder: a connection keeps each once however often it is asked while congested. */

@@ -150,3 +150,55 @@ describe("after a takeover, a stream resumes where this process can know it must
     await expect(call.finished).resolves.toEqual({ kind: "success" });
   });
 });
+
+describe("a terminal input ACK counts what the input's own end counted", () => {
+  async function ended() {
+    const { client, transport } = memoryClient();
+    const input = inputStream.strings(["a", "b", "c"]);
+    const call = client.invoke({ ...echo, method: "reverse", methodParameters: { kind: "record", value: { fields: [input] } } });
+    const { server, start } = await nextStart(transport);
+    server.send(acceptanceOf(start, [inputMapping(1, provisionalRefOf(start))]));
+    const end = await server.waitUntil((m) => m.type === "inputStreamEnd");
+    expect(end).toMatchObject({ sequence: 3n });
+    return { call, server, start, transport };
+  }
+
+  it("on one connection, fewer items without the server's cancel is a violation", async () => {
+    const { call, server } = await ended();
+    server.send({ type: "inputStreamAck", channel: 1, highestContiguousSequence: 1n, mappings: [], terminal: true });
+    server.send({ type: "invocationResult", mappings: [], result: { kind: "none" } });
+    server.send({ type: "invocationFinished", outcome: { kind: "success" } });
+    await expect(call.finished).rejects.toMatchObject({ kind: "server-violation", code: "protocol-error" });
+  });
+
+  it("a terminal for an input that has not ended, without the server's cancel, is a violation", async () => {
+    const { client, transport } = memoryClient();
+    const input = inputStream.strings(new ReadableStream<string>({ start: (controller) => controller.enqueue("a") }));
+    const call = client.invoke({ ...echo, method: "reverse", methodParameters: { kind: "record", value: { fields: [input] } } });
+    const { server, start } = await nextStart(transport);
+    server.send(acceptanceOf(start, [inputMapping(1, provisionalRefOf(start))]));
+    await server.waitUntil((m) => m.type === "inputStreamItem");
+    server.send({ type: "inputStreamAck", channel: 1, highestContiguousSequence: 1n, mappings: [], terminal: true });
+    await expect(call.finished).rejects.toMatchObject({ kind: "server-violation", code: "protocol-error" });
+  });
+
+  it("after the server's streamCancel (an agent that stopped reading), fewer items are its terminal", async () => {
+    const { call, server } = await ended();
+    server.send({ type: "streamCancel", channel: 1, reason: "consumer-drop" });
+    server.send({ type: "inputStreamAck", channel: 1, highestContiguousSequence: 1n, mappings: [], terminal: true });
+    server.send({ type: "invocationResult", mappings: [], result: { kind: "none" } });
+    server.send({ type: "invocationFinished", outcome: { kind: "success" } });
+    await expect(call.finished).resolves.toEqual({ kind: "success" });
+  });
+
+  it("after a reconnect, the acceptance's durable terminal is taken as it is: the server's cancel may have been lost", async () => {
+    const { call, server, start, transport } = await ended();
+    server.drop();
+    const again = await transport.nextConnection();
+    const resume = (await again.waitUntil(isResume)) as ResumeAttach;
+    again.send(acceptanceOf(start, [inputMapping(4, undefined, 1n, true)], { attemptId: resume.attemptId }));
+    again.send({ type: "invocationResult", mappings: [], result: { kind: "none" } });
+    again.send({ type: "invocationFinished", outcome: { kind: "success" } });
+    await expect(call.finished).resolves.toEqual({ kind: "success" });
+  });
+});
