@@ -4,7 +4,8 @@
  * take the server (and every other invocation) down with an unhandled
  * rejection; a typed method whose result does not match its schema gets the
  * same public reason an untyped one does; a method named like a member of
- * `Object.prototype` must have its own implementation.
+ * `Object.prototype` must have its own implementation; a misspelt method is
+ * refused beside the names the contract declares.
  */
 import { afterEach, expect, it } from "vitest";
 import type { SchemaValueJson } from "@golem-stream/wire";
@@ -158,4 +159,15 @@ it("implement refuses a method named like an Object.prototype member that it was
   });
   expect(() => implement(named, {} as never)).toThrow(/method toString has no implementation/);
   expect(() => implement(named, { toString: () => "own" })).not.toThrow();
+});
+
+it("implement refuses a method its contract does not declare, listing the methods it does", () => {
+  const tally = defineAgentType({
+    name: "tally",
+    constructor: t.record({}),
+    methods: { sum: { params: t.record({}), result: t.u32() }, countdown: { params: t.record({}), result: t.u32() } },
+  });
+  // A JavaScript caller (no type checker) misspelling countdown.
+  const misspelt = { sum: () => 1, countdown: () => 2, countDown: () => 3 } as never;
+  expect(() => implement(tally, misspelt)).toThrow(/^agent type tally declares no method countDown \(methods: sum, countdown\)$/);
 });

@@ -72,7 +72,9 @@ export function implement<C extends AnyAgentContract>(contract: C, methods: NoIn
   if (typeof methods !== "object" || methods === null) throw new TypeError("implement needs an object of methods");
   const declared = new Set(contract.graphs.methods.map((method) => method.name));
   for (const name of Object.keys(methods)) {
-    if (!declared.has(name)) throw new TypeError(`agent type ${contract.name} declares no method ${name}`);
+    // The declared ones listed, as the CLI's invoke does: a misspelt name is seen beside the right one.
+    if (!declared.has(name))
+      throw new TypeError(`agent type ${contract.name} declares no method ${name} (methods: ${[...declared].join(", ") || "none"})`);
   }
   const constructorGraph = decodeSchemaGraph(contract.graphs.constructorParameters);
   const implementations: Record<string, MethodImplementation> = {};
