@@ -53,11 +53,19 @@ export async function fetchCatalogue(url: string, token: string, signal?: AbortS
   if (!response.ok) {
     const code = isJsonObject(json) ? getMember(json, "code") : undefined;
     const message = isJsonObject(json) ? getMember(json, "error") : undefined;
-    throw new ClientError("rejected", typeof message === "string" ? message : `discovery failed with HTTP ${response.status}`, {
+    const said = typeof message === "string" ? message : `discovery failed with HTTP ${response.status}`;
+    // Not found: most often a misspelt application or environment; the server does not repeat them.
+    throw new ClientError("rejected", code === "not-found" ? `${said} ${askedFor(url)}` : said, {
       ...(isErrorCode(code) ? { code } : {}),
     });
   }
   return decodeCatalogue(json);
+}
+
+/** `(asked for application "a", environment "e")`, from a discovery URL (`discoveryUrl`). */
+function askedFor(url: string): string {
+  const query = new URL(url).searchParams;
+  return `(asked for application ${JSON.stringify(query.get("application"))}, environment ${JSON.stringify(query.get("environment"))})`;
 }
 
 /**

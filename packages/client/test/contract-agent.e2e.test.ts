@@ -213,6 +213,14 @@ describe("the contract is checked against the catalogue", () => {
     });
   });
 
+  it("an application the server does not have is rejected with not-found, naming the application and environment asked for", async () => {
+    const error = await typedAgent(client, echoContract, { ...where, application: "dem0", constructorArgs: { name: "x" } }).catch(
+      (e: unknown) => e,
+    );
+    expect(error).toMatchObject({ kind: "rejected", code: "not-found" });
+    expect((error as ClientError).message).toContain(`(asked for application "dem0", environment "${where.environment}")`);
+  });
+
   it("a contract method named then is refused (the agent would be a thenable)", () => {
     const thenable = defineAgentType({ name: "echo", constructor: t.record({}), methods: { then: { params: t.record({}) } } });
     const untyped = { schema: undefined as never, invoke: () => undefined as never };
