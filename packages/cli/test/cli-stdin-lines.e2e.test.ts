@@ -3,12 +3,13 @@
  * its JSON string must fit in one 8 MiB `inputStreamItem` message, 8 388 478 bytes as a JSON
  * string (a quote takes 2). A line within it is sent (the demo's `tally` counts its bytes); one
  * past it fails with a message that says so, instead of passing the CLI's check and failing
- * later as "not a valid SchemaValue".
+ * later as "not a valid SchemaValue". A line for any other element type is one JSON value: one that
+ * is not (a blank line) fails the invocation, and the message says so once.
  */
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EXIT } from "../src/exit-codes.js";
-import { lines, run, scratchDir, startServer } from "./support/processes.js";
+import { lines, run, scratchDir, startServe, startServer, TOKEN } from "./support/processes.js";
 import type { ServerProcess } from "./support/processes.js";
 
 /** 8 MiB less what an `inputStreamItem` of an empty string takes at the largest channel and sequence. */
@@ -50,5 +51,49 @@ describe("a stdin line for a stream<string>", () => {
         "JSON string (there a quote or a backslash takes 2 bytes, a control character 2 or 6)\n",
     );
     expect(result.stdout.length).toBe(0);
+  });
+});
+
+describe("a stdin line for a stream<f64> (the tutorial's tally, test/fixtures/agents/tally.js)", () => {
+  let agents: ServerProcess;
+  beforeAll(async () => {
+    const args = ["--port", "0", "--token", TOKEN, "--data-dir", scratchDir(), "--log-level", "warn"];
+    agents = await startServe([...args, "--agents", "test/fixtures/agents/tally.js"]);
+  });
+  afterAll(async () => {
+    await agents?.stop();
+  });
+
+  function sum(stdin: string): ReturnType<typeof run> {
+    return run(["invoke", "tally", "sum", "-a", "tutorial", "-c", '{"unit":"kg"}', "-"], { env: agents.env, stdin });
+  }
+
+  it("is one JSON value each", async () => {
+    const result = await sum("1.5\n2\n3\n");
+    expect(result.stderr).toBe("");
+    expect(lines(result.stdout).map((l) => JSON.parse(l) as unknown)).toEqual([{ result: { count: 3, total: 6.5, unit: "kg" } }]);
+  });
+
+  it("a blank one fails the invocation, and the message says why once, not again in the invocation's failure", async () => {
+    const result = await sum("1.5\n\n3\n");
+    expect(result.code).toBe(EXIT.invocationFailed);
+    expect(result.stdout.length).toBe(0);
+    expect(result.stderr).toBe(
+      "golem-stream: reading stdin failed, the input stream was cancelled: stdin line 2 is not valid JSON\n" +
+        "golem-stream: the invocation failed on the server (invocation-failed) after its input was cancelled\n",
+    );
+  });
+
+  it("--output json: the failed event on stdout keeps the reason, for a reader of stdout alone", async () => {
+    const result = await run(["invoke", "tally", "sum", "-a", "tutorial", "-c", '{"unit":"kg"}', "--output", "json", "-"], {
+      env: agents.env,
+      stdin: "1.5\n\n3\n",
+    });
+    expect(result.code).toBe(EXIT.invocationFailed);
+    const failed = lines(result.stdout)
+      .map((l) => JSON.parse(l) as { event?: string; message?: string })
+      .find((event) => event.event === "failed");
+    expect(failed?.message).toContain("stdin line 2 is not valid JSON");
+    expect(result.stderr.split("stdin line 2 is not valid JSON").length).toBe(2);
   });
 });

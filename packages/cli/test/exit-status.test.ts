@@ -1,7 +1,8 @@
 /**
  * The words for an invocation the server failed without a reason (output/exit-status.ts): a
  * restart is named as a likely cause only when this process was away, and only for invocations a
- * restart still fails (those that are not replayable).
+ * restart still fails (those that are not replayable). One that followed the failure of an input
+ * already reported on its own line does not repeat it.
  */
 import { describe, expect, it } from "vitest";
 import { ClientError } from "@golem-stream/client";
@@ -26,5 +27,31 @@ describe("failureOf: invocation-failed without a reason", () => {
     const there = failureOf(failed);
     expect(there.exitCode).toBe(EXIT.invocationFailed);
     expect(there.message).not.toMatch(/restart/);
+  });
+});
+
+describe("failureOf: invocation-failed after an input failure already reported", () => {
+  // The client adds the input's failure to the server's message, with the input's error as cause.
+  const inputError = new Error("stdin line 2 is not valid JSON");
+  const after = (message: string) =>
+    new ClientError("invocation-failed", `${message} (after an input of this call failed here: ${inputError.message})`, {
+      code: "invocation-failed",
+      cause: inputError,
+    });
+
+  it("does not repeat it: the server's generic message says the input was cancelled, a message of its own is kept", () => {
+    expect(failureOf(after("invocation failed"), { inputFailureShown: inputError }).message).toBe(
+      "the invocation failed on the server (invocation-failed) after its input was cancelled",
+    );
+    expect(failureOf(after("the total overflowed"), { inputFailureShown: inputError }).message).toBe(
+      "invocation failed (invocation-failed): the total overflowed",
+    );
+  });
+
+  it("keeps it when it was not reported, or another input failure was", () => {
+    expect(failureOf(after("invocation failed")).message).toContain("stdin line 2 is not valid JSON");
+    expect(failureOf(after("invocation failed"), { inputFailureShown: new Error("other") }).message).toContain(
+      "stdin line 2 is not valid JSON",
+    );
   });
 });

@@ -15,7 +15,6 @@ import { fetchCatalogueWithRetries } from "../catalogue-retries.js";
 import { usageError } from "../exit-codes.js";
 import type { ExitCode } from "../exit-codes.js";
 import type { CliIo } from "../io/cli-io.js";
-import { report } from "../io/cli-io.js";
 import { createProgress } from "../io/progress.js";
 import { failureOf } from "../output/exit-status.js";
 import { runSession } from "../output/session-runner.js";
@@ -79,13 +78,6 @@ async function invoke(target: InvokeTarget, options: InvokeOptions, io: CliIo): 
     if (isClientError(error)) throw usageError(failureOf(error).message, error);
     throw error;
   }
-  call.on("inputFailed", ({ error }) => {
-    progress.stop();
-    report(
-      io,
-      `golem-stream: reading stdin failed, the input stream was cancelled: ${error instanceof Error ? error.message : String(error)}`,
-    );
-  });
   const code = await runSession(call, io, {
     format: options.output,
     result: options.result,

@@ -31,6 +31,11 @@ export interface FailureContext {
   readonly checkpoint?: string;
   /** How the user types this CLI, for the commands the message suggests (io/command-name.ts). Default `golem-stream`. */
   readonly command?: string;
+  /**
+   * An input's failure already reported on its own line (`invoke`'s stdin): a failure of the
+   * invocation caused by it says no more of it than that the input was cancelled.
+   */
+  readonly inputFailureShown?: unknown;
 }
 
 /** The server's whole explanation of a failure it does not explain (docs/protocol/server.md, "Restart"). */
@@ -50,6 +55,12 @@ function describeFailure(error: unknown, context: FailureContext): Failure {
     case "rejected":
       return { exitCode: EXIT.rejected, message: `rejected${code}: ${error.message}` };
     case "invocation-failed": {
+      if (context.inputFailureShown !== undefined && error.cause === context.inputFailureShown) {
+        const message = withoutInputFailure(error.message, error.cause);
+        return message === "" || message === SERVER_GENERIC_FAILURE
+          ? { exitCode: EXIT.invocationFailed, message: `the invocation failed on the server${code} after its input was cancelled` }
+          : { exitCode: EXIT.invocationFailed, message: `invocation failed${code}: ${message}` };
+      }
       if (error.message !== "" && error.message !== SERVER_GENERIC_FAILURE) {
         return { exitCode: EXIT.invocationFailed, message: `invocation failed${code}: ${error.message}` };
       }
@@ -106,6 +117,15 @@ function describeFailure(error: unknown, context: FailureContext): Failure {
       };
     }
   }
+}
+
+/**
+ * The server's message of a failure that followed an input's failure: the client adds
+ * ` (after an input of this call failed here: <its message>)` to it (its `cause`).
+ */
+function withoutInputFailure(message: string, cause: unknown): string {
+  const added = ` (after an input of this call failed here: ${cause instanceof Error ? cause.message : String(cause)})`;
+  return message.endsWith(added) ? message.slice(0, -added.length) : message;
 }
 
 /** The last attempt's refusal behind a give-up, when the server answered it (it was reachable). */

@@ -50,7 +50,10 @@ export interface SessionRunOptions {
   readonly retries: number;
   /** The checkpoint file, named in the hint printed when an interrupt only detaches. */
   readonly checkpoint?: string;
-  /** `invoke`: the stream parameter stdin is bound to, which no other process can continue. */
+  /**
+   * `invoke`: the stream parameter stdin is bound to, which no other process can continue; its
+   * input failing (a line that is no item of its type) is reported at once.
+   */
   readonly stdinParameter?: string;
 }
 
@@ -108,6 +111,8 @@ class SessionRunner {
   #settled = false;
   /** A failure reaches `#fail` from the handle and from its streams; it is reported once. */
   #failureReported = false;
+  /** The first failure of reading stdin, reported when it happened: the invocation's failure after it does not repeat it. */
+  #inputFailure: unknown;
   readonly #resultKnown: Promise<void>;
   #markResultKnown!: () => void;
   /**
@@ -157,6 +162,16 @@ class SessionRunner {
       }
     });
     call.on("stream", (stream) => this.#consume(stream));
+    if (this.#options.stdinParameter !== undefined) {
+      call.on("inputFailed", ({ error }) => {
+        this.#inputFailure ??= error;
+        this.#progress.stop();
+        report(
+          this.#io,
+          `golem-stream: reading stdin failed, the input stream was cancelled: ${error instanceof Error ? error.message : String(error)}`,
+        );
+      });
+    }
 
     const interrupted = new Promise<"interrupted">((resolve) => {
       if (this.#io.signal.aborted) resolve("interrupted");
@@ -305,14 +320,15 @@ class SessionRunner {
   }
 
   #fail(error: unknown): ExitCode {
-    const failure = failureOf(error, {
+    const context = {
       wasAway: this.#wasAway,
       resumed: this.#options.resumed,
       started: this.#started,
       ...(this.#serverError === undefined ? {} : { serverError: this.#serverError }),
       ...(this.#options.checkpoint === undefined ? {} : { checkpoint: this.#options.checkpoint }),
       command: commandName(this.#io.env),
-    });
+    };
+    const failure = failureOf(error, context);
     // After an interrupt (or a broken stdout) the outcome was already reported; this is noise.
     if (this.#settled || this.#failureReported) return failure.exitCode;
     this.#failureReported = true;
@@ -320,7 +336,9 @@ class SessionRunner {
     this.#reconnects.clear();
     if (this.#mode === "json")
       this.#emitLater({ event: "failed", ...(failure.code === undefined ? {} : { code: failure.code }), message: failure.message });
-    report(this.#io, `golem-stream: ${failure.message}`);
+    // stderr said already why stdin failed; the event above keeps it, for a reader of stdout alone.
+    const shown = this.#inputFailure === undefined ? failure : failureOf(error, { ...context, inputFailureShown: this.#inputFailure });
+    report(this.#io, `golem-stream: ${shown.message}`);
     return failure.exitCode;
   }
 
