@@ -13,12 +13,21 @@ import type { CloseInfo, Connection, Transport } from "./transport.js";
 
 export type ChannelEntry =
   | { readonly direction: "input"; readonly feeder: InputFeeder | undefined }
-  | { readonly direction: "output"; readonly stream: OutputStream };
+  | {
+      readonly direction: "output";
+      readonly stream: OutputStream;
+      /** The sequence after the stream's last item on this connection, once one came on it. */
+      next: bigint | undefined;
+      /** The stream's terminal came on this connection. */
+      ended: boolean;
+    };
 
 /** One connection attempt and its connection-local channel table (protocol section 8). */
 export interface Attachment {
   connection: Connection | undefined;
   accepted: boolean;
+  /** An `invocationResult` came on this connection (protocol 6.3: at most once). */
+  resultReceived: boolean;
   /** The attempt has ended (`settle` was called): nothing more is sent or received on it. */
   settled: boolean;
   readonly channels: Map<number, ChannelEntry>;
@@ -67,6 +76,7 @@ export function openAttachment(options: AttachmentOptions): { attachment: Attach
     closed,
     connection: undefined,
     accepted: false,
+    resultReceived: false,
     settled: false,
     channels: new Map(),
     channelOf: new Map(),

@@ -7,7 +7,7 @@
  * 8); a binary message of the wrong kind for its stream is a `protocol-error`.
  */
 import type { ClientCancelReason, StreamMapping } from "@golem-stream/wire";
-import type { Attachment } from "./attachment.js";
+import type { Attachment, ChannelEntry } from "./attachment.js";
 import { invalidChannel, violation } from "./errors.js";
 import { senderFor } from "./item-encoding.js";
 import type { InputFeeder } from "./input-feeder.js";
@@ -70,24 +70,54 @@ function installOutput(attachment: Attachment, mapping: StreamMapping, outputs: 
   // Each mapping is an entry of this connection's table: mapped again and again (by replayed
   // items, dropped without being charged), the table grew without bound.
   if (attachment.channelOf.has(stream)) throw invalidChannel(`output stream mapped twice on one connection (channel ${mapping.channel})`);
-  attachment.channels.set(mapping.channel, { direction: "output", stream });
+  attachment.channels.set(mapping.channel, { direction: "output", stream, next: undefined, ended: false });
   attachment.channelOf.set(stream, mapping.channel);
 }
 
-/** The output stream a message names. */
-export function outputOn(attachment: Attachment, channel: number): OutputStream {
+function outputEntry(attachment: Attachment, channel: number): ChannelEntry & { direction: "output" } {
   const entry = attachment.channels.get(channel);
   if (entry?.direction !== "output") throw invalidChannel(`output message on channel ${channel}, which is not a mapped output`);
+  return entry;
+}
+
+/**
+ * The output stream an item (or packed batch of `count` items) at `sequence` names. On one
+ * connection a stream's items follow one another and then its one terminal (protocol 8); replays
+ * of what this process already has come only on a new connection, where the stream drops them.
+ */
+export function outputItemOn(attachment: Attachment, channel: number, sequence: bigint, count: bigint): OutputStream {
+  const entry = outputEntry(attachment, channel);
+  if (entry.ended) throw violation(`an output item on channel ${channel} after its stream's terminal on this connection`);
+  if (entry.next !== undefined && sequence !== entry.next) {
+    throw violation(
+      `output item at sequence ${sequence} on channel ${channel}; the one before it on this connection ended at ${entry.next}`,
+    );
+  }
+  entry.next = sequence + count;
   return entry.stream;
 }
 
-/** A binary message is legal only on a stream whose element type is that direct-binary kind. */
-export function outputOfKind(attachment: Attachment, channel: number, kind: "u8" | "binary"): OutputStream {
-  const stream = outputOn(attachment, channel);
+/** The output stream a binary message names: legal only on a stream whose element type is that direct-binary kind. */
+export function outputOfKind(
+  attachment: Attachment,
+  channel: number,
+  kind: "u8" | "binary",
+  sequence: bigint,
+  count: bigint,
+): OutputStream {
+  const stream = outputItemOn(attachment, channel, sequence, count);
   const schema = stream.schema;
   if (schema !== undefined && schema.direct !== kind)
     throw violation(`an output-${kind} message on a stream whose elements are not ${kind}`);
   return stream;
+}
+
+/** The output stream an `outputStreamEnd` names: one terminal per stream on one connection. */
+export function outputEndOn(attachment: Attachment, channel: number): OutputStream {
+  const entry = outputEntry(attachment, channel);
+  if (entry.ended) throw violation(`a second outputStreamEnd on channel ${channel} on this connection`);
+  entry.ended = true;
+  return entry.stream;
 }
 
 /** The input an `inputStreamAck` names (`undefined`: an input whose source is not in this process). */

@@ -31,7 +31,7 @@ import { freshResume, initialAttach, renewedStart } from "./attach-descriptors.j
 import { nextAttach, type ConnectionOutcome } from "./attach-policy.js";
 import { openAttachment, type Attachment } from "./attachment.js";
 import { CancelDelivery, cancelReachedServer, cancelsAnswered, type CancelOutcome } from "./cancel-delivery.js";
-import { inputOn, installMappings, outputOfKind, outputOn, type MappingSource } from "./channels.js";
+import { inputOn, installMappings, outputEndOn, outputItemOn, outputOfKind, type MappingSource } from "./channels.js";
 import type { ResumeState } from "./checkpoint.js";
 import { ClientError, invalidChannel, violation } from "./errors.js";
 import type { InputStream, ParamNode } from "./input-stream.js";
@@ -418,18 +418,24 @@ export class Session {
       case "invocationAccepted":
         throw violation("a second invocationAccepted on one connection");
       case "invocationRejected":
+        // After acceptance, the final diagnostic of a violation, for the accepted attempt (protocol 6.2).
+        if (message.attemptId !== this.#operation.message.attemptId)
+          throw violation("a rejection after acceptance names another attempt, or none");
         attachment.settle({
           kind: "rejected",
           error: new ProtocolError(message.code, message.message, { retryable: message.retryable }),
         });
         return;
       case "invocationResult":
+        // At most once (protocol 6.3); every connection receives it again (decisions §8).
+        if (attachment.resultReceived) throw violation("a second invocationResult on one connection");
+        attachment.resultReceived = true;
         this.#install(attachment, message.mappings, "ack-or-output");
         this.#onResult(message.result);
         return;
       case "outputStreamItem": {
         this.#install(attachment, message.mappings, "ack-or-output");
-        const stream = outputOn(attachment, message.channel);
+        const stream = outputItemOn(attachment, message.channel, message.sequence, 1n);
         const schema = stream.schema;
         if (schema !== undefined) {
           if (schema.direct !== undefined)
@@ -441,20 +447,20 @@ export class Session {
         return;
       }
       case "output-u8": {
-        const stream = outputOfKind(attachment, message.channel, "u8");
-        if (stream.pushItem(message.sequence, BigInt(message.payload.byteLength), message.payload, message.cursorToken, wireBytes)) {
-          this.#progressed = true;
-        }
+        const count = BigInt(message.payload.byteLength);
+        const stream = outputOfKind(attachment, message.channel, "u8", message.sequence, count);
+        if (stream.pushItem(message.sequence, count, message.payload, message.cursorToken, wireBytes)) this.#progressed = true;
         return;
       }
       case "output-binary": {
-        const stream = outputOfKind(attachment, message.channel, "binary");
+        const stream = outputOfKind(attachment, message.channel, "binary", message.sequence, 1n);
         const blob = message.mimeType === undefined ? { bytes: message.payload } : { bytes: message.payload, mimeType: message.mimeType };
         if (stream.pushItem(message.sequence, 1n, blob, message.cursorToken, wireBytes)) this.#progressed = true;
         return;
       }
       case "outputStreamEnd":
-        if (outputOn(attachment, message.channel).pushEnd(message.sequence, message.outcome, message.cursorToken)) this.#progressed = true;
+        if (outputEndOn(attachment, message.channel).pushEnd(message.sequence, message.outcome, message.cursorToken))
+          this.#progressed = true;
         return;
       case "inputStreamAck": {
         this.#install(attachment, message.mappings, "ack-or-output");

@@ -19,6 +19,7 @@ import {
   memoryClient,
   nextStart,
   noParams,
+  okEnd,
   outputMapping,
   provisionalRefOf,
   streamResult,
@@ -199,6 +200,79 @@ describe("a terminal input ACK counts what the input's own end counted", () => {
     again.send(acceptanceOf(start, [inputMapping(4, undefined, 1n, true)], { attemptId: resume.attemptId }));
     again.send({ type: "invocationResult", mappings: [], result: { kind: "none" } });
     again.send({ type: "invocationFinished", outcome: { kind: "success" } });
+    await expect(call.finished).resolves.toEqual({ kind: "success" });
+  });
+});
+
+describe("on one connection, what a replay may repeat only on a new one", () => {
+  async function counting() {
+    const { client, transport } = memoryClient();
+    const call = client.invoke({ ...echo, method: "count", methodParameters: noParams });
+    const { server, start } = await nextStart(transport);
+    server.send(acceptanceOf(start));
+    server.send({ type: "invocationResult", mappings: [outputMapping(2)], result: streamResult() });
+    server.send(u32Item(0));
+    server.send(u32Item(1));
+    return { call, server, start, transport };
+  }
+  const violation = { kind: "server-violation", code: "protocol-error" };
+
+  it("an item again, or one going back, is a violation", async () => {
+    const { call, server } = await counting();
+    server.send({ ...u32Item(0), value: { kind: "u32", value: 999 } });
+    await expect(call.finished).rejects.toMatchObject(violation);
+  });
+
+  it("an item after the stream's terminal is a violation", async () => {
+    const { call, server } = await counting();
+    server.send(okEnd(2));
+    server.send(u32Item(2));
+    await expect(call.finished).rejects.toMatchObject(violation);
+  });
+
+  it("a second terminal is a violation", async () => {
+    const { call, server } = await counting();
+    server.send(okEnd(2));
+    server.send({ ...okEnd(2), outcome: { kind: "error", code: "producer-error", message: "x" } });
+    await expect(call.finished).rejects.toMatchObject(violation);
+  });
+
+  it("a second invocationResult is a violation, before its mappings are installed", async () => {
+    const { call, server } = await counting();
+    server.send({ type: "invocationResult", mappings: [outputMapping(9, "another-stream")], result: { kind: "none" } });
+    await expect(call.finished).rejects.toMatchObject(violation);
+  });
+
+  it("a rejection after acceptance must name the accepted attempt (protocol 6.2)", async () => {
+    const { call, server } = await counting();
+    server.send({
+      type: "invocationRejected",
+      attemptId: "0dff1c71-f12f-4bb1-996c-23d693bdc825",
+      code: "input-gap",
+      message: "gap",
+      retryable: true,
+    });
+    await expect(call.finished).rejects.toMatchObject(violation);
+  });
+
+  it("on a new connection the same replay is dropped: the items, the terminal and the result come again", async () => {
+    const { call, server, start, transport } = await counting();
+    server.send(okEnd(2));
+    const result = await call.result;
+    const stream = result.kind === "value" ? result.streams[0]! : undefined;
+    const iterator = stream![Symbol.asyncIterator]();
+    expect((await iterator.next()).value).toEqual({ kind: "u32", value: 0 });
+    server.drop();
+    const again = await transport.nextConnection();
+    const resume = (await again.waitUntil(isResume)) as ResumeAttach;
+    again.send(acceptanceOf(start, [], { attemptId: resume.attemptId }));
+    again.send({ type: "invocationResult", mappings: [outputMapping(4)], result: streamResult() });
+    again.send(u32Item(0, 4));
+    again.send(u32Item(1, 4));
+    again.send(okEnd(2, 4));
+    again.send({ type: "invocationFinished", outcome: { kind: "success" } });
+    expect((await iterator.next()).value).toEqual({ kind: "u32", value: 1 });
+    expect((await iterator.next()).done).toBe(true);
     await expect(call.finished).resolves.toEqual({ kind: "success" });
   });
 });
