@@ -116,6 +116,16 @@ export interface ServerLimits {
    * (default 8 MiB; 1 keeps none).
    */
   readonly maxPooledSendBytes: number;
+  /**
+   * Bytes of messages that session sockets are still receiving (a frame not
+   * yet whole, the fragments of a message), all sockets together, each frame
+   * counted at the length its header announces (default 256 MiB, at least
+   * twice the largest message). Past it, the socket receiving the most is
+   * closed with 1013 (try again later); its client resumes. The node's budget
+   * (`maxQueuedBytesPerNode`) counts a message only once it is whole
+   * (transport/receiving-bytes.ts).
+   */
+  readonly maxReceivingBytesPerNode: number;
   /** Received messages held before the socket stops being read (default 16). */
   readonly maxPendingInboundMessages: number;
   /**
@@ -247,6 +257,7 @@ export const DEFAULT_LIMITS: ServerLimits = {
   sendHighWaterBytes: 1024 * 1024,
   maxPooledSendBytes: 8 * 1024 * 1024,
   maxPendingInboundMessages: 16,
+  maxReceivingBytesPerNode: 256 * 1024 * 1024,
   maxReadBytesPerTurn: 256 * 1024,
   maxConnections: 10_000,
   authFailuresPerAddress: 20,
@@ -312,6 +323,13 @@ export function resolveLimits(overrides: Partial<ServerLimits> = {}): ServerLimi
   // socket, its own included, in states its own budget allows (input it cannot consume yet).
   if (resolved.maxQueuedBytesPerNode! < resolved.maxQueuedBytesPerSession!) {
     throw new TypeError("limit maxQueuedBytesPerNode must be at least maxQueuedBytesPerSession");
+  }
+  // One socket receiving the largest message (and the start of the next one's frames) must never
+  // be past it alone: it would be closed at every attempt, and its client could never send it.
+  if (resolved.maxReceivingBytesPerNode! < 2 * Math.max(resolved.maxBinaryMessageBytes!, resolved.maxTextMessageBytes!)) {
+    throw new TypeError(
+      "limit maxReceivingBytesPerNode must be at least twice the largest message (maxBinaryMessageBytes, maxTextMessageBytes)",
+    );
   }
   return resolved as unknown as ServerLimits;
 }

@@ -24,6 +24,7 @@ import { Connection } from "./connection.js";
 import { authenticate, checkUpgradeRequest, rejectUpgrade } from "./http-handshake.js";
 import { parseRequestUrl } from "./http-routes.js";
 import { closeThenDrop, watchLiveness } from "./liveness.js";
+import { ReceivingBytes } from "./receiving-bytes.js";
 import { WsTransport } from "./ws-transport.js";
 
 export interface SessionEndpointDeps {
@@ -63,12 +64,21 @@ export class SessionEndpoint {
   readonly #sessions = new Map<WebSocket, WsTransport>();
   /** Session sockets per principal (`limits.maxConnectionsPerPrincipal`). */
   readonly #connectionsPerPrincipal: PrincipalSlots;
+  /** Messages still arriving, all sockets together (`limits.maxReceivingBytesPerNode`). */
+  readonly #receiving: ReceivingBytes;
 
   constructor(deps: SessionEndpointDeps) {
     this.#deps = deps;
     const limits = deps.limits;
     this.#connectionsPerPrincipal = new PrincipalSlots(limits.maxConnectionsPerPrincipal, "connections", (limit) =>
       deps.observer.principalLimitReached(limit),
+    );
+    this.#receiving = new ReceivingBytes(limits.maxReceivingBytesPerNode, (_socket, bytes) =>
+      deps.logger.warn("closed the session socket receiving the most: the node's sockets were receiving more than they may (1013)", {
+        event: "connection.receiving-too-much",
+        bytes,
+        limit: limits.maxReceivingBytesPerNode,
+      }),
     );
     this.#wss = new WebSocketServer({
       noServer: true,
@@ -215,6 +225,8 @@ export class SessionEndpoint {
     ws.on("message", (data: RawData, isBinary: boolean) => onMessage(toBytes(data, isBinary), isBinary));
     // The client's small text frames (its items) are read before ws, which reads every other frame (docs/protocol/server.md, Socket reads).
     readWsTextFramesFirst(ws, { maxPayloadBytes: deps.limits.maxTextMessageBytes, masked: true, text: (text) => onMessage(text, false) });
+    // After the frame reader: it measures what `ws` holds once each chunk has been read.
+    this.#receiving.watch(ws);
     ws.on("close", () => {
       this.#sessions.delete(ws);
       observer.connectionClosed();
