@@ -126,6 +126,23 @@ describe("failed authentications are throttled per address", () => {
     }
   });
 
+  it("requests with no credential at all are not failures: as many as a page on another site can send lock nobody out", async () => {
+    running = await startMemoryServer({ limits: { authFailuresPerAddress: 3, authFailureWindowMs: 60_000 } });
+    const catalogueUrl = `${running.httpUrl}/v1/agents/types?application=demo&environment=default`;
+    // What a cross-site page's no-cors fetch sends: no Authorization (it cannot set one), no Origin.
+    for (let i = 0; i < 10; i++) {
+      const blind = await fetch(catalogueUrl, { headers: { "sec-fetch-site": "cross-site", "sec-fetch-mode": "no-cors" } });
+      expect(blind.status).toBe(401);
+      expect(await rawUpgrade(running.url, [SUBPROTOCOL]).status).toMatch(/^HTTP\/1\.1 401 /);
+    }
+    expect((await fetch(catalogueUrl, { headers: { authorization: `Bearer ${ALICE}` } })).status).toBe(200);
+    expect(await rawUpgrade(running.url, [SUBPROTOCOL], { Authorization: `Bearer ${ALICE}` }).status).toMatch(/^HTTP\/1\.1 101 /);
+    // A wrong credential still counts.
+    for (let i = 0; i < 3; i++)
+      expect(await rawUpgrade(running.url, [SUBPROTOCOL], { Authorization: "Bearer wrong" }).status).toMatch(/ 401 /);
+    expect(await rawUpgrade(running.url, [SUBPROTOCOL], { Authorization: `Bearer ${ALICE}` }).status).toMatch(/ 503 /);
+  });
+
   it("0 turns the throttle off", async () => {
     running = await startMemoryServer({ limits: { authFailuresPerAddress: 0 } });
     for (let i = 0; i < 25; i++)

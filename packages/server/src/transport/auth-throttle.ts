@@ -28,6 +28,7 @@
  */
 import { isIPv6 } from "node:net";
 import { ProtocolError } from "@golem-stream/wire";
+import { CredentialMissing } from "./credential-missing.js";
 
 export interface AuthThrottleSettings {
   /** Failures an address may have in one window (0: no throttle). */
@@ -44,7 +45,7 @@ interface Failures {
 /**
  * One admitted authentication: `settled()` once it succeeds, `settled(error)` once it fails with
  * `error`, which counts as a failed authentication of its address when it refused the credential
- * (`unauthenticated`).
+ * (`unauthenticated`), not when there was none (`CredentialMissing`).
  */
 export interface AuthAdmission {
   settled(error?: unknown): void;
@@ -135,7 +136,9 @@ export class AuthThrottle {
       settled: (error) => {
         if (settled) return;
         settled = true;
-        if (error instanceof ProtocolError && error.code === "unauthenticated") this.failed(address);
+        // A request with no credential guessed nothing (credential-missing.ts): not a failure of its address.
+        if (error instanceof ProtocolError && error.code === "unauthenticated" && !(error instanceof CredentialMissing))
+          this.failed(address);
         this.#release(key, admitted);
       },
     };

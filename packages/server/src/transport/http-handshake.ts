@@ -10,6 +10,7 @@ import type { Duplex } from "node:stream";
 import { httpStatusFor, ProtocolError, SUBPROTOCOL, type ErrorCode } from "@golem-stream/wire";
 import type { Authenticator, Logger, Principal } from "../options.js";
 import { checkCallerIdentity } from "./caller-identity.js";
+import { CredentialMissing } from "./credential-missing.js";
 
 /** Longest Authorization header considered; longer ones are unauthenticated without parsing. */
 const MAX_AUTHORIZATION_BYTES = 16 * 1024;
@@ -98,7 +99,7 @@ export async function authenticate(
   maxIdentityBytes: number,
   token = bearerToken(request),
 ): Promise<Principal> {
-  if (token === undefined) throw new ProtocolError("unauthenticated", "a bearer token is required");
+  if (token === undefined) throw new CredentialMissing();
   let principal: Principal | undefined;
   try {
     principal = await authenticator(token, request);
