@@ -95,7 +95,9 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       report(io, `golem-stream: ${spellCommands(error.message, commandName(io.env))}`);
       return error.exitCode;
     }
-    report(io, `golem-stream: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+    // A stack stays one line per frame (report escapes what a line holds: a message may quote a server).
+    const trace = `golem-stream: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`;
+    for (const line of trace.split("\n")) report(io, line);
     // The executable is a bundle with source maps, which Node reads only when asked: reading
     // them on every start would cost more than a tenth of `invoke`'s start-up (docs/protocol/cli.md).
     if (!process.sourceMapsEnabled)

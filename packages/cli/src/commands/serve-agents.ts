@@ -5,6 +5,7 @@
  * the demo's example invocations when the demo is served.
  */
 import type { AgentHost, Catalogue } from "@golem-stream/server";
+import { printable } from "../io/printable.js";
 import { shellWord } from "../io/shell-word.js";
 
 export interface ServedAgents {
@@ -49,7 +50,8 @@ export function describeServedAgents(file: string | undefined, agents: Catalogue
   const first = served[0];
   const consoleQuery =
     demo || first === undefined ? "" : `?${new URLSearchParams({ application: first[0], environment: first[1] }).toString()}`;
-  return { lines, calls, demo, consoleQuery };
+  // The module's names go to a terminal: their control characters are shown escaped, not run.
+  return { lines: lines.map(printable), calls: (command) => calls(command).map(printable), demo, consoleQuery };
 }
 
 function isHost(agents: Catalogue | AgentHost): agents is AgentHost {

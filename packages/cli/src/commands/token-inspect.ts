@@ -11,6 +11,7 @@ import type { JsonObject } from "@golem-stream/wire";
 import { EXIT, usageError } from "../exit-codes.js";
 import type { ExitCode } from "../exit-codes.js";
 import type { CliIo } from "../io/cli-io.js";
+import { printable } from "../io/printable.js";
 import { readAllBounded } from "../io/stdin-source.js";
 
 export async function runTokenInspect(value: string, options: { json: boolean }, io: CliIo): Promise<ExitCode> {
@@ -50,7 +51,8 @@ function formatInspection(document: JsonObject): string {
     ...Object.entries(fields).map(([name, value]): [string, string] => [name, describe(name, String(value))]),
   ];
   const width = Math.max(...rows.map(([name]) => name.length));
-  const lines = rows.map(([name, value]) => `${name.padEnd(width)}  ${value}`);
+  // Whoever wrote the token chose its fields: their control characters are shown escaped, not run.
+  const lines = rows.map(([name, value]) => printable(`${name.padEnd(width)}  ${value}`));
   lines.push("", "NOT VERIFIED: the signature was not checked; anyone can write a token that decodes like this.");
   return `${lines.join("\n")}\n`;
 }

@@ -10,6 +10,7 @@ import type { Catalogue } from "../discovery.js";
 import { EXIT } from "../exit-codes.js";
 import type { ExitCode } from "../exit-codes.js";
 import type { CliIo } from "../io/cli-io.js";
+import { printable } from "../io/printable.js";
 import type { TypesOptions } from "../options.js";
 
 export async function runTypes(options: TypesOptions, io: CliIo): Promise<ExitCode> {
@@ -38,7 +39,8 @@ export function formatCatalogue(catalogue: Catalogue): string {
       lines.push(`    ${method.name}(${parameterList(method.parameters)})${result}`);
     }
   }
-  return `${lines.join("\n")}\n`;
+  // Every name here is the server's: its control characters must not reach the terminal.
+  return `${lines.map(printable).join("\n")}\n`;
 }
 
 function parameterList(graph: SchemaGraph): string {

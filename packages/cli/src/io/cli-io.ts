@@ -4,6 +4,7 @@
  * another program with its own streams and environment.
  */
 import type { Readable, Writable } from "node:stream";
+import { printable } from "./printable.js";
 
 export interface CliIo {
   readonly stdin: Readable & { readonly isTTY?: boolean };
@@ -24,7 +25,11 @@ export interface ExitNote {
   text: string | undefined;
 }
 
-/** Writes one line of diagnostics to stderr. */
+/**
+ * Writes one line of diagnostics to stderr. Its control characters are escaped (io/printable.ts):
+ * a line often quotes a server (an error's message, an agent type's name), whose escape sequences
+ * must not reach the terminal, and a newline in it must not start a line the CLI did not write.
+ */
 export function report(io: CliIo, line: string): void {
-  io.stderr.write(`${line}\n`);
+  io.stderr.write(`${printable(line)}\n`);
 }

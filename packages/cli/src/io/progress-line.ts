@@ -2,6 +2,8 @@
  * The text of one progress line. Pure (the clock is a parameter), so every
  * shape of the line is tested without a terminal.
  */
+import { printable } from "./printable.js";
+
 export interface ProgressState {
   readonly arrow: string;
   readonly label: string;
@@ -22,7 +24,8 @@ export interface ProgressState {
 export function describeProgress(state: ProgressState, now: number): string {
   const end = state.finishedAt ?? now;
   const seconds = Math.max(0, end - state.startedAt) / 1000;
-  const parts = [`${state.arrow} ${state.label}`];
+  // A stream's name holds the result's field names, which the server chose.
+  const parts = [`${state.arrow} ${printable(state.label)}`];
   if (state.unit === "bytes") {
     const total = state.totalBytes;
     parts.push(

@@ -7,6 +7,7 @@
  */
 import type { CliIo } from "./cli-io.js";
 import { report } from "./cli-io.js";
+import { printable } from "./printable.js";
 import { isErrorCode } from "@golem-stream/wire";
 
 export interface ReconnectAttempt {
@@ -60,7 +61,9 @@ export class ReconnectNotice {
     const due = this.#now() + attempt.delayMs;
     const draw = () => {
       const seconds = Math.max(0, Math.ceil((due - this.#now()) / 1000));
-      this.#io.stderr.write(`\r\x1b[Kgolem-stream: attempt ${attempt.failures} of ${this.#maxAttempts} in ${seconds}s (${attempt.cause})`);
+      this.#io.stderr.write(
+        `\r\x1b[Kgolem-stream: attempt ${attempt.failures} of ${this.#maxAttempts} in ${seconds}s (${printable(attempt.cause)})`,
+      );
       this.#countdownShown = true;
     };
     this.#stopTimer();
