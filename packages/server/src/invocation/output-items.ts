@@ -17,6 +17,7 @@ import { canonicalValue, decodeValue, utf8Bytes, type SchemaGraph } from "../val
 import { checkBinaryItem, checkU8Items } from "../direct-binary-items.js";
 import { ITEM_TOO_LARGE, outputItemFits } from "./message-room.js";
 import { isBinaryItem } from "./output-source.js";
+import { isMimeType } from "@golem-stream/wire/internal";
 import type { PendingStream, StreamState } from "./stream-state.js";
 
 /** One output event, validated, waiting for its sequence. */
@@ -72,9 +73,10 @@ export function prepareOutputItem(stream: StreamState, item: OutputItem, outputs
       }
       const blob: BinaryItem = item instanceof Uint8Array ? { bytes: item } : item;
       if (blob.bytes.length > LIMITS.maxBinaryPayloadBytes) throw new PublicProducerError("a binary item exceeds 16 MiB");
-      checkBinaryItem(stream.graph, blob.bytes.length, blob.mimeType);
+      const mimeType = wireMimeType(blob.mimeType);
+      checkBinaryItem(stream.graph, blob.bytes.length, mimeType);
       const copy = blob.bytes.slice();
-      return [{ size: copy.length, build: (sequence) => ({ event: itemEvent(sequence, 1n, copy, blob.mimeType), introduced: [] }) }];
+      return [{ size: copy.length, build: (sequence) => ({ event: itemEvent(sequence, 1n, copy, mimeType), introduced: [] }) }];
     }
     case "value": {
       if (item instanceof Uint8Array || isBinaryItem(item)) {
@@ -112,4 +114,19 @@ export function prepareOutputItem(stream: StreamState, item: OutputItem, outputs
       return [{ size: decoded.byteCharge, build }];
     }
   }
+}
+
+/**
+ * A produced binary item's `mimeType` as the wire carries it: `type/subtype`, its parameters left
+ * out (`text/html; charset=utf-8` as `text/html`), as the client does with a `Blob`'s type. Checked
+ * here, where the agent produced it: stored unchecked, an invalid one was refused only when the
+ * item was sent, at every resume, and the invocation could never be delivered again.
+ */
+function wireMimeType(mimeType: unknown): string | undefined {
+  if (mimeType === undefined) return undefined;
+  const bare = typeof mimeType === "string" ? mimeType.split(";", 1)[0]!.trim() : undefined;
+  if (bare === undefined || !isMimeType(bare)) {
+    throw new PublicProducerError("a binary item's mimeType must be a MIME type such as text/plain");
+  }
+  return bare;
 }
