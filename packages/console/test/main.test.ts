@@ -8,7 +8,7 @@ import "fake-indexeddb/auto";
 import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { afterEach, beforeEach, expect, it, vi } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { deleteRuns, listRuns, saveRun, type RunRecord } from "../src/web/run-store.js";
 import { until } from "./support/dom.js";
 import { FakeLocks, installLocks } from "./support/fake-locks.js";
@@ -24,15 +24,21 @@ const STATE = { sessionToken: "gai1_x", outputCursors: [], selector: {}, idempot
 const runIds = async (): Promise<string[]> => (await listRuns()).map((stored) => (stored as RunRecord).id).sort();
 const $ = (id: string): HTMLElement => document.getElementById(id)!;
 
-/** Answers the console's two requests: the origin check and the catalogue (`status` 401: the token is refused). */
-function serveCatalogue(status = 200): void {
+/**
+ * Answers the console's two requests: the origin check and the catalogue (`status` 401: the token
+ * is refused; another status answers `body`, or a catalogue of nothing).
+ */
+function serveCatalogue(status = 200, body: unknown = status === 401 ? { code: "unauthenticated" } : { agentTypes: [] }): void {
   vi.stubGlobal("fetch", (_url: string, init?: RequestInit) =>
-    Promise.resolve(
-      init?.method === "OPTIONS"
-        ? new Response(null, { status: 204 })
-        : new Response(JSON.stringify(status === 200 ? { agentTypes: [] } : { code: "unauthenticated" }), { status }),
-    ),
+    Promise.resolve(init?.method === "OPTIONS" ? new Response(null, { status: 204 }) : new Response(JSON.stringify(body), { status })),
   );
+}
+
+/** Signs in through the form, as a person does, and resolves once the page shows the outcome. */
+async function signInWith(token: string): Promise<void> {
+  ($("token") as HTMLInputElement).value = token;
+  $("sign-in-form").dispatchEvent(new Event("submit", { cancelable: true }));
+  await until(document.body, () => !$("sign-in-error").hidden || !$("workspace").hidden);
 }
 
 /** Loads main.ts (the page starts) and resolves once it says it is ready. */
@@ -137,4 +143,73 @@ it("signing out removes the tab's run and its token, then shows the sign-in form
   expect(await runIds()).toEqual(["other-tab"]);
   expect(sessionStorage.length).toBe(0);
   expect($("workspace").hidden).toBe(true);
+});
+
+describe("signing in with a new token keeps it only once the server accepted it", () => {
+  it.each([
+    ["overloaded (an address throttled after failed authentications)", 503, { code: "overloaded" }, "HTTP 503, overloaded"],
+    ["an internal error", 500, { code: "internal-error" }, "HTTP 500, internal-error"],
+    ["a proxy's answer without a code", 502, { message: "bad gateway" }, "HTTP 502"],
+    ["a forbidden with another status", 401, { code: "forbidden" }, "Forbidden."],
+    ["a not-found with another status", 503, { code: "not-found" }, 'There is no application "demo"'],
+  ])("%s: stays signed out, keeps nothing and says why", async (_what, status, body, shown) => {
+    serveCatalogue();
+    await boot();
+    serveCatalogue(status, body);
+    await signInWith("maybe-wrong");
+    expect($("sign-in-error").hidden).toBe(false);
+    expect($("sign-in-error").textContent).toContain(shown);
+    expect($("sign-in").hidden).toBe(false);
+    expect($("workspace").hidden).toBe(true);
+    expect(sessionStorage.getItem(TOKEN_KEY)).toBeNull();
+  });
+
+  it("the throttled answer says what it is", async () => {
+    serveCatalogue();
+    await boot();
+    serveCatalogue(503, { code: "overloaded" });
+    await signInWith("maybe-wrong");
+    expect($("sign-in-error").textContent).toBe(
+      "The server is busy, or refuses this address for a while after failed sign-ins (HTTP 503, overloaded). Try again later.",
+    );
+  });
+
+  it("no answer: stays signed out, keeps nothing and says why", async () => {
+    serveCatalogue();
+    await boot();
+    vi.stubGlobal("fetch", (_url: string, init?: RequestInit) =>
+      init?.method === "OPTIONS" ? Promise.resolve(new Response(null, { status: 204 })) : Promise.reject(new TypeError("Failed to fetch")),
+    );
+    await signInWith("maybe-wrong");
+    expect($("sign-in-error").textContent).toBe("The server cannot be reached.");
+    expect($("workspace").hidden).toBe(true);
+    expect(sessionStorage.getItem(TOKEN_KEY)).toBeNull();
+  });
+
+  it.each([
+    ["the catalogue", 200, { agentTypes: [] }, "This environment has no agent types."],
+    ["not-found, which only an authenticated request gets", 404, { code: "not-found" }, 'There is no application "demo"'],
+    ["forbidden, which only an authenticated request gets", 403, { code: "forbidden" }, "Forbidden: this token may not read the catalogue"],
+  ])("%s: signed in, the token kept for the tab", async (_what, status, body, shown) => {
+    serveCatalogue();
+    await boot();
+    serveCatalogue(status, body);
+    await signInWith("good");
+    expect($("workspace").hidden).toBe(false);
+    expect($("sign-in").hidden).toBe(true);
+    expect($("catalogue-error").textContent).toContain(shown);
+    expect(sessionStorage.getItem(TOKEN_KEY)).toBe("good");
+  });
+
+  it("a tab signed in before stays signed in when the server is busy at a reload, and keeps its run", async () => {
+    await leftBehind("mine", 0);
+    sessionStorage.setItem(TOKEN_KEY, "token");
+    sessionStorage.setItem(RUN_KEY, "mine");
+    serveCatalogue(503, { code: "overloaded" });
+    await boot();
+    expect($("workspace").hidden).toBe(false);
+    expect($("catalogue-error").textContent).toContain("HTTP 503, overloaded");
+    expect(sessionStorage.getItem(TOKEN_KEY)).toBe("token");
+    expect(await runIds()).toEqual(["mine"]);
+  });
 });

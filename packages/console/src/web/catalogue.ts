@@ -17,13 +17,30 @@ export interface AgentTypeEntry {
   readonly methods: readonly MethodEntry[];
 }
 
-/** A refusal the page explains; `code` is the server's public error code when it sent one. */
+/**
+ * A refusal the page explains; `code` is the server's public error code when it sent one, `status`
+ * the HTTP status it answered with (undefined when there was no answer).
+ */
 export class ConsoleError extends Error {
   readonly code: string | undefined;
-  constructor(message: string, code?: string) {
+  readonly status: number | undefined;
+  constructor(message: string, code?: string, status?: number) {
     super(message);
     this.code = code;
+    this.status = status;
   }
+}
+
+/**
+ * Whether a refused catalogue request shows that the server accepted the token: a `not-found`
+ * (404) or a `forbidden` (403) comes only after the request was authenticated (the server checks
+ * the Host and the page's origin first too, but then the page and the origin check before the
+ * sign-in would have been refused as well). Anything else (`overloaded` from an address throttled
+ * after failed authentications, a 5xx, a proxy's page, no answer) says nothing of the token.
+ */
+export function acceptedToken(error: unknown): boolean {
+  if (!(error instanceof ConsoleError)) return false;
+  return (error.status === 404 && error.code === "not-found") || (error.status === 403 && error.code === "forbidden");
 }
 
 const MAX_CATALOGUE_BYTES = 8 * 1024 * 1024;
@@ -66,11 +83,11 @@ export async function loadCatalogue(token: string, application: string, environm
   try {
     body = JSON.parse(text);
   } catch {
-    throw new ConsoleError(`The server answered HTTP ${response.status} with something that is not JSON.`);
+    throw new ConsoleError(`The server answered HTTP ${response.status} with something that is not JSON.`, undefined, response.status);
   }
   if (!response.ok) {
     const code = typeof (body as { code?: unknown }).code === "string" ? (body as { code: string }).code : undefined;
-    throw new ConsoleError(refusal(response.status, code, application, environment), code);
+    throw new ConsoleError(refusal(response.status, code, application, environment), code, response.status);
   }
   const types = (body as { agentTypes?: unknown }).agentTypes;
   if (!Array.isArray(types)) throw new ConsoleError("The catalogue has no agentTypes list.");
@@ -97,6 +114,8 @@ function refusal(status: number, code: string | undefined, application: string, 
         : "Forbidden.";
     case "not-found":
       return `There is no application "${application}" with environment "${environment}" on this server.`;
+    case "overloaded":
+      return `The server is busy, or refuses this address for a while after failed sign-ins (HTTP ${status}, overloaded). Try again later.`;
     default:
       return `The server refused the catalogue request (HTTP ${status}${code === undefined ? "" : `, ${code}`}).`;
   }

@@ -6,7 +6,7 @@
  * `fetch`, sessions over the client's browser transport.
  */
 import { createClient, type Client, type ParamNode, type SchemaValueJson } from "@golem-stream/client";
-import { checkOriginAllowed, ConsoleError, loadCatalogue, type AgentTypeEntry } from "./catalogue.js";
+import { acceptedToken, checkOriginAllowed, ConsoleError, loadCatalogue, type AgentTypeEntry } from "./catalogue.js";
 import { FormError, recordFields } from "./form.js";
 import { Run, type RunElements } from "./run.js";
 import { holdRun, releaseRun } from "./run-lock.js";
@@ -57,7 +57,14 @@ function clientFor(): Client {
   }));
 }
 
-async function signIn(token: string): Promise<void> {
+/**
+ * Opens the catalogue with `token`. `checked`: the token is the one this tab signed in with
+ * (a reload, another application): a catalogue that fails for any reason but `unauthenticated`
+ * keeps the tab signed in. A new token is saved and the workspace shown only once an answer
+ * showed the server accepted it (the catalogue, or a refusal only an authenticated request gets);
+ * a busy server, a throttled address, a proxy's error or no answer leave the tab signed out.
+ */
+async function signIn(token: string, checked: boolean): Promise<void> {
   show("sign-in-error", undefined);
   try {
     await checkOriginAllowed();
@@ -75,10 +82,17 @@ async function signIn(token: string): Promise<void> {
       show("sign-in-error", error.message);
       return;
     }
+    const message = error instanceof Error ? error.message : String(error);
+    if (!checked && !acceptedToken(error)) {
+      // The token was not checked: nothing is kept, and the sign-in form says why.
+      signedOut();
+      show("sign-in-error", message);
+      return;
+    }
     // The token works; the catalogue of this application does not.
     saveToken(token);
     signedIn();
-    show("catalogue-error", error instanceof Error ? error.message : String(error));
+    show("catalogue-error", message);
     return;
   }
   saveToken(token);
@@ -208,13 +222,13 @@ async function boot(): Promise<void> {
     const input = $<HTMLInputElement>("token");
     const token = input.value.trim();
     input.value = "";
-    void signIn(token);
+    void signIn(token, false);
   });
   $("sign-out").addEventListener("click", () => void signOut());
   $<HTMLFormElement>("catalogue-form").addEventListener("submit", (event) => {
     event.preventDefault();
     const token = readToken();
-    if (token !== undefined) void signIn(token);
+    if (token !== undefined) void signIn(token, true);
   });
   $("agent-type").addEventListener("change", fillMethods);
   $("method").addEventListener("change", fillForms);
@@ -235,7 +249,7 @@ async function boot(): Promise<void> {
     document.body.dataset["ready"] = "true";
     return;
   }
-  await signIn(token);
+  await signIn(token, true);
   // The token was refused: signed out, and the run goes with it.
   if (readToken() === undefined) await forgetStoredRun();
   const id = currentRunId();
