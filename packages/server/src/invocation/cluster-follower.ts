@@ -69,6 +69,8 @@ export class ClusterFollower {
   role: "owner" | "mirror" = "owner";
   /** The node-to-node side, while the session is loaded (what goes through it is undefined without it, as awaiting nothing). */
   #peer: ClusterPeer | undefined;
+  /** The last refresh from the store asked for (`syncFromStore`): the next one starts after it. */
+  #syncs: Promise<void> = Promise.resolve();
 
   constructor(session: FollowedSession) {
     this.#session = session;
@@ -219,7 +221,16 @@ export class ClusterFollower {
    * of its own. New streams are registered before any value naming them is
    * handed on. The owner feeds input another node committed to the agent.
    */
-  async syncFromStore(): Promise<void> {
+  syncFromStore(): Promise<void> {
+    // One at a time, each reading the store after the one before it acted: an earlier read acted on
+    // after a later one would take counts back, and a role change (a claim turns a mirror owner)
+    // waits for the refresh in flight instead of that refresh skipping what a mirror takes.
+    const sync = this.#syncs.then(() => this.#sync());
+    this.#syncs = sync.catch(() => undefined);
+    return sync;
+  }
+
+  async #sync(): Promise<void> {
     const session = this.#session;
     const [record, streams] = await Promise.all([
       session.deps.store.getSession(session.sessionId),

@@ -13,7 +13,7 @@
 import { canonicalJson, type InvocationOutcome, type JsonValue, type ServerCancelReason } from "@golem-stream/wire";
 import { sessionFields } from "../observability/log-observer.js";
 import { identityOf } from "../observability/server-observer.js";
-import type { SessionRecord } from "../store/session-store.js";
+import type { SessionRecord, StreamRecord } from "../store/session-store.js";
 import { isOwnershipLost } from "../store/ownership.js";
 import { failureOutcome, INVOCATION_FAILED } from "./failure-outcome.js";
 import type { OutputProducers } from "./output-producers.js";
@@ -157,13 +157,28 @@ export class OutcomeRecorder {
       if (stream.terminal) continue;
       // After a refused write (a result, or an item that introduced streams), its new streams are
       // known here but not in the store: there is nothing to end, and the store would refuse it.
-      if (this.#failing && (await this.#host.deps.store.getStream(stream.streamId)) === undefined) {
+      const stored = this.#failing ? await this.#host.deps.store.getStream(stream.streamId) : undefined;
+      if (this.#failing && stored === undefined) {
         this.#host.forget(stream, reason);
         continue;
       }
+      if (stored !== undefined && stream.direction === "output" && !this.#continueStored(stream, stored)) continue;
       if (stream.direction === "output") await this.#host.producers.appendTerminal(stream, { kind: "cancelled", reason });
       else await this.#host.cancelInputByServer(stream, reason);
     }
+  }
+
+  /**
+   * Failing, nothing in flight: an output's end goes where the store's stream ends. This copy may be
+   * behind it (it learned of another node's output late), and an end at a count the store is past
+   * would be refused at every attempt: the session would stay running for good. Resolves to
+   * whether the output is still open.
+   */
+  #continueStored(stream: StreamState, stored: StreamRecord): boolean {
+    if (stored.count > stream.count) stream.count = stored.count;
+    if (stored.count > stream.outputCommitted) stream.outputCommitted = stored.count;
+    if (stored.outputTerminal) stream.outputTerminal = true;
+    return !stream.outputTerminal;
   }
 
   /** Marks a session that was running when the process stopped as failed (embedded host; see docs). */

@@ -101,8 +101,15 @@ export class NodeLifecycle {
     // The epoch of this claim (or of a later one by this node); claimed from this node since: that node's to finish.
     const ownership = await cluster.ownership(sessionId);
     if (ownership?.nodeId !== cluster.nodeId) return;
+    // Nothing runs it here: first brought to what the store holds as a mirror is (a mirror takes the
+    // outputs' counts and ends, the result and the finish from the store, an owner only input).
+    // Switched first, the re-run would start from the counts this copy last heard of, and the store
+    // would refuse its output after them. The refresh waits for any refresh in flight.
+    live.role = "mirror";
+    await live.syncFromStore();
     live.ownerEpoch = ownership.epoch;
     live.role = "owner";
+    // What was committed since (another node's attachment's input), taken as the owner takes it.
     await live.syncFromStore();
     if (!live.finished) await this.#reruns.rerunOrFail(live);
     this.cache.evictIfIdle(live);
