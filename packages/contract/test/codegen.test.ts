@@ -136,6 +136,23 @@ describe("hostile catalogues", () => {
   });
 });
 
+describe("names an editor would not show as they are", () => {
+  it("writes bidi controls, C1 controls and invisible characters as escapes, and the contract keeps the names", () => {
+    const ok = { root: { kind: "record", value: { fields: [] } } } as CatalogueEntry["constructorParameters"];
+    // A right-to-left override in a method name reorders how the line shows (Trojan Source).
+    const names = ["user\u202e\u2066nimda\u2069", "next\u0085line", "zero\u200bwidth\u00ad", "line\u2028sep"];
+    const entries: CatalogueEntry[] = [
+      { name: "a\u202eb", constructorParameters: ok, methods: names.map((name) => ({ name, parameters: ok })) },
+    ];
+    const { source, exports } = contractSource(entries);
+    expect(source).not.toMatch(/[\u007f-\u009f\u00ad\u200b-\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/);
+    expect(source).toContain("\\u202e");
+    const contract = loadGenerated(source)[exports[0]!.name] as AnyAgentContract;
+    expect(contract.name).toBe("a\u202eb");
+    expect(roundTrip(entries)).toEqual({ "a\u202eb": [] });
+  });
+});
+
 describe("methods a typed agent cannot have", () => {
   it("leaves out a method named then, says so in the source and in omitted, and keeps the rest", () => {
     const entry: CatalogueEntry = {

@@ -121,7 +121,21 @@ export function contractSource(agentTypes: readonly CatalogueEntry[], options: C
     "// Do not edit: generate it again when the server's catalogue changes.",
     `import { defineAgentType, t } from ${JSON.stringify(options.importFrom ?? DEFAULT_CONTRACT_IMPORT)};`,
   ];
-  return { source: `${[header.join("\n"), ...declarations].join("\n\n")}\n`, exports, omitted };
+  return { source: visible(`${[header.join("\n"), ...declarations].join("\n\n")}\n`), exports, omitted };
+}
+
+/**
+ * Characters a catalogue's names may hold that an editor shows as nothing, or that reorder what it
+ * shows (bidi controls: "Trojan Source", CVE-2021-42574), as `\u` escapes. `JSON.stringify`
+ * escapes only C0 controls; the rest would reach the generated file as they are, where a reviewer
+ * reads something other than what runs. The generated code outside its string literals and
+ * comments is ASCII, and inside them an escape means the same character (in a comment, it is
+ * only shown).
+ */
+const INVISIBLE = /[\u007f-\u009f\u00ad\u061c\u180e\u200b-\u200f\u2028\u2029\u202a-\u202e\u2060-\u2069\ufeff]/g;
+
+function visible(source: string): string {
+  return source.replace(INVISIBLE, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`);
 }
 
 function nonEmpty(name: unknown, what: string): string {
