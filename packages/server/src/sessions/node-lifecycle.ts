@@ -10,6 +10,11 @@ import type { SessionDeps } from "../invocation/session-deps.js";
 import { InvocationRuns } from "./invocation-runs.js";
 import { Reruns, type RerunSlots } from "./reruns.js";
 import { SessionCache } from "./session-cache.js";
+import type { TimerHandle } from "../timers.js";
+
+/** After a store failure while recovering at start: the first wait before trying again, doubling up to the last. */
+const RECOVERY_RETRY_MS = 1_000;
+const MAX_RECOVERY_RETRY_MS = 30_000;
 
 export class NodeLifecycle {
   readonly cache: SessionCache;
@@ -18,6 +23,10 @@ export class NodeLifecycle {
   readonly #reruns: Reruns;
   /** Sessions this node claimed whose re-run or failure could not be started then (a store failure). */
   readonly #unhandledClaims = new Set<string>();
+  /** The next attempt at recovering what a store failure left unrecovered at start. */
+  #recoveryRetry: TimerHandle | undefined;
+  /** Shut down: no more recovery attempts. */
+  #stopped = false;
 
   /** `runningPerPrincipal` counts new invocations and re-runs alike (`limits.maxRunningSessionsPerPrincipal`). */
   constructor(deps: SessionDeps, runningPerPrincipal: RerunSlots) {
@@ -27,20 +36,61 @@ export class NodeLifecycle {
     this.cache = new SessionCache(deps, (live) => this.#reruns.rerunOrFail(live));
   }
 
-  /** Finishes every session a previous process left running (see docs/protocol/server.md). */
-  async recoverInterrupted(): Promise<number> {
-    const running = await this.#deps.store.listRunningSessions();
-    const cluster = this.#deps.cluster;
+  /**
+   * Finishes every session a previous process left running (see docs/protocol/server.md); resolves
+   * to how many. Each is taken on its own: one the store fails on is logged and tried again later
+   * (a store that fails to list them: all of them), with the others recovered meanwhile and the
+   * node started. Stopped there, the node left them running for good, unrun, its lease live.
+   */
+  recoverInterrupted(): Promise<number> {
+    return this.#recover(1);
+  }
+
+  async #recover(attempt: number): Promise<number> {
+    let failed: unknown;
     let recovered = 0;
-    for (const record of running) {
-      if (this.cache.get(record.sessionId) !== undefined) continue;
-      // In a cluster, other nodes' sessions are theirs (or, once their lease lapses, an orphan claim's).
-      if (cluster !== undefined && (await cluster.ownerOf(record.sessionId)) !== cluster.nodeId) continue;
-      const live = await this.cache.load(record.sessionId);
-      if (live !== undefined) this.cache.evictIfIdle(live);
-      recovered++;
+    try {
+      for (const record of await this.#deps.store.listRunningSessions()) {
+        if (this.#stopped) break;
+        try {
+          if (await this.cache.exclusive(record.sessionId, () => this.#recoverOne(record.sessionId))) recovered++;
+        } catch (error) {
+          failed = error;
+          this.#deps.logger.error("could not recover an interrupted session: tried again later", {
+            event: "session.recovery-failed",
+            session: record.sessionId,
+            error: String(error),
+          });
+        }
+      }
+    } catch (error) {
+      failed = error;
+      this.#deps.logger.error("could not list the interrupted sessions: tried again later", {
+        event: "recovery.failed",
+        error: String(error),
+      });
+    }
+    if (failed !== undefined && !this.#stopped) {
+      const retryInMs = Math.min(RECOVERY_RETRY_MS * 2 ** (attempt - 1), MAX_RECOVERY_RETRY_MS);
+      this.#recoveryRetry = this.#deps.timers.setTimeout(() => {
+        this.#recoveryRetry = undefined;
+        void this.#recover(attempt + 1).then((count) => {
+          if (count > 0) this.#deps.logger.warn("finished sessions interrupted by a restart", { event: "recovery.interrupted", count });
+        });
+      }, retryInMs);
     }
     return recovered;
+  }
+
+  /** Recovers one interrupted session unless it is in memory or (cluster) another node's; resolves to whether it did. */
+  async #recoverOne(sessionId: string): Promise<boolean> {
+    if (this.cache.get(sessionId) !== undefined) return false;
+    const cluster = this.#deps.cluster;
+    // In a cluster, other nodes' sessions are theirs (or, once their lease lapses, an orphan claim's).
+    if (cluster !== undefined && (await cluster.ownerOf(sessionId)) !== cluster.nodeId) return false;
+    const live = await this.cache.load(sessionId);
+    if (live !== undefined) this.cache.evictIfIdle(live);
+    return true;
   }
 
   /**
@@ -143,6 +193,8 @@ export class NodeLifecycle {
 
   /** Stops every invocation without recording anything; the store stays consistent. */
   shutdown(): void {
+    this.#stopped = true;
+    if (this.#recoveryRetry !== undefined) this.#deps.timers.clearTimeout(this.#recoveryRetry);
     this.cache.abortAll();
   }
 }

@@ -79,19 +79,27 @@ export class SessionCache {
       if (record.state === "running") await this.#interrupted(live);
     } else {
       live.follow(cluster);
-      // Running here under this node's id but not in memory: an earlier
-      // process of this node ran it, or this node just claimed it from a node
-      // whose lease lapsed: re-run when replayable, else fail. Owned by another node: serve it.
-      if (record.state === "running") {
-        const ownership = await cluster.ownership(sessionId);
-        if (ownership?.nodeId === cluster.nodeId) {
-          // Its writes (the re-run's journal too) carry the epoch this node holds: if another node claims it meanwhile, they are refused.
-          live.ownerEpoch = ownership.epoch;
-          await this.#interrupted(live);
-        } else live.role = "mirror";
+      try {
+        // Running here under this node's id but not in memory: an earlier
+        // process of this node ran it, or this node just claimed it from a node
+        // whose lease lapsed: re-run when replayable, else fail. Owned by another node: serve it.
+        if (record.state === "running") {
+          const ownership = await cluster.ownership(sessionId);
+          if (ownership?.nodeId === cluster.nodeId) {
+            // Its writes (the re-run's journal too) carry the epoch this node holds: if another node claims it meanwhile, they are refused.
+            live.ownerEpoch = ownership.epoch;
+            await this.#interrupted(live);
+          } else live.role = "mirror";
+        }
+        // Changes committed between the first read and the subscription.
+        await live.syncFromStore();
+      } catch (error) {
+        // A store failure: a re-run already launched goes on, and its copy stays (a later attempt
+        // finds it, rather than running the session a second time); any other copy is dropped.
+        if (live.running) this.#live.set(sessionId, live);
+        else live.unfollow();
+        throw error;
       }
-      // Changes committed between the first read and the subscription.
-      await live.syncFromStore();
     }
     this.#live.set(sessionId, live);
     return live;
