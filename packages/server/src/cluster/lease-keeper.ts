@@ -32,6 +32,8 @@ export class LeaseKeeper {
   readonly #claimOrphans: () => Promise<number>;
   readonly #heartbeat: NodeJS.Timeout;
   readonly #orphanClaims: NodeJS.Timeout;
+  /** A claim round is under way (`#claim`). */
+  #claiming = false;
 
   /** `claimOrphans` claims the lapsed nodes' sessions and resolves to how many. */
   constructor(
@@ -92,13 +94,18 @@ export class LeaseKeeper {
   }
 
   async #claim(): Promise<void> {
-    // Not before this node has seen the store available for a full lease (store-availability.ts).
-    if (!this.#availability.mayClaim(performance.now())) return;
+    // Not before this node has seen the store available for a full lease (store-availability.ts),
+    // nor while the round before goes on (a slow store): that round still handles sessions it
+    // claimed, and a second one would take them again (node-lifecycle.ts).
+    if (this.#claiming || !this.#availability.mayClaim(performance.now())) return;
+    this.#claiming = true;
     try {
       const claimed = await this.#claimOrphans();
       if (claimed > 0) this.#observer.orphansClaimed(claimed);
     } catch (error) {
       this.#logger.error("orphan claim failed", { event: "cluster.orphan-claim-failed", error: String(error) });
+    } finally {
+      this.#claiming = false;
     }
   }
 }

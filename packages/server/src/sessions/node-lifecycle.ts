@@ -138,7 +138,10 @@ export class NodeLifecycle {
     if (cluster === undefined) return;
     let live = this.cache.get(sessionId);
     if (live?.running === true) {
-      // An earlier run of it still goes on here: it stops, and the session is loaded afresh.
+      const current = await cluster.ownership(sessionId);
+      // It already runs here at this claim's epoch (an earlier handling of it, or recovery): handled.
+      if (current?.nodeId === cluster.nodeId && current.epoch <= live.ownerEpoch) return;
+      // An earlier run of it, at an older epoch, still goes on here: it stops, and the session is loaded afresh.
       live.supersede();
       this.cache.forget(live);
       live = undefined;
