@@ -11,7 +11,10 @@ import { afterEach, expect, it } from "vitest";
 import { RawClient } from "./helpers.js";
 import { ALICE, startMemoryServer, type MemoryServer } from "./support/memory-server.js";
 import { sample } from "./support/operations.js";
+import type { Duplex } from "node:stream";
+import { ProtocolError } from "@golem-stream/wire";
 import { createHttpListener } from "../src/transport/http-listener.js";
+import { rejectUpgrade } from "../src/transport/http-handshake.js";
 
 let running: MemoryServer | undefined;
 afterEach(async () => {
@@ -131,4 +134,32 @@ it("a session socket does not count in maxHttpConnections, and a refused connect
   expect(metrics).toMatch(/^HTTP\/1\.1 200 /);
   expect(sample(metrics, "golem_stream_attachment_rejections_total", { code: "overloaded", operation: "connection" })).toBe(1);
   session.close();
+});
+
+it("a refused upgrade whose client keeps its side of the connection open leaves its place: the server's side closes", async () => {
+  const { server } = createHttpListener((_request, response) => response.end("ok"), {
+    httpRequestTimeoutMs: 60_000,
+    maxHttpConnections: 1,
+  });
+  server.on("upgrade", (_request, socket: Duplex) => rejectUpgrade(socket, new ProtocolError("not-found", "no such endpoint")));
+  const serverSides: Promise<void>[] = [];
+  server.on("connection", (side: Socket) => serverSides.push(new Promise((resolve) => side.once("close", () => resolve()))));
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const port = (server.address() as AddressInfo).port;
+  try {
+    // A client that does not end its side when the server ends its own.
+    const socket = connect({ port, host: "127.0.0.1", allowHalfOpen: true });
+    socket.on("error", () => undefined);
+    const answered = new Promise<string>((resolve) => socket.once("data", (chunk: Buffer) => resolve(chunk.toString("latin1"))));
+    socket.write("GET /nope HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n");
+    expect(await answered).toMatch(/^HTTP\/1\.1 404 /);
+    await serverSides[0];
+    const next = await RawHttp.open(`http://127.0.0.1:${port}`);
+    expect(await next.get("/")).toEqual({ status: 200, body: "ok" });
+    next.socket.destroy();
+    socket.destroy();
+  } finally {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  }
 });

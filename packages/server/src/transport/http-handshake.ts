@@ -125,8 +125,23 @@ export function checkUpgradeRequest(request: IncomingMessage): void {
 
 /** Answers a failed upgrade on the raw socket and closes it. */
 export function rejectUpgrade(socket: Duplex, error: ProtocolError): void {
-  if (socket.writable) socket.end(rawErrorResponse(error));
-  else socket.destroy();
+  answerAndClose(socket, rawErrorResponse(error));
+}
+
+/**
+ * Writes `answer` on a raw socket no `ServerResponse` writes to, then destroys it once written,
+ * as `ws` aborts a handshake. Ended only, the socket would stay half open for as long as the
+ * client kept its own side (the HTTP server allows half-open connections, and an upgrade's socket
+ * has no timeout left): it would hold its descriptor and its place among the listener's
+ * connections (`limits.maxHttpConnections`) for good.
+ */
+export function answerAndClose(socket: Duplex, answer: string): void {
+  if (!socket.writable) {
+    socket.destroy();
+    return;
+  }
+  socket.once("finish", () => socket.destroy());
+  socket.end(answer);
 }
 
 /** `error` in the error envelope as a whole HTTP/1.1 response, for a socket no `ServerResponse` writes to. */

@@ -10,7 +10,7 @@ import { createServer, type IncomingMessage, type RequestListener, type Server }
 import type { Duplex } from "node:stream";
 import { ProtocolError } from "@golem-stream/wire";
 import { ConnectionGate } from "./connection-gate.js";
-import { rawErrorResponse } from "./http-handshake.js";
+import { answerAndClose, rawErrorResponse } from "./http-handshake.js";
 
 /**
  * Largest request head read. Above the server's own bounds on what it reads
@@ -75,8 +75,7 @@ export function createHttpListener(listener: RequestListener, limits: HttpListen
 /** An answer before any request: the client may not have sent one yet, and nothing of it is read. */
 function refuseConnection(socket: Duplex): void {
   socket.on("error", () => undefined);
-  socket.write(rawErrorResponse(new ProtocolError("overloaded", "the server holds as many connections as it may; retry later")));
-  socket.destroy();
+  answerAndClose(socket, rawErrorResponse(new ProtocolError("overloaded", "the server holds as many connections as it may; retry later")));
 }
 
 function bringsBody(request: IncomingMessage): boolean {
