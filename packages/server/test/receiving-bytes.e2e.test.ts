@@ -86,3 +86,12 @@ it("a limit below twice the largest message is refused: one socket could never s
     startMemoryServer({ limits: { maxBinaryMessageBytes: MiB, maxTextMessageBytes: MiB, maxReceivingBytesPerNode: MiB } }),
   ).rejects.toThrow(/maxReceivingBytesPerNode must be at least twice the largest message/);
 });
+
+it("a frame announcing more than the largest message is refused by ws with 1009 (limit-exceeded), however far past the node's limit it announces", async () => {
+  running = await startMemoryServer({
+    limits: { maxBinaryMessageBytes: MiB, maxTextMessageBytes: MiB, maxReceivingBytesPerNode: 2.5 * MiB },
+  });
+  const sender = await open(running.url);
+  sender.write(binaryHeader(300 * MiB));
+  expect(await sender.closed).toBe(1009);
+});

@@ -39,6 +39,8 @@ interface ReceiverFields {
   /** Bytes received and not yet consumed. */
   readonly _bufferedBytes: number;
   readonly _state: number;
+  /** Set as it refuses a frame (an oversized one included, after counting its announced length). */
+  readonly _errored: boolean;
 }
 
 export class ReceivingBytes {
@@ -114,11 +116,17 @@ function isReceiver(value: unknown): value is ReceiverFields {
     typeof fields.write === "function" &&
     typeof fields._totalPayloadLength === "number" &&
     typeof fields._bufferedBytes === "number" &&
-    typeof fields._state === "number"
+    typeof fields._state === "number" &&
+    typeof fields._errored === "boolean"
   );
 }
 
-/** The message under way at its frames' announced lengths, and bytes buffered before a header is read. */
+/**
+ * The message under way at its frames' announced lengths, and bytes buffered before a header is
+ * read; nothing once the receiver refused a frame: it fails the connection itself (an oversized
+ * frame with 1009, whose announced length it had already added), and reads nothing more.
+ */
 function receivingBytes(receiver: ReceiverFields): number {
+  if (receiver._errored) return 0;
   return receiver._totalPayloadLength + (receiver._state === GET_DATA ? 0 : receiver._bufferedBytes);
 }
