@@ -29,6 +29,7 @@ const faulty = defineAgentType({
     dig: { params: t.record({}), result: t.u32() },
     numbers: { params: t.record({}), result: t.stream(t.u32()) },
     letters: { params: t.record({}), result: t.record({ first: t.stream(t.u32()), second: t.stream(t.u32()) }) },
+    secret: { params: t.record({}), result: t.stream(t.u32()) },
   },
 });
 
@@ -42,6 +43,16 @@ const typed = implement(faulty, {
     })(),
   // A JavaScript caller (no type checker) yielding a string into its second stream<u32>.
   letters: () => ({ first: [1], second: ["a" as never] }),
+  // Its source throws while the server asks what it is: the agent's own text, not the client's to read.
+  secret: () =>
+    new Proxy(
+      {},
+      {
+        has() {
+          throw new Error("db password is hunter2");
+        },
+      },
+    ) as never,
 });
 
 /** Runs `method` of `faulty` to its end on a server logging to `log`: every message the client received. */
@@ -116,4 +127,15 @@ it("invocation.failed names what was invoked beside the session, as the other li
     agentType: "faulty",
     method: "dig",
   });
+});
+
+it("an error the agent's own code throws while its result's stream source is read reaches the log, not the client", async () => {
+  const log = recordingLogger();
+  const messages = await run("secret", log);
+  expect(messages.at(-1)).toMatchObject({
+    type: "invocationFinished",
+    outcome: { kind: "failure", code: "invocation-failed", message: expect.stringContaining("could not be read") },
+  });
+  expect(text(messages)).not.toContain("hunter2");
+  expect(JSON.stringify(log.lines)).toContain("hunter2");
 });

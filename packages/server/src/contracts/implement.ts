@@ -180,8 +180,16 @@ function toNative(data: unknown, graph: SchemaGraph, type: SchemaType | undefine
   const hooks: FromJsHooks = {
     streams: "provisional",
     stream: (source: unknown, context: StreamContext): StreamRef => {
-      const leaf = ctx.output(outputSource(source, context, ctx));
-      return leaf.value as StreamRef;
+      let adapted;
+      try {
+        adapted = outputSource(source, context, ctx);
+      } catch (error) {
+        // The agent's own code may run here (a getter, a Proxy's trap): what it throws is not the
+        // server's to tell the client, which the refusal's message would (fromJs says it as given).
+        if (error instanceof ProtocolError) throw error;
+        throw new ProtocolError("validation-error", "an output stream's source could not be read", { cause: error });
+      }
+      return ctx.output(adapted).value as StreamRef;
     },
   };
   // A SchemaValue is JSON already: the payload types are the wire's.
