@@ -58,10 +58,9 @@ export class OutputRegistry {
     const readIdentity = streamIdentityOf(streamToken);
     const identity = readIdentity ?? streamToken;
     const inherited = this.#inherited.get(identity);
-    if (inherited !== undefined) {
-      this.#inherited.delete(identity);
-      this.#unreadable.delete(identity);
-    }
+    // An unreadable cursor is kept under its own text, which no stream's identity equals: it stays
+    // unpaired (and the start check relaxed) for the session's life.
+    if (inherited !== undefined) this.#inherited.delete(identity);
     // A stream without an inherited cursor starts at sequence 0 unless it may be the stream of a
     // cursor that could not be paired with it (one whose identity, or its own, could not be read):
     // then it starts wherever the server resumes it. One with an inherited cursor starts after the

@@ -32,7 +32,11 @@ import { integerOption, nonNegativeMs, optionsObject, positiveMs } from "./optio
 import type { CloseInfo, Connection, ConnectionHandlers, ConnectRequest, Transport } from "./transport.js";
 
 export interface WsTransportOptions {
-  /** Abandon a handshake (a refusal's body included) that takes longer, however busy the server keeps it, ms. Default 10 000; then it is a lost connection, retried. */
+  /**
+   * Abandon a handshake (a refusal's body included) that takes longer, however busy the server
+   * keeps it, ms. Default 10 000. Then it is a lost connection, retried; a refusal whose body did
+   * not arrive in time is what its status says (a 5xx retried, any other not).
+   */
   readonly handshakeTimeoutMs?: number;
   /** Largest inbound WebSocket message accepted, bytes, 1 to 2^31 - 1 (what `ws` can bound). Default: the protocol's largest binary message. */
   readonly maxPayloadBytes?: number;
