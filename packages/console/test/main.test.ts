@@ -211,5 +211,9 @@ describe("signing in with a new token keeps it only once the server accepted it"
     expect($("catalogue-error").textContent).toContain("HTTP 503, overloaded");
     expect(sessionStorage.getItem(TOKEN_KEY)).toBe("token");
     expect(await runIds()).toEqual(["mine"]);
+    // Signed out, the page discards the run it resumes: nothing of it goes on after the test (the
+    // unit files share one IndexedDB, and a resume left running deleted another file's run later).
+    $("sign-out").click();
+    await until(document.body, () => !$("sign-in").hidden);
   });
 });

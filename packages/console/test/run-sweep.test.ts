@@ -93,13 +93,14 @@ describe("sweepOrphans", () => {
 
   it("removes the runs no tab holds once the grace period is over, and keeps the held and the current one", async () => {
     const locks = installLocks(new FakeLocks());
-    for (const id of ["mine", "held", "gone"]) await saveRun(record(id));
-    holdRun("held");
+    // Ids of this file alone: the unit files share one IndexedDB (isolate: false).
+    for (const id of ["sweep-mine", "sweep-held", "sweep-gone"]) await saveRun(record(id));
+    holdRun("sweep-held");
     // Written just now: within the grace period, nothing is swept.
-    expect(await sweepOrphans("mine")).toEqual([]);
-    expect(await sweepOrphans("mine", Date.now() + SWEEP_DEFAULTS.graceMs)).toEqual([{ id: "gone", reason: "abandoned" }]);
-    expect((await listRuns()).map((r) => (r as RunRecord).id).sort()).toEqual(["held", "mine"]);
-    releaseRun("held");
-    await locks.released("golem-stream-console:run:held");
+    expect(await sweepOrphans("sweep-mine")).toEqual([]);
+    expect(await sweepOrphans("sweep-mine", Date.now() + SWEEP_DEFAULTS.graceMs)).toEqual([{ id: "sweep-gone", reason: "abandoned" }]);
+    expect((await listRuns()).map((r) => (r as RunRecord).id).sort()).toEqual(["sweep-held", "sweep-mine"]);
+    releaseRun("sweep-held");
+    await locks.released("golem-stream-console:run:sweep-held");
   });
 });
