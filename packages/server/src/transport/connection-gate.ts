@@ -30,9 +30,4 @@ export class ConnectionGate {
   release(socket: Duplex): void {
     this.#held.delete(socket);
   }
-
-  /** Connections counted now. */
-  get size(): number {
-    return this.#held.size;
-  }
 }

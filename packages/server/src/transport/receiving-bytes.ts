@@ -45,20 +45,15 @@ interface ReceiverFields {
 
 export class ReceivingBytes {
   readonly #limit: number;
-  readonly #over: (socket: WebSocket, bytes: number) => void;
+  readonly #over: (bytes: number) => void;
   /** Sockets receiving a message now, and how many bytes each counts. */
   readonly #receiving = new Map<WebSocket, number>();
   #total = 0;
 
   /** `over` is told of each socket closed for the limit (a log line). */
-  constructor(limit: number, over: (socket: WebSocket, bytes: number) => void) {
+  constructor(limit: number, over: (bytes: number) => void) {
     this.#limit = limit;
     this.#over = over;
-  }
-
-  /** Bytes counted now, all sockets together. */
-  get total(): number {
-    return this.#total;
   }
 
   /**
@@ -101,7 +96,7 @@ export class ReceivingBytes {
     if (largest === undefined) return;
     this.#receiving.delete(largest);
     this.#total -= most;
-    this.#over(largest, most);
+    this.#over(most);
     // The close frame goes before the socket does; nothing more is read from it, so what its
     // receiver held is garbage at once rather than after a close handshake it may never answer.
     largest.close(CLOSE_TRY_AGAIN_LATER, "overloaded");

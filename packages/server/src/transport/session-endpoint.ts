@@ -73,7 +73,7 @@ export class SessionEndpoint {
     this.#connectionsPerPrincipal = new PrincipalSlots(limits.maxConnectionsPerPrincipal, "connections", (limit) =>
       deps.observer.principalLimitReached(limit),
     );
-    this.#receiving = new ReceivingBytes(limits.maxReceivingBytesPerNode, (_socket, bytes) =>
+    this.#receiving = new ReceivingBytes(limits.maxReceivingBytesPerNode, (bytes) =>
       deps.logger.warn("closed the session socket receiving the most: the node's sockets were receiving more than they may (1013)", {
         event: "connection.receiving-too-much",
         bytes,
