@@ -153,6 +153,17 @@ describe("logger", () => {
     createLogger(forced.io, "info", () => new Date(0), "json").info("x");
     expect(JSON.parse(forced.stderr())).toEqual({ level: "info", time: "1970-01-01T00:00:00.000Z", msg: "x" });
   });
+
+  it("on a terminal, writes the controls and bidi overrides a client or an agent put in a field as escapes", () => {
+    const terminal = fakeIo(true);
+    const hostile = "a\u009b2Jb\u202ec\u007fd\u001b]0;title\u0007e";
+    createLogger(terminal.io, "info", () => new Date(0)).warn("agent failed", { reason: hostile });
+    // eslint-disable-next-line no-control-regex -- colours on a terminal
+    const line = terminal.stderr().replace(/\x1b\[[0-9;]*m/g, "");
+    expect(line).toContain(String.raw`reason: "a\u009b2Jb\u202ec\u007fd\u001b]0;title\u0007e"`);
+    // eslint-disable-next-line no-control-regex -- what must not reach the terminal raw
+    expect(line).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202a-\u202e]/u);
+  });
 });
 
 describe("progress", () => {

@@ -23,7 +23,7 @@ export function createLogger(io: CliIo, level: LogLevel, now: () => Date = () =>
   const prettify = pretty
     ? PinoPretty.prettyFactory({ colorize: io.stderr.isTTY === true, translateTime: "SYS:HH:MM:ss.l", ignore: "pid,hostname" })
     : undefined;
-  const destination = { write: (line: string) => void io.stderr.write(prettify === undefined ? line : prettify(line)) };
+  const destination = { write: (line: string) => void io.stderr.write(prettify === undefined ? line : escapeUnquoted(prettify(line))) };
   const logger: PinoLogger = pino(
     {
       level,
@@ -39,6 +39,19 @@ export function createLogger(io: CliIo, level: LogLevel, now: () => Date = () =>
     (message: string, fields?: Readonly<Record<string, unknown>>): void =>
       logger[at](plain(fields), message);
   return { debug: write("debug"), info: write("info"), warn: write("warn"), error: write("error") };
+}
+
+/**
+ * pino-pretty writes each field as JSON, which escapes the C0 controls a client or an agent may
+ * have put in a name or an error's text, but leaves DEL, the C1 controls (U+009B is a terminal's
+ * CSI, as ESC [ is) and the bidi overrides and isolates (which show the text after them reversed)
+ * as they are. It writes none of them itself (its colours are ESC sequences, left alone), so every
+ * one in its line came from a field, and is written as JSON would escape it (`\u009b`).
+ */
+const UNQUOTED_CONTROLS = /[\u007f-\u009f\u202a-\u202e\u2066-\u2069]/gu;
+
+function escapeUnquoted(line: string): string {
+  return line.replace(UNQUOTED_CONTROLS, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`);
 }
 
 /** Errors as their message (pino would serialise a stack), bigints as decimal strings. */
