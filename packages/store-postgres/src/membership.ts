@@ -74,6 +74,20 @@ export class Membership {
    * former owner's write) is left for a later claim instead of holding up the others.
    */
   async claimOrphans(): Promise<string[]> {
+    // One transaction: the sessions move to their next epoch, and their streams with them
+    // (fencing: an owner's append checks the epoch on the stream row it updates). The streams
+    // are read by a statement of their own, after the sessions are locked: a stream another
+    // transaction created meanwhile has committed by then (it locks its session first).
+    return this.#inTransaction(async (client) => {
+      const claimed = await client.query<{ session_id: string; owner_epoch: string }>(this.#sql.claimOrphans, [this.#nodeId]);
+      const ids = claimed.rows.map((row) => row.session_id);
+      if (ids.length > 0) await client.query(this.#sql.claimStreams, [ids, claimed.rows.map((row) => row.owner_epoch)]);
+      return ids;
+    });
+  }
+
+  /** `work` in one transaction on a connection of its own, committed when it resolves, rolled back when it throws. */
+  async #inTransaction<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
     this.#checkOpen();
     const checkedOut = await this.#connections.checkOut().catch((error: unknown) => {
       throw asStoreError(error);
@@ -81,16 +95,10 @@ export class Membership {
     const client = checkedOut.connection;
     let failure: unknown;
     try {
-      // One transaction: the sessions move to their next epoch, and their streams with them
-      // (fencing: an owner's append checks the epoch on the stream row it updates). The streams
-      // are read by a statement of their own, after the sessions are locked: a stream another
-      // transaction created meanwhile has committed by then (it locks its session first).
       await client.query("BEGIN");
-      const claimed = await client.query<{ session_id: string; owner_epoch: string }>(this.#sql.claimOrphans, [this.#nodeId]);
-      const ids = claimed.rows.map((row) => row.session_id);
-      if (ids.length > 0) await client.query(this.#sql.claimStreams, [ids, claimed.rows.map((row) => row.owner_epoch)]);
+      const answer = await work(client);
       await client.query("COMMIT");
-      return ids;
+      return answer;
     } catch (error) {
       failure = error;
       await client.query("ROLLBACK").catch(() => undefined);
@@ -98,6 +106,21 @@ export class Membership {
     } finally {
       checkedOut.release(failure instanceof Error ? failure : undefined);
     }
+  }
+
+  /**
+   * Moves a running session this node owns to its next epoch, with its streams, in one
+   * transaction (`ClusterSessionStore.reclaim`); undefined when it is not running or not this
+   * node's.
+   */
+  async reclaim(sessionId: string): Promise<bigint | undefined> {
+    return this.#inTransaction(async (client) => {
+      const { rows } = await client.query<{ owner_epoch: string }>(this.#sql.reclaim, [sessionId, this.#nodeId]);
+      const epoch = rows[0]?.owner_epoch;
+      if (epoch === undefined) return undefined;
+      await client.query(this.#sql.claimStreams, [[sessionId], [epoch]]);
+      return BigInt(epoch);
+    });
   }
 
   async leave(): Promise<void> {

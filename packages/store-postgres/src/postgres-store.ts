@@ -365,6 +365,14 @@ export class PostgresSessionStore implements ClusterSessionStore {
     return this.#membership.claimOrphans();
   }
 
+  /**
+   * Moves a running session this node owns to its next ownership epoch (a restarted node's
+   * recovery), waiting for a write of a former process of this node id that holds its row.
+   */
+  reclaim(sessionId: string): Promise<bigint | undefined> {
+    return this.#membership.reclaim(sessionId);
+  }
+
   leave(): Promise<void> {
     return this.#membership.leave();
   }

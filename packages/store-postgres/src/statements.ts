@@ -195,6 +195,10 @@ export function statements(s: string) {
       RETURNING x.session_id, x.owner_epoch`,
     claimStreams: `UPDATE ${s}.streams AS t SET owner_epoch = c.epoch
       FROM unnest($1::text[], $2::bigint[]) AS c(session_id, epoch) WHERE t.session_id = c.session_id`,
+    // Waits for a lock the former process of this node id holds (a write stalled on its way):
+    // the write either commits first and is kept, or is refused for its epoch after.
+    reclaim: `UPDATE ${s}.sessions SET owner_epoch = owner_epoch + 1
+      WHERE session_id = $1 AND owner_node = $2 AND state = 'running' RETURNING owner_epoch`,
     leave: `DELETE FROM ${s}.nodes WHERE node_id = $1`,
     setCatalogue: `UPDATE ${s}.nodes SET catalogue = $2 WHERE node_id = $1`,
     liveCatalogues: `SELECT node_id, catalogue FROM ${s}.nodes WHERE node_id <> $1 AND lease_expires_at > clock_timestamp() ORDER BY node_id`,

@@ -222,12 +222,17 @@ export class LiveSession {
   #lostOwnership(error: unknown): void {
     if (this.#ownershipLost) return;
     this.#ownershipLost = true;
-    this.deps.logger.warn("another node claimed this session (this node's lease had lapsed): its invocation stops here", {
-      event: "session.ownership-lost",
-      session: this.sessionId,
-      epoch: String(this.ownerEpoch),
-      error: String(error),
-    });
+    // A later epoch is another node's claim (this node's lease had lapsed) or a later process
+    // started with this node's id, which recovered the session at start (node-lifecycle.ts).
+    this.deps.logger.warn(
+      "the session was claimed at a later ownership epoch (by another node, or a later process of this node id): its invocation stops here",
+      {
+        event: "session.ownership-lost",
+        session: this.sessionId,
+        epoch: String(this.ownerEpoch),
+        error: String(error),
+      },
+    );
     // Already a mirror: it learned from the change feed that the session was finished elsewhere,
     // stopped the invocation and follows the store; its attachment serves what the store holds.
     const mirror = this.role === "mirror";

@@ -86,8 +86,11 @@ export class NodeLifecycle {
   async #recoverOne(sessionId: string): Promise<boolean> {
     if (this.cache.get(sessionId) !== undefined) return false;
     const cluster = this.#deps.cluster;
-    // In a cluster, other nodes' sessions are theirs (or, once their lease lapses, an orphan claim's).
-    if (cluster !== undefined && (await cluster.ownerOf(sessionId)) !== cluster.nodeId) return false;
+    // In a cluster, other nodes' sessions are theirs (or, once their lease lapses, an orphan
+    // claim's). This node's own are taken at their next epoch: a former process of this node id
+    // may still be alive (frozen past the restart, or started twice), and at the epoch it holds
+    // its writes would go through beside this process's.
+    if (cluster !== undefined && (await cluster.reclaim(sessionId)) === undefined) return false;
     const live = await this.cache.load(sessionId);
     if (live !== undefined) this.cache.evictIfIdle(live);
     return true;

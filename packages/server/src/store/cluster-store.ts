@@ -90,6 +90,16 @@ export interface ClusterSessionStore extends SessionStore {
    * restart does.
    */
   claimOrphans(): Promise<string[]>;
+  /**
+   * Moves a running session this node owns to its next ownership epoch, as a
+   * claim does (with its streams, atomically), and returns the new epoch;
+   * undefined, changing nothing, when the session is not running or another
+   * node owns it. A node that starts recovers its own sessions through it: a
+   * former process of the same node id that is still alive (frozen, then
+   * continued; or started twice) holds the epoch before, so its writes to them
+   * are refused from then on, as a claimed owner's are.
+   */
+  reclaim(sessionId: string): Promise<bigint | undefined>;
   /** Drops this node's lease (a drained node leaving). */
   leave(): Promise<void>;
   subscribe(sessionId: string, listener: SessionChangeListener): () => void;

@@ -206,6 +206,12 @@ class MemoryClusterNode implements ClusterSessionStore {
     return claimed;
   }
 
+  async reclaim(sessionId: string): Promise<bigint | undefined> {
+    const session = await this.#store.getSession(sessionId);
+    if (session?.state !== "running" || this.#cluster.owners.get(sessionId) !== this.nodeId) return undefined;
+    return this.#store.claim(sessionId);
+  }
+
   async leave(): Promise<void> {
     this.#cluster.leases.delete(this.nodeId);
     this.#cluster.catalogues.delete(this.nodeId);

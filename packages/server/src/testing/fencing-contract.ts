@@ -117,6 +117,39 @@ export function clusterFencingContract(api: TestApi, name: string, open: OpenNod
       await b.close();
     });
 
+    it("reclaim (a restarted node's recovery) moves only the node's own running session to the next epoch: the former process's writes are refused, on every stream", async () => {
+      const [a, b] = await open();
+      await a.heartbeat(60_000);
+      await b.heartbeat(60_000);
+      const s = session();
+      const input = stream(s.sessionId, "input");
+      const out = stream(s.sessionId, "output", { parent: { kind: "params" } });
+      await a.createSession(s, [input, out], startAttempt(s));
+      await a.appendOutput(item(out.streamId, 0n, "a0"), [], 1n);
+      // Another node's session, or a session that does not exist: nothing changes.
+      expect(await b.reclaim(s.sessionId)).toBeUndefined();
+      expect(await b.reclaim("no-such-session")).toBeUndefined();
+      expect(await a.ownership(s.sessionId)).toEqual({ nodeId: a.nodeId, epoch: 1n });
+      // The node's own: the next epoch, its streams with it. Writes of the epoch before (a former
+      // process of the same node id) are refused and store nothing; the new epoch's go through.
+      expect(await a.reclaim(s.sessionId)).toBe(2n);
+      expect(await a.ownership(s.sessionId)).toEqual({ nodeId: a.nodeId, epoch: 2n });
+      const stale = await Promise.allSettled([
+        a.appendOutput(item(out.streamId, 1n, "former"), [], 1n),
+        a.acceptInput({ streamId: input.streamId, sequence: 0n, itemCount: 1n, data: bytes("i"), mimeType: undefined }, [], 1n),
+        a.finish(s.sessionId, '{"kind":"failure"}', 2000, 1n),
+      ]);
+      expect(stale.map(outcomeOf)).toEqual(["ownership-lost", "ownership-lost", "ownership-lost"]);
+      await a.appendOutput(item(out.streamId, 1n, "a1"), [], 2n);
+      expect(texts(await a.readOutput(out.streamId, 0n, 10))).toEqual(["a0", "a1"]);
+      // A finished session is nobody's to reclaim.
+      await a.finish(s.sessionId, '{"kind":"success"}', 3000, 2n);
+      expect(await a.reclaim(s.sessionId)).toBeUndefined();
+      expect(await a.ownership(s.sessionId)).toEqual({ nodeId: a.nodeId, epoch: 2n });
+      await a.close();
+      await b.close();
+    });
+
     it("a claim back by the first node moves the epoch on again: its writes of its first epoch stay refused", async () => {
       const [a, b] = await open();
       await a.heartbeat(60_000);

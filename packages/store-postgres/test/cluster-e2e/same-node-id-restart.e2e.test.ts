@@ -3,7 +3,8 @@
  * real processes on real PostgreSQL, while a replayable invocation it owns
  * runs (docs/durable-execution.md): the restarted node finds the session
  * still its own and re-runs it at start (`recoverInterrupted`), at the
- * epoch it holds. The lease is long enough that no other node claims it
+ * session's next epoch (`reclaim`), so that a former process of the id that
+ * is not dead but frozen is fenced out of it when it goes on. The lease is long enough that no other node claims it
  * first (a claim after a kill: takeover-and-owner-loss.e2e.test.ts). With
  * a lease shorter than the restart, the other node may claim it first, or
  * both may move at once: whichever runs it, the client sees the same.
@@ -83,10 +84,10 @@ it("count owned by node A, the client attached at B: A killed and restarted as n
   a = await restarted!;
   // From the item after the starting client's last delivered one (it held item 1 undelivered when it detached), each once.
   expect(items).toEqual(range(79, 1));
-  // Re-run by the restarted node itself, at the epoch it held: nobody claimed it.
+  // Re-run by the restarted node itself, at the next epoch (reclaimed at start): nobody else claimed it.
   expect(await sessionOf(key)).toMatchObject({
     owner_node: "node-a",
-    owner_epoch: "1",
+    owner_epoch: "2",
     runs: 2,
     outcome: JSON.stringify({ kind: "success" }),
   });
@@ -126,7 +127,45 @@ it("digest mid-upload, the client attached at A itself: A killed and restarted a
   await expect(call.finished).resolves.toEqual({ kind: "success" });
   expect(await sessionOf(key)).toMatchObject({
     owner_node: "node-a",
-    owner_epoch: "1",
+    owner_epoch: "2",
+    runs: 2,
+    outcome: JSON.stringify({ kind: "success" }),
+  });
+});
+
+it("count owned by node A, the client attached at B: A frozen (SIGSTOP), node-a started again beside it re-runs the session at its next epoch; A continued (SIGCONT) is refused its first write and stops; the client gets every item once, then success", async () => {
+  const key = `same-id-frozen-${Date.now()}`;
+  const start = clientFor(a.url).invoke({ ...demo, method: "count", methodParameters: record(u32(80), u32(20)), idempotencyKey: key });
+  const startItems = (await firstStream(start)).values()[Symbol.asyncIterator]();
+  for (let seen = 0; seen < 2; seen++) expect((await startItems.next()).value?.value).toBe(seen);
+  const state = start.detach();
+  expect(state).toBeDefined();
+
+  const frozen = a;
+  const atB = clientFor(b.url, { reconnect: PATIENT }).takeover(state!);
+  const items: number[] = [];
+  let restarted: Promise<NodeProcess> | undefined;
+  let continued: Promise<Record<string, unknown>> | undefined;
+  for await (const item of (await firstStream(atB)).values()) {
+    items.push(item.value as number);
+    if (items.length === 10) {
+      cluster.pause(frozen);
+      restarted = cluster.start("node-a");
+    }
+    // Items past the freeze come from the new process's run: the former one is continued while it runs.
+    if (items.length === 40) {
+      cluster.resume(frozen);
+      continued = frozen.logged((entry) => entry["event"] === "session.ownership-lost");
+    }
+  }
+  await expect(atB.finished).resolves.toEqual({ kind: "success" });
+  a = await restarted!;
+  expect(items).toEqual(range(79, 1));
+  // The former process was refused (its epoch is the one before), and recorded nothing.
+  await expect(continued).resolves.toMatchObject({ session: expect.any(String) });
+  expect(await sessionOf(key)).toMatchObject({
+    owner_node: "node-a",
+    owner_epoch: "2",
     runs: 2,
     outcome: JSON.stringify({ kind: "success" }),
   });
