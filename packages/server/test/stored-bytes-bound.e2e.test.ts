@@ -111,6 +111,20 @@ describe("maxStoredBytesPerPrincipal", () => {
     expect((await back.all()).messages.at(-1)).toEqual(LIMIT_FAILURE);
   });
 
+  it("input the client sent on behind the refused item is not a gap: the connection is not failed for it, and the invocation fails with limit-exceeded", async () => {
+    const store = new MemorySessionStore();
+    running = await startMemoryServer({ store, limits: { maxStoredBytesPerPrincipal: LIMIT } });
+    const { client, channel } = await startDigest(running.url, ALICE);
+    const room = LIMIT - (await keptBy(store, "alice"));
+    await sendAcked(client, channel, 0n, room);
+    // A client streams without waiting for acknowledgements: the items behind the refused one are on their way.
+    for (let k = 0; k < 8; k++) client.send({ type: "input-u8", channel, sequence: BigInt(room + k), payload: new Uint8Array([2]) });
+    const { messages, closed } = await client.all();
+    expect(messages.filter((m) => m.type === "protocolError" || m.type === "invocationRejected")).toEqual([]);
+    expect(messages.at(-1)).toEqual(LIMIT_FAILURE);
+    expect(closed.code).toBe(1000);
+  });
+
   it("an output item past the bound is never stored or sent, and fails its invocation with limit-exceeded", async () => {
     running = await startMemoryServer({ metrics: true, limits: { maxStoredBytesPerPrincipal: LIMIT } });
     // Blobs of 60 000 bytes: the session's record and one fit, a second does not.
