@@ -32,6 +32,11 @@ process.stdout.on("error", (error: NodeJS.ErrnoException) => {
   if (error.code === "EPIPE" && !stopsItself) process.exit(process.exitCode ?? 0);
   stdoutFailure ??= error;
 });
+// stderr only carries diagnostics: one that fails (closed by its reader as in `|& head`, a full
+// disk, a terminal that hung up) loses them and changes nothing else. The run goes on, a cancel
+// still waits for the server, and the exit status is the run's own. Unhandled, the error event
+// crashed the process at its next line (exit 1), before the cancel was sent.
+process.stderr.on("error", () => undefined);
 
 const code = await runCli(process.argv.slice(2), {
   // Never fstat(0) before the first dynamic import: on Node 20.20 that was seen to make the

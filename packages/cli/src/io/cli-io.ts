@@ -9,6 +9,8 @@ import { printable } from "./printable.js";
 export interface CliIo {
   readonly stdin: Readable & { readonly isTTY?: boolean };
   readonly stdout: Writable & { readonly isTTY?: boolean };
+  // Diagnostics only: when it fails (closed, full), its lines are lost and nothing else changes;
+  // its owner handles its error events (bin.ts ignores them).
   readonly stderr: Writable & { readonly isTTY?: boolean; readonly columns?: number };
   readonly env: Readonly<Record<string, string | undefined>>;
   /** Aborted on SIGINT/SIGTERM: long-running commands stop cleanly when it fires. */
@@ -31,5 +33,7 @@ export interface ExitNote {
  * must not reach the terminal, and a newline in it must not start a line the CLI did not write.
  */
 export function report(io: CliIo, line: string): void {
+  // A stderr that failed before is gone: writing again would only raise its error once more.
+  if (io.stderr.destroyed) return;
   io.stderr.write(`${printable(line)}\n`);
 }

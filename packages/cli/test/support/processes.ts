@@ -97,6 +97,8 @@ export interface StartOptions {
   readonly stdinFd?: number;
   /** A file descriptor to use as the child's stdout instead of a pipe (e.g. /dev/full). */
   readonly stdoutFd?: number;
+  /** A file descriptor to use as the child's stderr instead of a pipe (e.g. /dev/full); its `stderr()` is then empty. */
+  readonly stderrFd?: number;
   /** Leave stdin open after `stdin` was written (the test writes more, or ends it, through `child.stdin`). */
   readonly openStdin?: boolean;
 }
@@ -105,7 +107,7 @@ export function start(args: readonly string[], options: StartOptions = {}): Runn
   const child = track(
     spawn(process.execPath, [BIN, ...args], {
       env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "/tmp", ...options.env },
-      stdio: [options.stdinFd ?? "pipe", options.stdoutFd ?? "pipe", "pipe"],
+      stdio: [options.stdinFd ?? "pipe", options.stdoutFd ?? "pipe", options.stderrFd ?? "pipe"],
     }),
   );
   const out: Buffer[] = [];
