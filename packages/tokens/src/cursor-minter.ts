@@ -9,7 +9,7 @@
  * only the bytes from the base64 group holding `issuedAt` on. The text is
  * what `mintToken` makes for the same fields (test/cursor-minter.test.ts).
  */
-import { usageError } from "./errors.js";
+import { readingArguments, usageError } from "./errors.js";
 import { FIELD_TABLE } from "./field-table.js";
 import { assertKeyring, mintingKeyFor, type Keyring } from "./keyring.js";
 import { base64UrlEncoderOf } from "./base64url.js";
@@ -28,10 +28,13 @@ export interface CursorMinter {
 }
 
 const VARYING = new Set(["issuedAt", "position", "event"]);
-const EVENT_VALUE: Readonly<Record<CursorEvent, bigint>> = { item: 1n, terminal: 2n };
 
 /** A minter for one stream's cursors under `keyring`'s active key; checks `fields` once, as `mintToken` would. */
 export function cursorMinter(keyring: Keyring, fields: CursorStreamFields): CursorMinter {
+  return readingArguments(() => minterOf(keyring, fields));
+}
+
+function minterOf(keyring: Keyring, fields: CursorStreamFields): CursorMinter {
   assertKeyring(keyring);
   if (typeof fields !== "object" || fields === null) throw usageError("fields must be an object", "fields");
   const key = mintingKeyFor(keyring, keyring.activeKeyId, "cursor")!;
@@ -80,9 +83,10 @@ export function cursorMinter(keyring: Keyring, fields: CursorStreamFields): Curs
         throw usageError("issuedAt (field 5) must be a bigint from 0 to 2^64-1", "issuedAt");
       if (typeof position !== "bigint" || position < 0n || position > U64_MAX)
         throw usageError("position (field 48) must be a bigint from 0 to 2^64-1", "position");
-      const eventValue = EVENT_VALUE[event];
-      if (eventValue === undefined || !Object.hasOwn(EVENT_VALUE, event))
-        throw usageError('event (field 49) must be one of "item", "terminal"', "event");
+      // Compared, never used as a key: a key lookup converts an object to a string first, which
+      // throws for one without a prototype and finds inherited members such as "toString".
+      const eventValue = event === "item" ? 1n : event === "terminal" ? 2n : undefined;
+      if (eventValue === undefined) throw usageError('event (field 49) must be one of "item", "terminal"', "event");
       view.setBigUint64(offsets.issuedAt, issuedAt, false);
       view.setBigUint64(offsets.position, position, false);
       view.setBigUint64(offsets.event, eventValue, false);

@@ -100,6 +100,27 @@ export function usageError(message: string, path?: string): ProtocolError {
 }
 
 /**
+ * Runs a public function's work on the caller's arguments: an error that is
+ * not a `ProtocolError` can only come from the caller's own objects (a getter
+ * or a proxy trap that throws while a field is read), so it becomes the
+ * caller's `internal-error`, with the original as `cause` for the log, and
+ * never escapes raw.
+ */
+export function readingArguments<T>(run: () => T): T {
+  try {
+    return run();
+  } catch (cause) {
+    throw argumentFault(cause);
+  }
+}
+
+/** What `readingArguments` throws for `cause`: the cause itself when it is a `ProtocolError`. */
+export function argumentFault(cause: unknown): ProtocolError {
+  if (cause instanceof ProtocolError) return cause;
+  return new ProtocolError("internal-error", "an argument could not be read", { cause });
+}
+
+/**
  * Fields that are each valid but make the token longer than 8192 characters
  * (decisions-v1 section 6): nothing was minted. Code `limit-exceeded`, never
  * retryable; the message names the kind and the length, never a field value.

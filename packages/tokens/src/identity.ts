@@ -4,7 +4,7 @@
  * deployment, account, principal or session. Which values to expect is the
  * server's knowledge; comparing them in one place keeps the failure uniform.
  */
-import { InvalidTokenError, usageError } from "./errors.js";
+import { InvalidTokenError, readingArguments, usageError } from "./errors.js";
 import type { CommonTokenFields } from "./types.js";
 
 /** The values a token must carry; members left undefined are not compared. */
@@ -31,6 +31,10 @@ const CHECKED: readonly (readonly [keyof ExpectedTokenIdentity, number])[] = [
  * token's field.
  */
 export function assertTokenIdentity(fields: CommonTokenFields & { readonly sessionId: string }, expected: ExpectedTokenIdentity): void {
+  readingArguments(() => compareIdentity(fields, expected));
+}
+
+function compareIdentity(fields: CommonTokenFields & { readonly sessionId: string }, expected: ExpectedTokenIdentity): void {
   if (typeof fields !== "object" || fields === null) throw usageError("fields must be an object", "fields");
   if (typeof expected !== "object" || expected === null) throw usageError("expected must be an object", "expected");
   for (const [name, id] of CHECKED) {

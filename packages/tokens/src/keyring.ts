@@ -25,7 +25,7 @@ import {
 } from "@golem-stream/wire";
 import type { JsonObject, JsonValue } from "@golem-stream/wire";
 import { decodeBase64Url, encodeBase64Url } from "./base64url.js";
-import { usageError } from "./errors.js";
+import { argumentFault, readingArguments, usageError } from "./errors.js";
 import { PreparedHmac, signaturePrefix } from "./signature.js";
 import { TOKEN_KINDS, type TokenKind } from "./types.js";
 
@@ -94,40 +94,45 @@ export class Keyring {
   readonly stagedKeyIds: readonly string[];
 
   constructor(init: KeyringInit) {
-    if (typeof init !== "object" || init === null) throw usageError("a keyring needs { active, keys }", "keyring");
-    const { active, keys } = init;
-    if (!Array.isArray(keys) || keys.length === 0) throw usageError("a keyring needs at least one key", "keyring.keys");
-    if (keys.length > KEYRING_LIMITS.maxKeys) {
-      throw usageError(`a keyring holds at most ${KEYRING_LIMITS.maxKeys} keys`, "keyring.keys");
+    try {
+      if (typeof init !== "object" || init === null) throw usageError("a keyring needs { active, keys }", "keyring");
+      const { active, keys } = init;
+      if (!Array.isArray(keys) || keys.length === 0) throw usageError("a keyring needs at least one key", "keyring.keys");
+      if (keys.length > KEYRING_LIMITS.maxKeys) {
+        throw usageError(`a keyring holds at most ${KEYRING_LIMITS.maxKeys} keys`, "keyring.keys");
+      }
+      const entries = new Map<string, KeyEntry>();
+      const staged: string[] = [];
+      keys.forEach((key: KeyringKeyInit, index: number) => {
+        const path = `keyring.keys[${index}]`;
+        if (typeof key !== "object" || key === null) throw usageError("a key must be an object", path);
+        const id = checkKeyId(key.id, `${path}.id`);
+        if (entries.has(id)) throw usageError("key ids must be unique", `${path}.id`);
+        if (key.verifyOnly !== undefined && typeof key.verifyOnly !== "boolean") {
+          throw usageError("verifyOnly must be a boolean", `${path}.verifyOnly`);
+        }
+        if (key.verifyOnly === true && id === active) {
+          throw usageError("the active key cannot be verify-only", `${path}.verifyOnly`);
+        }
+        if (key.staged !== undefined && typeof key.staged !== "boolean") throw usageError("staged must be a boolean", `${path}.staged`);
+        if (key.staged === true) {
+          if (id === active) throw usageError("the active key cannot be staged", `${path}.staged`);
+          staged.push(id);
+        }
+        entries.set(id, prepareKey(id, secretBytes(key.secret, `${path}.secret`)));
+      });
+      if (typeof active !== "string" || !entries.has(active)) {
+        throw usageError("active must name one of the keys", "keyring.active");
+      }
+      this.activeKeyId = active;
+      this.keyIds = Object.freeze([...entries.keys()]);
+      this.stagedKeyIds = Object.freeze(staged);
+      secrets.set(this, entries);
+      Object.freeze(this);
+    } catch (cause) {
+      // A getter or proxy trap of the caller's init that throws: its mistake, never a raw error.
+      throw argumentFault(cause);
     }
-    const entries = new Map<string, KeyEntry>();
-    const staged: string[] = [];
-    keys.forEach((key: KeyringKeyInit, index: number) => {
-      const path = `keyring.keys[${index}]`;
-      if (typeof key !== "object" || key === null) throw usageError("a key must be an object", path);
-      const id = checkKeyId(key.id, `${path}.id`);
-      if (entries.has(id)) throw usageError("key ids must be unique", `${path}.id`);
-      if (key.verifyOnly !== undefined && typeof key.verifyOnly !== "boolean") {
-        throw usageError("verifyOnly must be a boolean", `${path}.verifyOnly`);
-      }
-      if (key.verifyOnly === true && id === active) {
-        throw usageError("the active key cannot be verify-only", `${path}.verifyOnly`);
-      }
-      if (key.staged !== undefined && typeof key.staged !== "boolean") throw usageError("staged must be a boolean", `${path}.staged`);
-      if (key.staged === true) {
-        if (id === active) throw usageError("the active key cannot be staged", `${path}.staged`);
-        staged.push(id);
-      }
-      entries.set(id, prepareKey(id, secretBytes(key.secret, `${path}.secret`)));
-    });
-    if (typeof active !== "string" || !entries.has(active)) {
-      throw usageError("active must name one of the keys", "keyring.active");
-    }
-    this.activeKeyId = active;
-    this.keyIds = Object.freeze([...entries.keys()]);
-    this.stagedKeyIds = Object.freeze(staged);
-    secrets.set(this, entries);
-    Object.freeze(this);
   }
 
   /**
@@ -136,6 +141,10 @@ export class Keyring {
    * an error, so a typo cannot silently drop a key.
    */
   static fromJSON(input: string | Uint8Array | JsonValue): Keyring {
+    return readingArguments(() => Keyring.#fromJSON(input));
+  }
+
+  static #fromJSON(input: string | Uint8Array | JsonValue): Keyring {
     let value: JsonValue;
     if (typeof input === "string" || input instanceof Uint8Array) {
       try {

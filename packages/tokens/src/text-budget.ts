@@ -25,7 +25,8 @@
  *            = 5940 for issuer, audience, account and principal.
  */
 import { LIMITS } from "@golem-stream/wire";
-import { FIELD_TABLE, type FieldSpec } from "./field-table.js";
+import { usageError } from "./errors.js";
+import { FIELD_TABLE, isTokenKind, type FieldSpec } from "./field-table.js";
 import { U64_BYTES, UUID_BYTES } from "./field-values.js";
 import { FIELD_HEADER_BYTES, HEADER_FIXED_BYTES, MAX_DECODED_BYTES } from "./payload.js";
 import { SIGNATURE_BYTES } from "./signature.js";
@@ -71,8 +72,10 @@ const BUDGETS: Readonly<Record<TokenKind, number>> = {
  * the stream's coordinate) may take together when every other field, the
  * optional ones included, is at its largest: 4787 (session), 5879 (stream),
  * 5940 (cursor). Fields within it always mint; past it, a token may be
- * refused with `TokenTooLongError`.
+ * refused with `TokenTooLongError`. Any other `kind` is `internal-error`.
  */
 export function textFieldBudget(kind: TokenKind): number {
+  // Checked by value, not looked up: `BUDGETS[kind]` would find "toString" through the prototype.
+  if (!isTokenKind(kind)) throw usageError('kind must be "session", "stream" or "cursor"', "kind");
   return BUDGETS[kind];
 }

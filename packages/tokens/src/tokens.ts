@@ -2,7 +2,7 @@
  * The public token operations: mint, verify, inspect.
  */
 import { U64_MAX } from "@golem-stream/wire";
-import { InvalidTokenError, usageError } from "./errors.js";
+import { argumentFault, InvalidTokenError, readingArguments, usageError } from "./errors.js";
 import { FIELD_NAMES, FIELD_TABLE, isTokenKind } from "./field-table.js";
 import { prepareFieldValue } from "./field-values.js";
 import { assertKeyring, mintingKeyFor, signerFor, type Keyring } from "./keyring.js";
@@ -29,6 +29,10 @@ export interface MintOptions {
  * without echoing the value.
  */
 export function mintToken<K extends TokenKind>(kind: K, fields: TokenFields<K>, keyring: Keyring, options: MintOptions = {}): string {
+  return readingArguments(() => mint(kind, fields, keyring, options));
+}
+
+function mint(kind: TokenKind, fields: unknown, keyring: Keyring, options: MintOptions): string {
   if (!isTokenKind(kind)) throw usageError('kind must be "session", "stream" or "cursor"', "kind");
   assertKeyring(keyring);
   if (typeof options !== "object" || options === null) throw usageError("options must be an object", "options");
@@ -90,7 +94,12 @@ const expectedSignature = new Uint8Array(SIGNATURE_BYTES);
  */
 export function verifyToken<K extends TokenKind>(token: string, expectedKind: K, keyring: Keyring): VerifiedToken<K> {
   if (!isTokenKind(expectedKind)) throw usageError('expectedKind must be "session", "stream" or "cursor"', "expectedKind");
-  assertKeyring(keyring);
+  try {
+    assertKeyring(keyring);
+  } catch (cause) {
+    // A proxy posing as a keyring throws from its own traps: the caller's mistake, as any non-keyring.
+    throw argumentFault(cause);
+  }
   const bytes = decodeEnvelope(token);
   const header = readHeader(bytes, expectedKind);
   const signer = signerFor(keyring, header.keyId, expectedKind);
@@ -123,6 +132,10 @@ export function inspectToken(token: string): InspectedToken {
  * key (tokens issued before field 24 existed).
  */
 export function streamTokenKeyId(sessionFields: SessionTokenFields, sessionTokenKeyId: string): string {
+  return readingArguments(() => keyIdOfStreams(sessionFields, sessionTokenKeyId));
+}
+
+function keyIdOfStreams(sessionFields: SessionTokenFields, sessionTokenKeyId: string): string {
   if (typeof sessionFields !== "object" || sessionFields === null) throw usageError("sessionFields must be an object", "sessionFields");
   const fromField = sessionFields.streamKeyId;
   if (fromField !== undefined) {
@@ -142,6 +155,13 @@ export function streamTokenKeyId(sessionFields: SessionTokenFields, sessionToken
  * a newer active key.
  */
 export function refreshedSessionFields(
+  previous: VerifiedToken<"session">,
+  changes: { readonly generation: bigint; readonly issuedAt: bigint },
+): SessionTokenFields {
+  return readingArguments(() => refreshed(previous, changes));
+}
+
+function refreshed(
   previous: VerifiedToken<"session">,
   changes: { readonly generation: bigint; readonly issuedAt: bigint },
 ): SessionTokenFields {

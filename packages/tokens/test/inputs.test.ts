@@ -9,14 +9,19 @@ import { describe, expect, it } from "vitest";
 import {
   Keyring,
   assertTokenIdentity,
+  cursorMinter,
   inspectToken,
   mintToken,
   refreshedSessionFields,
   sha256Hex,
   streamTokenKeyId,
+  textFieldBudget,
   TokenTooLongError,
   verifyToken,
+  type CursorEvent,
+  type CursorStreamFields,
   type SessionTokenFields,
+  type TokenKind,
 } from "../src/index.js";
 import { SESSION_FIELDS, STREAM_FIELDS, keyringBefore } from "./support/fixtures.js";
 
@@ -33,11 +38,26 @@ const WRONG: readonly [string, unknown][] = [
   ["a plain object", { token: "gai1_" }],
   ["bytes", new Uint8Array([1, 2, 3])],
   ["a String object", new String("gai1_AAAA")],
+  // Converted to a string for a key lookup, it throws; looked up, "toString" is found on the prototype.
+  ["an object without a prototype", Object.create(null) as object],
+  ["an inherited member's name", "toString"],
+  // Every trap throws: a getter of the caller's that fails while the function reads the argument.
+  ["a proxy whose every trap throws", hostileProxy()],
 ];
+
+function hostileProxy(): object {
+  const fail = (): never => {
+    throw new Error("trap");
+  };
+  return new Proxy({}, { get: fail, has: fail, ownKeys: fail, getPrototypeOf: fail, getOwnPropertyDescriptor: fail });
+}
 
 const keyring = keyringBefore();
 const validToken = mintToken("session", SESSION_FIELDS, keyring);
 const verifiedSession = verifyToken(validToken, "session", keyring);
+const { issuer, audience, account, principal, sessionId } = SESSION_FIELDS;
+const CURSOR_STREAM: CursorStreamFields = { issuer, audience, account, principal, sessionId, streamId: sessionId };
+const minter = cursorMinter(keyring, CURSOR_STREAM);
 
 /**
  * Every public function with one argument replaced by the wrong value, the
@@ -57,20 +77,20 @@ const CALLS: readonly [string, "invalid-token" | "internal-error", (wrong: unkno
     "mintToken(options)",
     "internal-error",
     (w) => mintToken("session", SESSION_FIELDS, keyring, w as {}),
-    ["undefined", "a function", "an array", "a plain object", "bytes", "a String object"],
+    ["undefined", "a function", "an array", "a plain object", "bytes", "a String object", "an object without a prototype"],
   ],
   [
     "streamTokenKeyId(sessionFields)",
     "internal-error",
     (w) => streamTokenKeyId(w as SessionTokenFields, "k"),
     // Only field 24 is read: any object without it falls back to the key id, as documented.
-    ["a function", "an array", "a plain object", "bytes", "a String object"],
+    ["a function", "an array", "a plain object", "bytes", "a String object", "an object without a prototype"],
   ],
   [
     "streamTokenKeyId(sessionTokenKeyId)",
     "internal-error",
     (w) => streamTokenKeyId({ ...SESSION_FIELDS, streamKeyId: undefined }, w as string),
-    [],
+    ["an inherited member's name"],
   ],
   [
     "refreshedSessionFields(previous)",
@@ -106,14 +126,20 @@ const CALLS: readonly [string, "invalid-token" | "internal-error", (wrong: unkno
     [],
   ],
   ["Keyring.fromJSON(input)", "internal-error", (w) => Keyring.fromJSON(w as string), []],
-  ["sha256Hex(input)", "internal-error", (w) => sha256Hex(w as string), ["bytes"]],
+  ["sha256Hex(input)", "internal-error", (w) => sha256Hex(w as string), ["bytes", "an inherited member's name"]],
   ["assertTokenIdentity(fields)", "internal-error", (w) => assertTokenIdentity(w as typeof STREAM_FIELDS, { issuer: "x" }), []],
   [
     "assertTokenIdentity(expected)",
     "internal-error",
     (w) => assertTokenIdentity(STREAM_FIELDS, w as {}),
-    ["a function", "an array", "a plain object", "bytes", "a String object"],
+    ["a function", "an array", "a plain object", "bytes", "a String object", "an object without a prototype"],
   ],
+  ["cursorMinter(keyring)", "internal-error", (w) => cursorMinter(w as Keyring, CURSOR_STREAM), []],
+  ["cursorMinter(fields)", "internal-error", (w) => cursorMinter(keyring, w as CursorStreamFields), []],
+  ["cursorMinter().mint(issuedAt)", "internal-error", (w) => minter.mint(w as bigint, 0n, "item"), ["a bigint"]],
+  ["cursorMinter().mint(position)", "internal-error", (w) => minter.mint(0n, w as bigint, "item"), ["a bigint"]],
+  ["cursorMinter().mint(event)", "internal-error", (w) => minter.mint(0n, 0n, w as CursorEvent), []],
+  ["textFieldBudget(kind)", "internal-error", (w) => textFieldBudget(w as TokenKind), []],
 ];
 
 describe.each(CALLS)("%s with a wrong-typed argument", (_name, code, call, accepts) => {
@@ -131,6 +157,38 @@ describe.each(CALLS)("%s with a wrong-typed argument", (_name, code, call, accep
     }
     expect(caught).toBeInstanceOf(ProtocolError);
     expect((caught as ProtocolError).code).toBe(code);
+  });
+});
+
+describe("an error thrown by the caller's own object while it is read", () => {
+  it("is the caller's internal-error, with the original error as its cause", () => {
+    const boom = new Error("boom");
+    const fields = Object.defineProperty({ ...SESSION_FIELDS }, "issuer", {
+      enumerable: true,
+      get() {
+        throw boom;
+      },
+    });
+    for (const call of [
+      () => mintToken("session", fields, keyring),
+      () =>
+        cursorMinter(keyring, {
+          ...CURSOR_STREAM,
+          get issuer(): string {
+            throw boom;
+          },
+        }),
+      () => assertTokenIdentity(fields, { issuer: "x" }),
+    ]) {
+      let caught: unknown;
+      try {
+        call();
+      } catch (error) {
+        caught = error;
+      }
+      expect(caught).toBeInstanceOf(ProtocolError);
+      expect(caught).toMatchObject({ code: "internal-error", cause: boom });
+    }
   });
 });
 
