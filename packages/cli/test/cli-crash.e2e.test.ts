@@ -442,10 +442,8 @@ describe("Ctrl-C", () => {
     cli.child.stdout?.destroy(); // `| head -2`
     const stopped = await cli.done;
     expect(stopped.code).toBe(EXIT.stdoutClosed);
-    // Quiet, but for the hint a cancel that takes over half a second prints; never "may keep running".
-    expect(stopped.stderr).toMatch(
-      /^(golem-stream: stdout was closed; cancelling on the server \(Ctrl-C again to exit without waiting\)\n)?$/,
-    );
+    // Quiet, however long the cancel takes: it reached the server.
+    expect(stopped.stderr).toBe("");
     await scrapeUntil(s.url, (text) => sampleOf(text, "golem_stream_sessions_running") === 0, "the invocation stopped running");
   });
 

@@ -186,7 +186,7 @@ class SessionRunner {
     if (outcome === "stdout-closed") {
       // Quiet, as a program stopped by SIGPIPE: only a cancel that may not have arrived is news.
       if (this.#options.cancelOnInterrupt) {
-        const cancelled = await this.#cancel("stdout was closed");
+        const cancelled = await this.#cancel("stdout was closed", { quiet: true });
         if (cancelled.kind === "undelivered") report(this.#io, `golem-stream: stdout was closed; ${cancelled.message}`);
       }
       return EXIT.stdoutClosed;
@@ -225,13 +225,16 @@ class SessionRunner {
    * policy), and is `delivered` only once the server answered the close that
    * follows it (within `CANCEL_CLOSE_WAIT_MS`). A second Ctrl-C exits at once.
    * Says what became of it; every kind but `undelivered` means the server has it.
+   * `quiet` (a closed stdout, which ends the run without a word): no hint while it waits.
    */
-  async #cancel(why: string): Promise<{ readonly kind: "cancelled" | "already-over" | "undelivered"; readonly message: string }> {
+  async #cancel(
+    why: string,
+    { quiet = false } = {},
+  ): Promise<{ readonly kind: "cancelled" | "already-over" | "undelivered"; readonly message: string }> {
     const cancelling = this.#call.cancel(why);
-    const hint = setTimeout(
-      () => report(this.#io, `golem-stream: ${why}; cancelling on the server (Ctrl-C again to exit without waiting)`),
-      500,
-    );
+    const hint = quiet
+      ? undefined
+      : setTimeout(() => report(this.#io, `golem-stream: ${why}; cancelling on the server (Ctrl-C again to exit without waiting)`), 500);
     // A second Ctrl-C exits at once (bin.ts): then this is all that is left to say.
     const exitNote = this.#io.exitNote;
     if (exitNote !== undefined)

@@ -1,0 +1,50 @@
+/**
+ * A stdout closed by its reader (`| head`) ends a command as SIGPIPE ends a program: exit 141,
+ * quietly. invoke and resume cancel (or detach) first and say something only when the cancel may
+ * not have reached the server (output/session-runner.ts).
+ */
+import { join } from "node:path";
+import { afterEach, expect, it } from "vitest";
+import { startTcpProxy } from "@golem-stream/test-support";
+import { EXIT } from "../src/exit-codes.js";
+import { TOKEN, lines, scratchDir, start, startServe, waitFor } from "./support/processes.js";
+import type { ServerProcess } from "./support/processes.js";
+
+const ME = ["-c", '{"name":"closed"}'];
+
+const servers: ServerProcess[] = [];
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((s) => s.kill()));
+});
+
+async function server(): Promise<ServerProcess> {
+  const dataDir = join(scratchDir(), "data");
+  const s = await startServe(["--port", "0", "--token", TOKEN, "--data-dir", dataDir, "--log-level", "warn"], dataDir);
+  servers.push(s);
+  return s;
+}
+
+it("a cancel that waits after stdout was closed prints no Ctrl-C hint, only that it did not reach the server", async () => {
+  const s = await server();
+  const proxy = await startTcpProxy({ upstream: s.url });
+  try {
+    // --output json writes the connection's loss to stdout: the write that finds it closed.
+    const cli = start(["invoke", "echo", "count", ...ME, "1000", "5", "--output", "json", "--retries", "1", "--timeout", "1s"], {
+      env: { ...s.env, GOLEM_STREAM_URL: proxy.origin },
+    });
+    await waitFor(cli, () => lines(cli.stdout()).filter((line) => line.includes('"event":"item"')).length >= 3, "3 items");
+    // Nothing passes any more, new connections included: the cancel waits for its reconnection (1 s).
+    proxy.pause();
+    cli.child.stdout?.destroy(); // `| head`
+    proxy.cutOpen();
+    const done = await cli.done;
+    expect(done.code).toBe(EXIT.stdoutClosed);
+    expect(done.stderr).not.toMatch(/Ctrl-C again/);
+    expect(done.stderr).toMatch(
+      /^golem-stream: stdout was closed; the cancel did not reach the server \(.*\), the invocation may keep running\n$/m,
+    );
+  } finally {
+    proxy.resume();
+    await proxy.close();
+  }
+});
