@@ -7,8 +7,9 @@
  * The lease statements are tried once, never held through an outage: a
  * heartbeat that fails must be seen as one.
  */
+import { randomUUID } from "node:crypto";
 import type pg from "pg";
-import type { NodeCatalogue, Ownership } from "@golem-stream/server/store";
+import type { HeartbeatReport, NodeCatalogue, Ownership } from "@golem-stream/server/store";
 import type { Connections } from "./connections.js";
 import type { Statements } from "./statements.js";
 import { asStoreError } from "./store-error.js";
@@ -21,6 +22,12 @@ export class Membership {
   readonly #checkOpen: () => void;
   /** Whether no live node of an earlier version could read a packed row: checked at open and at each heartbeat. */
   #packing = false;
+  /** This process, as `nodes.incarnation` names it. */
+  readonly #incarnation = randomUUID();
+  /** This store has renewed the lease before (what a heartbeat reports is about later ones). */
+  #beaten = false;
+  /** False once the database has no `nodes.incarnation` (schema.ts: a role that cannot add it). */
+  #incarnations = true;
 
   constructor(nodeId: string, sql: Statements, connections: Connections, checkOpen: () => void) {
     this.#nodeId = nodeId;
@@ -44,11 +51,34 @@ export class Membership {
     return row?.owner_node == null ? undefined : { nodeId: row.owner_node, epoch: BigInt(row.owner_epoch) };
   }
 
-  async heartbeat(ttlMs: number): Promise<void> {
+  async heartbeat(ttlMs: number): Promise<HeartbeatReport> {
     if (!Number.isFinite(ttlMs) || ttlMs <= 0) throw new RangeError(`heartbeat ttlMs must be a positive number, got ${ttlMs}`);
-    await this.#connections.readOnce(this.#sql.heartbeat, [this.#nodeId, ttlMs, LOG_FORMAT]);
+    const previous = await this.#renew(ttlMs);
     this.#checkOpen();
     await this.checkPacking(this.#connections.pool);
+    const otherProcess = this.#beaten && previous !== undefined && previous !== this.#incarnation;
+    this.#beaten = true;
+    return { otherProcess };
+  }
+
+  /** Renews the lease; the incarnation that renewed it before, when the database records them. */
+  async #renew(ttlMs: number): Promise<string | undefined> {
+    if (this.#incarnations) {
+      try {
+        const [row] = await this.#connections.readOnce<{ previous: string | null }>(this.#sql.heartbeatAs, [
+          this.#nodeId,
+          ttlMs,
+          LOG_FORMAT,
+          this.#incarnation,
+        ]);
+        return row?.previous ?? undefined;
+      } catch (error) {
+        if (!isUndefinedColumn(error)) throw error;
+        this.#incarnations = false;
+      }
+    }
+    await this.#connections.readOnce(this.#sql.heartbeat, [this.#nodeId, ttlMs, LOG_FORMAT]);
+    return undefined;
   }
 
   /**
@@ -136,3 +166,11 @@ export class Membership {
     return rows.map((row) => ({ nodeId: row.node_id, fingerprint: row.catalogue ?? undefined }));
   }
 }
+
+/** SQLSTATE 42703, wrapped by the store's error or not. */
+function isUndefinedColumn(error: unknown): boolean {
+  const { code, cause } = error as { code?: unknown; cause?: { code?: unknown } };
+  return code === UNDEFINED_COLUMN || cause?.code === UNDEFINED_COLUMN;
+}
+
+const UNDEFINED_COLUMN = "42703";

@@ -32,6 +32,7 @@ import type {
   OutputEvent,
   SessionChange,
   SessionChangeListener,
+  HeartbeatReport,
   NodeCatalogue,
   Ownership,
   SessionRecord,
@@ -350,7 +351,7 @@ export class PostgresSessionStore implements ClusterSessionStore {
     return this.#membership.ownership(sessionId);
   }
 
-  heartbeat(ttlMs: number): Promise<void> {
+  heartbeat(ttlMs: number): Promise<HeartbeatReport> {
     return this.#membership.heartbeat(ttlMs);
   }
 

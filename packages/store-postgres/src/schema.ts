@@ -184,17 +184,19 @@ export async function migrate(client: pg.ClientBase, schema: string): Promise<vo
 
 /**
  * `nodes.catalogue`: the fingerprint of the catalogue each node serves, for
- * the cluster's catalogue check (`ClusterSessionStore.setCatalogue`). Not a
- * numbered migration: a nullable column that no statement of an earlier
+ * the cluster's catalogue check (`ClusterSessionStore.setCatalogue`); and
+ * `nodes.incarnation`: which process last renewed the lease, so that two
+ * processes with one node id notice each other (`HeartbeatReport`). Not a
+ * numbered migration: nullable columns that no statement of an earlier
  * version names, so such a node still starts and runs against a database
- * that has it (its rows leave it NULL: a node whose catalogue is unknown).
- * A role that does not own the table cannot add it: the node starts, and
- * its check is off until an owner's node has added the column.
+ * that has them (its rows leave them NULL). A role that does not own the
+ * table cannot add them: the node starts, and the catalogue check and the
+ * node-id check are off until an owner's node has added the columns.
  */
 async function addCatalogueColumn(client: pg.ClientBase, s: string): Promise<void> {
   await client.query("SAVEPOINT catalogue_column");
   try {
-    await client.query(`ALTER TABLE ${s}.nodes ADD COLUMN IF NOT EXISTS catalogue text`);
+    await client.query(`ALTER TABLE ${s}.nodes ADD COLUMN IF NOT EXISTS catalogue text, ADD COLUMN IF NOT EXISTS incarnation text`);
     await client.query("RELEASE SAVEPOINT catalogue_column");
   } catch (error) {
     if ((error as { code?: unknown }).code !== INSUFFICIENT_PRIVILEGE) throw error;

@@ -171,6 +171,13 @@ export function statements(s: string) {
     ownership: `SELECT owner_node, owner_epoch FROM ${s}.sessions WHERE session_id = $1`,
     heartbeat: `INSERT INTO ${s}.nodes (node_id, lease_expires_at, log_format) VALUES ($1, clock_timestamp() + $2 * interval '1 millisecond', $3)
       ON CONFLICT (node_id) DO UPDATE SET lease_expires_at = EXCLUDED.lease_expires_at, log_format = EXCLUDED.log_format`,
+    // The heartbeat, saying which process renewed the lease before this one (the row as it was:
+    // a data-modifying statement's CTEs see the snapshot from before it).
+    heartbeatAs: `WITH before AS (SELECT incarnation FROM ${s}.nodes WHERE node_id = $1)
+      INSERT INTO ${s}.nodes (node_id, lease_expires_at, log_format, incarnation) VALUES ($1, clock_timestamp() + $2 * interval '1 millisecond', $3, $4)
+      ON CONFLICT (node_id) DO UPDATE SET lease_expires_at = EXCLUDED.lease_expires_at, log_format = EXCLUDED.log_format,
+        incarnation = EXCLUDED.incarnation
+      RETURNING (SELECT incarnation FROM before) AS previous`,
     // Only sessions whose row and every stream row this claim can lock now (SKIP LOCKED): one a
     // stalled former owner (or another claimer) holds a lock on is left for a later claim, and
     // no claim waits behind it; the rest of the orphans are claimed at once. The stream rows are

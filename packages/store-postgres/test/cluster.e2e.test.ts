@@ -197,6 +197,28 @@ describe("owners and leases", () => {
     expect(await b.claimOrphans()).toEqual([s.sessionId]);
     await expect(a.heartbeat(0)).rejects.toThrow(RangeError);
   });
+
+  it("a heartbeat says when another process renewed the node id's lease since this one's last: two processes with one id notice each other", async () => {
+    const [a] = await pair();
+    const twin = await connect({ schema: a.schema, nodeId: a.nodeId });
+    try {
+      // A first heartbeat reports nothing: the process before may simply have died with its lease live.
+      expect(await a.heartbeat(60_000)).toEqual({ otherProcess: false });
+      expect(await twin.heartbeat(60_000)).toEqual({ otherProcess: false });
+      expect(await a.heartbeat(60_000)).toEqual({ otherProcess: true });
+      expect(await a.heartbeat(60_000)).toEqual({ otherProcess: false });
+      expect(await twin.heartbeat(60_000)).toEqual({ otherProcess: true });
+      // A database without the column (a role that could not add it): heartbeats go on, reporting nothing.
+      const db = await admin();
+      await db.query(`ALTER TABLE ${a.schema}.nodes DROP COLUMN incarnation`);
+      await db.end();
+      expect(await a.heartbeat(60_000)).toEqual({ otherProcess: false });
+      expect(await twin.heartbeat(60_000)).toEqual({ otherProcess: false });
+      expect(await a.heartbeat(60_000)).toEqual({ otherProcess: false });
+    } finally {
+      await twin.close();
+    }
+  });
 });
 
 clusterFencingContract({ describe, it, expect }, "fencing", pair);

@@ -65,9 +65,10 @@ export class LeaseKeeper {
       refused
         ? undefined
         : cluster.heartbeat(leaseTtlMs).then(
-            () => {
+            (report) => {
               availability.succeeded(performance.now());
               observer.leaseHeartbeat(true);
+              if (report?.otherProcess === true) reportOtherProcess(cluster.nodeId, logger);
               return check?.refresh();
             },
             (error: unknown) => {
@@ -108,4 +109,16 @@ export class LeaseKeeper {
       this.#claiming = false;
     }
   }
+}
+
+/**
+ * Two processes keep one node id's lease: each runs the sessions it starts as that node, and
+ * neither can tell the other's from its own, so a session of the one that dies is never claimed
+ * while the other keeps the lease. Said at every heartbeat until one of them stops.
+ */
+function reportOtherProcess(nodeId: string, logger: Logger): void {
+  logger.error("another process runs with this node's id: give every node process its own --node-id", {
+    event: "cluster.node-id-conflict",
+    node: nodeId,
+  });
 }

@@ -73,6 +73,17 @@ export interface Ownership {
   readonly epoch: bigint;
 }
 
+/** What a heartbeat found (`ClusterSessionStore.heartbeat`). */
+export interface HeartbeatReport {
+  /**
+   * Another process kept this node id's lease since this store's previous heartbeat: two
+   * processes run with one node id (a configuration mistake), or this one was frozen and a
+   * process started with its id meanwhile. Never true at a store's first heartbeat, whose
+   * former process may simply have died with its lease live.
+   */
+  readonly otherProcess: boolean;
+}
+
 export interface ClusterSessionStore extends SessionStore {
   /** This node's id, recorded as the owner of the sessions it creates. */
   readonly nodeId: string;
@@ -80,8 +91,12 @@ export interface ClusterSessionStore extends SessionStore {
   ownerOf(sessionId: string): Promise<string | undefined>;
   /** The session's owner and its ownership epoch, read together, if the session exists. */
   ownership(sessionId: string): Promise<Ownership | undefined>;
-  /** Extends this node's lease to `ttlMs` from now by the database's clock. */
-  heartbeat(ttlMs: number): Promise<void>;
+  /**
+   * Extends this node's lease to `ttlMs` from now by the database's clock. A store that can tell
+   * whether another process heartbeats with its node id says so (`HeartbeatReport`); one that
+   * cannot resolves to nothing.
+   */
+  heartbeat(ttlMs: number): Promise<HeartbeatReport | void>;
   /**
    * Makes this node the owner of every running session whose owner's lease
    * has expired (or that has no live owner), atomically, so exactly one

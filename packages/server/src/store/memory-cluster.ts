@@ -9,7 +9,14 @@
  * commit order, to every node's subscribers, as a database's notifications
  * would be.
  */
-import type { ClusterSessionStore, NodeCatalogue, Ownership, SessionChange, SessionChangeListener } from "./cluster-store.js";
+import type {
+  ClusterSessionStore,
+  HeartbeatReport,
+  NodeCatalogue,
+  Ownership,
+  SessionChange,
+  SessionChangeListener,
+} from "./cluster-store.js";
 import { MemorySessionStore } from "./memory-store.js";
 import type {
   AttachResult,
@@ -32,6 +39,8 @@ export class MemoryCluster {
   readonly leases = new Map<string, number>();
   /** The catalogue fingerprint each node recorded. */
   readonly catalogues = new Map<string, string>();
+  /** Which node store (process) last heartbeated with each node id. */
+  readonly heartbeaters = new Map<string, object>();
   readonly #listeners = new Map<string, Set<SessionChangeListener>>();
   /** Deliveries in order: each runs after the previous, on a later turn. */
   #delivery: Promise<void> = Promise.resolve();
@@ -71,6 +80,8 @@ export class MemoryCluster {
 class MemoryClusterNode implements ClusterSessionStore {
   readonly nodeId: string;
   readonly #cluster: MemoryCluster;
+  /** This store has heartbeated before (`HeartbeatReport.otherProcess` is about later ones). */
+  #beaten = false;
 
   constructor(cluster: MemoryCluster, nodeId: string) {
     this.#cluster = cluster;
@@ -188,8 +199,13 @@ class MemoryClusterNode implements ClusterSessionStore {
     return owner === undefined ? undefined : { nodeId: owner, epoch: this.#store.epochOf(sessionId) };
   }
 
-  async heartbeat(ttlMs: number): Promise<void> {
+  async heartbeat(ttlMs: number): Promise<HeartbeatReport> {
     this.#cluster.leases.set(this.nodeId, this.#cluster.now() + ttlMs);
+    const previous = this.#cluster.heartbeaters.get(this.nodeId);
+    this.#cluster.heartbeaters.set(this.nodeId, this);
+    const otherProcess = this.#beaten && previous !== undefined && previous !== this;
+    this.#beaten = true;
+    return { otherProcess };
   }
 
   async claimOrphans(): Promise<string[]> {
