@@ -2,7 +2,7 @@
 /**
  * The `golem-stream` executable: wires the real process into `runCli`.
  * The first SIGINT/SIGTERM asks the running command to stop cleanly; a
- * second one exits at once.
+ * second one exits at once, 130 whichever the signal.
  */
 import { EXIT } from "./exit-codes.js";
 import type { ExitNote } from "./io/cli-io.js";
@@ -15,7 +15,8 @@ const onSignal = (signal: NodeJS.Signals): void => {
   if (signalled) {
     // stderr is synchronous for files, pipes and terminals on POSIX: the line is out before the exit.
     if (exitNote.text !== undefined) process.stderr.write(`golem-stream: ${exitNote.text}\n`);
-    process.exit(128 + (signal === "SIGINT" ? 2 : 15));
+    // The exit table's status for an interrupt, whichever signal it was (128 + 15 would be news to a script).
+    process.exit(EXIT.interrupted);
   }
   signalled = true;
   controller.abort(signal);
