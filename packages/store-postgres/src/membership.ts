@@ -169,7 +169,8 @@ export class Membership {
 
 /** SQLSTATE 42703, wrapped by the store's error or not. */
 function isUndefinedColumn(error: unknown): boolean {
-  const { code, cause } = error as { code?: unknown; cause?: { code?: unknown } };
+  if (typeof error !== "object" || error === null) return false;
+  const { code, cause } = error as { code?: unknown; cause?: { code?: unknown } | null };
   return code === UNDEFINED_COLUMN || cause?.code === UNDEFINED_COLUMN;
 }
 
