@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * The `golem-stream` executable: wires the real process into `runCli`.
- * The first SIGINT/SIGTERM asks the running command to stop cleanly; a
+ * The first SIGINT/SIGTERM/SIGHUP asks the running command to stop cleanly; a
  * second one exits at once, 130 whichever the signal.
  */
 import { EXIT } from "./exit-codes.js";
@@ -23,6 +23,10 @@ const onSignal = (signal: NodeJS.Signals): void => {
 };
 process.on("SIGINT", onSignal);
 process.on("SIGTERM", onSignal);
+// A hang-up (the terminal closed, an ssh connection dropped) ends the run for the same reason:
+// left to its default it killed the process, and without a checkpoint nothing could ever resume
+// or cancel the invocation it left running. stderr is usually gone with the terminal.
+process.on("SIGHUP", onSignal);
 // A closed stdout (`golem-stream ... | head`) is not a crash. invoke and resume see it on their
 // next write and stop as on Ctrl-C, cancelling or detaching first (output/session-runner.ts);
 // any other command has nothing to leave behind: stop quietly at once.

@@ -28,7 +28,7 @@ export const EXIT = {
    */
   outputFailed: 74,
   /**
-   * Interrupted by SIGINT/SIGTERM; the session keeps running on the server and can be resumed.
+   * Interrupted by SIGINT/SIGTERM/SIGHUP; the session keeps running on the server and can be resumed.
    * `serve` stopped while its `--agents` module was still loading, before it started anything.
    */
   interrupted: 130,

@@ -24,7 +24,7 @@ Exit codes:
   74   stdout or the checkpoint could not be written; \`resume\` continues after the last saved item
        (without --checkpoint, a failed stdout cancels the invocation)
   78   serve --agents: the module could not be loaded or its catalogue is invalid; nothing was started
-  130  interrupted (SIGINT/SIGTERM): with --checkpoint the invocation keeps running on the
+  130  interrupted (SIGINT/SIGTERM/SIGHUP): with --checkpoint the invocation keeps running on the
        server (\`resume\` continues it); without, it is cancelled there (a second Ctrl-C stops waiting);
        serve --agents while its module loads: nothing was started
   141  stdout was closed by its reader (\`| head\`): stopped quietly, like a program stopped by SIGPIPE;

@@ -238,7 +238,7 @@ export function addServeCommand(program: Command, { io, setExitCode }: CommandCo
   expired. The caller is the sub claim, its account the iss claim (--jwt-principal-claim,
   --jwt-account-claim). A refused token gets 401 unauthenticated; a caller its
   --jwt-authorization-claim does not grant gets forbidden. Details: docs/operations.md, Authentication.
-  The server stops cleanly on SIGINT or SIGTERM; sessions survive a restart on the same data directory.
+  The server stops cleanly on SIGINT, SIGTERM or SIGHUP; sessions survive a restart on the same data directory.
   One server per data directory: a second one on the same directory exits with an error.
   Health: GET /healthz answers 200 while the process runs; GET /readyz answers 200 when the store is
   reachable and the server takes sessions, 503 otherwise (while draining, or the store is down).

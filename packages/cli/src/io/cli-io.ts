@@ -13,7 +13,7 @@ export interface CliIo {
   // its owner handles its error events (bin.ts ignores them).
   readonly stderr: Writable & { readonly isTTY?: boolean; readonly columns?: number };
   readonly env: Readonly<Record<string, string | undefined>>;
-  /** Aborted on SIGINT/SIGTERM: long-running commands stop cleanly when it fires. */
+  /** Aborted on SIGINT/SIGTERM/SIGHUP: long-running commands stop cleanly when it fires. */
   readonly signal: AbortSignal;
   /**
    * What is left to say if a second signal exits the process at once (bin.ts does, without

@@ -40,7 +40,7 @@ export interface SessionRunOptions {
   /** Shared with whoever draws input progress, so all bars live in one block. */
   readonly progress: Progress;
   /**
-   * On SIGINT/SIGTERM: true cancels the invocation (nothing could resume it),
+   * On SIGINT/SIGTERM/SIGHUP: true cancels the invocation (nothing could resume it),
    * false only detaches, so `resume` can continue from the checkpoint.
    */
   readonly cancelOnInterrupt: boolean;
