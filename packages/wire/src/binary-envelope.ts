@@ -9,12 +9,13 @@
  */
 import { MemberTable, invalidAt, limitAt, optional, required } from "./codec.js";
 import { canonicalJson } from "./canonical-json.js";
+import { ProtocolError } from "./errors.js";
 import { channelCodec, mimeTypeCodec, tokenCodec, u64Codec } from "./fields.js";
 import { type JsonObject, getMember, isJsonObject } from "./json.js";
 import { LIMITS, U64_MAX } from "./limits.js";
 import type { BinaryMessage, InputBinaryItem, InputU8Batch, OutputBinaryItem, OutputU8Batch } from "./messages.js";
 import { parseStrictJson } from "./strict-json.js";
-import { encodeUtf8 } from "./utf8.js";
+import { encodeUtf8, isBytes } from "./utf8.js";
 
 /** The metadata `kind`s, which are also the binary messages' `type`s. */
 export const BINARY_KINDS = ["input-u8", "input-binary", "output-u8", "output-binary"] as const;
@@ -88,7 +89,7 @@ const TYPED_RESERVED: ReadonlySet<string> = new Set(["type", "payload"]);
  * `payload` aliases `data`: copy it before reusing the input buffer.
  */
 export function decodeBinaryMessage(data: unknown, direction: "client" | "server"): BinaryMessage {
-  if (!(data instanceof Uint8Array)) throw invalidAt("", "must be a Uint8Array when it is binary");
+  if (!isBytes(data)) throw invalidAt("", "must be a Uint8Array when it is binary");
   if (data.length < LENGTH_PREFIX_BYTES) throw invalidAt("", "is shorter than the 4-byte metadata length");
   const metadataLength = readU32(data);
   if (metadataLength > LIMITS.maxBinaryMetadataBytes) {
@@ -147,7 +148,7 @@ export function encodeBinaryMessage(message: object, allocate: EnvelopeAllocator
   const rules = rulesOf(kind);
   if (rules === undefined) throw invalidAt("type", `must be one of ${BINARY_KINDS.join(", ")}`);
   const payload = (message as { readonly payload?: unknown }).payload;
-  if (!(payload instanceof Uint8Array)) throw invalidAt("payload", "must be a Uint8Array");
+  if (!isBytes(payload)) throw invalidAt("payload", "must be a Uint8Array");
   checkPayloadSize(rules, payload.length);
 
   const metadata: JsonObject = { kind: kind as string, version: 1 };
@@ -162,8 +163,9 @@ export function encodeBinaryMessage(message: object, allocate: EnvelopeAllocator
   }
   const byteLength = LENGTH_PREFIX_BYTES + metadataBytes.length + payload.length;
   const memory = allocate(byteLength);
-  if (!(memory instanceof Uint8Array) || memory.length < byteLength) {
-    throw new TypeError(`an envelope allocator must return a Uint8Array of at least ${byteLength} bytes`);
+  if (!isBytes(memory) || memory.length < byteLength) {
+    // The allocator is the calling code's: a wrong one is its bug.
+    throw new ProtocolError("internal-error", `an envelope allocator must return a Uint8Array of at least ${byteLength} bytes`);
   }
   const out = memory.length === byteLength ? memory : memory.subarray(0, byteLength);
   new DataView(out.buffer, out.byteOffset, LENGTH_PREFIX_BYTES).setUint32(0, metadataBytes.length, false);

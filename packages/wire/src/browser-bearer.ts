@@ -11,7 +11,9 @@
  * once with `BROWSER_REFUSAL_CLOSE_BASE + HTTP status` and the error code as
  * the close reason.
  */
+import { ProtocolError } from "./errors.js";
 
+/** What a bearer entry starts with; the base64url of the token follows. */
 export const BEARER_SUBPROTOCOL_PREFIX = "golem-stream.bearer.";
 
 /**
@@ -31,9 +33,15 @@ const BEARER_TOKEN = /^[\x21-\x7e]+$/;
 
 /**
  * `golem-stream.bearer.<base64url>` for a token of visible ASCII; undefined
- * for anything else (such a token could not travel in `Authorization` either).
+ * for anything else (such a token could not travel in `Authorization` either)
+ * or for a token whose entry would be longer than 16 KiB. A token that is not
+ * a string is the caller's bug: `ProtocolError` `internal-error`.
  */
 export function encodeBearerSubprotocol(token: string): string | undefined {
+  if (typeof token !== "string") throw notAString("token");
+  // The entry's length follows from the token's (unpadded base64url of one byte per character):
+  // refused before any character is read, so a huge token costs nothing.
+  if (BEARER_SUBPROTOCOL_PREFIX.length + Math.ceil((token.length * 4) / 3) > MAX_BEARER_SUBPROTOCOL_BYTES) return undefined;
   if (!BEARER_TOKEN.test(token)) return undefined;
   let out = BEARER_SUBPROTOCOL_PREFIX;
   for (let at = 0; at < token.length; at += 3) {
@@ -45,15 +53,17 @@ export function encodeBearerSubprotocol(token: string): string | undefined {
     if (b >= 0) out += ALPHABET[((b & 15) << 2) | (c < 0 ? 0 : c >> 6)]!;
     if (c >= 0) out += ALPHABET[c & 63]!;
   }
-  return out.length > MAX_BEARER_SUBPROTOCOL_BYTES ? undefined : out;
+  return out;
 }
 
 /**
  * The token of one offered entry, or undefined when the entry is not a bearer
  * entry, is too long, or is not canonical unpadded base64url of visible ASCII.
- * Strict, so that one token has exactly one spelling.
+ * Strict, so that one token has exactly one spelling. An entry that is not a
+ * string (a header is split into strings) is the caller's bug: `internal-error`.
  */
 export function decodeBearerSubprotocol(entry: string): string | undefined {
+  if (typeof entry !== "string") throw notAString("entry");
   if (!entry.startsWith(BEARER_SUBPROTOCOL_PREFIX) || entry.length > MAX_BEARER_SUBPROTOCOL_BYTES) return undefined;
   const text = entry.slice(BEARER_SUBPROTOCOL_PREFIX.length);
   if (text.length === 0 || text.length % 4 === 1) return undefined;
@@ -75,4 +85,8 @@ export function decodeBearerSubprotocol(entry: string): string | undefined {
   }
   // Leftover bits must be zero: otherwise two spellings would decode to one token.
   return bits === 0 ? token : undefined;
+}
+
+function notAString(name: string): ProtocolError {
+  return new ProtocolError("internal-error", `the bearer subprotocol ${name} must be a string`, { path: name });
 }

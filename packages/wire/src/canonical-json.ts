@@ -3,7 +3,7 @@
  * only where JSON requires them, object members in Unicode code-point order.
  * Golden vectors and every encoder in the workspace emit this form.
  */
-import { ProtocolError } from "./errors.js";
+import { callerFault, ProtocolError } from "./errors.js";
 import type { JsonValue } from "./json.js";
 import { LIMITS } from "./limits.js";
 import { compareCodePoints, isWellFormedText } from "./utf8.js";
@@ -14,10 +14,15 @@ import { compareCodePoints, isWellFormedText } from "./utf8.js";
  * (`invalid-message`) for values JSON cannot carry: non-finite numbers, lone
  * surrogates, cycles and non-JSON types, and `limit-exceeded` for nesting
  * deeper than the JSON depth limit (no receiver would accept it, and a bound
- * keeps a value built in memory from exhausting the stack).
+ * keeps a value built in memory from exhausting the stack). An error thrown
+ * by the value itself (a getter) is `internal-error`, with it as `cause`.
  */
 export function canonicalJson(value: JsonValue): string {
-  return write(value, [], 0);
+  try {
+    return write(value, [], 0);
+  } catch (error) {
+    throw callerFault(error);
+  }
 }
 
 /**
@@ -27,7 +32,11 @@ export function canonicalJson(value: JsonValue): string {
  * For encoders that write the rest of the message themselves (encode-input-item.ts).
  */
 export function canonicalJsonAtDepth(value: unknown, depth: number): string {
-  return write(value, [], depth);
+  try {
+    return write(value, [], depth);
+  } catch (error) {
+    throw callerFault(error);
+  }
 }
 
 /**

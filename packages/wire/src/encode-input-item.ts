@@ -14,6 +14,7 @@
  */
 import { canonicalJsonAtDepth, canonicalStringNode } from "./canonical-json.js";
 import { encodeClientMessage, tooLargeAsText } from "./encode.js";
+import { callerFault } from "./errors.js";
 import { isItemPosition, schemaValueCodec } from "./fields.js";
 import { CHANNEL_MAX, LIMITS, U64_MAX } from "./limits.js";
 import type { SchemaValueJson } from "./messages.js";
@@ -41,6 +42,14 @@ const MAX_HEAD_CHARS = inputStreamItemHead(CHANNEL_MAX, U64_MAX).length;
  * `inputStreamItemHead(channel, sequence) + text + INPUT_ITEM_TAIL`.
  */
 export function encodeInputStreamItemValue(channel: number, sequence: bigint, value: SchemaValueJson): string {
+  try {
+    return encodeValue(channel, sequence, value);
+  } catch (error) {
+    throw callerFault(error);
+  }
+}
+
+function encodeValue(channel: number, sequence: bigint, value: SchemaValueJson): string {
   if (!isInputItemPosition(channel, sequence) || value === undefined) {
     // A bad channel or sequence, or no value: the variant table reports it, in its own words.
     const text = encodeClientMessage({ type: "inputStreamItem", channel, sequence, value });

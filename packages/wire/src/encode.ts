@@ -7,7 +7,7 @@
 import { type EnvelopeAllocator, encodeBinaryMessage, isBinaryKind } from "./binary-envelope.js";
 import { canonicalJson } from "./canonical-json.js";
 import { invalidAt, limitAt } from "./codec.js";
-import type { ProtocolError } from "./errors.js";
+import { callerFault, type ProtocolError } from "./errors.js";
 import { isItemPosition } from "./fields.js";
 import { LIMITS } from "./limits.js";
 import type {
@@ -84,6 +84,21 @@ function encodeWith(
   what: string,
   options: EncodeOptions | undefined,
 ): string | Uint8Array {
+  try {
+    return encodeChecked(message, variants, binaryKinds, what, options);
+  } catch (error) {
+    // A getter of the caller's message that throws is the caller's bug, not a malformed message.
+    throw callerFault(error);
+  }
+}
+
+function encodeChecked(
+  message: unknown,
+  variants: ReadonlyMap<string, TextVariant<TextMessage>>,
+  binaryKinds: ReadonlySet<string> | undefined,
+  what: string,
+  options: EncodeOptions | undefined,
+): string | Uint8Array {
   if (typeof message !== "object" || message === null || Array.isArray(message)) {
     throw invalidAt("", "to encode must be a message object");
   }
@@ -122,6 +137,14 @@ function encodeWith(
  * message cost more than the re-encoding it saved).
  */
 export function encodeOutputStreamItemWithCanonicalValue(head: OutputStreamItemHead, canonicalValue: Uint8Array): string {
+  try {
+    return encodeItemWithCanonicalValue(head, canonicalValue);
+  } catch (error) {
+    throw callerFault(error);
+  }
+}
+
+function encodeItemWithCanonicalValue(head: OutputStreamItemHead, canonicalValue: Uint8Array): string {
   if (typeof head !== "object" || head === null || Array.isArray(head)) throw invalidAt("", "to encode must be a message object");
   if ((head as { readonly type?: unknown }).type !== OUTPUT_ITEM_HEAD_VARIANT.type) throw invalidAt("type", "must be outputStreamItem");
   if (!hasValueOutline(canonicalValue)) throw invalidAt("value", "must be the canonical text of a SchemaValue");

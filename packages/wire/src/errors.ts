@@ -127,3 +127,15 @@ export class ProtocolError extends Error {
 export function isProtocolError(value: unknown): value is ProtocolError {
   return value instanceof ProtocolError;
 }
+
+/**
+ * What a public function throws for an error raised while it read what the
+ * calling code handed it: anything but a `ProtocolError` can only come from
+ * that code's own objects (a getter or a proxy trap that throws), so it is
+ * the caller's bug, `internal-error`, with the original kept as `cause` for
+ * the log. A `ProtocolError` is passed on as it is.
+ */
+export function callerFault(cause: unknown): ProtocolError {
+  if (cause instanceof ProtocolError) return cause;
+  return new ProtocolError("internal-error", "a value handed to the codec could not be read", { cause });
+}

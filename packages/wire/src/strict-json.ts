@@ -10,10 +10,10 @@
  * more than strings, brackets and number lexemes: whatever it lets through
  * that is not JSON, `JSON.parse` rejects.
  */
-import { ProtocolError } from "./errors.js";
+import { callerFault, ProtocolError } from "./errors.js";
 import type { JsonValue } from "./json.js";
 import { LIMITS } from "./limits.js";
-import { decodeUtf8, isWellFormedText, utf8ByteLength } from "./utf8.js";
+import { decodeUtf8, isBytes, isWellFormedText, utf8ByteLength } from "./utf8.js";
 
 export interface StrictJsonOptions {
   /** Largest accepted input in UTF-8 bytes. Default: 8 MiB (the text message limit). */
@@ -52,8 +52,16 @@ const MAX_SAFE_LEXEME_LENGTH = 300;
  * escapes, numbers that overflow a double).
  */
 export function parseStrictJson(input: string | Uint8Array, options?: StrictJsonOptions): JsonValue {
-  const { maxBytes, maxDepth, what } = readOptions(options);
-  const text = toText(input, maxBytes, what);
+  let bounds: { maxBytes: number; maxDepth: number; what: string };
+  let text: string;
+  try {
+    bounds = readOptions(options);
+    text = toText(input, bounds.maxBytes, bounds.what);
+  } catch (error) {
+    // Only the caller's own objects run code here (a getter of the options, a proxy as input).
+    throw callerFault(error);
+  }
+  const { maxDepth, what } = bounds;
   const mayOverflow = prescan(text, maxDepth, what);
   let value: JsonValue;
   try {
@@ -114,7 +122,7 @@ export function toText(input: unknown, maxBytes: number, what: string): string {
     if (input.length * 3 > maxBytes && utf8ByteLength(input) > maxBytes) throw tooLarge(what, maxBytes);
     return input;
   }
-  if (input instanceof Uint8Array) {
+  if (isBytes(input)) {
     if (input.length > maxBytes) throw tooLarge(what, maxBytes);
     return decodeUtf8(input, what);
   }

@@ -17,6 +17,15 @@ export function decodeUtf8(bytes: Uint8Array, what = "message"): string {
   }
 }
 
+/**
+ * True for a `Uint8Array` (a `Buffer` included). `ArrayBuffer.isView` asks
+ * first because it reads an internal slot: a proxy of the caller's posing as
+ * bytes is refused without running its traps, which `instanceof` would.
+ */
+export function isBytes(value: unknown): value is Uint8Array {
+  return ArrayBuffer.isView(value) && value instanceof Uint8Array;
+}
+
 export function encodeUtf8(text: string): Uint8Array {
   return encoder.encode(text);
 }

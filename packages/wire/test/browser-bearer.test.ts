@@ -1,5 +1,5 @@
 import fc from "fast-check";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { BEARER_SUBPROTOCOL_PREFIX, decodeBearerSubprotocol, encodeBearerSubprotocol } from "../src/index.js";
 
 const visibleAscii = fc.string({
@@ -56,5 +56,18 @@ describe("the bearer subprotocol entry", () => {
     expect(encodeBearerSubprotocol("with space")).toBeUndefined();
     expect(encodeBearerSubprotocol("")).toBeUndefined();
     expect(encodeBearerSubprotocol("x".repeat(13 * 1024))).toBeUndefined();
+  });
+
+  it("refuses a token too long for an entry of 16 KiB before it reads a character of it", () => {
+    // 20 prefix characters + 16364 of base64url for 12273 bytes: the longest entry there is.
+    expect(encodeBearerSubprotocol("a".repeat(12_273))).toHaveLength(16 * 1024);
+    const test = vi.spyOn(RegExp.prototype, "test");
+    try {
+      expect(encodeBearerSubprotocol("a".repeat(12_274))).toBeUndefined();
+      expect(encodeBearerSubprotocol("a".repeat(20_000_000))).toBeUndefined();
+      expect(test).not.toHaveBeenCalled();
+    } finally {
+      test.mockRestore();
+    }
   });
 });

@@ -63,6 +63,13 @@ describe("inputStreamItem in parts", () => {
       { kind: "list", value: nest(LIMITS.maxJsonDepth - 1) },
       undefined,
       null,
+      // A getter of the caller's that throws: its bug, internal-error, on either path.
+      {
+        kind: "x",
+        get value(): never {
+          throw new Error("the caller's getter");
+        },
+      },
     ] as unknown as SchemaValueJson[];
     const seen = new Set<string>();
     for (const v of cases) {
@@ -70,8 +77,8 @@ describe("inputStreamItem in parts", () => {
       seen.add(expected.startsWith("ok") ? "ok" : expected.split(" ")[0]!);
       expect(outcome(viaParts(3, 7n, v))).toBe(expected);
     }
-    // The cases reach both outcomes and both error codes.
-    expect([...seen].sort()).toEqual(["invalid-message", "limit-exceeded", "ok"]);
+    // The cases reach both outcomes and every error code.
+    expect([...seen].sort()).toEqual(["internal-error", "invalid-message", "limit-exceeded", "ok"]);
   });
 
   it("writes a string node as the general walk does, and leaves every near miss of its shape to it", () => {

@@ -178,10 +178,16 @@ describe("binary payloads", () => {
     expect(decodeClientMessage(frame, true)).toEqual(message);
   });
 
-  it("refuse an allocator's memory that is too short or not a Uint8Array, with a TypeError", () => {
+  it("refuse an allocator's memory that is too short or not a Uint8Array, or its own error, as the caller's internal-error", () => {
     const message = { type: "output-binary" as const, channel: 1, sequence: 0n, cursorToken: "c", payload: new Uint8Array(8) };
-    expect(() => encodeServerMessage(message, { allocate: (n) => new Uint8Array(n - 1) })).toThrow(TypeError);
-    expect(() => encodeServerMessage(message, { allocate: () => [] as unknown as Uint8Array })).toThrow(TypeError);
+    const callerBug = expect.objectContaining({ name: "ProtocolError", code: "internal-error" });
+    expect(() => encodeServerMessage(message, { allocate: (n) => new Uint8Array(n - 1) })).toThrow(callerBug);
+    expect(() => encodeServerMessage(message, { allocate: () => [] as unknown as Uint8Array })).toThrow(callerBug);
+    const boom = new RangeError("out of pooled memory");
+    const allocate = (): Uint8Array => {
+      throw boom;
+    };
+    expect(() => encodeServerMessage(message, { allocate })).toThrow(expect.objectContaining({ code: "internal-error", cause: boom }));
   });
 
   it("accept a Node Buffer, as ws delivers it", () => {

@@ -1,14 +1,20 @@
 /**
  * A table of wrong-typed inputs fed to every public entry point, in every
  * argument position: each is refused with a ProtocolError (or, for
- * recoverAttemptId, with `undefined`), never a TypeError or RangeError.
+ * recoverAttemptId, with `undefined`), never a TypeError or RangeError. An
+ * object of the caller's that throws when it is read (a getter, a proxy's
+ * trap) is the caller's bug, `internal-error` with the original as its cause,
+ * wherever the function reads it; where only strings or bytes are taken, it
+ * is refused like any other wrong type, without being read.
  */
 import { describe, expect, it } from "vitest";
 import {
   ProtocolError,
   canonicalJson,
   decodeClientMessage,
+  decodeBearerSubprotocol,
   decodeServerMessage,
+  encodeBearerSubprotocol,
   encodeClientMessage,
   encodeMessage,
   encodeServerMessage,
@@ -18,6 +24,20 @@ import {
 
 const cyclic: Record<string, unknown> = { type: "inputStreamEnd" };
 cyclic["self"] = cyclic;
+
+const thrownByCaller = new Error("thrown by the caller's object");
+const fail = (): never => {
+  throw thrownByCaller;
+};
+/** Every trap throws. */
+const hostileProxy = new Proxy({}, { get: fail, has: fail, ownKeys: fail, getPrototypeOf: fail, getOwnPropertyDescriptor: fail });
+/** Plain, with a throwing getter for every member an entry point reads first. */
+const throwingGetters = Object.defineProperties(
+  {},
+  Object.fromEntries(["type", "maxBytes", "maxDepth", "what", "a"].map((name) => [name, { enumerable: true, get: fail }])),
+);
+/** The values whose own code throws when they are read. */
+const THROWS_WHEN_READ: ReadonlySet<unknown> = new Set([hostileProxy, throwingGetters]);
 
 const WRONG: readonly (readonly [string, unknown])[] = [
   ["undefined", undefined],
@@ -40,6 +60,9 @@ const WRONG: readonly (readonly [string, unknown])[] = [
   ["a String object", new String('{"type":"inputStreamEnd"}')],
   ["an object with a cycle", cyclic],
   ["a Promise", Promise.resolve("{}")],
+  ["an object without a prototype", Object.create(null) as object],
+  ["a proxy whose every trap throws", hostileProxy],
+  ["an object whose getters throw", throwingGetters],
 ];
 
 function expectProtocolError(run: () => unknown): void {
@@ -51,6 +74,24 @@ function expectProtocolError(run: () => unknown): void {
     return;
   }
   throw new Error("expected a ProtocolError");
+}
+
+/** `internal-error`, the calling code's bug, carrying what its own object threw as the cause. */
+function expectCallerFault(run: () => unknown): void {
+  try {
+    run();
+  } catch (error) {
+    expect(error).toBeInstanceOf(ProtocolError);
+    expect(error).toMatchObject({ code: "internal-error", cause: thrownByCaller });
+    return;
+  }
+  throw new Error("expected a ProtocolError");
+}
+
+/** What an encoder must throw for `value` as the thing it reads: the caller's fault when reading it throws. */
+function expectRefusedAsInput(value: unknown, run: () => unknown): void {
+  if (THROWS_WHEN_READ.has(value)) expectCallerFault(run);
+  else expectProtocolError(run);
 }
 
 const validText = '{"channel":1,"sequence":"1","type":"inputStreamEnd","version":1}';
@@ -74,6 +115,8 @@ describe.each(WRONG.map(([name, value]) => [name, value] as const))("%s", (_name
       expect(parseStrictJson("{}", value as never)).toEqual({});
     } else if (typeof value !== "object" && typeof value !== "function") {
       expectCallerBug(() => parseStrictJson("{}", value as never));
+    } else if (THROWS_WHEN_READ.has(value)) {
+      expectCallerFault(() => parseStrictJson("{}", value as never));
     }
     // 0 is a legitimate bound (nothing fits); 42 is too; everything else is not a count.
     if (value !== undefined && value !== 0 && value !== 42) {
@@ -98,9 +141,9 @@ describe.each(WRONG.map(([name, value]) => [name, value] as const))("%s", (_name
     });
   }
 
-  it("as encodeMessage input", () => expectProtocolError(() => encodeMessage(value as never)));
-  it("as encodeClientMessage input", () => expectProtocolError(() => encodeClientMessage(value as never)));
-  it("as encodeServerMessage input", () => expectProtocolError(() => encodeServerMessage(value as never)));
+  it("as encodeMessage input", () => expectRefusedAsInput(value, () => encodeMessage(value as never)));
+  it("as encodeClientMessage input", () => expectRefusedAsInput(value, () => encodeClientMessage(value as never)));
+  it("as encodeServerMessage input", () => expectRefusedAsInput(value, () => encodeServerMessage(value as never)));
 
   it("as a member of an otherwise valid message to encode", () => {
     // Two entries of the table are right for one member: 42 is a channel, 1n a sequence.
@@ -112,16 +155,36 @@ describe.each(WRONG.map(([name, value]) => [name, value] as const))("%s", (_name
   });
 
   it("as canonicalJson input (where it is not JSON)", () => {
+    if (THROWS_WHEN_READ.has(value)) {
+      expectCallerFault(() => canonicalJson(value as never));
+      return;
+    }
     if (Array.isArray(value) || value === null || (typeof value === "number" && Number.isFinite(value)) || typeof value === "boolean") {
       expect(typeof canonicalJson(value as never)).toBe("string");
       return;
     }
-    if (typeof value === "object" && Object.getPrototypeOf(value) === Object.prototype && value !== cyclic) {
+    const proto: unknown = typeof value === "object" ? Object.getPrototypeOf(value) : undefined;
+    if ((proto === Object.prototype || proto === null) && value !== null && value !== cyclic) {
       expect(canonicalJson(value as never)).toBe("{}");
       return;
     }
     expectProtocolError(() => canonicalJson(value as never));
   });
+
+  // Strings come from a header split by the server, or from the client's own token: anything else is the caller's bug.
+  if (typeof value !== "string") {
+    it("as encodeBearerSubprotocol / decodeBearerSubprotocol input: internal-error", () => {
+      for (const run of [() => encodeBearerSubprotocol(value as string), () => decodeBearerSubprotocol(value as string)]) {
+        let caught: unknown;
+        try {
+          run();
+        } catch (error) {
+          caught = error;
+        }
+        expect(caught).toMatchObject({ name: "ProtocolError", code: "internal-error" });
+      }
+    });
+  }
 
   it("as recoverAttemptId input", () => {
     expect(recoverAttemptId(value as string)).toBeUndefined();
