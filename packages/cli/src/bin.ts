@@ -29,12 +29,13 @@ process.on("SIGTERM", onSignal);
 process.on("SIGHUP", onSignal);
 // A closed stdout (`golem-stream ... | head`) is not a crash. invoke and resume see it on their
 // next write and stop as on Ctrl-C, cancelling or detaching first (output/session-runner.ts);
-// any other command has nothing to leave behind: stop quietly at once.
+// any other command has nothing to leave behind: stop quietly at once, with 141 as the exit table
+// says (exiting 0 told a script under `set -o pipefail` that all of the output was taken).
 const stopsItself = ["invoke", "resume"].includes(process.argv[2] ?? "");
 /** Any other failure of stdout (a full disk, /dev/full): the command's output is lost, so it did not succeed. */
 let stdoutFailure: NodeJS.ErrnoException | undefined;
 process.stdout.on("error", (error: NodeJS.ErrnoException) => {
-  if (error.code === "EPIPE" && !stopsItself) process.exit(process.exitCode ?? 0);
+  if (error.code === "EPIPE" && !stopsItself) process.exit(EXIT.stdoutClosed);
   stdoutFailure ??= error;
 });
 // stderr only carries diagnostics: one that fails (closed by its reader as in `|& head`, a full

@@ -48,3 +48,13 @@ it("a cancel that waits after stdout was closed prints no Ctrl-C hint, only that
     await proxy.close();
   }
 });
+
+it.each([["types"], ["codegen"]])("`%s` whose reader closed stdout before reading it exits 141, quietly", async (command) => {
+  const s = await server();
+  const cli = start([command], { env: s.env });
+  cli.child.stdout?.destroy(); // `| (exec 0<&-; …)`: the reader leaves before the first byte
+  const done = await cli.done;
+  expect(done.code).toBe(EXIT.stdoutClosed);
+  // codegen's summary too: the module was not taken, so "N contracts" would read as success.
+  expect(done.stderr).toBe("");
+});
