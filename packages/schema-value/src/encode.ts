@@ -7,6 +7,7 @@
 import { LIMITS } from "@golem-stream/wire";
 import { writeCanonical } from "./canonical-writer.js";
 import { limitError, publicError, validationError } from "./errors.js";
+import { valueOptions } from "./options.js";
 import type { SchemaGraph } from "./graph.js";
 import type { SchemaType, SchemaValue, SchemaValueInput } from "./types.js";
 import { decodeSchemaValue, type DecodeValueOptions } from "./value-decode.js";
@@ -64,6 +65,12 @@ export function byteCharge(
   type?: SchemaType,
   options: { readonly maxByteCharge?: number } = {},
 ): number {
-  const decodeOptions: DecodeValueOptions = { streams: "any", ...options, ...(type === undefined ? {} : { type }) };
+  // Only the documented member is read; the object is checked as decodeSchemaValue checks its own.
+  const { maxByteCharge } = valueOptions(options, "byteCharge");
+  const decodeOptions: DecodeValueOptions = {
+    streams: "any",
+    ...(maxByteCharge === undefined ? {} : { maxByteCharge }),
+    ...(type === undefined ? {} : { type }),
+  };
   return decodeSchemaValue(value, graph, decodeOptions).byteCharge;
 }

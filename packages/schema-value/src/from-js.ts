@@ -7,6 +7,7 @@ import { ProtocolError } from "@golem-stream/wire";
 import { clip, guard } from "./errors.js";
 import { checkedType, type SchemaGraph } from "./graph.js";
 import { Location } from "./location.js";
+import { hooksOf } from "./options.js";
 import type { SchemaType, SchemaValue, StreamRef } from "./types.js";
 import { decodeSchemaValue, type StreamMode } from "./value-decode.js";
 
@@ -29,6 +30,7 @@ export interface FromJsHooks {
  * the place in `data` (`value.fields[0] (name): expected a string`), which is what the caller wrote.
  */
 export function fromJs(data: unknown, graph: SchemaGraph, type?: SchemaType, hooks: FromJsHooks = {}): SchemaValue {
+  hooks = hooksOf(hooks, "fromJs");
   return guard("value", () => {
     const [checked, expected] = checkedType(graph, type);
     graph = checked;

@@ -9,6 +9,7 @@
  */
 import { getMember, ProtocolError, type JsonObject, type JsonValue } from "@golem-stream/wire";
 import { clip, graphError, guard } from "./errors.js";
+import { graphStreamsOption, isTypeArgument, optionsError } from "./options.js";
 import { fieldIndex } from "./lookup.js";
 import { members } from "./json-shape.js";
 import { decodeType, newTypeFacts, type TypeFacts } from "./type-decode.js";
@@ -80,7 +81,7 @@ export class SchemaGraph {
     if (graph === undefined) {
       const json: JsonObject = { root: type as unknown as JsonValue };
       if (this.defs.length > 0) json["defs"] = this.defs as unknown as JsonValue;
-      graph = decodeGraph(json, {});
+      graph = decodeGraph(json, "allowed");
       if (typeof type === "object" && type !== null) this.rerooted.set(type, graph);
     }
     return graph;
@@ -121,17 +122,17 @@ export class SchemaGraph {
 /**
  * Decodes and validates a SchemaGraph. Throws only `ProtocolError`, always
  * `validation-error` (a non-object included: a graph always arrives inside a
- * message that is already valid JSON, so a bad graph is a schema fault).
+ * message that is already valid JSON, so a bad graph is a schema fault),
+ * except for options that are not an object (null or undefined are the
+ * defaults) or hold a wrong member: the caller's `internal-error`.
  */
 export function decodeSchemaGraph(json: JsonValue | SchemaGraphJson, options: DecodeGraphOptions = {}): SchemaGraph {
-  return guard("schema graph", () => decodeGraph(json as JsonValue, options));
+  // Read before the graph, outside the guard: the caller's mistake is never blamed on the graph.
+  const streams = graphStreamsOption(options);
+  return guard("schema graph", () => decodeGraph(json as JsonValue, streams));
 }
 
-function decodeGraph(json: JsonValue, options: DecodeGraphOptions): SchemaGraph {
-  if (options.streams !== undefined && options.streams !== "allowed" && options.streams !== "forbidden") {
-    // The caller's mistake, not the peer's: never blamed on the graph.
-    throw new ProtocolError("internal-error", 'decodeSchemaGraph option streams must be "allowed" or "forbidden"');
-  }
+function decodeGraph(json: JsonValue, streams: "allowed" | "forbidden"): SchemaGraph {
   const top = members(json, "graph", ["defs", "root"], ["root"]);
   const facts = newTypeFacts();
   const defs: SchemaDef[] = [];
@@ -161,7 +162,7 @@ function decodeGraph(json: JsonValue, options: DecodeGraphOptions): SchemaGraph 
     if (!byId.has(ref.id)) throw graphError(ref.path, `dangling ref "${clip(ref.id)}"`);
   }
   const aliasTargets = resolveAliases(byId);
-  if (options.streams === "forbidden" && facts.streams.length > 0) {
+  if (streams === "forbidden" && facts.streams.length > 0) {
     throw graphError(facts.streams[0]?.path ?? "root", "stream types are not allowed here");
   }
   const graph = new SchemaGraph(VALIDATED, root, defs, byId, compileRegexes(facts), aliasTargets);
@@ -267,7 +268,7 @@ function holdsStream(type: SchemaType, bearing: ReadonlySet<string>, refs?: stri
     refs?.push(type.value.id);
     return bearing.has(type.value.id);
   }
-  return childTypes(type).some((child) => holdsStream(child, bearing, refs));
+  return children(type).some((child) => holdsStream(child, bearing, refs));
 }
 
 /**
@@ -303,8 +304,24 @@ function streamBearingDefs(defs: readonly SchemaDef[]): Set<string> {
   return bearing;
 }
 
-/** The direct child types of a type node (refs not followed). */
+/**
+ * The direct child types of a type node (refs not followed). The node is
+ * not validated here: anything but a node of a decoded graph (or one shaped
+ * like it) is the caller's mistake, `internal-error`.
+ */
 export function childTypes(type: SchemaType): SchemaType[] {
+  try {
+    if (typeof type !== "object" || type === null || typeof type.kind !== "string")
+      throw optionsError("childTypes", "type must be a SchemaType node");
+    return children(type);
+  } catch (cause) {
+    if (cause instanceof ProtocolError) throw cause;
+    // A member missing or of the wrong type, or a getter of the caller's that throws.
+    throw optionsError("childTypes", "type is not a SchemaType node", cause);
+  }
+}
+
+function children(type: SchemaType): SchemaType[] {
   switch (type.kind) {
     case "record":
       return type.value.fields.map((f) => f.body);
@@ -336,6 +353,7 @@ export function childTypes(type: SchemaType): SchemaType[] {
  */
 export function checkedType(graph: SchemaGraph, type: SchemaType | undefined): [SchemaGraph, SchemaType] {
   if (!(graph instanceof SchemaGraph)) throw graphError("graph", "must come from decodeSchemaGraph");
+  if (!isTypeArgument(type)) throw optionsError("the type argument", "must be a SchemaType");
   if (type === undefined) return [graph, graph.root];
   if (graph.owns(type)) return [graph, type];
   const rooted = graph.rootedAt(type);
@@ -354,7 +372,7 @@ export function extractGraph(graph: SchemaGraph, type: SchemaType): SchemaGraph 
     const pending: SchemaType[] = [type];
     for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
       if (next.kind !== "ref") {
-        pending.push(...childTypes(next));
+        pending.push(...children(next));
         continue;
       }
       if (reached.has(next.value.id)) continue;
@@ -366,7 +384,7 @@ export function extractGraph(graph: SchemaGraph, type: SchemaType): SchemaGraph 
     const json: JsonObject = { root: type as unknown as JsonValue };
     const defs = graph.defs.filter((d) => reached.has(d.id));
     if (defs.length > 0) json["defs"] = defs as unknown as JsonValue;
-    return decodeGraph(json, {});
+    return decodeGraph(json, "allowed");
   });
 }
 

@@ -7,6 +7,7 @@ import { encodeSchemaValue } from "./encode.js";
 import { guard, validationError } from "./errors.js";
 import { checkedType, type SchemaGraph } from "./graph.js";
 import { Location } from "./location.js";
+import { hooksOf } from "./options.js";
 import { branchByTag } from "./lookup.js";
 import { floatValue } from "./scalars.js";
 import type { ResolvedType, SchemaType, SchemaValue, SchemaValueInput } from "./types.js";
@@ -22,6 +23,7 @@ export interface ToJsHooks {
 
 /** Validates `value` against `type` (default `graph.root`) and converts it to JavaScript data. */
 export function toJs(value: SchemaValueInput, graph: SchemaGraph, type?: SchemaType, hooks: ToJsHooks = {}): unknown {
+  hooks = hooksOf(hooks, "toJs");
   // A plain string node of a `string` type (each item of a `stream<string>` an agent reads) is its
   // own text: no closure, no decoded copy to make. Anything else, and anything wrong, goes through
   // the walk below, which decides and reports (test/plain-string.test.ts holds the two together).

@@ -29,6 +29,7 @@ import { clip, guard, limitError, validationError } from "./errors.js";
 import { checkedType, SchemaGraph } from "./graph.js";
 import { discriminatorHolds } from "./discriminators.js";
 import { Location } from "./location.js";
+import { valueOptions } from "./options.js";
 import { branchByTag } from "./lookup.js";
 import {
   canonicalDatetime,
@@ -124,6 +125,8 @@ function oneOf<T extends string>(value: unknown, options: readonly T[], name: st
 }
 
 export function decodeSchemaValue(json: SchemaValueInput, graph: SchemaGraph, options: DecodeValueOptions = {}): DecodedValue {
+  // The caller's options before the value: a wrong one is never blamed on the value.
+  options = valueOptions(options);
   let plain: DecodedValue | undefined;
   try {
     plain = decodePlainString(json, graph, options);
@@ -131,7 +134,7 @@ export function decodeSchemaValue(json: SchemaValueInput, graph: SchemaGraph, op
     // A caller-built value can throw from a getter: the walk reports that as guard() does.
     plain = undefined;
   }
-  return plain ?? decodeSchemaValueWalk(json, graph, options);
+  return plain ?? walkValue(json, graph, options);
 }
 
 /**
@@ -178,6 +181,11 @@ export function plainStringText(json: SchemaValueInput, graph: SchemaGraph, type
 
 /** `decodeSchemaValue` by the full walk (exported for the tests that hold the shortcut to it). */
 export function decodeSchemaValueWalk(json: SchemaValueInput, graph: SchemaGraph, options: DecodeValueOptions = {}): DecodedValue {
+  return walkValue(json, graph, valueOptions(options));
+}
+
+/** The walk, for options `valueOptions` has checked. */
+function walkValue(json: SchemaValueInput, graph: SchemaGraph, options: DecodeValueOptions): DecodedValue {
   return guard("value", () => {
     const prefix = options.path ?? "value";
     if (typeof prefix !== "string") throw new ProtocolError("internal-error", "decodeSchemaValue option path must be a string");

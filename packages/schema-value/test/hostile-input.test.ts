@@ -7,6 +7,7 @@ import { ERROR_CODES, ProtocolError, type JsonValue } from "@golem-stream/wire";
 import { describe, expect, it } from "vitest";
 import {
   byteCharge,
+  childTypes,
   decodeSchemaGraph,
   decodeSchemaValue,
   encodeSchemaValue,
@@ -129,6 +130,53 @@ const FUNCTIONS: [string, (input: unknown) => unknown][] = [
   ["v.datetime", (x) => v.datetime(x as string)],
   ["v.streamProvisional", (x) => v.streamProvisional(x as string)],
 ];
+
+/**
+ * Positions that take the caller's options or hooks: null and undefined are the defaults, any
+ * other object is read member by member (these have none of the members), and everything else is
+ * the caller's `internal-error`, never blamed on the graph or value (`validation-error`), and never
+ * taken as "no options" (a string given for `{streams: "forbidden"}` had left streams allowed).
+ */
+const OPTION_POSITIONS: [string, (options: unknown) => unknown][] = [
+  ["decodeSchemaGraph(graph, options)", (x) => decodeSchemaGraph(t.graph(t.stream(t.u8())), x as never)],
+  ["decodeSchemaValue(value, graph, options)", (x) => decodeSchemaValue(validValue, graph, x as never)],
+  ["normalizeSchemaValue(value, graph, options)", (x) => normalizeSchemaValue(validValue, graph, x as never)],
+  ["byteCharge(value, graph, type, options)", (x) => byteCharge(validValue, graph, undefined, x as never)],
+  ["toJs(value, graph, type, hooks)", (x) => toJs(validValue, graph, undefined, x as never)],
+  ["fromJs(data, graph, type, hooks)", (x) => fromJs({ a: [1], b: "x" }, graph, undefined, x as never)],
+];
+
+/** `internal-error`, the caller's bug. */
+function expectCallerBug(run: () => unknown): void {
+  let thrown: unknown;
+  try {
+    run();
+  } catch (error) {
+    thrown = error;
+  }
+  expect(thrown).toBeInstanceOf(ProtocolError);
+  expect((thrown as ProtocolError).code).toBe("internal-error");
+}
+
+describe("wrong-typed options and hooks", () => {
+  for (const [name, run] of OPTION_POSITIONS) {
+    it.each(INPUTS)(`${name} with %s: the defaults, or the caller's internal-error`, (_, input) => {
+      if (input === undefined || input === null || (typeof input === "object" && input !== hostileProxy)) {
+        expect(run(input)).toBeDefined();
+      } else {
+        expectCallerBug(() => run(input));
+      }
+    });
+  }
+
+  it.each(INPUTS)("childTypes with %s: the caller's internal-error unless it is shaped like a type node", (_, input) => {
+    if (typeof input !== "object" || input === null) {
+      expectCallerBug(() => childTypes(input as SchemaType));
+    } else {
+      expectOnlyProtocolErrors(() => childTypes(input as SchemaType));
+    }
+  });
+});
 
 describe("wrong-typed inputs to every public function", () => {
   for (const [name, run] of FUNCTIONS) {

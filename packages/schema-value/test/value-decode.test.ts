@@ -61,6 +61,44 @@ describe("options", () => {
       expect(thrown(() => decodeSchemaValue(v.u8(1), graph, options as never)).code).toBe("internal-error");
     }
     expect(thrown(() => decodeSchemaGraph(t.graph(t.u8()), { streams: "maybe" as never })).code).toBe("internal-error");
+    for (const options of [{ direction: 5 }, { direction: "sideways" }, { type: null }, { type: "u8" }, { path: 7 }, "any"]) {
+      expect(thrown(() => decodeSchemaValue(v.u8(1), graph, options as never)).code).toBe("internal-error");
+    }
+  });
+
+  it("takes options that are not an object as the caller's error, never as no options: the streams ban stays on", () => {
+    const streams = t.graph(t.stream(t.u8()));
+    // The mode given bare instead of as {streams}: it had been read as no options, streams allowed.
+    expect(thrown(() => decodeSchemaGraph(streams, "forbidden" as never)).code).toBe("internal-error");
+    expect(thrown(() => decodeSchemaGraph(streams, { streams: "forbidden" })).code).toBe("validation-error");
+    expect(thrown(() => byteCharge(v.u8(1), decodeSchemaGraph(t.graph(t.u8())), undefined, "abc" as never)).code).toBe("internal-error");
+  });
+
+  it("reads null options as the defaults, as wire does, never blaming the value", () => {
+    const graph = decodeSchemaGraph(t.graph(t.u8()));
+    expect(decodeSchemaGraph(t.graph(t.stream(t.u8())), null as never).root.kind).toBe("stream");
+    expect(decodeSchemaValue(v.u8(1), graph, null as never).value).toEqual(v.u8(1));
+    expect(byteCharge(v.u8(1), graph, undefined, null as never)).toBe(2);
+    // Still the defaults: streams forbidden, so a stream value is the value's fault.
+    const streams = decodeSchemaGraph(t.graph(t.stream(t.u8())));
+    expect(thrown(() => decodeSchemaValue(v.streamProvisional(P1), streams, null as never)).code).toBe("validation-error");
+  });
+
+  it("reports an error the caller's options throw when read as its internal-error, with that error as the cause", () => {
+    const boom = new Error("boom");
+    const options = {
+      get streams(): never {
+        throw boom;
+      },
+    };
+    for (const run of [
+      () => decodeSchemaGraph(t.graph(t.u8()), options as never),
+      () => decodeSchemaValue(v.u8(1), decodeSchemaGraph(t.graph(t.u8())), options as never),
+    ]) {
+      const error = thrown(run);
+      expect(error.code).toBe("internal-error");
+      expect(error.cause).toBe(boom);
+    }
   });
 
   it("accepts a charge exactly at maxByteCharge and refuses one byte more", () => {
