@@ -45,7 +45,10 @@ Examples:
     .description("Write typed contracts (defineAgentType source) for every agent type in the server's catalogue.")
     .addOption(applicationOption())
     .addOption(environmentOption())
-    .option("-o, --out <file>", "the TypeScript file to write, replaced atomically (default: stdout; - is stdout)")
+    .option(
+      "-o, --out <file>",
+      "the TypeScript file to write, replaced atomically; a symlink is written through, a FIFO or a device in place (default: stdout; - is stdout)",
+    )
     .option("--import-from <module>", "the module the source imports defineAgentType and t from", "@golem-stream/contract")
     .addOption(timeoutOption("how long the discovery request may take"))
     .addOption(urlOption())

@@ -2,18 +2,18 @@
  * `golem-stream codegen`: typed contracts for a server's catalogue. A thin
  * shell: the discovery endpoint is read as `types` and `invoke` read it, the
  * source comes from `contractSource` (`@golem-stream/contract/codegen`), and
- * the file is replaced atomically, so an interrupted run never leaves half a
- * module behind.
+ * a regular file is replaced atomically, so an interrupted run never leaves half a
+ * module behind (io/output-file.ts).
  */
 import { ContractError } from "@golem-stream/contract";
 import { contractSource } from "@golem-stream/contract/codegen";
-import { replaceFileAtomically } from "../checkpoint/atomic-file.js";
 import { resolveConnection } from "../connection.js";
 import { fetchCatalogue } from "../discovery.js";
 import { CliError, EXIT } from "../exit-codes.js";
 import type { ExitCode } from "../exit-codes.js";
 import { report } from "../io/cli-io.js";
 import type { CliIo } from "../io/cli-io.js";
+import { writeOutputFile } from "../io/output-file.js";
 import type { CodegenOptions } from "../options.js";
 
 /** A source file's mode before the umask, as an editor or `tsc` would create it. */
@@ -39,7 +39,8 @@ export async function runCodegen(options: CodegenOptions, io: CliIo): Promise<Ex
     if (toStdout)
       await new Promise<void>((resolve, reject) => io.stdout.write(generated.source, (error) => (error ? reject(error) : resolve())));
     // Ordinary permissions (0644 under the usual umask): a build user or a container reads it.
-    else await replaceFileAtomically(options.out as string, generated.source, { mode: SOURCE_FILE_MODE });
+    // Through a symlink, into a FIFO or a device in place (io/output-file.ts), as `cp` writes.
+    else await writeOutputFile(options.out as string, generated.source, SOURCE_FILE_MODE);
   } catch (cause) {
     const where = toStdout ? "stdout" : (options.out as string);
     throw new CliError(EXIT.outputFailed, `cannot write ${where}: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
