@@ -18,8 +18,9 @@ const WANTED = new Set(["type", "attemptId"]);
 /**
  * The `attemptId` of a first message that failed to decode, when it can be
  * recovered: a text frame within the size limit whose top level is a JSON
- * object with exactly one `type`, naming `invocationStart` or
- * `resumeAttach`, and exactly one `attemptId` that is a lower-case UUIDv4.
+ * object, with nothing but whitespace after it, holding exactly one `type`,
+ * naming `invocationStart` or `resumeAttach`, and exactly one `attemptId`
+ * that is a lower-case UUIDv4.
  * Never throws; anything else gives `undefined`.
  */
 export function recoverAttemptId(data: string | Uint8Array, isBinary = false): string | undefined {
@@ -44,7 +45,7 @@ function readTopLevelStrings(text: string): Map<string, string | null> | undefin
   let i = skipSpace(text, 0);
   if (text[i] !== "{") return undefined;
   i = skipSpace(text, i + 1);
-  if (text[i] === "}") return found;
+  if (text[i] === "}") return endsAfter(text, i, found);
   for (;;) {
     if (text[i] !== '"') return undefined;
     const nameEnd = findStringEnd(text, i + 1);
@@ -71,10 +72,19 @@ function readTopLevelStrings(text: string): Map<string, string | null> | undefin
       found.set(name, value);
     }
     i = skipSpace(text, valueEnd);
-    if (text[i] === "}") return found;
+    if (text[i] === "}") return endsAfter(text, i, found);
     if (text[i] !== ",") return undefined;
     i = skipSpace(text, i + 1);
   }
+}
+
+/**
+ * `found` when nothing but whitespace follows the object's closing brace at
+ * `close`: text after it (a second object, garbage) makes the message
+ * something other than one object, and what it names is not trusted.
+ */
+function endsAfter(text: string, close: number, found: Map<string, string | null>): Map<string, string | null> | undefined {
+  return skipSpace(text, close + 1) === text.length ? found : undefined;
 }
 
 /** End (exclusive) of a non-string value starting at `start`; nested containers are skipped by depth count. */

@@ -336,8 +336,20 @@ describe("recoverAttemptId", () => {
     ["a non-string attempt id", `{"type":"invocationStart","attemptId":["${ATTEMPT}"]}`],
     ["an unterminated nested value", `{"type":"invocationStart","attemptId":"${ATTEMPT}","config":[[[]]`],
     ["trailing garbage in the top level", `{"type":"invocationStart","attemptId":"${ATTEMPT}" x}`],
+    // Only whitespace may follow the object: anything else makes the text something other than one object.
+    [
+      "a second object after the first",
+      `{"type":"invocationStart","attemptId":"${ATTEMPT}"}{"type":"resumeAttach","attemptId":"0dff1c71-f12f-4bb1-996c-23d693bdc825"}`,
+    ],
+    ["text after the object", `{"type":"invocationStart","attemptId":"${ATTEMPT}"} ]]] not json`],
+    ["a comma after the object", `{"type":"invocationStart","attemptId":"${ATTEMPT}"},`],
+    ["an empty object followed by another", `{} {"type":"invocationStart","attemptId":"${ATTEMPT}"}`],
   ])("gives up on %s", (_name, text) => {
     expect(recoverAttemptId(text)).toBeUndefined();
+  });
+
+  it("recovers the attempt of an object with only whitespace around it", () => {
+    expect(recoverAttemptId(` \r\n\t${broken({ ...start(), config: "none" })} \r\n\t`)).toBe(ATTEMPT);
   });
 
   it("gives up on binary frames, which cannot be a first message", () => {
