@@ -55,3 +55,19 @@ describe("failureOf: invocation-failed after an input failure already reported",
     );
   });
 });
+
+describe("failureOf: giving up after a lost connection", () => {
+  const gaveUp = new ClientError("connection-lost", "gave up after 3 reconnect attempts without progress (last: connect ECONNREFUSED)");
+
+  it("says the invocation may keep running, and names resume with the checkpoint when there is one", () => {
+    const withCheckpoint = failureOf(gaveUp, { started: "accepted", checkpoint: "sg.ckpt" });
+    expect(withCheckpoint.exitCode).toBe(EXIT.connectionLost);
+    expect(withCheckpoint.message).toBe(
+      "connection lost: gave up after 3 reconnect attempts without progress (last: connect ECONNREFUSED). " +
+        "The invocation may keep running on the server: `golem-stream resume sg.ckpt` continues it",
+    );
+    expect(failureOf(gaveUp, { started: "accepted" }).message).toMatch(
+      /\. The invocation may keep running on the server; without a checkpoint nothing can continue it$/,
+    );
+  });
+});

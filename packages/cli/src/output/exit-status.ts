@@ -110,7 +110,9 @@ function describeFailure(error: unknown, context: FailureContext): Failure {
       return { exitCode: EXIT.usage, message: error.message };
     case "connection-lost": {
       const refusal = refusalOf(error);
-      if (refusal === undefined) return { exitCode: EXIT.connectionLost, message: `connection lost: ${error.message}` };
+      // Given up like after refusals: the user needs to hear what may be left running and how to go on.
+      if (refusal === undefined)
+        return { exitCode: EXIT.connectionLost, message: `connection lost: ${error.message}. ${leftBehind(context)}` };
       return {
         exitCode: EXIT.connectionLost,
         message: `the server is reachable but kept refusing with an error that may pass; ${error.message}. ${leftBehind(context)}`,
