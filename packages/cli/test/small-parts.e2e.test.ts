@@ -14,14 +14,14 @@ import type { ProgressState } from "../src/io/progress-line.js";
 import { defaultDataDir } from "../src/paths.js";
 import { parseDuration } from "../src/duration.js";
 
-function fakeIo(stderrIsTty: boolean, stdoutIsTty = false): { io: CliIo; stderr: () => string } {
+function fakeIo(stderrIsTty: boolean, stdoutIsTty = false, env: CliIo["env"] = {}): { io: CliIo; stderr: () => string } {
   const stderr = new PassThrough() as PassThrough & { isTTY?: boolean };
   stderr.isTTY = stderrIsTty;
   const stdout = new PassThrough() as PassThrough & { isTTY?: boolean };
   stdout.isTTY = stdoutIsTty;
   let text = "";
   stderr.on("data", (chunk: Buffer) => (text += chunk.toString()));
-  const io: CliIo = { stdin: new PassThrough(), stdout, stderr, env: {}, signal: new AbortController().signal };
+  const io: CliIo = { stdin: new PassThrough(), stdout, stderr, env, signal: new AbortController().signal };
   return { io, stderr: () => text };
 }
 
@@ -152,6 +152,18 @@ describe("logger", () => {
     const forced = fakeIo(true);
     createLogger(forced.io, "info", () => new Date(0), "json").info("x");
     expect(JSON.parse(forced.stderr())).toEqual({ level: "info", time: "1970-01-01T00:00:00.000Z", msg: "x" });
+  });
+
+  it("on a terminal, is coloured unless NO_COLOR is set to something (no-color.org), even with --log-format pretty", () => {
+    const log = (env: CliIo["env"]): string => {
+      const terminal = fakeIo(true, false, env);
+      createLogger(terminal.io, "info", () => new Date(0), "pretty").warn("careful", { event: "x" });
+      return terminal.stderr();
+    };
+    expect(log({})).toContain("\x1b[");
+    expect(log({ NO_COLOR: "" })).toContain("\x1b[");
+    expect(log({ NO_COLOR: "1" })).not.toContain("\x1b[");
+    expect(log({ NO_COLOR: "1" })).toMatch(/WARN.*careful/);
   });
 
   it("on a terminal, writes the controls and bidi overrides a client or an agent put in a field as escapes", () => {

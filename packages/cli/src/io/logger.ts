@@ -20,9 +20,9 @@ export interface CliLogger {
 
 export function createLogger(io: CliIo, level: LogLevel, now: () => Date = () => new Date(), format: LogFormat = "auto"): CliLogger {
   const pretty = format === "pretty" || (format === "auto" && io.stderr.isTTY === true);
-  const prettify = pretty
-    ? PinoPretty.prettyFactory({ colorize: io.stderr.isTTY === true, translateTime: "SYS:HH:MM:ss.l", ignore: "pid,hostname" })
-    : undefined;
+  // Colours only on a terminal, and never when NO_COLOR is set to anything but "" (no-color.org).
+  const colorize = io.stderr.isTTY === true && (io.env["NO_COLOR"] ?? "") === "";
+  const prettify = pretty ? PinoPretty.prettyFactory({ colorize, translateTime: "SYS:HH:MM:ss.l", ignore: "pid,hostname" }) : undefined;
   const destination = { write: (line: string) => void io.stderr.write(prettify === undefined ? line : escapeUnquoted(prettify(line))) };
   const logger: PinoLogger = pino(
     {
