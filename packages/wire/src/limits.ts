@@ -2,12 +2,16 @@
  * The frozen limits of protocol section 12, with the values of decisions-v1
  * section 6. Every runtime option that bounds work defaults to one of these.
  * Deployments may choose smaller limits, never larger ones.
+ *
+ * Frozen at run time too (`as const` binds only the compiler): the decoders
+ * read their bounds from here, so a module that assigned `LIMITS.maxJsonDepth`
+ * would otherwise raise or switch off a bound for the whole process.
  */
 
 export const KiB = 1024;
 export const MiB = 1024 * 1024;
 
-export const LIMITS = {
+export const LIMITS = Object.freeze({
   /** A complete text WebSocket message, decompressed. */
   maxTextMessageBytes: 8 * MiB,
   /** Raw payload of one `input-binary` / `output-binary` message. */
@@ -40,7 +44,7 @@ export const LIMITS = {
   defaultClientUnackedInputBytes: 8 * MiB,
   /** Default retention of a durable session after invocationFinished. */
   defaultSessionRetentionMs: 24 * 60 * 60 * 1000,
-} as const;
+} as const);
 
 /** Largest binary message: payload plus the 4-byte length prefix plus metadata. */
 export const MAX_BINARY_MESSAGE_BYTES = 4 + LIMITS.maxBinaryMetadataBytes + LIMITS.maxBinaryPayloadBytes;
