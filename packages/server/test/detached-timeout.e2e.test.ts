@@ -8,7 +8,8 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { ManualTimers } from "../src/testing/index.js";
-import { RawClient, demoStart, startTestServer, v, type TestServer, resumeAttach } from "./helpers.js";
+import { MemorySessionStore, type AgentTypeDefinition, type SessionServer } from "../src/index.js";
+import { RawClient, agentStart, demoStart, serveTestAgents, startTestServer, v, type TestServer, resumeAttach } from "./helpers.js";
 import { recordingLogger } from "./support/recording-logger.js";
 
 /** The limit; time moves only through `ManualTimers`, so its value says nothing about how long a test takes. */
@@ -106,4 +107,100 @@ describe("a running session without any attachment for detachedSessionTimeoutMs"
     expect(timers.pending).toBe(0);
     expect(log.count("session.given-up")).toBe(0);
   });
+});
+
+describe("a given-up session whose method has not returned", () => {
+  let served: SessionServer | undefined;
+  afterEach(async () => {
+    await served?.close();
+    served = undefined;
+  });
+
+  /**
+   * `ponder` computes its result forever, with no stream to cancel: it only stops when its
+   * signal aborts, and `stubborn` not even then. Both resolve `started` when called.
+   */
+  function thinkers(started: () => void, aborted: (reason: unknown) => void): AgentTypeDefinition {
+    const empty = { root: { kind: "record", value: { fields: [] } } } as const;
+    return {
+      name: "thinker",
+      constructorParameters: empty,
+      config: [],
+      methods: [
+        { name: "ponder", parameters: empty, result: { root: { kind: "string" } } },
+        { name: "stubborn", parameters: empty, result: { root: { kind: "string" } } },
+      ],
+      implementations: {
+        ponder: (ctx) =>
+          new Promise((_resolve, reject) => {
+            started();
+            ctx.signal.addEventListener("abort", () => {
+              aborted(ctx.signal.reason);
+              reject(ctx.signal.reason as Error);
+            });
+          }),
+        stubborn: () => {
+          started();
+          return new Promise(() => undefined);
+        },
+      },
+    };
+  }
+
+  it.each(["ponder", "stubborn"])(
+    "%s: fails invocation-failed, its signal aborts, and its principal's running slot is free again",
+    async (method) => {
+      const log = recordingLogger();
+      const timers = new ManualTimers();
+      let calls = 0;
+      let callStarted: () => void = () => undefined;
+      const reasons: unknown[] = [];
+      const store = new MemorySessionStore();
+      const { server, url } = await serveTestAgents(
+        store,
+        [
+          thinkers(
+            () => (calls++, callStarted()),
+            (reason) => reasons.push(reason),
+          ),
+        ],
+        {
+          logger: log.logger,
+          timers,
+          // One running invocation at a time: a second start waits for the first one's slot.
+          limits: { detachedSessionTimeoutMs: TIMEOUT_MS, pingIntervalMs: 0, maxRunningSessionsPerPrincipal: 1 },
+        },
+      );
+      served = server;
+      const running = new Promise<void>((resolve) => (callStarted = resolve));
+      const first = await RawClient.connect(url);
+      first.send(agentStart("test", "thinker", method, v.record()));
+      const accepted = await first.nextOf("invocationAccepted");
+      await running;
+      await detach(log, first);
+      const failed = log.next("invocation.failed");
+      timers.advance(TIMEOUT_MS);
+      await failed;
+      expect(log.lines.find((line) => line["event"] === "invocation.failed")).toMatchObject({
+        error: expect.stringMatching(/given up: no attachment for 60000 ms/),
+      });
+      if (method === "ponder") expect(reasons).toHaveLength(1);
+
+      // A client coming back reads the failure.
+      const back = await RawClient.connect(url);
+      back.send(resumeAttach("resume", accepted.sessionToken));
+      expect((await back.all()).messages.at(-1)).toMatchObject({
+        type: "invocationFinished",
+        outcome: { kind: "failure", code: "invocation-failed" },
+      });
+      // The slot is free: another start of the same principal runs.
+      const again = new Promise<void>((resolve) => (callStarted = resolve));
+      const second = await RawClient.connect(url);
+      second.send(agentStart("test", "thinker", method, v.record()));
+      await second.nextOf("invocationAccepted");
+      await again;
+      expect(calls).toBe(2);
+      second.terminate();
+    },
+  );
 });

@@ -3,7 +3,8 @@
  * is none. A new attachment revokes the one before (takeover); a session
  * that runs here and that nobody attaches to is given up after
  * `limits.detachedSessionTimeoutMs` (detached-watch.ts): every open stream
- * ends `transport-detached`, and the invocation ends as its method does. In
+ * ends `transport-detached`, and the invocation ends as its method does (one
+ * that has not returned fails). In
  * a cluster, an attachment at another node counts as one (the owner hears
  * of it), and a node serving one says so to the owner.
  *
@@ -30,6 +31,8 @@ export interface SlotHost {
   /** Serving node: tells the owner an attachment is still here (cluster-follower.ts). */
   attachmentAlive(): void;
   terminalizeAll(reason: ServerCancelReason): Promise<void>;
+  /** Fails the invocation if its method has not returned yet: its signal aborts and the run stops waiting for it. */
+  failUnreturned(why: string): Promise<void>;
   fail(error: unknown): Promise<void>;
 }
 
@@ -103,13 +106,19 @@ export class AttachmentSlot {
     if (this.#host.mayGiveUp()) this.#detachedWatch.wait();
   }
 
-  /** No client came back: every open stream ends `transport-detached` in the store, then the invocation ends as its method does. */
+  /**
+   * No client came back: every open stream ends `transport-detached` in the store, then the
+   * invocation ends as its method does; a method still computing its result fails, as nothing
+   * else would ever end it (no stream left to cancel, and the protocol has no other cancel).
+   */
   async #giveUpDetached(): Promise<void> {
     const host = this.#host;
     if (this.#current !== undefined || !host.mayGiveUp() || host.failing()) return;
-    host.deps.observer.sessionGivenUp(identityOf(host.record()), host.deps.limits.detachedSessionTimeoutMs);
+    const timeoutMs = host.deps.limits.detachedSessionTimeoutMs;
+    host.deps.observer.sessionGivenUp(identityOf(host.record()), timeoutMs);
     try {
       await host.terminalizeAll("transport-detached");
+      await host.failUnreturned(`given up: no attachment for ${timeoutMs} ms (detachedSessionTimeoutMs) while the method had not returned`);
     } catch (error) {
       await host.fail(error);
     }

@@ -124,6 +124,7 @@ export class LiveSession {
       failing: () => this.#outcome.failing,
       attachmentAlive: () => this.#cluster?.attachmentAlive(),
       terminalizeAll: (reason) => this.terminalizeAll(reason),
+      failUnreturned: (why) => (this.#method.returned ? Promise.resolve() : this.#outcome.fail(new Error(why))),
       fail: (error) => this.#outcome.fail(error),
     });
     this.#cluster = deps.cluster === undefined ? undefined : this.#newFollower();

@@ -26,6 +26,7 @@ import { resultRecordBytes } from "../store/record-bytes.js";
 import { catalogueGraph, decodeValue } from "../values.js";
 import { ResultRefused } from "./failure-outcome.js";
 import { createInvocationContext, type InvocationInput } from "./invocation-context.js";
+import { ABORTED, untilAborted } from "./until-aborted.js";
 import { Journal } from "./journal.js";
 import { invocationResultFits } from "./message-room.js";
 import type { OutputProducers } from "./output-producers.js";
@@ -92,6 +93,8 @@ export class MethodRun {
   #attempt = 1;
   /** A re-run: streams the method creates are matched with the stored ones, and its result with the stored result. */
   #replaying = false;
+  /** The agent's method has settled (returned its result or thrown). */
+  #returned = false;
 
   constructor(host: RunHost) {
     this.#host = host;
@@ -101,6 +104,11 @@ export class MethodRun {
   /** A re-run: the streams the method creates are the run before's (stream-registry.ts). */
   get replaying(): boolean {
     return this.#replaying;
+  }
+
+  /** Whether the agent's method has settled: until then it may be computing its result. */
+  get returned(): boolean {
+    return this.#returned;
   }
 
   /**
@@ -162,7 +170,13 @@ export class MethodRun {
 
   async #execute(method: MethodDescriptor, input: InvocationInput): Promise<void> {
     const context = this.#context(input);
-    const result = await this.#host.deps.host.invoke(context);
+    const answer = this.#host.deps.host.invoke(context);
+    const settled = (): void => void (this.#returned = true);
+    answer.then(settled, settled);
+    const result = await untilAborted(answer, this.#host.invocationSignal);
+    // Aborted, the invocation is failing or stopped (every abort marks it so first): the run ends
+    // once the failure being recorded, if any, is (`fail` records nothing more, it waits for that).
+    if (result === ABORTED) return this.#host.fail(this.#host.invocationSignal.reason);
     if (this.#host.failing()) return;
     const prepared = this.#prepareResult(method, result);
     const finishWithResult = this.#host.deps.store.finishWithResult;
