@@ -29,8 +29,11 @@ import { argumentFault, readingArguments, usageError } from "./errors.js";
 import { PreparedHmac, signaturePrefix } from "./signature.js";
 import { TOKEN_KINDS, type TokenKind } from "./types.js";
 
-/** Bounds of a keyring; every one is a deliberate, documented limit. */
-export const KEYRING_LIMITS = {
+/**
+ * Bounds of a keyring; every one is a deliberate, documented limit. Frozen at
+ * run time (`as const` binds only the compiler), so no module can raise one.
+ */
+export const KEYRING_LIMITS = Object.freeze({
   /** Shortest secret: HMAC-SHA256 keys shorter than the hash output weaken it (RFC 2104 section 3). */
   minSecretBytes: 32,
   /** Longest secret; longer keys are hashed by HMAC anyway, so more adds nothing. */
@@ -41,7 +44,7 @@ export const KEYRING_LIMITS = {
   maxFileBytes: 1024 * 1024,
   /** Bytes of a freshly generated secret. */
   generatedSecretBytes: 32,
-} as const;
+} as const);
 
 /** One key as given to the constructor. */
 export interface KeyringKeyInit {
@@ -65,7 +68,7 @@ export interface KeyringKeyInit {
 export type KeyRole = NonNullable<ReturnType<Keyring["roleOf"]>>;
 
 /** Keyring file versions `fromJSON` reads; `exportKeyringJson` writes 2 only when a key is staged. */
-export const KEYRING_FILE_VERSIONS = [1, 2] as const;
+export const KEYRING_FILE_VERSIONS = Object.freeze([1, 2] as const);
 
 export interface KeyringInit {
   /** The id of the key that signs new tokens. */

@@ -6,7 +6,7 @@
 import { inspect } from "node:util";
 import { ProtocolError } from "@golem-stream/wire";
 import { describe, expect, it } from "vitest";
-import { InvalidTokenError, KEYRING_LIMITS, Keyring, mintToken, verifyToken } from "../src/index.js";
+import { InvalidTokenError, KEYRING_FILE_VERSIONS, KEYRING_LIMITS, Keyring, mintToken, verifyToken } from "../src/index.js";
 import { CURSOR_FIELDS, SESSION_FIELDS, STREAM_FIELDS, vectorFile } from "./support/fixtures.js";
 import { SECRETS } from "./support/vectors.js";
 
@@ -310,5 +310,28 @@ describe("minting with a chosen key", () => {
     configError(() => mintToken("cursor", CURSOR_FIELDS, keyring, { keyId: "k-2025" }));
     configError(() => mintToken("stream", STREAM_FIELDS, keyring, { keyId: "k-1999" }));
     expect(mintToken("session", SESSION_FIELDS, keyring, { keyId: "k-2026" })).toBe(mintToken("session", SESSION_FIELDS, keyring));
+  });
+});
+
+describe("keyring bounds", () => {
+  it("are frozen: no module can raise the number of keys, the file size or the file versions read", () => {
+    const limits = KEYRING_LIMITS as unknown as Record<string, number>;
+    const before = { ...limits };
+    const writes = [
+      () => (limits["maxKeys"] = 1e9),
+      () => (limits["maxFileBytes"] = Number.POSITIVE_INFINITY),
+      () => (KEYRING_FILE_VERSIONS as unknown as number[]).push(3),
+    ];
+    try {
+      // Modules are strict code: each write to a frozen object throws.
+      for (const write of writes) expect(write).toThrow(TypeError);
+    } finally {
+      if (!Object.isFrozen(limits)) Object.assign(limits, before);
+    }
+    expect(KEYRING_LIMITS.maxKeys).toBe(256);
+    expect(KEYRING_FILE_VERSIONS).toEqual([1, 2]);
+    const keys = Array.from({ length: 257 }, (_, i) => ({ id: `k${i}`, secret: new Uint8Array(32) }));
+    configError(() => new Keyring({ active: "k0", keys }));
+    configError(() => Keyring.fromJSON(" ".repeat(1024 * 1024 + 1)));
   });
 });
