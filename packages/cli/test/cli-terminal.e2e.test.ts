@@ -3,7 +3,7 @@
  * `script`), in a pipe, and when something goes wrong. Real processes.
  */
 import { execFileSync, spawn } from "node:child_process";
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EXIT } from "../src/exit-codes.js";
@@ -33,10 +33,10 @@ function hasScript(): boolean {
 const shellQuote = (text: string) => `'${text.replaceAll("'", "'\\''")}'`;
 
 /**
- * Runs `shell` (a /bin/sh command line) on a pseudo-terminal `columns` wide and
- * resolves with everything the terminal received, escape sequences included.
+ * Runs `shell` (a /bin/sh command line) on a pseudo-terminal `columns` wide, `typed` typed on
+ * it, and resolves with everything the terminal received, escape sequences included.
  */
-function onTerminal(shell: string, columns = 40): Promise<{ code: number | null; screen: string }> {
+function onTerminal(shell: string, columns = 40, typed = ""): Promise<{ code: number | null; screen: string }> {
   if (!hasScript()) throw new Error("these tests need `script` (util-linux) to run the CLI on a pseudo-terminal");
   const child = track(
     spawn("script", ["-qec", `stty cols ${columns} rows 24; ${shell}`, "/dev/null"], {
@@ -46,7 +46,8 @@ function onTerminal(shell: string, columns = 40): Promise<{ code: number | null;
   );
   let screen = "";
   child.stdout.on("data", (chunk: Buffer) => (screen += chunk.toString("utf8")));
-  child.stdin.end();
+  // What a person types: the terminal holds it until the command reads it.
+  child.stdin.end(typed);
   return new Promise((resolve) => child.on("close", (code) => resolve({ code, screen })));
 }
 
@@ -84,6 +85,21 @@ describe("stdout and stderr on the same terminal", () => {
     expect(screen).toMatch(/→ data \| 3\.0 MiB \/ 3\.0 MiB 100% \| [0-9.]+ (B|KiB|MiB|GiB)\/s \| 0:[0-9]{2} \| done/);
     // Bytes, not "3145728 items".
     expect(screen).not.toMatch(/3145728 items/);
+  });
+});
+
+describe("input typed on the terminal", () => {
+  it("draws no progress while stdin, bound with -, is the terminal a person types on, even with stdout elsewhere", async () => {
+    const out = join(scratchDir(), "out.txt");
+    // Two lines, then Ctrl-D at the start of a line: the end of the input.
+    const { code, screen } = await onTerminal(
+      `${cli} invoke echo reverse ${ME.map(shellQuote).join(" ")} - > ${shellQuote(out)}`,
+      80,
+      "abc\ndef\n\x04",
+    );
+    expect(code).toBe(0);
+    expect(readFileSync(out, "utf8")).toBe("cba\nfed\n");
+    expect(screen).not.toMatch(/[←→]/);
   });
 });
 

@@ -37,7 +37,7 @@ and the result last. --output lines always uses those lines; --output json print
 per line for everything (acceptance, items, ends, result, finish or failure with its code).
 With --checkpoint the file is written in batches behind stdout (--checkpoint-interval,
 --checkpoint-items): a crash repeats what was printed since the last write, never skips anything.
-Progress is drawn on stderr when it is a terminal and stdout is not.
+Progress is drawn on stderr when it is a terminal and stdout is not, nor stdin read by -.
 ${CONNECTION_HELP}
 
 Examples:

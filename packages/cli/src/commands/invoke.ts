@@ -49,7 +49,10 @@ async function invoke(target: InvokeTarget, options: InvokeOptions, io: CliIo): 
   const { agentType, method } = findMethod(catalogue, target.agentType, target.method);
   const argumentOptions = { native: options.native };
   const constructorParameters = constructorValue(options.constructorJson, agentType.constructorParameters, argumentOptions);
-  const progress = createProgress(io, options.progress);
+  // `-` with stdin on the terminal: a person types the input there, and redrawn bars would
+  // overwrite each line as it is typed.
+  const typesInput = target.args.includes("-") && io.stdin.isTTY === true;
+  const progress = createProgress(io, options.progress && !typesInput);
   const { methodParameters, stdinParameter } = bindMethodParameters(
     target.args,
     method.parameters,
