@@ -6,7 +6,7 @@
  */
 import { afterEach, expect, it } from "vitest";
 import type { SchemaValueJson, ServerMessage } from "@golem-stream/wire";
-import { MemorySessionStore, defineAgentType, implement, t, type SessionServer } from "../src/index.js";
+import { MemorySessionStore, PublicProducerError, defineAgentType, implement, t, type SessionServer } from "../src/index.js";
 import { RawClient, agentStart, serveTestAgents, v } from "./helpers.js";
 import { recordingLogger } from "./support/recording-logger.js";
 
@@ -30,6 +30,7 @@ const faulty = defineAgentType({
     numbers: { params: t.record({}), result: t.stream(t.u32()) },
     letters: { params: t.record({}), result: t.record({ first: t.stream(t.u32()), second: t.stream(t.u32()) }) },
     secret: { params: t.record({}), result: t.stream(t.u32()) },
+    told: { params: t.record({}), result: t.stream(t.u32()) },
   },
 });
 
@@ -43,6 +44,12 @@ const typed = implement(faulty, {
     })(),
   // A JavaScript caller (no type checker) yielding a string into its second stream<u32>.
   letters: () => ({ first: [1], second: ["a" as never] }),
+  // Its producer ends the stream with a reason meant for the caller.
+  told: () =>
+    (function* () {
+      yield 1;
+      throw new PublicProducerError("the sensor went offline");
+    })(),
   // Its source throws while the server asks what it is: the agent's own text, not the client's to read.
   secret: () =>
     new Proxy(
@@ -115,6 +122,22 @@ it("producer.failed names the session, what was invoked and which output stream 
   ]);
   const session = log.lines.find((l) => l["event"] === "session.start")?.["session"];
   expect(log.lines.find((l) => l["event"] === "producer.failed")?.["session"]).toBe(session);
+});
+
+it("producer.failed is logged for a public reason too (the agent's own, or the server's check of an item): the agent's author reads the log, not the caller's screen", async () => {
+  const log = recordingLogger();
+  const messages = await run("told", log);
+  expect(messages).toContainEqual(
+    expect.objectContaining({
+      type: "outputStreamEnd",
+      outcome: { kind: "error", code: "producer-error", message: "the sensor went offline" },
+    }),
+  );
+  expect(log.lines.find((l) => l["event"] === "producer.failed")).toMatchObject({
+    method: "told",
+    stream: "/result/value",
+    error: expect.stringMatching(/the sensor went offline/),
+  });
 });
 
 it("invocation.failed names what was invoked beside the session, as the other lines about a session do", async () => {

@@ -368,8 +368,8 @@ export class OutputProducers {
                 `output stream ${stream.coordinate} failed after ${stream.replay.position} of its ${stream.replay.until} stored items`,
               ),
             );
-          if (error instanceof PublicProducerError)
-            return this.appendTerminal(stream, { kind: "error", code: "producer-error", message: error.message });
+          // Logged whether or not its message is public (the server's own checks, an item that
+          // does not fit, are): the agent's author reads the log, not only the caller.
           const fields = {
             event: "producer.failed",
             ...this.#host.sessionLogFields(),
@@ -377,7 +377,8 @@ export class OutputProducers {
             streamId: stream.streamId,
           };
           this.#host.deps.logger.warn("output producer failed", { ...fields, ...errorLogFields(error) });
-          return this.appendTerminal(stream, { kind: "error", code: "producer-error", message: PRODUCER_FAILED });
+          const message = error instanceof PublicProducerError ? error.message : PRODUCER_FAILED;
+          return this.appendTerminal(stream, { kind: "error", code: "producer-error", message });
         },
       )
       .catch((error: unknown) => this.#host.fail(error))
