@@ -88,6 +88,36 @@ it("a typed method whose result does not match its schema fails with the server'
   });
 });
 
+it("a typed method declared without a result ignores what it returns, as TypeScript does for a void function type; an untyped one's value is refused", async () => {
+  const cache = new Map([["k", 1]]);
+  const store = defineAgentType({
+    name: "store",
+    constructor: t.record({}),
+    methods: { forget: { params: t.record({ key: t.string() }) } },
+  });
+  // `Map.prototype.delete` returns a boolean: the compiler accepts it where the contract says void.
+  const typed = implement(store, { forget: (_ctx, { key }) => cache.delete(key) });
+  const untyped: AgentTypeDefinition = {
+    name: "raw",
+    constructorParameters: EMPTY,
+    config: [],
+    methods: [{ name: "forget", parameters: EMPTY }],
+    implementations: { forget: async () => ({ kind: "bool", value: true }) as SchemaValueJson },
+  };
+  let url: string;
+  ({ server, url } = await serveTestAgents(new MemorySessionStore(), [typed, untyped]));
+  const client = await RawClient.connect(url);
+  client.send(agentStart("test", "store", "forget", v.record(v.str("k")) as SchemaValueJson));
+  expect((await client.all()).messages.at(-1)).toEqual({ type: "invocationFinished", outcome: { kind: "success" } });
+  expect(cache.has("k")).toBe(false);
+  const raw = await RawClient.connect(url);
+  raw.send(agentStart("test", "raw", "forget", v.record() as SchemaValueJson));
+  expect((await raw.all()).messages.at(-1)).toMatchObject({
+    type: "invocationFinished",
+    outcome: { kind: "failure", message: "the method has no result, yet returned a value" },
+  });
+});
+
 it("a typed method whose result's stream is not one: the public reason and the log say so, not only that the value is not well-formed", async () => {
   const lines: unknown[] = [];
   const logger = { info: () => undefined, error: () => undefined, warn: (_message: string, fields?: unknown) => void lines.push(fields) };
