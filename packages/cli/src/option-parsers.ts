@@ -4,6 +4,7 @@
  * that says what is expected.
  */
 import { InvalidArgumentError } from "commander";
+import { LIMITS } from "@golem-stream/wire";
 import { parseDuration } from "./duration.js";
 
 export function parsePort(value: string): number {
@@ -26,6 +27,18 @@ export function parseBoundedDuration(min: number, max: number, range: string): (
     if (ms < min || ms > max) throw new InvalidArgumentError(`must be ${range}`);
     return ms;
   };
+}
+
+/**
+ * `--idempotency-key`: 1 byte to 1 KiB of UTF-8, as the protocol takes it. Checked here so the
+ * message names the flag; the client's own check named its option, `idempotencyKey`.
+ */
+export function parseIdempotencyKey(value: string): string {
+  const bytes = Buffer.byteLength(value, "utf8");
+  if (bytes === 0 || bytes > LIMITS.maxIdempotencyKeyBytes) {
+    throw new InvalidArgumentError(`an idempotency key is 1 to ${LIMITS.maxIdempotencyKeyBytes} bytes of UTF-8, this one is ${bytes}`);
+  }
+  return value;
 }
 
 export function collect(value: string, previous: readonly string[]): string[] {

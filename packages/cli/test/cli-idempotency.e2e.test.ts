@@ -54,3 +54,15 @@ it("each token of a token file is its own account, so keys never collide across 
   const alone = await invoke("alone-token-0123456789");
   expect(alone.code, alone.stderr).toBe(EXIT.success);
 });
+
+it.each([
+  ["empty", "", 0],
+  ["over 1 KiB", "é".repeat(513), 1026],
+])("an %s key is a usage error that names --idempotency-key, and nothing is sent", async (_, key, bytes) => {
+  const s = await startServer(join(scratchDir(), "data"));
+  servers.push(s);
+  const done = await run(["invoke", "echo", "count", "-c", '{"name":"once"}', "1", "0", "--idempotency-key", key], { env: s.env });
+  expect(done.code).toBe(EXIT.usage);
+  expect(done.stderr).toMatch(new RegExp(`--idempotency-key .*1 to 1024 bytes of UTF-8, this one is ${bytes}`));
+  expect(done.stderr).not.toMatch(/idempotencyKey/);
+});

@@ -8,6 +8,7 @@ import type { InvokeOptions } from "../options.js";
 import { CONNECTION_HELP, EXIT_HELP } from "./command-help.js";
 import type { CommandContext } from "./command-context.js";
 import { addRunOptions, runOptionsOf } from "./connection-options.js";
+import { parseIdempotencyKey } from "../option-parsers.js";
 
 export function addInvokeCommands(program: Command, { io, setExitCode }: CommandContext): void {
   const invoke = program
@@ -20,7 +21,7 @@ export function addInvokeCommands(program: Command, { io, setExitCode }: Command
     .addOption(environmentOption())
     .option("-c, --constructor <json>", "constructor parameters as JSON (an object by field name, or an array)")
     .option("--native", 'arguments and --constructor are native SchemaValue JSON ({"kind":..,"value":..})', false)
-    .option("--idempotency-key <key>", "invocation idempotency key (default: a fresh UUID)")
+    .option("--idempotency-key <key>", "invocation idempotency key, 1 byte to 1 KiB of UTF-8 (default: a fresh UUID)", parseIdempotencyKey)
     .option("--phantom-id <uuid>", "phantom agent id")
     .option("--checkpoint <file>", "keep checkpoint v1 here, so `resume` can continue after a crash");
   addRunOptions(invoke)
