@@ -18,7 +18,6 @@
  * the node leaves the cluster. A second signal exits at once (bin.ts).
  */
 import { randomBytes } from "node:crypto";
-import type { IncomingMessage, ServerResponse } from "node:http";
 import { createDataDir, exposedDataDir } from "../data-dir.js";
 import { hostname } from "node:os";
 import { dirname, join, resolve } from "node:path";
@@ -31,8 +30,9 @@ import { jwtAuthentication } from "../jwt-authentication.js";
 import { CliError, EXIT, usageError } from "../exit-codes.js";
 import type { ExitCode } from "../exit-codes.js";
 import type { CliIo } from "../io/cli-io.js";
-import { createLogger } from "../io/logger.js";
-import type { CliLogger } from "../io/logger.js";
+import { createLogger, type CliLogger } from "../io/logger.js";
+import { logUnhandledRejections } from "./serve-process-errors.js";
+import { browserAccess, loadConsole } from "./serve-browser.js";
 import { describeKeyRoles, KEYRING_FILE, loadOrCreateKeyringFile } from "../keyring-file.js";
 import { loadServer, loadStorePostgres } from "../optional-packages.js";
 import { defaultDataDir } from "../paths.js";
@@ -147,6 +147,20 @@ async function connectStore(cluster: ClusterSettings, logger: CliLogger): Promis
 export async function runServe(options: ServeOptions, io: CliIo): Promise<ExitCode> {
   const cluster = clusterSettings(options, io);
   const logger = createLogger(io, options.logLevel, undefined, options.logFormat);
+  const stopLoggingRejections = logUnhandledRejections(logger);
+  try {
+    return await serveWith(options, io, cluster, logger);
+  } finally {
+    stopLoggingRejections();
+  }
+}
+
+async function serveWith(
+  options: ServeOptions,
+  io: CliIo,
+  cluster: ReturnType<typeof clusterSettings>,
+  logger: CliLogger,
+): Promise<ExitCode> {
   const jwt = await jwtAuthentication(options, logger);
   // An optional peer dependency (it builds SQLite natively): loaded before anything is created.
   const {
@@ -354,25 +368,6 @@ async function loadServedAgents(
     throw new CliError(EXIT.agentsInvalid, `--agents ${options.agents}: ${error instanceof Error ? error.message : String(error)}`);
   }
   return { ...describeServedAgents(options.agents, agents, options.demo), agents };
-}
-
-/**
- * The browser extension: the origins given, and with the console its own
- * origin (the listening address's, added by the server once it listens).
- */
-function browserAccess(options: ServeOptions): { browsers?: { allowedOrigins: readonly string[]; allowListeningOrigins?: boolean } } {
-  if (options.console) return { browsers: { allowedOrigins: options.allowOrigin, allowListeningOrigins: true } };
-  return options.allowOrigin.length === 0 ? {} : { browsers: { allowedOrigins: options.allowOrigin } };
-}
-
-/** The console's request handler; its page was built with the package, so nothing is compiled here. */
-async function loadConsole(): Promise<(request: IncomingMessage, response: ServerResponse) => Promise<boolean>> {
-  const { consoleHandler } = await import("@golem-stream/console");
-  try {
-    return consoleHandler();
-  } catch (error) {
-    throw usageError(`${error instanceof Error ? error.message : String(error)} (or start with --no-console)`);
-  }
 }
 
 /** The banner's line on the catalogue a cluster node checks the others against. */
