@@ -116,10 +116,22 @@ it("producer.failed names the session, what was invoked and which output stream 
       method: "letters",
       stream: "/result/value/value/fields/1",
       streamId: expect.any(String),
-      error: "ProtocolError: value: expected a number",
-      stack: expect.stringMatching(/^ProtocolError: value: expected a number\n/),
+      error:
+        "PublicProducerError: an output item does not match its declared schema: value: expected a number (caused by ProtocolError: value: expected a number)",
+      stack: expect.stringMatching(/^PublicProducerError: an output item does not match its declared schema: value: expected a number\n/),
     },
   ]);
+  // The caller is told which rule the item broke, as a refused result's caller is.
+  expect(messages).toContainEqual(
+    expect.objectContaining({
+      type: "outputStreamEnd",
+      outcome: {
+        kind: "error",
+        code: "producer-error",
+        message: "an output item does not match its declared schema: value: expected a number",
+      },
+    }),
+  );
   const session = log.lines.find((l) => l["event"] === "session.start")?.["session"];
   expect(log.lines.find((l) => l["event"] === "producer.failed")?.["session"]).toBe(session);
 });

@@ -88,6 +88,36 @@ it("a typed method whose result does not match its schema fails with the server'
   });
 });
 
+it("a typed result or output item over the value's byte charge is refused as over a limit, not as a schema mismatch", async () => {
+  const big = defineAgentType({
+    name: "big",
+    constructor: t.record({}),
+    methods: { one: { params: t.record({}), result: t.string() }, many: { params: t.record({}), result: t.stream(t.string()) } },
+  });
+  const huge = "x".repeat(8 * 1024 * 1024 + 10);
+  const typed = implement(big, { one: () => huge, many: () => ["small", huge] });
+  let url: string;
+  ({ server, url } = await serveTestAgents(new MemorySessionStore(), [typed]));
+  const one = await RawClient.connect(url);
+  one.send(agentStart("test", "big", "one", v.record() as SchemaValueJson));
+  expect((await one.all()).messages.at(-1)).toMatchObject({
+    type: "invocationFinished",
+    outcome: { kind: "failure", message: expect.stringMatching(/^the method's result is over a limit: .*byte charge exceeds 8388608/) },
+  });
+  const many = await RawClient.connect(url);
+  many.send(agentStart("test", "big", "many", v.record() as SchemaValueJson));
+  expect((await many.all()).messages).toContainEqual(
+    expect.objectContaining({
+      type: "outputStreamEnd",
+      outcome: {
+        kind: "error",
+        code: "producer-error",
+        message: expect.stringMatching(/^an output item is over a limit: .*byte charge exceeds 8388608/),
+      },
+    }),
+  );
+});
+
 it("a typed method declared without a result ignores what it returns, as TypeScript does for a void function type; an untyped one's value is refused", async () => {
   const cache = new Map([["k", 1]]);
   const store = defineAgentType({

@@ -26,7 +26,14 @@ import {
   type ToJsHooks,
 } from "@golem-stream/schema-value";
 import { ProtocolError, type JsonValue, type SchemaValueJson } from "@golem-stream/wire";
-import type { AgentTypeDefinition, InvocationContext, MethodImplementation, OutputItem, OutputSource } from "../agent-host.js";
+import {
+  PublicProducerError,
+  type AgentTypeDefinition,
+  type InvocationContext,
+  type MethodImplementation,
+  type OutputItem,
+  type OutputSource,
+} from "../agent-host.js";
 import type { InputStreams, OutputStreams } from "./streams.js";
 import { mapAsyncIterable } from "../invocation/mapped-iterable.js";
 import { ResultRefused } from "../invocation/failure-outcome.js";
@@ -115,7 +122,7 @@ function typedMethod(
       // The same public reason an untyped method's result gets (invocation/method-run.ts): the
       // converter names a path in the declared schema and the rule broken, nothing of the agent's.
       if (!(error instanceof ProtocolError)) throw error;
-      throw new ResultRefused(`the method's result does not match its declared schema: ${error.message}`, { cause: error });
+      throw new ResultRefused(`the method's result ${refusedBecause(error)}`, { cause: error });
     }
   };
 }
@@ -207,7 +214,15 @@ function outputSource(source: unknown, context: StreamContext, ctx: InvocationCo
   const direct = isDirectBinary(context.graph, context.elementType);
   const convert =
     direct === undefined
-      ? (item: unknown) => toNative(item, context.graph, context.elementType, ctx)
+      ? (item: unknown) => {
+          try {
+            return toNative(item, context.graph, context.elementType, ctx);
+          } catch (error) {
+            // As a refused result's reason: the converter names the schema's path and rule, not the agent's data.
+            if (!(error instanceof ProtocolError)) throw error;
+            throw new PublicProducerError(`an output item ${refusedBecause(error)}`, { cause: error });
+          }
+        }
       : (item: unknown) => item as OutputItem;
   if (typeof source === "function") {
     const produce = source as (writer: { write(item: unknown): Promise<void>; signal: AbortSignal }) => Promise<void>;
@@ -224,6 +239,11 @@ function outputSource(source: unknown, context: StreamContext, ctx: InvocationCo
     "validation-error",
     `an output stream at ${context.coordinate || "the result"} must be an async iterable, an iterable or a function of a writer`,
   );
+}
+
+/** Why the converter refused a value: a bound it went past (its size, its nesting), or the declared schema it does not match. */
+function refusedBecause(error: ProtocolError): string {
+  return error.code === "limit-exceeded" ? `is over a limit: ${error.message}` : `does not match its declared schema: ${error.message}`;
 }
 
 function* mapSync(source: Iterable<unknown>, convert: (item: unknown) => OutputItem): Generator<OutputItem> {
