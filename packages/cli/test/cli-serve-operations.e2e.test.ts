@@ -173,7 +173,7 @@ it("every JSON log line has an event: start, a failed invocation, a refused toke
   try {
     await waitFor(
       second.running,
-      () => second.running.stderr().includes("finished sessions interrupted by a restart"),
+      () => second.running.stderr().includes("recovered sessions a restart interrupted"),
       "the restart's recovery was logged",
     );
   } finally {

@@ -167,7 +167,11 @@ class NodeSessionServer implements SessionServer {
       .then(
         (count) => {
           this.#started = true;
-          if (count > 0) logger.warn("finished sessions interrupted by a restart", { event: "recovery.interrupted", count });
+          if (count > 0)
+            logger.warn("recovered sessions a restart interrupted: re-run, or failed (invocation.interrupted says why)", {
+              event: "recovery.interrupted",
+              count,
+            });
         },
         (error: unknown) => {
           // A node refused for its catalogue never joined: listen says why.

@@ -12,6 +12,7 @@ import { join } from "node:path";
 import { randomUUID } from "node:crypto";
 import type { ServerMessage } from "@golem-stream/wire";
 import { RawClient, demoStart, outputValues, startTestServer, v, resumeAttach } from "./helpers.js";
+import { recordingLogger } from "./support/recording-logger.js";
 
 const dataDir = mkdtempSync(join(tmpdir(), "golem-stream-restart-"));
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
@@ -41,8 +42,16 @@ describe("restart on the same data directory", () => {
 
     await before.close();
 
-    const after = await startTestServer({ dataDir, limits: { maxReplays: 0 } });
+    const log = recordingLogger();
+    const after = await startTestServer({ dataDir, limits: { maxReplays: 0 }, logger: log.logger });
     try {
+      // Each interrupted invocation that fails says why in the log, as the client is told only that it failed.
+      const interrupted = log.lines.filter((line) => line["event"] === "invocation.interrupted");
+      expect(interrupted.map((line) => [typeof line["session"], line["method"], line["reason"]]).sort()).toEqual([
+        ["string", "count", "it has no re-runs left (limits.maxReplays 0)"],
+        ["string", "reverse", "it has no re-runs left (limits.maxReplays 0)"],
+      ]);
+      expect(log.lines.find((line) => line["event"] === "recovery.interrupted")).toMatchObject({ count: 2 });
       const resumed = await RawClient.connect(after.url);
       resumed.send(resumeAttach("resume", counterAccepted.sessionToken));
       const { messages, closed } = await resumed.all();

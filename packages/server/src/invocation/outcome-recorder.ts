@@ -115,13 +115,14 @@ export class OutcomeRecorder {
    * session hung, neither running nor finished, until a restart.
    */
   async #recordFailure(error: unknown): Promise<void> {
+    // The divergence first: the `invocation.failed` line after it says where.
+    if (error instanceof ReplayDivergence) this.#host.deps.observer.replayDiverged(identityOf(this.#host.record()));
     this.#host.deps.logger.warn("invocation failed", {
       event: "invocation.failed",
       ...sessionFields(this.#host.record()),
       // A divergence is the server's own finding (where the re-run differed), with no stack worth reading.
       ...(error instanceof ReplayDivergence ? { error: `${error.message}: ${error.detail}` } : errorLogFields(error)),
     });
-    if (error instanceof ReplayDivergence) this.#host.deps.observer.replayDiverged(identityOf(this.#host.record()));
     this.#host.abortInvocation(new Error(INVOCATION_FAILED));
     for (let attempt = 1; !this.#shutDown; attempt++) {
       try {

@@ -75,7 +75,11 @@ export class NodeLifecycle {
       this.#recoveryRetry = this.#deps.timers.setTimeout(() => {
         this.#recoveryRetry = undefined;
         void this.#recover(attempt + 1).then((count) => {
-          if (count > 0) this.#deps.logger.warn("finished sessions interrupted by a restart", { event: "recovery.interrupted", count });
+          if (count > 0)
+            this.#deps.logger.warn("recovered sessions a restart interrupted: re-run, or failed (invocation.interrupted says why)", {
+              event: "recovery.interrupted",
+              count,
+            });
         });
       }, retryInMs);
     }

@@ -13,6 +13,7 @@ import type { LiveSession } from "../invocation/live-session.js";
 import type { SessionDeps } from "../invocation/session-deps.js";
 import type { Principal } from "../options.js";
 import { identityOf } from "../observability/server-observer.js";
+import { sessionFields } from "../observability/log-observer.js";
 import type { InvocationRuns, RunningSlot } from "./invocation-runs.js";
 
 /** The principals' running slots, as a re-run takes one (`PrincipalSlots`, admission/principal-slots.ts, implements it). */
@@ -32,24 +33,37 @@ export class Reruns {
     this.#runningPerPrincipal = runningPerPrincipal;
   }
 
-  /** An interrupted invocation runs again when it can, and fails otherwise (its open streams terminated, `invocation-failed`). */
+  /**
+   * An interrupted invocation runs again when it can, and fails otherwise (its open streams
+   * terminated, `invocation-failed`), saying why in the log: the client is told only that it failed.
+   */
   async rerunOrFail(live: LiveSession): Promise<void> {
-    if (!(await this.#rerun(live))) await live.failInterrupted();
+    const notRerun = await this.#rerun(live);
+    if (notRerun === undefined) return;
+    this.#deps.logger.warn("an interrupted invocation fails: it is not run again here", {
+      event: "invocation.interrupted",
+      ...sessionFields(identityOf(live.record)),
+      reason: notRerun,
+    });
+    await live.failInterrupted();
   }
 
   /**
    * Runs an interrupted invocation again from the start (docs/durable-execution.md) when its
    * method is replayable here, the store keeps journals and it has re-runs left
    * (`limits.maxReplays`); resolves to whether it does. The method is the catalogue's of this
-   * name; the parameters, constructor and configuration are the session's own.
+   * name; the parameters, constructor and configuration are the session's own. Resolves to
+   * undefined when it runs again, otherwise to why it does not.
    */
-  async #rerun(live: LiveSession): Promise<boolean> {
+  async #rerun(live: LiveSession): Promise<string | undefined> {
     const record = live.record;
     const store = this.#deps.store;
     const type = this.#deps.host.agentTypes(record.application, record.environment)?.find((t) => t.name === record.agentType);
     const method = type?.methods.find((m) => m.name === record.method);
-    if (type === undefined || method === undefined || durabilityOf(type, method) !== "replay") return false;
-    if (store.recordRun === undefined || store.readJournal === undefined || store.appendJournal === undefined) return false;
+    if (type === undefined || method === undefined) return "the catalogue no longer has its method";
+    if (durabilityOf(type, method) !== "replay") return 'its method is not replayable (durability: "replay" would run it again)';
+    if (store.recordRun === undefined || store.readJournal === undefined || store.appendJournal === undefined)
+      return "the store keeps no journal, which a re-run needs";
     // Counted before it runs: a method that crashes its server every time still reaches the bound.
     let attempt: number;
     let journal: Awaited<ReturnType<typeof store.readJournal>>;
@@ -63,7 +77,7 @@ export class Reruns {
         session: record.sessionId,
         error: String(error),
       });
-      return false;
+      return "its re-run could not be started (invocation.replay-failed)";
     }
     if (attempt - 1 > this.#deps.limits.maxReplays) {
       this.#deps.logger.warn("an interrupted replayable invocation has no re-runs left: it fails", {
@@ -71,7 +85,7 @@ export class Reruns {
         session: record.sessionId,
         maxReplays: this.#deps.limits.maxReplays,
       });
-      return false;
+      return `it has no re-runs left (limits.maxReplays ${this.#deps.limits.maxReplays})`;
     }
     const selector = JSON.parse(record.selector) as { constructorParameters: SchemaValueJson };
     const input = {
@@ -83,6 +97,6 @@ export class Reruns {
     // Held past the bound if need be: refusing it would fail work the principal was already admitted for.
     const slot = this.#runningPerPrincipal.hold({ account: record.account, principal: record.principal });
     this.#runs.launch(live, () => live.run(method, input, { journaled: true, rerun: { attempt, journal } }), slot);
-    return true;
+    return undefined;
   }
 }
