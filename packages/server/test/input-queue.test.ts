@@ -88,7 +88,7 @@ describe("InputQueue consumer", () => {
   it("a second consumer is refused", () => {
     const { queue } = queueOf();
     queue.consume();
-    expect(() => queue.consume()).toThrow("already being read");
+    expect(() => queue.consume()).toThrow("this input stream was read already: an input stream is read once");
   });
 
   it("a feeder that found the queue full is woken once it is half empty, not at each entry taken", async () => {
