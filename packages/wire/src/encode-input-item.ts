@@ -12,7 +12,7 @@
  * value's text, and `INPUT_ITEM_TAIL`. A property test holds the parts to
  * `encodeClientMessage` byte for byte, and the errors to its errors.
  */
-import { canonicalJsonAtDepth, canonicalStringNode } from "./canonical-json.js";
+import { canonicalJsonWithin, canonicalStringNode } from "./canonical-json.js";
 import { encodeClientMessage, tooLargeAsText } from "./encode.js";
 import { callerFault } from "./errors.js";
 import { isItemPosition, schemaValueCodec } from "./fields.js";
@@ -56,9 +56,13 @@ function encodeValue(channel: number, sequence: bigint, value: SchemaValueJson):
     return text.slice(inputStreamItemHead(channel, sequence).length, text.length - INPUT_ITEM_TAIL.length);
   }
   schemaValueCodec.encode(value, "value");
-  // The value is a member of the message: one level down from its root.
-  const text = canonicalStringNode(value) ?? canonicalJsonAtDepth(value, 1);
   const max = LIMITS.maxTextMessageBytes;
+  // The value is a member of the message: one level down from its root, and given the room the
+  // whole message's walk gives it (all but the head and the message's closing brace), so both
+  // stop at the same point of a value too large, with the same error.
+  const room = max - inputStreamItemHead(channel, sequence).length - 1;
+  const text = canonicalStringNode(value) ?? canonicalJsonWithin(value, 1, room);
+  if (text === undefined) throw tooLargeAsText();
   if ((MAX_HEAD_CHARS + text.length + INPUT_ITEM_TAIL.length) * 3 > max) {
     // Near the limit: the exact count, as the whole message's check makes it (head and tail are ASCII).
     const frame = inputStreamItemHead(channel, sequence).length + INPUT_ITEM_TAIL.length;

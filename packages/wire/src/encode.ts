@@ -5,7 +5,7 @@
  * checks, so what `encodeMessage` returns always decodes.
  */
 import { type EnvelopeAllocator, encodeBinaryMessage, isBinaryKind } from "./binary-envelope.js";
-import { canonicalJson } from "./canonical-json.js";
+import { canonicalJson, canonicalJsonWithin } from "./canonical-json.js";
 import { invalidAt, limitAt } from "./codec.js";
 import { callerFault, type ProtocolError } from "./errors.js";
 import { isItemPosition } from "./fields.js";
@@ -112,7 +112,9 @@ function encodeChecked(
   const wire = variant.encode(message);
   wire["type"] = variant.type;
   wire["version"] = 1;
-  const text = canonicalJson(wire);
+  // Bounded as it is written: a value referencing one object many times makes far more text than it holds.
+  const text = canonicalJsonWithin(wire, 0, LIMITS.maxTextMessageBytes);
+  if (text === undefined) throw tooLargeAsText();
   checkTextSize(text);
   return text;
 }

@@ -32,7 +32,7 @@ export {
   type ProtocolErrorOptions,
 } from "./errors.js";
 export { parseStrictJson, type StrictJsonOptions } from "./strict-json.js";
-export { canonicalJson } from "./canonical-json.js";
+export { canonicalJson, type CanonicalJsonOptions } from "./canonical-json.js";
 export { LIMITS, KiB, MiB, MAX_BINARY_MESSAGE_BYTES, U64_MAX, CHANNEL_MAX } from "./limits.js";
 export { type JsonValue, type JsonObject, type JsonArray, type JsonPrimitive, isJsonObject, getMember } from "./json.js";
 export { decodeUtf8, encodeUtf8, utf8ByteLength, isWellFormedText, compareCodePoints } from "./utf8.js";
