@@ -7,8 +7,9 @@
  * slots (`limits.maxRunningSessionsPerPrincipal`) like the original run, and
  * is never refused for it (docs/protocol/server.md, "Per-principal bounds").
  */
-import type { ConfigEntry, SchemaValueJson } from "@golem-stream/wire";
+import type { ConfigEntry, JsonValue, SchemaGraphJson, SchemaValueJson } from "@golem-stream/wire";
 import { durabilityOf } from "../agent-host.js";
+import { catalogueGraph, decodeValue } from "../values.js";
 import type { LiveSession } from "../invocation/live-session.js";
 import type { SessionDeps } from "../invocation/session-deps.js";
 import type { Principal } from "../options.js";
@@ -64,6 +65,8 @@ export class Reruns {
     if (durabilityOf(type, method) !== "replay") return 'its method is not replayable (durability: "replay" would run it again)';
     if (store.recordRun === undefined || store.readJournal === undefined || store.appendJournal === undefined)
       return "the store keeps no journal, which a re-run needs";
+    const stale = staleParameters(record.parameters, method.parameters);
+    if (stale !== undefined) return stale;
     // Counted before it runs: a method that crashes its server every time still reaches the bound.
     let attempt: number;
     let journal: Awaited<ReturnType<typeof store.readJournal>>;
@@ -98,5 +101,20 @@ export class Reruns {
     const slot = this.#runningPerPrincipal.hold({ account: record.account, principal: record.principal });
     this.#runs.launch(live, () => live.run(method, input, { journaled: true, rerun: { attempt, journal } }), slot);
     return undefined;
+  }
+}
+
+/**
+ * Why the parameters the invocation started with no longer fit the method of its name, if they do
+ * not: the catalogue changed since (a module edited and served again). A re-run would fail on them
+ * at once, or, for a method that does not check, run on values its code no longer means.
+ */
+function staleParameters(stored: string, graph: SchemaGraphJson): string | undefined {
+  try {
+    decodeValue(JSON.parse(stored) as JsonValue, catalogueGraph(graph), "stable", "methodParameters");
+    return undefined;
+  } catch (error) {
+    const why = error instanceof Error ? error.message : String(error);
+    return `its parameters do not fit the method's schema any more (the catalogue changed since it started; a changed method needs a new name): ${why}`;
   }
 }
