@@ -23,11 +23,20 @@ import type { OutputStream } from "./output-stream.js";
  *   policy was exhausted (`connection-lost`), the session was rejected or
  *   taken over by another process (`revoked`), the handle was detached — and
  *   the streams may still be open on the server. `error` says why.
+ * - `not-reached`: the method had not returned its result within
+ *   `cancelConfirmTimeoutMs` and had no input open for the cancel to end (the
+ *   server answered whatever else was cancelled). v1 cancels streams, and
+ *   before its result a method has no other stream, so nothing reached it:
+ *   it keeps running until it returns — the streams of that result are not
+ *   cancelled — or until the server gives it up after its detached timeout.
  * - `already-over`: the handle had ended (finished, failed, detached) before
  *   the cancel; nothing was sent.
  */
 export type CancelOutcome =
-  { readonly kind: "delivered" } | { readonly kind: "undelivered"; readonly error: ClientError } | { readonly kind: "already-over" };
+  | { readonly kind: "delivered" }
+  | { readonly kind: "undelivered"; readonly error: ClientError }
+  | { readonly kind: "not-reached" }
+  | { readonly kind: "already-over" };
 
 export class CancelDelivery {
   /** What the caller's promises and readers reject with (kind `aborted`). */
@@ -53,7 +62,8 @@ export class CancelDelivery {
  *   delivery): the streams a result exposes exist on the server only from it
  *   on, and the server sends it on every attachment once it exists
  *   (decisions §8), so they are cancelled too instead of being left to run
- *   unread until retention;
+ *   unread until retention (unless the cancel ended no input: then the
+ *   method may never return, and the wait ends `not-reached`, session.ts);
  * - every input of this process that the server knows (it has a stream
  *   token) has its terminal recorded or sent on this connection. An input
  *   nested in an item the server has not accepted yet has no token; if that

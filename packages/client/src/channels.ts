@@ -20,7 +20,8 @@ export type { MappingSource } from "./input-registry.js";
 /**
  * Installs `mappings` on the attachment. An input whose source is not in this
  * process is cancelled at once with `sourcelessReason`: `source-unavailable`,
- * or `cancelled` while the whole invocation is being cancelled.
+ * or `cancelled` while the whole invocation is being cancelled. Returns
+ * whether such an input was still open on the server (the cancel ends it).
  */
 export function installMappings(
   attachment: Attachment,
@@ -29,21 +30,24 @@ export function installMappings(
   inputs: InputRegistry,
   outputs: OutputRegistry,
   sourcelessReason: ClientCancelReason = "source-unavailable",
-): void {
+): boolean {
+  let cancelledOpenInput = false;
   for (const mapping of mappings) {
     if (attachment.channels.has(mapping.channel)) throw invalidChannel(`channel ${mapping.channel} mapped twice`);
-    if (mapping.direction === "input") installInput(attachment, mapping, source, inputs, sourcelessReason);
-    else installOutput(attachment, mapping, outputs);
+    if (mapping.direction === "output") installOutput(attachment, mapping, outputs);
+    else if (installInput(attachment, mapping, source, inputs, sourcelessReason)) cancelledOpenInput = true;
   }
+  return cancelledOpenInput;
 }
 
+/** Returns whether the input has no source here and was open on the server: it was cancelled. */
 function installInput(
   attachment: Attachment,
   mapping: StreamMapping,
   source: MappingSource,
   inputs: InputRegistry,
   sourcelessReason: ClientCancelReason,
-): void {
+): boolean {
   const highWater = mapping.inputHighWater ?? { sequence: 0n, terminal: false };
   const resolved = inputs.resolve(mapping, source);
   const connection = attachment.connection;
@@ -51,8 +55,9 @@ function installInput(
     attachment.channels.set(mapping.channel, { direction: "input", feeder: undefined });
     // An input of a session (or frozen start) taken over from another process: its source
     // is gone (protocol 13).
-    if (!highWater.terminal) connection?.send({ type: "streamCancel", channel: mapping.channel, reason: sourcelessReason });
-    return;
+    if (highWater.terminal) return false;
+    connection?.send({ type: "streamCancel", channel: mapping.channel, reason: sourcelessReason });
+    return true;
   }
   const { feeder } = resolved;
   // Mapped again, the feeder would be attached again and resend its whole unacknowledged window
@@ -60,9 +65,10 @@ function installInput(
   if (attachment.channelOf.has(feeder)) throw invalidChannel(`input stream mapped twice on one connection (channel ${mapping.channel})`);
   attachment.channels.set(mapping.channel, { direction: "input", feeder });
   attachment.channelOf.set(feeder, mapping.channel);
-  if (connection === undefined) return;
+  if (connection === undefined) return false;
   const congested = connection.congested?.bind(connection);
   feeder.attach({ channel: mapping.channel, send: senderFor(connection), ...(congested === undefined ? {} : { congested }) }, highWater);
+  return false;
 }
 
 function installOutput(attachment: Attachment, mapping: StreamMapping, outputs: OutputRegistry): void {

@@ -59,6 +59,8 @@ export interface ClientOptions {
    * may not be reading this connection (an agent that stopped taking input leaves its socket
    * unread), so the cancellations go again, first thing, on a new connection (a `resume`,
    * within the reconnect policy); the cancel is `undelivered` only when that policy is spent.
+   * It also bounds the wait for the result of a method the cancel could not reach (it had no
+   * input open to cancel): one that has not returned by then makes the cancel `not-reached`.
    * Default 10 000 ms.
    */
   readonly cancelConfirmTimeoutMs?: number;

@@ -89,6 +89,11 @@ export class InputFeeder {
     return this.#terminalAcked;
   }
 
+  /** Neither ended nor cancelled yet: the method reading it is still waiting for what comes. */
+  get open(): boolean {
+    return this.#terminal === undefined && !this.#terminalAcked;
+  }
+
   /** The server recorded this stream's terminal, or it was sent on the current connection. */
   get terminalSent(): boolean {
     return this.#terminalAcked || (this.#link !== undefined && this.#terminal !== undefined);

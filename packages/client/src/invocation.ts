@@ -72,6 +72,14 @@ export interface InvocationEvents {
    * runtime has stopped; the saved state can still take the invocation over.
    */
   cancelUndelivered: { readonly error: ClientError };
+  /**
+   * An invocation-wide cancel could not reach the method: it had not returned its result within
+   * `cancelConfirmTimeoutMs`, and it had no input open for the cancel to end — before its result
+   * a method has no other stream a cancel could reach. It keeps running until it returns (the
+   * streams of its result are not cancelled) or until the server gives it up after its detached
+   * timeout. The runtime has stopped.
+   */
+  cancelNotReached: Record<string, never>;
 }
 
 export type CheckpointCallback = (state: ResumeState) => void | Promise<void>;
@@ -196,7 +204,10 @@ export class Invocation {
    * (a reconnect wait, a start not yet accepted) the runtime goes on
    * reconnecting in the background, with the same policy, until they are
    * sent. The returned promise (never rejected) says whether they reached the
-   * server — as do the `cancelDelivered` / `cancelUndelivered` events.
+   * server — as do the `cancelDelivered` / `cancelUndelivered` events — or,
+   * `not-reached` (`cancelNotReached`), that nothing could reach the method:
+   * it had not returned its result within `cancelConfirmTimeoutMs` and had no
+   * input open to cancel, so it may keep running.
    * Calling it again returns the same promise.
    */
   cancel(reason = "cancelled by the caller"): Promise<CancelOutcome> {
@@ -255,6 +266,9 @@ export class Invocation {
         return;
       case "cancel-undelivered":
         this.#emit("cancelUndelivered", { error: event.error });
+        return;
+      case "cancel-not-reached":
+        this.#emit("cancelNotReached", {});
         return;
     }
   }

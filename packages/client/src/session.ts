@@ -77,7 +77,8 @@ export type SessionEvent =
   | { readonly type: "stream"; readonly stream: OutputStream }
   | { readonly type: "input-failed"; readonly input: InputStream; readonly error: unknown }
   | { readonly type: "cancel-delivered" }
-  | { readonly type: "cancel-undelivered"; readonly error: ClientError };
+  | { readonly type: "cancel-undelivered"; readonly error: ClientError }
+  | { readonly type: "cancel-not-reached" };
 
 export interface SessionCallbacks {
   onEvent(event: SessionEvent): void;
@@ -138,6 +139,11 @@ export class Session {
   #confirming: Promise<string | undefined> | undefined;
   /** The connection whose answers to the cancellations are being waited for (`#watchCancels`). */
   #cancelWatched: Attachment | undefined;
+  /**
+   * The cancel ends an input the server had open: before its result, the only way a cancel
+   * reaches a method (its read fails). Without one, nothing can reach it (`not-reached`).
+   */
+  #cancelEndsInput = false;
 
   readonly #inputs: InputRegistry;
   readonly #outputs: OutputRegistry;
@@ -327,7 +333,10 @@ export class Session {
     if (this.#cancel !== undefined) return this.#cancel.outcome;
     if (this.#done) return Promise.resolve({ kind: "already-over" });
     const cancel = (this.#cancel = new CancelDelivery(new ClientError("aborted", reason)));
-    for (const feeder of this.#inputs.feeders()) feeder.cancel("cancelled");
+    for (const feeder of this.#inputs.feeders()) {
+      if (feeder.open) this.#cancelEndsInput = true;
+      feeder.cancel("cancelled");
+    }
     // Every consumer learns that the invocation was cut short: its next() throws `aborted`.
     for (const stream of this.#outputs.streams.values()) stream.cancelWith(cancel.error);
     this.#callbacks.onFailed(cancel.error);
@@ -493,7 +502,9 @@ export class Session {
    */
   #install(attachment: Attachment, mappings: readonly StreamMapping[], source: MappingSource): void {
     const sourcelessReason = this.#cancel === undefined ? "source-unavailable" : "cancelled";
-    installMappings(attachment, mappings, source, this.#inputs, this.#outputs, sourcelessReason);
+    if (installMappings(attachment, mappings, source, this.#inputs, this.#outputs, sourcelessReason) && this.#cancel !== undefined) {
+      this.#cancelEndsInput = true;
+    }
     for (const mapping of mappings) {
       if (mapping.direction !== "output") continue;
       const stream = this.#outputs.streams.get(mapping.streamToken);
@@ -604,7 +615,10 @@ export class Session {
    * `cancelConfirmTimeoutMs`. If it has not, it may not be reading this connection (an agent that
    * stopped taking input), so the connection is dropped and `run` resumes on a new one, which
    * sends the cancellations first. A server that answered them and is only slow to end the
-   * invocation is waited for.
+   * invocation is waited for — unless the cancel ended none of its inputs: then nothing reached
+   * the method, which may never return, and waiting for its result would hold the caller (and
+   * the attachment that keeps the server from giving the invocation up) for as long: the delivery
+   * ends `not-reached`.
    */
   #watchCancels(attachment: Attachment): void {
     if (!attachment.accepted || attachment.settled || this.#cancelWatched === attachment) return;
@@ -612,8 +626,12 @@ export class Session {
     const timeoutMs = this.#config.cancelConfirmTimeoutMs;
     // The runtime's abort (it stopped) ends the wait early, and `#done` then says so.
     void sleep(timeoutMs, this.#abort.signal).then(() => {
-      if (this.#done || attachment.settled || cancelsAnswered(attachment, this.#inputs.feeders())) return;
-      attachment.settle({ kind: "lost", cause: `the server did not answer the cancellations within ${timeoutMs} ms` });
+      if (this.#done || attachment.settled) return;
+      if (!cancelsAnswered(attachment, this.#inputs.feeders())) {
+        attachment.settle({ kind: "lost", cause: `the server did not answer the cancellations within ${timeoutMs} ms` });
+      } else if (!this.#resultSeen && !this.#cancelEndsInput) {
+        this.#endCancel({ kind: "not-reached" });
+      }
     });
   }
 
@@ -643,7 +661,9 @@ export class Session {
     this.#abort.abort();
     cancel.settle(outcome);
     this.#callbacks.onEvent(
-      outcome.kind === "delivered" ? { type: "cancel-delivered" } : { type: "cancel-undelivered", error: outcome.error },
+      outcome.kind === "undelivered"
+        ? { type: "cancel-undelivered", error: outcome.error }
+        : { type: outcome.kind === "delivered" ? "cancel-delivered" : "cancel-not-reached" },
     );
   }
 

@@ -392,6 +392,20 @@ describe("a cancel on an accepted connection", () => {
     expect(transport.connections).toHaveLength(1);
   });
 
+  it("no input open and no result within cancelConfirmTimeoutMs: not-reached, nothing sent, the connection closed", async () => {
+    const { client, transport } = memoryClient({ cancelConfirmTimeoutMs: 20 });
+    const call = client.invoke({ ...echo, method: "count", methodParameters: { kind: "record", value: { fields: [] } } });
+    const { server, start } = await nextStart(transport);
+    server.send(acceptanceOf(start));
+    await call.accepted;
+    const reported = new Promise<void>((resolve) => call.on("cancelNotReached", () => resolve()));
+    expect(await call.cancel()).toEqual({ kind: "not-reached" });
+    await reported;
+    expect(server.received).toEqual([start]);
+    expect(server.closeRequested).toBe(true);
+    expect(transport.connections).toHaveLength(1);
+  });
+
   it("a cancel after the invocation is over sends nothing", async () => {
     const { client, transport } = memoryClient();
     const call = client.invoke({ ...echo, method: "count", methodParameters: { kind: "record", value: { fields: [] } } });

@@ -187,7 +187,9 @@ class SessionRunner {
       // Quiet, as a program stopped by SIGPIPE: only a cancel that may not have arrived is news.
       if (this.#options.cancelOnInterrupt) {
         const cancelled = await this.#cancel("stdout was closed", { quiet: true });
-        if (cancelled.kind === "undelivered") report(this.#io, `golem-stream: stdout was closed; ${cancelled.message}`);
+        if (cancelled.kind === "undelivered" || cancelled.kind === "not-reached") {
+          report(this.#io, `golem-stream: stdout was closed; ${cancelled.message}`);
+        }
       }
       return EXIT.stdoutClosed;
     }
@@ -223,14 +225,17 @@ class SessionRunner {
    * Cancels the invocation and waits until the server has it: the client's
    * cancel reconnects for it if the connection is down (within its reconnect
    * policy), and is `delivered` only once the server answered the close that
-   * follows it (within `CANCEL_CLOSE_WAIT_MS`). A second Ctrl-C exits at once.
-   * Says what became of it; every kind but `undelivered` means the server has it.
+   * follows it (within `CANCEL_CLOSE_WAIT_MS`). A method that had not returned
+   * and had no input open for the cancel to end is beyond any cancel: the
+   * client waits as long for its result, then says `not-reached`. A second
+   * Ctrl-C exits at once. Says what became of it; `cancelled` and
+   * `already-over` mean nothing is left running.
    * `quiet` (a closed stdout, which ends the run without a word): no hint while it waits.
    */
   async #cancel(
     why: string,
     { quiet = false } = {},
-  ): Promise<{ readonly kind: "cancelled" | "already-over" | "undelivered"; readonly message: string }> {
+  ): Promise<{ readonly kind: "cancelled" | "already-over" | "undelivered" | "not-reached"; readonly message: string }> {
     const cancelling = this.#call.cancel(why);
     const hint = quiet
       ? undefined
@@ -247,6 +252,14 @@ class SessionRunner {
       return {
         kind: "undelivered",
         message: `the cancel did not reach the server (${cancelled.error.message}), the invocation may keep running`,
+      };
+    }
+    if (cancelled.kind === "not-reached") {
+      return {
+        kind: "not-reached",
+        message:
+          "the cancel could not reach the invocation (its method had not returned and had no input open to cancel), " +
+          "so it may keep running on the server until it returns or the server gives it up",
       };
     }
     if (cancelled.kind === "already-over") return { kind: "already-over", message: "the invocation had already ended" };
