@@ -688,6 +688,8 @@ describe("attempts (sections 6.1, 9; decisions section 8): exact replay, resume,
     const { messages, closed } = await finish(e);
     expect(messages.map((m) => m.type)).toEqual(["invocationAccepted", "attachmentRevoked"]);
     expect(messages[0]).toMatchObject({ attemptId: resume.attemptId, sessionToken: current.sessionToken });
+    // The current mappings: the result's stream too, as no replayed result follows on a revoked transport.
+    expect(messages[0]?.type === "invocationAccepted" ? messages[0].mappings.map((m) => m.direction) : []).toEqual(["output"]);
     expect(closed.code).toBe(1000);
   });
 

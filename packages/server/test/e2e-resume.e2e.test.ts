@@ -227,6 +227,7 @@ describe("takeover and replacement", () => {
     const a = await RawClient.connect(server.url);
     a.send(start);
     const accepted = await a.nextOf("invocationAccepted");
+    const result = await a.nextOf("invocationResult");
     await a.all();
     const b = await RawClient.connect(server.url);
     b.send(resumeAttach("resume", accepted.sessionToken));
@@ -238,6 +239,11 @@ describe("takeover and replacement", () => {
     const { messages } = await c.all();
     expect(messages.map((m) => m.type)).toEqual(["invocationAccepted", "attachmentRevoked"]);
     expect(messages[0]).toMatchObject({ attemptId: start.attemptId, sessionToken: resumed.sessionToken });
+    // Every current mapping, the result's output stream included: no replayed result follows on this connection.
+    const outputs = (m: (typeof messages)[number]) =>
+      (m.type === "invocationAccepted" ? m.mappings : []).filter((x) => x.direction === "output");
+    expect(outputs(messages[0]!)).toHaveLength(1);
+    expect(outputs(messages[0]!)[0]?.streamToken).toBe(result.mappings[0]?.streamToken);
   });
 
   it("a second start with the same idempotency key for the same agent is idempotency-conflict", async () => {

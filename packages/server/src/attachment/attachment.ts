@@ -125,9 +125,13 @@ export class Attachment implements AttachmentSink {
         continue;
       }
       const unseen = this.#pumps.place(stream, plan.cursors.get(stream.streamId));
-      if (!unseen || this.#pumps.exposedByReplay(stream)) continue;
+      if (!unseen) continue;
+      // A stream a replayed message will announce on this connection (the result, an item): not
+      // here. A revoked replay replays nothing, so its acceptance maps every stream (section 6.1:
+      // "the current session token and mappings"), and starts none of them.
+      if (owner && this.#pumps.exposedByReplay(stream)) continue;
       mappings.push(this.#mapping(stream, false));
-      announcedNow.push(stream);
+      if (owner) announcedNow.push(stream);
     }
     const sent = this.#send({
       type: "invocationAccepted",
