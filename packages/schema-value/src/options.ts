@@ -82,14 +82,21 @@ function isCount(value: unknown): boolean {
   return value === undefined || (typeof value === "number" && Number.isSafeInteger(value) && value >= 0);
 }
 
-/** The hooks of `toJs` or `fromJs` (an empty object for null or undefined), whose `stream` is a function when given. */
+/**
+ * The hooks of `toJs` or `fromJs` (an empty object for null or undefined),
+ * whose `stream` is a function when given. Called for every item an agent
+ * reads or writes, so it allocates nothing.
+ */
 export function hooksOf<T extends object>(hooks: T | null | undefined, fn: string): T {
-  return reading(fn, "hooks", () => {
-    const h = objectOf(hooks, fn, "hooks");
-    const stream = h["stream"];
-    if (stream !== undefined && typeof stream !== "function") throw optionsError(fn, "hook stream must be a function");
-    return h as T;
-  });
+  const h = objectOf(hooks, fn, "hooks");
+  let stream: unknown;
+  try {
+    stream = h["stream"];
+  } catch (cause) {
+    throw optionsError(fn, "hooks could not be read", cause);
+  }
+  if (stream !== undefined && typeof stream !== "function") throw optionsError(fn, "hook stream must be a function");
+  return h as T;
 }
 
 /**

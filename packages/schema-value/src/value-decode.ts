@@ -125,16 +125,15 @@ function oneOf<T extends string>(value: unknown, options: readonly T[], name: st
 }
 
 export function decodeSchemaValue(json: SchemaValueInput, graph: SchemaGraph, options: DecodeValueOptions = {}): DecodedValue {
-  // The caller's options before the value: a wrong one is never blamed on the value.
-  options = valueOptions(options);
   let plain: DecodedValue | undefined;
   try {
     plain = decodePlainString(json, graph, options);
   } catch {
-    // A caller-built value can throw from a getter: the walk reports that as guard() does.
+    // A caller-built value or options can throw from a getter: the walk reports that, as it
+    // reports anything wrong with the options (the caller's internal-error, checked first).
     plain = undefined;
   }
-  return plain ?? walkValue(json, graph, options);
+  return plain ?? decodeSchemaValueWalk(json, graph, options);
 }
 
 /**
@@ -147,11 +146,18 @@ export function decodeSchemaValue(json: SchemaValueInput, graph: SchemaGraph, op
  * string node is charged 1, its text its UTF-8 length, and a `string` carries no restriction.
  */
 function decodePlainString(json: SchemaValueInput, graph: SchemaGraph, options: DecodeValueOptions): DecodedValue | undefined {
+  // Options are checked as the walk checks them (`valueOptions`; a bad one is the caller's bug,
+  // reported by the walk), in one read of each member the shortcut needs.
+  if (typeof options !== "object" || options === null) return undefined;
   if (options.maxByteCharge !== undefined || options.maxStreams !== undefined) return undefined;
-  // Options are checked as the walk checks them (a bad one is the caller's bug, reported by the walk).
   if (options.streams !== undefined && !STREAM_MODES.includes(options.streams)) return undefined;
   if (options.path !== undefined && typeof options.path !== "string") return undefined;
-  const text = plainStringText(json, graph, options.type);
+  const direction = options.direction;
+  if (direction !== undefined && direction !== "input" && direction !== "output") return undefined;
+  const type = options.type;
+  // Null is no type (the walk refuses it), not the root `??` would make of it.
+  if (type === null) return undefined;
+  const text = plainStringText(json, graph, type);
   if (text === undefined) return undefined;
   // A string the wire just read in place from an all-ASCII message is one byte per character: no scan.
   const bytes = isAsciiStringNodeText(text) ? text.length : utf8ByteLength(text);

@@ -61,8 +61,11 @@ describe("options", () => {
       expect(thrown(() => decodeSchemaValue(v.u8(1), graph, options as never)).code).toBe("internal-error");
     }
     expect(thrown(() => decodeSchemaGraph(t.graph(t.u8()), { streams: "maybe" as never })).code).toBe("internal-error");
+    const strings = decodeSchemaGraph(t.graph(t.string()));
     for (const options of [{ direction: 5 }, { direction: "sideways" }, { type: null }, { type: "u8" }, { path: 7 }, "any"]) {
       expect(thrown(() => decodeSchemaValue(v.u8(1), graph, options as never)).code).toBe("internal-error");
+      // A string node, which a shortcut decodes without the walk, the same.
+      expect(thrown(() => decodeSchemaValue(v.string("x"), strings, options as never)).code).toBe("internal-error");
     }
   });
 
