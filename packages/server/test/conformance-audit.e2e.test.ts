@@ -304,6 +304,26 @@ describe("first message (sections 1, 6.2, 11): a text invocationStart or resumeA
       expect(["invalid-token", "invalid-message", "limit-exceeded"]).toContain((messages[0] as { code: string }).code);
     }
   });
+
+  it("a start's stream leaf must be a provisional reference (section 3.2): a stream token, or both forms, is validation-error", async () => {
+    const { client, accepted } = await acceptedReverse();
+    client.terminate();
+    const streamToken = accepted.mappings[0]!.streamToken;
+    const leaves = [{ streamToken }, { provisionalRef: randomUUID(), streamToken }];
+    for (const leaf of leaves) {
+      const message = start("reverse", {
+        kind: "record",
+        value: { fields: [{ kind: "stream", value: leaf }] },
+      } as unknown as SchemaValueJson);
+      const c = await connect();
+      c.send(message);
+      const { messages, closed } = await c.all();
+      expect(messages).toEqual([
+        expect.objectContaining({ type: "invocationRejected", attemptId: message.attemptId, code: "validation-error" }),
+      ]);
+      expect(closed.code).toBe(1002);
+    }
+  });
 });
 
 // ------------------------------------------------------------ 3. channels
