@@ -4,10 +4,15 @@
  * and without the cycle bookkeeping of the general `canonicalJson`; the
  * output is byte-identical to `canonicalJson(value)` (a property test checks
  * it). Anything that is not exactly a native value (an extra member, a
- * foreign type, an unknown kind) makes it return `"not-native"`, and text
- * that would nest deeper than the JSON depth limit `"too-deep"`: no member
- * is ever silently dropped, and nothing is written that a strict parser
- * would refuse.
+ * foreign type, an unknown kind) makes it return `"not-native"`, text
+ * that would nest deeper than the JSON depth limit `"too-deep"`, and text
+ * longer than the caller's bound `"too-long"`: no member is ever silently
+ * dropped, and nothing is written that a strict parser would refuse.
+ *
+ * The bound is kept while writing, not after: a value built in memory can
+ * reference one node at many places (a DAG), and its text then doubles with
+ * each level that does (20 levels of a tuple of one node twice: 21 nodes in
+ * memory, 64 MiB of text).
  */
 import { isWellFormedText, LIMITS } from "@golem-stream/wire";
 import { canonicalStringNodeText } from "@golem-stream/wire/internal";
@@ -17,6 +22,8 @@ import type { SchemaValue } from "./types.js";
 class NotNative extends Error {}
 /** Stops the walk where the text would open its 129th nested container. */
 class TooDeep extends Error {}
+/** Stops the walk where the text would pass the caller's bound. */
+class TooLong extends Error {}
 
 /**
  * Every `{` and `[` the writer opens is checked against the limit a strict
@@ -30,13 +37,17 @@ function open(containers: number): void {
 /**
  * Collects fragments and joins them in bounded chunks: one huge array join
  * or a long `+=` rope both cost far more (in copying and garbage) than
- * joining small batches.
+ * joining small batches. Counts what it is given against the room left, and
+ * stops the walk as soon as a fragment would pass it.
  */
 class Sink {
   private parts: string[] = [];
   private readonly chunks: string[] = [];
 
+  constructor(private left: number) {}
+
   add(fragment: string): void {
+    if ((this.left -= fragment.length) < 0) throw new TooLong();
     this.parts.push(fragment);
     if (this.parts.length === 1024) {
       this.chunks.push(this.parts.join(""));
@@ -50,16 +61,25 @@ class Sink {
   }
 }
 
-export function writeCanonical(value: SchemaValue): string | "not-native" | "too-deep" {
+/**
+ * The canonical text of `value` in at most `maxChars` UTF-16 units (each at
+ * least one UTF-8 byte; the exact byte count of a text that fits is the
+ * caller's to measure), or why there is none.
+ */
+export function writeCanonical(
+  value: SchemaValue,
+  maxChars: number = LIMITS.maxTextMessageBytes,
+): string | "not-native" | "too-deep" | "too-long" {
   try {
     const text = scalarRoot(value);
-    if (text !== undefined) return text;
-    const out = new Sink();
+    if (text !== undefined) return text.length > maxChars ? "too-long" : text;
+    const out = new Sink(maxChars);
     node(value, out, 0);
     return out.finish();
   } catch (error) {
     if (error instanceof NotNative) return "not-native";
     if (error instanceof TooDeep) return "too-deep";
+    if (error instanceof TooLong) return "too-long";
     throw error;
   }
 }

@@ -4,6 +4,7 @@
  * `decodeSchemaValue`, so `fromJs` can never return an invalid value.
  */
 import { ProtocolError } from "@golem-stream/wire";
+import { BuildCharge } from "./build-charge.js";
 import { clip, guard } from "./errors.js";
 import { checkedType, type SchemaGraph } from "./graph.js";
 import { Location } from "./location.js";
@@ -39,6 +40,8 @@ export function fromJs(data: unknown, graph: SchemaGraph, type?: SchemaType, hoo
       return decodeSchemaValue({ kind: "string", value: data }, graph, { type: expected, streams: hooks.streams ?? "any" }).value;
     }
     const location = new Location("value");
+    // Counted while the value is built: data sharing objects makes a node per reference.
+    const charge = new BuildCharge(location);
     /**
      * Where the walk is in `data`: a field's name, an element's index, or one of the `Step`s.
      * Nothing is rendered on the way (a list of a million numbers makes no strings), only for an error.
@@ -49,6 +52,7 @@ export function fromJs(data: unknown, graph: SchemaGraph, type?: SchemaType, hoo
     const fail = (message: string, cause?: unknown) => located(location.path(), renderDataPath(dataPath), message, cause);
     const walk = (x: unknown, declared: SchemaType): SchemaValue => {
       if (location.depth > 128) throw fail("data nests too deeply");
+      charge.add(1);
       const resolved = graph.resolve(declared);
       // A record field left out (or an element given as undefined): said as such, not as whatever
       // the type's own check (or a stream hook handed undefined) makes of it.
@@ -92,6 +96,7 @@ export function fromJs(data: unknown, graph: SchemaGraph, type?: SchemaType, hoo
         case "char":
         case "string":
           if (typeof x !== "string") throw fail("expected a string");
+          charge.add(x.length);
           return { kind: resolved.kind, value: x };
         case "record": {
           if (!isPlainObject(x)) throw fail("expected an object keyed by field name");
@@ -102,6 +107,7 @@ export function fromJs(data: unknown, graph: SchemaGraph, type?: SchemaType, hoo
               throw fail(`unknown field "${clip(key)}" (the fields are ${clip(declaredFields.map((f) => f.name).join(", "), 200)})`);
             }
           }
+          charge.add(4);
           const fields = declaredFields.map((f, i) => into(ownValue(x, f.name), f.body, "fields", i, undefined, f.name));
           return { kind: "record", value: { fields } };
         }
@@ -125,11 +131,13 @@ export function fromJs(data: unknown, graph: SchemaGraph, type?: SchemaType, hoo
         case "flags": {
           const set = flagSet(x, fail);
           for (const name of set) if (!resolved.value.flags.includes(name)) throw fail(`unknown flag "${clip(name)}"`);
+          charge.add(4 + resolved.value.flags.length);
           return { kind: "flags", value: { bits: resolved.value.flags.map((name) => set.has(name)) } };
         }
         case "tuple": {
-          const items = arrayOf(x, fail);
+          const items = arrayOf(x, fail, charge);
           if (items.length !== resolved.value.elements.length) throw fail(`expected ${resolved.value.elements.length} elements`);
+          charge.add(4);
           return {
             kind: "tuple",
             value: { elements: resolved.value.elements.map((e, i) => into(items[i], e, "elements", i, undefined, i)) },
@@ -137,14 +145,17 @@ export function fromJs(data: unknown, graph: SchemaGraph, type?: SchemaType, hoo
         }
         case "list":
         case "fixed-list": {
-          const items = arrayOf(x, fail);
+          const items = arrayOf(x, fail, charge);
+          charge.add(4);
           return {
             kind: resolved.kind,
             value: { elements: items.map((item, i) => into(item, resolved.value.element, "elements", i, undefined, i)) },
           };
         }
         case "map": {
-          const pairs: [unknown, unknown][] = x instanceof Map ? [...x.entries()] : (arrayOf(x, fail) as [unknown, unknown][]);
+          if (x instanceof Map) charge.fits(x.size);
+          const pairs: [unknown, unknown][] = x instanceof Map ? [...x.entries()] : (arrayOf(x, fail, charge) as [unknown, unknown][]);
+          charge.add(4);
           const entries = pairs.map((pair, i): [SchemaValue, SchemaValue] => {
             if (!Array.isArray(pair) || pair.length !== 2) throw fail("expected a Map or [key, value] pairs");
             dataPath.push(i);
@@ -183,15 +194,19 @@ export function fromJs(data: unknown, graph: SchemaGraph, type?: SchemaType, hoo
           };
         }
         case "text": {
-          if (typeof x === "string") return { kind: "text", value: { text: x } };
+          if (typeof x === "string") {
+            charge.add(x.length);
+            return { kind: "text", value: { text: x } };
+          }
           if (!isPlainObject(x) || typeof ownValue(x, "text") !== "string") throw fail("expected a string or {text, language?}");
           const language = ownValue(x, "language");
           if (language !== undefined && typeof language !== "string") throw fail("language must be a string");
           const text = ownValue(x, "text") as string;
+          charge.add(text.length);
           return { kind: "text", value: language === undefined ? { text } : { text, language } };
         }
         case "binary": {
-          const [bytes, mimeType] = binaryOf(x, fail);
+          const [bytes, mimeType] = binaryOf(x, fail, charge);
           return { kind: "binary", value: mimeType === undefined ? { bytes } : { bytes, mimeType } };
         }
         case "path":
@@ -250,6 +265,7 @@ export function fromJs(data: unknown, graph: SchemaGraph, type?: SchemaType, hoo
         throw error;
       const path = error.path;
       explaining = { path };
+      charge.restart();
       walk(data, expected);
       if (explaining.found === undefined) throw error;
       const prefix = `${path}: `;
@@ -326,9 +342,10 @@ function ownValue(x: Record<string, unknown>, name: string): unknown {
   return Object.hasOwn(x, name) ? x[name] : undefined;
 }
 
-function arrayOf(x: unknown, fail: (message: string) => Error): unknown[] {
-  if (Array.isArray(x)) return x;
-  if (x instanceof Uint8Array) return Array.from(x);
+/** The elements of an array or a Uint8Array, refused by their number before one is copied or walked. */
+function arrayOf(x: unknown, fail: (message: string) => Error, charge: BuildCharge): unknown[] {
+  if (Array.isArray(x)) return (charge.fits(x.length), x);
+  if (x instanceof Uint8Array) return (charge.fits(x.length), Array.from(x));
   throw fail("expected an array");
 }
 
@@ -347,16 +364,14 @@ function flagSet(x: unknown, fail: (message: string) => Error): Set<string> {
   return new Set(names);
 }
 
-/** Uint8Array, number[], or {bytes, mimeType?}. */
-function binaryOf(x: unknown, fail: (message: string) => Error): [number[], string | undefined] {
-  if (x instanceof Uint8Array) return [Array.from(x), undefined];
-  if (Array.isArray(x)) return [x as number[], undefined];
+/** Uint8Array, number[], or {bytes, mimeType?}; the bytes refused by their number before they are copied. */
+function binaryOf(x: unknown, fail: (message: string) => Error, charge: BuildCharge): [number[], string | undefined] {
+  if (x instanceof Uint8Array || Array.isArray(x)) return [arrayOf(x, fail, charge) as number[], undefined];
   if (isPlainObject(x)) {
     const bytes = ownValue(x, "bytes");
     const mimeType = ownValue(x, "mimeType");
     if (mimeType !== undefined && typeof mimeType !== "string") throw fail("mimeType must be a string");
-    if (bytes instanceof Uint8Array) return [Array.from(bytes), mimeType];
-    if (Array.isArray(bytes)) return [bytes as number[], mimeType];
+    if (bytes instanceof Uint8Array || Array.isArray(bytes)) return [arrayOf(bytes, fail, charge) as number[], mimeType];
   }
   throw fail("expected a Uint8Array or {bytes, mimeType?}");
 }

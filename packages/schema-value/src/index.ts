@@ -11,7 +11,7 @@
  */
 export { childTypes, decodeSchemaGraph, extractGraph, isDirectBinary, SchemaGraph, type DecodeGraphOptions } from "./graph.js";
 export { decodeSchemaValue, type DecodeValueOptions, type DecodedValue, type StreamLeaf, type StreamMode } from "./value-decode.js";
-export { encodeSchemaValue, normalizeSchemaValue, schemaValuesEqual, byteCharge } from "./encode.js";
+export { encodeSchemaValue, normalizeSchemaValue, schemaValuesEqual, byteCharge, type EncodeValueOptions } from "./encode.js";
 export * from "./types.js";
 export { toJs, fromJs, jsCodec, isStreamRef, type ToJsHooks, type FromJsHooks, type StreamContext, type JsCodec } from "./js.js";
 export type { JsOf, Small, VariantJs, TupleJs, RecordJs, Flat, JsStreams, StreamRefs, MapStream } from "./js-types.js";

@@ -8,7 +8,7 @@
  * options mean the defaults; anything else must be an object, read member by
  * member, and an error its own code throws (a getter) is the caller's too.
  */
-import { ProtocolError } from "@golem-stream/wire";
+import { LIMITS, ProtocolError } from "@golem-stream/wire";
 import type { SchemaType } from "./types.js";
 
 const NO_OPTIONS: Readonly<Record<string, unknown>> = Object.freeze({});
@@ -80,6 +80,15 @@ export function valueOptions<T extends object>(options: T | null | undefined, fn
 /** Undefined (the default), or a bound a caller may give: 0 admits nothing, and NaN or Infinity never switch it off. */
 function isCount(value: unknown): boolean {
   return value === undefined || (typeof value === "number" && Number.isSafeInteger(value) && value >= 0);
+}
+
+/** The `maxBytes` option of a writer: the text message limit by default, a non-negative integer when given. */
+export function maxBytesOption(options: unknown, fn: string): number {
+  if (options === undefined || options === null) return LIMITS.maxTextMessageBytes;
+  const maxBytes = reading(fn, "options", () => objectOf(options, fn, "options")["maxBytes"]);
+  if (maxBytes === undefined) return LIMITS.maxTextMessageBytes;
+  if (!isCount(maxBytes)) throw optionsError(fn, "option maxBytes must be a non-negative integer");
+  return maxBytes as number;
 }
 
 /**
