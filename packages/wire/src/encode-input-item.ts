@@ -59,9 +59,9 @@ function encodeValue(channel: number, sequence: bigint, value: SchemaValueJson):
   const max = LIMITS.maxTextMessageBytes;
   // The value is a member of the message: one level down from its root, and given the room the
   // whole message's walk gives it (all but the head and the message's closing brace), so both
-  // stop at the same point of a value too large, with the same error.
-  const room = max - inputStreamItemHead(channel, sequence).length - 1;
-  const text = canonicalStringNode(value) ?? canonicalJsonWithin(value, 1, room);
+  // stop at the same point of a value too large, with the same error. (A string node, the common
+  // item, is written without a walk to stop and measured below.)
+  const text = canonicalStringNode(value) ?? canonicalJsonWithin(value, 1, max - inputStreamItemHead(channel, sequence).length - 1);
   if (text === undefined) throw tooLargeAsText();
   if ((MAX_HEAD_CHARS + text.length + INPUT_ITEM_TAIL.length) * 3 > max) {
     // Near the limit: the exact count, as the whole message's check makes it (head and tail are ASCII).
