@@ -8,6 +8,7 @@
 import { LIMITS, type ClientCancelReason, type ClientMessage, type SchemaValueJson } from "@golem-stream/wire";
 import { isMimeType } from "@golem-stream/wire/internal";
 import { ClientError, violation } from "./errors.js";
+import { TurnBudget, nextTurn } from "./event-loop-turns.js";
 import { CheckedInputItem, checkInputItem, checkedItemLength } from "./item-encoding.js";
 import { PendingValues } from "./pending-values.js";
 import type { InputStream, BinaryBlob } from "./input-stream.js";
@@ -65,6 +66,8 @@ export class InputFeeder {
   #link: FeederLink | undefined;
   #pumping = false;
   #wakePump: (() => void) | undefined;
+  /** What the pump sent since the event loop last had a turn (event-loop-turns.ts). */
+  readonly #turn = new TurnBudget();
   #settle!: () => void;
   /** Resolves once the server has durably recorded this stream's terminal. */
   readonly settled: Promise<void>;
@@ -224,6 +227,12 @@ export class InputFeeder {
         // source is not read ahead of the network (its items would wait as queued frames).
         if (this.#unackedBytes >= this.#maxUnackedBytes || this.#link?.congested?.(this.#wakeOnDrain) === true) {
           await new Promise<void>((resolve) => (this.#wakePump = resolve));
+          this.#turn.reset();
+          continue;
+        }
+        if (this.#turn.spent) {
+          await nextTurn();
+          this.#turn.reset();
           continue;
         }
         // A source that never waits (an array, a generator) hands its item over without a promise.
@@ -236,8 +245,10 @@ export class InputFeeder {
           break;
         }
         const element = this.binding.element;
+        const before = this.#unackedBytes;
         if (element === "value") this.#enqueueValue(result.value, this.#values as PendingValues);
         else for (const entry of this.#byteEntries(element, result.value)) this.#enqueue(entry);
+        this.#turn.spend(this.#unackedBytes - before);
       }
     } catch (error) {
       if (this.#terminal === undefined && !this.#terminalAcked) {
