@@ -222,7 +222,7 @@ describe("errors a person can act on", () => {
       });
       expect(result.code).toBe(EXIT.connectionLost);
       expect(result.stderr, result.stderr).toMatch(/no answer to invocationStart within 300 ms/);
-      expect(result.stderr).toMatch(/gave up after 1 reconnect attempts without progress/);
+      expect(result.stderr).toMatch(/gave up after 1 reconnect attempt without progress/);
       expect(sessions(proxy)).toBe(2);
     } finally {
       await proxy.close();

@@ -311,9 +311,13 @@ export class Session {
       if (delayMs === undefined) {
         const last = outcome.kind === "rejected" ? `${outcome.error.code}: ${outcome.error.message}` : cause;
         this.#fail(
-          new ClientError("connection-lost", `gave up after ${maxAttempts} reconnect attempts without progress (last: ${last})`, {
-            cause: outcome.kind === "rejected" ? outcome.error : new Error(cause),
-          }),
+          new ClientError(
+            "connection-lost",
+            `gave up after ${maxAttempts} reconnect attempt${maxAttempts === 1 ? "" : "s"} without progress (last: ${last})`,
+            {
+              cause: outcome.kind === "rejected" ? outcome.error : new Error(cause),
+            },
+          ),
         );
         return;
       }

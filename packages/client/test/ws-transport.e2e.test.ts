@@ -98,7 +98,10 @@ describe("ws transport", () => {
     const call = client.invoke({ ...echo, method: "m", methodParameters: params });
     const causes: string[] = [];
     call.on("reconnecting", (event) => causes.push(event.cause));
-    await expect(call.finished).rejects.toMatchObject({ kind: "connection-lost" });
+    await expect(call.finished).rejects.toMatchObject({
+      kind: "connection-lost",
+      message: expect.stringMatching(/^gave up after 1 reconnect attempt without progress \(last: /),
+    });
     expect(causes).toHaveLength(1);
   });
 
