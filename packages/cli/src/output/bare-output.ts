@@ -7,6 +7,7 @@
  */
 import { childTypes, type SchemaGraph, type SchemaType } from "@golem-stream/schema-value";
 import type { JsonValue } from "@golem-stream/wire";
+import { jsonText } from "./json-text.js";
 
 /** Whether a value of `type` can hold a stream (refs followed; recursive types visited once). */
 export function mayHoldStreams(graph: SchemaGraph, type: SchemaType, seen = new Set<SchemaType>()): boolean {
@@ -23,5 +24,5 @@ export function mayHoldStreams(graph: SchemaGraph, type: SchemaType, seen = new 
  * else as compact plain JSON.
  */
 export function bareLine(plain: JsonValue): string {
-  return `${typeof plain === "string" ? plain : JSON.stringify(plain)}\n`;
+  return `${typeof plain === "string" ? plain : jsonText(plain)}\n`;
 }

@@ -27,6 +27,7 @@ import { ReconnectNotice, serverAnswered } from "../io/reconnect-notice.js";
 import type { Progress } from "../io/progress.js";
 import type { OutputFormat, ResultDestination } from "../options.js";
 import { bareLine, mayHoldStreams } from "./bare-output.js";
+import { jsonText } from "./json-text.js";
 import { failureOf } from "./exit-status.js";
 import { chunkLine, isBytes, nativeJson, outcomeJson } from "./lines.js";
 import { nextItemIndex, renderWithStreamNames, unplacedStreamName } from "./stream-names.js";
@@ -542,7 +543,7 @@ class SessionRunner {
    * reads better and is still one JSON object per line.
    */
   async #emit(line: JsonObject): Promise<string> {
-    const text = `${this.#mode === "json" ? canonicalJson(line) : JSON.stringify(line)}\n`;
+    const text = `${this.#mode === "json" ? canonicalJson(line) : jsonText(line)}\n`;
     await deliver(this.#io.stdout, text);
     return text;
   }
