@@ -31,10 +31,16 @@ process.on("SIGHUP", onSignal);
 // next write and stop as on Ctrl-C, cancelling or detaching first (output/session-runner.ts);
 // any other command has nothing to leave behind: stop quietly at once, with 141 as the exit table
 // says (exiting 0 told a script under `set -o pipefail` that all of the output was taken).
-const stopsItself = ["invoke", "resume"].includes(process.argv[2] ?? "");
+const command = process.argv[2] ?? "";
+const stopsItself = ["invoke", "resume"].includes(command);
+// serve is the exception: a server must go on serving, and finish a drain, whatever became of
+// its stdout, which only says where it listens and how a drain went (the log is on stderr). Its
+// failure changes nothing (io/cli-io.ts, announce); ended on it, a drain was cut short.
+const ignoresStdout = command === "serve";
 /** Any other failure of stdout (a full disk, /dev/full): the command's output is lost, so it did not succeed. */
 let stdoutFailure: NodeJS.ErrnoException | undefined;
 process.stdout.on("error", (error: NodeJS.ErrnoException) => {
+  if (ignoresStdout) return;
   if (error.code === "EPIPE" && !stopsItself) process.exit(EXIT.stdoutClosed);
   stdoutFailure ??= error;
 });

@@ -7,7 +7,8 @@
  * replayable invocations while the CLIs reconnect to it; a node
  * drained by SIGTERM lets its invocation finish (or fails it at the
  * deadline) and exits 0 while the client, through a round-robin balancer,
- * continues at the other node; bad store URLs are refused up front; a
+ * continues at the other node, and drains to the end also when its
+ * stdout's reader went away; bad store URLs are refused up front; a
  * rolling keyring rotation (staged, then activated, node by node) never
  * fails a call that moves between nodes.
  *
@@ -192,6 +193,26 @@ it("SIGINT drains too: an invocation that outlasts --drain-timeout fails at the 
   await invoked.done;
   const resumed = await run(["resume", checkpoint], { env: b.env });
   expect(resumed.code).toBe(EXIT.invocationFailed);
+}, 45_000);
+
+it("a node whose stdout's reader went away still drains to its deadline and exits 0: only the drain's lines are lost", async () => {
+  const { a } = await cluster(["--drain-timeout", "1s", "--log-level", "info", "--log-format", "json"]);
+  const checkpoint = join(scratchDir(), "closed.ckpt");
+  const invoked = start([...countArgs(200, 100), "--checkpoint", checkpoint], { env: a.env });
+  await waitFor(invoked, () => itemsOf(invoked.stdout(), "$").length >= 2, "two items arrived");
+  // The drain's first line meets EPIPE: it ended the node (141) with its invocation still running.
+  a.running.child.stdout?.destroy();
+  a.running.child.kill("SIGTERM");
+  const stopped = await a.running.done;
+  expect(stopped.code).toBe(EXIT.success);
+  const events = stopped.stderr
+    .split("\n")
+    .filter((line) => line.startsWith("{"))
+    .map((line) => JSON.parse(line) as { event?: string; failed?: number });
+  // The drain ran to its deadline and failed the invocation there, as a drain does.
+  expect(events.find((entry) => entry.event === "server.stop")).toMatchObject({ failed: 1 });
+  invoked.child.kill("SIGKILL");
+  await invoked.done;
 }, 45_000);
 
 it("refuses a wrong --store URL or cluster options without --store with exit 2 and a clear message, never printing the password", async () => {

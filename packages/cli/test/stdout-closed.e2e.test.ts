@@ -1,13 +1,16 @@
 /**
  * A stdout closed by its reader (`| head`) ends a command as SIGPIPE ends a program: exit 141,
  * quietly. invoke and resume cancel (or detach) first and say something only when the cancel may
- * not have reached the server (output/session-runner.ts).
+ * not have reached the server (output/session-runner.ts). serve is the exception: a server
+ * serves on whatever became of its stdout, and stops cleanly (a cluster node's drain:
+ * cli-cluster.e2e.test.ts).
  */
 import { join } from "node:path";
 import { afterEach, expect, it } from "vitest";
 import { startTcpProxy } from "@golem-stream/test-support";
 import { EXIT } from "../src/exit-codes.js";
-import { TOKEN, lines, scratchDir, start, startServe, waitFor } from "./support/processes.js";
+import { freePort } from "./support/free-port.js";
+import { TOKEN, lines, run, scratchDir, start, startServe, waitFor } from "./support/processes.js";
 import type { ServerProcess } from "./support/processes.js";
 
 const ME = ["-c", '{"name":"closed"}'];
@@ -57,4 +60,19 @@ it.each([["types"], ["codegen"]])("`%s` whose reader closed stdout before readin
   expect(done.code).toBe(EXIT.stdoutClosed);
   // codegen's summary too: the module was not taken, so "N contracts" would read as success.
   expect(done.stderr).toBe("");
+});
+
+it("`serve` whose reader closed stdout before its banner serves on, and a SIGTERM stops it cleanly: exit 0", async () => {
+  const port = await freePort();
+  const dataDir = join(scratchDir(), "data");
+  const serve = start(["serve", "--port", String(port), "--token", TOKEN, "--data-dir", dataDir, "--log-format", "json"]);
+  serve.child.stdout?.destroy(); // the reader leaves before the banner
+  await waitFor(serve, () => serve.stderr().includes('"event":"server.start"'), "the server started");
+  const env = { GOLEM_STREAM_URL: `http://127.0.0.1:${port}`, GOLEM_STREAM_TOKEN: TOKEN };
+  const call = await run(["invoke", "echo", "count", ...ME, "3", "0"], { env });
+  expect(call.code).toBe(EXIT.success);
+  serve.child.kill("SIGTERM");
+  const done = await serve.done;
+  expect(done.code).toBe(EXIT.success);
+  expect(done.stderr).toContain('"event":"server.stop"');
 });

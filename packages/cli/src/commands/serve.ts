@@ -29,7 +29,7 @@ import { resolveServeTokens, staticTokens } from "../bearer-tokens.js";
 import { jwtAuthentication } from "../jwt-authentication.js";
 import { CliError, EXIT, usageError } from "../exit-codes.js";
 import type { ExitCode } from "../exit-codes.js";
-import type { CliIo } from "../io/cli-io.js";
+import { announce, type CliIo } from "../io/cli-io.js";
 import { createLogger, type CliLogger } from "../io/logger.js";
 import { logUnhandledRejections } from "./serve-process-errors.js";
 import { browserAccess, loadConsole } from "./serve-browser.js";
@@ -294,7 +294,8 @@ async function serveWith(
   where.push(...served.lines);
   if (options.console) where.push(`web console ${url}/${served.consoleQuery} (sign in with a token)`);
   where.push(`health ${url}/healthz, readiness ${url}/readyz${options.metrics ? `, metrics ${url}/metrics` : ""}`);
-  io.stdout.write(
+  announce(
+    io,
     [
       `listening on ${url}`,
       ...where,
@@ -331,7 +332,8 @@ async function serveWith(
     logger.info("stopped", { event: "server.stop" });
     return EXIT.success;
   }
-  io.stdout.write(
+  announce(
+    io,
     `draining (${reason}): refusing new connections, clients detached to resume at other nodes; ` +
       `this node's invocations may run for up to ${formatMs(cluster.drainTimeoutMs)}\n`,
   );
@@ -342,7 +344,7 @@ async function serveWith(
     failed === 0
       ? "every invocation this node ran has finished"
       : `${failed} invocation${failed === 1 ? "" : "s"} still running at the deadline failed`;
-  io.stdout.write(`drained in ${formatMs(Date.now() - started)}: ${outcome}; left the cluster\n`);
+  announce(io, `drained in ${formatMs(Date.now() - started)}: ${outcome}; left the cluster\n`);
   logger.info("stopped", { event: "server.stop", failed });
   return EXIT.success;
 }

@@ -37,3 +37,14 @@ export function report(io: CliIo, line: string): void {
   if (io.stderr.destroyed) return;
   io.stderr.write(`${printable(line)}\n`);
 }
+
+/**
+ * Writes what `serve` says of itself on stdout (where it listens, how a drain went). A server
+ * goes on serving, and finishes a drain, whatever became of its stdout (its reader gone, a full
+ * disk): its log is on stderr, and those lines are only a courtesy. So a stdout that failed is
+ * not written again, and its errors are left to its owner (bin.ts ignores them for serve).
+ */
+export function announce(io: CliIo, text: string): void {
+  if (io.stdout.destroyed || io.stdout.writableEnded) return;
+  io.stdout.write(text);
+}
