@@ -118,6 +118,37 @@ it("a typed result or output item over the value's byte charge is refused as ove
   );
 });
 
+it("an untyped result or output item whose charge fits but whose text passes 8 MiB is refused as not fitting in a message, not as producer failed", async () => {
+  // Charged at its bytes (within the 8 MiB charge), but its node's text around it passes the 8 MiB a message holds.
+  const nearly = { kind: "string", value: "x".repeat(8 * 1024 * 1024 - 10) } as SchemaValueJson;
+  const big: AgentTypeDefinition = {
+    name: "near",
+    constructorParameters: EMPTY,
+    config: [],
+    methods: [
+      { name: "one", parameters: EMPTY, result: t.graph(t.string()) },
+      { name: "many", parameters: EMPTY, result: t.graph(t.stream(t.string())) },
+    ],
+    implementations: { one: async () => nearly, many: async (ctx) => ctx.output([nearly]) },
+  };
+  let url: string;
+  ({ server, url } = await serveTestAgents(new MemorySessionStore(), [big]));
+  const one = await RawClient.connect(url);
+  one.send(agentStart("test", "near", "one", v.record() as SchemaValueJson));
+  expect((await one.all()).messages.at(-1)).toMatchObject({
+    type: "invocationFinished",
+    outcome: { kind: "failure", message: "the result does not fit in one 8 MiB message" },
+  });
+  const many = await RawClient.connect(url);
+  many.send(agentStart("test", "near", "many", v.record() as SchemaValueJson));
+  expect((await many.all()).messages).toContainEqual(
+    expect.objectContaining({
+      type: "outputStreamEnd",
+      outcome: { kind: "error", code: "producer-error", message: "an output item does not fit in one 8 MiB message" },
+    }),
+  );
+});
+
 it("a typed method declared without a result ignores what it returns, as TypeScript does for a void function type; an untyped one's value is refused", async () => {
   const cache = new Map([["k", 1]]);
   const store = defineAgentType({

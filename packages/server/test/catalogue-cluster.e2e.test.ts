@@ -52,6 +52,30 @@ describe("catalogueFingerprint", () => {
     expect(catalogueFingerprint({ applications: { app: { staging: [v1] } } })).not.toBe(base);
   });
 
+  it("covers a catalogue whose text passes the 8 MiB of a message (thousands of agent types), and discovery serves it whole", async () => {
+    // 40 000 agent types of about 240 bytes of canonical text each: about 9 MiB.
+    const many = Array.from({ length: 40_000 }, (_, i) => ({ ...v1, name: `counter-${i}` }));
+    const large = catalogue(many);
+    expect(catalogueFingerprint(large)).toMatch(/^[0-9a-f]{64}$/);
+    const server = createSessionServer({
+      store: new MemoryCluster().node("a"),
+      host: new StaticAgentHost(large.applications),
+      keyring: Keyring.generate("k1"),
+      authenticator: () => ({ account: "a", principal: "p" }),
+    });
+    try {
+      const { httpUrl } = await server.listen();
+      const response = await fetch(`${httpUrl}/v1/agents/types?application=app&environment=prod`, {
+        headers: { authorization: "Bearer t" },
+      });
+      expect(response.status).toBe(200);
+      const body = (await response.json()) as { agentTypes: unknown[] };
+      expect(body.agentTypes).toHaveLength(40_000);
+    } finally {
+      await server.close();
+    }
+  });
+
   it("agentsFingerprint: the demo's by default, the demo joined with demo: true, none for a host of one's own", () => {
     const demoOnly = agentsFingerprint({});
     expect(demoOnly).toBe(

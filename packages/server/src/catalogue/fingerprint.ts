@@ -10,6 +10,7 @@
  * two catalogues written in another key order fingerprint alike), hex.
  */
 import { sha256Hex } from "@golem-stream/tokens";
+import { CATALOGUE_TEXT } from "./catalogue-text.js";
 import { canonicalJson, type JsonValue } from "@golem-stream/wire";
 import type { AgentTypeDescriptor } from "../agent-host.js";
 import type { Catalogue } from "./catalogue.js";
@@ -21,7 +22,7 @@ export function catalogueFingerprint(catalogue: Catalogue): string {
     for (const [environment, types] of Object.entries(environments)) byEnvironment[environment] = types.map(describe);
     applications[application] = byEnvironment;
   }
-  return sha256Hex(canonicalJson(applications));
+  return sha256Hex(canonicalJson(applications, CATALOGUE_TEXT));
 }
 
 /** An agent type as discovery serves it. */

@@ -228,15 +228,17 @@ export class MethodRun {
         // The decoder names a path in the declared schema and the rule broken; at most it quotes a
         // clipped piece of the value, which was the caller's result anyway.
         const reason = error instanceof ProtocolError ? `: ${error.message}` : "";
-        throw new ResultRefused(`the method's result does not match its declared schema${reason}`, { cause: error });
+        const why =
+          error instanceof ProtocolError && error.code === "limit-exceeded" ? "is over a limit" : "does not match its declared schema";
+        throw new ResultRefused(`the method's result ${why}${reason}`, { cause: error });
       }
       this.#host.producers.checkPlaceholders(decoded.streams);
       introduced = this.#host.streams.prepare(decoded.streams, graph, "output", { kind: "result" }, "/result/value");
       const value = this.#host.producers.expose(decoded.value as unknown as SchemaValueJson, decoded.streams, introduced);
       body = { kind: "value", graph: method.result, value: value as unknown as JsonValue };
     }
-    const text = canonicalJson(body);
     // A result no attachment could send is never committed: the invocation fails instead (message-room.ts).
+    const text = resultText(body);
     if (
       !invocationResultFits(
         encodeUtf8(text).length,
@@ -280,5 +282,16 @@ export class MethodRun {
       journal: this.#journal,
       attempt: this.#attempt,
     });
+  }
+}
+
+/** The result's canonical text, written within the message limit: past it, no attachment could send it. */
+function resultText(body: JsonValue): string {
+  try {
+    return canonicalJson(body);
+  } catch (error) {
+    if (error instanceof ProtocolError && error.code === "limit-exceeded")
+      throw new ResultRefused("the result does not fit in one 8 MiB message", { cause: error });
+    throw error;
   }
 }

@@ -9,7 +9,7 @@
  * event is recorded, so that what a producer may yield, and what is
  * refused, reads in one place.
  */
-import { canonicalJson, LIMITS, type JsonValue, type SchemaValueJson } from "@golem-stream/wire";
+import { canonicalJson, LIMITS, ProtocolError, type JsonValue, type SchemaValueJson } from "@golem-stream/wire";
 import type { StreamLeaf } from "@golem-stream/schema-value";
 import { PublicProducerError, type BinaryItem, type OutputItem } from "../agent-host.js";
 import type { OutputEvent, StreamParent } from "../store/session-store.js";
@@ -82,7 +82,7 @@ export function prepareOutputItem(stream: StreamState, item: OutputItem, outputs
       if (item instanceof Uint8Array || isBinaryItem(item)) {
         throw new PublicProducerError("this stream's producer must yield schema values");
       }
-      const decoded = decodeValue(item as unknown as JsonValue, stream.graph, "provisional", "item");
+      const decoded = refusedAsItem(() => decodeValue(item as unknown as JsonValue, stream.graph, "provisional", "item"));
       outputs.checkPlaceholders(decoded.streams);
       const build = (sequence: bigint): { event: OutputEvent; introduced: readonly PendingStream[] } => {
         // Most items introduce no stream: no parent to describe, nothing to prepare.
@@ -95,11 +95,13 @@ export function prepareOutputItem(stream: StreamState, item: OutputItem, outputs
         // canonicalJson gives) without the generic sort and cycle checks.
         // One with streams has had its placeholders swapped: generic text.
         const data = utf8Bytes(
-          decoded.streams.length === 0
-            ? canonicalValue(decoded)
-            : canonicalJson(
-                outputs.expose(decoded.value as unknown as SchemaValueJson, decoded.streams, introduced) as unknown as JsonValue,
-              ),
+          tooLargeAsItem(() =>
+            decoded.streams.length === 0
+              ? canonicalValue(decoded)
+              : canonicalJson(
+                  outputs.expose(decoded.value as unknown as SchemaValueJson, decoded.streams, introduced) as unknown as JsonValue,
+                ),
+          ),
         );
         // Never commit an event that no attachment could send (message-room.ts).
         if (
@@ -129,4 +131,28 @@ function wireMimeType(mimeType: unknown): string | undefined {
     throw new PublicProducerError("a binary item's mimeType must be a MIME type such as text/plain");
   }
   return bare;
+}
+
+/**
+ * The item's value as the declared element schema reads it; a refusal is the caller's to know, as a
+ * refused result is (the decoder names the schema's path and rule, not the agent's data).
+ */
+function refusedAsItem<T>(decode: () => T): T {
+  try {
+    return decode();
+  } catch (error) {
+    if (!(error instanceof ProtocolError)) throw error;
+    const why = error.code === "limit-exceeded" ? "is over a limit" : "does not match its declared schema";
+    throw new PublicProducerError(`an output item ${why}: ${error.message}`, { cause: error });
+  }
+}
+
+/** The item's text, written within the message limit: past it, the item could never be sent. */
+function tooLargeAsItem(write: () => string): string {
+  try {
+    return write();
+  } catch (error) {
+    if (error instanceof ProtocolError && error.code === "limit-exceeded") throw new PublicProducerError(ITEM_TOO_LARGE, { cause: error });
+    throw error;
+  }
 }

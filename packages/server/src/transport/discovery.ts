@@ -6,6 +6,7 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { ProtocolError, type JsonValue } from "@golem-stream/wire";
+import { CATALOGUE_TEXT } from "../catalogue/catalogue-text.js";
 import { canonicalJson } from "@golem-stream/wire";
 import type { AgentHost } from "../agent-host.js";
 import { authenticate, sendHttpError, sendJson } from "./http-handshake.js";
@@ -67,7 +68,7 @@ export async function handleDiscovery(request: IncomingMessage, response: Server
         config: type.config.map((entry) => ({ path: [...entry.path] })),
       })),
     };
-    sendJson(response, 200, canonicalJson(body));
+    sendJson(response, 200, canonicalJson(body, CATALOGUE_TEXT));
   } catch (error) {
     if (!(error instanceof ProtocolError)) deps.logger.error("discovery failed", { event: "discovery.failed", error: String(error) });
     const failure = error instanceof ProtocolError ? error : new ProtocolError("internal-error", "internal error");
