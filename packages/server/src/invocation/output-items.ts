@@ -82,7 +82,12 @@ export function prepareOutputItem(stream: StreamState, item: OutputItem, outputs
       if (item instanceof Uint8Array || isBinaryItem(item)) {
         throw new PublicProducerError("this stream's producer must yield schema values");
       }
-      const decoded = refusedAsItem(() => decodeValue(item as unknown as JsonValue, stream.graph, "provisional", "item"));
+      let decoded: ReturnType<typeof decodeValue>;
+      try {
+        decoded = decodeValue(item as unknown as JsonValue, stream.graph, "provisional", "item");
+      } catch (error) {
+        throw refusedItem(error);
+      }
       outputs.checkPlaceholders(decoded.streams);
       const build = (sequence: bigint): { event: OutputEvent; introduced: readonly PendingStream[] } => {
         // Most items introduce no stream: no parent to describe, nothing to prepare.
@@ -94,15 +99,21 @@ export function prepareOutputItem(stream: StreamState, item: OutputItem, outputs
         // schema-value writer gives its canonical text (byte for byte what
         // canonicalJson gives) without the generic sort and cycle checks.
         // One with streams has had its placeholders swapped: generic text.
-        const data = utf8Bytes(
-          tooLargeAsItem(() =>
+        let text: string;
+        try {
+          text =
             decoded.streams.length === 0
               ? canonicalValue(decoded)
               : canonicalJson(
                   outputs.expose(decoded.value as unknown as SchemaValueJson, decoded.streams, introduced) as unknown as JsonValue,
-                ),
-          ),
-        );
+                );
+        } catch (error) {
+          // Past the bound the writers stop at, the item could never be sent.
+          if (error instanceof ProtocolError && error.code === "limit-exceeded")
+            throw new PublicProducerError(ITEM_TOO_LARGE, { cause: error });
+          throw error;
+        }
+        const data = utf8Bytes(text);
         // Never commit an event that no attachment could send (message-room.ts).
         if (
           !outputItemFits(
@@ -134,25 +145,11 @@ function wireMimeType(mimeType: unknown): string | undefined {
 }
 
 /**
- * The item's value as the declared element schema reads it; a refusal is the caller's to know, as a
- * refused result is (the decoder names the schema's path and rule, not the agent's data).
+ * Why the declared element schema refused an item: the caller's to know, as a refused result's
+ * reason is (the decoder names the schema's path and rule, not the agent's data).
  */
-function refusedAsItem<T>(decode: () => T): T {
-  try {
-    return decode();
-  } catch (error) {
-    if (!(error instanceof ProtocolError)) throw error;
-    const why = error.code === "limit-exceeded" ? "is over a limit" : "does not match its declared schema";
-    throw new PublicProducerError(`an output item ${why}: ${error.message}`, { cause: error });
-  }
-}
-
-/** The item's text, written within the message limit: past it, the item could never be sent. */
-function tooLargeAsItem(write: () => string): string {
-  try {
-    return write();
-  } catch (error) {
-    if (error instanceof ProtocolError && error.code === "limit-exceeded") throw new PublicProducerError(ITEM_TOO_LARGE, { cause: error });
-    throw error;
-  }
+function refusedItem(error: unknown): unknown {
+  if (!(error instanceof ProtocolError)) return error;
+  const why = error.code === "limit-exceeded" ? "is over a limit" : "does not match its declared schema";
+  return new PublicProducerError(`an output item ${why}: ${error.message}`, { cause: error });
 }
