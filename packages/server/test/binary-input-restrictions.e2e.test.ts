@@ -7,7 +7,7 @@
  * them is acknowledged.
  */
 import { afterEach, expect, it } from "vitest";
-import type { SchemaValueJson } from "@golem-stream/wire";
+import type { JsonValue } from "@golem-stream/wire";
 import { MemorySessionStore, t, type AgentTypeDefinition, type SessionServer } from "../src/index.js";
 import { RawClient, agentStart, serveTestAgents, v } from "./helpers.js";
 
@@ -28,7 +28,7 @@ const pictures: AgentTypeDefinition = {
   methods: [{ name: "take", parameters: t.graph(t.record({ input: t.stream(PICTURE) })) }],
   implementations: {
     take: async (ctx) => {
-      const input = (ctx.parameters as { value: { fields: SchemaValueJson[] } }).value.fields[0]!;
+      const input = (ctx.parameters as unknown as { value: { fields: JsonValue[] } }).value.fields[0];
       for await (const picture of ctx.inputBlobs(input)) void picture;
       return undefined;
     },

@@ -8,7 +8,7 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { ManualTimers } from "../src/testing/index.js";
-import { MemorySessionStore, type AgentTypeDefinition, type SessionServer } from "../src/index.js";
+import { MemorySessionStore, t, type AgentTypeDefinition, type SessionServer } from "../src/index.js";
 import { RawClient, agentStart, demoStart, serveTestAgents, startTestServer, v, type TestServer, resumeAttach } from "./helpers.js";
 import { recordingLogger } from "./support/recording-logger.js";
 
@@ -121,14 +121,14 @@ describe("a given-up session whose method has not returned", () => {
    * signal aborts, and `stubborn` not even then. Both resolve `started` when called.
    */
   function thinkers(started: () => void, aborted: (reason: unknown) => void): AgentTypeDefinition {
-    const empty = { root: { kind: "record", value: { fields: [] } } } as const;
+    const empty = t.graph(t.record({}));
     return {
       name: "thinker",
       constructorParameters: empty,
       config: [],
       methods: [
-        { name: "ponder", parameters: empty, result: { root: { kind: "string" } } },
-        { name: "stubborn", parameters: empty, result: { root: { kind: "string" } } },
+        { name: "ponder", parameters: empty, result: t.graph(t.string()) },
+        { name: "stubborn", parameters: empty, result: t.graph(t.string()) },
       ],
       implementations: {
         ponder: (ctx) =>
