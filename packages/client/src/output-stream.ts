@@ -9,9 +9,12 @@
  * become the stream's retained cursor and reach the persistence callback. A
  * packed `stream<u8>` batch is one `Uint8Array` chunk, so its cursor moves
  * only once the whole batch has been handed over and the consumer asks again.
- * The terminal cursor is retained when the consumer observes the end (`done`,
- * the thrown stream error) or cancels. A crash while the consumer holds an
- * item therefore replays that item: at-least-once, never a gap.
+ * The terminal cursor is retained only after the consumer observed the end
+ * (`next()` settled with `done` or the stream's error: in the next turn of the
+ * event loop, or at once when the consumer comes back first) or cancelled. A
+ * consumer that comes back after the end waits for that save. A crash while
+ * the consumer holds an item, or before it saw the end, therefore replays it:
+ * at-least-once, never a gap.
  *
  * A stream whose terminal cursor came with saved state (a takeover) is
  * complete from the start: the server replays nothing for it (protocol 6.5),
@@ -24,6 +27,7 @@
 import type { OutputOutcome, SchemaValueJson, ServerCancelReason, ClientCancelReason } from "@golem-stream/wire";
 import { ClientError, invalidCancelReason, isClientCancelReason, violation } from "./errors.js";
 import type { BinaryBlob } from "./input-stream.js";
+import { nextTurn } from "./event-loop-turns.js";
 import type { ElementSchema } from "./schema.js";
 
 /**
@@ -94,6 +98,10 @@ export class OutputStream implements AsyncIterable<OutputChunk> {
   #retained: string | undefined;
   /** Cursor of the value most recently handed out, not yet delivered. */
   #handedOut: string | undefined;
+  /** The terminal's cursor, once the consumer was handed the end and until it is retained (`#retainObservedEnd`). */
+  #observedEnd: string | undefined;
+  /** The save of the terminal's cursor, which a consumer coming back after the end waits for. */
+  #endSaved: Promise<void> | undefined;
   #cancelReason: ClientCancelReason | undefined;
   /** The server's terminal arrived (or the stream was complete from the start), whatever the consumer saw. */
   #serverEnded = false;
@@ -343,7 +351,8 @@ export class OutputStream implements AsyncIterable<OutputChunk> {
     // Checked before anything changes: a reason the wire cannot carry would otherwise fail
     // deep inside the transport, or on the next reconnect as if the server had erred.
     if (!isClientCancelReason(reason)) throw invalidCancelReason(reason);
-    if (this.#finished || this.#halted !== undefined) return;
+    if (this.#halted !== undefined) return;
+    if (this.#finished) return this.#endRetained();
     this.#finished = true;
     const handedOut = this.#handedOut;
     this.#handedOut = undefined;
@@ -373,7 +382,10 @@ export class OutputStream implements AsyncIterable<OutputChunk> {
       }
     }
     for (;;) {
-      if (this.#finished) return { done: true, value: undefined };
+      if (this.#finished) {
+        await this.#endRetained();
+        return { done: true, value: undefined };
+      }
       if (this.#halted !== undefined) {
         this.#finished = true;
         throw this.#halted;
@@ -392,7 +404,7 @@ export class OutputStream implements AsyncIterable<OutputChunk> {
       }
       if (this.#ending !== undefined) {
         this.#finished = true;
-        await this.#retain(this.#ending.cursorToken);
+        this.#observeEnd(this.#ending.cursorToken);
         const outcome = this.#ending.outcome;
         if (outcome.kind === "ok" || outcome.kind === "already-delivered") return { done: true, value: undefined };
         if (outcome.kind === "detached") throw outcome.error;
@@ -422,6 +434,35 @@ export class OutputStream implements AsyncIterable<OutputChunk> {
         };
       },
     };
+  }
+
+  /**
+   * The consumer is being handed the end (`done` or the stream's error): its cursor may be
+   * retained only once the consumer has it (protocol 6.5), so not before `next()` settled. A
+   * macrotask later every reaction of the consumer's to it has run (the CLI reports an error end
+   * and decides its exit status there); a consumer that comes back sooner retains it then.
+   */
+  #observeEnd(cursor: string | undefined): void {
+    if (cursor === undefined || cursor === this.#retained) return;
+    this.#observedEnd = cursor;
+    void nextTurn().then(() => this.#retainObservedEnd()?.catch(() => undefined));
+  }
+
+  /** Retains the terminal's cursor observed by the consumer, if not done yet; the save, if there is one. */
+  #retainObservedEnd(): Promise<void> | undefined {
+    const cursor = this.#observedEnd;
+    if (cursor !== undefined) {
+      this.#observedEnd = undefined;
+      // A failure to save it stops the session like any other (StatePersistence); this promise
+      // tells the consumer that comes back after the end.
+      this.#endSaved = this.#retain(cursor);
+    }
+    return this.#endSaved;
+  }
+
+  /** A consumer came back after the end: the terminal's cursor is retained now if not yet, and saved. */
+  async #endRetained(): Promise<void> {
+    await this.#retainObservedEnd();
   }
 
   /**

@@ -51,6 +51,9 @@ describe("output stream dedupe", () => {
           stream.pushEnd(BigInt(data.length), { kind: "ok" }, "end");
           for (let result = await iterator.next(); !result.done; result = await iterator.next()) seen.push(...(result.value as Uint8Array));
           expect(Uint8Array.from(seen)).toEqual(data);
+          // The end is observed before its cursor is retained; coming back after it retains it.
+          expect(stream.retainedCursor).toBe(cursorAt(data.length));
+          expect((await iterator.next()).done).toBe(true);
           expect(stream.retainedCursor).toBe("end");
         },
       ),

@@ -306,15 +306,19 @@ describe("a failing persistence callback is never ignored", () => {
     expect(server.received.map((m) => m.type)).toEqual(["invocationStart"]);
   });
 
-  it("after invocationFinished: the terminal's failed save reaches the consumer that observed the end", async () => {
+  it("after invocationFinished: the consumer observes the end first, and coming back it gets the terminal's failed save", async () => {
     const { client, transport } = memoryClient();
     let fail = false;
+    let observed = false;
+    const saves: boolean[] = [];
     const call = client.invoke({
       ...echo,
       method: "count",
       methodParameters: noParams,
       onCheckpoint: () => {
-        if (fail) return Promise.reject(new Error("read-only file system"));
+        if (!fail) return;
+        saves.push(observed);
+        return Promise.reject(new Error("read-only file system"));
       },
     });
     const { server, start } = await nextStart(transport);
@@ -326,6 +330,10 @@ describe("a failing persistence callback is never ignored", () => {
     fail = true;
     const result = await call.result;
     const iterator = result.kind === "value" ? result.streams[0]![Symbol.asyncIterator]() : undefined;
+    // Protocol 6.5: the terminal cursor is retained only after the consumer observed the end.
+    expect(await iterator!.next()).toEqual({ done: true, value: undefined });
+    observed = true;
     await expect(iterator!.next()).rejects.toMatchObject({ kind: "checkpoint-failed", cause: new Error("read-only file system") });
+    expect(saves).toEqual([true]);
   });
 });

@@ -52,7 +52,10 @@ describe("start and delivery", () => {
     expect(checkpoints.at(-1)?.outputCursors).toEqual([cursor("o", 0)]);
     expect((await iterator.next()).value).toEqual({ kind: "u32", value: 2 });
     expect((await iterator.next()).done).toBe(true);
-    // Observing the end retains the terminal cursor.
+    // The consumer has the end before its cursor is retained (protocol 6.5)…
+    expect(checkpoints.at(-1)?.outputCursors).toEqual([cursor("o", 2)]);
+    // …which coming back after it waits for.
+    expect((await iterator.next()).done).toBe(true);
     expect(checkpoints.at(-1)?.outputCursors).toEqual([cursor("o", "end")]);
     await call.finished;
     expect(checkpoints.at(-1)?.sessionToken).toBe(SESSION);
@@ -843,6 +846,9 @@ describe("output stream views", () => {
     expect((await reader.read()).value).toEqual({ kind: "u32", value: 1 });
     expect(states.at(-1)?.outputCursors).toEqual([cursor("o", 0)]);
     expect((await reader.read()).done).toBe(true);
+    // The reader has the end first; its cursor is retained in the turn after (protocol 6.5).
+    expect(states.at(-1)?.outputCursors).toEqual([cursor("o", 1)]);
+    await tick();
     expect(states.at(-1)?.outputCursors).toEqual([cursor("o", "end")]);
   });
 });

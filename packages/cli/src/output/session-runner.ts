@@ -98,6 +98,8 @@ class SessionRunner {
   /** Streams whose reader waits in `next()`: one with an item queued hands it out next (see #infoOf). */
   readonly #taking = new Set<OutputStream>();
   #streamFailure: string | undefined;
+  /** A stream's own error end was reported when its reader saw it (`#streamFailed`). */
+  #streamFailureReported = false;
   /** Items printed by this run, and the streams whose whole output an earlier run delivered (`resume` of a finished invocation). */
   #itemsPrinted = 0;
   #deliveredBefore = 0;
@@ -330,7 +332,7 @@ class SessionRunner {
       return this.#outputOutcome(error);
     }
     if (this.#streamFailure !== undefined) {
-      report(this.#io, `golem-stream: ${this.#streamFailure}`);
+      if (!this.#streamFailureReported) report(this.#io, `golem-stream: ${this.#streamFailure}`);
       return EXIT.invocationFailed;
     }
     return EXIT.success;
@@ -439,7 +441,7 @@ class SessionRunner {
           this.#markOutputFailed(error);
           return;
         }
-        this.#streamFailure ??= `stream ${info.name} ${failureOf(error).message}`;
+        this.#streamFailed(info.name, error);
         break;
       }
       this.#took(stream);
@@ -467,8 +469,37 @@ class SessionRunner {
     const outcome = await Promise.race([stream.ended, Promise.resolve(undefined)]);
     if (outcome?.kind === "already-delivered") this.#deliveredBefore++;
     if (this.#mode === "json") {
-      this.#emitLater({ event: "end", stream: info.name, outcome: outcome === undefined ? null : outcomeJson(outcome) });
+      try {
+        await this.#emit({ event: "end", stream: info.name, outcome: outcome === undefined ? null : outcomeJson(outcome) });
+      } catch (error) {
+        this.#markOutputFailed(error);
+        return;
+      }
     }
+    if (this.#settled) return;
+    // Back for more after the end: the client retains the terminal's cursor now if it had not yet,
+    // and this waits for that save; one that failed stops the run as a failed checkpoint write does.
+    await iterator.next().catch((error: unknown) => {
+      if (isClientError(error) && error.kind === "checkpoint-failed") this.#markOutputFailed(error);
+    });
+  }
+
+  /**
+   * A stream's reader observed an error. Its own end (the server's error or cancel outcome) is
+   * reported at once, and the run's exit status becomes 1 then: the client saves the end's
+   * cursor once the reader has it (protocol 6.5), in the next turn of the event loop, and a
+   * process killed after that save leaves a checkpoint whose `resume` prints nothing of this
+   * stream. Anything else fails the whole invocation, which `#fail` reports.
+   */
+  #streamFailed(name: string, error: unknown): void {
+    const message = `stream ${name} ${failureOf(error).message}`;
+    const ownEnd = isClientError(error) && (error.kind === "stream-failed" || error.kind === "stream-cancelled");
+    const first = this.#streamFailure === undefined;
+    this.#streamFailure ??= message;
+    // Once the run's outcome is decided (an interrupt, a failed stdout), it is not news.
+    if (!ownEnd || this.#settled) return;
+    report(this.#io, `golem-stream: ${message}`);
+    if (first) this.#streamFailureReported = true;
   }
 
   /**
