@@ -246,6 +246,23 @@ describe("takeover and replacement", () => {
     expect(outputs(messages[0]!)[0]?.streamToken).toBe(result.mappings[0]?.streamToken);
   });
 
+  it("a refused start is refused for good: the same attempt gets the same answer, another descriptor under its id attempt-conflict (sections 5.1, 6.2)", async () => {
+    const refused = demoStart("nope", v.record());
+    const a = await RawClient.connect(server.url);
+    a.send(refused);
+    expect(await a.next()).toMatchObject({ type: "invocationRejected", attemptId: refused.attemptId, code: "not-found" });
+    // The same attempt again (its answer lost): the same refusal, though nothing was stored for it.
+    const b = await RawClient.connect(server.url);
+    b.send(refused);
+    expect(await b.next()).toMatchObject({ type: "invocationRejected", attemptId: refused.attemptId, code: "not-found" });
+    // Its id reused for a start that would be accepted: attempt-conflict, and nothing runs.
+    const reused = { ...demoStart("count", v.record(v.u32(1), v.u32(0))), attemptId: refused.attemptId };
+    const c = await RawClient.connect(server.url);
+    c.send(reused);
+    expect(await c.next()).toMatchObject({ type: "invocationRejected", attemptId: refused.attemptId, code: "attempt-conflict" });
+    expect((await c.all()).closed.code).toBe(1002);
+  });
+
   it("a second start with the same idempotency key for the same agent is idempotency-conflict", async () => {
     const first = demoStart("count", v.record(v.u32(1), v.u32(0)));
     const a = await RawClient.connect(server.url);

@@ -20,6 +20,7 @@ import type { NodeLifecycle } from "../sessions/node-lifecycle.js";
 import { catalogueGraph, decodeValue, substituteStreamRefs } from "../values.js";
 import type { PrincipalSlot, PrincipalSlots } from "./principal-slots.js";
 import { openDecided, type ExactReplay } from "./exact-replay.js";
+import { RefusedStarts } from "./refused-starts.js";
 import { startDescriptor, validateStart, type StartDescriptor, type ValidatedStart } from "./start-rules.js";
 
 export class StartAdmission {
@@ -29,6 +30,8 @@ export class StartAdmission {
   readonly #authorize: Authorizer;
   /** Invocations each principal runs in this process (`limits.maxRunningSessionsPerPrincipal`). */
   readonly #runningPerPrincipal: PrincipalSlots;
+  /** Starts refused before acceptance: the same attempt gets the same answer (refused-starts.ts). */
+  readonly #refused = new RefusedStarts();
 
   constructor(deps: RuntimeDeps, node: NodeLifecycle, replay: ExactReplay, authorize: Authorizer, runningPerPrincipal: PrincipalSlots) {
     this.#deps = deps;
@@ -49,16 +52,26 @@ export class StartAdmission {
     const descriptorDigest = descriptor.digest;
     const existing = await this.#deps.store.getAttempt(message.attemptId);
     if (existing !== undefined) return this.#replayStart(existing, descriptorDigest, caller, transport);
-    const validated = await validateStart(this.#deps.host, this.#authorize, message, caller);
-    // A caller that keeps as many bytes in the store as it may is refused before its session is made
-    // (whose record the charge in #create counts).
-    this.#deps.storedBytes.checkRoom(caller);
-    // A new invocation (an exact replay above runs nothing new): one of the caller's slots, held until it finishes.
-    const slot = this.#runningPerPrincipal.acquire(caller);
+    this.#refused.check(message.attemptId, descriptorDigest);
+    let slot: PrincipalSlot;
+    let validated: ValidatedStart;
+    try {
+      validated = await validateStart(this.#deps.host, this.#authorize, message, caller);
+      // A caller that keeps as many bytes in the store as it may is refused before its session is made
+      // (whose record the charge in #create counts).
+      this.#deps.storedBytes.checkRoom(caller);
+      // A new invocation (an exact replay above runs nothing new): one of the caller's slots, held until it finishes.
+      slot = this.#runningPerPrincipal.acquire(caller);
+    } catch (error) {
+      this.#refused.remember(message.attemptId, descriptorDigest, error);
+      throw error;
+    }
     try {
       return await this.#create(message, caller, transport, validated, descriptor, slot);
     } catch (error) {
       slot.release();
+      // Refused before its acceptance (an idempotency conflict): an attempt committed since is found in the store first.
+      this.#refused.remember(message.attemptId, descriptorDigest, error);
       throw error;
     }
   }
