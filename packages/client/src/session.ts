@@ -40,6 +40,7 @@ import { OutputBudget } from "./output-budget.js";
 import { OutputRegistry } from "./output-registry.js";
 import type { OutputStream } from "./output-stream.js";
 import { reconnectDelay, type ReconnectPolicy } from "./reconnect-policy.js";
+import { checkBinaryItem, checkU8Items } from "./binary-items.js";
 import { checkItem } from "./schema.js";
 import { StatePersistence } from "./state-persistence.js";
 import type { CloseInfo, Transport } from "./transport.js";
@@ -462,11 +463,13 @@ export class Session {
       case "output-u8": {
         const count = BigInt(message.payload.byteLength);
         const stream = outputOfKind(attachment, message.channel, "u8", message.sequence, count);
+        if (stream.schema !== undefined) checkU8Items(stream.schema, message.payload);
         if (stream.pushItem(message.sequence, count, message.payload, message.cursorToken, wireBytes)) this.#progressed = true;
         return;
       }
       case "output-binary": {
         const stream = outputOfKind(attachment, message.channel, "binary", message.sequence, 1n);
+        if (stream.schema !== undefined) checkBinaryItem(stream.schema, message.payload.byteLength, message.mimeType);
         const blob = message.mimeType === undefined ? { bytes: message.payload } : { bytes: message.payload, mimeType: message.mimeType };
         if (stream.pushItem(message.sequence, 1n, blob, message.cursorToken, wireBytes)) this.#progressed = true;
         return;
