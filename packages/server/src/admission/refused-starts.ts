@@ -13,11 +13,14 @@
  * protocol sends a new attempt id after any refusal, so it meets the same answers either way.
  */
 import { ProtocolError } from "@golem-stream/wire";
+import type { Principal } from "../options.js";
 
 /** How many refused attempts a node remembers: about 1 MiB at most. */
 export const MAX_REFUSED_STARTS = 4096;
 
 interface Refusal {
+  /** Whose attempt it was: another caller's start under the id is decided as its own. */
+  readonly caller: string;
   readonly descriptorDigest: string;
   readonly error: ProtocolError;
 }
@@ -26,19 +29,24 @@ export class RefusedStarts {
   readonly #refused = new Map<string, Refusal>();
 
   /** Throws what a start of `attemptId` with `descriptorDigest` gets because of an earlier refusal; nothing if there was none. */
-  check(attemptId: string, descriptorDigest: string): void {
+  check(attemptId: string, descriptorDigest: string, caller: Principal): void {
     const refusal = this.#refused.get(attemptId);
-    if (refusal === undefined) return;
+    if (refusal === undefined || refusal.caller !== callerKey(caller)) return;
     if (refusal.descriptorDigest !== descriptorDigest)
       throw new ProtocolError("attempt-conflict", "this attempt id was refused for another descriptor");
     throw refusal.error;
   }
 
   /** Remembers the refusal of a start (a protocol error; a fault of the server's is not an answer). */
-  remember(attemptId: string, descriptorDigest: string, error: unknown): void {
+  remember(attemptId: string, descriptorDigest: string, caller: Principal, error: unknown): void {
     if (!(error instanceof ProtocolError) || error.code === "internal-error") return;
     this.#refused.delete(attemptId);
-    this.#refused.set(attemptId, { descriptorDigest, error });
+    this.#refused.set(attemptId, { caller: callerKey(caller), descriptorDigest, error });
     if (this.#refused.size > MAX_REFUSED_STARTS) this.#refused.delete(this.#refused.keys().next().value as string);
   }
+}
+
+/** Unambiguous: JSON escapes whatever the names hold. */
+function callerKey(caller: Principal): string {
+  return JSON.stringify([caller.account, caller.principal]);
 }

@@ -52,7 +52,7 @@ export class StartAdmission {
     const descriptorDigest = descriptor.digest;
     const existing = await this.#deps.store.getAttempt(message.attemptId);
     if (existing !== undefined) return this.#replayStart(existing, descriptorDigest, caller, transport);
-    this.#refused.check(message.attemptId, descriptorDigest);
+    this.#refused.check(message.attemptId, descriptorDigest, caller);
     let slot: PrincipalSlot;
     let validated: ValidatedStart;
     try {
@@ -63,7 +63,7 @@ export class StartAdmission {
       // A new invocation (an exact replay above runs nothing new): one of the caller's slots, held until it finishes.
       slot = this.#runningPerPrincipal.acquire(caller);
     } catch (error) {
-      this.#refused.remember(message.attemptId, descriptorDigest, error);
+      this.#refused.remember(message.attemptId, descriptorDigest, caller, error);
       throw error;
     }
     try {
@@ -71,7 +71,7 @@ export class StartAdmission {
     } catch (error) {
       slot.release();
       // Refused before its acceptance (an idempotency conflict): an attempt committed since is found in the store first.
-      this.#refused.remember(message.attemptId, descriptorDigest, error);
+      this.#refused.remember(message.attemptId, descriptorDigest, caller, error);
       throw error;
     }
   }
