@@ -22,6 +22,11 @@ export interface AttachFacts {
   readonly sends: number;
   /** A session token is known (some attach was accepted at some point). */
   readonly hasSession: boolean;
+  /**
+   * A new attach must be a takeover: the caller asked for one, and no attach of this process has
+   * been accepted yet, so its session token may be of an older generation.
+   */
+  readonly takeover: boolean;
 }
 
 export type NextAttach =
@@ -32,7 +37,9 @@ export type NextAttach =
   /** A new start attempt: fresh attempt id and fresh provisional references. */
   | { readonly kind: "fresh-start" }
   /** A new `resume` with a fresh attempt id and the current cursors. */
-  | { readonly kind: "fresh-resume" };
+  | { readonly kind: "fresh-resume" }
+  /** A new `takeover` with a fresh attempt id and the current cursors: no takeover was accepted yet. */
+  | { readonly kind: "fresh-takeover" };
 
 export function nextAttach(outcome: ConnectionOutcome, facts: AttachFacts): NextAttach {
   switch (outcome.kind) {
@@ -51,7 +58,10 @@ export function nextAttach(outcome: ConnectionOutcome, facts: AttachFacts): Next
       const { error } = outcome;
       if (!error.retryable) return { kind: "fail", error: new ClientError("rejected", error.message, { code: error.code, cause: error }) };
       // A rejection is definitive for its attempt; retryable means a new attempt may succeed.
-      return facts.hasSession ? { kind: "fresh-resume" } : { kind: "fresh-start" };
+      if (!facts.hasSession) return { kind: "fresh-start" };
+      // A takeover stays one until one is accepted: its token may be of an older generation, which
+      // a resume may not carry (decisions §8: superseded) and a takeover may.
+      return facts.takeover ? { kind: "fresh-takeover" } : { kind: "fresh-resume" };
     }
     case "lost":
       // Before acceptance the outcome is uncertain: the exact descriptor again. After it, the

@@ -119,6 +119,8 @@ export class Session {
   /** The runtime has stopped: no further connection is made. */
   #done = false;
   #resultSeen = false;
+  /** An attach of this process was accepted: it holds the current generation, and reconnects with `resume`. */
+  #ownsGeneration = false;
   /**
    * Something new came from the server since the last connection began (an
    * acknowledged input, a first-seen output event or result): the reconnect
@@ -289,7 +291,12 @@ export class Session {
         this.#endCancel({ kind: "delivered" });
         return;
       }
-      const next = nextAttach(outcome, { accepted, sends: this.#operation.sends, hasSession: this.#sessionToken !== undefined });
+      const next = nextAttach(outcome, {
+        accepted,
+        sends: this.#operation.sends,
+        hasSession: this.#sessionToken !== undefined,
+        takeover: this.#start.kind === "attach" && this.#start.operation === "takeover" && !this.#ownsGeneration,
+      });
       switch (next.kind) {
         case "done":
           return;
@@ -302,7 +309,10 @@ export class Session {
           this.#operation = { message: this.#freshStart(), sends: 0 };
           break;
         case "fresh-resume":
-          this.#operation = { message: this.#freshResume(), sends: 0 };
+          this.#operation = { message: this.#freshAttach("resume"), sends: 0 };
+          break;
+        case "fresh-takeover":
+          this.#operation = { message: this.#freshAttach("takeover"), sends: 0 };
           break;
       }
       failures++;
@@ -533,6 +543,7 @@ export class Session {
       throw violation("invocationAccepted carries another idempotency key");
     }
     attachment.accepted = true;
+    this.#ownsGeneration = true;
     this.#acceptedAt = performance.now();
     this.#operation.accepted = true;
     this.#sessionToken = sessionToken;
@@ -690,9 +701,9 @@ export class Session {
     return renewed;
   }
 
-  #freshResume(): ResumeAttach {
+  #freshAttach(operation: "resume" | "takeover"): ResumeAttach {
     if (this.#sessionToken === undefined) throw new Error("unreachable: resume without a session token");
-    return freshResume("resume", this.#sessionToken, this.#outputs.cursorSet());
+    return freshResume(operation, this.#sessionToken, this.#outputs.cursorSet());
   }
 }
 

@@ -11,12 +11,24 @@ const rejected = (code: ConstructorParameters<typeof ProtocolError>[0], retryabl
 });
 
 describe("nextAttach", () => {
-  it.each<[string, ConnectionOutcome, { accepted: boolean; sends: number; hasSession: boolean }, string]>([
+  it.each<[string, ConnectionOutcome, { accepted: boolean; sends: number; hasSession: boolean; takeover?: boolean }, string]>([
     ["uncertain loss before acceptance", lost, { accepted: false, sends: 1, hasSession: false }, "same"],
     ["uncertain loss of a resume before acceptance", lost, { accepted: false, sends: 2, hasSession: true }, "same"],
     ["loss after acceptance", lost, { accepted: true, sends: 1, hasSession: true }, "fresh-resume"],
     ["retryable rejection of a start", rejected("overloaded"), { accepted: false, sends: 1, hasSession: false }, "fresh-start"],
     ["retryable rejection of a resume", rejected("internal-error"), { accepted: false, sends: 1, hasSession: true }, "fresh-resume"],
+    [
+      "retryable rejection of a takeover none of which was accepted (decisions §8: a resume would be superseded)",
+      rejected("overloaded"),
+      { accepted: false, sends: 1, hasSession: true, takeover: true },
+      "fresh-takeover",
+    ],
+    [
+      "retryable violation after a takeover's acceptance",
+      rejected("input-gap"),
+      { accepted: true, sends: 1, hasSession: true },
+      "fresh-resume",
+    ],
     ["retryable violation after acceptance", rejected("input-gap"), { accepted: true, sends: 1, hasSession: true }, "fresh-resume"],
     [
       "protocol-error flagged retryable after acceptance",
@@ -31,15 +43,15 @@ describe("nextAttach", () => {
     ["finished", { kind: "finished" }, { accepted: true, sends: 1, hasSession: true }, "done"],
     ["fatal", { kind: "fatal", error: new ClientError("server-violation", "x") }, { accepted: true, sends: 1, hasSession: true }, "fail"],
   ])("%s → %s", (_label, outcome, facts, expected) => {
-    expect(nextAttach(outcome, facts).kind).toBe(expected);
+    expect(nextAttach(outcome, { takeover: false, ...facts }).kind).toBe(expected);
   });
 
   it("fails definitive rejections with the public code and revocations with kind revoked", () => {
-    expect(nextAttach(rejected("forbidden"), { accepted: false, sends: 1, hasSession: false })).toMatchObject({
+    expect(nextAttach(rejected("forbidden"), { accepted: false, sends: 1, hasSession: false, takeover: false })).toMatchObject({
       kind: "fail",
       error: { kind: "rejected", code: "forbidden" },
     });
-    expect(nextAttach({ kind: "revoked" }, { accepted: true, sends: 1, hasSession: true })).toMatchObject({
+    expect(nextAttach({ kind: "revoked" }, { accepted: true, sends: 1, hasSession: true, takeover: false })).toMatchObject({
       kind: "fail",
       error: { kind: "revoked", code: undefined },
     });
