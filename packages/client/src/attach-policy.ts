@@ -9,7 +9,8 @@ import { ClientError } from "./errors.js";
 export type ConnectionOutcome =
   | { readonly kind: "lost"; readonly cause: string }
   | { readonly kind: "rejected"; readonly error: ProtocolError }
-  | { readonly kind: "revoked" }
+  /** `atAcceptance`: the revocation was the server's next message after the acceptance, nothing between. */
+  | { readonly kind: "revoked"; readonly atAcceptance: boolean }
   | { readonly kind: "finished" }
   /** This side closed it on purpose: an invocation-wide cancel has reached the server. */
   | { readonly kind: "released" }
@@ -49,9 +50,12 @@ export function nextAttach(outcome: ConnectionOutcome, facts: AttachFacts): Next
     case "fatal":
       return { kind: "fail", error: outcome.error };
     case "revoked":
-      // Protocol 6.1: a replayed acceptance whose durable attachment had detached is revoked at
-      // once and the client resumes. Any other revocation means someone else took over.
-      return facts.accepted && facts.sends > 1
+      // Protocol 6.1: a replayed acceptance whose durable attachment had detached "returns the
+      // current session token and mappings, then revokes this transport", and the client resumes.
+      // Only a revocation that answers such an acceptance at once is that case: after anything
+      // else on the connection (a result, an item, an ACK) the attachment was live, and its
+      // revocation means someone else took over.
+      return facts.accepted && facts.sends > 1 && outcome.atAcceptance
         ? { kind: "fresh-resume" }
         : { kind: "fail", error: new ClientError("revoked", "another connection took this invocation over") };
     case "rejected": {

@@ -28,6 +28,8 @@ export interface Attachment {
   accepted: boolean;
   /** An `invocationResult` came on this connection (protocol 6.3: at most once). */
   resultReceived: boolean;
+  /** Server messages handed to the session on this connection, the one being handled included. */
+  received: number;
   /** The attempt has ended (`settle` was called): nothing more is sent or received on it. */
   settled: boolean;
   readonly channels: Map<number, ChannelEntry>;
@@ -77,6 +79,7 @@ export function openAttachment(options: AttachmentOptions): { attachment: Attach
     connection: undefined,
     accepted: false,
     resultReceived: false,
+    received: 0,
     settled: false,
     channels: new Map(),
     channelOf: new Map(),
@@ -107,6 +110,7 @@ export function openAttachment(options: AttachmentOptions): { attachment: Attach
             if (attachment.settled) return;
             answered = true;
             clearTimeout(unanswered);
+            attachment.received++;
             try {
               options.onMessage(attachment, message, wireBytes);
             } catch (error) {

@@ -51,8 +51,9 @@ export interface InvocationEvents {
   accepted: AcceptedEvent;
   reconnecting: ReconnectingEvent;
   /**
-   * The server revoked this connection's attachment. After a replayed acceptance the runtime
-   * resumes; otherwise another process took over and the invocation fails with `revoked`.
+   * The server revoked this connection's attachment. Right after a replayed acceptance (protocol
+   * 6.1) the runtime resumes; otherwise another process took over and the invocation fails with
+   * `revoked`.
    */
   revoked: Record<string, never>;
   /** An output stream became known (result, nested in an item, or re-announced after a takeover). */

@@ -501,7 +501,8 @@ export class Session {
         return;
       }
       case "attachmentRevoked":
-        attachment.settle({ kind: "revoked" });
+        // The acceptance was the first message on this connection: this one is the second.
+        attachment.settle({ kind: "revoked", atAcceptance: attachment.received === 2 });
         return;
       case "invocationFinished":
         this.#onFinished(message.outcome);

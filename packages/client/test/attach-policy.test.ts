@@ -38,8 +38,24 @@ describe("nextAttach", () => {
     ],
     ["definitive rejection", rejected("not-found"), { accepted: false, sends: 1, hasSession: false }, "fail"],
     ["superseded resume", rejected("superseded"), { accepted: false, sends: 1, hasSession: true }, "fail"],
-    ["revocation after a replayed acceptance", { kind: "revoked" }, { accepted: true, sends: 2, hasSession: true }, "fresh-resume"],
-    ["revocation of a first-time acceptance", { kind: "revoked" }, { accepted: true, sends: 1, hasSession: true }, "fail"],
+    [
+      "revocation answering a replayed acceptance (protocol 6.1)",
+      { kind: "revoked", atAcceptance: true },
+      { accepted: true, sends: 2, hasSession: true },
+      "fresh-resume",
+    ],
+    [
+      "revocation after a replayed acceptance and more of its attachment (another process took over)",
+      { kind: "revoked", atAcceptance: false },
+      { accepted: true, sends: 2, hasSession: true },
+      "fail",
+    ],
+    [
+      "revocation of a first-time acceptance",
+      { kind: "revoked", atAcceptance: true },
+      { accepted: true, sends: 1, hasSession: true },
+      "fail",
+    ],
     ["finished", { kind: "finished" }, { accepted: true, sends: 1, hasSession: true }, "done"],
     ["fatal", { kind: "fatal", error: new ClientError("server-violation", "x") }, { accepted: true, sends: 1, hasSession: true }, "fail"],
   ])("%s → %s", (_label, outcome, facts, expected) => {
@@ -51,7 +67,9 @@ describe("nextAttach", () => {
       kind: "fail",
       error: { kind: "rejected", code: "forbidden" },
     });
-    expect(nextAttach({ kind: "revoked" }, { accepted: true, sends: 1, hasSession: true, takeover: false })).toMatchObject({
+    expect(
+      nextAttach({ kind: "revoked", atAcceptance: false }, { accepted: true, sends: 1, hasSession: true, takeover: false }),
+    ).toMatchObject({
       kind: "fail",
       error: { kind: "revoked", code: undefined },
     });

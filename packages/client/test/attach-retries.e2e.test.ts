@@ -109,3 +109,57 @@ describe("a takeover stays a takeover until one is accepted", () => {
     call.detach();
   });
 });
+
+describe("an attachmentRevoked is protocol 6.1's replay case only when it answers the replayed acceptance at once", () => {
+  /**
+   * A start whose first send is lost (an uncertain outcome: the exact start again), accepted on its
+   * second; then `after`. A resume is accepted when the session's current token is this
+   * connection's (`resume: "accepted"`), else refused superseded, as another owner's would be.
+   */
+  async function acceptedOnTheSecondSend(after: (peer: FakePeer) => void, resume: "accepted" | "superseded") {
+    server = await startFakeServer(async (peer) => {
+      const message = await peer.next();
+      if (peer.index === 1) return peer.close(1011);
+      if (message.type === "resumeAttach") {
+        if (resume === "accepted") {
+          peer.send({ type: "invocationAccepted", attemptId: message.attemptId, idempotencyKey: "k", mappings: [], sessionToken: CURRENT });
+        } else {
+          peer.send({ type: "invocationRejected", attemptId: message.attemptId, code: "superseded", message: "stale", retryable: false });
+        }
+        return;
+      }
+      if (message.type !== "invocationStart") throw new Error(`expected a start, got ${message.type}`);
+      peer.send({ type: "invocationAccepted", attemptId: message.attemptId, idempotencyKey: "k", mappings: [], sessionToken: CURRENT });
+      after(peer);
+    });
+    const call = createClient({ url: server.url, token: "t", reconnect: quick }).invoke({
+      ...echo,
+      method: "count",
+      methodParameters: { kind: "record", value: { fields: [] } },
+      idempotencyKey: "k",
+    });
+    call.finished.catch(() => undefined);
+    const revoked = new Promise<void>((resolve) => call.on("revoked", () => resolve()));
+    return { call, revoked };
+  }
+
+  it("revoked later, after the attachment carried the result: another process took over, the call ends revoked", async () => {
+    const { call, revoked } = await acceptedOnTheSecondSend((peer) => {
+      peer.send({ type: "invocationResult", mappings: [], result: { kind: "none" } });
+      peer.send({ type: "attachmentRevoked", reason: "replaced" });
+    }, "superseded");
+    await revoked;
+    await expect(call.finished).rejects.toMatchObject({ kind: "revoked" });
+    // No resume, which would have been refused superseded: the new owner holds the generation.
+    expect(server!.peers).toHaveLength(2);
+  });
+
+  it("revoked right after the replayed acceptance: its attachment had detached, and a fresh resume follows", async () => {
+    const { call } = await acceptedOnTheSecondSend((peer) => peer.send({ type: "attachmentRevoked", reason: "replaced" }), "accepted");
+    const resumed = new Promise<void>((resolve) => call.on("accepted", (event) => event.operation === "resume" && resolve()));
+    await resumed;
+    const resume = server!.peers[2]!.received[0] as ResumeAttach;
+    expect(resume).toMatchObject({ type: "resumeAttach", operation: "resume", sessionToken: CURRENT });
+    call.detach();
+  });
+});
