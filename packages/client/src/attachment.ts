@@ -89,7 +89,9 @@ export function openAttachment(options: AttachmentOptions): { attachment: Attach
       attachment.settled = true;
       clearTimeout(unanswered);
       options.onSettle();
-      attachment.connection?.close(1000, result.kind);
+      // Protocol 11: a framing or state violation closes with 1002; every other end is normal.
+      const violated = result.kind === "fatal" && result.error.kind === "server-violation";
+      attachment.connection?.close(violated ? 1002 : 1000, violated ? (result.error.code ?? "protocol-error") : result.kind);
       resolveOutcome(result);
     },
   };

@@ -17,6 +17,8 @@ export interface FakePeer {
   send(message: ServerMessage): void;
   /** Resolves when the socket is closed (by either side). */
   readonly closed: Promise<void>;
+  /** The close frame's code and reason, once the socket is closed (1005 when the frame had no code). */
+  readonly closedWith: Promise<{ readonly code: number; readonly reason: string }>;
   close(code?: number): void;
 }
 
@@ -62,7 +64,10 @@ function peerOf(socket: WebSocket, index: number): FakePeer {
     received.push(decodeClientMessage(isBinary ? bytes : bytes.toString("utf8"), isBinary));
     waiter?.();
   });
-  const closed = new Promise<void>((resolve) => socket.once("close", () => resolve()));
+  const closedWith = new Promise<{ code: number; reason: string }>((resolve) =>
+    socket.once("close", (code, reason) => resolve({ code, reason: reason.toString("utf8") })),
+  );
+  const closed = closedWith.then(() => undefined);
   return {
     index,
     received,
@@ -74,6 +79,7 @@ function peerOf(socket: WebSocket, index: number): FakePeer {
       socket.send(encodeServerMessage(message));
     },
     closed,
+    closedWith,
     close(code = 1000) {
       socket.close(code);
     },
