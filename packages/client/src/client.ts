@@ -24,6 +24,7 @@ import type { Transport } from "./transport.js";
 import { discoveryUrl, fetchCatalogue, type AgentTypeSchema } from "./discovery.js";
 import { jsToConstructor, jsToParams } from "./typed-agent.js";
 import { randomUUID } from "./uuid.js";
+import { firstStreamIn } from "./values.js";
 import type { AnyAgentContract } from "@golem-stream/contract";
 import { contractOptions, typedAgent, type ContractConnectOptions, type TypedAgent } from "./contract-agent.js";
 
@@ -179,6 +180,12 @@ export function createClientWith(options: ClientOptions, defaultTransport: () =>
       const keyBytes = utf8ByteLength(idempotencyKey);
       if (keyBytes === 0 || keyBytes > LIMITS.maxIdempotencyKeyBytes) {
         throw new ClientError("invalid-argument", "idempotencyKey must be 1 byte .. 1 KiB of UTF-8", { code: "validation-error" });
+      }
+      const streamAt = firstStreamIn(invoke.constructorParameters);
+      if (streamAt !== undefined) {
+        throw new ClientError("invalid-argument", `constructor parameters must not contain a stream (one is at "${streamAt}")`, {
+          code: "validation-error",
+        });
       }
       const selector: Selector = {
         agentType: invoke.agentType,

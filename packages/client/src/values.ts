@@ -68,8 +68,11 @@ function replace(value: unknown, path: (string | number)[], refFor: (binding: In
     }
     return out;
   }
-  const out: Record<string, JsonValue> = {};
   const record = value as Readonly<Record<string, unknown>>;
+  // Only a binding becomes a stream leaf here: before acceptance a leaf is a provisional reference
+  // (protocol 3.2) to a source of this process, which a hand-written node is not.
+  if (record["kind"] === "stream") throw handWrittenStream(record["value"], pointerOf(path));
+  const out: Record<string, JsonValue> = {};
   // Object.keys, not Object.entries: the same members in the same order, without a pair per member.
   for (const name of Object.keys(record)) {
     path.push(name);
@@ -77,6 +80,46 @@ function replace(value: unknown, path: (string | number)[], refFor: (binding: In
     path.pop();
   }
   return out;
+}
+
+/**
+ * The refusal of a stream node written by hand where a binding belongs. A stream token, or both
+ * forms at once, is what the server refuses (`validation-error`: "The two forms are mutually
+ * exclusive", and only provisional references cross before acceptance); a lone provisional
+ * reference would be accepted there, but no source of this process stands behind it, so the input
+ * would never be fed and its mapping would fail the call afterwards.
+ */
+function handWrittenStream(payload: unknown, coordinate: string): ClientError {
+  const members = typeof payload === "object" && payload !== null ? payload : {};
+  const token = "streamToken" in members;
+  const why = token
+    ? "provisionalRef" in members
+      ? "gives both a provisionalRef and a streamToken, which are mutually exclusive"
+      : "is a streamToken, which only the server issues once it accepted a stream"
+    : "has no source in this process";
+  return new ClientError(
+    "invalid-argument",
+    `the stream node at "${coordinate}" ${why}: put an input stream source there (inputStream.bytes, .binary, .values or .strings)`,
+    token ? { code: "validation-error" } : {},
+  );
+}
+
+/**
+ * The JSON pointer of the first stream in `value`, a node or a binding; undefined when there is
+ * none. For constructor parameters, which may not hold any (protocol 4.1). A value nested deeper
+ * than JSON may be is left to the encoder's refusal.
+ */
+export function firstStreamIn(value: unknown, path: (string | number)[] = []): string | undefined {
+  if (typeof value !== "object" || value === null || path.length > LIMITS.maxJsonDepth) return undefined;
+  if (value instanceof InputStream || (value as Record<string, unknown>)["kind"] === "stream") return pointerOf(path);
+  const entries: [string | number, unknown][] = Array.isArray(value) ? value.map((child, index) => [index, child]) : Object.entries(value);
+  for (const [segment, child] of entries) {
+    path.push(segment);
+    const found = firstStreamIn(child, path);
+    path.pop();
+    if (found !== undefined) return found;
+  }
+  return undefined;
 }
 
 /** Every stable stream reference in a server-sent native value, in document order. */
