@@ -156,7 +156,8 @@ const acceptedArbitrary: fc.Arbitrary<Checkpoint> = fc
         environment: nonEmpty,
         method: nonEmpty,
         constructorParameters: fc.record({ kind: fc.constant("string"), value: fc.string() as fc.Arbitrary<JsonValue> }),
-        phantomId: uuidV4,
+        // Any version: protocol 2 makes only attempt ids and provisional references UUIDv4.
+        phantomId: fc.uuid({ version: [1, 3, 4, 5, 6, 7, 8] }),
       },
       { requiredKeys: ["agentType", "application", "environment", "method", "constructorParameters"] },
     ),

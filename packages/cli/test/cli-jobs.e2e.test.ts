@@ -113,15 +113,24 @@ describe("exit codes", () => {
     ["malformed native JSON", ["invoke", "echo", "count", "--native", ...ME, "{", "0"]],
     ["an unknown option", ["invoke", "echo", "count", "--frobnicate"]],
     ["a missing constructor", ["invoke", "echo", "count", "1", "0"]],
-    [
-      "a phantom id that is not a UUIDv4",
-      ["invoke", "echo", "count", ...ME, "1", "0", "--phantom-id", "994df72a-ebc7-10e0-a8ef-c9ce258f3da7"],
-    ],
+    ["an upper-case phantom id", ["invoke", "echo", "count", ...ME, "1", "0", "--phantom-id", "994DF72A-EBC7-40E0-A8EF-C9CE258F3DA7"]],
+    ["a phantom id without hyphens", ["invoke", "echo", "count", ...ME, "1", "0", "--phantom-id", "994df72aebc740e0a8efc9ce258f3da7"]],
   ])("2: %s", async (_, args) => {
     const result = await run(args, { env: server.env });
     expect(result.code).toBe(EXIT.usage);
     expect(result.stdout.length).toBe(0);
     expect(result.stderr).not.toBe("");
+  });
+
+  it.each([
+    ["4", "994df72a-ebc7-40e0-a8ef-c9ce258f3da7"],
+    ["7", "01890a5d-ac96-774b-bcce-b302099a8057"],
+    ["1", "994df72a-ebc7-10e0-a8ef-c9ce258f3da7"],
+  ])("0: a phantom id of UUID version %s (protocol 2: only attempt ids and provisional references are UUIDv4)", async (_, id) => {
+    const result = await run(["invoke", "echo", "count", ...ME, "2", "0", "--phantom-id", id], { env: server.env });
+    expect(result.stderr).toBe("");
+    expect(result.code).toBe(EXIT.success);
+    expect(itemsOf(result.stdout, "$")).toEqual([0, 1]);
   });
 
   it("2: a checkpoint that already exists, or cannot be written", async () => {

@@ -67,6 +67,7 @@ export interface Checkpoint {
 export const MAX_CHECKPOINT_BYTES = LIMITS.maxTextMessageBytes + 2 * LIMITS.maxStreamsPerSession * (LIMITS.maxTokenBytes + 8);
 
 const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const TOKEN = /^gai1_[A-Za-z0-9_-]+$/;
 const SHA256_HEX = /^[0-9a-f]{64}$/;
 
@@ -158,8 +159,11 @@ function decodeSelector(value: JsonValue | undefined, path: string): Selector {
   const object = expectObject(value, path, ["agentType", "application", "constructorParameters", "environment", "method"], ["phantomId"]);
   const text = (name: string): string => expectString(getMember(object, name), `${path}.${name}`, { minBytes: 1 });
   const phantomId = getMember(object, "phantomId");
-  // The wire codec's rule: a selector reaches a checkpoint only after the wire encoder accepted it.
-  if (phantomId !== undefined) decodeUuidV4(phantomId, `${path}.phantomId`);
+  // The wire codec's rule, any UUID version (protocol 2): a selector reaches a checkpoint only after
+  // the wire encoder accepted it.
+  if (phantomId !== undefined && !UUID.test(expectString(phantomId, `${path}.phantomId`, { maxBytes: 36 }))) {
+    throw invalid(`${path}.phantomId`, "must be a lower-case hyphenated UUID");
+  }
   return {
     agentType: text("agentType"),
     application: text("application"),
@@ -187,7 +191,7 @@ function decodeToken(value: JsonValue | undefined, path: string): string {
   return token;
 }
 
-/** Attempt ids, provisional references and phantom ids are all lower-case UUIDv4 on the wire. */
+/** Attempt ids and provisional references are lower-case UUIDv4 on the wire (protocol 2). */
 function decodeUuidV4(value: JsonValue | undefined, path: string): string {
   const text = expectString(value, path, { maxBytes: 36 });
   if (!UUID_V4.test(text)) throw invalid(path, "must be a lower-case UUIDv4");

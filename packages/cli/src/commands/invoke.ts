@@ -20,8 +20,12 @@ import { failureOf } from "../output/exit-status.js";
 import { runSession } from "../output/session-runner.js";
 import type { InvokeOptions } from "../options.js";
 
-/** The wire codec accepts only lower-case UUIDv4 phantom ids; refuse others before any request. */
-const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+/**
+ * A phantom id is a lower-case hyphenated UUID of any version, as the wire codec takes it
+ * (protocol 2: only attempt ids and provisional references are UUIDv4; a phantom id may come from
+ * a generator of v7 UUIDs): refuse others before any request.
+ */
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 export interface InvokeTarget {
   readonly agentType: string;
@@ -30,8 +34,8 @@ export interface InvokeTarget {
 }
 
 export async function runInvoke(target: InvokeTarget, options: InvokeOptions, io: CliIo): Promise<ExitCode> {
-  if (options.phantomId !== undefined && !UUID_V4.test(options.phantomId)) {
-    throw usageError("--phantom-id must be a lower-case UUIDv4");
+  if (options.phantomId !== undefined && !UUID.test(options.phantomId)) {
+    throw usageError("--phantom-id must be a lower-case hyphenated UUID");
   }
   // Claimed before anything else, so that two invocations never share one checkpoint; given
   // back if this one ends before its first checkpoint was written.
