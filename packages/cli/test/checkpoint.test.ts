@@ -117,6 +117,20 @@ describe("checkpoint v1 hostile input", () => {
     expect((error as ProtocolError).code).toBe("limit-exceeded");
   });
 
+  it("writes a checkpoint past 8 MiB, the size of a protocol message, and reads it back", () => {
+    const base = vectors.valid[1]!.checkpoint;
+    // A selector near the 8 MiB its start message may hold, and cursors beside it.
+    const name = "n".repeat(8 * 1024 * 1024 - 4096);
+    const checkpoint = {
+      ...base,
+      selector: { ...(base["selector"] as JsonObject), constructorParameters: { kind: "string", value: name } },
+      outputCursors: Array.from({ length: 100 }, (_, i) => `gai1_${String(i).padStart(300, "c")}`),
+    };
+    const text = encodeCheckpoint(decodeCheckpoint(JSON.stringify(checkpoint)));
+    expect(text.length).toBeGreaterThan(8 * 1024 * 1024);
+    expect(decodeCheckpoint(text).selector.constructorParameters).toEqual({ kind: "string", value: name });
+  });
+
   it("refuses nesting beyond the JSON depth limit inside a selector value", () => {
     const deep = "[".repeat(200) + "]".repeat(200);
     const base = vectors.valid[1]!.checkpoint;

@@ -54,6 +54,18 @@ describe("digest and split through the CLI", () => {
     expect(result.stdout.length).toBe(3000);
   });
 
+  it("--output json prints a 16 MiB binary item as one blob line, past the 8 MiB of a protocol message", async () => {
+    const size = 16 * 1024 * 1024;
+    const result = await run(["invoke", "echo", "blobs", ...ME, "1", String(size), "--output", "json"], { env: server.env });
+    expect(result.stderr).toBe("");
+    expect(result.code).toBe(EXIT.success);
+    const events = lines(result.stdout).map((line) => JSON.parse(line) as { event: string; base64?: string });
+    const blobs = events.filter((event) => event.event === "blob");
+    expect(blobs).toHaveLength(1);
+    expect(Buffer.from(blobs[0]!.base64!, "base64").length).toBe(size);
+    expect(events.at(-1)).toEqual({ event: "finished", outcome: { kind: "success" } });
+  });
+
   it("converts plain and native arguments to the same invocation", async () => {
     const plain = await run(["invoke", "echo", "count", ...ME, "3", "0"], { env: server.env });
     const native = await run(

@@ -84,8 +84,9 @@ export function encodeCheckpoint(checkpoint: Checkpoint): string {
     if (cause instanceof ProtocolError) throw cause;
     throw new ProtocolError("invalid-message", "checkpoint: not a checkpoint object", { cause, path: "checkpoint" });
   }
-  // Round-trip through the decoder so an invalid checkpoint is never written.
-  const text = canonicalJson(document);
+  // Round-trip through the decoder so an invalid checkpoint is never written. Bounded as it is
+  // read, not by the 8 MiB of a message: a selector near that size and many cursors pass it.
+  const text = canonicalJson(document, { maxBytes: MAX_CHECKPOINT_BYTES });
   decodeCheckpoint(text);
   return `${text}\n`;
 }

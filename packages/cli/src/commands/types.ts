@@ -22,7 +22,8 @@ export async function runTypes(options: TypesOptions, io: CliIo): Promise<ExitCo
       environment: catalogue.environment,
       agentTypes: catalogue.agentTypes.map((t) => t.json),
     };
-    io.stdout.write(`${canonicalJson(document)}\n`);
+    // The server's catalogue, which may pass the 8 MiB a protocol message may hold: no bound of ours.
+    io.stdout.write(`${canonicalJson(document, { maxBytes: Number.MAX_SAFE_INTEGER })}\n`);
   } else {
     io.stdout.write(formatCatalogue(catalogue));
   }

@@ -65,6 +65,14 @@ export interface SessionRunOptions {
  */
 export const CANCEL_CLOSE_WAIT_MS = 2_000;
 
+/**
+ * The lines `invoke` prints are not protocol messages, and canonicalJson's default bound (the
+ * 8 MiB of a text message) does not fit them: a 16 MiB `stream<binary>` item is 22 MiB of base64
+ * in its `blob` line, and a result or item near 8 MiB of native JSON grows in its event line.
+ * What they print is bounded already, by the protocol's limits on what the client received.
+ */
+const UNBOUNDED = { maxBytes: Number.MAX_SAFE_INTEGER };
+
 interface StreamInfo {
   readonly name: string;
   readonly elementType: SchemaType | undefined;
@@ -394,7 +402,7 @@ class SessionRunner {
       await this.#emit({ result: rendered.plain });
     } else if (rendered.plain !== "$" && this.#options.result === "stderr") {
       // The one stream owns stdout; the rest of the result goes where people see it.
-      report(this.#io, `result: ${canonicalJson(rendered.plain)}`);
+      report(this.#io, `result: ${canonicalJson(rendered.plain, UNBOUNDED)}`);
     }
   }
 
@@ -574,7 +582,7 @@ class SessionRunner {
    * reads better and is still one JSON object per line.
    */
   async #emit(line: JsonObject): Promise<string> {
-    const text = `${this.#mode === "json" ? canonicalJson(line) : jsonText(line)}\n`;
+    const text = `${this.#mode === "json" ? canonicalJson(line, UNBOUNDED) : jsonText(line)}\n`;
     await deliver(this.#io.stdout, text);
     return text;
   }
