@@ -156,9 +156,16 @@ describe("an output write the store fails", () => {
     const accepted = await client.nextOf("invocationAccepted");
     const channel = accepted.mappings[0]!.channel;
     for (let i = 0; i < 200; i++) client.send({ type: "inputStreamItem", channel, sequence: BigInt(i), value: v.str(`item ${i}`) });
-    const { messages } = await client.all();
+    const { messages, closed } = await client.all();
     const acks = messages.filter((m) => m.type === "inputStreamAck");
     expect(acks.every((m) => m.highestContiguousSequence <= 10n)).toBe(true);
+    // A fatal failure, told on the connection it happened on (protocol section 11): the input
+    // cancelled at the items the store holds, the invocation finished, a normal close; no rejection.
+    expect(messages.filter((m) => m.type === "invocationRejected")).toEqual([]);
+    expect(messages).toContainEqual({ type: "streamCancel", channel, reason: "invocation-failed" });
+    expect(acks.at(-1)?.highestContiguousSequence).toBe(10n);
+    expect(messages.at(-1)).toMatchObject({ type: "invocationFinished", outcome: { kind: "failure", code: "invocation-failed" } });
+    expect(closed.code).toBe(1000);
     const next = await RawClient.connect(server.url());
     next.send(resumeAttach("takeover", accepted.sessionToken));
     const replay = await next.all();

@@ -44,6 +44,8 @@ const NO_MAPPINGS: readonly StreamMapping[] = Object.freeze([]);
 export type ClientStreamMessage = InputStreamItem | InputStreamEnd | ClientStreamCancel | ClientBinaryMessage;
 
 export class AttachmentInput {
+  /** An input commit of this attachment failed: no later commit of it is acknowledged (#commitFailedWith). */
+  #commitFailed = false;
   readonly #link: AttachmentLink;
   /** The attachment, as the session's owner: input is accepted only from the current owner. */
   readonly #owner: AttachmentSink;
@@ -61,14 +63,14 @@ export class AttachmentInput {
   readonly #commits: InputCommitListener = {
     committed: (stream, count, chunks) => {
       try {
-        this.#groupAcks.add(stream, count, NO_MAPPINGS, NO_STATES);
+        if (!this.#commitFailed) this.#groupAcks.add(stream, count, NO_MAPPINGS, NO_STATES);
       } catch (error) {
         this.#link.fault(error);
       }
       this.#ackSettled(chunks);
     },
     failed: (error, chunks) => {
-      this.#link.fault(error);
+      this.#commitFailedWith(error);
       this.#ackSettled(chunks);
     },
   };
@@ -99,6 +101,13 @@ export class AttachmentInput {
     // successor still has its cancels applied (they were read before the close).
     const current = this.#link.session.attachment;
     if (current !== undefined && current !== this.#owner) {
+      this.#link.session.permits.release(permitBytes);
+      return undefined;
+    }
+    // The invocation fails here: its failure cancels every open input on this connection, so the
+    // input still arriving is dropped as input crossing a server cancel is (a stream behind a
+    // commit that failed would otherwise read as a gap). A client's cancel is still applied.
+    if (this.#link.session.failing && message.type !== "streamCancel") {
       this.#link.session.permits.release(permitBytes);
       return undefined;
     }
@@ -402,7 +411,7 @@ export class AttachmentInput {
     accepted.committed.then(
       () => {
         try {
-          this.#groupAcks.add(stream, accepted.count, mappings, introduced);
+          if (!this.#commitFailed) this.#groupAcks.add(stream, accepted.count, mappings, introduced);
         } catch (error) {
           link.fault(error);
         }
@@ -410,11 +419,26 @@ export class AttachmentInput {
         link.maybeFinish();
       },
       (error: unknown) => {
-        link.fault(error);
+        this.#commitFailedWith(error);
         this.#handling--;
         link.maybeFinish();
       },
     );
+  }
+
+  /**
+   * An input commit failed. Where the invocation runs it fails for it (the session was told
+   * first): its failure cancels this input and finishes the invocation on this very connection,
+   * which stays open to carry them, as a fatal failure must (protocol section 11). Elsewhere (a
+   * node that only serves the attachment, a position conflict the session survives) the
+   * attachment ends and the client resumes.
+   */
+  #commitFailedWith(error: unknown): void {
+    // Nothing after a commit that failed is acknowledged: a store that refused one chunk may
+    // still report a later one (or a double of one may), and its ACK would claim input the log
+    // does not hold contiguously. The input's cancel and terminal ACK say where it ends.
+    this.#commitFailed = true;
+    if (!this.#link.session.failing) this.#link.fault(error);
   }
 
   /** One group ACK (see group-acks.ts). */

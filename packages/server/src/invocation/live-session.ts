@@ -244,6 +244,11 @@ export class LiveSession {
     this.#attachment.current?.ownershipMoved();
   }
 
+  /** The invocation is failing or was stopped here: its failure, if this node records one, is on its way. */
+  get failing(): boolean {
+    return this.#outcome.failing;
+  }
+
   get finished(): boolean {
     return this.record.state === "finished";
   }

@@ -209,7 +209,7 @@ export class SessionInput {
     if (last !== undefined && last.listener === listener && store.joinInputWatched?.(chunk, epoch, last) === true) {
       last.extend(stream.count, releaseBytes);
     } else {
-      const commit = new WatchedInputCommit(this.#host, stream, stream.count, releaseBytes, listener);
+      const commit = new WatchedInputCommit(this.#host, stream, chunk.sequence, stream.count, releaseBytes, listener);
       stream.lastWatchedCommit = commit;
       stream.watchedCommitIssued();
       try {
@@ -249,6 +249,8 @@ export class SessionInput {
       },
       (error: unknown) => {
         if (storeCopy > 0) this.#host.permits.release(storeCopy);
+        // One node: the stream ends where its commits end (a cluster's follower sets it from the store).
+        if (this.#host.cluster === undefined && chunk.sequence < stream.count) stream.count = chunk.sequence;
         if (this.#host.cluster?.sparesInvocation(error) !== true) void this.#host.fail(error);
         listener?.failed(error, 1);
       },

@@ -25,6 +25,8 @@ export class WatchedInputCommit implements JoinableInputCommit {
   constructor(
     private readonly host: WatchedCommitHost,
     private readonly stream: StreamState,
+    /** Where its first chunk starts: after a failure, where the stream's commits end. */
+    private readonly first: bigint,
     /** The stream's count after its last chunk. */
     private count: bigint,
     /** Permits released at the outcome. */
@@ -49,6 +51,9 @@ export class WatchedInputCommit implements JoinableInputCommit {
       if (error === undefined) {
         this.listener.committed(this.stream, this.count, this.chunks);
       } else {
+        // None of its chunks is stored, nor any after them (the store appends only at the end):
+        // the stream ends where its commits end, which its terminal and last ACK then report.
+        if (this.first < this.stream.count) this.stream.count = this.first;
         void this.host.fail(error);
         this.listener.failed(error, this.chunks);
       }
