@@ -12,7 +12,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { SchemaValueJson } from "@golem-stream/wire";
 import { ClientError, createClient, inputStream } from "../src/index.js";
-import { echo, noParams } from "./support/fixtures.js";
+import { echo } from "./support/fixtures.js";
 import { startFakeServer, type FakeServer } from "./support/fake-session-server.js";
 
 let server: FakeServer | undefined;
@@ -38,8 +38,8 @@ async function refusal(invoke: (client: ReturnType<typeof createClient>) => unkn
 
 describe("stream values written by hand are refused before anything is sent", () => {
   it.each<[string, string | undefined, SchemaValueJson, SchemaValueJson]>([
-    ["constructor parameters holding a provisional reference", "validation-error", fields(stream({ provisionalRef: REF })), noParams],
-    ["constructor parameters holding an input stream source", "validation-error", fields(inputStream.strings(["a"])), noParams],
+    ["constructor parameters holding a provisional reference", "validation-error", fields(stream({ provisionalRef: REF })), fields()],
+    ["constructor parameters holding an input stream source", "validation-error", fields(inputStream.strings(["a"])), fields()],
     [
       "a method parameter given as a stream token",
       "validation-error",
