@@ -28,6 +28,11 @@ export interface AttachFacts {
    * been accepted yet, so its session token may be of an older generation.
    */
   readonly takeover: boolean;
+  /**
+   * The attach on this connection is the resume that followed a revocation taken for protocol
+   * 6.1's case, and no attach was accepted since.
+   */
+  readonly afterRevocation: boolean;
 }
 
 export type NextAttach =
@@ -55,11 +60,14 @@ export function nextAttach(outcome: ConnectionOutcome, facts: AttachFacts): Next
       // Only a revocation that answers such an acceptance at once is that case: after anything
       // else on the connection (a result, an item, an ACK) the attachment was live, and its
       // revocation means someone else took over.
-      return facts.accepted && facts.sends > 1 && outcome.atAcceptance
-        ? { kind: "fresh-resume" }
-        : { kind: "fail", error: new ClientError("revoked", "another connection took this invocation over") };
+      // A revocation that follows the acceptance with nothing between may still be a takeover
+      // that came later (an invocation quiet for a while): the resume tells (below).
+      return facts.accepted && facts.sends > 1 && outcome.atAcceptance ? { kind: "fresh-resume" } : { kind: "fail", error: revoked() };
     case "rejected": {
       const { error } = outcome;
+      // That resume refused superseded (decisions §8): another process holds the current
+      // generation, so the revocation was its takeover after all.
+      if (facts.afterRevocation && error.code === "superseded") return { kind: "fail", error: revoked(error) };
       if (!error.retryable) return { kind: "fail", error: new ClientError("rejected", error.message, { code: error.code, cause: error }) };
       // A rejection is definitive for its attempt; retryable means a new attempt may succeed.
       if (!facts.hasSession) return { kind: "fresh-start" };
@@ -72,4 +80,8 @@ export function nextAttach(outcome: ConnectionOutcome, facts: AttachFacts): Next
       // attach is complete and reconnecting is a new operation.
       return facts.accepted ? { kind: "fresh-resume" } : { kind: "same" };
   }
+}
+
+function revoked(cause?: ProtocolError): ClientError {
+  return new ClientError("revoked", "another connection took this invocation over", cause === undefined ? {} : { cause });
 }

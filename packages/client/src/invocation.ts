@@ -52,8 +52,8 @@ export interface InvocationEvents {
   reconnecting: ReconnectingEvent;
   /**
    * The server revoked this connection's attachment. Right after a replayed acceptance (protocol
-   * 6.1) the runtime resumes; otherwise another process took over and the invocation fails with
-   * `revoked`.
+   * 6.1) the runtime resumes; otherwise, or when that resume is refused `superseded`, another
+   * process took over and the invocation fails with `revoked`.
    */
   revoked: Record<string, never>;
   /** An output stream became known (result, nested in an item, or re-announced after a takeover). */

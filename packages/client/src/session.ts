@@ -121,6 +121,8 @@ export class Session {
   #resultSeen = false;
   /** An attach of this process was accepted: it holds the current generation, and reconnects with `resume`. */
   #ownsGeneration = false;
+  /** A revocation was taken for protocol 6.1's case, and no attach was accepted since (AttachFacts.afterRevocation). */
+  #resumingAfterRevocation = false;
   /**
    * Something new came from the server since the last connection began (an
    * acknowledged input, a first-seen output event or result): the reconnect
@@ -296,7 +298,10 @@ export class Session {
         sends: this.#operation.sends,
         hasSession: this.#sessionToken !== undefined,
         takeover: this.#start.kind === "attach" && this.#start.operation === "takeover" && !this.#ownsGeneration,
+        afterRevocation: this.#resumingAfterRevocation,
       });
+      // Protocol 6.1's resume: until an attach is accepted, superseded means another owner.
+      if (outcome.kind === "revoked" && next.kind === "fresh-resume") this.#resumingAfterRevocation = true;
       switch (next.kind) {
         case "done":
           return;
@@ -545,6 +550,7 @@ export class Session {
     }
     attachment.accepted = true;
     this.#ownsGeneration = true;
+    this.#resumingAfterRevocation = false;
     this.#acceptedAt = performance.now();
     this.#operation.accepted = true;
     this.#sessionToken = sessionToken;

@@ -11,7 +11,14 @@ const rejected = (code: ConstructorParameters<typeof ProtocolError>[0], retryabl
 });
 
 describe("nextAttach", () => {
-  it.each<[string, ConnectionOutcome, { accepted: boolean; sends: number; hasSession: boolean; takeover?: boolean }, string]>([
+  it.each<
+    [
+      string,
+      ConnectionOutcome,
+      { accepted: boolean; sends: number; hasSession: boolean; takeover?: boolean; afterRevocation?: boolean },
+      string,
+    ]
+  >([
     ["uncertain loss before acceptance", lost, { accepted: false, sends: 1, hasSession: false }, "same"],
     ["uncertain loss of a resume before acceptance", lost, { accepted: false, sends: 2, hasSession: true }, "same"],
     ["loss after acceptance", lost, { accepted: true, sends: 1, hasSession: true }, "fresh-resume"],
@@ -39,6 +46,12 @@ describe("nextAttach", () => {
     ["definitive rejection", rejected("not-found"), { accepted: false, sends: 1, hasSession: false }, "fail"],
     ["superseded resume", rejected("superseded"), { accepted: false, sends: 1, hasSession: true }, "fail"],
     [
+      "superseded answering the resume that followed a revocation",
+      rejected("superseded"),
+      { accepted: false, sends: 1, hasSession: true, afterRevocation: true },
+      "fail",
+    ],
+    [
       "revocation answering a replayed acceptance (protocol 6.1)",
       { kind: "revoked", atAcceptance: true },
       { accepted: true, sends: 2, hasSession: true },
@@ -59,16 +72,30 @@ describe("nextAttach", () => {
     ["finished", { kind: "finished" }, { accepted: true, sends: 1, hasSession: true }, "done"],
     ["fatal", { kind: "fatal", error: new ClientError("server-violation", "x") }, { accepted: true, sends: 1, hasSession: true }, "fail"],
   ])("%s → %s", (_label, outcome, facts, expected) => {
-    expect(nextAttach(outcome, { takeover: false, ...facts }).kind).toBe(expected);
+    expect(nextAttach(outcome, { takeover: false, afterRevocation: false, ...facts }).kind).toBe(expected);
+  });
+
+  it("ends revoked when the resume that followed a revocation is refused superseded: another process holds the session", () => {
+    const facts = { accepted: false, sends: 1, hasSession: true, takeover: false, afterRevocation: true };
+    expect(nextAttach(rejected("superseded"), facts)).toMatchObject({ kind: "fail", error: { kind: "revoked", code: undefined } });
+    expect(nextAttach(rejected("superseded"), { ...facts, afterRevocation: false })).toMatchObject({
+      kind: "fail",
+      error: { kind: "rejected", code: "superseded" },
+    });
   });
 
   it("fails definitive rejections with the public code and revocations with kind revoked", () => {
-    expect(nextAttach(rejected("forbidden"), { accepted: false, sends: 1, hasSession: false, takeover: false })).toMatchObject({
+    expect(
+      nextAttach(rejected("forbidden"), { accepted: false, sends: 1, hasSession: false, takeover: false, afterRevocation: false }),
+    ).toMatchObject({
       kind: "fail",
       error: { kind: "rejected", code: "forbidden" },
     });
     expect(
-      nextAttach({ kind: "revoked", atAcceptance: false }, { accepted: true, sends: 1, hasSession: true, takeover: false }),
+      nextAttach(
+        { kind: "revoked", atAcceptance: false },
+        { accepted: true, sends: 1, hasSession: true, takeover: false, afterRevocation: false },
+      ),
     ).toMatchObject({
       kind: "fail",
       error: { kind: "revoked", code: undefined },

@@ -116,7 +116,7 @@ describe("an attachmentRevoked is protocol 6.1's replay case only when it answer
    * second; then `after`. A resume is accepted when the session's current token is this
    * connection's (`resume: "accepted"`), else refused superseded, as another owner's would be.
    */
-  async function acceptedOnTheSecondSend(after: (peer: FakePeer) => void, resume: "accepted" | "superseded") {
+  async function acceptedOnTheSecondSend(after: (peer: FakePeer) => void | Promise<void>, resume: "accepted" | "superseded") {
     server = await startFakeServer(async (peer) => {
       const message = await peer.next();
       if (peer.index === 1) return peer.close(1011);
@@ -130,7 +130,7 @@ describe("an attachmentRevoked is protocol 6.1's replay case only when it answer
       }
       if (message.type !== "invocationStart") throw new Error(`expected a start, got ${message.type}`);
       peer.send({ type: "invocationAccepted", attemptId: message.attemptId, idempotencyKey: "k", mappings: [], sessionToken: CURRENT });
-      after(peer);
+      await after(peer);
     });
     const call = createClient({ url: server.url, token: "t", reconnect: quick }).invoke({
       ...echo,
@@ -152,6 +152,23 @@ describe("an attachmentRevoked is protocol 6.1's replay case only when it answer
     await expect(call.finished).rejects.toMatchObject({ kind: "revoked" });
     // No resume, which would have been refused superseded: the new owner holds the generation.
     expect(server!.peers).toHaveLength(2);
+  });
+
+  it("revoked later with nothing between (a quiet invocation): the resume is refused superseded, and the call ends revoked", async () => {
+    let acceptedHere!: () => void;
+    const accepted = new Promise<void>((resolve) => (acceptedHere = resolve));
+    const { call, revoked } = await acceptedOnTheSecondSend(async (peer) => {
+      // Later: once the client has taken the acceptance in, another process takes the session over.
+      await accepted;
+      peer.send({ type: "attachmentRevoked", reason: "replaced" });
+    }, "superseded");
+    await call.accepted;
+    acceptedHere();
+    await revoked;
+    const error = await call.finished.catch((e: unknown) => e);
+    expect(error).toMatchObject({ kind: "revoked", code: undefined, cause: { code: "superseded" } });
+    // One resume tried whether this process still held the session: it did not.
+    expect(server!.peers.map((peer) => peer.received[0]?.type)).toEqual(["invocationStart", "invocationStart", "resumeAttach"]);
   });
 
   it("revoked right after the replayed acceptance: its attachment had detached, and a fresh resume follows", async () => {
