@@ -35,6 +35,7 @@ export type {
   CommitListener,
   NodeCatalogue,
   Ownership,
+  HeartbeatReport,
   StoredBytes,
   StoreOutageListener,
   StoreOutageEvent,

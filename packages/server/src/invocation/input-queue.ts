@@ -124,7 +124,8 @@ export class InputQueue<T> {
 
   /** The single consumer's view. A second call throws: an input stream is read once. */
   consume(): AsyncIterable<T> {
-    if (this.#taken) throw new Error("this input stream was read already: an input stream is read once (its items are not kept for a second reader)");
+    if (this.#taken)
+      throw new Error("this input stream was read already: an input stream is read once (its items are not kept for a second reader)");
     this.#taken = true;
     const iterator = this.#iterator();
     return { [Symbol.asyncIterator]: () => iterator };
