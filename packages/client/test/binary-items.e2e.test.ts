@@ -8,7 +8,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { JsonValue, ServerMessage } from "@golem-stream/wire";
 import { createClient } from "../src/index.js";
-import { cursor, echo, noParams, outputMapping, STREAM_OUT } from "./support/fixtures.js";
+import { acceptanceOf, cursor, echo, noParams, outputMapping, STREAM_OUT } from "./support/fixtures.js";
 import { startFakeServer, type FakeServer } from "./support/fake-session-server.js";
 
 let server: FakeServer | undefined;
@@ -43,13 +43,7 @@ async function oneItemOn(element: JsonValue, item: ServerMessage) {
   server = await startFakeServer(async (peer) => {
     const start = await peer.next();
     if (start.type !== "invocationStart") throw new Error(`expected a start, got ${start.type}`);
-    peer.send({
-      type: "invocationAccepted",
-      attemptId: start.attemptId,
-      idempotencyKey: start.idempotencyKey,
-      mappings: [],
-      sessionToken: "s",
-    });
+    peer.send(acceptanceOf(start, [], { sessionToken: "s" }));
     peer.send({
       type: "invocationResult",
       mappings: [outputMapping(2)],

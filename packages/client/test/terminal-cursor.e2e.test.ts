@@ -9,7 +9,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { OutputOutcome } from "@golem-stream/wire";
 import { createClient, type ResumeState } from "../src/index.js";
-import { cursor, echo, noParams, outputMapping, streamResult, u32Item } from "./support/fixtures.js";
+import { acceptanceOf, cursor, echo, noParams, outputMapping, streamResult, u32Item } from "./support/fixtures.js";
 import { startFakeServer, type FakeServer } from "./support/fake-session-server.js";
 
 let server: FakeServer | undefined;
@@ -25,13 +25,7 @@ async function oneItemThen(outcome: OutputOutcome, finish: boolean) {
   server = await startFakeServer(async (peer) => {
     const start = await peer.next();
     if (start.type !== "invocationStart") throw new Error(`expected a start, got ${start.type}`);
-    peer.send({
-      type: "invocationAccepted",
-      attemptId: start.attemptId,
-      idempotencyKey: start.idempotencyKey,
-      mappings: [],
-      sessionToken: "s",
-    });
+    peer.send(acceptanceOf(start, [], { sessionToken: "s" }));
     peer.send({ type: "invocationResult", mappings: [outputMapping(2)], result: streamResult() });
     peer.send(u32Item(0));
     peer.send({ type: "outputStreamEnd", channel: 2, cursorToken: END, outcome, sequence: 1n });

@@ -7,7 +7,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { ServerMessage } from "@golem-stream/wire";
 import { createClient } from "../src/index.js";
-import { echo, noParams, okEnd, outputMapping, streamResult, u32Item } from "./support/fixtures.js";
+import { acceptanceOf, echo, noParams, okEnd, outputMapping, streamResult, u32Item } from "./support/fixtures.js";
 import { startFakeServer, type FakeServer } from "./support/fake-session-server.js";
 
 let server: FakeServer | undefined;
@@ -21,13 +21,7 @@ async function closeAfter(script: readonly ServerMessage[]) {
   server = await startFakeServer(async (peer) => {
     const start = await peer.next();
     if (start.type !== "invocationStart") throw new Error(`expected a start, got ${start.type}`);
-    peer.send({
-      type: "invocationAccepted",
-      attemptId: start.attemptId,
-      idempotencyKey: start.idempotencyKey,
-      mappings: [],
-      sessionToken: "s",
-    });
+    peer.send(acceptanceOf(start, [], { sessionToken: "s" }));
     peer.send({ type: "invocationResult", mappings: [outputMapping(2)], result: streamResult() });
     for (const message of script) peer.send(message);
   });
