@@ -36,7 +36,7 @@ import {
 } from "../agent-host.js";
 import type { InputStreams, OutputStreams } from "./streams.js";
 import { mapAsyncIterable } from "../invocation/mapped-iterable.js";
-import { ResultRefused } from "../invocation/failure-outcome.js";
+import { ResultRefused, refusedBecause } from "../invocation/failure-outcome.js";
 
 /** The invocation context of a typed method: the untyped one plus the constructor arguments as JavaScript. */
 export interface ContractContext<C extends AnyAgentContract> extends InvocationContext {
@@ -239,11 +239,6 @@ function outputSource(source: unknown, context: StreamContext, ctx: InvocationCo
     "validation-error",
     `an output stream at ${context.coordinate || "the result"} must be an async iterable, an iterable or a function of a writer`,
   );
-}
-
-/** Why the converter refused a value: a bound it went past (its size, its nesting), or the declared schema it does not match. */
-function refusedBecause(error: ProtocolError): string {
-  return error.code === "limit-exceeded" ? `is over a limit: ${error.message}` : `does not match its declared schema: ${error.message}`;
 }
 
 function* mapSync(source: Iterable<unknown>, convert: (item: unknown) => OutputItem): Generator<OutputItem> {

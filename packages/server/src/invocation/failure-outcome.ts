@@ -6,7 +6,7 @@
  * secrets. Apart from the recording (outcome-recorder.ts) so the rule of
  * what is public is one short file.
  */
-import type { InvocationOutcome } from "@golem-stream/wire";
+import type { InvocationOutcome, ProtocolError } from "@golem-stream/wire";
 import { StoredBytesExceeded } from "../stored-bytes-exceeded.js";
 import { REPLAY_DIVERGED, ReplayDivergence } from "./replay-divergence.js";
 
@@ -21,6 +21,15 @@ export const INVOCATION_FAILED = "invocation failed";
  * never one (its text may hold the agent's secrets).
  */
 export class ResultRefused extends Error {}
+
+/**
+ * Why the schema-value codec refused a result or an output item, in the words a caller is told:
+ * a bound it went past (its size, its nesting), or the declared schema it does not match. The
+ * codec's message names the schema's path and rule, nothing of the agent's.
+ */
+export function refusedBecause(error: ProtocolError): string {
+  return error.code === "limit-exceeded" ? `is over a limit: ${error.message}` : `does not match its declared schema: ${error.message}`;
+}
 
 /**
  * The outcome of a failed invocation: `limit-exceeded` when an item would

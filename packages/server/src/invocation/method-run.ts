@@ -24,7 +24,7 @@ import type { JournalEntry, SessionRecord, SessionStore } from "../store/session
 import { isOwnershipLost } from "../store/ownership.js";
 import { resultRecordBytes } from "../store/record-bytes.js";
 import { catalogueGraph, decodeValue } from "../values.js";
-import { ResultRefused } from "./failure-outcome.js";
+import { ResultRefused, refusedBecause } from "./failure-outcome.js";
 import { createInvocationContext, type InvocationInput } from "./invocation-context.js";
 import { ABORTED, untilAborted } from "./until-aborted.js";
 import { Journal } from "./journal.js";
@@ -227,10 +227,8 @@ export class MethodRun {
       } catch (error) {
         // The decoder names a path in the declared schema and the rule broken; at most it quotes a
         // clipped piece of the value, which was the caller's result anyway.
-        const reason = error instanceof ProtocolError ? `: ${error.message}` : "";
-        const why =
-          error instanceof ProtocolError && error.code === "limit-exceeded" ? "is over a limit" : "does not match its declared schema";
-        throw new ResultRefused(`the method's result ${why}${reason}`, { cause: error });
+        const why = error instanceof ProtocolError ? refusedBecause(error) : "does not match its declared schema";
+        throw new ResultRefused(`the method's result ${why}`, { cause: error });
       }
       this.#host.producers.checkPlaceholders(decoded.streams);
       introduced = this.#host.streams.prepare(decoded.streams, graph, "output", { kind: "result" }, "/result/value");

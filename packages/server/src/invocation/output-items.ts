@@ -16,6 +16,7 @@ import type { OutputEvent, StreamParent } from "../store/session-store.js";
 import { canonicalValue, decodeValue, utf8Bytes, type SchemaGraph } from "../values.js";
 import { checkBinaryItem, checkU8Items } from "../direct-binary-items.js";
 import { ITEM_TOO_LARGE, outputItemFits } from "./message-room.js";
+import { refusedBecause } from "./failure-outcome.js";
 import { isBinaryItem } from "./output-source.js";
 import { isMimeType } from "@golem-stream/wire/internal";
 import type { PendingStream, StreamState } from "./stream-state.js";
@@ -144,12 +145,7 @@ function wireMimeType(mimeType: unknown): string | undefined {
   return bare;
 }
 
-/**
- * Why the declared element schema refused an item: the caller's to know, as a refused result's
- * reason is (the decoder names the schema's path and rule, not the agent's data).
- */
+/** A refusal of the element schema's, as the caller is told it (`refusedBecause`). */
 function refusedItem(error: unknown): unknown {
-  if (!(error instanceof ProtocolError)) return error;
-  const why = error.code === "limit-exceeded" ? "is over a limit" : "does not match its declared schema";
-  return new PublicProducerError(`an output item ${why}: ${error.message}`, { cause: error });
+  return error instanceof ProtocolError ? new PublicProducerError(`an output item ${refusedBecause(error)}`, { cause: error }) : error;
 }
