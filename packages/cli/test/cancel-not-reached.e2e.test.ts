@@ -7,24 +7,11 @@
  */
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { EXIT } from "../src/exit-codes.js";
-import { scratchDir, start, startServe, TOKEN, waitFor, type ServerProcess } from "./support/processes.js";
+import { start, startServeAgents, waitFor, type ServerProcess } from "./support/processes.js";
 
 let server: ServerProcess;
 beforeAll(async () => {
-  server = await startServe([
-    "--port",
-    "0",
-    "--token",
-    TOKEN,
-    "--data-dir",
-    scratchDir(),
-    "--agents",
-    "test/fixtures/agents/never-returns.js",
-    "--log-level",
-    "warn",
-    "--detached-timeout",
-    "1s",
-  ]);
+  server = await startServeAgents("test/fixtures/agents/never-returns.js", ["--detached-timeout", "1s"]);
 });
 afterAll(async () => {
   await server?.stop();

@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EXIT } from "../src/exit-codes.js";
-import { run, scratchDir, startServe, TOKEN, type ServerProcess } from "./support/processes.js";
+import { run, startServeAgents, type ServerProcess } from "./support/processes.js";
 
 const MODULE = "test/fixtures/agents/hostile-names.js";
 /** The module's agent type name and its agents' failure message. */
@@ -22,7 +22,7 @@ const SELECTOR = ["-a", "esc", "-e", "prod"];
 describe("names and messages a server chose reach the terminal escaped", () => {
   let server: ServerProcess;
   beforeAll(async () => {
-    server = await startServe(["--port", "0", "--token", TOKEN, "--data-dir", scratchDir(), "--agents", MODULE, "--log-level", "warn"]);
+    server = await startServeAgents(MODULE);
   });
   afterAll(async () => {
     await server?.stop();

@@ -7,14 +7,13 @@
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EXIT } from "../src/exit-codes.js";
-import { run, scratchDir, startServe, TOKEN } from "./support/processes.js";
+import { run, scratchDir, startServeAgents } from "./support/processes.js";
 import type { ServerProcess } from "./support/processes.js";
 
 let server: ServerProcess;
 
 beforeAll(async () => {
-  const args = ["--port", "0", "--token", TOKEN, "--data-dir", scratchDir(), "--agents", "test/fixtures/agents/failing-method.js"];
-  server = await startServe([...args, "--log-level", "warn"]);
+  server = await startServeAgents("test/fixtures/agents/failing-method.js");
 });
 afterAll(async () => {
   await server?.stop();

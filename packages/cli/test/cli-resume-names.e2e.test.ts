@@ -9,7 +9,7 @@
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EXIT } from "../src/exit-codes.js";
-import { lines, run, scratchDir, start, startServe, TOKEN, waitFor } from "./support/processes.js";
+import { lines, run, scratchDir, start, startServeAgents, waitFor } from "./support/processes.js";
 import type { Running, ServerProcess } from "./support/processes.js";
 
 const GROUPS = 8;
@@ -17,8 +17,7 @@ const PER = 3;
 let server: ServerProcess;
 
 beforeAll(async () => {
-  const args = ["--port", "0", "--token", TOKEN, "--data-dir", scratchDir(), "--agents", "test/fixtures/agents/paced-groups.js"];
-  server = await startServe([...args, "--log-level", "warn"]);
+  server = await startServeAgents("test/fixtures/agents/paced-groups.js");
 });
 afterAll(async () => {
   await server?.stop();

@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createClient } from "@golem-stream/client";
 import { defineAgentType, t } from "@golem-stream/contract";
 import { EXIT } from "../src/exit-codes.js";
-import { itemsOf, run, scratchDir, startServe, TOKEN, waitFor, type ServerProcess } from "./support/processes.js";
+import { itemsOf, run, scratchDir, startServeAgents, TOKEN, waitFor, type ServerProcess } from "./support/processes.js";
 
 /** Relative to the package root, the tests' working directory: `--agents` resolves it against the caller's. */
 const MODULE = "test/fixtures/agents/two-apps.js";
@@ -49,7 +49,7 @@ async function discover(
 describe("serve --agents with a catalogue of its own", () => {
   let server: ServerProcess;
   beforeAll(async () => {
-    server = await startServe(["--port", "0", "--token", TOKEN, "--data-dir", scratchDir(), "--agents", MODULE, "--log-level", "warn"]);
+    server = await startServeAgents(MODULE);
   });
   afterAll(async () => {
     await server?.stop();
@@ -136,8 +136,7 @@ export async function call(url: string, token: string): Promise<{ word: string; 
 it("run by npx (npm_command=exec), the banner spells the command npx golem-stream: a bare golem-stream is not on the PATH", async () => {
   // What npm sets in the environment of what `npx golem-stream …` (or `npm exec`) runs.
   const env = { npm_command: "exec", npm_lifecycle_event: "npx" };
-  const args = ["--port", "0", "--token", TOKEN, "--data-dir", scratchDir(), "--agents", MODULE, "--log-level", "warn"];
-  const server = await startServe(args, "", { env });
+  const server = await startServeAgents(MODULE, [], { env });
   try {
     await waitFor(server.running, () => server.running.stdout().toString().includes("Stop with Ctrl-C"), "the banner was printed");
     const banner = server.running.stdout().toString();
@@ -149,19 +148,7 @@ it("run by npx (npm_command=exec), the banner spells the command npx golem-strea
 });
 
 it("serve --agents --demo serves the demo beside the module's agents, and the conformance kit passes against it", async () => {
-  const server = await startServe([
-    "--port",
-    "0",
-    "--token",
-    TOKEN,
-    "--data-dir",
-    scratchDir(),
-    "--agents",
-    MODULE,
-    "--demo",
-    "--log-format",
-    "json",
-  ]);
+  const server = await startServeAgents(MODULE, ["--demo", "--log-format", "json"], { logLevel: "info" });
   try {
     expect(server.running.stdout().toString()).toContain("demo catalogue: application demo, environment default: echo");
     // The log follows the banner: wait for its line, not for a time.

@@ -6,22 +6,11 @@
  */
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { EXIT } from "../src/exit-codes.js";
-import { run, scratchDir, startServe, TOKEN, waitFor, type ServerProcess } from "./support/processes.js";
+import { run, startServeAgents, waitFor, type ServerProcess } from "./support/processes.js";
 
 let server: ServerProcess;
 beforeAll(async () => {
-  server = await startServe([
-    "--port",
-    "0",
-    "--token",
-    TOKEN,
-    "--data-dir",
-    scratchDir(),
-    "--agents",
-    "test/fixtures/agents/stray-rejection.js",
-    "--log-format",
-    "json",
-  ]);
+  server = await startServeAgents("test/fixtures/agents/stray-rejection.js", ["--log-format", "json"], { logLevel: "info" });
 });
 afterAll(async () => {
   await server?.stop();

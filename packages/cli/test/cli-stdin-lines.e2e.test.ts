@@ -9,7 +9,7 @@
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EXIT } from "../src/exit-codes.js";
-import { lines, run, scratchDir, startServe, startServer, TOKEN } from "./support/processes.js";
+import { lines, run, scratchDir, startServeAgents, startServer } from "./support/processes.js";
 import type { ServerProcess } from "./support/processes.js";
 
 /** 8 MiB less what an `inputStreamItem` of an empty string takes at the largest channel and sequence. */
@@ -57,8 +57,7 @@ describe("a stdin line for a stream<string>", () => {
 describe("a stdin line for a stream<f64> (the tutorial's tally, test/fixtures/agents/tally.js)", () => {
   let agents: ServerProcess;
   beforeAll(async () => {
-    const args = ["--port", "0", "--token", TOKEN, "--data-dir", scratchDir(), "--log-level", "warn"];
-    agents = await startServe([...args, "--agents", "test/fixtures/agents/tally.js"]);
+    agents = await startServeAgents("test/fixtures/agents/tally.js");
   });
   afterAll(async () => {
     await agents?.stop();

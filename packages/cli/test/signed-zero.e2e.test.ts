@@ -6,22 +6,11 @@
  */
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { EXIT } from "../src/exit-codes.js";
-import { run, scratchDir, startServe, TOKEN, type ServerProcess } from "./support/processes.js";
+import { run, startServeAgents, type ServerProcess } from "./support/processes.js";
 
 let server: ServerProcess;
 beforeAll(async () => {
-  server = await startServe([
-    "--port",
-    "0",
-    "--token",
-    TOKEN,
-    "--data-dir",
-    scratchDir(),
-    "--agents",
-    "test/fixtures/agents/signed-zero.js",
-    "--log-level",
-    "warn",
-  ]);
+  server = await startServeAgents("test/fixtures/agents/signed-zero.js");
 });
 afterAll(async () => {
   await server?.stop();

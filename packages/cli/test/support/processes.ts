@@ -173,6 +173,27 @@ export async function startServer(dataDir: string, port = 0): Promise<ServerProc
   return startServe(["--port", String(port), "--token", TOKEN, "--data-dir", dataDir, "--log-level", "warn"], dataDir);
 }
 
+export interface ServeAgentsOptions extends StartOptions {
+  /** `--log-level`; `warn` keeps the test's output to what went wrong. */
+  readonly logLevel?: "error" | "warn" | "info" | "debug";
+}
+
+/**
+ * `golem-stream serve --agents <module>` on a free port, with the test token and a fresh data
+ * directory, once it listens; `extra` are more options for `serve` (`--demo`, `--log-format json`).
+ * A module path is relative to the package (the tests' working directory).
+ */
+export async function startServeAgents(
+  module: string,
+  extra: readonly string[] = [],
+  options: ServeAgentsOptions = {},
+): Promise<ServerProcess> {
+  const { logLevel = "warn", ...startOptions } = options;
+  const dataDir = scratchDir();
+  const args = ["--port", "0", "--token", TOKEN, "--data-dir", dataDir, "--agents", module, "--log-level", logLevel, ...extra];
+  return startServe(args, dataDir, startOptions);
+}
+
 /** `golem-stream serve <args>`, once it listens; `dataDir` is only recorded. */
 export async function startServe(args: readonly string[], dataDir = "", options: StartOptions = {}): Promise<ServerProcess> {
   const running = start(["serve", ...args], options);
