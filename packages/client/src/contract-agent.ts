@@ -79,10 +79,15 @@ export type TypedAgent<C extends AnyAgentContract> = {
 };
 
 /**
- * One typed call: awaiting it gives the result; `invocation` is the untyped
- * handle (acceptance, `finished`, `cancel`, `detach`, checkpoints).
+ * One typed call: a `Promise` of the result (`await`, `then`, `catch`, `finally`, and it goes
+ * wherever a `Promise<R>` is expected: `Promise.race`, a function declared to return one); `finished`
+ * and `invocation`, the untyped handle (acceptance, `cancel`, `detach`, checkpoints, events), beside it.
+ *
+ * Not a `Promise` subclass: its promise is made on first use of `result`, `then`, `catch` or
+ * `finally`, so a failed call whose result nobody asked for (only `finished` or `invocation` was
+ * used) leaves no unhandled rejection behind. Hence `instanceof Promise` is false.
  */
-export class TypedCall<R> implements PromiseLike<R> {
+export class TypedCall<R> implements Promise<R> {
   #result: Promise<R> | undefined;
 
   constructor(readonly invocation: Invocation) {}
@@ -99,11 +104,27 @@ export class TypedCall<R> implements PromiseLike<R> {
     return this.invocation.finished;
   }
 
+  /** `Object.prototype.toString` says `[object TypedCall]`: it is not a native promise. */
+  get [Symbol.toStringTag](): string {
+    return "TypedCall";
+  }
+
+  /** As `Promise.then` of `result`. */
   then<A = R, B = never>(
     onFulfilled?: ((value: R) => A | PromiseLike<A>) | null,
     onRejected?: ((reason: unknown) => B | PromiseLike<B>) | null,
   ): Promise<A | B> {
     return this.result.then(onFulfilled, onRejected);
+  }
+
+  /** As `Promise.catch` of `result`: the handler gets the call's `ClientError`. */
+  catch<B = never>(onRejected?: ((reason: unknown) => B | PromiseLike<B>) | null): Promise<R | B> {
+    return this.result.catch(onRejected);
+  }
+
+  /** As `Promise.finally` of `result`. */
+  finally(onFinally?: (() => void) | null): Promise<R> {
+    return this.result.finally(onFinally);
   }
 }
 

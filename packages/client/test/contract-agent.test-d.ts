@@ -66,6 +66,21 @@ describe("typed calls", () => {
     expectTypeOf<TypedAgent<typeof noResult>["put"]>().returns.toEqualTypeOf<TypedCall<undefined>>();
   });
 
+  it("a call is a Promise of its result: catch, finally, Promise.race, a Promise<R> variable", async () => {
+    const call = echo.digest({ data: file });
+    expectTypeOf(call).toExtend<Promise<{ bytes: bigint; sha256: string }>>();
+    const promise: Promise<{ bytes: bigint; sha256: string }> = call;
+    void promise;
+    expectTypeOf(call.catch(() => "failed" as const)).toEqualTypeOf<Promise<{ bytes: bigint; sha256: string } | "failed">>();
+    expectTypeOf(call.catch((error: unknown) => error)).toEqualTypeOf<Promise<unknown>>();
+    expectTypeOf(call.finally(() => undefined)).toEqualTypeOf<Promise<{ bytes: bigint; sha256: string }>>();
+    expectTypeOf(await Promise.race([call, echo.tally({ input: ["a"] })])).toEqualTypeOf<
+      { bytes: bigint; sha256: string } | { items: bigint; bytes: bigint }
+    >();
+    expectTypeOf(call[Symbol.toStringTag]).toEqualTypeOf<string>();
+    expectTypeOf(call.finished).toEqualTypeOf<Promise<{ readonly kind: "success" }>>();
+  });
+
   it("what must not compile", () => {
     // @ts-expect-error the constructor's name is a string
     void typedAgent(client, echoContract, { application: "demo", environment: "default", constructorArgs: { name: 1 } });
