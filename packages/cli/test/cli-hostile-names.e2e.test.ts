@@ -28,13 +28,14 @@ describe("names and messages a server chose reach the terminal escaped", () => {
     await server?.stop();
   });
 
-  it("types shows the agent type's and the field's names escaped; --json keeps them as the server sent them", async () => {
+  it("types shows the agent type's, a field's and a variant case's names escaped; --json keeps them as the server sent them", async () => {
     const shown = await run(["types", ...SELECTOR], { env: server.env });
     expect(shown.code).toBe(EXIT.success);
     const text = shown.stdout.toString();
     expect(text).not.toMatch(UNSAFE);
     expect(text).toContain(`  ${SHOWN_NAME}()\n`);
     expect(text).toContain("    go(wipe\\u001b[2J: string) -> string\n");
+    expect(text).toContain("    pick(how: variant{cut\\u001b[2J: string, plain})\n");
 
     const json = await run(["types", ...SELECTOR, "--json"], { env: server.env });
     expect(json.code).toBe(EXIT.success);
@@ -72,7 +73,7 @@ describe("names and messages a server chose reach the terminal escaped", () => {
     const refused = await run(["invoke", NAME, "nope", ...SELECTOR, "-c", "{}"], { env: server.env });
     expect(refused.code).toBe(EXIT.usage);
     expect(refused.stderr.toString()).not.toMatch(UNSAFE);
-    expect(refused.stderr.toString()).toContain(`agent type "${SHOWN_NAME}" has no method "nope" (methods: go, items)`);
+    expect(refused.stderr.toString()).toContain(`agent type "${SHOWN_NAME}" has no method "nope" (methods: go, items, pick)`);
   });
 
   it("serve's banner names the module's agent type escaped", () => {

@@ -50,20 +50,41 @@ function parameterList(graph: SchemaGraph): string {
   return root.value.fields.map((f) => `${f.name}: ${typeText(graph, f.body, 0)}`).join(", ");
 }
 
-/** A compact type signature; records show their fields a few levels deep. */
+/**
+ * A compact type signature. What a caller must spell in an argument is shown a few levels deep:
+ * a record's fields, a variant's cases with their payloads (a case without one is its bare
+ * name), an enum's cases and flags' names by name, a tuple's elements by position, a result's
+ * `ok` and `err` (the plain JSON names them so).
+ */
 function typeText(graph: SchemaGraph, type: SchemaType, depth: number): string {
   const resolved = graph.resolve(type);
   if (depth > 3) return resolved.kind;
+  const inner = (member: SchemaType) => typeText(graph, member, depth + 1);
   switch (resolved.kind) {
     case "record":
-      return `record{${resolved.value.fields.map((f) => `${f.name}: ${typeText(graph, f.body, depth + 1)}`).join(", ")}}`;
+      return `record{${resolved.value.fields.map((f) => `${f.name}: ${inner(f.body)}`).join(", ")}}`;
+    case "variant":
+      return `variant{${resolved.value.cases.map((c) => (c.payload === undefined ? c.name : `${c.name}: ${inner(c.payload)}`)).join(", ")}}`;
+    case "enum":
+      return `enum{${resolved.value.cases.join(", ")}}`;
+    case "flags":
+      return `flags{${resolved.value.flags.join(", ")}}`;
+    case "tuple":
+      return `tuple<${resolved.value.elements.map(inner).join(", ")}>`;
+    case "map":
+      return `map<${inner(resolved.value.key)}, ${inner(resolved.value.value)}>`;
+    case "result": {
+      const { ok, err } = resolved.value.spec;
+      const branches = [...(ok === undefined ? [] : [`ok: ${inner(ok)}`]), ...(err === undefined ? [] : [`err: ${inner(err)}`])];
+      return `result{${branches.join(", ")}}`;
+    }
     case "stream":
-      return `stream<${typeText(graph, resolved.value.inner, depth + 1)}>`;
+      return `stream<${inner(resolved.value.inner)}>`;
     case "list":
     case "fixed-list":
-      return `list<${typeText(graph, resolved.value.element, depth + 1)}>`;
+      return `list<${inner(resolved.value.element)}>`;
     case "option":
-      return `option<${typeText(graph, resolved.value.inner, depth + 1)}>`;
+      return `option<${inner(resolved.value.inner)}>`;
     default:
       return describeType(graph, type);
   }
