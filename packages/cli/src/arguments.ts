@@ -72,9 +72,14 @@ function about(what: string, message: string): string {
   return message.startsWith(what) ? message : `${what}: ${message}`;
 }
 
+/** A float's values that JSON has no number for: plain JSON writes them as strings, and a float parameter takes them bare too. */
+const NON_FINITE = new Set(["NaN", "Infinity", "-Infinity"]);
+
 /** Plain JSON of an argument; a string-like parameter also takes its text verbatim. */
 function plainJsonOf(text: string, graph: SchemaGraph, type: SchemaType, what: string): JsonValue {
-  const stringLike = STRING_LIKE.has(graph.resolve(type).kind);
+  const kind = graph.resolve(type).kind;
+  if ((kind === "f32" || kind === "f64") && NON_FINITE.has(text)) return text;
+  const stringLike = STRING_LIKE.has(kind);
   let json: JsonValue;
   try {
     json = parseStrictJson(text, { what });

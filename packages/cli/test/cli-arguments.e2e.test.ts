@@ -15,6 +15,9 @@ afterAll(async () => {
   await server?.stop();
 });
 
+const invoke = (method: string, ...args: string[]) =>
+  run(["invoke", "shapes", method, "-a", "shapes", "-c", "{}", "--no-progress", ...args], { env: server.env });
+
 describe("types", () => {
   it("shows a variant's cases with their payloads, a tuple's elements in order and an enum's cases and flags, a result's branches, as a record's fields", async () => {
     const result = await run(["types", "-a", "shapes"], { env: server.env });
@@ -25,5 +28,26 @@ describe("types", () => {
     expect(text).toContain("    colour(c: enum{red, green}) -> enum{red, green}\n");
     expect(text).toContain("    shift(by: f64, big: s64) -> record{by: f64, big: s64}\n");
     expect(text).toContain("    lookup(keys: flags{a, b}) -> result{ok: map<string, u32>, err: string}\n");
+  });
+});
+
+describe("invoke's arguments", () => {
+  it("a negative number in any JSON spelling, and -Infinity, is an argument, not an option; a float takes NaN and Infinity bare", async () => {
+    const infinite = await invoke("shift", "-Infinity", "-3");
+    expect(infinite.stderr).toBe("");
+    expect(infinite.stdout.toString()).toBe('{"result":{"by":"-Infinity","big":"-3"}}\n');
+    // Commander's own negative numbers (`-3`) before and after it, options after it, `--` after it.
+    const exponent = await invoke("shift", "-1E3", "-2", "--output", "lines");
+    expect(exponent.stdout.toString()).toBe('{"result":{"by":-1000,"big":"-2"}}\n');
+    const ended = await invoke("shift", "NaN", "--", "-4");
+    expect(ended.stdout.toString()).toBe('{"result":{"by":"NaN","big":"-4"}}\n');
+  });
+
+  it("an option no command has is refused after such a value too, and a text that starts with - goes after --", async () => {
+    const refused = await invoke("shift", "-Infinity", "--nope", "1");
+    expect(refused.code).toBe(EXIT.usage);
+    expect(refused.stderr).toBe("golem-stream: unknown option '--nope' (see --help)\n");
+    expect((await invoke("forget", "-k")).stderr).toBe("golem-stream: unknown option '-k' (see --help)\n");
+    expect((await invoke("forget", "--", "-k")).code).toBe(EXIT.success);
   });
 });

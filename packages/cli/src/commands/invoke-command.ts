@@ -24,12 +24,15 @@ export function addInvokeCommands(program: Command, { io, setExitCode }: Command
     .option("--idempotency-key <key>", "invocation idempotency key, 1 byte to 1 KiB of UTF-8 (default: a fresh UUID)", parseIdempotencyKey)
     .option("--phantom-id <uuid>", "phantom agent id")
     .option("--checkpoint <file>", "keep checkpoint v1 here, so `resume` can continue after a crash");
+  takeNegativeValues(invoke);
   addRunOptions(invoke)
     .addHelpText(
       "after",
       `
 Arguments are plain JSON converted with the method's schema from the server's discovery endpoint
-(u64/s64 may be given as strings), or native SchemaValue JSON with --native.
+(u64/s64 may be given as strings), or native SchemaValue JSON with --native. A negative number
+(-3, -1E3, -Infinity) is an argument, never an option; any other argument that starts with -
+goes after --.
 "-" binds stdin to a stream parameter: raw bytes for stream<u8> and stream<binary>, one item per line
 for stream<string>. Output: a result with a single output stream prints it bare (strings one per
 line, bytes raw, other items one JSON value per line; the rest of the result on stderr, or nowhere
@@ -91,4 +94,29 @@ ${EXIT_HELP}`,
       const { runResume } = await import("./resume.js");
       setExitCode(await runResume(file, runOptionsOf(parsed), io));
     });
+}
+
+/**
+ * An argument that starts with `-` and then a digit or a dot (`-1E3`, `-.5`), or is `-Infinity`,
+ * is a value of a parameter, never an option: no option starts so. Commander takes only its own
+ * spelling of a negative number (`-1.5`, `-1e3`) as an argument and the rest as an unknown
+ * option, and then also every argument after it; those go back to the arguments, in their order,
+ * up to the first real unknown option, which commander still reports. A `--` after such a value
+ * ends the options as it does anywhere else.
+ */
+const NEGATIVE_VALUE = /^-(?:\.?\d|Infinity$)/;
+
+function takeNegativeValues(command: Command): void {
+  const parseOptions = command.parseOptions.bind(command);
+  command.parseOptions = (argv) => {
+    const { operands, unknown } = parseOptions(argv);
+    let index = 0;
+    for (; index < unknown.length; index++) {
+      const arg = unknown[index] as string;
+      if (arg === "--") return { operands: [...operands, ...unknown.slice(0, index), ...unknown.slice(index + 1)], unknown: [] };
+      // `-` alone is stdin; any other argument that starts with `-` and is no value is an option.
+      if (arg.length > 1 && arg.startsWith("-") && !NEGATIVE_VALUE.test(arg)) break;
+    }
+    return { operands: [...operands, ...unknown.slice(0, index)], unknown: unknown.slice(index) };
+  };
 }
