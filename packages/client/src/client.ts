@@ -19,9 +19,15 @@ import { ClientError } from "./errors.js";
 import type { Agent, AgentOptions, AttachOptions, InvokeOptions } from "./agent-options.js";
 import { Invocation } from "./invocation.js";
 import { resolvePolicy, type ReconnectPolicy } from "./reconnect-policy.js";
-import { nonNegativeMs, positiveInteger, positiveMs } from "./option-checks.js";
+import { integerOption, nonNegativeMs, positiveInteger, positiveMs } from "./option-checks.js";
 import type { Transport } from "./transport.js";
-import { discoveryUrl, fetchCatalogue, type AgentTypeSchema } from "./discovery.js";
+import {
+  DEFAULT_MAX_CATALOGUE_BYTES,
+  MAX_CATALOGUE_BYTES_OPTION,
+  discoveryUrl,
+  fetchCatalogue,
+  type AgentTypeSchema,
+} from "./discovery.js";
 import { jsToConstructor, jsToParams } from "./typed-agent.js";
 import { randomUUID } from "./uuid.js";
 import { firstStreamIn } from "./values.js";
@@ -71,6 +77,13 @@ export interface ClientOptions {
   readonly maxQueuedEntriesPerStream?: number;
   /** Output bytes queued per session before it is paused. Default 64 MiB (decisions §6). */
   readonly maxQueuedBytes?: number;
+  /**
+   * The largest agent catalogue (`GET /v1/agents/types`, the JSON text of one application and
+   * environment) that `agent` and `connect` read; a larger one fails with `server-violation` /
+   * `limit-exceeded` naming this option, before more than this is downloaded. Default 8 MiB
+   * (about 35 000 agent types of one small method each); at most 256 MiB.
+   */
+  readonly maxCatalogueBytes?: number;
 }
 
 export interface Client {
@@ -118,6 +131,13 @@ export function createClientWith(options: ClientOptions, defaultTransport: () =>
       "maxQueuedEntriesPerStream",
     ),
     maxQueuedBytes: positiveInteger(options.maxQueuedBytes, LIMITS.maxQueuedBytesPerSession, "maxQueuedBytes"),
+    maxCatalogueBytes: integerOption(
+      options.maxCatalogueBytes,
+      DEFAULT_MAX_CATALOGUE_BYTES,
+      "maxCatalogueBytes",
+      1,
+      MAX_CATALOGUE_BYTES_OPTION,
+    ),
     acceptanceTimeoutMs: nonNegativeMs(options.acceptanceTimeoutMs, DEFAULT_ACCEPTANCE_TIMEOUT_MS, "acceptanceTimeoutMs"),
     // A timer: beyond 2^31 - 1 ms Node would fire it at once.
     cancelConfirmTimeoutMs: positiveMs(options.cancelConfirmTimeoutMs, DEFAULT_CANCEL_CONFIRM_TIMEOUT_MS, "cancelConfirmTimeoutMs"),
@@ -128,7 +148,8 @@ export function createClientWith(options: ClientOptions, defaultTransport: () =>
     agentType: string,
     signal: AbortSignal | undefined,
   ): Promise<AgentTypeSchema> => {
-    const catalogue = await fetchCatalogue(discoveryUrl(config.url, application, environment), await config.getToken(), signal);
+    const url = discoveryUrl(config.url, application, environment);
+    const catalogue = await fetchCatalogue(url, await config.getToken(), config.maxCatalogueBytes, signal);
     const schema = catalogue.get(agentType);
     if (schema === undefined) throw new ClientError("rejected", `agent type ${agentType} is not in the catalogue`, { code: "not-found" });
     return schema;

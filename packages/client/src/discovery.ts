@@ -9,8 +9,16 @@ import { MiB, ProtocolError, getMember, isErrorCode, isJsonObject, parseStrictJs
 import { ClientError, serverViolation } from "./errors.js";
 
 export const DISCOVERY_PATH = "/v1/agents/types";
-/** A catalogue larger than this is refused unread. */
-const MAX_CATALOGUE_BYTES = 8 * MiB;
+/**
+ * Default of `ClientOptions.maxCatalogueBytes`: a wire message's bound, about 35 000 agent types
+ * of one small method each. A server may serve more (catalogues have no size limit), so it is an option.
+ */
+export const DEFAULT_MAX_CATALOGUE_BYTES = 8 * MiB;
+/**
+ * The largest `maxCatalogueBytes`: the text is decoded into one string, and V8's longest is just
+ * under 512 Mi UTF-16 units; a bound near that would fail as a decoding error, not as itself.
+ */
+export const MAX_CATALOGUE_BYTES_OPTION = 256 * MiB;
 
 export interface MethodSchema {
   readonly name: string;
@@ -36,17 +44,23 @@ export function discoveryUrl(sessionUrl: string, application: string, environmen
   return url.toString();
 }
 
-export async function fetchCatalogue(url: string, token: string, signal?: AbortSignal): Promise<ReadonlyMap<string, AgentTypeSchema>> {
+/** Reads the catalogue at `url` (`discoveryUrl`), refusing one of more than `maxBytes` without reading it all. */
+export async function fetchCatalogue(
+  url: string,
+  token: string,
+  maxBytes: number,
+  signal?: AbortSignal,
+): Promise<ReadonlyMap<string, AgentTypeSchema>> {
   let response: Response;
   try {
     response = await fetch(url, { headers: { authorization: `Bearer ${token}` }, ...(signal === undefined ? {} : { signal }) });
   } catch (cause) {
     throw new ClientError("connection-lost", `could not reach the discovery endpoint ${url}: ${fetchFailure(cause)}`, { cause });
   }
-  const body = await readBounded(response);
+  const body = await readBounded(response, maxBytes, url);
   let json: JsonValue;
   try {
-    json = parseStrictJson(body, { maxBytes: MAX_CATALOGUE_BYTES, what: "agent catalogue" });
+    json = parseStrictJson(body, { maxBytes, what: "agent catalogue" });
   } catch (error) {
     throw serverViolation(error);
   }
@@ -64,8 +78,13 @@ export async function fetchCatalogue(url: string, token: string, signal?: AbortS
 
 /** `(asked for application "a", environment "e")`, from a discovery URL (`discoveryUrl`). */
 function askedFor(url: string): string {
+  return `(asked for ${catalogueOf(url)})`;
+}
+
+/** `application "a", environment "e"`, from a discovery URL. */
+function catalogueOf(url: string): string {
   const query = new URL(url).searchParams;
-  return `(asked for application ${JSON.stringify(query.get("application"))}, environment ${JSON.stringify(query.get("environment"))})`;
+  return `application ${JSON.stringify(query.get("application"))}, environment ${JSON.stringify(query.get("environment"))}`;
 }
 
 /**
@@ -90,9 +109,27 @@ function fetchFailure(error: unknown): string {
   return parts.length === 0 ? String(error) : parts.join(": ");
 }
 
-async function readBounded(response: Response): Promise<Uint8Array> {
+/**
+ * A catalogue past the caller's bound: not the server's fault (a catalogue has no size limit) but
+ * this client's limit, so the message names the option that raises it. Kind and code are those of
+ * any message past a bound the client keeps (`server-violation`, `limit-exceeded`).
+ */
+function catalogueTooLarge(url: string, maxBytes: number, declared?: number): ClientError {
+  const bound = maxBytes % MiB === 0 ? `${maxBytes / MiB} MiB` : `${maxBytes} bytes`;
+  const size = declared === undefined ? "" : `; the server declares ${declared} bytes`;
+  return new ClientError(
+    "server-violation",
+    `the agent catalogue of ${catalogueOf(url)} is larger than this client reads (maxCatalogueBytes, ${bound}${size}): ` +
+      `give createClient a larger maxCatalogueBytes (at most ${MAX_CATALOGUE_BYTES_OPTION / MiB} MiB)`,
+    { code: "limit-exceeded" },
+  );
+}
+
+async function readBounded(response: Response, maxBytes: number, url: string): Promise<Uint8Array> {
   const declared = Number(response.headers.get("content-length") ?? "0");
-  if (declared > MAX_CATALOGUE_BYTES) throw serverViolation(new ProtocolError("limit-exceeded", "agent catalogue too large"));
+  if (declared > maxBytes) {
+    throw catalogueTooLarge(url, maxBytes, declared);
+  }
   const chunks: Uint8Array[] = [];
   let size = 0;
   // A reader, not `for await`: not every runtime makes a ReadableStream async-iterable.
@@ -101,9 +138,9 @@ async function readBounded(response: Response): Promise<Uint8Array> {
     try {
       for (let read = await reader.read(); !read.done; read = await reader.read()) {
         size += read.value.byteLength;
-        if (size > MAX_CATALOGUE_BYTES) {
+        if (size > maxBytes) {
           await reader.cancel().catch(() => undefined); // stop the download, free the connection
-          throw serverViolation(new ProtocolError("limit-exceeded", "agent catalogue too large"));
+          throw catalogueTooLarge(url, maxBytes);
         }
         chunks.push(read.value);
       }

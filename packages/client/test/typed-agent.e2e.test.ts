@@ -85,7 +85,9 @@ describe("client.agent", () => {
     try {
       const { port } = hostile.address() as { port: number };
       const victim = createClient({ url: `ws://127.0.0.1:${port}`, token: TOKEN });
-      await expect(victim.agent(echo("x"))).rejects.toMatchObject({ kind: "server-violation", code: "limit-exceeded" });
+      const refused = victim.agent(echo("x"));
+      await expect(refused).rejects.toMatchObject({ kind: "server-violation", code: "limit-exceeded" });
+      await expect(refused).rejects.toThrow(` is larger than this client reads (maxCatalogueBytes, 8 MiB): give createClient a larger`);
       await responseClosed;
       // The client hung up long before the 64 MiB the server would have sent.
       expect(sent).toBeLessThan(32 * 1024 * 1024);
