@@ -75,10 +75,14 @@ function about(what: string, message: string): string {
 /** A float's values that JSON has no number for: plain JSON writes them as strings, and a float parameter takes them bare too. */
 const NON_FINITE = new Set(["NaN", "Infinity", "-Infinity"]);
 
+const INTEGER = /^-?(?:0|[1-9][0-9]*)$/;
+
 /** Plain JSON of an argument; a string-like parameter also takes its text verbatim. */
 function plainJsonOf(text: string, graph: SchemaGraph, type: SchemaType, what: string): JsonValue {
   const kind = graph.resolve(type).kind;
   if ((kind === "f32" || kind === "f64") && NON_FINITE.has(text)) return text;
+  // Digits as typed: read as a JSON number, one past 2^53 would lose its last digits first.
+  if ((kind === "s64" || kind === "u64" || kind === "duration") && INTEGER.test(text)) return text;
   const stringLike = STRING_LIKE.has(kind);
   let json: JsonValue;
   try {

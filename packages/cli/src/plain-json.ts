@@ -65,8 +65,9 @@ function toJsInput(json: JsonValue, graph: SchemaGraph, type: SchemaType, path: 
   switch (resolved.kind) {
     case "s64":
     case "u64":
+      return bigIntOf(json, path, resolved.kind);
     case "duration":
-      return bigIntOf(json, path);
+      return bigIntOf(json, path, "duration");
     case "f32":
     case "f64":
       if (json === "NaN") return Number.NaN;
@@ -75,11 +76,22 @@ function toJsInput(json: JsonValue, graph: SchemaGraph, type: SchemaType, path: 
       return json;
     case "quantity":
       if (isJsonObject(json) && json["mantissa"] !== undefined)
-        return { ...json, mantissa: bigIntOf(json["mantissa"], `${path}.mantissa`) };
+        return { ...json, mantissa: bigIntOf(json["mantissa"], `${path}.mantissa`, "mantissa") };
       return json;
     case "binary":
       if (typeof json === "string") return base64Bytes(json, path);
       if (isJsonObject(json) && typeof json["bytes"] === "string") return { ...json, bytes: base64Bytes(json["bytes"], `${path}.bytes`) };
+      if (!Array.isArray(json) && !isJsonObject(json)) throw plainError(path, "expected base64 or an array of bytes");
+      return json;
+    case "flags":
+      if (!isJsonObject(json) && !(Array.isArray(json) && json.every((name) => typeof name === "string")))
+        throw plainError(path, "expected an array of flag names");
+      return json;
+    case "datetime":
+      if (typeof json !== "string") throw plainError(path, "expected an RFC 3339 date-time string");
+      return json;
+    case "url":
+      if (typeof json !== "string") throw plainError(path, "expected a string");
       return json;
     case "record": {
       if (!isJsonObject(json)) return json;
@@ -120,16 +132,14 @@ function toJsInput(json: JsonValue, graph: SchemaGraph, type: SchemaType, path: 
     case "fixed-list":
       return Array.isArray(json) ? json.map((item, i) => into(item, resolved.value.element, `${path}[${i}]`)) : json;
     case "map":
-      return Array.isArray(json)
-        ? json.map((pair, i) =>
-            Array.isArray(pair) && pair.length === 2
-              ? [
-                  into(pair[0] as JsonValue, resolved.value.key, `${path}[${i}][0]`),
-                  into(pair[1] as JsonValue, resolved.value.value, `${path}[${i}][1]`),
-                ]
-              : pair,
-          )
-        : json;
+      if (!Array.isArray(json)) throw plainError(path, "expected an array of [key, value] pairs");
+      return json.map((pair, i) => {
+        if (!Array.isArray(pair) || pair.length !== 2) throw plainError(`${path}[${i}]`, "expected a [key, value] pair");
+        return [
+          into(pair[0] as JsonValue, resolved.value.key, `${path}[${i}][0]`),
+          into(pair[1] as JsonValue, resolved.value.value, `${path}[${i}][1]`),
+        ];
+      });
     case "option": {
       if (json === null) return undefined;
       const innerIsOption = graph.resolve(resolved.value.inner).kind === "option";
@@ -155,14 +165,26 @@ function toJsInput(json: JsonValue, graph: SchemaGraph, type: SchemaType, path: 
   }
 }
 
-function bigIntOf(json: JsonValue, path: string): unknown {
-  if (typeof json === "string") {
-    if (!DECIMAL.test(json) || json.length > 40) {
-      throw new ProtocolError("validation-error", `${path}: expected an integer or a canonical decimal string`, { path });
-    }
-    return BigInt(json);
-  }
-  return json;
+/**
+ * A 64-bit integer: a number that is a safe integer, or a decimal string of any size (range is
+ * checked by `fromJs`). Refused here, so the message names the schema's type (`an s64`) where
+ * `fromJs`'s would speak of JavaScript's bigint.
+ */
+function bigIntOf(json: JsonValue, path: string, kind: "s64" | "u64" | "duration" | "mantissa"): unknown {
+  if (typeof json === "string" && DECIMAL.test(json) && json.length <= 40) return BigInt(json);
+  if (typeof json === "number" && Number.isSafeInteger(json)) return json;
+  const example = kind === "s64" ? ' ("-9223372036854775808")' : kind === "u64" ? ' ("18446744073709551615")' : "";
+  const what = kind === "duration" ? "a duration in nanoseconds" : kind === "mantissa" ? "a mantissa" : `an ${kind}`;
+  throw plainError(path, `expected ${what}, a whole number: a JSON number up to 2^53 - 1 in size, or any as a decimal string${example}`);
+}
+
+/**
+ * Plain JSON the type cannot take, refused with a message in JSON's words: `fromJs` takes
+ * JavaScript values and names them (a Map, a Set, a Uint8Array, a Date), which a person who wrote
+ * JSON never gave.
+ */
+function plainError(path: string, message: string): ProtocolError {
+  return new ProtocolError("validation-error", `${path}: ${message}`, { path });
 }
 
 function base64Bytes(text: string, path: string): Uint8Array {

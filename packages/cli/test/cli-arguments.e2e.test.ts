@@ -50,4 +50,18 @@ describe("invoke's arguments", () => {
     expect((await invoke("forget", "-k")).stderr).toBe("golem-stream: unknown option '-k' (see --help)\n");
     expect((await invoke("forget", "--", "-k")).code).toBe(EXIT.success);
   });
+
+  it("a 64-bit integer keeps every digit typed, and a wrong value is explained in the schema's words, not JavaScript's", async () => {
+    const least = await invoke("shift", "0", "-9223372036854775808");
+    expect(least.stdout.toString()).toBe('{"result":{"by":0,"big":"-9223372036854775808"}}\n');
+    const fraction = await invoke("shift", "0", "1.5");
+    expect(fraction.code).toBe(EXIT.usage);
+    expect(fraction.stderr).toBe(
+      "golem-stream: argument 2 (big): expected an s64, a whole number: a JSON number up to 2^53 - 1 in size, " +
+        'or any as a decimal string ("-9223372036854775808")\n',
+    );
+    const flags = await invoke("lookup", '"a"');
+    expect(flags.code).toBe(EXIT.usage);
+    expect(flags.stderr).toBe("golem-stream: argument 1 (keys): expected an array of flag names\n");
+  });
 });
