@@ -117,9 +117,15 @@ function toJsInput(json: JsonValue, graph: SchemaGraph, type: SchemaType, path: 
       );
     }
     case "variant": {
-      if (!isJsonObject(json) || typeof json["case"] !== "string" || json["value"] === undefined) return json;
-      const chosen = resolved.value.cases.find((c) => c.name === json["case"]);
-      return chosen?.payload === undefined ? json : { ...json, value: into(json["value"], chosen.payload, `${path}.value`) };
+      if (!isJsonObject(json) || typeof json["case"] !== "string") return json;
+      const cases = resolved.value.cases;
+      const chosen = cases.find((c) => c.name === json["case"]);
+      // Named with the cases there are, as an unknown field is with the fields.
+      if (chosen === undefined)
+        throw plainError(path, `unknown case ${JSON.stringify(json["case"])} (cases: ${cases.map((c) => c.name).join(", ")})`);
+      return chosen.payload === undefined || json["value"] === undefined
+        ? json
+        : { ...json, value: into(json["value"], chosen.payload, `${path}.value`) };
     }
     case "tuple":
       return Array.isArray(json)

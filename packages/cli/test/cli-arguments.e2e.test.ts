@@ -64,4 +64,12 @@ describe("invoke's arguments", () => {
     expect(flags.code).toBe(EXIT.usage);
     expect(flags.stderr).toBe("golem-stream: argument 1 (keys): expected an array of flag names\n");
   });
+
+  it("an unknown case of a variant is refused with the cases there are, as an unknown field is with the fields", async () => {
+    const refused = await invoke("area", '{"case":"triangle","value":1}');
+    expect(refused.code).toBe(EXIT.usage);
+    expect(refused.stderr).toBe('golem-stream: argument 1 (shape): unknown case "triangle" (cases: circle, square, point)\n');
+    const square = await invoke("area", '{"case":"square","value":[2,-3]}');
+    expect(square.stdout.toString()).toBe('{"result":-6}\n');
+  });
 });
