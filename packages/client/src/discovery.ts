@@ -128,6 +128,8 @@ function catalogueTooLarge(url: string, maxBytes: number, declared?: number): Cl
 async function readBounded(response: Response, maxBytes: number, url: string): Promise<Uint8Array> {
   const declared = Number(response.headers.get("content-length") ?? "0");
   if (declared > maxBytes) {
+    // An unread body would keep the connection, and the server sending it, busy until collected.
+    await response.body?.cancel().catch(() => undefined);
     throw catalogueTooLarge(url, maxBytes, declared);
   }
   const chunks: Uint8Array[] = [];
