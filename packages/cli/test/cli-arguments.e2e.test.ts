@@ -73,3 +73,23 @@ describe("invoke's arguments", () => {
     expect(square.stdout.toString()).toBe('{"result":-6}\n');
   });
 });
+
+describe("a method without a result", () => {
+  it("prints nothing on stdout, in lines too; --output json has its result event of kind none", async () => {
+    for (const output of ["auto", "lines"]) {
+      const result = await invoke("forget", "key", "--output", output);
+      expect(result.code).toBe(EXIT.success);
+      expect(result.stdout.toString()).toBe("");
+      expect(result.stderr).toBe("");
+    }
+    const json = await invoke("forget", "key", "--output", "json");
+    expect(json.code).toBe(EXIT.success);
+    const events = json.stdout
+      .toString()
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as { event: string; kind?: string });
+    expect(events.map((event) => event.event)).toEqual(["accepted", "result", "finished"]);
+    expect(events[1]).toEqual({ event: "result", kind: "none" });
+  });
+});

@@ -392,10 +392,9 @@ class SessionRunner {
       await this.#emit({ event: "finished", outcome: { kind: "success" } });
       return;
     }
-    if (result.kind === "none") {
-      if (this.#mode === "lines") await this.#emit({ result: null });
-      return;
-    }
+    // A method without a result prints nothing, as a command with nothing to say: `{"result":null}`
+    // read like an option's none, and a pipe got a line where nothing was produced.
+    if (result.kind === "none") return;
     const graph = this.#graph as SchemaGraph;
     const rendered = renderWithStreamNames(nativeJson(result.value), graph, graph.root, "$");
     if (this.#mode === "lines") {
