@@ -16,7 +16,7 @@ import { checkStaticTokens, withStaticTokens, type Authentication, type StaticTo
 import { agentsFingerprint, agentsHost, type AgentsOptions } from "./catalogue/agents-host.js";
 import { isClusterStore } from "./store/cluster-store.js";
 import type { Logger, ServerLimits } from "./options.js";
-import { createSessionServer, type ClusterOptions, type SessionServer, type SessionServerOptions } from "./server.js";
+import { createSessionServer, type ClusterOptions, type DrainOutcome, type SessionServer, type SessionServerOptions } from "./server.js";
 import type { BrowserOptions } from "./transport/browser-access.js";
 import type { SessionStore } from "./store/session-store.js";
 import { SqliteSessionStore } from "./store/sqlite-store.js";
@@ -102,8 +102,8 @@ export interface EmbeddedServer {
   readonly httpUrl: string;
   readonly server: SessionServer;
   close(): Promise<void>;
-  /** `SessionServer.drain`, then closes the store; resolves with how many invocations were failed. */
-  drain(timeoutMs: number): Promise<number>;
+  /** `SessionServer.drain`, then closes the store; resolves with what became of the invocations still running at the deadline. */
+  drain(timeoutMs: number): Promise<DrainOutcome>;
 }
 
 export const KEYRING_FILE = "keyring.json";
@@ -222,7 +222,7 @@ export async function startEmbeddedServer(options: EmbeddedServerOptions): Promi
     throw error;
   }
   let closed: Promise<void> | undefined;
-  let drained: Promise<number> | undefined;
+  let drained: Promise<DrainOutcome> | undefined;
   return {
     url: address.url,
     httpUrl: address.httpUrl,

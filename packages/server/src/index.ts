@@ -35,6 +35,7 @@ export {
   createSessionServer,
   type SessionServer,
   type BufferedBytes,
+  type DrainOutcome,
   type SessionServerOptions,
   type ClusterOptions,
   type ListeningAddress,

@@ -145,7 +145,8 @@ export interface SessionServer {
   /** New tokens use the new keyring's active key; its verify-only keys keep old tokens valid. */
   rotateKeyring(keyring: Keyring): void;
   /**
-   * Stops every invocation (they fail on the next start) and closes every
+   * Stops every invocation (on the next start they run again, replayable
+   * methods, or fail) and closes every
    * connection with 1001 (going away), dropping those that do not answer
    * within a second; messages arriving meanwhile are not taken.
    */
@@ -154,10 +155,12 @@ export interface SessionServer {
    * Graceful stop (SIGTERM): refuses new connections with `overloaded`
    * (a load balancer retries elsewhere), detaches every client (close 1001;
    * clients resume on another node), lets the invocations this process runs
-   * finish until `timeoutMs` has passed, fails the rest (`invocation-failed`),
-   * leaves the cluster and closes. Resolves with how many were failed.
+   * finish until `timeoutMs` has passed, leaves those still running whose
+   * methods are replayable to their next owner (another node, or this one
+   * when it starts again), fails the rest (`invocation-failed`), leaves the
+   * cluster and closes. Resolves with how many were handed over and failed.
    */
-  drain(timeoutMs: number): Promise<number>;
+  drain(timeoutMs: number): Promise<DrainOutcome>;
   /** Resolves when sessions left running by an earlier process have been finished. */
   readonly ready: Promise<void>;
   /** The metrics registry, when `metrics` is on. */
@@ -170,6 +173,14 @@ export interface SessionServer {
    * the capacity, and the highest held since the previous call.
    */
   bufferedBytes(): BufferedBytes;
+}
+
+/** What a drain did with the invocations still running at its deadline (`SessionServer.drain`). */
+export interface DrainOutcome {
+  /** Failed (`invocation-failed`): their methods cannot be run again. */
+  readonly failed: number;
+  /** Stopped without an outcome and left running in the store, for their next owner to run again (replayable methods). */
+  readonly handedOver: number;
 }
 
 export interface BufferedBytes {

@@ -46,6 +46,7 @@ import {
   checkOptions,
   leaseTtlOf,
   type BufferedBytes,
+  type DrainOutcome,
   type ListeningAddress,
   type SessionServer,
   type SessionServerOptions,
@@ -54,6 +55,7 @@ import {
 export type {
   BufferedBytes,
   ClusterOptions,
+  DrainOutcome,
   ListeningAddress,
   PageHandler,
   SessionServer,
@@ -212,18 +214,18 @@ class NodeSessionServer implements SessionServer {
     };
   }
 
-  async drain(timeoutMs: number): Promise<number> {
+  async drain(timeoutMs: number): Promise<DrainOutcome> {
     if (!Number.isSafeInteger(timeoutMs) || timeoutMs < 0) throw new TypeError("drain timeout must be a non-negative integer (ms)");
     const deadline = (this.#options.now ?? Date.now)() + timeoutMs;
     this.#draining = true;
     this.#observer.drainStarted();
     // Clients lose only their transport: they resume, through the balancer, on another node.
     this.#endpoint.detachAll(1001, "server draining");
-    const failed = await this.#runtime.node.finishOwned(deadline);
+    const outcome = await this.#runtime.node.finishOwned(deadline);
     this.#leases?.stop();
     if (isClusterStore(this.#options.store)) await this.#options.store.leave();
     await this.close();
-    return failed;
+    return outcome;
   }
 
   bufferedBytes(): BufferedBytes {

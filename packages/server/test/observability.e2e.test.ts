@@ -275,7 +275,7 @@ describe("health endpoints", () => {
       expect(during.status).toBe(503);
       expect(JSON.parse(during.body)).toMatchObject({ status: "not-ready", checks: { accepting: false, store: true } });
       expect((await get(server.httpUrl, "/healthz")).status).toBe(200);
-      expect(await drained).toBe(0);
+      expect(await drained).toEqual({ failed: 0, handedOver: 0 });
     } finally {
       await server.dispose();
     }

@@ -9,7 +9,7 @@ import { describe, expect, it } from "vitest";
 import { randomUUID } from "node:crypto";
 import type { InvocationAccepted, InvocationStart, ResumeAttach, SchemaValueJson, ServerMessage } from "@golem-stream/wire";
 import { defineAgentType, t } from "@golem-stream/contract";
-import { implement, MemorySessionStore, StaticAgentHost, type ServerLimits, type SessionStore } from "../src/index.js";
+import { implement, MemorySessionStore, StaticAgentHost, type DrainOutcome, type ServerLimits, type SessionStore } from "../src/index.js";
 import { NOOP_OBSERVER, type ServerObserver } from "../src/observability/server-observer.js";
 import { REPLAY_DIVERGED } from "../src/invocation/replay-divergence.js";
 import { agentStart, v, resumeAttach } from "./helpers.js";
@@ -140,6 +140,8 @@ interface Server {
   restart(options?: Omit<ServerOptions, "keyring">): Promise<Server>;
   /** What `listen` does at start: re-runs (or fails) the invocations a previous process left running. */
   recover(): Promise<number>;
+  /** A drain whose deadline has passed, then the stop: what became of the invocations still running. */
+  drain(): Promise<DrainOutcome>;
 }
 
 interface ServerOptions {
@@ -164,6 +166,11 @@ function server(options: ServerOptions = {}): Server {
     open: () => harness.open(),
     crash: () => harness.runtime.shutdown(),
     recover: () => harness.runtime.recoverInterrupted(),
+    async drain() {
+      const outcome = await harness.runtime.node.finishOwned(0);
+      harness.runtime.shutdown();
+      return outcome;
+    },
     async restart(again: Omit<ServerOptions, "keyring"> = {}) {
       const next = server({ store: harness.store, keyring: harness.keyring, ...again });
       await next.recover();
@@ -305,6 +312,28 @@ describe("re-running a replayable invocation after a restart", () => {
     first.crash();
     const after = await resumeToEnd(await first.restart(), client.transport.sent);
     expect(after.at(-1)).toMatchObject({ type: "invocationFinished", outcome: { kind: "failure", message: "invocation failed" } });
+  });
+
+  it("a drain's deadline leaves a replayable invocation still running to its next owner, who runs it to success, and fails one declared durability none", async () => {
+    const gate = gates((attempt, i) => attempt === 1 && i === 1);
+    const first = server();
+    const replayable = first.open();
+    replayable.send(start("count", v.record(v.u32(3))));
+    const fragile = first.open();
+    fragile.send(start("fragile", v.record(v.u32(3))));
+    for (const { transport } of [replayable, fragile]) await transport.expect("the first item", (sent) => resultItems(sent).length === 1);
+    expect(gate.waiting(1, 1)).toBe(true);
+
+    expect(await first.drain()).toEqual({ failed: 1, handedOver: 1 });
+    const running = await first.store.listRunningSessions();
+    expect(running.map((session) => session.method)).toEqual(["count"]);
+
+    const second = await first.restart();
+    const after = await resumeToEnd(second, replayable.transport.sent);
+    expect(u32s(resultItems(after))).toEqual([1, 2]);
+    expect(after.at(-1)).toEqual({ type: "invocationFinished", outcome: { kind: "success" } });
+    const failed = await resumeToEnd(second, fragile.transport.sent);
+    expect(failed.at(-1)).toMatchObject({ type: "invocationFinished", outcome: { kind: "failure", code: "invocation-failed" } });
   });
 
   it("re-runs are bounded by limits.maxReplays: past it the invocation fails as by default", async () => {

@@ -67,7 +67,7 @@ it("readiness asks PostgreSQL; lease, drain and commit metrics follow the node",
     expect(during.status).toBe(503);
     expect(JSON.parse(during.body)).toMatchObject({ checks: { accepting: false, store: true } });
     expect(sample((await get(`${server.httpUrl}/metrics`)).body, "golem_stream_draining")).toBe(1);
-    expect(await drained).toBe(0);
+    expect(await drained).toEqual({ failed: 0, handedOver: 0 });
     await expect(store.ping()).rejects.toThrow(/closed/);
   } finally {
     await server.close();

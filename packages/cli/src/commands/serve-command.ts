@@ -266,9 +266,11 @@ export function addServeCommand(program: Command, { io, setExitCode }: CommandCo
   change the keys, rotate in two steps (keyring rotate --staged, then keyring activate; see keyring
   --help), rolling each out to every node. The password may be in the URL or in $PGPASSWORD; it is never printed. On SIGTERM or SIGINT a node
   drains: it refuses new connections (overloaded), detaches its clients (they resume at another node),
-  lets the invocations it runs finish until --drain-timeout, fails the rest, leaves the cluster and
-  exits 0. A second signal stops it at once. Without --store (SQLite), a stop is immediate, as there
-  is no other node to resume at: invocations still running are failed when it starts again.
+  lets the invocations it runs finish until --drain-timeout, leaves the replayable ones still running
+  then to other nodes to run again, fails the rest, leaves the cluster and exits 0. A second signal
+  stops it at once. Without --store (SQLite), a stop is immediate, as there is no other node to
+  resume at: invocations still running are run again when it starts again (replayable methods) or
+  failed.
   The --pg-*-ms flags bound every wait on PostgreSQL (whole milliseconds, 0 turns one off); a limit
   that fires fails the store call, handled like PostgreSQL being unreachable (docs/cluster.md).
   Rows of small items (up to a page) are kept whole, uncompressed, in their page; larger ones are

@@ -11,11 +11,13 @@
  * `--metrics` (docs/operations.md).
  *
  * Stopping: the SQLite server closes at once (no other node could take its
- * clients; invocations still running are failed when it starts again). A
+ * clients; invocations still running are run again when it starts again,
+ * replayable methods, or failed). A
  * cluster node drains: new connections are refused (overloaded), clients
  * are detached (close 1001) to resume at another node, the invocations this
- * node runs may finish until `--drain-timeout`, the rest are failed, and
- * the node leaves the cluster. A second signal exits at once (bin.ts).
+ * node runs may finish until `--drain-timeout`, the replayable ones still
+ * running then are left to other nodes to run again, the rest are failed,
+ * and the node leaves the cluster. A second signal exits at once (bin.ts).
  */
 import { randomBytes } from "node:crypto";
 import { createDataDir, exposedDataDir } from "../data-dir.js";
@@ -339,14 +341,20 @@ async function serveWith(
   );
   logger.info("draining", { event: "server.draining", reason, timeoutMs: cluster.drainTimeoutMs });
   const started = Date.now();
-  const failed = await server.drain(cluster.drainTimeoutMs);
-  const outcome =
-    failed === 0
-      ? "every invocation this node ran has finished"
-      : `${failed} invocation${failed === 1 ? "" : "s"} still running at the deadline failed`;
-  announce(io, `drained in ${formatMs(Date.now() - started)}: ${outcome}; left the cluster\n`);
-  logger.info("stopped", { event: "server.stop", failed });
+  const { failed, handedOver } = await server.drain(cluster.drainTimeoutMs);
+  announce(io, `drained in ${formatMs(Date.now() - started)}: ${drainOutcome(failed, handedOver)}; left the cluster\n`);
+  logger.info("stopped", { event: "server.stop", failed, handedOver });
   return EXIT.success;
+}
+
+/** What became of the invocations this node ran, for the line a drained node prints. */
+function drainOutcome(failed: number, handedOver: number): string {
+  if (failed === 0 && handedOver === 0) return "every invocation this node ran has finished";
+  const invocations = (n: number) => `${n} invocation${n === 1 ? "" : "s"}`;
+  const parts = [];
+  if (handedOver > 0) parts.push(`${invocations(handedOver)} still running at the deadline left to other nodes to run again`);
+  if (failed > 0) parts.push(`${invocations(failed)} still running at the deadline failed (not replayable)`);
+  return parts.join(", ");
 }
 
 /**

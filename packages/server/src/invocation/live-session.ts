@@ -253,6 +253,11 @@ export class LiveSession {
     return this.record.state === "finished";
   }
 
+  /** An outcome of this node's (a success or a failure) is being recorded: the invocation is ending here. */
+  get ending(): boolean {
+    return this.#outcome.finishing || this.#outcome.failing;
+  }
+
   get attachment(): AttachmentSink | undefined {
     return this.#attachment.current;
   }
@@ -498,10 +503,11 @@ export class LiveSession {
     this.#attachment.current?.ownershipMoved();
   }
 
-  /** Aborts the running invocation without recording anything (server shutdown). */
+  /** Aborts the running invocation without recording anything (server shutdown, or a drain's deadline). */
   abortForShutdown(): void {
-    // Nothing more is recorded: on the next start the session is found
-    // running and finished as failed (see docs/protocol/server.md).
+    // Nothing more is recorded: its next owner (this node when it starts again, or another node
+    // that claims it) finds the session running and runs it again, or fails it when its method
+    // cannot be (docs/durable-execution.md).
     this.#outcome.shutDown();
     this.#attachment.stopWatching();
     this.#invocationAbort.abort(new Error("server shutting down"));

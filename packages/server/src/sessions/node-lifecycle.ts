@@ -11,6 +11,10 @@ import { InvocationRuns } from "./invocation-runs.js";
 import { Reruns, type RerunSlots } from "./reruns.js";
 import { SessionCache } from "./session-cache.js";
 import type { TimerHandle } from "../timers.js";
+import type { DrainOutcome } from "../server-options.js";
+import type { LiveSession } from "../invocation/live-session.js";
+import { identityOf } from "../observability/server-observer.js";
+import { sessionFields } from "../observability/log-observer.js";
 
 /** After a store failure while recovering at start: the first wait before trying again, doubling up to the last. */
 const RECOVERY_RETRY_MS = 1_000;
@@ -176,11 +180,14 @@ export class NodeLifecycle {
   }
 
   /**
-   * Waits until every invocation this process runs has finished, or until
-   * `deadline` (ms since the epoch, by `deps.now`); then fails those still
-   * running as a restart would. Returns how many had to be failed.
+   * Waits until every invocation this process runs has finished, or until `deadline` (ms since
+   * the epoch, by `deps.now`). Then those still running whose method a re-run could run again
+   * (replayable, on a store with journals) are stopped without recording anything: left running
+   * in the store, the next owner runs them again (another node once this one has left the
+   * cluster; this one when it starts again), as after a crash, with no work lost. The rest are
+   * failed, as a restart would fail them.
    */
-  async finishOwned(deadlineMs: number): Promise<number> {
+  async finishOwned(deadlineMs: number): Promise<DrainOutcome> {
     const remaining = Math.max(0, deadlineMs - this.#deps.now());
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<void>((resolve) => (timer = setTimeout(resolve, remaining)));
@@ -189,16 +196,31 @@ export class NodeLifecycle {
     await this.runs.startsDecided();
     await Promise.race([this.runs.ended(), deadline]);
     clearTimeout(timer);
-    // All at once: one after another, N invocations would keep the node N commits past its deadline.
     const running = [...this.cache.values()].filter((live) => live.role === "owner" && !live.finished);
+    const toFail: LiveSession[] = [];
+    let handedOver = 0;
+    for (const live of running) {
+      // One whose outcome is on its way ends here: a success being committed stays a success.
+      if (!live.running || live.ending || this.#reruns.whyNotRerunnable(live) !== undefined) {
+        toFail.push(live);
+        continue;
+      }
+      live.abortForShutdown();
+      handedOver++;
+      this.#deps.logger.info("an invocation still running at the drain's deadline is left to its next owner, who runs it again", {
+        event: "invocation.handed-over",
+        ...sessionFields(identityOf(live.record)),
+      });
+    }
+    // All at once: one after another, N invocations would keep the node N commits past its deadline.
     const outcomes = await Promise.all(
-      running.map(async (live) => {
+      toFail.map(async (live) => {
         await live.failNow();
         // A success whose finish was being committed at the deadline stays a success.
         return live.record.outcome !== undefined && (JSON.parse(live.record.outcome) as { kind: string }).kind === "failure";
       }),
     );
-    return outcomes.filter(Boolean).length;
+    return { failed: outcomes.filter(Boolean).length, handedOver };
   }
 
   /** Stops every invocation without recording anything; the store stays consistent. */

@@ -8,7 +8,7 @@
  * is never refused for it (docs/protocol/server.md, "Per-principal bounds").
  */
 import type { ConfigEntry, JsonValue, SchemaGraphJson, SchemaValueJson } from "@golem-stream/wire";
-import { durabilityOf } from "../agent-host.js";
+import { durabilityOf, type MethodDescriptor } from "../agent-host.js";
 import { catalogueGraph, decodeValue } from "../values.js";
 import type { LiveSession } from "../invocation/live-session.js";
 import type { SessionDeps } from "../invocation/session-deps.js";
@@ -50,6 +50,30 @@ export class Reruns {
   }
 
   /**
+   * Why `live`'s invocation could not be run again from the start if it were interrupted now
+   * (its method gone or not replayable, a store without journals, parameters its method no
+   * longer takes), or undefined when it could: a drain leaves such an invocation to the next
+   * owner instead of failing it. Whether it has re-runs left is the store's to say, at the re-run.
+   */
+  whyNotRerunnable(live: LiveSession): string | undefined {
+    const method = this.#rerunnableMethod(live);
+    return typeof method === "string" ? method : undefined;
+  }
+
+  /** The method a re-run of `live` would run, or why there is none. */
+  #rerunnableMethod(live: LiveSession): MethodDescriptor | string {
+    const record = live.record;
+    const store = this.#deps.store;
+    const type = this.#deps.host.agentTypes(record.application, record.environment)?.find((t) => t.name === record.agentType);
+    const method = type?.methods.find((m) => m.name === record.method);
+    if (type === undefined || method === undefined) return "the catalogue no longer has its method";
+    if (durabilityOf(type, method) !== "replay") return 'its method is not replayable (durability: "replay" would run it again)';
+    if (store.recordRun === undefined || store.readJournal === undefined || store.appendJournal === undefined)
+      return "the store keeps no journal, which a re-run needs";
+    return staleParameters(record.parameters, method.parameters) ?? method;
+  }
+
+  /**
    * Runs an interrupted invocation again from the start (docs/durable-execution.md) when its
    * method is replayable here, the store keeps journals and it has re-runs left
    * (`limits.maxReplays`); resolves to whether it does. The method is the catalogue's of this
@@ -59,14 +83,9 @@ export class Reruns {
   async #rerun(live: LiveSession): Promise<string | undefined> {
     const record = live.record;
     const store = this.#deps.store;
-    const type = this.#deps.host.agentTypes(record.application, record.environment)?.find((t) => t.name === record.agentType);
-    const method = type?.methods.find((m) => m.name === record.method);
-    if (type === undefined || method === undefined) return "the catalogue no longer has its method";
-    if (durabilityOf(type, method) !== "replay") return 'its method is not replayable (durability: "replay" would run it again)';
-    if (store.recordRun === undefined || store.readJournal === undefined || store.appendJournal === undefined)
-      return "the store keeps no journal, which a re-run needs";
-    const stale = staleParameters(record.parameters, method.parameters);
-    if (stale !== undefined) return stale;
+    const method = this.#rerunnableMethod(live);
+    if (typeof method === "string") return method;
+    if (store.recordRun === undefined || store.readJournal === undefined) return "the store keeps no journal, which a re-run needs";
     // Counted before it runs: a method that crashes its server every time still reaches the bound.
     let attempt: number;
     let journal: Awaited<ReturnType<typeof store.readJournal>>;

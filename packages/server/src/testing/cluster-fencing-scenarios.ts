@@ -133,7 +133,7 @@ export function fencingScenarios(api: TestApi, cluster: ClusterHarness): void {
     expect(stored?.count).toBe(state.committedByA);
     // A stopped the invocation at its first refused write and runs nothing.
     await aLost;
-    expect(await a.server.drain(0)).toBe(0);
+    expect(await a.server.drain(0)).toEqual({ failed: 0, handedOver: 0 });
     closedByScenario(a);
   });
 
@@ -150,7 +150,7 @@ export function fencingScenarios(api: TestApi, cluster: ClusterHarness): void {
     expect(outcomes.length).toBeGreaterThan(0);
     expect(new Set(outcomes)).toEqual(new Set(["ownership-lost"]));
     await aLost;
-    expect(await a.server.drain(0)).toBe(0);
+    expect(await a.server.drain(0)).toEqual({ failed: 0, handedOver: 0 });
     closedByScenario(a);
   });
 
@@ -213,7 +213,7 @@ export function fencingScenarios(api: TestApi, cluster: ClusterHarness): void {
     const result = messages.find((m) => m.type === "invocationResult") as Extract<ServerMessage, { type: "invocationResult" }>;
     expect(outputValues(messages, result.mappings[0]!.channel).map((item) => item.value)).toEqual(Array.from({ length: 30 }, (_, i) => i));
     expect(messages.at(-1)).toMatchObject({ type: "invocationFinished", outcome: { kind: "success" } });
-    expect(await drained).toBe(0);
+    expect(await drained).toEqual({ failed: 0, handedOver: 0 });
     closedByScenario(a);
   });
 
@@ -261,7 +261,7 @@ export function fencingScenarios(api: TestApi, cluster: ClusterHarness): void {
     // The deadline is now: the drain fails what still runs, while the success is being committed.
     const drained = a!.server.drain(0);
     setTimeout(openGate, 50);
-    expect(await drained).toBe(0);
+    expect(await drained).toEqual({ failed: 0, handedOver: 0 });
     const { sessionId } = inspectToken(accepted.sessionToken).fields as { sessionId: string };
     const stored = (await stores[0]!.getSession(sessionId))!;
     expect(JSON.parse(stored.outcome!)).toMatchObject({ kind: "success" });

@@ -6,13 +6,13 @@
  * delay (some finish within a drain's deadline, some cannot), uploads
  * (digest, tally).
  *
- * Checked per invocation: no data lost or duplicated (count values 0..k-1 in
- * order with k what the store holds; digests and tallies equal the local
- * ones), and each ends as the drain rules say: success is complete; an
- * invocation-failed one was owned by a drained node and still running at
- * its drain's deadline, and everything it produced reached the client
- * (which resumed at other nodes). A drained process exits 0 and reports
- * as many failures as the store holds for it.
+ * Every method here is replayable, so none may fail: an invocation still
+ * running at its owner's drain deadline is left to the other nodes, which
+ * claim it once the drained node has left and run it again, while its
+ * client resumes through the balancer. Checked per invocation: success, no
+ * data lost or duplicated (count values 0..k-1 in order; digests and tallies
+ * equal the local ones). A drained process exits 0 and reports what it left
+ * to the others and failed nothing; the first drain leaves at least one.
  */
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { inputStream, type Invocation } from "@golem-stream/client";
@@ -22,9 +22,11 @@ import { TestCluster, type NodeProcess } from "./support/cluster.js";
 import { clientFor, demo, fieldsOf, firstStream, randomChunks, range, record, sha256, sleep, u32 } from "./support/demo.js";
 
 const DRAIN_MS = 2000;
-// A lease long enough that a node slowed down by load (2 cores, other suites running) keeps it:
-// only drains end invocations here (a lapsed lease of a live node is not fenced yet; docs/cluster.md).
-const cluster = new TestCluster({ leaseTtlMs: 15_000, drainMs: DRAIN_MS });
+// A short lease, so that the nodes claim what a drained node left soon after it leaves (every
+// half lease, once a node has seen the store for a whole one). A lease lapsing under load (2
+// cores, other suites running) moves an invocation too, fenced, and it runs again at its
+// claimer: re-runs are not what is counted here, so they are not bounded.
+const cluster = new TestCluster({ leaseTtlMs: 3000, drainMs: DRAIN_MS, maxReplays: 100 });
 let balancer: TcpProxy;
 const live: NodeProcess[] = [];
 
@@ -130,13 +132,13 @@ function tallyRun(key: string): Run {
 }
 
 describe("rolling restart with drain", () => {
-  it("every node drained and replaced in turn under 20 concurrent long invocations: nothing lost or duplicated, each ends as the drain rules say", async () => {
+  it("every node drained and replaced in turn under 20 concurrent long invocations: each succeeds, nothing lost or duplicated; what outlives a drain runs again at another node", async () => {
     const tag = Date.now().toString(36);
     const runs: Run[] = [
       ...range(6).map((i) => countRun(`${tag}-short-${i}`, 30, 10)), // well under a second unloaded
       ...range(6).map((i) => countRun(`${tag}-medium-${i}`, 150, 20)), // about 3 s
-      // About 30 s: outlives its owner (each is failed at its owner's drain deadline, so the test does not wait for it).
-      ...range(4).map((i) => countRun(`${tag}-long-${i}`, 1500, 20)),
+      // About 8 s a run: outlives its owner's drain deadline, and runs again from the start elsewhere.
+      ...range(4).map((i) => countRun(`${tag}-long-${i}`, 400, 20)),
       ...range(2).map((i) => digestRun(`${tag}-digest-${i}`)),
       ...range(2).map((i) => tallyRun(`${tag}-tally-${i}`)),
     ];
@@ -171,20 +173,11 @@ describe("rolling restart with drain", () => {
 
     const outcomes = await Promise.all(runs.map((run) => run.done));
     const db = await admin();
-    let rows: {
-      idempotency_key: string;
-      session_id: string;
-      owner_node: string;
-      outcome: string;
-      finished_at: string;
-      count: string | null;
-    }[];
+    let rows: { idempotency_key: string; session_id: string; owner_node: string; outcome: string }[];
     try {
       rows = (
         await db.query(
-          `SELECT se.idempotency_key, se.session_id, se.owner_node, se.outcome, se.finished_at, st.count
-           FROM ${cluster.schema}.sessions se LEFT JOIN ${cluster.schema}.streams st ON st.session_id = se.session_id AND st.direction = 'output'
-           WHERE se.idempotency_key LIKE $1`,
+          `SELECT idempotency_key, session_id, owner_node, outcome FROM ${cluster.schema}.sessions WHERE idempotency_key LIKE $1`,
           [`${tag}-%`],
         )
       ).rows;
@@ -192,46 +185,24 @@ describe("rolling restart with drain", () => {
       await db.end();
     }
     const byKey = new Map(rows.map((row) => [row.idempotency_key, row]));
-    const failedBy = new Map<string, number>();
     const summary = runs.map((run, i) => {
       const row = byKey.get(run.key);
-      const drainedAt = row === undefined ? undefined : sigterm.get(row.owner_node);
       const error = outcomes[i]!.error;
-      return `${run.key}: ${error === undefined ? "success" : `${error.kind}/${error.code}`} (session ${row?.session_id}, owner ${row?.owner_node}, finished ${drainedAt === undefined ? "?" : Number(row!.finished_at) - drainedAt} ms after its SIGTERM)`;
+      return `${run.key}: ${error === undefined ? "success" : `${error.kind}/${error.code}`} (session ${row?.session_id}, owner ${row?.owner_node})`;
     });
     if (process.env.GS_E2E_DEBUG !== undefined) console.log(`rolling restart outcomes:\n${summary.join("\n")}`);
     runs.forEach((run, i) => {
       const { value, error } = outcomes[i]!;
       const row = byKey.get(run.key);
-      const label = `${run.key} (owner ${row?.owner_node}): ${error === undefined ? "success" : `${error.kind}/${error.code}`}\n${summary.join("\n")}\n${cluster.logs()}`;
-      expect(row, label).toBeDefined();
-      const outcome = JSON.parse(row!.outcome) as { kind: string; code?: string };
-      const finishedAt = Number(row!.finished_at);
-      const drainedAt = sigterm.get(row!.owner_node);
-      if (error === undefined) {
-        expect(value, label).toEqual(run.expected);
-        expect(outcome.kind, label).toBe("success");
-        // No bound on when: a success whose finish was being committed at its owner's
-        // deadline stays a success, and under load that commit can land well after it.
-        return;
-      }
-      expect(error, label).toMatchObject({ kind: "invocation-failed", code: "invocation-failed" });
-      expect(outcome, label).toMatchObject({ kind: "failure", code: "invocation-failed" });
-      // Failed by its owner's drain, at the deadline and not before.
-      expect(drainedAt, label).toBeDefined();
-      expect(finishedAt, label).toBeGreaterThanOrEqual(drainedAt! + DRAIN_MS - 50);
-      failedBy.set(row!.owner_node, (failedBy.get(row!.owner_node) ?? 0) + 1);
-      if (run.kind === "count") {
-        // Everything produced before the failure reached the client, once, in order.
-        const items = value as number[];
-        expect(items, label).toEqual(range(items.length));
-        // No output stream row when it failed before its result was committed.
-        expect(String(items.length), label).toBe(row!.count ?? "0");
-      }
+      const label = `${run.key} (owner ${row?.owner_node})\n${summary.join("\n")}\n${cluster.logs()}`;
+      expect(error, label).toBeUndefined();
+      expect(value, label).toEqual(run.expected);
+      expect(JSON.parse(row!.outcome), label).toMatchObject({ kind: "success" });
     });
-    // The long ones outlive every drain deadline; the rest end either way, by the rules above.
-    for (const [i, run] of runs.entries()) if (run.key.includes("-long-")) expect(outcomes[i]!.error, run.key).toBeDefined();
-    // Each drained process reported as many failed invocations as the store holds for it.
-    for (const node of cluster.nodes.filter((n) => sigterm.has(n.id))) expect(node.drained, node.id).toBe(failedBy.get(node.id) ?? 0);
+    const drained = cluster.nodes.filter((n) => sigterm.has(n.id)).map((n) => ({ id: n.id, ...n.drained }));
+    for (const node of drained) expect(node, node.id).toMatchObject({ failed: 0 });
+    // The first node drained 2 s after the start: of the ten invocations that run longer, those it
+    // owned were still running at its deadline.
+    expect(drained[0]!.handedOver, JSON.stringify(drained)).toBeGreaterThan(0);
   }, 90_000);
 });

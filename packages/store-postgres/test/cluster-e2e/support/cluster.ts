@@ -13,6 +13,12 @@ import type { Upstream } from "@golem-stream/test-support";
 
 export const TOKEN = "cluster-e2e-token";
 
+/** `server.drain`'s answer, as the node process prints it. */
+export interface DrainOutcome {
+  readonly failed: number;
+  readonly handedOver: number;
+}
+
 const SCRIPT = fileURLToPath(new URL("./node-process.mjs", import.meta.url));
 
 export interface NodeProcess extends Upstream {
@@ -30,8 +36,8 @@ export interface NodeProcess extends Upstream {
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   /** Set once the process exited. */
   exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
-  /** `{"drained": n}` after a SIGTERM drain, the number of invocations it failed. */
-  drained: number | undefined;
+  /** After a SIGTERM drain: what became of the invocations still running at its deadline (`server.drain`). */
+  drained: DrainOutcome | undefined;
 }
 
 export interface ClusterOptions {
@@ -130,7 +136,7 @@ export class TestCluster {
       });
     });
     lines.on("line", (line) => {
-      const message = JSON.parse(line) as { drained?: number };
+      const message = JSON.parse(line) as { drained?: DrainOutcome };
       if (message.drained !== undefined) node.drained = message.drained;
     });
     void exited.then((exit) => (node.exit = exit));

@@ -15,7 +15,7 @@
  *   GS_MAX_REPLAYS      limits.maxReplays (default: the server's)
  *
  * Prints one JSON line `{"url","port","pid","nodeId"}` on stdout once it
- * listens. SIGTERM drains (`server.drain`), prints `{"drained":n}`, closes the
+ * listens. SIGTERM drains (`server.drain`), prints `{"drained":{"failed":n,"handedOver":m}}`, closes the
  * store and exits 0. Warnings and errors go to stderr as JSON lines.
  */
 import { createSessionServer } from "@golem-stream/server";
@@ -67,9 +67,9 @@ process.on("SIGTERM", () => {
   const sigtermAt = Date.now();
   void (async () => {
     try {
-      const failed = await server.drain(drainMs);
-      process.stdout.write(`${JSON.stringify({ drained: failed })}\n`);
-      logger.warn("drained", { failed, sigtermAt, at: Date.now() });
+      const drained = await server.drain(drainMs);
+      process.stdout.write(`${JSON.stringify({ drained })}\n`);
+      logger.warn("drained", { ...drained, sigtermAt, at: Date.now() });
       await store.close();
       process.exit(0);
     } catch (error) {
