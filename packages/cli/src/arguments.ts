@@ -1,8 +1,8 @@
 /**
  * Turns `invoke`'s command-line arguments into native values: one argument
  * per method parameter, in declaration order; `-` binds stdin to a stream
- * parameter. Every failure is a usage error naming the argument, raised
- * before anything is sent.
+ * parameter, any other argument of one names a file to read. Every failure
+ * is a usage error naming the argument, raised before anything is sent.
  */
 import { inputStream } from "@golem-stream/client";
 import type { InputStream, ParamNode, ParamPayload } from "@golem-stream/client";
@@ -11,7 +11,9 @@ import type { SchemaGraph, SchemaType, SchemaValue } from "@golem-stream/schema-
 import { LIMITS, isProtocolError, parseStrictJson } from "@golem-stream/wire";
 import type { JsonValue, SchemaValueJson } from "@golem-stream/wire";
 import type { CliIo } from "./io/cli-io.js";
-import { byteChunks, knownInputSize, readAllBounded, refuseDirectoryStdin, stdinBytes, thenDone } from "./io/stdin-source.js";
+import { byteChunks, readAllBounded, thenDone } from "./io/stdin-source.js";
+import { fileSource, stdinSource } from "./io/input-source.js";
+import type { InputSource } from "./io/input-source.js";
 import { textLines } from "./io/stdin-lines.js";
 import { JSON_VALUE_LINE, STRING_ITEM_LINE } from "./io/line-limits.js";
 import type { StreamProgress, StreamProgressOptions } from "./io/progress.js";
@@ -121,20 +123,20 @@ export function constructorValue(text: string | undefined, graph: SchemaGraph, o
 
 export interface BoundParameters {
   readonly methodParameters: ParamNode;
-  /** The parameter stdin is bound to, if any. */
-  readonly stdinParameter: string | undefined;
+  /** Each input stream this process feeds, with the parameter it is for and where its bytes come from. */
+  readonly inputs: ReadonlyMap<InputStream, InputSource>;
 }
 
 /**
- * Builds the method parameters. A stream parameter takes `-` (stdin); the
- * items are cut by its element type (see docs/protocol/cli.md).
+ * Builds the method parameters. A stream parameter takes `-` (stdin, for one of them) or a file
+ * to read; the items are cut by its element type (see docs/protocol/cli.md).
  */
 export function bindMethodParameters(
   args: readonly string[],
   graph: SchemaGraph,
   io: CliIo,
   options: ArgumentOptions,
-  stdinProgress: (name: string, options: StreamProgressOptions) => StreamProgress,
+  inputProgress: (name: string, options: StreamProgressOptions) => StreamProgress,
 ): BoundParameters {
   const fields = recordFields(graph, "the method's parameters");
   if (args.length !== fields.length) {
@@ -142,52 +144,56 @@ export function bindMethodParameters(
       `expected ${fields.length} argument${fields.length === 1 ? "" : "s"} (${signatureText(graph) || "none"}), got ${args.length}`,
     );
   }
+  const inputs = new Map<InputStream, InputSource>();
   let stdinParameter: string | undefined;
   const values = fields.map((field, index): ParamPayload => {
     const arg = args[index] as string;
     const what = `argument ${index + 1} (${field.name})`;
     const resolved = graph.resolve(field.body);
     if (resolved.kind === "stream") {
-      if (arg !== "-") throw usageError(`${what} is a ${describeType(graph, field.body)}: pass - to stream stdin into it`);
-      if (stdinParameter !== undefined) throw usageError(`stdin is already bound to ${stdinParameter}; only one - is possible`);
-      stdinParameter = field.name;
-      refuseDirectoryStdin(io.stdin, field.name);
+      if (arg === "-" && stdinParameter !== undefined) {
+        throw usageError(`stdin is already bound to ${stdinParameter}; only one - is possible: give ${field.name} a file to read`);
+      }
+      if (arg === "-") stdinParameter = field.name;
+      const source =
+        arg === "-" ? stdinSource(io.stdin, field.name) : fileSource(arg, field.name, `${what} is a ${describeType(graph, field.body)}`);
       const direct = isDirectBinary(graph, resolved.value.inner);
-      const totalBytes = knownInputSize(io.stdin);
-      const bar = stdinProgress(field.name, {
+      const bar = inputProgress(field.name, {
         unit: direct === "u8" ? "bytes" : "items",
-        ...(totalBytes === undefined ? {} : { totalBytes }),
+        ...(source.totalBytes === undefined ? {} : { totalBytes: source.totalBytes }),
       });
-      return stdinStream(graph, resolved.value.inner, io, options, bar, field.name);
+      const stream = inputItems(graph, resolved.value.inner, source, options, bar);
+      inputs.set(stream, source);
+      return stream;
     }
     if (arg === "-")
       throw usageError(`${what} is a ${describeType(graph, field.body)}, not a stream; - binds stdin to stream parameters only`);
     return parseValueArgument(arg, graph, field.body, what, options) as unknown as ParamPayload;
   });
-  return { methodParameters: { kind: "record", value: { fields: values } }, stdinParameter };
+  return { methodParameters: { kind: "record", value: { fields: values } }, inputs };
 }
 
-function stdinStream(
+function inputItems(
   graph: SchemaGraph,
   elementType: SchemaType,
-  io: CliIo,
+  source: InputSource,
   options: ArgumentOptions,
   bar: StreamProgress,
-  name: string,
 ): InputStream {
   const direct = isDirectBinary(graph, elementType);
   const done = () => bar.finish("done");
+  const counted = (lines: number, bytes: number) => bar.add(lines, bytes);
   if (direct === "u8")
     return inputStream.bytes(
       thenDone(
-        byteChunks(stdinBytes(io.stdin), (bytes) => bar.add(bytes, bytes)),
+        byteChunks(source.bytes, (bytes) => bar.add(bytes, bytes)),
         done,
       ),
     );
   if (direct === "binary") {
     return inputStream.binary(
       (async function* () {
-        const bytes = await readAllBounded(io.stdin, LIMITS.maxBinaryPayloadBytes, `stdin for ${name}`);
+        const bytes = await readAllBounded(source.bytes, LIMITS.maxBinaryPayloadBytes, `${source.name} for ${source.parameter}`);
         bar.add(1, bytes.length);
         yield bytes;
         done();
@@ -195,17 +201,14 @@ function stdinStream(
     );
   }
   if (graph.resolve(elementType).kind === "string") {
-    return inputStream.strings(textLines(io.stdin, (lines, bytes) => bar.add(lines, bytes), STRING_ITEM_LINE, done));
+    return inputStream.strings(textLines(source.bytes, counted, STRING_ITEM_LINE, done, source.name));
   }
   // Any other element type: one JSON value per line, converted like an argument.
   let line = 0;
-  return inputStream.values(
-    textLines(io.stdin, (lines, bytes) => bar.add(lines, bytes), JSON_VALUE_LINE, done),
-    (text: string): ParamNode => {
-      line += 1;
-      return parseValueArgument(text, graph, elementType, `stdin line ${line}`, options) as unknown as ParamNode;
-    },
-  );
+  return inputStream.values(textLines(source.bytes, counted, JSON_VALUE_LINE, done, source.name), (text: string): ParamNode => {
+    line += 1;
+    return parseValueArgument(text, graph, elementType, `${source.name} line ${line}`, options) as unknown as ParamNode;
+  });
 }
 
 export function nativeAsJson(value: SchemaValue): SchemaValueJson {

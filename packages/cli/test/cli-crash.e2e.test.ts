@@ -374,7 +374,7 @@ describe("Ctrl-C", () => {
     // No restart happened: the input was cancelled, and the agent failed on it.
     expect(resumed.code).toBe(EXIT.invocationFailed);
     expect(resumed.stderr).toMatch(
-      /it may have been a server restart .*, or an input only the interrupted process could feed \(stdin\), which resume had to cancel \(source-unavailable\)/,
+      /it may have been a server restart .*, or an input only the interrupted process could feed \(stdin, or a file it read\), which resume had to cancel \(source-unavailable\)/,
     );
     expect(resumed.stderr).not.toMatch(/: a server restart fails every invocation/);
   });

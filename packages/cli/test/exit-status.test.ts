@@ -19,7 +19,7 @@ describe("failureOf: invocation-failed without a reason", () => {
       /it may have been a server restart, which fails every invocation it was running that is not replayable\. The output it produced before was delivered/,
     );
     expect(failureOf(failed, { wasAway: true, resumed: true }).message).toMatch(
-      /a server restart \(it fails every invocation it was running that is not replayable\), or an input only the interrupted process could feed \(stdin\)/,
+      /a server restart \(it fails every invocation it was running that is not replayable\), or an input only the interrupted process could feed \(stdin, or a file it read\)/,
     );
   });
 

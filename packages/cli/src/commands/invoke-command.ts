@@ -16,7 +16,7 @@ export function addInvokeCommands(program: Command, { io, setExitCode }: Command
     .description("Call an agent method, streaming stdin into it and its output streams to stdout.")
     .argument("<agent-type>", "agent type, for example echo")
     .argument("<method>", "method name, for example digest")
-    .argument("[arguments...]", "one per method parameter, in order: JSON, or - to bind stdin to a stream parameter")
+    .argument("[arguments...]", "one per method parameter, in order: JSON; for a stream parameter - (stdin) or a file to read")
     .addOption(applicationOption())
     .addOption(environmentOption())
     .option("-c, --constructor <json>", "constructor parameters as JSON (an object by field name, or an array)")
@@ -33,8 +33,8 @@ Arguments are plain JSON converted with the method's schema from the server's di
 (u64/s64 may be given as strings), or native SchemaValue JSON with --native. A negative number
 (-3, -1E3, -Infinity) is an argument, never an option; any other argument that starts with -
 goes after --.
-"-" binds stdin to a stream parameter: raw bytes for stream<u8> and stream<binary>, one item per line
-for stream<string>. Output: a result with a single output stream prints it bare (strings one per
+A stream parameter takes "-" (stdin) or a file to read: raw bytes for stream<u8> and stream<binary>,
+one item per line for stream<string>. Stdin feeds one stream; give the others files (<(command) too). Output: a result with a single output stream prints it bare (strings one per
 line, bytes raw, other items one JSON value per line; the rest of the result on stderr, or nowhere
 with --result none); several streams print one JSON line per item ({"stream":name,"item":value})
 and the result last. --output lines always uses those lines; --output json prints one JSON event
@@ -79,8 +79,8 @@ holds the frozen start: resume sends exactly that start again (same attempt id),
 replays its acceptance or accepts it now. An invocation that already finished prints its result again
 and exits 0.
 
-Input read from stdin is not replayable: after a crash, resume has no source for it, and an input
-stream the server had not seen end is cancelled with source-unavailable (the invocation then usually
+Input read from stdin or a file is not fed again: after a crash, resume has no source for it (a
+checkpoint keeps no file names), and an input stream the server had not seen end is cancelled with source-unavailable (the invocation then usually
 fails, exit 1). Output the server produced is still delivered.
 ${CONNECTION_HELP}
 

@@ -57,12 +57,8 @@ async function invoke(target: InvokeTarget, options: InvokeOptions, io: CliIo): 
   // overwrite each line as it is typed.
   const typesInput = target.args.includes("-") && io.stdin.isTTY === true;
   const progress = createProgress(io, options.progress && !typesInput);
-  const { methodParameters, stdinParameter } = bindMethodParameters(
-    target.args,
-    method.parameters,
-    io,
-    argumentOptions,
-    (name, barOptions) => progress.stream(name, "in", barOptions),
+  const { methodParameters, inputs } = bindMethodParameters(target.args, method.parameters, io, argumentOptions, (name, barOptions) =>
+    progress.stream(name, "in", barOptions),
   );
   const sink = createCheckpointSink(options.checkpoint, methodSchemaDigest(agentType, method), options.checkpointBatching);
 
@@ -94,7 +90,7 @@ async function invoke(target: InvokeTarget, options: InvokeOptions, io: CliIo): 
     resumed: false,
     retries: options.retries,
     ...(options.checkpoint === undefined ? {} : { checkpoint: options.checkpoint }),
-    ...(stdinParameter === undefined ? {} : { stdinParameter }),
+    inputs,
   });
   return finishCheckpoint(sink, code, io);
 }

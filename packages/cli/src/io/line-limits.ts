@@ -1,5 +1,5 @@
 /**
- * How long a line of stdin may be (stdin-lines.ts), and what the message says about one that is
+ * How long a line of stdin (or of a file bound to a stream parameter) may be (stdin-lines.ts), and what the message says about one that is
  * longer.
  *
  * A `stream<string>` item travels as a JSON string inside one `inputStreamItem` text message,
@@ -39,11 +39,11 @@ export const STRING_ITEM_LINE: LineLimit = { maxBytes: LIMITS.maxTextMessageByte
  */
 export const JSON_VALUE_LINE: LineLimit = { maxBytes: LIMITS.maxValueByteCharge - 16 };
 
-/** The message for line `lineNumber` (1-based), longer than `limit`. */
-export function tooLongMessage(lineNumber: number, limit: LineLimit): string {
-  if (limit.asJsonString !== true) return `stdin line ${lineNumber} is longer than ${limit.maxBytes} bytes`;
+/** The message for line `lineNumber` (1-based) of `source` (`stdin`, or a file's path), longer than `limit`. */
+export function tooLongMessage(lineNumber: number, limit: LineLimit, source = "stdin"): string {
+  if (limit.asJsonString !== true) return `${source} line ${lineNumber} is longer than ${limit.maxBytes} bytes`;
   return (
-    `stdin line ${lineNumber} is too long: a stream<string> item must fit in one protocol message of ` +
+    `${source} line ${lineNumber} is too long: a stream<string> item must fit in one protocol message of ` +
     `${LIMITS.maxTextMessageBytes} bytes, which leaves ${limit.maxBytes} bytes for the line as a JSON string ` +
     "(there a quote or a backslash takes 2 bytes, a control character 2 or 6)"
   );

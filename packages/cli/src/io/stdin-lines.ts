@@ -23,14 +23,16 @@ const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 /**
  * The lines of `source`. `onLines(lines, bytes)` counts what was cut (bytes without line ends),
  * once per chunk; `onEnd` is called once the last line has been handed out (not on a failure).
+ * `sourceName` is what messages call the source: `stdin`, or the file an argument named.
  */
 export function textLines(
   source: AsyncIterable<unknown>,
   onLines: (lines: number, bytes: number) => void,
   limit: LineLimit = STRING_ITEM_LINE,
   onEnd: () => void = () => undefined,
+  sourceName = "stdin",
 ): AsyncIterableIterator<string> {
-  return new LineReader(source[Symbol.asyncIterator](), onLines, limit, onEnd);
+  return new LineReader(source[Symbol.asyncIterator](), onLines, limit, onEnd, sourceName);
 }
 
 class LineReader implements AsyncIterableIterator<string> {
@@ -40,6 +42,7 @@ class LineReader implements AsyncIterableIterator<string> {
   /** A line of at most this many bytes fits whatever it holds: its exact size is not worked out. */
   readonly #surelyFits: number;
   readonly #onEnd: () => void;
+  readonly #sourceName: string;
   /** Lines cut and not handed out yet, from `#at`. */
   #lines: string[] = [];
   #at = 0;
@@ -56,13 +59,20 @@ class LineReader implements AsyncIterableIterator<string> {
   /** `onEnd` was called. */
   #told = false;
 
-  constructor(source: AsyncIterator<unknown>, onLines: (lines: number, bytes: number) => void, limit: LineLimit, onEnd: () => void) {
+  constructor(
+    source: AsyncIterator<unknown>,
+    onLines: (lines: number, bytes: number) => void,
+    limit: LineLimit,
+    onEnd: () => void,
+    sourceName: string,
+  ) {
     this.#source = source;
     this.#onLines = onLines;
     this.#limit = limit;
     // JSON escapes a byte as at most 6.
     this.#surelyFits = limit.asJsonString === true ? Math.floor(limit.maxBytes / 6) : limit.maxBytes;
     this.#onEnd = onEnd;
+    this.#sourceName = sourceName;
   }
 
   [Symbol.asyncIterator](): AsyncIterableIterator<string> {
@@ -148,7 +158,7 @@ class LineReader implements AsyncIterableIterator<string> {
     let lines = 0;
     for (let at = end; at !== -1; at = bytes.indexOf(NEWLINE, at + 1)) {
       if (at - lineStart > this.#surelyFits && !this.#fits(bytes.subarray(lineStart, at))) {
-        tooLong = usageError(tooLongMessage(this.#lineNumber + lines + 1, this.#limit));
+        tooLong = usageError(tooLongMessage(this.#lineNumber + lines + 1, this.#limit, this.#sourceName));
         break;
       }
       lines++;
@@ -194,14 +204,15 @@ class LineReader implements AsyncIterableIterator<string> {
 
   /** One line's bytes (its LF already cut off) as its text, its CR dropped. */
   #lineOf(bytes: Uint8Array): string {
-    if (bytes.byteLength > this.#surelyFits && !this.#fits(bytes)) throw usageError(tooLongMessage(this.#lineNumber + 1, this.#limit));
+    if (bytes.byteLength > this.#surelyFits && !this.#fits(bytes))
+      throw usageError(tooLongMessage(this.#lineNumber + 1, this.#limit, this.#sourceName));
     this.#lineNumber++;
     const body = withoutFinalCarriageReturn(bytes);
     this.#cutBytes += body.byteLength;
     try {
       return strictUtf8.decode(body);
     } catch (cause) {
-      throw usageError(`stdin line ${this.#lineNumber} is not valid UTF-8`, cause);
+      throw usageError(`${this.#sourceName} line ${this.#lineNumber} is not valid UTF-8`, cause);
     }
   }
 
@@ -210,7 +221,7 @@ class LineReader implements AsyncIterableIterator<string> {
    * line is too long whatever follows, so it is not kept any longer.
    */
   #checkLength(bytes: number): void {
-    if (bytes > this.#limit.maxBytes + 1) throw usageError(tooLongMessage(this.#lineNumber + 1, this.#limit));
+    if (bytes > this.#limit.maxBytes + 1) throw usageError(tooLongMessage(this.#lineNumber + 1, this.#limit, this.#sourceName));
   }
 
   /** Whether a line (its LF cut off, its CR not yet) is within the limit. */

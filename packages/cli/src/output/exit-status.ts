@@ -80,7 +80,7 @@ function describeFailure(error: unknown, context: FailureContext): Failure {
       }
       const causes =
         context.resumed === true
-          ? "a server restart (it fails every invocation it was running that is not replayable), or an input only the interrupted process could feed (stdin), which resume had to cancel (source-unavailable)"
+          ? "a server restart (it fails every invocation it was running that is not replayable), or an input only the interrupted process could feed (stdin, or a file it read), which resume had to cancel (source-unavailable)"
           : "a server restart, which fails every invocation it was running that is not replayable";
       return {
         exitCode: EXIT.invocationFailed,

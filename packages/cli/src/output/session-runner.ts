@@ -13,7 +13,7 @@
  * cursor state.
  */
 import { isClientError } from "@golem-stream/client";
-import type { Invocation, InvocationResult, OutputChunk, OutputStream } from "@golem-stream/client";
+import type { InputStream, Invocation, InvocationResult, OutputChunk, OutputStream } from "@golem-stream/client";
 import { decodeSchemaGraph, isDirectBinary } from "@golem-stream/schema-value";
 import type { SchemaGraph, SchemaType } from "@golem-stream/schema-value";
 import { canonicalJson } from "@golem-stream/wire";
@@ -21,6 +21,7 @@ import type { JsonObject, JsonValue, SchemaValueJson } from "@golem-stream/wire"
 import { EXIT } from "../exit-codes.js";
 import type { ExitCode } from "../exit-codes.js";
 import type { CliIo } from "../io/cli-io.js";
+import type { InputSource } from "../io/input-source.js";
 import { report } from "../io/cli-io.js";
 import { deliver } from "../io/delivery.js";
 import { ReconnectNotice, serverAnswered } from "../io/reconnect-notice.js";
@@ -52,10 +53,11 @@ export interface SessionRunOptions {
   /** The checkpoint file, named in the hint printed when an interrupt only detaches. */
   readonly checkpoint?: string;
   /**
-   * `invoke`: the stream parameter stdin is bound to, which no other process can continue; its
-   * input failing (a line that is no item of its type) is reported at once.
+   * `invoke`: the input streams this process feeds, from stdin or a file, which `resume` cannot
+   * feed again; one failing (a line that is no item of its type) is reported at once, naming its
+   * source.
    */
-  readonly stdinParameter?: string;
+  readonly inputs?: ReadonlyMap<InputStream, InputSource>;
 }
 
 /**
@@ -173,13 +175,15 @@ class SessionRunner {
       }
     });
     call.on("stream", (stream) => this.#consume(stream));
-    if (this.#options.stdinParameter !== undefined) {
-      call.on("inputFailed", ({ error }) => {
+    const inputs = this.#options.inputs;
+    if (inputs !== undefined && inputs.size > 0) {
+      call.on("inputFailed", ({ input, error }) => {
         this.#inputFailure ??= error;
         this.#progress.stop();
+        const source = inputs.get(input)?.name ?? "an input";
         report(
           this.#io,
-          `golem-stream: reading stdin failed, the input stream was cancelled: ${error instanceof Error ? error.message : String(error)}`,
+          `golem-stream: reading ${source} failed, the input stream was cancelled: ${error instanceof Error ? error.message : String(error)}`,
         );
       });
     }
@@ -304,12 +308,14 @@ class SessionRunner {
       this.#options.checkpoint === undefined
         ? `\`${command} resume\` with its checkpoint`
         : `\`${command} resume ${shellWord(this.#options.checkpoint)}\``;
-    const stdin = this.#options.stdinParameter;
-    if (stdin === undefined) return `the invocation keeps running, ${resume} continues it`;
+    const inputs = [...(this.#options.inputs?.values() ?? [])];
+    if (inputs.length === 0) return `the invocation keeps running, ${resume} continues it`;
+    const reads = inputs.map((input) => `${input.parameter} reads ${input.fromStdin ? "stdin" : shellWord(input.name)}`).join(", ");
+    // A checkpoint keeps no file names (docs/protocol/cli.md): a file is as lost to resume as stdin.
+    const lost = inputs.every((input) => input.fromStdin) ? "which no other process can continue" : "which resume cannot feed again";
     return (
-      `the invocation keeps running and ${resume} continues its output, but not its input: ${stdin} reads stdin, ` +
-      "which no other process can continue, so unless the server already had all of it, resume has it cancelled " +
-      "(source-unavailable) and the invocation then usually fails"
+      `the invocation keeps running and ${resume} continues its output, but not its input: ${reads}, ${lost}, ` +
+      "so unless the server already had all of it, resume has it cancelled (source-unavailable) and the invocation then usually fails"
     );
   }
 
