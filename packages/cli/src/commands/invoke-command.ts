@@ -79,9 +79,10 @@ holds the frozen start: resume sends exactly that start again (same attempt id),
 replays its acceptance or accepts it now. An invocation that already finished prints its result again
 and exits 0.
 
-Input read from stdin or a file is not fed again: after a crash, resume has no source for it (a
-checkpoint keeps no file names), and an input stream the server had not seen end is cancelled with source-unavailable (the invocation then usually
-fails, exit 1). Output the server produced is still delivered.
+Input read from stdin is not replayable, nor is a file's (a checkpoint keeps no file names): after a
+crash, resume has no source for it, and an input stream the server had not seen end is cancelled
+with source-unavailable (the invocation then usually fails, exit 1). Output the server produced is
+still delivered.
 ${CONNECTION_HELP}
 
 Examples:
