@@ -336,14 +336,14 @@ describe("re-running a replayable invocation after a restart", () => {
     expect(failed.at(-1)).toMatchObject({ type: "invocationFinished", outcome: { kind: "failure", code: "invocation-failed" } });
   });
 
-  it("re-runs are bounded by limits.maxReplays: past it the invocation fails as by default", async () => {
+  it("re-runs are bounded by limits.maxReplays in a row without progress: a method stuck at the same place fails as by default", async () => {
     gates((_attempt, i) => i === 1);
     let node = server({ limits: { maxReplays: 2 } });
     const client = node.open();
     client.send(start("count", v.record(v.u32(3))));
     await client.transport.expect("the first item", (sent) => resultItems(sent).length === 1);
     const started: number[] = [];
-    for (let restarts = 0; restarts < 3; restarts++) {
+    for (let restarts = 0; restarts < 4; restarts++) {
       node.crash();
       node = await node.restart({
         limits: { maxReplays: 2 },
@@ -351,8 +351,39 @@ describe("re-running a replayable invocation after a restart", () => {
       });
     }
     const after = await resumeToEnd(node, client.transport.sent);
-    expect(started).toEqual([2, 3]);
+    // The first re-run finds the first run's item (progress); the two after it find nothing more.
+    expect(started).toEqual([2, 3, 4]);
     expect(after.at(-1)).toMatchObject({ type: "invocationFinished", outcome: { kind: "failure", message: "invocation failed" } });
+  });
+
+  it("re-runs that each find more committed than the one before are not bounded: an invocation moved on by many losses while it works succeeds", async () => {
+    // Run `attempt` stops at item `attempt`: each run commits one item more than the one before.
+    const gate = gates((attempt, i) => i === attempt);
+    let node = server({ limits: { maxReplays: 1 } });
+    const client = node.open();
+    client.send(start("count", v.record(v.u32(8))));
+    await client.transport.expect("the first item", (sent) => resultItems(sent).length === 1);
+    const started: number[] = [];
+    for (let attempt = 2; attempt <= 7; attempt++) {
+      node.crash();
+      node = await node.restart({
+        limits: { maxReplays: 1 },
+        observer: { ...NOOP_OBSERVER, replayStarted: (_session, run) => started.push(run) },
+      });
+      // Committed (a client is sent only what is): the item this run adds, then the loss.
+      const reader = node.open();
+      reader.send(resumeAttach("takeover", accepted(client.transport.sent).sessionToken, []));
+      await reader.transport.expect(`item ${attempt - 1}`, (sent) => u32s(resultItems(sent)).includes(attempt - 1));
+    }
+    expect(gate.waiting(7, 7)).toBe(true);
+    gate.open(7, 7);
+    const { transport, send } = node.open();
+    send(resumeAttach("takeover", accepted(client.transport.sent).sessionToken, []));
+    await transport.expect("invocationFinished", (sent) => sent.some((m) => m.type === "invocationFinished"));
+    const after = transport.sent;
+    expect(started).toEqual([2, 3, 4, 5, 6, 7]);
+    expect(u32s(resultItems(after))).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+    expect(after.at(-1)).toEqual({ type: "invocationFinished", outcome: { kind: "success" } });
   });
 
   it("a re-run nobody comes back to is given up after limits.detachedSessionTimeoutMs, as after a detach", async () => {

@@ -196,8 +196,39 @@ describe("SqliteSessionStore on disk", () => {
     const upgraded = new SqliteSessionStore({ dataDir });
     await upgraded.appendJournal({ sessionId: s.sessionId, position: 0, name: "now", outcome: '{"value":1}' });
     expect(await upgraded.readJournal(s.sessionId)).toEqual([{ sessionId: s.sessionId, position: 0, name: "now", outcome: '{"value":1}' }]);
-    expect(await upgraded.recordRun(s.sessionId)).toBe(2);
+    expect(await upgraded.recordRun(s.sessionId)).toEqual({ run: 2, withoutProgress: 1 });
     await upgraded.close();
+  });
+
+  it("adds the run progress columns to a database whose run counts an earlier server wrote, without a new version: the count goes on, a server of that version still writes it", async () => {
+    const dataDir = sqliteDir();
+    const store = new SqliteSessionStore({ dataDir });
+    const s = session();
+    await store.createSession(s, [], startAttempt(s));
+    expect(await store.recordRun(s.sessionId, undefined, 7n)).toEqual({ run: 2, withoutProgress: 0 });
+    await store.close();
+    const db = new Database(join(dataDir, "sessions.db"));
+    db.exec("ALTER TABLE session_runs DROP COLUMN progress; ALTER TABLE session_runs DROP COLUMN stalled;");
+    db.close();
+
+    const upgraded = new SqliteSessionStore({ dataDir });
+    // The row has no progress recorded: a re-run that finds any starts a new count.
+    expect(await upgraded.recordRun(s.sessionId, undefined, 7n)).toEqual({ run: 3, withoutProgress: 0 });
+    expect(await upgraded.recordRun(s.sessionId, undefined, 7n)).toEqual({ run: 4, withoutProgress: 1 });
+    await upgraded.close();
+    const check = new Database(join(dataDir, "sessions.db"));
+    expect(check.pragma("user_version", { simple: true })).toBe(SCHEMA_VERSION);
+    // What the earlier server's statement does with the table now.
+    check
+      .prepare(
+        `INSERT INTO session_runs (session_id, runs) SELECT session_id, 2 FROM sessions WHERE session_id = ? AND state = 'running'
+        ON CONFLICT (session_id) DO UPDATE SET runs = runs + 1`,
+      )
+      .run(s.sessionId);
+    check.close();
+    const again = new SqliteSessionStore({ dataDir });
+    expect(await again.recordRun(s.sessionId, undefined, 7n)).toEqual({ run: 6, withoutProgress: 2 });
+    await again.close();
   });
 
   it("upgrades a schema 5 database, whose rows read as before, to a version a schema 5 server refuses", async () => {
@@ -230,7 +261,7 @@ describe("SqliteSessionStore on disk", () => {
     await expect(store.recordRun(s.sessionId, 2n)).rejects.toMatchObject({ code: "ownership-lost" });
     expect(await store.readJournal(s.sessionId)).toEqual([]);
     await store.appendJournal(entry, 1n);
-    expect(await store.recordRun(s.sessionId, 1n)).toBe(2);
+    expect(await store.recordRun(s.sessionId, 1n)).toEqual({ run: 2, withoutProgress: 1 });
     expect(await store.readJournal(s.sessionId)).toEqual([entry]);
     await store.close();
   });

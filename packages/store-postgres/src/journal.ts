@@ -5,7 +5,7 @@
  * idempotent, so a write retried after its COMMIT's answer was lost
  * recognises its own entry instead of failing the step.
  */
-import type { JournalEntry } from "@golem-stream/server/store";
+import type { JournalEntry, RecordedRun } from "@golem-stream/server/store";
 import { checkEpoch } from "./fencing.js";
 import type { StoreContext } from "./store-context.js";
 
@@ -31,17 +31,24 @@ export async function readJournal(store: StoreContext, sessionId: string): Promi
   return rows.map((row) => ({ sessionId, position: row.position, name: row.name, outcome: row.outcome }));
 }
 
-/** Counts one more run of a running session (2 on the first call); an owner's only at its epoch. */
-export function recordRun(store: StoreContext, sessionId: string, epoch?: bigint): Promise<number> {
+/**
+ * Counts one more run of a running session (2 on the first call), and the re-runs in a row that
+ * found no more `progress` than the one before; an owner's only at its epoch. On a database whose
+ * role could not add the progress columns, every re-run counts as one without progress.
+ */
+export function recordRun(store: StoreContext, sessionId: string, epoch?: bigint, progress?: bigint): Promise<RecordedRun> {
   const sql = store.sql;
+  const withProgress = store.features.runProgress;
   return store.write(async (tx) => {
-    const counted = await tx.query<{ runs: number }>(sql.recordRun, [sessionId, epoch ?? null]);
-    const runs = counted.rows[0]?.runs;
-    if (runs === undefined) {
+    const counted = withProgress
+      ? await tx.query<{ runs: number; stalled: number }>(sql.recordRunWithProgress, [sessionId, epoch ?? null, progress ?? null])
+      : await tx.query<{ runs: number; stalled?: undefined }>(sql.recordRun, [sessionId, epoch ?? null]);
+    const row = counted.rows[0];
+    if (row === undefined) {
       // No row: the session is not running, or the epoch is stale (refused).
       await checkEpoch(tx, sql.sessionEpoch, sessionId, epoch);
       throw new Error("the session is not running");
     }
-    return runs;
+    return { run: row.runs, withoutProgress: row.stalled ?? row.runs - 1 };
   });
 }

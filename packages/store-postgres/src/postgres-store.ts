@@ -35,6 +35,7 @@ import type {
   HeartbeatReport,
   NodeCatalogue,
   Ownership,
+  RecordedRun,
   SessionRecord,
   StoredBytes,
   StoreOutageListener,
@@ -56,7 +57,7 @@ import { checkSchemaName, migrate } from "./schema.js";
 import { SessionReads } from "./session-reads.js";
 import * as sessions from "./session-rows.js";
 import { statements } from "./statements.js";
-import type { StoreContext } from "./store-context.js";
+import type { StoreContext, StoreFeatures } from "./store-context.js";
 import { asStoreError } from "./store-error.js";
 import { DEFAULT_MAX_PACKED_ROW_BYTES, DEFAULT_SCHEMA, type PostgresSessionStoreOptions } from "./store-options.js";
 import { WriteQueue, type LogAppend, type WriteContext } from "./write-queue.js";
@@ -79,6 +80,8 @@ export class PostgresSessionStore implements ClusterSessionStore {
   readonly #membership: Membership;
   /** What the store's parts share (`store-context.ts`). */
   readonly #context: StoreContext;
+  /** Set once open (`migrate`): what the database has beyond its schema version. */
+  readonly #features: StoreFeatures = { runProgress: false };
   readonly #onError: (error: Error) => void;
   readonly #logCompression: LogCompression;
   #state: "new" | "opening" | "open" | "closed" = "new";
@@ -160,6 +163,7 @@ export class PostgresSessionStore implements ClusterSessionStore {
       nodeId,
       write: (work, append) => this.#write(work, append),
       read: (text, values) => this.#connections.read(text, values),
+      features: this.#features,
     };
   }
 
@@ -172,7 +176,7 @@ export class PostgresSessionStore implements ClusterSessionStore {
         const client = await this.#connections.checkOut();
         let failure: unknown;
         try {
-          await migrate(client.connection, this.schema);
+          Object.assign(this.#features, await migrate(client.connection, this.schema));
           await sweepMarkers(client.connection, `${this.schema}.writer_groups`, this.#outageGraceMs);
           await this.#membership.checkPacking(client.connection);
           this.#connections.writerSetup = writerSetup(this.#logCompression, await serverHasLz4(client.connection));
@@ -320,8 +324,8 @@ export class PostgresSessionStore implements ClusterSessionStore {
     return journal.readJournal(this.#context, sessionId);
   }
 
-  recordRun(sessionId: string, epoch?: bigint): Promise<number> {
-    return journal.recordRun(this.#context, sessionId, epoch);
+  recordRun(sessionId: string, epoch?: bigint, progress?: bigint): Promise<RecordedRun> {
+    return journal.recordRun(this.#context, sessionId, epoch, progress);
   }
 
   async listRunningSessions(): Promise<SessionRecord[]> {

@@ -11,6 +11,7 @@
  */
 import type pg from "pg";
 import { applyLogStorage } from "./log-storage.js";
+import type { StoreFeatures } from "./store-context.js";
 
 /** An identifier PostgreSQL takes unquoted: lower-case letters, digits, `_`, at most 63 bytes. */
 const IDENTIFIER = /^[a-z_][a-z0-9_]{0,62}$/;
@@ -153,8 +154,11 @@ CREATE TABLE ${s}.writer_groups (
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
 
-/** Creates the schema or brings it to `SCHEMA_VERSION`, in one transaction under the migration lock. */
-export async function migrate(client: pg.ClientBase, schema: string): Promise<void> {
+/**
+ * Creates the schema or brings it to `SCHEMA_VERSION`, in one transaction under the migration lock;
+ * resolves to what the database has beyond its version (`addUnversionedColumns`).
+ */
+export async function migrate(client: pg.ClientBase, schema: string): Promise<StoreFeatures> {
   const s = checkSchemaName(schema);
   await client.query("BEGIN");
   try {
@@ -174,8 +178,10 @@ export async function migrate(client: pg.ClientBase, schema: string): Promise<vo
     }
     // A storage setting, not a migration: the schema version stays (log-storage.ts).
     await applyLogStorage(client, s);
-    await addCatalogueColumn(client, s);
+    await addUnversionedColumns(client, s);
+    const features = await featuresOf(client, s);
     await client.query("COMMIT");
+    return features;
   } catch (error) {
     await client.query("ROLLBACK").catch(() => undefined);
     throw error;
@@ -184,24 +190,39 @@ export async function migrate(client: pg.ClientBase, schema: string): Promise<vo
 
 /**
  * `nodes.catalogue`: the fingerprint of the catalogue each node serves, for
- * the cluster's catalogue check (`ClusterSessionStore.setCatalogue`); and
+ * the cluster's catalogue check (`ClusterSessionStore.setCatalogue`);
  * `nodes.incarnation`: which process last renewed the lease, so that two
- * processes with one node id notice each other (`HeartbeatReport`). Not a
- * numbered migration: nullable columns that no statement of an earlier
- * version names, so such a node still starts and runs against a database
- * that has them (its rows leave them NULL). A role that does not own the
- * table cannot add them: the node starts, and the catalogue check and the
- * node-id check are off until an owner's node has added the columns.
+ * processes with one node id notice each other (`HeartbeatReport`); and
+ * `session_runs.progress` and `stalled`: how far an invocation's runs had got
+ * at its last re-run and the re-runs in a row that found nothing more
+ * (`SessionStore.recordRun`). Not a numbered migration: nullable columns
+ * that no statement of an earlier version names, so such a node still starts
+ * and runs against a database that has them (its rows leave them NULL, and
+ * a run count it writes goes on). A role that does not own the tables cannot
+ * add them: the node starts, and the catalogue check and the node-id check
+ * are off, and every re-run counts as one without progress, until an owner's
+ * node has added the columns.
  */
-async function addCatalogueColumn(client: pg.ClientBase, s: string): Promise<void> {
-  await client.query("SAVEPOINT catalogue_column");
+async function addUnversionedColumns(client: pg.ClientBase, s: string): Promise<void> {
+  await client.query("SAVEPOINT unversioned_columns");
   try {
     await client.query(`ALTER TABLE ${s}.nodes ADD COLUMN IF NOT EXISTS catalogue text, ADD COLUMN IF NOT EXISTS incarnation text`);
-    await client.query("RELEASE SAVEPOINT catalogue_column");
+    await client.query(`ALTER TABLE ${s}.session_runs ADD COLUMN IF NOT EXISTS progress bigint, ADD COLUMN IF NOT EXISTS stalled integer`);
+    await client.query("RELEASE SAVEPOINT unversioned_columns");
   } catch (error) {
     if ((error as { code?: unknown }).code !== INSUFFICIENT_PRIVILEGE) throw error;
-    await client.query("ROLLBACK TO SAVEPOINT catalogue_column");
+    await client.query("ROLLBACK TO SAVEPOINT unversioned_columns");
   }
+}
+
+/** Which of the unversioned columns the database has (another role's node may have added them). */
+async function featuresOf(client: pg.ClientBase, s: string): Promise<StoreFeatures> {
+  const { rows } = await client.query<{ count: string }>(
+    `SELECT count(*) AS count FROM information_schema.columns
+     WHERE table_schema = $1 AND table_name = 'session_runs' AND column_name IN ('progress', 'stalled')`,
+    [s],
+  );
+  return { runProgress: Number(rows[0]?.count) === 2 };
 }
 
 /** SQLSTATE 42501: ALTER TABLE by a role that does not own the table. */

@@ -148,6 +148,16 @@ export function statements(s: string) {
       SELECT session_id, 2 FROM ${s}.sessions WHERE session_id = $1 AND state = 'running'
         AND ($2::bigint IS NULL OR owner_epoch = $2) FOR SHARE
       ON CONFLICT (session_id) DO UPDATE SET runs = ${s}.session_runs.runs + 1 RETURNING runs`,
+    // With the progress columns: a re-run whose progress ($3) passes the last one's starts `stalled`
+    // again at 0; a row an earlier node left (no progress recorded) starts it too; a NULL progress
+    // is never past it.
+    recordRunWithProgress: `INSERT INTO ${s}.session_runs AS r (session_id, runs, progress, stalled)
+      SELECT session_id, 2, $3::bigint, CASE WHEN $3::bigint > 0 THEN 0 ELSE 1 END FROM ${s}.sessions
+        WHERE session_id = $1 AND state = 'running' AND ($2::bigint IS NULL OR owner_epoch = $2) FOR SHARE
+      ON CONFLICT (session_id) DO UPDATE SET runs = r.runs + 1,
+        stalled = CASE WHEN EXCLUDED.progress > coalesce(r.progress, -1) THEN 0 ELSE coalesce(r.stalled, 0) + 1 END,
+        progress = CASE WHEN EXCLUDED.progress > coalesce(r.progress, -1) THEN EXCLUDED.progress ELSE r.progress END
+      RETURNING runs, stalled`,
     setResult: `UPDATE ${s}.sessions SET result = $1 WHERE session_id = $2 AND result IS NULL AND ($3::bigint IS NULL OR owner_epoch = $3)`,
     finish: `UPDATE ${s}.sessions SET state = 'finished', outcome = $1, finished_at = $2 WHERE session_id = $3 AND state = 'running'
       AND ($4::bigint IS NULL OR owner_epoch = $4)`,

@@ -16,4 +16,12 @@ export interface StoreContext {
   write<T>(work: (tx: WriteContext) => Promise<T>, append?: LogAppend): Promise<T>;
   /** The rows a statement reads on a pooled connection, waited out through an outage (`connections.ts`). */
   read<R extends pg.QueryResultRow>(text: string, values: readonly unknown[]): Promise<R[]>;
+  /** What the database has beyond its schema version (columns added without one, `schema.ts`), known once the store is open. */
+  readonly features: StoreFeatures;
+}
+
+/** Columns added without a schema version: absent where the role that opened the store could not add them. */
+export interface StoreFeatures {
+  /** `session_runs.progress` and `stalled`: re-runs counted by progress (`SessionStore.recordRun`). */
+  runProgress: boolean;
 }

@@ -290,7 +290,7 @@ describe("the journal across a schema upgrade", () => {
     await b.heartbeat(60_000);
     expect(await b.claimOrphans()).toEqual([s.sessionId]);
     await expect(a.appendJournal(entry(1, '{"value":"a"}'), 1n)).rejects.toMatchObject({ code: "ownership-lost" });
-    expect(await b.recordRun(s.sessionId, 2n)).toBe(2);
+    expect(await b.recordRun(s.sessionId, 2n, 1n)).toEqual({ run: 2, withoutProgress: 0 });
     await b.appendJournal(entry(1, '{"value":"b"}'), 2n);
     expect((await b.readJournal(s.sessionId)).map((e) => e.outcome)).toEqual(['{"value":0}', '{"value":"b"}']);
   });
@@ -312,7 +312,7 @@ describe("a claim racing the former owner's journal and run count", () => {
         // A's group transaction, stalled after its statement and before its commit.
         await owner.query("BEGIN");
         if (write === "appendJournal") await owner.query(sql.appendJournal, [s.sessionId, 0, "step", '{"value":"a"}', "1"]);
-        else await owner.query(sql.recordRun, [s.sessionId, "1"]);
+        else await owner.query(sql.recordRunWithProgress, [s.sessionId, "1", "3"]);
         // The claim cannot pass the owner's uncommitted write: it leaves the session for later.
         expect(await b.claimOrphans()).toEqual([]);
         await owner.query("COMMIT");
@@ -321,7 +321,7 @@ describe("a claim racing the former owner's journal and run count", () => {
         await owner.end();
       }
       if (write === "appendJournal") expect((await b.readJournal(s.sessionId)).map((e) => e.outcome)).toEqual(['{"value":"a"}']);
-      else expect(await b.recordRun(s.sessionId, 2n)).toBe(3);
+      else expect(await b.recordRun(s.sessionId, 2n, 3n)).toEqual({ run: 3, withoutProgress: 1 });
     },
   );
 });

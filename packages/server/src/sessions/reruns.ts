@@ -16,6 +16,7 @@ import type { Principal } from "../options.js";
 import { identityOf } from "../observability/server-observer.js";
 import { sessionFields } from "../observability/log-observer.js";
 import type { InvocationRuns, RunningSlot } from "./invocation-runs.js";
+import type { RecordedRun } from "../store/session-store.js";
 
 /** The principals' running slots, as a re-run takes one (`PrincipalSlots`, admission/principal-slots.ts, implements it). */
 export interface RerunSlots {
@@ -87,11 +88,14 @@ export class Reruns {
     if (typeof method === "string") return method;
     if (store.recordRun === undefined || store.readJournal === undefined) return "the store keeps no journal, which a re-run needs";
     // Counted before it runs: a method that crashes its server every time still reaches the bound.
-    let attempt: number;
+    // What counts is the re-runs in a row that found nothing new since the one before: a
+    // method that crashes at the same place every time, not one that is moved on by node losses
+    // while it works (a rolling restart, a node lost now and then under a long invocation).
+    let run: RecordedRun;
     let journal: Awaited<ReturnType<typeof store.readJournal>>;
     try {
-      attempt = await store.recordRun(record.sessionId, live.ownerEpoch);
       journal = await store.readJournal(record.sessionId);
+      run = recordedRun(await store.recordRun(record.sessionId, live.ownerEpoch, progressOf(live, journal.length)));
     } catch (error) {
       // Finished meanwhile (another node), or a store that fails now: not re-run; failing it records what can be.
       this.#deps.logger.warn("could not start re-running an interrupted invocation", {
@@ -101,14 +105,16 @@ export class Reruns {
       });
       return "its re-run could not be started (invocation.replay-failed)";
     }
-    if (attempt - 1 > this.#deps.limits.maxReplays) {
+    const maxReplays = this.#deps.limits.maxReplays;
+    if (maxReplays === 0 || run.withoutProgress > maxReplays) {
       this.#deps.logger.warn("an interrupted replayable invocation has no re-runs left: it fails", {
         event: "invocation.replays-exhausted",
         session: record.sessionId,
-        maxReplays: this.#deps.limits.maxReplays,
+        maxReplays,
       });
-      return `it has no re-runs left (limits.maxReplays ${this.#deps.limits.maxReplays})`;
+      return `it has no re-runs left (limits.maxReplays ${maxReplays} in a row without progress)`;
     }
+    const attempt = run.run;
     const selector = JSON.parse(record.selector) as { constructorParameters: SchemaValueJson };
     const input = {
       constructorParameters: selector.constructorParameters,
@@ -121,6 +127,25 @@ export class Reruns {
     this.#runs.launch(live, () => live.run(method, input, { journaled: true, rerun: { attempt, journal } }), slot);
     return undefined;
   }
+}
+
+/**
+ * How far the invocation's runs have got, as a re-run finds it: the output items and stream ends
+ * its runs committed and its journal's entries. It only grows while the invocation runs (a re-run
+ * commits nothing before it passes what is stored), so a re-run that finds it larger than the one
+ * before did found work done in between.
+ */
+function progressOf(live: LiveSession, journalEntries: number): bigint {
+  let progress = BigInt(journalEntries);
+  for (const stream of live.streams()) {
+    if (stream.direction === "output") progress += stream.count + (stream.outputTerminal ? 1n : 0n);
+  }
+  return progress;
+}
+
+/** A store's answer to `recordRun`: a number from a store that does not count progress is the runs so far, each re-run one without progress. */
+function recordedRun(answer: RecordedRun | number): RecordedRun {
+  return typeof answer === "number" ? { run: answer, withoutProgress: answer - 1 } : answer;
 }
 
 /**

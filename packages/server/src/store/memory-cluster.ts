@@ -27,6 +27,7 @@ import type {
   JournalEntry,
   NewStream,
   OutputEvent,
+  RecordedRun,
   SessionRecord,
   StoredBytes,
   StreamRecord,
@@ -176,8 +177,8 @@ class MemoryClusterNode implements ClusterSessionStore {
     return this.#store.readJournal(sessionId);
   }
 
-  recordRun(sessionId: string, epoch?: bigint): Promise<number> {
-    return this.#store.recordRun(sessionId, epoch);
+  recordRun(sessionId: string, epoch?: bigint, progress?: bigint): Promise<RecordedRun> {
+    return this.#store.recordRun(sessionId, epoch, progress);
   }
 
   purgeFinished(finishedBefore: number, now: number, tombstonesBefore: number): Promise<number> {

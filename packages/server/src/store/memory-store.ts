@@ -13,6 +13,7 @@ import type {
   JournalEntry,
   NewStream,
   OutputEvent,
+  RecordedRun,
   SessionRecord,
   SessionStore,
   StoredBytes,
@@ -41,7 +42,8 @@ export class MemorySessionStore implements SessionStore {
   readonly #idempotencyTombstones = new Map<string, number>();
   /** Journal entries by session, by position; and the recorded run counts (durable-execution.md). */
   readonly #journals = new Map<string, Map<number, JournalEntry>>();
-  readonly #runs = new Map<string, number>();
+  /** With the progress the last re-run found (`recordRun`). */
+  readonly #runs = new Map<string, RecordedRun & { readonly progress: bigint }>();
   /** Ownership epochs (ownership.ts) of the sessions a cluster claimed; every other session is at `FIRST_EPOCH`. */
   readonly #epochs = new Map<string, bigint>();
 
@@ -225,12 +227,18 @@ export class MemorySessionStore implements SessionStore {
     return [...(this.#journals.get(sessionId)?.values() ?? [])].sort((a, b) => a.position - b.position).map((entry) => ({ ...entry }));
   }
 
-  async recordRun(sessionId: string, epoch?: bigint): Promise<number> {
+  async recordRun(sessionId: string, epoch?: bigint, progress?: bigint): Promise<RecordedRun> {
     this.#fence(sessionId, epoch);
     if (this.#sessions.get(sessionId)?.state !== "running") throw new Error("the session is not running");
-    const runs = (this.#runs.get(sessionId) ?? 1) + 1;
-    this.#runs.set(sessionId, runs);
-    return runs;
+    const before = this.#runs.get(sessionId) ?? { run: 1, withoutProgress: 0, progress: 0n };
+    const progressed = progress !== undefined && progress > before.progress;
+    const next = {
+      run: before.run + 1,
+      withoutProgress: progressed ? 0 : before.withoutProgress + 1,
+      progress: progressed ? progress : before.progress,
+    };
+    this.#runs.set(sessionId, next);
+    return { run: next.run, withoutProgress: next.withoutProgress };
   }
 
   async purgeFinished(finishedBefore: number, now: number, tombstonesBefore: number): Promise<number> {

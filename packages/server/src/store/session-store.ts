@@ -168,6 +168,18 @@ export interface InputCommitWatcher {
   inputSettled(error: Error | undefined): void;
 }
 
+/** What `SessionStore.recordRun` resolves to. */
+export interface RecordedRun {
+  /** Runs of the invocation so far, this one included: 2 at the first re-run (`ctx.attempt`). */
+  readonly run: number;
+  /**
+   * Re-runs in a row, this one included, that found no more progress than
+   * the re-run before them (or, for the first, than nothing): what
+   * `limits.maxReplays` bounds. 0 for a re-run that found progress.
+   */
+  readonly withoutProgress: number;
+}
+
 export interface SessionStore {
   /**
    * Atomically records a new session, its parameter streams and its start
@@ -259,12 +271,18 @@ export interface SessionStore {
   readJournal?(sessionId: string): Promise<JournalEntry[]>;
   /**
    * Counts one more run of the session's invocation (a re-run: the first
-   * run is never recorded) and resolves, once durable, to the number of
-   * runs so far including this one: 2 on the first call. Rejects when the
-   * session does not exist or is finished. `epoch`: the owner's ownership
-   * epoch (fenced).
+   * run is never recorded) and resolves, once durable, to the runs so far
+   * (`RecordedRun`). `progress` is how far the invocation's runs have got
+   * as the server measures it (its committed output items and stream ends
+   * and its journal entries), never less than at the call before: a re-run
+   * that finds more than the one before it found (more than 0 at the first)
+   * starts `withoutProgress` again at 0, any other adds one to it. Rejects
+   * when the session does not exist or is finished. `epoch`: the owner's
+   * ownership epoch (fenced). A store that resolves to a number (the runs
+   * so far, as before progress was counted) has each re-run counted as
+   * one without progress.
    */
-  recordRun?(sessionId: string, epoch?: bigint): Promise<number>;
+  recordRun?(sessionId: string, epoch?: bigint, progress?: bigint): Promise<RecordedRun | number>;
   /**
    * Deletes sessions finished before `finishedBefore` and leaves a tombstone
    * of each, stamped `now`: its attempt ids and its idempotency key (with

@@ -39,7 +39,8 @@ CREATE TABLE IF NOT EXISTS output_events (
  * 2: logs may point into payload files.
  * 3: tombstones of purged sessions.
  * 4: a log row may pack several appends (`parts`).
- * 5: the journal of replayable invocations and their run counts.
+ * 5: the journal of replayable invocations and their run counts (since joined,
+ *    without a version, by how far the runs had got: `addRunProgressColumns`).
  * 6: a packed row may keep its bytes in the payload file (a run of small input:
  *    `InputAppendTask.placePayload`), which a server of version 5 would read as
  *    a damaged row; the tables are those of version 5.
@@ -95,7 +96,7 @@ CREATE TABLE IF NOT EXISTS journal (
 );
 CREATE TABLE IF NOT EXISTS session_runs (
   session_id TEXT PRIMARY KEY REFERENCES sessions(session_id) ON DELETE CASCADE,
-  runs INTEGER NOT NULL
+  runs INTEGER NOT NULL, progress INTEGER, stalled INTEGER
 );`;
 
 /** The columns the logs had before version 2, in table order. */
@@ -111,7 +112,10 @@ const V1_COLUMNS = {
 export function migrate(db: Database.Database): void {
   db.transaction(() => {
     const version = Number(db.pragma("user_version", { simple: true }));
-    if (version === SCHEMA_VERSION) return;
+    if (version === SCHEMA_VERSION) {
+      addRunProgressColumns(db);
+      return;
+    }
     if (version > SCHEMA_VERSION) throw new Error(`sessions.db has schema version ${version}; this server knows ${SCHEMA_VERSION}`);
     const logs = (["input_chunks", "output_events"] as const).filter(
       (name) => db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(name) !== undefined,
@@ -140,8 +144,21 @@ export function migrate(db: Database.Database): void {
     }
     // Version 5 has every table and column already: only the version moves, so that a server of
     // version 5 refuses what this one writes.
+    addRunProgressColumns(db);
     db.pragma(`user_version = ${SCHEMA_VERSION}`);
   })();
+}
+
+/**
+ * `session_runs.progress` and `stalled`: how far the invocation's runs had got at its last re-run,
+ * and the re-runs in a row that found nothing more (`SessionStore.recordRun`). Not a version:
+ * nullable columns no statement of an earlier server names, so such a server still opens the
+ * database (its re-runs leave them as they were); a row without them starts a new count.
+ */
+function addRunProgressColumns(db: Database.Database): void {
+  const columns = db.prepare("SELECT name FROM pragma_table_info('session_runs')").pluck().all() as string[];
+  if (!columns.includes("progress")) db.exec("ALTER TABLE session_runs ADD COLUMN progress INTEGER");
+  if (!columns.includes("stalled")) db.exec("ALTER TABLE session_runs ADD COLUMN stalled INTEGER");
 }
 
 /** Adds `parts` to logs made before version 4 (the version 0 path recreates its logs with it). */

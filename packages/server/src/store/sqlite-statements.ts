@@ -96,13 +96,17 @@ export function prepareStatements(db: Database.Database): SqliteStatements {
       ON CONFLICT (session_id, position) DO NOTHING`),
     journalEntry: db.prepare("SELECT name, outcome FROM journal WHERE session_id = ? AND position = ?"),
     readJournal: db.prepare("SELECT * FROM journal WHERE session_id = ? ORDER BY position"),
-    recordRun: db
-      .prepare(
-        `INSERT INTO session_runs (session_id, runs)
-      SELECT session_id, 2 FROM sessions WHERE session_id = ? AND state = 'running'
-      ON CONFLICT (session_id) DO UPDATE SET runs = runs + 1 RETURNING runs`,
-      )
-      .pluck(),
+    // A re-run whose progress passes the last one's starts `stalled` again at 0; a row an earlier
+    // server left (no progress recorded) starts it too. A NULL progress is never past it.
+    recordRun: db.prepare(
+      `INSERT INTO session_runs (session_id, runs, progress, stalled)
+      SELECT session_id, 2, @progress, CASE WHEN @progress > 0 THEN 0 ELSE 1 END FROM sessions
+        WHERE session_id = @sessionId AND state = 'running'
+      ON CONFLICT (session_id) DO UPDATE SET runs = runs + 1,
+        stalled = CASE WHEN excluded.progress > coalesce(progress, -1) THEN 0 ELSE coalesce(stalled, 0) + 1 END,
+        progress = CASE WHEN excluded.progress > coalesce(progress, -1) THEN excluded.progress ELSE progress END
+      RETURNING runs, stalled`,
+    ),
     setResult: db.prepare("UPDATE sessions SET result = ? WHERE session_id = ? AND result IS NULL"),
     finish: db.prepare(`UPDATE sessions SET state = 'finished', outcome = ?, finished_at = ?
       WHERE session_id = ? AND state = 'running'`),

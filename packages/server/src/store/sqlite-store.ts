@@ -37,6 +37,7 @@ import type {
   InputTerminal,
   NewStream,
   OutputEvent,
+  RecordedRun,
   SessionRecord,
   SessionStore,
   StoredBytes,
@@ -314,11 +315,12 @@ export class SqliteSessionStore implements SessionStore {
     return this.#run(() => (this.#statements.readJournal.all(sessionId) as JournalRow[]).map(toJournalEntry));
   }
 
-  recordRun(sessionId: string, epoch?: bigint): Promise<number> {
+  recordRun(sessionId: string, epoch?: bigint, progress?: bigint): Promise<RecordedRun> {
     return this.#sessionWrite(sessionId, epoch, () => {
-      const runs = this.#statements.recordRun.get(sessionId) as bigint | undefined;
-      if (runs === undefined) throw new Error("the session is not running");
-      return Number(runs);
+      const row = this.#statements.recordRun.get({ sessionId, progress: progress ?? null }) as
+        { runs: bigint; stalled: bigint } | undefined;
+      if (row === undefined) throw new Error("the session is not running");
+      return { run: Number(row.runs), withoutProgress: Number(row.stalled) };
     });
   }
 

@@ -110,7 +110,7 @@ export function clusterFencingContract(api: TestApi, name: string, open: OpenNod
       expect(await b.claimOrphans()).toEqual([s.sessionId]);
       const stale = await Promise.allSettled([a.appendJournal(entry(1, '{"value":"a1"}'), 1n), a.recordRun(s.sessionId, 1n)]);
       expect(stale.map(outcomeOf)).toEqual(["ownership-lost", "ownership-lost"]);
-      expect(await b.recordRun(s.sessionId, 2n)).toBe(2);
+      expect(await b.recordRun(s.sessionId, 2n)).toEqual({ run: 2, withoutProgress: 1 });
       await b.appendJournal(entry(1, '{"value":"b1"}'), 2n);
       expect((await b.readJournal(s.sessionId)).map((e) => e.outcome)).toEqual(['{"value":"a0"}', '{"value":"b1"}']);
       await a.close();

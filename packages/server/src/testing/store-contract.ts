@@ -474,7 +474,7 @@ export function storeContract(api: TestApi, name: string, open: () => SessionSto
       expect(await read(0n, 10)).toEqual([...items, "terminal"]);
       await store.close();
     });
-    it("journal: entries by position, durable before the call resolves; a position taken by another entry or a finished session is refused, the same entry again is done; runs count from 2; purged with the session", async () => {
+    it("journal: entries by position, durable before the call resolves; a position taken by another entry or a finished session is refused, the same entry again is done; runs count from 2, and the re-runs in a row without progress; purged with the session", async () => {
       const store = await open();
       const { appendJournal, readJournal, recordRun } = store;
       expect(appendJournal !== undefined && readJournal !== undefined && recordRun !== undefined).toBe(true);
@@ -497,9 +497,24 @@ export function storeContract(api: TestApi, name: string, open: () => SessionSto
       ]);
       expect(await readJournal.call(store, randomUUID())).toEqual([]);
       await expect(appendJournal.call(store, { ...entry(0, "x", "{}"), sessionId: randomUUID() })).rejects.toThrow();
-      expect(await recordRun.call(store, s.sessionId)).toBe(2);
-      expect(await recordRun.call(store, s.sessionId)).toBe(3);
+      // Without a progress, every re-run is one without progress.
+      expect(await recordRun.call(store, s.sessionId)).toEqual({ run: 2, withoutProgress: 1 });
+      expect(await recordRun.call(store, s.sessionId)).toEqual({ run: 3, withoutProgress: 2 });
+      // A re-run that finds more than the one before starts the count again; the same, or less, adds one.
+      expect(await recordRun.call(store, s.sessionId, undefined, 5n)).toEqual({ run: 4, withoutProgress: 0 });
+      expect(await recordRun.call(store, s.sessionId, undefined, 5n)).toEqual({ run: 5, withoutProgress: 1 });
+      expect(await recordRun.call(store, s.sessionId, undefined, 4n)).toEqual({ run: 6, withoutProgress: 2 });
+      expect(await recordRun.call(store, s.sessionId)).toEqual({ run: 7, withoutProgress: 3 });
+      expect(await recordRun.call(store, s.sessionId, undefined, 2n ** 62n)).toEqual({ run: 8, withoutProgress: 0 });
+      expect(await recordRun.call(store, s.sessionId, undefined, 2n ** 62n)).toEqual({ run: 9, withoutProgress: 1 });
       await expect(recordRun.call(store, randomUUID())).rejects.toThrow();
+      // The first re-run of a session counts as progress what its first run committed, if anything.
+      const other = session({ idempotencyKey: "key-2" });
+      await store.createSession(other, [], startAttempt(other));
+      expect(await recordRun.call(store, other.sessionId, undefined, 0n)).toEqual({ run: 2, withoutProgress: 1 });
+      const third = session({ idempotencyKey: "key-3" });
+      await store.createSession(third, [], startAttempt(third));
+      expect(await recordRun.call(store, third.sessionId, undefined, 3n)).toEqual({ run: 2, withoutProgress: 0 });
 
       await store.finish(s.sessionId, '{"kind":"success"}', 1000);
       await expect(appendJournal.call(store, entry(3, "late", '{"value":1}'))).rejects.toThrow();

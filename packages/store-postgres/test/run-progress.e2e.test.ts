@@ -1,0 +1,75 @@
+/**
+ * The run counts of replayable invocations with their progress
+ * (`session_runs.progress`, `stalled`: `SessionStore.recordRun`), columns
+ * added without a schema version: a database made before them gets them when
+ * a node opens it, a node of the version before still writes its counts, and
+ * a role that cannot add them counts every re-run as one without progress.
+ */
+import { afterAll, expect, it } from "vitest";
+import { session, startAttempt } from "@golem-stream/server/testing";
+import { admin, cleanUp, connect, freshSchema, pgUrl } from "./support/stores.js";
+import { statements } from "../src/statements.js";
+
+afterAll(cleanUp);
+
+async function withAdmin<R>(work: (client: Awaited<ReturnType<typeof admin>>) => Promise<R>): Promise<R> {
+  const client = await admin();
+  try {
+    return await work(client);
+  } finally {
+    await client.end();
+  }
+}
+
+it("a database whose run counts have no progress columns gets them at open and keeps its schema version; the count goes on, and a node of the version before still writes it", async () => {
+  const schema = freshSchema();
+  const first = await connect({ schema });
+  const s = session();
+  await first.createSession(s, [], startAttempt(s));
+  expect(await first.recordRun(s.sessionId, undefined, 4n)).toEqual({ run: 2, withoutProgress: 0 });
+  await first.close();
+  const versions = () =>
+    withAdmin(
+      async (client) => (await client.query<{ version: number }>(`SELECT version FROM ${schema}.schema_migrations ORDER BY version`)).rows,
+    );
+  const before = await versions();
+  await withAdmin((client) => client.query(`ALTER TABLE ${schema}.session_runs DROP COLUMN progress, DROP COLUMN stalled`));
+
+  const again = await connect({ schema });
+  // The row has no progress recorded: a re-run that finds any starts a new count.
+  expect(await again.recordRun(s.sessionId, undefined, 4n)).toEqual({ run: 3, withoutProgress: 0 });
+  expect(await again.recordRun(s.sessionId, undefined, 4n)).toEqual({ run: 4, withoutProgress: 1 });
+  expect(await versions()).toEqual(before);
+  // What a node of the version before runs.
+  await withAdmin((client) => client.query(statements(schema).recordRun, [s.sessionId, null]));
+  expect(await again.recordRun(s.sessionId, undefined, 4n)).toEqual({ run: 6, withoutProgress: 2 });
+  await again.close();
+});
+
+it("a node whose role cannot add the progress columns opens the store and counts every re-run as one without progress", async () => {
+  const schema = freshSchema();
+  const owner = await connect({ schema });
+  await owner.close();
+  await withAdmin((client) => client.query(`ALTER TABLE ${schema}.session_runs DROP COLUMN progress, DROP COLUMN stalled`));
+  const role = `r_${schema}`;
+  const password = "not-the-owner";
+  // Every privilege a node's open() needs (CREATE SCHEMA IF NOT EXISTS asks for CREATE on the database), but not ownership.
+  await withAdmin(async (client) => {
+    const database = client.escapeIdentifier((await client.query<{ db: string }>("SELECT current_database() AS db")).rows[0]!.db);
+    await client.query(`CREATE ROLE ${role} LOGIN PASSWORD '${password}'; GRANT CREATE ON DATABASE ${database} TO ${role};
+      GRANT USAGE, CREATE ON SCHEMA ${schema} TO ${role}; GRANT ALL ON ALL TABLES IN SCHEMA ${schema} TO ${role}`);
+  });
+  try {
+    const url = new URL(pgUrl());
+    url.username = role;
+    url.password = password;
+    const node = await connect({ schema, connectionString: url.toString() });
+    const s = session();
+    await node.createSession(s, [], startAttempt(s));
+    expect(await node.recordRun(s.sessionId, undefined, 4n)).toEqual({ run: 2, withoutProgress: 1 });
+    expect(await node.recordRun(s.sessionId, undefined, 9n)).toEqual({ run: 3, withoutProgress: 2 });
+    await node.close();
+  } finally {
+    await withAdmin((client) => client.query(`DROP OWNED BY ${role}; DROP ROLE ${role}`));
+  }
+});
