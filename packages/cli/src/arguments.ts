@@ -37,6 +37,11 @@ export function describeType(graph: SchemaGraph, type: SchemaType): string {
   return resolved.kind;
 }
 
+/** `a u8`, `an s32`, `an option<string>`: a type's name with its article, as it is read aloud. */
+function articled(type: string): string {
+  return /^(?:[aeio]|[sf]\d)/.test(type) ? `an ${type}` : `a ${type}`;
+}
+
 /** A record's fields, or a usage error: parameters and constructors are records. */
 function recordFields(graph: SchemaGraph, what: string): { name: string; body: SchemaType }[] {
   const root = graph.resolve(graph.root);
@@ -156,7 +161,9 @@ export function bindMethodParameters(
       }
       if (arg === "-") stdinParameter = field.name;
       const source =
-        arg === "-" ? stdinSource(io.stdin, field.name) : fileSource(arg, field.name, `${what} is a ${describeType(graph, field.body)}`);
+        arg === "-"
+          ? stdinSource(io.stdin, field.name)
+          : fileSource(arg, field.name, `${what} is ${articled(describeType(graph, field.body))}`);
       const direct = isDirectBinary(graph, resolved.value.inner);
       const bar = inputProgress(field.name, {
         unit: direct === "u8" ? "bytes" : "items",
@@ -167,7 +174,7 @@ export function bindMethodParameters(
       return stream;
     }
     if (arg === "-")
-      throw usageError(`${what} is a ${describeType(graph, field.body)}, not a stream; - binds stdin to stream parameters only`);
+      throw usageError(`${what} is ${articled(describeType(graph, field.body))}, not a stream; - binds stdin to stream parameters only`);
     return parseValueArgument(arg, graph, field.body, what, options) as unknown as ParamPayload;
   });
   return { methodParameters: { kind: "record", value: { fields: values } }, inputs };

@@ -93,3 +93,13 @@ describe("a method without a result", () => {
     expect(events[1]).toEqual({ event: "result", kind: "none" });
   });
 });
+
+describe("- for a parameter that is not a stream", () => {
+  it("is refused naming the parameter's type with its article: an f64, a tuple", async () => {
+    const float = await invoke("shift", "-", "1");
+    expect(float.code).toBe(EXIT.usage);
+    expect(float.stderr).toBe("golem-stream: argument 1 (by) is an f64, not a stream; - binds stdin to stream parameters only\n");
+    const tuple = await invoke("pair", "-");
+    expect(tuple.stderr).toBe("golem-stream: argument 1 (at) is a tuple, not a stream; - binds stdin to stream parameters only\n");
+  });
+});
