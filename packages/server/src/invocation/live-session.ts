@@ -220,6 +220,14 @@ export class LiveSession {
    * client resumes from what the store holds (the new owner's outcome), at whichever node, as
    * after any takeover. Without an attachment the session then leaves memory.
    */
+  /**
+   * A write made for a client's message (an input's end, a cancel) was refused for this node's
+   * ownership epoch: the same as when the invocation's own write is (`#lostOwnership`).
+   */
+  ownershipLost(error: unknown): void {
+    this.#lostOwnership(error);
+  }
+
   #lostOwnership(error: unknown): void {
     if (this.#ownershipLost) return;
     this.#ownershipLost = true;

@@ -46,6 +46,7 @@ import type { Logger, Principal, ServerLimits } from "../options.js";
 import type { NodeBudget } from "../invocation/node-budget.js";
 import type { SessionRuntime } from "../admission/session-runtime.js";
 import { sendLastThenClose, type SessionTransport } from "./transport.js";
+import { isOwnershipLost } from "../store/ownership.js";
 
 /**
  * The largest text message decoded before its permits are held, to find a
@@ -442,6 +443,13 @@ export class Connection {
   }
 
   #failAttached(error: unknown, attachment: Attachment): void {
+    if (isOwnershipLost(error)) {
+      // Not a fault of this node's nor the client's: another node claimed the session while this
+      // one handled the message. The client resumes (1001) and reads the new owner's outcome.
+      attachment.session.ownershipLost(error);
+      attachment.ownershipMoved();
+      return;
+    }
     const failure = this.#reject(error, attachment.attemptId, true);
     attachment.violated(failure.code, failure.closeCode);
     attachment.transportClosed();
