@@ -124,6 +124,23 @@ describe("Connection + SessionRuntime in memory", () => {
     await store.close();
   });
 
+  it("an exact replay whose transport closed while it was decided (a retry its client gave up on) does not revoke the live transport of the same attempt", async () => {
+    const { open, store } = harness();
+    const start = demoStart("count", v.record(v.u32(30), v.u32(1)));
+    const live = open();
+    live.send(start);
+    await live.transport.until((sent) => sent.some((m) => m.type === "outputStreamItem"));
+    // The same attempt arrives late on a connection its client has already closed.
+    const stale = open();
+    stale.send(start);
+    stale.cut();
+    await live.transport.until(() => live.transport.closedWith !== undefined);
+    expect(live.transport.sent.map((m) => m.type)).not.toContain("attachmentRevoked");
+    expect(live.transport.sent.filter((m) => m.type === "outputStreamItem")).toHaveLength(30);
+    expect(live.transport.sent.at(-1)).toEqual({ type: "invocationFinished", outcome: { kind: "success" } });
+    await store.close();
+  });
+
   it("an output pump sends its next item only when the transport has settled the previous send", async () => {
     const counting = new CountingObserver();
     const { open, store } = harness({}, counting.observer);

@@ -94,7 +94,11 @@ export class ExactReplay {
       agentIdentity: record.agentIdentity,
       method: record.method,
     });
-    const owner = attempt.generation === record.generation;
+    // A replay whose own transport closed while it was decided takes nothing over: it is a retry
+    // its client gave up on (a handshake that timed out at a paused node), read late, and the
+    // transport it would revoke may be the client's live one, carrying the same attempt. Taken
+    // over, that client was told `attachmentRevoked` by its own stale retry and ended `revoked`.
+    const owner = attempt.generation === record.generation && transport.isOpen;
     const attachment = this.#cache.newAttachment(live, attempt.attemptId, attempt.generation, transport, "replay");
     if (owner) {
       live.attach(attachment);
