@@ -6,12 +6,18 @@
  * duplicate id, no ref chain that loops without a structural type, every
  * regex compiled (once, with the `u` flag), every union discriminator
  * applicable to its branch body.
+ *
+ * A graph built in memory may use one object at many places: it is decoded
+ * once (type-decode.ts) and the graph keeps the sharing, so every walk over a
+ * graph's nodes visits each node once (graph-walk.ts). What one decode may
+ * read is bounded as json-shape.ts says (`withReadBudget`).
  */
 import { getMember, ProtocolError, type JsonObject, type JsonValue } from "@golem-stream/wire";
 import { clip, graphError, guard } from "./errors.js";
 import { graphStreamsOption, isTypeArgument, optionsError } from "./options.js";
 import { fieldIndex } from "./lookup.js";
-import { members } from "./json-shape.js";
+import { array, members, withReadBudget } from "./json-shape.js";
+import { children, reachedDefs, streamBearingNodes } from "./graph-walk.js";
 import { decodeType, newTypeFacts, type TypeFacts } from "./type-decode.js";
 import type { ResolvedType, SchemaDef, SchemaGraphJson, SchemaType } from "./types.js";
 
@@ -133,16 +139,19 @@ export function decodeSchemaGraph(json: JsonValue | SchemaGraphJson, options: De
 }
 
 function decodeGraph(json: JsonValue, streams: "allowed" | "forbidden"): SchemaGraph {
+  return withReadBudget(() => decodeGraphJson(json, streams));
+}
+
+function decodeGraphJson(json: JsonValue, streams: "allowed" | "forbidden"): SchemaGraph {
   const top = members(json, "graph", ["defs", "root"], ["root"]);
   const facts = newTypeFacts();
   const defs: SchemaDef[] = [];
   const byId = new Map<string, SchemaDef>();
   const defsJson = getMember(top, "defs");
   if (defsJson !== undefined) {
-    if (!Array.isArray(defsJson)) throw graphError("defs", "must be an array");
     // "defs is omitted when empty": an explicit [] is not canonical.
-    if (defsJson.length === 0) throw graphError("defs", "must be omitted when empty");
-    defsJson.forEach((entry, i) => {
+    if (array(defsJson, "defs").length === 0) throw graphError("defs", "must be omitted when empty");
+    (defsJson as JsonValue[]).forEach((entry, i) => {
       const path = `defs[${i}]`;
       const d = members(entry, path, ["id", "name", "body"], ["id", "body"]);
       const id = d["id"];
@@ -255,53 +264,10 @@ function checkDeferred(graph: SchemaGraph, facts: TypeFacts): void {
     });
   }
   if (facts.mapKeys.length === 0) return;
-  const bearing = streamBearingDefs(graph.defs);
+  const bearing = streamBearingNodes([graph.root], graph.defs);
   for (const { type, path } of facts.mapKeys) {
-    if (holdsStream(type, bearing)) throw graphError(path, "a map key cannot contain a stream");
+    if (bearing.has(type)) throw graphError(path, "a map key cannot contain a stream");
   }
-}
-
-/** True when `type`, walked without following refs, holds a stream or a ref to a stream-bearing def. */
-function holdsStream(type: SchemaType, bearing: ReadonlySet<string>, refs?: string[]): boolean {
-  if (type.kind === "stream") return true;
-  if (type.kind === "ref") {
-    refs?.push(type.value.id);
-    return bearing.has(type.value.id);
-  }
-  return children(type).some((child) => holdsStream(child, bearing, refs));
-}
-
-/**
- * The defs a value of which can hold a stream leaf, in linear time: defs
- * holding a stream inline, then, backwards along refs, every def that
- * reaches one of them.
- */
-function streamBearingDefs(defs: readonly SchemaDef[]): Set<string> {
-  const bearing = new Set<string>();
-  const referrers = new Map<string, string[]>();
-  const queue: string[] = [];
-  const none: ReadonlySet<string> = new Set();
-  for (const def of defs) {
-    const refs: string[] = [];
-    if (holdsStream(def.body, none, refs) && !bearing.has(def.id)) {
-      bearing.add(def.id);
-      queue.push(def.id);
-    }
-    for (const ref of refs) {
-      const list = referrers.get(ref);
-      if (list === undefined) referrers.set(ref, [def.id]);
-      else list.push(def.id);
-    }
-  }
-  while (queue.length > 0) {
-    for (const referrer of referrers.get(queue.pop() as string) ?? []) {
-      if (!bearing.has(referrer)) {
-        bearing.add(referrer);
-        queue.push(referrer);
-      }
-    }
-  }
-  return bearing;
 }
 
 /**
@@ -318,31 +284,6 @@ export function childTypes(type: SchemaType): SchemaType[] {
     if (cause instanceof ProtocolError) throw cause;
     // A member missing or of the wrong type, or a getter of the caller's that throws.
     throw optionsError("childTypes", "type is not a SchemaType node", cause);
-  }
-}
-
-function children(type: SchemaType): SchemaType[] {
-  switch (type.kind) {
-    case "record":
-      return type.value.fields.map((f) => f.body);
-    case "variant":
-      return type.value.cases.flatMap((c) => (c.payload === undefined ? [] : [c.payload]));
-    case "tuple":
-      return type.value.elements;
-    case "list":
-    case "fixed-list":
-      return [type.value.element];
-    case "map":
-      return [type.value.key, type.value.value];
-    case "option":
-    case "stream":
-      return [type.value.inner];
-    case "result":
-      return [type.value.spec.ok, type.value.spec.err].filter((t): t is SchemaType => t !== undefined);
-    case "union":
-      return type.value.spec.branches.map((b) => b.body);
-    default:
-      return [];
   }
 }
 
@@ -367,20 +308,13 @@ export function checkedType(graph: SchemaGraph, type: SchemaType | undefined): [
 export function extractGraph(graph: SchemaGraph, type: SchemaType): SchemaGraph {
   return guard("schema graph", () => {
     if (!(graph instanceof SchemaGraph)) throw graphError("graph", "must be a decoded SchemaGraph");
-    // An explicit stack, not recursion: a long chain of defs must not exhaust the call stack.
-    const reached = new Set<string>();
-    const pending: SchemaType[] = [type];
-    for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
-      if (next.kind !== "ref") {
-        pending.push(...children(next));
-        continue;
-      }
-      if (reached.has(next.value.id)) continue;
-      const def = graph.def(next.value.id);
-      if (def === undefined) throw graphError("ref", `"${clip(next.value.id)}" does not name a def of this graph`);
-      reached.add(next.value.id);
-      pending.push(def.body);
-    }
+    const reached = reachedDefs(
+      type,
+      (id) => graph.def(id),
+      (id) => {
+        throw graphError("ref", `"${clip(id)}" does not name a def of this graph`);
+      },
+    );
     const json: JsonObject = { root: type as unknown as JsonValue };
     const defs = graph.defs.filter((d) => reached.has(d.id));
     if (defs.length > 0) json["defs"] = defs as unknown as JsonValue;

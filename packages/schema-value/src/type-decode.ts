@@ -35,10 +35,19 @@ export interface TypeFacts {
   readonly unions: { type: Extract<SchemaType, { kind: "union" }>; path: string }[];
   readonly mapKeys: { type: SchemaType; path: string }[];
   readonly streams: { path: string }[];
+  /**
+   * Each type node of the caller's already decoded (null while it is being decoded), and each
+   * host-managed payload already copied. A graph built in memory may use one object at many places
+   * (`x = t.tuple(x, x)` twenty times is 21 objects for a million places): each is decoded once, and
+   * the graph made holds its copy at every place the caller's held the object. Its facts are
+   * gathered once, at the first place, which is also the place its errors name.
+   */
+  readonly decoded: Map<object, SchemaType | null>;
+  readonly hostValues: Map<object, JsonObject>;
 }
 
 export function newTypeFacts(): TypeFacts {
-  return { refs: [], regexes: [], unions: [], mapKeys: [], streams: [] };
+  return { refs: [], regexes: [], unions: [], mapKeys: [], streams: [], decoded: new Map(), hostValues: new Map() };
 }
 
 const U32_MAX = 0xffff_ffff;
@@ -60,7 +69,23 @@ const INTEGER_RANGES: Record<Exclude<NumericKind, "f32" | "f64">, readonly [bigi
 const HOST_MANAGED: ReadonlySet<string> = new Set(HOST_MANAGED_KINDS);
 const UNIT_KINDS: ReadonlySet<string> = new Set(["bool", "char", "string", "datetime", "duration"]);
 
+/**
+ * The type at `path`, decoded once per object of the caller's (see `TypeFacts.decoded`). An
+ * object met again while it is still being decoded contains itself, which JSON text cannot say:
+ * refused, as recursion goes through a def.
+ */
 export function decodeType(json: JsonValue | undefined, path: string, facts: TypeFacts): SchemaType {
+  if (typeof json !== "object" || json === null) return decodeNode(json, path, facts);
+  const known = facts.decoded.get(json);
+  if (known === null) throw graphError(path, "contains itself (a type that recurs names a def with a ref)");
+  if (known !== undefined) return known;
+  facts.decoded.set(json, null);
+  const type = decodeNode(json, path, facts);
+  facts.decoded.set(json, type);
+  return type;
+}
+
+function decodeNode(json: JsonValue | undefined, path: string, facts: TypeFacts): SchemaType {
   const node = members(json, path, ["kind", "value"], ["kind", "value"]);
   const kind = node["kind"];
   if (typeof kind !== "string") throw graphError(path, "kind must be a string");
@@ -69,7 +94,9 @@ export function decodeType(json: JsonValue | undefined, path: string, facts: Typ
     // Their members are Golem's, not this protocol's: keep them verbatim
     // (they only ever make a value `unsupported-value`).
     if (!isJsonObject(value)) throw graphError(path, "value must be an object");
-    return { kind: kind as HostManagedKind, value: structuredClone(value) };
+    let copy = facts.hostValues.get(value);
+    if (copy === undefined) facts.hostValues.set(value, (copy = structuredClone(value)));
+    return { kind: kind as HostManagedKind, value: copy };
   }
   if (UNIT_KINDS.has(kind)) {
     const v = members(value, `${path}.value`, ["metadata"], []);

@@ -8,7 +8,7 @@
  */
 import { LIMITS } from "@golem-stream/wire";
 import { describe, expect, it } from "vitest";
-import { decodeSchemaGraph, encodeSchemaValue, fromJs, t, v, type SchemaValue } from "../src/index.js";
+import { decodeSchemaGraph, encodeSchemaValue, extractGraph, fromJs, t, v, type SchemaType, type SchemaValue } from "../src/index.js";
 import { thrown } from "./helpers.js";
 
 const KiB64 = "x".repeat(64 * 1024);
@@ -94,5 +94,114 @@ describe("fromJs of data that shares objects", () => {
     expect(thrown(() => fromJs({ bytes }, decodeSchemaGraph(t.graph(t.binary())))).code).toBe("limit-exceeded");
     const map = new Map(Array.from({ length: 4 }, (_, i) => [i, i]));
     expect(fromJs(map, decodeSchemaGraph(t.graph(t.map(t.u8(), t.u8()))))).toMatchObject({ kind: "map" });
+  });
+});
+
+/** `levels` of a tuple of `type` twice: one object per level, 2^levels places for `type`. */
+function sharedTypes(type: SchemaType, levels: number): SchemaType {
+  let out = type;
+  for (let i = 0; i < levels; i++) out = t.tuple(out, out);
+  return out;
+}
+
+describe("decodeSchemaGraph of a graph that uses one type object at many places", () => {
+  // 18 levels: 262,144 places for the string, which a walk per place took 14 s to decode and
+  // check (20 levels took an agent author's declaration 115 s); each object is decoded once.
+  const tower = sharedTypes(t.string(), 18);
+
+  it("decodes each object once and keeps the sharing, with every check on the graph", () => {
+    const graph = decodeSchemaGraph(t.graph(t.map(tower, t.ref("d")), { d: t.list(tower) }), { streams: "forbidden" });
+    const key = (graph.root as { value: { key: SchemaType } }).value.key as { value: { elements: SchemaType[] } };
+    expect(key.value.elements[0]).toBe(key.value.elements[1]);
+    expect(extractGraph(graph, graph.root).defs.map((d) => d.id)).toEqual(["d"]);
+    const small = sharedTypes(t.u8(), 2);
+    expect(
+      fromJs(
+        [
+          [1, 2],
+          [3, 4],
+        ],
+        graph,
+        t.tuple(small, tower).value.elements[0] as SchemaType,
+      ),
+    ).toEqual(v.tuple(v.tuple(v.u8(1), v.u8(2)), v.tuple(v.u8(3), v.u8(4))));
+  });
+
+  it("finds a stream under the shared types: in a map key, and where streams are forbidden", () => {
+    // 19 levels: a walk per place took minutes.
+    const streaming = sharedTypes(t.stream(t.u8()), 19);
+    expect(thrown(() => decodeSchemaGraph(t.graph(t.map(t.ref("k"), t.u8()), { k: streaming }))).path).toBe("root.key");
+    expect(thrown(() => decodeSchemaGraph(t.graph(streaming), { streams: "forbidden" })).code).toBe("validation-error");
+    expect(extractGraph(decodeSchemaGraph(t.graph(t.u8(), { s: streaming })), streaming).defs).toEqual([]);
+  });
+
+  it("does work linear in the objects, not in the places (counted)", () => {
+    const counted = ["push", "some", "map"] as const;
+    const originals = counted.map((name) => Array.prototype[name]);
+    const keys = Object.keys;
+    let work = 0;
+    const measure = (levels: number): number => {
+      const type = sharedTypes(t.option(t.u8()), levels);
+      work = 0;
+      counted.forEach((name, k) => {
+        const original = originals[k] as (this: unknown[], ...args: unknown[]) => unknown;
+        Object.defineProperty(Array.prototype, name, {
+          value: function (this: unknown[], ...args: unknown[]) {
+            work += 1 + args.length;
+            return original.apply(this, args);
+          },
+          configurable: true,
+          writable: true,
+        });
+      });
+      Object.keys = (o: object) => ((work += 1), keys(o));
+      try {
+        const graph = decodeSchemaGraph(t.graph(t.map(type, t.u8())));
+        extractGraph(graph, type);
+      } finally {
+        counted.forEach((name, k) =>
+          Object.defineProperty(Array.prototype, name, { value: originals[k], configurable: true, writable: true }),
+        );
+        Object.keys = keys;
+      }
+      return work;
+    };
+    // Linear: about 8 times the work for 8 times the levels; a walk per place does 2^14 times.
+    expect(measure(16) / measure(2)).toBeLessThan(16);
+  });
+
+  it("refuses a type that contains itself, which JSON text cannot spell", () => {
+    const list = t.list(t.u8()) as { value: { element: SchemaType } };
+    list.value.element = list as SchemaType;
+    const error = thrown(() => decodeSchemaGraph(t.graph(list as SchemaType)));
+    expect([error.code, error.path]).toEqual(["validation-error", "root.element"]);
+    expect(error.message).toContain("contains itself");
+  });
+
+  it("copies a host-managed payload used at many places once", () => {
+    let reads = 0;
+    const payload = Object.defineProperty({}, "x", {
+      enumerable: true,
+      get() {
+        reads++;
+        return 1;
+      },
+    });
+    const types = Array.from({ length: 1000 }, () => t.hostManaged("secret", payload));
+    decodeSchemaGraph(t.graph(t.tuple(...types)));
+    expect(reads).toBe(1);
+  });
+
+  it("reads at most one value or string unit per byte of the text limit, a type used at many places once", () => {
+    // 3000 records sharing one list of 3000 fields: 9 million fields to copy, from 6000 objects.
+    const fields = Array.from({ length: 3000 }, (_, i) => ({ name: `f${i}`, body: t.u8() }));
+    const records = Array.from({ length: 3000 }, () => ({ kind: "record", value: { fields } }) as SchemaType);
+    const error = thrown(() => decodeSchemaGraph(t.graph(t.tuple(...records))));
+    expect(error.code).toBe("limit-exceeded");
+    expect(error.message).toContain(`larger than ${LIMITS.maxTextMessageBytes} JSON values and string units`);
+    // A graph whose text fits the limit is read whole; a string longer than the limit is not.
+    const doc = (length: number) => t.graph(t.meta(t.u8(), { doc: "d".repeat(length) }));
+    expect(decodeSchemaGraph(doc(LIMITS.maxTextMessageBytes - 64)).root.kind).toBe("u8");
+    expect(thrown(() => decodeSchemaGraph(doc(LIMITS.maxTextMessageBytes + 1))).code).toBe("limit-exceeded");
   });
 });
