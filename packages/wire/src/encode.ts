@@ -19,7 +19,7 @@ import type {
   ServerMessage,
   ServerTextMessage,
 } from "./messages.js";
-import { decodeUtf8, encodeUtf8, utf8ByteLength } from "./utf8.js";
+import { encodeUtf8, utf8ByteLength, utf8Text } from "./utf8.js";
 import { CLIENT_TEXT_VARIANTS, OUTPUT_ITEM_HEAD_VARIANT, SERVER_TEXT_VARIANTS, type TextVariant } from "./text-messages.js";
 
 export type TextMessage = ClientTextMessage | ServerTextMessage;
@@ -153,7 +153,7 @@ function encodeItemWithCanonicalValue(head: OutputStreamItemHead, canonicalValue
   const plain = plainItemPrefix(head);
   if (plain !== undefined) {
     checkTextBytes(plain.length + canonicalValue.length + ITEM_TAIL.length);
-    return plain + decodeUtf8(canonicalValue, "value") + ITEM_TAIL;
+    return plain + utf8Text(canonicalValue, "value") + ITEM_TAIL;
   }
   const wire = OUTPUT_ITEM_HEAD_VARIANT.encode(head);
   wire["type"] = OUTPUT_ITEM_HEAD_VARIANT.type;
@@ -161,7 +161,7 @@ function encodeItemWithCanonicalValue(head: OutputStreamItemHead, canonicalValue
   const headText = canonicalJson(wire);
   const prefix = `${headText.slice(0, -1)},"value":`;
   checkTextBytes(utf8ByteLength(prefix) + canonicalValue.length + ITEM_TAIL.length);
-  return prefix + decodeUtf8(canonicalValue, "value") + ITEM_TAIL;
+  return prefix + utf8Text(canonicalValue, "value") + ITEM_TAIL;
 }
 
 const ITEM_TAIL = ',"version":1}';

@@ -14,13 +14,16 @@
  * and cost little.
  */
 import type { EncodeOptions } from "./encode.js";
+import { wrongArgument } from "./errors.js";
 import { KiB } from "./limits.js";
+import { isBytes } from "./utf8.js";
 
 /** Envelopes shorter than this are allocated as before. */
 const MIN_POOLED_BYTES = 64 * KiB;
 /** Capacities are rounded up to this, so batches of slightly different sizes share buffers. */
 const CAPACITY_STEP = 64 * KiB;
 
+/** Every method refuses an argument of the wrong type as the caller's bug, `ProtocolError` `internal-error`. */
 export class EnvelopePool {
   readonly #maxIdleBytes: number;
   readonly #idle: Uint8Array[] = [];
@@ -30,14 +33,13 @@ export class EnvelopePool {
 
   /** `maxIdleBytes`: the most memory kept between sends; 0 turns pooling off. */
   constructor(maxIdleBytes: number) {
-    if (!Number.isSafeInteger(maxIdleBytes) || maxIdleBytes < 0) {
-      throw new RangeError(`maxIdleBytes must be a non-negative integer, got ${String(maxIdleBytes)}`);
-    }
+    if (!isCount(maxIdleBytes)) throw wrongArgument("new EnvelopePool", "maxIdleBytes", "a non-negative integer");
     this.#maxIdleBytes = maxIdleBytes;
   }
 
   /** An `EnvelopeAllocator`: memory for `byteLength` bytes, not zeroed (the encoder writes every byte). */
   readonly allocate = (byteLength: number): Uint8Array => {
+    if (!isCount(byteLength)) throw wrongArgument("EnvelopePool allocate", "byteLength", "a non-negative integer");
     if (byteLength < MIN_POOLED_BYTES || this.#maxIdleBytes === 0) return new Uint8Array(byteLength);
     const index = this.#smallestFitting(byteLength);
     if (index >= 0) {
@@ -54,6 +56,7 @@ export class EnvelopePool {
 
   /** Takes back what `allocate` gave once nothing reads it any more; anything else is ignored. */
   release(envelope: Uint8Array): void {
+    if (!isBytes(envelope)) throw wrongArgument("EnvelopePool release", "envelope", "a Uint8Array");
     const memory = envelope.buffer;
     if (!this.#ours.has(memory)) return;
     if (this.#idleBytes + memory.byteLength > this.#maxIdleBytes) {
@@ -68,6 +71,7 @@ export class EnvelopePool {
 
   /** Whether `envelope` is memory of this pool (its send must call `release`). */
   owns(envelope: Uint8Array): boolean {
+    if (!isBytes(envelope)) throw wrongArgument("EnvelopePool owns", "envelope", "a Uint8Array");
     return this.#ours.has(envelope.buffer);
   }
 
@@ -81,7 +85,9 @@ export class EnvelopePool {
    * `undefined` for data that is not this pool's (a text message, a small envelope).
    */
   whenWritten(data: string | Uint8Array): (() => void) | undefined {
-    if (typeof data === "string" || !this.owns(data)) return undefined;
+    if (typeof data === "string") return undefined;
+    if (!isBytes(data)) throw wrongArgument("EnvelopePool whenWritten", "data", "a string or a Uint8Array");
+    if (!this.owns(data)) return undefined;
     return () => this.release(data);
   }
 
@@ -98,4 +104,8 @@ export class EnvelopePool {
     }
     return best;
   }
+}
+
+function isCount(value: unknown): value is number {
+  return Number.isSafeInteger(value) && (value as number) >= 0;
 }

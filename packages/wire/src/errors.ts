@@ -111,7 +111,10 @@ export class ProtocolError extends Error {
   readonly retryable: boolean;
   readonly path: string | undefined;
 
-  constructor(code: ErrorCode, message: string, options: ProtocolErrorOptions = {}) {
+  /** A `message` that is not a string is the caller's bug, `internal-error`; `null` options are the defaults. */
+  constructor(code: ErrorCode, message: string, options: ProtocolErrorOptions | null = {}) {
+    if (typeof message !== "string") throw wrongArgument("new ProtocolError", "message", "a string");
+    options ??= {};
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.code = code;
     this.retryable = options.retryable ?? defaultRetryable(code);
@@ -124,8 +127,23 @@ export class ProtocolError extends Error {
   }
 }
 
+/** False for anything else, a proxy whose traps throw included. */
 export function isProtocolError(value: unknown): value is ProtocolError {
-  return value instanceof ProtocolError;
+  try {
+    return value instanceof ProtocolError;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * What a public function throws for an argument of the wrong type: the caller's bug,
+ * `internal-error`, as for any option out of its domain. Checked with `typeof` (or a test that
+ * runs no code of the caller's), so an argument is refused without being read and the small
+ * helpers the hot paths call per item cost no more than the check.
+ */
+export function wrongArgument(fn: string, name: string, expected: string): ProtocolError {
+  return new ProtocolError("internal-error", `${fn} ${name} must be ${expected}`, { path: name });
 }
 
 /**

@@ -13,7 +13,7 @@
 import { callerFault, ProtocolError } from "./errors.js";
 import type { JsonValue } from "./json.js";
 import { LIMITS } from "./limits.js";
-import { decodeUtf8, isBytes, isWellFormedText, utf8ByteLength } from "./utf8.js";
+import { isBytes, isWellFormedText, utf8ByteLength, utf8Text } from "./utf8.js";
 
 export interface StrictJsonOptions {
   /** Largest accepted input in UTF-8 bytes. Default: 8 MiB (the text message limit). */
@@ -124,7 +124,7 @@ export function toText(input: unknown, maxBytes: number, what: string): string {
   }
   if (isBytes(input)) {
     if (input.length > maxBytes) throw tooLarge(what, maxBytes);
-    return decodeUtf8(input, what);
+    return utf8Text(input, what);
   }
   throw new ProtocolError("invalid-message", `${what} must be a string or a Uint8Array`);
 }

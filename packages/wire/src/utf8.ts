@@ -2,14 +2,26 @@
  * UTF-8 helpers that never accept ill-formed text. Pure functions; no Node
  * APIs, so the codecs also run in browsers.
  */
-import { ProtocolError } from "./errors.js";
+import { ProtocolError, wrongArgument } from "./errors.js";
 
 const strictDecoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 const encoder = new TextEncoder();
 const NON_ASCII = /[^\x00-\x7f]/;
 
-/** Decodes UTF-8, rejecting invalid sequences, overlongs and encoded surrogates. A BOM is kept as U+FEFF. */
+/**
+ * Decodes UTF-8, rejecting invalid sequences, overlongs and encoded surrogates. A BOM is kept as U+FEFF.
+ * Anything but a `Uint8Array` is not UTF-8 bytes (`invalid-message`, as a decoder says of data that is
+ * neither text nor bytes); a `what` that is not a string is the caller's bug (`internal-error`), as a
+ * wrong-typed argument of every helper here is.
+ */
 export function decodeUtf8(bytes: Uint8Array, what = "message"): string {
+  if (typeof what !== "string") throw wrongArgument("decodeUtf8", "what", "a string");
+  if (!isBytes(bytes)) throw new ProtocolError("invalid-message", `${what} must be a Uint8Array`);
+  return utf8Text(bytes, what);
+}
+
+/** `decodeUtf8` for the package's own callers, which checked both arguments already. */
+export function utf8Text(bytes: Uint8Array, what: string): string {
   try {
     return strictDecoder.decode(bytes);
   } catch (cause) {
@@ -27,6 +39,7 @@ export function isBytes(value: unknown): value is Uint8Array {
 }
 
 export function encodeUtf8(text: string): Uint8Array {
+  if (typeof text !== "string") throw wrongArgument("encodeUtf8", "text", "a string");
   return encoder.encode(text);
 }
 
@@ -39,6 +52,7 @@ const nativeIsWellFormed = (String.prototype as { readonly isWellFormed?: (this:
 
 /** True when `text` has no lone surrogate, so it encodes to UTF-8 losslessly. */
 export function isWellFormedText(text: string): boolean {
+  if (typeof text !== "string") throw wrongArgument("isWellFormedText", "text", "a string");
   if (nativeIsWellFormed !== undefined) return nativeIsWellFormed.call(text);
   return isWellFormedLoop(text);
 }
@@ -61,6 +75,7 @@ export function isWellFormedLoop(text: string): boolean {
  * Lone surrogates count 3 bytes, as their replacement character would.
  */
 export function utf8ByteLength(text: string): number {
+  if (typeof text !== "string") throw wrongArgument("utf8ByteLength", "text", "a string");
   // Protocol text is mostly ASCII: a native search skips the ASCII prefix,
   // one byte per character, and the loop counts only from the first other one.
   const first = text.search(NON_ASCII);
@@ -83,6 +98,8 @@ export function utf8ByteLength(text: string): number {
 
 /** Compares two strings by Unicode code point (not UTF-16 code unit). */
 export function compareCodePoints(a: string, b: string): number {
+  if (typeof a !== "string" || typeof b !== "string")
+    throw wrongArgument("compareCodePoints", typeof a !== "string" ? "a" : "b", "a string");
   const length = Math.min(a.length, b.length);
   for (let i = 0; i < length; i++) {
     const x = a.charCodeAt(i);

@@ -62,8 +62,9 @@ describe("EnvelopePool", () => {
     expect(off.owns(off.allocate(1024 * KiB))).toBe(false);
   });
 
-  it.each([-1, 1.5, Number.NaN, Number.POSITIVE_INFINITY])("refuses a bound of %s", (bound) => {
-    expect(() => new EnvelopePool(bound)).toThrow(RangeError);
+  it.each([-1, 1.5, Number.NaN, Number.POSITIVE_INFINITY])("refuses a bound of %s as the caller's bug, internal-error", (bound) => {
+    expect(() => new EnvelopePool(bound)).toThrow(expect.objectContaining({ name: "ProtocolError", code: "internal-error" }));
+    expect(() => new EnvelopePool(1024 * KiB).allocate(bound)).toThrow(expect.objectContaining({ code: "internal-error" }));
   });
 
   it("whenWritten gives the callback that returns a pooled envelope, and nothing for other data", () => {

@@ -5,12 +5,18 @@
  * object of the caller's that throws when it is read (a getter, a proxy's
  * trap) is the caller's bug, `internal-error` with the original as its cause,
  * wherever the function reads it; where only strings or bytes are taken, it
- * is refused like any other wrong type, without being read.
+ * is refused like any other wrong type, without being read. The small
+ * helpers (UTF-8, `getMember`, `EnvelopePool`) refuse a wrong-typed argument
+ * the same way, with `internal-error`; what `getMember` reads of an object
+ * passes through it unchanged, for the decoder built on it to report.
  */
 import { describe, expect, it } from "vitest";
 import {
+  EnvelopePool,
   ProtocolError,
   canonicalJson,
+  compareCodePoints,
+  decodeUtf8,
   decodeClientMessage,
   decodeBearerSubprotocol,
   decodeServerMessage,
@@ -18,8 +24,13 @@ import {
   encodeClientMessage,
   encodeMessage,
   encodeServerMessage,
+  encodeUtf8,
+  getMember,
+  isProtocolError,
+  isWellFormedText,
   parseStrictJson,
   recoverAttemptId,
+  utf8ByteLength,
 } from "../src/index.js";
 
 const cyclic: Record<string, unknown> = { type: "inputStreamEnd" };
@@ -64,6 +75,19 @@ const WRONG: readonly (readonly [string, unknown])[] = [
   ["a proxy whose every trap throws", hostileProxy],
   ["an object whose getters throw", throwingGetters],
 ];
+
+/** `internal-error`, the calling code's bug, refused without reading the argument (so no cause). */
+function expectWrongArgument(run: () => unknown): void {
+  try {
+    run();
+  } catch (error) {
+    expect(error).toBeInstanceOf(ProtocolError);
+    expect(error).toMatchObject({ code: "internal-error" });
+    expect((error as Error).cause).toBeUndefined();
+    return;
+  }
+  throw new Error("expected a ProtocolError");
+}
 
 function expectProtocolError(run: () => unknown): void {
   try {
@@ -185,6 +209,46 @@ describe.each(WRONG.map(([name, value]) => [name, value] as const))("%s", (_name
       }
     });
   }
+
+  it("as a string argument of the UTF-8 helpers: internal-error", () => {
+    for (const run of [
+      () => utf8ByteLength(value as string),
+      () => isWellFormedText(value as string),
+      () => encodeUtf8(value as string),
+      () => compareCodePoints(value as string, "a"),
+      () => compareCodePoints("a", value as string),
+    ]) {
+      expectWrongArgument(run);
+    }
+    // decodeUtf8 reads data, as the message decoders do: what is not bytes is not UTF-8.
+    expectProtocolError(() => decodeUtf8(value as Uint8Array));
+    if (value !== undefined) expectWrongArgument(() => decodeUtf8(new Uint8Array([0x7b]), value as string));
+  });
+
+  it("as getMember's object or name: internal-error; what the object throws passes through", () => {
+    expectWrongArgument(() => getMember({ a: 1 }, value as string));
+    if (typeof value !== "object" || value === null) expectWrongArgument(() => getMember(value as never, "a"));
+    else if (THROWS_WHEN_READ.has(value)) expect(() => getMember(value as never, "a")).toThrow(thrownByCaller);
+    else expect(getMember(value as never, "a")).toBe(value === throwingGetters ? undefined : (value as { a?: never }).a);
+  });
+
+  it("as an EnvelopePool bound, length or envelope: internal-error", () => {
+    const pool = new EnvelopePool(1024 * 1024);
+    // 0 and 42 are counts: a pool that keeps nothing idle, an envelope of 42 bytes.
+    if (value !== 0 && value !== 42) {
+      expectWrongArgument(() => new EnvelopePool(value as number));
+      expectWrongArgument(() => pool.allocate(value as number));
+    }
+    expectWrongArgument(() => pool.release(value as Uint8Array));
+    expectWrongArgument(() => pool.owns(value as Uint8Array));
+    expectWrongArgument(() => pool.whenWritten(value as Uint8Array));
+  });
+
+  it("as a ProtocolError message: internal-error; as its options, null and undefined are the defaults", () => {
+    expectWrongArgument(() => new ProtocolError("invalid-message", value as string));
+    if (value === null || value === undefined) expect(new ProtocolError("overloaded", "m", value).retryable).toBe(true);
+    expect(isProtocolError(value)).toBe(false);
+  });
 
   it("as recoverAttemptId input", () => {
     expect(recoverAttemptId(value as string)).toBeUndefined();
