@@ -112,7 +112,7 @@ export class Reruns {
         session: record.sessionId,
         maxReplays,
       });
-      return `it has no re-runs left (limits.maxReplays ${maxReplays} in a row without progress)`;
+      return `it has no re-runs left (limits.maxReplays ${maxReplays}${maxReplays === 0 ? "" : ", re-runs in a row that found no progress"})`;
     }
     const attempt = run.run;
     const selector = JSON.parse(record.selector) as { constructorParameters: SchemaValueJson };
