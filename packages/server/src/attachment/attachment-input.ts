@@ -179,18 +179,22 @@ export class AttachmentInput {
    * across that cancel (its unACKed window), so late data is ignored, not a
    * violation. Inputs already terminal at acceptance have a closed channel.
    */
-  #inputStream(channel: number, what: string): StreamState | undefined {
+  #inputStream(channel: number, what: string, resendBelow?: bigint): StreamState | undefined {
     const entry = this.#link.channels.require(channel, "input", what);
     const stream = this.#link.session.stream(entry.streamId);
     if (stream === undefined) throw new ProtocolError("invalid-channel", `${what} uses an unknown channel`);
     const terminal = stream.inputTerminal;
     if (terminal === undefined) return stream;
     if (terminal.kind === "cancelled" && terminal.by === "server") return undefined;
+    // A resend of what the input already holds, after its end became known here since this
+    // attachment's acceptance (the end read on the client's previous connection was still being
+    // recorded when this one was accepted): an identical duplicate, idempotent (section 9).
+    if (terminal.kind === "end" && resendBelow !== undefined && resendBelow <= stream.count) return stream;
     throw new ProtocolError("invalid-channel", `${what} uses a channel whose input has ended`);
   }
 
   #inputItem(message: InputStreamItem, permitBytes: number): boolean | Promise<boolean> {
-    const stream = this.#inputStream(message.channel, "inputStreamItem");
+    const stream = this.#inputStream(message.channel, "inputStreamItem", message.sequence + 1n);
     if (stream === undefined) return false;
     if (stream.elementKind !== "value") {
       throw new ProtocolError("protocol-error", "items of a direct-binary stream travel as binary messages", { retryable: true });
@@ -292,7 +296,8 @@ export class AttachmentInput {
   }
 
   async #inputBinary(message: ClientBinaryMessage, permitBytes: number): Promise<boolean> {
-    const stream = this.#inputStream(message.channel, message.type);
+    const itemCount = message.type === "input-u8" ? BigInt(message.payload.length) : 1n;
+    const stream = this.#inputStream(message.channel, message.type, message.sequence + itemCount);
     if (stream === undefined) return false;
     const expected = message.type === "input-u8" ? "u8" : "binary";
     if (stream.elementKind !== expected) {
@@ -303,7 +308,6 @@ export class AttachmentInput {
     const mimeType = message.type === "input-binary" ? message.mimeType : undefined;
     if (message.type === "input-binary") checkBinaryItem(stream.graph, payload.length, mimeType);
     else checkU8Items(stream.graph, payload);
-    const itemCount = message.type === "input-u8" ? BigInt(payload.length) : 1n;
     if (sequence !== stream.count && (await this.#isDuplicate(stream, sequence, itemCount, payload, mimeType))) return false;
     if (message.type === "input-u8" && sequence < stream.count) {
       // A resend that overlaps the high-water: the overlap matched, keep the suffix.
@@ -355,21 +359,32 @@ export class AttachmentInput {
   }
 
   async #inputEnd(message: InputStreamEnd): Promise<void> {
-    const before = this.#inputStream(message.channel, "inputStreamEnd");
+    const before = this.#inputStream(message.channel, "inputStreamEnd", message.sequence);
     if (before === undefined) return;
+    if (before.inputTerminal !== undefined) return this.#endAgain(before, message.sequence);
     // In a cluster the end waits for the stream's items to commit: an item the store refused is
     // still being checked against it (cluster-follower.ts, `checkedCommit`), which may move the
     // count. On one node the store records the end after the items handed to it before (its
     // mutations take effect in call order, session-store.ts): in the same group commit while
     // they still wait for theirs, one sync instead of two before the terminal ACK.
     if (this.#link.session.clustered) await before.inputCommitted;
-    const stream = this.#inputStream(message.channel, "inputStreamEnd");
+    const stream = this.#inputStream(message.channel, "inputStreamEnd", message.sequence);
     if (stream === undefined) return;
+    if (stream.inputTerminal !== undefined) return this.#endAgain(stream, message.sequence);
     if (message.sequence < stream.count) throw new ProtocolError("input-conflict", "inputStreamEnd claims fewer items than were accepted");
     if (message.sequence > stream.count) throw new ProtocolError("input-gap", "inputStreamEnd claims items that were never accepted");
     await this.#link.session.endInput(stream);
     // Settled by now (committed before the end, or failed, which faults this attachment: then
     // nothing is sent); the ACK says every item is durable, so it never goes before them.
+    await stream.inputCommitted;
+    this.#link.channels.close(stream.streamId);
+    await this.#link.send(this.#ack(stream, []));
+  }
+
+  /** The input's end sent again once it had ended: the same end is re-ACKed once durable, another one conflicts. */
+  async #endAgain(stream: StreamState, sequence: bigint): Promise<void> {
+    if (sequence !== stream.count) throw new ProtocolError("input-conflict", "inputStreamEnd differs from the input's recorded end");
+    await stream.inputTerminalWrite;
     await stream.inputCommitted;
     this.#link.channels.close(stream.streamId);
     await this.#link.send(this.#ack(stream, []));

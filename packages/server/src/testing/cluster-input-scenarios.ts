@@ -142,6 +142,63 @@ export function inputScenarios(api: TestApi, cluster: ClusterHarness): void {
     expect(messages.at(-1)).toMatchObject({ type: "invocationFinished", outcome: { kind: "success" } });
   });
 
+  it("the end the previous attachment's node records after the client resumed elsewhere: the client's resend of its items and end there is idempotent, not invalid-channel", async () => {
+    // A holds the end's write until the client has resumed at B (whose acceptance then says the
+    // input has not ended), and the finish, so that the invocation is still running when the
+    // resend reaches B, which by then has read the end from the store.
+    let endAtA!: () => void;
+    const endEntered = new Promise<void>((resolve) => (endAtA = resolve));
+    let openEnd!: () => void;
+    const endGate = new Promise<void>((resolve) => (openEnd = resolve));
+    let bReadTheEnd!: () => void;
+    const endReadAtB = new Promise<void>((resolve) => (bReadTheEnd = resolve));
+    const held = new Promise<never>(() => undefined);
+    const gated = (index: number, store: ClusterSessionStore): ClusterSessionStore =>
+      index === 0
+        ? intercepting(store, {
+            endInput: async (...args) => {
+              endAtA();
+              await endGate;
+              return store.endInput(...args);
+            },
+            finish: () => held,
+            finishWithResult: () => held,
+            setResult: () => held,
+          })
+        : intercepting(store, {
+            listStreams: async (...args) => {
+              const streams = await store.listStreams(...args);
+              // Once this read's caller has acted on it (microtasks), the next turn.
+              if (streams.some((stream) => stream.inputTerminal !== undefined)) setImmediate(bReadTheEnd);
+              return streams;
+            },
+          });
+    const [a, b] = (await startCluster(2, { wrap: gated })).nodes;
+    const first = await RawClient.connect(a!.url);
+    first.send(demoStart("tally", v.record(v.stream(randomUUID()))));
+    const accepted = (await first.nextOf("invocationAccepted")) as Accepted;
+    const texts = ["ab", "cd"];
+    sendTextsThenEnd(first, accepted.mappings[0]!.channel, texts);
+    await endEntered;
+    first.terminate();
+
+    const second = await RawClient.connect(b!.url);
+    second.send(resume("resume", accepted.sessionToken));
+    const mapping = ((await second.nextOf("invocationAccepted")) as Accepted).mappings[0]!;
+    expect(mapping.inputHighWater).toEqual({ sequence: 2n, terminal: false });
+    openEnd();
+    await endReadAtB;
+    // What a client whose end went out on the connection before does: the end again (and any item
+    // above the high-water it was given, none here; one below it, as a client may resend).
+    second.send({ type: "inputStreamItem", channel: mapping.channel, sequence: 1n, value: v.str("cd") });
+    second.send({ type: "inputStreamEnd", channel: mapping.channel, sequence: 2n });
+    await second.waitFor((m) => m.type === "inputStreamAck" && m.terminal);
+    const acks = second.received.filter((m) => m.type === "inputStreamAck");
+    expect(acks.at(-1)).toMatchObject({ highestContiguousSequence: 2n, terminal: true });
+    expect(second.received.map((m) => m.type)).not.toContain("invocationRejected");
+    second.terminate();
+  });
+
   it("the last input item before the end is refused by the store at B: it is not counted, the end is not recorded short of it, the client resumes and the stream ends with every item", async () => {
     let refuseOnce = true;
     const refusing = (index: number, store: ClusterSessionStore): ClusterSessionStore =>
