@@ -12,9 +12,10 @@
  *   pnpm build && node bench/chaos.mjs                  # in packages/cli
  *   CHAOS_SECONDS=120 CHAOS_WORKERS=6 CHAOS_LEASE_TTL=2s node bench/chaos.mjs   # the defaults
  *   CHAOS_SEED=7 node bench/chaos.mjs                   # the same schedule of kills again
+ *   CHAOS_EVENTS=cut node bench/chaos.mjs               # only cuts (or freeze, kill; a list)
  *
- * Each node's log (level warn) is kept in a temporary folder, named in the report, for what
- * went wrong.
+ * Each node's log (level warn) is kept in a temporary folder, named in the report, when a call
+ * went wrong (always with CHAOS_KEEP_LOGS=1).
  */
 import { spawn } from "node:child_process";
 import { createWriteStream, mkdtempSync, rmSync } from "node:fs";
@@ -28,6 +29,8 @@ import { collect, fieldsOf, randomChunks, sha256, startTcpProxy, u32 } from "@go
 const SECONDS = Number(process.env.CHAOS_SECONDS ?? 120);
 const WORKERS = Number(process.env.CHAOS_WORKERS ?? 6);
 const LEASE_TTL = process.env.CHAOS_LEASE_TTL ?? "2s";
+/** What the schedule draws from, each as likely: a kill (weighted three), a freeze, a cut of every connection. */
+const EVENTS = (process.env.CHAOS_EVENTS ?? "cut,freeze,kill,kill,kill").split(",");
 const BIN = fileURLToPath(new URL("../dist/golem-stream.js", import.meta.url));
 const TOKEN = "chaos-token-0123456789";
 const dir = mkdtempSync(join(tmpdir(), "golem-stream-chaos-"));
@@ -219,6 +222,26 @@ const methods = [
 
 const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
 
+/** What ended connections, over the whole run: `reconnecting` causes, counted. */
+const causes = new Map();
+
+/** `client` whose invocations write what happens to them into `trace` (for a call that comes out wrong). */
+function traced(client, trace) {
+  const at = () => new Date().toISOString().slice(11, 23);
+  return {
+    invoke(options) {
+      const call = client.invoke(options);
+      call.on("accepted", (e) => trace.push(`${at()} accepted ${e.operation} ${e.attemptId}${e.replayed ? " (replayed)" : ""}`));
+      call.on("reconnecting", (e) => {
+        trace.push(`${at()} reconnecting after ${e.cause} (failure ${e.failures})`);
+        causes.set(e.cause, (causes.get(e.cause) ?? 0) + 1);
+      });
+      call.on("revoked", () => trace.push(`${at()} revoked`));
+      return call;
+    },
+  };
+}
+
 /** Where two results first differ, for the report. */
 function firstDifference(got, expected) {
   const a = JSON.stringify(got);
@@ -240,8 +263,10 @@ let hitByKills = 0;
 async function worker(index, url) {
   for (let n = 0; running; n++) {
     const [name, call, expected, lost] = methods[Math.floor(random() * methods.length)];
-    const client = createClient({ url, token: TOKEN, reconnect: { initialDelayMs: 20, maxDelayMs: 500, maxAttempts: 400 } });
+    const trace = [];
+    const client = traced(createClient({ url, token: TOKEN, reconnect: { initialDelayMs: 20, maxDelayMs: 500, maxAttempts: 400 } }), trace);
     const startedAt = Date.now();
+    const label = () => `${name} (worker ${index}, call ${n}, ended ${new Date().toISOString()} after ${Date.now() - startedAt} ms)`;
     inFlight[index] = name;
     try {
       const got = await call(client);
@@ -249,14 +274,12 @@ async function worker(index, url) {
       else if (lost !== undefined && same(got, lost)) tallies.get(name).lost++;
       else {
         tallies.get(name).wrong++;
-        problems.push(
-          `${name} (worker ${index}, call ${n}, after ${Date.now() - startedAt} ms): wrong result ${firstDifference(got, expected)}`,
-        );
+        problems.push(`${label()}: wrong result ${firstDifference(got, expected)}\n      ${trace.join("\n      ")}`);
       }
     } catch (error) {
       tallies.get(name).failed++;
       problems.push(
-        `${name} (worker ${index}, call ${n}, after ${Date.now() - startedAt} ms): ${error?.kind ?? ""} ${error?.code ?? ""} ${String(error?.message ?? error)}`,
+        `${label()}: ${error?.kind ?? ""} ${error?.code ?? ""} ${String(error?.message ?? error)}\n      ${trace.join("\n      ")}`,
       );
     }
     inFlight[index] = undefined;
@@ -273,15 +296,15 @@ async function schedule(storeUrl, events, balancer) {
   while (Date.now() < end) {
     await sleep(between(1500, 4000));
     const live = [...nodes.values()].filter((node) => node.child !== undefined);
-    const dice = random();
-    if (dice < 0.2) {
+    const event = EVENTS[Math.floor(random() * EVENTS.length)];
+    if (event === "cut") {
       // Every client connection cut at once: each client reconnects, through the balancer, elsewhere.
       hitByKills += inFlight.filter((name) => name !== undefined).length;
       balancer.cutOpen();
       events.push(`${new Date().toISOString()} cut every connection`);
       continue;
     }
-    if (dice < 0.4) {
+    if (event === "freeze") {
       // A node frozen, not dead (a long GC pause, a stopped VM): past its lease, others claim its work.
       const victim = live[Math.floor(random() * live.length)];
       hitByKills += inFlight.filter((name) => name !== undefined).length;
@@ -341,6 +364,7 @@ try {
   for (const [name, { ok, lost, wrong, failed }] of tallies) {
     console.log(`  ${name.padEnd(8)} ${ok} right, ${lost} lost with their owner (not replayable), ${wrong} wrong, ${failed} failed`);
   }
+  console.log(`connections ended by: ${[...causes].map(([cause, count]) => `${cause} ${count}`).join(", ")}`);
   for (const problem of problems) console.log(`  PROBLEM ${problem}`);
   if (problems.length > 0) {
     console.log(`events:\n  ${events.join("\n  ")}`);
@@ -350,5 +374,5 @@ try {
   await balancer?.close();
   await Promise.all([...nodes.values()].map(kill));
   await postgres?.stop();
-  if (process.exitCode !== 1) rmSync(dir, { recursive: true, force: true });
+  if (process.exitCode !== 1 && process.env.CHAOS_KEEP_LOGS === undefined) rmSync(dir, { recursive: true, force: true });
 }
