@@ -169,6 +169,30 @@ describe("defineCatalogue / checkAgents", () => {
   });
 });
 
+describe("a type used at many places", () => {
+  /** `levels` of a tuple of the level below twice: one object per level, 2^levels leaves spelled out. */
+  const doubling = (levels: number) => {
+    let type: ReturnType<typeof t.string> | ReturnType<typeof t.tuple> = t.string();
+    for (let i = 0; i < levels; i++) type = t.tuple(type, type);
+    return type;
+  };
+  const sharing = (levels: number): AgentTypeDefinition =>
+    implement(
+      defineAgentType({ name: "shared", constructor: t.record({}), methods: { take: { params: t.record({ x: doubling(levels) }) } } }),
+      { take: () => undefined },
+    ) as AgentTypeDefinition;
+
+  it("is taken while the catalogue spells it out within the bound (a thousand copies)", () => {
+    expect(() => checkAgents(catalogue([sharing(10)]))).not.toThrow();
+  });
+
+  it("is refused, naming the place, when spelled out it passes the bound: thirty levels are a billion copies, which discovery and the fingerprint would have written out", () => {
+    expect(() => checkAgents(catalogue([sharing(30)]))).toThrow(
+      /^application "test": environment "default": agent type "shared": method "take": parameters spells out to more than 8388608 JSON values: .* use refs to it$/,
+    );
+  });
+});
+
 describe("agentsHost", () => {
   const own = { applications: { test: { default: [untyped] } } };
 

@@ -13,7 +13,7 @@
  * method, configuration declarations `{path: string[]}`.
  */
 import { decodeSchemaGraph } from "@golem-stream/schema-value";
-import type { JsonValue } from "@golem-stream/wire";
+import { LIMITS, type JsonValue } from "@golem-stream/wire";
 import type { AgentHost } from "../agent-host.js";
 import { checkSelectorName } from "../admission/token-budget.js";
 import type { Catalogue } from "./catalogue.js";
@@ -170,6 +170,39 @@ function checkGraph(graph: unknown, where: string, rules: { record: boolean; str
     throw new CatalogueError(`${where}: ${cause instanceof Error ? cause.message : "not a valid schema graph"}`, { cause });
   }
   if (rules.record && root !== "record") throw new CatalogueError(`${where} must be a record (t.record({...})), not ${root}`);
+  if (spelledOutValues(graph, MAX_SPELLED_OUT_VALUES) > MAX_SPELLED_OUT_VALUES) {
+    throw new CatalogueError(
+      `${where} spells out to more than ${MAX_SPELLED_OUT_VALUES} JSON values: a type used at many places is written out at each of them in the catalogue clients read; define it once in t.graph's defs and use refs to it`,
+    );
+  }
+}
+
+/**
+ * How many JSON values a graph built in memory is as text, at most: discovery serves it, and a
+ * fingerprint hashes it, spelled out. The decoder reads a type object used at many places once
+ * (`decodeSchemaGraph`), but its text repeats it at each: twenty levels of `t.tuple(x, x)` are a
+ * million copies, thirty a billion, which discovery and the fingerprint would build at start and
+ * at every request until the process ran out of memory. The bound is the decoder's own on what
+ * it reads (`LIMITS.maxTextMessageBytes` values), and as text at least as many bytes.
+ */
+const MAX_SPELLED_OUT_VALUES = LIMITS.maxTextMessageBytes;
+
+/** The values of `value` as JSON text (a shared object once per place), counted up to `limit` + 1; each object's count is kept, so the count takes one visit an object. */
+function spelledOutValues(value: unknown, limit: number): number {
+  const counted = new Map<object, number>();
+  const count = (node: unknown): number => {
+    if (typeof node !== "object" || node === null) return 1;
+    const known = counted.get(node);
+    if (known !== undefined) return known;
+    let total = 1;
+    for (const child of Array.isArray(node) ? node : Object.values(node)) {
+      total += count(child);
+      if (total > limit) break;
+    }
+    counted.set(node, total);
+    return total;
+  };
+  return count(value);
 }
 
 function checkName(name: unknown, where: string, what: string): void {
