@@ -1,13 +1,26 @@
 /**
  * @golem-stream/client — invoke agent methods whose parameters and results
  * contain streams, over one WebSocket per invocation that survives
- * disconnects without losing, duplicating or skipping data.
+ * disconnects without losing, duplicating or skipping data. An example
+ * (type-checked by test/readme-examples.e2e.test.ts, as the README's are):
  *
- *   const client = createClient({ url, token });
- *   const call = client.invoke({ …, methodParameters: record([inputStream.strings(lines)]) });
- *   const result = await call.result;
- *   for await (const item of result.streams[0]) …
- *   await call.finished;
+ * ```ts
+ * import { createClient, inputStream } from "@golem-stream/client";
+ *
+ * const client = createClient({ url: "http://127.0.0.1:9881", token: "s3cret" });
+ * // reverse(input: stream<string>) -> stream<string>
+ * const call = client.invoke({
+ *   application: "demo",
+ *   environment: "default",
+ *   agentType: "echo",
+ *   constructorParameters: { kind: "record", value: { fields: [{ kind: "string", value: "reader-1" }] } },
+ *   method: "reverse",
+ *   methodParameters: { kind: "record", value: { fields: [inputStream.strings(["abc", "héllo"])] } },
+ * });
+ * const result = await call.result;
+ * if (result.kind === "value") for await (const item of result.streams[0]!.values()) console.log(item.value);
+ * await call.finished;
+ * ```
  *
  * This is the Node build (the `node` export condition): its default
  * transport is `ws`, which sends `Authorization`, reads a refused

@@ -4,7 +4,8 @@
  * and server halves need this package and the server (which the contract package must not). A
  * fragment that continues an earlier example gets the names it relies on declared in front of it
  * (`CONTEXT`, one entry per block, in order), so a new or moved block fails here until its context
- * is written down.
+ * is written down. The example in the comment that opens src/index.ts, what an editor shows for
+ * the package, is checked the same way.
  */
 import { execFile } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -50,6 +51,13 @@ const CONTRACT_CONTEXT: readonly string[] = ["", files, files, `import { defineA
 
 it("every TypeScript example of the README compiles under strict", async () => {
   expect(await typeCheck(readme, CONTEXT, "block")).toBe("");
+}, 60_000);
+
+it("the example in the comment that opens src/index.ts compiles under strict", async () => {
+  const source = readFileSync(new URL("../src/index.ts", import.meta.url), "utf8");
+  const opening = source.slice(source.indexOf("/**"), source.indexOf("*/"));
+  const text = opening.replace(/^ ?\* ?/gm, "");
+  expect(await typeCheck(text, [""], "index")).toBe("");
 }, 60_000);
 
 it("every TypeScript example of the contract package's README compiles under strict", async () => {
