@@ -39,6 +39,13 @@ export interface AgentOptions {
   /** Constructor parameters as plain JavaScript, converted with the catalogue's schema. */
   readonly constructorArgs: unknown;
   readonly phantomId?: string;
+  /**
+   * Aborts this `client.agent` call while it reads the catalogue (the request, the download): it
+   * rejects with a `ClientError` of kind `aborted` whose `cause` is the signal's reason, and the
+   * download stops. An abort while `getToken` runs takes effect when the request is made. Once the
+   * agent is returned, aborting it does nothing: it cancels none of `agent.invoke`'s calls;
+   * give each call its own (`AgentInvokeOptions.signal`).
+   */
   readonly signal?: AbortSignal;
   /**
    * Called with the served agent type before anything else (before the constructor arguments are

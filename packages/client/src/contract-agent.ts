@@ -35,6 +35,13 @@ export interface ConnectOptions<C extends AnyAgentContract> {
    */
   readonly constructorArgs: ConstructorArgs<C>;
   readonly phantomId?: string;
+  /**
+   * Aborts the connect while it reads the catalogue (the request, the download): it rejects with a
+   * `ClientError` of kind `aborted` whose `cause` is the signal's reason, and the download stops.
+   * An abort while `getToken` runs takes effect when the request is made. Once the agent is
+   * returned, aborting it does nothing: it cancels none of the agent's calls; give each call its
+   * own (`agent.method(params, { signal })`).
+   */
   readonly signal?: AbortSignal;
 }
 

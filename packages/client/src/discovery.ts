@@ -44,7 +44,10 @@ export function discoveryUrl(sessionUrl: string, application: string, environmen
   return url.toString();
 }
 
-/** Reads the catalogue at `url` (`discoveryUrl`), refusing one of more than `maxBytes` without reading it all. */
+/**
+ * Reads the catalogue at `url` (`discoveryUrl`), refusing one of more than `maxBytes` without reading
+ * it all. `signal` aborts the request and the download, which then fail with `aborted`.
+ */
 export async function fetchCatalogue(
   url: string,
   token: string,
@@ -52,12 +55,20 @@ export async function fetchCatalogue(
   signal?: AbortSignal,
 ): Promise<ReadonlyMap<string, AgentTypeSchema>> {
   let response: Response;
+  let body: Uint8Array;
   try {
     response = await fetch(url, { headers: { authorization: `Bearer ${token}` }, ...(signal === undefined ? {} : { signal }) });
   } catch (cause) {
-    throw new ClientError("connection-lost", `could not reach the discovery endpoint ${url}: ${fetchFailure(cause)}`, { cause });
+    throw (
+      aborted(url, signal) ??
+      new ClientError("connection-lost", `could not reach the discovery endpoint ${url}: ${fetchFailure(cause)}`, { cause })
+    );
   }
-  const body = await readBounded(response, maxBytes, url);
+  try {
+    body = await readBounded(response, maxBytes, url);
+  } catch (error) {
+    throw aborted(url, signal) ?? error;
+  }
   let json: JsonValue;
   try {
     json = parseStrictJson(body, { maxBytes, what: "agent catalogue" });
@@ -74,6 +85,17 @@ export async function fetchCatalogue(
     });
   }
   return decodeCatalogue(json);
+}
+
+/**
+ * The caller's abort, as every aborted operation of the client fails (kind `aborted`); fetch and the
+ * body's reader throw the signal's reason, which need not be an error of ours, or even an error.
+ */
+function aborted(url: string, signal: AbortSignal | undefined): ClientError | undefined {
+  if (signal?.aborted !== true) return undefined;
+  return new ClientError("aborted", `the agent catalogue request (${catalogueOf(url)}) was aborted by the caller's signal`, {
+    cause: signal.reason,
+  });
 }
 
 /** `(asked for application "a", environment "e")`, from a discovery URL (`discoveryUrl`). */
