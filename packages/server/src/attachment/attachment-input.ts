@@ -179,7 +179,7 @@ export class AttachmentInput {
    * across that cancel (its unACKed window), so late data is ignored, not a
    * violation. Inputs already terminal at acceptance have a closed channel.
    */
-  #inputStream(channel: number, what: string, resendBelow?: bigint): StreamState | undefined {
+  #inputStream(channel: number, what: string, sequence?: bigint, items = 1n): StreamState | undefined {
     const entry = this.#link.channels.require(channel, "input", what);
     const stream = this.#link.session.stream(entry.streamId);
     if (stream === undefined) throw new ProtocolError("invalid-channel", `${what} uses an unknown channel`);
@@ -189,12 +189,12 @@ export class AttachmentInput {
     // A resend of what the input already holds, after its end became known here since this
     // attachment's acceptance (the end read on the client's previous connection was still being
     // recorded when this one was accepted): an identical duplicate, idempotent (section 9).
-    if (terminal.kind === "end" && resendBelow !== undefined && resendBelow <= stream.count) return stream;
+    if (terminal.kind === "end" && sequence !== undefined && sequence + items <= stream.count) return stream;
     throw new ProtocolError("invalid-channel", `${what} uses a channel whose input has ended`);
   }
 
   #inputItem(message: InputStreamItem, permitBytes: number): boolean | Promise<boolean> {
-    const stream = this.#inputStream(message.channel, "inputStreamItem", message.sequence + 1n);
+    const stream = this.#inputStream(message.channel, "inputStreamItem", message.sequence);
     if (stream === undefined) return false;
     if (stream.elementKind !== "value") {
       throw new ProtocolError("protocol-error", "items of a direct-binary stream travel as binary messages", { retryable: true });
@@ -297,7 +297,7 @@ export class AttachmentInput {
 
   async #inputBinary(message: ClientBinaryMessage, permitBytes: number): Promise<boolean> {
     const itemCount = message.type === "input-u8" ? BigInt(message.payload.length) : 1n;
-    const stream = this.#inputStream(message.channel, message.type, message.sequence + itemCount);
+    const stream = this.#inputStream(message.channel, message.type, message.sequence, itemCount);
     if (stream === undefined) return false;
     const expected = message.type === "input-u8" ? "u8" : "binary";
     if (stream.elementKind !== expected) {
@@ -359,7 +359,7 @@ export class AttachmentInput {
   }
 
   async #inputEnd(message: InputStreamEnd): Promise<void> {
-    const before = this.#inputStream(message.channel, "inputStreamEnd", message.sequence);
+    const before = this.#inputStream(message.channel, "inputStreamEnd", message.sequence, 0n);
     if (before === undefined) return;
     if (before.inputTerminal !== undefined) return this.#endAgain(before, message.sequence);
     // In a cluster the end waits for the stream's items to commit: an item the store refused is
@@ -368,7 +368,7 @@ export class AttachmentInput {
     // mutations take effect in call order, session-store.ts): in the same group commit while
     // they still wait for theirs, one sync instead of two before the terminal ACK.
     if (this.#link.session.clustered) await before.inputCommitted;
-    const stream = this.#inputStream(message.channel, "inputStreamEnd", message.sequence);
+    const stream = this.#inputStream(message.channel, "inputStreamEnd", message.sequence, 0n);
     if (stream === undefined) return;
     if (stream.inputTerminal !== undefined) return this.#endAgain(stream, message.sequence);
     if (message.sequence < stream.count) throw new ProtocolError("input-conflict", "inputStreamEnd claims fewer items than were accepted");
