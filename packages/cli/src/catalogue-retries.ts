@@ -22,6 +22,8 @@ export interface CatalogueRetryOptions {
   readonly retries: number;
   /** Bound of each attempt, ms (`--timeout`). */
   readonly timeoutMs: number;
+  /** The largest catalogue read (`--max-catalogue-bytes`). */
+  readonly maxCatalogueBytes: number;
 }
 
 export async function fetchCatalogueWithRetries(connection: Connection, options: CatalogueRetryOptions, io: CliIo): Promise<Catalogue> {
@@ -35,6 +37,7 @@ export async function fetchCatalogueWithRetries(connection: Connection, options:
           options.application,
           options.environment,
           AbortSignal.any([io.signal, AbortSignal.timeout(options.timeoutMs)]),
+          options.maxCatalogueBytes,
         );
         notice.reconnected();
         return catalogue;

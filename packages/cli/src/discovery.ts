@@ -10,18 +10,17 @@
  */
 import { decodeSchemaGraph } from "@golem-stream/schema-value";
 import type { SchemaGraph } from "@golem-stream/schema-value";
-import { ProtocolError, canonicalJson, getMember, isJsonObject, parseStrictJson } from "@golem-stream/wire";
+import { MiB, ProtocolError, canonicalJson, getMember, isJsonObject, parseStrictJson } from "@golem-stream/wire";
 import type { JsonObject, JsonValue } from "@golem-stream/wire";
 import { createHash } from "node:crypto";
 import type { Connection } from "./connection.js";
 import { CliError, EXIT, usageError } from "./exit-codes.js";
-import { httpGet } from "./http-get.js";
+import { ResponseTooLarge, httpGet } from "./http-get.js";
+import { DEFAULT_MAX_CATALOGUE_BYTES, MAX_CATALOGUE_BYTES_OPTION } from "./options.js";
 import { SELECTOR_HINT } from "./catalogue-selector.js";
 import type { HttpResponse } from "./http-get.js";
 
 export const DISCOVERY_PATH = "/v1/agents/types";
-/** Largest discovery document read. */
-export const MAX_DISCOVERY_BYTES = 8 * 1024 * 1024;
 
 export interface MethodSignature {
   readonly name: string;
@@ -52,15 +51,16 @@ export async function fetchCatalogue(
   application: string,
   environment: string,
   signal: AbortSignal,
+  maxBytes: number,
 ): Promise<Catalogue> {
   const url = new URL(DISCOVERY_PATH, connection.httpOrigin);
   url.searchParams.set("application", application);
   url.searchParams.set("environment", environment);
   let response: HttpResponse;
   try {
-    response = await httpGet(url, { authorization: `Bearer ${connection.token}` }, signal, MAX_DISCOVERY_BYTES);
+    response = await httpGet(url, { authorization: `Bearer ${connection.token}` }, signal, maxBytes);
   } catch (cause) {
-    if (cause instanceof ProtocolError) throw invalidDocument(cause); // larger than MAX_DISCOVERY_BYTES
+    if (cause instanceof ResponseTooLarge) throw catalogueTooLarge(cause, { application, environment });
     throw new CliError(EXIT.connectionLost, `cannot reach ${connection.httpOrigin}: ${describeConnectionError(cause, signal)}`, {
       cause,
       retryable: isTransient(cause, signal),
@@ -68,7 +68,7 @@ export async function fetchCatalogue(
   }
   if (response.status < 200 || response.status > 299) throw httpFailure(response, { application, environment });
   try {
-    return { application, environment, agentTypes: decodeCatalogue(response.body) };
+    return { application, environment, agentTypes: decodeCatalogue(response.body, maxBytes) };
   } catch (cause) {
     if (!(cause instanceof ProtocolError)) throw cause;
     throw invalidDocument(cause);
@@ -80,9 +80,41 @@ function invalidDocument(cause: ProtocolError): CliError {
   return new CliError(EXIT.connectionLost, `the server's discovery document is not valid: ${cause.message}`, { code: cause.code, cause });
 }
 
-/** Decodes a discovery document. Throws only `ProtocolError`. */
-export function decodeCatalogue(body: Uint8Array | string): AgentTypeSignature[] {
-  const root = parseStrictJson(body, { maxBytes: MAX_DISCOVERY_BYTES, what: "discovery response" });
+/**
+ * A catalogue past `--max-catalogue-bytes`: not the server's fault (a catalogue has no size
+ * limit) but this command's bound, so the message names the flag that raises it, and a size that
+ * would do when the server declared one. Exit 4 as before, when it was called invalid; never
+ * retried, as asking again brings the same catalogue.
+ */
+function catalogueTooLarge(
+  { maxBytes, declared }: ResponseTooLarge,
+  asked: { readonly application: string; readonly environment: string },
+): CliError {
+  const which = `application ${JSON.stringify(asked.application)}, environment ${JSON.stringify(asked.environment)}`;
+  const size = declared === undefined ? "" : `; the server declares ${declared} bytes`;
+  const limit = `${MAX_CATALOGUE_BYTES_OPTION / MiB}MiB`;
+  const raise =
+    declared === undefined
+      ? `run the command again with a larger --max-catalogue-bytes (at most ${limit})`
+      : declared > MAX_CATALOGUE_BYTES_OPTION
+        ? `more than the CLI can read (--max-catalogue-bytes is at most ${limit})`
+        : `run the command again with --max-catalogue-bytes ${Math.ceil(declared / MiB)}MiB`;
+  return new CliError(
+    EXIT.connectionLost,
+    `the catalogue of ${which} is larger than --max-catalogue-bytes (${byteSize(maxBytes)}${size}): ${raise}`,
+    { code: "limit-exceeded" },
+  );
+}
+
+/** A size as `--max-catalogue-bytes` takes it: whole MiB or KiB by their unit, bytes bare. */
+function byteSize(bytes: number): string {
+  if (bytes % MiB === 0) return `${bytes / MiB}MiB`;
+  return bytes % 1024 === 0 ? `${bytes / 1024}KiB` : `${bytes} bytes`;
+}
+
+/** Decodes a discovery document of at most `maxBytes`. Throws only `ProtocolError`. */
+export function decodeCatalogue(body: Uint8Array | string, maxBytes = DEFAULT_MAX_CATALOGUE_BYTES): AgentTypeSignature[] {
+  const root = parseStrictJson(body, { maxBytes, what: "discovery response" });
   const agentTypes = member(root, "agentTypes", "discovery");
   if (!Array.isArray(agentTypes)) throw malformed("discovery.agentTypes", "must be an array");
   return agentTypes.map((agentType, i) => {

@@ -9,7 +9,6 @@
  * means `--url` should name its target.
  */
 import type { IncomingMessage, RequestOptions } from "node:http";
-import { ProtocolError } from "@golem-stream/wire";
 
 export interface HttpResponse {
   readonly status: number;
@@ -19,8 +18,23 @@ export interface HttpResponse {
 }
 
 /**
+ * A body past the caller's bound, refused before it was read whole (the response is destroyed, so
+ * neither the connection nor the server sending it stays busy). The caller says which bound.
+ */
+export class ResponseTooLarge extends Error {
+  override readonly name = "ResponseTooLarge";
+  constructor(
+    readonly maxBytes: number,
+    /** The `content-length` the server declared, when that is what refused it. */
+    readonly declared: number | undefined,
+  ) {
+    super(`response is larger than ${maxBytes} bytes`);
+  }
+}
+
+/**
  * GETs `url`; the body is bounded by `maxBytes` before it is buffered (a larger one fails with
- * `limit-exceeded`). Connection errors reject with Node's own errors (their `code`: ECONNREFUSED,
+ * `ResponseTooLarge`). Connection errors reject with Node's own errors (their `code`: ECONNREFUSED,
  * ENOTFOUND, ERR_SSL_…); an aborted `signal` rejects with an AbortError.
  */
 export async function httpGet(url: URL, headers: Record<string, string>, signal: AbortSignal, maxBytes: number): Promise<HttpResponse> {
@@ -29,10 +43,10 @@ export async function httpGet(url: URL, headers: Record<string, string>, signal:
   const response = await new Promise<IncomingMessage>((resolve, reject) => {
     get(url, options, resolve).once("error", reject);
   });
-  const tooLarge = () => new ProtocolError("limit-exceeded", `discovery response is larger than ${maxBytes} bytes`);
-  if (Number(response.headers["content-length"] ?? "0") > maxBytes) {
+  const declared = Number(response.headers["content-length"] ?? "0");
+  if (declared > maxBytes) {
     response.destroy();
-    throw tooLarge();
+    throw new ResponseTooLarge(maxBytes, declared);
   }
   const parts: Buffer[] = [];
   let total = 0;
@@ -40,7 +54,7 @@ export async function httpGet(url: URL, headers: Record<string, string>, signal:
     total += chunk.length;
     if (total > maxBytes) {
       response.destroy();
-      throw tooLarge();
+      throw new ResponseTooLarge(maxBytes, undefined);
     }
     parts.push(chunk);
   }

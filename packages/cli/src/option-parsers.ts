@@ -111,4 +111,23 @@ export function parseByteSize(value: string): number {
   return bytes;
 }
 
+/**
+ * A byte size as `parseByteSize` reads it, at most `max` bytes; `range` says the bound and gives
+ * examples. One message for both faults, so a value past the bound is not told about 2^53.
+ */
+export function parseBoundedByteSize(max: number, range: string): (value: string) => number {
+  return (value) => {
+    let bytes: number | undefined;
+    try {
+      bytes = parseByteSize(value);
+    } catch {
+      bytes = undefined;
+    }
+    if (bytes === undefined || bytes > max) {
+      throw new InvalidArgumentError(`a size is a positive whole number and an optional unit B, KiB, MiB or GiB, ${range}`);
+    }
+    return bytes;
+  };
+}
+
 const BYTE_UNITS: Readonly<Record<string, number>> = { B: 1, KiB: 2 ** 10, MiB: 2 ** 20, GiB: 2 ** 30, TiB: 2 ** 40 };

@@ -30,6 +30,24 @@ export interface ConnectionOptions {
   readonly token?: string;
 }
 
+/**
+ * Default of `--max-catalogue-bytes`, the client's default `maxCatalogueBytes` too: about 35 000
+ * agent types of one small method each. A server serves catalogues of any size, so it is a flag.
+ */
+export const DEFAULT_MAX_CATALOGUE_BYTES = 8 * 2 ** 20;
+/**
+ * The largest `--max-catalogue-bytes`, as the client's largest: the text is decoded into one
+ * string, and V8's longest is just under 512 Mi UTF-16 units; a bound near that would fail as a
+ * decoding error, not as itself.
+ */
+export const MAX_CATALOGUE_BYTES_OPTION = 256 * 2 ** 20;
+
+/** What the commands that read the server's catalogue (`invoke`, `resume`, `types`, `codegen`) share. */
+export interface CatalogueOptions extends ConnectionOptions {
+  /** `--max-catalogue-bytes`: the largest catalogue (discovery response) read. */
+  readonly maxCatalogueBytes: number;
+}
+
 export interface ServeOptions extends JwtServeOptions {
   readonly port: number;
   readonly host: string;
@@ -103,7 +121,7 @@ export type OutputFormat = "auto" | "lines" | "json";
 export type ResultDestination = "stderr" | "none";
 
 /** What `invoke` and `resume` share: output, progress, checkpoint writes, reconnects. */
-export interface RunOptions extends ConnectionOptions {
+export interface RunOptions extends CatalogueOptions {
   readonly output: OutputFormat;
   readonly result: ResultDestination;
   readonly progress: boolean;
@@ -131,13 +149,13 @@ export interface InvokeOptions extends RunOptions {
 
 export type ResumeOptions = RunOptions;
 
-export interface TypesOptions extends ConnectionOptions {
+export interface TypesOptions extends CatalogueOptions {
   readonly application: string;
   readonly environment: string;
   readonly json: boolean;
 }
 
-export interface CodegenOptions extends ConnectionOptions {
+export interface CodegenOptions extends CatalogueOptions {
   readonly application: string;
   readonly environment: string;
   /** The file to write (replaced atomically); stdout when absent or `-`. */

@@ -6,6 +6,7 @@ import { t } from "@golem-stream/schema-value";
 import { ProtocolError } from "@golem-stream/wire";
 import { decodeCatalogue, fetchCatalogue, findMethod, methodSchemaDigest } from "../src/discovery.js";
 import { CliError, EXIT } from "../src/exit-codes.js";
+import { DEFAULT_MAX_CATALOGUE_BYTES } from "../src/options.js";
 
 const good = {
   application: "demo",
@@ -25,12 +26,18 @@ const good = {
 };
 
 /** fetchCatalogue against a local server answering with `handler`: the catalogue, or what it threw. */
-async function catalogueFrom(handler: RequestListener, signal = AbortSignal.timeout(10_000)): Promise<unknown> {
+async function catalogueFrom(
+  handler: RequestListener,
+  signal = AbortSignal.timeout(10_000),
+  maxBytes = DEFAULT_MAX_CATALOGUE_BYTES,
+): Promise<unknown> {
   const server = createServer(handler);
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   try {
-    return await fetchCatalogue({ url: origin, httpOrigin: origin, token: "t" }, "demo", "default", signal).catch((e: unknown) => e);
+    return await fetchCatalogue({ url: origin, httpOrigin: origin, token: "t" }, "demo", "default", signal, maxBytes).catch(
+      (e: unknown) => e,
+    );
   } finally {
     server.closeAllConnections();
     server.close();
@@ -79,23 +86,48 @@ describe("decodeCatalogue", () => {
     expect((catalogue as { agentTypes: { name: string }[] }).agentTypes.map((a) => a.name)).toEqual(["echo"]);
   });
 
-  it("refuses a document larger than its bound before buffering it, declared or streamed: exit 4, limit-exceeded", async () => {
+  it("refuses a catalogue larger than --max-catalogue-bytes before buffering it, declared or streamed: exit 4, limit-exceeded, naming the flag", async () => {
     const declared = await catalogueFrom((_, response) => {
-      response.writeHead(200, { "content-length": String(9 * 1024 * 1024) });
+      response.writeHead(200, { "content-length": String(9 * 1024 * 1024 + 1) });
       response.write("{");
     });
     expect(declared).toMatchObject({ exitCode: EXIT.connectionLost, code: "limit-exceeded" });
-    const streamed = await catalogueFrom((_, response) => {
-      // Chunked, no length: the bound is met while reading.
-      const chunk = " ".repeat(1024 * 1024);
-      const more = () => {
-        while (response.write(chunk));
-        response.once("drain", more);
-      };
-      response.on("error", () => undefined);
-      more();
-    });
+    expect((declared as Error).message).toBe(
+      'the catalogue of application "demo", environment "default" is larger than --max-catalogue-bytes (8MiB; the server declares ' +
+        "9437185 bytes): run the command again with --max-catalogue-bytes 10MiB",
+    );
+    const streamed = await catalogueFrom(
+      (_, response) => {
+        // Chunked, no length: the bound is met while reading.
+        const chunk = " ".repeat(1024 * 1024);
+        const more = () => {
+          while (response.write(chunk));
+          response.once("drain", more);
+        };
+        response.on("error", () => undefined);
+        more();
+      },
+      undefined,
+      1536 * 1024,
+    );
     expect(streamed).toMatchObject({ exitCode: EXIT.connectionLost, code: "limit-exceeded" });
+    expect((streamed as Error).message).toBe(
+      'the catalogue of application "demo", environment "default" is larger than --max-catalogue-bytes (1536KiB): ' +
+        "run the command again with a larger --max-catalogue-bytes (at most 256MiB)",
+    );
+    const past = await catalogueFrom((_, response) => {
+      response.writeHead(200, { "content-length": String(300 * 1024 * 1024) });
+      response.write("{");
+    });
+    expect((past as Error).message).toMatch(
+      /declares 314572800 bytes\): more than the CLI can read \(--max-catalogue-bytes is at most 256MiB\)$/,
+    );
+  });
+
+  it("reads a catalogue past the default bound when --max-catalogue-bytes is larger", async () => {
+    const padded = JSON.stringify(good).replace("{", `{"padding":"${"x".repeat(DEFAULT_MAX_CATALOGUE_BYTES)}",`);
+    const catalogue = await catalogueFrom((_, response) => response.end(padded), undefined, 16 * 1024 * 1024);
+    expect((catalogue as { agentTypes: { name: string }[] }).agentTypes.map((a) => a.name)).toEqual(["echo"]);
   });
 
   it("does not follow a redirect (the request carries the token): says where it points", async () => {

@@ -9,7 +9,7 @@ import type { CliIo } from "../io/cli-io.js";
 import type { CodegenOptions, TypesOptions } from "../options.js";
 import { CONNECTION_HELP } from "./command-help.js";
 import type { CommandContext } from "./command-context.js";
-import { timeoutOption, tokenOption, urlOption } from "./connection-options.js";
+import { maxCatalogueBytesOption, timeoutOption, tokenOption, urlOption } from "./connection-options.js";
 
 export function addCatalogueCommands(program: Command, { io, setExitCode }: CommandContext): void {
   /** Runs a catalogue command with -a/-e decided from the flag, the environment or the default. */
@@ -28,6 +28,7 @@ export function addCatalogueCommands(program: Command, { io, setExitCode }: Comm
     .addOption(applicationOption())
     .addOption(environmentOption())
     .option("--json", "print the discovery document as JSON", false)
+    .addOption(maxCatalogueBytesOption())
     .addOption(urlOption())
     .addOption(tokenOption())
     .addHelpText(
@@ -51,6 +52,7 @@ Examples:
     )
     .option("--import-from <module>", "the module the source imports defineAgentType and t from", "@golem-stream/contract")
     .addOption(timeoutOption("how long the discovery request may take"))
+    .addOption(maxCatalogueBytesOption())
     .addOption(urlOption())
     .addOption(tokenOption())
     .addHelpText(
@@ -60,7 +62,8 @@ Examples:
 One exported contract per agent type: the name in camelCase (ASCII letters and digits) plus
 "Contract", e.g. echo -> echoContract; names that collide get _2, _3 in catalogue order.
 Exit status: 0 written, 2 usage or unknown application/environment, 3 refused (401/403),
-4 server unreachable or its catalogue invalid, 74 the file could not be written.
+4 server unreachable, its catalogue invalid or past --max-catalogue-bytes, 74 the file could not be
+written.
 
 Examples:
   $ golem-stream codegen --url http://127.0.0.1:8080 --out src/agents.ts

@@ -22,7 +22,7 @@ const SOURCE_FILE_MODE = 0o666;
 export async function runCodegen(options: CodegenOptions, io: CliIo): Promise<ExitCode> {
   const connection = resolveConnection(options, io.env);
   const signal = AbortSignal.any([io.signal, AbortSignal.timeout(options.timeout)]);
-  const catalogue = await fetchCatalogue(connection, options.application, options.environment, signal);
+  const catalogue = await fetchCatalogue(connection, options.application, options.environment, signal, options.maxCatalogueBytes);
   let generated: ReturnType<typeof contractSource>;
   try {
     generated = contractSource(catalogue.agentTypes, {

@@ -4,8 +4,14 @@
  */
 import { Option, type Command } from "commander";
 import { DEFAULT_CHECKPOINT_BATCHING } from "../checkpoint/batching.js";
-import { parseBoundedDuration, parseCount, parseIntervalMs } from "../option-parsers.js";
-import { DEFAULT_RETRIES, DEFAULT_TIMEOUT_MS, type RunOptions } from "../options.js";
+import { parseBoundedByteSize, parseBoundedDuration, parseCount, parseIntervalMs } from "../option-parsers.js";
+import {
+  DEFAULT_MAX_CATALOGUE_BYTES,
+  DEFAULT_RETRIES,
+  DEFAULT_TIMEOUT_MS,
+  MAX_CATALOGUE_BYTES_OPTION,
+  type RunOptions,
+} from "../options.js";
 
 export const urlOption = () => new Option("--url <url>", "server base URL (http://, https://, ws:// or wss://)");
 export const tokenOption = () => new Option("--token <token>", "bearer token sent to the server");
@@ -15,6 +21,18 @@ export const timeoutOption = (description: string) =>
   new Option("--timeout <duration>", description)
     .argParser(parseBoundedDuration(1, 3_600_000, "at most 1h"))
     .default(DEFAULT_TIMEOUT_MS, "30s");
+
+/**
+ * The bound of the catalogue read (`GET /v1/agents/types`): a server may serve more than the
+ * default, and then only this flag lets the command read it.
+ */
+export const maxCatalogueBytesOption = () =>
+  new Option(
+    "--max-catalogue-bytes <size>",
+    `the largest catalogue (discovery response) to read, up to ${MAX_CATALOGUE_BYTES_OPTION / 2 ** 20}MiB: 16MiB, 64MiB`,
+  )
+    .argParser(parseBoundedByteSize(MAX_CATALOGUE_BYTES_OPTION, `at most ${MAX_CATALOGUE_BYTES_OPTION / 2 ** 20}MiB: 16MiB, 64MiB`))
+    .default(DEFAULT_MAX_CATALOGUE_BYTES, `${DEFAULT_MAX_CATALOGUE_BYTES / 2 ** 20}MiB`);
 
 /** The options `invoke` and `resume` share, added to `command`. */
 export function addRunOptions(command: Command): Command {
@@ -56,6 +74,7 @@ export function addRunOptions(command: Command): Command {
         "how long the server may take to accept a connection or answer its first message (then retried), and the discovery request",
       ),
     )
+    .addOption(maxCatalogueBytesOption())
     .addOption(urlOption())
     .addOption(tokenOption());
 }

@@ -44,7 +44,7 @@ export async function runResume(file: string, options: ResumeOptions, io: CliIo)
     if (isClientError(error)) throw usageError(failureOf(error).message, error);
     throw error;
   }
-  void warnIfSchemaChanged(checkpoint, connection, io);
+  void warnIfSchemaChanged(checkpoint, connection, options.maxCatalogueBytes, io);
   const code = await runSession(call, io, {
     format: options.output,
     result: options.result,
@@ -63,10 +63,10 @@ export async function runResume(file: string, options: ResumeOptions, io: CliIo)
  * itself stays pinned to the schema it was started with, and the result
  * carries its own graph. Runs beside the takeover; any failure is silent.
  */
-async function warnIfSchemaChanged(checkpoint: Checkpoint, connection: Connection, io: CliIo): Promise<void> {
+async function warnIfSchemaChanged(checkpoint: Checkpoint, connection: Connection, maxCatalogueBytes: number, io: CliIo): Promise<void> {
   try {
     const { application, environment, agentType, method } = checkpoint.selector;
-    const catalogue = await fetchCatalogue(connection, application, environment, io.signal);
+    const catalogue = await fetchCatalogue(connection, application, environment, io.signal, maxCatalogueBytes);
     const found = findMethod(catalogue, agentType, method);
     if (methodSchemaDigest(found.agentType, found.method) !== checkpoint.methodSchemaDigest) {
       report(

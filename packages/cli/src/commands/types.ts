@@ -15,7 +15,7 @@ import type { TypesOptions } from "../options.js";
 
 export async function runTypes(options: TypesOptions, io: CliIo): Promise<ExitCode> {
   const connection = resolveConnection(options, io.env);
-  const catalogue = await fetchCatalogue(connection, options.application, options.environment, io.signal);
+  const catalogue = await fetchCatalogue(connection, options.application, options.environment, io.signal, options.maxCatalogueBytes);
   if (options.json) {
     const document = {
       application: catalogue.application,
