@@ -13,7 +13,9 @@ export interface AcceptedState {
   readonly sessionToken: string;
   /** One delivered cursor per output stream that has delivered anything. */
   readonly outputCursors: readonly string[];
+  /** What the invocation calls (application, environment, agent type, constructor, method). */
   readonly selector: Selector;
+  /** The start's idempotency key. */
   readonly idempotencyKey: string;
   /**
    * A resume or takeover that was sent but neither accepted nor rejected yet.
@@ -31,6 +33,7 @@ export interface AcceptedState {
  * with `source-unavailable`.
  */
 export interface PendingStartState {
+  /** Absent: no session exists before acceptance (this is how the two states are told apart). */
   readonly sessionToken?: undefined;
   /** Always empty: nothing can have been delivered before acceptance. */
   readonly outputCursors: readonly string[];
@@ -38,7 +41,13 @@ export interface PendingStartState {
   readonly selector: Selector;
   /** Equal to the start's idempotency key. */
   readonly idempotencyKey: string;
+  /** The frozen start (its attempt id and provisional references), retried exactly. */
   readonly pendingOperation: InvocationStart;
 }
 
+/**
+ * What `onCheckpoint` and `detach()` give and `client.resume`/`client.takeover` take: plain JSON
+ * to store as it is (a file, a database row). `client.takeover` checks it and throws
+ * `invalid-argument` for one that is malformed or contradicts itself.
+ */
 export type ResumeState = AcceptedState | PendingStartState;

@@ -36,12 +36,13 @@ import { contractOptions, typedAgent, type ContractConnectOptions, type TypedAge
 
 export type { Agent, AgentInvokeOptions, AgentOptions, AttachOptions, InvokeOptions } from "./agent-options.js";
 
+/** What `createClient` takes: the endpoint and credentials (required), the transport and limits (each with its default). */
 export interface ClientOptions {
   /** Server base URL (`http://`, `https://`, `ws://` or `wss://`); the session path is appended when absent. */
   readonly url: string;
-  /** A fixed bearer token… */
+  /** A fixed bearer token (give exactly one of `token` and `getToken`; `invalid-argument` otherwise)… */
   readonly token?: string;
-  /** …or a function asked before every connection, so tokens can rotate during reconnects. */
+  /** …or a function asked before every connection and catalogue request, so tokens can rotate during reconnects. */
   readonly getToken?: () => string | Promise<string>;
   /**
    * Default: under Node (the package's `node` export condition) `wsTransport()`, over `ws`;
@@ -86,7 +87,16 @@ export interface ClientOptions {
   readonly maxCatalogueBytes?: number;
 }
 
+/** Made by `createClient`: calls agent methods, each call over WebSocket sessions of its own. */
 export interface Client {
+  /**
+   * Starts one invocation and returns its handle at once: nothing is awaited here, the start is
+   * sent (and retried per the reconnect policy) in the background. Its outcome comes through the
+   * handle: `accepted`, `result`, `finished`, which reject with a `ClientError`, and its events.
+   * Throws `invalid-argument`, before any I/O, for an unusable option (a stream in
+   * `constructorParameters`, an idempotency key outside 1 byte .. 1 KiB, a `signal` that is no
+   * `AbortSignal`, a hand-written stream node).
+   */
   invoke(options: InvokeOptions): Invocation;
   /** Reads the catalogue (`GET /v1/agents/types`) and returns a typed handle for one agent. */
   agent(options: AgentOptions): Promise<Agent>;

@@ -25,8 +25,11 @@ import type { Invocation, InvocationResult } from "./invocation.js";
 import { OutputStream } from "./output-stream.js";
 import type { OutputStreams, SourceStreams, TypedOutput } from "./contract-streams.js";
 
+/** What `typedAgent` (and, with `constructor` as well, `client.connect`) looks up: the agent type is the contract's. */
 export interface ConnectOptions<C extends AnyAgentContract> {
+  /** The application that deploys the agent type. */
   readonly application: string;
+  /** The application's environment (`default`, `prod`, …). */
   readonly environment: string;
   /**
    * Constructor parameters as plain JavaScript, typed by the contract. Not `constructor`: every
@@ -34,6 +37,10 @@ export interface ConnectOptions<C extends AnyAgentContract> {
    * option would still compile for a constructor like `{ name: string }`.
    */
   readonly constructorArgs: ConstructorArgs<C>;
+  /**
+   * Picks one phantom instance among the agents of the same constructor parameters: a lower-case
+   * hyphenated UUID (any version). Absent, the agent is the one its constructor parameters name.
+   */
   readonly phantomId?: string;
   /**
    * Aborts the connect while it reads the catalogue (the request, the download): it rejects with a
@@ -97,7 +104,13 @@ export type TypedAgent<C extends AnyAgentContract> = {
 export class TypedCall<R> implements Promise<R> {
   #result: Promise<R> | undefined;
 
-  constructor(readonly invocation: Invocation) {}
+  /** The untyped handle of the call: acceptance, `cancel`, `detach`, checkpoints, events, the output streams. */
+  readonly invocation: Invocation;
+
+  /** Wraps an untyped call (`agent.invoke`'s); the methods of a `TypedAgent` make these. */
+  constructor(invocation: Invocation) {
+    this.invocation = invocation;
+  }
 
   /** The result with typed streams; rejects with the invocation's `ClientError`. */
   get result(): Promise<R> {

@@ -20,6 +20,7 @@ export type SourceFor<I> = I extends { kind: "u8" }
 
 /** Input streams (method parameters): a source of the element's JavaScript form, or an `InputStream`. */
 export interface SourceStreams extends JsStreams {
+  /** A stream parameter of element type `inner` takes this. */
   readonly type: SourceFor<this["inner"]> | InputStream;
 }
 
@@ -36,6 +37,7 @@ export interface TypedOutput<E> extends AsyncIterable<E> {
 
 /** Output streams (results, and items of other output streams). */
 export interface OutputStreams extends JsStreams {
+  /** An output stream of element type `inner` is this. */
   readonly type: TypedOutput<OutputElement<this["inner"]>>;
 }
 

@@ -20,7 +20,9 @@ export const DEFAULT_MAX_CATALOGUE_BYTES = 8 * MiB;
  */
 export const MAX_CATALOGUE_BYTES_OPTION = 256 * MiB;
 
+/** One method of an agent type in the server's catalogue. */
 export interface MethodSchema {
+  /** The method's name. */
   readonly name: string;
   /** Rooted at the record of parameters. */
   readonly parameters: SchemaGraph;
@@ -28,10 +30,13 @@ export interface MethodSchema {
   readonly result: SchemaGraph | undefined;
 }
 
+/** One agent type as the server's catalogue describes it (`Agent.schema`, `checkSchema`). */
 export interface AgentTypeSchema {
+  /** The agent type's name. */
   readonly name: string;
   /** Rooted at the record of constructor parameters. */
   readonly constructorParameters: SchemaGraph;
+  /** Its methods by name. */
   readonly methods: ReadonlyMap<string, MethodSchema>;
 }
 

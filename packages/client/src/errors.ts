@@ -9,47 +9,64 @@
 import type { ClientCancelReason, ErrorCode, ServerCancelReason } from "@golem-stream/wire";
 import { CLIENT_CANCEL_REASONS, ProtocolError } from "@golem-stream/wire";
 
+/** Every `ClientErrorKind` (a closed set), for checks at run time. */
 export const CLIENT_ERROR_KINDS = [
-  /** The server rejected the attempt (`invocationRejected` or an HTTP handshake error). */
   "rejected",
-  /** Another transport took the session over (`attachmentRevoked`). */
   "revoked",
-  /** Reconnecting failed more often than the reconnect policy allows. */
   "connection-lost",
-  /** The invocation finished with a failure outcome (`invocationFinished`). */
   "invocation-failed",
-  /** One output stream ended with an error outcome (`outputStreamEnd`). */
   "stream-failed",
-  /** One output stream was cancelled (by the server, or by this client). */
   "stream-cancelled",
-  /** The server sent bytes or a message sequence the protocol forbids. */
   "server-violation",
-  /** The caller aborted the invocation (`signal`, `cancel()`, `detach()`). */
   "aborted",
-  /**
-   * The `onCheckpoint` callback threw or rejected: delivery stopped and the
-   * handle detached (nothing was cancelled; the last saved state continues).
-   */
   "checkpoint-failed",
-  /** A caller-supplied argument is unusable (thrown synchronously, before any I/O). */
   "invalid-argument",
-  /**
-   * `typedAgent(client, contract)`: the server's catalogue describes the agent type differently
-   * from the contract; the `cause` is a `ContractError` listing each difference. Nothing was sent.
-   */
   "contract-mismatch",
 ] as const;
+
+/**
+ * What happened to the operation that failed (`ClientError.kind`), one of:
+ *
+ * - `rejected`: the server refused it (`invocationRejected`, a refused handshake, a discovery
+ *   request answered with an error); `code` says why (`not-found`, `unauthenticated`, …).
+ * - `revoked`: another process or connection took the session over (`attachmentRevoked`).
+ * - `connection-lost`: reconnecting failed more often than the reconnect policy allows, or a
+ *   discovery request could not reach the server; no `code`, since no server said it.
+ * - `invocation-failed`: the invocation finished with a failure outcome (`invocationFinished`).
+ * - `stream-failed`: one output stream ended with an error outcome (`outputStreamEnd`).
+ * - `stream-cancelled`: one output stream was cancelled, by the server or by this client (`reason`).
+ * - `server-violation`: the server sent bytes or a message sequence the protocol forbids (or past
+ *   a bound this client keeps); `code` names the case.
+ * - `aborted`: the caller aborted the operation (a `signal`, `cancel()`, `detach()`).
+ * - `checkpoint-failed`: the `onCheckpoint` callback threw or rejected: delivery stopped and the
+ *   handle detached (nothing was cancelled; the last saved state continues).
+ * - `invalid-argument`: an argument is unusable; thrown synchronously where possible, before any I/O.
+ * - `contract-mismatch`: `client.connect` (or `typedAgent`): the server's catalogue describes the
+ *   agent type differently from the contract; the `cause` is a `ContractError` listing each
+ *   difference. Nothing was sent.
+ */
 export type ClientErrorKind = (typeof CLIENT_ERROR_KINDS)[number];
 
+/** The optional parts of a `ClientError`, given to its constructor. */
 export interface ClientErrorOptions {
+  /** The public protocol code (`ClientError.code`). */
   readonly code?: ErrorCode;
+  /** The server's `retryable` flag of a rejection (`ClientError.retryable`). Default false. */
   readonly retryable?: boolean;
+  /** The cancellation reason of a `stream-cancelled` error (`ClientError.reason`). */
   readonly reason?: ServerCancelReason;
+  /** The underlying error (`Error.cause`): a `ProtocolError`, a source's error, a signal's reason. */
   readonly cause?: unknown;
 }
 
+/**
+ * Every failure of the client, thrown or as a rejection: `kind` says what happened to the operation,
+ * `code` (when the server or the protocol gave one) the public protocol code.
+ */
 export class ClientError extends Error {
+  /** Always `"ClientError"`. */
   override readonly name = "ClientError";
+  /** What happened to the operation; see `ClientErrorKind` for each. */
   readonly kind: ClientErrorKind;
   /** The public protocol code, when the failure has one. */
   readonly code: ErrorCode | undefined;
@@ -67,6 +84,7 @@ export class ClientError extends Error {
   }
 }
 
+/** Whether `value` is a `ClientError` of this package (`instanceof`, so one copy of the package). */
 export function isClientError(value: unknown): value is ClientError {
   return value instanceof ClientError;
 }

@@ -12,9 +12,11 @@ import { assertSource, pullFrom, readingBlobItems, type BlobLike, type ByteSourc
 /** How items of the stream travel: packed bytes, one binary message per item, or JSON items. */
 export type InputElementKind = "u8" | "binary" | "value";
 
-/** One item of a `stream<binary>` source: bytes, optionally with a MIME type. */
+/** One item of a `stream<binary>`, as a source yields it and as `OutputStream.blobs()` gives it: bytes, optionally with a MIME type. */
 export interface BinaryBlob {
+  /** The item's bytes. An input keeps them, not copied, until acknowledged: do not write into them. */
   readonly bytes: Uint8Array;
+  /** Its MIME type (`type/subtype`), if it has one; an input item without one gets the binding's `mimeType`. */
   readonly mimeType?: string;
 }
 
@@ -23,12 +25,19 @@ export interface BinaryBlob {
  * runtime replaces each binding by `{"kind":"stream","value":{"provisionalRef":…}}`.
  */
 export type ParamNode = InputStream | { readonly kind: string; readonly value: ParamPayload };
+/** The `value` of a `ParamNode`: native SchemaValue JSON in which any node may be an `InputStream`. */
 export type ParamPayload = JsonPrimitive | InputStream | readonly ParamPayload[] | { readonly [member: string]: ParamPayload };
 
+/**
+ * A binding of an input stream to its source, made by `inputStream.*`: put it where the method's
+ * parameters have a stream. It can be placed once, at one place of one invocation.
+ */
 export class InputStream {
+  /** How its items travel (set by the `inputStream` constructor that made it). */
   readonly element: InputElementKind;
   /** For `value` streams: turns one source item into a native node (may contain nested bindings). */
   readonly encode: ((item: unknown) => ParamNode) | undefined;
+  /** For `binary` streams: the MIME type of items that give none (`inputStream.binary`'s option). */
   readonly mimeType: string | undefined;
   readonly #source: Source<unknown> | BlobLike;
   #claimed = false;

@@ -24,8 +24,11 @@ export type InvocationResult =
       js(): unknown;
     };
 
+/** One acceptance of the invocation (the `accepted` event, and what `Invocation.accepted` resolves to). */
 export interface AcceptedEvent {
+  /** What was accepted: the start, or an attach (`resume`, `takeover`) after a reconnect or in a new process. */
   readonly operation: "start" | "resume" | "takeover";
+  /** The attempt id (a UUIDv4) of the descriptor the server accepted. */
   readonly attemptId: string;
   /**
    * The descriptor had been sent before — by this handle, or, for a pending
@@ -34,6 +37,7 @@ export interface AcceptedEvent {
    */
   readonly replayed: boolean;
 }
+/** The `reconnecting` event: a connection ended and the next attempt waits `delayMs`. */
 export interface ReconnectingEvent {
   /**
    * Connections ended since the invocation last made progress (reconnect
@@ -42,13 +46,17 @@ export interface ReconnectingEvent {
   readonly failures: number;
   /** The policy's `maxAttempts`: when `failures` would exceed it, the invocation fails with `connection-lost`. */
   readonly maxAttempts: number;
+  /** The wait before the attempt, ms (backoff with full jitter; `reconnectDelay`). */
   readonly delayMs: number;
   /** What ended the previous connection: a close, a rejection code, `revoked`. */
   readonly cause: string;
 }
 
+/** Each event of `Invocation.on`, with its payload. */
 export interface InvocationEvents {
+  /** Every acceptance: the first one and each after a reconnect. */
   accepted: AcceptedEvent;
+  /** A connection ended and another attempt follows (within the reconnect policy). */
   reconnecting: ReconnectingEvent;
   /**
    * The server revoked this connection's attachment. Right after a replayed acceptance (protocol
@@ -83,8 +91,13 @@ export interface InvocationEvents {
   cancelNotReached: Record<string, never>;
 }
 
+/** `onCheckpoint`: gets each state to save; the client waits for a returned promise before the next. */
 export type CheckpointCallback = (state: ResumeState) => void | Promise<void>;
 
+/**
+ * One invocation, as `client.invoke`, `client.resume` and `client.takeover` return it: promises of
+ * its acceptance, result and outcome, its output streams, `cancel()`, `detach()` and events.
+ */
 export class Invocation {
   /** Resolves when the server first accepts the invocation. */
   readonly accepted: Promise<AcceptedEvent>;
@@ -225,6 +238,7 @@ export class Invocation {
     return this.#session.detach();
   }
 
+  /** Calls `listener` on each `event` (see `InvocationEvents`); returns a function that removes it. */
   on<E extends keyof InvocationEvents>(event: E, listener: (payload: InvocationEvents[E]) => void): () => void {
     let set = this.#listeners.get(event);
     if (set === undefined) this.#listeners.set(event, (set = new Set()));

@@ -78,7 +78,13 @@ interface Ending {
   readonly cursorToken: string | undefined;
 }
 
+/**
+ * One output stream of an invocation: an async iterable of its items (native values, `Uint8Array`
+ * batches of a `stream<u8>`, `{ bytes, mimeType? }` of a `stream<binary>`), read by one consumer,
+ * with backpressure to the server. An item counts as delivered when the next one is asked for.
+ */
 export class OutputStream implements AsyncIterable<OutputChunk> {
+  /** The stream's token, stable for the session (what a `{"kind":"stream"}` node of the result names). */
   readonly streamToken: string;
   /** JSON pointer of the stream inside the value that first exposed it to this process, if known. */
   coordinate: string | undefined;
@@ -165,6 +171,7 @@ export class OutputStream implements AsyncIterable<OutputChunk> {
     return this.#serverEnded ? undefined : this.#cancelReason;
   }
 
+  /** Its end is known here: the server's terminal arrived, it was complete when taken over, or the handle stopped. */
   get terminalReceived(): boolean {
     return this.#ending !== undefined;
   }
@@ -264,6 +271,10 @@ export class OutputStream implements AsyncIterable<OutputChunk> {
 
   // ---- the consumer side ----
 
+  /**
+   * Reads the stream (one consumer: a second call throws `invalid-argument`). A stream that ends
+   * with an error throws `stream-failed`; leaving a `for await` early cancels it (`consumer-drop`).
+   */
   [Symbol.asyncIterator](): AsyncIterator<OutputChunk, undefined> {
     if (this.#iterating) throw new ClientError("invalid-argument", "an output stream has one consumer; it is already being read");
     this.#iterating = true;

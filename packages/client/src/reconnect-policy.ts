@@ -19,6 +19,11 @@
  */
 import { ClientError } from "./errors.js";
 
+/**
+ * `ClientOptions.reconnect`: the backoff between connection attempts and the budget of attempts
+ * without progress. Every field is optional (defaults in `DEFAULT_RECONNECT_POLICY`); an unusable
+ * value, or a field that is not one of these, throws `invalid-argument` from `createClient`.
+ */
 export interface ReconnectPolicy {
   /** Ceiling of the first delay, ms. Default 100. */
   readonly initialDelayMs?: number;
@@ -43,6 +48,7 @@ export interface ReconnectPolicy {
   readonly random?: () => number;
 }
 
+/** The default of every `ReconnectPolicy` field; spread it to change a few (`{ ...DEFAULT_RECONNECT_POLICY, maxAttempts: 20 }`). */
 export const DEFAULT_RECONNECT_POLICY = {
   initialDelayMs: 100,
   maxDelayMs: 5_000,

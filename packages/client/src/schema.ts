@@ -20,7 +20,9 @@ import { serverViolation } from "./errors.js";
 
 /** The pinned element schema of one output stream. */
 export interface ElementSchema {
+  /** The schema graph the stream's type belongs to (the result's, pinned by the server). */
   readonly graph: SchemaGraph;
+  /** The type of each item, within `graph`. */
   readonly elementType: SchemaType;
   /** `u8` / `binary` streams carry items only as binary messages (decisions §3). */
   readonly direct: "u8" | "binary" | undefined;

@@ -15,10 +15,13 @@ export type Source<T> = AsyncIterable<T> | Iterable<T> | ReadableStream<T>;
 
 /** What the runtime needs of a `Blob` or `File` (structural, so no DOM or Node types are required). */
 export interface BlobLike {
+  /** Its length in bytes. */
   readonly size: number;
   /** The MIME type, or "" when unknown. */
   readonly type: string;
+  /** Its bytes, as a stream (how a `stream<u8>` input reads it). */
   stream(): ReadableStream<Uint8Array>;
+  /** Its bytes at once (how a `stream<binary>` item is read). */
   arrayBuffer(): Promise<ArrayBuffer>;
 }
 

@@ -10,17 +10,21 @@
  */
 import type { ClientMessage, ServerMessage, ProtocolError } from "@golem-stream/wire";
 
+/** What `Transport.connect` is asked to open. */
 export interface ConnectRequest {
   /** The session endpoint, `ws://host:port/v1/agents/invoke-agent-session`. */
   readonly url: string;
   /** Bearer token for this connection (authentication repeats on every attach). */
   readonly token: string;
+  /** Aborted once the invocation is over (finished, failed, detached): abandon the handshake, drop the socket. */
   readonly signal: AbortSignal;
 }
 
+/** How a connection ended, as `ConnectionHandlers.onClose` reports it. */
 export interface CloseInfo {
   /** WebSocket close status, 1006 when the connection simply vanished. */
   readonly code: number;
+  /** The close frame's reason text ("" when none). */
   readonly reason: string;
   /** Set when this side closed because the server's bytes failed decoding. */
   readonly error?: ProtocolError;
@@ -32,6 +36,7 @@ export interface CloseInfo {
   readonly refusal?: ProtocolError;
 }
 
+/** The runtime's side of a connection: what the transport calls as messages arrive and when it ends. */
 export interface ConnectionHandlers {
   /** `wireBytes` is the size of the WebSocket message, charged against the session's byte budget. */
   onMessage(message: ServerMessage, wireBytes: number): void;
@@ -39,6 +44,7 @@ export interface ConnectionHandlers {
   onClose(info: CloseInfo): void;
 }
 
+/** One open connection, made by `Transport.connect`. */
 export interface Connection {
   /** Queues one protocol message. Messages sent after close are dropped silently. */
   send(message: ClientMessage): void;
@@ -48,7 +54,9 @@ export interface Connection {
    * already read may still arrive; the runtime accounts for them.
    */
   pause(): void;
+  /** Delivers inbound messages again after `pause()` (those held meanwhile first). */
   resume(): void;
+  /** Closes the connection (WebSocket close code and reason); `onClose` follows once. */
   close(code?: number, reason?: string): void;
   /**
    * Write backpressure, for a transport that has it: `true` while more than
@@ -62,6 +70,10 @@ export interface Connection {
   congested?(drained: () => void): boolean;
 }
 
+/**
+ * How the client reaches the server: `wsTransport()` (Node), `webSocketTransport()` (browsers), or
+ * your own (`ClientOptions.transport`). It carries typed protocol messages, one connection per attempt.
+ */
 export interface Transport {
   /**
    * Opens one connection. Rejects with a `ProtocolError` carrying the public

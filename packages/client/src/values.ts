@@ -8,9 +8,11 @@ import { LIMITS, type JsonValue, type SchemaValueJson } from "@golem-stream/wire
 import { ClientError } from "./errors.js";
 import { InputStream, type ParamNode } from "./input-stream.js";
 
+/** One stream node of a native value, as `findStreamTokens` finds it. */
 export interface StreamLeaf {
   /** JSON pointer of the stream node inside the value, `""` for the root. */
   readonly coordinate: string;
+  /** The token the node holds. */
   readonly streamToken: string;
 }
 

@@ -43,19 +43,28 @@ import type { Connection, ConnectionHandlers, ConnectRequest, Transport } from "
 
 /** The part of the WHATWG `WebSocket` interface this transport uses. */
 export interface WebSocketLike {
+  /** Set to `"arraybuffer"` by the transport: binary messages must arrive as `ArrayBuffer`s. */
   binaryType: string;
+  /** The subprotocol the server chose; the transport requires the protocol's. */
   readonly protocol: string;
+  /** `1` (OPEN) once open, as the WHATWG constants. */
   readonly readyState: number;
+  /** Sends one text or binary message. */
   send(data: string | Uint8Array): void;
+  /** Starts the closing handshake. */
   close(code?: number, reason?: string): void;
+  /** The socket opened, or failed (an `error` is followed by `close`). */
   addEventListener(type: "open" | "error", listener: () => void): void;
+  /** One message: a string or an `ArrayBuffer`. */
   addEventListener(type: "message", listener: (event: { data: unknown }) => void): void;
+  /** The socket closed, with its close code and reason. */
   addEventListener(type: "close", listener: (event: { code: number; reason: string }) => void): void;
 }
 
 /** Opens a socket for `url` offering `protocol`, authenticated with the bearer `token` as it sees fit. */
 export type OpenWebSocket = (url: string, protocol: string, token: string) => WebSocketLike;
 
+/** Options of `webSocketTransport`; each has a default. */
 export interface WebSocketTransportOptions {
   /**
    * Opens each socket. Default: `new WebSocket(url, [protocol, "golem-stream.bearer.<base64url>"])`
@@ -64,9 +73,9 @@ export interface WebSocketTransportOptions {
   readonly open?: OpenWebSocket;
   /** Decoded messages held while the runtime paused reading before the connection is dropped, bytes. Default 64 MiB. */
   readonly maxHeldBytes?: number;
-  /** Largest inbound WebSocket message accepted, bytes. Default: the protocol's largest binary message. */
+  /** Largest inbound WebSocket message accepted, bytes. Default: the protocol's largest binary message (16 MiB + 64 KiB + 4). */
   readonly maxPayloadBytes?: number;
-  /** Abandon a handshake that takes longer, ms. Default 10 000. */
+  /** Abandon a handshake that takes longer, ms (then it is a lost connection, retried). Default 10 000. */
   readonly handshakeTimeoutMs?: number;
 }
 
@@ -105,6 +114,11 @@ function refusalOf(code: number, reason: string): ProtocolError | undefined {
   return new ProtocolError(reason, `the server refused the connection: ${reason}`);
 }
 
+/**
+ * A transport over a WHATWG `WebSocket` (the global one by default): the default of the browser
+ * build, and usable under Node 22 or any runtime that has one. It cannot stop reading a socket or
+ * send pings; see the package README for what that means.
+ */
 export function webSocketTransport(options: WebSocketTransportOptions = {}): Transport {
   const open = options.open ?? openWithBearerEntry;
   const maxHeldBytes = options.maxHeldBytes ?? 64 * 1024 * 1024;

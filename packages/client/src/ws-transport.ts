@@ -31,6 +31,7 @@ import { encodeClientMessage, framesCheckedItems } from "./item-encoding.js";
 import { integerOption, nonNegativeMs, optionsObject, positiveMs } from "./option-checks.js";
 import type { CloseInfo, Connection, ConnectionHandlers, ConnectRequest, Transport } from "./transport.js";
 
+/** Options of `wsTransport`; each has a default, and an unusable value throws `invalid-argument`. */
 export interface WsTransportOptions {
   /**
    * Abandon a handshake (a refusal's body included) that takes longer, however busy the server
@@ -38,7 +39,10 @@ export interface WsTransportOptions {
    * not arrive in time is what its status says (a 5xx retried, any other not).
    */
   readonly handshakeTimeoutMs?: number;
-  /** Largest inbound WebSocket message accepted, bytes, 1 to 2^31 - 1 (what `ws` can bound). Default: the protocol's largest binary message. */
+  /**
+   * Largest inbound WebSocket message accepted, bytes, 1 to 2^31 - 1 (what `ws` can bound).
+   * Default: the protocol's largest binary message (16 MiB + 64 KiB + 4).
+   */
   readonly maxPayloadBytes?: number;
   /**
    * A connection that shows no sign of life (no message, no pong) for two intervals is torn
@@ -60,6 +64,11 @@ const MAX_ERROR_BODY_BYTES = 64 * KiB;
 /** The largest `maxPayloadBytes`: `ws` keeps its `maxPayload` as a 32-bit integer (`| 0`). */
 const MAX_PAYLOAD_OPTION_BYTES = 2 ** 31 - 1;
 
+/**
+ * The Node transport, over `ws`: the Node build's default. It sends `Authorization`, reads a refused
+ * handshake's error envelope, stops reading the socket while the client is paused (TCP pushes back
+ * on the server) and pings to find a dead path. Throws `invalid-argument` for an unusable option.
+ */
 export function wsTransport(options?: WsTransportOptions): Transport {
   const given = optionsObject(options, "wsTransport");
   const handshakeTimeout = positiveMs(given.handshakeTimeoutMs, 10_000, "handshakeTimeoutMs");
