@@ -88,7 +88,12 @@ function start(id, storeUrl, port) {
   child.stderr.pipe(log);
   return new Promise((resolve, reject) => {
     let text = "";
-    const failed = (code) => reject(new Error(`node ${id} exited ${code} before it listened; its log: ${join(dir, `${id}.log`)}`));
+    let stderr = "";
+    child.stderr.on("data", (chunk) => (stderr = (stderr + chunk).slice(-4000)));
+    const failed = (code) => {
+      process.exitCode = 1;
+      reject(new Error(`node ${id} exited ${code} before it listened; the end of its log:\n${stderr}`));
+    };
     child.once("exit", failed);
     child.stdout.on("data", (chunk) => {
       text += chunk;
