@@ -72,7 +72,19 @@ export async function fetchCatalogue(
   try {
     body = await readBounded(response, maxBytes, url);
   } catch (error) {
-    throw aborted(url, signal) ?? error;
+    // A body cut short rejects the reader with fetch's bare `TypeError: terminated`.
+    throw (
+      aborted(url, signal) ??
+      (error instanceof ClientError
+        ? error
+        : new ClientError(
+            "connection-lost",
+            `the connection to the discovery endpoint ${url} was lost while reading the catalogue: ${fetchFailure(error)}`,
+            {
+              cause: error,
+            },
+          ))
+    );
   }
   let json: JsonValue;
   try {
