@@ -31,7 +31,8 @@ export const CLIENT_ERROR_KINDS = [
  *   request answered with an error); `code` says why (`not-found`, `unauthenticated`, …).
  * - `revoked`: another process or connection took the session over (`attachmentRevoked`).
  * - `connection-lost`: reconnecting failed more often than the reconnect policy allows, or a
- *   discovery request could not reach the server; no `code`, since no server said it.
+ *   catalogue request could not reach the server or lost it mid-download; no `code`, since no
+ *   server said it.
  * - `invocation-failed`: the invocation finished with a failure outcome (`invocationFinished`).
  * - `stream-failed`: one output stream ended with an error outcome (`outputStreamEnd`).
  * - `stream-cancelled`: one output stream was cancelled, by the server or by this client (`reason`).
