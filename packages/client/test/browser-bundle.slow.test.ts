@@ -19,7 +19,7 @@ const entries = ENTRIES as Record<string, string>;
 
 /**
  * Gzipped bytes `createClient` + `webSocketTransport` + `inputStream` may
- * cost a page: 46 KiB (35.0 KiB when a 36 KiB budget was set; 36.2 KiB once
+ * cost a page: 47 KiB (35.0 KiB when a 36 KiB budget was set; 36.2 KiB once
  * `client.connect(contract, …)`, the typed-contract entry point,
  * became a client method; 37.0 KiB once the small-item fast
  * paths (the checked input item text, schema-value's plain-string shortcuts)
@@ -39,11 +39,14 @@ const entries = ENTRIES as Record<string, string>;
  * cancel settled when it cannot reach a method, input sources were sent in
  * turns of the event loop, and direct-binary output items were checked
  * against their element schema (protocol sections 2, 3.1 and 7: about 1 KiB
- * of it), when it went to 46 KiB; about 40% of it is
+ * of it), when it went to 46 KiB; 45.9 KiB once schema-value decoded a type
+ * object used at many places once (a graph built in memory) and the catalogue
+ * download got its own bound, and an abort and a cut of their own, when it went
+ * to 47 KiB; about 40% of it is
  * @golem-stream/schema-value, which validates every received value against its
  * schema as protocol section 2 requires).
  */
-const BUDGET_GZIP_BYTES = 46 * 1024;
+const BUDGET_GZIP_BYTES = 47 * 1024;
 
 const nodeOnly = (inputs: readonly string[]): string[] =>
   inputs.filter((input) => /node_modules\/(\.pnpm\/)?ws[@/]|ws-transport\.js$|^node:/.test(input));
