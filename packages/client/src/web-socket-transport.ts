@@ -39,6 +39,7 @@ import {
 } from "@golem-stream/wire";
 import { ClientError } from "./errors.js";
 import { encodeClientMessage, framesCheckedItems } from "./item-encoding.js";
+import { optionsObject, positiveInteger, positiveMs } from "./option-checks.js";
 import type { Connection, ConnectionHandlers, ConnectRequest, Transport } from "./transport.js";
 
 /** The part of the WHATWG `WebSocket` interface this transport uses. */
@@ -64,18 +65,18 @@ export interface WebSocketLike {
 /** Opens a socket for `url` offering `protocol`, authenticated with the bearer `token` as it sees fit. */
 export type OpenWebSocket = (url: string, protocol: string, token: string) => WebSocketLike;
 
-/** Options of `webSocketTransport`; each has a default. */
+/** Options of `webSocketTransport`; each has a default, and an unusable value throws `invalid-argument`. */
 export interface WebSocketTransportOptions {
   /**
    * Opens each socket. Default: `new WebSocket(url, [protocol, "golem-stream.bearer.<base64url>"])`
    * with the global `WebSocket`, for a server that accepts the browser extension.
    */
   readonly open?: OpenWebSocket;
-  /** Decoded messages held while the runtime paused reading before the connection is dropped, bytes. Default 64 MiB. */
+  /** Decoded messages held while the runtime paused reading before the connection is dropped, bytes, at least 1. Default 64 MiB. */
   readonly maxHeldBytes?: number;
-  /** Largest inbound WebSocket message accepted, bytes. Default: the protocol's largest binary message (16 MiB + 64 KiB + 4). */
+  /** Largest inbound WebSocket message accepted, bytes, at least 1. Default: the protocol's largest binary message (16 MiB + 64 KiB + 4). */
   readonly maxPayloadBytes?: number;
-  /** Abandon a handshake that takes longer, ms (then it is a lost connection, retried). Default 10 000. */
+  /** Abandon a handshake that takes longer, ms, 1 to 2^31 - 1 (then it is a lost connection, retried). Default 10 000. */
   readonly handshakeTimeoutMs?: number;
 }
 
@@ -117,13 +118,17 @@ function refusalOf(code: number, reason: string): ProtocolError | undefined {
 /**
  * A transport over a WHATWG `WebSocket` (the global one by default): the default of the browser
  * build, and usable under Node 22 or any runtime that has one. It cannot stop reading a socket or
- * send pings; see the package README for what that means.
+ * send pings; see the package README for what that means. Throws `invalid-argument` for an
+ * unusable option.
  */
-export function webSocketTransport(options: WebSocketTransportOptions = {}): Transport {
-  const open = options.open ?? openWithBearerEntry;
-  const maxHeldBytes = options.maxHeldBytes ?? 64 * 1024 * 1024;
-  const maxPayloadBytes = options.maxPayloadBytes ?? MAX_BINARY_MESSAGE_BYTES;
-  const handshakeTimeoutMs = options.handshakeTimeoutMs ?? 10_000;
+export function webSocketTransport(options?: WebSocketTransportOptions): Transport {
+  // Checked where given, as wsTransport's: a NaN bound is false against every size (no bound), a negative one true.
+  const given = optionsObject(options, "webSocketTransport");
+  if (given.open !== undefined && typeof given.open !== "function") throw new ClientError("invalid-argument", "open must be a function");
+  const open = given.open ?? openWithBearerEntry;
+  const maxHeldBytes = positiveInteger(given.maxHeldBytes, 64 * 1024 * 1024, "maxHeldBytes");
+  const maxPayloadBytes = positiveInteger(given.maxPayloadBytes, MAX_BINARY_MESSAGE_BYTES, "maxPayloadBytes");
+  const handshakeTimeoutMs = positiveMs(given.handshakeTimeoutMs, 10_000, "handshakeTimeoutMs");
   return {
     connect(request: ConnectRequest, handlers: ConnectionHandlers): Promise<Connection> {
       return new Promise((resolve, reject) => {

@@ -4,7 +4,7 @@
  * `invalid-argument` — never a stray TypeError, never a connection attempt.
  */
 import { describe, expect, it } from "vitest";
-import { createClient, inputStream, wsTransport, type ResumeState } from "../src/index.js";
+import { createClient, inputStream, webSocketTransport, wsTransport, type ResumeState } from "../src/index.js";
 import {
   SESSION,
   STREAM_OUT,
@@ -113,6 +113,21 @@ describe.each(WRONG)("given %s", (_label, wrong) => {
     }
   });
 
+  it("webSocketTransport refuses it as options, as open and as each numeric option", () => {
+    if (wrong !== undefined && !(typeof wrong === "object" && wrong !== null && !Array.isArray(wrong))) {
+      expect(() => webSocketTransport(wrong as never)).toThrow(refused);
+    }
+    if (wrong === undefined) {
+      expect(() => webSocketTransport(wrong)).not.toThrow();
+      expect(() =>
+        webSocketTransport({ open: wrong, ...Object.fromEntries(NUMERIC_WEB_SOCKET_OPTIONS.map((option) => [option, wrong])) }),
+      ).not.toThrow();
+      return;
+    }
+    if (typeof wrong !== "function") expect(() => webSocketTransport({ open: wrong as never })).toThrow(refused);
+    for (const option of NUMERIC_WEB_SOCKET_OPTIONS) expect(() => webSocketTransport({ [option]: wrong }), option).toThrow(refused);
+  });
+
   it("resume and takeover refuse it in a pending start's state", () => {
     const { client, transport } = memoryClient();
     for (const attach of [client.resume, client.takeover]) {
@@ -132,6 +147,7 @@ describe.each(WRONG)("given %s", (_label, wrong) => {
 const NUMERIC_TRANSPORT_OPTIONS = ["handshakeTimeoutMs", "maxPayloadBytes", "keepaliveIntervalMs", "maxPooledSendBytes"] as const;
 /** 0 disables keepalives, and pools nothing. */
 const ZERO_ALLOWED = new Set<string>(["keepaliveIntervalMs", "maxPooledSendBytes"]);
+const NUMERIC_WEB_SOCKET_OPTIONS = ["maxHeldBytes", "maxPayloadBytes", "handshakeTimeoutMs"] as const;
 
 describe("numbers out of an option's range", () => {
   // ws keeps maxPayload as a 32-bit integer and reads a negative or NaN one as no limit; Node fires
@@ -144,6 +160,17 @@ describe("numbers out of an option's range", () => {
   ] as const)("wsTransport refuses %s outside its range and takes its ends", (option, outside, ends) => {
     for (const value of outside) expect(() => wsTransport({ [option]: value }), String(value)).toThrow(refused);
     for (const value of ends) expect(() => wsTransport({ [option]: value }), String(value)).not.toThrow();
+  });
+
+  // No ws under it: a size may be any positive integer; a timer still fires at once past 2^31 - 1 ms.
+  it.each([
+    ["maxHeldBytes", [-1, 0, 1.5, 2 ** 53, Number.POSITIVE_INFINITY], [1, 2 ** 53 - 1]],
+    ["maxPayloadBytes", [-1, 0, 1.5, 2 ** 53, Number.POSITIVE_INFINITY], [1, 2 ** 53 - 1]],
+    ["handshakeTimeoutMs", [-1, 0, 0.5, 2 ** 31, Number.POSITIVE_INFINITY], [1, 2 ** 31 - 1]],
+  ] as const)("webSocketTransport refuses %s outside its range and takes its ends", (option, outside, ends) => {
+    const naming = expect.objectContaining({ kind: "invalid-argument", message: expect.stringContaining(option) });
+    for (const value of outside) expect(() => webSocketTransport({ [option]: value }), String(value)).toThrow(naming);
+    for (const value of ends) expect(() => webSocketTransport({ [option]: value }), String(value)).not.toThrow();
   });
 
   it.each([
