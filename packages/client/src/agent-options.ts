@@ -73,7 +73,8 @@ export interface AgentOptions {
    * rejects with a `ClientError` of kind `aborted` whose `cause` is the signal's reason, and the
    * download stops. An abort while `getToken` runs takes effect when the request is made. Once the
    * agent is returned, aborting it does nothing: it cancels none of `agent.invoke`'s calls;
-   * give each call its own (`AgentInvokeOptions.signal`).
+   * give each call its own (`AgentInvokeOptions.signal`). Anything but an `AbortSignal` is
+   * refused with `invalid-argument` before the request.
    */
   readonly signal?: AbortSignal;
   /**

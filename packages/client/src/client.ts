@@ -19,7 +19,7 @@ import { ClientError } from "./errors.js";
 import type { Agent, AgentOptions, AttachOptions, InvokeOptions } from "./agent-options.js";
 import { Invocation } from "./invocation.js";
 import { resolvePolicy, type ReconnectPolicy } from "./reconnect-policy.js";
-import { integerOption, nonNegativeMs, positiveInteger, positiveMs } from "./option-checks.js";
+import { integerOption, nonNegativeMs, positiveInteger, positiveMs, signalOption } from "./option-checks.js";
 import type { Transport } from "./transport.js";
 import {
   DEFAULT_MAX_CATALOGUE_BYTES,
@@ -98,7 +98,11 @@ export interface Client {
    * `AbortSignal`, a hand-written stream node).
    */
   invoke(options: InvokeOptions): Invocation;
-  /** Reads the catalogue (`GET /v1/agents/types`) and returns a typed handle for one agent. */
+  /**
+   * Reads the catalogue (`GET /v1/agents/types`) and returns a typed handle for one agent. Rejects
+   * with `invalid-argument`, before any request, for options that are no object or a `signal` that
+   * is no `AbortSignal`.
+   */
   agent(options: AgentOptions): Promise<Agent>;
   /**
    * An agent typed by a contract of `@golem-stream/contract` (`typedAgent(client, contract,
@@ -192,7 +196,7 @@ export function createClientWith(options: ClientOptions, defaultTransport: () =>
     },
     async agent(options) {
       if (typeof options !== "object" || options === null) throw new ClientError("invalid-argument", "agent needs an options object");
-      const schema = await servedType(options.application, options.environment, options.agentType, options.signal);
+      const schema = await servedType(options.application, options.environment, options.agentType, signalOption(options.signal));
       if (options.checkSchema !== undefined) {
         if (typeof options.checkSchema !== "function") throw new ClientError("invalid-argument", "checkSchema must be a function");
         options.checkSchema(schema);
@@ -201,8 +205,7 @@ export function createClientWith(options: ClientOptions, defaultTransport: () =>
     },
     invoke(invoke) {
       if (typeof invoke !== "object" || invoke === null) throw new ClientError("invalid-argument", "invoke needs an options object");
-      if (invoke.signal !== undefined && !(invoke.signal instanceof AbortSignal))
-        throw new ClientError("invalid-argument", "signal must be an AbortSignal");
+      signalOption(invoke.signal);
       if (invoke.onCheckpoint !== undefined && typeof invoke.onCheckpoint !== "function") {
         throw new ClientError("invalid-argument", "onCheckpoint must be a function");
       }

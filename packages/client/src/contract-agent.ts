@@ -47,7 +47,8 @@ export interface ConnectOptions<C extends AnyAgentContract> {
    * `ClientError` of kind `aborted` whose `cause` is the signal's reason, and the download stops.
    * An abort while `getToken` runs takes effect when the request is made. Once the agent is
    * returned, aborting it does nothing: it cancels none of the agent's calls; give each call its
-   * own (`agent.method(params, { signal })`).
+   * own (`agent.method(params, { signal })`). Anything but an `AbortSignal` is refused with
+   * `invalid-argument` before the request.
    */
   readonly signal?: AbortSignal;
 }

@@ -47,3 +47,12 @@ export function optionsObject<T extends object>(options: T | undefined, name: st
   }
   return options;
 }
+
+/**
+ * A `signal` option: undefined or an `AbortSignal`. Anything else is refused before any I/O;
+ * `fetch` would throw a TypeError for it only once the request was made.
+ */
+export function signalOption(signal: unknown): AbortSignal | undefined {
+  if (signal !== undefined && !(signal instanceof AbortSignal)) throw new ClientError("invalid-argument", "signal must be an AbortSignal");
+  return signal;
+}

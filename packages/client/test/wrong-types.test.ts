@@ -3,7 +3,8 @@
  * noble-hashes habit): each must refuse with a `ClientError` of kind
  * `invalid-argument` — never a stray TypeError, never a connection attempt.
  */
-import { describe, expect, it } from "vitest";
+import { echoContract } from "@golem-stream/contract/demo";
+import { describe, expect, it, vi } from "vitest";
 import { createClient, inputStream, webSocketTransport, wsTransport, type ResumeState } from "../src/index.js";
 import {
   SESSION,
@@ -82,6 +83,22 @@ describe.each(WRONG)("given %s", (_label, wrong) => {
     if (typeof wrong !== "object" || wrong === null) await expect(client.agent(wrong as never)).rejects.toEqual(refused);
     expect(transport.connections).toHaveLength(0);
   });
+
+  // undefined is no signal.
+  if (wrong !== undefined) {
+    it("agent and connect refuse it as signal before any request", async () => {
+      const { client } = memoryClient();
+      const fetched = vi.spyOn(globalThis, "fetch");
+      try {
+        const where = { application: "a", environment: "e", signal: wrong as never };
+        await expect(client.agent({ ...where, agentType: "echo", constructorArgs: {} })).rejects.toEqual(refused);
+        await expect(client.connect(echoContract, { ...where, constructor: { name: "n" } })).rejects.toEqual(refused);
+        expect(fetched).not.toHaveBeenCalled();
+      } finally {
+        fetched.mockRestore();
+      }
+    });
+  }
 
   it("resume and takeover refuse it as state and as any state field", () => {
     const { client, transport } = memoryClient();
