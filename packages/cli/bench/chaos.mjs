@@ -1,9 +1,10 @@
 #!/usr/bin/env node
 /**
  * Nodes lost while they work: three `golem-stream serve` processes on one PostgreSQL behind a
- * round-robin balancer, clients running the demo's methods through it without pause, and a
- * schedule that kills a node with SIGKILL every few seconds and starts it again (same
- * --node-id and port) a moment later, or leaves it down until the next kill. Every
+ * round-robin balancer (or one on SQLite), clients running the demo's methods through it without
+ * pause, and a schedule that every few seconds cuts every client connection, freezes a node past
+ * its lease, or kills one with SIGKILL and starts it again (same --node-id and port) a moment
+ * later or at a later event (docs/cluster.md, "Under chaos"). Every
  * invocation's outcome is checked against what an undisturbed run returns: each output item
  * delivered once and in order, each input item taken once (the digest's SHA-256, the tally's
  * counts), the result. A soak, not a timing: it prints how many invocations of each method
@@ -13,6 +14,7 @@
  *   CHAOS_SECONDS=120 CHAOS_WORKERS=6 CHAOS_LEASE_TTL=2s node bench/chaos.mjs   # the defaults
  *   CHAOS_SEED=7 node bench/chaos.mjs                   # the same schedule of kills again
  *   CHAOS_EVENTS=cut node bench/chaos.mjs               # only cuts (or freeze, kill; a list)
+ *   CHAOS_STORE=sqlite node bench/chaos.mjs             # one node on SQLite, killed and started again on its data
  *
  * Each node's log (level warn) is kept in a temporary folder, named in the report, when a call
  * went wrong (always with CHAOS_KEEP_LOGS=1).
@@ -29,6 +31,8 @@ import { collect, fieldsOf, randomChunks, sha256, startTcpProxy, u32 } from "@go
 const SECONDS = Number(process.env.CHAOS_SECONDS ?? 120);
 const WORKERS = Number(process.env.CHAOS_WORKERS ?? 6);
 const LEASE_TTL = process.env.CHAOS_LEASE_TTL ?? "2s";
+/** One node on SQLite (its data directory kept across its restarts) instead of three on PostgreSQL. */
+const SQLITE = process.env.CHAOS_STORE === "sqlite";
 /** What the schedule draws from, each as likely: a kill (weighted three), a freeze, a cut of every connection. */
 const EVENTS = (process.env.CHAOS_EVENTS ?? "cut,freeze,kill,kill,kill").split(",");
 const BIN = fileURLToPath(new URL("../dist/golem-stream.js", import.meta.url));
@@ -62,23 +66,9 @@ const demo = {
 const nodes = new Map(); // id -> { id, port, child | undefined, log }
 
 function nodeArgs(id, storeUrl, port) {
-  return [
-    "serve",
-    "--token",
-    TOKEN,
-    "--log-level",
-    "warn",
-    "--port",
-    String(port),
-    "--store",
-    storeUrl,
-    "--keyring",
-    join(dir, "keyring.json"),
-    "--node-id",
-    id,
-    "--lease-ttl",
-    LEASE_TTL,
-  ];
+  const common = ["serve", "--token", TOKEN, "--log-level", "warn", "--port", String(port)];
+  if (SQLITE) return [...common, "--data-dir", join(dir, "data")];
+  return [...common, "--store", storeUrl, "--keyring", join(dir, "keyring.json"), "--node-id", id, "--lease-ttl", LEASE_TTL];
 }
 
 /** Starts node `id` (on `port`, 0 for any), resolved once it listens. */
@@ -320,13 +310,14 @@ async function schedule(storeUrl, events, balancer) {
       victim.child?.kill("SIGCONT");
       continue;
     }
-    if (live.length > 1) {
+    if (live.length > 1 || (SQLITE && live.length === 1)) {
       const victim = live[Math.floor(random() * live.length)];
       hitByKills += inFlight.filter((name) => name !== undefined).length;
       await kill(victim);
       events.push(`${new Date().toISOString()} killed ${victim.id}`);
       down.add(victim.id);
-      if (random() < 0.6) {
+      // Alone, the node is always started again: nothing else could serve the clients.
+      if (SQLITE || random() < 0.6) {
         await sleep(between(0, 3000));
         await start(victim.id, storeUrl, victim.port);
         events.push(`${new Date().toISOString()} started ${victim.id}`);
@@ -348,13 +339,16 @@ async function schedule(storeUrl, events, balancer) {
 let postgres;
 let balancer;
 try {
-  postgres = await startLocalPostgres({ settings: { fsync: "on", synchronous_commit: "on" } });
-  const storeUrl = await postgres.createDatabase("chaos");
-  for (const id of ["node-a", "node-b", "node-c"]) await start(id, storeUrl, 0);
+  let storeUrl;
+  if (SQLITE) await start("node-a", undefined, 0);
+  else {
+    postgres = await startLocalPostgres({ settings: { fsync: "on", synchronous_commit: "on" } });
+    storeUrl = await postgres.createDatabase("chaos");
+    for (const id of ["node-a", "node-b", "node-c"]) await start(id, storeUrl, 0);
+  }
   balancer = await startTcpProxy({ upstream: [...nodes.values()].map(({ id, port }) => ({ id, port })) });
-  console.log(
-    `chaos: ${WORKERS} clients through a balancer to 3 nodes (--lease-ttl ${LEASE_TTL}) for ${SECONDS} s, kills from seed ${firstSeed}; logs in ${dir}`,
-  );
+  const where = SQLITE ? "one node on SQLite" : `3 nodes on PostgreSQL (--lease-ttl ${LEASE_TTL})`;
+  console.log(`chaos: ${WORKERS} clients through a balancer to ${where} for ${SECONDS} s, events from seed ${firstSeed}; logs in ${dir}`);
   const events = [];
   const workers = range(WORKERS).map((i) => worker(i, balancer.url));
   const forgetting = setInterval(() => balancer.forget(), 5000);
