@@ -42,7 +42,11 @@ export interface ClientOptions {
   readonly url: string;
   /** A fixed bearer token (give exactly one of `token` and `getToken`; `invalid-argument` otherwise)… */
   readonly token?: string;
-  /** …or a function asked before every connection and catalogue request, so tokens can rotate during reconnects. */
+  /**
+   * …or a function asked before every connection and catalogue request, so tokens can rotate during
+   * reconnects. One that throws or rejects fails the call, `agent` or `connect` with
+   * `invalid-argument` ("getToken failed"), what it threw as the `cause`.
+   */
   readonly getToken?: () => string | Promise<string>;
   /**
    * Default: under Node (the package's `node` export condition) `wsTransport()`, over `ws`;
@@ -163,7 +167,14 @@ export function createClientWith(options: ClientOptions, defaultTransport: () =>
     signal: AbortSignal | undefined,
   ): Promise<AgentTypeSchema> => {
     const url = discoveryUrl(config.url, application, environment);
-    const catalogue = await fetchCatalogue(url, await config.getToken(), config.maxCatalogueBytes, signal);
+    let token: string;
+    try {
+      token = await config.getToken();
+    } catch (cause) {
+      // As a connection's getToken failure (attachment.ts): the application's function, not the server, failed.
+      throw new ClientError("invalid-argument", "getToken failed", { cause });
+    }
+    const catalogue = await fetchCatalogue(url, token, config.maxCatalogueBytes, signal);
     const schema = catalogue.get(agentType);
     if (schema === undefined) throw new ClientError("rejected", `agent type ${agentType} is not in the catalogue`, { code: "not-found" });
     return schema;

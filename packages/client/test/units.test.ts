@@ -6,6 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Readable } from "node:stream";
 import { describe, expect, it } from "vitest";
+import { echoContract } from "@golem-stream/contract/demo";
 import type { JsonValue } from "@golem-stream/wire";
 import { ClientError, createClient, inputStream, reconnectDelay, sessionUrl, DEFAULT_RECONNECT_POLICY } from "../src/index.js";
 import { pullFrom, toBytes } from "../src/sources.js";
@@ -344,6 +345,37 @@ describe("wrong-typed arguments", () => {
     expect(input.failure).toBe(failures[0]);
     call.cancel();
   });
+});
+
+describe("a getToken that fails", () => {
+  const failures: [string, () => string | Promise<string>][] = [
+    ["rejects", () => Promise.reject(new Error("vault sealed"))],
+    [
+      "throws",
+      () => {
+        throw new Error("vault sealed");
+      },
+    ],
+  ];
+  it.each(failures)(
+    "%s: invoke, agent and connect fail alike, with invalid-argument and the original as cause",
+    async (_label, getToken) => {
+      const { client, transport } = memoryClient({ token: undefined, getToken });
+      const failed = expect.objectContaining({
+        name: "ClientError",
+        kind: "invalid-argument",
+        message: "getToken failed",
+        cause: expect.objectContaining({ message: "vault sealed" }),
+      });
+      await expect(client.invoke({ ...echo, method: "m", methodParameters: { kind: "bool", value: true } }).finished).rejects.toEqual(
+        failed,
+      );
+      const where = { application: "a", environment: "e" };
+      await expect(client.agent({ ...where, agentType: "echo", constructorArgs: {} })).rejects.toEqual(failed);
+      await expect(client.connect(echoContract, { ...where, constructor: { name: "n" } })).rejects.toEqual(failed);
+      expect(transport.connections).toHaveLength(0);
+    },
+  );
 });
 
 describe("a refused invoke consumes nothing", () => {
