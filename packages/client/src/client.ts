@@ -19,7 +19,7 @@ import { ClientError } from "./errors.js";
 import type { Agent, AgentOptions, AttachOptions, InvokeOptions } from "./agent-options.js";
 import { Invocation } from "./invocation.js";
 import { resolvePolicy, type ReconnectPolicy } from "./reconnect-policy.js";
-import { integerOption, nonNegativeMs, positiveInteger, positiveMs, signalOption } from "./option-checks.js";
+import { integerOption, nonNegativeMs, optionsObject, positiveInteger, positiveMs, signalOption } from "./option-checks.js";
 import type { Transport } from "./transport.js";
 import {
   DEFAULT_MAX_CATALOGUE_BYTES,
@@ -115,7 +115,12 @@ export interface Client {
    * return plain JavaScript, output streams as typed async iterables.
    */
   connect<C extends AnyAgentContract>(contract: C, options: ContractConnectOptions<C>): Promise<TypedAgent<C>>;
-  /** Continues with the session token of the current generation (the same owner reconnecting). */
+  /**
+   * Continues with the session token of the current generation (the same owner reconnecting).
+   * Throws `invalid-argument`, before any I/O, for a state that is unusable or contradicts itself,
+   * options that are no object, a `signal` that is no `AbortSignal` or an `onCheckpoint` that is
+   * no function; so does `takeover`.
+   */
   resume(state: ResumeState, options?: AttachOptions): Invocation;
   /** Claims the session from any generation — another process, a restarted CLI. */
   takeover(state: ResumeState, options?: AttachOptions): Invocation;
@@ -243,14 +248,16 @@ export function createClientWith(options: ClientOptions, defaultTransport: () =>
       const template = { type: "invocationStart" as const, config: invoke.config ?? [], idempotencyKey, selector };
       return new Invocation(config, { kind: "start", template, params: invoke.methodParameters }, invoke.onCheckpoint, invoke.signal);
     },
-    resume(state, attach = {}) {
-      checkResumeState(state);
-      return new Invocation(config, { kind: "attach", operation: "resume", state }, attach.onCheckpoint, attach.signal);
-    },
-    takeover(state, attach = {}) {
-      checkResumeState(state);
-      return new Invocation(config, { kind: "attach", operation: "takeover", state }, attach.onCheckpoint, attach.signal);
-    },
+    resume: (state, attach) => attachTo("resume", state, attach),
+    takeover: (state, attach) => attachTo("takeover", state, attach),
+  };
+  /** resume and takeover: their options checked as invoke's, before any I/O. */
+  const attachTo = (operation: "resume" | "takeover", state: ResumeState, attach: AttachOptions | undefined): Invocation => {
+    checkResumeState(state);
+    const { onCheckpoint, signal } = optionsObject(attach, operation);
+    if (onCheckpoint !== undefined && typeof onCheckpoint !== "function")
+      throw new ClientError("invalid-argument", "onCheckpoint must be a function");
+    return new Invocation(config, { kind: "attach", operation, state }, onCheckpoint, signalOption(signal));
   };
   return client;
 }

@@ -100,7 +100,7 @@ describe.each(WRONG)("given %s", (_label, wrong) => {
     });
   }
 
-  it("resume and takeover refuse it as state and as any state field", () => {
+  it("resume and takeover refuse it as state, as any state field and as options, signal and onCheckpoint", () => {
     const { client, transport } = memoryClient();
     for (const attach of [client.resume, client.takeover]) {
       expect(() => attach(wrong as never)).toThrow(refused);
@@ -110,6 +110,11 @@ describe.each(WRONG)("given %s", (_label, wrong) => {
         expect(() => attach({ ...validState, [field]: wrong } as never), field).toThrow(refused);
       }
       if (wrong !== undefined) expect(() => attach({ ...validState, pendingOperation: wrong } as never)).toThrow(refused);
+      if (wrong !== undefined && (typeof wrong !== "object" || wrong === null || Array.isArray(wrong)))
+        expect(() => attach(validState, wrong as never), "options").toThrow(refused);
+      if (wrong !== undefined) expect(() => attach(validState, { signal: wrong } as never), "signal").toThrow(refused);
+      if (wrong !== undefined && typeof wrong !== "function")
+        expect(() => attach(validState, { onCheckpoint: wrong } as never), "onCheckpoint").toThrow(refused);
     }
     expect(transport.connections).toHaveLength(0);
   });
