@@ -13,7 +13,7 @@
  *   pnpm build && node bench/chaos.mjs                  # in packages/cli
  *   CHAOS_SECONDS=120 CHAOS_WORKERS=6 CHAOS_LEASE_TTL=2s node bench/chaos.mjs   # the defaults
  *   CHAOS_SEED=7 node bench/chaos.mjs                   # the same schedule of kills again
- *   CHAOS_EVENTS=cut node bench/chaos.mjs               # only cuts (or freeze, kill; a list)
+ *   CHAOS_EVENTS=cut node bench/chaos.mjs               # only cuts (or freeze, kill, drain; a list)
  *   CHAOS_STORE=sqlite node bench/chaos.mjs             # one node on SQLite, killed and started again on its data
  *
  * Each node's log (level warn) is kept in a temporary folder, named in the report, when a call
@@ -68,7 +68,19 @@ const nodes = new Map(); // id -> { id, port, child | undefined, log }
 function nodeArgs(id, storeUrl, port) {
   const common = ["serve", "--token", TOKEN, "--log-level", "warn", "--port", String(port)];
   if (SQLITE) return [...common, "--data-dir", join(dir, "data")];
-  return [...common, "--store", storeUrl, "--keyring", join(dir, "keyring.json"), "--node-id", id, "--lease-ttl", LEASE_TTL];
+  return [
+    ...common,
+    "--store",
+    storeUrl,
+    "--keyring",
+    join(dir, "keyring.json"),
+    "--node-id",
+    id,
+    "--lease-ttl",
+    LEASE_TTL,
+    "--drain-timeout",
+    "1s",
+  ];
 }
 
 /** Starts node `id` (on `port`, 0 for any), resolved once it listens. */
@@ -310,6 +322,22 @@ async function schedule(storeUrl, events, balancer) {
       victim.child?.kill("SIGCONT");
       continue;
     }
+    if (event === "drain" && live.length > 0) {
+      // A graceful stop (SIGTERM): the node's clients move on, and what it still runs at its
+      // --drain-timeout goes to the others (replayable) or fails (`fail`); then it comes back.
+      const victim = live[Math.floor(random() * live.length)];
+      hitByKills += inFlight.filter((name) => name !== undefined).length;
+      const child = victim.child;
+      const exited = new Promise((resolve) => child.once("exit", resolve));
+      child.kill("SIGTERM");
+      await exited;
+      victim.child = undefined;
+      events.push(`${new Date().toISOString()} drained ${victim.id}`);
+      await sleep(between(0, 2000));
+      await start(victim.id, storeUrl, victim.port);
+      events.push(`${new Date().toISOString()} started ${victim.id}`);
+      continue;
+    }
     if (live.length > 1 || (SQLITE && live.length === 1)) {
       const victim = live[Math.floor(random() * live.length)];
       hitByKills += inFlight.filter((name) => name !== undefined).length;
@@ -358,7 +386,7 @@ try {
   running = false;
   await Promise.all(workers);
   clearInterval(forgetting);
-  const kinds = ["killed", "froze", "cut"].map((word) => `${events.filter((e) => e.includes(` ${word} `)).length} ${word}`);
+  const kinds = ["killed", "froze", "cut", "drained"].map((word) => `${events.filter((e) => e.includes(` ${word} `)).length} ${word}`);
   console.log(`events: ${kinds.join(", ")}; ${hitByKills} calls in flight at one (at one node or another)`);
   for (const [name, { ok, lost, wrong, failed }] of tallies) {
     console.log(`  ${name.padEnd(8)} ${ok} right, ${lost} lost with their owner (not replayable), ${wrong} wrong, ${failed} failed`);
