@@ -354,6 +354,9 @@ export class AttachmentInput {
       throw new ProtocolError("input-conflict", "a resent input item differs from the accepted one");
     }
     if (sequence + itemCount > highWater) return false;
+    // An end being recorded (another attachment's, see #inputStream): the ACK tells the terminal
+    // only once it is durable.
+    await stream.inputTerminalWrite;
     await this.#link.send(this.#ack(stream, []));
     return true;
   }
@@ -361,30 +364,36 @@ export class AttachmentInput {
   async #inputEnd(message: InputStreamEnd): Promise<void> {
     const before = this.#inputStream(message.channel, "inputStreamEnd", message.sequence, 0n);
     if (before === undefined) return;
-    if (before.inputTerminal !== undefined) return this.#endAgain(before, message.sequence);
     // In a cluster the end waits for the stream's items to commit: an item the store refused is
     // still being checked against it (cluster-follower.ts, `checkedCommit`), which may move the
     // count. On one node the store records the end after the items handed to it before (its
     // mutations take effect in call order, session-store.ts): in the same group commit while
     // they still wait for theirs, one sync instead of two before the terminal ACK.
-    if (this.#link.session.clustered) await before.inputCommitted;
-    const stream = this.#inputStream(message.channel, "inputStreamEnd", message.sequence, 0n);
-    if (stream === undefined) return;
-    if (stream.inputTerminal !== undefined) return this.#endAgain(stream, message.sequence);
-    if (message.sequence < stream.count) throw new ProtocolError("input-conflict", "inputStreamEnd claims fewer items than were accepted");
-    if (message.sequence > stream.count) throw new ProtocolError("input-gap", "inputStreamEnd claims items that were never accepted");
+    if (before.inputTerminal === undefined && this.#link.session.clustered) await before.inputCommitted;
+    for (;;) {
+      const stream = this.#inputStream(message.channel, "inputStreamEnd", message.sequence, 0n);
+      if (stream === undefined) return;
+      if (stream.inputTerminal === undefined) return this.#endNow(stream, message.sequence);
+      // Ended by another attachment's message (see #inputStream): the same end again is re-ACKed
+      // once that end is durable. Had its write failed, the input has not ended: this end is the one.
+      if (message.sequence !== stream.count)
+        throw new ProtocolError("input-conflict", "inputStreamEnd differs from the input's recorded end");
+      await stream.inputTerminalWrite;
+      await stream.inputCommitted;
+      if (stream.inputTerminal === undefined) continue;
+      this.#link.channels.close(stream.streamId);
+      await this.#link.send(this.#ack(stream, []));
+      return;
+    }
+  }
+
+  /** Records the end of an input that has not ended, then its terminal ACK. */
+  async #endNow(stream: StreamState, sequence: bigint): Promise<void> {
+    if (sequence < stream.count) throw new ProtocolError("input-conflict", "inputStreamEnd claims fewer items than were accepted");
+    if (sequence > stream.count) throw new ProtocolError("input-gap", "inputStreamEnd claims items that were never accepted");
     await this.#link.session.endInput(stream);
     // Settled by now (committed before the end, or failed, which faults this attachment: then
     // nothing is sent); the ACK says every item is durable, so it never goes before them.
-    await stream.inputCommitted;
-    this.#link.channels.close(stream.streamId);
-    await this.#link.send(this.#ack(stream, []));
-  }
-
-  /** The input's end sent again once it had ended: the same end is re-ACKed once durable, another one conflicts. */
-  async #endAgain(stream: StreamState, sequence: bigint): Promise<void> {
-    if (sequence !== stream.count) throw new ProtocolError("input-conflict", "inputStreamEnd differs from the input's recorded end");
-    await stream.inputTerminalWrite;
     await stream.inputCommitted;
     this.#link.channels.close(stream.streamId);
     await this.#link.send(this.#ack(stream, []));

@@ -199,6 +199,67 @@ export function inputScenarios(api: TestApi, cluster: ClusterHarness): void {
     second.terminate();
   });
 
+  it("an end sent again while the previous attachment's end is being written, and that write fails: the input has not ended, so this end is recorded and ACKed terminal", async () => {
+    // The end from the first connection is held where it checks the stream (before its write
+    // starts, so the resume's acceptance does not wait for it), then its write fails.
+    let armed = false;
+    let checkAt!: () => void;
+    const checkEntered = new Promise<void>((resolve) => (checkAt = resolve));
+    let openCheck!: () => void;
+    const checkGate = new Promise<void>((resolve) => (openCheck = resolve));
+    let endAt!: () => void;
+    const endEntered = new Promise<void>((resolve) => (endAt = resolve));
+    let failEnd!: () => void;
+    const endFails = new Promise<void>((resolve) => (failEnd = resolve));
+    let endWrites = 0;
+    const failing = (index: number, store: ClusterSessionStore): ClusterSessionStore =>
+      index !== 0
+        ? store
+        : intercepting(store, {
+            getStream: async (...args) => {
+              if (armed) {
+                armed = false;
+                checkAt();
+                await checkGate;
+              }
+              return store.getStream(...args);
+            },
+            endInput: async (...args) => {
+              if (endWrites++ > 0) return store.endInput(...args);
+              endAt();
+              await endFails;
+              throw new Error("the write failed");
+            },
+          });
+    const [a] = (await startCluster(2, { wrap: failing })).nodes;
+    const first = await RawClient.connect(a!.url);
+    first.send(demoStart("tally", v.record(v.stream(randomUUID()))));
+    const accepted = (await first.nextOf("invocationAccepted")) as Accepted;
+    sendTexts(first, accepted.mappings[0]!.channel, ["ab"]);
+    await first.waitFor((m) => m.type === "inputStreamAck" && m.highestContiguousSequence === 1n);
+    armed = true;
+    first.send({ type: "inputStreamEnd", channel: accepted.mappings[0]!.channel, sequence: 1n });
+    await checkEntered;
+    const second = await RawClient.connect(a!.url);
+    second.send(resume("resume", accepted.sessionToken));
+    const mapping = ((await second.nextOf("invocationAccepted")) as Accepted).mappings[0]!;
+    expect(mapping.inputHighWater).toEqual({ sequence: 1n, terminal: false });
+    openCheck();
+    await endEntered;
+    second.send({ type: "inputStreamEnd", channel: mapping.channel, sequence: 1n });
+    // The pong comes after the server handled the end up to its wait for the write in flight.
+    await new Promise<void>((resolve) => {
+      second.socket.once("pong", () => resolve());
+      second.socket.ping();
+    });
+    failEnd();
+    await second.waitFor((m) => m.type === "inputStreamAck" && m.terminal);
+    expect(endWrites).toBe(2);
+    const acks = second.received.filter((m) => m.type === "inputStreamAck");
+    expect(acks.map((m) => m.terminal)).toEqual([true]);
+    second.terminate();
+  });
+
   it("the last input item before the end is refused by the store at B: it is not counted, the end is not recorded short of it, the client resumes and the stream ends with every item", async () => {
     let refuseOnce = true;
     const refusing = (index: number, store: ClusterSessionStore): ClusterSessionStore =>
