@@ -176,20 +176,30 @@ describe("a type used at many places", () => {
     for (let i = 0; i < levels; i++) type = t.tuple(type, type);
     return type;
   };
-  const sharing = (levels: number): AgentTypeDefinition =>
-    implement(
-      defineAgentType({ name: "shared", constructor: t.record({}), methods: { take: { params: t.record({ x: doubling(levels) }) } } }),
-      { take: () => undefined },
+  /** `methods` methods each taking `levels` of it. */
+  const sharing = (levels: number, methods = 1): AgentTypeDefinition => {
+    const x = doubling(levels);
+    const declared = Object.fromEntries(Array.from({ length: methods }, (_, i) => [`take${i}`, { params: t.record({ x }) }]));
+    const contract = defineAgentType({ name: "shared", constructor: t.record({}), methods: declared });
+    return implement(
+      contract,
+      Object.fromEntries(Object.keys(declared).map((name) => [name, () => undefined])) as never,
     ) as AgentTypeDefinition;
+  };
 
-  it("is taken while the catalogue spells it out within the bound (a thousand copies)", () => {
-    expect(() => checkAgents(catalogue([sharing(10)]))).not.toThrow();
+  it("is taken while the catalogue spelled out stays within the bound (a thousand copies, in ten methods)", () => {
+    expect(() => checkAgents(catalogue([sharing(10, 10)]))).not.toThrow();
   });
 
   it("is refused, naming the place, when spelled out it passes the bound: thirty levels are a billion copies, which discovery and the fingerprint would have written out", () => {
     expect(() => checkAgents(catalogue([sharing(30)]))).toThrow(
-      /^application "test": environment "default": agent type "shared": method "take": parameters spells out to more than 8388608 JSON values: .* use refs to it$/,
+      /^application "test": environment "default": agent type "shared": method "take0": parameters takes the catalogue past 33554432 units of JSON text .* use refs to it$/,
     );
+  });
+
+  it("is refused when many graphs, each within the bound, pass it together: the bound is the catalogue's", () => {
+    expect(() => checkAgents(catalogue([sharing(18, 1)]))).not.toThrow();
+    expect(() => checkAgents(catalogue([sharing(18, 8)]))).toThrow(/: method "take\d": parameters takes the catalogue past 33554432 units/);
   });
 });
 

@@ -13,11 +13,12 @@
  * method, configuration declarations `{path: string[]}`.
  */
 import { decodeSchemaGraph } from "@golem-stream/schema-value";
-import { LIMITS, type JsonValue } from "@golem-stream/wire";
+import type { JsonValue } from "@golem-stream/wire";
 import type { AgentHost } from "../agent-host.js";
 import { checkSelectorName } from "../admission/token-budget.js";
 import type { Catalogue } from "./catalogue.js";
 import { CatalogueError } from "./catalogue-error.js";
+import { SpelledOutCatalogue } from "./spelled-out.js";
 
 /** Whether `value` looks like an `AgentHost` (its two methods); a catalogue never has them. */
 export function isAgentHost(value: unknown): value is AgentHost {
@@ -65,11 +66,12 @@ export function checkCatalogue(value: unknown): Catalogue {
     throw new CatalogueError(`"applications" must be an object of applications, not ${describe(applications)}`);
   const names = Object.keys(applications);
   if (names.length === 0) throw new CatalogueError("the catalogue has no application");
-  for (const application of names) checkApplication(application, applications[application]);
+  const text = new SpelledOutCatalogue();
+  for (const application of names) checkApplication(application, applications[application], text);
   return value as unknown as Catalogue;
 }
 
-function checkApplication(application: string, environments: unknown): void {
+function checkApplication(application: string, environments: unknown, text: SpelledOutCatalogue): void {
   const where = `application ${quoted(application)}`;
   checkName(application, where, "application name");
   if (!isPlainObject(environments)) throw new CatalogueError(`${where} must be an object of environments, not ${describe(environments)}`);
@@ -78,24 +80,24 @@ function checkApplication(application: string, environments: unknown): void {
   for (const environment of names) {
     const at = `${where}: environment ${quoted(environment)}`;
     checkName(environment, at, "environment name");
-    checkEnvironment(environments[environment], at);
+    checkEnvironment(environments[environment], at, text);
   }
 }
 
-function checkEnvironment(types: unknown, where: string): void {
+function checkEnvironment(types: unknown, where: string, text: SpelledOutCatalogue): void {
   if (!Array.isArray(types)) throw new CatalogueError(`${where} must be a list of agent types, not ${describe(types)}`);
   if (types.length === 0) throw new CatalogueError(`${where} has no agent type`);
   const seen = new Set<string>();
   types.forEach((type: unknown, index) => {
     const name = isPlainObject(type) && typeof type["name"] === "string" ? type["name"] : undefined;
     const at = `${where}: ${name === undefined ? `agent type #${index + 1}` : `agent type ${quoted(name)}`}`;
-    checkAgentType(type, at);
+    checkAgentType(type, at, text);
     if (seen.has(name as string)) throw new CatalogueError(`${at} is listed twice in the environment`);
     seen.add(name as string);
   });
 }
 
-function checkAgentType(type: unknown, where: string): void {
+function checkAgentType(type: unknown, where: string, text: SpelledOutCatalogue): void {
   if (!isPlainObject(type)) {
     throw new CatalogueError(
       `${where} must be an agent type definition (what implement(contract, methods) returns), not ${describe(type)}`,
@@ -106,7 +108,7 @@ function checkAgentType(type: unknown, where: string): void {
       `${where}: the catalogue holds the contract of agent type ${contractName(type)}, not an implementation: serve ${implementHint(type)}`,
     );
   checkName(type["name"], where, "name");
-  checkGraph(type["constructorParameters"], `${where}: constructor parameters`, { record: true, streams: "forbidden" });
+  checkGraph(type["constructorParameters"], `${where}: constructor parameters`, { record: true, streams: "forbidden" }, text);
   const methods = type["methods"];
   if (!Array.isArray(methods))
     throw new CatalogueError(`${where}: "methods" must be a list of {name, parameters, result?}, not ${describe(methods)}`);
@@ -121,8 +123,8 @@ function checkAgentType(type: unknown, where: string): void {
     checkName(method["name"], at, "name");
     if (declared.has(name as string)) throw new CatalogueError(`${at} is declared twice`);
     declared.add(name as string);
-    checkGraph(method["parameters"], `${at}: parameters`, { record: true, streams: "allowed" });
-    if (method["result"] !== undefined) checkGraph(method["result"], `${at}: result`, { record: false, streams: "allowed" });
+    checkGraph(method["parameters"], `${at}: parameters`, { record: true, streams: "allowed" }, text);
+    if (method["result"] !== undefined) checkGraph(method["result"], `${at}: result`, { record: false, streams: "allowed" }, text);
     // Its own property: `toString` or `constructor` must not find the object's inherited ones.
     if (!Object.hasOwn(implementations, name as string) || typeof implementations[name as string] !== "function")
       throw new CatalogueError(`${at} has no implementation function`);
@@ -159,7 +161,12 @@ function checkConfig(config: unknown, where: string): void {
     );
 }
 
-function checkGraph(graph: unknown, where: string, rules: { record: boolean; streams: "allowed" | "forbidden" }): void {
+function checkGraph(
+  graph: unknown,
+  where: string,
+  rules: { record: boolean; streams: "allowed" | "forbidden" },
+  text: SpelledOutCatalogue,
+): void {
   if (!isPlainObject(graph))
     throw new CatalogueError(`${where} must be a schema graph {root, defs?} (t.graph(...)), not ${describe(graph)}`);
   let root: string;
@@ -170,39 +177,7 @@ function checkGraph(graph: unknown, where: string, rules: { record: boolean; str
     throw new CatalogueError(`${where}: ${cause instanceof Error ? cause.message : "not a valid schema graph"}`, { cause });
   }
   if (rules.record && root !== "record") throw new CatalogueError(`${where} must be a record (t.record({...})), not ${root}`);
-  if (spelledOutValues(graph, MAX_SPELLED_OUT_VALUES) > MAX_SPELLED_OUT_VALUES) {
-    throw new CatalogueError(
-      `${where} spells out to more than ${MAX_SPELLED_OUT_VALUES} JSON values: a type used at many places is written out at each of them in the catalogue clients read; define it once in t.graph's defs and use refs to it`,
-    );
-  }
-}
-
-/**
- * How many JSON values a graph built in memory is as text, at most: discovery serves it, and a
- * fingerprint hashes it, spelled out. The decoder reads a type object used at many places once
- * (`decodeSchemaGraph`), but its text repeats it at each: twenty levels of `t.tuple(x, x)` are a
- * million copies, thirty a billion, which discovery and the fingerprint would build at start and
- * at every request until the process ran out of memory. The bound is the decoder's own on what
- * it reads (`LIMITS.maxTextMessageBytes` values), and as text at least as many bytes.
- */
-const MAX_SPELLED_OUT_VALUES = LIMITS.maxTextMessageBytes;
-
-/** The values of `value` as JSON text (a shared object once per place), counted up to `limit` + 1; each object's count is kept, so the count takes one visit an object. */
-function spelledOutValues(value: unknown, limit: number): number {
-  const counted = new Map<object, number>();
-  const count = (node: unknown): number => {
-    if (typeof node !== "object" || node === null) return 1;
-    const known = counted.get(node);
-    if (known !== undefined) return known;
-    let total = 1;
-    for (const child of Array.isArray(node) ? node : Object.values(node)) {
-      total += count(child);
-      if (total > limit) break;
-    }
-    counted.set(node, total);
-    return total;
-  };
-  return count(value);
+  text.add(graph, where);
 }
 
 function checkName(name: unknown, where: string, what: string): void {
