@@ -237,8 +237,8 @@ export interface ServerLimits {
   readonly maxCallerIdentityBytes: number;
   /**
    * Re-runs in a row of one replayable invocation that find no progress
-   * since the re-run before (no more committed output items, stream ends or
-   * journal entries; docs/durable-execution.md): after this many, an
+   * since the re-run before (no more committed output items, stream ends,
+   * input or journal entries; docs/durable-execution.md): after this many, an
    * invocation found interrupted again fails as any other does (default 3;
    * 0: never re-run). Bounds a method that crashes its server at the same
    * place each time it runs, not one moved on by node losses while it works.

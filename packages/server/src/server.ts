@@ -218,6 +218,7 @@ class NodeSessionServer implements SessionServer {
     if (!Number.isSafeInteger(timeoutMs) || timeoutMs < 0) throw new TypeError("drain timeout must be a non-negative integer (ms)");
     const deadline = (this.#options.now ?? Date.now)() + timeoutMs;
     this.#draining = true;
+    this.#leases?.stopClaims();
     this.#observer.drainStarted();
     // Clients lose only their transport: they resume, through the balancer, on another node.
     this.#endpoint.detachAll(1001, "server draining");

@@ -336,6 +336,50 @@ describe("re-running a replayable invocation after a restart", () => {
     expect(failed.at(-1)).toMatchObject({ type: "invocationFinished", outcome: { kind: "failure", code: "invocation-failed" } });
   });
 
+  it("input committed between losses is progress too: an upload moved on by more losses than maxReplays succeeds", async () => {
+    hooks.gate = undefined;
+    let node = server({ limits: { maxReplays: 1 } });
+    const client = node.open();
+    client.send(start("sum", v.record(v.stream(randomUUID()))));
+    await client.transport.expect("acceptance", (sent) => sent.some((m) => m.type === "invocationAccepted"));
+    const token = accepted(client.transport.sent).sessionToken;
+    let total = 0;
+    for (let loss = 0; loss < 4; loss++) {
+      // One more item committed, then the node is lost.
+      const { transport, send } = loss === 0 ? client : node.open();
+      if (loss > 0) send(resumeAttach("takeover", token, []));
+      await transport.expect("acceptance", (sent) => sent.some((m) => m.type === "invocationAccepted"));
+      const mapping = [...transport.sent].reverse().find((m) => m.type === "invocationAccepted");
+      const channel = mapping?.type === "invocationAccepted" ? mapping.mappings[0]!.channel : 0;
+      send({ type: "inputStreamItem", channel, sequence: BigInt(loss), value: v.u32(loss + 1) });
+      total += loss + 1;
+      await transport.expect("the item committed", (sent) =>
+        sent.some((m) => m.type === "inputStreamAck" && m.highestContiguousSequence === BigInt(loss + 1)),
+      );
+      node.crash();
+      node = await node.restart({ limits: { maxReplays: 1 } });
+    }
+    const { transport, send } = node.open();
+    send(resumeAttach("takeover", token, []));
+    await transport.expect("acceptance", (sent) => sent.some((m) => m.type === "invocationAccepted"));
+    const mapping = transport.sent.find((m) => m.type === "invocationAccepted");
+    const channel = mapping?.type === "invocationAccepted" ? mapping.mappings[0]!.channel : 0;
+    send({ type: "inputStreamEnd", channel, sequence: 4n });
+    await transport.expect("invocationFinished", (sent) => sent.some((m) => m.type === "invocationFinished"));
+    const result = transport.sent.find((m) => m.type === "invocationResult");
+    expect(result?.type === "invocationResult" ? result.result : undefined).toMatchObject({ value: { kind: "u32", value: total } });
+    expect(transport.sent.at(-1)).toEqual({ type: "invocationFinished", outcome: { kind: "success" } });
+  });
+
+  it("with limits.maxReplays 0 a drain fails what still runs instead of handing it over: nothing would run it again", async () => {
+    gates((attempt, i) => attempt === 1 && i === 1);
+    const first = server({ limits: { maxReplays: 0 } });
+    const client = first.open();
+    client.send(start("count", v.record(v.u32(3))));
+    await client.transport.expect("the first item", (sent) => resultItems(sent).length === 1);
+    expect(await first.drain()).toEqual({ failed: 1, handedOver: 0 });
+  });
+
   it("re-runs are bounded by limits.maxReplays in a row without progress: a method stuck at the same place fails as by default", async () => {
     gates((_attempt, i) => i === 1);
     let node = server({ limits: { maxReplays: 2 } });

@@ -88,6 +88,14 @@ export class LeaseKeeper {
     return this.#check?.details();
   }
 
+  /**
+   * No more claims; the heartbeats go on (a draining node: what it claimed now it would hand on
+   * again within its deadline, each time a re-run more for the invocation).
+   */
+  stopClaims(): void {
+    clearInterval(this.#orphanClaims);
+  }
+
   /** No more heartbeats or claims (the lease then lapses unless the node leaves first). */
   stop(): void {
     clearInterval(this.#heartbeat);

@@ -57,6 +57,7 @@ export class Reruns {
    * owner instead of failing it. Whether it has re-runs left is the store's to say, at the re-run.
    */
   whyNotRerunnable(live: LiveSession): string | undefined {
+    if (this.#deps.limits.maxReplays === 0) return "limits.maxReplays is 0: nothing is run again";
     const method = this.#rerunnableMethod(live);
     return typeof method === "string" ? method : undefined;
   }
@@ -131,14 +132,17 @@ export class Reruns {
 
 /**
  * How far the invocation's runs have got, as a re-run finds it: the output items and stream ends
- * its runs committed and its journal's entries. It only grows while the invocation runs (a re-run
- * commits nothing before it passes what is stored), so a re-run that finds it larger than the one
- * before did found work done in between.
+ * its runs committed, the input its clients did, and its journal's entries. It only grows while
+ * the invocation runs (a re-run commits nothing before it passes what is stored), so a re-run that
+ * finds it larger than the one before did found work done in between.
  */
 function progressOf(live: LiveSession, journalEntries: number): bigint {
   let progress = BigInt(journalEntries);
   for (const stream of live.streams()) {
     if (stream.direction === "output") progress += stream.count + (stream.outputTerminal ? 1n : 0n);
+    // Input counts too: an upload moved on by node losses commits more between them (finite, and
+    // a method that crashes at the same item stops taking input once its queue and permits fill).
+    else progress += stream.count + (stream.inputTerminal === undefined ? 0n : 1n);
   }
   return progress;
 }
