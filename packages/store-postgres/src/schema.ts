@@ -178,8 +178,7 @@ export async function migrate(client: pg.ClientBase, schema: string): Promise<St
     }
     // A storage setting, not a migration: the schema version stays (log-storage.ts).
     await applyLogStorage(client, s);
-    await addUnversionedColumns(client, s);
-    const features = await featuresOf(client, s);
+    const features = await addUnversionedColumns(client, s);
     await client.query("COMMIT");
     return features;
   } catch (error) {
@@ -203,26 +202,41 @@ export async function migrate(client: pg.ClientBase, schema: string): Promise<St
  * are off, and every re-run counts as one without progress, until an owner's
  * node has added the columns.
  */
-async function addUnversionedColumns(client: pg.ClientBase, s: string): Promise<void> {
-  await client.query("SAVEPOINT unversioned_columns");
-  try {
-    await client.query(`ALTER TABLE ${s}.nodes ADD COLUMN IF NOT EXISTS catalogue text, ADD COLUMN IF NOT EXISTS incarnation text`);
-    await client.query(`ALTER TABLE ${s}.session_runs ADD COLUMN IF NOT EXISTS progress bigint, ADD COLUMN IF NOT EXISTS stalled integer`);
-    await client.query("RELEASE SAVEPOINT unversioned_columns");
-  } catch (error) {
-    if ((error as { code?: unknown }).code !== INSUFFICIENT_PRIVILEGE) throw error;
-    await client.query("ROLLBACK TO SAVEPOINT unversioned_columns");
+async function addUnversionedColumns(client: pg.ClientBase, s: string): Promise<StoreFeatures> {
+  // Only what is missing: ALTER TABLE takes its table's ACCESS EXCLUSIVE lock even when every
+  // column exists, and a node's start would then wait behind the others' writes to it.
+  const missing = await missingColumns(client, s);
+  if (missing.length > 0) {
+    await client.query("SAVEPOINT unversioned_columns");
+    try {
+      for (const { table, column, type } of missing)
+        await client.query(`ALTER TABLE ${s}.${table} ADD COLUMN IF NOT EXISTS ${column} ${type}`);
+      await client.query("RELEASE SAVEPOINT unversioned_columns");
+    } catch (error) {
+      if ((error as { code?: unknown }).code !== INSUFFICIENT_PRIVILEGE) throw error;
+      await client.query("ROLLBACK TO SAVEPOINT unversioned_columns");
+    }
   }
+  // Another role's node may have added them; a role that cannot has none of them.
+  const absent = missing.length === 0 ? [] : await missingColumns(client, s);
+  return { runProgress: !absent.some((c) => c.table === "session_runs") };
 }
 
-/** Which of the unversioned columns the database has (another role's node may have added them). */
-async function featuresOf(client: pg.ClientBase, s: string): Promise<StoreFeatures> {
-  const { rows } = await client.query<{ count: string }>(
-    `SELECT count(*) AS count FROM information_schema.columns
-     WHERE table_schema = $1 AND table_name = 'session_runs' AND column_name IN ('progress', 'stalled')`,
+const UNVERSIONED_COLUMNS = [
+  { table: "nodes", column: "catalogue", type: "text" },
+  { table: "nodes", column: "incarnation", type: "text" },
+  { table: "session_runs", column: "progress", type: "bigint" },
+  { table: "session_runs", column: "stalled", type: "integer" },
+] as const;
+
+/** The unversioned columns the database does not have (yet). */
+async function missingColumns(client: pg.ClientBase, s: string): Promise<(typeof UNVERSIONED_COLUMNS)[number][]> {
+  const { rows } = await client.query<{ table_name: string; column_name: string }>(
+    `SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = $1 AND table_name IN ('nodes', 'session_runs')`,
     [s],
   );
-  return { runProgress: Number(rows[0]?.count) === 2 };
+  const present = new Set(rows.map((row) => `${row.table_name}.${row.column_name}`));
+  return UNVERSIONED_COLUMNS.filter(({ table, column }) => !present.has(`${table}.${column}`));
 }
 
 /** SQLSTATE 42501: ALTER TABLE by a role that does not own the table. */
