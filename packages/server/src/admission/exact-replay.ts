@@ -98,6 +98,8 @@ export class ExactReplay {
     // its client gave up on (a handshake that timed out at a paused node), read late, and the
     // transport it would revoke may be the client's live one, carrying the same attempt. Taken
     // over, that client was told `attachmentRevoked` by its own stale retry and ended `revoked`.
+    // Best effort: the transport is known closed once Node has handled the close, which comes
+    // after the data it follows; a paused node woken with both queued may decide first.
     const owner = attempt.generation === record.generation && transport.isOpen;
     const attachment = this.#cache.newAttachment(live, attempt.attemptId, attempt.generation, transport, "replay");
     if (owner) {
