@@ -214,13 +214,6 @@ export class LiveSession {
   }
 
   /**
-   * The store refused a write for its ownership epoch: another node claimed the session (this
-   * node's lease had lapsed while it was alive). Nothing more is written and nothing is retried:
-   * the invocation stops here, the node turns mirror, and the local attachment is closed so the
-   * client resumes from what the store holds (the new owner's outcome), at whichever node, as
-   * after any takeover. Without an attachment the session then leaves memory.
-   */
-  /**
    * A write made for a client's message (an input's end, a cancel) was refused for this node's
    * ownership epoch: the same as when the invocation's own write is (`#lostOwnership`).
    */
@@ -228,6 +221,13 @@ export class LiveSession {
     this.#lostOwnership(error);
   }
 
+  /**
+   * The store refused a write for its ownership epoch: another node claimed the session (this
+   * node's lease had lapsed while it was alive). Nothing more is written and nothing is retried:
+   * the invocation stops here, the node turns mirror, and the local attachment is closed so the
+   * client resumes from what the store holds (the new owner's outcome), at whichever node, as
+   * after any takeover. Without an attachment the session then leaves memory.
+   */
   #lostOwnership(error: unknown): void {
     if (this.#ownershipLost) return;
     this.#ownershipLost = true;
