@@ -132,7 +132,7 @@ export class Reruns {
 
 /**
  * How far the invocation's runs have got, as a re-run finds it: the output items and stream ends
- * its runs committed, the input its clients did, and its journal's entries. It only grows while
+ * its runs committed, the input its clients sent, and its journal's entries. It only grows while
  * the invocation runs (a re-run commits nothing before it passes what is stored), so a re-run that
  * finds it larger than the one before did found work done in between.
  */
