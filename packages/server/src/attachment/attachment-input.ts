@@ -407,6 +407,13 @@ export class AttachmentInput {
     }
     const stream = link.session.stream(entry.streamId);
     if (stream === undefined) throw new ProtocolError("invalid-channel", "streamCancel uses an unknown channel");
+    if (entry.state === "open" && (await this.#cancelledBefore(stream))) {
+      // The client's own cancel, sent on its connection before and recorded since this attachment's
+      // acceptance (as an input's end, see #inputStream): the same cancel again, ACKed once durable.
+      link.channels.close(stream.streamId);
+      await link.send(this.#ack(stream, []));
+      return;
+    }
     if (stream.terminal) {
       // A cancel that crossed the terminal in flight is accepted once and ignored.
       if (entry.lateCancelAccepted) throw new ProtocolError("invalid-channel", "the stream was already cancelled");
@@ -420,6 +427,14 @@ export class AttachmentInput {
       return;
     }
     await link.session.cancelOutput(stream, message.reason);
+  }
+
+  /** Whether `stream` is an input the client cancelled on another attachment, once that cancel's write has settled (a failed one leaves it open). */
+  async #cancelledBefore(stream: StreamState): Promise<boolean> {
+    const terminal = stream.inputTerminal;
+    if (stream.direction !== "input" || terminal?.kind !== "cancelled" || terminal.by !== "client") return false;
+    await stream.inputTerminalWrite;
+    return stream.inputTerminal !== undefined;
   }
 
   /**

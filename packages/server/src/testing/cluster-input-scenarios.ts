@@ -199,6 +199,54 @@ export function inputScenarios(api: TestApi, cluster: ClusterHarness): void {
     second.terminate();
   });
 
+  it("the cancel the previous attachment's node records after the client resumed elsewhere: the client's cancel sent again there is ACKed terminal, not ignored", async () => {
+    let endAtA!: () => void;
+    const cancelEntered = new Promise<void>((resolve) => (endAtA = resolve));
+    let openCancel!: () => void;
+    const cancelGate = new Promise<void>((resolve) => (openCancel = resolve));
+    let bReadTheCancel!: () => void;
+    const cancelReadAtB = new Promise<void>((resolve) => (bReadTheCancel = resolve));
+    const held = new Promise<never>(() => undefined);
+    const gated = (index: number, store: ClusterSessionStore): ClusterSessionStore =>
+      index === 0
+        ? intercepting(store, {
+            endInput: async (...args) => {
+              endAtA();
+              await cancelGate;
+              return store.endInput(...args);
+            },
+            finish: () => held,
+            finishWithResult: () => held,
+          })
+        : intercepting(store, {
+            listStreams: async (...args) => {
+              const streams = await store.listStreams(...args);
+              if (streams.some((stream) => stream.inputTerminal !== undefined)) setImmediate(bReadTheCancel);
+              return streams;
+            },
+          });
+    const [a, b] = (await startCluster(2, { wrap: gated })).nodes;
+    const first = await RawClient.connect(a!.url);
+    first.send(demoStart("tally", v.record(v.stream(randomUUID()))));
+    const accepted = (await first.nextOf("invocationAccepted")) as Accepted;
+    sendTexts(first, accepted.mappings[0]!.channel, ["ab"]);
+    await first.waitFor((m) => m.type === "inputStreamAck" && m.highestContiguousSequence === 1n);
+    first.send({ type: "streamCancel", channel: accepted.mappings[0]!.channel, reason: "cancelled" });
+    await cancelEntered;
+    first.terminate();
+
+    const second = await RawClient.connect(b!.url);
+    second.send(resume("resume", accepted.sessionToken));
+    const mapping = ((await second.nextOf("invocationAccepted")) as Accepted).mappings[0]!;
+    expect(mapping.inputHighWater).toEqual({ sequence: 1n, terminal: false });
+    openCancel();
+    await cancelReadAtB;
+    second.send({ type: "streamCancel", channel: mapping.channel, reason: "cancelled" });
+    await second.waitFor((m) => m.type === "inputStreamAck" && m.terminal);
+    expect(second.received.map((m) => m.type)).not.toContain("invocationRejected");
+    second.terminate();
+  });
+
   it("an end sent again while the previous attachment's end is being written, and that write fails: the input has not ended, so this end is recorded and ACKed terminal", async () => {
     // The end from the first connection is held where it checks the stream (before its write
     // starts, so the resume's acceptance does not wait for it), then its write fails.
