@@ -36,6 +36,7 @@ export type {
   NodeCatalogue,
   Ownership,
   HeartbeatReport,
+  RecordedRun,
   StoredBytes,
   StoreOutageListener,
   StoreOutageEvent,
