@@ -142,23 +142,29 @@ export function inputScenarios(api: TestApi, cluster: ClusterHarness): void {
     expect(messages.at(-1)).toMatchObject({ type: "invocationFinished", outcome: { kind: "success" } });
   });
 
-  it("the end the previous attachment's node records after the client resumed elsewhere: the client's resend of its items and end there is idempotent, not invalid-channel", async () => {
-    // A holds the end's write until the client has resumed at B (whose acceptance then says the
-    // input has not ended), and the finish, so that the invocation is still running when the
-    // resend reaches B, which by then has read the end from the store.
-    let endAtA!: () => void;
-    const endEntered = new Promise<void>((resolve) => (endAtA = resolve));
-    let openEnd!: () => void;
-    const endGate = new Promise<void>((resolve) => (openEnd = resolve));
-    let bReadTheEnd!: () => void;
-    const endReadAtB = new Promise<void>((resolve) => (bReadTheEnd = resolve));
+  /**
+   * A tally started at A, whose input terminal `terminate` sends on that first connection; A
+   * holds the terminal's write until the client has resumed at B (whose acceptance then says the
+   * input has not ended), and the finish, so that the invocation is still running when the client
+   * sends its terminal again at B, which has by then read the terminal from the store. Resolves
+   * to the client at B and the input's mapping in its acceptance.
+   */
+  async function terminalCrossingTheResume(
+    terminate: (first: RawClient, channel: number) => void | Promise<void>,
+  ): Promise<{ second: RawClient; mapping: Accepted["mappings"][number] }> {
+    let terminalAtA!: () => void;
+    const terminalEntered = new Promise<void>((resolve) => (terminalAtA = resolve));
+    let openTerminal!: () => void;
+    const terminalGate = new Promise<void>((resolve) => (openTerminal = resolve));
+    let bReadTheTerminal!: () => void;
+    const terminalReadAtB = new Promise<void>((resolve) => (bReadTheTerminal = resolve));
     const held = new Promise<never>(() => undefined);
     const gated = (index: number, store: ClusterSessionStore): ClusterSessionStore =>
       index === 0
         ? intercepting(store, {
             endInput: async (...args) => {
-              endAtA();
-              await endGate;
+              terminalAtA();
+              await terminalGate;
               return store.endInput(...args);
             },
             finish: () => held,
@@ -169,7 +175,7 @@ export function inputScenarios(api: TestApi, cluster: ClusterHarness): void {
             listStreams: async (...args) => {
               const streams = await store.listStreams(...args);
               // Once this read's caller has acted on it (microtasks), the next turn.
-              if (streams.some((stream) => stream.inputTerminal !== undefined)) setImmediate(bReadTheEnd);
+              if (streams.some((stream) => stream.inputTerminal !== undefined)) setImmediate(bReadTheTerminal);
               return streams;
             },
           });
@@ -177,17 +183,21 @@ export function inputScenarios(api: TestApi, cluster: ClusterHarness): void {
     const first = await RawClient.connect(a!.url);
     first.send(demoStart("tally", v.record(v.stream(randomUUID()))));
     const accepted = (await first.nextOf("invocationAccepted")) as Accepted;
-    const texts = ["ab", "cd"];
-    sendTextsThenEnd(first, accepted.mappings[0]!.channel, texts);
-    await endEntered;
+    await terminate(first, accepted.mappings[0]!.channel);
+    await terminalEntered;
     first.terminate();
 
     const second = await RawClient.connect(b!.url);
     second.send(resume("resume", accepted.sessionToken));
     const mapping = ((await second.nextOf("invocationAccepted")) as Accepted).mappings[0]!;
+    openTerminal();
+    await terminalReadAtB;
+    return { second, mapping };
+  }
+
+  it("the end the previous attachment's node records after the client resumed elsewhere: the client's resend of its items and end there is idempotent, not invalid-channel", async () => {
+    const { second, mapping } = await terminalCrossingTheResume((first, channel) => sendTextsThenEnd(first, channel, ["ab", "cd"]));
     expect(mapping.inputHighWater).toEqual({ sequence: 2n, terminal: false });
-    openEnd();
-    await endReadAtB;
     // What a client whose end went out on the connection before does: the end again (and any item
     // above the high-water it was given, none here; one below it, as a client may resend).
     second.send({ type: "inputStreamItem", channel: mapping.channel, sequence: 1n, value: v.str("cd") });
@@ -200,47 +210,12 @@ export function inputScenarios(api: TestApi, cluster: ClusterHarness): void {
   });
 
   it("the cancel the previous attachment's node records after the client resumed elsewhere: the client's cancel sent again there is ACKed terminal, not ignored", async () => {
-    let endAtA!: () => void;
-    const cancelEntered = new Promise<void>((resolve) => (endAtA = resolve));
-    let openCancel!: () => void;
-    const cancelGate = new Promise<void>((resolve) => (openCancel = resolve));
-    let bReadTheCancel!: () => void;
-    const cancelReadAtB = new Promise<void>((resolve) => (bReadTheCancel = resolve));
-    const held = new Promise<never>(() => undefined);
-    const gated = (index: number, store: ClusterSessionStore): ClusterSessionStore =>
-      index === 0
-        ? intercepting(store, {
-            endInput: async (...args) => {
-              endAtA();
-              await cancelGate;
-              return store.endInput(...args);
-            },
-            finish: () => held,
-            finishWithResult: () => held,
-          })
-        : intercepting(store, {
-            listStreams: async (...args) => {
-              const streams = await store.listStreams(...args);
-              if (streams.some((stream) => stream.inputTerminal !== undefined)) setImmediate(bReadTheCancel);
-              return streams;
-            },
-          });
-    const [a, b] = (await startCluster(2, { wrap: gated })).nodes;
-    const first = await RawClient.connect(a!.url);
-    first.send(demoStart("tally", v.record(v.stream(randomUUID()))));
-    const accepted = (await first.nextOf("invocationAccepted")) as Accepted;
-    sendTexts(first, accepted.mappings[0]!.channel, ["ab"]);
-    await first.waitFor((m) => m.type === "inputStreamAck" && m.highestContiguousSequence === 1n);
-    first.send({ type: "streamCancel", channel: accepted.mappings[0]!.channel, reason: "cancelled" });
-    await cancelEntered;
-    first.terminate();
-
-    const second = await RawClient.connect(b!.url);
-    second.send(resume("resume", accepted.sessionToken));
-    const mapping = ((await second.nextOf("invocationAccepted")) as Accepted).mappings[0]!;
+    const { second, mapping } = await terminalCrossingTheResume(async (first, channel) => {
+      sendTexts(first, channel, ["ab"]);
+      await first.waitFor((m) => m.type === "inputStreamAck" && m.highestContiguousSequence === 1n);
+      first.send({ type: "streamCancel", channel, reason: "cancelled" });
+    });
     expect(mapping.inputHighWater).toEqual({ sequence: 1n, terminal: false });
-    openCancel();
-    await cancelReadAtB;
     second.send({ type: "streamCancel", channel: mapping.channel, reason: "cancelled" });
     await second.waitFor((m) => m.type === "inputStreamAck" && m.terminal);
     expect(second.received.map((m) => m.type)).not.toContain("invocationRejected");
