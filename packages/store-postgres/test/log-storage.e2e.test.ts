@@ -11,7 +11,7 @@ import { MemorySessionStore } from "@golem-stream/server";
 import { PostgresSessionStore } from "../src/index.js";
 import { burstStreams, expectSameBurstReads, writeBurst } from "@golem-stream/server/testing";
 import { serverHasLz4, writerSetup } from "../src/log-storage.js";
-import { admin, cleanUp, connect, freshSchema, logTableTargets as targets, pgUrl } from "./support/stores.js";
+import { admin, asRoleNotOwning, cleanUp, connect, freshSchema, logTableTargets as targets, pgUrl } from "./support/stores.js";
 
 afterAll(cleanUp);
 
@@ -156,25 +156,12 @@ it("a node whose role does not own the log tables starts without setting it, and
   const owner = await connect({ schema });
   await owner.close();
   await resetTargets(schema);
-  const role = `r_${schema}`;
-  const password = "not-the-owner";
-  // Every privilege a node's open() needs (CREATE SCHEMA IF NOT EXISTS asks for CREATE on the database), but not ownership.
-  await inspect(async (client) => {
-    const database = client.escapeIdentifier((await client.query<{ db: string }>("SELECT current_database() AS db")).rows[0]!.db);
-    await client.query(`CREATE ROLE ${role} LOGIN PASSWORD '${password}'; GRANT CREATE ON DATABASE ${database} TO ${role};
-      GRANT USAGE, CREATE ON SCHEMA ${schema} TO ${role}; GRANT ALL ON ALL TABLES IN SCHEMA ${schema} TO ${role}`);
-  });
-  try {
-    const url = new URL(pgUrl());
-    url.username = role;
-    url.password = password;
-    const node = await connect({ schema, connectionString: url.toString() });
+  await asRoleNotOwning(schema, async (connectionString) => {
+    const node = await connect({ schema, connectionString });
     expect(await targets(schema)).toEqual({ input_chunks: undefined, output_events: undefined });
     const ids = await burstStreams([node]);
     await writeBurst(node, ids, 0, 20);
     expect((await node.readInput(ids.input.streamId, 0n, 20n)).length).toBe(20);
     await node.close();
-  } finally {
-    await inspect((client) => client.query(`DROP OWNED BY ${role}; DROP ROLE ${role}`));
-  }
+  });
 });

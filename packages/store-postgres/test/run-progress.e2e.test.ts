@@ -7,7 +7,7 @@
  */
 import { afterAll, expect, it } from "vitest";
 import { session, startAttempt } from "@golem-stream/server/testing";
-import { admin, cleanUp, connect, freshSchema, pgUrl } from "./support/stores.js";
+import { admin, asRoleNotOwning, cleanUp, connect, freshSchema } from "./support/stores.js";
 import { statements } from "../src/statements.js";
 
 afterAll(cleanUp);
@@ -51,25 +51,12 @@ it("a node whose role cannot add the progress columns opens the store and counts
   const owner = await connect({ schema });
   await owner.close();
   await withAdmin((client) => client.query(`ALTER TABLE ${schema}.session_runs DROP COLUMN progress, DROP COLUMN stalled`));
-  const role = `r_${schema}`;
-  const password = "not-the-owner";
-  // Every privilege a node's open() needs (CREATE SCHEMA IF NOT EXISTS asks for CREATE on the database), but not ownership.
-  await withAdmin(async (client) => {
-    const database = client.escapeIdentifier((await client.query<{ db: string }>("SELECT current_database() AS db")).rows[0]!.db);
-    await client.query(`CREATE ROLE ${role} LOGIN PASSWORD '${password}'; GRANT CREATE ON DATABASE ${database} TO ${role};
-      GRANT USAGE, CREATE ON SCHEMA ${schema} TO ${role}; GRANT ALL ON ALL TABLES IN SCHEMA ${schema} TO ${role}`);
-  });
-  try {
-    const url = new URL(pgUrl());
-    url.username = role;
-    url.password = password;
-    const node = await connect({ schema, connectionString: url.toString() });
+  await asRoleNotOwning(schema, async (connectionString) => {
+    const node = await connect({ schema, connectionString });
     const s = session();
     await node.createSession(s, [], startAttempt(s));
     expect(await node.recordRun(s.sessionId, undefined, 4n)).toEqual({ run: 2, withoutProgress: 1 });
     expect(await node.recordRun(s.sessionId, undefined, 9n)).toEqual({ run: 3, withoutProgress: 2 });
     await node.close();
-  } finally {
-    await withAdmin((client) => client.query(`DROP OWNED BY ${role}; DROP ROLE ${role}`));
-  }
+  });
 });

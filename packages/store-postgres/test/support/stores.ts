@@ -40,6 +40,32 @@ export async function admin(): Promise<pg.Client> {
   return client;
 }
 
+/**
+ * Runs `work` with a connection string for a role that has every privilege a node's `open()`
+ * needs (CREATE SCHEMA IF NOT EXISTS asks for CREATE on the database) on `schema`'s tables, but
+ * does not own them, so it cannot alter them; the role is dropped afterwards.
+ */
+export async function asRoleNotOwning<R>(schema: string, work: (connectionString: string) => Promise<R>): Promise<R> {
+  const role = `r_${schema}`;
+  const password = "not-the-owner";
+  const client = await admin();
+  try {
+    const database = client.escapeIdentifier((await client.query<{ db: string }>("SELECT current_database() AS db")).rows[0]!.db);
+    await client.query(`CREATE ROLE ${role} LOGIN PASSWORD '${password}'; GRANT CREATE ON DATABASE ${database} TO ${role};
+      GRANT USAGE, CREATE ON SCHEMA ${schema} TO ${role}; GRANT ALL ON ALL TABLES IN SCHEMA ${schema} TO ${role}`);
+    try {
+      const url = new URL(pgUrl());
+      url.username = role;
+      url.password = password;
+      return await work(url.toString());
+    } finally {
+      await client.query(`DROP OWNED BY ${role}; DROP ROLE ${role}`);
+    }
+  } finally {
+    await client.end();
+  }
+}
+
 /** Each log table's `toast_tuple_target` (undefined: PostgreSQL's default), by table name. */
 export async function logTableTargets(schema: string): Promise<Record<string, string | undefined>> {
   const client = await admin();
