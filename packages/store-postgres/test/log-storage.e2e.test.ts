@@ -11,22 +11,13 @@ import { MemorySessionStore } from "@golem-stream/server";
 import { PostgresSessionStore } from "../src/index.js";
 import { burstStreams, expectSameBurstReads, writeBurst } from "@golem-stream/server/testing";
 import { serverHasLz4, writerSetup } from "../src/log-storage.js";
-import { admin, asRoleNotOwning, cleanUp, connect, freshSchema, logTableTargets as targets, pgUrl } from "./support/stores.js";
+import { asRoleNotOwning, cleanUp, connect, freshSchema, logTableTargets as targets, pgUrl, withAdmin } from "./support/stores.js";
 
 afterAll(cleanUp);
 
-async function inspect<R>(query: (client: Awaited<ReturnType<typeof admin>>) => Promise<R>): Promise<R> {
-  const client = await admin();
-  try {
-    return await query(client);
-  } finally {
-    await client.end();
-  }
-}
-
 /** The log rows whose payload is over PostgreSQL's default threshold (2032), by how each is stored: `compressed` (pglz or lz4) or `plain`. */
 const largeRows = (schema: string) =>
-  inspect(async (client) => {
+  withAdmin(async (client) => {
     const { rows } = await client.query<{ stored: string; rows: string }>(
       `SELECT CASE WHEN pg_column_compression(data) IS NULL THEN 'plain' ELSE 'compressed' END AS stored, count(*) AS rows FROM (
          SELECT data FROM ${schema}.input_chunks UNION ALL SELECT data FROM ${schema}.output_events) AS logs
@@ -36,14 +27,14 @@ const largeRows = (schema: string) =>
   });
 
 const resetTargets = (schema: string) =>
-  inspect((client) =>
+  withAdmin((client) =>
     client.query(
       `ALTER TABLE ${schema}.input_chunks RESET (toast_tuple_target); ALTER TABLE ${schema}.output_events RESET (toast_tuple_target)`,
     ),
   );
 
 const versions = (schema: string) =>
-  inspect(async (client) =>
+  withAdmin(async (client) =>
     (await client.query<{ version: number }>(`SELECT version FROM ${schema}.schema_migrations ORDER BY version`)).rows.map(
       (r) => r.version,
     ),
@@ -77,7 +68,7 @@ it("items of one byte pack into rows whose part list fits too: whole, not compre
   }
   await Promise.all(writes);
   // PostgreSQL compresses a row's largest column first: here the part list, so both are looked at.
-  const stored = await inspect(async (client) => {
+  const stored = await withAdmin(async (client) => {
     const { rows } = await client.query<{ compressed: string; packed: string }>(
       `SELECT count(*) FILTER (WHERE pg_column_compression(data) IS NOT NULL OR pg_column_compression(parts) IS NOT NULL) AS compressed,
               count(*) FILTER (WHERE parts IS NOT NULL) AS packed
@@ -116,7 +107,7 @@ it("leaves a toast_tuple_target the operator set", async () => {
   const schema = freshSchema();
   const store = await connect({ schema });
   await store.close();
-  await inspect((client) => client.query(`ALTER TABLE ${schema}.output_events SET (toast_tuple_target = 2032)`));
+  await withAdmin((client) => client.query(`ALTER TABLE ${schema}.output_events SET (toast_tuple_target = 2032)`));
   await connect({ schema });
   expect(await targets(schema)).toEqual({ input_chunks: "8160", output_events: "2032" });
 });
@@ -129,8 +120,8 @@ it("the writer asks for lz4 only when told to and the server has it", () => {
 });
 
 it("compresses a 1 MiB batch with lz4 where the server has it, else with the server's method, and reads it back", async () => {
-  const lz4 = await inspect((client) => serverHasLz4(client));
-  const serverDefault = await inspect(
+  const lz4 = await withAdmin((client) => serverHasLz4(client));
+  const serverDefault = await withAdmin(
     async (client) => (await client.query<{ m: string }>("SELECT current_setting('default_toast_compression') AS m")).rows[0]?.m,
   );
   const batch = new Uint8Array(1024 * 1024).fill(7);
@@ -142,7 +133,7 @@ it("compresses a 1 MiB batch with lz4 where the server has it, else with the ser
     const store = await connect({ schema, logCompression });
     const ids = await burstStreams([store]);
     await store.acceptInput({ streamId: ids.input.streamId, sequence: 0n, itemCount: 1n, data: batch, mimeType: undefined }, []);
-    const stored = await inspect(
+    const stored = await withAdmin(
       async (client) => (await client.query<{ m: string }>(`SELECT pg_column_compression(data) AS m FROM ${schema}.input_chunks`)).rows,
     );
     expect(stored).toEqual([{ m: expected }]);

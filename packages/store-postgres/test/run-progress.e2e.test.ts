@@ -7,19 +7,10 @@
  */
 import { afterAll, expect, it } from "vitest";
 import { session, startAttempt } from "@golem-stream/server/testing";
-import { admin, asRoleNotOwning, cleanUp, connect, freshSchema } from "./support/stores.js";
+import { asRoleNotOwning, cleanUp, connect, freshSchema, withAdmin } from "./support/stores.js";
 import { statements } from "../src/statements.js";
 
 afterAll(cleanUp);
-
-async function withAdmin<R>(work: (client: Awaited<ReturnType<typeof admin>>) => Promise<R>): Promise<R> {
-  const client = await admin();
-  try {
-    return await work(client);
-  } finally {
-    await client.end();
-  }
-}
 
 it("a database whose run counts have no progress columns gets them at open and keeps its schema version; the count goes on, and a node of the version before still writes it", async () => {
   const schema = freshSchema();

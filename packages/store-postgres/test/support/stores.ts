@@ -40,6 +40,16 @@ export async function admin(): Promise<pg.Client> {
   return client;
 }
 
+/** `work` with a plain client on the test database, ended afterwards. */
+export async function withAdmin<R>(work: (client: pg.Client) => Promise<R>): Promise<R> {
+  const client = await admin();
+  try {
+    return await work(client);
+  } finally {
+    await client.end();
+  }
+}
+
 /**
  * Runs `work` with a connection string for a role that has every privilege a node's `open()`
  * needs (CREATE SCHEMA IF NOT EXISTS asks for CREATE on the database) on `schema`'s tables, but
@@ -48,8 +58,7 @@ export async function admin(): Promise<pg.Client> {
 export async function asRoleNotOwning<R>(schema: string, work: (connectionString: string) => Promise<R>): Promise<R> {
   const role = `r_${schema}`;
   const password = "not-the-owner";
-  const client = await admin();
-  try {
+  return withAdmin(async (client) => {
     const database = client.escapeIdentifier((await client.query<{ db: string }>("SELECT current_database() AS db")).rows[0]!.db);
     await client.query(`CREATE ROLE ${role} LOGIN PASSWORD '${password}'; GRANT CREATE ON DATABASE ${database} TO ${role};
       GRANT USAGE, CREATE ON SCHEMA ${schema} TO ${role}; GRANT ALL ON ALL TABLES IN SCHEMA ${schema} TO ${role}`);
@@ -61,15 +70,12 @@ export async function asRoleNotOwning<R>(schema: string, work: (connectionString
     } finally {
       await client.query(`DROP OWNED BY ${role}; DROP ROLE ${role}`);
     }
-  } finally {
-    await client.end();
-  }
+  });
 }
 
 /** Each log table's `toast_tuple_target` (undefined: PostgreSQL's default), by table name. */
 export async function logTableTargets(schema: string): Promise<Record<string, string | undefined>> {
-  const client = await admin();
-  try {
+  return withAdmin(async (client) => {
     const { rows } = await client.query<{ relname: string; target: string | null }>(
       `SELECT c.relname, (SELECT split_part(o, '=', 2) FROM unnest(c.reloptions) AS o WHERE o LIKE 'toast_tuple_target=%') AS target
        FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
@@ -77,9 +83,7 @@ export async function logTableTargets(schema: string): Promise<Record<string, st
       [schema],
     );
     return Object.fromEntries(rows.map((row) => [row.relname, row.target ?? undefined]));
-  } finally {
-    await client.end();
-  }
+  });
 }
 
 /** For `afterAll`: closes the stores still open and drops the schemas made. */
