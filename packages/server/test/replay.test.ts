@@ -116,14 +116,20 @@ function start(method: string, methodParameters: SchemaValueJson): InvocationSta
 function gates(held: (attempt: number, i: number) => boolean) {
   const waiting = new Map<string, () => void>();
   const opened = new Set<string>();
+  const arrivals = new Map<string, () => void>();
   hooks.gate = (attempt, i) => {
     const key = `${attempt}/${i}`;
     if (!held(attempt, i) || opened.has(key)) return Promise.resolve();
-    return new Promise((resolve) => waiting.set(key, resolve));
+    const release = new Promise<void>((resolve) => waiting.set(key, resolve));
+    arrivals.get(key)?.();
+    return release;
   };
   return {
     /** Whether run `attempt` waits at item `i`. */
     waiting: (attempt: number, i: number) => waiting.has(`${attempt}/${i}`),
+    /** Resolves once run `attempt` waits at item `i`. */
+    reached: (attempt: number, i: number): Promise<void> =>
+      waiting.has(`${attempt}/${i}`) ? Promise.resolve() : new Promise((resolve) => arrivals.set(`${attempt}/${i}`, resolve)),
     open(attempt: number, i: number) {
       opened.add(`${attempt}/${i}`);
       waiting.get(`${attempt}/${i}`)?.();
@@ -369,6 +375,29 @@ describe("re-running a replayable invocation after a restart", () => {
     const result = transport.sent.find((m) => m.type === "invocationResult");
     expect(result?.type === "invocationResult" ? result.result : undefined).toMatchObject({ value: { kind: "u32", value: total } });
     expect(transport.sent.at(-1)).toEqual({ type: "invocationFinished", outcome: { kind: "success" } });
+  });
+
+  it("a drain is not a loss without progress: an invocation that commits nothing between drains is handed over more times than limits.maxReplays, and runs on", async () => {
+    // Every run but the fifth waits at item 1: after the first run's item 0 nothing more is committed.
+    const gate = gates((attempt, i) => i === 1 && attempt < 5);
+    const started: number[] = [];
+    const options = {
+      limits: { maxReplays: 1 },
+      observer: { ...NOOP_OBSERVER, replayStarted: (_session: unknown, run: number) => started.push(run) },
+    };
+    let node = server(options);
+    const client = node.open();
+    client.send(start("count", v.record(v.u32(3))));
+    await client.transport.expect("the first item", (sent) => resultItems(sent).length === 1);
+    for (let attempt = 1; attempt < 5; attempt++) {
+      await gate.reached(attempt, 1);
+      expect(await node.drain()).toEqual({ failed: 0, handedOver: 1 });
+      node = await node.restart(options);
+    }
+    const after = await resumeToEnd(node, client.transport.sent);
+    expect(started).toEqual([2, 3, 4, 5]);
+    expect(u32s(resultItems(after))).toEqual([1, 2]);
+    expect(after.at(-1)).toEqual({ type: "invocationFinished", outcome: { kind: "success" } });
   });
 
   it("with limits.maxReplays 0 a drain fails what still runs instead of handing it over: nothing would run it again", async () => {

@@ -52,3 +52,19 @@ export function recordRun(store: StoreContext, sessionId: string, epoch?: bigint
     return { run: row.runs, withoutProgress: row.stalled ?? row.runs - 1 };
   });
 }
+
+/**
+ * Marks a running session's run as stopped by a drain: its next re-run counts as one that found
+ * progress. On a database whose role could not add the progress columns there is nothing to
+ * mark: the re-run counts as any other.
+ */
+export function recordHandOver(store: StoreContext, sessionId: string, epoch?: bigint): Promise<void> {
+  const sql = store.sql;
+  if (!store.features.runProgress) return Promise.resolve();
+  return store.write(async (tx) => {
+    const marked = await tx.query(sql.recordHandOver, [sessionId, epoch ?? null]);
+    if (marked.rowCount === 1) return;
+    await checkEpoch(tx, sql.sessionEpoch, sessionId, epoch);
+    throw new Error("the session is not running");
+  });
+}

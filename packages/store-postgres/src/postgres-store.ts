@@ -328,6 +328,10 @@ export class PostgresSessionStore implements ClusterSessionStore {
     return journal.recordRun(this.#context, sessionId, epoch, progress);
   }
 
+  recordHandOver(sessionId: string, epoch?: bigint): Promise<void> {
+    return journal.recordHandOver(this.#context, sessionId, epoch);
+  }
+
   async listRunningSessions(): Promise<SessionRecord[]> {
     return (await this.#connections.read<SessionRow>(this.#context.sql.runningSessions, [])).map(toSession);
   }

@@ -158,6 +158,12 @@ export function statements(s: string) {
         stalled = CASE WHEN EXCLUDED.progress > coalesce(r.progress, -1) THEN 0 ELSE coalesce(r.stalled, 0) + 1 END,
         progress = CASE WHEN EXCLUDED.progress > coalesce(r.progress, -1) THEN EXCLUDED.progress ELSE r.progress END
       RETURNING runs, stalled`,
+    // A progress below any a re-run measures (`SessionStore.recordHandOver`): the next re-run finds
+    // progress. The run count stays; a session not re-run yet gets its row with the first run's count.
+    recordHandOver: `INSERT INTO ${s}.session_runs AS r (session_id, runs, progress, stalled)
+      SELECT session_id, 1, -1, 0 FROM ${s}.sessions
+        WHERE session_id = $1 AND state = 'running' AND ($2::bigint IS NULL OR owner_epoch = $2) FOR SHARE
+      ON CONFLICT (session_id) DO UPDATE SET progress = -1, stalled = 0`,
     setResult: `UPDATE ${s}.sessions SET result = $1 WHERE session_id = $2 AND result IS NULL AND ($3::bigint IS NULL OR owner_epoch = $3)`,
     finish: `UPDATE ${s}.sessions SET state = 'finished', outcome = $1, finished_at = $2 WHERE session_id = $3 AND state = 'running'
       AND ($4::bigint IS NULL OR owner_epoch = $4)`,

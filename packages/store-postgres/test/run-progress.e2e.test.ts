@@ -37,7 +37,7 @@ it("a database whose run counts have no progress columns gets them at open and k
   await again.close();
 });
 
-it("a node whose role cannot add the progress columns opens the store and counts every re-run as one without progress", async () => {
+it("a node whose role cannot add the progress columns opens the store and counts every re-run as one without progress, a drain's hand-over too", async () => {
   const schema = freshSchema();
   const owner = await connect({ schema });
   await owner.close();
@@ -48,6 +48,9 @@ it("a node whose role cannot add the progress columns opens the store and counts
     await node.createSession(s, [], startAttempt(s));
     expect(await node.recordRun(s.sessionId, undefined, 4n)).toEqual({ run: 2, withoutProgress: 1 });
     expect(await node.recordRun(s.sessionId, undefined, 9n)).toEqual({ run: 3, withoutProgress: 2 });
+    // Nowhere to mark a drain's hand-over: it resolves, and the next re-run counts as any other.
+    await node.recordHandOver(s.sessionId);
+    expect(await node.recordRun(s.sessionId, undefined, 9n)).toEqual({ run: 4, withoutProgress: 3 });
     await node.close();
   });
 });

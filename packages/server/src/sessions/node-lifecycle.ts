@@ -198,29 +198,50 @@ export class NodeLifecycle {
     clearTimeout(timer);
     const running = [...this.cache.values()].filter((live) => live.role === "owner" && !live.finished);
     const toFail: LiveSession[] = [];
-    let handedOver = 0;
+    const toHandOver: LiveSession[] = [];
     for (const live of running) {
       // One whose outcome is on its way ends here: a success being committed stays a success.
-      if (!live.running || live.ending || this.#reruns.whyNotRerunnable(live) !== undefined) {
-        toFail.push(live);
-        continue;
-      }
+      if (!live.running || live.ending || this.#reruns.whyNotRerunnable(live) !== undefined) toFail.push(live);
+      else toHandOver.push(live);
+    }
+    for (const live of toHandOver) {
       live.abortForShutdown();
-      handedOver++;
       this.#deps.logger.info("an invocation still running at the drain's deadline is left to its next owner, who runs it again", {
         event: "invocation.handed-over",
         ...sessionFields(identityOf(live.record)),
       });
     }
     // All at once: one after another, N invocations would keep the node N commits past its deadline.
-    const outcomes = await Promise.all(
-      toFail.map(async (live) => {
-        await live.failNow();
-        // A success whose finish was being committed at the deadline stays a success.
-        return live.record.outcome !== undefined && (JSON.parse(live.record.outcome) as { kind: string }).kind === "failure";
-      }),
-    );
-    return { failed: outcomes.filter(Boolean).length, handedOver };
+    const [outcomes] = await Promise.all([
+      Promise.all(
+        toFail.map(async (live) => {
+          await live.failNow();
+          // A success whose finish was being committed at the deadline stays a success.
+          return live.record.outcome !== undefined && (JSON.parse(live.record.outcome) as { kind: string }).kind === "failure";
+        }),
+      ),
+      Promise.all(toHandOver.map((live) => this.#recordHandOver(live))),
+    ]);
+    return { failed: outcomes.filter(Boolean).length, handedOver: toHandOver.length };
+  }
+
+  /**
+   * Tells the store that `live` was handed over, before the node leaves (its next owner may be
+   * this node started again): its next re-run is not counted against `limits.maxReplays`. Not
+   * recorded (a store without it, or failing now), the re-run counts as after any loss.
+   */
+  async #recordHandOver(live: LiveSession): Promise<void> {
+    const store = this.#deps.store;
+    if (store.recordHandOver === undefined) return;
+    try {
+      await store.recordHandOver(live.record.sessionId, live.ownerEpoch);
+    } catch (error) {
+      this.#deps.logger.warn("could not record a drain's hand-over: the next re-run counts as after a loss", {
+        event: "invocation.hand-over-unrecorded",
+        ...sessionFields(identityOf(live.record)),
+        error: String(error),
+      });
+    }
   }
 
   /** Stops every invocation without recording anything; the store stays consistent. */

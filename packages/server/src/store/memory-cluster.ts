@@ -181,6 +181,10 @@ class MemoryClusterNode implements ClusterSessionStore {
     return this.#store.recordRun(sessionId, epoch, progress);
   }
 
+  recordHandOver(sessionId: string, epoch?: bigint): Promise<void> {
+    return this.#store.recordHandOver(sessionId, epoch);
+  }
+
   purgeFinished(finishedBefore: number, now: number, tombstonesBefore: number): Promise<number> {
     return this.#store.purgeFinished(finishedBefore, now, tombstonesBefore);
   }

@@ -241,6 +241,14 @@ export class MemorySessionStore implements SessionStore {
     return { run: next.run, withoutProgress: next.withoutProgress };
   }
 
+  async recordHandOver(sessionId: string, epoch?: bigint): Promise<void> {
+    this.#fence(sessionId, epoch);
+    if (this.#sessions.get(sessionId)?.state !== "running") throw new Error("the session is not running");
+    // A progress below any a re-run measures: the next re-run finds progress.
+    const before = this.#runs.get(sessionId) ?? { run: 1, withoutProgress: 0, progress: 0n };
+    this.#runs.set(sessionId, { run: before.run, withoutProgress: 0, progress: -1n });
+  }
+
   async purgeFinished(finishedBefore: number, now: number, tombstonesBefore: number): Promise<number> {
     for (const tombstones of [this.#attemptTombstones, this.#idempotencyTombstones]) {
       for (const [key, stamped] of tombstones) if (stamped < tombstonesBefore) tombstones.delete(key);

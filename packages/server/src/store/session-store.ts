@@ -284,6 +284,18 @@ export interface SessionStore {
    */
   recordRun?(sessionId: string, epoch?: bigint, progress?: bigint): Promise<RecordedRun | number>;
   /**
+   * Optional, with `recordRun`. Records that the session's run was stopped
+   * by a drain, its work left to the next owner, and resolves once durable:
+   * the next re-run counts as one that found progress (`withoutProgress` 0),
+   * whatever it measures, and the count goes on from there. A drain is the
+   * operator's decision, not a failure of the method, so a rolling restart
+   * does not use up `limits.maxReplays` of an invocation that commits
+   * nothing between restarts (one waiting on a slow input, or a long step).
+   * Rejects when the session does not exist or is finished; `epoch` fenced
+   * as for `recordRun`. Without it a drain's hand-over counts as any loss.
+   */
+  recordHandOver?(sessionId: string, epoch?: bigint): Promise<void>;
+  /**
    * Deletes sessions finished before `finishedBefore` and leaves a tombstone
    * of each, stamped `now`: its attempt ids and its idempotency key (with
    * the account and agent it is scoped to), so that `createSession` can

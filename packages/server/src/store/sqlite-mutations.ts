@@ -117,6 +117,11 @@ export class SqliteMutations {
     throw new Error(taken === undefined ? "the session is not running" : "the journal position is already taken");
   }
 
+  /** `SessionStore.recordHandOver`: the next re-run counts as one that found progress. */
+  recordHandOver(sessionId: string): void {
+    if (this.#statements.recordHandOver.run(sessionId).changes === 0) throw new Error("the session is not running");
+  }
+
   /**
    * Writes `batch[indexes]`: one write that is not an append, or a run of
    * appends of one stream that continue one another, which share one count

@@ -34,6 +34,7 @@ export interface SqliteStatements {
   readonly journalEntry: Statement;
   readonly readJournal: Statement;
   readonly recordRun: Statement;
+  readonly recordHandOver: Statement;
   readonly setResult: Statement;
   readonly finish: Statement;
   readonly purge: Statement;
@@ -106,6 +107,13 @@ export function prepareStatements(db: Database.Database): SqliteStatements {
         stalled = CASE WHEN excluded.progress > coalesce(progress, -1) THEN 0 ELSE coalesce(stalled, 0) + 1 END,
         progress = CASE WHEN excluded.progress > coalesce(progress, -1) THEN excluded.progress ELSE progress END
       RETURNING runs, stalled`,
+    ),
+    // A progress below any a re-run measures (`recordHandOver`): the next re-run finds progress.
+    // The run count stays; a session not re-run yet gets its row with the first run's count.
+    recordHandOver: db.prepare(
+      `INSERT INTO session_runs (session_id, runs, progress, stalled)
+      SELECT session_id, 1, -1, 0 FROM sessions WHERE session_id = ? AND state = 'running'
+      ON CONFLICT (session_id) DO UPDATE SET progress = -1, stalled = 0`,
     ),
     setResult: db.prepare("UPDATE sessions SET result = ? WHERE session_id = ? AND result IS NULL"),
     finish: db.prepare(`UPDATE sessions SET state = 'finished', outcome = ?, finished_at = ?

@@ -324,6 +324,10 @@ export class SqliteSessionStore implements SessionStore {
     });
   }
 
+  recordHandOver(sessionId: string, epoch?: bigint): Promise<void> {
+    return this.#sessionWrite(sessionId, epoch, () => this.#mutations.recordHandOver(sessionId));
+  }
+
   async purgeFinished(finishedBefore: number, now: number, tombstonesBefore: number): Promise<number> {
     const purged = await this.#group.write(() => {
       const statements = this.#statements;

@@ -108,8 +108,16 @@ export function clusterFencingContract(api: TestApi, name: string, open: OpenNod
       await a.appendJournal(entry(0, '{"value":"a0"}'), 1n);
       await a.leave();
       expect(await b.claimOrphans()).toEqual([s.sessionId]);
-      const stale = await Promise.allSettled([a.appendJournal(entry(1, '{"value":"a1"}'), 1n), a.recordRun(s.sessionId, 1n)]);
-      expect(stale.map(outcomeOf)).toEqual(["ownership-lost", "ownership-lost"]);
+      const stale = await Promise.allSettled([
+        a.appendJournal(entry(1, '{"value":"a1"}'), 1n),
+        a.recordRun(s.sessionId, 1n),
+        ...(a.recordHandOver === undefined ? [] : [a.recordHandOver(s.sessionId, 1n)]),
+      ]);
+      expect(stale.map(outcomeOf)).toEqual([
+        "ownership-lost",
+        "ownership-lost",
+        ...(a.recordHandOver === undefined ? [] : ["ownership-lost"]),
+      ]);
       expect(await b.recordRun(s.sessionId, 2n)).toEqual({ run: 2, withoutProgress: 1 });
       await b.appendJournal(entry(1, '{"value":"b1"}'), 2n);
       expect((await b.readJournal(s.sessionId)).map((e) => e.outcome)).toEqual(['{"value":"a0"}', '{"value":"b1"}']);

@@ -474,7 +474,7 @@ export function storeContract(api: TestApi, name: string, open: () => SessionSto
       expect(await read(0n, 10)).toEqual([...items, "terminal"]);
       await store.close();
     });
-    it("journal: entries by position, durable before the call resolves; a position taken by another entry or a finished session is refused, the same entry again is done; runs count from 2, and the re-runs in a row without progress; purged with the session", async () => {
+    it("journal: entries by position, durable before the call resolves; a position taken by another entry or a finished session is refused, the same entry again is done; runs count from 2, and the re-runs in a row without progress, which a drain's hand-over starts again; purged with the session", async () => {
       const store = await open();
       const { appendJournal, readJournal, recordRun } = store;
       expect(appendJournal !== undefined && readJournal !== undefined && recordRun !== undefined).toBe(true);
@@ -515,11 +515,24 @@ export function storeContract(api: TestApi, name: string, open: () => SessionSto
       const third = session({ idempotencyKey: "key-3" });
       await store.createSession(third, [], startAttempt(third));
       expect(await recordRun.call(store, third.sessionId, undefined, 3n)).toEqual({ run: 2, withoutProgress: 0 });
+      // A drain's hand-over (optional): the next re-run counts as one that found progress, whatever it measures.
+      if (store.recordHandOver !== undefined) {
+        await store.recordHandOver(s.sessionId);
+        expect(await recordRun.call(store, s.sessionId, undefined, 2n ** 62n)).toEqual({ run: 10, withoutProgress: 0 });
+        expect(await recordRun.call(store, s.sessionId, undefined, 2n ** 62n)).toEqual({ run: 11, withoutProgress: 1 });
+        // Handed over in its first run: the first re-run's 0 is progress too.
+        const fourth = session({ idempotencyKey: "key-4" });
+        await store.createSession(fourth, [], startAttempt(fourth));
+        await store.recordHandOver(fourth.sessionId);
+        expect(await recordRun.call(store, fourth.sessionId, undefined, 0n)).toEqual({ run: 2, withoutProgress: 0 });
+        await expect(store.recordHandOver(randomUUID())).rejects.toThrow();
+      }
 
       await store.finish(s.sessionId, '{"kind":"success"}', 1000);
       await expect(appendJournal.call(store, entry(3, "late", '{"value":1}'))).rejects.toThrow();
       await expect(appendJournal.call(store, entry(2, "other", '{"value":1}'))).rejects.toThrow();
       await expect(recordRun.call(store, s.sessionId)).rejects.toThrow();
+      if (store.recordHandOver !== undefined) await expect(store.recordHandOver(s.sessionId)).rejects.toThrow();
       expect(await readJournal.call(store, s.sessionId)).toHaveLength(3);
       expect(await store.purgeFinished(1001, 2000, 0)).toBe(1);
       expect(await readJournal.call(store, s.sessionId)).toEqual([]);
