@@ -44,8 +44,9 @@ export interface ClientOptions {
   readonly token?: string;
   /**
    * …or a function asked before every connection and catalogue request, so tokens can rotate during
-   * reconnects. One that throws or rejects fails the call, `agent` or `connect` with
-   * `invalid-argument` ("getToken failed"), what it threw as the `cause`.
+   * reconnects. One that throws or rejects, or gives anything but a non-empty string, fails the
+   * call, `agent` or `connect` with `invalid-argument` ("getToken failed"), what it threw (or why
+   * what it gave was refused) as the `cause`.
    */
   readonly getToken?: () => string | Promise<string>;
   /**
@@ -144,7 +145,7 @@ export function createClientWith(options: ClientOptions, defaultTransport: () =>
   }
   const config = {
     url: sessionUrl(options.url),
-    getToken: getToken ?? (() => token as string),
+    getToken: getToken === undefined ? () => token as string : checkedTokens(getToken),
     transport: options.transport ?? defaultTransport(),
     policy: resolvePolicy(options.reconnect),
     maxUnackedInputBytes: positiveInteger(options.maxUnackedInputBytes, LIMITS.defaultClientUnackedInputBytes, "maxUnackedInputBytes"),
@@ -341,4 +342,18 @@ function isMessageOfType<T extends "invocationStart" | "resumeAttach">(
   type: T,
 ): value is T extends "invocationStart" ? InvocationStart : ResumeAttach {
   return typeof value === "object" && value !== null && (value as { type?: unknown }).type === type;
+}
+
+/**
+ * `getToken` as connections and discovery call it: what it gives is checked as `token` is, so a
+ * function that resolves to nothing (a forgotten `return`) fails as `getToken failed` with this as
+ * the cause, instead of reaching the server as the bearer token "undefined".
+ */
+function checkedTokens(getToken: () => string | Promise<string>): () => Promise<string> {
+  return async () => {
+    const token: unknown = await getToken();
+    if (typeof token === "string" && token.length > 0) return token;
+    const given = typeof token === "string" ? "an empty string" : token === null ? "null" : typeof token;
+    throw new ClientError("invalid-argument", `getToken must give a non-empty string, not ${given}`);
+  };
 }

@@ -348,24 +348,29 @@ describe("wrong-typed arguments", () => {
 });
 
 describe("a getToken that fails", () => {
-  const failures: [string, () => string | Promise<string>][] = [
-    ["rejects", () => Promise.reject(new Error("vault sealed"))],
+  const failures: [string, () => string | Promise<string>, string][] = [
+    ["rejects", () => Promise.reject(new Error("vault sealed")), "vault sealed"],
     [
       "throws",
       () => {
         throw new Error("vault sealed");
       },
+      "vault sealed",
     ],
+    ["resolves to nothing", (() => Promise.resolve(undefined)) as never, "getToken must give a non-empty string, not undefined"],
+    ["gives a number", (() => 42) as never, "getToken must give a non-empty string, not number"],
+    ["gives an empty string", () => "", "getToken must give a non-empty string, not an empty string"],
+    ["resolves to null", (() => Promise.resolve(null)) as never, "getToken must give a non-empty string, not null"],
   ];
   it.each(failures)(
     "%s: invoke, agent and connect fail alike, with invalid-argument and the original as cause",
-    async (_label, getToken) => {
+    async (_label, getToken, why) => {
       const { client, transport } = memoryClient({ token: undefined, getToken });
       const failed = expect.objectContaining({
         name: "ClientError",
         kind: "invalid-argument",
         message: "getToken failed",
-        cause: expect.objectContaining({ message: "vault sealed" }),
+        cause: expect.objectContaining({ message: why }),
       });
       await expect(client.invoke({ ...echo, method: "m", methodParameters: { kind: "bool", value: true } }).finished).rejects.toEqual(
         failed,
