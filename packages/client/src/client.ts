@@ -213,6 +213,12 @@ export function createClientWith(options: ClientOptions, defaultTransport: () =>
     },
     async agent(options) {
       if (typeof options !== "object" || options === null) throw new ClientError("invalid-argument", "agent needs an options object");
+      // As a start's selector requires them (wire): refused here, not as a catalogue that lacks the type.
+      for (const name of ["application", "environment", "agentType"] as const) {
+        const value: unknown = options[name];
+        if (typeof value !== "string" || value.length === 0)
+          throw new ClientError("invalid-argument", `${name} must be a non-empty string`);
+      }
       const schema = await servedType(options.application, options.environment, options.agentType, signalOption(options.signal));
       if (options.checkSchema !== undefined) {
         if (typeof options.checkSchema !== "function") throw new ClientError("invalid-argument", "checkSchema must be a function");

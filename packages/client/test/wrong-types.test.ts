@@ -42,6 +42,23 @@ const validState: ResumeState = {
   idempotencyKey: "k",
 };
 
+describe("agent's names", () => {
+  it("refuses an empty application, environment or agentType before any request", async () => {
+    const { client } = memoryClient();
+    const fetched = vi.spyOn(globalThis, "fetch");
+    try {
+      const where = { application: "a", environment: "e", agentType: "echo", constructorArgs: {} };
+      for (const field of ["application", "environment", "agentType"])
+        await expect(client.agent({ ...where, [field]: "" }), field).rejects.toEqual(
+          expect.objectContaining({ kind: "invalid-argument", message: `${field} must be a non-empty string` }),
+        );
+      expect(fetched).not.toHaveBeenCalled();
+    } finally {
+      fetched.mockRestore();
+    }
+  });
+});
+
 describe.each(WRONG)("given %s", (_label, wrong) => {
   it("createClient refuses it as options, url, token, getToken and transport", () => {
     expect(() => createClient(wrong as never)).toThrow(refused);
@@ -78,9 +95,25 @@ describe.each(WRONG)("given %s", (_label, wrong) => {
     expect(transport.connections).toHaveLength(0);
   });
 
-  it("agent refuses it as options", async () => {
+  it("agent refuses it as options and as application, environment and agentType, before any request; connect as application and environment", async () => {
     const { client, transport } = memoryClient();
-    if (typeof wrong !== "object" || wrong === null) await expect(client.agent(wrong as never)).rejects.toEqual(refused);
+    const fetched = vi.spyOn(globalThis, "fetch");
+    try {
+      if (typeof wrong !== "object" || wrong === null) await expect(client.agent(wrong as never)).rejects.toEqual(refused);
+      if (typeof wrong !== "string") {
+        const where = { application: "a", environment: "e", agentType: "echo", constructorArgs: {} };
+        for (const field of ["application", "environment", "agentType"])
+          await expect(client.agent({ ...where, [field]: wrong } as never), field).rejects.toEqual(refused);
+        for (const field of ["application", "environment"])
+          await expect(
+            client.connect(echoContract, { ...where, constructor: { name: "n" }, [field]: wrong } as never),
+            field,
+          ).rejects.toEqual(refused);
+      }
+      expect(fetched).not.toHaveBeenCalled();
+    } finally {
+      fetched.mockRestore();
+    }
     expect(transport.connections).toHaveLength(0);
   });
 
