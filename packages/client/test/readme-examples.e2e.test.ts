@@ -31,6 +31,8 @@ const CONTEXT: readonly string[] = [
   call,
   `import type { OutputStream } from "@golem-stream/client";\ndeclare const result: { js(): unknown };\n`,
   `${client}${call}`,
+  `${client}import type { TypedAgent } from "@golem-stream/client";\nimport { echoContract } from "@golem-stream/contract/demo";\n` +
+    `declare const echo: TypedAgent<typeof echoContract>;\n`,
   "",
   `import type { ServerMessage, ClientMessage, ProtocolError } from "@golem-stream/wire";\n`,
   // undici's WebSocket, whose second argument is an init object (the DOM's takes protocols only).

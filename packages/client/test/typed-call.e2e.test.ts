@@ -5,7 +5,7 @@
  */
 import { echoContract } from "@golem-stream/contract/demo";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ClientError, createClient, TypedCall, type Client, type TypedAgent } from "../src/index.js";
+import { ClientError, createClient, TypedCall, type CallResult, type Client, type TypedAgent } from "../src/index.js";
 import { startServer, TOKEN } from "./support/embedded.js";
 
 let server: Awaited<ReturnType<typeof startServer>>;
@@ -84,5 +84,22 @@ describe("a typed call behaves as a promise of its result", () => {
     } finally {
       process.off("unhandledRejection", record);
     }
+  });
+});
+
+describe("a typed call continued in another handle", () => {
+  it("a takeover of its state wrapped in a TypedCall gives the typed result, its output continued after the last delivered item", async () => {
+    const call = echo.count({ to: 5, delayMs: 0 });
+    const items = (await call)[Symbol.asyncIterator]();
+    expect(await items.next()).toEqual({ done: false, value: 0 });
+    expect(await items.next()).toEqual({ done: false, value: 1 });
+    // The item held at the detach (1) is not delivered yet: the takeover starts with it again.
+    const state = call.invocation.detach();
+    expect(state).toBeDefined();
+    const again = new TypedCall<CallResult<typeof echoContract, "count">>(client.takeover(state!));
+    const rest: number[] = [];
+    for await (const n of await again) rest.push(n);
+    expect(rest).toEqual([1, 2, 3, 4]);
+    expect(await again.finished).toEqual({ kind: "success" });
   });
 });
