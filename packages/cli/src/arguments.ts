@@ -84,6 +84,9 @@ const NON_FINITE = new Set(["NaN", "Infinity", "-Infinity"]);
 
 const INTEGER = /^-?(?:0|[1-9][0-9]*)$/;
 
+/** A decimal as JavaScript reads it, the forms JSON refuses included: no digits before or after the point, leading zeros. */
+const SHELL_DECIMAL = /^-?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?$/;
+
 /** Plain JSON of an argument; a string-like parameter also takes its text verbatim. */
 function plainJsonOf(text: string, graph: SchemaGraph, type: SchemaType, what: string): JsonValue {
   const kind = graph.resolve(type).kind;
@@ -96,6 +99,8 @@ function plainJsonOf(text: string, graph: SchemaGraph, type: SchemaType, what: s
     json = parseStrictJson(text, { what });
   } catch (error) {
     if (stringLike) return text;
+    // What a person types at a shell for a fraction and JSON has no spelling for (`.5`, `-.5`, `2.`).
+    if ((kind === "f32" || kind === "f64") && SHELL_DECIMAL.test(text) && Number.isFinite(Number(text))) return Number(text);
     throw error;
   }
   return stringLike && typeof json !== "string" ? text : json;

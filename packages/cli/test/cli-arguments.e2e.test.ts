@@ -32,7 +32,7 @@ describe("types", () => {
 });
 
 describe("invoke's arguments", () => {
-  it("a negative number in any JSON spelling, and -Infinity, is an argument, not an option; a float takes NaN and Infinity bare", async () => {
+  it("a negative number in any spelling, and -Infinity, is an argument, not an option; a float takes NaN and Infinity bare, and .5 and -.5", async () => {
     const infinite = await invoke("shift", "-Infinity", "-3");
     expect(infinite.stderr).toBe("");
     expect(infinite.stdout.toString()).toBe('{"result":{"by":"-Infinity","big":"-3"}}\n');
@@ -41,6 +41,13 @@ describe("invoke's arguments", () => {
     expect(exponent.stdout.toString()).toBe('{"result":{"by":-1000,"big":"-2"}}\n');
     const ended = await invoke("shift", "NaN", "--", "-4");
     expect(ended.stdout.toString()).toBe('{"result":{"by":"NaN","big":"-4"}}\n');
+    // A float also takes the decimals JSON has no spelling for, as typed at a shell.
+    const fraction = await invoke("shift", "-.5", "1");
+    expect(fraction.stderr).toBe("");
+    expect(fraction.stdout.toString()).toBe('{"result":{"by":-0.5,"big":"1"}}\n');
+    expect((await invoke("shift", "2.", "1")).stdout.toString()).toBe('{"result":{"by":2,"big":"1"}}\n');
+    // Not an integer's: there a fraction is refused, whatever its spelling.
+    expect((await invoke("shift", "0", ".5")).code).toBe(EXIT.usage);
   });
 
   it("an option no command has is refused after such a value too, and a text that starts with - goes after --", async () => {

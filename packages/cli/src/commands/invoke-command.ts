@@ -31,7 +31,7 @@ export function addInvokeCommands(program: Command, { io, setExitCode }: Command
       `
 Arguments are plain JSON converted with the method's schema from the server's discovery endpoint
 (u64/s64 may be given as strings), or native SchemaValue JSON with --native. A negative number
-(-3, -1E3, -Infinity) is an argument, never an option; any other argument that starts with -
+(-3, -1E3, -.5, -Infinity) is an argument, never an option; any other argument that starts with -
 goes after --.
 A stream parameter takes "-" (stdin) or a file to read: raw bytes for stream<u8> and stream<binary>,
 one item per line for stream<string>. Stdin feeds one stream; give the others files (<(command) too). Output: a result with a single output stream prints it bare (strings one per
