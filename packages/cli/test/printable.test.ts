@@ -92,4 +92,14 @@ describe("where the CLI prints what a server chose", () => {
     expect(served.lines).toEqual([`agents of agents.js: application app\\u001b[8m, environment env\\u2066: ${SHOWN}`]);
     expect(served.calls("golem-stream")).toEqual(["golem-stream types -a 'app\\u001b[8m' -e 'env\\u2066'"]);
   });
+
+  it("serve's banner names at most eight agent types of an environment, then counts the rest: a long catalogue stays one short line", () => {
+    const types = Array.from({ length: 50 }, (_, i) => ({ name: `agent${i}` }));
+    const served = describeServedAgents("agents.js", { applications: { app: { env: types } } } as unknown as Catalogue, false);
+    expect(served.lines).toEqual([
+      "agents of agents.js: application app, environment env: agent0, agent1, agent2, agent3, agent4, agent5, agent6, agent7 and 42 more",
+    ]);
+    const eight = describeServedAgents("agents.js", { applications: { app: { env: types.slice(0, 8) } } } as unknown as Catalogue, false);
+    expect(eight.lines[0]).toMatch(/: agent0, .*, agent7$/);
+  });
 });

@@ -14,6 +14,7 @@ import type { ExitCode } from "../exit-codes.js";
 import { report } from "../io/cli-io.js";
 import type { CliIo } from "../io/cli-io.js";
 import { writeOutputFile } from "../io/output-file.js";
+import { briefList } from "../output/brief-list.js";
 import type { CodegenOptions } from "../options.js";
 
 /** A source file's mode before the umask, as an editor or `tsc` would create it. */
@@ -49,7 +50,7 @@ export async function runCodegen(options: CodegenOptions, io: CliIo): Promise<Ex
   for (const left of generated.omitted) {
     report(io, `golem-stream: warning: ${left.agentType}.${left.method} is not in the generated contract: ${left.reason}`);
   }
-  const names = generated.exports.map((e) => `${e.name} (${e.agentType})`).join(", ");
+  const names = briefList(generated.exports.map((e) => `${e.name} (${e.agentType})`));
   report(
     io,
     `${generated.exports.length} contract${generated.exports.length === 1 ? "" : "s"}${toStdout ? "" : ` written to ${options.out as string}`}${names === "" ? "" : `: ${names}`}`,

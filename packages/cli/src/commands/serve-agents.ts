@@ -7,6 +7,7 @@
 import type { AgentHost, Catalogue } from "@golem-stream/server";
 import { printable } from "../io/printable.js";
 import { shellWord } from "../io/shell-word.js";
+import { briefList } from "../output/brief-list.js";
 
 export interface ServedAgents {
   /** Banner lines after the data directory's. */
@@ -34,7 +35,7 @@ export function describeServedAgents(file: string | undefined, agents: Catalogue
     for (const [application, environments] of Object.entries(agents.applications)) {
       for (const [environment, types] of Object.entries(environments)) {
         lines.push(
-          `agents of ${file}: application ${application}, environment ${environment}: ${types.map((type) => type.name).join(", ")}`,
+          `agents of ${file}: application ${application}, environment ${environment}: ${briefList(types.map((type) => type.name))}`,
         );
         served.push([application, environment]);
       }
